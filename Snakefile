@@ -1,0 +1,23 @@
+# Reproduction of "Isotropy, Clusters, and Classifiers" (Mickus, Grönroos & Attieh, ACL 2024)
+# and the studies around it. Stages, in data-flow order; see README.md.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+include: "rules/common.smk"
+include: "rules/data.smk"
+include: "rules/embed.smk"
+include: "rules/optimize.smk"
+include: "rules/istar.smk"
+include: "rules/geometry.smk"
+include: "rules/provenance.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        main_study_outputs(),

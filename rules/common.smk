@@ -1,0 +1,74 @@
+# Configuration validation and the helper functions every stage uses. Stage files hold rules only.
+import os
+
+from snakemake.utils import validate
+
+from isotropy import workflow
+
+validate(config, "../schemas/config.schema.yaml")
+workflow.check_config(config)
+
+STUDIES = workflow.OPTIMISATION_STUDIES
+
+
+wildcard_constraints:
+    study="|".join(STUDIES),
+    encoder=r"[A-Za-z0-9_\-]+",
+    dataset=r"[a-z0-9_]+",
+    seed=r"\d+",
+
+
+def study_runs(study):
+    """Every (encoder, dataset, seed) run of a direct-optimisation study, as dicts."""
+    return workflow.study_runs(config, study)
+
+
+def run_files(study, artefact):
+    """Paths of one artefact (trace.parquet, summary.json) for every run of a study."""
+    return [
+        f"results/{study}/{r['encoder']}/{r['dataset']}/seed{r['seed']}/{artefact}"
+        for r in study_runs(study)
+    ]
+
+
+def run_keys(study):
+    """The keys that tag each run's file in tables and figures, in run_files order."""
+    return [
+        {"encoder": r["encoder"], "dataset": r["dataset"], "seed": r["seed"]}
+        for r in study_runs(study)
+    ]
+
+
+def optimisation_settings(wildcards):
+    """Training settings of one run, from its study's config (bias per main-study setup)."""
+    return workflow.optimisation_settings(
+        config, wildcards.study, wildcards.dataset, int(wildcards.seed)
+    )
+
+
+def sentence_encoder(wildcards):
+    return workflow.sentence_encoder_spec(config, wildcards.encoder)
+
+
+def word_vector_file(wildcards):
+    return workflow.word_vector_file(config, wildcards.encoder)
+
+
+def main_study_outputs():
+    return [
+        "results/main/table1.csv",
+        "results/main/correlations.csv",
+        "results/main/figure2.pdf",
+        "results/main/figure2.png",
+        "results/main/figure3.pdf",
+        "results/main/figure3.png",
+    ]
+
+
+def glue_study_outputs():
+    return [
+        "results/glue/table2.csv",
+        "results/glue/table3.csv",
+        "results/glue/figure4.pdf",
+        "results/glue/figure4.png",
+    ]

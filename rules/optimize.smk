@@ -1,0 +1,122 @@
+# Direct optimisation of embedding tables (paper section 3 and appendix A), then its tables and
+# figures. Both studies share these rules: a study is configuration, not a pipeline.
+
+
+rule optimize_embeddings:
+    input:
+        table="resources/data/{dataset}.parquet",
+        vectors="resources/embeddings/{encoder}/{dataset}/vectors.npy",
+        index="resources/embeddings/{encoder}/{dataset}/index.parquet",
+    output:
+        trace="results/{study}/{encoder}/{dataset}/seed{seed}/trace.parquet",
+        summary="results/{study}/{encoder}/{dataset}/seed{seed}/summary.json",
+    params:
+        settings=optimisation_settings,
+        device=config["device"],
+    log:
+        "logs/results/{study}/{encoder}/{dataset}/seed{seed}/optimize.log",
+    benchmark:
+        "benchmarks/results/{study}/{encoder}/{dataset}/seed{seed}/optimize.tsv"
+    threads: 2
+    resources:
+        mem_mb=lambda wc, attempt: 6000 * attempt,
+        runtime=lambda wc, attempt: 240 * attempt,
+        gpu=1,
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/optimize_embeddings.py"
+
+
+rule tabulate_parameters:
+    input:
+        summaries=lambda wc: run_files(wc.study, "summary.json"),
+    output:
+        table="results/{study}/{table}.csv",
+    wildcard_constraints:
+        table="table1|table2",
+    params:
+        keys=lambda wc: run_keys(wc.study),
+    log:
+        "logs/results/{study}/{table}.log",
+    conda:
+        "../envs/plots.yaml"
+    script:
+        "../scripts/tabulate_parameters.py"
+
+
+rule tabulate_correlations:
+    input:
+        traces=lambda wc: run_files(wc.study, "trace.parquet"),
+    output:
+        table="results/{study}/{table}.csv",
+    wildcard_constraints:
+        table="correlations|table3",
+    params:
+        keys=lambda wc: run_keys(wc.study),
+    log:
+        "logs/results/{study}/{table}.log",
+    conda:
+        "../envs/plots.yaml"
+    script:
+        "../scripts/tabulate_correlations.py"
+
+
+rule plot_metric_curves:
+    input:
+        traces=lambda wc: run_files(wc.study, "trace.parquet"),
+    output:
+        pdf=report(
+            "results/{study}/{figure}.pdf",
+            caption="../report/metric_curves.rst",
+            category="{study}",
+        ),
+        png="results/{study}/{figure}.png",
+    wildcard_constraints:
+        figure="figure2|figure4",
+    params:
+        keys=lambda wc: run_keys(wc.study),
+    log:
+        "logs/results/{study}/{figure}.log",
+    conda:
+        "../envs/plots.yaml"
+    script:
+        "../scripts/plot_metric_curves.py"
+
+
+rule plot_silhouette_vs_isoscore:
+    input:
+        traces=lambda wc: run_files(wc.study, "trace.parquet"),
+        correlations="results/{study}/correlations.csv",
+    output:
+        pdf=report(
+            "results/{study}/figure3.pdf",
+            caption="../report/silhouette_vs_isoscore.rst",
+            category="{study}",
+        ),
+        png="results/{study}/figure3.png",
+    params:
+        keys=lambda wc: run_keys(wc.study),
+    log:
+        "logs/results/{study}/figure3.log",
+    conda:
+        "../envs/plots.yaml"
+    script:
+        "../scripts/plot_silhouette_vs_isoscore.py"
+
+
+rule main_study:
+    input:
+        main_study_outputs(),
+
+
+rule glue_study:
+    input:
+        glue_study_outputs(),
+
+
+rule figures:
+    # Re-draw every figure from stored results; training outputs are inputs, never re-made
+    # unless missing.
+    input:
+        [p for p in main_study_outputs() + glue_study_outputs() if "figure" in p],

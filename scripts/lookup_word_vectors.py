@@ -1,0 +1,23 @@
+"""Look up every unique word of a prepared data set in a word-vector file."""
+
+import pandas as pd
+
+from isotropy.datasets import load_word_vectors
+from isotropy.embeddings import lookup_word_vectors
+from isotropy.io import atomic_path
+from isotropy.logs import configure_from_snakemake
+from isotropy.provenance import record_step
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    table = pd.read_parquet(snakemake.input.table)
+    vectors = load_word_vectors(snakemake.input.vectors)
+    rows, missing = lookup_word_vectors(table, vectors, snakemake.output.vectors, snakemake.output.index)
+    with atomic_path(snakemake.output.missing) as tmp:
+        tmp.write_text("".join(f"{word}\n" for word in missing))
+    record_step(snakemake, extra={"words_found": rows, "words_missing": len(missing)})
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

@@ -1,0 +1,21 @@
+"""IsoScore and silhouette against the update step, mean ± std over seeds (paper Figures 2 and 4)."""
+
+from isotropy.logs import configure_from_snakemake
+from isotropy.plots import save_figure
+from isotropy.plots.main import metric_curves
+from isotropy.provenance import record_step
+from isotropy.summaries import read_traces
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    keys = [{k: v for k, v in key.items() if k != "seed"} for key in snakemake.params.keys]
+    traces = read_traces(snakemake.input.traces, keys)
+    several_encoders = traces["encoder"].nunique() > 1
+    figure = metric_curves(traces, panel="dataset", row="encoder" if several_encoders else None)
+    save_figure(figure, snakemake.output.pdf, snakemake.output.png)
+    record_step(snakemake)
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

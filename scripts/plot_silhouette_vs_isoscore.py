@@ -1,0 +1,23 @@
+"""Silhouette against IsoScore per setup, coloured by update (paper Figure 3)."""
+
+import pandas as pd
+
+from isotropy.logs import configure_from_snakemake
+from isotropy.plots import save_figure
+from isotropy.plots.main import silhouette_vs_isoscore
+from isotropy.provenance import record_step
+from isotropy.summaries import read_traces
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    keys = [{k: v for k, v in key.items() if k != "seed"} for key in snakemake.params.keys]
+    traces = read_traces(snakemake.input.traces, keys)
+    correlations = pd.read_csv(snakemake.input.correlations)
+    figure = silhouette_vs_isoscore(traces, panel="dataset", correlations=correlations)
+    save_figure(figure, snakemake.output.pdf, snakemake.output.png)
+    record_step(snakemake)
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

@@ -1,0 +1,20 @@
+"""Pearson and Spearman correlation of IsoScore and silhouette per setup (paper Table 3, section 3)."""
+
+from isotropy.io import atomic_path
+from isotropy.logs import configure_from_snakemake
+from isotropy.provenance import record_step
+from isotropy.summaries import correlation_table, read_traces
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    keys = [{k: v for k, v in key.items() if k != "seed"} for key in snakemake.params.keys]
+    traces = read_traces(snakemake.input.traces, keys)
+    table = correlation_table(traces, by=["encoder", "dataset"])
+    with atomic_path(snakemake.output.table) as tmp:
+        table.to_csv(tmp, index=False)
+    record_step(snakemake)
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

@@ -1,0 +1,19 @@
+"""Items and parameter counts per setup (paper Tables 1 and 2)."""
+
+from isotropy.io import atomic_path
+from isotropy.logs import configure_from_snakemake
+from isotropy.provenance import record_step
+from isotropy.summaries import parameter_table
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    keys = [{k: v for k, v in key.items() if k != "seed"} for key in snakemake.params.keys]
+    table = parameter_table(snakemake.input.summaries, keys)
+    with atomic_path(snakemake.output.table) as tmp:
+        table.to_csv(tmp, index=False)
+    record_step(snakemake)
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

@@ -1,0 +1,164 @@
+"""Turn the texts of a prepared data set into vectors: one row per unique text.
+
+Sentence transformers are run batch by batch and streamed to a memory-mapped ``.npy`` file,
+so even the largest GLUE tasks (~500k unique sentences) never sit in memory at once. Word
+vectors are looked up; words missing from the vocabulary are reported and left out.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from isotropy.io import atomic_path
+
+log = logging.getLogger(__name__)
+
+TEXT_COLUMNS = ("text", "text_pair")
+
+
+def unique_texts(table: pd.DataFrame) -> list[str]:
+    """All distinct texts of a prepared table (both sides of pairs), in order of first appearance."""
+    if "text" not in table.columns:
+        raise ValueError(f"prepared table needs a 'text' column; found columns {list(table.columns)}")
+    columns = [table[c] for c in TEXT_COLUMNS if c in table.columns]
+    seen: dict[str, None] = {}
+    for column in columns:
+        if column.isna().any():
+            raise ValueError(f"column {column.name!r} has {int(column.isna().sum())} missing texts")
+        seen.update(dict.fromkeys(column.astype(str).tolist()))
+    return list(seen)
+
+
+@dataclass(frozen=True)
+class SentenceEncoderSpec:
+    """Which sentence transformer to load: a local folder wins over a hub name + revision."""
+
+    model: str
+    revision: str | None = None
+    path: str | None = None
+    batch_size: int = 64
+    max_seq_length: int | None = None
+
+    @property
+    def source(self) -> str:
+        return self.path or self.model
+
+
+def load_sentence_encoder(spec: SentenceEncoderSpec, device: str):
+    """Load a sentence-transformers model on ``device`` (hub name at a pinned revision, or a folder)."""
+    from sentence_transformers import SentenceTransformer
+
+    if spec.path is not None:
+        if not Path(spec.path).is_dir():
+            raise FileNotFoundError(f"sentence encoder folder {spec.path} does not exist; fix encoders.*.path in the config")
+        model = SentenceTransformer(spec.path, device=device)
+    else:
+        model = SentenceTransformer(spec.model, revision=spec.revision, device=device)
+    if spec.max_seq_length is not None:
+        model.max_seq_length = spec.max_seq_length
+    return model
+
+
+def encode_to_file(
+    texts: Sequence[str],
+    encode_batch,
+    dim: int,
+    vectors_path: str | os.PathLike,
+    chunk_size: int = 8192,
+    progress: bool = True,
+) -> None:
+    """Encode ``texts`` chunk by chunk into a float32 ``.npy`` file written atomically.
+
+    ``encode_batch(list_of_texts) -> np.ndarray`` does the work; only one chunk is in memory.
+    """
+    from tqdm.auto import tqdm
+
+    with atomic_path(vectors_path) as tmp:
+        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(len(texts), dim))
+        with tqdm(total=len(texts), desc="encoding", unit="text", disable=not progress) as bar:
+            for start in range(0, len(texts), chunk_size):
+                chunk = list(texts[start : start + chunk_size])
+                vectors = np.asarray(encode_batch(chunk), dtype=np.float32)
+                if vectors.shape != (len(chunk), dim):
+                    raise ValueError(f"encoder returned shape {vectors.shape}, expected {(len(chunk), dim)}")
+                if not np.isfinite(vectors).all():
+                    raise ValueError(f"encoder returned non-finite values for texts {start}..{start + len(chunk)}")
+                out[start : start + len(chunk)] = vectors
+                bar.update(len(chunk))
+        out.flush()
+        del out
+
+
+def embed_sentences(
+    table: pd.DataFrame,
+    spec: SentenceEncoderSpec,
+    device: str,
+    vectors_path: str | os.PathLike,
+    index_path: str | os.PathLike,
+    progress: bool = True,
+) -> int:
+    """Embed every unique text of ``table``; write vectors and their text index. Returns the row count."""
+    texts = unique_texts(table)
+    model = load_sentence_encoder(spec, device)
+    dim = model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") else model.get_sentence_embedding_dimension()
+    log.info("encoding %d unique texts with %s on %s (dim %d)", len(texts), spec.source, device, dim)
+
+    def encode_batch(batch: list[str]) -> np.ndarray:
+        return model.encode(batch, batch_size=spec.batch_size, convert_to_numpy=True, show_progress_bar=False)
+
+    encode_to_file(texts, encode_batch, dim, vectors_path, progress=progress)
+    write_index(texts, index_path)
+    return len(texts)
+
+
+def lookup_word_vectors(
+    table: pd.DataFrame,
+    keyed_vectors,
+    vectors_path: str | os.PathLike,
+    index_path: str | os.PathLike,
+) -> tuple[int, list[str]]:
+    """Look up every unique text of ``table`` as a word; write found vectors and their index.
+
+    Tries the word as given, then lower-cased. Returns (rows written, words not found).
+    """
+    texts = unique_texts(table)
+    found: list[str] = []
+    rows: list[np.ndarray] = []
+    missing: list[str] = []
+    for word in texts:
+        key = word if word in keyed_vectors.key_to_index else word.lower()
+        if key in keyed_vectors.key_to_index:
+            found.append(word)
+            rows.append(np.asarray(keyed_vectors[key], dtype=np.float32))
+        else:
+            missing.append(word)
+    if not found:
+        raise ValueError(f"none of the {len(texts)} words is in the word-vector vocabulary; wrong vector file?")
+    if missing:
+        log.warning("%d of %d words are out of vocabulary and dropped (e.g. %s)", len(missing), len(texts), missing[:5])
+    with atomic_path(vectors_path) as tmp:
+        np.save(tmp, np.stack(rows))
+    write_index(found, index_path)
+    return len(found), missing
+
+
+def write_index(texts: Iterable[str], index_path: str | os.PathLike) -> None:
+    """Write the text index: row i of the vectors file embeds ``text`` i."""
+    with atomic_path(index_path) as tmp:
+        pd.DataFrame({"text": list(texts)}).to_parquet(tmp, index=False)
+
+
+def load_embeddings(vectors_path: str | os.PathLike, index_path: str | os.PathLike) -> tuple[np.ndarray, pd.Series]:
+    """Read vectors and index back, checking that they agree."""
+    vectors = np.load(vectors_path, mmap_mode="r")
+    index = pd.read_parquet(index_path)["text"]
+    if vectors.ndim != 2 or vectors.shape[0] != len(index):
+        raise ValueError(f"{vectors_path} has shape {vectors.shape} but {index_path} lists {len(index)} texts")
+    return vectors, index

@@ -1,0 +1,235 @@
+"""Direct optimisation of an embedding table with a linear classifier (paper section 3, appendix A).
+
+The trainable parameters are the embeddings themselves, one row per unique text, initialised
+from a pretrained encoder's vectors, plus a linear classifier. Training is full batch with Adam
+at PyTorch's defaults. After every ``metric_stride``-th update we record IsoScore of the table
+and the silhouette of the classified representations with respect to the labels.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from isotropy import metrics
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Problem:
+    """A classification task over rows of an embedding table.
+
+    ``left``/``right`` index the table for every item (``right`` is None for single-text tasks);
+    ``targets`` are class ids (single-label) or a 0/1 matrix (multi-label).
+    """
+
+    vectors: np.ndarray
+    left: np.ndarray
+    right: np.ndarray | None
+    targets: np.ndarray
+    label_names: list[str]
+    multilabel: bool
+    dropped_items: int = 0
+
+    @property
+    def items(self) -> int:
+        return len(self.left)
+
+    @property
+    def rows(self) -> int:
+        return self.vectors.shape[0]
+
+    @property
+    def dim(self) -> int:
+        return self.vectors.shape[1]
+
+
+def build_problem(table: pd.DataFrame, index: pd.Series, vectors: np.ndarray) -> Problem:
+    """Join a prepared table to its embeddings.
+
+    Items whose text (or either text of a pair) has no vector are dropped and counted. Only
+    rows that some item uses are kept, so the table holds exactly the data set's unique texts.
+    """
+    pair = "text_pair" in table.columns
+    multilabel = "labels" in table.columns
+    if not multilabel and "label" not in table.columns:
+        raise ValueError(f"prepared table needs a 'label' or 'labels' column; found {list(table.columns)}")
+    position = pd.Series(np.arange(len(index)), index=pd.Index(index.astype(str)))
+    if position.index.has_duplicates:
+        raise ValueError("the embedding index lists a text twice; re-run the embedding step")
+    left = table["text"].astype(str).map(position)
+    right = table["text_pair"].astype(str).map(position) if pair else None
+    keep = left.notna() & (right.notna() if pair else True)
+    dropped = int((~keep).sum())
+    if dropped:
+        log.warning("%d of %d items have a text without a vector and are dropped", dropped, len(table))
+    table = table[keep]
+    if len(table) < 2:
+        raise ValueError(f"only {len(table)} items have vectors; need at least 2")
+    left_rows = left[keep].to_numpy(dtype=np.int64)
+    right_rows = right[keep].to_numpy(dtype=np.int64) if pair else None
+
+    # Keep only used rows and renumber, so `rows` counts the data set's own unique texts.
+    used = np.unique(np.concatenate([left_rows, right_rows]) if pair else left_rows)
+    renumber = np.full(len(index), -1, dtype=np.int64)
+    renumber[used] = np.arange(len(used))
+    table_vectors = np.ascontiguousarray(np.asarray(vectors)[used], dtype=np.float32)
+
+    if multilabel:
+        label_names = sorted({label for labels in table["labels"] for label in labels})
+        column = {name: i for i, name in enumerate(label_names)}
+        targets = np.zeros((len(table), len(label_names)), dtype=np.float32)
+        for i, labels in enumerate(table["labels"]):
+            if len(labels) == 0:
+                raise ValueError(f"item {table.index[i]} has an empty label set")
+            targets[i, [column[label] for label in labels]] = 1.0
+    else:
+        label_names = sorted(table["label"].astype(str).unique())
+        if len(label_names) < 2:
+            raise ValueError(f"a classification task needs at least 2 labels; found {label_names}")
+        targets = np.array(table["label"].astype(str).map({name: i for i, name in enumerate(label_names)}), dtype=np.int64)
+    return Problem(
+        vectors=table_vectors,
+        left=renumber[left_rows],
+        right=renumber[right_rows] if pair else None,
+        targets=targets,
+        label_names=label_names,
+        multilabel=multilabel,
+        dropped_items=dropped,
+    )
+
+
+class EmbeddingClassifier(nn.Module):
+    """A trainable embedding table and a linear classifier over rows (or ``[u; v]`` for pairs)."""
+
+    def __init__(self, vectors: np.ndarray, n_outputs: int, pair: bool, bias: bool):
+        super().__init__()
+        self.embeddings = nn.Embedding.from_pretrained(torch.as_tensor(vectors).clone(), freeze=False)
+        self.pair = pair
+        self.classifier = nn.Linear(vectors.shape[1] * (2 if pair else 1), n_outputs, bias=bias)
+
+    def representations(self, left: torch.Tensor, right: torch.Tensor | None) -> torch.Tensor:
+        u = self.embeddings(left)
+        return torch.cat([u, self.embeddings(right)], dim=1) if self.pair else u
+
+    def forward(self, left: torch.Tensor, right: torch.Tensor | None) -> torch.Tensor:
+        return self.classifier(self.representations(left, right))
+
+
+@dataclass
+class OptimisationSettings:
+    """Everything that decides a run; recorded in its summary."""
+
+    updates: int = 1000
+    learning_rate: float = 1e-3
+    bias: bool = True
+    metric_stride: int = 1
+    metric_sample_size: int | None = None
+    seed: int = 0
+    progress: bool = True
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.updates < 1:
+            raise ValueError(f"updates must be >= 1, got {self.updates}")
+        if self.metric_stride < 1:
+            raise ValueError(f"metric_stride must be >= 1, got {self.metric_stride}")
+        if self.metric_sample_size is not None and self.metric_sample_size < 2:
+            raise ValueError(f"metric_sample_size must be >= 2 or null, got {self.metric_sample_size}")
+
+
+def _sample(n: int, size: int | None, generator: torch.Generator, device: torch.device) -> torch.Tensor | None:
+    """A fresh random subset of ``size`` of ``n`` indices, or None when everything is used."""
+    if size is None or size >= n:
+        return None
+    return torch.randperm(n, generator=generator)[:size].to(device)
+
+
+def optimize(problem: Problem, settings: OptimisationSettings, device: torch.device) -> tuple[pd.DataFrame, dict]:
+    """Train, recording metrics; return the per-step trace and a summary of the run.
+
+    Step 0 is the pretrained starting point; step k is the state after k updates.
+    """
+    from tqdm.auto import tqdm
+
+    torch.manual_seed(settings.seed)  # the classifier's initialisation: the run's only randomness
+    n_outputs = len(problem.label_names)
+    model = EmbeddingClassifier(problem.vectors, n_outputs, problem.right is not None, settings.bias).to(device)
+    optimiser = torch.optim.Adam(model.parameters(), lr=settings.learning_rate)  # PyTorch defaults otherwise
+    loss_fn = nn.BCEWithLogitsLoss() if problem.multilabel else nn.CrossEntropyLoss()
+
+    left = torch.as_tensor(problem.left, device=device)
+    right = torch.as_tensor(problem.right, device=device) if problem.right is not None else None
+    targets = torch.as_tensor(problem.targets, device=device)
+    # Silhouette clusters: class ids, or one cluster per distinct label vector (multi-label).
+    clusters = np.asarray(metrics.cluster_ids(problem.targets))
+    sampler = torch.Generator().manual_seed(10_000 + settings.seed)  # metric samples, apart from training
+
+    def evaluate(logits: torch.Tensor) -> tuple[float, float]:
+        with torch.no_grad():
+            if problem.multilabel:
+                accuracy = ((logits > 0) == (targets > 0.5)).all(dim=1).float().mean()
+            else:
+                accuracy = (logits.argmax(dim=1) == targets).float().mean()
+            loss = loss_fn(logits, targets)
+        return float(loss), float(accuracy)
+
+    def geometry() -> tuple[float, float]:
+        with torch.no_grad():
+            table = model.embeddings.weight.detach()
+            rows = _sample(table.shape[0], settings.metric_sample_size, sampler, device)
+            iso = metrics.isoscore(table if rows is None else table[rows])
+            items = _sample(problem.items, settings.metric_sample_size, sampler, device)
+            reps = model.representations(left, right) if items is None else model.representations(
+                left[items], right[items] if right is not None else None
+            )
+            labels = clusters if items is None else clusters[items.cpu().numpy()]
+            sil = metrics.silhouette(reps, labels)
+        return iso, sil
+
+    records = []
+    started = time.perf_counter()
+    with torch.no_grad():
+        loss0, acc0 = evaluate(model(left, right))
+    records.append({"step": 0, "loss": loss0, "accuracy": acc0, **dict(zip(("isoscore", "silhouette"), geometry()))})
+    for step in tqdm(range(1, settings.updates + 1), desc="updates", disable=not settings.progress):
+        optimiser.zero_grad(set_to_none=True)
+        logits = model(left, right)
+        loss = loss_fn(logits, targets)
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"loss became {float(loss)} at update {step}; lower the learning rate")
+        loss.backward()
+        optimiser.step()
+        if step % settings.metric_stride == 0 or step == settings.updates:
+            with torch.no_grad():
+                loss_now, accuracy = evaluate(model(left, right))
+            iso, sil = geometry()
+            records.append({"step": step, "loss": loss_now, "accuracy": accuracy, "isoscore": iso, "silhouette": sil})
+    wall = time.perf_counter() - started
+
+    trace = pd.DataFrame.from_records(records)
+    trace.insert(0, "seed", settings.seed)
+    classifier_params = sum(p.numel() for p in model.classifier.parameters())
+    summary = {
+        "items": problem.items,
+        "rows": problem.rows,
+        "dim": problem.dim,
+        "labels": n_outputs,
+        "multilabel": problem.multilabel,
+        "pair": problem.right is not None,
+        "dropped_items": problem.dropped_items,
+        "params": sum(p.numel() for p in model.parameters()),
+        "embedding_params": model.embeddings.weight.numel(),
+        "classifier_params": classifier_params,
+        "wall_seconds": wall,
+        "settings": {k: v for k, v in asdict(settings).items() if k != "progress"},
+        "final": records[-1],
+    }
+    return trace, summary

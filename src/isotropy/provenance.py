@@ -1,0 +1,167 @@
+"""Provenance records: where every result file came from.
+
+Each workflow step calls :func:`record_step` after writing its outputs. Beside every output
+``X`` it leaves ``X.provenance.json`` with the rule, wildcards, parameters, the configuration,
+every input and output with its sha256, code version (git commit, dirty tree, script hash),
+package versions, seeds, device and start/end times. :mod:`isotropy.audit` walks these
+records back to the raw downloads.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import socket
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterable
+
+from isotropy.io import sha256_file, write_json
+
+SUFFIX = ".provenance.json"
+STARTED = _dt.datetime.now(_dt.timezone.utc)  # import time ≈ the step's start
+
+# The packages whose version can change a number or a figure.
+TRACKED_PACKAGES = (
+    "isotropy-clusters-classifiers", "torch", "numpy", "scipy", "pandas", "pyarrow", "scikit-learn",
+    "scikit-dimension", "isoscore", "sentence-transformers", "transformers", "datasets", "gensim",
+    "nltk", "matplotlib", "seaborn", "snakemake",
+)
+
+
+def record_path(path: str | os.PathLike) -> Path:
+    return Path(f"{path}{SUFFIX}")
+
+
+def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str | None]:
+    versions = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def code_version(repo: str | os.PathLike | None = None) -> dict[str, Any]:
+    """Git commit of the workflow and whether tracked files differ from it (None outside git)."""
+    repo = Path(repo) if repo else Path(__file__).resolve().parents[2]
+    def git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return out.stdout.strip() if out.returncode == 0 else None
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"git_commit": commit, "dirty": bool(status) if status is not None else None}
+
+
+def file_entries(paths: Iterable[str | os.PathLike]) -> dict[str, dict[str, Any]]:
+    """sha256, size and modification time of each file (every file inside a directory)."""
+    entries: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        path = Path(path)
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for file in files:
+            if file.name.endswith(SUFFIX):
+                continue
+            stat = file.stat()
+            entries[str(file)] = {"sha256": sha256_file(file), "bytes": stat.st_size, "mtime": stat.st_mtime}
+    return entries
+
+
+def _jsonable(value: Any) -> Any:
+    """Snakemake params/wildcards objects → plain JSON values."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if hasattr(value, "items") and callable(value.items):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def build_record(
+    *,
+    rule: str,
+    inputs: Iterable[str],
+    outputs: Iterable[str],
+    params: Any = None,
+    wildcards: Any = None,
+    config: Any = None,
+    script: str | None = None,
+    device: Any = None,
+    seeds: list[int] | None = None,
+    extra: dict | None = None,
+) -> dict[str, Any]:
+    record = {
+        "rule": rule,
+        "wildcards": _jsonable(wildcards or {}),
+        "params": _jsonable(params or {}),
+        "inputs": file_entries(inputs),
+        "outputs": file_entries(outputs),
+        "code": {**code_version(), "script": script, "script_sha256": sha256_file(script) if script and Path(script).is_file() else None},
+        "packages": package_versions(),
+        "python": platform.python_version(),
+        "host": socket.gethostname(),
+        "device": str(device) if device is not None else "cpu",
+        "seeds": seeds,
+        "started": STARTED.isoformat(),
+        "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+        "config": _jsonable(config or {}),
+    }
+    if device is not None and getattr(device, "type", None) is not None:
+        from isotropy.device import describe_device
+
+        record["device"] = describe_device(device)
+    if extra:
+        record["extra"] = _jsonable(extra)
+    return record
+
+
+def record_step(snakemake: Any, *, device: Any = None, seeds: list[int] | None = None, extra: dict | None = None) -> dict:
+    """Write a provenance record beside every output of a Snakemake ``script:`` step."""
+    params = {k: v for k, v in snakemake.params.items()} if hasattr(snakemake.params, "items") else {}
+    script = _original_script(snakemake)
+    record = build_record(
+        rule=snakemake.rule,
+        inputs=[str(p) for p in snakemake.input],
+        outputs=[str(p) for p in snakemake.output],
+        params=params,
+        wildcards=dict(snakemake.wildcards.items()),
+        config=snakemake.config,
+        script=script,
+        device=device,
+        seeds=seeds,
+        extra=extra,
+    )
+    for output in snakemake.output:
+        if Path(output).is_file():
+            write_json(record_path(output), record)
+    return record
+
+
+def _original_script(snakemake: Any) -> str | None:
+    """The workflow's own script file (Snakemake runs a temporary copy named tmp<random>.<name>)."""
+    import __main__
+
+    running = getattr(__main__, "__file__", None)
+    scriptdir = getattr(snakemake, "scriptdir", None)
+    if not running or not scriptdir:
+        return running
+    name = Path(running).name
+    if name.startswith("tmp") and "." in name:
+        name = name.split(".", 1)[1]
+    candidate = Path(scriptdir) / name
+    return str(candidate) if candidate.is_file() else running
+
+
+def read_record(path: str | os.PathLike) -> dict | None:
+    sidecar = record_path(path)
+    return json.loads(sidecar.read_text()) if sidecar.is_file() else None

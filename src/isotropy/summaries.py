@@ -1,0 +1,61 @@
+"""Tables from stored run results: item and parameter counts, and correlation of the two metrics."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+
+def read_traces(paths: Iterable[str | Path], keys: Iterable[dict]) -> pd.DataFrame:
+    """Concatenate per-run traces, tagging each with its keys (e.g. encoder, dataset)."""
+    frames = []
+    for path, key in zip(paths, keys):
+        frame = pd.read_parquet(path)
+        for name, value in key.items():
+            frame[name] = value
+        frames.append(frame)
+    if not frames:
+        raise ValueError("no traces given")
+    return pd.concat(frames, ignore_index=True)
+
+
+def parameter_table(summary_paths: Iterable[str | Path], keys: Iterable[dict]) -> pd.DataFrame:
+    """One row per setup: items, unique rows, dim and parameter counts (from the real model objects).
+
+    Seeds of one setup share these counts; a disagreement means a corrupted run and is an error.
+    """
+    rows = []
+    for path, key in zip(summary_paths, keys):
+        summary = json.loads(Path(path).read_text())
+        rows.append({**key, **{k: summary[k] for k in ("items", "rows", "dim", "labels", "params", "classifier_params", "dropped_items")}})
+    table = pd.DataFrame(rows)
+    group = [k for k in table.columns if k not in {"items", "rows", "dim", "labels", "params", "classifier_params", "dropped_items"}]
+    counts = table.groupby(group, sort=False).nunique()
+    if (counts > 1).any().any():
+        raise ValueError(f"runs of one setup disagree on their counts:\n{table}")
+    return table.drop_duplicates(subset=group).reset_index(drop=True)
+
+
+def correlation_table(traces: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Pearson r and Spearman rho between IsoScore and silhouette per setup.
+
+    ``scope`` is ``all`` (every recorded step of every seed pooled) or ``seed<k>`` (one run).
+    """
+    rows = []
+    measured = traces.dropna(subset=["isoscore", "silhouette"])
+    for key, group in measured.groupby(by, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        scopes = [("all", group)] + [(f"seed{seed}", g) for seed, g in group.groupby("seed")]
+        for scope, frame in scopes:
+            if len(frame) < 3 or frame["isoscore"].nunique() < 2 or frame["silhouette"].nunique() < 2:
+                pearson = spearman = np.nan  # undefined on constant or tiny series; stated, not hidden
+            else:
+                pearson = stats.pearsonr(frame["isoscore"], frame["silhouette"]).statistic
+                spearman = stats.spearmanr(frame["isoscore"], frame["silhouette"]).statistic
+            rows.append({**dict(zip(by, key)), "scope": scope, "points": len(frame), "pearson_r": pearson, "spearman_rho": spearman})
+    return pd.DataFrame(rows)

@@ -1,0 +1,132 @@
+"""Direct optimisation: the paper's effect on synthetic tasks, counts, determinism, bad input."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from isotropy import metrics
+from isotropy.optimize import OptimisationSettings, build_problem, optimize
+
+CPU = torch.device("cpu")
+
+
+def word_task(n=240, dim=16, labels=3, seed=0, multilabel=False):
+    rng = np.random.default_rng(seed)
+    texts = [f"w{i}" for i in range(n)]
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)  # isotropic start, no class structure
+    if multilabel:
+        names = ["a", "b", "c"]
+        label_sets = [sorted({names[i % 3], names[(i // 3) % 3]}) for i in range(n)]
+        table = pd.DataFrame({"text": texts, "labels": label_sets})
+    else:
+        table = pd.DataFrame({"text": texts, "label": [str(i % labels) for i in range(n)]})
+    return table, pd.Series(texts), vectors
+
+
+def settings(**overrides):
+    values = dict(updates=150, learning_rate=0.01, bias=True, seed=0, progress=False)
+    values.update(overrides)
+    return OptimisationSettings(**values)
+
+
+def test_training_clusters_the_classes_and_lowers_isotropy():
+    table, index, vectors = word_task()
+    problem = build_problem(table, index, vectors)
+    trace, summary = optimize(problem, settings(), CPU)
+    first, last = trace.iloc[0], trace.iloc[-1]
+    assert last["silhouette"] > first["silhouette"] + 0.1
+    assert last["isoscore"] < first["isoscore"] - 0.1
+    assert last["accuracy"] > 0.95 and last["loss"] < first["loss"]
+    rho = trace[["isoscore", "silhouette"]].corr(method="spearman").iloc[0, 1]
+    assert rho < -0.8
+    assert list(trace["step"]) == list(range(0, 151))
+
+
+def test_trace_matches_independent_metrics_at_the_end():
+    table, index, vectors = word_task(n=90, dim=8)
+    problem = build_problem(table, index, vectors)
+    trace, _ = optimize(problem, settings(updates=5), CPU)
+    # Re-run deterministically and recompute the final metrics with scikit-learn / IsoScore.
+    from IsoScore.IsoScore import IsoScore
+    from sklearn.metrics import silhouette_score
+
+    from isotropy.optimize import EmbeddingClassifier
+
+    torch.manual_seed(0)
+    model = EmbeddingClassifier(problem.vectors, 3, pair=False, bias=True)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    left = torch.as_tensor(problem.left)
+    for _ in range(5):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(left, None), torch.as_tensor(problem.targets)).backward()
+        opt.step()
+    table_now = model.embeddings.weight.detach().numpy().astype(np.float64)
+    assert trace.iloc[-1]["isoscore"] == pytest.approx(float(IsoScore(table_now)), abs=1e-5)
+    assert trace.iloc[-1]["silhouette"] == pytest.approx(silhouette_score(table_now[problem.left], problem.targets), abs=1e-4)
+
+
+def test_pairs_classify_the_concatenation_and_share_rows():
+    rng = np.random.default_rng(1)
+    texts = [f"s{i}" for i in range(30)]
+    table = pd.DataFrame(
+        {"text": [texts[i % 10] for i in range(60)], "text_pair": [texts[10 + i % 20] for i in range(60)], "label": [str(i % 3) for i in range(60)]}
+    )
+    index = pd.Series(texts + ["unused"])
+    vectors = rng.standard_normal((31, 8)).astype(np.float32)
+    problem = build_problem(table, index, vectors)
+    assert problem.rows == 30  # the unused text is not a row of the table
+    trace, summary = optimize(problem, settings(updates=3), CPU)
+    assert summary["pair"] and summary["items"] == 60
+    assert summary["params"] == 30 * 8 + (2 * 8) * 3 + 3  # rows × dim + W[u;v] + bias
+
+
+def test_polarity_setup_has_no_bias_and_counts_match_the_paper_formula():
+    table, index, vectors = word_task(n=50, dim=4, labels=2)
+    problem = build_problem(table, index, vectors)
+    _, summary = optimize(problem, settings(updates=1, bias=False), CPU)
+    assert summary["params"] == 50 * 4 + 4 * 2
+
+
+def test_multilabel_uses_one_cluster_per_label_vector():
+    table, index, vectors = word_task(multilabel=True)
+    problem = build_problem(table, index, vectors)
+    assert problem.multilabel and problem.targets.shape[1] == 3
+    distinct = len({tuple(row) for row in problem.targets})
+    assert len(np.unique(metrics.cluster_ids(problem.targets))) == distinct
+    trace, _ = optimize(problem, settings(updates=100), CPU)
+    assert trace.iloc[-1]["silhouette"] > trace.iloc[0]["silhouette"]
+
+
+def test_out_of_vocabulary_items_are_dropped_and_counted():
+    table, index, vectors = word_task(n=20, dim=4)
+    problem = build_problem(table, index.iloc[:15], vectors[:15])
+    assert problem.items == 15 and problem.dropped_items == 5
+
+
+def test_runs_are_deterministic_per_seed_and_differ_across_seeds():
+    table, index, vectors = word_task(n=60, dim=8)
+    problem = build_problem(table, index, vectors)
+    a, _ = optimize(problem, settings(updates=10), CPU)
+    b, _ = optimize(problem, settings(updates=10), CPU)
+    c, _ = optimize(problem, settings(updates=10, seed=1), CPU)
+    pd.testing.assert_frame_equal(a, b)
+    assert not np.allclose(a["loss"].iloc[1:], c["loss"].iloc[1:])
+
+
+def test_metric_stride_and_sampling():
+    table, index, vectors = word_task(n=120, dim=8)
+    problem = build_problem(table, index, vectors)
+    trace, _ = optimize(problem, settings(updates=10, metric_stride=4, metric_sample_size=50), CPU)
+    assert list(trace["step"]) == [0, 4, 8, 10]
+    assert trace[["isoscore", "silhouette"]].notna().all().all()
+
+
+def test_bad_input_is_explained():
+    table, index, vectors = word_task(n=10, dim=4)
+    with pytest.raises(ValueError, match="at least 2 labels"):
+        build_problem(table.assign(label="x"), index, vectors)
+    with pytest.raises(ValueError, match="'label' or 'labels'"):
+        build_problem(table.drop(columns="label"), index, vectors)
+    with pytest.raises(ValueError, match="updates"):
+        OptimisationSettings(updates=0)
