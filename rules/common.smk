@@ -3,12 +3,12 @@ import os
 
 from snakemake.utils import validate
 
-from isotropy import workflow
+from isotropy import studies
 
 validate(config, "../schemas/config.schema.yaml")
-workflow.check_config(config)
+studies.check_config(config)
 
-STUDIES = workflow.OPTIMISATION_STUDIES
+STUDIES = studies.OPTIMISATION_STUDIES
 
 
 wildcard_constraints:
@@ -20,7 +20,7 @@ wildcard_constraints:
 
 def study_runs(study):
     """Every (encoder, dataset, seed) run of a direct-optimisation study, as dicts."""
-    return workflow.study_runs(config, study)
+    return studies.study_runs(config, study)
 
 
 def run_files(study, artefact):
@@ -41,17 +41,17 @@ def run_keys(study):
 
 def optimisation_settings(wildcards):
     """Training settings of one run, from its study's config (bias per main-study setup)."""
-    return workflow.optimisation_settings(
+    return studies.optimisation_settings(
         config, wildcards.study, wildcards.dataset, int(wildcards.seed)
     )
 
 
 def sentence_encoder(wildcards):
-    return workflow.sentence_encoder_spec(config, wildcards.encoder)
+    return studies.sentence_encoder_spec(config, wildcards.encoder)
 
 
 def word_vector_file(wildcards):
-    return workflow.word_vector_file(config, wildcards.encoder)
+    return studies.word_vector_file(config, wildcards.encoder)
 
 
 def main_study_outputs():

@@ -8,7 +8,7 @@ rule embed_sentences:
         vectors=protected("resources/embeddings/{encoder}/{dataset}/vectors.npy"),
         index=protected("resources/embeddings/{encoder}/{dataset}/index.parquet"),
     wildcard_constraints:
-        encoder="|".join(workflow.encoders_of_kind(config, "sentence-transformer")) or "^$",
+        encoder="|".join(studies.encoders_of_kind(config, "sentence-transformer")) or "^$",
     params:
         encoder=sentence_encoder,
         device=config["device"],
@@ -36,7 +36,7 @@ rule lookup_word_vectors:
         index="resources/embeddings/{encoder}/{dataset}/index.parquet",
         missing="resources/embeddings/{encoder}/{dataset}/missing.txt",
     wildcard_constraints:
-        encoder="|".join(workflow.encoders_of_kind(config, "word-vectors")) or "^$",
+        encoder="|".join(studies.encoders_of_kind(config, "word-vectors")) or "^$",
     log:
         "logs/resources/embeddings/{encoder}/{dataset}.log",
     benchmark:

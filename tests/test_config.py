@@ -1,0 +1,68 @@
+"""The configuration: schema validation, defaults, cross-checks and the runs it implies."""
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from snakemake.utils import validate
+
+from isotropy import studies
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = str(ROOT / "schemas" / "config.schema.yaml")
+
+
+@pytest.fixture
+def config():
+    return yaml.safe_load((ROOT / "config.yaml").read_text())
+
+
+def test_shipped_configs_are_valid(config):
+    validate(config, SCHEMA)
+    studies.check_config(config)
+    for extra in sorted((ROOT / "tests" / "config").glob("*.yaml")):
+        merged = copy.deepcopy(config)
+        merged.update(yaml.safe_load(extra.read_text()))
+        validate(merged, SCHEMA)
+
+
+def test_unknown_keys_are_rejected_and_named(config):
+    config["main"]["learning_rat"] = 0.1
+    with pytest.raises(Exception, match="learning_rat"):
+        validate(config, SCHEMA)
+    del config["main"]["learning_rat"]
+    config["typo_section"] = {}
+    with pytest.raises(Exception, match="typo_section"):
+        validate(config, SCHEMA)
+
+
+def test_defaults_are_filled(config):
+    del config["main"]["metric_stride"]
+    del config["device"]
+    validate(config, SCHEMA)
+    assert config["main"]["metric_stride"] == 1
+    assert config["device"] == "auto"
+
+
+def test_bad_values_are_rejected(config):
+    config["main"]["updates"] = 0
+    with pytest.raises(Exception, match="updates|minimum"):
+        validate(config, SCHEMA)
+
+
+def test_undefined_encoder_is_a_config_error(config):
+    config["main"]["setups"]["polarity"]["encoder"] = "no-such-model"
+    with pytest.raises(studies.ConfigError, match="no-such-model"):
+        studies.check_config(config)
+
+
+def test_main_study_runs_and_settings(config):
+    runs = studies.study_runs(config, "main")
+    assert len(runs) == 4 * 5
+    assert {r["dataset"] for r in runs} == {"polarity", "snli", "pos", "supersense"}
+    polarity = studies.optimisation_settings(config, "main", "polarity", 3)
+    assert polarity["bias"] is False and polarity["seed"] == 3 and polarity["updates"] == 1000
+    assert studies.optimisation_settings(config, "main", "snli", 0)["bias"] is True
+    glue = studies.study_runs(config, "glue")
+    assert len(glue) == 3 * 8 and studies.optimisation_settings(config, "glue", "cola", 0)["updates"] == 250

