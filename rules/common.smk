@@ -14,7 +14,6 @@ STUDIES = studies.OPTIMISATION_STUDIES
 wildcard_constraints:
     study="|".join(STUDIES),
     encoder=r"[A-Za-z0-9_\-]+",
-    dataset=r"[a-z0-9_]+",
     seed=r"\d+",
 
 

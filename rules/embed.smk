@@ -30,7 +30,7 @@ rule embed_sentences:
 rule lookup_word_vectors:
     input:
         table="resources/data/{dataset}.parquet",
-        vectors=word_vector_file,
+        word_vectors=word_vector_file,
     output:
         vectors="resources/embeddings/{encoder}/{dataset}/vectors.npy",
         index="resources/embeddings/{encoder}/{dataset}/index.parquet",

@@ -36,7 +36,7 @@ rule tabulate_parameters:
     wildcard_constraints:
         table="table1|table2",
     params:
-        keys=lambda wc: run_keys(wc.study),
+        run_keys=lambda wc: run_keys(wc.study),
     log:
         "logs/results/{study}/{table}.log",
     conda:
@@ -53,7 +53,7 @@ rule tabulate_correlations:
     wildcard_constraints:
         table="correlations|table3",
     params:
-        keys=lambda wc: run_keys(wc.study),
+        run_keys=lambda wc: run_keys(wc.study),
     log:
         "logs/results/{study}/{table}.log",
     conda:
@@ -75,7 +75,7 @@ rule plot_metric_curves:
     wildcard_constraints:
         figure="figure2|figure4",
     params:
-        keys=lambda wc: run_keys(wc.study),
+        run_keys=lambda wc: run_keys(wc.study),
     log:
         "logs/results/{study}/{figure}.log",
     conda:
@@ -96,7 +96,7 @@ rule plot_silhouette_vs_isoscore:
         ),
         png="results/{study}/figure3.png",
     params:
-        keys=lambda wc: run_keys(wc.study),
+        run_keys=lambda wc: run_keys(wc.study),
     log:
         "logs/results/{study}/figure3.log",
     conda:

@@ -1,8 +1,10 @@
 """Look up every unique word of a prepared data set in a word-vector file."""
 
+from pathlib import Path
+
 import pandas as pd
 
-from isotropy.datasets import load_word_vectors
+from isotropy.download import load_word_vectors, word_vectors_file
 from isotropy.embeddings import lookup_word_vectors
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
@@ -12,7 +14,7 @@ from isotropy.provenance import record_step
 def main(snakemake):
     configure_from_snakemake(snakemake)
     table = pd.read_parquet(snakemake.input.table)
-    vectors = load_word_vectors(snakemake.input.vectors)
+    vectors = load_word_vectors(word_vectors_file(Path(snakemake.input.word_vectors).parent))
     rows, missing = lookup_word_vectors(table, vectors, snakemake.output.vectors, snakemake.output.index)
     with atomic_path(snakemake.output.missing) as tmp:
         tmp.write_text("".join(f"{word}\n" for word in missing))

@@ -9,9 +9,12 @@ from isotropy.summaries import read_traces
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
-    keys = [{k: v for k, v in key.items() if k != "seed"} for key in snakemake.params.keys]
+    keys = [{k: v for k, v in key.items() if k != "seed"} for key in snakemake.params.run_keys]
     traces = read_traces(snakemake.input.traces, keys)
-    several_encoders = traces["encoder"].nunique() > 1
+    # A grid of encoder rows only where one data set was run with several encoders (GLUE).
+    several_encoders = traces.groupby("dataset")["encoder"].nunique().max() > 1
+    if not several_encoders:
+        traces["dataset"] = traces["dataset"] + " (" + traces["encoder"] + ")"
     figure = metric_curves(traces, panel="dataset", row="encoder" if several_encoders else None)
     save_figure(figure, snakemake.output.pdf, snakemake.output.png)
     record_step(snakemake)

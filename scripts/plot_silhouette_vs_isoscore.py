@@ -11,7 +11,7 @@ from isotropy.summaries import read_traces
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
-    keys = [{k: v for k, v in key.items() if k != "seed"} for key in snakemake.params.keys]
+    keys = [{k: v for k, v in key.items() if k != "seed"} for key in snakemake.params.run_keys]
     traces = read_traces(snakemake.input.traces, keys)
     correlations = pd.read_csv(snakemake.input.correlations)
     figure = silhouette_vs_isoscore(traces, panel="dataset", correlations=correlations)

@@ -8,7 +8,7 @@ from isotropy.summaries import correlation_table, read_traces
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
-    keys = [{k: v for k, v in key.items() if k != "seed"} for key in snakemake.params.keys]
+    keys = [{k: v for k, v in key.items() if k != "seed"} for key in snakemake.params.run_keys]
     traces = read_traces(snakemake.input.traces, keys)
     table = correlation_table(traces, by=["encoder", "dataset"])
     with atomic_path(snakemake.output.table) as tmp:

@@ -8,7 +8,7 @@ from isotropy.summaries import parameter_table
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
-    keys = [{k: v for k, v in key.items() if k != "seed"} for key in snakemake.params.keys]
+    keys = [{k: v for k, v in key.items() if k != "seed"} for key in snakemake.params.run_keys]
     table = parameter_table(snakemake.input.summaries, keys)
     with atomic_path(snakemake.output.table) as tmp:
         table.to_csv(tmp, index=False)

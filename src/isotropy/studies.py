@@ -63,10 +63,10 @@ def word_vector_source(config: dict, name: str) -> str:
 
 
 def word_vector_file(config: dict, name: str) -> str:
-    """The downloaded word-vector file an encoder looks words up in."""
+    """The manifest of the downloaded word-vector source an encoder looks words up in."""
     from isotropy import download
 
-    return download.source_outputs(word_vector_source(config, name), config)[0]
+    return download.source_outputs(word_vector_source(config, name))[0]
 
 
 def encoders_of_kind(config: dict, kind: str) -> list[str]:

@@ -1,0 +1,97 @@
+# I-STAR study (papers.md §3): fine-tuning with IsoScore* regularisation, CosReg and no
+# regulariser; performance against isotropy (Figures 5-7). Science in isotropy.finetune and
+# isotropy.plots.istar; final files: isotropy.finetune.study_outputs(config["istar"]).
+import re
+
+from isotropy import finetune as isotropy_finetune
+
+ISTAR = config.get("istar", {})
+ISTAR_WILDCARDS = {
+    "model": "|".join(re.escape(m) for m in ISTAR.get("models", {})) or "^$",
+    "task": "|".join(isotropy_finetune.TASKS),
+    "regulariser": "|".join(isotropy_finetune.REGULARISERS),
+    "lam": r"-?\d+(\.\d+)?(e-?\d+)?",
+    "seed": r"\d+",
+}
+ISTAR_RUNS = isotropy_finetune.run_grid(ISTAR) if ISTAR else []
+
+
+# One fine-tuning run. Checkpoints (checkpoint.pt, after every epoch) sit beside metrics.json
+# and are not outputs, so a killed or timed-out job resumes from its last epoch on retry.
+rule finetune:
+    output:
+        metrics="results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/metrics.json",
+    wildcard_constraints:
+        **ISTAR_WILDCARDS,
+    params:
+        model=lambda wildcards: isotropy_finetune.model_spec(ISTAR, wildcards.model),
+        training=ISTAR.get("training"),
+        mirror=config["mirror"],
+        device=config["device"],
+    log:
+        "logs/results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/metrics.json.log",
+    benchmark:
+        "benchmarks/results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/finetune.tsv"
+    threads: ISTAR.get("resources", {}).get("threads", 4)
+    resources:
+        mem_mb=lambda wildcards, attempt: ISTAR["resources"]["mem_mb"] * attempt,
+        runtime=lambda wildcards, attempt: ISTAR["resources"]["runtime"] * attempt,
+        gpu=ISTAR.get("resources", {}).get("gpu", 1),
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/finetune_model.py"
+
+
+# runs.csv: one row per run (model, task, regulariser, λ, seed, metric, IsoScore*, TwoNN).
+rule istar_runs:
+    input:
+        metrics=[isotropy_finetune.run_path(r) for r in ISTAR_RUNS],
+    output:
+        table="results/istar/runs.csv",
+    params:
+        models=[r["model"] for r in ISTAR_RUNS],
+    log:
+        "logs/results/istar/runs.csv.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/istar_runs.py"
+
+
+# Figures 5-7 (+ the table each one draws), from runs.csv only.
+rule istar_figure:
+    input:
+        runs="results/istar/runs.csv",
+    output:
+        pdf=report(
+            "results/istar/{figure}.pdf",
+            caption="../report/istar_{figure}.rst",
+            category="I-STAR",
+        ),
+        png="results/istar/{figure}.png",
+        table="results/istar/{figure}.csv",
+    wildcard_constraints:
+        figure="figure5|figure6|figure7",
+    params:
+        figure6_selection=ISTAR.get("figure6_selection"),
+        figure7_task=ISTAR.get("figure7_task"),
+    log:
+        "logs/results/istar/{figure}.pdf.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../envs/plots.yaml"
+    script:
+        "../scripts/istar_figure.py"
+
+
+rule istar_all:
+    input:
+        isotropy_finetune.study_outputs(ISTAR),

@@ -1,0 +1,30 @@
+"""Fine-tune one model on one task with one regulariser, λ and seed (I-STAR study); write metrics.json.
+
+Resumes from checkpoint.pt in the output folder when a previous attempt was killed.
+"""
+
+import torch
+
+from isotropy import finetune
+from isotropy.logs import configure_from_snakemake
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    torch.set_num_threads(snakemake.threads)
+    wildcards = snakemake.wildcards
+    finetune.run_and_save(
+        snakemake.output.metrics,
+        model_spec=snakemake.params.model,
+        task=wildcards.task,
+        regulariser=wildcards.regulariser,
+        lam=float(wildcards.lam),
+        seed=int(wildcards.seed),
+        settings=finetune.TrainingSettings.from_mapping(dict(snakemake.params.training)),
+        mirror=snakemake.params.mirror,
+        device=snakemake.params.device,
+    )
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

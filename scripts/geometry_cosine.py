@@ -1,0 +1,22 @@
+"""S_inter / S_intra per layer, raw and k-means cluster-centred, and a PCA view of one layer (Cai et al.)."""
+
+from isotropy import geometry
+from isotropy.logs import configure_from_snakemake
+from isotropy.provenance import record_step
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    params = snakemake.params
+    seed = int(snakemake.wildcards.seed)
+    embeddings = geometry.TokenEmbeddings.load(snakemake.input.embeddings)
+    clustering = {"k_range": tuple(params.k_range), "silhouette_threshold": params.silhouette_threshold, "silhouette_sample_size": params.silhouette_sample_size, "seed": seed}
+    table = geometry.cosine_by_layer(embeddings, model=snakemake.wildcards.model, corpus=snakemake.wildcards.corpus, **clustering)
+    geometry.write_table(table, snakemake.output.table)
+    view = geometry.pca_view(embeddings, params.pca_layer, sample_size=params.pca_sample_size, **clustering)
+    geometry.write_table(view, snakemake.output.pca_view)
+    record_step(snakemake, seeds=[seed])
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

@@ -1,0 +1,21 @@
+"""Local intrinsic dimension of every layer's token embeddings (Cai et al., Table 3)."""
+
+from isotropy import geometry
+from isotropy.logs import configure_from_snakemake
+from isotropy.provenance import record_step
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    params = snakemake.params
+    seed = int(snakemake.wildcards.seed)
+    embeddings = geometry.TokenEmbeddings.load(snakemake.input.embeddings)
+    table = geometry.lid_by_layer(
+        embeddings, model=snakemake.wildcards.model, corpus=snakemake.wildcards.corpus, seed=seed, k=params.k, metrics=params.metrics, sample_size=params.sample_size
+    )
+    geometry.write_table(table, snakemake.output.table)
+    record_step(snakemake, seeds=[seed])
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

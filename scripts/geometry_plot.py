@@ -1,0 +1,28 @@
+"""Draw one figure of the geometry study from its stored table (PDF + PNG)."""
+
+import pandas as pd
+
+from isotropy.logs import configure_from_snakemake
+from isotropy.plots import geometry as geometry_plots
+from isotropy.plots import save_figure
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    table = pd.read_csv(snakemake.input.table)
+    figure = snakemake.params.figure
+    if figure == "cosine_by_layer":
+        fig = geometry_plots.plot_cosine_by_layer(table)
+    elif figure == "lid_by_layer":
+        fig = geometry_plots.plot_lid_by_layer(table)
+    elif figure == "sts":
+        fig = geometry_plots.plot_sts(table)
+    elif figure == "pca_view":
+        fig = geometry_plots.plot_pca_view(table, title=f"{snakemake.wildcards.model} on {snakemake.wildcards.corpus}")
+    else:
+        raise ValueError(f"unknown geometry figure {figure!r}")
+    save_figure(fig, snakemake.output.pdf, snakemake.output.png)
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

@@ -1,0 +1,32 @@
+"""Mean-pooled last-layer sentence embeddings of an STS data set (Rajaee & Pilehvar).
+
+An optional data set that cannot be had (SICK-R offline) gives a file marked unavailable.
+"""
+
+from isotropy import geometry
+from isotropy.device import resolve_device
+from isotropy.download import resolve_mirror
+from isotropy.logs import configure_from_snakemake
+from isotropy.provenance import record_step
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    params = snakemake.params
+    device = resolve_device(params.device)
+    mirror = resolve_mirror(params.mirror)
+    table = geometry.load_sts_dataset(snakemake.wildcards.sts, split=params.split, mirror=None if mirror is None else str(mirror))
+    if table is None:
+        geometry.StsEmbeddings.unavailable(snakemake.wildcards.sts, params.split).save(snakemake.output.embeddings)
+        record_step(snakemake, device=device, extra={"available": False})
+        return
+    sentences, first, second = geometry.sts_sentence_index(table)
+    tokenizer, model = geometry.load_hidden_state_model(geometry.ModelSpec(**params.model), device)
+    vectors = geometry.mean_pooled_embeddings(sentences, tokenizer, model, device=device, batch_size=params.batch_size, max_length=params.max_length)
+    embeddings = geometry.StsEmbeddings(vectors, first, second, table["score"].to_numpy(float), snakemake.wildcards.sts, params.split)
+    embeddings.save(snakemake.output.embeddings)
+    record_step(snakemake, device=device, extra={"available": True, "pairs": len(first), "sentences": len(sentences)})
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

@@ -1,0 +1,33 @@
+"""Cosine statistics and LID of static word vectors, the comparison rows of the geometry tables."""
+
+from pathlib import Path
+
+from isotropy import download, geometry
+from isotropy.logs import configure_from_snakemake
+from isotropy.provenance import record_step
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    params = snakemake.params
+    seed = int(snakemake.wildcards.seed)
+    path = download.word_vectors_file(Path(snakemake.input.manifest).parent)
+    vectors = download.load_word_vectors(path, limit=params.max_words).vectors
+    cosine, lid = geometry.static_geometry(
+        vectors,
+        name=snakemake.wildcards.source,
+        seed=seed,
+        sample_size=params.sample_size,
+        lid_k=params.lid_k,
+        lid_metrics=params.lid_metrics,
+        k_range=tuple(params.k_range),
+        silhouette_threshold=params.silhouette_threshold,
+        silhouette_sample_size=params.silhouette_sample_size,
+    )
+    geometry.write_table(cosine, snakemake.output.cosine)
+    geometry.write_table(lid, snakemake.output.lid)
+    record_step(snakemake, seeds=[seed], extra={"vectors": str(path), "words": len(vectors)})
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

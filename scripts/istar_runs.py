@@ -1,0 +1,16 @@
+"""Collect every I-STAR run's metrics.json into results/istar/runs.csv (one row per run)."""
+
+from isotropy import finetune
+from isotropy.io import atomic_path
+from isotropy.logs import configure_from_snakemake
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    table = finetune.collect_runs(list(snakemake.input.metrics), model_names=list(snakemake.params.models))
+    with atomic_path(snakemake.output.table) as tmp:
+        table.to_csv(tmp, index=False)
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

