@@ -2,7 +2,6 @@
 
 import json
 import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -10,26 +9,6 @@ import pytest
 import tiny_workflow
 
 pytestmark = pytest.mark.slow
-ROOT = tiny_workflow.ROOT
-
-
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
-    mirror_source = tiny_workflow.shared_mirror()
-    if mirror_source is None:
-        pytest.skip("offline mirror not found (set ISOTROPY_MIRROR)")
-    base = tmp_path_factory.mktemp("tiny")
-    mirror = tiny_workflow.make_tiny_mirror(mirror_source, base / "mirror")
-    config = tiny_workflow.write_tiny_config(base / "config.yaml", mirror)
-    workdir = base / "work"
-    command = [
-        sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(workdir),
-        "--configfile", str(config), "--cores", "2", "main_study", "glue_study",
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=1500)
-    if result.returncode != 0:
-        pytest.fail(f"snakemake failed:\n{result.stderr[-6000:]}")
-    return workdir, command, mirror
 
 
 def test_main_study_tables_count_the_real_items(tiny_run):

@@ -1,0 +1,46 @@
+"""Shared test fixtures."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def mirror_root() -> Path:
+    """The offline data mirror: $ISOTROPY_MIRROR, else ../shared/mirror beside the repository.
+
+    Tests that need it are skipped where it is absent.
+    """
+    root = Path(os.environ.get("ISOTROPY_MIRROR") or REPO_ROOT.parent / "shared" / "mirror")
+    if not (root / "MANIFEST.tsv").is_file():
+        pytest.skip(f"data mirror not found at {root} (set ISOTROPY_MIRROR)")
+    return root.resolve()
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory):
+    """The tiny configuration run through Snakemake once per session: (workdir, command, mirror)."""
+    import tiny_workflow
+
+    mirror_source = tiny_workflow.shared_mirror()
+    if mirror_source is None:
+        pytest.skip("offline mirror not found (set ISOTROPY_MIRROR)")
+    base = tmp_path_factory.mktemp("tiny")
+    mirror = tiny_workflow.make_tiny_mirror(mirror_source, base / "mirror")
+    config = tiny_workflow.write_tiny_config(base / "config.yaml", mirror)
+    workdir = base / "work"
+    command = [
+        sys.executable, "-m", "snakemake", "--snakefile", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir),
+        "--configfile", str(config), "--cores", "2", "main_study", "glue_study",
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=1500)
+    if result.returncode != 0:
+        pytest.fail(f"snakemake failed:\n{result.stderr[-6000:]}")
+    return workdir, command, mirror
