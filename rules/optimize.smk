@@ -19,7 +19,9 @@ rule optimize_embeddings:
         "benchmarks/results/{study}/{encoder}/{dataset}/seed{seed}/optimize.tsv"
     threads: 2
     resources:
-        mem_mb=lambda wc, attempt: 6000 * attempt,
+        # The table, its gradient and Adam's two moments are four copies of the vectors,
+        # plus the pair representations and metric blocks: ~6x the file, 2 GB headroom.
+        mem_mb=lambda wc, input, attempt: int(2000 + 6 * input.size_mb) * attempt,
         runtime=lambda wc, attempt: 240 * attempt,
         gpu=1,
     conda:

@@ -1,0 +1,69 @@
+# Data: fetch every raw source, then build each data set as one parquet table.
+# Table-driven: the sources a data set needs and its reader live in isotropy.datasets.DATASETS;
+# how a source is fetched and laid out lives in isotropy.download.
+import re
+
+from isotropy import datasets as isotropy_datasets
+from isotropy import download as isotropy_download
+
+
+wildcard_constraints:
+    source="|".join(re.escape(name) for name in config["sources"]),
+    dataset="|".join(re.escape(name) for name in isotropy_datasets.DATASETS),
+
+
+# One download per source: the original URLs, or the same files from the mirror (config `mirror`,
+# overridden by $ISOTROPY_MIRROR). The manifest is written last and records every sha256.
+rule download_source:
+    output:
+        manifest=protected("resources/raw/{source}/manifest.json"),
+    log:
+        "logs/resources/raw/{source}/manifest.log",
+    benchmark:
+        "benchmarks/resources/raw/{source}/manifest.tsv"
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=120,
+    params:
+        # urls, sha256 pins, mirror files and the mirror folder: any change re-fetches.
+        source=lambda wildcards: isotropy_download.source_params(
+            wildcards.source, config
+        ),
+        retries=5,
+        timeout=60,
+    script:
+        "../scripts/download_source.py"
+
+
+# One prepared table per data set: text (+ text_pair) and label (or labels, multi-label).
+rule prepare_dataset:
+    input:
+        unpack(
+            lambda wildcards: isotropy_datasets.dataset_inputs(
+                wildcards.dataset, config
+            )
+        ),
+    output:
+        table="resources/data/{dataset}.parquet",
+    log:
+        "logs/resources/data/{dataset}.log",
+    benchmark:
+        "benchmarks/resources/data/{dataset}.tsv"
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    params:
+        sources=lambda wildcards: isotropy_datasets.dataset_sources(
+            wildcards.dataset, config
+        ),
+        options=lambda wildcards: isotropy_datasets.dataset_options(
+            wildcards.dataset, config
+        ),
+    script:
+        "../scripts/prepare_dataset.py"

@@ -1,0 +1,25 @@
+"""Fetch one raw source into resources/raw/<source>/ (from its original URLs or from the mirror).
+
+Thin entry point for rule ``download_source``: the work is :func:`isotropy.download.fetch_source`.
+"""
+
+from pathlib import Path
+
+from isotropy.download import fetch_source
+from isotropy.logs import configure_from_snakemake
+
+
+def main(snakemake) -> None:  # noqa: ANN001 - Snakemake's script object
+    configure_from_snakemake(snakemake)
+    source = snakemake.params.source
+    fetch_source(
+        source["name"],
+        source,
+        Path(snakemake.output.manifest).parent,
+        retries=snakemake.params.retries,
+        timeout=snakemake.params.timeout,
+    )
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

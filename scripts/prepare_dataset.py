@@ -1,0 +1,22 @@
+"""Build one prepared data set, resources/data/<dataset>.parquet, from its fetched raw sources.
+
+Thin entry point for rule ``prepare_dataset``: the work is :func:`isotropy.datasets.prepare_dataset`.
+"""
+
+from pathlib import Path
+
+from isotropy.datasets import prepare_dataset, write_dataset
+from isotropy.logs import configure_from_snakemake
+
+
+def main(snakemake) -> None:  # noqa: ANN001 - Snakemake's script object
+    configure_from_snakemake(snakemake)
+    sources = dict(snakemake.params.sources)
+    # Each named input is a source's manifest; its folder holds the raw files.
+    raw_dirs = {name: Path(snakemake.input[name]).parent for name in set(sources.values())}
+    table = prepare_dataset(snakemake.wildcards.dataset, raw_dirs, sources, dict(snakemake.params.options))
+    write_dataset(table, snakemake.output.table)
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

@@ -1,0 +1,513 @@
+"""Readers for every raw source, all returning one table shape.
+
+A prepared data set is a pandas DataFrame (stored as ``resources/data/<dataset>.parquet``) with
+``text`` (str), ``text_pair`` (str, pair tasks only) and either ``label`` (str, single-label
+tasks) or ``labels`` (sorted list of str, multi-label tasks). Surrounding whitespace of texts is
+stripped; labels are strings.
+
+:data:`DATASETS` is the table the workflow is driven by: data set → the sources it needs (see
+:mod:`isotropy.download`) and the function that builds it from their raw folders.
+
+Malformed input (a bad row, a wrong encoding, a missing file) raises ``ValueError`` or
+``FileNotFoundError`` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import warnings
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+import pandas as pd
+
+from isotropy.download import (
+    RAW_ROOT,
+    check_sources_available,
+    decode_text,
+    load_word_vectors,
+    source_files,
+    source_outputs,
+    word_vectors_file,
+)
+from isotropy.io import atomic_path
+
+log = logging.getLogger(__name__)
+
+# ---------------------------------------------------------------------------------------------
+# Small shared helpers
+
+
+def _read_utf8_lines(path: Path) -> list[str]:
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing; re-run the download of its source")
+    return decode_text(path.read_bytes(), "utf-8", str(path)).splitlines()
+
+
+def _raw_file(raw_dir: str | os.PathLike, name: str) -> Path:
+    path = Path(raw_dir) / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing; re-run the download of its source")
+    return path
+
+
+def _multi_label_frame(labels_by_word: Mapping[str, Iterable[str]]) -> pd.DataFrame:
+    words = list(labels_by_word)
+    return pd.DataFrame({"text": words, "labels": [sorted(set(labels_by_word[w])) for w in words]})
+
+
+def write_dataset(table: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Check ``table`` has the prepared-data shape and write it as parquet, atomically."""
+    validate_table(table)
+    with atomic_path(path) as tmp:
+        table.to_parquet(tmp, index=False)
+
+
+def validate_table(table: pd.DataFrame) -> None:
+    """Raise ValueError unless ``table`` has the shape every prepared data set shares."""
+    columns = set(table.columns)
+    label_columns = columns & {"label", "labels"}
+    if "text" not in columns or len(label_columns) != 1 or columns - {"text", "text_pair", "label", "labels"}:
+        raise ValueError(
+            f"prepared table has columns {sorted(columns)}; needed: text, optional text_pair, and exactly one of label/labels"
+        )
+    if len(table) == 0:
+        raise ValueError("prepared table is empty")
+    for column in columns - {"labels"}:
+        bad = table[column].map(lambda v: not isinstance(v, str))
+        if bad.any():
+            raise ValueError(
+                f"column {column!r} must hold strings; row {int(bad.idxmax())} holds {table[column][bad.idxmax()]!r}"
+            )
+    if "labels" in columns:
+        bad = table["labels"].map(lambda v: len(v) == 0 or not all(isinstance(x, str) for x in v))
+        if bad.any():
+            raise ValueError(f"column 'labels' must hold non-empty lists of strings; row {int(bad.idxmax())} does not")
+
+
+# ---------------------------------------------------------------------------------------------
+# Section 3 data sets
+
+POLARITY_LABELS = {"rt-polarity.pos": "positive", "rt-polarity.neg": "negative"}
+
+
+def read_polarity(raw_dir: str | os.PathLike) -> pd.DataFrame:
+    """Pang & Lee sentence polarity v1.0: one sentence per line, label from the file (10,662 rows)."""
+    rows = []
+    for filename, label in POLARITY_LABELS.items():
+        path = _raw_file(raw_dir, filename)
+        for lineno, line in enumerate(_read_utf8_lines(path), 1):
+            text = line.strip()
+            if not text:
+                raise ValueError(f"{path}, line {lineno}: empty sentence; expected one sentence per line")
+            rows.append((text, label))
+    return pd.DataFrame(rows, columns=["text", "label"])
+
+
+SNLI_LABELS = ("entailment", "neutral", "contradiction")
+
+
+def read_snli(raw_dir: str | os.PathLike) -> pd.DataFrame:
+    """SNLI 1.0 validation pairs with a gold label (9,842 rows); the ``-`` (no consensus) ones dropped."""
+    path = _raw_file(raw_dir, "snli_1.0_dev.jsonl")
+    rows, unlabelled = [], 0
+    for lineno, line in enumerate(_read_utf8_lines(path), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            label, premise, hypothesis = record["gold_label"], record["sentence1"], record["sentence2"]
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}, line {lineno}: not valid JSON ({exc.msg})") from exc
+        except (KeyError, TypeError) as exc:
+            raise ValueError(
+                f"{path}, line {lineno}: expected an object with gold_label, sentence1, sentence2"
+            ) from exc
+        if label == "-":
+            unlabelled += 1
+            continue
+        if label not in SNLI_LABELS:
+            raise ValueError(f"{path}, line {lineno}: gold_label {label!r} is not one of {SNLI_LABELS} or '-'")
+        if not isinstance(premise, str) or not isinstance(hypothesis, str):
+            raise ValueError(f"{path}, line {lineno}: sentence1/sentence2 must be strings")
+        rows.append((premise.strip(), hypothesis.strip(), label))
+    if unlabelled:
+        log.info("snli: dropped %d pairs without a gold label", unlabelled)
+    return pd.DataFrame(rows, columns=["text", "text_pair", "label"])
+
+
+def open_wordnet(raw_dir: str | os.PathLike):
+    """nltk's WordNet reader on ``<raw_dir>/corpora/wordnet.zip``, whatever ``NLTK_DATA`` says.
+
+    nltk only opens files under its data path (``nltk.data.path``), so ``raw_dir`` is added to it
+    (the same as ``NLTK_DATA=<raw_dir>``).
+    """
+    import nltk
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    _raw_file(raw_dir, "corpora/wordnet.zip")
+    root = str(Path(raw_dir).resolve())
+    if root not in nltk.data.path:
+        nltk.data.path.insert(0, root)
+    pointer = nltk.data.find("corpora/wordnet.zip/wordnet/", paths=[root])
+    with warnings.catch_warnings():
+        # No Open Multilingual Wordnet on purpose: English lemmas only.
+        warnings.filterwarnings("ignore", message="The multilingual functions are not available")
+        return WordNetCorpusReader(pointer, None)
+
+
+def read_supersense(words_dir: str | os.PathLike, wordnet_dir: str | os.PathLike) -> pd.DataFrame:
+    """Tikhonov et al.'s word list, each word labelled with the supersenses of its noun synsets.
+
+    A supersense is a WordNet lexicographer file (``noun.animal``, ``noun.artifact``, …, 26 in
+    all); a word's label set is the lexicographer files of all its noun synsets (nltk's lookup,
+    which also tries the word's base form). Words without a noun synset are dropped and counted.
+    """
+    path = _raw_file(words_dir, "words.txt")
+    wordnet = open_wordnet(wordnet_dir)
+    labels: dict[str, set[str]] = {}
+    dropped = []
+    for lineno, line in enumerate(_read_utf8_lines(path), 1):
+        word = line.strip()
+        if not word:
+            continue
+        if any(ch.isspace() for ch in word):
+            raise ValueError(f"{path}, line {lineno}: {word!r} is not a single word")
+        if word in labels:
+            continue
+        synsets = wordnet.synsets(word, pos="n")
+        if not synsets:
+            dropped.append(word)
+            continue
+        labels[word] = {synset.lexname() for synset in synsets}
+    log.info(
+        "supersense: %d words labelled, %d dropped without a noun synset (e.g. %s)",
+        len(labels),
+        len(dropped),
+        ", ".join(dropped[:5]),
+    )
+    return _multi_label_frame(labels)
+
+
+# CoDWoE spells POS out; WordNet uses n/v/a/s/r (s: satellite adjective, merged with a).
+WORDNET_POS = {"n": "noun", "v": "verb", "a": "adjective", "s": "adjective", "r": "adverb"}
+
+
+def read_codwoe_items(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Items of one CoDWoE English file: a JSON list of objects, or the CSV of the full release."""
+    path = Path(path)
+    if path.suffix == ".csv":
+        try:
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path}: not a readable CSV file ({exc})") from exc
+        return frame.to_dict("records")
+    text = decode_text(path.read_bytes(), "utf-8", str(path))
+    try:
+        items = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}, line {exc.lineno}: not valid JSON ({exc.msg})") from exc
+    if not isinstance(items, list):
+        raise ValueError(f"{path}: expected a JSON list of items, found {type(items).__name__}")
+    return items
+
+
+def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
+    """CoDWoE English words, each labelled with the set of its parts of speech over all its glosses."""
+    files = [p for p in source_files(raw_dir) if p.suffix in {".json", ".csv"}]
+    if not files:
+        raise FileNotFoundError(f"no CoDWoE .json/.csv file in {raw_dir}")
+    labels: dict[str, set[str]] = defaultdict(set)
+    for path in files:
+        for index, item in enumerate(read_codwoe_items(path)):
+            where = f"{path}, item {index}" + (
+                f" (id {item.get('id')!r})" if isinstance(item, dict) and item.get("id") else ""
+            )
+            if not isinstance(item, dict) or "word" not in item or "pos" not in item:
+                keys = sorted(item) if isinstance(item, dict) else type(item).__name__
+                raise ValueError(
+                    f"{where}: expected 'word' and 'pos' keys, found {keys}; the CoDWoE training files lack them, "
+                    "use the release with words and parts of speech (trial, reference or full data)"
+                )
+            word, pos = item["word"], item["pos"]
+            if not isinstance(word, str) or not word.strip() or not isinstance(pos, str) or not pos.strip():
+                raise ValueError(f"{where}: word and pos must be non-empty strings, found {word!r}, {pos!r}")
+            labels[word.strip()].add(pos.strip())
+    log.info("pos (codwoe): %d words from %d file(s)", len(labels), len(files))
+    return _multi_label_frame(labels)
+
+
+def wordnet_pos(wordnet, word: str) -> set[str]:  # noqa: ANN001 - nltk reader
+    """Parts of speech of ``word`` as a WordNet headword (no morphological base-form lookup)."""
+    target = word.lower()
+    return {
+        WORDNET_POS[synset.pos()]
+        for synset in wordnet.synsets(word)
+        if any(name.lower() == target for name in synset.lemma_names())
+    }
+
+
+def pos_standin(vocabulary: Iterable[str], wordnet, size: int) -> pd.DataFrame:  # noqa: ANN001 - nltk reader
+    """The documented stand-in for CoDWoE POS: the first ``size`` words of ``vocabulary`` that
+    WordNet knows as headwords, each labelled with the set of its WordNet parts of speech.
+
+    ``vocabulary`` is in frequency order (word-vector files are), so these are the most frequent.
+    """
+    labels: dict[str, set[str]] = {}
+    for word in vocabulary:
+        if len(labels) == size:
+            break
+        if word in labels:
+            continue
+        tags = wordnet_pos(wordnet, word)
+        if tags:
+            labels[word] = tags
+    if len(labels) < size:
+        log.warning(
+            "pos stand-in: only %d words of the vocabulary are WordNet headwords (asked for %d)", len(labels), size
+        )
+    return _multi_label_frame(labels)
+
+
+def read_pos_wordnet(vectors_dir: str | os.PathLike, wordnet_dir: str | os.PathLike, size: int) -> pd.DataFrame:
+    """POS stand-in built from a fetched word-vector source and WordNet (see :func:`pos_standin`)."""
+    path, wordnet = word_vectors_file(vectors_dir), open_wordnet(wordnet_dir)
+    # Most frequent words are mostly WordNet headwords: read a prefix of the file first, and the
+    # whole vocabulary only when the prefix falls short.
+    vectors = load_word_vectors(path, limit=4 * size)
+    table = pos_standin(vectors.index_to_key, wordnet, size)
+    if len(table) < size and len(vectors) == 4 * size:
+        table = pos_standin(load_word_vectors(path).index_to_key, wordnet, size)
+    log.warning(
+        "pos: using the WordNet stand-in (config pos_source: wordnet), NOT CoDWoE: %d most frequent "
+        "WordNet headwords of %s",
+        len(table),
+        vectors_dir,
+    )
+    return table
+
+
+# ---------------------------------------------------------------------------------------------
+# GLUE training splits (appendix A)
+
+
+@dataclass(frozen=True)
+class GlueFormat:
+    """Columns of a GLUE task's train.tsv: by header name, or by position when there is no header."""
+
+    text: str | int
+    label: str | int
+    text_pair: str | int | None = None
+    header: bool = True
+    width: int | None = None  # number of fields in a header-less row
+
+
+GLUE_FORMATS: dict[str, GlueFormat] = {
+    # CoLA: source, label, original annotation, sentence; no header.
+    "cola": GlueFormat(text=3, label=1, header=False, width=4),
+    "sst2": GlueFormat(text="sentence", label="label"),
+    "mrpc": GlueFormat(text="#1 String", text_pair="#2 String", label="Quality"),
+    "qqp": GlueFormat(text="question1", text_pair="question2", label="is_duplicate"),
+    "mnli": GlueFormat(text="sentence1", text_pair="sentence2", label="gold_label"),
+    "qnli": GlueFormat(text="question", text_pair="sentence", label="label"),
+    "rte": GlueFormat(text="sentence1", text_pair="sentence2", label="label"),
+    "wnli": GlueFormat(text="sentence1", text_pair="sentence2", label="label"),
+}
+GLUE_TASKS = tuple(GLUE_FORMATS)
+
+
+def read_glue(task: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
+    """A GLUE task's training split from its train.tsv (tab-separated, no quoting).
+
+    Items without a label are dropped. Labels are kept as the strings in the file.
+    """
+    if task not in GLUE_FORMATS:
+        raise ValueError(f"unknown GLUE task {task!r}; expected one of {GLUE_TASKS}")
+    spec = GLUE_FORMATS[task]
+    path = _raw_file(raw_dir, "train.tsv")
+    lines = _read_utf8_lines(path)
+    if spec.header:
+        if not lines:
+            raise ValueError(f"{path} is empty; expected a header line")
+        header = lines[0].split("\t")
+        width = len(header)
+        try:
+            index = {key: header.index(key) for key in (spec.text, spec.text_pair, spec.label) if key is not None}
+        except ValueError as exc:
+            raise ValueError(
+                f"{path}, line 1: header {header} lacks a column ({exc}); is this the {task} train.tsv?"
+            ) from exc
+        body, first = lines[1:], 2
+    else:
+        width = spec.width
+        index = {key: key for key in (spec.text, spec.text_pair, spec.label) if key is not None}
+        body, first = lines, 1
+    rows, unlabelled = [], 0
+    for lineno, line in enumerate(body, first):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) != width:
+            raise ValueError(f"{path}, line {lineno}: expected {width} tab-separated fields, found {len(fields)}")
+        label = fields[index[spec.label]].strip()
+        if label in {"", "-"}:
+            unlabelled += 1
+            continue
+        row = [fields[index[spec.text]].strip()]
+        if spec.text_pair is not None:
+            row.append(fields[index[spec.text_pair]].strip())
+        rows.append((*row, label))
+    if unlabelled:
+        log.info("%s: dropped %d items without a label", task, unlabelled)
+    columns = ["text", "text_pair", "label"] if spec.text_pair is not None else ["text", "label"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+# ---------------------------------------------------------------------------------------------
+# The table driving the workflow
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """How to build one data set: the source roles it needs and the reader over their raw folders.
+
+    ``sources`` maps a role (the reader's argument) to a source name, or to a function of the
+    config giving it (the word-vector source follows the encoder config).
+    """
+
+    sources: Callable[[Mapping[str, Any]], dict[str, str]]
+    reader: Callable[..., pd.DataFrame]
+    options: Callable[[Mapping[str, Any]], dict[str, Any]] = field(default=lambda config: {})
+    description: str = ""
+
+
+def word_vector_source(config: Mapping[str, Any]) -> str:
+    """The source of the word vectors used with the POS data (its setup's encoder, else the first word-vector encoder)."""
+    encoders = config.get("encoders", {})
+    setup = config.get("main", {}).get("setups", {}).get("pos", {})
+    candidates = [setup.get("encoder")] + list(encoders)
+    for name in candidates:
+        if name in encoders and encoders[name].get("kind") == "word-vectors":
+            return encoders[name]["source"]
+    raise ValueError("pos_source 'wordnet' needs a word-vector encoder in config 'encoders' (kind: word-vectors)")
+
+
+def _pos_sources(config: Mapping[str, Any]) -> dict[str, str]:
+    if config.get("pos_source", "codwoe") == "wordnet":
+        return {"vectors_dir": word_vector_source(config), "wordnet_dir": "wordnet"}
+    return {"raw_dir": "codwoe"}
+
+
+def _pos_reader(
+    raw_dir=None, vectors_dir=None, wordnet_dir=None, *, pos_source: str, pos_standin_size: int = 0
+):  # noqa: ANN001
+    if pos_source == "wordnet":
+        return read_pos_wordnet(vectors_dir, wordnet_dir, pos_standin_size)
+    if pos_source == "codwoe":
+        return read_pos_codwoe(raw_dir)
+    raise ValueError(f"pos_source must be 'codwoe' or 'wordnet', found {pos_source!r}")
+
+
+def _pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
+    source = config.get("pos_source", "codwoe")
+    options: dict[str, Any] = {"pos_source": source}
+    if source == "wordnet":
+        # Only the stand-in depends on its size: with codwoe a changed size triggers no re-run.
+        options["pos_standin_size"] = int(config.get("pos_standin_size", 11462))
+    return options
+
+
+DATASETS: dict[str, DatasetSpec] = {
+    "polarity": DatasetSpec(
+        lambda c: {"raw_dir": "polarity"}, read_polarity, description="Pang & Lee sentence polarity v1.0"
+    ),
+    "snli": DatasetSpec(
+        lambda c: {"raw_dir": "snli"}, read_snli, description="SNLI 1.0 validation, gold-labelled pairs"
+    ),
+    "supersense": DatasetSpec(
+        lambda c: {"words_dir": "supersense_words", "wordnet_dir": "wordnet"},
+        read_supersense,
+        description="Tikhonov et al. (2023) words with WordNet noun supersenses (multi-label)",
+    ),
+    "pos": DatasetSpec(
+        _pos_sources, _pos_reader, _pos_options, description="CoDWoE English words with their POS (multi-label)"
+    ),
+    **{
+        task: DatasetSpec(
+            (lambda t: lambda c: {"raw_dir": f"glue_{t}"})(task),
+            (lambda t: lambda raw_dir: read_glue(t, raw_dir))(task),
+            description=f"GLUE {task} training split",
+        )
+        for task in GLUE_TASKS
+    },
+}
+
+
+def _spec(dataset: str) -> DatasetSpec:
+    if dataset not in DATASETS:
+        raise ValueError(f"unknown data set {dataset!r}; expected one of {sorted(DATASETS)}")
+    return DATASETS[dataset]
+
+
+def dataset_sources(dataset: str, config: Mapping[str, Any]) -> dict[str, str]:
+    """Reader argument → source name, for ``dataset`` under ``config``."""
+    return _spec(dataset).sources(config)
+
+
+def required_sources(dataset: str, config: Mapping[str, Any]) -> list[str]:
+    """Names of the sources ``dataset`` is built from (keys of config ``sources``)."""
+    names = list(dict.fromkeys(dataset_sources(dataset, config).values()))
+    unknown = [n for n in names if n not in config.get("sources", {})]
+    if unknown:
+        raise ValueError(f"data set {dataset!r} needs source(s) {unknown}, which config 'sources' lacks")
+    return names
+
+
+def dataset_inputs(dataset: str, config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT) -> dict[str, str]:
+    """Snakemake inputs of ``dataset``: source name → that source's manifest.
+
+    With a mirror set, a needed source the mirror lacks fails here, while the DAG is built, with
+    a message naming the missing file (and, for GLUE, the tasks that are available).
+    """
+    names = required_sources(dataset, config)
+    check_sources_available(names, config)
+    return {name: source_outputs(name, root)[0] for name in names}
+
+
+def dataset_options(dataset: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """Config values the building of ``dataset`` depends on (besides its sources)."""
+    return _spec(dataset).options(config)
+
+
+def prepare_dataset(
+    dataset: str,
+    raw_dirs: Mapping[str, str | os.PathLike],
+    sources: Mapping[str, str],
+    options: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
+    """Build ``dataset`` from fetched sources.
+
+    ``raw_dirs`` maps source name → its raw folder; ``sources`` maps reader argument → source
+    name (from :func:`dataset_sources`); ``options`` from :func:`dataset_options`.
+    """
+    spec = _spec(dataset)
+    missing = [name for name in sources.values() if name not in raw_dirs]
+    if missing:
+        raise ValueError(f"data set {dataset!r} needs the raw folders of {missing}")
+    kwargs = {role: Path(raw_dirs[name]) for role, name in sources.items()}
+    table = spec.reader(**kwargs, **dict(options or {}))
+    validate_table(table)
+    log.info("%s: %d items, columns %s", dataset, len(table), list(table.columns))
+    return table
+
+
+def read_dataset(path: str | os.PathLike) -> pd.DataFrame:
+    """Load a prepared data set (labels lists come back as Python lists of str)."""
+    table = pd.read_parquet(path)
+    if "labels" in table.columns:
+        table["labels"] = table["labels"].map(lambda v: [str(x) for x in v])
+    return table

@@ -1,0 +1,744 @@
+"""Fetch raw sources into ``resources/raw/<source>/``: from the original URLs or from a mirror.
+
+Every source ends in the same raw layout whichever way it came, so one parser serves both:
+
+=================  ==============================================================
+kind               files in ``resources/raw/<source>/``
+=================  ==============================================================
+polarity           ``rt-polarity.pos``, ``rt-polarity.neg`` (UTF-8; the Cornell tarball is Latin-1/cp1252)
+snli               ``snli_1.0_dev.jsonl``
+wordnet            ``corpora/wordnet.zip`` (``NLTK_DATA=resources/raw/<source>`` works)
+supersense_words   ``words.txt``
+codwoe             ``en.*.json`` / ``en.*.csv`` (the English files of the release)
+word_vectors       one word2vec file (``model.bin`` from an NLPL zip, or the file as given)
+glue               ``train.tsv`` (MRPC: rebuilt from ``msr_paraphrase_train.txt`` minus the dev ids)
+=================  ==============================================================
+
+Beside them, ``manifest.json`` (the Snakemake output of the download rule) records where the
+data came from and the sha256 of every downloaded and every stored file. It is written last, so
+its presence means the folder is complete; a failure leaves neither the manifest nor half a file.
+
+Downloads stream with ``requests``; transient failures (5xx, 408, 429, timeouts, connection
+resets) are retried with exponential backoff, other 4xx fail at once. A configured sha256 pins a
+download; from a mirror, files are checked against the mirror's ``MANIFEST.tsv`` when it lists them.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import logging
+import os
+import re
+import shutil
+import tarfile
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+from urllib.parse import unquote, urlparse
+
+import requests
+from tqdm.auto import tqdm
+
+from isotropy.io import atomic_path, sha256_file, write_json
+
+log = logging.getLogger(__name__)
+
+RAW_ROOT = "resources/raw"
+MANIFEST_NAME = "manifest.json"
+MIRROR_ENV = "ISOTROPY_MIRROR"
+# Status codes worth retrying although they are 4xx: request timeout and rate limiting.
+RETRYABLE_4XX = {408, 429}
+PROGRESS_MIN_BYTES = 1 << 20  # a progress bar only for files above 1 MiB
+
+
+# GLUE task → its folder in the GLUE data layout (and in a mirror).
+GLUE_FOLDERS = {
+    "cola": "CoLA",
+    "mnli": "MNLI",
+    "mrpc": "MRPC",
+    "qnli": "QNLI",
+    "qqp": "QQP",
+    "rte": "RTE",
+    "sst2": "SST-2",
+    "wnli": "WNLI",
+}
+
+
+class DownloadError(RuntimeError):
+    """A download failed for good (client error, or retries exhausted)."""
+
+
+class ChecksumError(ValueError):
+    """A file's sha256 differs from the pinned value."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Configuration helpers used by the rules
+
+
+def resolve_mirror(config_value: str | os.PathLike | None) -> Path | None:
+    """The mirror folder to read from: ``$ISOTROPY_MIRROR`` if set (non-empty), else the config value.
+
+    Returns None for "use the original sources". A mirror that is not an existing folder is an
+    error, not a silent fallback to the network.
+    """
+    env_value = os.environ.get(MIRROR_ENV, "").strip()
+    value = env_value or (str(config_value) if config_value not in (None, "") else "")
+    if not value:
+        return None
+    path = Path(value).expanduser().resolve()
+    origin = f"environment variable {MIRROR_ENV}" if env_value else "config key 'mirror'"
+    if not path.is_dir():
+        raise FileNotFoundError(
+            f"mirror folder {path} (from {origin}) does not exist; point it at a folder laid out "
+            "like shared/mirror, or unset it to download from the original sources"
+        )
+    return path
+
+
+def source_kind(name: str, source_cfg: Mapping[str, Any] | None = None) -> str:
+    """How a source is laid out: its config ``kind`` if given, else inferred from its name."""
+    if source_cfg and source_cfg.get("kind"):
+        return str(source_cfg["kind"])
+    if name.startswith("glue_"):
+        return "glue"
+    if name in {"word2vec", "word_vectors", "glove", "fasttext"}:
+        return "word_vectors"
+    if name in LAYOUTS:
+        return name
+    raise ValueError(f"source {name!r} has no known layout; give it a 'kind' in config.yaml (one of {sorted(LAYOUTS)})")
+
+
+def source_dir(name: str, root: str | os.PathLike = RAW_ROOT) -> Path:
+    """Folder of a source's raw files."""
+    return Path(root) / name
+
+
+def source_outputs(name: str, root: str | os.PathLike = RAW_ROOT) -> list[str]:
+    """Snakemake outputs of the download of ``name``: its manifest (written last, when complete)."""
+    return [str(source_dir(name, root) / MANIFEST_NAME)]
+
+
+def source_params(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """Everything the download of ``name`` depends on (urls, sha256 pins, mirror files, kind, mirror).
+
+    Used as the rule's params, so a change of any of them re-runs the download.
+    """
+    sources = config.get("sources", {})
+    if name not in sources:
+        raise ValueError(f"source {name!r} is not in config 'sources' (known: {sorted(sources)})")
+    cfg = sources[name]
+    mirror = resolve_mirror(config.get("mirror"))
+    return {
+        "name": name,
+        "kind": source_kind(name, cfg),
+        "urls": _as_list(cfg["url"]),
+        "sha256": _aligned_pins(cfg),
+        "mirror_files": list(cfg.get("mirror") or []),
+        "mirror": str(mirror) if mirror else None,
+    }
+
+
+def missing_mirror_files(name: str, config: Mapping[str, Any], mirror: Path | None = None) -> list[str]:
+    """Mirror files of source ``name`` that the mirror lacks (empty without a mirror)."""
+    mirror = mirror if mirror is not None else resolve_mirror(config.get("mirror"))
+    if mirror is None:
+        return []
+    files = config["sources"][name].get("mirror") or []
+    if not files:
+        return [f"(no mirror files configured for source {name!r})"]
+    return [rel for rel in files if not (mirror / rel).is_file()]
+
+
+def available_glue_tasks(config: Mapping[str, Any], mirror: Path | None = None) -> list[str]:
+    """GLUE tasks whose source is fully present in the mirror (all of them without a mirror)."""
+    mirror = mirror if mirror is not None else resolve_mirror(config.get("mirror"))
+    tasks = [n.removeprefix("glue_") for n in config["sources"] if n.startswith("glue_")]
+    return sorted(t for t in tasks if not missing_mirror_files(f"glue_{t}", config, mirror))
+
+
+def check_sources_available(names: Sequence[str], config: Mapping[str, Any]) -> None:
+    """Fail early (at DAG construction) when a needed source's files are absent from the mirror."""
+    mirror = resolve_mirror(config.get("mirror"))
+    if mirror is None:
+        return
+    problems = []
+    for name in names:
+        missing = missing_mirror_files(name, config, mirror)
+        if missing:
+            problems.append(_unavailable_message(name, missing, mirror, config))
+    if problems:
+        raise FileNotFoundError("\n".join(problems))
+
+
+def _unavailable_message(name: str, missing: Sequence[str], mirror: Path, config: Mapping[str, Any]) -> str:
+    message = f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}"
+    if name.startswith("glue_"):
+        available = available_glue_tasks(config, mirror)
+        message += (
+            f"; GLUE tasks available in this mirror: {', '.join(available) or 'none'} "
+            "(list only those in config 'glue.tasks', or download from the original sources)"
+        )
+    return message
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _aligned_pins(cfg: Mapping[str, Any]) -> list[str | None]:
+    urls = _as_list(cfg["url"])
+    pins = _as_list(cfg.get("sha256"))
+    if len(pins) > len(urls):
+        raise ValueError(f"{len(pins)} sha256 values given for {len(urls)} urls")
+    return pins + [None] * (len(urls) - len(pins))
+
+
+# ---------------------------------------------------------------------------------------------
+# Downloading one file
+
+
+def download_file(
+    url: str,
+    dest: str | os.PathLike,
+    sha256: str | None = None,
+    *,
+    retries: int = 5,
+    backoff: float = 2.0,
+    timeout: float = 60.0,
+    session: requests.Session | None = None,
+    chunk_size: int = 1 << 20,
+) -> str:
+    """Stream ``url`` to ``dest`` atomically and return the file's sha256.
+
+    Transient failures (HTTP 5xx, 408, 429, timeouts, connection errors, a stream cut short) are
+    retried ``retries`` times, waiting ``backoff * 2**attempt`` seconds; another 4xx fails at once.
+    A ``sha256`` pin that does not match raises :class:`ChecksumError`; ``dest`` is then not
+    created (the partial file is removed). ``file://`` URLs are copied with the same checks.
+    """
+    dest = Path(dest)
+    parsed = urlparse(url)
+    if parsed.scheme == "file":
+        return _copy_local(Path(unquote(parsed.path)), dest, sha256, url)
+    if parsed.scheme not in {"http", "https"}:
+        raise ValueError(f"unsupported URL scheme in {url!r}; expected http(s):// or file://")
+
+    own_session = session is None
+    session = session or requests.Session()
+    try:
+        for attempt in range(retries + 1):
+            try:
+                return _stream_once(session, url, dest, sha256, timeout, chunk_size)
+            except _Transient as exc:
+                if attempt == retries:
+                    raise DownloadError(
+                        f"download of {url} failed after {retries + 1} attempts: {exc}; "
+                        "check the network or try again later"
+                    ) from exc
+                wait = backoff * 2**attempt
+                log.warning("transient failure for %s (%s); retry %d/%d in %.1fs", url, exc, attempt + 1, retries, wait)
+                time.sleep(wait)
+    finally:
+        if own_session:
+            session.close()
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+class _Transient(Exception):
+    """Internal: a failure worth retrying."""
+
+
+def _stream_once(
+    session: requests.Session, url: str, dest: Path, sha256: str | None, timeout: float, chunk_size: int
+) -> str:
+    try:
+        response = session.get(url, stream=True, timeout=timeout)
+    except (requests.Timeout, requests.ConnectionError) as exc:
+        raise _Transient(f"{type(exc).__name__}: {exc}") from exc
+    with response:
+        status = response.status_code
+        if status >= 500 or status in RETRYABLE_4XX:
+            raise _Transient(f"HTTP {status} {response.reason}")
+        if status >= 400:
+            raise DownloadError(
+                f"download of {url} failed with HTTP {status} {response.reason}; "
+                "the URL is wrong or the file was moved: fix 'sources' in config.yaml or use a mirror"
+            )
+        total = int(response.headers.get("Content-Length") or 0) or None
+        digest = hashlib.sha256()
+        received = 0
+        with (
+            atomic_path(dest) as tmp,
+            open(tmp, "wb") as handle,
+            tqdm(
+                total=total,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1024,
+                desc=dest.name,
+                disable=total is not None and total < PROGRESS_MIN_BYTES,
+                leave=False,
+            ) as bar,
+        ):
+            try:
+                for chunk in response.iter_content(chunk_size=chunk_size):
+                    handle.write(chunk)
+                    digest.update(chunk)
+                    received += len(chunk)
+                    bar.update(len(chunk))
+            except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
+                raise _Transient(f"stream interrupted after {received} bytes: {exc}") from exc
+            if total is not None and received != total:
+                raise _Transient(f"received {received} bytes, expected {total}")
+            handle.flush()
+            _check_digest(digest.hexdigest(), sha256, url)
+    return digest.hexdigest()
+
+
+def _copy_local(src: Path, dest: Path, sha256: str | None, label: str) -> str:
+    if not src.is_file():
+        raise DownloadError(f"{label}: local file {src} does not exist")
+    digest = hashlib.sha256()
+    with atomic_path(dest) as tmp, open(src, "rb") as reader, open(tmp, "wb") as writer:
+        for chunk in iter(lambda: reader.read(1 << 20), b""):
+            writer.write(chunk)
+            digest.update(chunk)
+        writer.flush()
+        _check_digest(digest.hexdigest(), sha256, label)
+    return digest.hexdigest()
+
+
+def _check_digest(actual: str, expected: str | None, label: str) -> None:
+    if expected is not None and actual != expected.lower():
+        raise ChecksumError(
+            f"sha256 mismatch for {label}: expected {expected}, got {actual}; the file changed upstream "
+            "or was corrupted in transit (nothing was kept); update the pin in config.yaml only if the "
+            "new file is known to be right"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Layouts: turning what was fetched into the raw files
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """One fetched input: ``name`` is the URL's file name or the mirror-relative path."""
+
+    name: str
+    path: Path
+
+
+Normaliser = Callable[[list[Fetched], str, Path], list[str]]
+LAYOUTS: dict[str, Normaliser] = {}
+
+
+def _layout(kind: str) -> Callable[[Normaliser], Normaliser]:
+    def register(func: Normaliser) -> Normaliser:
+        LAYOUTS[kind] = func
+        return func
+
+    return register
+
+
+def _is_archive(path: Path) -> bool:
+    return zipfile.is_zipfile(path) or tarfile.is_tarfile(path)
+
+
+def _archive_members(path: Path) -> Iterator[tuple[str, Callable[[], Any]]]:
+    """(member name, opener) for the regular files of a zip or tar archive, skipping macOS debris."""
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                if not info.is_dir() and not _is_debris(info.filename):
+                    yield info.filename, (lambda info=info: archive.open(info))
+    elif tarfile.is_tarfile(path):
+        with tarfile.open(path) as archive:
+            for member in archive.getmembers():
+                if member.isfile() and not _is_debris(member.name):
+                    yield member.name, (lambda member=member: archive.extractfile(member))
+    else:
+        raise ValueError(f"{path} is neither a zip nor a tar archive")
+
+
+def _is_debris(name: str) -> bool:
+    return "__MACOSX" in name or Path(name).name.startswith("._")
+
+
+def _extract(path: Path, label: str, wanted: Callable[[str], bool], staging: Path) -> list[str]:
+    """Copy the archive members for which ``wanted(member)`` into ``staging`` (by base name); error if none."""
+    written = []
+    for member, opener in _archive_members(path):
+        if wanted(member):
+            target = Path(member).name
+            with opener() as reader, open(staging / target, "wb") as writer:
+                shutil.copyfileobj(reader, writer, 1 << 20)
+            written.append(target)
+    if not written:
+        raise ValueError(f"archive {label} holds none of the expected files; its layout changed or the URL is wrong")
+    return written
+
+
+def _copy_into(item: Fetched, staging: Path, target: str) -> str:
+    (staging / target).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(item.path, staging / target)
+    return target
+
+
+def decode_text(data: bytes, encoding: str, label: str) -> str:
+    """Decode ``data`` strictly; a bad byte is reported with the file and line it sits on."""
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ValueError(
+            f"{label}, line {line}: byte {data[exc.start:exc.start + 1]!r} is not valid {encoding}; "
+            f"the file must be {encoding}-encoded"
+        ) from exc
+
+
+POLARITY_FILES = ("rt-polarity.pos", "rt-polarity.neg")
+# The Cornell tarball is documented as Latin-1 but its punctuation bytes (0x85 …, 0x91 ‘, 0x96 –,
+# 0x97 —) are Windows-1252, a superset of Latin-1's printable range: decoding as ISO-8859-1 would
+# turn them into C1 control characters. The mirror holds UTF-8 copies with exactly those
+# characters. Normalised to UTF-8 here, once.
+POLARITY_ENCODING = {"url": "cp1252", "mirror": "utf-8"}
+
+
+@_layout("polarity")
+def _polarity(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+    encoding = POLARITY_ENCODING[origin]
+    texts: dict[str, tuple[bytes, str]] = {}
+    for item in items:
+        if _is_archive(item.path):
+            for member, opener in _archive_members(item.path):
+                if Path(member).name in POLARITY_FILES:
+                    with opener() as reader:
+                        texts[Path(member).name] = (reader.read(), f"{item.name}:{member}")
+        elif Path(item.name).name in POLARITY_FILES:
+            texts[Path(item.name).name] = (item.path.read_bytes(), item.name)
+    missing = [name for name in POLARITY_FILES if name not in texts]
+    if missing:
+        raise ValueError(f"polarity source lacks {', '.join(missing)} (got {[i.name for i in items]})")
+    for name, (data, label) in texts.items():
+        (staging / name).write_text(decode_text(data, encoding, label), encoding="utf-8")
+    return list(POLARITY_FILES)
+
+
+def _single_file_layout(kind: str, filename: str) -> None:
+    """A layout whose raw form is one named file, either plain or inside an archive."""
+
+    def normalise(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+        for item in items:
+            if Path(item.name).name == filename:
+                return [_copy_into(item, staging, filename)]
+        for item in items:
+            if _is_archive(item.path):
+                return _extract(item.path, item.name, lambda m: Path(m).name == filename, staging)[:1]
+        raise ValueError(f"{kind} source: none of {[i.name for i in items]} is or holds {filename}")
+
+    LAYOUTS[kind] = normalise
+
+
+_single_file_layout("snli", "snli_1.0_dev.jsonl")
+_single_file_layout("supersense_words", "words.txt")
+
+
+@_layout("wordnet")
+def _wordnet(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+    if len(items) != 1:
+        raise ValueError(f"wordnet source expects one file (nltk's wordnet.zip), got {[i.name for i in items]}")
+    item = items[0]
+    if not zipfile.is_zipfile(item.path):
+        raise ValueError(f"{item.name} is not a zip archive; expected nltk's corpora/wordnet.zip")
+    with zipfile.ZipFile(item.path) as archive:
+        names = set(archive.namelist())
+    needed = {"wordnet/index.noun", "wordnet/data.noun", "wordnet/lexnames"}
+    if not needed <= names:
+        raise ValueError(f"{item.name} lacks {sorted(needed - names)}; expected nltk's WordNet 3.0 layout")
+    (staging / "corpora").mkdir(exist_ok=True)
+    return [_copy_into(item, staging, "corpora/wordnet.zip")]
+
+
+CODWOE_MEMBER = re.compile(r"^en\.[^/]*\.(json|csv)$")
+
+
+@_layout("codwoe")
+def _codwoe(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+    written: list[str] = []
+    for item in items:
+        if _is_archive(item.path):
+            written += _extract(item.path, item.name, lambda m: bool(CODWOE_MEMBER.match(Path(m).name)), staging)
+        else:
+            written.append(_copy_into(item, staging, Path(item.name).name))
+    return sorted(set(written))
+
+
+WORD_VECTOR_SUFFIXES = (".bin", ".txt", ".vec", ".bin.gz", ".txt.gz", ".vec.gz")
+
+
+@_layout("word_vectors")
+def _word_vectors(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+    if len(items) != 1:
+        raise ValueError(f"word-vector source expects one file, got {[i.name for i in items]}")
+    item = items[0]
+    name = Path(item.name).name
+    if name.endswith(WORD_VECTOR_SUFFIXES) or not zipfile.is_zipfile(item.path):
+        return [_copy_into(item, staging, name)]
+    # An NLPL repository zip: the word2vec binary is model.bin (meta.json etc. beside it).
+    with zipfile.ZipFile(item.path) as archive:
+        members = [m for m in archive.namelist() if not _is_debris(m)]
+    chosen = [m for m in members if Path(m).name == "model.bin"] or [
+        m for m in members if Path(m).name.endswith(WORD_VECTOR_SUFFIXES)
+    ]
+    if len(chosen) != 1:
+        raise ValueError(f"{item.name}: expected one model.bin or word2vec file inside, found {chosen or members}")
+    return _extract(item.path, item.name, lambda m: m == chosen[0], staging)
+
+
+@_layout("glue")
+def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+    names = {Path(item.name).name: item for item in items}
+    if "msr_paraphrase_train.txt" in names:
+        if "mrpc_dev_ids.tsv" not in names:
+            raise ValueError("MRPC needs both msr_paraphrase_train.txt and mrpc_dev_ids.tsv")
+        build_mrpc_train(names["msr_paraphrase_train.txt"].path, names["mrpc_dev_ids.tsv"].path, staging / "train.tsv")
+        return ["train.tsv"]
+    if "train.tsv" in names:
+        return [_copy_into(names["train.tsv"], staging, "train.tsv")]
+    for item in items:
+        if _is_archive(item.path):
+            # GLUE task zips hold <Task>/{train,dev,test}.tsv.
+            return _extract(item.path, item.name, lambda m: Path(m).name == "train.tsv", staging)[:1]
+    raise ValueError(f"GLUE source: none of {[i.name for i in items]} is or holds train.tsv")
+
+
+def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> int:
+    """Rebuild GLUE's MRPC train.tsv: Microsoft's training pairs minus GLUE's dev ids.
+
+    This is what GLUE's own download script does (MRPC's original is a Windows installer, so GLUE
+    ships only the dev ids and takes the pairs from SentEval's copy of msr_paraphrase_train.txt).
+    Returns the number of training rows written.
+    """
+    dev = set()
+    for lineno, line in enumerate(decode_text(dev_ids.read_bytes(), "utf-8-sig", str(dev_ids)).splitlines(), 1):
+        if line.strip():
+            fields = line.strip().split("\t")
+            if len(fields) != 2:
+                raise ValueError(f"{dev_ids}, line {lineno}: expected 2 tab-separated ids, found {len(fields)} fields")
+            dev.add(tuple(fields))
+    lines = decode_text(msr_train.read_bytes(), "utf-8-sig", str(msr_train)).splitlines()
+    if not lines:
+        raise ValueError(f"{msr_train} is empty")
+    rows = [lines[0].strip()]
+    for lineno, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        fields = line.rstrip("\r\n").split("\t")
+        if len(fields) != 5:
+            raise ValueError(f"{msr_train}, line {lineno}: expected 5 tab-separated fields, found {len(fields)}")
+        if (fields[1], fields[2]) not in dev:
+            rows.append("\t".join(fields))
+    dest.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return len(rows) - 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Fetching a whole source
+
+
+def read_mirror_manifest(mirror: Path) -> dict[str, str]:
+    """path → sha256 from the mirror's MANIFEST.tsv (empty if it has none)."""
+    manifest = mirror / "MANIFEST.tsv"
+    if not manifest.is_file():
+        return {}
+    with open(manifest, newline="", encoding="utf-8") as handle:
+        return {row["path"]: row["sha256"] for row in csv.DictReader(handle, delimiter="\t") if row.get("path")}
+
+
+def fetch_source(
+    name: str,
+    params: Mapping[str, Any],
+    raw_dir: str | os.PathLike,
+    *,
+    retries: int = 5,
+    backoff: float = 2.0,
+    timeout: float = 60.0,
+) -> dict[str, Any]:
+    """Fetch source ``name`` (``params`` as made by :func:`source_params`) into ``raw_dir``.
+
+    Returns the manifest, also written to ``raw_dir/manifest.json`` once every file is in place.
+    On failure nothing new is left in ``raw_dir``.
+    """
+    raw_dir = Path(raw_dir)
+    kind = params["kind"]
+    if kind not in LAYOUTS:
+        raise ValueError(f"source {name!r} has unknown kind {kind!r}; expected one of {sorted(LAYOUTS)}")
+    mirror = Path(params["mirror"]) if params.get("mirror") else None
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=raw_dir))
+    try:
+        fetched_dir, staging = work / "fetched", work / "staging"
+        fetched_dir.mkdir()
+        staging.mkdir()
+        if mirror is not None:
+            origin = "mirror"
+            items, inputs = _from_mirror(name, params, mirror, fetched_dir)
+        else:
+            origin = "url"
+            items, inputs = _from_urls(params, fetched_dir, retries=retries, backoff=backoff, timeout=timeout)
+        files = LAYOUTS[kind](items, origin, staging)
+        records = [
+            {"path": rel, "bytes": (staging / rel).stat().st_size, "sha256": sha256_file(staging / rel)}
+            for rel in files
+        ]
+        _replace_contents(raw_dir, staging, files, keep=work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    manifest = {
+        "source": name,
+        "kind": kind,
+        "origin": origin,
+        "mirror": str(mirror) if mirror else None,
+        "inputs": inputs,
+        "files": records,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    write_json(raw_dir / MANIFEST_NAME, manifest)
+    log.info("source %s: %d file(s) from %s in %s", name, len(records), origin, raw_dir)
+    return manifest
+
+
+def _from_mirror(
+    name: str, params: Mapping[str, Any], mirror: Path, fetched_dir: Path
+) -> tuple[list[Fetched], list[dict]]:
+    rels = params.get("mirror_files") or []
+    if not rels:
+        raise FileNotFoundError(f"source {name!r} lists no mirror files in config 'sources.{name}.mirror'")
+    missing = [rel for rel in rels if not (mirror / rel).is_file()]
+    if missing:
+        message = f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}"
+        if name.startswith("glue_"):
+            available = sorted(
+                task for task, folder in GLUE_FOLDERS.items() if (mirror / "glue" / folder / "train.tsv").is_file()
+            )
+            message += (
+                f"; GLUE tasks available in this mirror: {', '.join(available) or 'none'} "
+                "(list only those in config 'glue.tasks', or download from the original sources)"
+            )
+        raise FileNotFoundError(message)
+    pins = read_mirror_manifest(mirror)
+    items, inputs = [], []
+    for rel in rels:
+        # Copy first, then hash the copy: what is checked is exactly what is parsed.
+        local = fetched_dir / Path(rel).name
+        digest = _copy_local(mirror / rel, local, pins.get(rel), f"mirror file {mirror / rel} (MANIFEST.tsv)")
+        items.append(Fetched(rel, local))
+        inputs.append({"mirror_path": rel, "sha256": digest, "pinned": rel in pins})
+    return items, inputs
+
+
+def _from_urls(params: Mapping[str, Any], fetched_dir: Path, **kwargs: Any) -> tuple[list[Fetched], list[dict]]:
+    items, inputs = [], []
+    with requests.Session() as session:
+        for url, pin in zip(params["urls"], params["sha256"]):
+            filename = Path(unquote(urlparse(url).path)).name or "download"
+            local = fetched_dir / filename
+            log.info("downloading %s", url)
+            digest = download_file(url, local, pin, session=session, **kwargs)
+            if pin is None:
+                log.info("%s: sha256 %s (not pinned; add it to config.yaml to pin)", filename, digest)
+            items.append(Fetched(filename, local))
+            inputs.append({"url": url, "sha256": digest, "pinned": pin is not None})
+    return items, inputs
+
+
+def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:
+    """Swap the staged files into ``raw_dir``, removing what an earlier fetch left there."""
+    for entry in raw_dir.iterdir():
+        if entry == keep:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    for rel in files:
+        target = raw_dir / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / rel, target)
+
+
+def read_source_manifest(raw_dir: str | os.PathLike) -> dict[str, Any]:
+    """The manifest of a fetched source; an error if the folder was never (fully) fetched."""
+    import json
+
+    path = Path(raw_dir) / MANIFEST_NAME
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: source folder {raw_dir} was not fetched (run its download rule)")
+    return json.loads(path.read_text())
+
+
+def source_files(raw_dir: str | os.PathLike) -> list[Path]:
+    """The raw files of a fetched source, as listed in its manifest."""
+    raw_dir = Path(raw_dir)
+    return [raw_dir / record["path"] for record in read_source_manifest(raw_dir)["files"]]
+
+
+# ---------------------------------------------------------------------------------------------
+# Word vectors
+
+
+def word_vectors_file(raw_dir: str | os.PathLike) -> Path:
+    """The one word2vec file of a fetched word-vector source."""
+    files = source_files(raw_dir)
+    if len(files) != 1:
+        raise ValueError(f"word-vector source {raw_dir} should hold one file, its manifest lists {files}")
+    return files[0]
+
+
+def is_word2vec_binary(path: str | os.PathLike) -> bool:
+    """Whether a word2vec file is binary, judged from its first vector record.
+
+    The header (``<count> <dim>``) is text in both formats. In the text format the next line is a
+    word followed by ``dim`` decimal numbers; in the binary format it is a word followed by raw
+    float32 bytes, which never parse as ``dim`` numbers.
+    """
+    import gzip
+
+    path = Path(path)
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        header = handle.readline()
+        first = handle.readline(1 << 20)
+    fields = header.split()
+    if len(fields) != 2 or not all(f.isdigit() for f in fields):
+        raise ValueError(f"{path}, line 1: expected a word2vec header '<count> <dim>', found {header[:80]!r}")
+    dim = int(fields[1])
+    parts = first.split()
+    if len(parts) == dim + 1:
+        try:
+            [float(x) for x in parts[-dim:]]
+            return False
+        except ValueError:
+            pass
+    return True
+
+
+def load_word_vectors(path: str | os.PathLike, limit: int | None = None):
+    """Load a word2vec file (text or binary, optionally gzipped) as gensim ``KeyedVectors``.
+
+    Binary or text is detected from the file itself; ``limit`` keeps the first (most frequent)
+    ``limit`` words.
+    """
+    from gensim.models import KeyedVectors
+
+    binary = is_word2vec_binary(path)
+    log.info("loading word vectors from %s (%s)", path, "binary" if binary else "text")
+    return KeyedVectors.load_word2vec_format(str(path), binary=binary, limit=limit, unicode_errors="replace")

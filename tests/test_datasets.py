@@ -1,0 +1,297 @@
+"""Readers on the mirror's real files, the POS stand-in, malformed input, and the rules' dry run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from isotropy import datasets, download
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+MIRROR_SOURCES = [
+    "polarity",
+    "snli",
+    "wordnet",
+    "supersense_words",
+    "codwoe",
+    "word2vec",
+    "glue_cola",
+    "glue_mrpc",
+    "glue_rte",
+    "glue_sst2",
+    "glue_wnli",
+]
+
+
+@pytest.fixture(scope="module")
+def config() -> dict:
+    return yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
+
+
+@pytest.fixture(scope="module")
+def raw_dirs(mirror_root, config, tmp_path_factory) -> dict[str, Path]:
+    """Every source the mirror has, fetched once into resources/raw/<source>/ of a temp folder."""
+    root = tmp_path_factory.mktemp("raw")
+    for name in MIRROR_SOURCES:
+        params = download.source_params(name, {**config, "mirror": None})
+        params["mirror"] = str(mirror_root)
+        download.fetch_source(name, params, root / name)
+    return {name: root / name for name in MIRROR_SOURCES}
+
+
+@pytest.fixture(scope="module")
+def wordnet(raw_dirs):
+    return datasets.open_wordnet(raw_dirs["wordnet"])
+
+
+def prepare(name: str, raw_dirs, config) -> pd.DataFrame:
+    return datasets.prepare_dataset(
+        name, raw_dirs, datasets.dataset_sources(name, config), datasets.dataset_options(name, config)
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Real counts on the mirror
+
+
+def test_polarity_counts(raw_dirs, config):
+    table = prepare("polarity", raw_dirs, config)
+    assert len(table) == 10_662
+    assert table["label"].value_counts().to_dict() == {"positive": 5331, "negative": 5331}
+    assert list(table.columns) == ["text", "label"]
+    assert table["text"].str.contains("—").any()  # cp1252 punctuation survived as Unicode
+
+
+def test_snli_counts(raw_dirs, config):
+    table = prepare("snli", raw_dirs, config)
+    assert len(table) == 9_842
+    assert list(table.columns) == ["text", "text_pair", "label"]
+    assert set(table["label"]) == {"entailment", "neutral", "contradiction"}
+    # One premise is shared by several pairs: the embedding table later holds it once.
+    assert table["text"].nunique() < len(table)
+
+
+@pytest.mark.parametrize(
+    ("task", "count", "pair"),
+    [("cola", 8_551, False), ("mrpc", 3_668, True), ("rte", 2_490, True), ("sst2", 67_349, False), ("wnli", 635, True)],
+)
+def test_glue_counts(raw_dirs, config, task, count, pair):
+    table = prepare(task, raw_dirs, config)
+    assert len(table) == count
+    assert list(table.columns) == (["text", "text_pair", "label"] if pair else ["text", "label"])
+    assert table["label"].map(type).eq(str).all()
+    expected_labels = {"rte": {"entailment", "not_entailment"}}.get(task, {"0", "1"})
+    assert set(table["label"]) == expected_labels
+    assert (table["text"] != "").all()
+
+
+def test_glue_cross_check_with_pandas(raw_dirs):
+    """An independent parse (pandas, no quoting) of RTE's train.tsv gives the same table."""
+    import csv
+
+    reference = pd.read_csv(raw_dirs["glue_rte"] / "train.tsv", sep="\t", quoting=csv.QUOTE_NONE, dtype=str)
+    table = datasets.read_glue("rte", raw_dirs["glue_rte"])
+    assert table["text"].tolist() == reference["sentence1"].str.strip().tolist()
+    assert table["text_pair"].tolist() == reference["sentence2"].str.strip().tolist()
+    assert table["label"].tolist() == reference["label"].tolist()
+
+
+def test_supersense(raw_dirs, config, wordnet):
+    table = prepare("supersense", raw_dirs, config)
+    words = (raw_dirs["supersense_words"] / "words.txt").read_text().split()
+    # Most of the 12,067 words are nouns in WordNet (10,650 measured); a word without a noun synset is dropped.
+    assert 9_000 <= len(table) <= len(words)
+    assert table["text"].is_unique
+    labels = dict(zip(table["text"], table["labels"]))
+    assert "noun.animal" in labels["dog"]
+    assert labels["abandonment"] == ["noun.act"]
+    classes = {label for row in table["labels"] for label in row}
+    assert len(classes) == 26 and all(label.startswith("noun.") for label in classes)
+    # Dropped words really have no noun synset, kept ones do.
+    dropped = [w for w in words if w not in labels][:20]
+    assert dropped and all(not wordnet.synsets(w, pos="n") for w in dropped)
+
+
+def test_pos_codwoe_trial_file(raw_dirs, config):
+    table = prepare("pos", raw_dirs, config)
+    items = json.loads((raw_dirs["codwoe"] / "en.trial.complete.json").read_text())
+    assert len(items) == 200
+    expected = defaultdict(set)
+    for item in items:
+        expected[item["word"]].add(item["pos"])
+    assert len(table) == len(expected) == 198  # two words have two glosses each
+    assert dict(zip(table["text"], map(set, table["labels"]))) == expected
+    assert dict(zip(table["text"], table["labels"]))["beautiful"] == ["adjective"]
+
+
+def test_pos_standin_small_vocabulary(wordnet):
+    vocabulary = ["the", ",", "dog", "said", "xyzzyq", "quickly", "dog", "happy", "run"]
+    table = datasets.pos_standin(vocabulary, wordnet, size=4)
+    # "the", "," and "xyzzyq" are no WordNet headwords; "said" is a satellite adjective only.
+    assert table["text"].tolist() == ["dog", "said", "quickly", "happy"]
+    assert table["labels"].tolist() == [["noun", "verb"], ["adjective"], ["adverb"], ["adjective"]]
+    assert len(datasets.pos_standin(vocabulary, wordnet, size=100)) == 5  # more than exist: all, once each
+
+
+def test_pos_standin_from_mirror_vectors(raw_dirs, config):
+    config = {**config, "pos_source": "wordnet", "pos_standin_size": 300}
+    assert datasets.required_sources("pos", config) == ["word2vec", "wordnet"]
+    assert datasets.dataset_options("pos", config) == {"pos_source": "wordnet", "pos_standin_size": 300}
+    table = prepare("pos", raw_dirs, config)
+    assert len(table) == 300
+    assert table["text"].iloc[0] == "in"  # GloVe's first words are "the , . of to and in"
+    assert {tag for row in table["labels"] for tag in row} == {"noun", "verb", "adjective", "adverb"}
+
+
+# ---------------------------------------------------------------------------------------------
+# The table driving the rules
+
+
+def test_required_sources(config):
+    assert datasets.required_sources("polarity", config) == ["polarity"]
+    assert datasets.required_sources("supersense", config) == ["supersense_words", "wordnet"]
+    assert datasets.required_sources("pos", config) == ["codwoe"]
+    assert datasets.dataset_options("pos", config) == {"pos_source": "codwoe"}
+    assert datasets.dataset_options("snli", config) == {}
+    for task in datasets.GLUE_TASKS:
+        assert datasets.required_sources(task, config) == [f"glue_{task}"]
+    with pytest.raises(ValueError, match="unknown data set"):
+        datasets.required_sources("nope", config)
+
+
+def test_dataset_inputs_fail_early_for_missing_mirror_task(config, mirror_root, monkeypatch):
+    monkeypatch.setenv(download.MIRROR_ENV, str(mirror_root))
+    assert datasets.dataset_inputs("cola", config) == {"glue_cola": "resources/raw/glue_cola/manifest.json"}
+    with pytest.raises(
+        FileNotFoundError, match=r"glue/MNLI/train.tsv.*available in this mirror: cola, mrpc, rte, sst2, wnli"
+    ):
+        datasets.dataset_inputs("mnli", config)
+
+
+def test_write_and_read_roundtrip(tmp_path):
+    table = pd.DataFrame({"text": ["dog", "run"], "labels": [["noun", "verb"], ["verb"]]})
+    datasets.write_dataset(table, tmp_path / "data" / "x.parquet")
+    back = datasets.read_dataset(tmp_path / "data" / "x.parquet")
+    assert back["labels"].tolist() == [["noun", "verb"], ["verb"]]
+    assert [p.name for p in (tmp_path / "data").iterdir()] == ["x.parquet"]
+    with pytest.raises(ValueError, match="exactly one of label/labels"):
+        datasets.write_dataset(pd.DataFrame({"text": ["a"]}), tmp_path / "bad.parquet")
+    with pytest.raises(ValueError, match="non-empty lists"):
+        datasets.validate_table(pd.DataFrame({"text": ["a"], "labels": [[]]}))
+    assert not (tmp_path / "bad.parquet").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Malformed input: errors name the file and line
+
+
+def test_polarity_bad_encoding_and_empty_line(tmp_path):
+    (tmp_path / "rt-polarity.pos").write_bytes(b"good\nna\xefve\n")
+    (tmp_path / "rt-polarity.neg").write_text("bad\n")
+    with pytest.raises(ValueError, match=r"rt-polarity.pos, line 2: .*not valid utf-8"):
+        datasets.read_polarity(tmp_path)
+    (tmp_path / "rt-polarity.pos").write_text("good\n\nmore\n")
+    with pytest.raises(ValueError, match=r"rt-polarity.pos, line 2: empty sentence"):
+        datasets.read_polarity(tmp_path)
+
+
+def test_missing_raw_file_is_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"snli_1.0_dev.jsonl is missing"):
+        datasets.read_snli(tmp_path)
+
+
+def test_snli_bad_rows(tmp_path):
+    good = json.dumps({"gold_label": "neutral", "sentence1": "a", "sentence2": "b"})
+    path = tmp_path / "snli_1.0_dev.jsonl"
+    path.write_text(good + "\n{broken\n")
+    with pytest.raises(ValueError, match=r"snli_1.0_dev.jsonl, line 2: not valid JSON"):
+        datasets.read_snli(tmp_path)
+    path.write_text(good + "\n" + json.dumps({"gold_label": "maybe", "sentence1": "a", "sentence2": "b"}) + "\n")
+    with pytest.raises(ValueError, match=r"line 2: gold_label 'maybe'"):
+        datasets.read_snli(tmp_path)
+    path.write_text(good + "\n" + json.dumps({"sentence1": "a"}) + "\n")
+    with pytest.raises(ValueError, match=r"line 2: expected an object with gold_label"):
+        datasets.read_snli(tmp_path)
+    path.write_text(good + "\n" + json.dumps({"gold_label": "-", "sentence1": "a", "sentence2": "b"}) + "\n")
+    assert len(datasets.read_snli(tmp_path)) == 1  # no gold label: dropped
+
+
+def test_glue_bad_rows(tmp_path):
+    path = tmp_path / "train.tsv"
+    path.write_text("index\tsentence1\tsentence2\tlabel\n0\ta\tb\tentailment\n1\ta\tb\n")
+    with pytest.raises(ValueError, match=r"train.tsv, line 3: expected 4 tab-separated fields, found 3"):
+        datasets.read_glue("rte", tmp_path)
+    path.write_text("id\tsentence\tlabel\n")
+    with pytest.raises(ValueError, match=r"train.tsv, line 1: header .* lacks a column"):
+        datasets.read_glue("rte", tmp_path)
+    path.write_text("src\t1\t\tok .\nsrc\t\t\tno label\n")
+    assert datasets.read_glue("cola", tmp_path).to_dict("list") == {"text": ["ok ."], "label": ["1"]}
+
+
+def test_codwoe_training_format_is_rejected(tmp_path):
+    """CoDWoE training items carry no word/pos: say so rather than build an empty data set."""
+    (tmp_path / "en.train.json").write_text(json.dumps([{"id": "en.train.1", "gloss": "g", "sgns": [0.1]}]))
+    (tmp_path / "manifest.json").write_text(json.dumps({"files": [{"path": "en.train.json"}]}))
+    with pytest.raises(ValueError, match=r"en.train.json, item 0 \(id 'en.train.1'\): expected 'word' and 'pos'"):
+        datasets.read_pos_codwoe(tmp_path)
+    (tmp_path / "en.train.json").write_text('[{"id": "x", "word": "a",\n "pos": "noun"},\n oops]')
+    with pytest.raises(ValueError, match=r"en.train.json, line 3: not valid JSON"):
+        datasets.read_pos_codwoe(tmp_path)
+
+
+def test_codwoe_csv_release(tmp_path):
+    (tmp_path / "en.complete.csv").write_text(
+        'id,word,pos,gloss\nen.1,run,verb,"To move, fast."\nen.2,run,noun,A trip.\n'
+    )
+    (tmp_path / "manifest.json").write_text(json.dumps({"files": [{"path": "en.complete.csv"}]}))
+    table = datasets.read_pos_codwoe(tmp_path)
+    assert table.to_dict("list") == {"text": ["run"], "labels": [["noun", "verb"]]}
+
+
+# ---------------------------------------------------------------------------------------------
+# The rules: a Snakemake dry run of rules/data.smk on the mirror
+
+
+@pytest.mark.slow
+def test_snakemake_dry_run(tmp_path, mirror_root):
+    snakemake = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    config = yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
+    config["mirror"] = str(mirror_root)
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    targets = [f"resources/data/{name}.parquet" for name in ("polarity", "snli", "supersense", "pos", "cola", "sst2")]
+    (workdir / "Snakefile").write_text(
+        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/data.smk"\n' f"rule all:\n    input: {targets!r}\n"
+    )
+    env = {**__import__("os").environ}
+    env.pop(download.MIRROR_ENV, None)
+    result = subprocess.run(
+        [snakemake, "-n", "--cores", "1", "--quiet", "rules"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = result.stdout + result.stderr
+    assert "download_source" in summary and "prepare_dataset" in summary
+    # Asking for a task the mirror lacks fails while the DAG is built, naming the file.
+    (workdir / "Snakefile").write_text(
+        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/data.smk"\n'
+        'rule all:\n    input: "resources/data/mnli.parquet"\n'
+    )
+    result = subprocess.run(
+        [snakemake, "-n", "--cores", "1"], cwd=workdir, capture_output=True, text=True, env=env, timeout=120
+    )
+    assert result.returncode != 0
+    assert "glue/MNLI/train.tsv" in result.stdout + result.stderr

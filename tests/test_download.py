@@ -1,0 +1,380 @@
+"""Downloader tests: a real HTTP server on 127.0.0.1, real archives, and the real mirror."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import tarfile
+import threading
+import zipfile
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from isotropy import download
+from isotropy.download import ChecksumError, DownloadError
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# A scriptable local HTTP server
+
+
+class Server:
+    """Serves ``files`` (path → bytes); ``script`` (path → list of actions) overrides the next requests.
+
+    An action is an HTTP status to answer with an empty body, or "truncate" (announce the full
+    length, send 10 bytes, close: a connection reset mid-stream).
+    """
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.script: dict[str, list] = {}
+        self.requests: list[str] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server API
+                server.requests.append(self.path)
+                actions = server.script.get(self.path)
+                action = actions.pop(0) if actions else None
+                body = server.files.get(self.path)
+                if action == "truncate" and body is not None:
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body[:10])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                status = action if isinstance(action, int) else (200 if body is not None else 404)
+                payload = body if status == 200 else b""
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args) -> None:  # keep test output quiet
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
+
+
+@pytest.fixture
+def server():
+    srv = Server()
+    srv.thread.start()
+    yield srv
+    srv.httpd.shutdown()
+    srv.httpd.server_close()
+    srv.thread.join(timeout=5)
+
+
+FAST = {"backoff": 0.01, "timeout": 5}
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# download_file
+
+
+def test_download_ok_records_sha256(server, tmp_path):
+    data = b"hello world\n" * 1000
+    server.files["/a.txt"] = data
+    digest = download.download_file(server.url("/a.txt"), tmp_path / "a.txt", sha(data), **FAST)
+    assert digest == sha(data)
+    assert (tmp_path / "a.txt").read_bytes() == data
+
+
+def test_503_then_200_is_retried(server, tmp_path):
+    data = b"payload"
+    server.files["/f"] = data
+    server.script["/f"] = [503, 503]
+    digest = download.download_file(server.url("/f"), tmp_path / "f", **FAST)
+    assert digest == sha(data)
+    assert server.requests == ["/f"] * 3
+
+
+def test_connection_cut_mid_stream_is_retried(server, tmp_path):
+    data = bytes(range(256)) * 64
+    server.files["/big"] = data
+    server.script["/big"] = ["truncate"]
+    download.download_file(server.url("/big"), tmp_path / "big", sha(data), **FAST)
+    assert (tmp_path / "big").read_bytes() == data
+    assert len(server.requests) == 2
+
+
+def test_persistent_5xx_gives_up(server, tmp_path):
+    server.files["/f"] = b"x"
+    server.script["/f"] = [500] * 10
+    with pytest.raises(DownloadError, match="failed after 3 attempts"):
+        download.download_file(server.url("/f"), tmp_path / "f", retries=2, **FAST)
+    assert len(server.requests) == 3
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_404_fails_at_once(server, tmp_path):
+    with pytest.raises(DownloadError, match=r"HTTP 404.*fix 'sources'") as info:
+        download.download_file(server.url("/missing.zip"), tmp_path / "m.zip", **FAST)
+    assert "/missing.zip" in str(info.value)
+    assert server.requests == ["/missing.zip"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_checksum_mismatch_leaves_no_file(server, tmp_path):
+    server.files["/f"] = b"actual content"
+    with pytest.raises(ChecksumError, match="sha256 mismatch") as info:
+        download.download_file(server.url("/f"), tmp_path / "f", sha(b"expected content"), **FAST)
+    assert sha(b"actual content") in str(info.value)
+    assert list(tmp_path.iterdir()) == []  # neither the file nor a partial temp file
+
+
+def test_file_url_is_copied_with_checks(tmp_path):
+    src = tmp_path / "src.bin"
+    src.write_bytes(b"abc")
+    assert download.download_file(src.as_uri(), tmp_path / "out" / "dst.bin", sha(b"abc")) == sha(b"abc")
+    with pytest.raises(ChecksumError):
+        download.download_file(src.as_uri(), tmp_path / "out" / "bad.bin", sha(b"xyz"))
+    assert not (tmp_path / "out" / "bad.bin").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole sources from URLs: the raw layout is the mirror's
+
+
+def tar_gz(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def zip_bytes(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def params(name: str, urls: list[str], kind: str | None = None, pins=None) -> dict:
+    return {
+        "name": name,
+        "kind": kind or download.source_kind(name),
+        "urls": urls,
+        "sha256": pins or [None] * len(urls),
+        "mirror_files": [],
+        "mirror": None,
+    }
+
+
+def mirror_params(name: str, config: dict, mirror: Path) -> dict:
+    p = download.source_params(name, {**config, "mirror": None})
+    p["mirror"] = str(mirror)
+    return p
+
+
+@pytest.fixture(scope="module")
+def config() -> dict:
+    return yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
+
+
+def test_polarity_tarball_latin1_matches_mirror_utf8(server, tmp_path, mirror_root, config):
+    """The Cornell tarball (Latin-1 with Windows-1252 punctuation) and the mirror (UTF-8) end as
+    the same UTF-8 raw files."""
+    members = {
+        f"rt-polaritydata/{name}": (mirror_root / "polarity" / name).read_text("utf-8").encode("cp1252")
+        for name in ("rt-polarity.pos", "rt-polarity.neg")
+    }
+    pos_bytes = members["rt-polaritydata/rt-polarity.pos"]
+    assert b"\xe9" in pos_bytes and b"\x97" in pos_bytes  # é (Latin-1) and — (cp1252 only)
+    tarball = tar_gz(members)
+    server.files["/rt-polaritydata.tar.gz"] = tarball
+    from_url = download.fetch_source(
+        "polarity",
+        params("polarity", [server.url("/rt-polaritydata.tar.gz")], pins=[sha(tarball)]),
+        tmp_path / "url",
+        **FAST,
+    )
+    from_mirror = download.fetch_source("polarity", mirror_params("polarity", config, mirror_root), tmp_path / "mirror")
+    for name in ("rt-polarity.pos", "rt-polarity.neg"):
+        assert (tmp_path / "url" / name).read_bytes() == (tmp_path / "mirror" / name).read_bytes()
+    assert [f["sha256"] for f in from_url["files"]] == [f["sha256"] for f in from_mirror["files"]]
+    assert from_url["inputs"] == [
+        {"url": server.url("/rt-polaritydata.tar.gz"), "sha256": sha(tarball), "pinned": True}
+    ]
+    manifest = json.loads((tmp_path / "url" / "manifest.json").read_text())
+    assert manifest["origin"] == "url" and from_mirror["origin"] == "mirror"
+    assert all(entry["pinned"] for entry in from_mirror["inputs"])  # checked against MANIFEST.tsv
+
+
+def test_glue_zip_skips_macos_debris(server, tmp_path):
+    train = b"sentence\tlabel\nok film \t1\n"
+    archive = zip_bytes({"SST-2/train.tsv": train, "SST-2/dev.tsv": b"x", "__MACOSX/SST-2/._train.tsv": b"junk"})
+    server.files["/SST-2.zip"] = archive
+    manifest = download.fetch_source(
+        "glue_sst2", params("glue_sst2", [server.url("/SST-2.zip")]), tmp_path / "raw", **FAST
+    )
+    assert [f["path"] for f in manifest["files"]] == ["train.tsv"]
+    assert (tmp_path / "raw" / "train.tsv").read_bytes() == train
+
+
+def test_mrpc_rebuilt_like_glue_equals_mirror_train(server, tmp_path, mirror_root):
+    """Microsoft's pairs minus GLUE's dev ids give exactly GLUE's train.tsv (the mirror's copy)."""
+    train_lines = (mirror_root / "glue/MRPC/train.tsv").read_text("utf-8").splitlines()
+    dev_lines = (mirror_root / "glue/MRPC/dev.tsv").read_text("utf-8").splitlines()
+    # msr_paraphrase_train.txt holds train and dev pairs together, behind a BOM and the header.
+    msr = ("\ufeff" + "\n".join(train_lines[:1] + dev_lines[1:200] + train_lines[1:] + dev_lines[200:]) + "\n").encode()
+    dev_ids = "".join(f"{row.split(chr(9))[1]}\t{row.split(chr(9))[2]}\n" for row in dev_lines[1:]).encode()
+    server.files["/msr_paraphrase_train.txt"] = msr
+    server.files["/mrpc_dev_ids.tsv"] = dev_ids
+    urls = [server.url("/msr_paraphrase_train.txt"), server.url("/mrpc_dev_ids.tsv")]
+    download.fetch_source("glue_mrpc", params("glue_mrpc", urls), tmp_path / "raw", **FAST)
+    rebuilt = (tmp_path / "raw/train.tsv").read_text("utf-8").splitlines()
+    assert rebuilt == train_lines
+    assert len(rebuilt) - 1 == 3668
+
+
+def test_failed_fetch_leaves_nothing(server, tmp_path):
+    server.files["/SST-2.zip"] = zip_bytes({"SST-2/train.tsv": b"sentence\tlabel\n"})
+    with pytest.raises(ChecksumError):
+        download.fetch_source(
+            "glue_sst2", params("glue_sst2", [server.url("/SST-2.zip")], pins=[sha(b"other")]), tmp_path / "raw", **FAST
+        )
+    assert list((tmp_path / "raw").iterdir()) == []
+
+
+def test_archive_without_expected_member_is_an_error(server, tmp_path):
+    server.files["/RTE.zip"] = zip_bytes({"RTE/dev.tsv": b"x"})
+    with pytest.raises(ValueError, match="none of the expected files"):
+        download.fetch_source("glue_rte", params("glue_rte", [server.url("/RTE.zip")]), tmp_path / "raw", **FAST)
+
+
+def small_vectors():
+    from gensim.models import KeyedVectors
+
+    vectors = KeyedVectors(vector_size=4)
+    words = ["the", "dog", "run", "quickly"]
+    vectors.add_vectors(words, np.arange(16, dtype=np.float32).reshape(4, 4) / 7)
+    return vectors, words
+
+
+def test_nlpl_zip_gives_model_bin_and_loads(server, tmp_path):
+    vectors, words = small_vectors()
+    vectors.save_word2vec_format(str(tmp_path / "model.bin"), binary=True)
+    archive = zip_bytes({"meta.json": b"{}", "model.bin": (tmp_path / "model.bin").read_bytes(), "README": b"x"})
+    server.files["/222.zip"] = archive
+    download.fetch_source("word2vec", params("word2vec", [server.url("/222.zip")]), tmp_path / "raw", **FAST)
+    path = download.word_vectors_file(tmp_path / "raw")
+    assert path.name == "model.bin"
+    assert download.is_word2vec_binary(path)
+    loaded = download.load_word_vectors(path)
+    assert loaded.index_to_key == words
+    np.testing.assert_allclose(loaded["dog"], vectors["dog"])
+
+
+def test_word2vec_text_gz_detected_as_text(tmp_path):
+    vectors, words = small_vectors()
+    vectors.save_word2vec_format(str(tmp_path / "v.txt"), binary=False)
+    with gzip.open(tmp_path / "v.txt.gz", "wb") as handle:
+        handle.write((tmp_path / "v.txt").read_bytes())
+    assert not download.is_word2vec_binary(tmp_path / "v.txt.gz")
+    assert download.load_word_vectors(tmp_path / "v.txt.gz").index_to_key == words
+    (tmp_path / "bad.txt").write_text("not a header\n")
+    with pytest.raises(ValueError, match="line 1: expected a word2vec header"):
+        download.is_word2vec_binary(tmp_path / "bad.txt")
+
+
+def test_mirror_word_vectors_are_glove_text(mirror_root, config, tmp_path):
+    download.fetch_source("word2vec", mirror_params("word2vec", config, mirror_root), tmp_path / "raw")
+    path = download.word_vectors_file(tmp_path / "raw")
+    assert not download.is_word2vec_binary(path)
+    vectors = download.load_word_vectors(path, limit=100)
+    assert vectors.vector_size == 50 and vectors.index_to_key[0] == "the"
+
+
+# ---------------------------------------------------------------------------------------------
+# Mirror resolution and availability
+
+
+def test_resolve_mirror_env_overrides_config(tmp_path, monkeypatch):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.delenv(download.MIRROR_ENV, raising=False)
+    assert download.resolve_mirror(None) is None
+    assert download.resolve_mirror(str(tmp_path / "a")) == tmp_path / "a"
+    monkeypatch.setenv(download.MIRROR_ENV, str(tmp_path / "b"))
+    assert download.resolve_mirror(str(tmp_path / "a")) == tmp_path / "b"
+    assert download.resolve_mirror(None) == tmp_path / "b"
+    monkeypatch.setenv(download.MIRROR_ENV, str(tmp_path / "nope"))
+    with pytest.raises(FileNotFoundError, match=f"{download.MIRROR_ENV}"):
+        download.resolve_mirror(None)
+
+
+def test_source_params_follow_config(config, monkeypatch, mirror_root):
+    monkeypatch.delenv(download.MIRROR_ENV, raising=False)
+    p = download.source_params("glue_mrpc", config)
+    assert p["kind"] == "glue" and len(p["urls"]) == 2 and p["sha256"] == [None, None] and p["mirror"] is None
+    monkeypatch.setenv(download.MIRROR_ENV, str(mirror_root))
+    assert download.source_params("polarity", config)["mirror"] == str(mirror_root)
+    assert download.source_outputs("polarity") == ["resources/raw/polarity/manifest.json"]
+    with pytest.raises(ValueError, match="not in config"):
+        download.source_params("nope", config)
+
+
+def test_glue_task_missing_from_mirror_is_reported(mirror_root, config, tmp_path, monkeypatch):
+    monkeypatch.setenv(download.MIRROR_ENV, str(mirror_root))
+    assert download.available_glue_tasks(config) == ["cola", "mrpc", "rte", "sst2", "wnli"]
+    with pytest.raises(FileNotFoundError) as info:
+        download.check_sources_available(["glue_cola", "glue_mnli"], config)
+    message = str(info.value)
+    assert "glue/MNLI/train.tsv" in message and "cola, mrpc, rte, sst2, wnli" in message
+    assert "glue_cola" not in message
+    download.check_sources_available(["glue_cola", "glue_sst2", "polarity"], config)  # no error
+    with pytest.raises(FileNotFoundError, match=r"glue/QQP/train.tsv.*cola, mrpc, rte, sst2, wnli"):
+        download.fetch_source("glue_qqp", download.source_params("glue_qqp", config), tmp_path / "raw")
+    assert not (tmp_path / "raw" / "manifest.json").exists()
+
+
+def test_mirror_file_checked_against_mirror_manifest(tmp_path, config):
+    mirror = tmp_path / "mirror"
+    (mirror / "supersense").mkdir(parents=True)
+    (mirror / "supersense/words.txt").write_text("dog\ncat\n")
+    (mirror / "MANIFEST.tsv").write_text(f"path\tbytes\tsha256\nsupersense/words.txt\t8\t{sha(b'other')}\n")
+    with pytest.raises(ChecksumError, match="MANIFEST.tsv"):
+        download.fetch_source("supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw")
+    assert not (tmp_path / "raw" / "words.txt").exists()
+
+
+def test_mirror_polarity_wrong_encoding_names_file_and_line(tmp_path, config):
+    mirror = tmp_path / "mirror"
+    (mirror / "polarity").mkdir(parents=True)
+    (mirror / "polarity/rt-polarity.pos").write_bytes("fine\nalso fine\nna\u00efve\n".encode("latin-1"))
+    (mirror / "polarity/rt-polarity.neg").write_text("bad\n")
+    with pytest.raises(ValueError, match=r"polarity/rt-polarity.pos, line 3: .* not valid utf-8"):
+        download.fetch_source("polarity", mirror_params("polarity", config, mirror), tmp_path / "raw")
+
+
+def test_refetch_replaces_previous_files(tmp_path, mirror_root, config):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "stale.json").write_text("[]")
+    download.fetch_source("codwoe", mirror_params("codwoe", config, mirror_root), raw)
+    assert sorted(p.name for p in raw.iterdir()) == ["en.trial.complete.json", "manifest.json"]
+    assert download.source_files(raw) == [raw / "en.trial.complete.json"]
