@@ -5,6 +5,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 CORES ?= all
 SNAKEMAKE_ARGS ?=
+# With a local data mirror there is usually no hub either: lay the offline overlay over config.yaml.
+CONFIGFILES ?= $(if $(ISOTROPY_MIRROR),--configfile config.yaml config/offline.yaml,)
 
 .PHONY: run test figures audit report lint install clean-venv
 
@@ -21,10 +23,10 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/activate
 install: $(VENV)/.installed
 
 run: install
-	$(BIN)/snakemake --cores $(CORES) main_study $(SNAKEMAKE_ARGS)
+	$(BIN)/snakemake --cores $(CORES) main_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
 figures: install
-	$(BIN)/snakemake --cores $(CORES) figures --forcerun plot_metric_curves plot_silhouette_vs_isoscore $(SNAKEMAKE_ARGS)
+	$(BIN)/snakemake --cores $(CORES) figures --forcerun plot_metric_curves plot_silhouette_vs_isoscore $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

