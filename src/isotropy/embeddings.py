@@ -89,7 +89,7 @@ def encode_to_file(
     encode_batch,
     dim: int,
     vectors_path: str | os.PathLike,
-    chunk_size: int = 8192,
+    chunk_size: int = 2048,
     progress: bool = True,
 ) -> None:
     """Encode ``texts`` chunk by chunk into a float32 ``.npy`` file written atomically.
