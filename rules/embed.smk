@@ -7,22 +7,23 @@ rule embed_sentences:
     output:
         vectors=protected("resources/embeddings/{encoder}/{dataset}/vectors.npy"),
         index=protected("resources/embeddings/{encoder}/{dataset}/index.parquet"),
-    wildcard_constraints:
-        encoder="|".join(studies.encoders_of_kind(config, "sentence-transformer")) or "^$",
-    params:
-        encoder=sentence_encoder,
-        device=config["device"],
     log:
         "logs/resources/embeddings/{encoder}/{dataset}.log",
     benchmark:
         "benchmarks/resources/embeddings/{encoder}/{dataset}.tsv"
+    wildcard_constraints:
+        encoder="|".join(studies.encoders_of_kind(config, "sentence-transformer"))
+        or "^$",
+    conda:
+        "../envs/torch.yaml"
     threads: 2
     resources:
         mem_mb=lambda wc, attempt: 8000 * attempt,
         runtime=lambda wc, attempt: 120 * attempt,
         gpu=1,
-    conda:
-        "../envs/torch.yaml"
+    params:
+        encoder=sentence_encoder,
+        device=config["device"],
     script:
         "../scripts/embed_sentences.py"
 
@@ -35,16 +36,16 @@ rule lookup_word_vectors:
         vectors="resources/embeddings/{encoder}/{dataset}/vectors.npy",
         index="resources/embeddings/{encoder}/{dataset}/index.parquet",
         missing="resources/embeddings/{encoder}/{dataset}/missing.txt",
-    wildcard_constraints:
-        encoder="|".join(studies.encoders_of_kind(config, "word-vectors")) or "^$",
     log:
         "logs/resources/embeddings/{encoder}/{dataset}.log",
     benchmark:
         "benchmarks/resources/embeddings/{encoder}/{dataset}.tsv"
+    wildcard_constraints:
+        encoder="|".join(studies.encoders_of_kind(config, "word-vectors")) or "^$",
+    conda:
+        "../envs/torch.yaml"
     resources:
         mem_mb=lambda wc, attempt: 8000 * attempt,
         runtime=30,
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/lookup_word_vectors.py"

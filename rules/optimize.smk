@@ -10,13 +10,12 @@ rule optimize_embeddings:
     output:
         trace="results/{study}/{encoder}/{dataset}/seed{seed}/trace.parquet",
         summary="results/{study}/{encoder}/{dataset}/seed{seed}/summary.json",
-    params:
-        settings=optimisation_settings,
-        device=config["device"],
     log:
         "logs/results/{study}/{encoder}/{dataset}/seed{seed}/optimize.log",
     benchmark:
         "benchmarks/results/{study}/{encoder}/{dataset}/seed{seed}/optimize.tsv"
+    conda:
+        "../envs/torch.yaml"
     threads: 2
     resources:
         # The table, its gradient and Adam's two moments are four copies of the vectors,
@@ -24,8 +23,9 @@ rule optimize_embeddings:
         mem_mb=lambda wc, input, attempt: int(2000 + 6 * input.size_mb) * attempt,
         runtime=lambda wc, attempt: 240 * attempt,
         gpu=1,
-    conda:
-        "../envs/torch.yaml"
+    params:
+        settings=optimisation_settings,
+        device=config["device"],
     script:
         "../scripts/optimize_embeddings.py"
 
@@ -34,15 +34,19 @@ rule tabulate_parameters:
     input:
         summaries=lambda wc: run_files(wc.study, "summary.json"),
     output:
-        table="results/{study}/{table}.csv",
-    wildcard_constraints:
-        table="table1|table2",
-    params:
-        run_keys=lambda wc: run_keys(wc.study),
+        table=report(
+            "results/{study}/{table}.csv",
+            caption="../report/parameter_table.rst",
+            category="{study}",
+        ),
     log:
         "logs/results/{study}/{table}.log",
+    wildcard_constraints:
+        table="table1|table2",
     conda:
         "../envs/plots.yaml"
+    params:
+        run_keys=lambda wc: run_keys(wc.study),
     script:
         "../scripts/tabulate_parameters.py"
 
@@ -51,15 +55,19 @@ rule tabulate_correlations:
     input:
         traces=lambda wc: run_files(wc.study, "trace.parquet"),
     output:
-        table="results/{study}/{table}.csv",
-    wildcard_constraints:
-        table="correlations|table3",
-    params:
-        run_keys=lambda wc: run_keys(wc.study),
+        table=report(
+            "results/{study}/{table}.csv",
+            caption="../report/correlation_table.rst",
+            category="{study}",
+        ),
     log:
         "logs/results/{study}/{table}.log",
+    wildcard_constraints:
+        table="correlations|table3",
     conda:
         "../envs/plots.yaml"
+    params:
+        run_keys=lambda wc: run_keys(wc.study),
     script:
         "../scripts/tabulate_correlations.py"
 
@@ -74,14 +82,14 @@ rule plot_metric_curves:
             category="{study}",
         ),
         png="results/{study}/{figure}.png",
-    wildcard_constraints:
-        figure="figure2|figure4",
-    params:
-        run_keys=lambda wc: run_keys(wc.study),
     log:
         "logs/results/{study}/{figure}.log",
+    wildcard_constraints:
+        figure="figure2|figure4",
     conda:
         "../envs/plots.yaml"
+    params:
+        run_keys=lambda wc: run_keys(wc.study),
     script:
         "../scripts/plot_metric_curves.py"
 
@@ -97,12 +105,12 @@ rule plot_silhouette_vs_isoscore:
             category="{study}",
         ),
         png="results/{study}/figure3.png",
-    params:
-        run_keys=lambda wc: run_keys(wc.study),
     log:
         "logs/results/{study}/figure3.log",
     conda:
         "../envs/plots.yaml"
+    params:
+        run_keys=lambda wc: run_keys(wc.study),
     script:
         "../scripts/plot_silhouette_vs_isoscore.py"
 
