@@ -21,24 +21,24 @@ ISTAR_RUNS = isotropy_finetune.run_grid(ISTAR) if ISTAR else []
 rule finetune:
     output:
         metrics="results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/metrics.json",
-    wildcard_constraints:
-        **ISTAR_WILDCARDS,
-    params:
-        model=lambda wildcards: isotropy_finetune.model_spec(ISTAR, wildcards.model),
-        training=ISTAR.get("training"),
-        mirror=config["mirror"],
-        device=config["device"],
     log:
         "logs/results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/metrics.json.log",
     benchmark:
         "benchmarks/results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/finetune.tsv"
+    wildcard_constraints:
+        **ISTAR_WILDCARDS,
+    conda:
+        "../envs/torch.yaml"
     threads: ISTAR.get("resources", {}).get("threads", 4)
     resources:
         mem_mb=lambda wildcards, attempt: ISTAR["resources"]["mem_mb"] * attempt,
         runtime=lambda wildcards, attempt: ISTAR["resources"]["runtime"] * attempt,
         gpu=ISTAR.get("resources", {}).get("gpu", 1),
-    conda:
-        "../envs/torch.yaml"
+    params:
+        model=lambda wildcards: isotropy_finetune.model_spec(ISTAR, wildcards.model),
+        training=ISTAR.get("training"),
+        mirror=config["mirror"],
+        device=config["device"],
     script:
         "../scripts/finetune_model.py"
 
@@ -49,16 +49,16 @@ rule istar_runs:
         metrics=[isotropy_finetune.run_path(r) for r in ISTAR_RUNS],
     output:
         table="results/istar/runs.csv",
-    params:
-        models=[r["model"] for r in ISTAR_RUNS],
     log:
         "logs/results/istar/runs.csv.log",
+    conda:
+        "../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/torch.yaml"
+    params:
+        models=[r["model"] for r in ISTAR_RUNS],
     script:
         "../scripts/istar_runs.py"
 
@@ -75,19 +75,19 @@ rule istar_figure:
         ),
         png="results/istar/{figure}.png",
         table="results/istar/{figure}.csv",
-    wildcard_constraints:
-        figure="figure5|figure6|figure7",
-    params:
-        figure6_selection=ISTAR.get("figure6_selection"),
-        figure7_task=ISTAR.get("figure7_task"),
     log:
         "logs/results/istar/{figure}.pdf.log",
+    wildcard_constraints:
+        figure="figure5|figure6|figure7",
+    conda:
+        "../envs/plots.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/plots.yaml"
+    params:
+        figure6_selection=ISTAR.get("figure6_selection"),
+        figure7_task=ISTAR.get("figure7_task"),
     script:
         "../scripts/istar_figure.py"
 

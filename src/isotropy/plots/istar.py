@@ -1,0 +1,169 @@
+"""I-STAR figures 5-7, from results/istar/runs.csv only (never retraining).
+
+Figure 5: IsoScore* of validation sentence embeddings against task performance (mean ± std
+over seeds), one panel per task. Figure 6: average performance over tasks of I-STAR with
+negative λ, no regularisation and CosReg, per model. Figure 7: TwoNN intrinsic dimension of the
+last layer's SST-2 validation sentence embeddings per λ.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from isotropy.plots import plt, save_figure
+
+REQUIRED = ["model", "task", "regulariser", "lambda", "seed", "metric", "isoscore_star", "twonn"]
+SELECTIONS = ("best", "mean")
+
+
+def _check(runs: pd.DataFrame) -> None:
+    missing = [c for c in REQUIRED if c not in runs]
+    if missing:
+        raise ValueError(f"runs table lacks columns {missing}; it needs {REQUIRED} (results/istar/runs.csv)")
+    if runs.empty:
+        raise ValueError("runs table is empty: no I-STAR run to plot")
+
+
+def seed_summary(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean and std (ddof = 1; 0 for a single seed) over seeds per model, task, regulariser and λ."""
+    _check(runs)
+    grouped = runs.groupby(["model", "task", "regulariser", "lambda"], sort=True)
+    table = grouped[["metric", "isoscore_star", "twonn"]].agg(["mean", "std"])
+    table.columns = [f"{a}_{b}" for a, b in table.columns]
+    table = table.fillna({c: 0.0 for c in table.columns if c.endswith("_std")})
+    table["seeds"] = grouped.size()
+    return table.reset_index()
+
+
+def figure5_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """The points of Figure 5: I-STAR runs at every λ and the unregularised baseline (λ = 0)."""
+    summary = seed_summary(runs)
+    return summary[summary["regulariser"].isin(["istar", "none"])].reset_index(drop=True)
+
+
+def figure6_table(runs: pd.DataFrame, selection: str = "best") -> pd.DataFrame:
+    """Average performance over tasks per model and method: ``istar<0`` (I-STAR, λ < 0), ``none``, ``cosreg``.
+
+    Per model × task, a method's performance is the seed-mean metric at its best λ
+    (``selection="best"``: negative λ for I-STAR, any λ for CosReg) or averaged over those λ
+    (``"mean"``). The table then averages over the tasks every method has; ``tasks`` counts them.
+    """
+    if selection not in SELECTIONS:
+        raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
+    summary = seed_summary(runs)
+    methods = {
+        "istar<0": summary[(summary["regulariser"] == "istar") & (summary["lambda"] < 0)],
+        "none": summary[summary["regulariser"] == "none"],
+        "cosreg": summary[summary["regulariser"] == "cosreg"],
+    }
+    per_task = []
+    for method, rows in methods.items():
+        if rows.empty:
+            continue
+        reduce = "max" if selection == "best" else "mean"
+        values = rows.groupby(["model", "task"])["metric_mean"].agg(reduce).rename("metric").reset_index()
+        per_task.append(values.assign(method=method))
+    if not per_task:
+        raise ValueError("no I-STAR (λ < 0), baseline or CosReg runs to compare")
+    per_task = pd.concat(per_task, ignore_index=True)
+    # Compare on the same tasks only: a task missing for one method would bias its average.
+    methods_present = per_task["method"].nunique()
+    complete = per_task.groupby(["model", "task"])["method"].transform("nunique") == methods_present
+    per_task = per_task[complete]
+    if per_task.empty:
+        raise ValueError("no task has runs of every method for a model; Figure 6 needs them side by side")
+    table = per_task.groupby(["model", "method"])["metric"].agg(metric="mean", tasks="size").reset_index()
+    order = {m: i for i, m in enumerate(methods)}
+    return table.sort_values(["model", "method"], key=lambda c: c.map(order) if c.name == "method" else c).reset_index(drop=True)
+
+
+def figure7_table(runs: pd.DataFrame, task: str = "sst2") -> pd.DataFrame:
+    """TwoNN mean ± std over seeds per model and λ on ``task``: I-STAR λ and the baseline at λ = 0."""
+    summary = figure5_table(runs)
+    table = summary[summary["task"] == task]
+    if table.empty:
+        raise ValueError(f"no I-STAR or baseline runs on task {task!r} for Figure 7 (tasks found: {sorted(runs['task'].unique())})")
+    return table[["model", "regulariser", "lambda", "twonn_mean", "twonn_std", "seeds"]].reset_index(drop=True)
+
+
+def _model_styles(models) -> dict[str, tuple[str, str]]:
+    markers = ["o", "s", "^", "D", "v", "P", "X"]
+    colours = plt.get_cmap("tab10").colors
+    return {m: (markers[i % len(markers)], colours[i % len(colours)]) for i, m in enumerate(sorted(models))}
+
+
+def plot_figure5(runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path) -> pd.DataFrame:
+    """IsoScore* against performance, one panel per task; colour = λ, marker = model."""
+    table = figure5_table(runs)
+    if table.empty:
+        raise ValueError("Figure 5 needs I-STAR or baseline runs; the runs table has neither")
+    tasks = sorted(table["task"].unique())
+    cols = min(3, len(tasks))
+    rows = int(np.ceil(len(tasks) / cols))
+    figure, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
+    lams = sorted(table["lambda"].unique())
+    cmap = plt.get_cmap("coolwarm")
+    norm = plt.Normalize(min(lams + [-1.0]), max(lams + [1.0]))
+    styles = _model_styles(table["model"].unique())
+    metric_names = runs.groupby("task")["metric_name"].first() if "metric_name" in runs else {}
+    for ax, task in zip(axes.flat, tasks):
+        part = table[table["task"] == task]
+        for _, row in part.iterrows():
+            marker, _ = styles[row["model"]]
+            ax.errorbar(
+                row["isoscore_star_mean"], row["metric_mean"], xerr=row["isoscore_star_std"], yerr=row["metric_std"],
+                fmt=marker, color=cmap(norm(row["lambda"])), ecolor="0.6", elinewidth=0.8, capsize=2, markersize=5,
+            )
+        ax.set_title(task)
+        ax.set_xlabel("IsoScore* (ζ = 0.75)")
+        ax.set_ylabel(f"validation {metric_names.get(task, 'metric')}")
+    for ax in list(axes.flat)[len(tasks):]:
+        ax.set_visible(False)
+    handles = [plt.Line2D([], [], ls="", marker=m, color="0.3", label=name) for name, (m, _) in styles.items()]
+    figure.legend(handles=handles, loc="upper center", ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 1.02))
+    scalar = plt.cm.ScalarMappable(norm=norm, cmap=cmap)
+    figure.colorbar(scalar, ax=axes.ravel().tolist(), label="λ (0 = no regulariser)")
+    save_figure(figure, pdf_path, png_path)
+    return table
+
+
+def plot_figure6(runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, selection: str = "best") -> pd.DataFrame:
+    """Grouped bars: average performance per model for I-STAR (λ < 0), no regulariser, CosReg."""
+    table = figure6_table(runs, selection)
+    models = sorted(table["model"].unique())
+    methods = list(dict.fromkeys(table["method"]))
+    width = 0.8 / len(methods)
+    figure, ax = plt.subplots(figsize=(1.8 + 1.6 * len(models), 3.4))
+    labels = {"istar<0": "I-STAR (λ < 0)", "none": "no regulariser", "cosreg": "CosReg"}
+    for i, method in enumerate(methods):
+        part = table[table["method"] == method].set_index("model").reindex(models)
+        x = np.arange(len(models)) + (i - (len(methods) - 1) / 2) * width
+        ax.bar(x, part["metric"], width, label=labels.get(method, method))
+        for xi, value in zip(x, part["metric"]):
+            if np.isfinite(value):
+                ax.annotate(f"{value:.3g}", (xi, value), ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(np.arange(len(models)), models)
+    ax.set_ylabel(f"mean task metric over {int(table['tasks'].max())} task(s)")
+    ax.legend(frameon=False, fontsize=8)
+    save_figure(figure, pdf_path, png_path)
+    return table
+
+
+def plot_figure7(runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, task: str = "sst2") -> pd.DataFrame:
+    """TwoNN intrinsic dimension against λ (I-STAR; the baseline at λ = 0), one line per model."""
+    table = figure7_table(runs, task)
+    styles = _model_styles(table["model"].unique())
+    figure, ax = plt.subplots(figsize=(4.8, 3.4))
+    for model, part in table.groupby("model"):
+        part = part.sort_values("lambda")
+        marker, colour = styles[model]
+        ax.errorbar(part["lambda"], part["twonn_mean"], yerr=part["twonn_std"], marker=marker, color=colour, capsize=3, label=model)
+    ax.axvline(0, color="0.8", lw=0.8, zorder=0)
+    ax.set_xlabel("λ (I-STAR; 0 = no regulariser)")
+    ax.set_ylabel(f"TwoNN ID, {task} validation")
+    ax.legend(frameon=False, fontsize=8)
+    save_figure(figure, pdf_path, png_path)
+    return table

@@ -1,0 +1,291 @@
+"""I-STAR fine-tuning: data readers, penalties, Σ_S, training, resume, SQuAD scoring.
+
+Models are tiny randomly initialised BERTs built from a config (no download); the real
+all-MiniLM-L6-v2 check is a separate command (see the I-STAR report), not a test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from isotropy import finetune as ft
+from isotropy import metrics
+
+MIRROR = Path(os.environ.get("ISOTROPY_TEST_MIRROR", "/work/shared/mirror"))
+needs_mirror = pytest.mark.skipif(not (MIRROR / "glue").is_dir(), reason="offline GLUE mirror not present")
+
+WORDS = (
+    "the a film movie plot acting music story was is and it very not quite really good great fine "
+    "bad awful dull , . ? what who where paris london rome city lives in anna ben carl"
+).split()
+POSITIVE, NEGATIVE = ["good", "great", "fine"], ["bad", "awful", "dull"]
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory) -> ft.ModelSpec:
+    """A 2-layer, 32-dim BERT with a word-level vocabulary, saved as a local model folder."""
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
+
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
+    tokenizer = BertTokenizer(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=True)
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=64,
+    )
+    BertForSequenceClassification(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return ft.ModelSpec(path=str(folder))
+
+
+def sentiment_table(n: int, seed: int) -> pd.DataFrame:
+    """Synthetic SST-2: the label is whether the sentence holds a positive word."""
+    rng = np.random.default_rng(seed)
+    texts, labels = [], []
+    for _ in range(n):
+        label = int(rng.integers(2))
+        subject = rng.choice(["film", "movie", "plot", "acting", "music", "story"])
+        adverb = rng.choice(["very", "quite", "really", "not"])
+        word = rng.choice(POSITIVE if label else NEGATIVE)
+        texts.append(f"the {subject} was {adverb} {word} .")
+        labels.append(label)
+    return pd.DataFrame({"text": texts, "label": labels})
+
+
+SMALL = dict(batch_size=8, epochs=2, max_length=32, learning_rate=1e-3, reference_sample_size=400, eval_batch_size=16)
+
+
+# ----------------------------------------------------------------------------- data
+
+
+@needs_mirror
+def test_mirror_readers_give_the_glue_tables():
+    sst2 = ft.read_mirror_split("sst2", "validation", MIRROR)
+    assert len(sst2) == 872 and set(sst2["label"]) == {0, 1} and "text_pair" not in sst2
+    mrpc = ft.read_mirror_split("mrpc", "validation", MIRROR)
+    assert len(mrpc) == 408 and mrpc["label"].mean() == pytest.approx(279 / 408)  # GLUE MRPC dev: 279 positives
+    rte = ft.read_mirror_split("rte", "validation", MIRROR)
+    assert len(rte) == 277 and set(rte["label"]) == {0, 1}
+    assert rte["text_pair"].iloc[0] == "Christopher Reeve had an accident."
+    assert rte["label"].iloc[0] == 1  # not_entailment, GLUE's class 1
+    cola = ft.read_mirror_split("cola", "validation", MIRROR)
+    assert len(cola) == 1043 and cola["text"].iloc[0] == "The sailors rode the breeze clear of the rocks."
+    stsb = ft.read_mirror_split("stsb", "train", MIRROR)
+    assert stsb["label"].between(0, 5).all() and stsb["label"].iloc[0] == pytest.approx(5.0)
+
+
+@needs_mirror
+def test_task_missing_from_the_mirror_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
+    with pytest.raises(FileNotFoundError, match=r"STS-B/dev.tsv"):
+        ft.load_task_split("stsb", "validation", mirror=MIRROR)
+    with pytest.raises(FileNotFoundError, match="'squad' is not part of the offline mirror"):
+        ft.load_task_split("squad", "train", mirror=MIRROR)
+    with pytest.raises(ValueError, match="unknown I-STAR task"):
+        ft.load_task_split("mnli2", "train", mirror=MIRROR)
+
+
+@needs_mirror
+def test_subset_is_seeded_and_independent_of_run(monkeypatch):
+    monkeypatch.setenv("ISOTROPY_MIRROR", str(MIRROR))
+    a = ft.load_task_split("rte", "train", subset=50, subset_seed=3)
+    b = ft.load_task_split("rte", "train", subset=50, subset_seed=3)
+    assert len(a) == 50 and a.equals(b)
+
+
+# ----------------------------------------------------------------------------- penalties
+
+
+def test_cosine_penalty_is_the_mean_offdiagonal_cosine():
+    from sklearn.metrics.pairwise import cosine_similarity
+
+    x = torch.randn(40, 7, generator=torch.Generator().manual_seed(0)) + 0.5
+    full = cosine_similarity(x.numpy())
+    expected = (full.sum() - np.trace(full)) / (40 * 39)
+    assert ft.cosine_penalty(x).item() == pytest.approx(expected, abs=1e-5)
+
+
+def test_token_points_drop_padding_and_embedding_layer():
+    states = tuple(torch.full((2, 3, 4), float(layer)) for layer in range(3))  # embeddings + 2 layers
+    mask = torch.tensor([[1, 1, 0], [1, 0, 0]])
+    points = ft.token_points(states, mask)
+    assert points.shape == (2 * 3, 4)  # 3 real tokens × 2 transformer layers
+    assert sorted(points[:, 0].tolist()) == [1, 1, 1, 2, 2, 2]
+
+
+def test_reference_covariance_matches_numpy(tiny_bert):
+    spec = ft.task_spec("sst2")
+    model, tokenizer = ft.load_model_and_tokenizer(tiny_bert, spec)
+    features = ft.classification_features(sentiment_table(30, 0), tokenizer, 32, regression=False)
+    cov = ft.estimate_reference_covariance(model, features, tokenizer, 10_000, 8, torch.device("cpu"), seed=1)
+    # Independent reference: every token state of every layer, numpy's unbiased covariance.
+    batch = ft.collate(features, list(range(len(features))), tokenizer)
+    with torch.no_grad():
+        model.eval()
+        out = model(**ft._model_inputs(batch), output_hidden_states=True)
+    states = torch.cat([h[batch["attention_mask"].bool()] for h in out.hidden_states[1:]]).numpy()
+    np.testing.assert_allclose(cov.numpy(), np.cov(states, rowvar=False), atol=1e-5)
+    # A smaller sample keeps exactly sample_size states: still a valid covariance near the full one.
+    part = ft.estimate_reference_covariance(model, features, tokenizer, 200, 8, torch.device("cpu"), seed=1)
+    assert torch.allclose(part, part.T) and torch.linalg.eigvalsh(part.double()).min() > -1e-6
+
+
+@pytest.mark.parametrize("lam", [1.0, -1.0])
+def test_istar_penalty_gradient_moves_isoscore_star_the_intended_way(tiny_bert, lam):
+    """Descending λ·(1 − IsoScore*) raises IsoScore* for λ > 0 and lowers it for λ < 0."""
+    spec = ft.task_spec("sst2")
+    torch.manual_seed(0)
+    model, tokenizer = ft.load_model_and_tokenizer(tiny_bert, spec)
+    model.eval()  # no dropout: the change comes from the gradient alone
+    features = ft.classification_features(sentiment_table(16, 1), tokenizer, 32, regression=False)
+    batch = ft.collate(features, list(range(16)), tokenizer)
+    reference = ft.estimate_reference_covariance(model, features, tokenizer, 1000, 8, torch.device("cpu"), seed=0)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+
+    def batch_isoscore_star() -> torch.Tensor:
+        out = model(**ft._model_inputs(batch), output_hidden_states=True)
+        return metrics.isoscore_star(ft.token_points(out.hidden_states, batch["attention_mask"]), reference, zeta=0.2)
+
+    before = batch_isoscore_star().item()
+    for _ in range(5):
+        out = model(**ft._model_inputs(batch), output_hidden_states=True)
+        loss = lam * ft.istar_penalty(ft.token_points(out.hidden_states, batch["attention_mask"]), reference, 0.2)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    after = batch_isoscore_star().item()
+    assert (after - before) * lam > 0.01, (before, after)
+
+
+# ----------------------------------------------------------------------------- training
+
+
+def test_finetune_learns_the_synthetic_task(tiny_bert, tmp_path):
+    data = (sentiment_table(96, 0), sentiment_table(48, 1))
+    settings = ft.TrainingSettings(**{**SMALL, "epochs": 3, "learning_rate": 5e-3})
+    result = ft.finetune(tiny_bert, "sst2", "none", 0.0, seed=0, out_dir=tmp_path, settings=settings, data=data)
+    assert result["metric_name"] == "accuracy" and result["metric"] >= 0.9  # chance is 0.5
+    assert result["history"][-1]["task_loss"] < result["history"][0]["task_loss"]
+    assert len(result["isoscore_star_layers"]) == 2 and 0 <= result["isoscore_star"] <= 1
+    assert result["eval_sentences"] == 48 and math.isfinite(result["twonn"]) and result["twonn"] > 0
+
+
+@pytest.mark.parametrize("regulariser, lam", [("istar", 1.0), ("cosreg", 0.5)])
+def test_regulariser_sign_sets_the_direction_of_geometry(tiny_bert, tmp_path, regulariser, lam):
+    """+λ makes the model more isotropic (penalty falls), −λ less (penalty rises towards 1)."""
+    data = (sentiment_table(96, 0), sentiment_table(48, 1))
+    settings = ft.TrainingSettings(**{**SMALL, "epochs": 2, "learning_rate": 5e-3})
+    runs = {
+        sign: ft.finetune(tiny_bert, "sst2", regulariser, sign * lam, seed=0, out_dir=tmp_path / str(sign), settings=settings, data=data)
+        for sign in (1, -1)
+    }
+    assert runs[1]["history"][-1]["penalty"] < runs[1]["history"][0]["penalty"]
+    assert runs[-1]["history"][-1]["penalty"] > runs[-1]["history"][0]["penalty"]
+    assert runs[1]["history"][-1]["penalty"] + 0.3 < runs[-1]["history"][-1]["penalty"]
+    if regulariser == "istar":  # the validation sentence embeddings follow: IsoScore* (ζ = 0.75) higher with +λ
+        assert runs[1]["isoscore_star"] > runs[-1]["isoscore_star"] + 0.05
+
+
+def test_killed_run_resumes_to_the_same_result(tiny_bert, tmp_path):
+    data = (sentiment_table(40, 0), sentiment_table(24, 1))
+    settings = ft.TrainingSettings(**{**SMALL, "keep_checkpoint": True})
+    kwargs = dict(model_spec=tiny_bert, task="sst2", regulariser="istar", lam=-3.0, seed=7, settings=settings, data=data)
+    whole = ft.finetune(out_dir=tmp_path / "whole", **kwargs)
+    with pytest.raises(ft.TrainingInterrupted):
+        ft.finetune(out_dir=tmp_path / "killed", stop_after_epoch=0, **kwargs)
+    assert torch.load(tmp_path / "killed" / ft.CHECKPOINT_NAME, weights_only=False)["epoch"] == 0
+    resumed = ft.finetune(out_dir=tmp_path / "killed", **kwargs)
+    for key in ("metric", "isoscore_star", "twonn", "steps"):
+        assert resumed[key] == pytest.approx(whole[key], abs=1e-6), key
+    assert [h["loss"] for h in resumed["history"]] == pytest.approx([h["loss"] for h in whole["history"]], abs=1e-6)
+    a = torch.load(tmp_path / "whole" / ft.CHECKPOINT_NAME, weights_only=False)["model"]
+    b = torch.load(tmp_path / "killed" / ft.CHECKPOINT_NAME, weights_only=False)["model"]
+    assert max((a[k] - b[k]).abs().max().item() for k in a) <= 1e-6
+    # A checkpoint from other settings is refused, not silently mixed in.
+    other = ft.TrainingSettings(**{**SMALL, "learning_rate": 5e-4})
+    with pytest.raises(ValueError, match="different run or settings"):
+        ft.finetune(out_dir=tmp_path / "killed", **{**kwargs, "settings": other})
+
+
+def test_run_and_save_writes_metrics_and_drops_checkpoint(tiny_bert, tmp_path):
+    path = tmp_path / "results/istar/tiny/stsb/none_0/seed0/metrics.json"
+    rng = np.random.default_rng(0)
+    table = sentiment_table(32, 2).assign(text_pair=lambda t: t["text"].iloc[::-1].values, label=rng.uniform(0, 5, 32))
+    settings = ft.TrainingSettings(**{**SMALL, "epochs": 1, "max_steps": 2})
+    ft.run_and_save(path, model_spec=tiny_bert, task="stsb", regulariser="none", lam=0.0, seed=0, settings=settings, data=(table, table))
+    record = json.loads(path.read_text())
+    assert record["metric_name"] == "pearson" and record["steps"] == 2 and -1 <= record["metric"] <= 1
+    assert not (path.parent / ft.CHECKPOINT_NAME).exists()
+    with pytest.raises(ValueError, match="'none' takes λ = 0"):
+        ft.check_run("none", 1.0)
+
+
+# ----------------------------------------------------------------------------- SQuAD
+
+
+def test_squad_scores_match_hand_worked_examples():
+    # "The Eiffel Tower" vs "Eiffel Tower": articles and case are normalised away → EM 1.
+    # "in Paris, France" vs "Paris": tokens {in, paris, france} vs {paris}: P 1/3, R 1 → F1 0.5.
+    # "London" vs ["Paris", "the city of Paris"]: no overlap → 0 / 0.
+    scores = ft.squad_scores(
+        ["The Eiffel Tower", "in Paris, France", "London"],
+        [["Eiffel Tower"], ["Paris"], ["Paris", "the city of Paris"]],
+    )
+    assert scores["exact_match"] == pytest.approx(100 / 3)
+    assert scores["f1"] == pytest.approx(100 * (1 + 0.5 + 0) / 3)
+    # Best over gold answers: "city of Paris" vs "the city of Paris" → EM 1.
+    assert ft.squad_scores(["city of Paris"], [["Paris", "the city of Paris"]]) == {"exact_match": 100.0, "f1": 100.0}
+
+
+def test_squad_span_extraction_uses_offsets(tiny_bert):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_bert.path)
+    table = pd.DataFrame({"id": ["q"], "question": ["where lives anna ?"], "context": ["anna lives in paris . ben lives in rome ."], "answers": [["paris"]], "answer_starts": [[14]]})
+    features = ft.qa_eval_features(table, tokenizer, max_length=32, doc_stride=8)
+    tokens = tokenizer.convert_ids_to_tokens(features.encodings[0]["input_ids"])
+    start = tokens.index("paris")
+    starts = np.zeros((1, len(tokens)))
+    ends = np.zeros((1, len(tokens)))
+    starts[0, start], ends[0, start] = 5.0, 5.0
+    starts[0, 0], ends[0, 0] = 9.0, 9.0  # [CLS] scores higher but is no context token
+    assert ft.squad_predictions(table, features, starts, ends) == ["paris"]
+    train = ft.qa_train_features(table, tokenizer, max_length=32, doc_stride=8)
+    assert train.extra["start_positions"] == [start] and train.extra["end_positions"] == [start]
+
+
+def test_squad_finetune_runs_end_to_end(tiny_bert, tmp_path):
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(24):
+        name, city = rng.choice(["anna", "ben", "carl"]), rng.choice(["paris", "london", "rome"])
+        filler = " ".join(rng.choice(["very", "quite", "really", "not"], size=3))
+        context = f"{name} lives in {city} . the city is {filler} {rng.choice(POSITIVE + NEGATIVE)} ."
+        rows.append({"id": str(i), "question": f"where lives {name} ?", "context": context, "answers": [city], "answer_starts": [context.index(city)]})
+    table = pd.DataFrame(rows)
+    settings = ft.TrainingSettings(**{**SMALL, "epochs": 1, "doc_stride": 8})
+    result = ft.finetune(tiny_bert, "squad", "istar", 1.0, seed=0, out_dir=tmp_path, settings=settings, data=(table, table))
+    assert set(result["scores"]) == {"exact_match", "f1"} and 0 <= result["metric"] <= 100
+    assert result["eval_sentences"] == 24
+
+
+# ----------------------------------------------------------------------------- study layout
+
+
+def test_run_grid_and_paths():
+    section = {"models": {"m": {}, "unused": {}}, "run_models": ["m"], "tasks": ["sst2"], "regularisers": ["none", "istar"], "lambdas": [-5, 0.5], "seeds": [0, 1]}
+    paths = [ft.run_path(r) for r in ft.run_grid(section)]
+    assert paths == [
+        "results/istar/m/sst2/none_0/seed0/metrics.json", "results/istar/m/sst2/none_0/seed1/metrics.json",
+        "results/istar/m/sst2/istar_-5/seed0/metrics.json", "results/istar/m/sst2/istar_-5/seed1/metrics.json",
+        "results/istar/m/sst2/istar_0.5/seed0/metrics.json", "results/istar/m/sst2/istar_0.5/seed1/metrics.json",
+    ]

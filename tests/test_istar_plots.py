@@ -1,0 +1,94 @@
+"""I-STAR runs table and Figures 5-7, on synthetic metrics files (no training)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from isotropy import finetune as ft
+from isotropy.plots import istar as istar_plots
+
+
+def write_run(root, model, task, regulariser, lam, seed, metric, iso, twonn):
+    run = {"model": model, "task": task, "regulariser": regulariser, "lam": ft.format_lambda(lam), "seed": seed}
+    path = root / ft.run_path(run)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    name = "matthews_correlation" if task == "cola" else "accuracy"
+    path.write_text(json.dumps({
+        "model": {"model": f"hub/{model}", "revision": None, "path": None}, "task": task, "regulariser": regulariser,
+        "lambda": float(lam), "seed": seed, "metric_name": name, "metric": metric, "scores": {name: metric},
+        "isoscore_star": iso, "isoscore_star_layers": [iso / 2, iso], "twonn": twonn,
+    }))
+    return path
+
+
+@pytest.fixture()
+def runs(tmp_path) -> pd.DataFrame:
+    """Two models, two tasks, every regulariser, three seeds; performance falls as λ rises."""
+    rng = np.random.default_rng(0)
+    files, names = [], []
+    for model in ("bert", "distil"):
+        for task in ("sst2", "cola"):
+            for regulariser, lams in (("none", [0]), ("istar", [-5, -1, 1, 5]), ("cosreg", [-1, 1])):
+                for lam in lams:
+                    for seed in range(3):
+                        metric = 0.8 - 0.01 * lam - (0.05 if regulariser == "cosreg" else 0) + rng.normal(0, 0.005)
+                        files.append(write_run(tmp_path, model, task, regulariser, lam, seed, metric, 0.3 + 0.05 * lam, 20 + lam + seed))
+                        names.append(model)
+    return ft.collect_runs(files, model_names=names)
+
+
+def test_collect_runs_has_one_row_per_run(runs):
+    assert len(runs) == 2 * 2 * 7 * 3
+    assert list(runs.columns[:9]) == ft.RUN_COLUMNS
+    assert {"isoscore_star_layer1", "isoscore_star_layer2"} <= set(runs.columns)
+    assert set(runs["model"]) == {"bert", "distil"}
+
+
+def test_collect_runs_refuses_nan(tmp_path):
+    path = write_run(tmp_path, "m", "sst2", "none", 0, 0, float("nan"), 0.2, 10.0)
+    with pytest.raises(ValueError, match="NaN"):
+        ft.collect_runs([path])
+
+
+def test_seed_summary_is_mean_and_sample_std(runs):
+    summary = istar_plots.seed_summary(runs)
+    row = summary[(summary.model == "bert") & (summary.task == "sst2") & (summary.regulariser == "istar") & (summary["lambda"] == -5)].iloc[0]
+    values = runs[(runs.model == "bert") & (runs.task == "sst2") & (runs.regulariser == "istar") & (runs["lambda"] == -5)]["twonn"]
+    assert row["twonn_mean"] == pytest.approx(np.mean(values.to_numpy())) and row["twonn_std"] == pytest.approx(np.std(values.to_numpy(), ddof=1))
+    assert row["seeds"] == 3
+
+
+def test_figure6_compares_methods_at_their_best_lambda(runs):
+    table = istar_plots.figure6_table(runs, "best")
+    bert = table[table.model == "bert"].set_index("method")["metric"]
+    # Best negative λ for I-STAR is −5 (0.85), baseline 0.80, CosReg best at λ = −1 (0.76); ± seed noise.
+    assert bert["istar<0"] == pytest.approx(0.85, abs=0.01)
+    assert bert["none"] == pytest.approx(0.80, abs=0.01)
+    assert bert["cosreg"] == pytest.approx(0.76, abs=0.01)
+    mean = istar_plots.figure6_table(runs, "mean").set_index(["model", "method"])["metric"]
+    assert mean[("bert", "istar<0")] == pytest.approx(0.83, abs=0.01)  # mean over λ = −5, −1
+    assert (table["tasks"] == 2).all()
+    with pytest.raises(ValueError, match="selection"):
+        istar_plots.figure6_table(runs, "median")
+
+
+def test_figures_are_written(runs, tmp_path):
+    for number, plot in ((5, istar_plots.plot_figure5), (6, istar_plots.plot_figure6), (7, istar_plots.plot_figure7)):
+        pdf, png = tmp_path / f"figure{number}.pdf", tmp_path / f"figure{number}.png"
+        table = plot(runs, pdf, png)
+        assert pdf.read_bytes()[:4] == b"%PDF" and png.read_bytes()[:4] == b"\x89PNG" and not table.empty
+    fig7 = istar_plots.figure7_table(runs, "sst2")
+    assert set(fig7["lambda"]) == {-5, -1, 0, 1, 5}  # I-STAR λ and the baseline
+    with pytest.raises(ValueError, match="no I-STAR or baseline runs on task 'qqp'"):
+        istar_plots.figure7_table(runs, "qqp")
+
+
+def test_study_outputs_follow_the_config():
+    section = {"tasks": ["sst2"], "figure7_task": "sst2"}
+    assert "results/istar/figure7.png" in ft.study_outputs(section)
+    assert "results/istar/figure7.png" not in ft.study_outputs({"tasks": ["rte"], "figure7_task": "sst2"})
+    assert ft.study_outputs(None) == []
