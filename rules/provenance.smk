@@ -1,1 +1,61 @@
 # Audit of every result against its provenance records, and the check of the paper's claims.
+# Records: every step writes <output>.provenance.json (isotropy.provenance.record_step); raw
+# downloads end in resources/raw/<source>/manifest.json. Science in isotropy.audit and
+# isotropy.claims (which also decides the inputs of check_claims: workflow_inputs).
+import sys
+
+from isotropy import claims as isotropy_claims
+
+
+# results/claims.csv (one row per claim × setup: measured value, threshold, verdict) and a
+# markdown summary. Main and GLUE results are made if needed; I-STAR and geometry tables are
+# read when present (their claims are "not run" otherwise): checking never starts a GPU study.
+rule check_claims:
+    input:
+        **isotropy_claims.workflow_inputs(config),
+    output:
+        table=report(
+            "results/claims.csv",
+            caption="../report/claims.rst",
+            category="Claims",
+        ),
+        markdown=report(
+            "results/claims.md",
+            caption="../report/claims.rst",
+            category="Claims",
+        ),
+    log:
+        "logs/results/claims.csv.log",
+    conda:
+        "../envs/plots.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        run_keys=isotropy_claims.workflow_run_keys(config),
+    script:
+        "../scripts/check_claims.py"
+
+
+# The audit walks every result back to the raw downloads (checksums, staleness, code) and asks
+# Snakemake whether parameters and rule code are still those of today's workflow and config.
+# No inputs on purpose: it checks what exists and never (re)builds it; no output, so it runs
+# whenever asked and never goes stale. Run it on its own: `snakemake audit`. Fails on any
+# mismatch; the table goes to the log and to results/audit.tsv. Snakemake is called with the
+# interpreter running this workflow (a conda env of the step need not hold Snakemake).
+rule audit:
+    log:
+        "logs/audit.log",
+    conda:
+        "../envs/plots.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        snakefile=workflow.main_snakefile,
+        snakemake_python=sys.executable,
+        table="results/audit.tsv",
+    script:
+        "../scripts/audit_results.py"

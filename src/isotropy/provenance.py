@@ -9,19 +9,22 @@ records back to the raw downloads.
 
 from __future__ import annotations
 
+import base64
 import datetime as _dt
 import json
 import os
 import platform
 import socket
 import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from isotropy.io import sha256_file, write_json
 
 SUFFIX = ".provenance.json"
+RECORD_VERSION = 2  # 2: code.modules (sha256 of every project module the step ran) and hardware
 STARTED = _dt.datetime.now(_dt.timezone.utc)  # import time ≈ the step's start
 
 # The packages whose version can change a number or a figure.
@@ -32,8 +35,17 @@ TRACKED_PACKAGES = (
 )
 
 
+# Project modules that never change a result (they only log or write records): not tracked as code.
+UNTRACKED_MODULES = ("isotropy.provenance", "isotropy.logs")
+
+
 def record_path(path: str | os.PathLike) -> Path:
+    """The provenance record beside ``path``."""
     return Path(f"{path}{SUFFIX}")
+
+
+def is_record(path: str | os.PathLike) -> bool:
+    return str(path).endswith(SUFFIX)
 
 
 def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str | None]:
@@ -58,6 +70,61 @@ def code_version(repo: str | os.PathLike | None = None) -> dict[str, Any]:
     commit = git("rev-parse", "HEAD")
     status = git("status", "--porcelain", "--untracked-files=no")
     return {"git_commit": commit, "dirty": bool(status) if status is not None else None}
+
+
+def module_hashes(prefix: str = "isotropy") -> dict[str, str]:
+    """sha256 of the source file of every loaded project module (the code a step actually ran).
+
+    Modules that only log or write records (:data:`UNTRACKED_MODULES`) are left out, so editing
+    them does not make every result look out of date.
+    """
+    hashes = {}
+    for name, module in sorted(sys.modules.items()):
+        if not (name == prefix or name.startswith(prefix + ".")) or name in UNTRACKED_MODULES:
+            continue
+        source = getattr(module, "__file__", None)
+        if source and source.endswith(".py") and Path(source).is_file():
+            hashes[name] = sha256_file(source)
+    return hashes
+
+
+def module_source(name: str) -> Path | None:
+    """The current source file of module ``name`` (None when it no longer exists)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(spec, "origin", None) if spec else None
+    return Path(origin) if origin and origin.endswith(".py") and Path(origin).is_file() else None
+
+
+def cpu_model() -> str:
+    """The CPU's model name (from /proc/cpuinfo on Linux, else what platform reports)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def hardware() -> dict[str, Any]:
+    """CPU model and count, and the GPU model when torch is already loaded and sees one.
+
+    torch is not imported here: a step that never loaded it used no GPU.
+    """
+    info: dict[str, Any] = {"cpu": cpu_model(), "cpu_count": os.cpu_count(), "gpu": None}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            if torch.cuda.is_available():
+                info["gpu"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        except Exception:  # a broken CUDA setup must not lose the record
+            info["gpu"] = None
+    return info
 
 
 def file_entries(paths: Iterable[str | os.PathLike]) -> dict[str, dict[str, Any]]:
@@ -101,16 +168,23 @@ def build_record(
     extra: dict | None = None,
 ) -> dict[str, Any]:
     record = {
+        "record_version": RECORD_VERSION,
         "rule": rule,
         "wildcards": _jsonable(wildcards or {}),
         "params": _jsonable(params or {}),
         "inputs": file_entries(inputs),
         "outputs": file_entries(outputs),
-        "code": {**code_version(), "script": script, "script_sha256": sha256_file(script) if script and Path(script).is_file() else None},
+        "code": {
+            **code_version(),
+            "script": script,
+            "script_sha256": sha256_file(script) if script and Path(script).is_file() else None,
+            "modules": module_hashes(),
+        },
         "packages": package_versions(),
         "python": platform.python_version(),
         "host": socket.gethostname(),
         "device": str(device) if device is not None else "cpu",
+        "hardware": hardware(),
         "seeds": seeds,
         "started": STARTED.isoformat(),
         "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(),
@@ -163,5 +237,45 @@ def _original_script(snakemake: Any) -> str | None:
 
 
 def read_record(path: str | os.PathLike) -> dict | None:
+    """The provenance record beside ``path`` (None when there is none)."""
     sidecar = record_path(path)
     return json.loads(sidecar.read_text()) if sidecar.is_file() else None
+
+
+def iter_recorded(root: str | os.PathLike) -> Iterator[Path]:
+    """Every file under ``root`` that has a provenance record beside it, in sorted order."""
+    for sidecar in sorted(Path(root).rglob(f"*{SUFFIX}")):
+        target = Path(str(sidecar)[: -len(SUFFIX)])
+        yield target
+
+
+def snakemake_metadata(path: str | os.PathLike, workdir: str | os.PathLike = ".") -> dict | None:
+    """What Snakemake itself recorded about output ``path`` (``.snakemake/metadata``), or None.
+
+    Snakemake keeps, per output, the rule, its input paths, params, start/end times and the
+    sha256 of small inputs; the audit falls back on it for files without a provenance record.
+    ``path`` is relative to ``workdir``, as Snakemake names it.
+    """
+    subject = Path(workdir) / ".snakemake" / "metadata"
+    if not subject.is_dir():
+        return None
+    b64 = base64.urlsafe_b64encode(str(path).encode()).decode()
+    try:
+        max_len = os.pathconf(subject, "PC_NAME_MAX") or 255
+    except (OSError, ValueError):
+        max_len = 255
+    parts = [b64[i : i + max_len - 1] for i in range(0, len(b64), max_len - 1)]
+    recpath = subject.joinpath(*(["@" + p for p in parts[:-1]] + [parts[-1]]))
+    if not recpath.is_file():
+        return None
+    try:
+        return json.loads(recpath.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def audit_main(argv: list[str] | None = None) -> int:
+    """Console entry ``isotropy-audit``: see :func:`isotropy.audit.main`."""
+    from isotropy.audit import main
+
+    return main(argv)

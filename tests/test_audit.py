@@ -1,0 +1,325 @@
+"""The audit: tampering with a metric file, a raw download, a parameter or the code is caught.
+
+Three levels: synthetic records written with build_record (fast); a three-rule toy Snakemake
+workflow (real Snakemake metadata, so a changed parameter is caught by Snakemake's own
+bookkeeping); and the tiny end-to-end run of the real workflow (rule ``audit`` and the CLI).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from isotropy import audit as audit_module
+from isotropy.audit import FAIL, OK, WARN, Finding, audit, failures, format_table, main, walk, write_tsv
+from isotropy.io import write_json
+from isotropy.provenance import build_record, record_path, snakemake_metadata
+
+# ---------------------------------------------------------------------------------------------
+# Synthetic records
+
+
+def _manifest(raw_dir: Path) -> None:
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    (raw_dir / "values.txt").write_text("1\n2\n3\n")
+    digest = hashlib.sha256((raw_dir / "values.txt").read_bytes()).hexdigest()
+    (raw_dir / "manifest.json").write_text(json.dumps({"origin": "test", "files": [{"path": "values.txt", "sha256": digest}]}))
+
+
+def _step(rule: str, inputs: list[str], output: str, text: str, script: str | None = None) -> None:
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    Path(output).write_text(text)
+    write_json(record_path(output), build_record(rule=rule, inputs=inputs, outputs=[output], script=script, params={"factor": 2}))
+
+
+@pytest.fixture
+def chain(tmp_path, monkeypatch):
+    """raw download → metric → table, each step with its provenance record."""
+    monkeypatch.chdir(tmp_path)
+    _manifest(Path("resources/raw/toy"))
+    Path("step.py").write_text("# the step's script\n")
+    _step("metric", ["resources/raw/toy/manifest.json"], "results/toy/metric.csv", "value\n2\n4\n6\n", script="step.py")
+    _step("table", ["results/toy/metric.csv"], "results/table.csv", "total\n12\n")
+    return tmp_path
+
+
+def _bad(findings) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for finding in failures(findings):
+        out.setdefault(finding.file, []).append(f"{finding.check}: {finding.reason}")
+    return out
+
+
+def test_clean_chain_passes(chain, capsys):
+    findings = audit(chain)
+    assert not failures(findings)
+    assert {f.file for f in findings if f.status == OK} == {"results/toy/metric.csv", "results/table.csv", "resources/raw/toy/manifest.json"}
+    assert main(["--no-snakemake", "-d", str(chain)]) == 0
+    out = capsys.readouterr().out
+    assert "3 files audited: 3 ok" in out and "parameters not checked" in out
+
+
+def test_tampered_metric_file_is_caught(chain, capsys):
+    with open("results/toy/metric.csv", "a") as handle:
+        handle.write("99\n")
+    bad = _bad(audit(chain))
+    assert any(r.startswith("checksum: modified after it was made") for r in bad["results/toy/metric.csv"])
+    # The table made from it is flagged too: its input changed and is newer.
+    assert any(r.startswith("input: input results/toy/metric.csv (sha256 recorded") and r.endswith("changed since this file was made") for r in bad["results/table.csv"])
+    assert any(r.startswith("stale: input results/toy/metric.csv is newer") for r in bad["results/table.csv"])
+    assert main(["--no-snakemake", "-d", str(chain)]) == 1
+    assert "MISMATCH results/toy/metric.csv: modified after it was made" in capsys.readouterr().err
+
+
+def test_tampered_raw_download_is_caught(chain):
+    with open("resources/raw/toy/values.txt", "a") as handle:
+        handle.write("7\n")
+    bad = _bad(audit(chain))
+    assert list(bad) == ["resources/raw/toy/values.txt"]
+    assert "differs from its download manifest resources/raw/toy/manifest.json" in bad["resources/raw/toy/values.txt"][0]
+
+
+def test_deleted_raw_download_is_caught(chain):
+    os.remove("resources/raw/toy/values.txt")
+    assert "raw: raw file missing (listed in resources/raw/toy/manifest.json)" in _bad(audit(chain))["resources/raw/toy/values.txt"]
+
+
+def test_changed_script_and_module_are_caught(chain):
+    with open("step.py", "a") as handle:
+        handle.write("# edited\n")
+    record = json.loads(record_path("results/table.csv").read_text())
+    record["code"]["modules"]["isotropy.io"] = "0" * 64  # as if made by another version of isotropy.io
+    record["code"]["modules"]["isotropy.gone"] = "0" * 64
+    record_path("results/table.csv").write_text(json.dumps(record))
+    bad = _bad(audit(chain))
+    assert "code: its script step.py changed since it was made" in bad["results/toy/metric.csv"]
+    assert "code: module isotropy.io changed since it was made" in bad["results/table.csv"]
+    assert "code: module isotropy.gone, which made it, no longer exists" in bad["results/table.csv"]
+
+
+def test_input_newer_than_output(chain):
+    later = os.stat("results/table.csv").st_mtime + 60
+    # Re-made with identical content: a warning, since the table is what that content gives.
+    os.utime("results/toy/metric.csv", (later, later))
+    findings = audit(chain)
+    assert not failures(findings)
+    assert Finding("results/table.csv", WARN, "stale", "input results/toy/metric.csv is newer than this file but identical to what it was made from") in findings
+    # A file without a provenance record has only Snakemake's metadata; no checksum: stale.
+    meta = {"rule": "table", "input": ["results/toy/metric.csv"]}
+    assert audit_module.check_metadata_only(chain, "results/table.csv", meta) == [
+        Finding("results/table.csv", FAIL, "stale", "input results/toy/metric.csv is newer than this file")
+    ]
+
+
+def test_results_without_record_and_missing_inputs(chain):
+    Path("results/orphan.csv").write_text("a\n")
+    os.remove("results/toy/metric.csv")
+    bad = _bad(audit(chain))
+    assert "record: no provenance record and no Snakemake metadata: its origin is unknown" in bad["results/orphan.csv"]
+    assert "input: input results/toy/metric.csv is missing" in bad["results/table.csv"]
+    assert "missing: file does not exist" in bad["results/toy/metric.csv"]
+
+
+def test_other_package_versions_warn(chain):
+    record = json.loads(record_path("results/table.csv").read_text())
+    record["packages"]["pandas"] = "0.1.0"
+    record_path("results/table.csv").write_text(json.dumps(record))
+    findings = audit(chain)
+    assert not failures(findings)
+    assert any(f.status == WARN and f.check == "packages" and "pandas 0.1.0 →" in f.reason for f in findings)
+
+
+def test_table_and_tsv(chain, tmp_path):
+    with open("results/toy/metric.csv", "a") as handle:
+        handle.write("99\n")
+    findings = audit(chain)
+    text = format_table(findings)
+    lines = text.splitlines()
+    assert lines[0].split() == ["FILE", "STATUS", "CHECK", "REASON"]
+    assert lines[1].split()[1] == FAIL  # mismatches first
+    assert lines[-1] == "3 files audited: 1 ok, 0 with warnings, 2 with mismatches"
+    write_tsv(findings, tmp_path / "audit.tsv")
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "audit.tsv", sep="\t")
+    assert list(table.columns) == ["file", "status", "check", "reason"] and len(table) == len(findings)
+
+
+def test_config_differences_hint():
+    recorded = {"main": {"updates": 12, "seeds": [0, 1]}, "glue": {"updates": 8}, "device": "cpu"}
+    current = {"main": {"updates": 13, "seeds": [0, 1]}, "glue": {"updates": 9}, "device": "cuda"}
+    assert audit_module.config_differences(recorded, current, section="main") == ["device ('cpu' → 'cuda')", "main.updates (12 → 13)"]
+
+
+# ---------------------------------------------------------------------------------------------
+# A toy Snakemake workflow: Snakemake's own metadata decides whether parameters changed
+
+TOY_SNAKEFILE = '''
+configfile: "config.yaml"
+
+rule all:
+    input: "results/table.csv"
+
+rule download:
+    output: manifest="resources/raw/toy/manifest.json"
+    script: "download.py"
+
+rule metric:
+    input: manifest="resources/raw/toy/manifest.json"
+    output: metric="results/toy/metric.csv"
+    params: factor=config["factor"]
+    script: "metric.py"
+
+rule table:
+    input: metric="results/toy/metric.csv"
+    output: table="results/table.csv"
+    script: "table.py"
+'''
+
+TOY_SCRIPTS = {
+    "download.py": '''
+import hashlib, json
+from pathlib import Path
+raw = Path(snakemake.output.manifest).parent
+raw.mkdir(parents=True, exist_ok=True)
+(raw / "values.txt").write_text("1\\n2\\n3\\n")
+digest = hashlib.sha256((raw / "values.txt").read_bytes()).hexdigest()
+Path(snakemake.output.manifest).write_text(json.dumps({"origin": "toy", "files": [{"path": "values.txt", "sha256": digest}]}))
+''',
+    "metric.py": '''
+from pathlib import Path
+from isotropy.provenance import record_step
+values = [int(v) for v in (Path(snakemake.input.manifest).parent / "values.txt").read_text().split()]
+Path(snakemake.output.metric).write_text("value\\n" + "".join(f"{v * snakemake.params.factor}\\n" for v in values))
+record_step(snakemake, seeds=[0])
+''',
+    "table.py": '''
+from pathlib import Path
+from isotropy.provenance import record_step
+values = [int(v) for v in Path(snakemake.input.metric).read_text().split()[1:]]
+Path(snakemake.output.table).write_text(f"total\\n{sum(values)}\\n")
+record_step(snakemake)
+''',
+}
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    """The toy workflow (its own folder) run once into a working directory: (workflow, workdir)."""
+    base = tmp_path_factory.mktemp("toy")
+    workflow = base / "workflow"
+    workflow.mkdir()
+    (workflow / "Snakefile").write_text(TOY_SNAKEFILE)
+    (workflow / "config.yaml").write_text("factor: 2\n")
+    for name, text in TOY_SCRIPTS.items():
+        (workflow / name).write_text(text)
+    workdir = base / "work"
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(workflow / "Snakefile"), "--directory", str(workdir),
+         "--configfile", str(workflow / "config.yaml"), "--cores", "1", "--quiet", "all"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (workdir / "results/table.csv").read_text() == "total\n12\n"
+    return workflow, workdir
+
+
+def _copy(workdir: Path, dest: Path) -> Path:
+    shutil.copytree(workdir, dest, symlinks=True)  # copy2: modification times kept
+    return dest
+
+
+@pytest.mark.slow
+def test_toy_workflow_clean_then_parameter_change_is_caught(toy, tmp_path, capsys):
+    workflow, workdir = toy
+    args = ["-d", str(workdir), "--snakefile", str(workflow / "Snakefile"), "--configfile", str(workflow / "config.yaml")]
+    assert main(args) == 0, capsys.readouterr()
+    assert "0 with mismatches" in capsys.readouterr().out
+    # Snakemake's metadata is what the walk falls back on, and it names the rule.
+    meta = snakemake_metadata("results/toy/metric.csv", workdir)
+    assert meta["rule"] == "metric" and meta["input"] == ["resources/raw/toy/manifest.json"]
+
+    changed = tmp_path / "config.yaml"
+    changed.write_text("factor: 3\n")
+    args[-1] = str(changed)
+    assert main(args) == 1
+    captured = capsys.readouterr()
+    assert "MISMATCH results/toy/metric.csv: parameters changed since this file was made" in captured.err
+    assert "factor (2 → 3)" in captured.err
+    # Downstream of the changed step: Snakemake would re-make the table.
+    assert "MISMATCH results/table.csv: Snakemake would re-make it" in captured.err
+
+
+@pytest.mark.slow
+def test_toy_workflow_tampering_is_caught(toy, tmp_path):
+    workflow, workdir = toy
+    metric = _copy(workdir, tmp_path / "metric")
+    with open(metric / "results/toy/metric.csv", "a") as handle:
+        handle.write("99\n")
+    assert "results/toy/metric.csv" in _bad(audit(metric))
+
+    raw = _copy(workdir, tmp_path / "raw")
+    (raw / "resources/raw/toy/values.txt").write_text("1\n2\n4\n")
+    assert list(_bad(audit(raw))) == ["resources/raw/toy/values.txt"]
+
+    original = (workflow / "metric.py").read_text()
+    try:
+        (workflow / "metric.py").write_text(original + "# edited\n")
+        assert _bad(audit(workdir)) == {"results/toy/metric.csv": ["code: its script metric.py changed since it was made"]}
+    finally:
+        (workflow / "metric.py").write_text(original)
+    assert not failures(audit(workdir))
+
+
+# ---------------------------------------------------------------------------------------------
+# The real workflow's tiny run
+
+
+@pytest.mark.slow
+def test_audit_rule_and_cli_pass_on_the_tiny_run(tiny_run):
+    import tiny_workflow
+
+    workdir, command, mirror = tiny_run
+    env = tiny_workflow.snakemake_environment(mirror)
+    base = [c for c in command if c not in ("main_study", "glue_study", "check_claims")]
+    result = subprocess.run(base + ["audit"], capture_output=True, text=True, env=env, timeout=900)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
+    import pandas as pd
+
+    table = pd.read_csv(workdir / "results/audit.tsv", sep="\t")
+    assert (table["status"] != FAIL).all()
+    audited = set(table["file"])
+    for name in ("results/main/figure2.pdf", "results/main/table1.csv", "results/glue/table3.csv", "results/claims.csv"):
+        assert name in audited
+    # The walk reached the raw downloads.
+    assert any(f.startswith("resources/raw/") and f.endswith("manifest.json") for f in audited)
+
+    config = command[command.index("--configfile") + 1]
+    cli = subprocess.run([sys.executable, "-m", "isotropy.audit", "-d", str(workdir), "--configfile", config, "--quiet"],
+                         capture_output=True, text=True, env=env, timeout=900)
+    assert cli.returncode == 0, (cli.stdout + cli.stderr)[-6000:]
+    assert "0 with mismatches" in cli.stdout
+
+
+@pytest.mark.slow
+def test_tampered_trace_of_the_tiny_run_is_caught(tiny_run, tmp_path):
+    workdir, _, _ = tiny_run
+    copy = _copy(workdir, tmp_path / "work")
+    trace = copy / "results/main/miniLM/polarity/seed0/trace.parquet"
+    import pandas as pd
+
+    frame = pd.read_parquet(trace)
+    frame.loc[frame.index[-1], "silhouette"] += 0.1
+    frame.to_parquet(trace)
+    findings, _ = walk(copy)
+    bad = _bad(findings)
+    assert any(r.startswith("checksum: modified after it was made") for r in bad["results/main/miniLM/polarity/seed0/trace.parquet"])
+    for downstream in ("results/main/correlations.csv", "results/main/figure2.pdf", "results/main/figure3.png"):
+        assert any(r.startswith("input: input results/main/miniLM/polarity/seed0/trace.parquet (sha256") for r in bad[downstream]), downstream

@@ -1,0 +1,104 @@
+"""Provenance records: what record_step / build_record write, checked against hashlib and the OS."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+import isotropy.io
+from isotropy import provenance
+from isotropy.provenance import SUFFIX, build_record, iter_recorded, read_record, record_path, record_step
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("data").mkdir()
+    Path("data/a.txt").write_text("alpha\n")
+    Path("data/sub").mkdir()
+    Path("data/sub/b.bin").write_bytes(bytes(range(256)) * 10)
+    Path("out.csv").write_text("x\n1\n")
+    Path("script.py").write_text("print('made out.csv')\n")
+    return tmp_path
+
+
+def test_build_record_hashes_every_input_and_output(files):
+    record = build_record(rule="make", inputs=["data"], outputs=["out.csv"], params={"k": 3}, wildcards={"seed": "0"},
+                          config={"main": {"seeds": [0, 1]}}, script="script.py", seeds=[0])
+    # A folder input stands for every file inside it.
+    assert set(record["inputs"]) == {"data/a.txt", "data/sub/b.bin"}
+    for name, entry in {**record["inputs"], **record["outputs"]}.items():
+        assert entry["sha256"] == sha(Path(name))
+        assert entry["bytes"] == os.path.getsize(name)
+        assert entry["mtime"] == os.stat(name).st_mtime
+    assert record["rule"] == "make" and record["params"] == {"k": 3} and record["wildcards"] == {"seed": "0"}
+    assert record["seeds"] == [0] and record["config"] == {"main": {"seeds": [0, 1]}}
+    assert record["code"]["script_sha256"] == sha(Path("script.py"))
+    assert record["started"] <= record["finished"]
+    json.dumps(record)  # plain JSON throughout
+
+
+def test_record_names_the_project_modules_that_ran(files):
+    record = build_record(rule="make", inputs=[], outputs=["out.csv"])
+    modules = record["code"]["modules"]
+    assert modules["isotropy.io"] == sha(Path(isotropy.io.__file__))
+    # Modules that only log or write records do not count as code of the result.
+    assert "isotropy.provenance" not in modules and "isotropy.logs" not in modules
+    assert record["record_version"] == provenance.RECORD_VERSION
+    assert record["packages"]["pandas"] == __import__("pandas").__version__
+
+
+def test_hardware_names_the_cpu(files):
+    hardware = build_record(rule="make", inputs=[], outputs=["out.csv"])["hardware"]
+    assert hardware["cpu_count"] == os.cpu_count()
+    assert isinstance(hardware["cpu"], str) and hardware["cpu"]
+    if Path("/proc/cpuinfo").is_file():
+        names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")]
+        if names:
+            assert hardware["cpu"] == names[0]
+
+
+class Params(dict):
+    """Snakemake's params/wildcards objects offer items(); a dict is the same for record_step."""
+
+
+def test_record_step_writes_a_record_beside_every_output(files):
+    Path("second.json").write_text("{}")
+    snakemake = SimpleNamespace(
+        rule="make", input=["data/a.txt"], output=["out.csv", "second.json"],
+        params=Params(k=1, nested={"a": (1, 2)}), wildcards=Params(seed="3"), config={"device": "cpu"}, scriptdir=None,
+    )
+    record = record_step(snakemake, seeds=[3], extra={"note": "test"})
+    for output in ("out.csv", "second.json"):
+        assert record_path(output) == Path(output + SUFFIX)
+        assert read_record(output) == json.loads(json.dumps(record, sort_keys=True, default=str))
+    assert read_record("data/a.txt") is None  # inputs get no record
+    assert record["params"] == {"k": 1, "nested": {"a": [1, 2]}} and record["extra"] == {"note": "test"}
+    assert list(iter_recorded(".")) == [Path("out.csv"), Path("second.json")]
+
+
+def test_original_script_is_found_beside_snakemakes_temporary_copy(files, monkeypatch):
+    import __main__
+
+    Path("scripts").mkdir()
+    Path("scripts/step.py").write_text("# the real script\n")
+    monkeypatch.setattr(__main__, "__file__", str(files / ".snakemake/scripts/tmpab12cd.step.py"), raising=False)
+    snakemake = SimpleNamespace(scriptdir=str(files / "scripts"))
+    assert provenance._original_script(snakemake) == str(files / "scripts/step.py")
+
+
+def test_audit_main_is_the_console_entry(files, capsys):
+    Path("results").mkdir()
+    Path("results/t.csv").write_text("a\n1\n")
+    Path("results/t.csv" + SUFFIX).write_text(json.dumps(build_record(rule="t", inputs=[], outputs=["results/t.csv"])))
+    assert provenance.audit_main(["--no-snakemake", "-d", "."]) == 0
+    assert "results/t.csv" in capsys.readouterr().out

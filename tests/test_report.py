@@ -1,0 +1,88 @@
+"""The HTML report of the tiny run: every figure and table, each with its caption."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import subprocess
+from html.parser import HTMLParser
+
+import pytest
+
+import tiny_workflow
+
+pytestmark = pytest.mark.slow
+
+# Every result marked for the report, with what its caption must name (the paper's figure/table).
+EXPECTED = {
+    "results/main/figure2.pdf": "The paper's Figure 2",
+    "results/main/figure3.pdf": "The paper's Figure 3",
+    "results/main/table1.csv": "The paper's Table 1",
+    "results/main/correlations.csv": "(Figure 3)",
+    "results/glue/figure4.pdf": "The paper's Figure 4",
+    "results/glue/table2.csv": "The paper's Table 2",
+    "results/glue/table3.csv": "The paper's Table 3",
+    "results/claims.csv": "Claims check",
+    "results/claims.md": "Claims check",
+}
+
+
+class _Tags(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+
+def _captions(text: str) -> dict[str, str]:
+    """Result path → caption as plain text, from the report's embedded results table."""
+    captions = {}
+    for match in re.finditer(r'"(results/[^"]+)": \{"name": "[^"]*", "filename": "[^"]*", "labels": [^,]*, "size": "[^"]*", "caption": "((?:[^"\\]|\\.)*)"', text):
+        caption = json.loads(f'"{match.group(2)}"')
+        captions[match.group(1)] = html.unescape(re.sub(r"<[^>]+>", "", caption))
+    return captions
+
+
+@pytest.fixture(scope="module")
+def report(tiny_run, tmp_path_factory):
+    workdir, command, mirror = tiny_run
+    env = tiny_workflow.snakemake_environment(mirror)
+    base = [c for c in command if c not in ("main_study", "glue_study", "check_claims")]
+    targets = ["main_study", "glue_study", "check_claims"]
+    if not (workdir / "results/claims.csv").is_file():  # the shared fixture may not have made it
+        made = subprocess.run(base + ["check_claims"], capture_output=True, text=True, env=env, timeout=900)
+        assert made.returncode == 0, made.stderr[-4000:]
+    path = tmp_path_factory.mktemp("report") / "report.html"
+    result = subprocess.run(base + ["--report", str(path), *targets], capture_output=True, text=True, env=env, timeout=900)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return workdir, path.read_text(encoding="utf-8")
+
+
+def test_report_renders_as_html(report):
+    _, text = report
+    parser = _Tags()
+    parser.feed(text)
+    assert {"html", "head", "body", "script"} <= set(parser.tags)
+    assert len(text) > 100_000  # figures and tables are embedded, not linked
+
+
+def test_every_figure_and_table_has_its_caption(report):
+    workdir, text = report
+    captions = _captions(text)
+    for path, names in EXPECTED.items():
+        assert path in captions, f"{path} is not in the report (found {sorted(captions)})"
+        caption = captions[path]
+        assert names in caption, (path, caption)
+        # Data, models and seeds are stated from the configuration of this run.
+        assert "Seeds" in caption, (path, caption)
+    assert "all-MiniLM-L6-v2" in captions["results/main/figure2.pdf"]
+    assert "rte, wnli" in captions["results/glue/figure4.pdf"]
+    assert "I-STAR: not run" in captions["results/claims.csv"]
+    # The embedded figure is the real file.
+    import base64
+
+    pdf = (workdir / "results/main/figure2.pdf").read_bytes()
+    assert base64.b64encode(pdf[:300]).decode()[:200] in text
