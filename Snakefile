@@ -20,4 +20,5 @@ include: "rules/provenance.smk"
 rule all:
     default_target: True
     input:
-        main_study_outputs(),
+        study_targets(config["studies"]),
+        "results/claims.csv",

@@ -71,3 +71,14 @@ def glue_study_outputs():
         "results/glue/figure4.pdf",
         "results/glue/figure4.png",
     ]
+
+
+def study_targets(studies):
+    """The final outputs of each listed study (the inputs of its target rule)."""
+    targets = {
+        "main": main_study_outputs,
+        "glue": glue_study_outputs,
+        "istar": lambda: list(rules.istar_study.input),
+        "geometry": lambda: list(rules.geometry_study.input),
+    }
+    return [path for study in studies for path in targets[study]()]

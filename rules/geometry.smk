@@ -7,84 +7,35 @@ from isotropy import geometry as isotropy_geometry
 
 isotropy_geometry.check_config(config)
 
-GEOMETRY = config.get("geometry", {})
-GEOMETRY_MODELS = "|".join(re.escape(name) for name in GEOMETRY.get("models", {})) or "^$"
-GEOMETRY_CORPUS = re.escape(GEOMETRY["clusters"]["corpus"]["name"]) if GEOMETRY else "^$"
-GEOMETRY_WILDCARDS = {
-    "model": GEOMETRY_MODELS,
-    "corpus": GEOMETRY_CORPUS,
-    "sts": "stsb|sickr",
-    "seed": r"\d+",
-}
-# Figure name → the collected table it draws.
-GEOMETRY_FIGURE_TABLES = {"cosine_by_layer": "cosine_by_layer", "lid_by_layer": "lid", "sts": "sts"}
-
-
-def geometry_cluster_files(artefact):
-    """One per-model artefact of the cluster analysis for every model and seed."""
-    corpus = GEOMETRY["clusters"]["corpus"]["name"]
-    return [
-        f"results/geometry/{model}/{corpus}/seed{seed}/{artefact}"
-        for model in GEOMETRY["clusters"]["models"]
-        for seed in GEOMETRY["seeds"]
-    ]
-
-
-def geometry_static_files(artefact):
-    """The static word-vector comparison rows (none when clusters.static.source is null)."""
-    source = GEOMETRY["clusters"]["static"].get("source")
-    if source is None:
-        return []
-    return [
-        f"results/geometry/static/{source}/seed{seed}/{artefact}"
-        for seed in GEOMETRY["seeds"]
-    ]
-
-
-def geometry_sts_files():
-    return [
-        f"results/geometry/{model}/{sts}/seed{seed}/sts.csv"
-        for model in GEOMETRY["sts"]["models"]
-        for sts in GEOMETRY["sts"]["datasets"]
-        for seed in GEOMETRY["seeds"]
-    ]
-
-
-def geometry_clustering_params():
-    clusters = GEOMETRY["clusters"]
-    return {
-        "k_range": clusters["k_range"],
-        "silhouette_threshold": clusters["silhouette_threshold"],
-        "silhouette_sample_size": clusters["silhouette_sample_size"],
-    }
+GEOMETRY_WILDCARDS = isotropy_geometry.wildcard_patterns(config)
 
 
 # Hidden states of every layer for capped token instances of the corpus (GPU when present).
 rule geometry_token_embeddings:
     output:
         embeddings="resources/geometry/{model}/{corpus}/token_embeddings.npz",
-    wildcard_constraints:
-        **GEOMETRY_WILDCARDS,
-    params:
-        model=lambda wildcards: isotropy_geometry.model_entry(config, wildcards.model),
-        corpus=GEOMETRY.get("clusters", {}).get("corpus"),
-        mirror=config["mirror"],
-        device=config["device"],
-        batch_size=GEOMETRY.get("batch_size"),
-        max_length=GEOMETRY.get("max_length"),
-        max_per_type=GEOMETRY.get("clusters", {}).get("max_per_type"),
-        max_tokens=GEOMETRY.get("clusters", {}).get("max_tokens"),
     log:
         "logs/resources/geometry/{model}/{corpus}/token_embeddings.npz.log",
     benchmark:
         "benchmarks/resources/geometry/{model}/{corpus}/token_embeddings.tsv"
+    wildcard_constraints:
+        **GEOMETRY_WILDCARDS,
+    conda:
+        "../envs/torch.yaml"
     threads: 2
     resources:
         mem_mb=lambda wildcards, attempt: 16000 * attempt,
         runtime=lambda wildcards, attempt: 120 * attempt,
         gpu=1,
-    conda:
-        "../envs/torch.yaml"
+    params:
+        model=lambda wildcards: isotropy_geometry.model_entry(config, wildcards.model),
+        corpus=isotropy_geometry.setting(config, "clusters", "corpus"),
+        mirror=config["mirror"],
+        device=config["device"],
+        batch_size=isotropy_geometry.setting(config, "batch_size"),
+        max_length=isotropy_geometry.setting(config, "max_length"),
+        max_per_type=isotropy_geometry.setting(config, "clusters", "max_per_type"),
+        max_tokens=isotropy_geometry.setting(config, "clusters", "max_tokens"),
     script:
         "../scripts/geometry_token_embeddings.py"
 
@@ -96,22 +47,22 @@ rule geometry_cosine:
     output:
         table="results/geometry/{model}/{corpus}/seed{seed}/cosine_by_layer.csv",
         pca_view="results/geometry/{model}/{corpus}/seed{seed}/pca_view.csv",
-    wildcard_constraints:
-        **GEOMETRY_WILDCARDS,
-    params:
-        **(geometry_clustering_params() if GEOMETRY else {}),
-        pca_layer=GEOMETRY.get("clusters", {}).get("pca_layer"),
-        pca_sample_size=GEOMETRY.get("clusters", {}).get("pca_sample_size"),
     log:
         "logs/results/geometry/{model}/{corpus}/seed{seed}/cosine_by_layer.csv.log",
     benchmark:
         "benchmarks/results/geometry/{model}/{corpus}/seed{seed}/cosine_by_layer.tsv"
+    wildcard_constraints:
+        **GEOMETRY_WILDCARDS,
+    conda:
+        "../envs/torch.yaml"
     threads: 4
     resources:
         mem_mb=lambda wildcards, attempt: 16000 * attempt,
         runtime=lambda wildcards, attempt: 240 * attempt,
-    conda:
-        "../envs/torch.yaml"
+    params:
+        **isotropy_geometry.clustering_params(config),
+        pca_layer=isotropy_geometry.setting(config, "clusters", "pca_layer"),
+        pca_sample_size=isotropy_geometry.setting(config, "clusters", "pca_sample_size"),
     script:
         "../scripts/geometry_cosine.py"
 
@@ -122,22 +73,22 @@ rule geometry_lid:
         embeddings="resources/geometry/{model}/{corpus}/token_embeddings.npz",
     output:
         table="results/geometry/{model}/{corpus}/seed{seed}/lid.csv",
-    wildcard_constraints:
-        **GEOMETRY_WILDCARDS,
-    params:
-        k=GEOMETRY.get("clusters", {}).get("lid_k"),
-        metrics=GEOMETRY.get("clusters", {}).get("lid_metrics"),
-        sample_size=GEOMETRY.get("clusters", {}).get("lid_sample_size"),
     log:
         "logs/results/geometry/{model}/{corpus}/seed{seed}/lid.csv.log",
     benchmark:
         "benchmarks/results/geometry/{model}/{corpus}/seed{seed}/lid.tsv"
+    wildcard_constraints:
+        **GEOMETRY_WILDCARDS,
+    conda:
+        "../envs/torch.yaml"
     threads: 4
     resources:
         mem_mb=lambda wildcards, attempt: 8000 * attempt,
         runtime=lambda wildcards, attempt: 120 * attempt,
-    conda:
-        "../envs/torch.yaml"
+    params:
+        k=isotropy_geometry.setting(config, "clusters", "lid_k"),
+        metrics=isotropy_geometry.setting(config, "clusters", "lid_metrics"),
+        sample_size=isotropy_geometry.setting(config, "clusters", "lid_sample_size"),
     script:
         "../scripts/geometry_lid.py"
 
@@ -149,67 +100,67 @@ rule geometry_static:
     output:
         cosine="results/geometry/static/{source}/seed{seed}/cosine.csv",
         lid="results/geometry/static/{source}/seed{seed}/lid.csv",
-    wildcard_constraints:
-        source="|".join(re.escape(name) for name in config["sources"]),
-        seed=r"\d+",
-    params:
-        **(geometry_clustering_params() if GEOMETRY else {}),
-        max_words=GEOMETRY.get("clusters", {}).get("static", {}).get("max_words"),
-        sample_size=GEOMETRY.get("clusters", {}).get("static", {}).get("sample_size"),
-        lid_k=GEOMETRY.get("clusters", {}).get("lid_k"),
-        lid_metrics=GEOMETRY.get("clusters", {}).get("lid_metrics"),
     log:
         "logs/results/geometry/static/{source}/seed{seed}/cosine.csv.log",
     benchmark:
         "benchmarks/results/geometry/static/{source}/seed{seed}/cosine.tsv"
+    wildcard_constraints:
+        source="|".join(re.escape(name) for name in config["sources"]),
+        seed=r"\d+",
+    conda:
+        "../envs/torch.yaml"
     threads: 4
     resources:
         mem_mb=lambda wildcards, attempt: 8000 * attempt,
         runtime=lambda wildcards, attempt: 60 * attempt,
-    conda:
-        "../envs/torch.yaml"
+    params:
+        **isotropy_geometry.clustering_params(config),
+        max_words=isotropy_geometry.setting(config, "clusters", "static", "max_words"),
+        sample_size=isotropy_geometry.setting(
+            config, "clusters", "static", "sample_size"
+        ),
+        lid_k=isotropy_geometry.setting(config, "clusters", "lid_k"),
+        lid_metrics=isotropy_geometry.setting(config, "clusters", "lid_metrics"),
     script:
         "../scripts/geometry_static.py"
 
 
 rule geometry_collect_cosine:
     input:
-        geometry_cluster_files("cosine_by_layer.csv") + geometry_static_files("cosine.csv")
-        if GEOMETRY
-        else [],
+        isotropy_geometry.cluster_files(config, "cosine_by_layer.csv")
+        + isotropy_geometry.static_files(config, "cosine.csv"),
     output:
         table="results/geometry/cosine_by_layer.csv",
-    params:
-        table="cosine",
     log:
         "logs/results/geometry/cosine_by_layer.csv.log",
+    conda:
+        "../envs/data.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/data.yaml"
+    params:
+        table="cosine",
     script:
         "../scripts/geometry_collect.py"
 
 
 rule geometry_collect_lid:
     input:
-        geometry_cluster_files("lid.csv") + geometry_static_files("lid.csv")
-        if GEOMETRY
-        else [],
+        isotropy_geometry.cluster_files(config, "lid.csv")
+        + isotropy_geometry.static_files(config, "lid.csv"),
     output:
         table="results/geometry/lid.csv",
-    params:
-        table="lid",
     log:
         "logs/results/geometry/lid.csv.log",
+    conda:
+        "../envs/data.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/data.yaml"
+    params:
+        table="lid",
     script:
         "../scripts/geometry_collect.py"
 
@@ -218,26 +169,28 @@ rule geometry_collect_lid:
 rule geometry_sentence_embeddings:
     output:
         embeddings="resources/geometry/{model}/{sts}/sentence_embeddings.npz",
-    wildcard_constraints:
-        **GEOMETRY_WILDCARDS,
-    params:
-        model=lambda wildcards: isotropy_geometry.model_entry(config, wildcards.model),
-        split=lambda wildcards: GEOMETRY["sts"]["splits"][wildcards.sts],
-        mirror=config["mirror"],
-        device=config["device"],
-        batch_size=GEOMETRY.get("batch_size"),
-        max_length=GEOMETRY.get("max_length"),
     log:
         "logs/resources/geometry/{model}/{sts}/sentence_embeddings.npz.log",
     benchmark:
         "benchmarks/resources/geometry/{model}/{sts}/sentence_embeddings.tsv"
+    wildcard_constraints:
+        **GEOMETRY_WILDCARDS,
+    conda:
+        "../envs/torch.yaml"
     threads: 2
     resources:
         mem_mb=lambda wildcards, attempt: 8000 * attempt,
         runtime=lambda wildcards, attempt: 60 * attempt,
         gpu=1,
-    conda:
-        "../envs/torch.yaml"
+    params:
+        model=lambda wildcards: isotropy_geometry.model_entry(config, wildcards.model),
+        split=lambda wildcards: isotropy_geometry.setting(
+            config, "sts", "splits", wildcards.sts
+        ),
+        mirror=config["mirror"],
+        device=config["device"],
+        batch_size=isotropy_geometry.setting(config, "batch_size"),
+        max_length=isotropy_geometry.setting(config, "max_length"),
     script:
         "../scripts/geometry_sentence_embeddings.py"
 
@@ -248,42 +201,42 @@ rule geometry_sts:
         embeddings="resources/geometry/{model}/{sts}/sentence_embeddings.npz",
     output:
         table="results/geometry/{model}/{sts}/seed{seed}/sts.csv",
-    wildcard_constraints:
-        **GEOMETRY_WILDCARDS,
-    params:
-        methods=GEOMETRY.get("sts", {}).get("methods"),
-        n_clusters=GEOMETRY.get("sts", {}).get("n_clusters"),
-        n_directions=GEOMETRY.get("sts", {}).get("n_directions"),
-        abtt_directions=GEOMETRY.get("sts", {}).get("abtt_directions"),
     log:
         "logs/results/geometry/{model}/{sts}/seed{seed}/sts.csv.log",
     benchmark:
         "benchmarks/results/geometry/{model}/{sts}/seed{seed}/sts.tsv"
+    wildcard_constraints:
+        **GEOMETRY_WILDCARDS,
+    conda:
+        "../envs/torch.yaml"
     threads: 2
     resources:
         mem_mb=lambda wildcards, attempt: 8000 * attempt,
         runtime=lambda wildcards, attempt: 60 * attempt,
-    conda:
-        "../envs/torch.yaml"
+    params:
+        methods=isotropy_geometry.setting(config, "sts", "methods"),
+        n_clusters=isotropy_geometry.setting(config, "sts", "n_clusters"),
+        n_directions=isotropy_geometry.setting(config, "sts", "n_directions"),
+        abtt_directions=isotropy_geometry.setting(config, "sts", "abtt_directions"),
     script:
         "../scripts/geometry_sts.py"
 
 
 rule geometry_collect_sts:
     input:
-        geometry_sts_files() if GEOMETRY else [],
+        isotropy_geometry.sts_files(config),
     output:
         table="results/geometry/sts.csv",
-    params:
-        table="sts",
     log:
         "logs/results/geometry/sts.csv.log",
+    conda:
+        "../envs/data.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/data.yaml"
+    params:
+        table="sts",
     script:
         "../scripts/geometry_collect.py"
 
@@ -291,7 +244,7 @@ rule geometry_collect_sts:
 # Figures: plotting reads stored tables only, so restyling never recomputes.
 rule geometry_plot_table:
     input:
-        table=lambda wildcards: f"results/geometry/{GEOMETRY_FIGURE_TABLES[wildcards.figure]}.csv",
+        table=lambda wildcards: f"results/geometry/{isotropy_geometry.FIGURE_TABLES[wildcards.figure]}.csv",
     output:
         pdf=report(
             "results/geometry/figures/{figure}.pdf",
@@ -299,18 +252,18 @@ rule geometry_plot_table:
             category="Geometry",
         ),
         png="results/geometry/figures/{figure}.png",
-    wildcard_constraints:
-        figure="|".join(GEOMETRY_FIGURE_TABLES),
-    params:
-        figure=lambda wildcards: wildcards.figure,
     log:
         "logs/results/geometry/figures/{figure}.pdf.log",
+    wildcard_constraints:
+        figure="|".join(isotropy_geometry.FIGURE_TABLES),
+    conda:
+        "../envs/plots.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/plots.yaml"
+    params:
+        figure=lambda wildcards: wildcards.figure,
     script:
         "../scripts/geometry_plot.py"
 
@@ -326,22 +279,22 @@ rule geometry_plot_pca_view:
             subcategory="{model}",
         ),
         png="results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.png",
-    wildcard_constraints:
-        **GEOMETRY_WILDCARDS,
-    params:
-        figure="pca_view",
     log:
         "logs/results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.pdf.log",
+    wildcard_constraints:
+        **GEOMETRY_WILDCARDS,
+    conda:
+        "../envs/plots.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/plots.yaml"
+    params:
+        figure="pca_view",
     script:
         "../scripts/geometry_plot.py"
 
 
-rule geometry_all:
+rule geometry_study:
     input:
         isotropy_geometry.workflow_targets(config),

@@ -92,6 +92,6 @@ rule istar_figure:
         "../scripts/istar_figure.py"
 
 
-rule istar_all:
+rule istar_study:
     input:
         isotropy_finetune.study_outputs(ISTAR),

@@ -6,7 +6,9 @@ Resumes from checkpoint.pt in the output folder when a previous attempt was kill
 import torch
 
 from isotropy import finetune
+from isotropy.device import resolve_device
 from isotropy.logs import configure_from_snakemake
+from isotropy.provenance import record_step
 
 
 def main(snakemake):
@@ -24,6 +26,7 @@ def main(snakemake):
         mirror=snakemake.params.mirror,
         device=snakemake.params.device,
     )
+    record_step(snakemake, device=resolve_device(snakemake.params.device), seeds=[int(wildcards.seed)])
 
 
 if __name__ == "__main__":

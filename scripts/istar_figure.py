@@ -5,6 +5,7 @@ import pandas as pd
 
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
+from isotropy.provenance import record_step
 from isotropy.plots import istar as istar_plots
 
 
@@ -23,6 +24,7 @@ def main(snakemake):
         raise ValueError(f"unknown I-STAR figure {figure!r}; expected figure5, figure6 or figure7")
     with atomic_path(out.table) as tmp:
         table.to_csv(tmp, index=False)
+    record_step(snakemake)
 
 
 if __name__ == "__main__":

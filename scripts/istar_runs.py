@@ -3,6 +3,7 @@
 from isotropy import finetune
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
+from isotropy.provenance import record_step
 
 
 def main(snakemake):
@@ -10,6 +11,7 @@ def main(snakemake):
     table = finetune.collect_runs(list(snakemake.input.metrics), model_names=list(snakemake.params.models))
     with atomic_path(snakemake.output.table) as tmp:
         table.to_csv(tmp, index=False)
+    record_step(snakemake)
 
 
 if __name__ == "__main__":

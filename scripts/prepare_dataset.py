@@ -7,6 +7,7 @@ from pathlib import Path
 
 from isotropy.datasets import prepare_dataset, write_dataset
 from isotropy.logs import configure_from_snakemake
+from isotropy.provenance import record_step
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - Snakemake's script object
@@ -16,6 +17,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - Snakemake's script object
     raw_dirs = {name: Path(snakemake.input[name]).parent for name in set(sources.values())}
     table = prepare_dataset(snakemake.wildcards.dataset, raw_dirs, sources, dict(snakemake.params.options))
     write_dataset(table, snakemake.output.table)
+    record_step(snakemake, extra={"rows": len(table)})
 
 
 if __name__ == "__main__":

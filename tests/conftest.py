@@ -38,7 +38,7 @@ def tiny_run(tmp_path_factory):
     workdir = base / "work"
     command = [
         sys.executable, "-m", "snakemake", "--snakefile", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir),
-        "--configfile", str(config), "--cores", "2", "main_study", "glue_study", "check_claims",
+        "--configfile", str(config), "--cores", "2", "all",
     ]
     result = subprocess.run(command, capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=1500)
     if result.returncode != 0:

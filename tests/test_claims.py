@@ -189,17 +189,16 @@ def test_workflow_inputs_follow_the_configured_studies():
     from isotropy.claims import workflow_inputs, workflow_run_keys
 
     config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
-    inputs = workflow_inputs(config, exists=lambda path: False)
-    assert set(inputs) == {"main_traces", "main_correlations", "glue_traces", "glue_correlations"}
+    inputs = workflow_inputs(config)
+    assert set(inputs) == {"main_traces", "main_correlations", "glue_traces", "glue_correlations", "istar_runs", "geometry_sts"}
     assert len(inputs["main_traces"]) == len(config["main"]["setups"]) * len(config["main"]["seeds"])
     assert inputs["glue_correlations"] == "results/glue/table3.csv"
+    assert inputs["istar_runs"] == "results/istar/runs.csv" and inputs["geometry_sts"] == "results/geometry/sts.csv"
     keys = workflow_run_keys(config)
     for study in ("main", "glue"):
         assert [f"results/{study}/{k['encoder']}/{k['dataset']}/seed{k['seed']}/trace.parquet" for k in keys[study]] == inputs[f"{study}_traces"]
-    # I-STAR and geometry tables count once they exist; their studies are never started from here.
-    present = workflow_inputs(config, exists=lambda path: True)
-    assert present["istar_runs"] == "results/istar/runs.csv" and present["geometry_sts"] == "results/geometry/sts.csv"
-    # Sections absent: no error, and no inputs for them.
+    # Only the studies the run builds count; absent sections are no error.
+    assert set(workflow_inputs({**config, "studies": ["main"]})) == {"main_traces", "main_correlations"}
     trimmed = {k: v for k, v in config.items() if k not in ("istar", "geometry", "glue")}
-    assert set(workflow_inputs(trimmed, exists=lambda path: True)) == {"main_traces", "main_correlations"}
+    assert set(workflow_inputs(trimmed)) == {"main_traces", "main_correlations"}
     assert set(workflow_run_keys(trimmed)) == {"main"}

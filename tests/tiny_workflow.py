@@ -41,8 +41,10 @@ def make_tiny_mirror(source: Path, dest: Path, lines: int = 80) -> Path:
         _head(source / name, dest / name, lines)
     _head(source / "snli/snli_1.0_dev.jsonl", dest / "snli/snli_1.0_dev.jsonl", 2 * lines)
     _head(source / "supersense/words.txt", dest / "supersense/words.txt", 4 * lines)
-    for task in ("RTE", "WNLI"):
+    for task in ("RTE", "WNLI", "STS-B"):
         _head(source / f"glue/{task}/train.tsv", dest / f"glue/{task}/train.tsv", lines + 1)  # + header
+    for split in ("train", "dev"):
+        _head(source / f"glue/SST-2/{split}.tsv", dest / f"glue/SST-2/{split}.tsv", lines + 1)
     (dest / "wordnet").mkdir(exist_ok=True)
     shutil.copyfile(source / "wordnet/wordnet.zip", dest / "wordnet/wordnet.zip")
     # Word vectors: the 5,000 most frequent words (the file is frequency ordered), header fixed.

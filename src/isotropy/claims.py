@@ -294,7 +294,7 @@ def check_results(
         table = pd.read_csv(correlations[study])
         rows += optimisation_rows(study, frame, table, correlation_source=correlations[study])
     if istar_runs is None:
-        rows += not_run_rows(ISTAR_CLAIMS, "istar", "results/istar/runs.csv is not part of this run (make target istar_all first)")
+        rows += not_run_rows(ISTAR_CLAIMS, "istar", "the I-STAR study is not part of this run (config studies)")
     else:
         rows += istar_rows(pd.read_csv(istar_runs), source=istar_runs)
     if geometry_sts is None:
@@ -312,10 +312,16 @@ GEOMETRY_TABLE = "results/geometry/sts.csv"
 CORRELATION_TABLES = {"main": "correlations", "glue": "table3"}
 
 
+def configured_studies(config: Mapping[str, Any]) -> list[str]:
+    """The studies this run builds: config ``studies`` (all four when absent) that have a section."""
+    wanted = config.get("studies", ["main", "glue", "istar", "geometry"])
+    return [study for study in wanted if config.get(study)]
+
+
 def _optimisation_studies(config: Mapping[str, Any]) -> list[str]:
     from isotropy.studies import study_runs
 
-    return [study for study in CORRELATION_TABLES if config.get(study) and study_runs(dict(config), study)]
+    return [study for study in CORRELATION_TABLES if study in configured_studies(config) and study_runs(dict(config), study)]
 
 
 def _trace_files(config: Mapping[str, Any], study: str) -> list[str]:
@@ -324,32 +330,27 @@ def _trace_files(config: Mapping[str, Any], study: str) -> list[str]:
     return [f"results/{study}/{r['encoder']}/{r['dataset']}/seed{r['seed']}/trace.parquet" for r in study_runs(dict(config), study)]
 
 
-def workflow_inputs(config: Mapping[str, Any], exists: Callable[[str], bool] | None = None) -> dict[str, Any]:
-    """The named inputs of rule ``check_claims``: the result tables of the configured studies.
+def workflow_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The named inputs of rule ``check_claims``: the result tables of the studies this run builds.
 
-    Direct optimisation (main, glue): whenever the study is configured, so check_claims makes
-    them if needed. I-STAR and the geometry study are long GPU studies with targets of their
-    own: their table is an input when the study is configured *and* the table exists (``exists``,
-    default: in the working directory), so checking claims never launches a fine-tuning; their
-    claims are "not run" otherwise. When the table appears later the set of inputs changes, and
-    Snakemake re-runs check_claims. Absent istar/geometry sections are fine.
+    A study counts when config ``studies`` lists it (see :func:`configured_studies`), so the
+    claims always judge exactly what ``snakemake`` (rule all) made; the claims of a study left
+    out are "not run". Absent istar/geometry sections are fine.
     """
-    import os
-
-    exists = exists or os.path.exists
+    studies = configured_studies(config)
     inputs: dict[str, Any] = {}
     for study in _optimisation_studies(config):
         inputs[f"{study}_traces"] = _trace_files(config, study)
         inputs[f"{study}_correlations"] = f"results/{study}/{CORRELATION_TABLES[study]}.csv"
-    if config.get("istar"):
+    if "istar" in studies:
         from isotropy.finetune import run_grid
 
-        if run_grid(dict(config["istar"])) and exists(ISTAR_TABLE):
+        if run_grid(dict(config["istar"])):
             inputs["istar_runs"] = ISTAR_TABLE
-    if config.get("geometry"):
+    if "geometry" in studies:
         from isotropy.geometry import workflow_targets
 
-        if GEOMETRY_TABLE in workflow_targets(dict(config)) and exists(GEOMETRY_TABLE):
+        if GEOMETRY_TABLE in workflow_targets(dict(config)):
             inputs["geometry_sts"] = GEOMETRY_TABLE
     return inputs
 

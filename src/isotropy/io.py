@@ -24,6 +24,10 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".part{suffix}", dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)
+    # mkstemp makes owner-only files; results are shared, so use the usual umask-based mode.
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp_path, 0o666 & ~umask)
     try:
         yield tmp_path
         os.replace(tmp_path, path)

