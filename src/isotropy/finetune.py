@@ -227,7 +227,9 @@ class ModelSpec:
     @property
     def source(self) -> str:
         if self.path:
-            return str(self.path)
+            from isotropy.embeddings import resolve_model_path
+
+            return resolve_model_path(str(self.path))  # a folder, or package:<module>
         if not self.model:
             raise ValueError("a model entry needs `model` (hub name) or `path` (local folder)")
         return self.model

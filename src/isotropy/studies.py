@@ -5,13 +5,21 @@ Kept in the package (not in the .smk files) so it is tested without Snakemake.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 OPTIMISATION_STUDIES = ("main", "glue")
 
 
 class ConfigError(ValueError):
     """A configuration that passes the schema but is inconsistent."""
+
+
+def deep_merge(base: dict, override: Mapping) -> dict:
+    """``override`` laid over ``base`` as Snakemake merges config files: dicts key by key, the rest replaced."""
+    merged = dict(base)
+    for key, value in override.items():
+        merged[key] = deep_merge(base[key], value) if isinstance(value, Mapping) and isinstance(base.get(key), dict) else value
+    return merged
 
 
 def study_runs(config: dict, study: str) -> list[dict[str, Any]]:
