@@ -5,6 +5,7 @@ import pandas as pd
 from isotropy.logs import configure_from_snakemake
 from isotropy.plots import geometry as geometry_plots
 from isotropy.plots import save_figure
+from isotropy.provenance import record_step
 
 
 def main(snakemake):
@@ -22,6 +23,7 @@ def main(snakemake):
     else:
         raise ValueError(f"unknown geometry figure {figure!r}")
     save_figure(fig, snakemake.output.pdf, snakemake.output.png)
+    record_step(snakemake)
 
 
 if __name__ == "__main__":

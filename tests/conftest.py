@@ -26,7 +26,10 @@ def mirror_root() -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory):
-    """The tiny configuration run through Snakemake once per session: (workdir, command, mirror)."""
+    """The tiny configuration run through Snakemake once per session.
+
+    Returns (workdir, command, mirror); ``command`` is the Snakemake command line without targets.
+    """
     import tiny_workflow
 
     mirror_source = tiny_workflow.shared_mirror()
@@ -38,9 +41,9 @@ def tiny_run(tmp_path_factory):
     workdir = base / "work"
     command = [
         sys.executable, "-m", "snakemake", "--snakefile", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir),
-        "--configfile", str(config), "--cores", "2", "all",
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=1500)
+        "--configfile", str(config), "--cores", "2",
+    ]  # no target: tests add theirs; the fixture builds the default one, rule all
+    result = subprocess.run(command + ["all"], capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=1500)
     if result.returncode != 0:
         pytest.fail(f"snakemake failed:\n{result.stderr[-6000:]}")
     return workdir, command, mirror
