@@ -248,7 +248,7 @@ rule geometry_plot_table:
     output:
         pdf=report(
             "results/geometry/figures/{figure}.pdf",
-            caption="../report/geometry_{figure}.rst",
+            caption="../report/geometry_figures.rst",
             category="Geometry",
         ),
         png="results/geometry/figures/{figure}.png",

@@ -70,7 +70,7 @@ rule istar_figure:
     output:
         pdf=report(
             "results/istar/{figure}.pdf",
-            caption="../report/istar_{figure}.rst",
+            caption="../report/istar_figures.rst",
             category="I-STAR",
         ),
         png="results/istar/{figure}.png",
