@@ -25,8 +25,24 @@ install: $(VENV)/.installed
 run: install
 	$(BIN)/snakemake --cores $(CORES) main_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
+# Re-draw the figures of FIGURE_STUDIES (default: what `make run` makes) from stored traces.
+# --allowed-rules guarantees that nothing upstream runs: a missing trace is an error, never a retraining.
+FIGURE_STUDIES ?= main
+PLOT_RULES := plot_metric_curves plot_silhouette_vs_isoscore
 figures: install
-	$(BIN)/snakemake --cores $(CORES) figures --forcerun plot_metric_curves plot_silhouette_vs_isoscore $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+	$(BIN)/snakemake --cores $(CORES) figures $(CONFIGFILES) --config 'studies=[$(FIGURE_STUDIES)]' \
+		--allowed-rules $(PLOT_RULES) --forcerun $(PLOT_RULES) $(SNAKEMAKE_ARGS)
+
+# The audit of every result (see README), the browsable report, and the style checks.
+audit: install
+	$(BIN)/snakemake --cores 1 audit $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+
+report: install
+	$(BIN)/snakemake --cores 1 --report report.zip $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+
+lint: install
+	$(BIN)/snakefmt --check Snakefile rules
+	$(BIN)/snakemake --lint --cores 1 $(CONFIGFILES)
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

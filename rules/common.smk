@@ -73,6 +73,11 @@ def glue_study_outputs():
     ]
 
 
+def optimisation_studies():
+    """The configured studies built by direct optimisation (main, glue), in config order."""
+    return [study for study in config["studies"] if study in ("main", "glue")]
+
+
 def study_targets(studies):
     """The final outputs of each listed study (the inputs of its target rule)."""
     targets = {

@@ -126,7 +126,7 @@ rule glue_study:
 
 
 rule figures:
-    # Re-draw every figure from stored results; training outputs are inputs, never re-made
-    # unless missing.
+    # The figures of the configured optimisation studies. To re-draw them from stored traces
+    # without ever training, run with --allowed-rules and --forcerun on the plot rules (make figures).
     input:
-        [p for p in main_study_outputs() + glue_study_outputs() if "figure" in p],
+        [p for p in study_targets(optimisation_studies()) if "figure" in p],

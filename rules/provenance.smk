@@ -8,8 +8,8 @@ from isotropy import claims as isotropy_claims
 
 
 # results/claims.csv (one row per claim × setup: measured value, threshold, verdict) and a
-# markdown summary. Main and GLUE results are made if needed; I-STAR and geometry tables are
-# read when present (their claims are "not run" otherwise): checking never starts a GPU study.
+# markdown summary. Its inputs are the result tables of every study in config `studies`, made
+# if needed (the I-STAR grid too, when listed); a study left out has its claims "not run".
 rule check_claims:
     input:
         **isotropy_claims.workflow_inputs(config),

@@ -40,9 +40,12 @@ def test_unknown_keys_are_rejected_and_named(config):
 def test_defaults_are_filled(config):
     del config["main"]["metric_stride"]
     del config["device"]
+    del config["glue"]["metric_sample_size"]
     validate(config, SCHEMA)
     assert config["main"]["metric_stride"] == 1
     assert config["device"] == "auto"
+    # GLUE samples its metrics (qqp/mnli would be quadratic in ~400k items); the main study does not.
+    assert config["glue"]["metric_sample_size"] == 10000 and config["main"]["metric_sample_size"] is None
 
 
 def test_bad_values_are_rejected(config):

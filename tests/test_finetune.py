@@ -240,10 +240,10 @@ def test_squad_scores_match_hand_worked_examples():
         ["The Eiffel Tower", "in Paris, France", "London"],
         [["Eiffel Tower"], ["Paris"], ["Paris", "the city of Paris"]],
     )
-    assert scores["exact_match"] == pytest.approx(100 / 3)
-    assert scores["f1"] == pytest.approx(100 * (1 + 0.5 + 0) / 3)
+    assert scores["exact_match"] == pytest.approx(1 / 3)
+    assert scores["f1"] == pytest.approx((1 + 0.5 + 0) / 3)
     # Best over gold answers: "city of Paris" vs "the city of Paris" → EM 1.
-    assert ft.squad_scores(["city of Paris"], [["Paris", "the city of Paris"]]) == {"exact_match": 100.0, "f1": 100.0}
+    assert ft.squad_scores(["city of Paris"], [["Paris", "the city of Paris"]]) == {"exact_match": 1.0, "f1": 1.0}
 
 
 def test_squad_span_extraction_uses_offsets(tiny_bert):
@@ -274,7 +274,7 @@ def test_squad_finetune_runs_end_to_end(tiny_bert, tmp_path):
     table = pd.DataFrame(rows)
     settings = ft.TrainingSettings(**{**SMALL, "epochs": 1, "doc_stride": 8})
     result = ft.finetune(tiny_bert, "squad", "istar", 1.0, seed=0, out_dir=tmp_path, settings=settings, data=(table, table))
-    assert set(result["scores"]) == {"exact_match", "f1"} and 0 <= result["metric"] <= 100
+    assert set(result["scores"]) == {"exact_match", "f1"} and 0 <= result["metric"] <= 1
     assert result["eval_sentences"] == 24
 
 

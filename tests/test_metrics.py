@@ -416,6 +416,10 @@ def test_other_bad_input():
         M.isoscore_star(torch.from_numpy(_random(d=4)), torch.eye(3, dtype=torch.float64), 0.5)
     with pytest.raises(ValueError, match="zeta"):
         M.isoscore_star(torch.from_numpy(_random(d=4)), torch.eye(4, dtype=torch.float64), 1.5)
+    with pytest.raises(ValueError, match="none was given"):
+        M.isoscore_star(torch.from_numpy(_random(d=4)), None, 0.2)
+    with pytest.raises(ValueError, match="3 x 3"):  # a wrong reference is refused at zeta = 0 too
+        M.isoscore_star(torch.from_numpy(_random(d=3)), torch.eye(4, dtype=torch.float64), 0.0)
     with pytest.raises(ValueError, match="metric"):
         M.local_intrinsic_dimension(GOOD, k=3, metric="manhattan")
     with pytest.raises(ValueError, match="k must be"):

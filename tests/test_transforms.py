@@ -88,10 +88,19 @@ def test_cluster_based_isotropy_gmm_variant():
     np.testing.assert_allclose(out, M.cluster_centred(x.astype(np.float64), labels), atol=1e-4)
 
 
-def test_small_clusters_lose_what_they_have():
+def test_small_clusters_keep_a_direction():
     x = np.random.default_rng(2).normal(size=(30, 6))
     out = T.cluster_based_isotropy(x, n_clusters=10, n_directions=4, seed=0)  # some clusters < 5 points
     assert np.isfinite(out).all() and out.shape == x.shape
+    # No member may become the zero vector: cosine similarity (STS) needs every row.
+    assert np.linalg.norm(out, axis=1).min() > 1e-6
+
+
+def test_single_point_cluster_is_left_uncentred():
+    x = np.vstack([np.random.default_rng(3).normal(size=(20, 4)), [[50.0, 50.0, 50.0, 50.0]]])
+    out = T.cluster_based_isotropy(x, n_clusters=2, n_directions=1, seed=0)
+    np.testing.assert_allclose(out[-1], x[-1])
+    assert np.linalg.norm(out[:-1], axis=1).min() > 1e-6
 
 
 def test_bad_input():

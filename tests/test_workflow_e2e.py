@@ -53,3 +53,18 @@ def test_rerun_has_nothing_to_do(tiny_run):
     result = subprocess.run(command + ["--dry-run"], capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_figures_are_redrawn_without_training(tiny_run):
+    # What `make figures` runs: only the plot rules, even after a change that would retrain.
+    workdir, command, mirror = tiny_run
+    plot_rules = ["plot_metric_curves", "plot_silhouette_vs_isoscore"]
+    result = subprocess.run(
+        command + ["figures", "--dry-run", "--config", "studies=[main,glue]", "main={updates: 13}",
+                   "--allowed-rules", *plot_rules, "--forcerun", *plot_rules],
+        capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    stats = result.stdout.split("Job stats:")[1].splitlines()[3:]  # after the header and its rule
+    scheduled = {line.split()[0] for line in stats[: stats.index("")]}
+    assert scheduled == {"plot_metric_curves", "plot_silhouette_vs_isoscore", "figures", "total"}, result.stdout[-3000:]

@@ -606,7 +606,8 @@ def finetune(
     checkpoint_path = out_dir / CHECKPOINT_NAME
     start_epoch, step, history = 0, 0, []
     if checkpoint_path.exists():
-        state = torch.load(checkpoint_path, map_location=device, weights_only=False)
+        # On the CPU: the RNG states must stay CPU tensors; load_state_dict moves the rest.
+        state = torch.load(checkpoint_path, map_location="cpu", weights_only=False)
         if state["signature"] != signature:
             raise ValueError(
                 f"{checkpoint_path} belongs to a different run or settings ({state['signature']}); "
@@ -834,13 +835,15 @@ def squad_f1(prediction: str, truth: str) -> float:
 
 
 def squad_scores(predictions: Sequence[str], references: Sequence[Sequence[str]]) -> dict[str, float]:
-    """Exact match and F1 in percent, each the best over an example's gold answers (SQuAD v1.1
-    official script; computed here because ``evaluate`` cannot fetch its metric script offline)."""
+    """Exact match and F1 as fractions in [0, 1] (the official script's percentages / 100, so runs.csv
+    and Figure 6 average every task on one scale), each the best over an example's gold answers
+    (SQuAD v1.1 official script; computed here because ``evaluate`` cannot fetch its metric script
+    offline)."""
     if len(predictions) != len(references) or not predictions:
         raise ValueError(f"need one prediction per example, got {len(predictions)} predictions for {len(references)} examples")
     exact = [max(float(normalize_answer(p) == normalize_answer(g)) for g in gold) for p, gold in zip(predictions, references)]
     f1 = [max(squad_f1(p, g) for g in gold) for p, gold in zip(predictions, references)]
-    return {"exact_match": 100.0 * float(np.mean(exact)), "f1": 100.0 * float(np.mean(f1))}
+    return {"exact_match": float(np.mean(exact)), "f1": float(np.mean(f1))}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -203,15 +203,17 @@ def isoscore_star(
     """IsoScore* (Rudman & Eickhoff 2024): IsoScore of the shrunk covariance (1-ζ)Σ_X + ζΣ_S.
 
     Differentiable 0-d tensor (gradients flow into ``points``), for use as a training penalty
-    ``1 - isoscore_star(...)``. ``zeta = 0`` or ``reference_covariance = None`` gives IsoScore.
+    ``1 - isoscore_star(...)``. ``zeta = 0`` gives IsoScore; ``zeta > 0`` needs the reference.
     The eigen-solve runs in float64; the result has ``points``' floating dtype.
     """
     x = _as_tensor(points, min_rows=2, min_cols=2)
     if not 0.0 <= float(zeta) <= 1.0:
         raise ValueError(f"zeta must lie in [0, 1]; found {zeta}")
+    if zeta > 0 and reference_covariance is None:
+        raise ValueError(f"zeta = {zeta} shrinks towards a reference covariance, but none was given; pass reference_covariance or zeta = 0")
     out_dtype = x.dtype
     cov = covariance(x)
-    if reference_covariance is not None and zeta > 0:
+    if reference_covariance is not None:
         ref = torch.as_tensor(reference_covariance)
         d = x.shape[1]
         if tuple(ref.shape) != (d, d):

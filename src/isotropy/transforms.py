@@ -80,8 +80,9 @@ def cluster_based_isotropy(
 
     Clusters the points (``method='kmeans'``: k-means; ``'gmm'``: a diagonal-covariance Gaussian
     mixture, hard assignments), centres every cluster on its own mean and removes that cluster's
-    top ``n_directions`` principal directions (``0``: per-cluster centring only). A cluster with
-    too few members to have that many directions loses all it has (size - 1), logged.
+    top ``n_directions`` principal directions (``0``: per-cluster centring only). A cluster of m
+    points too small for that many directions loses m - 2 of them, so no member becomes the zero
+    vector; a single-point cluster is left uncentred for the same reason (both logged).
     """
     x, dtype = _check_points(points, min_rows=2)
     n = x.shape[0]
@@ -102,9 +103,17 @@ def cluster_based_isotropy(
     out = np.empty_like(x)
     for cluster in np.unique(labels):
         members = labels == cluster
+        size = int(members.sum())
+        if size == 1:
+            # Centring a lone point makes it the zero vector, which has no cosine: keep it as it is.
+            log.warning("cluster %d has a single point: left uncentred", cluster)
+            out[members] = x[members]
+            continue
         block = x[members] - x[members].mean(axis=0)
-        available = min(n_directions, block.shape[0] - 1)
+        # A centred cluster of m points spans at most m - 1 directions: removing them all would
+        # zero every member, so at least one is kept.
+        available = min(n_directions, size - 2)
         if available < n_directions:
-            log.info("cluster %d has %d points: removing %d directions instead of %d", cluster, block.shape[0], available, n_directions)
+            log.info("cluster %d has %d points: removing %d directions instead of %d", cluster, size, available, n_directions)
         out[members] = _remove_top_directions(block, available)
     return out.astype(dtype)
