@@ -1,5 +1,6 @@
 """The whole workflow, end to end, on a cut-down copy of the real mirror, through Snakemake."""
 
+import hashlib
 import json
 import subprocess
 
@@ -68,3 +69,18 @@ def test_figures_are_redrawn_without_training(tiny_run):
     stats = result.stdout.split("Job stats:")[1].splitlines()[3:]  # after the header and its rule
     scheduled = {line.split()[0] for line in stats[: stats.index("")]}
     assert scheduled == {"plot_metric_curves", "plot_silhouette_vs_isoscore", "figures", "total"}, result.stdout[-3000:]
+
+
+def test_data_read_outside_the_downloads_is_recorded(tiny_run):
+    # Geometry and I-STAR read mirror files themselves: their records name each with its sha256,
+    # so the audit reaches the raw data from these results too.
+    workdir, _, mirror = tiny_run
+    for output, name in (
+        ("resources/geometry/miniLM/polarity/token_embeddings.npz", "polarity/rt-polarity.pos"),
+        ("resources/geometry/miniLM/stsb/sentence_embeddings.npz", "glue/STS-B/train.tsv"),
+        ("results/istar/miniLM/sst2/none_0/seed0/metrics.json", "glue/SST-2/train.tsv"),
+        ("results/istar/miniLM/sst2/none_0/seed0/metrics.json", "glue/SST-2/dev.tsv"),
+    ):
+        data = json.loads((workdir / f"{output}.provenance.json").read_text())["data"]
+        source = (mirror / name).resolve()
+        assert data[str(source)]["sha256"] == hashlib.sha256(source.read_bytes()).hexdigest(), (output, sorted(data))

@@ -12,7 +12,9 @@ The audit starts at every file under ``results/`` and walks each provenance reco
 * **params** – what Snakemake itself keeps (``.snakemake/metadata``, ``snakemake --summary``):
   parameters, rule code and the set of inputs are the ones the current workflow and
   configuration would use; a result whose upstream changed is "update pending";
-* **raw** – every raw file still matches the sha256 in its source's download manifest.
+* **raw** – every raw file still matches the sha256 in its source's download manifest;
+* **data** – every data file a step read itself (a mirror file, a local corpus: the record's
+  ``data``) still exists unchanged and is not newer than the file.
 
 Files without a provenance record fall back on Snakemake's metadata (its input list and input
 checksums) so that the walk still reaches the raw data; under ``results/`` a missing record is a
@@ -157,8 +159,23 @@ def check_record(root: Path, path: str, record: Mapping[str, Any], current_packa
         actual = sha256_file(target)
         if actual != recorded["sha256"]:
             findings.append(Finding(path, FAIL, "checksum", f"modified after it was made: sha256 recorded {_short(recorded['sha256'])}…, now {_short(actual)}…"))
+    missing, changed, newer, remade = _compare_files(root, target, record.get("inputs", {}))
+    findings += _input_findings(path, missing, changed, newer)
+    if remade:
+        findings.append(Finding(path, WARN, "stale", f"input {_listing(remade)} {'is' if len(remade) == 1 else 'are'} newer than this file but identical to what it was made from"))
+    # Data the step read itself (mirror files, local corpora): the end of its walk, like a raw download.
+    data_files = {name: entry for name, entry in (record.get("data") or {}).items() if entry.get("kind") == "file"}
+    missing, changed, newer, _ = _compare_files(root, target, data_files)
+    findings += _input_findings(path, missing, changed, newer, noun="data file", check="data")
+    findings += _check_code(path, record.get("code") or {})
+    findings += _check_packages(path, record.get("packages") or {}, current_packages)
+    return findings
+
+
+def _compare_files(root: Path, target: Path, entries: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Recorded files against today's: (missing, changed, newer and changed, newer but identical)."""
     missing, changed, newer, remade = [], [], [], []
-    for name, entry in sorted(record.get("inputs", {}).items()):
+    for name, entry in sorted(entries.items()):
         source = _resolve(root, name)
         if not source.is_file():
             missing.append(name)
@@ -170,12 +187,7 @@ def check_record(root: Path, path: str, record: Mapping[str, Any], current_packa
             # Re-made with identical content: this file is still what that content gives, and
             # Snakemake (which compares checksums of small inputs) agrees.
             (newer if actual != entry["sha256"] else remade).append(name)
-    findings += _input_findings(path, missing, changed, newer)
-    if remade:
-        findings.append(Finding(path, WARN, "stale", f"input {_listing(remade)} {'is' if len(remade) == 1 else 'are'} newer than this file but identical to what it was made from"))
-    findings += _check_code(path, record.get("code") or {})
-    findings += _check_packages(path, record.get("packages") or {}, current_packages)
-    return findings
+    return missing, changed, newer, remade
 
 
 def _listing(names: Sequence[str], limit: int = 3) -> str:
@@ -183,15 +195,17 @@ def _listing(names: Sequence[str], limit: int = 3) -> str:
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
-def _input_findings(path: str, missing: Sequence[str], changed: Sequence[str], newer: Sequence[str]) -> list[Finding]:
+def _input_findings(
+    path: str, missing: Sequence[str], changed: Sequence[str], newer: Sequence[str], noun: str = "input", check: str = "input"
+) -> list[Finding]:
     """One finding per kind of input problem, naming the inputs (the first few of many)."""
     findings = []
     if missing:
-        findings.append(Finding(path, FAIL, "input", f"input {_listing(missing)} {'is' if len(missing) == 1 else 'are'} missing"))
+        findings.append(Finding(path, FAIL, check, f"{noun} {_listing(missing)} {'is' if len(missing) == 1 else 'are'} missing"))
     if changed:
-        findings.append(Finding(path, FAIL, "input", f"input {_listing(changed)} changed since this file was made"))
+        findings.append(Finding(path, FAIL, check, f"{noun} {_listing(changed)} changed since this file was made"))
     if newer:
-        findings.append(Finding(path, FAIL, "stale", f"input {_listing(newer)} {'is' if len(newer) == 1 else 'are'} newer than this file"))
+        findings.append(Finding(path, FAIL, "stale", f"{noun} {_listing(newer)} {'is' if len(newer) == 1 else 'are'} newer than this file"))
     return findings
 
 

@@ -40,6 +40,7 @@ from tqdm.auto import tqdm
 
 from isotropy import metrics
 from isotropy.io import atomic_path, write_json
+from isotropy.provenance import note_data_file, note_hub_dataset
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +128,7 @@ def read_mirror_split(task: str, split: str, mirror: str | os.PathLike) -> pd.Da
     spec = task_spec(task)
     path = _mirror_file(Path(mirror), spec, split)
     rows = _read_tsv_rows(path)
+    note_data_file(path)
     if task == "cola":  # no header: source, label, original label, sentence
         return pd.DataFrame({"text": [r[3] for r in rows], "label": [int(r[1]) for r in rows]})
     header, body = rows[0], rows[1:]
@@ -167,7 +169,9 @@ def read_hub_split(task: str, split: str) -> pd.DataFrame:
 
     spec = task_spec(task)
     args = (spec.hub_path, spec.hub_name) if spec.hub_name else (spec.hub_path,)
-    table = datasets.load_dataset(*args, split=split).to_pandas()
+    dataset = datasets.load_dataset(*args, split=split)
+    note_hub_dataset(spec.hub_path, config=spec.hub_name, split=split, fingerprint=getattr(dataset, "_fingerprint", None))
+    table = dataset.to_pandas()
     if spec.kind == "qa":
         return pd.DataFrame(
             {

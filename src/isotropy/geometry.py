@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from isotropy.io import atomic_path
+from isotropy.provenance import note_data_file, note_hub_dataset
 
 log = logging.getLogger(__name__)
 
@@ -157,11 +158,15 @@ def load_corpus(corpus: Mapping[str, Any], mirror: str | None = None) -> list[st
         path = Path(corpus["path"])
         if not path.is_absolute() and mirror is not None:
             path = Path(mirror) / path
-        return read_text_file(path, max_sentences)
+        sentences = read_text_file(path, max_sentences)
+        note_data_file(path)
+        return sentences
     if source == "wikitext":
         from datasets import load_dataset
 
-        dataset = load_dataset(corpus.get("dataset", "Salesforce/wikitext"), corpus.get("config", "wikitext-2-raw-v1"), split=corpus.get("split", "test"))
+        name, config, split = corpus.get("dataset", "Salesforce/wikitext"), corpus.get("config", "wikitext-2-raw-v1"), corpus.get("split", "test")
+        dataset = load_dataset(name, config, split=split)
+        note_hub_dataset(name, config=config, split=split, fingerprint=getattr(dataset, "_fingerprint", None))
         sentences = wikitext_sentences(dataset["text"], max_sentences)
         if not sentences:
             raise ValueError(f"WikiText split {corpus.get('split')} yielded no sentence")
@@ -536,10 +541,14 @@ def load_sts_dataset(name: str, *, split: str, mirror: str | None = None) -> pd.
             path = Path(mirror) / _STSB_MIRROR_FILES[split]
             if not path.is_file():
                 raise FileNotFoundError(f"STS-B {split} split is not in the mirror ({path}); set geometry.sts.splits.stsb to a split the mirror holds (it ships 'train')")
-            return read_sts_tsv(path)
+            table = read_sts_tsv(path)
+            note_data_file(path)
+            return table
         from datasets import load_dataset
 
-        data = load_dataset("nyu-mll/glue", "stsb", split=split).to_pandas()
+        dataset = load_dataset("nyu-mll/glue", "stsb", split=split)
+        note_hub_dataset("nyu-mll/glue", config="stsb", split=split, fingerprint=getattr(dataset, "_fingerprint", None))
+        data = dataset.to_pandas()
         return _check_sts(data.rename(columns={"label": "score"})[["sentence1", "sentence2", "score"]], f"nyu-mll/glue stsb {split}")
     if name == "sickr":
         if mirror is not None:
@@ -548,6 +557,7 @@ def load_sts_dataset(name: str, *, split: str, mirror: str | None = None) -> pd.
                 log.warning("SICK-R unavailable: the mirror %s has no %s and the hub is not used in mirror mode; skipping it", mirror, _SICK_MIRROR_FILE)
                 return None
             table = pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False)
+            note_data_file(path)
             if split != "all":
                 table = table[table["SemEval_set"].str.upper() == split.upper()]
             table = table.rename(columns={"sentence_A": "sentence1", "sentence_B": "sentence2", "relatedness_score": "score"})
@@ -555,10 +565,12 @@ def load_sts_dataset(name: str, *, split: str, mirror: str | None = None) -> pd.
         from datasets import load_dataset
 
         try:
-            data = load_dataset("mteb/sickr-sts", split=split).to_pandas()
+            dataset = load_dataset("mteb/sickr-sts", split=split)
         except Exception as error:  # noqa: BLE001 - optional data set: any failure means "unavailable"
             log.warning("SICK-R unavailable: loading mteb/sickr-sts (%s) failed: %s: %s; skipping it", split, type(error).__name__, error)
             return None
+        note_hub_dataset("mteb/sickr-sts", split=split, fingerprint=getattr(dataset, "_fingerprint", None))
+        data = dataset.to_pandas()
         return _check_sts(data[["sentence1", "sentence2", "score"]], f"mteb/sickr-sts {split}")
     raise ValueError(f"unknown STS data set {name!r}; expected 'stsb' or 'sickr'")
 
