@@ -25,8 +25,8 @@ rule download_source:
         "../envs/data.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=120,
+        mem_mb=lambda wc, attempt: 1000 * attempt,
+        runtime=lambda wc, attempt: 120 * attempt,
     params:
         # urls, sha256 pins, mirror files and the mirror folder: any change re-fetches.
         source=lambda wildcards: isotropy_download.source_params(
@@ -56,8 +56,8 @@ rule prepare_dataset:
         "../envs/data.yaml"
     threads: 1
     resources:
-        mem_mb=8000,
-        runtime=60,
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 60 * attempt,
     params:
         sources=lambda wildcards: isotropy_datasets.dataset_sources(
             wildcards.dataset, config

@@ -46,6 +46,6 @@ rule lookup_word_vectors:
         "../envs/torch.yaml"
     resources:
         mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=30,
+        runtime=lambda wc, attempt: 30 * attempt,
     script:
         "../scripts/lookup_word_vectors.py"

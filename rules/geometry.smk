@@ -137,8 +137,8 @@ rule geometry_collect_cosine:
         "../envs/data.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=lambda wc, attempt: 1000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
     params:
         table="cosine",
     script:
@@ -157,8 +157,8 @@ rule geometry_collect_lid:
         "../envs/data.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=lambda wc, attempt: 1000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
     params:
         table="lid",
     script:
@@ -233,8 +233,8 @@ rule geometry_collect_sts:
         "../envs/data.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=lambda wc, attempt: 1000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
     params:
         table="sts",
     script:
@@ -260,8 +260,8 @@ rule geometry_plot_table:
         "../envs/plots.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
     params:
         figure=lambda wildcards: wildcards.figure,
     script:
@@ -287,8 +287,8 @@ rule geometry_plot_pca_view:
         "../envs/plots.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
     params:
         figure="pca_view",
     script:

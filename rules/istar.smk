@@ -55,8 +55,8 @@ rule istar_runs:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
     params:
         models=[r["model"] for r in ISTAR_RUNS],
     script:
@@ -83,8 +83,8 @@ rule istar_figure:
         "../envs/plots.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
     params:
         figure6_selection=ISTAR.get("figure6_selection"),
         figure7_task=ISTAR.get("figure7_task"),

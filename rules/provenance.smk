@@ -30,8 +30,8 @@ rule check_claims:
         "../envs/plots.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
     params:
         run_keys=isotropy_claims.workflow_run_keys(config),
     script:
@@ -51,8 +51,8 @@ rule audit:
         "../envs/plots.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 30 * attempt,
     params:
         snakefile=workflow.main_snakefile,
         snakemake_python=sys.executable,

@@ -236,6 +236,14 @@ def test_glue_bad_rows(tmp_path):
     assert datasets.read_glue("cola", tmp_path).to_dict("list") == {"text": ["ok ."], "label": ["1"]}
 
 
+def test_only_newlines_end_lines(tmp_path):
+    # Unicode line separators and form feeds inside a field are text, not line ends; CRLF is one end.
+    path = tmp_path / "train.tsv"
+    path.write_text("index\tsentence1\tsentence2\tlabel\r\n0\ta\u2028b\tc\x0cd\x85e\tentailment\r\n", encoding="utf-8", newline="")
+    table = datasets.read_glue("rte", tmp_path)
+    assert table.to_dict("list") == {"text": ["a\u2028b"], "text_pair": ["c\x0cd\x85e"], "label": ["entailment"]}
+
+
 def test_codwoe_training_format_is_rejected(tmp_path):
     """CoDWoE training items carry no word/pos: say so rather than build an empty data set."""
     (tmp_path / "en.train.json").write_text(json.dumps([{"id": "en.train.1", "gloss": "g", "sgns": [0.1]}]))

@@ -45,7 +45,12 @@ log = logging.getLogger(__name__)
 def _read_utf8_lines(path: Path) -> list[str]:
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing; re-run the download of its source")
-    return decode_text(path.read_bytes(), "utf-8", str(path)).splitlines()
+    # Lines end at "\n" only: str.splitlines() would also break inside a field at U+2028, U+0085,
+    # form feeds and other separators that real corpora contain.
+    lines = decode_text(path.read_bytes(), "utf-8", str(path)).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def _raw_file(raw_dir: str | os.PathLike, name: str) -> Path:
