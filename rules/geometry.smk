@@ -130,7 +130,11 @@ rule geometry_collect_cosine:
         isotropy_geometry.cluster_files(config, "cosine_by_layer.csv")
         + isotropy_geometry.static_files(config, "cosine.csv"),
     output:
-        table="results/geometry/cosine_by_layer.csv",
+        table=report(
+            "results/geometry/cosine_by_layer.csv",
+            caption="../report/geometry.rst",
+            category="Geometry",
+        ),
     log:
         "logs/results/geometry/cosine_by_layer.csv.log",
     conda:
@@ -150,7 +154,11 @@ rule geometry_collect_lid:
         isotropy_geometry.cluster_files(config, "lid.csv")
         + isotropy_geometry.static_files(config, "lid.csv"),
     output:
-        table="results/geometry/lid.csv",
+        table=report(
+            "results/geometry/lid.csv",
+            caption="../report/geometry.rst",
+            category="Geometry",
+        ),
     log:
         "logs/results/geometry/lid.csv.log",
     conda:
@@ -226,7 +234,11 @@ rule geometry_collect_sts:
     input:
         isotropy_geometry.sts_files(config),
     output:
-        table="results/geometry/sts.csv",
+        table=report(
+            "results/geometry/sts.csv",
+            caption="../report/geometry.rst",
+            category="Geometry",
+        ),
     log:
         "logs/results/geometry/sts.csv.log",
     conda:
@@ -248,7 +260,7 @@ rule geometry_plot_table:
     output:
         pdf=report(
             "results/geometry/figures/{figure}.pdf",
-            caption="../report/geometry_figures.rst",
+            caption="../report/geometry.rst",
             category="Geometry",
         ),
         png="results/geometry/figures/{figure}.png",
@@ -274,7 +286,7 @@ rule geometry_plot_pca_view:
     output:
         pdf=report(
             "results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.pdf",
-            caption="../report/geometry_pca_view.rst",
+            caption="../report/geometry.rst",
             category="Geometry",
             subcategory="{model}",
         ),

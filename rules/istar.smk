@@ -48,7 +48,11 @@ rule istar_runs:
     input:
         metrics=[isotropy_finetune.run_path(r) for r in ISTAR_RUNS],
     output:
-        table="results/istar/runs.csv",
+        table=report(
+            "results/istar/runs.csv",
+            caption="../report/istar.rst",
+            category="I-STAR",
+        ),
     log:
         "logs/results/istar/runs.csv.log",
     conda:
@@ -70,7 +74,7 @@ rule istar_figure:
     output:
         pdf=report(
             "results/istar/{figure}.pdf",
-            caption="../report/istar_figures.rst",
+            caption="../report/istar.rst",
             category="I-STAR",
         ),
         png="results/istar/{figure}.png",

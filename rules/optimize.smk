@@ -18,9 +18,10 @@ rule optimize_embeddings:
         "../envs/torch.yaml"
     threads: 2
     resources:
-        # The table, its gradient and Adam's two moments are four copies of the vectors,
-        # plus the pair representations and metric blocks: ~6x the file, 2 GB headroom.
-        mem_mb=lambda wc, input, attempt: int(2000 + 6 * input.size_mb) * attempt,
+        # The loaded file, the used rows, the table, its gradient and Adam's two moments are six
+        # copies of the vectors; pair tasks add [u; v] and its gradient (~3 more at GLUE's
+        # items/rows ratio): ~10x the file, plus 2 GB for metric blocks.
+        mem_mb=lambda wc, input, attempt: int(2000 + 10 * input.size_mb) * attempt,
         runtime=lambda wc, attempt: 240 * attempt,
         gpu=1,
     params:

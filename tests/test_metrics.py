@@ -155,6 +155,21 @@ def test_silhouette_with_singletons_and_string_labels():
     assert M.silhouette(x, labels) == pytest.approx(silhouette_score(x, labels), abs=1e-4)
 
 
+def test_silhouette_with_many_clusters():
+    # Above 64 clusters (multi-label targets) the cluster sums come from cumulative sums.
+    rng = np.random.default_rng(11)
+    labels = np.concatenate([rng.integers(0, 90, size=290), np.arange(1000, 1010)])  # + 10 singletons
+    x = rng.normal(size=(300, 8)) + (labels[:, None] % 7) * 0.5
+    reference = silhouette_score(x, labels)
+    for block in (1, 13, 64, 300):
+        assert M.silhouette(x, labels, block_size=block) == pytest.approx(reference, abs=1e-10)
+    # float32 distance blocks on larger data
+    labels = rng.integers(0, 400, size=4000)
+    x = (rng.normal(size=(4000, 16)) + (labels[:, None] % 5)).astype(np.float32)
+    reference = silhouette_score(x.astype(np.float64), labels)
+    assert M.silhouette(x, labels, block_size=500) == pytest.approx(reference, abs=1e-4)
+
+
 def test_silhouette_float32_path_on_larger_data():
     # n above the float64 threshold: float32 distance blocks, float64 accumulation
     rng = np.random.default_rng(6)

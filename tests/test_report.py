@@ -34,6 +34,10 @@ EXPECTED_OTHER = {
     "results/geometry/figures/cosine_by_layer.pdf": "Cai et al. 2021",
     "results/geometry/figures/lid_by_layer.pdf": "Cai et al. 2021",
     "results/geometry/figures/sts.pdf": "Rajaee & Pilehvar",
+    "results/geometry/cosine_by_layer.csv": "Cai et al. 2021",
+    "results/geometry/lid.csv": "Cai et al. 2021, Table 3",
+    "results/geometry/sts.csv": "Rajaee & Pilehvar 2021, Table 1",
+    "results/istar/runs.csv": "I-STAR runs",
 }
 
 
@@ -89,6 +93,9 @@ def test_every_figure_and_table_has_its_caption(report):
         assert "Seeds" in caption, (path, caption)
     for path, names in EXPECTED_OTHER.items():
         assert names in captions.get(path, ""), (path, captions.get(path))
+        assert "Seeds: 0" in captions[path] and "Models:" in captions[path], (path, captions[path])
+    assert "miniLM" in captions["results/geometry/sts.csv"] and "stsb (train split)" in captions["results/geometry/sts.csv"]
+    assert "tasks: sst2" in captions["results/istar/runs.csv"] and "λ ∈ -5, 5" in captions["results/istar/runs.csv"]
     assert "all-MiniLM-L6-v2" in captions["results/main/figure2.pdf"]
     assert "rte, wnli" in captions["results/glue/figure4.pdf"]
     # The tiny run builds every study, so the claims read the I-STAR and STS tables too.
