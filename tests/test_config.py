@@ -35,6 +35,17 @@ def test_unknown_keys_are_rejected_and_named(config):
     config["typo_section"] = {}
     with pytest.raises(Exception, match="typo_section"):
         validate(config, SCHEMA)
+    del config["typo_section"]
+    config["encoders"]["miniLM"]["batchsize"] = 8  # inside a kind-dependent section
+    with pytest.raises(Exception, match="batchsize"):
+        validate(config, SCHEMA)
+    del config["encoders"]["miniLM"]["batchsize"]
+    config["encoders"]["word2vec"]["model"] = "x"  # a sentence-transformer key on word vectors
+    with pytest.raises(Exception, match="'model' was unexpected"):
+        validate(config, SCHEMA)
+    config["encoders"]["word2vec"] = {"kind": "fasttext", "source": "word2vec"}
+    with pytest.raises(Exception, match="fasttext"):
+        validate(config, SCHEMA)
 
 
 def test_defaults_are_filled(config):
