@@ -301,6 +301,20 @@ def test_word2vec_text_gz_detected_as_text(tmp_path):
         download.is_word2vec_binary(tmp_path / "bad.txt")
 
 
+def test_malformed_word2vec_text_names_file_and_line(tmp_path):
+    path = tmp_path / "v.txt"
+    path.write_text("3 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 x 0.4\nand 0.1 0.2 0.3 0.4\n")
+    with pytest.raises(ValueError, match=r"v.txt, line 3: a vector value is not a number"):
+        download.load_word_vectors(path)
+    path.write_text("3 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 0.3\nand 0.1 0.2 0.3 0.4\n")
+    with pytest.raises(ValueError, match=r"v.txt, line 3: expected a word and 4 numbers, found 4 fields"):
+        download.load_word_vectors(path)
+    path.write_text("4 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 0.3 0.4\n")
+    with pytest.raises(ValueError, match=r"v.txt, line 3: the file ends after 2 vectors, but its header promises 4"):
+        download.load_word_vectors(path)
+    assert len(download.load_word_vectors(path, limit=2)) == 2  # what a limit does not reach is not read
+
+
 def test_mirror_word_vectors_are_glove_text(mirror_root, config, tmp_path):
     download.fetch_source("word2vec", mirror_params("word2vec", config, mirror_root), tmp_path / "raw")
     path = download.word_vectors_file(tmp_path / "raw")
