@@ -14,6 +14,9 @@ ISTAR_WILDCARDS = {
     "seed": r"\d+",
 }
 ISTAR_RUNS = isotropy_finetune.run_grid(ISTAR) if ISTAR else []
+if ISTAR and "istar" in config["studies"]:
+    # With a mirror, a task whose tsv files it lacks stops the run here, not in hundreds of jobs.
+    isotropy_finetune.check_tasks_available(ISTAR["tasks"], config["mirror"])
 
 
 # One fine-tuning run. Checkpoints (checkpoint.pt, after every epoch) sit beside metrics.json

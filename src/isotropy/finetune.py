@@ -119,6 +119,38 @@ def _mirror_file(mirror: Path, spec: TaskSpec, split: str) -> Path:
     return path
 
 
+def check_tasks_available(tasks: Sequence[str], mirror: str | os.PathLike | None = None) -> None:
+    """With a mirror set, every task needs both its splits there: one error naming all that do not.
+
+    Called while the workflow builds its DAG, so a missing file stops the run before any job
+    starts, with the tasks the mirror does hold. Without a mirror (the hub) nothing is checked.
+    """
+    folder = resolve_mirror(mirror)
+    if folder is None:
+        return
+    problems = []
+    for task in tasks:
+        try:
+            _mirror_files(folder, task)
+        except FileNotFoundError as error:
+            problems.append(str(error))
+    if problems:
+        held = [task for task in TASKS if _held_by_mirror(folder, task)]
+        raise FileNotFoundError("; ".join(problems) + f". Tasks the mirror holds: {', '.join(held) or 'none'} (set istar.tasks to those)")
+
+
+def _mirror_files(folder: Path, task: str) -> list[Path]:
+    return [_mirror_file(folder, task_spec(task), split) for split in ("train", "validation")]
+
+
+def _held_by_mirror(folder: Path, task: str) -> bool:
+    try:
+        _mirror_files(folder, task)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def read_mirror_split(task: str, split: str, mirror: str | os.PathLike) -> pd.DataFrame:
     """One split of a GLUE task from the mirror's original tsv files.
 
