@@ -83,6 +83,19 @@ def test_word_lookup_reports_out_of_vocabulary_words(tmp_path):
     np.testing.assert_array_equal(vectors[1], [0, 1, 0])
 
 
+def test_word_lookup_in_a_tagged_vocabulary(tmp_path):
+    # NLPL models key words as lemma_UPOS, most frequent first: a bare word takes its first entry.
+    from gensim.models import KeyedVectors
+
+    kv = KeyedVectors(vector_size=2)
+    kv.add_vectors(["run_VERB", "dog_NOUN", "run_NOUN", "Paris_PROPN"], np.array([[1, 0], [0, 1], [2, 2], [3, 3]], dtype=np.float32))
+    table = pd.DataFrame({"text": ["run", "dog", "paris", "cat"], "labels": [["a"], ["b"], ["a"], ["b"]]})
+    rows, missing = lookup_word_vectors(table, kv, tmp_path / "v.npy", tmp_path / "i.parquet")
+    vectors, index = load_embeddings(tmp_path / "v.npy", tmp_path / "i.parquet")
+    assert rows == 3 and missing == ["cat"] and list(index) == ["run", "dog", "paris"]
+    np.testing.assert_array_equal(vectors, [[1, 0], [0, 1], [3, 3]])
+
+
 def test_model_shipped_in_a_package_resolves_to_its_folder(minilm_path):
     from isotropy.embeddings import resolve_model_path
 
