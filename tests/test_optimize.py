@@ -120,6 +120,15 @@ def test_metric_stride_and_sampling():
     trace, _ = optimize(problem, settings(updates=10, metric_stride=4, metric_sample_size=50), CPU)
     assert list(trace["step"]) == [0, 4, 8, 10]
     assert trace[["isoscore", "silhouette"]].notna().all().all()
+    full, _ = optimize(problem, settings(updates=10, metric_stride=4), CPU)
+    assert abs(trace["isoscore"].iloc[0] - full["isoscore"].iloc[0]) > 1e-6  # a sample, not every item
+    again, _ = optimize(problem, settings(updates=10, metric_stride=4, metric_sample_size=50), CPU)
+    pd.testing.assert_frame_equal(trace, again)  # the samples are seeded
+    # A fresh sample at every update: with a (practically) frozen table the metrics still move.
+    frozen, _ = optimize(problem, settings(updates=3, learning_rate=1e-12, metric_sample_size=50), CPU)
+    assert frozen["isoscore"].nunique() == 4 and frozen["silhouette"].nunique() == 4
+    unsampled, _ = optimize(problem, settings(updates=3, learning_rate=1e-12), CPU)
+    assert np.ptp(unsampled["isoscore"]) < 1e-6
 
 
 def test_bad_input_is_explained():

@@ -35,6 +35,10 @@ def test_glue_tables(tiny_run):
     workdir, _, _ = tiny_run
     table2 = pd.read_csv(workdir / "results/glue/table2.csv").set_index("dataset")
     assert table2.loc["rte", "items"] == 80 and table2.loc["wnli", "items"] == 80
+    for task in ("rte", "wnli"):  # pairs as [u; v] into a classifier with bias, 2 classes
+        assert table2.loc[task, "params"] == table2.loc[task, "rows"] * 384 + 768 * 2 + 2
+    trace = pd.read_parquet(workdir / "results/glue/miniLM/rte/seed0/trace.parquet")
+    assert list(trace["step"]) == list(range(9)) and trace.notna().all().all()  # 8 updates, metrics after each
     table3 = pd.read_csv(workdir / "results/glue/table3.csv")
     assert set(table3["dataset"]) == {"rte", "wnli"}
 
