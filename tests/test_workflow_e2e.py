@@ -60,12 +60,15 @@ def test_rerun_has_nothing_to_do(tiny_run):
     assert "Nothing to be done" in result.stdout + result.stderr
 
 
-def test_figures_are_redrawn_without_training(tiny_run):
+def test_figures_are_redrawn_without_training(tiny_run, tmp_path):
     # What `make figures` runs: only the plot rules, even after a change that would retrain.
     workdir, command, mirror = tiny_run
+    overlay = tmp_path / "more_updates.yaml"
+    overlay.write_text("main: {updates: 13}\n")
+    configfiles = ["--configfile", command[command.index("--configfile") + 1], str(overlay)]
     plot_rules = ["plot_metric_curves", "plot_silhouette_vs_isoscore"]
     result = subprocess.run(
-        command + ["figures", "--dry-run", "--config", "studies=[main,glue]", "main={updates: 13}",
+        command + ["figures", "--dry-run", *configfiles, "--config", "studies=[main,glue]",
                    "--allowed-rules", *plot_rules, "--forcerun", *plot_rules],
         capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=600,
     )
