@@ -124,8 +124,9 @@ def test_geometry_claims():
     assert rows["cluster_based_raises_isotropy"]["measured"] == pytest.approx(0.64 / 3.36e-5)
     assert rows["cluster_based_raises_sts"]["measured"] == pytest.approx(67.50 - 54.09)
     assert {r["verdict"] for r in rows.values()} == {SUPPORTED}
-    fractions = sts.assign(spearman=sts["spearman"] / 100)
-    assert by_claim(geometry_rows(fractions))["cluster_based_raises_sts"]["measured"] == pytest.approx(67.50 - 54.09)
+    # Near-zero correlations stay as they are (×100 already), never rescaled.
+    weak = sts.assign(spearman=[0.2, 0.5, 0.9])
+    assert by_claim(geometry_rows(weak))["cluster_based_raises_sts"]["measured"] == pytest.approx(0.7)
     assert {r["verdict"] for r in geometry_rows(sts.query("method != 'cluster-based'"))} == {NOT_RUN}
 
 
