@@ -23,7 +23,8 @@ def main(snakemake):
     else:
         raise ValueError(f"unknown geometry figure {figure!r}")
     save_figure(fig, snakemake.output.pdf, snakemake.output.png)
-    record_step(snakemake)
+    seeds = sorted(int(seed) for seed in table["seed"].unique()) if "seed" in table else None
+    record_step(snakemake, seeds=seeds)
 
 
 if __name__ == "__main__":

@@ -91,3 +91,9 @@ def test_data_read_outside_the_downloads_is_recorded(tiny_run):
         data = json.loads((workdir / f"{output}.provenance.json").read_text())["data"]
         source = (mirror / name).resolve()
         assert data[str(source)]["sha256"] == hashlib.sha256(source.read_bytes()).hexdigest(), (output, sorted(data))
+
+
+def test_combined_geometry_results_record_their_seeds(tiny_run):
+    workdir, _, _ = tiny_run
+    for output in ("results/geometry/sts.csv", "results/geometry/lid.csv", "results/geometry/figures/sts.pdf"):
+        assert json.loads((workdir / f"{output}.provenance.json").read_text())["seeds"] == [0], output
