@@ -14,14 +14,15 @@ ISTAR_WILDCARDS = {
     "seed": r"\d+",
 }
 ISTAR_RUNS = isotropy_finetune.run_grid(ISTAR) if ISTAR else []
-if ISTAR and "istar" in config["studies"]:
-    # With a mirror, a task whose tsv files it lacks stops the run here, not in hundreds of jobs.
-    isotropy_finetune.check_tasks_available(ISTAR["tasks"], config["mirror"])
 
 
 # One fine-tuning run. Checkpoints (checkpoint.pt, after every epoch) sit beside metrics.json
 # and are not outputs, so a killed or timed-out job resumes from its last epoch on retry.
 rule finetune:
+    input:
+        # No file inputs (data come from the hub or the mirror), but with a mirror a task whose
+        # tsv files it lacks stops the DAG here, naming the tasks it holds, before any job runs.
+        lambda wc: isotropy_finetune.task_inputs(wc.task, config["mirror"]),
     output:
         metrics="results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/metrics.json",
     log:

@@ -122,8 +122,9 @@ def _mirror_file(mirror: Path, spec: TaskSpec, split: str) -> Path:
 def check_tasks_available(tasks: Sequence[str], mirror: str | os.PathLike | None = None) -> None:
     """With a mirror set, every task needs both its splits there: one error naming all that do not.
 
-    Called while the workflow builds its DAG, so a missing file stops the run before any job
-    starts, with the tasks the mirror does hold. Without a mirror (the hub) nothing is checked.
+    Called by rule ``finetune``'s input function while the workflow builds its DAG, so a missing
+    file stops the run before any job starts, with the tasks the mirror does hold; a DAG that
+    needs no I-STAR run is not concerned. Without a mirror (the hub) nothing is checked.
     """
     folder = resolve_mirror(mirror)
     if folder is None:
@@ -137,6 +138,12 @@ def check_tasks_available(tasks: Sequence[str], mirror: str | os.PathLike | None
     if problems:
         held = [task for task in TASKS if _held_by_mirror(folder, task)]
         raise FileNotFoundError("; ".join(problems) + f". Tasks the mirror holds: {', '.join(held) or 'none'} (set istar.tasks to those)")
+
+
+def task_inputs(task: str, mirror: str | os.PathLike | None = None) -> list[str]:
+    """Rule ``finetune``'s input function: no file inputs, after :func:`check_tasks_available`."""
+    check_tasks_available([task], mirror)
+    return []
 
 
 def _mirror_files(folder: Path, task: str) -> list[Path]:
