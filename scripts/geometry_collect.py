@@ -9,8 +9,7 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     table = geometry.concatenate_tables(list(snakemake.input), geometry.TABLE_COLUMNS[snakemake.params.table])
     geometry.write_table(table, snakemake.output.table)
-    seeds = sorted(int(seed) for seed in table["seed"].unique()) if "seed" in table else None
-    record_step(snakemake, seeds=seeds, extra={"rows": len(table)})
+    record_step(snakemake, seeds=geometry.table_seeds(table), extra={"rows": len(table)})
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 import pandas as pd
 
+from isotropy import geometry
 from isotropy.logs import configure_from_snakemake
 from isotropy.plots import geometry as geometry_plots
 from isotropy.plots import save_figure
@@ -23,8 +24,7 @@ def main(snakemake):
     else:
         raise ValueError(f"unknown geometry figure {figure!r}")
     save_figure(fig, snakemake.output.pdf, snakemake.output.png)
-    seeds = sorted(int(seed) for seed in table["seed"].unique()) if "seed" in table else None
-    record_step(snakemake, seeds=seeds)
+    record_step(snakemake, seeds=geometry.table_seeds(table))
 
 
 if __name__ == "__main__":

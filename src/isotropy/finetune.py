@@ -129,14 +129,9 @@ def check_tasks_available(tasks: Sequence[str], mirror: str | os.PathLike | None
     folder = resolve_mirror(mirror)
     if folder is None:
         return
-    problems = []
-    for task in tasks:
-        try:
-            _mirror_files(folder, task)
-        except FileNotFoundError as error:
-            problems.append(str(error))
+    problems = [problem for problem in (_mirror_problem(folder, task) for task in tasks) if problem]
     if problems:
-        held = [task for task in TASKS if _held_by_mirror(folder, task)]
+        held = [task for task in TASKS if _mirror_problem(folder, task) is None]
         raise FileNotFoundError("; ".join(problems) + f". Tasks the mirror holds: {', '.join(held) or 'none'} (set istar.tasks to those)")
 
 
@@ -146,16 +141,14 @@ def task_inputs(task: str, mirror: str | os.PathLike | None = None) -> list[str]
     return []
 
 
-def _mirror_files(folder: Path, task: str) -> list[Path]:
-    return [_mirror_file(folder, task_spec(task), split) for split in ("train", "validation")]
-
-
-def _held_by_mirror(folder: Path, task: str) -> bool:
+def _mirror_problem(folder: Path, task: str) -> str | None:
+    """Why the mirror cannot serve ``task`` (a split missing), or None when it holds both splits."""
     try:
-        _mirror_files(folder, task)
-    except FileNotFoundError:
-        return False
-    return True
+        for split in ("train", "validation"):
+            _mirror_file(folder, task_spec(task), split)
+    except FileNotFoundError as error:
+        return str(error)
+    return None
 
 
 def read_mirror_split(task: str, split: str, mirror: str | os.PathLike) -> pd.DataFrame:
@@ -209,7 +202,7 @@ def read_hub_split(task: str, split: str) -> pd.DataFrame:
     spec = task_spec(task)
     args = (spec.hub_path, spec.hub_name) if spec.hub_name else (spec.hub_path,)
     dataset = datasets.load_dataset(*args, split=split)
-    note_hub_dataset(spec.hub_path, config=spec.hub_name, split=split, fingerprint=getattr(dataset, "_fingerprint", None))
+    note_hub_dataset(dataset, spec.hub_path, config=spec.hub_name, split=split)
     table = dataset.to_pandas()
     if spec.kind == "qa":
         return pd.DataFrame(

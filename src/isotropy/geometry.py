@@ -143,6 +143,11 @@ def wikitext_sentences(lines: Iterable[str], max_sentences: int | None = None) -
     return sentences
 
 
+def table_seeds(table: pd.DataFrame) -> list[int] | None:
+    """The seeds of a geometry table's rows (for its provenance record); None without a seed column."""
+    return sorted(int(seed) for seed in table["seed"].unique()) if "seed" in table else None
+
+
 def load_corpus(corpus: Mapping[str, Any], mirror: str | None = None) -> list[str]:
     """The sentences of the configured corpus (``geometry.clusters.corpus``).
 
@@ -166,7 +171,7 @@ def load_corpus(corpus: Mapping[str, Any], mirror: str | None = None) -> list[st
 
         name, config, split = corpus.get("dataset", "Salesforce/wikitext"), corpus.get("config", "wikitext-2-raw-v1"), corpus.get("split", "test")
         dataset = load_dataset(name, config, split=split)
-        note_hub_dataset(name, config=config, split=split, fingerprint=getattr(dataset, "_fingerprint", None))
+        note_hub_dataset(dataset, name, config=config, split=split)
         sentences = wikitext_sentences(dataset["text"], max_sentences)
         if not sentences:
             raise ValueError(f"WikiText split {corpus.get('split')} yielded no sentence")
@@ -547,7 +552,7 @@ def load_sts_dataset(name: str, *, split: str, mirror: str | None = None) -> pd.
         from datasets import load_dataset
 
         dataset = load_dataset("nyu-mll/glue", "stsb", split=split)
-        note_hub_dataset("nyu-mll/glue", config="stsb", split=split, fingerprint=getattr(dataset, "_fingerprint", None))
+        note_hub_dataset(dataset, "nyu-mll/glue", config="stsb", split=split)
         data = dataset.to_pandas()
         return _check_sts(data.rename(columns={"label": "score"})[["sentence1", "sentence2", "score"]], f"nyu-mll/glue stsb {split}")
     if name == "sickr":
@@ -569,7 +574,7 @@ def load_sts_dataset(name: str, *, split: str, mirror: str | None = None) -> pd.
         except Exception as error:  # noqa: BLE001 - optional data set: any failure means "unavailable"
             log.warning("SICK-R unavailable: loading mteb/sickr-sts (%s) failed: %s: %s; skipping it", split, type(error).__name__, error)
             return None
-        note_hub_dataset("mteb/sickr-sts", split=split, fingerprint=getattr(dataset, "_fingerprint", None))
+        note_hub_dataset(dataset, "mteb/sickr-sts", split=split)
         data = dataset.to_pandas()
         return _check_sts(data[["sentence1", "sentence2", "score"]], f"mteb/sickr-sts {split}")
     raise ValueError(f"unknown STS data set {name!r}; expected 'stsb' or 'sickr'")

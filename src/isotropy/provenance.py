@@ -51,9 +51,10 @@ def note_data_file(path: str | os.PathLike) -> None:
     _DATA_READ[str(Path(path).resolve())] = {"kind": "file"}
 
 
-def note_hub_dataset(name: str, *, config: str | None = None, split: str | None = None, fingerprint: str | None = None) -> None:
-    """Record that this step loaded a hub data set (``datasets``); its fingerprint names the version."""
+def note_hub_dataset(dataset: Any, name: str, *, config: str | None = None, split: str | None = None) -> None:
+    """Record that this step loaded ``dataset`` from the hub (``datasets``); its fingerprint names the version."""
     key = "hub:" + "/".join(part for part in (name, config, split) if part)
+    fingerprint = getattr(dataset, "_fingerprint", None)
     _DATA_READ[key] = {"kind": "hub", "dataset": name, "config": config, "split": split, "fingerprint": fingerprint}
 
 
