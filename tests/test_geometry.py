@@ -94,7 +94,8 @@ def test_lid_of_a_flat_manifold_is_its_dimension():
     points = rng.uniform(size=(1500, 3)) @ basis.T
     rows = geometry.lid_table(points, k=20, metrics=("euclidean",), sample_size=None, model="plane")
     assert rows[0]["n"] == 1500 and rows[0]["dim"] == 50
-    assert 2.4 < rows[0]["lid"] < 3.6
+    assert 2.4 < rows[0]["lid_true_distances"] < 3.6
+    assert rows[0]["lid_cai_scale"] == pytest.approx(rows[0]["lid_true_distances"] / 2, rel=1e-12)
 
 
 def anisotropic_sts(n_pairs=400, dim=32, seed=3):
@@ -247,7 +248,9 @@ def test_geometry_rules_run_end_to_end(tiny_run):
     assert list(cosine["kind"]) == ["contextual"] * 7 + ["static"]
     assert cosine.loc[cosine["kind"] == "contextual", "s_intra"].gt(cosine.loc[cosine["kind"] == "contextual", "s_inter"]).all()
     lid = pd.read_csv(results / "lid.csv")
-    assert len(lid) == 7 * 2 + 2 and lid["lid"].between(1, 384).all()
+    assert len(lid) == 7 * 2 + 2 and lid["lid_true_distances"].between(1, 384).all()
+    euclidean = lid[lid["metric"] == "euclidean"]
+    np.testing.assert_allclose(euclidean["lid_cai_scale"], euclidean["lid_true_distances"] / 2, rtol=1e-9)
     sts = pd.read_csv(results / "sts.csv")
     assert set(sts["dataset"]) == {"stsb"}  # SICK-R is not in the mirror: skipped, not failed
     assert len(sts) == 6 and sts["n_pairs"].eq(80).all() and sts["spearman"].gt(50).all()

@@ -256,6 +256,36 @@ def test_s_inter_and_s_intra_against_pair_loops():
     assert capped != M.s_intra(x, types) and -1 <= capped <= 1
 
 
+def test_per_cluster_statistics_average_inside_clusters_unweighted():
+    # by hand: cluster A = four points at ±e1, ±e2 of types a,b,a,b after centring; cluster B = a
+    # pair of one type, far away. Inside A: S_intra = mean(cos(e1,-e1), cos(e2,-e2)) = -1;
+    # S_inter over distinct types, all instances: cos(±e1, ±e2) = 0. B has one type: no S_inter.
+    a = np.array([[1.0, 0, 0], [0, 1.0, 0], [-1.0, 0, 0], [0, -1.0, 0]]) + [5.0, 5.0, 0]
+    b = np.array([[0, 0, 1.0], [0, 0, 3.0]]) + [0, 0, 50.0]
+    x, types, clusters = np.vstack([a, b]), ["a", "b", "a", "b", "c", "c"], [0, 0, 0, 0, 1, 1]
+    stats = M.per_cluster_cosine_statistics(x, types, clusters, max_per_type=10)
+    assert stats["s_inter"] == pytest.approx(0.0, abs=1e-12) and stats["clusters_inter"] == 1
+    # B centred: (0,0,-1), (0,0,1): cosine -1, the same as A's; unweighted mean of -1 and -1
+    assert stats["s_intra"] == pytest.approx(-1.0) and stats["clusters_intra"] == 2
+    # unweighted over clusters: a big cluster counts as much as a small one
+    rng = np.random.default_rng(4)
+    big, small = rng.normal(size=(60, 6)) + 3, rng.normal(size=(6, 6)) - 3
+    x = np.vstack([big, small])
+    clusters = np.repeat([0, 1], [60, 6])
+    types = np.concatenate([np.arange(60) % 20, np.arange(6) % 3])
+    stats = M.per_cluster_cosine_statistics(x, types, clusters, max_per_type=10)
+    centred = M.cluster_centred(x, clusters)
+    per = [M.s_intra(centred[clusters == c], types[clusters == c], max_per_type=10) for c in (0, 1)]
+    assert stats["s_intra"] == pytest.approx(np.mean(per), rel=1e-12)
+    pooled = M.s_intra(centred, types, max_per_type=10)  # types 0-2 mix both clusters when pooled
+    assert abs(pooled - stats["s_intra"]) > 1e-3
+    # one cluster: per-cluster and pooled are the same computation
+    one = np.zeros(len(x), dtype=int)
+    assert M.per_cluster_cosine_statistics(x, types, one, max_per_type=10)["s_inter"] == pytest.approx(
+        M.s_inter(M.cluster_centred(x, one), types, max_per_type=10), rel=1e-12
+    )
+
+
 def test_s_inter_needs_two_types_and_s_intra_repeats():
     x = _random(n=5, d=3)
     with pytest.raises(ValueError, match="at least 2 distinct types"):
@@ -306,6 +336,20 @@ def test_lid_equals_skdim_mle(metric):
     assert M.local_intrinsic_dimension(x, k=k, metric=metric) == pytest.approx(expected.mean(), rel=1e-9)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_squared_distance_lid_is_exactly_half_on_any_cloud(seed):
+    # Cai et al.'s faiss IndexFlatL2 returns r²: log(r²_ij/r²_ik) = 2 log(r_ij/r_ik), so LID halves
+    rng = np.random.default_rng(seed)
+    x = rng.standard_t(3, size=(300, 5 + 7 * seed)) * rng.uniform(0.1, 3, size=5 + 7 * seed)
+    true = M.local_intrinsic_dimension(x, k=15)
+    assert M.local_intrinsic_dimension(x, k=15, distances="squared") == pytest.approx(true / 2, rel=1e-12)
+    assert M.cai_local_intrinsic_dimension(x, k=15) == pytest.approx(true / 2, rel=1e-12)
+    # cosine: their inner-product index gives the same estimate as ours
+    assert M.cai_local_intrinsic_dimension(x, k=15, metric="cosine") == M.local_intrinsic_dimension(x, k=15, metric="cosine")
+    with pytest.raises(ValueError, match="distances must be 'true' or 'squared'"):
+        M.local_intrinsic_dimension(x, k=15, distances="cubed")
+
+
 def test_lid_recovers_linear_manifold_dimension_and_drops_duplicates():
     x = np.random.default_rng(11).normal(size=(2000, 3)) @ np.random.default_rng(12).normal(size=(3, 30))
     assert M.local_intrinsic_dimension(x, k=20) == pytest.approx(3.0, abs=0.5)
@@ -346,19 +390,48 @@ def _partition_isotropy_numpy(w):
 def test_partition_isotropy_against_direct_formula():
     rng = np.random.default_rng(13)
     w = rng.normal(size=(300, 8)) * np.linspace(0.05, 0.5, 8)
-    assert M.partition_isotropy(w) == pytest.approx(_partition_isotropy_numpy(w), rel=1e-9)
-    assert M.partition_isotropy(rng.normal(size=(50_000, 5)) * 0.1) > 0.95  # isotropic: close to 1
+    assert M.partition_isotropy(w, signs="both") == pytest.approx(_partition_isotropy_numpy(w), rel=1e-9)
+    assert M.partition_isotropy(rng.normal(size=(50_000, 5)) * 0.1, signs="both") > 0.95  # isotropic: close to 1
     shifted = w + 1.5  # a common direction: strongly anisotropic
-    assert M.partition_isotropy(shifted) == pytest.approx(_partition_isotropy_numpy(shifted), rel=1e-9)
-    assert M.partition_isotropy(shifted) < 0.01 * M.partition_isotropy(w)
+    assert M.partition_isotropy(shifted, signs="both") == pytest.approx(_partition_isotropy_numpy(shifted), rel=1e-9)
+    assert M.partition_isotropy(shifted, signs="both") < 0.01 * M.partition_isotropy(w, signs="both")
+
+
+def _rajaee_isotropy(representations):
+    """Rajaee & Pilehvar's notebook ``isotropy()``, as published (plain np.exp, numpy's signs)."""
+    _, eig_vectors = np.linalg.eig(representations.T @ representations)
+    sums = [np.sum(np.exp(representations @ eig_vectors[:, i : i + 1])) for i in range(eig_vectors.shape[1])]
+    return min(sums) / max(sums)
+
+
+def test_partition_isotropy_follows_the_solver_signs_of_rajaee_and_pilehvar():
+    # by hand: WᵀW = diag(5, 0.25), eigenvectors ±e1, ±e2; Z(s1·e1) = e^s1 + e^2s1 + 1, Z(s2·e2) = 2 + e^(s2/2)
+    w = np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 0.5]])
+    vectors = np.linalg.eig(w.T @ w)[1]
+    s1, s2 = np.sign(vectors[0, 0]), np.sign(vectors[1, 1])
+    z = [np.exp(s1) + np.exp(2 * s1) + 1, 2 + np.exp(s2 / 2)]
+    assert M.partition_isotropy(w) == pytest.approx(min(z) / max(z), rel=1e-12)
+    every_sign = [np.exp(1) + np.exp(2) + 1, np.exp(-1) + np.exp(-2) + 1, 2 + np.exp(0.5), 2 + np.exp(-0.5)]
+    assert M.partition_isotropy(w, signs="both") == pytest.approx(min(every_sign) / max(every_sign), rel=1e-12)
+    # uncentred MiniLM-like cloud: the authors' function, and the sign-free value below it
+    rng = np.random.default_rng(21)
+    x = rng.normal(size=(500, 12)) * np.linspace(0.1, 0.6, 12) + 0.3
+    assert M.partition_isotropy(x) == pytest.approx(_rajaee_isotropy(x), rel=1e-9)
+    assert M.partition_isotropy(x, signs="both") < M.partition_isotropy(x)
+    # a cloud symmetric under negation has Z(c) = Z(-c): both conventions agree exactly
+    symmetric = np.vstack([x - x.mean(axis=0), x.mean(axis=0) - x])
+    assert M.partition_isotropy(symmetric) == pytest.approx(M.partition_isotropy(symmetric, signs="both"), rel=1e-12)
+    with pytest.raises(ValueError, match="signs must be 'solver'"):
+        M.partition_isotropy(x, signs="plus")
 
 
 def test_partition_isotropy_is_stable_for_large_norms():
     w = np.random.default_rng(14).normal(size=(100, 6)) * 500.0  # exp(cᵀw) overflows float64
-    value = M.partition_isotropy(w)
-    assert np.isfinite(value) and 0.0 <= value <= 1.0
+    for signs in ("solver", "both"):
+        value = M.partition_isotropy(w, signs=signs)
+        assert np.isfinite(value) and 0.0 <= value <= 1.0
     w_small = w / 500.0
-    assert M.partition_isotropy(w_small) == pytest.approx(_partition_isotropy_numpy(w_small), rel=1e-9)
+    assert M.partition_isotropy(w_small, signs="both") == pytest.approx(_partition_isotropy_numpy(w_small), rel=1e-9)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -322,23 +322,33 @@ def cluster_cosine_statistics(
     """S_inter, S_intra and the average random cosine, raw and after k-means cluster centring.
 
     Clusters come from ``kmeans_by_silhouette`` (one cluster when the silhouette never reaches
-    the threshold, as in Cai et al.); "adjusted" values are measured after subtracting each
-    cluster's mean. With ``types=None`` (static vectors: one vector per word) S_inter is the
-    cosine between different words and S_intra is undefined, so it is left out.
+    the threshold, as in Cai et al.). The "adjusted" S_inter and S_intra follow Cai et al.'s code
+    (``--cluster_cos --center``): each cluster centred on its own mean, pairs inside a cluster
+    only, unweighted mean over clusters (:func:`isotropy.metrics.per_cluster_cosine_statistics`).
+    The ``_adjusted_pooled`` values, and ``average_cosine_adjusted``, pool the whole centred space
+    instead (all pairs, whatever their cluster): our earlier convention, kept as an extra.
+    With ``types=None`` (static vectors: one vector per word) S_inter is the cosine between
+    different words and S_intra is undefined, so it is left out.
     Returns the statistics and the cluster labels.
     """
-    from isotropy.metrics import average_cosine_similarity, cluster_centred, kmeans_by_silhouette, s_inter, s_intra
+    from isotropy.metrics import average_cosine_similarity, cluster_centred, kmeans_by_silhouette, per_cluster_cosine_statistics, s_inter, s_intra
 
     clusters = np.asarray(kmeans_by_silhouette(points, k_range=tuple(k_range), threshold=silhouette_threshold, seed=seed, sample_size=silhouette_sample_size))
     centred = cluster_centred(points, clusters)
     stats: dict[str, float] = {"n_clusters": int(len(np.unique(clusters)))}
-    for suffix, space in (("", points), ("_adjusted", centred)):
+    for suffix, space in (("", points), ("_adjusted_pooled", centred)):
         stats[f"average_cosine{suffix}"] = float(average_cosine_similarity(space, seed=seed))
         if types is None:
             stats[f"s_inter{suffix}"] = stats[f"average_cosine{suffix}"]
         else:
             stats[f"s_inter{suffix}"] = float(s_inter(space, types, max_per_type=max_per_type, seed=seed))
             stats[f"s_intra{suffix}"] = float(s_intra(space, types, max_per_type=max_per_type, seed=seed))
+    stats["average_cosine_adjusted"] = stats.pop("average_cosine_adjusted_pooled")
+    # static vectors: every word its own type, so S_inter is the mean over all pairs in a cluster
+    per_cluster = per_cluster_cosine_statistics(points, np.arange(len(points)) if types is None else types, clusters, max_per_type=max_per_type, seed=seed)
+    stats["s_inter_adjusted"] = per_cluster["s_inter"]
+    if types is not None:
+        stats["s_intra_adjusted"] = per_cluster["s_intra"]
     return stats, clusters
 
 
@@ -384,8 +394,11 @@ def cosine_by_layer(
 COSINE_COLUMNS = [
     "model", "kind", "corpus", "seed", "layer", "n", "n_types", "dim", "n_clusters",
     "s_inter", "s_intra", "average_cosine", "s_inter_adjusted", "s_intra_adjusted", "average_cosine_adjusted",
+    "s_inter_adjusted_pooled", "s_intra_adjusted_pooled",
 ]  # fmt: skip
-LID_COLUMNS = ["model", "kind", "corpus", "seed", "layer", "metric", "k", "n", "dim", "lid"]
+# lid_cai_scale: Cai et al.'s code and Table 3 (squared Euclidean distances: half the MLE);
+# lid_true_distances: the Levina–Bickel MLE on distances. Equal for the cosine metric.
+LID_COLUMNS = ["model", "kind", "corpus", "seed", "layer", "metric", "k", "n", "dim", "lid_cai_scale", "lid_true_distances"]
 
 
 def lid_table(
@@ -399,16 +412,20 @@ def lid_table(
 ) -> list[dict[str, Any]]:
     """Mean MLE local intrinsic dimension per distance, on a seeded sample.
 
-    Neighbours are searched within the sample, so ``n`` (recorded) is the sample size.
+    Two columns: ``lid_cai_scale`` as Cai et al.'s code computes it (squared Euclidean
+    distances from a faiss L2 index, so half the MLE; the scale of their Table 3) and
+    ``lid_true_distances``, the Levina–Bickel estimate on distances. Neighbours are searched
+    within the sample, so ``n`` (recorded) is the sample size.
     """
-    from isotropy.metrics import local_intrinsic_dimension
+    from isotropy.metrics import cai_local_intrinsic_dimension, local_intrinsic_dimension
 
     sample = points[_sample_rows(len(points), sample_size, seed)]
     if len(sample) <= k:
         raise ValueError(f"LID with k={k} needs more than {k} points; got {len(sample)} (lower geometry.clusters.lid_k or embed more tokens)")
     rows = []
     for metric in metrics:
-        rows.append({**labels, "seed": seed, "metric": metric, "k": k, "n": len(sample), "dim": sample.shape[1], "lid": float(local_intrinsic_dimension(sample, k=k, metric=metric))})
+        values = {"lid_cai_scale": cai_local_intrinsic_dimension(sample, k=k, metric=metric), "lid_true_distances": local_intrinsic_dimension(sample, k=k, metric=metric)}
+        rows.append({**labels, "seed": seed, "metric": metric, "k": k, "n": len(sample), "dim": sample.shape[1], **values})
     return rows
 
 
@@ -504,7 +521,9 @@ def pca_view(
 # Semantic textual similarity (Rajaee & Pilehvar)
 
 STS_METHODS = ("none", "centring", "all-but-the-top", "kmeans-centring", "cluster-based", "cluster-based-gmm")
-STS_COLUMNS = ["model", "dataset", "split", "seed", "method", "n_pairs", "n_sentences", "dim", "n_clusters", "n_directions", "pearson", "spearman", "isotropy"]
+# isotropy: I(W) as Rajaee & Pilehvar's code computes it (eigenvectors with numpy's signs);
+# isotropy_sign_free: each eigenvector with both signs (independent of the solver).
+STS_COLUMNS = ["model", "dataset", "split", "seed", "method", "n_pairs", "n_sentences", "dim", "n_clusters", "n_directions", "pearson", "spearman", "isotropy", "isotropy_sign_free"]
 
 
 def read_sts_tsv(path: str | os.PathLike) -> pd.DataFrame:
@@ -747,7 +766,8 @@ def evaluate_sts(
                 "n_directions": {"all-but-the-top": abtt_directions, "cluster-based": n_directions, "cluster-based-gmm": n_directions}.get(method, 0),
                 "pearson": 100 * float(pearsonr(cosines, gold).statistic),
                 "spearman": 100 * float(spearmanr(cosines, gold).statistic),
-                "isotropy": float(partition_isotropy(transformed)),
+                "isotropy": partition_isotropy(transformed, signs="solver"),
+                "isotropy_sign_free": partition_isotropy(transformed, signs="both"),
             }
         )
         log.info("STS %s: pearson %.2f spearman %.2f I(W) %.3g", method, rows[-1]["pearson"], rows[-1]["spearman"], rows[-1]["isotropy"])

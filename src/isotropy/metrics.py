@@ -13,6 +13,12 @@ Exactness, checked by ``tests/test_metrics.py`` against independent implementati
 - :func:`twonn_dimension` equals ``skdim.id.TwoNN()`` (default settings) within 1e-6.
 - :func:`local_intrinsic_dimension` equals ``skdim.id.MLE`` (mean of pointwise estimates) up to
   its documented k/(k-1) factor.
+
+Where a seed paper's released code computes a number differently, the authors' convention is a
+named option here, so our numbers can be set beside theirs (papers.md section 5):
+``local_intrinsic_dimension(..., distances="squared")`` (Cai et al.'s faiss L2 scale),
+``partition_isotropy(..., signs="solver")`` (Rajaee & Pilehvar's notebook) and
+:func:`per_cluster_cosine_statistics` (Cai et al.'s ``--cluster_cos --center``).
 """
 
 from __future__ import annotations
@@ -500,6 +506,39 @@ def cluster_centred(points: ArrayLike, clusters) -> np.ndarray:
     return x - means[ids]
 
 
+def per_cluster_cosine_statistics(points: ArrayLike, types, clusters, *, max_per_type: int | None = None, seed: int = 0) -> dict[str, float]:
+    """Cai et al.'s cluster-adjusted S_inter and S_intra (their code's ``--cluster_cos --center``).
+
+    Every cluster is centred on its own mean, the statistic is computed on the pairs *inside* that
+    cluster only (:func:`s_inter`, :func:`s_intra` with the same ``max_per_type`` and ``seed``),
+    and the values are averaged over clusters, unweighted. A cluster where a statistic is
+    undefined (fewer than two types, no repeated type) is left out of that statistic's mean.
+    Returns ``s_inter``, ``s_intra`` (NaN only when no cluster defines it, which is logged) and
+    ``clusters_inter``/``clusters_intra``, the number of clusters each mean is over. Compare the
+    pooled alternative: :func:`s_inter` of :func:`cluster_centred` points, all pairs at once.
+    """
+    x = cluster_centred(points, clusters)
+    ids = _checked_ids(clusters, x.shape[0], name="clusters")
+    type_ids = _checked_ids(types, x.shape[0], name="types")
+    inter, intra = [], []
+    for cluster in np.unique(ids):
+        members = np.flatnonzero(ids == cluster)
+        member_types = type_ids[members]
+        if len(np.unique(member_types)) >= 2:
+            inter.append(s_inter(x[members], member_types, max_per_type=max_per_type, seed=seed))
+        if len(members) > len(np.unique(member_types)):  # some type repeats inside the cluster
+            intra.append(s_intra(x[members], member_types, max_per_type=max_per_type, seed=seed))
+    for name, values in (("S_inter", inter), ("S_intra", intra)):
+        if not values:
+            log.warning("per-cluster %s is undefined: no cluster has the pairs it needs; recording NaN", name)
+    return {
+        "s_inter": float(np.mean(inter)) if inter else math.nan,
+        "s_intra": float(np.mean(intra)) if intra else math.nan,
+        "clusters_inter": len(inter),
+        "clusters_intra": len(intra),
+    }
+
+
 # ----------------------------------------------------------------------------------------------
 # intrinsic dimension
 # ----------------------------------------------------------------------------------------------
@@ -545,7 +584,9 @@ def _has_duplicate(x: torch.Tensor) -> torch.Tensor:
     return counts[inverse] > 1
 
 
-def _lid_pointwise(points: ArrayLike, k: int, metric: str) -> torch.Tensor:
+def _lid_pointwise(points: ArrayLike, k: int, metric: str, distances: str = "true") -> torch.Tensor:
+    if distances not in ("true", "squared"):
+        raise ValueError(f"distances must be 'true' or 'squared'; found {distances!r}")
     if metric not in ("euclidean", "cosine"):
         raise ValueError(f"metric must be 'euclidean' or 'cosine'; found {metric!r}")
     x = _as_tensor(points, min_rows=2).detach().to(torch.float64)
@@ -565,19 +606,32 @@ def _lid_pointwise(points: ArrayLike, k: int, metric: str) -> torch.Tensor:
                 f"{int((r[:, 0] <= 0).sum())} points have a neighbour at distance 0 ({metric}); "
                 "LID needs distinct points (remove duplicates or parallel vectors)"
             )
+        if distances == "squared":
+            r = r * r  # what a faiss IndexFlatL2 search returns (Cai et al.'s code)
         logs = torch.log(r / r[:, -1:]).sum(dim=1)  # Σ_j log(r_ij / r_ik) <= 0
         if bool((logs == 0).any()):
             raise ValueError("some points have k equidistant neighbours; LID is undefined there (use a larger k)")
         return -k / logs
 
 
-def local_intrinsic_dimension(points: ArrayLike, k: int = 100, metric: str = "euclidean") -> float:
+def local_intrinsic_dimension(points: ArrayLike, k: int = 100, metric: str = "euclidean", distances: str = "true") -> float:
     """Mean local intrinsic dimension, MLE of Levina & Bickel as used by Cai et al. (2021).
 
     LID_i = -(1/k Σ_{j=1..k} log(r_ij / r_ik))^-1 over the k nearest neighbours (Euclidean or
     cosine distance 1 - cos), averaged over points. Exact duplicates are dropped with a warning.
+
+    ``distances="true"`` is the estimator on distances (Levina & Bickel). ``"squared"`` puts the
+    squared distances r² in the formula, as Cai et al.'s code does (a faiss ``IndexFlatL2``
+    returns squared Euclidean distances): log(r²_ij / r²_ik) = 2 log(r_ij / r_ik), so the result
+    is exactly half the true-distance estimate. Their Table 3 is on that scale.
     """
-    return float(_lid_pointwise(points, k, metric).mean())
+    return float(_lid_pointwise(points, k, metric, distances).mean())
+
+
+def cai_local_intrinsic_dimension(points: ArrayLike, k: int = 100, metric: str = "euclidean") -> float:
+    """LID on the scale of Cai et al.'s code and Table 3: squared Euclidean distances (a faiss L2
+    index), 1 - cos for cosine (their inner-product index; the same as ours)."""
+    return local_intrinsic_dimension(points, k, metric, distances="squared" if metric == "euclidean" else "true")
 
 
 def twonn_dimension(points: ArrayLike) -> float:
@@ -616,20 +670,28 @@ def twonn_dimension(points: ArrayLike) -> float:
 # ----------------------------------------------------------------------------------------------
 
 
-def partition_isotropy(points: ArrayLike) -> float:
+def partition_isotropy(points: ArrayLike, *, signs: str = "solver") -> float:
     """I(W) = min_c Z(c) / max_c Z(c), Z(c) = Σ_w exp(cᵀw), c over the unit eigenvectors of WᵀW.
 
-    The eigenvectors are the *columns* of the eigenvector matrix; each is taken with both signs
-    (±c are both unit eigenvectors), which makes the value independent of the solver's sign
-    convention. Computed in log space (logsumexp), so large norms do not overflow.
+    The eigenvectors are the *columns* of the eigenvector matrix. ``signs="solver"`` (Rajaee &
+    Pilehvar's notebook, the number their paper reports) takes each one with the sign
+    ``numpy.linalg.eig`` returns, as their code does; on uncentred vectors the value depends on
+    those signs. ``signs="both"`` takes each with both signs (±c are both unit eigenvectors):
+    independent of the solver, never larger than the ``"solver"`` value, and equal to it when the
+    points are centred symmetrically. Computed in log space (logsumexp), so large norms do not
+    overflow where their ``np.exp`` would.
     """
-    x = _as_tensor(points, min_rows=2)
-    with torch.no_grad():
-        w = x.detach().to(torch.float64)
-        _, vectors = torch.linalg.eigh(w.T @ w)
-        projections = w @ vectors  # column j: c_jᵀ w for every w
-        log_z = torch.cat([torch.logsumexp(projections, dim=0), torch.logsumexp(-projections, dim=0)])
-        return float(torch.exp(log_z.min() - log_z.max()))
+    if signs not in ("solver", "both"):
+        raise ValueError(f"signs must be 'solver' (Rajaee & Pilehvar's code) or 'both'; found {signs!r}")
+    w = _as_tensor(points, min_rows=2).detach().cpu().to(torch.float64).numpy()
+    _, vectors = np.linalg.eig(w.T @ w)  # the general solver their notebook calls: its signs
+    if np.iscomplexobj(vectors):
+        vectors = np.real(vectors)  # WᵀW is symmetric: any imaginary part is round-off
+    projections = torch.from_numpy(w @ vectors)  # column j: c_jᵀ w for every w
+    log_z = torch.logsumexp(projections, dim=0)
+    if signs == "both":
+        log_z = torch.cat([log_z, torch.logsumexp(-projections, dim=0)])
+    return float(torch.exp(log_z.min() - log_z.max()))
 
 
 # ----------------------------------------------------------------------------------------------

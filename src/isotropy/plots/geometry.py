@@ -31,7 +31,7 @@ def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
         for model, rows in contextual.groupby("model", sort=False):
             rows = rows.groupby("layer")[[column, f"{column}_adjusted"]].mean()  # mean over seeds
             ax.plot(rows.index, rows[column], marker="o", color=colours[model], label=f"{model}")
-            ax.plot(rows.index, rows[f"{column}_adjusted"], marker="o", linestyle="--", color=colours[model], label=f"{model}, cluster-centred")
+            ax.plot(rows.index, rows[f"{column}_adjusted"], marker="o", linestyle="--", color=colours[model], label=f"{model}, per-cluster centred")
         if column == "s_inter":
             for i, (model, rows) in enumerate(static.groupby("model", sort=False)):
                 ax.axhline(rows["s_inter"].mean(), color="grey", linestyle=":", label=f"{model} (static)")
@@ -46,22 +46,26 @@ def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
 
 
 def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
-    """Mean local intrinsic dimension per layer, one panel per distance; static vectors dotted."""
-    _check_columns(table, {"model", "kind", "layer", "metric", "k", "lid"}, "LID")
+    """Mean local intrinsic dimension per layer, one panel per distance; static vectors dotted.
+
+    Drawn on Cai et al.'s scale (``lid_cai_scale``: squared Euclidean distances, half the MLE
+    on distances), the scale of their Table 3.
+    """
+    _check_columns(table, {"model", "kind", "layer", "metric", "k", "lid_cai_scale"}, "LID")
     metrics = list(table["metric"].unique())
     figure, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.6), squeeze=False)
     contextual = table[table["kind"] == "contextual"]
     colours = dict(zip(contextual["model"].unique(), plt.cm.tab10.colors))
     for ax, metric in zip(axes[0], metrics):
         for model, rows in contextual[contextual["metric"] == metric].groupby("model", sort=False):
-            rows = rows.groupby("layer")["lid"].mean()
+            rows = rows.groupby("layer")["lid_cai_scale"].mean()
             ax.plot(rows.index, rows.values, marker="o", color=colours[model], label=model)
         for model, rows in table[(table["kind"] == "static") & (table["metric"] == metric)].groupby("model", sort=False):
-            ax.axhline(rows["lid"].mean(), color="grey", linestyle=":", label=f"{model} (static)")
+            ax.axhline(rows["lid_cai_scale"].mean(), color="grey", linestyle=":", label=f"{model} (static)")
         k = ", ".join(str(v) for v in sorted(table.loc[table["metric"] == metric, "k"].unique()))
         ax.set_title(f"{metric} distance (k = {k})")
         ax.set_xlabel("layer")
-        ax.set_ylabel("mean LID")
+        ax.set_ylabel("mean LID, Cai et al.'s scale" if metric == "euclidean" else "mean LID")
         ax.grid(alpha=0.3)
     axes[0][0].legend(frameon=False)
     figure.tight_layout()
