@@ -345,7 +345,9 @@ def cluster_cosine_statistics(
             stats[f"s_intra{suffix}"] = float(s_intra(space, types, max_per_type=max_per_type, seed=seed))
     stats["average_cosine_adjusted"] = stats.pop("average_cosine_adjusted_pooled")
     # static vectors: every word its own type, so S_inter is the mean over all pairs in a cluster
-    per_cluster = per_cluster_cosine_statistics(points, np.arange(len(points)) if types is None else types, clusters, max_per_type=max_per_type, seed=seed)
+    per_cluster = per_cluster_cosine_statistics(
+        points, np.arange(len(points)) if types is None else types, clusters, max_per_type=max_per_type, seed=seed, statistics=("s_inter",) if types is None else ("s_inter", "s_intra")
+    )
     stats["s_inter_adjusted"] = per_cluster["s_inter"]
     if types is not None:
         stats["s_intra_adjusted"] = per_cluster["s_intra"]

@@ -506,15 +506,17 @@ def cluster_centred(points: ArrayLike, clusters) -> np.ndarray:
     return x - means[ids]
 
 
-def per_cluster_cosine_statistics(points: ArrayLike, types, clusters, *, max_per_type: int | None = None, seed: int = 0) -> dict[str, float]:
+def per_cluster_cosine_statistics(
+    points: ArrayLike, types, clusters, *, max_per_type: int | None = None, seed: int = 0, statistics: tuple[str, ...] = ("s_inter", "s_intra")
+) -> dict[str, float]:
     """Cai et al.'s cluster-adjusted S_inter and S_intra (their code's ``--cluster_cos --center``).
 
     Every cluster is centred on its own mean, the statistic is computed on the pairs *inside* that
     cluster only (:func:`s_inter`, :func:`s_intra` with the same ``max_per_type`` and ``seed``),
     and the values are averaged over clusters, unweighted. A cluster where a statistic is
     undefined (fewer than two types, no repeated type) is left out of that statistic's mean.
-    Returns ``s_inter``, ``s_intra`` (NaN only when no cluster defines it, which is logged) and
-    ``clusters_inter``/``clusters_intra``, the number of clusters each mean is over. Compare the
+    Returns the ``statistics`` asked for (NaN only when no cluster defines one, which is logged)
+    and ``clusters_inter``/``clusters_intra``, the number of clusters each mean is over. Compare the
     pooled alternative: :func:`s_inter` of :func:`cluster_centred` points, all pairs at once.
     """
     x = cluster_centred(points, clusters)
@@ -524,19 +526,15 @@ def per_cluster_cosine_statistics(points: ArrayLike, types, clusters, *, max_per
     for cluster in np.unique(ids):
         members = np.flatnonzero(ids == cluster)
         member_types = type_ids[members]
-        if len(np.unique(member_types)) >= 2:
+        if "s_inter" in statistics and len(np.unique(member_types)) >= 2:
             inter.append(s_inter(x[members], member_types, max_per_type=max_per_type, seed=seed))
-        if len(members) > len(np.unique(member_types)):  # some type repeats inside the cluster
+        if "s_intra" in statistics and len(members) > len(np.unique(member_types)):  # a type repeats
             intra.append(s_intra(x[members], member_types, max_per_type=max_per_type, seed=seed))
-    for name, values in (("S_inter", inter), ("S_intra", intra)):
-        if not values:
+    for name, values in (("s_inter", inter), ("s_intra", intra)):
+        if name in statistics and not values:
             log.warning("per-cluster %s is undefined: no cluster has the pairs it needs; recording NaN", name)
-    return {
-        "s_inter": float(np.mean(inter)) if inter else math.nan,
-        "s_intra": float(np.mean(intra)) if intra else math.nan,
-        "clusters_inter": len(inter),
-        "clusters_intra": len(intra),
-    }
+    values = {"s_inter": float(np.mean(inter)) if inter else math.nan, "s_intra": float(np.mean(intra)) if intra else math.nan}
+    return {**{name: values[name] for name in statistics}, "clusters_inter": len(inter), "clusters_intra": len(intra)}
 
 
 # ----------------------------------------------------------------------------------------------
