@@ -7,9 +7,10 @@ device) of shape ``(n points, d dimensions)`` and returns a Python float unless 
 
 Exactness, checked by ``tests/test_metrics.py`` against independent implementations:
 
-- :func:`isoscore` equals ``IsoScore.IsoScore.IsoScore`` (package 2.0.1) within 1e-6 (float64,
-  symmetric eigen-solver on the unbiased covariance; correct when n < d).
-- :func:`silhouette` equals ``sklearn.metrics.silhouette_score`` (Euclidean) within 1e-4.
+- :func:`isoscore` and :func:`isoscore_star` equal ``IsoScore.IsoScore.IsoScore`` and
+  ``IsoScore_star`` (package 2.0.1) within 1e-6 (float64, closed form without an eigen-solve;
+  correct when n < d).
+- :func:`silhouette` equals ``sklearn.metrics.silhouette_score`` (Euclidean) within 1e-6.
 - :func:`twonn_dimension` equals ``skdim.id.TwoNN()`` (default settings) within 1e-6.
 - :func:`local_intrinsic_dimension` equals ``skdim.id.MLE`` (mean of pointwise estimates) up to
   its documented k/(k-1) factor.
@@ -27,6 +28,7 @@ import contextlib
 import logging
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -164,43 +166,59 @@ def covariance(points: torch.Tensor) -> torch.Tensor:
     return centred.T @ centred / (x.shape[0] - 1)
 
 
-def _isoscore_from_covariance(cov: torch.Tensor) -> torch.Tensor:
-    """IsoScore of a covariance matrix (Rudman et al. 2022), differentiable.
+def _isoscore_of_moments(trace: torch.Tensor, frobenius_squared: torch.Tensor, d: int) -> torch.Tensor:
+    """IsoScore (Rudman et al. 2022) from tr(C) and ‖C‖_F² of a d x d covariance C; no eigen-solve.
 
-    The eigenvalues of the symmetric PSD covariance are its singular values (the package uses
-    ``svdvals``); ``eigvalsh`` is the symmetric solver, stable and with a stable gradient even for
-    repeated eigenvalues. Round-off negatives (rank-deficient covariance, n <= d) are clamped to 0.
+    The published steps, with λ the eigenvalues (the variance vector in the PCA basis, λ >= 0):
+    normalise λ̂ = √d λ/‖λ‖; defect δ = ‖λ̂ - 1‖/√(2(d - √d)); fraction of dimensions used
+    φ = (d - δ²(d - √d))²/d²; IsoScore = (dφ - 1)/(d - 1). Expanding the norm,
+    ‖λ̂ - 1‖² = ‖λ̂‖² - 2·1ᵀλ̂ + d = 2d - 2√d Σλ/‖λ‖, so δ²(d - √d) = d - √d Σλ/‖λ‖,
+    d - δ²(d - √d) = √d Σλ/‖λ‖ and dφ = (Σλ)²/Σλ². For symmetric C, Σλ = tr(C) and
+    Σλ² = ‖C‖_F², hence IsoScore = (tr(C)²/‖C‖_F² - 1)/(d - 1): scale-free, so C may carry any
+    positive factor (e.g. (n-1)), and any n works, n < d included. A zero C gives NaN (0/0);
+    callers turn that into an error where they can afford the check. Differentiable.
     """
-    d = cov.shape[0]
-    eigenvalues = torch.linalg.eigvalsh(cov.to(torch.float64)).clamp(min=0.0)
-    norm = torch.linalg.vector_norm(eigenvalues)
-    if not bool(norm.detach() > 0):
-        raise ValueError("the covariance is zero (all points are identical); IsoScore needs spread points")
-    sqrt_d = math.sqrt(d)
-    normalised = eigenvalues * sqrt_d / norm
-    defect = torch.linalg.vector_norm(normalised - 1.0) / math.sqrt(2.0 * (d - sqrt_d))
-    used = (d - defect**2 * (d - sqrt_d)) ** 2 / d**2  # fraction of dimensions used, φ
-    return (d * used - 1.0) / (d - 1.0)
+    return (trace * trace / frobenius_squared - 1.0) / (d - 1.0)
+
+
+def isoscore_tensor(x: torch.Tensor) -> torch.Tensor:
+    """IsoScore of an unchecked (n, d) tensor as a 0-d float64 tensor on its device, no host sync.
+
+    For loops that validate their input once (see :func:`isoscore`, which checks and returns a
+    float). Works on the smaller of the d x d scatter matrix XᵀX and the n x n Gram matrix XXᵀ of
+    the centred rows: both have the same trace and Frobenius norm. NaN when all points coincide.
+    """
+    with torch.no_grad():
+        x = x.detach()
+        n, d = x.shape
+        mean = x.mean(dim=0, keepdim=True, dtype=torch.float64)
+        small = min(n, d)
+        scatter = torch.zeros(small, small, dtype=torch.float64, device=x.device)
+        if n >= d:
+            # float64 centring in row blocks: exact, without a float64 copy of the whole cloud
+            step = max(1, _BLOCK_ELEMENTS // (4 * d))
+            for start in range(0, n, step):
+                centred = x[start : start + step].to(torch.float64) - mean
+                scatter.addmm_(centred.T, centred)
+        else:
+            centred = x.to(torch.float64) - mean  # n < d: the n x d copy is smaller than d x d
+            torch.mm(centred, centred.T, out=scatter)
+        trace = torch.diagonal(scatter).sum()
+        return _isoscore_of_moments(trace, (scatter * scatter).sum(), d)
 
 
 def isoscore(points: ArrayLike) -> float:
     """IsoScore of a point cloud (n x d), computed in float64: 1 isotropic, 0 one direction.
 
-    Equal to ``IsoScore.IsoScore.IsoScore`` (package 2.0.1) within 1e-6. Strongly sample-size
-    dependent when n is not much larger than d, so report n alongside it.
+    Closed form (tr(C)²/‖C‖_F² - 1)/(d - 1) of the covariance C, derived in
+    :func:`_isoscore_of_moments`; equal to ``IsoScore.IsoScore.IsoScore`` (package 2.0.1) within
+    1e-6. Strongly sample-size dependent when n is not much larger than d, so report n with it.
     """
     x = _as_tensor(points, min_rows=2, min_cols=2)
-    with torch.no_grad():
-        x = x.detach()
-        n, d = x.shape
-        mean = x.mean(dim=0, keepdim=True, dtype=torch.float64)
-        cov = torch.zeros(d, d, dtype=torch.float64, device=x.device)
-        # float64 centring in row blocks: exact, without a float64 copy of the whole cloud
-        step = max(1, _BLOCK_ELEMENTS // (4 * d))
-        for start in range(0, n, step):
-            centred = x[start : start + step].to(torch.float64) - mean
-            cov.addmm_(centred.T, centred)
-        return float(_isoscore_from_covariance(cov / (n - 1)))
+    value = float(isoscore_tensor(x))
+    if math.isnan(value):
+        raise ValueError("the covariance is zero (all points are identical); IsoScore needs spread points")
+    return value
 
 
 def isoscore_star(
@@ -210,7 +228,8 @@ def isoscore_star(
 
     Differentiable 0-d tensor (gradients flow into ``points``), for use as a training penalty
     ``1 - isoscore_star(...)``. ``zeta = 0`` gives IsoScore; ``zeta > 0`` needs the reference.
-    The eigen-solve runs in float64; the result has ``points``' floating dtype.
+    Same closed form as :func:`isoscore` (the identity holds for any symmetric matrix, so for
+    the shrunk one), in float64; the result has ``points``' floating dtype.
     """
     x = _as_tensor(points, min_rows=2, min_cols=2)
     if not 0.0 <= float(zeta) <= 1.0:
@@ -218,10 +237,10 @@ def isoscore_star(
     if zeta > 0 and reference_covariance is None:
         raise ValueError(f"zeta = {zeta} shrinks towards a reference covariance, but none was given; pass reference_covariance or zeta = 0")
     out_dtype = x.dtype
-    cov = covariance(x)
+    d = x.shape[1]
+    cov = covariance(x).to(torch.float64)
     if reference_covariance is not None:
         ref = torch.as_tensor(reference_covariance)
-        d = x.shape[1]
         if tuple(ref.shape) != (d, d):
             raise ValueError(
                 f"reference_covariance must be {d} x {d} to match the points' dimension; found shape {tuple(ref.shape)}"
@@ -229,8 +248,11 @@ def isoscore_star(
         if not bool(torch.isfinite(ref.detach()).all()):
             raise ValueError("reference_covariance contains NaN or infinite values; every value must be finite")
         ref = ref.to(device=x.device, dtype=torch.float64)
-        cov = (1.0 - zeta) * cov.to(torch.float64) + zeta * ref
-    return _isoscore_from_covariance(cov).to(out_dtype)
+        cov = (1.0 - zeta) * cov + zeta * ref
+    frobenius_squared = (cov * cov).sum()
+    if not bool(frobenius_squared.detach() > 0):
+        raise ValueError("the covariance is zero (all points are identical); IsoScore needs spread points")
+    return _isoscore_of_moments(torch.diagonal(cov).sum(), frobenius_squared, d).to(out_dtype)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -248,24 +270,104 @@ def _subsample(n: int, sample_size: int | None, seed: int | None) -> np.ndarray 
     return rng.permutation(n)[:sample_size]
 
 
-def _cluster_distance_sums(x: torch.Tensor, counts: np.ndarray, block: int) -> torch.Tensor:
+# Above this many cluster segments in one distance block, per-cluster sums come from one pass
+# (cumulative sums on accelerators, numpy's reduceat on the CPU) instead of one slice per cluster.
+_FEW_SEGMENTS = 8
+# Rows per distance block on the CPU: a block of a few MB stays in cache across its passes.
+_CPU_BLOCK_ROWS = 256
+
+
+@dataclass(eq=False)
+class ClusterLayout:
+    """Cluster labels prepared once for many silhouettes of the same points, kept on a device.
+
+    ``order`` sorts the points by cluster, so that cluster c occupies the sorted rows
+    ``bounds[c]:bounds[c+1]``. ``bounds`` are host integers (slicing by them needs no device
+    sync); ``ids`` (sorted points' cluster ids) and ``counts`` (float64 sizes) live on the device.
+    """
+
+    order: torch.Tensor
+    ids: torch.Tensor
+    counts: torch.Tensor
+    bounds: np.ndarray
+    _gather_cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n_points(self) -> int:
+        return int(self.bounds[-1])
+
+    @property
+    def n_clusters(self) -> int:
+        return len(self.bounds) - 1
+
+    def cluster_of(self, row: int) -> int:
+        """Cluster of a sorted row."""
+        return int(np.searchsorted(self.bounds, row, side="right")) - 1
+
+
+def _to_device(array: np.ndarray, device: torch.device | str | None) -> torch.Tensor:
+    """Upload without a host sync: pinned memory and an asynchronous copy where the device is CUDA."""
+    tensor = torch.from_numpy(np.ascontiguousarray(array))
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    if device.type == "cuda":
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
+
+
+def cluster_layout(labels, device: torch.device | str | None = None, *, n: int | None = None) -> ClusterLayout:
+    """Prepare ``labels`` (as for :func:`silhouette`) once for repeated silhouettes on ``device``."""
+    ids = cluster_ids(labels) if n is None else _checked_ids(labels, n)
+    _, ids = np.unique(ids, return_inverse=True)  # compact ids: no empty cluster
+    ids = ids.reshape(-1)
+    counts = np.bincount(ids)
+    _check_cluster_count(len(counts), len(ids))
+    order = np.argsort(ids, kind="stable")
+    return ClusterLayout(
+        order=_to_device(order, device),
+        ids=_to_device(ids[order], device),
+        counts=_to_device(counts.astype(np.float64), device),
+        bounds=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+    )
+
+
+def _segment_sums(values: torch.Tensor, dim: int, ends: np.ndarray, layout: ClusterLayout, key: tuple) -> torch.Tensor:
+    """Sums of consecutive segments of ``values`` along ``dim`` (segment k ends before ``ends[k]``,
+    the first starts at 0), float64, with the segments along ``dim``. Cost: one pass over
+    ``values`` whatever the number of segments."""
+    if len(ends) <= _FEW_SEGMENTS:
+        starts = [0, *ends[:-1].tolist()]
+        # torch sums pairwise in the native dtype: accurate; then float64 for the accumulation
+        parts = [values.narrow(dim, a, b - a).sum(dim=dim, keepdim=True) for a, b in zip(starts, ends.tolist())]
+        return torch.cat(parts, dim=dim).to(torch.float64)
+    if values.device.type == "cpu":
+        starts = np.concatenate([[0], ends[:-1]])
+        return torch.from_numpy(np.add.reduceat(values.numpy(), starts, axis=dim)).to(torch.float64)
+    gather = layout._gather_cache.get(key)
+    if gather is None:
+        gather = layout._gather_cache[key] = _to_device(ends - 1, values.device)
+    return _segment_sums_cumulative(values, dim, gather)
+
+
+def _segment_sums_cumulative(values: torch.Tensor, dim: int, last_of_segment: torch.Tensor) -> torch.Tensor:
+    """Segment sums from float64 running sums (any device; used on accelerators): a segment is
+    the difference of two running sums, whose rounding error is ~1e-16 of the row total."""
+    running = torch.cumsum(values, dim=dim, dtype=torch.float64).index_select(dim, last_of_segment)
+    return torch.diff(running, dim=dim, prepend=torch.zeros_like(running.narrow(dim, 0, 1)))
+
+
+def _cluster_distance_sums(x: torch.Tensor, layout: ClusterLayout, block: int) -> torch.Tensor:
     """Sum of Euclidean distances from every point to the members of every cluster: (n, K) float64.
 
-    ``x`` must be sorted by cluster (cluster c occupies rows bounds[c]:bounds[c+1], ``counts`` its
-    sizes), so a cluster's columns are one contiguous slice and its sums are plain row/column sums.
+    ``x`` is sorted by cluster (``layout.order``), so a cluster's columns are one contiguous slice.
     Row block I is compared with the columns from I's first row on, so each pair is computed once:
-    block I's rows get the row sums, the later rows the column sums over block I's rows. Only one
-    ``block x n`` distance block is alive at a time. Sums are accumulated in float64.
+    block I's rows get the per-cluster sums over those columns, the later rows the sums over block
+    I's rows (symmetry). One ``block x n`` distance block is alive at a time; per block the cluster
+    sums take one pass each way whatever the number of clusters; they accumulate in float64.
     """
     n = x.shape[0]
-    n_clusters = len(counts)
-    bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
+    bounds = layout.bounds
     sq = (x * x).sum(dim=1)
-    sums = torch.zeros(n, n_clusters, dtype=torch.float64, device=x.device)
-    many = n_clusters > 64  # many clusters: a one-hot matmul beats a loop over slices
-    if many:
-        ids = torch.repeat_interleave(torch.arange(n_clusters, device=x.device), torch.as_tensor(counts, device=x.device))
-        onehot = torch.nn.functional.one_hot(ids, n_clusters).to(x.dtype)
+    sums = torch.zeros(n, layout.n_clusters, dtype=torch.float64, device=x.device)
     for start in range(0, n, block):
         stop = min(start + block, n)
         rows = stop - start
@@ -273,20 +375,45 @@ def _cluster_distance_sums(x: torch.Tensor, counts: np.ndarray, block: int) -> t
         dist = torch.addmm(sq[start:stop, None] + sq[None, start:], x[start:stop], x[start:].T, alpha=-2.0)
         dist.clamp_(min=0.0).sqrt_()
         torch.diagonal(dist[:, :rows]).zero_()  # a point's distance to itself is exactly 0
-        if many:
-            sums[start:stop] += (dist @ onehot[start:]).to(torch.float64)
-            if stop < n:
-                sums[stop:] += (dist[:, rows:].T @ onehot[start:stop]).to(torch.float64)
-            continue
-        for c in range(n_clusters):
-            lo, hi = max(bounds[c], start), bounds[c + 1]
-            if hi <= lo:
-                continue  # cluster lies wholly before this block's columns
-            # native-dtype sums of at most n terms (torch sums pairwise), accumulated in float64
-            sums[start:stop, c] += dist[:, lo - start : hi - start].sum(dim=1)
-            if stop < n and lo < stop:  # block rows of cluster c -> columns after the block
-                sums[stop:, c] += dist[lo - start : min(hi, stop) - start, rows:].sum(dim=0)
+        first, last = layout.cluster_of(start), layout.cluster_of(stop - 1)
+        # this block's rows -> every cluster from `first` on (columns start..n)
+        ends = np.minimum(bounds[first + 1 :], n) - start
+        sums[start:stop, first:] += _segment_sums(dist, 1, ends, layout, (block, start, 1))
+        if stop < n:  # the later rows -> the clusters of this block's rows
+            ends = np.minimum(bounds[first + 1 : last + 2], stop) - start
+            sums[stop:, first : last + 1] += _segment_sums(dist[:, rows:], 0, ends, layout, (block, start, 0)).T
     return sums
+
+
+def silhouette_tensor(points: torch.Tensor, layout: ClusterLayout, *, block_size: int | None = None) -> torch.Tensor:
+    """Mean silhouette of unchecked points for a prepared layout: 0-d float64 tensor, no host sync.
+
+    For loops that validate their input once (see :func:`silhouette`, which checks and returns a
+    float). ``points`` are in the original order; ``layout`` comes from :func:`cluster_layout`.
+    """
+    n = points.shape[0]
+    if block_size is None and points.device.type == "cpu":
+        block_size = _CPU_BLOCK_ROWS
+    block = _default_block(n, block_size)
+    with torch.no_grad(), _ieee_float32_matmul():
+        # sort by cluster: each cluster becomes a contiguous slice (the mean is order-free)
+        x = points.detach()[layout.order]
+        compute = torch.float64 if n < _SILHOUETTE_FLOAT64_BELOW else torch.float32
+        # centring first keeps the |x|^2 + |y|^2 - 2xy cancellation small (distances are
+        # translation-invariant); the mean is taken in float64, without a float64 copy of x
+        mean = x.mean(dim=0, keepdim=True, dtype=torch.float64)
+        x = (x - mean.to(x.dtype)).to(compute)
+        sums = _cluster_distance_sums(x, layout, block)
+        ids, counts = layout.ids, layout.counts
+        own = counts[ids]
+        intra = sums.gather(1, ids[:, None]).squeeze(1) / (own - 1).clamp(min=1)
+        means = sums / counts[None, :]
+        means.scatter_(1, ids[:, None], math.inf)
+        inter = means.min(dim=1).values
+        denom = torch.maximum(intra, inter)
+        scores = torch.where(denom > 0, (inter - intra) / torch.where(denom > 0, denom, 1.0), 0.0)
+        scores = torch.where(own > 1, scores, 0.0)  # singletons score 0
+        return scores.mean()
 
 
 def silhouette(
@@ -303,7 +430,8 @@ def silhouette(
         points: (n, d) array or tensor; the computation runs on its device.
         labels: 1-D labels (any hashable values) or a 2-D 0/1 multi-label matrix, where each
             distinct row is one cluster.
-        block_size: rows per distance block (memory O(block_size x n)); default ~16M elements.
+        block_size: rows per distance block (memory O(block_size x n)); default ~16M elements
+            (256 rows on the CPU, where a smaller block stays in cache).
         sample_size: compute on a random subset of this many points, drawn exactly as
             ``sklearn.metrics.silhouette_score(..., sample_size, random_state=seed)`` draws it.
         seed: seed of the sub-sample (None: fresh randomness).
@@ -313,40 +441,13 @@ def silhouette(
     x = _as_tensor(points, min_rows=2)
     n = x.shape[0]
     ids = _checked_ids(labels, n)
-    block = _default_block(n, block_size)
+    _default_block(n, block_size)  # reject a bad block size before any work
     indices = _subsample(n, sample_size, seed)
-    with torch.no_grad(), _ieee_float32_matmul():
-        x = x.detach()
-        if indices is not None:
-            ids = ids[indices]
-            x = x[torch.from_numpy(indices).to(x.device)]
-            n = x.shape[0]
-        _, ids = np.unique(ids, return_inverse=True)
-        ids = ids.reshape(-1)
-        counts_np = np.bincount(ids)
-        n_clusters = len(counts_np)
-        _check_cluster_count(n_clusters, n)
-        # sort by cluster: each cluster becomes a contiguous slice (the mean is order-free)
-        order = np.argsort(ids, kind="stable")
-        ids = ids[order]
-        x = x[torch.from_numpy(order).to(x.device)]
-        compute = torch.float64 if n < _SILHOUETTE_FLOAT64_BELOW else torch.float32
-        # centring first keeps the |x|^2 + |y|^2 - 2xy cancellation small (distances are
-        # translation-invariant); the mean is taken in float64, without a float64 copy of x
-        mean = x.mean(dim=0, keepdim=True, dtype=torch.float64)
-        x = (x - mean.to(x.dtype)).to(compute)
-        ids_t = torch.from_numpy(ids).to(x.device)
-        sums = _cluster_distance_sums(x, counts_np, block)
-        counts = torch.from_numpy(counts_np).to(device=x.device, dtype=torch.float64)
-        own = counts[ids_t]
-        intra = sums.gather(1, ids_t[:, None]).squeeze(1) / (own - 1).clamp(min=1)
-        means = sums / counts[None, :]
-        means.scatter_(1, ids_t[:, None], math.inf)
-        inter = means.min(dim=1).values
-        denom = torch.maximum(intra, inter)
-        scores = torch.where(denom > 0, (inter - intra) / torch.where(denom > 0, denom, 1.0), 0.0)
-        scores = torch.where(own > 1, scores, 0.0)  # singletons score 0
-        return float(scores.mean())
+    if indices is not None:
+        ids = ids[indices]
+        x = x.detach()[torch.from_numpy(indices).to(x.device)]
+    layout = cluster_layout(ids, x.device)
+    return float(silhouette_tensor(x, layout, block_size=block_size))
 
 
 # ----------------------------------------------------------------------------------------------
