@@ -1,14 +1,18 @@
-# Two entry points for a fresh machine: `make run` (the main study) and `make test`.
-# Both create the virtual environment if it is missing and install the pinned project into it.
+# Entry points for a fresh machine: `make run` (the main study) and `make test`.
+# Each creates the virtual environment if it is missing and installs the pinned project into it.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 CORES ?= all
 SNAKEMAKE_ARGS ?=
+# Your own overlay(s), laid over config.yaml (and the offline overlay): make run CONFIG=my.yaml
+CONFIG ?=
 # With a local data mirror there is usually no hub either: lay the offline overlay over config.yaml.
-CONFIGFILES ?= $(if $(ISOTROPY_MIRROR),--configfile config.yaml config/offline.yaml,)
+# Later files win key by key; one --configfile takes them all (a second --configfile would replace the first).
+CONFIG_FILES ?= config.yaml $(if $(ISOTROPY_MIRROR),config/offline.yaml) $(CONFIG)
+CONFIGFILES := --configfile $(CONFIG_FILES)
 
-.PHONY: run test figures audit report lint install clean-venv
+.PHONY: run resume test test-fast figures audit report lint install clean-venv
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +28,13 @@ install: $(VENV)/.installed
 
 run: install
 	$(BIN)/snakemake --cores $(CORES) main_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+
+# After a killed run (Ctrl-C twice, SIGKILL, a lost session): release Snakemake's lock, then carry
+# on; the profile's rerun-incomplete makes the half-written jobs again. TARGET=preview_study etc.
+TARGET ?= main_study
+resume: install
+	$(BIN)/snakemake --unlock $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+	$(BIN)/snakemake --cores $(CORES) $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
 # Re-draw the figures of FIGURE_STUDIES (default: what `make run` makes) from stored traces.
 # --allowed-rules guarantees that nothing upstream runs: a missing trace is an error, never a retraining.
@@ -44,8 +55,14 @@ lint: install
 	$(BIN)/snakefmt --check Snakefile rules
 	$(BIN)/snakemake --lint --cores 1 $(CONFIGFILES)
 
+# Everything CI runs (.ci/run), end-to-end and SLURM tests included.
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The quick tier: everything but the end-to-end Snakemake runs and the SLURM cluster (markers
+# `slow` and `slurm`, pyproject.toml).
+test-fast: install
+	$(BIN)/python -m pytest -m 'not slow and not slurm' $(PYTEST_ARGS)
 
 clean-venv:
 	rm -rf $(VENV)

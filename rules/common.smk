@@ -1,11 +1,17 @@
 # Configuration validation and the helper functions every stage uses. Stage files hold rules only.
 import os
 
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from isotropy import studies
 
-validate(config, "../schemas/config.schema.yaml")
+try:
+    validate(config, "../schemas/config.schema.yaml")
+except WorkflowError as error:
+    # Snakemake's message holds the whole schema: name the key, its value and what is allowed.
+    schema = os.path.join(workflow.basedir, "schemas", "config.schema.yaml")
+    raise studies.config_validation_error(error, schema) from None
 studies.check_config(config)
 
 STUDIES = studies.OPTIMISATION_STUDIES
@@ -53,14 +59,15 @@ def word_vector_file(wildcards):
     return studies.word_vector_file(config, wildcards.encoder)
 
 
-def main_study_outputs():
+def main_study_outputs(study="main"):
+    """Tables and figures of the main study (or of its preview, study="preview")."""
     return [
-        "results/main/table1.csv",
-        "results/main/correlations.csv",
-        "results/main/figure2.pdf",
-        "results/main/figure2.png",
-        "results/main/figure3.pdf",
-        "results/main/figure3.png",
+        f"results/{study}/table1.csv",
+        f"results/{study}/correlations.csv",
+        f"results/{study}/figure2.pdf",
+        f"results/{study}/figure2.png",
+        f"results/{study}/figure3.pdf",
+        f"results/{study}/figure3.png",
     ]
 
 

@@ -121,6 +121,12 @@ rule main_study:
         main_study_outputs(),
 
 
+rule preview_study:
+    # make preview: the main study with one seed and a coarse metric stride (config `preview`).
+    input:
+        main_study_outputs("preview"),
+
+
 rule glue_study:
     input:
         glue_study_outputs(),

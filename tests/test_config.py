@@ -80,3 +80,37 @@ def test_main_study_runs_and_settings(config):
     assert studies.optimisation_settings(config, "main", "snli", 0)["bias"] is True
     glue = studies.study_runs(config, "glue")
     assert len(glue) == 3 * 8 and studies.optimisation_settings(config, "glue", "cola", 0)["updates"] == 250
+
+
+@pytest.mark.parametrize(
+    "change, named",
+    [
+        (lambda c: c["main"].update(learning_rat=0.1), ["'main.learning_rat'", "(value 0.1)", "learning_rate, metric_stride"]),
+        (lambda c: c.update(typo_section={}), ["'typo_section'", "at the top level", "main, preview, glue"]),
+        (lambda c: c["main"].update(updates=0), ["'main.updates'", "value 0", "minimum of 1"]),
+        (lambda c: c.update(device="gpu"), ["'device'", "'gpu'", "['auto', 'cpu', 'cuda']"]),
+    ],
+)
+def test_schema_errors_are_one_short_paragraph(config, change, named):
+    """Snakemake's own message prints the whole schema (~700 lines); ours names the key, the
+    value and what is allowed, in one paragraph."""
+    from snakemake.exceptions import WorkflowError
+
+    change(config)
+    with pytest.raises(WorkflowError) as raised:
+        validate(config, SCHEMA)
+    message = str(studies.config_validation_error(raised.value, SCHEMA))
+    assert isinstance(studies.config_validation_error(raised.value, SCHEMA), studies.ConfigError)
+    assert "\n" not in message and len(message) < 400, message
+    for text in named:
+        assert text in message, message
+
+
+def test_preview_is_the_main_study_with_one_seed_and_a_coarse_stride(config):
+    validate(config, SCHEMA)  # fills the preview section's defaults
+    runs = studies.study_runs(config, "preview")
+    assert {r["dataset"] for r in runs} == set(config["main"]["setups"]) and {r["seed"] for r in runs} == {0}
+    settings = studies.optimisation_settings(config, "preview", "polarity", 0)
+    main = studies.optimisation_settings(config, "main", "polarity", 0)
+    assert settings["metric_stride"] == config["preview"]["metric_stride"] > main["metric_stride"] == 1
+    assert {k: v for k, v in settings.items() if k != "metric_stride"} == {k: v for k, v in main.items() if k != "metric_stride"}

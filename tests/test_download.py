@@ -126,6 +126,24 @@ def test_persistent_5xx_gives_up(server, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_unreachable_source_is_named_and_the_mirror_suggested(tmp_path, monkeypatch):
+    # Nothing listens on a port just released: every attempt is a ConnectionError.
+    import socket
+
+    monkeypatch.delenv(download.MIRROR_ENV, raising=False)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    params = {"name": "polarity", "kind": "polarity", "urls": [f"http://127.0.0.1:{port}/rt.tar.gz"], "sha256": [None], "mirror": None}
+    with pytest.raises(DownloadError) as info:
+        download.fetch_source("polarity", params, tmp_path / "raw", retries=1, backoff=0.01, timeout=5)
+    message = str(info.value)
+    assert message.startswith("source 'polarity': download of http://127.0.0.1:")
+    assert "failed after 2 attempts: ConnectionError" in message
+    assert "set ISOTROPY_MIRROR to a folder laid out like shared/mirror" in message
+    assert list((tmp_path / "raw").iterdir()) == []  # no half-fetched source left behind
+
+
 def test_404_fails_at_once(server, tmp_path):
     with pytest.raises(DownloadError, match=r"HTTP 404.*fix 'sources'") as info:
         download.download_file(server.url("/missing.zip"), tmp_path / "m.zip", **FAST)

@@ -1,4 +1,4 @@
-"""The workflow on a real SLURM cluster, through `snakemake --profile profiles/slurm`.
+"""The workflow on a real SLURM cluster, through `snakemake --profile slurm`, as users type it.
 
 A private single-node cluster (Debian's slurm-wlm and munge; tests/slurm/start_cluster.sh)
 is started for this module and stopped by PID when it ends (tests/slurm/stop_cluster.sh).
@@ -44,6 +44,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 SLURM_SCRIPTS = ROOT / "tests" / "slurm"
 PROFILE = ROOT / "profiles" / "slurm"
+# What users type from the repository root: Snakemake finds ./slurm, a link to profiles/slurm.
+PROFILE_NAME = "slurm"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 # What this private cluster needs on top of the profile (see the module docstring).
@@ -246,7 +248,7 @@ class Runs:
             "local": ([*SNAKEMAKE, "--cores", "2", "--directory", str(self.local_dir), *workflow], ROOT, env),
             "slurm": (
                 [
-                    *SNAKEMAKE, "--profile", str(PROFILE), *TEST_CLUSTER_ARGS, "--jobs", "2",
+                    *SNAKEMAKE, "--profile", PROFILE_NAME, *TEST_CLUSTER_ARGS, "--jobs", "2",
                     # The profile's GPU-partition override, exercised: GPU rules go to partition gpu.
                     "--set-resources", *(f"{rule}:slurm_partition=gpu" for rule in GPU_PARTITION_RULES),
                     "--directory", str(self.slurm_dir), *workflow,
@@ -345,6 +347,18 @@ def _profile(name: str) -> dict:
     return yaml.safe_load((ROOT / "profiles" / name / "config.yaml").read_text())
 
 
+def test_profile_name_slurm_resolves_from_the_root_to_the_one_profile(monkeypatch):
+    # `snakemake --profile slurm` looks for ./slurm (then ~/.config/snakemake, /etc/xdg/snakemake).
+    from snakemake.cli import get_profile_dir
+
+    link = ROOT / PROFILE_NAME
+    assert link.is_symlink() and os.readlink(link) == "profiles/slurm", "./slurm must be a relative link to profiles/slurm"
+    monkeypatch.chdir(ROOT)
+    found = get_profile_dir(PROFILE_NAME)
+    assert found is not None, "snakemake --profile slurm finds no profile from the repository root"
+    assert found[1].resolve() == (PROFILE / "config.yaml").resolve()
+
+
 def test_workflow_profile_does_not_shadow_the_slurm_profile():
     # Snakemake loads profiles/default on every run and lets it win key by key: a key in both
     # would silently drop the cluster's value (e.g. its default-resources with the partition).
@@ -381,14 +395,15 @@ def test_slurm_profile_settings_exist_in_the_installed_plugin():
 
 @pytest.mark.slow
 def test_slurm_profile_dry_run_requests_a_gpu_for_gpu_rules_only(tmp_path):
-    """`snakemake --profile profiles/slurm -n` on the tiny configuration: the profile parses,
-    the job graph builds, and exactly the rules that declare a gpu resource ask for one."""
+    """`snakemake --profile slurm -n` from the repository root on the tiny configuration: the
+    profile is found, parses, the job graph builds, and exactly the rules that declare a gpu
+    resource ask for one."""
     mirror = tiny_workflow.shared_mirror()
     if mirror is None:
         pytest.skip("the offline data mirror is not found (set ISOTROPY_MIRROR)")
     config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
     result = subprocess.run(
-        [*SNAKEMAKE, "--profile", str(PROFILE), "-n", "--directory", str(tmp_path / "work"), "--configfile", str(config)],
+        [*SNAKEMAKE, "--profile", PROFILE_NAME, "-n", "--directory", str(tmp_path / "work"), "--configfile", str(config)],
         cwd=ROOT, env=tiny_workflow.snakemake_environment(mirror), capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stderr[-4000:]

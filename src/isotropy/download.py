@@ -239,8 +239,8 @@ def download_file(
             except _Transient as exc:
                 if attempt == retries:
                     raise DownloadError(
-                        f"download of {url} failed after {retries + 1} attempts: {exc}; "
-                        "check the network or try again later"
+                        f"download of {url} failed after {retries + 1} attempts: {exc}; check the network, "
+                        f"or read the data from a local copy: set {MIRROR_ENV} to a folder laid out like shared/mirror"
                     ) from exc
                 wait = backoff * 2**attempt
                 log.warning("transient failure for %s (%s); retry %d/%d in %.1fs", url, exc, attempt + 1, retries, wait)
@@ -652,7 +652,10 @@ def _from_urls(params: Mapping[str, Any], fetched_dir: Path, **kwargs: Any) -> t
             filename = Path(unquote(urlparse(url).path)).name or "download"
             local = fetched_dir / filename
             log.info("downloading %s", url)
-            digest = download_file(url, local, pin, session=session, **kwargs)
+            try:
+                digest = download_file(url, local, pin, session=session, **kwargs)
+            except DownloadError as error:
+                raise DownloadError(f"source {params['name']!r}: {error}") from error
             if pin is None:
                 log.info("%s: sha256 %s (not pinned; add it to config.yaml to pin)", filename, digest)
             items.append(Fetched(filename, local))

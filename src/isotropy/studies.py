@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-OPTIMISATION_STUDIES = ("main", "glue")
+OPTIMISATION_STUDIES = ("main", "glue", "preview")
+# `make preview`: the main study's setups with one seed and a coarser metric stride, written to
+# results/preview/ so that it is never mistaken for the paper's protocol in results/main/.
+PREVIEW_KEYS = ("seeds", "metric_stride")
 
 
 class ConfigError(ValueError):
@@ -22,10 +25,17 @@ def deep_merge(base: dict, override: Mapping) -> dict:
     return merged
 
 
+def study_section(config: dict, study: str) -> dict[str, Any]:
+    """A direct-optimisation study's settings; preview is the main study with its own seeds and stride."""
+    if study == "preview":
+        return deep_merge(config["main"], {k: v for k, v in config.get("preview", {}).items() if k in PREVIEW_KEYS})
+    return config[study]
+
+
 def study_runs(config: dict, study: str) -> list[dict[str, Any]]:
     """Every (encoder, dataset, seed) of a direct-optimisation study, in config order."""
-    section = config[study]
-    if study == "main":
+    section = study_section(config, study)
+    if study in ("main", "preview"):
         pairs = [(setup["encoder"], dataset) for dataset, setup in section["setups"].items()]
     elif study == "glue":
         pairs = [(encoder, task) for encoder in section["encoders"] for task in section["tasks"]]
@@ -36,8 +46,8 @@ def study_runs(config: dict, study: str) -> list[dict[str, Any]]:
 
 def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> dict[str, Any]:
     """Keyword arguments of :class:`isotropy.optimize.OptimisationSettings` for one run."""
-    section = config[study]
-    bias = section["setups"][dataset].get("bias", True) if study == "main" else True
+    section = study_section(config, study)
+    bias = section["setups"][dataset].get("bias", True) if study in ("main", "preview") else True
     return {
         "updates": section["updates"],
         "learning_rate": section["learning_rate"],
@@ -84,7 +94,7 @@ def encoders_of_kind(config: dict, kind: str) -> list[str]:
 def check_config(config: dict) -> None:
     """Cross-references the schema cannot express; raise one error listing every problem."""
     problems = []
-    for study in OPTIMISATION_STUDIES:
+    for study in ("main", "glue"):  # preview runs main's setups
         if study not in config:
             continue
         for run in {(r["encoder"], r["dataset"]) for r in study_runs(config, study)}:
@@ -95,3 +105,58 @@ def check_config(config: dict) -> None:
             problems.append(f"encoders.{name}: source {spec['source']!r} is not defined under 'sources'")
     if problems:
         raise ConfigError("configuration is inconsistent:\n  " + "\n  ".join(problems))
+
+
+def validation_error_message(error: Any, schema: Mapping | None = None) -> str:
+    """One short paragraph for a jsonschema ``ValidationError``: the key, its value and what is allowed.
+
+    Snakemake's own message prints the whole schema (~700 lines) around the key; ``schema`` (the
+    root) resolves ``$ref`` so that the keys a shared definition allows are listed too.
+    """
+    from jsonschema.exceptions import best_match
+
+    while error.context:  # anyOf/oneOf: the alternative that came closest, not "valid under none"
+        error = best_match(error.context)
+    where = ".".join(str(part) for part in error.absolute_path)
+    fix = "schemas/config.schema.yaml documents every key and its default."
+    if error.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(error.instance, Mapping):
+        allowed = _allowed_keys(error.schema, schema or {})
+        unexpected = sorted(set(error.instance) - set(allowed)) or [error.message]
+        key = ".".join(filter(None, [where, str(unexpected[0])]))
+        listed = ", ".join(allowed) if allowed else "any name"
+        return (
+            f"config key {key!r} (value {_short(error.instance.get(unexpected[0]))}) is not allowed "
+            f"{'under ' + repr(where) if where else 'at the top level'}; allowed there: {listed}. "
+            f"Check its spelling or remove it; {fix}"
+        )
+    return f"config key {where or '(top level)'!r} has value {_short(error.instance)}: {error.message}. {fix}"
+
+
+def _allowed_keys(subschema: Mapping, root: Mapping) -> list[str]:
+    keys = list(subschema.get("properties", {}))
+    for part in subschema.get("allOf", []):
+        ref = part.get("$ref", "")
+        if ref.startswith("#/definitions/"):
+            part = root.get("definitions", {}).get(ref.rsplit("/", 1)[1], {})
+        keys += [key for key in part.get("properties", {}) if key not in keys]
+    return keys
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def config_validation_error(error: Exception, schema_path: str) -> Exception:
+    """A :class:`ConfigError` with one short paragraph for Snakemake's schema-validation error."""
+    import yaml
+    from jsonschema import ValidationError
+
+    # Snakemake raises its WorkflowError while handling jsonschema's error: that is the context.
+    candidates = [*getattr(error, "args", ()), error.__cause__, error.__context__]
+    cause = next((arg for arg in candidates if isinstance(arg, ValidationError)), None)
+    if cause is None:
+        return error
+    with open(schema_path, encoding="utf-8") as handle:
+        schema = yaml.safe_load(handle)
+    return ConfigError(validation_error_message(cause, schema))
