@@ -139,3 +139,11 @@ def test_bad_input_is_explained():
         build_problem(table.drop(columns="label"), index, vectors)
     with pytest.raises(ValueError, match="updates"):
         OptimisationSettings(updates=0)
+
+
+def test_divergence_is_reported_with_its_update():
+    table, index, vectors = word_task(n=60, dim=8)
+    problem = build_problem(table, index, vectors)
+    # Adam moves each weight by ~lr per update: 1e37 overflows the logits within a few updates
+    with pytest.raises(FloatingPointError, match=r"loss became (nan|inf) at update \d+; lower the learning rate"):
+        optimize(problem, settings(updates=250, learning_rate=1e37), CPU)

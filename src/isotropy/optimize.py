@@ -145,20 +145,70 @@ class OptimisationSettings:
             raise ValueError(f"metric_sample_size must be >= 2 or null, got {self.metric_sample_size}")
 
 
-def _sample(n: int, size: int | None, generator: torch.Generator, device: torch.device) -> torch.Tensor | None:
-    """A fresh random subset of ``size`` of ``n`` indices, or None when everything is used."""
+def _sample(n: int, size: int | None, generator: torch.Generator) -> np.ndarray | None:
+    """A fresh random subset of ``size`` of ``n`` indices (host array), or None when all are used."""
     if size is None or size >= n:
         return None
-    return torch.randperm(n, generator=generator)[:size].to(device)
+    return torch.randperm(n, generator=generator)[:size].numpy()
+
+
+# Recorded values and training losses reach the host once per this many updates: one device sync
+# per batch instead of several per update. A diverged run is caught at the next batch.
+_FLUSH_EVERY = 100
+TRACE_COLUMNS = ("loss", "accuracy", "isoscore", "silhouette")
+
+
+class _TraceBuffer:
+    """Per-step records kept on the device and copied to the host in batches.
+
+    Also holds every update's training loss, so that a non-finite loss is reported with the
+    update where it first appeared without a per-update ``isfinite`` check on the host.
+    """
+
+    def __init__(self, updates: int, device: torch.device):
+        self.train_losses = torch.empty(updates, dtype=torch.float64, device=device)
+        self.checked = 0  # updates whose training loss has been checked
+        self.pending_steps: list[int] = []
+        self.pending: list[torch.Tensor] = []
+        self.records: list[dict] = []
+
+    def add(self, step: int, values: list[torch.Tensor]) -> None:
+        self.pending_steps.append(step)
+        self.pending.append(torch.stack([v.detach().to(torch.float64) for v in values]))
+
+    def flush(self, updates_done: int) -> None:
+        """Copy what is pending to the host (one sync) and check it; raise on a non-finite value."""
+        losses = self.train_losses[self.checked : updates_done].cpu().numpy()
+        bad = np.flatnonzero(~np.isfinite(losses))
+        if len(bad):
+            update = self.checked + int(bad[0]) + 1
+            raise FloatingPointError(f"loss became {losses[bad[0]]} at update {update}; lower the learning rate")
+        self.checked = updates_done
+        if not self.pending:
+            return
+        values = torch.stack(self.pending).cpu().numpy()
+        for step, row in zip(self.pending_steps, values):
+            record = {"step": step, **dict(zip(TRACE_COLUMNS, row.tolist()))}
+            bad_columns = [name for name in TRACE_COLUMNS if not np.isfinite(record[name])]
+            if bad_columns:
+                raise FloatingPointError(
+                    f"{', '.join(bad_columns)} is not finite at step {step} (overflowing values or identical "
+                    "points); lower the learning rate or check the input vectors"
+                )
+            self.records.append(record)
+        self.pending_steps, self.pending = [], []
 
 
 def optimize(problem: Problem, settings: OptimisationSettings, device: torch.device) -> tuple[pd.DataFrame, dict]:
     """Train, recording metrics; return the per-step trace and a summary of the run.
 
-    Step 0 is the pretrained starting point; step k is the state after k updates.
+    Step 0 is the pretrained starting point; step k is the state after k updates. Nothing in
+    the loop waits for the device: label structures are prepared once, metrics stay device
+    tensors, and values reach the host in batches (:class:`_TraceBuffer`).
     """
     from tqdm.auto import tqdm
 
+    metrics._as_tensor(problem.vectors, name="the embedding table")  # finite; later values in batches
     torch.manual_seed(settings.seed)  # the classifier's initialisation: the run's only randomness
     n_outputs = len(problem.label_names)
     model = EmbeddingClassifier(problem.vectors, n_outputs, problem.right is not None, settings.bias).to(device)
@@ -170,48 +220,49 @@ def optimize(problem: Problem, settings: OptimisationSettings, device: torch.dev
     targets = torch.as_tensor(problem.targets, device=device)
     # Silhouette clusters: class ids, or one cluster per distinct label vector (multi-label).
     clusters = np.asarray(metrics.cluster_ids(problem.targets))
+    sampled = settings.metric_sample_size is not None and settings.metric_sample_size < problem.items
+    layout = None if sampled else metrics.cluster_layout(clusters, device)  # once per run
     sampler = torch.Generator().manual_seed(10_000 + settings.seed)  # metric samples, apart from training
 
-    def evaluate(logits: torch.Tensor) -> tuple[float, float]:
-        with torch.no_grad():
-            if problem.multilabel:
-                accuracy = ((logits > 0) == (targets > 0.5)).all(dim=1).float().mean()
-            else:
-                accuracy = (logits.argmax(dim=1) == targets).float().mean()
-            loss = loss_fn(logits, targets)
-        return float(loss), float(accuracy)
+    def accuracy_of(logits: torch.Tensor) -> torch.Tensor:
+        logits = logits.detach()
+        if problem.multilabel:
+            return ((logits > 0) == (targets > 0.5)).all(dim=1).float().mean()
+        return (logits.argmax(dim=1) == targets).float().mean()
 
-    def geometry() -> tuple[float, float]:
+    def geometry() -> list[torch.Tensor]:
         with torch.no_grad():
             table = model.embeddings.weight.detach()
-            rows = _sample(table.shape[0], settings.metric_sample_size, sampler, device)
-            iso = metrics.isoscore(table if rows is None else table[rows])
-            items = _sample(problem.items, settings.metric_sample_size, sampler, device)
-            reps = model.representations(left, right) if items is None else model.representations(
-                left[items], right[items] if right is not None else None
-            )
-            labels = clusters if items is None else clusters[items.cpu().numpy()]
-            sil = metrics.silhouette(reps, labels)
-        return iso, sil
+            rows = _sample(table.shape[0], settings.metric_sample_size, sampler)
+            iso = metrics.isoscore_tensor(table if rows is None else table[metrics._to_device(rows, device)])
+            items = _sample(problem.items, settings.metric_sample_size, sampler)
+            if items is None:
+                return [iso, metrics.silhouette_tensor(model.representations(left, right), layout)]
+            picked = metrics._to_device(items, device)
+            reps = model.representations(left[picked], right[picked] if right is not None else None)
+            return [iso, metrics.silhouette_tensor(reps, metrics.cluster_layout(clusters[items], device))]
 
-    records = []
+    def recorded(step: int) -> bool:
+        return step == 0 or step % settings.metric_stride == 0 or step == settings.updates
+
+    trace = _TraceBuffer(settings.updates, device)
     started = time.perf_counter()
-    with torch.no_grad():
-        loss0, acc0 = evaluate(model(left, right))
-    records.append({"step": 0, "loss": loss0, "accuracy": acc0, **dict(zip(("isoscore", "silhouette"), geometry()))})
     for step in tqdm(range(1, settings.updates + 1), desc="updates", disable=not settings.progress):
         optimiser.zero_grad(set_to_none=True)
-        logits = model(left, right)
+        logits = model(left, right)  # the state after step - 1 updates
         loss = loss_fn(logits, targets)
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"loss became {float(loss)} at update {step}; lower the learning rate")
+        if recorded(step - 1):  # full batch, no dropout: these logits are that state's evaluation
+            trace.add(step - 1, [loss, accuracy_of(logits), *geometry()])
+        trace.train_losses[step - 1] = loss.detach()
         loss.backward()
         optimiser.step()
-        if step % settings.metric_stride == 0 or step == settings.updates:
-            with torch.no_grad():
-                loss_now, accuracy = evaluate(model(left, right))
-            iso, sil = geometry()
-            records.append({"step": step, "loss": loss_now, "accuracy": accuracy, "isoscore": iso, "silhouette": sil})
+        if step % _FLUSH_EVERY == 0:
+            trace.flush(step)
+    with torch.no_grad():
+        logits = model(left, right)
+        trace.add(settings.updates, [loss_fn(logits, targets), accuracy_of(logits), *geometry()])
+    trace.flush(settings.updates)
+    records = trace.records
     wall = time.perf_counter() - started
 
     trace = pd.DataFrame.from_records(records)
