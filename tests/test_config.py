@@ -1,6 +1,7 @@
 """The configuration: schema validation, defaults, cross-checks and the runs it implies."""
 
 import copy
+import re
 from pathlib import Path
 
 import pytest
@@ -21,10 +22,24 @@ def config():
 def test_shipped_configs_are_valid(config):
     validate(config, SCHEMA)
     studies.check_config(config)
-    for extra in sorted((ROOT / "tests" / "config").glob("*.yaml")):
-        merged = copy.deepcopy(config)
-        merged.update(yaml.safe_load(extra.read_text()))
+    overlays = sorted((ROOT / "tests" / "config").glob("*.yaml")) + sorted((ROOT / "config").glob("*.yaml"))
+    assert overlays
+    for extra in overlays:
+        # Merged as Snakemake merges --configfile overlays (and tests/tiny_workflow.py): deeply.
+        merged = studies.deep_merge(copy.deepcopy(config), yaml.safe_load(extra.read_text()))
         validate(merged, SCHEMA)
+        studies.check_config(merged)
+
+
+def test_overlays_are_merged_deeply_like_snakemake(config):
+    """A shallow update would replace the whole `glue` section with the tiny one and lose its
+    learning_rate: the merge validated must be the merge that runs."""
+    tiny = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
+    assert "learning_rate" not in tiny["glue"]
+    merged = studies.deep_merge(copy.deepcopy(config), tiny)
+    assert merged["glue"]["learning_rate"] == config["glue"]["learning_rate"]
+    assert merged["glue"]["tasks"] == tiny["glue"]["tasks"]
+    assert merged["sources"] == config["sources"]
 
 
 def test_unknown_keys_are_rejected_and_named(config):
@@ -114,3 +129,75 @@ def test_preview_is_the_main_study_with_one_seed_and_a_coarse_stride(config):
     main = studies.optimisation_settings(config, "main", "polarity", 0)
     assert settings["metric_stride"] == config["preview"]["metric_stride"] > main["metric_stride"] == 1
     assert {k: v for k, v in settings.items() if k != "metric_stride"} == {k: v for k, v in main.items() if k != "metric_stride"}
+
+
+def test_word_vectors_in_a_sentence_study_are_refused(config):
+    config["glue"]["encoders"] = ["miniLM", "word2vec"]
+    with pytest.raises(studies.ConfigError, match=r"glue.encoders\[1\]: 'word2vec' is a word-vectors encoder.*"
+                       r"name a sentence-transformer encoder instead \(defined: miniLM, mpnet, roberta\)"):
+        studies.check_config(config)
+    config["glue"]["encoders"] = ["miniLM"]
+    config["main"]["setups"]["snli"]["encoder"] = "word2vec"
+    with pytest.raises(studies.ConfigError, match=r"main.setups.snli.encoder: 'word2vec' is a word-vectors encoder"):
+        studies.check_config(config)
+    # Word datasets may use either kind.
+    config["main"]["setups"]["snli"]["encoder"] = "miniLM"
+    config["main"]["setups"]["pos"]["encoder"] = "miniLM"
+    studies.check_config(config)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_non_finite_numbers_are_refused_with_their_key(config, value):
+    config["istar"]["training"]["learning_rate"] = value
+    config["geometry"]["clusters"]["silhouette_threshold"] = value
+    validate(config, SCHEMA)  # JSON schema lets NaN through (and infinity without a maximum) ...
+    with pytest.raises(studies.ConfigError) as info:  # ... the cross-checks do not
+        studies.check_config(config)
+    message = str(info.value)
+    assert f"istar.training.learning_rate: {value} is not a finite number; give a finite value" in message
+    assert "geometry.clusters.silhouette_threshold" in message
+    assert list(studies.non_finite_numbers({"a": [1.0, {"b": value}]})) == [("a[1].b", value)]
+
+
+def test_negative_infinity_is_refused_by_the_schema_or_the_cross_checks(config):
+    config["istar"]["training"]["learning_rate"] = float("-inf")  # below its minimum: the schema names it
+    with pytest.raises(Exception, match=r"-inf is less than or equal to the minimum of 0"):
+        validate(config, SCHEMA)
+    config["istar"]["training"]["learning_rate"] = 1e-5
+    config["istar"]["lambdas"] = [-5, float("-inf")]  # no minimum: the cross-checks name it
+    validate(config, SCHEMA)
+    with pytest.raises(studies.ConfigError, match=r"istar.lambdas\[1\]: -inf is not a finite number"):
+        studies.check_config(config)
+
+
+def test_nan_from_yaml_is_refused(config):
+    config["main"]["learning_rate"] = yaml.safe_load("learning_rate: .nan")["learning_rate"]
+    validate(config, SCHEMA)
+    with pytest.raises(studies.ConfigError, match=r"main.learning_rate: nan is not a finite number"):
+        studies.check_config(config)
+
+
+@pytest.mark.parametrize("rel", ["../outside.txt", "/etc/passwd", "glue/../../x.tsv"])
+def test_mirror_paths_outside_the_mirror_are_refused(config, rel):
+    config["sources"]["supersense_words"]["mirror"] = [rel]
+    with pytest.raises(studies.ConfigError, match=rf"sources.supersense_words.mirror: '{re.escape(rel)}' is not a "
+                       r"path inside the mirror folder; list files relative to the mirror"):
+        studies.check_config(config)
+
+
+def test_url_without_a_file_name_is_refused(config):
+    config["sources"]["snli"]["url"] = "https://nlp.stanford.edu/projects/snli/%2e%2e"
+    with pytest.raises(studies.ConfigError, match=r"sources.snli.url: URL '.*%2e%2e' ends in '..' once decoded, "
+                       r"which is not a file name; give the address of the file itself"):
+        studies.check_config(config)
+
+
+def test_downloads_section_defaults_and_limits(config):
+    del config["downloads"]
+    validate(config, SCHEMA)
+    assert config["downloads"] == {
+        "allow_unverified_mirror": False, "max_extracted_bytes": 32 * 1024**3, "max_archive_members": 100000
+    }
+    config["downloads"]["max_archive_members"] = 0
+    with pytest.raises(Exception, match="max_archive_members|minimum"):
+        validate(config, SCHEMA)

@@ -236,6 +236,32 @@ def test_glue_bad_rows(tmp_path):
     assert datasets.read_glue("cola", tmp_path).to_dict("list") == {"text": ["ok ."], "label": ["1"]}
 
 
+@pytest.mark.parametrize(
+    "task, header, row, domain",
+    [
+        ("wnli", "index\tsentence1\tsentence2\tlabel", "1\ta\tb\t7", "0, 1"),
+        ("rte", "index\tsentence1\tsentence2\tlabel", "1\ta\tb\tneutral", "entailment, not_entailment"),
+        ("mnli", "index\tsentence1\tsentence2\tgold_label", "1\ta\tb\t2", "contradiction, entailment, neutral"),
+        ("sst2", "sentence\tlabel", "fine\t-1", "0, 1"),
+        ("cola", None, "src\t2\t\tok .", "0, 1"),
+    ],
+)
+def test_glue_label_outside_the_task_domain_is_refused(tmp_path, task, header, row, domain):
+    """An out-of-range label would silently become a class of its own (WNLI's `7`: a third class)."""
+    first = {"wnli": "0\tx\ty\t1", "rte": "0\tx\ty\tentailment", "mnli": "0\tx\ty\tneutral",
+             "sst2": "good\t1", "cola": "src\t1\t\tgood ."}[task]
+    lines = ([header] if header else []) + [first, row]
+    (tmp_path / "train.tsv").write_text("\n".join(lines) + "\n")
+    line = len(lines)
+    label = row.split("\t")[1 if task == "cola" else -1]
+    with pytest.raises(ValueError) as info:
+        datasets.read_glue(task, tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path / 'train.tsv'}, line {line}: label {label!r} is not a {task} label (one of {domain}); "
+        "fix or remove the row, or re-download the task"
+    )
+
+
 def test_only_newlines_end_lines(tmp_path):
     # Unicode line separators and form feeds inside a field are text, not line ends; CRLF is one end.
     path = tmp_path / "train.tsv"

@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import io
 import json
+import re
 import tarfile
 import threading
 import zipfile
@@ -17,7 +18,8 @@ import pytest
 import yaml
 
 from isotropy import download
-from isotropy.download import ChecksumError, DownloadError
+from isotropy.download import ArchiveError, ChecksumError, DownloadError, UnverifiedFileError
+from tiny_workflow import write_mirror_manifest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -399,6 +401,7 @@ def test_mirror_polarity_wrong_encoding_names_file_and_line(tmp_path, config):
     (mirror / "polarity").mkdir(parents=True)
     (mirror / "polarity/rt-polarity.pos").write_bytes("fine\nalso fine\nna\u00efve\n".encode("latin-1"))
     (mirror / "polarity/rt-polarity.neg").write_text("bad\n")
+    write_mirror_manifest(mirror)
     with pytest.raises(ValueError, match=r"polarity/rt-polarity.pos, line 3: .* not valid utf-8"):
         download.fetch_source("polarity", mirror_params("polarity", config, mirror), tmp_path / "raw")
 
@@ -410,3 +413,198 @@ def test_refetch_replaces_previous_files(tmp_path, mirror_root, config):
     download.fetch_source("codwoe", mirror_params("codwoe", config, mirror_root), raw)
     assert sorted(p.name for p in raw.iterdir()) == ["en.trial.complete.json", "manifest.json"]
     assert download.source_files(raw) == [raw / "en.trial.complete.json"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input never gets through (issue 17): pins, unverified mirrors, confinement, archive bombs
+
+
+def small_mirror(tmp_path: Path, manifest: bool = True) -> Path:
+    mirror = tmp_path / "mirror"
+    (mirror / "supersense").mkdir(parents=True)
+    (mirror / "supersense/words.txt").write_bytes(b"dog\ncat\n")
+    if manifest:
+        write_mirror_manifest(mirror)
+    return mirror
+
+
+def test_config_pin_is_enforced_on_mirror_reads(tmp_path, config):
+    mirror = small_mirror(tmp_path)
+    p = mirror_params("supersense_words", config, mirror)
+    p["sha256"] = [sha(b"something else")]
+    with pytest.raises(ChecksumError) as info:
+        download.fetch_source("supersense_words", p, tmp_path / "raw")
+    message = str(info.value)
+    assert "(config sources.supersense_words.sha256)" in message and sha(b"dog\ncat\n") in message
+    assert "fix sources.supersense_words.sha256 in the config only if this file is known to be right" in message
+    assert list((tmp_path / "raw").iterdir()) == []
+    p["sha256"] = [sha(b"dog\ncat\n")]
+    manifest = download.fetch_source("supersense_words", p, tmp_path / "raw")
+    assert manifest["inputs"][0]["pinned"] is True
+    assert manifest["inputs"][0]["pinned_by"] == ["MANIFEST.tsv", "config"]
+
+
+def test_mirror_manifest_mismatch_does_not_blame_the_config(tmp_path, config):
+    mirror = small_mirror(tmp_path)
+    (mirror / "supersense/words.txt").write_bytes(b"dog\ncow\n")  # edited after MANIFEST.tsv was written
+    with pytest.raises(ChecksumError) as info:
+        download.fetch_source("supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw")
+    message = str(info.value)
+    assert "(its MANIFEST.tsv entry)" in message and "restore it from the original source" in message
+    assert "config" not in message
+    assert list((tmp_path / "raw").iterdir()) == []
+
+
+def test_config_pin_of_a_file_the_mirror_lacks_is_refused(tmp_path, config):
+    mirror = small_mirror(tmp_path)
+    p = mirror_params("supersense_words", config, mirror)
+    p["urls"] = ["https://example.org/words.tar.gz"]
+    p["sha256"] = [sha(b"the tarball")]
+    with pytest.raises(UnverifiedFileError, match=r"sources.supersense_words.sha256 pins words.tar.gz, which the "
+                       r"mirror .* does not hold \(it holds supersense/words.txt\), so the pin cannot be checked"):
+        download.fetch_source("supersense_words", p, tmp_path / "raw")
+    assert list((tmp_path / "raw").iterdir()) == []
+
+
+def test_mirror_without_manifest_is_refused_unless_allowed(tmp_path, config, monkeypatch, caplog):
+    mirror = small_mirror(tmp_path, manifest=False)
+    monkeypatch.delenv(download.ALLOW_UNVERIFIED_ENV, raising=False)
+    p = mirror_params("supersense_words", config, mirror)
+    assert p["allow_unverified_mirror"] is False
+    with pytest.raises(UnverifiedFileError) as info:
+        download.fetch_source("supersense_words", p, tmp_path / "raw")
+    assert str(info.value) == (
+        f"mirror file {mirror / 'supersense/words.txt'} cannot be checked ({mirror} has no MANIFEST.tsv) and "
+        "nothing was kept; add its path and sha256 to the mirror's MANIFEST.tsv, or set "
+        "ISOTROPY_ALLOW_UNVERIFIED_MIRROR=1 (config downloads.allow_unverified_mirror) to read unchecked files"
+    )
+    assert list((tmp_path / "raw").iterdir()) == []
+    # A MANIFEST.tsv that does not list the file is no better.
+    (mirror / "MANIFEST.tsv").write_text("path\tbytes\tsha256\n")
+    with pytest.raises(UnverifiedFileError, match="MANIFEST.tsv does not list it"):
+        download.fetch_source("supersense_words", p, tmp_path / "raw")
+    # Explicitly allowed (environment or config): read, loudly, and recorded as unpinned.
+    monkeypatch.setenv(download.ALLOW_UNVERIFIED_ENV, "1")
+    p = mirror_params("supersense_words", config, mirror)
+    with caplog.at_level("WARNING"):
+        manifest = download.fetch_source("supersense_words", p, tmp_path / "raw")
+    assert manifest["inputs"][0]["pinned"] is False and "UNVERIFIED" in caplog.text
+    monkeypatch.delenv(download.ALLOW_UNVERIFIED_ENV)
+    allowed = {**config, "downloads": {**config["downloads"], "allow_unverified_mirror": True}}
+    assert mirror_params("supersense_words", allowed, mirror)["allow_unverified_mirror"] is True
+
+
+@pytest.mark.parametrize("rel", ["../secret.txt", "/etc/hostname"])
+def test_mirror_paths_are_confined_to_the_mirror(tmp_path, config, rel):
+    mirror = small_mirror(tmp_path)
+    (tmp_path / "secret.txt").write_text("not mirror data\n")
+    p = mirror_params("supersense_words", config, mirror)
+    p["mirror_files"] = [rel]
+    with pytest.raises(ValueError, match=rf"sources.supersense_words.mirror: '{rel}' is not a path inside the mirror"):
+        download.fetch_source("supersense_words", p, tmp_path / "raw")
+    assert list((tmp_path / "raw").iterdir()) == []
+
+
+def test_url_ending_in_dot_dot_is_named(tmp_path):
+    with pytest.raises(ValueError, match=r"URL 'http://127.0.0.1:9/data/%2e%2e' ends in '..' once decoded, which is "
+                       r"not a file name; give the address of the file itself"):
+        download.fetch_source(
+            "supersense_words", params("supersense_words", ["http://127.0.0.1:9/data/%2e%2e"]), tmp_path / "raw", **FAST
+        )
+    assert list((tmp_path / "raw").iterdir()) == []
+
+
+def fetch_glue_archive(server, tmp_path, archive: bytes, suffix: str = "zip", **limits) -> dict:
+    server.files[f"/SST-2.{suffix}"] = archive
+    p = {**params("glue_sst2", [server.url(f"/SST-2.{suffix}")]), **limits}
+    return download.fetch_source("glue_sst2", p, tmp_path / "raw", **FAST)
+
+
+def test_zip_bomb_is_refused_by_unpacked_size(server, tmp_path):
+    archive = zip_deflated({"SST-2/train.tsv": b"sentence\tlabel\n" + b"0" * (8 << 20)})
+    assert len(archive) < 64 << 10  # 8 MiB that compress to a few kB
+    with pytest.raises(ArchiveError) as info:
+        fetch_glue_archive(server, tmp_path, archive, max_extracted_bytes=1 << 20)
+    assert str(info.value) == (
+        "archive SST-2.zip unpacks to more than 1048576 bytes (at member 'SST-2/train.tsv'), which looks like a "
+        "decompression bomb; check the source, or raise downloads.max_extracted_bytes in the config if it is known "
+        "to be right"
+    )
+    assert list((tmp_path / "raw").iterdir()) == []
+    assert fetch_glue_archive(server, tmp_path, archive, max_extracted_bytes=16 << 20)["files"][0]["path"] == "train.tsv"
+
+
+def test_size_is_counted_as_read_not_as_declared(server, tmp_path):
+    """A tar header may understate its member; the bytes actually read are what count."""
+    item = download.Fetched("x.tar", tmp_path / "x.tar", download.ExtractionLimits(max_bytes=100, max_members=10))
+    (tmp_path / "x.tar").write_bytes(tar_gz({"train.tsv": b"a" * 500}))
+    budget = download._ByteBudget(item)
+    reader = budget.open("train.tsv", 10, io.BytesIO(b"a" * 500))  # declares 10 bytes, holds 500
+    with pytest.raises(ArchiveError, match="more than 100 bytes"):
+        reader.read()
+
+
+def test_archive_with_too_many_members_is_refused(server, tmp_path):
+    members = {f"SST-2/junk{i}.txt": b"" for i in range(50)} | {"SST-2/train.tsv": b"sentence\tlabel\nok\t1\n"}
+    for suffix, archive in (("zip", zip_bytes(members)), ("tar.gz", tar_gz(members))):
+        with pytest.raises(ArchiveError, match=r"archive SST-2.%s holds more than 20 members, which looks like an "
+                           r"archive bomb; check the source, or raise downloads.max_archive_members" % suffix):
+            fetch_glue_archive(server, tmp_path, archive, suffix, max_archive_members=20)
+        assert list((tmp_path / "raw").iterdir()) == []
+
+
+def zip_deflated(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def tar_with(special: tarfile.TarInfo) -> bytes:
+    """A GLUE-like tarball holding a good train.tsv and one crafted member."""
+    buffer = io.BytesIO()
+    good = b"sentence\tlabel\nok\t1\n"
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        info = tarfile.TarInfo("SST-2/train.tsv")
+        info.size = len(good)
+        archive.addfile(info, io.BytesIO(good))
+        payload = b"escaped\n" if special.isfile() else b""
+        special.size = len(payload)
+        archive.addfile(special, io.BytesIO(payload))
+    return buffer.getvalue()
+
+
+def crafted(name: str, kind: bytes = tarfile.REGTYPE, target: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, target
+    return info
+
+
+@pytest.mark.parametrize(
+    "member",
+    [
+        crafted("../../escaped.txt"),
+        crafted("/tmp/escaped-absolute.txt"),
+        crafted("SST-2/link", tarfile.SYMTYPE, "/etc/passwd"),
+        crafted("SST-2/up", tarfile.SYMTYPE, "../../.."),
+        crafted("SST-2/hard", tarfile.LNKTYPE, "../../outside.txt"),
+    ],
+    ids=["dotdot", "absolute", "symlink-absolute", "symlink-up", "hardlink-outside"],
+)
+def test_crafted_tar_members_are_refused_and_write_nothing(server, tmp_path, member):
+    before = sorted(p for p in tmp_path.rglob("*"))
+    with pytest.raises(ArchiveError, match=rf"archive SST-2.tar.gz: member '{re.escape(member.name)}' "):
+        fetch_glue_archive(server, tmp_path, tar_with(member), "tar.gz")
+    assert list((tmp_path / "raw").iterdir()) == []
+    assert sorted(p for p in tmp_path.rglob("*")) == before + [tmp_path / "raw"]
+    assert not Path("/tmp/escaped-absolute.txt").exists()
+
+
+@pytest.mark.parametrize("name", ["../../escaped.txt", "/tmp/escaped-absolute.txt"])
+def test_crafted_zip_members_are_refused(server, tmp_path, name):
+    archive = zip_bytes({"SST-2/train.tsv": b"sentence\tlabel\nok\t1\n", name: b"escaped\n"})
+    with pytest.raises(ArchiveError, match=rf"member '{re.escape(name)}' would unpack outside its folder"):
+        fetch_glue_archive(server, tmp_path, archive)
+    assert list((tmp_path / "raw").iterdir()) == []
+    assert not (tmp_path.parent / "escaped.txt").exists()

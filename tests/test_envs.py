@@ -11,6 +11,7 @@ package, run for real in a throwaway virtual environment.
 from __future__ import annotations
 
 import ast
+import os
 import importlib.metadata as md
 import re
 import subprocess
@@ -352,8 +353,19 @@ def test_environment_provides_what_the_rule_script_imports(rule):
 
 
 def test_post_deploy_scripts_are_one_script():
-    texts = {(ENVS / f"{family}.post-deploy.sh").read_text() for family in FAMILIES}
-    assert len(texts) == 1, "the three post-deploy scripts should stay identical"
+    """Every family's post-deploy script must be the one script the slow test below runs: the
+    same file (a symlink to it), not a copy that may drift. Comparing texts could not fail, as
+    two of the three are symlinks to the third; a dangling link or a diverging copy fails here."""
+    tested = (ENVS / "torch.post-deploy.sh").resolve(strict=True)
+    assert os.access(tested, os.X_OK), f"{tested} is not executable"
+    families = sorted(path.stem for path in ENVS.glob("*.yaml"))
+    assert families == sorted(FAMILIES)
+    for family in families:
+        script = ENVS / f"{family}.post-deploy.sh"
+        assert script.resolve(strict=True) == tested, (
+            f"{script.name} is not envs/torch.post-deploy.sh: make it a symlink to that script "
+            f"(ln -sf torch.post-deploy.sh envs/{family}.post-deploy.sh) so every environment runs the tested one"
+        )
 
 
 @pytest.mark.slow

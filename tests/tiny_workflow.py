@@ -57,7 +57,22 @@ def make_tiny_mirror(source: Path, dest: Path, lines: int = 80) -> Path:
     with gzip.open(dest / "word_vectors/glove.6B.50d.subset.txt.gz", "wt", encoding="utf-8") as fout:
         fout.write(f"{len(rows)} {dim}\n")
         fout.writelines(rows)
+    write_mirror_manifest(dest)
     return dest
+
+
+def write_mirror_manifest(mirror: Path) -> Path:
+    """MANIFEST.tsv (path, bytes, sha256) of every file in ``mirror``, as the real mirror has:
+    downloads refuse mirror files it does not list."""
+    from isotropy.io import sha256_file
+
+    files = sorted(p for p in mirror.rglob("*") if p.is_file() and p.name != "MANIFEST.tsv")
+    lines = ["path\tbytes\tsha256"] + [
+        f"{p.relative_to(mirror).as_posix()}\t{p.stat().st_size}\t{sha256_file(p)}" for p in files
+    ]
+    manifest = mirror / "MANIFEST.tsv"
+    manifest.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return manifest
 
 
 def write_tiny_config(dest: Path, mirror: Path) -> Path:

@@ -309,6 +309,7 @@ class GlueFormat:
     text_pair: str | int | None = None
     header: bool = True
     width: int | None = None  # number of fields in a header-less row
+    labels: tuple[str, ...] = ("0", "1")  # the task's label domain, as written in the file
 
 
 GLUE_FORMATS: dict[str, GlueFormat] = {
@@ -317,9 +318,11 @@ GLUE_FORMATS: dict[str, GlueFormat] = {
     "sst2": GlueFormat(text="sentence", label="label"),
     "mrpc": GlueFormat(text="#1 String", text_pair="#2 String", label="Quality"),
     "qqp": GlueFormat(text="question1", text_pair="question2", label="is_duplicate"),
-    "mnli": GlueFormat(text="sentence1", text_pair="sentence2", label="gold_label"),
-    "qnli": GlueFormat(text="question", text_pair="sentence", label="label"),
-    "rte": GlueFormat(text="sentence1", text_pair="sentence2", label="label"),
+    "mnli": GlueFormat(
+        text="sentence1", text_pair="sentence2", label="gold_label", labels=("contradiction", "entailment", "neutral")
+    ),
+    "qnli": GlueFormat(text="question", text_pair="sentence", label="label", labels=("entailment", "not_entailment")),
+    "rte": GlueFormat(text="sentence1", text_pair="sentence2", label="label", labels=("entailment", "not_entailment")),
     "wnli": GlueFormat(text="sentence1", text_pair="sentence2", label="label"),
 }
 GLUE_TASKS = tuple(GLUE_FORMATS)
@@ -328,7 +331,8 @@ GLUE_TASKS = tuple(GLUE_FORMATS)
 def read_glue(task: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
     """A GLUE task's training split from its train.tsv (tab-separated, no quoting).
 
-    Items without a label are dropped. Labels are kept as the strings in the file.
+    Items without a label are dropped. Labels are kept as the strings in the file; one outside the
+    task's label domain is an error naming its line (it would otherwise become a class of its own).
     """
     if task not in GLUE_FORMATS:
         raise ValueError(f"unknown GLUE task {task!r}; expected one of {GLUE_TASKS}")
@@ -362,6 +366,11 @@ def read_glue(task: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
         if label in {"", "-"}:
             unlabelled += 1
             continue
+        if label not in spec.labels:
+            raise ValueError(
+                f"{path}, line {lineno}: label {label!r} is not a {task} label (one of {', '.join(spec.labels)}); "
+                "fix or remove the row, or re-download the task"
+            )
         row = [fields[index[spec.text]].strip()]
         if spec.text_pair is not None:
             row.append(fields[index[spec.text_pair]].strip())

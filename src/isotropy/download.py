@@ -20,12 +20,21 @@ its presence means the folder is complete; a failure leaves neither the manifest
 
 Downloads stream with ``requests``; transient failures (5xx, 408, 429, timeouts, connection
 resets) are retried with exponential backoff, other 4xx fail at once. A configured sha256 pins a
-download; from a mirror, files are checked against the mirror's ``MANIFEST.tsv`` when it lists them.
+download. From a mirror, every file is checked against the mirror's ``MANIFEST.tsv`` and against a
+configured pin of the same file; like ``pip --require-hashes``, a mirror file nothing can check (no
+MANIFEST.tsv, or not listed in it) is refused unless unverified mirrors are allowed
+(``downloads.allow_unverified_mirror`` or ``$ISOTROPY_ALLOW_UNVERIFIED_MIRROR=1``).
+
+Archives are never unpacked with ``extractall``: the wanted members are read and written under
+their base name. Every member must still pass :func:`tarfile.data_filter` (zip members the same
+name rules), and an archive with more members or more unpacked bytes than the
+``downloads`` limits is refused (a zip or tar bomb would otherwise fill the disk).
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import logging
 import os
@@ -37,7 +46,7 @@ import time
 import zipfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator, Mapping, Sequence
 from urllib.parse import unquote, urlparse
 
@@ -51,6 +60,13 @@ log = logging.getLogger(__name__)
 RAW_ROOT = "resources/raw"
 MANIFEST_NAME = "manifest.json"
 MIRROR_ENV = "ISOTROPY_MIRROR"
+ALLOW_UNVERIFIED_ENV = "ISOTROPY_ALLOW_UNVERIFIED_MIRROR"
+# Defaults of config `downloads`: far above the largest real archive (NLPL 222.zip unpacks to a few GB).
+DOWNLOAD_DEFAULTS = {
+    "allow_unverified_mirror": False,
+    "max_extracted_bytes": 32 * 1024**3,
+    "max_archive_members": 100_000,
+}
 # Status codes worth retrying although they are 4xx: request timeout and rate limiting.
 RETRYABLE_4XX = {408, 429}
 PROGRESS_MIN_BYTES = 1 << 20  # a progress bar only for files above 1 MiB
@@ -75,6 +91,14 @@ class DownloadError(RuntimeError):
 
 class ChecksumError(ValueError):
     """A file's sha256 differs from the pinned value."""
+
+
+class UnverifiedFileError(ChecksumError):
+    """A mirror file that no sha256 (MANIFEST.tsv or config pin) can check."""
+
+
+class ArchiveError(ValueError):
+    """An archive that is unsafe to unpack: a member escaping its folder, a link, or a bomb."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -134,6 +158,9 @@ def source_params(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError(f"source {name!r} is not in config 'sources' (known: {sorted(sources)})")
     cfg = sources[name]
     mirror = resolve_mirror(config.get("mirror"))
+    settings = {**DOWNLOAD_DEFAULTS, **(config.get("downloads") or {})}
+    if os.environ.get(ALLOW_UNVERIFIED_ENV, "").strip() not in ("", "0"):
+        settings["allow_unverified_mirror"] = True
     return {
         "name": name,
         "kind": source_kind(name, cfg),
@@ -141,7 +168,37 @@ def source_params(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
         "sha256": _aligned_pins(cfg),
         "mirror_files": list(cfg.get("mirror") or []),
         "mirror": str(mirror) if mirror else None,
+        **settings,
     }
+
+
+def url_problem(url: str) -> str | None:
+    """Why a download URL cannot be saved under its own file name (None if it can)."""
+    name = PurePosixPath(unquote(urlparse(url).path)).name
+    if name in (".", "..") or "\0" in name:
+        return (
+            f"URL {url!r} ends in {name!r} once decoded, which is not a file name; "
+            "give the address of the file itself"
+        )
+    return None
+
+
+def url_file_name(url: str) -> str:
+    """The file name a download is saved under: the last part of the URL's decoded path."""
+    if (problem := url_problem(url)) is not None:
+        raise ValueError(problem)
+    return PurePosixPath(unquote(urlparse(url).path)).name or "download"
+
+
+def mirror_path_problem(rel: str) -> str | None:
+    """Why a configured mirror file would lie outside the mirror folder (None if it lies inside)."""
+    path = PurePosixPath(rel)
+    if not rel or path.is_absolute() or ".." in path.parts or "\0" in rel:
+        return (
+            f"{rel!r} is not a path inside the mirror folder; "
+            "list files relative to the mirror, without '..' or a leading '/'"
+        )
+    return None
 
 
 def missing_mirror_files(name: str, config: Mapping[str, Any], mirror: Path | None = None) -> list[str]:
@@ -302,7 +359,7 @@ def _stream_once(
     return digest.hexdigest()
 
 
-def _copy_local(src: Path, dest: Path, sha256: str | None, label: str) -> str:
+def _copy_local(src: Path, dest: Path, sha256: str | None, label: str, remedy: str | None = None) -> str:
     if not src.is_file():
         raise DownloadError(f"{label}: local file {src} does not exist")
     digest = hashlib.sha256()
@@ -311,21 +368,29 @@ def _copy_local(src: Path, dest: Path, sha256: str | None, label: str) -> str:
             writer.write(chunk)
             digest.update(chunk)
         writer.flush()
-        _check_digest(digest.hexdigest(), sha256, label)
+        _check_digest(digest.hexdigest(), sha256, label, remedy)
     return digest.hexdigest()
 
 
-def _check_digest(actual: str, expected: str | None, label: str) -> None:
+def _check_digest(actual: str, expected: str | None, label: str, remedy: str | None = None) -> None:
     if expected is not None and actual != expected.lower():
-        raise ChecksumError(
-            f"sha256 mismatch for {label}: expected {expected}, got {actual}; the file changed upstream "
-            "or was corrupted in transit (nothing was kept); update the pin in config.yaml only if the "
-            "new file is known to be right"
+        remedy = remedy or (
+            "the file changed upstream or was corrupted in transit (nothing was kept); update the pin in "
+            "config.yaml only if the new file is known to be right"
         )
+        raise ChecksumError(f"sha256 mismatch for {label}: expected {expected}, got {actual}; {remedy}")
 
 
 # ---------------------------------------------------------------------------------------------
 # Layouts: turning what was fetched into the raw files
+
+
+@dataclass(frozen=True)
+class ExtractionLimits:
+    """What unpacking one archive may take (config ``downloads``): beyond it, a bomb is assumed."""
+
+    max_bytes: int = DOWNLOAD_DEFAULTS["max_extracted_bytes"]
+    max_members: int = DOWNLOAD_DEFAULTS["max_archive_members"]
 
 
 @dataclass(frozen=True)
@@ -334,6 +399,7 @@ class Fetched:
 
     name: str
     path: Path
+    limits: ExtractionLimits = ExtractionLimits()
 
 
 Normaliser = Callable[[list[Fetched], str, Path], list[str]]
@@ -352,37 +418,111 @@ def _is_archive(path: Path) -> bool:
     return zipfile.is_zipfile(path) or tarfile.is_tarfile(path)
 
 
-def _archive_members(path: Path) -> Iterator[tuple[str, Callable[[], Any]]]:
-    """(member name, opener) for the regular files of a zip or tar archive, skipping macOS debris."""
-    if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            for info in archive.infolist():
+def _archive_members(item: Fetched) -> Iterator[tuple[str, Callable[[], Any]]]:
+    """(member name, opener) for the regular files of a zip or tar archive, skipping macOS debris.
+
+    Every member must pass tarfile's ``data`` filter (zip members: no absolute path, no '..'), and
+    the archive must stay within ``item.limits``; the openers count what is read against them.
+    """
+    budget = _ByteBudget(item)
+    if zipfile.is_zipfile(item.path):
+        with zipfile.ZipFile(item.path) as archive:
+            infos = archive.infolist()
+            _check_member_count(item, len(infos))
+            for info in infos:
+                _check_member_name(item, info.filename)
                 if not info.is_dir() and not _is_debris(info.filename):
-                    yield info.filename, (lambda info=info: archive.open(info))
-    elif tarfile.is_tarfile(path):
-        with tarfile.open(path) as archive:
-            for member in archive.getmembers():
+                    yield info.filename, (lambda info=info: budget.open(info.filename, info.file_size, archive.open(info)))
+    elif tarfile.is_tarfile(item.path):
+        with tarfile.open(item.path) as archive:
+            for count, member in enumerate(archive, 1):  # lazily: a bomb's headers are never all loaded
+                _check_member_count(item, count)
+                _check_member_name(item, member.name)
+                try:
+                    tarfile.data_filter(member, str(item.path.parent))
+                except tarfile.FilterError as exc:
+                    raise ArchiveError(
+                        f"archive {item.name}: member {member.name!r} is unsafe to unpack ({exc}); "
+                        "the archive is damaged or crafted, so fetch it again from a trusted source"
+                    ) from exc
                 if member.isfile() and not _is_debris(member.name):
-                    yield member.name, (lambda member=member: archive.extractfile(member))
+                    yield member.name, (
+                        lambda member=member: budget.open(member.name, member.size, archive.extractfile(member))
+                    )
     else:
-        raise ValueError(f"{path} is neither a zip nor a tar archive")
+        raise ValueError(f"{item.path} is neither a zip nor a tar archive")
+
+
+def _check_member_count(item: Fetched, count: int) -> None:
+    if count > item.limits.max_members:
+        raise ArchiveError(
+            f"archive {item.name} holds more than {item.limits.max_members} members, which looks like an archive "
+            "bomb; check the source, or raise downloads.max_archive_members in the config if it is known to be right"
+        )
+
+
+def _check_member_name(item: Fetched, name: str) -> None:
+    if mirror_path_problem(name.rstrip("/")) is not None:
+        raise ArchiveError(
+            f"archive {item.name}: member {name!r} would unpack outside its folder; "
+            "the archive is damaged or crafted, so fetch it again from a trusted source"
+        )
+
+
+class _ByteBudget:
+    """The bytes one archive may still unpack to; a member that would exceed it stops the fetch."""
+
+    def __init__(self, item: Fetched) -> None:
+        self.item, self.left = item, item.limits.max_bytes
+
+    def open(self, member: str, declared: int, reader: Any) -> Any:
+        self._spend(member, declared, commit=False)  # refuse a declared bomb before reading a byte
+        return _CountingReader(reader, lambda n: self._spend(member, n))
+
+    def _spend(self, member: str, size: int, commit: bool = True) -> None:
+        if size > self.left:
+            raise ArchiveError(
+                f"archive {self.item.name} unpacks to more than {self.item.limits.max_bytes} bytes (at member "
+                f"{member!r}), which looks like a decompression bomb; check the source, or raise "
+                "downloads.max_extracted_bytes in the config if it is known to be right"
+            )
+        if commit:
+            self.left -= size
+
+
+class _CountingReader:
+    """A member's reader that charges every byte read to a budget (declared sizes can lie)."""
+
+    def __init__(self, reader: Any, charge: Callable[[int], None]) -> None:
+        self.reader, self.charge = reader, charge
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.reader.read(size)
+        self.charge(len(data))
+        return data
+
+    def __enter__(self) -> "_CountingReader":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.reader.close()
 
 
 def _is_debris(name: str) -> bool:
     return "__MACOSX" in name or Path(name).name.startswith("._")
 
 
-def _extract(path: Path, label: str, wanted: Callable[[str], bool], staging: Path) -> list[str]:
+def _extract(item: Fetched, wanted: Callable[[str], bool], staging: Path) -> list[str]:
     """Copy the archive members for which ``wanted(member)`` into ``staging`` (by base name); error if none."""
     written = []
-    for member, opener in _archive_members(path):
+    for member, opener in _archive_members(item):
         if wanted(member):
             target = Path(member).name
             with opener() as reader, open(staging / target, "wb") as writer:
                 shutil.copyfileobj(reader, writer, 1 << 20)
             written.append(target)
     if not written:
-        raise ValueError(f"archive {label} holds none of the expected files; its layout changed or the URL is wrong")
+        raise ValueError(f"archive {item.name} holds none of the expected files; its layout changed or the URL is wrong")
     return written
 
 
@@ -418,7 +558,7 @@ def _polarity(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     texts: dict[str, tuple[bytes, str]] = {}
     for item in items:
         if _is_archive(item.path):
-            for member, opener in _archive_members(item.path):
+            for member, opener in _archive_members(item):
                 if Path(member).name in POLARITY_FILES:
                     with opener() as reader:
                         texts[Path(member).name] = (reader.read(), f"{item.name}:{member}")
@@ -441,7 +581,7 @@ def _single_file_layout(kind: str, filename: str) -> None:
                 return [_copy_into(item, staging, filename)]
         for item in items:
             if _is_archive(item.path):
-                return _extract(item.path, item.name, lambda m: Path(m).name == filename, staging)[:1]
+                return _extract(item, lambda m: Path(m).name == filename, staging)[:1]
         raise ValueError(f"{kind} source: none of {[i.name for i in items]} is or holds {filename}")
 
     LAYOUTS[kind] = normalise
@@ -475,7 +615,7 @@ def _codwoe(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     written: list[str] = []
     for item in items:
         if _is_archive(item.path):
-            written += _extract(item.path, item.name, lambda m: bool(CODWOE_MEMBER.match(Path(m).name)), staging)
+            written += _extract(item, lambda m: bool(CODWOE_MEMBER.match(Path(m).name)), staging)
         else:
             written.append(_copy_into(item, staging, Path(item.name).name))
     return sorted(set(written))
@@ -500,7 +640,7 @@ def _word_vectors(items: list[Fetched], origin: str, staging: Path) -> list[str]
     ]
     if len(chosen) != 1:
         raise ValueError(f"{item.name}: expected one model.bin or word2vec file inside, found {chosen or members}")
-    return _extract(item.path, item.name, lambda m: m == chosen[0], staging)
+    return _extract(item, lambda m: m == chosen[0], staging)
 
 
 @_layout("glue")
@@ -516,7 +656,7 @@ def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     for item in items:
         if _is_archive(item.path):
             # GLUE task zips hold <Task>/{train,dev,test}.tsv.
-            return _extract(item.path, item.name, lambda m: Path(m).name == "train.tsv", staging)[:1]
+            return _extract(item, lambda m: Path(m).name == "train.tsv", staging)[:1]
     raise ValueError(f"GLUE source: none of {[i.name for i in items]} is or holds train.tsv")
 
 
@@ -554,11 +694,11 @@ def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> int:
 # Fetching a whole source
 
 
-def read_mirror_manifest(mirror: Path) -> dict[str, str]:
-    """path → sha256 from the mirror's MANIFEST.tsv (empty if it has none)."""
+def read_mirror_manifest(mirror: Path) -> dict[str, str] | None:
+    """path → sha256 from the mirror's MANIFEST.tsv (None if it has none)."""
     manifest = mirror / "MANIFEST.tsv"
     if not manifest.is_file():
-        return {}
+        return None
     with open(manifest, newline="", encoding="utf-8") as handle:
         return {row["path"]: row["sha256"] for row in csv.DictReader(handle, delimiter="\t") if row.get("path")}
 
@@ -588,12 +728,17 @@ def fetch_source(
         fetched_dir, staging = work / "fetched", work / "staging"
         fetched_dir.mkdir()
         staging.mkdir()
+        limits = ExtractionLimits(
+            params.get("max_extracted_bytes", DOWNLOAD_DEFAULTS["max_extracted_bytes"]),
+            params.get("max_archive_members", DOWNLOAD_DEFAULTS["max_archive_members"]),
+        )
         if mirror is not None:
             origin = "mirror"
             items, inputs = _from_mirror(name, params, mirror, fetched_dir)
         else:
             origin = "url"
             items, inputs = _from_urls(params, fetched_dir, retries=retries, backoff=backoff, timeout=timeout)
+        items = [dataclasses.replace(item, limits=limits) for item in items]
         files = LAYOUTS[kind](items, origin, staging)
         records = [
             {"path": rel, "bytes": (staging / rel).stat().st_size, "sha256": sha256_file(staging / rel)}
@@ -622,6 +767,9 @@ def _from_mirror(
     rels = params.get("mirror_files") or []
     if not rels:
         raise FileNotFoundError(f"source {name!r} lists no mirror files in config 'sources.{name}.mirror'")
+    confined = [problem for rel in rels if (problem := mirror_path_problem(rel)) is not None]
+    if confined:
+        raise ValueError(f"sources.{name}.mirror: {confined[0]}")
     missing = [rel for rel in rels if not (mirror / rel).is_file()]
     if missing:
         message = f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}"
@@ -634,22 +782,75 @@ def _from_mirror(
                 "(list only those in config 'glue.tasks', or download from the original sources)"
             )
         raise FileNotFoundError(message)
-    pins = read_mirror_manifest(mirror)
+    manifest = read_mirror_manifest(mirror)
+    config_pins = _config_pins_of_mirror_files(name, params, mirror)
     items, inputs = [], []
     for rel in rels:
         # Copy first, then hash the copy: what is checked is exactly what is parsed.
         local = fetched_dir / Path(rel).name
-        digest = _copy_local(mirror / rel, local, pins.get(rel), f"mirror file {mirror / rel} (MANIFEST.tsv)")
+        digest = _copy_local(mirror / rel, local, None, f"mirror file {mirror / rel}")
+        pinned_by = _check_mirror_file(name, rel, digest, mirror, manifest, config_pins.get(rel), params)
         items.append(Fetched(rel, local))
-        inputs.append({"mirror_path": rel, "sha256": digest, "pinned": rel in pins})
+        inputs.append({"mirror_path": rel, "sha256": digest, "pinned": bool(pinned_by), "pinned_by": pinned_by})
     return items, inputs
+
+
+def _config_pins_of_mirror_files(name: str, params: Mapping[str, Any], mirror: Path) -> dict[str, str]:
+    """mirror path → the config pin of the URL whose file it is (same file name).
+
+    A pin whose file the mirror does not hold cannot be checked, so it is refused (as pip refuses
+    a hash it cannot check), never silently dropped.
+    """
+    rels = params.get("mirror_files") or []
+    pins = {}
+    for url, pin in zip(params.get("urls") or [], params.get("sha256") or []):
+        if pin is None:
+            continue
+        filename = url_file_name(url)
+        same = [rel for rel in rels if PurePosixPath(rel).name == filename]
+        if not same:
+            raise UnverifiedFileError(
+                f"sources.{name}.sha256 pins {filename}, which the mirror {mirror} does not hold (it holds "
+                f"{', '.join(rels)}), so the pin cannot be checked; set the pin to null to rely on the "
+                f"mirror's MANIFEST.tsv, or unset {MIRROR_ENV} to download the pinned file"
+            )
+        pins.update({rel: pin for rel in same})
+    return pins
+
+
+def _check_mirror_file(
+    name: str, rel: str, digest: str, mirror: Path, manifest: dict[str, str] | None, config_pin: str | None,
+    params: Mapping[str, Any],
+) -> list[str]:
+    """Check one copied mirror file against its pins; return what pinned it (an error when nothing may)."""
+    label = f"mirror file {mirror / rel}"
+    pinned_by = []
+    if manifest is not None and rel in manifest:
+        _check_digest(digest, manifest[rel], f"{label} (its MANIFEST.tsv entry)",
+                      "the mirror copy is damaged or was edited (nothing was kept); restore it from the original source")
+        pinned_by.append("MANIFEST.tsv")
+    if config_pin is not None:
+        _check_digest(digest, config_pin, f"{label} (config sources.{name}.sha256)",
+                      f"nothing was kept; fix sources.{name}.sha256 in the config only if this file is known to be right")
+        pinned_by.append("config")
+    if pinned_by:
+        return pinned_by
+    where = f"{mirror} has no MANIFEST.tsv" if manifest is None else f"{mirror / 'MANIFEST.tsv'} does not list it"
+    if not params.get("allow_unverified_mirror"):
+        raise UnverifiedFileError(
+            f"{label} cannot be checked ({where}) and nothing was kept; add its path and sha256 to the "
+            f"mirror's MANIFEST.tsv, or set {ALLOW_UNVERIFIED_ENV}=1 (config downloads.allow_unverified_mirror) "
+            "to read unchecked files"
+        )
+    log.warning("UNVERIFIED: %s is read without any sha256 check (%s; unverified mirrors are allowed)", label, where)
+    return pinned_by
 
 
 def _from_urls(params: Mapping[str, Any], fetched_dir: Path, **kwargs: Any) -> tuple[list[Fetched], list[dict]]:
     items, inputs = [], []
     with requests.Session() as session:
         for url, pin in zip(params["urls"], params["sha256"]):
-            filename = Path(unquote(urlparse(url).path)).name or "download"
+            filename = url_file_name(url)
             local = fetched_dir / filename
             log.info("downloading %s", url)
             try:

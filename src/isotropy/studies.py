@@ -5,12 +5,16 @@ Kept in the package (not in the .smk files) so it is tested without Snakemake.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import math
+from typing import Any, Iterator, Mapping
 
 OPTIMISATION_STUDIES = ("main", "glue", "preview")
 # `make preview`: the main study's setups with one seed and a coarser metric stride, written to
 # results/preview/ so that it is never mistaken for the paper's protocol in results/main/.
 PREVIEW_KEYS = ("seeds", "metric_stride")
+# Data sets whose items are single words; every other one holds sentences, which word vectors
+# (a lookup of one word) cannot embed.
+WORD_DATASETS = frozenset({"pos", "supersense"})
 
 
 class ConfigError(ValueError):
@@ -93,16 +97,25 @@ def encoders_of_kind(config: dict, kind: str) -> list[str]:
 
 def check_config(config: dict) -> None:
     """Cross-references the schema cannot express; raise one error listing every problem."""
-    problems = []
+    from isotropy import download
+
+    problems = [
+        f"{key}: {value} is not a finite number; give a finite value (NaN and infinity are never valid settings)"
+        for key, value in non_finite_numbers(config)
+    ]
     for study in ("main", "glue"):  # preview runs main's setups
-        if study not in config:
-            continue
-        for run in {(r["encoder"], r["dataset"]) for r in study_runs(config, study)}:
-            if run[0] not in config["encoders"]:
-                problems.append(f"{study}: encoder {run[0]!r} (for {run[1]}) is not defined under 'encoders'")
+        if study in config:
+            problems += _encoder_problems(config, study)
     for name, spec in config["encoders"].items():
         if spec["kind"] == "word-vectors" and spec["source"] not in config["sources"]:
             problems.append(f"encoders.{name}: source {spec['source']!r} is not defined under 'sources'")
+    for name, source in config["sources"].items():
+        for url in source["url"] if isinstance(source["url"], list) else [source["url"]]:
+            if (problem := download.url_problem(url)) is not None:
+                problems.append(f"sources.{name}.url: {problem}")
+        for rel in source.get("mirror") or []:
+            if (problem := download.mirror_path_problem(rel)) is not None:
+                problems.append(f"sources.{name}.mirror: {problem}")
     if problems:
         raise ConfigError("configuration is inconsistent:\n  " + "\n  ".join(problems))
 
@@ -160,3 +173,34 @@ def config_validation_error(error: Exception, schema_path: str) -> Exception:
     with open(schema_path, encoding="utf-8") as handle:
         schema = yaml.safe_load(handle)
     return ConfigError(validation_error_message(cause, schema))
+
+
+def non_finite_numbers(value: Any, key: str = "") -> Iterator[tuple[str, float]]:
+    """(dotted key, value) of every NaN or infinity in a configuration: JSON schema cannot refuse them."""
+    if isinstance(value, Mapping):
+        for name, item in value.items():
+            yield from non_finite_numbers(item, f"{key}.{name}" if key else str(name))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from non_finite_numbers(item, f"{key}[{index}]")
+    elif isinstance(value, float) and not math.isfinite(value):
+        yield key, value
+
+
+def _encoder_problems(config: dict, study: str) -> list[str]:
+    """Undefined encoders, and word-vector encoders asked to embed sentences, in one study."""
+    section, problems = config[study], []
+    if study == "main":
+        uses = [(f"main.setups.{dataset}.encoder", setup["encoder"], dataset) for dataset, setup in section["setups"].items()]
+    else:
+        uses = [(f"glue.encoders[{i}]", name, "GLUE tasks") for i, name in enumerate(section["encoders"])]
+    sentence_encoders = ", ".join(encoders_of_kind(config, "sentence-transformer")) or "none"
+    for key, name, dataset in uses:
+        if name not in config["encoders"]:
+            problems.append(f"{study}: encoder {name!r} (for {dataset}) is not defined under 'encoders'")
+        elif config["encoders"][name]["kind"] == "word-vectors" and dataset not in WORD_DATASETS:
+            problems.append(
+                f"{key}: {name!r} is a word-vectors encoder, which looks up single words and cannot embed the "
+                f"sentences of {dataset}; name a sentence-transformer encoder instead (defined: {sentence_encoders})"
+            )
+    return problems
