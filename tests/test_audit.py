@@ -78,6 +78,20 @@ def test_tampered_metric_file_is_caught(chain, capsys):
     assert "MISMATCH results/toy/metric.csv: modified after it was made" in capsys.readouterr().err
 
 
+def test_tampered_metric_file_with_a_forged_record_is_caught(chain):
+    """Editing a result and re-writing its own record to match still fails: the record of the
+    step that read it holds the original's sha256."""
+    record = json.loads(record_path("results/toy/metric.csv").read_text())
+    Path("results/toy/metric.csv").write_text("value\n2\n4\n7\n")
+    forged = build_record(rule="metric", inputs=["resources/raw/toy/manifest.json"], outputs=["results/toy/metric.csv"],
+                          script="step.py", params={"factor": 2})
+    assert forged["outputs"] != record["outputs"]  # the forged record matches the edited file ...
+    write_json(record_path("results/toy/metric.csv"), forged)
+    bad = _bad(audit(chain))
+    assert "results/toy/metric.csv" not in bad  # ... so the file alone looks clean,
+    assert any(r.startswith("input: input results/toy/metric.csv (sha256 recorded") for r in bad["results/table.csv"])
+
+
 def test_tampered_data_file_read_by_a_step_is_caught(chain, tmp_path):
     # A step that reads a mirror file itself (geometry, I-STAR) records it under "data".
     from isotropy import provenance

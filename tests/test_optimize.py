@@ -147,3 +147,51 @@ def test_divergence_is_reported_with_its_update():
     # Adam moves each weight by ~lr per update: 1e37 overflows the logits within a few updates
     with pytest.raises(FloatingPointError, match=r"loss became (nan|inf) at update \d+; lower the learning rate"):
         optimize(problem, settings(updates=250, learning_rate=1e37), CPU)
+
+# A run as the rule runs it: train, then write the trace atomically (scripts/optimize_embeddings.py).
+_KILLABLE_RUN = """
+import sys
+import numpy as np, pandas as pd, torch
+sys.path.insert(0, sys.argv[2])
+from test_optimize import word_task, settings
+from isotropy.io import atomic_path
+from isotropy.optimize import build_problem, optimize
+torch.set_num_threads(1)
+problem = build_problem(*word_task(n=300, dim=24))
+print("training", flush=True)
+trace, _ = optimize(problem, settings(updates=int(sys.argv[3])), torch.device("cpu"))
+with atomic_path(sys.argv[1]) as tmp:
+    trace.to_parquet(tmp, index=False)
+"""
+
+
+def test_sigkill_mid_optimisation_then_rerun_gives_the_identical_trace(tmp_path):
+    """A job killed mid-training (SIGKILL: nothing can clean up) leaves no trace file, not even a
+    partial one, and its rerun writes exactly the trace of an uninterrupted run."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    tests = str(Path(__file__).resolve().parent)
+    out = tmp_path / "seed0" / "trace.parquet"
+
+    def start(path: Path, updates: int) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", _KILLABLE_RUN, str(path), tests, str(updates)],
+                                stdout=subprocess.PIPE, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+
+    killed = start(out, 100_000)  # far more updates than it is given time for
+    assert killed.stdout.readline().strip() == "training"
+    time.sleep(1.0)
+    killed.send_signal(signal.SIGKILL)
+    assert killed.wait(timeout=60) == -signal.SIGKILL  # it was still training
+    assert not out.exists() and list(out.parent.glob("*")) == []
+
+    for path in (out, tmp_path / "uninterrupted" / "trace.parquet"):
+        run = start(path, 100)
+        assert run.wait(timeout=300) == 0
+    rerun, whole = pd.read_parquet(out), pd.read_parquet(tmp_path / "uninterrupted" / "trace.parquet")
+    assert len(rerun) == 101
+    pd.testing.assert_frame_equal(rerun, whole, check_exact=True)
