@@ -270,11 +270,11 @@ def _subsample(n: int, sample_size: int | None, seed: int | None) -> np.ndarray 
     return rng.permutation(n)[:sample_size]
 
 
-# Above this many cluster segments in one distance block, per-cluster sums come from one pass
-# (cumulative sums on accelerators, numpy's reduceat on the CPU) instead of one slice per cluster.
+# On accelerators, above this many cluster segments in one distance block, per-cluster sums come
+# from one pass of float64 running sums instead of one slice per cluster (the CPU: numpy's reduceat).
 _FEW_SEGMENTS = 8
 # Rows per distance block on the CPU: a block of a few MB stays in cache across its passes.
-_CPU_BLOCK_ROWS = 256
+_CPU_BLOCK_ROWS = 128
 
 
 @dataclass(eq=False)
@@ -334,14 +334,15 @@ def _segment_sums(values: torch.Tensor, dim: int, ends: np.ndarray, layout: Clus
     """Sums of consecutive segments of ``values`` along ``dim`` (segment k ends before ``ends[k]``,
     the first starts at 0), float64, with the segments along ``dim``. Cost: one pass over
     ``values`` whatever the number of segments."""
-    if len(ends) <= _FEW_SEGMENTS:
-        starts = [0, *ends[:-1].tolist()]
-        # torch sums pairwise in the native dtype: accurate; then float64 for the accumulation
-        parts = [values.narrow(dim, a, b - a).sum(dim=dim, keepdim=True) for a, b in zip(starts, ends.tolist())]
-        return torch.cat(parts, dim=dim).to(torch.float64)
+    starts = np.concatenate([[0], ends[:-1]])
     if values.device.type == "cpu":
-        starts = np.concatenate([[0], ends[:-1]])
+        # one single-threaded pass, faster than torch's reductions on a few MB; float32 partial
+        # sums (pairwise along a row, of at most one block's rows down a column), then float64
         return torch.from_numpy(np.add.reduceat(values.numpy(), starts, axis=dim)).to(torch.float64)
+    if len(ends) <= _FEW_SEGMENTS:
+        # torch sums pairwise in the native dtype: accurate; then float64 for the accumulation
+        parts = [values.narrow(dim, a, b - a).sum(dim=dim, keepdim=True) for a, b in zip(starts.tolist(), ends.tolist())]
+        return torch.cat(parts, dim=dim).to(torch.float64)
     gather = layout._gather_cache.get(key)
     if gather is None:
         gather = layout._gather_cache[key] = _to_device(ends - 1, values.device)
@@ -351,28 +352,38 @@ def _segment_sums(values: torch.Tensor, dim: int, ends: np.ndarray, layout: Clus
 def _segment_sums_cumulative(values: torch.Tensor, dim: int, last_of_segment: torch.Tensor) -> torch.Tensor:
     """Segment sums from float64 running sums (any device; used on accelerators): a segment is
     the difference of two running sums, whose rounding error is ~1e-16 of the row total."""
-    running = torch.cumsum(values, dim=dim, dtype=torch.float64).index_select(dim, last_of_segment)
-    return torch.diff(running, dim=dim, prepend=torch.zeros_like(running.narrow(dim, 0, 1)))
+    if dim == 0:  # GPUs scan the innermost dimension far faster: transpose within the float64 copy
+        return _segment_sums_cumulative(values.T, 1, last_of_segment).T
+    running = values.to(torch.float64, memory_format=torch.contiguous_format, copy=True)
+    running = running.cumsum_(dim=1).index_select(1, last_of_segment)
+    return torch.diff(running, dim=1, prepend=torch.zeros_like(running[:, :1]))
 
 
-def _cluster_distance_sums(x: torch.Tensor, layout: ClusterLayout, block: int) -> torch.Tensor:
+def _squared_distance_factors(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """[-2x, |x|², 1] and [x, 1, |x|²]: the product of a row of one and a row of the other is
+    |x - y|², so one matmul yields squared distances without a separate pass adding the norms."""
+    sq = (x * x).sum(dim=1, keepdim=True)
+    ones = torch.ones_like(sq)
+    return torch.cat([x * -2.0, sq, ones], dim=1), torch.cat([x, ones, sq], dim=1)
+
+
+def _cluster_distance_sums(left: torch.Tensor, right: torch.Tensor, layout: ClusterLayout, block: int) -> torch.Tensor:
     """Sum of Euclidean distances from every point to the members of every cluster: (n, K) float64.
 
-    ``x`` is sorted by cluster (``layout.order``), so a cluster's columns are one contiguous slice.
+    ``left``/``right`` (see :func:`_squared_distance_factors`) hold the points sorted by cluster
+    (``layout.order``), so a cluster's columns are one contiguous slice.
     Row block I is compared with the columns from I's first row on, so each pair is computed once:
     block I's rows get the per-cluster sums over those columns, the later rows the sums over block
     I's rows (symmetry). One ``block x n`` distance block is alive at a time; per block the cluster
     sums take one pass each way whatever the number of clusters; they accumulate in float64.
     """
-    n = x.shape[0]
+    n = left.shape[0]
     bounds = layout.bounds
-    sq = (x * x).sum(dim=1)
-    sums = torch.zeros(n, layout.n_clusters, dtype=torch.float64, device=x.device)
+    sums = torch.zeros(n, layout.n_clusters, dtype=torch.float64, device=left.device)
     for start in range(0, n, block):
         stop = min(start + block, n)
         rows = stop - start
-        # |x|^2 + |y|^2 - 2 x.y, the matmul accumulating into the broadcast norms (fewer passes)
-        dist = torch.addmm(sq[start:stop, None] + sq[None, start:], x[start:stop], x[start:].T, alpha=-2.0)
+        dist = left[start:stop] @ right[start:].T
         dist.clamp_(min=0.0).sqrt_()
         torch.diagonal(dist[:, :rows]).zero_()  # a point's distance to itself is exactly 0
         first, last = layout.cluster_of(start), layout.cluster_of(stop - 1)
@@ -402,14 +413,15 @@ def silhouette_tensor(points: torch.Tensor, layout: ClusterLayout, *, block_size
         # centring first keeps the |x|^2 + |y|^2 - 2xy cancellation small (distances are
         # translation-invariant); the mean is taken in float64, without a float64 copy of x
         mean = x.mean(dim=0, keepdim=True, dtype=torch.float64)
-        x = (x - mean.to(x.dtype)).to(compute)
-        sums = _cluster_distance_sums(x, layout, block)
+        left, right = _squared_distance_factors((x - mean.to(x.dtype)).to(compute))
+        del x  # the factors replace the sorted copy: memory stays at about two copies of the points
+        sums = _cluster_distance_sums(left, right, layout, block)
         ids, counts = layout.ids, layout.counts
         own = counts[ids]
         intra = sums.gather(1, ids[:, None]).squeeze(1) / (own - 1).clamp(min=1)
-        means = sums / counts[None, :]
+        means = sums.div_(counts[None, :])  # in place: n x K can be large (many clusters)
         means.scatter_(1, ids[:, None], math.inf)
-        inter = means.min(dim=1).values
+        inter = means.amin(dim=1)
         denom = torch.maximum(intra, inter)
         scores = torch.where(denom > 0, (inter - intra) / torch.where(denom > 0, denom, 1.0), 0.0)
         scores = torch.where(own > 1, scores, 0.0)  # singletons score 0
