@@ -361,10 +361,17 @@ def _segment_sums_cumulative(values: torch.Tensor, dim: int, last_of_segment: to
 
 def _squared_distance_factors(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """[-2x, |x|², 1] and [x, 1, |x|²]: the product of a row of one and a row of the other is
-    |x - y|², so one matmul yields squared distances without a separate pass adding the norms."""
-    sq = (x * x).sum(dim=1, keepdim=True)
-    ones = torch.ones_like(sq)
-    return torch.cat([x * -2.0, sq, ones], dim=1), torch.cat([x, ones, sq], dim=1)
+    |x - y|², so one matmul yields squared distances without a separate pass adding the norms.
+    Written in place (no temporaries): with ``x`` dropped, memory is two copies of the points."""
+    n, d = x.shape
+    sq = (x * x).sum(dim=1)
+    left = torch.empty(n, d + 2, dtype=x.dtype, device=x.device)
+    right = torch.empty_like(left)
+    torch.mul(x, -2.0, out=left[:, :d])
+    right[:, :d] = x
+    left[:, d], left[:, d + 1] = sq, 1.0
+    right[:, d], right[:, d + 1] = 1.0, sq
+    return left, right
 
 
 def _cluster_distance_sums(left: torch.Tensor, right: torch.Tensor, layout: ClusterLayout, block: int) -> torch.Tensor:
@@ -413,7 +420,8 @@ def silhouette_tensor(points: torch.Tensor, layout: ClusterLayout, *, block_size
         # centring first keeps the |x|^2 + |y|^2 - 2xy cancellation small (distances are
         # translation-invariant); the mean is taken in float64, without a float64 copy of x
         mean = x.mean(dim=0, keepdim=True, dtype=torch.float64)
-        left, right = _squared_distance_factors((x - mean.to(x.dtype)).to(compute))
+        x = x.sub_(mean.to(x.dtype)).to(compute)  # x is already a copy (gathered rows)
+        left, right = _squared_distance_factors(x)
         del x  # the factors replace the sorted copy: memory stays at about two copies of the points
         sums = _cluster_distance_sums(left, right, layout, block)
         ids, counts = layout.ids, layout.counts
