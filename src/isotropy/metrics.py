@@ -365,8 +365,9 @@ def _squared_distance_factors(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tens
     Written in place (no temporaries): with ``x`` dropped, memory is two copies of the points."""
     n, d = x.shape
     sq = (x * x).sum(dim=1)
-    left = torch.empty(n, d + 2, dtype=x.dtype, device=x.device)
-    right = torch.empty_like(left)
+    width = -(-(d + 2) // 8) * 8  # zero-padded to a multiple of 8: aligned rows for the BLAS
+    left = torch.zeros(n, width, dtype=x.dtype, device=x.device)
+    right = torch.zeros_like(left)
     torch.mul(x, -2.0, out=left[:, :d])
     right[:, :d] = x
     left[:, d], left[:, d + 1] = sq, 1.0
@@ -375,18 +376,19 @@ def _squared_distance_factors(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tens
 
 
 def _cluster_distance_sums(left: torch.Tensor, right: torch.Tensor, layout: ClusterLayout, block: int) -> torch.Tensor:
-    """Sum of Euclidean distances from every point to the members of every cluster: (n, K) float64.
+    """Sum of Euclidean distances from every point to the members of every cluster: (K, n) float64.
 
     ``left``/``right`` (see :func:`_squared_distance_factors`) hold the points sorted by cluster
     (``layout.order``), so a cluster's columns are one contiguous slice.
     Row block I is compared with the columns from I's first row on, so each pair is computed once:
     block I's rows get the per-cluster sums over those columns, the later rows the sums over block
     I's rows (symmetry). One ``block x n`` distance block is alive at a time; per block the cluster
-    sums take one pass each way whatever the number of clusters; they accumulate in float64.
+    sums take one pass each way whatever the number of clusters; they accumulate in float64, laid
+    out cluster-major so that the later rows' sums are contiguous writes.
     """
     n = left.shape[0]
     bounds = layout.bounds
-    sums = torch.zeros(n, layout.n_clusters, dtype=torch.float64, device=left.device)
+    sums = torch.zeros(layout.n_clusters, n, dtype=torch.float64, device=left.device)
     for start in range(0, n, block):
         stop = min(start + block, n)
         rows = stop - start
@@ -396,10 +398,10 @@ def _cluster_distance_sums(left: torch.Tensor, right: torch.Tensor, layout: Clus
         first, last = layout.cluster_of(start), layout.cluster_of(stop - 1)
         # this block's rows -> every cluster from `first` on (columns start..n)
         ends = np.minimum(bounds[first + 1 :], n) - start
-        sums[start:stop, first:] += _segment_sums(dist, 1, ends, layout, (block, start, 1))
+        sums[first:, start:stop] += _segment_sums(dist, 1, ends, layout, (block, start, 1)).T
         if stop < n:  # the later rows -> the clusters of this block's rows
             ends = np.minimum(bounds[first + 1 : last + 2], stop) - start
-            sums[stop:, first : last + 1] += _segment_sums(dist[:, rows:], 0, ends, layout, (block, start, 0)).T
+            sums[first : last + 1, stop:] += _segment_sums(dist[:, rows:], 0, ends, layout, (block, start, 0))
     return sums
 
 
@@ -426,10 +428,10 @@ def silhouette_tensor(points: torch.Tensor, layout: ClusterLayout, *, block_size
         sums = _cluster_distance_sums(left, right, layout, block)
         ids, counts = layout.ids, layout.counts
         own = counts[ids]
-        intra = sums.gather(1, ids[:, None]).squeeze(1) / (own - 1).clamp(min=1)
-        means = sums.div_(counts[None, :])  # in place: n x K can be large (many clusters)
-        means.scatter_(1, ids[:, None], math.inf)
-        inter = means.amin(dim=1)
+        intra = sums.gather(0, ids[None, :]).squeeze(0) / (own - 1).clamp(min=1)
+        means = sums.div_(counts[:, None])  # in place: K x n can be large (many clusters)
+        means.scatter_(0, ids[None, :], math.inf)
+        inter = means.amin(dim=0)
         denom = torch.maximum(intra, inter)
         scores = torch.where(denom > 0, (inter - intra) / torch.where(denom > 0, denom, 1.0), 0.0)
         scores = torch.where(own > 1, scores, 0.0)  # singletons score 0
