@@ -186,10 +186,12 @@ def parts(problem: Problem, device: torch.device, bias: bool, repeats: int) -> d
     }
 
 
-def reference_ms_per_update(problem: Problem, device: torch.device, bias: bool, updates: int) -> float:
-    """The same loop with the references as metrics: values to the host, sklearn + IsoScore package."""
+def reference_ms_per_update(problem: Problem, device: torch.device, bias: bool, updates: int, threads: int) -> float:
+    """The same loop with the references as metrics: values to the host, sklearn + IsoScore package,
+    numpy's BLAS held to the same number of threads as torch."""
     from IsoScore.IsoScore import IsoScore
     from sklearn.metrics import silhouette_score
+    from threadpoolctl import threadpool_limits
 
     torch.manual_seed(0)
     model = EmbeddingClassifier(problem.vectors, len(problem.label_names), False, bias).to(device)
@@ -200,17 +202,18 @@ def reference_ms_per_update(problem: Problem, device: torch.device, bias: bool, 
     clusters = metrics.cluster_ids(problem.targets)
     synchronise(device)
     started = time.perf_counter()
-    for _ in range(updates):
-        optimiser.zero_grad(set_to_none=True)
-        loss = loss_fn(model(left, None), targets)
-        loss.backward()
-        optimiser.step()
-        with torch.no_grad():
-            logits = model(left, None)
-            float(loss_fn(logits, targets)), float((logits.argmax(1) == targets).float().mean())
-            table = model.embeddings.weight.detach().cpu().numpy().astype(np.float64)
-            float(IsoScore(table))
-            silhouette_score(table[problem.left], clusters)
+    with threadpool_limits(limits=threads):
+        for _ in range(updates):
+            optimiser.zero_grad(set_to_none=True)
+            loss = loss_fn(model(left, None), targets)
+            loss.backward()
+            optimiser.step()
+            with torch.no_grad():
+                logits = model(left, None)
+                float(loss_fn(logits, targets)), float((logits.argmax(1) == targets).float().mean())
+                table = model.embeddings.weight.detach().cpu().numpy().astype(np.float64)
+                float(IsoScore(table))
+                silhouette_score(table[problem.left], clusters)
     return (time.perf_counter() - started) / updates * 1e3
 
 
@@ -325,7 +328,7 @@ def main() -> None:
         print("[parts] ms per update, each part timed alone: " + ", ".join(f"{k} {v:.2f}" for k, v in split.items())
               + f" (sum {sum(split.values()):.2f})")
     if "reference" not in skip and "run" not in skip:
-        reference = reference_ms_per_update(problem, device, args.bias, args.reference_updates)
+        reference = reference_ms_per_update(problem, device, args.bias, args.reference_updates, args.threads)
         print(f"[reference] same loop with sklearn silhouette_score + IsoScore package: {reference:.0f} ms per update "
               f"-> speed-up {reference / ours:.0f}x")
     if "ratio" not in skip:
