@@ -494,6 +494,19 @@ def test_mirror_without_manifest_is_refused_unless_allowed(tmp_path, config, mon
     assert mirror_params("supersense_words", allowed, mirror)["allow_unverified_mirror"] is True
 
 
+def test_unverifiable_mirror_files_stop_the_dag_before_any_job(tmp_path, config, monkeypatch):
+    mirror = small_mirror(tmp_path, manifest=False)
+    monkeypatch.delenv(download.ALLOW_UNVERIFIED_ENV, raising=False)
+    monkeypatch.setenv(download.MIRROR_ENV, str(mirror))
+    with pytest.raises(UnverifiedFileError, match=r"supersense/words.txt cannot be checked \(.* has no MANIFEST.tsv\)"):
+        download.check_sources_available(["supersense_words"], config)
+    write_mirror_manifest(mirror)
+    download.check_sources_available(["supersense_words"], config)
+    monkeypatch.setenv(download.ALLOW_UNVERIFIED_ENV, "1")
+    (mirror / "MANIFEST.tsv").unlink()
+    download.check_sources_available(["supersense_words"], config)
+
+
 @pytest.mark.parametrize("rel", ["../secret.txt", "/etc/hostname"])
 def test_mirror_paths_are_confined_to_the_mirror(tmp_path, config, rel):
     mirror = small_mirror(tmp_path)

@@ -231,6 +231,34 @@ def check_sources_available(names: Sequence[str], config: Mapping[str, Any]) -> 
             problems.append(_unavailable_message(name, missing, mirror, config))
     if problems:
         raise FileNotFoundError("\n".join(problems))
+    unchecked = [message for name in names for message in _unverifiable_mirror_files(name, config, mirror)]
+    if unchecked:
+        raise UnverifiedFileError("\n".join(unchecked))
+
+
+def _unverifiable_mirror_files(name: str, config: Mapping[str, Any], mirror: Path) -> list[str]:
+    """Why each mirror file of ``name`` that nothing could check would be refused (before any job runs)."""
+    params = source_params(name, config)
+    if params["allow_unverified_mirror"]:
+        return []
+    manifest = read_mirror_manifest(mirror)
+    pinned = {
+        rel for rel in params["mirror_files"] for url, pin in zip(params["urls"], params["sha256"])
+        if pin is not None and url_problem(url) is None and PurePosixPath(rel).name == url_file_name(url)
+    }
+    return [
+        _unverified_message(f"mirror file {mirror / rel}", mirror, manifest)
+        for rel in params["mirror_files"] if rel not in (manifest or {}) and rel not in pinned
+    ]
+
+
+def _unverified_message(label: str, mirror: Path, manifest: dict[str, str] | None) -> str:
+    where = f"{mirror} has no MANIFEST.tsv" if manifest is None else f"{mirror / 'MANIFEST.tsv'} does not list it"
+    return (
+        f"{label} cannot be checked ({where}) and nothing was kept; add its path and sha256 to the "
+        f"mirror's MANIFEST.tsv, or set {ALLOW_UNVERIFIED_ENV}=1 (config downloads.allow_unverified_mirror) "
+        "to read unchecked files"
+    )
 
 
 def _unavailable_message(name: str, missing: Sequence[str], mirror: Path, config: Mapping[str, Any]) -> str:
@@ -835,14 +863,9 @@ def _check_mirror_file(
         pinned_by.append("config")
     if pinned_by:
         return pinned_by
-    where = f"{mirror} has no MANIFEST.tsv" if manifest is None else f"{mirror / 'MANIFEST.tsv'} does not list it"
     if not params.get("allow_unverified_mirror"):
-        raise UnverifiedFileError(
-            f"{label} cannot be checked ({where}) and nothing was kept; add its path and sha256 to the "
-            f"mirror's MANIFEST.tsv, or set {ALLOW_UNVERIFIED_ENV}=1 (config downloads.allow_unverified_mirror) "
-            "to read unchecked files"
-        )
-    log.warning("UNVERIFIED: %s is read without any sha256 check (%s; unverified mirrors are allowed)", label, where)
+        raise UnverifiedFileError(_unverified_message(label, mirror, manifest))
+    log.warning("UNVERIFIED: %s is read without any sha256 check (unverified mirrors are allowed)", label)
     return pinned_by
 
 
