@@ -205,6 +205,20 @@ def test_cumulative_segment_sums_equal_direct_sums():
         np.testing.assert_allclose(got.numpy(), direct, rtol=1e-12)
 
 
+@pytest.mark.parametrize("n_points", [600, 4500])  # float64 and float32 distance blocks
+def test_silhouette_accelerator_path_equals_sklearn(monkeypatch, n_points):
+    # The GPU path (slices for few clusters, float64 running sums for many), run on the CPU.
+    monkeypatch.setattr(M, "_sums_with_numpy", lambda device: False)
+    rng = np.random.default_rng(15)
+    few = rng.integers(0, 3, size=n_points)
+    many = np.minimum(rng.zipf(1.3, size=n_points), 400)
+    for labels in (few, many):
+        x = (rng.normal(size=(n_points, 12)) + (labels[:, None] % 4) * 0.7).astype(np.float32)
+        reference = silhouette_score(x.astype(np.float64), labels)
+        for block in (None, 97):
+            assert M.silhouette(x, labels, block_size=block) == pytest.approx(reference, abs=1e-6)
+
+
 def test_silhouette_tensor_reuses_one_layout():
     rng = np.random.default_rng(13)
     labels = rng.integers(0, 30, size=500)
