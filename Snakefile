@@ -22,3 +22,4 @@ rule all:
     input:
         study_targets(config["studies"]),
         "results/claims.csv",
+        "results/paper_comparison.csv",

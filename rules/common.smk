@@ -4,7 +4,7 @@ import os
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from isotropy import studies
+from isotropy import comparison, studies
 
 try:
     validate(config, "../schemas/config.schema.yaml")
@@ -57,6 +57,16 @@ def sentence_encoder(wildcards):
 
 def word_vector_file(wildcards):
     return studies.word_vector_file(config, wildcards.encoder)
+
+
+def stand_ins():
+    """What this run uses in place of the paper's data and vectors (for captions and figures)."""
+    return comparison.workflow_stand_ins(config)
+
+
+def encoder_labels():
+    """Encoder name → a label naming its vectors (the GloVe stand-in as such), for figures."""
+    return comparison.encoder_labels(config, stand_ins())
 
 
 def main_study_outputs(study="main"):

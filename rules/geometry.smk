@@ -145,6 +145,7 @@ rule geometry_collect_cosine:
         runtime=lambda wc, attempt: 10 * attempt,
     params:
         table="cosine",
+        stand_ins=stand_ins(),
     script:
         "../scripts/geometry_collect.py"
 
@@ -169,6 +170,7 @@ rule geometry_collect_lid:
         runtime=lambda wc, attempt: 10 * attempt,
     params:
         table="lid",
+        stand_ins=stand_ins(),
     script:
         "../scripts/geometry_collect.py"
 
@@ -249,6 +251,7 @@ rule geometry_collect_sts:
         runtime=lambda wc, attempt: 10 * attempt,
     params:
         table="sts",
+        stand_ins=stand_ins(),
     script:
         "../scripts/geometry_collect.py"
 
@@ -276,6 +279,7 @@ rule geometry_plot_table:
         runtime=lambda wc, attempt: 10 * attempt,
     params:
         figure=lambda wildcards: wildcards.figure,
+        stand_ins=stand_ins(),
     script:
         "../scripts/geometry_plot.py"
 
@@ -303,6 +307,7 @@ rule geometry_plot_pca_view:
         runtime=lambda wc, attempt: 10 * attempt,
     params:
         figure="pca_view",
+        stand_ins=stand_ins(),
     script:
         "../scripts/geometry_plot.py"
 

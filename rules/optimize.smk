@@ -48,6 +48,8 @@ rule tabulate_parameters:
         "../envs/plots.yaml"
     params:
         run_keys=lambda wc: run_keys(wc.study),
+        stand_ins=stand_ins(),
+        encoder_labels=encoder_labels(),
     script:
         "../scripts/tabulate_parameters.py"
 
@@ -69,6 +71,8 @@ rule tabulate_correlations:
         "../envs/plots.yaml"
     params:
         run_keys=lambda wc: run_keys(wc.study),
+        stand_ins=stand_ins(),
+        encoder_labels=encoder_labels(),
     script:
         "../scripts/tabulate_correlations.py"
 
@@ -91,6 +95,8 @@ rule plot_metric_curves:
         "../envs/plots.yaml"
     params:
         run_keys=lambda wc: run_keys(wc.study),
+        stand_ins=stand_ins(),
+        encoder_labels=encoder_labels(),
     script:
         "../scripts/plot_metric_curves.py"
 
@@ -112,6 +118,8 @@ rule plot_silhouette_vs_isoscore:
         "../envs/plots.yaml"
     params:
         run_keys=lambda wc: run_keys(wc.study),
+        stand_ins=stand_ins(),
+        encoder_labels=encoder_labels(),
     script:
         "../scripts/plot_silhouette_vs_isoscore.py"
 

@@ -5,6 +5,7 @@
 import sys
 
 from isotropy import claims as isotropy_claims
+from isotropy import comparison as isotropy_comparison
 
 
 # results/claims.csv (one row per claim × setup: measured value, threshold, verdict) and a
@@ -36,6 +37,37 @@ rule check_claims:
         run_keys=isotropy_claims.workflow_run_keys(config),
     script:
         "../scripts/check_claims.py"
+
+
+# results/paper_comparison.csv: every number the seed papers print beside ours, with the
+# convention, the stand-in and a verdict with its tolerance (the claims' quantitative side).
+rule compare_with_papers:
+    input:
+        **isotropy_comparison.workflow_inputs(config),
+    output:
+        table=report(
+            "results/paper_comparison.csv",
+            caption="../report/paper_comparison.rst",
+            category="Claims",
+        ),
+        markdown=report(
+            "results/paper_comparison.md",
+            caption="../report/paper_comparison.rst",
+            category="Claims",
+        ),
+    log:
+        "logs/results/paper_comparison.csv.log",
+    conda:
+        "../envs/plots.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
+    params:
+        config=isotropy_comparison.config_subset(config),
+        stand_ins=stand_ins(),
+    script:
+        "../scripts/compare_with_papers.py"
 
 
 # The audit walks every result back to the raw downloads (checksums, staleness, code) and asks

@@ -14,6 +14,10 @@ def main(snakemake):
     keys = [{k: v for k, v in key.items() if k != "seed"} for key in snakemake.params.run_keys]
     traces = read_traces(snakemake.input.traces, keys)
     correlations = pd.read_csv(snakemake.input.correlations)
+    # panels name the vectors each setup really used (the GloVe stand-in as such)
+    labels = snakemake.params.encoder_labels
+    for frame in (traces, correlations):
+        frame["dataset"] = frame["dataset"] + " (" + frame["encoder"].map(lambda e: labels.get(e, e)) + ")"
     figure = silhouette_vs_isoscore(traces, panel="dataset", correlations=correlations)
     save_figure(figure, snakemake.output.pdf, snakemake.output.png)
     record_step(snakemake)

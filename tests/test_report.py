@@ -25,6 +25,8 @@ EXPECTED = {
     "results/glue/table3.csv": "The paper's Table 3",
     "results/claims.csv": "Claims check",
     "results/claims.md": "Claims check",
+    "results/paper_comparison.csv": "Paper comparison",
+    "results/paper_comparison.md": "Paper comparison",
 }
 # The other studies' figures, each with the paper it reproduces named in its caption.
 EXPECTED_OTHER = {

@@ -97,3 +97,21 @@ def test_combined_geometry_results_record_their_seeds(tiny_run):
     workdir, _, _ = tiny_run
     for output in ("results/geometry/sts.csv", "results/geometry/lid.csv", "results/geometry/figures/sts.pdf"):
         assert json.loads((workdir / f"{output}.provenance.json").read_text())["seeds"] == [0], output
+
+
+def test_paper_comparison_sets_our_numbers_beside_the_papers(tiny_run):
+    workdir, _, _ = tiny_run
+    table = pd.read_csv(workdir / "results/paper_comparison.csv")
+    items = table[table["quantity"] == "items"].set_index("setup")
+    # the tiny run classifies 160 polarity sentences: a count that differs from the paper's, said so
+    assert items.loc["polarity", "our_value"] == 160 and items.loc["polarity", "paper_value"] == 10_662 and items.loc["polarity", "verdict"] == "differs"
+    lid = table[table["quantity"] == "LID"]
+    bert = lid[lid["setup"].str.startswith("BERT")].iloc[0]
+    assert bert["paper_value"] == 5.6 and "miniLM" in bert["stand_in"] and bert["verdict"] in {"agrees", "differs"}
+    lid_table = pd.read_csv(workdir / "results/geometry/lid.csv")
+    last = lid_table[(lid_table["metric"] == "euclidean") & (lid_table["kind"] == "contextual")].sort_values("layer").iloc[-1]
+    assert bert["our_value"] == pytest.approx(last["lid_cai_scale"])
+    sts = table[table["source"].str.startswith("Rajaee")]
+    assert len(sts) == 6 and sts["our_value"].notna().all()
+    assert set(table.loc[table["source"].str.startswith("Rudman"), "verdict"]) <= {"consistent", "not consistent"}
+    assert (workdir / "results/paper_comparison.md").read_text(encoding="utf-8").startswith("# Our numbers beside the papers'")

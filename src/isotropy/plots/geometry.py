@@ -5,6 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 _STATISTICS = (("s_inter", "$S_{inter}$"), ("s_intra", "$S_{intra}$"))
 
@@ -36,6 +37,7 @@ def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
             for i, (model, rows) in enumerate(static.groupby("model", sort=False)):
                 ax.axhline(rows["s_inter"].mean(), color="grey", linestyle=":", label=f"{model} (static)")
         ax.set_xlabel("layer")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_title(label)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("mean cosine similarity")
@@ -63,7 +65,8 @@ def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
         for model, rows in table[(table["kind"] == "static") & (table["metric"] == metric)].groupby("model", sort=False):
             ax.axhline(rows["lid_cai_scale"].mean(), color="grey", linestyle=":", label=f"{model} (static)")
         k = ", ".join(str(v) for v in sorted(table.loc[table["metric"] == metric, "k"].unique()))
-        ax.set_title(f"{metric} distance (k = {k})")
+        ax.set_title(f"{metric} distance{', squared (Cai et al.)' if metric == 'euclidean' else ''} (k = {k})")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("layer")
         ax.set_ylabel("mean LID, Cai et al.'s scale" if metric == "euclidean" else "mean LID")
         ax.grid(alpha=0.3)

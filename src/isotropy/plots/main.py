@@ -35,7 +35,7 @@ def metric_curves(traces: pd.DataFrame, panel: str, title: str | None = None, ro
                 stats = _mean_std(frame, metric)
                 axis.plot(stats["step"], stats["mean"], color=colours[metric], label=METRICS[metric])
                 axis.fill_between(stats["step"], stats["mean"] - stats["std"], stats["mean"] + stats["std"], color=colours[metric], alpha=0.25)
-                axis.tick_params(axis="y", labelcolor=colours[metric], labelsize=7)
+                axis.tick_params(axis="y", labelcolor=colours[metric], labelsize=8)
             if frame.empty:
                 ax.text(0.5, 0.5, "no run", ha="center", va="center", transform=ax.transAxes)
             label = f"{row_value} / {panel_value}" if row else str(panel_value)
@@ -54,19 +54,31 @@ def metric_curves(traces: pd.DataFrame, panel: str, title: str | None = None, ro
 
 
 def silhouette_vs_isoscore(traces: pd.DataFrame, panel: str, correlations: pd.DataFrame | None = None) -> plt.Figure:
-    """Silhouette against IsoScore, one panel per setup, points coloured by update (paper Figure 3)."""
+    """Silhouette against IsoScore, one panel per setup, points coloured by update (paper Figure 3).
+
+    Constrained layout keeps each panel's axis labels clear of its neighbour; at most four
+    panels per row.
+    """
     panels = list(dict.fromkeys(traces[panel]))
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels), 3.0), squeeze=False)
-    for ax, panel_value in zip(axes[0], panels):
+    columns = min(len(panels), 4)
+    lines = -(-len(panels) // columns)
+    fig, axes = plt.subplots(lines, columns, figsize=(3.6 * columns + 0.8, 3.4 * lines), squeeze=False, layout="constrained")
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
+    for ax, panel_value in zip(axes.flat, panels):
         frame = traces[traces[panel] == panel_value].dropna(subset=list(METRICS))
-        points = ax.scatter(frame["isoscore"], frame["silhouette"], c=frame["step"], cmap="viridis", s=4, rasterized=True)
+        points = ax.scatter(frame["isoscore"], frame["silhouette"], c=frame["step"], cmap="viridis", s=6, rasterized=True)
         title = str(panel_value)
         if correlations is not None:
             row = correlations[(correlations[panel] == panel_value) & (correlations["scope"] == "all")]
             if not row.empty and np.isfinite(row["spearman_rho"].iloc[0]):
                 title += f"\nr = {row['pearson_r'].iloc[0]:.2f}, ρ = {row['spearman_rho'].iloc[0]:.2f}"
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel("IsoScore")
-        ax.set_ylabel("Silhouette")
-    fig.colorbar(points, ax=axes[0].tolist(), label="update", shrink=0.8)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("IsoScore", fontsize=10)
+        ax.set_ylabel("Silhouette", fontsize=10)
+        ax.tick_params(labelsize=9)
+        ax.locator_params(nbins=5)
+        ax.grid(alpha=0.3)
+    colourbar = fig.colorbar(points, ax=axes.ravel().tolist(), label="update", shrink=0.8)
+    colourbar.ax.tick_params(labelsize=9)
     return fig
