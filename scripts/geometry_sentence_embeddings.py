@@ -1,4 +1,5 @@
-"""Mean-pooled last-layer sentence embeddings of an STS data set (Rajaee & Pilehvar).
+"""Last-layer token states of an STS data set's sentences, [CLS]/[SEP] removed (Rajaee & Pilehvar
+transform these and mean-pool afterwards).
 
 An optional data set that cannot be had (SICK-R offline) gives a file marked unavailable.
 """
@@ -22,10 +23,10 @@ def main(snakemake):
         return
     sentences, first, second = geometry.sts_sentence_index(table)
     tokenizer, model = geometry.load_hidden_state_model(geometry.ModelSpec(**params.model), device)
-    vectors = geometry.mean_pooled_embeddings(sentences, tokenizer, model, device=device, batch_size=params.batch_size, max_length=params.max_length)
-    embeddings = geometry.StsEmbeddings(vectors, first, second, table["score"].to_numpy(float), snakemake.wildcards.sts, params.split)
+    tokens, offsets = geometry.token_states_by_sentence(sentences, tokenizer, model, device=device, batch_size=params.batch_size, max_length=params.max_length)
+    embeddings = geometry.StsEmbeddings(tokens, first, second, table["score"].to_numpy(float), snakemake.wildcards.sts, params.split, offsets=offsets)
     embeddings.save(snakemake.output.embeddings)
-    record_step(snakemake, device=device, extra={"available": True, "pairs": len(first), "sentences": len(sentences)})
+    record_step(snakemake, device=device, extra={"available": True, "pairs": len(first), "sentences": len(sentences), "tokens": len(tokens)})
 
 
 if __name__ == "__main__":

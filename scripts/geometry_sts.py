@@ -1,4 +1,4 @@
-"""STS correlations and I(W) of sentence embeddings under each isotropy-enhancement method."""
+"""STS correlations and I(W) under each isotropy-enhancement method (token-level, as Rajaee & Pilehvar)."""
 
 from isotropy import geometry
 from isotropy.logs import configure_from_snakemake

@@ -131,6 +131,46 @@ def test_removing_the_top_direction_restores_sts_correlation():
     assert set(table["n_pairs"]) == {len(gold)}
 
 
+def sts_tokens(n_pairs=60, dim=12, seed=5):
+    """Token states of 2 * n_pairs sentences with 2-6 tokens each; pair 0 repeats sentence 0."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(2, 7, size=2 * n_pairs)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    tokens = (rng.normal(size=(offsets[-1], dim)) + 4.0).astype(np.float32)  # a common offset: anisotropic
+    first, second = np.arange(n_pairs), np.arange(n_pairs, 2 * n_pairs)
+    second[0] = 0  # a sentence in both sides: repeated in the token set, as in the authors' code
+    gold = rng.uniform(0, 5, size=n_pairs)
+    return tokens, offsets, first, second, gold
+
+
+def test_sts_pipeline_transforms_tokens_then_pools():
+    tokens, offsets, first, second, gold = sts_tokens()
+    rows, starts = geometry.pair_side_tokens(offsets, first, second)
+    # side order: pair 0 first, pair 0 second (= sentence 0 again), pair 1 first, ...
+    np.testing.assert_array_equal(rows[: offsets[1]], np.arange(offsets[1]))
+    np.testing.assert_array_equal(rows[offsets[1] : 2 * offsets[1]], np.arange(offsets[1]))
+    assert len(starts) == 2 * len(gold)
+    table = geometry.evaluate_sts_tokens(tokens, offsets, first, second, gold, methods=("none", "centring"), model="synthetic").set_index("method")
+    # independent reference: numpy loops over pairs, pandas correlations
+    wide = tokens.astype(np.float64)
+    side_sets = [(wide[offsets[a] : offsets[a + 1]], wide[offsets[b] : offsets[b + 1]]) for a, b in zip(first, second)]
+    all_tokens = np.vstack([t for pair in side_sets for t in pair])
+    mean = all_tokens.mean(axis=0)  # fitted on the side tokens, repeats included
+    for method, shift in (("none", 0.0), ("centring", mean)):
+        cosines = [np.dot(u, v) / np.linalg.norm(u) / np.linalg.norm(v) for u, v in ((a.mean(axis=0) - shift, b.mean(axis=0) - shift) for a, b in side_sets)]
+        assert table.loc[method, "spearman"] == pytest.approx(100 * pd.Series(cosines).corr(pd.Series(gold), method="spearman"), abs=1e-9)
+        assert table.loc[method, "pearson"] == pytest.approx(100 * np.corrcoef(cosines, gold)[0, 1], abs=1e-6)
+    from isotropy.metrics import partition_isotropy
+
+    assert table.loc["none", "isotropy"] == pytest.approx(partition_isotropy(all_tokens), rel=1e-9)  # I(W) on tokens
+    assert table.loc["none", "isotropy_sign_free"] == pytest.approx(partition_isotropy(all_tokens, signs="both"), rel=1e-9)
+    assert table.loc["none", "n_tokens"] == len(all_tokens) and table.loc["none", "n_sentences"] == len(offsets) - 1
+    assert "Rajaee" in table.loc["none", "pipeline"]
+    stored = geometry.StsEmbeddings(tokens, first, second, gold, "stsb", "train", offsets=offsets)
+    assert stored.token_level
+    pd.testing.assert_frame_equal(geometry.sts_table(stored, model="synthetic", methods=("none", "centring")).set_index("method")[["pearson", "isotropy"]], table[["pearson", "isotropy"]])
+
+
 def test_bad_input_is_refused_with_a_reason():
     vectors, first, second, gold = anisotropic_sts(n_pairs=20)
     with pytest.raises(ValueError, match="unknown enhancement method"):
@@ -188,6 +228,20 @@ def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences
     assert list(loaded.tokens) == list(embeddings.tokens)
 
 
+def test_sts_token_states_drop_cls_and_sep(minilm, polarity_sentences):
+    _, tokenizer, model = minilm
+    sentences = polarity_sentences[:12]
+    tokens, offsets = geometry.token_states_by_sentence(sentences, tokenizer, model, batch_size=5, progress=False)
+    import torch
+
+    for i in (0, 7):
+        encoded = tokenizer(sentences[i], return_tensors="pt", truncation=True, max_length=128)
+        with torch.inference_mode():
+            hidden = model(**encoded).hidden_states[-1][0].numpy()
+        # the authors' np.delete(output, [0, len - 1]): everything but [CLS] and [SEP], in order
+        np.testing.assert_allclose(tokens[offsets[i] : offsets[i + 1]], hidden[1:-1], atol=1e-5)
+
+
 def test_mean_pooling_matches_sentence_transformers(minilm, polarity_sentences):
     from sentence_transformers import SentenceTransformer
 
@@ -204,8 +258,8 @@ def test_sts_on_the_mirror_stsb_split(minilm, mirror_root):
     assert len(table) == 5749 and table["score"].between(0, 5).all()
     table = table.iloc[:120]
     sentences, first, second = geometry.sts_sentence_index(table)
-    vectors = geometry.mean_pooled_embeddings(sentences, tokenizer, model, batch_size=32, progress=False)
-    result = geometry.evaluate_sts(vectors, first, second, table["score"].to_numpy(), methods=("none", "cluster-based"), n_clusters=3, n_directions=2, model="miniLM").set_index("method")
+    tokens, offsets = geometry.token_states_by_sentence(sentences, tokenizer, model, batch_size=32, progress=False)
+    result = geometry.evaluate_sts_tokens(tokens, offsets, first, second, table["score"].to_numpy(), methods=("none", "cluster-based"), n_clusters=3, n_directions=2, model="miniLM").set_index("method")
     # MiniLM was trained for sentence similarity: strong agreement with the gold scores
     assert result.loc["none", "spearman"] > 70
     assert result.loc["none", "pearson"] > 70

@@ -21,7 +21,7 @@ import logging
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -525,7 +525,9 @@ def pca_view(
 STS_METHODS = ("none", "centring", "all-but-the-top", "kmeans-centring", "cluster-based", "cluster-based-gmm")
 # isotropy: I(W) as Rajaee & Pilehvar's code computes it (eigenvectors with numpy's signs);
 # isotropy_sign_free: each eigenvector with both signs (independent of the solver).
-STS_COLUMNS = ["model", "dataset", "split", "seed", "method", "n_pairs", "n_sentences", "dim", "n_clusters", "n_directions", "pearson", "spearman", "isotropy", "isotropy_sign_free"]
+STS_COLUMNS = ["model", "dataset", "split", "seed", "pipeline", "method", "n_pairs", "n_sentences", "n_tokens", "dim", "n_clusters", "n_directions", "pearson", "spearman", "isotropy", "isotropy_sign_free"]
+PIPELINE_TOKENS = "tokens without [CLS]/[SEP] transformed, then mean-pooled (Rajaee & Pilehvar); I(W) on tokens"
+PIPELINE_SENTENCES = "mean-pooled sentence vectors transformed; I(W) on sentences"
 
 
 def read_sts_tsv(path: str | os.PathLike) -> pd.DataFrame:
@@ -688,9 +690,14 @@ def pair_cosines(vectors: np.ndarray, first: np.ndarray, second: np.ndarray) -> 
 
 @dataclass
 class StsEmbeddings:
-    """Sentence embeddings of an STS data set: ``vectors[first[i]]`` and ``vectors[second[i]]``
+    """Vectors of an STS data set's unique sentences; sentences ``first[i]`` and ``second[i]``
     form pair ``i`` with gold score ``gold[i]``. ``available=False`` marks an optional data set
-    that could not be had (all arrays empty)."""
+    that could not be had (all arrays empty).
+
+    With ``offsets`` (n_sentences + 1 entries), ``vectors`` are *token* states: sentence j's
+    tokens are rows ``offsets[j]:offsets[j+1]`` (Rajaee & Pilehvar's pipeline, what the workflow
+    stores). Without (an empty array), ``vectors`` holds one pooled vector per sentence.
+    """
 
     vectors: np.ndarray
     first: np.ndarray
@@ -699,6 +706,11 @@ class StsEmbeddings:
     dataset: str
     split: str
     available: bool = True
+    offsets: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+
+    @property
+    def token_level(self) -> bool:
+        return len(self.offsets) > 0
 
     @classmethod
     def unavailable(cls, dataset: str, split: str) -> "StsEmbeddings":
@@ -708,21 +720,55 @@ class StsEmbeddings:
     def save(self, path: str | os.PathLike) -> None:
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as handle:
-                np.savez(handle, vectors=self.vectors, first=self.first, second=self.second, gold=self.gold, dataset=self.dataset, split=self.split, available=self.available)
+                np.savez(handle, vectors=self.vectors, first=self.first, second=self.second, gold=self.gold, dataset=self.dataset, split=self.split, available=self.available, offsets=self.offsets)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "StsEmbeddings":
         with np.load(path, allow_pickle=False) as data:
-            return cls(data["vectors"], data["first"], data["second"], data["gold"], str(data["dataset"]), str(data["split"]), bool(data["available"]))
+            offsets = data["offsets"] if "offsets" in data else np.empty(0, dtype=np.int64)
+            return cls(data["vectors"], data["first"], data["second"], data["gold"], str(data["dataset"]), str(data["split"]), bool(data["available"]), offsets)
 
 
 def sts_table(embeddings: StsEmbeddings, *, model: str, seed: int = 0, **settings: Any) -> pd.DataFrame:
-    """:func:`evaluate_sts` of stored embeddings; an empty table (header only) when unavailable."""
+    """The STS table of stored vectors: :func:`evaluate_sts_tokens` for token states (the
+    authors' pipeline), :func:`evaluate_sts` for sentence vectors; an empty table (header only)
+    when the data set was unavailable."""
     if not embeddings.available:
         log.warning("STS data set %s (%s) was unavailable; writing an empty table", embeddings.dataset, embeddings.split)
         return pd.DataFrame(columns=STS_COLUMNS)
-    table = evaluate_sts(embeddings.vectors, embeddings.first, embeddings.second, embeddings.gold, seed=seed, model=model, dataset=embeddings.dataset, split=embeddings.split, **settings)
+    labels = {"seed": seed, "model": model, "dataset": embeddings.dataset, "split": embeddings.split}
+    if embeddings.token_level:
+        table = evaluate_sts_tokens(embeddings.vectors, embeddings.offsets, embeddings.first, embeddings.second, embeddings.gold, **labels, **settings)
+    else:
+        table = evaluate_sts(embeddings.vectors, embeddings.first, embeddings.second, embeddings.gold, **labels, **settings)
     return table[STS_COLUMNS]
+
+
+def _sts_row(method: str, transformed: np.ndarray, cosines: np.ndarray, gold: np.ndarray, *, n_clusters: int, n_directions: int, abtt_directions: int) -> dict[str, Any]:
+    """Correlations (x100) of one method's pair cosines with the gold scores, and I(W) of the
+    space it transformed (Rajaee & Pilehvar's signs, and sign-free)."""
+    from scipy.stats import pearsonr, spearmanr
+
+    from isotropy.metrics import partition_isotropy
+
+    return {
+        "method": method,
+        "n_clusters": n_clusters if method.startswith(("kmeans", "cluster")) else 1,
+        "n_directions": {"all-but-the-top": abtt_directions, "cluster-based": n_directions, "cluster-based-gmm": n_directions}.get(method, 0),
+        "pearson": 100 * float(pearsonr(cosines, gold).statistic),
+        "spearman": 100 * float(spearmanr(cosines, gold).statistic),
+        "isotropy": partition_isotropy(transformed, signs="solver"),
+        "isotropy_sign_free": partition_isotropy(transformed, signs="both"),
+    }
+
+
+def _check_pairs(first: np.ndarray, second: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    gold = np.asarray(gold, dtype=float)
+    if not (len(first) == len(second) == len(gold)):
+        raise ValueError(f"pair arrays disagree in length: {len(first)}, {len(second)}, {len(gold)} gold scores")
+    if np.ptp(gold) == 0:
+        raise ValueError("all gold scores are equal; correlation is undefined")
+    return gold
 
 
 def evaluate_sts(
@@ -738,42 +784,112 @@ def evaluate_sts(
     seed: int = 0,
     **labels: Any,
 ) -> pd.DataFrame:
-    """Pearson and Spearman (x100) of pair cosines vs. gold scores, and I(W), per method.
+    """Pearson and Spearman (x100) of pair cosines vs. gold scores, and I(W), per method, on
+    *sentence* vectors.
 
-    Each transform is fitted on all unique sentences of the data set (both sides of every
-    pair), as Rajaee & Pilehvar do; I(W) is measured on the transformed sentence embeddings.
+    Each transform is fitted on the given sentence vectors (one per unique sentence) and I(W) is
+    measured on them. This is NOT Rajaee & Pilehvar's pipeline, which transforms token vectors
+    and pools afterwards (:func:`evaluate_sts_tokens`, what the workflow runs); it is kept for
+    sentence encoders whose pooled output is the object of study.
     """
-    from scipy.stats import pearsonr, spearmanr
-
-    from isotropy.metrics import partition_isotropy
-
-    gold = np.asarray(gold, dtype=float)
-    if not (len(first) == len(second) == len(gold)):
-        raise ValueError(f"pair arrays disagree in length: {len(first)}, {len(second)}, {len(gold)} gold scores")
-    if np.ptp(gold) == 0:
-        raise ValueError("all gold scores are equal; correlation is undefined")
+    gold = _check_pairs(first, second, gold)
     rows = []
     for method in methods:
         transformed = np.asarray(enhance(vectors, method, n_clusters=n_clusters, n_directions=n_directions, abtt_directions=abtt_directions, seed=seed), dtype=np.float64)
-        cosines = pair_cosines(transformed, first, second)
-        rows.append(
-            {
-                **labels,
-                "seed": seed,
-                "method": method,
-                "n_pairs": len(gold),
-                "n_sentences": len(vectors),
-                "dim": vectors.shape[1],
-                "n_clusters": n_clusters if method.startswith(("kmeans", "cluster")) else 1,
-                "n_directions": {"all-but-the-top": abtt_directions, "cluster-based": n_directions, "cluster-based-gmm": n_directions}.get(method, 0),
-                "pearson": 100 * float(pearsonr(cosines, gold).statistic),
-                "spearman": 100 * float(spearmanr(cosines, gold).statistic),
-                "isotropy": partition_isotropy(transformed, signs="solver"),
-                "isotropy_sign_free": partition_isotropy(transformed, signs="both"),
-            }
-        )
-        log.info("STS %s: pearson %.2f spearman %.2f I(W) %.3g", method, rows[-1]["pearson"], rows[-1]["spearman"], rows[-1]["isotropy"])
+        row = _sts_row(method, transformed, pair_cosines(transformed, first, second), gold, n_clusters=n_clusters, n_directions=n_directions, abtt_directions=abtt_directions)
+        rows.append({**labels, "seed": seed, "n_pairs": len(gold), "n_sentences": len(vectors), "n_tokens": 0, "dim": vectors.shape[1], "pipeline": PIPELINE_SENTENCES, **row})
+        log.info("STS %s: pearson %.2f spearman %.2f I(W) %.3g", method, row["pearson"], row["spearman"], row["isotropy"])
     return pd.DataFrame(rows, columns=[c for c in STS_COLUMNS if c in rows[0]])
+
+
+def pair_side_tokens(offsets: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the token matrix for every pair side in Rajaee & Pilehvar's order (first sentence
+    of pair 0, second of pair 0, first of pair 1, ...; a sentence in several pairs is repeated,
+    as in their code), and the start of each side's block in that order."""
+    sides = np.empty(2 * len(first), dtype=np.int64)
+    sides[0::2], sides[1::2] = first, second
+    lengths = offsets[sides + 1] - offsets[sides]
+    if (lengths == 0).any():
+        raise ValueError(f"{int((lengths == 0).sum())} STS sentences have no token left after removing special tokens; check the data set's sentences")
+    rows = np.concatenate([np.arange(offsets[s], offsets[s + 1]) for s in sides])
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    return rows, starts
+
+
+def evaluate_sts_tokens(
+    tokens: np.ndarray,
+    offsets: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    gold: np.ndarray,
+    *,
+    methods: Sequence[str] = STS_METHODS,
+    n_clusters: int = 27,
+    n_directions: int = 12,
+    abtt_directions: int = 12,
+    seed: int = 0,
+    **labels: Any,
+) -> pd.DataFrame:
+    """Rajaee & Pilehvar's STS pipeline: transform *token* vectors, then mean-pool, then cosine.
+
+    ``tokens`` holds the last-layer states of each unique sentence's tokens without [CLS]/[SEP]
+    (sentence i: rows ``offsets[i]:offsets[i+1]``). As in their notebook, the token set is the
+    tokens of every pair side in pair order (repeated sentences repeated); each transform is
+    fitted on it; each side's sentence vector is the mean of its transformed tokens; a pair is
+    scored by the cosine of its two sentence vectors. I(W) is measured on the transformed
+    tokens, with numpy's eigenvector signs (``isotropy``, their number) and sign-free.
+    """
+    gold = _check_pairs(first, second, gold)
+    rows_of_sides, starts = pair_side_tokens(np.asarray(offsets), np.asarray(first), np.asarray(second))
+    side_tokens = np.asarray(tokens[rows_of_sides], dtype=np.float64)
+    lengths = np.diff(np.append(starts, len(side_tokens)))
+    pair_first, pair_second = np.arange(0, 2 * len(gold), 2), np.arange(1, 2 * len(gold), 2)
+    rows = []
+    for method in methods:
+        transformed = np.asarray(enhance(side_tokens, method, n_clusters=n_clusters, n_directions=n_directions, abtt_directions=abtt_directions, seed=seed), dtype=np.float64)
+        sentences = np.add.reduceat(transformed, starts, axis=0) / lengths[:, None]
+        row = _sts_row(method, transformed, pair_cosines(sentences, pair_first, pair_second), gold, n_clusters=n_clusters, n_directions=n_directions, abtt_directions=abtt_directions)
+        rows.append({**labels, "seed": seed, "n_pairs": len(gold), "n_sentences": len(offsets) - 1, "n_tokens": len(side_tokens), "dim": tokens.shape[1], "pipeline": PIPELINE_TOKENS, **row})
+        log.info("STS %s (tokens): pearson %.2f spearman %.2f I(W) %.3g", method, row["pearson"], row["spearman"], row["isotropy"])
+    return pd.DataFrame(rows, columns=[c for c in STS_COLUMNS if c in rows[0]])
+
+
+def token_states_by_sentence(
+    sentences: Sequence[str],
+    tokenizer,
+    model,
+    *,
+    device: Any = "cpu",
+    batch_size: int = 32,
+    max_length: int = 128,
+    layer: int = -1,
+    progress: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One layer's hidden states of every sentence's tokens, special tokens ([CLS], [SEP]) and
+    padding removed, as Rajaee & Pilehvar feed them to the cluster-based method.
+
+    Returns ``(tokens, offsets)``: float32 (T, d), sentence i's tokens at ``offsets[i]:offsets[i+1]``.
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    if not sentences:
+        raise ValueError("no sentences to embed")
+    per_sentence: list[np.ndarray | None] = [None] * len(sentences)
+    order = np.argsort([len(s) for s in sentences], kind="stable")  # less padding
+    for start in tqdm(range(0, len(order), batch_size), desc="STS token states", unit="batch", disable=not progress):
+        rows = order[start : start + batch_size]
+        inputs, special = _encode_batch(tokenizer, [sentences[i] for i in rows], max_length)
+        keep = (inputs["attention_mask"].bool() & ~special.bool()).numpy()
+        with torch.inference_mode():
+            hidden = model(**{key: value.to(device) for key, value in inputs.items()}).hidden_states[layer].float().cpu().numpy()
+        for b, i in enumerate(rows):
+            per_sentence[i] = hidden[b][keep[b]]
+    lengths = np.array([len(t) for t in per_sentence], dtype=np.int64)
+    tokens = np.concatenate(per_sentence).astype(np.float32, copy=False)
+    if not np.isfinite(tokens).all():
+        raise ValueError("the model produced non-finite hidden states")
+    return tokens, np.concatenate([[0], np.cumsum(lengths)])
 
 
 # ---------------------------------------------------------------------------------------------
