@@ -230,7 +230,7 @@ def _lid_rows(lid: pd.DataFrame | None, config: Mapping[str, Any], stand: StandI
             per_layer = euclidean[(euclidean["kind"] == "contextual") & (euclidean["model"] == name)].groupby("layer")["lid_cai_scale"].mean()
             ours = euclidean[(euclidean["kind"] == "contextual") & (euclidean["model"] == name) & (euclidean["layer"] == per_layer.index.max())]
             stand_in = _model_stand_in(name, models[name], paper)
-            setup = f"{name}, last layer ({per_layer.index.max()})"
+            setup = f"{name}, last layer ({int(per_layer.index.max())})"
             layer_note = f"layers {per_layer.min():.2f}–{per_layer.max():.2f}; papers.md does not say which layer Table 3 reports, the last is compared"
         if ours.empty:
             rows.append(row(source, "LID", paper, paper_value=value, unit="dimensions", verdict=NOT_RUN, note="no matching row in results/geometry/lid.csv"))
@@ -254,12 +254,13 @@ def _cosine_rows(cosine: pd.DataFrame | None, config: Mapping[str, Any], stand: 
     for name, group in cosine[cosine["kind"] == "contextual"].groupby("model", sort=False):
         stand_in = "; ".join(s for s in (_model_stand_in(name, models.get(name, name), paper_model(models.get(name, "")) or "BERT"), stand.corpus) if s)
         per_layer = group.groupby("layer")[["s_inter", "s_intra", "s_inter_adjusted", "s_intra_adjusted"]].mean()
+        layers = f"{name}, layers {int(per_layer.index.min())}–{int(per_layer.index.max())}"
         for column, quantity, says in (("s_inter", "S_inter, raw", "high at every layer (the space looks anisotropic globally)"),
                                        ("s_intra", "S_intra, raw", "high at every layer")):  # fmt: skip
-            rows.append(row(source, quantity, f"{name}, layers {per_layer.index.min()}–{per_layer.index.max()}", paper_says=says, our_value=float(per_layer[column].min()), unit="mean cosine (minimum over layers)",
+            rows.append(row(source, quantity, layers, paper_says=says, our_value=float(per_layer[column].min()), unit="mean cosine (minimum over layers)",
                             convention="Cai et al.'s intercos / intracos (one random instance per type for S_inter)", stand_in=stand_in, verdict=NO_NUMBER, note=f"range {per_layer[column].min():.3f}–{per_layer[column].max():.3f}"))  # fmt: skip
         worst = float(per_layer["s_inter_adjusted"].abs().max())
-        rows.append(row(source, "S_inter, cluster-adjusted", f"{name}, layers {per_layer.index.min()}–{per_layer.index.max()}", paper_says="nearly isotropic within clusters once each cluster's mean is subtracted",
+        rows.append(row(source, "S_inter, cluster-adjusted", layers, paper_says="nearly isotropic within clusters once each cluster's mean is subtracted",
                         our_value=worst, unit="|mean cosine| (maximum over layers)", convention="per cluster: centred on its own mean, pairs inside the cluster, unweighted mean over clusters (Cai et al.'s --cluster_cos --center)",
                         stand_in=stand_in, tolerance="≤ 0.1 at every layer (our reading of 'nearly isotropic')", verdict=CONSISTENT if worst <= 0.1 else NOT_CONSISTENT,
                         note=f"S_intra adjusted {per_layer['s_intra_adjusted'].min():.3f}–{per_layer['s_intra_adjusted'].max():.3f}"))  # fmt: skip
