@@ -206,16 +206,50 @@ def test_killed_run_resumes_to_the_same_result(tiny_bert, tmp_path):
         ft.finetune(out_dir=tmp_path / "killed", stop_after_epoch=0, **kwargs)
     assert torch.load(tmp_path / "killed" / ft.CHECKPOINT_NAME, weights_only=False)["epoch"] == 0
     resumed = ft.finetune(out_dir=tmp_path / "killed", **kwargs)
+    # Bit-identical: the checkpoint (tensors and plain data only) restores every RNG exactly.
     for key in ("metric", "isoscore_star", "twonn", "steps"):
-        assert resumed[key] == pytest.approx(whole[key], abs=1e-6), key
-    assert [h["loss"] for h in resumed["history"]] == pytest.approx([h["loss"] for h in whole["history"]], abs=1e-6)
-    a = torch.load(tmp_path / "whole" / ft.CHECKPOINT_NAME, weights_only=False)["model"]
-    b = torch.load(tmp_path / "killed" / ft.CHECKPOINT_NAME, weights_only=False)["model"]
-    assert max((a[k] - b[k]).abs().max().item() for k in a) <= 1e-6
+        assert resumed[key] == whole[key], key
+    assert resumed["history"] == whole["history"]
+    a = torch.load(tmp_path / "whole" / ft.CHECKPOINT_NAME, weights_only=True)
+    b = torch.load(tmp_path / "killed" / ft.CHECKPOINT_NAME, weights_only=True)
+    assert all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
+    assert torch.equal(a["rng"]["torch"], b["rng"]["torch"]) and torch.equal(a["rng"]["numpy"]["keys"], b["rng"]["numpy"]["keys"])
+    assert a["rng"]["python"] == b["rng"]["python"]
     # A checkpoint from other settings is refused, not silently mixed in.
     other = ft.TrainingSettings(**{**SMALL, "learning_rate": 5e-4})
     with pytest.raises(ValueError, match="different run or settings"):
         ft.finetune(out_dir=tmp_path / "killed", **{**kwargs, "settings": other})
+
+
+class _RunsCode:
+    """Unpickling this creates a file: what a tampered checkpoint could do on resume."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_tampered_checkpoint_is_refused_without_running_code(tiny_bert, tmp_path):
+    data = (sentiment_table(40, 0), sentiment_table(24, 1))
+    settings = ft.TrainingSettings(**SMALL)
+    kwargs = dict(model_spec=tiny_bert, task="sst2", regulariser="none", lam=0.0, seed=7, settings=settings, data=data)
+    with pytest.raises(ft.TrainingInterrupted):
+        ft.finetune(out_dir=tmp_path / "run", stop_after_epoch=0, **kwargs)
+    checkpoint = tmp_path / "run" / ft.CHECKPOINT_NAME
+    state = torch.load(checkpoint, weights_only=True)
+    marker = tmp_path / "code-ran"
+    state["history"].append(_RunsCode(marker))
+    torch.save(state, checkpoint)
+    with pytest.raises(ValueError) as info:
+        ft.finetune(out_dir=tmp_path / "run", **kwargs)
+    assert not marker.exists()
+    message = str(info.value)
+    assert message.startswith(f"{checkpoint} holds objects other than tensors and plain data (it asks to run io.open)")
+    assert message.endswith("so it is not a checkpoint this workflow wrote and was not loaded; "
+                            "delete it to start this run afresh")
+    assert not (tmp_path / "run" / "metrics.json").exists()
 
 
 def test_run_and_save_writes_metrics_and_drops_checkpoint(tiny_bert, tmp_path):

@@ -554,7 +554,11 @@ def estimate_reference_covariance(
 
 
 def _rng_state() -> dict[str, Any]:
-    state = {"torch": torch.get_rng_state(), "python": random.getstate(), "numpy": np.random.get_state()}
+    # Tensors and plain data only, so that the checkpoint loads with weights_only=True.
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    numpy_state = {"kind": kind, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
+                   "has_gauss": int(has_gauss), "cached_gaussian": float(cached)}
+    state = {"torch": torch.get_rng_state(), "python": random.getstate(), "numpy": numpy_state}
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
@@ -563,9 +567,28 @@ def _rng_state() -> dict[str, Any]:
 def _set_rng_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
     random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
+    numpy_state = state["numpy"]
+    np.random.set_state((numpy_state["kind"], numpy_state["keys"].numpy().astype(np.uint32), numpy_state["pos"],
+                         numpy_state["has_gauss"], numpy_state["cached_gaussian"]))
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def load_checkpoint(path: Path) -> dict[str, Any]:
+    """A checkpoint's state, unpickling tensors and plain data only: a tampered file cannot run code."""
+    import pickle
+
+    try:
+        # On the CPU: the RNG states must stay CPU tensors; load_state_dict moves the rest.
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as error:
+        # torch's message is long; its "Unsupported global: GLOBAL io.open ..." part names the object.
+        found = re.search(r"Unsupported global: GLOBAL (\S+)", str(error))
+        what = f"it asks to run {found.group(1)}" if found else "weights_only load failed"
+        raise ValueError(
+            f"{path} holds objects other than tensors and plain data ({what}), so it is not a checkpoint this "
+            "workflow wrote and was not loaded; delete it to start this run afresh"
+        ) from None
 
 
 def _run_signature(model_spec: ModelSpec, task: str, regulariser: str, lam: float, seed: int, settings: TrainingSettings) -> dict:
@@ -642,8 +665,7 @@ def finetune(
     checkpoint_path = out_dir / CHECKPOINT_NAME
     start_epoch, step, history = 0, 0, []
     if checkpoint_path.exists():
-        # On the CPU: the RNG states must stay CPU tensors; load_state_dict moves the rest.
-        state = torch.load(checkpoint_path, map_location="cpu", weights_only=False)
+        state = load_checkpoint(checkpoint_path)
         if state["signature"] != signature:
             raise ValueError(
                 f"{checkpoint_path} belongs to a different run or settings ({state['signature']}); "
