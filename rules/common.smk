@@ -5,6 +5,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from isotropy import comparison, studies
+from isotropy import model_parts as isotropy_model_parts
 
 try:
     validate(config, "../schemas/config.schema.yaml")
@@ -53,6 +54,11 @@ def optimisation_settings(wildcards):
 
 def sentence_encoder(wildcards):
     return studies.sentence_encoder_spec(config, wildcards.encoder)
+
+
+def split_model_input(path):
+    """The manifest of a `parts:<name>` model (assembled by rule assemble_model), else nothing."""
+    return isotropy_model_parts.required_manifests([path], config)
 
 
 def word_vector_file(wildcards):

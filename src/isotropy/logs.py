@@ -38,3 +38,46 @@ def configure_from_snakemake(snakemake: Any) -> None:
     """Configure logging from a Snakemake ``script:`` object (first log file, if any)."""
     log_files = list(getattr(snakemake, "log", []) or [])
     configure_logging(log_files[0] if log_files else None)
+
+
+class ProgressLog:
+    """Progress of a long loop in the step's log: done/total, elapsed and an estimate of the time left.
+
+    tqdm's bar goes to the terminal only; a job on a cluster or behind Snakemake is followed in
+    its log file, so a line is logged at most every ``every`` seconds (and at the end).
+    """
+
+    def __init__(
+        self, total: int, what: str, *, every: float = 30.0, logger: logging.Logger | None = None, clock=None
+    ) -> None:
+        import time
+
+        self.total, self.what, self.every = total, what, every
+        self.done = 0
+        self._clock = clock or time.monotonic
+        self._start = self._last = self._clock()
+        self._log = logger or logging.getLogger("isotropy.progress")
+
+    def update(self, count: int) -> None:
+        self.done += count
+        now = self._clock()
+        if now - self._last >= self.every or self.done >= self.total:
+            self._last = now
+            self._log.info("%s", self.line(now - self._start))
+
+    def line(self, elapsed: float) -> str:
+        """'what: done/total (p%), elapsed …, about … left' (the rate so far, extrapolated)."""
+        share = self.done / self.total if self.total else 1.0
+        left = elapsed * (1 - share) / share if share > 0 else float("nan")
+        return (
+            f"{self.what}: {self.done:,}/{self.total:,} ({100 * share:.1f}%), "
+            f"elapsed {_duration(elapsed)}, about {_duration(left)} left"
+        )
+
+
+def _duration(seconds: float) -> str:
+    if seconds != seconds:  # NaN: no rate yet
+        return "?"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"

@@ -1,0 +1,26 @@
+"""Progress lines of long jobs in their log: done/total and the time left at the rate so far."""
+
+import logging
+
+from isotropy.logs import ProgressLog
+
+
+def test_progress_logs_the_time_left_at_most_every_interval_and_at_the_end(caplog):
+    now = [0.0]
+    progress = ProgressLog(1000, "encoded texts", every=30, clock=lambda: now[0])
+    with caplog.at_level(logging.INFO, logger="isotropy.progress"):
+        now[0] = 10.0
+        progress.update(100)  # 10 s since the last line: nothing yet
+        now[0] = 60.0
+        progress.update(150)  # 250 of 1000 in 60 s: 180 s to go
+        now[0] = 70.0
+        progress.update(250)
+        now[0] = 200.0
+        progress.update(500)  # the end is always logged
+    lines = [record.getMessage() for record in caplog.records]
+    assert lines == [
+        "encoded texts: 250/1,000 (25.0%), elapsed 1m00s, about 3m00s left",
+        "encoded texts: 1,000/1,000 (100.0%), elapsed 3m20s, about 0m00s left",
+    ]
+    assert ProgressLog(10, "x").line(0.0).endswith("about ? left")
+    assert "1h01m40s" in ProgressLog(2, "x").line(3700.0)
