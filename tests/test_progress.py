@@ -24,3 +24,17 @@ def test_progress_logs_the_time_left_at_most_every_interval_and_at_the_end(caplo
     ]
     assert ProgressLog(10, "x").line(0.0).endswith("about ? left")
     assert "1h01m40s" in ProgressLog(2, "x").line(3700.0)
+
+
+def test_a_loop_that_may_stop_early_reports_the_nearer_limit(caplog):
+    now = [0.0]
+    progress = ProgressLog(5000, "token embeddings, sentences read", every=30, clock=lambda: now[0])
+    with caplog.at_level(logging.INFO, logger="isotropy.progress"):
+        now[0] = 40.0
+        progress.update(100, share=0.4)  # 100 of 5,000 sentences read, but 40% of the token cap kept
+        now[0] = 100.0
+        progress.update(150, share=1.0)  # the cap is reached: logged as the end
+    assert [r.getMessage() for r in caplog.records] == [
+        "token embeddings, sentences read: 100/5,000, 40.0% of the work, elapsed 0m40s, about 1m00s left",
+        "token embeddings, sentences read: 250/5,000, 100.0% of the work, elapsed 1m40s, about 0m00s left",
+    ]

@@ -286,7 +286,9 @@ def extract_token_embeddings(
                 chunks.append(picked.float().cpu().numpy())
                 n_kept += len(rows)
             bar.update(len(batch))
-            logged.update(len(batch))
+            # Extraction stops at max_tokens: the work done is whichever limit is nearer.
+            read = (start + len(batch)) / len(sentences)
+            logged.update(len(batch), share=max(read, n_kept / max_tokens) if max_tokens else None)
             if max_tokens is not None and n_kept >= max_tokens:
                 break
     if not chunks:

@@ -54,25 +54,29 @@ class ProgressLog:
 
         self.total, self.what, self.every = total, what, every
         self.done = 0
+        self.share: float | None = None  # share of the work done, when it is not done/total
         self._clock = clock or time.monotonic
         self._start = self._last = self._clock()
         self._log = logger or logging.getLogger("isotropy.progress")
 
-    def update(self, count: int) -> None:
+    def update(self, count: int, share: float | None = None) -> None:
+        """``count`` more items done; ``share`` overrides done/total when a loop may stop early."""
         self.done += count
+        self.share = share
         now = self._clock()
-        if now - self._last >= self.every or self.done >= self.total:
+        if now - self._last >= self.every or self.done >= self.total or (share is not None and share >= 1):
             self._last = now
             self._log.info("%s", self.line(now - self._start))
 
     def line(self, elapsed: float) -> str:
         """'what: done/total (p%), elapsed …, about … left' (the rate so far, extrapolated)."""
-        share = self.done / self.total if self.total else 1.0
+        share = self.share if self.share is not None else (self.done / self.total if self.total else 1.0)
+        share = min(share, 1.0)
         left = elapsed * (1 - share) / share if share > 0 else float("nan")
-        return (
-            f"{self.what}: {self.done:,}/{self.total:,} ({100 * share:.1f}%), "
-            f"elapsed {_duration(elapsed)}, about {_duration(left)} left"
+        done = f"{self.done:,}/{self.total:,} ({100 * share:.1f}%)" if self.share is None else (
+            f"{self.done:,}/{self.total:,}, {100 * share:.1f}% of the work"
         )
+        return f"{self.what}: {done}, elapsed {_duration(elapsed)}, about {_duration(left)} left"
 
 
 def _duration(seconds: float) -> str:
