@@ -107,13 +107,16 @@ def test_subset_is_seeded_and_independent_of_run(monkeypatch):
 # ----------------------------------------------------------------------------- penalties
 
 
-def test_cosine_penalty_is_the_mean_offdiagonal_cosine():
+def test_cosine_penalty_divides_all_cosines_by_n_squared_as_the_authors():
     from sklearn.metrics.pairwise import cosine_similarity
 
     x = torch.randn(40, 7, generator=torch.Generator().manual_seed(0)) + 0.5
     full = cosine_similarity(x.numpy())
-    expected = (full.sum() - np.trace(full)) / (40 * 39)
-    assert ft.cosine_penalty(x).item() == pytest.approx(expected, abs=1e-5)
+    assert ft.cosine_penalty(x).item() == pytest.approx(full.sum() / 40**2, abs=1e-5)  # diagonal included
+    distinct = (full.sum() - np.trace(full)) / (40 * 39)
+    assert ft.cosine_penalty(x).item() == pytest.approx(1 / 40 + 39 / 40 * distinct, abs=1e-5)
+    # by hand: two orthogonal rows give (1 + 1 + 0 + 0) / 4
+    assert ft.cosine_penalty(torch.tensor([[1.0, 0.0], [0.0, 2.0]])).item() == pytest.approx(0.5)
 
 
 def test_token_points_drop_padding_and_embedding_layer():
@@ -139,6 +142,11 @@ def test_reference_covariance_matches_numpy(tiny_bert):
     # A smaller sample keeps exactly sample_size states: still a valid covariance near the full one.
     part = ft.estimate_reference_covariance(model, features, tokenizer, 200, 8, torch.device("cpu"), seed=1)
     assert torch.allclose(part, part.T) and torch.linalg.eigvalsh(part.double()).min() > -1e-6
+    # per layer (the evaluation reference): each layer's covariance over the same training tokens
+    layers = ft.estimate_reference_covariance(model, features, tokenizer, 10_000, 8, torch.device("cpu"), seed=1, per_layer=True)
+    assert layers.shape == (len(out.hidden_states) - 1, states.shape[1], states.shape[1])
+    for layer, hidden in enumerate(out.hidden_states[1:]):
+        np.testing.assert_allclose(layers[layer].numpy(), np.cov(hidden[batch["attention_mask"].bool()].numpy(), rowvar=False), atol=1e-5)
 
 
 @pytest.mark.parametrize("lam", [1.0, -1.0])
@@ -178,6 +186,9 @@ def test_finetune_learns_the_synthetic_task(tiny_bert, tmp_path):
     assert result["metric_name"] == "accuracy" and result["metric"] >= 0.9  # chance is 0.5
     assert result["history"][-1]["task_loss"] < result["history"][0]["task_loss"]
     assert len(result["isoscore_star_layers"]) == 2 and 0 <= result["isoscore_star"] <= 1
+    # Σ_S of the evaluation from training tokens (the authors'); the validation-token one kept
+    assert result["isoscore_star_reference"] == "training tokens" and 0 <= result["isoscore_star_validation_reference"] <= 1
+    assert result["isoscore_star"] != result["isoscore_star_validation_reference"]
     assert result["eval_sentences"] == 48 and math.isfinite(result["twonn"]) and result["twonn"] > 0
 
 

@@ -20,7 +20,7 @@ def write_run(root, model, task, regulariser, lam, seed, metric, iso, twonn):
     path.write_text(json.dumps({
         "model": {"model": f"hub/{model}", "revision": None, "path": None}, "task": task, "regulariser": regulariser,
         "lambda": float(lam), "seed": seed, "metric_name": name, "metric": metric, "scores": {name: metric},
-        "isoscore_star": iso, "isoscore_star_layers": [iso / 2, iso], "twonn": twonn,
+        "isoscore_star": iso, "isoscore_star_layers": [iso / 2, iso], "twonn": twonn, "isoscore_star_validation_reference": iso * 0.9,
     }))
     return path
 
@@ -43,7 +43,7 @@ def runs(tmp_path) -> pd.DataFrame:
 
 def test_collect_runs_has_one_row_per_run(runs):
     assert len(runs) == 2 * 2 * 7 * 3
-    assert list(runs.columns[:9]) == ft.RUN_COLUMNS
+    assert list(runs.columns[: len(ft.RUN_COLUMNS)]) == ft.RUN_COLUMNS
     assert {"isoscore_star_layer1", "isoscore_star_layer2"} <= set(runs.columns)
     assert set(runs["model"]) == {"bert", "distil"}
 
@@ -51,6 +51,15 @@ def test_collect_runs_has_one_row_per_run(runs):
 def test_collect_runs_refuses_nan(tmp_path):
     path = write_run(tmp_path, "m", "sst2", "none", 0, 0, float("nan"), 0.2, 10.0)
     with pytest.raises(ValueError, match="NaN"):
+        ft.collect_runs([path])
+
+
+def test_collect_runs_refuses_a_run_evaluated_before_the_training_token_reference(tmp_path):
+    path = write_run(tmp_path, "m", "sst2", "none", 0, 0, 0.8, 0.2, 10.0)
+    record = json.loads(path.read_text())
+    del record["isoscore_star_validation_reference"]
+    path.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="predates IsoScore\\* with the training-token"):
         ft.collect_runs([path])
 
 

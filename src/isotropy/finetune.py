@@ -312,16 +312,19 @@ def istar_penalty(points: torch.Tensor, reference_covariance: torch.Tensor, zeta
 
 
 def cosine_penalty(points: torch.Tensor) -> torch.Tensor:
-    """Mean cosine similarity over all distinct pairs of rows (CosReg).
+    """CosReg as the authors compute it: the sum of all n² cosines of the rows, the n self-cosines
+    (each 1) included, divided by n².
 
-    Uses Σ_{i≠j} cos(x_i, x_j) = ‖Σ_i x̂_i‖² − n, so memory stays linear in n.
+    That is 1/n + (n − 1)/n × the mean over distinct pairs; the two differ by at most 1/n and have
+    the same gradient direction. Uses Σ_{i,j} cos(x_i, x_j) = ‖Σ_i x̂_i‖², so memory stays linear
+    in n. Unlike the authors' code, the rows are non-padding token states only (the caller masks).
     """
     n = points.shape[0]
     if n < 2:
         raise ValueError(f"CosReg needs at least 2 token states in a batch, found {n}")
     unit = torch.nn.functional.normalize(points.float(), dim=1)
     total = unit.sum(dim=0)
-    return (total @ total - n) / (n * (n - 1))
+    return (total @ total) / (n * n)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -513,11 +516,15 @@ def estimate_reference_covariance(
     device: torch.device,
     seed: int,
     mixed_precision: bool = False,
+    per_layer: bool = False,
 ) -> torch.Tensor:
     """Σ_S: the unbiased covariance of ``sample_size`` token states (all layers, no padding) of the
     current model in eval mode, from training examples in a seeded random order.
 
-    Accumulated as running sums in float64, so 250,000 × 768 states never sit in memory at once.
+    With ``per_layer``, one covariance per transformer layer (layers × dim × dim), each over the
+    same ``sample_size`` token positions: the evaluation reference of the authors' code, built
+    from training tokens. Accumulated as running sums in float64, so 250,000 × 768 states never
+    sit in memory at once.
     """
     was_training = model.training
     model.eval()
@@ -529,16 +536,20 @@ def estimate_reference_covariance(
         batch = _to_device(collate(features, indices.tolist(), tokenizer), device)
         with _autocast(device, mixed_precision):
             out = model(**_model_inputs(batch), output_hidden_states=True)
-        points = token_points(out.hidden_states, batch["attention_mask"]).double()
-        take = min(points.shape[0], sample_size - total)
-        if take < points.shape[0]:  # a random subset of the last batch, not its first layers
-            pick = torch.randperm(points.shape[0], generator=generator)[:take].to(points.device)
-            points = points[pick]
+        if per_layer:  # layers × tokens × dim
+            points = torch.stack(tuple(out.hidden_states[1:]))[:, batch["attention_mask"].bool()].double()
+        else:  # one group: tokens × layers states
+            points = token_points(out.hidden_states, batch["attention_mask"]).double()[None]
+        count = points.shape[1]
+        take = min(count, sample_size - total)
+        if take < count:  # a random subset of the last batch, not its first layers or tokens
+            pick = torch.randperm(count, generator=generator)[:take].to(points.device)
+            points = points[:, pick]
         if sums is None:
-            sums = torch.zeros(points.shape[1], dtype=torch.float64, device=points.device)
-            products = torch.zeros(points.shape[1], points.shape[1], dtype=torch.float64, device=points.device)
-        sums += points.sum(dim=0)
-        products += points.T @ points
+            sums = torch.zeros(points.shape[0], points.shape[2], dtype=torch.float64, device=points.device)
+            products = torch.zeros(points.shape[0], points.shape[2], points.shape[2], dtype=torch.float64, device=points.device)
+        sums += points.sum(dim=1)
+        products += points.transpose(1, 2) @ points
         total += take
         progress.update(take)
         if total >= sample_size:
@@ -550,7 +561,8 @@ def estimate_reference_covariance(
     if total < sample_size:
         log.warning("Σ_S estimated from %d token states: the training data has fewer than the %d asked for", total, sample_size)
     mean = sums / total
-    return ((products - total * torch.outer(mean, mean)) / (total - 1)).float()
+    covariance = ((products - total * mean[:, :, None] * mean[:, None, :]) / (total - 1)).float()
+    return covariance if per_layer else covariance[0]
 
 
 def _rng_state() -> dict[str, Any]:
@@ -731,7 +743,13 @@ def finetune(
         if stop_after_epoch is not None and epoch == stop_after_epoch:
             raise TrainingInterrupted(f"stopped after epoch {epoch + 1} as asked; {checkpoint_path} holds the state")
 
-    evaluation = evaluate_model(model, tokenizer, spec, eval_table, eval_features, settings, device, mixed)
+    # Σ_S of the evaluation: up to reference_sample_size training token states per layer, as the
+    # authors' code builds it (the validation-token reference is kept as an extra column)
+    eval_reference = estimate_reference_covariance(
+        model, train_features, tokenizer, settings.reference_sample_size, settings.eval_batch_size,
+        device, seed=1_000_003 * (seed + 1) + 104_729, mixed_precision=mixed, per_layer=True,
+    )
+    evaluation = evaluate_model(model, tokenizer, spec, eval_table, eval_features, settings, device, mixed, references=eval_reference)
     return {
         "model": dataclasses.asdict(model_spec),
         "task": task,
@@ -769,12 +787,16 @@ def run_and_save(metrics_path: str | os.PathLike, **kwargs) -> dict[str, Any]:
 
 @torch.no_grad()
 def evaluate_model(model, tokenizer, spec: TaskSpec, table: pd.DataFrame, features: Features, settings: TrainingSettings,
-                   device: torch.device, mixed_precision: bool = False) -> dict[str, Any]:
+                   device: torch.device, mixed_precision: bool = False, references: torch.Tensor | None = None) -> dict[str, Any]:
     """Validation scores, IsoScore* per layer of the sentence embeddings and TwoNN of the last layer.
 
     Sentence embedding = the position-0 token ([CLS]) of each layer. IsoScore* shrinks each layer's
-    covariance towards Σ_S = that layer's covariance over every non-padding validation token
-    (ζ = ``settings.eval_zeta``), which keeps it stable when there are fewer sentences than dims.
+    covariance towards that layer's Σ_S (ζ = ``settings.eval_zeta``), which keeps it stable when
+    there are fewer sentences than dims. ``references`` (layers × dim × dim) is Σ_S from up to
+    ``reference_sample_size`` *training* token states, as the authors' code builds it
+    (:func:`estimate_reference_covariance` with ``per_layer``): ``isoscore_star``. Σ_S over every
+    non-padding *validation* token, our earlier choice, gives ``isoscore_star_validation_reference``.
+    Without ``references``, ``isoscore_star`` is the validation-reference value.
     """
     was_training = model.training
     model.eval()
@@ -799,7 +821,7 @@ def evaluate_model(model, tokenizer, spec: TaskSpec, table: pd.DataFrame, featur
     model.train(was_training)
     sentence = torch.cat(sentence_chunks, dim=1)  # layers × sentences × dim
     means = sums / counts
-    references = ((products - counts * means[:, :, None] * means[:, None, :]) / (counts - 1)).float().cpu()
+    validation_references = ((products - counts * means[:, :, None] * means[:, None, :]) / (counts - 1)).float().cpu()
 
     if spec.kind == "qa":
         logits = torch.cat(_pad_logits(outputs), dim=0).numpy()
@@ -808,15 +830,22 @@ def evaluate_model(model, tokenizer, spec: TaskSpec, table: pd.DataFrame, featur
     else:
         logits = torch.cat(outputs, dim=0).numpy()
         scores = classification_scores(spec, logits, np.asarray(features.extra["labels"]))
-    isoscores = [
-        float(metrics.isoscore_star(sentence[layer], references[layer], zeta=settings.eval_zeta))
-        for layer in range(sentence.shape[0])
-    ]
+
+    def per_layer(reference: torch.Tensor) -> list[float]:
+        return [float(metrics.isoscore_star(sentence[layer], reference[layer], zeta=settings.eval_zeta)) for layer in range(sentence.shape[0])]
+
+    on_validation = per_layer(validation_references)
+    if references is not None and tuple(references.shape) != tuple(validation_references.shape):
+        raise ValueError(f"training Σ_S has shape {tuple(references.shape)}; the model's layers need {tuple(validation_references.shape)}")
+    isoscores = per_layer(references.float().cpu()) if references is not None else on_validation
     last = sentence[-1].numpy()
     return {
         "scores": scores,
         "isoscore_star_layers": isoscores,
         "isoscore_star": isoscores[-1],
+        "isoscore_star_reference": "training tokens" if references is not None else "validation tokens",
+        "isoscore_star_layers_validation_reference": on_validation,
+        "isoscore_star_validation_reference": on_validation[-1],
         "twonn": float(metrics.twonn_dimension(torch.from_numpy(last))),
         "eval_sentences": int(sentence.shape[1]),
         "embedding_dim": int(sentence.shape[2]),
@@ -934,7 +963,15 @@ def run_path(run: dict[str, Any], artefact: str = "metrics.json") -> str:
     return f"results/istar/{run['model']}/{run['task']}/{run['regulariser']}_{run['lam']}/seed{run['seed']}/{artefact}"
 
 
-RUN_COLUMNS = ["model", "task", "regulariser", "lambda", "seed", "metric_name", "metric", "isoscore_star", "twonn"]
+# isoscore_star: Σ_S from training token states (the authors' evaluation); the validation-token
+# reference is kept as isoscore_star_validation_reference.
+RUN_COLUMNS = ["model", "task", "regulariser", "lambda", "seed", "metric_name", "metric", "isoscore_star", "isoscore_star_validation_reference", "twonn"]
+
+
+def _validation_reference(record: dict, path: str | os.PathLike) -> float:
+    if "isoscore_star_validation_reference" not in record:
+        raise ValueError(f"{path} predates IsoScore* with the training-token Σ_S (its isoscore_star used validation tokens); delete it so that rule finetune re-runs and re-evaluates")
+    return record["isoscore_star_validation_reference"]
 
 
 def collect_runs(metrics_files: Iterable[str | os.PathLike], model_names: Sequence[str] | None = None) -> pd.DataFrame:
@@ -956,7 +993,8 @@ def collect_runs(metrics_files: Iterable[str | os.PathLike], model_names: Sequen
         row = {
             "model": model, "task": record["task"], "regulariser": record["regulariser"], "lambda": record["lambda"],
             "seed": record["seed"], "metric_name": record["metric_name"], "metric": record["metric"],
-            "isoscore_star": record["isoscore_star"], "twonn": record["twonn"],
+            "isoscore_star": record["isoscore_star"], "isoscore_star_validation_reference": _validation_reference(record, path),
+            "twonn": record["twonn"],
         }
         for layer, value in enumerate(record["isoscore_star_layers"], start=1):
             row[f"isoscore_star_layer{layer}"] = value
