@@ -1,5 +1,6 @@
-# Entry points for a fresh machine: `make run` (the main study) and `make test`.
+# Entry points for a fresh machine: `make run` (the main study), `make preview`, `make test`.
 # Each creates the virtual environment if it is missing and installs the pinned project into it.
+# Measured wall times of every target: README.md, "Quick start".
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -11,8 +12,10 @@ CONFIG ?=
 # Later files win key by key; one --configfile takes them all (a second --configfile would replace the first).
 CONFIG_FILES ?= config.yaml $(if $(ISOTROPY_MIRROR),config/offline.yaml) $(CONFIG)
 CONFIGFILES := --configfile $(CONFIG_FILES)
+# Before a long run: the effective configuration and the time left, from measured per-update costs.
+ESTIMATE = $(BIN)/python -m isotropy.estimate --configfile $(CONFIG_FILES) --target
 
-.PHONY: run resume test test-fast figures audit report lint install clean-venv
+.PHONY: run preview resume test test-fast figures audit report lint install clean-venv
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -27,13 +30,21 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/activate
 install: $(VENV)/.installed
 
 run: install
+	$(ESTIMATE) main_study
 	$(BIN)/snakemake --cores $(CORES) main_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+
+# The main study's tables and figures with one seed and a coarse metric stride (config `preview`),
+# in results/preview/: a first look in minutes, never to be mistaken for results/main/.
+preview: install
+	$(ESTIMATE) preview_study
+	$(BIN)/snakemake --cores $(CORES) preview_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
 # After a killed run (Ctrl-C twice, SIGKILL, a lost session): release Snakemake's lock, then carry
 # on; the profile's rerun-incomplete makes the half-written jobs again. TARGET=preview_study etc.
 TARGET ?= main_study
 resume: install
 	$(BIN)/snakemake --unlock $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+	$(ESTIMATE) $(TARGET)
 	$(BIN)/snakemake --cores $(CORES) $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
 # Re-draw the figures of FIGURE_STUDIES (default: what `make run` makes) from stored traces.

@@ -45,6 +45,11 @@ def run_keys(study):
     ]
 
 
+def settings_stamp(wildcards):
+    """Written on every table and figure of a preview; empty for the full studies."""
+    return studies.settings_stamp(config, wildcards.study)
+
+
 def optimisation_settings(wildcards):
     """Training settings of one run, from its study's config (bias per main-study setup)."""
     return studies.optimisation_settings(

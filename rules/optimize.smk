@@ -50,6 +50,7 @@ rule tabulate_parameters:
         run_keys=lambda wc: run_keys(wc.study),
         stand_ins=stand_ins(),
         encoder_labels=encoder_labels(),
+        stamp=settings_stamp,
     script:
         "../scripts/tabulate_parameters.py"
 
@@ -73,6 +74,7 @@ rule tabulate_correlations:
         run_keys=lambda wc: run_keys(wc.study),
         stand_ins=stand_ins(),
         encoder_labels=encoder_labels(),
+        stamp=settings_stamp,
     script:
         "../scripts/tabulate_correlations.py"
 
@@ -97,6 +99,7 @@ rule plot_metric_curves:
         run_keys=lambda wc: run_keys(wc.study),
         stand_ins=stand_ins(),
         encoder_labels=encoder_labels(),
+        stamp=settings_stamp,
     script:
         "../scripts/plot_metric_curves.py"
 
@@ -120,6 +123,7 @@ rule plot_silhouette_vs_isoscore:
         run_keys=lambda wc: run_keys(wc.study),
         stand_ins=stand_ins(),
         encoder_labels=encoder_labels(),
+        stamp=settings_stamp,
     script:
         "../scripts/plot_silhouette_vs_isoscore.py"
 

@@ -1,7 +1,7 @@
 """IsoScore and silhouette against the update step, mean ± std over seeds (paper Figures 2 and 4)."""
 
 from isotropy.logs import configure_from_snakemake
-from isotropy.plots import save_figure
+from isotropy.plots import save_figure, stamp
 from isotropy.plots.main import metric_curves
 from isotropy.provenance import record_step
 from isotropy.summaries import read_traces
@@ -16,6 +16,7 @@ def main(snakemake):
     if not several_encoders:  # name the vectors each panel really used (the GloVe stand-in as such)
         traces["dataset"] = traces["dataset"] + " (" + traces["encoder"].map(lambda e: snakemake.params.encoder_labels.get(e, e)) + ")"
     figure = metric_curves(traces, panel="dataset", row="encoder" if several_encoders else None)
+    stamp(figure, snakemake.params.stamp)
     save_figure(figure, snakemake.output.pdf, snakemake.output.png)
     record_step(snakemake)
 

@@ -3,7 +3,7 @@
 import pandas as pd
 
 from isotropy.logs import configure_from_snakemake
-from isotropy.plots import save_figure
+from isotropy.plots import save_figure, stamp
 from isotropy.plots.main import silhouette_vs_isoscore
 from isotropy.provenance import record_step
 from isotropy.summaries import read_traces
@@ -19,6 +19,7 @@ def main(snakemake):
     for frame in (traces, correlations):
         frame["dataset"] = frame["dataset"] + " (" + frame["encoder"].map(lambda e: labels.get(e, e)) + ")"
     figure = silhouette_vs_isoscore(traces, panel="dataset", correlations=correlations)
+    stamp(figure, snakemake.params.stamp)
     save_figure(figure, snakemake.output.pdf, snakemake.output.png)
     record_step(snakemake)
 

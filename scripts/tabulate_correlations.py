@@ -11,6 +11,8 @@ def main(snakemake):
     keys = [{k: v for k, v in key.items() if k != "seed"} for key in snakemake.params.run_keys]
     traces = read_traces(snakemake.input.traces, keys)
     table = correlation_table(traces, by=["encoder", "dataset"])
+    if snakemake.params.stamp:  # a preview's table says so in every row
+        table.insert(0, "preview", snakemake.params.stamp)
     with atomic_path(snakemake.output.table) as tmp:
         table.to_csv(tmp, index=False)
     record_step(snakemake)

@@ -10,6 +10,8 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     keys = [{k: v for k, v in key.items() if k != "seed"} for key in snakemake.params.run_keys]
     table = parameter_table(snakemake.input.summaries, keys)
+    if snakemake.params.stamp:  # a preview's table says so in every row
+        table.insert(0, "preview", snakemake.params.stamp)
     with atomic_path(snakemake.output.table) as tmp:
         table.to_csv(tmp, index=False)
     record_step(snakemake)

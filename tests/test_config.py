@@ -201,3 +201,27 @@ def test_downloads_section_defaults_and_limits(config):
     config["downloads"]["max_archive_members"] = 0
     with pytest.raises(Exception, match="max_archive_members|minimum"):
         validate(config, SCHEMA)
+
+
+def test_preview_tables_and_figures_carry_its_settings(config):
+    import matplotlib.pyplot as plt
+
+    from isotropy.plots import stamp
+
+    validate(config, SCHEMA)
+    assert studies.settings_stamp(config, "main") == "" and studies.settings_stamp(config, "glue") == ""
+    text = studies.settings_stamp(config, "preview")
+    stride = config["preview"]["metric_stride"]
+    assert text == f"PREVIEW (make preview): seed 0, metrics after every {stride}th update; not the paper's protocol (make run)"
+    figure = plt.figure()
+    stamp(figure, text)
+    assert [t.get_text() for t in figure.texts] == [text]
+    stamp(figure, "")  # a full study's figure gets nothing
+    assert len(figure.texts) == 1
+    plt.close(figure)
+
+
+def test_strides_are_named_in_plain_english():
+    named = {stride: studies.every_nth_update(stride) for stride in (1, 2, 3, 10, 12, 22, 50)}
+    assert named == {1: "every update", 2: "every 2nd update", 3: "every 3rd update", 10: "every 10th update",
+                     12: "every 12th update", 22: "every 22nd update", 50: "every 50th update"}

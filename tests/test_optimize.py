@@ -195,3 +195,23 @@ def test_sigkill_mid_optimisation_then_rerun_gives_the_identical_trace(tmp_path)
     rerun, whole = pd.read_parquet(out), pd.read_parquet(tmp_path / "uninterrupted" / "trace.parquet")
     assert len(rerun) == 101
     pd.testing.assert_frame_equal(rerun, whole, check_exact=True)
+
+
+def test_progress_reaches_the_log_with_the_time_left(tmp_path):
+    """The rule's log (not only the terminal's progress bar) says how far a run is: `tail -f` it."""
+    import logging
+
+    from isotropy.logs import configure_logging
+
+    log_file = tmp_path / "optimize.log"
+    configure_logging(log_file)
+    try:
+        table, index, vectors = word_task()
+        optimize(build_problem(table, index, vectors), settings(updates=40, metric_stride=10), CPU)
+    finally:
+        logging.getLogger().handlers.clear()
+    lines = log_file.read_text().splitlines()
+    assert any(line.endswith("40 updates, metrics after every 10 (5 evaluations with step 0) on cpu") for line in lines)
+    progress = [line.split("isotropy.optimize: ")[1] for line in lines if ": update " in line]
+    assert [p.split(":")[0] for p in progress] == [f"update {k}/40 ({k * 100 // 40}%)" for k in range(2, 41, 2)]
+    assert all(" elapsed, about " in p and p.endswith(" left") for p in progress)

@@ -199,6 +199,17 @@ class _TraceBuffer:
         self.pending_steps, self.pending = [], []
 
 
+def _log_progress(step: int, updates: int, elapsed: float) -> None:
+    left = elapsed / step * (updates - step)
+    log.info("update %d/%d (%.0f%%): %s elapsed, about %s left", step, updates, 100 * step / updates, _duration(elapsed), _duration(left))
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
+
+
 def optimize(problem: Problem, settings: OptimisationSettings, device: torch.device) -> tuple[pd.DataFrame, dict]:
     """Train, recording metrics; return the per-step trace and a summary of the run.
 
@@ -247,6 +258,9 @@ def optimize(problem: Problem, settings: OptimisationSettings, device: torch.dev
 
     trace = _TraceBuffer(settings.updates, device)
     started = time.perf_counter()
+    evaluations = 1 + settings.updates // settings.metric_stride + (settings.updates % settings.metric_stride > 0)
+    log.info("%d updates, metrics after every %d (%d evaluations with step 0) on %s", settings.updates, settings.metric_stride, evaluations, device)
+    report_every = max(1, settings.updates // 20)  # progress in the rule's log too: `tail -f` it
     for step in tqdm(range(1, settings.updates + 1), desc="updates", disable=not settings.progress):
         optimiser.zero_grad(set_to_none=True)
         logits = model(left, right)  # the state after step - 1 updates
@@ -258,6 +272,8 @@ def optimize(problem: Problem, settings: OptimisationSettings, device: torch.dev
         optimiser.step()
         if step % _FLUSH_EVERY == 0:
             trace.flush(step)
+        if step % report_every == 0 or step == settings.updates:
+            _log_progress(step, settings.updates, time.perf_counter() - started)
     with torch.no_grad():
         logits = model(left, right)
         trace.add(settings.updates, [loss_fn(logits, targets), accuracy_of(logits), *geometry()])

@@ -36,6 +36,26 @@ def study_section(config: dict, study: str) -> dict[str, Any]:
     return config[study]
 
 
+def settings_stamp(config: dict, study: str) -> str:
+    """The line that marks a preview's tables and figures as such ('' for the full studies)."""
+    if study != "preview":
+        return ""
+    section = study_section(config, study)
+    seeds = ", ".join(str(seed) for seed in section["seeds"])
+    return (
+        f"PREVIEW (make preview): seed{'s' if len(section['seeds']) > 1 else ''} {seeds}, metrics after "
+        f"{every_nth_update(section['metric_stride'])}; not the paper's protocol (make run)"
+    )
+
+
+def every_nth_update(stride: int) -> str:
+    """'every update', 'every 2nd update', 'every 10th update', ..."""
+    if stride == 1:
+        return "every update"
+    suffix = "th" if stride % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(stride % 10, "th")
+    return f"every {stride}{suffix} update"
+
+
 def study_runs(config: dict, study: str) -> list[dict[str, Any]]:
     """Every (encoder, dataset, seed) of a direct-optimisation study, in config order."""
     section = study_section(config, study)

@@ -1,0 +1,156 @@
+"""What a long target will do and how long it will take, said before it starts (`make run`, `make preview`).
+
+    python -m isotropy.estimate --configfile config.yaml config/offline.yaml my.yaml --target main_study
+
+Lays the files over each other as Snakemake does (later files win key by key), validates the
+result against the schema (defaults filled), prints the settings that decide the cost, writes
+the effective configuration to ``logs/effective-config/<target>.yaml`` and estimates the time
+left: every run of the target whose trace is not written yet, times the measured cost of an
+update and of one evaluation of the metrics on the device the run will use. Each result's
+``.provenance.json`` records the configuration that made it, too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from isotropy import studies
+
+SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
+TARGET_STUDIES = {"main_study": "main", "preview_study": "preview", "glue_study": "glue"}
+
+# Seconds per update (forward, backward, Adam) and per evaluation of IsoScore + silhouette, per
+# main-study setup, on an idle 2-core CPU with the rule's 2 threads: process CPU seconds measured
+# single-threaded on the offline mirror's data (benchmarks/per_update_cost.py --threads 1; the
+# machine was shared, load average ~20, so wall times were useless), halved for 2 threads. A lower
+# bound: 2 threads rarely halve the time exactly. Measured 2026-11-23 (polarity and SNLI with
+# random vectors of MiniLM's shape while their embeddings were still being computed).
+CPU_SECONDS = {
+    # dataset: (per update, per metric evaluation)
+    "polarity": (0.0107, 0.572),
+    "snli": (0.0202, 0.747),
+    "pos": (0.0049, 0.205),
+    "supersense": (0.0011, 0.258),
+}
+# One H100 (an earlier session, polarity, metrics after every update): 11 s per 1,000 updates.
+# Only that total is known; it is used for every setup (all have 10k-13k rows) as an upper
+# bound for coarser strides.
+GPU_SECONDS_PER_UPDATE_WITH_METRICS = 0.011
+
+
+def effective_config(files: list[str]) -> dict[str, Any]:
+    """The files laid over each other, validated and with the schema's defaults filled in."""
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    config: dict[str, Any] = {}
+    for name in files:
+        with open(name, encoding="utf-8") as handle:
+            config = studies.deep_merge(config, yaml.safe_load(handle) or {})
+    try:
+        validate(config, str(SCHEMA))
+    except WorkflowError as error:
+        raise studies.config_validation_error(error, str(SCHEMA)) from None
+    studies.check_config(config)
+    return config
+
+
+def run_seconds(dataset: str, settings: Mapping[str, Any], device: str) -> float | None:
+    """Estimated wall time of one run (None: no cost measured for this data set)."""
+    updates, stride = settings["updates"], settings["metric_stride"]
+    if device == "cuda":
+        return updates * GPU_SECONDS_PER_UPDATE_WITH_METRICS
+    if dataset not in CPU_SECONDS or settings.get("metric_sample_size") is not None:
+        return None
+    per_update, per_evaluation = CPU_SECONDS[dataset]
+    evaluations = 1 + -(-updates // stride)  # step 0, every stride-th update, and the last
+    return updates * per_update + evaluations * per_evaluation
+
+
+def resolve_device(configured: str) -> str:
+    if configured != "auto":
+        return configured
+    import torch  # only here: the estimate for an explicit device needs no torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def duration(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{max(minutes, 1)} min"
+
+
+def describe(config: Mapping[str, Any], study: str, device: str, workdir: Path = Path(".")) -> list[str]:
+    """Lines saying what the study will run and how long what is left will take."""
+    section = studies.study_section(dict(config), study)
+    runs = studies.study_runs(dict(config), study)
+    stride = section["metric_stride"]
+    lines = [
+        f"{study}: {len(runs)} runs ({len({r['dataset'] for r in runs})} setups x {len(section['seeds'])} "
+        f"seed{'s' if len(section['seeds']) > 1 else ''}) "
+        f"of {section['updates']} updates, metrics after {studies.every_nth_update(stride)}, device {device}"
+    ]
+    left, unknown, done = 0.0, set(), 0
+    for run in runs:
+        trace = workdir / f"results/{study}/{run['encoder']}/{run['dataset']}/seed{run['seed']}/trace.parquet"
+        if trace.is_file():
+            done += 1
+            continue
+        seconds = run_seconds(run["dataset"], studies.optimisation_settings(dict(config), study, run["dataset"], run["seed"]), device)
+        if seconds is None:
+            unknown.add(run["dataset"])
+        else:
+            left += seconds
+    # The rule takes 2 threads: a CPU runs cores // 2 runs side by side; one GPU runs one at a time.
+    parallel = 1 if device == "cuda" else max(1, (_cores() or 2) // 2)
+    basis = "as measured on one H100 (polarity)" if device == "cuda" else "at best: per-update costs measured for 2 idle cores"
+    lines.append(
+        f"{done} of {len(runs)} runs done; time left for the rest: about {duration(left / parallel)} "
+        f"({basis}; {parallel} run{'s' if parallel > 1 else ''} at a time; downloads and sentence embeddings come on top)"
+    )
+    if unknown:
+        lines.append(f"no measured cost for {', '.join(sorted(unknown))}: not included above")
+    cores, load = _cores() or 2, os.getloadavg()[0]
+    if device == "cpu" and left and load > cores:
+        lines.append(
+            f"this machine is busy (load average {load:.1f} on {cores} cores): expect up to about "
+            f"{duration(left / parallel * load / cores)} while it stays so"
+        )
+    return lines
+
+
+def _cores() -> int | None:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--configfile", nargs="+", required=True, help="config.yaml, then overlays (later wins)")
+    parser.add_argument("--target", required=True, help="the Snakemake target: main_study, preview_study, ...")
+    args = parser.parse_args(argv)
+    try:
+        config = effective_config(args.configfile)
+    except (studies.ConfigError, OSError, yaml.YAMLError) as error:
+        print(f"Configuration error: {error}", file=sys.stderr)
+        return 1
+    written = Path("logs/effective-config") / f"{args.target}.yaml"
+    written.parent.mkdir(parents=True, exist_ok=True)
+    written.write_text(yaml.safe_dump(config, sort_keys=False))
+    print(f"Configuration: {' + '.join(args.configfile)} (later files win); effective configuration in {written}")
+    study = TARGET_STUDIES.get(args.target)
+    if study is None or (study != "preview" and study not in config):
+        print(f"{args.target}: no time estimate for this target")
+        return 0
+    for line in describe(config, study, resolve_device(config["device"])):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

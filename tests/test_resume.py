@@ -1,0 +1,56 @@
+"""After a killed run, `make resume` (snakemake --unlock, then the run again) carries on.
+
+A toy workflow stands in for the study (the same Snakemake, the repository's workflow profile
+profiles/default with its rerun-incomplete): it is killed with SIGKILL mid-job, a plain rerun
+stops on the lock, and the two commands of `make resume` finish the job.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEFILE = """
+rule all:
+    input: "done.txt"
+
+rule slow:
+    output: "done.txt"
+    shell: "echo partial > {output}; echo started > started.txt; sleep 20; echo finished > {output}"
+"""
+
+
+def _snakemake(*args: str) -> list[str]:
+    profile = ["--workflow-profile", str(ROOT / "profiles" / "default")]
+    return [sys.executable, "-m", "snakemake", "--cores", "1", *profile, *args]
+
+
+@pytest.mark.slow
+def test_killed_run_is_resumed_by_unlock_and_rerun(tmp_path):
+    (tmp_path / "Snakefile").write_text(SNAKEFILE)
+    killed = subprocess.Popen(_snakemake(), cwd=tmp_path, start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "started.txt").exists():
+        assert killed.poll() is None and time.monotonic() < deadline, "the toy job never started"
+        time.sleep(0.2)
+    os.killpg(killed.pid, signal.SIGKILL)  # the whole run, job included, as a lost session would
+    killed.wait(timeout=30)
+
+    rerun = subprocess.run(_snakemake(), cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert rerun.returncode != 0 and "LockException" in rerun.stderr + rerun.stdout, rerun.stderr[-2000:]
+
+    # make resume: unlock, then the run again; the job cut off after writing "partial" is made
+    # again (rerun-incomplete), not taken for finished.
+    unlock = subprocess.run(_snakemake("--unlock"), cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert unlock.returncode == 0, unlock.stderr[-2000:]
+    resumed = subprocess.run(_snakemake(), cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert (tmp_path / "done.txt").read_text() == "finished\n"
