@@ -110,7 +110,8 @@ def plot_sts(table: pd.DataFrame) -> plt.Figure:
     for i, (model, dataset) in enumerate(groups):
         rows = summary[(summary["model"] == model) & (summary["dataset"] == dataset)].set_index("method").reindex(methods)
         offset = x - 0.4 + width * (i + 0.5)
-        top.bar(offset, rows["spearman"], width, label=f"{model} / {dataset}", color=plt.cm.tab10(i))
+        split = table.loc[(table["model"] == model) & (table["dataset"] == dataset), "split"].iloc[0] if "split" in table else None
+        top.bar(offset, rows["spearman"], width, label=f"{model} / {dataset}" + (f" ({split} split)" if split else ""), color=plt.cm.tab10(i))
         top.scatter(offset, rows["pearson"], color="black", s=12, zorder=3, label="Pearson" if i == 0 else None)
         # markers, not bars: a bar's length on a log axis depends on an arbitrary baseline
         bottom.scatter(offset, rows["isotropy"], color=plt.cm.tab10(i), s=30, zorder=3)
@@ -118,7 +119,7 @@ def plot_sts(table: pd.DataFrame) -> plt.Figure:
     top.legend(frameon=False, fontsize="small")
     top.grid(axis="y", alpha=0.3)
     bottom.set_yscale("log")
-    bottom.set_ylabel("I(W), log scale")
+    bottom.set_ylabel("I(W), log scale\n(eigenvector signs as Rajaee & Pilehvar)", fontsize=9)
     bottom.grid(axis="y", alpha=0.3)
     bottom.set_xticks(x, methods, rotation=20, ha="right")
     figure.tight_layout()
