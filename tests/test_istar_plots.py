@@ -8,13 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from isotropy import finetune as ft
+from isotropy.istar.grid import format_lambda, run_path, study_outputs
+from isotropy.istar.runs import RUN_COLUMNS, collect_runs
 from isotropy.plots import istar as istar_plots
 
 
 def write_run(root, model, task, regulariser, lam, seed, metric, iso, twonn):
-    run = {"model": model, "task": task, "regulariser": regulariser, "lam": ft.format_lambda(lam), "seed": seed}
-    path = root / ft.run_path(run)
+    run = {"model": model, "task": task, "regulariser": regulariser, "lam": format_lambda(lam), "seed": seed}
+    path = root / run_path(run)
     path.parent.mkdir(parents=True, exist_ok=True)
     name = "matthews_correlation" if task == "cola" else "accuracy"
     path.write_text(json.dumps({
@@ -38,12 +39,12 @@ def runs(tmp_path) -> pd.DataFrame:
                         metric = 0.8 - 0.01 * lam - (0.05 if regulariser == "cosreg" else 0) + rng.normal(0, 0.005)
                         files.append(write_run(tmp_path, model, task, regulariser, lam, seed, metric, 0.3 + 0.05 * lam, 20 + lam + seed))
                         names.append(model)
-    return ft.collect_runs(files, model_names=names)
+    return collect_runs(files, model_names=names)
 
 
 def test_collect_runs_has_one_row_per_run(runs):
     assert len(runs) == 2 * 2 * 7 * 3
-    assert list(runs.columns[: len(ft.RUN_COLUMNS)]) == ft.RUN_COLUMNS
+    assert list(runs.columns[: len(RUN_COLUMNS)]) == RUN_COLUMNS
     assert {"isoscore_star_layer1", "isoscore_star_layer2"} <= set(runs.columns)
     assert set(runs["model"]) == {"bert", "distil"}
 
@@ -51,7 +52,7 @@ def test_collect_runs_has_one_row_per_run(runs):
 def test_collect_runs_refuses_nan(tmp_path):
     path = write_run(tmp_path, "m", "sst2", "none", 0, 0, float("nan"), 0.2, 10.0)
     with pytest.raises(ValueError, match="NaN"):
-        ft.collect_runs([path])
+        collect_runs([path])
 
 
 def test_collect_runs_refuses_a_run_evaluated_before_the_training_token_reference(tmp_path):
@@ -60,7 +61,7 @@ def test_collect_runs_refuses_a_run_evaluated_before_the_training_token_referenc
     del record["isoscore_star_validation_reference"]
     path.write_text(json.dumps(record))
     with pytest.raises(ValueError, match="predates IsoScore\\* with the training-token"):
-        ft.collect_runs([path])
+        collect_runs([path])
 
 
 def test_seed_summary_is_mean_and_sample_std(runs):
@@ -98,6 +99,6 @@ def test_figures_are_written(runs, tmp_path):
 
 def test_study_outputs_follow_the_config():
     section = {"tasks": ["sst2"], "figure7_task": "sst2"}
-    assert "results/istar/figure7.png" in ft.study_outputs(section)
-    assert "results/istar/figure7.png" not in ft.study_outputs({"tasks": ["rte"], "figure7_task": "sst2"})
-    assert ft.study_outputs(None) == []
+    assert "results/istar/figure7.png" in study_outputs(section)
+    assert "results/istar/figure7.png" not in study_outputs({"tasks": ["rte"], "figure7_task": "sst2"})
+    assert study_outputs(None) == []

@@ -97,10 +97,12 @@ def test_original_script_is_found_beside_snakemakes_temporary_copy(files, monkey
 
 
 def test_audit_main_is_the_console_entry(files, capsys):
+    from isotropy.audit import main as audit_main
+
     Path("results").mkdir()
     Path("results/t.csv").write_text("a\n1\n")
     Path("results/t.csv" + SUFFIX).write_text(json.dumps(build_record(rule="t", inputs=[], outputs=["results/t.csv"])))
-    assert provenance.audit_main(["--no-snakemake", "-d", "."]) == 0
+    assert audit_main(["--no-snakemake", "-d", "."]) == 0
     assert "results/t.csv" in capsys.readouterr().out
 
 

@@ -7,10 +7,14 @@ Modules:
     metrics      IsoScore, IsoScore*, silhouette, cosine, LID, TwoNN, I(W)
     transforms   isotropy-enhancing transforms (all-but-the-top, cluster-based)
     optimize     direct optimisation of an embedding table with a linear classifier
-    finetune     I-STAR / CosReg fine-tuning
+    models       the pretrained transformers the studies load (hub name + revision, or a folder)
+    istar        I-STAR / CosReg fine-tuning (a subpackage, one module per concern)
     geometry     cluster analyses of contextual embedding spaces
     plots        one function per figure, reading stored results only
-    provenance   per-result records, audit, claims
+    studies      what the rules ask of the configuration
+    provenance   per-result records
+    audit        the audit of every result back to its raw downloads (``isotropy-audit``)
+    claims       the check of the papers' claims
 """
 
 __version__ = "0.1.0"

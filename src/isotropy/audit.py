@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from isotropy.download import MANIFEST_NAME, RAW_ROOT
 from isotropy.io import sha256_file
 from isotropy.provenance import (
     is_record,
@@ -51,9 +52,7 @@ log = logging.getLogger(__name__)
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 RESULTS = "results"
-RAW_ROOT = Path("resources") / "raw"
 MODELS_ROOT = Path("resources") / "models"  # models assembled from PyPI volumes end their chain too
-MANIFEST_NAME = "manifest.json"
 # The audit's own outputs, and files that are never results.
 AUDIT_OUTPUTS = ("results/audit.tsv",)
 IGNORED_NAMES = (".snakemake_timestamp",)
@@ -118,7 +117,7 @@ def result_files(root: Path) -> list[str]:
 def is_manifest(path: str) -> bool:
     """Whether ``path`` is a raw source's (or an assembled model's) manifest: the end of every walk."""
     parts = Path(path).parts
-    return len(parts) == 4 and Path(*parts[:2]) in (RAW_ROOT, MODELS_ROOT) and parts[3] == MANIFEST_NAME
+    return len(parts) == 4 and Path(*parts[:2]) in (Path(RAW_ROOT), MODELS_ROOT) and parts[3] == MANIFEST_NAME
 
 
 def check_manifest(root: Path, path: str) -> list[Finding]:

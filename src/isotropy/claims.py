@@ -342,7 +342,7 @@ def workflow_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
         inputs[f"{study}_traces"] = _trace_files(config, study)
         inputs[f"{study}_correlations"] = f"results/{study}/{CORRELATION_TABLES[study]}.csv"
     if "istar" in studies:
-        from isotropy.finetune import run_grid
+        from isotropy.istar.grid import run_grid
 
         if run_grid(dict(config["istar"])):
             inputs["istar_runs"] = ISTAR_TABLE

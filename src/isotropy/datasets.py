@@ -21,20 +21,25 @@ import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from isotropy.download import (
+    MIRROR_ENV,
     RAW_ROOT,
     check_sources_available,
     decode_text,
     load_word_vectors,
+    resolve_mirror,
     source_files,
     source_outputs,
     word_vectors_file,
 )
 from isotropy.io import atomic_path
+from isotropy.istar.tasks import TASKS, TaskSpec, task_spec
+from isotropy.provenance import note_data_file, note_hub_dataset
 
 log = logging.getLogger(__name__)
 
@@ -524,4 +529,163 @@ def read_dataset(path: str | os.PathLike) -> pd.DataFrame:
     table = pd.read_parquet(path)
     if "labels" in table.columns:
         table["labels"] = table["labels"].map(lambda v: [str(x) for x in v])
+    return table
+
+
+# ---------------------------------------------------------------------------------------------
+# I-STAR task splits (train and validation): GLUE tsv files from the mirror, or the hub
+
+
+# GLUE's label order for the string-labelled tsv files (as in the hub's ClassLabel names).
+_NLI_LABELS = {"entailment": 0, "not_entailment": 1}
+
+
+def _read_tsv_rows(path: Path) -> list[list[str]]:
+    # GLUE tsv files hold unbalanced quotes (MRPC, SST-2): split on tabs, never parse quoting.
+    with open(path, encoding="utf-8-sig") as handle:
+        return [line.rstrip("\n").rstrip("\r").split("\t") for line in handle if line.strip()]
+
+
+def _mirror_file(mirror: Path, spec: TaskSpec, split: str) -> Path:
+    if spec.mirror_folder is None:
+        raise FileNotFoundError(
+            f"I-STAR task {spec.name!r} is not part of the offline mirror {mirror} (only GLUE tsv files are); "
+            f"unset mirror/{MIRROR_ENV} to load {spec.hub_path!r} from the Hugging Face hub"
+        )
+    name = {"train": "train.tsv", "validation": "dev.tsv"}[split]
+    path = mirror / "glue" / spec.mirror_folder / name
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"I-STAR task {spec.name!r} needs its {split} split, {path}, which the mirror {mirror} does not have; "
+            f"unset mirror/{MIRROR_ENV} to load it from the Hugging Face hub, or choose another task"
+        )
+    return path
+
+
+def check_tasks_available(tasks: Sequence[str], mirror: str | os.PathLike | None = None) -> None:
+    """With a mirror set, every task needs both its splits there: one error naming all that do not.
+
+    Called by rule ``finetune``'s input function while the workflow builds its DAG, so a missing
+    file stops the run before any job starts, with the tasks the mirror does hold; a DAG that
+    needs no I-STAR run is not concerned. Without a mirror (the hub) nothing is checked.
+    """
+    folder = resolve_mirror(mirror)
+    if folder is None:
+        return
+    problems = [problem for problem in (_mirror_problem(folder, task) for task in tasks) if problem]
+    if problems:
+        held = [task for task in TASKS if _mirror_problem(folder, task) is None]
+        raise FileNotFoundError("; ".join(problems) + f". Tasks the mirror holds: {', '.join(held) or 'none'} (set istar.tasks to those)")
+
+
+def task_inputs(task: str, mirror: str | os.PathLike | None = None) -> list[str]:
+    """Rule ``finetune``'s input function: no file inputs, after :func:`check_tasks_available`."""
+    check_tasks_available([task], mirror)
+    return []
+
+
+def _mirror_problem(folder: Path, task: str) -> str | None:
+    """Why the mirror cannot serve ``task`` (a split missing), or None when it holds both splits."""
+    try:
+        for split in ("train", "validation"):
+            _mirror_file(folder, task_spec(task), split)
+    except FileNotFoundError as error:
+        return str(error)
+    return None
+
+
+def read_mirror_split(task: str, split: str, mirror: str | os.PathLike) -> pd.DataFrame:
+    """One split of a GLUE task from the mirror's original tsv files.
+
+    Returns columns ``text``, optional ``text_pair``, and ``label`` (int class id, float for STS-B),
+    the same table :func:`load_task_split` returns from the hub.
+    """
+    spec = task_spec(task)
+    path = _mirror_file(Path(mirror), spec, split)
+    rows = _read_tsv_rows(path)
+    note_data_file(path)
+    if task == "cola":  # no header: source, label, original label, sentence
+        return pd.DataFrame({"text": [r[3] for r in rows], "label": [int(r[1]) for r in rows]})
+    header, body = rows[0], rows[1:]
+    column = {name: i for i, name in enumerate(header)}
+    if task == "sst2":
+        return pd.DataFrame({"text": [r[column["sentence"]].strip() for r in body], "label": [int(r[column["label"]]) for r in body]})
+    if task == "mrpc":
+        return pd.DataFrame(
+            {
+                "text": [r[3] for r in body],
+                "text_pair": [r[4] for r in body],
+                "label": [int(r[0]) for r in body],
+            }
+        )
+    if task in ("rte", "qnli"):
+        first, second = spec.hub_columns
+        return pd.DataFrame(
+            {
+                "text": [r[column[first]] for r in body],
+                "text_pair": [r[column[second]] for r in body],
+                "label": [_NLI_LABELS[r[-1]] for r in body],
+            }
+        )
+    if task == "stsb":
+        return pd.DataFrame(
+            {
+                "text": [r[column["sentence1"]] for r in body],
+                "text_pair": [r[column["sentence2"]] for r in body],
+                "label": [float(r[-1]) for r in body],
+            }
+        )
+    raise FileNotFoundError(f"no mirror reader for I-STAR task {task!r}")  # pragma: no cover - guarded above
+
+
+def read_hub_split(task: str, split: str) -> pd.DataFrame:
+    """One split from the Hugging Face hub through ``datasets`` (needs the network or its cache)."""
+    import datasets
+
+    spec = task_spec(task)
+    args = (spec.hub_path, spec.hub_name) if spec.hub_name else (spec.hub_path,)
+    dataset = datasets.load_dataset(*args, split=split)
+    note_hub_dataset(dataset, spec.hub_path, config=spec.hub_name, split=split)
+    table = dataset.to_pandas()
+    if spec.kind == "qa":
+        return pd.DataFrame(
+            {
+                "id": table["id"].astype(str),
+                "question": table["question"].str.lstrip(),
+                "context": table["context"],
+                "answers": [list(a["text"]) for a in table["answers"]],
+                "answer_starts": [[int(s) for s in a["answer_start"]] for a in table["answers"]],
+            }
+        )
+    out = pd.DataFrame({"text": table[spec.hub_columns[0]].astype(str)})
+    if len(spec.hub_columns) > 1:
+        out["text_pair"] = table[spec.hub_columns[1]].astype(str)
+    out["label"] = table["label"].astype(float if spec.kind == "regression" else int)
+    return out
+
+
+def load_task_split(
+    task: str,
+    split: str,
+    mirror: str | os.PathLike | None = None,
+    subset: int | None = None,
+    subset_seed: int = 0,
+) -> pd.DataFrame:
+    """A task's ``train`` or ``validation`` split, from the mirror when one is set, else the hub.
+
+    ``subset`` keeps a seeded random sample of that many rows (the same for every run), for
+    scaled-down runs. Rows without a gold label (label −1) are dropped.
+    """
+    if split not in ("train", "validation"):
+        raise ValueError(f"split must be 'train' or 'validation', got {split!r}")
+    spec = task_spec(task)
+    folder = resolve_mirror(mirror)
+    table = read_mirror_split(task, split, folder) if folder else read_hub_split(task, split)
+    if spec.kind != "qa":
+        table = table[table["label"] >= 0].reset_index(drop=True)
+    if len(table) == 0:
+        raise ValueError(f"the {split} split of {task!r} is empty")
+    if subset is not None and subset < len(table):
+        rows = np.random.default_rng(subset_seed).choice(len(table), size=subset, replace=False)
+        table = table.iloc[np.sort(rows)].reset_index(drop=True)
     return table

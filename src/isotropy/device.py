@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 
@@ -26,3 +28,11 @@ def describe_device(device: torch.device) -> str:
     import platform
 
     return f"cpu:{platform.processor() or platform.machine()}"
+
+
+def autocast(device: torch.device, enabled: bool):
+    """Mixed precision on CUDA (bfloat16 where supported, else float16); a no-op elsewhere."""
+    if device.type == "cuda" and enabled:
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.autocast("cuda", dtype=dtype)
+    return contextlib.nullcontext()

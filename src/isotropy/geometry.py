@@ -30,31 +30,13 @@ import pandas as pd
 
 from isotropy.io import atomic_path
 from isotropy.logs import ProgressLog
+from isotropy.models import ModelSpec
 from isotropy.provenance import note_data_file, note_hub_dataset
 
 log = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------------------------------------
 # Configuration helpers
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A transformer whose hidden states are studied: a local folder (or ``package:<module>``)
-    wins over hub name + revision."""
-
-    name: str
-    model: str
-    revision: str | None = None
-    path: str | None = None
-
-    @classmethod
-    def from_config(cls, name: str, entry: Mapping[str, Any]) -> "ModelSpec":
-        return cls(name=name, model=entry["model"], revision=entry.get("revision"), path=entry.get("path"))
-
-    @property
-    def source(self) -> str:
-        return self.path or self.model
 
 
 def load_hidden_state_model(spec: ModelSpec, device: Any = "cpu"):
@@ -79,7 +61,7 @@ def load_hidden_state_model(spec: ModelSpec, device: Any = "cpu"):
     model = AutoModel.from_pretrained(source, output_hidden_states=True, **kwargs)
     if tokenizer.pad_token is None:
         if tokenizer.eos_token is None:
-            raise ValueError(f"tokenizer of {spec.source} has neither a padding nor an end-of-text token; cannot batch")
+            raise ValueError(f"tokenizer of {source} has neither a padding nor an end-of-text token; cannot batch")
         tokenizer.pad_token = tokenizer.eos_token
     model.to(device)
     model.eval()

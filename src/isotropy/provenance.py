@@ -305,10 +305,3 @@ def snakemake_metadata(path: str | os.PathLike, workdir: str | os.PathLike = "."
         return json.loads(recpath.read_text())
     except (OSError, json.JSONDecodeError):
         return None
-
-
-def audit_main(argv: list[str] | None = None) -> int:
-    """Console entry ``isotropy-audit``: see :func:`isotropy.audit.main`."""
-    from isotropy.audit import main
-
-    return main(argv)

@@ -1,0 +1,31 @@
+"""I-STAR fine-tuning (Rudman & Eickhoff, ICLR 2024): IsoScore* regularisation, CosReg, baseline.
+
+One run fine-tunes a pretrained transformer on one task with
+
+    loss = task loss + λ · penalty,
+
+where the penalty is ``1 − IsoScore*(H)`` for I-STAR (H = the non-padding token hidden states
+of every transformer layer in the mini-batch, shrunk towards Σ_S with ζ = 0.2, Σ_S re-estimated
+at the start of every epoch from a large sample of the current model's token states) and the
+mean pairwise cosine similarity of the batch's last-layer token states for CosReg. λ < 0 pushes
+towards anisotropy. After training, the run reports the task's standard validation metric,
+IsoScore* (ζ = 0.75) of the validation sentence embeddings (position-0 token, [CLS]) of every
+layer, and the TwoNN intrinsic dimension of the last layer's sentence embeddings.
+
+Modules, by concern (the task splits themselves are read by :mod:`isotropy.datasets`):
+
+    tasks         the tasks: kind, labels, text columns, headline metric
+    grid          the study's runs (models × tasks × regularisers × λ × seeds), λ in paths, outputs
+    settings      the settings of one run (config ``istar.training``)
+    model         the pretrained model with a new task head, and its tokenizer
+    features      tokenisation into features and batches (classification, regression, SQuAD)
+    regularisers  the I-STAR and CosReg penalties, and Σ_S
+    checkpoint    per-epoch checkpoints and resume
+    training      the training loop (``finetune``, ``run_and_save``)
+    evaluation    validation scores, IsoScore* per layer, TwoNN
+    squad         SQuAD v1.1 answer extraction and scoring
+    runs          runs.csv from the runs' metrics files
+
+This package imports nothing itself: ``tasks``, ``grid`` and ``settings`` are plain Python (the
+workflow imports them while it parses); the others need torch.
+"""

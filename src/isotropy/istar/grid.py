@@ -1,0 +1,74 @@
+"""The I-STAR study grid (config ``istar``): which runs exist, λ as it appears in paths, the
+model of each config name and the study's final files. Plain Python: the workflow imports it
+while it parses, without torch."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from isotropy.istar.tasks import REGULARISERS
+from isotropy.models import ModelSpec
+
+
+def format_lambda(lam: float) -> str:
+    """λ as it appears in paths: ``-5``, ``0.5``, ``0``."""
+    text = f"{float(lam):g}"
+    return "0" if text == "-0" else text
+
+
+def check_run(regulariser: str, lam: float) -> None:
+    """A known regulariser with a finite λ (0 for the baseline)."""
+    if regulariser not in REGULARISERS:
+        raise ValueError(f"unknown regulariser {regulariser!r}; expected one of {REGULARISERS}")
+    if regulariser == "none" and lam != 0:
+        raise ValueError(f"regulariser 'none' takes λ = 0, got {lam}")
+    if not math.isfinite(lam):
+        raise ValueError(f"λ must be finite, got {lam}")
+
+
+def run_grid(section: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every run of the study (config ``istar``): the baseline at λ = 0 plus each regulariser × λ."""
+    runs = []
+    for model in run_models(section):
+        for task in section["tasks"]:
+            for regulariser in section["regularisers"]:
+                lams = [0.0] if regulariser == "none" else section["lambdas"]
+                for lam in lams:
+                    for seed in section["seeds"]:
+                        runs.append({"model": model, "task": task, "regulariser": regulariser, "lam": format_lambda(lam), "seed": seed})
+    return runs
+
+
+def run_models(section: dict[str, Any]) -> list[str]:
+    """The models the study fine-tunes: ``run_models`` (null = every entry of ``models``)."""
+    names = section.get("run_models") or list(section["models"])
+    unknown = [n for n in names if n not in section["models"]]
+    if unknown:
+        raise ValueError(f"istar.run_models names {unknown}, which istar.models does not define (defined: {sorted(section['models'])})")
+    return list(names)
+
+
+def run_path(run: dict[str, Any], artefact: str = "metrics.json") -> str:
+    """The file ``artefact`` of one run of :func:`run_grid`."""
+    return f"results/istar/{run['model']}/{run['task']}/{run['regulariser']}_{run['lam']}/seed{run['seed']}/{artefact}"
+
+
+def model_spec(section: dict[str, Any], name: str) -> ModelSpec:
+    """The :class:`ModelSpec` of config ``istar.models.<name>``."""
+    try:
+        entry = section["models"][name]
+    except KeyError:
+        raise ValueError(f"I-STAR model {name!r} is not defined under istar.models (defined: {sorted(section['models'])})") from None
+    return ModelSpec.from_config(name, entry)
+
+
+def study_outputs(section: dict[str, Any] | None) -> list[str]:
+    """The study's final files: runs.csv and Figures 5-7 (Figure 7 only when its task is run)."""
+    if not section:
+        return []
+    outputs = ["results/istar/runs.csv"]
+    figures = ["figure5", "figure6"] + (["figure7"] if section["figure7_task"] in section["tasks"] else [])
+    for figure in figures:
+        outputs += [f"results/istar/{figure}.pdf", f"results/istar/{figure}.png", f"results/istar/{figure}.csv"]
+    return outputs

@@ -1,0 +1,26 @@
+"""The fine-tuned model: a pretrained transformer with a new task head, and its tokenizer."""
+
+from __future__ import annotations
+
+from isotropy.istar.tasks import TaskSpec
+from isotropy.models import ModelSpec
+
+
+def load_model_and_tokenizer(spec: ModelSpec, task: TaskSpec):
+    """The task model (sequence classification/regression head, or span extraction head) and its tokenizer."""
+    from transformers import AutoModelForQuestionAnswering, AutoModelForSequenceClassification, AutoTokenizer
+
+    kwargs = {} if spec.path else {"revision": spec.revision}
+    tokenizer = AutoTokenizer.from_pretrained(spec.source, **kwargs)
+    # The task head is always new: a folder that already holds a head of another size is fine.
+    head = {"ignore_mismatched_sizes": True}
+    if task.kind == "qa":
+        if not tokenizer.is_fast:
+            raise ValueError(f"SQuAD needs a fast tokenizer (offset mappings); {spec.source} has a slow one")
+        model = AutoModelForQuestionAnswering.from_pretrained(spec.source, **head, **kwargs)
+    else:
+        problem = "regression" if task.kind == "regression" else "single_label_classification"
+        model = AutoModelForSequenceClassification.from_pretrained(
+            spec.source, num_labels=task.num_labels, problem_type=problem, **head, **kwargs
+        )
+    return model, tokenizer

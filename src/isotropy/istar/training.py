@@ -1,0 +1,236 @@
+"""The training loop of one I-STAR / CosReg / baseline run, with checkpoint and resume.
+
+A run checkpoints after every epoch into its output folder and resumes from there; training is
+deterministic per seed on the CPU (seeded initialisation, per-epoch seeded shuffling, restored
+RNG state), so an interrupted and resumed run reaches the same weights as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import logging
+import math
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from isotropy.device import autocast, describe_device, resolve_device
+from isotropy.io import write_json
+from isotropy.istar.checkpoint import CHECKPOINT_NAME, resume, run_signature, save_checkpoint
+from isotropy.istar.evaluation import evaluate_model
+from isotropy.istar.features import Features, collate, epoch_order, task_features, to_device
+from isotropy.istar.grid import check_run, format_lambda
+from isotropy.istar.model import load_model_and_tokenizer
+from isotropy.istar.regularisers import cosine_penalty, estimate_reference_covariance, istar_penalty, token_points
+from isotropy.istar.settings import TrainingSettings
+from isotropy.istar.tasks import task_spec
+from isotropy.models import ModelSpec
+
+log = logging.getLogger(__name__)
+
+
+class TrainingInterrupted(RuntimeError):
+    """Raised by ``stop_after_epoch`` after that epoch's checkpoint is written (simulates a kill)."""
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def load_task_tables(task: str, settings: TrainingSettings,
+                     mirror: str | os.PathLike | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(train, validation) tables of ``task``, subsampled as ``settings`` asks."""
+    from isotropy.datasets import load_task_split
+
+    train = load_task_split(task, "train", mirror, settings.train_subset, settings.subset_seed)
+    validation = load_task_split(task, "validation", mirror, settings.eval_subset, settings.subset_seed)
+    return train, validation
+
+
+def training_schedule(n_features: int, settings: TrainingSettings) -> tuple[int, int]:
+    """(optimiser steps, epochs): ``epochs`` passes over the data, cut at ``max_steps``."""
+    steps_per_epoch = math.ceil(n_features / settings.batch_size)
+    total_steps = steps_per_epoch * settings.epochs
+    if settings.max_steps is not None:
+        total_steps = min(total_steps, settings.max_steps)
+    return total_steps, math.ceil(total_steps / steps_per_epoch)
+
+
+def make_optimiser(model, settings: TrainingSettings, total_steps: int, mixed: bool):
+    """AdamW, its learning-rate schedule and the loss scaler (active only for float16)."""
+    from transformers import get_scheduler
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay)
+    scheduler = get_scheduler(
+        settings.scheduler, optimizer, num_warmup_steps=int(settings.warmup_ratio * total_steps),
+        num_training_steps=total_steps,
+    )
+    # Loss scaling only for float16; bfloat16 has float32's range.
+    scaler = torch.amp.GradScaler("cuda", enabled=mixed and not torch.cuda.is_bf16_supported())
+    return optimizer, scheduler, scaler
+
+
+def batch_loss(model, batch: dict[str, torch.Tensor], regulariser: str, lam: float, reference: torch.Tensor | None,
+               zeta: float, precision) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """(loss, task loss, penalty or None) of one batch: task loss + λ · penalty.
+
+    Only the forward pass runs under ``precision`` (mixed precision); the penalty is computed
+    in full precision.
+    """
+    with precision:
+        out = model(**batch, output_hidden_states=regulariser != "none")
+    task_loss = out.loss.float()
+    if regulariser == "none":
+        return task_loss, task_loss, None
+    mask = batch["attention_mask"]
+    if regulariser == "istar":
+        penalty = istar_penalty(token_points(out.hidden_states, mask), reference, zeta)
+    else:  # CosReg on the last layer's token states, as in the paper
+        penalty = cosine_penalty(out.hidden_states[-1][mask.bool()])
+    return task_loss + lam * penalty, task_loss, penalty
+
+
+def train_epoch(run: dict[str, Any], epoch: int, step: int, features: Features, tokenizer, model, optimiser,
+                reference: torch.Tensor | None) -> tuple[int, dict[str, float]]:
+    """One pass over the shuffled training features, stopping at ``run["total_steps"]``.
+
+    ``run`` holds the run's fixed values (task, regulariser, lam, seed, settings, device, mixed,
+    epochs, total_steps); ``optimiser`` is (optimizer, scheduler, scaler). Returns the steps done
+    so far and the epoch's mean losses.
+    """
+    optimizer, scheduler, scaler = optimiser
+    settings, device, lam = run["settings"], run["device"], run["lam"]
+    sums, batches = collections.defaultdict(float), 0
+    order = epoch_order(len(features), run["seed"], epoch).split(settings.batch_size)
+    label = f"{run['task']} {run['regulariser']} λ={format_lambda(lam)} epoch {epoch + 1}/{run['epochs']}"
+    progress = tqdm(order, desc=label, leave=False)
+    for indices in progress:
+        if step >= run["total_steps"]:
+            break
+        batch = to_device(collate(features, indices.tolist(), tokenizer), device)
+        precision = autocast(device, run["mixed"])
+        loss, task_loss, penalty = batch_loss(model, batch, run["regulariser"], lam, reference, settings.zeta, precision)
+        if penalty is not None:
+            sums["penalty"] += penalty.item()
+        if not torch.isfinite(loss):
+            raise FloatingPointError(
+                f"non-finite loss at step {step} (task loss {task_loss.item()}); lower λ or the learning rate"
+            )
+        optimizer.zero_grad(set_to_none=True)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        scheduler.step()
+        step += 1
+        batches += 1
+        sums["loss"] += loss.item()
+        sums["task_loss"] += task_loss.item()
+        progress.set_postfix(loss=f"{loss.item():.4f}")
+    return step, {k: v / max(batches, 1) for k, v in sums.items()}
+
+
+def finetune(
+    model_spec: ModelSpec,
+    task: str,
+    regulariser: str,
+    lam: float,
+    seed: int,
+    out_dir: str | os.PathLike,
+    settings: TrainingSettings | None = None,
+    mirror: str | os.PathLike | None = None,
+    device: str | torch.device = "auto",
+    stop_after_epoch: int | None = None,
+    data: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+) -> dict[str, Any]:
+    """Fine-tune one model on one task with one regulariser, λ and seed; return its metrics.
+
+    Checkpoints go to ``out_dir/checkpoint.pt`` after every epoch; an existing checkpoint of the
+    same run is resumed. ``stop_after_epoch`` (0-based) raises :class:`TrainingInterrupted` right
+    after that epoch's checkpoint, as a kill would. ``data`` = (train, validation) tables replaces
+    loading the task (tests, custom data). The result dict is what :func:`run_and_save` writes.
+    """
+    settings = settings or TrainingSettings()
+    check_run(regulariser, lam)
+    spec = task_spec(task)
+    device = device if isinstance(device, torch.device) else resolve_device(device)
+    mixed = settings.mixed_precision and device.type == "cuda"
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+
+    train_table, eval_table = data if data is not None else load_task_tables(task, settings, mirror)
+    seed_everything(seed)  # seeds the task head's initialisation
+    model, tokenizer = load_model_and_tokenizer(model_spec, spec)
+    model.to(device)
+    train_features, eval_features = task_features(spec, tokenizer, train_table, eval_table, settings)
+    total_steps, epochs = training_schedule(len(train_features), settings)
+    optimiser = make_optimiser(model, settings, total_steps, mixed)
+
+    signature = run_signature(model_spec, task, regulariser, lam, seed, settings)
+    checkpoint_path = out_dir / CHECKPOINT_NAME
+    start_epoch, step, history = resume(checkpoint_path, signature, model, *optimiser)
+    run = {"task": task, "regulariser": regulariser, "lam": lam, "seed": seed, "settings": settings,
+           "device": device, "mixed": mixed, "epochs": epochs, "total_steps": total_steps}
+
+    model.train()
+    for epoch in range(start_epoch, epochs):
+        reference = None
+        if regulariser == "istar":
+            reference = estimate_reference_covariance(
+                model, train_features, tokenizer, settings.reference_sample_size, settings.eval_batch_size,
+                device, seed=1_000_003 * (seed + 1) + 7919 * (epoch + 1), mixed_precision=mixed,
+            )
+        step, means = train_epoch(run, epoch, step, train_features, tokenizer, model, optimiser, reference)
+        history.append({"epoch": epoch + 1, "step": step, **means})
+        log.info("epoch %d/%d: %s", epoch + 1, epochs, history[-1])
+        save_checkpoint(checkpoint_path, signature, epoch, step, history, model, *optimiser)
+        if stop_after_epoch is not None and epoch == stop_after_epoch:
+            raise TrainingInterrupted(f"stopped after epoch {epoch + 1} as asked; {checkpoint_path} holds the state")
+
+    # Σ_S of the evaluation: up to reference_sample_size training token states per layer, as the
+    # authors' code builds it (the validation-token reference is kept as an extra column)
+    eval_reference = estimate_reference_covariance(
+        model, train_features, tokenizer, settings.reference_sample_size, settings.eval_batch_size,
+        device, seed=1_000_003 * (seed + 1) + 104_729, mixed_precision=mixed, per_layer=True,
+    )
+    evaluation = evaluate_model(model, tokenizer, spec, eval_table, eval_features, settings, device, mixed,
+                                references=eval_reference)
+    return {
+        "model": model_spec.as_record(),
+        "task": task,
+        "regulariser": regulariser,
+        "lambda": float(lam),
+        "seed": seed,
+        "metric_name": spec.primary_metric,
+        "metric": evaluation["scores"][spec.primary_metric],
+        **evaluation,
+        "history": history,
+        "settings": dataclasses.asdict(settings),
+        "train_examples": len(train_table),
+        "train_features": len(train_features),
+        "steps": step,
+        "device": describe_device(device),
+        "wall_seconds": time.perf_counter() - started,
+    }
+
+
+def run_and_save(metrics_path: str | os.PathLike, **kwargs) -> dict[str, Any]:
+    """Run :func:`finetune` into the folder of ``metrics_path``, write its metrics atomically, then
+    drop the checkpoint unless ``settings.keep_checkpoint`` (it holds optimiser state: ~3× the model)."""
+    metrics_path = Path(metrics_path)
+    result = finetune(out_dir=metrics_path.parent, **kwargs)
+    write_json(metrics_path, result)
+    settings = kwargs.get("settings") or TrainingSettings()
+    if not settings.keep_checkpoint:
+        (metrics_path.parent / CHECKPOINT_NAME).unlink(missing_ok=True)
+    return result
