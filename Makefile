@@ -63,6 +63,7 @@ report: install
 	$(BIN)/snakemake --cores 1 --report report.zip $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
 lint: install
+	$(BIN)/ruff check .
 	$(BIN)/snakefmt --check Snakefile rules
 	$(BIN)/snakemake --lint --cores 1 $(CONFIGFILES)
 

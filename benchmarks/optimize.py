@@ -40,7 +40,13 @@ import pandas as pd
 import torch
 
 from isotropy import metrics
-from isotropy.optimize import EmbeddingClassifier, OptimisationSettings, Problem, build_problem, optimize
+from isotropy.optimize import (
+    EmbeddingClassifier,
+    OptimisationSettings,
+    Problem,
+    build_problem,
+    optimize,
+)
 
 SECTIONS = ("run", "reference", "ratio", "clusters", "memory", "syncs")
 _STATUS = Path("/proc/self/status")

@@ -9,7 +9,7 @@ from isotropy.logs import configure_from_snakemake
 from isotropy.model_parts import assemble_model
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - Snakemake's script object
+def main(snakemake) -> None:
     configure_from_snakemake(snakemake)
     assemble_model(snakemake.params.model, Path(snakemake.output.manifest).parent)
 

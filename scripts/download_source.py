@@ -9,7 +9,7 @@ from isotropy.download import fetch_source
 from isotropy.logs import configure_from_snakemake
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - Snakemake's script object
+def main(snakemake) -> None:
     configure_from_snakemake(snakemake)
     source = snakemake.params.source
     fetch_source(

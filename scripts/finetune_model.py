@@ -5,9 +5,9 @@ Resumes from checkpoint.pt in the output folder when a previous attempt was kill
 
 import torch
 
+from isotropy.device import resolve_device
 from isotropy.istar.settings import TrainingSettings
 from isotropy.istar.training import run_and_save
-from isotropy.device import resolve_device
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 

@@ -5,8 +5,8 @@ import pandas as pd
 
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
-from isotropy.provenance import record_step
 from isotropy.plots import istar as istar_plots
+from isotropy.provenance import record_step
 
 
 def main(snakemake):

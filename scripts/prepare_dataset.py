@@ -10,7 +10,7 @@ from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - Snakemake's script object
+def main(snakemake) -> None:
     configure_from_snakemake(snakemake)
     sources = dict(snakemake.params.sources)
     # Each named input is a source's manifest; its folder holds the raw files.

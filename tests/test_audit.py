@@ -18,7 +18,18 @@ from pathlib import Path
 import pytest
 
 from isotropy import audit as audit_module
-from isotropy.audit import FAIL, OK, WARN, Finding, audit, failures, format_table, main, walk, write_tsv
+from isotropy.audit import (
+    FAIL,
+    OK,
+    WARN,
+    Finding,
+    audit,
+    failures,
+    format_table,
+    main,
+    walk,
+    write_tsv,
+)
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path, snakemake_metadata
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from tiny_workflow import write_mirror_manifest
 
 from isotropy import download
 from isotropy.download import ArchiveError, ChecksumError, DownloadError, UnverifiedFileError
-from tiny_workflow import write_mirror_manifest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,7 +42,7 @@ class Server:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server API
+            def do_GET(self) -> None:
                 server.requests.append(self.path)
                 actions = server.script.get(self.path)
                 action = actions.pop(0) if actions else None
@@ -560,8 +560,8 @@ def test_size_is_counted_as_read_not_as_declared(server, tmp_path):
 def test_archive_with_too_many_members_is_refused(server, tmp_path):
     members = {f"SST-2/junk{i}.txt": b"" for i in range(50)} | {"SST-2/train.tsv": b"sentence\tlabel\nok\t1\n"}
     for suffix, archive in (("zip", zip_bytes(members)), ("tar.gz", tar_gz(members))):
-        with pytest.raises(ArchiveError, match=r"archive SST-2.%s holds more than 20 members, which looks like an "
-                           r"archive bomb; check the source, or raise downloads.max_archive_members" % suffix):
+        with pytest.raises(ArchiveError, match=rf"archive SST-2.{suffix} holds more than 20 members, which looks like an "
+                           r"archive bomb; check the source, or raise downloads.max_archive_members"):
             fetch_glue_archive(server, tmp_path, archive, suffix, max_archive_members=20)
         assert list((tmp_path / "raw").iterdir()) == []
 

@@ -11,8 +11,8 @@ package, run for real in a throwaway virtual environment.
 from __future__ import annotations
 
 import ast
-import os
 import importlib.metadata as md
+import os
 import re
 import subprocess
 import sys

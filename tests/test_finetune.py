@@ -8,28 +8,37 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+from tiny_workflow import shared_mirror
 
-from isotropy.istar.checkpoint import CHECKPOINT_NAME
+from isotropy import metrics
 from isotropy.datasets import check_tasks_available, load_task_split, read_mirror_split
-from isotropy.istar.features import classification_features, collate, model_inputs, qa_eval_features, qa_train_features
+from isotropy.istar.checkpoint import CHECKPOINT_NAME
+from isotropy.istar.features import (
+    classification_features,
+    collate,
+    model_inputs,
+    qa_eval_features,
+    qa_train_features,
+)
 from isotropy.istar.grid import check_run, run_grid, run_path
 from isotropy.istar.model import load_model_and_tokenizer
-from isotropy.models import ModelSpec
-from isotropy.istar.regularisers import cosine_penalty, estimate_reference_covariance, istar_penalty, token_points
+from isotropy.istar.regularisers import (
+    cosine_penalty,
+    estimate_reference_covariance,
+    istar_penalty,
+    token_points,
+)
 from isotropy.istar.settings import TrainingSettings
 from isotropy.istar.squad import squad_predictions, squad_scores
 from isotropy.istar.tasks import task_spec
 from isotropy.istar.training import TrainingInterrupted, finetune, run_and_save
-from isotropy import metrics
-
-from tiny_workflow import shared_mirror
+from isotropy.models import ModelSpec
 
 MIRROR = shared_mirror() or Path("mirror-not-found")
 needs_mirror = pytest.mark.skipif(not (MIRROR / "glue").is_dir(), reason="offline GLUE mirror not present")

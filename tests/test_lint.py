@@ -1,6 +1,7 @@
 """The workflow's code style and Snakemake's own best-practice checks: both must be clean.
 
-Runs the same commands as CI and a developer would:
+Runs the same commands as CI and a developer would (`make lint`):
+    ruff check .          (rules in pyproject.toml, [tool.ruff])
     snakefmt --check Snakefile rules/
     snakemake --lint
 """
@@ -19,6 +20,14 @@ BIN = Path(sys.executable).parent
 def _run(args: list[str], timeout: int = 300) -> subprocess.CompletedProcess:
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", HF_HUB_OFFLINE="1")
     return subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_ruff_check_is_clean():
+    result = _run([str(BIN / "ruff"), "check", "--no-cache", "."])
+    assert result.returncode == 0, (
+        f"ruff check failed (run `ruff check --fix .` for the fixable ones, see pyproject.toml [tool.ruff]):\n"
+        f"{result.stdout[-6000:]}{result.stderr[-2000:]}"
+    )
 
 
 def test_snakefmt_check_is_clean():

@@ -14,12 +14,16 @@ import skdim
 import torch
 from IsoScore.IsoScore import IsoScore, IsoScore_star
 from sklearn.datasets import make_blobs
-from sklearn.metrics import adjusted_rand_score, calinski_harabasz_score, davies_bouldin_score, silhouette_score
+from sklearn.metrics import (
+    adjusted_rand_score,
+    calinski_harabasz_score,
+    davies_bouldin_score,
+    silhouette_score,
+)
 from sklearn.neighbors import NearestNeighbors
+from tiny_workflow import shared_mirror
 
 from isotropy import metrics as M
-
-from tiny_workflow import shared_mirror
 
 POLARITY = (shared_mirror() or Path("mirror-not-found")) / "polarity"
 
@@ -499,7 +503,7 @@ def test_partition_isotropy_is_stable_for_large_norms():
 
 def test_calinski_harabasz_and_davies_bouldin():
     x, y = _clustered()
-    names = np.array(["c%d" % v for v in y])
+    names = np.array([f"c{v}" for v in y])
     assert M.calinski_harabasz(x, names) == pytest.approx(calinski_harabasz_score(x, y))
     assert M.davies_bouldin(torch.from_numpy(x), y) == pytest.approx(davies_bouldin_score(x, y))
 

@@ -12,7 +12,14 @@ import pytest
 
 import isotropy.io
 from isotropy import provenance
-from isotropy.provenance import SUFFIX, build_record, iter_recorded, read_record, record_path, record_step
+from isotropy.provenance import (
+    SUFFIX,
+    build_record,
+    iter_recorded,
+    read_record,
+    record_path,
+    record_step,
+)
 
 
 def sha(path: Path) -> str:

@@ -9,7 +9,6 @@ import subprocess
 from html.parser import HTMLParser
 
 import pytest
-
 import tiny_workflow
 
 pytestmark = pytest.mark.slow

@@ -6,7 +6,6 @@ import subprocess
 
 import pandas as pd
 import pytest
-
 import tiny_workflow
 
 pytestmark = pytest.mark.slow

@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 import tiny_workflow
 
 # Runs Snakemake in this interpreter and prints which heavy modules it loaded, after it exits.

@@ -34,9 +34,10 @@ import subprocess
 import sys
 import tempfile
 from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from isotropy.download import MANIFEST_NAME, RAW_ROOT
 from isotropy.io import sha256_file

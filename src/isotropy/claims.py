@@ -31,8 +31,9 @@ Cluster-based isotropy enhancement (Rajaee & Pilehvar 2021), per model × STS da
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -23,9 +23,10 @@ Rules:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -101,7 +102,7 @@ class StandIns:
     sts_split: str = ""
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], mirror: str | None) -> "StandIns":
+    def from_config(cls, config: Mapping[str, Any], mirror: str | None) -> StandIns:
         """Stand-ins of a validated configuration; ``mirror`` is the mirror folder in use (or None)."""
         return cls(**describe_stand_ins(config, mirror))
 

@@ -19,9 +19,10 @@ import logging
 import os
 import warnings
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -251,7 +252,7 @@ def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
     return _multi_label_frame(labels)
 
 
-def wordnet_pos(wordnet, word: str) -> set[str]:  # noqa: ANN001 - nltk reader
+def wordnet_pos(wordnet, word: str) -> set[str]:
     """Parts of speech of ``word`` as a WordNet headword (no morphological base-form lookup)."""
     target = word.lower()
     return {
@@ -261,7 +262,7 @@ def wordnet_pos(wordnet, word: str) -> set[str]:  # noqa: ANN001 - nltk reader
     }
 
 
-def pos_standin(vocabulary: Iterable[str], wordnet, size: int) -> pd.DataFrame:  # noqa: ANN001 - nltk reader
+def pos_standin(vocabulary: Iterable[str], wordnet, size: int) -> pd.DataFrame:
     """The documented stand-in for CoDWoE POS: the first ``size`` words of ``vocabulary`` that
     WordNet knows as headwords, each labelled with the set of its WordNet parts of speech.
 
@@ -423,7 +424,7 @@ def _pos_sources(config: Mapping[str, Any]) -> dict[str, str]:
 
 def _pos_reader(
     raw_dir=None, vectors_dir=None, wordnet_dir=None, *, pos_source: str, pos_standin_size: int = 0
-):  # noqa: ANN001
+):
     if pos_source == "wordnet":
         return read_pos_wordnet(vectors_dir, wordnet_dir, pos_standin_size)
     if pos_source == "codwoe":

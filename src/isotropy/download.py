@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import gzip
 import hashlib
 import logging
 import os
@@ -44,10 +45,11 @@ import tarfile
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 import requests
@@ -529,7 +531,7 @@ class _CountingReader:
         self.charge(len(data))
         return data
 
-    def __enter__(self) -> "_CountingReader":
+    def __enter__(self) -> _CountingReader:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -782,7 +784,7 @@ def fetch_source(
         "mirror": str(mirror) if mirror else None,
         "inputs": inputs,
         "files": records,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     write_json(raw_dir / MANIFEST_NAME, manifest)
     log.info("source %s: %d file(s) from %s in %s", name, len(records), origin, raw_dir)

@@ -21,9 +21,10 @@ import logging
 import os
 import re
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -205,7 +206,7 @@ class TokenEmbeddings:
                 )
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "TokenEmbeddings":
+    def load(cls, path: str | os.PathLike) -> TokenEmbeddings:
         with np.load(path, allow_pickle=False) as data:
             return cls(data["layers"], data["token_ids"], data["tokens"], data["sentence_index"])
 
@@ -318,7 +319,14 @@ def cluster_cosine_statistics(
     different words and S_intra is undefined, so it is left out.
     Returns the statistics and the cluster labels.
     """
-    from isotropy.metrics import average_cosine_similarity, cluster_centred, kmeans_by_silhouette, per_cluster_cosine_statistics, s_inter, s_intra
+    from isotropy.metrics import (
+        average_cosine_similarity,
+        cluster_centred,
+        kmeans_by_silhouette,
+        per_cluster_cosine_statistics,
+        s_inter,
+        s_intra,
+    )
 
     clusters = np.asarray(kmeans_by_silhouette(points, k_range=tuple(k_range), threshold=silhouette_threshold, seed=seed, sample_size=silhouette_sample_size))
     centred = cluster_centred(points, clusters)
@@ -581,7 +589,7 @@ def load_sts_dataset(name: str, *, split: str, mirror: str | None = None) -> pd.
 
         try:
             dataset = load_dataset("mteb/sickr-sts", split=split)
-        except Exception as error:  # noqa: BLE001 - optional data set: any failure means "unavailable"
+        except Exception as error:
             log.warning("SICK-R unavailable: loading mteb/sickr-sts (%s) failed: %s: %s; skipping it", split, type(error).__name__, error)
             return None
         note_hub_dataset(dataset, "mteb/sickr-sts", split=split)
@@ -702,7 +710,7 @@ class StsEmbeddings:
         return len(self.offsets) > 0
 
     @classmethod
-    def unavailable(cls, dataset: str, split: str) -> "StsEmbeddings":
+    def unavailable(cls, dataset: str, split: str) -> StsEmbeddings:
         empty = np.empty(0, dtype=np.int64)
         return cls(np.empty((0, 0), dtype=np.float32), empty, empty, np.empty(0), dataset, split, available=False)
 
@@ -712,7 +720,7 @@ class StsEmbeddings:
                 np.savez(handle, vectors=self.vectors, first=self.first, second=self.second, gold=self.gold, dataset=self.dataset, split=self.split, available=self.available, offsets=self.offsets)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "StsEmbeddings":
+    def load(cls, path: str | os.PathLike) -> StsEmbeddings:
         with np.load(path, allow_pickle=False) as data:
             offsets = data["offsets"] if "offsets" in data else np.empty(0, dtype=np.int64)
             return cls(data["vectors"], data["first"], data["second"], data["gold"], str(data["dataset"]), str(data["split"]), bool(data["available"]), offsets)

@@ -25,7 +25,7 @@ def configure_logging(log_file: str | Path | None = None, level: int = logging.I
     logging.captureWarnings(True)
     warnings.simplefilter("default")
 
-    def log_uncaught(exc_type, exc, tb):  # noqa: ANN001 - sys.excepthook signature
+    def log_uncaught(exc_type, exc, tb):
         if issubclass(exc_type, KeyboardInterrupt):
             sys.__excepthook__(exc_type, exc, tb)
             return

@@ -31,9 +31,10 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from datetime import datetime, timezone
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from isotropy.io import sha256_file, write_json
 
@@ -274,7 +275,7 @@ def assemble_model(
             "inputs": records,
             "files": [{"path": rel, "bytes": (staging / rel).stat().st_size, "sha256": sha256_file(staging / rel)}
                       for rel in files],
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         write_json(staging / MANIFEST_NAME, manifest)
         _make_read_only(staging)

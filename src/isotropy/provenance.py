@@ -18,15 +18,16 @@ import platform
 import socket
 import subprocess
 import sys
+from collections.abc import Iterable, Iterator
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from isotropy.io import sha256_file, write_json
 
 SUFFIX = ".provenance.json"
 RECORD_VERSION = 3  # 2: code.modules (sha256 of every project module the step ran) and hardware; 3: data
-STARTED = _dt.datetime.now(_dt.timezone.utc)  # import time ≈ the step's start
+STARTED = _dt.datetime.now(_dt.UTC)  # import time ≈ the step's start
 
 # The packages whose version can change a number or a figure.
 TRACKED_PACKAGES = (
@@ -219,7 +220,7 @@ def build_record(
         "hardware": hardware(),
         "seeds": seeds,
         "started": STARTED.isoformat(),
-        "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+        "finished": _dt.datetime.now(_dt.UTC).isoformat(),
         "config": _jsonable(config or {}),
     }
     if device is not None and getattr(device, "type", None) is not None:

@@ -8,7 +8,11 @@ from isotropy.models import ModelSpec
 
 def load_model_and_tokenizer(spec: ModelSpec, task: TaskSpec):
     """The task model (sequence classification/regression head, or span extraction head) and its tokenizer."""
-    from transformers import AutoModelForQuestionAnswering, AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import (
+        AutoModelForQuestionAnswering,
+        AutoModelForSequenceClassification,
+        AutoTokenizer,
+    )
 
     kwargs = {} if spec.path else {"revision": spec.revision}
     tokenizer = AutoTokenizer.from_pretrained(spec.source, **kwargs)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pandas as pd
 
-
 # isoscore_star: Σ_S from training token states (the authors' evaluation); the validation-token
 # reference is kept as isoscore_star_validation_reference.
 RUN_COLUMNS = ["model", "task", "regulariser", "lambda", "seed", "metric_name", "metric", "isoscore_star", "isoscore_star_validation_reference", "twonn"]

@@ -33,7 +33,7 @@ class TrainingSettings:
     keep_checkpoint: bool = False
 
     @classmethod
-    def from_mapping(cls, values: dict[str, Any]) -> "TrainingSettings":
+    def from_mapping(cls, values: dict[str, Any]) -> TrainingSettings:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:

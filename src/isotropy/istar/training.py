@@ -29,7 +29,12 @@ from isotropy.istar.evaluation import evaluate_model
 from isotropy.istar.features import Features, collate, epoch_order, task_features, to_device
 from isotropy.istar.grid import check_run, format_lambda
 from isotropy.istar.model import load_model_and_tokenizer
-from isotropy.istar.regularisers import cosine_penalty, estimate_reference_covariance, istar_penalty, token_points
+from isotropy.istar.regularisers import (
+    cosine_penalty,
+    estimate_reference_covariance,
+    istar_penalty,
+    token_points,
+)
 from isotropy.istar.settings import TrainingSettings
 from isotropy.istar.tasks import task_spec
 from isotropy.models import ModelSpec

@@ -34,7 +34,7 @@ def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
             ax.plot(rows.index, rows[column], marker="o", color=colours[model], label=f"{model}")
             ax.plot(rows.index, rows[f"{column}_adjusted"], marker="o", linestyle="--", color=colours[model], label=f"{model}, per-cluster centred")
         if column == "s_inter":
-            for i, (model, rows) in enumerate(static.groupby("model", sort=False)):
+            for model, rows in static.groupby("model", sort=False):
                 ax.axhline(rows["s_inter"].mean(), color="grey", linestyle=":", label=f"{model} (static)")
         ax.set_xlabel("layer")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
