@@ -1,11 +1,21 @@
 # Configuration validation and the helper functions every stage uses. Stage files hold rules only.
-import os
+# Everything imported here is plain Python (no torch): a dry run, a lint or a report needs only
+# Snakemake and the light configuration code.
+import re
+import sys
 
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from isotropy import comparison, studies
+from isotropy import claims as isotropy_claims
+from isotropy import comparison as isotropy_comparison
+from isotropy import datasets as isotropy_datasets
+from isotropy import download as isotropy_download
 from isotropy import model_parts as isotropy_model_parts
+from isotropy import paths
+from isotropy import studies
+from isotropy.istar import grid as istar_grid
+from isotropy.istar import tasks as istar_tasks
 
 try:
     validate(config, "../schemas/config.schema.yaml")
@@ -14,6 +24,7 @@ except WorkflowError as error:
     schema = os.path.join(workflow.basedir, "schemas", "config.schema.yaml")
     raise studies.config_validation_error(error, schema) from None
 studies.check_config(config)
+studies.check_geometry_config(config)
 
 STUDIES = studies.OPTIMISATION_STUDIES
 
@@ -22,6 +33,14 @@ wildcard_constraints:
     study="|".join(STUDIES),
     encoder=r"[A-Za-z0-9_\-]+",
     seed=r"\d+",
+    source="|".join(re.escape(name) for name in config["sources"]),
+    dataset="|".join(re.escape(name) for name in isotropy_datasets.DATASETS),
+
+
+def setting(*keys, default=None):
+    """A configuration value by key path, ``default`` when it or a section on the way is absent
+    (the one way rules read the configuration)."""
+    return studies.setting(config, *keys, default=default)
 
 
 def study_runs(study):
@@ -32,7 +51,9 @@ def study_runs(study):
 def run_files(study, artefact):
     """Paths of one artefact (trace.parquet, summary.json) for every run of a study."""
     return [
-        f"results/{study}/{r['encoder']}/{r['dataset']}/seed{r['seed']}/{artefact}"
+        paths.optimisation_run_file(
+            artefact, study, r["encoder"], r["dataset"], r["seed"]
+        )
         for r in study_runs(study)
     ]
 
@@ -72,12 +93,12 @@ def word_vector_file(wildcards):
 
 def stand_ins():
     """What this run uses in place of the paper's data and vectors (for captions and figures)."""
-    return comparison.workflow_stand_ins(config)
+    return isotropy_comparison.workflow_stand_ins(config)
 
 
 def encoder_labels():
     """Encoder name → a label naming its vectors (the GloVe stand-in as such), for figures."""
-    return comparison.encoder_labels(config, stand_ins())
+    return isotropy_comparison.encoder_labels(config, stand_ins())
 
 
 def main_study_outputs(study="main"):
@@ -115,3 +136,28 @@ def study_targets(studies):
         "geometry": lambda: list(rules.geometry_study.input),
     }
     return [path for study in studies for path in targets[study]()]
+
+
+# I-STAR (rules/istar.smk): the run grid of config `istar` (empty without the section).
+ISTAR = setting("istar", default={})
+ISTAR_RUNS = istar_grid.run_grid(ISTAR) if ISTAR else []
+ISTAR_WILDCARDS = {
+    "model": "|".join(re.escape(m) for m in ISTAR.get("models", {})) or "^$",
+    "task": "|".join(istar_tasks.TASKS),
+    "regulariser": "|".join(istar_tasks.REGULARISERS),
+    "lam": r"-?\d+(\.\d+)?(e-?\d+)?",
+    "seed": r"\d+",
+}
+
+
+def istar_lambda(wildcards):
+    """The configured λ of a run (never parsed back from its path)."""
+    return istar_grid.configured_lambda(ISTAR, wildcards.regulariser, wildcards.lam)
+
+
+# The mirror folder ($ISOTROPY_MIRROR over config `mirror`), resolved once; None: the originals.
+MIRROR = isotropy_download.resolve_mirror(setting("mirror"))
+MIRROR_PARAM = str(MIRROR) if MIRROR else None
+
+# Geometry (rules/geometry.smk): wildcards match only the configured models and corpus.
+GEOMETRY_WILDCARDS = studies.geometry_wildcards(config)

@@ -1,22 +1,13 @@
 # Data: fetch every raw source, then build each data set as one parquet table.
 # Table-driven: the sources a data set needs and its reader live in isotropy.datasets.DATASETS;
 # how a source is fetched and laid out lives in isotropy.download.
-import re
-
-from isotropy import datasets as isotropy_datasets
-from isotropy import download as isotropy_download
-
-
-wildcard_constraints:
-    source="|".join(re.escape(name) for name in config["sources"]),
-    dataset="|".join(re.escape(name) for name in isotropy_datasets.DATASETS),
 
 
 # One download per source: the original URLs, or the same files from the mirror (config `mirror`,
 # overridden by $ISOTROPY_MIRROR). The manifest is written last and records every sha256.
 rule download_source:
     output:
-        manifest=protected("resources/raw/{source}/manifest.json"),
+        manifest=protected(paths.raw_manifest()),
     log:
         "logs/resources/raw/{source}/manifest.log",
     benchmark:
@@ -73,7 +64,7 @@ rule prepare_dataset:
             )
         ),
     output:
-        table="resources/data/{dataset}.parquet",
+        table=paths.dataset_table(),
     log:
         "logs/resources/data/{dataset}.log",
     benchmark:

@@ -3,13 +3,13 @@
 
 rule embed_sentences:
     input:
-        table="resources/data/{dataset}.parquet",
+        table=paths.dataset_table(),
         model=lambda wildcards: split_model_input(
             sentence_encoder(wildcards).get("path")
         ),
     output:
-        vectors=protected("resources/embeddings/{encoder}/{dataset}/vectors.npy"),
-        index=protected("resources/embeddings/{encoder}/{dataset}/index.parquet"),
+        vectors=protected(paths.embedding_file("vectors.npy")),
+        index=protected(paths.embedding_file("index.parquet")),
     log:
         "logs/resources/embeddings/{encoder}/{dataset}.log",
     benchmark:
@@ -26,19 +26,19 @@ rule embed_sentences:
         gpu=1,
     params:
         encoder=sentence_encoder,
-        device=config["device"],
+        device=setting("device"),
     script:
         "../scripts/embed_sentences.py"
 
 
 rule lookup_word_vectors:
     input:
-        table="resources/data/{dataset}.parquet",
+        table=paths.dataset_table(),
         word_vectors=word_vector_file,
     output:
-        vectors="resources/embeddings/{encoder}/{dataset}/vectors.npy",
-        index="resources/embeddings/{encoder}/{dataset}/index.parquet",
-        missing="resources/embeddings/{encoder}/{dataset}/missing.txt",
+        vectors=paths.embedding_file("vectors.npy"),
+        index=paths.embedding_file("index.parquet"),
+        missing=paths.embedding_file("missing.txt"),
     log:
         "logs/resources/embeddings/{encoder}/{dataset}.log",
     benchmark:

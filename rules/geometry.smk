@@ -1,13 +1,6 @@
 # Geometry study (papers.md §4): clusters, manifolds and LID of contextual token embeddings
 # (Cai et al. 2021) and cluster-based isotropy enhancement on STS (Rajaee & Pilehvar 2021).
-# The science lives in isotropy.geometry; targets: isotropy.geometry.workflow_targets(config).
-import re
-
-from isotropy import geometry as isotropy_geometry
-
-isotropy_geometry.check_config(config)
-
-GEOMETRY_WILDCARDS = isotropy_geometry.wildcard_patterns(config)
+# The science lives in isotropy.geometry; targets: isotropy.studies.geometry_targets(config).
 
 
 # Hidden states of every layer for capped token instances of the corpus (GPU when present).
@@ -17,7 +10,7 @@ rule geometry_token_embeddings:
             isotropy_geometry.model_entry(config, wildcards.model)["path"]
         ),
     output:
-        embeddings="resources/geometry/{model}/{corpus}/token_embeddings.npz",
+        embeddings=paths.token_embeddings(),
     log:
         "logs/resources/geometry/{model}/{corpus}/token_embeddings.npz.log",
     benchmark:
@@ -32,14 +25,14 @@ rule geometry_token_embeddings:
         runtime=lambda wildcards, attempt: 120 * attempt,
         gpu=1,
     params:
-        model=lambda wildcards: isotropy_geometry.model_entry(config, wildcards.model),
-        corpus=isotropy_geometry.setting(config, "clusters", "corpus"),
-        mirror=config["mirror"],
-        device=config["device"],
-        batch_size=isotropy_geometry.setting(config, "batch_size"),
-        max_length=isotropy_geometry.setting(config, "max_length"),
-        max_per_type=isotropy_geometry.setting(config, "clusters", "max_per_type"),
-        max_tokens=isotropy_geometry.setting(config, "clusters", "max_tokens"),
+        model=lambda wildcards: studies.geometry_model_entry(config, wildcards.model),
+        corpus=setting("geometry", "clusters", "corpus"),
+        mirror=MIRROR_PARAM,
+        device=setting("device"),
+        batch_size=setting("geometry", "batch_size"),
+        max_length=setting("geometry", "max_length"),
+        max_per_type=setting("geometry", "clusters", "max_per_type"),
+        max_tokens=setting("geometry", "clusters", "max_tokens"),
     script:
         "../scripts/geometry_token_embeddings.py"
 
@@ -47,10 +40,10 @@ rule geometry_token_embeddings:
 # S_inter / S_intra per layer, raw and k-means cluster-centred; PCA view of one layer.
 rule geometry_cosine:
     input:
-        embeddings="resources/geometry/{model}/{corpus}/token_embeddings.npz",
+        embeddings=paths.token_embeddings(),
     output:
-        table="results/geometry/{model}/{corpus}/seed{seed}/cosine_by_layer.csv",
-        pca_view="results/geometry/{model}/{corpus}/seed{seed}/pca_view.csv",
+        table=paths.geometry_run_file("cosine_by_layer.csv"),
+        pca_view=paths.geometry_run_file("pca_view.csv"),
     log:
         "logs/results/geometry/{model}/{corpus}/seed{seed}/cosine_by_layer.csv.log",
     benchmark:
@@ -64,9 +57,9 @@ rule geometry_cosine:
         mem_mb=lambda wildcards, attempt: 16000 * attempt,
         runtime=lambda wildcards, attempt: 240 * attempt,
     params:
-        **isotropy_geometry.clustering_params(config),
-        pca_layer=isotropy_geometry.setting(config, "clusters", "pca_layer"),
-        pca_sample_size=isotropy_geometry.setting(config, "clusters", "pca_sample_size"),
+        **studies.geometry_clustering_params(config),
+        pca_layer=setting("geometry", "clusters", "pca_layer"),
+        pca_sample_size=setting("geometry", "clusters", "pca_sample_size"),
     script:
         "../scripts/geometry_cosine.py"
 
@@ -74,9 +67,9 @@ rule geometry_cosine:
 # Local intrinsic dimension (MLE, k nearest neighbours) per layer and distance.
 rule geometry_lid:
     input:
-        embeddings="resources/geometry/{model}/{corpus}/token_embeddings.npz",
+        embeddings=paths.token_embeddings(),
     output:
-        table="results/geometry/{model}/{corpus}/seed{seed}/lid.csv",
+        table=paths.geometry_run_file("lid.csv"),
     log:
         "logs/results/geometry/{model}/{corpus}/seed{seed}/lid.csv.log",
     benchmark:
@@ -90,9 +83,9 @@ rule geometry_lid:
         mem_mb=lambda wildcards, attempt: 8000 * attempt,
         runtime=lambda wildcards, attempt: 120 * attempt,
     params:
-        k=isotropy_geometry.setting(config, "clusters", "lid_k"),
-        metrics=isotropy_geometry.setting(config, "clusters", "lid_metrics"),
-        sample_size=isotropy_geometry.setting(config, "clusters", "lid_sample_size"),
+        k=setting("geometry", "clusters", "lid_k"),
+        metrics=setting("geometry", "clusters", "lid_metrics"),
+        sample_size=setting("geometry", "clusters", "lid_sample_size"),
     script:
         "../scripts/geometry_lid.py"
 
@@ -100,17 +93,14 @@ rule geometry_lid:
 # Static word vectors: the comparison rows of both tables.
 rule geometry_static:
     input:
-        manifest="resources/raw/{source}/manifest.json",
+        manifest=paths.raw_manifest(),
     output:
-        cosine="results/geometry/static/{source}/seed{seed}/cosine.csv",
-        lid="results/geometry/static/{source}/seed{seed}/lid.csv",
+        cosine=paths.static_geometry_file("cosine.csv"),
+        lid=paths.static_geometry_file("lid.csv"),
     log:
         "logs/results/geometry/static/{source}/seed{seed}/cosine.csv.log",
     benchmark:
         "benchmarks/results/geometry/static/{source}/seed{seed}/cosine.tsv"
-    wildcard_constraints:
-        source="|".join(re.escape(name) for name in config["sources"]),
-        seed=r"\d+",
     conda:
         "../envs/torch.yaml"
     threads: 4
@@ -118,21 +108,19 @@ rule geometry_static:
         mem_mb=lambda wildcards, attempt: 8000 * attempt,
         runtime=lambda wildcards, attempt: 60 * attempt,
     params:
-        **isotropy_geometry.clustering_params(config),
-        max_words=isotropy_geometry.setting(config, "clusters", "static", "max_words"),
-        sample_size=isotropy_geometry.setting(
-            config, "clusters", "static", "sample_size"
-        ),
-        lid_k=isotropy_geometry.setting(config, "clusters", "lid_k"),
-        lid_metrics=isotropy_geometry.setting(config, "clusters", "lid_metrics"),
+        **studies.geometry_clustering_params(config),
+        max_words=setting("geometry", "clusters", "static", "max_words"),
+        sample_size=setting("geometry", "clusters", "static", "sample_size"),
+        lid_k=setting("geometry", "clusters", "lid_k"),
+        lid_metrics=setting("geometry", "clusters", "lid_metrics"),
     script:
         "../scripts/geometry_static.py"
 
 
 rule geometry_collect_cosine:
     input:
-        isotropy_geometry.cluster_files(config, "cosine_by_layer.csv")
-        + isotropy_geometry.static_files(config, "cosine.csv"),
+        studies.geometry_cluster_files(config, "cosine_by_layer.csv")
+        + studies.geometry_static_files(config, "cosine.csv"),
     output:
         table=report(
             "results/geometry/cosine_by_layer.csv",
@@ -156,8 +144,8 @@ rule geometry_collect_cosine:
 
 rule geometry_collect_lid:
     input:
-        isotropy_geometry.cluster_files(config, "lid.csv")
-        + isotropy_geometry.static_files(config, "lid.csv"),
+        studies.geometry_cluster_files(config, "lid.csv")
+        + studies.geometry_static_files(config, "lid.csv"),
     output:
         table=report(
             "results/geometry/lid.csv",
@@ -186,7 +174,7 @@ rule geometry_sentence_embeddings:
             isotropy_geometry.model_entry(config, wildcards.model)["path"]
         ),
     output:
-        embeddings="resources/geometry/{model}/{sts}/sentence_embeddings.npz",
+        embeddings=paths.sentence_embeddings(),
     log:
         "logs/resources/geometry/{model}/{sts}/sentence_embeddings.npz.log",
     benchmark:
@@ -201,14 +189,12 @@ rule geometry_sentence_embeddings:
         runtime=lambda wildcards, attempt: 60 * attempt,
         gpu=1,
     params:
-        model=lambda wildcards: isotropy_geometry.model_entry(config, wildcards.model),
-        split=lambda wildcards: isotropy_geometry.setting(
-            config, "sts", "splits", wildcards.sts
-        ),
-        mirror=config["mirror"],
-        device=config["device"],
-        batch_size=isotropy_geometry.setting(config, "batch_size"),
-        max_length=isotropy_geometry.setting(config, "max_length"),
+        model=lambda wildcards: studies.geometry_model_entry(config, wildcards.model),
+        split=lambda wildcards: setting("geometry", "sts", "splits", wildcards.sts),
+        mirror=MIRROR_PARAM,
+        device=setting("device"),
+        batch_size=setting("geometry", "batch_size"),
+        max_length=setting("geometry", "max_length"),
     script:
         "../scripts/geometry_sentence_embeddings.py"
 
@@ -216,9 +202,9 @@ rule geometry_sentence_embeddings:
 # Pearson / Spearman of pair cosines vs. gold, and I(W), per enhancement method.
 rule geometry_sts:
     input:
-        embeddings="resources/geometry/{model}/{sts}/sentence_embeddings.npz",
+        embeddings=paths.sentence_embeddings(),
     output:
-        table="results/geometry/{model}/{sts}/seed{seed}/sts.csv",
+        table=paths.geometry_run_file("sts.csv", data="{sts}"),
     log:
         "logs/results/geometry/{model}/{sts}/seed{seed}/sts.csv.log",
     benchmark:
@@ -232,17 +218,17 @@ rule geometry_sts:
         mem_mb=lambda wildcards, attempt: 8000 * attempt,
         runtime=lambda wildcards, attempt: 60 * attempt,
     params:
-        methods=isotropy_geometry.setting(config, "sts", "methods"),
-        n_clusters=isotropy_geometry.setting(config, "sts", "n_clusters"),
-        n_directions=isotropy_geometry.setting(config, "sts", "n_directions"),
-        abtt_directions=isotropy_geometry.setting(config, "sts", "abtt_directions"),
+        methods=setting("geometry", "sts", "methods"),
+        n_clusters=setting("geometry", "sts", "n_clusters"),
+        n_directions=setting("geometry", "sts", "n_directions"),
+        abtt_directions=setting("geometry", "sts", "abtt_directions"),
     script:
         "../scripts/geometry_sts.py"
 
 
 rule geometry_collect_sts:
     input:
-        isotropy_geometry.sts_files(config),
+        studies.geometry_sts_files(config),
     output:
         table=report(
             "results/geometry/sts.csv",
@@ -267,7 +253,7 @@ rule geometry_collect_sts:
 # Figures: plotting reads stored tables only, so restyling never recomputes.
 rule geometry_plot_table:
     input:
-        table=lambda wildcards: f"results/geometry/{isotropy_geometry.FIGURE_TABLES[wildcards.figure]}.csv",
+        table=lambda wildcards: f"results/geometry/{studies.GEOMETRY_FIGURE_TABLES[wildcards.figure]}.csv",
     output:
         pdf=report(
             "results/geometry/figures/{figure}.pdf",
@@ -278,7 +264,7 @@ rule geometry_plot_table:
     log:
         "logs/results/geometry/figures/{figure}.pdf.log",
     wildcard_constraints:
-        figure="|".join(isotropy_geometry.FIGURE_TABLES),
+        figure="|".join(studies.GEOMETRY_FIGURE_TABLES),
     conda:
         "../envs/plots.yaml"
     threads: 1
@@ -294,7 +280,7 @@ rule geometry_plot_table:
 
 rule geometry_plot_pca_view:
     input:
-        table="results/geometry/{model}/{corpus}/seed{seed}/pca_view.csv",
+        table=paths.geometry_run_file("pca_view.csv"),
     output:
         pdf=report(
             "results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.pdf",
@@ -322,4 +308,4 @@ rule geometry_plot_pca_view:
 
 rule geometry_study:
     input:
-        isotropy_geometry.workflow_targets(config),
+        studies.geometry_targets(config),

@@ -1,21 +1,7 @@
 # I-STAR study (papers.md §3): fine-tuning with IsoScore* regularisation, CosReg and no
 # regulariser; performance against isotropy (Figures 5-7). Science in isotropy.istar and
 # isotropy.plots.istar; final files: isotropy.istar.grid.study_outputs(config["istar"]).
-import re
-
-from isotropy import datasets as isotropy_datasets
-from isotropy.istar import grid as istar_grid
-from isotropy.istar import tasks as istar_tasks
-
-ISTAR = config.get("istar", {})
-ISTAR_WILDCARDS = {
-    "model": "|".join(re.escape(m) for m in ISTAR.get("models", {})) or "^$",
-    "task": "|".join(istar_tasks.TASKS),
-    "regulariser": "|".join(istar_tasks.REGULARISERS),
-    "lam": r"-?\d+(\.\d+)?(e-?\d+)?",
-    "seed": r"\d+",
-}
-ISTAR_RUNS = istar_grid.run_grid(ISTAR) if ISTAR else []
+# The run grid (ISTAR_RUNS) and wildcards are read in rules/common.smk.
 
 
 # One fine-tuning run. Checkpoints (checkpoint.pt, after every epoch) sit beside metrics.json
@@ -24,12 +10,10 @@ rule finetune:
     input:
         # No file inputs (data come from the hub or the mirror), but with a mirror a task whose
         # tsv files it lacks stops the DAG here, naming the tasks it holds, before any job runs.
-        lambda wc: isotropy_datasets.task_inputs(wc.task, config["mirror"]),
-        model=lambda wc: split_model_input(
-            istar_grid.model_spec(ISTAR, wc.model).path
-        ),
+        lambda wc: isotropy_datasets.task_inputs(wc.task, MIRROR_PARAM),
+        model=lambda wc: split_model_input(istar_grid.model_spec(ISTAR, wc.model).path),
     output:
-        metrics="results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/metrics.json",
+        metrics=paths.istar_run_file(),
     log:
         "logs/results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/metrics.json.log",
     benchmark:
@@ -38,16 +22,17 @@ rule finetune:
         **ISTAR_WILDCARDS,
     conda:
         "../envs/torch.yaml"
-    threads: ISTAR.get("resources", {}).get("threads", 4)
+    threads: setting("istar", "resources", "threads", default=4)
     resources:
-        mem_mb=lambda wildcards, attempt: ISTAR["resources"]["mem_mb"] * attempt,
-        runtime=lambda wildcards, attempt: ISTAR["resources"]["runtime"] * attempt,
-        gpu=ISTAR.get("resources", {}).get("gpu", 1),
+        mem_mb=lambda wc, attempt: setting("istar", "resources", "mem_mb") * attempt,
+        runtime=lambda wc, attempt: setting("istar", "resources", "runtime") * attempt,
+        gpu=setting("istar", "resources", "gpu", default=1),
     params:
         model=lambda wildcards: istar_grid.model_spec(ISTAR, wildcards.model),
-        training=ISTAR.get("training"),
-        mirror=config["mirror"],
-        device=config["device"],
+        lam=istar_lambda,
+        training=setting("istar", "training"),
+        mirror=MIRROR_PARAM,
+        device=setting("device"),
     script:
         "../scripts/finetune_model.py"
 
@@ -99,8 +84,8 @@ rule istar_figure:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        figure6_selection=ISTAR.get("figure6_selection"),
-        figure7_task=ISTAR.get("figure7_task"),
+        figure6_selection=setting("istar", "figure6_selection"),
+        figure7_task=setting("istar", "figure7_task"),
     script:
         "../scripts/istar_figure.py"
 

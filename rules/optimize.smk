@@ -4,12 +4,12 @@
 
 rule optimize_embeddings:
     input:
-        table="resources/data/{dataset}.parquet",
-        vectors="resources/embeddings/{encoder}/{dataset}/vectors.npy",
-        index="resources/embeddings/{encoder}/{dataset}/index.parquet",
+        table=paths.dataset_table(),
+        vectors=paths.embedding_file("vectors.npy"),
+        index=paths.embedding_file("index.parquet"),
     output:
-        trace="results/{study}/{encoder}/{dataset}/seed{seed}/trace.parquet",
-        summary="results/{study}/{encoder}/{dataset}/seed{seed}/summary.json",
+        trace=paths.optimisation_run_file("trace.parquet"),
+        summary=paths.optimisation_run_file("summary.json"),
     log:
         "logs/results/{study}/{encoder}/{dataset}/seed{seed}/optimize.log",
     benchmark:
@@ -26,7 +26,7 @@ rule optimize_embeddings:
         gpu=1,
     params:
         settings=optimisation_settings,
-        device=config["device"],
+        device=setting("device"),
     script:
         "../scripts/optimize_embeddings.py"
 

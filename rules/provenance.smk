@@ -2,10 +2,6 @@
 # Records: every step writes <output>.provenance.json (isotropy.provenance.record_step); raw
 # downloads end in resources/raw/<source>/manifest.json. Science in isotropy.audit and
 # isotropy.claims (which also decides the inputs of check_claims: workflow_inputs).
-import sys
-
-from isotropy import claims as isotropy_claims
-from isotropy import comparison as isotropy_comparison
 
 
 # results/claims.csv (one row per claim × setup: measured value, threshold, verdict) and a

@@ -21,7 +21,7 @@ def main(snakemake):
         model_spec=snakemake.params.model,
         task=wildcards.task,
         regulariser=wildcards.regulariser,
-        lam=float(wildcards.lam),
+        lam=snakemake.params.lam,
         seed=int(wildcards.seed),
         settings=TrainingSettings.from_mapping(dict(snakemake.params.training)),
         mirror=snakemake.params.mirror,

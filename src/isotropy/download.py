@@ -56,11 +56,10 @@ import requests
 from tqdm.auto import tqdm
 
 from isotropy.io import atomic_path, sha256_file, write_json
+from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 
 log = logging.getLogger(__name__)
 
-RAW_ROOT = "resources/raw"
-MANIFEST_NAME = "manifest.json"
 MIRROR_ENV = "ISOTROPY_MIRROR"
 ALLOW_UNVERIFIED_ENV = "ISOTROPY_ALLOW_UNVERIFIED_MIRROR"
 # Defaults of config `downloads`: far above the largest real archive (NLPL 222.zip unpacks to a few GB).

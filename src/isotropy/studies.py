@@ -1,13 +1,17 @@
-"""What the Snakemake rules ask of the configuration: runs, settings and cross-checks.
+"""What the Snakemake rules ask of the configuration: runs, settings, targets and cross-checks.
 
-Kept in the package (not in the .smk files) so it is tested without Snakemake.
+Kept in the package (not in the .smk files) so it is tested without Snakemake. Plain Python:
+the workflow imports it while it parses. The I-STAR grid is :mod:`isotropy.istar.grid`.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+from isotropy import paths
 
 OPTIMISATION_STUDIES = ("main", "glue", "preview")
 # `make preview`: the main study's setups with one seed and a coarser metric stride, written to
@@ -225,3 +229,127 @@ def _encoder_problems(config: dict, study: str) -> list[str]:
                 f"sentences of {dataset}; name a sentence-transformer encoder instead (defined: {sentence_encoders})"
             )
     return problems
+
+
+def setting(config: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
+    """A configuration value by key path (``setting(config, "geometry", "batch_size")``), or
+    ``default`` when it or a section on the way is absent (or null), so rule files parse for
+    configs without that study.
+
+    The one way the rules read the configuration.
+    """
+    value: Any = config
+    for key in keys:
+        if value is None:
+            return default
+        value = value.get(key)
+    return default if value is None else value
+
+
+# ---------------------------------------------------------------------------------------------
+# Geometry study (rules/geometry.smk)
+
+GEOMETRY_RESERVED_MODEL_NAMES = {"static", "figures"}  # folder names of results/geometry/ itself
+GEOMETRY_FIGURE_TABLES = {"cosine_by_layer": "cosine_by_layer", "lid_by_layer": "lid", "sts": "sts"}  # figure → table
+
+
+def check_geometry_config(config: Mapping[str, Any]) -> None:
+    """Cross-references of the ``geometry`` section the schema cannot express; one error lists all."""
+    if "geometry" not in config:
+        return
+    geometry = config["geometry"]
+    problems = []
+    for name in GEOMETRY_RESERVED_MODEL_NAMES & set(geometry["models"]):
+        problems.append(f"geometry.models: {name!r} is a reserved folder name; rename the model")
+    for part in ("clusters", "sts"):
+        for name in geometry[part]["models"]:
+            if name not in geometry["models"]:
+                problems.append(f"geometry.{part}.models: {name!r} is not defined under geometry.models (defined: {sorted(geometry['models'])})")
+    corpus = geometry["clusters"]["corpus"]
+    if corpus["source"] == "file" and not corpus.get("path"):
+        problems.append("geometry.clusters.corpus: source 'file' needs a path")
+    static = geometry["clusters"].get("static", {}).get("source")
+    if static is not None and static not in config.get("sources", {}):
+        problems.append(f"geometry.clusters.static.source: {static!r} is not defined under 'sources'")
+    low, high = geometry["clusters"]["k_range"]
+    if high < low:
+        problems.append(f"geometry.clusters.k_range: {low} > {high}")
+    if problems:
+        raise ValueError("geometry configuration is inconsistent:\n  " + "\n  ".join(problems))
+
+
+def geometry_model_entry(config: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A geometry model's settings (rule params: a changed revision or path re-runs its jobs)."""
+    entry = config["geometry"]["models"][name]
+    return {"name": name, "model": entry["model"], "revision": entry.get("revision"), "path": entry.get("path")}
+
+
+def geometry_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
+    """Regular expressions of the study's wildcards: only configured models and corpus match."""
+    models = setting(config, "geometry", "models") or {}
+    corpus = setting(config, "geometry", "clusters", "corpus", "name")
+    return {
+        "model": "|".join(re.escape(name) for name in models) or "^$",
+        "corpus": re.escape(corpus) if corpus else "^$",
+        "sts": "stsb|sickr",
+        "seed": r"\d+",
+    }
+
+
+def geometry_cluster_files(config: Mapping[str, Any], artefact: str) -> list[str]:
+    """One per-model artefact of the cluster analysis for every model and seed."""
+    if "geometry" not in config:
+        return []
+    clusters = config["geometry"]["clusters"]
+    return [
+        paths.geometry_run_file(artefact, model, clusters["corpus"]["name"], seed)
+        for model in clusters["models"] for seed in config["geometry"]["seeds"]
+    ]
+
+
+def geometry_static_files(config: Mapping[str, Any], artefact: str) -> list[str]:
+    """The static word-vector comparison rows (none when ``clusters.static.source`` is null)."""
+    source = setting(config, "geometry", "clusters", "static", "source")
+    if source is None:
+        return []
+    return [paths.static_geometry_file(artefact, source, seed) for seed in config["geometry"]["seeds"]]
+
+
+def geometry_sts_files(config: Mapping[str, Any]) -> list[str]:
+    """Every per-model STS table."""
+    if "geometry" not in config:
+        return []
+    sts = config["geometry"]["sts"]
+    return [
+        paths.geometry_run_file("sts.csv", model, dataset, seed)
+        for model in sts["models"] for dataset in sts["datasets"] for seed in config["geometry"]["seeds"]
+    ]
+
+
+def geometry_clustering_params(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The k-means-by-silhouette settings shared by the cosine, PCA and static steps."""
+    keys = ("k_range", "silhouette_threshold", "silhouette_sample_size")
+    return {key: setting(config, "geometry", "clusters", key) for key in keys}
+
+
+def geometry_targets(config: Mapping[str, Any]) -> list[str]:
+    """Every final output of the geometry study for a validated config (for ``rule all``).
+
+    Empty when the config has no ``geometry`` section.
+    """
+    if "geometry" not in config:
+        return []
+    geometry = config["geometry"]
+    corpus = geometry["clusters"]["corpus"]["name"]
+    targets = []
+    if geometry["clusters"]["models"] or geometry["clusters"]["static"].get("source"):
+        targets += ["results/geometry/cosine_by_layer.csv", "results/geometry/lid.csv"]
+        for figure in ("cosine_by_layer", "lid_by_layer"):
+            targets += [f"results/geometry/figures/{figure}.pdf", f"results/geometry/figures/{figure}.png"]
+    if geometry["sts"]["models"]:
+        targets += ["results/geometry/sts.csv", "results/geometry/figures/sts.pdf", "results/geometry/figures/sts.png"]
+    for model in geometry["clusters"]["models"]:
+        for seed in geometry["seeds"]:
+            for ext in ("pdf", "png"):
+                targets.append(f"results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.{ext}")
+    return targets

@@ -9,6 +9,7 @@ from typing import Any
 
 from isotropy.istar.tasks import REGULARISERS
 from isotropy.models import ModelSpec
+from isotropy.paths import istar_run_file
 
 
 def format_lambda(lam: float) -> str:
@@ -51,7 +52,20 @@ def run_models(section: dict[str, Any]) -> list[str]:
 
 def run_path(run: dict[str, Any], artefact: str = "metrics.json") -> str:
     """The file ``artefact`` of one run of :func:`run_grid`."""
-    return f"results/istar/{run['model']}/{run['task']}/{run['regulariser']}_{run['lam']}/seed{run['seed']}/{artefact}"
+    return istar_run_file(artefact, run["model"], run["task"], run["regulariser"], run["lam"], run["seed"])
+
+
+def configured_lambda(section: dict[str, Any], regulariser: str, lam: str) -> float:
+    """The configured λ that :func:`format_lambda` spells ``lam`` (0 for the baseline).
+
+    Rule ``finetune`` passes this to its job, so λ is the configured number, never one parsed
+    back from a path.
+    """
+    choices = [0.0] if regulariser == "none" else section["lambdas"]
+    for value in choices:
+        if format_lambda(value) == lam:
+            return float(value)
+    raise ValueError(f"λ {lam!r} is not configured for regulariser {regulariser!r} (istar.lambdas: {section['lambdas']})")
 
 
 def model_spec(section: dict[str, Any], name: str) -> ModelSpec:
