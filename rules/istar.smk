@@ -8,9 +8,9 @@
 # and are not outputs, so a killed or timed-out job resumes from its last epoch on retry.
 rule finetune:
     input:
-        # No file inputs (data come from the hub or the mirror), but with a mirror a task whose
-        # tsv files it lacks stops the DAG here, naming the tasks it holds, before any job runs.
-        lambda wc: isotropy_datasets.task_inputs(wc.task, MIRROR_PARAM),
+        # The task's train and validation splits, each a download (hub or mirror); with a mirror,
+        # a task whose files it lacks stops the DAG here, naming the tasks it holds.
+        unpack(lambda wc: isotropy_datasets.task_inputs(wc.task, config)),
         model=lambda wc: split_model_input(istar_grid.model_spec(ISTAR, wc.model).path),
     output:
         metrics=paths.istar_run_file(),
@@ -31,7 +31,6 @@ rule finetune:
         model=lambda wildcards: istar_grid.model_spec(ISTAR, wildcards.model),
         lam=istar_lambda,
         training=setting("istar", "training"),
-        mirror=MIRROR_PARAM,
         device=setting("device"),
     script:
         "../scripts/finetune_model.py"

@@ -1,10 +1,14 @@
 """Fine-tune one model on one task with one regulariser, λ and seed (I-STAR study); write metrics.json.
 
-Resumes from checkpoint.pt in the output folder when a previous attempt was killed.
+The task's splits are the downloads of its sources (inputs train and validation). Resumes from
+checkpoint.pt in the output folder when a previous attempt was killed.
 """
+
+from pathlib import Path
 
 import torch
 
+from isotropy.datasets import load_task_split
 from isotropy.device import resolve_device
 from isotropy.istar.settings import TrainingSettings
 from isotropy.istar.training import run_and_save
@@ -16,6 +20,11 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     torch.set_num_threads(snakemake.threads)
     wildcards = snakemake.wildcards
+    settings = TrainingSettings.from_mapping(dict(snakemake.params.training))
+    train, validation = (
+        load_task_split(wildcards.task, split, Path(snakemake.input[split]).parent, subset, settings.subset_seed)
+        for split, subset in (("train", settings.train_subset), ("validation", settings.eval_subset))
+    )
     run_and_save(
         snakemake.output.metrics,
         model_spec=snakemake.params.model,
@@ -23,8 +32,8 @@ def main(snakemake):
         regulariser=wildcards.regulariser,
         lam=snakemake.params.lam,
         seed=int(wildcards.seed),
-        settings=TrainingSettings.from_mapping(dict(snakemake.params.training)),
-        mirror=snakemake.params.mirror,
+        data=(train, validation),
+        settings=settings,
         device=snakemake.params.device,
     )
     record_step(snakemake, device=resolve_device(snakemake.params.device), seeds=[int(wildcards.seed)])

@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 from tiny_workflow import write_mirror_manifest
@@ -621,3 +622,32 @@ def test_crafted_zip_members_are_refused(server, tmp_path, name):
         fetch_glue_archive(server, tmp_path, archive)
     assert list((tmp_path / "raw").iterdir()) == []
     assert not (tmp_path.parent / "escaped.txt").exists()
+
+
+def test_hub_source_is_downloaded_as_parquet(tmp_path, monkeypatch):
+    import datasets
+
+    fake = datasets.Dataset.from_dict({"text": ["a fine film", "dull"], "label": [4, 0]})
+    calls = []
+
+    def load_dataset(*args, **kwargs):
+        calls.append((args, kwargs))
+        return fake
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
+    hub = {"path": "SetFit/sst5", "split": "train"}
+    config = {"sources": {"hf_sst5_train": {"kind": "hub", "url": "https://huggingface.co/datasets/SetFit/sst5", "hub": hub}}}
+    params = download.source_params("hf_sst5_train", config)
+    manifest = download.fetch_source("hf_sst5_train", params, tmp_path / "raw")
+    assert calls == [(("SetFit/sst5",), {"split": "train", "revision": None})]
+    assert pd.read_parquet(tmp_path / "raw" / "data.parquet").to_dict("list") == {"text": ["a fine film", "dull"], "label": [4, 0]}
+    assert manifest["inputs"][0]["fingerprint"] == fake._fingerprint and manifest["files"][0]["path"] == "data.parquet"
+
+
+def test_hub_source_without_mirror_files_is_named_at_dag_time(tmp_path, monkeypatch):
+    monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))
+    hub = {"path": "SetFit/sst5", "split": "train"}
+    config = {"sources": {"hf_sst5_train": {"kind": "hub", "url": "https://huggingface.co/datasets/SetFit/sst5", "hub": hub}}}
+    with pytest.raises(FileNotFoundError, match="'hf_sst5_train' is the Hugging Face hub data set 'SetFit/sst5', which the mirror"):
+        download.check_sources_available(["hf_sst5_train"], config)

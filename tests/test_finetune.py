@@ -14,10 +14,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+import yaml
 from tiny_workflow import shared_mirror
 
 from isotropy import metrics
-from isotropy.datasets import check_tasks_available, load_task_split, read_mirror_split
+from isotropy.datasets import check_tasks_available, load_task_split, read_task_split
 from isotropy.istar.checkpoint import CHECKPOINT_NAME
 from isotropy.istar.features import (
     classification_features,
@@ -41,6 +42,7 @@ from isotropy.istar.training import TrainingInterrupted, finetune, run_and_save
 from isotropy.models import ModelSpec
 
 MIRROR = shared_mirror() or Path("mirror-not-found")
+CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
 needs_mirror = pytest.mark.skipif(not (MIRROR / "glue").is_dir(), reason="offline GLUE mirror not present")
 
 WORDS = (
@@ -90,36 +92,46 @@ SMALL = dict(batch_size=8, epochs=2, max_length=32, learning_rate=1e-3, referenc
 
 @needs_mirror
 def test_mirror_readers_give_the_glue_tables():
-    sst2 = read_mirror_split("sst2", "validation", MIRROR)
+    glue = MIRROR / "glue"  # a mirror download keeps the files as named here
+    sst2 = read_task_split("sst2", "validation", glue / "SST-2")
     assert len(sst2) == 872 and set(sst2["label"]) == {0, 1} and "text_pair" not in sst2
-    mrpc = read_mirror_split("mrpc", "validation", MIRROR)
+    mrpc = read_task_split("mrpc", "validation", glue / "MRPC")
     assert len(mrpc) == 408 and mrpc["label"].mean() == pytest.approx(279 / 408)  # GLUE MRPC dev: 279 positives
-    rte = read_mirror_split("rte", "validation", MIRROR)
+    rte = read_task_split("rte", "validation", glue / "RTE")
     assert len(rte) == 277 and set(rte["label"]) == {0, 1}
     assert rte["text_pair"].iloc[0] == "Christopher Reeve had an accident."
     assert rte["label"].iloc[0] == 1  # not_entailment, GLUE's class 1
-    cola = read_mirror_split("cola", "validation", MIRROR)
+    cola = read_task_split("cola", "validation", glue / "CoLA")
     assert len(cola) == 1043 and cola["text"].iloc[0] == "The sailors rode the breeze clear of the rocks."
-    stsb = read_mirror_split("stsb", "train", MIRROR)
+    stsb = read_task_split("stsb", "train", glue / "STS-B")
     assert stsb["label"].between(0, 5).all() and stsb["label"].iloc[0] == pytest.approx(5.0)
+
+
+def test_hub_download_gives_the_same_table_shape(tmp_path):
+    # What download_source stores for a hub split: the data set as parquet, hub column names.
+    pd.DataFrame({"idx": [0, 1, 2], "sentence": ["good .", "bad .", "none ."], "label": [1, 0, -1]}).to_parquet(
+        tmp_path / "data.parquet"
+    )
+    table = load_task_split("sst2", "train", tmp_path)
+    assert table.to_dict("list") == {"text": ["good .", "bad ."], "label": [1, 0]}  # unlabelled row dropped
 
 
 @needs_mirror
 def test_task_missing_from_the_mirror_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
-    with pytest.raises(FileNotFoundError, match=r"STS-B/dev.tsv"):
-        load_task_split("stsb", "validation", mirror=MIRROR)
+    with pytest.raises(FileNotFoundError, match=r"STS-B/dev.tsv is missing; re-run the download"):
+        load_task_split("stsb", "validation", MIRROR / "glue" / "STS-B")
+    config = {"mirror": str(MIRROR), "sources": yaml.safe_load(CONFIG.read_text())["sources"]}
     with pytest.raises(FileNotFoundError, match="'squad' is not part of the offline mirror"):
-        load_task_split("squad", "train", mirror=MIRROR)
+        check_tasks_available(["squad"], config)
     with pytest.raises(ValueError, match="unknown I-STAR task"):
-        load_task_split("mnli2", "train", mirror=MIRROR)
+        check_tasks_available(["mnli2"], config)
 
 
 @needs_mirror
-def test_subset_is_seeded_and_independent_of_run(monkeypatch):
-    monkeypatch.setenv("ISOTROPY_MIRROR", str(MIRROR))
-    a = load_task_split("rte", "train", subset=50, subset_seed=3)
-    b = load_task_split("rte", "train", subset=50, subset_seed=3)
+def test_subset_is_seeded_and_independent_of_run():
+    a = load_task_split("rte", "train", MIRROR / "glue" / "RTE", subset=50, subset_seed=3)
+    b = load_task_split("rte", "train", MIRROR / "glue" / "RTE", subset=50, subset_seed=3)
     assert len(a) == 50 and a.equals(b)
 
 
@@ -371,9 +383,10 @@ def test_tasks_missing_from_the_mirror_are_named_before_any_job(tmp_path, monkey
         (tmp_path / "glue" / "SST-2" / f"{split}.tsv").write_text("sentence\tlabel\ngood .\t1\n")
     (tmp_path / "glue" / "RTE").mkdir()
     (tmp_path / "glue" / "RTE" / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")
-    check_tasks_available(["sst2"], tmp_path)  # held: nothing to say
+    config = {"mirror": str(tmp_path), "sources": yaml.safe_load(CONFIG.read_text())["sources"]}
+    check_tasks_available(["sst2"], config)  # held: nothing to say
     with pytest.raises(FileNotFoundError) as error:
-        check_tasks_available(["sst2", "rte", "squad"], tmp_path)
+        check_tasks_available(["sst2", "rte", "squad"], config)
     message = str(error.value)
     assert "'rte' needs its validation split" in message and "'squad' is not part of the offline mirror" in message
     assert message.endswith("Tasks the mirror holds: sst2 (set istar.tasks to those)")

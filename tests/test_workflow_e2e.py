@@ -78,18 +78,28 @@ def test_figures_are_redrawn_without_training(tiny_run, tmp_path):
 
 
 def test_data_read_outside_the_downloads_is_recorded(tiny_run):
-    # Geometry and I-STAR read mirror files themselves: their records name each with its sha256,
-    # so the audit reaches the raw data from these results too.
+    # Geometry reads mirror files itself: its records name each with its sha256, so the audit
+    # reaches the raw data from these results too.
     workdir, _, mirror = tiny_run
     for output, name in (
         ("resources/geometry/miniLM/polarity/token_embeddings.npz", "polarity/rt-polarity.pos"),
         ("resources/geometry/miniLM/stsb/sentence_embeddings.npz", "glue/STS-B/train.tsv"),
-        ("results/istar/miniLM/sst2/none_0/seed0/metrics.json", "glue/SST-2/train.tsv"),
-        ("results/istar/miniLM/sst2/none_0/seed0/metrics.json", "glue/SST-2/dev.tsv"),
     ):
         data = json.loads((workdir / f"{output}.provenance.json").read_text())["data"]
         source = (mirror / name).resolve()
         assert data[str(source)]["sha256"] == hashlib.sha256(source.read_bytes()).hexdigest(), (output, sorted(data))
+
+
+def test_istar_runs_read_their_task_splits_through_the_downloads(tiny_run):
+    workdir, _, mirror = tiny_run
+    record = json.loads((workdir / "results/istar/miniLM/sst2/none_0/seed0/metrics.json.provenance.json").read_text())
+    for split, name in (("train", "glue/SST-2/train.tsv"), ("validation", "glue/SST-2/dev.tsv")):
+        manifest_path = f"resources/raw/istar_sst2_{split}/manifest.json"
+        assert manifest_path in record["inputs"], sorted(record["inputs"])
+        manifest = json.loads((workdir / manifest_path).read_text())
+        digest = hashlib.sha256((mirror / name).read_bytes()).hexdigest()
+        assert manifest["inputs"] == [{"mirror_path": name, "sha256": digest, "pinned": False}], manifest["inputs"]
+    assert record["data"] == {}  # nothing read behind the workflow's back
 
 
 def test_combined_geometry_results_record_their_seeds(tiny_run):

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from isotropy.download import (
+    HUB_FILE,
     MIRROR_ENV,
     RAW_ROOT,
     check_sources_available,
@@ -40,7 +41,6 @@ from isotropy.download import (
 )
 from isotropy.io import atomic_path
 from isotropy.istar.tasks import TASKS, TaskSpec, task_spec
-from isotropy.provenance import note_data_file, note_hub_dataset
 
 log = logging.getLogger(__name__)
 
@@ -534,11 +534,65 @@ def read_dataset(path: str | os.PathLike) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------
-# I-STAR task splits (train and validation): GLUE tsv files from the mirror, or the hub
+# I-STAR task splits (train and validation): each split is a source (hf_<task>_<split>) of
+# kind hub, fetched by rule download_source from the hub, or from a mirror's GLUE tsv file.
 
-
+ISTAR_SPLITS = ("train", "validation")
 # GLUE's label order for the string-labelled tsv files (as in the hub's ClassLabel names).
 _NLI_LABELS = {"entailment": 0, "not_entailment": 1}
+_GLUE_SPLIT_FILES = {"train": "train.tsv", "validation": "dev.tsv"}
+
+
+def task_source(task: str, split: str) -> str:
+    """The source (config ``sources``) that holds one split of an I-STAR task."""
+    task_spec(task)
+    if split not in ISTAR_SPLITS:
+        raise ValueError(f"split must be one of {ISTAR_SPLITS}, got {split!r}")
+    return f"hf_{task}_{split}"
+
+
+def _task_problem(task: str, config: Mapping[str, Any], mirror: Path) -> str | None:
+    """Why the mirror cannot serve ``task`` (a split missing), or None when it holds both splits."""
+    spec = task_spec(task)
+    for split in ISTAR_SPLITS:
+        name = task_source(task, split)
+        if name not in config["sources"]:
+            return f"I-STAR task {task!r} needs source {name!r}, which config 'sources' lacks"
+        files = config["sources"][name].get("mirror") or []
+        if not files:
+            return (
+                f"I-STAR task {task!r} is not part of the offline mirror {mirror} (only GLUE tsv files are); "
+                f"unset mirror/{MIRROR_ENV} to load {spec.hub_path!r} from the Hugging Face hub"
+            )
+        missing = [rel for rel in files if not (mirror / rel).is_file()]
+        if missing:
+            return (
+                f"I-STAR task {task!r} needs its {split} split, {mirror / missing[0]}, which the mirror {mirror} "
+                f"does not have; unset mirror/{MIRROR_ENV} to load it from the Hugging Face hub, or choose another task"
+            )
+    return None
+
+
+def check_tasks_available(tasks: Sequence[str], config: Mapping[str, Any]) -> None:
+    """With a mirror set, every task needs both its splits there: one error naming all that do not.
+
+    Called by rule ``finetune``'s input function while the workflow builds its DAG, so a missing
+    file stops the run before any job starts, with the tasks the mirror does hold; a DAG that
+    needs no I-STAR run is not concerned. Without a mirror (the hub) nothing is checked.
+    """
+    mirror = resolve_mirror(config.get("mirror"))
+    if mirror is None:
+        return
+    problems = [problem for problem in (_task_problem(task, config, mirror) for task in tasks) if problem]
+    if problems:
+        held = [task for task in TASKS if _task_problem(task, config, mirror) is None]
+        raise FileNotFoundError("; ".join(problems) + f". Tasks the mirror holds: {', '.join(held) or 'none'} (set istar.tasks to those)")
+
+
+def task_inputs(task: str, config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT) -> dict[str, str]:
+    """Rule ``finetune``'s inputs: split → the manifest of its download (after :func:`check_tasks_available`)."""
+    check_tasks_available([task], config)
+    return {split: source_outputs(task_source(task, split), root)[0] for split in ISTAR_SPLITS}
 
 
 def _read_tsv_rows(path: Path) -> list[list[str]]:
@@ -547,64 +601,10 @@ def _read_tsv_rows(path: Path) -> list[list[str]]:
         return [line.rstrip("\n").rstrip("\r").split("\t") for line in handle if line.strip()]
 
 
-def _mirror_file(mirror: Path, spec: TaskSpec, split: str) -> Path:
-    if spec.mirror_folder is None:
-        raise FileNotFoundError(
-            f"I-STAR task {spec.name!r} is not part of the offline mirror {mirror} (only GLUE tsv files are); "
-            f"unset mirror/{MIRROR_ENV} to load {spec.hub_path!r} from the Hugging Face hub"
-        )
-    name = {"train": "train.tsv", "validation": "dev.tsv"}[split]
-    path = mirror / "glue" / spec.mirror_folder / name
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"I-STAR task {spec.name!r} needs its {split} split, {path}, which the mirror {mirror} does not have; "
-            f"unset mirror/{MIRROR_ENV} to load it from the Hugging Face hub, or choose another task"
-        )
-    return path
-
-
-def check_tasks_available(tasks: Sequence[str], mirror: str | os.PathLike | None = None) -> None:
-    """With a mirror set, every task needs both its splits there: one error naming all that do not.
-
-    Called by rule ``finetune``'s input function while the workflow builds its DAG, so a missing
-    file stops the run before any job starts, with the tasks the mirror does hold; a DAG that
-    needs no I-STAR run is not concerned. Without a mirror (the hub) nothing is checked.
-    """
-    folder = resolve_mirror(mirror)
-    if folder is None:
-        return
-    problems = [problem for problem in (_mirror_problem(folder, task) for task in tasks) if problem]
-    if problems:
-        held = [task for task in TASKS if _mirror_problem(folder, task) is None]
-        raise FileNotFoundError("; ".join(problems) + f". Tasks the mirror holds: {', '.join(held) or 'none'} (set istar.tasks to those)")
-
-
-def task_inputs(task: str, mirror: str | os.PathLike | None = None) -> list[str]:
-    """Rule ``finetune``'s input function: no file inputs, after :func:`check_tasks_available`."""
-    check_tasks_available([task], mirror)
-    return []
-
-
-def _mirror_problem(folder: Path, task: str) -> str | None:
-    """Why the mirror cannot serve ``task`` (a split missing), or None when it holds both splits."""
-    try:
-        for split in ("train", "validation"):
-            _mirror_file(folder, task_spec(task), split)
-    except FileNotFoundError as error:
-        return str(error)
-    return None
-
-
-def read_mirror_split(task: str, split: str, mirror: str | os.PathLike) -> pd.DataFrame:
-    """One split of a GLUE task from the mirror's original tsv files.
-
-    Returns columns ``text``, optional ``text_pair``, and ``label`` (int class id, float for STS-B),
-    the same table :func:`load_task_split` returns from the hub.
-    """
+def _glue_task_table(task: str, path: Path) -> pd.DataFrame:
+    """A GLUE task split from its original tsv file, in the table the hub reader gives."""
     spec = task_spec(task)
-    path = _mirror_file(Path(mirror), spec, split)
-    rows = _read_tsv_rows(path)
-    note_data_file(path)
+    rows = _read_tsv_rows(_raw_file(path.parent, path.name))
     if task == "cola":  # no header: source, label, original label, sentence
         return pd.DataFrame({"text": [r[3] for r in rows], "label": [int(r[1]) for r in rows]})
     header, body = rows[0], rows[1:]
@@ -636,18 +636,11 @@ def read_mirror_split(task: str, split: str, mirror: str | os.PathLike) -> pd.Da
                 "label": [float(r[-1]) for r in body],
             }
         )
-    raise FileNotFoundError(f"no mirror reader for I-STAR task {task!r}")  # pragma: no cover - guarded above
+    raise ValueError(f"I-STAR task {task!r} has no GLUE tsv reader; it comes from the hub only")
 
 
-def read_hub_split(task: str, split: str) -> pd.DataFrame:
-    """One split from the Hugging Face hub through ``datasets`` (needs the network or its cache)."""
-    import datasets
-
-    spec = task_spec(task)
-    args = (spec.hub_path, spec.hub_name) if spec.hub_name else (spec.hub_path,)
-    dataset = datasets.load_dataset(*args, split=split)
-    note_hub_dataset(dataset, spec.hub_path, config=spec.hub_name, split=split)
-    table = dataset.to_pandas()
+def _hub_task_table(spec: TaskSpec, table: pd.DataFrame) -> pd.DataFrame:
+    """A task split as the hub stores it → text[, text_pair], label (or SQuAD's question columns)."""
     if spec.kind == "qa":
         return pd.DataFrame(
             {
@@ -665,23 +658,35 @@ def read_hub_split(task: str, split: str) -> pd.DataFrame:
     return out
 
 
+def read_task_split(task: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
+    """One split of an I-STAR task from its downloaded source folder: the hub's ``data.parquet``,
+    or the mirror's GLUE tsv file.
+
+    Returns columns ``text``, optional ``text_pair``, and ``label`` (int class id, float for
+    STS-B); SQuAD: ``id``, ``question``, ``context``, ``answers``, ``answer_starts``.
+    """
+    raw_dir = Path(raw_dir)
+    if (raw_dir / HUB_FILE).is_file():
+        return _hub_task_table(task_spec(task), pd.read_parquet(raw_dir / HUB_FILE))
+    return _glue_task_table(task, raw_dir / _GLUE_SPLIT_FILES[split])
+
+
 def load_task_split(
     task: str,
     split: str,
-    mirror: str | os.PathLike | None = None,
+    raw_dir: str | os.PathLike,
     subset: int | None = None,
     subset_seed: int = 0,
 ) -> pd.DataFrame:
-    """A task's ``train`` or ``validation`` split, from the mirror when one is set, else the hub.
+    """A task's ``train`` or ``validation`` split from its downloaded source folder.
 
     ``subset`` keeps a seeded random sample of that many rows (the same for every run), for
     scaled-down runs. Rows without a gold label (label −1) are dropped.
     """
-    if split not in ("train", "validation"):
+    if split not in ISTAR_SPLITS:
         raise ValueError(f"split must be 'train' or 'validation', got {split!r}")
     spec = task_spec(task)
-    folder = resolve_mirror(mirror)
-    table = read_mirror_split(task, split, folder) if folder else read_hub_split(task, split)
+    table = read_task_split(task, split, raw_dir)
     if spec.kind != "qa":
         table = table[table["label"] >= 0].reset_index(drop=True)
     if len(table) == 0:

@@ -12,6 +12,8 @@ supersense_words   ``words.txt``
 codwoe             ``en.*.json`` / ``en.*.csv`` (the English files of the release)
 word_vectors       one word2vec file (``model.bin`` from an NLPL zip, or the file as given)
 glue               ``train.tsv`` (MRPC: rebuilt from ``msr_paraphrase_train.txt`` minus the dev ids)
+hub                ``data.parquet``: one split of a Hugging Face hub data set (``datasets``),
+                   or from a mirror its files as named there (GLUE: ``train.tsv``, ``dev.tsv``)
 =================  ==============================================================
 
 Beside them, ``manifest.json`` (the Snakemake output of the download rule) records where the
@@ -68,6 +70,9 @@ DOWNLOAD_DEFAULTS = {
     "max_extracted_bytes": 32 * 1024**3,
     "max_archive_members": 100_000,
 }
+
+
+HUB_FILE = "data.parquet"  # a hub data set's split, as downloaded
 # Status codes worth retrying although they are 4xx: request timeout and rate limiting.
 RETRYABLE_4XX = {408, 429}
 PROGRESS_MIN_BYTES = 1 << 20  # a progress bar only for files above 1 MiB
@@ -170,6 +175,7 @@ def source_params(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
         "mirror_files": list(cfg.get("mirror") or []),
         "mirror": str(mirror) if mirror else None,
         **settings,
+        **({"hub": dict(cfg["hub"])} if cfg.get("hub") else {}),
     }
 
 
@@ -263,6 +269,12 @@ def _unverified_message(label: str, mirror: Path, manifest: dict[str, str] | Non
 
 
 def _unavailable_message(name: str, missing: Sequence[str], mirror: Path, config: Mapping[str, Any]) -> str:
+    cfg = config["sources"][name]
+    if source_kind(name, cfg) == "hub" and not cfg.get("mirror"):
+        return (
+            f"source {name!r} is the Hugging Face hub data set {cfg['hub']['path']!r}, which the mirror {mirror} "
+            f"does not hold; unset mirror/{MIRROR_ENV} to download it, or leave out what needs it"
+        )
     message = f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}"
     if name.startswith("glue_"):
         available = available_glue_tasks(config, mirror)
@@ -689,6 +701,15 @@ def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     raise ValueError(f"GLUE source: none of {[i.name for i in items]} is or holds train.tsv")
 
 
+@_layout("hub")
+def _hub(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+    parquet = [item for item in items if item.name.endswith(".parquet")]
+    if origin == "url" and len(parquet) == 1:
+        return [_copy_into(parquet[0], staging, HUB_FILE)]
+    # A mirror's copy of a hub data set keeps its own file names (e.g. SICK.txt).
+    return [_copy_into(item, staging, Path(item.name).name) for item in items]
+
+
 def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> int:
     """Rebuild GLUE's MRPC train.tsv: Microsoft's training pairs minus GLUE's dev ids.
 
@@ -764,6 +785,9 @@ def fetch_source(
         if mirror is not None:
             origin = "mirror"
             items, inputs = _from_mirror(name, params, mirror, fetched_dir)
+        elif kind == "hub":
+            origin = "url"
+            items, inputs = _from_hub(name, params, fetched_dir)
         else:
             origin = "url"
             items, inputs = _from_urls(params, fetched_dir, retries=retries, backoff=backoff, timeout=timeout)
@@ -868,6 +892,23 @@ def _check_mirror_file(
         raise UnverifiedFileError(_unverified_message(label, mirror, manifest))
     log.warning("UNVERIFIED: %s is read without any sha256 check (unverified mirrors are allowed)", label)
     return pinned_by
+
+
+def _from_hub(name: str, params: Mapping[str, Any], fetched_dir: Path) -> tuple[list[Fetched], list[dict]]:
+    """One split of a Hugging Face hub data set (``datasets``; needs the hub or its cache)."""
+    import datasets
+
+    hub = params.get("hub") or {}
+    if not hub.get("path") or not hub.get("split"):
+        raise ValueError(f"source {name!r} of kind hub needs sources.{name}.hub.path and .split in config.yaml")
+    args = (hub["path"], hub["name"]) if hub.get("name") else (hub["path"],)
+    log.info("loading %s (split %s) from the Hugging Face hub", "/".join(args), hub["split"])
+    dataset = datasets.load_dataset(*args, split=hub["split"], revision=hub.get("revision"))
+    local = fetched_dir / HUB_FILE
+    dataset.to_parquet(str(local))
+    entry = {"hub": hub["path"], "config": hub.get("name"), "split": hub["split"], "revision": hub.get("revision"),
+             "fingerprint": getattr(dataset, "_fingerprint", None), "sha256": sha256_file(local), "pinned": False}
+    return [Fetched(HUB_FILE, local)], [entry]
 
 
 def _from_urls(params: Mapping[str, Any], fetched_dir: Path, **kwargs: Any) -> tuple[list[Fetched], list[dict]]:

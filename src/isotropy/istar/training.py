@@ -52,16 +52,6 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def load_task_tables(task: str, settings: TrainingSettings,
-                     mirror: str | os.PathLike | None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(train, validation) tables of ``task``, subsampled as ``settings`` asks."""
-    from isotropy.datasets import load_task_split
-
-    train = load_task_split(task, "train", mirror, settings.train_subset, settings.subset_seed)
-    validation = load_task_split(task, "validation", mirror, settings.eval_subset, settings.subset_seed)
-    return train, validation
-
-
 def training_schedule(n_features: int, settings: TrainingSettings) -> tuple[int, int]:
     """(optimiser steps, epochs): ``epochs`` passes over the data, cut at ``max_steps``."""
     steps_per_epoch = math.ceil(n_features / settings.batch_size)
@@ -151,18 +141,18 @@ def finetune(
     lam: float,
     seed: int,
     out_dir: str | os.PathLike,
+    data: tuple[pd.DataFrame, pd.DataFrame],
     settings: TrainingSettings | None = None,
-    mirror: str | os.PathLike | None = None,
     device: str | torch.device = "auto",
     stop_after_epoch: int | None = None,
-    data: tuple[pd.DataFrame, pd.DataFrame] | None = None,
 ) -> dict[str, Any]:
     """Fine-tune one model on one task with one regulariser, λ and seed; return its metrics.
 
     Checkpoints go to ``out_dir/checkpoint.pt`` after every epoch; an existing checkpoint of the
     same run is resumed. ``stop_after_epoch`` (0-based) raises :class:`TrainingInterrupted` right
-    after that epoch's checkpoint, as a kill would. ``data`` = (train, validation) tables replaces
-    loading the task (tests, custom data). The result dict is what :func:`run_and_save` writes.
+    after that epoch's checkpoint, as a kill would. ``data`` = (train, validation) tables, as
+    :func:`isotropy.datasets.load_task_split` reads them. The result dict is what
+    :func:`run_and_save` writes.
     """
     settings = settings or TrainingSettings()
     check_run(regulariser, lam)
@@ -173,7 +163,7 @@ def finetune(
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
 
-    train_table, eval_table = data if data is not None else load_task_tables(task, settings, mirror)
+    train_table, eval_table = data
     seed_everything(seed)  # seeds the task head's initialisation
     model, tokenizer = load_model_and_tokenizer(model_spec, spec)
     model.to(device)
