@@ -155,9 +155,5 @@ def istar_lambda(wildcards):
     return istar_grid.configured_lambda(ISTAR, wildcards.regulariser, wildcards.lam)
 
 
-# The mirror folder ($ISOTROPY_MIRROR over config `mirror`), resolved once; None: the originals.
-MIRROR = isotropy_download.resolve_mirror(setting("mirror"))
-MIRROR_PARAM = str(MIRROR) if MIRROR else None
-
 # Geometry (rules/geometry.smk): wildcards match only the configured models and corpus.
 GEOMETRY_WILDCARDS = studies.geometry_wildcards(config)

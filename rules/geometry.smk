@@ -6,8 +6,10 @@
 # Hidden states of every layer for capped token instances of the corpus (GPU when present).
 rule geometry_token_embeddings:
     input:
+        # The corpus's download (checked against the mirror while the DAG is built).
+        unpack(lambda wc: isotropy_datasets.corpus_inputs(config)),
         model=lambda wildcards: split_model_input(
-            isotropy_geometry.model_entry(config, wildcards.model)["path"]
+            studies.geometry_model_entry(config, wildcards.model)["path"]
         ),
     output:
         embeddings=paths.token_embeddings(),
@@ -27,7 +29,6 @@ rule geometry_token_embeddings:
     params:
         model=lambda wildcards: studies.geometry_model_entry(config, wildcards.model),
         corpus=setting("geometry", "clusters", "corpus"),
-        mirror=MIRROR_PARAM,
         device=setting("device"),
         batch_size=setting("geometry", "batch_size"),
         max_length=setting("geometry", "max_length"),
@@ -170,8 +171,14 @@ rule geometry_collect_lid:
 # Mean-pooled last-layer sentence embeddings of an STS data set (GPU when present).
 rule geometry_sentence_embeddings:
     input:
+        # The STS split's download; none for SICK-R when the mirror lacks it (optional).
+        unpack(
+            lambda wc: isotropy_datasets.sts_inputs(
+                wc.sts, setting("geometry", "sts", "splits", wc.sts), config
+            )
+        ),
         model=lambda wildcards: split_model_input(
-            isotropy_geometry.model_entry(config, wildcards.model)["path"]
+            studies.geometry_model_entry(config, wildcards.model)["path"]
         ),
     output:
         embeddings=paths.sentence_embeddings(),
@@ -191,7 +198,6 @@ rule geometry_sentence_embeddings:
     params:
         model=lambda wildcards: studies.geometry_model_entry(config, wildcards.model),
         split=lambda wildcards: setting("geometry", "sts", "splits", wildcards.sts),
-        mirror=MIRROR_PARAM,
         device=setting("device"),
         batch_size=setting("geometry", "batch_size"),
         max_length=setting("geometry", "max_length"),

@@ -1,8 +1,10 @@
 """Contextual token embeddings of every layer of one transformer on the geometry corpus (Cai et al.)."""
 
+from pathlib import Path
+
 from isotropy import geometry
+from isotropy.datasets import read_corpus
 from isotropy.device import resolve_device
-from isotropy.download import resolve_mirror
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 
@@ -11,8 +13,7 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     params = snakemake.params
     device = resolve_device(params.device)
-    mirror = resolve_mirror(params.mirror)
-    sentences = geometry.load_corpus(params.corpus, mirror=None if mirror is None else str(mirror))
+    sentences = read_corpus(params.corpus, Path(snakemake.input.corpus).parent)
     tokenizer, model = geometry.load_hidden_state_model(geometry.ModelSpec(**params.model), device)
     embeddings = geometry.extract_token_embeddings(
         sentences,

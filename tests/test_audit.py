@@ -103,29 +103,6 @@ def test_tampered_metric_file_with_a_forged_record_is_caught(chain):
     assert any(r.startswith("input: input results/toy/metric.csv (sha256 recorded") for r in bad["results/table.csv"])
 
 
-def test_tampered_data_file_read_by_a_step_is_caught(chain, tmp_path):
-    # A step that reads a mirror file itself (geometry, I-STAR) records it under "data".
-    from isotropy import provenance
-
-    mirror_file = tmp_path / "mirror" / "sts.tsv"
-    mirror_file.parent.mkdir()
-    mirror_file.write_text("a\tb\t1.0\n")
-    provenance.note_data_file(mirror_file)
-    try:
-        data = provenance.data_entries()
-    finally:
-        provenance._DATA_READ.clear()
-    Path("results/sts.csv").write_text("pearson\n0.5\n")
-    write_json(record_path("results/sts.csv"), build_record(rule="sts", inputs=[], outputs=["results/sts.csv"], data=data))
-    assert not failures(audit(chain))
-    mirror_file.write_text("a\tb\t5.0\n")
-    bad = _bad(audit(chain))["results/sts.csv"]
-    assert any(r.startswith(f"data: data file {mirror_file.resolve()} (sha256 recorded") for r in bad)
-    assert any(r.startswith("stale: data file") for r in bad)
-    mirror_file.unlink()
-    assert f"data: data file {mirror_file.resolve()} is missing" in _bad(audit(chain))["results/sts.csv"]
-
-
 def test_tampered_raw_download_is_caught(chain):
     with open("resources/raw/toy/values.txt", "a") as handle:
         handle.write("7\n")

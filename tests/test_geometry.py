@@ -4,7 +4,6 @@ and the Snakemake rules run end to end on a tiny offline configuration."""
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from isotropy import geometry, studies
+from isotropy import datasets, geometry, studies
 from isotropy.models import ModelSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -182,13 +181,13 @@ def test_bad_input_is_refused_with_a_reason():
         geometry.pair_cosines(np.zeros((4, 3)), np.arange(2), np.arange(2, 4))
     with pytest.raises(ValueError, match="needs more than 50 points"):
         geometry.lid_table(vectors[:30], k=50)
-    with pytest.raises(ValueError, match="unknown corpus source"):
-        geometry.load_corpus({"source": "ptb"})
+    with pytest.raises(ValueError, match="unknown corpus format"):
+        datasets.read_corpus({"source": "polarity", "format": "ptb"}, ".")
 
 
 def test_wikitext_lines_become_sentences():
     lines = ["", " = Valkyria Chronicles = ", "", " The game began in 2010 . It was released in Japan . ", " = = Plot = = "]
-    assert geometry.wikitext_sentences(lines) == ["The game began in 2010 .", "It was released in Japan ."]
+    assert datasets.wikitext_sentences(lines) == ["The game began in 2010 .", "It was released in Japan ."]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,7 +205,8 @@ def minilm():
 
 @pytest.fixture(scope="module")
 def polarity_sentences(mirror_root):
-    return geometry.load_corpus({"source": "file", "path": "polarity/rt-polarity.pos", "max_sentences": 60}, mirror=str(mirror_root))
+    corpus = {"source": "polarity", "format": "lines", "file": "rt-polarity.pos", "max_sentences": 60}
+    return datasets.read_corpus(corpus, mirror_root / "polarity")  # a mirror download keeps the file as is
 
 
 def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences, tmp_path):
@@ -255,7 +255,7 @@ def test_mean_pooling_matches_sentence_transformers(minilm, polarity_sentences):
 
 def test_sts_on_the_mirror_stsb_split(minilm, mirror_root):
     _, tokenizer, model = minilm
-    table = geometry.load_sts_dataset("stsb", split="train", mirror=str(mirror_root))
+    table = datasets.read_sts("stsb", "train", mirror_root / "glue" / "STS-B")
     assert len(table) == 5749 and table["score"].between(0, 5).all()
     table = table.iloc[:120]
     sentences, first, second = geometry.sts_sentence_index(table)
@@ -267,12 +267,16 @@ def test_sts_on_the_mirror_stsb_split(minilm, mirror_root):
     assert result.loc["cluster-based", "isotropy"] > result.loc["none", "isotropy"]
 
 
-def test_missing_optional_sick_is_logged_and_skipped(mirror_root, caplog):
-    with caplog.at_level(logging.WARNING, logger="isotropy.geometry"):
-        assert geometry.load_sts_dataset("sickr", split="test", mirror=str(mirror_root)) is None
-    assert "SICK-R unavailable" in caplog.text
-    with pytest.raises(FileNotFoundError, match="not in the mirror"):
-        geometry.load_sts_dataset("stsb", split="validation", mirror=str(mirror_root))
+def test_sts_sources_and_the_mirror(mirror_root, monkeypatch):
+    monkeypatch.setenv("ISOTROPY_MIRROR", str(mirror_root))
+    config = {"sources": yaml.safe_load((REPO_ROOT / "config.yaml").read_text())["sources"]}
+    # SICK-R is optional: a mirror without it gives the job no input (it is marked unavailable).
+    assert datasets.sts_inputs("sickr", "test", config) == {}
+    assert datasets.sts_inputs("stsb", "train", config) == {"data": "resources/raw/hf_stsb_train/manifest.json"}
+    with pytest.raises(FileNotFoundError, match="mirror .* lacks glue/STS-B/dev.tsv"):
+        datasets.sts_inputs("stsb", "validation", config)
+    with pytest.raises(FileNotFoundError, match="STS-B/dev.tsv is missing"):
+        datasets.read_sts("stsb", "validation", mirror_root / "glue" / "STS-B")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -77,17 +77,19 @@ def test_figures_are_redrawn_without_training(tiny_run, tmp_path):
     assert scheduled == {"plot_metric_curves", "plot_silhouette_vs_isoscore", "figures", "total"}, result.stdout[-3000:]
 
 
-def test_data_read_outside_the_downloads_is_recorded(tiny_run):
-    # Geometry reads mirror files itself: its records name each with its sha256, so the audit
-    # reaches the raw data from these results too.
+def test_geometry_reads_its_data_through_the_downloads(tiny_run):
+    # The corpus and STS-B come from download_source: their manifests are the jobs' inputs,
+    # so the audit walks these results back to the raw data like any other.
     workdir, _, mirror = tiny_run
-    for output, name in (
-        ("resources/geometry/miniLM/polarity/token_embeddings.npz", "polarity/rt-polarity.pos"),
-        ("resources/geometry/miniLM/stsb/sentence_embeddings.npz", "glue/STS-B/train.tsv"),
+    for output, manifest_path, name in (
+        ("resources/geometry/miniLM/polarity/token_embeddings.npz", "resources/raw/polarity/manifest.json", "polarity/rt-polarity.pos"),
+        ("resources/geometry/miniLM/stsb/sentence_embeddings.npz", "resources/raw/hf_stsb_train/manifest.json", "glue/STS-B/train.tsv"),
     ):
-        data = json.loads((workdir / f"{output}.provenance.json").read_text())["data"]
-        source = (mirror / name).resolve()
-        assert data[str(source)]["sha256"] == hashlib.sha256(source.read_bytes()).hexdigest(), (output, sorted(data))
+        record = json.loads((workdir / f"{output}.provenance.json").read_text())
+        assert list(record["inputs"]) == [manifest_path] and "data" not in record, (output, sorted(record["inputs"]))
+        manifest = json.loads((workdir / manifest_path).read_text())
+        digest = hashlib.sha256((mirror / name).read_bytes()).hexdigest()
+        assert {"mirror_path": name, "sha256": digest, "pinned": False} in manifest["inputs"], manifest["inputs"]
 
 
 def test_istar_runs_read_their_task_splits_through_the_downloads(tiny_run):
@@ -99,7 +101,7 @@ def test_istar_runs_read_their_task_splits_through_the_downloads(tiny_run):
         manifest = json.loads((workdir / manifest_path).read_text())
         digest = hashlib.sha256((mirror / name).read_bytes()).hexdigest()
         assert manifest["inputs"] == [{"mirror_path": name, "sha256": digest, "pinned": False}], manifest["inputs"]
-    assert record["data"] == {}  # nothing read behind the workflow's back
+    assert "data" not in record  # nothing read behind the workflow's back
 
 
 def test_combined_geometry_results_record_their_seeds(tiny_run):

@@ -12,9 +12,8 @@ The audit starts at every file under ``results/`` and walks each provenance reco
 * **params** – what Snakemake itself keeps (``.snakemake/metadata``, ``snakemake --summary``):
   parameters, rule code and the set of inputs are the ones the current workflow and
   configuration would use; a result whose upstream changed is "update pending";
-* **raw** – every raw file still matches the sha256 in its source's download manifest;
-* **data** – every data file a step read itself (a mirror file, a local corpus: the record's
-  ``data``) still exists unchanged and is not newer than the file.
+* **raw** – every raw file still matches the sha256 in its source's download manifest (every
+  data file a step reads is a download or made from one, I-STAR and geometry included).
 
 Files without a provenance record fall back on Snakemake's metadata (its input list and input
 checksums) so that the walk still reaches the raw data; under ``results/`` a missing record is a
@@ -164,10 +163,6 @@ def check_record(root: Path, path: str, record: Mapping[str, Any], current_packa
     findings += _input_findings(path, missing, changed, newer)
     if remade:
         findings.append(Finding(path, WARN, "stale", f"input {_listing(remade)} {'is' if len(remade) == 1 else 'are'} newer than this file but identical to what it was made from"))
-    # Data the step read itself (mirror files, local corpora): the end of its walk, like a raw download.
-    data_files = {name: entry for name, entry in (record.get("data") or {}).items() if entry.get("kind") == "file"}
-    missing, changed, newer, _ = _compare_files(root, target, data_files)
-    findings += _input_findings(path, missing, changed, newer, noun="data file", check="data")
     findings += _check_code(path, record.get("code") or {})
     findings += _check_packages(path, record.get("packages") or {}, current_packages)
     return findings

@@ -14,9 +14,11 @@ Malformed input (a bad row, a wrong encoding, a missing file) raises ``ValueErro
 
 from __future__ import annotations
 
+import csv
 import json
 import logging
 import os
+import re
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -34,6 +36,7 @@ from isotropy.download import (
     check_sources_available,
     decode_text,
     load_word_vectors,
+    missing_mirror_files,
     resolve_mirror,
     source_files,
     source_outputs,
@@ -695,3 +698,140 @@ def load_task_split(
         rows = np.random.default_rng(subset_seed).choice(len(table), size=subset, replace=False)
         table = table.iloc[np.sort(rows)].reset_index(drop=True)
     return table
+
+
+# ---------------------------------------------------------------------------------------------
+# Geometry study: the corpus of the cluster analysis and the STS sets, each read from the
+# download folder of its source (config geometry.clusters.corpus.source; hf_<sts>_<split>).
+
+_SENTENCE_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])")
+_STS_SPLIT_FILES = {"train": "train.tsv", "validation": "dev.tsv"}  # GLUE STS-B from a mirror
+_SICK_FILE = "SICK.txt"  # SICK from a mirror: every split in one file
+
+
+def split_sentences(paragraph: str) -> list[str]:
+    """Split a paragraph at sentence-final punctuation followed by an upper-case start.
+
+    A regular expression rather than a trained splitter: nltk's punkt model cannot be fetched
+    offline, and the analysis only needs sentence-sized contexts, not perfect boundaries.
+    """
+    return [part.strip() for part in _SENTENCE_BOUNDARY.split(paragraph.strip()) if part.strip()]
+
+
+def read_text_file(path: str | os.PathLike, max_sentences: int | None = None) -> list[str]:
+    """One sentence per non-empty line of a UTF-8 text file (the first ``max_sentences``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"corpus file {path} does not exist; fix geometry.clusters.corpus.file")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise ValueError(f"corpus file {path} is not UTF-8 ({error}); convert it first") from error
+    sentences = [line.strip() for line in lines if line.strip()]
+    if not sentences:
+        raise ValueError(f"corpus file {path} holds no non-empty line")
+    return sentences[:max_sentences] if max_sentences else sentences
+
+
+def wikitext_sentences(lines: Iterable[str], max_sentences: int | None = None) -> list[str]:
+    """Sentences of WikiText raw lines: headings (`` = Title = ``) and empty lines dropped."""
+    sentences: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or (stripped.startswith("=") and stripped.endswith("=")):
+            continue
+        sentences.extend(split_sentences(stripped))
+        if max_sentences and len(sentences) >= max_sentences:
+            return sentences[:max_sentences]
+    return sentences
+
+
+def corpus_inputs(config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT) -> dict[str, str]:
+    """Rule geometry_token_embeddings' input: the download of the corpus's source (checked
+    against the mirror while the DAG is built)."""
+    source = config["geometry"]["clusters"]["corpus"]["source"]
+    check_sources_available([source], config)
+    return {"corpus": source_outputs(source, root)[0]}
+
+
+def read_corpus(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> list[str]:
+    """The sentences of the configured corpus (``geometry.clusters.corpus``) from its download.
+
+    ``format: lines``: one sentence per line of ``file`` in the folder; ``format: wikitext``: the
+    WikiText split downloaded from the hub (``data.parquet``), split into sentences.
+    """
+    raw_dir = Path(raw_dir)
+    max_sentences = corpus.get("max_sentences")
+    if corpus["format"] == "lines":
+        if not corpus.get("file"):
+            raise ValueError("geometry.clusters.corpus.format is 'lines' but no file is set; give corpus.file")
+        return read_text_file(raw_dir / corpus["file"], max_sentences)
+    if corpus["format"] == "wikitext":
+        sentences = wikitext_sentences(pd.read_parquet(_raw_file(raw_dir, HUB_FILE))["text"], max_sentences)
+        if not sentences:
+            raise ValueError(f"the WikiText split in {raw_dir} yielded no sentence")
+        return sentences
+    raise ValueError(f"unknown corpus format {corpus['format']!r}; expected 'lines' or 'wikitext'")
+
+
+def sts_source(name: str, split: str) -> str:
+    """The source (config ``sources``) of one split of an STS set (stsb, sickr)."""
+    if name not in ("stsb", "sickr"):
+        raise ValueError(f"unknown STS data set {name!r}; expected 'stsb' or 'sickr'")
+    return f"hf_{name}_{split}"
+
+
+def sts_inputs(name: str, split: str, config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT) -> dict[str, str]:
+    """Rule geometry_sentence_embeddings' input: the download of the STS split, or nothing for
+    SICK-R when the mirror lacks it (SICK-R is optional: the job marks it unavailable)."""
+    source = sts_source(name, split)
+    if source not in config["sources"]:
+        raise ValueError(f"geometry.sts.splits.{name}: {split!r} needs source {source!r}, which config 'sources' lacks")
+    mirror = resolve_mirror(config.get("mirror"))
+    if name == "sickr" and mirror is not None and missing_mirror_files(source, config, mirror):
+        return {}
+    check_sources_available([source], config)
+    return {"data": source_outputs(source, root)[0]}
+
+
+def read_sts_tsv(path: str | os.PathLike) -> pd.DataFrame:
+    """An STS-B file in the GLUE tsv format as (sentence1, sentence2, score).
+
+    GLUE files contain unbalanced quotes, so quoting is switched off.
+    """
+    table = pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False, dtype={"sentence1": str, "sentence2": str})
+    missing = {"sentence1", "sentence2", "score"} - set(table.columns)
+    if missing:
+        raise ValueError(f"STS file {path} lacks columns {sorted(missing)}; found {list(table.columns)}")
+    return _check_sts(table[["sentence1", "sentence2", "score"]].astype({"score": float}), str(path))
+
+
+def _check_sts(table: pd.DataFrame, origin: str) -> pd.DataFrame:
+    if table.empty:
+        raise ValueError(f"STS data from {origin} has no pair")
+    if not np.isfinite(table["score"].to_numpy(dtype=float)).all():
+        raise ValueError(f"STS data from {origin} has missing or non-numeric gold scores")
+    return table.reset_index(drop=True)
+
+
+def read_sts(name: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
+    """Pairs and gold scores (sentence1, sentence2, score) of an STS split from its download:
+    the hub's ``data.parquet``, or the mirror's original file (STS-B tsv, SICK.txt)."""
+    raw_dir = Path(raw_dir)
+    sts_source(name, split)
+    hub = raw_dir / HUB_FILE
+    if hub.is_file():
+        data = pd.read_parquet(hub)
+        if name == "stsb":
+            data = data.rename(columns={"label": "score"})
+        return _check_sts(data[["sentence1", "sentence2", "score"]], f"{hub} ({name} {split})")
+    if name == "stsb":
+        if split not in _STS_SPLIT_FILES:
+            raise ValueError(f"unknown STS-B split {split!r}; expected one of {sorted(_STS_SPLIT_FILES)}")
+        return read_sts_tsv(_raw_file(raw_dir, _STS_SPLIT_FILES[split]))
+    path = _raw_file(raw_dir, _SICK_FILE)
+    table = pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False)
+    if split != "all":
+        table = table[table["SemEval_set"].str.upper() == split.upper()]
+    table = table.rename(columns={"sentence_A": "sentence1", "sentence_B": "sentence2", "relatedness_score": "score"})
+    return _check_sts(table[["sentence1", "sentence2", "score"]].astype({"score": float}), str(path))

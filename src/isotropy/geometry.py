@@ -16,14 +16,11 @@ Snakemake; the scripts in ``scripts/geometry_*.py`` only read inputs and write o
 
 from __future__ import annotations
 
-import csv
 import logging
 import os
-import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,7 +29,6 @@ import pandas as pd
 from isotropy.io import atomic_path
 from isotropy.logs import ProgressLog
 from isotropy.models import ModelSpec
-from isotropy.provenance import note_data_file, note_hub_dataset
 
 log = logging.getLogger(__name__)
 
@@ -84,83 +80,9 @@ def _encode_batch(tokenizer, sentences: Sequence[str], max_length: int):
     return inputs, special
 
 
-# ---------------------------------------------------------------------------------------------
-# Text sources
-
-_SENTENCE_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])")
-
-
-def split_sentences(paragraph: str) -> list[str]:
-    """Split a paragraph at sentence-final punctuation followed by an upper-case start.
-
-    A regular expression rather than a trained splitter: nltk's punkt model cannot be fetched
-    offline, and the analysis only needs sentence-sized contexts, not perfect boundaries.
-    """
-    return [part.strip() for part in _SENTENCE_BOUNDARY.split(paragraph.strip()) if part.strip()]
-
-
-def read_text_file(path: str | os.PathLike, max_sentences: int | None = None) -> list[str]:
-    """One sentence per non-empty line of a UTF-8 text file (the first ``max_sentences``)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"corpus file {path} does not exist; fix geometry.clusters.corpus.path")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as error:
-        raise ValueError(f"corpus file {path} is not UTF-8 ({error}); convert it first") from error
-    sentences = [line.strip() for line in lines if line.strip()]
-    if not sentences:
-        raise ValueError(f"corpus file {path} holds no non-empty line")
-    return sentences[:max_sentences] if max_sentences else sentences
-
-
-def wikitext_sentences(lines: Iterable[str], max_sentences: int | None = None) -> list[str]:
-    """Sentences of WikiText raw lines: headings (`` = Title = ``) and empty lines dropped."""
-    sentences: list[str] = []
-    for line in lines:
-        stripped = line.strip()
-        if not stripped or (stripped.startswith("=") and stripped.endswith("=")):
-            continue
-        sentences.extend(split_sentences(stripped))
-        if max_sentences and len(sentences) >= max_sentences:
-            return sentences[:max_sentences]
-    return sentences
-
-
 def table_seeds(table: pd.DataFrame) -> list[int] | None:
     """The seeds of a geometry table's rows (for its provenance record); None without a seed column."""
     return sorted(int(seed) for seed in table["seed"].unique()) if "seed" in table else None
-
-
-def load_corpus(corpus: Mapping[str, Any], mirror: str | None = None) -> list[str]:
-    """The sentences of the configured corpus (``geometry.clusters.corpus``).
-
-    ``source: wikitext`` loads WikiText through the ``datasets`` library (needs the hub);
-    ``source: file`` reads a text file, one sentence per line. A relative file path is looked
-    up inside the mirror folder when one is set, so ``polarity/rt-polarity.pos`` works offline.
-    """
-    source = corpus.get("source")
-    max_sentences = corpus.get("max_sentences")
-    if source == "file":
-        if not corpus.get("path"):
-            raise ValueError("geometry.clusters.corpus.source is 'file' but no path is set; give corpus.path")
-        path = Path(corpus["path"])
-        if not path.is_absolute() and mirror is not None:
-            path = Path(mirror) / path
-        sentences = read_text_file(path, max_sentences)
-        note_data_file(path)
-        return sentences
-    if source == "wikitext":
-        from datasets import load_dataset
-
-        name, config, split = corpus.get("dataset", "Salesforce/wikitext"), corpus.get("config", "wikitext-2-raw-v1"), corpus.get("split", "test")
-        dataset = load_dataset(name, config, split=split)
-        note_hub_dataset(dataset, name, config=config, split=split)
-        sentences = wikitext_sentences(dataset["text"], max_sentences)
-        if not sentences:
-            raise ValueError(f"WikiText split {corpus.get('split')} yielded no sentence")
-        return sentences
-    raise ValueError(f"unknown corpus source {source!r}; expected 'wikitext' or 'file'")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -523,79 +445,6 @@ STS_METHODS = ("none", "centring", "all-but-the-top", "kmeans-centring", "cluste
 STS_COLUMNS = ["model", "dataset", "split", "seed", "pipeline", "method", "n_pairs", "n_sentences", "n_tokens", "dim", "n_clusters", "n_directions", "pearson", "spearman", "isotropy", "isotropy_sign_free"]
 PIPELINE_TOKENS = "tokens without [CLS]/[SEP] transformed, then mean-pooled (Rajaee & Pilehvar); I(W) on tokens"
 PIPELINE_SENTENCES = "mean-pooled sentence vectors transformed; I(W) on sentences"
-
-
-def read_sts_tsv(path: str | os.PathLike) -> pd.DataFrame:
-    """An STS-B file in the GLUE tsv format as (sentence1, sentence2, score).
-
-    GLUE files contain unbalanced quotes, so quoting is switched off.
-    """
-    table = pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False, dtype={"sentence1": str, "sentence2": str})
-    missing = {"sentence1", "sentence2", "score"} - set(table.columns)
-    if missing:
-        raise ValueError(f"STS file {path} lacks columns {sorted(missing)}; found {list(table.columns)}")
-    return _check_sts(table[["sentence1", "sentence2", "score"]].astype({"score": float}), str(path))
-
-
-def _check_sts(table: pd.DataFrame, origin: str) -> pd.DataFrame:
-    if table.empty:
-        raise ValueError(f"STS data from {origin} has no pair")
-    if not np.isfinite(table["score"].to_numpy(dtype=float)).all():
-        raise ValueError(f"STS data from {origin} has missing or non-numeric gold scores")
-    return table.reset_index(drop=True)
-
-
-_STSB_MIRROR_FILES = {"train": "glue/STS-B/train.tsv", "validation": "glue/STS-B/dev.tsv"}
-_SICK_MIRROR_FILE = "sick/SICK.txt"
-
-
-def load_sts_dataset(name: str, *, split: str, mirror: str | None = None) -> pd.DataFrame | None:
-    """Pairs and gold scores of an STS data set, or None when an optional one is unavailable.
-
-    ``stsb``: GLUE STS-B via ``datasets`` (``nyu-mll/glue``), or ``glue/STS-B/<split>.tsv`` in
-    the mirror. ``sickr``: SICK relatedness via ``datasets`` (``mteb/sickr-sts``), or the
-    original ``sick/SICK.txt`` in the mirror; SICK-R is optional, so when it cannot be had the
-    reason is logged and None returned.
-    """
-    if name == "stsb":
-        if mirror is not None:
-            if split not in _STSB_MIRROR_FILES:
-                raise ValueError(f"unknown STS-B split {split!r}; expected one of {sorted(_STSB_MIRROR_FILES)}")
-            path = Path(mirror) / _STSB_MIRROR_FILES[split]
-            if not path.is_file():
-                raise FileNotFoundError(f"STS-B {split} split is not in the mirror ({path}); set geometry.sts.splits.stsb to a split the mirror holds (it ships 'train')")
-            table = read_sts_tsv(path)
-            note_data_file(path)
-            return table
-        from datasets import load_dataset
-
-        dataset = load_dataset("nyu-mll/glue", "stsb", split=split)
-        note_hub_dataset(dataset, "nyu-mll/glue", config="stsb", split=split)
-        data = dataset.to_pandas()
-        return _check_sts(data.rename(columns={"label": "score"})[["sentence1", "sentence2", "score"]], f"nyu-mll/glue stsb {split}")
-    if name == "sickr":
-        if mirror is not None:
-            path = Path(mirror) / _SICK_MIRROR_FILE
-            if not path.is_file():
-                log.warning("SICK-R unavailable: the mirror %s has no %s and the hub is not used in mirror mode; skipping it", mirror, _SICK_MIRROR_FILE)
-                return None
-            table = pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False)
-            note_data_file(path)
-            if split != "all":
-                table = table[table["SemEval_set"].str.upper() == split.upper()]
-            table = table.rename(columns={"sentence_A": "sentence1", "sentence_B": "sentence2", "relatedness_score": "score"})
-            return _check_sts(table[["sentence1", "sentence2", "score"]].astype({"score": float}), str(path))
-        from datasets import load_dataset
-
-        try:
-            dataset = load_dataset("mteb/sickr-sts", split=split)
-        except Exception as error:
-            log.warning("SICK-R unavailable: loading mteb/sickr-sts (%s) failed: %s: %s; skipping it", split, type(error).__name__, error)
-            return None
-        note_hub_dataset(dataset, "mteb/sickr-sts", split=split)
-        data = dataset.to_pandas()
-        return _check_sts(data[["sentence1", "sentence2", "score"]], f"mteb/sickr-sts {split}")
-    raise ValueError(f"unknown STS data set {name!r}; expected 'stsb' or 'sickr'")
 
 
 def sts_sentence_index(table: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:

@@ -2,8 +2,8 @@
 
 Each workflow step calls :func:`record_step` after writing its outputs. Beside every output
 ``X`` it leaves ``X.provenance.json`` with the rule, wildcards, parameters, the configuration,
-every input and output with its sha256, the data files it read itself (a mirror file, a local
-corpus; hub data sets by fingerprint), code version (git commit, dirty tree, script hash),
+every input and output with its sha256 (every data file a step reads is an input: a download or
+what was made from one), code version (git commit, dirty tree, script hash),
 package versions, seeds, device and start/end times. :mod:`isotropy.audit` walks these
 records back to the raw downloads.
 """
@@ -26,7 +26,7 @@ from typing import Any
 from isotropy.io import sha256_file, write_json
 
 SUFFIX = ".provenance.json"
-RECORD_VERSION = 3  # 2: code.modules (sha256 of every project module the step ran) and hardware; 3: data
+RECORD_VERSION = 4  # 2: code.modules (sha256 of every project module the step ran) and hardware; 3: data; 4: no data (all data are inputs)
 STARTED = _dt.datetime.now(_dt.UTC)  # import time ≈ the step's start
 
 # The packages whose version can change a number or a figure.
@@ -39,35 +39,6 @@ TRACKED_PACKAGES = (
 
 # Project modules that never change a result (they only log or write records): not tracked as code.
 UNTRACKED_MODULES = ("isotropy.provenance", "isotropy.logs")
-
-
-# Data a step reads itself rather than through the workflow's download rules (a mirror file, a
-# local corpus, a hub data set): noted by the readers, written to the record's ``data`` section,
-# and checked by the audit like a raw download. Keyed by absolute path or ``hub:<name>``.
-_DATA_READ: dict[str, dict[str, Any]] = {}
-
-
-def note_data_file(path: str | os.PathLike) -> None:
-    """Record that this step read the local data file ``path`` (its sha256 is taken at the end)."""
-    _DATA_READ[str(Path(path).resolve())] = {"kind": "file"}
-
-
-def note_hub_dataset(dataset: Any, name: str, *, config: str | None = None, split: str | None = None) -> None:
-    """Record that this step loaded ``dataset`` from the hub (``datasets``); its fingerprint names the version."""
-    key = "hub:" + "/".join(part for part in (name, config, split) if part)
-    fingerprint = getattr(dataset, "_fingerprint", None)
-    _DATA_READ[key] = {"kind": "hub", "dataset": name, "config": config, "split": split, "fingerprint": fingerprint}
-
-
-def data_entries() -> dict[str, dict[str, Any]]:
-    """What :func:`note_data_file` and :func:`note_hub_dataset` noted: files with sha256, size, mtime."""
-    entries: dict[str, dict[str, Any]] = {}
-    for key, entry in sorted(_DATA_READ.items()):
-        if entry["kind"] == "file":
-            entries.update({name: {"kind": "file", **values} for name, values in file_entries([key]).items()})
-        else:
-            entries[key] = dict(entry)
-    return entries
 
 
 def record_path(path: str | os.PathLike) -> Path:
@@ -197,7 +168,6 @@ def build_record(
     device: Any = None,
     seeds: list[int] | None = None,
     extra: dict | None = None,
-    data: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     record = {
         "record_version": RECORD_VERSION,
@@ -205,7 +175,6 @@ def build_record(
         "wildcards": _jsonable(wildcards or {}),
         "params": _jsonable(params or {}),
         "inputs": file_entries(inputs),
-        "data": dict(data or {}),
         "outputs": file_entries(outputs),
         "code": {
             **code_version(),
@@ -247,7 +216,6 @@ def record_step(snakemake: Any, *, device: Any = None, seeds: list[int] | None =
         device=device,
         seeds=seeds,
         extra=extra,
-        data=data_entries(),
     )
     for output in snakemake.output:
         if Path(output).is_file():

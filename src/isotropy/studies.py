@@ -266,8 +266,14 @@ def check_geometry_config(config: Mapping[str, Any]) -> None:
             if name not in geometry["models"]:
                 problems.append(f"geometry.{part}.models: {name!r} is not defined under geometry.models (defined: {sorted(geometry['models'])})")
     corpus = geometry["clusters"]["corpus"]
-    if corpus["source"] == "file" and not corpus.get("path"):
-        problems.append("geometry.clusters.corpus: source 'file' needs a path")
+    if corpus["source"] not in config.get("sources", {}):
+        problems.append(f"geometry.clusters.corpus.source: {corpus['source']!r} is not defined under 'sources'")
+    if corpus["format"] == "lines" and not corpus.get("file"):
+        problems.append("geometry.clusters.corpus: format 'lines' needs a file")
+    for name in geometry["sts"]["models"] and geometry["sts"]["datasets"]:
+        split = geometry["sts"]["splits"].get(name, "validation" if name == "stsb" else "test")
+        if f"hf_{name}_{split}" not in config.get("sources", {}):
+            problems.append(f"geometry.sts.splits.{name}: {split!r} needs source 'hf_{name}_{split}' under 'sources'")
     static = geometry["clusters"].get("static", {}).get("source")
     if static is not None and static not in config.get("sources", {}):
         problems.append(f"geometry.clusters.static.source: {static!r} is not defined under 'sources'")
