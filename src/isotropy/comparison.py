@@ -123,8 +123,8 @@ def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[st
     out["supersense_labels"] = "Tikhonov et al.'s word list labelled with WordNet noun supersenses here (the paper's 2,275 items are not reproduced)"
     geometry = config.get("geometry") or {}
     corpus = (geometry.get("clusters") or {}).get("corpus") or {}
-    if corpus.get("source") == "file":
-        out["corpus"] = f"{corpus.get('name')} sentences ({corpus.get('path')}) for WikiText-2"
+    if corpus.get("format") == "lines":  # a sentence-per-line file in place of the hub's WikiText-2
+        out["corpus"] = f"{corpus.get('name')} sentences ({corpus.get('source')}/{corpus.get('file')}) for WikiText-2"
     split = ((geometry.get("sts") or {}).get("splits") or {}).get("stsb")
     if split:
         out["sts_split"] = f"STS-B {split} split (the authors' notebook reads dev.tsv)" if split != "validation" else ""
