@@ -134,6 +134,8 @@ def train_epoch(run: dict[str, Any], epoch: int, step: int, features: Features, 
     return step, {k: v / max(batches, 1) for k, v in sums.items()}
 
 
+# finetune runs ~75 lines with its signature, docstring and result record: the body is the run's
+# steps in order, each one call, which read best together.
 def finetune(
     model_spec: ModelSpec,
     task: str,
