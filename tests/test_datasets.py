@@ -304,7 +304,7 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     targets = [f"resources/data/{name}.parquet" for name in ("polarity", "snli", "supersense", "pos", "cola", "sst2")]
     (workdir / "Snakefile").write_text(
-        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/data.smk"\n' f"rule all:\n    input: {targets!r}\n"
+        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: "{REPO_ROOT}/rules/data.smk"\n' f"rule all:\n    input: {targets!r}\n"
     )
     env = {**__import__("os").environ}
     env.pop(download.MIRROR_ENV, None)
@@ -321,7 +321,7 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
     assert "download_source" in summary and "prepare_dataset" in summary
     # Asking for a task the mirror lacks fails while the DAG is built, naming the file.
     (workdir / "Snakefile").write_text(
-        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/data.smk"\n'
+        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: "{REPO_ROOT}/rules/data.smk"\n'
         'rule all:\n    input: "resources/data/mnli.parquet"\n'
     )
     result = subprocess.run(
