@@ -595,7 +595,9 @@ def check_tasks_available(tasks: Sequence[str], config: Mapping[str, Any]) -> No
 def task_inputs(task: str, config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT) -> dict[str, str]:
     """Rule ``finetune``'s inputs: split → the manifest of its download (after :func:`check_tasks_available`)."""
     check_tasks_available([task], config)
-    return {split: source_outputs(task_source(task, split), root)[0] for split in ISTAR_SPLITS}
+    sources = [task_source(task, split) for split in ISTAR_SPLITS]
+    check_sources_available(sources, config)  # files the mirror holds but nothing can verify
+    return dict(zip(ISTAR_SPLITS, (source_outputs(name, root)[0] for name in sources), strict=True))
 
 
 def _read_tsv_rows(path: Path) -> list[list[str]]:
