@@ -96,7 +96,7 @@ def test_istar_runs_read_their_task_splits_through_the_downloads(tiny_run):
     workdir, _, mirror = tiny_run
     record = json.loads((workdir / "results/istar/miniLM/sst2/none_0/seed0/metrics.json.provenance.json").read_text())
     for split, name in (("train", "glue/SST-2/train.tsv"), ("validation", "glue/SST-2/dev.tsv")):
-        manifest_path = f"resources/raw/istar_sst2_{split}/manifest.json"
+        manifest_path = f"resources/raw/hf_sst2_{split}/manifest.json"
         assert manifest_path in record["inputs"], sorted(record["inputs"])
         manifest = json.loads((workdir / manifest_path).read_text())
         digest = hashlib.sha256((mirror / name).read_bytes()).hexdigest()
