@@ -406,9 +406,9 @@ def workflow_inputs(config: Mapping[str, Any]) -> dict[str, str]:
     if "glue" in studies and study_runs(dict(config), "glue"):
         inputs.update(glue_table2="results/glue/table2.csv", glue_table3="results/glue/table3.csv")
     if "geometry" in studies:
-        from isotropy.geometry import workflow_targets
+        from isotropy.studies import geometry_targets
 
-        targets = workflow_targets(dict(config))
+        targets = geometry_targets(dict(config))
         for name, path in (("geometry_lid", "results/geometry/lid.csv"), ("geometry_cosine", "results/geometry/cosine_by_layer.csv"), ("geometry_sts", "results/geometry/sts.csv")):
             if path in targets:
                 inputs[name] = path
