@@ -64,6 +64,7 @@ report: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/snakefmt --check Snakefile rules
 	$(BIN)/snakemake --lint --cores 1 $(CONFIGFILES)
 

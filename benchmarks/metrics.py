@@ -47,7 +47,9 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure(function: Callable[[], float], repeats: int = 1, sync: Callable[[], None] = lambda: None) -> tuple[float, float, float]:
+def measure(
+    function: Callable[[], float], repeats: int = 1, sync: Callable[[], None] = lambda: None
+) -> tuple[float, float, float]:
     """(value, best seconds over repeats, peak resident MB of the process during the calls)."""
     gc.collect()
     _reset_peak()
@@ -76,17 +78,27 @@ def parse_size(text: str) -> tuple[int, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="10662x384,20000x768", help="n x d sizes compared with the references")
-    parser.add_argument("--memory-size", default="50000x768", help="n x d size for our peak-memory check")
-    parser.add_argument("--repeats", type=int, default=3, help="timing repeats for ours (best is reported)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--sizes", default="10662x384,20000x768", help="n x d sizes compared with the references"
+    )
+    parser.add_argument(
+        "--memory-size", default="50000x768", help="n x d size for our peak-memory check"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="timing repeats for ours (best is reported)"
+    )
     args = parser.parse_args()
 
     from IsoScore.IsoScore import IsoScore
     from sklearn.metrics import silhouette_score
 
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.1f} (shared machine: timings vary with load); peak-RSS reset: {_reset_peak()}")
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.1f} (shared machine: timings vary with load); peak-RSS reset: {_reset_peak()}"
+    )
     header = f"{'n x d':>12} {'metric':>10} {'ours s':>8} {'ref s':>8} {'speed-up':>8} {'max |diff|':>11} {'ours MB':>8} {'ref MB':>8}"
     print(header)
     print("-" * len(header))
@@ -105,12 +117,23 @@ def main() -> None:
         rows = [
             ("silhouette", sil_s, ref_sil_s, abs(sil - ref_sil), sil_mb, ref_sil_mb),
             ("IsoScore", iso_s, ref_iso_s, abs(iso - ref_iso), iso_mb, ref_iso_mb),
-            ("both", sil_s + iso_s, ref_sil_s + ref_iso_s, max(abs(sil - ref_sil), abs(iso - ref_iso)), max(sil_mb, iso_mb), max(ref_sil_mb, ref_iso_mb)),
+            (
+                "both",
+                sil_s + iso_s,
+                ref_sil_s + ref_iso_s,
+                max(abs(sil - ref_sil), abs(iso - ref_iso)),
+                max(sil_mb, iso_mb),
+                max(ref_sil_mb, ref_iso_mb),
+            ),
         ]
         for name, ours_s, ref_s, diff, ours_mb, ref_mb in rows:
-            print(f"{size:>12} {name:>10} {ours_s:8.3f} {ref_s:8.3f} {ref_s / ours_s:7.1f}x {diff:11.2e} {ours_mb:8.0f} {ref_mb:8.0f}")
-        print(f"{size:>12} values: silhouette {sil:.6f} (sklearn {ref_sil:.6f}), IsoScore {iso:.8f} (package {ref_iso:.8f}); "
-              f"1,000 updates of both metrics: {1000 * (sil_s + iso_s) / 60:.1f} min (reference {1000 * (ref_sil_s + ref_iso_s) / 60:.1f} min)")
+            print(
+                f"{size:>12} {name:>10} {ours_s:8.3f} {ref_s:8.3f} {ref_s / ours_s:7.1f}x {diff:11.2e} {ours_mb:8.0f} {ref_mb:8.0f}"
+            )
+        print(
+            f"{size:>12} values: silhouette {sil:.6f} (sklearn {ref_sil:.6f}), IsoScore {iso:.8f} (package {ref_iso:.8f}); "
+            f"1,000 updates of both metrics: {1000 * (sil_s + iso_s) / 60:.1f} min (reference {1000 * (ref_sil_s + ref_iso_s) / 60:.1f} min)"
+        )
         del points, reference_points
 
     n, d = parse_size(args.memory_size)
@@ -118,8 +141,10 @@ def main() -> None:
     data_mb = points.nbytes / 2**20
     sil, sil_s, sil_mb = measure(lambda: metrics.silhouette(points, labels))
     iso, iso_s, iso_mb = measure(lambda: metrics.isoscore(points))
-    print(f"\nours only at n x d = {n}x{d} (float32 data {data_mb:.0f} MB): silhouette {sil:.6f} in {sil_s:.2f} s, "
-          f"peak RSS {sil_mb:.0f} MB; IsoScore {iso:.6f} in {iso_s:.2f} s, peak RSS {iso_mb:.0f} MB")
+    print(
+        f"\nours only at n x d = {n}x{d} (float32 data {data_mb:.0f} MB): silhouette {sil:.6f} in {sil_s:.2f} s, "
+        f"peak RSS {sil_mb:.0f} MB; IsoScore {iso:.6f} in {iso_s:.2f} s, peak RSS {iso_mb:.0f} MB"
+    )
 
     if torch.cuda.is_available():
         device = torch.device("cuda")
@@ -130,10 +155,16 @@ def main() -> None:
             on_gpu = torch.from_numpy(points).to(device)
             metrics.silhouette(on_gpu[:500], labels[:500])
             torch.cuda.reset_peak_memory_stats(device)
-            sil, sil_s, _ = measure(lambda: metrics.silhouette(on_gpu, labels), args.repeats, torch.cuda.synchronize)
-            iso, iso_s, _ = measure(lambda: metrics.isoscore(on_gpu), args.repeats, torch.cuda.synchronize)
+            sil, sil_s, _ = measure(
+                lambda: metrics.silhouette(on_gpu, labels), args.repeats, torch.cuda.synchronize
+            )
+            iso, iso_s, _ = measure(
+                lambda: metrics.isoscore(on_gpu), args.repeats, torch.cuda.synchronize
+            )
             peak = torch.cuda.max_memory_allocated(device) / 2**20
-            print(f"{size:>12} silhouette {sil:.6f} in {sil_s:.3f} s, IsoScore {iso:.8f} in {iso_s:.3f} s, peak GPU memory {peak:.0f} MB")
+            print(
+                f"{size:>12} silhouette {sil:.6f} in {sil_s:.3f} s, IsoScore {iso:.8f} in {iso_s:.3f} s, peak GPU memory {peak:.0f} MB"
+            )
     else:
         print("\nCUDA: not available on this machine")
 

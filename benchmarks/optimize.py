@@ -93,7 +93,9 @@ def peak_mb(device: torch.device) -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def ms_per_call(function: Callable[[], object], device: torch.device, repeats: int, rounds: int = 3) -> float:
+def ms_per_call(
+    function: Callable[[], object], device: torch.device, repeats: int, rounds: int = 3
+) -> float:
     """Best over ``rounds`` of the mean time of ``repeats`` back-to-back calls (synchronised at the ends)."""
     function()
     synchronise(device)
@@ -112,12 +114,21 @@ def ms_per_call(function: Callable[[], object], device: torch.device, repeats: i
 # ----------------------------------------------------------------------------------------------
 
 
-def synthetic_problem(n: int, d: int, targets: np.ndarray, multilabel: bool, seed: int = 0) -> Problem:
+def synthetic_problem(
+    n: int, d: int, targets: np.ndarray, multilabel: bool, seed: int = 0
+) -> Problem:
     """Random vectors (one row per item) with the given targets."""
     rng = np.random.default_rng(seed)
     vectors = rng.standard_normal((n, d)).astype(np.float32)
     names = [f"label{i}" for i in range(targets.shape[1] if multilabel else int(targets.max()) + 1)]
-    return Problem(vectors=vectors, left=np.arange(n), right=None, targets=targets, label_names=names, multilabel=multilabel)
+    return Problem(
+        vectors=vectors,
+        left=np.arange(n),
+        right=None,
+        targets=targets,
+        label_names=names,
+        multilabel=multilabel,
+    )
 
 
 def polarity_like(n: int = 10_662, d: int = 384) -> Problem:
@@ -131,7 +142,9 @@ def pos_like(n: int = 10_560, d: int = 300) -> Problem:
     return synthetic_problem(n, d, targets, multilabel=False)
 
 
-def supersense_like(n: int = 10_560, d: int = 300, clusters: int = 1_315, labels: int = 45) -> Problem:
+def supersense_like(
+    n: int = 10_560, d: int = 300, clusters: int = 1_315, labels: int = 45
+) -> Problem:
     """Multi-label targets with ``clusters`` distinct label vectors, Zipf-like sizes (many singletons)."""
     rng = np.random.default_rng(3)
     vectors: set[tuple[int, ...]] = set()
@@ -140,7 +153,9 @@ def supersense_like(n: int = 10_560, d: int = 300, clusters: int = 1_315, labels
         vectors.add(tuple(sorted(ones.tolist())))
     pool = sorted(vectors)
     weights = 1.0 / np.arange(1, clusters + 1) ** 1.1
-    assignment = np.concatenate([np.arange(clusters), rng.choice(clusters, size=n - clusters, p=weights / weights.sum())])
+    assignment = np.concatenate(
+        [np.arange(clusters), rng.choice(clusters, size=n - clusters, p=weights / weights.sum())]
+    )
     targets = np.zeros((n, labels), dtype=np.float32)
     for item, cluster in enumerate(rng.permutation(assignment)):
         targets[item, list(pool[cluster])] = 1.0
@@ -152,7 +167,9 @@ def supersense_like(n: int = 10_560, d: int = 300, clusters: int = 1_315, labels
 # ----------------------------------------------------------------------------------------------
 
 
-def run_ms_per_update(problem: Problem, updates: int, device: torch.device, bias: bool) -> tuple[float, dict]:
+def run_ms_per_update(
+    problem: Problem, updates: int, device: torch.device, bias: bool
+) -> tuple[float, dict]:
     settings = OptimisationSettings(updates=updates, bias=bias, metric_stride=1, progress=False)
     synchronise(device)
     started = time.perf_counter()
@@ -178,7 +195,11 @@ def parts(problem: Problem, device: torch.device, bias: bool, repeats: int) -> d
         optimiser.step()
 
     def evaluate() -> tuple[torch.Tensor, torch.Tensor]:
-        hits = ((logits > 0) == (targets > 0.5)).all(1) if problem.multilabel else logits.argmax(1) == targets
+        hits = (
+            ((logits > 0) == (targets > 0.5)).all(1)
+            if problem.multilabel
+            else logits.argmax(1) == targets
+        )
         return loss_fn(logits, targets), hits.float().mean()
 
     with torch.no_grad():
@@ -188,11 +209,15 @@ def parts(problem: Problem, device: torch.device, bias: bool, repeats: int) -> d
         "train": ms_per_call(train, device, repeats),
         "evaluate": ms_per_call(evaluate, device, repeats),
         "IsoScore": ms_per_call(lambda: metrics.isoscore_tensor(table), device, repeats),
-        "silhouette": ms_per_call(lambda: metrics.silhouette_tensor(table[left], layout), device, repeats),
+        "silhouette": ms_per_call(
+            lambda: metrics.silhouette_tensor(table[left], layout), device, repeats
+        ),
     }
 
 
-def reference_ms_per_update(problem: Problem, device: torch.device, bias: bool, updates: int, threads: int) -> float:
+def reference_ms_per_update(
+    problem: Problem, device: torch.device, bias: bool, updates: int, threads: int
+) -> float:
     """The same loop with the references as metrics: values to the host, sklearn + IsoScore package,
     numpy's BLAS held to the same number of threads as torch."""
     from IsoScore.IsoScore import IsoScore
@@ -232,18 +257,24 @@ def cpu_ratio(threads: int, blocks: list[int]) -> None:
     layout = metrics.cluster_layout(problem.targets, cpu)
     product = ms_per_call(lambda: x @ x.T, cpu, repeats=1)
     silhouette = ms_per_call(lambda: metrics.silhouette_tensor(x, layout), cpu, repeats=1)
-    print(f"[ratio] CPU, {threads} threads, n={x.shape[0]}, d={x.shape[1]}: silhouette {silhouette:.0f} ms, "
-          f"x @ x.T {product:.0f} ms -> ratio {silhouette / product:.2f} (target <= 0.65, floor 0.5)")
+    print(
+        f"[ratio] CPU, {threads} threads, n={x.shape[0]}, d={x.shape[1]}: silhouette {silhouette:.0f} ms, "
+        f"x @ x.T {product:.0f} ms -> ratio {silhouette / product:.2f} (target <= 0.65, floor 0.5)"
+    )
     for block in blocks:
-        seconds = ms_per_call(lambda: metrics.silhouette_tensor(x, layout, block_size=block), cpu, repeats=1)
+        seconds = ms_per_call(
+            lambda: metrics.silhouette_tensor(x, layout, block_size=block), cpu, repeats=1
+        )
         print(f"    block of {block} rows: ratio {seconds / product:.2f}")
 
 
 def clusters_ratio(device: torch.device, updates: int) -> None:
     pos_ms, _ = run_ms_per_update(pos_like(), updates, device, bias=True)
     supersense_ms, _ = run_ms_per_update(supersense_like(), updates, device, bias=True)
-    print(f"[clusters] {device}, {updates} updates, n=10560, d=300: pos-like (4 classes) {pos_ms:.2f} ms/update, "
-          f"supersense-like (1,315 clusters) {supersense_ms:.2f} ms/update -> ratio {supersense_ms / pos_ms:.2f} (target <= 1.3)")
+    print(
+        f"[clusters] {device}, {updates} updates, n=10560, d=300: pos-like (4 classes) {pos_ms:.2f} ms/update, "
+        f"supersense-like (1,315 clusters) {supersense_ms:.2f} ms/update -> ratio {supersense_ms / pos_ms:.2f} (target <= 1.3)"
+    )
 
 
 def memory_at_size(device: torch.device, n: int = 50_000, d: int = 768) -> None:
@@ -258,8 +289,10 @@ def memory_at_size(device: torch.device, n: int = 50_000, d: int = 768) -> None:
     seconds = time.perf_counter() - started
     peak = peak_mb(device)
     what = "allocated by torch" if device.type == "cuda" else "process resident set"
-    print(f"[memory] {device}, n={n}, d={d}: IsoScore + silhouette in {seconds:.1f} s; peak {what} {peak:.0f} MB "
-          f"({peak - base:.0f} MB above the {base:.0f} MB holding the data; target <= 1536 MB); values {iso:.4f} {sil:.4f}")
+    print(
+        f"[memory] {device}, n={n}, d={d}: IsoScore + silhouette in {seconds:.1f} s; peak {what} {peak:.0f} MB "
+        f"({peak - base:.0f} MB above the {base:.0f} MB holding the data; target <= 1536 MB); values {iso:.4f} {sil:.4f}"
+    )
 
 
 def sync_report(problem: Problem, device: torch.device, bias: bool, updates: int = 5) -> None:
@@ -278,7 +311,9 @@ def sync_report(problem: Problem, device: torch.device, bias: bool, updates: int
         if "synchroniz" in str(warning.message):
             sites[f"{Path(warning.filename).name}:{warning.lineno}"] += 1
     total = sum(sites.values())
-    print(f"[syncs] {total} synchronising calls in a run of {updates} updates ({total / updates:.2f} per update), by site:")
+    print(
+        f"[syncs] {total} synchronising calls in a run of {updates} updates ({total / updates:.2f} per update), by site:"
+    )
     for site, count in sites.most_common():
         print(f"    {count:4d}  {site}")
 
@@ -287,56 +322,101 @@ def sync_report(problem: Problem, device: torch.device, bias: bool, updates: int
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("table", nargs="?", help="prepared table (parquet); omit with --synthetic")
-    parser.add_argument("embeddings", nargs="?", help="folder holding vectors.npy and index.parquet")
-    parser.add_argument("--synthetic", action="store_true", help="random vectors, the polarity setup's shape and labels")
+    parser.add_argument(
+        "embeddings", nargs="?", help="folder holding vectors.npy and index.parquet"
+    )
+    parser.add_argument(
+        "--synthetic",
+        action="store_true",
+        help="random vectors, the polarity setup's shape and labels",
+    )
     parser.add_argument("--updates", type=int, default=1000)
-    parser.add_argument("--bias", action="store_true", help="classifier bias (the polarity setup has none)")
+    parser.add_argument(
+        "--bias", action="store_true", help="classifier bias (the polarity setup has none)"
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     parser.add_argument("--repeats", type=int, default=20, help="calls per timing of a part")
     parser.add_argument("--reference-updates", type=int, default=3)
-    parser.add_argument("--cluster-updates", type=int, default=None, help="default: 200 on CUDA, 10 on the CPU")
-    parser.add_argument("--ratio-blocks", default="", help="also time the CPU silhouette with these block sizes (rows)")
-    parser.add_argument("--skip", default="", help=f"comma-separated sections to skip: {', '.join(SECTIONS)}")
+    parser.add_argument(
+        "--cluster-updates", type=int, default=None, help="default: 200 on CUDA, 10 on the CPU"
+    )
+    parser.add_argument(
+        "--ratio-blocks",
+        default="",
+        help="also time the CPU silhouette with these block sizes (rows)",
+    )
+    parser.add_argument(
+        "--skip", default="", help=f"comma-separated sections to skip: {', '.join(SECTIONS)}"
+    )
     args = parser.parse_args()
     skip = {s for s in args.skip.split(",") if s}
     if unknown := skip - set(SECTIONS):
-        parser.error(f"--skip names unknown sections {sorted(unknown)}; choose from {', '.join(SECTIONS)}")
+        parser.error(
+            f"--skip names unknown sections {sorted(unknown)}; choose from {', '.join(SECTIONS)}"
+        )
 
     torch.set_num_threads(args.threads)
-    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
-                          ("cpu" if args.device == "auto" else args.device))
+    device = torch.device(
+        "cuda"
+        if args.device == "auto" and torch.cuda.is_available()
+        else ("cpu" if args.device == "auto" else args.device)
+    )
     if args.synthetic:
         problem, source = polarity_like(), "random vectors, polarity labels (5,331 + 5,331)"
     elif args.table and args.embeddings:
         from isotropy.embeddings import load_embeddings
 
-        vectors, index = load_embeddings(f"{args.embeddings}/vectors.npy", f"{args.embeddings}/index.parquet")
-        problem, source = build_problem(pd.read_parquet(args.table), index, vectors), args.embeddings
+        vectors, index = load_embeddings(
+            f"{args.embeddings}/vectors.npy", f"{args.embeddings}/index.parquet"
+        )
+        problem, source = (
+            build_problem(pd.read_parquet(args.table), index, vectors),
+            args.embeddings,
+        )
     else:
         parser.error("give a table and an embeddings folder, or --synthetic")
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {args.threads} threads"
-    print(f"{problem.items} items, {problem.rows} rows x {problem.dim} dims ({source}); {args.updates} updates; {name}")
+    name = (
+        torch.cuda.get_device_name(device)
+        if device.type == "cuda"
+        else f"CPU, {args.threads} threads"
+    )
+    print(
+        f"{problem.items} items, {problem.rows} rows x {problem.dim} dims ({source}); {args.updates} updates; {name}"
+    )
 
     if "run" not in skip:
         started = time.perf_counter()
         run_ms_per_update(problem, 2, device, args.bias)
-        print(f"start-up: first optimize() call of the process (2 updates) took {time.perf_counter() - started:.1f} s")
+        print(
+            f"start-up: first optimize() call of the process (2 updates) took {time.perf_counter() - started:.1f} s"
+        )
         base = reset_peak(device)
         ours, summary = run_ms_per_update(problem, args.updates, device, args.bias)
         peak = peak_mb(device)
-        print(f"[run] {ours:.2f} ms per update, metrics after every update ({summary['wall_seconds']:.1f} s in optimize); "
-              f"peak memory {peak:.0f} MB ({peak - base:.0f} MB above the start)")
+        print(
+            f"[run] {ours:.2f} ms per update, metrics after every update ({summary['wall_seconds']:.1f} s in optimize); "
+            f"peak memory {peak:.0f} MB ({peak - base:.0f} MB above the start)"
+        )
     if "run" not in skip and hasattr(metrics, "silhouette_tensor"):  # absent from an older package
         split = parts(problem, device, args.bias, args.repeats)
-        print("[parts] ms per update, each part timed alone: " + ", ".join(f"{k} {v:.2f}" for k, v in split.items())
-              + f" (sum {sum(split.values()):.2f})")
+        print(
+            "[parts] ms per update, each part timed alone: "
+            + ", ".join(f"{k} {v:.2f}" for k, v in split.items())
+            + f" (sum {sum(split.values()):.2f})"
+        )
     if "reference" not in skip and "run" not in skip:
-        reference = reference_ms_per_update(problem, device, args.bias, args.reference_updates, args.threads)
-        print(f"[reference] same loop with sklearn silhouette_score + IsoScore package: {reference:.0f} ms per update "
-              f"-> speed-up {reference / ours:.0f}x")
+        reference = reference_ms_per_update(
+            problem, device, args.bias, args.reference_updates, args.threads
+        )
+        print(
+            f"[reference] same loop with sklearn silhouette_score + IsoScore package: {reference:.0f} ms per update "
+            f"-> speed-up {reference / ours:.0f}x"
+        )
     if "ratio" not in skip:
         cpu_ratio(args.threads, [int(b) for b in args.ratio_blocks.split(",") if b])
     if "clusters" not in skip:

@@ -36,10 +36,17 @@ def timed(problem, settings: OptimisationSettings) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--updates", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--random-vectors", type=int, metavar="DIM", help="stand-in vectors where a setup is not embedded yet")
+    parser.add_argument(
+        "--random-vectors",
+        type=int,
+        metavar="DIM",
+        help="stand-in vectors where a setup is not embedded yet",
+    )
     parser.add_argument("--datasets", nargs="*", help="main-study setups to measure (default: all)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -51,22 +58,45 @@ def main() -> None:
         data = pd.read_parquet(f"resources/data/{dataset}.parquet")
         if args.random_vectors and not Path(f"{folder}/vectors.npy").is_file():
             # The cost depends on the shapes only (items, rows, dims, labels), not on the values.
-            index = pd.Series(pd.unique(pd.concat([data[c].astype(str) for c in ("text", "text_pair") if c in data])))
-            vectors = np.random.default_rng(0).standard_normal((len(index), args.random_vectors)).astype(np.float32)
-            print(f"{dataset}: no embeddings yet, random vectors of dim {args.random_vectors} in their place")
+            index = pd.Series(
+                pd.unique(
+                    pd.concat([data[c].astype(str) for c in ("text", "text_pair") if c in data])
+                )
+            )
+            vectors = (
+                np.random.default_rng(0)
+                .standard_normal((len(index), args.random_vectors))
+                .astype(np.float32)
+            )
+            print(
+                f"{dataset}: no embeddings yet, random vectors of dim {args.random_vectors} in their place"
+            )
         else:
             vectors, index = load_embeddings(f"{folder}/vectors.npy", f"{folder}/index.parquet")
         problem = build_problem(data, index, vectors)
-        base = studies.optimisation_settings(config, "main", dataset, 0) | {"updates": args.updates, "progress": False}
+        base = studies.optimisation_settings(config, "main", dataset, 0) | {
+            "updates": args.updates,
+            "progress": False,
+        }
         load_before = os.getloadavg()[0]
         timed(problem, OptimisationSettings(**base | {"updates": 2, "metric_stride": 2}))  # warm-up
         # Same number of evaluations (step 0 and the last), twice the updates: the updates' cost.
-        short_wall, short_cpu = timed(problem, OptimisationSettings(**base | {"metric_stride": args.updates}))
-        long_wall, long_cpu = timed(problem, OptimisationSettings(**base | {"updates": 2 * args.updates, "metric_stride": 2 * args.updates}))
+        short_wall, short_cpu = timed(
+            problem, OptimisationSettings(**base | {"metric_stride": args.updates})
+        )
+        long_wall, long_cpu = timed(
+            problem,
+            OptimisationSettings(
+                **base | {"updates": 2 * args.updates, "metric_stride": 2 * args.updates}
+            ),
+        )
         # Same updates, metrics after every one (updates - 1 more evaluations): their cost.
         full_wall, full_cpu = timed(problem, OptimisationSettings(**base | {"metric_stride": 1}))
         load = (load_before + os.getloadavg()[0]) / 2
-        per_update_cpu, per_update_wall = (long_cpu - short_cpu) / args.updates, (long_wall - short_wall) / args.updates
+        per_update_cpu, per_update_wall = (
+            (long_cpu - short_cpu) / args.updates,
+            (long_wall - short_wall) / args.updates,
+        )
         per_eval_cpu = (full_cpu - short_cpu) / (args.updates - 1)
         per_eval_wall = (full_wall - short_wall) / (args.updates - 1)
         print(

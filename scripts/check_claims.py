@@ -17,7 +17,9 @@ def main(snakemake):
     inputs = snakemake.input
     names = set(inputs.keys())
     run_keys = dict(snakemake.params.run_keys)
-    traces = {study: list(inputs[f"{study}_traces"]) for study in run_keys if f"{study}_traces" in names}
+    traces = {
+        study: list(inputs[f"{study}_traces"]) for study in run_keys if f"{study}_traces" in names
+    }
     correlations = {study: str(inputs[f"{study}_correlations"]) for study in traces}
     table = check_results(
         traces=traces,
@@ -33,7 +35,10 @@ def main(snakemake):
     counts = table["verdict"].value_counts()
     logging.getLogger("isotropy.claims").info(
         "%d checks: %d supported, %d not supported, %d not run",
-        len(table), counts.get(SUPPORTED, 0), counts.get(NOT_SUPPORTED, 0), counts.get(NOT_RUN, 0),
+        len(table),
+        counts.get(SUPPORTED, 0),
+        counts.get(NOT_SUPPORTED, 0),
+        counts.get(NOT_RUN, 0),
     )
     record_step(snakemake)
 

@@ -15,13 +15,17 @@ from isotropy.provenance import record_step
 def main(snakemake):
     configure_from_snakemake(snakemake)
     tables = {name: str(path) for name, path in snakemake.input.items()}
-    table = compare_results(tables, dict(snakemake.params.config), StandIns(**snakemake.params.stand_ins))
+    table = compare_results(
+        tables, dict(snakemake.params.config), StandIns(**snakemake.params.stand_ins)
+    )
     with atomic_path(snakemake.output.table) as tmp:
         table.to_csv(tmp, index=False)
     with atomic_path(snakemake.output.markdown) as tmp:
         tmp.write_text(comparison_markdown(table), encoding="utf-8")
     counts = table["verdict"].value_counts().to_dict()
-    logging.getLogger("isotropy.comparison").info("%d paper numbers compared: %s", len(table), counts)
+    logging.getLogger("isotropy.comparison").info(
+        "%d paper numbers compared: %s", len(table), counts
+    )
     record_step(snakemake)
 
 

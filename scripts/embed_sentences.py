@@ -15,7 +15,9 @@ def main(snakemake):
     device = resolve_device(snakemake.params.device)
     table = pd.read_parquet(snakemake.input.table)
     spec = SentenceEncoderSpec(**snakemake.params.encoder)
-    rows = embed_sentences(table, spec, str(device), snakemake.output.vectors, snakemake.output.index)
+    rows = embed_sentences(
+        table, spec, str(device), snakemake.output.vectors, snakemake.output.index
+    )
     record_step(snakemake, device=device, extra={"unique_texts": rows})
 
 

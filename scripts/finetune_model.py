@@ -22,8 +22,13 @@ def main(snakemake):
     wildcards = snakemake.wildcards
     settings = TrainingSettings.from_mapping(dict(snakemake.params.training))
     train, validation = (
-        load_task_split(wildcards.task, split, Path(snakemake.input[split]).parent, subset, settings.subset_seed)
-        for split, subset in (("train", settings.train_subset), ("validation", settings.eval_subset))
+        load_task_split(
+            wildcards.task, split, Path(snakemake.input[split]).parent, subset, settings.subset_seed
+        )
+        for split, subset in (
+            ("train", settings.train_subset),
+            ("validation", settings.eval_subset),
+        )
     )
     run_and_save(
         snakemake.output.metrics,
@@ -36,7 +41,9 @@ def main(snakemake):
         settings=settings,
         device=snakemake.params.device,
     )
-    record_step(snakemake, device=resolve_device(snakemake.params.device), seeds=[int(wildcards.seed)])
+    record_step(
+        snakemake, device=resolve_device(snakemake.params.device), seeds=[int(wildcards.seed)]
+    )
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ from isotropy.provenance import record_step
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
-    table = geometry.concatenate_tables(list(snakemake.input), geometry.TABLE_COLUMNS[snakemake.params.table])
+    table = geometry.concatenate_tables(
+        list(snakemake.input), geometry.TABLE_COLUMNS[snakemake.params.table]
+    )
     geometry.write_table(table, snakemake.output.table)
     record_step(snakemake, seeds=geometry.table_seeds(table), extra={"rows": len(table)})
 

@@ -10,10 +10,29 @@ def main(snakemake):
     params = snakemake.params
     seed = int(snakemake.wildcards.seed)
     embeddings = geometry.TokenEmbeddings.load(snakemake.input.embeddings)
-    clustering = {"k_range": tuple(params.k_range), "silhouette_threshold": params.silhouette_threshold, "silhouette_sample_size": params.silhouette_sample_size, "seed": seed}
-    table, clusters = geometry.cosine_by_layer(embeddings, model=snakemake.wildcards.model, corpus=snakemake.wildcards.corpus, return_clusters=True, **clustering)
+    clustering = {
+        "k_range": tuple(params.k_range),
+        "silhouette_threshold": params.silhouette_threshold,
+        "silhouette_sample_size": params.silhouette_sample_size,
+        "seed": seed,
+    }
+    table, clusters = geometry.cosine_by_layer(
+        embeddings,
+        model=snakemake.wildcards.model,
+        corpus=snakemake.wildcards.corpus,
+        return_clusters=True,
+        **clustering,
+    )
     geometry.write_table(table, snakemake.output.table)
-    view = geometry.pca_view(embeddings, params.pca_layer, sample_size=params.pca_sample_size, clusters=clusters[params.pca_layer] if -len(clusters) <= params.pca_layer < len(clusters) else None, **clustering)
+    view = geometry.pca_view(
+        embeddings,
+        params.pca_layer,
+        sample_size=params.pca_sample_size,
+        clusters=clusters[params.pca_layer]
+        if -len(clusters) <= params.pca_layer < len(clusters)
+        else None,
+        **clustering,
+    )
     geometry.write_table(view, snakemake.output.pca_view)
     record_step(snakemake, seeds=[seed])
 

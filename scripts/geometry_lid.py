@@ -11,7 +11,13 @@ def main(snakemake):
     seed = int(snakemake.wildcards.seed)
     embeddings = geometry.TokenEmbeddings.load(snakemake.input.embeddings)
     table = geometry.lid_by_layer(
-        embeddings, model=snakemake.wildcards.model, corpus=snakemake.wildcards.corpus, seed=seed, k=params.k, metrics=params.metrics, sample_size=params.sample_size
+        embeddings,
+        model=snakemake.wildcards.model,
+        corpus=snakemake.wildcards.corpus,
+        seed=seed,
+        k=params.k,
+        metrics=params.metrics,
+        sample_size=params.sample_size,
     )
     geometry.write_table(table, snakemake.output.table)
     record_step(snakemake, seeds=[seed])

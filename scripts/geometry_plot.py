@@ -24,7 +24,9 @@ def main(snakemake):
     elif figure == "sts":
         fig = geometry_plots.plot_sts(table)
     elif figure == "pca_view":
-        fig = geometry_plots.plot_pca_view(table, title=f"{snakemake.wildcards.model} on {snakemake.wildcards.corpus}")
+        fig = geometry_plots.plot_pca_view(
+            table, title=f"{snakemake.wildcards.model} on {snakemake.wildcards.corpus}"
+        )
     else:
         raise ValueError(f"unknown geometry figure {figure!r}")
     save_figure(fig, snakemake.output.pdf, snakemake.output.png)

@@ -22,17 +22,37 @@ def main(snakemake):
     device = resolve_device(params.device)
     data = getattr(snakemake.input, "data", None)
     if data is None:
-        logging.getLogger("isotropy").warning("%s unavailable: the mirror does not hold it; skipping it", name)
+        logging.getLogger("isotropy").warning(
+            "%s unavailable: the mirror does not hold it; skipping it", name
+        )
         geometry.StsEmbeddings.unavailable(name, params.split).save(snakemake.output.embeddings)
         record_step(snakemake, device=device, extra={"available": False})
         return
     table = read_sts(name, params.split, Path(data).parent)
     sentences, first, second = geometry.sts_sentence_index(table)
     tokenizer, model = geometry.load_hidden_state_model(geometry.ModelSpec(**params.model), device)
-    tokens, offsets = geometry.token_states_by_sentence(sentences, tokenizer, model, device=device, batch_size=params.batch_size, max_length=params.max_length)
-    embeddings = geometry.StsEmbeddings(tokens, first, second, table["score"].to_numpy(float), name, params.split, offsets=offsets)
+    tokens, offsets = geometry.token_states_by_sentence(
+        sentences,
+        tokenizer,
+        model,
+        device=device,
+        batch_size=params.batch_size,
+        max_length=params.max_length,
+    )
+    embeddings = geometry.StsEmbeddings(
+        tokens, first, second, table["score"].to_numpy(float), name, params.split, offsets=offsets
+    )
     embeddings.save(snakemake.output.embeddings)
-    record_step(snakemake, device=device, extra={"available": True, "pairs": len(first), "sentences": len(sentences), "tokens": len(tokens)})
+    record_step(
+        snakemake,
+        device=device,
+        extra={
+            "available": True,
+            "pairs": len(first),
+            "sentences": len(sentences),
+            "tokens": len(tokens),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -27,7 +27,11 @@ def main(snakemake):
     )
     embeddings.save(snakemake.output.embeddings)
     n_layers, n_tokens, dim = embeddings.layers.shape
-    record_step(snakemake, device=device, extra={"sentences": len(sentences), "layers": n_layers, "tokens": n_tokens, "dim": dim})
+    record_step(
+        snakemake,
+        device=device,
+        extra={"sentences": len(sentences), "layers": n_layers, "tokens": n_tokens, "dim": dim},
+    )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@ def main(snakemake):
     if figure == "figure5":
         table = istar_plots.plot_figure5(runs, out.pdf, out.png)
     elif figure == "figure6":
-        table = istar_plots.plot_figure6(runs, out.pdf, out.png, selection=snakemake.params.figure6_selection)
+        table = istar_plots.plot_figure6(
+            runs, out.pdf, out.png, selection=snakemake.params.figure6_selection
+        )
     elif figure == "figure7":
         table = istar_plots.plot_figure7(runs, out.pdf, out.png, task=snakemake.params.figure7_task)
     else:

@@ -15,7 +15,9 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     table = pd.read_parquet(snakemake.input.table)
     vectors = load_word_vectors(word_vectors_file(Path(snakemake.input.word_vectors).parent))
-    rows, missing = lookup_word_vectors(table, vectors, snakemake.output.vectors, snakemake.output.index)
+    rows, missing = lookup_word_vectors(
+        table, vectors, snakemake.output.vectors, snakemake.output.index
+    )
     with atomic_path(snakemake.output.missing) as tmp:
         tmp.write_text("".join(f"{word}\n" for word in missing))
     record_step(snakemake, extra={"words_found": rows, "words_missing": len(missing)})

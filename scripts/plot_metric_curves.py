@@ -14,7 +14,12 @@ def main(snakemake):
     # A grid of encoder rows only where one data set was run with several encoders (GLUE).
     several_encoders = traces.groupby("dataset")["encoder"].nunique().max() > 1
     if not several_encoders:  # name the vectors each panel really used (the GloVe stand-in as such)
-        traces["dataset"] = traces["dataset"] + " (" + traces["encoder"].map(lambda e: snakemake.params.encoder_labels.get(e, e)) + ")"
+        traces["dataset"] = (
+            traces["dataset"]
+            + " ("
+            + traces["encoder"].map(lambda e: snakemake.params.encoder_labels.get(e, e))
+            + ")"
+        )
     figure = metric_curves(traces, panel="dataset", row="encoder" if several_encoders else None)
     stamp(figure, snakemake.params.stamp)
     save_figure(figure, snakemake.output.pdf, snakemake.output.png)

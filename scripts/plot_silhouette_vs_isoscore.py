@@ -17,7 +17,9 @@ def main(snakemake):
     # panels name the vectors each setup really used (the GloVe stand-in as such)
     labels = snakemake.params.encoder_labels
     for frame in (traces, correlations):
-        frame["dataset"] = frame["dataset"] + " (" + frame["encoder"].map(lambda e: labels.get(e, e)) + ")"
+        frame["dataset"] = (
+            frame["dataset"] + " (" + frame["encoder"].map(lambda e: labels.get(e, e)) + ")"
+        )
     figure = silhouette_vs_isoscore(traces, panel="dataset", correlations=correlations)
     stamp(figure, snakemake.params.stamp)
     save_figure(figure, snakemake.output.pdf, snakemake.output.png)

@@ -15,7 +15,9 @@ def main(snakemake) -> None:
     sources = dict(snakemake.params.sources)
     # Each named input is a source's manifest; its folder holds the raw files.
     raw_dirs = {name: Path(snakemake.input[name]).parent for name in set(sources.values())}
-    table = prepare_dataset(snakemake.wildcards.dataset, raw_dirs, sources, dict(snakemake.params.options))
+    table = prepare_dataset(
+        snakemake.wildcards.dataset, raw_dirs, sources, dict(snakemake.params.options)
+    )
     write_dataset(table, snakemake.output.table)
     record_step(snakemake, extra={"rows": len(table)})
 

@@ -40,13 +40,24 @@ def tiny_run(tmp_path_factory):
     config = tiny_workflow.write_tiny_config(base / "config.yaml", mirror)
     workdir = base / "work"
     command = [
-        sys.executable, "-m", "snakemake", "--snakefile", str(REPO_ROOT / "Snakefile"), "--directory", str(workdir),
-        "--configfile", str(config), "--cores", "2",
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO_ROOT / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(config),
+        "--cores",
+        "2",
     ]  # no target: tests add theirs; the fixture builds the default one, rule all
     # 25 min by default; a machine shared with other runs may need more (ISOTROPY_TINY_RUN_TIMEOUT, seconds).
     timeout = int(os.environ.get("ISOTROPY_TINY_RUN_TIMEOUT", "1500"))
     env = tiny_workflow.snakemake_environment(mirror)
-    result = subprocess.run(command + ["all"], capture_output=True, text=True, env=env, timeout=timeout)
+    result = subprocess.run(
+        command + ["all"], capture_output=True, text=True, env=env, timeout=timeout
+    )
     if result.returncode != 0:
         pytest.fail(f"snakemake failed:\n{result.stderr[-6000:]}")
     return workdir, command, mirror

@@ -52,7 +52,9 @@ def write_golden(tables: dict[str, pd.DataFrame], root: Path = GOLDEN) -> None:
 
 
 def golden_tables(root: Path = GOLDEN) -> dict[str, pd.DataFrame]:
-    return {path.relative_to(root).as_posix(): pd.read_csv(path) for path in sorted(root.rglob("*.csv"))}
+    return {
+        path.relative_to(root).as_posix(): pd.read_csv(path) for path in sorted(root.rglob("*.csv"))
+    }
 
 
 def differences(name: str, expected: pd.DataFrame, actual: pd.DataFrame) -> list[str]:
@@ -69,14 +71,26 @@ def differences(name: str, expected: pd.DataFrame, actual: pd.DataFrame) -> list
         if pd.api.types.is_float_dtype(want) or pd.api.types.is_float_dtype(got):
             try:
                 pd.testing.assert_series_equal(
-                    got.astype(float), want.astype(float), check_exact=False, rtol=FLOAT_RTOL, atol=FLOAT_ATOL,
+                    got.astype(float),
+                    want.astype(float),
+                    check_exact=False,
+                    rtol=FLOAT_RTOL,
+                    atol=FLOAT_ATOL,
                     check_names=False,
                 )
             except (AssertionError, ValueError) as error:
                 problems.append(f"{name}, column {column!r}: {str(error).splitlines()[-3:]}")
         elif not want.equals(got):
-            rows = [i for i in range(len(want)) if not (want.iloc[i] == got.iloc[i] or (pd.isna(want.iloc[i]) and pd.isna(got.iloc[i])))]
+            rows = [
+                i
+                for i in range(len(want))
+                if not (
+                    want.iloc[i] == got.iloc[i] or (pd.isna(want.iloc[i]) and pd.isna(got.iloc[i]))
+                )
+            ]
             if rows:
                 i = rows[0]
-                problems.append(f"{name}, column {column!r}, row {i}: {got.iloc[i]!r}, golden {want.iloc[i]!r} ({len(rows)} rows differ)")
+                problems.append(
+                    f"{name}, column {column!r}, row {i}: {got.iloc[i]!r}, golden {want.iloc[i]!r} ({len(rows)} rows differ)"
+                )
     return problems

@@ -41,13 +41,20 @@ def _manifest(raw_dir: Path) -> None:
     raw_dir.mkdir(parents=True, exist_ok=True)
     (raw_dir / "values.txt").write_text("1\n2\n3\n")
     digest = hashlib.sha256((raw_dir / "values.txt").read_bytes()).hexdigest()
-    (raw_dir / "manifest.json").write_text(json.dumps({"origin": "test", "files": [{"path": "values.txt", "sha256": digest}]}))
+    (raw_dir / "manifest.json").write_text(
+        json.dumps({"origin": "test", "files": [{"path": "values.txt", "sha256": digest}]})
+    )
 
 
 def _step(rule: str, inputs: list[str], output: str, text: str, script: str | None = None) -> None:
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     Path(output).write_text(text)
-    write_json(record_path(output), build_record(rule=rule, inputs=inputs, outputs=[output], script=script, params={"factor": 2}))
+    write_json(
+        record_path(output),
+        build_record(
+            rule=rule, inputs=inputs, outputs=[output], script=script, params={"factor": 2}
+        ),
+    )
 
 
 @pytest.fixture
@@ -56,7 +63,13 @@ def chain(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _manifest(Path("resources/raw/toy"))
     Path("step.py").write_text("# the step's script\n")
-    _step("metric", ["resources/raw/toy/manifest.json"], "results/toy/metric.csv", "value\n2\n4\n6\n", script="step.py")
+    _step(
+        "metric",
+        ["resources/raw/toy/manifest.json"],
+        "results/toy/metric.csv",
+        "value\n2\n4\n6\n",
+        script="step.py",
+    )
     _step("table", ["results/toy/metric.csv"], "results/table.csv", "total\n12\n")
     return tmp_path
 
@@ -71,7 +84,11 @@ def _bad(findings) -> dict[str, list[str]]:
 def test_clean_chain_passes(chain, capsys):
     findings = audit(chain)
     assert not failures(findings)
-    assert {f.file for f in findings if f.status == OK} == {"results/toy/metric.csv", "results/table.csv", "resources/raw/toy/manifest.json"}
+    assert {f.file for f in findings if f.status == OK} == {
+        "results/toy/metric.csv",
+        "results/table.csv",
+        "resources/raw/toy/manifest.json",
+    }
     assert main(["--no-snakemake", "-d", str(chain)]) == 0
     out = capsys.readouterr().out
     assert "3 files audited: 3 ok" in out and "parameters not checked" in out
@@ -81,10 +98,19 @@ def test_tampered_metric_file_is_caught(chain, capsys):
     with open("results/toy/metric.csv", "a") as handle:
         handle.write("99\n")
     bad = _bad(audit(chain))
-    assert any(r.startswith("checksum: modified after it was made") for r in bad["results/toy/metric.csv"])
+    assert any(
+        r.startswith("checksum: modified after it was made") for r in bad["results/toy/metric.csv"]
+    )
     # The table made from it is flagged too: its input changed and is newer.
-    assert any(r.startswith("input: input results/toy/metric.csv (sha256 recorded") and r.endswith("changed since this file was made") for r in bad["results/table.csv"])
-    assert any(r.startswith("stale: input results/toy/metric.csv is newer") for r in bad["results/table.csv"])
+    assert any(
+        r.startswith("input: input results/toy/metric.csv (sha256 recorded")
+        and r.endswith("changed since this file was made")
+        for r in bad["results/table.csv"]
+    )
+    assert any(
+        r.startswith("stale: input results/toy/metric.csv is newer")
+        for r in bad["results/table.csv"]
+    )
     assert main(["--no-snakemake", "-d", str(chain)]) == 1
     assert "MISMATCH results/toy/metric.csv: modified after it was made" in capsys.readouterr().err
 
@@ -94,13 +120,21 @@ def test_tampered_metric_file_with_a_forged_record_is_caught(chain):
     step that read it holds the original's sha256."""
     record = json.loads(record_path("results/toy/metric.csv").read_text())
     Path("results/toy/metric.csv").write_text("value\n2\n4\n7\n")
-    forged = build_record(rule="metric", inputs=["resources/raw/toy/manifest.json"], outputs=["results/toy/metric.csv"],
-                          script="step.py", params={"factor": 2})
+    forged = build_record(
+        rule="metric",
+        inputs=["resources/raw/toy/manifest.json"],
+        outputs=["results/toy/metric.csv"],
+        script="step.py",
+        params={"factor": 2},
+    )
     assert forged["outputs"] != record["outputs"]  # the forged record matches the edited file ...
     write_json(record_path("results/toy/metric.csv"), forged)
     bad = _bad(audit(chain))
     assert "results/toy/metric.csv" not in bad  # ... so the file alone looks clean,
-    assert any(r.startswith("input: input results/toy/metric.csv (sha256 recorded") for r in bad["results/table.csv"])
+    assert any(
+        r.startswith("input: input results/toy/metric.csv (sha256 recorded")
+        for r in bad["results/table.csv"]
+    )
 
 
 def test_tampered_raw_download_is_caught(chain):
@@ -108,19 +142,27 @@ def test_tampered_raw_download_is_caught(chain):
         handle.write("7\n")
     bad = _bad(audit(chain))
     assert list(bad) == ["resources/raw/toy/values.txt"]
-    assert "differs from its download manifest resources/raw/toy/manifest.json" in bad["resources/raw/toy/values.txt"][0]
+    assert (
+        "differs from its download manifest resources/raw/toy/manifest.json"
+        in bad["resources/raw/toy/values.txt"][0]
+    )
 
 
 def test_deleted_raw_download_is_caught(chain):
     os.remove("resources/raw/toy/values.txt")
-    assert "raw: raw file missing (listed in resources/raw/toy/manifest.json)" in _bad(audit(chain))["resources/raw/toy/values.txt"]
+    assert (
+        "raw: raw file missing (listed in resources/raw/toy/manifest.json)"
+        in _bad(audit(chain))["resources/raw/toy/values.txt"]
+    )
 
 
 def test_changed_script_and_module_are_caught(chain):
     with open("step.py", "a") as handle:
         handle.write("# edited\n")
     record = json.loads(record_path("results/table.csv").read_text())
-    record["code"]["modules"]["isotropy.io"] = "0" * 64  # as if made by another version of isotropy.io
+    record["code"]["modules"]["isotropy.io"] = (
+        "0" * 64
+    )  # as if made by another version of isotropy.io
     record["code"]["modules"]["isotropy.gone"] = "0" * 64
     record_path("results/table.csv").write_text(json.dumps(record))
     bad = _bad(audit(chain))
@@ -135,11 +177,24 @@ def test_input_newer_than_output(chain):
     os.utime("results/toy/metric.csv", (later, later))
     findings = audit(chain)
     assert not failures(findings)
-    assert Finding("results/table.csv", WARN, "stale", "input results/toy/metric.csv is newer than this file but identical to what it was made from") in findings
+    assert (
+        Finding(
+            "results/table.csv",
+            WARN,
+            "stale",
+            "input results/toy/metric.csv is newer than this file but identical to what it was made from",
+        )
+        in findings
+    )
     # A file without a provenance record has only Snakemake's metadata; no checksum: stale.
     meta = {"rule": "table", "input": ["results/toy/metric.csv"]}
     assert audit_module.check_metadata_only(chain, "results/table.csv", meta) == [
-        Finding("results/table.csv", FAIL, "stale", "input results/toy/metric.csv is newer than this file")
+        Finding(
+            "results/table.csv",
+            FAIL,
+            "stale",
+            "input results/toy/metric.csv is newer than this file",
+        )
     ]
 
 
@@ -147,7 +202,10 @@ def test_results_without_record_and_missing_inputs(chain):
     Path("results/orphan.csv").write_text("a\n")
     os.remove("results/toy/metric.csv")
     bad = _bad(audit(chain))
-    assert "record: no provenance record and no Snakemake metadata: its origin is unknown" in bad["results/orphan.csv"]
+    assert (
+        "record: no provenance record and no Snakemake metadata: its origin is unknown"
+        in bad["results/orphan.csv"]
+    )
     assert "input: input results/toy/metric.csv is missing" in bad["results/table.csv"]
     assert "missing: file does not exist" in bad["results/toy/metric.csv"]
 
@@ -158,7 +216,10 @@ def test_other_package_versions_warn(chain):
     record_path("results/table.csv").write_text(json.dumps(record))
     findings = audit(chain)
     assert not failures(findings)
-    assert any(f.status == WARN and f.check == "packages" and "pandas 0.1.0 →" in f.reason for f in findings)
+    assert any(
+        f.status == WARN and f.check == "packages" and "pandas 0.1.0 →" in f.reason
+        for f in findings
+    )
 
 
 def test_table_and_tsv(chain, tmp_path):
@@ -174,19 +235,24 @@ def test_table_and_tsv(chain, tmp_path):
     import pandas as pd
 
     table = pd.read_csv(tmp_path / "audit.tsv", sep="\t")
-    assert list(table.columns) == ["file", "status", "check", "reason"] and len(table) == len(findings)
+    assert list(table.columns) == ["file", "status", "check", "reason"] and len(table) == len(
+        findings
+    )
 
 
 def test_config_differences_hint():
     recorded = {"main": {"updates": 12, "seeds": [0, 1]}, "glue": {"updates": 8}, "device": "cpu"}
     current = {"main": {"updates": 13, "seeds": [0, 1]}, "glue": {"updates": 9}, "device": "cuda"}
-    assert audit_module.config_differences(recorded, current, section="main") == ["device ('cpu' → 'cuda')", "main.updates (12 → 13)"]
+    assert audit_module.config_differences(recorded, current, section="main") == [
+        "device ('cpu' → 'cuda')",
+        "main.updates (12 → 13)",
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
 # A toy Snakemake workflow: Snakemake's own metadata decides whether parameters changed
 
-TOY_SNAKEFILE = '''
+TOY_SNAKEFILE = """
 configfile: "config.yaml"
 
 rule all:
@@ -206,10 +272,10 @@ rule table:
     input: metric="results/toy/metric.csv"
     output: table="results/table.csv"
     script: "table.py"
-'''
+"""
 
 TOY_SCRIPTS = {
-    "download.py": '''
+    "download.py": """
 import hashlib, json
 from pathlib import Path
 raw = Path(snakemake.output.manifest).parent
@@ -217,21 +283,21 @@ raw.mkdir(parents=True, exist_ok=True)
 (raw / "values.txt").write_text("1\\n2\\n3\\n")
 digest = hashlib.sha256((raw / "values.txt").read_bytes()).hexdigest()
 Path(snakemake.output.manifest).write_text(json.dumps({"origin": "toy", "files": [{"path": "values.txt", "sha256": digest}]}))
-''',
-    "metric.py": '''
+""",
+    "metric.py": """
 from pathlib import Path
 from isotropy.provenance import record_step
 values = [int(v) for v in (Path(snakemake.input.manifest).parent / "values.txt").read_text().split()]
 Path(snakemake.output.metric).write_text("value\\n" + "".join(f"{v * snakemake.params.factor}\\n" for v in values))
 record_step(snakemake, seeds=[0])
-''',
-    "table.py": '''
+""",
+    "table.py": """
 from pathlib import Path
 from isotropy.provenance import record_step
 values = [int(v) for v in Path(snakemake.input.metric).read_text().split()[1:]]
 Path(snakemake.output.table).write_text(f"total\\n{sum(values)}\\n")
 record_step(snakemake)
-''',
+""",
 }
 
 
@@ -247,9 +313,24 @@ def toy(tmp_path_factory):
         (workflow / name).write_text(text)
     workdir = base / "work"
     result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(workflow / "Snakefile"), "--directory", str(workdir),
-         "--configfile", str(workflow / "config.yaml"), "--cores", "1", "--quiet", "all"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(workflow / "Snakefile"),
+            "--directory",
+            str(workdir),
+            "--configfile",
+            str(workflow / "config.yaml"),
+            "--cores",
+            "1",
+            "--quiet",
+            "all",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert (workdir / "results/table.csv").read_text() == "total\n12\n"
@@ -264,7 +345,14 @@ def _copy(workdir: Path, dest: Path) -> Path:
 @pytest.mark.slow
 def test_toy_workflow_clean_then_parameter_change_is_caught(toy, tmp_path, capsys):
     workflow, workdir = toy
-    args = ["-d", str(workdir), "--snakefile", str(workflow / "Snakefile"), "--configfile", str(workflow / "config.yaml")]
+    args = [
+        "-d",
+        str(workdir),
+        "--snakefile",
+        str(workflow / "Snakefile"),
+        "--configfile",
+        str(workflow / "config.yaml"),
+    ]
     assert main(args) == 0, capsys.readouterr()
     assert "0 with mismatches" in capsys.readouterr().out
     # Snakemake's metadata is what the walk falls back on, and it names the rule.
@@ -276,7 +364,10 @@ def test_toy_workflow_clean_then_parameter_change_is_caught(toy, tmp_path, capsy
     args[-1] = str(changed)
     assert main(args) == 1
     captured = capsys.readouterr()
-    assert "MISMATCH results/toy/metric.csv: parameters changed since this file was made" in captured.err
+    assert (
+        "MISMATCH results/toy/metric.csv: parameters changed since this file was made"
+        in captured.err
+    )
     assert "factor (2 → 3)" in captured.err
     # Downstream of the changed step: Snakemake would re-make the table.
     assert "MISMATCH results/table.csv: Snakemake would re-make it" in captured.err
@@ -297,7 +388,9 @@ def test_toy_workflow_tampering_is_caught(toy, tmp_path):
     original = (workflow / "metric.py").read_text()
     try:
         (workflow / "metric.py").write_text(original + "# edited\n")
-        assert _bad(audit(workdir)) == {"results/toy/metric.csv": ["code: its script metric.py changed since it was made"]}
+        assert _bad(audit(workdir)) == {
+            "results/toy/metric.csv": ["code: its script metric.py changed since it was made"]
+        }
     finally:
         (workflow / "metric.py").write_text(original)
     assert not failures(audit(workdir))
@@ -321,14 +414,33 @@ def test_audit_rule_and_cli_pass_on_the_tiny_run(tiny_run):
     table = pd.read_csv(workdir / "results/audit.tsv", sep="\t")
     assert (table["status"] != FAIL).all()
     audited = set(table["file"])
-    for name in ("results/main/figure2.pdf", "results/main/table1.csv", "results/glue/table3.csv", "results/claims.csv"):
+    for name in (
+        "results/main/figure2.pdf",
+        "results/main/table1.csv",
+        "results/glue/table3.csv",
+        "results/claims.csv",
+    ):
         assert name in audited
     # The walk reached the raw downloads.
     assert any(f.startswith("resources/raw/") and f.endswith("manifest.json") for f in audited)
 
     config = command[command.index("--configfile") + 1]
-    cli = subprocess.run([sys.executable, "-m", "isotropy.audit", "-d", str(workdir), "--configfile", config, "--quiet"],
-                         capture_output=True, text=True, env=env, timeout=900)
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "isotropy.audit",
+            "-d",
+            str(workdir),
+            "--configfile",
+            config,
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
     assert cli.returncode == 0, (cli.stdout + cli.stderr)[-6000:]
     assert "0 with mismatches" in cli.stdout
 
@@ -345,6 +457,16 @@ def test_tampered_trace_of_the_tiny_run_is_caught(tiny_run, tmp_path):
     frame.to_parquet(trace)
     findings, _ = walk(copy)
     bad = _bad(findings)
-    assert any(r.startswith("checksum: modified after it was made") for r in bad["results/main/miniLM/polarity/seed0/trace.parquet"])
-    for downstream in ("results/main/correlations.csv", "results/main/figure2.pdf", "results/main/figure3.png"):
-        assert any(r.startswith("input: input results/main/miniLM/polarity/seed0/trace.parquet (sha256") for r in bad[downstream]), downstream
+    assert any(
+        r.startswith("checksum: modified after it was made")
+        for r in bad["results/main/miniLM/polarity/seed0/trace.parquet"]
+    )
+    for downstream in (
+        "results/main/correlations.csv",
+        "results/main/figure2.pdf",
+        "results/main/figure3.png",
+    ):
+        assert any(
+            r.startswith("input: input results/main/miniLM/polarity/seed0/trace.parquet (sha256")
+            for r in bad[downstream]
+        ), downstream

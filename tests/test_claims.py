@@ -24,7 +24,9 @@ from isotropy.claims import (
 from isotropy.summaries import correlation_table
 
 
-def synthetic_traces(silhouette_slope: float = 0.4, isoscore_slope: float = -0.3, seeds=(0, 1, 2), steps: int = 20) -> pd.DataFrame:
+def synthetic_traces(
+    silhouette_slope: float = 0.4, isoscore_slope: float = -0.3, seeds=(0, 1, 2), steps: int = 20
+) -> pd.DataFrame:
     """Linear trends in silhouette and IsoScore over training, with small per-seed noise."""
     rng = np.random.default_rng(0)
     rows = []
@@ -33,7 +35,16 @@ def synthetic_traces(silhouette_slope: float = 0.4, isoscore_slope: float = -0.3
             t = step / (steps - 1)
             silhouette = 0.2 + silhouette_slope * t + rng.normal(0, 0.003)
             isoscore = 0.5 + isoscore_slope * t + rng.normal(0, 0.003)
-            rows.append({"encoder": "miniLM", "dataset": "polarity", "seed": seed, "step": step, "isoscore": isoscore, "silhouette": silhouette})
+            rows.append(
+                {
+                    "encoder": "miniLM",
+                    "dataset": "polarity",
+                    "seed": seed,
+                    "step": step,
+                    "isoscore": isoscore,
+                    "silhouette": silhouette,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -47,18 +58,33 @@ def test_paper_pattern_is_supported_with_independent_values():
     rows = by_claim(optimisation_rows("main", traces, correlations))
     first = traces[traces["step"] == 0].groupby("seed")[["silhouette", "isoscore"]].mean()
     last = traces[traces["step"] == 19].groupby("seed")[["silhouette", "isoscore"]].mean()
-    assert rows["silhouette_rises"]["measured"] == pytest.approx(last["silhouette"].mean() - first["silhouette"].mean())
-    assert rows["isoscore_falls"]["measured"] == pytest.approx(last["isoscore"].mean() - first["isoscore"].mean())
-    assert rows["spearman_strongly_negative"]["measured"] == pytest.approx(stats.spearmanr(traces["isoscore"], traces["silhouette"]).statistic)
-    assert rows["pearson_negative"]["measured"] == pytest.approx(np.corrcoef(traces["isoscore"], traces["silhouette"])[0, 1])
-    assert rows["seeds_agree"]["measured"] == pytest.approx(max(last["silhouette"].std(ddof=1), last["isoscore"].std(ddof=1)))
+    assert rows["silhouette_rises"]["measured"] == pytest.approx(
+        last["silhouette"].mean() - first["silhouette"].mean()
+    )
+    assert rows["isoscore_falls"]["measured"] == pytest.approx(
+        last["isoscore"].mean() - first["isoscore"].mean()
+    )
+    assert rows["spearman_strongly_negative"]["measured"] == pytest.approx(
+        stats.spearmanr(traces["isoscore"], traces["silhouette"]).statistic
+    )
+    assert rows["pearson_negative"]["measured"] == pytest.approx(
+        np.corrcoef(traces["isoscore"], traces["silhouette"])[0, 1]
+    )
+    assert rows["seeds_agree"]["measured"] == pytest.approx(
+        max(last["silhouette"].std(ddof=1), last["isoscore"].std(ddof=1))
+    )
     assert {row["verdict"] for row in rows.values()} == {SUPPORTED}
-    assert rows["silhouette_rises"]["setup"] == "miniLM/polarity" and "Figure 2" in rows["silhouette_rises"]["paper"]
+    assert (
+        rows["silhouette_rises"]["setup"] == "miniLM/polarity"
+        and "Figure 2" in rows["silhouette_rises"]["paper"]
+    )
 
 
 def test_metrics_moving_together_are_not_supported():
     traces = synthetic_traces(silhouette_slope=-0.2, isoscore_slope=-0.3)  # both fall
-    rows = by_claim(optimisation_rows("glue", traces, correlation_table(traces, by=["encoder", "dataset"])))
+    rows = by_claim(
+        optimisation_rows("glue", traces, correlation_table(traces, by=["encoder", "dataset"]))
+    )
     for claim in ("silhouette_rises", "spearman_strongly_negative", "pearson_negative"):
         assert rows[claim]["verdict"] == NOT_SUPPORTED, claim
     assert rows["isoscore_falls"]["verdict"] == SUPPORTED
@@ -70,33 +96,71 @@ def test_metrics_moving_together_are_not_supported():
 def test_one_seed_and_constant_series():
     traces = synthetic_traces(seeds=(0,))
     traces["isoscore"] = 0.5  # constant: correlations are undefined
-    rows = by_claim(optimisation_rows("main", traces, correlation_table(traces, by=["encoder", "dataset"])))
+    rows = by_claim(
+        optimisation_rows("main", traces, correlation_table(traces, by=["encoder", "dataset"]))
+    )
     assert rows["seeds_agree"]["verdict"] == NOT_RUN and "one seed" in rows["seeds_agree"]["note"]
     assert rows["spearman_strongly_negative"]["verdict"] == NOT_SUPPORTED
     assert "undefined" in rows["spearman_strongly_negative"]["note"]
-    assert rows["isoscore_falls"]["verdict"] == NOT_SUPPORTED and rows["isoscore_falls"]["measured"] == 0
+    assert (
+        rows["isoscore_falls"]["verdict"] == NOT_SUPPORTED
+        and rows["isoscore_falls"]["measured"] == 0
+    )
 
 
 def test_nan_steps_are_skipped_and_all_nan_is_an_error():
     traces = synthetic_traces()
     traces.loc[traces["step"] == 19, "silhouette"] = np.nan  # not recorded at the last step
-    rows = by_claim(optimisation_rows("main", traces, correlation_table(traces, by=["encoder", "dataset"])))
+    rows = by_claim(
+        optimisation_rows("main", traces, correlation_table(traces, by=["encoder", "dataset"]))
+    )
     first = traces[traces["step"] == 0]["silhouette"].mean()
     last = traces[traces["step"] == 18]["silhouette"].mean()
     assert rows["silhouette_rises"]["measured"] == pytest.approx(last - first)
     traces["silhouette"] = np.nan
     with pytest.raises(ValueError, match="every value is NaN"):
-        optimisation_rows("main", traces, correlation_table(synthetic_traces(), by=["encoder", "dataset"]))
+        optimisation_rows(
+            "main", traces, correlation_table(synthetic_traces(), by=["encoder", "dataset"])
+        )
 
 
 def istar_runs(negative_iso: float, negative_metric: float) -> pd.DataFrame:
     rows = []
     for seed in range(3):
-        rows.append({"model": "bert", "task": "sst2", "regulariser": "none", "lambda": 0.0, "seed": seed, "metric": 0.90 + 0.001 * seed, "isoscore_star": 0.30})
+        rows.append(
+            {
+                "model": "bert",
+                "task": "sst2",
+                "regulariser": "none",
+                "lambda": 0.0,
+                "seed": seed,
+                "metric": 0.90 + 0.001 * seed,
+                "isoscore_star": 0.30,
+            }
+        )
         for lam in (-5.0, -1.0):
-            rows.append({"model": "bert", "task": "sst2", "regulariser": "istar", "lambda": lam, "seed": seed,
-                         "metric": negative_metric + 0.001 * seed + (0.005 if lam == -1.0 else 0), "isoscore_star": negative_iso + (0.01 if lam == -1.0 else 0)})
-        rows.append({"model": "bert", "task": "sst2", "regulariser": "istar", "lambda": 5.0, "seed": seed, "metric": 0.5, "isoscore_star": 0.9})
+            rows.append(
+                {
+                    "model": "bert",
+                    "task": "sst2",
+                    "regulariser": "istar",
+                    "lambda": lam,
+                    "seed": seed,
+                    "metric": negative_metric + 0.001 * seed + (0.005 if lam == -1.0 else 0),
+                    "isoscore_star": negative_iso + (0.01 if lam == -1.0 else 0),
+                }
+            )
+        rows.append(
+            {
+                "model": "bert",
+                "task": "sst2",
+                "regulariser": "istar",
+                "lambda": 5.0,
+                "seed": seed,
+                "metric": 0.5,
+                "isoscore_star": 0.9,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -115,19 +179,43 @@ def test_istar_claims():
 
 
 def test_geometry_claims():
-    sts = pd.DataFrame([
-        {"model": "bert", "dataset": "stsb", "method": "none", "spearman": 54.09, "isotropy": 3.36e-5},
-        {"model": "bert", "dataset": "stsb", "method": "centring", "spearman": 60.0, "isotropy": 0.1},
-        {"model": "bert", "dataset": "stsb", "method": "cluster-based", "spearman": 67.50, "isotropy": 0.64},
-    ])
+    sts = pd.DataFrame(
+        [
+            {
+                "model": "bert",
+                "dataset": "stsb",
+                "method": "none",
+                "spearman": 54.09,
+                "isotropy": 3.36e-5,
+            },
+            {
+                "model": "bert",
+                "dataset": "stsb",
+                "method": "centring",
+                "spearman": 60.0,
+                "isotropy": 0.1,
+            },
+            {
+                "model": "bert",
+                "dataset": "stsb",
+                "method": "cluster-based",
+                "spearman": 67.50,
+                "isotropy": 0.64,
+            },
+        ]
+    )
     rows = by_claim(geometry_rows(sts))
     assert rows["cluster_based_raises_isotropy"]["measured"] == pytest.approx(0.64 / 3.36e-5)
     assert rows["cluster_based_raises_sts"]["measured"] == pytest.approx(67.50 - 54.09)
     assert {r["verdict"] for r in rows.values()} == {SUPPORTED}
     # Near-zero correlations stay as they are (×100 already), never rescaled.
     weak = sts.assign(spearman=[0.2, 0.5, 0.9])
-    assert by_claim(geometry_rows(weak))["cluster_based_raises_sts"]["measured"] == pytest.approx(0.7)
-    assert {r["verdict"] for r in geometry_rows(sts.query("method != 'cluster-based'"))} == {NOT_RUN}
+    assert by_claim(geometry_rows(weak))["cluster_based_raises_sts"]["measured"] == pytest.approx(
+        0.7
+    )
+    assert {r["verdict"] for r in geometry_rows(sts.query("method != 'cluster-based'"))} == {
+        NOT_RUN
+    }
 
 
 def test_check_results_marks_absent_studies_not_run(tmp_path):
@@ -140,16 +228,25 @@ def test_check_results_marks_absent_studies_not_run(tmp_path):
         keys.append({"encoder": "miniLM", "dataset": "polarity", "seed": seed})
     correlations = tmp_path / "correlations.csv"
     correlation_table(traces, by=["encoder", "dataset"]).to_csv(correlations, index=False)
-    table = check_results(traces={"main": paths}, correlations={"main": str(correlations)}, run_keys={"main": keys})
+    table = check_results(
+        traces={"main": paths}, correlations={"main": str(correlations)}, run_keys={"main": keys}
+    )
     assert list(table.columns) == COLUMNS
     assert set(table.loc[table["study"] == "main", "verdict"]) == {SUPPORTED}
     assert set(table.loc[table["study"] != "main", "verdict"]) == {NOT_RUN}
     assert set(table["study"]) == {"main", "glue", "istar", "geometry"}
     markdown = claims_markdown(table)
-    assert markdown.startswith("# Claims check") and "| main | miniLM/polarity | silhouette_rises |" in markdown
+    assert (
+        markdown.startswith("# Claims check")
+        and "| main | miniLM/polarity | silhouette_rises |" in markdown
+    )
     assert f"✅ supported: {(table['verdict'] == SUPPORTED).sum()}" in markdown
     with pytest.raises(ValueError, match="2 run keys for 3 traces"):
-        check_results(traces={"main": paths}, correlations={"main": str(correlations)}, run_keys={"main": keys[:2]})
+        check_results(
+            traces={"main": paths},
+            correlations={"main": str(correlations)},
+            run_keys={"main": keys[:2]},
+        )
 
 
 @pytest.mark.slow
@@ -162,22 +259,42 @@ def test_claims_of_the_tiny_run(tiny_run):
     workdir, command, mirror = tiny_run
     if not (workdir / "results/claims.csv").is_file():  # the shared fixture may not have made it
         base = list(command)
-        result = subprocess.run(base + ["check_claims"], capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=900)
+        result = subprocess.run(
+            base + ["check_claims"],
+            capture_output=True,
+            text=True,
+            env=tiny_workflow.snakemake_environment(mirror),
+            timeout=900,
+        )
         assert result.returncode == 0, result.stderr[-4000:]
     claims = pd.read_csv(workdir / "results/claims.csv")
     assert list(claims.columns) == COLUMNS
     main = claims[claims["study"] == "main"]
-    assert set(main["setup"]) == {"miniLM/polarity", "miniLM/snli", "word2vec/pos", "word2vec/supersense"}
+    assert set(main["setup"]) == {
+        "miniLM/polarity",
+        "miniLM/snli",
+        "word2vec/pos",
+        "word2vec/supersense",
+    }
     assert len(main) == 4 * 5 and set(main["verdict"]) <= {SUPPORTED, NOT_SUPPORTED}
     glue = claims[claims["study"] == "glue"]
     assert set(glue["setup"]) == {"miniLM/rte", "miniLM/wnli"}
     assert set(glue.loc[glue["claim"] == "seeds_agree", "verdict"]) == {NOT_RUN}  # one GLUE seed
     # Independent re-measurement of one setup from its traces.
-    traces = pd.concat([pd.read_parquet(workdir / f"results/main/miniLM/polarity/seed{s}/trace.parquet") for s in (0, 1)])
+    traces = pd.concat(
+        [
+            pd.read_parquet(workdir / f"results/main/miniLM/polarity/seed{s}/trace.parquet")
+            for s in (0, 1)
+        ]
+    )
     row = main[(main["setup"] == "miniLM/polarity")].set_index("claim")
     ends = traces.sort_values("step").groupby("seed")["silhouette"].agg(["first", "last"])
-    assert row.loc["silhouette_rises", "measured"] == pytest.approx((ends["last"] - ends["first"]).mean())
-    assert row.loc["spearman_strongly_negative", "measured"] == pytest.approx(stats.spearmanr(traces["isoscore"], traces["silhouette"]).statistic)
+    assert row.loc["silhouette_rises", "measured"] == pytest.approx(
+        (ends["last"] - ends["first"]).mean()
+    )
+    assert row.loc["spearman_strongly_negative", "measured"] == pytest.approx(
+        stats.spearmanr(traces["isoscore"], traces["silhouette"]).statistic
+    )
     assert (workdir / "results/claims.md").read_text().startswith("# Claims check")
     assert (workdir / "results/claims.csv.provenance.json").is_file()
 
@@ -191,15 +308,33 @@ def test_workflow_inputs_follow_the_configured_studies():
 
     config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
     inputs = workflow_inputs(config)
-    assert set(inputs) == {"main_traces", "main_correlations", "glue_traces", "glue_correlations", "istar_runs", "geometry_sts"}
-    assert len(inputs["main_traces"]) == len(config["main"]["setups"]) * len(config["main"]["seeds"])
+    assert set(inputs) == {
+        "main_traces",
+        "main_correlations",
+        "glue_traces",
+        "glue_correlations",
+        "istar_runs",
+        "geometry_sts",
+    }
+    assert len(inputs["main_traces"]) == len(config["main"]["setups"]) * len(
+        config["main"]["seeds"]
+    )
     assert inputs["glue_correlations"] == "results/glue/table3.csv"
-    assert inputs["istar_runs"] == "results/istar/runs.csv" and inputs["geometry_sts"] == "results/geometry/sts.csv"
+    assert (
+        inputs["istar_runs"] == "results/istar/runs.csv"
+        and inputs["geometry_sts"] == "results/geometry/sts.csv"
+    )
     keys = workflow_run_keys(config)
     for study in ("main", "glue"):
-        assert [f"results/{study}/{k['encoder']}/{k['dataset']}/seed{k['seed']}/trace.parquet" for k in keys[study]] == inputs[f"{study}_traces"]
+        assert [
+            f"results/{study}/{k['encoder']}/{k['dataset']}/seed{k['seed']}/trace.parquet"
+            for k in keys[study]
+        ] == inputs[f"{study}_traces"]
     # Only the studies the run builds count; absent sections are no error.
-    assert set(workflow_inputs({**config, "studies": ["main"]})) == {"main_traces", "main_correlations"}
+    assert set(workflow_inputs({**config, "studies": ["main"]})) == {
+        "main_traces",
+        "main_correlations",
+    }
     trimmed = {k: v for k, v in config.items() if k not in ("istar", "geometry", "glue")}
     assert set(workflow_inputs(trimmed)) == {"main_traces", "main_correlations"}
     assert set(workflow_run_keys(trimmed)) == {"main"}

@@ -22,7 +22,9 @@ def config():
 def test_shipped_configs_are_valid(config):
     validate(config, SCHEMA)
     studies.check_config(config)
-    overlays = sorted((ROOT / "tests" / "config").glob("*.yaml")) + sorted((ROOT / "config").glob("*.yaml"))
+    overlays = sorted((ROOT / "tests" / "config").glob("*.yaml")) + sorted(
+        (ROOT / "config").glob("*.yaml")
+    )
     assert overlays
     for extra in overlays:
         # Merged as Snakemake merges --configfile overlays (and tests/tiny_workflow.py): deeply.
@@ -71,7 +73,10 @@ def test_defaults_are_filled(config):
     assert config["main"]["metric_stride"] == 1
     assert config["device"] == "auto"
     # GLUE samples its metrics (qqp/mnli would be quadratic in ~400k items); the main study does not.
-    assert config["glue"]["metric_sample_size"] == 10000 and config["main"]["metric_sample_size"] is None
+    assert (
+        config["glue"]["metric_sample_size"] == 10000
+        and config["main"]["metric_sample_size"] is None
+    )
 
 
 def test_bad_values_are_rejected(config):
@@ -94,14 +99,23 @@ def test_main_study_runs_and_settings(config):
     assert polarity["bias"] is False and polarity["seed"] == 3 and polarity["updates"] == 1000
     assert studies.optimisation_settings(config, "main", "snli", 0)["bias"] is True
     glue = studies.study_runs(config, "glue")
-    assert len(glue) == 3 * 8 and studies.optimisation_settings(config, "glue", "cola", 0)["updates"] == 250
+    assert (
+        len(glue) == 3 * 8
+        and studies.optimisation_settings(config, "glue", "cola", 0)["updates"] == 250
+    )
 
 
 @pytest.mark.parametrize(
     "change, named",
     [
-        (lambda c: c["main"].update(learning_rat=0.1), ["'main.learning_rat'", "(value 0.1)", "learning_rate, metric_stride"]),
-        (lambda c: c.update(typo_section={}), ["'typo_section'", "at the top level", "main, preview, glue"]),
+        (
+            lambda c: c["main"].update(learning_rat=0.1),
+            ["'main.learning_rat'", "(value 0.1)", "learning_rate, metric_stride"],
+        ),
+        (
+            lambda c: c.update(typo_section={}),
+            ["'typo_section'", "at the top level", "main, preview, glue"],
+        ),
         (lambda c: c["main"].update(updates=0), ["'main.updates'", "value 0", "minimum of 1"]),
         (lambda c: c.update(device="gpu"), ["'device'", "'gpu'", "['auto', 'cpu', 'cuda']"]),
     ],
@@ -124,21 +138,32 @@ def test_schema_errors_are_one_short_paragraph(config, change, named):
 def test_preview_is_the_main_study_with_one_seed_and_a_coarse_stride(config):
     validate(config, SCHEMA)  # fills the preview section's defaults
     runs = studies.study_runs(config, "preview")
-    assert {r["dataset"] for r in runs} == set(config["main"]["setups"]) and {r["seed"] for r in runs} == {0}
+    assert {r["dataset"] for r in runs} == set(config["main"]["setups"]) and {
+        r["seed"] for r in runs
+    } == {0}
     settings = studies.optimisation_settings(config, "preview", "polarity", 0)
     main = studies.optimisation_settings(config, "main", "polarity", 0)
-    assert settings["metric_stride"] == config["preview"]["metric_stride"] > main["metric_stride"] == 1
-    assert {k: v for k, v in settings.items() if k != "metric_stride"} == {k: v for k, v in main.items() if k != "metric_stride"}
+    assert (
+        settings["metric_stride"] == config["preview"]["metric_stride"] > main["metric_stride"] == 1
+    )
+    assert {k: v for k, v in settings.items() if k != "metric_stride"} == {
+        k: v for k, v in main.items() if k != "metric_stride"
+    }
 
 
 def test_word_vectors_in_a_sentence_study_are_refused(config):
     config["glue"]["encoders"] = ["miniLM", "word2vec"]
-    with pytest.raises(studies.ConfigError, match=r"glue.encoders\[1\]: 'word2vec' is a word-vectors encoder.*"
-                       r"name a sentence-transformer encoder instead \(defined: miniLM, mpnet, roberta\)"):
+    with pytest.raises(
+        studies.ConfigError,
+        match=r"glue.encoders\[1\]: 'word2vec' is a word-vectors encoder.*"
+        r"name a sentence-transformer encoder instead \(defined: miniLM, mpnet, roberta\)",
+    ):
         studies.check_config(config)
     config["glue"]["encoders"] = ["miniLM"]
     config["main"]["setups"]["snli"]["encoder"] = "word2vec"
-    with pytest.raises(studies.ConfigError, match=r"main.setups.snli.encoder: 'word2vec' is a word-vectors encoder"):
+    with pytest.raises(
+        studies.ConfigError, match=r"main.setups.snli.encoder: 'word2vec' is a word-vectors encoder"
+    ):
         studies.check_config(config)
     # Word datasets may use either kind.
     config["main"]["setups"]["snli"]["encoder"] = "miniLM"
@@ -154,41 +179,56 @@ def test_non_finite_numbers_are_refused_with_their_key(config, value):
     with pytest.raises(studies.ConfigError) as info:  # ... the cross-checks do not
         studies.check_config(config)
     message = str(info.value)
-    assert f"istar.training.learning_rate: {value} is not a finite number; give a finite value" in message
+    assert (
+        f"istar.training.learning_rate: {value} is not a finite number; give a finite value"
+        in message
+    )
     assert "geometry.clusters.silhouette_threshold" in message
     assert list(studies.non_finite_numbers({"a": [1.0, {"b": value}]})) == [("a[1].b", value)]
 
 
 def test_negative_infinity_is_refused_by_the_schema_or_the_cross_checks(config):
-    config["istar"]["training"]["learning_rate"] = float("-inf")  # below its minimum: the schema names it
+    config["istar"]["training"]["learning_rate"] = float(
+        "-inf"
+    )  # below its minimum: the schema names it
     with pytest.raises(Exception, match=r"-inf is less than or equal to the minimum of 0"):
         validate(config, SCHEMA)
     config["istar"]["training"]["learning_rate"] = 1e-5
     config["istar"]["lambdas"] = [-5, float("-inf")]  # no minimum: the cross-checks name it
     validate(config, SCHEMA)
-    with pytest.raises(studies.ConfigError, match=r"istar.lambdas\[1\]: -inf is not a finite number"):
+    with pytest.raises(
+        studies.ConfigError, match=r"istar.lambdas\[1\]: -inf is not a finite number"
+    ):
         studies.check_config(config)
 
 
 def test_nan_from_yaml_is_refused(config):
     config["main"]["learning_rate"] = yaml.safe_load("learning_rate: .nan")["learning_rate"]
     validate(config, SCHEMA)
-    with pytest.raises(studies.ConfigError, match=r"main.learning_rate: nan is not a finite number"):
+    with pytest.raises(
+        studies.ConfigError, match=r"main.learning_rate: nan is not a finite number"
+    ):
         studies.check_config(config)
 
 
 @pytest.mark.parametrize("rel", ["../outside.txt", "/etc/passwd", "glue/../../x.tsv"])
 def test_mirror_paths_outside_the_mirror_are_refused(config, rel):
     config["sources"]["supersense_words"]["mirror"] = [rel]
-    with pytest.raises(studies.ConfigError, match=rf"sources.supersense_words.mirror: '{re.escape(rel)}' is not a "
-                       r"path inside the mirror folder; list files relative to the mirror"):
+    with pytest.raises(
+        studies.ConfigError,
+        match=rf"sources.supersense_words.mirror: '{re.escape(rel)}' is not a "
+        r"path inside the mirror folder; list files relative to the mirror",
+    ):
         studies.check_config(config)
 
 
 def test_url_without_a_file_name_is_refused(config):
     config["sources"]["snli"]["url"] = "https://nlp.stanford.edu/projects/snli/%2e%2e"
-    with pytest.raises(studies.ConfigError, match=r"sources.snli.url: URL '.*%2e%2e' ends in '..' once decoded, "
-                       r"which is not a file name; give the address of the file itself"):
+    with pytest.raises(
+        studies.ConfigError,
+        match=r"sources.snli.url: URL '.*%2e%2e' ends in '..' once decoded, "
+        r"which is not a file name; give the address of the file itself",
+    ):
         studies.check_config(config)
 
 
@@ -196,7 +236,9 @@ def test_downloads_section_defaults_and_limits(config):
     del config["downloads"]
     validate(config, SCHEMA)
     assert config["downloads"] == {
-        "allow_unverified_mirror": False, "max_extracted_bytes": 32 * 1024**3, "max_archive_members": 100000
+        "allow_unverified_mirror": False,
+        "max_extracted_bytes": 32 * 1024**3,
+        "max_archive_members": 100000,
     }
     config["downloads"]["max_archive_members"] = 0
     with pytest.raises(Exception, match="max_archive_members|minimum"):
@@ -209,10 +251,16 @@ def test_preview_tables_and_figures_carry_its_settings(config):
     from isotropy.plots import stamp
 
     validate(config, SCHEMA)
-    assert studies.settings_stamp(config, "main") == "" and studies.settings_stamp(config, "glue") == ""
+    assert (
+        studies.settings_stamp(config, "main") == ""
+        and studies.settings_stamp(config, "glue") == ""
+    )
     text = studies.settings_stamp(config, "preview")
     stride = config["preview"]["metric_stride"]
-    assert text == f"PREVIEW (make preview): seed 0, metrics after every {stride}th update; not the paper's protocol (make run)"
+    assert (
+        text
+        == f"PREVIEW (make preview): seed 0, metrics after every {stride}th update; not the paper's protocol (make run)"
+    )
     figure = plt.figure()
     stamp(figure, text)
     assert [t.get_text() for t in figure.texts] == [text]
@@ -223,5 +271,12 @@ def test_preview_tables_and_figures_carry_its_settings(config):
 
 def test_strides_are_named_in_plain_english():
     named = {stride: studies.every_nth_update(stride) for stride in (1, 2, 3, 10, 12, 22, 50)}
-    assert named == {1: "every update", 2: "every 2nd update", 3: "every 3rd update", 10: "every 10th update",
-                     12: "every 12th update", 22: "every 22nd update", 50: "every 50th update"}
+    assert named == {
+        1: "every update",
+        2: "every 2nd update",
+        3: "every 3rd update",
+        10: "every 10th update",
+        12: "every 12th update",
+        22: "every 22nd update",
+        50: "every 50th update",
+    }

@@ -54,7 +54,10 @@ def wordnet(raw_dirs):
 
 def prepare(name: str, raw_dirs, config) -> pd.DataFrame:
     return datasets.prepare_dataset(
-        name, raw_dirs, datasets.dataset_sources(name, config), datasets.dataset_options(name, config)
+        name,
+        raw_dirs,
+        datasets.dataset_sources(name, config),
+        datasets.dataset_options(name, config),
     )
 
 
@@ -81,7 +84,13 @@ def test_snli_counts(raw_dirs, config):
 
 @pytest.mark.parametrize(
     ("task", "count", "pair"),
-    [("cola", 8_551, False), ("mrpc", 3_668, True), ("rte", 2_490, True), ("sst2", 67_349, False), ("wnli", 635, True)],
+    [
+        ("cola", 8_551, False),
+        ("mrpc", 3_668, True),
+        ("rte", 2_490, True),
+        ("sst2", 67_349, False),
+        ("wnli", 635, True),
+    ],
 )
 def test_glue_counts(raw_dirs, config, task, count, pair):
     table = prepare(task, raw_dirs, config)
@@ -97,7 +106,9 @@ def test_glue_cross_check_with_pandas(raw_dirs):
     """An independent parse (pandas, no quoting) of RTE's train.tsv gives the same table."""
     import csv
 
-    reference = pd.read_csv(raw_dirs["glue_rte"] / "train.tsv", sep="\t", quoting=csv.QUOTE_NONE, dtype=str)
+    reference = pd.read_csv(
+        raw_dirs["glue_rte"] / "train.tsv", sep="\t", quoting=csv.QUOTE_NONE, dtype=str
+    )
     table = datasets.read_glue("rte", raw_dirs["glue_rte"])
     assert table["text"].tolist() == reference["sentence1"].str.strip().tolist()
     assert table["text_pair"].tolist() == reference["sentence2"].str.strip().tolist()
@@ -138,17 +149,27 @@ def test_pos_standin_small_vocabulary(wordnet):
     # "the", "," and "xyzzyq" are no WordNet headwords; "said" is a satellite adjective only.
     assert table["text"].tolist() == ["dog", "said", "quickly", "happy"]
     assert table["labels"].tolist() == [["noun", "verb"], ["adjective"], ["adverb"], ["adjective"]]
-    assert len(datasets.pos_standin(vocabulary, wordnet, size=100)) == 5  # more than exist: all, once each
+    assert (
+        len(datasets.pos_standin(vocabulary, wordnet, size=100)) == 5
+    )  # more than exist: all, once each
 
 
 def test_pos_standin_from_mirror_vectors(raw_dirs, config):
     config = {**config, "pos_source": "wordnet", "pos_standin_size": 300}
     assert datasets.required_sources("pos", config) == ["word2vec", "wordnet"]
-    assert datasets.dataset_options("pos", config) == {"pos_source": "wordnet", "pos_standin_size": 300}
+    assert datasets.dataset_options("pos", config) == {
+        "pos_source": "wordnet",
+        "pos_standin_size": 300,
+    }
     table = prepare("pos", raw_dirs, config)
     assert len(table) == 300
     assert table["text"].iloc[0] == "in"  # GloVe's first words are "the , . of to and in"
-    assert {tag for row in table["labels"] for tag in row} == {"noun", "verb", "adjective", "adverb"}
+    assert {tag for row in table["labels"] for tag in row} == {
+        "noun",
+        "verb",
+        "adjective",
+        "adverb",
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -169,9 +190,12 @@ def test_required_sources(config):
 
 def test_dataset_inputs_fail_early_for_missing_mirror_task(config, mirror_root, monkeypatch):
     monkeypatch.setenv(download.MIRROR_ENV, str(mirror_root))
-    assert datasets.dataset_inputs("cola", config) == {"glue_cola": "resources/raw/glue_cola/manifest.json"}
+    assert datasets.dataset_inputs("cola", config) == {
+        "glue_cola": "resources/raw/glue_cola/manifest.json"
+    }
     with pytest.raises(
-        FileNotFoundError, match=r"glue/MNLI/train.tsv.*available in this mirror: cola, mrpc, rte, sst2, wnli"
+        FileNotFoundError,
+        match=r"glue/MNLI/train.tsv.*available in this mirror: cola, mrpc, rte, sst2, wnli",
     ):
         datasets.dataset_inputs("mnli", config)
 
@@ -214,42 +238,66 @@ def test_snli_bad_rows(tmp_path):
     path.write_text(good + "\n{broken\n")
     with pytest.raises(ValueError, match=r"snli_1.0_dev.jsonl, line 2: not valid JSON"):
         datasets.read_snli(tmp_path)
-    path.write_text(good + "\n" + json.dumps({"gold_label": "maybe", "sentence1": "a", "sentence2": "b"}) + "\n")
+    path.write_text(
+        good + "\n" + json.dumps({"gold_label": "maybe", "sentence1": "a", "sentence2": "b"}) + "\n"
+    )
     with pytest.raises(ValueError, match=r"line 2: gold_label 'maybe'"):
         datasets.read_snli(tmp_path)
     path.write_text(good + "\n" + json.dumps({"sentence1": "a"}) + "\n")
     with pytest.raises(ValueError, match=r"line 2: expected an object with gold_label"):
         datasets.read_snli(tmp_path)
-    path.write_text(good + "\n" + json.dumps({"gold_label": "-", "sentence1": "a", "sentence2": "b"}) + "\n")
+    path.write_text(
+        good + "\n" + json.dumps({"gold_label": "-", "sentence1": "a", "sentence2": "b"}) + "\n"
+    )
     assert len(datasets.read_snli(tmp_path)) == 1  # no gold label: dropped
 
 
 def test_glue_bad_rows(tmp_path):
     path = tmp_path / "train.tsv"
     path.write_text("index\tsentence1\tsentence2\tlabel\n0\ta\tb\tentailment\n1\ta\tb\n")
-    with pytest.raises(ValueError, match=r"train.tsv, line 3: expected 4 tab-separated fields, found 3"):
+    with pytest.raises(
+        ValueError, match=r"train.tsv, line 3: expected 4 tab-separated fields, found 3"
+    ):
         datasets.read_glue("rte", tmp_path)
     path.write_text("id\tsentence\tlabel\n")
     with pytest.raises(ValueError, match=r"train.tsv, line 1: header .* lacks a column"):
         datasets.read_glue("rte", tmp_path)
     path.write_text("src\t1\t\tok .\nsrc\t\t\tno label\n")
-    assert datasets.read_glue("cola", tmp_path).to_dict("list") == {"text": ["ok ."], "label": ["1"]}
+    assert datasets.read_glue("cola", tmp_path).to_dict("list") == {
+        "text": ["ok ."],
+        "label": ["1"],
+    }
 
 
 @pytest.mark.parametrize(
     "task, header, row, domain",
     [
         ("wnli", "index\tsentence1\tsentence2\tlabel", "1\ta\tb\t7", "0, 1"),
-        ("rte", "index\tsentence1\tsentence2\tlabel", "1\ta\tb\tneutral", "entailment, not_entailment"),
-        ("mnli", "index\tsentence1\tsentence2\tgold_label", "1\ta\tb\t2", "contradiction, entailment, neutral"),
+        (
+            "rte",
+            "index\tsentence1\tsentence2\tlabel",
+            "1\ta\tb\tneutral",
+            "entailment, not_entailment",
+        ),
+        (
+            "mnli",
+            "index\tsentence1\tsentence2\tgold_label",
+            "1\ta\tb\t2",
+            "contradiction, entailment, neutral",
+        ),
         ("sst2", "sentence\tlabel", "fine\t-1", "0, 1"),
         ("cola", None, "src\t2\t\tok .", "0, 1"),
     ],
 )
 def test_glue_label_outside_the_task_domain_is_refused(tmp_path, task, header, row, domain):
     """An out-of-range label would silently become a class of its own (WNLI's `7`: a third class)."""
-    first = {"wnli": "0\tx\ty\t1", "rte": "0\tx\ty\tentailment", "mnli": "0\tx\ty\tneutral",
-             "sst2": "good\t1", "cola": "src\t1\t\tgood ."}[task]
+    first = {
+        "wnli": "0\tx\ty\t1",
+        "rte": "0\tx\ty\tentailment",
+        "mnli": "0\tx\ty\tneutral",
+        "sst2": "good\t1",
+        "cola": "src\t1\t\tgood .",
+    }[task]
     lines = ([header] if header else []) + [first, row]
     (tmp_path / "train.tsv").write_text("\n".join(lines) + "\n")
     line = len(lines)
@@ -265,16 +313,28 @@ def test_glue_label_outside_the_task_domain_is_refused(tmp_path, task, header, r
 def test_only_newlines_end_lines(tmp_path):
     # Unicode line separators and form feeds inside a field are text, not line ends; CRLF is one end.
     path = tmp_path / "train.tsv"
-    path.write_text("index\tsentence1\tsentence2\tlabel\r\n0\ta\u2028b\tc\x0cd\x85e\tentailment\r\n", encoding="utf-8", newline="")
+    path.write_text(
+        "index\tsentence1\tsentence2\tlabel\r\n0\ta\u2028b\tc\x0cd\x85e\tentailment\r\n",
+        encoding="utf-8",
+        newline="",
+    )
     table = datasets.read_glue("rte", tmp_path)
-    assert table.to_dict("list") == {"text": ["a\u2028b"], "text_pair": ["c\x0cd\x85e"], "label": ["entailment"]}
+    assert table.to_dict("list") == {
+        "text": ["a\u2028b"],
+        "text_pair": ["c\x0cd\x85e"],
+        "label": ["entailment"],
+    }
 
 
 def test_codwoe_training_format_is_rejected(tmp_path):
     """CoDWoE training items carry no word/pos: say so rather than build an empty data set."""
-    (tmp_path / "en.train.json").write_text(json.dumps([{"id": "en.train.1", "gloss": "g", "sgns": [0.1]}]))
+    (tmp_path / "en.train.json").write_text(
+        json.dumps([{"id": "en.train.1", "gloss": "g", "sgns": [0.1]}])
+    )
     (tmp_path / "manifest.json").write_text(json.dumps({"files": [{"path": "en.train.json"}]}))
-    with pytest.raises(ValueError, match=r"en.train.json, item 0 \(id 'en.train.1'\): expected 'word' and 'pos'"):
+    with pytest.raises(
+        ValueError, match=r"en.train.json, item 0 \(id 'en.train.1'\): expected 'word' and 'pos'"
+    ):
         datasets.read_pos_codwoe(tmp_path)
     (tmp_path / "en.train.json").write_text('[{"id": "x", "word": "a",\n "pos": "noun"},\n oops]')
     with pytest.raises(ValueError, match=r"en.train.json, line 3: not valid JSON"):
@@ -302,9 +362,13 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
     config = yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
     config["mirror"] = str(mirror_root)
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-    targets = [f"resources/data/{name}.parquet" for name in ("polarity", "snli", "supersense", "pos", "cola", "sst2")]
+    targets = [
+        f"resources/data/{name}.parquet"
+        for name in ("polarity", "snli", "supersense", "pos", "cola", "sst2")
+    ]
     (workdir / "Snakefile").write_text(
-        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: "{REPO_ROOT}/rules/data.smk"\n' f"rule all:\n    input: {targets!r}\n"
+        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: "{REPO_ROOT}/rules/data.smk"\n'
+        f"rule all:\n    input: {targets!r}\n"
     )
     env = {**__import__("os").environ}
     env.pop(download.MIRROR_ENV, None)
@@ -325,7 +389,12 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
         'rule all:\n    input: "resources/data/mnli.parquet"\n'
     )
     result = subprocess.run(
-        [snakemake, "-n", "--cores", "1"], cwd=workdir, capture_output=True, text=True, env=env, timeout=120
+        [snakemake, "-n", "--cores", "1"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert result.returncode != 0
     assert "glue/MNLI/train.tsv" in result.stdout + result.stderr

@@ -15,16 +15,32 @@ def test_a_step_runs_outside_snakemake(tmp_path):
     (raw / "rt-polarity.pos").write_text("a fine film\nsharp and funny\n")
     (raw / "rt-polarity.neg").write_text("a dull plot\n")
     (raw / "manifest.json").write_text("{}")
-    env = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}  # the originals: no mirror check
+    env = {
+        k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"
+    }  # the originals: no mirror check
     result = subprocess.run(
-        [sys.executable, "-m", "isotropy.debug", "prepare_dataset", "dataset=polarity", "-d", str(tmp_path),
-         "--configfile", str(ROOT / "config" / "offline.yaml")],
-        capture_output=True, text=True, env=env, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "isotropy.debug",
+            "prepare_dataset",
+            "dataset=polarity",
+            "-d",
+            str(tmp_path),
+            "--configfile",
+            str(ROOT / "config" / "offline.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     table = pd.read_parquet(tmp_path / "resources/data/polarity.parquet")
-    assert table.to_dict("list") == {"text": ["a fine film", "sharp and funny", "a dull plot"],
-                                     "label": ["positive", "positive", "negative"]}
+    assert table.to_dict("list") == {
+        "text": ["a fine film", "sharp and funny", "a dull plot"],
+        "label": ["positive", "positive", "negative"],
+    }
     assert (tmp_path / "resources/data/polarity.parquet.provenance.json").is_file()
     assert (tmp_path / "logs/resources/data/polarity.log").is_file()
 
@@ -32,6 +48,10 @@ def test_a_step_runs_outside_snakemake(tmp_path):
 def test_missing_wildcards_are_named(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "isotropy.debug", "prepare_dataset", "-d", str(tmp_path)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
-    assert result.returncode != 0 and "needs the wildcards ['dataset']" in result.stderr, result.stderr[-2000:]
+    assert result.returncode != 0 and "needs the wildcards ['dataset']" in result.stderr, (
+        result.stderr[-2000:]
+    )

@@ -137,9 +137,17 @@ def test_unreachable_source_is_named_and_the_mirror_suggested(tmp_path, monkeypa
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    params = {"name": "polarity", "kind": "polarity", "urls": [f"http://127.0.0.1:{port}/rt.tar.gz"], "sha256": [None], "mirror": None}
+    params = {
+        "name": "polarity",
+        "kind": "polarity",
+        "urls": [f"http://127.0.0.1:{port}/rt.tar.gz"],
+        "sha256": [None],
+        "mirror": None,
+    }
     with pytest.raises(DownloadError) as info:
-        download.fetch_source("polarity", params, tmp_path / "raw", retries=1, backoff=0.01, timeout=5)
+        download.fetch_source(
+            "polarity", params, tmp_path / "raw", retries=1, backoff=0.01, timeout=5
+        )
     message = str(info.value)
     assert message.startswith("source 'polarity': download of http://127.0.0.1:")
     assert "failed after 2 attempts: ConnectionError" in message
@@ -166,7 +174,9 @@ def test_checksum_mismatch_leaves_no_file(server, tmp_path):
 def test_file_url_is_copied_with_checks(tmp_path):
     src = tmp_path / "src.bin"
     src.write_bytes(b"abc")
-    assert download.download_file(src.as_uri(), tmp_path / "out" / "dst.bin", sha(b"abc")) == sha(b"abc")
+    assert download.download_file(src.as_uri(), tmp_path / "out" / "dst.bin", sha(b"abc")) == sha(
+        b"abc"
+    )
     with pytest.raises(ChecksumError):
         download.download_file(src.as_uri(), tmp_path / "out" / "bad.bin", sha(b"xyz"))
     assert not (tmp_path / "out" / "bad.bin").exists()
@@ -220,7 +230,9 @@ def test_polarity_tarball_latin1_matches_mirror_utf8(server, tmp_path, mirror_ro
     """The Cornell tarball (Latin-1 with Windows-1252 punctuation) and the mirror (UTF-8) end as
     the same UTF-8 raw files."""
     members = {
-        f"rt-polaritydata/{name}": (mirror_root / "polarity" / name).read_text("utf-8").encode("cp1252")
+        f"rt-polaritydata/{name}": (mirror_root / "polarity" / name)
+        .read_text("utf-8")
+        .encode("cp1252")
         for name in ("rt-polarity.pos", "rt-polarity.neg")
     }
     pos_bytes = members["rt-polaritydata/rt-polarity.pos"]
@@ -233,7 +245,9 @@ def test_polarity_tarball_latin1_matches_mirror_utf8(server, tmp_path, mirror_ro
         tmp_path / "url",
         **FAST,
     )
-    from_mirror = download.fetch_source("polarity", mirror_params("polarity", config, mirror_root), tmp_path / "mirror")
+    from_mirror = download.fetch_source(
+        "polarity", mirror_params("polarity", config, mirror_root), tmp_path / "mirror"
+    )
     for name in ("rt-polarity.pos", "rt-polarity.neg"):
         assert (tmp_path / "url" / name).read_bytes() == (tmp_path / "mirror" / name).read_bytes()
     assert [f["sha256"] for f in from_url["files"]] == [f["sha256"] for f in from_mirror["files"]]
@@ -247,7 +261,9 @@ def test_polarity_tarball_latin1_matches_mirror_utf8(server, tmp_path, mirror_ro
 
 def test_glue_zip_skips_macos_debris(server, tmp_path):
     train = b"sentence\tlabel\nok film \t1\n"
-    archive = zip_bytes({"SST-2/train.tsv": train, "SST-2/dev.tsv": b"x", "__MACOSX/SST-2/._train.tsv": b"junk"})
+    archive = zip_bytes(
+        {"SST-2/train.tsv": train, "SST-2/dev.tsv": b"x", "__MACOSX/SST-2/._train.tsv": b"junk"}
+    )
     server.files["/SST-2.zip"] = archive
     manifest = download.fetch_source(
         "glue_sst2", params("glue_sst2", [server.url("/SST-2.zip")]), tmp_path / "raw", **FAST
@@ -261,8 +277,14 @@ def test_mrpc_rebuilt_like_glue_equals_mirror_train(server, tmp_path, mirror_roo
     train_lines = (mirror_root / "glue/MRPC/train.tsv").read_text("utf-8").splitlines()
     dev_lines = (mirror_root / "glue/MRPC/dev.tsv").read_text("utf-8").splitlines()
     # msr_paraphrase_train.txt holds train and dev pairs together, behind a BOM and the header.
-    msr = ("\ufeff" + "\n".join(train_lines[:1] + dev_lines[1:200] + train_lines[1:] + dev_lines[200:]) + "\n").encode()
-    dev_ids = "".join(f"{row.split(chr(9))[1]}\t{row.split(chr(9))[2]}\n" for row in dev_lines[1:]).encode()
+    msr = (
+        "\ufeff"
+        + "\n".join(train_lines[:1] + dev_lines[1:200] + train_lines[1:] + dev_lines[200:])
+        + "\n"
+    ).encode()
+    dev_ids = "".join(
+        f"{row.split(chr(9))[1]}\t{row.split(chr(9))[2]}\n" for row in dev_lines[1:]
+    ).encode()
     server.files["/msr_paraphrase_train.txt"] = msr
     server.files["/mrpc_dev_ids.tsv"] = dev_ids
     urls = [server.url("/msr_paraphrase_train.txt"), server.url("/mrpc_dev_ids.tsv")]
@@ -276,7 +298,10 @@ def test_failed_fetch_leaves_nothing(server, tmp_path):
     server.files["/SST-2.zip"] = zip_bytes({"SST-2/train.tsv": b"sentence\tlabel\n"})
     with pytest.raises(ChecksumError):
         download.fetch_source(
-            "glue_sst2", params("glue_sst2", [server.url("/SST-2.zip")], pins=[sha(b"other")]), tmp_path / "raw", **FAST
+            "glue_sst2",
+            params("glue_sst2", [server.url("/SST-2.zip")], pins=[sha(b"other")]),
+            tmp_path / "raw",
+            **FAST,
         )
     assert list((tmp_path / "raw").iterdir()) == []
 
@@ -284,7 +309,9 @@ def test_failed_fetch_leaves_nothing(server, tmp_path):
 def test_archive_without_expected_member_is_an_error(server, tmp_path):
     server.files["/RTE.zip"] = zip_bytes({"RTE/dev.tsv": b"x"})
     with pytest.raises(ValueError, match="none of the expected files"):
-        download.fetch_source("glue_rte", params("glue_rte", [server.url("/RTE.zip")]), tmp_path / "raw", **FAST)
+        download.fetch_source(
+            "glue_rte", params("glue_rte", [server.url("/RTE.zip")]), tmp_path / "raw", **FAST
+        )
 
 
 def small_vectors():
@@ -299,9 +326,13 @@ def small_vectors():
 def test_nlpl_zip_gives_model_bin_and_loads(server, tmp_path):
     vectors, words = small_vectors()
     vectors.save_word2vec_format(str(tmp_path / "model.bin"), binary=True)
-    archive = zip_bytes({"meta.json": b"{}", "model.bin": (tmp_path / "model.bin").read_bytes(), "README": b"x"})
+    archive = zip_bytes(
+        {"meta.json": b"{}", "model.bin": (tmp_path / "model.bin").read_bytes(), "README": b"x"}
+    )
     server.files["/222.zip"] = archive
-    download.fetch_source("word2vec", params("word2vec", [server.url("/222.zip")]), tmp_path / "raw", **FAST)
+    download.fetch_source(
+        "word2vec", params("word2vec", [server.url("/222.zip")]), tmp_path / "raw", **FAST
+    )
     path = download.word_vectors_file(tmp_path / "raw")
     assert path.name == "model.bin"
     assert download.is_word2vec_binary(path)
@@ -328,16 +359,24 @@ def test_malformed_word2vec_text_names_file_and_line(tmp_path):
     with pytest.raises(ValueError, match=r"v.txt, line 3: a vector value is not a number"):
         download.load_word_vectors(path)
     path.write_text("3 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 0.3\nand 0.1 0.2 0.3 0.4\n")
-    with pytest.raises(ValueError, match=r"v.txt, line 3: expected a word and 4 numbers, found 4 fields"):
+    with pytest.raises(
+        ValueError, match=r"v.txt, line 3: expected a word and 4 numbers, found 4 fields"
+    ):
         download.load_word_vectors(path)
     path.write_text("4 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 0.3 0.4\n")
-    with pytest.raises(ValueError, match=r"v.txt, line 3: the file ends after 2 vectors, but its header promises 4"):
+    with pytest.raises(
+        ValueError, match=r"v.txt, line 3: the file ends after 2 vectors, but its header promises 4"
+    ):
         download.load_word_vectors(path)
-    assert len(download.load_word_vectors(path, limit=2)) == 2  # what a limit does not reach is not read
+    assert (
+        len(download.load_word_vectors(path, limit=2)) == 2
+    )  # what a limit does not reach is not read
 
 
 def test_mirror_word_vectors_are_glove_text(mirror_root, config, tmp_path):
-    download.fetch_source("word2vec", mirror_params("word2vec", config, mirror_root), tmp_path / "raw")
+    download.fetch_source(
+        "word2vec", mirror_params("word2vec", config, mirror_root), tmp_path / "raw"
+    )
     path = download.word_vectors_file(tmp_path / "raw")
     assert not download.is_word2vec_binary(path)
     vectors = download.load_word_vectors(path, limit=100)
@@ -365,7 +404,12 @@ def test_resolve_mirror_env_overrides_config(tmp_path, monkeypatch):
 def test_source_params_follow_config(config, monkeypatch, mirror_root):
     monkeypatch.delenv(download.MIRROR_ENV, raising=False)
     p = download.source_params("glue_mrpc", config)
-    assert p["kind"] == "glue" and len(p["urls"]) == 2 and p["sha256"] == [None, None] and p["mirror"] is None
+    assert (
+        p["kind"] == "glue"
+        and len(p["urls"]) == 2
+        and p["sha256"] == [None, None]
+        and p["mirror"] is None
+    )
     monkeypatch.setenv(download.MIRROR_ENV, str(mirror_root))
     assert download.source_params("polarity", config)["mirror"] == str(mirror_root)
     assert download.source_outputs("polarity") == ["resources/raw/polarity/manifest.json"]
@@ -383,7 +427,9 @@ def test_glue_task_missing_from_mirror_is_reported(mirror_root, config, tmp_path
     assert "glue_cola" not in message
     download.check_sources_available(["glue_cola", "glue_sst2", "polarity"], config)  # no error
     with pytest.raises(FileNotFoundError, match=r"glue/QQP/train.tsv.*cola, mrpc, rte, sst2, wnli"):
-        download.fetch_source("glue_qqp", download.source_params("glue_qqp", config), tmp_path / "raw")
+        download.fetch_source(
+            "glue_qqp", download.source_params("glue_qqp", config), tmp_path / "raw"
+        )
     assert not (tmp_path / "raw" / "manifest.json").exists()
 
 
@@ -391,20 +437,28 @@ def test_mirror_file_checked_against_mirror_manifest(tmp_path, config):
     mirror = tmp_path / "mirror"
     (mirror / "supersense").mkdir(parents=True)
     (mirror / "supersense/words.txt").write_text("dog\ncat\n")
-    (mirror / "MANIFEST.tsv").write_text(f"path\tbytes\tsha256\nsupersense/words.txt\t8\t{sha(b'other')}\n")
+    (mirror / "MANIFEST.tsv").write_text(
+        f"path\tbytes\tsha256\nsupersense/words.txt\t8\t{sha(b'other')}\n"
+    )
     with pytest.raises(ChecksumError, match="MANIFEST.tsv"):
-        download.fetch_source("supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw")
+        download.fetch_source(
+            "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
+        )
     assert not (tmp_path / "raw" / "words.txt").exists()
 
 
 def test_mirror_polarity_wrong_encoding_names_file_and_line(tmp_path, config):
     mirror = tmp_path / "mirror"
     (mirror / "polarity").mkdir(parents=True)
-    (mirror / "polarity/rt-polarity.pos").write_bytes("fine\nalso fine\nna\u00efve\n".encode("latin-1"))
+    (mirror / "polarity/rt-polarity.pos").write_bytes(
+        "fine\nalso fine\nna\u00efve\n".encode("latin-1")
+    )
     (mirror / "polarity/rt-polarity.neg").write_text("bad\n")
     write_mirror_manifest(mirror)
     with pytest.raises(ValueError, match=r"polarity/rt-polarity.pos, line 3: .* not valid utf-8"):
-        download.fetch_source("polarity", mirror_params("polarity", config, mirror), tmp_path / "raw")
+        download.fetch_source(
+            "polarity", mirror_params("polarity", config, mirror), tmp_path / "raw"
+        )
 
 
 def test_refetch_replaces_previous_files(tmp_path, mirror_root, config):
@@ -437,7 +491,10 @@ def test_config_pin_is_enforced_on_mirror_reads(tmp_path, config):
         download.fetch_source("supersense_words", p, tmp_path / "raw")
     message = str(info.value)
     assert "(config sources.supersense_words.sha256)" in message and sha(b"dog\ncat\n") in message
-    assert "fix sources.supersense_words.sha256 in the config only if this file is known to be right" in message
+    assert (
+        "fix sources.supersense_words.sha256 in the config only if this file is known to be right"
+        in message
+    )
     assert list((tmp_path / "raw").iterdir()) == []
     p["sha256"] = [sha(b"dog\ncat\n")]
     manifest = download.fetch_source("supersense_words", p, tmp_path / "raw")
@@ -447,11 +504,17 @@ def test_config_pin_is_enforced_on_mirror_reads(tmp_path, config):
 
 def test_mirror_manifest_mismatch_does_not_blame_the_config(tmp_path, config):
     mirror = small_mirror(tmp_path)
-    (mirror / "supersense/words.txt").write_bytes(b"dog\ncow\n")  # edited after MANIFEST.tsv was written
+    (mirror / "supersense/words.txt").write_bytes(
+        b"dog\ncow\n"
+    )  # edited after MANIFEST.tsv was written
     with pytest.raises(ChecksumError) as info:
-        download.fetch_source("supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw")
+        download.fetch_source(
+            "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
+        )
     message = str(info.value)
-    assert "(its MANIFEST.tsv entry)" in message and "restore it from the original source" in message
+    assert (
+        "(its MANIFEST.tsv entry)" in message and "restore it from the original source" in message
+    )
     assert "config" not in message
     assert list((tmp_path / "raw").iterdir()) == []
 
@@ -461,8 +524,11 @@ def test_config_pin_of_a_file_the_mirror_lacks_is_refused(tmp_path, config):
     p = mirror_params("supersense_words", config, mirror)
     p["urls"] = ["https://example.org/words.tar.gz"]
     p["sha256"] = [sha(b"the tarball")]
-    with pytest.raises(UnverifiedFileError, match=r"sources.supersense_words.sha256 pins words.tar.gz, which the "
-                       r"mirror .* does not hold \(it holds supersense/words.txt\), so the pin cannot be checked"):
+    with pytest.raises(
+        UnverifiedFileError,
+        match=r"sources.supersense_words.sha256 pins words.tar.gz, which the "
+        r"mirror .* does not hold \(it holds supersense/words.txt\), so the pin cannot be checked",
+    ):
         download.fetch_source("supersense_words", p, tmp_path / "raw")
     assert list((tmp_path / "raw").iterdir()) == []
 
@@ -499,7 +565,10 @@ def test_unverifiable_mirror_files_stop_the_dag_before_any_job(tmp_path, config,
     mirror = small_mirror(tmp_path, manifest=False)
     monkeypatch.delenv(download.ALLOW_UNVERIFIED_ENV, raising=False)
     monkeypatch.setenv(download.MIRROR_ENV, str(mirror))
-    with pytest.raises(UnverifiedFileError, match=r"supersense/words.txt cannot be checked \(.* has no MANIFEST.tsv\)"):
+    with pytest.raises(
+        UnverifiedFileError,
+        match=r"supersense/words.txt cannot be checked \(.* has no MANIFEST.tsv\)",
+    ):
         download.check_sources_available(["supersense_words"], config)
     write_mirror_manifest(mirror)
     download.check_sources_available(["supersense_words"], config)
@@ -514,16 +583,25 @@ def test_mirror_paths_are_confined_to_the_mirror(tmp_path, config, rel):
     (tmp_path / "secret.txt").write_text("not mirror data\n")
     p = mirror_params("supersense_words", config, mirror)
     p["mirror_files"] = [rel]
-    with pytest.raises(ValueError, match=rf"sources.supersense_words.mirror: '{rel}' is not a path inside the mirror"):
+    with pytest.raises(
+        ValueError,
+        match=rf"sources.supersense_words.mirror: '{rel}' is not a path inside the mirror",
+    ):
         download.fetch_source("supersense_words", p, tmp_path / "raw")
     assert list((tmp_path / "raw").iterdir()) == []
 
 
 def test_url_ending_in_dot_dot_is_named(tmp_path):
-    with pytest.raises(ValueError, match=r"URL 'http://127.0.0.1:9/data/%2e%2e' ends in '..' once decoded, which is "
-                       r"not a file name; give the address of the file itself"):
+    with pytest.raises(
+        ValueError,
+        match=r"URL 'http://127.0.0.1:9/data/%2e%2e' ends in '..' once decoded, which is "
+        r"not a file name; give the address of the file itself",
+    ):
         download.fetch_source(
-            "supersense_words", params("supersense_words", ["http://127.0.0.1:9/data/%2e%2e"]), tmp_path / "raw", **FAST
+            "supersense_words",
+            params("supersense_words", ["http://127.0.0.1:9/data/%2e%2e"]),
+            tmp_path / "raw",
+            **FAST,
         )
     assert list((tmp_path / "raw").iterdir()) == []
 
@@ -545,12 +623,19 @@ def test_zip_bomb_is_refused_by_unpacked_size(server, tmp_path):
         "to be right"
     )
     assert list((tmp_path / "raw").iterdir()) == []
-    assert fetch_glue_archive(server, tmp_path, archive, max_extracted_bytes=16 << 20)["files"][0]["path"] == "train.tsv"
+    assert (
+        fetch_glue_archive(server, tmp_path, archive, max_extracted_bytes=16 << 20)["files"][0][
+            "path"
+        ]
+        == "train.tsv"
+    )
 
 
 def test_size_is_counted_as_read_not_as_declared(server, tmp_path):
     """A tar header may understate its member; the bytes actually read are what count."""
-    item = download.Fetched("x.tar", tmp_path / "x.tar", download.ExtractionLimits(max_bytes=100, max_members=10))
+    item = download.Fetched(
+        "x.tar", tmp_path / "x.tar", download.ExtractionLimits(max_bytes=100, max_members=10)
+    )
     (tmp_path / "x.tar").write_bytes(tar_gz({"train.tsv": b"a" * 500}))
     budget = download._ByteBudget(item)
     reader = budget.open("train.tsv", 10, io.BytesIO(b"a" * 500))  # declares 10 bytes, holds 500
@@ -559,10 +644,15 @@ def test_size_is_counted_as_read_not_as_declared(server, tmp_path):
 
 
 def test_archive_with_too_many_members_is_refused(server, tmp_path):
-    members = {f"SST-2/junk{i}.txt": b"" for i in range(50)} | {"SST-2/train.tsv": b"sentence\tlabel\nok\t1\n"}
+    members = {f"SST-2/junk{i}.txt": b"" for i in range(50)} | {
+        "SST-2/train.tsv": b"sentence\tlabel\nok\t1\n"
+    }
     for suffix, archive in (("zip", zip_bytes(members)), ("tar.gz", tar_gz(members))):
-        with pytest.raises(ArchiveError, match=rf"archive SST-2.{suffix} holds more than 20 members, which looks like an "
-                           r"archive bomb; check the source, or raise downloads.max_archive_members"):
+        with pytest.raises(
+            ArchiveError,
+            match=rf"archive SST-2.{suffix} holds more than 20 members, which looks like an "
+            r"archive bomb; check the source, or raise downloads.max_archive_members",
+        ):
             fetch_glue_archive(server, tmp_path, archive, suffix, max_archive_members=20)
         assert list((tmp_path / "raw").iterdir()) == []
 
@@ -608,7 +698,9 @@ def crafted(name: str, kind: bytes = tarfile.REGTYPE, target: str = "") -> tarfi
 )
 def test_crafted_tar_members_are_refused_and_write_nothing(server, tmp_path, member):
     before = sorted(p for p in tmp_path.rglob("*"))
-    with pytest.raises(ArchiveError, match=rf"archive SST-2.tar.gz: member '{re.escape(member.name)}' "):
+    with pytest.raises(
+        ArchiveError, match=rf"archive SST-2.tar.gz: member '{re.escape(member.name)}' "
+    ):
         fetch_glue_archive(server, tmp_path, tar_with(member), "tar.gz")
     assert list((tmp_path / "raw").iterdir()) == []
     assert sorted(p for p in tmp_path.rglob("*")) == before + [tmp_path / "raw"]
@@ -618,7 +710,9 @@ def test_crafted_tar_members_are_refused_and_write_nothing(server, tmp_path, mem
 @pytest.mark.parametrize("name", ["../../escaped.txt", "/tmp/escaped-absolute.txt"])
 def test_crafted_zip_members_are_refused(server, tmp_path, name):
     archive = zip_bytes({"SST-2/train.tsv": b"sentence\tlabel\nok\t1\n", name: b"escaped\n"})
-    with pytest.raises(ArchiveError, match=rf"member '{re.escape(name)}' would unpack outside its folder"):
+    with pytest.raises(
+        ArchiveError, match=rf"member '{re.escape(name)}' would unpack outside its folder"
+    ):
         fetch_glue_archive(server, tmp_path, archive)
     assert list((tmp_path / "raw").iterdir()) == []
     assert not (tmp_path.parent / "escaped.txt").exists()
@@ -637,17 +731,42 @@ def test_hub_source_is_downloaded_as_parquet(tmp_path, monkeypatch):
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
     hub = {"path": "SetFit/sst5", "split": "train"}
-    config = {"sources": {"hf_sst5_train": {"kind": "hub", "url": "https://huggingface.co/datasets/SetFit/sst5", "hub": hub}}}
+    config = {
+        "sources": {
+            "hf_sst5_train": {
+                "kind": "hub",
+                "url": "https://huggingface.co/datasets/SetFit/sst5",
+                "hub": hub,
+            }
+        }
+    }
     params = download.source_params("hf_sst5_train", config)
     manifest = download.fetch_source("hf_sst5_train", params, tmp_path / "raw")
     assert calls == [(("SetFit/sst5",), {"split": "train", "revision": None})]
-    assert pd.read_parquet(tmp_path / "raw" / "data.parquet").to_dict("list") == {"text": ["a fine film", "dull"], "label": [4, 0]}
-    assert manifest["inputs"][0]["fingerprint"] == fake._fingerprint and manifest["files"][0]["path"] == "data.parquet"
+    assert pd.read_parquet(tmp_path / "raw" / "data.parquet").to_dict("list") == {
+        "text": ["a fine film", "dull"],
+        "label": [4, 0],
+    }
+    assert (
+        manifest["inputs"][0]["fingerprint"] == fake._fingerprint
+        and manifest["files"][0]["path"] == "data.parquet"
+    )
 
 
 def test_hub_source_without_mirror_files_is_named_at_dag_time(tmp_path, monkeypatch):
     monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))
     hub = {"path": "SetFit/sst5", "split": "train"}
-    config = {"sources": {"hf_sst5_train": {"kind": "hub", "url": "https://huggingface.co/datasets/SetFit/sst5", "hub": hub}}}
-    with pytest.raises(FileNotFoundError, match="'hf_sst5_train' is the Hugging Face hub data set 'SetFit/sst5', which the mirror"):
+    config = {
+        "sources": {
+            "hf_sst5_train": {
+                "kind": "hub",
+                "url": "https://huggingface.co/datasets/SetFit/sst5",
+                "hub": hub,
+            }
+        }
+    }
+    with pytest.raises(
+        FileNotFoundError,
+        match="'hf_sst5_train' is the Hugging Face hub data set 'SetFit/sst5', which the mirror",
+    ):
         download.check_sources_available(["hf_sst5_train"], config)

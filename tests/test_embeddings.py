@@ -25,7 +25,9 @@ def minilm_path():
 
 
 def test_unique_texts_keeps_first_appearance_across_both_sides():
-    table = pd.DataFrame({"text": ["a", "b", "a"], "text_pair": ["c", "a", "d"], "label": ["x", "y", "x"]})
+    table = pd.DataFrame(
+        {"text": ["a", "b", "a"], "text_pair": ["c", "a", "d"], "label": ["x", "y", "x"]}
+    )
     assert unique_texts(table) == ["a", "b", "c", "d"]
 
 
@@ -39,8 +41,12 @@ def test_minilm_sentences_are_embedded_once_each_and_match_the_library(tmp_path,
         "a puppy is running in a park .",
     ]
     table = pd.DataFrame({"text": sentences, "label": ["pos", "neg", "pos", "pos"]})
-    spec = SentenceEncoderSpec(model="sentence-transformers/all-MiniLM-L6-v2", path=minilm_path, batch_size=2)
-    rows = embed_sentences(table, spec, "cpu", tmp_path / "v.npy", tmp_path / "i.parquet", progress=False)
+    spec = SentenceEncoderSpec(
+        model="sentence-transformers/all-MiniLM-L6-v2", path=minilm_path, batch_size=2
+    )
+    rows = embed_sentences(
+        table, spec, "cpu", tmp_path / "v.npy", tmp_path / "i.parquet", progress=False
+    )
     vectors, index = load_embeddings(tmp_path / "v.npy", tmp_path / "i.parquet")
     assert rows == 3 and vectors.shape == (3, 384) and vectors.dtype == np.float32
     reference = SentenceTransformer(minilm_path, device="cpu").encode(list(index))
@@ -52,7 +58,14 @@ def test_minilm_sentences_are_embedded_once_each_and_match_the_library(tmp_path,
 
 def test_streaming_writes_every_chunk_and_never_leaves_a_partial_file(tmp_path):
     texts = [f"t{i}" for i in range(10)]
-    encode_to_file(texts, lambda b: np.array([[float(t[1:]), 1.0] for t in b]), 2, tmp_path / "v.npy", chunk_size=3, progress=False)
+    encode_to_file(
+        texts,
+        lambda b: np.array([[float(t[1:]), 1.0] for t in b]),
+        2,
+        tmp_path / "v.npy",
+        chunk_size=3,
+        progress=False,
+    )
     np.testing.assert_array_equal(np.load(tmp_path / "v.npy")[:, 0], np.arange(10))
 
     def broken(batch):
@@ -67,7 +80,9 @@ def test_streaming_writes_every_chunk_and_never_leaves_a_partial_file(tmp_path):
 
 def test_non_finite_encoder_output_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="non-finite"):
-        encode_to_file(["a"], lambda b: np.array([[np.nan, 0.0]]), 2, tmp_path / "v.npy", progress=False)
+        encode_to_file(
+            ["a"], lambda b: np.array([[np.nan, 0.0]]), 2, tmp_path / "v.npy", progress=False
+        )
 
 
 def test_word_lookup_reports_out_of_vocabulary_words(tmp_path):
@@ -88,8 +103,13 @@ def test_word_lookup_in_a_tagged_vocabulary(tmp_path):
     from gensim.models import KeyedVectors
 
     kv = KeyedVectors(vector_size=2)
-    kv.add_vectors(["run_VERB", "dog_NOUN", "run_NOUN", "Paris_PROPN"], np.array([[1, 0], [0, 1], [2, 2], [3, 3]], dtype=np.float32))
-    table = pd.DataFrame({"text": ["run", "dog", "paris", "cat"], "labels": [["a"], ["b"], ["a"], ["b"]]})
+    kv.add_vectors(
+        ["run_VERB", "dog_NOUN", "run_NOUN", "Paris_PROPN"],
+        np.array([[1, 0], [0, 1], [2, 2], [3, 3]], dtype=np.float32),
+    )
+    table = pd.DataFrame(
+        {"text": ["run", "dog", "paris", "cat"], "labels": [["a"], ["b"], ["a"], ["b"]]}
+    )
     rows, missing = lookup_word_vectors(table, kv, tmp_path / "v.npy", tmp_path / "i.parquet")
     vectors, index = load_embeddings(tmp_path / "v.npy", tmp_path / "i.parquet")
     assert rows == 3 and missing == ["cat"] and list(index) == ["run", "dog", "paris"]

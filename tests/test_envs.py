@@ -40,7 +40,9 @@ CONDA_ONLY = {"python", "pip", "cuda-version"}
 # its own package on the script's sys.path, and the post-deploy script installs isotropy.
 PROVIDED = {"snakemake", "isotropy"}
 
-CONDA_SPEC = re.compile(r"^(?P<name>[A-Za-z0-9_.\-]+)(?:\s*(?P<op>==|=)\s*(?P<version>[^=\s]+)(?:=(?P<build>\S+))?)?$")
+CONDA_SPEC = re.compile(
+    r"^(?P<name>[A-Za-z0-9_.\-]+)(?:\s*(?P<op>==|=)\s*(?P<version>[^=\s]+)(?:=(?P<build>\S+))?)?$"
+)
 
 
 def pyproject_pins() -> dict[str, str]:
@@ -119,13 +121,17 @@ def parse_rules() -> dict[str, dict]:
         for i, line in enumerate(lines):
             head = re.match(r"^(?:rule|checkpoint)\s+(\w+)\s*:", line)
             if head:
-                current = rules.setdefault(head[1], {"file": smk.name, "conda": None, "script": None, "action": False})
+                current = rules.setdefault(
+                    head[1], {"file": smk.name, "conda": None, "script": None, "action": False}
+                )
                 continue
             if current is None or not line.startswith("    ") or line.startswith("     "):
                 if line and not line[0].isspace():
                     current = None
                 continue
-            directive = re.match(r"^    (conda|script|shell|run|notebook|wrapper)\s*:\s*(.*)$", line)
+            directive = re.match(
+                r"^    (conda|script|shell|run|notebook|wrapper)\s*:\s*(.*)$", line
+            )
             if not directive:
                 continue
             current["action"] = True
@@ -152,7 +158,9 @@ def test_one_environment_file_per_family():
 def test_environment_versions_equal_pyproject_pins(family):
     pins = pyproject_pins()
     conda, pip = env_packages(load_env(family))
-    requires_python = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    requires_python = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "requires-python"
+    ]
     python = conda["python"][0]
     assert python and Requirement(f"x{requires_python}").specifier.contains(python + ".0"), (
         f"{family}: python={python} is outside requires-python {requires_python}"
@@ -165,13 +173,17 @@ def test_environment_versions_equal_pyproject_pins(family):
             continue
         pypi = canonicalize_name(CONDA_TO_PYPI.get(name, name))
         assert pypi in pins, f"{family}: {name} is not a pinned dependency in pyproject.toml"
-        assert version == pins[pypi], f"{family}: {name}={version} but pyproject.toml pins {pypi}=={pins[pypi]}"
+        assert version == pins[pypi], (
+            f"{family}: {name}={version} but pyproject.toml pins {pypi}=={pins[pypi]}"
+        )
     for text in pip:
         req = Requirement(text)
         name = canonicalize_name(req.name)
         (spec,) = req.specifier
         assert spec.operator == "==", f"{family}: pip entry {text} is not an exact pin"
-        assert pins.get(name) == spec.version, f"{family}: pip {text} but pyproject.toml pins {name}=={pins.get(name)}"
+        assert pins.get(name) == spec.version, (
+            f"{family}: pip {text} but pyproject.toml pins {name}=={pins.get(name)}"
+        )
 
 
 def test_torch_environment_is_a_cuda_build():
@@ -261,7 +273,11 @@ class _Module:
                 for a in node.names:
                     if a.name.startswith("isotropy."):
                         self.aliases[a.asname or a.name] = (a.name, None)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "isotropy":
+            elif (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.split(".")[0] == "isotropy"
+            ):
                 for a in node.names:
                     sub = f"{node.module}.{a.name}"
                     target = (sub, None) if _isotropy_module_file(sub) else (node.module, a.name)
@@ -269,7 +285,9 @@ class _Module:
         definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
         self.defs: dict[str, ast.AST] = {n.name: n for n in tree.body if isinstance(n, definitions)}
         # What runs on import, function and class bodies excepted.
-        self.top_level_code = ast.Module(body=[n for n in tree.body if not isinstance(n, definitions)], type_ignores=[])
+        self.top_level_code = ast.Module(
+            body=[n for n in tree.body if not isinstance(n, definitions)], type_ignores=[]
+        )
 
     def uses(self, node: ast.AST) -> set[tuple[str, str | None]]:
         """(module, member) pairs a piece of code refers to: own top-level definitions, and
@@ -303,7 +321,9 @@ def third_party_imports(script: Path) -> set[str]:
     script_tree = ast.parse(script.read_text())
     script_module = _Module("__script__", script)
     raw = _imports(script_tree, module_level_only=False)
-    todo = list(script_module.uses(script_tree)) + [(n, None) for n in raw if n.startswith("isotropy")]
+    todo = list(script_module.uses(script_tree)) + [
+        (n, None) for n in raw if n.startswith("isotropy")
+    ]
     seen: set[tuple[str, str | None]] = set()
     while todo:
         item = todo.pop()
@@ -327,10 +347,16 @@ def third_party_imports(script: Path) -> set[str]:
         elif member in mod.aliases:  # re-exported name
             todo.append(mod.aliases[member])
     needed = {n.split(".")[0] for n in raw}
-    return {top for top in needed if top not in sys.stdlib_module_names} - PROVIDED - {"__future__", "__main__"}
+    return (
+        {top for top in needed if top not in sys.stdlib_module_names}
+        - PROVIDED
+        - {"__future__", "__main__"}
+    )
 
 
-SCRIPT_RULES = sorted(name for name in RULES_WITH_ACTION if RULES[name]["script"] and RULES[name]["conda"])
+SCRIPT_RULES = sorted(
+    name for name in RULES_WITH_ACTION if RULES[name]["script"] and RULES[name]["conda"]
+)
 
 
 @pytest.mark.parametrize("rule", SCRIPT_RULES)
@@ -343,10 +369,14 @@ def test_environment_provides_what_the_rule_script_imports(rule):
     missing = []
     for module in sorted(third_party_imports(script)):
         dists = {canonicalize_name(d) for d in module_to_dists.get(module, [])}
-        assert dists, f"rule {rule}: {script.name} imports {module}, which no installed distribution provides"
+        assert dists, (
+            f"rule {rule}: {script.name} imports {module}, which no installed distribution provides"
+        )
         if not dists & available:
             missing.append(f"{module} (from {', '.join(sorted(dists))})")
-    assert not missing, f"rule {rule} runs {script.name} in envs/{family}.yaml, which lacks: {', '.join(missing)}"
+    assert not missing, (
+        f"rule {rule} runs {script.name} in envs/{family}.yaml, which lacks: {', '.join(missing)}"
+    )
 
 
 # --- the post-deploy script, for real ------------------------------------------------------
@@ -375,25 +405,59 @@ def test_post_deploy_installs_the_project_package(tmp_path):
     venv = tmp_path / "env"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     bin_dir = venv / "bin"
-    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
     result = subprocess.run(
-        ["bash", str(ENVS / "torch.post-deploy.sh")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+        ["bash", str(ENVS / "torch.post-deploy.sh")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
-    if result.returncode != 0 and "Could not find a version that satisfies the requirement setuptools" in result.stderr:
+    if (
+        result.returncode != 0
+        and "Could not find a version that satisfies the requirement setuptools" in result.stderr
+    ):
         pytest.skip("PyPI unreachable: pip cannot fetch the build backend (setuptools)")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     # No dependencies were installed: the environment file pins those, not pip.
     check = subprocess.run(
-        [str(bin_dir / "python"), "-c", "import isotropy, isotropy.io, sys; print(isotropy.__file__)"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+        [
+            str(bin_dir / "python"),
+            "-c",
+            "import isotropy, isotropy.io, sys; print(isotropy.__file__)",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert check.returncode == 0, check.stderr
-    assert Path(check.stdout.strip()).resolve() == (ROOT / "src" / "isotropy" / "__init__.py").resolve()
-    freeze = subprocess.run([str(bin_dir / "python"), "-m", "pip", "list", "--format=freeze"], env=env,
-                            capture_output=True, text=True, timeout=60).stdout
+    assert (
+        Path(check.stdout.strip()).resolve()
+        == (ROOT / "src" / "isotropy" / "__init__.py").resolve()
+    )
+    freeze = subprocess.run(
+        [str(bin_dir / "python"), "-m", "pip", "list", "--format=freeze"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     assert "torch" not in freeze and "numpy" not in freeze, freeze
 
     # Run from elsewhere without ISOTROPY_REPO, the script refuses with a clear message.
-    wrong = subprocess.run(["bash", str(ENVS / "torch.post-deploy.sh")], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, timeout=60)
+    wrong = subprocess.run(
+        ["bash", str(ENVS / "torch.post-deploy.sh")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert wrong.returncode == 1 and "set ISOTROPY_REPO" in wrong.stderr

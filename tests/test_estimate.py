@@ -18,7 +18,10 @@ ROOT = Path(__file__).resolve().parents[1]
 def _make_dry_run(target: str, *variables: str) -> list[list[str]]:
     """The commands `make <target>` would run, split into words."""
     result = subprocess.run(
-        ["make", "-n", "-C", str(ROOT), target, *variables], capture_output=True, text=True, timeout=60
+        ["make", "-n", "-C", str(ROOT), target, *variables],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     return [shlex.split(line) for line in result.stdout.splitlines() if line.strip()]
@@ -34,8 +37,14 @@ def test_make_run_lays_config_over_the_defaults_and_the_offline_overlay():
     start = words.index("--configfile") + 1
     assert words[start : start + 3] == ["config.yaml", "config/offline.yaml", "my.yaml"]
     estimate_call = next(c for c in commands if "isotropy.estimate" in c)
-    assert estimate_call[estimate_call.index("--configfile") + 1 :][:3] == ["config.yaml", "config/offline.yaml", "my.yaml"]
-    assert commands.index(estimate_call) < commands.index(snakemake[0]), "the estimate comes before the run"
+    assert estimate_call[estimate_call.index("--configfile") + 1 :][:3] == [
+        "config.yaml",
+        "config/offline.yaml",
+        "my.yaml",
+    ]
+    assert commands.index(estimate_call) < commands.index(snakemake[0]), (
+        "the estimate comes before the run"
+    )
 
 
 def test_make_resume_unlocks_then_runs():
@@ -47,7 +56,9 @@ def test_make_resume_unlocks_then_runs():
 def test_effective_config_keeps_the_offline_overlay_under_a_user_overlay(tmp_path):
     mine = tmp_path / "my.yaml"
     mine.write_text(yaml.safe_dump({"main": {"seeds": [7]}}))
-    config = estimate.effective_config([str(ROOT / "config.yaml"), str(ROOT / "config/offline.yaml"), str(mine)])
+    config = estimate.effective_config(
+        [str(ROOT / "config.yaml"), str(ROOT / "config/offline.yaml"), str(mine)]
+    )
     assert config["main"]["seeds"] == [7]
     assert config["pos_source"] == "wordnet"  # from config/offline.yaml, not dropped
     assert config["main"]["updates"] == 1000  # config.yaml's values under both overlays
@@ -57,24 +68,39 @@ def test_effective_config_keeps_the_offline_overlay_under_a_user_overlay(tmp_pat
 def test_effective_config_errors_are_short(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("main:\n  learning_rat: 0.1\n")
-    with pytest.raises(studies.ConfigError, match=r"'main.learning_rat' \(value 0.1\) is not allowed"):
+    with pytest.raises(
+        studies.ConfigError, match=r"'main.learning_rat' \(value 0.1\) is not allowed"
+    ):
         estimate.effective_config([str(ROOT / "config.yaml"), str(bad)])
 
 
 def test_time_left_counts_only_runs_without_a_trace(tmp_path, monkeypatch):
-    monkeypatch.setattr(estimate, "CPU_SECONDS", {name: (0.5, 2.0) for name in ("polarity", "snli", "pos", "supersense")})
+    monkeypatch.setattr(
+        estimate,
+        "CPU_SECONDS",
+        {name: (0.5, 2.0) for name in ("polarity", "snli", "pos", "supersense")},
+    )
     monkeypatch.setattr(estimate, "_cores", lambda: 2)
     config = estimate.effective_config([str(ROOT / "config.yaml")])
     config["main"]["metric_stride"] = 50
     # 1,000 updates at 0.5 s, metrics at step 0 and every 50th update (21 evaluations) at 2 s.
     per_run = 1000 * 0.5 + 21 * 2.0
-    assert estimate.run_seconds("polarity", studies.optimisation_settings(config, "main", "polarity", 0), "cpu") == per_run
+    assert (
+        estimate.run_seconds(
+            "polarity", studies.optimisation_settings(config, "main", "polarity", 0), "cpu"
+        )
+        == per_run
+    )
     trace = tmp_path / "results/main/miniLM/polarity/seed0/trace.parquet"
     trace.parent.mkdir(parents=True)
     trace.write_bytes(b"")
     lines = estimate.describe(config, "main", "cpu", workdir=tmp_path)
-    assert lines[0].startswith("main: 20 runs (4 setups x 5 seeds) of 1000 updates, metrics after every 50th update")
-    assert lines[1].startswith(f"1 of 20 runs done; time left for the rest: about {estimate.duration(19 * per_run)}")
+    assert lines[0].startswith(
+        "main: 20 runs (4 setups x 5 seeds) of 1000 updates, metrics after every 50th update"
+    )
+    assert lines[1].startswith(
+        f"1 of 20 runs done; time left for the rest: about {estimate.duration(19 * per_run)}"
+    )
 
 
 def test_gpu_estimate_uses_the_measured_h100_cost():

@@ -43,7 +43,9 @@ from isotropy.models import ModelSpec
 
 MIRROR = shared_mirror() or Path("mirror-not-found")
 CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
-needs_mirror = pytest.mark.skipif(not (MIRROR / "glue").is_dir(), reason="offline GLUE mirror not present")
+needs_mirror = pytest.mark.skipif(
+    not (MIRROR / "glue").is_dir(), reason="offline GLUE mirror not present"
+)
 
 WORDS = (
     "the a film movie plot acting music story was is and it very not quite really good great fine "
@@ -62,8 +64,12 @@ def tiny_bert(tmp_path_factory) -> ModelSpec:
     tokenizer = BertTokenizer(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=True)
     torch.manual_seed(0)
     config = BertConfig(
-        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=64,
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
     )
     BertForSequenceClassification(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -84,7 +90,14 @@ def sentiment_table(n: int, seed: int) -> pd.DataFrame:
     return pd.DataFrame({"text": texts, "label": labels})
 
 
-SMALL = dict(batch_size=8, epochs=2, max_length=32, learning_rate=1e-3, reference_sample_size=400, eval_batch_size=16)
+SMALL = dict(
+    batch_size=8,
+    epochs=2,
+    max_length=32,
+    learning_rate=1e-3,
+    reference_sample_size=400,
+    eval_batch_size=16,
+)
 
 
 # ----------------------------------------------------------------------------- data
@@ -96,24 +109,32 @@ def test_mirror_readers_give_the_glue_tables():
     sst2 = read_task_split("sst2", "validation", glue / "SST-2")
     assert len(sst2) == 872 and set(sst2["label"]) == {0, 1} and "text_pair" not in sst2
     mrpc = read_task_split("mrpc", "validation", glue / "MRPC")
-    assert len(mrpc) == 408 and mrpc["label"].mean() == pytest.approx(279 / 408)  # GLUE MRPC dev: 279 positives
+    assert len(mrpc) == 408 and mrpc["label"].mean() == pytest.approx(
+        279 / 408
+    )  # GLUE MRPC dev: 279 positives
     rte = read_task_split("rte", "validation", glue / "RTE")
     assert len(rte) == 277 and set(rte["label"]) == {0, 1}
     assert rte["text_pair"].iloc[0] == "Christopher Reeve had an accident."
     assert rte["label"].iloc[0] == 1  # not_entailment, GLUE's class 1
     cola = read_task_split("cola", "validation", glue / "CoLA")
-    assert len(cola) == 1043 and cola["text"].iloc[0] == "The sailors rode the breeze clear of the rocks."
+    assert (
+        len(cola) == 1043
+        and cola["text"].iloc[0] == "The sailors rode the breeze clear of the rocks."
+    )
     stsb = read_task_split("stsb", "train", glue / "STS-B")
     assert stsb["label"].between(0, 5).all() and stsb["label"].iloc[0] == pytest.approx(5.0)
 
 
 def test_hub_download_gives_the_same_table_shape(tmp_path):
     # What download_source stores for a hub split: the data set as parquet, hub column names.
-    pd.DataFrame({"idx": [0, 1, 2], "sentence": ["good .", "bad .", "none ."], "label": [1, 0, -1]}).to_parquet(
-        tmp_path / "data.parquet"
-    )
+    pd.DataFrame(
+        {"idx": [0, 1, 2], "sentence": ["good .", "bad .", "none ."], "label": [1, 0, -1]}
+    ).to_parquet(tmp_path / "data.parquet")
     table = load_task_split("sst2", "train", tmp_path)
-    assert table.to_dict("list") == {"text": ["good .", "bad ."], "label": [1, 0]}  # unlabelled row dropped
+    assert table.to_dict("list") == {
+        "text": ["good .", "bad ."],
+        "label": [1, 0],
+    }  # unlabelled row dropped
 
 
 @needs_mirror
@@ -143,7 +164,9 @@ def test_cosine_penalty_divides_all_cosines_by_n_squared_as_the_authors():
 
     x = torch.randn(40, 7, generator=torch.Generator().manual_seed(0)) + 0.5
     full = cosine_similarity(x.numpy())
-    assert cosine_penalty(x).item() == pytest.approx(full.sum() / 40**2, abs=1e-5)  # diagonal included
+    assert cosine_penalty(x).item() == pytest.approx(
+        full.sum() / 40**2, abs=1e-5
+    )  # diagonal included
     distinct = (full.sum() - np.trace(full)) / (40 * 39)
     assert cosine_penalty(x).item() == pytest.approx(1 / 40 + 39 / 40 * distinct, abs=1e-5)
     # by hand: two orthogonal rows give (1 + 1 + 0 + 0) / 4
@@ -151,7 +174,9 @@ def test_cosine_penalty_divides_all_cosines_by_n_squared_as_the_authors():
 
 
 def test_token_points_drop_padding_and_embedding_layer():
-    states = tuple(torch.full((2, 3, 4), float(layer)) for layer in range(3))  # embeddings + 2 layers
+    states = tuple(
+        torch.full((2, 3, 4), float(layer)) for layer in range(3)
+    )  # embeddings + 2 layers
     mask = torch.tensor([[1, 1, 0], [1, 0, 0]])
     points = token_points(states, mask)
     assert points.shape == (2 * 3, 4)  # 3 real tokens × 2 transformer layers
@@ -162,7 +187,9 @@ def test_reference_covariance_matches_numpy(tiny_bert):
     spec = task_spec("sst2")
     model, tokenizer = load_model_and_tokenizer(tiny_bert, spec)
     features = classification_features(sentiment_table(30, 0), tokenizer, 32, regression=False)
-    cov = estimate_reference_covariance(model, features, tokenizer, 10_000, 8, torch.device("cpu"), seed=1)
+    cov = estimate_reference_covariance(
+        model, features, tokenizer, 10_000, 8, torch.device("cpu"), seed=1
+    )
     # Independent reference: every token state of every layer, numpy's unbiased covariance.
     batch = collate(features, list(range(len(features))), tokenizer)
     with torch.no_grad():
@@ -171,13 +198,21 @@ def test_reference_covariance_matches_numpy(tiny_bert):
     states = torch.cat([h[batch["attention_mask"].bool()] for h in out.hidden_states[1:]]).numpy()
     np.testing.assert_allclose(cov.numpy(), np.cov(states, rowvar=False), atol=1e-5)
     # A smaller sample keeps exactly sample_size states: still a valid covariance near the full one.
-    part = estimate_reference_covariance(model, features, tokenizer, 200, 8, torch.device("cpu"), seed=1)
+    part = estimate_reference_covariance(
+        model, features, tokenizer, 200, 8, torch.device("cpu"), seed=1
+    )
     assert torch.allclose(part, part.T) and torch.linalg.eigvalsh(part.double()).min() > -1e-6
     # per layer (the evaluation reference): each layer's covariance over the same training tokens
-    layers = estimate_reference_covariance(model, features, tokenizer, 10_000, 8, torch.device("cpu"), seed=1, per_layer=True)
+    layers = estimate_reference_covariance(
+        model, features, tokenizer, 10_000, 8, torch.device("cpu"), seed=1, per_layer=True
+    )
     assert layers.shape == (len(out.hidden_states) - 1, states.shape[1], states.shape[1])
     for layer, hidden in enumerate(out.hidden_states[1:]):
-        np.testing.assert_allclose(layers[layer].numpy(), np.cov(hidden[batch["attention_mask"].bool()].numpy(), rowvar=False), atol=1e-5)
+        np.testing.assert_allclose(
+            layers[layer].numpy(),
+            np.cov(hidden[batch["attention_mask"].bool()].numpy(), rowvar=False),
+            atol=1e-5,
+        )
 
 
 @pytest.mark.parametrize("lam", [1.0, -1.0])
@@ -189,17 +224,23 @@ def test_istar_penalty_gradient_moves_isoscore_star_the_intended_way(tiny_bert, 
     model.eval()  # no dropout: the change comes from the gradient alone
     features = classification_features(sentiment_table(16, 1), tokenizer, 32, regression=False)
     batch = collate(features, list(range(16)), tokenizer)
-    reference = estimate_reference_covariance(model, features, tokenizer, 1000, 8, torch.device("cpu"), seed=0)
+    reference = estimate_reference_covariance(
+        model, features, tokenizer, 1000, 8, torch.device("cpu"), seed=0
+    )
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
 
     def batch_isoscore_star() -> torch.Tensor:
         out = model(**model_inputs(batch), output_hidden_states=True)
-        return metrics.isoscore_star(token_points(out.hidden_states, batch["attention_mask"]), reference, zeta=0.2)
+        return metrics.isoscore_star(
+            token_points(out.hidden_states, batch["attention_mask"]), reference, zeta=0.2
+        )
 
     before = batch_isoscore_star().item()
     for _ in range(5):
         out = model(**model_inputs(batch), output_hidden_states=True)
-        loss = lam * istar_penalty(token_points(out.hidden_states, batch["attention_mask"]), reference, 0.2)
+        loss = lam * istar_penalty(
+            token_points(out.hidden_states, batch["attention_mask"]), reference, 0.2
+        )
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -213,12 +254,17 @@ def test_istar_penalty_gradient_moves_isoscore_star_the_intended_way(tiny_bert, 
 def test_finetune_learns_the_synthetic_task(tiny_bert, tmp_path):
     data = (sentiment_table(96, 0), sentiment_table(48, 1))
     settings = TrainingSettings(**{**SMALL, "epochs": 3, "learning_rate": 5e-3})
-    result = finetune(tiny_bert, "sst2", "none", 0.0, seed=0, out_dir=tmp_path, settings=settings, data=data)
+    result = finetune(
+        tiny_bert, "sst2", "none", 0.0, seed=0, out_dir=tmp_path, settings=settings, data=data
+    )
     assert result["metric_name"] == "accuracy" and result["metric"] >= 0.9  # chance is 0.5
     assert result["history"][-1]["task_loss"] < result["history"][0]["task_loss"]
     assert len(result["isoscore_star_layers"]) == 2 and 0 <= result["isoscore_star"] <= 1
     # Σ_S of the evaluation from training tokens (the authors'); the validation-token one kept
-    assert result["isoscore_star_reference"] == "training tokens" and 0 <= result["isoscore_star_validation_reference"] <= 1
+    assert (
+        result["isoscore_star_reference"] == "training tokens"
+        and 0 <= result["isoscore_star_validation_reference"] <= 1
+    )
     assert result["isoscore_star"] != result["isoscore_star_validation_reference"]
     assert result["eval_sentences"] == 48 and math.isfinite(result["twonn"]) and result["twonn"] > 0
 
@@ -229,20 +275,39 @@ def test_regulariser_sign_sets_the_direction_of_geometry(tiny_bert, tmp_path, re
     data = (sentiment_table(96, 0), sentiment_table(48, 1))
     settings = TrainingSettings(**{**SMALL, "epochs": 2, "learning_rate": 5e-3})
     runs = {
-        sign: finetune(tiny_bert, "sst2", regulariser, sign * lam, seed=0, out_dir=tmp_path / str(sign), settings=settings, data=data)
+        sign: finetune(
+            tiny_bert,
+            "sst2",
+            regulariser,
+            sign * lam,
+            seed=0,
+            out_dir=tmp_path / str(sign),
+            settings=settings,
+            data=data,
+        )
         for sign in (1, -1)
     }
     assert runs[1]["history"][-1]["penalty"] < runs[1]["history"][0]["penalty"]
     assert runs[-1]["history"][-1]["penalty"] > runs[-1]["history"][0]["penalty"]
     assert runs[1]["history"][-1]["penalty"] + 0.3 < runs[-1]["history"][-1]["penalty"]
-    if regulariser == "istar":  # the validation sentence embeddings follow: IsoScore* (ζ = 0.75) higher with +λ
+    if (
+        regulariser == "istar"
+    ):  # the validation sentence embeddings follow: IsoScore* (ζ = 0.75) higher with +λ
         assert runs[1]["isoscore_star"] > runs[-1]["isoscore_star"] + 0.05
 
 
 def test_killed_run_resumes_to_the_same_result(tiny_bert, tmp_path):
     data = (sentiment_table(40, 0), sentiment_table(24, 1))
     settings = TrainingSettings(**{**SMALL, "keep_checkpoint": True})
-    kwargs = dict(model_spec=tiny_bert, task="sst2", regulariser="istar", lam=-3.0, seed=7, settings=settings, data=data)
+    kwargs = dict(
+        model_spec=tiny_bert,
+        task="sst2",
+        regulariser="istar",
+        lam=-3.0,
+        seed=7,
+        settings=settings,
+        data=data,
+    )
     whole = finetune(out_dir=tmp_path / "whole", **kwargs)
     with pytest.raises(TrainingInterrupted):
         finetune(out_dir=tmp_path / "killed", stop_after_epoch=0, **kwargs)
@@ -255,7 +320,9 @@ def test_killed_run_resumes_to_the_same_result(tiny_bert, tmp_path):
     a = torch.load(tmp_path / "whole" / CHECKPOINT_NAME, weights_only=True)
     b = torch.load(tmp_path / "killed" / CHECKPOINT_NAME, weights_only=True)
     assert all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
-    assert torch.equal(a["rng"]["torch"], b["rng"]["torch"]) and torch.equal(a["rng"]["numpy"]["keys"], b["rng"]["numpy"]["keys"])
+    assert torch.equal(a["rng"]["torch"], b["rng"]["torch"]) and torch.equal(
+        a["rng"]["numpy"]["keys"], b["rng"]["numpy"]["keys"]
+    )
     assert a["rng"]["python"] == b["rng"]["python"]
     # A checkpoint from other settings is refused, not silently mixed in.
     other = TrainingSettings(**{**SMALL, "learning_rate": 5e-4})
@@ -276,7 +343,15 @@ class _RunsCode:
 def test_tampered_checkpoint_is_refused_without_running_code(tiny_bert, tmp_path):
     data = (sentiment_table(40, 0), sentiment_table(24, 1))
     settings = TrainingSettings(**SMALL)
-    kwargs = dict(model_spec=tiny_bert, task="sst2", regulariser="none", lam=0.0, seed=7, settings=settings, data=data)
+    kwargs = dict(
+        model_spec=tiny_bert,
+        task="sst2",
+        regulariser="none",
+        lam=0.0,
+        seed=7,
+        settings=settings,
+        data=data,
+    )
     with pytest.raises(TrainingInterrupted):
         finetune(out_dir=tmp_path / "run", stop_after_epoch=0, **kwargs)
     checkpoint = tmp_path / "run" / CHECKPOINT_NAME
@@ -288,20 +363,37 @@ def test_tampered_checkpoint_is_refused_without_running_code(tiny_bert, tmp_path
         finetune(out_dir=tmp_path / "run", **kwargs)
     assert not marker.exists()
     message = str(info.value)
-    assert message.startswith(f"{checkpoint} holds objects other than tensors and plain data (it asks to run io.open)")
-    assert message.endswith("so it is not a checkpoint this workflow wrote and was not loaded; "
-                            "delete it to start this run afresh")
+    assert message.startswith(
+        f"{checkpoint} holds objects other than tensors and plain data (it asks to run io.open)"
+    )
+    assert message.endswith(
+        "so it is not a checkpoint this workflow wrote and was not loaded; "
+        "delete it to start this run afresh"
+    )
     assert not (tmp_path / "run" / "metrics.json").exists()
 
 
 def test_run_and_save_writes_metrics_and_drops_checkpoint(tiny_bert, tmp_path):
     path = tmp_path / "results/istar/tiny/stsb/none_0/seed0/metrics.json"
     rng = np.random.default_rng(0)
-    table = sentiment_table(32, 2).assign(text_pair=lambda t: t["text"].iloc[::-1].values, label=rng.uniform(0, 5, 32))
+    table = sentiment_table(32, 2).assign(
+        text_pair=lambda t: t["text"].iloc[::-1].values, label=rng.uniform(0, 5, 32)
+    )
     settings = TrainingSettings(**{**SMALL, "epochs": 1, "max_steps": 2})
-    run_and_save(path, model_spec=tiny_bert, task="stsb", regulariser="none", lam=0.0, seed=0, settings=settings, data=(table, table))
+    run_and_save(
+        path,
+        model_spec=tiny_bert,
+        task="stsb",
+        regulariser="none",
+        lam=0.0,
+        seed=0,
+        settings=settings,
+        data=(table, table),
+    )
     record = json.loads(path.read_text())
-    assert record["metric_name"] == "pearson" and record["steps"] == 2 and -1 <= record["metric"] <= 1
+    assert (
+        record["metric_name"] == "pearson" and record["steps"] == 2 and -1 <= record["metric"] <= 1
+    )
     assert not (path.parent / CHECKPOINT_NAME).exists()
     with pytest.raises(ValueError, match="'none' takes λ = 0"):
         check_run("none", 1.0)
@@ -321,14 +413,25 @@ def test_squad_scores_match_hand_worked_examples():
     assert scores["exact_match"] == pytest.approx(1 / 3)
     assert scores["f1"] == pytest.approx((1 + 0.5 + 0) / 3)
     # Best over gold answers: "city of Paris" vs "the city of Paris" → EM 1.
-    assert squad_scores(["city of Paris"], [["Paris", "the city of Paris"]]) == {"exact_match": 1.0, "f1": 1.0}
+    assert squad_scores(["city of Paris"], [["Paris", "the city of Paris"]]) == {
+        "exact_match": 1.0,
+        "f1": 1.0,
+    }
 
 
 def test_squad_span_extraction_uses_offsets(tiny_bert):
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_bert.path)
-    table = pd.DataFrame({"id": ["q"], "question": ["where lives anna ?"], "context": ["anna lives in paris . ben lives in rome ."], "answers": [["paris"]], "answer_starts": [[14]]})
+    table = pd.DataFrame(
+        {
+            "id": ["q"],
+            "question": ["where lives anna ?"],
+            "context": ["anna lives in paris . ben lives in rome ."],
+            "answers": [["paris"]],
+            "answer_starts": [[14]],
+        }
+    )
     features = qa_eval_features(table, tokenizer, max_length=32, doc_stride=8)
     tokens = tokenizer.convert_ids_to_tokens(features.encodings[0]["input_ids"])
     start = tokens.index("paris")
@@ -347,11 +450,30 @@ def test_squad_finetune_runs_end_to_end(tiny_bert, tmp_path):
     for i in range(24):
         name, city = rng.choice(["anna", "ben", "carl"]), rng.choice(["paris", "london", "rome"])
         filler = " ".join(rng.choice(["very", "quite", "really", "not"], size=3))
-        context = f"{name} lives in {city} . the city is {filler} {rng.choice(POSITIVE + NEGATIVE)} ."
-        rows.append({"id": str(i), "question": f"where lives {name} ?", "context": context, "answers": [city], "answer_starts": [context.index(city)]})
+        context = (
+            f"{name} lives in {city} . the city is {filler} {rng.choice(POSITIVE + NEGATIVE)} ."
+        )
+        rows.append(
+            {
+                "id": str(i),
+                "question": f"where lives {name} ?",
+                "context": context,
+                "answers": [city],
+                "answer_starts": [context.index(city)],
+            }
+        )
     table = pd.DataFrame(rows)
     settings = TrainingSettings(**{**SMALL, "epochs": 1, "doc_stride": 8})
-    result = finetune(tiny_bert, "squad", "istar", 1.0, seed=0, out_dir=tmp_path, settings=settings, data=(table, table))
+    result = finetune(
+        tiny_bert,
+        "squad",
+        "istar",
+        1.0,
+        seed=0,
+        out_dir=tmp_path,
+        settings=settings,
+        data=(table, table),
+    )
     assert set(result["scores"]) == {"exact_match", "f1"} and 0 <= result["metric"] <= 1
     assert result["eval_sentences"] == 24
 
@@ -360,12 +482,22 @@ def test_squad_finetune_runs_end_to_end(tiny_bert, tmp_path):
 
 
 def test_run_grid_and_paths():
-    section = {"models": {"m": {}, "unused": {}}, "run_models": ["m"], "tasks": ["sst2"], "regularisers": ["none", "istar"], "lambdas": [-5, 0.5], "seeds": [0, 1]}
+    section = {
+        "models": {"m": {}, "unused": {}},
+        "run_models": ["m"],
+        "tasks": ["sst2"],
+        "regularisers": ["none", "istar"],
+        "lambdas": [-5, 0.5],
+        "seeds": [0, 1],
+    }
     paths = [run_path(r) for r in run_grid(section)]
     assert paths == [
-        "results/istar/m/sst2/none_0/seed0/metrics.json", "results/istar/m/sst2/none_0/seed1/metrics.json",
-        "results/istar/m/sst2/istar_-5/seed0/metrics.json", "results/istar/m/sst2/istar_-5/seed1/metrics.json",
-        "results/istar/m/sst2/istar_0.5/seed0/metrics.json", "results/istar/m/sst2/istar_0.5/seed1/metrics.json",
+        "results/istar/m/sst2/none_0/seed0/metrics.json",
+        "results/istar/m/sst2/none_0/seed1/metrics.json",
+        "results/istar/m/sst2/istar_-5/seed0/metrics.json",
+        "results/istar/m/sst2/istar_-5/seed1/metrics.json",
+        "results/istar/m/sst2/istar_0.5/seed0/metrics.json",
+        "results/istar/m/sst2/istar_0.5/seed1/metrics.json",
     ]
 
 
@@ -388,6 +520,8 @@ def test_tasks_missing_from_the_mirror_are_named_before_any_job(tmp_path, monkey
     with pytest.raises(FileNotFoundError) as error:
         check_tasks_available(["sst2", "rte", "squad"], config)
     message = str(error.value)
-    assert "'rte' needs its validation split" in message and "'squad' is not part of the offline mirror" in message
+    assert (
+        "'rte' needs its validation split" in message
+        and "'squad' is not part of the offline mirror" in message
+    )
     assert message.endswith("Tasks the mirror holds: sst2 (set istar.tasks to those)")
-

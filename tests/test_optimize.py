@@ -14,7 +14,9 @@ CPU = torch.device("cpu")
 def word_task(n=240, dim=16, labels=3, seed=0, multilabel=False):
     rng = np.random.default_rng(seed)
     texts = [f"w{i}" for i in range(n)]
-    vectors = rng.standard_normal((n, dim)).astype(np.float32)  # isotropic start, no class structure
+    vectors = rng.standard_normal((n, dim)).astype(
+        np.float32
+    )  # isotropic start, no class structure
     if multilabel:
         names = ["a", "b", "c"]
         label_sets = [sorted({names[i % 3], names[(i // 3) % 3]}) for i in range(n)]
@@ -59,18 +61,26 @@ def test_trace_matches_independent_metrics_at_the_end():
     left = torch.as_tensor(problem.left)
     for _ in range(5):
         opt.zero_grad()
-        torch.nn.functional.cross_entropy(model(left, None), torch.as_tensor(problem.targets)).backward()
+        torch.nn.functional.cross_entropy(
+            model(left, None), torch.as_tensor(problem.targets)
+        ).backward()
         opt.step()
     table_now = model.embeddings.weight.detach().numpy().astype(np.float64)
     assert trace.iloc[-1]["isoscore"] == pytest.approx(float(IsoScore(table_now)), abs=1e-5)
-    assert trace.iloc[-1]["silhouette"] == pytest.approx(silhouette_score(table_now[problem.left], problem.targets), abs=1e-4)
+    assert trace.iloc[-1]["silhouette"] == pytest.approx(
+        silhouette_score(table_now[problem.left], problem.targets), abs=1e-4
+    )
 
 
 def test_pairs_classify_the_concatenation_and_share_rows():
     rng = np.random.default_rng(1)
     texts = [f"s{i}" for i in range(30)]
     table = pd.DataFrame(
-        {"text": [texts[i % 10] for i in range(60)], "text_pair": [texts[10 + i % 20] for i in range(60)], "label": [str(i % 3) for i in range(60)]}
+        {
+            "text": [texts[i % 10] for i in range(60)],
+            "text_pair": [texts[10 + i % 20] for i in range(60)],
+            "label": [str(i % 3) for i in range(60)],
+        }
     )
     index = pd.Series(texts + ["unused"])
     vectors = rng.standard_normal((31, 8)).astype(np.float32)
@@ -121,11 +131,15 @@ def test_metric_stride_and_sampling():
     assert list(trace["step"]) == [0, 4, 8, 10]
     assert trace[["isoscore", "silhouette"]].notna().all().all()
     full, _ = optimize(problem, settings(updates=10, metric_stride=4), CPU)
-    assert abs(trace["isoscore"].iloc[0] - full["isoscore"].iloc[0]) > 1e-6  # a sample, not every item
+    assert (
+        abs(trace["isoscore"].iloc[0] - full["isoscore"].iloc[0]) > 1e-6
+    )  # a sample, not every item
     again, _ = optimize(problem, settings(updates=10, metric_stride=4, metric_sample_size=50), CPU)
     pd.testing.assert_frame_equal(trace, again)  # the samples are seeded
     # A fresh sample at every update: with a (practically) frozen table the metrics still move.
-    frozen, _ = optimize(problem, settings(updates=3, learning_rate=1e-12, metric_sample_size=50), CPU)
+    frozen, _ = optimize(
+        problem, settings(updates=3, learning_rate=1e-12, metric_sample_size=50), CPU
+    )
     assert frozen["isoscore"].nunique() == 4 and frozen["silhouette"].nunique() == 4
     unsampled, _ = optimize(problem, settings(updates=3, learning_rate=1e-12), CPU)
     assert np.ptp(unsampled["isoscore"]) < 1e-6
@@ -145,8 +159,11 @@ def test_divergence_is_reported_with_its_update():
     table, index, vectors = word_task(n=60, dim=8)
     problem = build_problem(table, index, vectors)
     # Adam moves each weight by ~lr per update: 1e37 overflows the logits within a few updates
-    with pytest.raises(FloatingPointError, match=r"loss became (nan|inf) at update \d+; lower the learning rate"):
+    with pytest.raises(
+        FloatingPointError, match=r"loss became (nan|inf) at update \d+; lower the learning rate"
+    ):
         optimize(problem, settings(updates=250, learning_rate=1e37), CPU)
+
 
 # A run as the rule runs it: train, then write the trace atomically (scripts/optimize_embeddings.py).
 _KILLABLE_RUN = """
@@ -179,8 +196,12 @@ def test_sigkill_mid_optimisation_then_rerun_gives_the_identical_trace(tmp_path)
     out = tmp_path / "seed0" / "trace.parquet"
 
     def start(path: Path, updates: int) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-c", _KILLABLE_RUN, str(path), tests, str(updates)],
-                                stdout=subprocess.PIPE, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        return subprocess.Popen(
+            [sys.executable, "-c", _KILLABLE_RUN, str(path), tests, str(updates)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+        )
 
     killed = start(out, 100_000)  # far more updates than it is given time for
     assert killed.stdout.readline().strip() == "training"
@@ -192,7 +213,10 @@ def test_sigkill_mid_optimisation_then_rerun_gives_the_identical_trace(tmp_path)
     for path in (out, tmp_path / "uninterrupted" / "trace.parquet"):
         run = start(path, 100)
         assert run.wait(timeout=300) == 0
-    rerun, whole = pd.read_parquet(out), pd.read_parquet(tmp_path / "uninterrupted" / "trace.parquet")
+    rerun, whole = (
+        pd.read_parquet(out),
+        pd.read_parquet(tmp_path / "uninterrupted" / "trace.parquet"),
+    )
     assert len(rerun) == 101
     pd.testing.assert_frame_equal(rerun, whole, check_exact=True)
 
@@ -211,7 +235,12 @@ def test_progress_reaches_the_log_with_the_time_left(tmp_path):
     finally:
         logging.getLogger().handlers.clear()
     lines = log_file.read_text().splitlines()
-    assert any(line.endswith("40 updates, metrics after every 10 (5 evaluations with step 0) on cpu") for line in lines)
+    assert any(
+        line.endswith("40 updates, metrics after every 10 (5 evaluations with step 0) on cpu")
+        for line in lines
+    )
     progress = [line.split("isotropy.optimize: ")[1] for line in lines if ": update " in line]
-    assert [p.split(":")[0] for p in progress] == [f"update {k}/40 ({k * 100 // 40}%)" for k in range(2, 41, 2)]
+    assert [p.split(":")[0] for p in progress] == [
+        f"update {k}/40 ({k * 100 // 40}%)" for k in range(2, 41, 2)
+    ]
     assert all(" elapsed, about " in p and p.endswith(" left") for p in progress)

@@ -31,7 +31,9 @@ def test_a_loop_that_may_stop_early_reports_the_nearer_limit(caplog):
     progress = ProgressLog(5000, "token embeddings, sentences read", every=30, clock=lambda: now[0])
     with caplog.at_level(logging.INFO, logger="isotropy.progress"):
         now[0] = 40.0
-        progress.update(100, share=0.4)  # 100 of 5,000 sentences read, but 40% of the token cap kept
+        progress.update(
+            100, share=0.4
+        )  # 100 of 5,000 sentences read, but 40% of the token cap kept
         now[0] = 100.0
         progress.update(150, share=1.0)  # the cap is reached: logged as the end
     assert [r.getMessage() for r in caplog.records] == [

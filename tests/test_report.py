@@ -54,7 +54,10 @@ class _Tags(HTMLParser):
 def _captions(text: str) -> dict[str, str]:
     """Result path → caption as plain text, from the report's embedded results table."""
     captions = {}
-    for match in re.finditer(r'"(results/[^"]+)": \{"name": "[^"]*", "filename": "[^"]*", "labels": [^,]*, "size": "[^"]*", "caption": "((?:[^"\\]|\\.)*)"', text):
+    for match in re.finditer(
+        r'"(results/[^"]+)": \{"name": "[^"]*", "filename": "[^"]*", "labels": [^,]*, "size": "[^"]*", "caption": "((?:[^"\\]|\\.)*)"',
+        text,
+    ):
         caption = json.loads(f'"{match.group(2)}"')
         captions[match.group(1)] = html.unescape(re.sub(r"<[^>]+>", "", caption))
     return captions
@@ -67,10 +70,18 @@ def report(tiny_run, tmp_path_factory):
     base = list(command)
     targets = ["all"]
     if not (workdir / "results/claims.csv").is_file():  # the shared fixture may not have made it
-        made = subprocess.run(base + ["check_claims"], capture_output=True, text=True, env=env, timeout=900)
+        made = subprocess.run(
+            base + ["check_claims"], capture_output=True, text=True, env=env, timeout=900
+        )
         assert made.returncode == 0, made.stderr[-4000:]
     path = tmp_path_factory.mktemp("report") / "report.html"
-    result = subprocess.run(base + ["--report", str(path), *targets], capture_output=True, text=True, env=env, timeout=900)
+    result = subprocess.run(
+        base + ["--report", str(path), *targets],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr[-4000:]
     return workdir, path.read_text(encoding="utf-8")
 
@@ -95,12 +106,21 @@ def test_every_figure_and_table_has_its_caption(report):
     for path, names in EXPECTED_OTHER.items():
         assert names in captions.get(path, ""), (path, captions.get(path))
         assert "Seeds: 0" in captions[path] and "Models:" in captions[path], (path, captions[path])
-    assert "miniLM" in captions["results/geometry/sts.csv"] and "stsb (train split)" in captions["results/geometry/sts.csv"]
-    assert "tasks: sst2" in captions["results/istar/runs.csv"] and "λ ∈ -5, 5" in captions["results/istar/runs.csv"]
+    assert (
+        "miniLM" in captions["results/geometry/sts.csv"]
+        and "stsb (train split)" in captions["results/geometry/sts.csv"]
+    )
+    assert (
+        "tasks: sst2" in captions["results/istar/runs.csv"]
+        and "λ ∈ -5, 5" in captions["results/istar/runs.csv"]
+    )
     assert "all-MiniLM-L6-v2" in captions["results/main/figure2.pdf"]
     assert "rte, wnli" in captions["results/glue/figure4.pdf"]
     # The tiny run builds every study, so the claims read the I-STAR and STS tables too.
-    assert "istar_runs" in captions["results/claims.csv"] and "geometry_sts" in captions["results/claims.csv"]
+    assert (
+        "istar_runs" in captions["results/claims.csv"]
+        and "geometry_sts" in captions["results/claims.csv"]
+    )
     assert "not run" not in captions["results/claims.csv"].split("Results read in this run:")[1]
     # The embedded figure is the real file.
     import base64

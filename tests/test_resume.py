@@ -35,8 +35,13 @@ def _snakemake(*args: str) -> list[str]:
 @pytest.mark.slow
 def test_killed_run_is_resumed_by_unlock_and_rerun(tmp_path):
     (tmp_path / "Snakefile").write_text(SNAKEFILE)
-    killed = subprocess.Popen(_snakemake(), cwd=tmp_path, start_new_session=True,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    killed = subprocess.Popen(
+        _snakemake(),
+        cwd=tmp_path,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while not (tmp_path / "started.txt").exists():
         assert killed.poll() is None and time.monotonic() < deadline, "the toy job never started"
@@ -45,12 +50,18 @@ def test_killed_run_is_resumed_by_unlock_and_rerun(tmp_path):
     killed.wait(timeout=30)
 
     rerun = subprocess.run(_snakemake(), cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert rerun.returncode != 0 and "LockException" in rerun.stderr + rerun.stdout, rerun.stderr[-2000:]
+    assert rerun.returncode != 0 and "LockException" in rerun.stderr + rerun.stdout, rerun.stderr[
+        -2000:
+    ]
 
     # make resume: unlock, then the run again; the job cut off after writing "partial" is made
     # again (rerun-incomplete), not taken for finished.
-    unlock = subprocess.run(_snakemake("--unlock"), cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    unlock = subprocess.run(
+        _snakemake("--unlock"), cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert unlock.returncode == 0, unlock.stderr[-2000:]
-    resumed = subprocess.run(_snakemake(), cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    resumed = subprocess.run(
+        _snakemake(), cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert (tmp_path / "done.txt").read_text() == "finished\n"

@@ -50,10 +50,13 @@ IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 # What this private cluster needs on top of the profile (see the module docstring).
 TEST_CLUSTER_ARGS = [
-    "--slurm-status-command", "squeue",
-    "--slurm-init-seconds-before-status-checks", "2",
+    "--slurm-status-command",
+    "squeue",
+    "--slurm-init-seconds-before-status-checks",
+    "2",
     "--slurm-keep-successful-logs",
-    "--latency-wait", "10",
+    "--latency-wait",
+    "10",
 ]
 
 # Sentence embeddings of one data set: two CPU rules, then a GPU rule. Every level of the
@@ -94,11 +97,17 @@ class Cluster:
         path = self.scratch / "jobcomp.log"
         if not path.exists():
             return []
-        return [dict(re.findall(r"(\w+)=(\S*)", line)) for line in path.read_text().splitlines() if line.strip()]
+        return [
+            dict(re.findall(r"(\w+)=(\S*)", line))
+            for line in path.read_text().splitlines()
+            if line.strip()
+        ]
 
     def job_details(self, job_id: str) -> dict[str, str]:
         """`scontrol show job` for one job (finished jobs stay known for MinJobAge=600 s)."""
-        out = subprocess.run(["scontrol", "show", "job", "-o", job_id], capture_output=True, text=True, timeout=30)
+        out = subprocess.run(
+            ["scontrol", "show", "job", "-o", job_id], capture_output=True, text=True, timeout=30
+        )
         assert out.returncode == 0, out.stderr
         return dict(re.findall(r"(\S+?)=(\S*)", out.stdout))
 
@@ -125,7 +134,10 @@ def slurm_cluster():
     scratch = Path(tempfile.mkdtemp(prefix="isoslurm-", dir="/tmp"))
     try:
         start = subprocess.run(
-            [str(SLURM_SCRIPTS / "start_cluster.sh"), str(scratch)], capture_output=True, text=True, timeout=900
+            [str(SLURM_SCRIPTS / "start_cluster.sh"), str(scratch)],
+            capture_output=True,
+            text=True,
+            timeout=900,
         )
     except subprocess.TimeoutExpired:
         subprocess.run([str(SLURM_SCRIPTS / "stop_cluster.sh"), str(scratch)], timeout=120)
@@ -148,7 +160,9 @@ def _start(args: list[str], cwd: Path, env: dict, log: Path) -> subprocess.Popen
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w") as out:
         # Own session, so a run that overstays is stopped with everything it started.
-        return subprocess.Popen(args, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            args, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
 
 
 def _finish(proc: subprocess.Popen, log: Path, timeout: float) -> tuple[int, str]:
@@ -161,7 +175,9 @@ def _finish(proc: subprocess.Popen, log: Path, timeout: float) -> tuple[int, str
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-        pytest.fail(f"{' '.join(map(str, proc.args))} did not finish within {timeout} s:\n{log.read_text()[-4000:]}")
+        pytest.fail(
+            f"{' '.join(map(str, proc.args))} did not finish within {timeout} s:\n{log.read_text()[-4000:]}"
+        )
     return proc.returncode, log.read_text()
 
 
@@ -231,7 +247,6 @@ rule broken:
 """
 
 
-
 class Runs:
     """The three Snakemake runs, started together (the SLURM runs mostly wait on the
     scheduler, so overlapping them saves minutes), with exit codes and output."""
@@ -240,30 +255,63 @@ class Runs:
         mirror = tiny_workflow.make_tiny_mirror(mirror_root, base / "mirror")
         config = tiny_workflow.write_tiny_config(base / "config.yaml", mirror)
         env = tiny_workflow.snakemake_environment(mirror)
-        self.local_dir, self.slurm_dir, self.failing_dir = base / "local", base / "slurm", base / "failing"
+        self.local_dir, self.slurm_dir, self.failing_dir = (
+            base / "local",
+            base / "slurm",
+            base / "failing",
+        )
         self.failing_dir.mkdir()
         (self.failing_dir / "Snakefile").write_text(FAILING_SNAKEFILE)
         workflow = [TARGET, "--configfile", str(config)]  # --configfile takes several values: last
         commands = {
-            "local": ([*SNAKEMAKE, "--cores", "2", "--directory", str(self.local_dir), *workflow], ROOT, env),
+            "local": (
+                [*SNAKEMAKE, "--cores", "2", "--directory", str(self.local_dir), *workflow],
+                ROOT,
+                env,
+            ),
             "slurm": (
                 [
-                    *SNAKEMAKE, "--profile", PROFILE_NAME, *TEST_CLUSTER_ARGS, "--jobs", "2",
+                    *SNAKEMAKE,
+                    "--profile",
+                    PROFILE_NAME,
+                    *TEST_CLUSTER_ARGS,
+                    "--jobs",
+                    "2",
                     # The profile's GPU-partition override, exercised: GPU rules go to partition gpu.
-                    "--set-resources", *(f"{rule}:slurm_partition=gpu" for rule in GPU_PARTITION_RULES),
-                    "--directory", str(self.slurm_dir), *workflow,
+                    "--set-resources",
+                    *(f"{rule}:slurm_partition=gpu" for rule in GPU_PARTITION_RULES),
+                    "--directory",
+                    str(self.slurm_dir),
+                    *workflow,
                 ],
-                ROOT, env,
+                ROOT,
+                env,
             ),
             "failing": (
-                [*SNAKEMAKE, "--profile", str(PROFILE), *TEST_CLUSTER_ARGS, "--jobs", "2", "--keep-going"],
-                self.failing_dir, dict(os.environ),
+                [
+                    *SNAKEMAKE,
+                    "--profile",
+                    str(PROFILE),
+                    *TEST_CLUSTER_ARGS,
+                    "--jobs",
+                    "2",
+                    "--keep-going",
+                ],
+                self.failing_dir,
+                dict(os.environ),
             ),
         }
         started = time.monotonic()
-        procs = {name: _start(args, cwd, e, base / f"{name}.log") for name, (args, cwd, e) in commands.items()}
-        self.results = {name: _finish(proc, base / f"{name}.log", timeout=540) for name, proc in procs.items()}
-        print(f"\nlocal, SLURM and failing runs all finished after {time.monotonic() - started:.0f} s")
+        procs = {
+            name: _start(args, cwd, e, base / f"{name}.log")
+            for name, (args, cwd, e) in commands.items()
+        }
+        self.results = {
+            name: _finish(proc, base / f"{name}.log", timeout=540) for name, proc in procs.items()
+        }
+        print(
+            f"\nlocal, SLURM and failing runs all finished after {time.monotonic() - started:.0f} s"
+        )
 
 
 @pytest.fixture(scope="module")
@@ -290,26 +338,50 @@ def test_workflow_runs_through_slurm_and_matches_a_local_run(slurm_cluster, runs
         assert job["JobState"] == "COMPLETED", job
         requested_gpu = "gpu" in job.get("TresPerJob", "")
         if job["rule"] in GPU_RULES:
-            assert requested_gpu and job["TresPerJob"] == "gres:gpu:1", f"{job['rule']}: {job.get('TresPerJob')}"
+            assert requested_gpu and job["TresPerJob"] == "gres:gpu:1", (
+                f"{job['rule']}: {job.get('TresPerJob')}"
+            )
             assert job["Partition"] == "gpu", job
         else:
-            assert not requested_gpu, f"CPU rule {job['rule']} requested a GPU: {job.get('TresPerJob')}"
+            assert not requested_gpu, (
+                f"CPU rule {job['rule']} requested a GPU: {job.get('TresPerJob')}"
+            )
             assert job["Partition"] == "main", job
         # The rule's own requests reached sbatch: mem_mb as --mem, threads as CPUs, runtime
         # as the time limit (minutes), exactly as Snakemake resolved them for the job.
         requested = _resolved_resources(slurm_log, job["rule"])
-        assert job["MinMemoryNode"] == f"{requested['mem_mb']}M", (job["rule"], job["MinMemoryNode"], requested)
-        assert job["NumCPUs"] == requested.get("threads", "1"), (job["rule"], job["NumCPUs"], requested)
-        assert job["TimeLimit"] == _minutes_to_slurm(int(requested["runtime"])), (job["rule"], job["TimeLimit"])
+        assert job["MinMemoryNode"] == f"{requested['mem_mb']}M", (
+            job["rule"],
+            job["MinMemoryNode"],
+            requested,
+        )
+        assert job["NumCPUs"] == requested.get("threads", "1"), (
+            job["rule"],
+            job["NumCPUs"],
+            requested,
+        )
+        assert job["TimeLimit"] == _minutes_to_slurm(int(requested["runtime"])), (
+            job["rule"],
+            job["TimeLimit"],
+        )
         assert any((slurm_dir / ".snakemake" / "slurm_logs").rglob(f"{job['JobId']}.log")), job
 
     # Same results as the local run.
-    for name in ("resources/data/polarity.parquet", "resources/embeddings/miniLM/polarity/index.parquet"):
-        pd.testing.assert_frame_equal(pd.read_parquet(local_dir / name), pd.read_parquet(slurm_dir / name))
-    np.testing.assert_allclose(np.load(slurm_dir / TARGET), np.load(local_dir / TARGET), rtol=1e-5, atol=1e-6)
+    for name in (
+        "resources/data/polarity.parquet",
+        "resources/embeddings/miniLM/polarity/index.parquet",
+    ):
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(local_dir / name), pd.read_parquet(slurm_dir / name)
+        )
+    np.testing.assert_allclose(
+        np.load(slurm_dir / TARGET), np.load(local_dir / TARGET), rtol=1e-5, atol=1e-6
+    )
     manifest = "resources/raw/polarity/manifest.json"
     _assert_same_json(
-        json.loads((local_dir / manifest).read_text()), json.loads((slurm_dir / manifest).read_text()), ignore=("created",)
+        json.loads((local_dir / manifest).read_text()),
+        json.loads((slurm_dir / manifest).read_text()),
+        ignore=("created",),
     )
 
 
@@ -332,10 +404,20 @@ def test_failing_job_is_retried_per_profile_and_leaves_no_output(slurm_cluster, 
     broken = [j for j in jobs if j["rule"] == "broken"]
     flaky = [j for j in jobs if j["rule"] == "flaky"]
     assert [j["JobState"] for j in broken] == ["FAILED"] * (retries + 1), broken
-    assert [(j["JobState"], j["MinMemoryNode"]) for j in flaky] == [("FAILED", "400M"), ("COMPLETED", "800M")], flaky
-    assert all("gpu" not in j.get("TresPerJob", "") for j in jobs), "CPU rules must not request a GPU"
+    assert [(j["JobState"], j["MinMemoryNode"]) for j in flaky] == [
+        ("FAILED", "400M"),
+        ("COMPLETED", "800M"),
+    ], flaky
+    assert all("gpu" not in j.get("TresPerJob", "") for j in jobs), (
+        "CPU rules must not request a GPU"
+    )
     # SLURM's log of a failed job is kept and holds the job's own error message.
-    logs = [next((workdir / ".snakemake" / "slurm_logs" / "rule_broken").rglob(f"{j['JobId']}.log"), None) for j in broken]
+    logs = [
+        next(
+            (workdir / ".snakemake" / "slurm_logs" / "rule_broken").rglob(f"{j['JobId']}.log"), None
+        )
+        for j in broken
+    ]
     assert all(logs), f"SLURM logs of failed jobs missing: {logs}"
     assert "broken: fails on purpose" in logs[-1].read_text()
 
@@ -352,7 +434,9 @@ def test_profile_name_slurm_resolves_from_the_root_to_the_one_profile(monkeypatc
     from snakemake.cli import get_profile_dir
 
     link = ROOT / PROFILE_NAME
-    assert link.is_symlink() and os.readlink(link) == "profiles/slurm", "./slurm must be a relative link to profiles/slurm"
+    assert link.is_symlink() and os.readlink(link) == "profiles/slurm", (
+        "./slurm must be a relative link to profiles/slurm"
+    )
     monkeypatch.chdir(ROOT)
     found = get_profile_dir(PROFILE_NAME)
     assert found is not None, "snakemake --profile slurm finds no profile from the repository root"
@@ -371,8 +455,18 @@ def test_slurm_profile_requests_gpus_only_through_gpu_rules():
     assert slurm["executor"] == "slurm"
     assert slurm["retries"] >= 1 and slurm["jobs"] >= 1 and slurm["latency-wait"] >= 5
     defaults = set(slurm["default-resources"])
-    forbidden = {"gpu", "gpus", "gpu_model", "gres", "cpus_per_task", "cpus_per_gpu", "tasks_per_gpu"}
-    assert not defaults & forbidden, f"default-resources would apply to every rule: {sorted(defaults & forbidden)}"
+    forbidden = {
+        "gpu",
+        "gpus",
+        "gpu_model",
+        "gres",
+        "cpus_per_task",
+        "cpus_per_gpu",
+        "tasks_per_gpu",
+    }
+    assert not defaults & forbidden, (
+        f"default-resources would apply to every rule: {sorted(defaults & forbidden)}"
+    )
     for key in ("mem_mb", "runtime"):  # a retry asks for more
         assert "attempt" in str(slurm["default-resources"][key]), key
     # A production cluster has accounting: sacct by default; the test overrides it to squeue.
@@ -403,8 +497,21 @@ def test_slurm_profile_dry_run_requests_a_gpu_for_gpu_rules_only(tmp_path):
         pytest.skip("the offline data mirror is not found (set ISOTROPY_MIRROR)")
     config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
     result = subprocess.run(
-        [*SNAKEMAKE, "--profile", PROFILE_NAME, "-n", "--directory", str(tmp_path / "work"), "--configfile", str(config)],
-        cwd=ROOT, env=tiny_workflow.snakemake_environment(mirror), capture_output=True, text=True, timeout=300,
+        [
+            *SNAKEMAKE,
+            "--profile",
+            PROFILE_NAME,
+            "-n",
+            "--directory",
+            str(tmp_path / "work"),
+            "--configfile",
+            str(config),
+        ],
+        cwd=ROOT,
+        env=tiny_workflow.snakemake_environment(mirror),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr[-4000:]
     output = result.stdout + result.stderr
@@ -413,14 +520,18 @@ def test_slurm_profile_dry_run_requests_a_gpu_for_gpu_rules_only(tmp_path):
     asking = {rule for rule, block in jobs if re.search(r"resources: .*\bgpu=", block)}
     declaring = _rules_declaring_gpu()
     planned = {rule for rule, _ in jobs}
-    assert asking == declaring & planned, f"GPU requests {sorted(asking)}; rules declaring gpu {sorted(declaring & planned)}"
+    assert asking == declaring & planned, (
+        f"GPU requests {sorted(asking)}; rules declaring gpu {sorted(declaring & planned)}"
+    )
     assert asking, "the tiny configuration should include at least one GPU rule"
 
 
 def _rules_declaring_gpu() -> set[str]:
     declaring = set()
     for smk in (ROOT / "rules").glob("*.smk"):
-        for rule, body in re.findall(r"^rule (\w+):\n((?:[ \t]+.*\n|\n)+)", smk.read_text(), re.MULTILINE):
+        for rule, body in re.findall(
+            r"^rule (\w+):\n((?:[ \t]+.*\n|\n)+)", smk.read_text(), re.MULTILINE
+        ):
             if re.search(r"^\s+gpu\s*=", body, re.MULTILINE):
                 declaring.add(rule)
     return declaring

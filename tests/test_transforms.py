@@ -29,7 +29,9 @@ def test_centre():
     out = T.centre(x)
     assert out.dtype == np.float32
     np.testing.assert_allclose(out.mean(axis=0), 0.0, atol=1e-4)
-    np.testing.assert_allclose(T.centre(np.arange(12).reshape(4, 3)), np.arange(12).reshape(4, 3) - [4.5, 5.5, 6.5])
+    np.testing.assert_allclose(
+        T.centre(np.arange(12).reshape(4, 3)), np.arange(12).reshape(4, 3) - [4.5, 5.5, 6.5]
+    )
 
 
 def test_all_but_the_top_matches_pca_construction():
@@ -65,10 +67,14 @@ def test_cluster_based_isotropy_matches_kmeans_pca_construction():
     assert out.dtype == np.float32
     np.testing.assert_allclose(out, expected, atol=1e-4)
     # seeded: identical on a second run
-    np.testing.assert_array_equal(out, T.cluster_based_isotropy(x, n_clusters=4, n_directions=2, seed=5))
+    np.testing.assert_array_equal(
+        out, T.cluster_based_isotropy(x, n_clusters=4, n_directions=2, seed=5)
+    )
     # zero directions = per-cluster centring only
     np.testing.assert_allclose(
-        T.cluster_based_isotropy(x64, n_clusters=4, n_directions=0, seed=5), M.cluster_centred(x64, labels), atol=1e-9
+        T.cluster_based_isotropy(x64, n_clusters=4, n_directions=0, seed=5),
+        M.cluster_centred(x64, labels),
+        atol=1e-9,
     )
 
 
@@ -84,13 +90,17 @@ def test_cluster_based_isotropy_improves_isotropy_more_than_global_removal():
 def test_cluster_based_isotropy_gmm_variant():
     x, _ = _anisotropic_clusters()
     out = T.cluster_based_isotropy(x, n_clusters=4, n_directions=0, seed=1, method="gmm")
-    labels = GaussianMixture(n_components=4, covariance_type="diag", random_state=1).fit_predict(x.astype(np.float64))
+    labels = GaussianMixture(n_components=4, covariance_type="diag", random_state=1).fit_predict(
+        x.astype(np.float64)
+    )
     np.testing.assert_allclose(out, M.cluster_centred(x.astype(np.float64), labels), atol=1e-4)
 
 
 def test_small_clusters_keep_a_direction():
     x = np.random.default_rng(2).normal(size=(30, 6))
-    out = T.cluster_based_isotropy(x, n_clusters=10, n_directions=4, seed=0)  # some clusters < 5 points
+    out = T.cluster_based_isotropy(
+        x, n_clusters=10, n_directions=4, seed=0
+    )  # some clusters < 5 points
     assert np.isfinite(out).all() and out.shape == x.shape
     # No member may become the zero vector: cosine similarity (STS) needs every row.
     assert np.linalg.norm(out, axis=1).min() > 1e-6

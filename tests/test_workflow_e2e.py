@@ -16,7 +16,9 @@ def test_main_study_tables_count_the_real_items(tiny_run):
     table1 = pd.read_csv(workdir / "results/main/table1.csv").set_index("dataset")
     assert table1.loc["polarity", "items"] == 160  # 80 positive + 80 negative sentences
     assert table1.loc["polarity", "params"] == 160 * 384 + 384 * 2  # no bias (paper Table 1)
-    assert table1.loc["snli", "items"] == 160 and table1.loc["snli", "rows"] < 2 * 160  # shared premises
+    assert (
+        table1.loc["snli", "items"] == 160 and table1.loc["snli", "rows"] < 2 * 160
+    )  # shared premises
     assert table1.loc["snli", "params"] == table1.loc["snli", "rows"] * 384 + 768 * 3 + 3
     correlations = pd.read_csv(workdir / "results/main/correlations.csv")
     assert set(correlations["scope"]) == {"all", "seed0", "seed1"}
@@ -37,7 +39,9 @@ def test_glue_tables(tiny_run):
     for task in ("rte", "wnli"):  # pairs as [u; v] into a classifier with bias, 2 classes
         assert table2.loc[task, "params"] == table2.loc[task, "rows"] * 384 + 768 * 2 + 2
     trace = pd.read_parquet(workdir / "results/glue/miniLM/rte/seed0/trace.parquet")
-    assert list(trace["step"]) == list(range(9)) and trace.notna().all().all()  # 8 updates, metrics after each
+    assert (
+        list(trace["step"]) == list(range(9)) and trace.notna().all().all()
+    )  # 8 updates, metrics after each
     table3 = pd.read_csv(workdir / "results/glue/table3.csv")
     assert set(table3["dataset"]) == {"rte", "wnli"}
 
@@ -46,7 +50,9 @@ def test_traces_and_provenance(tiny_run):
     workdir, _, _ = tiny_run
     trace = pd.read_parquet(workdir / "results/main/miniLM/polarity/seed0/trace.parquet")
     assert list(trace["step"]) == list(range(13)) and trace.notna().all().all()
-    record = json.loads((workdir / "results/main/miniLM/polarity/seed0/trace.parquet.provenance.json").read_text())
+    record = json.loads(
+        (workdir / "results/main/miniLM/polarity/seed0/trace.parquet.provenance.json").read_text()
+    )
     assert record["rule"] == "optimize_embeddings" and record["seeds"] == [0]
     assert any(path.endswith("vectors.npy") for path in record["inputs"])
     assert record["packages"]["torch"].startswith("2.13.0") and record["code"]["git_commit"]
@@ -54,7 +60,13 @@ def test_traces_and_provenance(tiny_run):
 
 def test_rerun_has_nothing_to_do(tiny_run):
     workdir, command, mirror = tiny_run
-    result = subprocess.run(command + ["--dry-run"], capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=600)
+    result = subprocess.run(
+        command + ["--dry-run"],
+        capture_output=True,
+        text=True,
+        env=tiny_workflow.snakemake_environment(mirror),
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Nothing to be done" in result.stdout + result.stderr
 
@@ -67,14 +79,29 @@ def test_figures_are_redrawn_without_training(tiny_run, tmp_path):
     configfiles = ["--configfile", command[command.index("--configfile") + 1], str(overlay)]
     plot_rules = ["plot_metric_curves", "plot_silhouette_vs_isoscore"]
     result = subprocess.run(
-        command + ["figures", "--dry-run", *configfiles, "--config", "studies=[main,glue]",
-                   "--allowed-rules", *plot_rules, "--forcerun", *plot_rules],
-        capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=600,
+        command
+        + [
+            "figures",
+            "--dry-run",
+            *configfiles,
+            "--config",
+            "studies=[main,glue]",
+            "--allowed-rules",
+            *plot_rules,
+            "--forcerun",
+            *plot_rules,
+        ],
+        capture_output=True,
+        text=True,
+        env=tiny_workflow.snakemake_environment(mirror),
+        timeout=600,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     stats = result.stdout.split("Job stats:")[1].splitlines()[3:]  # after the header and its rule
     scheduled = {line.split()[0] for line in stats[: stats.index("")]}
-    assert scheduled == {"plot_metric_curves", "plot_silhouette_vs_isoscore", "figures", "total"}, result.stdout[-3000:]
+    assert scheduled == {"plot_metric_curves", "plot_silhouette_vs_isoscore", "figures", "total"}, (
+        result.stdout[-3000:]
+    )
 
 
 def test_geometry_reads_its_data_through_the_downloads(tiny_run):
@@ -82,32 +109,57 @@ def test_geometry_reads_its_data_through_the_downloads(tiny_run):
     # so the audit walks these results back to the raw data like any other.
     workdir, _, mirror = tiny_run
     for output, manifest_path, name in (
-        ("resources/geometry/miniLM/polarity/token_embeddings.npz", "resources/raw/polarity/manifest.json", "polarity/rt-polarity.pos"),
-        ("resources/geometry/miniLM/stsb/sentence_embeddings.npz", "resources/raw/hf_stsb_train/manifest.json", "glue/STS-B/train.tsv"),
+        (
+            "resources/geometry/miniLM/polarity/token_embeddings.npz",
+            "resources/raw/polarity/manifest.json",
+            "polarity/rt-polarity.pos",
+        ),
+        (
+            "resources/geometry/miniLM/stsb/sentence_embeddings.npz",
+            "resources/raw/hf_stsb_train/manifest.json",
+            "glue/STS-B/train.tsv",
+        ),
     ):
         record = json.loads((workdir / f"{output}.provenance.json").read_text())
-        assert list(record["inputs"]) == [manifest_path] and "data" not in record, (output, sorted(record["inputs"]))
+        assert list(record["inputs"]) == [manifest_path] and "data" not in record, (
+            output,
+            sorted(record["inputs"]),
+        )
         manifest = json.loads((workdir / manifest_path).read_text())
         digest = hashlib.sha256((mirror / name).read_bytes()).hexdigest()
-        assert any(i["mirror_path"] == name and i["sha256"] == digest for i in manifest["inputs"]), manifest["inputs"]
+        assert any(
+            i["mirror_path"] == name and i["sha256"] == digest for i in manifest["inputs"]
+        ), manifest["inputs"]
 
 
 def test_istar_runs_read_their_task_splits_through_the_downloads(tiny_run):
     workdir, _, mirror = tiny_run
-    record = json.loads((workdir / "results/istar/miniLM/sst2/none_0/seed0/metrics.json.provenance.json").read_text())
+    record = json.loads(
+        (
+            workdir / "results/istar/miniLM/sst2/none_0/seed0/metrics.json.provenance.json"
+        ).read_text()
+    )
     for split, name in (("train", "glue/SST-2/train.tsv"), ("validation", "glue/SST-2/dev.tsv")):
         manifest_path = f"resources/raw/hf_sst2_{split}/manifest.json"
         assert manifest_path in record["inputs"], sorted(record["inputs"])
         manifest = json.loads((workdir / manifest_path).read_text())
         digest = hashlib.sha256((mirror / name).read_bytes()).hexdigest()
-        assert [(i["mirror_path"], i["sha256"]) for i in manifest["inputs"]] == [(name, digest)], manifest["inputs"]
+        assert [(i["mirror_path"], i["sha256"]) for i in manifest["inputs"]] == [(name, digest)], (
+            manifest["inputs"]
+        )
     assert "data" not in record  # nothing read behind the workflow's back
 
 
 def test_combined_geometry_results_record_their_seeds(tiny_run):
     workdir, _, _ = tiny_run
-    for output in ("results/geometry/sts.csv", "results/geometry/lid.csv", "results/geometry/figures/sts.pdf"):
-        assert json.loads((workdir / f"{output}.provenance.json").read_text())["seeds"] == [0], output
+    for output in (
+        "results/geometry/sts.csv",
+        "results/geometry/lid.csv",
+        "results/geometry/figures/sts.pdf",
+    ):
+        assert json.loads((workdir / f"{output}.provenance.json").read_text())["seeds"] == [0], (
+            output
+        )
 
 
 def test_paper_comparison_sets_our_numbers_beside_the_papers(tiny_run):
@@ -115,14 +167,33 @@ def test_paper_comparison_sets_our_numbers_beside_the_papers(tiny_run):
     table = pd.read_csv(workdir / "results/paper_comparison.csv")
     items = table[table["quantity"] == "items"].set_index("setup")
     # the tiny run classifies 160 polarity sentences: a count that differs from the paper's, said so
-    assert items.loc["polarity", "our_value"] == 160 and items.loc["polarity", "paper_value"] == 10_662 and items.loc["polarity", "verdict"] == "differs"
+    assert (
+        items.loc["polarity", "our_value"] == 160
+        and items.loc["polarity", "paper_value"] == 10_662
+        and items.loc["polarity", "verdict"] == "differs"
+    )
     lid = table[table["quantity"] == "LID"]
     bert = lid[lid["setup"].str.startswith("BERT")].iloc[0]
-    assert bert["paper_value"] == 5.6 and "miniLM" in bert["stand_in"] and bert["verdict"] in {"agrees", "differs"}
+    assert (
+        bert["paper_value"] == 5.6
+        and "miniLM" in bert["stand_in"]
+        and bert["verdict"] in {"agrees", "differs"}
+    )
     lid_table = pd.read_csv(workdir / "results/geometry/lid.csv")
-    last = lid_table[(lid_table["metric"] == "euclidean") & (lid_table["kind"] == "contextual")].sort_values("layer").iloc[-1]
+    last = (
+        lid_table[(lid_table["metric"] == "euclidean") & (lid_table["kind"] == "contextual")]
+        .sort_values("layer")
+        .iloc[-1]
+    )
     assert bert["our_value"] == pytest.approx(last["lid_cai_scale"])
     sts = table[table["source"].str.startswith("Rajaee")]
     assert len(sts) == 6 and sts["our_value"].notna().all()
-    assert set(table.loc[table["source"].str.startswith("Rudman"), "verdict"]) <= {"consistent", "not consistent"}
-    assert (workdir / "results/paper_comparison.md").read_text(encoding="utf-8").startswith("# Our numbers beside the papers'")
+    assert set(table.loc[table["source"].str.startswith("Rudman"), "verdict"]) <= {
+        "consistent",
+        "not consistent",
+    }
+    assert (
+        (workdir / "results/paper_comparison.md")
+        .read_text(encoding="utf-8")
+        .startswith("# Our numbers beside the papers'")
+    )

@@ -31,15 +31,34 @@ def test_dry_run_of_every_study_does_not_import_torch(tmp_path):
         pytest.skip("offline mirror not found (set ISOTROPY_MIRROR)")
     config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
     command = [
-        sys.executable, "-c", WRAPPER, "--snakefile", str(tiny_workflow.ROOT / "Snakefile"),
-        "--directory", str(tmp_path / "work"), "--configfile", str(config), "--cores", "1", "--dry-run", "all",
+        sys.executable,
+        "-c",
+        WRAPPER,
+        "--snakefile",
+        str(tiny_workflow.ROOT / "Snakefile"),
+        "--directory",
+        str(tmp_path / "work"),
+        "--configfile",
+        str(config),
+        "--cores",
+        "1",
+        "--dry-run",
+        "all",
     ]
-    result = subprocess.run(command, capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=600)
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=tiny_workflow.snakemake_environment(mirror),
+        timeout=600,
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
     assert "rule finetune" in output and "rule geometry_token_embeddings" in output, output[-3000:]
     loaded = [line for line in output.splitlines() if line.startswith("HEAVY_MODULES_LOADED=")]
-    assert loaded == ["HEAVY_MODULES_LOADED="], f"parsing the workflow imported {loaded}; move that import out of parse time"
+    assert loaded == ["HEAVY_MODULES_LOADED="], (
+        f"parsing the workflow imported {loaded}; move that import out of parse time"
+    )
 
 
 def test_every_istar_and_geometry_job_is_downstream_of_a_download(tmp_path):
@@ -50,25 +69,54 @@ def test_every_istar_and_geometry_job_is_downstream_of_a_download(tmp_path):
         pytest.skip("offline mirror not found (set ISOTROPY_MIRROR)")
     config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
     command = [
-        sys.executable, "-m", "snakemake", "--snakefile", str(tiny_workflow.ROOT / "Snakefile"),
-        "--directory", str(tmp_path / "work"), "--configfile", str(config), "--cores", "1", "--dag", "dot", "--", "all",
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(tiny_workflow.ROOT / "Snakefile"),
+        "--directory",
+        str(tmp_path / "work"),
+        "--configfile",
+        str(config),
+        "--cores",
+        "1",
+        "--dag",
+        "dot",
+        "--",
+        "all",
     ]
-    result = subprocess.run(command, capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=600)
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=tiny_workflow.snakemake_environment(mirror),
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     labels = dict(re.findall(r'^\s*(\d+)\[label = "([^"]*)"', result.stdout, flags=re.M))
     parents: dict[str, set[str]] = {node: set() for node in labels}
     for source, target in re.findall(r"^\s*(\d+) -> (\d+)", result.stdout, flags=re.M):
         parents[target].add(source)
 
-    studied = [n for n, label in labels.items() if label.split("\\n")[0] == "finetune" or label.startswith("geometry_")]
-    optional = [n for n in studied if labels[n].startswith("geometry_sentence_embeddings") and "sts: sickr" in labels[n]]
+    studied = [
+        n
+        for n, label in labels.items()
+        if label.split("\\n")[0] == "finetune" or label.startswith("geometry_")
+    ]
+    optional = [
+        n
+        for n in studied
+        if labels[n].startswith("geometry_sentence_embeddings") and "sts: sickr" in labels[n]
+    ]
     assert len(studied) > 10 and len(optional) == 1, sorted(labels.values())
 
     def from_download(node: str, seen: set[str]) -> bool:
         if labels[node].startswith("download_source") or node in optional:
             return True
         seen.add(node)
-        return bool(parents[node] - seen) and all(from_download(p, seen) for p in parents[node] - seen)
+        return bool(parents[node] - seen) and all(
+            from_download(p, seen) for p in parents[node] - seen
+        )
 
     lonely = [labels[n] for n in studied if n not in optional and not from_download(n, set())]
     assert not lonely, f"jobs not downstream of a download: {lonely}"

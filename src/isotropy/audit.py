@@ -58,10 +58,22 @@ AUDIT_OUTPUTS = ("results/audit.tsv",)
 IGNORED_NAMES = (".snakemake_timestamp",)
 # Snakemake --summary statuses that mean the result no longer matches the workflow.
 SUMMARY_STATUS = {
-    "updated input files": ("stale", "an input is newer than this file (Snakemake would re-make it)"),
-    "rule implementation changed": ("code", "the rule's code changed since this file was made (Snakemake metadata)"),
-    "set of input files changed": ("params", "the rule now takes a different set of inputs (Snakemake metadata)"),
-    "params changed": ("params", "parameters changed since this file was made (Snakemake metadata)"),
+    "updated input files": (
+        "stale",
+        "an input is newer than this file (Snakemake would re-make it)",
+    ),
+    "rule implementation changed": (
+        "code",
+        "the rule's code changed since this file was made (Snakemake metadata)",
+    ),
+    "set of input files changed": (
+        "params",
+        "the rule now takes a different set of inputs (Snakemake metadata)",
+    ),
+    "params changed": (
+        "params",
+        "parameters changed since this file was made (Snakemake metadata)",
+    ),
 }
 MTIME_TOLERANCE_S = 1e-3
 
@@ -76,7 +88,12 @@ class Finding:
     reason: str
 
     def as_row(self) -> dict[str, str]:
-        return {"file": self.file, "status": self.status, "check": self.check, "reason": self.reason}
+        return {
+            "file": self.file,
+            "status": self.status,
+            "check": self.check,
+            "reason": self.reason,
+        }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -108,7 +125,9 @@ def result_files(root: Path) -> list[str]:
         rel = _rel(root, path)
         if not path.is_file() or is_record(path) or rel in AUDIT_OUTPUTS:
             continue
-        if path.name in IGNORED_NAMES or any(part.startswith(".") for part in path.relative_to(base).parts):
+        if path.name in IGNORED_NAMES or any(
+            part.startswith(".") for part in path.relative_to(base).parts
+        ):
             continue
         files.append(rel)
     return files
@@ -117,7 +136,11 @@ def result_files(root: Path) -> list[str]:
 def is_manifest(path: str) -> bool:
     """Whether ``path`` is a raw source's (or an assembled model's) manifest: the end of every walk."""
     parts = Path(path).parts
-    return len(parts) == 4 and Path(*parts[:2]) in (Path(RAW_ROOT), MODELS_ROOT) and parts[3] == MANIFEST_NAME
+    return (
+        len(parts) == 4
+        and Path(*parts[:2]) in (Path(RAW_ROOT), MODELS_ROOT)
+        and parts[3] == MANIFEST_NAME
+    )
 
 
 def check_manifest(root: Path, path: str) -> list[Finding]:
@@ -137,10 +160,21 @@ def check_manifest(root: Path, path: str) -> list[Finding]:
             continue
         actual = sha256_file(raw)
         if actual != entry["sha256"]:
-            findings.append(Finding(rel, FAIL, "raw", f"raw file differs from its download manifest {path}: sha256 recorded {_short(entry['sha256'])}…, now {_short(actual)}…"))
+            findings.append(
+                Finding(
+                    rel,
+                    FAIL,
+                    "raw",
+                    f"raw file differs from its download manifest {path}: sha256 recorded {_short(entry['sha256'])}…, now {_short(actual)}…",
+                )
+            )
     if not findings:
         origin = manifest.get("origin", "?")
-        findings.append(Finding(path, OK, "raw", f"{len(entries)} raw file(s) match the manifest (from {origin})"))
+        findings.append(
+            Finding(
+                path, OK, "raw", f"{len(entries)} raw file(s) match the manifest (from {origin})"
+            )
+        )
     return findings
 
 
@@ -148,27 +182,49 @@ def _newer(root: Path, input_path: Path, output_path: Path) -> bool:
     return input_path.stat().st_mtime > output_path.stat().st_mtime + MTIME_TOLERANCE_S
 
 
-def check_record(root: Path, path: str, record: Mapping[str, Any], current_packages: Mapping[str, str | None]) -> list[Finding]:
+def check_record(
+    root: Path, path: str, record: Mapping[str, Any], current_packages: Mapping[str, str | None]
+) -> list[Finding]:
     """The checks that need only the provenance record: checksum, inputs, staleness, code, packages."""
     target = _resolve(root, path)
     findings = []
     recorded = record.get("outputs", {}).get(path) or record.get("outputs", {}).get(str(target))
     if recorded is None:
-        findings.append(Finding(path, FAIL, "record", "its provenance record does not list this file as an output"))
+        findings.append(
+            Finding(
+                path, FAIL, "record", "its provenance record does not list this file as an output"
+            )
+        )
     else:
         actual = sha256_file(target)
         if actual != recorded["sha256"]:
-            findings.append(Finding(path, FAIL, "checksum", f"modified after it was made: sha256 recorded {_short(recorded['sha256'])}…, now {_short(actual)}…"))
+            findings.append(
+                Finding(
+                    path,
+                    FAIL,
+                    "checksum",
+                    f"modified after it was made: sha256 recorded {_short(recorded['sha256'])}…, now {_short(actual)}…",
+                )
+            )
     missing, changed, newer, remade = _compare_files(root, target, record.get("inputs", {}))
     findings += _input_findings(path, missing, changed, newer)
     if remade:
-        findings.append(Finding(path, WARN, "stale", f"input {_listing(remade)} {'is' if len(remade) == 1 else 'are'} newer than this file but identical to what it was made from"))
+        findings.append(
+            Finding(
+                path,
+                WARN,
+                "stale",
+                f"input {_listing(remade)} {'is' if len(remade) == 1 else 'are'} newer than this file but identical to what it was made from",
+            )
+        )
     findings += _check_code(path, record.get("code") or {})
     findings += _check_packages(path, record.get("packages") or {}, current_packages)
     return findings
 
 
-def _compare_files(root: Path, target: Path, entries: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], list[str], list[str], list[str]]:
+def _compare_files(
+    root: Path, target: Path, entries: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[str], list[str], list[str], list[str]]:
     """Recorded files against today's: (missing, changed, newer and changed, newer but identical)."""
     missing, changed, newer, remade = [], [], [], []
     for name, entry in sorted(entries.items()):
@@ -178,7 +234,9 @@ def _compare_files(root: Path, target: Path, entries: Mapping[str, Mapping[str, 
             continue
         actual = sha256_file(source)
         if actual != entry["sha256"]:
-            changed.append(f"{name} (sha256 recorded {_short(entry['sha256'])}…, now {_short(actual)}…)")
+            changed.append(
+                f"{name} (sha256 recorded {_short(entry['sha256'])}…, now {_short(actual)}…)"
+            )
         if _newer(root, source, target):
             # Re-made with identical content: this file is still what that content gives, and
             # Snakemake (which compares checksums of small inputs) agrees.
@@ -192,16 +250,39 @@ def _listing(names: Sequence[str], limit: int = 3) -> str:
 
 
 def _input_findings(
-    path: str, missing: Sequence[str], changed: Sequence[str], newer: Sequence[str], noun: str = "input", check: str = "input"
+    path: str,
+    missing: Sequence[str],
+    changed: Sequence[str],
+    newer: Sequence[str],
+    noun: str = "input",
+    check: str = "input",
 ) -> list[Finding]:
     """One finding per kind of input problem, naming the inputs (the first few of many)."""
     findings = []
     if missing:
-        findings.append(Finding(path, FAIL, check, f"{noun} {_listing(missing)} {'is' if len(missing) == 1 else 'are'} missing"))
+        findings.append(
+            Finding(
+                path,
+                FAIL,
+                check,
+                f"{noun} {_listing(missing)} {'is' if len(missing) == 1 else 'are'} missing",
+            )
+        )
     if changed:
-        findings.append(Finding(path, FAIL, check, f"{noun} {_listing(changed)} changed since this file was made"))
+        findings.append(
+            Finding(
+                path, FAIL, check, f"{noun} {_listing(changed)} changed since this file was made"
+            )
+        )
     if newer:
-        findings.append(Finding(path, FAIL, "stale", f"{noun} {_listing(newer)} {'is' if len(newer) == 1 else 'are'} newer than this file"))
+        findings.append(
+            Finding(
+                path,
+                FAIL,
+                "stale",
+                f"{noun} {_listing(newer)} {'is' if len(newer) == 1 else 'are'} newer than this file",
+            )
+        )
     return findings
 
 
@@ -211,22 +292,40 @@ def _check_code(path: str, code: Mapping[str, Any]) -> list[Finding]:
     if script and recorded:
         current = Path(script)
         if not current.is_file():
-            findings.append(Finding(path, FAIL, "code", f"the script that made it, {script}, no longer exists"))
+            findings.append(
+                Finding(path, FAIL, "code", f"the script that made it, {script}, no longer exists")
+            )
         elif sha256_file(current) != recorded:
-            findings.append(Finding(path, FAIL, "code", f"its script {current.name} changed since it was made"))
+            findings.append(
+                Finding(path, FAIL, "code", f"its script {current.name} changed since it was made")
+            )
     for module, digest in sorted((code.get("modules") or {}).items()):
         source = module_source(module)
         if source is None:
-            findings.append(Finding(path, FAIL, "code", f"module {module}, which made it, no longer exists"))
+            findings.append(
+                Finding(path, FAIL, "code", f"module {module}, which made it, no longer exists")
+            )
         elif sha256_file(source) != digest:
-            findings.append(Finding(path, FAIL, "code", f"module {module} changed since it was made"))
+            findings.append(
+                Finding(path, FAIL, "code", f"module {module} changed since it was made")
+            )
     return findings
 
 
-def _check_packages(path: str, recorded: Mapping[str, str | None], current: Mapping[str, str | None]) -> list[Finding]:
-    changed = [f"{name} {old} → {current.get(name)}" for name, old in sorted(recorded.items()) if name in current and current[name] != old]
+def _check_packages(
+    path: str, recorded: Mapping[str, str | None], current: Mapping[str, str | None]
+) -> list[Finding]:
+    changed = [
+        f"{name} {old} → {current.get(name)}"
+        for name, old in sorted(recorded.items())
+        if name in current and current[name] != old
+    ]
     if changed:
-        return [Finding(path, WARN, "packages", "made with other package versions: " + ", ".join(changed))]
+        return [
+            Finding(
+                path, WARN, "packages", "made with other package versions: " + ", ".join(changed)
+            )
+        ]
     return []
 
 
@@ -249,7 +348,9 @@ def check_metadata_only(root: Path, path: str, meta: Mapping[str, Any]) -> list[
     return _input_findings(path, missing, changed, newer)
 
 
-def walk(root: str | os.PathLike, starts: Iterable[str] | None = None) -> tuple[list[Finding], list[str]]:
+def walk(
+    root: str | os.PathLike, starts: Iterable[str] | None = None
+) -> tuple[list[Finding], list[str]]:
     """Audit ``starts`` (default: every result file) and everything they were made from.
 
     Returns the findings and the audited files that have a provenance record or Snakemake
@@ -275,7 +376,9 @@ def walk(root: str | os.PathLike, starts: Iterable[str] | None = None) -> tuple[
         if is_manifest(path):
             findings += check_manifest(root, path)
             if record is not None:  # a manifest with a record of its own is checked against it too
-                findings += [f for f in check_record(root, path, record, packages) if f.status != OK]
+                findings += [
+                    f for f in check_record(root, path, record, packages) if f.status != OK
+                ]
             tracked.append(path)
             continue
         before = len(findings)
@@ -288,16 +391,41 @@ def walk(root: str | os.PathLike, starts: Iterable[str] | None = None) -> tuple[
             under_results = Path(path).parts[:1] == (RESULTS,)
             if meta is not None:
                 status = FAIL if under_results else WARN
-                findings.append(Finding(path, status, "record", f"no provenance record (rule {meta.get('rule')}); traced through Snakemake's metadata"))
+                findings.append(
+                    Finding(
+                        path,
+                        status,
+                        "record",
+                        f"no provenance record (rule {meta.get('rule')}); traced through Snakemake's metadata",
+                    )
+                )
                 findings += check_metadata_only(root, path, meta)
                 queue.extend(meta.get("input") or [])
                 tracked.append(path)
             elif under_results:
-                findings.append(Finding(path, FAIL, "record", "no provenance record and no Snakemake metadata: its origin is unknown"))
+                findings.append(
+                    Finding(
+                        path,
+                        FAIL,
+                        "record",
+                        "no provenance record and no Snakemake metadata: its origin is unknown",
+                    )
+                )
             else:
-                findings.append(Finding(path, WARN, "record", "not made by the workflow (no record, no Snakemake metadata); checked by its consumers' sha256 only"))
+                findings.append(
+                    Finding(
+                        path,
+                        WARN,
+                        "record",
+                        "not made by the workflow (no record, no Snakemake metadata); checked by its consumers' sha256 only",
+                    )
+                )
         if not any(f.file == path and f.status != OK for f in findings[before:]):
-            findings.append(Finding(path, OK, "all", "checksum, inputs, code" + (" and record" if record else "")))
+            findings.append(
+                Finding(
+                    path, OK, "all", "checksum, inputs, code" + (" and record" if record else "")
+                )
+            )
     return findings, tracked
 
 
@@ -326,13 +454,30 @@ def snakemake_summary(
     if not targets:
         return {}
     # Targets first: --configfile and --quiet take several values and would swallow them.
-    command = [python or sys.executable, "-m", "snakemake", *targets, "--snakefile", str(snakefile), "--directory", str(root)]
+    command = [
+        python or sys.executable,
+        "-m",
+        "snakemake",
+        *targets,
+        "--snakefile",
+        str(snakefile),
+        "--directory",
+        str(root),
+    ]
     if configfiles:
         command += ["--configfile", *map(str, configfiles)]
     command += [*extra_args, "--summary", "--quiet", "all"]
-    result = subprocess.run(command, capture_output=True, text=True, env=dict(env) if env is not None else None, timeout=timeout)
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=dict(env) if env is not None else None,
+        timeout=timeout,
+    )
     if result.returncode != 0:
-        raise RuntimeError(f"snakemake --summary failed (exit {result.returncode}):\n{(result.stderr or result.stdout)[-3000:]}")
+        raise RuntimeError(
+            f"snakemake --summary failed (exit {result.returncode}):\n{(result.stderr or result.stdout)[-3000:]}"
+        )
     summary = {}
     header_seen = False
     for line in result.stdout.splitlines():
@@ -343,11 +488,18 @@ def snakemake_summary(
         if header_seen and len(fields) >= 6:
             summary[fields[0]] = (fields[-2], fields[-1])
     if not header_seen:
-        raise RuntimeError(f"snakemake --summary printed no table:\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}")
+        raise RuntimeError(
+            f"snakemake --summary printed no table:\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
+        )
     return summary
 
 
-def summary_findings(summary: Mapping[str, tuple[str, str]], audited: Iterable[str], records: Mapping[str, Mapping] | None = None, config: Mapping | None = None) -> list[Finding]:
+def summary_findings(
+    summary: Mapping[str, tuple[str, str]],
+    audited: Iterable[str],
+    records: Mapping[str, Mapping] | None = None,
+    config: Mapping | None = None,
+) -> list[Finding]:
     """Findings from Snakemake's summary for the audited files (missing files are the walk's job)."""
     findings = []
     for path in audited:
@@ -357,12 +509,18 @@ def summary_findings(summary: Mapping[str, tuple[str, str]], audited: Iterable[s
         if status in SUMMARY_STATUS:
             check, reason = SUMMARY_STATUS[status]
             if check == "params" and records and config is not None and path in records:
-                hint = config_differences(records[path].get("config") or {}, config, section=_study_of(path))
+                hint = config_differences(
+                    records[path].get("config") or {}, config, section=_study_of(path)
+                )
                 if hint:
                     reason += "; config now differs at " + ", ".join(hint)
             findings.append(Finding(path, FAIL, check, reason))
         elif status == "ok" and plan == "update pending":
-            findings.append(Finding(path, FAIL, "stale", "Snakemake would re-make it: something upstream changed"))
+            findings.append(
+                Finding(
+                    path, FAIL, "stale", "Snakemake would re-make it: something upstream changed"
+                )
+            )
     return findings
 
 
@@ -380,7 +538,9 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: value}
 
 
-def config_differences(recorded: Mapping, current: Mapping, section: str | None = None, limit: int = 4) -> list[str]:
+def config_differences(
+    recorded: Mapping, current: Mapping, section: str | None = None, limit: int = 4
+) -> list[str]:
     """Config keys whose value differs between a record's snapshot and the current config.
 
     Only keys present in both (a snapshot has defaults filled in, a config file may not), and,
@@ -388,7 +548,13 @@ def config_differences(recorded: Mapping, current: Mapping, section: str | None 
     for the reader; Snakemake decides what changed.
     """
     old, new = _flatten(recorded), _flatten(current)
-    keys = [k for k in old if k in new and old[k] != new[k] and (section is None or "." not in k or k.split(".")[0] == section)]
+    keys = [
+        k
+        for k in old
+        if k in new
+        and old[k] != new[k]
+        and (section is None or "." not in k or k.split(".")[0] == section)
+    ]
     return [f"{k} ({old[k]!r} → {new[k]!r})" for k in sorted(keys)[:limit]]
 
 
@@ -417,7 +583,9 @@ def audit(
     root = Path(root).resolve()
     findings, tracked = walk(root, starts)
     if snakefile is None:
-        findings.append(Finding("(workflow)", WARN, "params", "parameters not checked: no Snakefile given"))
+        findings.append(
+            Finding("(workflow)", WARN, "params", "parameters not checked: no Snakefile given")
+        )
         return findings
     with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
         files = list(configfiles)
@@ -428,17 +596,38 @@ def audit(
         current = config if config is not None else _load_configs(files)
         targets = [p for p in tracked if Path(p).parts[:1] == (RESULTS,)] or tracked
         try:
-            summary = snakemake_summary(root, targets, snakefile=snakefile, configfiles=files, extra_args=snakemake_args, env=env, python=snakemake_python)
+            summary = snakemake_summary(
+                root,
+                targets,
+                snakefile=snakefile,
+                configfiles=files,
+                extra_args=snakemake_args,
+                env=env,
+                python=snakemake_python,
+            )
         except (RuntimeError, subprocess.TimeoutExpired, OSError) as error:
-            findings.append(Finding("(workflow)", FAIL, "params", f"cannot check parameters and code against the workflow: {error}"))
+            findings.append(
+                Finding(
+                    "(workflow)",
+                    FAIL,
+                    "params",
+                    f"cannot check parameters and code against the workflow: {error}",
+                )
+            )
             return findings
     records = {p: read_record(_resolve(root, p)) or {} for p in tracked}
     # Snakemake's view adds what the walk cannot see; a staleness the walk already named is not repeated.
     named = {(f.file, f.check) for f in findings if f.status == FAIL}
-    extra = [f for f in summary_findings(summary, tracked, records, current) if (f.file, f.check) not in named]
+    extra = [
+        f
+        for f in summary_findings(summary, tracked, records, current)
+        if (f.file, f.check) not in named
+    ]
     flagged = {f.file for f in extra}
     # A file the walk called fine but Snakemake flags is not fine: drop its "ok" line.
-    findings = [f for f in findings if not (f.status == OK and f.check == "all" and f.file in flagged)] + extra
+    findings = [
+        f for f in findings if not (f.status == OK and f.check == "all" and f.file in flagged)
+    ] + extra
     return findings
 
 
@@ -470,7 +659,10 @@ def failures(findings: Iterable[Finding]) -> list[Finding]:
 def format_table(findings: Sequence[Finding], *, show_ok: bool = True) -> str:
     """The findings as an aligned text table, mismatches first, then a one-line tally."""
     order = {FAIL: 0, WARN: 1, OK: 2}
-    rows = sorted((f for f in findings if show_ok or f.status != OK), key=lambda f: (order.get(f.status, 3), f.file, f.check))
+    rows = sorted(
+        (f for f in findings if show_ok or f.status != OK),
+        key=lambda f: (order.get(f.status, 3), f.file, f.check),
+    )
     header = ("FILE", "STATUS", "CHECK", "REASON")
     cells = [header] + [(f.file, f.status, f.check, f.reason) for f in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(3)]
@@ -478,7 +670,9 @@ def format_table(findings: Sequence[Finding], *, show_ok: bool = True) -> str:
     files = {f.file for f in findings if not f.file.startswith("(")}
     bad = {f.file for f in findings if f.status == FAIL}
     warned = {f.file for f in findings if f.status == WARN} & files - bad
-    lines.append(f"{len(files)} files audited: {len(files - bad - warned)} ok, {len(warned)} with warnings, {len(bad)} with mismatches")
+    lines.append(
+        f"{len(files)} files audited: {len(files - bad - warned)} ok, {len(warned)} with warnings, {len(bad)} with mismatches"
+    )
     return "\n".join(lines)
 
 
@@ -489,7 +683,9 @@ def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
     from isotropy.io import atomic_path
 
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["file", "status", "check", "reason"], delimiter="\t")
+        writer = csv.DictWriter(
+            handle, fieldnames=["file", "status", "check", "reason"], delimiter="\t"
+        )
         writer.writeheader()
         writer.writerows(f.as_row() for f in findings)
 
@@ -503,19 +699,46 @@ def default_snakefile() -> Path | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """``isotropy-audit``: print the audit table; exit 1 on any mismatch, 0 otherwise."""
     parser = argparse.ArgumentParser(prog="isotropy-audit", description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="*", help="files to audit (default: every file under results/)")
-    parser.add_argument("--directory", "-d", default=".", help="the Snakemake working directory (default: .)")
-    parser.add_argument("--snakefile", "-s", default=None, help="the workflow's Snakefile (default: ./Snakefile, else the repository's)")
-    parser.add_argument("--configfile", action="append", default=[], help="config file(s) the results were made with (as given to snakemake)")
-    parser.add_argument("--no-snakemake", action="store_true", help="skip the parameter check by Snakemake (checksums, inputs and code only)")
+    parser.add_argument(
+        "files", nargs="*", help="files to audit (default: every file under results/)"
+    )
+    parser.add_argument(
+        "--directory", "-d", default=".", help="the Snakemake working directory (default: .)"
+    )
+    parser.add_argument(
+        "--snakefile",
+        "-s",
+        default=None,
+        help="the workflow's Snakefile (default: ./Snakefile, else the repository's)",
+    )
+    parser.add_argument(
+        "--configfile",
+        action="append",
+        default=[],
+        help="config file(s) the results were made with (as given to snakemake)",
+    )
+    parser.add_argument(
+        "--no-snakemake",
+        action="store_true",
+        help="skip the parameter check by Snakemake (checksums, inputs and code only)",
+    )
     parser.add_argument("--output", "-o", default=None, help="also write the table as TSV here")
-    parser.add_argument("--quiet", "-q", action="store_true", help="print only warnings and mismatches")
+    parser.add_argument(
+        "--quiet", "-q", action="store_true", help="print only warnings and mismatches"
+    )
     args = parser.parse_args(argv)
     root = Path(args.directory)
     snakefile = None
     if not args.no_snakemake:
-        snakefile = args.snakefile or (root / "Snakefile" if (root / "Snakefile").is_file() else default_snakefile())
-    findings = audit(root, starts=args.files or None, snakefile=snakefile, configfiles=[Path(c).resolve() for c in args.configfile])
+        snakefile = args.snakefile or (
+            root / "Snakefile" if (root / "Snakefile").is_file() else default_snakefile()
+        )
+    findings = audit(
+        root,
+        starts=args.files or None,
+        snakefile=snakefile,
+        configfiles=[Path(c).resolve() for c in args.configfile],
+    )
     print(format_table(findings, show_ok=not args.quiet))
     if args.output:
         write_tsv(findings, args.output)

@@ -30,8 +30,28 @@ from typing import Any
 
 import pandas as pd
 
-COLUMNS = ["source", "quantity", "setup", "paper_value", "paper_says", "our_value", "unit", "convention", "stand_in", "tolerance", "verdict", "note"]
-AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, NO_NUMBER, NOT_RUN = "agrees", "differs", "consistent", "not consistent", "no paper number", "not run"
+COLUMNS = [
+    "source",
+    "quantity",
+    "setup",
+    "paper_value",
+    "paper_says",
+    "our_value",
+    "unit",
+    "convention",
+    "stand_in",
+    "tolerance",
+    "verdict",
+    "note",
+]
+AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, NO_NUMBER, NOT_RUN = (
+    "agrees",
+    "differs",
+    "consistent",
+    "not consistent",
+    "no paper number",
+    "not run",
+)
 
 # Tolerances: counts exactly; Cai's LID within 20 % (one decimal printed, sampling of tokens);
 # STS correlations within 2 points ×100 (their k-means is unseeded); I(W) within a factor 2.
@@ -47,7 +67,14 @@ ISTAR = "Rudman & Eickhoff 2024"
 # papers.md §1: items of the paper's section 3 setups (Table 1).
 TABLE1_ITEMS = {"polarity": 10_662, "snli": 9_842, "pos": 11_462, "supersense": 2_275}
 # papers.md §4: Cai et al.'s Table 3, LID (Euclidean, on their code's squared-distance scale).
-CAI_TABLE3_LID = {"BERT": 5.6, "DistilBERT": 7.3, "GPT": 6.8, "GPT-2": 7.0, "ELMo": 9.1, "GloVe": 18.0}
+CAI_TABLE3_LID = {
+    "BERT": 5.6,
+    "DistilBERT": 7.3,
+    "GPT": 6.8,
+    "GPT-2": 7.0,
+    "ELMo": 9.1,
+    "GloVe": 18.0,
+}
 # papers.md §4: Rajaee & Pilehvar, pre-trained BERT-base on STS-B, before and after the method.
 RAJAEE_STSB = {
     ("none", "pearson"): 56.16, ("none", "spearman"): 54.09, ("cluster-based", "pearson"): 70.75,
@@ -56,7 +83,13 @@ RAJAEE_STSB = {
 GLUE_TASKS = ("cola", "mnli", "mrpc", "qnli", "qqp", "rte", "sst2", "wnli")
 GLUE_ENCODERS = ("mpnet", "roberta", "miniLM")
 # Hub names of the models Cai et al. studied, as the configuration names them.
-_PAPER_MODELS = (("distilbert", "DistilBERT"), ("bert-base", "BERT"), ("openai-gpt", "GPT"), ("gpt2", "GPT-2"), ("elmo", "ELMo"))
+_PAPER_MODELS = (
+    ("distilbert", "DistilBERT"),
+    ("bert-base", "BERT"),
+    ("openai-gpt", "GPT"),
+    ("gpt2", "GPT-2"),
+    ("elmo", "ELMo"),
+)
 
 
 def row(source: str, quantity: str, setup: str, *, paper_value: float | None = None, paper_says: str = "", our_value: float | None = None,
@@ -71,7 +104,14 @@ def row(source: str, quantity: str, setup: str, *, paper_value: float | None = N
     }  # fmt: skip
 
 
-def within(ours: float, paper: float, *, absolute: float | None = None, relative: float | None = None, factor: float | None = None) -> str:
+def within(
+    ours: float,
+    paper: float,
+    *,
+    absolute: float | None = None,
+    relative: float | None = None,
+    factor: float | None = None,
+) -> str:
     """``agrees`` when ``ours`` is within the one tolerance given of ``paper``, else ``differs``."""
     if ours is None or not math.isfinite(ours):
         return DIFFERS
@@ -109,25 +149,46 @@ class StandIns:
 
 def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[str, str]:
     """Plain strings (so they can be rule params) naming each stand-in of this configuration."""
-    out = {"word_vectors": "", "word_vectors_label": "", "pos_labels": "", "supersense_labels": "", "corpus": "", "sts_split": ""}
+    out = {
+        "word_vectors": "",
+        "word_vectors_label": "",
+        "pos_labels": "",
+        "supersense_labels": "",
+        "corpus": "",
+        "sts_split": "",
+    }
     source = (config.get("sources") or {}).get("word2vec") or {}
     if mirror and source.get("mirror"):
         files = ", ".join(source["mirror"])
         name = "GloVe" if "glove" in files.lower() else "word vectors"
-        dims = [part for part in files.replace(".", " ").split() if part.endswith("d") and part[:-1].isdigit()]
+        dims = [
+            part
+            for part in files.replace(".", " ").split()
+            if part.endswith("d") and part[:-1].isdigit()
+        ]
         label = f"{name} {dims[0][:-1]}-d" if dims else name
         out["word_vectors"] = f"{label} (mirror file {files}) for NLPL word2vec model 222 (300-d)"
         out["word_vectors_label"] = label
     if config.get("pos_source") == "wordnet":
-        out["pos_labels"] = f"WordNet POS labels of the {config.get('pos_standin_size', '')} most frequent words (pos_source: wordnet) for CoDWoE"
-    out["supersense_labels"] = "Tikhonov et al.'s word list labelled with WordNet noun supersenses here (the paper's 2,275 items are not reproduced)"
+        out["pos_labels"] = (
+            f"WordNet POS labels of the {config.get('pos_standin_size', '')} most frequent words (pos_source: wordnet) for CoDWoE"
+        )
+    out["supersense_labels"] = (
+        "Tikhonov et al.'s word list labelled with WordNet noun supersenses here (the paper's 2,275 items are not reproduced)"
+    )
     geometry = config.get("geometry") or {}
     corpus = (geometry.get("clusters") or {}).get("corpus") or {}
     if corpus.get("format") == "lines":  # a sentence-per-line file in place of the hub's WikiText-2
-        out["corpus"] = f"{corpus.get('name')} sentences ({corpus.get('source')}/{corpus.get('file')}) for WikiText-2"
+        out["corpus"] = (
+            f"{corpus.get('name')} sentences ({corpus.get('source')}/{corpus.get('file')}) for WikiText-2"
+        )
     split = ((geometry.get("sts") or {}).get("splits") or {}).get("stsb")
     if split:
-        out["sts_split"] = f"STS-B {split} split (the authors' notebook reads dev.tsv)" if split != "validation" else ""
+        out["sts_split"] = (
+            f"STS-B {split} split (the authors' notebook reads dev.tsv)"
+            if split != "validation"
+            else ""
+        )
     return out
 
 
@@ -147,37 +208,120 @@ def _model_stand_in(name: str, hub: str, paper: str) -> str:
 # Mickus et al. 2024: Tables 1-3, section 3
 
 
-def _counts_rows(table1: pd.DataFrame | None, config: Mapping[str, Any], stand: StandIns) -> list[dict[str, Any]]:
+def _counts_rows(
+    table1: pd.DataFrame | None, config: Mapping[str, Any], stand: StandIns
+) -> list[dict[str, Any]]:
     source = f"{MICKUS}, Table 1 (papers.md §1)"
     rows = []
     setups = ((config.get("main") or {}).get("setups") or {}) if table1 is not None else {}
     for setup, paper_items in TABLE1_ITEMS.items():
         if setup not in setups:
-            rows.append(row(source, "items", setup, paper_value=paper_items, unit="items", verdict=NOT_RUN, note="setup not configured in main.setups" if table1 is not None else "main study not part of this run"))
+            rows.append(
+                row(
+                    source,
+                    "items",
+                    setup,
+                    paper_value=paper_items,
+                    unit="items",
+                    verdict=NOT_RUN,
+                    note="setup not configured in main.setups"
+                    if table1 is not None
+                    else "main study not part of this run",
+                )
+            )
             continue
         ours = table1[table1["dataset"] == setup]
         if ours.empty:
-            rows.append(row(source, "items", setup, paper_value=paper_items, unit="items", verdict=NOT_RUN, note="no row for this setup in results/main/table1.csv"))
+            rows.append(
+                row(
+                    source,
+                    "items",
+                    setup,
+                    paper_value=paper_items,
+                    unit="items",
+                    verdict=NOT_RUN,
+                    note="no row for this setup in results/main/table1.csv",
+                )
+            )
             continue
         first = ours.iloc[0]
         encoder = (config.get("encoders") or {}).get(setups[setup]["encoder"], {})
-        stand_in = "; ".join(s for s in (stand.word_vectors if encoder.get("kind") == "word-vectors" else "", stand.pos_labels if setup == "pos" else "", stand.supersense_labels if setup == "supersense" else "") if s)
-        rows.append(row(source, "items", setup, paper_value=paper_items, our_value=int(first["items"]), unit="items", convention="labelled items after dropping out-of-vocabulary words", stand_in=stand_in, tolerance="exact", verdict=within(int(first["items"]), paper_items), note=f"{int(first['rows'])} unique rows"))
-        rows.append(row(source, "parameters", setup, paper_says="printed in the paper's Table 1, not recorded in papers.md", our_value=int(first["params"]), unit="parameters", convention="unique rows × dim + classifier weights (+ bias)", stand_in=stand_in, verdict=NO_NUMBER, note=f"dim {int(first['dim'])}"))
+        stand_in = "; ".join(
+            s
+            for s in (
+                stand.word_vectors if encoder.get("kind") == "word-vectors" else "",
+                stand.pos_labels if setup == "pos" else "",
+                stand.supersense_labels if setup == "supersense" else "",
+            )
+            if s
+        )
+        rows.append(
+            row(
+                source,
+                "items",
+                setup,
+                paper_value=paper_items,
+                our_value=int(first["items"]),
+                unit="items",
+                convention="labelled items after dropping out-of-vocabulary words",
+                stand_in=stand_in,
+                tolerance="exact",
+                verdict=within(int(first["items"]), paper_items),
+                note=f"{int(first['rows'])} unique rows",
+            )
+        )
+        rows.append(
+            row(
+                source,
+                "parameters",
+                setup,
+                paper_says="printed in the paper's Table 1, not recorded in papers.md",
+                our_value=int(first["params"]),
+                unit="parameters",
+                convention="unique rows × dim + classifier weights (+ bias)",
+                stand_in=stand_in,
+                verdict=NO_NUMBER,
+                note=f"dim {int(first['dim'])}",
+            )
+        )
     return rows
 
 
-def _correlation_rows(table: pd.DataFrame | None, source: str, says: str, *, not_run: str, stand: StandIns, config: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _correlation_rows(
+    table: pd.DataFrame | None,
+    source: str,
+    says: str,
+    *,
+    not_run: str,
+    stand: StandIns,
+    config: Mapping[str, Any],
+) -> list[dict[str, Any]]:
     if table is None:
-        return [row(source, "Pearson r and Spearman ρ (IsoScore vs silhouette)", "all", paper_says=says, verdict=NOT_RUN, note=not_run)]
+        return [
+            row(
+                source,
+                "Pearson r and Spearman ρ (IsoScore vs silhouette)",
+                "all",
+                paper_says=says,
+                verdict=NOT_RUN,
+                note=not_run,
+            )
+        ]
     rows = []
     overall = table[table["scope"] == "all"]
     for _, ours in overall.iterrows():
         encoder = (config.get("encoders") or {}).get(ours["encoder"], {})
         stand_in = stand.word_vectors if encoder.get("kind") == "word-vectors" else ""
-        for column, name, limit in (("spearman_rho", "Spearman ρ", -0.5), ("pearson_r", "Pearson r", 0.0)):
+        for column, name, limit in (
+            ("spearman_rho", "Spearman ρ", -0.5),
+            ("pearson_r", "Pearson r", 0.0),
+        ):
             value = float(ours[column])
-            verdict = (CONSISTENT if value < limit else NOT_CONSISTENT) if math.isfinite(value) else NOT_CONSISTENT
+            verdict = (
+                (CONSISTENT if value < limit else NOT_CONSISTENT)
+                if math.isfinite(value)
+                else NOT_CONSISTENT
+            )
             rows.append(row(source, f"{name}, IsoScore vs silhouette", f"{ours['encoder']}/{ours['dataset']}", paper_says=says, our_value=value, unit="correlation",
                             convention=f"all recorded steps of all seeds pooled ({int(ours['points'])} points)", stand_in=stand_in, tolerance=f"{name} < {limit:g}", verdict=verdict))  # fmt: skip
     return rows
@@ -187,11 +331,44 @@ def _glue_count_rows(table2: pd.DataFrame | None) -> list[dict[str, Any]]:
     source = f"{MICKUS}, appendix A, Table 2 (papers.md §1)"
     says = "items and parameters per model × task: printed in the paper, not recorded in papers.md"
     if table2 is None:
-        return [row(source, "items, parameters", "all", paper_says=says, verdict=NOT_RUN, note="GLUE study not part of this run")]
-    rows = [row(source, "items", f"{r['encoder']}/{r['dataset']}", paper_says=says, our_value=int(r["items"]), unit="items", verdict=NO_NUMBER, note=f"{int(r['params'])} parameters") for _, r in table2.iterrows()]
-    missing = sorted({f"{e}/{t}" for e in GLUE_ENCODERS for t in GLUE_TASKS} - {f"{r['encoder']}/{r['dataset']}" for _, r in table2.iterrows()})
+        return [
+            row(
+                source,
+                "items, parameters",
+                "all",
+                paper_says=says,
+                verdict=NOT_RUN,
+                note="GLUE study not part of this run",
+            )
+        ]
+    rows = [
+        row(
+            source,
+            "items",
+            f"{r['encoder']}/{r['dataset']}",
+            paper_says=says,
+            our_value=int(r["items"]),
+            unit="items",
+            verdict=NO_NUMBER,
+            note=f"{int(r['params'])} parameters",
+        )
+        for _, r in table2.iterrows()
+    ]
+    missing = sorted(
+        {f"{e}/{t}" for e in GLUE_ENCODERS for t in GLUE_TASKS}
+        - {f"{r['encoder']}/{r['dataset']}" for _, r in table2.iterrows()}
+    )
     if missing:
-        rows.append(row(source, "items, parameters", ", ".join(missing), paper_says=says, verdict=NOT_RUN, note="model × task not configured (glue.encoders, glue.tasks)"))
+        rows.append(
+            row(
+                source,
+                "items, parameters",
+                ", ".join(missing),
+                paper_says=says,
+                verdict=NOT_RUN,
+                note="model × task not configured (glue.encoders, glue.tasks)",
+            )
+        )
     return rows
 
 
@@ -202,39 +379,92 @@ def _glue_count_rows(table2: pd.DataFrame | None) -> list[dict[str, Any]]:
 def _geometry_models(config: Mapping[str, Any], part: str) -> dict[str, str]:
     """Configured models of ``geometry.<part>.models`` → hub name."""
     geometry = config.get("geometry") or {}
-    return {name: geometry["models"][name]["model"] for name in (geometry.get(part) or {}).get("models", [])}
+    return {
+        name: geometry["models"][name]["model"]
+        for name in (geometry.get(part) or {}).get("models", [])
+    }
 
 
-def _lid_rows(lid: pd.DataFrame | None, config: Mapping[str, Any], stand: StandIns) -> list[dict[str, Any]]:
+def _lid_rows(
+    lid: pd.DataFrame | None, config: Mapping[str, Any], stand: StandIns
+) -> list[dict[str, Any]]:
     source = f"{CAI}, Table 3 (papers.md §4)"
     convention = "Levina–Bickel MLE, k nearest neighbours, Euclidean, on squared distances as Cai et al.'s faiss L2 search returns them (half the MLE on distances)"
     rows = []
     models = _geometry_models(config, "clusters") if lid is not None else {}
     for paper, value in CAI_TABLE3_LID.items():
         if lid is None:
-            rows.append(row(source, "LID", paper, paper_value=value, unit="dimensions", verdict=NOT_RUN, note="geometry study (clusters) not part of this run"))
+            rows.append(
+                row(
+                    source,
+                    "LID",
+                    paper,
+                    paper_value=value,
+                    unit="dimensions",
+                    verdict=NOT_RUN,
+                    note="geometry study (clusters) not part of this run",
+                )
+            )
             continue
         euclidean = lid[lid["metric"] == "euclidean"]
         if paper == "GloVe":
             ours = euclidean[euclidean["kind"] == "static"]
-            stand_in = stand.word_vectors.replace("for NLPL word2vec model 222 (300-d)", "for the paper's GloVe") if stand.word_vectors else "NLPL word2vec model 222 (300-d) for the paper's GloVe"
+            stand_in = (
+                stand.word_vectors.replace(
+                    "for NLPL word2vec model 222 (300-d)", "for the paper's GloVe"
+                )
+                if stand.word_vectors
+                else "NLPL word2vec model 222 (300-d) for the paper's GloVe"
+            )
             setup, layer_note = "static word vectors", ""
         else:
             own = [name for name, hub in models.items() if paper_model(hub) == paper]
             # a model the paper did not study stands in for BERT (the paper's first and main model)
-            others = [name for name, hub in models.items() if paper_model(hub) is None] if paper == "BERT" else []
+            others = (
+                [name for name, hub in models.items() if paper_model(hub) is None]
+                if paper == "BERT"
+                else []
+            )
             chosen = (own or others)[:1]
             if not chosen:
-                rows.append(row(source, "LID", paper, paper_value=value, unit="dimensions", verdict=NOT_RUN, note=f"no model of geometry.clusters.models is {paper}"))
+                rows.append(
+                    row(
+                        source,
+                        "LID",
+                        paper,
+                        paper_value=value,
+                        unit="dimensions",
+                        verdict=NOT_RUN,
+                        note=f"no model of geometry.clusters.models is {paper}",
+                    )
+                )
                 continue
             name = chosen[0]
-            per_layer = euclidean[(euclidean["kind"] == "contextual") & (euclidean["model"] == name)].groupby("layer")["lid_cai_scale"].mean()
-            ours = euclidean[(euclidean["kind"] == "contextual") & (euclidean["model"] == name) & (euclidean["layer"] == per_layer.index.max())]
+            per_layer = (
+                euclidean[(euclidean["kind"] == "contextual") & (euclidean["model"] == name)]
+                .groupby("layer")["lid_cai_scale"]
+                .mean()
+            )
+            ours = euclidean[
+                (euclidean["kind"] == "contextual")
+                & (euclidean["model"] == name)
+                & (euclidean["layer"] == per_layer.index.max())
+            ]
             stand_in = _model_stand_in(name, models[name], paper)
             setup = f"{name}, last layer ({int(per_layer.index.max())})"
             layer_note = f"layers {per_layer.min():.2f}–{per_layer.max():.2f}; papers.md does not say which layer Table 3 reports, the last is compared"
         if ours.empty:
-            rows.append(row(source, "LID", paper, paper_value=value, unit="dimensions", verdict=NOT_RUN, note="no matching row in results/geometry/lid.csv"))
+            rows.append(
+                row(
+                    source,
+                    "LID",
+                    paper,
+                    paper_value=value,
+                    unit="dimensions",
+                    verdict=NOT_RUN,
+                    note="no matching row in results/geometry/lid.csv",
+                )
+            )
             continue
         value_ours = float(ours["lid_cai_scale"].mean())
         true = float(ours["lid_true_distances"].mean())
@@ -246,15 +476,37 @@ def _lid_rows(lid: pd.DataFrame | None, config: Mapping[str, Any], stand: StandI
     return rows
 
 
-def _cosine_rows(cosine: pd.DataFrame | None, config: Mapping[str, Any], stand: StandIns) -> list[dict[str, Any]]:
+def _cosine_rows(
+    cosine: pd.DataFrame | None, config: Mapping[str, Any], stand: StandIns
+) -> list[dict[str, Any]]:
     source = f"{CAI}, S_inter / S_intra by layer (papers.md §4)"
     if cosine is None:
-        return [row(source, "S_inter, S_intra", "all", paper_says="high at every layer; nearly isotropic within clusters", verdict=NOT_RUN, note="geometry study (clusters) not part of this run")]
+        return [
+            row(
+                source,
+                "S_inter, S_intra",
+                "all",
+                paper_says="high at every layer; nearly isotropic within clusters",
+                verdict=NOT_RUN,
+                note="geometry study (clusters) not part of this run",
+            )
+        ]
     models = _geometry_models(config, "clusters")
     rows = []
     for name, group in cosine[cosine["kind"] == "contextual"].groupby("model", sort=False):
-        stand_in = "; ".join(s for s in (_model_stand_in(name, models.get(name, name), paper_model(models.get(name, "")) or "BERT"), stand.corpus) if s)
-        per_layer = group.groupby("layer")[["s_inter", "s_intra", "s_inter_adjusted", "s_intra_adjusted"]].mean()
+        stand_in = "; ".join(
+            s
+            for s in (
+                _model_stand_in(
+                    name, models.get(name, name), paper_model(models.get(name, "")) or "BERT"
+                ),
+                stand.corpus,
+            )
+            if s
+        )
+        per_layer = group.groupby("layer")[
+            ["s_inter", "s_intra", "s_inter_adjusted", "s_intra_adjusted"]
+        ].mean()
         layers = f"{name}, layers {int(per_layer.index.min())}–{int(per_layer.index.max())}"
         for column, quantity, says in (("s_inter", "S_inter, raw", "high at every layer (the space looks anisotropic globally)"),
                                        ("s_intra", "S_intra, raw", "high at every layer")):  # fmt: skip
@@ -272,33 +524,80 @@ def _cosine_rows(cosine: pd.DataFrame | None, config: Mapping[str, Any], stand: 
 # Rajaee & Pilehvar 2021: STS-B before/after, I(W)
 
 
-def _sts_rows(sts: pd.DataFrame | None, config: Mapping[str, Any], stand: StandIns) -> list[dict[str, Any]]:
+def _sts_rows(
+    sts: pd.DataFrame | None, config: Mapping[str, Any], stand: StandIns
+) -> list[dict[str, Any]]:
     source = f"{RAJAEE}, STS-B with pre-trained BERT-base (papers.md §4)"
     models = _geometry_models(config, "sts") if sts is not None else {}
     stsb = sts[sts["dataset"] == "stsb"] if sts is not None else None
     rows = []
     for (method, column), value in RAJAEE_STSB.items():
-        quantity = {"pearson": "Pearson ×100", "spearman": "Spearman ×100", "isotropy": "I(W)"}[column] + f", {'before' if method == 'none' else 'after the cluster-based method'}"
+        quantity = {"pearson": "Pearson ×100", "spearman": "Spearman ×100", "isotropy": "I(W)"}[
+            column
+        ] + f", {'before' if method == 'none' else 'after the cluster-based method'}"
         if stsb is None or stsb.empty:
-            rows.append(row(source, quantity, "BERT-base", paper_value=value, verdict=NOT_RUN, note="no STS-B result in this run (geometry.sts)"))
+            rows.append(
+                row(
+                    source,
+                    quantity,
+                    "BERT-base",
+                    paper_value=value,
+                    verdict=NOT_RUN,
+                    note="no STS-B result in this run (geometry.sts)",
+                )
+            )
             continue
         for name, group in stsb.groupby("model", sort=False):
             ours = group[group["method"] == method]
             if ours.empty:
-                rows.append(row(source, quantity, name, paper_value=value, verdict=NOT_RUN, note=f"method {method!r} not in geometry.sts.methods"))
+                rows.append(
+                    row(
+                        source,
+                        quantity,
+                        name,
+                        paper_value=value,
+                        verdict=NOT_RUN,
+                        note=f"method {method!r} not in geometry.sts.methods",
+                    )
+                )
                 continue
-            pipeline = str(ours["pipeline"].iloc[0]) if "pipeline" in ours else "mean-pooled sentence vectors transformed"
-            stand_in = "; ".join(s for s in (_model_stand_in(name, models.get(name, name), "BERT"), stand.sts_split) if s)
+            pipeline = (
+                str(ours["pipeline"].iloc[0])
+                if "pipeline" in ours
+                else "mean-pooled sentence vectors transformed"
+            )
+            stand_in = "; ".join(
+                s
+                for s in (_model_stand_in(name, models.get(name, name), "BERT"), stand.sts_split)
+                if s
+            )
             our_value = float(ours[column].mean())
             if column == "isotropy":
-                verdict, tolerance, unit = within(our_value, value, factor=ISOTROPY_FACTOR_TOLERANCE), f"within a factor {ISOTROPY_FACTOR_TOLERANCE:g}", "ratio (1 = isotropic)"
+                verdict, tolerance, unit = (
+                    within(our_value, value, factor=ISOTROPY_FACTOR_TOLERANCE),
+                    f"within a factor {ISOTROPY_FACTOR_TOLERANCE:g}",
+                    "ratio (1 = isotropic)",
+                )
                 convention = f"I(W) with the eigenvectors' signs as numpy returns them (Rajaee's isotropy()); {pipeline}"
-                note = f"sign-free I(W) {ours['isotropy_sign_free'].mean():.3g}" if "isotropy_sign_free" in ours else ""
+                note = (
+                    f"sign-free I(W) {ours['isotropy_sign_free'].mean():.3g}"
+                    if "isotropy_sign_free" in ours
+                    else ""
+                )
             else:
-                verdict, tolerance, unit = within(our_value, value, absolute=STS_POINTS_TOLERANCE), f"±{STS_POINTS_TOLERANCE:g} points", "correlation ×100"
+                verdict, tolerance, unit = (
+                    within(our_value, value, absolute=STS_POINTS_TOLERANCE),
+                    f"±{STS_POINTS_TOLERANCE:g} points",
+                    "correlation ×100",
+                )
                 convention, note = f"cosine of sentence vectors vs gold; {pipeline}", ""
-            n_clusters, n_directions = int(ours["n_clusters"].iloc[0]), int(ours["n_directions"].iloc[0])
-            setting = f"{n_clusters} clusters, {n_directions} directions" if method != "none" else ""
+            n_clusters, n_directions = (
+                int(ours["n_clusters"].iloc[0]),
+                int(ours["n_directions"].iloc[0]),
+            )
+            setting = (
+                f"{n_clusters} clusters, {n_directions} directions" if method != "none" else ""
+            )
             rows.append(row(source, quantity, f"{name}, STS-B {ours['split'].iloc[0]}", paper_value=value, our_value=our_value, unit=unit, convention=convention,
                             stand_in=stand_in, tolerance=tolerance, verdict=verdict, note="; ".join(s for s in (setting, note) if s)))  # fmt: skip
     return rows
@@ -312,18 +611,46 @@ def _istar_rows(runs: pd.DataFrame | None, config: Mapping[str, Any]) -> list[di
     source = f"{ISTAR}, Figures 5-6 (papers.md §3)"
     says = "decreasing isotropy (λ < 0) improves performance"
     if runs is None:
-        return [row(source, "direction of effect", "all", paper_says=says, verdict=NOT_RUN, note="I-STAR study not part of this run")]
-    models = {name: entry.get("model", name) for name, entry in ((config.get("istar") or {}).get("models") or {}).items()}
+        return [
+            row(
+                source,
+                "direction of effect",
+                "all",
+                paper_says=says,
+                verdict=NOT_RUN,
+                note="I-STAR study not part of this run",
+            )
+        ]
+    models = {
+        name: entry.get("model", name)
+        for name, entry in ((config.get("istar") or {}).get("models") or {}).items()
+    }
     rows = []
     for (model, task), group in runs.groupby(["model", "task"], sort=True):
         baseline = group[group["regulariser"] == "none"]
         negative = group[(group["regulariser"] == "istar") & (group["lambda"].astype(float) < 0)]
         hub = models.get(model, model)
-        stand_in = "" if any(key in hub.lower() for key in ("bert-base", "albert-base", "distilbert-base")) else f"{model} ({hub}) for BERT-base / ALBERT / DistilBERT"
+        stand_in = (
+            ""
+            if any(key in hub.lower() for key in ("bert-base", "albert-base", "distilbert-base"))
+            else f"{model} ({hub}) for BERT-base / ALBERT / DistilBERT"
+        )
         if baseline.empty or negative.empty:
-            rows.append(row(source, "direction of effect", f"{model}/{task}", paper_says=says, stand_in=stand_in, verdict=NOT_RUN, note="needs the unregularised baseline and λ < 0 runs"))
+            rows.append(
+                row(
+                    source,
+                    "direction of effect",
+                    f"{model}/{task}",
+                    paper_says=says,
+                    stand_in=stand_in,
+                    verdict=NOT_RUN,
+                    note="needs the unregularised baseline and λ < 0 runs",
+                )
+            )
             continue
-        per_lambda = negative.groupby(negative["lambda"].astype(float))[["isoscore_star", "metric"]].mean()
+        per_lambda = negative.groupby(negative["lambda"].astype(float))[
+            ["isoscore_star", "metric"]
+        ].mean()
         iso_change = float(per_lambda["isoscore_star"].max() - baseline["isoscore_star"].mean())
         gain = float(per_lambda["metric"].max() - baseline["metric"].mean())
         seeds = group["seed"].nunique()
@@ -342,15 +669,31 @@ def _read(path: str | Path | None) -> pd.DataFrame | None:
     return pd.read_csv(path) if path else None
 
 
-def compare_results(tables: Mapping[str, str | Path | None], config: Mapping[str, Any], stand: StandIns) -> pd.DataFrame:
+def compare_results(
+    tables: Mapping[str, str | Path | None], config: Mapping[str, Any], stand: StandIns
+) -> pd.DataFrame:
     """Every paper number beside ours. ``tables``: named result tables of this run (see
     :func:`workflow_inputs`); a name that is absent or None means its study is not part of the run."""
     get = lambda name: _read(tables.get(name))  # noqa: E731
     says_main = "strongly negative; ρ close to −1 (no number in papers.md)"
     rows = _counts_rows(get("main_table1"), config, stand)
-    rows += _correlation_rows(get("main_correlations"), f"{MICKUS}, §3 (papers.md §1)", says_main, not_run="main study not part of this run", stand=stand, config=config)
+    rows += _correlation_rows(
+        get("main_correlations"),
+        f"{MICKUS}, §3 (papers.md §1)",
+        says_main,
+        not_run="main study not part of this run",
+        stand=stand,
+        config=config,
+    )
     rows += _glue_count_rows(get("glue_table2"))
-    rows += _correlation_rows(get("glue_table3"), f"{MICKUS}, appendix A, Table 3 (papers.md §1)", "all strongly negative (no number in papers.md)", not_run="GLUE study not part of this run", stand=stand, config=config)
+    rows += _correlation_rows(
+        get("glue_table3"),
+        f"{MICKUS}, appendix A, Table 3 (papers.md §1)",
+        "all strongly negative (no number in papers.md)",
+        not_run="GLUE study not part of this run",
+        stand=stand,
+        config=config,
+    )
     rows += _lid_rows(get("geometry_lid"), config, stand)
     rows += _cosine_rows(get("geometry_cosine"), config, stand)
     rows += _sts_rows(get("geometry_sts"), config, stand)
@@ -373,7 +716,12 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         "# Our numbers beside the papers'",
         "",
         "Every number the seed papers print (as recorded in docs/papers.md), beside the value this run measured. "
-        "Verdicts: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, NO_NUMBER, NOT_RUN)) + ".",
+        "Verdicts: "
+        + ", ".join(
+            f"{counts.get(v, 0)} {v}"
+            for v in (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, NO_NUMBER, NOT_RUN)
+        )
+        + ".",
         "A *stand-in* names what we used where the paper used something else: a verdict then compares the stand-in, not the paper's setup.",
         "",
     ]
@@ -381,10 +729,26 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         part = table[table["source"].str.startswith(paper)]
         if part.empty:
             continue
-        lines += [f"## {paper}", "", "| source | quantity | setup | paper | ours | unit | tolerance | verdict | stand-in | convention / note |", "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## {paper}",
+            "",
+            "| source | quantity | setup | paper | ours | unit | tolerance | verdict | stand-in | convention / note |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for _, r in part.iterrows():
             paper_cell = _number(r["paper_value"]) or r["paper_says"]
-            cells = [r["source"].removeprefix(paper).strip(", "), r["quantity"], r["setup"], paper_cell, _number(r["our_value"]), r["unit"], r["tolerance"], f"**{r['verdict']}**", r["stand_in"], "; ".join(s for s in (r["convention"], r["note"]) if isinstance(s, str) and s)]
+            cells = [
+                r["source"].removeprefix(paper).strip(", "),
+                r["quantity"],
+                r["setup"],
+                paper_cell,
+                _number(r["our_value"]),
+                r["unit"],
+                r["tolerance"],
+                f"**{r['verdict']}**",
+                r["stand_in"],
+                "; ".join(s for s in (r["convention"], r["note"]) if isinstance(s, str) and s),
+            ]
             lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
         lines.append("")
     return "\n".join(lines)
@@ -402,14 +766,20 @@ def workflow_inputs(config: Mapping[str, Any]) -> dict[str, str]:
     studies = configured_studies(config)
     inputs: dict[str, str] = {}
     if "main" in studies and study_runs(dict(config), "main"):
-        inputs.update(main_table1="results/main/table1.csv", main_correlations="results/main/correlations.csv")
+        inputs.update(
+            main_table1="results/main/table1.csv", main_correlations="results/main/correlations.csv"
+        )
     if "glue" in studies and study_runs(dict(config), "glue"):
         inputs.update(glue_table2="results/glue/table2.csv", glue_table3="results/glue/table3.csv")
     if "geometry" in studies:
         from isotropy.studies import geometry_targets
 
         targets = geometry_targets(dict(config))
-        for name, path in (("geometry_lid", "results/geometry/lid.csv"), ("geometry_cosine", "results/geometry/cosine_by_layer.csv"), ("geometry_sts", "results/geometry/sts.csv")):
+        for name, path in (
+            ("geometry_lid", "results/geometry/lid.csv"),
+            ("geometry_cosine", "results/geometry/cosine_by_layer.csv"),
+            ("geometry_sts", "results/geometry/sts.csv"),
+        ):
             if path in targets:
                 inputs[name] = path
     if "istar" in studies:
@@ -440,7 +810,11 @@ def encoder_labels(config: Mapping[str, Any], stand: Mapping[str, str]) -> dict[
     by name ("GloVe 50-d"), every other encoder by its configured name."""
     labels = {}
     for name, entry in (config.get("encoders") or {}).items():
-        standing_in = entry.get("kind") == "word-vectors" and entry.get("source") == "word2vec" and stand.get("word_vectors_label")
+        standing_in = (
+            entry.get("kind") == "word-vectors"
+            and entry.get("source") == "word2vec"
+            and stand.get("word_vectors_label")
+        )
         labels[name] = f"{stand['word_vectors_label']} for {name}" if standing_in else name
     return labels
 

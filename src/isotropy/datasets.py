@@ -85,7 +85,11 @@ def validate_table(table: pd.DataFrame) -> None:
     """Raise ValueError unless ``table`` has the shape every prepared data set shares."""
     columns = set(table.columns)
     label_columns = columns & {"label", "labels"}
-    if "text" not in columns or len(label_columns) != 1 or columns - {"text", "text_pair", "label", "labels"}:
+    if (
+        "text" not in columns
+        or len(label_columns) != 1
+        or columns - {"text", "text_pair", "label", "labels"}
+    ):
         raise ValueError(
             f"prepared table has columns {sorted(columns)}; needed: text, optional text_pair, and exactly one of label/labels"
         )
@@ -100,7 +104,9 @@ def validate_table(table: pd.DataFrame) -> None:
     if "labels" in columns:
         bad = table["labels"].map(lambda v: len(v) == 0 or not all(isinstance(x, str) for x in v))
         if bad.any():
-            raise ValueError(f"column 'labels' must hold non-empty lists of strings; row {int(bad.idxmax())} does not")
+            raise ValueError(
+                f"column 'labels' must hold non-empty lists of strings; row {int(bad.idxmax())} does not"
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -117,7 +123,9 @@ def read_polarity(raw_dir: str | os.PathLike) -> pd.DataFrame:
         for lineno, line in enumerate(_read_utf8_lines(path), 1):
             text = line.strip()
             if not text:
-                raise ValueError(f"{path}, line {lineno}: empty sentence; expected one sentence per line")
+                raise ValueError(
+                    f"{path}, line {lineno}: empty sentence; expected one sentence per line"
+                )
             rows.append((text, label))
     return pd.DataFrame(rows, columns=["text", "label"])
 
@@ -134,7 +142,11 @@ def read_snli(raw_dir: str | os.PathLike) -> pd.DataFrame:
             continue
         try:
             record = json.loads(line)
-            label, premise, hypothesis = record["gold_label"], record["sentence1"], record["sentence2"]
+            label, premise, hypothesis = (
+                record["gold_label"],
+                record["sentence1"],
+                record["sentence2"],
+            )
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}, line {lineno}: not valid JSON ({exc.msg})") from exc
         except (KeyError, TypeError) as exc:
@@ -145,7 +157,9 @@ def read_snli(raw_dir: str | os.PathLike) -> pd.DataFrame:
             unlabelled += 1
             continue
         if label not in SNLI_LABELS:
-            raise ValueError(f"{path}, line {lineno}: gold_label {label!r} is not one of {SNLI_LABELS} or '-'")
+            raise ValueError(
+                f"{path}, line {lineno}: gold_label {label!r} is not one of {SNLI_LABELS} or '-'"
+            )
         if not isinstance(premise, str) or not isinstance(hypothesis, str):
             raise ValueError(f"{path}, line {lineno}: sentence1/sentence2 must be strings")
         rows.append((premise.strip(), hypothesis.strip(), label))
@@ -248,8 +262,15 @@ def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
                     "use the release with words and parts of speech (trial, reference or full data)"
                 )
             word, pos = item["word"], item["pos"]
-            if not isinstance(word, str) or not word.strip() or not isinstance(pos, str) or not pos.strip():
-                raise ValueError(f"{where}: word and pos must be non-empty strings, found {word!r}, {pos!r}")
+            if (
+                not isinstance(word, str)
+                or not word.strip()
+                or not isinstance(pos, str)
+                or not pos.strip()
+            ):
+                raise ValueError(
+                    f"{where}: word and pos must be non-empty strings, found {word!r}, {pos!r}"
+                )
             labels[word.strip()].add(pos.strip())
     log.info("pos (codwoe): %d words from %d file(s)", len(labels), len(files))
     return _multi_label_frame(labels)
@@ -282,12 +303,16 @@ def pos_standin(vocabulary: Iterable[str], wordnet, size: int) -> pd.DataFrame:
             labels[word] = tags
     if len(labels) < size:
         log.warning(
-            "pos stand-in: only %d words of the vocabulary are WordNet headwords (asked for %d)", len(labels), size
+            "pos stand-in: only %d words of the vocabulary are WordNet headwords (asked for %d)",
+            len(labels),
+            size,
         )
     return _multi_label_frame(labels)
 
 
-def read_pos_wordnet(vectors_dir: str | os.PathLike, wordnet_dir: str | os.PathLike, size: int) -> pd.DataFrame:
+def read_pos_wordnet(
+    vectors_dir: str | os.PathLike, wordnet_dir: str | os.PathLike, size: int
+) -> pd.DataFrame:
     """POS stand-in built from a fetched word-vector source and WordNet (see :func:`pos_standin`)."""
     path, wordnet = word_vectors_file(vectors_dir), open_wordnet(wordnet_dir)
     # Most frequent words are mostly WordNet headwords: read a prefix of the file first, and the
@@ -328,10 +353,23 @@ GLUE_FORMATS: dict[str, GlueFormat] = {
     "mrpc": GlueFormat(text="#1 String", text_pair="#2 String", label="Quality"),
     "qqp": GlueFormat(text="question1", text_pair="question2", label="is_duplicate"),
     "mnli": GlueFormat(
-        text="sentence1", text_pair="sentence2", label="gold_label", labels=("contradiction", "entailment", "neutral")
+        text="sentence1",
+        text_pair="sentence2",
+        label="gold_label",
+        labels=("contradiction", "entailment", "neutral"),
     ),
-    "qnli": GlueFormat(text="question", text_pair="sentence", label="label", labels=("entailment", "not_entailment")),
-    "rte": GlueFormat(text="sentence1", text_pair="sentence2", label="label", labels=("entailment", "not_entailment")),
+    "qnli": GlueFormat(
+        text="question",
+        text_pair="sentence",
+        label="label",
+        labels=("entailment", "not_entailment"),
+    ),
+    "rte": GlueFormat(
+        text="sentence1",
+        text_pair="sentence2",
+        label="label",
+        labels=("entailment", "not_entailment"),
+    ),
     "wnli": GlueFormat(text="sentence1", text_pair="sentence2", label="label"),
 }
 GLUE_TASKS = tuple(GLUE_FORMATS)
@@ -354,7 +392,11 @@ def read_glue(task: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
         header = lines[0].split("\t")
         width = len(header)
         try:
-            index = {key: header.index(key) for key in (spec.text, spec.text_pair, spec.label) if key is not None}
+            index = {
+                key: header.index(key)
+                for key in (spec.text, spec.text_pair, spec.label)
+                if key is not None
+            }
         except ValueError as exc:
             raise ValueError(
                 f"{path}, line 1: header {header} lacks a column ({exc}); is this the {task} train.tsv?"
@@ -370,7 +412,9 @@ def read_glue(task: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
             continue
         fields = line.split("\t")
         if len(fields) != width:
-            raise ValueError(f"{path}, line {lineno}: expected {width} tab-separated fields, found {len(fields)}")
+            raise ValueError(
+                f"{path}, line {lineno}: expected {width} tab-separated fields, found {len(fields)}"
+            )
         label = fields[index[spec.label]].strip()
         if label in {"", "-"}:
             unlabelled += 1
@@ -416,7 +460,9 @@ def word_vector_source(config: Mapping[str, Any]) -> str:
     for name in candidates:
         if name in encoders and encoders[name].get("kind") == "word-vectors":
             return encoders[name]["source"]
-    raise ValueError("pos_source 'wordnet' needs a word-vector encoder in config 'encoders' (kind: word-vectors)")
+    raise ValueError(
+        "pos_source 'wordnet' needs a word-vector encoder in config 'encoders' (kind: word-vectors)"
+    )
 
 
 def _pos_sources(config: Mapping[str, Any]) -> dict[str, str]:
@@ -446,10 +492,14 @@ def _pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
 
 DATASETS: dict[str, DatasetSpec] = {
     "polarity": DatasetSpec(
-        lambda c: {"raw_dir": "polarity"}, read_polarity, description="Pang & Lee sentence polarity v1.0"
+        lambda c: {"raw_dir": "polarity"},
+        read_polarity,
+        description="Pang & Lee sentence polarity v1.0",
     ),
     "snli": DatasetSpec(
-        lambda c: {"raw_dir": "snli"}, read_snli, description="SNLI 1.0 validation, gold-labelled pairs"
+        lambda c: {"raw_dir": "snli"},
+        read_snli,
+        description="SNLI 1.0 validation, gold-labelled pairs",
     ),
     "supersense": DatasetSpec(
         lambda c: {"words_dir": "supersense_words", "wordnet_dir": "wordnet"},
@@ -457,7 +507,10 @@ DATASETS: dict[str, DatasetSpec] = {
         description="Tikhonov et al. (2023) words with WordNet noun supersenses (multi-label)",
     ),
     "pos": DatasetSpec(
-        _pos_sources, _pos_reader, _pos_options, description="CoDWoE English words with their POS (multi-label)"
+        _pos_sources,
+        _pos_reader,
+        _pos_options,
+        description="CoDWoE English words with their POS (multi-label)",
     ),
     **{
         task: DatasetSpec(
@@ -486,11 +539,15 @@ def required_sources(dataset: str, config: Mapping[str, Any]) -> list[str]:
     names = list(dict.fromkeys(dataset_sources(dataset, config).values()))
     unknown = [n for n in names if n not in config.get("sources", {})]
     if unknown:
-        raise ValueError(f"data set {dataset!r} needs source(s) {unknown}, which config 'sources' lacks")
+        raise ValueError(
+            f"data set {dataset!r} needs source(s) {unknown}, which config 'sources' lacks"
+        )
     return names
 
 
-def dataset_inputs(dataset: str, config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT) -> dict[str, str]:
+def dataset_inputs(
+    dataset: str, config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT
+) -> dict[str, str]:
     """Snakemake inputs of ``dataset``: source name → that source's manifest.
 
     With a mirror set, a needed source the mirror lacks fails here, while the DAG is built, with
@@ -586,13 +643,20 @@ def check_tasks_available(tasks: Sequence[str], config: Mapping[str, Any]) -> No
     mirror = resolve_mirror(config.get("mirror"))
     if mirror is None:
         return
-    problems = [problem for problem in (_task_problem(task, config, mirror) for task in tasks) if problem]
+    problems = [
+        problem for problem in (_task_problem(task, config, mirror) for task in tasks) if problem
+    ]
     if problems:
         held = [task for task in TASKS if _task_problem(task, config, mirror) is None]
-        raise FileNotFoundError("; ".join(problems) + f". Tasks the mirror holds: {', '.join(held) or 'none'} (set istar.tasks to those)")
+        raise FileNotFoundError(
+            "; ".join(problems)
+            + f". Tasks the mirror holds: {', '.join(held) or 'none'} (set istar.tasks to those)"
+        )
 
 
-def task_inputs(task: str, config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT) -> dict[str, str]:
+def task_inputs(
+    task: str, config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT
+) -> dict[str, str]:
     """Rule ``finetune``'s inputs: split → the manifest of its download (after :func:`check_tasks_available`)."""
     check_tasks_available([task], config)
     sources = [task_source(task, split) for split in ISTAR_SPLITS]
@@ -615,7 +679,12 @@ def _glue_task_table(task: str, path: Path) -> pd.DataFrame:
     header, body = rows[0], rows[1:]
     column = {name: i for i, name in enumerate(header)}
     if task == "sst2":
-        return pd.DataFrame({"text": [r[column["sentence"]].strip() for r in body], "label": [int(r[column["label"]]) for r in body]})
+        return pd.DataFrame(
+            {
+                "text": [r[column["sentence"]].strip() for r in body],
+                "label": [int(r[column["label"]]) for r in body],
+            }
+        )
     if task == "mrpc":
         return pd.DataFrame(
             {
@@ -724,7 +793,9 @@ def read_text_file(path: str | os.PathLike, max_sentences: int | None = None) ->
     """One sentence per non-empty line of a UTF-8 text file (the first ``max_sentences``)."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"corpus file {path} does not exist; fix geometry.clusters.corpus.file")
+        raise FileNotFoundError(
+            f"corpus file {path} does not exist; fix geometry.clusters.corpus.file"
+        )
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as error:
@@ -766,10 +837,14 @@ def read_corpus(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> list[s
     max_sentences = corpus.get("max_sentences")
     if corpus["format"] == "lines":
         if not corpus.get("file"):
-            raise ValueError("geometry.clusters.corpus.format is 'lines' but no file is set; give corpus.file")
+            raise ValueError(
+                "geometry.clusters.corpus.format is 'lines' but no file is set; give corpus.file"
+            )
         return read_text_file(raw_dir / corpus["file"], max_sentences)
     if corpus["format"] == "wikitext":
-        sentences = wikitext_sentences(pd.read_parquet(_raw_file(raw_dir, HUB_FILE))["text"], max_sentences)
+        sentences = wikitext_sentences(
+            pd.read_parquet(_raw_file(raw_dir, HUB_FILE))["text"], max_sentences
+        )
         if not sentences:
             raise ValueError(f"the WikiText split in {raw_dir} yielded no sentence")
         return sentences
@@ -783,12 +858,16 @@ def sts_source(name: str, split: str) -> str:
     return f"hf_{name}_{split}"
 
 
-def sts_inputs(name: str, split: str, config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT) -> dict[str, str]:
+def sts_inputs(
+    name: str, split: str, config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT
+) -> dict[str, str]:
     """Rule geometry_sentence_embeddings' input: the download of the STS split, or nothing for
     SICK-R when the mirror lacks it (SICK-R is optional: the job marks it unavailable)."""
     source = sts_source(name, split)
     if source not in config["sources"]:
-        raise ValueError(f"geometry.sts.splits.{name}: {split!r} needs source {source!r}, which config 'sources' lacks")
+        raise ValueError(
+            f"geometry.sts.splits.{name}: {split!r} needs source {source!r}, which config 'sources' lacks"
+        )
     mirror = resolve_mirror(config.get("mirror"))
     if name == "sickr" and mirror is not None and missing_mirror_files(source, config, mirror):
         return {}
@@ -801,11 +880,21 @@ def read_sts_tsv(path: str | os.PathLike) -> pd.DataFrame:
 
     GLUE files contain unbalanced quotes, so quoting is switched off.
     """
-    table = pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False, dtype={"sentence1": str, "sentence2": str})
+    table = pd.read_csv(
+        path,
+        sep="\t",
+        quoting=csv.QUOTE_NONE,
+        keep_default_na=False,
+        dtype={"sentence1": str, "sentence2": str},
+    )
     missing = {"sentence1", "sentence2", "score"} - set(table.columns)
     if missing:
-        raise ValueError(f"STS file {path} lacks columns {sorted(missing)}; found {list(table.columns)}")
-    return _check_sts(table[["sentence1", "sentence2", "score"]].astype({"score": float}), str(path))
+        raise ValueError(
+            f"STS file {path} lacks columns {sorted(missing)}; found {list(table.columns)}"
+        )
+    return _check_sts(
+        table[["sentence1", "sentence2", "score"]].astype({"score": float}), str(path)
+    )
 
 
 def _check_sts(table: pd.DataFrame, origin: str) -> pd.DataFrame:
@@ -829,11 +918,17 @@ def read_sts(name: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
         return _check_sts(data[["sentence1", "sentence2", "score"]], f"{hub} ({name} {split})")
     if name == "stsb":
         if split not in _STS_SPLIT_FILES:
-            raise ValueError(f"unknown STS-B split {split!r}; expected one of {sorted(_STS_SPLIT_FILES)}")
+            raise ValueError(
+                f"unknown STS-B split {split!r}; expected one of {sorted(_STS_SPLIT_FILES)}"
+            )
         return read_sts_tsv(_raw_file(raw_dir, _STS_SPLIT_FILES[split]))
     path = _raw_file(raw_dir, _SICK_FILE)
     table = pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False)
     if split != "all":
         table = table[table["SemEval_set"].str.upper() == split.upper()]
-    table = table.rename(columns={"sentence_A": "sentence1", "sentence_B": "sentence2", "relatedness_score": "score"})
-    return _check_sts(table[["sentence1", "sentence2", "score"]].astype({"score": float}), str(path))
+    table = table.rename(
+        columns={"sentence_A": "sentence1", "sentence_B": "sentence2", "relatedness_score": "score"}
+    )
+    return _check_sts(
+        table[["sentence1", "sentence2", "score"]].astype({"score": float}), str(path)
+    )

@@ -22,8 +22,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SNAKEFILE = ROOT / "Snakefile"
 
 
-def mock_snakemake(rule: str, configfiles: Sequence[str | os.PathLike] = (), workdir: str | os.PathLike = ".",
-                   **wildcards: str):
+def mock_snakemake(
+    rule: str,
+    configfiles: Sequence[str | os.PathLike] = (),
+    workdir: str | os.PathLike = ".",
+    **wildcards: str,
+):
     """The ``snakemake`` object of one job of ``rule`` with ``wildcards``, and its script's path.
 
     ``configfiles`` are laid over the repository's config.yaml.
@@ -48,31 +52,52 @@ def mock_snakemake(rule: str, configfiles: Sequence[str | os.PathLike] = (), wor
     configs = list(dict.fromkeys([ROOT / "config.yaml", *(Path(c).resolve() for c in configfiles)]))
     with SnakemakeApi(OutputSettings()) as api:
         workflow_api = api.workflow(
-            resource_settings=ResourceSettings(cores=1), config_settings=ConfigSettings(configfiles=configs),
-            snakefile=SNAKEFILE, workdir=workdir,
+            resource_settings=ResourceSettings(cores=1),
+            config_settings=ConfigSettings(configfiles=configs),
+            snakefile=SNAKEFILE,
+            workdir=workdir,
         )
         workflow = workflow_api.dag(DAGSettings()).workflow_api._workflow
         try:
             job_rule = workflow.get_rule(rule)
         except Exception as error:
             known = sorted(r.name for r in workflow.rules)
-            raise SystemExit(f"unknown rule {rule!r} ({error}); rules: {', '.join(known)}") from None
+            raise SystemExit(
+                f"unknown rule {rule!r} ({error}); rules: {', '.join(known)}"
+            ) from None
         if job_rule.script is None:
             raise SystemExit(f"rule {rule!r} runs no script; nothing to debug outside Snakemake")
         missing = sorted(set(job_rule.wildcard_names) - set(wildcards))
         if missing:
-            raise SystemExit(f"rule {rule!r} needs the wildcards {missing}: pass them as NAME=VALUE")
+            raise SystemExit(
+                f"rule {rule!r} needs the wildcards {missing}: pass them as NAME=VALUE"
+            )
         job = Job(job_rule, DAG(workflow, rules=[job_rule]), Wildcards(fromdict=dict(wildcards)))
-        script = (Path(job_rule.basedir.get_path_or_uri(secret_free=True)) / job_rule.script).resolve()
+        script = (
+            Path(job_rule.basedir.get_path_or_uri(secret_free=True)) / job_rule.script
+        ).resolve()
         snakemake = Snakemake(
-            job.input, job.output, job.params, job.wildcards, job.threads, job.resources, job.log,
-            workflow.config, job_rule.name, None, scriptdir=str(script.parent),
+            job.input,
+            job.output,
+            job.params,
+            job.wildcards,
+            job.threads,
+            job.resources,
+            job.log,
+            workflow.config,
+            job_rule.name,
+            None,
+            scriptdir=str(script.parent),
         )
     return snakemake, script
 
 
-def run_step(rule: str, configfiles: Sequence[str | os.PathLike] = (), workdir: str | os.PathLike = ".",
-             **wildcards: str) -> None:
+def run_step(
+    rule: str,
+    configfiles: Sequence[str | os.PathLike] = (),
+    workdir: str | os.PathLike = ".",
+    **wildcards: str,
+) -> None:
     """Run the script of one job of ``rule`` in this process, in ``workdir``."""
     snakemake, script = mock_snakemake(rule, configfiles, workdir, **wildcards)
     os.chdir(workdir)
@@ -82,10 +107,17 @@ def run_step(rule: str, configfiles: Sequence[str | os.PathLike] = (), workdir: 
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m isotropy.debug", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m isotropy.debug", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("rule")
     parser.add_argument("wildcards", nargs="*", metavar="NAME=VALUE")
-    parser.add_argument("--configfile", nargs="*", default=[], help="overlays, laid over the repository's config.yaml")
+    parser.add_argument(
+        "--configfile",
+        nargs="*",
+        default=[],
+        help="overlays, laid over the repository's config.yaml",
+    )
     parser.add_argument("--directory", "-d", default=".", help="the workflow's working directory")
     args = parser.parse_args(argv)
     pairs = [w.split("=", 1) for w in args.wildcards]

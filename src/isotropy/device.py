@@ -15,7 +15,9 @@ def resolve_device(name: str = "auto") -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("device 'cuda' was requested but no CUDA GPU is visible; set device: auto or cpu")
+        raise RuntimeError(
+            "device 'cuda' was requested but no CUDA GPU is visible; set device: auto or cpu"
+        )
     if name not in {"cpu", "cuda"} and not name.startswith("cuda:"):
         raise ValueError(f"unknown device {name!r}; expected auto, cpu or cuda")
     return torch.device(name)

@@ -141,7 +141,9 @@ def source_kind(name: str, source_cfg: Mapping[str, Any] | None = None) -> str:
         return "word_vectors"
     if name in LAYOUTS:
         return name
-    raise ValueError(f"source {name!r} has no known layout; give it a 'kind' in config.yaml (one of {sorted(LAYOUTS)})")
+    raise ValueError(
+        f"source {name!r} has no known layout; give it a 'kind' in config.yaml (one of {sorted(LAYOUTS)})"
+    )
 
 
 def source_dir(name: str, root: str | os.PathLike = RAW_ROOT) -> Path:
@@ -208,7 +210,9 @@ def mirror_path_problem(rel: str) -> str | None:
     return None
 
 
-def missing_mirror_files(name: str, config: Mapping[str, Any], mirror: Path | None = None) -> list[str]:
+def missing_mirror_files(
+    name: str, config: Mapping[str, Any], mirror: Path | None = None
+) -> list[str]:
     """Mirror files of source ``name`` that the mirror lacks (empty without a mirror)."""
     mirror = mirror if mirror is not None else resolve_mirror(config.get("mirror"))
     if mirror is None:
@@ -238,7 +242,9 @@ def check_sources_available(names: Sequence[str], config: Mapping[str, Any]) -> 
             problems.append(_unavailable_message(name, missing, mirror, config))
     if problems:
         raise FileNotFoundError("\n".join(problems))
-    unchecked = [message for name in names for message in _unverifiable_mirror_files(name, config, mirror)]
+    unchecked = [
+        message for name in names for message in _unverifiable_mirror_files(name, config, mirror)
+    ]
     if unchecked:
         raise UnverifiedFileError("\n".join(unchecked))
 
@@ -250,17 +256,26 @@ def _unverifiable_mirror_files(name: str, config: Mapping[str, Any], mirror: Pat
         return []
     manifest = read_mirror_manifest(mirror)
     pinned = {
-        rel for rel in params["mirror_files"] for url, pin in zip(params["urls"], params["sha256"])
-        if pin is not None and url_problem(url) is None and PurePosixPath(rel).name == url_file_name(url)
+        rel
+        for rel in params["mirror_files"]
+        for url, pin in zip(params["urls"], params["sha256"])
+        if pin is not None
+        and url_problem(url) is None
+        and PurePosixPath(rel).name == url_file_name(url)
     }
     return [
         _unverified_message(f"mirror file {mirror / rel}", mirror, manifest)
-        for rel in params["mirror_files"] if rel not in (manifest or {}) and rel not in pinned
+        for rel in params["mirror_files"]
+        if rel not in (manifest or {}) and rel not in pinned
     ]
 
 
 def _unverified_message(label: str, mirror: Path, manifest: dict[str, str] | None) -> str:
-    where = f"{mirror} has no MANIFEST.tsv" if manifest is None else f"{mirror / 'MANIFEST.tsv'} does not list it"
+    where = (
+        f"{mirror} has no MANIFEST.tsv"
+        if manifest is None
+        else f"{mirror / 'MANIFEST.tsv'} does not list it"
+    )
     return (
         f"{label} cannot be checked ({where}) and nothing was kept; add its path and sha256 to the "
         f"mirror's MANIFEST.tsv, or set {ALLOW_UNVERIFIED_ENV}=1 (config downloads.allow_unverified_mirror) "
@@ -268,7 +283,9 @@ def _unverified_message(label: str, mirror: Path, manifest: dict[str, str] | Non
     )
 
 
-def _unavailable_message(name: str, missing: Sequence[str], mirror: Path, config: Mapping[str, Any]) -> str:
+def _unavailable_message(
+    name: str, missing: Sequence[str], mirror: Path, config: Mapping[str, Any]
+) -> str:
     cfg = config["sources"][name]
     if source_kind(name, cfg) == "hub" and not cfg.get("mirror"):
         return (
@@ -341,7 +358,14 @@ def download_file(
                         f"or read the data from a local copy: set {MIRROR_ENV} to a folder laid out like shared/mirror"
                     ) from exc
                 wait = backoff * 2**attempt
-                log.warning("transient failure for %s (%s); retry %d/%d in %.1fs", url, exc, attempt + 1, retries, wait)
+                log.warning(
+                    "transient failure for %s (%s); retry %d/%d in %.1fs",
+                    url,
+                    exc,
+                    attempt + 1,
+                    retries,
+                    wait,
+                )
                 time.sleep(wait)
     finally:
         if own_session:
@@ -354,7 +378,12 @@ class _Transient(Exception):
 
 
 def _stream_once(
-    session: requests.Session, url: str, dest: Path, sha256: str | None, timeout: float, chunk_size: int
+    session: requests.Session,
+    url: str,
+    dest: Path,
+    sha256: str | None,
+    timeout: float,
+    chunk_size: int,
 ) -> str:
     try:
         response = session.get(url, stream=True, timeout=timeout)
@@ -391,7 +420,11 @@ def _stream_once(
                     digest.update(chunk)
                     received += len(chunk)
                     bar.update(len(chunk))
-            except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
+            except (
+                requests.ConnectionError,
+                requests.Timeout,
+                requests.exceptions.ChunkedEncodingError,
+            ) as exc:
                 raise _Transient(f"stream interrupted after {received} bytes: {exc}") from exc
             if total is not None and received != total:
                 raise _Transient(f"received {received} bytes, expected {total}")
@@ -400,7 +433,9 @@ def _stream_once(
     return digest.hexdigest()
 
 
-def _copy_local(src: Path, dest: Path, sha256: str | None, label: str, remedy: str | None = None) -> str:
+def _copy_local(
+    src: Path, dest: Path, sha256: str | None, label: str, remedy: str | None = None
+) -> str:
     if not src.is_file():
         raise DownloadError(f"{label}: local file {src} does not exist")
     digest = hashlib.sha256()
@@ -419,7 +454,9 @@ def _check_digest(actual: str, expected: str | None, label: str, remedy: str | N
             "the file changed upstream or was corrupted in transit (nothing was kept); update the pin in "
             "config.yaml only if the new file is known to be right"
         )
-        raise ChecksumError(f"sha256 mismatch for {label}: expected {expected}, got {actual}; {remedy}")
+        raise ChecksumError(
+            f"sha256 mismatch for {label}: expected {expected}, got {actual}; {remedy}"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -473,10 +510,19 @@ def _archive_members(item: Fetched) -> Iterator[tuple[str, Callable[[], Any]]]:
             for info in infos:
                 _check_member_name(item, info.filename)
                 if not info.is_dir() and not _is_debris(info.filename):
-                    yield info.filename, (lambda info=info: budget.open(info.filename, info.file_size, archive.open(info)))
+                    yield (
+                        info.filename,
+                        (
+                            lambda info=info: budget.open(
+                                info.filename, info.file_size, archive.open(info)
+                            )
+                        ),
+                    )
     elif tarfile.is_tarfile(item.path):
         with tarfile.open(item.path) as archive:
-            for count, member in enumerate(archive, 1):  # lazily: a bomb's headers are never all loaded
+            for count, member in enumerate(
+                archive, 1
+            ):  # lazily: a bomb's headers are never all loaded
                 _check_member_count(item, count)
                 _check_member_name(item, member.name)
                 try:
@@ -487,8 +533,13 @@ def _archive_members(item: Fetched) -> Iterator[tuple[str, Callable[[], Any]]]:
                         "the archive is damaged or crafted, so fetch it again from a trusted source"
                     ) from exc
                 if member.isfile() and not _is_debris(member.name):
-                    yield member.name, (
-                        lambda member=member: budget.open(member.name, member.size, archive.extractfile(member))
+                    yield (
+                        member.name,
+                        (
+                            lambda member=member: budget.open(
+                                member.name, member.size, archive.extractfile(member)
+                            )
+                        ),
                     )
     else:
         raise ValueError(f"{item.path} is neither a zip nor a tar archive")
@@ -563,7 +614,9 @@ def _extract(item: Fetched, wanted: Callable[[str], bool], staging: Path) -> lis
                 shutil.copyfileobj(reader, writer, 1 << 20)
             written.append(target)
     if not written:
-        raise ValueError(f"archive {item.name} holds none of the expected files; its layout changed or the URL is wrong")
+        raise ValueError(
+            f"archive {item.name} holds none of the expected files; its layout changed or the URL is wrong"
+        )
     return written
 
 
@@ -580,7 +633,7 @@ def decode_text(data: bytes, encoding: str, label: str) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ValueError(
-            f"{label}, line {line}: byte {data[exc.start:exc.start + 1]!r} is not valid {encoding}; "
+            f"{label}, line {line}: byte {data[exc.start : exc.start + 1]!r} is not valid {encoding}; "
             f"the file must be {encoding}-encoded"
         ) from exc
 
@@ -607,7 +660,9 @@ def _polarity(items: list[Fetched], origin: str, staging: Path) -> list[str]:
             texts[Path(item.name).name] = (item.path.read_bytes(), item.name)
     missing = [name for name in POLARITY_FILES if name not in texts]
     if missing:
-        raise ValueError(f"polarity source lacks {', '.join(missing)} (got {[i.name for i in items]})")
+        raise ValueError(
+            f"polarity source lacks {', '.join(missing)} (got {[i.name for i in items]})"
+        )
     for name, (data, label) in texts.items():
         (staging / name).write_text(decode_text(data, encoding, label), encoding="utf-8")
     return list(POLARITY_FILES)
@@ -635,7 +690,9 @@ _single_file_layout("supersense_words", "words.txt")
 @_layout("wordnet")
 def _wordnet(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     if len(items) != 1:
-        raise ValueError(f"wordnet source expects one file (nltk's wordnet.zip), got {[i.name for i in items]}")
+        raise ValueError(
+            f"wordnet source expects one file (nltk's wordnet.zip), got {[i.name for i in items]}"
+        )
     item = items[0]
     if not zipfile.is_zipfile(item.path):
         raise ValueError(f"{item.name} is not a zip archive; expected nltk's corpora/wordnet.zip")
@@ -643,7 +700,9 @@ def _wordnet(items: list[Fetched], origin: str, staging: Path) -> list[str]:
         names = set(archive.namelist())
     needed = {"wordnet/index.noun", "wordnet/data.noun", "wordnet/lexnames"}
     if not needed <= names:
-        raise ValueError(f"{item.name} lacks {sorted(needed - names)}; expected nltk's WordNet 3.0 layout")
+        raise ValueError(
+            f"{item.name} lacks {sorted(needed - names)}; expected nltk's WordNet 3.0 layout"
+        )
     (staging / "corpora").mkdir(exist_ok=True)
     return [_copy_into(item, staging, "corpora/wordnet.zip")]
 
@@ -680,7 +739,9 @@ def _word_vectors(items: list[Fetched], origin: str, staging: Path) -> list[str]
         m for m in members if Path(m).name.endswith(WORD_VECTOR_SUFFIXES)
     ]
     if len(chosen) != 1:
-        raise ValueError(f"{item.name}: expected one model.bin or word2vec file inside, found {chosen or members}")
+        raise ValueError(
+            f"{item.name}: expected one model.bin or word2vec file inside, found {chosen or members}"
+        )
     return _extract(item, lambda m: m == chosen[0], staging)
 
 
@@ -690,7 +751,11 @@ def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     if "msr_paraphrase_train.txt" in names:
         if "mrpc_dev_ids.tsv" not in names:
             raise ValueError("MRPC needs both msr_paraphrase_train.txt and mrpc_dev_ids.tsv")
-        build_mrpc_train(names["msr_paraphrase_train.txt"].path, names["mrpc_dev_ids.tsv"].path, staging / "train.tsv")
+        build_mrpc_train(
+            names["msr_paraphrase_train.txt"].path,
+            names["mrpc_dev_ids.tsv"].path,
+            staging / "train.tsv",
+        )
         return ["train.tsv"]
     if "train.tsv" in names:
         return [_copy_into(names["train.tsv"], staging, "train.tsv")]
@@ -718,11 +783,15 @@ def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> int:
     Returns the number of training rows written.
     """
     dev = set()
-    for lineno, line in enumerate(decode_text(dev_ids.read_bytes(), "utf-8-sig", str(dev_ids)).splitlines(), 1):
+    for lineno, line in enumerate(
+        decode_text(dev_ids.read_bytes(), "utf-8-sig", str(dev_ids)).splitlines(), 1
+    ):
         if line.strip():
             fields = line.strip().split("\t")
             if len(fields) != 2:
-                raise ValueError(f"{dev_ids}, line {lineno}: expected 2 tab-separated ids, found {len(fields)} fields")
+                raise ValueError(
+                    f"{dev_ids}, line {lineno}: expected 2 tab-separated ids, found {len(fields)} fields"
+                )
             dev.add(tuple(fields))
     lines = decode_text(msr_train.read_bytes(), "utf-8-sig", str(msr_train)).splitlines()
     if not lines:
@@ -733,7 +802,9 @@ def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> int:
             continue
         fields = line.rstrip("\r\n").split("\t")
         if len(fields) != 5:
-            raise ValueError(f"{msr_train}, line {lineno}: expected 5 tab-separated fields, found {len(fields)}")
+            raise ValueError(
+                f"{msr_train}, line {lineno}: expected 5 tab-separated fields, found {len(fields)}"
+            )
         if (fields[1], fields[2]) not in dev:
             rows.append("\t".join(fields))
     dest.write_text("\n".join(rows) + "\n", encoding="utf-8")
@@ -750,7 +821,11 @@ def read_mirror_manifest(mirror: Path) -> dict[str, str] | None:
     if not manifest.is_file():
         return None
     with open(manifest, newline="", encoding="utf-8") as handle:
-        return {row["path"]: row["sha256"] for row in csv.DictReader(handle, delimiter="\t") if row.get("path")}
+        return {
+            row["path"]: row["sha256"]
+            for row in csv.DictReader(handle, delimiter="\t")
+            if row.get("path")
+        }
 
 
 def fetch_source(
@@ -770,7 +845,9 @@ def fetch_source(
     raw_dir = Path(raw_dir)
     kind = params["kind"]
     if kind not in LAYOUTS:
-        raise ValueError(f"source {name!r} has unknown kind {kind!r}; expected one of {sorted(LAYOUTS)}")
+        raise ValueError(
+            f"source {name!r} has unknown kind {kind!r}; expected one of {sorted(LAYOUTS)}"
+        )
     mirror = Path(params["mirror"]) if params.get("mirror") else None
     raw_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=raw_dir))
@@ -790,11 +867,17 @@ def fetch_source(
             items, inputs = _from_hub(name, params, fetched_dir)
         else:
             origin = "url"
-            items, inputs = _from_urls(params, fetched_dir, retries=retries, backoff=backoff, timeout=timeout)
+            items, inputs = _from_urls(
+                params, fetched_dir, retries=retries, backoff=backoff, timeout=timeout
+            )
         items = [dataclasses.replace(item, limits=limits) for item in items]
         files = LAYOUTS[kind](items, origin, staging)
         records = [
-            {"path": rel, "bytes": (staging / rel).stat().st_size, "sha256": sha256_file(staging / rel)}
+            {
+                "path": rel,
+                "bytes": (staging / rel).stat().st_size,
+                "sha256": sha256_file(staging / rel),
+            }
             for rel in files
         ]
         _replace_contents(raw_dir, staging, files, keep=work)
@@ -819,7 +902,9 @@ def _from_mirror(
 ) -> tuple[list[Fetched], list[dict]]:
     rels = params.get("mirror_files") or []
     if not rels:
-        raise FileNotFoundError(f"source {name!r} lists no mirror files in config 'sources.{name}.mirror'")
+        raise FileNotFoundError(
+            f"source {name!r} lists no mirror files in config 'sources.{name}.mirror'"
+        )
     confined = [problem for rel in rels if (problem := mirror_path_problem(rel)) is not None]
     if confined:
         raise ValueError(f"sources.{name}.mirror: {confined[0]}")
@@ -828,7 +913,9 @@ def _from_mirror(
         message = f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}"
         if name.startswith("glue_"):
             available = sorted(
-                task for task, folder in GLUE_FOLDERS.items() if (mirror / "glue" / folder / "train.tsv").is_file()
+                task
+                for task, folder in GLUE_FOLDERS.items()
+                if (mirror / "glue" / folder / "train.tsv").is_file()
             )
             message += (
                 f"; GLUE tasks available in this mirror: {', '.join(available) or 'none'} "
@@ -842,13 +929,24 @@ def _from_mirror(
         # Copy first, then hash the copy: what is checked is exactly what is parsed.
         local = fetched_dir / Path(rel).name
         digest = _copy_local(mirror / rel, local, None, f"mirror file {mirror / rel}")
-        pinned_by = _check_mirror_file(name, rel, digest, mirror, manifest, config_pins.get(rel), params)
+        pinned_by = _check_mirror_file(
+            name, rel, digest, mirror, manifest, config_pins.get(rel), params
+        )
         items.append(Fetched(rel, local))
-        inputs.append({"mirror_path": rel, "sha256": digest, "pinned": bool(pinned_by), "pinned_by": pinned_by})
+        inputs.append(
+            {
+                "mirror_path": rel,
+                "sha256": digest,
+                "pinned": bool(pinned_by),
+                "pinned_by": pinned_by,
+            }
+        )
     return items, inputs
 
 
-def _config_pins_of_mirror_files(name: str, params: Mapping[str, Any], mirror: Path) -> dict[str, str]:
+def _config_pins_of_mirror_files(
+    name: str, params: Mapping[str, Any], mirror: Path
+) -> dict[str, str]:
     """mirror path → the config pin of the URL whose file it is (same file name).
 
     A pin whose file the mirror does not hold cannot be checked, so it is refused (as pip refuses
@@ -872,46 +970,74 @@ def _config_pins_of_mirror_files(name: str, params: Mapping[str, Any], mirror: P
 
 
 def _check_mirror_file(
-    name: str, rel: str, digest: str, mirror: Path, manifest: dict[str, str] | None, config_pin: str | None,
+    name: str,
+    rel: str,
+    digest: str,
+    mirror: Path,
+    manifest: dict[str, str] | None,
+    config_pin: str | None,
     params: Mapping[str, Any],
 ) -> list[str]:
     """Check one copied mirror file against its pins; return what pinned it (an error when nothing may)."""
     label = f"mirror file {mirror / rel}"
     pinned_by = []
     if manifest is not None and rel in manifest:
-        _check_digest(digest, manifest[rel], f"{label} (its MANIFEST.tsv entry)",
-                      "the mirror copy is damaged or was edited (nothing was kept); restore it from the original source")
+        _check_digest(
+            digest,
+            manifest[rel],
+            f"{label} (its MANIFEST.tsv entry)",
+            "the mirror copy is damaged or was edited (nothing was kept); restore it from the original source",
+        )
         pinned_by.append("MANIFEST.tsv")
     if config_pin is not None:
-        _check_digest(digest, config_pin, f"{label} (config sources.{name}.sha256)",
-                      f"nothing was kept; fix sources.{name}.sha256 in the config only if this file is known to be right")
+        _check_digest(
+            digest,
+            config_pin,
+            f"{label} (config sources.{name}.sha256)",
+            f"nothing was kept; fix sources.{name}.sha256 in the config only if this file is known to be right",
+        )
         pinned_by.append("config")
     if pinned_by:
         return pinned_by
     if not params.get("allow_unverified_mirror"):
         raise UnverifiedFileError(_unverified_message(label, mirror, manifest))
-    log.warning("UNVERIFIED: %s is read without any sha256 check (unverified mirrors are allowed)", label)
+    log.warning(
+        "UNVERIFIED: %s is read without any sha256 check (unverified mirrors are allowed)", label
+    )
     return pinned_by
 
 
-def _from_hub(name: str, params: Mapping[str, Any], fetched_dir: Path) -> tuple[list[Fetched], list[dict]]:
+def _from_hub(
+    name: str, params: Mapping[str, Any], fetched_dir: Path
+) -> tuple[list[Fetched], list[dict]]:
     """One split of a Hugging Face hub data set (``datasets``; needs the hub or its cache)."""
     import datasets
 
     hub = params.get("hub") or {}
     if not hub.get("path") or not hub.get("split"):
-        raise ValueError(f"source {name!r} of kind hub needs sources.{name}.hub.path and .split in config.yaml")
+        raise ValueError(
+            f"source {name!r} of kind hub needs sources.{name}.hub.path and .split in config.yaml"
+        )
     args = (hub["path"], hub["name"]) if hub.get("name") else (hub["path"],)
     log.info("loading %s (split %s) from the Hugging Face hub", "/".join(args), hub["split"])
     dataset = datasets.load_dataset(*args, split=hub["split"], revision=hub.get("revision"))
     local = fetched_dir / HUB_FILE
     dataset.to_parquet(str(local))
-    entry = {"hub": hub["path"], "config": hub.get("name"), "split": hub["split"], "revision": hub.get("revision"),
-             "fingerprint": getattr(dataset, "_fingerprint", None), "sha256": sha256_file(local), "pinned": False}
+    entry = {
+        "hub": hub["path"],
+        "config": hub.get("name"),
+        "split": hub["split"],
+        "revision": hub.get("revision"),
+        "fingerprint": getattr(dataset, "_fingerprint", None),
+        "sha256": sha256_file(local),
+        "pinned": False,
+    }
     return [Fetched(HUB_FILE, local)], [entry]
 
 
-def _from_urls(params: Mapping[str, Any], fetched_dir: Path, **kwargs: Any) -> tuple[list[Fetched], list[dict]]:
+def _from_urls(
+    params: Mapping[str, Any], fetched_dir: Path, **kwargs: Any
+) -> tuple[list[Fetched], list[dict]]:
     items, inputs = [], []
     with requests.Session() as session:
         for url, pin in zip(params["urls"], params["sha256"]):
@@ -923,7 +1049,9 @@ def _from_urls(params: Mapping[str, Any], fetched_dir: Path, **kwargs: Any) -> t
             except DownloadError as error:
                 raise DownloadError(f"source {params['name']!r}: {error}") from error
             if pin is None:
-                log.info("%s: sha256 %s (not pinned; add it to config.yaml to pin)", filename, digest)
+                log.info(
+                    "%s: sha256 %s (not pinned; add it to config.yaml to pin)", filename, digest
+                )
             items.append(Fetched(filename, local))
             inputs.append({"url": url, "sha256": digest, "pinned": pin is not None})
     return items, inputs
@@ -950,7 +1078,9 @@ def read_source_manifest(raw_dir: str | os.PathLike) -> dict[str, Any]:
 
     path = Path(raw_dir) / MANIFEST_NAME
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: source folder {raw_dir} was not fetched (run its download rule)")
+        raise FileNotFoundError(
+            f"{path} is missing: source folder {raw_dir} was not fetched (run its download rule)"
+        )
     return json.loads(path.read_text())
 
 
@@ -968,7 +1098,9 @@ def word_vectors_file(raw_dir: str | os.PathLike) -> Path:
     """The one word2vec file of a fetched word-vector source."""
     files = source_files(raw_dir)
     if len(files) != 1:
-        raise ValueError(f"word-vector source {raw_dir} should hold one file, its manifest lists {files}")
+        raise ValueError(
+            f"word-vector source {raw_dir} should hold one file, its manifest lists {files}"
+        )
     return files[0]
 
 
@@ -988,7 +1120,9 @@ def is_word2vec_binary(path: str | os.PathLike) -> bool:
         first = handle.readline(1 << 20)
     fields = header.split()
     if len(fields) != 2 or not all(f.isdigit() for f in fields):
-        raise ValueError(f"{path}, line 1: expected a word2vec header '<count> <dim>', found {header[:80]!r}")
+        raise ValueError(
+            f"{path}, line 1: expected a word2vec header '<count> <dim>', found {header[:80]!r}"
+        )
     dim = int(fields[1])
     parts = first.split()
     if len(parts) == dim + 1:
@@ -1012,10 +1146,14 @@ def load_word_vectors(path: str | os.PathLike, limit: int | None = None):
     log.info("loading word vectors from %s (%s)", path, "binary" if binary else "text")
     try:
         # "replace": a stray broken token in a large crawled vocabulary only fails its own lookup.
-        return KeyedVectors.load_word2vec_format(str(path), binary=binary, limit=limit, unicode_errors="replace")
+        return KeyedVectors.load_word2vec_format(
+            str(path), binary=binary, limit=limit, unicode_errors="replace"
+        )
     except (ValueError, EOFError) as error:
         where = "" if binary else _first_bad_word2vec_line(path, limit)
-        raise ValueError(f"{path}{where}: not a valid word2vec {'binary' if binary else 'text'} file ({error}); re-download its source") from error
+        raise ValueError(
+            f"{path}{where}: not a valid word2vec {'binary' if binary else 'text'} file ({error}); re-download its source"
+        ) from error
 
 
 def _first_bad_word2vec_line(path: str | os.PathLike, limit: int | None) -> str:
@@ -1030,7 +1168,9 @@ def _first_bad_word2vec_line(path: str | os.PathLike, limit: int | None) -> str:
                 break
             parts = line.rstrip("\n").rstrip().split(" ")
             if len(parts) != dim + 1:
-                return f", line {lineno}: expected a word and {dim} numbers, found {len(parts)} fields"
+                return (
+                    f", line {lineno}: expected a word and {dim} numbers, found {len(parts)} fields"
+                )
             try:
                 [float(x) for x in parts[1:]]
             except ValueError:

@@ -27,7 +27,9 @@ TEXT_COLUMNS = ("text", "text_pair")
 def unique_texts(table: pd.DataFrame) -> list[str]:
     """All distinct texts of a prepared table (both sides of pairs), in order of first appearance."""
     if "text" not in table.columns:
-        raise ValueError(f"prepared table needs a 'text' column; found columns {list(table.columns)}")
+        raise ValueError(
+            f"prepared table needs a 'text' column; found columns {list(table.columns)}"
+        )
     columns = [table[c] for c in TEXT_COLUMNS if c in table.columns]
     seen: dict[str, None] = {}
     for column in columns:
@@ -71,10 +73,14 @@ def resolve_model_path(path: str) -> str:
         try:
             module = importlib.import_module(module_name)
         except ImportError as error:
-            raise FileNotFoundError(f"model package {module_name!r} is not installed ({error}); pip install it or give a folder") from None
+            raise FileNotFoundError(
+                f"model package {module_name!r} is not installed ({error}); pip install it or give a folder"
+            ) from None
         path = str(module.get_model_path())
     if not Path(path).is_dir():
-        raise FileNotFoundError(f"model folder {path} does not exist; fix encoders.*.path in the config")
+        raise FileNotFoundError(
+            f"model folder {path} does not exist; fix encoders.*.path in the config"
+        )
     return path
 
 
@@ -115,9 +121,13 @@ def encode_to_file(
                 chunk = list(texts[start : start + chunk_size])
                 vectors = np.asarray(encode_batch(chunk), dtype=np.float32)
                 if vectors.shape != (len(chunk), dim):
-                    raise ValueError(f"encoder returned shape {vectors.shape}, expected {(len(chunk), dim)}")
+                    raise ValueError(
+                        f"encoder returned shape {vectors.shape}, expected {(len(chunk), dim)}"
+                    )
                 if not np.isfinite(vectors).all():
-                    raise ValueError(f"encoder returned non-finite values for texts {start}..{start + len(chunk)}")
+                    raise ValueError(
+                        f"encoder returned non-finite values for texts {start}..{start + len(chunk)}"
+                    )
                 out[start : start + len(chunk)] = vectors
                 bar.update(len(chunk))
                 logged.update(len(chunk))
@@ -136,11 +146,19 @@ def embed_sentences(
     """Embed every unique text of ``table``; write vectors and their text index. Returns the row count."""
     texts = unique_texts(table)
     model = load_sentence_encoder(spec, device)
-    dim = model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") else model.get_sentence_embedding_dimension()
-    log.info("encoding %d unique texts with %s on %s (dim %d)", len(texts), spec.source, device, dim)
+    dim = (
+        model.get_embedding_dimension()
+        if hasattr(model, "get_embedding_dimension")
+        else model.get_sentence_embedding_dimension()
+    )
+    log.info(
+        "encoding %d unique texts with %s on %s (dim %d)", len(texts), spec.source, device, dim
+    )
 
     def encode_batch(batch: list[str]) -> np.ndarray:
-        return model.encode(batch, batch_size=spec.batch_size, convert_to_numpy=True, show_progress_bar=False)
+        return model.encode(
+            batch, batch_size=spec.batch_size, convert_to_numpy=True, show_progress_bar=False
+        )
 
     encode_to_file(texts, encode_batch, dim, vectors_path, progress=progress)
     write_index(texts, index_path)
@@ -175,11 +193,21 @@ def lookup_word_vectors(
         else:
             missing.append(word)
     if not found:
-        raise ValueError(f"none of the {len(texts)} words is in the word-vector vocabulary; wrong vector file?")
+        raise ValueError(
+            f"none of the {len(texts)} words is in the word-vector vocabulary; wrong vector file?"
+        )
     if by_tag:
-        log.info("%d words found through their most frequent part-of-speech-tagged entry (word_TAG)", by_tag)
+        log.info(
+            "%d words found through their most frequent part-of-speech-tagged entry (word_TAG)",
+            by_tag,
+        )
     if missing:
-        log.warning("%d of %d words are out of vocabulary and dropped (e.g. %s)", len(missing), len(texts), missing[:5])
+        log.warning(
+            "%d of %d words are out of vocabulary and dropped (e.g. %s)",
+            len(missing),
+            len(texts),
+            missing[:5],
+        )
     with atomic_path(vectors_path) as tmp:
         np.save(tmp, np.stack(rows))
     write_index(found, index_path)
@@ -211,10 +239,14 @@ def write_index(texts: Iterable[str], index_path: str | os.PathLike) -> None:
         pd.DataFrame({"text": list(texts)}).to_parquet(tmp, index=False)
 
 
-def load_embeddings(vectors_path: str | os.PathLike, index_path: str | os.PathLike) -> tuple[np.ndarray, pd.Series]:
+def load_embeddings(
+    vectors_path: str | os.PathLike, index_path: str | os.PathLike
+) -> tuple[np.ndarray, pd.Series]:
     """Read vectors and index back, checking that they agree."""
     vectors = np.load(vectors_path, mmap_mode="r")
     index = pd.read_parquet(index_path)["text"]
     if vectors.ndim != 2 or vectors.shape[0] != len(index):
-        raise ValueError(f"{vectors_path} has shape {vectors.shape} but {index_path} lists {len(index)} texts")
+        raise ValueError(
+            f"{vectors_path} has shape {vectors.shape} but {index_path} lists {len(index)} texts"
+        )
     return vectors, index

@@ -84,10 +84,14 @@ def resolve_device(configured: str) -> str:
 
 def duration(seconds: float) -> str:
     minutes = round(seconds / 60)
-    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{max(minutes, 1)} min"
+    return (
+        f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{max(minutes, 1)} min"
+    )
 
 
-def describe(config: Mapping[str, Any], study: str, device: str, workdir: Path = Path(".")) -> list[str]:
+def describe(
+    config: Mapping[str, Any], study: str, device: str, workdir: Path = Path(".")
+) -> list[str]:
     """Lines saying what the study will run and how long what is left will take."""
     section = studies.study_section(dict(config), study)
     runs = studies.study_runs(dict(config), study)
@@ -99,18 +103,29 @@ def describe(config: Mapping[str, Any], study: str, device: str, workdir: Path =
     ]
     left, unknown, done = 0.0, set(), 0
     for run in runs:
-        trace = workdir / f"results/{study}/{run['encoder']}/{run['dataset']}/seed{run['seed']}/trace.parquet"
+        trace = (
+            workdir
+            / f"results/{study}/{run['encoder']}/{run['dataset']}/seed{run['seed']}/trace.parquet"
+        )
         if trace.is_file():
             done += 1
             continue
-        seconds = run_seconds(run["dataset"], studies.optimisation_settings(dict(config), study, run["dataset"], run["seed"]), device)
+        seconds = run_seconds(
+            run["dataset"],
+            studies.optimisation_settings(dict(config), study, run["dataset"], run["seed"]),
+            device,
+        )
         if seconds is None:
             unknown.add(run["dataset"])
         else:
             left += seconds
     # The rule takes 2 threads: a CPU runs cores // 2 runs side by side; one GPU runs one at a time.
     parallel = 1 if device == "cuda" else max(1, (_cores() or 2) // 2)
-    basis = "as measured on one H100 (polarity)" if device == "cuda" else "at best: per-update costs measured for 2 idle cores"
+    basis = (
+        "as measured on one H100 (polarity)"
+        if device == "cuda"
+        else "at best: per-update costs measured for 2 idle cores"
+    )
     lines.append(
         f"{done} of {len(runs)} runs done; time left for the rest: about {duration(left / parallel)} "
         f"({basis}; {parallel} run{'s' if parallel > 1 else ''} at a time; downloads and sentence embeddings come on top)"
@@ -131,9 +146,15 @@ def _cores() -> int | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--configfile", nargs="+", required=True, help="config.yaml, then overlays (later wins)")
-    parser.add_argument("--target", required=True, help="the Snakemake target: main_study, preview_study, ...")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--configfile", nargs="+", required=True, help="config.yaml, then overlays (later wins)"
+    )
+    parser.add_argument(
+        "--target", required=True, help="the Snakemake target: main_study, preview_study, ..."
+    )
     args = parser.parse_args(argv)
     try:
         config = effective_config(args.configfile)
@@ -143,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     written = Path("logs/effective-config") / f"{args.target}.yaml"
     written.parent.mkdir(parents=True, exist_ok=True)
     written.write_text(yaml.safe_dump(config, sort_keys=False))
-    print(f"Configuration: {' + '.join(args.configfile)} (later files win); effective configuration in {written}")
+    print(
+        f"Configuration: {' + '.join(args.configfile)} (later files win); effective configuration in {written}"
+    )
     study = TARGET_STUDIES.get(args.target)
     if study is None or (study != "preview" and study not in config):
         print(f"{args.target}: no time estimate for this target")

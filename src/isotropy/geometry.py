@@ -58,7 +58,9 @@ def load_hidden_state_model(spec: ModelSpec, device: Any = "cpu"):
     model = AutoModel.from_pretrained(source, output_hidden_states=True, **kwargs)
     if tokenizer.pad_token is None:
         if tokenizer.eos_token is None:
-            raise ValueError(f"tokenizer of {source} has neither a padding nor an end-of-text token; cannot batch")
+            raise ValueError(
+                f"tokenizer of {source} has neither a padding nor an end-of-text token; cannot batch"
+            )
         tokenizer.pad_token = tokenizer.eos_token
     model.to(device)
     model.eval()
@@ -105,11 +107,15 @@ class TokenEmbeddings:
 
     def __post_init__(self) -> None:
         if self.layers.ndim != 3:
-            raise ValueError(f"layers must be (n_layers, n_tokens, dim); got shape {self.layers.shape}")
+            raise ValueError(
+                f"layers must be (n_layers, n_tokens, dim); got shape {self.layers.shape}"
+            )
         n = self.layers.shape[1]
         for name in ("token_ids", "tokens", "sentence_index"):
             if len(getattr(self, name)) != n:
-                raise ValueError(f"{name} has {len(getattr(self, name))} entries but layers hold {n} tokens")
+                raise ValueError(
+                    f"{name} has {len(getattr(self, name))} entries but layers hold {n} tokens"
+                )
 
     @property
     def n_layers(self) -> int:
@@ -163,8 +169,12 @@ def extract_token_embeddings(
     kept_ids: list[int] = []
     kept_sentences: list[int] = []
     n_kept = 0
-    logged = ProgressLog(len(sentences), "token embeddings, sentences read")  # time left, in the log
-    with tqdm(total=len(sentences), desc="token embeddings", unit="sentence", disable=not progress) as bar:
+    logged = ProgressLog(
+        len(sentences), "token embeddings, sentences read"
+    )  # time left, in the log
+    with tqdm(
+        total=len(sentences), desc="token embeddings", unit="sentence", disable=not progress
+    ) as bar:
         for start in range(0, len(sentences), batch_size):
             batch = sentences[start : start + batch_size]
             inputs, special = _encode_batch(tokenizer, batch, max_length)
@@ -187,7 +197,12 @@ def extract_token_embeddings(
                 with torch.inference_mode():
                     outputs = model(**{key: value.to(device) for key, value in inputs.items()})
                 hidden = torch.stack(outputs.hidden_states)  # (layers, batch, time, dim)
-                picked = hidden[:, torch.tensor(rows, device=hidden.device), torch.tensor(cols, device=hidden.device), :]
+                picked = hidden[
+                    :,
+                    torch.tensor(rows, device=hidden.device),
+                    torch.tensor(cols, device=hidden.device),
+                    :,
+                ]
                 chunks.append(picked.float().cpu().numpy())
                 n_kept += len(rows)
             bar.update(len(batch))
@@ -197,7 +212,9 @@ def extract_token_embeddings(
             if max_tokens is not None and n_kept >= max_tokens:
                 break
     if not chunks:
-        raise ValueError(f"no token left after skipping special tokens in {len(sentences)} sentences")
+        raise ValueError(
+            f"no token left after skipping special tokens in {len(sentences)} sentences"
+        )
     layers = np.concatenate(chunks, axis=1).astype(np.float32, copy=False)
     if not np.isfinite(layers).all():
         raise ValueError("the model produced non-finite hidden states")
@@ -206,7 +223,12 @@ def extract_token_embeddings(
         "kept %d token instances of %d types from the first %d of %d sentences, %d layers (dim %d)",
         layers.shape[1], len(counts), max(kept_sentences) + 1, len(sentences), layers.shape[0], layers.shape[2],
     )  # fmt: skip
-    return TokenEmbeddings(layers, ids, np.asarray(tokenizer.convert_ids_to_tokens(ids.tolist()), dtype=str), np.asarray(kept_sentences, dtype=np.int64))
+    return TokenEmbeddings(
+        layers,
+        ids,
+        np.asarray(tokenizer.convert_ids_to_tokens(ids.tolist()), dtype=str),
+        np.asarray(kept_sentences, dtype=np.int64),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -250,7 +272,15 @@ def cluster_cosine_statistics(
         s_intra,
     )
 
-    clusters = np.asarray(kmeans_by_silhouette(points, k_range=tuple(k_range), threshold=silhouette_threshold, seed=seed, sample_size=silhouette_sample_size))
+    clusters = np.asarray(
+        kmeans_by_silhouette(
+            points,
+            k_range=tuple(k_range),
+            threshold=silhouette_threshold,
+            seed=seed,
+            sample_size=silhouette_sample_size,
+        )
+    )
     centred = cluster_centred(points, clusters)
     stats: dict[str, float] = {"n_clusters": int(len(np.unique(clusters)))}
     for suffix, space in (("", points), ("_adjusted_pooled", centred)):
@@ -258,12 +288,21 @@ def cluster_cosine_statistics(
         if types is None:
             stats[f"s_inter{suffix}"] = stats[f"average_cosine{suffix}"]
         else:
-            stats[f"s_inter{suffix}"] = float(s_inter(space, types, max_per_type=max_per_type, seed=seed))
-            stats[f"s_intra{suffix}"] = float(s_intra(space, types, max_per_type=max_per_type, seed=seed))
+            stats[f"s_inter{suffix}"] = float(
+                s_inter(space, types, max_per_type=max_per_type, seed=seed)
+            )
+            stats[f"s_intra{suffix}"] = float(
+                s_intra(space, types, max_per_type=max_per_type, seed=seed)
+            )
     stats["average_cosine_adjusted"] = stats.pop("average_cosine_adjusted_pooled")
     # static vectors: every word its own type, so S_inter is the mean over all pairs in a cluster
     per_cluster = per_cluster_cosine_statistics(
-        points, np.arange(len(points)) if types is None else types, clusters, max_per_type=max_per_type, seed=seed, statistics=("s_inter",) if types is None else ("s_inter", "s_intra")
+        points,
+        np.arange(len(points)) if types is None else types,
+        clusters,
+        max_per_type=max_per_type,
+        seed=seed,
+        statistics=("s_inter",) if types is None else ("s_inter", "s_intra"),
     )
     stats["s_inter_adjusted"] = per_cluster["s_inter"]
     if types is not None:
@@ -303,9 +342,23 @@ def cosine_by_layer(
             seed=seed,
         )
         n, dim = embeddings.layers[layer].shape
-        rows.append({"model": model, "kind": "contextual", "corpus": corpus, "seed": seed, "layer": layer, "n": n, "n_types": int(len(np.unique(embeddings.token_ids))), "dim": dim, **stats})
+        rows.append(
+            {
+                "model": model,
+                "kind": "contextual",
+                "corpus": corpus,
+                "seed": seed,
+                "layer": layer,
+                "n": n,
+                "n_types": int(len(np.unique(embeddings.token_ids))),
+                "dim": dim,
+                **stats,
+            }
+        )
         labels.append(clusters)
-        log.info("%s layer %d: %s", model, layer, {key: round(value, 4) for key, value in stats.items()})
+        log.info(
+            "%s layer %d: %s", model, layer, {key: round(value, 4) for key, value in stats.items()}
+        )
     table = pd.DataFrame(rows, columns=COSINE_COLUMNS)
     return (table, labels) if return_clusters else table
 
@@ -317,7 +370,19 @@ COSINE_COLUMNS = [
 ]  # fmt: skip
 # lid_cai_scale: Cai et al.'s code and Table 3 (squared Euclidean distances: half the MLE);
 # lid_true_distances: the Levina–Bickel MLE on distances. Equal for the cosine metric.
-LID_COLUMNS = ["model", "kind", "corpus", "seed", "layer", "metric", "k", "n", "dim", "lid_cai_scale", "lid_true_distances"]
+LID_COLUMNS = [
+    "model",
+    "kind",
+    "corpus",
+    "seed",
+    "layer",
+    "metric",
+    "k",
+    "n",
+    "dim",
+    "lid_cai_scale",
+    "lid_true_distances",
+]
 
 
 def lid_table(
@@ -340,11 +405,26 @@ def lid_table(
 
     sample = points[_sample_rows(len(points), sample_size, seed)]
     if len(sample) <= k:
-        raise ValueError(f"LID with k={k} needs more than {k} points; got {len(sample)} (lower geometry.clusters.lid_k or embed more tokens)")
+        raise ValueError(
+            f"LID with k={k} needs more than {k} points; got {len(sample)} (lower geometry.clusters.lid_k or embed more tokens)"
+        )
     rows = []
     for metric in metrics:
-        values = {"lid_cai_scale": cai_local_intrinsic_dimension(sample, k=k, metric=metric), "lid_true_distances": local_intrinsic_dimension(sample, k=k, metric=metric)}
-        rows.append({**labels, "seed": seed, "metric": metric, "k": k, "n": len(sample), "dim": sample.shape[1], **values})
+        values = {
+            "lid_cai_scale": cai_local_intrinsic_dimension(sample, k=k, metric=metric),
+            "lid_true_distances": local_intrinsic_dimension(sample, k=k, metric=metric),
+        }
+        rows.append(
+            {
+                **labels,
+                "seed": seed,
+                "metric": metric,
+                "k": k,
+                "n": len(sample),
+                "dim": sample.shape[1],
+                **values,
+            }
+        )
     return rows
 
 
@@ -364,7 +444,19 @@ def lid_by_layer(
 
     rows: list[dict[str, Any]] = []
     for layer in tqdm(range(embeddings.n_layers), desc=f"{model} LID", disable=not progress):
-        rows.extend(lid_table(embeddings.layers[layer], k=k, metrics=metrics, sample_size=sample_size, seed=seed, model=model, kind="contextual", corpus=corpus, layer=layer))
+        rows.extend(
+            lid_table(
+                embeddings.layers[layer],
+                k=k,
+                metrics=metrics,
+                sample_size=sample_size,
+                seed=seed,
+                model=model,
+                kind="contextual",
+                corpus=corpus,
+                layer=layer,
+            )
+        )
     return pd.DataFrame(rows, columns=LID_COLUMNS)
 
 
@@ -386,10 +478,32 @@ def static_geometry(
     undefined and left empty.
     """
     sample = vectors[_sample_rows(len(vectors), sample_size, seed)].astype(np.float32)
-    stats, _ = cluster_cosine_statistics(sample, None, k_range=k_range, silhouette_threshold=silhouette_threshold, silhouette_sample_size=silhouette_sample_size, seed=seed)
+    stats, _ = cluster_cosine_statistics(
+        sample,
+        None,
+        k_range=k_range,
+        silhouette_threshold=silhouette_threshold,
+        silhouette_sample_size=silhouette_sample_size,
+        seed=seed,
+    )
     labels = {"model": name, "kind": "static", "corpus": "", "layer": pd.NA}
-    cosine = pd.DataFrame([{**labels, "seed": seed, "n": len(sample), "n_types": len(sample), "dim": sample.shape[1], **stats}], columns=COSINE_COLUMNS)
-    lid = pd.DataFrame(lid_table(sample, k=lid_k, metrics=lid_metrics, sample_size=None, seed=seed, **labels), columns=LID_COLUMNS)
+    cosine = pd.DataFrame(
+        [
+            {
+                **labels,
+                "seed": seed,
+                "n": len(sample),
+                "n_types": len(sample),
+                "dim": sample.shape[1],
+                **stats,
+            }
+        ],
+        columns=COSINE_COLUMNS,
+    )
+    lid = pd.DataFrame(
+        lid_table(sample, k=lid_k, metrics=lid_metrics, sample_size=None, seed=seed, **labels),
+        columns=LID_COLUMNS,
+    )
     return cosine, lid
 
 
@@ -416,13 +530,23 @@ def pca_view(
     try:
         index = range(embeddings.n_layers)[layer]
     except IndexError:
-        raise ValueError(f"layer {layer} does not exist: the model has {embeddings.n_layers} hidden-state layers") from None
+        raise ValueError(
+            f"layer {layer} does not exist: the model has {embeddings.n_layers} hidden-state layers"
+        ) from None
     points = embeddings.layers[index]
     if clusters is not None:
         if len(clusters) != len(points):
             raise ValueError(f"{len(clusters)} cluster labels for {len(points)} points")
     else:
-        clusters = np.asarray(kmeans_by_silhouette(points, k_range=tuple(k_range), threshold=silhouette_threshold, seed=seed, sample_size=silhouette_sample_size))
+        clusters = np.asarray(
+            kmeans_by_silhouette(
+                points,
+                k_range=tuple(k_range),
+                threshold=silhouette_threshold,
+                seed=seed,
+                sample_size=silhouette_sample_size,
+            )
+        )
     clusters = np.asarray(clusters)
     pca = PCA(n_components=3, random_state=seed).fit(points)
     rows = _sample_rows(len(points), sample_size, seed)
@@ -439,11 +563,37 @@ def pca_view(
 # ---------------------------------------------------------------------------------------------
 # Semantic textual similarity (Rajaee & Pilehvar)
 
-STS_METHODS = ("none", "centring", "all-but-the-top", "kmeans-centring", "cluster-based", "cluster-based-gmm")
+STS_METHODS = (
+    "none",
+    "centring",
+    "all-but-the-top",
+    "kmeans-centring",
+    "cluster-based",
+    "cluster-based-gmm",
+)
 # isotropy: I(W) as Rajaee & Pilehvar's code computes it (eigenvectors with numpy's signs);
 # isotropy_sign_free: each eigenvector with both signs (independent of the solver).
-STS_COLUMNS = ["model", "dataset", "split", "seed", "pipeline", "method", "n_pairs", "n_sentences", "n_tokens", "dim", "n_clusters", "n_directions", "pearson", "spearman", "isotropy", "isotropy_sign_free"]
-PIPELINE_TOKENS = "tokens without [CLS]/[SEP] transformed, then mean-pooled (Rajaee & Pilehvar); I(W) on tokens"
+STS_COLUMNS = [
+    "model",
+    "dataset",
+    "split",
+    "seed",
+    "pipeline",
+    "method",
+    "n_pairs",
+    "n_sentences",
+    "n_tokens",
+    "dim",
+    "n_clusters",
+    "n_directions",
+    "pearson",
+    "spearman",
+    "isotropy",
+    "isotropy_sign_free",
+]
+PIPELINE_TOKENS = (
+    "tokens without [CLS]/[SEP] transformed, then mean-pooled (Rajaee & Pilehvar); I(W) on tokens"
+)
 PIPELINE_SENTENCES = "mean-pooled sentence vectors transformed; I(W) on sentences"
 
 
@@ -481,7 +631,12 @@ def mean_pooled_embeddings(
     order = np.argsort([len(s) for s in sentences], kind="stable")
     result: np.ndarray | None = None
     logged = ProgressLog(len(sentences), "sentence embeddings")  # time left, in the log
-    for start in tqdm(range(0, len(order), batch_size), desc="sentence embeddings", unit="batch", disable=not progress):
+    for start in tqdm(
+        range(0, len(order), batch_size),
+        desc="sentence embeddings",
+        unit="batch",
+        disable=not progress,
+    ):
         rows = order[start : start + batch_size]
         inputs, _ = _encode_batch(tokenizer, [sentences[i] for i in rows], max_length)
         inputs = {key: value.to(device) for key, value in inputs.items()}
@@ -499,7 +654,15 @@ def mean_pooled_embeddings(
     return result
 
 
-def enhance(points: np.ndarray, method: str, *, n_clusters: int = 27, n_directions: int = 12, abtt_directions: int = 12, seed: int = 0) -> np.ndarray:
+def enhance(
+    points: np.ndarray,
+    method: str,
+    *,
+    n_clusters: int = 27,
+    n_directions: int = 12,
+    abtt_directions: int = 12,
+    seed: int = 0,
+) -> np.ndarray:
     """Apply one isotropy-enhancement method of the STS comparison to a set of embeddings.
 
     ``none``; ``centring`` (subtract the mean); ``all-but-the-top`` (centring + removing the top
@@ -517,11 +680,17 @@ def enhance(points: np.ndarray, method: str, *, n_clusters: int = 27, n_directio
     if method == "all-but-the-top":
         return transforms.all_but_the_top(points, abtt_directions)
     if method == "kmeans-centring":
-        return transforms.cluster_based_isotropy(points, n_clusters=n_clusters, n_directions=0, seed=seed, method="kmeans")
+        return transforms.cluster_based_isotropy(
+            points, n_clusters=n_clusters, n_directions=0, seed=seed, method="kmeans"
+        )
     if method == "cluster-based":
-        return transforms.cluster_based_isotropy(points, n_clusters=n_clusters, n_directions=n_directions, seed=seed, method="kmeans")
+        return transforms.cluster_based_isotropy(
+            points, n_clusters=n_clusters, n_directions=n_directions, seed=seed, method="kmeans"
+        )
     if method == "cluster-based-gmm":
-        return transforms.cluster_based_isotropy(points, n_clusters=n_clusters, n_directions=n_directions, seed=seed, method="gmm")
+        return transforms.cluster_based_isotropy(
+            points, n_clusters=n_clusters, n_directions=n_directions, seed=seed, method="gmm"
+        )
     raise ValueError(f"unknown enhancement method {method!r}; expected one of {STS_METHODS}")
 
 
@@ -529,7 +698,9 @@ def pair_cosines(vectors: np.ndarray, first: np.ndarray, second: np.ndarray) -> 
     """Cosine similarity of each pair (rows ``first[i]`` and ``second[i]`` of ``vectors``)."""
     norms = np.linalg.norm(vectors, axis=1)
     if (norms == 0).any():
-        raise ValueError(f"{int((norms == 0).sum())} embeddings are zero vectors after the transform; cosine is undefined")
+        raise ValueError(
+            f"{int((norms == 0).sum())} embeddings are zero vectors after the transform; cosine is undefined"
+        )
     unit = vectors / norms[:, None]
     return np.einsum("ij,ij->i", unit[first], unit[second])
 
@@ -561,36 +732,98 @@ class StsEmbeddings:
     @classmethod
     def unavailable(cls, dataset: str, split: str) -> StsEmbeddings:
         empty = np.empty(0, dtype=np.int64)
-        return cls(np.empty((0, 0), dtype=np.float32), empty, empty, np.empty(0), dataset, split, available=False)
+        return cls(
+            np.empty((0, 0), dtype=np.float32),
+            empty,
+            empty,
+            np.empty(0),
+            dataset,
+            split,
+            available=False,
+        )
 
     def save(self, path: str | os.PathLike) -> None:
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as handle:
-                np.savez(handle, vectors=self.vectors, first=self.first, second=self.second, gold=self.gold, dataset=self.dataset, split=self.split, available=self.available, offsets=self.offsets)
+                np.savez(
+                    handle,
+                    vectors=self.vectors,
+                    first=self.first,
+                    second=self.second,
+                    gold=self.gold,
+                    dataset=self.dataset,
+                    split=self.split,
+                    available=self.available,
+                    offsets=self.offsets,
+                )
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> StsEmbeddings:
         with np.load(path, allow_pickle=False) as data:
             offsets = data["offsets"] if "offsets" in data else np.empty(0, dtype=np.int64)
-            return cls(data["vectors"], data["first"], data["second"], data["gold"], str(data["dataset"]), str(data["split"]), bool(data["available"]), offsets)
+            return cls(
+                data["vectors"],
+                data["first"],
+                data["second"],
+                data["gold"],
+                str(data["dataset"]),
+                str(data["split"]),
+                bool(data["available"]),
+                offsets,
+            )
 
 
-def sts_table(embeddings: StsEmbeddings, *, model: str, seed: int = 0, **settings: Any) -> pd.DataFrame:
+def sts_table(
+    embeddings: StsEmbeddings, *, model: str, seed: int = 0, **settings: Any
+) -> pd.DataFrame:
     """The STS table of stored vectors: :func:`evaluate_sts_tokens` for token states (the
     authors' pipeline), :func:`evaluate_sts` for sentence vectors; an empty table (header only)
     when the data set was unavailable."""
     if not embeddings.available:
-        log.warning("STS data set %s (%s) was unavailable; writing an empty table", embeddings.dataset, embeddings.split)
+        log.warning(
+            "STS data set %s (%s) was unavailable; writing an empty table",
+            embeddings.dataset,
+            embeddings.split,
+        )
         return pd.DataFrame(columns=STS_COLUMNS)
-    labels = {"seed": seed, "model": model, "dataset": embeddings.dataset, "split": embeddings.split}
+    labels = {
+        "seed": seed,
+        "model": model,
+        "dataset": embeddings.dataset,
+        "split": embeddings.split,
+    }
     if embeddings.token_level:
-        table = evaluate_sts_tokens(embeddings.vectors, embeddings.offsets, embeddings.first, embeddings.second, embeddings.gold, **labels, **settings)
+        table = evaluate_sts_tokens(
+            embeddings.vectors,
+            embeddings.offsets,
+            embeddings.first,
+            embeddings.second,
+            embeddings.gold,
+            **labels,
+            **settings,
+        )
     else:
-        table = evaluate_sts(embeddings.vectors, embeddings.first, embeddings.second, embeddings.gold, **labels, **settings)
+        table = evaluate_sts(
+            embeddings.vectors,
+            embeddings.first,
+            embeddings.second,
+            embeddings.gold,
+            **labels,
+            **settings,
+        )
     return table[STS_COLUMNS]
 
 
-def _sts_row(method: str, transformed: np.ndarray, cosines: np.ndarray, gold: np.ndarray, *, n_clusters: int, n_directions: int, abtt_directions: int) -> dict[str, Any]:
+def _sts_row(
+    method: str,
+    transformed: np.ndarray,
+    cosines: np.ndarray,
+    gold: np.ndarray,
+    *,
+    n_clusters: int,
+    n_directions: int,
+    abtt_directions: int,
+) -> dict[str, Any]:
     """Correlations (x100) of one method's pair cosines with the gold scores, and I(W) of the
     space it transformed (Rajaee & Pilehvar's signs, and sign-free)."""
     from scipy.stats import pearsonr, spearmanr
@@ -600,7 +833,11 @@ def _sts_row(method: str, transformed: np.ndarray, cosines: np.ndarray, gold: np
     return {
         "method": method,
         "n_clusters": n_clusters if method.startswith(("kmeans", "cluster")) else 1,
-        "n_directions": {"all-but-the-top": abtt_directions, "cluster-based": n_directions, "cluster-based-gmm": n_directions}.get(method, 0),
+        "n_directions": {
+            "all-but-the-top": abtt_directions,
+            "cluster-based": n_directions,
+            "cluster-based-gmm": n_directions,
+        }.get(method, 0),
         "pearson": 100 * float(pearsonr(cosines, gold).statistic),
         "spearman": 100 * float(spearmanr(cosines, gold).statistic),
         "isotropy": partition_isotropy(transformed, signs="solver"),
@@ -611,7 +848,9 @@ def _sts_row(method: str, transformed: np.ndarray, cosines: np.ndarray, gold: np
 def _check_pairs(first: np.ndarray, second: np.ndarray, gold: np.ndarray) -> np.ndarray:
     gold = np.asarray(gold, dtype=float)
     if not (len(first) == len(second) == len(gold)):
-        raise ValueError(f"pair arrays disagree in length: {len(first)}, {len(second)}, {len(gold)} gold scores")
+        raise ValueError(
+            f"pair arrays disagree in length: {len(first)}, {len(second)}, {len(gold)} gold scores"
+        )
     if np.ptp(gold) == 0:
         raise ValueError("all gold scores are equal; correlation is undefined")
     return gold
@@ -641,14 +880,51 @@ def evaluate_sts(
     gold = _check_pairs(first, second, gold)
     rows = []
     for method in methods:
-        transformed = np.asarray(enhance(vectors, method, n_clusters=n_clusters, n_directions=n_directions, abtt_directions=abtt_directions, seed=seed), dtype=np.float64)
-        row = _sts_row(method, transformed, pair_cosines(transformed, first, second), gold, n_clusters=n_clusters, n_directions=n_directions, abtt_directions=abtt_directions)
-        rows.append({**labels, "seed": seed, "n_pairs": len(gold), "n_sentences": len(vectors), "n_tokens": 0, "dim": vectors.shape[1], "pipeline": PIPELINE_SENTENCES, **row})
-        log.info("STS %s: pearson %.2f spearman %.2f I(W) %.3g", method, row["pearson"], row["spearman"], row["isotropy"])
+        transformed = np.asarray(
+            enhance(
+                vectors,
+                method,
+                n_clusters=n_clusters,
+                n_directions=n_directions,
+                abtt_directions=abtt_directions,
+                seed=seed,
+            ),
+            dtype=np.float64,
+        )
+        row = _sts_row(
+            method,
+            transformed,
+            pair_cosines(transformed, first, second),
+            gold,
+            n_clusters=n_clusters,
+            n_directions=n_directions,
+            abtt_directions=abtt_directions,
+        )
+        rows.append(
+            {
+                **labels,
+                "seed": seed,
+                "n_pairs": len(gold),
+                "n_sentences": len(vectors),
+                "n_tokens": 0,
+                "dim": vectors.shape[1],
+                "pipeline": PIPELINE_SENTENCES,
+                **row,
+            }
+        )
+        log.info(
+            "STS %s: pearson %.2f spearman %.2f I(W) %.3g",
+            method,
+            row["pearson"],
+            row["spearman"],
+            row["isotropy"],
+        )
     return pd.DataFrame(rows, columns=[c for c in STS_COLUMNS if c in rows[0]])
 
 
-def pair_side_tokens(offsets: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pair_side_tokens(
+    offsets: np.ndarray, first: np.ndarray, second: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Rows of the token matrix for every pair side in Rajaee & Pilehvar's order (first sentence
     of pair 0, second of pair 0, first of pair 1, ...; a sentence in several pairs is repeated,
     as in their code), and the start of each side's block in that order."""
@@ -656,7 +932,9 @@ def pair_side_tokens(offsets: np.ndarray, first: np.ndarray, second: np.ndarray)
     sides[0::2], sides[1::2] = first, second
     lengths = offsets[sides + 1] - offsets[sides]
     if (lengths == 0).any():
-        raise ValueError(f"{int((lengths == 0).sum())} STS sentences have no token left after removing special tokens; check the data set's sentences")
+        raise ValueError(
+            f"{int((lengths == 0).sum())} STS sentences have no token left after removing special tokens; check the data set's sentences"
+        )
     rows = np.concatenate([np.arange(offsets[s], offsets[s + 1]) for s in sides])
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
     return rows, starts
@@ -686,17 +964,54 @@ def evaluate_sts_tokens(
     tokens, with numpy's eigenvector signs (``isotropy``, their number) and sign-free.
     """
     gold = _check_pairs(first, second, gold)
-    rows_of_sides, starts = pair_side_tokens(np.asarray(offsets), np.asarray(first), np.asarray(second))
+    rows_of_sides, starts = pair_side_tokens(
+        np.asarray(offsets), np.asarray(first), np.asarray(second)
+    )
     side_tokens = np.asarray(tokens[rows_of_sides], dtype=np.float64)
     lengths = np.diff(np.append(starts, len(side_tokens)))
     pair_first, pair_second = np.arange(0, 2 * len(gold), 2), np.arange(1, 2 * len(gold), 2)
     rows = []
     for method in methods:
-        transformed = np.asarray(enhance(side_tokens, method, n_clusters=n_clusters, n_directions=n_directions, abtt_directions=abtt_directions, seed=seed), dtype=np.float64)
+        transformed = np.asarray(
+            enhance(
+                side_tokens,
+                method,
+                n_clusters=n_clusters,
+                n_directions=n_directions,
+                abtt_directions=abtt_directions,
+                seed=seed,
+            ),
+            dtype=np.float64,
+        )
         sentences = np.add.reduceat(transformed, starts, axis=0) / lengths[:, None]
-        row = _sts_row(method, transformed, pair_cosines(sentences, pair_first, pair_second), gold, n_clusters=n_clusters, n_directions=n_directions, abtt_directions=abtt_directions)
-        rows.append({**labels, "seed": seed, "n_pairs": len(gold), "n_sentences": len(offsets) - 1, "n_tokens": len(side_tokens), "dim": tokens.shape[1], "pipeline": PIPELINE_TOKENS, **row})
-        log.info("STS %s (tokens): pearson %.2f spearman %.2f I(W) %.3g", method, row["pearson"], row["spearman"], row["isotropy"])
+        row = _sts_row(
+            method,
+            transformed,
+            pair_cosines(sentences, pair_first, pair_second),
+            gold,
+            n_clusters=n_clusters,
+            n_directions=n_directions,
+            abtt_directions=abtt_directions,
+        )
+        rows.append(
+            {
+                **labels,
+                "seed": seed,
+                "n_pairs": len(gold),
+                "n_sentences": len(offsets) - 1,
+                "n_tokens": len(side_tokens),
+                "dim": tokens.shape[1],
+                "pipeline": PIPELINE_TOKENS,
+                **row,
+            }
+        )
+        log.info(
+            "STS %s (tokens): pearson %.2f spearman %.2f I(W) %.3g",
+            method,
+            row["pearson"],
+            row["spearman"],
+            row["isotropy"],
+        )
     return pd.DataFrame(rows, columns=[c for c in STS_COLUMNS if c in rows[0]])
 
 
@@ -723,12 +1038,23 @@ def token_states_by_sentence(
         raise ValueError("no sentences to embed")
     per_sentence: list[np.ndarray | None] = [None] * len(sentences)
     order = np.argsort([len(s) for s in sentences], kind="stable")  # less padding
-    for start in tqdm(range(0, len(order), batch_size), desc="STS token states", unit="batch", disable=not progress):
+    for start in tqdm(
+        range(0, len(order), batch_size),
+        desc="STS token states",
+        unit="batch",
+        disable=not progress,
+    ):
         rows = order[start : start + batch_size]
         inputs, special = _encode_batch(tokenizer, [sentences[i] for i in rows], max_length)
         keep = (inputs["attention_mask"].bool() & ~special.bool()).numpy()
         with torch.inference_mode():
-            hidden = model(**{key: value.to(device) for key, value in inputs.items()}).hidden_states[layer].float().cpu().numpy()
+            hidden = (
+                model(**{key: value.to(device) for key, value in inputs.items()})
+                .hidden_states[layer]
+                .float()
+                .cpu()
+                .numpy()
+            )
         for b, i in enumerate(rows):
             per_sentence[i] = hidden[b][keep[b]]
     lengths = np.array([len(t) for t in per_sentence], dtype=np.int64)

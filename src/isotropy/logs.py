@@ -29,7 +29,9 @@ def configure_logging(log_file: str | Path | None = None, level: int = logging.I
         if issubclass(exc_type, KeyboardInterrupt):
             sys.__excepthook__(exc_type, exc, tb)
             return
-        logging.getLogger("isotropy").error("%s: %s", exc_type.__name__, exc, exc_info=(exc_type, exc, tb))
+        logging.getLogger("isotropy").error(
+            "%s: %s", exc_type.__name__, exc, exc_info=(exc_type, exc, tb)
+        )
 
     sys.excepthook = log_uncaught
 
@@ -48,7 +50,13 @@ class ProgressLog:
     """
 
     def __init__(
-        self, total: int, what: str, *, every: float = 30.0, logger: logging.Logger | None = None, clock=None
+        self,
+        total: int,
+        what: str,
+        *,
+        every: float = 30.0,
+        logger: logging.Logger | None = None,
+        clock=None,
     ) -> None:
         import time
 
@@ -64,17 +72,27 @@ class ProgressLog:
         self.done += count
         self.share = share
         now = self._clock()
-        if now - self._last >= self.every or self.done >= self.total or (share is not None and share >= 1):
+        if (
+            now - self._last >= self.every
+            or self.done >= self.total
+            or (share is not None and share >= 1)
+        ):
             self._last = now
             self._log.info("%s", self.line(now - self._start))
 
     def line(self, elapsed: float) -> str:
         """'what: done/total (p%), elapsed …, about … left' (the rate so far, extrapolated)."""
-        share = self.share if self.share is not None else (self.done / self.total if self.total else 1.0)
+        share = (
+            self.share
+            if self.share is not None
+            else (self.done / self.total if self.total else 1.0)
+        )
         share = min(share, 1.0)
         left = elapsed * (1 - share) / share if share > 0 else float("nan")
-        done = f"{self.done:,}/{self.total:,} ({100 * share:.1f}%)" if self.share is None else (
-            f"{self.done:,}/{self.total:,}, {100 * share:.1f}% of the work"
+        done = (
+            f"{self.done:,}/{self.total:,} ({100 * share:.1f}%)"
+            if self.share is None
+            else (f"{self.done:,}/{self.total:,}, {100 * share:.1f}% of the work")
         )
         return f"{self.what}: {done}, elapsed {_duration(elapsed)}, about {_duration(left)} left"
 

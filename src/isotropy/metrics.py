@@ -49,7 +49,9 @@ _BLOCK_ELEMENTS = 1 << 24
 # ----------------------------------------------------------------------------------------------
 
 
-def _as_tensor(points: ArrayLike, *, name: str = "points", min_rows: int = 2, min_cols: int = 1) -> torch.Tensor:
+def _as_tensor(
+    points: ArrayLike, *, name: str = "points", min_rows: int = 2, min_cols: int = 1
+) -> torch.Tensor:
     """Validate a point cloud and return it as a floating torch tensor (grad kept if present)."""
     if isinstance(points, torch.Tensor):
         tensor = points
@@ -77,7 +79,9 @@ def _as_tensor(points: ArrayLike, *, name: str = "points", min_rows: int = 2, mi
     finite = torch.isfinite(tensor.detach())
     if not bool(finite.all()):
         bad = int((~finite).sum())
-        raise ValueError(f"{name} contains {bad} NaN or infinite values; every value must be finite")
+        raise ValueError(
+            f"{name} contains {bad} NaN or infinite values; every value must be finite"
+        )
     return tensor
 
 
@@ -92,7 +96,9 @@ def cluster_ids(labels) -> np.ndarray:
     array = np.asarray(labels) if not isinstance(labels, np.ndarray) else labels
     if array.ndim == 2:
         if array.dtype.kind not in "biuf":
-            raise ValueError(f"a 2-D label matrix must be numeric (0/1 indicators); found dtype {array.dtype}")
+            raise ValueError(
+                f"a 2-D label matrix must be numeric (0/1 indicators); found dtype {array.dtype}"
+            )
         if array.dtype.kind == "f" and not np.isfinite(array).all():
             raise ValueError("the label matrix contains NaN or infinite values; use 0/1 indicators")
         _, inverse = np.unique(array, axis=0, return_inverse=True)
@@ -103,7 +109,9 @@ def cluster_ids(labels) -> np.ndarray:
             f"found {array.ndim}-D with shape {array.shape}"
         )
     if array.dtype.kind == "f" and np.isnan(array).any():
-        raise ValueError(f"labels contain {int(np.isnan(array).sum())} NaN values; every point needs a label")
+        raise ValueError(
+            f"labels contain {int(np.isnan(array).sum())} NaN values; every point needs a label"
+        )
     if array.dtype.kind in "biufUS":
         _, inverse = np.unique(array, return_inverse=True)
         return inverse.reshape(-1).astype(np.int64)
@@ -113,7 +121,9 @@ def cluster_ids(labels) -> np.ndarray:
     for i, value in enumerate(array.tolist()):
         if value is None or (isinstance(value, float) and math.isnan(value)):
             raise ValueError(f"label {i} is missing ({value!r}); every point needs a label")
-        ids[i] = mapping.setdefault(value if not isinstance(value, list) else tuple(value), len(mapping))
+        ids[i] = mapping.setdefault(
+            value if not isinstance(value, list) else tuple(value), len(mapping)
+        )
     return ids
 
 
@@ -166,7 +176,9 @@ def covariance(points: torch.Tensor) -> torch.Tensor:
     return centred.T @ centred / (x.shape[0] - 1)
 
 
-def _isoscore_of_moments(trace: torch.Tensor, frobenius_squared: torch.Tensor, d: int) -> torch.Tensor:
+def _isoscore_of_moments(
+    trace: torch.Tensor, frobenius_squared: torch.Tensor, d: int
+) -> torch.Tensor:
     """IsoScore (Rudman et al. 2022) from tr(C) and ‖C‖_F² of a d x d covariance C; no eigen-solve.
 
     The published steps, with λ the eigenvalues (the variance vector in the PCA basis, λ >= 0):
@@ -217,7 +229,9 @@ def isoscore(points: ArrayLike) -> float:
     x = _as_tensor(points, min_rows=2, min_cols=2)
     value = float(isoscore_tensor(x))
     if math.isnan(value):
-        raise ValueError("the covariance is zero (all points are identical); IsoScore needs spread points")
+        raise ValueError(
+            "the covariance is zero (all points are identical); IsoScore needs spread points"
+        )
     return value
 
 
@@ -235,7 +249,9 @@ def isoscore_star(
     if not 0.0 <= float(zeta) <= 1.0:
         raise ValueError(f"zeta must lie in [0, 1]; found {zeta}")
     if zeta > 0 and reference_covariance is None:
-        raise ValueError(f"zeta = {zeta} shrinks towards a reference covariance, but none was given; pass reference_covariance or zeta = 0")
+        raise ValueError(
+            f"zeta = {zeta} shrinks towards a reference covariance, but none was given; pass reference_covariance or zeta = 0"
+        )
     out_dtype = x.dtype
     d = x.shape[1]
     cov = covariance(x).to(torch.float64)
@@ -246,12 +262,16 @@ def isoscore_star(
                 f"reference_covariance must be {d} x {d} to match the points' dimension; found shape {tuple(ref.shape)}"
             )
         if not bool(torch.isfinite(ref.detach()).all()):
-            raise ValueError("reference_covariance contains NaN or infinite values; every value must be finite")
+            raise ValueError(
+                "reference_covariance contains NaN or infinite values; every value must be finite"
+            )
         ref = ref.to(device=x.device, dtype=torch.float64)
         cov = (1.0 - zeta) * cov + zeta * ref
     frobenius_squared = (cov * cov).sum()
     if not bool(frobenius_squared.detach() > 0):
-        raise ValueError("the covariance is zero (all points are identical); IsoScore needs spread points")
+        raise ValueError(
+            "the covariance is zero (all points are identical); IsoScore needs spread points"
+        )
     return _isoscore_of_moments(torch.diagonal(cov).sum(), frobenius_squared, d).to(out_dtype)
 
 
@@ -314,7 +334,9 @@ def _to_device(array: np.ndarray, device: torch.device | str | None) -> torch.Te
     return tensor.to(device)
 
 
-def cluster_layout(labels, device: torch.device | str | None = None, *, n: int | None = None) -> ClusterLayout:
+def cluster_layout(
+    labels, device: torch.device | str | None = None, *, n: int | None = None
+) -> ClusterLayout:
     """Prepare ``labels`` (as for :func:`silhouette`) once for repeated silhouettes on ``device``."""
     ids = cluster_ids(labels) if n is None else _checked_ids(labels, n)
     _, ids = np.unique(ids, return_inverse=True)  # compact ids: no empty cluster
@@ -335,7 +357,9 @@ def _sums_with_numpy(device: torch.device) -> bool:
     return device.type == "cpu"
 
 
-def _segment_sums(values: torch.Tensor, dim: int, ends: np.ndarray, layout: ClusterLayout, key: tuple) -> torch.Tensor:
+def _segment_sums(
+    values: torch.Tensor, dim: int, ends: np.ndarray, layout: ClusterLayout, key: tuple
+) -> torch.Tensor:
     """Sums of consecutive segments of ``values`` along ``dim`` (segment k ends before ``ends[k]``,
     the first starts at 0), float64, with the segments along ``dim``. Cost: one pass over
     ``values`` whatever the number of segments."""
@@ -346,7 +370,10 @@ def _segment_sums(values: torch.Tensor, dim: int, ends: np.ndarray, layout: Clus
         return torch.from_numpy(np.add.reduceat(values.numpy(), starts, axis=dim)).to(torch.float64)
     if len(ends) <= _FEW_SEGMENTS:
         # torch sums pairwise in the native dtype: accurate; then float64 for the accumulation
-        parts = [values.narrow(dim, a, b - a).sum(dim=dim, keepdim=True) for a, b in zip(starts.tolist(), ends.tolist())]
+        parts = [
+            values.narrow(dim, a, b - a).sum(dim=dim, keepdim=True)
+            for a, b in zip(starts.tolist(), ends.tolist())
+        ]
         return torch.cat(parts, dim=dim).to(torch.float64)
     gather = layout._gather_cache.get(key)
     if gather is None:
@@ -354,7 +381,9 @@ def _segment_sums(values: torch.Tensor, dim: int, ends: np.ndarray, layout: Clus
     return _segment_sums_cumulative(values, dim, gather)
 
 
-def _segment_sums_cumulative(values: torch.Tensor, dim: int, last_of_segment: torch.Tensor) -> torch.Tensor:
+def _segment_sums_cumulative(
+    values: torch.Tensor, dim: int, last_of_segment: torch.Tensor
+) -> torch.Tensor:
     """Segment sums from float64 running sums (any device; used on accelerators): a segment is
     the difference of two running sums, whose rounding error is ~1e-16 of the row total."""
     if dim == 0:  # GPUs scan the innermost dimension far faster: transpose within the float64 copy
@@ -380,7 +409,9 @@ def _squared_distance_factors(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tens
     return left, right
 
 
-def _cluster_distance_sums(left: torch.Tensor, right: torch.Tensor, layout: ClusterLayout, block: int) -> torch.Tensor:
+def _cluster_distance_sums(
+    left: torch.Tensor, right: torch.Tensor, layout: ClusterLayout, block: int
+) -> torch.Tensor:
     """Sum of Euclidean distances from every point to the members of every cluster: (K, n) float64.
 
     ``left``/``right`` (see :func:`_squared_distance_factors`) hold the points sorted by cluster
@@ -406,11 +437,15 @@ def _cluster_distance_sums(left: torch.Tensor, right: torch.Tensor, layout: Clus
         sums[first:, start:stop] += _segment_sums(dist, 1, ends, layout, (block, start, 1)).T
         if stop < n:  # the later rows -> the clusters of this block's rows
             ends = np.minimum(bounds[first + 1 : last + 2], stop) - start
-            sums[first : last + 1, stop:] += _segment_sums(dist[:, rows:], 0, ends, layout, (block, start, 0))
+            sums[first : last + 1, stop:] += _segment_sums(
+                dist[:, rows:], 0, ends, layout, (block, start, 0)
+            )
     return sums
 
 
-def silhouette_tensor(points: torch.Tensor, layout: ClusterLayout, *, block_size: int | None = None) -> torch.Tensor:
+def silhouette_tensor(
+    points: torch.Tensor, layout: ClusterLayout, *, block_size: int | None = None
+) -> torch.Tensor:
     """Mean silhouette of unchecked points for a prepared layout: 0-d float64 tensor, no host sync.
 
     For loops that validate their input once (see :func:`silhouette`, which checks and returns a
@@ -511,14 +546,19 @@ def average_cosine_similarity(points: ArrayLike, n_pairs: int = 10000, seed: int
 def _type_groups(types, n: int, max_per_type: int | None, seed: int) -> list[np.ndarray]:
     """Row indices per type, each capped at ``max_per_type`` rows drawn without replacement."""
     if max_per_type is not None and max_per_type < 1:
-        raise ValueError(f"max_per_type must be a positive number of instances; found {max_per_type}")
+        raise ValueError(
+            f"max_per_type must be a positive number of instances; found {max_per_type}"
+        )
     ids = _checked_ids(types, n, name="types")
     order = np.argsort(ids, kind="stable")
     bounds = np.flatnonzero(np.diff(ids[order])) + 1
     groups = np.split(order, bounds)
     rng = np.random.default_rng(seed)
     if max_per_type is not None:
-        groups = [g if len(g) <= max_per_type else np.sort(rng.choice(g, max_per_type, replace=False)) for g in groups]
+        groups = [
+            g if len(g) <= max_per_type else np.sort(rng.choice(g, max_per_type, replace=False))
+            for g in groups
+        ]
     return groups
 
 
@@ -544,7 +584,9 @@ def s_inter(points: ArrayLike, types, *, max_per_type: int | None = None, seed: 
         group_of = torch.from_numpy(np.repeat(np.arange(len(groups)), sizes)).to(unit.device)
         chosen = unit[rows]
         total = chosen.sum(dim=0)
-        per_type = torch.zeros(len(groups), chosen.shape[1], dtype=torch.float64, device=unit.device)
+        per_type = torch.zeros(
+            len(groups), chosen.shape[1], dtype=torch.float64, device=unit.device
+        )
         per_type.index_add_(0, group_of, chosen)
         # sum over ordered cross-type pairs = |Σu|² - Σ_t |Σ_{u∈t} u|²
         cross = (total @ total) - (per_type * per_type).sum()
@@ -566,7 +608,9 @@ def s_intra(points: ArrayLike, types, *, max_per_type: int | None = None, seed: 
         unit = _unit_rows(x)
         rows = torch.from_numpy(np.concatenate(groups)).to(unit.device)
         sizes_np = np.array([len(g) for g in groups], dtype=np.float64)
-        group_of = torch.from_numpy(np.repeat(np.arange(len(groups)), sizes_np.astype(np.int64))).to(unit.device)
+        group_of = torch.from_numpy(
+            np.repeat(np.arange(len(groups)), sizes_np.astype(np.int64))
+        ).to(unit.device)
         per_type = torch.zeros(len(groups), unit.shape[1], dtype=torch.float64, device=unit.device)
         per_type.index_add_(0, group_of, unit[rows])
         sizes = torch.from_numpy(sizes_np).to(unit.device)
@@ -635,7 +679,13 @@ def cluster_centred(points: ArrayLike, clusters) -> np.ndarray:
 
 
 def per_cluster_cosine_statistics(
-    points: ArrayLike, types, clusters, *, max_per_type: int | None = None, seed: int = 0, statistics: tuple[str, ...] = ("s_inter", "s_intra")
+    points: ArrayLike,
+    types,
+    clusters,
+    *,
+    max_per_type: int | None = None,
+    seed: int = 0,
+    statistics: tuple[str, ...] = ("s_inter", "s_intra"),
 ) -> dict[str, float]:
     """Cai et al.'s cluster-adjusted S_inter and S_intra (their code's ``--cluster_cos --center``).
 
@@ -656,13 +706,25 @@ def per_cluster_cosine_statistics(
         member_types = type_ids[members]
         if "s_inter" in statistics and len(np.unique(member_types)) >= 2:
             inter.append(s_inter(x[members], member_types, max_per_type=max_per_type, seed=seed))
-        if "s_intra" in statistics and len(members) > len(np.unique(member_types)):  # a type repeats
+        if "s_intra" in statistics and len(members) > len(
+            np.unique(member_types)
+        ):  # a type repeats
             intra.append(s_intra(x[members], member_types, max_per_type=max_per_type, seed=seed))
     for name, values in (("s_inter", inter), ("s_intra", intra)):
         if name in statistics and not values:
-            log.warning("per-cluster %s is undefined: no cluster has the pairs it needs; recording NaN", name)
-    values = {"s_inter": float(np.mean(inter)) if inter else math.nan, "s_intra": float(np.mean(intra)) if intra else math.nan}
-    return {**{name: values[name] for name in statistics}, "clusters_inter": len(inter), "clusters_intra": len(intra)}
+            log.warning(
+                "per-cluster %s is undefined: no cluster has the pairs it needs; recording NaN",
+                name,
+            )
+    values = {
+        "s_inter": float(np.mean(inter)) if inter else math.nan,
+        "s_intra": float(np.mean(intra)) if intra else math.nan,
+    }
+    return {
+        **{name: values[name] for name in statistics},
+        "clusters_inter": len(inter),
+        "clusters_intra": len(intra),
+    }
 
 
 # ----------------------------------------------------------------------------------------------
@@ -670,7 +732,9 @@ def per_cluster_cosine_statistics(
 # ----------------------------------------------------------------------------------------------
 
 
-def _nearest_distances(x: torch.Tensor, k: int, metric: str = "euclidean", block_size: int | None = None) -> torch.Tensor:
+def _nearest_distances(
+    x: torch.Tensor, k: int, metric: str = "euclidean", block_size: int | None = None
+) -> torch.Tensor:
     """Sorted distances (n, k) from every point to its k nearest *other* points, float64, blocked."""
     n = x.shape[0]
     x = x.detach().to(torch.float64)
@@ -724,7 +788,9 @@ def _lid_pointwise(points: ArrayLike, k: int, metric: str, distances: str = "tru
     unique = x[keep]
     n = unique.shape[0]
     if not 1 <= k < n:
-        raise ValueError(f"k must be between 1 and the number of distinct points - 1 = {n - 1}; found k={k}")
+        raise ValueError(
+            f"k must be between 1 and the number of distinct points - 1 = {n - 1}; found k={k}"
+        )
     with torch.no_grad():
         r = _nearest_distances(unique, k, metric)
         if bool((r[:, 0] <= 0).any()):
@@ -736,11 +802,15 @@ def _lid_pointwise(points: ArrayLike, k: int, metric: str, distances: str = "tru
             r = r * r  # what a faiss IndexFlatL2 search returns (Cai et al.'s code)
         logs = torch.log(r / r[:, -1:]).sum(dim=1)  # Σ_j log(r_ij / r_ik) <= 0
         if bool((logs == 0).any()):
-            raise ValueError("some points have k equidistant neighbours; LID is undefined there (use a larger k)")
+            raise ValueError(
+                "some points have k equidistant neighbours; LID is undefined there (use a larger k)"
+            )
         return -k / logs
 
 
-def local_intrinsic_dimension(points: ArrayLike, k: int = 100, metric: str = "euclidean", distances: str = "true") -> float:
+def local_intrinsic_dimension(
+    points: ArrayLike, k: int = 100, metric: str = "euclidean", distances: str = "true"
+) -> float:
     """Mean local intrinsic dimension, MLE of Levina & Bickel as used by Cai et al. (2021).
 
     LID_i = -(1/k Σ_{j=1..k} log(r_ij / r_ik))^-1 over the k nearest neighbours (Euclidean or
@@ -754,10 +824,14 @@ def local_intrinsic_dimension(points: ArrayLike, k: int = 100, metric: str = "eu
     return float(_lid_pointwise(points, k, metric, distances).mean())
 
 
-def cai_local_intrinsic_dimension(points: ArrayLike, k: int = 100, metric: str = "euclidean") -> float:
+def cai_local_intrinsic_dimension(
+    points: ArrayLike, k: int = 100, metric: str = "euclidean"
+) -> float:
     """LID on the scale of Cai et al.'s code and Table 3: squared Euclidean distances (a faiss L2
     index), 1 - cos for cosine (their inner-product index; the same as ours)."""
-    return local_intrinsic_dimension(points, k, metric, distances="squared" if metric == "euclidean" else "true")
+    return local_intrinsic_dimension(
+        points, k, metric, distances="squared" if metric == "euclidean" else "true"
+    )
 
 
 def twonn_dimension(points: ArrayLike) -> float:
@@ -777,17 +851,23 @@ def twonn_dimension(points: ArrayLike) -> float:
         mu = r[:, 1] / r[:, 0]
     finite = np.isfinite(mu)
     if not finite.all():
-        log.warning("TwoNN: dropping %d points with a duplicate (zero distance)", int((~finite).sum()))
+        log.warning(
+            "TwoNN: dropping %d points with a duplicate (zero distance)", int((~finite).sum())
+        )
         mu = mu[finite]
     n_total = len(mu)
     n_keep = int(n_total * (1 - 0.1))
     if n_keep < 2:
-        raise ValueError(f"TwoNN needs at least 2 points after discarding duplicates and the top 10%; found {n_keep}")
+        raise ValueError(
+            f"TwoNN needs at least 2 points after discarding duplicates and the top 10%; found {n_keep}"
+        )
     log_mu = np.log(np.sort(mu)[:n_keep])
     target = -np.log(1 - np.arange(1, n_keep + 1) / n_total)
     denom = float(log_mu @ log_mu)
     if denom == 0:
-        raise ValueError("all neighbour-distance ratios are 1 (a regular grid?); TwoNN is undefined")
+        raise ValueError(
+            "all neighbour-distance ratios are 1 (a regular grid?); TwoNN is undefined"
+        )
     return float(log_mu @ target / denom)
 
 
@@ -808,7 +888,9 @@ def partition_isotropy(points: ArrayLike, *, signs: str = "solver") -> float:
     overflow where their ``np.exp`` would.
     """
     if signs not in ("solver", "both"):
-        raise ValueError(f"signs must be 'solver' (Rajaee & Pilehvar's code) or 'both'; found {signs!r}")
+        raise ValueError(
+            f"signs must be 'solver' (Rajaee & Pilehvar's code) or 'both'; found {signs!r}"
+        )
     w = _as_tensor(points, min_rows=2).detach().cpu().to(torch.float64).numpy()
     _, vectors = np.linalg.eig(w.T @ w)  # the general solver their notebook calls: its signs
     if np.iscomplexobj(vectors):

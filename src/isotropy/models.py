@@ -25,7 +25,12 @@ class ModelSpec:
 
     @classmethod
     def from_config(cls, name: str, entry: dict[str, Any]) -> ModelSpec:
-        return cls(model=entry.get("model"), revision=entry.get("revision"), path=entry.get("path"), name=name)
+        return cls(
+            model=entry.get("model"),
+            revision=entry.get("revision"),
+            path=entry.get("path"),
+            name=name,
+        )
 
     @property
     def source(self) -> str:

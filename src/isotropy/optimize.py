@@ -60,7 +60,9 @@ def build_problem(table: pd.DataFrame, index: pd.Series, vectors: np.ndarray) ->
     pair = "text_pair" in table.columns
     multilabel = "labels" in table.columns
     if not multilabel and "label" not in table.columns:
-        raise ValueError(f"prepared table needs a 'label' or 'labels' column; found {list(table.columns)}")
+        raise ValueError(
+            f"prepared table needs a 'label' or 'labels' column; found {list(table.columns)}"
+        )
     position = pd.Series(np.arange(len(index)), index=pd.Index(index.astype(str)))
     if position.index.has_duplicates:
         raise ValueError("the embedding index lists a text twice; re-run the embedding step")
@@ -69,7 +71,9 @@ def build_problem(table: pd.DataFrame, index: pd.Series, vectors: np.ndarray) ->
     keep = left.notna() & (right.notna() if pair else True)
     dropped = int((~keep).sum())
     if dropped:
-        log.warning("%d of %d items have a text without a vector and are dropped", dropped, len(table))
+        log.warning(
+            "%d of %d items have a text without a vector and are dropped", dropped, len(table)
+        )
     table = table[keep]
     if len(table) < 2:
         raise ValueError(f"only {len(table)} items have vectors; need at least 2")
@@ -94,7 +98,10 @@ def build_problem(table: pd.DataFrame, index: pd.Series, vectors: np.ndarray) ->
         label_names = sorted(table["label"].astype(str).unique())
         if len(label_names) < 2:
             raise ValueError(f"a classification task needs at least 2 labels; found {label_names}")
-        targets = np.array(table["label"].astype(str).map({name: i for i, name in enumerate(label_names)}), dtype=np.int64)
+        targets = np.array(
+            table["label"].astype(str).map({name: i for i, name in enumerate(label_names)}),
+            dtype=np.int64,
+        )
     return Problem(
         vectors=table_vectors,
         left=renumber[left_rows],
@@ -111,7 +118,9 @@ class EmbeddingClassifier(nn.Module):
 
     def __init__(self, vectors: np.ndarray, n_outputs: int, pair: bool, bias: bool):
         super().__init__()
-        self.embeddings = nn.Embedding.from_pretrained(torch.as_tensor(vectors).clone(), freeze=False)
+        self.embeddings = nn.Embedding.from_pretrained(
+            torch.as_tensor(vectors).clone(), freeze=False
+        )
         self.pair = pair
         self.classifier = nn.Linear(vectors.shape[1] * (2 if pair else 1), n_outputs, bias=bias)
 
@@ -142,7 +151,9 @@ class OptimisationSettings:
         if self.metric_stride < 1:
             raise ValueError(f"metric_stride must be >= 1, got {self.metric_stride}")
         if self.metric_sample_size is not None and self.metric_sample_size < 2:
-            raise ValueError(f"metric_sample_size must be >= 2 or null, got {self.metric_sample_size}")
+            raise ValueError(
+                f"metric_sample_size must be >= 2 or null, got {self.metric_sample_size}"
+            )
 
 
 def _sample(n: int, size: int | None, generator: torch.Generator) -> np.ndarray | None:
@@ -182,7 +193,9 @@ class _TraceBuffer:
         bad = np.flatnonzero(~np.isfinite(losses))
         if len(bad):
             update = self.checked + int(bad[0]) + 1
-            raise FloatingPointError(f"loss became {losses[bad[0]]} at update {update}; lower the learning rate")
+            raise FloatingPointError(
+                f"loss became {losses[bad[0]]} at update {update}; lower the learning rate"
+            )
         self.checked = updates_done
         if not self.pending:
             return
@@ -201,16 +214,31 @@ class _TraceBuffer:
 
 def _log_progress(step: int, updates: int, elapsed: float) -> None:
     left = elapsed / step * (updates - step)
-    log.info("update %d/%d (%.0f%%): %s elapsed, about %s left", step, updates, 100 * step / updates, _duration(elapsed), _duration(left))
+    log.info(
+        "update %d/%d (%.0f%%): %s elapsed, about %s left",
+        step,
+        updates,
+        100 * step / updates,
+        _duration(elapsed),
+        _duration(left),
+    )
 
 
 def _duration(seconds: float) -> str:
     minutes, secs = divmod(int(round(seconds)), 60)
     hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
+    return (
+        f"{hours} h {minutes:02d} min"
+        if hours
+        else f"{minutes} min {secs:02d} s"
+        if minutes
+        else f"{secs} s"
+    )
 
 
-def optimize(problem: Problem, settings: OptimisationSettings, device: torch.device) -> tuple[pd.DataFrame, dict]:
+def optimize(
+    problem: Problem, settings: OptimisationSettings, device: torch.device
+) -> tuple[pd.DataFrame, dict]:
     """Train, recording metrics; return the per-step trace and a summary of the run.
 
     Step 0 is the pretrained starting point; step k is the state after k updates. Nothing in
@@ -219,11 +247,17 @@ def optimize(problem: Problem, settings: OptimisationSettings, device: torch.dev
     """
     from tqdm.auto import tqdm
 
-    metrics._as_tensor(problem.vectors, name="the embedding table")  # finite; later values in batches
+    metrics._as_tensor(
+        problem.vectors, name="the embedding table"
+    )  # finite; later values in batches
     torch.manual_seed(settings.seed)  # the classifier's initialisation: the run's only randomness
     n_outputs = len(problem.label_names)
-    model = EmbeddingClassifier(problem.vectors, n_outputs, problem.right is not None, settings.bias).to(device)
-    optimiser = torch.optim.Adam(model.parameters(), lr=settings.learning_rate)  # PyTorch defaults otherwise
+    model = EmbeddingClassifier(
+        problem.vectors, n_outputs, problem.right is not None, settings.bias
+    ).to(device)
+    optimiser = torch.optim.Adam(
+        model.parameters(), lr=settings.learning_rate
+    )  # PyTorch defaults otherwise
     loss_fn = nn.BCEWithLogitsLoss() if problem.multilabel else nn.CrossEntropyLoss()
 
     left = torch.as_tensor(problem.left, device=device)
@@ -231,9 +265,13 @@ def optimize(problem: Problem, settings: OptimisationSettings, device: torch.dev
     targets = torch.as_tensor(problem.targets, device=device)
     # Silhouette clusters: class ids, or one cluster per distinct label vector (multi-label).
     clusters = np.asarray(metrics.cluster_ids(problem.targets))
-    sampled = settings.metric_sample_size is not None and settings.metric_sample_size < problem.items
+    sampled = (
+        settings.metric_sample_size is not None and settings.metric_sample_size < problem.items
+    )
     layout = None if sampled else metrics.cluster_layout(clusters, device)  # once per run
-    sampler = torch.Generator().manual_seed(10_000 + settings.seed)  # metric samples, apart from training
+    sampler = torch.Generator().manual_seed(
+        10_000 + settings.seed
+    )  # metric samples, apart from training
 
     def accuracy_of(logits: torch.Tensor) -> torch.Tensor:
         logits = logits.detach()
@@ -245,21 +283,36 @@ def optimize(problem: Problem, settings: OptimisationSettings, device: torch.dev
         with torch.no_grad():
             table = model.embeddings.weight.detach()
             rows = _sample(table.shape[0], settings.metric_sample_size, sampler)
-            iso = metrics.isoscore_tensor(table if rows is None else table[metrics._to_device(rows, device)])
+            iso = metrics.isoscore_tensor(
+                table if rows is None else table[metrics._to_device(rows, device)]
+            )
             items = _sample(problem.items, settings.metric_sample_size, sampler)
             if items is None:
                 return [iso, metrics.silhouette_tensor(model.representations(left, right), layout)]
             picked = metrics._to_device(items, device)
             reps = model.representations(left[picked], right[picked] if right is not None else None)
-            return [iso, metrics.silhouette_tensor(reps, metrics.cluster_layout(clusters[items], device))]
+            return [
+                iso,
+                metrics.silhouette_tensor(reps, metrics.cluster_layout(clusters[items], device)),
+            ]
 
     def recorded(step: int) -> bool:
         return step == 0 or step % settings.metric_stride == 0 or step == settings.updates
 
     trace = _TraceBuffer(settings.updates, device)
     started = time.perf_counter()
-    evaluations = 1 + settings.updates // settings.metric_stride + (settings.updates % settings.metric_stride > 0)
-    log.info("%d updates, metrics after every %d (%d evaluations with step 0) on %s", settings.updates, settings.metric_stride, evaluations, device)
+    evaluations = (
+        1
+        + settings.updates // settings.metric_stride
+        + (settings.updates % settings.metric_stride > 0)
+    )
+    log.info(
+        "%d updates, metrics after every %d (%d evaluations with step 0) on %s",
+        settings.updates,
+        settings.metric_stride,
+        evaluations,
+        device,
+    )
     report_every = max(1, settings.updates // 20)  # progress in the rule's log too: `tail -f` it
     for step in tqdm(range(1, settings.updates + 1), desc="updates", disable=not settings.progress):
         optimiser.zero_grad(set_to_none=True)

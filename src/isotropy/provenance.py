@@ -31,9 +31,23 @@ STARTED = _dt.datetime.now(_dt.UTC)  # import time ≈ the step's start
 
 # The packages whose version can change a number or a figure.
 TRACKED_PACKAGES = (
-    "isotropy-clusters-classifiers", "torch", "numpy", "scipy", "pandas", "pyarrow", "scikit-learn",
-    "scikit-dimension", "isoscore", "sentence-transformers", "transformers", "datasets", "gensim",
-    "nltk", "matplotlib", "seaborn", "snakemake",
+    "isotropy-clusters-classifiers",
+    "torch",
+    "numpy",
+    "scipy",
+    "pandas",
+    "pyarrow",
+    "scikit-learn",
+    "scikit-dimension",
+    "isoscore",
+    "sentence-transformers",
+    "transformers",
+    "datasets",
+    "gensim",
+    "nltk",
+    "matplotlib",
+    "seaborn",
+    "snakemake",
 )
 
 
@@ -63,12 +77,16 @@ def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str |
 def code_version(repo: str | os.PathLike | None = None) -> dict[str, Any]:
     """Git commit of the workflow and whether tracked files differ from it (None outside git)."""
     repo = Path(repo) if repo else Path(__file__).resolve().parents[2]
+
     def git(*args: str) -> str | None:
         try:
-            out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=30)
+            out = subprocess.run(
+                ["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=30
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
         return out.stdout.strip() if out.returncode == 0 else None
+
     commit = git("rev-parse", "HEAD")
     status = git("status", "--porcelain", "--untracked-files=no")
     return {"git_commit": commit, "dirty": bool(status) if status is not None else None}
@@ -123,7 +141,9 @@ def hardware() -> dict[str, Any]:
     if torch is not None:
         try:
             if torch.cuda.is_available():
-                info["gpu"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+                info["gpu"] = [
+                    torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())
+                ]
         except Exception:  # a broken CUDA setup must not lose the record
             info["gpu"] = None
     return info
@@ -139,7 +159,11 @@ def file_entries(paths: Iterable[str | os.PathLike]) -> dict[str, dict[str, Any]
             if file.name.endswith(SUFFIX):
                 continue
             stat = file.stat()
-            entries[str(file)] = {"sha256": sha256_file(file), "bytes": stat.st_size, "mtime": stat.st_mtime}
+            entries[str(file)] = {
+                "sha256": sha256_file(file),
+                "bytes": stat.st_size,
+                "mtime": stat.st_mtime,
+            }
     return entries
 
 
@@ -201,9 +225,13 @@ def build_record(
     return record
 
 
-def record_step(snakemake: Any, *, device: Any = None, seeds: list[int] | None = None, extra: dict | None = None) -> dict:
+def record_step(
+    snakemake: Any, *, device: Any = None, seeds: list[int] | None = None, extra: dict | None = None
+) -> dict:
     """Write a provenance record beside every output of a Snakemake ``script:`` step."""
-    params = {k: v for k, v in snakemake.params.items()} if hasattr(snakemake.params, "items") else {}
+    params = (
+        {k: v for k, v in snakemake.params.items()} if hasattr(snakemake.params, "items") else {}
+    )
     script = _original_script(snakemake)
     record = build_record(
         rule=snakemake.rule,

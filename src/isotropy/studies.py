@@ -30,14 +30,21 @@ def deep_merge(base: dict, override: Mapping) -> dict:
     """``override`` laid over ``base`` as Snakemake merges config files: dicts key by key, the rest replaced."""
     merged = dict(base)
     for key, value in override.items():
-        merged[key] = deep_merge(base[key], value) if isinstance(value, Mapping) and isinstance(base.get(key), dict) else value
+        merged[key] = (
+            deep_merge(base[key], value)
+            if isinstance(value, Mapping) and isinstance(base.get(key), dict)
+            else value
+        )
     return merged
 
 
 def study_section(config: dict, study: str) -> dict[str, Any]:
     """A direct-optimisation study's settings; preview is the main study with its own seeds and stride."""
     if study == "preview":
-        return deep_merge(config["main"], {k: v for k, v in config.get("preview", {}).items() if k in PREVIEW_KEYS})
+        return deep_merge(
+            config["main"],
+            {k: v for k, v in config.get("preview", {}).items() if k in PREVIEW_KEYS},
+        )
     return config[study]
 
 
@@ -57,7 +64,9 @@ def every_nth_update(stride: int) -> str:
     """'every update', 'every 2nd update', 'every 10th update', ..."""
     if stride == 1:
         return "every update"
-    suffix = "th" if stride % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(stride % 10, "th")
+    suffix = (
+        "th" if stride % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(stride % 10, "th")
+    )
     return f"every {stride}{suffix} update"
 
 
@@ -91,7 +100,9 @@ def encoder(config: dict, name: str) -> dict[str, Any]:
     try:
         return config["encoders"][name]
     except KeyError:
-        raise ConfigError(f"encoder {name!r} is not defined under 'encoders' (defined: {sorted(config['encoders'])})") from None
+        raise ConfigError(
+            f"encoder {name!r} is not defined under 'encoders' (defined: {sorted(config['encoders'])})"
+        ) from None
 
 
 def sentence_encoder_spec(config: dict, name: str) -> dict[str, Any]:
@@ -133,7 +144,9 @@ def check_config(config: dict) -> None:
             problems += _encoder_problems(config, study)
     for name, spec in config["encoders"].items():
         if spec["kind"] == "word-vectors" and spec["source"] not in config["sources"]:
-            problems.append(f"encoders.{name}: source {spec['source']!r} is not defined under 'sources'")
+            problems.append(
+                f"encoders.{name}: source {spec['source']!r} is not defined under 'sources'"
+            )
     for name, source in config["sources"].items():
         for url in source["url"] if isinstance(source["url"], list) else [source["url"]]:
             if (problem := download.url_problem(url)) is not None:
@@ -157,7 +170,9 @@ def validation_error_message(error: Any, schema: Mapping | None = None) -> str:
         error = best_match(error.context)
     where = ".".join(str(part) for part in error.absolute_path)
     fix = "schemas/config.schema.yaml documents every key and its default."
-    if error.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(error.instance, Mapping):
+    if error.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(
+        error.instance, Mapping
+    ):
         allowed = _allowed_keys(error.schema, schema or {})
         unexpected = sorted(set(error.instance) - set(allowed)) or [error.message]
         key = ".".join(filter(None, [where, str(unexpected[0])]))
@@ -216,13 +231,21 @@ def _encoder_problems(config: dict, study: str) -> list[str]:
     """Undefined encoders, and word-vector encoders asked to embed sentences, in one study."""
     section, problems = config[study], []
     if study == "main":
-        uses = [(f"main.setups.{dataset}.encoder", setup["encoder"], dataset) for dataset, setup in section["setups"].items()]
+        uses = [
+            (f"main.setups.{dataset}.encoder", setup["encoder"], dataset)
+            for dataset, setup in section["setups"].items()
+        ]
     else:
-        uses = [(f"glue.encoders[{i}]", name, "GLUE tasks") for i, name in enumerate(section["encoders"])]
+        uses = [
+            (f"glue.encoders[{i}]", name, "GLUE tasks")
+            for i, name in enumerate(section["encoders"])
+        ]
     sentence_encoders = ", ".join(encoders_of_kind(config, "sentence-transformer")) or "none"
     for key, name, dataset in uses:
         if name not in config["encoders"]:
-            problems.append(f"{study}: encoder {name!r} (for {dataset}) is not defined under 'encoders'")
+            problems.append(
+                f"{study}: encoder {name!r} (for {dataset}) is not defined under 'encoders'"
+            )
         elif config["encoders"][name]["kind"] == "word-vectors" and dataset not in WORD_DATASETS:
             problems.append(
                 f"{key}: {name!r} is a word-vectors encoder, which looks up single words and cannot embed the "
@@ -250,7 +273,11 @@ def setting(config: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
 # Geometry study (rules/geometry.smk)
 
 GEOMETRY_RESERVED_MODEL_NAMES = {"static", "figures"}  # folder names of results/geometry/ itself
-GEOMETRY_FIGURE_TABLES = {"cosine_by_layer": "cosine_by_layer", "lid_by_layer": "lid", "sts": "sts"}  # figure → table
+GEOMETRY_FIGURE_TABLES = {
+    "cosine_by_layer": "cosine_by_layer",
+    "lid_by_layer": "lid",
+    "sts": "sts",
+}  # figure → table
 
 
 def check_geometry_config(config: Mapping[str, Any]) -> None:
@@ -264,19 +291,27 @@ def check_geometry_config(config: Mapping[str, Any]) -> None:
     for part in ("clusters", "sts"):
         for name in geometry[part]["models"]:
             if name not in geometry["models"]:
-                problems.append(f"geometry.{part}.models: {name!r} is not defined under geometry.models (defined: {sorted(geometry['models'])})")
+                problems.append(
+                    f"geometry.{part}.models: {name!r} is not defined under geometry.models (defined: {sorted(geometry['models'])})"
+                )
     corpus = geometry["clusters"]["corpus"]
     if corpus["source"] not in config.get("sources", {}):
-        problems.append(f"geometry.clusters.corpus.source: {corpus['source']!r} is not defined under 'sources'")
+        problems.append(
+            f"geometry.clusters.corpus.source: {corpus['source']!r} is not defined under 'sources'"
+        )
     if corpus["format"] == "lines" and not corpus.get("file"):
         problems.append("geometry.clusters.corpus: format 'lines' needs a file")
     for name in geometry["sts"]["models"] and geometry["sts"]["datasets"]:
         split = geometry["sts"]["splits"].get(name, "validation" if name == "stsb" else "test")
         if f"hf_{name}_{split}" not in config.get("sources", {}):
-            problems.append(f"geometry.sts.splits.{name}: {split!r} needs source 'hf_{name}_{split}' under 'sources'")
+            problems.append(
+                f"geometry.sts.splits.{name}: {split!r} needs source 'hf_{name}_{split}' under 'sources'"
+            )
     static = geometry["clusters"].get("static", {}).get("source")
     if static is not None and static not in config.get("sources", {}):
-        problems.append(f"geometry.clusters.static.source: {static!r} is not defined under 'sources'")
+        problems.append(
+            f"geometry.clusters.static.source: {static!r} is not defined under 'sources'"
+        )
     low, high = geometry["clusters"]["k_range"]
     if high < low:
         problems.append(f"geometry.clusters.k_range: {low} > {high}")
@@ -287,7 +322,12 @@ def check_geometry_config(config: Mapping[str, Any]) -> None:
 def geometry_model_entry(config: Mapping[str, Any], name: str) -> dict[str, Any]:
     """A geometry model's settings (rule params: a changed revision or path re-runs its jobs)."""
     entry = config["geometry"]["models"][name]
-    return {"name": name, "model": entry["model"], "revision": entry.get("revision"), "path": entry.get("path")}
+    return {
+        "name": name,
+        "model": entry["model"],
+        "revision": entry.get("revision"),
+        "path": entry.get("path"),
+    }
 
 
 def geometry_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
@@ -309,7 +349,8 @@ def geometry_cluster_files(config: Mapping[str, Any], artefact: str) -> list[str
     clusters = config["geometry"]["clusters"]
     return [
         paths.geometry_run_file(artefact, model, clusters["corpus"]["name"], seed)
-        for model in clusters["models"] for seed in config["geometry"]["seeds"]
+        for model in clusters["models"]
+        for seed in config["geometry"]["seeds"]
     ]
 
 
@@ -318,7 +359,9 @@ def geometry_static_files(config: Mapping[str, Any], artefact: str) -> list[str]
     source = setting(config, "geometry", "clusters", "static", "source")
     if source is None:
         return []
-    return [paths.static_geometry_file(artefact, source, seed) for seed in config["geometry"]["seeds"]]
+    return [
+        paths.static_geometry_file(artefact, source, seed) for seed in config["geometry"]["seeds"]
+    ]
 
 
 def geometry_sts_files(config: Mapping[str, Any]) -> list[str]:
@@ -328,7 +371,9 @@ def geometry_sts_files(config: Mapping[str, Any]) -> list[str]:
     sts = config["geometry"]["sts"]
     return [
         paths.geometry_run_file("sts.csv", model, dataset, seed)
-        for model in sts["models"] for dataset in sts["datasets"] for seed in config["geometry"]["seeds"]
+        for model in sts["models"]
+        for dataset in sts["datasets"]
+        for seed in config["geometry"]["seeds"]
     ]
 
 
@@ -351,11 +396,20 @@ def geometry_targets(config: Mapping[str, Any]) -> list[str]:
     if geometry["clusters"]["models"] or geometry["clusters"]["static"].get("source"):
         targets += ["results/geometry/cosine_by_layer.csv", "results/geometry/lid.csv"]
         for figure in ("cosine_by_layer", "lid_by_layer"):
-            targets += [f"results/geometry/figures/{figure}.pdf", f"results/geometry/figures/{figure}.png"]
+            targets += [
+                f"results/geometry/figures/{figure}.pdf",
+                f"results/geometry/figures/{figure}.png",
+            ]
     if geometry["sts"]["models"]:
-        targets += ["results/geometry/sts.csv", "results/geometry/figures/sts.pdf", "results/geometry/figures/sts.png"]
+        targets += [
+            "results/geometry/sts.csv",
+            "results/geometry/figures/sts.pdf",
+            "results/geometry/figures/sts.png",
+        ]
     for model in geometry["clusters"]["models"]:
         for seed in geometry["seeds"]:
             for ext in ("pdf", "png"):
-                targets.append(f"results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.{ext}")
+                targets.append(
+                    f"results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.{ext}"
+                )
     return targets

@@ -32,9 +32,30 @@ def parameter_table(summary_paths: Iterable[str | Path], keys: Iterable[dict]) -
     rows = []
     for path, key in zip(summary_paths, keys):
         summary = json.loads(Path(path).read_text())
-        rows.append({**key, **{k: summary[k] for k in ("items", "rows", "dim", "labels", "params", "classifier_params", "dropped_items")}})
+        rows.append(
+            {
+                **key,
+                **{
+                    k: summary[k]
+                    for k in (
+                        "items",
+                        "rows",
+                        "dim",
+                        "labels",
+                        "params",
+                        "classifier_params",
+                        "dropped_items",
+                    )
+                },
+            }
+        )
     table = pd.DataFrame(rows)
-    group = [k for k in table.columns if k not in {"items", "rows", "dim", "labels", "params", "classifier_params", "dropped_items"}]
+    group = [
+        k
+        for k in table.columns
+        if k
+        not in {"items", "rows", "dim", "labels", "params", "classifier_params", "dropped_items"}
+    ]
     counts = table.groupby(group, sort=False).nunique()
     if (counts > 1).any().any():
         raise ValueError(f"runs of one setup disagree on their counts:\n{table}")
@@ -52,10 +73,24 @@ def correlation_table(traces: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         key = key if isinstance(key, tuple) else (key,)
         scopes = [("all", group)] + [(f"seed{seed}", g) for seed, g in group.groupby("seed")]
         for scope, frame in scopes:
-            if len(frame) < 3 or frame["isoscore"].nunique() < 2 or frame["silhouette"].nunique() < 2:
-                pearson = spearman = np.nan  # undefined on constant or tiny series; stated, not hidden
+            if (
+                len(frame) < 3
+                or frame["isoscore"].nunique() < 2
+                or frame["silhouette"].nunique() < 2
+            ):
+                pearson = spearman = (
+                    np.nan
+                )  # undefined on constant or tiny series; stated, not hidden
             else:
                 pearson = stats.pearsonr(frame["isoscore"], frame["silhouette"]).statistic
                 spearman = stats.spearmanr(frame["isoscore"], frame["silhouette"]).statistic
-            rows.append({**dict(zip(by, key)), "scope": scope, "points": len(frame), "pearson_r": pearson, "spearman_rho": spearman})
+            rows.append(
+                {
+                    **dict(zip(by, key)),
+                    "scope": scope,
+                    "points": len(frame),
+                    "pearson_r": pearson,
+                    "spearman_rho": spearman,
+                }
+            )
     return pd.DataFrame(rows)

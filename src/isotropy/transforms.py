@@ -31,7 +31,9 @@ def _check_points(points, *, min_rows: int = 1) -> tuple[np.ndarray, np.dtype]:
             f"points must be a 2-D array of shape (n points, d dimensions); found {array.ndim}-D with shape {array.shape}"
         )
     if array.shape[0] < min_rows or array.shape[1] < 1:
-        raise ValueError(f"points needs at least {min_rows} rows and 1 column; found shape {array.shape}")
+        raise ValueError(
+            f"points needs at least {min_rows} rows and 1 column; found shape {array.shape}"
+        )
     if not np.isfinite(array).all():
         raise ValueError(
             f"points contains {int((~np.isfinite(array)).sum())} NaN or infinite values; every value must be finite"
@@ -64,7 +66,9 @@ def all_but_the_top(points, n_directions: int) -> np.ndarray:
     x, dtype = _check_points(points, min_rows=2)
     limit = min(x.shape) - 1
     if not 0 <= n_directions <= limit:
-        raise ValueError(f"n_directions must be between 0 and min(n, d) - 1 = {limit}; found {n_directions}")
+        raise ValueError(
+            f"n_directions must be between 0 and min(n, d) - 1 = {limit}; found {n_directions}"
+        )
     centred = x - x.mean(axis=0)
     return _remove_top_directions(centred, int(n_directions)).astype(dtype)
 
@@ -87,9 +91,13 @@ def cluster_based_isotropy(
     x, dtype = _check_points(points, min_rows=2)
     n = x.shape[0]
     if not 1 <= n_clusters <= n:
-        raise ValueError(f"n_clusters must be between 1 and the number of points {n}; found {n_clusters}")
+        raise ValueError(
+            f"n_clusters must be between 1 and the number of points {n}; found {n_clusters}"
+        )
     if n_directions < 0 or n_directions >= x.shape[1]:
-        raise ValueError(f"n_directions must be between 0 and d - 1 = {x.shape[1] - 1}; found {n_directions}")
+        raise ValueError(
+            f"n_directions must be between 0 and d - 1 = {x.shape[1] - 1}; found {n_directions}"
+        )
     if method == "kmeans":
         from sklearn.cluster import KMeans
 
@@ -97,7 +105,9 @@ def cluster_based_isotropy(
     elif method == "gmm":
         from sklearn.mixture import GaussianMixture
 
-        labels = GaussianMixture(n_components=n_clusters, covariance_type="diag", random_state=seed).fit_predict(x)
+        labels = GaussianMixture(
+            n_components=n_clusters, covariance_type="diag", random_state=seed
+        ).fit_predict(x)
     else:
         raise ValueError(f"method must be 'kmeans' or 'gmm'; found {method!r}")
     out = np.empty_like(x)
@@ -114,6 +124,12 @@ def cluster_based_isotropy(
         # zero every member, so at least one is kept.
         available = min(n_directions, size - 2)
         if available < n_directions:
-            log.info("cluster %d has %d points: removing %d directions instead of %d", cluster, size, available, n_directions)
+            log.info(
+                "cluster %d has %d points: removing %d directions instead of %d",
+                cluster,
+                size,
+                available,
+                n_directions,
+            )
         out[members] = _remove_top_directions(block, available)
     return out.astype(dtype)

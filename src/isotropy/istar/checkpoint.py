@@ -25,14 +25,26 @@ log = logging.getLogger(__name__)
 
 CHECKPOINT_NAME = "checkpoint.pt"
 # Settings that only change the evaluation: a checkpoint stays valid when they change.
-EVALUATION_ONLY = ("eval_zeta", "eval_batch_size", "eval_subset", "n_best", "max_answer_length", "keep_checkpoint")
+EVALUATION_ONLY = (
+    "eval_zeta",
+    "eval_batch_size",
+    "eval_subset",
+    "n_best",
+    "max_answer_length",
+    "keep_checkpoint",
+)
 
 
 def rng_state() -> dict[str, Any]:
     # Tensors and plain data only, so that the checkpoint loads with weights_only=True.
     kind, keys, pos, has_gauss, cached = np.random.get_state()
-    numpy_state = {"kind": kind, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
-                   "has_gauss": int(has_gauss), "cached_gaussian": float(cached)}
+    numpy_state = {
+        "kind": kind,
+        "keys": torch.from_numpy(keys.astype(np.int64)),
+        "pos": int(pos),
+        "has_gauss": int(has_gauss),
+        "cached_gaussian": float(cached),
+    }
     state = {"torch": torch.get_rng_state(), "python": random.getstate(), "numpy": numpy_state}
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
@@ -43,32 +55,63 @@ def set_rng_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
     random.setstate(state["python"])
     numpy_state = state["numpy"]
-    np.random.set_state((numpy_state["kind"], numpy_state["keys"].numpy().astype(np.uint32), numpy_state["pos"],
-                         numpy_state["has_gauss"], numpy_state["cached_gaussian"]))
+    np.random.set_state(
+        (
+            numpy_state["kind"],
+            numpy_state["keys"].numpy().astype(np.uint32),
+            numpy_state["pos"],
+            numpy_state["has_gauss"],
+            numpy_state["cached_gaussian"],
+        )
+    )
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
 def run_signature(
-    model_spec: ModelSpec, task: str, regulariser: str, lam: float, seed: int, settings: TrainingSettings
+    model_spec: ModelSpec,
+    task: str,
+    regulariser: str,
+    lam: float,
+    seed: int,
+    settings: TrainingSettings,
 ) -> dict:
     """What a checkpoint must match to be resumed (evaluation-only settings may change freely)."""
     training = dataclasses.asdict(settings)
     for name in EVALUATION_ONLY:
         training.pop(name)
     return {
-        "model": model_spec.as_record(), "task": task, "regulariser": regulariser, "lam": float(lam), "seed": seed,
+        "model": model_spec.as_record(),
+        "task": task,
+        "regulariser": regulariser,
+        "lam": float(lam),
+        "seed": seed,
         "training": training,
     }
 
 
-def save_checkpoint(path: Path, signature: dict, epoch: int, step: int, history: list, model, optimizer, scheduler,
-                    scaler) -> None:
+def save_checkpoint(
+    path: Path,
+    signature: dict,
+    epoch: int,
+    step: int,
+    history: list,
+    model,
+    optimizer,
+    scheduler,
+    scaler,
+) -> None:
     """The state after ``epoch`` (0-based), written atomically."""
     state = {
-        "signature": signature, "epoch": epoch, "step": step, "history": history,
-        "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-        "scheduler": scheduler.state_dict(), "scaler": scaler.state_dict(), "rng": rng_state(),
+        "signature": signature,
+        "epoch": epoch,
+        "step": step,
+        "history": history,
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "scaler": scaler.state_dict(),
+        "rng": rng_state(),
     }
     with atomic_path(path) as tmp:
         torch.save(state, tmp)
@@ -89,7 +132,9 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
         ) from None
 
 
-def resume(path: Path, signature: dict, model, optimizer, scheduler, scaler) -> tuple[int, int, list]:
+def resume(
+    path: Path, signature: dict, model, optimizer, scheduler, scaler
+) -> tuple[int, int, list]:
     """Load the checkpoint at ``path`` into the training objects, if there is one.
 
     Returns (first epoch to run, optimiser steps done, history); (0, 0, []) without a checkpoint.

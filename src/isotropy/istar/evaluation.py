@@ -18,9 +18,17 @@ from isotropy.istar.tasks import TaskSpec
 
 
 @torch.no_grad()
-def evaluate_model(model, tokenizer, spec: TaskSpec, table: pd.DataFrame, features: Features, settings: TrainingSettings,
-                   device: torch.device, mixed_precision: bool = False,
-                   references: torch.Tensor | None = None) -> dict[str, Any]:
+def evaluate_model(
+    model,
+    tokenizer,
+    spec: TaskSpec,
+    table: pd.DataFrame,
+    features: Features,
+    settings: TrainingSettings,
+    device: torch.device,
+    mixed_precision: bool = False,
+    references: torch.Tensor | None = None,
+) -> dict[str, Any]:
     """Validation scores, IsoScore* per layer of the sentence embeddings and TwoNN of the last layer.
 
     Sentence embedding = the position-0 token ([CLS]) of each layer. IsoScore* shrinks each layer's
@@ -35,7 +43,9 @@ def evaluate_model(model, tokenizer, spec: TaskSpec, table: pd.DataFrame, featur
     was_training = model.training
     model.eval()
     outputs, sentence_chunks, sums, products, counts = [], [], None, None, 0
-    for indices in tqdm(torch.arange(len(features)).split(settings.eval_batch_size), desc="validation", leave=False):
+    for indices in tqdm(
+        torch.arange(len(features)).split(settings.eval_batch_size), desc="validation", leave=False
+    ):
         batch = to_device(collate(features, indices.tolist(), tokenizer), device)
         with autocast(device, mixed_precision):
             out = model(**model_inputs(batch), output_hidden_states=True)
@@ -47,37 +57,61 @@ def evaluate_model(model, tokenizer, spec: TaskSpec, table: pd.DataFrame, featur
         sentence_chunks.append(layers[:, :, 0, :].cpu())
         tokens = layers[:, batch["attention_mask"].bool()].double()  # layers × tokens × dim
         if sums is None:
-            sums = torch.zeros(tokens.shape[0], tokens.shape[2], dtype=torch.float64, device=tokens.device)
-            products = torch.zeros(tokens.shape[0], tokens.shape[2], tokens.shape[2], dtype=torch.float64, device=tokens.device)
+            sums = torch.zeros(
+                tokens.shape[0], tokens.shape[2], dtype=torch.float64, device=tokens.device
+            )
+            products = torch.zeros(
+                tokens.shape[0],
+                tokens.shape[2],
+                tokens.shape[2],
+                dtype=torch.float64,
+                device=tokens.device,
+            )
         sums += tokens.sum(dim=1)
         products += tokens.transpose(1, 2) @ tokens
         counts += tokens.shape[1]
     model.train(was_training)
     sentence = torch.cat(sentence_chunks, dim=1)  # layers × sentences × dim
     means = sums / counts
-    validation_references = ((products - counts * means[:, :, None] * means[:, None, :]) / (counts - 1)).float().cpu()
+    validation_references = (
+        ((products - counts * means[:, :, None] * means[:, None, :]) / (counts - 1)).float().cpu()
+    )
 
     if spec.kind == "qa":
         logits = torch.cat(_pad_logits(outputs), dim=0).numpy()
-        predictions = squad_predictions(table, features, logits[..., 0], logits[..., 1], settings.n_best, settings.max_answer_length)
+        predictions = squad_predictions(
+            table,
+            features,
+            logits[..., 0],
+            logits[..., 1],
+            settings.n_best,
+            settings.max_answer_length,
+        )
         scores = squad_scores(predictions, table["answers"].tolist())
     else:
         logits = torch.cat(outputs, dim=0).numpy()
         scores = classification_scores(spec, logits, np.asarray(features.extra["labels"]))
 
     def per_layer(reference: torch.Tensor) -> list[float]:
-        return [float(metrics.isoscore_star(sentence[layer], reference[layer], zeta=settings.eval_zeta)) for layer in range(sentence.shape[0])]
+        return [
+            float(metrics.isoscore_star(sentence[layer], reference[layer], zeta=settings.eval_zeta))
+            for layer in range(sentence.shape[0])
+        ]
 
     on_validation = per_layer(validation_references)
     if references is not None and tuple(references.shape) != tuple(validation_references.shape):
-        raise ValueError(f"training Σ_S has shape {tuple(references.shape)}; the model's layers need {tuple(validation_references.shape)}")
+        raise ValueError(
+            f"training Σ_S has shape {tuple(references.shape)}; the model's layers need {tuple(validation_references.shape)}"
+        )
     isoscores = per_layer(references.float().cpu()) if references is not None else on_validation
     last = sentence[-1].numpy()
     return {
         "scores": scores,
         "isoscore_star_layers": isoscores,
         "isoscore_star": isoscores[-1],
-        "isoscore_star_reference": "training tokens" if references is not None else "validation tokens",
+        "isoscore_star_reference": "training tokens"
+        if references is not None
+        else "validation tokens",
         "isoscore_star_layers_validation_reference": on_validation,
         "isoscore_star_validation_reference": on_validation[-1],
         "twonn": float(metrics.twonn_dimension(torch.from_numpy(last))),
@@ -89,17 +123,25 @@ def evaluate_model(model, tokenizer, spec: TaskSpec, table: pd.DataFrame, featur
 def _pad_logits(chunks: list[torch.Tensor]) -> list[torch.Tensor]:
     # Dynamic padding gives each QA batch its own length; pad logits with -inf to the longest.
     width = max(c.shape[1] for c in chunks)
-    return [torch.nn.functional.pad(c, (0, 0, 0, width - c.shape[1]), value=-float("inf")) for c in chunks]
+    return [
+        torch.nn.functional.pad(c, (0, 0, 0, width - c.shape[1]), value=-float("inf"))
+        for c in chunks
+    ]
 
 
-def classification_scores(spec: TaskSpec, logits: np.ndarray, labels: np.ndarray) -> dict[str, float]:
+def classification_scores(
+    spec: TaskSpec, logits: np.ndarray, labels: np.ndarray
+) -> dict[str, float]:
     """GLUE-style scores, the definitions of the ``evaluate`` glue metric (scikit-learn, scipy)."""
     from scipy.stats import pearsonr, spearmanr
     from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
     if spec.kind == "regression":
         predictions = logits.reshape(-1)
-        return {"pearson": float(pearsonr(predictions, labels)[0]), "spearmanr": float(spearmanr(predictions, labels)[0])}
+        return {
+            "pearson": float(pearsonr(predictions, labels)[0]),
+            "spearmanr": float(spearmanr(predictions, labels)[0]),
+        }
     predictions = logits.argmax(axis=-1)
     scores = {"accuracy": float(accuracy_score(labels, predictions))}
     if spec.name in ("mrpc", "qqp"):

@@ -29,7 +29,9 @@ class Features:
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
-def classification_features(table: pd.DataFrame, tokenizer, max_length: int, regression: bool) -> Features:
+def classification_features(
+    table: pd.DataFrame, tokenizer, max_length: int, regression: bool
+) -> Features:
     pairs = table["text_pair"].tolist() if "text_pair" in table else None
     enc = tokenizer(table["text"].tolist(), pairs, truncation=True, max_length=max_length)
     keys = [k for k in MODEL_INPUTS if k in enc]
@@ -45,7 +47,11 @@ def qa_train_features(table: pd.DataFrame, tokenizer, max_length: int, doc_strid
     starts, ends = [], []
     for i, offsets in enumerate(enc["offset_mapping"]):
         row = table.iloc[enc["overflow_to_sample_mapping"][i]]
-        cls_index = enc["input_ids"][i].index(tokenizer.cls_token_id) if tokenizer.cls_token_id in enc["input_ids"][i] else 0
+        cls_index = (
+            enc["input_ids"][i].index(tokenizer.cls_token_id)
+            if tokenizer.cls_token_id in enc["input_ids"][i]
+            else 0
+        )
         answer_start = int(row["answer_starts"][0])
         answer_end = answer_start + len(row["answers"][0])
         sequence_ids = enc.sequence_ids(i)
@@ -71,12 +77,17 @@ def qa_train_features(table: pd.DataFrame, tokenizer, max_length: int, doc_strid
 def qa_eval_features(table: pd.DataFrame, tokenizer, max_length: int, doc_stride: int) -> Features:
     enc = _qa_tokenize(table, tokenizer, max_length, doc_stride)
     offsets = [
-        [tuple(o) if s == 1 else None for o, s in zip(enc["offset_mapping"][i], enc.sequence_ids(i))]
+        [
+            tuple(o) if s == 1 else None
+            for o, s in zip(enc["offset_mapping"][i], enc.sequence_ids(i))
+        ]
         for i in range(len(enc["input_ids"]))
     ]
     keys = [k for k in MODEL_INPUTS if k in enc]
     encodings = [{k: enc[k][i] for k in keys} for i in range(len(enc["input_ids"]))]
-    return Features(encodings, {}, example_index=list(enc["overflow_to_sample_mapping"]), offsets=offsets)
+    return Features(
+        encodings, {}, example_index=list(enc["overflow_to_sample_mapping"]), offsets=offsets
+    )
 
 
 def _qa_tokenize(table: pd.DataFrame, tokenizer, max_length: int, doc_stride: int):
@@ -117,8 +128,13 @@ def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str,
     return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
 
 
-def task_features(spec: TaskSpec, tokenizer, train: pd.DataFrame, validation: pd.DataFrame,
-                  settings: TrainingSettings) -> tuple[Features, Features]:
+def task_features(
+    spec: TaskSpec,
+    tokenizer,
+    train: pd.DataFrame,
+    validation: pd.DataFrame,
+    settings: TrainingSettings,
+) -> tuple[Features, Features]:
     """(training, evaluation) features of a task: SQuAD windows, or one sequence (pair) per example."""
     if spec.kind == "qa":
         return (

@@ -37,7 +37,15 @@ def run_grid(section: dict[str, Any]) -> list[dict[str, Any]]:
                 lams = [0.0] if regulariser == "none" else section["lambdas"]
                 for lam in lams:
                     for seed in section["seeds"]:
-                        runs.append({"model": model, "task": task, "regulariser": regulariser, "lam": format_lambda(lam), "seed": seed})
+                        runs.append(
+                            {
+                                "model": model,
+                                "task": task,
+                                "regulariser": regulariser,
+                                "lam": format_lambda(lam),
+                                "seed": seed,
+                            }
+                        )
     return runs
 
 
@@ -46,13 +54,17 @@ def run_models(section: dict[str, Any]) -> list[str]:
     names = section.get("run_models") or list(section["models"])
     unknown = [n for n in names if n not in section["models"]]
     if unknown:
-        raise ValueError(f"istar.run_models names {unknown}, which istar.models does not define (defined: {sorted(section['models'])})")
+        raise ValueError(
+            f"istar.run_models names {unknown}, which istar.models does not define (defined: {sorted(section['models'])})"
+        )
     return list(names)
 
 
 def run_path(run: dict[str, Any], artefact: str = "metrics.json") -> str:
     """The file ``artefact`` of one run of :func:`run_grid`."""
-    return istar_run_file(artefact, run["model"], run["task"], run["regulariser"], run["lam"], run["seed"])
+    return istar_run_file(
+        artefact, run["model"], run["task"], run["regulariser"], run["lam"], run["seed"]
+    )
 
 
 def configured_lambda(section: dict[str, Any], regulariser: str, lam: str) -> float:
@@ -65,7 +77,9 @@ def configured_lambda(section: dict[str, Any], regulariser: str, lam: str) -> fl
     for value in choices:
         if format_lambda(value) == lam:
             return float(value)
-    raise ValueError(f"λ {lam!r} is not configured for regulariser {regulariser!r} (istar.lambdas: {section['lambdas']})")
+    raise ValueError(
+        f"λ {lam!r} is not configured for regulariser {regulariser!r} (istar.lambdas: {section['lambdas']})"
+    )
 
 
 def model_spec(section: dict[str, Any], name: str) -> ModelSpec:
@@ -73,7 +87,9 @@ def model_spec(section: dict[str, Any], name: str) -> ModelSpec:
     try:
         entry = section["models"][name]
     except KeyError:
-        raise ValueError(f"I-STAR model {name!r} is not defined under istar.models (defined: {sorted(section['models'])})") from None
+        raise ValueError(
+            f"I-STAR model {name!r} is not defined under istar.models (defined: {sorted(section['models'])})"
+        ) from None
     return ModelSpec.from_config(name, entry)
 
 
@@ -82,7 +98,13 @@ def study_outputs(section: dict[str, Any] | None) -> list[str]:
     if not section:
         return []
     outputs = ["results/istar/runs.csv"]
-    figures = ["figure5", "figure6"] + (["figure7"] if section["figure7_task"] in section["tasks"] else [])
+    figures = ["figure5", "figure6"] + (
+        ["figure7"] if section["figure7_task"] in section["tasks"] else []
+    )
     for figure in figures:
-        outputs += [f"results/istar/{figure}.pdf", f"results/istar/{figure}.png", f"results/istar/{figure}.csv"]
+        outputs += [
+            f"results/istar/{figure}.pdf",
+            f"results/istar/{figure}.png",
+            f"results/istar/{figure}.csv",
+        ]
     return outputs

@@ -20,7 +20,9 @@ def load_model_and_tokenizer(spec: ModelSpec, task: TaskSpec):
     head = {"ignore_mismatched_sizes": True}
     if task.kind == "qa":
         if not tokenizer.is_fast:
-            raise ValueError(f"SQuAD needs a fast tokenizer (offset mappings); {spec.source} has a slow one")
+            raise ValueError(
+                f"SQuAD needs a fast tokenizer (offset mappings); {spec.source} has a slow one"
+            )
         model = AutoModelForQuestionAnswering.from_pretrained(spec.source, **head, **kwargs)
     else:
         problem = "regression" if task.kind == "regression" else "single_label_classification"

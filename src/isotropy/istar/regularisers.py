@@ -16,18 +16,24 @@ from isotropy.istar.features import Features, collate, model_inputs, to_device
 log = logging.getLogger(__name__)
 
 
-def token_points(hidden_states: Sequence[torch.Tensor], attention_mask: torch.Tensor) -> torch.Tensor:
+def token_points(
+    hidden_states: Sequence[torch.Tensor], attention_mask: torch.Tensor
+) -> torch.Tensor:
     """Non-padding token states of every transformer layer, stacked into (tokens × layers, dim).
 
     ``hidden_states[0]`` (the embedding lookup) is left out, as in the authors' code.
     """
     if len(hidden_states) < 2:
-        raise ValueError("need the hidden states of the embedding layer and at least one transformer layer")
+        raise ValueError(
+            "need the hidden states of the embedding layer and at least one transformer layer"
+        )
     stacked = torch.stack(tuple(hidden_states[1:]))  # layers × batch × tokens × dim
     return stacked[:, attention_mask.bool()].reshape(-1, stacked.shape[-1])
 
 
-def istar_penalty(points: torch.Tensor, reference_covariance: torch.Tensor, zeta: float) -> torch.Tensor:
+def istar_penalty(
+    points: torch.Tensor, reference_covariance: torch.Tensor, zeta: float
+) -> torch.Tensor:
     """``1 − IsoScore*(points)``: 0 for an isotropic batch, 1 for a single direction."""
     return 1.0 - metrics.isoscore_star(points.float(), reference_covariance.float(), zeta=zeta)
 
@@ -79,7 +85,9 @@ def estimate_reference_covariance(
         with autocast(device, mixed_precision):
             out = model(**model_inputs(batch), output_hidden_states=True)
         if per_layer:  # layers × tokens × dim
-            points = torch.stack(tuple(out.hidden_states[1:]))[:, batch["attention_mask"].bool()].double()
+            points = torch.stack(tuple(out.hidden_states[1:]))[
+                :, batch["attention_mask"].bool()
+            ].double()
         else:  # one group: tokens × layers states
             points = token_points(out.hidden_states, batch["attention_mask"]).double()[None]
         count = points.shape[1]
@@ -88,8 +96,16 @@ def estimate_reference_covariance(
             pick = torch.randperm(count, generator=generator)[:take].to(points.device)
             points = points[:, pick]
         if sums is None:
-            sums = torch.zeros(points.shape[0], points.shape[2], dtype=torch.float64, device=points.device)
-            products = torch.zeros(points.shape[0], points.shape[2], points.shape[2], dtype=torch.float64, device=points.device)
+            sums = torch.zeros(
+                points.shape[0], points.shape[2], dtype=torch.float64, device=points.device
+            )
+            products = torch.zeros(
+                points.shape[0],
+                points.shape[2],
+                points.shape[2],
+                dtype=torch.float64,
+                device=points.device,
+            )
         sums += points.sum(dim=1)
         products += points.transpose(1, 2) @ points
         total += take
@@ -101,7 +117,11 @@ def estimate_reference_covariance(
     if total < 2:
         raise ValueError(f"Σ_S needs at least 2 token states, the training data gave {total}")
     if total < sample_size:
-        log.warning("Σ_S estimated from %d token states: the training data has fewer than the %d asked for", total, sample_size)
+        log.warning(
+            "Σ_S estimated from %d token states: the training data has fewer than the %d asked for",
+            total,
+            sample_size,
+        )
     mean = sums / total
     covariance = ((products - total * mean[:, :, None] * mean[:, None, :]) / (total - 1)).float()
     return covariance if per_layer else covariance[0]

@@ -10,16 +10,31 @@ import pandas as pd
 
 # isoscore_star: Σ_S from training token states (the authors' evaluation); the validation-token
 # reference is kept as isoscore_star_validation_reference.
-RUN_COLUMNS = ["model", "task", "regulariser", "lambda", "seed", "metric_name", "metric", "isoscore_star", "isoscore_star_validation_reference", "twonn"]
+RUN_COLUMNS = [
+    "model",
+    "task",
+    "regulariser",
+    "lambda",
+    "seed",
+    "metric_name",
+    "metric",
+    "isoscore_star",
+    "isoscore_star_validation_reference",
+    "twonn",
+]
 
 
 def _validation_reference(record: dict, path: str | os.PathLike) -> float:
     if "isoscore_star_validation_reference" not in record:
-        raise ValueError(f"{path} predates IsoScore* with the training-token Σ_S (its isoscore_star used validation tokens); delete it so that rule finetune re-runs and re-evaluates")
+        raise ValueError(
+            f"{path} predates IsoScore* with the training-token Σ_S (its isoscore_star used validation tokens); delete it so that rule finetune re-runs and re-evaluates"
+        )
     return record["isoscore_star_validation_reference"]
 
 
-def collect_runs(metrics_files: Iterable[str | os.PathLike], model_names: Sequence[str] | None = None) -> pd.DataFrame:
+def collect_runs(
+    metrics_files: Iterable[str | os.PathLike], model_names: Sequence[str] | None = None
+) -> pd.DataFrame:
     """One row per run (runs.csv): the config name of the model, task, regulariser, λ, seed, the
     task's headline metric, IsoScore* (ζ = 0.75, last layer's sentence embeddings) and TwoNN.
 
@@ -34,11 +49,21 @@ def collect_runs(metrics_files: Iterable[str | os.PathLike], model_names: Sequen
         raise ValueError(f"{len(model_names)} model names for {len(files)} metrics files")
     for i, path in enumerate(files):
         record = json.loads(Path(path).read_text())
-        model = model_names[i] if model_names is not None else (record["model"].get("path") or record["model"]["model"])
+        model = (
+            model_names[i]
+            if model_names is not None
+            else (record["model"].get("path") or record["model"]["model"])
+        )
         row = {
-            "model": model, "task": record["task"], "regulariser": record["regulariser"], "lambda": record["lambda"],
-            "seed": record["seed"], "metric_name": record["metric_name"], "metric": record["metric"],
-            "isoscore_star": record["isoscore_star"], "isoscore_star_validation_reference": _validation_reference(record, path),
+            "model": model,
+            "task": record["task"],
+            "regulariser": record["regulariser"],
+            "lambda": record["lambda"],
+            "seed": record["seed"],
+            "metric_name": record["metric_name"],
+            "metric": record["metric"],
+            "isoscore_star": record["isoscore_star"],
+            "isoscore_star_validation_reference": _validation_reference(record, path),
             "twonn": record["twonn"],
         }
         for layer, value in enumerate(record["isoscore_star_layers"], start=1):
@@ -52,4 +77,6 @@ def collect_runs(metrics_files: Iterable[str | os.PathLike], model_names: Sequen
     if table[["metric", "isoscore_star", "twonn"]].isna().any().any():
         bad = table[table[["metric", "isoscore_star", "twonn"]].isna().any(axis=1)]
         raise ValueError(f"NaN metric, IsoScore* or TwoNN in runs:\n{bad[RUN_COLUMNS].to_string()}")
-    return table.sort_values(["model", "task", "regulariser", "lambda", "seed"]).reset_index(drop=True)
+    return table.sort_values(["model", "task", "regulariser", "lambda", "seed"]).reset_index(
+        drop=True
+    )

@@ -14,8 +14,14 @@ import pandas as pd
 from isotropy.istar.features import Features
 
 
-def squad_predictions(table: pd.DataFrame, features: Features, start_logits: np.ndarray, end_logits: np.ndarray,
-                      n_best: int = 20, max_answer_length: int = 30) -> list[str]:
+def squad_predictions(
+    table: pd.DataFrame,
+    features: Features,
+    start_logits: np.ndarray,
+    end_logits: np.ndarray,
+    n_best: int = 20,
+    max_answer_length: int = 30,
+) -> list[str]:
     """Best answer text per example: the highest start + end logit over the ``n_best`` starts and
     ends of every feature window, restricted to context tokens, end ≥ start, at most
     ``max_answer_length`` tokens; the text is cut from the context by character offsets."""
@@ -33,11 +39,16 @@ def squad_predictions(table: pd.DataFrame, features: Features, start_logits: np.
             ends = np.argsort(end_logits[feature][:length])[::-1][:n_best]
             for s in starts:
                 for e in ends:
-                    if offsets[s] is None or offsets[e] is None or e < s or e - s + 1 > max_answer_length:
+                    if (
+                        offsets[s] is None
+                        or offsets[e] is None
+                        or e < s
+                        or e - s + 1 > max_answer_length
+                    ):
                         continue
                     score = start_logits[feature][s] + end_logits[feature][e]
                     if score > best_score:
-                        best_score, best_text = score, context[offsets[s][0]:offsets[e][1]]
+                        best_score, best_text = score, context[offsets[s][0] : offsets[e][1]]
         answers.append(best_text)
     return answers
 
@@ -60,13 +71,20 @@ def squad_f1(prediction: str, truth: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def squad_scores(predictions: Sequence[str], references: Sequence[Sequence[str]]) -> dict[str, float]:
+def squad_scores(
+    predictions: Sequence[str], references: Sequence[Sequence[str]]
+) -> dict[str, float]:
     """Exact match and F1 as fractions in [0, 1] (the official script's percentages / 100, so runs.csv
     and Figure 6 average every task on one scale), each the best over an example's gold answers
     (SQuAD v1.1 official script; computed here because ``evaluate`` cannot fetch its metric script
     offline)."""
     if len(predictions) != len(references) or not predictions:
-        raise ValueError(f"need one prediction per example, got {len(predictions)} predictions for {len(references)} examples")
-    exact = [max(float(normalize_answer(p) == normalize_answer(g)) for g in gold) for p, gold in zip(predictions, references)]
+        raise ValueError(
+            f"need one prediction per example, got {len(predictions)} predictions for {len(references)} examples"
+        )
+    exact = [
+        max(float(normalize_answer(p) == normalize_answer(g)) for g in gold)
+        for p, gold in zip(predictions, references)
+    ]
     f1 = [max(squad_f1(p, g) for g in gold) for p, gold in zip(predictions, references)]
     return {"exact_match": float(np.mean(exact)), "f1": float(np.mean(f1))}

@@ -24,13 +24,27 @@ class TaskSpec:
 
 
 TASKS: dict[str, TaskSpec] = {
-    "sst2": TaskSpec("sst2", "classification", 2, "accuracy", "nyu-mll/glue", "sst2", ("sentence",)),
-    "qnli": TaskSpec("qnli", "classification", 2, "accuracy", "nyu-mll/glue", "qnli", ("question", "sentence")),
-    "rte": TaskSpec("rte", "classification", 2, "accuracy", "nyu-mll/glue", "rte", ("sentence1", "sentence2")),
-    "mrpc": TaskSpec("mrpc", "classification", 2, "f1", "nyu-mll/glue", "mrpc", ("sentence1", "sentence2")),
-    "qqp": TaskSpec("qqp", "classification", 2, "f1", "nyu-mll/glue", "qqp", ("question1", "question2")),
-    "cola": TaskSpec("cola", "classification", 2, "matthews_correlation", "nyu-mll/glue", "cola", ("sentence",)),
-    "stsb": TaskSpec("stsb", "regression", 1, "pearson", "nyu-mll/glue", "stsb", ("sentence1", "sentence2")),
+    "sst2": TaskSpec(
+        "sst2", "classification", 2, "accuracy", "nyu-mll/glue", "sst2", ("sentence",)
+    ),
+    "qnli": TaskSpec(
+        "qnli", "classification", 2, "accuracy", "nyu-mll/glue", "qnli", ("question", "sentence")
+    ),
+    "rte": TaskSpec(
+        "rte", "classification", 2, "accuracy", "nyu-mll/glue", "rte", ("sentence1", "sentence2")
+    ),
+    "mrpc": TaskSpec(
+        "mrpc", "classification", 2, "f1", "nyu-mll/glue", "mrpc", ("sentence1", "sentence2")
+    ),
+    "qqp": TaskSpec(
+        "qqp", "classification", 2, "f1", "nyu-mll/glue", "qqp", ("question1", "question2")
+    ),
+    "cola": TaskSpec(
+        "cola", "classification", 2, "matthews_correlation", "nyu-mll/glue", "cola", ("sentence",)
+    ),
+    "stsb": TaskSpec(
+        "stsb", "regression", 1, "pearson", "nyu-mll/glue", "stsb", ("sentence1", "sentence2")
+    ),
     "sst5": TaskSpec("sst5", "classification", 5, "accuracy", "SetFit/sst5", None, ("text",)),
     "squad": TaskSpec("squad", "qa", 2, "f1", "rajpurkar/squad", None, ("question", "context")),
 }

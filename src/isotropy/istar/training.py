@@ -65,9 +65,13 @@ def make_optimiser(model, settings: TrainingSettings, total_steps: int, mixed: b
     """AdamW, its learning-rate schedule and the loss scaler (active only for float16)."""
     from transformers import get_scheduler
 
-    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay
+    )
     scheduler = get_scheduler(
-        settings.scheduler, optimizer, num_warmup_steps=int(settings.warmup_ratio * total_steps),
+        settings.scheduler,
+        optimizer,
+        num_warmup_steps=int(settings.warmup_ratio * total_steps),
         num_training_steps=total_steps,
     )
     # Loss scaling only for float16; bfloat16 has float32's range.
@@ -75,8 +79,15 @@ def make_optimiser(model, settings: TrainingSettings, total_steps: int, mixed: b
     return optimizer, scheduler, scaler
 
 
-def batch_loss(model, batch: dict[str, torch.Tensor], regulariser: str, lam: float, reference: torch.Tensor | None,
-               zeta: float, precision) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+def batch_loss(
+    model,
+    batch: dict[str, torch.Tensor],
+    regulariser: str,
+    lam: float,
+    reference: torch.Tensor | None,
+    zeta: float,
+    precision,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """(loss, task loss, penalty or None) of one batch: task loss + λ · penalty.
 
     Only the forward pass runs under ``precision`` (mixed precision); the penalty is computed
@@ -95,8 +106,16 @@ def batch_loss(model, batch: dict[str, torch.Tensor], regulariser: str, lam: flo
     return task_loss + lam * penalty, task_loss, penalty
 
 
-def train_epoch(run: dict[str, Any], epoch: int, step: int, features: Features, tokenizer, model, optimiser,
-                reference: torch.Tensor | None) -> tuple[int, dict[str, float]]:
+def train_epoch(
+    run: dict[str, Any],
+    epoch: int,
+    step: int,
+    features: Features,
+    tokenizer,
+    model,
+    optimiser,
+    reference: torch.Tensor | None,
+) -> tuple[int, dict[str, float]]:
     """One pass over the shuffled training features, stopping at ``run["total_steps"]``.
 
     ``run`` holds the run's fixed values (task, regulariser, lam, seed, settings, device, mixed,
@@ -114,7 +133,9 @@ def train_epoch(run: dict[str, Any], epoch: int, step: int, features: Features, 
             break
         batch = to_device(collate(features, indices.tolist(), tokenizer), device)
         precision = autocast(device, run["mixed"])
-        loss, task_loss, penalty = batch_loss(model, batch, run["regulariser"], lam, reference, settings.zeta, precision)
+        loss, task_loss, penalty = batch_loss(
+            model, batch, run["regulariser"], lam, reference, settings.zeta, precision
+        )
         if penalty is not None:
             sums["penalty"] += penalty.item()
         if not torch.isfinite(loss):
@@ -169,39 +190,76 @@ def finetune(
     seed_everything(seed)  # seeds the task head's initialisation
     model, tokenizer = load_model_and_tokenizer(model_spec, spec)
     model.to(device)
-    train_features, eval_features = task_features(spec, tokenizer, train_table, eval_table, settings)
+    train_features, eval_features = task_features(
+        spec, tokenizer, train_table, eval_table, settings
+    )
     total_steps, epochs = training_schedule(len(train_features), settings)
     optimiser = make_optimiser(model, settings, total_steps, mixed)
 
     signature = run_signature(model_spec, task, regulariser, lam, seed, settings)
     checkpoint_path = out_dir / CHECKPOINT_NAME
     start_epoch, step, history = resume(checkpoint_path, signature, model, *optimiser)
-    run = {"task": task, "regulariser": regulariser, "lam": lam, "seed": seed, "settings": settings,
-           "device": device, "mixed": mixed, "epochs": epochs, "total_steps": total_steps}
+    run = {
+        "task": task,
+        "regulariser": regulariser,
+        "lam": lam,
+        "seed": seed,
+        "settings": settings,
+        "device": device,
+        "mixed": mixed,
+        "epochs": epochs,
+        "total_steps": total_steps,
+    }
 
     model.train()
     for epoch in range(start_epoch, epochs):
         reference = None
         if regulariser == "istar":
             reference = estimate_reference_covariance(
-                model, train_features, tokenizer, settings.reference_sample_size, settings.eval_batch_size,
-                device, seed=1_000_003 * (seed + 1) + 7919 * (epoch + 1), mixed_precision=mixed,
+                model,
+                train_features,
+                tokenizer,
+                settings.reference_sample_size,
+                settings.eval_batch_size,
+                device,
+                seed=1_000_003 * (seed + 1) + 7919 * (epoch + 1),
+                mixed_precision=mixed,
             )
-        step, means = train_epoch(run, epoch, step, train_features, tokenizer, model, optimiser, reference)
+        step, means = train_epoch(
+            run, epoch, step, train_features, tokenizer, model, optimiser, reference
+        )
         history.append({"epoch": epoch + 1, "step": step, **means})
         log.info("epoch %d/%d: %s", epoch + 1, epochs, history[-1])
         save_checkpoint(checkpoint_path, signature, epoch, step, history, model, *optimiser)
         if stop_after_epoch is not None and epoch == stop_after_epoch:
-            raise TrainingInterrupted(f"stopped after epoch {epoch + 1} as asked; {checkpoint_path} holds the state")
+            raise TrainingInterrupted(
+                f"stopped after epoch {epoch + 1} as asked; {checkpoint_path} holds the state"
+            )
 
     # Σ_S of the evaluation: up to reference_sample_size training token states per layer, as the
     # authors' code builds it (the validation-token reference is kept as an extra column)
     eval_reference = estimate_reference_covariance(
-        model, train_features, tokenizer, settings.reference_sample_size, settings.eval_batch_size,
-        device, seed=1_000_003 * (seed + 1) + 104_729, mixed_precision=mixed, per_layer=True,
+        model,
+        train_features,
+        tokenizer,
+        settings.reference_sample_size,
+        settings.eval_batch_size,
+        device,
+        seed=1_000_003 * (seed + 1) + 104_729,
+        mixed_precision=mixed,
+        per_layer=True,
     )
-    evaluation = evaluate_model(model, tokenizer, spec, eval_table, eval_features, settings, device, mixed,
-                                references=eval_reference)
+    evaluation = evaluate_model(
+        model,
+        tokenizer,
+        spec,
+        eval_table,
+        eval_features,
+        settings,
+        device,
+        mixed,
+        references=eval_reference,
+    )
     return {
         "model": model_spec.as_record(),
         "task": task,

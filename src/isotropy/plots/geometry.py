@@ -13,7 +13,9 @@ _STATISTICS = (("s_inter", "$S_{inter}$"), ("s_intra", "$S_{intra}$"))
 def _check_columns(table: pd.DataFrame, needed: set[str], what: str) -> None:
     missing = needed - set(table.columns)
     if missing:
-        raise ValueError(f"{what} table lacks columns {sorted(missing)}; found {list(table.columns)}")
+        raise ValueError(
+            f"{what} table lacks columns {sorted(missing)}; found {list(table.columns)}"
+        )
     if table.empty:
         raise ValueError(f"{what} table is empty; nothing to plot")
 
@@ -23,7 +25,11 @@ def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
 
     Static word vectors (one vector per word) appear as a horizontal line in the S_inter panel.
     """
-    _check_columns(table, {"model", "kind", "layer", "s_inter", "s_intra", "s_inter_adjusted", "s_intra_adjusted"}, "cosine")
+    _check_columns(
+        table,
+        {"model", "kind", "layer", "s_inter", "s_intra", "s_inter_adjusted", "s_intra_adjusted"},
+        "cosine",
+    )
     contextual = table[table["kind"] == "contextual"]
     static = table[table["kind"] == "static"]
     figure, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
@@ -32,10 +38,19 @@ def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
         for model, rows in contextual.groupby("model", sort=False):
             rows = rows.groupby("layer")[[column, f"{column}_adjusted"]].mean()  # mean over seeds
             ax.plot(rows.index, rows[column], marker="o", color=colours[model], label=f"{model}")
-            ax.plot(rows.index, rows[f"{column}_adjusted"], marker="o", linestyle="--", color=colours[model], label=f"{model}, per-cluster centred")
+            ax.plot(
+                rows.index,
+                rows[f"{column}_adjusted"],
+                marker="o",
+                linestyle="--",
+                color=colours[model],
+                label=f"{model}, per-cluster centred",
+            )
         if column == "s_inter":
             for model, rows in static.groupby("model", sort=False):
-                ax.axhline(rows["s_inter"].mean(), color="grey", linestyle=":", label=f"{model} (static)")
+                ax.axhline(
+                    rows["s_inter"].mean(), color="grey", linestyle=":", label=f"{model} (static)"
+                )
         ax.set_xlabel("layer")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_title(label)
@@ -62,10 +77,16 @@ def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
         for model, rows in contextual[contextual["metric"] == metric].groupby("model", sort=False):
             rows = rows.groupby("layer")["lid_cai_scale"].mean()
             ax.plot(rows.index, rows.values, marker="o", color=colours[model], label=model)
-        for model, rows in table[(table["kind"] == "static") & (table["metric"] == metric)].groupby("model", sort=False):
-            ax.axhline(rows["lid_cai_scale"].mean(), color="grey", linestyle=":", label=f"{model} (static)")
+        for model, rows in table[(table["kind"] == "static") & (table["metric"] == metric)].groupby(
+            "model", sort=False
+        ):
+            ax.axhline(
+                rows["lid_cai_scale"].mean(), color="grey", linestyle=":", label=f"{model} (static)"
+            )
         k = ", ".join(str(v) for v in sorted(table.loc[table["metric"] == metric, "k"].unique()))
-        ax.set_title(f"{metric} distance{', squared (Cai et al.)' if metric == 'euclidean' else ''} (k = {k})")
+        ax.set_title(
+            f"{metric} distance{', squared (Cai et al.)' if metric == 'euclidean' else ''} (k = {k})"
+        )
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("layer")
         ax.set_ylabel("mean LID, Cai et al.'s scale" if metric == "euclidean" else "mean LID")
@@ -84,8 +105,14 @@ def plot_pca_view(table: pd.DataFrame, title: str) -> plt.Figure:
     n_clusters = table["cluster"].nunique()
     palette = plt.cm.tab10 if n_clusters <= 10 else plt.cm.tab20  # tab20 pairs look alike when few
     colours = palette(table["cluster"].to_numpy() % palette.N)
-    ratios = [table[f"variance_ratio_pc{i}"].iloc[0] if f"variance_ratio_pc{i}" in table else np.nan for i in (1, 2, 3)]
-    names = [f"PC{i} ({ratio:.1%})" if np.isfinite(ratio) else f"PC{i}" for i, ratio in zip((1, 2, 3), ratios)]
+    ratios = [
+        table[f"variance_ratio_pc{i}"].iloc[0] if f"variance_ratio_pc{i}" in table else np.nan
+        for i in (1, 2, 3)
+    ]
+    names = [
+        f"PC{i} ({ratio:.1%})" if np.isfinite(ratio) else f"PC{i}"
+        for i, ratio in zip((1, 2, 3), ratios)
+    ]
     flat.scatter(table["pc1"], table["pc2"], c=colours, s=3, alpha=0.6, linewidths=0)
     flat.set_xlabel(names[0])
     flat.set_ylabel(names[1])
@@ -93,7 +120,9 @@ def plot_pca_view(table: pd.DataFrame, title: str) -> plt.Figure:
     cube.set_xlabel(names[0])
     cube.set_ylabel(names[1])
     cube.set_zlabel(names[2])
-    figure.suptitle(f"{title}: layer {int(table['layer'].iloc[0])}, {len(table)} tokens, {n_clusters} k-means cluster(s)")
+    figure.suptitle(
+        f"{title}: layer {int(table['layer'].iloc[0])}, {len(table)} tokens, {n_clusters} k-means cluster(s)"
+    )
     figure.tight_layout()
     return figure
 
@@ -101,18 +130,45 @@ def plot_pca_view(table: pd.DataFrame, title: str) -> plt.Figure:
 def plot_sts(table: pd.DataFrame) -> plt.Figure:
     """STS correlation (Spearman x100, Pearson as dots) and I(W) per enhancement method."""
     _check_columns(table, {"model", "dataset", "method", "pearson", "spearman", "isotropy"}, "STS")
-    summary = table.groupby(["model", "dataset", "method"], sort=False)[["pearson", "spearman", "isotropy"]].mean().reset_index()
+    summary = (
+        table.groupby(["model", "dataset", "method"], sort=False)[
+            ["pearson", "spearman", "isotropy"]
+        ]
+        .mean()
+        .reset_index()
+    )
     methods = list(dict.fromkeys(summary["method"]))
     groups = list(dict.fromkeys(zip(summary["model"], summary["dataset"])))
     width = 0.8 / len(groups)
     x = np.arange(len(methods))
     figure, (top, bottom) = plt.subplots(2, 1, figsize=(max(6, 1.3 * len(methods)), 6), sharex=True)
     for i, (model, dataset) in enumerate(groups):
-        rows = summary[(summary["model"] == model) & (summary["dataset"] == dataset)].set_index("method").reindex(methods)
+        rows = (
+            summary[(summary["model"] == model) & (summary["dataset"] == dataset)]
+            .set_index("method")
+            .reindex(methods)
+        )
         offset = x - 0.4 + width * (i + 0.5)
-        split = table.loc[(table["model"] == model) & (table["dataset"] == dataset), "split"].iloc[0] if "split" in table else None
-        top.bar(offset, rows["spearman"], width, label=f"{model} / {dataset}" + (f" ({split} split)" if split else ""), color=plt.cm.tab10(i))
-        top.scatter(offset, rows["pearson"], color="black", s=12, zorder=3, label="Pearson" if i == 0 else None)
+        split = (
+            table.loc[(table["model"] == model) & (table["dataset"] == dataset), "split"].iloc[0]
+            if "split" in table
+            else None
+        )
+        top.bar(
+            offset,
+            rows["spearman"],
+            width,
+            label=f"{model} / {dataset}" + (f" ({split} split)" if split else ""),
+            color=plt.cm.tab10(i),
+        )
+        top.scatter(
+            offset,
+            rows["pearson"],
+            color="black",
+            s=12,
+            zorder=3,
+            label="Pearson" if i == 0 else None,
+        )
         # markers, not bars: a bar's length on a log axis depends on an arbitrary baseline
         bottom.scatter(offset, rows["isotropy"], color=plt.cm.tab10(i), s=30, zorder=3)
     top.set_ylabel("Spearman x 100")

@@ -22,7 +22,9 @@ SELECTIONS = ("best", "mean")
 def _check(runs: pd.DataFrame) -> None:
     missing = [c for c in REQUIRED if c not in runs]
     if missing:
-        raise ValueError(f"runs table lacks columns {missing}; it needs {REQUIRED} (results/istar/runs.csv)")
+        raise ValueError(
+            f"runs table lacks columns {missing}; it needs {REQUIRED} (results/istar/runs.csv)"
+        )
     if runs.empty:
         raise ValueError("runs table is empty: no I-STAR run to plot")
 
@@ -64,7 +66,12 @@ def figure6_table(runs: pd.DataFrame, selection: str = "best") -> pd.DataFrame:
         if rows.empty:
             continue
         reduce = "max" if selection == "best" else "mean"
-        values = rows.groupby(["model", "task"])["metric_mean"].agg(reduce).rename("metric").reset_index()
+        values = (
+            rows.groupby(["model", "task"])["metric_mean"]
+            .agg(reduce)
+            .rename("metric")
+            .reset_index()
+        )
         per_task.append(values.assign(method=method))
     if not per_task:
         raise ValueError("no I-STAR (λ < 0), baseline or CosReg runs to compare")
@@ -74,10 +81,18 @@ def figure6_table(runs: pd.DataFrame, selection: str = "best") -> pd.DataFrame:
     complete = per_task.groupby(["model", "task"])["method"].transform("nunique") == methods_present
     per_task = per_task[complete]
     if per_task.empty:
-        raise ValueError("no task has runs of every method for a model; Figure 6 needs them side by side")
-    table = per_task.groupby(["model", "method"])["metric"].agg(metric="mean", tasks="size").reset_index()
+        raise ValueError(
+            "no task has runs of every method for a model; Figure 6 needs them side by side"
+        )
+    table = (
+        per_task.groupby(["model", "method"])["metric"]
+        .agg(metric="mean", tasks="size")
+        .reset_index()
+    )
     order = {m: i for i, m in enumerate(methods)}
-    return table.sort_values(["model", "method"], key=lambda c: c.map(order) if c.name == "method" else c).reset_index(drop=True)
+    return table.sort_values(
+        ["model", "method"], key=lambda c: c.map(order) if c.name == "method" else c
+    ).reset_index(drop=True)
 
 
 def figure7_table(runs: pd.DataFrame, task: str = "sst2") -> pd.DataFrame:
@@ -85,14 +100,21 @@ def figure7_table(runs: pd.DataFrame, task: str = "sst2") -> pd.DataFrame:
     summary = figure5_table(runs)
     table = summary[summary["task"] == task]
     if table.empty:
-        raise ValueError(f"no I-STAR or baseline runs on task {task!r} for Figure 7 (tasks found: {sorted(runs['task'].unique())})")
-    return table[["model", "regulariser", "lambda", "twonn_mean", "twonn_std", "seeds"]].reset_index(drop=True)
+        raise ValueError(
+            f"no I-STAR or baseline runs on task {task!r} for Figure 7 (tasks found: {sorted(runs['task'].unique())})"
+        )
+    return table[
+        ["model", "regulariser", "lambda", "twonn_mean", "twonn_std", "seeds"]
+    ].reset_index(drop=True)
 
 
 def _model_styles(models) -> dict[str, tuple[str, str]]:
     markers = ["o", "s", "^", "D", "v", "P", "X"]
     colours = plt.get_cmap("tab10").colors
-    return {m: (markers[i % len(markers)], colours[i % len(colours)]) for i, m in enumerate(sorted(models))}
+    return {
+        m: (markers[i % len(markers)], colours[i % len(colours)])
+        for i, m in enumerate(sorted(models))
+    }
 
 
 def plot_figure5(runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path) -> pd.DataFrame:
@@ -114,23 +136,42 @@ def plot_figure5(runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path)
         for _, row in part.iterrows():
             marker, _ = styles[row["model"]]
             ax.errorbar(
-                row["isoscore_star_mean"], row["metric_mean"], xerr=row["isoscore_star_std"], yerr=row["metric_std"],
-                fmt=marker, color=cmap(norm(row["lambda"])), ecolor="0.6", elinewidth=0.8, capsize=2, markersize=5,
+                row["isoscore_star_mean"],
+                row["metric_mean"],
+                xerr=row["isoscore_star_std"],
+                yerr=row["metric_std"],
+                fmt=marker,
+                color=cmap(norm(row["lambda"])),
+                ecolor="0.6",
+                elinewidth=0.8,
+                capsize=2,
+                markersize=5,
             )
         ax.set_title(task)
         ax.set_xlabel("IsoScore* (ζ = 0.75)")
         ax.set_ylabel(f"validation {metric_names.get(task, 'metric')}")
-    for ax in list(axes.flat)[len(tasks):]:
+    for ax in list(axes.flat)[len(tasks) :]:
         ax.set_visible(False)
-    handles = [plt.Line2D([], [], ls="", marker=m, color="0.3", label=name) for name, (m, _) in styles.items()]
-    figure.legend(handles=handles, loc="upper center", ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 1.02))
+    handles = [
+        plt.Line2D([], [], ls="", marker=m, color="0.3", label=name)
+        for name, (m, _) in styles.items()
+    ]
+    figure.legend(
+        handles=handles,
+        loc="upper center",
+        ncol=len(handles),
+        frameon=False,
+        bbox_to_anchor=(0.5, 1.02),
+    )
     scalar = plt.cm.ScalarMappable(norm=norm, cmap=cmap)
     figure.colorbar(scalar, ax=axes.ravel().tolist(), label="λ (0 = no regulariser)")
     save_figure(figure, pdf_path, png_path)
     return table
 
 
-def plot_figure6(runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, selection: str = "best") -> pd.DataFrame:
+def plot_figure6(
+    runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, selection: str = "best"
+) -> pd.DataFrame:
     """Grouped bars: average performance per model for I-STAR (λ < 0), no regulariser, CosReg."""
     table = figure6_table(runs, selection)
     models = sorted(table["model"].unique())
@@ -152,7 +193,9 @@ def plot_figure6(runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path,
     return table
 
 
-def plot_figure7(runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, task: str = "sst2") -> pd.DataFrame:
+def plot_figure7(
+    runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, task: str = "sst2"
+) -> pd.DataFrame:
     """TwoNN intrinsic dimension against λ (I-STAR; the baseline at λ = 0), one line per model."""
     table = figure7_table(runs, task)
     styles = _model_styles(table["model"].unique())
@@ -160,7 +203,15 @@ def plot_figure7(runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path,
     for model, part in table.groupby("model"):
         part = part.sort_values("lambda")
         marker, colour = styles[model]
-        ax.errorbar(part["lambda"], part["twonn_mean"], yerr=part["twonn_std"], marker=marker, color=colour, capsize=3, label=model)
+        ax.errorbar(
+            part["lambda"],
+            part["twonn_mean"],
+            yerr=part["twonn_std"],
+            marker=marker,
+            color=colour,
+            capsize=3,
+            label=model,
+        )
     ax.axvline(0, color="0.8", lw=0.8, zorder=0)
     ax.set_xlabel("λ (I-STAR; 0 = no regulariser)")
     ax.set_ylabel(f"TwoNN ID, {task} validation")
