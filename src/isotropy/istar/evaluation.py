@@ -12,6 +12,7 @@ from tqdm.auto import tqdm
 from isotropy import metrics
 from isotropy.device import autocast
 from isotropy.istar.features import Features, collate, model_inputs, to_device
+from isotropy.istar.regularisers import RunningCovariance
 from isotropy.istar.settings import TrainingSettings
 from isotropy.istar.squad import squad_predictions, squad_scores
 from isotropy.istar.tasks import TaskSpec
@@ -42,7 +43,7 @@ def evaluate_model(
     """
     was_training = model.training
     model.eval()
-    outputs, sentence_chunks, sums, products, counts = [], [], None, None, 0
+    outputs, sentence_chunks, moments = [], [], RunningCovariance()
     for indices in tqdm(
         torch.arange(len(features)).split(settings.eval_batch_size), desc="validation", leave=False
     ):
@@ -55,27 +56,10 @@ def evaluate_model(
             outputs.append(out.logits.float().cpu())
         layers = torch.stack(tuple(out.hidden_states[1:])).float()  # layers × batch × tokens × dim
         sentence_chunks.append(layers[:, :, 0, :].cpu())
-        tokens = layers[:, batch["attention_mask"].bool()].double()  # layers × tokens × dim
-        if sums is None:
-            sums = torch.zeros(
-                tokens.shape[0], tokens.shape[2], dtype=torch.float64, device=tokens.device
-            )
-            products = torch.zeros(
-                tokens.shape[0],
-                tokens.shape[2],
-                tokens.shape[2],
-                dtype=torch.float64,
-                device=tokens.device,
-            )
-        sums += tokens.sum(dim=1)
-        products += tokens.transpose(1, 2) @ tokens
-        counts += tokens.shape[1]
+        moments.add(layers[:, batch["attention_mask"].bool()].double())  # layers × tokens × dim
     model.train(was_training)
     sentence = torch.cat(sentence_chunks, dim=1)  # layers × sentences × dim
-    means = sums / counts
-    validation_references = (
-        ((products - counts * means[:, :, None] * means[:, None, :]) / (counts - 1)).float().cpu()
-    )
+    validation_references = moments.covariance().cpu()
 
     if spec.kind == "qa":
         logits = torch.cat(_pad_logits(outputs), dim=0).numpy()

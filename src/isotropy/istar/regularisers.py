@@ -54,6 +54,29 @@ def cosine_penalty(points: torch.Tensor) -> torch.Tensor:
     return (total @ total) / (n * n)
 
 
+class RunningCovariance:
+    """Unbiased covariances of groups of points seen in batches (groups × points × dim each),
+    from float64 running sums, so that 250,000 × 768 states never sit in memory at once."""
+
+    def __init__(self) -> None:
+        self.count, self.sums, self.products = 0, None, None
+
+    def add(self, points: torch.Tensor) -> None:
+        if self.sums is None:
+            groups, _, dim = points.shape
+            self.sums = torch.zeros(groups, dim, dtype=torch.float64, device=points.device)
+            self.products = torch.zeros(groups, dim, dim, dtype=torch.float64, device=points.device)
+        self.sums += points.sum(dim=1)
+        self.products += points.transpose(1, 2) @ points
+        self.count += points.shape[1]
+
+    def covariance(self) -> torch.Tensor:
+        """groups × dim × dim, float32."""
+        mean = self.sums / self.count
+        centred = self.products - self.count * mean[:, :, None] * mean[:, None, :]
+        return (centred / (self.count - 1)).float()
+
+
 @torch.no_grad()
 def estimate_reference_covariance(
     model,
@@ -71,14 +94,13 @@ def estimate_reference_covariance(
 
     With ``per_layer``, one covariance per transformer layer (layers × dim × dim), each over the
     same ``sample_size`` token positions: the evaluation reference of the authors' code, built
-    from training tokens. Accumulated as running sums in float64, so 250,000 × 768 states never
-    sit in memory at once.
+    from training tokens.
     """
     was_training = model.training
     model.eval()
     generator = torch.Generator().manual_seed(seed)
     order = torch.randperm(len(features), generator=generator)
-    total, sums, products = 0, None, None
+    total, moments = 0, RunningCovariance()
     progress = tqdm(total=sample_size, desc="Σ_S sample", unit="state", leave=False)
     for indices in order.split(batch_size):
         batch = to_device(collate(features, indices.tolist(), tokenizer), device)
@@ -95,19 +117,7 @@ def estimate_reference_covariance(
         if take < count:  # a random subset of the last batch, not its first layers or tokens
             pick = torch.randperm(count, generator=generator)[:take].to(points.device)
             points = points[:, pick]
-        if sums is None:
-            sums = torch.zeros(
-                points.shape[0], points.shape[2], dtype=torch.float64, device=points.device
-            )
-            products = torch.zeros(
-                points.shape[0],
-                points.shape[2],
-                points.shape[2],
-                dtype=torch.float64,
-                device=points.device,
-            )
-        sums += points.sum(dim=1)
-        products += points.transpose(1, 2) @ points
+        moments.add(points)
         total += take
         progress.update(take)
         if total >= sample_size:
@@ -122,6 +132,5 @@ def estimate_reference_covariance(
             total,
             sample_size,
         )
-    mean = sums / total
-    covariance = ((products - total * mean[:, :, None] * mean[:, None, :]) / (total - 1)).float()
+    covariance = moments.covariance()
     return covariance if per_layer else covariance[0]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import logging
 import math
 import os
@@ -211,20 +212,22 @@ def finetune(
         "total_steps": total_steps,
     }
 
+    # Σ_S of the current model from up to reference_sample_size training token states
+    sample_reference = functools.partial(
+        estimate_reference_covariance,
+        model,
+        train_features,
+        tokenizer,
+        settings.reference_sample_size,
+        settings.eval_batch_size,
+        device,
+        mixed_precision=mixed,
+    )
     model.train()
     for epoch in range(start_epoch, epochs):
         reference = None
         if regulariser == "istar":
-            reference = estimate_reference_covariance(
-                model,
-                train_features,
-                tokenizer,
-                settings.reference_sample_size,
-                settings.eval_batch_size,
-                device,
-                seed=1_000_003 * (seed + 1) + 7919 * (epoch + 1),
-                mixed_precision=mixed,
-            )
+            reference = sample_reference(seed=1_000_003 * (seed + 1) + 7919 * (epoch + 1))
         step, means = train_epoch(
             run, epoch, step, train_features, tokenizer, model, optimiser, reference
         )
@@ -238,17 +241,7 @@ def finetune(
 
     # Σ_S of the evaluation: up to reference_sample_size training token states per layer, as the
     # authors' code builds it (the validation-token reference is kept as an extra column)
-    eval_reference = estimate_reference_covariance(
-        model,
-        train_features,
-        tokenizer,
-        settings.reference_sample_size,
-        settings.eval_batch_size,
-        device,
-        seed=1_000_003 * (seed + 1) + 104_729,
-        mixed_precision=mixed,
-        per_layer=True,
-    )
+    eval_reference = sample_reference(seed=1_000_003 * (seed + 1) + 104_729, per_layer=True)
     evaluation = evaluate_model(
         model,
         tokenizer,
