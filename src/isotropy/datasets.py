@@ -336,7 +336,7 @@ def read_pos_wordnet(
 
 @dataclass(frozen=True)
 class GlueFormat:
-    """Columns of a GLUE task's train.tsv: by header name, or by position when there is no header."""
+    """Columns of a GLUE task's tsv files: by header name, or by position when there is no header."""
 
     text: str | int
     label: str | int
@@ -375,8 +375,8 @@ GLUE_FORMATS: dict[str, GlueFormat] = {
 GLUE_TASKS = tuple(GLUE_FORMATS)
 
 
-def read_glue(task: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
-    """A GLUE task's training split from its train.tsv (tab-separated, no quoting).
+def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv") -> pd.DataFrame:
+    """A GLUE task's split from its tsv file (tab-separated, no quoting; train.tsv by default).
 
     Items without a label are dropped. Labels are kept as the strings in the file; one outside the
     task's label domain is an error naming its line (it would otherwise become a class of its own).
@@ -384,8 +384,10 @@ def read_glue(task: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
     if task not in GLUE_FORMATS:
         raise ValueError(f"unknown GLUE task {task!r}; expected one of {GLUE_TASKS}")
     spec = GLUE_FORMATS[task]
-    path = _raw_file(raw_dir, "train.tsv")
+    path = _raw_file(raw_dir, file_name)
     lines = _read_utf8_lines(path)
+    if lines and lines[0].startswith("\ufeff"):  # GLUE's MRPC dev.tsv starts with a byte-order mark
+        lines[0] = lines[0][1:]
     if spec.header:
         if not lines:
             raise ValueError(f"{path} is empty; expected a header line")
@@ -399,7 +401,7 @@ def read_glue(task: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
             }
         except ValueError as exc:
             raise ValueError(
-                f"{path}, line 1: header {header} lacks a column ({exc}); is this the {task} train.tsv?"
+                f"{path}, line 1: header {header} lacks a column ({exc}); is this the {task} {file_name}?"
             ) from exc
         body, first = lines[1:], 2
     else:
@@ -598,8 +600,9 @@ def read_dataset(path: str | os.PathLike) -> pd.DataFrame:
 # kind hub, fetched by rule download_source from the hub, or from a mirror's GLUE tsv file.
 
 ISTAR_SPLITS = ("train", "validation")
-# GLUE's label order for the string-labelled tsv files (as in the hub's ClassLabel names).
-_NLI_LABELS = {"entailment": 0, "not_entailment": 1}
+# I-STAR tasks read from a mirror's GLUE tsv files (the others come from the hub); each label's
+# class id is its place in the task's label domain, which is the hub's numbering for these tasks.
+_GLUE_TSV_TASKS = ("cola", "sst2", "mrpc", "rte", "qnli")
 _GLUE_SPLIT_FILES = {"train": "train.tsv", "validation": "dev.tsv"}
 
 
@@ -664,51 +667,16 @@ def task_inputs(
     return dict(zip(ISTAR_SPLITS, (source_outputs(name, root)[0] for name in sources), strict=True))
 
 
-def _read_tsv_rows(path: Path) -> list[list[str]]:
-    # GLUE tsv files hold unbalanced quotes (MRPC, SST-2): split on tabs, never parse quoting.
-    with open(path, encoding="utf-8-sig") as handle:
-        return [line.rstrip("\n").rstrip("\r").split("\t") for line in handle if line.strip()]
-
-
 def _glue_task_table(task: str, path: Path) -> pd.DataFrame:
     """A GLUE task split from its original tsv file, in the table the hub reader gives."""
-    spec = task_spec(task)
-    rows = _read_tsv_rows(_raw_file(path.parent, path.name))
-    if task == "cola":  # no header: source, label, original label, sentence
-        return pd.DataFrame({"text": [r[3] for r in rows], "label": [int(r[1]) for r in rows]})
-    header, body = rows[0], rows[1:]
-    column = {name: i for i, name in enumerate(header)}
-    if task == "sst2":
-        return pd.DataFrame(
-            {
-                "text": [r[column["sentence"]].strip() for r in body],
-                "label": [int(r[column["label"]]) for r in body],
-            }
-        )
-    if task == "mrpc":
-        return pd.DataFrame(
-            {
-                "text": [r[3] for r in body],
-                "text_pair": [r[4] for r in body],
-                "label": [int(r[0]) for r in body],
-            }
-        )
-    if task in ("rte", "qnli"):
-        first, second = spec.hub_columns
-        return pd.DataFrame(
-            {
-                "text": [r[column[first]] for r in body],
-                "text_pair": [r[column[second]] for r in body],
-                "label": [_NLI_LABELS[r[-1]] for r in body],
-            }
-        )
+    if task in _GLUE_TSV_TASKS:
+        table = read_glue(task, path.parent, path.name)
+        table["label"] = table["label"].map(GLUE_FORMATS[task].labels.index).astype(int)
+        return table
     if task == "stsb":
+        pairs = read_sts_tsv(_raw_file(path.parent, path.name))
         return pd.DataFrame(
-            {
-                "text": [r[column["sentence1"]] for r in body],
-                "text_pair": [r[column["sentence2"]] for r in body],
-                "label": [float(r[-1]) for r in body],
-            }
+            {"text": pairs["sentence1"], "text_pair": pairs["sentence2"], "label": pairs["score"]}
         )
     raise ValueError(f"I-STAR task {task!r} has no GLUE tsv reader; it comes from the hub only")
 
