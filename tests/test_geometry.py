@@ -424,7 +424,7 @@ def test_geometry_rules_run_end_to_end(tiny_run):
     assert set(sts["dataset"]) == {"stsb"}  # SICK-R is not in the mirror: skipped, not failed
     assert len(sts) == 6 and sts["n_pairs"].eq(80).all() and sts["spearman"].gt(50).all()
     assert (
-        "SICK-R unavailable"
+        "sickr unavailable: the mirror does not hold it"
         in (root / "logs/resources/geometry/miniLM/sickr/sentence_embeddings.npz.log").read_text()
     )
     for figure in ("cosine_by_layer", "lid_by_layer", "sts", "miniLM/polarity/seed0/pca_view"):
