@@ -878,43 +878,52 @@ def evaluate_sts(
     sentence encoders whose pooled output is the object of study.
     """
     gold = _check_pairs(first, second, gold)
+    return _sts_table(
+        vectors,
+        lambda transformed: pair_cosines(transformed, first, second),
+        gold,
+        methods=methods,
+        transform={
+            "n_clusters": n_clusters,
+            "n_directions": n_directions,
+            "abtt_directions": abtt_directions,
+        },
+        seed=seed,
+        fixed={
+            **labels,
+            "seed": seed,
+            "n_pairs": len(gold),
+            "n_sentences": len(vectors),
+            "n_tokens": 0,
+            "dim": vectors.shape[1],
+            "pipeline": PIPELINE_SENTENCES,
+        },
+        pipeline_name="sentences",
+    )
+
+
+def _sts_table(
+    points: np.ndarray,
+    score_pairs,
+    gold: np.ndarray,
+    *,
+    methods: Sequence[str],
+    transform: dict[str, int],
+    seed: int,
+    fixed: dict[str, Any],
+    pipeline_name: str,
+) -> pd.DataFrame:
+    """One STS row per method: fit the transform on ``points``, score the pairs with
+    ``score_pairs(transformed)`` (their cosines) and measure I(W) on the transformed points."""
     rows = []
     for method in methods:
-        transformed = np.asarray(
-            enhance(
-                vectors,
-                method,
-                n_clusters=n_clusters,
-                n_directions=n_directions,
-                abtt_directions=abtt_directions,
-                seed=seed,
-            ),
-            dtype=np.float64,
-        )
-        row = _sts_row(
-            method,
-            transformed,
-            pair_cosines(transformed, first, second),
-            gold,
-            n_clusters=n_clusters,
-            n_directions=n_directions,
-            abtt_directions=abtt_directions,
-        )
-        rows.append(
-            {
-                **labels,
-                "seed": seed,
-                "n_pairs": len(gold),
-                "n_sentences": len(vectors),
-                "n_tokens": 0,
-                "dim": vectors.shape[1],
-                "pipeline": PIPELINE_SENTENCES,
-                **row,
-            }
-        )
+        transformed = np.asarray(enhance(points, method, seed=seed, **transform), dtype=np.float64)
+        row = _sts_row(method, transformed, score_pairs(transformed), gold, **transform)
+        rows.append({**fixed, **row})
         log.info(
-            "STS %s: pearson %.2f spearman %.2f I(W) %.3g",
+            "STS %s (%s): pearson %.2f spearman %.2f I(W) %.3g",
             method,
+            pipeline_name,
             row["pearson"],
             row["spearman"],
             row["isotropy"],
@@ -970,49 +979,33 @@ def evaluate_sts_tokens(
     side_tokens = np.asarray(tokens[rows_of_sides], dtype=np.float64)
     lengths = np.diff(np.append(starts, len(side_tokens)))
     pair_first, pair_second = np.arange(0, 2 * len(gold), 2), np.arange(1, 2 * len(gold), 2)
-    rows = []
-    for method in methods:
-        transformed = np.asarray(
-            enhance(
-                side_tokens,
-                method,
-                n_clusters=n_clusters,
-                n_directions=n_directions,
-                abtt_directions=abtt_directions,
-                seed=seed,
-            ),
-            dtype=np.float64,
-        )
+
+    def score_pairs(transformed: np.ndarray) -> np.ndarray:
         sentences = np.add.reduceat(transformed, starts, axis=0) / lengths[:, None]
-        row = _sts_row(
-            method,
-            transformed,
-            pair_cosines(sentences, pair_first, pair_second),
-            gold,
-            n_clusters=n_clusters,
-            n_directions=n_directions,
-            abtt_directions=abtt_directions,
-        )
-        rows.append(
-            {
-                **labels,
-                "seed": seed,
-                "n_pairs": len(gold),
-                "n_sentences": len(offsets) - 1,
-                "n_tokens": len(side_tokens),
-                "dim": tokens.shape[1],
-                "pipeline": PIPELINE_TOKENS,
-                **row,
-            }
-        )
-        log.info(
-            "STS %s (tokens): pearson %.2f spearman %.2f I(W) %.3g",
-            method,
-            row["pearson"],
-            row["spearman"],
-            row["isotropy"],
-        )
-    return pd.DataFrame(rows, columns=[c for c in STS_COLUMNS if c in rows[0]])
+        return pair_cosines(sentences, pair_first, pair_second)
+
+    return _sts_table(
+        side_tokens,
+        score_pairs,
+        gold,
+        methods=methods,
+        transform={
+            "n_clusters": n_clusters,
+            "n_directions": n_directions,
+            "abtt_directions": abtt_directions,
+        },
+        seed=seed,
+        fixed={
+            **labels,
+            "seed": seed,
+            "n_pairs": len(gold),
+            "n_sentences": len(offsets) - 1,
+            "n_tokens": len(side_tokens),
+            "dim": tokens.shape[1],
+            "pipeline": PIPELINE_TOKENS,
+        },
+        pipeline_name="tokens",
+    )
 
 
 def token_states_by_sentence(
