@@ -232,7 +232,7 @@ def test_cumulative_segment_sums_equal_direct_sums():
 @pytest.mark.parametrize("n_points", [600, 4500])  # float64 and float32 distance blocks
 def test_silhouette_accelerator_path_equals_sklearn(monkeypatch, n_points):
     # The GPU path (slices for few clusters, float64 running sums for many), run on the CPU.
-    monkeypatch.setattr(M, "_sums_with_numpy", lambda device: False)
+    monkeypatch.setattr(M, "_transposed_cpu_blocks", lambda device: False)
     rng = np.random.default_rng(15)
     few = rng.integers(0, 3, size=n_points)
     many = np.minimum(rng.zipf(1.3, size=n_points), 400)
