@@ -209,6 +209,16 @@ def test_silhouette_with_many_clusters():
         assert M.silhouette(x, labels, block_size=block) == pytest.approx(reference, abs=1e-6)
 
 
+def test_silhouette_with_long_clusters_above_the_slice_threshold():
+    # More clusters than the CPU sums by slices, each long: one index_add_ pass sums hundreds of
+    # float32 distances per cluster and block column; uncentred points make cancellation likely.
+    rng = np.random.default_rng(16)
+    labels = rng.integers(0, 20, size=6000)
+    x = (rng.normal(size=(6000, 64)) + (labels[:, None] % 5) * 0.3 + 5.0).astype(np.float32)
+    reference = silhouette_score(x.astype(np.float64), labels)
+    assert M.silhouette(x, labels) == pytest.approx(reference, abs=1e-7)
+
+
 def test_cumulative_segment_sums_equal_direct_sums():
     # The accelerator path (float64 running sums), checked on the CPU against numpy.
     rng = np.random.default_rng(12)
