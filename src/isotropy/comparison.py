@@ -104,6 +104,11 @@ def row(source: str, quantity: str, setup: str, *, paper_value: float | None = N
     }  # fmt: skip
 
 
+def not_run(source: str, quantity: str, setup: str, why: str, **paper: Any) -> dict[str, Any]:
+    """A row for a number this run cannot produce, and why (``paper``: what the paper gives)."""
+    return row(source, quantity, setup, verdict=NOT_RUN, note=why, **paper)
+
+
 def within(
     ours: float,
     paper: float,
@@ -217,30 +222,28 @@ def _counts_rows(
     for setup, paper_items in TABLE1_ITEMS.items():
         if setup not in setups:
             rows.append(
-                row(
+                not_run(
                     source,
                     "items",
                     setup,
-                    paper_value=paper_items,
-                    unit="items",
-                    verdict=NOT_RUN,
-                    note="setup not configured in main.setups"
+                    "setup not configured in main.setups"
                     if table1 is not None
                     else "main study not part of this run",
+                    paper_value=paper_items,
+                    unit="items",
                 )
             )
             continue
         ours = table1[table1["dataset"] == setup]
         if ours.empty:
             rows.append(
-                row(
+                not_run(
                     source,
                     "items",
                     setup,
+                    "no row for this setup in results/main/table1.csv",
                     paper_value=paper_items,
                     unit="items",
-                    verdict=NOT_RUN,
-                    note="no row for this setup in results/main/table1.csv",
                 )
             )
             continue
@@ -292,19 +295,18 @@ def _correlation_rows(
     source: str,
     says: str,
     *,
-    not_run: str,
+    missing: str,
     stand: StandIns,
     config: Mapping[str, Any],
 ) -> list[dict[str, Any]]:
     if table is None:
         return [
-            row(
+            not_run(
                 source,
                 "Pearson r and Spearman ρ (IsoScore vs silhouette)",
                 "all",
+                missing,
                 paper_says=says,
-                verdict=NOT_RUN,
-                note=not_run,
             )
         ]
     rows = []
@@ -332,13 +334,12 @@ def _glue_count_rows(table2: pd.DataFrame | None) -> list[dict[str, Any]]:
     says = "items and parameters per model × task: printed in the paper, not recorded in papers.md"
     if table2 is None:
         return [
-            row(
+            not_run(
                 source,
                 "items, parameters",
                 "all",
+                "GLUE study not part of this run",
                 paper_says=says,
-                verdict=NOT_RUN,
-                note="GLUE study not part of this run",
             )
         ]
     rows = [
@@ -360,13 +361,12 @@ def _glue_count_rows(table2: pd.DataFrame | None) -> list[dict[str, Any]]:
     )
     if missing:
         rows.append(
-            row(
+            not_run(
                 source,
                 "items, parameters",
                 ", ".join(missing),
+                "model × task not configured (glue.encoders, glue.tasks)",
                 paper_says=says,
-                verdict=NOT_RUN,
-                note="model × task not configured (glue.encoders, glue.tasks)",
             )
         )
     return rows
@@ -395,14 +395,13 @@ def _lid_rows(
     for paper, value in CAI_TABLE3_LID.items():
         if lid is None:
             rows.append(
-                row(
+                not_run(
                     source,
                     "LID",
                     paper,
+                    "geometry study (clusters) not part of this run",
                     paper_value=value,
                     unit="dimensions",
-                    verdict=NOT_RUN,
-                    note="geometry study (clusters) not part of this run",
                 )
             )
             continue
@@ -428,14 +427,13 @@ def _lid_rows(
             chosen = (own or others)[:1]
             if not chosen:
                 rows.append(
-                    row(
+                    not_run(
                         source,
                         "LID",
                         paper,
+                        f"no model of geometry.clusters.models is {paper}",
                         paper_value=value,
                         unit="dimensions",
-                        verdict=NOT_RUN,
-                        note=f"no model of geometry.clusters.models is {paper}",
                     )
                 )
                 continue
@@ -455,14 +453,13 @@ def _lid_rows(
             layer_note = f"layers {per_layer.min():.2f}–{per_layer.max():.2f}; papers.md does not say which layer Table 3 reports, the last is compared"
         if ours.empty:
             rows.append(
-                row(
+                not_run(
                     source,
                     "LID",
                     paper,
+                    "no matching row in results/geometry/lid.csv",
                     paper_value=value,
                     unit="dimensions",
-                    verdict=NOT_RUN,
-                    note="no matching row in results/geometry/lid.csv",
                 )
             )
             continue
@@ -482,13 +479,12 @@ def _cosine_rows(
     source = f"{CAI}, S_inter / S_intra by layer (papers.md §4)"
     if cosine is None:
         return [
-            row(
+            not_run(
                 source,
                 "S_inter, S_intra",
                 "all",
+                "geometry study (clusters) not part of this run",
                 paper_says="high at every layer; nearly isotropic within clusters",
-                verdict=NOT_RUN,
-                note="geometry study (clusters) not part of this run",
             )
         ]
     models = _geometry_models(config, "clusters")
@@ -537,13 +533,12 @@ def _sts_rows(
         ] + f", {'before' if method == 'none' else 'after the cluster-based method'}"
         if stsb is None or stsb.empty:
             rows.append(
-                row(
+                not_run(
                     source,
                     quantity,
                     "BERT-base",
+                    "no STS-B result in this run (geometry.sts)",
                     paper_value=value,
-                    verdict=NOT_RUN,
-                    note="no STS-B result in this run (geometry.sts)",
                 )
             )
             continue
@@ -551,13 +546,12 @@ def _sts_rows(
             ours = group[group["method"] == method]
             if ours.empty:
                 rows.append(
-                    row(
+                    not_run(
                         source,
                         quantity,
                         name,
+                        f"method {method!r} not in geometry.sts.methods",
                         paper_value=value,
-                        verdict=NOT_RUN,
-                        note=f"method {method!r} not in geometry.sts.methods",
                     )
                 )
                 continue
@@ -612,13 +606,12 @@ def _istar_rows(runs: pd.DataFrame | None, config: Mapping[str, Any]) -> list[di
     says = "decreasing isotropy (λ < 0) improves performance"
     if runs is None:
         return [
-            row(
+            not_run(
                 source,
                 "direction of effect",
                 "all",
+                "I-STAR study not part of this run",
                 paper_says=says,
-                verdict=NOT_RUN,
-                note="I-STAR study not part of this run",
             )
         ]
     models = {
@@ -637,14 +630,13 @@ def _istar_rows(runs: pd.DataFrame | None, config: Mapping[str, Any]) -> list[di
         )
         if baseline.empty or negative.empty:
             rows.append(
-                row(
+                not_run(
                     source,
                     "direction of effect",
                     f"{model}/{task}",
+                    "needs the unregularised baseline and λ < 0 runs",
                     paper_says=says,
                     stand_in=stand_in,
-                    verdict=NOT_RUN,
-                    note="needs the unregularised baseline and λ < 0 runs",
                 )
             )
             continue
@@ -681,7 +673,7 @@ def compare_results(
         get("main_correlations"),
         f"{MICKUS}, §3 (papers.md §1)",
         says_main,
-        not_run="main study not part of this run",
+        missing="main study not part of this run",
         stand=stand,
         config=config,
     )
@@ -690,7 +682,7 @@ def compare_results(
         get("glue_table3"),
         f"{MICKUS}, appendix A, Table 3 (papers.md §1)",
         "all strongly negative (no number in papers.md)",
-        not_run="GLUE study not part of this run",
+        missing="GLUE study not part of this run",
         stand=stand,
         config=config,
     )
