@@ -180,14 +180,20 @@ def run_ms_per_update(
     return (time.perf_counter() - started) / updates * 1e3, summary
 
 
-def parts(problem: Problem, device: torch.device, bias: bool, repeats: int) -> dict[str, float]:
-    """Each part of one update timed alone (ms), as the loop runs it."""
+def training_setup(problem: Problem, device: torch.device, bias: bool):
+    """The loop's model, Adam, loss, item rows and targets, as ``optimize()`` builds them (seed 0)."""
     torch.manual_seed(0)
     model = EmbeddingClassifier(problem.vectors, len(problem.label_names), False, bias).to(device)
     optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = torch.nn.BCEWithLogitsLoss() if problem.multilabel else torch.nn.CrossEntropyLoss()
     left = torch.as_tensor(problem.left, device=device)
     targets = torch.as_tensor(problem.targets, device=device)
+    return model, optimiser, loss_fn, left, targets
+
+
+def parts(problem: Problem, device: torch.device, bias: bool, repeats: int) -> dict[str, float]:
+    """Each part of one update timed alone (ms), as the loop runs it."""
+    model, optimiser, loss_fn, left, targets = training_setup(problem, device, bias)
     layout = metrics.cluster_layout(metrics.cluster_ids(problem.targets), device)
 
     def train() -> None:
@@ -226,12 +232,7 @@ def reference_ms_per_update(
     from sklearn.metrics import silhouette_score
     from threadpoolctl import threadpool_limits
 
-    torch.manual_seed(0)
-    model = EmbeddingClassifier(problem.vectors, len(problem.label_names), False, bias).to(device)
-    optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
-    loss_fn = torch.nn.BCEWithLogitsLoss() if problem.multilabel else torch.nn.CrossEntropyLoss()
-    left = torch.as_tensor(problem.left, device=device)
-    targets = torch.as_tensor(problem.targets, device=device)
+    model, optimiser, loss_fn, left, targets = training_setup(problem, device, bias)
     clusters = metrics.cluster_ids(problem.targets)
     synchronise(device)
     started = time.perf_counter()
