@@ -260,7 +260,7 @@ def cpu_ratio(threads: int, blocks: list[int]) -> None:
     layout = metrics.cluster_layout(problem.targets, cpu)
     product = ms_per_call(lambda: x @ x.T, cpu, repeats=1)
     silhouette = ms_per_call(lambda: metrics.silhouette_tensor(x, layout), cpu, repeats=1)
-    left, right = metrics._squared_distance_factors(x)
+    left, right = metrics._distance_factors(x, layout.order, x.dtype)
     block = metrics._CPU_BLOCK_ROWS
 
     def distance_products() -> None:

@@ -154,6 +154,17 @@ def _ieee_float32_matmul() -> Iterator[None]:
         torch.set_float32_matmul_precision(previous)
 
 
+def _float64_mean(x: torch.Tensor) -> torch.Tensor:
+    """Column means (1 x d) accumulated in float64, over row chunks of ~1M elements: torch's
+    ``mean(dtype=torch.float64)`` first makes a float64 copy of all of ``x``."""
+    n, d = x.shape
+    step = max(1, (_BLOCK_ELEMENTS // 16) // d)
+    total = sum(
+        x[start : start + step].sum(dim=0, dtype=torch.float64) for start in range(0, n, step)
+    )
+    return (total / n)[None, :]
+
+
 def _default_block(n: int, block_size: int | None) -> int:
     if block_size is None:
         return int(min(4096, max(64, _BLOCK_ELEMENTS // max(n, 1))))
@@ -204,7 +215,7 @@ def isoscore_tensor(x: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
         x = x.detach()
         n, d = x.shape
-        mean = x.mean(dim=0, keepdim=True, dtype=torch.float64)
+        mean = _float64_mean(x)
         small = min(n, d)
         scatter = torch.zeros(small, small, dtype=torch.float64, device=x.device)
         if n >= d:
@@ -391,19 +402,28 @@ def _segment_sums_cumulative(
     return torch.diff(running, dim=1, prepend=torch.zeros_like(running[:, :1]))
 
 
-def _squared_distance_factors(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """[-2x, |x|², 1] and [x, 1, |x|²]: the product of a row of one and a row of the other is
-    |x - y|², so one matmul yields squared distances without a separate pass adding the norms.
-    Written in place (no temporaries): with ``x`` dropped, memory is two copies of the points."""
+def _distance_factors(
+    points: torch.Tensor, order: torch.Tensor, dtype: torch.dtype
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The points gathered in ``order``, centred, as factors [-2x, |x|², 1] and [x, 1, |x|²]: the
+    product of a row of one and a row of the other is |x - y|², so one matmul yields squared
+    distances without a pass adding the norms. Centring (in float64, without a float64 copy)
+    keeps the |x|² + |y|² - 2xy cancellation small; distances are translation-invariant.
+    Memory peaks at two copies of the points: the gathered copy is freed before ``right`` exists
+    and no temporary of the points' size is made."""
+    x = points.detach()[order]  # a copy: centred in place
+    x = x.sub_(_float64_mean(x).to(x.dtype)).to(dtype)
     n, d = x.shape
-    sq = (x * x).sum(dim=1)
     width = -(-(d + 2) // 8) * 8  # zero-padded to a multiple of 8: aligned rows for the BLAS
-    left = torch.zeros(n, width, dtype=x.dtype, device=x.device)
+    left = torch.zeros(n, width, dtype=dtype, device=x.device)
+    left[:, :d] = x
+    del x
     right = torch.zeros_like(left)
-    torch.mul(x, -2.0, out=left[:, :d])
-    right[:, :d] = x
-    left[:, d], left[:, d + 1] = sq, 1.0
-    right[:, d], right[:, d + 1] = 1.0, sq
+    right[:, :d] = left[:, :d]
+    squares = torch.linalg.vector_norm(right[:, :d], dim=1).square_()
+    left[:, :d].mul_(-2.0)
+    left[:, d], left[:, d + 1] = squares, 1.0
+    right[:, d], right[:, d + 1] = 1.0, squares
     return left, right
 
 
@@ -459,7 +479,7 @@ def _cpu_block_sums(left: torch.Tensor, right: torch.Tensor, layout: ClusterLayo
     if stop == n:
         return sums, None
     if first == last:
-        return sums, dist[rows:].sum(dim=1, dtype=torch.float64)[None]
+        return sums, dist[rows:].sum(dim=1).to(torch.float64)[None]  # no float64 copy
     starts = layout.bounds[first : last + 1] - start
     starts[0] = 0
     later = np.add.reduceat(dist[rows:].numpy(), starts, axis=1)
@@ -471,7 +491,7 @@ def _streamed_silhouette_sum(
 ) -> torch.Tensor:
     """Sum over points of their silhouette (0-d float64), one pass over the pairs, no K x n array.
 
-    ``left``/``right`` (see :func:`_squared_distance_factors`) hold the points sorted by cluster
+    ``left``/``right`` (see :func:`_distance_factors`) hold the points sorted by cluster
     (``layout.order``), so a cluster is one contiguous slice of rows and of columns. Row block I
     is compared with the columns from I's first row on, so each pair is computed once, and serves
     both ways:
@@ -533,15 +553,9 @@ def silhouette_tensor(
         block_size = _CPU_BLOCK_ROWS
     block = _default_block(n, block_size)
     with torch.no_grad(), _ieee_float32_matmul():
-        # sort by cluster: each cluster becomes a contiguous slice (the mean is order-free)
-        x = points.detach()[layout.order]
+        # sorted by cluster: each cluster becomes a contiguous slice (the mean is order-free)
         compute = torch.float64 if n < _SILHOUETTE_FLOAT64_BELOW else torch.float32
-        # centring first keeps the |x|^2 + |y|^2 - 2xy cancellation small (distances are
-        # translation-invariant); the mean is taken in float64, without a float64 copy of x
-        mean = x.mean(dim=0, keepdim=True, dtype=torch.float64)
-        x = x.sub_(mean.to(x.dtype)).to(compute)  # x is already a copy (gathered rows)
-        left, right = _squared_distance_factors(x)
-        del x  # the factors replace the sorted copy: memory stays at about two copies of the points
+        left, right = _distance_factors(points, layout.order, compute)
         return _streamed_silhouette_sum(left, right, layout, block) / n
 
 
