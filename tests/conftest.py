@@ -16,12 +16,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 def mirror_root() -> Path:
     """The offline data mirror: $ISOTROPY_MIRROR, else ../shared/mirror beside the repository.
 
-    Tests that need it are skipped where it is absent.
+    Tests that need it are skipped where it is absent, and fail under CI (CI=true).
     """
-    root = Path(os.environ.get("ISOTROPY_MIRROR") or REPO_ROOT.parent / "shared" / "mirror")
-    if not (root / "MANIFEST.tsv").is_file():
-        pytest.skip(f"data mirror not found at {root} (set ISOTROPY_MIRROR)")
-    return root.resolve()
+    import tiny_workflow
+
+    return tiny_workflow.require_mirror().resolve()
 
 
 @pytest.fixture(scope="session")
@@ -32,9 +31,7 @@ def tiny_run(tmp_path_factory):
     """
     import tiny_workflow
 
-    mirror_source = tiny_workflow.shared_mirror()
-    if mirror_source is None:
-        pytest.skip("offline mirror not found (set ISOTROPY_MIRROR)")
+    mirror_source = tiny_workflow.require_mirror()
     base = tmp_path_factory.mktemp("tiny")
     mirror = tiny_workflow.make_tiny_mirror(mirror_source, base / "mirror")
     config = tiny_workflow.write_tiny_config(base / "config.yaml", mirror)
@@ -50,7 +47,7 @@ def tiny_run(tmp_path_factory):
         "--configfile",
         str(config),
         "--cores",
-        "2",
+        os.environ.get("ISOTROPY_TINY_RUN_CORES", "2"),  # 1: every job single-threaded
     ]  # no target: tests add theirs; the fixture builds the default one, rule all
     # 25 min by default; a machine shared with other runs may need more (ISOTROPY_TINY_RUN_TIMEOUT, seconds).
     timeout = int(os.environ.get("ISOTROPY_TINY_RUN_TIMEOUT", "1500"))

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from isotropy import studies
@@ -46,22 +47,22 @@ def test_overlays_are_merged_deeply_like_snakemake(config):
 
 def test_unknown_keys_are_rejected_and_named(config):
     config["main"]["learning_rat"] = 0.1
-    with pytest.raises(Exception, match="learning_rat"):
+    with pytest.raises(WorkflowError, match="learning_rat"):
         validate(config, SCHEMA)
     del config["main"]["learning_rat"]
     config["typo_section"] = {}
-    with pytest.raises(Exception, match="typo_section"):
+    with pytest.raises(WorkflowError, match="typo_section"):
         validate(config, SCHEMA)
     del config["typo_section"]
     config["encoders"]["miniLM"]["batchsize"] = 8  # inside a kind-dependent section
-    with pytest.raises(Exception, match="batchsize"):
+    with pytest.raises(WorkflowError, match="batchsize"):
         validate(config, SCHEMA)
     del config["encoders"]["miniLM"]["batchsize"]
     config["encoders"]["word2vec"]["model"] = "x"  # a sentence-transformer key on word vectors
-    with pytest.raises(Exception, match="'model' was unexpected"):
+    with pytest.raises(WorkflowError, match="'model' was unexpected"):
         validate(config, SCHEMA)
     config["encoders"]["word2vec"] = {"kind": "fasttext", "source": "word2vec"}
-    with pytest.raises(Exception, match="fasttext"):
+    with pytest.raises(WorkflowError, match="fasttext"):
         validate(config, SCHEMA)
 
 
@@ -81,7 +82,7 @@ def test_defaults_are_filled(config):
 
 def test_bad_values_are_rejected(config):
     config["main"]["updates"] = 0
-    with pytest.raises(Exception, match="updates|minimum"):
+    with pytest.raises(WorkflowError, match="updates|minimum"):
         validate(config, SCHEMA)
 
 
@@ -191,7 +192,7 @@ def test_negative_infinity_is_refused_by_the_schema_or_the_cross_checks(config):
     config["istar"]["training"]["learning_rate"] = float(
         "-inf"
     )  # below its minimum: the schema names it
-    with pytest.raises(Exception, match=r"-inf is less than or equal to the minimum of 0"):
+    with pytest.raises(WorkflowError, match=r"-inf is less than or equal to the minimum of 0"):
         validate(config, SCHEMA)
     config["istar"]["training"]["learning_rate"] = 1e-5
     config["istar"]["lambdas"] = [-5, float("-inf")]  # no minimum: the cross-checks name it
@@ -241,7 +242,7 @@ def test_downloads_section_defaults_and_limits(config):
         "max_archive_members": 100000,
     }
     config["downloads"]["max_archive_members"] = 0
-    with pytest.raises(Exception, match="max_archive_members|minimum"):
+    with pytest.raises(WorkflowError, match="max_archive_members|minimum"):
         validate(config, SCHEMA)
 
 

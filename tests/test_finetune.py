@@ -15,7 +15,6 @@ import pandas as pd
 import pytest
 import torch
 import yaml
-from tiny_workflow import shared_mirror
 
 from isotropy import metrics
 from isotropy.datasets import check_tasks_available, load_task_split, read_task_split
@@ -41,11 +40,7 @@ from isotropy.istar.tasks import task_spec
 from isotropy.istar.training import TrainingInterrupted, finetune, run_and_save
 from isotropy.models import ModelSpec
 
-MIRROR = shared_mirror() or Path("mirror-not-found")
 CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
-needs_mirror = pytest.mark.skipif(
-    not (MIRROR / "glue").is_dir(), reason="offline GLUE mirror not present"
-)
 
 WORDS = (
     "the a film movie plot acting music story was is and it very not quite really good great fine "
@@ -103,9 +98,8 @@ SMALL = dict(
 # ----------------------------------------------------------------------------- data
 
 
-@needs_mirror
-def test_mirror_readers_give_the_glue_tables():
-    glue = MIRROR / "glue"  # a mirror download keeps the files as named here
+def test_mirror_readers_give_the_glue_tables(mirror_root):
+    glue = mirror_root / "glue"  # a mirror download keeps the files as named here
     sst2 = read_task_split("sst2", "validation", glue / "SST-2")
     assert len(sst2) == 872 and set(sst2["label"]) == {0, 1} and "text_pair" not in sst2
     mrpc = read_task_split("mrpc", "validation", glue / "MRPC")
@@ -146,22 +140,20 @@ def test_hub_download_gives_the_same_table_shape(tmp_path):
     }  # unlabelled row dropped
 
 
-@needs_mirror
-def test_task_missing_from_the_mirror_is_a_clear_error(monkeypatch):
+def test_task_missing_from_the_mirror_is_a_clear_error(mirror_root, monkeypatch):
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
     with pytest.raises(FileNotFoundError, match=r"STS-B/dev.tsv is missing; re-run the download"):
-        load_task_split("stsb", "validation", MIRROR / "glue" / "STS-B")
-    config = {"mirror": str(MIRROR), "sources": yaml.safe_load(CONFIG.read_text())["sources"]}
+        load_task_split("stsb", "validation", mirror_root / "glue" / "STS-B")
+    config = {"mirror": str(mirror_root), "sources": yaml.safe_load(CONFIG.read_text())["sources"]}
     with pytest.raises(FileNotFoundError, match="'squad' is not part of the offline mirror"):
         check_tasks_available(["squad"], config)
     with pytest.raises(ValueError, match="unknown I-STAR task"):
         check_tasks_available(["mnli2"], config)
 
 
-@needs_mirror
-def test_subset_is_seeded_and_independent_of_run():
-    a = load_task_split("rte", "train", MIRROR / "glue" / "RTE", subset=50, subset_seed=3)
-    b = load_task_split("rte", "train", MIRROR / "glue" / "RTE", subset=50, subset_seed=3)
+def test_subset_is_seeded_and_independent_of_run(mirror_root):
+    a = load_task_split("rte", "train", mirror_root / "glue" / "RTE", subset=50, subset_seed=3)
+    b = load_task_split("rte", "train", mirror_root / "glue" / "RTE", subset=50, subset_seed=3)
     assert len(a) == 50 and a.equals(b)
 
 

@@ -316,9 +316,7 @@ class Runs:
 
 @pytest.fixture(scope="module")
 def runs(slurm_cluster, tmp_path_factory) -> Runs:
-    mirror = tiny_workflow.shared_mirror()
-    if mirror is None:
-        _skip_or_fail("the offline data mirror is not found (set ISOTROPY_MIRROR)")
+    mirror = tiny_workflow.require_mirror()
     return Runs(tmp_path_factory.mktemp("slurm_runs"), mirror)
 
 
@@ -492,9 +490,7 @@ def test_slurm_profile_dry_run_requests_a_gpu_for_gpu_rules_only(tmp_path):
     """`snakemake --profile slurm -n` from the repository root on the tiny configuration: the
     profile is found, parses, the job graph builds, and exactly the rules that declare a gpu
     resource ask for one."""
-    mirror = tiny_workflow.shared_mirror()
-    if mirror is None:
-        pytest.skip("the offline data mirror is not found (set ISOTROPY_MIRROR)")
+    mirror = tiny_workflow.require_mirror()
     config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
     result = subprocess.run(
         [

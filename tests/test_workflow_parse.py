@@ -8,7 +8,6 @@ import re
 import subprocess
 import sys
 
-import pytest
 import tiny_workflow
 
 # Runs Snakemake in this interpreter and prints which heavy modules it loaded, after it exits.
@@ -26,9 +25,7 @@ sys.exit(code)
 
 
 def test_dry_run_of_every_study_does_not_import_torch(tmp_path):
-    mirror = tiny_workflow.shared_mirror()
-    if mirror is None:
-        pytest.skip("offline mirror not found (set ISOTROPY_MIRROR)")
+    mirror = tiny_workflow.require_mirror()
     config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
     command = [
         sys.executable,
@@ -64,9 +61,7 @@ def test_dry_run_of_every_study_does_not_import_torch(tmp_path):
 def test_every_istar_and_geometry_job_is_downstream_of_a_download(tmp_path):
     # One way in: the data of every study come from download_source (SICK-R excepted when the
     # mirror lacks it: optional, its job marks it unavailable without an input).
-    mirror = tiny_workflow.shared_mirror()
-    if mirror is None:
-        pytest.skip("offline mirror not found (set ISOTROPY_MIRROR)")
+    mirror = tiny_workflow.require_mirror()
     config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
     command = [
         sys.executable,

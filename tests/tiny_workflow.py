@@ -18,13 +18,34 @@ ROOT = Path(__file__).resolve().parents[1]
 TINY_CONFIG = ROOT / "tests" / "config" / "tiny.yaml"
 
 
+# Under CI a skipped check is a missing check: what a test needs and lacks fails it there.
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def mirror_folder() -> Path:
+    """Where the full offline mirror should be: $ISOTROPY_MIRROR, else ../shared/mirror beside
+    the checkout (a folder named in the variable is never passed over for the other)."""
+    return Path(os.environ.get("ISOTROPY_MIRROR") or ROOT.parent / "shared" / "mirror")
+
+
 def shared_mirror() -> Path | None:
-    """The full offline mirror: $ISOTROPY_MIRROR, else ../shared/mirror beside the checkout."""
-    candidates = [os.environ.get("ISOTROPY_MIRROR"), ROOT.parent / "shared" / "mirror"]
-    for candidate in candidates:
-        if candidate and (Path(candidate) / "MANIFEST.tsv").is_file():
-            return Path(candidate)
-    return None
+    """The full offline mirror (None where its MANIFEST.tsv is absent)."""
+    folder = mirror_folder()
+    return folder if (folder / "MANIFEST.tsv").is_file() else None
+
+
+def require_mirror() -> Path:
+    """The full offline mirror, for a test that needs it: skipped where it is absent, except
+    under CI (CI=true), where the test fails naming the file it lacks."""
+    import pytest
+
+    mirror = shared_mirror()
+    if mirror is None:
+        reason = f"{mirror_folder() / 'MANIFEST.tsv'} not found: set ISOTROPY_MIRROR to the offline data mirror"
+        if IN_CI:
+            pytest.fail(f"this test must run in CI but cannot: {reason}")
+        pytest.skip(reason)
+    return mirror
 
 
 def _head(src: Path, dest: Path, lines: int) -> None:
