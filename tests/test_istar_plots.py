@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,6 +12,7 @@ import pytest
 from isotropy.istar.grid import format_lambda, run_path, study_outputs
 from isotropy.istar.runs import RUN_COLUMNS, collect_runs
 from isotropy.plots import istar as istar_plots
+from isotropy.plots import save_figure
 
 
 def write_run(root, model, task, regulariser, lam, seed, metric, iso, twonn):
@@ -138,7 +140,14 @@ def test_figure6_compares_methods_at_their_best_lambda(runs):
         istar_plots.figure6_table(runs, "median")
 
 
-def test_figures_are_written(runs, tmp_path):
+def test_figures_are_written(runs, tmp_path, monkeypatch):
+    drawn = {}
+
+    def keep(figure, pdf_path, png_path):  # the figure as saved, before it is closed
+        drawn[Path(pdf_path).stem] = figure
+        save_figure(figure, pdf_path, png_path)
+
+    monkeypatch.setattr(istar_plots, "save_figure", keep)
     for number, plot in (
         (5, istar_plots.plot_figure5),
         (6, istar_plots.plot_figure6),
@@ -151,6 +160,44 @@ def test_figures_are_written(runs, tmp_path):
             and png.read_bytes()[:4] == b"\x89PNG"
             and not table.empty
         )
+    # The plotted data, read back from the figures, against seed means of the runs themselves.
+    means = runs.groupby(["model", "task", "regulariser", "lambda"])[
+        ["isoscore_star", "metric", "twonn"]
+    ].mean()
+    # Figure 5: one panel per task, IsoScore* against the task metric, a point per model and λ
+    # of I-STAR and the baseline (CosReg left out).
+    panels = [ax for ax in drawn["figure5"].axes if ax.get_title() in {"cola", "sst2"}]
+    assert sorted(ax.get_title() for ax in panels) == ["cola", "sst2"]
+    for ax in panels:
+        task = ax.get_title()
+        assert ax.get_xlabel() == "IsoScore* (ζ = 0.75)"
+        metric = "matthews_correlation" if task == "cola" else "accuracy"
+        assert ax.get_ylabel() == f"validation {metric}"
+        points = sorted(tuple(c.lines[0].get_xydata()[0]) for c in ax.containers)
+        expected = means.xs(task, level="task").drop(index="cosreg", level="regulariser")
+        np.testing.assert_allclose(
+            points, sorted(zip(expected["isoscore_star"], expected["metric"])), rtol=1e-12
+        )
+    # Figure 6: bars per model for I-STAR (λ < 0), no regulariser and CosReg.
+    ax6 = drawn["figure6"].axes[0]
+    assert [t.get_text() for t in ax6.get_xticklabels()] == ["bert", "distil"]
+    assert ax6.get_ylabel() == "mean task metric over 2 task(s)"
+    assert [c.get_label() for c in ax6.containers] == ["I-STAR (λ < 0)", "no regulariser", "CosReg"]
+    baseline = means.xs(("none", 0), level=("regulariser", "lambda"))["metric"]
+    heights = [bar.get_height() for bar in ax6.containers[1]]
+    assert heights == pytest.approx([baseline["bert"].mean(), baseline["distil"].mean()])
+    # Figure 7: TwoNN against λ on SST-2, one line per model, the baseline at λ = 0.
+    ax7 = drawn["figure7"].axes[0]
+    assert ax7.get_xlabel() == "λ (I-STAR; 0 = no regulariser)"
+    assert ax7.get_ylabel() == "TwoNN ID, sst2 validation"
+    for container, model in zip(ax7.containers, ("bert", "distil")):
+        x, y = container.lines[0].get_xdata(), container.lines[0].get_ydata()
+        sst2 = means.xs((model, "sst2"), level=("model", "task")).drop(
+            index="cosreg", level="regulariser"
+        )
+        twonn = sst2.reset_index().sort_values("lambda")
+        assert list(x) == list(twonn["lambda"]) == [-5, -1, 0, 1, 5]
+        assert list(y) == pytest.approx(list(twonn["twonn"]))
     fig7 = istar_plots.figure7_table(runs, "sst2")
     assert set(fig7["lambda"]) == {-5, -1, 0, 1, 5}  # I-STAR λ and the baseline
     with pytest.raises(ValueError, match="no I-STAR or baseline runs on task 'qqp'"):
