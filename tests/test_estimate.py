@@ -7,6 +7,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -74,11 +75,19 @@ def test_effective_config_errors_are_short(tmp_path):
         estimate.effective_config([str(ROOT / "config.yaml"), str(bad)])
 
 
-def test_time_left_counts_only_runs_without_a_trace(tmp_path, monkeypatch):
+def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     monkeypatch.setattr(
         estimate,
         "CPU_SECONDS",
         {name: (0.5, 2.0) for name in ("polarity", "snli", "pos", "supersense")},
+    )
+    monkeypatch.setattr(estimate, "EMBED_CPU_SECONDS_PER_TEXT", {("miniLM", "polarity"): 0.01})
+    monkeypatch.setattr(estimate, "EMBED_LOAD_CPU_SECONDS", 4.0)
+    monkeypatch.setattr(estimate, "WORD_VECTOR_CPU_SECONDS", 30.0)
+    monkeypatch.setattr(
+        estimate,
+        "MIRROR_UNIQUE_TEXTS",
+        {"polarity": 1000, "snli": 2000, "pos": 500, "supersense": 500},
     )
     monkeypatch.setattr(estimate, "_cores", lambda: 2)
     config = estimate.effective_config([str(ROOT / "config.yaml")])
@@ -91,25 +100,60 @@ def test_time_left_counts_only_runs_without_a_trace(tmp_path, monkeypatch):
         )
         == per_run
     )
-    trace = tmp_path / "results/main/miniLM/polarity/seed0/trace.parquet"
-    trace.parent.mkdir(parents=True)
-    trace.write_bytes(b"")
+    # Polarity's first run and its embeddings are written: neither is counted again.
+    for written in (
+        "results/main/miniLM/polarity/seed0/trace.parquet",
+        "resources/embeddings/miniLM/polarity/vectors.npy",
+    ):
+        (tmp_path / written).parent.mkdir(parents=True)
+        (tmp_path / written).write_bytes(b"")
+    # SNLI (not measured: polarity's cost per text stands in): 2,000 texts at 0.01 CPU-s plus
+    # 4 CPU-s to load the model, on 2 threads: 12 s.
+    # Word vectors: one 30 s lookup for pos and one for supersense: 60 s.
+    assert estimate.embedding_seconds(config, "miniLM", "snli", tmp_path) == 12.0
+    total = 19 * per_run + 12.0 + 60.0
     lines = estimate.describe(config, "main", "cpu", workdir=tmp_path)
     assert lines[0].startswith(
         "main: 20 runs (4 setups x 5 seeds) of 1000 updates, metrics after every 50th update"
     )
     assert lines[1].startswith(
-        f"1 of 20 runs done; time left for the rest: about {estimate.duration(19 * per_run)}"
+        f"1 of 20 runs done; time left: about {estimate.duration(total)} in all "
+        f"(runs {estimate.duration(19 * per_run)}, sentence embeddings 12 s, "
+        "word-vector lookups 1.0 min;"
     )
+    assert estimate.duration(total) == "2 h 53 min" and estimate.duration(0) == "0 s"
+    assert estimate.duration(330) == "5.5 min"
 
 
-def test_gpu_estimate_uses_the_measured_h100_cost():
-    settings = {"updates": 1000, "metric_stride": 1, "metric_sample_size": None}
-    assert estimate.run_seconds("polarity", settings, "cuda") == pytest.approx(11.0)
+def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):
+    table = tmp_path / "resources/data/snli.parquet"
+    table.parent.mkdir(parents=True)
+    pd.DataFrame({"text": ["a b", "a b", "c"], "text_pair": ["c", "d", "a b"]}).to_parquet(table)
+    assert estimate.unique_text_count("snli", tmp_path) == 3  # "a b", "c", "d"
+    assert estimate.unique_text_count("snli", tmp_path / "fresh") == 12_982
 
 
-def test_every_main_setup_has_a_measured_cpu_cost():
-    config = yaml.safe_load((ROOT / "config.yaml").read_text())
-    for dataset in config["main"]["setups"]:
+def test_gpu_estimate_needs_no_cpu_cost_and_grows_with_the_updates():
+    # On a GPU every run costs the measured H100 time per update, whatever the data set or the
+    # metric sample (the CPU table has neither entry).
+    short, long = (
+        estimate.run_seconds(
+            "no-such-set", {"updates": n, "metric_stride": 1, "metric_sample_size": 500}, "cuda"
+        )
+        for n in (250, 1000)
+    )
+    assert short > 0 and long == pytest.approx(4 * short)
+    assert estimate.run_seconds("no-such-set", {"updates": 1000, "metric_stride": 1, "metric_sample_size": None}, "cpu") is None  # fmt: skip
+
+
+def test_every_main_setup_has_a_measured_cost():
+    config = estimate.effective_config(
+        [str(ROOT / "config.yaml"), str(ROOT / "config/offline.yaml")]
+    )
+    for dataset, setup in config["main"]["setups"].items():
         per_update, per_evaluation = estimate.CPU_SECONDS[dataset]
         assert per_update > 0 and per_evaluation > 0, dataset
+        assert estimate.MIRROR_UNIQUE_TEXTS[dataset] > 0, dataset
+        assert (
+            estimate.embedding_seconds(config, setup["encoder"], dataset, ROOT / "no-such-dir") > 0
+        )

@@ -5,9 +5,11 @@
 Lays the files over each other as Snakemake does (later files win key by key), validates the
 result against the schema (defaults filled), prints the settings that decide the cost, writes
 the effective configuration to ``logs/effective-config/<target>.yaml`` and estimates the time
-left: every run of the target whose trace is not written yet, times the measured cost of an
-update and of one evaluation of the metrics on the device the run will use. Each result's
-``.provenance.json`` records the configuration that made it, too.
+left, as one total: every run of the target whose trace is not written yet, times the measured
+cost of an update and of one evaluation of the metrics on the device the run will use, plus the
+sentence embeddings and word-vector lookups those runs read that are not written yet (measured
+cost per text per encoder; benchmarks/embedding_cost.py). Each result's ``.provenance.json``
+records the configuration that made it, too.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from isotropy import studies
+from isotropy import paths, studies
 
 SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 TARGET_STUDIES = {"main_study": "main", "preview_study": "preview", "glue_study": "glue"}
@@ -43,6 +45,24 @@ CPU_SECONDS = {
 # Only that total is known; it is used for every setup (all have 10k-13k rows) as an upper
 # bound for coarser strides.
 GPU_SECONDS_PER_UPDATE_WITH_METRICS = 0.011
+# Sentence embeddings: process-CPU seconds per unique text, per encoder and data set, one
+# thread, the configured batch size, model loading apart (benchmarks/embedding_cost.py on the
+# offline mirror's prepared data, a seeded sample of 1,000 texts each; measured 2026-11-23 at
+# load ~20 on 2 cores, so if anything too high). Halved below for the rule's 2 threads. A data
+# set not measured gets its encoder's largest measured cost.
+EMBED_CPU_SECONDS_PER_TEXT = {
+    ("miniLM", "polarity"): 0.01296,
+    ("miniLM", "snli"): 0.00535,
+}
+# Process-CPU seconds to import sentence-transformers and load MiniLM (same measurement).
+EMBED_LOAD_CPU_SECONDS = 3.9
+# A whole word-vector lookup job, process-CPU seconds on one thread: reading the offline
+# mirror's 53,071 x 50 GloVe file dominates (same measurement: 2.7 CPU-s for pos, 2.6 for
+# supersense; NLPL model 222 is a larger file, not measured).
+WORD_VECTOR_CPU_SECONDS = 2.7
+# Unique texts of each data set as prepared from the offline mirror (counted there), used
+# before the data are prepared; a prepared table is counted instead.
+MIRROR_UNIQUE_TEXTS = {"polarity": 10_662, "snli": 12_982, "pos": 11_462, "supersense": 10_650}
 
 
 def effective_config(files: list[str]) -> dict[str, Any]:
@@ -74,6 +94,35 @@ def run_seconds(dataset: str, settings: Mapping[str, Any], device: str) -> float
     return updates * per_update + evaluations * per_evaluation
 
 
+def unique_text_count(dataset: str, workdir: Path = Path(".")) -> int | None:
+    """Unique texts of a data set: counted in its prepared table, else the mirror's count."""
+    table = workdir / paths.dataset_table(dataset)
+    if not table.is_file():
+        return MIRROR_UNIQUE_TEXTS.get(dataset)
+    import pandas as pd
+
+    from isotropy.embeddings import unique_texts
+
+    return len(unique_texts(pd.read_parquet(table)))
+
+
+def embedding_seconds(
+    config: Mapping[str, Any], encoder: str, dataset: str, workdir: Path = Path(".")
+) -> float | None:
+    """Estimated wall time to embed (or look up) one data set on 2 idle cores (None: no cost
+    measured); 0 where its vectors are written already."""
+    if (workdir / paths.embedding_file("vectors.npy", encoder, dataset)).is_file():
+        return 0.0
+    if config["encoders"][encoder]["kind"] == "word-vectors":
+        return WORD_VECTOR_CPU_SECONDS  # the rule runs on one thread
+    texts = unique_text_count(dataset, workdir)
+    measured = [v for (e, d), v in EMBED_CPU_SECONDS_PER_TEXT.items() if e == encoder]
+    per_text = EMBED_CPU_SECONDS_PER_TEXT.get((encoder, dataset), max(measured, default=None))
+    if texts is None or per_text is None:
+        return None
+    return (EMBED_LOAD_CPU_SECONDS + texts * per_text) / 2  # the rule's 2 threads
+
+
 def resolve_device(configured: str) -> str:
     if configured != "auto":
         return configured
@@ -83,6 +132,10 @@ def resolve_device(configured: str) -> str:
 
 
 def duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{max(seconds, 0):.0f} s"
+    if seconds < 600:
+        return f"{seconds / 60:.1f} min"
     minutes = round(seconds / 60)
     return (
         f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{max(minutes, 1)} min"
@@ -119,24 +172,37 @@ def describe(
             unknown.add(run["dataset"])
         else:
             left += seconds
-    # The rule takes 2 threads: a CPU runs cores // 2 runs side by side; one GPU runs one at a time.
+    # What the runs read first: sentence embeddings and word-vector lookups not yet written.
+    # Costs measured on the CPU; a GPU embeds faster, so there they are an upper bound.
+    embed = {"sentence-transformer": 0.0, "word-vectors": 0.0}
+    for encoder, dataset in dict.fromkeys((r["encoder"], r["dataset"]) for r in runs):
+        seconds = embedding_seconds(config, encoder, dataset, workdir)
+        if seconds is None:
+            unknown.add(f"{encoder} embeddings of {dataset}")
+        else:
+            embed[config["encoders"][encoder]["kind"]] += seconds
+    # The rule takes 2 threads: a CPU runs cores // 2 jobs side by side; one GPU runs one at a time.
     parallel = 1 if device == "cuda" else max(1, (_cores() or 2) // 2)
+    total = (left + sum(embed.values())) / parallel
     basis = (
-        "as measured on one H100 (polarity)"
+        "runs as measured on one H100 (polarity), embeddings as on 2 CPU cores"
         if device == "cuda"
-        else "at best: per-update costs measured for 2 idle cores"
+        else "at best: costs measured for 2 idle cores"
     )
     lines.append(
-        f"{done} of {len(runs)} runs done; time left for the rest: about {duration(left / parallel)} "
-        f"({basis}; {parallel} run{'s' if parallel > 1 else ''} at a time; downloads and sentence embeddings come on top)"
+        f"{done} of {len(runs)} runs done; time left: about {duration(total)} in all "
+        f"(runs {duration(left / parallel)}, sentence embeddings "
+        f"{duration(embed['sentence-transformer'] / parallel)}, word-vector lookups "
+        f"{duration(embed['word-vectors'] / parallel)}; {basis}; {parallel} job{'s' if parallel > 1 else ''} "
+        "at a time; downloads and data preparation not included: under a minute from the mirror)"
     )
     if unknown:
         lines.append(f"no measured cost for {', '.join(sorted(unknown))}: not included above")
     cores, load = _cores() or 2, os.getloadavg()[0]
-    if device == "cpu" and left and load > cores:
+    if device == "cpu" and total and load > cores:
         lines.append(
             f"this machine is busy (load average {load:.1f} on {cores} cores): expect up to about "
-            f"{duration(left / parallel * load / cores)} while it stays so"
+            f"{duration(total * load / cores)} while it stays so"
         )
     return lines
 
