@@ -23,7 +23,28 @@ def test_optimize_benchmark_prints_where_the_time_goes():
     assert result.returncode == 0, result.stderr[-2000:]
     out = result.stdout
     number = r"\d+(?:\.\d+)?"
+    # The problem it timed is the one asked for: polarity's shape, 2 updates, on the CPU.
+    assert re.search(
+        r"^10662 items, 10662 rows x 384 dims \(random vectors, polarity labels \(5,331 \+ 5,331\)\); "
+        r"2 updates; CPU, \d+ threads$", out, re.MULTILINE,
+    ), out  # fmt: skip
     assert re.search(rf"\[run\] {number} ms per update", out), out
-    for part in ("train", "evaluate", "IsoScore", "silhouette"):
-        assert re.search(rf"{part} {number}", out.split("[parts]")[1]), out
-    assert re.search(rf"ratio {number} \(target <= 0\.65\); its distance products alone", out), out
+    # Each part is printed, and the printed sum is theirs (each rounded to 0.01 ms).
+    parts_line = out.split("[parts]")[1].splitlines()[0]
+    parts = {name: float(re.search(rf"{name} ({number})", parts_line).group(1))
+             for name in ("train", "evaluate", "IsoScore", "silhouette")}  # fmt: skip
+    total = float(re.search(rf"\(sum ({number})\)", parts_line).group(1))
+    printed = [float(v) for v in re.findall(rf"[A-Za-z]+ ({number})", parts_line.split("(sum")[0])]
+    assert set(parts.values()) <= set(printed) and total == pytest.approx(
+        sum(printed), abs=0.005 * (len(printed) + 1)
+    )
+    # The ratio is silhouette over x @ x.T as printed (those in whole ms).
+    ratio = re.search(
+        rf"silhouette ({number}) ms, x @ x\.T ({number}) ms -> ratio ({number}) \(target <= 0\.65\); "
+        rf"its distance products alone", out,
+    )  # fmt: skip
+    assert ratio, out
+    silhouette, product, shown = (float(v) for v in ratio.groups())
+    assert shown == pytest.approx(
+        silhouette / product, abs=0.005 + (silhouette + 1) / product**2 + 0.5 / product
+    )
