@@ -785,7 +785,11 @@ def test_hub_source_is_downloaded_as_parquet(tmp_path, monkeypatch):
 
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
-    hub = {"path": "SetFit/sst5", "split": "train"}
+    hub = {
+        "path": "SetFit/sst5",
+        "split": "train",
+        "revision": "e51bdcd8cd3a30da231967c1a249ba59361279a3",
+    }
     config = {
         "sources": {
             "hf_sst5_train": {
@@ -797,7 +801,8 @@ def test_hub_source_is_downloaded_as_parquet(tmp_path, monkeypatch):
     }
     params = download.source_params("hf_sst5_train", config)
     manifest = download.fetch_source("hf_sst5_train", params, tmp_path / "raw")
-    assert calls == [(("SetFit/sst5",), {"split": "train", "revision": None})]
+    assert calls == [(("SetFit/sst5",), {"split": "train", "revision": hub["revision"]})]
+    assert manifest["inputs"][0]["revision"] == hub["revision"]
     assert pd.read_parquet(tmp_path / "raw" / "data.parquet").to_dict("list") == {
         "text": ["a fine film", "dull"],
         "label": [4, 0],
