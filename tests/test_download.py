@@ -830,3 +830,44 @@ def test_hub_source_without_mirror_files_is_named_at_dag_time(tmp_path, monkeypa
         match="'hf_sst5_train' is the Hugging Face hub data set 'SetFit/sst5', which the mirror",
     ):
         download.check_sources_available(["hf_sst5_train"], config)
+
+
+def test_git_blob_id_is_gits(mirror_root, tmp_path):
+    # `git ls-tree` of altsoph/modality_shifts at bc02c012 lists data/words.txt as this blob;
+    # the mirror's copy is the same file (its sha256 is the config pin).
+    assert download.git_blob_id(mirror_root / "supersense/words.txt") == (
+        "d227c86caafdd78053292bde9376d9c4574630d2"
+    )
+    (tmp_path / "hello").write_bytes(b"hello\n")  # `echo hello | git hash-object --stdin`
+    assert download.git_blob_id(tmp_path / "hello") == "ce013625030ba8dba906f756967f9e9ca394464a"
+
+
+def test_git_blob_pin_is_enforced_on_download(server, tmp_path, monkeypatch):
+    monkeypatch.delenv(download.MIRROR_ENV, raising=False)
+    data = zip_bytes({"words_features.csv": b"word1,word2\n"})
+    server.files["/data/words_features.zip"] = data
+    (tmp_path / "blob").write_bytes(data)
+    blob = download.git_blob_id(tmp_path / "blob")
+    config = {
+        "sources": {
+            "supersense_features": {
+                "url": server.url("/data/words_features.zip"),
+                "kind": "supersense_features",
+                "git_blob": blob,
+            }
+        }
+    }
+    params = download.source_params("supersense_features", {**config, "mirror": None})
+    manifest = download.fetch_source("supersense_features", params, tmp_path / "raw", **FAST)
+    assert manifest["inputs"][0]["git_blob"] == blob and manifest["inputs"][0]["pinned"] is True
+    assert (tmp_path / "raw" / "words_features.zip").read_bytes() == data
+    config["sources"]["supersense_features"]["git_blob"] = "0" * 40
+    params = download.source_params("supersense_features", {**config, "mirror": None})
+    with pytest.raises(
+        ChecksumError, match="its git object id, config sources.supersense_features"
+    ):
+        download.fetch_source("supersense_features", params, tmp_path / "raw2", **FAST)
+    assert list((tmp_path / "raw2").iterdir()) == []
+    # Sources without a git_blob keep their params (a new key would re-run their downloads).
+    del config["sources"]["supersense_features"]["git_blob"]
+    assert "git_blob" not in download.source_params("supersense_features", config)

@@ -181,6 +181,8 @@ def source_params(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
         "mirror": str(mirror) if mirror else None,
         **settings,
         **({"hub": dict(cfg["hub"])} if cfg.get("hub") else {}),
+        # Only where given, so that the params (and the re-runs they trigger) of the others stay.
+        **({"git_blob": _aligned_pins(cfg, "git_blob")} if cfg.get("git_blob") else {}),
     }
 
 
@@ -311,11 +313,11 @@ def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def _aligned_pins(cfg: Mapping[str, Any]) -> list[str | None]:
+def _aligned_pins(cfg: Mapping[str, Any], key: str = "sha256") -> list[str | None]:
     urls = _as_list(cfg["url"])
-    pins = _as_list(cfg.get("sha256"))
+    pins = _as_list(cfg.get(key))
     if len(pins) > len(urls):
-        raise ValueError(f"{len(pins)} sha256 values given for {len(urls)} urls")
+        raise ValueError(f"{len(pins)} {key} values given for {len(urls)} urls")
     return pins + [None] * (len(urls) - len(pins))
 
 
@@ -1102,8 +1104,9 @@ def _from_urls(
     params: Mapping[str, Any], fetched_dir: Path, **kwargs: Any
 ) -> tuple[list[Fetched], list[dict]]:
     items, inputs = [], []
+    blobs = params.get("git_blob") or [None] * len(params["urls"])
     with requests.Session() as session:
-        for url, pin in zip(params["urls"], params["sha256"]):
+        for url, pin, blob in zip(params["urls"], params["sha256"], blobs):
             filename = url_file_name(url)
             local = fetched_dir / filename
             log.info("downloading %s", url)
@@ -1115,9 +1118,32 @@ def _from_urls(
                 log.info(
                     "%s: sha256 %s (not pinned; add it to config.yaml to pin)", filename, digest
                 )
+            entry = {"url": url, "sha256": digest, "pinned": pin is not None}
+            if blob is not None:
+                entry["git_blob"] = git_blob_id(local)
+                _check_digest(
+                    entry["git_blob"],
+                    blob,
+                    f"{url} (its git object id, config sources.{params['name']}.git_blob)",
+                )
+                entry["pinned"] = True
             items.append(Fetched(filename, local))
-            inputs.append({"url": url, "sha256": digest, "pinned": pin is not None})
+            inputs.append(entry)
     return items, inputs
+
+
+def git_blob_id(path: str | os.PathLike) -> str:
+    """The id git gives ``path``'s bytes as a blob: sha1 of ``blob <size>\\0`` + the bytes.
+
+    It pins a file of a git repository whose sha256 is not known but whose tree is
+    (``git ls-tree`` lists it).
+    """
+    path = Path(path)
+    digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:
