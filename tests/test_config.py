@@ -42,7 +42,9 @@ def test_overlays_are_merged_deeply_like_snakemake(config):
     merged = studies.deep_merge(copy.deepcopy(config), tiny)
     assert merged["glue"]["learning_rate"] == config["glue"]["learning_rate"]
     assert merged["glue"]["tasks"] == tiny["glue"]["tasks"]
-    assert merged["sources"] == config["sources"]
+    # tiny.yaml unpins one source's sha256 (its mirror holds a cut-down file); the rest stays.
+    words = {**config["sources"]["supersense_words"], "sha256": None}
+    assert merged["sources"] == {**config["sources"], "supersense_words": words}
 
 
 def test_unknown_keys_are_rejected_and_named(config):
