@@ -241,3 +241,23 @@ def test_stand_ins_and_inputs_follow_the_configuration():
         "main_table1",
         "main_correlations",
     }
+
+
+def test_the_papers_supersense_data_is_checked_against_its_count(tmp_path):
+    # supersense_source: tikhonov (config.yaml's default, a user with network): the paper's own
+    # data, so no stand-in, and the item count is held to Mickus et al.'s Table 1 (2,275).
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    table1 = [{"encoder": "word2vec", "dataset": "supersense", "items": 2_275, "rows": 2_275, "dim": 300, "labels": 26, "params": 1, "classifier_params": 1, "dropped_items": 0}]  # fmt: skip
+    table = C.compare_results(
+        {"main_table1": write(tmp_path, "table1", table1)},
+        C.config_subset(config),
+        C.StandIns(**C.describe_stand_ins(config, None)),
+    )
+    row = table[(table["quantity"] == "items") & (table["setup"] == "supersense")].iloc[0]
+    assert row["paper_value"] == 2_275 and row["verdict"] == C.AGREES
+    assert not isinstance(row["stand_in"], str) or row["stand_in"] == ""
+    offline = offline_config()
+    assert (
+        "2,275 items are not reproduced"
+        in C.describe_stand_ins(offline, "/mirror")["supersense_labels"]
+    )

@@ -1,6 +1,7 @@
 """The configuration: schema validation, defaults, cross-checks and the runs it implies."""
 
 import copy
+import os
 import re
 from pathlib import Path
 
@@ -42,7 +43,9 @@ def test_overlays_are_merged_deeply_like_snakemake(config):
     merged = studies.deep_merge(copy.deepcopy(config), tiny)
     assert merged["glue"]["learning_rate"] == config["glue"]["learning_rate"]
     assert merged["glue"]["tasks"] == tiny["glue"]["tasks"]
-    assert merged["sources"] == config["sources"]
+    # tiny.yaml unpins one source's sha256 (its mirror holds a cut-down file); the rest stays.
+    words = {**config["sources"]["supersense_words"], "sha256": None}
+    assert merged["sources"] == {**config["sources"], "supersense_words": words}
 
 
 def test_unknown_keys_are_rejected_and_named(config):
@@ -281,3 +284,71 @@ def test_strides_are_named_in_plain_english():
         22: "every 22nd update",
         50: "every 50th update",
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# Pins: every online input names the exact bytes it reads
+
+
+HEX40 = re.compile(r"^[0-9a-f]{40}$")
+
+
+def test_every_hub_data_set_and_model_is_pinned_to_a_commit(config):
+    assert studies.unpinned_hub_entries(config) == []
+    hub_sources = [s["hub"] for s in config["sources"].values() if s.get("hub")]
+    models = [
+        *config["encoders"].values(),
+        *config["split_models"].values(),
+        *config["geometry"]["models"].values(),
+        *config["istar"]["models"].values(),
+    ]
+    pinned = hub_sources + [m for m in models if m.get("model")]
+    assert len(hub_sources) == 20 and all(HEX40.match(str(e.get("revision"))) for e in pinned)
+
+
+def test_a_hub_data_set_without_a_revision_is_refused_by_the_schema(config):
+    del config["sources"]["hf_sst5_train"]["hub"]["revision"]
+    with pytest.raises(Exception, match="'revision' is a required property"):
+        validate(config, SCHEMA)
+    config["sources"]["hf_sst5_train"]["hub"]["revision"] = "main"
+    with pytest.raises(Exception, match="does not match"):
+        validate(config, SCHEMA)
+
+
+@pytest.mark.parametrize(
+    "section, name",
+    [("istar", "albert"), ("geometry", "bert"), ("encoders", "roberta"), ("split_models", "x")],
+)
+def test_a_hub_model_without_a_revision_is_refused(config, section, name):
+    entries = config[section]["models"] if section in ("istar", "geometry") else config[section]
+    entries.setdefault(name, {"model": "someone/model", "parts": []})
+    entries[name]["revision"] = None
+    key = f"{section}.models.{name}" if section in ("istar", "geometry") else f"{section}.{name}"
+    with pytest.raises(
+        studies.ConfigError, match=rf"{re.escape(key)}: .* has revision None; pin it"
+    ):
+        studies.check_config(config)
+    # A model read from a local folder needs no revision.
+    entries[name]["path"] = "/some/folder"
+    assert not [p for p in studies.unpinned_hub_entries(config) if p.startswith(key + ":")]
+
+
+def test_url_pins_agree_with_the_mirror_manifest(config):
+    """A URL source whose file the mirror holds unchanged carries that file's sha256 as its pin."""
+    from isotropy import download
+
+    mirror = Path(
+        os.environ.get(download.MIRROR_ENV) or ROOT.parent / "shared" / "mirror"
+    ).resolve()
+    manifest = download.read_mirror_manifest(mirror) if mirror.is_dir() else None
+    if manifest is None:
+        pytest.skip("no offline mirror with a MANIFEST.tsv beside the checkout")
+    words = config["sources"]["supersense_words"]
+    assert words["sha256"] == manifest["supersense/words.txt"]
+    assert "/bc02c012a580edeebdca037d8b855cae5343ed29/" in words["url"]
+    for name, source in config["sources"].items():
+        urls, pins = download._as_list(source["url"]), download._as_list(source.get("sha256"))
+        for url, pin in zip(urls, pins):
+            same = [rel for rel in source.get("mirror") or [] if Path(rel).name == Path(url).name]
+            for rel in same:
+                assert pin == manifest[rel], f"sources.{name}: pin of {url} != MANIFEST {rel}"

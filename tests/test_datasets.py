@@ -116,7 +116,7 @@ def test_glue_cross_check_with_pandas(raw_dirs):
 
 
 def test_supersense(raw_dirs, config, wordnet):
-    table = prepare("supersense", raw_dirs, config)
+    table = prepare("supersense", raw_dirs, {**config, "supersense_source": "wordnet"})
     words = (raw_dirs["supersense_words"] / "words.txt").read_text().split()
     # Of the 12,067 words, 10,650 have a noun synset in WordNet 3.0 (the mirror's; the count the
     # issue-21 review measured); a word without one is dropped, any other loss is a bug.
@@ -173,13 +173,97 @@ def test_pos_standin_from_mirror_vectors(raw_dirs, config):
     }
 
 
+# Tikhonov et al.'s supersense feature file (altsoph/modality_shifts data/words_features.zip):
+# the column names of the authors' notebook, word1/word2 and 26 flags per word.
+def supersense_csv(rows: list[tuple[str, set[str], str, set[str]]]) -> str:
+    flag_columns = [
+        f"{word}.attrs.supersenses.is_{cls}"
+        for word in ("word1", "word2")
+        for cls in datasets.SUPERSENSE_CLASSES
+    ]
+    extra = ["similarities.fasttext", "word1.attrs.abstractness"]  # other columns, ignored
+    lines = [",".join(["word1", "word2", *extra, *flag_columns])]
+    for w1, s1, w2, s2 in rows:
+        flags = [str(cls in own) for own in (s1, s2) for cls in datasets.SUPERSENSE_CLASSES]
+        lines.append(",".join([w1, w2, "0.5", "", *flags]))
+    return "\n".join(lines) + "\n"
+
+
+def write_features_zip(folder: Path, text: str, member: str = "words_features.csv") -> Path:
+    import zipfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(folder / "words_features.zip", "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(member, text)
+    return folder
+
+
+def test_supersense_from_tikhonov_features(tmp_path, config):
+    rows = [
+        ("dog", {"animal"}, "cat", {"animal"}),
+        ("dog", {"animal", "person"}, "idea", {"cognition"}),  # dog again: union of its flags
+        ("cat", {"animal"}, "nothing", set()),  # a word without a flag is dropped
+        (
+            "Bank",
+            {"group", "location", "artifact"},
+            "  idea ",
+            {"cognition"},
+        ),  # case kept, stripped
+    ]
+    raw = write_features_zip(tmp_path / "supersense_features", supersense_csv(rows))
+    table = datasets.prepare_dataset(
+        "supersense",
+        {"supersense_features": raw},
+        datasets.dataset_sources("supersense", config),
+        datasets.dataset_options("supersense", config),
+    )
+    assert table.to_dict("list") == {
+        "text": ["dog", "cat", "idea", "Bank"],
+        "labels": [
+            ["noun.animal", "noun.person"],
+            ["noun.animal"],
+            ["noun.cognition"],
+            ["noun.artifact", "noun.group", "noun.location"],
+        ],
+    }
+
+
+def test_supersense_flags_as_numbers_and_empty_cells(tmp_path):
+    text = supersense_csv([("dog", {"animal"}, "cat", {"Tops"})])
+    text = text.replace("True", "1.0").replace("False", "")
+    table = datasets.read_supersense_tikhonov(write_features_zip(tmp_path, text))
+    assert table["labels"].tolist() == [["noun.animal"], ["noun.Tops"]]
+
+
+def test_supersense_features_malformed_are_named(tmp_path):
+    good = supersense_csv([("dog", {"animal"}, "cat", {"animal"})])
+    bad_flag = good.replace("True", "maybe", 1)
+    with pytest.raises(
+        ValueError,
+        match=r"words_features.csv, line 2: word1.attrs.supersenses.is_animal is 'maybe'",
+    ):
+        datasets.read_supersense_tikhonov(write_features_zip(tmp_path / "a", bad_flag))
+    missing = good.replace("word2.attrs.supersenses.is_time", "word2.attrs.supersenses.is_tiem")
+    with pytest.raises(
+        ValueError, match=r"the word2 supersense columns lack \['time'\] and add \['tiem'\]"
+    ):
+        datasets.read_supersense_tikhonov(write_features_zip(tmp_path / "b", missing))
+    with pytest.raises(ValueError, match="expected one CSV file inside"):
+        datasets.read_supersense_tikhonov(write_features_zip(tmp_path / "c", good, "notes.txt"))
+    with pytest.raises(FileNotFoundError, match="words_features.zip is missing"):
+        datasets.read_supersense_tikhonov(tmp_path / "nothing")
+
+
 # ---------------------------------------------------------------------------------------------
 # The table driving the rules
 
 
 def test_required_sources(config):
     assert datasets.required_sources("polarity", config) == ["polarity"]
-    assert datasets.required_sources("supersense", config) == ["supersense_words", "wordnet"]
+    assert datasets.required_sources("supersense", config) == ["supersense_features"]
+    assert datasets.dataset_options("supersense", config) == {"supersense_source": "tikhonov"}
+    standin = {**config, "supersense_source": "wordnet"}
+    assert datasets.required_sources("supersense", standin) == ["supersense_words", "wordnet"]
     assert datasets.required_sources("pos", config) == ["codwoe"]
     assert datasets.dataset_options("pos", config) == {"pos_source": "codwoe"}
     assert datasets.dataset_options("snli", config) == {}
@@ -362,6 +446,7 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
     workdir.mkdir()
     config = yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
     config["mirror"] = str(mirror_root)
+    config["supersense_source"] = "wordnet"  # the mirror lacks Tikhonov et al.'s feature file
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     targets = [
         f"resources/data/{name}.parquet"
@@ -399,3 +484,12 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
     )
     assert result.returncode != 0
     assert "glue/MNLI/train.tsv" in result.stdout + result.stderr
+
+
+def test_qnli_reader_on_glues_real_dev_file(mirror_root):
+    # QNLI's training file is not in the mirror; its dev.tsv (GLUE's release) has the same
+    # columns (index, question, sentence, label): the reader's field checks on real bytes.
+    table = datasets.read_glue("qnli", mirror_root / "glue" / "QNLI", "dev.tsv")
+    assert len(table) == 5_463  # nyu-mll/glue's card: qnli validation, 5,463 examples
+    assert set(table["label"]) == {"entailment", "not_entailment"}
+    assert table["text"].str.endswith("?").mean() > 0.9  # questions first, sentences second

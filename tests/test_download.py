@@ -33,21 +33,39 @@ class Server:
     """Serves ``files`` (path → bytes); ``script`` (path → list of actions) overrides the next requests.
 
     An action is an HTTP status to answer with an empty body, or "truncate" (announce the full
-    length, send 10 bytes, close: a connection reset mid-stream).
+    length, send 10 bytes, close: a connection reset mid-stream). ``encode`` (path → mode) sends
+    a file with ``Content-Encoding: gzip`` and the length of what is sent, as real servers do:
+    "negotiate" only when the request accepts gzip (GitHub's raw server), "always" whatever it
+    asks, "label" the file's own bytes under that header (Apache's ``AddEncoding x-gzip .gz``).
     """
 
     def __init__(self) -> None:
         self.files: dict[str, bytes] = {}
         self.script: dict[str, list] = {}
+        self.encode: dict[str, str] = {}
         self.requests: list[str] = []
+        self.accept_encodings: list[str | None] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 server.requests.append(self.path)
+                accept = self.headers.get("Accept-Encoding")
+                server.accept_encodings.append(accept)
                 actions = server.script.get(self.path)
                 action = actions.pop(0) if actions else None
                 body = server.files.get(self.path)
+                mode = server.encode.get(self.path)
+                if body is not None and mode is not None and action is None:
+                    if mode == "always" or (mode == "negotiate" and "gzip" in (accept or "")):
+                        body = gzip.compress(body)
+                    if mode != "negotiate" or "gzip" in (accept or ""):
+                        self.send_response(200)
+                        self.send_header("Content-Encoding", "gzip")
+                        self.send_header("Content-Length", str(len(body)))
+                        self.end_headers()
+                        self.wfile.write(body)
+                        return
                 if action == "truncate" and body is not None:
                     self.send_response(200)
                     self.send_header("Content-Length", str(len(body)))
@@ -100,6 +118,34 @@ def test_download_ok_records_sha256(server, tmp_path):
     digest = download.download_file(server.url("/a.txt"), tmp_path / "a.txt", sha(data), **FAST)
     assert digest == sha(data)
     assert (tmp_path / "a.txt").read_bytes() == data
+
+
+def words_and_tarball() -> dict[str, bytes]:
+    words = "".join(f"word{i}\n" for i in range(20_000)).encode()
+    return {"/data/words.txt": words, "/rt-polaritydata.tar.gz": tar_gz({"a/b.txt": words})}
+
+
+@pytest.mark.parametrize("mode", ["negotiate", "always"])
+@pytest.mark.parametrize("path", ["/data/words.txt", "/rt-polaritydata.tar.gz"])
+def test_gzip_encoded_response_saves_the_published_bytes(server, tmp_path, path, mode):
+    # The server gzips the body and announces the compressed length (GitHub's raw server does so
+    # for text when asked for gzip): the saved file is the published one, its sha256 that file's.
+    original = words_and_tarball()[path]
+    server.files[path] = original
+    server.encode[path] = mode
+    digest = download.download_file(
+        server.url(path), tmp_path / "f", sha(original), retries=0, **FAST
+    )
+    assert (tmp_path / "f").read_bytes() == original and digest == sha(original)
+    assert server.accept_encodings == ["identity"] and list(tmp_path.iterdir()) == [tmp_path / "f"]
+
+
+def test_gz_file_merely_labelled_gzip_is_kept_as_sent(server, tmp_path):
+    original = words_and_tarball()["/rt-polaritydata.tar.gz"]
+    server.files["/rt-polaritydata.tar.gz"] = original
+    server.encode["/rt-polaritydata.tar.gz"] = "label"
+    download.download_file(server.url("/rt-polaritydata.tar.gz"), tmp_path / "f", retries=0, **FAST)
+    assert (tmp_path / "f").read_bytes() == original
 
 
 def test_503_then_200_is_retried(server, tmp_path):
@@ -533,7 +579,15 @@ def test_config_pin_of_a_file_the_mirror_lacks_is_refused(tmp_path, config):
     assert list((tmp_path / "raw").iterdir()) == []
 
 
+def unpinned_words(config: dict) -> dict:
+    """``config`` with supersense_words unpinned: a mirror file only MANIFEST.tsv could check."""
+    sources = {**config["sources"]}
+    sources["supersense_words"] = {**sources["supersense_words"], "sha256": None}
+    return {**config, "sources": sources}
+
+
 def test_mirror_without_manifest_is_refused_unless_allowed(tmp_path, config, monkeypatch, caplog):
+    config = unpinned_words(config)
     mirror = small_mirror(tmp_path, manifest=False)
     monkeypatch.delenv(download.ALLOW_UNVERIFIED_ENV, raising=False)
     p = mirror_params("supersense_words", config, mirror)
@@ -562,6 +616,7 @@ def test_mirror_without_manifest_is_refused_unless_allowed(tmp_path, config, mon
 
 
 def test_unverifiable_mirror_files_stop_the_dag_before_any_job(tmp_path, config, monkeypatch):
+    config = unpinned_words(config)
     mirror = small_mirror(tmp_path, manifest=False)
     monkeypatch.delenv(download.ALLOW_UNVERIFIED_ENV, raising=False)
     monkeypatch.setenv(download.MIRROR_ENV, str(mirror))
@@ -730,7 +785,11 @@ def test_hub_source_is_downloaded_as_parquet(tmp_path, monkeypatch):
 
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
-    hub = {"path": "SetFit/sst5", "split": "train"}
+    hub = {
+        "path": "SetFit/sst5",
+        "split": "train",
+        "revision": "e51bdcd8cd3a30da231967c1a249ba59361279a3",
+    }
     config = {
         "sources": {
             "hf_sst5_train": {
@@ -742,7 +801,8 @@ def test_hub_source_is_downloaded_as_parquet(tmp_path, monkeypatch):
     }
     params = download.source_params("hf_sst5_train", config)
     manifest = download.fetch_source("hf_sst5_train", params, tmp_path / "raw")
-    assert calls == [(("SetFit/sst5",), {"split": "train", "revision": None})]
+    assert calls == [(("SetFit/sst5",), {"split": "train", "revision": hub["revision"]})]
+    assert manifest["inputs"][0]["revision"] == hub["revision"]
     assert pd.read_parquet(tmp_path / "raw" / "data.parquet").to_dict("list") == {
         "text": ["a fine film", "dull"],
         "label": [4, 0],
@@ -770,3 +830,44 @@ def test_hub_source_without_mirror_files_is_named_at_dag_time(tmp_path, monkeypa
         match="'hf_sst5_train' is the Hugging Face hub data set 'SetFit/sst5', which the mirror",
     ):
         download.check_sources_available(["hf_sst5_train"], config)
+
+
+def test_git_blob_id_is_gits(mirror_root, tmp_path):
+    # `git ls-tree` of altsoph/modality_shifts at bc02c012 lists data/words.txt as this blob;
+    # the mirror's copy is the same file (its sha256 is the config pin).
+    assert download.git_blob_id(mirror_root / "supersense/words.txt") == (
+        "d227c86caafdd78053292bde9376d9c4574630d2"
+    )
+    (tmp_path / "hello").write_bytes(b"hello\n")  # `echo hello | git hash-object --stdin`
+    assert download.git_blob_id(tmp_path / "hello") == "ce013625030ba8dba906f756967f9e9ca394464a"
+
+
+def test_git_blob_pin_is_enforced_on_download(server, tmp_path, monkeypatch):
+    monkeypatch.delenv(download.MIRROR_ENV, raising=False)
+    data = zip_bytes({"words_features.csv": b"word1,word2\n"})
+    server.files["/data/words_features.zip"] = data
+    (tmp_path / "blob").write_bytes(data)
+    blob = download.git_blob_id(tmp_path / "blob")
+    config = {
+        "sources": {
+            "supersense_features": {
+                "url": server.url("/data/words_features.zip"),
+                "kind": "supersense_features",
+                "git_blob": blob,
+            }
+        }
+    }
+    params = download.source_params("supersense_features", {**config, "mirror": None})
+    manifest = download.fetch_source("supersense_features", params, tmp_path / "raw", **FAST)
+    assert manifest["inputs"][0]["git_blob"] == blob and manifest["inputs"][0]["pinned"] is True
+    assert (tmp_path / "raw" / "words_features.zip").read_bytes() == data
+    config["sources"]["supersense_features"]["git_blob"] = "0" * 40
+    params = download.source_params("supersense_features", {**config, "mirror": None})
+    with pytest.raises(
+        ChecksumError, match="its git object id, config sources.supersense_features"
+    ):
+        download.fetch_source("supersense_features", params, tmp_path / "raw2", **FAST)
+    assert list((tmp_path / "raw2").iterdir()) == []
+    # Sources without a git_blob keep their params (a new key would re-run their downloads).
+    del config["sources"]["supersense_features"]["git_blob"]
+    assert "git_blob" not in download.source_params("supersense_features", config)

@@ -115,3 +115,43 @@ def test_every_istar_and_geometry_job_is_downstream_of_a_download(tmp_path):
 
     lonely = [labels[n] for n in studied if n not in optional and not from_download(n, set())]
     assert not lonely, f"jobs not downstream of a download: {lonely}"
+
+
+def planned_downloads(tmp_path, configfiles: list[str], mirror) -> set[str]:
+    """The sources a dry run of main_study would download, with these config files."""
+    env = tiny_workflow.snakemake_environment(mirror)
+    if mirror is None:  # the original sources, as a user with network has them
+        del env["ISOTROPY_MIRROR"]
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(tiny_workflow.ROOT / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "--configfile",
+        *[str(tiny_workflow.ROOT / name) for name in configfiles],
+        "--cores",
+        "1",
+        "--dry-run",
+        "main_study",
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    return set(re.findall(r"wildcards: source=(\S+)", output))
+
+
+def test_default_config_downloads_the_papers_supersense_data_and_offline_keeps_the_standin(
+    tmp_path,
+):
+    online = planned_downloads(tmp_path / "online", ["config.yaml"], None)
+    assert "supersense_features" in online and "supersense_words" not in online
+    mirror = tiny_workflow.shared_mirror()
+    if mirror is None:
+        pytest.skip("offline mirror not found (set ISOTROPY_MIRROR)")
+    offline = planned_downloads(
+        tmp_path / "offline", ["config.yaml", "config/offline.yaml"], mirror
+    )
+    assert {"supersense_words", "wordnet"} <= offline and "supersense_features" not in offline

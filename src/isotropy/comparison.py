@@ -178,9 +178,10 @@ def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[st
         out["pos_labels"] = (
             f"WordNet POS labels of the {config.get('pos_standin_size', '')} most frequent words (pos_source: wordnet) for CoDWoE"
         )
-    out["supersense_labels"] = (
-        "Tikhonov et al.'s word list labelled with WordNet noun supersenses here (the paper's 2,275 items are not reproduced)"
-    )
+    if config.get("supersense_source", "tikhonov") == "wordnet":
+        out["supersense_labels"] = (
+            "Tikhonov et al.'s word list labelled with WordNet noun supersenses here (the paper's 2,275 items are not reproduced)"
+        )
     geometry = config.get("geometry") or {}
     corpus = (geometry.get("clusters") or {}).get("corpus") or {}
     if corpus.get("format") == "lines":  # a sentence-per-line file in place of the hub's WikiText-2

@@ -221,6 +221,121 @@ def read_supersense(words_dir: str | os.PathLike, wordnet_dir: str | os.PathLike
     return _multi_label_frame(labels)
 
 
+# The 26 WordNet noun lexicographer files (supersenses) of Tikhonov et al.'s feature file: its
+# columns word1.attrs.supersenses.is_<class> / word2.attrs.supersenses.is_<class>.
+SUPERSENSE_CLASSES = (
+    "Tops", "act", "animal", "artifact", "attribute", "body", "cognition", "communication",
+    "event", "feeling", "food", "group", "location", "motive", "object", "person", "phenomenon",
+    "plant", "possession", "process", "quantity", "relation", "shape", "state", "substance", "time",
+)  # fmt: skip
+SUPERSENSE_FILE = "words_features.zip"
+_SUPERSENSE_COLUMN = re.compile(r"^(word[12])\.attrs\.supersenses\.is_(.+)$")
+_TRUE = {"true", "1", "1.0"}
+_FALSE = {"false", "0", "0.0", ""}
+
+
+def read_supersense_tikhonov(raw_dir: str | os.PathLike) -> pd.DataFrame:
+    """The paper's supersense data: Tikhonov et al.'s words, each with its supersense flags.
+
+    ``words_features.zip`` (altsoph/modality_shifts) holds one CSV of word pairs: ``word1``,
+    ``word2`` and, per word, 26 flags ``word<k>.attrs.supersenses.is_<class>``. Every word of
+    either column becomes one item labelled ``noun.<class>`` for each flag set (the names WordNet
+    gives its lexicographer files, as the WordNet stand-in labels them). The paper leaves open,
+    and this reader chooses:
+
+    - a word that occurs in several pairs is one item, labelled with the union of its flags
+      over all its occurrences (occurrences that disagree are counted in the log);
+    - words are kept as written (surrounding whitespace stripped, case kept);
+    - a flag is set when it reads true/1, unset when false/0 or empty; anything else is an error;
+    - words with no flag set are dropped (counted in the log);
+    - items are in order of first occurrence (row by row, word1 before word2).
+    """
+    path = _raw_file(raw_dir, SUPERSENSE_FILE)
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        members = [
+            m
+            for m in archive.namelist()
+            if m.endswith(".csv") and "__MACOSX" not in m and not Path(m).name.startswith("._")
+        ]
+        if len(members) != 1:
+            raise ValueError(
+                f"{path}: expected one CSV file inside, found {members or archive.namelist()}; "
+                "re-download source supersense_features"
+            )
+        label = f"{path}:{members[0]}"
+        with archive.open(members[0]) as handle:
+            table = pd.read_csv(
+                handle,
+                usecols=lambda c: c in ("word1", "word2") or bool(_SUPERSENSE_COLUMN.match(c)),
+                dtype=str,
+                keep_default_na=False,
+                encoding="utf-8",
+            )
+    return supersense_items(table, label)
+
+
+def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
+    """The multi-label items of a table of word pairs with their supersense flags (see above)."""
+    table = table.fillna("").astype(str)
+    flags: dict[str, dict[str, str]] = {"word1": {}, "word2": {}}
+    for column in table.columns:
+        if match := _SUPERSENSE_COLUMN.match(column):
+            flags[match.group(1)][match.group(2)] = column
+    for word in ("word1", "word2"):
+        if word not in table.columns:
+            raise ValueError(
+                f"{label}: column {word!r} is missing; expected Tikhonov et al.'s word pairs"
+            )
+        missing = sorted(set(SUPERSENSE_CLASSES) - set(flags[word]))
+        unknown = sorted(set(flags[word]) - set(SUPERSENSE_CLASSES))
+        if missing or unknown:
+            raise ValueError(
+                f"{label}: the {word} supersense columns lack {missing} and add {unknown}; "
+                f"expected {word}.attrs.supersenses.is_<class> for the 26 WordNet noun supersenses"
+            )
+    labels: dict[str, set[str]] = {}
+    first: dict[str, frozenset[str]] = {}
+    disagreeing: set[str] = set()
+    for word_column in ("word1", "word2"):
+        columns = [flags[word_column][cls] for cls in SUPERSENSE_CLASSES]
+        values = table[columns].apply(lambda col: col.str.strip().str.lower())
+        bad = ~values.isin(_TRUE | _FALSE)
+        if bad.to_numpy().any():
+            row, col = np.argwhere(bad.to_numpy())[0]
+            raise ValueError(
+                f"{label}, line {row + 2}: {columns[col]} is {table[columns[col]].iloc[row]!r}; "
+                "expected true/false, 1/0 or empty"
+            )
+        table[f"_{word_column}_set"] = [
+            frozenset(f"noun.{cls}" for cls, on in zip(SUPERSENSE_CLASSES, flags_row) if on)
+            for flags_row in values.isin(_TRUE).to_numpy()
+        ]
+    # Row by row, word1 before word2: the order of first occurrence.
+    for w1, s1, w2, s2 in zip(
+        table["word1"], table["_word1_set"], table["word2"], table["_word2_set"]
+    ):
+        for word, own in ((w1.strip(), s1), (w2.strip(), s2)):
+            if not word:
+                continue
+            if first.setdefault(word, own) != own:
+                disagreeing.add(word)
+            labels.setdefault(word, set()).update(own)
+    kept = {word: cls for word, cls in labels.items() if cls}
+    log.info(
+        "supersense (Tikhonov et al.): %d words, %d with at least one supersense flag kept, "
+        "%d without any dropped, %d whose occurrences disagree (labelled with the union)",
+        len(labels),
+        len(kept),
+        len(labels) - len(kept),
+        len(disagreeing),
+    )
+    if not kept:
+        raise ValueError(f"{label}: no word has a supersense flag set")
+    return _multi_label_frame(kept)
+
+
 # CoDWoE spells POS out; WordNet uses n/v/a/s/r (s: satellite adjective, merged with a).
 WORDNET_POS = {"n": "noun", "v": "verb", "a": "adjective", "s": "adjective", "r": "adverb"}
 
@@ -483,6 +598,22 @@ def _pos_reader(
     raise ValueError(f"pos_source must be 'codwoe' or 'wordnet', found {pos_source!r}")
 
 
+def _supersense_sources(config: Mapping[str, Any]) -> dict[str, str]:
+    if config.get("supersense_source", "tikhonov") == "wordnet":
+        return {"words_dir": "supersense_words", "wordnet_dir": "wordnet"}
+    return {"raw_dir": "supersense_features"}
+
+
+def _supersense_reader(raw_dir=None, words_dir=None, wordnet_dir=None, *, supersense_source: str):
+    if supersense_source == "wordnet":
+        return read_supersense(words_dir, wordnet_dir)
+    if supersense_source == "tikhonov":
+        return read_supersense_tikhonov(raw_dir)
+    raise ValueError(
+        f"supersense_source must be 'tikhonov' or 'wordnet', found {supersense_source!r}"
+    )
+
+
 def _pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
     source = config.get("pos_source", "codwoe")
     options: dict[str, Any] = {"pos_source": source}
@@ -504,9 +635,10 @@ DATASETS: dict[str, DatasetSpec] = {
         description="SNLI 1.0 validation, gold-labelled pairs",
     ),
     "supersense": DatasetSpec(
-        lambda c: {"words_dir": "supersense_words", "wordnet_dir": "wordnet"},
-        read_supersense,
-        description="Tikhonov et al. (2023) words with WordNet noun supersenses (multi-label)",
+        _supersense_sources,
+        _supersense_reader,
+        lambda c: {"supersense_source": c.get("supersense_source", "tikhonov")},
+        description="Tikhonov et al. (2023) words with their noun supersenses (multi-label)",
     ),
     "pos": DatasetSpec(
         _pos_sources,

@@ -2,19 +2,20 @@
 
 Every source ends in the same raw layout whichever way it came, so one parser serves both:
 
-=================  ==============================================================
-kind               files in ``resources/raw/<source>/``
-=================  ==============================================================
-polarity           ``rt-polarity.pos``, ``rt-polarity.neg`` (UTF-8; the Cornell tarball is Latin-1/cp1252)
-snli               ``snli_1.0_dev.jsonl``
-wordnet            ``corpora/wordnet.zip`` (``NLTK_DATA=resources/raw/<source>`` works)
-supersense_words   ``words.txt``
-codwoe             ``en.*.json`` / ``en.*.csv`` (the English files of the release)
-word_vectors       one word2vec file (``model.bin`` from an NLPL zip, or the file as given)
-glue               ``train.tsv`` (MRPC: rebuilt from ``msr_paraphrase_train.txt`` minus the dev ids)
-hub                ``data.parquet``: one split of a Hugging Face hub data set (``datasets``),
-                   or from a mirror its files as named there (GLUE: ``train.tsv``, ``dev.tsv``)
-=================  ==============================================================
+===================  ==============================================================
+kind                 files in ``resources/raw/<source>/``
+===================  ==============================================================
+polarity             ``rt-polarity.pos``, ``rt-polarity.neg`` (UTF-8; the Cornell tarball is Latin-1/cp1252)
+snli                 ``snli_1.0_dev.jsonl``
+wordnet              ``corpora/wordnet.zip`` (``NLTK_DATA=resources/raw/<source>`` works)
+supersense_words     ``words.txt``
+supersense_features  ``words_features.zip`` (Tikhonov et al.'s word pairs with supersense flags)
+codwoe               ``en.*.json`` / ``en.*.csv`` (the English files of the release)
+word_vectors         one word2vec file (``model.bin`` from an NLPL zip, or the file as given)
+glue                 ``train.tsv`` (MRPC: rebuilt from ``msr_paraphrase_train.txt`` minus the dev ids)
+hub                  ``data.parquet``: one split of a Hugging Face hub data set (``datasets``),
+                     or from a mirror its files as named there (GLUE: ``train.tsv``, ``dev.tsv``)
+===================  ==============================================================
 
 Beside them, ``manifest.json`` (the Snakemake output of the download rule) records where the
 data came from and the sha256 of every downloaded and every stored file. It is written last, so
@@ -47,6 +48,7 @@ import tarfile
 import tempfile
 import time
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -55,6 +57,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 import requests
+import urllib3
 from tqdm.auto import tqdm
 
 from isotropy.io import atomic_path, sha256_file, write_json
@@ -178,6 +181,8 @@ def source_params(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
         "mirror": str(mirror) if mirror else None,
         **settings,
         **({"hub": dict(cfg["hub"])} if cfg.get("hub") else {}),
+        # Only where given, so that the params (and the re-runs they trigger) of the others stay.
+        **({"git_blob": _aligned_pins(cfg, "git_blob")} if cfg.get("git_blob") else {}),
     }
 
 
@@ -308,11 +313,11 @@ def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def _aligned_pins(cfg: Mapping[str, Any]) -> list[str | None]:
+def _aligned_pins(cfg: Mapping[str, Any], key: str = "sha256") -> list[str | None]:
     urls = _as_list(cfg["url"])
-    pins = _as_list(cfg.get("sha256"))
+    pins = _as_list(cfg.get(key))
     if len(pins) > len(urls):
-        raise ValueError(f"{len(pins)} sha256 values given for {len(urls)} urls")
+        raise ValueError(f"{len(pins)} {key} values given for {len(urls)} urls")
     return pins + [None] * (len(urls) - len(pins))
 
 
@@ -386,7 +391,12 @@ def _stream_once(
     chunk_size: int,
 ) -> str:
     try:
-        response = session.get(url, stream=True, timeout=timeout)
+        # identity: the server is asked for the published file's own bytes, so that its
+        # Content-Length and a sha256 pin are that file's (requests would ask for gzip, and
+        # GitHub's raw server then sends text gzipped, with the compressed size as length).
+        response = session.get(
+            url, stream=True, timeout=timeout, headers={"Accept-Encoding": "identity"}
+        )
     except (requests.Timeout, requests.ConnectionError) as exc:
         raise _Transient(f"{type(exc).__name__}: {exc}") from exc
     with response:
@@ -399,11 +409,12 @@ def _stream_once(
                 "the URL is wrong or the file was moved: fix 'sources' in config.yaml or use a mirror"
             )
         total = int(response.headers.get("Content-Length") or 0) or None
+        encoding = response.headers.get("Content-Encoding", "").strip().lower()
+        encoding = "" if encoding == "identity" else encoding
         digest = hashlib.sha256()
         received = 0
         with (
             atomic_path(dest) as tmp,
-            open(tmp, "wb") as handle,
             tqdm(
                 total=total,
                 unit="B",
@@ -414,23 +425,76 @@ def _stream_once(
                 leave=False,
             ) as bar,
         ):
+            # The body exactly as sent (a Content-Encoding is undone afterwards, by us): its
+            # length is what Content-Length counts.
+            wire = tmp.with_name(tmp.name + ".wire") if encoding else tmp
             try:
-                for chunk in response.iter_content(chunk_size=chunk_size):
-                    handle.write(chunk)
-                    digest.update(chunk)
-                    received += len(chunk)
-                    bar.update(len(chunk))
-            except (
-                requests.ConnectionError,
-                requests.Timeout,
-                requests.exceptions.ChunkedEncodingError,
-            ) as exc:
-                raise _Transient(f"stream interrupted after {received} bytes: {exc}") from exc
-            if total is not None and received != total:
-                raise _Transient(f"received {received} bytes, expected {total}")
-            handle.flush()
-            _check_digest(digest.hexdigest(), sha256, url)
-    return digest.hexdigest()
+                with open(wire, "wb") as handle:
+                    try:
+                        for chunk in response.raw.stream(chunk_size, decode_content=False):
+                            handle.write(chunk)
+                            digest.update(chunk)
+                            received += len(chunk)
+                            bar.update(len(chunk))
+                    except (
+                        requests.RequestException,
+                        urllib3.exceptions.HTTPError,
+                        OSError,
+                    ) as exc:
+                        raise _Transient(
+                            f"stream interrupted after {received} bytes: {exc}"
+                        ) from exc
+                if total is not None and received != total:
+                    raise _Transient(f"received {received} bytes, expected {total}")
+                if encoding:
+                    _undo_content_encoding(wire, tmp, encoding, url)
+                    return _finish(tmp, sha256_file(tmp), sha256, url)
+            finally:
+                if wire != tmp:
+                    wire.unlink(missing_ok=True)
+            return _finish(tmp, digest.hexdigest(), sha256, url)
+
+
+def _finish(tmp: Path, digest: str, sha256: str | None, url: str) -> str:
+    _check_digest(digest, sha256, url)
+    return digest
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _undo_content_encoding(wire: Path, out: Path, encoding: str, url: str) -> None:
+    """Write to ``out`` the file a body sent with ``Content-Encoding: encoding`` stands for.
+
+    Some servers send it although identity was asked. A gzip-encoded body is unzipped, except
+    where the published file is itself gzip (``.gz``, ``.tgz``) and the unzipped body is not:
+    then the server only labelled the file's own compression (Apache's ``AddEncoding x-gzip
+    .gz``), and the body is the file.
+    """
+    name = url_file_name(url).lower()
+    try:
+        if encoding in ("gzip", "x-gzip"):
+            if name.endswith((".gz", ".tgz")):
+                with gzip.open(wire, "rb") as inner:
+                    if inner.read(2) != GZIP_MAGIC:
+                        shutil.copyfile(wire, out)
+                        return
+            with gzip.open(wire, "rb") as reader, open(out, "wb") as writer:
+                shutil.copyfileobj(reader, writer, 1 << 20)
+        elif encoding == "deflate":
+            data = wire.read_bytes()
+            try:
+                plain = zlib.decompress(data)
+            except zlib.error:  # deflate without the zlib wrapper, as some servers send it
+                plain = zlib.decompress(data, -zlib.MAX_WBITS)
+            out.write_bytes(plain)
+        else:
+            raise DownloadError(
+                f"{url} came with Content-Encoding {encoding!r}, which this downloader cannot "
+                "undo; download the file by hand and read it from a mirror folder"
+            )
+    except (OSError, EOFError, zlib.error) as exc:
+        raise _Transient(f"the {encoding}-encoded body does not decode: {exc}") from exc
 
 
 def _copy_local(
@@ -685,6 +749,7 @@ def _single_file_layout(kind: str, filename: str) -> None:
 
 _single_file_layout("snli", "snli_1.0_dev.jsonl")
 _single_file_layout("supersense_words", "words.txt")
+_single_file_layout("supersense_features", "words_features.zip")
 
 
 @_layout("wordnet")
@@ -1039,8 +1104,9 @@ def _from_urls(
     params: Mapping[str, Any], fetched_dir: Path, **kwargs: Any
 ) -> tuple[list[Fetched], list[dict]]:
     items, inputs = [], []
+    blobs = params.get("git_blob") or [None] * len(params["urls"])
     with requests.Session() as session:
-        for url, pin in zip(params["urls"], params["sha256"]):
+        for url, pin, blob in zip(params["urls"], params["sha256"], blobs):
             filename = url_file_name(url)
             local = fetched_dir / filename
             log.info("downloading %s", url)
@@ -1052,9 +1118,32 @@ def _from_urls(
                 log.info(
                     "%s: sha256 %s (not pinned; add it to config.yaml to pin)", filename, digest
                 )
+            entry = {"url": url, "sha256": digest, "pinned": pin is not None}
+            if blob is not None:
+                entry["git_blob"] = git_blob_id(local)
+                _check_digest(
+                    entry["git_blob"],
+                    blob,
+                    f"{url} (its git object id, config sources.{params['name']}.git_blob)",
+                )
+                entry["pinned"] = True
             items.append(Fetched(filename, local))
-            inputs.append({"url": url, "sha256": digest, "pinned": pin is not None})
+            inputs.append(entry)
     return items, inputs
+
+
+def git_blob_id(path: str | os.PathLike) -> str:
+    """The id git gives ``path``'s bytes as a blob: sha1 of ``blob <size>\\0`` + the bytes.
+
+    It pins a file of a git repository whose sha256 is not known but whose tree is
+    (``git ls-tree`` lists it).
+    """
+    path = Path(path)
+    digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:

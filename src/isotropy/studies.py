@@ -154,8 +154,49 @@ def check_config(config: dict) -> None:
         for rel in source.get("mirror") or []:
             if (problem := download.mirror_path_problem(rel)) is not None:
                 problems.append(f"sources.{name}.mirror: {problem}")
+    problems += unpinned_hub_entries(config)
     if problems:
         raise ConfigError("configuration is inconsistent:\n  " + "\n  ".join(problems))
+
+
+HUB_REVISION = re.compile(r"^[0-9a-f]{40}$")
+
+
+def unpinned_hub_entries(config: Mapping[str, Any]) -> list[str]:
+    """Why each hub data set or model of ``config`` is not pinned to a 40-hex commit (empty: all are).
+
+    A model read from a local folder (``path``) needs no revision; anything fetched from the hub
+    does, or a re-run could silently read other files.
+    """
+    fix = (
+        "pin it to the hub commit (40 hex digits, the 'Commit' of the repository's history page); "
+        "README.md, 'Data sources', says how"
+    )
+    entries: list[tuple[str, Mapping[str, Any]]] = [
+        (f"sources.{name}.hub", source["hub"])
+        for name, source in (config.get("sources") or {}).items()
+        if source.get("hub")
+    ]
+    models = [
+        *[(f"encoders.{n}", e) for n, e in (config.get("encoders") or {}).items()],
+        *[(f"split_models.{n}", e) for n, e in (config.get("split_models") or {}).items()],
+        *[(f"geometry.models.{n}", e) for n, e in _section(config, "geometry", "models").items()],
+        *[(f"istar.models.{n}", e) for n, e in _section(config, "istar", "models").items()],
+    ]
+    entries += [
+        (key, entry) for key, entry in models if entry.get("model") and not entry.get("path")
+    ]
+    return [
+        f"{key}: {entry.get('path') or entry.get('model')!r} has revision {entry.get('revision')!r}; {fix}"
+        for key, entry in entries
+        if not HUB_REVISION.match(str(entry.get("revision") or ""))
+    ]
+
+
+def _section(config: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
+    for key in keys:
+        config = (config or {}).get(key) or {}
+    return config
 
 
 def validation_error_message(error: Any, schema: Mapping | None = None) -> str:

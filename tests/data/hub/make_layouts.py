@@ -1,0 +1,146 @@
+"""Write the data files of the recorded hub layouts (README.md files are kept by hand).
+
+Each folder is a tiny copy of one Hugging Face hub data set repository at the revision pinned
+in config.yaml: the real file names, formats and columns (see README.md here for where each
+layout was established), holding a few synthetic rows. Run from this folder to regenerate:
+``python make_layouts.py``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+HERE = Path(__file__).resolve().parent
+SHARD = "{split}-00000-of-00001.parquet"
+
+# nyu-mll/glue: <config>/<split>-00000-of-00001.parquet, columns of the card's dataset_info.
+GLUE = {
+    "sst2": {"sentence": ["a gripping , funny film ", "dull and overlong "], "label": [1, 0]},
+    "cola": {"sentence": ["The cat sat on the mat.", "Mat the on sat cat."], "label": [1, 0]},
+    "qnli": {
+        "question": ["What colour is the sky?", "Who wrote it?"],
+        "sentence": ["The sky is blue on a clear day.", "It rained all week."],
+        "label": [0, 1],
+    },
+    "rte": {
+        "sentence1": ["A man plays a guitar on stage.", "The shop opens at nine."],
+        "sentence2": ["A man is playing music.", "The shop is closed all day."],
+        "label": [0, 1],
+    },
+    "mrpc": {
+        "sentence1": ["He said the plan would work.", "Shares rose 5 percent."],
+        "sentence2": ["The plan will work, he said.", "The company hired a new chief."],
+        "label": [1, 0],
+    },
+    "qqp": {
+        "question1": ["How do I learn Python?", "What is the capital of France?"],
+        "question2": ["What is the best way to learn Python?", "How tall is Everest?"],
+        "label": [1, 0],
+    },
+    "stsb": {
+        "sentence1": ["A plane is taking off.", "A man is slicing a potato."],
+        "sentence2": ["An air plane is taking off.", "A woman plays the flute."],
+        "label": [5.0, 0.25],
+    },
+}
+LABEL_TYPES = {"stsb": pa.float32()}
+
+
+def glue() -> None:
+    for config, columns in GLUE.items():
+        for split in ("train", "validation", "test"):
+            data = {**columns, "idx": list(range(len(columns["label"])))}
+            if split == "test":  # GLUE's test labels are hidden: -1 on the hub
+                data["label"] = [-1] * len(columns["label"])
+            schema = pa.schema(
+                [
+                    *[(name, pa.string()) for name in columns if name != "label"],
+                    ("label", LABEL_TYPES.get(config, pa.int64())),
+                    ("idx", pa.int32()),
+                ]
+            )
+            path = HERE / "nyu-mll/glue" / config / SHARD.format(split=split)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            pq.write_table(pa.Table.from_pydict(data, schema=schema), path)
+
+
+def sst5() -> None:
+    # SetFit/sst5: train.jsonl, dev.jsonl, test.jsonl; one JSON object per line.
+    rows = [
+        {"text": "a gripping , funny film", "label": 4, "label_text": "very positive"},
+        {"text": "it 's fine , i guess", "label": 2, "label_text": "neutral"},
+        {"text": "dull and overlong", "label": 0, "label_text": "very negative"},
+    ]
+    folder = HERE / "SetFit/sst5"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("train", "dev", "test"):
+        text = "".join(json.dumps(row) + "\n" for row in rows)
+        (folder / f"{name}.jsonl").write_text(text, encoding="utf-8")
+
+
+def sickr() -> None:
+    # mteb/sickr-sts: test.jsonl.gz with sentence1, sentence2, score (1-5).
+    rows = [
+        {"sentence1": "A dog is running.", "sentence2": "A dog runs.", "score": 4.9},
+        {"sentence1": "A man is cooking.", "sentence2": "A child is swimming.", "score": 1.2},
+    ]
+    folder = HERE / "mteb/sickr-sts"
+    folder.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(row) + "\n" for row in rows).encode()
+    (folder / "test.jsonl.gz").write_bytes(gzip.compress(text, mtime=0))
+
+
+def wikitext() -> None:
+    # Salesforce/wikitext: <config>/<split>-00000-of-00001.parquet, one column "text" (lines).
+    lines = [
+        "",
+        " = Robert Boulter = \n",
+        "",
+        " Robert Boulter is an English film actor . He had a guest role in 2000 . \n",
+        " In 2006 , he starred in a play . It was well received . \n",
+    ]
+    path = HERE / "Salesforce/wikitext/wikitext-2-raw-v1" / SHARD.format(split="test")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table({"text": pa.array(lines, pa.string())}), path)
+
+
+def squad() -> None:
+    # rajpurkar/squad: plain_text/<split>-00000-of-00001.parquet; answers is a struct of lists.
+    answers = pa.struct([("text", pa.list_(pa.string())), ("answer_start", pa.list_(pa.int32()))])
+    schema = pa.schema(
+        [
+            ("id", pa.string()),
+            ("title", pa.string()),
+            ("context", pa.string()),
+            ("question", pa.string()),
+            ("answers", answers),
+        ]
+    )
+    context = "The Eiffel Tower is in Paris. It was built in 1889."
+    data = {
+        "id": ["5733be284776f41900661182", "5733be284776f4190066117f"],
+        "title": ["Eiffel_Tower", "Eiffel_Tower"],
+        "context": [context, context],
+        "question": [" Where is the Eiffel Tower?", "When was it built?"],
+        "answers": [
+            {"text": ["Paris", "in Paris"], "answer_start": [23, 20]},
+            {"text": ["1889"], "answer_start": [46]},
+        ],
+    }
+    for split in ("train", "validation"):
+        path = HERE / "rajpurkar/squad/plain_text" / SHARD.format(split=split)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.Table.from_pydict(data, schema=schema), path)
+
+
+if __name__ == "__main__":
+    glue()
+    sst5()
+    sickr()
+    wikitext()
+    squad()
