@@ -17,6 +17,12 @@ from isotropy import studies
 from isotropy.istar import grid as istar_grid
 from isotropy.istar import tasks as istar_tasks
 
+# The files Snakemake laid over each other (the Snakefile's config.yaml first, then --configfile):
+# an empty mapping in an overlay removes nothing and is refused, naming the file.
+studies.load_config_files(
+    [f for f in workflow.configfiles if f not in workflow.overwrite_configfiles]
+    + list(workflow.overwrite_configfiles)
+)
 try:
     validate(config, "../schemas/config.schema.yaml")
 except WorkflowError as error:
@@ -25,6 +31,11 @@ except WorkflowError as error:
     raise studies.config_validation_error(error, schema) from None
 studies.check_config(config)
 studies.check_geometry_config(config)
+# device: cuda on a machine without CUDA, refused before any job (jobs sent to a cluster by a
+# profile or an executor are checked where they run).
+if workflow.is_main_process and not studies.submits_jobs_elsewhere(sys.argv):
+    if (problem := studies.cuda_problem(config)) is not None:
+        raise studies.ConfigError(problem)
 
 STUDIES = studies.OPTIMISATION_STUDIES
 

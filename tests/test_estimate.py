@@ -113,3 +113,37 @@ def test_every_main_setup_has_a_measured_cpu_cost():
     for dataset in config["main"]["setups"]:
         per_update, per_evaluation = estimate.CPU_SECONDS[dataset]
         assert per_update > 0 and per_evaluation > 0, dataset
+
+
+@pytest.mark.parametrize(
+    "content, named",
+    [
+        (b"\x00\x01binary", "holds NUL bytes"),
+        (b"- a\n- b\n", "holds a list, not a mapping"),
+        (b"", "is empty"),
+    ],
+)
+def test_bad_config_file_is_one_line_naming_it(tmp_path, capsys, content, named):
+    """A binary or list-shaped file crashed `make run` with AttributeError (issue 26, case 11)."""
+    bad = tmp_path / "mine.yaml"
+    bad.write_bytes(content)
+    code = estimate.main(["--configfile", str(ROOT / "config.yaml"), str(bad), "--target", "x"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith(f"Configuration error: config file {bad} ") and named in err
+    assert err.count("\n") == 1
+
+
+def test_cuda_without_cuda_and_a_useless_preview_stride_are_refused(tmp_path, capsys, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("device: cuda\n")
+    args = ["--configfile", str(ROOT / "config.yaml"), str(mine), "--target", "main_study"]
+    assert estimate.main(args) == 1
+    assert "device: 'cuda' asks for a CUDA GPU" in capsys.readouterr().err
+    mine.write_text("main: {updates: 10}\npreview: {metric_stride: 10}\n")
+    args[-1] = "preview_study"
+    assert estimate.main(args) == 1
+    assert "preview.metric_stride: 10 is not below main.updates (10)" in capsys.readouterr().err

@@ -120,3 +120,64 @@ def test_every_istar_and_geometry_job_is_downstream_of_a_download(tmp_path):
 
     lonely = [labels[n] for n in studied if n not in optional and not from_download(n, set())]
     assert not lonely, f"jobs not downstream of a download: {lonely}"
+
+
+def _dry_run(tmp_path, *overlays: dict) -> subprocess.CompletedProcess:
+    """A dry run of the tiny configuration with ``overlays`` laid over it as further config files."""
+    import yaml
+
+    mirror = tiny_workflow.shared_mirror()
+    if mirror is None:
+        pytest.skip("offline mirror not found (set ISOTROPY_MIRROR)")
+    files = [tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)]
+    for index, overlay in enumerate(overlays):
+        files.append(tmp_path / f"overlay{index}.yaml")
+        files[-1].write_text(yaml.safe_dump(overlay))
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(tiny_workflow.ROOT / "Snakefile"),
+        "--directory",
+        str(tmp_path / "work"),
+        "--configfile",
+        *map(str, files),
+        "--cores",
+        "1",
+        "--dry-run",
+        "all",
+    ]
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=tiny_workflow.snakemake_environment(mirror),
+        timeout=600,
+    )
+
+
+@pytest.mark.parametrize(
+    "overlay, message",
+    [
+        # issue 26, case 10: passed the dry run and failed in the job, after the downloads.
+        (
+            {"device": "cuda"},
+            "device: 'cuda' asks for a CUDA GPU, but this machine has none visible to torch",
+        ),
+        # case 7: ignored by the key-by-key merge, 8 runs planned.
+        (
+            {"main": {"setups": {}}},
+            "main.setups: {} in config file ",
+        ),
+    ],
+)
+def test_dry_run_refuses_what_no_job_could_do(tmp_path, overlay, message):
+    import torch
+
+    if overlay.get("device") and torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    result = _dry_run(tmp_path, overlay)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-3000:]
+    assert message in output, output[-3000:]
