@@ -147,3 +147,33 @@ def test_cuda_without_cuda_and_a_useless_preview_stride_are_refused(tmp_path, ca
     args[-1] = "preview_study"
     assert estimate.main(args) == 1
     assert "preview.metric_stride: 10 is not below main.updates (10)" in capsys.readouterr().err
+
+
+def test_make_resume_refuses_while_snakemake_runs_in_the_folder(tmp_path):
+    """Issue 26, case 12: `make resume` unlocked a live run and ran its jobs a second time."""
+    import sys
+    import time
+
+    from isotropy import resume
+
+    commands = _make_dry_run("resume")
+    guard = next(i for i, c in enumerate(commands) if "isotropy.resume" in c)
+    unlock = next(i for i, c in enumerate(commands) if "--unlock" in c)
+    assert guard < unlock
+    assert resume.main(["-d", str(tmp_path)]) == 0
+    fake = tmp_path / "snakemake"  # a process whose command line is a Snakemake's
+    fake.write_text("import time\ntime.sleep(60)\n")
+    process = subprocess.Popen([sys.executable, str(fake), "--cores", "2"], cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 10
+        while not resume.running_snakemake(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert resume.running_snakemake(tmp_path) == [
+            (process.pid, f"{sys.executable} {fake} --cores 2")
+        ]
+        assert resume.running_snakemake(ROOT) == []  # another folder's run is not this one's
+        assert resume.main(["-d", str(tmp_path)]) == 1
+    finally:
+        process.kill()
+        process.wait()
+    assert resume.main(["-d", str(tmp_path)]) == 0
