@@ -13,6 +13,7 @@ from isotropy import datasets as isotropy_datasets
 from isotropy import download as isotropy_download
 from isotropy import model_parts as isotropy_model_parts
 from isotropy import paths
+from isotropy import provenance as isotropy_provenance
 from isotropy import studies
 from isotropy.istar import grid as istar_grid
 from isotropy.istar import tasks as istar_tasks
@@ -87,6 +88,31 @@ def optimisation_settings(wildcards):
     return studies.optimisation_settings(
         config, wildcards.study, wildcards.dataset, int(wildcards.seed)
     )
+
+
+def verified_embedding(artefact):
+    """An embeddings file (vectors.npy) of a run, checked when it exists (size against header and
+    record): a damaged one is named while the DAG is built, before Snakemake removes any valid
+    result made from it."""
+
+    def path(wildcards):
+        file = paths.embedding_file(artefact, wildcards.encoder, wildcards.dataset)
+        if os.path.isfile(file):
+            problem = isotropy_provenance.damaged_npy(file)
+            if problem is not None:
+                kind = studies.encoder(config, wildcards.encoder)["kind"]
+                maker = (
+                    "embed_sentences"
+                    if kind == "sentence-transformer"
+                    else "lookup_word_vectors"
+                )
+                raise WorkflowError(
+                    f"{problem}; re-make it: rm -f {file}, then run again (rule {maker} makes it "
+                    "anew); nothing was run or removed"
+                )
+        return file
+
+    return path
 
 
 def sentence_encoder(wildcards):

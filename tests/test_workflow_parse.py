@@ -4,6 +4,7 @@ A dry run, a lint or a report must not need the science stack (nor pay for impor
 the Snakefile, the rules and every helper they import at parse time stay torch-free.
 """
 
+import os
 import re
 import subprocess
 import sys
@@ -181,3 +182,28 @@ def test_dry_run_refuses_what_no_job_could_do(tmp_path, overlay, message):
     output = result.stdout + result.stderr
     assert result.returncode != 0, output[-3000:]
     assert message in output, output[-3000:]
+
+
+def test_truncated_vectors_are_named_before_any_job_and_no_result_is_lost(tmp_path):
+    """Issue 26, case 3: the re-run failed in the job (`mmap length is greater than file size`)
+    after Snakemake had removed the valid trace and summary made from the vectors."""
+    import numpy as np
+
+    embeddings = tmp_path / "work/resources/embeddings/miniLM/polarity"
+    embeddings.mkdir(parents=True)
+    vectors = embeddings / "vectors.npy"
+    np.save(vectors, np.ones((30, 4), dtype=np.float32))
+    size = vectors.stat().st_size
+    os.truncate(vectors, size - 64)
+    trace = tmp_path / "work/results/main/miniLM/polarity/seed0/trace.parquet"
+    trace.parent.mkdir(parents=True)
+    trace.write_bytes(b"a valid result")
+    result = _dry_run(tmp_path)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-3000:]
+    assert (
+        f"resources/embeddings/miniLM/polarity/vectors.npy has {size - 64:,} bytes, but its header "
+        f"(shape (30, 4), float32) needs {size:,}: it is truncated or damaged; re-make it: rm -f "
+        "resources/embeddings/miniLM/polarity/vectors.npy, then run again (rule embed_sentences"
+    ) in output, output[-3000:]
+    assert trace.read_bytes() == b"a valid result"

@@ -66,6 +66,11 @@ def configure_from_snakemake(snakemake: Any) -> None:
     """Configure logging from a Snakemake ``script:`` object (first log file, if any)."""
     log_files = list(getattr(snakemake, "log", []) or [])
     configure_logging(log_files[0] if log_files else None)
+    # The job re-makes its outputs (Snakemake removed them): their old records go too, so a job
+    # that fails leaves no record of a file that is not there.
+    from isotropy.provenance import remove_records
+
+    remove_records(getattr(snakemake, "output", []) or [])
 
 
 class ProgressLog:
