@@ -142,3 +142,23 @@ def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
         for chunk in iter(lambda: handle.read(chunk_size), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def open_npz(path: str | os.PathLike) -> Iterator[Any]:
+    """``np.load`` of a ``.npz`` file whose damage (truncated, not a zip, an array missing) is a
+    ValueError naming the file and how to re-make it, not zipfile's or numpy's bare complaint."""
+    import zipfile
+
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            yield data
+    except (zipfile.BadZipFile, EOFError, KeyError, ValueError, OSError) as error:
+        if isinstance(error, OSError) and not Path(path).is_file():
+            raise  # missing, not damaged: Snakemake names it
+        raise ValueError(
+            f"{path} cannot be read ({type(error).__name__}: {error}): it is truncated or damaged; "
+            f"re-make it: delete it (rm -f {path}) and run the workflow again"
+        ) from error
