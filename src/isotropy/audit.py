@@ -697,8 +697,12 @@ def audit(
     snakemake_args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     snakemake_python: str | None = None,
+    targets: Sequence[str] | None = None,
 ) -> list[Finding]:
     """Every finding for the results under ``root`` (a Snakemake working directory).
+
+    ``targets`` are the Snakemake targets whose results must all be there (default: the
+    workflow's default target, rule ``all``).
 
     With ``snakefile`` the parameters, rule code and input sets are checked by Snakemake against
     the current workflow; ``configfiles`` are the config files of the run (or ``config``, the
@@ -725,7 +729,7 @@ def audit(
             # result of another configuration has no rule here and would fail the whole call.
             summary = snakemake_summary(
                 root,
-                None,
+                list(targets) if targets else None,
                 snakefile=snakefile,
                 configfiles=files,
                 extra_args=snakemake_args,
@@ -783,8 +787,9 @@ def declared_findings(
                     FAIL,
                     "declared",
                     f"{len(audited & declared)} of the {len(declared)} result files this configuration "
-                    f"declares were audited; absent: {_listing(absent)} (make them, e.g. make run, "
-                    "or give the config files they were made with: --configfile a.yaml b.yaml)",
+                    f"declares were audited; absent: {_listing(absent)} (make them, e.g. make run; give "
+                    "the config files they were made with, --configfile a.yaml b.yaml; or name the "
+                    "target that made them, --target main_study)",
                 )
             )
     for path in sorted(audited - declared):
@@ -895,6 +900,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="skip the parameter check by Snakemake (checksums, inputs and code only)",
     )
+    parser.add_argument(
+        "--target",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="TARGET",
+        help="Snakemake target(s) whose results must all be there, e.g. main_study (default: all)",
+    )
     parser.add_argument("--output", "-o", default=None, help="also write the table as TSV here")
     parser.add_argument(
         "--quiet", "-q", action="store_true", help="print only warnings and mismatches"
@@ -914,6 +927,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             starts=args.files or None,
             snakefile=snakefile,
             configfiles=[Path(c).resolve() for c in args.configfile],
+            targets=args.target,
         )
     except ConfigError as error:
         print(f"isotropy-audit: {error}", file=sys.stderr)
