@@ -171,7 +171,9 @@ def test_make_resume_refuses_while_snakemake_runs_in_the_folder(tmp_path):
         assert resume.running_snakemake(tmp_path) == [
             (process.pid, f"{sys.executable} {fake} --cores 2")
         ]
-        assert resume.running_snakemake(ROOT) == []  # another folder's run is not this one's
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        assert resume.running_snakemake(elsewhere) == []  # another folder's run is not this one's
         assert resume.main(["-d", str(tmp_path)]) == 1
     finally:
         process.kill()
