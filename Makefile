@@ -41,8 +41,10 @@ preview: install
 
 # After a killed run (Ctrl-C twice, SIGKILL, a lost session): release Snakemake's lock, then carry
 # on; the profile's rerun-incomplete makes the half-written jobs again. TARGET=preview_study etc.
+# Refused while a Snakemake process still runs in this folder (isotropy.resume).
 TARGET ?= main_study
 resume: install
+	$(BIN)/python -m isotropy.resume
 	$(BIN)/snakemake --unlock $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 	$(ESTIMATE) $(TARGET)
 	$(BIN)/snakemake --cores $(CORES) $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS)

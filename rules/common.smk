@@ -13,10 +13,17 @@ from isotropy import datasets as isotropy_datasets
 from isotropy import download as isotropy_download
 from isotropy import model_parts as isotropy_model_parts
 from isotropy import paths
+from isotropy import provenance as isotropy_provenance
 from isotropy import studies
 from isotropy.istar import grid as istar_grid
 from isotropy.istar import tasks as istar_tasks
 
+# The files Snakemake laid over each other (the Snakefile's config.yaml first, then --configfile):
+# an empty mapping in an overlay removes nothing and is refused, naming the file.
+studies.load_config_files(
+    [f for f in workflow.configfiles if f not in workflow.overwrite_configfiles]
+    + list(workflow.overwrite_configfiles)
+)
 try:
     validate(config, "../schemas/config.schema.yaml")
 except WorkflowError as error:
@@ -25,6 +32,11 @@ except WorkflowError as error:
     raise studies.config_validation_error(error, schema) from None
 studies.check_config(config)
 studies.check_geometry_config(config)
+# device: cuda on a machine without CUDA, refused before any job (jobs sent to a cluster by a
+# profile or an executor are checked where they run).
+if workflow.is_main_process and not studies.submits_jobs_elsewhere(sys.argv):
+    if (problem := studies.cuda_problem(config)) is not None:
+        raise studies.ConfigError(problem)
 
 STUDIES = studies.OPTIMISATION_STUDIES
 
@@ -76,6 +88,31 @@ def optimisation_settings(wildcards):
     return studies.optimisation_settings(
         config, wildcards.study, wildcards.dataset, int(wildcards.seed)
     )
+
+
+def verified_embedding(artefact):
+    """An embeddings file (vectors.npy) of a run, checked when it exists (size against header and
+    record): a damaged one is named while the DAG is built, before Snakemake removes any valid
+    result made from it."""
+
+    def path(wildcards):
+        file = paths.embedding_file(artefact, wildcards.encoder, wildcards.dataset)
+        if os.path.isfile(file):
+            problem = isotropy_provenance.damaged_npy(file)
+            if problem is not None:
+                kind = studies.encoder(config, wildcards.encoder)["kind"]
+                maker = (
+                    "embed_sentences"
+                    if kind == "sentence-transformer"
+                    else "lookup_word_vectors"
+                )
+                raise WorkflowError(
+                    f"{problem}; re-make it: rm -f {file}, then run again (rule {maker} makes it "
+                    "anew); nothing was run or removed"
+                )
+        return file
+
+    return path
 
 
 def sentence_encoder(wildcards):

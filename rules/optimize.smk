@@ -5,7 +5,7 @@
 rule optimize_embeddings:
     input:
         table=paths.dataset_table(),
-        vectors=paths.embedding_file("vectors.npy"),
+        vectors=verified_embedding("vectors.npy"),
         index=paths.embedding_file("index.parquet"),
     output:
         trace=paths.optimisation_run_file("trace.parquet"),

@@ -148,6 +148,72 @@ def test_tampered_raw_download_is_caught(chain):
     )
 
 
+def _mirror_manifest(chain: Path, row: str | None) -> Path:
+    """A mirror with values.txt and a MANIFEST.tsv holding ``row`` (None: no row), and the toy
+    download manifest re-written as fetched from it, pinned by MANIFEST.tsv."""
+    mirror = chain / "mirror"
+    mirror.mkdir()
+    (mirror / "values.txt").write_text("1\n2\n3\n")
+    (mirror / "MANIFEST.tsv").write_text("path\tbytes\tsha256\n" + (row + "\n" if row else ""))
+    manifest = json.loads(Path("resources/raw/toy/manifest.json").read_text())
+    digest = manifest["files"][0]["sha256"]
+    manifest.update(
+        source="toy",
+        mirror=str(mirror),
+        inputs=[
+            {
+                "mirror_path": "values.txt",
+                "sha256": digest,
+                "pinned": True,
+                "pinned_by": ["MANIFEST.tsv"],
+            }
+        ],
+    )
+    Path("resources/raw/toy/manifest.json").write_text(json.dumps(manifest))
+    # The steps after it, made again from this manifest.
+    _step(
+        "metric",
+        ["resources/raw/toy/manifest.json"],
+        "results/toy/metric.csv",
+        "value\n2\n4\n6\n",
+        script="step.py",
+    )
+    _step("table", ["results/toy/metric.csv"], "results/table.csv", "total\n12\n")
+    return mirror
+
+
+def test_raw_inputs_are_checked_against_the_pins_not_the_record(chain):
+    digest = hashlib.sha256(b"1\n2\n3\n").hexdigest()
+    _mirror_manifest(chain, f"values.txt\t6\t{digest}")
+    assert not failures(audit(chain))  # the record and the pin agree
+
+
+def test_raw_input_whose_pin_differs_is_a_mismatch(chain):
+    other = hashlib.sha256(b"1\n2\n4\n").hexdigest()
+    _mirror_manifest(chain, f"values.txt\t6\t{other}")
+    bad = _bad(audit(chain))["resources/raw/toy/manifest.json"]
+    assert any(
+        r.startswith("raw: mirror file values.txt was fetched with sha256")
+        and f"MANIFEST.tsv pins {other[:12]}" in r
+        for r in bad
+    )
+
+
+def test_raw_input_recorded_as_pinned_without_a_pin_is_a_mismatch(chain):
+    _mirror_manifest(chain, None)
+    bad = _bad(audit(chain))["resources/raw/toy/manifest.json"]
+    assert (
+        "raw: mirror file values.txt is recorded as pinned by MANIFEST.tsv, but no such pin exists now"
+        in bad
+    )
+
+
+def test_raw_input_pinned_by_a_row_cut_short_is_a_mismatch(chain):
+    _mirror_manifest(chain, "values.txt\t6")  # the row cut short before its sha256
+    bad = _bad(audit(chain))["resources/raw/toy/manifest.json"]
+    assert any("the mirror's pins cannot be read" in r and "line 2" in r for r in bad)
+
+
 def test_deleted_raw_download_is_caught(chain):
     os.remove("resources/raw/toy/values.txt")
     assert (
@@ -386,6 +452,7 @@ def test_toy_workflow_tampering_is_caught(toy, tmp_path):
     assert list(_bad(audit(raw))) == ["resources/raw/toy/values.txt"]
 
     original = (workflow / "metric.py").read_text()
+    stat = (workflow / "metric.py").stat()
     try:
         (workflow / "metric.py").write_text(original + "# edited\n")
         assert _bad(audit(workdir)) == {
@@ -393,7 +460,96 @@ def test_toy_workflow_tampering_is_caught(toy, tmp_path):
         }
     finally:
         (workflow / "metric.py").write_text(original)
+        # Its time too: Snakemake takes a script newer than its outputs for changed code, and
+        # the module's later tests share this workflow.
+        os.utime(workflow / "metric.py", ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert not failures(audit(workdir))
+
+
+def _toy_args(workflow: Path, workdir: Path, *configs: Path) -> list[str]:
+    return [
+        "-d",
+        str(workdir),
+        "--snakefile",
+        str(workflow / "Snakefile"),
+        "--configfile",
+        *map(str, configs or [workflow / "config.yaml"]),
+    ]
+
+
+@pytest.mark.slow
+def test_cli_takes_several_config_files_like_snakemake(toy, tmp_path, capsys):
+    """`--configfile a b c` lays the files over each other (issue 26, case 2): none of them is
+    taken for a file to audit, and a tampered result is still caught."""
+    workflow, workdir = toy
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text("factor: 2\n")
+    empty_ok = tmp_path / "more.yaml"
+    empty_ok.write_text("unused: 1\n")
+    args = _toy_args(workflow, workdir, workflow / "config.yaml", overlay, empty_ok)
+    assert main(args) == 0, capsys.readouterr()
+    out = capsys.readouterr().out
+    assert "config.yaml" not in out and "overlay.yaml" not in out  # never audited as files
+    assert "3 files audited: 3 ok" in out
+    work = _copy(workdir, tmp_path / "work")
+    with open(work / "results/table.csv", "a") as handle:
+        handle.write("1\n")
+    assert main(_toy_args(workflow, work, workflow / "config.yaml", overlay)) == 1
+    assert "MISMATCH results/table.csv: modified after it was made" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_audit_of_fewer_results_than_declared_fails(toy, tmp_path, capsys):
+    workflow, workdir = toy
+    work = _copy(workdir, tmp_path / "work")
+    (work / "results/table.csv").unlink()
+    assert main(_toy_args(workflow, work)) == 1
+    err = capsys.readouterr().err
+    assert (
+        "MISMATCH (workflow): 1 of the 2 result files this configuration declares were audited; "
+        "absent: results/table.csv" in err
+    )
+    # Only what the named target needs must be there.
+    assert main(_toy_args(workflow, work) + ["--target", "results/toy/metric.csv"]) == 0
+
+
+@pytest.mark.slow
+def test_config_files_given_as_files_to_audit_fail(toy, capsys):
+    workflow, workdir = toy
+    config = str(workflow / "config.yaml")
+    args = ["-d", str(workdir), "--snakefile", str(workflow / "Snakefile"), config]
+    assert main(args) == 1
+    assert "config files go after --configfile" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_results_of_another_configuration_are_reported_as_such(toy, tmp_path, capsys, monkeypatch):
+    """A result no rule of this configuration makes (issue 26, case 14): named as another
+    configuration's, with what its record says, never `snakemake --summary failed`."""
+    workflow, workdir = toy
+    work = _copy(workdir, tmp_path / "work")
+    other = work / "results/istar/check/metrics.json"
+    other.parent.mkdir(parents=True)
+    other.write_text("{}\n")
+    monkeypatch.chdir(work)  # records name outputs relative to the working directory
+    record = build_record(
+        rule="istar_run",
+        inputs=[],
+        outputs=["results/istar/check/metrics.json"],
+        config={"studies": ["istar"], "factor": 5},
+    )
+    write_json(record_path(other), record)
+    code = main(_toy_args(workflow, work))
+    captured = capsys.readouterr()
+    assert "snakemake --summary failed" not in captured.out + captured.err
+    assert code == 0, captured
+    line = next(
+        line
+        for line in captured.out.splitlines()
+        if line.startswith("results/istar/check/metrics.json")
+    )
+    assert "a result of another configuration" in line and "studies ['istar']" in line
+    assert "factor (5 → 2)" in line
 
 
 # ---------------------------------------------------------------------------------------------

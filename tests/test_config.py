@@ -352,3 +352,77 @@ def test_url_pins_agree_with_the_mirror_manifest(config):
             same = [rel for rel in source.get("mirror") or [] if Path(rel).name == Path(url).name]
             for rel in same:
                 assert pin == manifest[rel], f"sources.{name}: pin of {url} != MANIFEST {rel}"
+
+
+# Silent acceptances refused at parse time, naming the key and the value (issue 26)
+
+
+def test_metric_stride_not_below_updates_is_refused(config):
+    """`metric_stride: 50` with `updates: 12` measured each run twice and left the per-seed
+    correlations blank (case 6)."""
+    config["main"].update(updates=12, metric_stride=50)
+    with pytest.raises(studies.ConfigError) as info:
+        studies.check_config(config)
+    message = str(info.value)
+    assert "main.metric_stride: 50 is not below main.updates (12)" in message
+    assert "give a metric_stride below 12" in message
+    config["main"]["metric_stride"] = 11
+    studies.check_config(config)
+
+
+def test_misspelt_main_setup_is_refused_naming_the_registered_datasets(config):
+    from isotropy.datasets import DATASETS
+
+    config["main"]["setups"]["polarty"] = config["main"]["setups"].pop("polarity")
+    with pytest.raises(studies.ConfigError) as info:
+        studies.check_config(config)
+    message = str(info.value)
+    assert "main.setups: 'polarty' is not a registered data set (registered: " in message
+    assert ", ".join(sorted(DATASETS)) in message and "check its spelling" in message
+
+
+def test_look_alike_key_is_shown_with_its_code_points(config):
+    from snakemake.exceptions import WorkflowError
+
+    config["m\u0430in"] = config.pop("main")  # Cyrillic а
+    with pytest.raises(WorkflowError) as raised:
+        validate(config, SCHEMA)
+    message = str(studies.config_validation_error(raised.value, SCHEMA))
+    assert "config key 'mаin' ('а' U+0430 CYRILLIC SMALL LETTER A at position 2)" in message
+
+
+@pytest.mark.parametrize(
+    "content, named",
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00", "holds NUL bytes (a binary file, not YAML)"),
+        (b"caf\xe9: 1\n", "is not UTF-8 text (byte 3)"),
+        (b"", "is empty"),
+        (b"# only a comment\n", "is empty"),
+        (b"- main\n- glue\n", "holds a list, not a mapping of settings"),
+        (b"main: [unclosed\n", "is not valid YAML at line 2"),
+    ],
+)
+def test_bad_config_files_are_named_by_path(tmp_path, content, named):
+    bad = tmp_path / "bad.yaml"
+    bad.write_bytes(content)
+    with pytest.raises(studies.ConfigError) as info:
+        studies.load_config_files([str(ROOT / "config.yaml"), str(bad)])
+    assert str(info.value).startswith(f"config file {bad} "), info.value
+    assert named in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_config_file_is_named(tmp_path):
+    with pytest.raises(studies.ConfigError, match=r"config file .*nowhere.yaml cannot be read"):
+        studies.load_config_files([str(tmp_path / "nowhere.yaml")])
+
+
+def test_empty_mapping_in_an_overlay_is_refused(tmp_path):
+    """`main: {setups: {}}` was ignored by the key-by-key merge and 8 runs were planned (case 7)."""
+    overlay = tmp_path / "none.yaml"
+    overlay.write_text("main: {setups: {}}\n")
+    with pytest.raises(studies.ConfigError) as info:
+        studies.load_config_files([str(ROOT / "config.yaml"), str(overlay)])
+    message = str(info.value)
+    assert message.startswith(f"main.setups: {{}} in config file {overlay} leaves the 4 entries")
+    assert "merged key by key; list the entries to keep instead" in message

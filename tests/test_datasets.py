@@ -493,3 +493,55 @@ def test_qnli_reader_on_glues_real_dev_file(mirror_root):
     assert len(table) == 5_463  # nyu-mll/glue's card: qnli validation, 5,463 examples
     assert set(table["label"]) == {"entailment", "not_entailment"}
     assert table["text"].str.endswith("?").mean() > 0.9  # questions first, sentences second
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables no study can use are refused at prepare_dataset, naming the raw files (issue 26)
+
+
+def _prepare(dataset: str, raw_dir: Path):
+    sources = {"raw_dir": dataset}
+    return datasets.prepare_dataset(dataset, {dataset: raw_dir}, sources)
+
+
+def test_nul_byte_in_a_sentence_is_refused_naming_file_and_line(tmp_path):
+    (tmp_path / "rt-polarity.pos").write_bytes(b"good\nfi\x00ne\n")
+    (tmp_path / "rt-polarity.neg").write_text("bad\n")
+    with pytest.raises(ValueError) as info:
+        _prepare("polarity", tmp_path)
+    assert str(info.value).startswith(
+        f"{tmp_path / 'rt-polarity.pos'}, line 2: NUL byte at column 3"
+    )
+
+
+def test_nul_from_a_json_escape_is_refused_naming_the_raw_files(tmp_path):
+    rows = [
+        {"gold_label": "neutral", "sentence1": "a\u0000b", "sentence2": "c"},
+        {"gold_label": "entailment", "sentence1": "d", "sentence2": "e"},
+    ]
+    (tmp_path / "snli_1.0_dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ValueError, match=r"item 0 holds a NUL byte in 'text'.*snli_1.0_dev.jsonl"):
+        _prepare("snli", tmp_path)
+
+
+def test_empty_polarity_file_gives_a_one_class_table_refused_before_embedding(tmp_path):
+    (tmp_path / "rt-polarity.pos").write_text("")
+    (tmp_path / "rt-polarity.neg").write_text("bad\nworse\n")
+    with pytest.raises(ValueError) as info:
+        _prepare("polarity", tmp_path)
+    message = str(info.value)
+    assert message.startswith("data set 'polarity' has 1 class ('negative') in 2 rows")
+    assert str(tmp_path / "rt-polarity.pos") in message and "re-fetch" in message
+
+
+def test_empty_snli_and_header_only_rte_are_refused_naming_the_file(tmp_path):
+    (tmp_path / "snli_1.0_dev.jsonl").write_text("")
+    with pytest.raises(ValueError) as info:
+        _prepare("snli", tmp_path)
+    assert str(info.value).startswith("data set 'snli' has no rows: its raw files yield none")
+    assert str(tmp_path / "snli_1.0_dev.jsonl") in str(info.value)
+    rte = tmp_path / "rte"
+    rte.mkdir()
+    (rte / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")
+    with pytest.raises(ValueError, match=r"data set 'rte' has no rows.*rte/train.tsv"):
+        datasets.prepare_dataset("rte", {"glue_rte": rte}, {"raw_dir": "glue_rte"})

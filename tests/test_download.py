@@ -548,6 +548,52 @@ def test_config_pin_is_enforced_on_mirror_reads(tmp_path, config):
     assert manifest["inputs"][0]["pinned_by"] == ["MANIFEST.tsv", "config"]
 
 
+@pytest.mark.parametrize(
+    "row",
+    [
+        "supersense/words.txt\t8",  # cut short before its sha256 (issue 26, case 1)
+        "supersense/words.txt\t\t" + "0" * 64,  # no byte count
+        "supersense/words.txt\t8\tnot-a-digest",
+        "supersense/words.txt\teight\t" + "0" * 64,
+    ],
+)
+def test_mirror_manifest_row_without_sha256_and_bytes_is_an_error_naming_the_line(
+    tmp_path, config, row
+):
+    mirror = small_mirror(tmp_path, manifest=False)
+    (mirror / "MANIFEST.tsv").write_text(f"path\tbytes\tsha256\n\n{row}\n")
+    (mirror / "supersense/words.txt").write_bytes(b"dog\ncow\n")  # and the file edited
+    with pytest.raises(UnverifiedFileError) as info:
+        download.fetch_source(
+            "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
+        )
+    message = str(info.value)
+    assert f"{mirror / 'MANIFEST.tsv'} line 3: row 'supersense/words.txt'" in message
+    assert "64-hex-digit sha256" in message
+    assert list((tmp_path / "raw").iterdir()) == []
+
+
+def test_mirror_file_of_another_size_is_refused_even_with_its_hash(tmp_path, config):
+    mirror = small_mirror(tmp_path, manifest=False)
+    digest = sha(b"dog\ncat\n")
+    (mirror / "MANIFEST.tsv").write_text(
+        f"path\tbytes\tsha256\nsupersense/words.txt\t9\t{digest}\n"
+    )
+    with pytest.raises(ChecksumError, match=r"size mismatch .*: expected 9 bytes, got 8"):
+        download.fetch_source(
+            "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
+        )
+    assert list((tmp_path / "raw").iterdir()) == []
+
+
+def test_pinned_by_names_only_what_was_compared(tmp_path, config):
+    mirror = small_mirror(tmp_path)
+    manifest = download.fetch_source(
+        "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
+    )
+    assert manifest["inputs"][0]["pinned_by"] == ["MANIFEST.tsv"]
+
+
 def test_mirror_manifest_mismatch_does_not_blame_the_config(tmp_path, config):
     mirror = small_mirror(tmp_path)
     (mirror / "supersense/words.txt").write_bytes(

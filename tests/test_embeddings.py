@@ -124,3 +124,62 @@ def test_model_shipped_in_a_package_resolves_to_its_folder(minilm_path):
         resolve_model_path("package:no_such_model_package")
     with pytest.raises(FileNotFoundError, match="does not exist"):
         resolve_model_path("/no/such/folder")
+
+
+# ---------------------------------------------------------------------------------------------
+# Damaged inputs and full disks, named (issue 26, cases 3 and 4)
+
+
+def _vectors(tmp_path, rows: int = 50):
+    encode_to_file(
+        [f"t{i}" for i in range(rows)],
+        lambda b: np.ones((len(b), 4)),
+        4,
+        tmp_path / "v.npy",
+        progress=False,
+    )
+    pd.DataFrame({"text": [f"t{i}" for i in range(rows)]}).to_parquet(tmp_path / "i.parquet")
+    return tmp_path / "v.npy"
+
+
+def test_truncated_vectors_are_named_with_the_remedy_before_loading(tmp_path):
+    """Was `ValueError: mmap length is greater than file size`, naming no file."""
+    path = _vectors(tmp_path)
+    size = path.stat().st_size
+    os.truncate(path, size - 100)
+    with pytest.raises(ValueError) as info:
+        load_embeddings(path, tmp_path / "i.parquet")
+    message = str(info.value)
+    assert message.startswith(
+        f"{path} has {size - 100:,} bytes, but its header (shape (50, 4), float32) needs {size:,}: "
+        "it is truncated or damaged; re-make it: delete it"
+    )
+
+
+def test_full_disk_while_embedding_is_named_and_leaves_nothing(tmp_path, monkeypatch):
+    """Was SIGBUS in the memmap write, no log line, and a hidden .part file left behind."""
+    import errno
+
+    from isotropy.io import DiskFullError
+
+    def full(fd, offset, length):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    with pytest.raises(DiskFullError) as info:
+        encode_to_file(
+            ["a", "b"], lambda b: np.ones((len(b), 4)), 4, tmp_path / "v.npy", progress=False
+        )
+    message = str(info.value)
+    assert message.startswith(
+        f"no space left on the device of {tmp_path / 'v.npy'} while writing it ("
+    )
+    assert "bytes needed or written so far" in message and "free some space" in message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_staging_file_of_a_killed_writer_is_removed_by_the_next(tmp_path):
+    debris = tmp_path / ".v.npy.k1l2e3d.part.npy"  # what a SIGKILL or SIGBUS leaves
+    debris.write_bytes(b"\x93NUMPY half")
+    _vectors(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["i.parquet", "v.npy"]

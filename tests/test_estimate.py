@@ -157,3 +157,69 @@ def test_every_main_setup_has_a_measured_cost():
         assert (
             estimate.embedding_seconds(config, setup["encoder"], dataset, ROOT / "no-such-dir") > 0
         )
+
+
+@pytest.mark.parametrize(
+    "content, named",
+    [
+        (b"\x00\x01binary", "holds NUL bytes"),
+        (b"- a\n- b\n", "holds a list, not a mapping"),
+        (b"", "is empty"),
+    ],
+)
+def test_bad_config_file_is_one_line_naming_it(tmp_path, capsys, content, named):
+    """A binary or list-shaped file crashed `make run` with AttributeError (issue 26, case 11)."""
+    bad = tmp_path / "mine.yaml"
+    bad.write_bytes(content)
+    code = estimate.main(["--configfile", str(ROOT / "config.yaml"), str(bad), "--target", "x"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith(f"Configuration error: config file {bad} ") and named in err
+    assert err.count("\n") == 1
+
+
+def test_cuda_without_cuda_and_a_useless_preview_stride_are_refused(tmp_path, capsys, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("device: cuda\n")
+    args = ["--configfile", str(ROOT / "config.yaml"), str(mine), "--target", "main_study"]
+    assert estimate.main(args) == 1
+    assert "device: 'cuda' asks for a CUDA GPU" in capsys.readouterr().err
+    mine.write_text("main: {updates: 10}\npreview: {metric_stride: 10}\n")
+    args[-1] = "preview_study"
+    assert estimate.main(args) == 1
+    assert "preview.metric_stride: 10 is not below main.updates (10)" in capsys.readouterr().err
+
+
+def test_make_resume_refuses_while_snakemake_runs_in_the_folder(tmp_path):
+    """Issue 26, case 12: `make resume` unlocked a live run and ran its jobs a second time."""
+    import sys
+    import time
+
+    from isotropy import resume
+
+    commands = _make_dry_run("resume")
+    guard = next(i for i, c in enumerate(commands) if "isotropy.resume" in c)
+    unlock = next(i for i, c in enumerate(commands) if "--unlock" in c)
+    assert guard < unlock
+    assert resume.main(["-d", str(tmp_path)]) == 0
+    fake = tmp_path / "snakemake"  # a process whose command line is a Snakemake's
+    fake.write_text("import time\ntime.sleep(60)\n")
+    process = subprocess.Popen([sys.executable, str(fake), "--cores", "2"], cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 10
+        while not resume.running_snakemake(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert resume.running_snakemake(tmp_path) == [
+            (process.pid, f"{sys.executable} {fake} --cores 2")
+        ]
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        assert resume.running_snakemake(elsewhere) == []  # another folder's run is not this one's
+        assert resume.main(["-d", str(tmp_path)]) == 1
+    finally:
+        process.kill()
+        process.wait()
+    assert resume.main(["-d", str(tmp_path)]) == 0

@@ -468,3 +468,24 @@ def test_geometry_rules_run_end_to_end(tiny_run):
     assert flat.get_ylabel().startswith("PC2")
     np.testing.assert_allclose(flat.collections[0].get_offsets(), view[["pc1", "pc2"]].to_numpy())
     matplotlib.pyplot.close(figure)
+
+
+def test_truncated_token_states_are_named_with_the_remedy(tmp_path):
+    """Issue 26, case 3: a damaged token-state file is named, not zipfile's bare complaint."""
+    states = geometry.TokenEmbeddings(
+        np.ones((2, 3, 4), dtype=np.float32),
+        np.arange(3),
+        np.array(["a", "b", "c"]),
+        np.zeros(3, dtype=np.int64),
+    )
+    path = tmp_path / "tokens.npz"
+    states.save(path)
+    np.testing.assert_array_equal(geometry.TokenEmbeddings.load(path).layers, states.layers)
+    os.truncate(path, path.stat().st_size // 2)
+    with pytest.raises(ValueError) as info:
+        geometry.TokenEmbeddings.load(path)
+    message = str(info.value)
+    assert message.startswith(f"{path} cannot be read (BadZipFile: ")
+    assert message.endswith(
+        f"it is truncated or damaged; re-make it: delete it (rm -f {path}) and run the workflow again"
+    )

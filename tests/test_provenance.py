@@ -154,3 +154,71 @@ def test_every_workflow_script_records_provenance():
         if s.name not in exempt and not re.search(r"record_step\(\s*snakemake\b", s.read_text())
     ]
     assert not missing, f"scripts without record_step: {missing}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Never a record without its file (issue 26, cases 3 and 5)
+
+
+def test_a_full_disk_while_writing_a_result_names_it_and_keeps_nothing(files):
+    import errno
+
+    import pytest
+
+    from isotropy.io import DiskFullError, atomic_path
+
+    with pytest.raises(DiskFullError) as info:
+        with atomic_path("results/table.csv") as tmp:
+            tmp.write_bytes(b"x" * 2048)
+            raise OSError(errno.ENOSPC, "No space left on device")
+    assert str(info.value).startswith(
+        "no space left on the device of results/table.csv while writing it (2.0 kB needed or "
+        "written so far, "
+    )
+    assert list(Path("results").iterdir()) == []
+
+
+def test_a_record_that_cannot_be_written_takes_its_twins_with_it(files, monkeypatch):
+    import errno
+
+    import pytest
+
+    from isotropy import provenance
+
+    Path("second.json").write_text("{}")
+    snakemake = SimpleNamespace(
+        rule="make",
+        input=["data/a.txt"],
+        output=["out.csv", "second.json"],
+        params=Params(),
+        wildcards=Params(),
+        config={},
+        scriptdir=None,
+    )
+    real = provenance.write_json
+
+    def full_on_second(path, data):
+        if str(path).startswith("second.json"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, data)
+
+    monkeypatch.setattr(provenance, "write_json", full_on_second)
+    with pytest.raises(OSError):
+        record_step(snakemake)
+    assert list(iter_recorded(".")) == []
+
+
+def test_a_job_starting_removes_the_records_of_the_outputs_it_re_makes(files):
+    """Snakemake removes a job's outputs before it runs; their records went nowhere (orphans)."""
+    import logging
+
+    from isotropy.logs import configure_from_snakemake
+
+    Path("out.csv.provenance.json").write_text("{}")  # its file removed by Snakemake
+    Path("other.csv.provenance.json").write_text("{}")
+    try:
+        configure_from_snakemake(SimpleNamespace(log=[], output=["out.csv"]))
+    finally:
+        logging.getLogger().handlers.clear()
+    assert not Path("out.csv.provenance.json").exists()
+    assert Path("other.csv.provenance.json").exists()

@@ -4,10 +4,12 @@ A dry run, a lint or a report must not need the science stack (nor pay for impor
 the Snakefile, the rules and every helper they import at parse time stay torch-free.
 """
 
+import os
 import re
 import subprocess
 import sys
 
+import pytest
 import tiny_workflow
 
 # Runs Snakemake in this interpreter and prints which heavy modules it loaded, after it exits.
@@ -148,10 +150,92 @@ def test_default_config_downloads_the_papers_supersense_data_and_offline_keeps_t
 ):
     online = planned_downloads(tmp_path / "online", ["config.yaml"], None)
     assert "supersense_features" in online and "supersense_words" not in online
-    mirror = tiny_workflow.shared_mirror()
-    if mirror is None:
-        pytest.skip("offline mirror not found (set ISOTROPY_MIRROR)")
+    mirror = tiny_workflow.require_mirror()
     offline = planned_downloads(
         tmp_path / "offline", ["config.yaml", "config/offline.yaml"], mirror
     )
     assert {"supersense_words", "wordnet"} <= offline and "supersense_features" not in offline
+
+
+def _dry_run(tmp_path, *overlays: dict) -> subprocess.CompletedProcess:
+    """A dry run of the tiny configuration with ``overlays`` laid over it as further config files."""
+    import yaml
+
+    mirror = tiny_workflow.require_mirror()
+    files = [tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)]
+    for index, overlay in enumerate(overlays):
+        files.append(tmp_path / f"overlay{index}.yaml")
+        files[-1].write_text(yaml.safe_dump(overlay))
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(tiny_workflow.ROOT / "Snakefile"),
+        "--directory",
+        str(tmp_path / "work"),
+        "--configfile",
+        *map(str, files),
+        "--cores",
+        "1",
+        "--dry-run",
+        "all",
+    ]
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=tiny_workflow.snakemake_environment(mirror),
+        timeout=600,
+    )
+
+
+@pytest.mark.parametrize(
+    "overlay, message",
+    [
+        # issue 26, case 10: passed the dry run and failed in the job, after the downloads.
+        (
+            {"device": "cuda"},
+            "device: 'cuda' asks for a CUDA GPU, but this machine has none visible to torch",
+        ),
+        # case 7: ignored by the key-by-key merge, 8 runs planned.
+        (
+            {"main": {"setups": {}}},
+            "main.setups: {} in config file ",
+        ),
+    ],
+)
+def test_dry_run_refuses_what_no_job_could_do(tmp_path, overlay, message):
+    import torch
+
+    if overlay.get("device") and torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    result = _dry_run(tmp_path, overlay)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-3000:]
+    assert message in output, output[-3000:]
+
+
+def test_truncated_vectors_are_named_before_any_job_and_no_result_is_lost(tmp_path):
+    """Issue 26, case 3: the re-run failed in the job (`mmap length is greater than file size`)
+    after Snakemake had removed the valid trace and summary made from the vectors."""
+    import numpy as np
+
+    embeddings = tmp_path / "work/resources/embeddings/miniLM/polarity"
+    embeddings.mkdir(parents=True)
+    vectors = embeddings / "vectors.npy"
+    np.save(vectors, np.ones((30, 4), dtype=np.float32))
+    size = vectors.stat().st_size
+    os.truncate(vectors, size - 64)
+    trace = tmp_path / "work/results/main/miniLM/polarity/seed0/trace.parquet"
+    trace.parent.mkdir(parents=True)
+    trace.write_bytes(b"a valid result")
+    result = _dry_run(tmp_path)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-3000:]
+    assert (
+        f"resources/embeddings/miniLM/polarity/vectors.npy has {size - 64:,} bytes, but its header "
+        f"(shape (30, 4), float32) needs {size:,}: it is truncated or damaged; re-make it: rm -f "
+        "resources/embeddings/miniLM/polarity/vectors.npy, then run again (rule embed_sentences"
+    ) in output, output[-3000:]
+    assert trace.read_bytes() == b"a valid result"

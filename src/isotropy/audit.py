@@ -143,8 +143,9 @@ def is_manifest(path: str) -> bool:
     )
 
 
-def check_manifest(root: Path, path: str) -> list[Finding]:
-    """Every raw file of a source against the sha256 its download manifest recorded."""
+def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = None) -> list[Finding]:
+    """Every raw file of a source against the sha256 its download manifest recorded, and what
+    it was fetched from against today's pins (:func:`check_pins`)."""
     manifest_path = _resolve(root, path)
     try:
         manifest = json.loads(manifest_path.read_text())
@@ -168,13 +169,114 @@ def check_manifest(root: Path, path: str) -> list[Finding]:
                     f"raw file differs from its download manifest {path}: sha256 recorded {_short(entry['sha256'])}…, now {_short(actual)}…",
                 )
             )
-    if not findings:
+    findings += check_pins(path, manifest, config)
+    if not any(f.status == FAIL for f in findings):
         origin = manifest.get("origin", "?")
         findings.append(
             Finding(
                 path, OK, "raw", f"{len(entries)} raw file(s) match the manifest (from {origin})"
             )
         )
+    return findings
+
+
+def check_pins(
+    path: str, manifest: Mapping[str, Any], config: Mapping[str, Any] | None = None
+) -> list[Finding]:
+    """Each fetched input's recorded sha256 against its pins, re-read now (never the record's word).
+
+    A mirror file is compared with the mirror's MANIFEST.tsv (and the config pin of its URL), a
+    downloaded file with its config pin (when ``config`` is given). An input that nothing pins
+    is a warning; one whose pin differs, or that the record calls pinned while nothing pins it
+    now, is a mismatch.
+    """
+    from isotropy import download
+
+    inputs = manifest.get("inputs") or []
+    if not inputs:
+        return []
+    name = manifest.get("source")
+    source_cfg = ((config or {}).get("sources") or {}).get(name) or {}
+    url_pins = (
+        dict(zip(download._as_list(source_cfg.get("url")), download._aligned_pins(source_cfg)))
+        if source_cfg.get("url")
+        else {}
+    )
+    findings: list[Finding] = []
+    mirror = manifest.get("mirror")
+    mirror_pins: Mapping[str, Any] | None = None
+    if mirror and any("mirror_path" in entry for entry in inputs):
+        if not Path(mirror).is_dir():
+            return [
+                Finding(
+                    path,
+                    WARN,
+                    "raw",
+                    f"the mirror {mirror} it was fetched from is not here: its pins were not re-checked",
+                )
+            ]
+        try:
+            mirror_pins = download.read_mirror_manifest(Path(mirror)) or {}
+        except (OSError, UnicodeDecodeError, download.UnverifiedFileError) as error:
+            return [Finding(path, FAIL, "raw", f"the mirror's pins cannot be read: {error}")]
+    for entry in inputs:
+        recorded = str(entry.get("sha256") or "")
+        expected: dict[str, str] = {}
+        if "mirror_path" in entry:
+            rel = entry["mirror_path"]
+            label = f"mirror file {rel}"
+            if mirror_pins and rel in mirror_pins:
+                expected["MANIFEST.tsv"] = mirror_pins[rel].sha256
+            for url, pin in url_pins.items():
+                if pin and download.url_file_name(url) == Path(rel).name:
+                    expected["config"] = pin
+        elif "url" in entry:
+            label = entry["url"]
+            if url_pins.get(entry["url"]):
+                expected["config"] = url_pins[entry["url"]]
+            elif config is None:
+                continue  # the config's pins are not known: nothing to re-derive
+        else:
+            label = f"hub data set {entry.get('hub', '?')}"
+        differing = [
+            f"{by} pins {_short(pin.lower())}…"
+            for by, pin in expected.items()
+            if pin.lower() != recorded
+        ]
+        claimed = [
+            by
+            for by in entry.get("pinned_by") or []
+            if by not in expected and (by != "config" or config is not None)
+        ]
+        if differing:
+            findings.append(
+                Finding(
+                    path,
+                    FAIL,
+                    "raw",
+                    f"{label} was fetched with sha256 {_short(recorded)}…, but {', '.join(differing)}; "
+                    f"re-fetch it (snakemake --forcerun download_source) from a file that matches its pin",
+                )
+            )
+        elif claimed:
+            findings.append(
+                Finding(
+                    path,
+                    FAIL,
+                    "raw",
+                    f"{label} is recorded as pinned by {', '.join(claimed)}, but no such pin exists now",
+                )
+            )
+        elif not expected:
+            findings.append(
+                Finding(
+                    path,
+                    WARN,
+                    "raw",
+                    f"{label} is pinned by nothing (no MANIFEST.tsv row, no config sha256): "
+                    "the raw files made from it are unverified",
+                )
+            )
     return findings
 
 
@@ -349,7 +451,9 @@ def check_metadata_only(root: Path, path: str, meta: Mapping[str, Any]) -> list[
 
 
 def walk(
-    root: str | os.PathLike, starts: Iterable[str] | None = None
+    root: str | os.PathLike,
+    starts: Iterable[str] | None = None,
+    config: Mapping[str, Any] | None = None,
 ) -> tuple[list[Finding], list[str]]:
     """Audit ``starts`` (default: every result file) and everything they were made from.
 
@@ -358,6 +462,7 @@ def walk(
     """
     root = Path(root).resolve()
     queue = deque(starts if starts is not None else result_files(root))
+    asked = {_rel(root, _resolve(root, p)) for p in starts} if starts is not None else set()
     seen: set[str] = set()
     findings: list[Finding] = []
     tracked: list[str] = []
@@ -374,7 +479,7 @@ def walk(
             continue
         record = read_record(target)
         if is_manifest(path):
-            findings += check_manifest(root, path)
+            findings += check_manifest(root, path, config)
             if record is not None:  # a manifest with a record of its own is checked against it too
                 findings += [
                     f for f in check_record(root, path, record, packages) if f.status != OK
@@ -411,6 +516,16 @@ def walk(
                         "no provenance record and no Snakemake metadata: its origin is unknown",
                     )
                 )
+            elif path in asked:  # named on the command line: a file the audit cannot audit
+                findings.append(
+                    Finding(
+                        path,
+                        FAIL,
+                        "record",
+                        "given as a file to audit, but not made by the workflow (no record, no Snakemake "
+                        "metadata); config files go after --configfile (isotropy-audit --configfile a.yaml b.yaml)",
+                    )
+                )
             else:
                 findings.append(
                     Finding(
@@ -435,7 +550,7 @@ def walk(
 
 def snakemake_summary(
     root: str | os.PathLike,
-    targets: Sequence[str],
+    targets: Sequence[str] | None,
     *,
     snakefile: str | os.PathLike,
     configfiles: Sequence[str | os.PathLike] = (),
@@ -444,21 +559,22 @@ def snakemake_summary(
     timeout: float = 900,
     python: str | None = None,
 ) -> dict[str, tuple[str, str]]:
-    """``snakemake --summary`` for ``targets``: output path → (status, plan).
+    """``snakemake --summary`` for ``targets`` (None: the workflow's default target): output path
+    → (status, plan).
 
     Snakemake compares its metadata of each output with what the current Snakefile and
     configuration give (params, rule code, input set) and says whether the file would be
     re-made. It only reads: the lock of a running workflow does not stop it. ``python`` is the
     interpreter that has Snakemake (default: this one).
     """
-    if not targets:
+    if targets is not None and not targets:
         return {}
     # Targets first: --configfile and --quiet take several values and would swallow them.
     command = [
         python or sys.executable,
         "-m",
         "snakemake",
-        *targets,
+        *(targets or []),
         "--snakefile",
         str(snakefile),
         "--directory",
@@ -466,7 +582,7 @@ def snakemake_summary(
     ]
     if configfiles:
         command += ["--configfile", *map(str, configfiles)]
-    command += [*extra_args, "--summary", "--quiet", "all"]
+    command += [*extra_args, "--summary"]
     result = subprocess.run(
         command,
         capture_output=True,
@@ -476,7 +592,7 @@ def snakemake_summary(
     )
     if result.returncode != 0:
         raise RuntimeError(
-            f"snakemake --summary failed (exit {result.returncode}):\n{(result.stderr or result.stdout)[-3000:]}"
+            f"snakemake --summary failed (exit {result.returncode}): {_snakemake_cause(result.stderr or result.stdout)}"
         )
     summary = {}
     header_seen = False
@@ -492,6 +608,15 @@ def snakemake_summary(
             f"snakemake --summary printed no table:\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
         )
     return summary
+
+
+def _snakemake_cause(output: str) -> str:
+    """The lines of Snakemake's output that say why it failed (its exception and message)."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    for index, line in enumerate(lines):
+        if "Exception" in line or "Error" in line:
+            return " ".join(part.strip() for part in lines[index : index + 4])[:1500]
+    return " ".join(lines[-6:])[-1500:]
 
 
 def summary_findings(
@@ -572,8 +697,12 @@ def audit(
     snakemake_args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     snakemake_python: str | None = None,
+    targets: Sequence[str] | None = None,
 ) -> list[Finding]:
     """Every finding for the results under ``root`` (a Snakemake working directory).
+
+    ``targets`` are the Snakemake targets whose results must all be there (default: the
+    workflow's default target, rule ``all``).
 
     With ``snakefile`` the parameters, rule code and input sets are checked by Snakemake against
     the current workflow; ``configfiles`` are the config files of the run (or ``config``, the
@@ -581,12 +710,6 @@ def audit(
     checks are skipped and one warning says so.
     """
     root = Path(root).resolve()
-    findings, tracked = walk(root, starts)
-    if snakefile is None:
-        findings.append(
-            Finding("(workflow)", WARN, "params", "parameters not checked: no Snakefile given")
-        )
-        return findings
     with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
         files = list(configfiles)
         if config is not None:
@@ -594,11 +717,19 @@ def audit(
             dumped.write_text(json.dumps(_plain(config)))  # JSON is YAML
             files.append(dumped)
         current = config if config is not None else _load_configs(files)
-        targets = [p for p in tracked if Path(p).parts[:1] == (RESULTS,)] or tracked
+        findings, tracked = walk(root, starts, current)
+        if snakefile is None:
+            findings.append(
+                Finding("(workflow)", WARN, "params", "parameters not checked: no Snakefile given")
+            )
+            return findings
         try:
+            # The whole workflow of this configuration (its default target): what it declares,
+            # and Snakemake's view of each of its files. Never the audited files as targets: a
+            # result of another configuration has no rule here and would fail the whole call.
             summary = snakemake_summary(
                 root,
-                targets,
+                list(targets) if targets else None,
                 snakefile=snakefile,
                 configfiles=files,
                 extra_args=snakemake_args,
@@ -623,12 +754,61 @@ def audit(
         for f in summary_findings(summary, tracked, records, current)
         if (f.file, f.check) not in named
     ]
-    flagged = {f.file for f in extra}
+    extra += declared_findings(summary, findings, records, current, complete=starts is None)
+    flagged = {f.file for f in extra if f.status == FAIL}
     # A file the walk called fine but Snakemake flags is not fine: drop its "ok" line.
     findings = [
         f for f in findings if not (f.status == OK and f.check == "all" and f.file in flagged)
     ] + extra
     return findings
+
+
+def declared_findings(
+    summary: Mapping[str, tuple[str, str]],
+    findings: Sequence[Finding],
+    records: Mapping[str, Mapping],
+    config: Mapping | None,
+    *,
+    complete: bool,
+) -> list[Finding]:
+    """Results the workflow declares but the audit did not see (a mismatch when every result was
+    to be audited), and audited results this configuration does not make (another one did)."""
+    declared = {p for p in summary if Path(p).parts[:1] == (RESULTS,) and p not in AUDIT_OUTPUTS}
+    audited = {
+        f.file for f in findings if Path(f.file).parts[:1] == (RESULTS,) and f.check != "missing"
+    }
+    out = []
+    if complete:
+        absent = sorted(declared - audited)
+        if absent:
+            out.append(
+                Finding(
+                    "(workflow)",
+                    FAIL,
+                    "declared",
+                    f"{len(audited & declared)} of the {len(declared)} result files this configuration "
+                    f"declares were audited; absent: {_listing(absent)} (make them, e.g. make run; give "
+                    "the config files they were made with, --configfile a.yaml b.yaml; or name the "
+                    "target that made them, --target main_study)",
+                )
+            )
+    for path in sorted(audited - declared):
+        record = records.get(path) or {}
+        made_with = record.get("config") or {}
+        hint = config_differences(made_with, config or {}, section=None, limit=3)
+        studies = made_with.get("studies")
+        out.append(
+            Finding(
+                path,
+                WARN,
+                "config",
+                "a result of another configuration (not in this workflow's targets"
+                + (f"; its record names studies {studies}" if studies else "")
+                + (", and differs at " + ", ".join(hint) if hint else "")
+                + "): checksums, inputs and code audited, parameters not; give its config files to audit it fully",
+            )
+        )
+    return out
 
 
 def _plain(value: Any) -> Any:
@@ -642,14 +822,9 @@ def _plain(value: Any) -> Any:
 def _load_configs(files: Sequence[str | os.PathLike]) -> dict | None:
     if not files:
         return None
-    import yaml
+    from isotropy.studies import load_config_files
 
-    from isotropy.studies import deep_merge
-
-    merged: dict = {}
-    for file in files:
-        merged = deep_merge(merged, yaml.safe_load(Path(file).read_text()) or {})
-    return merged
+    return load_config_files(files)
 
 
 def failures(findings: Iterable[Finding]) -> list[Finding]:
@@ -713,14 +888,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--configfile",
-        action="append",
+        nargs="+",
+        action="extend",
         default=[],
-        help="config file(s) the results were made with (as given to snakemake)",
+        metavar="FILE",
+        help="config file(s) the results were made with, later ones laid over earlier ones, as "
+        "given to snakemake (--configfile a.yaml b.yaml c.yaml)",
     )
     parser.add_argument(
         "--no-snakemake",
         action="store_true",
         help="skip the parameter check by Snakemake (checksums, inputs and code only)",
+    )
+    parser.add_argument(
+        "--target",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="TARGET",
+        help="Snakemake target(s) whose results must all be there, e.g. main_study (default: all)",
     )
     parser.add_argument("--output", "-o", default=None, help="also write the table as TSV here")
     parser.add_argument(
@@ -733,12 +919,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         snakefile = args.snakefile or (
             root / "Snakefile" if (root / "Snakefile").is_file() else default_snakefile()
         )
-    findings = audit(
-        root,
-        starts=args.files or None,
-        snakefile=snakefile,
-        configfiles=[Path(c).resolve() for c in args.configfile],
-    )
+    from isotropy.studies import ConfigError
+
+    try:
+        findings = audit(
+            root,
+            starts=args.files or None,
+            snakefile=snakefile,
+            configfiles=[Path(c).resolve() for c in args.configfile],
+            targets=args.target,
+        )
+    except ConfigError as error:
+        print(f"isotropy-audit: {error}", file=sys.stderr)
+        return 2
     print(format_table(findings, show_ok=not args.quiet))
     if args.output:
         write_tsv(findings, args.output)

@@ -44,6 +44,7 @@ from isotropy.download import (
 )
 from isotropy.io import atomic_path
 from isotropy.istar.tasks import TASKS, TaskSpec, task_spec
+from isotropy.paths import MANIFEST_NAME
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,12 @@ def _read_utf8_lines(path: Path) -> list[str]:
     lines = decode_text(path.read_bytes(), "utf-8", str(path)).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    for lineno, line in enumerate(lines, 1):
+        if "\0" in line:  # never text: a damaged or binary file, and it would be embedded as is
+            raise ValueError(
+                f"{path}, line {lineno}: NUL byte at column {line.index(chr(0)) + 1}; the file is damaged "
+                "or not text: re-fetch its source, or fix the line"
+            )
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
@@ -714,9 +721,49 @@ def prepare_dataset(
         raise ValueError(f"data set {dataset!r} needs the raw folders of {missing}")
     kwargs = {role: Path(raw_dirs[name]) for role, name in sources.items()}
     table = spec.reader(**kwargs, **dict(options or {}))
+    check_prepared(
+        dataset, table, [Path(raw_dirs[name]) for name in dict.fromkeys(sources.values())]
+    )
     validate_table(table)
     log.info("%s: %d items, columns %s", dataset, len(table), list(table.columns))
     return table
+
+
+def check_prepared(dataset: str, table: pd.DataFrame, raw_dirs: Sequence[Path]) -> None:
+    """Refuse a table no study can use, naming the raw files it came from: no rows, one class,
+    or a NUL byte in a text (never text; it would be embedded as is)."""
+    files = ", ".join(str(path) for raw_dir in raw_dirs for path in _listed_files(raw_dir))
+    remedy = (
+        f"check or re-fetch these raw files ({files}), e.g. snakemake --forcerun download_source"
+    )
+    if len(table) == 0:
+        raise ValueError(f"data set {dataset!r} has no rows: its raw files yield none; {remedy}")
+    for column in ("text", "text_pair"):
+        if column in table.columns:
+            bad = table[column].map(lambda v: isinstance(v, str) and "\0" in v)
+            if bad.any():
+                raise ValueError(
+                    f"data set {dataset!r}: item {int(bad.to_numpy().argmax())} holds a NUL byte in "
+                    f"{column!r}; {remedy}"
+                )
+    if "label" in table.columns:
+        classes = sorted(set(table["label"]))
+    elif "labels" in table.columns:
+        classes = sorted({label for labels in table["labels"] for label in labels})
+    else:
+        return  # validate_table names the missing column
+    if len(classes) < 2:
+        raise ValueError(
+            f"data set {dataset!r} has {len(classes)} class ({', '.join(map(repr, classes))}) in "
+            f"{len(table)} rows: silhouettes need two at least; {remedy}"
+        )
+
+
+def _listed_files(raw_dir: Path) -> list[Path]:
+    try:
+        return source_files(raw_dir)
+    except (OSError, ValueError, KeyError):
+        return sorted(p for p in Path(raw_dir).glob("*") if p.is_file() and p.name != MANIFEST_NAME)
 
 
 def read_dataset(path: str | os.PathLike) -> pd.DataFrame:

@@ -53,7 +53,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote, urlparse
 
 import requests
@@ -275,7 +275,7 @@ def _unverifiable_mirror_files(name: str, config: Mapping[str, Any], mirror: Pat
     ]
 
 
-def _unverified_message(label: str, mirror: Path, manifest: dict[str, str] | None) -> str:
+def _unverified_message(label: str, mirror: Path, manifest: Mapping[str, Any] | None) -> str:
     where = (
         f"{mirror} has no MANIFEST.tsv"
         if manifest is None
@@ -880,17 +880,49 @@ def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> int:
 # Fetching a whole source
 
 
-def read_mirror_manifest(mirror: Path) -> dict[str, str] | None:
-    """path → sha256 from the mirror's MANIFEST.tsv (None if it has none)."""
+class MirrorPin(NamedTuple):
+    """One MANIFEST.tsv row: the sha256 and byte count a mirror file must have."""
+
+    sha256: str
+    bytes: int
+
+
+_SHA256_RE = re.compile(r"[0-9a-f]{64}")
+
+
+def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
+    """path → (sha256, bytes) from the mirror's MANIFEST.tsv (None if it has none).
+
+    A row without a well-formed sha256 (64 hex digits) and byte count is an error naming its line:
+    a row cut short must never turn the check off for its file.
+    """
     manifest = mirror / "MANIFEST.tsv"
     if not manifest.is_file():
         return None
+    pins: dict[str, MirrorPin] = {}
     with open(manifest, newline="", encoding="utf-8") as handle:
-        return {
-            row["path"]: row["sha256"]
-            for row in csv.DictReader(handle, delimiter="\t")
-            if row.get("path")
-        }
+        reader = csv.DictReader(handle, delimiter="\t")
+        missing = {"path", "bytes", "sha256"} - set(reader.fieldnames or [])
+        if missing:
+            raise UnverifiedFileError(
+                f"{manifest} has no {', '.join(sorted(missing))} column (header: "
+                f"{reader.fieldnames}); its header must name path, bytes and sha256, tab-separated"
+            )
+        for row in reader:
+            if not any((value or "").strip() for value in row.values() if isinstance(value, str)):
+                continue  # a blank line
+            line = reader.line_num
+            rel = (row.get("path") or "").strip()
+            digest = (row.get("sha256") or "").strip().lower()
+            size = (row.get("bytes") or "").strip()
+            if not rel or not _SHA256_RE.fullmatch(digest) or not size.isdigit():
+                raise UnverifiedFileError(
+                    f"{manifest} line {line}: row {rel or '(no path)'!r} needs a path, a byte count and a "
+                    f"64-hex-digit sha256 (bytes {size or 'missing'!r}, sha256 {digest or 'missing'!r}); "
+                    "fix the row from the original file or remove it (nothing was read from the mirror)"
+                )
+            pins[rel] = MirrorPin(digest, int(size))
+    return pins
 
 
 def fetch_source(
@@ -995,7 +1027,7 @@ def _from_mirror(
         local = fetched_dir / Path(rel).name
         digest = _copy_local(mirror / rel, local, None, f"mirror file {mirror / rel}")
         pinned_by = _check_mirror_file(
-            name, rel, digest, mirror, manifest, config_pins.get(rel), params
+            name, rel, digest, mirror, manifest, config_pins.get(rel), params, local.stat().st_size
         )
         items.append(Fetched(rel, local))
         inputs.append(
@@ -1042,17 +1074,21 @@ def _check_mirror_file(
     manifest: dict[str, str] | None,
     config_pin: str | None,
     params: Mapping[str, Any],
+    size: int | None = None,
 ) -> list[str]:
-    """Check one copied mirror file against its pins; return what pinned it (an error when nothing may)."""
+    """Check one copied mirror file (``size`` bytes) against its pins; return what pinned it and
+    was compared (an error when nothing may)."""
     label = f"mirror file {mirror / rel}"
     pinned_by = []
     if manifest is not None and rel in manifest:
-        _check_digest(
-            digest,
-            manifest[rel],
-            f"{label} (its MANIFEST.tsv entry)",
-            "the mirror copy is damaged or was edited (nothing was kept); restore it from the original source",
-        )
+        pin = manifest[rel]
+        damaged = "the mirror copy is damaged or was edited (nothing was kept); restore it from the original source"
+        if size is not None and size != pin.bytes:
+            raise ChecksumError(
+                f"size mismatch for {label} (its MANIFEST.tsv entry): expected {pin.bytes} bytes, "
+                f"got {size}; {damaged}"
+            )
+        _check_digest(digest, pin.sha256, f"{label} (its MANIFEST.tsv entry)", damaged)
         pinned_by.append("MANIFEST.tsv")
     if config_pin is not None:
         _check_digest(

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from isotropy.io import atomic_path
+from isotropy.io import atomic_path, npy_problem, reserve
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +116,9 @@ def encode_to_file(
     logged = ProgressLog(len(texts), "encoded texts")  # the log file gets the time left too
     with atomic_path(vectors_path) as tmp:
         out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(len(texts), dim))
+        reserve(
+            tmp, os.path.getsize(tmp), vectors_path
+        )  # a full disk named now, not a SIGBUS later
         with tqdm(total=len(texts), desc="encoding", unit="text", disable=not progress) as bar:
             for start in range(0, len(texts), chunk_size):
                 chunk = list(texts[start : start + chunk_size])
@@ -243,6 +246,12 @@ def load_embeddings(
     vectors_path: str | os.PathLike, index_path: str | os.PathLike
 ) -> tuple[np.ndarray, pd.Series]:
     """Read vectors and index back, checking that they agree."""
+    problem = npy_problem(vectors_path)
+    if problem is not None:
+        raise ValueError(
+            f"{problem}; re-make it: delete it (rm -f {vectors_path}) and run the workflow again, "
+            "which embeds the texts anew"
+        )
     vectors = np.load(vectors_path, mmap_mode="r")
     index = pd.read_parquet(index_path)["text"]
     if vectors.ndim != 2 or vectors.shape[0] != len(index):

@@ -70,10 +70,7 @@ def effective_config(files: list[str]) -> dict[str, Any]:
     from snakemake.exceptions import WorkflowError
     from snakemake.utils import validate
 
-    config: dict[str, Any] = {}
-    for name in files:
-        with open(name, encoding="utf-8") as handle:
-            config = studies.deep_merge(config, yaml.safe_load(handle) or {})
+    config = studies.load_config_files(files)
     try:
         validate(config, str(SCHEMA))
     except WorkflowError as error:
@@ -207,6 +204,20 @@ def describe(
     return lines
 
 
+def _preview_stride_problem(config: Mapping[str, Any], target: str) -> str | None:
+    """`make preview` with a stride that leaves each run measured at its start and end only."""
+    if target != "preview_study" or "main" not in config:
+        return None
+    section = studies.study_section(dict(config), "preview")
+    if section["metric_stride"] >= section["updates"]:
+        return (
+            f"preview.metric_stride: {section['metric_stride']} is not below main.updates "
+            f"({section['updates']}), so the per-seed correlations would stay blank; give a "
+            f"preview.metric_stride below {section['updates']}"
+        )
+    return None
+
+
 def _cores() -> int | None:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
@@ -224,6 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         config = effective_config(args.configfile)
+        problem = studies.cuda_problem(config) or _preview_stride_problem(config, args.target)
+        if problem:
+            raise studies.ConfigError(problem)
     except (studies.ConfigError, OSError, yaml.YAMLError) as error:
         print(f"Configuration error: {error}", file=sys.stderr)
         return 1

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from isotropy.io import atomic_path
+from isotropy.io import atomic_path, open_npz
 from isotropy.logs import ProgressLog
 from isotropy.models import ModelSpec
 
@@ -135,7 +135,7 @@ class TokenEmbeddings:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> TokenEmbeddings:
-        with np.load(path, allow_pickle=False) as data:
+        with open_npz(path) as data:
             return cls(data["layers"], data["token_ids"], data["tokens"], data["sentence_index"])
 
 
@@ -759,7 +759,7 @@ class StsEmbeddings:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> StsEmbeddings:
-        with np.load(path, allow_pickle=False) as data:
+        with open_npz(path) as data:
             offsets = data["offsets"] if "offsets" in data else np.empty(0, dtype=np.int64)
             return cls(
                 data["vectors"],

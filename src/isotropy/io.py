@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import glob
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +25,10 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     suffix = suffix if suffix is not None else "".join(path.suffixes)
+    # A staging file of an earlier writer killed outright (SIGKILL, SIGBUS) is debris: one
+    # writer per target (Snakemake's outputs), so nothing else can be writing it now.
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.part{glob.escape(suffix)}"):
+        stale.unlink(missing_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".part{suffix}", dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)
@@ -32,9 +39,94 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     try:
         yield tmp_path
         os.replace(tmp_path, path)
+    except OSError as error:
+        written = tmp_path.stat().st_size if tmp_path.exists() else 0
+        tmp_path.unlink(missing_ok=True)
+        if error.errno in (errno.ENOSPC, errno.EDQUOT) and not isinstance(error, DiskFullError):
+            raise DiskFullError(path, written, error) from error
+        raise
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+
+
+class DiskFullError(OSError):
+    """A write that ran out of disk space (or quota), naming the file, the size and the space left."""
+
+    def __init__(self, path: str | os.PathLike, size: int, cause: OSError | None = None) -> None:
+        path = Path(path)
+        free = free_bytes(path.parent)
+        super().__init__(
+            getattr(cause, "errno", None) or errno.ENOSPC,
+            f"no space left on the device of {path} while writing it ({_size(size)} needed or written "
+            f"so far, {_size(free)} free there); nothing was kept: free some space (or point the "
+            "working directory elsewhere) and run again",
+        )
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+def free_bytes(folder: str | os.PathLike) -> int:
+    """Bytes free for this user on the file system of ``folder``."""
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return 0
+
+
+def _size(count: int) -> str:
+    for unit in ("bytes", "kB", "MB", "GB"):
+        if count < 1000 or unit == "GB":
+            return f"{count:,} {unit}" if unit == "bytes" else f"{count:.1f} {unit}"
+        count /= 1000
+    return f"{count} TB"
+
+
+def reserve(staging: str | os.PathLike, size: int, target: str | os.PathLike | None = None) -> None:
+    """Give a staging file ``size`` bytes of real disk blocks now, so that a memory-mapped write cannot
+    find the disk full halfway (the kernel's answer to that is SIGBUS, which kills the process
+    with no message); a full disk is a :class:`DiskFullError` naming the file instead."""
+    fd = os.open(staging, os.O_RDWR)
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise DiskFullError(target or staging, size, error) from error
+        if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+            raise
+    finally:
+        os.close(fd)
+
+
+def npy_problem(path: str | os.PathLike, recorded_bytes: int | None = None) -> str | None:
+    """Why a ``.npy`` file cannot be what its header says (None if its size fits): a truncated
+    or damaged file, found from its header and size alone (cheap, whatever its size)."""
+    import numpy as np
+
+    path = Path(path)
+    size = path.stat().st_size
+    if recorded_bytes is not None and size != recorded_bytes:
+        return f"{path} has {size:,} bytes, but its provenance record says it was written with {recorded_bytes:,}"
+    try:
+        with open(path, "rb") as handle:
+            version = np.lib.format.read_magic(handle)
+            read_header = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
+                else np.lib.format.read_array_header_2_0
+            )
+            shape, _, dtype = read_header(handle)
+            offset = handle.tell()
+    except (ValueError, OSError, EOFError) as error:
+        return f"{path} is not a readable .npy file ({error})"
+    expected = offset + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if size != expected:
+        return (
+            f"{path} has {size:,} bytes, but its header (shape {tuple(shape)}, {dtype}) needs "
+            f"{expected:,}: it is truncated or damaged"
+        )
+    return None
 
 
 def write_json(path: str | os.PathLike, data: Any) -> None:
@@ -50,3 +142,23 @@ def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
         for chunk in iter(lambda: handle.read(chunk_size), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def open_npz(path: str | os.PathLike) -> Iterator[Any]:
+    """``np.load`` of a ``.npz`` file whose damage (truncated, not a zip, an array missing) is a
+    ValueError naming the file and how to re-make it, not zipfile's or numpy's bare complaint."""
+    import zipfile
+
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            yield data
+    except (zipfile.BadZipFile, EOFError, KeyError, ValueError, OSError) as error:
+        if isinstance(error, OSError) and not Path(path).is_file():
+            raise  # missing, not damaged: Snakemake names it
+        raise ValueError(
+            f"{path} cannot be read ({type(error).__name__}: {error}): it is truncated or damaged; "
+            f"re-make it: delete it (rm -f {path}) and run the workflow again"
+        ) from error

@@ -17,11 +17,16 @@ def configure_logging(log_file: str | Path | None = None, level: int = logging.I
     Uncaught exceptions are logged with their traceback before the process exits, so the
     rule's log explains every failure.
     """
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    terminal = logging.StreamHandler(sys.stderr)
+    handlers: list[logging.Handler] = [terminal]
     if log_file:
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(log_file, mode="w"))
     logging.basicConfig(level=level, format=LOG_FORMAT, handlers=handlers, force=True)
+    if log_file:
+        # One error, said once: the cause on the terminal, its traceback in the log only
+        # (Snakemake shows a failed job's log too: a traceback on both would be printed twice).
+        terminal.setFormatter(TracebackInLog(LOG_FORMAT, log_file))
     logging.captureWarnings(True)
     warnings.simplefilter("default")
 
@@ -36,10 +41,36 @@ def configure_logging(log_file: str | Path | None = None, level: int = logging.I
     sys.excepthook = log_uncaught
 
 
+class TracebackInLog(logging.Formatter):
+    """A record's message without its traceback, pointing at the log file that holds it."""
+
+    def __init__(self, fmt: str, log_file: str | Path) -> None:
+        super().__init__(fmt)
+        self.log_file = log_file
+
+    def format(self, record: logging.LogRecord) -> str:
+        if record.exc_info or record.exc_text:
+            record = logging.makeLogRecord(
+                {
+                    **record.__dict__,
+                    "msg": f"{record.getMessage()} (traceback in {self.log_file})",
+                    "args": None,
+                    "exc_info": None,
+                    "exc_text": None,
+                }
+            )
+        return super().format(record)
+
+
 def configure_from_snakemake(snakemake: Any) -> None:
     """Configure logging from a Snakemake ``script:`` object (first log file, if any)."""
     log_files = list(getattr(snakemake, "log", []) or [])
     configure_logging(log_files[0] if log_files else None)
+    # The job re-makes its outputs (Snakemake removed them): their old records go too, so a job
+    # that fails leaves no record of a file that is not there.
+    from isotropy.provenance import remove_records
+
+    remove_records(getattr(snakemake, "output", []) or [])
 
 
 class ProgressLog:

@@ -245,9 +245,13 @@ def record_step(
         seeds=seeds,
         extra=extra,
     )
-    for output in snakemake.output:
-        if Path(output).is_file():
-            write_json(record_path(output), record)
+    try:
+        for output in snakemake.output:
+            if Path(output).is_file():
+                write_json(record_path(output), record)
+    except BaseException:
+        remove_records(snakemake.output)  # all or none: never a record without its twin outputs
+        raise
     return record
 
 
@@ -270,6 +274,26 @@ def read_record(path: str | os.PathLike) -> dict | None:
     """The provenance record beside ``path`` (None when there is none)."""
     sidecar = record_path(path)
     return json.loads(sidecar.read_text()) if sidecar.is_file() else None
+
+
+def damaged_npy(path: str | os.PathLike) -> str | None:
+    """Why an existing ``.npy`` input cannot be loaded (None if it can): its size against its
+    header and against the size its provenance record gives. Cheap: a stat and a header read."""
+    from isotropy.io import npy_problem
+
+    try:
+        record = read_record(path)
+    except (OSError, ValueError):
+        record = None
+    entry = ((record or {}).get("outputs") or {}).get(str(path)) or {}
+    return npy_problem(path, entry.get("bytes"))
+
+
+def remove_records(outputs: Iterable[str | os.PathLike]) -> None:
+    """Remove the provenance records of ``outputs``: a job about to re-make them (Snakemake has
+    removed the files already) or one that failed leaves no record of a file that is not there."""
+    for output in outputs:
+        record_path(output).unlink(missing_ok=True)
 
 
 def iter_recorded(root: str | os.PathLike) -> Iterator[Path]:

@@ -7,8 +7,11 @@ the workflow imports it while it parses. The I-STAR grid is :mod:`isotropy.istar
 from __future__ import annotations
 
 import math
+import os
 import re
-from collections.abc import Iterator, Mapping
+import unicodedata
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from isotropy import paths
@@ -36,6 +39,80 @@ def deep_merge(base: dict, override: Mapping) -> dict:
             else value
         )
     return merged
+
+
+def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
+    """One configuration file as a mapping; unreadable, binary, invalid, empty or not a mapping
+    is a :class:`ConfigError` naming the file."""
+    import yaml
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise ConfigError(
+            f"config file {path} cannot be read ({error.strerror or error}); check the path given to --configfile"
+        ) from None
+    if b"\0" in data:
+        raise ConfigError(
+            f"config file {path} holds NUL bytes (a binary file, not YAML); give a YAML config file"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"config file {path} is not UTF-8 text (byte {error.start}); save it as UTF-8 YAML"
+        ) from None
+    try:
+        loaded = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ConfigError(f"config file {path} is not valid YAML{where}: {problem}") from None
+    if loaded is None:
+        raise ConfigError(
+            f"config file {path} is empty; give it settings (key: value) or leave it out"
+        )
+    if not isinstance(loaded, dict):
+        raise ConfigError(
+            f"config file {path} holds a {type(loaded).__name__}, not a mapping of settings (key: value)"
+        )
+    return loaded
+
+
+def load_config_files(paths: Sequence[str | os.PathLike]) -> dict[str, Any]:
+    """The files laid over each other as Snakemake does (later files win key by key), each named
+    when it cannot be read, and an empty mapping in a later file refused (:func:`check_overlay`)."""
+    merged: dict[str, Any] = {}
+    for index, path in enumerate(paths):
+        overlay = read_config_file(path)
+        if index:
+            check_overlay(merged, overlay, path)
+        merged = deep_merge(merged, overlay)
+    return merged
+
+
+def check_overlay(base: Mapping[str, Any], overlay: Mapping[str, Any], path: Any) -> None:
+    """Refuse an empty mapping laid over a non-empty one: merged key by key, it removes nothing."""
+    for key, empty in _empty_over_full(base, overlay):
+        raise ConfigError(
+            f"{key}: {{}} in config file {path} leaves the {len(empty)} entries the earlier config files "
+            f"give it ({', '.join(map(str, list(empty)[:4]))}) in place, since config files are merged "
+            "key by key; list the entries to keep instead"
+        )
+
+
+def _empty_over_full(
+    base: Mapping[str, Any], overlay: Mapping[str, Any], prefix: str = ""
+) -> Iterator[tuple[str, Mapping]]:
+    for key, value in overlay.items():
+        name = f"{prefix}.{key}" if prefix else str(key)
+        below = base.get(key) if isinstance(base, Mapping) else None
+        if isinstance(value, Mapping) and isinstance(below, Mapping):
+            if not value and below:
+                yield name, below
+            else:
+                yield from _empty_over_full(below, value, name)
 
 
 def study_section(config: dict, study: str) -> dict[str, Any]:
@@ -142,6 +219,8 @@ def check_config(config: dict) -> None:
     for study in ("main", "glue"):  # preview runs main's setups
         if study in config:
             problems += _encoder_problems(config, study)
+    problems += _setup_problems(config)
+    problems += _stride_problems(config)
     for name, spec in config["encoders"].items():
         if spec["kind"] == "word-vectors" and spec["source"] not in config["sources"]:
             problems.append(
@@ -199,6 +278,84 @@ def _section(config: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
     return config
 
 
+def _setup_problems(config: dict) -> list[str]:
+    """Main-study setups that name no registered data set (a misspelt key plans no run)."""
+    from isotropy.datasets import DATASETS
+
+    setups = (config.get("main") or {}).get("setups") or {}
+    return [
+        f"main.setups: {shown_key(name)} is not a registered data set (registered: "
+        f"{', '.join(sorted(DATASETS))}); check its spelling"
+        for name in setups
+        if name not in DATASETS
+    ]
+
+
+def _stride_problems(config: dict) -> list[str]:
+    """Strides that leave fewer than 3 metric evaluations per run: no per-seed correlation."""
+    problems = []
+    for study in ("main", "glue"):  # preview's stride is checked by the estimate of make preview
+        section = config.get(study) or {}
+        updates, stride = section.get("updates"), section.get("metric_stride")
+        if isinstance(updates, int) and isinstance(stride, int) and stride >= updates:
+            problems.append(
+                f"{study}.metric_stride: {stride} is not below {study}.updates ({updates}), so each run "
+                "is measured only at its start and end and its per-seed correlations (3 points at "
+                f"least) stay blank; give a metric_stride below {updates}"
+            )
+    return problems
+
+
+def shown_key(key: Any) -> str:
+    """A config key as typed, with the code point of every non-ASCII character (``mаin`` with a
+    Cyrillic а looks like ``main``)."""
+    text = str(key)
+    odd = [
+        f"{char!r} U+{ord(char):04X} {unicodedata.name(char, 'unnamed')} at position {index + 1}"
+        for index, char in enumerate(text)
+        if not char.isascii() or not char.isprintable()
+    ]
+    return repr(text) + (f" ({'; '.join(odd)})" if odd else "")
+
+
+def submits_jobs_elsewhere(argv: Sequence[str]) -> bool:
+    """Whether a Snakemake command line sends its jobs to other machines (an executor other
+    than local, or a profile, which may name one): there the controller's GPU says nothing."""
+    for index, word in enumerate(argv):
+        name, _, value = word.partition("=")
+        if name in ("--profile", "--workflow-profile"):
+            return True
+        if name in ("--executor", "-e"):
+            value = value or (argv[index + 1] if index + 1 < len(argv) else "")
+            if value not in ("local", "dryrun", "touch"):
+                return True
+    return False
+
+
+def cuda_problem(config: Mapping[str, Any]) -> str | None:
+    """Why ``device`` cannot be used on this machine (None if it can, or it is not CUDA).
+
+    Imports torch only for a CUDA device, so that a dry run of a CPU configuration stays light.
+    """
+    device = str(config.get("device", "auto"))
+    if device != "cuda" and not device.startswith("cuda:"):
+        return None
+    import torch
+
+    if not torch.cuda.is_available():
+        return (
+            f"device: {device!r} asks for a CUDA GPU, but this machine has none visible to torch "
+            f"{torch.__version__}; set device: auto (CUDA when present, else the CPU) or cpu"
+        )
+    index = int(device.split(":")[1]) if ":" in device else 0
+    if index >= torch.cuda.device_count():
+        return (
+            f"device: {device!r} names GPU {index}, but this machine has {torch.cuda.device_count()}; "
+            "set device: cuda or auto"
+        )
+    return None
+
+
 def validation_error_message(error: Any, schema: Mapping | None = None) -> str:
     """One short paragraph for a jsonschema ``ValidationError``: the key, its value and what is allowed.
 
@@ -219,7 +376,7 @@ def validation_error_message(error: Any, schema: Mapping | None = None) -> str:
         key = ".".join(filter(None, [where, str(unexpected[0])]))
         listed = ", ".join(allowed) if allowed else "any name"
         return (
-            f"config key {key!r} (value {_short(error.instance.get(unexpected[0]))}) is not allowed "
+            f"config key {shown_key(key)} (value {_short(error.instance.get(unexpected[0]))}) is not allowed "
             f"{'under ' + repr(where) if where else 'at the top level'}; allowed there: {listed}. "
             f"Check its spelling or remove it; {fix}"
         )

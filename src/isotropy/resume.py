@@ -1,0 +1,68 @@
+"""`make resume` refuses while Snakemake still runs in the folder: unlocking a live run would let
+a second one make the same files at the same time.
+
+    python -m isotropy.resume [--directory .]
+
+Exit 1 naming the running processes (pid and command), 0 when none runs there. Reads /proc
+(Linux); elsewhere it cannot tell and says so without refusing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+
+def _is_snakemake(argv: list[str]) -> bool:
+    """A Snakemake process: `snakemake ...`, `python .../snakemake ...` or `python -m snakemake ...`."""
+    names = [Path(word).name for word in argv[:2]]
+    return "snakemake" in names or argv[1:3] == ["-m", "snakemake"]
+
+
+def running_snakemake(
+    directory: str | os.PathLike, proc: str | os.PathLike = "/proc"
+) -> list[tuple[int, str]]:
+    """(pid, command line) of every Snakemake process whose working directory is ``directory``."""
+    folder = Path(directory).resolve()
+    found = []
+    for entry in Path(proc).iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            cwd = Path(os.readlink(entry / "cwd")).resolve()
+        except OSError:  # gone, or another user's
+            continue
+        if argv and argv[-1] == "":
+            argv.pop()
+        if argv and _is_snakemake(argv) and cwd == folder:
+            found.append((int(entry.name), " ".join(argv)))
+    return sorted(found)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--directory", "-d", default=".", help="the Snakemake working directory")
+    args = parser.parse_args(argv)
+    if not Path("/proc").is_dir():
+        print("resume: cannot tell whether Snakemake still runs here (no /proc)", file=sys.stderr)
+        return 0
+    running = running_snakemake(args.directory)
+    if running:
+        pid, command = running[0]
+        more = f" and {len(running) - 1} more" if len(running) > 1 else ""
+        print(
+            f"resume: Snakemake still runs in {Path(args.directory).resolve()} (pid {pid}: "
+            f"{command[:200]}{more}); "
+            "unlocking would run its jobs a second time: wait for it, or stop it "
+            f"(kill {pid}) and then make resume",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""A step's failure is said once: the cause on stderr, its traceback in the rule's log only."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+STEP = textwrap.dedent(
+    """
+    import sys
+    from isotropy.logs import configure_logging
+    configure_logging(sys.argv[1] if len(sys.argv) > 1 else None)
+    def load():
+        raise ValueError("resources/x.npy is truncated; re-make it with snakemake --forcerun embed")
+    load()
+    """
+)
+
+
+def test_uncaught_error_is_one_line_on_stderr_and_a_traceback_in_the_log(tmp_path):
+    log = tmp_path / "step.log"
+    result = subprocess.run(
+        [sys.executable, "-c", STEP, str(log)], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].endswith(
+        "ValueError: resources/x.npy is truncated; re-make it with snakemake --forcerun embed "
+        f"(traceback in {log})"
+    )
+    text = log.read_text()
+    assert text.count("Traceback (most recent call last)") == 1 and "in load" in text
+
+
+def test_without_a_log_file_the_traceback_stays_on_stderr(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-c", STEP], capture_output=True, text=True, timeout=60
+    )
+    assert result.stderr.count("Traceback (most recent call last)") == 1
+
+
+SNAKEFILE = """
+rule fail:
+    output: "out.txt"
+    log: "logs/fail.log"
+    script: "fail.py"
+"""
+
+SCRIPT = """
+from isotropy.logs import configure_from_snakemake
+configure_from_snakemake(snakemake)
+raise ValueError("the cause, and what to do")
+"""
+
+
+@pytest.mark.slow
+def test_a_failed_snakemake_job_prints_its_traceback_once(tmp_path):
+    """Issue 26, case 13: 90-150 lines, the traceback twice, for a one-line cause."""
+    (tmp_path / "Snakefile").write_text(SNAKEFILE)
+    (tmp_path / "fail.py").write_text(SCRIPT)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--cores",
+            "1",
+            "--show-failed-logs",
+            "-d",
+            str(tmp_path),
+            "-s",
+            str(tmp_path / "Snakefile"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert output.count("Traceback (most recent call last)") == 1, output
+    assert "ValueError: the cause, and what to do (traceback in logs/fail.log)" in output
