@@ -589,7 +589,9 @@ def test_mirror_file_of_another_size_is_refused_even_with_its_hash(tmp_path, con
 def test_pinned_by_names_only_what_was_compared(tmp_path, config):
     mirror = small_mirror(tmp_path)
     manifest = download.fetch_source(
-        "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
+        "supersense_words",
+        mirror_params("supersense_words", unpinned_words(config), mirror),
+        tmp_path / "raw",
     )
     assert manifest["inputs"][0]["pinned_by"] == ["MANIFEST.tsv"]
 
