@@ -244,3 +244,15 @@ def test_stand_ins_and_inputs_follow_the_configuration():
         "geometry_lid", "geometry_cosine", "geometry_sts",
     }  # fmt: skip
     assert config_subset(config)["geometry"]["clusters"]["max_per_type"] == 20
+
+
+def test_claims_and_comparison_read_one_measurement():
+    from isotropy.verdicts.claims import check_claims
+
+    correlations = pd.DataFrame([{"encoder": "miniLM", "dataset": "polarity", "scope": "all", "points": 26, "pearson_r": -0.97, "spearman_rho": -0.99}])  # fmt: skip
+    measured = measure({"main_correlations": correlations}, {}, StandIns())
+    claims = check_claims(measured, {"main"}).query("study == 'main'").set_index("claim")
+    table = C.compare(read_published(), measured, {"main"})
+    pearson = table[(table["quantity"] == "pearson_r") & (table["setup"] == "miniLM/polarity")].iloc[0]  # fmt: skip
+    assert claims.loc["pearson_negative", "measured"] == pearson["our_value"] == -0.97
+    assert claims.loc["silhouette_rises", "verdict"] == "not run"  # no traces: nothing measured

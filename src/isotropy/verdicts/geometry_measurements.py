@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.verdicts.measurements import _seed_std, measurement
+from isotropy.verdicts.measurements import measurement, seed_std
 from isotropy.verdicts.standins import StandIns, model_stand_in, paper_model
 
 LID_FILE, COSINE_FILE, STS_FILE = (
@@ -70,7 +70,7 @@ def lid_measurements(lid: pd.DataFrame, config: Mapping[str, Any], stand: StandI
         if cosine.empty:
             rows.append(measurement("geometry", "lid_cosine", setup, paper, missing="no cosine LID in lid.csv (geometry.clusters.lid_metrics)", **common))  # fmt: skip
         else:
-            rows.append(measurement("geometry", "lid_cosine", setup, paper, cosine["lid_cai_scale"].mean(), spread=_seed_std(cosine["lid_cai_scale"]), seeds=cosine["seed"].nunique(),
+            rows.append(measurement("geometry", "lid_cosine", setup, paper, cosine["lid_cai_scale"].mean(), spread=seed_std(cosine["lid_cai_scale"]), seeds=cosine["seed"].nunique(),
                                     unit="dimensions", convention=f"Levina–Bickel MLE, cosine distance, k = {k}, neighbours within a sample of n = {n} (per-type cap {cap})",
                                     note="; ".join(s for s in (euclid, layers) if s), **common))  # fmt: skip
         rows.append(measurement("geometry", "lid_n", setup, paper, n, unit="tokens", convention="points indexed and queried (the LID sample)", **common))  # fmt: skip
@@ -119,7 +119,7 @@ def sts_measurements(sts: pd.DataFrame, config: Mapping[str, Any], stand: StandI
                     continue
                 sign_free = f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}" if column == "isotropy" and "isotropy_sign_free" in runs else ""  # fmt: skip
                 convention = f"I(W) with the eigenvectors' signs as numpy returns them (Rajaee's isotropy()); {pipeline}" if column == "isotropy" else f"cosine of sentence vectors vs gold; {pipeline}"  # fmt: skip
-                rows.append(measurement("geometry", quantity, setup, f"{dataset}/{method}", runs[column].mean(), spread=_seed_std(runs[column]), seeds=runs["seed"].nunique() if "seed" in runs else None,
+                rows.append(measurement("geometry", quantity, setup, f"{dataset}/{method}", runs[column].mean(), spread=seed_std(runs[column]), seeds=runs["seed"].nunique() if "seed" in runs else None,
                                         n=int(first["n_pairs"]) if "n_pairs" in runs else None, unit="ratio (1 = isotropic)" if column == "isotropy" else "correlation ×100",
                                         convention=convention, stand_in=stand_in, evidence=STS_FILE, note="; ".join(s for s in (setting, sign_free) if s)))  # fmt: skip
         means = group.groupby("method")[["spearman", "isotropy"]].mean()

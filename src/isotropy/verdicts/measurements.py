@@ -41,7 +41,8 @@ def measurement(study: str, quantity: str, setup: str, paper_setup: str, value: 
     return row
 
 
-def _seed_std(values: pd.Series) -> float:
+def seed_std(values: pd.Series) -> float:
+    """Standard deviation across seeds (ddof 1), NaN with fewer than two."""
     values = values.dropna()
     return float(values.std(ddof=1)) if len(values) >= 2 else math.nan
 
@@ -115,7 +116,7 @@ def optimisation_measurements(
                     if math.isfinite(value)
                     else "undefined: a constant series (see the correlation table)"
                 )
-                rows.append(measurement(study, column, setup, paper, value, spread=_seed_std(per_seed[column]), seeds=len(per_seed), n=points,
+                rows.append(measurement(study, column, setup, paper, value, spread=seed_std(per_seed[column]), seeds=len(per_seed), n=points,
                                         convention=f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled ({points} points)", note=note, **common))  # fmt: skip
     if traces is not None:
         needed = {"encoder", "dataset", "seed", "step", "isoscore", "silhouette"}
