@@ -37,7 +37,8 @@ def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[s
     if study not in studies:
         reason = f"the {STUDY_NAMES[study]} study is not part of this run"
     else:
-        found = sorted(set(measured.loc[measured["quantity"] == quantity, "paper_setup"]))
+        same = (measured["study"] == study) & (measured["quantity"] == quantity)
+        found = sorted(set(measured.loc[same, "paper_setup"]))
         reason = (
             f"this run measures {quantity} for {', '.join(found)} only"
             if found
