@@ -7,8 +7,6 @@ import sys
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from isotropy import claims as isotropy_claims
-from isotropy import comparison as isotropy_comparison
 from isotropy import datasets as isotropy_datasets
 from isotropy import download as isotropy_download
 from isotropy import model_parts as isotropy_model_parts
@@ -17,6 +15,8 @@ from isotropy import provenance as isotropy_provenance
 from isotropy import studies
 from isotropy.istar import grid as istar_grid
 from isotropy.istar import tasks as istar_tasks
+from isotropy.verdicts import standins as verdict_stand_ins
+from isotropy.verdicts import workflow as verdicts
 
 # The files Snakemake laid over each other (the Snakefile's config.yaml first, then --configfile):
 # an empty mapping in an overlay removes nothing and is refused, naming the file.
@@ -130,12 +130,12 @@ def word_vector_file(wildcards):
 
 def stand_ins():
     """What this run uses in place of the paper's data and vectors (for captions and figures)."""
-    return isotropy_comparison.workflow_stand_ins(config)
+    return verdict_stand_ins.workflow_stand_ins(config)
 
 
 def encoder_labels():
     """Encoder name → a label naming its vectors (the GloVe stand-in as such), for figures."""
-    return isotropy_comparison.encoder_labels(config, stand_ins())
+    return verdict_stand_ins.encoder_labels(config, stand_ins())
 
 
 def main_study_outputs(study="main"):

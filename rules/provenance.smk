@@ -1,7 +1,8 @@
 # Audit of every result against its provenance records, and the check of the paper's claims.
 # Records: every step writes <output>.provenance.json (isotropy.provenance.record_step); raw
 # downloads end in resources/raw/<source>/manifest.json. Science in isotropy.audit and
-# isotropy.claims (which also decides the inputs of check_claims: workflow_inputs).
+# isotropy.verdicts (whose workflow module decides the inputs of check_claims and
+# compare_with_papers: the same result tables, measured by the same function).
 
 
 # results/claims.csv (one row per claim × setup: measured value, threshold, verdict) and a
@@ -9,7 +10,7 @@
 # if needed (the I-STAR grid too, when listed); a study left out has its claims "not run".
 rule check_claims:
     input:
-        **isotropy_claims.workflow_inputs(config),
+        **verdicts.workflow_inputs(config),
     output:
         table=report(
             "results/claims.csv",
@@ -30,16 +31,19 @@ rule check_claims:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        run_keys=isotropy_claims.workflow_run_keys(config),
+        run_keys=verdicts.workflow_run_keys(config),
+        config=verdicts.config_subset(config),
+        stand_ins=stand_ins(),
     script:
         "../scripts/check_claims.py"
 
 
-# results/paper_comparison.csv: every number the seed papers print beside ours, with the
-# convention, the stand-in and a verdict with its tolerance (the claims' quantitative side).
+# results/paper_comparison.csv: every number the seed papers print (config/published_values.csv)
+# beside ours, with the convention, the stand-in and a verdict with its tolerance.
 rule compare_with_papers:
     input:
-        **isotropy_comparison.workflow_inputs(config),
+        **verdicts.workflow_inputs(config),
+        published=os.path.join(workflow.basedir, "config", "published_values.csv"),
     output:
         table=report(
             "results/paper_comparison.csv",
@@ -60,7 +64,8 @@ rule compare_with_papers:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        config=isotropy_comparison.config_subset(config),
+        run_keys=verdicts.workflow_run_keys(config),
+        config=verdicts.config_subset(config),
         stand_ins=stand_ins(),
     script:
         "../scripts/compare_with_papers.py"

@@ -1,39 +1,40 @@
 """Check the papers' claims on this run's results: results/claims.csv and results/claims.md.
 
-Thin entry point for rule ``check_claims``: the claims and their thresholds are in
-:mod:`isotropy.claims`.
+Thin entry point for rule ``check_claims``: the quantities are measured by
+:func:`isotropy.verdicts.measurements.measure` (the same function rule ``compare_with_papers``
+uses), the claims and their bounds are in :mod:`isotropy.verdicts.claims`.
 """
 
 import logging
 
-from isotropy.claims import NOT_RUN, NOT_SUPPORTED, SUPPORTED, check_results, claims_markdown
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
+from isotropy.verdicts.claims import (
+    NOT_RUN,
+    NOT_SUPPORTED,
+    SUPPORTED,
+    check_claims,
+    claims_markdown,
+)
+from isotropy.verdicts.measurements import measure
+from isotropy.verdicts.standins import StandIns
+from isotropy.verdicts.workflow import load_tables
 
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
-    inputs = snakemake.input
-    names = set(inputs.keys())
-    run_keys = dict(snakemake.params.run_keys)
-    traces = {
-        study: list(inputs[f"{study}_traces"]) for study in run_keys if f"{study}_traces" in names
-    }
-    correlations = {study: str(inputs[f"{study}_correlations"]) for study in traces}
-    table = check_results(
-        traces=traces,
-        correlations=correlations,
-        run_keys=run_keys,
-        istar_runs=str(inputs.istar_runs) if "istar_runs" in names else None,
-        geometry_sts=str(inputs.geometry_sts) if "geometry_sts" in names else None,
+    tables = load_tables(dict(snakemake.input.items()), dict(snakemake.params.run_keys))
+    measured = measure(
+        tables, dict(snakemake.params.config), StandIns(**snakemake.params.stand_ins)
     )
+    table = check_claims(measured, {name.split("_")[0] for name in tables})
     with atomic_path(snakemake.output.table) as tmp:
         table.to_csv(tmp, index=False)
     with atomic_path(snakemake.output.markdown) as tmp:
         tmp.write_text(claims_markdown(table), encoding="utf-8")
     counts = table["verdict"].value_counts()
-    logging.getLogger("isotropy.claims").info(
+    logging.getLogger("isotropy.verdicts").info(
         "%d checks: %d supported, %d not supported, %d not run",
         len(table),
         counts.get(SUPPORTED, 0),

@@ -1,31 +1,39 @@
 """Our numbers beside the papers': results/paper_comparison.csv and results/paper_comparison.md.
 
-Thin entry point for rule ``compare_with_papers``: the paper values, tolerances and verdicts are
-in :mod:`isotropy.comparison`.
+Thin entry point for rule ``compare_with_papers``: the published values are data
+(config/published_values.csv), the quantities are measured by
+:func:`isotropy.verdicts.measurements.measure` (as for the claims), and
+:mod:`isotropy.verdicts.comparison` joins the two and judges each row.
 """
 
 import logging
 
-from isotropy.comparison import StandIns, compare_results, comparison_markdown
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
+from isotropy.verdicts.comparison import compare, comparison_markdown
+from isotropy.verdicts.measurements import measure
+from isotropy.verdicts.published import read_published
+from isotropy.verdicts.standins import StandIns
+from isotropy.verdicts.workflow import load_tables
 
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
-    tables = {name: str(path) for name, path in snakemake.input.items()}
-    table = compare_results(
+    inputs = dict(snakemake.input.items())
+    tables = load_tables(inputs, dict(snakemake.params.run_keys))
+    measured = measure(
         tables, dict(snakemake.params.config), StandIns(**snakemake.params.stand_ins)
+    )
+    table = compare(
+        read_published(inputs["published"]), measured, {name.split("_")[0] for name in tables}
     )
     with atomic_path(snakemake.output.table) as tmp:
         table.to_csv(tmp, index=False)
     with atomic_path(snakemake.output.markdown) as tmp:
         tmp.write_text(comparison_markdown(table), encoding="utf-8")
     counts = table["verdict"].value_counts().to_dict()
-    logging.getLogger("isotropy.comparison").info(
-        "%d paper numbers compared: %s", len(table), counts
-    )
+    logging.getLogger("isotropy.verdicts").info("%d paper numbers compared: %s", len(table), counts)
     record_step(snakemake)
 
 

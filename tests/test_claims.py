@@ -1,6 +1,7 @@
 """The claims check: each paper claim becomes a measured value, a threshold and a verdict.
 
-Measured values are compared with independent computations (numpy/scipy on the same numbers).
+Measured values (isotropy.verdicts.measurements, shared with the comparison with the papers)
+are compared with independent computations (numpy/scipy on the same numbers).
 """
 
 from __future__ import annotations
@@ -10,18 +11,44 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from isotropy.claims import (
+from isotropy.summaries import correlation_table
+from isotropy.verdicts.claims import (
     COLUMNS,
     NOT_RUN,
     NOT_SUPPORTED,
     SUPPORTED,
-    check_results,
+    check_claims,
     claims_markdown,
-    geometry_rows,
-    istar_rows,
-    optimisation_rows,
 )
-from isotropy.summaries import correlation_table
+from isotropy.verdicts.measurements import measure
+from isotropy.verdicts.standins import StandIns
+from isotropy.verdicts.workflow import load_tables
+
+
+def judged(tables: dict, study: str) -> list[dict]:
+    """The claim rows of one study, measured from ``tables`` as the rules do."""
+    table = check_claims(measure(tables, {}, StandIns()), {name.split("_")[0] for name in tables})
+    return table[table["study"] == study].to_dict("records")
+
+
+def optimisation_rows(study: str, traces: pd.DataFrame, correlations: pd.DataFrame) -> list[dict]:
+    name = "correlations" if study == "main" else "table3"
+    return judged({f"{study}_traces": traces, f"{study}_{name}": correlations}, study)
+
+
+def istar_rows(runs: pd.DataFrame) -> list[dict]:
+    return judged({"istar_runs": runs}, "istar")
+
+
+def geometry_rows(sts: pd.DataFrame) -> list[dict]:
+    return judged({"geometry_sts": sts}, "geometry")
+
+
+def check_results(*, traces, correlations, run_keys) -> pd.DataFrame:
+    inputs = {f"{study}_traces": paths for study, paths in traces.items()}
+    inputs.update({f"{study}_correlations": path for study, path in correlations.items()})
+    tables = load_tables(inputs, run_keys)
+    return check_claims(measure(tables, {}, StandIns()), {name.split("_")[0] for name in tables})
 
 
 def synthetic_traces(
@@ -304,22 +331,26 @@ def test_workflow_inputs_follow_the_configured_studies():
 
     import yaml
 
-    from isotropy.claims import workflow_inputs, workflow_run_keys
+    from isotropy.verdicts.workflow import workflow_inputs, workflow_run_keys
 
     config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
     inputs = workflow_inputs(config)
     assert set(inputs) == {
         "main_traces",
+        "main_table1",
         "main_correlations",
         "glue_traces",
-        "glue_correlations",
+        "glue_table2",
+        "glue_table3",
         "istar_runs",
+        "geometry_lid",
+        "geometry_cosine",
         "geometry_sts",
     }
     assert len(inputs["main_traces"]) == len(config["main"]["setups"]) * len(
         config["main"]["seeds"]
     )
-    assert inputs["glue_correlations"] == "results/glue/table3.csv"
+    assert inputs["glue_table3"] == "results/glue/table3.csv"
     assert (
         inputs["istar_runs"] == "results/istar/runs.csv"
         and inputs["geometry_sts"] == "results/geometry/sts.csv"
@@ -331,10 +362,8 @@ def test_workflow_inputs_follow_the_configured_studies():
             for k in keys[study]
         ] == inputs[f"{study}_traces"]
     # Only the studies the run builds count; absent sections are no error.
-    assert set(workflow_inputs({**config, "studies": ["main"]})) == {
-        "main_traces",
-        "main_correlations",
-    }
+    main_only = {"main_traces", "main_table1", "main_correlations"}
+    assert set(workflow_inputs({**config, "studies": ["main"]})) == main_only
     trimmed = {k: v for k, v in config.items() if k not in ("istar", "geometry", "glue")}
-    assert set(workflow_inputs(trimmed)) == {"main_traces", "main_correlations"}
+    assert set(workflow_inputs(trimmed)) == main_only
     assert set(workflow_run_keys(trimmed)) == {"main"}

@@ -1,18 +1,26 @@
-"""The paper-vs-ours table: every number of papers.md beside ours, with convention, stand-in,
-tolerance and verdict; numbers this run cannot produce are rows that say why."""
+"""The paper-vs-ours table: every printed number of config/published_values.csv beside ours,
+with convention, stand-in, tolerance and verdict; numbers this run cannot produce are rows that
+say why. The published values are checked against the papers' numbers as printed (a typo guard)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
-from isotropy import comparison as C
 from isotropy.studies import deep_merge
+from isotropy.verdicts import comparison as C
+from isotropy.verdicts import tolerances as T
+from isotropy.verdicts.measurements import measure
+from isotropy.verdicts.published import printed_number, read_published
+from isotropy.verdicts.standins import StandIns, describe_stand_ins
+from isotropy.verdicts.workflow import config_subset, workflow_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
+MICKUS, CAI, RAJAEI = "Mickus et al. 2024", "Cai et al. 2021", "Rajaei & Sheikhi 2020"
 
 
 def offline_config() -> dict:
@@ -20,244 +28,244 @@ def offline_config() -> dict:
     return deep_merge(config, yaml.safe_load((ROOT / "config" / "offline.yaml").read_text()))
 
 
-def write(tmp_path: Path, name: str, rows: list[dict]) -> str:
-    path = tmp_path / f"{name}.csv"
-    pd.DataFrame(rows).to_csv(path, index=False)
-    return str(path)
+def compared(tables: dict, config: dict | None = None) -> pd.DataFrame:
+    config = offline_config() if config is None else config
+    stand = StandIns(**describe_stand_ins(config, "/mirror"))
+    return C.compare_results(tables, config_subset(config), stand)
 
 
-def geometry_tables(tmp_path: Path) -> dict[str, str]:
+def published_value(paper: str, source_start: str) -> str:
+    table = read_published()
+    rows = table[(table["paper"] == paper) & table["source"].str.startswith(source_start)]
+    assert len(rows) == 1, (paper, source_start, len(rows))
+    return rows["value"].iloc[0]
+
+
+# ------------------------------------------------------------------ the published values
+
+
+def test_published_values_are_the_numbers_the_papers_print():
+    # Mickus et al. 2024, Table 1 parameters and §3.2 Pearson r, as printed
+    for setup, params in (("polarity", "4,094,976"), ("snli", "4,987,395"), ("pos", "4,341,004"), ("supersense", "690,326")):  # fmt: skip
+        assert published_value(MICKUS, f"Table 1, row {setup}, column parameters") == params
+    for setup, r in (("polarity", "−0.808"), ("snli", "−0.878"), ("pos", "−0.947"), ("supersense", "−0.978")):  # fmt: skip
+        assert published_value(MICKUS, f"§3.2, Pearson r of IsoScore vs silhouette, setup {setup}") == r  # fmt: skip
+    assert published_value(MICKUS, "§3.2, Spearman") == "−0.998"
+    assert published_value(MICKUS, "appendix A, Table 2, row qqp, column mpnet") == "379,298,306"
+    assert published_value(MICKUS, "appendix A, Table 2, row mnli, column items") == "392,702"
+    # supersense: 2,275 items × 300 dims + 26 labels × (300 + 1) classifier weights
+    assert printed_number(published_value(MICKUS, "Table 1, row supersense, column parameters")) == 2275 * 300 + 26 * 301  # fmt: skip
+    # Cai et al. 2021, Table 3 (cosine LID) with n and dim
+    assert published_value(CAI, 'Table 3 ("A comparison of LIDs (using cosine similarity)"), row BERT,') == "5.6"  # fmt: skip
+    assert published_value(CAI, "Table 3, row BERT, column n") == "1.19 M"
+    assert published_value(CAI, "Table 3, row GNEWS, column dim") == "300"
+    # Rajaei & Sheikhi 2020 slides: 0.6353 as printed, not 0.64
+    slides = 'slides "Isotropic Word Representation in BERT" (August 2020), methods table, row K-means + Mean + PCA (cluster-based), column STS-B'  # fmt: skip
+    assert published_value(RAJAEI, f"{slides} I(W)") == "0.6353"
+    assert published_value(RAJAEI, f"{slides} Pearson ×100") == "70.75"
+
+
+def test_published_table_is_complete_and_cites_the_papers():
+    table = read_published()
+    assert not table["source"].str.contains("papers.md").any()
+    assert "papers.md" not in (ROOT / "config" / "published_values.csv").read_text()
+    counts = table[table["quantity"].isin(["items", "parameters"]) & (table["paper"] == MICKUS)]
+    assert len(counts) == 40 and set(counts["tolerance"]) == {"exact"}  # Tables 1 and 2
+    assert len(table[table["quantity"] == "pearson_r"].query("study == 'main'")) == 4
+    cai = table[(table["paper"] == CAI) & (table["quantity"] == "lid_cosine")]
+    assert list(cai["setup"]) == ["BERT", "DistilBERT", "GPT", "GPT-2", "ELMo", "GloVe", "GloVe-2M", "GNEWS"]  # fmt: skip
+    assert cai["paper_n"].notna().all() and set(cai["tolerance"]) == {"lid_n:0.2"}
+    stsb = table[(table["paper"] == RAJAEI) & table["source"].str.contains("methods table") & table["source"].str.contains("STS-B")]  # fmt: skip
+    assert sorted(set(stsb["setup"])) == sorted(f"stsb/{m}" for m in ("none", "centring", "all-but-the-top", "kmeans-centring", "cluster-based-gmm", "cluster-based"))  # fmt: skip
+    assert len(stsb) == 18 and table["why"].str.len().gt(0).all()
+
+
+def test_a_bad_published_row_is_refused(tmp_path):
+    table = pd.read_csv(ROOT / "config" / "published_values.csv", dtype=str, keep_default_na=False)
+    table.loc[0, "tolerance"] = "roughly"
+    table.to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(ValueError, match="row 2 .*tolerance 'roughly'"):
+        read_published(tmp_path / "bad.csv")
+
+
+# ------------------------------------------------------------------ the judge
+
+
+def test_judge_by_rule():
+    assert T.judge("exact", 10_662, 10_662)[0] == T.AGREES and T.judge("exact", 10_661, 10_662)[0] == T.DIFFERS  # fmt: skip
+    # printed to 3 decimals: ±0.0005, unless our seeds spread more
+    assert T.judge("printed", -0.8084, -0.808, precision=0.001)[0] == T.AGREES
+    assert T.judge("printed", -0.8090, -0.808, precision=0.001)[0] == T.DIFFERS
+    assert T.judge("printed", -0.8090, -0.808, precision=0.001, spread=0.002)[0] == T.AGREES
+    assert T.judge("printed", math.nan, -0.808, precision=0.001)[0] == T.DIFFERS
+    # a bound is tested as a bound
+    assert T.judge("below:-0.998", -0.9995)[0] == T.CONSISTENT and T.judge("below:-0.998", -0.99)[0] == T.NOT_CONSISTENT  # fmt: skip
+    assert T.judge("factor:2", 1.2, 0.64)[0] == T.AGREES and T.judge("factor:2", 1.3, 0.64)[0] == T.DIFFERS  # fmt: skip
+    # LID relative to n: ±20 % within a factor 2 of their n, else the direction n implies
+    assert T.judge("lid_n:0.2", 6.5, 5.6, our_n=1.0e6, paper_n=1.19e6)[0] == T.AGREES
+    assert T.judge("lid_n:0.2", 9.4, 5.6, our_n=1.0e6, paper_n=1.19e6)[0] == T.DIFFERS
+    verdict, text = T.judge("lid_n:0.2", 9.4, 5.6, our_n=10_000, paper_n=1.19e6)
+    assert verdict == T.CONSISTENT and "above 5.6" in text
+    assert T.judge("lid_n:0.2", 5.0, 5.6, our_n=10_000, paper_n=1.19e6)[0] == T.NOT_CONSISTENT
+    assert T.judge("none", 400, 1.19e6)[0] == T.STATED
+
+
+# ------------------------------------------------------------------ the join
+
+
+def write_geometry(tmp_path: Path) -> dict[str, pd.DataFrame]:
     lid = []
-    for layer, value in enumerate([9.0, 6.0, 5.5]):  # last layer 5.5: within 20 % of BERT's 5.6
+    for layer, value in enumerate([9.0, 6.0, 5.5]):
         for metric in ("euclidean", "cosine"):
-            lid.append({"model": "miniLM", "kind": "contextual", "corpus": "polarity", "seed": 0, "layer": layer, "metric": metric, "k": 100, "n": 1000, "dim": 384,
-                        "lid_cai_scale": value, "lid_true_distances": 2 * value if metric == "euclidean" else value})  # fmt: skip
-    lid.append(
-        {
-            "model": "word2vec",
-            "kind": "static",
-            "corpus": "",
-            "seed": 0,
-            "layer": None,
-            "metric": "euclidean",
-            "k": 100,
-            "n": 1000,
-            "dim": 50,
-            "lid_cai_scale": 7.9,
-            "lid_true_distances": 15.8,
-        }
-    )
-    cosine = [
-        {
-            "model": "miniLM",
-            "kind": "contextual",
-            "layer": layer,
-            "s_inter": 0.3 + 0.1 * layer,
-            "s_intra": 0.7,
-            "s_inter_adjusted": 0.01 * (-1) ** layer,
-            "s_intra_adjusted": 0.5,
-        }
-        for layer in range(3)
+            lid.append({"model": "miniLM", "kind": "contextual", "corpus": "polarity", "seed": 0, "layer": layer, "metric": metric, "k": 100, "n": 10_000, "dim": 384,
+                        "lid_cai_scale": value if metric == "cosine" else value + 3, "lid_true_distances": value if metric == "cosine" else 2 * (value + 3)})  # fmt: skip
+    lid += [{"model": "word2vec", "kind": "static", "corpus": "", "seed": 0, "layer": None, "metric": m, "k": 100, "n": 10_000, "dim": 50, "lid_cai_scale": 7.9, "lid_true_distances": 7.9}
+            for m in ("cosine",)]  # fmt: skip
+    cosine = [{"model": "miniLM", "kind": "contextual", "layer": layer, "s_inter": 0.3 + 0.1 * layer, "s_intra": 0.7, "s_inter_adjusted": 0.01 * (-1) ** layer, "s_intra_adjusted": 0.5}
+              for layer in range(3)]  # fmt: skip
+    methods = (("none", 1, 0, 83.5, 81.0, 0.156), ("centring", 1, 0, 83.0, 80.0, 0.2), ("all-but-the-top", 1, 12, 82.0, 79.0, 0.3),
+               ("kmeans-centring", 27, 0, 80.0, 78.0, 0.5), ("cluster-based-gmm", 27, 12, 70.0, 69.0, 0.9), ("cluster-based", 27, 12, 70.96, 70.66, 0.931))  # fmt: skip
+    sts = [{"model": "miniLM", "dataset": "stsb", "split": "train", "seed": seed, "method": m, "n_pairs": 5749, "n_clusters": k, "n_directions": d, "pearson": p + seed * 0.1, "spearman": s,
+            "isotropy": i, "isotropy_sign_free": i / 2} for seed in (0, 1) for m, k, d, p, s, i in methods]  # fmt: skip
+    return {"geometry_lid": pd.DataFrame(lid), "geometry_cosine": pd.DataFrame(cosine), "geometry_sts": pd.DataFrame(sts)}  # fmt: skip
+
+
+def test_cai_table3_is_compared_with_cosine_lid_and_states_n_k_and_cap(tmp_path):
+    table = compared(write_geometry(tmp_path))
+    lid = table[table["quantity"] == "lid_cosine"].set_index("printed")
+    bert = table[(table["quantity"] == "lid_cosine") & (table["source"].str.contains("row BERT,"))].iloc[0]  # fmt: skip
+    # the cosine value of the last layer (5.5), never the Euclidean one (8.5)
+    assert bert["our_value"] == 5.5 and bert["paper_value"] == 5.6
+    assert bert["our_n"] == 10_000 and bert["k"] == 100 and bert["per_type_cap"] == "20"
+    assert (
+        bert["paper_n"] == 1.19e6 and bert["verdict"] == T.NOT_CONSISTENT
+    )  # 5.5 < 5.6 at n ≪ theirs
+    assert "Figure 9) 8.50" in bert["note"] and "miniLM" in bert["stand_in"] and "for WikiText-2" in bert["stand_in"]  # fmt: skip
+    glove = table[(table["quantity"] == "lid_cosine") & table["source"].str.contains("row GloVe,")].iloc[0]  # fmt: skip
+    assert glove["our_value"] == 7.9 and glove["stand_in"].startswith("GloVe 50-d") and glove["verdict"] == T.NOT_CONSISTENT  # fmt: skip
+    assert len(lid) == 8
+    for name in ("DistilBERT", "GPT", "GPT-2", "ELMo", "GloVe-2M", "GNEWS"):
+        row = table[(table["quantity"] == "lid_cosine") & table["source"].str.contains(f"row {name},")].iloc[0]  # fmt: skip
+        assert row["verdict"] == T.NOT_RUN and "this run measures lid_cosine for BERT, GloVe only" in row["note"]  # fmt: skip
+    # Rajaei & Sheikhi: the six STS-B methods, with our seeds' spread in the tolerance
+    stsb = table[table["source"].str.contains("methods table") & table["source"].str.contains("column STS-B")]  # fmt: skip
+    assert len(stsb) == 18 and set(stsb["verdict"]) <= {T.AGREES, T.DIFFERS}
+    after = stsb[stsb["source"].str.contains(r"\(cluster-based\), column STS-B I\(W\)")].iloc[0]
+    assert after["printed"] == "0.6353" and after["our_value"] == 0.931 and after["verdict"] == T.AGREES  # fmt: skip
+    pearson = stsb[stsb["source"].str.contains(r"row pre-trained BERT, column STS-B Pearson")].iloc[
+        0
     ]
-    sts = [{"model": "miniLM", "dataset": "stsb", "split": "train", "seed": 0, "method": m, "n_clusters": k, "n_directions": d, "pearson": p, "spearman": s, "isotropy": i, "isotropy_sign_free": i / 2}
-           for m, k, d, p, s, i in (("none", 1, 0, 83.5, 81.0, 0.156), ("cluster-based", 27, 12, 70.96, 70.66, 0.931))]  # fmt: skip
-    return {
-        "geometry_lid": write(tmp_path, "lid", lid),
-        "geometry_cosine": write(tmp_path, "cosine", cosine),
-        "geometry_sts": write(tmp_path, "sts", sts),
-    }
-
-
-def test_geometry_numbers_beside_the_papers(tmp_path):
-    config = offline_config()
-    stand = C.StandIns(**C.describe_stand_ins(config, "/mirror"))
-    table = C.compare_results(geometry_tables(tmp_path), C.config_subset(config), stand)
-    lid = table[table["quantity"] == "LID"].set_index(
-        table.loc[table["quantity"] == "LID", "setup"].str.split(":").str[0]
-    )
-    # MiniLM stands in for BERT; its last layer (5.5) is compared with 5.6 on Cai's scale
     assert (
-        lid.loc["BERT", "our_value"] == 5.5
-        and lid.loc["BERT", "paper_value"] == 5.6
-        and lid.loc["BERT", "verdict"] == C.AGREES
+        pearson["our_value"] == pytest.approx(83.55)
+        and "seeds' std 0.07071" in pearson["tolerance"]
     )
-    assert (
-        "miniLM" in lid.loc["BERT", "stand_in"]
-        and "for BERT" in lid.loc["BERT", "stand_in"]
-        and "for WikiText-2" in lid.loc["BERT", "stand_in"]
-    )
-    assert (
-        "true-distance MLE 11.00" in lid.loc["BERT", "note"]
-        and "squared distances" in lid.loc["BERT", "convention"]
-    )
-    # static: GloVe 50-d of the mirror named as such, 7.9 vs 18.0 is beyond 20 %
-    assert lid.loc["GloVe", "verdict"] == C.DIFFERS and lid.loc["GloVe", "stand_in"].startswith(
-        "GloVe 50-d"
-    )
-    for paper in (
-        "DistilBERT",
-        "GPT",
-        "GPT-2",
-        "ELMo",
-    ):  # printed by the paper, not run here: a row says why
-        assert lid.loc[paper, "verdict"] == C.NOT_RUN and paper in lid.loc[paper, "note"]
-    sts = table[table["source"].str.startswith(C.RAJAEE)].set_index("quantity")
-    assert len(sts) == 6
-    assert (
-        sts.loc["Spearman ×100, before", "our_value"] == 81.0
-        and sts.loc["Spearman ×100, before", "paper_value"] == 54.09
-    )
-    assert (
-        sts.loc["Spearman ×100, before", "verdict"] == C.DIFFERS
-        and "±2 points" == sts.loc["Spearman ×100, before", "tolerance"]
-    )
-    after = sts.loc["I(W), after the cluster-based method"]
-    assert (
-        after["our_value"] == 0.931
-        and after["paper_value"] == 0.64
-        and after["verdict"] == C.AGREES
-    )  # within a factor 2
-    assert (
-        "numpy returns" in after["convention"]
-        and "sign-free I(W) 0.466" in after["note"]
-        and "STS-B train split" in after["stand_in"]
-    )
-    adjusted = table[table["quantity"] == "S_inter, cluster-adjusted"].iloc[0]
-    assert (
-        adjusted["our_value"] == pytest.approx(0.01)
-        and adjusted["verdict"] == C.CONSISTENT
-        and "per cluster" in adjusted["convention"]
-    )
-    # studies that are not part of the run still list the paper's numbers, as "not run"
-    items = table[table["quantity"] == "items"].set_index("setup")
-    assert (
-        items.loc["polarity", "paper_value"] == 10_662
-        and items.loc["polarity", "verdict"] == C.NOT_RUN
-    )
-    assert set(table.loc[table["source"].str.startswith(C.ISTAR), "verdict"]) == {C.NOT_RUN}
-
-
-def test_counts_and_correlations_of_the_main_study(tmp_path):
-    config = offline_config()
-    table1 = [{"encoder": "miniLM", "dataset": "polarity", "items": 10_662, "rows": 10_662, "dim": 384, "labels": 2, "params": 4_094_976, "classifier_params": 768, "dropped_items": 0},
-              {"encoder": "word2vec", "dataset": "supersense", "items": 10_560, "rows": 10_560, "dim": 50, "labels": 26, "params": 529_326, "classifier_params": 1326, "dropped_items": 90}]  # fmt: skip
-    correlations = [{"encoder": "miniLM", "dataset": "polarity", "scope": "all", "points": 505, "pearson_r": -0.83, "spearman_rho": -1.0},
-                    {"encoder": "word2vec", "dataset": "supersense", "scope": "all", "points": 505, "pearson_r": 0.74, "spearman_rho": 0.65},
-                    {"encoder": "miniLM", "dataset": "polarity", "scope": "seed0", "points": 101, "pearson_r": -0.8, "spearman_rho": -1.0}]  # fmt: skip
-    tables = {
-        "main_table1": write(tmp_path, "table1", table1),
-        "main_correlations": write(tmp_path, "correlations", correlations),
-    }
-    table = C.compare_results(
-        tables, C.config_subset(config), C.StandIns(**C.describe_stand_ins(config, "/mirror"))
-    )
-    items = table[table["quantity"] == "items"].set_index("setup")
-    assert (
-        items.loc["polarity", "verdict"] == C.AGREES
-        and items.loc["polarity", "tolerance"] == "exact"
-    )
-    assert (
-        items.loc["supersense", "verdict"] == C.DIFFERS
-        and items.loc["supersense", "our_value"] == 10_560
-    )
-    assert "GloVe 50-d" in items.loc["supersense", "stand_in"]
-    assert items.loc["snli", "verdict"] == C.NOT_RUN  # configured, but no row in table1
-    params = table[table["quantity"] == "parameters"].set_index("setup")
-    assert (
-        params.loc["polarity", "verdict"] == C.NO_NUMBER
-        and params.loc["polarity", "our_value"] == 4_094_976
-    )
-    rho = table[table["quantity"] == "Spearman ρ, IsoScore vs silhouette"].set_index("setup")
-    assert len(rho) == 2  # the pooled scope only
-    assert (
-        rho.loc["miniLM/polarity", "verdict"] == C.CONSISTENT
-        and rho.loc["word2vec/supersense", "verdict"] == C.NOT_CONSISTENT
-    )
+    adjusted = table[table["quantity"] == "s_inter_adjusted_max"].iloc[0]
+    assert adjusted["our_value"] == pytest.approx(0.01) and adjusted["verdict"] == T.CONSISTENT
+    sts15 = table[table["source"].str.contains("SemEval 2015")]
+    assert set(sts15["verdict"]) == {T.NOT_RUN} and sts15["note"].str.contains("not SemEval 2015").all()  # fmt: skip
+    # studies not part of the run still list the paper's numbers, as "not run"
+    items = table[(table["quantity"] == "items") & (table["study"] == "main")]
+    assert len(items) == 4 and set(items["verdict"]) == {T.NOT_RUN}
+    assert items["note"].str.startswith("the main study is not part of this run").all()
     markdown = C.comparison_markdown(table)
     assert (
-        markdown.startswith("# Our numbers beside the papers'")
-        and "| polarity |" not in markdown.split("## Cai")[0].split("\n")[0]
+        markdown.startswith("# Our numbers beside the papers'") and "## Cai et al. 2021" in markdown
     )
-    assert (
-        "10,662" in markdown
-        and "**differs**" in markdown
-        and f"{(table['verdict'] == C.NOT_RUN).sum()} not run" in markdown
-    )
+    assert "10,000 / 1,190,000 (k 100, cap 20)" in markdown
 
 
-def test_istar_direction_of_effect(tmp_path):
+def test_counts_and_correlations_of_the_main_study():
+    table1 = [{"encoder": "miniLM", "dataset": "polarity", "items": 10_662, "rows": 10_662, "dim": 384, "labels": 2, "params": 4_094_976},
+              {"encoder": "word2vec", "dataset": "supersense", "items": 10_560, "rows": 10_560, "dim": 50, "labels": 26, "params": 529_326}]  # fmt: skip
+    correlations = [{"encoder": "miniLM", "dataset": "polarity", "scope": "all", "points": 5005, "pearson_r": -0.8083, "spearman_rho": -0.9991, "pearson_r_ci_low": -0.81},
+                    {"encoder": "miniLM", "dataset": "polarity", "scope": "seed0", "points": 1001, "pearson_r": -0.8082, "spearman_rho": -0.9991},
+                    {"encoder": "miniLM", "dataset": "polarity", "scope": "seed1", "points": 1001, "pearson_r": -0.8084, "spearman_rho": -0.9991},
+                    {"encoder": "word2vec", "dataset": "supersense", "scope": "all", "points": 5005, "pearson_r": 0.74, "spearman_rho": 0.65}]  # fmt: skip
+    table = compared({"main_table1": pd.DataFrame(table1), "main_correlations": pd.DataFrame(correlations)})  # fmt: skip
+    main = table[table["study"] == "main"]
+    by = lambda q, s: main[(main["quantity"] == q) & (main["setup"] == s)].iloc[0]  # noqa: E731
+    assert by("items", "miniLM/polarity")["verdict"] == T.AGREES
+    assert by("parameters", "miniLM/polarity")["verdict"] == T.AGREES
+    supersense = by("parameters", "word2vec/supersense")
+    assert supersense["verdict"] == T.DIFFERS and supersense["printed"] == "690,326"
+    assert "GloVe 50-d" in supersense["stand_in"]
+    assert by("pearson_r", "miniLM/polarity")["verdict"] == T.AGREES  # −0.8083 vs −0.808 (±0.0005)
+    assert by("pearson_r", "word2vec/supersense")["verdict"] == T.DIFFERS
+    assert by("spearman_rho", "miniLM/polarity")["verdict"] == T.CONSISTENT  # < −0.998
+    assert by("spearman_rho", "word2vec/supersense")["verdict"] == T.NOT_CONSISTENT
+    snli = main[(main["quantity"] == "items") & (main["setup"] == "snli")].iloc[0]
+    assert snli["verdict"] == T.NOT_RUN and "for polarity, supersense only" in snli["note"]
+
+
+def test_the_join_is_generic_a_new_published_row_is_compared():
+    published = read_published()
+    extra = published[published["source"] == "Table 1, row supersense, column items"].copy()
+    extra[["paper", "source", "value", "paper_value"]] = ["Tikhonov et al. 2023", "their word list, labelled nouns", "2,275", 2275.0]  # fmt: skip
+    table1 = pd.DataFrame([{"encoder": "word2vec", "dataset": "supersense", "items": 2275, "rows": 2275, "dim": 300, "labels": 26, "params": 690_326}])  # fmt: skip
+    measured = measure({"main_table1": table1}, {}, StandIns())
+    table = C.compare(pd.concat([published, extra]), measured, {"main"})
+    rows = table[table["quantity"] == "items"].query("setup == 'word2vec/supersense'")
+    assert list(rows["paper"]) == [MICKUS, "Tikhonov et al. 2023"] and set(rows["verdict"]) == {T.AGREES}  # fmt: skip
+
+
+def test_istar_direction_of_effect():
     runs = [{"model": "miniLM", "task": "sst2", "regulariser": r, "lambda": lam, "seed": 0, "metric": m, "isoscore_star": i}
             for r, lam, m, i in (("none", 0, 0.77, 0.04), ("istar", -5, 0.51, 0.0004), ("istar", 5, 0.51, 0.44))]  # fmt: skip
     config = {"istar": {"models": {"miniLM": {"model": "sentence-transformers/all-MiniLM-L6-v2"}}}}
-    table = C.compare_results({"istar_runs": write(tmp_path, "runs", runs)}, config, C.StandIns())
-    istar = table[table["source"].str.startswith(C.ISTAR)].set_index("quantity")
-    lowers = istar.loc["IsoScore* (ζ = 0.75), λ < 0 minus no regulariser"]
-    assert lowers["our_value"] == pytest.approx(0.0004 - 0.04) and lowers["verdict"] == C.CONSISTENT
-    better = istar.loc["task metric, best λ < 0 minus no regulariser"]
+    table = compared({"istar_runs": pd.DataFrame(runs)}, config)
+    istar = table[table["study"] == "istar"].set_index("quantity")
+    lowers = istar.loc["istar_isoscore_change"]
+    assert lowers["our_value"] == pytest.approx(0.0004 - 0.04) and lowers["verdict"] == T.CONSISTENT
+    better = istar.loc["istar_metric_gain"]
     assert (
-        better["our_value"] == pytest.approx(0.51 - 0.77) and better["verdict"] == C.NOT_CONSISTENT
+        better["our_value"] == pytest.approx(0.51 - 0.77) and better["verdict"] == T.NOT_CONSISTENT
     )
     assert "for BERT-base" in better["stand_in"]
 
 
-def test_within_tolerances():
-    assert C.within(5.6, 5.6) == C.AGREES and C.within(5.61, 5.6) == C.DIFFERS
-    assert (
-        C.within(6.7, 5.6, relative=0.2) == C.AGREES
-        and C.within(6.8, 5.6, relative=0.2) == C.DIFFERS
-    )
-    assert C.within(1.2, 0.64, factor=2) == C.AGREES and C.within(1.3, 0.64, factor=2) == C.DIFFERS
-    assert C.within(float("nan"), 1.0, absolute=2) == C.DIFFERS
+def test_every_published_number_has_a_row_in_an_offline_run_without_results():
+    table = compared({})
+    published = read_published()
+    assert len(table) == len(published) and set(table["verdict"]) == {T.NOT_RUN}
+    mnli = table[table["source"] == "appendix A, Table 2, row mnli, column items"].iloc[0]
+    assert "the offline mirror lacks MNLI's training split" in mnli["note"]
 
 
 def test_stand_ins_and_inputs_follow_the_configuration():
     config = offline_config()
-    stand = C.describe_stand_ins(config, "/mirror")
-    assert stand["word_vectors"].startswith(
-        "GloVe 50-d (mirror file word_vectors/glove.6B.50d.subset.txt.gz)"
-    )
-    assert (
-        "WordNet POS labels" in stand["pos_labels"]
-        and stand["corpus"] == "polarity sentences (polarity/rt-polarity.pos) for WikiText-2"
-    )
+    stand = describe_stand_ins(config, "/mirror")
+    assert stand["word_vectors"].startswith("GloVe 50-d (mirror file word_vectors/glove.6B.50d.subset.txt.gz)")  # fmt: skip
+    assert "WordNet POS labels" in stand["pos_labels"] and stand["corpus"] == "polarity sentences (polarity/rt-polarity.pos) for WikiText-2"  # fmt: skip
     assert stand["sts_split"].startswith("STS-B train split")
-    assert (
-        C.describe_stand_ins(yaml.safe_load((ROOT / "config.yaml").read_text()), None)[
-            "word_vectors"
-        ]
-        == ""
-    )  # the paper's own vectors
-    inputs = C.workflow_inputs(config)  # offline: main, glue, geometry
-    assert set(inputs) == {
-        "main_table1",
-        "main_correlations",
-        "glue_table2",
-        "glue_table3",
-        "geometry_lid",
-        "geometry_cosine",
-        "geometry_sts",
-    }
-    assert set(C.workflow_inputs({**config, "studies": ["main"]})) == {
-        "main_table1",
-        "main_correlations",
-    }
+    assert describe_stand_ins(yaml.safe_load((ROOT / "config.yaml").read_text()), None)["word_vectors"] == ""  # fmt: skip
+    inputs = workflow_inputs(config)  # offline: main, glue, geometry
+    assert {name for name in inputs if not name.endswith("_traces")} == {
+        "main_table1", "main_correlations", "glue_table2", "glue_table3",
+        "geometry_lid", "geometry_cosine", "geometry_sts",
+    }  # fmt: skip
+    assert config_subset(config)["geometry"]["clusters"]["max_per_type"] == 20
 
 
-def test_the_papers_supersense_data_is_checked_against_its_count(tmp_path):
+def test_claims_and_comparison_read_one_measurement():
+    from isotropy.verdicts.claims import check_claims
+
+    correlations = pd.DataFrame([{"encoder": "miniLM", "dataset": "polarity", "scope": "all", "points": 26, "pearson_r": -0.97, "spearman_rho": -0.99}])  # fmt: skip
+    measured = measure({"main_correlations": correlations}, {}, StandIns())
+    claims = check_claims(measured, {"main"}).query("study == 'main'").set_index("claim")
+    table = C.compare(read_published(), measured, {"main"})
+    pearson = table[(table["quantity"] == "pearson_r") & (table["setup"] == "miniLM/polarity")].iloc[0]  # fmt: skip
+    assert claims.loc["pearson_negative", "measured"] == pearson["our_value"] == -0.97
+    assert claims.loc["silhouette_rises", "verdict"] == "not run"  # no traces: nothing measured
+
+
+def test_the_papers_supersense_data_is_checked_against_its_count():
     # supersense_source: tikhonov (config.yaml's default, a user with network): the paper's own
     # data, so no stand-in, and the item count is held to Mickus et al.'s Table 1 (2,275).
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
-    table1 = [{"encoder": "word2vec", "dataset": "supersense", "items": 2_275, "rows": 2_275, "dim": 300, "labels": 26, "params": 1, "classifier_params": 1, "dropped_items": 0}]  # fmt: skip
-    table = C.compare_results(
-        {"main_table1": write(tmp_path, "table1", table1)},
-        C.config_subset(config),
-        C.StandIns(**C.describe_stand_ins(config, None)),
-    )
-    row = table[(table["quantity"] == "items") & (table["setup"] == "supersense")].iloc[0]
-    assert row["paper_value"] == 2_275 and row["verdict"] == C.AGREES
-    assert not isinstance(row["stand_in"], str) or row["stand_in"] == ""
+    table1 = [{"encoder": "word2vec", "dataset": "supersense", "items": 2_275, "rows": 2_275, "dim": 300, "labels": 26, "params": 690_326}]  # fmt: skip
+    table = compared({"main_table1": pd.DataFrame(table1)}, config)
+    row = table[(table["quantity"] == "items") & (table["setup"] == "word2vec/supersense")].iloc[0]
+    assert row["paper_value"] == 2_275 and row["verdict"] == T.AGREES
+    assert "2,275 items are not reproduced" not in str(row["stand_in"])
     offline = offline_config()
-    assert (
-        "2,275 items are not reproduced"
-        in C.describe_stand_ins(offline, "/mirror")["supersense_labels"]
-    )
+    assert "2,275 items are not reproduced" in describe_stand_ins(offline, "/mirror")["supersense_labels"]  # fmt: skip

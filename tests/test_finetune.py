@@ -160,18 +160,25 @@ def test_subset_is_seeded_and_independent_of_run(mirror_root):
 # ----------------------------------------------------------------------------- penalties
 
 
-def test_cosine_penalty_divides_all_cosines_by_n_squared_as_the_authors():
+def test_cosine_penalty_is_the_authors_formula():
+    """(ΣW − N)/N², W the N×N cosine matrix (I-STAR regularizers.py): diagonal out, N² divisor."""
     from sklearn.metrics.pairwise import cosine_similarity
 
     x = torch.randn(40, 7, generator=torch.Generator().manual_seed(0)) + 0.5
     full = cosine_similarity(x.numpy())
-    assert cosine_penalty(x).item() == pytest.approx(
-        full.sum() / 40**2, abs=1e-5
-    )  # diagonal included
+    assert cosine_penalty(x).item() == pytest.approx((full.sum() - 40) / 40**2, abs=1e-5)
     distinct = (full.sum() - np.trace(full)) / (40 * 39)
-    assert cosine_penalty(x).item() == pytest.approx(1 / 40 + 39 / 40 * distinct, abs=1e-5)
-    # by hand: two orthogonal rows give (1 + 1 + 0 + 0) / 4
-    assert cosine_penalty(torch.tensor([[1.0, 0.0], [0.0, 2.0]])).item() == pytest.approx(0.5)
+    assert cosine_penalty(x).item() == pytest.approx(39 / 40 * distinct, abs=1e-5)
+
+
+def test_cosine_penalty_on_a_hand_checkable_batch():
+    # rows (1,0), (0,2), (1,1): cosines 0, 1/√2, 1/√2 off the diagonal; ΣW = 3 + 2·√2;
+    # (ΣW − 3)/9 = 2√2/9 (the old ΣW/N² gave 1/3 more)
+    batch = torch.tensor([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    assert cosine_penalty(batch).item() == pytest.approx(2 * math.sqrt(2) / 9, abs=1e-6)
+    # two orthogonal rows: (2 − 2)/4 = 0; two parallel rows: (4 − 2)/4 = 0.5
+    assert cosine_penalty(torch.tensor([[1.0, 0.0], [0.0, 2.0]])).item() == pytest.approx(0.0)
+    assert cosine_penalty(torch.tensor([[1.0, 0.0], [3.0, 0.0]])).item() == pytest.approx(0.5)
 
 
 def test_token_points_drop_padding_and_embedding_layer():

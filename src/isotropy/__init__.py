@@ -14,7 +14,7 @@ Modules:
     studies      what the rules ask of the configuration
     provenance   per-result records
     audit        the audit of every result back to its raw downloads (``isotropy-audit``)
-    claims       the check of the papers' claims
+    verdicts     the papers' claims and printed numbers judged on our results (a subpackage)
 """
 
 __version__ = "0.1.0"

@@ -368,7 +368,8 @@ COSINE_COLUMNS = [
     "s_inter", "s_intra", "average_cosine", "s_inter_adjusted", "s_intra_adjusted", "average_cosine_adjusted",
     "s_inter_adjusted_pooled", "s_intra_adjusted_pooled",
 ]  # fmt: skip
-# lid_cai_scale: Cai et al.'s code and Table 3 (squared Euclidean distances: half the MLE);
+# lid_cai_scale: Cai et al.'s code (Euclidean: squared distances, half the MLE, their Figure 9;
+# cosine: their Table 3);
 # lid_true_distances: the Levina–Bickel MLE on distances. Equal for the cosine metric.
 LID_COLUMNS = [
     "model",
@@ -397,7 +398,8 @@ def lid_table(
     """Mean MLE local intrinsic dimension per distance, on a seeded sample.
 
     Two columns: ``lid_cai_scale`` as Cai et al.'s code computes it (squared Euclidean
-    distances from a faiss L2 index, so half the MLE; the scale of their Table 3) and
+    distances from a faiss L2 index, so half the MLE, the scale of their Figure 9; for cosine the
+    same as ours, the convention of their Table 3) and
     ``lid_true_distances``, the Levina–Bickel estimate on distances. Neighbours are searched
     within the sample, so ``n`` (recorded) is the sample size.
     """

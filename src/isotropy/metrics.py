@@ -900,7 +900,8 @@ def local_intrinsic_dimension(
     ``distances="true"`` is the estimator on distances (Levina & Bickel). ``"squared"`` puts the
     squared distances r² in the formula, as Cai et al.'s code does (a faiss ``IndexFlatL2``
     returns squared Euclidean distances): log(r²_ij / r²_ik) = 2 log(r_ij / r_ik), so the result
-    is exactly half the true-distance estimate. Their Table 3 is on that scale.
+    is exactly half the true-distance estimate. Their Euclidean LID (Figure 9) is on that scale;
+    their Table 3 is the cosine LID, where both options agree.
     """
     return float(_lid_pointwise(points, k, metric, distances).mean())
 
@@ -908,8 +909,8 @@ def local_intrinsic_dimension(
 def cai_local_intrinsic_dimension(
     points: ArrayLike, k: int = 100, metric: str = "euclidean"
 ) -> float:
-    """LID on the scale of Cai et al.'s code and Table 3: squared Euclidean distances (a faiss L2
-    index), 1 - cos for cosine (their inner-product index; the same as ours)."""
+    """LID on the scale of Cai et al.'s code: squared Euclidean distances (a faiss L2 index; their
+    Figure 9), 1 - cos for cosine (their inner-product index, the same as ours; their Table 3)."""
     return local_intrinsic_dimension(
         points, k, metric, distances="squared" if metric == "euclidean" else "true"
     )

@@ -7,8 +7,8 @@ One run fine-tunes a pretrained transformer on one task with
 where the penalty is ``1 − IsoScore*(H)`` for I-STAR (H = the non-padding token hidden states
 of every transformer layer in the mini-batch, shrunk towards Σ_S with ζ = 0.2, Σ_S re-estimated
 at the start of every epoch from a large sample of the current model's token states) and the
-mean pairwise cosine similarity of the batch's last-layer token states for CosReg. λ < 0 pushes
-towards anisotropy. After training, the run reports the task's standard validation metric,
+authors' CosReg, (ΣW − N)/N² with W the cosine matrix of the batch's non-padding last-layer
+token states. λ < 0 pushes towards anisotropy. After training, the run reports the task's standard validation metric,
 IsoScore* (ζ = 0.75) of the validation sentence embeddings (position-0 token, [CLS]) of every
 layer, and the TwoNN intrinsic dimension of the last layer's sentence embeddings.
 

@@ -1,5 +1,5 @@
 """The penalties added to the task loss: I-STAR (1 − IsoScore*, shrunk towards Σ_S) and CosReg
-(mean cosine), and the estimate of Σ_S from the current model."""
+((ΣW − N)/N² of the cosines), and the estimate of Σ_S from the current model."""
 
 from __future__ import annotations
 
@@ -39,19 +39,19 @@ def istar_penalty(
 
 
 def cosine_penalty(points: torch.Tensor) -> torch.Tensor:
-    """CosReg as the authors compute it: the sum of all n² cosines of the rows, the n self-cosines
-    (each 1) included, divided by n².
+    """CosReg as the authors compute it (I-STAR ``regularizers.py``): (ΣW − N)/N², W the N×N
+    cosine matrix of the rows. The N self-cosines (each 1) are taken out of the sum, but N² stays
+    the divisor, so the value is (N − 1)/N × the mean cosine over distinct pairs.
 
-    That is 1/n + (n − 1)/n × the mean over distinct pairs; the two differ by at most 1/n and have
-    the same gradient direction. Uses Σ_{i,j} cos(x_i, x_j) = ‖Σ_i x̂_i‖², so memory stays linear
-    in n. Unlike the authors' code, the rows are non-padding token states only (the caller masks).
+    Uses ΣW = ‖Σ_i x̂_i‖², so memory stays linear in N. Unlike the authors' code, the rows are
+    non-padding token states only (the caller masks; see the README's differences table).
     """
     n = points.shape[0]
     if n < 2:
         raise ValueError(f"CosReg needs at least 2 token states in a batch, found {n}")
     unit = torch.nn.functional.normalize(points.float(), dim=1)
     total = unit.sum(dim=0)
-    return (total @ total) / (n * n)
+    return (total @ total - n) / (n * n)
 
 
 class RunningCovariance:

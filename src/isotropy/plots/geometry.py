@@ -66,7 +66,7 @@ def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
     """Mean local intrinsic dimension per layer, one panel per distance; static vectors dotted.
 
     Drawn on Cai et al.'s scale (``lid_cai_scale``: squared Euclidean distances, half the MLE
-    on distances), the scale of their Table 3.
+    on distances), the scale of their Figure 9 (Euclidean) and Table 3 (cosine).
     """
     _check_columns(table, {"model", "kind", "layer", "metric", "k", "lid_cai_scale"}, "LID")
     metrics = list(table["metric"].unique())

@@ -1,0 +1,154 @@
+"""The papers' claims as checks on our results: ``results/claims.{csv,md}``.
+
+Each claim names a measured quantity (:mod:`isotropy.verdicts.measurements`, the same table
+the comparison with the papers reads) and a bound; one row per claim × setup with the measured
+value, the bound, and a verdict: ``supported``, ``not supported`` (also when the measurement is
+undefined, e.g. a correlation of a constant series) or ``not run`` (the study or setup is not
+part of this run, or there is nothing to measure, e.g. the spread across seeds of one seed).
+
+Direct optimisation (main: Mickus et al. §3, Figures 2-3; GLUE: appendix A, Figure 4, Table 3),
+metrics as seed means: silhouette rises (> 0), IsoScore falls (< 0), Spearman ρ < −0.5,
+Pearson r < 0, seeds agree (largest std of the final IsoScore and silhouette < 0.05).
+I-STAR (Rudman & Eickhoff 2024, Figures 5-6): λ < 0 lowers IsoScore* (< 0) and is not worse
+(≥ 0). Cluster-based enhancement (Rajaei & Sheikhi 2020 slides): I(W) ratio > 1, Spearman
+gain > 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from isotropy.verdicts.tolerances import CONSISTENT, judge
+
+COLUMNS = ["claim", "study", "setup", "statement", "measured", "threshold", "verdict", "paper", "evidence", "note"]  # fmt: skip
+SUPPORTED, NOT_SUPPORTED, NOT_RUN = "supported", "not supported", "not run"
+SPEARMAN_LIMIT = -0.5
+SEED_SPREAD_LIMIT = 0.05
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim: what it says, the measured quantity and its bound, where the paper states it."""
+
+    name: str
+    study: str
+    quantity: str
+    statement: str
+    bound: str  # a tolerance of isotropy.verdicts.tolerances: below:x, above:x, at_least:x
+    paper: str
+
+
+def _optimisation(study: str, curves: str, correlation: str, seeds: str) -> list[Claim]:
+    return [
+        Claim("silhouette_rises", study, "silhouette_change", "silhouette rises over training (last step − step 0, mean over seeds)", "above:0", curves),
+        Claim("isoscore_falls", study, "isoscore_change", "IsoScore falls over training (last step − step 0, mean over seeds)", "below:0", curves),
+        Claim("spearman_strongly_negative", study, "spearman_rho", "Spearman rho between IsoScore and silhouette is strongly negative (all steps, all seeds)", f"below:{SPEARMAN_LIMIT}", correlation),
+        Claim("pearson_negative", study, "pearson_r", "Pearson r between IsoScore and silhouette is negative (all steps, all seeds)", "below:0", correlation),
+        Claim("seeds_agree", study, "seed_spread", "the spread across seeds is negligible (largest std of final IsoScore, silhouette)", f"below:{SEED_SPREAD_LIMIT}", seeds),
+    ]  # fmt: skip
+
+
+CLAIMS = [
+    *_optimisation("main", "Mickus et al. 2024, §3 and Figure 2", "Mickus et al. 2024, §3 and Figure 3", "Mickus et al. 2024, §3"),
+    *_optimisation("glue", "Mickus et al. 2024, appendix A, Figure 4", "Mickus et al. 2024, appendix A, Table 3", "Mickus et al. 2024, §3 / appendix A"),
+    Claim("negative_lambda_lowers_isoscore", "istar", "istar_isoscore_change", "I-STAR with negative λ gives lower IsoScore* than no regulariser (max over λ < 0 of the seed-mean difference)", "below:0", "Rudman & Eickhoff 2024, Figure 5"),
+    Claim("negative_lambda_not_worse", "istar", "istar_metric_gain", "I-STAR with negative λ performs at least as well as no regulariser (best λ < 0, seed means)", "at_least:0", "Rudman & Eickhoff 2024, Figure 6"),
+    Claim("cluster_based_raises_isotropy", "geometry", "sts_isotropy_ratio", "the cluster-based method raises isotropy I(W) over the raw embeddings (ratio)", "above:1", "Rajaei & Sheikhi 2020 slides, before/after table (I(W))"),
+    Claim("cluster_based_raises_sts", "geometry", "sts_spearman_gain", "the cluster-based method raises STS Spearman correlation (×100) over the raw embeddings", "above:0", "Rajaei & Sheikhi 2020 slides, before/after table"),
+]  # fmt: skip
+ABSENT = {
+    "main": "the main study is not configured in this run",
+    "glue": "the glue study is not configured in this run",
+    "istar": "the I-STAR study is not part of this run (config studies)",
+    "geometry": "results/geometry/sts.csv is not part of this run (make the geometry study first)",
+}
+
+
+def _row(claim: Claim, setup: str, measured: float, threshold: str, verdict: str, evidence: str = "", note: str = "") -> dict:  # fmt: skip
+    return {
+        "claim": claim.name, "study": claim.study, "setup": setup, "statement": claim.statement,
+        "measured": measured, "threshold": threshold, "verdict": verdict, "paper": claim.paper,
+        "evidence": evidence, "note": note,
+    }  # fmt: skip
+
+
+def check_claims(measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
+    """Every claim judged on the measurements (``studies``: the studies this run has results of)."""
+    rows = []
+    for study in dict.fromkeys(c.study for c in CLAIMS):
+        claims = [c for c in CLAIMS if c.study == study]
+        ours = measured[measured["study"] == study]
+        if study not in studies:
+            rows += [_row(c, "all", math.nan, judge(c.bound, 0.0)[1], NOT_RUN, note=ABSENT[study]) for c in claims]  # fmt: skip
+            continue
+        setups = sorted(set(ours.loc[ours["quantity"].isin([c.quantity for c in claims]), "setup"]))
+        if not setups:
+            rows += [_row(c, "all", math.nan, judge(c.bound, 0.0)[1], NOT_RUN, note=f"no results of the {study} study to measure") for c in claims]  # fmt: skip
+        for setup in setups:
+            for claim in claims:
+                found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
+                threshold = judge(claim.bound, 0.0)[1]
+                if found.empty:
+                    rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, note=f"no {claim.quantity} measured for this setup"))  # fmt: skip
+                    continue
+                m = found.iloc[0]
+                if m["missing"]:
+                    rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, m["evidence"], m["missing"]))  # fmt: skip
+                    continue
+                verdict, _ = judge(claim.bound, m["value"])
+                note = m["note"] or ("" if math.isfinite(m["value"]) else "measurement undefined")
+                if (
+                    claim.quantity in ("pearson_r", "spearman_rho")
+                    and math.isfinite(m["n"])
+                    and not m["note"]
+                ):
+                    note = f"{int(m['n'])} points"
+                rows.append(_row(claim, setup, float(m["value"]), threshold, SUPPORTED if verdict == CONSISTENT else NOT_SUPPORTED, m["evidence"], note))  # fmt: skip
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _fmt(value: float) -> str:
+    if value is None or not np.isfinite(value):
+        return "–"
+    return f"{value:.4g}"
+
+
+def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
+    """A short markdown summary: a tally per study and claim, then every row."""
+    mark = {SUPPORTED: "✅ supported", NOT_SUPPORTED: "❌ not supported", NOT_RUN: "➖ not run"}
+    counts = table["verdict"].value_counts()
+    lines = [
+        f"# {title}",
+        "",
+        "Each claim of the replicated papers, checked on this run's results "
+        "(`results/claims.csv` holds the same rows).",
+        "",
+        " · ".join(f"{mark[v]}: {int(counts.get(v, 0))}" for v in (SUPPORTED, NOT_SUPPORTED, NOT_RUN)),
+        "",
+        "## By claim",
+        "",
+        "| study | claim | paper | supported | not supported | not run |",
+        "|---|---|---|---|---|---|",
+    ]  # fmt: skip
+    for (study, claim), group in table.groupby(["study", "claim"], sort=False):
+        tally = group["verdict"].value_counts()
+        lines.append(
+            f"| {study} | {claim} | {group['paper'].iloc[0]} | {int(tally.get(SUPPORTED, 0))} | {int(tally.get(NOT_SUPPORTED, 0))} | {int(tally.get(NOT_RUN, 0))} |"
+        )
+    lines += [
+        "",
+        "## Every check",
+        "",
+        "| study | setup | claim | measured | threshold | verdict | note |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in table.itertuples(index=False):
+        note = str(row.note).replace("|", "\\|")
+        lines.append(
+            f"| {row.study} | {row.setup} | {row.claim} | {_fmt(row.measured)} | {row.threshold} | {mark[row.verdict]} | {note} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,154 @@
+"""Our numbers beside the papers': ``results/paper_comparison.{csv,md}``.
+
+A generic join of the published table (:mod:`isotropy.verdicts.published`) with this run's
+measurements (:mod:`isotropy.verdicts.measurements`): a published row matches every
+measurement of its study and quantity whose ``paper_setup`` fits its ``setup`` pattern, and
+each match is one row judged by the published row's tolerance
+(:func:`isotropy.verdicts.tolerances.judge`). A published number that no measurement matches
+keeps its row, ``not run``, with the reason. No value and no paper lives in this code.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from fnmatch import fnmatchcase
+from typing import Any
+
+import pandas as pd
+
+from isotropy.verdicts.tolerances import NOT_RUN, VERDICTS, judge
+
+COLUMNS = [
+    "paper", "source", "study", "quantity", "setup", "paper_value", "printed", "our_value",
+    "our_n", "k", "per_type_cap", "paper_n", "unit", "convention", "stand_in", "tolerance",
+    "verdict", "why", "note",
+]  # fmt: skip
+STUDY_NAMES = {"main": "main", "glue": "GLUE", "geometry": "geometry", "istar": "I-STAR"}
+
+
+def matches(pattern: str, paper_setup: str) -> bool:
+    """Whether a published setup pattern (fnmatch, alternatives joined by '|') fits a setup."""
+    return any(fnmatchcase(paper_setup, part.strip()) for part in str(pattern).split("|"))
+
+
+def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[str]) -> str:
+    study, quantity = published["study"], published["quantity"]
+    if study not in studies:
+        reason = f"the {STUDY_NAMES[study]} study is not part of this run"
+    else:
+        same = (measured["study"] == study) & (measured["quantity"] == quantity)
+        found = sorted(set(measured.loc[same, "paper_setup"]))
+        reason = (
+            f"this run measures {quantity} for {', '.join(found)} only"
+            if found
+            else f"this run measures no {quantity}"
+        )
+    return "; ".join(s for s in (reason, published["availability"]) if s)
+
+
+def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
+    row = {
+        "paper": published["paper"], "source": published["source"], "study": published["study"],
+        "quantity": published["quantity"], "setup": published["setup"], "paper_value": published["paper_value"],
+        "printed": published["value"], "paper_n": published["paper_n"], "unit": published["unit"],
+        "convention": published["convention"], "why": published["why"], "our_value": math.nan,
+        "our_n": math.nan, "k": math.nan, "per_type_cap": "", "stand_in": "", "tolerance": "", "note": "",
+    }  # fmt: skip
+    row.update(ours)
+    return row
+
+
+def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
+    """Every published row beside each matching measurement (``studies``: those of this run)."""
+    rows = []
+    for _, paper in published.iterrows():
+        candidates = measured[
+            (measured["study"] == paper["study"]) & (measured["quantity"] == paper["quantity"])
+        ]
+        hits = candidates[[matches(paper["setup"], s) for s in candidates["paper_setup"]]]
+        if hits.empty:
+            rows.append(_row(paper, verdict=NOT_RUN, note=_not_run_reason(paper, measured, studies)))  # fmt: skip
+            continue
+        for _, ours in hits.iterrows():
+            details = dict(
+                setup=ours["setup"], our_n=ours["n"], k=ours["k"], per_type_cap=ours["per_type_cap"],
+                stand_in=ours["stand_in"], convention=ours["convention"] or paper["convention"],
+            )  # fmt: skip
+            if ours["missing"]:
+                rows.append(_row(paper, verdict=NOT_RUN, note=ours["missing"], **details))
+                continue
+            verdict, tolerance = judge(
+                paper["tolerance"],
+                ours["value"],
+                paper["paper_value"],
+                precision=paper["precision_value"],
+                spread=ours["spread"],
+                our_n=ours["n"],
+                paper_n=paper["paper_n"],
+            )
+            rows.append(_row(paper, our_value=ours["value"], tolerance=tolerance, verdict=verdict, note=ours["note"], **details))  # fmt: skip
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    if bad := set(table["verdict"]) - set(VERDICTS):
+        raise ValueError(f"unknown verdicts {sorted(bad)}")
+    return table
+
+
+def _number(value: Any) -> str:
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        return ""
+    if value == int(value) and abs(value) >= 100:
+        return f"{int(value):,}"
+    return f"{value:.3g}" if abs(value) < 0.01 else f"{value:.4g}"
+
+
+def comparison_markdown(table: pd.DataFrame) -> str:
+    """The comparison as a markdown document: counts of verdicts, then one table per paper."""
+    counts = table["verdict"].value_counts()
+    lines = [
+        "# Our numbers beside the papers'",
+        "",
+        "Every number the seed papers print (config/published_values.csv, each with its paper, table, row "
+        "and column), beside the value this run measured. Verdicts: "
+        + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
+        + ".",
+        "A *stand-in* names what we used where the paper used something else: a verdict then compares the stand-in, not the paper's setup. "
+        "LID rows give our n, k and per-type cap beside the paper's n.",
+        "",
+    ]
+    for paper in dict.fromkeys(table["paper"]):
+        part = table[table["paper"] == paper]
+        lines += [
+            f"## {paper}",
+            "",
+            "| source | setup | printed | ours | n (ours / paper) | unit | tolerance | verdict | stand-in | note |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for _, r in part.iterrows():
+            n = " / ".join(s for s in (_number(r["our_n"]), _number(r["paper_n"])) if s)
+            if isinstance(r["per_type_cap"], str) and r["per_type_cap"]:
+                n += f" (k {_number(r['k'])}, cap {r['per_type_cap']})"
+            cells = [
+                r["source"], r["setup"], r["printed"], _number(r["our_value"]), n, r["unit"],
+                r["tolerance"], f"**{r['verdict']}**", r["stand_in"], r["note"],
+            ]  # fmt: skip
+            lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def compare_results(
+    tables: Mapping[str, pd.DataFrame | None],
+    config: Mapping[str, Any],
+    stand: Any,
+    published: pd.DataFrame | None = None,
+    studies: set[str] | None = None,
+) -> pd.DataFrame:
+    """Measure this run's tables once and set every published number beside them."""
+    from isotropy.verdicts.measurements import measure
+    from isotropy.verdicts.published import read_published
+
+    measured = measure(tables, config, stand)
+    if studies is None:
+        studies = {name.split("_")[0] for name, table in tables.items() if table is not None}
+    return compare(read_published() if published is None else published, measured, studies)

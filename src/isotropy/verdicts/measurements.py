@@ -1,0 +1,199 @@
+"""Every quantity the two pages judge, measured once from this run's result tables.
+
+:func:`measure` turns the result tables into one long table, one row per quantity × setup:
+``value`` (NaN with ``missing`` saying why when it cannot be measured), ``spread`` (standard
+deviation across seeds, NaN for one seed), ``n`` (points it was measured on), ``paper_setup``
+(the paper's name of the setup, which :mod:`isotropy.verdicts.comparison` joins on), unit,
+convention, stand-in, evidence (the file) and a note. Both the claims page
+(:mod:`isotropy.verdicts.claims`) and the comparison with the papers read this table only.
+The geometry study's quantities are in :mod:`isotropy.verdicts.geometry_measurements`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from isotropy.verdicts.standins import StandIns, glue_encoder
+
+COLUMNS = [
+    "study", "quantity", "setup", "paper_setup", "value", "spread", "seeds", "n", "k",
+    "per_type_cap", "unit", "convention", "stand_in", "evidence", "note", "missing",
+]  # fmt: skip
+CORRELATION_TABLES = {"main": "correlations", "glue": "table3"}
+COUNT_TABLES = {"main": "table1", "glue": "table2"}
+
+
+def measurement(study: str, quantity: str, setup: str, paper_setup: str, value: Any = None, **rest: Any) -> dict[str, Any]:  # fmt: skip
+    """One measurement row; absent numbers are NaN, absent text ''."""
+    row = {column: "" for column in COLUMNS}
+    row.update(study=study, quantity=quantity, setup=setup, paper_setup=paper_setup)
+    for column in ("value", "spread", "seeds", "n", "k"):
+        row[column] = math.nan
+    row["value"] = math.nan if value is None else float(value)
+    for key, item in rest.items():
+        if key not in row:
+            raise KeyError(f"unknown measurement column {key!r}")
+        row[key] = math.nan if item is None and key in ("spread", "seeds", "n", "k") else item
+    return row
+
+
+def seed_std(values: pd.Series) -> float:
+    """Standard deviation across seeds (ddof 1), NaN with fewer than two."""
+    values = values.dropna()
+    return float(values.std(ddof=1)) if len(values) >= 2 else math.nan
+
+
+def _endpoints(trace: pd.DataFrame, metric: str) -> tuple[float, float]:
+    """The metric at the first and at the last recorded step of one run (NaN rows skipped)."""
+    rows = trace.dropna(subset=[metric]).sort_values("step")
+    if rows.empty:
+        raise ValueError(f"run has no recorded {metric}: every value is NaN")
+    return float(rows[metric].iloc[0]), float(rows[metric].iloc[-1])
+
+
+def _paper_setup(study: str, encoder: str, dataset: str, config: Mapping[str, Any]) -> str:
+    if study == "main":
+        return dataset
+    hub = ((config.get("encoders") or {}).get(encoder) or {}).get("model") or ""
+    return f"{glue_encoder(encoder, hub)}/{dataset}"
+
+
+def _stand_in(study: str, encoder: str, dataset: str, config: Mapping[str, Any], stand: StandIns) -> str:  # fmt: skip
+    if study != "main":
+        return ""
+    kind = ((config.get("encoders") or {}).get(encoder) or {}).get("kind")
+    parts = (
+        stand.word_vectors if kind == "word-vectors" else "",
+        stand.pos_labels if dataset == "pos" else "",
+        stand.supersense_labels if dataset == "supersense" else "",
+    )
+    return "; ".join(s for s in parts if s)
+
+
+def optimisation_measurements(
+    study: str,
+    *,
+    counts: pd.DataFrame | None,
+    correlations: pd.DataFrame | None,
+    traces: pd.DataFrame | None,
+    config: Mapping[str, Any],
+    stand: StandIns,
+) -> list[dict[str, Any]]:
+    """Counts, correlations and the curves' endpoints of one direct-optimisation study."""
+    rows: list[dict[str, Any]] = []
+    counts_file = f"results/{study}/{COUNT_TABLES[study]}.csv"
+    corr_file = f"results/{study}/{CORRELATION_TABLES[study]}.csv"
+    for _, r in (counts if counts is not None else pd.DataFrame()).iterrows():
+        encoder, dataset = r["encoder"], r["dataset"]
+        common = dict(evidence=counts_file, stand_in=_stand_in(study, encoder, dataset, config, stand))  # fmt: skip
+        setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
+        rows.append(measurement(study, "items", setup, paper, int(r["items"]), unit="items", convention="labelled items after dropping out-of-vocabulary words",
+                                note=f"{int(r['rows'])} unique rows", **common))  # fmt: skip
+        rows.append(measurement(study, "parameters", setup, paper, int(r["params"]), unit="parameters", convention="unique rows × dim + classifier weights (+ bias)",
+                                note=f"dim {int(r['dim'])}", **common))  # fmt: skip
+    if correlations is not None:
+        needed = {"encoder", "dataset", "scope", "pearson_r", "spearman_rho"}
+        if missing := needed - set(correlations.columns):
+            raise ValueError(f"correlation table lacks columns {sorted(missing)}; found {list(correlations.columns)}")  # fmt: skip
+        for (encoder, dataset), group in correlations.groupby(["encoder", "dataset"], sort=True):
+            overall = group[group["scope"] == "all"]
+            per_seed = group[group["scope"].astype(str).str.startswith("seed")]
+            setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
+            for column in ("pearson_r", "spearman_rho"):
+                name = "Pearson r" if column == "pearson_r" else "Spearman ρ"
+                common = dict(unit="correlation", evidence=corr_file, stand_in=_stand_in(study, encoder, dataset, config, stand))  # fmt: skip
+                if overall.empty:
+                    rows.append(measurement(study, column, setup, paper, missing="no 'all' row for this setup in the correlation table", **common))  # fmt: skip
+                    continue
+                value = float(overall[column].iloc[0])
+                points = int(overall["points"].iloc[0]) if "points" in overall else None
+                note = (
+                    ""
+                    if math.isfinite(value)
+                    else "undefined: a constant series (see the correlation table)"
+                )
+                rows.append(measurement(study, column, setup, paper, value, spread=seed_std(per_seed[column]), seeds=len(per_seed), n=points,
+                                        convention=f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled ({points} points)", note=note, **common))  # fmt: skip
+    if traces is not None:
+        needed = {"encoder", "dataset", "seed", "step", "isoscore", "silhouette"}
+        if missing := needed - set(traces.columns):
+            raise ValueError(f"traces lack columns {sorted(missing)}; found {list(traces.columns)}")
+        for (encoder, dataset), group in traces.groupby(["encoder", "dataset"], sort=True):
+            setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
+            evidence = f"results/{study}/{encoder}/{dataset}/seed*/trace.parquet"
+            ends = {
+                metric: pd.DataFrame([_endpoints(run, metric) for _, run in group.groupby("seed")], columns=["first", "last"])
+                for metric in ("silhouette", "isoscore")
+            }  # fmt: skip
+            seeds = group["seed"].nunique()
+            for metric in ("silhouette", "isoscore"):
+                first, last = ends[metric]["first"].mean(), ends[metric]["last"].mean()
+                rows.append(measurement(study, f"{metric}_change", setup, paper, last - first, seeds=seeds, unit=f"{metric} difference",
+                                        evidence=evidence, note=f"{first:.4f} → {last:.4f} over {seeds} seed(s)"))  # fmt: skip
+            if seeds < 2:
+                rows.append(measurement(study, "seed_spread", setup, paper, seeds=seeds, evidence=evidence, missing="one seed only: no spread to measure"))  # fmt: skip
+            else:
+                spread = max(ends[m]["last"].std(ddof=1) for m in ("silhouette", "isoscore"))
+                rows.append(measurement(study, "seed_spread", setup, paper, spread, seeds=seeds, unit="std across seeds", evidence=evidence, note=f"{seeds} seeds"))  # fmt: skip
+    return rows
+
+
+def istar_measurements(runs: pd.DataFrame, config: Mapping[str, Any], source: str = "results/istar/runs.csv") -> list[dict[str, Any]]:  # fmt: skip
+    """Per model × task: the largest IsoScore* change and the best metric gain of λ < 0 over the
+    unregularised baseline (seed means)."""
+    needed = {"model", "task", "regulariser", "lambda", "seed", "metric", "isoscore_star"}
+    if missing := needed - set(runs.columns):
+        raise ValueError(f"I-STAR runs table lacks columns {sorted(missing)}; found {list(runs.columns)}")  # fmt: skip
+    models = {name: (entry or {}).get("model") or name for name, entry in ((config.get("istar") or {}).get("models") or {}).items()}  # fmt: skip
+    rows = []
+    for (model, task), group in runs.groupby(["model", "task"], sort=True):
+        setup = f"{model}/{task}"
+        hub = models.get(model, model)
+        stand_in = "" if any(key in hub.lower() for key in ("bert-base", "albert-base", "distilbert-base")) else f"{model} ({hub}) for BERT-base / ALBERT / DistilBERT"  # fmt: skip
+        baseline = group[group["regulariser"] == "none"]
+        negative = group[(group["regulariser"] == "istar") & (group["lambda"].astype(float) < 0)]
+        seeds = int(group["seed"].nunique())
+        common = dict(seeds=seeds, evidence=source, stand_in=stand_in)
+        if baseline.empty or negative.empty:
+            lacking = (
+                "no baseline (regulariser none)" if baseline.empty else "no I-STAR run with λ < 0"
+            )
+            for quantity in ("istar_isoscore_change", "istar_metric_gain"):
+                rows.append(measurement("istar", quantity, setup, setup, missing=lacking, **common))
+            continue
+        base_iso, base_metric = baseline["isoscore_star"].mean(), baseline["metric"].mean()
+        per_lambda = negative.groupby(negative["lambda"].astype(float))[["isoscore_star", "metric"]].mean()  # fmt: skip
+        worst, best = per_lambda["isoscore_star"].idxmax(), per_lambda["metric"].idxmax()
+        iso_note = f"baseline {base_iso:.4f}; λ<0: " + ", ".join(f"{lam:g}: {v:.4f}" for lam, v in per_lambda["isoscore_star"].items()) + f" (closest: λ={worst:g})"  # fmt: skip
+        rows.append(measurement("istar", "istar_isoscore_change", setup, setup, per_lambda["isoscore_star"].max() - base_iso, unit="IsoScore* difference (largest over λ < 0)",
+                                convention="IsoScore* (ζ = 0.75) of validation sentence embeddings, seed means", note=iso_note, **common))  # fmt: skip
+        rows.append(measurement("istar", "istar_metric_gain", setup, setup, per_lambda["metric"].max() - base_metric, unit="metric difference (0-1 scale)",
+                                convention="task metric, best λ < 0 minus no regulariser, seed means", note=f"baseline {base_metric:.4f}; best λ={best:g}: {per_lambda['metric'].max():.4f}", **common))  # fmt: skip
+    return rows
+
+
+def measure(tables: Mapping[str, pd.DataFrame | None], config: Mapping[str, Any], stand: StandIns) -> pd.DataFrame:  # fmt: skip
+    """Every measurement of this run. ``tables``: result tables by name (``main_table1``,
+    ``main_correlations``, ``main_traces``, the same for ``glue_`` with ``table2`` / ``table3``,
+    ``geometry_lid``, ``geometry_cosine``, ``geometry_sts``, ``istar_runs``); an absent name
+    means that table is not part of the run."""
+    from isotropy.verdicts.geometry_measurements import geometry_measurements
+
+    rows: list[dict[str, Any]] = []
+    for study in ("main", "glue"):
+        rows += optimisation_measurements(
+            study,
+            counts=tables.get(f"{study}_{COUNT_TABLES[study]}"),
+            correlations=tables.get(f"{study}_{CORRELATION_TABLES[study]}"),
+            traces=tables.get(f"{study}_traces"),
+            config=config,
+            stand=stand,
+        )
+    rows += geometry_measurements(tables, config, stand)
+    if tables.get("istar_runs") is not None:
+        rows += istar_measurements(tables["istar_runs"], config)
+    return pd.DataFrame(rows, columns=COLUMNS)

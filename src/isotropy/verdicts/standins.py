@@ -1,0 +1,116 @@
+"""What this configuration uses where the papers used something else (the ``stand_in`` column),
+and the papers' names for the models we run."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# Hub names of the models Cai et al. studied → their name in the paper's Table 3.
+_CAI_MODELS = (
+    ("distilbert", "DistilBERT"),
+    ("bert-base", "BERT"),
+    ("openai-gpt", "GPT"),
+    ("gpt2", "GPT-2"),
+    ("elmo", "ELMo"),
+)
+# Hub names of Mickus et al.'s appendix A encoders → their name in Table 2.
+_GLUE_ENCODERS = (
+    ("all-minilm-l6-v2", "miniLM"),
+    ("all-mpnet-base-v2", "mpnet"),
+    ("all-distilroberta-v1", "roberta"),
+)
+
+
+@dataclass(frozen=True)
+class StandIns:
+    """Descriptions of this run's stand-ins, from the configuration (rule params)."""
+
+    word_vectors: str = ""  # the vectors used for the paper's word2vec / GloVe
+    word_vectors_label: str = ""  # the same in two words, for figure panels ("GloVe 50-d")
+    pos_labels: str = ""
+    supersense_labels: str = ""
+    corpus: str = ""  # Cai et al.'s WikiText-2 / PTB
+    sts_split: str = ""
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], mirror: str | None) -> StandIns:
+        """Stand-ins of a validated configuration; ``mirror`` is the mirror folder in use (or None)."""
+        return cls(**describe_stand_ins(config, mirror))
+
+
+def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[str, str]:
+    """Plain strings (so they can be rule params) naming each stand-in of this configuration."""
+    out = dict.fromkeys(
+        ("word_vectors", "word_vectors_label", "pos_labels", "supersense_labels", "corpus", "sts_split"), ""
+    )  # fmt: skip
+    source = (config.get("sources") or {}).get("word2vec") or {}
+    if mirror and source.get("mirror"):
+        files = ", ".join(source["mirror"])
+        name = "GloVe" if "glove" in files.lower() else "word vectors"
+        dims = [
+            part
+            for part in files.replace(".", " ").split()
+            if part.endswith("d") and part[:-1].isdigit()
+        ]
+        label = f"{name} {dims[0][:-1]}-d" if dims else name
+        out["word_vectors"] = f"{label} (mirror file {files}) for NLPL word2vec model 222 (300-d)"
+        out["word_vectors_label"] = label
+    if config.get("pos_source") == "wordnet":
+        out["pos_labels"] = (
+            f"WordNet POS labels of the {config.get('pos_standin_size', '')} most frequent words (pos_source: wordnet) for CoDWoE"
+        )
+    if config.get("supersense_source", "tikhonov") == "wordnet":
+        out["supersense_labels"] = (
+            "Tikhonov et al.'s word list labelled with WordNet noun supersenses here (the paper's 2,275 items are not reproduced)"
+        )
+    geometry = config.get("geometry") or {}
+    corpus = (geometry.get("clusters") or {}).get("corpus") or {}
+    if corpus.get("format") == "lines":  # a sentence-per-line file in place of the hub's WikiText-2
+        out["corpus"] = (
+            f"{corpus.get('name')} sentences ({corpus.get('source')}/{corpus.get('file')}) for WikiText-2"
+        )
+    split = ((geometry.get("sts") or {}).get("splits") or {}).get("stsb")
+    if split and split != "validation":
+        out["sts_split"] = f"STS-B {split} split (the authors' notebook reads dev.tsv)"
+    return out
+
+
+def paper_model(hub_name: str) -> str | None:
+    """Cai et al.'s name for a configured hub model, or None when the paper did not study it."""
+    lowered = (hub_name or "").lower()
+    return next((paper for key, paper in _CAI_MODELS if key in lowered), None)
+
+
+def glue_encoder(name: str, hub_name: str) -> str:
+    """Mickus et al.'s appendix A name of a configured encoder (its configured name otherwise)."""
+    lowered = (hub_name or "").lower()
+    return next((paper for key, paper in _GLUE_ENCODERS if key in lowered), name)
+
+
+def model_stand_in(name: str, hub: str, paper: str) -> str:
+    """'' when the model is the paper's own, else 'name (hub) for paper'."""
+    return "" if paper_model(hub) == paper else f"{name} ({hub}) for {paper}"
+
+
+def encoder_labels(config: Mapping[str, Any], stand: Mapping[str, str]) -> dict[str, str]:
+    """Encoder name → what its vectors really are, for figure panels: the word-vector stand-in
+    by name ("GloVe 50-d"), every other encoder by its configured name."""
+    labels = {}
+    for name, entry in (config.get("encoders") or {}).items():
+        standing_in = (
+            entry.get("kind") == "word-vectors"
+            and entry.get("source") == "word2vec"
+            and stand.get("word_vectors_label")
+        )
+        labels[name] = f"{stand['word_vectors_label']} for {name}" if standing_in else name
+    return labels
+
+
+def workflow_stand_ins(config: Mapping[str, Any]) -> dict[str, str]:
+    """:func:`describe_stand_ins` with the mirror this run reads from ($ISOTROPY_MIRROR or config)."""
+    from isotropy.download import resolve_mirror
+
+    mirror = resolve_mirror(config.get("mirror"))
+    return describe_stand_ins(config, str(mirror) if mirror else None)
