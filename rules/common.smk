@@ -50,7 +50,8 @@ def study_runs(study):
 
 def table_runs(study):
     """The runs a study's tables and figures hold: the configured ones, then those already on
-    disk that the configuration can name (tables accumulate run by run; studies.table_runs)."""
+    disk that the configuration can name (tables accumulate run by run; studies.table_runs).
+    """
     return studies.table_runs(config, study)
 
 
