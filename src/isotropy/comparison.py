@@ -799,7 +799,8 @@ def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
 
 def encoder_labels(config: Mapping[str, Any], stand: Mapping[str, str]) -> dict[str, str]:
     """Encoder name → what its vectors really are, for figure panels: the word-vector stand-in
-    by name ("GloVe 50-d"), every other encoder by its configured name."""
+    by name ("GloVe 50-d (stand-in for word2vec 300-d)", NLPL model 222 being 300-d), every
+    other encoder by its configured name."""
     labels = {}
     for name, entry in (config.get("encoders") or {}).items():
         standing_in = (
@@ -807,7 +808,9 @@ def encoder_labels(config: Mapping[str, Any], stand: Mapping[str, str]) -> dict[
             and entry.get("source") == "word2vec"
             and stand.get("word_vectors_label")
         )
-        labels[name] = f"{stand['word_vectors_label']} for {name}" if standing_in else name
+        labels[name] = (
+            f"{stand['word_vectors_label']} (stand-in for {name} 300-d)" if standing_in else name
+        )
     return labels
 
 
