@@ -430,3 +430,22 @@ def test_geometry_rules_run_end_to_end(tiny_run):
     for figure in ("cosine_by_layer", "lid_by_layer", "sts", "miniLM/polarity/seed0/pca_view"):
         for ext in ("pdf", "png"):
             assert (results / "figures" / f"{figure}.{ext}").stat().st_size > 1000
+
+
+def test_static_rows_define_s_inter_as_the_contextual_rows_do():
+    """Every word its own type: S_inter raw, pooled and per cluster is the exact mean cosine over
+    pairs of different words, so one cluster gives s_inter_adjusted == s_inter_adjusted_pooled."""
+    from isotropy.geometry import static_geometry
+
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(120, 8)) + 0.5
+    cosine, _ = static_geometry(
+        vectors, name="w", sample_size=None, lid_k=5, silhouette_threshold=2.0  # one cluster
+    )
+    row = cosine.iloc[0]
+    assert row["n_clusters"] == 1
+    assert row["s_inter_adjusted"] == pytest.approx(row["s_inter_adjusted_pooled"], abs=1e-12)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    gram = unit @ unit.T
+    exact = (gram.sum() - np.trace(gram)) / (len(unit) * (len(unit) - 1))
+    assert row["s_inter"] == pytest.approx(exact, rel=1e-5)
