@@ -4,8 +4,8 @@
 one sentence per problem:
 
 - *overlap*: two text boxes intersect (figure titles and texts, axes titles, axis labels,
-  legends, colour bars), or a legend inside a panel covers its data (bars, line vertices,
-  scatter points);
+  legends, colour bars), two tick labels of one axis run into each other, or a legend inside a
+  panel covers its data (bars, line vertices, scatter points);
 - *unlabelled curve*: a panel (an axes with its twins) holds several curves and one of them has
   no entry in a legend of that panel, of its twin or of the figure; a panel with a single curve
   is named by its two axis labels instead ("y against x").
@@ -31,7 +31,12 @@ def figure_problems(figure: Figure) -> list[str]:
     """Every overlap and unlabelled curve of ``figure``, one sentence each (empty: it passes)."""
     figure.canvas.draw()
     renderer = figure.canvas.get_renderer()
-    return _overlaps(figure, renderer) + _legend_covers_data(figure, renderer) + _unlabelled(figure)
+    return (
+        _overlaps(figure, renderer)
+        + _tick_label_overlaps(figure, renderer)
+        + _legend_covers_data(figure, renderer)
+        + _unlabelled(figure)
+    )
 
 
 def _is_colorbar(ax: Axes) -> bool:
@@ -94,6 +99,28 @@ def _overlaps(figure: Figure, renderer) -> list[str]:
             continue
         if box_a.overlaps(box_b):
             problems.append(f"overlap: {name_a} and {name_b} intersect")
+    return problems
+
+
+def _tick_label_overlaps(figure: Figure, renderer) -> list[str]:
+    """Neighbouring tick labels of one axis must not run into each other (e.g. a log axis over
+    less than a decade labels every minor tick)."""
+    problems = []
+    for ax in figure.axes:
+        if not ax.get_visible() or _is_colorbar(ax):
+            continue
+        for axis in (ax.xaxis, ax.yaxis):
+            ticks = axis._update_ticks() if hasattr(axis, "_update_ticks") else []
+            boxes = [
+                label.get_window_extent(renderer)
+                for tick in ticks
+                for label in (tick.label1, tick.label2)
+                if label.get_visible()
+                and label.get_text().strip()
+                and label.get_rotation() % 90 == 0  # a slanted label's box is no outline
+            ]
+            if any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2)):
+                problems.append(f"overlap: tick labels of {_axes_name(ax)} run into each other")
     return problems
 
 

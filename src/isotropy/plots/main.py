@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
 METRICS = {"isoscore": "IsoScore", "silhouette": "Silhouette"}
 
@@ -101,16 +102,19 @@ def panel_title(name: str, correlation: pd.Series | None = None) -> str:
     return title
 
 
-def isoscore_axis(ax: plt.Axes, values: pd.Series) -> None:
-    """IsoScore on a log axis: late updates pile up near 0, where a linear axis hides their path.
-    A symmetric-log axis (linear below the smallest positive value) where a value is 0."""
+def isoscore_axis(ax: plt.Axes, values: pd.Series) -> str:
+    """IsoScore on a log axis where a panel's values span more than a factor 10: late updates
+    pile up near 0, where a linear axis hides their path. A narrower span stays linear (a log
+    axis over less than a decade reads no better). Returns the scale chosen."""
     positive = values[values > 0]
-    if len(positive) == len(values) and len(values):
+    if len(values) and len(positive) == len(values) and positive.max() > 10 * positive.min():
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())  # labels on the decades only
         ax.set_xlabel("IsoScore (log scale)", fontsize=10)
-    else:
-        ax.set_xscale("symlog", linthresh=float(positive.min()) if len(positive) else 1e-3)
-        ax.set_xlabel("IsoScore (symmetric log scale)", fontsize=10)
+        return "log"
+    ax.set_xlabel("IsoScore", fontsize=10)
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
+    return "linear"
 
 
 def silhouette_vs_isoscore(
@@ -118,7 +122,7 @@ def silhouette_vs_isoscore(
 ) -> plt.Figure:
     """Silhouette against IsoScore, one panel per setup, points coloured by update (paper Figure 3).
 
-    IsoScore is on a log axis (:func:`isoscore_axis`). Constrained layout keeps each panel's axis
+    IsoScore is on a log axis where a panel spans more than a decade (:func:`isoscore_axis`). Constrained layout keeps each panel's axis
     labels clear of its neighbour and the colour bar beside the panels; at most four panels per row.
     """
     panels = list(dict.fromkeys(traces[panel]))
