@@ -133,6 +133,38 @@ def table_runs(config: dict, study: str, root: str = ".") -> list[dict[str, Any]
     return runs + extra
 
 
+def caption_facts(config: dict, study: str, root: str = ".") -> dict[str, Any]:
+    """What a direct-optimisation study's tables and figures hold, for their report captions:
+    the runs tabulated (:func:`table_runs`) and the study's settings (preview: main's with its
+    own seeds and stride). ``band`` says whether any panel has 2 or more seeds."""
+    section = study_section(config, study)
+    runs = table_runs(config, study, root)
+    seeds_per_panel: dict[tuple[str, str], set[int]] = {}
+    for run in runs:
+        seeds_per_panel.setdefault((run["encoder"], run["dataset"]), set()).add(run["seed"])
+    datasets = list(dict.fromkeys(r["dataset"] for r in runs))
+    return {
+        "seeds": sorted({r["seed"] for r in runs}),
+        "encoders": list(dict.fromkeys(r["encoder"] for r in runs)),
+        "datasets": datasets,
+        "setups": (
+            {d: section["setups"][d] for d in datasets if d in section["setups"]}
+            if study in ("main", "preview")
+            else {}
+        ),
+        "band": any(len(seeds) >= 2 for seeds in seeds_per_panel.values()),
+        "recorded": (
+            "after every update"
+            if section["metric_stride"] == 1
+            else f"at step 0, after {every_nth_update(section['metric_stride'])} and after the last"
+        ),
+        "metric_stride": section["metric_stride"],
+        "updates": section["updates"],
+        "learning_rate": section["learning_rate"],
+        "metric_sample_size": section.get("metric_sample_size"),
+    }
+
+
 def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> dict[str, Any]:
     """Keyword arguments of :class:`isotropy.optimize.OptimisationSettings` for one run."""
     section = study_section(config, study)
