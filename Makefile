@@ -17,8 +17,9 @@ ESTIMATE = $(BIN)/python -m isotropy.estimate --configfile $(CONFIG_FILES) --tar
 
 .PHONY: run preview resume test test-fast figures audit report lint install clean-venv
 
-# `make run`, `make preview` and `make resume` remember their target and configuration files in
-# LAST_RUN; `make report` reports that run (or REPORT_TARGET=... REPORT_CONFIG_FILES="..." instead).
+# `make run`, `make preview` and `make resume` remember their target in LAST_RUN (and write their
+# effective configuration to logs/effective-config/<target>.yaml); `make report` reports that run
+# (or REPORT_TARGET=... REPORT_CONFIG_FILES="..." instead).
 LAST_RUN := logs/last_run.txt
 remember = @mkdir -p logs && printf 'TARGET=%s\nCONFIG_FILES=%s\n' '$(1)' '$(CONFIG_FILES)' > $(LAST_RUN)
 
@@ -67,19 +68,21 @@ figures: install
 audit: install
 	$(BIN)/snakemake --cores 1 audit $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
-# The report of the last run (LAST_RUN): its target's results, and for a study target its claims,
-# paper comparison and overview page (made here in seconds, judging that study alone; nothing
+# The report of the last run (LAST_RUN), with the configuration that run used (its effective
+# configuration, so later edits of the files do not change it): its target's results, and for a study target its claims,
+# paper comparison and overview page (re-made here in seconds, judging that study alone; nothing
 # upstream is ever re-made: --allowed-rules). One self-contained HTML file, figures as PNG.
 REPORT ?= report.html
 REPORT_TARGET ?= $(or $(shell sed -n 's/^TARGET=//p' $(LAST_RUN) 2>/dev/null),all)
-REPORT_CONFIG_FILES ?= $(or $(shell sed -n 's/^CONFIG_FILES=//p' $(LAST_RUN) 2>/dev/null),$(CONFIG_FILES))
+REPORT_CONFIG_FILES ?= $(or $(wildcard logs/effective-config/$(REPORT_TARGET).yaml),$(CONFIG_FILES))
 REPORT_STUDY = $(patsubst %_study,%,$(filter main_study glue_study istar_study geometry_study,$(REPORT_TARGET)))
 REPORT_ARGS = --configfile $(REPORT_CONFIG_FILES) $(if $(REPORT_STUDY),--config 'studies=[$(REPORT_STUDY)]')
+REPORT_RULES := check_claims compare_with_papers report_overview
 REPORT_OVERVIEW = $(if $(filter preview_study,$(REPORT_TARGET)),,results/report/overview.html)
 report: install
 	@echo "make report: target $(REPORT_TARGET) with $(REPORT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); REPORT_TARGET=... REPORT_CONFIG_FILES=\"...\" choose another)"
 	$(if $(REPORT_OVERVIEW),$(BIN)/snakemake --cores 1 $(REPORT_OVERVIEW) $(REPORT_ARGS) --rerun-triggers mtime \
-		--allowed-rules check_claims compare_with_papers report_overview $(SNAKEMAKE_ARGS))
+		--forcerun $(REPORT_RULES) --allowed-rules $(REPORT_RULES) $(SNAKEMAKE_ARGS))
 	$(BIN)/snakemake --cores 1 --report $(REPORT) --report-stylesheet report/style.css \
 		$(REPORT_TARGET) $(REPORT_OVERVIEW) $(REPORT_ARGS) $(SNAKEMAKE_ARGS)
 
