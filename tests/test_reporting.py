@@ -83,3 +83,44 @@ def test_caption_facts_follow_the_runs_tabulated(tmp_path):
     (folder / "trace.parquet").write_bytes(b"")
     facts = studies.caption_facts(config, "main", root=str(tmp_path))
     assert facts["seeds"] == [0, 1] and facts["band"] is True  # polarity now has 2 seeds
+
+
+def _make_report_commands(workdir, *args):
+    import subprocess
+
+    from tiny_workflow import ROOT
+
+    result = subprocess.run(
+        ["make", "-n", "-f", str(ROOT / "Makefile"), "report", *args],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.replace("\\\n", " ").splitlines()  # continuation lines joined
+    return [line for line in lines if "snakemake" in line or "echo" in line]
+
+
+def test_make_report_reports_the_last_run_with_its_effective_configuration(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")  # the install step's prerequisite (dry run)
+    logs = tmp_path / "logs"
+    (logs / "effective-config").mkdir(parents=True)
+    (logs / "effective-config/main_study.yaml").write_text("main: {seeds: [0]}\n")
+    (logs / "last_run.txt").write_text("TARGET=main_study\nCONFIG_FILES=config.yaml lean.yaml\n")
+    lines = _make_report_commands(tmp_path)
+    assert "target main_study with logs/effective-config/main_study.yaml" in lines[0]
+    made, reported = lines[1], " ".join(lines[2:])
+    assert "results/report/overview.html" in made and "--config 'studies=[main]'" in made
+    assert "--allowed-rules check_claims compare_with_papers report_overview" in made
+    assert "--report report.html" in reported and "main_study" in reported
+    assert "--configfile logs/effective-config/main_study.yaml" in reported
+    # a preview: its own results only (the claims judge the paper's protocol, not a preview)
+    (logs / "last_run.txt").write_text("TARGET=preview_study\nCONFIG_FILES=config.yaml\n")
+    lines = _make_report_commands(tmp_path)
+    assert "overview.html" not in " ".join(lines) and "preview_study" in lines[-1]
+    # another run, chosen by hand
+    lines = _make_report_commands(
+        tmp_path, "REPORT_TARGET=glue_study", "REPORT_CONFIG_FILES=a.yaml"
+    )
+    assert "--configfile a.yaml --config 'studies=[glue]'" in lines[1]
