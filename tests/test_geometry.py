@@ -450,3 +450,19 @@ def test_static_rows_define_s_inter_as_the_contextual_rows_do():
     gram = unit @ unit.T
     exact = (gram.sum() - np.trace(gram)) / (len(unit) * (len(unit) - 1))
     assert row["s_inter"] == pytest.approx(exact, rel=1e-5)
+
+
+def test_token_embedding_progress_has_one_measure(minilm, polarity_sentences, caplog, capsys):
+    """The bar and the log report the same share of the work: with max_tokens reached first,
+    both end at 100% though most sentences were never read (one measure, not two)."""
+    import logging
+
+    _, tokenizer, model = minilm
+    with caplog.at_level(logging.INFO, logger="isotropy.progress"):
+        geometry.extract_token_embeddings(
+            polarity_sentences, tokenizer, model, batch_size=8, max_tokens=40, progress=True
+        )
+    logged = [r.getMessage() for r in caplog.records if r.name == "isotropy.progress"]
+    assert logged and "100.0% of the work" in logged[-1]
+    bar = capsys.readouterr().err.strip().splitlines()[-1].split("\r")[-1]
+    assert "share of the work: 100%" in bar and f"/{len(polarity_sentences)}" not in bar
