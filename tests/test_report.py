@@ -155,8 +155,9 @@ def test_categories_are_named_one_way_and_every_rule_once(report):
         "istar study",
         "main study",
     ], categories
-    rules = re.search(r"var rules = (\{.*?\});\s*\n", text)
-    assert rules and "geometry_sentence_embeddings" in rules.group(1)
+    graph = json.loads(re.search(r"var rulegraph_spec = (\{.*?\});\s*\n", text).group(1))
+    nodes = [v.get("rule") for d in graph["data"] if d["name"] == "node-data" for v in d["values"]]
+    assert "geometry_sentence_embeddings" in nodes and len(nodes) == len(set(nodes)), nodes
 
 
 def test_first_page_opens_on_the_claims_and_the_paper_comparison(report):
