@@ -134,3 +134,30 @@ def test_offline_geometry_study_plans_no_sickr_job(tmp_path):
     assert "rule geometry_sentence_embeddings" in output and "sts=stsb" in output
     assert "sts=sickr" not in output and "/sickr/" not in output
     assert output.count("STS data set 'sickr' is not in the data mirror") == 1
+
+
+def test_glue_table_job_reads_the_earlier_runs_and_the_new_one(tmp_path):
+    """Snakemake plans table2.csv from all six runs: the five-task miniLM run on disk and mpnet on
+    wnli (dry run; the run records are synthetic)."""
+    mirror = tiny_workflow.shared_mirror()
+    if mirror is None:
+        pytest.skip("offline mirror not found (set ISOTROPY_MIRROR)")
+    work = tmp_path / "work"
+    for i, task in enumerate(GLUE_MIRROR_TASKS):
+        _write_run(work, "glue", "miniLM", task, 0, 100 + i)
+    overlay = tmp_path / "mpnet_wnli.yaml"
+    overlay.write_text("glue: {encoders: [mpnet], tasks: [wnli]}\nstudies: [glue]\n")
+    root = tiny_workflow.ROOT
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(root / "Snakefile"), "--directory",
+         str(work), "--configfile", str(root / "config.yaml"), str(root / "config/offline.yaml"),
+         str(overlay), "--cores", "1", "--dry-run", "results/glue/table2.csv"],
+        capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=600,
+    )  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    job = output[output.index("rule tabulate_parameters:") :]
+    inputs = job.split("input:")[1].split("\n")[0]
+    assert inputs.count("summary.json") == 6, inputs
+    assert "results/glue/mpnet/wnli/seed0/summary.json" in inputs
+    assert all(f"results/glue/miniLM/{t}/seed0/summary.json" in inputs for t in GLUE_MIRROR_TASKS)
