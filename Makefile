@@ -17,6 +17,12 @@ ESTIMATE = $(BIN)/python -m isotropy.estimate --configfile $(CONFIG_FILES) --tar
 
 .PHONY: run preview resume test test-fast figures audit report lint install clean-venv
 
+# `make run`, `make preview` and `make resume` remember their target in LAST_RUN (and write their
+# effective configuration to logs/effective-config/<target>.yaml); `make report` reports that run
+# (or REPORT_TARGET=... REPORT_CONFIG_FILES="..." instead).
+LAST_RUN := logs/last_run.txt
+remember = @mkdir -p logs && printf 'TARGET=%s\nCONFIG_FILES=%s\n' '$(1)' '$(CONFIG_FILES)' > $(LAST_RUN)
+
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -30,12 +36,14 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/activate
 install: $(VENV)/.installed
 
 run: install
+	$(call remember,main_study)
 	$(ESTIMATE) main_study
 	$(BIN)/snakemake --cores $(CORES) main_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
 # The main study's tables and figures with one seed and a coarse metric stride (config `preview`),
 # in results/preview/: a first look in minutes, never to be mistaken for results/main/.
 preview: install
+	$(call remember,preview_study)
 	$(ESTIMATE) preview_study
 	$(BIN)/snakemake --cores $(CORES) preview_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
@@ -45,6 +53,7 @@ preview: install
 TARGET ?= main_study
 resume: install
 	$(BIN)/python -m isotropy.resume
+	$(call remember,$(TARGET))
 	$(BIN)/snakemake --unlock $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 	$(ESTIMATE) $(TARGET)
 	$(BIN)/snakemake --cores $(CORES) $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS)
@@ -61,8 +70,23 @@ figures: install
 audit: install
 	$(BIN)/snakemake --cores 1 audit $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
+# The report of the last run (LAST_RUN), with the configuration that run used (its effective
+# configuration, so later edits of the files do not change it): its target's results, and for a study target its claims,
+# paper comparison and overview page (re-made here in seconds, judging that study alone; nothing
+# upstream is ever re-made: --allowed-rules). One self-contained HTML file, figures as PNG.
+REPORT ?= report.html
+REPORT_TARGET ?= $(or $(shell sed -n 's/^TARGET=//p' $(LAST_RUN) 2>/dev/null),all)
+REPORT_CONFIG_FILES ?= $(or $(wildcard logs/effective-config/$(REPORT_TARGET).yaml),$(CONFIG_FILES))
+REPORT_STUDY = $(patsubst %_study,%,$(filter main_study glue_study istar_study geometry_study,$(REPORT_TARGET)))
+REPORT_ARGS = --configfile $(REPORT_CONFIG_FILES) $(if $(REPORT_STUDY),--config 'studies=[$(REPORT_STUDY)]')
+REPORT_RULES := check_claims compare_with_papers report_overview
+REPORT_OVERVIEW = $(if $(filter preview_study,$(REPORT_TARGET)),,results/report/overview.html)
 report: install
-	$(BIN)/snakemake --cores 1 --report report.zip $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+	@echo "make report: target $(REPORT_TARGET) with $(REPORT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); REPORT_TARGET=... REPORT_CONFIG_FILES=\"...\" choose another)"
+	$(if $(REPORT_OVERVIEW),$(BIN)/snakemake --cores 1 $(REPORT_OVERVIEW) $(REPORT_ARGS) --rerun-triggers mtime \
+		--forcerun $(REPORT_RULES) --allowed-rules $(REPORT_RULES) $(SNAKEMAKE_ARGS))
+	$(BIN)/snakemake --cores 1 --report $(REPORT) --report-stylesheet report/style.css \
+		$(REPORT_TARGET) $(REPORT_OVERVIEW) $(REPORT_ARGS) $(SNAKEMAKE_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

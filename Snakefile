@@ -8,6 +8,9 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
+report: "report/workflow.rst"
+
+
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/embed.smk"
@@ -15,6 +18,7 @@ include: "rules/optimize.smk"
 include: "rules/istar.smk"
 include: "rules/geometry.smk"
 include: "rules/provenance.smk"
+include: "rules/report.smk"
 
 
 rule all:
@@ -23,3 +27,4 @@ rule all:
         study_targets(config["studies"]),
         "results/claims.csv",
         "results/paper_comparison.csv",
+        "results/report/overview.html",

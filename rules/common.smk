@@ -60,13 +60,20 @@ def study_runs(study):
     return studies.study_runs(config, study)
 
 
+def table_runs(study):
+    """The runs a study's tables and figures hold: the configured ones, then those already on
+    disk that the configuration can name (tables accumulate run by run; studies.table_runs).
+    """
+    return studies.table_runs(config, study)
+
+
 def run_files(study, artefact):
-    """Paths of one artefact (trace.parquet, summary.json) for every run of a study."""
+    """Paths of one artefact (trace.parquet, summary.json) for every run of a study's tables."""
     return [
         paths.optimisation_run_file(
             artefact, study, r["encoder"], r["dataset"], r["seed"]
         )
-        for r in study_runs(study)
+        for r in table_runs(study)
     ]
 
 
@@ -74,7 +81,7 @@ def run_keys(study):
     """The keys that tag each run's file in tables and figures, in run_files order."""
     return [
         {"encoder": r["encoder"], "dataset": r["dataset"], "seed": r["seed"]}
-        for r in study_runs(study)
+        for r in table_runs(study)
     ]
 
 
@@ -194,3 +201,10 @@ def istar_lambda(wildcards):
 
 # Geometry (rules/geometry.smk): wildcards match only the configured models and corpus.
 GEOMETRY_WILDCARDS = studies.geometry_wildcards(config)
+# A data set the mirror lacks makes no job: planned out here, with one line (SICK-R is optional).
+for _name in studies.unavailable_sts_datasets(config):
+    print(
+        f"geometry: STS data set {_name!r} is not in the data mirror; no job is planned for it "
+        "(config geometry.sts.datasets lists it; add its files to the mirror to run it)",
+        file=sys.stderr,
+    )

@@ -126,7 +126,7 @@ rule geometry_collect_cosine:
         table=report(
             "results/geometry/cosine_by_layer.csv",
             caption="../report/geometry.rst",
-            category="Geometry",
+            category="geometry study",
         ),
     log:
         "logs/results/geometry/cosine_by_layer.csv.log",
@@ -151,7 +151,7 @@ rule geometry_collect_lid:
         table=report(
             "results/geometry/lid.csv",
             caption="../report/geometry.rst",
-            category="Geometry",
+            category="geometry study",
         ),
     log:
         "logs/results/geometry/lid.csv.log",
@@ -239,7 +239,7 @@ rule geometry_collect_sts:
         table=report(
             "results/geometry/sts.csv",
             caption="../report/geometry.rst",
-            category="Geometry",
+            category="geometry study",
         ),
     log:
         "logs/results/geometry/sts.csv.log",
@@ -261,12 +261,12 @@ rule geometry_plot_table:
     input:
         table=lambda wildcards: f"results/geometry/{studies.GEOMETRY_FIGURE_TABLES[wildcards.figure]}.csv",
     output:
-        pdf=report(
-            "results/geometry/figures/{figure}.pdf",
+        pdf="results/geometry/figures/{figure}.pdf",
+        png=report(
+            "results/geometry/figures/{figure}.png",
             caption="../report/geometry.rst",
-            category="Geometry",
+            category="geometry study",
         ),
-        png="results/geometry/figures/{figure}.png",
     log:
         "logs/results/geometry/figures/{figure}.pdf.log",
     wildcard_constraints:
@@ -288,13 +288,13 @@ rule geometry_plot_pca_view:
     input:
         table=paths.geometry_run_file("pca_view.csv"),
     output:
-        pdf=report(
-            "results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.pdf",
+        pdf="results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.pdf",
+        png=report(
+            "results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.png",
             caption="../report/geometry.rst",
-            category="Geometry",
+            category="geometry study",
             subcategory="{model}",
         ),
-        png="results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.png",
     log:
         "logs/results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.pdf.log",
     wildcard_constraints:

@@ -44,7 +44,7 @@ rule istar_runs:
         table=report(
             "results/istar/runs.csv",
             caption="../report/istar.rst",
-            category="I-STAR",
+            category="istar study",
         ),
     log:
         "logs/results/istar/runs.csv.log",
@@ -65,12 +65,12 @@ rule istar_figure:
     input:
         runs="results/istar/runs.csv",
     output:
-        pdf=report(
-            "results/istar/{figure}.pdf",
+        pdf="results/istar/{figure}.pdf",
+        png=report(
+            "results/istar/{figure}.png",
             caption="../report/istar.rst",
-            category="I-STAR",
+            category="istar study",
         ),
-        png="results/istar/{figure}.png",
         table="results/istar/{figure}.csv",
     log:
         "logs/results/istar/{figure}.pdf.log",

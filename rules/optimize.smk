@@ -38,7 +38,7 @@ rule tabulate_parameters:
         table=report(
             "results/{study}/{table}.csv",
             caption="../report/parameter_table.rst",
-            category="{study}",
+            category="{study} study",
         ),
     log:
         "logs/results/{study}/{table}.log",
@@ -51,6 +51,7 @@ rule tabulate_parameters:
         stand_ins=stand_ins(),
         encoder_labels=encoder_labels(),
         stamp=settings_stamp,
+        facts=lambda wc: studies.caption_facts(config, wc.study),
     script:
         "../scripts/tabulate_parameters.py"
 
@@ -62,7 +63,7 @@ rule tabulate_correlations:
         table=report(
             "results/{study}/{table}.csv",
             caption="../report/correlation_table.rst",
-            category="{study}",
+            category="{study} study",
         ),
     log:
         "logs/results/{study}/{table}.log",
@@ -75,6 +76,7 @@ rule tabulate_correlations:
         stand_ins=stand_ins(),
         encoder_labels=encoder_labels(),
         stamp=settings_stamp,
+        facts=lambda wc: studies.caption_facts(config, wc.study),
     script:
         "../scripts/tabulate_correlations.py"
 
@@ -83,12 +85,12 @@ rule plot_metric_curves:
     input:
         traces=lambda wc: run_files(wc.study, "trace.parquet"),
     output:
-        pdf=report(
-            "results/{study}/{figure}.pdf",
+        pdf="results/{study}/{figure}.pdf",
+        png=report(
+            "results/{study}/{figure}.png",
             caption="../report/metric_curves.rst",
-            category="{study}",
+            category="{study} study",
         ),
-        png="results/{study}/{figure}.png",
     log:
         "logs/results/{study}/{figure}.log",
     wildcard_constraints:
@@ -100,6 +102,7 @@ rule plot_metric_curves:
         stand_ins=stand_ins(),
         encoder_labels=encoder_labels(),
         stamp=settings_stamp,
+        facts=lambda wc: studies.caption_facts(config, wc.study),
     script:
         "../scripts/plot_metric_curves.py"
 
@@ -109,12 +112,12 @@ rule plot_silhouette_vs_isoscore:
         traces=lambda wc: run_files(wc.study, "trace.parquet"),
         correlations="results/{study}/correlations.csv",
     output:
-        pdf=report(
-            "results/{study}/figure3.pdf",
+        pdf="results/{study}/figure3.pdf",
+        png=report(
+            "results/{study}/figure3.png",
             caption="../report/silhouette_vs_isoscore.rst",
-            category="{study}",
+            category="{study} study",
         ),
-        png="results/{study}/figure3.png",
     log:
         "logs/results/{study}/figure3.log",
     conda:
@@ -124,6 +127,7 @@ rule plot_silhouette_vs_isoscore:
         stand_ins=stand_ins(),
         encoder_labels=encoder_labels(),
         stamp=settings_stamp,
+        facts=lambda wc: studies.caption_facts(config, wc.study),
     script:
         "../scripts/plot_silhouette_vs_isoscore.py"
 

@@ -15,12 +15,12 @@ rule check_claims:
         table=report(
             "results/claims.csv",
             caption="../report/claims.rst",
-            category="Claims",
+            category="claims and paper comparison",
         ),
         markdown=report(
             "results/claims.md",
             caption="../report/claims.rst",
-            category="Claims",
+            category="claims and paper comparison",
         ),
     log:
         "logs/results/claims.csv.log",
@@ -48,12 +48,12 @@ rule compare_with_papers:
         table=report(
             "results/paper_comparison.csv",
             caption="../report/paper_comparison.rst",
-            category="Claims",
+            category="claims and paper comparison",
         ),
         markdown=report(
             "results/paper_comparison.md",
             caption="../report/paper_comparison.rst",
-            category="Claims",
+            category="claims and paper comparison",
         ),
     log:
         "logs/results/paper_comparison.csv.log",

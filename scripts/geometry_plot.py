@@ -13,10 +13,9 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     table = pd.read_csv(snakemake.input.table)
     figure = snakemake.params.figure
-    label = snakemake.params.stand_ins.get("word_vectors_label")
-    if label and "kind" in table:  # static rows name the vectors really used (the GloVe stand-in)
-        static = table["kind"] == "static"
-        table.loc[static, "model"] = label + " for " + table.loc[static, "model"]
+    table = geometry_plots.name_static_rows(
+        table, snakemake.params.stand_ins.get("word_vectors_label")
+    )
     if figure == "cosine_by_layer":
         fig = geometry_plots.plot_cosine_by_layer(table)
     elif figure == "lid_by_layer":

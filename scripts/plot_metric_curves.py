@@ -2,7 +2,7 @@
 
 from isotropy.logs import configure_from_snakemake
 from isotropy.plots import save_figure, stamp
-from isotropy.plots.main import metric_curves
+from isotropy.plots.main import metric_curves, setup_label
 from isotropy.provenance import record_step
 from isotropy.summaries import read_traces
 
@@ -14,12 +14,10 @@ def main(snakemake):
     # A grid of encoder rows only where one data set was run with several encoders (GLUE).
     several_encoders = traces.groupby("dataset")["encoder"].nunique().max() > 1
     if not several_encoders:  # name the vectors each panel really used (the GloVe stand-in as such)
-        traces["dataset"] = (
-            traces["dataset"]
-            + " ("
-            + traces["encoder"].map(lambda e: snakemake.params.encoder_labels.get(e, e))
-            + ")"
-        )
+        labels = snakemake.params.encoder_labels
+        traces["dataset"] = [
+            setup_label(d, e, labels) for d, e in zip(traces["dataset"], traces["encoder"])
+        ]
     figure = metric_curves(traces, panel="dataset", row="encoder" if several_encoders else None)
     stamp(figure, snakemake.params.stamp)
     save_figure(figure, snakemake.output.pdf, snakemake.output.png)

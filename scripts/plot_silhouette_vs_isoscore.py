@@ -4,7 +4,7 @@ import pandas as pd
 
 from isotropy.logs import configure_from_snakemake
 from isotropy.plots import save_figure, stamp
-from isotropy.plots.main import silhouette_vs_isoscore
+from isotropy.plots.main import setup_label, silhouette_vs_isoscore
 from isotropy.provenance import record_step
 from isotropy.summaries import read_traces
 
@@ -17,9 +17,9 @@ def main(snakemake):
     # panels name the vectors each setup really used (the GloVe stand-in as such)
     labels = snakemake.params.encoder_labels
     for frame in (traces, correlations):
-        frame["dataset"] = (
-            frame["dataset"] + " (" + frame["encoder"].map(lambda e: labels.get(e, e)) + ")"
-        )
+        frame["dataset"] = [
+            setup_label(d, e, labels) for d, e in zip(frame["dataset"], frame["encoder"])
+        ]
     figure = silhouette_vs_isoscore(traces, panel="dataset", correlations=correlations)
     stamp(figure, snakemake.params.stamp)
     save_figure(figure, snakemake.output.pdf, snakemake.output.png)

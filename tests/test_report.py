@@ -15,11 +15,11 @@ pytestmark = pytest.mark.slow
 
 # Every result marked for the report, with what its caption must name (the paper's figure/table).
 EXPECTED = {
-    "results/main/figure2.pdf": "The paper's Figure 2",
-    "results/main/figure3.pdf": "The paper's Figure 3",
+    "results/main/figure2.png": "The paper's Figure 2",
+    "results/main/figure3.png": "The paper's Figure 3",
     "results/main/table1.csv": "The paper's Table 1",
     "results/main/correlations.csv": "(Figure 3)",
-    "results/glue/figure4.pdf": "The paper's Figure 4",
+    "results/glue/figure4.png": "The paper's Figure 4",
     "results/glue/table2.csv": "The paper's Table 2",
     "results/glue/table3.csv": "The paper's Table 3",
     "results/claims.csv": "Claims check",
@@ -29,12 +29,12 @@ EXPECTED = {
 }
 # The other studies' figures, each with the paper it reproduces named in its caption.
 EXPECTED_OTHER = {
-    "results/istar/figure5.pdf": "I-STAR, Figure 5",
-    "results/istar/figure6.pdf": "I-STAR, Figure 6",
-    "results/istar/figure7.pdf": "I-STAR, Figure 7",
-    "results/geometry/figures/cosine_by_layer.pdf": "Cai et al. 2021",
-    "results/geometry/figures/lid_by_layer.pdf": "Cai et al. 2021",
-    "results/geometry/figures/sts.pdf": "Rajaee & Pilehvar",
+    "results/istar/figure5.png": "I-STAR, Figure 5",
+    "results/istar/figure6.png": "I-STAR, Figure 6",
+    "results/istar/figure7.png": "I-STAR, Figure 7",
+    "results/geometry/figures/cosine_by_layer.png": "Cai et al. 2021",
+    "results/geometry/figures/lid_by_layer.png": "Cai et al. 2021",
+    "results/geometry/figures/sts.png": "Rajaee & Pilehvar",
     "results/geometry/cosine_by_layer.csv": "Cai et al. 2021",
     "results/geometry/lid.csv": "Cai et al. 2021, Table 3",
     "results/geometry/sts.csv": "Rajaee & Pilehvar 2021, Table 1",
@@ -76,7 +76,14 @@ def report(tiny_run, tmp_path_factory):
         assert made.returncode == 0, made.stderr[-4000:]
     path = tmp_path_factory.mktemp("report") / "report.html"
     result = subprocess.run(
-        base + ["--report", str(path), *targets],
+        base
+        + [
+            "--report",
+            str(path),
+            "--report-stylesheet",
+            str(tiny_workflow.ROOT / "report/style.css"),
+        ]
+        + targets,
         capture_output=True,
         text=True,
         env=env,
@@ -114,8 +121,13 @@ def test_every_figure_and_table_has_its_caption(report):
         "tasks: sst2" in captions["results/istar/runs.csv"]
         and "λ ∈ -5, 5" in captions["results/istar/runs.csv"]
     )
-    assert "all-MiniLM-L6-v2" in captions["results/main/figure2.pdf"]
-    assert "rte, wnli" in captions["results/glue/figure4.pdf"]
+    assert "all-MiniLM-L6-v2" in captions["results/main/figure2.png"]
+    assert "rte, wnli" in captions["results/glue/figure4.png"]
+    # captions say what ran: two seeds draw a band, GLUE's one seed none
+    assert "± one standard deviation as a band" in captions["results/main/figure2.png"]
+    assert "one seed per panel (no band)" in captions["results/glue/figure4.png"]
+    figure3 = " ".join(captions["results/main/figure3.png"].split())
+    assert "logarithmic axis in every panel whose values span more than a factor 10" in figure3
     # The tiny run builds every study, so the claims read the I-STAR and STS tables too.
     assert (
         "istar_runs" in captions["results/claims.csv"]
@@ -125,5 +137,79 @@ def test_every_figure_and_table_has_its_caption(report):
     # The embedded figure is the real file.
     import base64
 
-    pdf = (workdir / "results/main/figure2.pdf").read_bytes()
-    assert base64.b64encode(pdf[:300]).decode()[:200] in text
+    png = (workdir / "results/main/figure2.png").read_bytes()
+    assert base64.b64encode(png[:300]).decode()[:200] in text
+    assert "figure2.pdf" not in text  # figures are embedded as PNG, never as PDF
+
+
+def test_categories_are_named_one_way_and_every_rule_once(report):
+    _, text = report
+    match = re.search(r"var categories = (\{.*?\});\s*\n", text)
+    assert match, "no categories in the report"
+    categories = sorted(json.loads(match.group(1)))
+    assert categories == [
+        "claims and paper comparison",
+        "geometry study",
+        "glue study",
+        "istar study",
+        "main study",
+    ], categories
+    graph = json.loads(re.search(r"var rulegraph_spec = (\{.*?\});\s*\n", text).group(1))
+    nodes = [v.get("rule") for d in graph["data"] if d["name"] == "node-data" for v in d["values"]]
+    assert "geometry_sentence_embeddings" in nodes and len(nodes) == len(set(nodes)), nodes
+
+
+def test_first_page_opens_on_the_claims_and_the_paper_comparison(report):
+    """The workflow description (the first page) holds the overview: the run, then every claim
+    and every paper number with its verdict, before the rule graph."""
+    _, text = report
+    match = re.search(r"var workflow_desc = (\".*?\");\s*\n", text)
+    assert match, "no workflow description in the report"
+    desc = json.loads(match.group(1))
+    assert desc.index("This run") < desc.index("Claims check") < desc.index("Paper comparison")
+    assert "silhouette rises" in desc and "supported" in desc
+    assert "Seeds: main 0, 1" in desc
+
+
+def _browser():
+    import shutil
+
+    return next(
+        (
+            shutil.which(n)
+            for n in ("chromium", "chromium-browser", "google-chrome")
+            if shutil.which(n)
+        ),
+        None,
+    )
+
+
+def test_report_opens_in_a_headless_browser(report, tmp_path):
+    """Chromium renders the report (its scripts run): the first page shows the overview at full
+    width, then the rule graph below it. A screenshot is kept beside the report."""
+    browser = _browser()
+    if browser is None:
+        pytest.skip("no headless browser (apt-get install chromium)")
+    workdir, text = report
+    page = tmp_path / "report.html"
+    page.write_text(text, encoding="utf-8")
+    flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"]
+    dom = subprocess.run(
+        flags + ["--virtual-time-budget=15000", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    rendered = dom.stdout
+    assert 'class="isotropy-overview"' in rendered, rendered[:2000]
+    assert rendered.index("Claims check") < rendered.index("Paper comparison")
+    assert rendered.index("isotropy-overview") < rendered.index('id="rulegraph"')
+    shot = tmp_path / "first_page.png"
+    made = subprocess.run(
+        flags + ["--virtual-time-budget=15000", f"--screenshot={shot}", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert made.returncode == 0 and shot.stat().st_size > 10_000, made.stderr[-2000:]

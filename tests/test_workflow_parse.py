@@ -105,7 +105,8 @@ def test_every_istar_and_geometry_job_is_downstream_of_a_download(tmp_path):
         for n in studied
         if labels[n].startswith("geometry_sentence_embeddings") and "sts: sickr" in labels[n]
     ]
-    assert len(studied) > 10 and len(optional) == 1, sorted(labels.values())
+    # SICK-R, absent from the mirror, is planned out at parse time: no job at all
+    assert len(studied) > 10 and not optional, sorted(labels.values())
 
     def from_download(node: str, seen: set[str]) -> bool:
         if labels[node].startswith("download_source") or node in optional:

@@ -172,8 +172,13 @@ def extract_token_embeddings(
     logged = ProgressLog(
         len(sentences), "token embeddings, sentences read"
     )  # time left, in the log
+    # One progress measure: the bar shows the log's share of the work (sentences read, or kept
+    # tokens against max_tokens when that cap is nearer), never a second count of its own.
     with tqdm(
-        total=len(sentences), desc="token embeddings", unit="sentence", disable=not progress
+        total=100,
+        desc="token embeddings, share of the work",
+        bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
+        disable=not progress,
     ) as bar:
         for start in range(0, len(sentences), batch_size):
             batch = sentences[start : start + batch_size]
@@ -205,10 +210,11 @@ def extract_token_embeddings(
                 ]
                 chunks.append(picked.float().cpu().numpy())
                 n_kept += len(rows)
-            bar.update(len(batch))
             # Extraction stops at max_tokens: the work done is whichever limit is nearer.
             read = (start + len(batch)) / len(sentences)
-            logged.update(len(batch), share=max(read, n_kept / max_tokens) if max_tokens else None)
+            share = min(1.0, max(read, n_kept / max_tokens) if max_tokens else read)
+            logged.update(len(batch), share=share if max_tokens else None)
+            bar.update(100 * share - bar.n)
             if max_tokens is not None and n_kept >= max_tokens:
                 break
     if not chunks:
@@ -259,8 +265,10 @@ def cluster_cosine_statistics(
     only, unweighted mean over clusters (:func:`isotropy.metrics.per_cluster_cosine_statistics`).
     The ``_adjusted_pooled`` values, and ``average_cosine_adjusted``, pool the whole centred space
     instead (all pairs, whatever their cluster): our earlier convention, kept as an extra.
-    With ``types=None`` (static vectors: one vector per word) S_inter is the cosine between
-    different words and S_intra is undefined, so it is left out.
+    With ``types=None`` (static vectors: one vector per word) every word is its own type: S_inter
+    is the exact mean cosine over all pairs of different words (raw, pooled and per cluster
+    alike; ``average_cosine`` stays the sampled estimate) and S_intra is undefined, so it is
+    left out.
     Returns the statistics and the cluster labels.
     """
     from isotropy.metrics import (
@@ -286,7 +294,10 @@ def cluster_cosine_statistics(
     for suffix, space in (("", points), ("_adjusted_pooled", centred)):
         stats[f"average_cosine{suffix}"] = float(average_cosine_similarity(space, seed=seed))
         if types is None:
-            stats[f"s_inter{suffix}"] = stats[f"average_cosine{suffix}"]
+            # every word its own type: the exact mean over all pairs of different words, the
+            # definition of the contextual rows and of the per-cluster value below (so one
+            # cluster gives s_inter_adjusted == s_inter_adjusted_pooled)
+            stats[f"s_inter{suffix}"] = float(s_inter(space, np.arange(len(space)), seed=seed))
         else:
             stats[f"s_inter{suffix}"] = float(
                 s_inter(space, types, max_per_type=max_per_type, seed=seed)

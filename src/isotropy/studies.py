@@ -159,6 +159,89 @@ def study_runs(config: dict, study: str) -> list[dict[str, Any]]:
     return [{"encoder": e, "dataset": d, "seed": s} for e, d in pairs for s in section["seeds"]]
 
 
+def present_runs(study: str, root: str = ".") -> list[dict[str, Any]]:
+    """Runs of ``study`` already on disk under ``root``: both trace.parquet and summary.json of
+    ``results/<study>/<encoder>/<dataset>/seed<seed>/`` exist, sorted by encoder, dataset, seed."""
+    from pathlib import Path
+
+    found = []
+    base = Path(root) / "results" / study
+    for summary in base.glob("*/*/seed*/summary.json"):
+        seed = summary.parent.name.removeprefix("seed")
+        if seed.isdigit() and (summary.parent / "trace.parquet").is_file():
+            found.append(
+                {
+                    "encoder": summary.parent.parent.parent.name,
+                    "dataset": summary.parent.parent.name,
+                    "seed": int(seed),
+                }
+            )
+    return sorted(found, key=lambda r: (r["encoder"], r["dataset"], r["seed"]))
+
+
+def table_runs(config: dict, study: str, root: str = ".") -> list[dict[str, Any]]:
+    """The runs a study's tables and figures hold: every configured run, then every run already
+    on disk that the configuration can still name, so tables accumulate run by run.
+
+    GLUE keeps a present run whose encoder is defined under ``encoders`` (and whose task is a
+    GLUE task): adding ``glue: {encoders: [mpnet], tasks: [wnli]}`` after a five-task miniLM run
+    tabulates all six. The main study (and its preview) keeps present runs of a configured setup
+    (the data set with its configured encoder) at any seed.
+    """
+    runs = study_runs(config, study)
+    known = {(r["encoder"], r["dataset"], r["seed"]) for r in runs}
+    if study == "glue":
+        from isotropy.datasets import GLUE_TASKS
+
+        def fits(run):
+            return run["encoder"] in config.get("encoders", {}) and run["dataset"] in GLUE_TASKS
+
+    else:
+        setups = study_section(config, study)["setups"]
+
+        def fits(run):
+            return run["dataset"] in setups and setups[run["dataset"]]["encoder"] == run["encoder"]
+
+    extra = [
+        r
+        for r in present_runs(study, root)
+        if fits(r) and (r["encoder"], r["dataset"], r["seed"]) not in known
+    ]
+    return runs + extra
+
+
+def caption_facts(config: dict, study: str, root: str = ".") -> dict[str, Any]:
+    """What a direct-optimisation study's tables and figures hold, for their report captions:
+    the runs tabulated (:func:`table_runs`) and the study's settings (preview: main's with its
+    own seeds and stride). ``band`` says whether any panel has 2 or more seeds."""
+    section = study_section(config, study)
+    runs = table_runs(config, study, root)
+    seeds_per_panel: dict[tuple[str, str], set[int]] = {}
+    for run in runs:
+        seeds_per_panel.setdefault((run["encoder"], run["dataset"]), set()).add(run["seed"])
+    datasets = list(dict.fromkeys(r["dataset"] for r in runs))
+    return {
+        "seeds": sorted({r["seed"] for r in runs}),
+        "encoders": list(dict.fromkeys(r["encoder"] for r in runs)),
+        "datasets": datasets,
+        "setups": (
+            {d: section["setups"][d] for d in datasets if d in section["setups"]}
+            if study in ("main", "preview")
+            else {}
+        ),
+        "band": any(len(seeds) >= 2 for seeds in seeds_per_panel.values()),
+        "recorded": (
+            "after every update"
+            if section["metric_stride"] == 1
+            else f"at step 0, after {every_nth_update(section['metric_stride'])} and after the last"
+        ),
+        "metric_stride": section["metric_stride"],
+        "updates": section["updates"],
+        "learning_rate": section["learning_rate"],
+        "metric_sample_size": section.get("metric_sample_size"),
+    }
+
+
 def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> dict[str, Any]:
     """Keyword arguments of :class:`isotropy.optimize.OptimisationSettings` for one run."""
     section = study_section(config, study)
@@ -562,15 +645,40 @@ def geometry_static_files(config: Mapping[str, Any], artefact: str) -> list[str]
     ]
 
 
+def geometry_sts_datasets(config: Mapping[str, Any]) -> list[str]:
+    """The configured STS data sets this run can read: SICK-R (optional) is planned out when the
+    data mirror lacks its files, so no job is made for it (:func:`unavailable_sts_datasets`)."""
+    if "geometry" not in config:
+        return []
+    missing = set(unavailable_sts_datasets(config))
+    return [name for name in config["geometry"]["sts"]["datasets"] if name not in missing]
+
+
+def unavailable_sts_datasets(config: Mapping[str, Any]) -> list[str]:
+    """Configured optional STS data sets (SICK-R) whose split's files the data mirror lacks
+    (none without a mirror: a download is then attempted)."""
+    from isotropy.download import missing_mirror_files, resolve_mirror
+
+    sts = setting(config, "geometry", "sts", default={})
+    if not sts.get("models") or "sickr" not in sts.get("datasets", []):
+        return []
+    mirror = resolve_mirror(config.get("mirror"))
+    split = sts.get("splits", {}).get("sickr", "test")
+    source = f"hf_sickr_{split}"
+    if mirror is None or source not in config.get("sources", {}):
+        return []
+    return ["sickr"] if missing_mirror_files(source, config, mirror) else []
+
+
 def geometry_sts_files(config: Mapping[str, Any]) -> list[str]:
-    """Every per-model STS table."""
+    """Every per-model STS table of the data sets this run can read."""
     if "geometry" not in config:
         return []
     sts = config["geometry"]["sts"]
     return [
         paths.geometry_run_file("sts.csv", model, dataset, seed)
         for model in sts["models"]
-        for dataset in sts["datasets"]
+        for dataset in geometry_sts_datasets(config)
         for seed in config["geometry"]["seeds"]
     ]
 

@@ -20,6 +20,14 @@ def _check_columns(table: pd.DataFrame, needed: set[str], what: str) -> None:
         raise ValueError(f"{what} table is empty; nothing to plot")
 
 
+def name_static_rows(table: pd.DataFrame, label: str) -> pd.DataFrame:
+    """Static rows name the vectors really used: "GloVe 50-d (stand-in for word2vec)"."""
+    if label and "kind" in table:
+        static = table["kind"] == "static"
+        table.loc[static, "model"] = label + " (stand-in for " + table.loc[static, "model"] + ")"
+    return table
+
+
 def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
     """S_inter and S_intra per layer and model: solid raw, dashed after cluster centring.
 
@@ -70,7 +78,13 @@ def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
     """
     _check_columns(table, {"model", "kind", "layer", "metric", "k", "lid_cai_scale"}, "LID")
     metrics = list(table["metric"].unique())
-    figure, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.6), squeeze=False)
+    figure, axes = plt.subplots(
+        1,
+        len(metrics),
+        figsize=(4.5 * len(metrics) + 2.5, 3.6),
+        squeeze=False,
+        layout="constrained",
+    )
     contextual = table[table["kind"] == "contextual"]
     colours = dict(zip(contextual["model"].unique(), plt.cm.tab10.colors))
     for ax, metric in zip(axes[0], metrics):
@@ -91,8 +105,9 @@ def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
         ax.set_xlabel("layer")
         ax.set_ylabel("mean LID, Cai et al.'s scale" if metric == "euclidean" else "mean LID")
         ax.grid(alpha=0.3)
-    axes[0][0].legend(frameon=False)
-    figure.tight_layout()
+    # one legend for every panel, beside them (a legend inside a panel would cover its lines)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside right upper", frameon=False)
     return figure
 
 
@@ -141,7 +156,9 @@ def plot_sts(table: pd.DataFrame) -> plt.Figure:
     groups = list(dict.fromkeys(zip(summary["model"], summary["dataset"])))
     width = 0.8 / len(groups)
     x = np.arange(len(methods))
-    figure, (top, bottom) = plt.subplots(2, 1, figsize=(max(6, 1.3 * len(methods)), 6), sharex=True)
+    figure, (top, bottom) = plt.subplots(
+        2, 1, figsize=(max(6, 1.3 * len(methods)) + 2.5, 6), sharex=True, layout="constrained"
+    )
     for i, (model, dataset) in enumerate(groups):
         rows = (
             summary[(summary["model"] == model) & (summary["dataset"] == dataset)]
@@ -154,29 +171,27 @@ def plot_sts(table: pd.DataFrame) -> plt.Figure:
             if "split" in table
             else None
         )
-        top.bar(
-            offset,
-            rows["spearman"],
-            width,
-            label=f"{model} / {dataset}" + (f" ({split} split)" if split else ""),
-            color=plt.cm.tab10(i),
-        )
+        name = f"{model} / {dataset}" + (f" ({split} split)" if split else "")
+        top.bar(offset, rows["spearman"], width, label=name, color=plt.cm.tab10(i))
         top.scatter(
             offset,
             rows["pearson"],
             color="black",
             s=12,
             zorder=3,
-            label="Pearson" if i == 0 else None,
+            label="Pearson x 100",
         )
         # markers, not bars: a bar's length on a log axis depends on an arbitrary baseline
-        bottom.scatter(offset, rows["isotropy"], color=plt.cm.tab10(i), s=30, zorder=3)
+        bottom.scatter(offset, rows["isotropy"], color=plt.cm.tab10(i), s=30, zorder=3, label=name)
     top.set_ylabel("Spearman x 100")
-    top.legend(frameon=False, fontsize="small")
+    # one legend for both panels, beside them: inside a panel it would cover a bar
+    named = dict(zip(*reversed(top.get_legend_handles_labels())))  # each name once
+    figure.legend(
+        named.values(), named.keys(), loc="outside right upper", frameon=False, fontsize="small"
+    )
     top.grid(axis="y", alpha=0.3)
     bottom.set_yscale("log")
     bottom.set_ylabel("I(W), log scale\n(eigenvector signs as Rajaee & Pilehvar)", fontsize=9)
     bottom.grid(axis="y", alpha=0.3)
     bottom.set_xticks(x, methods, rotation=20, ha="right")
-    figure.tight_layout()
     return figure

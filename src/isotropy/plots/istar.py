@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from isotropy.plots import plt, save_figure
+from isotropy.plots.check import DECORATION
 
 REQUIRED = ["model", "task", "regulariser", "lambda", "seed", "metric", "isoscore_star", "twonn"]
 SELECTIONS = ("best", "mean")
@@ -118,14 +119,28 @@ def _model_styles(models) -> dict[str, tuple[str, str]]:
 
 
 def plot_figure5(runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path) -> pd.DataFrame:
-    """IsoScore* against performance, one panel per task; colour = λ, marker = model."""
+    """:func:`figure5`, saved as PDF and PNG; returns the table it plots."""
+    figure, table = figure5(runs)
+    save_figure(figure, pdf_path, png_path)
+    return table
+
+
+def figure5(runs: pd.DataFrame) -> tuple[plt.Figure, pd.DataFrame]:
+    """IsoScore* against performance, one panel per task; colour = λ, marker = model (named in
+    the legend above the panels, clear of the panel titles)."""
     table = figure5_table(runs)
     if table.empty:
         raise ValueError("Figure 5 needs I-STAR or baseline runs; the runs table has neither")
     tasks = sorted(table["task"].unique())
     cols = min(3, len(tasks))
     rows = int(np.ceil(len(tasks) / cols))
-    figure, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
+    figure, axes = plt.subplots(
+        rows,
+        cols,
+        figsize=(4.2 * cols + 1.0, 3.4 * rows + 0.4),
+        squeeze=False,
+        layout="constrained",
+    )
     lams = sorted(table["lambda"].unique())
     cmap = plt.get_cmap("coolwarm")
     norm = plt.Normalize(min(lams + [-1.0]), max(lams + [1.0]))
@@ -146,6 +161,7 @@ def plot_figure5(runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path)
                 elinewidth=0.8,
                 capsize=2,
                 markersize=5,
+                label=row["model"],
             )
         ax.set_title(task)
         ax.set_xlabel("IsoScore* (ζ = 0.75)")
@@ -156,28 +172,30 @@ def plot_figure5(runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path)
         plt.Line2D([], [], ls="", marker=m, color="0.3", label=name)
         for name, (m, _) in styles.items()
     ]
-    figure.legend(
-        handles=handles,
-        loc="upper center",
-        ncol=len(handles),
-        frameon=False,
-        bbox_to_anchor=(0.5, 1.02),
-    )
+    figure.legend(handles=handles, loc="outside upper center", ncol=len(handles), frameon=False)
     scalar = plt.cm.ScalarMappable(norm=norm, cmap=cmap)
-    figure.colorbar(scalar, ax=axes.ravel().tolist(), label="λ (0 = no regulariser)")
-    save_figure(figure, pdf_path, png_path)
-    return table
+    visible = [ax for ax in axes.flat if ax.get_visible()]
+    figure.colorbar(scalar, ax=visible, label="λ (0 = no regulariser)", pad=0.02)
+    return figure, table
 
 
 def plot_figure6(
     runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, selection: str = "best"
 ) -> pd.DataFrame:
-    """Grouped bars: average performance per model for I-STAR (λ < 0), no regulariser, CosReg."""
+    """:func:`figure6`, saved as PDF and PNG; returns the table it plots."""
+    figure, table = figure6(runs, selection)
+    save_figure(figure, pdf_path, png_path)
+    return table
+
+
+def figure6(runs: pd.DataFrame, selection: str = "best") -> tuple[plt.Figure, pd.DataFrame]:
+    """Grouped bars: average performance per model for I-STAR (λ < 0), no regulariser, CosReg
+    (legend beside the axes, never on a bar)."""
     table = figure6_table(runs, selection)
     models = sorted(table["model"].unique())
     methods = list(dict.fromkeys(table["method"]))
     width = 0.8 / len(methods)
-    figure, ax = plt.subplots(figsize=(1.8 + 1.6 * len(models), 3.4))
+    figure, ax = plt.subplots(figsize=(3.4 + 1.6 * len(models), 3.4), layout="constrained")
     labels = {"istar<0": "I-STAR (λ < 0)", "none": "no regulariser", "cosreg": "CosReg"}
     for i, method in enumerate(methods):
         part = table[table["method"] == method].set_index("model").reindex(models)
@@ -188,18 +206,25 @@ def plot_figure6(
                 ax.annotate(f"{value:.3g}", (xi, value), ha="center", va="bottom", fontsize=7)
     ax.set_xticks(np.arange(len(models)), models)
     ax.set_ylabel(f"mean task metric over {int(table['tasks'].max())} task(s)")
-    ax.legend(frameon=False, fontsize=8)
-    save_figure(figure, pdf_path, png_path)
-    return table
+    ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return figure, table
 
 
 def plot_figure7(
     runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, task: str = "sst2"
 ) -> pd.DataFrame:
-    """TwoNN intrinsic dimension against λ (I-STAR; the baseline at λ = 0), one line per model."""
+    """:func:`figure7`, saved as PDF and PNG; returns the table it plots."""
+    figure, table = figure7(runs, task)
+    save_figure(figure, pdf_path, png_path)
+    return table
+
+
+def figure7(runs: pd.DataFrame, task: str = "sst2") -> tuple[plt.Figure, pd.DataFrame]:
+    """TwoNN intrinsic dimension against λ (I-STAR; the baseline at λ = 0), one line per model
+    (legend beside the axes)."""
     table = figure7_table(runs, task)
     styles = _model_styles(table["model"].unique())
-    figure, ax = plt.subplots(figsize=(4.8, 3.4))
+    figure, ax = plt.subplots(figsize=(5.8, 3.4), layout="constrained")
     for model, part in table.groupby("model"):
         part = part.sort_values("lambda")
         marker, colour = styles[model]
@@ -212,9 +237,8 @@ def plot_figure7(
             capsize=3,
             label=model,
         )
-    ax.axvline(0, color="0.8", lw=0.8, zorder=0)
+    ax.axvline(0, color="0.8", lw=0.8, zorder=0, gid=DECORATION)
     ax.set_xlabel("λ (I-STAR; 0 = no regulariser)")
     ax.set_ylabel(f"TwoNN ID, {task} validation")
-    ax.legend(frameon=False, fontsize=8)
-    save_figure(figure, pdf_path, png_path)
-    return table
+    ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return figure, table

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
 METRICS = {"isoscore": "IsoScore", "silhouette": "Silhouette"}
 
@@ -13,24 +18,39 @@ def _mean_std(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     return frame.groupby("step")[column].agg(["mean", "std"]).reset_index().fillna({"std": 0.0})
 
 
+def setup_label(dataset: str, encoder: str, encoder_labels: dict[str, str]) -> str:
+    """A panel's setup in plain words: "polarity, miniLM", "pos, GloVe 50-d (stand-in for word2vec 300-d)"."""
+    return f"{dataset}, {encoder_labels.get(encoder, encoder)}"
+
+
+def _wrapped(text: str, width: int = 34) -> str:
+    """Long panel titles on two lines, so neighbouring titles never meet."""
+    return "\n".join(textwrap.wrap(text, width, break_long_words=False)) or text
+
+
 def metric_curves(
     traces: pd.DataFrame, panel: str, title: str | None = None, row: str | None = None
 ) -> plt.Figure:
-    """IsoScore and silhouette against the update step, mean ± std over seeds.
+    """IsoScore and silhouette against the update step, the mean over seeds (paper Figures 2 and 4).
 
     One column per value of ``panel`` (a setup or task); with ``row`` (e.g. the encoder) one
-    row of panels per value. IsoScore is drawn on the left axis, silhouette on the right.
+    row of panels per value. IsoScore is drawn on each panel's left axis, silhouette on its
+    right axis, both named on every panel and in the legend above the panels; a band of ± one
+    standard deviation over seeds is drawn (and named) only where a panel has 2 or more seeds.
     """
     panels = list(dict.fromkeys(traces[panel]))
     rows = list(dict.fromkeys(traces[row])) if row else [None]
     fig, axes = plt.subplots(
         len(rows),
         len(panels),
-        figsize=(3.2 * len(panels), 2.6 * len(rows)),
+        figsize=(3.6 * len(panels), 2.8 * len(rows) + 0.5),
         squeeze=False,
         sharex=True,
+        layout="constrained",
     )
     colours = {"isoscore": "tab:blue", "silhouette": "tab:red"}
+    names = {"isoscore": "IsoScore (left axis)", "silhouette": "Silhouette (right axis)"}
+    banded = False
     for i, row_value in enumerate(rows):
         for j, panel_value in enumerate(panels):
             ax = axes[i][j]
@@ -38,37 +58,63 @@ def metric_curves(
                 (traces[panel] == panel_value) & ((traces[row] == row_value) if row else True)
             ]
             frame = frame.dropna(subset=list(METRICS))
+            seeds = frame["seed"].nunique() if not frame.empty else 0
             twin = ax.twinx()
             for axis, metric in ((ax, "isoscore"), (twin, "silhouette")):
+                axis.set_ylabel(METRICS[metric], color=colours[metric], fontsize=9)
+                axis.tick_params(axis="y", labelcolor=colours[metric], labelsize=8)
                 if frame.empty:
                     continue
                 stats = _mean_std(frame, metric)
-                axis.plot(
-                    stats["step"], stats["mean"], color=colours[metric], label=METRICS[metric]
-                )
-                axis.fill_between(
-                    stats["step"],
-                    stats["mean"] - stats["std"],
-                    stats["mean"] + stats["std"],
-                    color=colours[metric],
-                    alpha=0.25,
-                )
-                axis.tick_params(axis="y", labelcolor=colours[metric], labelsize=8)
+                axis.plot(stats["step"], stats["mean"], color=colours[metric], label=names[metric])
+                if seeds >= 2:  # one seed has no spread: no band
+                    banded = True
+                    axis.fill_between(
+                        stats["step"],
+                        stats["mean"] - stats["std"],
+                        stats["mean"] + stats["std"],
+                        color=colours[metric],
+                        alpha=0.25,
+                        linewidth=0,
+                    )
             if frame.empty:
                 ax.text(0.5, 0.5, "no run", ha="center", va="center", transform=ax.transAxes)
             label = f"{row_value} / {panel_value}" if row else str(panel_value)
-            seeds = frame["seed"].nunique() if not frame.empty else 0
-            ax.set_title(f"{label} ({seeds} seed{'s' if seeds != 1 else ''})", fontsize=9)
+            ax.set_title(_wrapped(f"{label} ({seeds} seed{'s' if seeds != 1 else ''})"), fontsize=9)
+            ax.tick_params(axis="x", labelsize=8)
             if i == len(rows) - 1:
                 ax.set_xlabel("update")
-            if j == 0:
-                ax.set_ylabel("IsoScore", color=colours["isoscore"])
-            if j == len(panels) - 1:
-                twin.set_ylabel("Silhouette", color=colours["silhouette"])
+    handles = [Line2D([], [], color=colours[m], label=names[m]) for m in METRICS]
+    if banded:
+        handles.append(Patch(color="0.6", alpha=0.4, label="± 1 std over seeds"))
+    fig.legend(handles=handles, loc="outside upper center", ncol=len(handles), frameon=False)
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
     return fig
+
+
+def panel_title(name: str, correlation: pd.Series | None = None) -> str:
+    """Figure 3's panel title: the setup, then Pearson's r and Spearman's rho over all steps and
+    seeds when defined (one place for everything a title states)."""
+    title = _wrapped(name)
+    if correlation is not None and np.isfinite(correlation["spearman_rho"]):
+        title += f"\nr = {correlation['pearson_r']:.2f}, ρ = {correlation['spearman_rho']:.2f}"
+    return title
+
+
+def isoscore_axis(ax: plt.Axes, values: pd.Series) -> str:
+    """IsoScore on a log axis where a panel's values span more than a factor 10: late updates
+    pile up near 0, where a linear axis hides their path. A narrower span stays linear (a log
+    axis over less than a decade reads no better). Returns the scale chosen."""
+    positive = values[values > 0]
+    if len(values) and len(positive) == len(values) and positive.max() > 10 * positive.min():
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())  # labels on the decades only
+        ax.set_xlabel("IsoScore (log scale)", fontsize=10)
+        return "log"
+    ax.set_xlabel("IsoScore", fontsize=10)
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
+    return "linear"
 
 
 def silhouette_vs_isoscore(
@@ -76,8 +122,8 @@ def silhouette_vs_isoscore(
 ) -> plt.Figure:
     """Silhouette against IsoScore, one panel per setup, points coloured by update (paper Figure 3).
 
-    Constrained layout keeps each panel's axis labels clear of its neighbour; at most four
-    panels per row.
+    IsoScore is on a log axis where a panel spans more than a decade (:func:`isoscore_axis`). Constrained layout keeps each panel's axis
+    labels clear of its neighbour and the colour bar beside the panels; at most four panels per row.
     """
     panels = list(dict.fromkeys(traces[panel]))
     columns = min(len(panels), 4)
@@ -101,21 +147,19 @@ def silhouette_vs_isoscore(
             s=6,
             rasterized=True,
         )
-        title = str(panel_value)
+        correlation = None
         if correlations is not None:
             row = correlations[
                 (correlations[panel] == panel_value) & (correlations["scope"] == "all")
             ]
-            if not row.empty and np.isfinite(row["spearman_rho"].iloc[0]):
-                title += (
-                    f"\nr = {row['pearson_r'].iloc[0]:.2f}, ρ = {row['spearman_rho'].iloc[0]:.2f}"
-                )
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("IsoScore", fontsize=10)
+            correlation = None if row.empty else row.iloc[0]
+        ax.set_title(panel_title(str(panel_value), correlation), fontsize=10)
+        isoscore_axis(ax, frame["isoscore"])
         ax.set_ylabel("Silhouette", fontsize=10)
         ax.tick_params(labelsize=9)
-        ax.locator_params(nbins=5)
+        ax.locator_params(axis="y", nbins=5)
         ax.grid(alpha=0.3)
-    colourbar = fig.colorbar(points, ax=axes.ravel().tolist(), label="update", shrink=0.8)
+    visible = [ax for ax in axes.flat if ax.get_visible()]
+    colourbar = fig.colorbar(points, ax=visible, label="update", shrink=0.8, pad=0.02, aspect=30)
     colourbar.ax.tick_params(labelsize=9)
     return fig

@@ -96,7 +96,8 @@ def model_stand_in(name: str, hub: str, paper: str) -> str:
 
 def encoder_labels(config: Mapping[str, Any], stand: Mapping[str, str]) -> dict[str, str]:
     """Encoder name → what its vectors really are, for figure panels: the word-vector stand-in
-    by name ("GloVe 50-d"), every other encoder by its configured name."""
+    by name ("GloVe 50-d (stand-in for word2vec 300-d)", NLPL model 222 being 300-d), every
+    other encoder by its configured name."""
     labels = {}
     for name, entry in (config.get("encoders") or {}).items():
         standing_in = (
@@ -104,7 +105,9 @@ def encoder_labels(config: Mapping[str, Any], stand: Mapping[str, str]) -> dict[
             and entry.get("source") == "word2vec"
             and stand.get("word_vectors_label")
         )
-        labels[name] = f"{stand['word_vectors_label']} for {name}" if standing_in else name
+        labels[name] = (
+            f"{stand['word_vectors_label']} (stand-in for {name} 300-d)" if standing_in else name
+        )
     return labels
 
 

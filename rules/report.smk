@@ -1,0 +1,32 @@
+# The opening page of the HTML report (make report; report/workflow.rst inserts it): what ran,
+# then every claim and every paper number with its verdict. Science in isotropy.reporting.
+
+
+rule report_overview:
+    input:
+        claims="results/claims.csv",
+        comparison="results/paper_comparison.csv",
+    output:
+        html=report(
+            "results/report/overview.html",
+            caption="../report/overview.rst",
+            category="claims and paper comparison",
+        ),
+    log:
+        "logs/results/report/overview.html.log",
+    conda:
+        "../envs/plots.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 1000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
+    params:
+        studies=verdicts.configured_studies(config),
+        seeds={
+            study: setting(study, "seeds")
+            for study in verdicts.configured_studies(config)
+            if setting(study, "seeds")
+        },
+        stand_ins=stand_ins(),
+    script:
+        "../scripts/report_overview.py"

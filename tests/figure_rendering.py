@@ -1,0 +1,81 @@
+"""Every figure of a finished workflow run drawn again from its stored results, as Figure objects.
+
+The same package functions the plot steps call, on the same files, with the run's own labels
+(the configuration beside the work folder, as tests/conftest.py's tiny run lays it out), so
+tests can inspect the figures (tests/test_figures.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from isotropy import studies
+from isotropy.plots import geometry as geometry_plots
+from isotropy.plots import istar as istar_plots
+from isotropy.plots.main import metric_curves, setup_label, silhouette_vs_isoscore
+from isotropy.summaries import read_traces
+from isotropy.verdicts import standins as comparison
+
+
+def _traces(workdir: Path, config: dict, study: str) -> pd.DataFrame | None:
+    runs = studies.table_runs(config, study, root=str(workdir))
+    files = [
+        workdir / f"results/{study}/{r['encoder']}/{r['dataset']}/seed{r['seed']}/trace.parquet"
+        for r in runs
+    ]
+    if not runs or not all(f.is_file() for f in files):
+        return None
+    return read_traces(files, [{"encoder": r["encoder"], "dataset": r["dataset"]} for r in runs])
+
+
+def tiny_run_figures(workdir: Path, config_path: Path | None = None) -> dict[str, object]:
+    """Figure name → matplotlib Figure for every figure the run in ``workdir`` made."""
+    workdir = Path(workdir)
+    config_path = config_path or workdir.parent / "config.yaml"
+    config = yaml.safe_load(Path(config_path).read_text())
+    stand_ins = comparison.describe_stand_ins(config, config.get("mirror"))
+    labels = comparison.encoder_labels(config, stand_ins)
+    figures: dict[str, object] = {}
+    traces = _traces(workdir, config, "main")
+    if traces is not None:
+        traces["dataset"] = [
+            setup_label(d, e, labels) for d, e in zip(traces["dataset"], traces["encoder"])
+        ]
+        figures["main/figure2"] = metric_curves(traces, panel="dataset")
+        correlations = pd.read_csv(workdir / "results/main/correlations.csv")
+        correlations["dataset"] = [
+            setup_label(d, e, labels)
+            for d, e in zip(correlations["dataset"], correlations["encoder"])
+        ]
+        figures["main/figure3"] = silhouette_vs_isoscore(traces, "dataset", correlations)
+    traces = _traces(workdir, config, "glue")
+    if traces is not None:
+        figures["glue/figure4"] = metric_curves(traces, panel="dataset", row="encoder")
+    runs_csv = workdir / "results/istar/runs.csv"
+    if runs_csv.is_file():
+        runs = pd.read_csv(runs_csv)
+        istar = config["istar"]
+        figures["istar/figure5"] = istar_plots.figure5(runs)[0]
+        figures["istar/figure6"] = istar_plots.figure6(
+            runs, istar.get("figure6_selection", "best")
+        )[0]
+        figures["istar/figure7"] = istar_plots.figure7(runs, istar.get("figure7_task", "sst2"))[0]
+    geometry = workdir / "results/geometry"
+    label = stand_ins.get("word_vectors_label")
+    for name, draw in (
+        ("cosine_by_layer", geometry_plots.plot_cosine_by_layer),
+        ("lid", geometry_plots.plot_lid_by_layer),
+        ("sts", geometry_plots.plot_sts),
+    ):
+        if (geometry / f"{name}.csv").is_file():
+            table = geometry_plots.name_static_rows(pd.read_csv(geometry / f"{name}.csv"), label)
+            figures[f"geometry/{name}"] = draw(table)
+    for path in sorted(geometry.glob("*/*/seed*/pca_view.csv")):
+        model, corpus = path.parts[-4], path.parts[-3]
+        figures[f"geometry/{model}/pca_view"] = geometry_plots.plot_pca_view(
+            pd.read_csv(path), title=f"{model} on {corpus}"
+        )
+    return figures

@@ -1,0 +1,163 @@
+"""What the workflow plans from the configuration and the files present: study tables that
+accumulate run by run, and data sets the mirror lacks planned out at parse time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+import tiny_workflow
+import yaml
+
+from isotropy import studies
+from isotropy.summaries import parameter_table
+
+GLUE_MIRROR_TASKS = ("cola", "mrpc", "rte", "sst2", "wnli")
+
+
+def _config(**sections):
+    config = yaml.safe_load((tiny_workflow.ROOT / "config.yaml").read_text())
+    config = studies.deep_merge(
+        config, yaml.safe_load((tiny_workflow.ROOT / "config/offline.yaml").read_text())
+    )
+    return studies.deep_merge(config, sections)
+
+
+def _write_run(root, study, encoder, dataset, seed, items):
+    """A synthetic run record: summary.json and trace.parquet, as rule optimize_embeddings writes."""
+    folder = root / "results" / study / encoder / dataset / f"seed{seed}"
+    folder.mkdir(parents=True)
+    summary = {
+        "items": items,
+        "rows": items,
+        "dim": 384,
+        "labels": 2,
+        "params": items * 384 + 770,
+        "classifier_params": 770,
+        "dropped_items": 0,
+    }
+    (folder / "summary.json").write_text(json.dumps(summary))
+    pd.DataFrame(
+        {"step": [0, 1], "isoscore": [0.5, 0.4], "silhouette": [0.1, 0.2], "seed": seed}
+    ).to_parquet(folder / "trace.parquet")
+
+
+def test_glue_table_keeps_earlier_runs_when_one_encoder_is_added_for_one_task(tmp_path):
+    for i, task in enumerate(GLUE_MIRROR_TASKS):  # the five-task miniLM run
+        _write_run(tmp_path, "glue", "miniLM", task, 0, 100 + i)
+    config = _config(glue={"encoders": ["mpnet"], "tasks": ["wnli"], "seeds": [0]})
+    # before the mpnet run exists: it is planned first, the miniLM runs follow
+    runs = studies.table_runs(config, "glue", root=str(tmp_path))
+    assert runs[0] == {"encoder": "mpnet", "dataset": "wnli", "seed": 0}
+    assert len(runs) == 6
+    _write_run(tmp_path, "glue", "mpnet", "wnli", 0, 200)
+    runs = studies.table_runs(config, "glue", root=str(tmp_path))
+    assert len(runs) == 6
+    files = [
+        tmp_path / f"results/glue/{r['encoder']}/{r['dataset']}/seed{r['seed']}/summary.json"
+        for r in runs
+    ]
+    table = parameter_table(
+        files, [{"encoder": r["encoder"], "dataset": r["dataset"]} for r in runs]
+    )
+    assert len(table) == 6
+    assert sorted(zip(table["encoder"], table["dataset"])) == sorted(
+        [("miniLM", t) for t in GLUE_MIRROR_TASKS] + [("mpnet", "wnli")]
+    )
+
+
+def test_present_runs_the_configuration_cannot_name_are_left_out(tmp_path):
+    _write_run(tmp_path, "glue", "gone", "wnli", 0, 10)  # encoder no longer defined
+    _write_run(tmp_path, "glue", "miniLM", "notatask", 0, 10)
+    (tmp_path / "results/glue/miniLM/rte/seed0").mkdir(parents=True)  # unfinished: no files
+    config = _config(glue={"encoders": ["miniLM"], "tasks": ["wnli"], "seeds": [0]})
+    assert studies.table_runs(config, "glue", root=str(tmp_path)) == [
+        {"encoder": "miniLM", "dataset": "wnli", "seed": 0}
+    ]
+
+
+def test_main_table_keeps_other_seeds_of_configured_setups_only(tmp_path):
+    config = _config(main={"seeds": [0]})
+    setups = config["main"]["setups"]
+    dataset, setup = next(iter(setups.items()))
+    _write_run(tmp_path, "main", setup["encoder"], dataset, 3, 10)  # another seed: kept
+    _write_run(tmp_path, "main", "someother", dataset, 0, 10)  # not its configured encoder
+    runs = studies.table_runs(config, "main", root=str(tmp_path))
+    assert runs[: len(setups)] == studies.study_runs(config, "main")
+    assert runs[len(setups) :] == [{"encoder": setup["encoder"], "dataset": dataset, "seed": 3}]
+
+
+def test_sickr_is_planned_out_when_the_mirror_lacks_it(tmp_path):
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    config = _config(mirror=str(mirror))
+    assert studies.unavailable_sts_datasets(config) == ["sickr"]
+    assert studies.geometry_sts_datasets(config) == ["stsb"]
+    assert all("/sickr/" not in path for path in studies.geometry_sts_files(config))
+    (mirror / "sick").mkdir()
+    (mirror / "sick/SICK.txt").write_text("pair_ID\n")
+    assert studies.unavailable_sts_datasets(config) == []
+    assert studies.geometry_sts_datasets(config) == ["stsb", "sickr"]
+
+
+def test_offline_geometry_study_plans_no_sickr_job(tmp_path):
+    mirror = tiny_workflow.shared_mirror()
+    if mirror is None or (mirror / "sick/SICK.txt").is_file():
+        pytest.skip("needs the offline mirror without SICK-R")
+    config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(tiny_workflow.ROOT / "Snakefile"),
+            "--directory",
+            str(tmp_path / "work"),
+            "--configfile",
+            str(config),
+            "--cores",
+            "1",
+            "--dry-run",
+            "geometry_study",
+        ],
+        capture_output=True,
+        text=True,
+        env=tiny_workflow.snakemake_environment(mirror),
+        timeout=600,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    assert "rule geometry_sentence_embeddings" in output and "sts=stsb" in output
+    assert "sts=sickr" not in output and "/sickr/" not in output
+    assert output.count("STS data set 'sickr' is not in the data mirror") == 1
+
+
+def test_glue_table_job_reads_the_earlier_runs_and_the_new_one(tmp_path):
+    """Snakemake plans table2.csv from all six runs: the five-task miniLM run on disk and mpnet on
+    wnli (dry run; the run records are synthetic)."""
+    mirror = tiny_workflow.shared_mirror()
+    if mirror is None:
+        pytest.skip("offline mirror not found (set ISOTROPY_MIRROR)")
+    work = tmp_path / "work"
+    for i, task in enumerate(GLUE_MIRROR_TASKS):
+        _write_run(work, "glue", "miniLM", task, 0, 100 + i)
+    overlay = tmp_path / "mpnet_wnli.yaml"
+    overlay.write_text("glue: {encoders: [mpnet], tasks: [wnli]}\nstudies: [glue]\n")
+    root = tiny_workflow.ROOT
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(root / "Snakefile"), "--directory",
+         str(work), "--configfile", str(root / "config.yaml"), str(root / "config/offline.yaml"),
+         str(overlay), "--cores", "1", "--dry-run", "results/glue/table2.csv"],
+        capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=600,
+    )  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    job = output[output.index("rule tabulate_parameters:") :]
+    inputs = job.split("input:")[1].split("\n")[0]
+    assert inputs.count("summary.json") == 6, inputs
+    assert "results/glue/mpnet/wnli/seed0/summary.json" in inputs
+    assert all(f"results/glue/miniLM/{t}/seed0/summary.json" in inputs for t in GLUE_MIRROR_TASKS)
