@@ -75,6 +75,7 @@ rule tabulate_correlations:
         stand_ins=stand_ins(),
         encoder_labels=encoder_labels(),
         stamp=settings_stamp,
+        bootstrap=setting("bootstrap", default={}),
     script:
         "../scripts/tabulate_correlations.py"
 

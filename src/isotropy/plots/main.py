@@ -9,6 +9,13 @@ import pandas as pd
 METRICS = {"isoscore": "IsoScore", "silhouette": "Silhouette"}
 
 
+def _with_interval(row: pd.Series, column: str) -> str:
+    """``-0.98 [-0.99, -0.97]``: a correlation and its bootstrap interval, when the table has one."""
+    low, high = row.get(f"{column}_ci_low", np.nan), row.get(f"{column}_ci_high", np.nan)
+    interval = f" [{low:.2f}, {high:.2f}]" if np.isfinite(low) and np.isfinite(high) else ""
+    return f"{row[column]:.2f}{interval}"
+
+
 def _mean_std(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     return frame.groupby("step")[column].agg(["mean", "std"]).reset_index().fillna({"std": 0.0})
 
@@ -107,8 +114,9 @@ def silhouette_vs_isoscore(
                 (correlations[panel] == panel_value) & (correlations["scope"] == "all")
             ]
             if not row.empty and np.isfinite(row["spearman_rho"].iloc[0]):
-                title += (
-                    f"\nr = {row['pearson_r'].iloc[0]:.2f}, ρ = {row['spearman_rho'].iloc[0]:.2f}"
+                title += "\n" + ", ".join(
+                    f"{symbol} = {_with_interval(row.iloc[0], column)}"
+                    for symbol, column in (("r", "pearson_r"), ("ρ", "spearman_rho"))
                 )
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("IsoScore", fontsize=10)
