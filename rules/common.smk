@@ -13,6 +13,7 @@ from isotropy import datasets as isotropy_datasets
 from isotropy import download as isotropy_download
 from isotropy import model_parts as isotropy_model_parts
 from isotropy import paths
+from isotropy import sensitivity as isotropy_sensitivity
 from isotropy import studies
 from isotropy.istar import grid as istar_grid
 from isotropy.istar import tasks as istar_tasks
@@ -157,3 +158,7 @@ def istar_lambda(wildcards):
 
 # Geometry (rules/geometry.smk): wildcards match only the configured models and corpus.
 GEOMETRY_WILDCARDS = studies.geometry_wildcards(config)
+
+
+# Sensitivity study (rules/sensitivity.smk): vector sets made by orthogonal embedding.
+SENSITIVITY_ORTHOGONAL = setting("sensitivity", "orthogonal", default={})

@@ -120,3 +120,40 @@ def test_every_istar_and_geometry_job_is_downstream_of_a_download(tmp_path):
 
     lonely = [labels[n] for n in studied if n not in optional and not from_download(n, set())]
     assert not lonely, f"jobs not downstream of a download: {lonely}"
+
+
+def test_dry_run_of_the_sensitivity_study_lists_its_grid(tmp_path):
+    mirror = tiny_workflow.shared_mirror()
+    if mirror is None:
+        pytest.skip("offline mirror not found (set ISOTROPY_MIRROR)")
+    config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
+    command = [
+        sys.executable,
+        "-c",
+        WRAPPER,
+        "--snakefile",
+        str(tiny_workflow.ROOT / "Snakefile"),
+        "--directory",
+        str(tmp_path / "work"),
+        "--configfile",
+        str(config),
+        "--cores",
+        "1",
+        "--dry-run",
+        "sensitivity_study",
+    ]
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=tiny_workflow.snakemake_environment(mirror),
+        timeout=600,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    # config.yaml's default grid: 2 setups x 3 vector sets x 3 label sets x 1 seed
+    assert re.search(r"optimize_sensitivity\s+18\b", output), output[-3000:]
+    for rule in ("sensitivity_labels", "sensitivity_orthogonal", "plot_sensitivity"):
+        assert f"rule {rule}" in output, output[-3000:]
+    loaded = [line for line in output.splitlines() if line.startswith("HEAVY_MODULES_LOADED=")]
+    assert loaded == ["HEAVY_MODULES_LOADED="], loaded
