@@ -128,6 +128,7 @@ rule plot_sensitivity:
     conda:
         "../envs/plots.yaml"
     params:
+        encoder_labels=encoder_labels(),
         settings_line=(
             isotropy_sensitivity.settings_line(config)
             if "sensitivity" in config

@@ -11,7 +11,9 @@ from isotropy.provenance import record_step
 def main(snakemake):
     configure_from_snakemake(snakemake)
     table = pd.read_csv(snakemake.input.table)
-    figure = r_against_dimension(table, snakemake.params.settings_line)
+    figure = r_against_dimension(
+        table, snakemake.params.settings_line, snakemake.params.encoder_labels
+    )
     save_figure(figure, snakemake.output.pdf, snakemake.output.png)
     record_step(snakemake)
 

@@ -8,12 +8,16 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 
-def r_against_dimension(table: pd.DataFrame, settings_line: str) -> plt.Figure:
+def r_against_dimension(
+    table: pd.DataFrame, settings_line: str, vector_labels: dict[str, str] | None = None
+) -> plt.Figure:
     """One panel per setup, one line per label set, each point labelled with its vectors.
 
-    ``table``: results/sensitivity/table.csv. The settings and the interval's kind are printed
+    ``table``: results/sensitivity/table.csv; ``vector_labels``: vector set -> what the vectors
+    really are (the GloVe stand-in as such). The settings and the interval's kind are printed
     under the panels, so the figure states how it was made.
     """
+    vector_labels = vector_labels or {}
     setups = list(dict.fromkeys(table["setup"]))
     fig, axes = plt.subplots(
         1, len(setups), figsize=(4.6 * len(setups), 3.8), squeeze=False, layout="constrained"
@@ -34,14 +38,16 @@ def r_against_dimension(table: pd.DataFrame, settings_line: str) -> plt.Figure:
                 capsize=3,
                 label=f"{label_set} ({int(group['clusters'].iloc[0])} clusters)",
             )
-            for _, row in group.iterrows():
-                ax.annotate(
-                    row["vectors"],
-                    (row["dimension"], row["pearson_r"]),
-                    textcoords="offset points",
-                    xytext=(4, 4),
-                    fontsize=7,
-                )
+        for _, row in frame.drop_duplicates("vectors").iterrows():
+            ax.annotate(
+                vector_labels.get(row["vectors"], row["vectors"]),
+                (row["dimension"], 0.0),
+                textcoords="offset points",
+                xytext=(3, 3),
+                rotation=90,
+                fontsize=7,
+                color="dimgrey",
+            )
         ax.axhline(0, color="grey", linewidth=0.8)
         ax.set_ylim(-1.05, 1.05)
         ax.set_title(setup, fontsize=10)
