@@ -13,7 +13,7 @@ rule sensitivity_labels:
     output:
         table=isotropy_sensitivity.label_set_file(),
     log:
-        "logs/" + isotropy_sensitivity.label_set_file().replace(".parquet", ".log"),
+        "logs/resources/sensitivity/labels/{dataset}/{label_set}.log",
     wildcard_constraints:
         dataset="supersense|pos",
         label_set="|".join(isotropy_sensitivity.LABEL_SETS),
@@ -44,7 +44,7 @@ rule sensitivity_orthogonal:
         vectors=isotropy_sensitivity.orthogonal_file("vectors.npy"),
         index=isotropy_sensitivity.orthogonal_file("index.parquet"),
     log:
-        "logs/" + isotropy_sensitivity.orthogonal_file("embed.log"),
+        "logs/resources/sensitivity/embeddings/{vectors}/{dataset}/embed.log",
     wildcard_constraints:
         vectors="|".join(re.escape(name) for name in SENSITIVITY_ORTHOGONAL) or "^$",
         dataset="supersense|pos",
@@ -73,9 +73,9 @@ use rule optimize_embeddings as optimize_sensitivity with:
         trace=isotropy_sensitivity.run_file("trace.parquet"),
         summary=isotropy_sensitivity.run_file("summary.json"),
     log:
-        "logs/" + isotropy_sensitivity.run_file("optimize.log"),
+        "logs/results/sensitivity/{encoder}/{dataset}/{label_set}/seed{seed}/optimize.log",
     benchmark:
-        "benchmarks/" + isotropy_sensitivity.run_file("optimize.tsv")
+        "benchmarks/results/sensitivity/{encoder}/{dataset}/{label_set}/seed{seed}/optimize.tsv"
     wildcard_constraints:
         dataset="supersense|pos",
         label_set="|".join(isotropy_sensitivity.LABEL_SETS),
