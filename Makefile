@@ -15,7 +15,7 @@ CONFIGFILES := --configfile $(CONFIG_FILES)
 # Before a long run: the effective configuration and the time left, from measured per-update costs.
 ESTIMATE = $(BIN)/python -m isotropy.estimate --configfile $(CONFIG_FILES) --target
 
-.PHONY: run preview resume test test-fast figures audit report lint install clean-venv
+.PHONY: run preview sensitivity resume test test-fast figures audit report lint install clean-venv
 
 # `make run`, `make preview` and `make resume` remember their target in LAST_RUN (and write their
 # effective configuration to logs/effective-config/<target>.yaml); `make report` reports that run
@@ -46,6 +46,11 @@ preview: install
 	$(call remember,preview_study)
 	$(ESTIMATE) preview_study
 	$(BIN)/snakemake --cores $(CORES) preview_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+
+# The sensitivity study (config `sensitivity`; README "Sensitivity study"): its cost first.
+sensitivity: install
+	$(ESTIMATE) sensitivity_study
+	$(BIN)/snakemake --cores $(CORES) sensitivity_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
 # After a killed run (Ctrl-C twice, SIGKILL, a lost session): release Snakemake's lock, then carry
 # on; the profile's rerun-incomplete makes the half-written jobs again. TARGET=preview_study etc.

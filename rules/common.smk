@@ -12,6 +12,7 @@ from isotropy import download as isotropy_download
 from isotropy import model_parts as isotropy_model_parts
 from isotropy import paths
 from isotropy import provenance as isotropy_provenance
+from isotropy import sensitivity as isotropy_sensitivity
 from isotropy import studies
 from isotropy.istar import grid as istar_grid
 from isotropy.istar import tasks as istar_tasks
@@ -208,3 +209,7 @@ for _name in studies.unavailable_sts_datasets(config):
         "(config geometry.sts.datasets lists it; add its files to the mirror to run it)",
         file=sys.stderr,
     )
+
+
+# Sensitivity study (rules/sensitivity.smk): vector sets made by orthogonal embedding.
+SENSITIVITY_ORTHOGONAL = setting("sensitivity", "orthogonal", default={})

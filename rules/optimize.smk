@@ -77,6 +77,7 @@ rule tabulate_correlations:
         encoder_labels=encoder_labels(),
         stamp=settings_stamp,
         facts=lambda wc: studies.caption_facts(config, wc.study),
+        bootstrap=setting("bootstrap", default={}),
     script:
         "../scripts/tabulate_correlations.py"
 

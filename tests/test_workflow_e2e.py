@@ -36,6 +36,13 @@ def test_main_study_tables_count_the_real_items(tiny_run):
         assert row.points == len(frame) == (26 if row.scope == "all" else 13)
         assert row.pearson_r == pytest.approx(np.corrcoef(x, y)[0, 1], abs=1e-12)
         assert row.spearman_rho == pytest.approx(np.corrcoef(x.rank(), y.rank())[0, 1], abs=1e-12)
+    assert correlations[["pearson_r", "spearman_rho"]].abs().le(1).all().all()
+    for name in ("pearson_r", "spearman_rho"):  # each with its bootstrap interval
+        defined = correlations.dropna(subset=[f"{name}_ci_low", f"{name}_ci_high"])
+        assert len(defined) == len(correlations.dropna(subset=[name]))
+        assert (defined[f"{name}_ci_low"] <= defined[f"{name}_ci_high"]).all()
+        assert defined[[f"{name}_ci_low", f"{name}_ci_high"]].abs().le(1 + 1e-9).all().all()
+    assert correlations["ci"].str.contains("bootstrap").all()
 
 
 def _main_traces(workdir):

@@ -240,3 +240,38 @@ def test_truncated_vectors_are_named_before_any_job_and_no_result_is_lost(tmp_pa
         "resources/embeddings/miniLM/polarity/vectors.npy, then run again (rule embed_sentences"
     ) in output, output[-3000:]
     assert trace.read_bytes() == b"a valid result"
+
+
+def test_dry_run_of_the_sensitivity_study_lists_its_grid(tmp_path):
+    mirror = tiny_workflow.require_mirror()
+    config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
+    command = [
+        sys.executable,
+        "-c",
+        WRAPPER,
+        "--snakefile",
+        str(tiny_workflow.ROOT / "Snakefile"),
+        "--directory",
+        str(tmp_path / "work"),
+        "--configfile",
+        str(config),
+        "--cores",
+        "1",
+        "--dry-run",
+        "sensitivity_study",
+    ]
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=tiny_workflow.snakemake_environment(mirror),
+        timeout=600,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    # config.yaml's default grid: 2 setups x 3 vector sets x 3 label sets x 1 seed
+    assert re.search(r"optimize_sensitivity\s+18\b", output), output[-3000:]
+    for rule in ("sensitivity_labels", "sensitivity_orthogonal", "plot_sensitivity"):
+        assert f"rule {rule}" in output, output[-3000:]
+    loaded = [line for line in output.splitlines() if line.startswith("HEAVY_MODULES_LOADED=")]
+    assert loaded == ["HEAVY_MODULES_LOADED="], loaded

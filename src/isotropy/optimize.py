@@ -342,6 +342,7 @@ def optimize(
         "rows": problem.rows,
         "dim": problem.dim,
         "labels": n_outputs,
+        "clusters": int(len(np.unique(clusters))),  # silhouette's clusters (label vectors)
         "multilabel": problem.multilabel,
         "pair": problem.right is not None,
         "dropped_items": problem.dropped_items,

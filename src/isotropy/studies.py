@@ -293,7 +293,7 @@ def encoders_of_kind(config: dict, kind: str) -> list[str]:
 
 def check_config(config: dict) -> None:
     """Cross-references the schema cannot express; raise one error listing every problem."""
-    from isotropy import download
+    from isotropy import download, sensitivity
 
     problems = [
         f"{key}: {value} is not a finite number; give a finite value (NaN and infinity are never valid settings)"
@@ -304,6 +304,7 @@ def check_config(config: dict) -> None:
             problems += _encoder_problems(config, study)
     problems += _setup_problems(config)
     problems += _stride_problems(config)
+    problems += sensitivity.check_config(config)
     for name, spec in config["encoders"].items():
         if spec["kind"] == "word-vectors" and spec["source"] not in config["sources"]:
             problems.append(

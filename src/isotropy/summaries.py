@@ -10,6 +10,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from isotropy.bootstrap import BootstrapSettings, correlation_intervals
+from isotropy.bootstrap import describe as describe_interval
+
 
 def read_traces(paths: Iterable[str | Path], keys: Iterable[dict]) -> pd.DataFrame:
     """Concatenate per-run traces, tagging each with its keys (e.g. encoder, dataset)."""
@@ -62,10 +65,14 @@ def parameter_table(summary_paths: Iterable[str | Path], keys: Iterable[dict]) -
     return table.drop_duplicates(subset=group).reset_index(drop=True)
 
 
-def correlation_table(traces: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+def correlation_table(
+    traces: pd.DataFrame, by: list[str], bootstrap: BootstrapSettings | None = None
+) -> pd.DataFrame:
     """Pearson r and Spearman rho between IsoScore and silhouette per setup.
 
     ``scope`` is ``all`` (every recorded step of every seed pooled) or ``seed<k>`` (one run).
+    With ``bootstrap``, each r and rho gets a confidence interval (isotropy.bootstrap: seeds and
+    blocks of steps resampled) and ``ci`` names how it was drawn.
     """
     rows = []
     measured = traces.dropna(subset=["isoscore", "silhouette"])
@@ -84,13 +91,26 @@ def correlation_table(traces: pd.DataFrame, by: list[str]) -> pd.DataFrame:
             else:
                 pearson = stats.pearsonr(frame["isoscore"], frame["silhouette"]).statistic
                 spearman = stats.spearmanr(frame["isoscore"], frame["silhouette"]).statistic
-            rows.append(
-                {
-                    **dict(zip(by, key)),
-                    "scope": scope,
-                    "points": len(frame),
-                    "pearson_r": pearson,
-                    "spearman_rho": spearman,
-                }
-            )
+            row = {
+                **dict(zip(by, key)),
+                "scope": scope,
+                "points": len(frame),
+                "pearson_r": pearson,
+                "spearman_rho": spearman,
+            }
+            if bootstrap is not None:
+                row.update(_intervals(frame, bootstrap))
+            rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _intervals(frame: pd.DataFrame, settings: BootstrapSettings) -> dict:
+    """Bootstrap intervals of one scope's correlations, with the phrase naming them."""
+    runs = [
+        (run["isoscore"].to_numpy(), run["silhouette"].to_numpy())
+        for _, run in frame.sort_values("step").groupby("seed", sort=True)
+    ]
+    return {
+        **correlation_intervals(runs, settings),
+        "ci": describe_interval(settings, max(len(run[0]) for run in runs), len(runs)),
+    }

@@ -14,6 +14,13 @@ from matplotlib.ticker import MaxNLocator, NullFormatter
 METRICS = {"isoscore": "IsoScore", "silhouette": "Silhouette"}
 
 
+def _with_interval(row: pd.Series, column: str) -> str:
+    """``-0.98 [-0.99, -0.97]``: a correlation and its bootstrap interval, when the table has one."""
+    low, high = row.get(f"{column}_ci_low", np.nan), row.get(f"{column}_ci_high", np.nan)
+    interval = f" [{low:.2f}, {high:.2f}]" if np.isfinite(low) and np.isfinite(high) else ""
+    return f"{row[column]:.2f}{interval}"
+
+
 def _mean_std(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     return frame.groupby("step")[column].agg(["mean", "std"]).reset_index().fillna({"std": 0.0})
 
@@ -95,10 +102,14 @@ def metric_curves(
 
 def panel_title(name: str, correlation: pd.Series | None = None) -> str:
     """Figure 3's panel title: the setup, then Pearson's r and Spearman's rho over all steps and
-    seeds when defined (one place for everything a title states)."""
+    seeds when defined, each with its bootstrap interval where the table has one (one place for
+    everything a title states)."""
     title = _wrapped(name)
     if correlation is not None and np.isfinite(correlation["spearman_rho"]):
-        title += f"\nr = {correlation['pearson_r']:.2f}, ρ = {correlation['spearman_rho']:.2f}"
+        title += "".join(
+            f"\n{symbol} = {_with_interval(correlation, column)}"
+            for symbol, column in (("r", "pearson_r"), ("ρ", "spearman_rho"))
+        )
     return title
 
 

@@ -1,0 +1,146 @@
+# Sensitivity of the main result (config `sensitivity`, isotropy.sensitivity): the main study's
+# direct optimisation (rule optimize_embeddings, same script and settings) of the word setups
+# over vector sets x label sets x seeds, then one table and one figure in results/sensitivity/.
+
+
+# The items of one label set: the setup's words with a vector in `items_from`, then filtered.
+rule sensitivity_labels:
+    input:
+        table=paths.dataset_table(),
+        index=lambda wc: paths.embedding_file(
+            "index.parquet", setting("sensitivity", "items_from"), wc.dataset
+        ),
+    output:
+        table=isotropy_sensitivity.label_set_file(),
+    log:
+        "logs/resources/sensitivity/labels/{dataset}/{label_set}.log",
+    wildcard_constraints:
+        dataset="supersense|pos",
+        label_set="|".join(isotropy_sensitivity.LABEL_SETS),
+    conda:
+        "../envs/data.yaml"
+    resources:
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
+    params:
+        label_set=lambda wc: wc.label_set,
+        section=lambda wc: {
+            key: setting("sensitivity", key) for key in ("paper_size", "label_seed")
+        },
+    script:
+        "../scripts/sensitivity_labels.py"
+
+
+# The control: an encoder's vectors mapped into more dimensions by a seeded random isometry.
+rule sensitivity_orthogonal:
+    input:
+        vectors=lambda wc: paths.embedding_file(
+            "vectors.npy", SENSITIVITY_ORTHOGONAL[wc.vectors]["of"], wc.dataset
+        ),
+        index=lambda wc: paths.embedding_file(
+            "index.parquet", SENSITIVITY_ORTHOGONAL[wc.vectors]["of"], wc.dataset
+        ),
+    output:
+        vectors=isotropy_sensitivity.orthogonal_file("vectors.npy"),
+        index=isotropy_sensitivity.orthogonal_file("index.parquet"),
+    log:
+        "logs/resources/sensitivity/embeddings/{vectors}/{dataset}/embed.log",
+    wildcard_constraints:
+        vectors="|".join(re.escape(name) for name in SENSITIVITY_ORTHOGONAL) or "^$",
+        dataset="supersense|pos",
+    conda:
+        "../envs/torch.yaml"
+    resources:
+        mem_mb=lambda wc, attempt: 4000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
+    params:
+        orthogonal=lambda wc: SENSITIVITY_ORTHOGONAL[wc.vectors],
+    script:
+        "../scripts/sensitivity_orthogonal.py"
+
+
+# One run: rule optimize_embeddings on a label set's items and a vector set's vectors.
+use rule optimize_embeddings as optimize_sensitivity with:
+    input:
+        table=isotropy_sensitivity.label_set_file(),
+        vectors=lambda wc: isotropy_sensitivity.vector_inputs(
+            config, wc.encoder, wc.dataset
+        )["vectors"],
+        index=lambda wc: isotropy_sensitivity.vector_inputs(
+            config, wc.encoder, wc.dataset
+        )["index"],
+    output:
+        trace=isotropy_sensitivity.run_file("trace.parquet"),
+        summary=isotropy_sensitivity.run_file("summary.json"),
+    log:
+        "logs/results/sensitivity/{encoder}/{dataset}/{label_set}/seed{seed}/optimize.log",
+    benchmark:
+        "benchmarks/results/sensitivity/{encoder}/{dataset}/{label_set}/seed{seed}/optimize.tsv"
+    wildcard_constraints:
+        dataset="supersense|pos",
+        label_set="|".join(isotropy_sensitivity.LABEL_SETS),
+    params:
+        settings=lambda wc: isotropy_sensitivity.optimisation_settings(
+            config, int(wc.seed)
+        ),
+        device=setting("device"),
+
+
+rule tabulate_sensitivity:
+    input:
+        traces=isotropy_sensitivity.run_files(config, "trace.parquet"),
+        summaries=isotropy_sensitivity.run_files(config, "summary.json"),
+    output:
+        table=report(
+            "results/sensitivity/table.csv",
+            caption="../report/sensitivity_table.rst",
+            category="sensitivity",
+        ),
+        markdown="results/sensitivity/table.md",
+    log:
+        "logs/results/sensitivity/table.log",
+    conda:
+        "../envs/plots.yaml"
+    params:
+        runs=isotropy_sensitivity.runs(config),
+        bootstrap=setting("bootstrap", default={}),
+        settings_line=(
+            isotropy_sensitivity.settings_line(config)
+            if "sensitivity" in config
+            else ""
+        ),
+    script:
+        "../scripts/tabulate_sensitivity.py"
+
+
+rule plot_sensitivity:
+    input:
+        table="results/sensitivity/table.csv",
+    output:
+        pdf=report(
+            "results/sensitivity/figure.pdf",
+            caption="../report/sensitivity_figure.rst",
+            category="sensitivity",
+        ),
+        png="results/sensitivity/figure.png",
+    log:
+        "logs/results/sensitivity/figure.log",
+    conda:
+        "../envs/plots.yaml"
+    params:
+        encoder_labels=encoder_labels(),
+        settings_line=(
+            isotropy_sensitivity.settings_line(config)
+            if "sensitivity" in config
+            else ""
+        ),
+    script:
+        "../scripts/plot_sensitivity.py"
+
+
+rule sensitivity_study:
+    input:
+        "results/sensitivity/table.csv",
+        "results/sensitivity/table.md",
+        "results/sensitivity/figure.pdf",
+        "results/sensitivity/figure.png",

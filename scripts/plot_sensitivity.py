@@ -1,0 +1,22 @@
+"""Pearson r of IsoScore and silhouette against dimension, one line per label set."""
+
+import pandas as pd
+
+from isotropy.logs import configure_from_snakemake
+from isotropy.plots import save_figure
+from isotropy.plots.sensitivity import r_against_dimension
+from isotropy.provenance import record_step
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    table = pd.read_csv(snakemake.input.table)
+    figure = r_against_dimension(
+        table, snakemake.params.settings_line, snakemake.params.encoder_labels
+    )
+    save_figure(figure, snakemake.output.pdf, snakemake.output.png)
+    record_step(snakemake)
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821
