@@ -57,12 +57,8 @@ def _step(rule: str, inputs: list[str], output: str, text: str, script: str | No
     )
 
 
-@pytest.fixture
-def chain(tmp_path, monkeypatch):
-    """raw download → metric → table, each step with its provenance record."""
-    monkeypatch.chdir(tmp_path)
-    _manifest(Path("resources/raw/toy"))
-    Path("step.py").write_text("# the step's script\n")
+def _toy_steps() -> None:
+    """The toy chain's metric and table, each with its provenance record, from its raw manifest."""
     _step(
         "metric",
         ["resources/raw/toy/manifest.json"],
@@ -71,6 +67,15 @@ def chain(tmp_path, monkeypatch):
         script="step.py",
     )
     _step("table", ["results/toy/metric.csv"], "results/table.csv", "total\n12\n")
+
+
+@pytest.fixture
+def chain(tmp_path, monkeypatch):
+    """raw download → metric → table, each step with its provenance record."""
+    monkeypatch.chdir(tmp_path)
+    _manifest(Path("resources/raw/toy"))
+    Path("step.py").write_text("# the step's script\n")
+    _toy_steps()
     return tmp_path
 
 
@@ -171,14 +176,7 @@ def _mirror_manifest(chain: Path, row: str | None) -> Path:
     )
     Path("resources/raw/toy/manifest.json").write_text(json.dumps(manifest))
     # The steps after it, made again from this manifest.
-    _step(
-        "metric",
-        ["resources/raw/toy/manifest.json"],
-        "results/toy/metric.csv",
-        "value\n2\n4\n6\n",
-        script="step.py",
-    )
-    _step("table", ["results/toy/metric.csv"], "results/table.csv", "total\n12\n")
+    _toy_steps()
     return mirror
 
 

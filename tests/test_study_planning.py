@@ -105,30 +105,12 @@ def test_sickr_is_planned_out_when_the_mirror_lacks_it(tmp_path, monkeypatch):
 
 
 def test_offline_geometry_study_plans_no_sickr_job(tmp_path):
-    mirror = tiny_workflow.shared_mirror()
-    if mirror is None or (mirror / "sick/SICK.txt").is_file():
+    mirror = tiny_workflow.require_mirror()
+    if (mirror / "sick/SICK.txt").is_file():
         pytest.skip("needs the offline mirror without SICK-R")
     config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(tiny_workflow.ROOT / "Snakefile"),
-            "--directory",
-            str(tmp_path / "work"),
-            "--configfile",
-            str(config),
-            "--cores",
-            "1",
-            "--dry-run",
-            "geometry_study",
-        ],
-        capture_output=True,
-        text=True,
-        env=tiny_workflow.snakemake_environment(mirror),
-        timeout=600,
+    result = tiny_workflow.run_snakemake(
+        tmp_path / "work", [config], mirror, "--dry-run", "geometry_study"
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]

@@ -7,7 +7,6 @@ the Snakefile, the rules and every helper they import at parse time stay torch-f
 import os
 import re
 import subprocess
-import sys
 
 import pytest
 import tiny_workflow
@@ -26,33 +25,25 @@ sys.exit(code)
 """
 
 
-def test_dry_run_of_every_study_does_not_import_torch(tmp_path):
+def torch_free_dry_run(tmp_path, target: str) -> str:
+    """The output of a dry run of ``target`` on the tiny configuration, which must succeed
+    without importing the science stack."""
     mirror = tiny_workflow.require_mirror()
     config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
-    command = [
-        sys.executable,
-        "-c",
-        WRAPPER,
-        "--snakefile",
-        str(tiny_workflow.ROOT / "Snakefile"),
-        "--directory",
-        str(tmp_path / "work"),
-        "--configfile",
-        str(config),
-        "--cores",
-        "1",
-        "--dry-run",
-        "all",
-    ]
-    result = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        env=tiny_workflow.snakemake_environment(mirror),
-        timeout=600,
+    result = tiny_workflow.run_snakemake(
+        tmp_path / "work", [config], mirror, "--dry-run", target, wrapper=WRAPPER
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
+    loaded = [line for line in output.splitlines() if line.startswith("HEAVY_MODULES_LOADED=")]
+    assert loaded == ["HEAVY_MODULES_LOADED="], (
+        f"parsing the workflow imported {loaded}; move that import out of parse time"
+    )
+    return output
+
+
+def test_dry_run_of_every_study_does_not_import_torch(tmp_path):
+    output = torch_free_dry_run(tmp_path, "all")
     assert "rule finetune" in output and "rule geometry_token_embeddings" in output, output[-3000:]
     loaded = [line for line in output.splitlines() if line.startswith("HEAVY_MODULES_LOADED=")]
     assert loaded == ["HEAVY_MODULES_LOADED="], (
@@ -65,29 +56,8 @@ def test_every_istar_and_geometry_job_is_downstream_of_a_download(tmp_path):
     # mirror lacks it: optional, its job marks it unavailable without an input).
     mirror = tiny_workflow.require_mirror()
     config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
-    command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(tiny_workflow.ROOT / "Snakefile"),
-        "--directory",
-        str(tmp_path / "work"),
-        "--configfile",
-        str(config),
-        "--cores",
-        "1",
-        "--dag",
-        "dot",
-        "--",
-        "all",
-    ]
-    result = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        env=tiny_workflow.snakemake_environment(mirror),
-        timeout=600,
+    result = tiny_workflow.run_snakemake(
+        tmp_path / "work", [config], mirror, "--dag", "dot", "--", "all"
     )
     assert result.returncode == 0, result.stderr[-3000:]
     labels = dict(re.findall(r'^\s*(\d+)\[label = "([^"]*)"', result.stdout, flags=re.M))
@@ -122,25 +92,8 @@ def test_every_istar_and_geometry_job_is_downstream_of_a_download(tmp_path):
 
 def planned_downloads(tmp_path, configfiles: list[str], mirror) -> set[str]:
     """The sources a dry run of main_study would download, with these config files."""
-    env = tiny_workflow.snakemake_environment(mirror)
-    if mirror is None:  # the original sources, as a user with network has them
-        del env["ISOTROPY_MIRROR"]
-    command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(tiny_workflow.ROOT / "Snakefile"),
-        "--directory",
-        str(tmp_path),
-        "--configfile",
-        *[str(tiny_workflow.ROOT / name) for name in configfiles],
-        "--cores",
-        "1",
-        "--dry-run",
-        "main_study",
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    configs = [tiny_workflow.ROOT / name for name in configfiles]
+    result = tiny_workflow.run_snakemake(tmp_path, configs, mirror, "--dry-run", "main_study")
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
     return set(re.findall(r"wildcards: source=(\S+)", output))
@@ -167,28 +120,7 @@ def _dry_run(tmp_path, *overlays: dict) -> subprocess.CompletedProcess:
     for index, overlay in enumerate(overlays):
         files.append(tmp_path / f"overlay{index}.yaml")
         files[-1].write_text(yaml.safe_dump(overlay))
-    command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(tiny_workflow.ROOT / "Snakefile"),
-        "--directory",
-        str(tmp_path / "work"),
-        "--configfile",
-        *map(str, files),
-        "--cores",
-        "1",
-        "--dry-run",
-        "all",
-    ]
-    return subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        env=tiny_workflow.snakemake_environment(mirror),
-        timeout=600,
-    )
+    return tiny_workflow.run_snakemake(tmp_path / "work", files, mirror, "--dry-run", "all")
 
 
 @pytest.mark.parametrize(
@@ -243,35 +175,8 @@ def test_truncated_vectors_are_named_before_any_job_and_no_result_is_lost(tmp_pa
 
 
 def test_dry_run_of_the_sensitivity_study_lists_its_grid(tmp_path):
-    mirror = tiny_workflow.require_mirror()
-    config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
-    command = [
-        sys.executable,
-        "-c",
-        WRAPPER,
-        "--snakefile",
-        str(tiny_workflow.ROOT / "Snakefile"),
-        "--directory",
-        str(tmp_path / "work"),
-        "--configfile",
-        str(config),
-        "--cores",
-        "1",
-        "--dry-run",
-        "sensitivity_study",
-    ]
-    result = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        env=tiny_workflow.snakemake_environment(mirror),
-        timeout=600,
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-3000:]
+    output = torch_free_dry_run(tmp_path, "sensitivity_study")
     # config.yaml's default grid: 2 setups x 3 vector sets x 3 label sets x 1 seed
     assert re.search(r"optimize_sensitivity\s+18\b", output), output[-3000:]
     for rule in ("sensitivity_labels", "sensitivity_orthogonal", "plot_sensitivity"):
         assert f"rule {rule}" in output, output[-3000:]
-    loaded = [line for line in output.splitlines() if line.startswith("HEAVY_MODULES_LOADED=")]
-    assert loaded == ["HEAVY_MODULES_LOADED="], loaded

@@ -8,6 +8,8 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -128,3 +130,33 @@ def snakemake_environment(mirror: Path) -> dict[str, str]:
     venv_bin = str(Path(os.sys.executable).parent)
     env["PATH"] = venv_bin + os.pathsep + env.get("PATH", "")
     return env
+
+
+def run_snakemake(
+    workdir: Path,
+    configs: list[Path],
+    mirror: Path | None,
+    *args: str,
+    wrapper: str | None = None,
+) -> subprocess.CompletedProcess:
+    """Snakemake in ``workdir`` on ``configs`` with ``args`` (e.g. ``--dry-run``, a target), as
+    the tests run it: through ``python -c wrapper`` when given, else ``-m snakemake``; without
+    a mirror (None), from the original sources, as a user with network has them."""
+    env = snakemake_environment(mirror)
+    if mirror is None:
+        env.pop("ISOTROPY_MIRROR", None)
+    launcher = ["-c", wrapper] if wrapper is not None else ["-m", "snakemake"]
+    command = [
+        sys.executable,
+        *launcher,
+        "--snakefile",
+        str(ROOT / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        *map(str, configs),
+        "--cores",
+        "1",
+        *args,
+    ]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
