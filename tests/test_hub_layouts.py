@@ -244,8 +244,12 @@ for name in sys.argv[3:]:
 
 def fetch_through(hub: RecordedHub, config: dict, tmp_path: Path, names: list[str]):
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    # The hub here is a local server: no offline switch may stay on (huggingface_hub also reads
+    # TRANSFORMERS_OFFLINE as HF_HUB_OFFLINE; .ci/run sets both).
     env = {
-        k: v for k, v in os.environ.items() if not k.startswith("HF_") and k != download.MIRROR_ENV
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("HF_") and k not in (download.MIRROR_ENV, "TRANSFORMERS_OFFLINE")
     }
     env.update(HF_ENDPOINT=hub.endpoint, HF_HOME=str(tmp_path / "hf"), HF_HUB_DISABLE_TELEMETRY="1")
     command = [

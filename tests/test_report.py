@@ -139,7 +139,8 @@ def test_every_figure_and_table_has_its_caption(report):
 
     png = (workdir / "results/main/figure2.png").read_bytes()
     assert base64.b64encode(png[:300]).decode()[:200] in text
-    assert "figure2.pdf" not in text  # figures are embedded as PNG, never as PDF
+    # Figures are embedded as PNG, never as PDF (a caption may still name the PDF's record).
+    assert '"mime_type": "application/pdf"' not in text and '"mime_type": "image/png"' in text
 
 
 def test_categories_are_named_one_way_and_every_rule_once(report):
