@@ -1,0 +1,1 @@
+"""What Snakemake asks while it parses: configuration, targets, input functions and paths."""
