@@ -25,13 +25,13 @@ import pandas as pd
 import torch
 
 from isotropy import estimate
-from isotropy.download import load_word_vectors, word_vectors_file
 from isotropy.embeddings import (
     SentenceEncoderSpec,
     load_sentence_encoder,
     lookup_word_vectors,
     unique_texts,
 )
+from isotropy.sources import load_word_vectors, word_vectors_file
 
 
 def main() -> None:

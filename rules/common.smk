@@ -8,7 +8,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from isotropy import datasets as isotropy_datasets
-from isotropy import download as isotropy_download
+from isotropy import sources as isotropy_download
 from isotropy import model_parts as isotropy_model_parts
 from isotropy import paths
 from isotropy import provenance as isotropy_provenance

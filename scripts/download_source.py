@@ -1,12 +1,12 @@
 """Fetch one raw source into resources/raw/<source>/ (from its original URLs or from the mirror).
 
-Thin entry point for rule ``download_source``: the work is :func:`isotropy.download.fetch_source`.
+Thin entry point for rule ``download_source``: the work is :func:`isotropy.sources.fetch_source`.
 """
 
 from pathlib import Path
 
-from isotropy.download import fetch_source
 from isotropy.logs import configure_from_snakemake
+from isotropy.sources import fetch_source
 
 
 def main(snakemake) -> None:
@@ -16,6 +16,7 @@ def main(snakemake) -> None:
         source["name"],
         source,
         Path(snakemake.output.manifest).parent,
+        config=snakemake.config,
         retries=snakemake.params.retries,
         timeout=snakemake.params.timeout,
     )

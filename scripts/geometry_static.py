@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from isotropy import download, geometry
+from isotropy import geometry, sources
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 
@@ -11,8 +11,8 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     params = snakemake.params
     seed = int(snakemake.wildcards.seed)
-    path = download.word_vectors_file(Path(snakemake.input.manifest).parent)
-    vectors = download.load_word_vectors(path, limit=params.max_words).vectors
+    path = sources.word_vectors_file(Path(snakemake.input.manifest).parent)
+    vectors = sources.load_word_vectors(path, limit=params.max_words).vectors
     cosine, lid = geometry.static_geometry(
         vectors,
         name=snakemake.wildcards.source,

@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from isotropy.download import load_word_vectors, word_vectors_file
 from isotropy.embeddings import lookup_word_vectors
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
+from isotropy.sources import load_word_vectors, word_vectors_file
 
 
 def main(snakemake):

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from isotropy import datasets, download
+from isotropy import datasets
+from isotropy import sources as download
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MIRROR_SOURCES = [

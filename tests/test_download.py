@@ -19,8 +19,14 @@ import pytest
 import yaml
 from tiny_workflow import write_mirror_manifest
 
-from isotropy import download
-from isotropy.download import ArchiveError, ChecksumError, DownloadError, UnverifiedFileError
+from isotropy import sources
+from isotropy.sources import (
+    ArchiveError,
+    ChecksumError,
+    DownloadError,
+    UnverifiedFileError,
+    archives,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -115,7 +121,7 @@ def sha(data: bytes) -> str:
 def test_download_ok_records_sha256(server, tmp_path):
     data = b"hello world\n" * 1000
     server.files["/a.txt"] = data
-    digest = download.download_file(server.url("/a.txt"), tmp_path / "a.txt", sha(data), **FAST)
+    digest = sources.download_file(server.url("/a.txt"), tmp_path / "a.txt", sha(data), **FAST)
     assert digest == sha(data)
     assert (tmp_path / "a.txt").read_bytes() == data
 
@@ -133,7 +139,7 @@ def test_gzip_encoded_response_saves_the_published_bytes(server, tmp_path, path,
     original = words_and_tarball()[path]
     server.files[path] = original
     server.encode[path] = mode
-    digest = download.download_file(
+    digest = sources.download_file(
         server.url(path), tmp_path / "f", sha(original), retries=0, **FAST
     )
     assert (tmp_path / "f").read_bytes() == original and digest == sha(original)
@@ -144,7 +150,7 @@ def test_gz_file_merely_labelled_gzip_is_kept_as_sent(server, tmp_path):
     original = words_and_tarball()["/rt-polaritydata.tar.gz"]
     server.files["/rt-polaritydata.tar.gz"] = original
     server.encode["/rt-polaritydata.tar.gz"] = "label"
-    download.download_file(server.url("/rt-polaritydata.tar.gz"), tmp_path / "f", retries=0, **FAST)
+    sources.download_file(server.url("/rt-polaritydata.tar.gz"), tmp_path / "f", retries=0, **FAST)
     assert (tmp_path / "f").read_bytes() == original
 
 
@@ -152,7 +158,7 @@ def test_503_then_200_is_retried(server, tmp_path):
     data = b"payload"
     server.files["/f"] = data
     server.script["/f"] = [503, 503]
-    digest = download.download_file(server.url("/f"), tmp_path / "f", **FAST)
+    digest = sources.download_file(server.url("/f"), tmp_path / "f", **FAST)
     assert digest == sha(data)
     assert server.requests == ["/f"] * 3
 
@@ -161,7 +167,7 @@ def test_connection_cut_mid_stream_is_retried(server, tmp_path):
     data = bytes(range(256)) * 64
     server.files["/big"] = data
     server.script["/big"] = ["truncate"]
-    download.download_file(server.url("/big"), tmp_path / "big", sha(data), **FAST)
+    sources.download_file(server.url("/big"), tmp_path / "big", sha(data), **FAST)
     assert (tmp_path / "big").read_bytes() == data
     assert len(server.requests) == 2
 
@@ -170,7 +176,7 @@ def test_persistent_5xx_gives_up(server, tmp_path):
     server.files["/f"] = b"x"
     server.script["/f"] = [500] * 10
     with pytest.raises(DownloadError, match="failed after 3 attempts"):
-        download.download_file(server.url("/f"), tmp_path / "f", retries=2, **FAST)
+        sources.download_file(server.url("/f"), tmp_path / "f", retries=2, **FAST)
     assert len(server.requests) == 3
     assert list(tmp_path.iterdir()) == []
 
@@ -179,7 +185,7 @@ def test_unreachable_source_is_named_and_the_mirror_suggested(tmp_path, monkeypa
     # Nothing listens on a port just released: every attempt is a ConnectionError.
     import socket
 
-    monkeypatch.delenv(download.MIRROR_ENV, raising=False)
+    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -191,7 +197,7 @@ def test_unreachable_source_is_named_and_the_mirror_suggested(tmp_path, monkeypa
         "mirror": None,
     }
     with pytest.raises(DownloadError) as info:
-        download.fetch_source(
+        sources.fetch_source(
             "polarity", params, tmp_path / "raw", retries=1, backoff=0.01, timeout=5
         )
     message = str(info.value)
@@ -203,7 +209,7 @@ def test_unreachable_source_is_named_and_the_mirror_suggested(tmp_path, monkeypa
 
 def test_404_fails_at_once(server, tmp_path):
     with pytest.raises(DownloadError, match=r"HTTP 404.*fix 'sources'") as info:
-        download.download_file(server.url("/missing.zip"), tmp_path / "m.zip", **FAST)
+        sources.download_file(server.url("/missing.zip"), tmp_path / "m.zip", **FAST)
     assert "/missing.zip" in str(info.value)
     assert server.requests == ["/missing.zip"]
     assert list(tmp_path.iterdir()) == []
@@ -212,7 +218,7 @@ def test_404_fails_at_once(server, tmp_path):
 def test_checksum_mismatch_leaves_no_file(server, tmp_path):
     server.files["/f"] = b"actual content"
     with pytest.raises(ChecksumError, match="sha256 mismatch") as info:
-        download.download_file(server.url("/f"), tmp_path / "f", sha(b"expected content"), **FAST)
+        sources.download_file(server.url("/f"), tmp_path / "f", sha(b"expected content"), **FAST)
     assert sha(b"actual content") in str(info.value)
     assert list(tmp_path.iterdir()) == []  # neither the file nor a partial temp file
 
@@ -220,11 +226,11 @@ def test_checksum_mismatch_leaves_no_file(server, tmp_path):
 def test_file_url_is_copied_with_checks(tmp_path):
     src = tmp_path / "src.bin"
     src.write_bytes(b"abc")
-    assert download.download_file(src.as_uri(), tmp_path / "out" / "dst.bin", sha(b"abc")) == sha(
+    assert sources.download_file(src.as_uri(), tmp_path / "out" / "dst.bin", sha(b"abc")) == sha(
         b"abc"
     )
     with pytest.raises(ChecksumError):
-        download.download_file(src.as_uri(), tmp_path / "out" / "bad.bin", sha(b"xyz"))
+        sources.download_file(src.as_uri(), tmp_path / "out" / "bad.bin", sha(b"xyz"))
     assert not (tmp_path / "out" / "bad.bin").exists()
 
 
@@ -253,7 +259,7 @@ def zip_bytes(members: dict[str, bytes]) -> bytes:
 def params(name: str, urls: list[str], kind: str | None = None, pins=None) -> dict:
     return {
         "name": name,
-        "kind": kind or download.source_kind(name),
+        "kind": kind or sources.source_kind(name),
         "urls": urls,
         "sha256": pins or [None] * len(urls),
         "mirror_files": [],
@@ -262,7 +268,7 @@ def params(name: str, urls: list[str], kind: str | None = None, pins=None) -> di
 
 
 def mirror_params(name: str, config: dict, mirror: Path) -> dict:
-    p = download.source_params(name, {**config, "mirror": None})
+    p = sources.source_params(name, {**config, "mirror": None})
     p["mirror"] = str(mirror)
     return p
 
@@ -285,13 +291,13 @@ def test_polarity_tarball_latin1_matches_mirror_utf8(server, tmp_path, mirror_ro
     assert b"\xe9" in pos_bytes and b"\x97" in pos_bytes  # é (Latin-1) and — (cp1252 only)
     tarball = tar_gz(members)
     server.files["/rt-polaritydata.tar.gz"] = tarball
-    from_url = download.fetch_source(
+    from_url = sources.fetch_source(
         "polarity",
         params("polarity", [server.url("/rt-polaritydata.tar.gz")], pins=[sha(tarball)]),
         tmp_path / "url",
         **FAST,
     )
-    from_mirror = download.fetch_source(
+    from_mirror = sources.fetch_source(
         "polarity", mirror_params("polarity", config, mirror_root), tmp_path / "mirror"
     )
     for name in ("rt-polarity.pos", "rt-polarity.neg"):
@@ -311,7 +317,7 @@ def test_glue_zip_skips_macos_debris(server, tmp_path):
         {"SST-2/train.tsv": train, "SST-2/dev.tsv": b"x", "__MACOSX/SST-2/._train.tsv": b"junk"}
     )
     server.files["/SST-2.zip"] = archive
-    manifest = download.fetch_source(
+    manifest = sources.fetch_source(
         "glue_sst2", params("glue_sst2", [server.url("/SST-2.zip")]), tmp_path / "raw", **FAST
     )
     assert [f["path"] for f in manifest["files"]] == ["train.tsv"]
@@ -334,7 +340,7 @@ def test_mrpc_rebuilt_like_glue_equals_mirror_train(server, tmp_path, mirror_roo
     server.files["/msr_paraphrase_train.txt"] = msr
     server.files["/mrpc_dev_ids.tsv"] = dev_ids
     urls = [server.url("/msr_paraphrase_train.txt"), server.url("/mrpc_dev_ids.tsv")]
-    download.fetch_source("glue_mrpc", params("glue_mrpc", urls), tmp_path / "raw", **FAST)
+    sources.fetch_source("glue_mrpc", params("glue_mrpc", urls), tmp_path / "raw", **FAST)
     rebuilt = (tmp_path / "raw/train.tsv").read_text("utf-8").splitlines()
     assert rebuilt == train_lines
     assert len(rebuilt) - 1 == 3668
@@ -343,7 +349,7 @@ def test_mrpc_rebuilt_like_glue_equals_mirror_train(server, tmp_path, mirror_roo
 def test_failed_fetch_leaves_nothing(server, tmp_path):
     server.files["/SST-2.zip"] = zip_bytes({"SST-2/train.tsv": b"sentence\tlabel\n"})
     with pytest.raises(ChecksumError):
-        download.fetch_source(
+        sources.fetch_source(
             "glue_sst2",
             params("glue_sst2", [server.url("/SST-2.zip")], pins=[sha(b"other")]),
             tmp_path / "raw",
@@ -355,7 +361,7 @@ def test_failed_fetch_leaves_nothing(server, tmp_path):
 def test_archive_without_expected_member_is_an_error(server, tmp_path):
     server.files["/RTE.zip"] = zip_bytes({"RTE/dev.tsv": b"x"})
     with pytest.raises(ValueError, match="none of the expected files"):
-        download.fetch_source(
+        sources.fetch_source(
             "glue_rte", params("glue_rte", [server.url("/RTE.zip")]), tmp_path / "raw", **FAST
         )
 
@@ -376,13 +382,13 @@ def test_nlpl_zip_gives_model_bin_and_loads(server, tmp_path):
         {"meta.json": b"{}", "model.bin": (tmp_path / "model.bin").read_bytes(), "README": b"x"}
     )
     server.files["/222.zip"] = archive
-    download.fetch_source(
+    sources.fetch_source(
         "word2vec", params("word2vec", [server.url("/222.zip")]), tmp_path / "raw", **FAST
     )
-    path = download.word_vectors_file(tmp_path / "raw")
+    path = sources.word_vectors_file(tmp_path / "raw")
     assert path.name == "model.bin"
-    assert download.is_word2vec_binary(path)
-    loaded = download.load_word_vectors(path)
+    assert sources.is_word2vec_binary(path)
+    loaded = sources.load_word_vectors(path)
     assert loaded.index_to_key == words
     np.testing.assert_allclose(loaded["dog"], vectors["dog"])
 
@@ -392,40 +398,40 @@ def test_word2vec_text_gz_detected_as_text(tmp_path):
     vectors.save_word2vec_format(str(tmp_path / "v.txt"), binary=False)
     with gzip.open(tmp_path / "v.txt.gz", "wb") as handle:
         handle.write((tmp_path / "v.txt").read_bytes())
-    assert not download.is_word2vec_binary(tmp_path / "v.txt.gz")
-    assert download.load_word_vectors(tmp_path / "v.txt.gz").index_to_key == words
+    assert not sources.is_word2vec_binary(tmp_path / "v.txt.gz")
+    assert sources.load_word_vectors(tmp_path / "v.txt.gz").index_to_key == words
     (tmp_path / "bad.txt").write_text("not a header\n")
     with pytest.raises(ValueError, match="line 1: expected a word2vec header"):
-        download.is_word2vec_binary(tmp_path / "bad.txt")
+        sources.is_word2vec_binary(tmp_path / "bad.txt")
 
 
 def test_malformed_word2vec_text_names_file_and_line(tmp_path):
     path = tmp_path / "v.txt"
     path.write_text("3 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 x 0.4\nand 0.1 0.2 0.3 0.4\n")
     with pytest.raises(ValueError, match=r"v.txt, line 3: a vector value is not a number"):
-        download.load_word_vectors(path)
+        sources.load_word_vectors(path)
     path.write_text("3 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 0.3\nand 0.1 0.2 0.3 0.4\n")
     with pytest.raises(
         ValueError, match=r"v.txt, line 3: expected a word and 4 numbers, found 4 fields"
     ):
-        download.load_word_vectors(path)
+        sources.load_word_vectors(path)
     path.write_text("4 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 0.3 0.4\n")
     with pytest.raises(
         ValueError, match=r"v.txt, line 3: the file ends after 2 vectors, but its header promises 4"
     ):
-        download.load_word_vectors(path)
+        sources.load_word_vectors(path)
     assert (
-        len(download.load_word_vectors(path, limit=2)) == 2
+        len(sources.load_word_vectors(path, limit=2)) == 2
     )  # what a limit does not reach is not read
 
 
 def test_mirror_word_vectors_are_glove_text(mirror_root, config, tmp_path):
-    download.fetch_source(
+    sources.fetch_source(
         "word2vec", mirror_params("word2vec", config, mirror_root), tmp_path / "raw"
     )
-    path = download.word_vectors_file(tmp_path / "raw")
-    assert not download.is_word2vec_binary(path)
-    vectors = download.load_word_vectors(path, limit=100)
+    path = sources.word_vectors_file(tmp_path / "raw")
+    assert not sources.is_word2vec_binary(path)
+    vectors = sources.load_word_vectors(path, limit=100)
     assert vectors.vector_size == 50 and vectors.index_to_key[0] == "the"
 
 
@@ -436,47 +442,81 @@ def test_mirror_word_vectors_are_glove_text(mirror_root, config, tmp_path):
 def test_resolve_mirror_env_overrides_config(tmp_path, monkeypatch):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    monkeypatch.delenv(download.MIRROR_ENV, raising=False)
-    assert download.resolve_mirror(None) is None
-    assert download.resolve_mirror(str(tmp_path / "a")) == tmp_path / "a"
-    monkeypatch.setenv(download.MIRROR_ENV, str(tmp_path / "b"))
-    assert download.resolve_mirror(str(tmp_path / "a")) == tmp_path / "b"
-    assert download.resolve_mirror(None) == tmp_path / "b"
-    monkeypatch.setenv(download.MIRROR_ENV, str(tmp_path / "nope"))
-    with pytest.raises(FileNotFoundError, match=f"{download.MIRROR_ENV}"):
-        download.resolve_mirror(None)
+    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
+    assert sources.resolve_mirror(None) is None
+    assert sources.resolve_mirror(str(tmp_path / "a")) == tmp_path / "a"
+    monkeypatch.setenv(sources.MIRROR_ENV, str(tmp_path / "b"))
+    assert sources.resolve_mirror(str(tmp_path / "a")) == tmp_path / "b"
+    assert sources.resolve_mirror(None) == tmp_path / "b"
+    monkeypatch.setenv(sources.MIRROR_ENV, str(tmp_path / "nope"))
+    with pytest.raises(FileNotFoundError, match=f"{sources.MIRROR_ENV}"):
+        sources.resolve_mirror(None)
 
 
 def test_source_params_follow_config(config, monkeypatch, mirror_root):
-    monkeypatch.delenv(download.MIRROR_ENV, raising=False)
-    p = download.source_params("glue_mrpc", config)
+    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
+    p = sources.source_params("glue_mrpc", config)
     assert (
         p["kind"] == "glue"
         and len(p["urls"]) == 2
         and p["sha256"] == [None, None]
         and p["mirror"] is None
     )
-    monkeypatch.setenv(download.MIRROR_ENV, str(mirror_root))
-    assert download.source_params("polarity", config)["mirror"] == str(mirror_root)
-    assert download.source_outputs("polarity") == ["resources/raw/polarity/manifest.json"]
+    monkeypatch.setenv(sources.MIRROR_ENV, str(mirror_root))
+    assert sources.source_params("polarity", config)["mirror"] == str(mirror_root)
+    assert sources.source_outputs("polarity") == ["resources/raw/polarity/manifest.json"]
     with pytest.raises(ValueError, match="not in config"):
-        download.source_params("nope", config)
+        sources.source_params("nope", config)
 
 
 def test_glue_task_missing_from_mirror_is_reported(mirror_root, config, tmp_path, monkeypatch):
-    monkeypatch.setenv(download.MIRROR_ENV, str(mirror_root))
-    assert download.available_glue_tasks(config) == ["cola", "mrpc", "rte", "sst2", "wnli"]
+    monkeypatch.setenv(sources.MIRROR_ENV, str(mirror_root))
+    assert sources.available_glue_tasks(config) == ["cola", "mrpc", "rte", "sst2", "wnli"]
     with pytest.raises(FileNotFoundError) as info:
-        download.check_sources_available(["glue_cola", "glue_mnli"], config)
+        sources.check_sources_available(["glue_cola", "glue_mnli"], config)
     message = str(info.value)
     assert "glue/MNLI/train.tsv" in message and "cola, mrpc, rte, sst2, wnli" in message
     assert "glue_cola" not in message
-    download.check_sources_available(["glue_cola", "glue_sst2", "polarity"], config)  # no error
+    sources.check_sources_available(["glue_cola", "glue_sst2", "polarity"], config)  # no error
     with pytest.raises(FileNotFoundError, match=r"glue/QQP/train.tsv.*cola, mrpc, rte, sst2, wnli"):
-        download.fetch_source(
-            "glue_qqp", download.source_params("glue_qqp", config), tmp_path / "raw"
+        sources.fetch_source(
+            "glue_qqp", sources.source_params("glue_qqp", config), tmp_path / "raw", config=config
         )
     assert not (tmp_path / "raw" / "manifest.json").exists()
+
+
+def test_a_plain_source_needs_no_layout_code(tmp_path, monkeypatch):
+    """kind files: a data set's files are kept as they are, under their own names, and the
+    run-time mirror check is the parse-time one (a missing file is named before any copy)."""
+    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
+    mirror = tmp_path / "mirror"
+    (mirror / "toy").mkdir(parents=True)
+    (mirror / "toy/a.tsv").write_text("x\ty\n")
+    (mirror / "toy/b.txt").write_text("words\n")
+    write_mirror_manifest(mirror)
+    config = {
+        "mirror": str(mirror),
+        "sources": {
+            "toy": {
+                "kind": "files",
+                "url": ["https://example.org/a.tsv", "https://example.org/b.txt"],
+                "mirror": ["toy/a.tsv", "toy/b.txt"],
+            }
+        },
+    }
+    sources.check_sources_available(["toy"], config)
+    manifest = sources.fetch_source("toy", sources.source_params("toy", config), tmp_path / "raw")
+    assert [f["path"] for f in manifest["files"]] == ["a.tsv", "b.txt"]
+    assert (tmp_path / "raw/a.tsv").read_text() == "x\ty\n"
+    (mirror / "toy/b.txt").unlink()
+    with pytest.raises(FileNotFoundError) as parse_time:
+        sources.check_sources_available(["toy"], config)
+    with pytest.raises(FileNotFoundError) as run_time:
+        sources.fetch_source(
+            "toy", sources.source_params("toy", config), tmp_path / "raw2", config=config
+        )
+    assert str(parse_time.value) == str(run_time.value)
+    assert "toy/b.txt" in str(run_time.value)
 
 
 def test_mirror_file_checked_against_mirror_manifest(tmp_path, config):
@@ -487,7 +527,7 @@ def test_mirror_file_checked_against_mirror_manifest(tmp_path, config):
         f"path\tbytes\tsha256\nsupersense/words.txt\t8\t{sha(b'other')}\n"
     )
     with pytest.raises(ChecksumError, match="MANIFEST.tsv"):
-        download.fetch_source(
+        sources.fetch_source(
             "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
         )
     assert not (tmp_path / "raw" / "words.txt").exists()
@@ -502,7 +542,7 @@ def test_mirror_polarity_wrong_encoding_names_file_and_line(tmp_path, config):
     (mirror / "polarity/rt-polarity.neg").write_text("bad\n")
     write_mirror_manifest(mirror)
     with pytest.raises(ValueError, match=r"polarity/rt-polarity.pos, line 3: .* not valid utf-8"):
-        download.fetch_source(
+        sources.fetch_source(
             "polarity", mirror_params("polarity", config, mirror), tmp_path / "raw"
         )
 
@@ -511,9 +551,9 @@ def test_refetch_replaces_previous_files(tmp_path, mirror_root, config):
     raw = tmp_path / "raw"
     raw.mkdir()
     (raw / "stale.json").write_text("[]")
-    download.fetch_source("codwoe", mirror_params("codwoe", config, mirror_root), raw)
+    sources.fetch_source("codwoe", mirror_params("codwoe", config, mirror_root), raw)
     assert sorted(p.name for p in raw.iterdir()) == ["en.trial.complete.json", "manifest.json"]
-    assert download.source_files(raw) == [raw / "en.trial.complete.json"]
+    assert sources.source_files(raw) == [raw / "en.trial.complete.json"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -534,7 +574,7 @@ def test_config_pin_is_enforced_on_mirror_reads(tmp_path, config):
     p = mirror_params("supersense_words", config, mirror)
     p["sha256"] = [sha(b"something else")]
     with pytest.raises(ChecksumError) as info:
-        download.fetch_source("supersense_words", p, tmp_path / "raw")
+        sources.fetch_source("supersense_words", p, tmp_path / "raw")
     message = str(info.value)
     assert "(config sources.supersense_words.sha256)" in message and sha(b"dog\ncat\n") in message
     assert (
@@ -543,7 +583,7 @@ def test_config_pin_is_enforced_on_mirror_reads(tmp_path, config):
     )
     assert list((tmp_path / "raw").iterdir()) == []
     p["sha256"] = [sha(b"dog\ncat\n")]
-    manifest = download.fetch_source("supersense_words", p, tmp_path / "raw")
+    manifest = sources.fetch_source("supersense_words", p, tmp_path / "raw")
     assert manifest["inputs"][0]["pinned"] is True
     assert manifest["inputs"][0]["pinned_by"] == ["MANIFEST.tsv", "config"]
 
@@ -564,7 +604,7 @@ def test_mirror_manifest_row_without_sha256_and_bytes_is_an_error_naming_the_lin
     (mirror / "MANIFEST.tsv").write_text(f"path\tbytes\tsha256\n\n{row}\n")
     (mirror / "supersense/words.txt").write_bytes(b"dog\ncow\n")  # and the file edited
     with pytest.raises(UnverifiedFileError) as info:
-        download.fetch_source(
+        sources.fetch_source(
             "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
         )
     message = str(info.value)
@@ -580,7 +620,7 @@ def test_mirror_file_of_another_size_is_refused_even_with_its_hash(tmp_path, con
         f"path\tbytes\tsha256\nsupersense/words.txt\t9\t{digest}\n"
     )
     with pytest.raises(ChecksumError, match=r"size mismatch .*: expected 9 bytes, got 8"):
-        download.fetch_source(
+        sources.fetch_source(
             "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
         )
     assert list((tmp_path / "raw").iterdir()) == []
@@ -588,7 +628,7 @@ def test_mirror_file_of_another_size_is_refused_even_with_its_hash(tmp_path, con
 
 def test_pinned_by_names_only_what_was_compared(tmp_path, config):
     mirror = small_mirror(tmp_path)
-    manifest = download.fetch_source(
+    manifest = sources.fetch_source(
         "supersense_words",
         mirror_params("supersense_words", unpinned_words(config), mirror),
         tmp_path / "raw",
@@ -602,7 +642,7 @@ def test_mirror_manifest_mismatch_does_not_blame_the_config(tmp_path, config):
         b"dog\ncow\n"
     )  # edited after MANIFEST.tsv was written
     with pytest.raises(ChecksumError) as info:
-        download.fetch_source(
+        sources.fetch_source(
             "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
         )
     message = str(info.value)
@@ -623,7 +663,7 @@ def test_config_pin_of_a_file_the_mirror_lacks_is_refused(tmp_path, config):
         match=r"sources.supersense_words.sha256 pins words.tar.gz, which the "
         r"mirror .* does not hold \(it holds supersense/words.txt\), so the pin cannot be checked",
     ):
-        download.fetch_source("supersense_words", p, tmp_path / "raw")
+        sources.fetch_source("supersense_words", p, tmp_path / "raw")
     assert list((tmp_path / "raw").iterdir()) == []
 
 
@@ -637,11 +677,11 @@ def unpinned_words(config: dict) -> dict:
 def test_mirror_without_manifest_is_refused_unless_allowed(tmp_path, config, monkeypatch, caplog):
     config = unpinned_words(config)
     mirror = small_mirror(tmp_path, manifest=False)
-    monkeypatch.delenv(download.ALLOW_UNVERIFIED_ENV, raising=False)
+    monkeypatch.delenv(sources.ALLOW_UNVERIFIED_ENV, raising=False)
     p = mirror_params("supersense_words", config, mirror)
     assert p["allow_unverified_mirror"] is False
     with pytest.raises(UnverifiedFileError) as info:
-        download.fetch_source("supersense_words", p, tmp_path / "raw")
+        sources.fetch_source("supersense_words", p, tmp_path / "raw")
     assert str(info.value) == (
         f"mirror file {mirror / 'supersense/words.txt'} cannot be checked ({mirror} has no MANIFEST.tsv) and "
         "nothing was kept; add its path and sha256 to the mirror's MANIFEST.tsv, or set "
@@ -651,14 +691,14 @@ def test_mirror_without_manifest_is_refused_unless_allowed(tmp_path, config, mon
     # A MANIFEST.tsv that does not list the file is no better.
     (mirror / "MANIFEST.tsv").write_text("path\tbytes\tsha256\n")
     with pytest.raises(UnverifiedFileError, match="MANIFEST.tsv does not list it"):
-        download.fetch_source("supersense_words", p, tmp_path / "raw")
+        sources.fetch_source("supersense_words", p, tmp_path / "raw")
     # Explicitly allowed (environment or config): read, loudly, and recorded as unpinned.
-    monkeypatch.setenv(download.ALLOW_UNVERIFIED_ENV, "1")
+    monkeypatch.setenv(sources.ALLOW_UNVERIFIED_ENV, "1")
     p = mirror_params("supersense_words", config, mirror)
     with caplog.at_level("WARNING"):
-        manifest = download.fetch_source("supersense_words", p, tmp_path / "raw")
+        manifest = sources.fetch_source("supersense_words", p, tmp_path / "raw")
     assert manifest["inputs"][0]["pinned"] is False and "UNVERIFIED" in caplog.text
-    monkeypatch.delenv(download.ALLOW_UNVERIFIED_ENV)
+    monkeypatch.delenv(sources.ALLOW_UNVERIFIED_ENV)
     allowed = {**config, "downloads": {**config["downloads"], "allow_unverified_mirror": True}}
     assert mirror_params("supersense_words", allowed, mirror)["allow_unverified_mirror"] is True
 
@@ -666,18 +706,18 @@ def test_mirror_without_manifest_is_refused_unless_allowed(tmp_path, config, mon
 def test_unverifiable_mirror_files_stop_the_dag_before_any_job(tmp_path, config, monkeypatch):
     config = unpinned_words(config)
     mirror = small_mirror(tmp_path, manifest=False)
-    monkeypatch.delenv(download.ALLOW_UNVERIFIED_ENV, raising=False)
-    monkeypatch.setenv(download.MIRROR_ENV, str(mirror))
+    monkeypatch.delenv(sources.ALLOW_UNVERIFIED_ENV, raising=False)
+    monkeypatch.setenv(sources.MIRROR_ENV, str(mirror))
     with pytest.raises(
         UnverifiedFileError,
         match=r"supersense/words.txt cannot be checked \(.* has no MANIFEST.tsv\)",
     ):
-        download.check_sources_available(["supersense_words"], config)
+        sources.check_sources_available(["supersense_words"], config)
     write_mirror_manifest(mirror)
-    download.check_sources_available(["supersense_words"], config)
-    monkeypatch.setenv(download.ALLOW_UNVERIFIED_ENV, "1")
+    sources.check_sources_available(["supersense_words"], config)
+    monkeypatch.setenv(sources.ALLOW_UNVERIFIED_ENV, "1")
     (mirror / "MANIFEST.tsv").unlink()
-    download.check_sources_available(["supersense_words"], config)
+    sources.check_sources_available(["supersense_words"], config)
 
 
 @pytest.mark.parametrize("rel", ["../secret.txt", "/etc/hostname"])
@@ -690,7 +730,7 @@ def test_mirror_paths_are_confined_to_the_mirror(tmp_path, config, rel):
         ValueError,
         match=rf"sources.supersense_words.mirror: '{rel}' is not a path inside the mirror",
     ):
-        download.fetch_source("supersense_words", p, tmp_path / "raw")
+        sources.fetch_source("supersense_words", p, tmp_path / "raw")
     assert list((tmp_path / "raw").iterdir()) == []
 
 
@@ -700,7 +740,7 @@ def test_url_ending_in_dot_dot_is_named(tmp_path):
         match=r"URL 'http://127.0.0.1:9/data/%2e%2e' ends in '..' once decoded, which is "
         r"not a file name; give the address of the file itself",
     ):
-        download.fetch_source(
+        sources.fetch_source(
             "supersense_words",
             params("supersense_words", ["http://127.0.0.1:9/data/%2e%2e"]),
             tmp_path / "raw",
@@ -712,7 +752,7 @@ def test_url_ending_in_dot_dot_is_named(tmp_path):
 def fetch_glue_archive(server, tmp_path, archive: bytes, suffix: str = "zip", **limits) -> dict:
     server.files[f"/SST-2.{suffix}"] = archive
     p = {**params("glue_sst2", [server.url(f"/SST-2.{suffix}")]), **limits}
-    return download.fetch_source("glue_sst2", p, tmp_path / "raw", **FAST)
+    return sources.fetch_source("glue_sst2", p, tmp_path / "raw", **FAST)
 
 
 def test_zip_bomb_is_refused_by_unpacked_size(server, tmp_path):
@@ -736,11 +776,11 @@ def test_zip_bomb_is_refused_by_unpacked_size(server, tmp_path):
 
 def test_size_is_counted_as_read_not_as_declared(server, tmp_path):
     """A tar header may understate its member; the bytes actually read are what count."""
-    item = download.Fetched(
-        "x.tar", tmp_path / "x.tar", download.ExtractionLimits(max_bytes=100, max_members=10)
+    item = sources.Fetched(
+        "x.tar", tmp_path / "x.tar", sources.ExtractionLimits(max_bytes=100, max_members=10)
     )
     (tmp_path / "x.tar").write_bytes(tar_gz({"train.tsv": b"a" * 500}))
-    budget = download._ByteBudget(item)
+    budget = archives._ByteBudget(item)
     reader = budget.open("train.tsv", 10, io.BytesIO(b"a" * 500))  # declares 10 bytes, holds 500
     with pytest.raises(ArchiveError, match="more than 100 bytes"):
         reader.read()
@@ -847,8 +887,8 @@ def test_hub_source_is_downloaded_as_parquet(tmp_path, monkeypatch):
             }
         }
     }
-    params = download.source_params("hf_sst5_train", config)
-    manifest = download.fetch_source("hf_sst5_train", params, tmp_path / "raw")
+    params = sources.source_params("hf_sst5_train", config)
+    manifest = sources.fetch_source("hf_sst5_train", params, tmp_path / "raw")
     assert calls == [(("SetFit/sst5",), {"split": "train", "revision": hub["revision"]})]
     assert manifest["inputs"][0]["revision"] == hub["revision"]
     assert pd.read_parquet(tmp_path / "raw" / "data.parquet").to_dict("list") == {
@@ -877,25 +917,25 @@ def test_hub_source_without_mirror_files_is_named_at_dag_time(tmp_path, monkeypa
         FileNotFoundError,
         match="'hf_sst5_train' is the Hugging Face hub data set 'SetFit/sst5', which the mirror",
     ):
-        download.check_sources_available(["hf_sst5_train"], config)
+        sources.check_sources_available(["hf_sst5_train"], config)
 
 
 def test_git_blob_id_is_gits(mirror_root, tmp_path):
     # `git ls-tree` of altsoph/modality_shifts at bc02c012 lists data/words.txt as this blob;
     # the mirror's copy is the same file (its sha256 is the config pin).
-    assert download.git_blob_id(mirror_root / "supersense/words.txt") == (
+    assert sources.git_blob_id(mirror_root / "supersense/words.txt") == (
         "d227c86caafdd78053292bde9376d9c4574630d2"
     )
     (tmp_path / "hello").write_bytes(b"hello\n")  # `echo hello | git hash-object --stdin`
-    assert download.git_blob_id(tmp_path / "hello") == "ce013625030ba8dba906f756967f9e9ca394464a"
+    assert sources.git_blob_id(tmp_path / "hello") == "ce013625030ba8dba906f756967f9e9ca394464a"
 
 
 def test_git_blob_pin_is_enforced_on_download(server, tmp_path, monkeypatch):
-    monkeypatch.delenv(download.MIRROR_ENV, raising=False)
+    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
     data = zip_bytes({"words_features.csv": b"word1,word2\n"})
     server.files["/data/words_features.zip"] = data
     (tmp_path / "blob").write_bytes(data)
-    blob = download.git_blob_id(tmp_path / "blob")
+    blob = sources.git_blob_id(tmp_path / "blob")
     config = {
         "sources": {
             "supersense_features": {
@@ -905,17 +945,17 @@ def test_git_blob_pin_is_enforced_on_download(server, tmp_path, monkeypatch):
             }
         }
     }
-    params = download.source_params("supersense_features", {**config, "mirror": None})
-    manifest = download.fetch_source("supersense_features", params, tmp_path / "raw", **FAST)
+    params = sources.source_params("supersense_features", {**config, "mirror": None})
+    manifest = sources.fetch_source("supersense_features", params, tmp_path / "raw", **FAST)
     assert manifest["inputs"][0]["git_blob"] == blob and manifest["inputs"][0]["pinned"] is True
     assert (tmp_path / "raw" / "words_features.zip").read_bytes() == data
     config["sources"]["supersense_features"]["git_blob"] = "0" * 40
-    params = download.source_params("supersense_features", {**config, "mirror": None})
+    params = sources.source_params("supersense_features", {**config, "mirror": None})
     with pytest.raises(
         ChecksumError, match="its git object id, config sources.supersense_features"
     ):
-        download.fetch_source("supersense_features", params, tmp_path / "raw2", **FAST)
+        sources.fetch_source("supersense_features", params, tmp_path / "raw2", **FAST)
     assert list((tmp_path / "raw2").iterdir()) == []
     # Sources without a git_blob keep their params (a new key would re-run their downloads).
     del config["sources"]["supersense_features"]["git_blob"]
-    assert "git_blob" not in download.source_params("supersense_features", config)
+    assert "git_blob" not in sources.source_params("supersense_features", config)

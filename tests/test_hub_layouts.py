@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from isotropy import datasets as readers
-from isotropy import download
+from isotropy import sources
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYOUTS = ROOT / "tests" / "data" / "hub"
@@ -49,13 +49,13 @@ def hub(monkeypatch, tmp_path):
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.delenv(download.MIRROR_ENV, raising=False)
+    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
     return calls
 
 
 def fetch(name: str, config: dict, tmp_path: Path) -> Path:
-    params = download.source_params(name, {**config, "mirror": None})
-    download.fetch_source(name, params, tmp_path / "raw" / name)
+    params = sources.source_params(name, {**config, "mirror": None})
+    sources.fetch_source(name, params, tmp_path / "raw" / name)
     return tmp_path / "raw" / name
 
 
@@ -88,7 +88,7 @@ def test_classification_tasks_from_their_hub_layout(
 ):
     name = readers.task_source(task, split)
     raw = fetch(name, config, tmp_path)
-    manifest = download.read_source_manifest(raw)
+    manifest = sources.read_source_manifest(raw)
     revision = config["sources"][name]["hub"]["revision"]
     assert manifest["inputs"][0]["revision"] == revision and len(revision) == 40
     assert hub[0][2]["split"] == split
@@ -234,11 +234,11 @@ def recorded_hub(config):
 # Fetches sources in a fresh interpreter, where HF_ENDPOINT is read at import as on a user's machine.
 FETCH = """
 import sys, yaml
-from isotropy import download
+from isotropy import sources
 config = yaml.safe_load(open(sys.argv[1]))
 for name in sys.argv[3:]:
-    params = download.source_params(name, {**config, "mirror": None})
-    download.fetch_source(name, params, f"{sys.argv[2]}/{name}")
+    params = sources.source_params(name, {**config, "mirror": None})
+    sources.fetch_source(name, params, f"{sys.argv[2]}/{name}")
 """
 
 
@@ -249,7 +249,7 @@ def fetch_through(hub: RecordedHub, config: dict, tmp_path: Path, names: list[st
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith("HF_") and k not in (download.MIRROR_ENV, "TRANSFORMERS_OFFLINE")
+        if not k.startswith("HF_") and k not in (sources.MIRROR_ENV, "TRANSFORMERS_OFFLINE")
     }
     env.update(HF_ENDPOINT=hub.endpoint, HF_HOME=str(tmp_path / "hf"), HF_HUB_DISABLE_TELEMETRY="1")
     command = [
@@ -283,7 +283,7 @@ def test_pinned_revisions_resolve_through_the_hub_api(recorded_hub, config, tmp_
         assert (
             f"GET /api/datasets/{hub['path']}/revision/{hub['revision']}" in recorded_hub.requests
         )
-        assert download.read_source_manifest(raw / name)["inputs"][0]["revision"] == hub["revision"]
+        assert sources.read_source_manifest(raw / name)["inputs"][0]["revision"] == hub["revision"]
     repo_requests = [r for r in recorded_hub.requests if "/datasets/" in r]
     assert all(any(rev in r for rev in recorded_hub.revisions.values()) for r in repo_requests)
 

@@ -6,7 +6,7 @@ tasks) or ``labels`` (sorted list of str, multi-label tasks). Surrounding whites
 stripped; labels are strings.
 
 :data:`DATASETS` is the table the workflow is driven by: data set → the sources it needs (see
-:mod:`isotropy.download`) and the function that builds it from their raw folders.
+:mod:`isotropy.sources`) and the function that builds it from their raw folders.
 
 Malformed input (a bad row, a wrong encoding, a missing file) raises ``ValueError`` or
 ``FileNotFoundError`` naming the file and line.
@@ -29,10 +29,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from isotropy.download import (
+from isotropy.io import atomic_path
+from isotropy.istar.tasks import TASKS, TaskSpec, task_spec
+from isotropy.paths import MANIFEST_NAME, RAW_ROOT
+from isotropy.sources import (
     HUB_FILE,
     MIRROR_ENV,
-    RAW_ROOT,
     check_sources_available,
     decode_text,
     load_word_vectors,
@@ -42,9 +44,6 @@ from isotropy.download import (
     source_outputs,
     word_vectors_file,
 )
-from isotropy.io import atomic_path
-from isotropy.istar.tasks import TASKS, TaskSpec, task_spec
-from isotropy.paths import MANIFEST_NAME
 
 log = logging.getLogger(__name__)
 

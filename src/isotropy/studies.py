@@ -282,7 +282,7 @@ def word_vector_source(config: dict, name: str) -> str:
 
 def word_vector_file(config: dict, name: str) -> str:
     """The manifest of the downloaded word-vector source an encoder looks words up in."""
-    from isotropy import download
+    from isotropy import sources as download
 
     return download.source_outputs(word_vector_source(config, name))[0]
 
@@ -293,7 +293,8 @@ def encoders_of_kind(config: dict, kind: str) -> list[str]:
 
 def check_config(config: dict) -> None:
     """Cross-references the schema cannot express; raise one error listing every problem."""
-    from isotropy import download, sensitivity
+    from isotropy import sensitivity
+    from isotropy import sources as download
 
     problems = [
         f"{key}: {value} is not a finite number; give a finite value (NaN and infinity are never valid settings)"
@@ -658,7 +659,7 @@ def geometry_sts_datasets(config: Mapping[str, Any]) -> list[str]:
 def unavailable_sts_datasets(config: Mapping[str, Any]) -> list[str]:
     """Configured optional STS data sets (SICK-R) whose split's files the data mirror lacks
     (none without a mirror: a download is then attempted)."""
-    from isotropy.download import missing_mirror_files, resolve_mirror
+    from isotropy.sources import missing_mirror_files, resolve_mirror
 
     sts = setting(config, "geometry", "sts", default={})
     if not sts.get("models") or "sickr" not in sts.get("datasets", []):

@@ -113,7 +113,7 @@ def encoder_labels(config: Mapping[str, Any], stand: Mapping[str, str]) -> dict[
 
 def workflow_stand_ins(config: Mapping[str, Any]) -> dict[str, str]:
     """:func:`describe_stand_ins` with the mirror this run reads from ($ISOTROPY_MIRROR or config)."""
-    from isotropy.download import resolve_mirror
+    from isotropy.sources import resolve_mirror
 
     mirror = resolve_mirror(config.get("mirror"))
     return describe_stand_ins(config, str(mirror) if mirror else None)

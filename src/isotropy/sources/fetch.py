@@ -1,0 +1,266 @@
+"""Fetching a whole source into ``resources/raw/<source>/``: from a mirror, the hub, or its URLs.
+
+One download reads top-down: :func:`fetch_source` fetches the inputs (:func:`_fetch_inputs`:
+mirror files checked against their pins, a hub split, or URLs streamed by
+:func:`~isotropy.sources.transfer.download_file`), lays them out (:mod:`isotropy.sources.layouts`)
+in a staging folder, swaps them into the source's folder, and writes the manifest.
+
+Beside the raw files, ``manifest.json`` (the Snakemake output of the download rule) records where
+the data came from and the sha256 of every downloaded and every stored file. It is written last,
+so its presence means the folder is complete; a failure leaves neither the manifest nor half a
+file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from isotropy.io import sha256_file, write_json
+from isotropy.paths import MANIFEST_NAME
+from isotropy.sources.archives import ExtractionLimits, Fetched
+from isotropy.sources.layouts import layout_of
+from isotropy.sources.mirror import (
+    check_mirror_file,
+    config_pins_of_mirror_files,
+    mirror_path_problem,
+    read_mirror_manifest,
+    source_unavailable,
+)
+from isotropy.sources.settings import DOWNLOAD_DEFAULTS, HUB_FILE, DownloadError
+from isotropy.sources.transfer import (
+    check_digest,
+    copy_local,
+    download_file,
+    git_blob_id,
+    url_file_name,
+)
+
+log = logging.getLogger(__name__)
+
+
+def fetch_source(
+    name: str,
+    params: Mapping[str, Any],
+    raw_dir: str | os.PathLike,
+    *,
+    config: Mapping[str, Any] | None = None,
+    retries: int = 5,
+    backoff: float = 2.0,
+    timeout: float = 60.0,
+) -> dict[str, Any]:
+    """Fetch source ``name`` (``params`` as made by :func:`source_params`) into ``raw_dir``.
+
+    Returns the manifest, also written to ``raw_dir/manifest.json`` once every file is in place.
+    On failure nothing new is left in ``raw_dir``. ``config`` (the workflow's configuration, when
+    known) lets a source the mirror lacks be reported as at parse time, with the GLUE tasks the
+    mirror holds.
+    """
+    raw_dir = Path(raw_dir)
+    layout = layout_of(name, params["kind"])
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=raw_dir))
+    try:
+        fetched_dir, staging = work / "fetched", work / "staging"
+        fetched_dir.mkdir()
+        staging.mkdir()
+        origin, items, inputs = _fetch_inputs(
+            name,
+            params,
+            fetched_dir,
+            sources=(config or {}).get("sources"),
+            retries=retries,
+            backoff=backoff,
+            timeout=timeout,
+        )
+        files = layout(items, origin, staging)
+        records = [_file_record(staging, rel) for rel in files]
+        _replace_contents(raw_dir, staging, files, keep=work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    manifest = {
+        "source": name,
+        "kind": params["kind"],
+        "origin": origin,
+        "mirror": str(Path(params["mirror"])) if params.get("mirror") else None,
+        "inputs": inputs,
+        "files": records,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    write_json(raw_dir / MANIFEST_NAME, manifest)
+    log.info("source %s: %d file(s) from %s in %s", name, len(records), origin, raw_dir)
+    return manifest
+
+
+def _fetch_inputs(
+    name: str,
+    params: Mapping[str, Any],
+    fetched_dir: Path,
+    *,
+    sources: Mapping[str, Any] | None,
+    **transfer: Any,
+) -> tuple[str, list[Fetched], list[dict]]:
+    """(origin, fetched items bound to the extraction limits, their manifest entries)."""
+    if params.get("mirror"):
+        origin = "mirror"
+        items, inputs = _from_mirror(name, params, Path(params["mirror"]), fetched_dir, sources)
+    elif params["kind"] == "hub":
+        origin = "url"
+        items, inputs = _from_hub(name, params, fetched_dir)
+    else:
+        origin = "url"
+        items, inputs = _from_urls(params, fetched_dir, **transfer)
+    limits = ExtractionLimits(
+        params.get("max_extracted_bytes", DOWNLOAD_DEFAULTS["max_extracted_bytes"]),
+        params.get("max_archive_members", DOWNLOAD_DEFAULTS["max_archive_members"]),
+    )
+    return origin, [dataclasses.replace(item, limits=limits) for item in items], inputs
+
+
+def _file_record(staging: Path, rel: str) -> dict[str, Any]:
+    path = staging / rel
+    return {"path": rel, "bytes": path.stat().st_size, "sha256": sha256_file(path)}
+
+
+def _from_mirror(
+    name: str,
+    params: Mapping[str, Any],
+    mirror: Path,
+    fetched_dir: Path,
+    sources: Mapping[str, Any] | None = None,
+) -> tuple[list[Fetched], list[dict]]:
+    """Copy the source's mirror files, each checked against MANIFEST.tsv and any config pin."""
+    rels = params.get("mirror_files") or []
+    if not rels:
+        raise FileNotFoundError(
+            f"source {name!r} lists no mirror files in config 'sources.{name}.mirror'"
+        )
+    confined = [problem for rel in rels if (problem := mirror_path_problem(rel)) is not None]
+    if confined:
+        raise ValueError(f"sources.{name}.mirror: {confined[0]}")
+    # The same check as at parse time (check_sources_available): the mirror may have changed since.
+    problem = source_unavailable(name, params["kind"], {"mirror": rels}, mirror, sources)
+    if problem is not None:
+        raise FileNotFoundError(problem)
+    manifest = read_mirror_manifest(mirror)
+    config_pins = config_pins_of_mirror_files(name, params, mirror)
+    items, inputs = [], []
+    for rel in rels:
+        # Copy first, then hash the copy: what is checked is exactly what is parsed.
+        local = fetched_dir / Path(rel).name
+        digest = copy_local(mirror / rel, local, None, f"mirror file {mirror / rel}")
+        pinned_by = check_mirror_file(
+            name, rel, digest, mirror, manifest, config_pins.get(rel), params, local.stat().st_size
+        )
+        items.append(Fetched(rel, local))
+        inputs.append(
+            {
+                "mirror_path": rel,
+                "sha256": digest,
+                "pinned": bool(pinned_by),
+                "pinned_by": pinned_by,
+            }
+        )
+    return items, inputs
+
+
+def _from_hub(
+    name: str, params: Mapping[str, Any], fetched_dir: Path
+) -> tuple[list[Fetched], list[dict]]:
+    """One split of a Hugging Face hub data set (``datasets``; needs the hub or its cache)."""
+    import datasets  # Hugging Face's, heavy: loaded only when a hub split is fetched
+
+    hub = params.get("hub") or {}
+    if not hub.get("path") or not hub.get("split"):
+        raise ValueError(
+            f"source {name!r} of kind hub needs sources.{name}.hub.path and .split in config.yaml"
+        )
+    args = (hub["path"], hub["name"]) if hub.get("name") else (hub["path"],)
+    log.info("loading %s (split %s) from the Hugging Face hub", "/".join(args), hub["split"])
+    dataset = datasets.load_dataset(*args, split=hub["split"], revision=hub.get("revision"))
+    local = fetched_dir / HUB_FILE
+    dataset.to_parquet(str(local))
+    entry = {
+        "hub": hub["path"],
+        "config": hub.get("name"),
+        "split": hub["split"],
+        "revision": hub.get("revision"),
+        "fingerprint": getattr(dataset, "_fingerprint", None),
+        "sha256": sha256_file(local),
+        "pinned": False,
+    }
+    return [Fetched(HUB_FILE, local)], [entry]
+
+
+def _from_urls(
+    params: Mapping[str, Any], fetched_dir: Path, **kwargs: Any
+) -> tuple[list[Fetched], list[dict]]:
+    items, inputs = [], []
+    blobs = params.get("git_blob") or [None] * len(params["urls"])
+    with requests.Session() as session:
+        for url, pin, blob in zip(params["urls"], params["sha256"], blobs):
+            filename = url_file_name(url)
+            local = fetched_dir / filename
+            log.info("downloading %s", url)
+            try:
+                digest = download_file(url, local, pin, session=session, **kwargs)
+            except DownloadError as error:
+                raise DownloadError(f"source {params['name']!r}: {error}") from error
+            if pin is None:
+                log.info(
+                    "%s: sha256 %s (not pinned; add it to config.yaml to pin)", filename, digest
+                )
+            entry = {"url": url, "sha256": digest, "pinned": pin is not None}
+            if blob is not None:
+                entry["git_blob"] = git_blob_id(local)
+                check_digest(
+                    entry["git_blob"],
+                    blob,
+                    f"{url} (its git object id, config sources.{params['name']}.git_blob)",
+                )
+                entry["pinned"] = True
+            items.append(Fetched(filename, local))
+            inputs.append(entry)
+    return items, inputs
+
+
+def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:
+    """Swap the staged files into ``raw_dir``, removing what an earlier fetch left there."""
+    for entry in raw_dir.iterdir():
+        if entry == keep:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    for rel in files:
+        target = raw_dir / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / rel, target)
+
+
+def read_source_manifest(raw_dir: str | os.PathLike) -> dict[str, Any]:
+    """The manifest of a fetched source; an error if the folder was never (fully) fetched."""
+
+    path = Path(raw_dir) / MANIFEST_NAME
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path} is missing: source folder {raw_dir} was not fetched (run its download rule)"
+        )
+    return json.loads(path.read_text())
+
+
+def source_files(raw_dir: str | os.PathLike) -> list[Path]:
+    """The raw files of a fetched source, as listed in its manifest."""
+    raw_dir = Path(raw_dir)
+    return [raw_dir / record["path"] for record in read_source_manifest(raw_dir)["files"]]

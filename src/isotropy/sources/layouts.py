@@ -1,0 +1,274 @@
+"""Layouts: how each kind of source turns what was fetched into its raw files.
+
+Every source ends in the same raw layout whichever way it came (original URLs or a mirror), so
+one parser serves both:
+
+===================  ==============================================================
+kind                 files in ``resources/raw/<source>/``
+===================  ==============================================================
+polarity             ``rt-polarity.pos``, ``rt-polarity.neg`` (UTF-8; the Cornell tarball is Latin-1/cp1252)
+snli                 ``snli_1.0_dev.jsonl``
+wordnet              ``corpora/wordnet.zip`` (``NLTK_DATA=resources/raw/<source>`` works)
+supersense_words     ``words.txt``
+supersense_features  ``words_features.zip`` (Tikhonov et al.'s word pairs with supersense flags)
+codwoe               ``en.*.json`` / ``en.*.csv`` (the English files of the release)
+word_vectors         one word2vec file (``model.bin`` from an NLPL zip, or the file as given)
+glue                 ``train.tsv`` (MRPC: rebuilt from ``msr_paraphrase_train.txt`` minus the dev ids)
+hub                  ``data.parquet``: one split of a Hugging Face hub data set (``datasets``),
+                     or from a mirror its files as named there (GLUE: ``train.tsv``, ``dev.tsv``)
+files                every fetched file as it is, under its own name (no layout code needed)
+===================  ==============================================================
+
+A layout is a function ``(items, origin, staging) -> files written`` registered under its kind;
+``origin`` is ``"url"`` or ``"mirror"``.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from isotropy.sources.archives import (
+    Fetched,
+    archive_members,
+    copy_into,
+    extract_members,
+    is_archive,
+    is_debris,
+)
+from isotropy.sources.settings import HUB_FILE
+
+Normaliser = Callable[[list[Fetched], str, Path], list[str]]
+LAYOUTS: dict[str, Normaliser] = {}
+
+
+def _layout(kind: str) -> Callable[[Normaliser], Normaliser]:
+    def register(func: Normaliser) -> Normaliser:
+        LAYOUTS[kind] = func
+        return func
+
+    return register
+
+
+def source_kind(name: str, source_cfg: Mapping[str, Any] | None = None) -> str:
+    """How a source is laid out: its config ``kind`` if given, else inferred from its name."""
+    if source_cfg and source_cfg.get("kind"):
+        return str(source_cfg["kind"])
+    if name.startswith("glue_"):
+        return "glue"
+    if name in {"word2vec", "word_vectors", "glove", "fasttext"}:
+        return "word_vectors"
+    if name in LAYOUTS:
+        return name
+    raise ValueError(
+        f"source {name!r} has no known layout; give it a 'kind' in config.yaml (one of {sorted(LAYOUTS)})"
+    )
+
+
+def layout_of(name: str, kind: str) -> Normaliser:
+    """The layout function of ``kind`` (an error naming source ``name`` and the known kinds)."""
+    if kind not in LAYOUTS:
+        raise ValueError(
+            f"source {name!r} has unknown kind {kind!r}; expected one of {sorted(LAYOUTS)}"
+        )
+    return LAYOUTS[kind]
+
+
+def decode_text(data: bytes, encoding: str, label: str) -> str:
+    """Decode ``data`` strictly; a bad byte is reported with the file and line it sits on."""
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ValueError(
+            f"{label}, line {line}: byte {data[exc.start : exc.start + 1]!r} is not valid {encoding}; "
+            f"the file must be {encoding}-encoded"
+        ) from exc
+
+
+POLARITY_FILES = ("rt-polarity.pos", "rt-polarity.neg")
+# The Cornell tarball is documented as Latin-1 but its punctuation bytes (0x85 …, 0x91 ‘, 0x96 –,
+# 0x97 —) are Windows-1252, a superset of Latin-1's printable range: decoding as ISO-8859-1 would
+# turn them into C1 control characters. The mirror holds UTF-8 copies with exactly those
+# characters. Normalised to UTF-8 here, once.
+POLARITY_ENCODING = {"url": "cp1252", "mirror": "utf-8"}
+
+
+@_layout("polarity")
+def _polarity(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+    encoding = POLARITY_ENCODING[origin]
+    texts: dict[str, tuple[bytes, str]] = {}
+    for item in items:
+        if is_archive(item.path):
+            for member, opener in archive_members(item):
+                if Path(member).name in POLARITY_FILES:
+                    with opener() as reader:
+                        texts[Path(member).name] = (reader.read(), f"{item.name}:{member}")
+        elif Path(item.name).name in POLARITY_FILES:
+            texts[Path(item.name).name] = (item.path.read_bytes(), item.name)
+    missing = [name for name in POLARITY_FILES if name not in texts]
+    if missing:
+        raise ValueError(
+            f"polarity source lacks {', '.join(missing)} (got {[i.name for i in items]})"
+        )
+    for name, (data, label) in texts.items():
+        (staging / name).write_text(decode_text(data, encoding, label), encoding="utf-8")
+    return list(POLARITY_FILES)
+
+
+def _single_file_layout(kind: str, filename: str) -> None:
+    """A layout whose raw form is one named file, either plain or inside an archive."""
+
+    def normalise(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+        for item in items:
+            if Path(item.name).name == filename:
+                return [copy_into(item, staging, filename)]
+        for item in items:
+            if is_archive(item.path):
+                return extract_members(item, lambda m: Path(m).name == filename, staging)[:1]
+        raise ValueError(f"{kind} source: none of {[i.name for i in items]} is or holds {filename}")
+
+    LAYOUTS[kind] = normalise
+
+
+_single_file_layout("snli", "snli_1.0_dev.jsonl")
+_single_file_layout("supersense_words", "words.txt")
+_single_file_layout("supersense_features", "words_features.zip")
+
+
+@_layout("wordnet")
+def _wordnet(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+    if len(items) != 1:
+        raise ValueError(
+            f"wordnet source expects one file (nltk's wordnet.zip), got {[i.name for i in items]}"
+        )
+    item = items[0]
+    if not zipfile.is_zipfile(item.path):
+        raise ValueError(f"{item.name} is not a zip archive; expected nltk's corpora/wordnet.zip")
+    with zipfile.ZipFile(item.path) as archive:
+        names = set(archive.namelist())
+    needed = {"wordnet/index.noun", "wordnet/data.noun", "wordnet/lexnames"}
+    if not needed <= names:
+        raise ValueError(
+            f"{item.name} lacks {sorted(needed - names)}; expected nltk's WordNet 3.0 layout"
+        )
+    (staging / "corpora").mkdir(exist_ok=True)
+    return [copy_into(item, staging, "corpora/wordnet.zip")]
+
+
+CODWOE_MEMBER = re.compile(r"^en\.[^/]*\.(json|csv)$")
+
+
+@_layout("codwoe")
+def _codwoe(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+    written: list[str] = []
+    for item in items:
+        if is_archive(item.path):
+            written += extract_members(
+                item, lambda m: bool(CODWOE_MEMBER.match(Path(m).name)), staging
+            )
+        else:
+            written.append(copy_into(item, staging, Path(item.name).name))
+    return sorted(set(written))
+
+
+WORD_VECTOR_SUFFIXES = (".bin", ".txt", ".vec", ".bin.gz", ".txt.gz", ".vec.gz")
+
+
+@_layout("word_vectors")
+def _word_vectors(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+    if len(items) != 1:
+        raise ValueError(f"word-vector source expects one file, got {[i.name for i in items]}")
+    item = items[0]
+    name = Path(item.name).name
+    if name.endswith(WORD_VECTOR_SUFFIXES) or not zipfile.is_zipfile(item.path):
+        return [copy_into(item, staging, name)]
+    # An NLPL repository zip: the word2vec binary is model.bin (meta.json etc. beside it).
+    with zipfile.ZipFile(item.path) as archive:
+        members = [m for m in archive.namelist() if not is_debris(m)]
+    chosen = [m for m in members if Path(m).name == "model.bin"] or [
+        m for m in members if Path(m).name.endswith(WORD_VECTOR_SUFFIXES)
+    ]
+    if len(chosen) != 1:
+        raise ValueError(
+            f"{item.name}: expected one model.bin or word2vec file inside, found {chosen or members}"
+        )
+    return extract_members(item, lambda m: m == chosen[0], staging)
+
+
+@_layout("glue")
+def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+    names = {Path(item.name).name: item for item in items}
+    if "msr_paraphrase_train.txt" in names:
+        if "mrpc_dev_ids.tsv" not in names:
+            raise ValueError("MRPC needs both msr_paraphrase_train.txt and mrpc_dev_ids.tsv")
+        build_mrpc_train(
+            names["msr_paraphrase_train.txt"].path,
+            names["mrpc_dev_ids.tsv"].path,
+            staging / "train.tsv",
+        )
+        return ["train.tsv"]
+    if "train.tsv" in names:
+        return [copy_into(names["train.tsv"], staging, "train.tsv")]
+    for item in items:
+        if is_archive(item.path):
+            # GLUE task zips hold <Task>/{train,dev,test}.tsv.
+            return extract_members(item, lambda m: Path(m).name == "train.tsv", staging)[:1]
+    raise ValueError(f"GLUE source: none of {[i.name for i in items]} is or holds train.tsv")
+
+
+@_layout("hub")
+def _hub(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+    parquet = [item for item in items if item.name.endswith(".parquet")]
+    if origin == "url" and len(parquet) == 1:
+        return [copy_into(parquet[0], staging, HUB_FILE)]
+    # A mirror's copy of a hub data set keeps its own file names (e.g. SICK.txt).
+    return [copy_into(item, staging, Path(item.name).name) for item in items]
+
+
+def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> int:
+    """Rebuild GLUE's MRPC train.tsv: Microsoft's training pairs minus GLUE's dev ids.
+
+    This is what GLUE's own download script does (MRPC's original is a Windows installer, so GLUE
+    ships only the dev ids and takes the pairs from SentEval's copy of msr_paraphrase_train.txt).
+    Returns the number of training rows written.
+    """
+    dev = set()
+    for lineno, line in enumerate(
+        decode_text(dev_ids.read_bytes(), "utf-8-sig", str(dev_ids)).splitlines(), 1
+    ):
+        if line.strip():
+            fields = line.strip().split("\t")
+            if len(fields) != 2:
+                raise ValueError(
+                    f"{dev_ids}, line {lineno}: expected 2 tab-separated ids, found {len(fields)} fields"
+                )
+            dev.add(tuple(fields))
+    lines = decode_text(msr_train.read_bytes(), "utf-8-sig", str(msr_train)).splitlines()
+    if not lines:
+        raise ValueError(f"{msr_train} is empty")
+    rows = [lines[0].strip()]
+    for lineno, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        fields = line.rstrip("\r\n").split("\t")
+        if len(fields) != 5:
+            raise ValueError(
+                f"{msr_train}, line {lineno}: expected 5 tab-separated fields, found {len(fields)}"
+            )
+        if (fields[1], fields[2]) not in dev:
+            rows.append("\t".join(fields))
+    dest.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return len(rows) - 1
+
+
+@_layout("files")
+def _files(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+    """A data set's files used as they are: each fetched file under its own base name."""
+    names = [Path(item.name).name for item in items]
+    if len(set(names)) != len(names):
+        raise ValueError(f"files source: two fetched files share a name ({names})")
+    return [copy_into(item, staging, name) for item, name in zip(items, names)]
