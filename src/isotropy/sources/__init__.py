@@ -33,6 +33,7 @@ from isotropy.sources.plan import (
     source_dir,
     source_outputs,
     source_params,
+    url_pins,
 )
 from isotropy.sources.settings import (
     ALLOW_UNVERIFIED_ENV,
@@ -80,6 +81,7 @@ __all__ = [
     "source_outputs",
     "source_params",
     "url_file_name",
+    "url_pins",
     "url_problem",
     "word_vectors_file",
 ]

@@ -131,6 +131,11 @@ def _unverifiable_mirror_files(name: str, config: Mapping[str, Any], mirror: Pat
     ]
 
 
+def url_pins(source_cfg: Mapping[str, Any]) -> dict[str, str | None]:
+    """URL → its configured sha256 pin (None where unpinned), for one entry of config 'sources'."""
+    return dict(zip(_as_list(source_cfg.get("url")), _aligned_pins(source_cfg)))
+
+
 def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []

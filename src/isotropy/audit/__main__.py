@@ -1,0 +1,7 @@
+"""``python -m isotropy.audit``: the same as the console script ``isotropy-audit``."""
+
+import sys
+
+from isotropy.audit.cli import main
+
+sys.exit(main())

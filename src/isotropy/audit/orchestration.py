@@ -1,0 +1,167 @@
+"""The whole audit: the record walk, then Snakemake's view of the same files, merged."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from isotropy.audit.findings import (
+    AUDIT_OUTPUTS,
+    FAIL,
+    OK,
+    RESULTS,
+    WARN,
+    Finding,
+    listing,
+    resolve_path,
+)
+from isotropy.audit.records import walk
+from isotropy.audit.summary import config_differences, snakemake_summary, summary_findings
+from isotropy.provenance import read_record
+from isotropy.studies import load_config_files
+
+
+def audit(
+    root: str | os.PathLike = ".",
+    *,
+    starts: Iterable[str] | None = None,
+    snakefile: str | os.PathLike | None = None,
+    configfiles: Sequence[str | os.PathLike] = (),
+    config: Mapping[str, Any] | None = None,
+    snakemake_args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    snakemake_python: str | None = None,
+    targets: Sequence[str] | None = None,
+) -> list[Finding]:
+    """Every finding for the results under ``root`` (a Snakemake working directory).
+
+    ``targets`` are the Snakemake targets whose results must all be there (default: the
+    workflow's default target, rule ``all``).
+
+    With ``snakefile`` the parameters, rule code and input sets are checked by Snakemake against
+    the current workflow; ``configfiles`` are the config files of the run (or ``config``, the
+    current configuration as a mapping, which is written to a temporary file). Without it those
+    checks are skipped and one warning says so.
+    """
+    root = Path(root).resolve()
+    with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
+        files = list(configfiles)
+        if config is not None:
+            dumped = Path(tmp) / "config.yaml"
+            dumped.write_text(json.dumps(_plain(config)))  # JSON is YAML
+            files.append(dumped)
+        current = config if config is not None else _load_configs(files)
+        findings, tracked = walk(root, starts, current)
+        if snakefile is None:
+            skipped = "parameters not checked: no Snakefile given"
+            return [*findings, Finding("(workflow)", WARN, "params", skipped)]
+        try:
+            # The whole workflow of this configuration (its default target): what it declares,
+            # and Snakemake's view of each of its files. Never the audited files as targets: a
+            # result of another configuration has no rule here and would fail the whole call.
+            summary = snakemake_summary(
+                root,
+                list(targets) if targets else None,
+                snakefile=snakefile,
+                configfiles=files,
+                extra_args=snakemake_args,
+                env=env,
+                python=snakemake_python,
+            )
+        except (RuntimeError, subprocess.TimeoutExpired, OSError) as error:
+            failed = f"cannot check parameters and code against the workflow: {error}"
+            return [*findings, Finding("(workflow)", FAIL, "params", failed)]
+    records = {p: read_record(resolve_path(root, p)) or {} for p in tracked}
+    return with_snakemake_view(
+        findings, summary, tracked, records, current, complete=starts is None
+    )
+
+
+def with_snakemake_view(
+    findings: Sequence[Finding],
+    summary: Mapping[str, tuple[str, str]],
+    tracked: Sequence[str],
+    records: Mapping[str, Mapping],
+    config: Mapping | None,
+    *,
+    complete: bool,
+) -> list[Finding]:
+    """The walk's findings with what Snakemake's view adds (a staleness the walk already named
+    is not repeated; a file the walk called fine but Snakemake flags loses its "ok" line)."""
+    named = {(f.file, f.check) for f in findings if f.status == FAIL}
+    extra = [
+        f
+        for f in summary_findings(summary, tracked, records, config)
+        if (f.file, f.check) not in named
+    ]
+    extra += declared_findings(summary, findings, records, config, complete=complete)
+    flagged = {f.file for f in extra if f.status == FAIL}
+    kept = [f for f in findings if not (f.status == OK and f.check == "all" and f.file in flagged)]
+    return kept + extra
+
+
+def declared_findings(
+    summary: Mapping[str, tuple[str, str]],
+    findings: Sequence[Finding],
+    records: Mapping[str, Mapping],
+    config: Mapping | None,
+    *,
+    complete: bool,
+) -> list[Finding]:
+    """Results the workflow declares but the audit did not see (a mismatch when every result was
+    to be audited), and audited results this configuration does not make (another one did)."""
+    declared = {p for p in summary if Path(p).parts[:1] == (RESULTS,) and p not in AUDIT_OUTPUTS}
+    audited = {
+        f.file for f in findings if Path(f.file).parts[:1] == (RESULTS,) and f.check != "missing"
+    }
+    out = []
+    if complete:
+        absent = sorted(declared - audited)
+        if absent:
+            out.append(
+                Finding(
+                    "(workflow)",
+                    FAIL,
+                    "declared",
+                    f"{len(audited & declared)} of the {len(declared)} result files this configuration "
+                    f"declares were audited; absent: {listing(absent)} (make them, e.g. make run; give "
+                    "the config files they were made with, --configfile a.yaml b.yaml; or name the "
+                    "target that made them, --target main_study)",
+                )
+            )
+    for path in sorted(audited - declared):
+        record = records.get(path) or {}
+        made_with = record.get("config") or {}
+        hint = config_differences(made_with, config or {}, section=None, limit=3)
+        studies = made_with.get("studies")
+        out.append(
+            Finding(
+                path,
+                WARN,
+                "config",
+                "a result of another configuration (not in this workflow's targets"
+                + (f"; its record names studies {studies}" if studies else "")
+                + (", and differs at " + ", ".join(hint) if hint else "")
+                + "): checksums, inputs and code audited, parameters not; give its config files to audit it fully",
+            )
+        )
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _load_configs(files: Sequence[str | os.PathLike]) -> dict | None:
+    if not files:
+        return None
+    return load_config_files(files)

@@ -1,0 +1,316 @@
+"""Walking the provenance records: from each result back through its inputs to the raw downloads.
+
+For every file on the way: its checksum, its inputs (present, unchanged, not newer), the code
+that made it, and the package versions. A file without a provenance record falls back on
+Snakemake's metadata (its input list and input checksums) so that the walk still reaches the raw
+data; under ``results/`` a missing record is a mismatch.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from isotropy.audit.findings import (
+    AUDIT_OUTPUTS,
+    FAIL,
+    IGNORED_NAMES,
+    OK,
+    RESULTS,
+    WARN,
+    Finding,
+    listing,
+    relative_path,
+    resolve_path,
+    short_digest,
+)
+from isotropy.audit.raw import check_manifest, is_manifest
+from isotropy.io import sha256_file
+from isotropy.provenance import (
+    is_record,
+    module_source,
+    package_versions,
+    read_record,
+    snakemake_metadata,
+)
+
+MTIME_TOLERANCE_S = 1e-3
+
+
+def result_files(root: Path) -> list[str]:
+    """Every file under ``root/results`` (records, hidden files and the audit's outputs aside)."""
+    base = root / RESULTS
+    if not base.is_dir():
+        return []
+    files = []
+    for path in sorted(base.rglob("*")):
+        rel = relative_path(root, path)
+        if not path.is_file() or is_record(path) or rel in AUDIT_OUTPUTS:
+            continue
+        if path.name in IGNORED_NAMES or any(
+            part.startswith(".") for part in path.relative_to(base).parts
+        ):
+            continue
+        files.append(rel)
+    return files
+
+
+def _newer(root: Path, input_path: Path, output_path: Path) -> bool:
+    return input_path.stat().st_mtime > output_path.stat().st_mtime + MTIME_TOLERANCE_S
+
+
+def check_record(
+    root: Path, path: str, record: Mapping[str, Any], current_packages: Mapping[str, str | None]
+) -> list[Finding]:
+    """The checks that need only the provenance record: checksum, inputs, staleness, code, packages."""
+    target = resolve_path(root, path)
+    findings = []
+    recorded = record.get("outputs", {}).get(path) or record.get("outputs", {}).get(str(target))
+    if recorded is None:
+        findings.append(
+            Finding(
+                path, FAIL, "record", "its provenance record does not list this file as an output"
+            )
+        )
+    else:
+        actual = sha256_file(target)
+        if actual != recorded["sha256"]:
+            findings.append(
+                Finding(
+                    path,
+                    FAIL,
+                    "checksum",
+                    f"modified after it was made: sha256 recorded {short_digest(recorded['sha256'])}…, now {short_digest(actual)}…",
+                )
+            )
+    missing, changed, newer, remade = _compare_files(root, target, record.get("inputs", {}))
+    findings += _input_findings(path, missing, changed, newer)
+    if remade:
+        findings.append(
+            Finding(
+                path,
+                WARN,
+                "stale",
+                f"input {listing(remade)} {'is' if len(remade) == 1 else 'are'} newer than this file but identical to what it was made from",
+            )
+        )
+    findings += _check_code(path, record.get("code") or {})
+    findings += _check_packages(path, record.get("packages") or {}, current_packages)
+    return findings
+
+
+def _compare_files(
+    root: Path, target: Path, entries: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Recorded files against today's: (missing, changed, newer and changed, newer but identical)."""
+    missing, changed, newer, remade = [], [], [], []
+    for name, entry in sorted(entries.items()):
+        source = resolve_path(root, name)
+        if not source.is_file():
+            missing.append(name)
+            continue
+        actual = sha256_file(source)
+        if actual != entry["sha256"]:
+            changed.append(
+                f"{name} (sha256 recorded {short_digest(entry['sha256'])}…, now {short_digest(actual)}…)"
+            )
+        if _newer(root, source, target):
+            # Re-made with identical content: this file is still what that content gives, and
+            # Snakemake (which compares checksums of small inputs) agrees.
+            (newer if actual != entry["sha256"] else remade).append(name)
+    return missing, changed, newer, remade
+
+
+def _input_findings(
+    path: str,
+    missing: Sequence[str],
+    changed: Sequence[str],
+    newer: Sequence[str],
+    noun: str = "input",
+    check: str = "input",
+) -> list[Finding]:
+    """One finding per kind of input problem, naming the inputs (the first few of many)."""
+    findings = []
+    if missing:
+        findings.append(
+            Finding(
+                path,
+                FAIL,
+                check,
+                f"{noun} {listing(missing)} {'is' if len(missing) == 1 else 'are'} missing",
+            )
+        )
+    if changed:
+        findings.append(
+            Finding(
+                path, FAIL, check, f"{noun} {listing(changed)} changed since this file was made"
+            )
+        )
+    if newer:
+        findings.append(
+            Finding(
+                path,
+                FAIL,
+                "stale",
+                f"{noun} {listing(newer)} {'is' if len(newer) == 1 else 'are'} newer than this file",
+            )
+        )
+    return findings
+
+
+def _check_code(path: str, code: Mapping[str, Any]) -> list[Finding]:
+    findings = []
+    script, recorded = code.get("script"), code.get("script_sha256")
+    if script and recorded:
+        current = Path(script)
+        if not current.is_file():
+            findings.append(
+                Finding(path, FAIL, "code", f"the script that made it, {script}, no longer exists")
+            )
+        elif sha256_file(current) != recorded:
+            findings.append(
+                Finding(path, FAIL, "code", f"its script {current.name} changed since it was made")
+            )
+    for module, digest in sorted((code.get("modules") or {}).items()):
+        source = module_source(module)
+        if source is None:
+            findings.append(
+                Finding(path, FAIL, "code", f"module {module}, which made it, no longer exists")
+            )
+        elif sha256_file(source) != digest:
+            findings.append(
+                Finding(path, FAIL, "code", f"module {module} changed since it was made")
+            )
+    return findings
+
+
+def _check_packages(
+    path: str, recorded: Mapping[str, str | None], current: Mapping[str, str | None]
+) -> list[Finding]:
+    changed = [
+        f"{name} {old} → {current.get(name)}"
+        for name, old in sorted(recorded.items())
+        if name in current and current[name] != old
+    ]
+    if changed:
+        return [
+            Finding(
+                path, WARN, "packages", "made with other package versions: " + ", ".join(changed)
+            )
+        ]
+    return []
+
+
+def check_metadata_only(root: Path, path: str, meta: Mapping[str, Any]) -> list[Finding]:
+    """A file without a provenance record: Snakemake's input checksums and the input mtimes."""
+    target = resolve_path(root, path)
+    missing, changed, newer = [], [], []
+    for name in meta.get("input") or []:
+        source = resolve_path(root, name)
+        if not source.is_file():
+            missing.append(name)
+            continue
+        recorded = (meta.get("input_checksums") or {}).get(name)
+        if recorded:
+            algorithm, _, digest = recorded.partition(":")
+            if algorithm == "sha256" and sha256_file(source) != digest:
+                changed.append(f"{name} (Snakemake's input checksum)")
+        if _newer(root, source, target):
+            newer.append(name)
+    return _input_findings(path, missing, changed, newer)
+
+
+def walk(
+    root: str | os.PathLike,
+    starts: Iterable[str] | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> tuple[list[Finding], list[str]]:
+    """Audit ``starts`` (default: every result file) and everything they were made from.
+
+    Returns the findings and the audited files that have a provenance record or Snakemake
+    metadata (the ones whose parameters :func:`snakemake_summary` can check).
+    """
+    root = Path(root).resolve()
+    queue = deque(starts if starts is not None else result_files(root))
+    asked = (
+        {relative_path(root, resolve_path(root, p)) for p in starts}
+        if starts is not None
+        else set()
+    )
+    seen: set[str] = set()
+    findings: list[Finding] = []
+    tracked: list[str] = []
+    packages = package_versions()
+    while queue:
+        path = relative_path(root, resolve_path(root, queue.popleft()))
+        if path in seen:
+            continue
+        seen.add(path)
+        found, inputs = audit_file(root, path, config, packages, asked=path in asked)
+        findings += found
+        if inputs is not None:
+            queue.extend(inputs)
+            tracked.append(path)
+    return findings, tracked
+
+
+def audit_file(
+    root: Path,
+    path: str,
+    config: Mapping[str, Any] | None,
+    packages: Mapping[str, str | None],
+    *,
+    asked: bool = False,
+) -> tuple[list[Finding], list[str] | None]:
+    """The findings of one file, and the inputs to walk on to (None: the file is not traced, it
+    has neither a provenance record nor Snakemake metadata)."""
+    target = resolve_path(root, path)
+    if not target.is_file():
+        return [Finding(path, FAIL, "missing", "file does not exist")], None
+    record = read_record(target)
+    if is_manifest(path):
+        found = check_manifest(root, path, config)
+        if record is not None:  # a manifest with a record of its own is checked against it too
+            found += [f for f in check_record(root, path, record, packages) if f.status != OK]
+        return found, []
+    if record is not None:
+        found, inputs = check_record(root, path, record, packages), list(record.get("inputs", {}))
+    else:
+        found, inputs = _without_record(root, path, asked)
+    if not any(f.file == path and f.status != OK for f in found):
+        checked = "checksum, inputs, code" + (" and record" if record else "")
+        found.append(Finding(path, OK, "all", checked))
+    return found, inputs
+
+
+def _without_record(root: Path, path: str, asked: bool) -> tuple[list[Finding], list[str] | None]:
+    """A file without a provenance record: traced through Snakemake's metadata where it has any."""
+    meta = snakemake_metadata(path, root)
+    under_results = Path(path).parts[:1] == (RESULTS,)
+    if meta is not None:
+        status = FAIL if under_results else WARN
+        reason = (
+            f"no provenance record (rule {meta.get('rule')}); traced through Snakemake's metadata"
+        )
+        found = [Finding(path, status, "record", reason)]
+        return found + check_metadata_only(root, path, meta), list(meta.get("input") or [])
+    if under_results:
+        status, reason = (
+            FAIL,
+            "no provenance record and no Snakemake metadata: its origin is unknown",
+        )
+    elif asked:  # named on the command line: a file the audit cannot audit
+        status, reason = (
+            FAIL,
+            "given as a file to audit, but not made by the workflow (no record, no Snakemake "
+            "metadata); config files go after --configfile (isotropy-audit --configfile a.yaml b.yaml)",
+        )
+    else:
+        status, reason = (
+            WARN,
+            "not made by the workflow (no record, no Snakemake metadata); checked by its consumers' sha256 only",
+        )
+    return [Finding(path, status, "record", reason)], None
