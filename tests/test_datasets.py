@@ -285,6 +285,66 @@ def test_dataset_inputs_fail_early_for_missing_mirror_task(config, mirror_root, 
         readers.dataset_inputs("mnli", config)
 
 
+TOY_READER = """
+from isotropy.readers.registry import register_dataset
+from isotropy.readers.tables import _raw_file, _read_utf8_lines
+import pandas as pd
+
+
+@register_dataset(
+    "toy",
+    sources={"raw_dir": "toy_words"},
+    options=lambda config: {"mark": config.get("toy_mark", "")},
+    description="word<TAB>label lines",
+)
+def read_toy(raw_dir, *, mark):
+    rows = [line.split("\\t") for line in _read_utf8_lines(_raw_file(raw_dir, "words.tsv"))]
+    return pd.DataFrame([(w + mark, lab) for w, lab in rows], columns=["text", "label"])
+"""
+
+
+@pytest.fixture
+def toy_reader_module(tmp_path, monkeypatch):
+    """A new reader module ``toy.py`` placed in the isotropy.readers package (its search path)."""
+    folder = tmp_path / "package"
+    folder.mkdir()
+    (folder / "toy.py").write_text(TOY_READER)
+    monkeypatch.setattr(readers, "__path__", [*readers.__path__, str(folder)])
+    yield "isotropy.readers.toy"
+    readers.DATASETS.pop("toy", None)
+    sys.modules.pop("isotropy.readers.toy", None)
+
+
+def test_a_new_reader_module_is_a_new_data_set(toy_reader_module, config, tmp_path, monkeypatch):
+    """A data set is one config entry plus one reader module: no registry or list is edited."""
+    monkeypatch.delenv(download.MIRROR_ENV, raising=False)
+    assert "toy" not in readers.DATASETS
+    assert toy_reader_module in readers.discover_readers()
+    toy_config = {
+        **config,
+        "mirror": None,
+        "toy_mark": "!",
+        "sources": {**config["sources"], "toy_words": {"kind": "http", "url": "https://x/w.tsv"}},
+    }
+    assert readers.required_sources("toy", toy_config) == ["toy_words"]
+    assert readers.dataset_inputs("toy", toy_config) == {
+        "toy_words": "resources/raw/toy_words/manifest.json"
+    }
+    assert readers.dataset_options("toy", toy_config) == {"mark": "!"}
+    raw = tmp_path / "raw" / "toy_words"
+    raw.mkdir(parents=True)
+    (raw / "words.tsv").write_text("dog\tnoun\nrun\tverb\n")
+    table = readers.prepare_dataset(
+        "toy",
+        {"toy_words": raw},
+        readers.dataset_sources("toy", toy_config),
+        readers.dataset_options("toy", toy_config),
+    )
+    assert table.to_dict("list") == {"text": ["dog!", "run!"], "label": ["noun", "verb"]}
+    with pytest.raises(ValueError, match="registered twice"):
+        readers.register_dataset("toy", sources={"raw_dir": "toy_words"})(lambda raw_dir: None)
+
+
 def test_write_and_read_roundtrip(tmp_path):
     table = pd.DataFrame({"text": ["dog", "run"], "labels": [["noun", "verb"], ["verb"]]})
     readers.write_dataset(table, tmp_path / "data" / "x.parquet")
