@@ -7,7 +7,7 @@ import sys
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from isotropy import datasets as isotropy_datasets
+from isotropy import readers as isotropy_datasets
 from isotropy import sources as isotropy_download
 from isotropy import model_parts as isotropy_model_parts
 from isotropy import paths

@@ -1,6 +1,6 @@
 # Data: fetch every raw source, then build each data set as one parquet table.
-# Table-driven: the sources a data set needs and its reader live in isotropy.datasets.DATASETS;
-# how a source is fetched and laid out lives in isotropy.download.
+# Table-driven: the sources a data set needs and its reader live in isotropy.readers (each reader registers its data set);
+# how a source is fetched and laid out lives in isotropy.sources.
 
 
 # One download per source: the original URLs, or the same files from the mirror (config `mirror`,

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import torch
 
-from isotropy.datasets import load_task_split
 from isotropy.device import resolve_device
 from isotropy.istar.settings import TrainingSettings
 from isotropy.istar.training import run_and_save
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
+from isotropy.readers import load_task_split
 
 
 def main(snakemake):

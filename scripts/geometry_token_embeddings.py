@@ -3,10 +3,10 @@
 from pathlib import Path
 
 from isotropy import geometry
-from isotropy.datasets import read_corpus
 from isotropy.device import resolve_device
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
+from isotropy.readers import read_corpus
 
 
 def main(snakemake):

@@ -1,13 +1,13 @@
 """Build one prepared data set, resources/data/<dataset>.parquet, from its fetched raw sources.
 
-Thin entry point for rule ``prepare_dataset``: the work is :func:`isotropy.datasets.prepare_dataset`.
+Thin entry point for rule ``prepare_dataset``: the work is :func:`isotropy.readers.prepare_dataset`.
 """
 
 from pathlib import Path
 
-from isotropy.datasets import prepare_dataset, write_dataset
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
+from isotropy.readers import prepare_dataset, write_dataset
 
 
 def main(snakemake) -> None:

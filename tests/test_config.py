@@ -372,7 +372,7 @@ def test_metric_stride_not_below_updates_is_refused(config):
 
 
 def test_misspelt_main_setup_is_refused_naming_the_registered_datasets(config):
-    from isotropy.datasets import DATASETS
+    from isotropy.readers import DATASETS
 
     config["main"]["setups"]["polarty"] = config["main"]["setups"].pop("polarity")
     with pytest.raises(studies.ConfigError) as info:

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from isotropy import datasets
+from isotropy import readers
 from isotropy import sources as download
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -50,15 +50,15 @@ def raw_dirs(mirror_root, config, tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def wordnet(raw_dirs):
-    return datasets.open_wordnet(raw_dirs["wordnet"])
+    return readers.open_wordnet(raw_dirs["wordnet"])
 
 
 def prepare(name: str, raw_dirs, config) -> pd.DataFrame:
-    return datasets.prepare_dataset(
+    return readers.prepare_dataset(
         name,
         raw_dirs,
-        datasets.dataset_sources(name, config),
-        datasets.dataset_options(name, config),
+        readers.dataset_sources(name, config),
+        readers.dataset_options(name, config),
     )
 
 
@@ -110,7 +110,7 @@ def test_glue_cross_check_with_pandas(raw_dirs):
     reference = pd.read_csv(
         raw_dirs["glue_rte"] / "train.tsv", sep="\t", quoting=csv.QUOTE_NONE, dtype=str
     )
-    table = datasets.read_glue("rte", raw_dirs["glue_rte"])
+    table = readers.read_glue("rte", raw_dirs["glue_rte"])
     assert table["text"].tolist() == reference["sentence1"].str.strip().tolist()
     assert table["text_pair"].tolist() == reference["sentence2"].str.strip().tolist()
     assert table["label"].tolist() == reference["label"].tolist()
@@ -147,19 +147,19 @@ def test_pos_codwoe_trial_file(raw_dirs, config):
 
 def test_pos_standin_small_vocabulary(wordnet):
     vocabulary = ["the", ",", "dog", "said", "xyzzyq", "quickly", "dog", "happy", "run"]
-    table = datasets.pos_standin(vocabulary, wordnet, size=4)
+    table = readers.pos_standin(vocabulary, wordnet, size=4)
     # "the", "," and "xyzzyq" are no WordNet headwords; "said" is a satellite adjective only.
     assert table["text"].tolist() == ["dog", "said", "quickly", "happy"]
     assert table["labels"].tolist() == [["noun", "verb"], ["adjective"], ["adverb"], ["adjective"]]
     assert (
-        len(datasets.pos_standin(vocabulary, wordnet, size=100)) == 5
+        len(readers.pos_standin(vocabulary, wordnet, size=100)) == 5
     )  # more than exist: all, once each
 
 
 def test_pos_standin_from_mirror_vectors(raw_dirs, config):
     config = {**config, "pos_source": "wordnet", "pos_standin_size": 300}
-    assert datasets.required_sources("pos", config) == ["word2vec", "wordnet"]
-    assert datasets.dataset_options("pos", config) == {
+    assert readers.required_sources("pos", config) == ["word2vec", "wordnet"]
+    assert readers.dataset_options("pos", config) == {
         "pos_source": "wordnet",
         "pos_standin_size": 300,
     }
@@ -180,12 +180,12 @@ def supersense_csv(rows: list[tuple[str, set[str], str, set[str]]]) -> str:
     flag_columns = [
         f"{word}.attrs.supersenses.is_{cls}"
         for word in ("word1", "word2")
-        for cls in datasets.SUPERSENSE_CLASSES
+        for cls in readers.SUPERSENSE_CLASSES
     ]
     extra = ["similarities.fasttext", "word1.attrs.abstractness"]  # other columns, ignored
     lines = [",".join(["word1", "word2", *extra, *flag_columns])]
     for w1, s1, w2, s2 in rows:
-        flags = [str(cls in own) for own in (s1, s2) for cls in datasets.SUPERSENSE_CLASSES]
+        flags = [str(cls in own) for own in (s1, s2) for cls in readers.SUPERSENSE_CLASSES]
         lines.append(",".join([w1, w2, "0.5", "", *flags]))
     return "\n".join(lines) + "\n"
 
@@ -212,11 +212,11 @@ def test_supersense_from_tikhonov_features(tmp_path, config):
         ),  # case kept, stripped
     ]
     raw = write_features_zip(tmp_path / "supersense_features", supersense_csv(rows))
-    table = datasets.prepare_dataset(
+    table = readers.prepare_dataset(
         "supersense",
         {"supersense_features": raw},
-        datasets.dataset_sources("supersense", config),
-        datasets.dataset_options("supersense", config),
+        readers.dataset_sources("supersense", config),
+        readers.dataset_options("supersense", config),
     )
     assert table.to_dict("list") == {
         "text": ["dog", "cat", "idea", "Bank"],
@@ -232,7 +232,7 @@ def test_supersense_from_tikhonov_features(tmp_path, config):
 def test_supersense_flags_as_numbers_and_empty_cells(tmp_path):
     text = supersense_csv([("dog", {"animal"}, "cat", {"Tops"})])
     text = text.replace("True", "1.0").replace("False", "")
-    table = datasets.read_supersense_tikhonov(write_features_zip(tmp_path, text))
+    table = readers.read_supersense_tikhonov(write_features_zip(tmp_path, text))
     assert table["labels"].tolist() == [["noun.animal"], ["noun.Tops"]]
 
 
@@ -243,16 +243,16 @@ def test_supersense_features_malformed_are_named(tmp_path):
         ValueError,
         match=r"words_features.csv, line 2: word1.attrs.supersenses.is_animal is 'maybe'",
     ):
-        datasets.read_supersense_tikhonov(write_features_zip(tmp_path / "a", bad_flag))
+        readers.read_supersense_tikhonov(write_features_zip(tmp_path / "a", bad_flag))
     missing = good.replace("word2.attrs.supersenses.is_time", "word2.attrs.supersenses.is_tiem")
     with pytest.raises(
         ValueError, match=r"the word2 supersense columns lack \['time'\] and add \['tiem'\]"
     ):
-        datasets.read_supersense_tikhonov(write_features_zip(tmp_path / "b", missing))
+        readers.read_supersense_tikhonov(write_features_zip(tmp_path / "b", missing))
     with pytest.raises(ValueError, match="expected one CSV file inside"):
-        datasets.read_supersense_tikhonov(write_features_zip(tmp_path / "c", good, "notes.txt"))
+        readers.read_supersense_tikhonov(write_features_zip(tmp_path / "c", good, "notes.txt"))
     with pytest.raises(FileNotFoundError, match="words_features.zip is missing"):
-        datasets.read_supersense_tikhonov(tmp_path / "nothing")
+        readers.read_supersense_tikhonov(tmp_path / "nothing")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,42 +260,102 @@ def test_supersense_features_malformed_are_named(tmp_path):
 
 
 def test_required_sources(config):
-    assert datasets.required_sources("polarity", config) == ["polarity"]
-    assert datasets.required_sources("supersense", config) == ["supersense_features"]
-    assert datasets.dataset_options("supersense", config) == {"supersense_source": "tikhonov"}
+    assert readers.required_sources("polarity", config) == ["polarity"]
+    assert readers.required_sources("supersense", config) == ["supersense_features"]
+    assert readers.dataset_options("supersense", config) == {"supersense_source": "tikhonov"}
     standin = {**config, "supersense_source": "wordnet"}
-    assert datasets.required_sources("supersense", standin) == ["supersense_words", "wordnet"]
-    assert datasets.required_sources("pos", config) == ["codwoe"]
-    assert datasets.dataset_options("pos", config) == {"pos_source": "codwoe"}
-    assert datasets.dataset_options("snli", config) == {}
-    for task in datasets.GLUE_TASKS:
-        assert datasets.required_sources(task, config) == [f"glue_{task}"]
+    assert readers.required_sources("supersense", standin) == ["supersense_words", "wordnet"]
+    assert readers.required_sources("pos", config) == ["codwoe"]
+    assert readers.dataset_options("pos", config) == {"pos_source": "codwoe"}
+    assert readers.dataset_options("snli", config) == {}
+    for task in readers.GLUE_TASKS:
+        assert readers.required_sources(task, config) == [f"glue_{task}"]
     with pytest.raises(ValueError, match="unknown data set"):
-        datasets.required_sources("nope", config)
+        readers.required_sources("nope", config)
 
 
 def test_dataset_inputs_fail_early_for_missing_mirror_task(config, mirror_root, monkeypatch):
     monkeypatch.setenv(download.MIRROR_ENV, str(mirror_root))
-    assert datasets.dataset_inputs("cola", config) == {
+    assert readers.dataset_inputs("cola", config) == {
         "glue_cola": "resources/raw/glue_cola/manifest.json"
     }
     with pytest.raises(
         FileNotFoundError,
         match=r"glue/MNLI/train.tsv.*available in this mirror: cola, mrpc, rte, sst2, wnli",
     ):
-        datasets.dataset_inputs("mnli", config)
+        readers.dataset_inputs("mnli", config)
+
+
+TOY_READER = """
+from isotropy.readers.registry import register_dataset
+from isotropy.readers.tables import _raw_file, _read_utf8_lines
+import pandas as pd
+
+
+@register_dataset(
+    "toy",
+    sources={"raw_dir": "toy_words"},
+    options=lambda config: {"mark": config.get("toy_mark", "")},
+    description="word<TAB>label lines",
+)
+def read_toy(raw_dir, *, mark):
+    rows = [line.split("\\t") for line in _read_utf8_lines(_raw_file(raw_dir, "words.tsv"))]
+    return pd.DataFrame([(w + mark, lab) for w, lab in rows], columns=["text", "label"])
+"""
+
+
+@pytest.fixture
+def toy_reader_module(tmp_path, monkeypatch):
+    """A new reader module ``toy.py`` placed in the isotropy.readers package (its search path)."""
+    folder = tmp_path / "package"
+    folder.mkdir()
+    (folder / "toy.py").write_text(TOY_READER)
+    monkeypatch.setattr(readers, "__path__", [*readers.__path__, str(folder)])
+    yield "isotropy.readers.toy"
+    readers.DATASETS.pop("toy", None)
+    sys.modules.pop("isotropy.readers.toy", None)
+
+
+def test_a_new_reader_module_is_a_new_data_set(toy_reader_module, config, tmp_path, monkeypatch):
+    """A data set is one config entry plus one reader module: no registry or list is edited."""
+    monkeypatch.delenv(download.MIRROR_ENV, raising=False)
+    assert "toy" not in readers.DATASETS
+    assert toy_reader_module in readers.discover_readers()
+    toy_config = {
+        **config,
+        "mirror": None,
+        "toy_mark": "!",
+        "sources": {**config["sources"], "toy_words": {"kind": "http", "url": "https://x/w.tsv"}},
+    }
+    assert readers.required_sources("toy", toy_config) == ["toy_words"]
+    assert readers.dataset_inputs("toy", toy_config) == {
+        "toy_words": "resources/raw/toy_words/manifest.json"
+    }
+    assert readers.dataset_options("toy", toy_config) == {"mark": "!"}
+    raw = tmp_path / "raw" / "toy_words"
+    raw.mkdir(parents=True)
+    (raw / "words.tsv").write_text("dog\tnoun\nrun\tverb\n")
+    table = readers.prepare_dataset(
+        "toy",
+        {"toy_words": raw},
+        readers.dataset_sources("toy", toy_config),
+        readers.dataset_options("toy", toy_config),
+    )
+    assert table.to_dict("list") == {"text": ["dog!", "run!"], "label": ["noun", "verb"]}
+    with pytest.raises(ValueError, match="registered twice"):
+        readers.register_dataset("toy", sources={"raw_dir": "toy_words"})(lambda raw_dir: None)
 
 
 def test_write_and_read_roundtrip(tmp_path):
     table = pd.DataFrame({"text": ["dog", "run"], "labels": [["noun", "verb"], ["verb"]]})
-    datasets.write_dataset(table, tmp_path / "data" / "x.parquet")
-    back = datasets.read_dataset(tmp_path / "data" / "x.parquet")
+    readers.write_dataset(table, tmp_path / "data" / "x.parquet")
+    back = readers.read_dataset(tmp_path / "data" / "x.parquet")
     assert back["labels"].tolist() == [["noun", "verb"], ["verb"]]
     assert [p.name for p in (tmp_path / "data").iterdir()] == ["x.parquet"]
     with pytest.raises(ValueError, match="exactly one of label/labels"):
-        datasets.write_dataset(pd.DataFrame({"text": ["a"]}), tmp_path / "bad.parquet")
+        readers.write_dataset(pd.DataFrame({"text": ["a"]}), tmp_path / "bad.parquet")
     with pytest.raises(ValueError, match="non-empty lists"):
-        datasets.validate_table(pd.DataFrame({"text": ["a"], "labels": [[]]}))
+        readers.validate_table(pd.DataFrame({"text": ["a"], "labels": [[]]}))
     assert not (tmp_path / "bad.parquet").exists()
 
 
@@ -307,15 +367,15 @@ def test_polarity_bad_encoding_and_empty_line(tmp_path):
     (tmp_path / "rt-polarity.pos").write_bytes(b"good\nna\xefve\n")
     (tmp_path / "rt-polarity.neg").write_text("bad\n")
     with pytest.raises(ValueError, match=r"rt-polarity.pos, line 2: .*not valid utf-8"):
-        datasets.read_polarity(tmp_path)
+        readers.read_polarity(tmp_path)
     (tmp_path / "rt-polarity.pos").write_text("good\n\nmore\n")
     with pytest.raises(ValueError, match=r"rt-polarity.pos, line 2: empty sentence"):
-        datasets.read_polarity(tmp_path)
+        readers.read_polarity(tmp_path)
 
 
 def test_missing_raw_file_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"snli_1.0_dev.jsonl is missing"):
-        datasets.read_snli(tmp_path)
+        readers.read_snli(tmp_path)
 
 
 def test_snli_bad_rows(tmp_path):
@@ -323,19 +383,19 @@ def test_snli_bad_rows(tmp_path):
     path = tmp_path / "snli_1.0_dev.jsonl"
     path.write_text(good + "\n{broken\n")
     with pytest.raises(ValueError, match=r"snli_1.0_dev.jsonl, line 2: not valid JSON"):
-        datasets.read_snli(tmp_path)
+        readers.read_snli(tmp_path)
     path.write_text(
         good + "\n" + json.dumps({"gold_label": "maybe", "sentence1": "a", "sentence2": "b"}) + "\n"
     )
     with pytest.raises(ValueError, match=r"line 2: gold_label 'maybe'"):
-        datasets.read_snli(tmp_path)
+        readers.read_snli(tmp_path)
     path.write_text(good + "\n" + json.dumps({"sentence1": "a"}) + "\n")
     with pytest.raises(ValueError, match=r"line 2: expected an object with gold_label"):
-        datasets.read_snli(tmp_path)
+        readers.read_snli(tmp_path)
     path.write_text(
         good + "\n" + json.dumps({"gold_label": "-", "sentence1": "a", "sentence2": "b"}) + "\n"
     )
-    assert len(datasets.read_snli(tmp_path)) == 1  # no gold label: dropped
+    assert len(readers.read_snli(tmp_path)) == 1  # no gold label: dropped
 
 
 def test_glue_bad_rows(tmp_path):
@@ -344,12 +404,12 @@ def test_glue_bad_rows(tmp_path):
     with pytest.raises(
         ValueError, match=r"train.tsv, line 3: expected 4 tab-separated fields, found 3"
     ):
-        datasets.read_glue("rte", tmp_path)
+        readers.read_glue("rte", tmp_path)
     path.write_text("id\tsentence\tlabel\n")
     with pytest.raises(ValueError, match=r"train.tsv, line 1: header .* lacks a column"):
-        datasets.read_glue("rte", tmp_path)
+        readers.read_glue("rte", tmp_path)
     path.write_text("src\t1\t\tok .\nsrc\t\t\tno label\n")
-    assert datasets.read_glue("cola", tmp_path).to_dict("list") == {
+    assert readers.read_glue("cola", tmp_path).to_dict("list") == {
         "text": ["ok ."],
         "label": ["1"],
     }
@@ -389,7 +449,7 @@ def test_glue_label_outside_the_task_domain_is_refused(tmp_path, task, header, r
     line = len(lines)
     label = row.split("\t")[1 if task == "cola" else -1]
     with pytest.raises(ValueError) as info:
-        datasets.read_glue(task, tmp_path)
+        readers.read_glue(task, tmp_path)
     assert str(info.value) == (
         f"{tmp_path / 'train.tsv'}, line {line}: label {label!r} is not a {task} label (one of {domain}); "
         "fix or remove the row, or re-download the task"
@@ -404,7 +464,7 @@ def test_only_newlines_end_lines(tmp_path):
         encoding="utf-8",
         newline="",
     )
-    table = datasets.read_glue("rte", tmp_path)
+    table = readers.read_glue("rte", tmp_path)
     assert table.to_dict("list") == {
         "text": ["a\u2028b"],
         "text_pair": ["c\x0cd\x85e"],
@@ -421,10 +481,10 @@ def test_codwoe_training_format_is_rejected(tmp_path):
     with pytest.raises(
         ValueError, match=r"en.train.json, item 0 \(id 'en.train.1'\): expected 'word' and 'pos'"
     ):
-        datasets.read_pos_codwoe(tmp_path)
+        readers.read_pos_codwoe(tmp_path)
     (tmp_path / "en.train.json").write_text('[{"id": "x", "word": "a",\n "pos": "noun"},\n oops]')
     with pytest.raises(ValueError, match=r"en.train.json, line 3: not valid JSON"):
-        datasets.read_pos_codwoe(tmp_path)
+        readers.read_pos_codwoe(tmp_path)
 
 
 def test_codwoe_csv_release(tmp_path):
@@ -432,7 +492,7 @@ def test_codwoe_csv_release(tmp_path):
         'id,word,pos,gloss\nen.1,run,verb,"To move, fast."\nen.2,run,noun,A trip.\n'
     )
     (tmp_path / "manifest.json").write_text(json.dumps({"files": [{"path": "en.complete.csv"}]}))
-    table = datasets.read_pos_codwoe(tmp_path)
+    table = readers.read_pos_codwoe(tmp_path)
     assert table.to_dict("list") == {"text": ["run"], "labels": [["noun", "verb"]]}
 
 
@@ -490,7 +550,7 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
 def test_qnli_reader_on_glues_real_dev_file(mirror_root):
     # QNLI's training file is not in the mirror; its dev.tsv (GLUE's release) has the same
     # columns (index, question, sentence, label): the reader's field checks on real bytes.
-    table = datasets.read_glue("qnli", mirror_root / "glue" / "QNLI", "dev.tsv")
+    table = readers.read_glue("qnli", mirror_root / "glue" / "QNLI", "dev.tsv")
     assert len(table) == 5_463  # nyu-mll/glue's card: qnli validation, 5,463 examples
     assert set(table["label"]) == {"entailment", "not_entailment"}
     assert table["text"].str.endswith("?").mean() > 0.9  # questions first, sentences second
@@ -502,7 +562,7 @@ def test_qnli_reader_on_glues_real_dev_file(mirror_root):
 
 def _prepare(dataset: str, raw_dir: Path):
     sources = {"raw_dir": dataset}
-    return datasets.prepare_dataset(dataset, {dataset: raw_dir}, sources)
+    return readers.prepare_dataset(dataset, {dataset: raw_dir}, sources)
 
 
 def test_nul_byte_in_a_sentence_is_refused_naming_file_and_line(tmp_path):
@@ -545,4 +605,4 @@ def test_empty_snli_and_header_only_rte_are_refused_naming_the_file(tmp_path):
     rte.mkdir()
     (rte / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")
     with pytest.raises(ValueError, match=r"data set 'rte' has no rows.*rte/train.tsv"):
-        datasets.prepare_dataset("rte", {"glue_rte": rte}, {"raw_dir": "glue_rte"})
+        readers.prepare_dataset("rte", {"glue_rte": rte}, {"raw_dir": "glue_rte"})

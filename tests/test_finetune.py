@@ -17,7 +17,6 @@ import torch
 import yaml
 
 from isotropy import metrics
-from isotropy.datasets import check_tasks_available, load_task_split, read_task_split
 from isotropy.istar.checkpoint import CHECKPOINT_NAME
 from isotropy.istar.features import (
     classification_features,
@@ -39,6 +38,7 @@ from isotropy.istar.squad import squad_predictions, squad_scores
 from isotropy.istar.tasks import task_spec
 from isotropy.istar.training import TrainingInterrupted, finetune, run_and_save
 from isotropy.models import ModelSpec
+from isotropy.readers import check_tasks_available, load_task_split, read_task_split
 
 CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
 

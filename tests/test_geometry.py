@@ -16,7 +16,7 @@ import yaml
 from scipy.stats import pearsonr, spearmanr
 from sklearn.neighbors import NearestNeighbors
 
-from isotropy import datasets, geometry, studies
+from isotropy import geometry, readers, studies
 from isotropy.models import ModelSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -239,7 +239,7 @@ def test_bad_input_is_refused_with_a_reason():
     with pytest.raises(ValueError, match="needs more than 50 points"):
         geometry.lid_table(vectors[:30], k=50)
     with pytest.raises(ValueError, match="unknown corpus format"):
-        datasets.read_corpus({"source": "polarity", "format": "ptb"}, ".")
+        readers.read_corpus({"source": "polarity", "format": "ptb"}, ".")
 
 
 def test_wikitext_lines_become_sentences():
@@ -250,7 +250,7 @@ def test_wikitext_lines_become_sentences():
         " The game began in 2010 . It was released in Japan . ",
         " = = Plot = = ",
     ]
-    assert datasets.wikitext_sentences(lines) == [
+    assert readers.wikitext_sentences(lines) == [
         "The game began in 2010 .",
         "It was released in Japan .",
     ]
@@ -279,7 +279,7 @@ def polarity_sentences(mirror_root):
         "file": "rt-polarity.pos",
         "max_sentences": 60,
     }
-    return datasets.read_corpus(
+    return readers.read_corpus(
         corpus, mirror_root / "polarity"
     )  # a mirror download keeps the file as is
 
@@ -344,7 +344,7 @@ def test_mean_pooling_matches_sentence_transformers(minilm, polarity_sentences):
 
 def test_sts_on_the_mirror_stsb_split(minilm, mirror_root):
     _, tokenizer, model = minilm
-    table = datasets.read_sts("stsb", "train", mirror_root / "glue" / "STS-B")
+    table = readers.read_sts("stsb", "train", mirror_root / "glue" / "STS-B")
     assert len(table) == 5749 and table["score"].between(0, 5).all()
     table = table.iloc[:120]
     sentences, first, second = geometry.sts_sentence_index(table)
@@ -372,14 +372,14 @@ def test_sts_sources_and_the_mirror(mirror_root, monkeypatch):
     monkeypatch.setenv("ISOTROPY_MIRROR", str(mirror_root))
     config = {"sources": yaml.safe_load((REPO_ROOT / "config.yaml").read_text())["sources"]}
     # SICK-R is optional: a mirror without it gives the job no input (it is marked unavailable).
-    assert datasets.sts_inputs("sickr", "test", config) == {}
-    assert datasets.sts_inputs("stsb", "train", config) == {
+    assert readers.sts_inputs("sickr", "test", config) == {}
+    assert readers.sts_inputs("stsb", "train", config) == {
         "data": "resources/raw/hf_stsb_train/manifest.json"
     }
     with pytest.raises(FileNotFoundError, match="mirror .* lacks glue/STS-B/dev.tsv"):
-        datasets.sts_inputs("stsb", "validation", config)
+        readers.sts_inputs("stsb", "validation", config)
     with pytest.raises(FileNotFoundError, match="STS-B/dev.tsv is missing"):
-        datasets.read_sts("stsb", "validation", mirror_root / "glue" / "STS-B")
+        readers.read_sts("stsb", "validation", mirror_root / "glue" / "STS-B")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,8 +19,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from isotropy import datasets as readers
-from isotropy import sources
+from isotropy import readers, sources
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYOUTS = ROOT / "tests" / "data" / "hub"

@@ -19,7 +19,7 @@ def raw_manifest(source: str = "{source}") -> str:
 
 
 def dataset_table(dataset: str = "{dataset}") -> str:
-    """A prepared data set (isotropy.datasets): one parquet table."""
+    """A prepared data set (isotropy.readers): one parquet table."""
     return f"resources/data/{dataset}.parquet"
 
 

@@ -191,7 +191,7 @@ def table_runs(config: dict, study: str, root: str = ".") -> list[dict[str, Any]
     runs = study_runs(config, study)
     known = {(r["encoder"], r["dataset"], r["seed"]) for r in runs}
     if study == "glue":
-        from isotropy.datasets import GLUE_TASKS
+        from isotropy.readers import GLUE_TASKS
 
         def fits(run):
             return run["encoder"] in config.get("encoders", {}) and run["dataset"] in GLUE_TASKS
@@ -365,7 +365,7 @@ def _section(config: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
 
 def _setup_problems(config: dict) -> list[str]:
     """Main-study setups that name no registered data set (a misspelt key plans no run)."""
-    from isotropy.datasets import DATASETS
+    from isotropy.readers import DATASETS
 
     setups = (config.get("main") or {}).get("setups") or {}
     return [

@@ -12,7 +12,7 @@ token states. λ < 0 pushes towards anisotropy. After training, the run reports 
 IsoScore* (ζ = 0.75) of the validation sentence embeddings (position-0 token, [CLS]) of every
 layer, and the TwoNN intrinsic dimension of the last layer's sentence embeddings.
 
-Modules, by concern (the task splits themselves are read by :mod:`isotropy.datasets`):
+Modules, by concern (the task splits themselves are read by :mod:`isotropy.readers`):
 
     tasks         the tasks: kind, labels, text columns, headline metric
     grid          the study's runs (models × tasks × regularisers × λ × seeds), λ in paths, outputs

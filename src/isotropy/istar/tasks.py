@@ -11,7 +11,7 @@ REGULARISERS = ("none", "istar", "cosreg")
 class TaskSpec:
     """What a task is: its kind, labels, text columns on the hub and headline metric.
 
-    Its data: the sources ``hf_<task>_<split>`` (isotropy.datasets.task_source).
+    Its data: the sources ``hf_<task>_<split>`` (isotropy.readers.task_source).
     """
 
     name: str

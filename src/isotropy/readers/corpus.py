@@ -1,0 +1,81 @@
+"""The corpus of the geometry study's cluster analysis (Cai et al.): sentences from a text file
+or a WikiText split, read from the download folder of config ``geometry.clusters.corpus.source``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from isotropy.readers.tables import _raw_file
+from isotropy.sources import HUB_FILE
+
+_SENTENCE_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])")
+
+
+def split_sentences(paragraph: str) -> list[str]:
+    """Split a paragraph at sentence-final punctuation followed by an upper-case start.
+
+    A regular expression rather than a trained splitter: nltk's punkt model cannot be fetched
+    offline, and the analysis only needs sentence-sized contexts, not perfect boundaries.
+    """
+    return [part.strip() for part in _SENTENCE_BOUNDARY.split(paragraph.strip()) if part.strip()]
+
+
+def read_text_file(path: str | os.PathLike, max_sentences: int | None = None) -> list[str]:
+    """One sentence per non-empty line of a UTF-8 text file (the first ``max_sentences``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"corpus file {path} does not exist; fix geometry.clusters.corpus.file"
+        )
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise ValueError(f"corpus file {path} is not UTF-8 ({error}); convert it first") from error
+    sentences = [line.strip() for line in lines if line.strip()]
+    if not sentences:
+        raise ValueError(f"corpus file {path} holds no non-empty line")
+    return sentences[:max_sentences] if max_sentences else sentences
+
+
+def wikitext_sentences(lines: Iterable[str], max_sentences: int | None = None) -> list[str]:
+    """Sentences of WikiText raw lines: headings (`` = Title = ``) and empty lines dropped."""
+    sentences: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or (stripped.startswith("=") and stripped.endswith("=")):
+            continue
+        sentences.extend(split_sentences(stripped))
+        if max_sentences and len(sentences) >= max_sentences:
+            return sentences[:max_sentences]
+    return sentences
+
+
+def read_corpus(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> list[str]:
+    """The sentences of the configured corpus (``geometry.clusters.corpus``) from its download.
+
+    ``format: lines``: one sentence per line of ``file`` in the folder; ``format: wikitext``: the
+    WikiText split downloaded from the hub (``data.parquet``), split into sentences.
+    """
+    raw_dir = Path(raw_dir)
+    max_sentences = corpus.get("max_sentences")
+    if corpus["format"] == "lines":
+        if not corpus.get("file"):
+            raise ValueError(
+                "geometry.clusters.corpus.format is 'lines' but no file is set; give corpus.file"
+            )
+        return read_text_file(raw_dir / corpus["file"], max_sentences)
+    if corpus["format"] == "wikitext":
+        sentences = wikitext_sentences(
+            pd.read_parquet(_raw_file(raw_dir, HUB_FILE))["text"], max_sentences
+        )
+        if not sentences:
+            raise ValueError(f"the WikiText split in {raw_dir} yielded no sentence")
+        return sentences
+    raise ValueError(f"unknown corpus format {corpus['format']!r}; expected 'lines' or 'wikitext'")

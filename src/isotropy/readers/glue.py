@@ -1,0 +1,127 @@
+"""GLUE training splits (appendix A): one data set per task (``cola``, ``sst2``, …, ``wnli``).
+
+Each task's tsv files are described by a :class:`GlueFormat` in :data:`GLUE_FORMATS`, and each
+task is registered as a data set read from its source ``glue_<task>``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from functools import partial
+
+import pandas as pd
+
+from isotropy.readers.registry import register_dataset
+from isotropy.readers.tables import _raw_file, _read_utf8_lines
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GlueFormat:
+    """Columns of a GLUE task's tsv files: by header name, or by position when there is no header."""
+
+    text: str | int
+    label: str | int
+    text_pair: str | int | None = None
+    header: bool = True
+    width: int | None = None  # number of fields in a header-less row
+    labels: tuple[str, ...] = ("0", "1")  # the task's label domain, as written in the file
+
+
+GLUE_FORMATS: dict[str, GlueFormat] = {
+    # CoLA: source, label, original annotation, sentence; no header.
+    "cola": GlueFormat(text=3, label=1, header=False, width=4),
+    "sst2": GlueFormat(text="sentence", label="label"),
+    "mrpc": GlueFormat(text="#1 String", text_pair="#2 String", label="Quality"),
+    "qqp": GlueFormat(text="question1", text_pair="question2", label="is_duplicate"),
+    "mnli": GlueFormat(
+        text="sentence1",
+        text_pair="sentence2",
+        label="gold_label",
+        labels=("contradiction", "entailment", "neutral"),
+    ),
+    "qnli": GlueFormat(
+        text="question",
+        text_pair="sentence",
+        label="label",
+        labels=("entailment", "not_entailment"),
+    ),
+    "rte": GlueFormat(
+        text="sentence1",
+        text_pair="sentence2",
+        label="label",
+        labels=("entailment", "not_entailment"),
+    ),
+    "wnli": GlueFormat(text="sentence1", text_pair="sentence2", label="label"),
+}
+GLUE_TASKS = tuple(GLUE_FORMATS)
+
+
+def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv") -> pd.DataFrame:
+    """A GLUE task's split from its tsv file (tab-separated, no quoting; train.tsv by default).
+
+    Items without a label are dropped. Labels are kept as the strings in the file; one outside the
+    task's label domain is an error naming its line (it would otherwise become a class of its own).
+    """
+    if task not in GLUE_FORMATS:
+        raise ValueError(f"unknown GLUE task {task!r}; expected one of {GLUE_TASKS}")
+    spec = GLUE_FORMATS[task]
+    path = _raw_file(raw_dir, file_name)
+    lines = _read_utf8_lines(path)
+    if lines and lines[0].startswith("\ufeff"):  # GLUE's MRPC dev.tsv starts with a byte-order mark
+        lines[0] = lines[0][1:]
+    if spec.header:
+        if not lines:
+            raise ValueError(f"{path} is empty; expected a header line")
+        header = lines[0].split("\t")
+        width = len(header)
+        try:
+            index = {
+                key: header.index(key)
+                for key in (spec.text, spec.text_pair, spec.label)
+                if key is not None
+            }
+        except ValueError as exc:
+            raise ValueError(
+                f"{path}, line 1: header {header} lacks a column ({exc}); is this the {task} {file_name}?"
+            ) from exc
+        body, first = lines[1:], 2
+    else:
+        width = spec.width
+        index = {key: key for key in (spec.text, spec.text_pair, spec.label) if key is not None}
+        body, first = lines, 1
+    rows, unlabelled = [], 0
+    for lineno, line in enumerate(body, first):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) != width:
+            raise ValueError(
+                f"{path}, line {lineno}: expected {width} tab-separated fields, found {len(fields)}"
+            )
+        label = fields[index[spec.label]].strip()
+        if label in {"", "-"}:
+            unlabelled += 1
+            continue
+        if label not in spec.labels:
+            raise ValueError(
+                f"{path}, line {lineno}: label {label!r} is not a {task} label (one of {', '.join(spec.labels)}); "
+                "fix or remove the row, or re-download the task"
+            )
+        row = [fields[index[spec.text]].strip()]
+        if spec.text_pair is not None:
+            row.append(fields[index[spec.text_pair]].strip())
+        rows.append((*row, label))
+    if unlabelled:
+        log.info("%s: dropped %d items without a label", task, unlabelled)
+    columns = ["text", "text_pair", "label"] if spec.text_pair is not None else ["text", "label"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+for _task in GLUE_TASKS:
+    register_dataset(
+        _task, sources={"raw_dir": f"glue_{_task}"}, description=f"GLUE {_task} training split"
+    )(partial(read_glue, _task))

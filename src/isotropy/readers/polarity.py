@@ -1,0 +1,30 @@
+"""Pang & Lee's sentence polarity v1.0 (section 3): data set ``polarity``."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+from isotropy.readers.registry import register_dataset
+from isotropy.readers.tables import _raw_file, _read_utf8_lines
+
+POLARITY_LABELS = {"rt-polarity.pos": "positive", "rt-polarity.neg": "negative"}
+
+
+@register_dataset(
+    "polarity", sources={"raw_dir": "polarity"}, description="Pang & Lee sentence polarity v1.0"
+)
+def read_polarity(raw_dir: str | os.PathLike) -> pd.DataFrame:
+    """Pang & Lee sentence polarity v1.0: one sentence per line, label from the file (10,662 rows)."""
+    rows = []
+    for filename, label in POLARITY_LABELS.items():
+        path = _raw_file(raw_dir, filename)
+        for lineno, line in enumerate(_read_utf8_lines(path), 1):
+            text = line.strip()
+            if not text:
+                raise ValueError(
+                    f"{path}, line {lineno}: empty sentence; expected one sentence per line"
+                )
+            rows.append((text, label))
+    return pd.DataFrame(rows, columns=["text", "label"])

@@ -1,0 +1,153 @@
+"""Part-of-speech data (section 3): data set ``pos``.
+
+The paper's data is CoDWoE's English words with their parts of speech (:func:`read_pos_codwoe`,
+config ``pos_source: codwoe``); the documented stand-in labels the most frequent words of a
+word-vector source from WordNet (:func:`read_pos_wordnet`, ``pos_source: wordnet``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from isotropy.readers.inputs import _pos_options, _pos_sources
+from isotropy.readers.registry import register_dataset
+from isotropy.readers.tables import _multi_label_frame
+from isotropy.readers.wordnet import open_wordnet
+from isotropy.sources import decode_text, load_word_vectors, source_files, word_vectors_file
+
+log = logging.getLogger(__name__)
+
+# CoDWoE spells POS out; WordNet uses n/v/a/s/r (s: satellite adjective, merged with a).
+WORDNET_POS = {"n": "noun", "v": "verb", "a": "adjective", "s": "adjective", "r": "adverb"}
+
+
+def read_codwoe_items(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Items of one CoDWoE English file: a JSON list of objects, or the CSV of the full release."""
+    path = Path(path)
+    if path.suffix == ".csv":
+        try:
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path}: not a readable CSV file ({exc})") from exc
+        return frame.to_dict("records")
+    text = decode_text(path.read_bytes(), "utf-8", str(path))
+    try:
+        items = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}, line {exc.lineno}: not valid JSON ({exc.msg})") from exc
+    if not isinstance(items, list):
+        raise ValueError(f"{path}: expected a JSON list of items, found {type(items).__name__}")
+    return items
+
+
+def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
+    """CoDWoE English words, each labelled with the set of its parts of speech over all its glosses."""
+    files = [p for p in source_files(raw_dir) if p.suffix in {".json", ".csv"}]
+    if not files:
+        raise FileNotFoundError(f"no CoDWoE .json/.csv file in {raw_dir}")
+    labels: dict[str, set[str]] = defaultdict(set)
+    for path in files:
+        for index, item in enumerate(read_codwoe_items(path)):
+            where = f"{path}, item {index}" + (
+                f" (id {item.get('id')!r})" if isinstance(item, dict) and item.get("id") else ""
+            )
+            if not isinstance(item, dict) or "word" not in item or "pos" not in item:
+                keys = sorted(item) if isinstance(item, dict) else type(item).__name__
+                raise ValueError(
+                    f"{where}: expected 'word' and 'pos' keys, found {keys}; the CoDWoE training files lack them, "
+                    "use the release with words and parts of speech (trial, reference or full data)"
+                )
+            word, pos = item["word"], item["pos"]
+            if (
+                not isinstance(word, str)
+                or not word.strip()
+                or not isinstance(pos, str)
+                or not pos.strip()
+            ):
+                raise ValueError(
+                    f"{where}: word and pos must be non-empty strings, found {word!r}, {pos!r}"
+                )
+            labels[word.strip()].add(pos.strip())
+    log.info("pos (codwoe): %d words from %d file(s)", len(labels), len(files))
+    return _multi_label_frame(labels)
+
+
+def wordnet_pos(wordnet, word: str) -> set[str]:
+    """Parts of speech of ``word`` as a WordNet headword (no morphological base-form lookup)."""
+    target = word.lower()
+    return {
+        WORDNET_POS[synset.pos()]
+        for synset in wordnet.synsets(word)
+        if any(name.lower() == target for name in synset.lemma_names())
+    }
+
+
+def pos_standin(vocabulary: Iterable[str], wordnet, size: int) -> pd.DataFrame:
+    """The documented stand-in for CoDWoE POS: the first ``size`` words of ``vocabulary`` that
+    WordNet knows as headwords, each labelled with the set of its WordNet parts of speech.
+
+    ``vocabulary`` is in frequency order (word-vector files are), so these are the most frequent.
+    """
+    labels: dict[str, set[str]] = {}
+    for word in vocabulary:
+        if len(labels) == size:
+            break
+        if word in labels:
+            continue
+        tags = wordnet_pos(wordnet, word)
+        if tags:
+            labels[word] = tags
+    if len(labels) < size:
+        log.warning(
+            "pos stand-in: only %d words of the vocabulary are WordNet headwords (asked for %d)",
+            len(labels),
+            size,
+        )
+    return _multi_label_frame(labels)
+
+
+def read_pos_wordnet(
+    vectors_dir: str | os.PathLike, wordnet_dir: str | os.PathLike, size: int
+) -> pd.DataFrame:
+    """POS stand-in built from a fetched word-vector source and WordNet (see :func:`pos_standin`)."""
+    path, wordnet = word_vectors_file(vectors_dir), open_wordnet(wordnet_dir)
+    # Most frequent words are mostly WordNet headwords: read a prefix of the file first, and the
+    # whole vocabulary only when the prefix falls short.
+    vectors = load_word_vectors(path, limit=4 * size)
+    table = pos_standin(vectors.index_to_key, wordnet, size)
+    if len(table) < size and len(vectors) == 4 * size:
+        table = pos_standin(load_word_vectors(path).index_to_key, wordnet, size)
+    log.warning(
+        "pos: using the WordNet stand-in (config pos_source: wordnet), NOT CoDWoE: %d most frequent "
+        "WordNet headwords of %s",
+        len(table),
+        vectors_dir,
+    )
+    return table
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@register_dataset(
+    "pos",
+    sources=_pos_sources,
+    options=_pos_options,
+    description="CoDWoE English words with their POS (multi-label)",
+)
+def _pos_reader(
+    raw_dir=None, vectors_dir=None, wordnet_dir=None, *, pos_source: str, pos_standin_size: int = 0
+):
+    if pos_source == "wordnet":
+        return read_pos_wordnet(vectors_dir, wordnet_dir, pos_standin_size)
+    if pos_source == "codwoe":
+        return read_pos_codwoe(raw_dir)
+    raise ValueError(f"pos_source must be 'codwoe' or 'wordnet', found {pos_source!r}")

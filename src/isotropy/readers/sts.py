@@ -1,0 +1,86 @@
+"""The STS sets of the geometry study (Rajaee & Pilehvar): STS-B and SICK-R pairs with gold scores.
+
+Each split is read from the download folder of its source ``hf_<sts>_<split>``: the hub's
+``data.parquet``, or the mirror's original file (STS-B tsv, SICK.txt).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from isotropy.readers.tables import _raw_file
+from isotropy.sources import HUB_FILE
+
+_STS_SPLIT_FILES = {"train": "train.tsv", "validation": "dev.tsv"}  # GLUE STS-B from a mirror
+_SICK_FILE = "SICK.txt"  # SICK from a mirror: every split in one file
+
+
+def sts_source(name: str, split: str) -> str:
+    """The source (config ``sources``) of one split of an STS set (stsb, sickr)."""
+    if name not in ("stsb", "sickr"):
+        raise ValueError(f"unknown STS data set {name!r}; expected 'stsb' or 'sickr'")
+    return f"hf_{name}_{split}"
+
+
+def read_sts_tsv(path: str | os.PathLike) -> pd.DataFrame:
+    """An STS-B file in the GLUE tsv format as (sentence1, sentence2, score).
+
+    GLUE files contain unbalanced quotes, so quoting is switched off.
+    """
+    table = pd.read_csv(
+        path,
+        sep="\t",
+        quoting=csv.QUOTE_NONE,
+        keep_default_na=False,
+        dtype={"sentence1": str, "sentence2": str},
+    )
+    missing = {"sentence1", "sentence2", "score"} - set(table.columns)
+    if missing:
+        raise ValueError(
+            f"STS file {path} lacks columns {sorted(missing)}; found {list(table.columns)}"
+        )
+    return _check_sts(
+        table[["sentence1", "sentence2", "score"]].astype({"score": float}), str(path)
+    )
+
+
+def _check_sts(table: pd.DataFrame, origin: str) -> pd.DataFrame:
+    if table.empty:
+        raise ValueError(f"STS data from {origin} has no pair")
+    if not np.isfinite(table["score"].to_numpy(dtype=float)).all():
+        raise ValueError(f"STS data from {origin} has missing or non-numeric gold scores")
+    return table.reset_index(drop=True)
+
+
+def read_sts(name: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
+    """Pairs and gold scores (sentence1, sentence2, score) of an STS split from its download:
+    the hub's ``data.parquet``, or the mirror's original file (STS-B tsv, SICK.txt)."""
+    raw_dir = Path(raw_dir)
+    sts_source(name, split)
+    hub = raw_dir / HUB_FILE
+    if hub.is_file():
+        data = pd.read_parquet(hub)
+        if name == "stsb":
+            data = data.rename(columns={"label": "score"})
+        return _check_sts(data[["sentence1", "sentence2", "score"]], f"{hub} ({name} {split})")
+    if name == "stsb":
+        if split not in _STS_SPLIT_FILES:
+            raise ValueError(
+                f"unknown STS-B split {split!r}; expected one of {sorted(_STS_SPLIT_FILES)}"
+            )
+        return read_sts_tsv(_raw_file(raw_dir, _STS_SPLIT_FILES[split]))
+    path = _raw_file(raw_dir, _SICK_FILE)
+    table = pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False)
+    if split != "all":
+        table = table[table["SemEval_set"].str.upper() == split.upper()]
+    table = table.rename(
+        columns={"sentence_A": "sentence1", "sentence_B": "sentence2", "relatedness_score": "score"}
+    )
+    return _check_sts(
+        table[["sentence1", "sentence2", "score"]].astype({"score": float}), str(path)
+    )

@@ -1,0 +1,187 @@
+"""Supersense data (section 3): data set ``supersense``.
+
+The paper's data is Tikhonov et al.'s words with their supersense flags
+(:func:`read_supersense_tikhonov`, config ``supersense_source: tikhonov``); the documented
+stand-in labels Tikhonov et al.'s word list from WordNet (:func:`read_supersense`,
+``supersense_source: wordnet``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from isotropy.readers.inputs import _supersense_options, _supersense_sources
+from isotropy.readers.registry import register_dataset
+from isotropy.readers.tables import _multi_label_frame, _raw_file, _read_utf8_lines
+from isotropy.readers.wordnet import open_wordnet
+
+log = logging.getLogger(__name__)
+
+
+def read_supersense(words_dir: str | os.PathLike, wordnet_dir: str | os.PathLike) -> pd.DataFrame:
+    """Tikhonov et al.'s word list, each word labelled with the supersenses of its noun synsets.
+
+    A supersense is a WordNet lexicographer file (``noun.animal``, ``noun.artifact``, …, 26 in
+    all); a word's label set is the lexicographer files of all its noun synsets (nltk's lookup,
+    which also tries the word's base form). Words without a noun synset are dropped and counted.
+    """
+    path = _raw_file(words_dir, "words.txt")
+    wordnet = open_wordnet(wordnet_dir)
+    labels: dict[str, set[str]] = {}
+    dropped = []
+    for lineno, line in enumerate(_read_utf8_lines(path), 1):
+        word = line.strip()
+        if not word:
+            continue
+        if any(ch.isspace() for ch in word):
+            raise ValueError(f"{path}, line {lineno}: {word!r} is not a single word")
+        if word in labels:
+            continue
+        synsets = wordnet.synsets(word, pos="n")
+        if not synsets:
+            dropped.append(word)
+            continue
+        labels[word] = {synset.lexname() for synset in synsets}
+    log.info(
+        "supersense: %d words labelled, %d dropped without a noun synset (e.g. %s)",
+        len(labels),
+        len(dropped),
+        ", ".join(dropped[:5]),
+    )
+    return _multi_label_frame(labels)
+
+
+# The 26 WordNet noun lexicographer files (supersenses) of Tikhonov et al.'s feature file: its
+# columns word1.attrs.supersenses.is_<class> / word2.attrs.supersenses.is_<class>.
+SUPERSENSE_CLASSES = (
+    "Tops", "act", "animal", "artifact", "attribute", "body", "cognition", "communication",
+    "event", "feeling", "food", "group", "location", "motive", "object", "person", "phenomenon",
+    "plant", "possession", "process", "quantity", "relation", "shape", "state", "substance", "time",
+)  # fmt: skip
+SUPERSENSE_FILE = "words_features.zip"
+_SUPERSENSE_COLUMN = re.compile(r"^(word[12])\.attrs\.supersenses\.is_(.+)$")
+_TRUE = {"true", "1", "1.0"}
+_FALSE = {"false", "0", "0.0", ""}
+
+
+def read_supersense_tikhonov(raw_dir: str | os.PathLike) -> pd.DataFrame:
+    """The paper's supersense data: Tikhonov et al.'s words, each with its supersense flags.
+
+    ``words_features.zip`` (altsoph/modality_shifts) holds one CSV of word pairs: ``word1``,
+    ``word2`` and, per word, 26 flags ``word<k>.attrs.supersenses.is_<class>``. Every word of
+    either column becomes one item labelled ``noun.<class>`` for each flag set (the names WordNet
+    gives its lexicographer files, as the WordNet stand-in labels them). The paper leaves open,
+    and this reader chooses:
+
+    - a word that occurs in several pairs is one item, labelled with the union of its flags
+      over all its occurrences (occurrences that disagree are counted in the log);
+    - words are kept as written (surrounding whitespace stripped, case kept);
+    - a flag is set when it reads true/1, unset when false/0 or empty; anything else is an error;
+    - words with no flag set are dropped (counted in the log);
+    - items are in order of first occurrence (row by row, word1 before word2).
+    """
+    path = _raw_file(raw_dir, SUPERSENSE_FILE)
+    with zipfile.ZipFile(path) as archive:
+        members = [
+            m
+            for m in archive.namelist()
+            if m.endswith(".csv") and "__MACOSX" not in m and not Path(m).name.startswith("._")
+        ]
+        if len(members) != 1:
+            raise ValueError(
+                f"{path}: expected one CSV file inside, found {members or archive.namelist()}; "
+                "re-download source supersense_features"
+            )
+        label = f"{path}:{members[0]}"
+        with archive.open(members[0]) as handle:
+            table = pd.read_csv(
+                handle,
+                usecols=lambda c: c in ("word1", "word2") or bool(_SUPERSENSE_COLUMN.match(c)),
+                dtype=str,
+                keep_default_na=False,
+                encoding="utf-8",
+            )
+    return supersense_items(table, label)
+
+
+def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
+    """The multi-label items of a table of word pairs with their supersense flags (see above)."""
+    table = table.fillna("").astype(str)
+    flags: dict[str, dict[str, str]] = {"word1": {}, "word2": {}}
+    for column in table.columns:
+        if match := _SUPERSENSE_COLUMN.match(column):
+            flags[match.group(1)][match.group(2)] = column
+    for word in ("word1", "word2"):
+        if word not in table.columns:
+            raise ValueError(
+                f"{label}: column {word!r} is missing; expected Tikhonov et al.'s word pairs"
+            )
+        missing = sorted(set(SUPERSENSE_CLASSES) - set(flags[word]))
+        unknown = sorted(set(flags[word]) - set(SUPERSENSE_CLASSES))
+        if missing or unknown:
+            raise ValueError(
+                f"{label}: the {word} supersense columns lack {missing} and add {unknown}; "
+                f"expected {word}.attrs.supersenses.is_<class> for the 26 WordNet noun supersenses"
+            )
+    labels: dict[str, set[str]] = {}
+    first: dict[str, frozenset[str]] = {}
+    disagreeing: set[str] = set()
+    for word_column in ("word1", "word2"):
+        columns = [flags[word_column][cls] for cls in SUPERSENSE_CLASSES]
+        values = table[columns].apply(lambda col: col.str.strip().str.lower())
+        bad = ~values.isin(_TRUE | _FALSE)
+        if bad.to_numpy().any():
+            row, col = np.argwhere(bad.to_numpy())[0]
+            raise ValueError(
+                f"{label}, line {row + 2}: {columns[col]} is {table[columns[col]].iloc[row]!r}; "
+                "expected true/false, 1/0 or empty"
+            )
+        table[f"_{word_column}_set"] = [
+            frozenset(f"noun.{cls}" for cls, on in zip(SUPERSENSE_CLASSES, flags_row) if on)
+            for flags_row in values.isin(_TRUE).to_numpy()
+        ]
+    # Row by row, word1 before word2: the order of first occurrence.
+    for w1, s1, w2, s2 in zip(
+        table["word1"], table["_word1_set"], table["word2"], table["_word2_set"]
+    ):
+        for word, own in ((w1.strip(), s1), (w2.strip(), s2)):
+            if not word:
+                continue
+            if first.setdefault(word, own) != own:
+                disagreeing.add(word)
+            labels.setdefault(word, set()).update(own)
+    kept = {word: cls for word, cls in labels.items() if cls}
+    log.info(
+        "supersense (Tikhonov et al.): %d words, %d with at least one supersense flag kept, "
+        "%d without any dropped, %d whose occurrences disagree (labelled with the union)",
+        len(labels),
+        len(kept),
+        len(labels) - len(kept),
+        len(disagreeing),
+    )
+    if not kept:
+        raise ValueError(f"{label}: no word has a supersense flag set")
+    return _multi_label_frame(kept)
+
+
+@register_dataset(
+    "supersense",
+    sources=_supersense_sources,
+    options=_supersense_options,
+    description="Tikhonov et al. (2023) words with their noun supersenses (multi-label)",
+)
+def _supersense_reader(raw_dir=None, words_dir=None, wordnet_dir=None, *, supersense_source: str):
+    if supersense_source == "wordnet":
+        return read_supersense(words_dir, wordnet_dir)
+    if supersense_source == "tikhonov":
+        return read_supersense_tikhonov(raw_dir)
+    raise ValueError(
+        f"supersense_source must be 'tikhonov' or 'wordnet', found {supersense_source!r}"
+    )

@@ -1,0 +1,109 @@
+"""The I-STAR task splits (train and validation).
+
+Each split is a source (``hf_<task>_<split>``) of kind hub, fetched by rule ``download_source``
+from the hub (its ``data.parquet``), or from a mirror's GLUE tsv file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from isotropy.istar.tasks import TaskSpec, task_spec
+from isotropy.readers.glue import GLUE_FORMATS, read_glue
+from isotropy.readers.sts import read_sts_tsv
+from isotropy.readers.tables import _raw_file
+from isotropy.sources import HUB_FILE
+
+ISTAR_SPLITS = ("train", "validation")
+# I-STAR tasks read from a mirror's GLUE tsv files (the others come from the hub); each label's
+# class id is its place in the task's label domain, which is the hub's numbering for these tasks.
+_GLUE_TSV_TASKS = ("cola", "sst2", "mrpc", "rte", "qnli")
+_GLUE_SPLIT_FILES = {"train": "train.tsv", "validation": "dev.tsv"}
+
+
+def task_source(task: str, split: str) -> str:
+    """The source (config ``sources``) that holds one split of an I-STAR task."""
+    task_spec(task)
+    if split not in ISTAR_SPLITS:
+        raise ValueError(f"split must be one of {ISTAR_SPLITS}, got {split!r}")
+    return f"hf_{task}_{split}"
+
+
+def _glue_task_table(task: str, path: Path) -> pd.DataFrame:
+    """A GLUE task split from its original tsv file, in the table the hub reader gives."""
+    if task in _GLUE_TSV_TASKS:
+        table = read_glue(task, path.parent, path.name)
+        table["label"] = table["label"].map(GLUE_FORMATS[task].labels.index).astype(int)
+        return table
+    if task == "stsb":
+        pairs = read_sts_tsv(_raw_file(path.parent, path.name))
+        return pd.DataFrame(
+            {"text": pairs["sentence1"], "text_pair": pairs["sentence2"], "label": pairs["score"]}
+        )
+    raise ValueError(f"I-STAR task {task!r} has no GLUE tsv reader; it comes from the hub only")
+
+
+def _hub_task_table(spec: TaskSpec, table: pd.DataFrame) -> pd.DataFrame:
+    """A task split as the hub stores it → text[, text_pair], label (or SQuAD's question columns)."""
+    if spec.kind == "qa":
+        return pd.DataFrame(
+            {
+                "id": table["id"].astype(str),
+                "question": table["question"].str.lstrip(),
+                "context": table["context"],
+                "answers": [list(a["text"]) for a in table["answers"]],
+                "answer_starts": [[int(s) for s in a["answer_start"]] for a in table["answers"]],
+            }
+        )
+    out = pd.DataFrame({"text": table[spec.hub_columns[0]].astype(str)})
+    if len(spec.hub_columns) > 1:
+        out["text_pair"] = table[spec.hub_columns[1]].astype(str)
+    out["label"] = table["label"].astype(float if spec.kind == "regression" else int)
+    return out
+
+
+def read_task_split(task: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
+    """One split of an I-STAR task from its downloaded source folder: the hub's ``data.parquet``,
+    or the mirror's GLUE tsv file.
+
+    Returns columns ``text``, optional ``text_pair``, and ``label`` (int class id, float for
+    STS-B); SQuAD: ``id``, ``question``, ``context``, ``answers``, ``answer_starts``.
+    """
+    raw_dir = Path(raw_dir)
+    if (raw_dir / HUB_FILE).is_file():
+        return _hub_task_table(task_spec(task), pd.read_parquet(raw_dir / HUB_FILE))
+    return _glue_task_table(task, raw_dir / _GLUE_SPLIT_FILES[split])
+
+
+def load_task_split(
+    task: str,
+    split: str,
+    raw_dir: str | os.PathLike,
+    subset: int | None = None,
+    subset_seed: int = 0,
+) -> pd.DataFrame:
+    """A task's ``train`` or ``validation`` split from its downloaded source folder.
+
+    ``subset`` keeps a seeded random sample of that many rows (the same for every run), for
+    scaled-down runs. Rows without a gold label (label −1) are dropped.
+    """
+    if split not in ISTAR_SPLITS:
+        raise ValueError(f"split must be 'train' or 'validation', got {split!r}")
+    spec = task_spec(task)
+    table = read_task_split(task, split, raw_dir)
+    if spec.kind != "qa":
+        table = table[table["label"] >= 0].reset_index(drop=True)
+    if len(table) == 0:
+        raise ValueError(f"the {split} split of {task!r} is empty")
+    if subset is not None and subset < len(table):
+        rows = np.random.default_rng(subset_seed).choice(len(table), size=subset, replace=False)
+        table = table.iloc[np.sort(rows)].reset_index(drop=True)
+    return table
+
+
+# ---------------------------------------------------------------------------------------------
+# Geometry study: the corpus of the cluster analysis and the STS sets, each read from the
