@@ -44,7 +44,7 @@ from isotropy.download import (
 )
 from isotropy.io import atomic_path
 from isotropy.istar.tasks import TASKS, TaskSpec, task_spec
-from isotropy.paths import MANIFEST_NAME
+from isotropy.workflow.paths import MANIFEST_NAME
 
 log = logging.getLogger(__name__)
 

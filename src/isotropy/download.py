@@ -61,7 +61,7 @@ import urllib3
 from tqdm.auto import tqdm
 
 from isotropy.io import atomic_path, sha256_file, write_json
-from isotropy.paths import MANIFEST_NAME, RAW_ROOT
+from isotropy.workflow.paths import MANIFEST_NAME, RAW_ROOT
 
 log = logging.getLogger(__name__)
 
