@@ -115,7 +115,7 @@ def istar_lambda(wildcards):
 # Geometry (rules/geometry.smk): wildcards match only the configured models and corpus.
 GEOMETRY_WILDCARDS = targets.geometry_wildcards(config)
 # A data set the mirror lacks makes no job: planned out here, with one line (SICK-R is optional).
-for _name in targets.unavailable_sts_datasets(config):
+for _name in inputs.unavailable_sts_datasets(config):
     print(
         f"geometry: STS data set {_name!r} is not in the data mirror; no job is planned for it "
         "(config geometry.sts.datasets lists it; add its files to the mirror to run it)",

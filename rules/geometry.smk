@@ -120,8 +120,8 @@ rule geometry_static:
 
 rule geometry_collect_cosine:
     input:
-        targets.geometry_cluster_files(config, "cosine_by_layer.csv")
-        + targets.geometry_static_files(config, "cosine.csv"),
+        inputs.geometry_cluster_files(config, "cosine_by_layer.csv")
+        + inputs.geometry_static_files(config, "cosine.csv"),
     output:
         table=report(
             paths.GEOMETRY_COSINE,
@@ -129,7 +129,7 @@ rule geometry_collect_cosine:
             category="geometry study",
         ),
     log:
-        logs("results/geometry/cosine_by_layer.csv.log"),
+        logs(f"{paths.GEOMETRY_COSINE}.log"),
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -145,8 +145,8 @@ rule geometry_collect_cosine:
 
 rule geometry_collect_lid:
     input:
-        targets.geometry_cluster_files(config, "lid.csv")
-        + targets.geometry_static_files(config, "lid.csv"),
+        inputs.geometry_cluster_files(config, "lid.csv")
+        + inputs.geometry_static_files(config, "lid.csv"),
     output:
         table=report(
             paths.GEOMETRY_LID,
@@ -154,7 +154,7 @@ rule geometry_collect_lid:
             category="geometry study",
         ),
     log:
-        logs("results/geometry/lid.csv.log"),
+        logs(f"{paths.GEOMETRY_LID}.log"),
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -234,7 +234,7 @@ rule geometry_sts:
 
 rule geometry_collect_sts:
     input:
-        targets.geometry_sts_files(config),
+        inputs.geometry_sts_files(config),
     output:
         table=report(
             paths.GEOMETRY_STS,
@@ -242,7 +242,7 @@ rule geometry_collect_sts:
             category="geometry study",
         ),
     log:
-        logs("results/geometry/sts.csv.log"),
+        logs(f"{paths.GEOMETRY_STS}.log"),
     conda:
         "../envs/data.yaml"
     threads: 1

@@ -50,7 +50,7 @@ rule istar_runs:
             category="istar study",
         ),
     log:
-        logs("results/istar/runs.csv.log"),
+        logs(f"{paths.ISTAR_RUNS}.log"),
     conda:
         "../envs/torch.yaml"
     threads: 1

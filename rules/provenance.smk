@@ -23,7 +23,7 @@ rule check_claims:
             category="claims and paper comparison",
         ),
     log:
-        logs("results/claims.csv.log"),
+        logs(f"{paths.CLAIMS}.log"),
     conda:
         "../envs/plots.yaml"
     threads: 1
@@ -56,7 +56,7 @@ rule compare_with_papers:
             category="claims and paper comparison",
         ),
     log:
-        logs("results/paper_comparison.csv.log"),
+        logs(f"{paths.PAPER_COMPARISON}.log"),
     conda:
         "../envs/plots.yaml"
     threads: 1

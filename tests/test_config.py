@@ -391,6 +391,30 @@ def test_misspelt_main_setup_is_refused_naming_the_registered_datasets(config):
     assert ", ".join(sorted(DATASETS)) in message and "check its spelling" in message
 
 
+def test_load_config_refuses_a_misspelt_main_setup_in_one_sentence(tmp_path):
+    """The one loader of the Snakefile, the estimate and the audit runs every cross-check."""
+    from isotropy.datasets import DATASETS
+
+    overlay = tmp_path / "typo.yaml"
+    overlay.write_text("main:\n  setups:\n    polarty: {encoder: miniLM, bias: false}\n")
+    with pytest.raises(workflow_config.ConfigError) as info:
+        workflow_config.load_config([ROOT / "config.yaml", overlay])
+    problems = str(info.value).splitlines()[1:]
+    assert problems == [
+        f"  main.setups: 'polarty' is not a registered data set (registered: "
+        f"{', '.join(sorted(DATASETS))}); check its spelling"
+    ]
+
+
+def test_load_config_fills_defaults_and_runs_the_geometry_checks(tmp_path):
+    config = workflow_config.load_config([ROOT / "config.yaml"])
+    assert config["main"]["metric_sample_size"] is None or "metric_sample_size" in config["main"]
+    overlay = tmp_path / "geometry.yaml"
+    overlay.write_text("geometry:\n  clusters:\n    k_range: [9, 2]\n")
+    with pytest.raises(workflow_config.ConfigError, match=r"geometry.clusters.k_range: 9 > 2"):
+        workflow_config.load_config([ROOT / "config.yaml", overlay])
+
+
 def test_look_alike_key_is_shown_with_its_code_points(config):
     from snakemake.exceptions import WorkflowError
 

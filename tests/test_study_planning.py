@@ -14,6 +14,7 @@ import yaml
 
 from isotropy.summaries import parameter_table
 from isotropy.workflow import config as workflow_config
+from isotropy.workflow import inputs as workflow_inputs
 from isotropy.workflow import targets
 
 GLUE_MIRROR_TASKS = ("cola", "mrpc", "rte", "sst2", "wnli")
@@ -96,13 +97,13 @@ def test_sickr_is_planned_out_when_the_mirror_lacks_it(tmp_path, monkeypatch):
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     config = _config(mirror=str(mirror))
-    assert targets.unavailable_sts_datasets(config) == ["sickr"]
-    assert targets.geometry_sts_datasets(config) == ["stsb"]
-    assert all("/sickr/" not in path for path in targets.geometry_sts_files(config))
+    assert workflow_inputs.unavailable_sts_datasets(config) == ["sickr"]
+    assert workflow_inputs.geometry_sts_datasets(config) == ["stsb"]
+    assert all("/sickr/" not in path for path in workflow_inputs.geometry_sts_files(config))
     (mirror / "sick").mkdir()
     (mirror / "sick/SICK.txt").write_text("pair_ID\n")
-    assert targets.unavailable_sts_datasets(config) == []
-    assert targets.geometry_sts_datasets(config) == ["stsb", "sickr"]
+    assert workflow_inputs.unavailable_sts_datasets(config) == []
+    assert workflow_inputs.geometry_sts_datasets(config) == ["stsb", "sickr"]
 
 
 def test_offline_geometry_study_plans_no_sickr_job(tmp_path):

@@ -143,11 +143,6 @@ def encoder_word_vector_source(config: dict, name: str) -> str:
     return spec["source"]
 
 
-def word_vector_file(config: dict, name: str) -> str:
-    """The manifest of the downloaded word-vector source an encoder looks words up in."""
-    return download.source_outputs(encoder_word_vector_source(config, name))[0]
-
-
 def encoders_of_kind(config: dict, kind: str) -> list[str]:
     return [name for name, spec in config["encoders"].items() if spec["kind"] == kind]
 
@@ -500,22 +495,3 @@ def check_loaded_config(config: dict, schema: str | os.PathLike = SCHEMA) -> Non
     validate_config(config, schema)
     check_config(config)
     check_geometry_config(config)
-
-
-def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The parts of the configuration the measurements read (rule params: a change re-runs)."""
-    geometry = config.get("geometry") or {}
-    clusters = geometry.get("clusters") or {}
-    return {
-        "encoders": dict(config.get("encoders") or {}),
-        "main": {"setups": dict((config.get("main") or {}).get("setups") or {})},
-        "geometry": {
-            "models": dict(geometry.get("models") or {}),
-            "clusters": {
-                "models": list(clusters.get("models") or []),
-                "max_per_type": clusters.get("max_per_type", 20),
-            },
-            "sts": {"models": list((geometry.get("sts") or {}).get("models") or [])},
-        },
-        "istar": {"models": dict((config.get("istar") or {}).get("models") or {})},
-    }

@@ -16,9 +16,19 @@ from snakemake.exceptions import WorkflowError
 from isotropy import datasets, download, model_parts, provenance
 from isotropy.verdicts import standins
 from isotropy.workflow import paths
-from isotropy.workflow.config import encoder, sentence_encoder_spec, word_vector_file
+from isotropy.workflow.config import (
+    encoder,
+    encoder_word_vector_source,
+    sentence_encoder_spec,
+    setting,
+)
 
 __all__ = [
+    "unavailable_sts_datasets",
+    "geometry_sts_files",
+    "geometry_sts_datasets",
+    "geometry_static_files",
+    "geometry_cluster_files",
     "corpus_inputs",
     "dataset_inputs",
     "dataset_options",
@@ -62,6 +72,11 @@ def verified_embedding(config: Mapping[str, Any], artefact: str) -> Callable[[An
 def sentence_encoder(config: Mapping[str, Any], wildcards: Any) -> dict[str, Any]:
     """The settings of the job's sentence-transformer encoder."""
     return sentence_encoder_spec(dict(config), wildcards.encoder)
+
+
+def word_vector_file(config: Mapping[str, Any], name: str) -> str:
+    """The manifest of the downloaded word-vector source an encoder looks words up in."""
+    return download.source_outputs(encoder_word_vector_source(dict(config), name))[0]
 
 
 def split_model_input(config: Mapping[str, Any], path: str | None) -> list[str]:
@@ -119,3 +134,65 @@ def sts_inputs(config: Mapping[str, Any], sts: str, split: str) -> dict[str, Any
 def task_inputs(config: Mapping[str, Any], task: str) -> dict[str, Any]:
     """An I-STAR task's train and validation downloads."""
     return datasets.task_inputs(task, config)
+
+
+# Geometry study: the per-model tables each collected table reads; an optional STS data set
+# (SICK-R) the data mirror lacks is planned out here, so no job is made for it.
+
+
+def geometry_cluster_files(config: Mapping[str, Any], artefact: str) -> list[str]:
+    """One per-model artefact of the cluster analysis for every model and seed."""
+    if "geometry" not in config:
+        return []
+    clusters = config["geometry"]["clusters"]
+    return [
+        paths.geometry_run_file(artefact, model, clusters["corpus"]["name"], seed)
+        for model in clusters["models"]
+        for seed in config["geometry"]["seeds"]
+    ]
+
+
+def geometry_static_files(config: Mapping[str, Any], artefact: str) -> list[str]:
+    """The static word-vector comparison rows (none when ``clusters.static.source`` is null)."""
+    source = setting(config, "geometry", "clusters", "static", "source")
+    if source is None:
+        return []
+    return [
+        paths.static_geometry_file(artefact, source, seed) for seed in config["geometry"]["seeds"]
+    ]
+
+
+def geometry_sts_datasets(config: Mapping[str, Any]) -> list[str]:
+    """The configured STS data sets this run can read: SICK-R (optional) is planned out when the
+    data mirror lacks its files, so no job is made for it (:func:`unavailable_sts_datasets`)."""
+    if "geometry" not in config:
+        return []
+    missing = set(unavailable_sts_datasets(config))
+    return [name for name in config["geometry"]["sts"]["datasets"] if name not in missing]
+
+
+def unavailable_sts_datasets(config: Mapping[str, Any]) -> list[str]:
+    """Configured optional STS data sets (SICK-R) whose split's files the data mirror lacks
+    (none without a mirror: a download is then attempted)."""
+    sts = setting(config, "geometry", "sts", default={})
+    if not sts.get("models") or "sickr" not in sts.get("datasets", []):
+        return []
+    mirror = download.resolve_mirror(config.get("mirror"))
+    split = sts.get("splits", {}).get("sickr", "test")
+    source = f"hf_sickr_{split}"
+    if mirror is None or source not in config.get("sources", {}):
+        return []
+    return ["sickr"] if download.missing_mirror_files(source, config, mirror) else []
+
+
+def geometry_sts_files(config: Mapping[str, Any]) -> list[str]:
+    """Every per-model STS table of the data sets this run can read."""
+    if "geometry" not in config:
+        return []
+    sts = config["geometry"]["sts"]
+    return [
+        paths.geometry_run_file("sts.csv", model, dataset, seed)
+        for model in sts["models"]
+        for dataset in geometry_sts_datasets(config)
+        for seed in config["geometry"]["seeds"]
+    ]

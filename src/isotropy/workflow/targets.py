@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from isotropy import datasets, download, sensitivity
+from isotropy import datasets, sensitivity
 from isotropy.datasets import GLUE_TASKS
 from isotropy.istar import grid as istar_grid
 from isotropy.istar import tasks as istar_tasks
@@ -189,64 +189,6 @@ def geometry_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
         "sts": "stsb|sickr",
         "seed": r"\d+",
     }
-
-
-def geometry_cluster_files(config: Mapping[str, Any], artefact: str) -> list[str]:
-    """One per-model artefact of the cluster analysis for every model and seed."""
-    if "geometry" not in config:
-        return []
-    clusters = config["geometry"]["clusters"]
-    return [
-        paths.geometry_run_file(artefact, model, clusters["corpus"]["name"], seed)
-        for model in clusters["models"]
-        for seed in config["geometry"]["seeds"]
-    ]
-
-
-def geometry_static_files(config: Mapping[str, Any], artefact: str) -> list[str]:
-    """The static word-vector comparison rows (none when ``clusters.static.source`` is null)."""
-    source = setting(config, "geometry", "clusters", "static", "source")
-    if source is None:
-        return []
-    return [
-        paths.static_geometry_file(artefact, source, seed) for seed in config["geometry"]["seeds"]
-    ]
-
-
-def geometry_sts_datasets(config: Mapping[str, Any]) -> list[str]:
-    """The configured STS data sets this run can read: SICK-R (optional) is planned out when the
-    data mirror lacks its files, so no job is made for it (:func:`unavailable_sts_datasets`)."""
-    if "geometry" not in config:
-        return []
-    missing = set(unavailable_sts_datasets(config))
-    return [name for name in config["geometry"]["sts"]["datasets"] if name not in missing]
-
-
-def unavailable_sts_datasets(config: Mapping[str, Any]) -> list[str]:
-    """Configured optional STS data sets (SICK-R) whose split's files the data mirror lacks
-    (none without a mirror: a download is then attempted)."""
-    sts = setting(config, "geometry", "sts", default={})
-    if not sts.get("models") or "sickr" not in sts.get("datasets", []):
-        return []
-    mirror = download.resolve_mirror(config.get("mirror"))
-    split = sts.get("splits", {}).get("sickr", "test")
-    source = f"hf_sickr_{split}"
-    if mirror is None or source not in config.get("sources", {}):
-        return []
-    return ["sickr"] if download.missing_mirror_files(source, config, mirror) else []
-
-
-def geometry_sts_files(config: Mapping[str, Any]) -> list[str]:
-    """Every per-model STS table of the data sets this run can read."""
-    if "geometry" not in config:
-        return []
-    sts = config["geometry"]["sts"]
-    return [
-        paths.geometry_run_file("sts.csv", model, dataset, seed)
-        for model in sts["models"]
-        for dataset in geometry_sts_datasets(config)
-        for seed in config["geometry"]["seeds"]
-    ]
 
 
 def geometry_clustering_params(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -439,6 +381,25 @@ def workflow_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
             {name: path for name, path in GEOMETRY_VERDICT_TABLES.items() if path in made}
         )
     return inputs
+
+
+def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The parts of the configuration the measurements read (rule params: a change re-runs)."""
+    geometry = config.get("geometry") or {}
+    clusters = geometry.get("clusters") or {}
+    return {
+        "encoders": dict(config.get("encoders") or {}),
+        "main": {"setups": dict((config.get("main") or {}).get("setups") or {})},
+        "geometry": {
+            "models": dict(geometry.get("models") or {}),
+            "clusters": {
+                "models": list(clusters.get("models") or []),
+                "max_per_type": clusters.get("max_per_type", 20),
+            },
+            "sts": {"models": list((geometry.get("sts") or {}).get("models") or [])},
+        },
+        "istar": {"models": dict((config.get("istar") or {}).get("models") or {})},
+    }
 
 
 # ---------------------------------------------------------------------------------------------
