@@ -32,7 +32,7 @@ rule check_claims:
         runtime=lambda wc, attempt: 10 * attempt,
     params:
         run_keys=targets.workflow_run_keys(config),
-        config=configuration.config_subset(config),
+        config=targets.config_subset(config),
         stand_ins=stand_ins(),
     script:
         "../scripts/check_claims.py"
@@ -65,7 +65,7 @@ rule compare_with_papers:
         runtime=lambda wc, attempt: 10 * attempt,
     params:
         run_keys=targets.workflow_run_keys(config),
-        config=configuration.config_subset(config),
+        config=targets.config_subset(config),
         stand_ins=stand_ins(),
     script:
         "../scripts/compare_with_papers.py"

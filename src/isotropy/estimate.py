@@ -107,7 +107,10 @@ def embedding_seconds(
     return (EMBED_LOAD_CPU_SECONDS + texts * per_text) / 2  # the rule's 2 threads
 
 
-def resolve_device(configured: str) -> str:
+def device_kind(configured: str) -> str:
+    """The kind of device (cuda, cpu) a run configured with ``configured`` (auto, cpu, cuda)
+    will use, by name, for the cost estimate; isotropy.device.resolve_device gives the
+    torch.device itself."""
     if configured != "auto":
         return configured
     import torch  # only here: the estimate for an explicit device needs no torch
@@ -289,14 +292,14 @@ def main(argv: list[str] | None = None) -> int:
         f"Configuration: {' + '.join(args.configfile)} (later files win); effective configuration in {written}"
     )
     if args.target == "sensitivity_study" and "sensitivity" in config:
-        for line in describe_sensitivity(config, resolve_device(config["device"])):
+        for line in describe_sensitivity(config, device_kind(config["device"])):
             print(line)
         return 0
     study = TARGET_STUDIES.get(args.target)
     if study is None or (study != "preview" and study not in config):
         print(f"{args.target}: no time estimate for this target")
         return 0
-    for line in describe(config, study, resolve_device(config["device"])):
+    for line in describe(config, study, device_kind(config["device"])):
         print(line)
     return 0
 

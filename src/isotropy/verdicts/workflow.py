@@ -1,7 +1,7 @@
 """Rules ``check_claims`` and ``compare_with_papers`` (rules/provenance.smk): loading the result
 tables for :func:`measurements.measure`. Their inputs are
 :func:`isotropy.workflow.targets.workflow_inputs`, the configuration they read
-:func:`isotropy.workflow.config.config_subset`.
+:func:`isotropy.workflow.targets.config_subset`.
 """
 
 from __future__ import annotations
