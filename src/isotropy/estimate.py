@@ -83,6 +83,8 @@ def unique_text_count(dataset: str, workdir: Path = Path(".")) -> int | None:
     table = workdir / paths.dataset_table(dataset)
     if not table.is_file():
         return MIRROR_UNIQUE_TEXTS.get(dataset)
+    # Here, not at the top: isotropy.embeddings belongs to the model stack, which the estimate
+    # (run before every `make run`) should not load for a count.
     import pandas as pd
 
     from isotropy.embeddings import unique_texts
