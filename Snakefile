@@ -26,6 +26,6 @@ rule all:
     default_target: True
     input:
         study_targets(config["studies"]),
-        "results/claims.csv",
-        "results/paper_comparison.csv",
-        "results/report/overview.html",
+        paths.CLAIMS,
+        paths.PAPER_COMPARISON,
+        paths.REPORT_OVERVIEW,

@@ -24,7 +24,6 @@ import numpy as np
 import pandas as pd
 import torch
 
-from isotropy import estimate
 from isotropy.embeddings import (
     SentenceEncoderSpec,
     load_sentence_encoder,
@@ -32,6 +31,7 @@ from isotropy.embeddings import (
     unique_texts,
 )
 from isotropy.sources import load_word_vectors, word_vectors_file
+from isotropy.workflow.config import load_config
 
 
 def main() -> None:
@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=1000, help="texts per setup to encode")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    config = estimate.effective_config(args.configfile)
+    config = load_config(args.configfile)
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     for dataset, setup in config["main"]["setups"].items():
         name = setup["encoder"]

@@ -24,9 +24,9 @@ import pandas as pd
 import torch
 import yaml
 
-from isotropy import studies
 from isotropy.embeddings import load_embeddings
 from isotropy.optimize import OptimisationSettings, build_problem, optimize
+from isotropy.workflow import targets
 
 
 def timed(problem, settings: OptimisationSettings) -> tuple[float, float]:
@@ -74,7 +74,7 @@ def main() -> None:
         else:
             vectors, index = load_embeddings(f"{folder}/vectors.npy", f"{folder}/index.parquet")
         problem = build_problem(data, index, vectors)
-        base = studies.optimisation_settings(config, "main", dataset, 0) | {
+        base = targets.optimisation_settings(config, "main", dataset, 0) | {
             "updates": args.updates,
             "progress": False,
         }

@@ -1,6 +1,7 @@
 # Data: fetch every raw source, then build each data set as one parquet table.
-# Table-driven: the sources a data set needs and its reader live in isotropy.readers (each reader registers its data set);
-# how a source is fetched and laid out lives in isotropy.sources.
+# Table-driven: the sources a data set needs and its reader live in isotropy.readers (each reader
+# registers its data set); how a source is fetched and laid out lives in isotropy.sources; the
+# input functions and paths the rules read are isotropy.workflow's.
 
 
 # One download per source: the original URLs, or the same files from the mirror (config `mirror`,
@@ -9,9 +10,9 @@ rule download_source:
     output:
         manifest=protected(paths.raw_manifest()),
     log:
-        "logs/resources/raw/{source}/manifest.log",
+        logs("resources/raw/{source}/manifest.log"),
     benchmark:
-        "benchmarks/resources/raw/{source}/manifest.tsv"
+        benchmarks("resources/raw/{source}/manifest.tsv")
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -20,9 +21,7 @@ rule download_source:
         runtime=lambda wc, attempt: 120 * attempt,
     params:
         # urls, sha256 pins, mirror files and the mirror folder: any change re-fetches.
-        source=lambda wildcards: isotropy_download.source_params(
-            wildcards.source, config
-        ),
+        source=lambda wildcards: inputs.source_params(config, wildcards.source),
         retries=5,
         timeout=60,
     script:
@@ -34,13 +33,13 @@ rule download_source:
 # renamed into place with its manifest (written last, like a raw download's). Files read-only.
 rule assemble_model:
     output:
-        manifest=protected("resources/models/{split_model}/manifest.json"),
+        manifest=protected(paths.split_model_manifest()),
     log:
-        "logs/resources/models/{split_model}/manifest.log",
+        logs("resources/models/{split_model}/manifest.log"),
     benchmark:
-        "benchmarks/resources/models/{split_model}/manifest.tsv"
+        benchmarks("resources/models/{split_model}/manifest.tsv")
     wildcard_constraints:
-        split_model="|".join(re.escape(name) for name in config["split_models"]) or "^$",
+        split_model=targets.names_pattern(config["split_models"]),
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -48,9 +47,7 @@ rule assemble_model:
         mem_mb=lambda wc, attempt: 1000 * attempt,
         runtime=lambda wc, attempt: 60 * attempt,
     params:
-        model=lambda wildcards: isotropy_model_parts.split_model_params(
-            wildcards.split_model, config
-        ),
+        model=lambda wildcards: inputs.split_model_params(config, wildcards.split_model),
     script:
         "../scripts/assemble_model.py"
 
@@ -58,17 +55,13 @@ rule assemble_model:
 # One prepared table per data set: text (+ text_pair) and label (or labels, multi-label).
 rule prepare_dataset:
     input:
-        unpack(
-            lambda wildcards: isotropy_datasets.dataset_inputs(
-                wildcards.dataset, config
-            )
-        ),
+        unpack(lambda wildcards: inputs.dataset_inputs(config, wildcards.dataset)),
     output:
         table=paths.dataset_table(),
     log:
-        "logs/resources/data/{dataset}.log",
+        logs("resources/data/{dataset}.log"),
     benchmark:
-        "benchmarks/resources/data/{dataset}.tsv"
+        benchmarks("resources/data/{dataset}.tsv")
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -76,11 +69,7 @@ rule prepare_dataset:
         mem_mb=lambda wc, attempt: 8000 * attempt,
         runtime=lambda wc, attempt: 60 * attempt,
     params:
-        sources=lambda wildcards: isotropy_datasets.dataset_sources(
-            wildcards.dataset, config
-        ),
-        options=lambda wildcards: isotropy_datasets.dataset_options(
-            wildcards.dataset, config
-        ),
+        sources=lambda wildcards: inputs.dataset_sources(config, wildcards.dataset),
+        options=lambda wildcards: inputs.dataset_options(config, wildcards.dataset),
     script:
         "../scripts/prepare_dataset.py"

@@ -11,11 +11,13 @@ rule embed_sentences:
         vectors=protected(paths.embedding_file("vectors.npy")),
         index=protected(paths.embedding_file("index.parquet")),
     log:
-        "logs/resources/embeddings/{encoder}/{dataset}.log",
+        logs("resources/embeddings/{encoder}/{dataset}.log"),
     benchmark:
-        "benchmarks/resources/embeddings/{encoder}/{dataset}.tsv"
+        benchmarks("resources/embeddings/{encoder}/{dataset}.tsv")
     wildcard_constraints:
-        encoder="|".join(studies.encoders_of_kind(config, "sentence-transformer"))
+        encoder="|".join(
+            configuration.encoders_of_kind(config, "sentence-transformer")
+        )
         or "^$",
     conda:
         "../envs/torch.yaml"
@@ -40,11 +42,11 @@ rule lookup_word_vectors:
         index=paths.embedding_file("index.parquet"),
         missing=paths.embedding_file("missing.txt"),
     log:
-        "logs/resources/embeddings/{encoder}/{dataset}.log",
+        logs("resources/embeddings/{encoder}/{dataset}.log"),
     benchmark:
-        "benchmarks/resources/embeddings/{encoder}/{dataset}.tsv"
+        benchmarks("resources/embeddings/{encoder}/{dataset}.tsv")
     wildcard_constraints:
-        encoder="|".join(studies.encoders_of_kind(config, "word-vectors")) or "^$",
+        encoder="|".join(configuration.encoders_of_kind(config, "word-vectors")) or "^$",
     conda:
         "../envs/torch.yaml"
     resources:

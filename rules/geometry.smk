@@ -1,22 +1,22 @@
 # Geometry study (papers.md §4): clusters, manifolds and LID of contextual token embeddings
 # (Cai et al. 2021) and cluster-based isotropy enhancement on STS (Rajaee & Pilehvar 2021).
-# The science lives in isotropy.geometry; targets: isotropy.studies.geometry_targets(config).
+# The science lives in isotropy.geometry; targets: isotropy.workflow.targets.geometry_targets.
 
 
 # Hidden states of every layer for capped token instances of the corpus (GPU when present).
 rule geometry_token_embeddings:
     input:
         # The corpus's download (checked against the mirror while the DAG is built).
-        unpack(lambda wc: isotropy_datasets.corpus_inputs(config)),
+        unpack(lambda wc: inputs.corpus_inputs(config)),
         model=lambda wildcards: split_model_input(
-            studies.geometry_model_entry(config, wildcards.model)["path"]
+            targets.geometry_model_entry(config, wildcards.model)["path"]
         ),
     output:
         embeddings=paths.token_embeddings(),
     log:
-        "logs/resources/geometry/{model}/{corpus}/token_embeddings.npz.log",
+        logs("resources/geometry/{model}/{corpus}/token_embeddings.npz.log"),
     benchmark:
-        "benchmarks/resources/geometry/{model}/{corpus}/token_embeddings.tsv"
+        benchmarks("resources/geometry/{model}/{corpus}/token_embeddings.tsv")
     wildcard_constraints:
         **GEOMETRY_WILDCARDS,
     conda:
@@ -27,7 +27,7 @@ rule geometry_token_embeddings:
         runtime=lambda wildcards, attempt: 120 * attempt,
         gpu=1,
     params:
-        model=lambda wildcards: studies.geometry_model_entry(config, wildcards.model),
+        model=lambda wildcards: targets.geometry_model_entry(config, wildcards.model),
         corpus=setting("geometry", "clusters", "corpus"),
         device=setting("device"),
         batch_size=setting("geometry", "batch_size"),
@@ -46,9 +46,9 @@ rule geometry_cosine:
         table=paths.geometry_run_file("cosine_by_layer.csv"),
         pca_view=paths.geometry_run_file("pca_view.csv"),
     log:
-        "logs/results/geometry/{model}/{corpus}/seed{seed}/cosine_by_layer.csv.log",
+        logs("results/geometry/{model}/{corpus}/seed{seed}/cosine_by_layer.csv.log"),
     benchmark:
-        "benchmarks/results/geometry/{model}/{corpus}/seed{seed}/cosine_by_layer.tsv"
+        benchmarks("results/geometry/{model}/{corpus}/seed{seed}/cosine_by_layer.tsv")
     wildcard_constraints:
         **GEOMETRY_WILDCARDS,
     conda:
@@ -58,7 +58,7 @@ rule geometry_cosine:
         mem_mb=lambda wildcards, attempt: 16000 * attempt,
         runtime=lambda wildcards, attempt: 240 * attempt,
     params:
-        **studies.geometry_clustering_params(config),
+        **targets.geometry_clustering_params(config),
         pca_layer=setting("geometry", "clusters", "pca_layer"),
         pca_sample_size=setting("geometry", "clusters", "pca_sample_size"),
     script:
@@ -72,9 +72,9 @@ rule geometry_lid:
     output:
         table=paths.geometry_run_file("lid.csv"),
     log:
-        "logs/results/geometry/{model}/{corpus}/seed{seed}/lid.csv.log",
+        logs("results/geometry/{model}/{corpus}/seed{seed}/lid.csv.log"),
     benchmark:
-        "benchmarks/results/geometry/{model}/{corpus}/seed{seed}/lid.tsv"
+        benchmarks("results/geometry/{model}/{corpus}/seed{seed}/lid.tsv")
     wildcard_constraints:
         **GEOMETRY_WILDCARDS,
     conda:
@@ -99,9 +99,9 @@ rule geometry_static:
         cosine=paths.static_geometry_file("cosine.csv"),
         lid=paths.static_geometry_file("lid.csv"),
     log:
-        "logs/results/geometry/static/{source}/seed{seed}/cosine.csv.log",
+        logs("results/geometry/static/{source}/seed{seed}/cosine.csv.log"),
     benchmark:
-        "benchmarks/results/geometry/static/{source}/seed{seed}/cosine.tsv"
+        benchmarks("results/geometry/static/{source}/seed{seed}/cosine.tsv")
     conda:
         "../envs/torch.yaml"
     threads: 4
@@ -109,7 +109,7 @@ rule geometry_static:
         mem_mb=lambda wildcards, attempt: 8000 * attempt,
         runtime=lambda wildcards, attempt: 60 * attempt,
     params:
-        **studies.geometry_clustering_params(config),
+        **targets.geometry_clustering_params(config),
         max_words=setting("geometry", "clusters", "static", "max_words"),
         sample_size=setting("geometry", "clusters", "static", "sample_size"),
         lid_k=setting("geometry", "clusters", "lid_k"),
@@ -120,16 +120,16 @@ rule geometry_static:
 
 rule geometry_collect_cosine:
     input:
-        studies.geometry_cluster_files(config, "cosine_by_layer.csv")
-        + studies.geometry_static_files(config, "cosine.csv"),
+        inputs.geometry_cluster_files(config, "cosine_by_layer.csv")
+        + inputs.geometry_static_files(config, "cosine.csv"),
     output:
         table=report(
-            "results/geometry/cosine_by_layer.csv",
+            paths.GEOMETRY_COSINE,
             caption="../report/geometry.rst",
             category="geometry study",
         ),
     log:
-        "logs/results/geometry/cosine_by_layer.csv.log",
+        logs(f"{paths.GEOMETRY_COSINE}.log"),
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -145,16 +145,16 @@ rule geometry_collect_cosine:
 
 rule geometry_collect_lid:
     input:
-        studies.geometry_cluster_files(config, "lid.csv")
-        + studies.geometry_static_files(config, "lid.csv"),
+        inputs.geometry_cluster_files(config, "lid.csv")
+        + inputs.geometry_static_files(config, "lid.csv"),
     output:
         table=report(
-            "results/geometry/lid.csv",
+            paths.GEOMETRY_LID,
             caption="../report/geometry.rst",
             category="geometry study",
         ),
     log:
-        "logs/results/geometry/lid.csv.log",
+        logs(f"{paths.GEOMETRY_LID}.log"),
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -173,19 +173,19 @@ rule geometry_sentence_embeddings:
     input:
         # The STS split's download; none for SICK-R when the mirror lacks it (optional).
         unpack(
-            lambda wc: isotropy_datasets.sts_inputs(
-                wc.sts, setting("geometry", "sts", "splits", wc.sts), config
+            lambda wc: inputs.sts_inputs(
+                config, wc.sts, setting("geometry", "sts", "splits", wc.sts)
             )
         ),
         model=lambda wildcards: split_model_input(
-            studies.geometry_model_entry(config, wildcards.model)["path"]
+            targets.geometry_model_entry(config, wildcards.model)["path"]
         ),
     output:
         embeddings=paths.sentence_embeddings(),
     log:
-        "logs/resources/geometry/{model}/{sts}/sentence_embeddings.npz.log",
+        logs("resources/geometry/{model}/{sts}/sentence_embeddings.npz.log"),
     benchmark:
-        "benchmarks/resources/geometry/{model}/{sts}/sentence_embeddings.tsv"
+        benchmarks("resources/geometry/{model}/{sts}/sentence_embeddings.tsv")
     wildcard_constraints:
         **GEOMETRY_WILDCARDS,
     conda:
@@ -196,7 +196,7 @@ rule geometry_sentence_embeddings:
         runtime=lambda wildcards, attempt: 60 * attempt,
         gpu=1,
     params:
-        model=lambda wildcards: studies.geometry_model_entry(config, wildcards.model),
+        model=lambda wildcards: targets.geometry_model_entry(config, wildcards.model),
         split=lambda wildcards: setting("geometry", "sts", "splits", wildcards.sts),
         device=setting("device"),
         batch_size=setting("geometry", "batch_size"),
@@ -212,9 +212,9 @@ rule geometry_sts:
     output:
         table=paths.geometry_run_file("sts.csv", data="{sts}"),
     log:
-        "logs/results/geometry/{model}/{sts}/seed{seed}/sts.csv.log",
+        logs("results/geometry/{model}/{sts}/seed{seed}/sts.csv.log"),
     benchmark:
-        "benchmarks/results/geometry/{model}/{sts}/seed{seed}/sts.tsv"
+        benchmarks("results/geometry/{model}/{sts}/seed{seed}/sts.tsv")
     wildcard_constraints:
         **GEOMETRY_WILDCARDS,
     conda:
@@ -234,15 +234,15 @@ rule geometry_sts:
 
 rule geometry_collect_sts:
     input:
-        studies.geometry_sts_files(config),
+        inputs.geometry_sts_files(config),
     output:
         table=report(
-            "results/geometry/sts.csv",
+            paths.GEOMETRY_STS,
             caption="../report/geometry.rst",
             category="geometry study",
         ),
     log:
-        "logs/results/geometry/sts.csv.log",
+        logs(f"{paths.GEOMETRY_STS}.log"),
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -259,18 +259,20 @@ rule geometry_collect_sts:
 # Figures: plotting reads stored tables only, so restyling never recomputes.
 rule geometry_plot_table:
     input:
-        table=lambda wildcards: f"results/geometry/{studies.GEOMETRY_FIGURE_TABLES[wildcards.figure]}.csv",
+        table=lambda wildcards: paths.geometry_table(
+            targets.GEOMETRY_FIGURE_TABLES[wildcards.figure]
+        ),
     output:
-        pdf="results/geometry/figures/{figure}.pdf",
+        pdf=paths.geometry_figure(ext="pdf"),
         png=report(
-            "results/geometry/figures/{figure}.png",
+            paths.geometry_figure(ext="png"),
             caption="../report/geometry.rst",
             category="geometry study",
         ),
     log:
-        "logs/results/geometry/figures/{figure}.pdf.log",
+        logs("results/geometry/figures/{figure}.pdf.log"),
     wildcard_constraints:
-        figure="|".join(studies.GEOMETRY_FIGURE_TABLES),
+        figure="|".join(targets.GEOMETRY_FIGURE_TABLES),
     conda:
         "../envs/plots.yaml"
     threads: 1
@@ -288,15 +290,15 @@ rule geometry_plot_pca_view:
     input:
         table=paths.geometry_run_file("pca_view.csv"),
     output:
-        pdf="results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.pdf",
+        pdf=paths.pca_view_figure("pdf"),
         png=report(
-            "results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.png",
+            paths.pca_view_figure("png"),
             caption="../report/geometry.rst",
             category="geometry study",
             subcategory="{model}",
         ),
     log:
-        "logs/results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.pdf.log",
+        logs("results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.pdf.log"),
     wildcard_constraints:
         **GEOMETRY_WILDCARDS,
     conda:
@@ -314,4 +316,4 @@ rule geometry_plot_pca_view:
 
 rule geometry_study:
     input:
-        studies.geometry_targets(config),
+        targets.geometry_targets(config),

@@ -1,7 +1,6 @@
 # I-STAR study (papers.md §3): fine-tuning with IsoScore* regularisation, CosReg and no
 # regulariser; performance against isotropy (Figures 5-7). Science in isotropy.istar and
-# isotropy.plots.istar; final files: isotropy.istar.grid.study_outputs(config["istar"]).
-# The run grid (ISTAR_RUNS) and wildcards are read in rules/common.smk.
+# isotropy.plots.istar; the grid, its wildcards and final files: isotropy.workflow.targets.
 
 
 # One fine-tuning run. Checkpoints (checkpoint.pt, after every epoch) sit beside metrics.json
@@ -10,14 +9,18 @@ rule finetune:
     input:
         # The task's train and validation splits, each a download (hub or mirror); with a mirror,
         # a task whose files it lacks stops the DAG here, naming the tasks it holds.
-        unpack(lambda wc: isotropy_datasets.task_inputs(wc.task, config)),
-        model=lambda wc: split_model_input(istar_grid.model_spec(ISTAR, wc.model).path),
+        unpack(lambda wc: inputs.task_inputs(config, wc.task)),
+        model=lambda wc: split_model_input(targets.istar_model(ISTAR, wc.model).path),
     output:
         metrics=paths.istar_run_file(),
     log:
-        "logs/results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/metrics.json.log",
+        logs(
+            "results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/metrics.json.log"
+        ),
     benchmark:
-        "benchmarks/results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/finetune.tsv"
+        benchmarks(
+            "results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/finetune.tsv"
+        )
     wildcard_constraints:
         **ISTAR_WILDCARDS,
     conda:
@@ -28,7 +31,7 @@ rule finetune:
         runtime=lambda wc, attempt: setting("istar", "resources", "runtime") * attempt,
         gpu=setting("istar", "resources", "gpu", default=1),
     params:
-        model=lambda wildcards: istar_grid.model_spec(ISTAR, wildcards.model),
+        model=lambda wildcards: targets.istar_model(ISTAR, wildcards.model),
         lam=istar_lambda,
         training=setting("istar", "training"),
         device=setting("device"),
@@ -39,15 +42,15 @@ rule finetune:
 # runs.csv: one row per run (model, task, regulariser, λ, seed, metric, IsoScore*, TwoNN).
 rule istar_runs:
     input:
-        metrics=[istar_grid.run_path(r) for r in ISTAR_RUNS],
+        metrics=targets.istar_run_files(ISTAR),
     output:
         table=report(
-            "results/istar/runs.csv",
+            paths.ISTAR_RUNS,
             caption="../report/istar.rst",
             category="istar study",
         ),
     log:
-        "logs/results/istar/runs.csv.log",
+        logs(f"{paths.ISTAR_RUNS}.log"),
     conda:
         "../envs/torch.yaml"
     threads: 1
@@ -55,7 +58,7 @@ rule istar_runs:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        models=[r["model"] for r in ISTAR_RUNS],
+        models=[r["model"] for r in targets.istar_runs(ISTAR)],
     script:
         "../scripts/istar_runs.py"
 
@@ -63,17 +66,17 @@ rule istar_runs:
 # Figures 5-7 (+ the table each one draws), from runs.csv only.
 rule istar_figure:
     input:
-        runs="results/istar/runs.csv",
+        runs=paths.ISTAR_RUNS,
     output:
-        pdf="results/istar/{figure}.pdf",
+        pdf=paths.istar_figure(ext="pdf"),
         png=report(
-            "results/istar/{figure}.png",
+            paths.istar_figure(ext="png"),
             caption="../report/istar.rst",
             category="istar study",
         ),
-        table="results/istar/{figure}.csv",
+        table=paths.istar_figure(ext="csv"),
     log:
-        "logs/results/istar/{figure}.pdf.log",
+        logs("results/istar/{figure}.pdf.log"),
     wildcard_constraints:
         figure="figure5|figure6|figure7",
     conda:
@@ -91,4 +94,4 @@ rule istar_figure:
 
 rule istar_study:
     input:
-        istar_grid.study_outputs(ISTAR),
+        targets.istar_outputs(ISTAR),

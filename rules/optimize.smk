@@ -11,9 +11,9 @@ rule optimize_embeddings:
         trace=paths.optimisation_run_file("trace.parquet"),
         summary=paths.optimisation_run_file("summary.json"),
     log:
-        "logs/results/{study}/{encoder}/{dataset}/seed{seed}/optimize.log",
+        logs("results/{study}/{encoder}/{dataset}/seed{seed}/optimize.log"),
     benchmark:
-        "benchmarks/results/{study}/{encoder}/{dataset}/seed{seed}/optimize.tsv"
+        benchmarks("results/{study}/{encoder}/{dataset}/seed{seed}/optimize.tsv")
     conda:
         "../envs/torch.yaml"
     threads: 2
@@ -36,12 +36,12 @@ rule tabulate_parameters:
         summaries=lambda wc: run_files(wc.study, "summary.json"),
     output:
         table=report(
-            "results/{study}/{table}.csv",
+            paths.study_file("{table}.csv"),
             caption="../report/parameter_table.rst",
             category="{study} study",
         ),
     log:
-        "logs/results/{study}/{table}.log",
+        logs("results/{study}/{table}.log"),
     wildcard_constraints:
         table="table1|table2",
     conda:
@@ -51,7 +51,7 @@ rule tabulate_parameters:
         stand_ins=stand_ins(),
         encoder_labels=encoder_labels(),
         stamp=settings_stamp,
-        facts=lambda wc: studies.caption_facts(config, wc.study),
+        facts=caption_facts,
     script:
         "../scripts/tabulate_parameters.py"
 
@@ -61,12 +61,12 @@ rule tabulate_correlations:
         traces=lambda wc: run_files(wc.study, "trace.parquet"),
     output:
         table=report(
-            "results/{study}/{table}.csv",
+            paths.study_file("{table}.csv"),
             caption="../report/correlation_table.rst",
             category="{study} study",
         ),
     log:
-        "logs/results/{study}/{table}.log",
+        logs("results/{study}/{table}.log"),
     wildcard_constraints:
         table="correlations|table3",
     conda:
@@ -76,7 +76,7 @@ rule tabulate_correlations:
         stand_ins=stand_ins(),
         encoder_labels=encoder_labels(),
         stamp=settings_stamp,
-        facts=lambda wc: studies.caption_facts(config, wc.study),
+        facts=caption_facts,
         bootstrap=setting("bootstrap", default={}),
     script:
         "../scripts/tabulate_correlations.py"
@@ -86,14 +86,14 @@ rule plot_metric_curves:
     input:
         traces=lambda wc: run_files(wc.study, "trace.parquet"),
     output:
-        pdf="results/{study}/{figure}.pdf",
+        pdf=paths.study_file("{figure}.pdf"),
         png=report(
-            "results/{study}/{figure}.png",
+            paths.study_file("{figure}.png"),
             caption="../report/metric_curves.rst",
             category="{study} study",
         ),
     log:
-        "logs/results/{study}/{figure}.log",
+        logs("results/{study}/{figure}.log"),
     wildcard_constraints:
         figure="figure2|figure4",
     conda:
@@ -103,7 +103,7 @@ rule plot_metric_curves:
         stand_ins=stand_ins(),
         encoder_labels=encoder_labels(),
         stamp=settings_stamp,
-        facts=lambda wc: studies.caption_facts(config, wc.study),
+        facts=caption_facts,
     script:
         "../scripts/plot_metric_curves.py"
 
@@ -111,16 +111,16 @@ rule plot_metric_curves:
 rule plot_silhouette_vs_isoscore:
     input:
         traces=lambda wc: run_files(wc.study, "trace.parquet"),
-        correlations="results/{study}/correlations.csv",
+        correlations=paths.study_file("correlations.csv"),
     output:
-        pdf="results/{study}/figure3.pdf",
+        pdf=paths.study_file("figure3.pdf"),
         png=report(
-            "results/{study}/figure3.png",
+            paths.study_file("figure3.png"),
             caption="../report/silhouette_vs_isoscore.rst",
             category="{study} study",
         ),
     log:
-        "logs/results/{study}/figure3.log",
+        logs("results/{study}/figure3.log"),
     conda:
         "../envs/plots.yaml"
     params:
@@ -128,29 +128,33 @@ rule plot_silhouette_vs_isoscore:
         stand_ins=stand_ins(),
         encoder_labels=encoder_labels(),
         stamp=settings_stamp,
-        facts=lambda wc: studies.caption_facts(config, wc.study),
+        facts=caption_facts,
     script:
         "../scripts/plot_silhouette_vs_isoscore.py"
 
 
 rule main_study:
     input:
-        main_study_outputs(),
+        paths.main_study_outputs(),
 
 
 rule preview_study:
     # make preview: the main study with one seed and a coarse metric stride (config `preview`).
     input:
-        main_study_outputs("preview"),
+        paths.main_study_outputs("preview"),
 
 
 rule glue_study:
     input:
-        glue_study_outputs(),
+        paths.glue_study_outputs(),
 
 
 rule figures:
     # The figures of the configured optimisation studies. To re-draw them from stored traces
     # without ever training, run with --allowed-rules and --forcerun on the plot rules (make figures).
     input:
-        [p for p in study_targets(optimisation_studies()) if "figure" in p],
+        [
+            p
+            for p in study_targets(targets.optimisation_studies(config))
+            if "figure" in p
+        ],

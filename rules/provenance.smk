@@ -1,8 +1,8 @@
 # Audit of every result against its provenance records, and the check of the paper's claims.
 # Records: every step writes <output>.provenance.json (isotropy.provenance.record_step); raw
 # downloads end in resources/raw/<source>/manifest.json. Science in isotropy.audit and
-# isotropy.verdicts (whose workflow module decides the inputs of check_claims and
-# compare_with_papers: the same result tables, measured by the same function).
+# isotropy.verdicts; isotropy.workflow.targets.workflow_inputs decides the inputs of check_claims
+# and compare_with_papers: the same result tables, measured by the same function.
 
 
 # results/claims.csv (one row per claim × setup: measured value, threshold, verdict) and a
@@ -10,20 +10,20 @@
 # if needed (the I-STAR grid too, when listed); a study left out has its claims "not run".
 rule check_claims:
     input:
-        **verdicts.workflow_inputs(config),
+        **targets.workflow_inputs(config),
     output:
         table=report(
-            "results/claims.csv",
+            paths.CLAIMS,
             caption="../report/claims.rst",
             category="claims and paper comparison",
         ),
         markdown=report(
-            "results/claims.md",
+            paths.CLAIMS_MARKDOWN,
             caption="../report/claims.rst",
             category="claims and paper comparison",
         ),
     log:
-        "logs/results/claims.csv.log",
+        logs(f"{paths.CLAIMS}.log"),
     conda:
         "../envs/plots.yaml"
     threads: 1
@@ -31,8 +31,8 @@ rule check_claims:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        run_keys=verdicts.workflow_run_keys(config),
-        config=verdicts.config_subset(config),
+        run_keys=targets.workflow_run_keys(config),
+        config=targets.config_subset(config),
         stand_ins=stand_ins(),
     script:
         "../scripts/check_claims.py"
@@ -42,21 +42,21 @@ rule check_claims:
 # beside ours, with the convention, the stand-in and a verdict with its tolerance.
 rule compare_with_papers:
     input:
-        **verdicts.workflow_inputs(config),
+        **targets.workflow_inputs(config),
         published=os.path.join(workflow.basedir, "config", "published_values.csv"),
     output:
         table=report(
-            "results/paper_comparison.csv",
+            paths.PAPER_COMPARISON,
             caption="../report/paper_comparison.rst",
             category="claims and paper comparison",
         ),
         markdown=report(
-            "results/paper_comparison.md",
+            paths.PAPER_COMPARISON_MARKDOWN,
             caption="../report/paper_comparison.rst",
             category="claims and paper comparison",
         ),
     log:
-        "logs/results/paper_comparison.csv.log",
+        logs(f"{paths.PAPER_COMPARISON}.log"),
     conda:
         "../envs/plots.yaml"
     threads: 1
@@ -64,8 +64,8 @@ rule compare_with_papers:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        run_keys=verdicts.workflow_run_keys(config),
-        config=verdicts.config_subset(config),
+        run_keys=targets.workflow_run_keys(config),
+        config=targets.config_subset(config),
         stand_ins=stand_ins(),
     script:
         "../scripts/compare_with_papers.py"
@@ -79,7 +79,7 @@ rule compare_with_papers:
 # interpreter running this workflow (a conda env of the step need not hold Snakemake).
 rule audit:
     log:
-        "logs/audit.log",
+        logs("audit.log"),
     conda:
         "../envs/plots.yaml"
     threads: 1
@@ -89,6 +89,6 @@ rule audit:
     params:
         snakefile=workflow.main_snakefile,
         snakemake_python=sys.executable,
-        table="results/audit.tsv",
+        table=paths.AUDIT_TABLE,
     script:
         "../scripts/audit_results.py"

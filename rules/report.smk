@@ -4,16 +4,16 @@
 
 rule report_overview:
     input:
-        claims="results/claims.csv",
-        comparison="results/paper_comparison.csv",
+        claims=paths.CLAIMS,
+        comparison=paths.PAPER_COMPARISON,
     output:
         html=report(
-            "results/report/overview.html",
+            paths.REPORT_OVERVIEW,
             caption="../report/overview.rst",
             category="claims and paper comparison",
         ),
     log:
-        "logs/results/report/overview.html.log",
+        logs("results/report/overview.html.log"),
     conda:
         "../envs/plots.yaml"
     threads: 1
@@ -21,10 +21,10 @@ rule report_overview:
         mem_mb=lambda wc, attempt: 1000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        studies=verdicts.configured_studies(config),
+        studies=targets.configured_studies(config),
         seeds={
             study: setting(study, "seeds")
-            for study in verdicts.configured_studies(config)
+            for study in targets.configured_studies(config)
             if setting(study, "seeds")
         },
         stand_ins=stand_ins(),

@@ -1,4 +1,5 @@
-# Sensitivity of the main result (config `sensitivity`, isotropy.sensitivity): the main study's
+# Sensitivity of the main result (config `sensitivity`, science in isotropy.sensitivity, grid in
+# isotropy.workflow.targets): the main study's
 # direct optimisation (rule optimize_embeddings, same script and settings) of the word setups
 # over vector sets x label sets x seeds, then one table and one figure in results/sensitivity/.
 
@@ -11,12 +12,12 @@ rule sensitivity_labels:
             "index.parquet", setting("sensitivity", "items_from"), wc.dataset
         ),
     output:
-        table=isotropy_sensitivity.label_set_file(),
+        table=paths.label_set_file(),
     log:
-        "logs/resources/sensitivity/labels/{dataset}/{label_set}.log",
+        logs("resources/sensitivity/labels/{dataset}/{label_set}.log"),
     wildcard_constraints:
         dataset="supersense|pos",
-        label_set="|".join(isotropy_sensitivity.LABEL_SETS),
+        label_set="|".join(targets.SENSITIVITY_LABEL_SETS),
     conda:
         "../envs/data.yaml"
     resources:
@@ -41,12 +42,12 @@ rule sensitivity_orthogonal:
             "index.parquet", SENSITIVITY_ORTHOGONAL[wc.vectors]["of"], wc.dataset
         ),
     output:
-        vectors=isotropy_sensitivity.orthogonal_file("vectors.npy"),
-        index=isotropy_sensitivity.orthogonal_file("index.parquet"),
+        vectors=paths.orthogonal_file("vectors.npy"),
+        index=paths.orthogonal_file("index.parquet"),
     log:
-        "logs/resources/sensitivity/embeddings/{vectors}/{dataset}/embed.log",
+        logs("resources/sensitivity/embeddings/{vectors}/{dataset}/embed.log"),
     wildcard_constraints:
-        vectors="|".join(re.escape(name) for name in SENSITIVITY_ORTHOGONAL) or "^$",
+        vectors=targets.names_pattern(SENSITIVITY_ORTHOGONAL),
         dataset="supersense|pos",
     conda:
         "../envs/torch.yaml"
@@ -62,85 +63,79 @@ rule sensitivity_orthogonal:
 # One run: rule optimize_embeddings on a label set's items and a vector set's vectors.
 use rule optimize_embeddings as optimize_sensitivity with:
     input:
-        table=isotropy_sensitivity.label_set_file(),
-        vectors=lambda wc: isotropy_sensitivity.vector_inputs(
+        table=paths.label_set_file(),
+        vectors=lambda wc: targets.sensitivity_vector_inputs(
             config, wc.encoder, wc.dataset
         )["vectors"],
-        index=lambda wc: isotropy_sensitivity.vector_inputs(
+        index=lambda wc: targets.sensitivity_vector_inputs(
             config, wc.encoder, wc.dataset
         )["index"],
     output:
-        trace=isotropy_sensitivity.run_file("trace.parquet"),
-        summary=isotropy_sensitivity.run_file("summary.json"),
+        trace=paths.sensitivity_run_file("trace.parquet"),
+        summary=paths.sensitivity_run_file("summary.json"),
     log:
-        "logs/results/sensitivity/{encoder}/{dataset}/{label_set}/seed{seed}/optimize.log",
+        logs(
+            "results/sensitivity/{encoder}/{dataset}/{label_set}/seed{seed}/optimize.log"
+        ),
     benchmark:
-        "benchmarks/results/sensitivity/{encoder}/{dataset}/{label_set}/seed{seed}/optimize.tsv"
+        benchmarks(
+            "results/sensitivity/{encoder}/{dataset}/{label_set}/seed{seed}/optimize.tsv"
+        )
     wildcard_constraints:
         dataset="supersense|pos",
-        label_set="|".join(isotropy_sensitivity.LABEL_SETS),
+        label_set="|".join(targets.SENSITIVITY_LABEL_SETS),
     params:
-        settings=lambda wc: isotropy_sensitivity.optimisation_settings(
-            config, int(wc.seed)
-        ),
+        settings=lambda wc: targets.sensitivity_settings(config, int(wc.seed)),
         device=setting("device"),
 
 
 rule tabulate_sensitivity:
     input:
-        traces=isotropy_sensitivity.run_files(config, "trace.parquet"),
-        summaries=isotropy_sensitivity.run_files(config, "summary.json"),
+        traces=targets.sensitivity_run_files(config, "trace.parquet"),
+        summaries=targets.sensitivity_run_files(config, "summary.json"),
     output:
         table=report(
-            "results/sensitivity/table.csv",
+            paths.SENSITIVITY_TABLE,
             caption="../report/sensitivity_table.rst",
             category="sensitivity",
         ),
-        markdown="results/sensitivity/table.md",
+        markdown=paths.SENSITIVITY_MARKDOWN,
     log:
-        "logs/results/sensitivity/table.log",
+        logs("results/sensitivity/table.log"),
     conda:
         "../envs/plots.yaml"
     params:
-        runs=isotropy_sensitivity.runs(config),
+        runs=targets.sensitivity_runs(config),
         bootstrap=setting("bootstrap", default={}),
-        settings_line=(
-            isotropy_sensitivity.settings_line(config)
-            if "sensitivity" in config
-            else ""
-        ),
+        settings_line=targets.sensitivity_settings_line(config),
     script:
         "../scripts/tabulate_sensitivity.py"
 
 
 rule plot_sensitivity:
     input:
-        table="results/sensitivity/table.csv",
+        table=paths.SENSITIVITY_TABLE,
     output:
         pdf=report(
-            "results/sensitivity/figure.pdf",
+            paths.sensitivity_figure("pdf"),
             caption="../report/sensitivity_figure.rst",
             category="sensitivity",
         ),
-        png="results/sensitivity/figure.png",
+        png=paths.sensitivity_figure("png"),
     log:
-        "logs/results/sensitivity/figure.log",
+        logs("results/sensitivity/figure.log"),
     conda:
         "../envs/plots.yaml"
     params:
         encoder_labels=encoder_labels(),
-        settings_line=(
-            isotropy_sensitivity.settings_line(config)
-            if "sensitivity" in config
-            else ""
-        ),
+        settings_line=targets.sensitivity_settings_line(config),
     script:
         "../scripts/plot_sensitivity.py"
 
 
 rule sensitivity_study:
     input:
-        "results/sensitivity/table.csv",
-        "results/sensitivity/table.md",
-        "results/sensitivity/figure.pdf",
-        "results/sensitivity/figure.png",
+        paths.SENSITIVITY_TABLE,
+        paths.SENSITIVITY_MARKDOWN,
+        paths.sensitivity_figure("pdf"),
+        paths.sensitivity_figure("png"),

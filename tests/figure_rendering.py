@@ -12,16 +12,16 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from isotropy import studies
 from isotropy.plots import geometry as geometry_plots
 from isotropy.plots import istar as istar_plots
 from isotropy.plots.main import metric_curves, setup_label, silhouette_vs_isoscore
 from isotropy.summaries import read_traces
 from isotropy.verdicts import standins as comparison
+from isotropy.workflow import targets
 
 
 def _traces(workdir: Path, config: dict, study: str) -> pd.DataFrame | None:
-    runs = studies.table_runs(config, study, root=str(workdir))
+    runs = targets.table_runs(config, study, root=str(workdir))
     files = [
         workdir / f"results/{study}/{r['encoder']}/{r['dataset']}/seed{r['seed']}/trace.parquet"
         for r in runs

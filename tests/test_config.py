@@ -10,7 +10,8 @@ import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from isotropy import studies
+from isotropy.workflow import config as workflow_config
+from isotropy.workflow import targets
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = str(ROOT / "schemas" / "config.schema.yaml")
@@ -23,16 +24,18 @@ def config():
 
 def test_shipped_configs_are_valid(config):
     validate(config, SCHEMA)
-    studies.check_config(config)
+    workflow_config.check_config(config)
     overlays = sorted((ROOT / "tests" / "config").glob("*.yaml")) + sorted(
         (ROOT / "config").glob("*.yaml")
     )
     assert overlays
     for extra in overlays:
         # Merged as Snakemake merges --configfile overlays (and tests/tiny_workflow.py): deeply.
-        merged = studies.deep_merge(copy.deepcopy(config), yaml.safe_load(extra.read_text()))
+        merged = workflow_config.deep_merge(
+            copy.deepcopy(config), yaml.safe_load(extra.read_text())
+        )
         validate(merged, SCHEMA)
-        studies.check_config(merged)
+        workflow_config.check_config(merged)
 
 
 def test_overlays_are_merged_deeply_like_snakemake(config):
@@ -40,7 +43,7 @@ def test_overlays_are_merged_deeply_like_snakemake(config):
     learning_rate: the merge validated must be the merge that runs."""
     tiny = yaml.safe_load((ROOT / "tests" / "config" / "tiny.yaml").read_text())
     assert "learning_rate" not in tiny["glue"]
-    merged = studies.deep_merge(copy.deepcopy(config), tiny)
+    merged = workflow_config.deep_merge(copy.deepcopy(config), tiny)
     assert merged["glue"]["learning_rate"] == config["glue"]["learning_rate"]
     assert merged["glue"]["tasks"] == tiny["glue"]["tasks"]
     # tiny.yaml unpins one source's sha256 (its mirror holds a cut-down file); the rest stays.
@@ -91,21 +94,21 @@ def test_bad_values_are_rejected(config):
 
 def test_undefined_encoder_is_a_config_error(config):
     config["main"]["setups"]["polarity"]["encoder"] = "no-such-model"
-    with pytest.raises(studies.ConfigError, match="no-such-model"):
-        studies.check_config(config)
+    with pytest.raises(workflow_config.ConfigError, match="no-such-model"):
+        workflow_config.check_config(config)
 
 
 def test_main_study_runs_and_settings(config):
-    runs = studies.study_runs(config, "main")
+    runs = targets.study_runs(config, "main")
     assert len(runs) == 4 * 5
     assert {r["dataset"] for r in runs} == {"polarity", "snli", "pos", "supersense"}
-    polarity = studies.optimisation_settings(config, "main", "polarity", 3)
+    polarity = targets.optimisation_settings(config, "main", "polarity", 3)
     assert polarity["bias"] is False and polarity["seed"] == 3 and polarity["updates"] == 1000
-    assert studies.optimisation_settings(config, "main", "snli", 0)["bias"] is True
-    glue = studies.study_runs(config, "glue")
+    assert targets.optimisation_settings(config, "main", "snli", 0)["bias"] is True
+    glue = targets.study_runs(config, "glue")
     assert (
         len(glue) == 3 * 8
-        and studies.optimisation_settings(config, "glue", "cola", 0)["updates"] == 250
+        and targets.optimisation_settings(config, "glue", "cola", 0)["updates"] == 250
     )
 
 
@@ -132,8 +135,10 @@ def test_schema_errors_are_one_short_paragraph(config, change, named):
     change(config)
     with pytest.raises(WorkflowError) as raised:
         validate(config, SCHEMA)
-    message = str(studies.config_validation_error(raised.value, SCHEMA))
-    assert isinstance(studies.config_validation_error(raised.value, SCHEMA), studies.ConfigError)
+    message = str(workflow_config.config_validation_error(raised.value, SCHEMA))
+    assert isinstance(
+        workflow_config.config_validation_error(raised.value, SCHEMA), workflow_config.ConfigError
+    )
     assert "\n" not in message and len(message) < 400, message
     for text in named:
         assert text in message, message
@@ -141,12 +146,12 @@ def test_schema_errors_are_one_short_paragraph(config, change, named):
 
 def test_preview_is_the_main_study_with_one_seed_and_a_coarse_stride(config):
     validate(config, SCHEMA)  # fills the preview section's defaults
-    runs = studies.study_runs(config, "preview")
+    runs = targets.study_runs(config, "preview")
     assert {r["dataset"] for r in runs} == set(config["main"]["setups"]) and {
         r["seed"] for r in runs
     } == {0}
-    settings = studies.optimisation_settings(config, "preview", "polarity", 0)
-    main = studies.optimisation_settings(config, "main", "polarity", 0)
+    settings = targets.optimisation_settings(config, "preview", "polarity", 0)
+    main = targets.optimisation_settings(config, "main", "polarity", 0)
     assert (
         settings["metric_stride"] == config["preview"]["metric_stride"] > main["metric_stride"] == 1
     )
@@ -158,21 +163,22 @@ def test_preview_is_the_main_study_with_one_seed_and_a_coarse_stride(config):
 def test_word_vectors_in_a_sentence_study_are_refused(config):
     config["glue"]["encoders"] = ["miniLM", "word2vec"]
     with pytest.raises(
-        studies.ConfigError,
+        workflow_config.ConfigError,
         match=r"glue.encoders\[1\]: 'word2vec' is a word-vectors encoder.*"
         r"name a sentence-transformer encoder instead \(defined: miniLM, mpnet, roberta\)",
     ):
-        studies.check_config(config)
+        workflow_config.check_config(config)
     config["glue"]["encoders"] = ["miniLM"]
     config["main"]["setups"]["snli"]["encoder"] = "word2vec"
     with pytest.raises(
-        studies.ConfigError, match=r"main.setups.snli.encoder: 'word2vec' is a word-vectors encoder"
+        workflow_config.ConfigError,
+        match=r"main.setups.snli.encoder: 'word2vec' is a word-vectors encoder",
     ):
-        studies.check_config(config)
+        workflow_config.check_config(config)
     # Word datasets may use either kind.
     config["main"]["setups"]["snli"]["encoder"] = "miniLM"
     config["main"]["setups"]["pos"]["encoder"] = "miniLM"
-    studies.check_config(config)
+    workflow_config.check_config(config)
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf")])
@@ -180,15 +186,17 @@ def test_non_finite_numbers_are_refused_with_their_key(config, value):
     config["istar"]["training"]["learning_rate"] = value
     config["geometry"]["clusters"]["silhouette_threshold"] = value
     validate(config, SCHEMA)  # JSON schema lets NaN through (and infinity without a maximum) ...
-    with pytest.raises(studies.ConfigError) as info:  # ... the cross-checks do not
-        studies.check_config(config)
+    with pytest.raises(workflow_config.ConfigError) as info:  # ... the cross-checks do not
+        workflow_config.check_config(config)
     message = str(info.value)
     assert (
         f"istar.training.learning_rate: {value} is not a finite number; give a finite value"
         in message
     )
     assert "geometry.clusters.silhouette_threshold" in message
-    assert list(studies.non_finite_numbers({"a": [1.0, {"b": value}]})) == [("a[1].b", value)]
+    assert list(workflow_config.non_finite_numbers({"a": [1.0, {"b": value}]})) == [
+        ("a[1].b", value)
+    ]
 
 
 def test_negative_infinity_is_refused_by_the_schema_or_the_cross_checks(config):
@@ -201,39 +209,39 @@ def test_negative_infinity_is_refused_by_the_schema_or_the_cross_checks(config):
     config["istar"]["lambdas"] = [-5, float("-inf")]  # no minimum: the cross-checks name it
     validate(config, SCHEMA)
     with pytest.raises(
-        studies.ConfigError, match=r"istar.lambdas\[1\]: -inf is not a finite number"
+        workflow_config.ConfigError, match=r"istar.lambdas\[1\]: -inf is not a finite number"
     ):
-        studies.check_config(config)
+        workflow_config.check_config(config)
 
 
 def test_nan_from_yaml_is_refused(config):
     config["main"]["learning_rate"] = yaml.safe_load("learning_rate: .nan")["learning_rate"]
     validate(config, SCHEMA)
     with pytest.raises(
-        studies.ConfigError, match=r"main.learning_rate: nan is not a finite number"
+        workflow_config.ConfigError, match=r"main.learning_rate: nan is not a finite number"
     ):
-        studies.check_config(config)
+        workflow_config.check_config(config)
 
 
 @pytest.mark.parametrize("rel", ["../outside.txt", "/etc/passwd", "glue/../../x.tsv"])
 def test_mirror_paths_outside_the_mirror_are_refused(config, rel):
     config["sources"]["supersense_words"]["mirror"] = [rel]
     with pytest.raises(
-        studies.ConfigError,
+        workflow_config.ConfigError,
         match=rf"sources.supersense_words.mirror: '{re.escape(rel)}' is not a "
         r"path inside the mirror folder; list files relative to the mirror",
     ):
-        studies.check_config(config)
+        workflow_config.check_config(config)
 
 
 def test_url_without_a_file_name_is_refused(config):
     config["sources"]["snli"]["url"] = "https://nlp.stanford.edu/projects/snli/%2e%2e"
     with pytest.raises(
-        studies.ConfigError,
+        workflow_config.ConfigError,
         match=r"sources.snli.url: URL '.*%2e%2e' ends in '..' once decoded, "
         r"which is not a file name; give the address of the file itself",
     ):
-        studies.check_config(config)
+        workflow_config.check_config(config)
 
 
 def test_downloads_section_defaults_and_limits(config):
@@ -256,10 +264,10 @@ def test_preview_tables_and_figures_carry_its_settings(config):
 
     validate(config, SCHEMA)
     assert (
-        studies.settings_stamp(config, "main") == ""
-        and studies.settings_stamp(config, "glue") == ""
+        targets.settings_stamp(config, "main") == ""
+        and targets.settings_stamp(config, "glue") == ""
     )
-    text = studies.settings_stamp(config, "preview")
+    text = targets.settings_stamp(config, "preview")
     stride = config["preview"]["metric_stride"]
     assert (
         text
@@ -274,7 +282,7 @@ def test_preview_tables_and_figures_carry_its_settings(config):
 
 
 def test_strides_are_named_in_plain_english():
-    named = {stride: studies.every_nth_update(stride) for stride in (1, 2, 3, 10, 12, 22, 50)}
+    named = {stride: targets.every_nth_update(stride) for stride in (1, 2, 3, 10, 12, 22, 50)}
     assert named == {
         1: "every update",
         2: "every 2nd update",
@@ -294,7 +302,7 @@ HEX40 = re.compile(r"^[0-9a-f]{40}$")
 
 
 def test_every_hub_data_set_and_model_is_pinned_to_a_commit(config):
-    assert studies.unpinned_hub_entries(config) == []
+    assert workflow_config.unpinned_hub_entries(config) == []
     hub_sources = [s["hub"] for s in config["sources"].values() if s.get("hub")]
     models = [
         *config["encoders"].values(),
@@ -325,12 +333,12 @@ def test_a_hub_model_without_a_revision_is_refused(config, section, name):
     entries[name]["revision"] = None
     key = f"{section}.models.{name}" if section in ("istar", "geometry") else f"{section}.{name}"
     with pytest.raises(
-        studies.ConfigError, match=rf"{re.escape(key)}: .* has revision None; pin it"
+        workflow_config.ConfigError, match=rf"{re.escape(key)}: .* has revision None; pin it"
     ):
-        studies.check_config(config)
+        workflow_config.check_config(config)
     # A model read from a local folder needs no revision.
     entries[name]["path"] = "/some/folder"
-    assert not [p for p in studies.unpinned_hub_entries(config) if p.startswith(key + ":")]
+    assert not [p for p in workflow_config.unpinned_hub_entries(config) if p.startswith(key + ":")]
 
 
 def test_url_pins_agree_with_the_mirror_manifest(config):
@@ -362,24 +370,48 @@ def test_metric_stride_not_below_updates_is_refused(config):
     """`metric_stride: 50` with `updates: 12` measured each run twice and left the per-seed
     correlations blank (case 6)."""
     config["main"].update(updates=12, metric_stride=50)
-    with pytest.raises(studies.ConfigError) as info:
-        studies.check_config(config)
+    with pytest.raises(workflow_config.ConfigError) as info:
+        workflow_config.check_config(config)
     message = str(info.value)
     assert "main.metric_stride: 50 is not below main.updates (12)" in message
     assert "give a metric_stride below 12" in message
     config["main"]["metric_stride"] = 11
-    studies.check_config(config)
+    workflow_config.check_config(config)
 
 
 def test_misspelt_main_setup_is_refused_naming_the_registered_datasets(config):
     from isotropy.readers import DATASETS
 
     config["main"]["setups"]["polarty"] = config["main"]["setups"].pop("polarity")
-    with pytest.raises(studies.ConfigError) as info:
-        studies.check_config(config)
+    with pytest.raises(workflow_config.ConfigError) as info:
+        workflow_config.check_config(config)
     message = str(info.value)
     assert "main.setups: 'polarty' is not a registered data set (registered: " in message
     assert ", ".join(sorted(DATASETS)) in message and "check its spelling" in message
+
+
+def test_load_config_refuses_a_misspelt_main_setup_in_one_sentence(tmp_path):
+    """The one loader of the Snakefile, the estimate and the audit runs every cross-check."""
+    from isotropy.readers import DATASETS
+
+    overlay = tmp_path / "typo.yaml"
+    overlay.write_text("main:\n  setups:\n    polarty: {encoder: miniLM, bias: false}\n")
+    with pytest.raises(workflow_config.ConfigError) as info:
+        workflow_config.load_config([ROOT / "config.yaml", overlay])
+    problems = str(info.value).splitlines()[1:]
+    assert problems == [
+        f"  main.setups: 'polarty' is not a registered data set (registered: "
+        f"{', '.join(sorted(DATASETS))}); check its spelling"
+    ]
+
+
+def test_load_config_fills_defaults_and_runs_the_geometry_checks(tmp_path):
+    config = workflow_config.load_config([ROOT / "config.yaml"])
+    assert config["main"]["metric_sample_size"] is None or "metric_sample_size" in config["main"]
+    overlay = tmp_path / "geometry.yaml"
+    overlay.write_text("geometry:\n  clusters:\n    k_range: [9, 2]\n")
+    with pytest.raises(workflow_config.ConfigError, match=r"geometry.clusters.k_range: 9 > 2"):
+        workflow_config.load_config([ROOT / "config.yaml", overlay])
 
 
 def test_look_alike_key_is_shown_with_its_code_points(config):
@@ -388,7 +420,7 @@ def test_look_alike_key_is_shown_with_its_code_points(config):
     config["m\u0430in"] = config.pop("main")  # Cyrillic а
     with pytest.raises(WorkflowError) as raised:
         validate(config, SCHEMA)
-    message = str(studies.config_validation_error(raised.value, SCHEMA))
+    message = str(workflow_config.config_validation_error(raised.value, SCHEMA))
     assert "config key 'mаin' ('а' U+0430 CYRILLIC SMALL LETTER A at position 2)" in message
 
 
@@ -406,24 +438,26 @@ def test_look_alike_key_is_shown_with_its_code_points(config):
 def test_bad_config_files_are_named_by_path(tmp_path, content, named):
     bad = tmp_path / "bad.yaml"
     bad.write_bytes(content)
-    with pytest.raises(studies.ConfigError) as info:
-        studies.load_config_files([str(ROOT / "config.yaml"), str(bad)])
+    with pytest.raises(workflow_config.ConfigError) as info:
+        workflow_config.load_config_files([str(ROOT / "config.yaml"), str(bad)])
     assert str(info.value).startswith(f"config file {bad} "), info.value
     assert named in str(info.value)
     assert "\n" not in str(info.value)
 
 
 def test_missing_config_file_is_named(tmp_path):
-    with pytest.raises(studies.ConfigError, match=r"config file .*nowhere.yaml cannot be read"):
-        studies.load_config_files([str(tmp_path / "nowhere.yaml")])
+    with pytest.raises(
+        workflow_config.ConfigError, match=r"config file .*nowhere.yaml cannot be read"
+    ):
+        workflow_config.load_config_files([str(tmp_path / "nowhere.yaml")])
 
 
 def test_empty_mapping_in_an_overlay_is_refused(tmp_path):
     """`main: {setups: {}}` was ignored by the key-by-key merge and 8 runs were planned (case 7)."""
     overlay = tmp_path / "none.yaml"
     overlay.write_text("main: {setups: {}}\n")
-    with pytest.raises(studies.ConfigError) as info:
-        studies.load_config_files([str(ROOT / "config.yaml"), str(overlay)])
+    with pytest.raises(workflow_config.ConfigError) as info:
+        workflow_config.load_config_files([str(ROOT / "config.yaml"), str(overlay)])
     message = str(info.value)
     assert message.startswith(f"main.setups: {{}} in config file {overlay} leaves the 4 entries")
     assert "merged key by key; list the entries to keep instead" in message

@@ -11,7 +11,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from isotropy import estimate, studies
+from isotropy import estimate
+from isotropy.workflow import config as workflow_config
+from isotropy.workflow import targets
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,7 +59,7 @@ def test_make_resume_unlocks_then_runs():
 def test_effective_config_keeps_the_offline_overlay_under_a_user_overlay(tmp_path):
     mine = tmp_path / "my.yaml"
     mine.write_text(yaml.safe_dump({"main": {"seeds": [7]}}))
-    config = estimate.effective_config(
+    config = workflow_config.load_config(
         [str(ROOT / "config.yaml"), str(ROOT / "config/offline.yaml"), str(mine)]
     )
     assert config["main"]["seeds"] == [7]
@@ -70,9 +72,9 @@ def test_effective_config_errors_are_short(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("main:\n  learning_rat: 0.1\n")
     with pytest.raises(
-        studies.ConfigError, match=r"'main.learning_rat' \(value 0.1\) is not allowed"
+        workflow_config.ConfigError, match=r"'main.learning_rat' \(value 0.1\) is not allowed"
     ):
-        estimate.effective_config([str(ROOT / "config.yaml"), str(bad)])
+        workflow_config.load_config([str(ROOT / "config.yaml"), str(bad)])
 
 
 def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
@@ -90,13 +92,13 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
         {"polarity": 1000, "snli": 2000, "pos": 500, "supersense": 500},
     )
     monkeypatch.setattr(estimate, "_cores", lambda: 2)
-    config = estimate.effective_config([str(ROOT / "config.yaml")])
+    config = workflow_config.load_config([str(ROOT / "config.yaml")])
     config["main"]["metric_stride"] = 50
     # 1,000 updates at 0.5 s, metrics at step 0 and every 50th update (21 evaluations) at 2 s.
     per_run = 1000 * 0.5 + 21 * 2.0
     assert (
         estimate.run_seconds(
-            "polarity", studies.optimisation_settings(config, "main", "polarity", 0), "cpu"
+            "polarity", targets.optimisation_settings(config, "main", "polarity", 0), "cpu"
         )
         == per_run
     )
@@ -147,7 +149,7 @@ def test_gpu_estimate_needs_no_cpu_cost_and_grows_with_the_updates():
 
 
 def test_every_main_setup_has_a_measured_cost():
-    config = estimate.effective_config(
+    config = workflow_config.load_config(
         [str(ROOT / "config.yaml"), str(ROOT / "config/offline.yaml")]
     )
     for dataset, setup in config["main"]["setups"].items():

@@ -16,8 +16,10 @@ import yaml
 from scipy.stats import pearsonr, spearmanr
 from sklearn.neighbors import NearestNeighbors
 
-from isotropy import geometry, readers, studies
+from isotropy import geometry, readers
 from isotropy.models import ModelSpec
+from isotropy.workflow import config as workflow_config
+from isotropy.workflow import targets as workflow_targets
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MINILM_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
@@ -391,19 +393,22 @@ def test_config_section_validates_and_is_cross_checked():
 
     config = yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
     validate(config, str(REPO_ROOT / "schemas" / "config.schema.yaml"))
-    studies.check_geometry_config(config)
-    targets = studies.geometry_targets(config)
+    workflow_config.check_geometry_config(config)
+    targets = workflow_targets.geometry_targets(config)
     assert (
         "results/geometry/sts.csv" in targets
         and "results/geometry/figures/bert/wikitext2/seed0/pca_view.png" in targets
     )
-    assert studies.geometry_targets({k: v for k, v in config.items() if k != "geometry"}) == []
+    assert (
+        workflow_targets.geometry_targets({k: v for k, v in config.items() if k != "geometry"})
+        == []
+    )
     config["geometry"]["sts"]["models"] = ["roberta"]
     config["geometry"]["clusters"]["static"]["source"] = "fasttext"
     with pytest.raises(
         ValueError, match="'roberta' is not defined.*\\n.*'fasttext' is not defined"
     ):
-        studies.check_geometry_config(config)
+        workflow_config.check_geometry_config(config)
 
 
 @pytest.mark.slow

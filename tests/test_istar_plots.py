@@ -9,10 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from isotropy.istar.grid import format_lambda, run_path, study_outputs
+from isotropy.istar.grid import format_lambda, run_path
 from isotropy.istar.runs import RUN_COLUMNS, collect_runs
 from isotropy.plots import istar as istar_plots
 from isotropy.plots import save_figure
+from isotropy.workflow.targets import istar_outputs as study_outputs
 
 
 def write_run(root, model, task, regulariser, lam, seed, metric, iso, twonn):

@@ -1,11 +1,11 @@
-"""The report's opening page (isotropy.reporting) and the captions' facts (studies.caption_facts)."""
+"""The report's opening page (isotropy.reporting) and the captions' facts (targets.caption_facts)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from isotropy import studies
 from isotropy.reporting import overview_html
+from isotropy.workflow import targets
 
 
 def test_overview_lists_the_run_then_claims_then_comparison():
@@ -73,7 +73,7 @@ def test_caption_facts_follow_the_runs_tabulated(tmp_path):
         },
         "preview": {"seeds": [0], "metric_stride": 10},
     }
-    facts = studies.caption_facts(config, "preview", root=str(tmp_path))
+    facts = targets.caption_facts(config, "preview", root=str(tmp_path))
     assert facts["seeds"] == [0] and facts["band"] is False
     assert facts["recorded"] == "at step 0, after every 10th update and after the last"
     assert list(facts["setups"]) == ["polarity", "snli"]
@@ -81,7 +81,7 @@ def test_caption_facts_follow_the_runs_tabulated(tmp_path):
     folder.mkdir(parents=True)
     (folder / "summary.json").write_text("{}")
     (folder / "trace.parquet").write_bytes(b"")
-    facts = studies.caption_facts(config, "main", root=str(tmp_path))
+    facts = targets.caption_facts(config, "main", root=str(tmp_path))
     assert facts["seeds"] == [0, 1] and facts["band"] is True  # polarity now has 2 seeds
 
 

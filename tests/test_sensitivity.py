@@ -11,9 +11,11 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from isotropy import estimate, sensitivity, studies
+from isotropy import estimate, sensitivity
 from isotropy.bootstrap import BootstrapSettings
 from isotropy.summaries import correlation_table
+from isotropy.workflow import config as workflow_config
+from isotropy.workflow import targets
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = str(ROOT / "schemas" / "config.schema.yaml")
@@ -64,27 +66,27 @@ def test_orthogonal_embedding_keeps_every_distance_and_angle():
 
 
 def test_the_default_grid_and_its_settings(config):
-    runs = sensitivity.runs(config)
+    runs = targets.sensitivity_runs(config)
     section = config["sensitivity"]
     assert len(runs) == len(section["setups"]) * len(section["vectors"]) * len(
         section["label_sets"]
     ) * len(section["seeds"])
     assert "mpnet" not in section["vectors"]  # the 440 MB model only in the full grid
-    settings = sensitivity.optimisation_settings(config, 3)
+    settings = targets.sensitivity_settings(config, 3)
     assert settings["seed"] == 3 and settings["metric_stride"] == section["metric_stride"]
-    assert sensitivity.vector_inputs(config, "word2vec_orth300", "pos")["vectors"] == (
+    assert targets.sensitivity_vector_inputs(config, "word2vec_orth300", "pos")["vectors"] == (
         "resources/sensitivity/embeddings/word2vec_orth300/pos/vectors.npy"
     )
-    assert sensitivity.vector_inputs(config, "miniLM", "pos")["vectors"] == (
+    assert targets.sensitivity_vector_inputs(config, "miniLM", "pos")["vectors"] == (
         "resources/embeddings/miniLM/pos/vectors.npy"
     )
 
 
 def test_full_grid_overlay_adds_mpnet_and_is_valid(config):
     full = yaml.safe_load((ROOT / "config" / "sensitivity_full.yaml").read_text())
-    merged = studies.deep_merge(copy.deepcopy(config), full)
+    merged = workflow_config.deep_merge(copy.deepcopy(config), full)
     validate(merged, SCHEMA)
-    studies.check_config(merged)
+    workflow_config.check_config(merged)
     assert "mpnet" in merged["sensitivity"]["vectors"]
 
 
@@ -100,8 +102,8 @@ def test_full_grid_overlay_adds_mpnet_and_is_valid(config):
 def test_inconsistent_sections_are_refused(config, change, named):
     config["sensitivity"].update(change)
     validate(config, SCHEMA)
-    with pytest.raises(studies.ConfigError, match=named):
-        studies.check_config(config)
+    with pytest.raises(workflow_config.ConfigError, match=named):
+        workflow_config.check_config(config)
 
 
 def _runs_of(rng):

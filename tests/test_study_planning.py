@@ -12,18 +12,20 @@ import pytest
 import tiny_workflow
 import yaml
 
-from isotropy import studies
 from isotropy.summaries import parameter_table
+from isotropy.workflow import config as workflow_config
+from isotropy.workflow import inputs as workflow_inputs
+from isotropy.workflow import targets
 
 GLUE_MIRROR_TASKS = ("cola", "mrpc", "rte", "sst2", "wnli")
 
 
 def _config(**sections):
     config = yaml.safe_load((tiny_workflow.ROOT / "config.yaml").read_text())
-    config = studies.deep_merge(
+    config = workflow_config.deep_merge(
         config, yaml.safe_load((tiny_workflow.ROOT / "config/offline.yaml").read_text())
     )
-    return studies.deep_merge(config, sections)
+    return workflow_config.deep_merge(config, sections)
 
 
 def _write_run(root, study, encoder, dataset, seed, items):
@@ -50,11 +52,11 @@ def test_glue_table_keeps_earlier_runs_when_one_encoder_is_added_for_one_task(tm
         _write_run(tmp_path, "glue", "miniLM", task, 0, 100 + i)
     config = _config(glue={"encoders": ["mpnet"], "tasks": ["wnli"], "seeds": [0]})
     # before the mpnet run exists: it is planned first, the miniLM runs follow
-    runs = studies.table_runs(config, "glue", root=str(tmp_path))
+    runs = targets.table_runs(config, "glue", root=str(tmp_path))
     assert runs[0] == {"encoder": "mpnet", "dataset": "wnli", "seed": 0}
     assert len(runs) == 6
     _write_run(tmp_path, "glue", "mpnet", "wnli", 0, 200)
-    runs = studies.table_runs(config, "glue", root=str(tmp_path))
+    runs = targets.table_runs(config, "glue", root=str(tmp_path))
     assert len(runs) == 6
     files = [
         tmp_path / f"results/glue/{r['encoder']}/{r['dataset']}/seed{r['seed']}/summary.json"
@@ -74,7 +76,7 @@ def test_present_runs_the_configuration_cannot_name_are_left_out(tmp_path):
     _write_run(tmp_path, "glue", "miniLM", "notatask", 0, 10)
     (tmp_path / "results/glue/miniLM/rte/seed0").mkdir(parents=True)  # unfinished: no files
     config = _config(glue={"encoders": ["miniLM"], "tasks": ["wnli"], "seeds": [0]})
-    assert studies.table_runs(config, "glue", root=str(tmp_path)) == [
+    assert targets.table_runs(config, "glue", root=str(tmp_path)) == [
         {"encoder": "miniLM", "dataset": "wnli", "seed": 0}
     ]
 
@@ -85,8 +87,8 @@ def test_main_table_keeps_other_seeds_of_configured_setups_only(tmp_path):
     dataset, setup = next(iter(setups.items()))
     _write_run(tmp_path, "main", setup["encoder"], dataset, 3, 10)  # another seed: kept
     _write_run(tmp_path, "main", "someother", dataset, 0, 10)  # not its configured encoder
-    runs = studies.table_runs(config, "main", root=str(tmp_path))
-    assert runs[: len(setups)] == studies.study_runs(config, "main")
+    runs = targets.table_runs(config, "main", root=str(tmp_path))
+    assert runs[: len(setups)] == targets.study_runs(config, "main")
     assert runs[len(setups) :] == [{"encoder": setup["encoder"], "dataset": dataset, "seed": 3}]
 
 
@@ -95,13 +97,13 @@ def test_sickr_is_planned_out_when_the_mirror_lacks_it(tmp_path, monkeypatch):
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     config = _config(mirror=str(mirror))
-    assert studies.unavailable_sts_datasets(config) == ["sickr"]
-    assert studies.geometry_sts_datasets(config) == ["stsb"]
-    assert all("/sickr/" not in path for path in studies.geometry_sts_files(config))
+    assert workflow_inputs.unavailable_sts_datasets(config) == ["sickr"]
+    assert workflow_inputs.geometry_sts_datasets(config) == ["stsb"]
+    assert all("/sickr/" not in path for path in workflow_inputs.geometry_sts_files(config))
     (mirror / "sick").mkdir()
     (mirror / "sick/SICK.txt").write_text("pair_ID\n")
-    assert studies.unavailable_sts_datasets(config) == []
-    assert studies.geometry_sts_datasets(config) == ["stsb", "sickr"]
+    assert workflow_inputs.unavailable_sts_datasets(config) == []
+    assert workflow_inputs.geometry_sts_datasets(config) == ["stsb", "sickr"]
 
 
 def test_offline_geometry_study_plans_no_sickr_job(tmp_path):

@@ -136,6 +136,11 @@ def _dry_run(tmp_path, *overlays: dict) -> subprocess.CompletedProcess:
             {"main": {"setups": {}}},
             "main.setups: {} in config file ",
         ),
+        # issue 25: a misspelt setup ended in MissingInputException in rule tabulate_parameters.
+        (
+            {"main": {"setups": {"polarty": {"encoder": "miniLM", "bias": False}}}},
+            "main.setups: 'polarty' is not a registered data set (registered: ",
+        ),
     ],
 )
 def test_dry_run_refuses_what_no_job_could_do(tmp_path, overlay, message):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from isotropy.studies import deep_merge
+from isotropy.workflow.config import deep_merge
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_CONFIG = ROOT / "tests" / "config" / "tiny.yaml"

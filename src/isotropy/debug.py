@@ -58,20 +58,7 @@ def mock_snakemake(
             workdir=workdir,
         )
         workflow = workflow_api.dag(DAGSettings()).workflow_api._workflow
-        try:
-            job_rule = workflow.get_rule(rule)
-        except Exception as error:
-            known = sorted(r.name for r in workflow.rules)
-            raise SystemExit(
-                f"unknown rule {rule!r} ({error}); rules: {', '.join(known)}"
-            ) from None
-        if job_rule.script is None:
-            raise SystemExit(f"rule {rule!r} runs no script; nothing to debug outside Snakemake")
-        missing = sorted(set(job_rule.wildcard_names) - set(wildcards))
-        if missing:
-            raise SystemExit(
-                f"rule {rule!r} needs the wildcards {missing}: pass them as NAME=VALUE"
-            )
+        job_rule = _scripted_rule(workflow, rule, wildcards)
         job = Job(job_rule, DAG(workflow, rules=[job_rule]), Wildcards(fromdict=dict(wildcards)))
         script = (
             Path(job_rule.basedir.get_path_or_uri(secret_free=True)) / job_rule.script
@@ -90,6 +77,22 @@ def mock_snakemake(
             scriptdir=str(script.parent),
         )
     return snakemake, script
+
+
+def _scripted_rule(workflow, rule: str, wildcards: dict[str, str]):
+    """The rule named ``rule``, which must run a script and be given all its wildcards; else
+    exit naming what is wrong (and the known rules)."""
+    try:
+        job_rule = workflow.get_rule(rule)
+    except Exception as error:
+        known = sorted(r.name for r in workflow.rules)
+        raise SystemExit(f"unknown rule {rule!r} ({error}); rules: {', '.join(known)}") from None
+    if job_rule.script is None:
+        raise SystemExit(f"rule {rule!r} runs no script; nothing to debug outside Snakemake")
+    missing = sorted(set(job_rule.wildcard_names) - set(wildcards))
+    if missing:
+        raise SystemExit(f"rule {rule!r} needs the wildcards {missing}: pass them as NAME=VALUE")
+    return job_rule
 
 
 def run_step(

@@ -23,9 +23,10 @@ from typing import Any
 
 import yaml
 
-from isotropy import paths, studies
+from isotropy import sensitivity
+from isotropy.workflow import config as workflow_config
+from isotropy.workflow import paths, targets
 
-SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 TARGET_STUDIES = {"main_study": "main", "preview_study": "preview", "glue_study": "glue"}
 
 # Seconds per update (forward, backward, Adam) and per evaluation of IsoScore + silhouette, per
@@ -65,20 +66,6 @@ WORD_VECTOR_CPU_SECONDS = 2.7
 MIRROR_UNIQUE_TEXTS = {"polarity": 10_662, "snli": 12_982, "pos": 11_462, "supersense": 10_650}
 
 
-def effective_config(files: list[str]) -> dict[str, Any]:
-    """The files laid over each other, validated and with the schema's defaults filled in."""
-    from snakemake.exceptions import WorkflowError
-    from snakemake.utils import validate
-
-    config = studies.load_config_files(files)
-    try:
-        validate(config, str(SCHEMA))
-    except WorkflowError as error:
-        raise studies.config_validation_error(error, str(SCHEMA)) from None
-    studies.check_config(config)
-    return config
-
-
 def run_seconds(dataset: str, settings: Mapping[str, Any], device: str) -> float | None:
     """Estimated wall time of one run (None: no cost measured for this data set)."""
     updates, stride = settings["updates"], settings["metric_stride"]
@@ -96,6 +83,8 @@ def unique_text_count(dataset: str, workdir: Path = Path(".")) -> int | None:
     table = workdir / paths.dataset_table(dataset)
     if not table.is_file():
         return MIRROR_UNIQUE_TEXTS.get(dataset)
+    # Here, not at the top: isotropy.embeddings belongs to the model stack, which the estimate
+    # (run before every `make run`) should not load for a count.
     import pandas as pd
 
     from isotropy.embeddings import unique_texts
@@ -120,7 +109,10 @@ def embedding_seconds(
     return (EMBED_LOAD_CPU_SECONDS + texts * per_text) / 2  # the rule's 2 threads
 
 
-def resolve_device(configured: str) -> str:
+def device_kind(configured: str) -> str:
+    """The kind of device (cuda, cpu) a run configured with ``configured`` (auto, cpu, cuda)
+    will use, by name, for the cost estimate; isotropy.device.resolve_device gives the
+    torch.device itself."""
     if configured != "auto":
         return configured
     import torch  # only here: the estimate for an explicit device needs no torch
@@ -143,41 +135,15 @@ def describe(
     config: Mapping[str, Any], study: str, device: str, workdir: Path = Path(".")
 ) -> list[str]:
     """Lines saying what the study will run and how long what is left will take."""
-    section = studies.study_section(dict(config), study)
-    runs = studies.study_runs(dict(config), study)
-    stride = section["metric_stride"]
+    section = targets.study_section(dict(config), study)
+    runs = targets.study_runs(dict(config), study)
     lines = [
         f"{study}: {len(runs)} runs ({len({r['dataset'] for r in runs})} setups x {len(section['seeds'])} "
-        f"seed{'s' if len(section['seeds']) > 1 else ''}) "
-        f"of {section['updates']} updates, metrics after {studies.every_nth_update(stride)}, device {device}"
+        f"seed{'s' if len(section['seeds']) > 1 else ''}) of {section['updates']} updates, metrics "
+        f"after {targets.every_nth_update(section['metric_stride'])}, device {device}"
     ]
-    left, unknown, done = 0.0, set(), 0
-    for run in runs:
-        trace = (
-            workdir
-            / f"results/{study}/{run['encoder']}/{run['dataset']}/seed{run['seed']}/trace.parquet"
-        )
-        if trace.is_file():
-            done += 1
-            continue
-        seconds = run_seconds(
-            run["dataset"],
-            studies.optimisation_settings(dict(config), study, run["dataset"], run["seed"]),
-            device,
-        )
-        if seconds is None:
-            unknown.add(run["dataset"])
-        else:
-            left += seconds
-    # What the runs read first: sentence embeddings and word-vector lookups not yet written.
-    # Costs measured on the CPU; a GPU embeds faster, so there they are an upper bound.
-    embed = {"sentence-transformer": 0.0, "word-vectors": 0.0}
-    for encoder, dataset in dict.fromkeys((r["encoder"], r["dataset"]) for r in runs):
-        seconds = embedding_seconds(config, encoder, dataset, workdir)
-        if seconds is None:
-            unknown.add(f"{encoder} embeddings of {dataset}")
-        else:
-            embed[config["encoders"][encoder]["kind"]] += seconds
+    left, unknown, done = _runs_left(config, study, runs, device, workdir)
+    embed = _embeddings_left(config, runs, unknown, workdir)
     # The rule takes 2 threads: a CPU runs cores // 2 jobs side by side; one GPU runs one at a time.
     parallel = 1 if device == "cuda" else max(1, (_cores() or 2) // 2)
     total = (left + sum(embed.values())) / parallel
@@ -204,11 +170,49 @@ def describe(
     return lines
 
 
+def _runs_left(
+    config: Mapping[str, Any], study: str, runs: list[dict], device: str, workdir: Path
+) -> tuple[float, set[str], int]:
+    """Seconds the runs without a trace will take, the data sets with no measured cost, and
+    how many runs are done."""
+    left, unknown, done = 0.0, set(), 0
+    for run in runs:
+        trace = workdir / paths.optimisation_run_file(
+            "trace.parquet", study, run["encoder"], run["dataset"], run["seed"]
+        )
+        if trace.is_file():
+            done += 1
+            continue
+        settings = targets.optimisation_settings(dict(config), study, run["dataset"], run["seed"])
+        seconds = run_seconds(run["dataset"], settings, device)
+        if seconds is None:
+            unknown.add(run["dataset"])
+        else:
+            left += seconds
+    return left, unknown, done
+
+
+def _embeddings_left(
+    config: Mapping[str, Any], runs: list[dict], unknown: set[str], workdir: Path
+) -> dict[str, float]:
+    """Seconds per encoder kind for what the runs read first: sentence embeddings and
+    word-vector lookups not yet written (adds what has no measured cost to ``unknown``).
+    Costs measured on the CPU; a GPU embeds faster, so there they are an upper bound."""
+    embed = {"sentence-transformer": 0.0, "word-vectors": 0.0}
+    for encoder, dataset in dict.fromkeys((r["encoder"], r["dataset"]) for r in runs):
+        seconds = embedding_seconds(config, encoder, dataset, workdir)
+        if seconds is None:
+            unknown.add(f"{encoder} embeddings of {dataset}")
+        else:
+            embed[config["encoders"][encoder]["kind"]] += seconds
+    return embed
+
+
 def _preview_stride_problem(config: Mapping[str, Any], target: str) -> str | None:
     """`make preview` with a stride that leaves each run measured at its start and end only."""
     if target != "preview_study" or "main" not in config:
         return None
-    section = studies.study_section(dict(config), "preview")
+    section = targets.study_section(dict(config), "preview")
     if section["metric_stride"] >= section["updates"]:
         return (
             f"preview.metric_stride: {section['metric_stride']} is not below main.updates "
@@ -222,19 +226,17 @@ def describe_sensitivity(
     config: Mapping[str, Any], device: str, workdir: Path = Path(".")
 ) -> list[str]:
     """What the sensitivity grid will run and how long what is left will take, here and on a GPU."""
-    from isotropy import sensitivity
-
-    section, runs = config["sensitivity"], sensitivity.runs(config)
+    section, runs = config["sensitivity"], targets.sensitivity_runs(config)
     lines = [
         f"sensitivity: {len(runs)} runs ({len(section['setups'])} setups x {len(section['vectors'])} "
         f"vector sets x {len(section['label_sets'])} label sets x {len(section['seeds'])} seeds) of "
-        f"{section['updates']} updates, metrics after {studies.every_nth_update(section['metric_stride'])}, "
+        f"{section['updates']} updates, metrics after {targets.every_nth_update(section['metric_stride'])}, "
         f"device {device}"
     ]
     left = {"cpu": 0.0, "cuda": 0.0}
     unknown, done = set(), 0
     for run in runs:
-        trace = workdir / sensitivity.run_file(
+        trace = workdir / paths.sensitivity_run_file(
             "trace.parquet", run["vectors"], run["setup"], run["label_set"], run["seed"]
         )
         if trace.is_file():
@@ -276,28 +278,30 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        config = effective_config(args.configfile)
-        problem = studies.cuda_problem(config) or _preview_stride_problem(config, args.target)
+        config = workflow_config.load_config(args.configfile)
+        problem = workflow_config.cuda_problem(config) or _preview_stride_problem(
+            config, args.target
+        )
         if problem:
-            raise studies.ConfigError(problem)
-    except (studies.ConfigError, OSError, yaml.YAMLError) as error:
+            raise workflow_config.ConfigError(problem)
+    except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:
         print(f"Configuration error: {error}", file=sys.stderr)
         return 1
-    written = Path("logs/effective-config") / f"{args.target}.yaml"
+    written = Path(paths.EFFECTIVE_CONFIG) / f"{args.target}.yaml"
     written.parent.mkdir(parents=True, exist_ok=True)
     written.write_text(yaml.safe_dump(config, sort_keys=False))
     print(
         f"Configuration: {' + '.join(args.configfile)} (later files win); effective configuration in {written}"
     )
     if args.target == "sensitivity_study" and "sensitivity" in config:
-        for line in describe_sensitivity(config, resolve_device(config["device"])):
+        for line in describe_sensitivity(config, device_kind(config["device"])):
             print(line)
         return 0
     study = TARGET_STUDIES.get(args.target)
     if study is None or (study != "preview" and study not in config):
         print(f"{args.target}: no time estimate for this target")
         return 0
-    for line in describe(config, study, resolve_device(config["device"])):
+    for line in describe(config, study, device_kind(config["device"])):
         print(line)
     return 0
 

@@ -5,22 +5,23 @@ POS), run over a grid: vector sets (an encoder's vectors, or a random orthogonal
 them into more dimensions) x label sets (:data:`LABEL_SETS`) x seeds. Every vector set sees the
 same items: the words that the ``items_from`` encoder has a vector for.
 
-Plain Python apart from the step functions (numpy and pandas): the workflow imports it while
-it parses.
+The grid, its files and its settings are read from the configuration by
+:mod:`isotropy.workflow.targets` (``sensitivity_*``), the section's cross-checks are in
+:mod:`isotropy.workflow.config`.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from isotropy import paths
+from isotropy.workflow import paths
 
 STUDY = "sensitivity"
-ROOT = f"resources/{STUDY}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -96,110 +97,6 @@ def orthogonal_embedding(vectors: np.ndarray, dim: int, seed: int) -> np.ndarray
     q, r = np.linalg.qr(gaussian)
     q *= np.sign(np.diag(r))  # a unique Q for the seed
     return (vectors @ q.T).astype(np.float32)
-
-
-def vector_names(config: Mapping) -> list[str]:
-    return list(config[STUDY]["vectors"])
-
-
-def derived_vectors(config: Mapping) -> dict[str, dict]:
-    """Vector sets made by orthogonal embedding: name -> {of, dim, seed}."""
-    return dict(config[STUDY].get("orthogonal") or {})
-
-
-def vector_inputs(config: Mapping, name: str, setup: str) -> dict[str, str]:
-    """The vectors.npy and index.parquet a run of vector set ``name`` reads."""
-    if name in derived_vectors(config):
-        return {
-            "vectors": orthogonal_file("vectors.npy", name, setup),
-            "index": orthogonal_file("index.parquet", name, setup),
-        }
-    return {
-        "vectors": paths.embedding_file("vectors.npy", name, setup),
-        "index": paths.embedding_file("index.parquet", name, setup),
-    }
-
-
-def orthogonal_file(artefact: str, name: str = "{vectors}", setup: str = "{dataset}") -> str:
-    return f"{ROOT}/embeddings/{name}/{setup}/{artefact}"
-
-
-def label_set_file(setup: str = "{dataset}", label_set: str = "{label_set}") -> str:
-    return f"{ROOT}/labels/{setup}/{label_set}.parquet"
-
-
-def run_file(
-    artefact: str,
-    vectors: str = "{encoder}",
-    setup: str = "{dataset}",
-    label_set: str = "{label_set}",
-    seed: int | str = "{seed}",
-) -> str:
-    """One file (trace.parquet, summary.json) of a sensitivity run."""
-    return f"results/{STUDY}/{vectors}/{setup}/{label_set}/seed{seed}/{artefact}"
-
-
-# ---------------------------------------------------------------------------------------------
-# The grid
-
-
-def runs(config: Mapping) -> list[dict[str, Any]]:
-    """Every (vectors, setup, label_set, seed) of the grid, in config order."""
-    if STUDY not in config:
-        return []
-    section = config[STUDY]
-    return [
-        {"vectors": v, "setup": s, "label_set": label_set, "seed": seed}
-        for s in section["setups"]
-        for v in section["vectors"]
-        for label_set in section["label_sets"]
-        for seed in section["seeds"]
-    ]
-
-
-def run_files(config: Mapping, artefact: str) -> list[str]:
-    return [
-        run_file(artefact, r["vectors"], r["setup"], r["label_set"], r["seed"])
-        for r in runs(config)
-    ]
-
-
-def optimisation_settings(config: Mapping, seed: int) -> dict[str, Any]:
-    """Keyword arguments of :class:`isotropy.optimize.OptimisationSettings` for one run."""
-    section = config[STUDY]
-    keys = ("updates", "learning_rate", "bias", "metric_stride", "metric_sample_size")
-    return {**{key: section[key] for key in keys}, "seed": seed}
-
-
-def check_config(config: Mapping) -> list[str]:
-    """Cross-references of the ``sensitivity`` section the schema cannot express."""
-    if STUDY not in config:
-        return []
-    section, encoders = config[STUDY], config["encoders"]
-    derived = derived_vectors(config)
-    problems = []
-    for name in section["vectors"]:
-        if name not in encoders and name not in derived:
-            problems.append(
-                f"sensitivity.vectors: {name!r} is neither an encoder nor under sensitivity.orthogonal"
-            )
-    for name, spec in derived.items():
-        if name in encoders:
-            problems.append(f"sensitivity.orthogonal.{name}: the name is taken by an encoder")
-        if spec["of"] not in encoders:
-            problems.append(
-                f"sensitivity.orthogonal.{name}.of: {spec['of']!r} is not defined under 'encoders'"
-            )
-    if section["items_from"] not in encoders:
-        problems.append(
-            f"sensitivity.items_from: {section['items_from']!r} is not defined under 'encoders'"
-        )
-    for label_set in section["label_sets"]:
-        if label_set in PENDING_LABEL_SETS:
-            problems.append(
-                f"sensitivity.label_sets: {label_set!r}: {PENDING_LABEL_SETS[label_set]}"
-            )
-    return problems
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,23 +180,6 @@ def markdown_table(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def settings_line(config: Mapping) -> str:
-    """The settings every sensitivity table and figure states."""
-    section = config[STUDY]
-    seeds = section["seeds"]
-    return (
-        f"{section['updates']} updates, lr {section['learning_rate']}, metrics every "
-        f"{section['metric_stride']} updates"
-        + (
-            f" on {section['metric_sample_size']} sampled items"
-            if section["metric_sample_size"]
-            else ""
-        )
-        + f", seeds {', '.join(map(str, seeds))}; items: words with a {section['items_from']} vector"
-        + f"; paper_size = {section['paper_size']} words (label seed {section['label_seed']})"
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # Cost, said before the run (python -m isotropy.estimate --target sensitivity_study)
 
@@ -315,10 +195,7 @@ MODEL_DIMS = {
 
 def vector_dim(config: Mapping, name: str) -> int | None:
     """The dimension of a vector set, from an existing vectors.npy or what its source is known to give."""
-    import os
-    import re
-
-    derived = derived_vectors(config)
+    derived = dict(config[STUDY].get("orthogonal") or {})
     if name in derived:
         return derived[name]["dim"]
     for setup in config[STUDY]["setups"]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from isotropy.audit.orchestration import audit
 from isotropy.audit.report import failures, format_table, write_tsv
-from isotropy.studies import ConfigError
+from isotropy.workflow.config import ConfigError
 
 DESCRIPTION = (
     "Audit every result against its provenance: is it intact, current, and made by today's code?"

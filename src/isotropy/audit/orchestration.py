@@ -23,7 +23,7 @@ from isotropy.audit.findings import (
 from isotropy.audit.records import walk
 from isotropy.audit.summary import config_differences, snakemake_summary, summary_findings
 from isotropy.provenance import read_record
-from isotropy.studies import load_config_files
+from isotropy.workflow.config import load_config, load_config_files
 
 
 def audit(
@@ -55,7 +55,7 @@ def audit(
             dumped = Path(tmp) / "config.yaml"
             dumped.write_text(json.dumps(_plain(config)))  # JSON is YAML
             files.append(dumped)
-        current = config if config is not None else _load_configs(files)
+        current = config if config is not None else _load_configs(files, snakefile)
         findings, tracked = walk(root, starts, current)
         if snakefile is None:
             skipped = "parameters not checked: no Snakefile given"
@@ -161,7 +161,16 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _load_configs(files: Sequence[str | os.PathLike]) -> dict | None:
+def _load_configs(
+    files: Sequence[str | os.PathLike], snakefile: str | os.PathLike | None = None
+) -> dict | None:
+    """The configuration the audited workflow runs. For this project's workflow (its schema beside
+    the Snakefile, or no Snakefile given) that is load_config's: validated, defaults filled in and
+    cross-checked, as the record was made under, so the two compare key by key. Another workflow
+    (the tests' toy one) has no such schema: its files are only merged, as Snakemake merges them."""
     if not files:
         return None
-    return load_config_files(files)
+    if snakefile is None:
+        return load_config(files)
+    schema = Path(snakefile).resolve().parent / "schemas" / "config.schema.yaml"
+    return load_config(files, schema) if schema.is_file() else load_config_files(files)

@@ -22,7 +22,7 @@ from isotropy.audit.findings import (
     short_digest,
 )
 from isotropy.io import sha256_file
-from isotropy.paths import MANIFEST_NAME, RAW_ROOT
+from isotropy.workflow.paths import MANIFEST_NAME, RAW_ROOT
 
 MODELS_ROOT = Path("resources") / "models"  # models assembled from PyPI volumes end their chain too
 

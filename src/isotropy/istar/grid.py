@@ -1,6 +1,6 @@
-"""The I-STAR study grid (config ``istar``): which runs exist, λ as it appears in paths, the
-model of each config name and the study's final files. Plain Python: the workflow imports it
-while it parses, without torch."""
+"""The I-STAR study grid (config ``istar``): which runs exist, λ as it appears in paths and the
+model of each config name (the study's final files: isotropy.workflow.targets.istar_outputs).
+Plain Python: the workflow imports it while it parses, without torch."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from isotropy.istar.tasks import REGULARISERS
 from isotropy.models import ModelSpec
-from isotropy.paths import istar_run_file
+from isotropy.workflow.paths import istar_run_file
 
 
 def format_lambda(lam: float) -> str:
@@ -91,20 +91,3 @@ def model_spec(section: dict[str, Any], name: str) -> ModelSpec:
             f"I-STAR model {name!r} is not defined under istar.models (defined: {sorted(section['models'])})"
         ) from None
     return ModelSpec.from_config(name, entry)
-
-
-def study_outputs(section: dict[str, Any] | None) -> list[str]:
-    """The study's final files: runs.csv and Figures 5-7 (Figure 7 only when its task is run)."""
-    if not section:
-        return []
-    outputs = ["results/istar/runs.csv"]
-    figures = ["figure5", "figure6"] + (
-        ["figure7"] if section["figure7_task"] in section["tasks"] else []
-    )
-    for figure in figures:
-        outputs += [
-            f"results/istar/{figure}.pdf",
-            f"results/istar/{figure}.png",
-            f"results/istar/{figure}.csv",
-        ]
-    return outputs

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from isotropy.istar.tasks import TASKS, task_spec
-from isotropy.paths import RAW_ROOT
 from isotropy.readers.registry import dataset_spec
 from isotropy.readers.sts import sts_source
 from isotropy.readers.tasks import ISTAR_SPLITS, task_source
@@ -24,6 +23,7 @@ from isotropy.sources import (
     resolve_mirror,
     source_outputs,
 )
+from isotropy.workflow.paths import RAW_ROOT
 
 # ---------------------------------------------------------------------------------------------
 # Section 3 data sets whose sources follow the configuration

@@ -18,8 +18,8 @@ from pathlib import Path
 import pandas as pd
 
 from isotropy.io import atomic_path
-from isotropy.paths import MANIFEST_NAME
 from isotropy.sources import decode_text, source_files
+from isotropy.workflow.paths import MANIFEST_NAME
 
 
 def _read_utf8_lines(path: Path) -> list[str]:

@@ -27,7 +27,6 @@ from typing import Any
 import requests
 
 from isotropy.io import sha256_file, write_json
-from isotropy.paths import MANIFEST_NAME
 from isotropy.sources.archives import ExtractionLimits, Fetched
 from isotropy.sources.layouts import layout_of
 from isotropy.sources.mirror import (
@@ -45,6 +44,7 @@ from isotropy.sources.transfer import (
     git_blob_id,
     url_file_name,
 )
+from isotropy.workflow.paths import MANIFEST_NAME
 
 log = logging.getLogger(__name__)
 

@@ -16,12 +16,9 @@ import pandas as pd
 
 from isotropy.verdicts.measurements import measurement, seed_std
 from isotropy.verdicts.standins import StandIns, model_stand_in, paper_model
+from isotropy.workflow import paths
 
-LID_FILE, COSINE_FILE, STS_FILE = (
-    "results/geometry/lid.csv",
-    "results/geometry/cosine_by_layer.csv",
-    "results/geometry/sts.csv",
-)
+LID_FILE, COSINE_FILE, STS_FILE = paths.GEOMETRY_LID, paths.GEOMETRY_COSINE, paths.GEOMETRY_STS
 QUANTITY_OF_STS = {"pearson": "sts_pearson", "spearman": "sts_spearman", "isotropy": "isotropy_iw"}
 
 

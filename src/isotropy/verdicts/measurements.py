@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy.verdicts.standins import StandIns, glue_encoder
+from isotropy.workflow import paths
 
 COLUMNS = [
     "study", "quantity", "setup", "paper_setup", "value", "spread", "seeds", "n", "k",
@@ -142,7 +143,7 @@ def optimisation_measurements(
     return rows
 
 
-def istar_measurements(runs: pd.DataFrame, config: Mapping[str, Any], source: str = "results/istar/runs.csv") -> list[dict[str, Any]]:  # fmt: skip
+def istar_measurements(runs: pd.DataFrame, config: Mapping[str, Any], source: str = paths.ISTAR_RUNS) -> list[dict[str, Any]]:  # fmt: skip
     """Per model × task: the largest IsoScore* change and the best metric gain of λ < 0 over the
     unregularised baseline (seed means)."""
     needed = {"model", "task", "regulariser", "lambda", "seed", "metric", "isoscore_star"}

@@ -1,7 +1,9 @@
-"""What the Snakemake rules ask of the configuration: runs, settings, targets and cross-checks.
+"""The configuration: loading, schema validation and every cross-check, in one place.
 
-Kept in the package (not in the .smk files) so it is tested without Snakemake. Plain Python:
-the workflow imports it while it parses. The I-STAR grid is :mod:`isotropy.istar.grid`.
+:func:`load_config` serves the Snakefile (rules/common.smk), ``python -m isotropy.estimate`` and
+the audit: the files laid over each other as Snakemake lays them, validated against
+schemas/config.schema.yaml (defaults filled in), then every cross-reference the schema cannot
+express, each problem said in one sentence. Plain Python: the workflow imports it while it parses.
 """
 
 from __future__ import annotations
@@ -14,15 +16,19 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from isotropy import paths
+import yaml
+from jsonschema import ValidationError
+from jsonschema.exceptions import best_match
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
 
-OPTIMISATION_STUDIES = ("main", "glue", "preview")
-# `make preview`: the main study's setups with one seed and a coarser metric stride, written to
-# results/preview/ so that it is never mistaken for the paper's protocol in results/main/.
-PREVIEW_KEYS = ("seeds", "metric_stride")
+from isotropy import readers, sensitivity, sources
+
+SCHEMA = Path(__file__).resolve().parents[3] / "schemas" / "config.schema.yaml"
 # Data sets whose items are single words; every other one holds sentences, which word vectors
 # (a lookup of one word) cannot embed.
 WORD_DATASETS = frozenset({"pos", "supersense"})
+GEOMETRY_RESERVED_MODEL_NAMES = {"static", "figures"}  # folder names of results/geometry/ itself
 
 
 class ConfigError(ValueError):
@@ -44,8 +50,6 @@ def deep_merge(base: dict, override: Mapping) -> dict:
 def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
     """One configuration file as a mapping; unreadable, binary, invalid, empty or not a mapping
     is a :class:`ConfigError` naming the file."""
-    import yaml
-
     try:
         data = Path(path).read_bytes()
     except OSError as error:
@@ -115,147 +119,6 @@ def _empty_over_full(
                 yield from _empty_over_full(below, value, name)
 
 
-def study_section(config: dict, study: str) -> dict[str, Any]:
-    """A direct-optimisation study's settings; preview is the main study with its own seeds and stride."""
-    if study == "preview":
-        return deep_merge(
-            config["main"],
-            {k: v for k, v in config.get("preview", {}).items() if k in PREVIEW_KEYS},
-        )
-    return config[study]
-
-
-def settings_stamp(config: dict, study: str) -> str:
-    """The line that marks a preview's tables and figures as such ('' for the full studies)."""
-    if study != "preview":
-        return ""
-    section = study_section(config, study)
-    seeds = ", ".join(str(seed) for seed in section["seeds"])
-    return (
-        f"PREVIEW (make preview): seed{'s' if len(section['seeds']) > 1 else ''} {seeds}, metrics after "
-        f"{every_nth_update(section['metric_stride'])}; not the paper's protocol (make run)"
-    )
-
-
-def every_nth_update(stride: int) -> str:
-    """'every update', 'every 2nd update', 'every 10th update', ..."""
-    if stride == 1:
-        return "every update"
-    suffix = (
-        "th" if stride % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(stride % 10, "th")
-    )
-    return f"every {stride}{suffix} update"
-
-
-def study_runs(config: dict, study: str) -> list[dict[str, Any]]:
-    """Every (encoder, dataset, seed) of a direct-optimisation study, in config order."""
-    section = study_section(config, study)
-    if study in ("main", "preview"):
-        pairs = [(setup["encoder"], dataset) for dataset, setup in section["setups"].items()]
-    elif study == "glue":
-        pairs = [(encoder, task) for encoder in section["encoders"] for task in section["tasks"]]
-    else:
-        raise ConfigError(f"unknown study {study!r}; expected one of {OPTIMISATION_STUDIES}")
-    return [{"encoder": e, "dataset": d, "seed": s} for e, d in pairs for s in section["seeds"]]
-
-
-def present_runs(study: str, root: str = ".") -> list[dict[str, Any]]:
-    """Runs of ``study`` already on disk under ``root``: both trace.parquet and summary.json of
-    ``results/<study>/<encoder>/<dataset>/seed<seed>/`` exist, sorted by encoder, dataset, seed."""
-    from pathlib import Path
-
-    found = []
-    base = Path(root) / "results" / study
-    for summary in base.glob("*/*/seed*/summary.json"):
-        seed = summary.parent.name.removeprefix("seed")
-        if seed.isdigit() and (summary.parent / "trace.parquet").is_file():
-            found.append(
-                {
-                    "encoder": summary.parent.parent.parent.name,
-                    "dataset": summary.parent.parent.name,
-                    "seed": int(seed),
-                }
-            )
-    return sorted(found, key=lambda r: (r["encoder"], r["dataset"], r["seed"]))
-
-
-def table_runs(config: dict, study: str, root: str = ".") -> list[dict[str, Any]]:
-    """The runs a study's tables and figures hold: every configured run, then every run already
-    on disk that the configuration can still name, so tables accumulate run by run.
-
-    GLUE keeps a present run whose encoder is defined under ``encoders`` (and whose task is a
-    GLUE task): adding ``glue: {encoders: [mpnet], tasks: [wnli]}`` after a five-task miniLM run
-    tabulates all six. The main study (and its preview) keeps present runs of a configured setup
-    (the data set with its configured encoder) at any seed.
-    """
-    runs = study_runs(config, study)
-    known = {(r["encoder"], r["dataset"], r["seed"]) for r in runs}
-    if study == "glue":
-        from isotropy.readers import GLUE_TASKS
-
-        def fits(run):
-            return run["encoder"] in config.get("encoders", {}) and run["dataset"] in GLUE_TASKS
-
-    else:
-        setups = study_section(config, study)["setups"]
-
-        def fits(run):
-            return run["dataset"] in setups and setups[run["dataset"]]["encoder"] == run["encoder"]
-
-    extra = [
-        r
-        for r in present_runs(study, root)
-        if fits(r) and (r["encoder"], r["dataset"], r["seed"]) not in known
-    ]
-    return runs + extra
-
-
-def caption_facts(config: dict, study: str, root: str = ".") -> dict[str, Any]:
-    """What a direct-optimisation study's tables and figures hold, for their report captions:
-    the runs tabulated (:func:`table_runs`) and the study's settings (preview: main's with its
-    own seeds and stride). ``band`` says whether any panel has 2 or more seeds."""
-    section = study_section(config, study)
-    runs = table_runs(config, study, root)
-    seeds_per_panel: dict[tuple[str, str], set[int]] = {}
-    for run in runs:
-        seeds_per_panel.setdefault((run["encoder"], run["dataset"]), set()).add(run["seed"])
-    datasets = list(dict.fromkeys(r["dataset"] for r in runs))
-    return {
-        "seeds": sorted({r["seed"] for r in runs}),
-        "encoders": list(dict.fromkeys(r["encoder"] for r in runs)),
-        "datasets": datasets,
-        "setups": (
-            {d: section["setups"][d] for d in datasets if d in section["setups"]}
-            if study in ("main", "preview")
-            else {}
-        ),
-        "band": any(len(seeds) >= 2 for seeds in seeds_per_panel.values()),
-        "recorded": (
-            "after every update"
-            if section["metric_stride"] == 1
-            else f"at step 0, after {every_nth_update(section['metric_stride'])} and after the last"
-        ),
-        "metric_stride": section["metric_stride"],
-        "updates": section["updates"],
-        "learning_rate": section["learning_rate"],
-        "metric_sample_size": section.get("metric_sample_size"),
-    }
-
-
-def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> dict[str, Any]:
-    """Keyword arguments of :class:`isotropy.optimize.OptimisationSettings` for one run."""
-    section = study_section(config, study)
-    bias = section["setups"][dataset].get("bias", True) if study in ("main", "preview") else True
-    return {
-        "updates": section["updates"],
-        "learning_rate": section["learning_rate"],
-        "bias": bias,
-        "metric_stride": section["metric_stride"],
-        "metric_sample_size": section["metric_sample_size"],
-        "seed": seed,
-    }
-
-
 def encoder(config: dict, name: str) -> dict[str, Any]:
     try:
         return config["encoders"][name]
@@ -273,18 +136,11 @@ def sentence_encoder_spec(config: dict, name: str) -> dict[str, Any]:
     return spec
 
 
-def word_vector_source(config: dict, name: str) -> str:
+def encoder_word_vector_source(config: dict, name: str) -> str:
     spec = encoder(config, name)
     if spec["kind"] != "word-vectors":
         raise ConfigError(f"encoder {name!r} is not a word-vector encoder")
     return spec["source"]
-
-
-def word_vector_file(config: dict, name: str) -> str:
-    """The manifest of the downloaded word-vector source an encoder looks words up in."""
-    from isotropy import sources as download
-
-    return download.source_outputs(word_vector_source(config, name))[0]
 
 
 def encoders_of_kind(config: dict, kind: str) -> list[str]:
@@ -293,9 +149,6 @@ def encoders_of_kind(config: dict, kind: str) -> list[str]:
 
 def check_config(config: dict) -> None:
     """Cross-references the schema cannot express; raise one error listing every problem."""
-    from isotropy import sensitivity
-    from isotropy import sources as download
-
     problems = [
         f"{key}: {value} is not a finite number; give a finite value (NaN and infinity are never valid settings)"
         for key, value in non_finite_numbers(config)
@@ -305,7 +158,7 @@ def check_config(config: dict) -> None:
             problems += _encoder_problems(config, study)
     problems += _setup_problems(config)
     problems += _stride_problems(config)
-    problems += sensitivity.check_config(config)
+    problems += _sensitivity_problems(config)
     for name, spec in config["encoders"].items():
         if spec["kind"] == "word-vectors" and spec["source"] not in config["sources"]:
             problems.append(
@@ -313,10 +166,10 @@ def check_config(config: dict) -> None:
             )
     for name, source in config["sources"].items():
         for url in source["url"] if isinstance(source["url"], list) else [source["url"]]:
-            if (problem := download.url_problem(url)) is not None:
+            if (problem := sources.url_problem(url)) is not None:
                 problems.append(f"sources.{name}.url: {problem}")
         for rel in source.get("mirror") or []:
-            if (problem := download.mirror_path_problem(rel)) is not None:
+            if (problem := sources.mirror_path_problem(rel)) is not None:
                 problems.append(f"sources.{name}.mirror: {problem}")
     problems += unpinned_hub_entries(config)
     if problems:
@@ -365,14 +218,12 @@ def _section(config: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
 
 def _setup_problems(config: dict) -> list[str]:
     """Main-study setups that name no registered data set (a misspelt key plans no run)."""
-    from isotropy.readers import DATASETS
-
     setups = (config.get("main") or {}).get("setups") or {}
     return [
         f"main.setups: {shown_key(name)} is not a registered data set (registered: "
-        f"{', '.join(sorted(DATASETS))}); check its spelling"
+        f"{', '.join(sorted(readers.DATASETS))}); check its spelling"
         for name in setups
-        if name not in DATASETS
+        if name not in readers.DATASETS
     ]
 
 
@@ -447,8 +298,6 @@ def validation_error_message(error: Any, schema: Mapping | None = None) -> str:
     Snakemake's own message prints the whole schema (~700 lines) around the key; ``schema`` (the
     root) resolves ``$ref`` so that the keys a shared definition allows are listed too.
     """
-    from jsonschema.exceptions import best_match
-
     while error.context:  # anyOf/oneOf: the alternative that came closest, not "valid under none"
         error = best_match(error.context)
     where = ".".join(str(part) for part in error.absolute_path)
@@ -485,9 +334,6 @@ def _short(value: Any, limit: int = 80) -> str:
 
 def config_validation_error(error: Exception, schema_path: str) -> Exception:
     """A :class:`ConfigError` with one short paragraph for Snakemake's schema-validation error."""
-    import yaml
-    from jsonschema import ValidationError
-
     # Snakemake raises its WorkflowError while handling jsonschema's error: that is the context.
     candidates = [*getattr(error, "args", ()), error.__cause__, error.__context__]
     cause = next((arg for arg in candidates if isinstance(arg, ValidationError)), None)
@@ -552,17 +398,6 @@ def setting(config: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
-# ---------------------------------------------------------------------------------------------
-# Geometry study (rules/geometry.smk)
-
-GEOMETRY_RESERVED_MODEL_NAMES = {"static", "figures"}  # folder names of results/geometry/ itself
-GEOMETRY_FIGURE_TABLES = {
-    "cosine_by_layer": "cosine_by_layer",
-    "lid_by_layer": "lid",
-    "sts": "sts",
-}  # figure → table
-
-
 def check_geometry_config(config: Mapping[str, Any]) -> None:
     """Cross-references of the ``geometry`` section the schema cannot express; one error lists all."""
     if "geometry" not in config:
@@ -599,125 +434,64 @@ def check_geometry_config(config: Mapping[str, Any]) -> None:
     if high < low:
         problems.append(f"geometry.clusters.k_range: {low} > {high}")
     if problems:
-        raise ValueError("geometry configuration is inconsistent:\n  " + "\n  ".join(problems))
+        raise ConfigError("geometry configuration is inconsistent:\n  " + "\n  ".join(problems))
 
 
-def geometry_model_entry(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """A geometry model's settings (rule params: a changed revision or path re-runs its jobs)."""
-    entry = config["geometry"]["models"][name]
-    return {
-        "name": name,
-        "model": entry["model"],
-        "revision": entry.get("revision"),
-        "path": entry.get("path"),
-    }
-
-
-def geometry_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
-    """Regular expressions of the study's wildcards: only configured models and corpus match."""
-    models = setting(config, "geometry", "models") or {}
-    corpus = setting(config, "geometry", "clusters", "corpus", "name")
-    return {
-        "model": "|".join(re.escape(name) for name in models) or "^$",
-        "corpus": re.escape(corpus) if corpus else "^$",
-        "sts": "stsb|sickr",
-        "seed": r"\d+",
-    }
-
-
-def geometry_cluster_files(config: Mapping[str, Any], artefact: str) -> list[str]:
-    """One per-model artefact of the cluster analysis for every model and seed."""
-    if "geometry" not in config:
+def _sensitivity_problems(config: Mapping) -> list[str]:
+    """Cross-references of the ``sensitivity`` section the schema cannot express."""
+    if "sensitivity" not in config:
         return []
-    clusters = config["geometry"]["clusters"]
-    return [
-        paths.geometry_run_file(artefact, model, clusters["corpus"]["name"], seed)
-        for model in clusters["models"]
-        for seed in config["geometry"]["seeds"]
+    section, encoders = config["sensitivity"], config["encoders"]
+    derived = dict(section.get("orthogonal") or {})
+    problems = [
+        f"sensitivity.vectors: {name!r} is neither an encoder nor under sensitivity.orthogonal"
+        for name in section["vectors"]
+        if name not in encoders and name not in derived
     ]
-
-
-def geometry_static_files(config: Mapping[str, Any], artefact: str) -> list[str]:
-    """The static word-vector comparison rows (none when ``clusters.static.source`` is null)."""
-    source = setting(config, "geometry", "clusters", "static", "source")
-    if source is None:
-        return []
-    return [
-        paths.static_geometry_file(artefact, source, seed) for seed in config["geometry"]["seeds"]
+    for name, spec in derived.items():
+        if name in encoders:
+            problems.append(f"sensitivity.orthogonal.{name}: the name is taken by an encoder")
+        if spec["of"] not in encoders:
+            problems.append(
+                f"sensitivity.orthogonal.{name}.of: {spec['of']!r} is not defined under 'encoders'"
+            )
+    if section["items_from"] not in encoders:
+        problems.append(
+            f"sensitivity.items_from: {section['items_from']!r} is not defined under 'encoders'"
+        )
+    pending = sensitivity.PENDING_LABEL_SETS
+    problems += [
+        f"sensitivity.label_sets: {label_set!r}: {pending[label_set]}"
+        for label_set in section["label_sets"]
+        if label_set in pending
     ]
+    return problems
 
 
-def geometry_sts_datasets(config: Mapping[str, Any]) -> list[str]:
-    """The configured STS data sets this run can read: SICK-R (optional) is planned out when the
-    data mirror lacks its files, so no job is made for it (:func:`unavailable_sts_datasets`)."""
-    if "geometry" not in config:
-        return []
-    missing = set(unavailable_sts_datasets(config))
-    return [name for name in config["geometry"]["sts"]["datasets"] if name not in missing]
+def validate_config(config: dict, schema: str | os.PathLike = SCHEMA) -> None:
+    """Validate ``config`` against the schema, filling in its defaults; a violation is a
+    :class:`ConfigError` of one short paragraph naming the key (not the whole schema)."""
+    try:
+        validate(config, str(schema))
+    except WorkflowError as error:
+        raise config_validation_error(error, str(schema)) from None
 
 
-def unavailable_sts_datasets(config: Mapping[str, Any]) -> list[str]:
-    """Configured optional STS data sets (SICK-R) whose split's files the data mirror lacks
-    (none without a mirror: a download is then attempted)."""
-    from isotropy.sources import missing_mirror_files, resolve_mirror
-
-    sts = setting(config, "geometry", "sts", default={})
-    if not sts.get("models") or "sickr" not in sts.get("datasets", []):
-        return []
-    mirror = resolve_mirror(config.get("mirror"))
-    split = sts.get("splits", {}).get("sickr", "test")
-    source = f"hf_sickr_{split}"
-    if mirror is None or source not in config.get("sources", {}):
-        return []
-    return ["sickr"] if missing_mirror_files(source, config, mirror) else []
+def load_config(
+    files: Sequence[str | os.PathLike], schema: str | os.PathLike = SCHEMA
+) -> dict[str, Any]:
+    """The configuration the workflow runs: ``files`` laid over each other as Snakemake lays
+    them (later files win key by key, an empty mapping over a full one refused), validated
+    against the schema with its defaults filled in, and every cross-check run
+    (:func:`check_config`, :func:`check_geometry_config`). Any problem is a :class:`ConfigError`."""
+    config = load_config_files(files)
+    check_loaded_config(config, schema)
+    return config
 
 
-def geometry_sts_files(config: Mapping[str, Any]) -> list[str]:
-    """Every per-model STS table of the data sets this run can read."""
-    if "geometry" not in config:
-        return []
-    sts = config["geometry"]["sts"]
-    return [
-        paths.geometry_run_file("sts.csv", model, dataset, seed)
-        for model in sts["models"]
-        for dataset in geometry_sts_datasets(config)
-        for seed in config["geometry"]["seeds"]
-    ]
-
-
-def geometry_clustering_params(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The k-means-by-silhouette settings shared by the cosine, PCA and static steps."""
-    keys = ("k_range", "silhouette_threshold", "silhouette_sample_size")
-    return {key: setting(config, "geometry", "clusters", key) for key in keys}
-
-
-def geometry_targets(config: Mapping[str, Any]) -> list[str]:
-    """Every final output of the geometry study for a validated config (for ``rule all``).
-
-    Empty when the config has no ``geometry`` section.
-    """
-    if "geometry" not in config:
-        return []
-    geometry = config["geometry"]
-    corpus = geometry["clusters"]["corpus"]["name"]
-    targets = []
-    if geometry["clusters"]["models"] or geometry["clusters"]["static"].get("source"):
-        targets += ["results/geometry/cosine_by_layer.csv", "results/geometry/lid.csv"]
-        for figure in ("cosine_by_layer", "lid_by_layer"):
-            targets += [
-                f"results/geometry/figures/{figure}.pdf",
-                f"results/geometry/figures/{figure}.png",
-            ]
-    if geometry["sts"]["models"]:
-        targets += [
-            "results/geometry/sts.csv",
-            "results/geometry/figures/sts.pdf",
-            "results/geometry/figures/sts.png",
-        ]
-    for model in geometry["clusters"]["models"]:
-        for seed in geometry["seeds"]:
-            for ext in ("pdf", "png"):
-                targets.append(
-                    f"results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.{ext}"
-                )
-    return targets
+def check_loaded_config(config: dict, schema: str | os.PathLike = SCHEMA) -> None:
+    """Validate an already merged configuration (filling in defaults) and cross-check it: what
+    :func:`load_config` does after merging, for the Snakefile, whose ``config`` Snakemake merged."""
+    validate_config(config, schema)
+    check_config(config)
+    check_geometry_config(config)

@@ -1,0 +1,201 @@
+"""Every path the workflow passes between rules, and every result table and figure, spelled once.
+
+One helper per kind of path. Called without arguments, a helper gives the Snakemake pattern
+(``{wildcard}`` placeholders) for a rule's input or output; called with values, the path of one
+file. Plain Python: the workflow imports it while it parses.
+"""
+
+from __future__ import annotations
+
+RAW_ROOT = "resources/raw"
+MANIFEST_NAME = (
+    "manifest.json"  # written last by a download: its presence means the folder is complete
+)
+
+
+def raw_manifest(source: str = "{source}") -> str:
+    """The manifest of a downloaded source (the output of rule download_source)."""
+    return f"{RAW_ROOT}/{source}/{MANIFEST_NAME}"
+
+
+def split_model_manifest(name: str = "{split_model}") -> str:
+    """The manifest of a model assembled from its byte-split volumes (isotropy.model_parts)."""
+    return f"resources/models/{name}/{MANIFEST_NAME}"
+
+
+def dataset_table(dataset: str = "{dataset}") -> str:
+    """A prepared data set (isotropy.readers): one parquet table."""
+    return f"resources/data/{dataset}.parquet"
+
+
+def embedding_file(artefact: str, encoder: str = "{encoder}", dataset: str = "{dataset}") -> str:
+    """One file (vectors.npy, index.parquet, missing.txt) of the embeddings of a data set."""
+    return f"resources/embeddings/{encoder}/{dataset}/{artefact}"
+
+
+def optimisation_run_file(
+    artefact: str,
+    study: str = "{study}",
+    encoder: str = "{encoder}",
+    dataset: str = "{dataset}",
+    seed: int | str = "{seed}",
+) -> str:
+    """One file (trace.parquet, summary.json) of a direct-optimisation run."""
+    return f"results/{study}/{encoder}/{dataset}/seed{seed}/{artefact}"
+
+
+def istar_run_file(
+    artefact: str = "metrics.json",
+    model: str = "{model}",
+    task: str = "{task}",
+    regulariser: str = "{regulariser}",
+    lam: str = "{lam}",
+    seed: int | str = "{seed}",
+) -> str:
+    """One file of an I-STAR fine-tuning run; ``lam`` as :func:`isotropy.istar.grid.format_lambda` spells it."""
+    return f"results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/{artefact}"
+
+
+def token_embeddings(model: str = "{model}", corpus: str = "{corpus}") -> str:
+    """Hidden states of every layer for the geometry corpus."""
+    return f"resources/geometry/{model}/{corpus}/token_embeddings.npz"
+
+
+def sentence_embeddings(model: str = "{model}", sts: str = "{sts}") -> str:
+    """Mean-pooled sentence embeddings of an STS data set."""
+    return f"resources/geometry/{model}/{sts}/sentence_embeddings.npz"
+
+
+def geometry_run_file(
+    artefact: str, model: str = "{model}", data: str = "{corpus}", seed: int | str = "{seed}"
+) -> str:
+    """One per-model, per-seed table of the geometry study (``data``: the corpus, or an STS set)."""
+    return f"results/geometry/{model}/{data}/seed{seed}/{artefact}"
+
+
+def static_geometry_file(
+    artefact: str, source: str = "{source}", seed: int | str = "{seed}"
+) -> str:
+    """One table of the static word-vector comparison rows."""
+    return f"results/geometry/static/{source}/seed{seed}/{artefact}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Direct-optimisation studies (main, preview, glue): tables and figures
+
+
+def study_file(name: str, study: str = "{study}") -> str:
+    """One table (``table1.csv``) or figure (``figure2.pdf``) of a direct-optimisation study."""
+    return f"results/{study}/{name}"
+
+
+def main_study_outputs(study: str = "main") -> list[str]:
+    """Tables and figures of the main study (or of its preview, ``study="preview"``)."""
+    names = ["table1.csv", "correlations.csv"]
+    names += [f"{figure}.{ext}" for figure in ("figure2", "figure3") for ext in ("pdf", "png")]
+    return [study_file(name, study) for name in names]
+
+
+def glue_study_outputs() -> list[str]:
+    names = ["table2.csv", "table3.csv", "figure4.pdf", "figure4.png"]
+    return [study_file(name, "glue") for name in names]
+
+
+# ---------------------------------------------------------------------------------------------
+# Sensitivity study
+
+SENSITIVITY_ROOT = "resources/sensitivity"
+SENSITIVITY_TABLE = "results/sensitivity/table.csv"
+SENSITIVITY_MARKDOWN = "results/sensitivity/table.md"
+
+
+def sensitivity_figure(ext: str = "pdf") -> str:
+    """The sensitivity study's figure."""
+    return f"results/sensitivity/figure.{ext}"
+
+
+def orthogonal_file(artefact: str, name: str = "{vectors}", setup: str = "{dataset}") -> str:
+    """One file (vectors.npy, index.parquet) of a vector set made by orthogonal embedding."""
+    return f"{SENSITIVITY_ROOT}/embeddings/{name}/{setup}/{artefact}"
+
+
+def label_set_file(setup: str = "{dataset}", label_set: str = "{label_set}") -> str:
+    """The items of one label set of a word setup."""
+    return f"{SENSITIVITY_ROOT}/labels/{setup}/{label_set}.parquet"
+
+
+def sensitivity_run_file(
+    artefact: str,
+    vectors: str = "{encoder}",
+    setup: str = "{dataset}",
+    label_set: str = "{label_set}",
+    seed: int | str = "{seed}",
+) -> str:
+    """One file (trace.parquet, summary.json) of a sensitivity run."""
+    return f"results/sensitivity/{vectors}/{setup}/{label_set}/seed{seed}/{artefact}"
+
+
+run_file = sensitivity_run_file  # the name isotropy.sensitivity gave it
+
+
+# ---------------------------------------------------------------------------------------------
+# I-STAR study
+
+ISTAR_RUNS = "results/istar/runs.csv"
+
+
+def istar_figure(figure: str = "{figure}", ext: str = "pdf") -> str:
+    """One figure of Figures 5-7 (``ext`` pdf or png) or the table it draws (``csv``)."""
+    return f"results/istar/{figure}.{ext}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Geometry study
+
+GEOMETRY_COSINE = "results/geometry/cosine_by_layer.csv"
+GEOMETRY_LID = "results/geometry/lid.csv"
+GEOMETRY_STS = "results/geometry/sts.csv"
+GEOMETRY_TABLES = {"cosine": GEOMETRY_COSINE, "lid": GEOMETRY_LID, "sts": GEOMETRY_STS}
+
+
+def geometry_table(name: str = "{table}") -> str:
+    """A collected table of the geometry study (``cosine_by_layer``, ``lid``, ``sts``)."""
+    return f"results/geometry/{name}.csv"
+
+
+def geometry_figure(figure: str = "{figure}", ext: str = "pdf") -> str:
+    """A study-wide figure of the geometry study."""
+    return f"results/geometry/figures/{figure}.{ext}"
+
+
+def pca_view_figure(
+    ext: str = "pdf", model: str = "{model}", corpus: str = "{corpus}", seed: int | str = "{seed}"
+) -> str:
+    """The PCA view of one model's layer."""
+    return f"results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.{ext}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Verdicts, report and audit
+
+CLAIMS = "results/claims.csv"
+CLAIMS_MARKDOWN = "results/claims.md"
+PAPER_COMPARISON = "results/paper_comparison.csv"
+PAPER_COMPARISON_MARKDOWN = "results/paper_comparison.md"
+REPORT_OVERVIEW = "results/report/overview.html"
+AUDIT_TABLE = "results/audit.tsv"
+EFFECTIVE_CONFIG = "logs/effective-config"  # + /<target>.yaml, written by isotropy.estimate
+
+
+# ---------------------------------------------------------------------------------------------
+# Logs and benchmarks: under logs/ and benchmarks/, mirroring the output's path
+
+
+def logs(path: str) -> str:
+    """A rule's log file: ``path`` (its output's path, with the log's name) under ``logs/``."""
+    return f"logs/{path}"
+
+
+def benchmarks(path: str) -> str:
+    """A rule's benchmark file: ``path`` (its output's path, ``.tsv``) under ``benchmarks/``."""
+    return f"benchmarks/{path}"

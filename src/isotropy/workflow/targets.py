@@ -1,0 +1,470 @@
+"""What the workflow makes: each study's runs, settings and final files (targets of rule all).
+
+Plain Python: the workflow imports it while it parses. The I-STAR grid is
+:mod:`isotropy.istar.grid`; every path comes from :mod:`isotropy.workflow.paths`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from isotropy import readers, sensitivity
+from isotropy.istar import grid as istar_grid
+from isotropy.istar import tasks as istar_tasks
+from isotropy.readers import GLUE_TASKS
+from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
+from isotropy.workflow import paths
+from isotropy.workflow.config import ConfigError, deep_merge, setting
+
+OPTIMISATION_STUDIES = ("main", "glue", "preview")
+# `make preview`: the main study's setups with one seed and a coarser metric stride, written to
+# results/preview/ so that it is never mistaken for the paper's protocol in results/main/.
+PREVIEW_KEYS = ("seeds", "metric_stride")
+GEOMETRY_FIGURE_TABLES = {
+    "cosine_by_layer": "cosine_by_layer",
+    "lid_by_layer": "lid",
+    "sts": "sts",
+}  # figure → table
+
+
+def study_section(config: dict, study: str) -> dict[str, Any]:
+    """A direct-optimisation study's settings; preview is the main study with its own seeds and stride."""
+    if study == "preview":
+        return deep_merge(
+            config["main"],
+            {k: v for k, v in config.get("preview", {}).items() if k in PREVIEW_KEYS},
+        )
+    return config[study]
+
+
+def settings_stamp(config: dict, study: str) -> str:
+    """The line that marks a preview's tables and figures as such ('' for the full studies)."""
+    if study != "preview":
+        return ""
+    section = study_section(config, study)
+    seeds = ", ".join(str(seed) for seed in section["seeds"])
+    return (
+        f"PREVIEW (make preview): seed{'s' if len(section['seeds']) > 1 else ''} {seeds}, metrics after "
+        f"{every_nth_update(section['metric_stride'])}; not the paper's protocol (make run)"
+    )
+
+
+def every_nth_update(stride: int) -> str:
+    """'every update', 'every 2nd update', 'every 10th update', ..."""
+    if stride == 1:
+        return "every update"
+    suffix = (
+        "th" if stride % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(stride % 10, "th")
+    )
+    return f"every {stride}{suffix} update"
+
+
+def study_runs(config: dict, study: str) -> list[dict[str, Any]]:
+    """Every (encoder, dataset, seed) of a direct-optimisation study, in config order."""
+    section = study_section(config, study)
+    if study in ("main", "preview"):
+        pairs = [(setup["encoder"], dataset) for dataset, setup in section["setups"].items()]
+    elif study == "glue":
+        pairs = [(encoder, task) for encoder in section["encoders"] for task in section["tasks"]]
+    else:
+        raise ConfigError(f"unknown study {study!r}; expected one of {OPTIMISATION_STUDIES}")
+    return [{"encoder": e, "dataset": d, "seed": s} for e, d in pairs for s in section["seeds"]]
+
+
+def present_runs(study: str, root: str = ".") -> list[dict[str, Any]]:
+    """Runs of ``study`` already on disk under ``root``: both trace.parquet and summary.json of
+    ``results/<study>/<encoder>/<dataset>/seed<seed>/`` exist, sorted by encoder, dataset, seed."""
+    found = []
+    base = Path(root) / paths.study_file("", study)
+    for summary in base.glob("*/*/seed*/summary.json"):
+        seed = summary.parent.name.removeprefix("seed")
+        if seed.isdigit() and (summary.parent / "trace.parquet").is_file():
+            found.append(
+                {
+                    "encoder": summary.parent.parent.parent.name,
+                    "dataset": summary.parent.parent.name,
+                    "seed": int(seed),
+                }
+            )
+    return sorted(found, key=lambda r: (r["encoder"], r["dataset"], r["seed"]))
+
+
+def table_runs(config: dict, study: str, root: str = ".") -> list[dict[str, Any]]:
+    """The runs a study's tables and figures hold: every configured run, then every run already
+    on disk that the configuration can still name, so tables accumulate run by run.
+
+    GLUE keeps a present run whose encoder is defined under ``encoders`` (and whose task is a
+    GLUE task): adding ``glue: {encoders: [mpnet], tasks: [wnli]}`` after a five-task miniLM run
+    tabulates all six. The main study (and its preview) keeps present runs of a configured setup
+    (the data set with its configured encoder) at any seed.
+    """
+    runs = study_runs(config, study)
+    known = {(r["encoder"], r["dataset"], r["seed"]) for r in runs}
+    if study == "glue":
+
+        def fits(run):
+            return run["encoder"] in config.get("encoders", {}) and run["dataset"] in GLUE_TASKS
+
+    else:
+        setups = study_section(config, study)["setups"]
+
+        def fits(run):
+            return run["dataset"] in setups and setups[run["dataset"]]["encoder"] == run["encoder"]
+
+    extra = [
+        r
+        for r in present_runs(study, root)
+        if fits(r) and (r["encoder"], r["dataset"], r["seed"]) not in known
+    ]
+    return runs + extra
+
+
+def caption_facts(config: dict, study: str, root: str = ".") -> dict[str, Any]:
+    """What a direct-optimisation study's tables and figures hold, for their report captions:
+    the runs tabulated (:func:`table_runs`) and the study's settings (preview: main's with its
+    own seeds and stride). ``band`` says whether any panel has 2 or more seeds."""
+    section = study_section(config, study)
+    runs = table_runs(config, study, root)
+    seeds_per_panel: dict[tuple[str, str], set[int]] = {}
+    for run in runs:
+        seeds_per_panel.setdefault((run["encoder"], run["dataset"]), set()).add(run["seed"])
+    datasets = list(dict.fromkeys(r["dataset"] for r in runs))
+    return {
+        "seeds": sorted({r["seed"] for r in runs}),
+        "encoders": list(dict.fromkeys(r["encoder"] for r in runs)),
+        "datasets": datasets,
+        "setups": (
+            {d: section["setups"][d] for d in datasets if d in section["setups"]}
+            if study in ("main", "preview")
+            else {}
+        ),
+        "band": any(len(seeds) >= 2 for seeds in seeds_per_panel.values()),
+        "recorded": (
+            "after every update"
+            if section["metric_stride"] == 1
+            else f"at step 0, after {every_nth_update(section['metric_stride'])} and after the last"
+        ),
+        "metric_stride": section["metric_stride"],
+        "updates": section["updates"],
+        "learning_rate": section["learning_rate"],
+        "metric_sample_size": section.get("metric_sample_size"),
+    }
+
+
+def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> dict[str, Any]:
+    """Keyword arguments of :class:`isotropy.optimize.OptimisationSettings` for one run."""
+    section = study_section(config, study)
+    bias = section["setups"][dataset].get("bias", True) if study in ("main", "preview") else True
+    return {
+        "updates": section["updates"],
+        "learning_rate": section["learning_rate"],
+        "bias": bias,
+        "metric_stride": section["metric_stride"],
+        "metric_sample_size": section["metric_sample_size"],
+        "seed": seed,
+    }
+
+
+def geometry_model_entry(config: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A geometry model's settings (rule params: a changed revision or path re-runs its jobs)."""
+    entry = config["geometry"]["models"][name]
+    return {
+        "name": name,
+        "model": entry["model"],
+        "revision": entry.get("revision"),
+        "path": entry.get("path"),
+    }
+
+
+def geometry_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
+    """Regular expressions of the study's wildcards: only configured models and corpus match."""
+    models = setting(config, "geometry", "models") or {}
+    corpus = setting(config, "geometry", "clusters", "corpus", "name")
+    return {
+        "model": "|".join(re.escape(name) for name in models) or "^$",
+        "corpus": re.escape(corpus) if corpus else "^$",
+        "sts": "stsb|sickr",
+        "seed": r"\d+",
+    }
+
+
+def geometry_clustering_params(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The k-means-by-silhouette settings shared by the cosine, PCA and static steps."""
+    keys = ("k_range", "silhouette_threshold", "silhouette_sample_size")
+    return {key: setting(config, "geometry", "clusters", key) for key in keys}
+
+
+def geometry_targets(config: Mapping[str, Any]) -> list[str]:
+    """Every final output of the geometry study for a validated config (for ``rule all``).
+
+    Empty when the config has no ``geometry`` section.
+    """
+    if "geometry" not in config:
+        return []
+    geometry = config["geometry"]
+    corpus = geometry["clusters"]["corpus"]["name"]
+    targets = []
+    if geometry["clusters"]["models"] or geometry["clusters"]["static"].get("source"):
+        targets += [paths.GEOMETRY_COSINE, paths.GEOMETRY_LID]
+        for figure in ("cosine_by_layer", "lid_by_layer"):
+            targets += [paths.geometry_figure(figure, ext) for ext in ("pdf", "png")]
+    if geometry["sts"]["models"]:
+        targets += [paths.GEOMETRY_STS] + [paths.geometry_figure("sts", e) for e in ("pdf", "png")]
+    for model in geometry["clusters"]["models"]:
+        for seed in geometry["seeds"]:
+            for ext in ("pdf", "png"):
+                targets.append(paths.pca_view_figure(ext, model, corpus, seed))
+    return targets
+
+
+def istar_outputs(section: Mapping[str, Any] | None) -> list[str]:
+    """The I-STAR study's final files: runs.csv and Figures 5-7 (Figure 7 only when its task
+    is run), each figure with the table it draws."""
+    if not section:
+        return []
+    figures = ["figure5", "figure6"] + (
+        ["figure7"] if section["figure7_task"] in section["tasks"] else []
+    )
+    outputs = [paths.ISTAR_RUNS]
+    for figure in figures:
+        outputs += [paths.istar_figure(figure, ext) for ext in ("pdf", "png", "csv")]
+    return outputs
+
+
+def istar_run_files(section: Mapping[str, Any] | None, artefact: str = "metrics.json") -> list[str]:
+    """The file ``artefact`` of every run of the I-STAR grid (none without the section)."""
+    if not section:
+        return []
+    return [
+        paths.istar_run_file(artefact, r["model"], r["task"], r["regulariser"], r["lam"], r["seed"])
+        for r in istar_grid.run_grid(dict(section))
+    ]
+
+
+def optimisation_run_files(config: dict, study: str, artefact: str) -> list[str]:
+    """Paths of one artefact (trace.parquet, summary.json) for every run of a study's tables."""
+    return [
+        paths.optimisation_run_file(artefact, study, r["encoder"], r["dataset"], r["seed"])
+        for r in table_runs(config, study)
+    ]
+
+
+def run_keys(config: dict, study: str) -> list[dict[str, Any]]:
+    """The keys that tag each run's file in tables and figures, in :func:`optimisation_run_files` order."""
+    return [
+        {"encoder": r["encoder"], "dataset": r["dataset"], "seed": r["seed"]}
+        for r in table_runs(config, study)
+    ]
+
+
+def optimisation_studies(config: Mapping[str, Any]) -> list[str]:
+    """The configured studies built by direct optimisation (main, glue), in config order."""
+    return [study for study in config["studies"] if study in ("main", "glue")]
+
+
+def study_targets(config: Mapping[str, Any], studies: list[str]) -> list[str]:
+    """The final outputs of each listed study (the inputs of its target rule)."""
+    targets = {
+        "main": lambda: paths.main_study_outputs(),
+        "glue": paths.glue_study_outputs,
+        "istar": lambda: istar_outputs(config.get("istar")),
+        "geometry": lambda: geometry_targets(config),
+    }
+    return [path for study in studies for path in targets[study]()]
+
+
+def names_pattern(names: Any) -> str:
+    """A wildcard's regular expression matching exactly ``names`` (nothing when there are none)."""
+    return "|".join(re.escape(name) for name in names) or "^$"
+
+
+def wildcard_patterns(config: Mapping[str, Any]) -> dict[str, str]:
+    """Regular expressions of the wildcards every rule shares (study, encoder, seed, source, dataset)."""
+    return {
+        "study": "|".join(OPTIMISATION_STUDIES),
+        "encoder": r"[A-Za-z0-9_\-]+",
+        "seed": r"\d+",
+        "source": "|".join(re.escape(name) for name in config["sources"]),
+        "dataset": "|".join(re.escape(name) for name in readers.DATASETS),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# I-STAR study (rules/istar.smk)
+
+
+def istar_wildcards(section: Mapping[str, Any]) -> dict[str, str]:
+    """Regular expressions of the I-STAR wildcards: only configured models match."""
+    return {
+        "model": "|".join(re.escape(m) for m in section.get("models", {})) or "^$",
+        "task": "|".join(istar_tasks.TASKS),
+        "regulariser": "|".join(istar_tasks.REGULARISERS),
+        "lam": r"-?\d+(\.\d+)?(e-?\d+)?",
+        "seed": r"\d+",
+    }
+
+
+def istar_runs(section: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Every run of the I-STAR grid (none without the section)."""
+    return istar_grid.run_grid(dict(section)) if section else []
+
+
+def istar_lambda(section: Mapping[str, Any], regulariser: str, lam: str) -> float:
+    """The configured λ of a run (never parsed back from its path)."""
+    return istar_grid.configured_lambda(dict(section), regulariser, lam)
+
+
+def istar_model(section: Mapping[str, Any], name: str) -> Any:
+    """The :class:`~isotropy.models.ModelSpec` of config ``istar.models.<name>``."""
+    return istar_grid.model_spec(dict(section), name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Claims and paper comparison (rules/provenance.smk): both rules take the same inputs and
+# measure them with the same function, so the two pages cannot disagree about a number.
+
+GEOMETRY_VERDICT_TABLES = {
+    "geometry_lid": paths.GEOMETRY_LID,
+    "geometry_cosine": paths.GEOMETRY_COSINE,
+    "geometry_sts": paths.GEOMETRY_STS,
+}
+
+
+def configured_studies(config: Mapping[str, Any]) -> list[str]:
+    """The studies this run builds: config ``studies`` (all four when absent) that have a section."""
+    wanted = config.get("studies", ["main", "glue", "istar", "geometry"])
+    return [study for study in wanted if config.get(study)]
+
+
+def _measured_optimisation_studies(config: Mapping[str, Any]) -> list[str]:
+    return [
+        study
+        for study in CORRELATION_TABLES
+        if study in configured_studies(config) and study_runs(dict(config), study)
+    ]
+
+
+def workflow_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Per configured optimisation study, the key (encoder, dataset, seed) of each trace input."""
+    return {
+        study: [dict(r) for r in study_runs(dict(config), study)]
+        for study in _measured_optimisation_studies(config)
+    }
+
+
+def workflow_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The named inputs of rules check_claims and compare_with_papers: the result tables of the
+    studies this run builds.
+
+    A study counts when config ``studies`` lists it (see :func:`configured_studies`), so the
+    verdicts judge exactly what ``snakemake`` (rule all) made; a study left out is "not run".
+    """
+    studies = configured_studies(config)
+    inputs: dict[str, Any] = {}
+    for study, runs in workflow_run_keys(config).items():
+        inputs[f"{study}_traces"] = [
+            paths.optimisation_run_file(
+                "trace.parquet", study, r["encoder"], r["dataset"], r["seed"]
+            )
+            for r in runs
+        ]
+        for table in (COUNT_TABLES[study], CORRELATION_TABLES[study]):
+            inputs[f"{study}_{table}"] = paths.study_file(f"{table}.csv", study)
+    if "istar" in studies and istar_runs(config["istar"]):
+        inputs["istar_runs"] = paths.ISTAR_RUNS
+    if "geometry" in studies:
+        made = geometry_targets(dict(config))
+        inputs.update(
+            {name: path for name, path in GEOMETRY_VERDICT_TABLES.items() if path in made}
+        )
+    return inputs
+
+
+def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The parts of the configuration the measurements read (rule params: a change re-runs)."""
+    geometry = config.get("geometry") or {}
+    clusters = geometry.get("clusters") or {}
+    return {
+        "encoders": dict(config.get("encoders") or {}),
+        "main": {"setups": dict((config.get("main") or {}).get("setups") or {})},
+        "geometry": {
+            "models": dict(geometry.get("models") or {}),
+            "clusters": {
+                "models": list(clusters.get("models") or []),
+                "max_per_type": clusters.get("max_per_type", 20),
+            },
+            "sts": {"models": list((geometry.get("sts") or {}).get("models") or [])},
+        },
+        "istar": {"models": dict((config.get("istar") or {}).get("models") or {})},
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Sensitivity study (rules/sensitivity.smk, science in isotropy.sensitivity)
+
+
+SENSITIVITY_LABEL_SETS = tuple(sensitivity.LABEL_SETS)
+
+
+def sensitivity_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every (vectors, setup, label_set, seed) of the grid, in config order."""
+    if "sensitivity" not in config:
+        return []
+    section = config["sensitivity"]
+    return [
+        {"vectors": v, "setup": s, "label_set": label_set, "seed": seed}
+        for s in section["setups"]
+        for v in section["vectors"]
+        for label_set in section["label_sets"]
+        for seed in section["seeds"]
+    ]
+
+
+def sensitivity_run_files(config: Mapping[str, Any], artefact: str) -> list[str]:
+    """One artefact (trace.parquet, summary.json) of every run of the grid."""
+    return [
+        paths.sensitivity_run_file(artefact, r["vectors"], r["setup"], r["label_set"], r["seed"])
+        for r in sensitivity_runs(config)
+    ]
+
+
+def sensitivity_vector_inputs(config: Mapping[str, Any], name: str, setup: str) -> dict[str, str]:
+    """The vectors.npy and index.parquet a run of vector set ``name`` reads: an orthogonal
+    embedding's (config ``sensitivity.orthogonal``) or an encoder's own."""
+    if name in (config["sensitivity"].get("orthogonal") or {}):
+        file = paths.orthogonal_file
+    else:
+        file = paths.embedding_file
+    return {
+        "vectors": file("vectors.npy", name, setup),
+        "index": file("index.parquet", name, setup),
+    }
+
+
+def sensitivity_settings(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
+    """Keyword arguments of :class:`isotropy.optimize.OptimisationSettings` for one run."""
+    section = config["sensitivity"]
+    keys = ("updates", "learning_rate", "bias", "metric_stride", "metric_sample_size")
+    return {**{key: section[key] for key in keys}, "seed": seed}
+
+
+def sensitivity_settings_line(config: Mapping[str, Any]) -> str:
+    """The settings every sensitivity table and figure states ('' without the section)."""
+    if "sensitivity" not in config:
+        return ""
+    section = config["sensitivity"]
+    seeds = section["seeds"]
+    return (
+        f"{section['updates']} updates, lr {section['learning_rate']}, metrics every "
+        f"{section['metric_stride']} updates"
+        + (
+            f" on {section['metric_sample_size']} sampled items"
+            if section["metric_sample_size"]
+            else ""
+        )
+        + f", seeds {', '.join(map(str, seeds))}; items: words with a {section['items_from']} vector"
+        + f"; paper_size = {section['paper_size']} words (label seed {section['label_seed']})"
+    )
