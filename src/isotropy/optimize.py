@@ -247,7 +247,7 @@ def optimize(
     """
     from tqdm.auto import tqdm
 
-    metrics._as_tensor(
+    metrics.checked_points(
         problem.vectors, name="the embedding table"
     )  # finite; later values in batches
     torch.manual_seed(settings.seed)  # the classifier's initialisation: the run's only randomness
@@ -284,12 +284,12 @@ def optimize(
             table = model.embeddings.weight.detach()
             rows = _sample(table.shape[0], settings.metric_sample_size, sampler)
             iso = metrics.isoscore_tensor(
-                table if rows is None else table[metrics._to_device(rows, device)]
+                table if rows is None else table[metrics.to_device(rows, device)]
             )
             items = _sample(problem.items, settings.metric_sample_size, sampler)
             if items is None:
                 return [iso, metrics.silhouette_tensor(model.representations(left, right), layout)]
-            picked = metrics._to_device(items, device)
+            picked = metrics.to_device(items, device)
             reps = model.representations(left[picked], right[picked] if right is not None else None)
             return [
                 iso,
