@@ -7,7 +7,7 @@ Usage:
 
 Prints, on CUDA when present and on the CPU otherwise (``--device``):
 
-1. ms per update of the whole run (``optimize()``, metrics after every update), and the parts
+1. ms per update of the whole run (``run_optimisation()``, metrics after every update), and the parts
    timed alone on the same data: train step, evaluate, IsoScore, silhouette;
 2. the speed-up over the same run with scikit-learn's ``silhouette_score`` and the ``IsoScore``
    package as the metrics (a few updates of it, same process, same data);
@@ -42,12 +42,13 @@ import pandas as pd
 import torch
 
 from isotropy import metrics
+from isotropy.metrics import silhouettes
 from isotropy.optimize import (
     EmbeddingClassifier,
     OptimisationSettings,
     Problem,
     build_problem,
-    optimize,
+    run_optimisation,
 )
 
 SECTIONS = ("run", "reference", "ratio", "clusters", "memory", "syncs")
@@ -175,13 +176,13 @@ def run_ms_per_update(
     settings = OptimisationSettings(updates=updates, bias=bias, metric_stride=1, progress=False)
     synchronise(device)
     started = time.perf_counter()
-    _, summary = optimize(problem, settings, device)
+    _, summary = run_optimisation(problem, settings, device)
     synchronise(device)
     return (time.perf_counter() - started) / updates * 1e3, summary
 
 
 def training_setup(problem: Problem, device: torch.device, bias: bool):
-    """The loop's model, Adam, loss, item rows and targets, as ``optimize()`` builds them (seed 0)."""
+    """The loop's model, Adam, loss, item rows and targets, as ``run_optimisation()`` builds them (seed 0)."""
     torch.manual_seed(0)
     model = EmbeddingClassifier(problem.vectors, len(problem.label_names), False, bias).to(device)
     optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -260,8 +261,8 @@ def cpu_ratio(threads: int, blocks: list[int]) -> None:
     layout = metrics.cluster_layout(problem.targets, cpu)
     product = ms_per_call(lambda: x @ x.T, cpu, repeats=1)
     silhouette = ms_per_call(lambda: metrics.silhouette_tensor(x, layout), cpu, repeats=1)
-    left, right = metrics._distance_factors(x, layout.order, x.dtype)
-    block = metrics._CPU_BLOCK_ROWS
+    left, right = silhouettes._distance_factors(x, layout.order, x.dtype)
+    block = silhouettes._CPU_BLOCK_ROWS
 
     def distance_products() -> None:
         for start in range(0, x.shape[0], block):
@@ -310,13 +311,13 @@ def memory_at_size(device: torch.device, n: int = 50_000, d: int = 768) -> None:
 def sync_report(problem: Problem, device: torch.device, bias: bool, updates: int = 5) -> None:
     """Synchronising CUDA calls of a short run, by call site (torch's sync debug mode)."""
     settings = OptimisationSettings(updates=updates, bias=bias, metric_stride=1, progress=False)
-    optimize(problem, settings, device)  # warm: first-call work is not the loop's
+    run_optimisation(problem, settings, device)  # warm: first-call work is not the loop's
     sites: collections.Counter = collections.Counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         torch.cuda.set_sync_debug_mode("warn")
         try:
-            optimize(problem, settings, device)
+            run_optimisation(problem, settings, device)
         finally:
             torch.cuda.set_sync_debug_mode("default")
     for warning in caught:
@@ -405,13 +406,13 @@ def main() -> None:
         started = time.perf_counter()
         run_ms_per_update(problem, 2, device, args.bias)
         print(
-            f"start-up: first optimize() call of the process (2 updates) took {time.perf_counter() - started:.1f} s"
+            f"start-up: first run_optimisation() call of the process (2 updates) took {time.perf_counter() - started:.1f} s"
         )
         base = reset_peak(device)
         ours, summary = run_ms_per_update(problem, args.updates, device, args.bias)
         peak = peak_mb(device)
         print(
-            f"[run] {ours:.2f} ms per update, metrics after every update ({summary['wall_seconds']:.1f} s in optimize); "
+            f"[run] {ours:.2f} ms per update, metrics after every update ({summary['wall_seconds']:.1f} s in run_optimisation); "
             f"peak memory {peak:.0f} MB ({peak - base:.0f} MB above the start)"
         )
     if "run" not in skip and hasattr(metrics, "silhouette_tensor"):  # absent from an older package

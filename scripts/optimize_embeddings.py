@@ -7,7 +7,7 @@ from isotropy.device import resolve_device
 from isotropy.embeddings import load_embeddings
 from isotropy.io import atomic_path, write_json
 from isotropy.logs import configure_from_snakemake
-from isotropy.optimize import OptimisationSettings, build_problem, optimize
+from isotropy.optimize import OptimisationSettings, build_problem, run_optimisation
 from isotropy.provenance import record_step
 
 
@@ -19,7 +19,7 @@ def main(snakemake):
     vectors, index = load_embeddings(snakemake.input.vectors, snakemake.input.index)
     problem = build_problem(table, index, vectors)
     settings = OptimisationSettings(**snakemake.params.settings)
-    trace, summary = optimize(problem, settings, device)
+    trace, summary = run_optimisation(problem, settings, device)
     summary.update(encoder=snakemake.wildcards.encoder, dataset=snakemake.wildcards.dataset)
     with atomic_path(snakemake.output.trace) as tmp:
         trace.to_parquet(tmp, index=False)

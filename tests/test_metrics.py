@@ -23,6 +23,7 @@ from sklearn.neighbors import NearestNeighbors
 from tiny_workflow import require_mirror
 
 from isotropy import metrics as M
+from isotropy.metrics import dimensions, silhouettes
 
 # ---------------------------------------------------------------------------------------------
 # data
@@ -225,7 +226,7 @@ def test_cumulative_segment_sums_equal_direct_sums():
             if axis_ends[-1] == values.shape[dim]
             else np.append(axis_ends, values.shape[dim])
         )
-        got = M._segment_sums_cumulative(
+        got = silhouettes._segment_sums_cumulative(
             torch.from_numpy(values), dim, torch.from_numpy(axis_ends - 1)
         )
         direct = np.add.reduceat(
@@ -237,7 +238,7 @@ def test_cumulative_segment_sums_equal_direct_sums():
 @pytest.mark.parametrize("n_points", [600, 4500])  # float64 and float32 distance blocks
 def test_silhouette_accelerator_path_equals_sklearn(monkeypatch, n_points):
     # The GPU path (slices for few clusters, float64 running sums for many), run on the CPU.
-    monkeypatch.setattr(M, "_transposed_cpu_blocks", lambda device: False)
+    monkeypatch.setattr(silhouettes, "_transposed_cpu_blocks", lambda device: False)
     rng = np.random.default_rng(15)
     few = rng.integers(0, 3, size=n_points)
     many = np.minimum(rng.zipf(1.3, size=n_points), 400)
@@ -430,7 +431,7 @@ def test_lid_equals_skdim_mle(metric):
     reference = skdim.id.MLE().fit(x, precomputed_knn_arrays=(dist, idx), comb="mean")
     # skdim's pointwise MLE uses (k - 1) in the numerator, Cai et al.'s formula k
     expected = reference.dimension_pw_ * k / (k - 1)
-    np.testing.assert_allclose(M._lid_pointwise(x, k, metric).numpy(), expected, rtol=1e-9)
+    np.testing.assert_allclose(dimensions._lid_pointwise(x, k, metric).numpy(), expected, rtol=1e-9)
     assert M.local_intrinsic_dimension(x, k=k, metric=metric) == pytest.approx(
         expected.mean(), rel=1e-9
     )

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from isotropy import metrics
-from isotropy.optimize import OptimisationSettings, build_problem, optimize
+from isotropy.optimize import OptimisationSettings, build_problem, run_optimisation
 
 CPU = torch.device("cpu")
 
@@ -35,7 +35,7 @@ def settings(**overrides):
 def test_training_clusters_the_classes_and_lowers_isotropy():
     table, index, vectors = word_task()
     problem = build_problem(table, index, vectors)
-    trace, summary = optimize(problem, settings(), CPU)
+    trace, summary = run_optimisation(problem, settings(), CPU)
     first, last = trace.iloc[0], trace.iloc[-1]
     assert last["silhouette"] > first["silhouette"] + 0.1
     assert last["isoscore"] < first["isoscore"] - 0.1
@@ -48,7 +48,7 @@ def test_training_clusters_the_classes_and_lowers_isotropy():
 def test_trace_matches_independent_metrics_at_the_end():
     table, index, vectors = word_task(n=90, dim=8)
     problem = build_problem(table, index, vectors)
-    trace, _ = optimize(problem, settings(updates=5), CPU)
+    trace, _ = run_optimisation(problem, settings(updates=5), CPU)
     # Re-run deterministically and recompute the final metrics with scikit-learn / IsoScore.
     from IsoScore.IsoScore import IsoScore
     from sklearn.metrics import silhouette_score
@@ -86,7 +86,7 @@ def test_pairs_classify_the_concatenation_and_share_rows():
     vectors = rng.standard_normal((31, 8)).astype(np.float32)
     problem = build_problem(table, index, vectors)
     assert problem.rows == 30  # the unused text is not a row of the table
-    trace, summary = optimize(problem, settings(updates=3), CPU)
+    trace, summary = run_optimisation(problem, settings(updates=3), CPU)
     assert summary["pair"] and summary["items"] == 60
     assert summary["params"] == 30 * 8 + (2 * 8) * 3 + 3  # rows × dim + W[u;v] + bias
 
@@ -94,7 +94,7 @@ def test_pairs_classify_the_concatenation_and_share_rows():
 def test_polarity_setup_has_no_bias_and_counts_match_the_paper_formula():
     table, index, vectors = word_task(n=50, dim=4, labels=2)
     problem = build_problem(table, index, vectors)
-    _, summary = optimize(problem, settings(updates=1, bias=False), CPU)
+    _, summary = run_optimisation(problem, settings(updates=1, bias=False), CPU)
     assert summary["params"] == 50 * 4 + 4 * 2
 
 
@@ -104,7 +104,7 @@ def test_multilabel_uses_one_cluster_per_label_vector():
     assert problem.multilabel and problem.targets.shape[1] == 3
     distinct = len({tuple(row) for row in problem.targets})
     assert len(np.unique(metrics.cluster_ids(problem.targets))) == distinct
-    trace, _ = optimize(problem, settings(updates=100), CPU)
+    trace, _ = run_optimisation(problem, settings(updates=100), CPU)
     assert trace.iloc[-1]["silhouette"] > trace.iloc[0]["silhouette"]
 
 
@@ -117,9 +117,9 @@ def test_out_of_vocabulary_items_are_dropped_and_counted():
 def test_runs_are_deterministic_per_seed_and_differ_across_seeds():
     table, index, vectors = word_task(n=60, dim=8)
     problem = build_problem(table, index, vectors)
-    a, _ = optimize(problem, settings(updates=10), CPU)
-    b, _ = optimize(problem, settings(updates=10), CPU)
-    c, _ = optimize(problem, settings(updates=10, seed=1), CPU)
+    a, _ = run_optimisation(problem, settings(updates=10), CPU)
+    b, _ = run_optimisation(problem, settings(updates=10), CPU)
+    c, _ = run_optimisation(problem, settings(updates=10, seed=1), CPU)
     pd.testing.assert_frame_equal(a, b)
     assert not np.allclose(a["loss"].iloc[1:], c["loss"].iloc[1:])
 
@@ -127,21 +127,25 @@ def test_runs_are_deterministic_per_seed_and_differ_across_seeds():
 def test_metric_stride_and_sampling():
     table, index, vectors = word_task(n=120, dim=8)
     problem = build_problem(table, index, vectors)
-    trace, _ = optimize(problem, settings(updates=10, metric_stride=4, metric_sample_size=50), CPU)
+    trace, _ = run_optimisation(
+        problem, settings(updates=10, metric_stride=4, metric_sample_size=50), CPU
+    )
     assert list(trace["step"]) == [0, 4, 8, 10]
     assert trace[["isoscore", "silhouette"]].notna().all().all()
-    full, _ = optimize(problem, settings(updates=10, metric_stride=4), CPU)
+    full, _ = run_optimisation(problem, settings(updates=10, metric_stride=4), CPU)
     assert (
         abs(trace["isoscore"].iloc[0] - full["isoscore"].iloc[0]) > 1e-6
     )  # a sample, not every item
-    again, _ = optimize(problem, settings(updates=10, metric_stride=4, metric_sample_size=50), CPU)
+    again, _ = run_optimisation(
+        problem, settings(updates=10, metric_stride=4, metric_sample_size=50), CPU
+    )
     pd.testing.assert_frame_equal(trace, again)  # the samples are seeded
     # A fresh sample at every update: with a (practically) frozen table the metrics still move.
-    frozen, _ = optimize(
+    frozen, _ = run_optimisation(
         problem, settings(updates=3, learning_rate=1e-12, metric_sample_size=50), CPU
     )
     assert frozen["isoscore"].nunique() == 4 and frozen["silhouette"].nunique() == 4
-    unsampled, _ = optimize(problem, settings(updates=3, learning_rate=1e-12), CPU)
+    unsampled, _ = run_optimisation(problem, settings(updates=3, learning_rate=1e-12), CPU)
     assert np.ptp(unsampled["isoscore"]) < 1e-6
 
 
@@ -162,7 +166,7 @@ def test_divergence_is_reported_with_its_update():
     with pytest.raises(
         FloatingPointError, match=r"loss became (nan|inf) at update \d+; lower the learning rate"
     ):
-        optimize(problem, settings(updates=250, learning_rate=1e37), CPU)
+        run_optimisation(problem, settings(updates=250, learning_rate=1e37), CPU)
 
 
 # A run as the rule runs it: train, then write the trace atomically (scripts/optimize_embeddings.py).
@@ -172,11 +176,11 @@ import numpy as np, pandas as pd, torch
 sys.path.insert(0, sys.argv[2])
 from test_optimize import word_task, settings
 from isotropy.io import atomic_path
-from isotropy.optimize import build_problem, optimize
+from isotropy.optimize import build_problem, run_optimisation
 torch.set_num_threads(1)
 problem = build_problem(*word_task(n=300, dim=24))
 print("training", flush=True)
-trace, _ = optimize(problem, settings(updates=int(sys.argv[3])), torch.device("cpu"))
+trace, _ = run_optimisation(problem, settings(updates=int(sys.argv[3])), torch.device("cpu"))
 with atomic_path(sys.argv[1]) as tmp:
     trace.to_parquet(tmp, index=False)
 """
@@ -231,7 +235,9 @@ def test_progress_reaches_the_log_with_the_time_left(tmp_path):
     configure_logging(log_file)
     try:
         table, index, vectors = word_task()
-        optimize(build_problem(table, index, vectors), settings(updates=40, metric_stride=10), CPU)
+        run_optimisation(
+            build_problem(table, index, vectors), settings(updates=40, metric_stride=10), CPU
+        )
     finally:
         logging.getLogger().handlers.clear()
     lines = log_file.read_text().splitlines()

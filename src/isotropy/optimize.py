@@ -2,8 +2,9 @@
 
 The trainable parameters are the embeddings themselves, one row per unique text, initialised
 from a pretrained encoder's vectors, plus a linear classifier. Training is full batch with Adam
-at PyTorch's defaults. After every ``metric_stride``-th update we record IsoScore of the table
-and the silhouette of the classified representations with respect to the labels.
+at PyTorch's defaults. After every ``metric_stride``-th update we record the per-update metrics
+of :mod:`isotropy.metrics.registry`: IsoScore of the table and the silhouette of the classified
+representations with respect to the labels.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch
 from torch import nn
 
 from isotropy import metrics
+from isotropy.metrics import registry
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +157,10 @@ class OptimisationSettings:
                 f"metric_sample_size must be >= 2 or null, got {self.metric_sample_size}"
             )
 
+    def records(self, step: int) -> bool:
+        """Whether the state after ``step`` updates is evaluated and recorded."""
+        return step == 0 or step % self.metric_stride == 0 or step == self.updates
+
 
 def _sample(n: int, size: int | None, generator: torch.Generator) -> np.ndarray | None:
     """A fresh random subset of ``size`` of ``n`` indices (host array), or None when all are used."""
@@ -166,26 +172,29 @@ def _sample(n: int, size: int | None, generator: torch.Generator) -> np.ndarray 
 # Recorded values and training losses reach the host once per this many updates: one device sync
 # per batch instead of several per update. A diverged run is caught at the next batch.
 _FLUSH_EVERY = 100
-TRACE_COLUMNS = ("loss", "accuracy", "isoscore", "silhouette")
 
 
 class _TraceBuffer:
     """Per-step records kept on the device and copied to the host in batches.
 
     Also holds every update's training loss, so that a non-finite loss is reported with the
-    update where it first appeared without a per-update ``isfinite`` check on the host.
+    update where it first appeared without a per-update ``isfinite`` check on the host. A record
+    holds the trace columns of the metric registry (:func:`registry.trace_columns`), by name.
     """
 
     def __init__(self, updates: int, device: torch.device):
+        self.columns = registry.trace_columns()
         self.train_losses = torch.empty(updates, dtype=torch.float64, device=device)
         self.checked = 0  # updates whose training loss has been checked
         self.pending_steps: list[int] = []
         self.pending: list[torch.Tensor] = []
         self.records: list[dict] = []
 
-    def add(self, step: int, values: list[torch.Tensor]) -> None:
+    def add(self, step: int, values: dict[str, torch.Tensor]) -> None:
         self.pending_steps.append(step)
-        self.pending.append(torch.stack([v.detach().to(torch.float64) for v in values]))
+        self.pending.append(
+            torch.stack([values[name].detach().to(torch.float64) for name in self.columns])
+        )
 
     def flush(self, updates_done: int) -> None:
         """Copy what is pending to the host (one sync) and check it; raise on a non-finite value."""
@@ -201,8 +210,8 @@ class _TraceBuffer:
             return
         values = torch.stack(self.pending).cpu().numpy()
         for step, row in zip(self.pending_steps, values):
-            record = {"step": step, **dict(zip(TRACE_COLUMNS, row.tolist()))}
-            bad_columns = [name for name in TRACE_COLUMNS if not np.isfinite(record[name])]
+            record = {"step": step, **dict(zip(self.columns, row.tolist()))}
+            bad_columns = [name for name in self.columns if not np.isfinite(record[name])]
             if bad_columns:
                 raise FloatingPointError(
                     f"{', '.join(bad_columns)} is not finite at step {step} (overflowing values or identical "
@@ -210,6 +219,83 @@ class _TraceBuffer:
                 )
             self.records.append(record)
         self.pending_steps, self.pending = [], []
+
+    def frame(self, seed: int) -> pd.DataFrame:
+        """The recorded steps as the run's trace table, tagged with its seed."""
+        trace = pd.DataFrame.from_records(self.records)
+        trace.insert(0, "seed", seed)
+        return trace
+
+
+@dataclass
+class _Batch:
+    """The whole training set on the device: item rows of the table, and their targets."""
+
+    left: torch.Tensor
+    right: torch.Tensor | None
+    targets: torch.Tensor
+    multilabel: bool
+
+    @classmethod
+    def of(cls, problem: Problem, device: torch.device) -> _Batch:
+        right = problem.right
+        return cls(
+            left=torch.as_tensor(problem.left, device=device),
+            right=torch.as_tensor(right, device=device) if right is not None else None,
+            targets=torch.as_tensor(problem.targets, device=device),
+            multilabel=problem.multilabel,
+        )
+
+    def accuracy(self, logits: torch.Tensor) -> torch.Tensor:
+        logits = logits.detach()
+        if self.multilabel:
+            return ((logits > 0) == (self.targets > 0.5)).all(dim=1).float().mean()
+        return (logits.argmax(dim=1) == self.targets).float().mean()
+
+
+class _PerUpdateMetrics:
+    """The registered per-update metrics (:mod:`isotropy.metrics.registry`) of one run.
+
+    Label structures are prepared once; with ``metric_sample_size`` every evaluation draws a fresh
+    sample per metric, in registry order, from a generator apart from training's randomness.
+    """
+
+    def __init__(self, problem: Problem, settings: OptimisationSettings, device, batch: _Batch):
+        self.entries = [(metric, metric.tensor_function()) for metric in registry.trace_metrics()]
+        self.problem, self.batch, self.device = problem, batch, device
+        self.sample_size = settings.metric_sample_size
+        # Silhouette clusters: class ids, or one cluster per distinct label vector (multi-label).
+        self.clusters = np.asarray(metrics.cluster_ids(problem.targets))
+        sampled = self.sample_size is not None and self.sample_size < problem.items
+        self.layout = None if sampled else metrics.cluster_layout(self.clusters, device)  # once
+        self.sampler = torch.Generator().manual_seed(10_000 + settings.seed)
+
+    def evaluate(self, model: EmbeddingClassifier) -> dict[str, torch.Tensor]:
+        """Every metric of the model's current state, as 0-d device tensors (no host sync)."""
+        with torch.no_grad():
+            values = {}
+            for metric, function in self.entries:
+                if metric.points == "table":
+                    values[metric.name] = function(self._table(model))
+                else:
+                    points, layout = self._representations(model)
+                    values[metric.name] = function(points, layout) if metric.labels else function(points)  # fmt: skip
+            return values
+
+    def _table(self, model: EmbeddingClassifier) -> torch.Tensor:
+        table = model.embeddings.weight.detach()
+        rows = _sample(table.shape[0], self.sample_size, self.sampler)
+        return table if rows is None else table[metrics.to_device(rows, self.device)]
+
+    def _representations(self, model: EmbeddingClassifier):
+        """The classified items' representations (a sample where asked) and their cluster layout."""
+        left, right = self.batch.left, self.batch.right
+        items = _sample(self.problem.items, self.sample_size, self.sampler)
+        if items is None:
+            return model.representations(left, right), self.layout
+        picked = metrics.to_device(items, self.device)
+        points = model.representations(left[picked], right[picked] if right is not None else None)
+        return points, metrics.cluster_layout(self.clusters[items], self.device)
 
 
 def _log_progress(step: int, updates: int, elapsed: float) -> None:
@@ -236,71 +322,7 @@ def _duration(seconds: float) -> str:
     )
 
 
-def optimize(
-    problem: Problem, settings: OptimisationSettings, device: torch.device
-) -> tuple[pd.DataFrame, dict]:
-    """Train, recording metrics; return the per-step trace and a summary of the run.
-
-    Step 0 is the pretrained starting point; step k is the state after k updates. Nothing in
-    the loop waits for the device: label structures are prepared once, metrics stay device
-    tensors, and values reach the host in batches (:class:`_TraceBuffer`).
-    """
-    from tqdm.auto import tqdm
-
-    metrics._as_tensor(
-        problem.vectors, name="the embedding table"
-    )  # finite; later values in batches
-    torch.manual_seed(settings.seed)  # the classifier's initialisation: the run's only randomness
-    n_outputs = len(problem.label_names)
-    model = EmbeddingClassifier(
-        problem.vectors, n_outputs, problem.right is not None, settings.bias
-    ).to(device)
-    optimiser = torch.optim.Adam(
-        model.parameters(), lr=settings.learning_rate
-    )  # PyTorch defaults otherwise
-    loss_fn = nn.BCEWithLogitsLoss() if problem.multilabel else nn.CrossEntropyLoss()
-
-    left = torch.as_tensor(problem.left, device=device)
-    right = torch.as_tensor(problem.right, device=device) if problem.right is not None else None
-    targets = torch.as_tensor(problem.targets, device=device)
-    # Silhouette clusters: class ids, or one cluster per distinct label vector (multi-label).
-    clusters = np.asarray(metrics.cluster_ids(problem.targets))
-    sampled = (
-        settings.metric_sample_size is not None and settings.metric_sample_size < problem.items
-    )
-    layout = None if sampled else metrics.cluster_layout(clusters, device)  # once per run
-    sampler = torch.Generator().manual_seed(
-        10_000 + settings.seed
-    )  # metric samples, apart from training
-
-    def accuracy_of(logits: torch.Tensor) -> torch.Tensor:
-        logits = logits.detach()
-        if problem.multilabel:
-            return ((logits > 0) == (targets > 0.5)).all(dim=1).float().mean()
-        return (logits.argmax(dim=1) == targets).float().mean()
-
-    def geometry() -> list[torch.Tensor]:
-        with torch.no_grad():
-            table = model.embeddings.weight.detach()
-            rows = _sample(table.shape[0], settings.metric_sample_size, sampler)
-            iso = metrics.isoscore_tensor(
-                table if rows is None else table[metrics._to_device(rows, device)]
-            )
-            items = _sample(problem.items, settings.metric_sample_size, sampler)
-            if items is None:
-                return [iso, metrics.silhouette_tensor(model.representations(left, right), layout)]
-            picked = metrics._to_device(items, device)
-            reps = model.representations(left[picked], right[picked] if right is not None else None)
-            return [
-                iso,
-                metrics.silhouette_tensor(reps, metrics.cluster_layout(clusters[items], device)),
-            ]
-
-    def recorded(step: int) -> bool:
-        return step == 0 or step % settings.metric_stride == 0 or step == settings.updates
-
-    trace = _TraceBuffer(settings.updates, device)
-    started = time.perf_counter()
+def _log_plan(settings: OptimisationSettings, device: torch.device) -> None:
     evaluations = (
         1
         + settings.updates // settings.metric_stride
@@ -313,13 +335,36 @@ def optimize(
         evaluations,
         device,
     )
+
+
+def _train(
+    model: EmbeddingClassifier,
+    problem: Problem,
+    settings: OptimisationSettings,
+    batch: _Batch,
+    per_update: _PerUpdateMetrics,
+) -> _TraceBuffer:
+    """Full-batch Adam for ``settings.updates`` updates, recording the states the settings ask for."""
+    from tqdm.auto import tqdm
+
+    optimiser = torch.optim.Adam(
+        model.parameters(), lr=settings.learning_rate
+    )  # PyTorch defaults otherwise
+    loss_fn = nn.BCEWithLogitsLoss() if problem.multilabel else nn.CrossEntropyLoss()
+
+    def state(loss: torch.Tensor, logits: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"loss": loss, "accuracy": batch.accuracy(logits), **per_update.evaluate(model)}
+
+    trace = _TraceBuffer(settings.updates, per_update.device)
+    started = time.perf_counter()
+    _log_plan(settings, per_update.device)
     report_every = max(1, settings.updates // 20)  # progress in the rule's log too: `tail -f` it
     for step in tqdm(range(1, settings.updates + 1), desc="updates", disable=not settings.progress):
         optimiser.zero_grad(set_to_none=True)
-        logits = model(left, right)  # the state after step - 1 updates
-        loss = loss_fn(logits, targets)
-        if recorded(step - 1):  # full batch, no dropout: these logits are that state's evaluation
-            trace.add(step - 1, [loss, accuracy_of(logits), *geometry()])
+        logits = model(batch.left, batch.right)  # the state after step - 1 updates
+        loss = loss_fn(logits, batch.targets)
+        if settings.records(step - 1):  # full batch, no dropout: these logits are that state's
+            trace.add(step - 1, state(loss, logits))
         trace.train_losses[step - 1] = loss.detach()
         loss.backward()
         optimiser.step()
@@ -328,29 +373,60 @@ def optimize(
         if step % report_every == 0 or step == settings.updates:
             _log_progress(step, settings.updates, time.perf_counter() - started)
     with torch.no_grad():
-        logits = model(left, right)
-        trace.add(settings.updates, [loss_fn(logits, targets), accuracy_of(logits), *geometry()])
+        logits = model(batch.left, batch.right)
+        trace.add(settings.updates, state(loss_fn(logits, batch.targets), logits))
     trace.flush(settings.updates)
-    records = trace.records
-    wall = time.perf_counter() - started
+    return trace
 
-    trace = pd.DataFrame.from_records(records)
-    trace.insert(0, "seed", settings.seed)
-    classifier_params = sum(p.numel() for p in model.classifier.parameters())
-    summary = {
+
+def _summary(
+    problem: Problem,
+    settings: OptimisationSettings,
+    model: EmbeddingClassifier,
+    clusters: np.ndarray,
+    final: dict,
+    wall: float,
+) -> dict:
+    """The run's counts (from the real model objects), settings, wall time and final record."""
+    return {
         "items": problem.items,
         "rows": problem.rows,
         "dim": problem.dim,
-        "labels": n_outputs,
+        "labels": len(problem.label_names),
         "clusters": int(len(np.unique(clusters))),  # silhouette's clusters (label vectors)
         "multilabel": problem.multilabel,
         "pair": problem.right is not None,
         "dropped_items": problem.dropped_items,
         "params": sum(p.numel() for p in model.parameters()),
         "embedding_params": model.embeddings.weight.numel(),
-        "classifier_params": classifier_params,
+        "classifier_params": sum(p.numel() for p in model.classifier.parameters()),
         "wall_seconds": wall,
         "settings": {k: v for k, v in asdict(settings).items() if k != "progress"},
-        "final": records[-1],
+        "final": final,
     }
-    return trace, summary
+
+
+def run_optimisation(
+    problem: Problem, settings: OptimisationSettings, device: torch.device
+) -> tuple[pd.DataFrame, dict]:
+    """Train, recording metrics; return the per-step trace and a summary of the run.
+
+    Step 0 is the pretrained starting point; step k is the state after k updates. The trace has
+    ``seed``, ``step`` and the registry's columns (:func:`registry.trace_columns`). Nothing in the
+    loop waits for the device: label structures are prepared once, metrics stay device tensors,
+    and values reach the host in batches (:class:`_TraceBuffer`).
+    """
+    metrics.checked_points(
+        problem.vectors, name="the embedding table"
+    )  # finite; later values in batches
+    torch.manual_seed(settings.seed)  # the classifier's initialisation: the run's only randomness
+    model = EmbeddingClassifier(
+        problem.vectors, len(problem.label_names), problem.right is not None, settings.bias
+    ).to(device)
+    batch = _Batch.of(problem, device)
+    per_update = _PerUpdateMetrics(problem, settings, device, batch)
+    started = time.perf_counter()
+    trace = _train(model, problem, settings, batch, per_update)
+    wall = time.perf_counter() - started
+    summary = _summary(problem, settings, model, per_update.clusters, trace.records[-1], wall)
+    return trace.frame(settings.seed), summary

@@ -12,6 +12,7 @@ from scipy import stats
 
 from isotropy.bootstrap import BootstrapSettings, correlation_intervals
 from isotropy.bootstrap import describe as describe_interval
+from isotropy.metrics import registry
 
 
 def read_traces(paths: Iterable[str | Path], keys: Iterable[dict]) -> pd.DataFrame:
@@ -70,27 +71,26 @@ def correlation_table(
 ) -> pd.DataFrame:
     """Pearson r and Spearman rho between IsoScore and silhouette per setup.
 
-    ``scope`` is ``all`` (every recorded step of every seed pooled) or ``seed<k>`` (one run).
+    The two columns are the metric registry's correlated pair (:func:`registry.with_role`: the
+    ``isotropy`` and the ``clusters`` metric). ``scope`` is ``all`` (every recorded step of every
+    seed pooled) or ``seed<k>`` (one run).
     With ``bootstrap``, each r and rho gets a confidence interval (isotropy.bootstrap: seeds and
     blocks of steps resampled) and ``ci`` names how it was drawn.
     """
+    x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
     rows = []
-    measured = traces.dropna(subset=["isoscore", "silhouette"])
+    measured = traces.dropna(subset=[x, y])
     for key, group in measured.groupby(by, sort=False):
         key = key if isinstance(key, tuple) else (key,)
         scopes = [("all", group)] + [(f"seed{seed}", g) for seed, g in group.groupby("seed")]
         for scope, frame in scopes:
-            if (
-                len(frame) < 3
-                or frame["isoscore"].nunique() < 2
-                or frame["silhouette"].nunique() < 2
-            ):
+            if len(frame) < 3 or frame[x].nunique() < 2 or frame[y].nunique() < 2:
                 pearson = spearman = (
                     np.nan
                 )  # undefined on constant or tiny series; stated, not hidden
             else:
-                pearson = stats.pearsonr(frame["isoscore"], frame["silhouette"]).statistic
-                spearman = stats.spearmanr(frame["isoscore"], frame["silhouette"]).statistic
+                pearson = stats.pearsonr(frame[x], frame[y]).statistic
+                spearman = stats.spearmanr(frame[x], frame[y]).statistic
             row = {
                 **dict(zip(by, key)),
                 "scope": scope,
@@ -99,15 +99,16 @@ def correlation_table(
                 "spearman_rho": spearman,
             }
             if bootstrap is not None:
-                row.update(_intervals(frame, bootstrap))
+                row.update(_intervals(frame, bootstrap, (x, y)))
             rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _intervals(frame: pd.DataFrame, settings: BootstrapSettings) -> dict:
-    """Bootstrap intervals of one scope's correlations, with the phrase naming them."""
+def _intervals(frame: pd.DataFrame, settings: BootstrapSettings, columns: tuple[str, str]) -> dict:
+    """Bootstrap intervals of one scope's correlations of ``columns``, with the phrase naming them."""
+    x, y = columns
     runs = [
-        (run["isoscore"].to_numpy(), run["silhouette"].to_numpy())
+        (run[x].to_numpy(), run[y].to_numpy())
         for _, run in frame.sort_values("step").groupby("seed", sort=True)
     ]
     return {

@@ -11,7 +11,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
-METRICS = {"isoscore": "IsoScore", "silhouette": "Silhouette"}
+from isotropy.metrics import registry
 
 
 def _with_interval(row: pd.Series, column: str) -> str:
@@ -35,15 +35,61 @@ def _wrapped(text: str, width: int = 34) -> str:
     return "\n".join(textwrap.wrap(text, width, break_long_words=False)) or text
 
 
+def _curve_name(metric: registry.TraceMetric) -> str:
+    return f"{metric.label} ({metric.axis} axis)"
+
+
+def _panel_curves(ax: plt.Axes, frame: pd.DataFrame, seeds: int) -> bool:
+    """Every registered metric's mean over seeds on its axis of one panel (the right one a twin),
+    with a band of ± one standard deviation where there are 2 or more seeds; True if banded."""
+    axes = {"left": ax, "right": ax.twinx()}
+    banded = False
+    for side, axis in axes.items():
+        drawn = [metric for metric in registry.trace_metrics() if metric.axis == side]
+        if not drawn:
+            continue
+        colour = drawn[0].colour if len(drawn) == 1 else "black"
+        axis.set_ylabel(" / ".join(metric.label for metric in drawn), color=colour, fontsize=9)
+        axis.tick_params(axis="y", labelcolor=colour, labelsize=8)
+        if frame.empty:
+            continue
+        for metric in drawn:
+            stats = _mean_std(frame, metric.name)
+            axis.plot(stats["step"], stats["mean"], color=metric.colour, label=_curve_name(metric))
+            if seeds >= 2:  # one seed has no spread: no band
+                banded = True
+                axis.fill_between(
+                    stats["step"],
+                    stats["mean"] - stats["std"],
+                    stats["mean"] + stats["std"],
+                    color=metric.colour,
+                    alpha=0.25,
+                    linewidth=0,
+                )
+    return banded
+
+
+def _metric_legend(fig: plt.Figure, banded: bool) -> None:
+    """One legend above the panels: every metric's curve, and the band where one is drawn."""
+    handles = [
+        Line2D([], [], color=metric.colour, label=_curve_name(metric))
+        for metric in registry.trace_metrics()
+    ]
+    if banded:
+        handles.append(Patch(color="0.6", alpha=0.4, label="± 1 std over seeds"))
+    fig.legend(handles=handles, loc="outside upper center", ncol=len(handles), frameon=False)
+
+
 def metric_curves(
     traces: pd.DataFrame, panel: str, title: str | None = None, row: str | None = None
 ) -> plt.Figure:
-    """IsoScore and silhouette against the update step, the mean over seeds (paper Figures 2 and 4).
+    """The per-update metrics against the update step, the mean over seeds (paper Figures 2 and 4).
 
     One column per value of ``panel`` (a setup or task); with ``row`` (e.g. the encoder) one
-    row of panels per value. IsoScore is drawn on each panel's left axis, silhouette on its
-    right axis, both named on every panel and in the legend above the panels; a band of ± one
-    standard deviation over seeds is drawn (and named) only where a panel has 2 or more seeds.
+    row of panels per value. Each metric of :mod:`isotropy.metrics.registry` is drawn on its axis
+    (IsoScore left, silhouette right), named on every panel and in the legend above the panels;
+    a band of ± one standard deviation over seeds is drawn (and named) only where a panel has 2 or
+    more seeds.
     """
     panels = list(dict.fromkeys(traces[panel]))
     rows = list(dict.fromkeys(traces[row])) if row else [None]
@@ -55,8 +101,6 @@ def metric_curves(
         sharex=True,
         layout="constrained",
     )
-    colours = {"isoscore": "tab:blue", "silhouette": "tab:red"}
-    names = {"isoscore": "IsoScore (left axis)", "silhouette": "Silhouette (right axis)"}
     banded = False
     for i, row_value in enumerate(rows):
         for j, panel_value in enumerate(panels):
@@ -64,26 +108,9 @@ def metric_curves(
             frame = traces[
                 (traces[panel] == panel_value) & ((traces[row] == row_value) if row else True)
             ]
-            frame = frame.dropna(subset=list(METRICS))
+            frame = frame.dropna(subset=registry.metric_columns())
             seeds = frame["seed"].nunique() if not frame.empty else 0
-            twin = ax.twinx()
-            for axis, metric in ((ax, "isoscore"), (twin, "silhouette")):
-                axis.set_ylabel(METRICS[metric], color=colours[metric], fontsize=9)
-                axis.tick_params(axis="y", labelcolor=colours[metric], labelsize=8)
-                if frame.empty:
-                    continue
-                stats = _mean_std(frame, metric)
-                axis.plot(stats["step"], stats["mean"], color=colours[metric], label=names[metric])
-                if seeds >= 2:  # one seed has no spread: no band
-                    banded = True
-                    axis.fill_between(
-                        stats["step"],
-                        stats["mean"] - stats["std"],
-                        stats["mean"] + stats["std"],
-                        color=colours[metric],
-                        alpha=0.25,
-                        linewidth=0,
-                    )
+            banded = _panel_curves(ax, frame, seeds) or banded
             if frame.empty:
                 ax.text(0.5, 0.5, "no run", ha="center", va="center", transform=ax.transAxes)
             label = f"{row_value} / {panel_value}" if row else str(panel_value)
@@ -91,10 +118,7 @@ def metric_curves(
             ax.tick_params(axis="x", labelsize=8)
             if i == len(rows) - 1:
                 ax.set_xlabel("update")
-    handles = [Line2D([], [], color=colours[m], label=names[m]) for m in METRICS]
-    if banded:
-        handles.append(Patch(color="0.6", alpha=0.4, label="± 1 std over seeds"))
-    fig.legend(handles=handles, loc="outside upper center", ncol=len(handles), frameon=False)
+    _metric_legend(fig, banded)
     if title:
         fig.suptitle(title)
     return fig
@@ -113,17 +137,17 @@ def panel_title(name: str, correlation: pd.Series | None = None) -> str:
     return title
 
 
-def isoscore_axis(ax: plt.Axes, values: pd.Series) -> str:
-    """IsoScore on a log axis where a panel's values span more than a factor 10: late updates
-    pile up near 0, where a linear axis hides their path. A narrower span stays linear (a log
-    axis over less than a decade reads no better). Returns the scale chosen."""
+def isotropy_axis(ax: plt.Axes, values: pd.Series, label: str = "IsoScore") -> str:
+    """The isotropy metric (IsoScore) on a log axis where a panel's values span more than a factor
+    10: late updates pile up near 0, where a linear axis hides their path. A narrower span stays
+    linear (a log axis over less than a decade reads no better). Returns the scale chosen."""
     positive = values[values > 0]
     if len(values) and len(positive) == len(values) and positive.max() > 10 * positive.min():
         ax.set_xscale("log")
         ax.xaxis.set_minor_formatter(NullFormatter())  # labels on the decades only
-        ax.set_xlabel("IsoScore (log scale)", fontsize=10)
+        ax.set_xlabel(f"{label} (log scale)", fontsize=10)
         return "log"
-    ax.set_xlabel("IsoScore", fontsize=10)
+    ax.set_xlabel(label, fontsize=10)
     ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
     return "linear"
 
@@ -133,9 +157,12 @@ def silhouette_vs_isoscore(
 ) -> plt.Figure:
     """Silhouette against IsoScore, one panel per setup, points coloured by update (paper Figure 3).
 
-    IsoScore is on a log axis where a panel spans more than a decade (:func:`isoscore_axis`). Constrained layout keeps each panel's axis
-    labels clear of its neighbour and the colour bar beside the panels; at most four panels per row.
+    The two metrics are the registry's correlated pair (:func:`registry.with_role`): the isotropy
+    metric on x, on a log axis where a panel spans more than a decade (:func:`isotropy_axis`), the
+    cluster metric on y. Constrained layout keeps each panel's axis labels clear of its neighbour
+    and the colour bar beside the panels; at most four panels per row.
     """
+    isotropy, clusters = registry.with_role("isotropy"), registry.with_role("clusters")
     panels = list(dict.fromkeys(traces[panel]))
     columns = min(len(panels), 4)
     lines = -(-len(panels) // columns)
@@ -149,10 +176,10 @@ def silhouette_vs_isoscore(
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     for ax, panel_value in zip(axes.flat, panels):
-        frame = traces[traces[panel] == panel_value].dropna(subset=list(METRICS))
+        frame = traces[traces[panel] == panel_value].dropna(subset=registry.metric_columns())
         points = ax.scatter(
-            frame["isoscore"],
-            frame["silhouette"],
+            frame[isotropy.name],
+            frame[clusters.name],
             c=frame["step"],
             cmap="viridis",
             s=6,
@@ -165,8 +192,8 @@ def silhouette_vs_isoscore(
             ]
             correlation = None if row.empty else row.iloc[0]
         ax.set_title(panel_title(str(panel_value), correlation), fontsize=10)
-        isoscore_axis(ax, frame["isoscore"])
-        ax.set_ylabel("Silhouette", fontsize=10)
+        isotropy_axis(ax, frame[isotropy.name], isotropy.label)
+        ax.set_ylabel(clusters.label, fontsize=10)
         ax.tick_params(labelsize=9)
         ax.locator_params(axis="y", nbins=5)
         ax.grid(alpha=0.3)

@@ -1,0 +1,151 @@
+"""Global isotropy scores: IsoScore and IsoScore* (Rudman et al. 2022; Rudman & Eickhoff 2024)
+and the partition-function isotropy I(W) (Mu & Viswanath 2018).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from isotropy.metrics.checks import _BLOCK_ELEMENTS, ArrayLike, _float64_mean, checked_points
+
+
+def covariance(points: torch.Tensor) -> torch.Tensor:
+    """Unbiased (ddof = 1) covariance matrix ``d x d`` of the rows; differentiable.
+
+    Used to build the reference covariance Σ_S of IsoScore*.
+    """
+    x = checked_points(points, min_rows=2)
+    centred = x - x.mean(dim=0, keepdim=True)
+    return centred.T @ centred / (x.shape[0] - 1)
+
+
+def _isoscore_of_moments(
+    trace: torch.Tensor, frobenius_squared: torch.Tensor, d: int
+) -> torch.Tensor:
+    """IsoScore (Rudman et al. 2022) from tr(C) and ‖C‖_F² of a d x d covariance C; no eigen-solve.
+
+    The published steps, with λ the eigenvalues (the variance vector in the PCA basis, λ >= 0):
+    normalise λ̂ = √d λ/‖λ‖; defect δ = ‖λ̂ - 1‖/√(2(d - √d)); fraction of dimensions used
+    φ = (d - δ²(d - √d))²/d²; IsoScore = (dφ - 1)/(d - 1). Expanding the norm,
+    ‖λ̂ - 1‖² = ‖λ̂‖² - 2·1ᵀλ̂ + d = 2d - 2√d Σλ/‖λ‖, so δ²(d - √d) = d - √d Σλ/‖λ‖,
+    d - δ²(d - √d) = √d Σλ/‖λ‖ and dφ = (Σλ)²/Σλ². For symmetric C, Σλ = tr(C) and
+    Σλ² = ‖C‖_F², hence IsoScore = (tr(C)²/‖C‖_F² - 1)/(d - 1): scale-free, so C may carry any
+    positive factor (e.g. (n-1)), and any n works, n < d included. A zero C gives NaN (0/0);
+    callers turn that into an error where they can afford the check. Differentiable.
+    """
+    return (trace * trace / frobenius_squared - 1.0) / (d - 1.0)
+
+
+def isoscore_tensor(x: torch.Tensor) -> torch.Tensor:
+    """IsoScore of an unchecked (n, d) tensor as a 0-d float64 tensor on its device, no host sync.
+
+    For loops that validate their input once (see :func:`isoscore`, which checks and returns a
+    float). Works on the smaller of the d x d scatter matrix XᵀX and the n x n Gram matrix XXᵀ of
+    the centred rows: both have the same trace and Frobenius norm. NaN when all points coincide.
+    """
+    with torch.no_grad():
+        x = x.detach()
+        n, d = x.shape
+        mean = _float64_mean(x)
+        small = min(n, d)
+        scatter = torch.zeros(small, small, dtype=torch.float64, device=x.device)
+        if n >= d:
+            # float64 centring in row blocks: exact, without a float64 copy of the whole cloud
+            step = max(1, _BLOCK_ELEMENTS // (4 * d))
+            for start in range(0, n, step):
+                centred = x[start : start + step].to(torch.float64) - mean
+                scatter.addmm_(centred.T, centred)
+        else:
+            centred = x.to(torch.float64) - mean  # n < d: the n x d copy is smaller than d x d
+            torch.mm(centred, centred.T, out=scatter)
+        trace = torch.diagonal(scatter).sum()
+        return _isoscore_of_moments(trace, (scatter * scatter).sum(), d)
+
+
+def isoscore(points: ArrayLike) -> float:
+    """IsoScore of a point cloud (n x d), computed in float64: 1 isotropic, 0 one direction.
+
+    Closed form (tr(C)²/‖C‖_F² - 1)/(d - 1) of the covariance C, derived in
+    :func:`_isoscore_of_moments`; equal to ``IsoScore.IsoScore.IsoScore`` (package 2.0.1) within
+    1e-6. Strongly sample-size dependent when n is not much larger than d, so report n with it.
+    """
+    x = checked_points(points, min_rows=2, min_cols=2)
+    value = float(isoscore_tensor(x))
+    if math.isnan(value):
+        raise ValueError(
+            "the covariance is zero (all points are identical); IsoScore needs spread points"
+        )
+    return value
+
+
+def isoscore_star(
+    points: torch.Tensor, reference_covariance: torch.Tensor | None = None, zeta: float = 0.0
+) -> torch.Tensor:
+    """IsoScore* (Rudman & Eickhoff 2024): IsoScore of the shrunk covariance (1-ζ)Σ_X + ζΣ_S.
+
+    Differentiable 0-d tensor (gradients flow into ``points``), for use as a training penalty
+    ``1 - isoscore_star(...)``. ``zeta = 0`` gives IsoScore; ``zeta > 0`` needs the reference.
+    Same closed form as :func:`isoscore` (the identity holds for any symmetric matrix, so for
+    the shrunk one), in float64; the result has ``points``' floating dtype.
+    """
+    x = checked_points(points, min_rows=2, min_cols=2)
+    if not 0.0 <= float(zeta) <= 1.0:
+        raise ValueError(f"zeta must lie in [0, 1]; found {zeta}")
+    if zeta > 0 and reference_covariance is None:
+        raise ValueError(
+            f"zeta = {zeta} shrinks towards a reference covariance, but none was given; pass reference_covariance or zeta = 0"
+        )
+    out_dtype = x.dtype
+    d = x.shape[1]
+    cov = covariance(x).to(torch.float64)
+    if reference_covariance is not None:
+        ref = torch.as_tensor(reference_covariance)
+        if tuple(ref.shape) != (d, d):
+            raise ValueError(
+                f"reference_covariance must be {d} x {d} to match the points' dimension; found shape {tuple(ref.shape)}"
+            )
+        if not bool(torch.isfinite(ref.detach()).all()):
+            raise ValueError(
+                "reference_covariance contains NaN or infinite values; every value must be finite"
+            )
+        ref = ref.to(device=x.device, dtype=torch.float64)
+        cov = (1.0 - zeta) * cov + zeta * ref
+    frobenius_squared = (cov * cov).sum()
+    if not bool(frobenius_squared.detach() > 0):
+        raise ValueError(
+            "the covariance is zero (all points are identical); IsoScore needs spread points"
+        )
+    return _isoscore_of_moments(torch.diagonal(cov).sum(), frobenius_squared, d).to(out_dtype)
+
+
+# partition-function isotropy (Mu & Viswanath 2018)
+# ----------------------------------------------------------------------------------------------
+
+
+def partition_isotropy(points: ArrayLike, *, signs: str = "solver") -> float:
+    """I(W) = min_c Z(c) / max_c Z(c), Z(c) = Σ_w exp(cᵀw), c over the unit eigenvectors of WᵀW.
+
+    The eigenvectors are the *columns* of the eigenvector matrix. ``signs="solver"`` (Rajaee &
+    Pilehvar's notebook, the number their paper reports) takes each one with the sign
+    ``numpy.linalg.eig`` returns, as their code does; on uncentred vectors the value depends on
+    those signs. ``signs="both"`` takes each with both signs (±c are both unit eigenvectors):
+    independent of the solver, never larger than the ``"solver"`` value, and equal to it when the
+    points are centred symmetrically. Computed in log space (logsumexp), so large norms do not
+    overflow where their ``np.exp`` would.
+    """
+    if signs not in ("solver", "both"):
+        raise ValueError(
+            f"signs must be 'solver' (Rajaee & Pilehvar's code) or 'both'; found {signs!r}"
+        )
+    w = checked_points(points, min_rows=2).detach().cpu().to(torch.float64).numpy()
+    _, vectors = np.linalg.eig(w.T @ w)  # the general solver their notebook calls: its signs
+    if np.iscomplexobj(vectors):
+        vectors = np.real(vectors)  # WᵀW is symmetric: any imaginary part is round-off
+    projections = torch.from_numpy(w @ vectors)  # column j: c_jᵀ w for every w
+    log_z = torch.logsumexp(projections, dim=0)
+    if signs == "both":
+        log_z = torch.cat([log_z, torch.logsumexp(-projections, dim=0)])
+    return float(torch.exp(log_z.min() - log_z.max()))

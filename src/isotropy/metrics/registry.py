@@ -1,0 +1,102 @@
+"""The per-update metrics of the direct optimisation, one entry each.
+
+Every consumer reads this table: :mod:`isotropy.optimize` evaluates each entry after every
+``metric_stride``-th update and records it in the trace column of its name (after ``loss`` and
+``accuracy``, in the order below), :mod:`isotropy.summaries` correlates the ``isotropy`` metric with
+the ``clusters`` metric, and :mod:`isotropy.plots.main` draws each curve with its label and colour.
+Adding a per-update metric is its tensor function in a metrics module plus one line here.
+
+The tensor function is named as ``"module:function"`` inside :mod:`isotropy.metrics` and imported
+on first use, so that the torch-free readers of the registry (tables, figures) never import torch.
+It takes the points (an ``(n, d)`` tensor) and, where ``labels`` is set, the
+:class:`~isotropy.metrics.silhouettes.ClusterLayout` of the points' labels, and returns a 0-d
+tensor on the points' device without a host sync.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# What a metric is computed on: the whole embedding table, or the classified representations of
+# the items (with the items' labels as clusters).
+POINTS = ("table", "representations")
+# The pair of metrics whose correlation the paper studies (summaries, Figure 3).
+ROLES = ("isotropy", "clusters")
+# The trace columns before the metrics: the evaluated state's loss and accuracy.
+STATE_COLUMNS = ("loss", "accuracy")
+
+
+@dataclass(frozen=True)
+class TraceMetric:
+    """One per-update metric: its trace column, its tensor function and how it is drawn."""
+
+    name: str  # the trace column
+    label: str  # axis and legend label
+    function: str  # "module:function" in isotropy.metrics
+    points: str  # "table" or "representations"
+    labels: bool  # the function also takes the cluster layout of the labels
+    colour: str
+    axis: str  # the curve's axis in Figures 2 and 4: "left" or "right"
+    role: str | None = None  # "isotropy" or "clusters" for the correlated pair, else None
+
+    def __post_init__(self) -> None:
+        if self.points not in POINTS:
+            raise ValueError(f"metric {self.name}: points must be one of {POINTS}; found {self.points!r}")  # fmt: skip
+        if self.role is not None and self.role not in ROLES:
+            raise ValueError(f"metric {self.name}: role must be one of {ROLES} or None; found {self.role!r}")  # fmt: skip
+        if self.labels and self.points != "representations":
+            raise ValueError(f"metric {self.name}: only the representations have labels")
+
+    def tensor_function(self) -> Callable:
+        """The metric's tensor function, imported from its metrics module."""
+        module, function = self.function.split(":")
+        return getattr(importlib.import_module(f"isotropy.metrics.{module}"), function)
+
+
+TRACE_METRICS: tuple[TraceMetric, ...] = (
+    TraceMetric(
+        "isoscore",
+        "IsoScore",
+        "isoscores:isoscore_tensor",
+        points="table",
+        labels=False,
+        colour="tab:blue",
+        axis="left",
+        role="isotropy",
+    ),  # fmt: skip
+    TraceMetric(
+        "silhouette",
+        "Silhouette",
+        "silhouettes:silhouette_tensor",
+        points="representations",
+        labels=True,
+        colour="tab:red",
+        axis="right",
+        role="clusters",
+    ),  # fmt: skip
+)
+
+
+def trace_metrics() -> tuple[TraceMetric, ...]:
+    """The registered per-update metrics, in trace-column order (read at call time)."""
+    return TRACE_METRICS
+
+
+def trace_columns() -> tuple[str, ...]:
+    """The value columns of a trace after ``step``: loss, accuracy, then every metric."""
+    return STATE_COLUMNS + tuple(metric.name for metric in trace_metrics())
+
+
+def metric_columns() -> list[str]:
+    """The trace columns of the registered metrics."""
+    return [metric.name for metric in trace_metrics()]
+
+
+def with_role(role: str) -> TraceMetric:
+    """The one registered metric with ``role`` (``"isotropy"`` or ``"clusters"``)."""
+    found = [metric for metric in trace_metrics() if metric.role == role]
+    if len(found) != 1:
+        raise ValueError(f"exactly one per-update metric must have role {role!r}; found {len(found)}")  # fmt: skip
+    return found[0]
