@@ -1,4 +1,5 @@
-"""The pretrained transformers the studies load: one description for I-STAR and geometry.
+"""The pretrained transformers the studies load: one description (:class:`ModelSpec`) and one
+loader (:func:`load_pretrained`) for sentence embedding, hidden states and I-STAR.
 
 Plain Python (no torch): the workflow builds these while it parses.
 """
@@ -6,6 +7,7 @@ Plain Python (no torch): the workflow builds these while it parses.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,3 +81,13 @@ class ModelSpec:
     def as_record(self) -> dict[str, Any]:
         """model, revision and path, as results and checkpoints record them."""
         return {"model": self.model, "revision": self.revision, "path": self.path}
+
+
+def load_pretrained(spec: ModelSpec, load: Callable[..., Any], **kwargs: Any) -> Any:
+    """``load(source, revision=..., **kwargs)``: the one way a model or tokenizer is loaded.
+
+    ``load`` is a loader of the modelling stack, passed in so this module stays torch-free:
+    ``AutoTokenizer.from_pretrained``, ``AutoModel.from_pretrained`` or ``SentenceTransformer``.
+    A local folder (``path``) is loaded as it is; a hub name at its pinned revision.
+    """
+    return load(spec.source, **spec.from_pretrained_kwargs, **kwargs)

@@ -14,7 +14,7 @@ import numpy as np
 
 from isotropy.io import atomic_path, open_npz
 from isotropy.logs import ProgressLog
-from isotropy.models import ModelSpec, resolve_model_path
+from isotropy.models import ModelSpec, load_pretrained
 
 log = logging.getLogger(__name__)
 
@@ -27,16 +27,12 @@ def load_hidden_state_model(spec: ModelSpec, device: Any = "cpu"):
     """
     from transformers import AutoModel, AutoTokenizer
 
-    if spec.path is not None:
-        try:
-            source = resolve_model_path(spec.path)  # a folder, or package:<module>
-        except FileNotFoundError as error:
-            raise FileNotFoundError(f"geometry.models.{spec.name}.path: {error}") from None
-        kwargs: dict[str, Any] = {}
-    else:
-        source, kwargs = spec.model, {"revision": spec.revision}
-    tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
-    model = AutoModel.from_pretrained(source, output_hidden_states=True, **kwargs)
+    try:
+        source = spec.source  # a folder, package:<module>, or a hub name
+    except FileNotFoundError as error:
+        raise FileNotFoundError(f"geometry.models.{spec.name}.path: {error}") from None
+    tokenizer = load_pretrained(spec, AutoTokenizer.from_pretrained)
+    model = load_pretrained(spec, AutoModel.from_pretrained, output_hidden_states=True)
     if tokenizer.pad_token is None:
         if tokenizer.eos_token is None:
             raise ValueError(
@@ -129,7 +125,6 @@ def extract_token_embeddings(
     any one token type are kept (the first ones in corpus order), so frequent function words
     do not swamp the sample; extraction stops once ``max_tokens`` instances are kept.
     """
-    import torch
     from tqdm.auto import tqdm
 
     if not sentences:
@@ -155,32 +150,12 @@ def extract_token_embeddings(
         for start in range(0, len(sentences), batch_size):
             batch = sentences[start : start + batch_size]
             inputs, special = _encode_batch(tokenizer, batch, max_length)
-            keep = inputs["attention_mask"].bool() & ~special.bool()
-            input_ids = inputs["input_ids"]
-            rows: list[int] = []
-            cols: list[int] = []
-            for b, t in keep.nonzero().tolist():  # row-major: corpus order
-                token_id = int(input_ids[b, t])
-                if max_per_type is not None and counts[token_id] >= max_per_type:
-                    continue
-                if max_tokens is not None and n_kept + len(rows) >= max_tokens:
-                    break
-                counts[token_id] += 1
-                rows.append(b)
-                cols.append(t)
-                kept_ids.append(token_id)
-                kept_sentences.append(start + b)
+            room = None if max_tokens is None else max_tokens - n_kept
+            rows, cols = _pick_tokens(inputs, special, counts, max_per_type, room)
             if rows:
-                with torch.inference_mode():
-                    outputs = model(**{key: value.to(device) for key, value in inputs.items()})
-                hidden = torch.stack(outputs.hidden_states)  # (layers, batch, time, dim)
-                picked = hidden[
-                    :,
-                    torch.tensor(rows, device=hidden.device),
-                    torch.tensor(cols, device=hidden.device),
-                    :,
-                ]
-                chunks.append(picked.float().cpu().numpy())
+                kept_ids.extend(int(inputs["input_ids"][b, t]) for b, t in zip(rows, cols))
+                kept_sentences.extend(start + b for b in rows)
+                chunks.append(_states_at(model, inputs, rows, cols, device))
                 n_kept += len(rows)
             # Extraction stops at max_tokens: the work done is whichever limit is nearer.
             read = (start + len(batch)) / len(sentences)
@@ -189,6 +164,56 @@ def extract_token_embeddings(
             bar.update(100 * share - bar.n)
             if max_tokens is not None and n_kept >= max_tokens:
                 break
+    return _token_embeddings(chunks, kept_ids, kept_sentences, len(counts), sentences, tokenizer)
+
+
+def _pick_tokens(
+    inputs, special, counts: Counter[int], max_per_type: int | None, room: int | None
+) -> tuple[list[int], list[int]]:
+    """(batch row, position) of the tokens a batch contributes, in corpus order: no special
+    token or padding, at most ``max_per_type`` of a type (``counts`` is updated), at most
+    ``room`` in all."""
+    keep = inputs["attention_mask"].bool() & ~special.bool()
+    input_ids = inputs["input_ids"]
+    rows: list[int] = []
+    cols: list[int] = []
+    for b, t in keep.nonzero().tolist():  # row-major: corpus order
+        token_id = int(input_ids[b, t])
+        if max_per_type is not None and counts[token_id] >= max_per_type:
+            continue
+        if room is not None and len(rows) >= room:
+            break
+        counts[token_id] += 1
+        rows.append(b)
+        cols.append(t)
+    return rows, cols
+
+
+def _states_at(model, inputs, rows: list[int], cols: list[int], device: Any) -> np.ndarray:
+    """Every layer's hidden state at the picked (row, position) pairs: (layers, picked, dim)."""
+    import torch
+
+    with torch.inference_mode():
+        outputs = model(**{key: value.to(device) for key, value in inputs.items()})
+    hidden = torch.stack(outputs.hidden_states)  # (layers, batch, time, dim)
+    picked = hidden[
+        :,
+        torch.tensor(rows, device=hidden.device),
+        torch.tensor(cols, device=hidden.device),
+        :,
+    ]
+    return picked.float().cpu().numpy()
+
+
+def _token_embeddings(
+    chunks: list[np.ndarray],
+    kept_ids: list[int],
+    kept_sentences: list[int],
+    n_types: int,
+    sentences: Sequence[str],
+    tokenizer,
+) -> TokenEmbeddings:
+    """The kept instances, checked and joined into one :class:`TokenEmbeddings`."""
     if not chunks:
         raise ValueError(
             f"no token left after skipping special tokens in {len(sentences)} sentences"
@@ -199,7 +224,7 @@ def extract_token_embeddings(
     ids = np.asarray(kept_ids, dtype=np.int64)
     log.info(
         "kept %d token instances of %d types from the first %d of %d sentences, %d layers (dim %d)",
-        layers.shape[1], len(counts), max(kept_sentences) + 1, len(sentences), layers.shape[0], layers.shape[2],
+        layers.shape[1], n_types, max(kept_sentences) + 1, len(sentences), layers.shape[0], layers.shape[2],
     )  # fmt: skip
     return TokenEmbeddings(
         layers,

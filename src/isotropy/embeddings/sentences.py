@@ -16,7 +16,7 @@ import pandas as pd
 
 from isotropy.io import atomic_path, npy_problem, reserve
 from isotropy.logs import ProgressLog
-from isotropy.models import resolve_model_path
+from isotropy.models import ModelSpec, load_pretrained
 
 log = logging.getLogger(__name__)
 
@@ -53,15 +53,17 @@ class SentenceEncoderSpec:
     def source(self) -> str:
         return self.path or self.model
 
+    @property
+    def model_spec(self) -> ModelSpec:
+        """The pretrained model alone (what :func:`isotropy.models.load_pretrained` loads)."""
+        return ModelSpec(model=self.model, revision=self.revision, path=self.path)
+
 
 def load_sentence_encoder(spec: SentenceEncoderSpec, device: str):
     """Load a sentence-transformers model on ``device`` (hub name at a pinned revision, or a folder)."""
     from sentence_transformers import SentenceTransformer
 
-    if spec.path is not None:
-        model = SentenceTransformer(resolve_model_path(spec.path), device=device)
-    else:
-        model = SentenceTransformer(spec.model, revision=spec.revision, device=device)
+    model = load_pretrained(spec.model_spec, SentenceTransformer, device=device)
     if spec.max_seq_length is not None:
         model.max_seq_length = spec.max_seq_length
     return model

@@ -46,12 +46,9 @@ def cluster_cosine_statistics(
     Returns the statistics and the cluster labels.
     """
     from isotropy.metrics import (
-        average_cosine_similarity,
         cluster_centred,
         kmeans_by_silhouette,
         per_cluster_cosine_statistics,
-        s_inter,
-        s_intra,
     )
 
     clusters = np.asarray(
@@ -66,19 +63,7 @@ def cluster_cosine_statistics(
     centred = cluster_centred(points, clusters)
     stats: dict[str, float] = {"n_clusters": int(len(np.unique(clusters)))}
     for suffix, space in (("", points), ("_adjusted_pooled", centred)):
-        stats[f"average_cosine{suffix}"] = float(average_cosine_similarity(space, seed=seed))
-        if types is None:
-            # every word its own type: the exact mean over all pairs of different words, the
-            # definition of the contextual rows and of the per-cluster value below (so one
-            # cluster gives s_inter_adjusted == s_inter_adjusted_pooled)
-            stats[f"s_inter{suffix}"] = float(s_inter(space, np.arange(len(space)), seed=seed))
-        else:
-            stats[f"s_inter{suffix}"] = float(
-                s_inter(space, types, max_per_type=max_per_type, seed=seed)
-            )
-            stats[f"s_intra{suffix}"] = float(
-                s_intra(space, types, max_per_type=max_per_type, seed=seed)
-            )
+        stats.update(_pooled_cosine_statistics(space, types, suffix, max_per_type, seed))
     stats["average_cosine_adjusted"] = stats.pop("average_cosine_adjusted_pooled")
     # static vectors: every word its own type, so S_inter is the mean over all pairs in a cluster
     per_cluster = per_cluster_cosine_statistics(
@@ -93,6 +78,28 @@ def cluster_cosine_statistics(
     if types is not None:
         stats["s_intra_adjusted"] = per_cluster["s_intra"]
     return stats, clusters
+
+
+def _pooled_cosine_statistics(
+    space: np.ndarray, types: np.ndarray | None, suffix: str, max_per_type: int | None, seed: int
+) -> dict[str, float]:
+    """average_cosine, S_inter and (with types) S_intra of one space, all pairs pooled."""
+    from isotropy.metrics import average_cosine_similarity, s_inter, s_intra
+
+    stats = {f"average_cosine{suffix}": float(average_cosine_similarity(space, seed=seed))}
+    if types is None:
+        # every word its own type: the exact mean over all pairs of different words, the
+        # definition of the contextual rows and of the per-cluster value (so one cluster
+        # gives s_inter_adjusted == s_inter_adjusted_pooled)
+        stats[f"s_inter{suffix}"] = float(s_inter(space, np.arange(len(space)), seed=seed))
+    else:
+        stats[f"s_inter{suffix}"] = float(
+            s_inter(space, types, max_per_type=max_per_type, seed=seed)
+        )
+        stats[f"s_intra{suffix}"] = float(
+            s_intra(space, types, max_per_type=max_per_type, seed=seed)
+        )
+    return stats
 
 
 def cosine_by_layer(
