@@ -14,6 +14,7 @@ from isotropy.embeddings import (
     lookup_word_vectors,
     unique_texts,
 )
+from isotropy.models import ModelSpec, load_pretrained
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -183,3 +184,20 @@ def test_staging_file_of_a_killed_writer_is_removed_by_the_next(tmp_path):
     debris.write_bytes(b"\x93NUMPY half")
     _vectors(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["i.parquet", "v.npy"]
+
+
+def test_one_loader_pins_the_hub_revision_and_loads_a_folder_as_it_is(tmp_path):
+    calls = []
+
+    def load(source, **kwargs):
+        calls.append((source, kwargs))
+
+    load_pretrained(ModelSpec(model="org/model", revision="abc"), load, device="cpu")
+    load_pretrained(ModelSpec(model="org/model", revision="abc", path=str(tmp_path)), load)
+    encoder = SentenceEncoderSpec(model="org/model", revision="abc", batch_size=8)
+    load_pretrained(encoder.model_spec, load)
+    assert calls == [
+        ("org/model", {"revision": "abc", "device": "cpu"}),
+        (str(tmp_path), {}),
+        ("org/model", {"revision": "abc"}),
+    ]

@@ -17,6 +17,7 @@ from scipy.stats import pearsonr, spearmanr
 from sklearn.neighbors import NearestNeighbors
 
 from isotropy import geometry, readers
+from isotropy.geometry.layers import _sample_rows
 from isotropy.models import ModelSpec
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets as workflow_targets
@@ -429,7 +430,7 @@ def test_geometry_rules_run_end_to_end(tiny_run):
     # same seeded sample of 400 of 500 tokens, exact duplicates dropped (the embedding layer has
     # repeated tokens), k = 10.
     tokens = np.load(root / "resources/geometry/miniLM/polarity/token_embeddings.npz")
-    sample = geometry._sample_rows(500, 400, 0)
+    sample = _sample_rows(500, 400, 0)
     for layer in range(7):
         points = np.unique(tokens["layers"][layer][sample].astype(np.float64), axis=0)
         r = NearestNeighbors(n_neighbors=11).fit(points).kneighbors(points)[0][:, 1:]

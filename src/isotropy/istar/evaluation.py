@@ -41,40 +41,10 @@ def evaluate_model(
     ``isoscore_star_validation_reference``. Without ``references``, ``isoscore_star`` is the
     validation-reference value.
     """
-    was_training = model.training
-    model.eval()
-    outputs, sentence_chunks, moments = [], [], RunningCovariance()
-    for indices in tqdm(
-        torch.arange(len(features)).split(settings.eval_batch_size), desc="validation", leave=False
-    ):
-        batch = to_device(collate(features, indices.tolist(), tokenizer), device)
-        with autocast(device, mixed_precision):
-            out = model(**model_inputs(batch), output_hidden_states=True)
-        if spec.kind == "qa":
-            outputs.append(torch.stack([out.start_logits, out.end_logits], dim=-1).float().cpu())
-        else:
-            outputs.append(out.logits.float().cpu())
-        layers = torch.stack(tuple(out.hidden_states[1:])).float()  # layers × batch × tokens × dim
-        sentence_chunks.append(layers[:, :, 0, :].cpu())
-        moments.add(layers[:, batch["attention_mask"].bool()].double())  # layers × tokens × dim
-    model.train(was_training)
-    sentence = torch.cat(sentence_chunks, dim=1)  # layers × sentences × dim
-    validation_references = moments.covariance().cpu()
-
-    if spec.kind == "qa":
-        logits = torch.cat(_pad_logits(outputs), dim=0).numpy()
-        predictions = squad_predictions(
-            table,
-            features,
-            logits[..., 0],
-            logits[..., 1],
-            settings.n_best,
-            settings.max_answer_length,
-        )
-        scores = squad_scores(predictions, table["answers"].tolist())
-    else:
-        logits = torch.cat(outputs, dim=0).numpy()
-        scores = classification_scores(spec, logits, np.asarray(features.extra["labels"]))
+    outputs, sentence, validation_references = _validation_pass(
+        model, tokenizer, spec, features, settings, device, mixed_precision
+    )
+    scores = _task_scores(spec, table, features, settings, outputs)
 
     def per_layer(reference: torch.Tensor) -> list[float]:
         return [
@@ -102,6 +72,61 @@ def evaluate_model(
         "eval_sentences": int(sentence.shape[1]),
         "embedding_dim": int(sentence.shape[2]),
     }
+
+
+def _validation_pass(
+    model,
+    tokenizer,
+    spec: TaskSpec,
+    features: Features,
+    settings: TrainingSettings,
+    device: torch.device,
+    mixed_precision: bool,
+) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
+    """One pass over the validation features: the head's outputs per batch, the position-0
+    sentence embeddings of every layer (layers × sentences × dim) and Σ_S of the validation tokens."""
+    was_training = model.training
+    model.eval()
+    outputs, sentence_chunks, moments = [], [], RunningCovariance()
+    for indices in tqdm(
+        torch.arange(len(features)).split(settings.eval_batch_size), desc="validation", leave=False
+    ):
+        batch = to_device(collate(features, indices.tolist(), tokenizer), device)
+        with autocast(device, mixed_precision):
+            out = model(**model_inputs(batch), output_hidden_states=True)
+        if spec.kind == "qa":
+            outputs.append(torch.stack([out.start_logits, out.end_logits], dim=-1).float().cpu())
+        else:
+            outputs.append(out.logits.float().cpu())
+        layers = torch.stack(tuple(out.hidden_states[1:])).float()  # layers × batch × tokens × dim
+        sentence_chunks.append(layers[:, :, 0, :].cpu())
+        moments.add(layers[:, batch["attention_mask"].bool()].double())  # layers × tokens × dim
+    model.train(was_training)
+    sentence = torch.cat(sentence_chunks, dim=1)  # layers × sentences × dim
+    return outputs, sentence, moments.covariance().cpu()
+
+
+def _task_scores(
+    spec: TaskSpec,
+    table: pd.DataFrame,
+    features: Features,
+    settings: TrainingSettings,
+    outputs: list[torch.Tensor],
+) -> dict[str, Any]:
+    """The task's validation scores from the head's outputs (SQuAD: EM and F1 of the best spans)."""
+    if spec.kind == "qa":
+        logits = torch.cat(_pad_logits(outputs), dim=0).numpy()
+        predictions = squad_predictions(
+            table,
+            features,
+            logits[..., 0],
+            logits[..., 1],
+            settings.n_best,
+            settings.max_answer_length,
+        )
+        return squad_scores(predictions, table["answers"].tolist())
+    logits = torch.cat(outputs, dim=0).numpy()
+    return classification_scores(spec, logits, np.asarray(features.extra["labels"]))
 
 
 def _pad_logits(chunks: list[torch.Tensor]) -> list[torch.Tensor]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from isotropy.istar.tasks import TaskSpec
-from isotropy.models import ModelSpec
+from isotropy.models import ModelSpec, load_pretrained
 
 
 def load_model_and_tokenizer(spec: ModelSpec, task: TaskSpec):
@@ -14,8 +14,7 @@ def load_model_and_tokenizer(spec: ModelSpec, task: TaskSpec):
         AutoTokenizer,
     )
 
-    kwargs = {} if spec.path else {"revision": spec.revision}
-    tokenizer = AutoTokenizer.from_pretrained(spec.source, **kwargs)
+    tokenizer = load_pretrained(spec, AutoTokenizer.from_pretrained)
     # The task head is always new: a folder that already holds a head of another size is fine.
     head = {"ignore_mismatched_sizes": True}
     if task.kind == "qa":
@@ -23,10 +22,14 @@ def load_model_and_tokenizer(spec: ModelSpec, task: TaskSpec):
             raise ValueError(
                 f"SQuAD needs a fast tokenizer (offset mappings); {spec.source} has a slow one"
             )
-        model = AutoModelForQuestionAnswering.from_pretrained(spec.source, **head, **kwargs)
+        model = load_pretrained(spec, AutoModelForQuestionAnswering.from_pretrained, **head)
     else:
         problem = "regression" if task.kind == "regression" else "single_label_classification"
-        model = AutoModelForSequenceClassification.from_pretrained(
-            spec.source, num_labels=task.num_labels, problem_type=problem, **head, **kwargs
+        model = load_pretrained(
+            spec,
+            AutoModelForSequenceClassification.from_pretrained,
+            num_labels=task.num_labels,
+            problem_type=problem,
+            **head,
         )
     return model, tokenizer

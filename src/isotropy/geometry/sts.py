@@ -1,0 +1,462 @@
+"""Rajaee & Pilehvar (ACL 2021): mean-pooled sentence embeddings for semantic textual
+similarity, scored by cosine before and after isotropy-enhancing transforms."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from isotropy import transforms
+from isotropy.embeddings.hidden_states import _encode_batch
+from isotropy.io import atomic_path, open_npz
+from isotropy.logs import ProgressLog
+
+log = logging.getLogger(__name__)
+
+STS_METHODS = (
+    "none",
+    "centring",
+    "all-but-the-top",
+    "kmeans-centring",
+    "cluster-based",
+    "cluster-based-gmm",
+)
+# isotropy: I(W) as Rajaee & Pilehvar's code computes it (eigenvectors with numpy's signs);
+# isotropy_sign_free: each eigenvector with both signs (independent of the solver).
+STS_COLUMNS = [
+    "model",
+    "dataset",
+    "split",
+    "seed",
+    "pipeline",
+    "method",
+    "n_pairs",
+    "n_sentences",
+    "n_tokens",
+    "dim",
+    "n_clusters",
+    "n_directions",
+    "pearson",
+    "spearman",
+    "isotropy",
+    "isotropy_sign_free",
+]
+PIPELINE_TOKENS = (
+    "tokens without [CLS]/[SEP] transformed, then mean-pooled (Rajaee & Pilehvar); I(W) on tokens"
+)
+PIPELINE_SENTENCES = "mean-pooled sentence vectors transformed; I(W) on sentences"
+
+
+def sts_sentence_index(table: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Unique sentences of an STS table and, per pair, the row of each side."""
+    position: dict[str, int] = {}
+    for sentence in pd.concat([table["sentence1"], table["sentence2"]]).astype(str):
+        position.setdefault(sentence, len(position))
+    first = np.array([position[s] for s in table["sentence1"].astype(str)], dtype=np.int64)
+    second = np.array([position[s] for s in table["sentence2"].astype(str)], dtype=np.int64)
+    return list(position), first, second
+
+
+def mean_pooled_embeddings(
+    sentences: Sequence[str],
+    tokenizer,
+    model,
+    *,
+    device: Any = "cpu",
+    batch_size: int = 32,
+    max_length: int = 128,
+    layer: int = -1,
+    progress: bool = True,
+) -> np.ndarray:
+    """Sentence embeddings: the mean of one layer's hidden states over the attended tokens.
+
+    Special tokens are included, as in sentence-transformers' mean pooling. Sentences are
+    batched by length (less padding); rows come back in input order.
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    if not sentences:
+        raise ValueError("no sentences to embed")
+    order = np.argsort([len(s) for s in sentences], kind="stable")
+    result: np.ndarray | None = None
+    logged = ProgressLog(len(sentences), "sentence embeddings")  # time left, in the log
+    for start in tqdm(
+        range(0, len(order), batch_size),
+        desc="sentence embeddings",
+        unit="batch",
+        disable=not progress,
+    ):
+        rows = order[start : start + batch_size]
+        inputs, _ = _encode_batch(tokenizer, [sentences[i] for i in rows], max_length)
+        inputs = {key: value.to(device) for key, value in inputs.items()}
+        with torch.inference_mode():
+            hidden = model(**inputs).hidden_states[layer]
+        mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = ((hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)).float().cpu().numpy()
+        if result is None:
+            result = np.empty((len(sentences), pooled.shape[1]), dtype=np.float32)
+        result[rows] = pooled
+        logged.update(len(rows))
+    assert result is not None
+    if not np.isfinite(result).all():
+        raise ValueError("the model produced non-finite sentence embeddings")
+    return result
+
+
+def enhance(
+    points: np.ndarray,
+    method: str,
+    *,
+    n_clusters: int = 27,
+    n_directions: int = 12,
+    abtt_directions: int = 12,
+    seed: int = 0,
+) -> np.ndarray:
+    """Apply one isotropy-enhancement method of the STS comparison to a set of embeddings.
+
+    ``none``; ``centring`` (subtract the mean); ``all-but-the-top`` (centring + removing the top
+    ``abtt_directions`` principal directions, Mu & Viswanath 2018); ``kmeans-centring`` (subtract
+    each k-means cluster's mean); ``cluster-based`` (that, then remove each cluster's top
+    ``n_directions`` directions: Rajaee & Pilehvar); ``cluster-based-gmm`` (the same with a
+    Gaussian mixture instead of k-means).
+    """
+    if method == "none":
+        return points
+    if method == "centring":
+        return transforms.centre(points)
+    if method == "all-but-the-top":
+        return transforms.all_but_the_top(points, abtt_directions)
+    if method == "kmeans-centring":
+        return transforms.cluster_based_isotropy(
+            points, n_clusters=n_clusters, n_directions=0, seed=seed, method="kmeans"
+        )
+    if method == "cluster-based":
+        return transforms.cluster_based_isotropy(
+            points, n_clusters=n_clusters, n_directions=n_directions, seed=seed, method="kmeans"
+        )
+    if method == "cluster-based-gmm":
+        return transforms.cluster_based_isotropy(
+            points, n_clusters=n_clusters, n_directions=n_directions, seed=seed, method="gmm"
+        )
+    raise ValueError(f"unknown enhancement method {method!r}; expected one of {STS_METHODS}")
+
+
+def pair_cosines(vectors: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Cosine similarity of each pair (rows ``first[i]`` and ``second[i]`` of ``vectors``)."""
+    norms = np.linalg.norm(vectors, axis=1)
+    if (norms == 0).any():
+        raise ValueError(
+            f"{int((norms == 0).sum())} embeddings are zero vectors after the transform; cosine is undefined"
+        )
+    unit = vectors / norms[:, None]
+    return np.einsum("ij,ij->i", unit[first], unit[second])
+
+
+@dataclass
+class StsEmbeddings:
+    """Vectors of an STS data set's unique sentences; sentences ``first[i]`` and ``second[i]``
+    form pair ``i`` with gold score ``gold[i]``. ``available=False`` marks an optional data set
+    that could not be had (all arrays empty).
+
+    With ``offsets`` (n_sentences + 1 entries), ``vectors`` are *token* states: sentence j's
+    tokens are rows ``offsets[j]:offsets[j+1]`` (Rajaee & Pilehvar's pipeline, what the workflow
+    stores). Without (an empty array), ``vectors`` holds one pooled vector per sentence.
+    """
+
+    vectors: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    gold: np.ndarray
+    dataset: str
+    split: str
+    available: bool = True
+    offsets: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+
+    @property
+    def token_level(self) -> bool:
+        return len(self.offsets) > 0
+
+    @classmethod
+    def unavailable(cls, dataset: str, split: str) -> StsEmbeddings:
+        empty = np.empty(0, dtype=np.int64)
+        return cls(
+            np.empty((0, 0), dtype=np.float32),
+            empty,
+            empty,
+            np.empty(0),
+            dataset,
+            split,
+            available=False,
+        )
+
+    def save(self, path: str | os.PathLike) -> None:
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as handle:
+                np.savez(
+                    handle,
+                    vectors=self.vectors,
+                    first=self.first,
+                    second=self.second,
+                    gold=self.gold,
+                    dataset=self.dataset,
+                    split=self.split,
+                    available=self.available,
+                    offsets=self.offsets,
+                )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> StsEmbeddings:
+        with open_npz(path) as data:
+            offsets = data["offsets"] if "offsets" in data else np.empty(0, dtype=np.int64)
+            return cls(
+                data["vectors"],
+                data["first"],
+                data["second"],
+                data["gold"],
+                str(data["dataset"]),
+                str(data["split"]),
+                bool(data["available"]),
+                offsets,
+            )
+
+
+def sts_table(
+    embeddings: StsEmbeddings, *, model: str, seed: int = 0, **settings: Any
+) -> pd.DataFrame:
+    """The STS table of stored vectors: :func:`evaluate_sts_tokens` for token states (the
+    authors' pipeline), :func:`evaluate_sts` for sentence vectors; an empty table (header only)
+    when the data set was unavailable."""
+    if not embeddings.available:
+        log.warning(
+            "STS data set %s (%s) was unavailable; writing an empty table",
+            embeddings.dataset,
+            embeddings.split,
+        )
+        return pd.DataFrame(columns=STS_COLUMNS)
+    labels = {
+        "seed": seed,
+        "model": model,
+        "dataset": embeddings.dataset,
+        "split": embeddings.split,
+    }
+    if embeddings.token_level:
+        table = evaluate_sts_tokens(
+            embeddings.vectors,
+            embeddings.offsets,
+            embeddings.first,
+            embeddings.second,
+            embeddings.gold,
+            **labels,
+            **settings,
+        )
+    else:
+        table = evaluate_sts(
+            embeddings.vectors,
+            embeddings.first,
+            embeddings.second,
+            embeddings.gold,
+            **labels,
+            **settings,
+        )
+    return table[STS_COLUMNS]
+
+
+def _sts_row(
+    method: str,
+    transformed: np.ndarray,
+    cosines: np.ndarray,
+    gold: np.ndarray,
+    *,
+    n_clusters: int,
+    n_directions: int,
+    abtt_directions: int,
+) -> dict[str, Any]:
+    """Correlations (x100) of one method's pair cosines with the gold scores, and I(W) of the
+    space it transformed (Rajaee & Pilehvar's signs, and sign-free)."""
+    from scipy.stats import pearsonr, spearmanr
+
+    from isotropy.metrics import partition_isotropy
+
+    return {
+        "method": method,
+        "n_clusters": n_clusters if method.startswith(("kmeans", "cluster")) else 1,
+        "n_directions": {
+            "all-but-the-top": abtt_directions,
+            "cluster-based": n_directions,
+            "cluster-based-gmm": n_directions,
+        }.get(method, 0),
+        "pearson": 100 * float(pearsonr(cosines, gold).statistic),
+        "spearman": 100 * float(spearmanr(cosines, gold).statistic),
+        "isotropy": partition_isotropy(transformed, signs="solver"),
+        "isotropy_sign_free": partition_isotropy(transformed, signs="both"),
+    }
+
+
+def _check_pairs(first: np.ndarray, second: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    gold = np.asarray(gold, dtype=float)
+    if not (len(first) == len(second) == len(gold)):
+        raise ValueError(
+            f"pair arrays disagree in length: {len(first)}, {len(second)}, {len(gold)} gold scores"
+        )
+    if np.ptp(gold) == 0:
+        raise ValueError("all gold scores are equal; correlation is undefined")
+    return gold
+
+
+def evaluate_sts(
+    vectors: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    gold: np.ndarray,
+    *,
+    methods: Sequence[str] = STS_METHODS,
+    n_clusters: int = 27,
+    n_directions: int = 12,
+    abtt_directions: int = 12,
+    seed: int = 0,
+    **labels: Any,
+) -> pd.DataFrame:
+    """Pearson and Spearman (x100) of pair cosines vs. gold scores, and I(W), per method, on
+    *sentence* vectors.
+
+    Each transform is fitted on the given sentence vectors (one per unique sentence) and I(W) is
+    measured on them. This is NOT Rajaee & Pilehvar's pipeline, which transforms token vectors
+    and pools afterwards (:func:`evaluate_sts_tokens`, what the workflow runs); it is kept for
+    sentence encoders whose pooled output is the object of study.
+    """
+    gold = _check_pairs(first, second, gold)
+    return _sts_table(
+        vectors,
+        lambda transformed: pair_cosines(transformed, first, second),
+        gold,
+        methods=methods,
+        transform={
+            "n_clusters": n_clusters,
+            "n_directions": n_directions,
+            "abtt_directions": abtt_directions,
+        },
+        seed=seed,
+        fixed={
+            **labels,
+            "seed": seed,
+            "n_pairs": len(gold),
+            "n_sentences": len(vectors),
+            "n_tokens": 0,
+            "dim": vectors.shape[1],
+            "pipeline": PIPELINE_SENTENCES,
+        },
+        pipeline_name="sentences",
+    )
+
+
+def _sts_table(
+    points: np.ndarray,
+    score_pairs,
+    gold: np.ndarray,
+    *,
+    methods: Sequence[str],
+    transform: dict[str, int],
+    seed: int,
+    fixed: dict[str, Any],
+    pipeline_name: str,
+) -> pd.DataFrame:
+    """One STS row per method: fit the transform on ``points``, score the pairs with
+    ``score_pairs(transformed)`` (their cosines) and measure I(W) on the transformed points."""
+    rows = []
+    for method in methods:
+        transformed = np.asarray(enhance(points, method, seed=seed, **transform), dtype=np.float64)
+        row = _sts_row(method, transformed, score_pairs(transformed), gold, **transform)
+        rows.append({**fixed, **row})
+        log.info(
+            "STS %s (%s): pearson %.2f spearman %.2f I(W) %.3g",
+            method,
+            pipeline_name,
+            row["pearson"],
+            row["spearman"],
+            row["isotropy"],
+        )
+    return pd.DataFrame(rows, columns=[c for c in STS_COLUMNS if c in rows[0]])
+
+
+def pair_side_tokens(
+    offsets: np.ndarray, first: np.ndarray, second: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the token matrix for every pair side in Rajaee & Pilehvar's order (first sentence
+    of pair 0, second of pair 0, first of pair 1, ...; a sentence in several pairs is repeated,
+    as in their code), and the start of each side's block in that order."""
+    sides = np.empty(2 * len(first), dtype=np.int64)
+    sides[0::2], sides[1::2] = first, second
+    lengths = offsets[sides + 1] - offsets[sides]
+    if (lengths == 0).any():
+        raise ValueError(
+            f"{int((lengths == 0).sum())} STS sentences have no token left after removing special tokens; check the data set's sentences"
+        )
+    rows = np.concatenate([np.arange(offsets[s], offsets[s + 1]) for s in sides])
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    return rows, starts
+
+
+def evaluate_sts_tokens(
+    tokens: np.ndarray,
+    offsets: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    gold: np.ndarray,
+    *,
+    methods: Sequence[str] = STS_METHODS,
+    n_clusters: int = 27,
+    n_directions: int = 12,
+    abtt_directions: int = 12,
+    seed: int = 0,
+    **labels: Any,
+) -> pd.DataFrame:
+    """Rajaee & Pilehvar's STS pipeline: transform *token* vectors, then mean-pool, then cosine.
+
+    ``tokens`` holds the last-layer states of each unique sentence's tokens without [CLS]/[SEP]
+    (sentence i: rows ``offsets[i]:offsets[i+1]``). As in their notebook, the token set is the
+    tokens of every pair side in pair order (repeated sentences repeated); each transform is
+    fitted on it; each side's sentence vector is the mean of its transformed tokens; a pair is
+    scored by the cosine of its two sentence vectors. I(W) is measured on the transformed
+    tokens, with numpy's eigenvector signs (``isotropy``, their number) and sign-free.
+    """
+    gold = _check_pairs(first, second, gold)
+    rows_of_sides, starts = pair_side_tokens(
+        np.asarray(offsets), np.asarray(first), np.asarray(second)
+    )
+    side_tokens = np.asarray(tokens[rows_of_sides], dtype=np.float64)
+    lengths = np.diff(np.append(starts, len(side_tokens)))
+    pair_first, pair_second = np.arange(0, 2 * len(gold), 2), np.arange(1, 2 * len(gold), 2)
+
+    def score_pairs(transformed: np.ndarray) -> np.ndarray:
+        sentences = np.add.reduceat(transformed, starts, axis=0) / lengths[:, None]
+        return pair_cosines(sentences, pair_first, pair_second)
+
+    return _sts_table(
+        side_tokens,
+        score_pairs,
+        gold,
+        methods=methods,
+        transform={
+            "n_clusters": n_clusters,
+            "n_directions": n_directions,
+            "abtt_directions": abtt_directions,
+        },
+        seed=seed,
+        fixed={
+            **labels,
+            "seed": seed,
+            "n_pairs": len(gold),
+            "n_sentences": len(offsets) - 1,
+            "n_tokens": len(side_tokens),
+            "dim": tokens.shape[1],
+            "pipeline": PIPELINE_TOKENS,
+        },
+        pipeline_name="tokens",
+    )
