@@ -46,9 +46,9 @@ rule geometry_cosine:
         table=paths.geometry_run_file("cosine_by_layer.csv"),
         pca_view=paths.geometry_run_file("pca_view.csv"),
     log:
-        logs("results/geometry/{model}/{corpus}/seed{seed}/cosine_by_layer.csv.log"),
+        logs(paths.geometry_run_file("cosine_by_layer.csv.log")),
     benchmark:
-        benchmarks("results/geometry/{model}/{corpus}/seed{seed}/cosine_by_layer.tsv")
+        benchmarks(paths.geometry_run_file("cosine_by_layer.tsv"))
     wildcard_constraints:
         **GEOMETRY_WILDCARDS,
     conda:
@@ -72,9 +72,9 @@ rule geometry_lid:
     output:
         table=paths.geometry_run_file("lid.csv"),
     log:
-        logs("results/geometry/{model}/{corpus}/seed{seed}/lid.csv.log"),
+        logs(paths.geometry_run_file("lid.csv.log")),
     benchmark:
-        benchmarks("results/geometry/{model}/{corpus}/seed{seed}/lid.tsv")
+        benchmarks(paths.geometry_run_file("lid.tsv"))
     wildcard_constraints:
         **GEOMETRY_WILDCARDS,
     conda:
@@ -99,9 +99,9 @@ rule geometry_static:
         cosine=paths.static_geometry_file("cosine.csv"),
         lid=paths.static_geometry_file("lid.csv"),
     log:
-        logs("results/geometry/static/{source}/seed{seed}/cosine.csv.log"),
+        logs(paths.static_geometry_file("cosine.csv.log")),
     benchmark:
-        benchmarks("results/geometry/static/{source}/seed{seed}/cosine.tsv")
+        benchmarks(paths.static_geometry_file("cosine.tsv"))
     conda:
         "../envs/torch.yaml"
     threads: 4
@@ -212,9 +212,9 @@ rule geometry_sts:
     output:
         table=paths.geometry_run_file("sts.csv", data="{sts}"),
     log:
-        logs("results/geometry/{model}/{sts}/seed{seed}/sts.csv.log"),
+        logs(paths.geometry_run_file("sts.csv.log", data="{sts}")),
     benchmark:
-        benchmarks("results/geometry/{model}/{sts}/seed{seed}/sts.tsv")
+        benchmarks(paths.geometry_run_file("sts.tsv", data="{sts}"))
     wildcard_constraints:
         **GEOMETRY_WILDCARDS,
     conda:
@@ -270,7 +270,7 @@ rule geometry_plot_table:
             category="geometry study",
         ),
     log:
-        logs("results/geometry/figures/{figure}.pdf.log"),
+        logs(paths.geometry_figure(ext="pdf.log")),
     wildcard_constraints:
         figure="|".join(targets.GEOMETRY_FIGURE_TABLES),
     conda:
@@ -298,7 +298,7 @@ rule geometry_plot_pca_view:
             subcategory="{model}",
         ),
     log:
-        logs("results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.pdf.log"),
+        logs(paths.pca_view_figure(ext="pdf.log")),
     wildcard_constraints:
         **GEOMETRY_WILDCARDS,
     conda:

@@ -14,13 +14,9 @@ rule finetune:
     output:
         metrics=paths.istar_run_file(),
     log:
-        logs(
-            "results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/metrics.json.log"
-        ),
+        logs(paths.istar_run_file("metrics.json.log")),
     benchmark:
-        benchmarks(
-            "results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/finetune.tsv"
-        )
+        benchmarks(paths.istar_run_file("finetune.tsv"))
     wildcard_constraints:
         **ISTAR_WILDCARDS,
     conda:
@@ -76,7 +72,7 @@ rule istar_figure:
         ),
         table=paths.istar_figure(ext="csv"),
     log:
-        logs("results/istar/{figure}.pdf.log"),
+        logs(paths.istar_figure(ext="pdf.log")),
     wildcard_constraints:
         figure="figure5|figure6|figure7",
     conda:

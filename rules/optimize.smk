@@ -11,9 +11,9 @@ rule optimize_embeddings:
         trace=paths.optimisation_run_file("trace.parquet"),
         summary=paths.optimisation_run_file("summary.json"),
     log:
-        logs("results/{study}/{encoder}/{dataset}/seed{seed}/optimize.log"),
+        logs(paths.optimisation_run_file("optimize.log")),
     benchmark:
-        benchmarks("results/{study}/{encoder}/{dataset}/seed{seed}/optimize.tsv")
+        benchmarks(paths.optimisation_run_file("optimize.tsv"))
     conda:
         "../envs/torch.yaml"
     threads: 2
@@ -41,7 +41,7 @@ rule tabulate_parameters:
             category="{study} study",
         ),
     log:
-        logs("results/{study}/{table}.log"),
+        logs(paths.study_file("{table}.log")),
     wildcard_constraints:
         table="table1|table2",
     conda:
@@ -66,7 +66,7 @@ rule tabulate_correlations:
             category="{study} study",
         ),
     log:
-        logs("results/{study}/{table}.log"),
+        logs(paths.study_file("{table}.log")),
     wildcard_constraints:
         table="correlations|table3",
     conda:
@@ -93,7 +93,7 @@ rule plot_metric_curves:
             category="{study} study",
         ),
     log:
-        logs("results/{study}/{figure}.log"),
+        logs(paths.study_file("{figure}.log")),
     wildcard_constraints:
         figure="figure2|figure4",
     conda:
@@ -120,7 +120,7 @@ rule plot_silhouette_vs_isoscore:
             category="{study} study",
         ),
     log:
-        logs("results/{study}/figure3.log"),
+        logs(paths.study_file("figure3.log")),
     conda:
         "../envs/plots.yaml"
     params:

@@ -74,13 +74,9 @@ use rule optimize_embeddings as optimize_sensitivity with:
         trace=paths.sensitivity_run_file("trace.parquet"),
         summary=paths.sensitivity_run_file("summary.json"),
     log:
-        logs(
-            "results/sensitivity/{encoder}/{dataset}/{label_set}/seed{seed}/optimize.log"
-        ),
+        logs(paths.sensitivity_run_file("optimize.log")),
     benchmark:
-        benchmarks(
-            "results/sensitivity/{encoder}/{dataset}/{label_set}/seed{seed}/optimize.tsv"
-        )
+        benchmarks(paths.sensitivity_run_file("optimize.tsv"))
     wildcard_constraints:
         dataset="supersense|pos",
         label_set="|".join(targets.SENSITIVITY_LABEL_SETS),
@@ -101,7 +97,7 @@ rule tabulate_sensitivity:
         ),
         markdown=paths.SENSITIVITY_MARKDOWN,
     log:
-        logs("results/sensitivity/table.log"),
+        logs(paths.sensitivity_file("table.log")),
     conda:
         "../envs/plots.yaml"
     params:
@@ -123,7 +119,7 @@ rule plot_sensitivity:
         ),
         png=paths.sensitivity_figure("png"),
     log:
-        logs("results/sensitivity/figure.log"),
+        logs(paths.sensitivity_file("figure.log")),
     conda:
         "../envs/plots.yaml"
     params:

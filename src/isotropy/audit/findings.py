@@ -7,10 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from isotropy.workflow.paths import AUDIT_TABLE
+
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 RESULTS = "results"
 # The audit's own outputs, and files that are never results.
-AUDIT_OUTPUTS = ("results/audit.tsv",)
+AUDIT_OUTPUTS = (AUDIT_TABLE,)
 IGNORED_NAMES = (".snakemake_timestamp",)
 
 

@@ -86,9 +86,22 @@ def optimisation_measurements(
 ) -> list[dict[str, Any]]:
     """Counts, correlations and the curves' endpoints of one direct-optimisation study."""
     rows: list[dict[str, Any]] = []
-    counts_file = f"results/{study}/{COUNT_TABLES[study]}.csv"
-    corr_file = f"results/{study}/{CORRELATION_TABLES[study]}.csv"
-    for _, r in (counts if counts is not None else pd.DataFrame()).iterrows():
+    if counts is not None:
+        rows += _count_measurements(study, counts, config, stand)
+    if correlations is not None:
+        rows += _correlation_measurements(study, correlations, config, stand)
+    if traces is not None:
+        rows += _trace_measurements(study, traces, config)
+    return rows
+
+
+def _count_measurements(
+    study: str, counts: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
+) -> list[dict[str, Any]]:
+    """Items and parameters of every setup (Tables 1 and 2)."""
+    rows: list[dict[str, Any]] = []
+    counts_file = paths.study_file(f"{COUNT_TABLES[study]}.csv", study)
+    for _, r in counts.iterrows():
         encoder, dataset = r["encoder"], r["dataset"]
         common = dict(evidence=counts_file, stand_in=_stand_in(study, encoder, dataset, config, stand))  # fmt: skip
         setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
@@ -96,50 +109,65 @@ def optimisation_measurements(
                                 note=f"{int(r['rows'])} unique rows", **common))  # fmt: skip
         rows.append(measurement(study, "parameters", setup, paper, int(r["params"]), unit="parameters", convention="unique rows × dim + classifier weights (+ bias)",
                                 note=f"dim {int(r['dim'])}", **common))  # fmt: skip
-    if correlations is not None:
-        needed = {"encoder", "dataset", "scope", "pearson_r", "spearman_rho"}
-        if missing := needed - set(correlations.columns):
-            raise ValueError(f"correlation table lacks columns {sorted(missing)}; found {list(correlations.columns)}")  # fmt: skip
-        for (encoder, dataset), group in correlations.groupby(["encoder", "dataset"], sort=True):
-            overall = group[group["scope"] == "all"]
-            per_seed = group[group["scope"].astype(str).str.startswith("seed")]
-            setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
-            for column in ("pearson_r", "spearman_rho"):
-                name = "Pearson r" if column == "pearson_r" else "Spearman ρ"
-                common = dict(unit="correlation", evidence=corr_file, stand_in=_stand_in(study, encoder, dataset, config, stand))  # fmt: skip
-                if overall.empty:
-                    rows.append(measurement(study, column, setup, paper, missing="no 'all' row for this setup in the correlation table", **common))  # fmt: skip
-                    continue
-                value = float(overall[column].iloc[0])
-                points = int(overall["points"].iloc[0]) if "points" in overall else None
-                note = (
-                    ""
-                    if math.isfinite(value)
-                    else "undefined: a constant series (see the correlation table)"
-                )
-                rows.append(measurement(study, column, setup, paper, value, spread=seed_std(per_seed[column]), seeds=len(per_seed), n=points,
-                                        convention=f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled ({points} points)", note=note, **common))  # fmt: skip
-    if traces is not None:
-        needed = {"encoder", "dataset", "seed", "step", "isoscore", "silhouette"}
-        if missing := needed - set(traces.columns):
-            raise ValueError(f"traces lack columns {sorted(missing)}; found {list(traces.columns)}")
-        for (encoder, dataset), group in traces.groupby(["encoder", "dataset"], sort=True):
-            setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
-            evidence = f"results/{study}/{encoder}/{dataset}/seed*/trace.parquet"
-            ends = {
-                metric: pd.DataFrame([_endpoints(run, metric) for _, run in group.groupby("seed")], columns=["first", "last"])
-                for metric in ("silhouette", "isoscore")
-            }  # fmt: skip
-            seeds = group["seed"].nunique()
-            for metric in ("silhouette", "isoscore"):
-                first, last = ends[metric]["first"].mean(), ends[metric]["last"].mean()
-                rows.append(measurement(study, f"{metric}_change", setup, paper, last - first, seeds=seeds, unit=f"{metric} difference",
-                                        evidence=evidence, note=f"{first:.4f} → {last:.4f} over {seeds} seed(s)"))  # fmt: skip
-            if seeds < 2:
-                rows.append(measurement(study, "seed_spread", setup, paper, seeds=seeds, evidence=evidence, missing="one seed only: no spread to measure"))  # fmt: skip
-            else:
-                spread = max(ends[m]["last"].std(ddof=1) for m in ("silhouette", "isoscore"))
-                rows.append(measurement(study, "seed_spread", setup, paper, spread, seeds=seeds, unit="std across seeds", evidence=evidence, note=f"{seeds} seeds"))  # fmt: skip
+    return rows
+
+
+def _correlation_measurements(
+    study: str, correlations: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
+) -> list[dict[str, Any]]:
+    """Pearson r and Spearman ρ of IsoScore against silhouette per setup, seeds pooled."""
+    rows: list[dict[str, Any]] = []
+    corr_file = paths.study_file(f"{CORRELATION_TABLES[study]}.csv", study)
+    needed = {"encoder", "dataset", "scope", "pearson_r", "spearman_rho"}
+    if missing := needed - set(correlations.columns):
+        raise ValueError(f"correlation table lacks columns {sorted(missing)}; found {list(correlations.columns)}")  # fmt: skip
+    for (encoder, dataset), group in correlations.groupby(["encoder", "dataset"], sort=True):
+        overall = group[group["scope"] == "all"]
+        per_seed = group[group["scope"].astype(str).str.startswith("seed")]
+        setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
+        for column in ("pearson_r", "spearman_rho"):
+            name = "Pearson r" if column == "pearson_r" else "Spearman ρ"
+            common = dict(unit="correlation", evidence=corr_file, stand_in=_stand_in(study, encoder, dataset, config, stand))  # fmt: skip
+            if overall.empty:
+                rows.append(measurement(study, column, setup, paper, missing="no 'all' row for this setup in the correlation table", **common))  # fmt: skip
+                continue
+            value = float(overall[column].iloc[0])
+            points = int(overall["points"].iloc[0]) if "points" in overall else None
+            note = (
+                ""
+                if math.isfinite(value)
+                else "undefined: a constant series (see the correlation table)"
+            )
+            rows.append(measurement(study, column, setup, paper, value, spread=seed_std(per_seed[column]), seeds=len(per_seed), n=points,
+                                    convention=f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled ({points} points)", note=note, **common))  # fmt: skip
+    return rows
+
+
+def _trace_measurements(
+    study: str, traces: pd.DataFrame, config: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """How far silhouette and IsoScore move over a run, and how much the seeds spread."""
+    rows: list[dict[str, Any]] = []
+    needed = {"encoder", "dataset", "seed", "step", "isoscore", "silhouette"}
+    if missing := needed - set(traces.columns):
+        raise ValueError(f"traces lack columns {sorted(missing)}; found {list(traces.columns)}")
+    for (encoder, dataset), group in traces.groupby(["encoder", "dataset"], sort=True):
+        setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
+        evidence = paths.optimisation_run_file("trace.parquet", study, encoder, dataset, "*")
+        ends = {
+            metric: pd.DataFrame([_endpoints(run, metric) for _, run in group.groupby("seed")], columns=["first", "last"])
+            for metric in ("silhouette", "isoscore")
+        }  # fmt: skip
+        seeds = group["seed"].nunique()
+        for metric in ("silhouette", "isoscore"):
+            first, last = ends[metric]["first"].mean(), ends[metric]["last"].mean()
+            rows.append(measurement(study, f"{metric}_change", setup, paper, last - first, seeds=seeds, unit=f"{metric} difference",
+                                    evidence=evidence, note=f"{first:.4f} → {last:.4f} over {seeds} seed(s)"))  # fmt: skip
+        if seeds < 2:
+            rows.append(measurement(study, "seed_spread", setup, paper, seeds=seeds, evidence=evidence, missing="one seed only: no spread to measure"))  # fmt: skip
+        else:
+            spread = max(ends[m]["last"].std(ddof=1) for m in ("silhouette", "isoscore"))
+            rows.append(measurement(study, "seed_spread", setup, paper, spread, seeds=seeds, unit="std across seeds", evidence=evidence, note=f"{seeds} seeds"))  # fmt: skip
     return rows
 
 

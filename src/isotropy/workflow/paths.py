@@ -105,13 +105,20 @@ def glue_study_outputs() -> list[str]:
 # Sensitivity study
 
 SENSITIVITY_ROOT = "resources/sensitivity"
-SENSITIVITY_TABLE = "results/sensitivity/table.csv"
-SENSITIVITY_MARKDOWN = "results/sensitivity/table.md"
+
+
+def sensitivity_file(name: str) -> str:
+    """A file of the sensitivity study's own (its table, figure, their logs)."""
+    return f"results/sensitivity/{name}"
+
+
+SENSITIVITY_TABLE = sensitivity_file("table.csv")
+SENSITIVITY_MARKDOWN = sensitivity_file("table.md")
 
 
 def sensitivity_figure(ext: str = "pdf") -> str:
     """The sensitivity study's figure."""
-    return f"results/sensitivity/figure.{ext}"
+    return sensitivity_file(f"figure.{ext}")
 
 
 def orthogonal_file(artefact: str, name: str = "{vectors}", setup: str = "{dataset}") -> str:
