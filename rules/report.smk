@@ -13,7 +13,7 @@ rule report_overview:
             category="claims and paper comparison",
         ),
     log:
-        logs(paths.REPORT_OVERVIEW + ".log"),
+        logs(f"{paths.REPORT_OVERVIEW}.log"),
     conda:
         "../envs/plots.yaml"
     threads: 1

@@ -8,8 +8,6 @@ import ast
 import re
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "isotropy"
 MAX_MODULE_LINES = 500
@@ -91,8 +89,9 @@ def _code_strings(path: Path):
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):
             parts |= {id(v) for v in node.values}
-            yield node.lineno, "".join(
-                v.value if isinstance(v, ast.Constant) else "{}" for v in node.values
+            yield (
+                node.lineno,
+                "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values),
             )
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             if id(node) not in docstrings and id(node) not in parts:
