@@ -1,5 +1,9 @@
 """Cai et al. (ICLR 2021): per-layer cosine statistics, LID by layer, static word vectors and
-the PCA view of a contextual embedding space."""
+the PCA view of a contextual embedding space.
+
+The metrics are imported inside the functions that use them: importing a metric loads torch, and
+the geometry tables (isotropy.geometry.tables, the verdicts) are read in environments without it.
+"""
 
 from __future__ import annotations
 
