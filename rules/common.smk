@@ -20,8 +20,12 @@ configuration.load_config_files(
     [f for f in workflow.configfiles if f not in workflow.overwrite_configfiles]
     + list(workflow.overwrite_configfiles)
 )
+# The schema beside these rules (not beside the Snakefile, which may be a user's own).
 configuration.check_loaded_config(
-    config, os.path.join(workflow.basedir, "schemas", "config.schema.yaml")
+    config,
+    os.path.join(
+        str(workflow.current_basedir), os.pardir, "schemas", "config.schema.yaml"
+    ),
 )
 # device: cuda on a machine without CUDA, refused before any job (jobs sent to a cluster by a
 # profile or an executor are checked where they run).
