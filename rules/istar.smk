@@ -10,7 +10,7 @@ rule finetune:
         # The task's train and validation splits, each a download (hub or mirror); with a mirror,
         # a task whose files it lacks stops the DAG here, naming the tasks it holds.
         unpack(lambda wc: inputs.task_inputs(config, wc.task)),
-        model=lambda wc: split_model_input(targets.istar_model(ISTAR, wc.model).path),
+        model=lambda wc: split_model_input(targets.istar_model(config, wc.model).path),
     output:
         metrics=paths.istar_run_file(),
     log:
@@ -27,7 +27,7 @@ rule finetune:
         runtime=lambda wc, attempt: setting("istar", "resources", "runtime") * attempt,
         gpu=setting("istar", "resources", "gpu", default=1),
     params:
-        model=lambda wildcards: targets.istar_model(ISTAR, wildcards.model),
+        model=lambda wildcards: targets.istar_model(config, wildcards.model),
         lam=istar_lambda,
         training=setting("istar", "training"),
         device=setting("device"),

@@ -211,7 +211,10 @@ def test_the_join_is_generic_a_new_published_row_is_compared():
 def test_istar_direction_of_effect():
     runs = [{"model": "miniLM", "task": "sst2", "regulariser": r, "lambda": lam, "seed": 0, "metric": m, "isoscore_star": i}
             for r, lam, m, i in (("none", 0, 0.77, 0.04), ("istar", -5, 0.51, 0.0004), ("istar", 5, 0.51, 0.44))]  # fmt: skip
-    config = {"istar": {"models": {"miniLM": {"model": "sentence-transformers/all-MiniLM-L6-v2"}}}}
+    config = {
+        "models": {"miniLM": {"model": "sentence-transformers/all-MiniLM-L6-v2"}},
+        "istar": {"models": ["miniLM"]},
+    }
     table = compared({"istar_runs": pd.DataFrame(runs)}, config)
     istar = table[table["study"] == "istar"].set_index("quantity")
     lowers = istar.loc["istar_isoscore_change"]

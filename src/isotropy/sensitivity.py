@@ -204,7 +204,7 @@ def vector_dim(config: Mapping, name: str) -> int | None:
             return int(np.load(path, mmap_mode="r").shape[1])
     spec = config["encoders"][name]
     if spec["kind"] == "sentence-transformer":
-        return MODEL_DIMS.get(spec["model"])
+        return MODEL_DIMS.get(((config.get("models") or {}).get(spec["model"]) or {}).get("model"))
     source = config["sources"][spec["source"]]
     if os.environ.get("ISOTROPY_MIRROR") or config.get("mirror"):
         match = re.search(r"(\d+)d", " ".join(source.get("mirror") or []))

@@ -30,7 +30,7 @@ def load_hidden_state_model(spec: ModelSpec, device: Any = "cpu"):
     try:
         source = spec.source  # a folder, package:<module>, or a hub name
     except FileNotFoundError as error:
-        raise FileNotFoundError(f"geometry.models.{spec.name}.path: {error}") from None
+        raise FileNotFoundError(f"models.{spec.name}.path: {error}") from None
     tokenizer = load_pretrained(spec, AutoTokenizer.from_pretrained)
     model = load_pretrained(spec, AutoModel.from_pretrained, output_hidden_states=True)
     if tokenizer.pad_token is None:

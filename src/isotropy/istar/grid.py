@@ -1,5 +1,5 @@
 """The I-STAR study grid (config ``istar``): which runs exist, λ as it appears in paths and the
-model of each config name (the study's final files: isotropy.workflow.targets.istar_outputs).
+models it runs (the study's final files: isotropy.workflow.targets.istar_outputs).
 Plain Python: the workflow imports it while it parses, without torch."""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ import math
 from typing import Any
 
 from isotropy.istar.tasks import REGULARISERS
-from isotropy.models import ModelSpec
 from isotropy.workflow.paths import istar_run_file
 
 
@@ -50,12 +49,12 @@ def run_grid(section: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def run_models(section: dict[str, Any]) -> list[str]:
-    """The models the study fine-tunes: ``run_models`` (null = every entry of ``models``)."""
+    """The models the study fine-tunes: ``run_models`` (null = every name ``models`` lists)."""
     names = section.get("run_models") or list(section["models"])
     unknown = [n for n in names if n not in section["models"]]
     if unknown:
         raise ValueError(
-            f"istar.run_models names {unknown}, which istar.models does not define (defined: {sorted(section['models'])})"
+            f"istar.run_models names {unknown}, which istar.models does not list (listed: {sorted(section['models'])})"
         )
     return list(names)
 
@@ -80,14 +79,3 @@ def configured_lambda(section: dict[str, Any], regulariser: str, lam: str) -> fl
     raise ValueError(
         f"λ {lam!r} is not configured for regulariser {regulariser!r} (istar.lambdas: {section['lambdas']})"
     )
-
-
-def model_spec(section: dict[str, Any], name: str) -> ModelSpec:
-    """The :class:`ModelSpec` of config ``istar.models.<name>``."""
-    try:
-        entry = section["models"][name]
-    except KeyError:
-        raise ValueError(
-            f"I-STAR model {name!r} is not defined under istar.models (defined: {sorted(section['models'])})"
-        ) from None
-    return ModelSpec.from_config(name, entry)

@@ -23,6 +23,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from isotropy import readers, sensitivity, sources
+from isotropy.models import ModelSpec, unknown_model_problems
 
 SCHEMA = Path(__file__).resolve().parents[3] / "schemas" / "config.schema.yaml"
 # Data sets whose items are single words; every other one holds sentences, which word vectors
@@ -129,11 +130,21 @@ def encoder(config: dict, name: str) -> dict[str, Any]:
 
 
 def sentence_encoder_spec(config: dict, name: str) -> dict[str, Any]:
-    """Settings of a sentence-transformer encoder, as :class:`isotropy.embeddings.SentenceEncoderSpec` kwargs."""
-    spec = dict(encoder(config, name))
-    if spec.pop("kind") != "sentence-transformer":
+    """Settings of a sentence-transformer encoder, as :class:`isotropy.embeddings.SentenceEncoderSpec`
+    kwargs: its model (a key of ``models``) resolved to model, revision and path, then batch_size."""
+    spec = encoder(config, name)
+    if spec["kind"] != "sentence-transformer":
         raise ConfigError(f"encoder {name!r} is not a sentence transformer")
-    return spec
+    settings = {key: value for key, value in spec.items() if key not in ("kind", "model")}
+    return {**model_spec(config, spec["model"]).as_record(), **settings}
+
+
+def model_spec(config: Mapping[str, Any], name: str) -> ModelSpec:
+    """The :class:`ModelSpec` of ``models.<name>``, for encoders, geometry and I-STAR alike."""
+    try:
+        return ModelSpec.from_config(config, name)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
 
 
 def encoder_word_vector_source(config: dict, name: str) -> str:
@@ -171,6 +182,7 @@ def check_config(config: dict) -> None:
         for rel in source.get("mirror") or []:
             if (problem := sources.mirror_path_problem(rel)) is not None:
                 problems.append(f"sources.{name}.mirror: {problem}")
+    problems += unknown_model_problems(config)
     problems += unpinned_hub_entries(config)
     if problems:
         raise ConfigError("configuration is inconsistent:\n  " + "\n  ".join(problems))
@@ -195,10 +207,8 @@ def unpinned_hub_entries(config: Mapping[str, Any]) -> list[str]:
         if source.get("hub")
     ]
     models = [
-        *[(f"encoders.{n}", e) for n, e in (config.get("encoders") or {}).items()],
+        *[(f"models.{n}", e) for n, e in (config.get("models") or {}).items()],
         *[(f"split_models.{n}", e) for n, e in (config.get("split_models") or {}).items()],
-        *[(f"geometry.models.{n}", e) for n, e in _section(config, "geometry", "models").items()],
-        *[(f"istar.models.{n}", e) for n, e in _section(config, "istar", "models").items()],
     ]
     entries += [
         (key, entry) for key, entry in models if entry.get("model") and not entry.get("path")
@@ -208,12 +218,6 @@ def unpinned_hub_entries(config: Mapping[str, Any]) -> list[str]:
         for key, entry in entries
         if not HUB_REVISION.match(str(entry.get("revision") or ""))
     ]
-
-
-def _section(config: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
-    for key in keys:
-        config = (config or {}).get(key) or {}
-    return config
 
 
 def _setup_problems(config: dict) -> list[str]:
@@ -404,14 +408,11 @@ def check_geometry_config(config: Mapping[str, Any]) -> None:
         return
     geometry = config["geometry"]
     problems = []
-    for name in GEOMETRY_RESERVED_MODEL_NAMES & set(geometry["models"]):
-        problems.append(f"geometry.models: {name!r} is a reserved folder name; rename the model")
     for part in ("clusters", "sts"):
-        for name in geometry[part]["models"]:
-            if name not in geometry["models"]:
-                problems.append(
-                    f"geometry.{part}.models: {name!r} is not defined under geometry.models (defined: {sorted(geometry['models'])})"
-                )
+        for name in GEOMETRY_RESERVED_MODEL_NAMES & set(geometry[part]["models"]):
+            problems.append(
+                f"geometry.{part}.models: {name!r} is a reserved folder name; rename the model"
+            )
     corpus = geometry["clusters"]["corpus"]
     if corpus["source"] not in config.get("sources", {}):
         problems.append(

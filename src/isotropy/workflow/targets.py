@@ -14,10 +14,17 @@ from typing import Any
 from isotropy import readers, sensitivity
 from isotropy.istar import grid as istar_grid
 from isotropy.istar import tasks as istar_tasks
+from isotropy.models import ModelSpec
 from isotropy.readers import GLUE_TASKS
 from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
 from isotropy.workflow import paths
-from isotropy.workflow.config import ConfigError, deep_merge, setting
+from isotropy.workflow.config import (
+    ConfigError,
+    deep_merge,
+    model_spec,
+    sentence_encoder_spec,
+    setting,
+)
 
 OPTIMISATION_STUDIES = ("main", "glue", "preview")
 # `make preview`: the main study's setups with one seed and a coarser metric stride, written to
@@ -170,18 +177,21 @@ def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> 
 
 def geometry_model_entry(config: Mapping[str, Any], name: str) -> dict[str, Any]:
     """A geometry model's settings (rule params: a changed revision or path re-runs its jobs)."""
-    entry = config["geometry"]["models"][name]
-    return {
-        "name": name,
-        "model": entry["model"],
-        "revision": entry.get("revision"),
-        "path": entry.get("path"),
-    }
+    return {"name": name, **model_spec(config, name).as_record()}
+
+
+def geometry_models(config: Mapping[str, Any]) -> list[str]:
+    """The models (keys of ``models``) the geometry study runs: clusters' then sts' models."""
+    names = [
+        *(setting(config, "geometry", "clusters", "models") or []),
+        *(setting(config, "geometry", "sts", "models") or []),
+    ]
+    return list(dict.fromkeys(names))
 
 
 def geometry_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
     """Regular expressions of the study's wildcards: only configured models and corpus match."""
-    models = setting(config, "geometry", "models") or {}
+    models = geometry_models(config)
     corpus = setting(config, "geometry", "clusters", "corpus", "name")
     return {
         "model": "|".join(re.escape(name) for name in models) or "^$",
@@ -317,9 +327,9 @@ def istar_lambda(section: Mapping[str, Any], regulariser: str, lam: str) -> floa
     return istar_grid.configured_lambda(dict(section), regulariser, lam)
 
 
-def istar_model(section: Mapping[str, Any], name: str) -> Any:
-    """The :class:`~isotropy.models.ModelSpec` of config ``istar.models.<name>``."""
-    return istar_grid.model_spec(dict(section), name)
+def istar_model(config: Mapping[str, Any], name: str) -> ModelSpec:
+    """The :class:`~isotropy.models.ModelSpec` of an I-STAR model (a key of ``models``)."""
+    return model_spec(config, name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -388,18 +398,38 @@ def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
     geometry = config.get("geometry") or {}
     clusters = geometry.get("clusters") or {}
     return {
-        "encoders": dict(config.get("encoders") or {}),
+        "encoders": {
+            name: _resolved_encoder(config, name) for name in config.get("encoders") or {}
+        },
         "main": {"setups": dict((config.get("main") or {}).get("setups") or {})},
         "geometry": {
-            "models": dict(geometry.get("models") or {}),
+            "models": {name: _model_entry(config, name) for name in geometry_models(config)},
             "clusters": {
                 "models": list(clusters.get("models") or []),
                 "max_per_type": clusters.get("max_per_type", 20),
             },
             "sts": {"models": list((geometry.get("sts") or {}).get("models") or [])},
         },
-        "istar": {"models": dict((config.get("istar") or {}).get("models") or {})},
+        "istar": {
+            "models": {
+                name: _model_entry(config, name)
+                for name in (config.get("istar") or {}).get("models") or []
+            }
+        },
     }
+
+
+def _model_entry(config: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """``models.<name>`` as the measurements read it: model, revision and path."""
+    return model_spec(config, name).as_record()
+
+
+def _resolved_encoder(config: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """An encoder with its model resolved (kind, model, revision, path, batch_size)."""
+    spec = config["encoders"][name]
+    if spec["kind"] != "sentence-transformer":
+        return dict(spec)
+    return {"kind": spec["kind"], **sentence_encoder_spec(dict(config), name)}
 
 
 # ---------------------------------------------------------------------------------------------
