@@ -21,10 +21,10 @@ rule report_overview:
         mem_mb=lambda wc, attempt: 1000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        studies=targets.configured_studies(config),
+        studies=verdict_inputs.configured_studies(config),
         seeds={
             study: setting(study, "seeds")
-            for study in targets.configured_studies(config)
+            for study in verdict_inputs.configured_studies(config)
             if setting(study, "seeds")
         },
         stand_ins=stand_ins(),

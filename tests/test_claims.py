@@ -331,7 +331,7 @@ def test_workflow_inputs_follow_the_configured_studies():
 
     import yaml
 
-    from isotropy.workflow.targets import workflow_inputs, workflow_run_keys
+    from isotropy.workflow.verdict_inputs import workflow_inputs, workflow_run_keys
 
     config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
     inputs = workflow_inputs(config)

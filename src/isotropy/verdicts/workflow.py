@@ -1,7 +1,7 @@
 """Rules ``check_claims`` and ``compare_with_papers`` (rules/provenance.smk): loading the result
 tables for :func:`measurements.measure`. Their inputs are
-:func:`isotropy.workflow.targets.workflow_inputs`, the configuration they read
-:func:`isotropy.workflow.targets.config_subset`.
+:func:`isotropy.workflow.verdict_inputs.workflow_inputs`, the configuration they read
+:func:`isotropy.workflow.verdict_inputs.config_subset`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def load_tables(
     inputs: Mapping[str, str | os.PathLike | Sequence[str | os.PathLike]],
     run_keys: Mapping[str, Sequence[Mapping[str, Any]]],
 ) -> dict[str, pd.DataFrame]:
-    """The result tables named by :func:`isotropy.workflow.targets.workflow_inputs`, read (traces
+    """The result tables named by :func:`isotropy.workflow.verdict_inputs.workflow_inputs`, read (traces
     tagged with their keys)."""
     tables = {}
     for name, value in inputs.items():

@@ -5,10 +5,12 @@
   cross-check, each problem in one sentence;
 - :mod:`~isotropy.workflow.targets`: each study's runs, settings and final files;
 - :mod:`~isotropy.workflow.inputs`: the input functions the rules call;
+- :mod:`~isotropy.workflow.verdict_inputs`: what the claims, the paper comparison and the report
+  read;
 - :mod:`~isotropy.workflow.paths`: every path between rules and every result, spelled once,
   with ``logs()`` and ``benchmarks()``.
 
-``from isotropy import workflow`` (rules/common.smk) gives all four as attributes. They are
+``from isotropy import workflow`` (rules/common.smk) gives all five as attributes. They are
 imported when first named, not here: science modules read :mod:`~isotropy.workflow.paths` (the
 download layout), and importing the parse-time checks with it would import those science
 modules back, an import cycle.
@@ -19,7 +21,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["config", "inputs", "paths", "targets"]
+__all__ = ["config", "inputs", "paths", "targets", "verdict_inputs"]
 
 
 def __getattr__(name: str) -> ModuleType:

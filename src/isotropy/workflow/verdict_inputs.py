@@ -1,0 +1,114 @@
+"""The inputs and settings of the verdict rules (rules/provenance.smk: check_claims and
+compare_with_papers take the same ones), and the studies the report covers.
+
+Plain Python: the workflow imports it while it parses; the verdicts themselves are
+:mod:`isotropy.verdicts`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
+from isotropy.workflow import paths
+from isotropy.workflow.config import model_spec, sentence_encoder_spec
+from isotropy.workflow.targets import geometry_models, geometry_targets, istar_runs, study_runs
+
+# Claims and paper comparison (rules/provenance.smk): both rules take the same inputs and
+# measure them with the same function, so the two pages cannot disagree about a number.
+
+GEOMETRY_VERDICT_TABLES = {
+    "geometry_lid": paths.GEOMETRY_LID,
+    "geometry_cosine": paths.GEOMETRY_COSINE,
+    "geometry_sts": paths.GEOMETRY_STS,
+}
+
+
+def configured_studies(config: Mapping[str, Any]) -> list[str]:
+    """The studies this run builds: config ``studies`` (all four when absent) that have a section."""
+    wanted = config.get("studies", ["main", "glue", "istar", "geometry"])
+    return [study for study in wanted if config.get(study)]
+
+
+def _measured_optimisation_studies(config: Mapping[str, Any]) -> list[str]:
+    return [
+        study
+        for study in CORRELATION_TABLES
+        if study in configured_studies(config) and study_runs(dict(config), study)
+    ]
+
+
+def workflow_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Per configured optimisation study, the key (encoder, dataset, seed) of each trace input."""
+    return {
+        study: [dict(r) for r in study_runs(dict(config), study)]
+        for study in _measured_optimisation_studies(config)
+    }
+
+
+def workflow_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The named inputs of rules check_claims and compare_with_papers: the result tables of the
+    studies this run builds.
+
+    A study counts when config ``studies`` lists it (see :func:`configured_studies`), so the
+    verdicts judge exactly what ``snakemake`` (rule all) made; a study left out is "not run".
+    """
+    studies = configured_studies(config)
+    inputs: dict[str, Any] = {}
+    for study, runs in workflow_run_keys(config).items():
+        inputs[f"{study}_traces"] = [
+            paths.optimisation_run_file(
+                "trace.parquet", study, r["encoder"], r["dataset"], r["seed"]
+            )
+            for r in runs
+        ]
+        for table in (COUNT_TABLES[study], CORRELATION_TABLES[study]):
+            inputs[f"{study}_{table}"] = paths.study_file(f"{table}.csv", study)
+    if "istar" in studies and istar_runs(config["istar"]):
+        inputs["istar_runs"] = paths.ISTAR_RUNS
+    if "geometry" in studies:
+        made = geometry_targets(dict(config))
+        inputs.update(
+            {name: path for name, path in GEOMETRY_VERDICT_TABLES.items() if path in made}
+        )
+    return inputs
+
+
+def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The parts of the configuration the measurements read (rule params: a change re-runs)."""
+    geometry = config.get("geometry") or {}
+    clusters = geometry.get("clusters") or {}
+    return {
+        "encoders": {
+            name: _resolved_encoder(config, name) for name in config.get("encoders") or {}
+        },
+        "main": {"setups": dict((config.get("main") or {}).get("setups") or {})},
+        "geometry": {
+            "models": {name: _model_entry(config, name) for name in geometry_models(config)},
+            "clusters": {
+                "models": list(clusters.get("models") or []),
+                "max_per_type": clusters.get("max_per_type", 20),
+            },
+            "sts": {"models": list((geometry.get("sts") or {}).get("models") or [])},
+        },
+        "istar": {
+            "models": {
+                name: _model_entry(config, name)
+                for name in (config.get("istar") or {}).get("models") or []
+            }
+        },
+    }
+
+
+def _model_entry(config: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """``models.<name>`` as the measurements read it: model, revision and path."""
+    return model_spec(config, name).as_record()
+
+
+def _resolved_encoder(config: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """An encoder with its model resolved (kind, model, revision, path, batch_size)."""
+    spec = config["encoders"][name]
+    if spec["kind"] != "sentence-transformer":
+        return dict(spec)
+    return {"kind": spec["kind"], **sentence_encoder_spec(dict(config), name)}
