@@ -24,6 +24,7 @@ from snakemake.utils import validate
 
 from isotropy import readers, sensitivity, sources
 from isotropy.models import ModelSpec, unknown_model_problems
+from isotropy.workflow.config_text import markup_problems
 
 SCHEMA = Path(__file__).resolve().parents[3] / "schemas" / "config.schema.yaml"
 # Data sets whose items are single words; every other one holds sentences, which word vectors
@@ -167,7 +168,7 @@ def check_config(config: dict) -> None:
     for study in ("main", "glue"):  # preview runs main's setups
         if study in config:
             problems += _encoder_problems(config, study)
-    problems += _setup_problems(config)
+    problems += _setup_problems(config) + markup_problems(config)
     problems += _stride_problems(config)
     problems += _sensitivity_problems(config)
     for name, spec in config["encoders"].items():
@@ -188,7 +189,7 @@ def check_config(config: dict) -> None:
         raise ConfigError("configuration is inconsistent:\n  " + "\n  ".join(problems))
 
 
-HUB_REVISION = re.compile(r"^[0-9a-f]{40}$")
+HUB_REVISION = re.compile(r"[0-9a-f]{40}")  # fullmatch: $ would take a final newline
 
 
 def unpinned_hub_entries(config: Mapping[str, Any]) -> list[str]:
@@ -216,7 +217,7 @@ def unpinned_hub_entries(config: Mapping[str, Any]) -> list[str]:
     return [
         f"{key}: {entry.get('path') or entry.get('model')!r} has revision {entry.get('revision')!r}; {fix}"
         for key, entry in entries
-        if not HUB_REVISION.match(str(entry.get("revision") or ""))
+        if not HUB_REVISION.fullmatch(str(entry.get("revision") or ""))
     ]
 
 

@@ -1,0 +1,100 @@
+"""Crafted configuration (issue 34, cases 1, 12, 13): refused when it loads, in one sentence.
+
+Configuration values reach the report (captions are reStructuredText rendered with raw HTML and
+file inclusion on; Snakemake embeds each rule's parameters as JSON in a <script>), so any value
+that could become markup is refused, whichever field holds it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from isotropy.workflow import config as workflow_config
+from isotropy.workflow.config_text import markup_problems
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = [ROOT / "config.yaml", ROOT / "config" / "offline.yaml"]
+
+HOSTILE_VALUES = [
+    "x\n\n.. raw:: html\n\n   <img src=x onerror=alert(1)>",
+    ".. include:: /etc/os-release",
+    "model</script><script>alert(1)</script>",
+    "javascript:alert(1)",
+    "a``b",
+    "|subst|",
+]
+
+
+def _load(tmp_path: Path, overlay: str):
+    extra = tmp_path / "overlay.yaml"
+    extra.write_text(overlay)
+    return workflow_config.load_config([*BASE, extra])
+
+
+def _refused(tmp_path: Path, overlay: str) -> str:
+    with pytest.raises(workflow_config.ConfigError) as info:
+        _load(tmp_path, overlay)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("value", HOSTILE_VALUES)
+@pytest.mark.parametrize(
+    "field",
+    ["models.miniLM.path", "models.miniLM.model", "geometry.clusters.corpus.file", "glue.encoders"],
+)
+def test_markup_in_any_field_is_refused_at_load(tmp_path, field, value):
+    *parents, leaf = field.split(".")
+    overlay: dict = {leaf: [value] if leaf == "encoders" else value}
+    for key in reversed(parents):
+        overlay = {key: overlay}
+    message = _refused(tmp_path, yaml.safe_dump(overlay))
+    assert field.split(".")[0] in message
+    if field == "geometry.clusters.corpus.file":  # no schema pattern: the markup check refuses it
+        assert f"{field}: " in message and "would render as markup" in message
+
+
+def test_markup_problems_names_keys_and_values_anywhere():
+    config = {
+        "a": {"b": ["ok", "x<y"]},
+        "c<": 1,
+        "d": "see javascript:alert(1)",
+        "e": "../models/x",
+    }
+    problems = markup_problems(config)
+    assert [p.split(":")[0] for p in problems] == ["a.b[1]", "c<", "d"]
+    assert all("plain names and paths" in p for p in problems)
+
+
+def test_shipped_configuration_is_plain_text():
+    config = workflow_config.load_config(BASE)
+    assert markup_problems(config) == []
+
+
+@pytest.mark.parametrize("key", ["revision"])
+def test_hub_revision_with_a_final_newline_is_refused(tmp_path, key):
+    """Case 12: `$` matches before a final newline; the revision must be exactly 40 hex digits."""
+    good = yaml.safe_load((ROOT / "config.yaml").read_text())["models"]["bert"]["revision"]
+    assert workflow_config.HUB_REVISION.fullmatch(good)
+    assert not workflow_config.HUB_REVISION.fullmatch(good + "\n")
+    message = _refused(tmp_path, yaml.safe_dump({"models": {"bert": {key: good + "\n"}}}))
+    assert "models.bert" in message
+    config = {
+        "models": {"bert": {"model": "google-bert/bert-base-uncased", "revision": good + "\n"}}
+    }
+    assert workflow_config.unpinned_hub_entries(config)
+
+
+def test_encoder_name_with_a_path_is_refused(tmp_path):
+    """Case 13: an encoder named ../../../esc used to end in a MissingInputException."""
+    overlay = "encoders:\n  ../../../esc: {kind: sentence-transformer, model: miniLM}\n"
+    message = _refused(tmp_path, overlay)
+    assert "../../../esc" in message and "encoders" in message
+
+
+def test_seed_beyond_32_bits_is_refused(tmp_path):
+    """Case 13: seed 10^20 used to end in a PeriodicWildcardError."""
+    message = _refused(tmp_path, "main: {seeds: [100000000000000000000]}\n")
+    assert "100000000000000000000" in message and "main" in message
