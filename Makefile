@@ -80,14 +80,19 @@ audit: install
 # paper comparison and overview page (re-made here in seconds, judging that study alone; nothing
 # upstream is ever re-made: --allowed-rules). One self-contained HTML file, figures as PNG.
 REPORT ?= report.html
-REPORT_TARGET ?= $(or $(shell sed -n 's/^TARGET=//p' $(LAST_RUN) 2>/dev/null),all)
+# LAST_RUN is read as text by make (never by a shell), and the target must be one of these.
+REPORT_TARGETS := all main_study preview_study glue_study istar_study geometry_study sensitivity_study
+LAST_TARGET = $(patsubst TARGET=%,%,$(firstword $(filter TARGET=%,$(if $(wildcard $(LAST_RUN)),$(file <$(LAST_RUN))))))
+REPORT_TARGET ?= $(or $(LAST_TARGET),all)
+check_report_target = $(if $(filter-out 1,$(words $(REPORT_TARGET)))$(filter-out $(REPORT_TARGETS),$(REPORT_TARGET)),\
+	$(error make report: target '$(REPORT_TARGET)' (from $(if $(filter command line environment,$(origin REPORT_TARGET)),REPORT_TARGET,$(LAST_RUN))) is not one of: $(REPORT_TARGETS); give REPORT_TARGET=<one of them>))
 REPORT_CONFIG_FILES ?= $(or $(wildcard logs/effective-config/$(REPORT_TARGET).yaml),$(CONFIG_FILES))
 REPORT_STUDY = $(patsubst %_study,%,$(filter main_study glue_study istar_study geometry_study,$(REPORT_TARGET)))
 REPORT_ARGS = --configfile $(REPORT_CONFIG_FILES) $(if $(REPORT_STUDY),--config 'studies=[$(REPORT_STUDY)]')
 REPORT_RULES := check_claims compare_with_papers report_overview
 REPORT_OVERVIEW = $(if $(filter preview_study,$(REPORT_TARGET)),,results/report/overview.html)
 report: install
-	@echo "make report: target $(REPORT_TARGET) with $(REPORT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); REPORT_TARGET=... REPORT_CONFIG_FILES=\"...\" choose another)"
+	$(check_report_target)@echo "make report: target $(REPORT_TARGET) with $(REPORT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); REPORT_TARGET=... REPORT_CONFIG_FILES=\"...\" choose another)"
 	$(if $(REPORT_OVERVIEW),$(BIN)/snakemake --cores 1 $(REPORT_OVERVIEW) $(REPORT_ARGS) --rerun-triggers mtime \
 		--forcerun $(REPORT_RULES) --allowed-rules $(REPORT_RULES) $(SNAKEMAKE_ARGS))
 	$(BIN)/snakemake --cores 1 --report $(REPORT) --report-stylesheet report/style.css \

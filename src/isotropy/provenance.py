@@ -108,16 +108,24 @@ def module_hashes(prefix: str = "isotropy") -> dict[str, str]:
     return hashes
 
 
-def module_source(name: str) -> Path | None:
-    """The current source file of module ``name`` (None when it no longer exists)."""
-    import importlib.util
+def module_source(name: str, prefix: str = "isotropy") -> Path | None:
+    """The current source file of project module ``name`` (None when it no longer exists, or is
+    not a module of this project).
 
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
+    Found by path under the package's folder, never by importing: ``find_spec`` imports the
+    parent package, and a record read from disk must never run code (a record naming
+    ``evilmod.x`` would run ``./evilmod/__init__.py``).
+    """
+    parts = name.split(".")
+    if parts[0] != prefix or not all(part.isidentifier() for part in parts):
         return None
-    origin = getattr(spec, "origin", None) if spec else None
-    return Path(origin) if origin and origin.endswith(".py") and Path(origin).is_file() else None
+    base = Path(__file__).resolve().parent.joinpath(*parts[1:])
+    candidates = (
+        [base / "__init__.py"]
+        if len(parts) == 1
+        else [base.with_suffix(".py"), base / "__init__.py"]
+    )
+    return next((c for c in candidates if c.is_file()), None)
 
 
 def cpu_model() -> str:

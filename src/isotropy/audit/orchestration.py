@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from isotropy.audit.cross_checks import load_record
 from isotropy.audit.findings import (
     AUDIT_OUTPUTS,
     FAIL,
@@ -18,11 +19,9 @@ from isotropy.audit.findings import (
     WARN,
     Finding,
     listing,
-    resolve_path,
 )
 from isotropy.audit.records import walk
 from isotropy.audit.summary import config_differences, snakemake_summary, summary_findings
-from isotropy.provenance import read_record
 from isotropy.workflow.config import load_config, load_config_files
 
 
@@ -76,7 +75,7 @@ def audit(
         except (RuntimeError, subprocess.TimeoutExpired, OSError) as error:
             failed = f"cannot check parameters and code against the workflow: {error}"
             return [*findings, Finding("(workflow)", FAIL, "params", failed)]
-    records = {p: read_record(resolve_path(root, p)) or {} for p in tracked}
+    records = {p: load_record(root, p)[0] or {} for p in tracked}
     return with_snakemake_view(
         findings, summary, tracked, records, current, complete=starts is None
     )

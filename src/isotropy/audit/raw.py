@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from isotropy import sources
+from isotropy.audit.cross_checks import manifest_problem
 from isotropy.audit.findings import (
     FAIL,
     OK,
@@ -24,6 +25,7 @@ from isotropy.audit.findings import (
 from isotropy.io import sha256_file
 from isotropy.workflow.paths import MANIFEST_NAME, RAW_ROOT
 
+REFETCH = "re-fetch the source (snakemake --forcerun download_source)"
 MODELS_ROOT = Path("resources") / "models"  # models assembled from PyPI volumes end their chain too
 
 
@@ -42,10 +44,14 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
     it was fetched from against today's pins (:func:`check_pins`)."""
     manifest_path = resolve_path(root, path)
     try:
-        manifest = json.loads(manifest_path.read_text())
-        entries = manifest["files"]
-    except (OSError, json.JSONDecodeError, KeyError) as error:
-        return [Finding(path, FAIL, "raw", f"download manifest unreadable: {error}")]
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        problem = f"is not readable JSON ({type(error).__name__}: {str(error)[:80]})"
+    else:
+        problem = manifest_problem(manifest)
+    if problem is not None:
+        return [Finding(path, FAIL, "raw", f"download manifest {problem}; {REFETCH}")]
+    entries = manifest["files"]
     findings = []
     for entry in entries:
         raw = manifest_path.parent / entry["path"]

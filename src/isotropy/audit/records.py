@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from isotropy.audit.cross_checks import load_record, metadata_cross_check
 from isotropy.audit.findings import (
     AUDIT_OUTPUTS,
     FAIL,
@@ -29,13 +30,7 @@ from isotropy.audit.findings import (
 )
 from isotropy.audit.raw import check_manifest, is_manifest
 from isotropy.io import sha256_file
-from isotropy.provenance import (
-    is_record,
-    module_source,
-    package_versions,
-    read_record,
-    snakemake_metadata,
-)
+from isotropy.provenance import is_record, module_source, package_versions, snakemake_metadata
 
 MTIME_TOLERANCE_S = 1e-3
 
@@ -254,6 +249,12 @@ def walk(
         if inputs is not None:
             queue.extend(inputs)
             tracked.append(path)
+    if tracked and not (root / ".snakemake" / "metadata").is_dir():
+        reason = (
+            f"no Snakemake metadata (.snakemake/metadata) in {root}: the provenance records were "
+            "not cross-checked against what Snakemake ran; audit the folder the workflow ran in"
+        )
+        findings.append(Finding("(workflow)", WARN, "record", reason))
     return findings, tracked
 
 
@@ -270,20 +271,37 @@ def audit_file(
     target = resolve_path(root, path)
     if not target.is_file():
         return [Finding(path, FAIL, "missing", "file does not exist")], None
-    record = read_record(target)
+    record, damaged = load_record(root, path)
     if is_manifest(path):
-        found = check_manifest(root, path, config)
+        found = check_manifest(root, path, config) + ([damaged] if damaged else [])
         if record is not None:  # a manifest with a record of its own is checked against it too
             found += [f for f in check_record(root, path, record, packages) if f.status != OK]
         return found, []
+    if damaged is not None:  # nothing it says can be used: not even where to walk on to
+        return [damaged], None
     if record is not None:
         found, inputs = check_record(root, path, record, packages), list(record.get("inputs", {}))
+        found += _cross_check(root, path, record)
     else:
         found, inputs = _without_record(root, path, asked)
     if not any(f.file == path and f.status != OK for f in found):
         checked = "checksum, inputs, code" + (" and record" if record else "")
         found.append(Finding(path, OK, "all", checked))
     return found, inputs
+
+
+def _cross_check(root: Path, path: str, record: Mapping[str, Any]) -> list[Finding]:
+    """The record against Snakemake's metadata of the same file, where Snakemake ran here."""
+    meta = snakemake_metadata(path, root)
+    if meta is not None:
+        return metadata_cross_check(root, path, record, meta)
+    if Path(path).parts[:1] == (RESULTS,) and (root / ".snakemake" / "metadata").is_dir():
+        reason = (
+            "Snakemake has no metadata for it (made elsewhere, or its metadata was removed): its "
+            "provenance record is not cross-checked; re-make it here to audit it fully"
+        )
+        return [Finding(path, WARN, "record", reason)]
+    return []
 
 
 def _without_record(root: Path, path: str, asked: bool) -> tuple[list[Finding], list[str] | None]:

@@ -1,0 +1,188 @@
+"""Hostile and damaged provenance records (issue 34, cases 3, 4, 5).
+
+The audit never imports a module a record names, believes a record only as far as Snakemake's
+own metadata confirms it, and turns a damaged record or manifest into one mismatch that names
+the file, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_audit import TOY_SCRIPTS, TOY_SNAKEFILE, _bad, _manifest, _toy_steps
+
+from isotropy.audit import FAIL, WARN, audit, main
+from isotropy.io import write_json
+from isotropy.provenance import build_record, module_source, record_path
+
+
+@pytest.fixture
+def chain(tmp_path, monkeypatch):
+    """raw download → metric → table, each step with its provenance record (no Snakemake)."""
+    monkeypatch.chdir(tmp_path)
+    _manifest(Path("resources/raw/toy"))
+    Path("step.py").write_text("# the step's script\n")
+    _toy_steps()
+    return tmp_path
+
+
+# --- case 3: nothing a record names is imported ------------------------------------------------
+
+
+def test_module_source_never_imports(tmp_path, monkeypatch, capsys):
+    """find_spec imported the parent package: `this.x` printed the Zen of Python, and a record
+    naming `evilmod.x` ran ./evilmod/__init__.py in the audited folder."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "evilmod").mkdir()
+    marker = tmp_path / "ran"
+    (tmp_path / "evilmod" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    before = set(sys.modules)
+    for name in ("this.x", "evilmod.x", "isotropy_evil.x", "isotropy.nope.x"):
+        assert module_source(name) is None
+    assert not marker.exists() and "Zen of Python" not in capsys.readouterr().out
+    assert not {"this", "evilmod"} & (set(sys.modules) - before)
+    assert module_source("isotropy.io") == Path(sys.modules["isotropy.io"].__file__).resolve()
+
+
+def test_a_record_naming_a_foreign_module_is_a_mismatch_and_runs_nothing(chain, monkeypatch):
+    monkeypatch.syspath_prepend(str(chain))
+    (chain / "evilmod").mkdir()
+    (chain / "evilmod" / "__init__.py").write_text("open('ran', 'w').close()\n")
+    record = json.loads(record_path("results/table.csv").read_text())
+    record["code"]["modules"]["evilmod.x"] = "0" * 64
+    write_json(record_path("results/table.csv"), record)
+    bad = _bad(audit(chain))
+    assert bad["results/table.csv"] == ["code: module evilmod.x, which made it, no longer exists"]
+    assert not (chain / "ran").exists()
+
+
+# --- case 5: damaged records and manifests are one mismatch each -------------------------------
+
+DAMAGED = {
+    "not JSON": "{not json",
+    "a list": "[1, 2]",
+    "no sha256": json.dumps({"outputs": {"results/table.csv": {}}}),
+    "inputs a list": json.dumps({"inputs": ["a"], "outputs": {}}),
+    "modules a list": json.dumps({"outputs": {}, "code": {"modules": ["x"]}}),
+    "binary": b"\xff\xfe\x00",
+}
+
+
+@pytest.mark.parametrize("kind", DAMAGED)
+def test_a_damaged_record_is_one_mismatch_naming_it(chain, kind, capsys):
+    text = DAMAGED[kind]
+    sidecar = record_path("results/table.csv")
+    sidecar.write_bytes(text if isinstance(text, bytes) else text.encode())
+    findings = [f for f in audit(chain) if f.file == "results/table.csv"]
+    assert [f.status for f in findings] == [FAIL]
+    assert "table.csv.provenance.json" in findings[0].reason
+    assert "re-make it" in findings[0].reason and "\n" not in findings[0].reason
+    assert main(["--no-snakemake", "-d", str(chain)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "MISMATCH results/table.csv: its provenance record" in err
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        "{oops",
+        json.dumps({"files": [{"sha256": "0" * 64}]}),
+        json.dumps({"files": [{"path": "values.txt"}]}),
+        json.dumps({"files": "values.txt"}),
+        json.dumps(["files"]),
+        json.dumps({"files": [{"path": "../../../etc/passwd", "sha256": "0" * 64}]}),
+        json.dumps({"files": [], "inputs": [{"mirror_path": 3}], "mirror": "/m"}),
+    ],
+)
+def test_a_damaged_download_manifest_is_one_mismatch(chain, manifest, capsys):
+    Path("resources/raw/toy/manifest.json").write_text(manifest)
+    bad = _bad(audit(chain))
+    assert len(bad["resources/raw/toy/manifest.json"]) == 1
+    assert "raw: download manifest" in bad["resources/raw/toy/manifest.json"][0]
+    assert main(["--no-snakemake", "-d", str(chain)]) == 1
+    assert "Traceback" not in capsys.readouterr().err
+
+
+# --- case 4: records are cross-checked against Snakemake's metadata ----------------------------
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    """The audit tests' toy workflow, run once by Snakemake: (workflow folder, working folder)."""
+    base = tmp_path_factory.mktemp("toy")
+    workflow = base / "workflow"
+    workflow.mkdir()
+    (workflow / "Snakefile").write_text(TOY_SNAKEFILE)
+    (workflow / "config.yaml").write_text("factor: 2\n")
+    for name, text in TOY_SCRIPTS.items():
+        (workflow / name).write_text(text)
+    workdir = base / "work"
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(workflow / "Snakefile")]
+    command += ["--directory", str(workdir), "--configfile", str(workflow / "config.yaml")]
+    result = subprocess.run(
+        [*command, "--cores", "1", "--quiet", "all"], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return workflow, workdir
+
+
+def _forge(workdir: Path, output: str, text: str, inputs: list[str]) -> None:
+    """Rewrite ``output`` and its record to match each other (the record names ``inputs``)."""
+    (workdir / output).write_text(text)
+    record = json.loads(record_path(workdir / output).read_text())
+    cwd = os.getcwd()
+    os.chdir(workdir)
+    try:
+        forged = build_record(rule=record["rule"], inputs=inputs, outputs=[output])
+    finally:
+        os.chdir(cwd)
+    write_json(record_path(workdir / output), {**record, **forged, "code": record["code"]})
+
+
+@pytest.mark.slow
+def test_a_result_edited_with_its_record_is_caught(toy, tmp_path):
+    """A leaf result (nothing reads it) edited together with its record used to pass."""
+    work = shutil.copytree(toy[1], tmp_path / "work", symlinks=True)
+    assert not _bad(audit(work))
+    _forge(work, "results/table.csv", "total\n99\n", ["results/toy/metric.csv"])
+    bad = _bad(audit(work))
+    assert list(bad) == ["results/table.csv"]
+    assert bad["results/table.csv"][0].startswith("checksum: modified after Snakemake made it")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("inputs", [["/etc/hostname"], []])
+def test_a_record_whose_inputs_differ_from_snakemakes_is_caught(toy, tmp_path, inputs):
+    """Inputs rewritten to another file, or emptied, gave exit 0 with one warning."""
+    work = shutil.copytree(toy[1], tmp_path / "work", symlinks=True)
+    table = work / "results/table.csv"
+    stat = table.stat()
+    _forge(work, "results/table.csv", table.read_text(), inputs)
+    os.utime(table, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # the forger keeps the time too
+    reasons = _bad(audit(work))["results/table.csv"]
+    expected = "names inputs Snakemake did not give it" if inputs else "leaves out inputs"
+    assert any(r.startswith("record: its record") and expected in r for r in reasons), reasons
+
+
+@pytest.mark.slow
+def test_an_input_checksum_forged_in_a_record_is_caught(toy, tmp_path):
+    """The record's sha256 of a small input is compared with the one Snakemake stored."""
+    work = shutil.copytree(toy[1], tmp_path / "work", symlinks=True)
+    sidecar = record_path(work / "results/table.csv")
+    record = json.loads(sidecar.read_text())
+    record["inputs"]["results/toy/metric.csv"]["sha256"] = "1" * 64
+    write_json(sidecar, record)
+    reasons = _bad(audit(work))["results/table.csv"]
+    assert any("Snakemake's metadata" in r for r in reasons), reasons
+
+
+def test_records_without_snakemake_metadata_are_said_to_be_unchecked(chain):
+    findings = audit(chain)
+    assert [f.status for f in findings if f.file == "(workflow)" and f.check == "record"] == [WARN]

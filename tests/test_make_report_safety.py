@@ -1,0 +1,77 @@
+"""`make report` reads logs/last_run.txt as text, never as shell (issue 34, case 2)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _workdir(tmp_path: Path, last_run: str) -> Path:
+    """A folder with LAST_RUN and a stand-in virtual environment whose snakemake does nothing."""
+    (tmp_path / "pyproject.toml").write_text("")
+    bin_dir = tmp_path / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "activate").write_text("")
+    snakemake = bin_dir / "snakemake"
+    snakemake.write_text('#!/bin/sh\necho "snakemake $*" >> calls.txt\n')
+    snakemake.chmod(0o755)
+    (tmp_path / ".venv" / ".installed").write_text("")
+    os.utime(tmp_path / "pyproject.toml", (0, 0))  # older than .installed: no install step
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "last_run.txt").write_text(last_run)
+    return tmp_path
+
+
+def _make(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["make", "-f", str(ROOT / "Makefile"), "report", *args],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    "last_run",
+    [
+        "TARGET=preview_study ; touch INJECTED #\nCONFIG_FILES=config.yaml\n",
+        "TARGET=preview_study$(shell touch INJECTED)\n",
+        "TARGET=`touch INJECTED`\n",
+        "TARGET=$$(touch INJECTED)\n",
+    ],
+)
+def test_shell_in_last_run_is_never_run(tmp_path, last_run):
+    workdir = _workdir(tmp_path, last_run)
+    result = _make(workdir)
+    assert not (workdir / "INJECTED").exists(), result.stdout + result.stderr
+    calls = (workdir / "calls.txt").read_text() if (workdir / "calls.txt").exists() else ""
+    assert "INJECTED" not in calls
+    if result.returncode != 0:  # refused: one line naming the file and what to give instead
+        assert (
+            "logs/last_run.txt) is not one of" in result.stderr
+            and "REPORT_TARGET=" in result.stderr
+        )
+
+
+def test_a_target_outside_the_list_is_refused_naming_its_origin(tmp_path):
+    workdir = _workdir(tmp_path, "TARGET=rm_everything\n")
+    result = _make(workdir)
+    assert result.returncode != 0 and not (workdir / "calls.txt").exists()
+    assert "target 'rm_everything' (from logs/last_run.txt) is not one of" in result.stderr
+    result = _make(workdir, "REPORT_TARGET=main_study; touch INJECTED")
+    assert result.returncode != 0 and not (workdir / "INJECTED").exists()
+    assert "(from REPORT_TARGET)" in result.stderr
+
+
+def test_the_last_run_target_is_reported(tmp_path):
+    workdir = _workdir(tmp_path, "TARGET=preview_study\nCONFIG_FILES=config.yaml\n")
+    result = _make(workdir)
+    assert result.returncode == 0, result.stderr
+    calls = (workdir / "calls.txt").read_text()
+    assert "--report report.html" in calls and " preview_study " in calls
