@@ -172,17 +172,35 @@ def test_a_record_whose_inputs_differ_from_snakemakes_is_caught(toy, tmp_path, i
 
 
 @pytest.mark.slow
-def test_an_input_checksum_forged_in_a_record_is_caught(toy, tmp_path):
-    """The record's sha256 of a small input is compared with the one Snakemake stored."""
+def test_a_forged_chain_of_records_is_caught_by_snakemakes_input_checksums(toy, tmp_path):
+    """An intermediate edited with its record, its time kept, and the record of the step that
+    read it forged to match: only Snakemake's own sha256 of that small input still disagrees."""
     work = shutil.copytree(toy[1], tmp_path / "work", symlinks=True)
+    metric = work / "results/toy/metric.csv"
+    stat = metric.stat()
+    _forge(work, "results/toy/metric.csv", "value\n2\n4\n8\n", ["resources/raw/toy/manifest.json"])
+    os.utime(metric, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     sidecar = record_path(work / "results/table.csv")
     record = json.loads(sidecar.read_text())
-    record["inputs"]["results/toy/metric.csv"]["sha256"] = "1" * 64
+    forged = json.loads(record_path(metric).read_text())["outputs"]["results/toy/metric.csv"]
+    record["inputs"]["results/toy/metric.csv"] = forged
     write_json(sidecar, record)
-    reasons = _bad(audit(work))["results/table.csv"]
-    assert any("Snakemake's metadata" in r for r in reasons), reasons
+    bad = _bad(audit(work))
+    assert list(bad) == ["results/table.csv"]
+    assert any("Snakemake's metadata" in r for r in bad["results/table.csv"]), bad
 
 
 def test_records_without_snakemake_metadata_are_said_to_be_unchecked(chain):
     findings = audit(chain)
     assert [f.status for f in findings if f.file == "(workflow)" and f.check == "record"] == [WARN]
+
+
+@pytest.mark.slow
+def test_an_edited_result_is_named_once(toy, tmp_path):
+    """Its record's sha256 and Snakemake's end time both disagree: one checksum finding."""
+    work = shutil.copytree(toy[1], tmp_path / "work", symlinks=True)
+    with open(work / "results/table.csv", "a") as handle:
+        handle.write("1\n")
+    assert _bad(audit(work))["results/table.csv"] == [
+        next(r for r in _bad(audit(work))["results/table.csv"] if r.startswith("checksum:"))
+    ]

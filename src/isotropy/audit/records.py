@@ -281,7 +281,8 @@ def audit_file(
         return [damaged], None
     if record is not None:
         found, inputs = check_record(root, path, record, packages), list(record.get("inputs", {}))
-        found += _cross_check(root, path, record)
+        named = {f.check for f in found if f.status == FAIL}  # one finding per cause
+        found += [f for f in _cross_check(root, path, record) if f.check not in named]
     else:
         found, inputs = _without_record(root, path, asked)
     if not any(f.file == path and f.status != OK for f in found):
