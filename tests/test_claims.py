@@ -12,6 +12,7 @@ import pytest
 from scipy import stats
 
 from isotropy.summaries import correlation_table
+from isotropy.traces import trace_columns
 from isotropy.verdicts.claims import (
     COLUMNS,
     NOT_RUN,
@@ -250,7 +251,8 @@ def test_check_results_marks_absent_studies_not_run(tmp_path):
     paths, keys = [], []
     for seed, frame in traces.groupby("seed"):
         path = tmp_path / f"trace{seed}.parquet"
-        frame.drop(columns=["encoder", "dataset"]).to_parquet(path)
+        # A trace as the optimisation writes it (isotropy.traces checks its columns and order).
+        frame.assign(loss=0.5, accuracy=0.5)[trace_columns()].to_parquet(path)
         paths.append(str(path))
         keys.append({"encoder": "miniLM", "dataset": "polarity", "seed": seed})
     correlations = tmp_path / "correlations.csv"

@@ -13,19 +13,9 @@ from scipy import stats
 from isotropy.bootstrap import BootstrapSettings, correlation_intervals
 from isotropy.bootstrap import describe as describe_interval
 from isotropy.metrics import registry
+from isotropy.traces import read_traces
 
-
-def read_traces(paths: Iterable[str | Path], keys: Iterable[dict]) -> pd.DataFrame:
-    """Concatenate per-run traces, tagging each with its keys (e.g. encoder, dataset)."""
-    frames = []
-    for path, key in zip(paths, keys):
-        frame = pd.read_parquet(path)
-        for name, value in key.items():
-            frame[name] = value
-        frames.append(frame)
-    if not frames:
-        raise ValueError("no traces given")
-    return pd.concat(frames, ignore_index=True)
+__all__ = ["correlation_table", "parameter_table", "read_traces"]  # read_traces: checked
 
 
 def parameter_table(summary_paths: Iterable[str | Path], keys: Iterable[dict]) -> pd.DataFrame:

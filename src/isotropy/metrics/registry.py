@@ -16,6 +16,7 @@ tensor on the points' device without a host sync.
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -40,6 +41,10 @@ class TraceMetric:
     colour: str
     axis: str  # the curve's axis in Figures 2 and 4: "left" or "right"
     role: str | None = None  # "isotropy" or "clusters" for the correlated pair, else None
+    bounds: tuple[float, float] = (
+        -math.inf,
+        math.inf,
+    )  # its values' range: a trace outside is refused
 
     def __post_init__(self) -> None:
         if self.points not in POINTS:
@@ -65,6 +70,7 @@ TRACE_METRICS: tuple[TraceMetric, ...] = (
         colour="tab:blue",
         axis="left",
         role="isotropy",
+        bounds=(0.0, 1.0),
     ),  # fmt: skip
     TraceMetric(
         "silhouette",
@@ -75,6 +81,7 @@ TRACE_METRICS: tuple[TraceMetric, ...] = (
         colour="tab:red",
         axis="right",
         role="clusters",
+        bounds=(-1.0, 1.0),
     ),  # fmt: skip
 )
 

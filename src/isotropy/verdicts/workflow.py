@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.summaries import read_traces
+from isotropy.traces import read_result_table, read_traces
 
 
 def load_tables(
@@ -32,5 +32,5 @@ def load_tables(
                 raise ValueError(f"{study}: {len(keys)} run keys for {len(files)} traces")
             tables[name] = read_traces(files, [{k: v for k, v in key.items() if k != "seed"} for key in keys])  # fmt: skip
         elif name != "published":
-            tables[name] = pd.read_csv(Path(value))
+            tables[name] = read_result_table(Path(value))
     return tables

@@ -1,0 +1,182 @@
+"""Reading a run's trace and the result tables, validated before any step uses them.
+
+A trace (``trace.parquet``, one row per recorded update) must have the registry's columns in the
+registry's order (a swap of two metric names is a different order), integer seeds and steps,
+finite values within each column's bounds, the steps its run's ``summary.json`` says were
+recorded, and its last row equal to that summary's final state. A trace or table with a
+provenance record beside it must also still have the sha256 the record gives. Any failure is a
+:class:`ResultFileError`: one line naming the file, the cause and what to do.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from isotropy.io import sha256_file
+from isotropy.metrics import registry
+from isotropy.provenance import record_path
+
+REMAKE_TRACE = "re-make it: snakemake --forcerun optimize_embeddings (or delete it and re-run)"
+REMAKE_TABLE = "re-make it: snakemake --forcerun <the rule that made it> (or delete it and re-run)"
+# The value columns' bounds: loss and accuracy here, every metric from the registry.
+STATE_BOUNDS = {"loss": (0.0, math.inf), "accuracy": (0.0, 1.0)}
+# The columns each result table read by the verdicts must have, by file name.
+TABLE_COLUMNS = {
+    "table1": ("encoder", "dataset", "items", "rows", "dim", "params"),
+    "table2": ("encoder", "dataset", "items", "rows", "dim", "params"),
+    "correlations": ("encoder", "dataset", "scope", "points", "pearson_r", "spearman_rho"),
+    "table3": ("encoder", "dataset", "scope", "points", "pearson_r", "spearman_rho"),
+}
+
+
+class ResultFileError(ValueError):
+    """A trace or result table that cannot be used, said in one line with its file."""
+
+    def __init__(self, path: str | os.PathLike, cause: str, remedy: str) -> None:
+        super().__init__(f"{path}: {cause}; {remedy}")
+
+
+def trace_columns() -> list[str]:
+    """A trace's columns, in order: seed, step, then the registry's value columns."""
+    return ["seed", "step", *registry.trace_columns()]
+
+
+def column_bounds() -> dict[str, tuple[float, float]]:
+    """Inclusive bounds of every value column of a trace."""
+    return {**STATE_BOUNDS, **{m.name: m.bounds for m in registry.trace_metrics()}}
+
+
+def _matches_record(path: Path) -> str | None:
+    """Why ``path`` differs from its provenance record (None: it matches, or has no record)."""
+    try:
+        record = json.loads(record_path(path).read_text(encoding="utf-8"))
+        entries = {Path(name).resolve(): entry for name, entry in record["outputs"].items()}
+        entry = entries.get(path.resolve())
+        recorded = None if entry is None else str(entry["sha256"])
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return "its provenance record is damaged"
+    if recorded is None:  # made in another folder: nothing here to compare with
+        return None
+    if sha256_file(path) != recorded:
+        return "it was modified after it was made (its sha256 differs from its provenance record)"
+    return None
+
+
+def _expected_steps(summary: Mapping) -> list[int] | None:
+    settings = summary.get("settings") or {}
+    updates, stride = settings.get("updates"), settings.get("metric_stride")
+    if not isinstance(updates, int) or not isinstance(stride, int) or stride < 1:
+        return None
+    return [s for s in range(updates + 1) if s == 0 or s % stride == 0 or s == updates]
+
+
+def trace_problem(frame: pd.DataFrame, summary: Mapping | None = None) -> str | None:
+    """Why ``frame`` is not a usable trace (None: it is); ``summary`` is its run's summary.json."""
+    expected = trace_columns()
+    if list(frame.columns[: len(expected)]) != expected:  # a study may add columns after these
+        return f"its columns are {list(frame.columns)}, not {expected} (in this order)"
+    if frame.empty:
+        return "it has no rows"
+    for name in ("seed", "step"):
+        if not pd.api.types.is_integer_dtype(frame[name]):
+            return f"column {name} is not integer"
+    values = frame[list(frame.columns[2:])]
+    if not all(pd.api.types.is_numeric_dtype(values[c]) for c in values):
+        return "a value column is not numeric"
+    if not np.isfinite(values.to_numpy(dtype=float)).all():
+        bad = [c for c in values if not np.isfinite(values[c].to_numpy(dtype=float)).all()]
+        return f"column {bad[0]} holds NaN or infinite values"
+    for name, (low, high) in column_bounds().items():
+        if not frame[name].between(low, high).all():
+            return f"column {name} leaves its range [{low:g}, {high:g}]"
+    steps = frame["step"].tolist()
+    if steps[0] != 0 or any(b <= a for a, b in zip(steps, steps[1:])):
+        return "its steps do not rise from 0"
+    return _summary_problem(frame, summary) if summary is not None else None
+
+
+def _summary_problem(frame: pd.DataFrame, summary: Mapping) -> str | None:
+    """The trace against its run's summary.json: seed, recorded steps and final state."""
+    settings = summary.get("settings") or {}
+    if "seed" in settings and set(frame["seed"]) != {settings["seed"]}:
+        return f"its seed column is not the run's seed {settings['seed']}"
+    steps = _expected_steps(summary)
+    if steps is not None and frame["step"].tolist() != steps:
+        return f"it has {len(frame)} rows, but its run recorded {len(steps)} steps (summary.json)"
+    final = summary.get("final") or {}
+    last = frame.iloc[-1]
+    differing = [
+        name
+        for name, value in final.items()
+        if name in frame.columns
+        and isinstance(value, (int, float))
+        and not math.isclose(float(last[name]), float(value), rel_tol=1e-9, abs_tol=1e-12)
+    ]
+    if differing:
+        return f"its last row differs from the run's final state in summary.json ({', '.join(differing)})"
+    return None
+
+
+def read_trace(path: str | os.PathLike) -> pd.DataFrame:
+    """A run's trace, checked (:func:`trace_problem`, its summary.json beside it, its record)."""
+    path = Path(path)
+    if (problem := _matches_record(path)) is not None:
+        raise ResultFileError(path, problem, REMAKE_TRACE)
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError) as error:
+        raise ResultFileError(
+            path, f"not a readable parquet file ({error})", REMAKE_TRACE
+        ) from None
+    summary_path = path.with_name("summary.json")
+    summary = None
+    if summary_path.is_file():
+        try:
+            summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise ResultFileError(
+                summary_path, f"not readable JSON ({error})", REMAKE_TRACE
+            ) from None
+        summary = summary if isinstance(summary, Mapping) else {}
+    if (problem := trace_problem(frame, summary)) is not None:
+        raise ResultFileError(path, problem, REMAKE_TRACE)
+    return frame
+
+
+def read_traces(paths: Iterable[str | Path], keys: Iterable[dict]) -> pd.DataFrame:
+    """Every run's checked trace (:func:`read_trace`), tagged with its keys (e.g. encoder)."""
+    frames = []
+    for path, key in zip(paths, keys):
+        frame = read_trace(path)
+        for name, value in key.items():
+            frame[name] = value
+        frames.append(frame)
+    if not frames:
+        raise ValueError("no traces given")
+    return pd.concat(frames, ignore_index=True)
+
+
+def read_result_table(path: str | os.PathLike) -> pd.DataFrame:
+    """A result table (CSV) the verdicts read: its record's sha256, parsed, rows, its columns."""
+    path = Path(path)
+    if (problem := _matches_record(path)) is not None:
+        raise ResultFileError(path, problem, REMAKE_TABLE)
+    try:
+        table = pd.read_csv(path)
+    except (OSError, ValueError, UnicodeDecodeError) as error:
+        raise ResultFileError(path, f"not a readable CSV table ({error})", REMAKE_TABLE) from None
+    missing = [c for c in TABLE_COLUMNS.get(path.stem, ()) if c not in table.columns]
+    if missing:
+        raise ResultFileError(path, f"it lacks the columns {missing}", REMAKE_TABLE)
+    if table.empty and path.stem in TABLE_COLUMNS:
+        raise ResultFileError(path, "it has no rows", REMAKE_TABLE)
+    return table
