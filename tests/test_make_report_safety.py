@@ -1,9 +1,11 @@
-"""`make report` reads logs/last_run.txt as text, never as shell (issue 34, case 2)."""
+"""`make report` reads logs/last_run.txt as text, never as shell (issue 34, case 2), and refuses
+while a run is in progress in the folder (case 13)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,8 @@ def _workdir(tmp_path: Path, last_run: str) -> Path:
     bin_dir = tmp_path / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
     (bin_dir / "activate").write_text("")
+    (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (bin_dir / "python").chmod(0o755)
     snakemake = bin_dir / "snakemake"
     snakemake.write_text('#!/bin/sh\necho "snakemake $*" >> calls.txt\n')
     snakemake.chmod(0o755)
@@ -75,3 +79,18 @@ def test_the_last_run_target_is_reported(tmp_path):
     assert result.returncode == 0, result.stderr
     calls = (workdir / "calls.txt").read_text()
     assert "--report report.html" in calls and " preview_study " in calls
+
+
+def test_a_report_while_a_run_is_in_progress_is_refused(tmp_path):
+    """It used to fail with "does not exist" while the run re-made the report's inputs."""
+    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
+    (workdir / "snakemake").write_text("import time\ntime.sleep(60)\n")
+    run = subprocess.Popen([sys.executable, str(workdir / "snakemake")], cwd=workdir)
+    try:
+        result = _make(workdir)
+    finally:
+        run.kill()
+        run.wait()
+    assert result.returncode != 0 and not (workdir / "calls.txt").exists()
+    assert f"report: Snakemake still runs in {workdir.resolve()} (pid {run.pid}" in result.stderr
+    assert "a run is in progress" in result.stderr and "then make report" in result.stderr

@@ -1,7 +1,8 @@
 """`make resume` refuses while Snakemake still runs in the folder: unlocking a live run would let
-a second one make the same files at the same time.
+a second one make the same files at the same time. `make report` refuses too: the run may be
+re-making the files the report reads (it would fail with "does not exist", or mix old and new).
 
-    python -m isotropy.resume [--directory .]
+    python -m isotropy.resume [--directory .] [--before resume|report]
 
 Exit 1 naming the running processes (pid and command), 0 when none runs there. Reads /proc
 (Linux); elsewhere it cannot tell and says so without refusing.
@@ -45,6 +46,12 @@ def running_snakemake(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--directory", "-d", default=".", help="the Snakemake working directory")
+    parser.add_argument(
+        "--before",
+        choices=("resume", "report"),
+        default="resume",
+        help="what waits for the run: make resume (unlocks) or make report (reads its results)",
+    )
     args = parser.parse_args(argv)
     if not Path("/proc").is_dir():
         print("resume: cannot tell whether Snakemake still runs here (no /proc)", file=sys.stderr)
@@ -53,11 +60,14 @@ def main(argv: list[str] | None = None) -> int:
     if running:
         pid, command = running[0]
         more = f" and {len(running) - 1} more" if len(running) > 1 else ""
+        why = {
+            "resume": "unlocking would run its jobs a second time",
+            "report": "a run is in progress and may be re-making the files the report reads",
+        }[args.before]
         print(
-            f"resume: Snakemake still runs in {Path(args.directory).resolve()} (pid {pid}: "
-            f"{command[:200]}{more}); "
-            "unlocking would run its jobs a second time: wait for it, or stop it "
-            f"(kill {pid}) and then make resume",
+            f"{args.before}: Snakemake still runs in {Path(args.directory).resolve()} (pid {pid}: "
+            f"{command[:200]}{more}); {why}: wait for it, or stop it "
+            f"(kill {pid}) and then make {args.before}",
             file=sys.stderr,
         )
         return 1
