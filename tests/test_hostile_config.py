@@ -98,3 +98,17 @@ def test_seed_beyond_32_bits_is_refused(tmp_path):
     """Case 13: seed 10^20 used to end in a PeriodicWildcardError."""
     message = _refused(tmp_path, "main: {seeds: [100000000000000000000]}\n")
     assert "100000000000000000000" in message and "main" in message
+
+
+def test_a_full_disk_before_anything_is_written_says_so(tmp_path):
+    """Case 13: a full results/ disk said "0 bytes needed"."""
+    import errno
+
+    from isotropy.io import DiskFullError, atomic_path
+
+    with pytest.raises(DiskFullError) as info:
+        with atomic_path(tmp_path / "results" / "table.csv"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+    message = str(info.value)
+    assert "(nothing written yet, " in message and "0 bytes needed" not in message
+    assert "\n" not in message and message.endswith("and run again")

@@ -172,8 +172,8 @@ def test_a_full_disk_while_writing_a_result_names_it_and_keeps_nothing(files):
             tmp.write_bytes(b"x" * 2048)
             raise OSError(errno.ENOSPC, "No space left on device")
     assert str(info.value).startswith(
-        "no space left on the device of results/table.csv while writing it (2.0 kB needed or "
-        "written so far, "
+        "no space left on the device of results/table.csv while writing it (2.0 kB written "
+        "before it stopped, "
     )
     assert list(Path("results").iterdir()) == []
 

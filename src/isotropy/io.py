@@ -53,14 +53,26 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
 class DiskFullError(OSError):
     """A write that ran out of disk space (or quota), naming the file, the size and the space left."""
 
-    def __init__(self, path: str | os.PathLike, size: int, cause: OSError | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        size: int,
+        cause: OSError | None = None,
+        *,
+        needed: bool = False,
+    ) -> None:
         path = Path(path)
         free = free_bytes(path.parent)
+        # ``size`` is what the write asked for (needed) or what it wrote before the disk filled.
+        if needed:
+            amount = f"{_size(size)} needed"
+        else:
+            amount = f"{_size(size)} written before it stopped" if size else "nothing written yet"
         super().__init__(
             getattr(cause, "errno", None) or errno.ENOSPC,
-            f"no space left on the device of {path} while writing it ({_size(size)} needed or written "
-            f"so far, {_size(free)} free there); nothing was kept: free some space (or point the "
-            "working directory elsewhere) and run again",
+            f"no space left on the device of {path} while writing it ({amount}, {_size(free)} free "
+            "there); nothing was kept: free some space (or point the working directory elsewhere) "
+            "and run again",
         )
 
     def __str__(self) -> str:
@@ -92,7 +104,7 @@ def reserve(staging: str | os.PathLike, size: int, target: str | os.PathLike | N
         os.posix_fallocate(fd, 0, size)
     except OSError as error:
         if error.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise DiskFullError(target or staging, size, error) from error
+            raise DiskFullError(target or staging, size, error, needed=True) from error
         if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
             raise
     finally:
