@@ -14,9 +14,10 @@ from isotropy.sources import load_word_vectors, word_vectors_file
 def main(snakemake):
     configure_from_snakemake(snakemake)
     table = pd.read_parquet(snakemake.input.table)
-    vectors = load_word_vectors(word_vectors_file(Path(snakemake.input.word_vectors).parent))
+    source = word_vectors_file(Path(snakemake.input.word_vectors).parent)
+    vectors = load_word_vectors(source)
     rows, missing = lookup_word_vectors(
-        table, vectors, snakemake.output.vectors, snakemake.output.index
+        table, vectors, snakemake.output.vectors, snakemake.output.index, source
     )
     with atomic_path(snakemake.output.missing) as tmp:
         tmp.write_text("".join(f"{word}\n" for word in missing))

@@ -21,6 +21,7 @@ def lookup_word_vectors(
     keyed_vectors,
     vectors_path: str | os.PathLike,
     index_path: str | os.PathLike,
+    source: str | os.PathLike = "the word-vector file",
 ) -> tuple[int, list[str]]:
     """Look up every unique text of ``table`` as a word; write found vectors and their index.
 
@@ -59,8 +60,16 @@ def lookup_word_vectors(
             len(texts),
             missing[:5],
         )
+    matrix = np.stack(rows)
+    broken = [word for word, row in zip(found, matrix) if not np.isfinite(row).all()]
+    if broken:  # named here: the metrics downstream can only count NaN, not name the words
+        raise ValueError(
+            f"{source}: the vectors of {len(broken)} word(s) hold NaN or infinite values "
+            f"({', '.join(map(repr, broken[:5]))}{', ...' if len(broken) > 5 else ''}); "
+            "the file is damaged: re-fetch it (snakemake --forcerun download_source)"
+        )
     with atomic_path(vectors_path) as tmp:
-        np.save(tmp, np.stack(rows))
+        np.save(tmp, matrix)
     write_index(found, index_path)
     return len(found), missing
 
