@@ -204,3 +204,15 @@ def test_an_edited_result_is_named_once(toy, tmp_path):
     assert _bad(audit(work))["results/table.csv"] == [
         next(r for r in _bad(audit(work))["results/table.csv"] if r.startswith("checksum:"))
     ]
+
+
+def test_a_damaged_record_beside_an_npy_input_is_not_a_crash(tmp_path):
+    from isotropy.provenance import damaged_npy
+
+    vectors = tmp_path / "v.npy"
+    import numpy as np
+
+    np.save(vectors, np.zeros((2, 3), dtype=np.float32))
+    for text in ("[1]", '{"outputs": [1]}', '{"outputs": {"x": 1}}', "{broken"):
+        record_path(vectors).write_text(text)
+        assert damaged_npy(vectors) is None

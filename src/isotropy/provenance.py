@@ -293,8 +293,9 @@ def damaged_npy(path: str | os.PathLike) -> str | None:
         record = read_record(path)
     except (OSError, ValueError):
         record = None
-    entry = ((record or {}).get("outputs") or {}).get(str(path)) or {}
-    return npy_problem(path, entry.get("bytes"))
+    outputs = record.get("outputs") if isinstance(record, dict) else None
+    entry = outputs.get(str(path)) if isinstance(outputs, dict) else None
+    return npy_problem(path, entry.get("bytes") if isinstance(entry, dict) else None)
 
 
 def remove_records(outputs: Iterable[str | os.PathLike]) -> None:
@@ -331,6 +332,11 @@ def snakemake_metadata(path: str | os.PathLike, workdir: str | os.PathLike = "."
     if not recpath.is_file():
         return None
     try:
-        return json.loads(recpath.read_text())
-    except (OSError, json.JSONDecodeError):
+        meta = json.loads(recpath.read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
+    if not isinstance(meta, dict) or not isinstance(meta.get("input") or [], list):
+        return None  # another shape is not Snakemake's
+    if not isinstance(meta.get("input_checksums") or {}, dict):
+        return None
+    return meta

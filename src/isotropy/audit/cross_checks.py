@@ -112,7 +112,8 @@ def metadata_cross_check(
     if meta.get("rule") and record.get("rule") and meta["rule"] != record["rule"]:
         reason = f"its record names rule {record['rule']}, Snakemake's metadata rule {meta['rule']}"
         findings.append(Finding(path, FAIL, "record", f"{reason}; {REMAKE}"))
-    ran = [str(name) for name in meta.get("input") or []]
+    listed = meta.get("input")
+    ran = [str(name) for name in listed] if isinstance(listed, list) else []
     recorded = sorted(record.get("inputs") or {})
     foreign = [r for r in recorded if not any(_covered(n, [r]) for n in ran)]
     absent = [n for n in ran if not _covered(n, recorded) and _has_files(root, n)]
@@ -143,7 +144,8 @@ def _checksum_findings(
 ) -> list[Finding]:
     """Snakemake's own sha256 of each small input against the record's."""
     out = []
-    for name, checksum in sorted((meta.get("input_checksums") or {}).items()):
+    checksums = meta.get("input_checksums")
+    for name, checksum in sorted(checksums.items() if isinstance(checksums, Mapping) else []):
         algorithm, _, digest = str(checksum).partition(":")
         entry = (record.get("inputs") or {}).get(name)
         if algorithm != "sha256" or entry is None:
