@@ -1,4 +1,4 @@
-"""Crafted configuration (issue 34, cases 1, 12, 13): refused when it loads, in one sentence.
+"""Crafted configuration (issue 34, cases 1, 12, 13), and a full disk's message (case 13):
 
 Configuration values reach the report (captions are reStructuredText rendered with raw HTML and
 file inclusion on; Snakemake embeds each rule's parameters as JSON in a <script>), so any value
