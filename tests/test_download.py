@@ -952,7 +952,7 @@ def test_git_blob_pin_is_enforced_on_download(server, tmp_path, monkeypatch):
     config["sources"]["supersense_features"]["git_blob"] = "0" * 40
     params = sources.source_params("supersense_features", {**config, "mirror": None})
     with pytest.raises(
-        ChecksumError, match="its git object id, config sources.supersense_features"
+        ChecksumError, match=r"git object id mismatch .*\(sources.supersense_features.git_blob\)"
     ):
         sources.fetch_source("supersense_features", params, tmp_path / "raw2", **FAST)
     assert list((tmp_path / "raw2").iterdir()) == []

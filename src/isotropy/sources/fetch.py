@@ -206,32 +206,61 @@ def _from_urls(
     params: Mapping[str, Any], fetched_dir: Path, **kwargs: Any
 ) -> tuple[list[Fetched], list[dict]]:
     items, inputs = [], []
+    name = params["name"]
     blobs = params.get("git_blob") or [None] * len(params["urls"])
+    sizes = params.get("bytes") or [None] * len(params["urls"])
     with requests.Session() as session:
-        for url, pin, blob in zip(params["urls"], params["sha256"], blobs):
+        for url, pin, blob, size in zip(params["urls"], params["sha256"], blobs, sizes):
             filename = url_file_name(url)
             local = fetched_dir / filename
             log.info("downloading %s", url)
             try:
-                digest = download_file(url, local, pin, session=session, **kwargs)
-            except DownloadError as error:
-                raise DownloadError(f"source {params['name']!r}: {error}") from error
-            if pin is None:
-                log.info(
-                    "%s: sha256 %s (not pinned; add it to config.yaml to pin)", filename, digest
+                digest = download_file(
+                    url,
+                    local,
+                    pin,
+                    session=session,
+                    size=size,
+                    pin_key=f"sources.{name}.sha256",
+                    max_bytes=params.get(
+                        "max_extracted_bytes", DOWNLOAD_DEFAULTS["max_extracted_bytes"]
+                    ),
+                    max_seconds=params.get(
+                        "max_download_seconds", DOWNLOAD_DEFAULTS["max_download_seconds"]
+                    ),
+                    **kwargs,
                 )
-            entry = {"url": url, "sha256": digest, "pinned": pin is not None}
+            except DownloadError as error:
+                raise DownloadError(f"source {name!r}: {error}") from error
+            entry = {
+                "url": url,
+                "sha256": digest,
+                "bytes": local.stat().st_size,
+                "pinned": pin is not None,
+            }
             if blob is not None:
                 entry["git_blob"] = git_blob_id(local)
                 check_digest(
                     entry["git_blob"],
                     blob,
-                    f"{url} (its git object id, config sources.{params['name']}.git_blob)",
+                    url,
+                    pin_key=f"sources.{name}.git_blob",
+                    what="git object id",
                 )
                 entry["pinned"] = True
+            entry["pinned_by"] = _pinned_by(pin, blob, size)
+            if not entry["pinned"]:
+                log.warning(
+                    "%s: sha256 %s (not pinned; add it to config.yaml to pin)", filename, digest
+                )
             items.append(Fetched(filename, local))
             inputs.append(entry)
     return items, inputs
+
+
+def _pinned_by(sha256: str | None, blob: str | None, size: int | None) -> list[str]:
+    """What a downloaded file was checked against: its config pins, strongest first."""
+    return [what for what, pin in (("sha256", sha256), ("git_blob", blob), ("bytes", size)) if pin]
 
 
 def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:
