@@ -309,7 +309,7 @@ def test_polarity_tarball_latin1_matches_mirror_utf8(server, tmp_path, mirror_ro
             "sha256": sha(tarball),
             "bytes": len(tarball),
             "pinned": True,
-            "pinned_by": ["sha256"],
+            "checked_against": ["sha256"],
         }
     ]
     manifest = json.loads((tmp_path / "url" / "manifest.json").read_text())

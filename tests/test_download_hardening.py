@@ -506,7 +506,7 @@ def test_sickr_online_gives_the_4927_semeval_test_pairs(http, tmp_path, config):
     source["url"] = http.url(path)
     params = sources.source_params("hf_sickr_test", {"sources": {"hf_sickr_test": source}})
     manifest = sources.fetch_source("hf_sickr_test", params, tmp_path / "raw", **FAST)
-    assert manifest["inputs"][0]["pinned_by"] == ["sha256", "git_blob", "bytes"]
+    assert manifest["inputs"][0]["checked_against"] == ["sha256", "git_blob", "bytes"]
     table = readers.read_sts("sickr", "test", tmp_path / "raw")
     assert len(table) == 4927
     assert table["score"].between(1, 5).all()

@@ -248,7 +248,7 @@ def _from_urls(
                     what="git object id",
                 )
                 entry["pinned"] = True
-            entry["pinned_by"] = _pinned_by(pin, blob, size)
+            entry["checked_against"] = _pins_checked(pin, blob, size)
             if not entry["pinned"]:
                 log.warning(
                     "%s: sha256 %s (not pinned; add it to config.yaml to pin)", filename, digest
@@ -258,7 +258,7 @@ def _from_urls(
     return items, inputs
 
 
-def _pinned_by(sha256: str | None, blob: str | None, size: int | None) -> list[str]:
+def _pins_checked(sha256: str | None, blob: str | None, size: int | None) -> list[str]:
     """What a downloaded file was checked against: its config pins, strongest first."""
     return [what for what, pin in (("sha256", sha256), ("git_blob", blob), ("bytes", size)) if pin]
 
