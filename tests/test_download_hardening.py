@@ -510,3 +510,30 @@ def test_sickr_online_gives_the_4927_semeval_test_pairs(http, tmp_path, config):
     table = readers.read_sts("sickr", "test", tmp_path / "raw")
     assert len(table) == 4927
     assert table["score"].between(1, 5).all()
+
+
+# ---------------------------------------------------------------------------------------------
+# Chunked bodies: whole, and cut before the last chunk
+
+
+def chunked(handler, data: bytes, complete: bool) -> None:
+    handler.send_response(200)
+    handler.send_header("Transfer-Encoding", "chunked")
+    handler.end_headers()
+    for start in range(0, len(data), 7000):
+        piece = data[start : start + 7000]
+        handler.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+    if complete:
+        handler.wfile.write(b"0\r\n\r\n")
+    else:
+        handler.wfile.flush()
+        handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        handler.close_connection = True
+
+
+def test_a_chunked_body_is_kept_whole_and_a_cut_one_retried(http, tmp_path):
+    http.routes["/whole.bin"] = lambda h, n: chunked(h, DATA, complete=True)
+    assert sources.download_file(http.url("/whole.bin"), tmp_path / "w", **FAST) == sha(DATA)
+    http.routes["/cut.bin"] = lambda h, n: chunked(h, DATA, complete=n > 1)
+    assert sources.download_file(http.url("/cut.bin"), tmp_path / "c", **FAST) == sha(DATA)
+    assert len(http.seen["/cut.bin"]) == 2 and (tmp_path / "c").read_bytes() == DATA
