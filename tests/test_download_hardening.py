@@ -537,3 +537,73 @@ def test_a_chunked_body_is_kept_whole_and_a_cut_one_retried(http, tmp_path):
     http.routes["/cut.bin"] = lambda h, n: chunked(h, DATA, complete=n > 1)
     assert sources.download_file(http.url("/cut.bin"), tmp_path / "c", **FAST) == sha(DATA)
     assert len(http.seen["/cut.bin"]) == 2 and (tmp_path / "c").read_bytes() == DATA
+
+
+# ---------------------------------------------------------------------------------------------
+# A close-delimited body over TLS: a cut without close_notify is not the end (issue 35.5)
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory):
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(folder / "key.pem"), "-out", str(folder / "cert.pem"),
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return folder
+
+
+def tls_server(folder: Path, answer: bytes, clean: bool) -> tuple[socket.socket, str]:
+    """A bare TLS server answering with ``answer`` (no length, no chunking), then closing:
+    with TLS close_notify (clean) or by dropping the TCP connection (a cut)."""
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve() -> None:
+        while True:
+            try:
+                raw, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                conn = context.wrap_socket(raw, server_side=True)
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + answer)
+                if clean:
+                    conn.unwrap().close()
+                else:
+                    conn.shutdown(socket.SHUT_RDWR)  # TCP FIN, no close_notify
+                    conn.close()
+            except (OSError, ssl.SSLError):
+                raw.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener, f"https://127.0.0.1:{listener.getsockname()[1]}/body.txt"
+
+
+def test_a_tls_body_cut_without_close_notify_is_not_kept(tls_files, tmp_path, monkeypatch):
+    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):  # they would override session.verify
+        monkeypatch.delenv(name, raising=False)
+    listener, url = tls_server(tls_files, DATA[:5000], clean=False)
+    session = transfer.new_session()
+    session.verify = str(tls_files / "cert.pem")
+    with pytest.raises(DownloadError, match="stream interrupted"):
+        sources.download_file(url, tmp_path / "cut", retries=1, session=session, **FAST)
+    assert not (tmp_path / "cut").exists()
+    listener.close()
+    listener, url = tls_server(tls_files, DATA[:5000], clean=True)
+    digest = sources.download_file(url, tmp_path / "whole", session=session, **FAST)
+    assert digest == sha(DATA[:5000])
+    listener.close()

@@ -24,8 +24,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import requests
-
 from isotropy.io import sha256_file, write_json
 from isotropy.sources.archives import ExtractionLimits, Fetched
 from isotropy.sources.layouts import layout_of
@@ -42,6 +40,7 @@ from isotropy.sources.transfer import (
     copy_local,
     download_file,
     git_blob_id,
+    new_session,
     url_file_name,
 )
 from isotropy.workflow.paths import MANIFEST_NAME
@@ -209,7 +208,7 @@ def _from_urls(
     name = params["name"]
     blobs = params.get("git_blob") or [None] * len(params["urls"])
     sizes = params.get("bytes") or [None] * len(params["urls"])
-    with requests.Session() as session:
+    with new_session() as session:
         for url, pin, blob, size in zip(params["urls"], params["sha256"], blobs, sizes):
             filename = url_file_name(url)
             local = fetched_dir / filename

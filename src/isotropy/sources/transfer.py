@@ -16,6 +16,7 @@ import hashlib
 import logging
 import os
 import re
+import ssl
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -60,6 +61,34 @@ def url_file_name(url: str) -> str:
     if (problem := url_problem(url)) is not None:
         raise ValueError(problem)
     return PurePosixPath(unquote(urlparse(url).path)).name or "download"
+
+
+class _StrictEOFContext(ssl.SSLContext):
+    """TLS whose sockets report a stream cut without ``close_notify`` as an error.
+
+    Python hides such a cut as the end of the stream (``suppress_ragged_eofs``). A body that
+    carries its length or chunks never reads to that end; a body delimited by the connection's
+    close does, and must then fail (and be retried) rather than be kept short.
+    """
+
+    def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
+        kwargs["suppress_ragged_eofs"] = False
+        return super().wrap_socket(*args, **kwargs)
+
+
+class _StrictEOFAdapter(requests.adapters.HTTPAdapter):
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        context = _StrictEOFContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.load_default_certs()
+        kwargs["ssl_context"] = context
+        super().init_poolmanager(*args, **kwargs)
+
+
+def new_session() -> requests.Session:
+    """A ``requests`` session whose https connections end only where TLS says they end."""
+    session = requests.Session()
+    session.mount("https://", _StrictEOFAdapter())
+    return session
 
 
 @dataclass(frozen=True)
@@ -159,7 +188,7 @@ def download_file(
     deadline = time.monotonic() + max_seconds
     job = _Job(url, sha256, size, pin_key, timeout, chunk_size, limit, max_seconds, deadline)
     own_session = session is None
-    session = session or requests.Session()
+    session = session or new_session()
     try:
         with atomic_path(dest) as tmp:
             digest = _attempts(session, job, _Body(tmp), retries, backoff)
