@@ -480,6 +480,13 @@ def test_a_size_pin_is_enforced(http, tmp_path):
     assert sources.download_file(http.url("/f.txt"), tmp_path / "f", size=5, **FAST) == sha(
         b"12345"
     )
+    # A body larger than its pin is stopped while it arrives, not after.
+    http.routes["/big.txt"] = lambda h, n: reply(h, 200, DATA)
+    with pytest.raises(ChecksumError, match=r"more sent than pinned.*pinned 1000 bytes"):
+        sources.download_file(
+            http.url("/big.txt"), tmp_path / "b", size=1000, chunk_size=512, **FAST
+        )
+    assert not (tmp_path / "b").exists()
 
 
 def test_an_ftp_url_is_refused_by_the_schema_naming_the_key(config):

@@ -379,6 +379,10 @@ def _receive(response: requests.Response, body: _Body, job: _Job, bar: tqdm) -> 
             body.add(chunk)
             bar.update(len(chunk))
             job.check_time("while receiving", body.received)
+            if job.size is not None and not body.encoding and body.received > job.size:
+                check_size(
+                    body.received, job.size, f"{job.url} (more sent than pinned)", job.pin_key
+                )
     if body.total is not None and body.received != body.total:
         raise _Transient(f"received {body.received} bytes, expected {body.total}")
 
