@@ -365,6 +365,21 @@ def test_an_archive_unpacked_onto_a_full_disk_names_member_and_archive(
     assert "no space left on the device of" in message and "train.tsv" in message
 
 
+def test_a_full_disk_while_laying_out_a_source_names_the_source(http, tmp_path, monkeypatch):
+    import shutil
+
+    http.routes["/words.txt"] = lambda h, n: reply(h, 200, b"dog\ncat\n")
+    real_copyfile = shutil.copyfile
+    monkeypatch.setattr(shutil, "copyfile", lambda src, dst: real_copyfile(src, "/dev/full"))
+    params = plain_params("supersense_words", [http.url("/words.txt")])
+    with pytest.raises(DiskFullError) as info:
+        sources.fetch_source("supersense_words", params, tmp_path / "raw", **FAST)
+    message = str(info.value)
+    assert "laying out source 'supersense_words': no space left on the device of" in message
+    assert str(tmp_path / "raw") in message
+    assert list((tmp_path / "raw").iterdir()) == []
+
+
 # ---------------------------------------------------------------------------------------------
 # Duplicate archive members (issue 34.6)
 

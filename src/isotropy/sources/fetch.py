@@ -14,6 +14,7 @@ file.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import logging
 import os
@@ -24,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from isotropy.io import sha256_file, write_json
+from isotropy.io import DiskFullError, sha256_file, write_json
 from isotropy.sources.archives import ExtractionLimits, Fetched
 from isotropy.sources.layouts import layout_of
 from isotropy.sources.mirror import (
@@ -82,7 +83,7 @@ def fetch_source(
             backoff=backoff,
             timeout=timeout,
         )
-        files = layout(items, origin, staging)
+        files = _lay_out(layout, items, origin, staging, name)
         records = [_file_record(staging, rel) for rel in files]
         _replace_contents(raw_dir, staging, files, keep=work)
     finally:
@@ -99,6 +100,19 @@ def fetch_source(
     write_json(raw_dir / MANIFEST_NAME, manifest)
     log.info("source %s: %d file(s) from %s in %s", name, len(records), origin, raw_dir)
     return manifest
+
+
+def _lay_out(layout: Any, items: list[Fetched], origin: str, staging: Path, name: str) -> list[str]:
+    """The source's raw files written into ``staging``; a full disk names the source's folder."""
+    try:
+        return layout(items, origin, staging)
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT) or isinstance(error, DiskFullError):
+            raise
+        written = sum(p.stat().st_size for p in staging.rglob("*") if p.is_file())
+        full = DiskFullError(staging.parent.parent, written, error)
+        full.strerror = f"laying out source {name!r}: {full.strerror}"
+        raise full from error
 
 
 def _fetch_inputs(
