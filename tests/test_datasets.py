@@ -255,6 +255,69 @@ def test_supersense_features_malformed_are_named(tmp_path):
         readers.read_supersense_tikhonov(tmp_path / "nothing")
 
 
+def renamed_word_columns(text: str, first: str, second: str) -> str:
+    header, rest = text.split("\n", 1)
+    return header.replace("word1,word2,", f"{first},{second},", 1) + "\n" + rest
+
+
+def test_tikhonov_word_columns_are_found_from_the_file_and_named(tmp_path, caplog):
+    # The notebook names the flag columns only: the words may sit under other names.
+    text = supersense_csv([("dog", {"animal"}, "idea", {"cognition"})])
+    caplog.set_level("INFO", logger="isotropy.readers.feature_table")
+    for first, second in (("left", "right"), ("word1.text", "word2.text")):
+        zipped = write_features_zip(tmp_path / first, renamed_word_columns(text, first, second))
+        table = readers.read_supersense_tikhonov(zipped)
+        assert table["text"].tolist() == ["dog", "idea"]
+        assert f"word columns '{first}' (word1) and '{second}' (word2)" in caplog.text
+
+
+def test_tikhonov_word_columns_that_cannot_be_told_apart_are_listed(tmp_path):
+    text = supersense_csv([("dog", {"animal"}, "idea", {"cognition"})])
+    header, rest = renamed_word_columns(text, "a", "b").split("\n", 1)
+    ambiguous = header + ",note\n" + rest.replace("\n", ",some text\n")  # a third text column
+    with pytest.raises(ValueError) as info:
+        readers.read_supersense_tikhonov(write_features_zip(tmp_path, ambiguous))
+    message = str(info.value)
+    assert "cannot tell which columns hold the words" in message
+    assert "['a', 'b', 'note']" in message and "words_features.csv" in message
+
+
+def test_tikhonov_table_size_limit_names_the_file_and_limit(tmp_path):
+    from isotropy.readers import feature_table
+
+    text = supersense_csv([("dog", {"animal"}, "idea", {"cognition"})] * 200)
+    zipped = write_features_zip(tmp_path, text) / "words_features.zip"
+    with pytest.raises(ValueError) as info:
+        feature_table.read_feature_table(zipped, max_bytes=10_000)
+    assert "words_features.zip:words_features.csv unpacks to more than 10000 bytes" in str(
+        info.value
+    )
+    assert "MAX_TABLE_BYTES" in str(info.value)
+
+
+def test_tikhonov_table_encodings(tmp_path):
+    import zipfile
+
+    text = supersense_csv([("café", {"food"}, "idea", {"cognition"})])
+    for name, data in (
+        ("utf16", text.encode("utf-16")),
+        ("bom", "\ufeff".join(["", text]).encode()),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        with zipfile.ZipFile(folder / "words_features.zip", "w") as archive:
+            archive.writestr("words_features.csv", data)
+        assert readers.read_supersense_tikhonov(folder)["text"].tolist() == ["café", "idea"]
+    latin = tmp_path / "latin1"
+    latin.mkdir()
+    with zipfile.ZipFile(latin / "words_features.zip", "w") as archive:
+        archive.writestr("words_features.csv", text.encode("latin-1"))
+    with pytest.raises(
+        ValueError, match=r"words_features.csv, line 2: byte b'\\xe9' is not valid utf-8-sig"
+    ):
+        readers.read_supersense_tikhonov(latin)
+
+
 # ---------------------------------------------------------------------------------------------
 # The table driving the rules
 

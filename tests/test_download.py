@@ -304,7 +304,13 @@ def test_polarity_tarball_latin1_matches_mirror_utf8(server, tmp_path, mirror_ro
         assert (tmp_path / "url" / name).read_bytes() == (tmp_path / "mirror" / name).read_bytes()
     assert [f["sha256"] for f in from_url["files"]] == [f["sha256"] for f in from_mirror["files"]]
     assert from_url["inputs"] == [
-        {"url": server.url("/rt-polaritydata.tar.gz"), "sha256": sha(tarball), "pinned": True}
+        {
+            "url": server.url("/rt-polaritydata.tar.gz"),
+            "sha256": sha(tarball),
+            "bytes": len(tarball),
+            "pinned": True,
+            "checked_against": ["sha256"],
+        }
     ]
     manifest = json.loads((tmp_path / "url" / "manifest.json").read_text())
     assert manifest["origin"] == "url" and from_mirror["origin"] == "mirror"
@@ -459,7 +465,8 @@ def test_source_params_follow_config(config, monkeypatch, mirror_root):
     assert (
         p["kind"] == "glue"
         and len(p["urls"]) == 2
-        and p["sha256"] == [None, None]
+        and p["sha256"] == config["sources"]["glue_mrpc"]["sha256"]
+        and p["bytes"] == [1047044, 6222]
         and p["mirror"] is None
     )
     monkeypatch.setenv(sources.MIRROR_ENV, str(mirror_root))
@@ -653,18 +660,19 @@ def test_mirror_manifest_mismatch_does_not_blame_the_config(tmp_path, config):
     assert list((tmp_path / "raw").iterdir()) == []
 
 
-def test_config_pin_of_a_file_the_mirror_lacks_is_refused(tmp_path, config):
+def test_config_pin_of_a_file_the_mirror_lacks_pins_only_the_download(tmp_path, config):
+    # The URL's file (an archive, say) is not in the mirror: its pin cannot check the mirror's
+    # copies, so MANIFEST.tsv must (issue 35: every URL source is pinned, mirrors still work).
     mirror = small_mirror(tmp_path)
     p = mirror_params("supersense_words", config, mirror)
     p["urls"] = ["https://example.org/words.tar.gz"]
     p["sha256"] = [sha(b"the tarball")]
-    with pytest.raises(
-        UnverifiedFileError,
-        match=r"sources.supersense_words.sha256 pins words.tar.gz, which the "
-        r"mirror .* does not hold \(it holds supersense/words.txt\), so the pin cannot be checked",
-    ):
-        sources.fetch_source("supersense_words", p, tmp_path / "raw")
-    assert list((tmp_path / "raw").iterdir()) == []
+    manifest = sources.fetch_source("supersense_words", p, tmp_path / "raw")
+    assert manifest["inputs"][0]["pinned_by"] == ["MANIFEST.tsv"]
+    (mirror / "MANIFEST.tsv").unlink()
+    with pytest.raises(UnverifiedFileError, match="has no MANIFEST.tsv"):
+        sources.fetch_source("supersense_words", p, tmp_path / "raw2")
+    assert list((tmp_path / "raw2").iterdir()) == []
 
 
 def unpinned_words(config: dict) -> dict:
@@ -952,7 +960,7 @@ def test_git_blob_pin_is_enforced_on_download(server, tmp_path, monkeypatch):
     config["sources"]["supersense_features"]["git_blob"] = "0" * 40
     params = sources.source_params("supersense_features", {**config, "mirror": None})
     with pytest.raises(
-        ChecksumError, match="its git object id, config sources.supersense_features"
+        ChecksumError, match=r"git object id mismatch .*\(sources.supersense_features.git_blob\)"
     ):
         sources.fetch_source("supersense_features", params, tmp_path / "raw2", **FAST)
     assert list((tmp_path / "raw2").iterdir()) == []

@@ -63,7 +63,7 @@ def hub_sources(config: dict) -> list[str]:
 
 
 def test_every_hub_source_has_a_recorded_layout(config):
-    assert len(hub_sources(config)) == 20
+    assert len(hub_sources(config)) == 19  # SICK-R is SemEval's own file (kind files)
     for name in hub_sources(config):
         assert (LAYOUTS / config["sources"][name]["hub"]["path"]).is_dir(), name
 
@@ -120,12 +120,6 @@ def test_wikitext_corpus_from_its_hub_layout(hub, config, tmp_path):
 
 
 def test_sts_sets_from_their_hub_layouts(hub, config, tmp_path):
-    sick = readers.read_sts("sickr", "test", fetch("hf_sickr_test", config, tmp_path))
-    assert sick.to_dict("list") == {
-        "sentence1": ["A dog is running.", "A man is cooking."],
-        "sentence2": ["A dog runs.", "A child is swimming."],
-        "score": [4.9, 1.2],
-    }
     stsb = readers.read_sts("stsb", "validation", fetch("hf_stsb_validation", config, tmp_path))
     assert stsb["score"].tolist() == pytest.approx([5.0, 0.25])
     assert isinstance(stsb, pd.DataFrame) and list(stsb.columns) == [
@@ -133,6 +127,14 @@ def test_sts_sets_from_their_hub_layouts(hub, config, tmp_path):
         "sentence2",
         "score",
     ]
+
+
+def test_sickr_is_not_read_from_the_hub(config):
+    # mteb/sickr-sts's one test file holds every SICK pair (~9,927); SICK-R's test split is
+    # SemEval-2014's own test file (4,927 pairs, tests/test_download_hardening.py counts them).
+    source = config["sources"]["hf_sickr_test"]
+    assert "hub" not in source and source["url"].endswith("/SICK_test_annotated.txt")
+    assert source["sha256"] and source["git_blob"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -263,7 +265,7 @@ def fetch_through(hub: RecordedHub, config: dict, tmp_path: Path, names: list[st
 
 
 def test_pinned_revisions_resolve_through_the_hub_api(recorded_hub, config, tmp_path):
-    names = ["hf_sst2_train", "hf_sst5_validation", "hf_squad_validation", "hf_wikitext2", "hf_sickr_test"]  # fmt: skip
+    names = ["hf_sst2_train", "hf_sst5_validation", "hf_squad_validation", "hf_wikitext2"]
     result = fetch_through(recorded_hub, config, tmp_path, names)
     assert result.returncode == 0, result.stderr[-3000:]
     raw = tmp_path / "raw"
@@ -273,7 +275,6 @@ def test_pinned_revisions_resolve_through_the_hub_api(recorded_hub, config, tmp_
     ]
     assert readers.read_task_split("sst5", "validation", raw / "hf_sst5_validation")["label"].tolist() == [4, 2, 0]  # fmt: skip
     assert readers.read_task_split("squad", "validation", raw / "hf_squad_validation")["answers"].tolist() == [["Paris", "in Paris"], ["1889"]]  # fmt: skip
-    assert readers.read_sts("sickr", "test", raw / "hf_sickr_test")["score"].tolist() == [4.9, 1.2]
     corpus = config["geometry"]["clusters"]["corpus"]
     assert any("film actor" in s for s in readers.read_corpus(corpus, raw / "hf_wikitext2"))
     # Every repository was asked for at its pinned commit, and only at it.

@@ -1,12 +1,15 @@
 """The STS sets of the geometry study (Rajaee & Pilehvar): STS-B and SICK-R pairs with gold scores.
 
 Each split is read from the download folder of its source ``hf_<sts>_<split>``: the hub's
-``data.parquet``, or the mirror's original file (STS-B tsv, SICK.txt).
+``data.parquet``, SemEval-2014's own SICK file of the split (``SICK_test_annotated.txt``: the
+4,927 test pairs), or the mirror's original file (STS-B tsv, SICK.txt filtered to its
+``SemEval_set``).
 """
 
 from __future__ import annotations
 
 import csv
+import logging
 import os
 from pathlib import Path
 
@@ -16,8 +19,16 @@ import pandas as pd
 from isotropy.readers.tables import _raw_file
 from isotropy.sources import HUB_FILE
 
+log = logging.getLogger(__name__)
+
 _STS_SPLIT_FILES = {"train": "train.tsv", "validation": "dev.tsv"}  # GLUE STS-B from a mirror
 _SICK_FILE = "SICK.txt"  # SICK from a mirror: every split in one file
+# SICK online: SemEval-2014 Task 1's own files, one per split (as SentEval reads them).
+_SICK_SEMEVAL_FILES = {
+    "test": "SICK_test_annotated.txt",
+    "train": "SICK_train.txt",
+    "trial": "SICK_trial.txt",
+}
 
 
 def sts_source(name: str, split: str) -> str:
@@ -74,10 +85,19 @@ def read_sts(name: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
                 f"unknown STS-B split {split!r}; expected one of {sorted(_STS_SPLIT_FILES)}"
             )
         return read_sts_tsv(_raw_file(raw_dir, _STS_SPLIT_FILES[split]))
-    path = _raw_file(raw_dir, _SICK_FILE)
+    semeval = raw_dir / _SICK_SEMEVAL_FILES.get(split, f"SICK_{split}.txt")
+    path = semeval if semeval.is_file() else _raw_file(raw_dir, _SICK_FILE)
     table = pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False)
-    if split != "all":
+    table.columns = [str(c).strip() for c in table.columns]
+    if path == semeval:
+        log.info("SICK-R %s: SemEval-2014's own file %s", split, path)
+    elif split != "all":
         table = table[table["SemEval_set"].str.upper() == split.upper()]
+    missing = {"sentence_A", "sentence_B", "relatedness_score"} - set(table.columns)
+    if missing:
+        raise ValueError(
+            f"SICK file {path} lacks columns {sorted(missing)}; found {list(table.columns)}"
+        )
     table = table.rename(
         columns={"sentence_A": "sentence1", "sentence_B": "sentence2", "relatedness_score": "score"}
     )

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import zipfile
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from isotropy.readers.feature_table import FLAG_COLUMN, read_feature_table
 from isotropy.readers.inputs import _supersense_options, _supersense_sources
 from isotropy.readers.registry import register_dataset
 from isotropy.readers.tables import _multi_label_frame, _raw_file, _read_utf8_lines
@@ -66,7 +64,7 @@ SUPERSENSE_CLASSES = (
     "plant", "possession", "process", "quantity", "relation", "shape", "state", "substance", "time",
 )  # fmt: skip
 SUPERSENSE_FILE = "words_features.zip"
-_SUPERSENSE_COLUMN = re.compile(r"^(word[12])\.attrs\.supersenses\.is_(.+)$")
+_SUPERSENSE_COLUMN = FLAG_COLUMN
 _TRUE = {"true", "1", "1.0"}
 _FALSE = {"false", "0", "0.0", ""}
 
@@ -74,40 +72,21 @@ _FALSE = {"false", "0", "0.0", ""}
 def read_supersense_tikhonov(raw_dir: str | os.PathLike) -> pd.DataFrame:
     """The paper's supersense data: Tikhonov et al.'s words, each with its supersense flags.
 
-    ``words_features.zip`` (altsoph/modality_shifts) holds one CSV of word pairs: ``word1``,
-    ``word2`` and, per word, 26 flags ``word<k>.attrs.supersenses.is_<class>``. Every word of
-    either column becomes one item labelled ``noun.<class>`` for each flag set (the names WordNet
-    gives its lexicographer files, as the WordNet stand-in labels them). The paper leaves open,
-    and this reader chooses:
+        ``words_features.zip`` (altsoph/modality_shifts) holds one CSV of word pairs: ``word1``,
+        ``word2`` and, per word, 26 flags ``word<k>.attrs.supersenses.is_<class>`` (the word columns are found from the file:
+    :func:`~isotropy.readers.feature_table.find_word_columns`). Every word of
+        either column becomes one item labelled ``noun.<class>`` for each flag set (the names WordNet
+        gives its lexicographer files, as the WordNet stand-in labels them). The paper leaves open,
+        and this reader chooses:
 
-    - a word that occurs in several pairs is one item, labelled with the union of its flags
-      over all its occurrences (occurrences that disagree are counted in the log);
-    - words are kept as written (surrounding whitespace stripped, case kept);
-    - a flag is set when it reads true/1, unset when false/0 or empty; anything else is an error;
-    - words with no flag set are dropped (counted in the log);
-    - items are in order of first occurrence (row by row, word1 before word2).
+        - a word that occurs in several pairs is one item, labelled with the union of its flags
+          over all its occurrences (occurrences that disagree are counted in the log);
+        - words are kept as written (surrounding whitespace stripped, case kept);
+        - a flag is set when it reads true/1, unset when false/0 or empty; anything else is an error;
+        - words with no flag set are dropped (counted in the log);
+        - items are in order of first occurrence (row by row, word1 before word2).
     """
-    path = _raw_file(raw_dir, SUPERSENSE_FILE)
-    with zipfile.ZipFile(path) as archive:
-        members = [
-            m
-            for m in archive.namelist()
-            if m.endswith(".csv") and "__MACOSX" not in m and not Path(m).name.startswith("._")
-        ]
-        if len(members) != 1:
-            raise ValueError(
-                f"{path}: expected one CSV file inside, found {members or archive.namelist()}; "
-                "re-download source supersense_features"
-            )
-        label = f"{path}:{members[0]}"
-        with archive.open(members[0]) as handle:
-            table = pd.read_csv(
-                handle,
-                usecols=lambda c: c in ("word1", "word2") or bool(_SUPERSENSE_COLUMN.match(c)),
-                dtype=str,
-                keep_default_na=False,
-                encoding="utf-8",
-            )
+    table, label = read_feature_table(_raw_file(raw_dir, SUPERSENSE_FILE))
     return supersense_items(table, label)
 
 

@@ -8,8 +8,10 @@ Modules, in the order one download passes through them:
   URLs, laid out and swapped into its folder with a manifest;
 - :mod:`~isotropy.sources.mirror`: the mirror folder, its MANIFEST.tsv, and the availability check
   that parse time and run time share;
-- :mod:`~isotropy.sources.transfer`: one file over HTTP(S) (streaming, retries, content
-  encodings) or copied, and the sha256 / git-blob pins;
+- :mod:`~isotropy.sources.transfer`: one file over HTTP(S) (streaming, retries that resume
+  with Range, Retry-After, one deadline, TLS that must close cleanly) or copied, and the
+  sha256 / git-blob / size pins;
+- :mod:`~isotropy.sources.encodings`: a Content-Encoding undone as a stream, within a limit;
 - :mod:`~isotropy.sources.archives`: archive members within extraction limits;
 - :mod:`~isotropy.sources.layouts`: per-kind raw layouts (``files`` copies a data set's files as
   they are, so a plain new source needs no layout code);

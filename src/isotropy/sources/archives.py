@@ -8,6 +8,7 @@ otherwise fill the disk).
 
 from __future__ import annotations
 
+import errno
 import shutil
 import tarfile
 import zipfile
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from isotropy.io import DiskFullError
 from isotropy.sources.mirror import mirror_path_problem
 from isotropy.sources.settings import DOWNLOAD_DEFAULTS, ArchiveError
 
@@ -150,19 +152,48 @@ def is_debris(name: str) -> bool:
 
 
 def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path) -> list[str]:
-    """Copy the archive members for which ``wanted(member)`` into ``staging`` (by base name); error if none."""
-    written = []
+    """Copy the archive members for which ``wanted(member)`` into ``staging`` (by base name).
+
+    An error if none is wanted, or if two wanted members share a base name (one would silently
+    replace the other: a crafted archive could swap a real file for its own). A full disk names
+    the member and the archive (:class:`isotropy.io.DiskFullError`).
+    """
+    written: dict[str, str] = {}
     for member, opener in archive_members(item):
         if wanted(member):
             target = Path(member).name
-            with opener() as reader, open(staging / target, "wb") as writer:
-                shutil.copyfileobj(reader, writer, 1 << 20)
-            written.append(target)
+            if target in written:
+                raise ArchiveError(duplicate_message(item, target, written[target], member))
+            with opener() as reader:
+                _write_member(item, member, reader, staging / target)
+            written[target] = member
     if not written:
         raise ValueError(
             f"archive {item.name} holds none of the expected files; its layout changed or the URL is wrong"
         )
-    return written
+    return list(written)
+
+
+def duplicate_message(item: Fetched, target: str, first: str, second: str) -> str:
+    return (
+        f"archive {item.name} holds two members named {target} ({first!r} and {second!r}); "
+        "which one is the data cannot be told, so neither is used: the archive is damaged or "
+        "crafted, fetch it again from a trusted source"
+    )
+
+
+def _write_member(item: Fetched, member: str, reader: Any, target: Path) -> None:
+    try:
+        with open(target, "wb") as writer:
+            shutil.copyfileobj(reader, writer, 1 << 20)
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        written = target.stat().st_size if target.exists() else 0
+        target.unlink(missing_ok=True)
+        full = DiskFullError(target, written, error)
+        full.strerror = f"unpacking member {member!r} of archive {item.name}: {full.strerror}"
+        raise full from error
 
 
 def copy_into(item: Fetched, staging: Path, target: str) -> str:

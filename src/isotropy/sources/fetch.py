@@ -14,6 +14,7 @@ file.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import logging
 import os
@@ -24,9 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import requests
-
-from isotropy.io import sha256_file, write_json
+from isotropy.io import DiskFullError, sha256_file, write_json
 from isotropy.sources.archives import ExtractionLimits, Fetched
 from isotropy.sources.layouts import layout_of
 from isotropy.sources.mirror import (
@@ -42,6 +41,7 @@ from isotropy.sources.transfer import (
     copy_local,
     download_file,
     git_blob_id,
+    new_session,
     url_file_name,
 )
 from isotropy.workflow.paths import MANIFEST_NAME
@@ -83,7 +83,7 @@ def fetch_source(
             backoff=backoff,
             timeout=timeout,
         )
-        files = layout(items, origin, staging)
+        files = _lay_out(layout, items, origin, staging, name)
         records = [_file_record(staging, rel) for rel in files]
         _replace_contents(raw_dir, staging, files, keep=work)
     finally:
@@ -100,6 +100,19 @@ def fetch_source(
     write_json(raw_dir / MANIFEST_NAME, manifest)
     log.info("source %s: %d file(s) from %s in %s", name, len(records), origin, raw_dir)
     return manifest
+
+
+def _lay_out(layout: Any, items: list[Fetched], origin: str, staging: Path, name: str) -> list[str]:
+    """The source's raw files written into ``staging``; a full disk names the source's folder."""
+    try:
+        return layout(items, origin, staging)
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT) or isinstance(error, DiskFullError):
+            raise
+        written = sum(p.stat().st_size for p in staging.rglob("*") if p.is_file())
+        full = DiskFullError(staging.parent.parent, written, error)
+        full.strerror = f"laying out source {name!r}: {full.strerror}"
+        raise full from error
 
 
 def _fetch_inputs(
@@ -206,32 +219,61 @@ def _from_urls(
     params: Mapping[str, Any], fetched_dir: Path, **kwargs: Any
 ) -> tuple[list[Fetched], list[dict]]:
     items, inputs = [], []
+    name = params["name"]
     blobs = params.get("git_blob") or [None] * len(params["urls"])
-    with requests.Session() as session:
-        for url, pin, blob in zip(params["urls"], params["sha256"], blobs):
+    sizes = params.get("bytes") or [None] * len(params["urls"])
+    with new_session() as session:
+        for url, pin, blob, size in zip(params["urls"], params["sha256"], blobs, sizes):
             filename = url_file_name(url)
             local = fetched_dir / filename
             log.info("downloading %s", url)
             try:
-                digest = download_file(url, local, pin, session=session, **kwargs)
-            except DownloadError as error:
-                raise DownloadError(f"source {params['name']!r}: {error}") from error
-            if pin is None:
-                log.info(
-                    "%s: sha256 %s (not pinned; add it to config.yaml to pin)", filename, digest
+                digest = download_file(
+                    url,
+                    local,
+                    pin,
+                    session=session,
+                    size=size,
+                    pin_key=f"sources.{name}.sha256",
+                    max_bytes=params.get(
+                        "max_extracted_bytes", DOWNLOAD_DEFAULTS["max_extracted_bytes"]
+                    ),
+                    max_seconds=params.get(
+                        "max_download_seconds", DOWNLOAD_DEFAULTS["max_download_seconds"]
+                    ),
+                    **kwargs,
                 )
-            entry = {"url": url, "sha256": digest, "pinned": pin is not None}
+            except DownloadError as error:
+                raise DownloadError(f"source {name!r}: {error}") from error
+            entry = {
+                "url": url,
+                "sha256": digest,
+                "bytes": local.stat().st_size,
+                "pinned": pin is not None,
+            }
             if blob is not None:
                 entry["git_blob"] = git_blob_id(local)
                 check_digest(
                     entry["git_blob"],
                     blob,
-                    f"{url} (its git object id, config sources.{params['name']}.git_blob)",
+                    url,
+                    pin_key=f"sources.{name}.git_blob",
+                    what="git object id",
                 )
                 entry["pinned"] = True
+            entry["checked_against"] = _pins_checked(pin, blob, size)
+            if not entry["pinned"]:
+                log.warning(
+                    "%s: sha256 %s (not pinned; add it to config.yaml to pin)", filename, digest
+                )
             items.append(Fetched(filename, local))
             inputs.append(entry)
     return items, inputs
+
+
+def _pins_checked(sha256: str | None, blob: str | None, size: int | None) -> list[str]:
+    """What a downloaded file was checked against: its config pins, strongest first."""
+    return [what for what, pin in (("sha256", sha256), ("git_blob", blob), ("bytes", size)) if pin]
 
 
 def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:

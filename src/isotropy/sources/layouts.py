@@ -35,11 +35,12 @@ from isotropy.sources.archives import (
     Fetched,
     archive_members,
     copy_into,
+    duplicate_message,
     extract_members,
     is_archive,
     is_debris,
 )
-from isotropy.sources.settings import HUB_FILE
+from isotropy.sources.settings import HUB_FILE, ArchiveError
 
 Normaliser = Callable[[list[Fetched], str, Path], list[str]]
 LAYOUTS: dict[str, Normaliser] = {}
@@ -105,9 +106,17 @@ def _polarity(items: list[Fetched], origin: str, staging: Path) -> list[str]:
         if is_archive(item.path):
             for member, opener in archive_members(item):
                 if Path(member).name in POLARITY_FILES:
+                    if Path(member).name in texts:
+                        raise ArchiveError(
+                            duplicate_message(
+                                item, Path(member).name, texts[Path(member).name][1], member
+                            )
+                        )
                     with opener() as reader:
                         texts[Path(member).name] = (reader.read(), f"{item.name}:{member}")
         elif Path(item.name).name in POLARITY_FILES:
+            if Path(item.name).name in texts:
+                raise ValueError(f"polarity source: two files named {Path(item.name).name}")
             texts[Path(item.name).name] = (item.path.read_bytes(), item.name)
     missing = [name for name in POLARITY_FILES if name not in texts]
     if missing:

@@ -176,8 +176,10 @@ def config_pins_of_mirror_files(
 ) -> dict[str, str]:
     """mirror path → the config pin of the URL whose file it is (same file name).
 
-    A pin whose file the mirror does not hold cannot be checked, so it is refused (as pip refuses
-    a hash it cannot check), never silently dropped.
+    A pin of a published file the mirror does not hold (an archive whose members the mirror
+    keeps, say) pins the download only: the mirror's files are then checked against its
+    MANIFEST.tsv, which :func:`check_mirror_file` requires (a pin is never taken to check a
+    file it does not describe).
     """
     rels = params.get("mirror_files") or []
     pins = {}
@@ -187,10 +189,11 @@ def config_pins_of_mirror_files(
         filename = url_file_name(url)
         same = [rel for rel in rels if PurePosixPath(rel).name == filename]
         if not same:
-            raise UnverifiedFileError(
-                f"sources.{name}.sha256 pins {filename}, which the mirror {mirror} does not hold (it holds "
-                f"{', '.join(rels)}), so the pin cannot be checked; set the pin to null to rely on the "
-                f"mirror's MANIFEST.tsv, or unset {MIRROR_ENV} to download the pinned file"
+            log.debug(
+                "sources.%s.sha256 pins %s, which the mirror %s does not hold: it pins downloads only",
+                name,
+                filename,
+                mirror,
             )
         pins.update({rel: pin for rel in same})
     return pins

@@ -64,6 +64,7 @@ def source_params(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
         **({"hub": dict(cfg["hub"])} if cfg.get("hub") else {}),
         # Only where given, so that the params (and the re-runs they trigger) of the others stay.
         **({"git_blob": _aligned_pins(cfg, "git_blob")} if cfg.get("git_blob") else {}),
+        **({"bytes": _aligned_pins(cfg, "bytes")} if cfg.get("bytes") else {}),
     }
 
 

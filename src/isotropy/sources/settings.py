@@ -9,6 +9,7 @@ DOWNLOAD_DEFAULTS = {
     "allow_unverified_mirror": False,
     "max_extracted_bytes": 32 * 1024**3,
     "max_archive_members": 100_000,
+    "max_download_seconds": 6 * 3600,  # one file, all attempts: a trickling server is abandoned
 }
 HUB_FILE = "data.parquet"  # a hub data set's split, as downloaded
 
