@@ -77,7 +77,11 @@ def _small_text(figure: Figure, renderer, page_width: float) -> list[str]:
     width = figure.get_tightbbox(renderer).width  # inches, as saved with bbox_inches="tight"
     scale = min(1.0, page_width / width)
     texts = [
-        text for text in figure.findobj(Text) if text.get_visible() and text.get_text().strip()
+        text
+        for text in figure.findobj(Text)
+        if text.get_visible()
+        and text.get_text().strip()
+        and (text.axes is None or text.axes.get_visible())  # a hidden panel's labels are not drawn
     ]
     small = sorted(
         {round(t.get_fontsize(), 1) for t in texts if t.get_fontsize() * scale < MIN_POINTS}
