@@ -92,3 +92,14 @@ def test_the_papers_r_beside_ours():
     assert one["vs_paper"] == "1 seed: no interval"
     glue = with_paper_values(correlation_table(_falling(0, dataset="rte"), BY), published, "glue")
     assert math.isnan(glue["paper_pearson_r"].iloc[0]) and glue["vs_paper"].iloc[0] == ""
+
+
+def test_the_measurements_count_the_seed_of_a_one_seed_table():
+    """A one-seed table has no seed0 row: the verdicts read the run count from ``seeds``."""
+    from isotropy.verdicts.measurements import optimisation_measurements
+    from isotropy.verdicts.standins import StandIns
+
+    for seeds in (1, 3):
+        table = correlation_table(pd.concat([_falling(s) for s in range(seeds)]), BY)
+        rows = optimisation_measurements("main", counts=None, correlations=table, traces=None, config={}, stand=StandIns())  # fmt: skip
+        assert {row["seeds"] for row in rows} == {seeds}
