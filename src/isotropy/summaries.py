@@ -13,7 +13,7 @@ from scipy import stats
 from isotropy.bootstrap import BootstrapSettings, correlation_intervals
 from isotropy.bootstrap import describe as describe_interval
 from isotropy.metrics import registry
-from isotropy.seed_intervals import seed_interval, signs_disagree
+from isotropy.seed_intervals import R_LIMIT, seed_interval, signs_disagree, spearman_limit
 from isotropy.verdicts.comparison import matches
 
 CORRELATIONS = ("pearson_r", "spearman_rho")
@@ -131,8 +131,10 @@ def correlation_table(
 def _seed_columns(pooled: dict, per_seed: list[dict], level: float) -> dict:
     """The interval over seeds of each correlation, its description and the sign check."""
     columns: dict = {}
+    points = min((row["points"] for row in per_seed), default=0)
+    limits = {"pearson_r": R_LIMIT, "spearman_rho": spearman_limit(points)}
     for name in CORRELATIONS:
-        interval = seed_interval([row[name] for row in per_seed], level)
+        interval = seed_interval([row[name] for row in per_seed], level, limits[name])
         columns[f"{name}_seed_mean"] = exact_unit(interval.estimate)
         columns[f"{name}_seed_low"] = math.nan if interval.low is None else exact_unit(interval.low)
         columns[f"{name}_seed_high"] = math.nan if interval.high is None else exact_unit(interval.high)  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 import matplotlib.pyplot as plt
@@ -80,7 +81,10 @@ def _change(frame: pd.DataFrame) -> str:
     for metric in registry.trace_metrics():
         means = frame.groupby("step")[metric.name].mean()
         first, last = means.iloc[0], means.iloc[-1]
-        lines.append(f"{metric.label} {first:.3g} → {last:.3g} (Δ {last - first:+.2g})")
+        change = last - first
+        # decimals enough to show the change: 0.30605 → 0.30616, not 0.306 → 0.306
+        places = 3 if change == 0 else max(3, 1 - math.floor(math.log10(abs(change))))
+        lines.append(f"{metric.label} {first:.{places}f} → {last:.{places}f} (Δ {change:+.2g})")
     return "\n".join(lines)
 
 
