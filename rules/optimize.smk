@@ -59,6 +59,7 @@ rule tabulate_parameters:
 rule tabulate_correlations:
     input:
         traces=lambda wc: run_files(wc.study, "trace.parquet"),
+        published=os.path.join(workflow.basedir, "config", "published_values.csv"),
     output:
         table=report(
             paths.study_file("{table}.csv"),
@@ -77,7 +78,6 @@ rule tabulate_correlations:
         encoder_labels=encoder_labels(),
         stamp=settings_stamp,
         facts=caption_facts,
-        bootstrap=setting("bootstrap", default={}),
     script:
         "../scripts/tabulate_correlations.py"
 

@@ -2,6 +2,7 @@
 
 from isotropy.logs import configure_from_snakemake
 from isotropy.plots import save_figure, stamp
+from isotropy.plots.check import PAPER_TEXT_WIDTH
 from isotropy.plots.main import metric_curves, setup_label
 from isotropy.provenance import record_step
 from isotropy.summaries import read_traces
@@ -20,7 +21,9 @@ def main(snakemake):
         ]
     figure = metric_curves(traces, panel="dataset", row="encoder" if several_encoders else None)
     stamp(figure, snakemake.params.stamp)
-    save_figure(figure, snakemake.output.pdf, snakemake.output.png)
+    # Figure 2 reads at a paper's text width; figure 4's grid of encoders × tasks cannot.
+    width = None if several_encoders else PAPER_TEXT_WIDTH
+    save_figure(figure, snakemake.output.pdf, snakemake.output.png, page_width=width)
     record_step(snakemake)
 
 

@@ -4,6 +4,7 @@ import pandas as pd
 
 from isotropy.logs import configure_from_snakemake
 from isotropy.plots import save_figure, stamp
+from isotropy.plots.check import PAPER_TEXT_WIDTH
 from isotropy.plots.main import setup_label, silhouette_vs_isoscore
 from isotropy.provenance import record_step
 from isotropy.summaries import read_traces
@@ -22,7 +23,7 @@ def main(snakemake):
         ]
     figure = silhouette_vs_isoscore(traces, panel="dataset", correlations=correlations)
     stamp(figure, snakemake.params.stamp)
-    save_figure(figure, snakemake.output.pdf, snakemake.output.png)
+    save_figure(figure, snakemake.output.pdf, snakemake.output.png, page_width=PAPER_TEXT_WIDTH)
     record_step(snakemake)
 
 

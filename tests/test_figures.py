@@ -10,12 +10,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.colors import to_rgb
 
-from isotropy.plots import FigureCheckError, check_figure, plt
+from isotropy.plots import FigureCheckError, check, check_figure, plt, stamp
 from isotropy.plots import geometry as geometry_plots
 from isotropy.plots import istar as istar_plots
-from isotropy.plots.check import figure_problems
+from isotropy.plots.check import PAPER_TEXT_WIDTH, figure_problems
 from isotropy.plots.main import metric_curves, panel_title, silhouette_vs_isoscore
+from isotropy.summaries import correlation_table, with_paper_values
+from isotropy.verdicts.published import read_published
 
 
 def _close(figure):
@@ -119,35 +122,124 @@ def test_figure2_names_both_curves_on_every_panel(seeds):
     assert _close(figure) == []
 
 
+STAMP = "PREVIEW (make preview): seed 0, metrics after every 10th update; not the paper's protocol (make run)"  # fmt: skip
+
+
+def _figure2_as_it_was():
+    """Figure 2 before issue 36: four panels in a row on 14.4 inches, 8-pt ticks, the legend above
+    the panels and the PREVIEW stamp as a figure text at the top edge."""
+    figure, axes = plt.subplots(1, 4, figsize=(14.4, 3.3), layout="constrained")
+    for ax, (_, name) in zip(axes, SETUPS):
+        twin = ax.twinx()
+        ax.plot([0, 1, 2], [0.3, 0.1, 0.01], color="tab:blue", label="IsoScore (left axis)")
+        twin.plot([0, 1, 2], [0.1, 0.3, 0.4], color="tab:red", label="Silhouette (right axis)")
+        ax.set_title(name, fontsize=9)
+        ax.tick_params(labelsize=8)
+        twin.tick_params(labelsize=8)
+    figure.legend(loc="outside upper center", ncol=2, frameon=False)
+    figure.text(0.5, 1.0, STAMP, ha="center", va="bottom", fontsize=11, fontweight="bold")
+    return figure
+
+
+def test_checker_reads_the_saved_layout_where_figure2_hid_its_stamp():
+    figure = _figure2_as_it_was()
+    figure.canvas.draw()  # at draw time the two do not meet: the old check passed
+    drawn = check._overlaps(figure, figure.canvas.get_renderer())
+    assert not any("PREVIEW" in p for p in drawn), drawn
+    problems = figure_problems(figure, page_width=PAPER_TEXT_WIDTH)
+    plt.close(figure)
+    assert any("PREVIEW" in p and "figure legend" in p for p in problems), problems
+    assert any(p.startswith("small text: 8, ") for p in problems), problems  # ticks at 3.5 pt
+
+
+def test_figure2_with_its_stamp_reads_at_a_papers_width():
+    figure = metric_curves(_traces(SETUPS, (0,)), panel="dataset")
+    stamp(figure, STAMP)
+    assert figure_problems(figure, page_width=PAPER_TEXT_WIDTH) == []
+    plt.close(figure)
+
+
+def test_figure2_panels_state_the_change_they_show():
+    traces = _traces(SETUPS[:2], (0, 1))
+    narrow = traces["dataset"] == SETUPS[1][1]
+    traces.loc[narrow, "isoscore"] = 0.365 - 0.026 * traces.loc[narrow, "step"] / 19
+    figure = metric_curves(traces, panel="dataset")
+    title = [ax.get_title() for ax in figure.axes if ax.get_title()][1]
+    assert "IsoScore 0.365 → 0.339 (Δ -0.026)" in title, title
+    assert "Silhouette " in title and "(Δ +0.6" in title, title
+    assert _close(figure) == []
+
+
 def test_figure4_grid_of_encoders_and_tasks():
     traces = _traces([("miniLM", t) for t in ("rte", "wnli", "cola")] + [("mpnet", "wnli")], (0,))
     assert _close(metric_curves(traces, panel="dataset", row="encoder")) == []
 
 
-def test_figure3_log_isoscore_axis_and_titles():
-    traces = _traces(SETUPS)
-    correlations = pd.DataFrame(
-        [
-            {"dataset": d, "scope": "all", "pearson_r": -0.9, "spearman_rho": -0.95}
-            for _, d in SETUPS
-        ]
-    )
-    figure = silhouette_vs_isoscore(traces, panel="dataset", correlations=correlations)
+def _correlations(traces):
+    """The correlation table of the workflow (intervals over seeds, the paper's r) for ``traces``."""
+    table = correlation_table(traces, ["encoder", "dataset"])
+    return with_paper_values(table, read_published(), "main")
+
+
+def _paper_named(traces):
+    """SETUPS with the data set names the published values know (polarity, snli, pos, supersense)."""
+    traces = traces.copy()
+    traces["dataset"] = traces["dataset"].str.split(",").str[0]
+    return traces
+
+
+def test_figure3_titles_give_the_interval_over_seeds_and_say_what_it_is():
+    traces = _paper_named(_traces(SETUPS, seeds=(0, 1, 2)))
+    figure = silhouette_vs_isoscore(traces, "dataset", _correlations(traces))
     panels = [ax for ax in figure.axes if ax.get_xlabel()]
-    assert {ax.get_xscale() for ax in panels} == {"log"}
-    assert panels[2].get_title().startswith("pos, GloVe 50-d (stand-in for")
-    assert "ρ = -0.95" in panels[2].get_title()
+    assert {ax.get_xscale() for ax in panels} == {"log"}  # one convention for every panel
+    title = panels[0].get_title()
+    assert title.startswith("polarity\nr = ") and " pooled; seeds " in title and "[" in title
+    note = figure._supxlabel.get_text().replace("\n", " ")  # the figure says what its intervals are
+    assert "the 95% t-interval over seeds of the per-seed values" in note
     assert _close(figure) == []
     assert panel_title("polarity, miniLM") == "polarity, miniLM"
 
 
-@pytest.mark.parametrize("low", [0.0, 0.3])  # a zero, or less than a decade: linear
-def test_figure3_linear_isoscore_axis_when_log_would_not_help(low):
-    traces = _traces(SETUPS[:1])
-    traces["isoscore"] = np.linspace(0.5, low, len(traces))
+def test_figure3_one_seed_says_no_interval():
+    traces = _paper_named(_traces(SETUPS, seeds=(0,)))
+    figure = silhouette_vs_isoscore(traces, "dataset", _correlations(traces))
+    titles = [ax.get_title() for ax in figure.axes if ax.get_xlabel()]
+    assert all("(1 seed: no interval)" in t and "[" not in t for t in titles), titles
+    assert _close(figure) == []
+
+
+def test_figure3_marks_a_sign_against_the_paper():
+    traces = _paper_named(_traces(SETUPS))
+    flipped = traces["dataset"] == "supersense"
+    traces.loc[flipped, "silhouette"] = -traces.loc[flipped, "silhouette"]  # r > 0; paper −0.978
+    figure = silhouette_vs_isoscore(traces, "dataset", _correlations(traces))
+    panels = {ax.get_title().split("\n")[0]: ax for ax in figure.axes if ax.get_xlabel()}
+    assert "sign differs from the paper (r = -0.978)" in panels["supersense"].get_title()
+    assert panels["supersense"].spines["left"].get_edgecolor()[:3] == to_rgb("firebrick")
+    assert "sign differs" not in panels["polarity"].get_title()
+    assert panels["polarity"].spines["left"].get_edgecolor()[:3] != to_rgb("firebrick")
+    assert _close(figure) == []
+
+
+def test_figure3_keeps_one_scale_and_labels_a_narrow_log_panel():
+    traces = _traces(SETUPS[:2])
+    narrow = traces["dataset"] == SETUPS[1][1]
+    traces.loc[narrow, "isoscore"] = np.linspace(0.365, 0.339, narrow.sum())  # supersense-like
     figure = silhouette_vs_isoscore(traces, panel="dataset")
-    assert figure.axes[0].get_xscale() == "linear"
-    assert figure.axes[0].get_xlabel() == "IsoScore"
+    panels = [ax for ax in figure.axes if ax.get_xlabel()]
+    assert [ax.get_xscale() for ax in panels] == ["log", "log"]
+    figure.canvas.draw()
+    labels = [t.get_text() for t in panels[1].get_xticklabels() if t.get_text()]
+    assert len(labels) >= 2, labels  # a log axis inside one decade still says where it is
+    assert _close(figure) == []
+
+
+def test_figure3_is_linear_everywhere_when_a_value_is_zero():
+    traces = _traces(SETUPS[:2])
+    traces.loc[traces.index[-1], "isoscore"] = 0.0
+    figure = silhouette_vs_isoscore(traces, panel="dataset")
+    assert {ax.get_xscale() for ax in figure.axes if ax.get_xlabel()} == {"linear"}
     assert _close(figure) == []
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from isotropy.seed_intervals import seed_interval, signs_disagree
+from isotropy.seed_intervals import seed_interval, signs_disagree, spearman_limit
 
 
 def test_the_interval_is_the_t_interval_of_fisher_z():
@@ -52,3 +52,18 @@ def test_sign_disagreement():
     assert signs_disagree([0.85, -0.2])
     assert not signs_disagree([0.85, 0.98], pooled=0.9)
     assert not signs_disagree([0.0, 0.5, math.nan])
+
+
+def test_spearman_at_minus_one_is_clipped_at_the_data_resolution():
+    # the golden tiny run's polarity seeds: ρ = -1 and -0.9945 on 13 points, one swap apart
+    assert spearman_limit(13) == pytest.approx(1 - 6 / (13 * 168))
+    assert 0.9945054945054945 < spearman_limit(13) < 1
+    seeds = [-1.0, -0.9945054945054945]
+    floating = seed_interval(seeds)  # clipped at 1 - 1e-12: z = -14.2 against -2.95
+    assert floating.low == pytest.approx(-1) and floating.high == pytest.approx(1)
+    resolved = seed_interval(seeds, limit=spearman_limit(13))
+    assert -1 < resolved.low < resolved.estimate < resolved.high < 0
+
+
+def test_one_seed_estimate_is_its_value_exactly():
+    assert seed_interval([-0.3]).estimate == -0.3  # no tanh(artanh(x)) rounding

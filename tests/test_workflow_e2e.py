@@ -37,12 +37,13 @@ def test_main_study_tables_count_the_real_items(tiny_run):
         assert row.pearson_r == pytest.approx(np.corrcoef(x, y)[0, 1], abs=1e-12)
         assert row.spearman_rho == pytest.approx(np.corrcoef(x.rank(), y.rank())[0, 1], abs=1e-12)
     assert correlations[["pearson_r", "spearman_rho"]].abs().le(1).all().all()
-    for name in ("pearson_r", "spearman_rho"):  # each with its bootstrap interval
-        defined = correlations.dropna(subset=[f"{name}_ci_low", f"{name}_ci_high"])
-        assert len(defined) == len(correlations.dropna(subset=[name]))
-        assert (defined[f"{name}_ci_low"] <= defined[f"{name}_ci_high"]).all()
-        assert defined[[f"{name}_ci_low", f"{name}_ci_high"]].abs().le(1 + 1e-9).all().all()
-    assert correlations["ci"].str.contains("bootstrap").all()
+    pooled = correlations[correlations["scope"] == "all"]
+    for name in ("pearson_r", "spearman_rho"):  # the interval over the setup's two seeds
+        assert (pooled[f"{name}_seed_low"] <= pooled[f"{name}_seed_high"]).all()
+        assert pooled[[f"{name}_seed_low", f"{name}_seed_high"]].abs().le(1).all().all()
+    assert pooled["interval"].str.startswith("95% t-interval over 2 seeds").all()
+    assert (pooled["paper_pearson_r"] < 0).all()  # the paper's printed r beside ours
+    assert "ci" not in correlations.columns  # no within-run bootstrap
 
 
 def _main_traces(workdir):
@@ -92,6 +93,9 @@ def test_glue_tables(tiny_run):
     )  # 8 updates, metrics after each
     table3 = pd.read_csv(workdir / "results/glue/table3.csv")
     assert set(table3["dataset"]) == {"rte", "wnli"}
+    assert list(table3["scope"]) == ["all", "all"]  # one seed: no duplicate seed0 row
+    assert (table3["interval"] == "1 seed: no interval").all()
+    assert table3["pearson_r_seed_low"].isna().all()
 
 
 def test_traces_and_provenance(tiny_run):

@@ -152,7 +152,8 @@ def sensitivity_table(
         items=("items", "first"),
         seeds=("seed", "nunique"),
     )
-    pooled = correlations[correlations["scope"] == "all"].drop(columns="scope").set_index(by)
+    pooled = correlations[correlations["scope"] == "all"].set_index(by)
+    pooled = pooled.drop(columns=["scope", "seeds"], errors="ignore")  # seeds: from the summaries
     table = counts.join(pooled).join(endpoints(traces, by).set_index(by)).reset_index()
     table = table.rename(columns={"encoder": "vectors", "dataset": "setup"})
     return table[[c for c in TABLE_COLUMNS if c in table.columns]]

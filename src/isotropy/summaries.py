@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from scipy import stats
 
 from isotropy.bootstrap import BootstrapSettings, correlation_intervals
 from isotropy.bootstrap import describe as describe_interval
 from isotropy.metrics import registry
+from isotropy.seed_intervals import R_LIMIT, seed_interval, signs_disagree, spearman_limit
 from isotropy.traces import read_traces
+from isotropy.verdicts.comparison import matches
+
+CORRELATIONS = ("pearson_r", "spearman_rho")
+# A correlation this close to ±1 is ±1 in meaning (e.g. identical ranks give ρ = -0.9999999999999999).
+_UNIT_TOLERANCE = 1e-12
 
 __all__ = ["correlation_table", "parameter_table", "read_traces"]  # read_traces: checked
 
@@ -56,46 +62,81 @@ def parameter_table(summary_paths: Iterable[str | Path], keys: Iterable[dict]) -
     return table.drop_duplicates(subset=group).reset_index(drop=True)
 
 
+def exact_unit(value: float) -> float:
+    """±1 where a correlation is ±1 up to floating-point rounding; any other value unchanged."""
+    if math.isfinite(value) and abs(abs(value) - 1) < _UNIT_TOLERANCE:
+        return math.copysign(1.0, value)
+    return value
+
+
+def _correlations(frame: pd.DataFrame, x: str, y: str) -> dict[str, float]:
+    """Pearson r and Spearman ρ of two columns; NaN on a constant or tiny series (stated, not hidden)."""
+    if len(frame) < 3 or frame[x].nunique() < 2 or frame[y].nunique() < 2:
+        return dict.fromkeys(CORRELATIONS, math.nan)
+    return {
+        "pearson_r": exact_unit(float(stats.pearsonr(frame[x], frame[y]).statistic)),
+        "spearman_rho": exact_unit(float(stats.spearmanr(frame[x], frame[y]).statistic)),
+    }
+
+
 def correlation_table(
-    traces: pd.DataFrame, by: list[str], bootstrap: BootstrapSettings | None = None
+    traces: pd.DataFrame,
+    by: list[str],
+    bootstrap: BootstrapSettings | None = None,
+    level: float = 0.95,
 ) -> pd.DataFrame:
-    """Pearson r and Spearman rho between IsoScore and silhouette per setup.
+    """Pearson r and Spearman ρ between IsoScore and silhouette per setup, with an interval over seeds.
 
     The two columns are the metric registry's correlated pair (:func:`registry.with_role`: the
-    ``isotropy`` and the ``clusters`` metric). ``scope`` is ``all`` (every recorded step of every
-    seed pooled) or ``seed<k>`` (one run).
-    With ``bootstrap``, each r and rho gets a confidence interval (isotropy.bootstrap: seeds and
-    blocks of steps resampled) and ``ci`` names how it was drawn.
+    ``isotropy`` and the ``clusters`` metric). Per setup, one row of scope ``all`` (every recorded
+    step of every seed pooled, ``points`` pairs) and, where there are 2 or more seeds, one row
+    ``seed<k>`` per run. The ``all`` row also holds ``seeds`` (runs with a defined correlation),
+    ``<corr>_seed_mean`` (tanh of the mean Fisher z of the per-seed values) and
+    ``<corr>_seed_low``/``_seed_high``, the ``level`` t-interval over seeds
+    (:mod:`isotropy.seed_intervals`), ``interval`` naming it ("1 seed: no interval" with one seed:
+    empty bounds), and ``seed_signs_disagree`` (per-seed signs differ from each other or from the
+    pooled value). Values ±1 up to rounding are written as ±1.
+
+    ``bootstrap`` (deprecated; only the sensitivity table still passes it) adds the old within-run
+    block-bootstrap columns ``*_ci_low``/``*_ci_high``/``ci``: they measure how r moves when
+    stretches of one trajectory are reweighted, not sampling uncertainty.
     """
     x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
     rows = []
     measured = traces.dropna(subset=[x, y])
     for key, group in measured.groupby(by, sort=False):
-        key = key if isinstance(key, tuple) else (key,)
-        scopes = [("all", group)] + [(f"seed{seed}", g) for seed, g in group.groupby("seed")]
-        for scope, frame in scopes:
-            if len(frame) < 3 or frame[x].nunique() < 2 or frame[y].nunique() < 2:
-                pearson = spearman = (
-                    np.nan
-                )  # undefined on constant or tiny series; stated, not hidden
-            else:
-                pearson = stats.pearsonr(frame[x], frame[y]).statistic
-                spearman = stats.spearmanr(frame[x], frame[y]).statistic
-            row = {
-                **dict(zip(by, key)),
-                "scope": scope,
-                "points": len(frame),
-                "pearson_r": pearson,
-                "spearman_rho": spearman,
-            }
+        key = dict(zip(by, key if isinstance(key, tuple) else (key,)))
+        runs = [(seed, run) for seed, run in group.groupby("seed", sort=True)]
+        per_seed = [{"scope": f"seed{seed}", "seeds": 1, "points": len(run), **_correlations(run, x, y)} for seed, run in runs]  # fmt: skip
+        pooled = {"scope": "all", "seeds": len(runs), "points": len(group), **_correlations(group, x, y)}  # fmt: skip
+        pooled.update(_seed_columns(pooled, per_seed, level))
+        scopes = [(pooled, group)] + ([(row, run) for row, (_, run) in zip(per_seed, runs)] if len(runs) > 1 else [])  # fmt: skip
+        for row, frame in scopes:
             if bootstrap is not None:
                 row.update(_intervals(frame, bootstrap, (x, y)))
-            rows.append(row)
+            rows.append({**key, **row})
     return pd.DataFrame(rows)
 
 
+def _seed_columns(pooled: dict, per_seed: list[dict], level: float) -> dict:
+    """The interval over seeds of each correlation, its description and the sign check."""
+    columns: dict = {}
+    points = min((row["points"] for row in per_seed), default=0)
+    limits = {"pearson_r": R_LIMIT, "spearman_rho": spearman_limit(points)}
+    for name in CORRELATIONS:
+        interval = seed_interval([row[name] for row in per_seed], level, limits[name])
+        columns[f"{name}_seed_mean"] = exact_unit(interval.estimate)
+        columns[f"{name}_seed_low"] = math.nan if interval.low is None else exact_unit(interval.low)
+        columns[f"{name}_seed_high"] = math.nan if interval.high is None else exact_unit(interval.high)  # fmt: skip
+    columns["interval"] = seed_interval([row["pearson_r"] for row in per_seed], level).describe()
+    columns["seed_signs_disagree"] = any(
+        signs_disagree([row[name] for row in per_seed], pooled[name]) for name in CORRELATIONS
+    )
+    return columns
+
+
 def _intervals(frame: pd.DataFrame, settings: BootstrapSettings, columns: tuple[str, str]) -> dict:
-    """Bootstrap intervals of one scope's correlations of ``columns``, with the phrase naming them."""
+    """Deprecated within-run block-bootstrap columns of one scope (only the sensitivity table)."""
     x, y = columns
     runs = [
         (run[x].to_numpy(), run[y].to_numpy())
@@ -105,3 +146,45 @@ def _intervals(frame: pd.DataFrame, settings: BootstrapSettings, columns: tuple[
         **correlation_intervals(runs, settings),
         "ci": describe_interval(settings, max(len(run[0]) for run in runs), len(runs)),
     }
+
+
+def with_paper_values(table: pd.DataFrame, published: pd.DataFrame, study: str) -> pd.DataFrame:
+    """``paper_pearson_r`` (the paper's printed r of the setup; empty where it prints none) and
+    ``vs_paper`` beside each ``all`` row: where the paper's r lies against our interval over
+    seeds, and whether our sign differs from it. A fact for the reader, not the verdict (that is
+    results/paper_comparison.csv, :mod:`isotropy.verdicts`).
+
+    ``published``: :func:`isotropy.verdicts.published.read_published`; ``study``: ``main``
+    (a preview reads the main study's values) or ``glue``; a setup matches the published row
+    whose setup pattern fits its data set (main) or ``encoder/dataset`` (glue).
+    """
+    rows = published[(published["study"] == study) & (published["quantity"] == "pearson_r")]
+    rows = rows[rows["paper_value"].notna()]
+    table = table.copy()
+    paper, notes = [], []
+    for _, row in table.iterrows():
+        setup = row["dataset"] if study == "main" else f"{row['encoder']}/{row['dataset']}"
+        found = [v for p, v in zip(rows["setup"], rows["paper_value"]) if matches(p, setup)]
+        value = found[0] if found and row["scope"] == "all" else math.nan
+        paper.append(value)
+        notes.append(_against_paper(row, value))
+    table["paper_pearson_r"] = paper
+    table["vs_paper"] = notes
+    return table
+
+
+def _against_paper(row: pd.Series, paper: float) -> str:
+    """``vs_paper`` of one row (see :func:`with_paper_values`); empty without a printed value."""
+    if not math.isfinite(paper):
+        return ""
+    ours = row["pearson_r_seed_mean"]
+    parts = ["sign differs from the paper"] if math.isfinite(ours) and ours * paper < 0 else []
+    if row.get("seed_signs_disagree", False):  # NaN only on seed rows, returned above
+        parts.append("seeds disagree in sign")
+    low, high = row["pearson_r_seed_low"], row["pearson_r_seed_high"]
+    if not (math.isfinite(low) and math.isfinite(high)):
+        parts.append(str(row["interval"]))
+    else:
+        inside = low <= paper <= high
+        parts.append(f"paper's r {'inside' if inside else 'outside'} our interval over seeds")
+    return "; ".join(parts)

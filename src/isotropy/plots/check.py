@@ -10,33 +10,88 @@ one sentence per problem:
   no entry in a legend of that panel, of its twin or of the figure; a panel with a single curve
   is named by its two axis labels instead ("y against x").
 
-:func:`isotropy.plots.save_figure` runs it on every figure the workflow saves.
+:func:`isotropy.plots.save_figure` runs it on every figure the workflow saves. The checks run on
+the layout of the *saved* file: the figure is rendered as :func:`isotropy.plots.save_figure` saves
+it (PNG, ``bbox_inches="tight"``, which lays the figure out again in the cropped page) and the
+boxes are measured during that final draw. A check at draw time alone missed figure 2's legend
+drawn over the PREVIEW stamp in the saved file (issue 36).
+
+With ``page_width`` (inches), :func:`figure_problems` also reports *small text*: a text whose size,
+once the saved figure is scaled to that width, falls below :data:`MIN_POINTS` points.
 """
 
 from __future__ import annotations
 
+import io
 import itertools
 
 from matplotlib.axes import Axes
 from matplotlib.collections import PathCollection
 from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 # Lines drawn as a reference (a zero line, a threshold) carry this gid and need no label.
 DECORATION = "decoration"
+# A paper's text width (ACL: 455 pt = 6.3 in, a figure* across both columns) and the smallest
+# text that reads there.
+PAPER_TEXT_WIDTH = 6.3
+MIN_POINTS = 6.0
 
 
-def figure_problems(figure: Figure) -> list[str]:
-    """Every overlap and unlabelled curve of ``figure``, one sentence each (empty: it passes)."""
-    figure.canvas.draw()
-    renderer = figure.canvas.get_renderer()
-    return (
+def figure_problems(figure: Figure, dpi: float = 200, page_width: float | None = None) -> list[str]:
+    """Every overlap and unlabelled curve of ``figure`` as saved (and, with ``page_width``, every
+    text too small at that width), one sentence each (empty: it passes)."""
+    found: list[list[str]] = []
+    failures: list[BaseException] = []
+
+    def on_draw(event) -> None:  # the last draw of a savefig is the saved layout
+        try:
+            found.append(_problems(figure, event.renderer, page_width))
+        except Exception as error:  # re-raised below, not lost in the callback
+            failures.append(error)
+
+    connection = figure.canvas.mpl_connect("draw_event", on_draw)
+    try:
+        figure.savefig(io.BytesIO(), format="png", dpi=dpi, bbox_inches="tight")
+    finally:
+        figure.canvas.mpl_disconnect(connection)
+    if failures:
+        raise failures[-1]
+    return found[-1]
+
+
+def _problems(figure: Figure, renderer, page_width: float | None) -> list[str]:
+    problems = (
         _overlaps(figure, renderer)
         + _tick_label_overlaps(figure, renderer)
         + _legend_covers_data(figure, renderer)
         + _unlabelled(figure)
     )
+    return problems + (_small_text(figure, renderer, page_width) if page_width else [])
+
+
+def _small_text(figure: Figure, renderer, page_width: float) -> list[str]:
+    """Texts smaller than MIN_POINTS once the saved figure is scaled down to ``page_width``."""
+    width = figure.get_tightbbox(renderer).width  # inches, as saved with bbox_inches="tight"
+    scale = min(1.0, page_width / width)
+    texts = [
+        text
+        for text in figure.findobj(Text)
+        if text.get_visible()
+        and text.get_text().strip()
+        and (text.axes is None or text.axes.get_visible())  # a hidden panel's labels are not drawn
+    ]
+    small = sorted(
+        {round(t.get_fontsize(), 1) for t in texts if t.get_fontsize() * scale < MIN_POINTS}
+    )
+    if not small:
+        return []
+    return [
+        f"small text: {', '.join(f'{size:g}' for size in small)} pt on a {width:.1f}-inch figure "
+        f"reads below {MIN_POINTS:g} pt at a {page_width:g}-inch page width"
+    ]
 
 
 def _is_colorbar(ax: Axes) -> bool:

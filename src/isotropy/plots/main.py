@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 import matplotlib.pyplot as plt
@@ -9,16 +10,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import MaxNLocator, NullFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
 
 from isotropy.metrics import registry
-
-
-def _with_interval(row: pd.Series, column: str) -> str:
-    """``-0.98 [-0.99, -0.97]``: a correlation and its bootstrap interval, when the table has one."""
-    low, high = row.get(f"{column}_ci_low", np.nan), row.get(f"{column}_ci_high", np.nan)
-    interval = f" [{low:.2f}, {high:.2f}]" if np.isfinite(low) and np.isfinite(high) else ""
-    return f"{row[column]:.2f}{interval}"
 
 
 def _mean_std(frame: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -70,14 +64,42 @@ def _panel_curves(ax: plt.Axes, frame: pd.DataFrame, seeds: int) -> bool:
 
 
 def _metric_legend(fig: plt.Figure, banded: bool) -> None:
-    """One legend above the panels: every metric's curve, and the band where one is drawn."""
+    """One legend below the panels (the top is the stamp's): every metric's curve, and the band where one is drawn."""
     handles = [
         Line2D([], [], color=metric.colour, label=_curve_name(metric))
         for metric in registry.trace_metrics()
     ]
     if banded:
         handles.append(Patch(color="0.6", alpha=0.4, label="± 1 std over seeds"))
-    fig.legend(handles=handles, loc="outside upper center", ncol=len(handles), frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False)
+
+
+def _change(frame: pd.DataFrame) -> str:
+    """What a panel's curves change by, first to last recorded step (means over seeds): each panel
+    scales its axes to its own data, so the size of the change is stated, not left to the eye."""
+    lines = []
+    for metric in registry.trace_metrics():
+        means = frame.groupby("step")[metric.name].mean()
+        first, last = means.iloc[0], means.iloc[-1]
+        change = last - first
+        # decimals enough to show the change: 0.30605 → 0.30616, not 0.306 → 0.306
+        places = 3 if change == 0 else max(3, 1 - math.floor(math.log10(abs(change))))
+        lines.append(f"{metric.label} {first:.{places}f} → {last:.{places}f} (Δ {change:+.2g})")
+    return "\n".join(lines)
+
+
+def _grid(count: int, rows: list, columns: int) -> tuple[plt.Figure, np.ndarray]:
+    """Panels for ``count`` setups (a grid of ``rows`` × setups when rows are given), sized so that
+    a 2-column figure reads at a paper's text width (isotropy.plots.check.PAPER_TEXT_WIDTH)."""
+    lines = len(rows) if rows != [None] else -(-count // columns)
+    width = columns if rows == [None] else count
+    return plt.subplots(
+        lines,
+        width,
+        figsize=(3.7 * width, 2.9 * lines + 0.6),
+        squeeze=False,
+        layout="constrained",
+    )
 
 
 def metric_curves(
@@ -85,71 +107,145 @@ def metric_curves(
 ) -> plt.Figure:
     """The per-update metrics against the update step, the mean over seeds (paper Figures 2 and 4).
 
-    One column per value of ``panel`` (a setup or task); with ``row`` (e.g. the encoder) one
-    row of panels per value. Each metric of :mod:`isotropy.metrics.registry` is drawn on its axis
-    (IsoScore left, silhouette right), named on every panel and in the legend above the panels;
-    a band of ± one standard deviation over seeds is drawn (and named) only where a panel has 2 or
-    more seeds.
+    One panel per value of ``panel`` (a setup or task), two panels a row; with ``row`` (e.g. the
+    encoder) one row of panels per value. Each metric of :mod:`isotropy.metrics.registry` is
+    drawn on its axis (IsoScore left, silhouette right), scaled to the panel's own data, so each
+    panel's title states the change it shows (first → last step); every metric is named on every
+    panel and in the legend below the panels; a band of ± one standard deviation over seeds is
+    drawn (and named) only where a panel has 2 or more seeds.
     """
     panels = list(dict.fromkeys(traces[panel]))
     rows = list(dict.fromkeys(traces[row])) if row else [None]
-    fig, axes = plt.subplots(
-        len(rows),
-        len(panels),
-        figsize=(3.6 * len(panels), 2.8 * len(rows) + 0.5),
-        squeeze=False,
-        sharex=True,
-        layout="constrained",
-    )
+    fig, axes = _grid(len(panels), rows, min(len(panels), 2))
+    cells = [(r, p) for r in rows for p in panels]
     banded = False
-    for i, row_value in enumerate(rows):
-        for j, panel_value in enumerate(panels):
-            ax = axes[i][j]
-            frame = traces[
-                (traces[panel] == panel_value) & ((traces[row] == row_value) if row else True)
-            ]
-            frame = frame.dropna(subset=registry.metric_columns())
-            seeds = frame["seed"].nunique() if not frame.empty else 0
-            banded = _panel_curves(ax, frame, seeds) or banded
-            if frame.empty:
-                ax.text(0.5, 0.5, "no run", ha="center", va="center", transform=ax.transAxes)
-            label = f"{row_value} / {panel_value}" if row else str(panel_value)
-            ax.set_title(_wrapped(f"{label} ({seeds} seed{'s' if seeds != 1 else ''})"), fontsize=9)
-            ax.tick_params(axis="x", labelsize=8)
-            if i == len(rows) - 1:
-                ax.set_xlabel("update")
+    for ax, (row_value, panel_value) in zip(axes.flat, cells):
+        frame = traces[
+            (traces[panel] == panel_value) & ((traces[row] == row_value) if row else True)
+        ]
+        frame = frame.dropna(subset=registry.metric_columns())
+        seeds = frame["seed"].nunique() if not frame.empty else 0
+        banded = _panel_curves(ax, frame, seeds) or banded
+        label = f"{row_value} / {panel_value}" if row else str(panel_value)
+        heading = _wrapped(f"{label} ({seeds} seed{'s' if seeds != 1 else ''})", 44)
+        if frame.empty:
+            ax.text(0.5, 0.5, "no run", ha="center", va="center", transform=ax.transAxes)
+        else:
+            heading += "\n" + _change(frame)
+        ax.set_title(heading, fontsize=9)
+        ax.tick_params(axis="x", labelsize=8)
+        ax.set_xlabel("update", fontsize=9)
+    for ax in axes.flat[len(cells) :]:
+        ax.set_visible(False)
     _metric_legend(fig, banded)
     if title:
         fig.suptitle(title)
     return fig
 
 
+SIGN_MARK = "sign differs from the paper"
+INTERVAL_NOTE = (
+    "r, ρ: Pearson and Spearman correlation of {x} and {y} over every recorded step of every seed "
+    "(pooled). In brackets: the 95% t-interval over seeds of the per-seed values (Fisher z), "
+    "after their mean; with one seed there is no interval. A red frame marks a panel whose sign "
+    "differs from the paper's r (Mickus et al. 2024, §3.2) or whose seeds disagree in sign."
+)
+
+
+def _value(value: float) -> str:
+    return f"{value:.3f}" if np.isfinite(value) else "undefined"
+
+
+def _correlation_line(symbol: str, row: pd.Series, column: str) -> str:
+    """``r = -0.978 pooled; seeds -0.970 [-0.990, -0.940]``, or ``…; 1 seed: no interval``."""
+    line = f"{symbol} = {_value(row[column])}"
+    low, high = row.get(f"{column}_seed_low", np.nan), row.get(f"{column}_seed_high", np.nan)
+    if np.isfinite(low) and np.isfinite(high):
+        line += f" pooled; seeds {_value(row[f'{column}_seed_mean'])} [{low:.3f}, {high:.3f}]"
+    elif isinstance(row.get("interval"), str):
+        line += f" ({row['interval']})"
+    return line
+
+
+def sign_warning(correlation: pd.Series | None) -> str:
+    """Why a panel is marked: our sign against the paper's r, or seeds that disagree; '' if none."""
+    if correlation is None:
+        return ""
+    reasons = []
+    paper = correlation.get("paper_pearson_r", np.nan)
+    ours = correlation.get("pearson_r_seed_mean", correlation.get("pearson_r", np.nan))
+    if np.isfinite(paper) and np.isfinite(ours) and paper * ours < 0:
+        reasons.append(f"{SIGN_MARK} (r = {paper:.3f})")
+    if str(correlation.get("seed_signs_disagree")).lower() == "true":  # bool, or read from CSV
+        reasons.append("seeds disagree in sign")
+    return "; ".join(reasons)
+
+
 def panel_title(name: str, correlation: pd.Series | None = None) -> str:
     """Figure 3's panel title: the setup, then Pearson's r and Spearman's rho over all steps and
-    seeds when defined, each with its bootstrap interval where the table has one (one place for
-    everything a title states)."""
-    title = _wrapped(name)
+    seeds when defined, each with its interval over seeds where the table has one, then why the
+    panel is marked (one place for everything a title states)."""
+    title = _wrapped(name, 44)
     if correlation is not None and np.isfinite(correlation["spearman_rho"]):
         title += "".join(
-            f"\n{symbol} = {_with_interval(correlation, column)}"
+            "\n" + _correlation_line(symbol, correlation, column)
             for symbol, column in (("r", "pearson_r"), ("ρ", "spearman_rho"))
         )
+    if warning := sign_warning(correlation):
+        title += "\n" + _wrapped(warning, 48)
     return title
 
 
-def isotropy_axis(ax: plt.Axes, values: pd.Series, label: str = "IsoScore") -> str:
-    """The isotropy metric (IsoScore) on a log axis where a panel's values span more than a factor
-    10: late updates pile up near 0, where a linear axis hides their path. A narrower span stays
-    linear (a log axis over less than a decade reads no better). Returns the scale chosen."""
+def isotropy_axis(
+    ax: plt.Axes, values: pd.Series, label: str = "IsoScore", log: bool = True
+) -> str:
+    """The isotropy metric (IsoScore) on x, one convention for every panel of a figure
+    (:func:`isotropy_scale`): a log axis, where late updates near 0 show their path, or linear.
+    A panel spanning more than a decade is labelled on the decades; a narrower one gets 3 plain
+    ticks (a log axis labels none inside a decade). Returns the scale."""
+    if not log:
+        ax.set_xlabel(label, fontsize=10)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
+        return "linear"
+    ax.set_xscale("log")
+    ax.set_xlabel(f"{label} (log scale)", fontsize=10)
+    ax.xaxis.set_minor_formatter(NullFormatter())  # labels on the decades only
     positive = values[values > 0]
-    if len(values) and len(positive) == len(values) and positive.max() > 10 * positive.min():
-        ax.set_xscale("log")
-        ax.xaxis.set_minor_formatter(NullFormatter())  # labels on the decades only
-        ax.set_xlabel(f"{label} (log scale)", fontsize=10)
-        return "log"
-    ax.set_xlabel(label, fontsize=10)
-    ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
-    return "linear"
+    if len(positive) and positive.max() < 10 * positive.min():
+        ticks = [
+            t for t in MaxNLocator(nbins=3).tick_values(positive.min(), positive.max()) if t > 0
+        ]
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        ax.xaxis.set_minor_locator(NullLocator())
+    return "log"
+
+
+def isotropy_scale(values: pd.Series) -> bool:
+    """One x-scale for all of figure 3's panels: log when every value is positive, else linear."""
+    return bool(len(values)) and bool((values > 0).all())
+
+
+def _figure3_panel(ax: plt.Axes, frame: pd.DataFrame, title: str, warning: str, log: bool):
+    isotropy, clusters = registry.with_role("isotropy"), registry.with_role("clusters")
+    points = ax.scatter(
+        frame[isotropy.name],
+        frame[clusters.name],
+        c=frame["step"],
+        cmap="viridis",
+        s=6,
+        rasterized=True,
+    )
+    ax.set_title(title, fontsize=9)
+    isotropy_axis(ax, frame[isotropy.name], isotropy.label, log)
+    ax.set_ylabel(clusters.label, fontsize=10)
+    ax.tick_params(labelsize=8)
+    ax.locator_params(axis="y", nbins=5)
+    ax.grid(alpha=0.3)
+    if warning:  # the mark: a red frame
+        for spine in ax.spines.values():
+            spine.set(color="firebrick", linewidth=2)
+    return points
 
 
 def silhouette_vs_isoscore(
@@ -158,46 +254,42 @@ def silhouette_vs_isoscore(
     """Silhouette against IsoScore, one panel per setup, points coloured by update (paper Figure 3).
 
     The two metrics are the registry's correlated pair (:func:`registry.with_role`): the isotropy
-    metric on x, on a log axis where a panel spans more than a decade (:func:`isotropy_axis`), the
-    cluster metric on y. Constrained layout keeps each panel's axis labels clear of its neighbour
-    and the colour bar beside the panels; at most four panels per row.
+    metric on x, one scale for every panel (:func:`isotropy_scale`), the cluster metric on y.
+    Titles give the pooled r and ρ and the interval over seeds (:func:`panel_title`); a note under
+    the panels says what they are; a red frame marks a sign against the paper. Two panels a row;
+    constrained layout keeps labels, the note and the colour bar clear of each other.
     """
     isotropy, clusters = registry.with_role("isotropy"), registry.with_role("clusters")
     panels = list(dict.fromkeys(traces[panel]))
-    columns = min(len(panels), 4)
+    columns = min(len(panels), 2)
     lines = -(-len(panels) // columns)
     fig, axes = plt.subplots(
         lines,
         columns,
-        figsize=(3.6 * columns + 0.8, 3.4 * lines),
+        figsize=(3.6 * columns + 0.8, 3.3 * lines + 0.8),
         squeeze=False,
         layout="constrained",
     )
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
+    measured = traces.dropna(subset=registry.metric_columns())
+    log = isotropy_scale(measured[isotropy.name])
     for ax, panel_value in zip(axes.flat, panels):
-        frame = traces[traces[panel] == panel_value].dropna(subset=registry.metric_columns())
-        points = ax.scatter(
-            frame[isotropy.name],
-            frame[clusters.name],
-            c=frame["step"],
-            cmap="viridis",
-            s=6,
-            rasterized=True,
-        )
         correlation = None
         if correlations is not None:
             row = correlations[
                 (correlations[panel] == panel_value) & (correlations["scope"] == "all")
             ]
             correlation = None if row.empty else row.iloc[0]
-        ax.set_title(panel_title(str(panel_value), correlation), fontsize=10)
-        isotropy_axis(ax, frame[isotropy.name], isotropy.label)
-        ax.set_ylabel(clusters.label, fontsize=10)
-        ax.tick_params(labelsize=9)
-        ax.locator_params(axis="y", nbins=5)
-        ax.grid(alpha=0.3)
+        title = panel_title(str(panel_value), correlation)
+        frame = measured[measured[panel] == panel_value]
+        points = _figure3_panel(ax, frame, title, sign_warning(correlation), log)
     visible = [ax for ax in axes.flat if ax.get_visible()]
     colourbar = fig.colorbar(points, ax=visible, label="update", shrink=0.8, pad=0.02, aspect=30)
-    colourbar.ax.tick_params(labelsize=9)
+    colourbar.ax.tick_params(labelsize=8)
+    if correlations is not None:
+        note = INTERVAL_NOTE.format(x=isotropy.label, y=clusters.label)
+        fig.supxlabel(
+            textwrap.fill(note, int(fig.get_figwidth() * 72 / (0.5 * 8))), fontsize=8, ha="center"
+        )
     return fig

@@ -138,9 +138,14 @@ def _correlation_measurements(
                 if math.isfinite(value)
                 else "undefined: a constant series (see the correlation table)"
             )
-            rows.append(measurement(study, column, setup, paper, value, spread=seed_std(per_seed[column]), seeds=len(per_seed), n=points,
+            rows.append(measurement(study, column, setup, paper, value, spread=seed_std(per_seed[column]), seeds=_seeds(overall, per_seed), n=points,
                                     convention=f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled ({points} points)", note=note, **common))  # fmt: skip
     return rows
+
+
+def _seeds(overall: pd.DataFrame, per_seed: pd.DataFrame) -> int:
+    """Runs behind a pooled row: its ``seeds`` column (a one-seed setup has no ``seed<k>`` row)."""
+    return int(overall["seeds"].iloc[0]) if "seeds" in overall else len(per_seed)
 
 
 def _trace_measurements(
