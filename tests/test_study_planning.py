@@ -121,6 +121,23 @@ def test_offline_geometry_study_plans_no_sickr_job(tmp_path):
     assert output.count("STS data set 'sickr' is not in the data mirror") == 1
 
 
+@pytest.mark.slow
+def test_a_main_or_preview_run_says_nothing_of_the_geometry_data_sets(tmp_path):
+    """Issue 36: every run printed the geometry study's SICK-R line; only a run that plans the
+    geometry study's STS table says it."""
+    mirror = tiny_workflow.require_mirror()
+    if (mirror / "sick/SICK.txt").is_file():
+        pytest.skip("needs the offline mirror without SICK-R")
+    config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
+    result = tiny_workflow.run_snakemake(
+        tmp_path / "work", [config], mirror, "--dry-run", "main_study", "preview_study"
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    assert "rule optimize_embeddings" in output
+    assert "sickr" not in output.lower()
+
+
 def test_glue_table_job_reads_the_earlier_runs_and_the_new_one(tmp_path):
     """Snakemake plans table2.csv from all six runs: the five-task miniLM run on disk and mpnet on
     wnli (dry run; the run records are synthetic)."""
