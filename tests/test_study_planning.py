@@ -71,6 +71,26 @@ def test_glue_table_keeps_earlier_runs_when_one_encoder_is_added_for_one_task(tm
     )
 
 
+def test_table1_names_the_vectors_each_setup_read(tmp_path, monkeypatch):
+    """Issue 36: table1.csv named the offline GloVe 50-d vectors "word2vec"."""
+    mirror = tiny_workflow.require_mirror()
+    monkeypatch.setenv("ISOTROPY_MIRROR", str(mirror))
+    config = _config()
+    labels = workflow_inputs.encoder_labels(config)
+    _write_run(tmp_path, "main", "miniLM", "polarity", 0, 30)
+    _write_run(tmp_path, "main", "word2vec", "pos", 0, 20)
+    _write_run(tmp_path, "main", "word2vec", "pos", 1, 20)
+    files = sorted(tmp_path.glob("results/main/*/*/seed*/summary.json"))
+    keys = [{"encoder": f.parts[-4], "dataset": f.parts[-3]} for f in files]
+    table = parameter_table(files, keys, labels)
+    assert list(table.columns[:3]) == ["encoder", "vectors", "dataset"]
+    assert dict(zip(table["encoder"], table["vectors"])) == {
+        "miniLM": "miniLM",
+        "word2vec": "GloVe 50-d (stand-in for word2vec 300-d)",
+    }
+    assert len(table) == 2  # one row per setup, whatever its seeds
+
+
 def test_present_runs_the_configuration_cannot_name_are_left_out(tmp_path):
     _write_run(tmp_path, "glue", "gone", "wnli", 0, 10)  # encoder no longer defined
     _write_run(tmp_path, "glue", "miniLM", "notatask", 0, 10)
