@@ -1,6 +1,6 @@
 # Entry points for a fresh machine: `make run` (the main study), `make preview`, `make test`.
 # Each creates the virtual environment if it is missing and installs the pinned project into it.
-# Measured wall times of every target: README.md, "Quick start".
+# Measured wall times of every target: docs/measurements.md, "What each command costs".
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
