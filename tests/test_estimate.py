@@ -194,6 +194,21 @@ def test_a_busy_machine_shares_its_cores():
     assert estimate.busy_factor(2.0, 16) == 1.0
 
 
+def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
+    """The 1-minute load alone dips between other jobs (a preview started at 3.4 ran at 5.5-7):
+    the larger of the 1- and 5-minute averages is the load the run will meet."""
+    monkeypatch.setattr(estimate.os, "getloadavg", lambda: (3.4, 5.0, 3.2))
+    monkeypatch.setattr(estimate.os, "nice", lambda increment: 10)
+    monkeypatch.setattr(estimate, "_cores", lambda: 2)
+    assert estimate.recent_load() == 5.0
+    config = workflow_config.load_config([str(ROOT / "config.yaml")])
+    lines = estimate.describe(config, "preview", "cpu", workdir=ROOT / "no-such-dir")
+    assert lines[2].startswith(
+        "this machine is busy (load average 5.0 on 2 cores, before this run starts): expect about "
+    ), lines
+    assert ", longer at niceness 10;" in lines[2]
+
+
 def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):
     table = tmp_path / "resources/data/snli.parquet"
     table.parent.mkdir(parents=True)

@@ -176,15 +176,24 @@ def describe(
     )
     if unknown:
         lines.append(f"no measured cost for {', '.join(sorted(unknown))}: not included above")
-    cores, load = _cores() or 2, os.getloadavg()[0]
+    cores, load = _cores() or 2, recent_load()
     factor = busy_factor(load, cores)
     if device == "cpu" and total and factor >= 1.25:
         lines.append(
             f"this machine is busy (load average {load:.1f} on {cores} cores, before this run "
-            f"starts): expect about {duration(total * factor)} while it stays so; the run prints "
-            "its done share and time left after every job"
+            f"starts): expect about {duration(total * factor)} while it stays so"
+            + (f", longer at niceness {os.nice(0)}" if os.nice(0) > 0 else "")
+            + "; the run prints its done share and time left after every job"
         )
     return lines
+
+
+def recent_load() -> float:
+    """The load to expect over a run of many minutes: the larger of the 1- and 5-minute load
+    averages (the 1-minute one alone dips between other people's jobs: a preview started at
+    3.4 ran at 5.5-7)."""
+    one, five, _ = os.getloadavg()
+    return max(one, five)
 
 
 def run_is_done(trace: Path, settings: Mapping[str, Any], device: str) -> bool:

@@ -20,7 +20,6 @@ of observed work.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -141,7 +140,7 @@ def attach(workflow: Any, config: Mapping[str, Any]) -> RunProgress | None:
         return None
     cores = estimate._cores() or 2
     device = estimate.device_kind(config["device"])
-    factor = estimate.busy_factor(os.getloadavg()[0], cores) if device == "cpu" else 1.0
+    factor = estimate.busy_factor(estimate.recent_load(), cores) if device == "cpu" else 1.0
     parallel = 1 if device == "cuda" else max(1, cores // estimate.JOB_THREADS)
     handler = RunProgress(plan(config, jobs), prior_factor=factor / parallel)
     logging.getLogger("snakemake.logging").addHandler(handler)
