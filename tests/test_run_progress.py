@@ -133,3 +133,20 @@ def test_snakemake_reports_finished_jobs_to_the_handler(tmp_path):
         "run: 3/3 jobs done (all)",
     ], result.stderr
     assert lines[-1].endswith("about 0 s left")
+
+
+def test_a_progress_plan_that_fails_never_stops_the_run(tmp_path, capsys, monkeypatch):
+    from types import SimpleNamespace
+
+    from isotropy.workflow import run
+
+    monkeypatch.chdir(tmp_path)
+
+    class BrokenDag:
+        def needrun_jobs(self):
+            raise RuntimeError("no jobs today")
+
+    workflow = SimpleNamespace(dag=BrokenDag(), dag_settings=SimpleNamespace(targets={"all"}))
+    run.started(workflow, {"device": "cpu"})
+    assert capsys.readouterr().err == "run progress lines off: RuntimeError: no jobs today\n"
+    assert (tmp_path / "logs/effective-config/all.yaml").is_file()

@@ -5,6 +5,7 @@ progress after every finished job (:mod:`isotropy.run_progress`)."""
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -37,4 +38,7 @@ def started(workflow: Any, config: Mapping[str, Any]) -> None:
     from isotropy import run_progress  # here: it loads the cost model, which the parse never needs
 
     record_effective_config(config, workflow.dag_settings.targets)
-    run_progress.attach(workflow, config)
+    try:
+        run_progress.attach(workflow, config)
+    except Exception as error:  # the progress lines are a help: never the reason a run stops
+        print(f"run progress lines off: {type(error).__name__}: {error}", file=sys.stderr)
