@@ -1,6 +1,6 @@
 # Entry points for a fresh machine: `make run` (the main study), `make preview`, `make test`.
 # Each creates the virtual environment if it is missing and installs the pinned project into it.
-# Measured wall times of every target: README.md, "Quick start".
+# Measured wall times of every target: docs/measurements.md, "What each command costs".
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -12,14 +12,15 @@ CONFIG ?=
 # Later files win key by key; one --configfile takes them all (a second --configfile would replace the first).
 CONFIG_FILES ?= config.yaml $(if $(ISOTROPY_MIRROR),config/offline.yaml) $(CONFIG)
 CONFIGFILES := --configfile $(CONFIG_FILES)
-# Before a long run: the effective configuration and the time left, from measured per-update costs.
+# Before a long run: the settings and the time left, from measured per-update costs.
 ESTIMATE = $(BIN)/python -m isotropy.estimate --configfile $(CONFIG_FILES) --target
 
 .PHONY: run preview sensitivity resume test test-fast figures audit report lint install clean-venv
 
-# `make run`, `make preview` and `make resume` remember their target in LAST_RUN (and write their
-# effective configuration to logs/effective-config/<target>.yaml); `make report` reports that run
-# (or REPORT_TARGET=... REPORT_CONFIG_FILES="..." instead).
+# `make run`, `make preview` and `make resume` remember their target in LAST_RUN (and the run,
+# when it starts, writes its effective configuration to logs/effective-config/<target>.yaml;
+# the estimate writes nothing); `make report` reports that run (or REPORT_TARGET=...
+# REPORT_CONFIG_FILES="..." instead).
 LAST_RUN := logs/last_run.txt
 remember = @mkdir -p logs && printf 'TARGET=%s\nCONFIG_FILES=%s\n' '$(1)' '$(CONFIG_FILES)' > $(LAST_RUN)
 

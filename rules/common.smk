@@ -119,14 +119,31 @@ def istar_lambda(wildcards):
 
 # Geometry (rules/geometry.smk): wildcards match only the configured models and corpus.
 GEOMETRY_WILDCARDS = targets.geometry_wildcards(config)
-# A data set the mirror lacks makes no job: planned out here, with one line (SICK-R is optional).
-for _name in inputs.unavailable_sts_datasets(config):
-    print(
-        f"geometry: STS data set {_name!r} is not in the data mirror; no job is planned for it "
-        "(config geometry.sts.datasets lists it; add its files to the mirror to run it)",
-        file=sys.stderr,
-    )
+_SAID_UNAVAILABLE = set()
+
+
+def geometry_sts_tables(wildcards):
+    """Every per-model STS table to collect. A data set the mirror lacks makes no job: planned
+    out, with one line, said only when the geometry study's STS table is planned (SICK-R is
+    optional): a main or preview run never mentions it."""
+    for name in inputs.unavailable_sts_datasets(config):
+        if name not in _SAID_UNAVAILABLE:
+            _SAID_UNAVAILABLE.add(name)
+            print(
+                f"geometry: STS data set {name!r} is not in the data mirror; no job is planned "
+                "for it (config geometry.sts.datasets lists it; add its files to the mirror to "
+                "run it)",
+                file=sys.stderr,
+            )
+    return inputs.geometry_sts_files(config)
 
 
 # Sensitivity study (rules/sensitivity.smk): vector sets made by orthogonal embedding.
 SENSITIVITY_ORTHOGONAL = setting("sensitivity", "orthogonal", default={})
+
+
+# When a run starts (not a dry run, not a report): record its effective configuration for
+# `make report` (logs/effective-config/<target>.yaml), and print the whole run's done share
+# and time left after every finished job (isotropy.workflow.run).
+onstart:
+    isotropy_workflow.run.started(workflow, config)

@@ -234,7 +234,7 @@ rule geometry_sts:
 
 rule geometry_collect_sts:
     input:
-        inputs.geometry_sts_files(config),
+        geometry_sts_tables,
     output:
         table=report(
             paths.GEOMETRY_STS,

@@ -9,7 +9,7 @@ from isotropy.summaries import parameter_table
 def main(snakemake):
     configure_from_snakemake(snakemake)
     keys = [{k: v for k, v in key.items() if k != "seed"} for key in snakemake.params.run_keys]
-    table = parameter_table(snakemake.input.summaries, keys)
+    table = parameter_table(snakemake.input.summaries, keys, snakemake.params.encoder_labels)
     if snakemake.params.stamp:  # a preview's table says so in every row
         table.insert(0, "preview", snakemake.params.stamp)
     with atomic_path(snakemake.output.table) as tmp:

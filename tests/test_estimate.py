@@ -3,6 +3,7 @@ over from every file given, and the time left from measured per-update costs."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
 from pathlib import Path
@@ -13,6 +14,7 @@ import yaml
 
 from isotropy import estimate
 from isotropy.workflow import config as workflow_config
+from isotropy.workflow import run as workflow_run
 from isotropy.workflow import targets
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,18 +104,20 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
         )
         == per_run
     )
-    # Polarity's first run and its embeddings are written: neither is counted again.
-    for written in (
-        "results/main/miniLM/polarity/seed0/trace.parquet",
-        "resources/embeddings/miniLM/polarity/vectors.npy",
-    ):
-        (tmp_path / written).parent.mkdir(parents=True)
-        (tmp_path / written).write_bytes(b"")
+    # Polarity's first run (with these settings) and its embeddings are written: neither is
+    # counted again.
+    _write_trace(tmp_path, config, "polarity", 0)
+    written = tmp_path / "resources/embeddings/miniLM/polarity/vectors.npy"
+    written.parent.mkdir(parents=True)
+    written.write_bytes(b"")
     # SNLI (not measured: polarity's cost per text stands in): 2,000 texts at 0.01 CPU-s plus
     # 4 CPU-s to load the model, on 2 threads: 12 s.
     # Word vectors: one 30 s lookup for pos and one for supersense: 60 s.
     assert estimate.embedding_seconds(config, "miniLM", "snli", tmp_path) == 12.0
-    total = 19 * per_run + 12.0 + 60.0
+    # Jobs to start: 19 runs, 3 embeddings or lookups, download and preparation of 4 data
+    # sets, table 1, correlations and two figures: 34, at the fixed start-up cost each.
+    overhead = 34 * estimate.JOB_OVERHEAD_SECONDS
+    total = 19 * per_run + 12.0 + 60.0 + overhead
     lines = estimate.describe(config, "main", "cpu", workdir=tmp_path)
     assert lines[0].startswith(
         "main: 20 runs (4 setups x 5 seeds) of 1000 updates, metrics after every 50th update"
@@ -121,10 +125,88 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     assert lines[1].startswith(
         f"1 of 20 runs done; time left: about {estimate.duration(total)} in all "
         f"(runs {estimate.duration(19 * per_run)}, sentence embeddings 12 s, "
-        "word-vector lookups 1.0 min;"
+        f"word-vector lookups 1.0 min, starting 34 jobs {estimate.duration(overhead)};"
     )
-    assert estimate.duration(total) == "2 h 53 min" and estimate.duration(0) == "0 s"
+    assert estimate.duration(total) == "2 h 57 min" and estimate.duration(0) == "0 s"
     assert estimate.duration(330) == "5.5 min"
+
+
+def _write_trace(root, config, dataset, seed, **changed):
+    """A run's trace and its provenance record, with the rule's params (``changed`` alters the
+    settings, as an earlier run with other settings would have left them)."""
+    settings = {**targets.optimisation_settings(config, "main", dataset, seed), **changed}
+    encoder = config["main"]["setups"][dataset]["encoder"]
+    trace = root / f"results/main/{encoder}/{dataset}/seed{seed}/trace.parquet"
+    trace.parent.mkdir(parents=True, exist_ok=True)
+    trace.write_bytes(b"")
+    record = {
+        "rule": "optimize_embeddings",
+        "params": {"settings": settings, "device": config["device"]},
+    }
+    (trace.parent / "trace.parquet.provenance.json").write_text(json.dumps(record))
+    return trace
+
+
+def test_a_run_is_done_only_with_the_settings_asked_for(tmp_path):
+    """Issue 34, case 11: a trace of 12 updates counted as done for an estimate of 6 ("8 of 8
+    runs done"). A run counts as done when its record holds the params this run would use."""
+    config = workflow_config.load_config([str(ROOT / "config.yaml")])
+    settings = targets.optimisation_settings(config, "main", "polarity", 0)
+    trace = _write_trace(tmp_path, config, "polarity", 0)
+    assert estimate.run_is_done(trace, settings, config["device"])
+    _write_trace(tmp_path, config, "polarity", 0, updates=settings["updates"] + 6)
+    assert not estimate.run_is_done(trace, settings, config["device"])
+    _write_trace(tmp_path, config, "snli", 1)
+    (tmp_path / "results/main/miniLM/snli/seed1/trace.parquet.provenance.json").write_text("{")
+    snli = targets.optimisation_settings(config, "main", "snli", 1)
+    assert not estimate.run_is_done(trace.parents[2] / "snli/seed1/trace.parquet", snli, "auto")
+    _write_trace(tmp_path, config, "pos", 2)
+    lines = estimate.describe(config, "main", "cpu", workdir=tmp_path)
+    assert lines[1].startswith("1 of 20 runs done"), lines  # pos seed 2 only
+
+
+def test_the_estimate_writes_no_effective_configuration(tmp_path, monkeypatch, capsys):
+    """Issue 34, case 11: the estimate wrote logs/effective-config/<target>.yaml before any run,
+    and `make report` then described other results with its settings."""
+    monkeypatch.chdir(tmp_path)
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("main: {updates: 6}\ndevice: cpu\n")
+    args = ["--configfile", str(ROOT / "config.yaml"), str(mine), "--target", "main_study"]
+    assert estimate.main(args) == 0
+    assert not (tmp_path / "logs").exists()
+    assert "records its effective configuration in logs/effective-config/main_study.yaml when it starts" in capsys.readouterr().out  # fmt: skip
+
+
+def test_the_run_records_its_effective_configuration_for_word_targets(tmp_path):
+    config = workflow_config.load_config([str(ROOT / "config.yaml")])
+    written = workflow_run.record_effective_config(
+        config, {"preview_study", "results/main/table1.csv"}, tmp_path
+    )
+    assert written == [tmp_path / "logs/effective-config/preview_study.yaml"]
+    assert yaml.safe_load(written[0].read_text()) == config
+
+
+def test_a_busy_machine_shares_its_cores():
+    # Two cores already running 6 threads: a 2-thread job gets 2 of 8 threads' share.
+    assert estimate.busy_factor(6.0, 2) == 4.0
+    assert estimate.busy_factor(0.0, 2) == 1.0  # idle: no slowdown
+    assert estimate.busy_factor(0.3, 2) == pytest.approx(1.15)
+    assert estimate.busy_factor(2.0, 16) == 1.0
+
+
+def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
+    """The 1-minute load alone dips between other jobs (a preview started at 3.4 ran at 5.5-7):
+    the larger of the 1- and 5-minute averages is the load the run will meet."""
+    monkeypatch.setattr(estimate.os, "getloadavg", lambda: (3.4, 5.0, 3.2))
+    monkeypatch.setattr(estimate.os, "nice", lambda increment: 10)
+    monkeypatch.setattr(estimate, "_cores", lambda: 2)
+    assert estimate.recent_load() == 5.0
+    config = workflow_config.load_config([str(ROOT / "config.yaml")])
+    lines = estimate.describe(config, "preview", "cpu", workdir=ROOT / "no-such-dir")
+    assert lines[2].startswith(
+        "this machine is busy (load average 5.0 on 2 cores, before this run starts): expect about "
+    ), lines
+    assert ", longer at niceness 10;" in lines[2]
 
 
 def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):

@@ -71,6 +71,26 @@ def test_glue_table_keeps_earlier_runs_when_one_encoder_is_added_for_one_task(tm
     )
 
 
+def test_table1_names_the_vectors_each_setup_read(tmp_path, monkeypatch):
+    """Issue 36: table1.csv named the offline GloVe 50-d vectors "word2vec"."""
+    mirror = tiny_workflow.require_mirror()
+    monkeypatch.setenv("ISOTROPY_MIRROR", str(mirror))
+    config = _config()
+    labels = workflow_inputs.encoder_labels(config)
+    _write_run(tmp_path, "main", "miniLM", "polarity", 0, 30)
+    _write_run(tmp_path, "main", "word2vec", "pos", 0, 20)
+    _write_run(tmp_path, "main", "word2vec", "pos", 1, 20)
+    files = sorted(tmp_path.glob("results/main/*/*/seed*/summary.json"))
+    keys = [{"encoder": f.parts[-4], "dataset": f.parts[-3]} for f in files]
+    table = parameter_table(files, keys, labels)
+    assert list(table.columns[:3]) == ["encoder", "vectors", "dataset"]
+    assert dict(zip(table["encoder"], table["vectors"])) == {
+        "miniLM": "miniLM",
+        "word2vec": "GloVe 50-d (stand-in for word2vec 300-d)",
+    }
+    assert len(table) == 2  # one row per setup, whatever its seeds
+
+
 def test_present_runs_the_configuration_cannot_name_are_left_out(tmp_path):
     _write_run(tmp_path, "glue", "gone", "wnli", 0, 10)  # encoder no longer defined
     _write_run(tmp_path, "glue", "miniLM", "notatask", 0, 10)
@@ -119,6 +139,23 @@ def test_offline_geometry_study_plans_no_sickr_job(tmp_path):
     assert "rule geometry_sentence_embeddings" in output and "sts=stsb" in output
     assert "sts=sickr" not in output and "/sickr/" not in output
     assert output.count("STS data set 'sickr' is not in the data mirror") == 1
+
+
+@pytest.mark.slow
+def test_a_main_or_preview_run_says_nothing_of_the_geometry_data_sets(tmp_path):
+    """Issue 36: every run printed the geometry study's SICK-R line; only a run that plans the
+    geometry study's STS table says it."""
+    mirror = tiny_workflow.require_mirror()
+    if (mirror / "sick/SICK.txt").is_file():
+        pytest.skip("needs the offline mirror without SICK-R")
+    config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
+    result = tiny_workflow.run_snakemake(
+        tmp_path / "work", [config], mirror, "--dry-run", "main_study", "preview_study"
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    assert "rule optimize_embeddings" in output
+    assert "sickr" not in output.lower()
 
 
 def test_glue_table_job_reads_the_earlier_runs_and_the_new_one(tmp_path):

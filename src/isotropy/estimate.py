@@ -3,18 +3,23 @@
     python -m isotropy.estimate --configfile config.yaml config/offline.yaml my.yaml --target main_study
 
 Lays the files over each other as Snakemake does (later files win key by key), validates the
-result against the schema (defaults filled), prints the settings that decide the cost, writes
-the effective configuration to ``logs/effective-config/<target>.yaml`` and estimates the time
-left, as one total: every run of the target whose trace is not written yet, times the measured
+result against the schema (defaults filled), prints the settings that decide the cost and
+estimates the time left, as one total: every run of the target not done yet with these settings
+(a trace whose provenance record holds other settings counts as not done), times the measured
 cost of an update and of one evaluation of the metrics on the device the run will use, plus the
 sentence embeddings and word-vector lookups those runs read that are not written yet (measured
-cost per text per encoder; benchmarks/embedding_cost.py). Each result's ``.provenance.json``
-records the configuration that made it, too.
+cost per text per encoder; benchmarks/embedding_cost.py), plus a fixed start-up cost per job.
+
+It writes nothing: the run itself records its effective configuration in
+``logs/effective-config/<target>.yaml`` when it starts (``onstart`` in rules/common.smk), so an
+estimate for other settings never changes what ``make report`` describes. Each result's
+``.provenance.json`` records the configuration that made it, too.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Mapping
@@ -24,6 +29,7 @@ from typing import Any
 import yaml
 
 from isotropy import sensitivity
+from isotropy.provenance import record_path
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import paths, targets
 
@@ -61,6 +67,12 @@ EMBED_LOAD_CPU_SECONDS = 3.9
 # mirror's 53,071 x 50 GloVe file dominates (same measurement: 2.7 CPU-s for pos, 2.6 for
 # supersense; NLPL model 222 is a larger file, not measured).
 WORD_VECTOR_CPU_SECONDS = 2.7
+# Every job starts a Python process that imports pandas, often torch, and writes provenance:
+# about 7 s of wall time per job on the idle 2-core machine. Calibrated on the idle `make preview`
+# (8 min 13 s end to end for 22 jobs against 5.5 min of modelled work: (493 - 330) / 22).
+JOB_OVERHEAD_SECONDS = 7.0
+# The optimisation and embedding jobs take 2 threads each (rules/optimize.smk, rules/embed.smk).
+JOB_THREADS = 2
 # Unique texts of each data set as prepared from the offline mirror (counted there), used
 # before the data are prepared; a prepared table is counted instead.
 MIRROR_UNIQUE_TEXTS = {"polarity": 10_662, "snli": 12_982, "pos": 11_462, "supersense": 10_650}
@@ -144,46 +156,96 @@ def describe(
     ]
     left, unknown, done = _runs_left(config, study, runs, device, workdir)
     embed = _embeddings_left(config, runs, unknown, workdir)
+    jobs = _jobs_left(runs, len(runs) - done, workdir)
     # The rule takes 2 threads: a CPU runs cores // 2 jobs side by side; one GPU runs one at a time.
-    parallel = 1 if device == "cuda" else max(1, (_cores() or 2) // 2)
-    total = (left + sum(embed.values())) / parallel
+    parallel = 1 if device == "cuda" else max(1, (_cores() or 2) // JOB_THREADS)
+    overhead = jobs * JOB_OVERHEAD_SECONDS
+    total = (left + sum(embed.values()) + overhead) / parallel
     basis = (
         "runs as measured on one H100 (polarity), embeddings as on 2 CPU cores"
         if device == "cuda"
-        else "at best: costs measured for 2 idle cores"
+        else "for 2 idle cores"
     )
     lines.append(
         f"{done} of {len(runs)} runs done; time left: about {duration(total)} in all "
         f"(runs {duration(left / parallel)}, sentence embeddings "
         f"{duration(embed['sentence-transformer'] / parallel)}, word-vector lookups "
-        f"{duration(embed['word-vectors'] / parallel)}; {basis}; {parallel} job{'s' if parallel > 1 else ''} "
-        "at a time; downloads and data preparation not included: under a minute from the mirror)"
+        f"{duration(embed['word-vectors'] / parallel)}, starting {jobs} jobs "
+        f"{duration(overhead / parallel)}; {basis}; {parallel} job{'s' if parallel > 1 else ''} "
+        "at a time)"
     )
     if unknown:
         lines.append(f"no measured cost for {', '.join(sorted(unknown))}: not included above")
-    cores, load = _cores() or 2, os.getloadavg()[0]
-    if device == "cpu" and total and load > cores:
+    cores, load = _cores() or 2, recent_load()
+    factor = busy_factor(load, cores)
+    if device == "cpu" and total and factor >= 1.25:
         lines.append(
-            f"this machine is busy (load average {load:.1f} on {cores} cores): expect up to about "
-            f"{duration(total * load / cores)} while it stays so"
+            f"this machine is busy (load average {load:.1f} on {cores} cores, before this run "
+            f"starts): expect about {duration(total * factor)} while it stays so"
+            + (f", longer at niceness {os.nice(0)}" if os.nice(0) > 0 else "")
+            + "; the run prints its done share and time left after every job"
         )
     return lines
+
+
+def recent_load() -> float:
+    """The load to expect over a run of many minutes: the larger of the 1- and 5-minute load
+    averages (the 1-minute one alone dips between other people's jobs: a preview started at
+    3.4 ran at 5.5-7)."""
+    one, five, _ = os.getloadavg()
+    return max(one, five)
+
+
+def run_is_done(trace: Path, settings: Mapping[str, Any], device: str) -> bool:
+    """Whether a run's trace exists and was made with these settings and this device setting:
+    its provenance record (written by the rule beside the trace) holds the rule's params. A trace
+    without a readable record, or with other params, is a run still to do (Snakemake re-makes it
+    when the params changed)."""
+    if not trace.is_file():
+        return False
+    try:
+        params = json.loads(record_path(trace).read_text()).get("params", {})
+    except (OSError, ValueError, AttributeError):
+        return False
+    return params == {"settings": dict(settings), "device": device}
+
+
+def busy_factor(load: float, cores: int, threads: int = JOB_THREADS) -> float:
+    """How much longer a job of ``threads`` threads takes on ``cores`` cores already running
+    ``load`` runnable threads (the load average before the run starts): the scheduler shares
+    the cores among all of them, so the job gets ``cores / (load + threads)`` of the cores it
+    would have alone. 1 when the cores are free enough. Measured against real runs at load 4-8:
+    docs/measurements.md."""
+    return max(1.0, (load + threads) / max(cores, threads))
+
+
+def _jobs_left(runs: list[dict], runs_left: int, workdir: Path) -> int:
+    """Jobs the run will start: each run not done, each embedding or lookup not written, a
+    download and a preparation per data set not prepared, and the study's tables and figures
+    (table 1, correlations, figures 2 and 3) when a run is left."""
+    pairs = dict.fromkeys((r["encoder"], r["dataset"]) for r in runs)
+    embeddings = sum(
+        not (workdir / paths.embedding_file("vectors.npy", e, d)).is_file() for e, d in pairs
+    )
+    datasets = {d for _, d in pairs}
+    unprepared = sum(not (workdir / paths.dataset_table(d)).is_file() for d in datasets)
+    return runs_left + embeddings + 2 * unprepared + (4 if runs_left else 0)
 
 
 def _runs_left(
     config: Mapping[str, Any], study: str, runs: list[dict], device: str, workdir: Path
 ) -> tuple[float, set[str], int]:
-    """Seconds the runs without a trace will take, the data sets with no measured cost, and
-    how many runs are done."""
+    """Seconds the runs not done with these settings will take, the data sets with no measured
+    cost, and how many runs are done."""
     left, unknown, done = 0.0, set(), 0
     for run in runs:
         trace = workdir / paths.optimisation_run_file(
             "trace.parquet", study, run["encoder"], run["dataset"], run["seed"]
         )
-        if trace.is_file():
+        settings = targets.optimisation_settings(dict(config), study, run["dataset"], run["seed"])
+        if run_is_done(trace, settings, config["device"]):
             done += 1
             continue
-        settings = targets.optimisation_settings(dict(config), study, run["dataset"], run["seed"])
         seconds = run_seconds(run["dataset"], settings, device)
         if seconds is None:
             unknown.add(run["dataset"])
@@ -239,7 +301,8 @@ def describe_sensitivity(
         trace = workdir / paths.sensitivity_run_file(
             "trace.parquet", run["vectors"], run["setup"], run["label_set"], run["seed"]
         )
-        if trace.is_file():
+        settings = targets.sensitivity_settings(config, run["seed"])
+        if run_is_done(trace, settings, config["device"]):
             done += 1
             continue
         for kind in left:
@@ -287,11 +350,10 @@ def main(argv: list[str] | None = None) -> int:
     except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:
         print(f"Configuration error: {error}", file=sys.stderr)
         return 1
-    written = Path(paths.EFFECTIVE_CONFIG) / f"{args.target}.yaml"
-    written.parent.mkdir(parents=True, exist_ok=True)
-    written.write_text(yaml.safe_dump(config, sort_keys=False))
+    recorded = Path(paths.EFFECTIVE_CONFIG) / f"{args.target}.yaml"
     print(
-        f"Configuration: {' + '.join(args.configfile)} (later files win); effective configuration in {written}"
+        f"Configuration: {' + '.join(args.configfile)} (later files win); the run records its "
+        f"effective configuration in {recorded} when it starts"
     )
     if args.target == "sensitivity_study" and "sensitivity" in config:
         for line in describe_sensitivity(config, device_kind(config["device"])):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -24,42 +24,35 @@ _UNIT_TOLERANCE = 1e-12
 __all__ = ["correlation_table", "parameter_table", "read_traces"]  # read_traces: checked
 
 
-def parameter_table(summary_paths: Iterable[str | Path], keys: Iterable[dict]) -> pd.DataFrame:
+COUNT_COLUMNS = ("items", "rows", "dim", "labels", "params", "classifier_params", "dropped_items")
+
+
+def parameter_table(
+    summary_paths: Iterable[str | Path],
+    keys: Iterable[dict],
+    vector_labels: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
     """One row per setup: items, unique rows, dim and parameter counts (from the real model objects).
 
     Seeds of one setup share these counts; a disagreement means a corrupted run and is an error.
+    ``vector_labels`` (encoder name → what its vectors are, e.g. the offline GloVe 50-d stand-in
+    for word2vec) adds a ``vectors`` column after ``encoder``, so no reader takes the stand-in
+    for the paper's vectors. The caption (report/parameter_table.rst) says what each column is.
     """
     rows = []
     for path, key in zip(summary_paths, keys):
         summary = json.loads(Path(path).read_text())
-        rows.append(
-            {
-                **key,
-                **{
-                    k: summary[k]
-                    for k in (
-                        "items",
-                        "rows",
-                        "dim",
-                        "labels",
-                        "params",
-                        "classifier_params",
-                        "dropped_items",
-                    )
-                },
-            }
-        )
+        rows.append({**key, **{k: summary[k] for k in COUNT_COLUMNS}})
     table = pd.DataFrame(rows)
-    group = [
-        k
-        for k in table.columns
-        if k
-        not in {"items", "rows", "dim", "labels", "params", "classifier_params", "dropped_items"}
-    ]
+    group = [k for k in table.columns if k not in COUNT_COLUMNS]
     counts = table.groupby(group, sort=False).nunique()
     if (counts > 1).any().any():
         raise ValueError(f"runs of one setup disagree on their counts:\n{table}")
-    return table.drop_duplicates(subset=group).reset_index(drop=True)
+    table = table.drop_duplicates(subset=group).reset_index(drop=True)
+    if vector_labels is not None and "encoder" in table.columns:
+        vectors = table["encoder"].map(lambda name: vector_labels.get(name, name))
+        table.insert(table.columns.get_loc("encoder") + 1, "vectors", vectors)
+    return table
 
 
 def exact_unit(value: float) -> float:

@@ -44,7 +44,7 @@ def cosine_penalty(points: torch.Tensor) -> torch.Tensor:
     the divisor, so the value is (N − 1)/N × the mean cosine over distinct pairs.
 
     Uses ΣW = ‖Σ_i x̂_i‖², so memory stays linear in N. Unlike the authors' code, the rows are
-    non-padding token states only (the caller masks; see the README's differences table).
+    non-padding token states only (the caller masks; see the differences table in docs/methods.md).
     """
     n = points.shape[0]
     if n < 2:

@@ -8,9 +8,11 @@
 - :mod:`~isotropy.workflow.verdict_inputs`: what the claims, the paper comparison and the report
   read;
 - :mod:`~isotropy.workflow.paths`: every path between rules and every result, spelled once,
-  with ``logs()`` and ``benchmarks()``.
+  with ``logs()`` and ``benchmarks()``;
+- :mod:`~isotropy.workflow.run`: what a run does when it starts (``onstart``): its effective
+  configuration recorded, the whole run's progress printed after every job.
 
-``from isotropy import workflow`` (rules/common.smk) gives all five as attributes. They are
+``from isotropy import workflow`` (rules/common.smk) gives all six as attributes. They are
 imported when first named, not here: science modules read :mod:`~isotropy.workflow.paths` (the
 download layout), and importing the parse-time checks with it would import those science
 modules back, an import cycle.
@@ -21,7 +23,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["config", "inputs", "paths", "targets", "verdict_inputs"]
+__all__ = ["config", "inputs", "paths", "run", "targets", "verdict_inputs"]
 
 
 def __getattr__(name: str) -> ModuleType:

@@ -200,7 +200,7 @@ def unpinned_hub_entries(config: Mapping[str, Any]) -> list[str]:
     """
     fix = (
         "pin it to the hub commit (40 hex digits, the 'Commit' of the repository's history page); "
-        "README.md, 'Data sources', says how"
+        "docs/configuration.md, 'Pins, and how to update one', says how"
     )
     entries: list[tuple[str, Mapping[str, Any]]] = [
         (f"sources.{name}.hub", source["hub"])

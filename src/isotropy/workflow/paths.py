@@ -191,7 +191,7 @@ PAPER_COMPARISON = "results/paper_comparison.csv"
 PAPER_COMPARISON_MARKDOWN = "results/paper_comparison.md"
 REPORT_OVERVIEW = "results/report/overview.html"
 AUDIT_TABLE = "results/audit.tsv"
-EFFECTIVE_CONFIG = "logs/effective-config"  # + /<target>.yaml, written by isotropy.estimate
+EFFECTIVE_CONFIG = "logs/effective-config"  # + /<target>.yaml, written when a run starts
 
 
 # ---------------------------------------------------------------------------------------------

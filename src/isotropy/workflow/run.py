@@ -1,0 +1,44 @@
+"""What a run does when it starts (``onstart`` in rules/common.smk), never in a dry run or a
+report: record its effective configuration for ``make report`` and print the whole run's
+progress after every finished job (:mod:`isotropy.run_progress`)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from isotropy.workflow import paths
+
+
+def record_effective_config(
+    config: Mapping[str, Any], requested: Iterable[str], workdir: str | Path = "."
+) -> list[Path]:
+    """Write the run's effective configuration to ``logs/effective-config/<target>.yaml`` for
+    every requested target named by a plain word (main_study, preview_study, ...; a file target
+    has no such record). Only a run that starts writes it, never an estimate, so ``make report``
+    describes the results the last real run made with the settings that made them."""
+    written = []
+    for target in sorted(requested):
+        if not re.fullmatch(r"\w+", target):
+            continue
+        path = Path(workdir) / paths.EFFECTIVE_CONFIG / f"{target}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(dict(config), sort_keys=False))
+        written.append(path)
+    return written
+
+
+def started(workflow: Any, config: Mapping[str, Any]) -> None:
+    """The run starts: record its configuration, then attach the progress lines."""
+    from isotropy import run_progress  # here: it loads the cost model, which the parse never needs
+
+    record_effective_config(config, workflow.dag_settings.targets)
+    try:
+        run_progress.attach(workflow, config)
+    except Exception as error:  # the progress lines are a help: never the reason a run stops
+        print(f"run progress lines off: {type(error).__name__}: {error}", file=sys.stderr)
