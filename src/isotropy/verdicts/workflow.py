@@ -34,3 +34,18 @@ def load_tables(
         elif name != "published":
             tables[name] = pd.read_csv(Path(value))
     return tables
+
+
+def as_preview(table: pd.DataFrame, stamp: str) -> pd.DataFrame:
+    """A verdict table (claims or paper comparison) measured on a preview's results as the main
+    study's: its main-study rows only, evidence pointing at results/preview/, and the preview's
+    stamp in a first column ``preview`` on every row (as the preview's own tables have it)."""
+    rows = table[table["study"] == "main"].reset_index(drop=True)
+    if "evidence" in rows:
+        rows["evidence"] = (
+            rows["evidence"]
+            .astype(str)
+            .str.replace("results/main/", "results/preview/", regex=False)
+        )
+    rows.insert(0, "preview", stamp)
+    return rows
