@@ -36,8 +36,9 @@ WRITTEN_WITH = GOLDEN / "written_with.yaml"
 UPDATE_ENV = "ISOTROPY_UPDATE_GOLDEN"
 KINDS = ("exact", "float32", "float64")
 RECOMPUTED = "recomputed:"
-# Files under results/ that are not tables of the science: the audit and what only names files.
-IGNORED = ("results/audit.tsv",)
+# Files under results/ that are not tables of rule all's science: the audit, and a preview that
+# tests/test_report.py makes in the same run folder (results/preview/, not part of rule all).
+IGNORED = ("results/audit.tsv", "results/preview/")
 
 
 @dataclass(frozen=True)
@@ -89,11 +90,12 @@ def result_tables(workdir: Path) -> dict[str, pd.DataFrame]:
     results = workdir / "results"
     for path in sorted(results.rglob("*.csv")):
         name = path.relative_to(workdir).as_posix()
-        if name not in IGNORED:
+        if not name.startswith(IGNORED):
             tables[name] = pd.read_csv(path)
     for path in sorted(results.rglob("trace.parquet")):
         name = path.relative_to(workdir).with_suffix(".csv").as_posix()
-        tables[name] = pd.read_parquet(path)
+        if not name.startswith(IGNORED):
+            tables[name] = pd.read_parquet(path)
     return tables
 
 
