@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from isotropy.workflow import paths
+
 CLAIM_COLUMNS = {
     "verdict": "verdict",
     "statement": "claim",
@@ -51,9 +53,9 @@ def _table(frame: pd.DataFrame, columns: Mapping[str, str], css: str) -> str:
 def run_line(studies: Sequence[str], preview: str, configfiles: Sequence[str]) -> str:
     """Which run this is: its target and the configuration files it was made with."""
     if preview:
-        target = "preview_study (make preview): the main study's setups, results/preview/"
+        target = f"preview_study (make preview): the main study's setups, {paths.study_file('', 'preview')}"
     elif list(studies) == ["main"]:
-        target = "main_study (make run): the main study, results/main/"
+        target = f"main_study (make run): the main study, {paths.study_file('', 'main')}"
     else:
         target = "all: the studies " + ", ".join(studies)
     files = ", ".join(configfiles) or "the defaults (config.yaml)"
@@ -91,7 +93,8 @@ def overview_html(
     and every paper number with its verdict (a preview's marked as such), then every table."""
     tried = claims[claims["verdict"] != "not run"] if "verdict" in claims else claims
     mark = " (PREVIEW)" if preview else ""
-    where = "results/preview/" if preview else "results/"
+    claims_file = paths.PREVIEW_CLAIMS if preview else paths.CLAIMS
+    comparison_file = paths.PREVIEW_PAPER_COMPARISON if preview else paths.PAPER_COMPARISON
     parts = [
         '<div class="isotropy-overview">',
         f"<h2>This run{mark}</h2>",
@@ -111,16 +114,13 @@ def overview_html(
     parts += [
         f"<h2>Claims check{mark}</h2>",
         f"<p>{len(claims)} checks: {_counts(claims['verdict'])}. "
-        f"Full table with evidence and notes: <code>{where}claims.csv</code>, below.</p>",
+        f"Full table with evidence and notes: <code>{claims_file}</code>, below.</p>",
         _table(tried, CLAIM_COLUMNS, "overview-claims"),
         f"<h2>Paper comparison{mark}</h2>",
         f"<p>{len(comparison)} numbers: {_counts(comparison['verdict'])}. "
-        f"Conventions, stand-ins and notes: <code>{where}paper_comparison.csv</code>, below.</p>",
+        f"Conventions, stand-ins and notes: <code>{comparison_file}</code>, below.</p>",
         _table(comparison, COMPARISON_COLUMNS, "overview-comparison"),
-        *tables_html(
-            {f"{where}claims.csv": claims, f"{where}paper_comparison.csv": comparison}
-            | dict(tables or {})
-        ),
+        *tables_html({claims_file: claims, comparison_file: comparison} | dict(tables or {})),
         "<p>Figures and tables of each study are also in the menu; the rule graph follows below.</p>",
         "</div>",
     ]
