@@ -62,6 +62,16 @@ def settings_stamp(wildcards):
     return targets.settings_stamp(config, wildcards.study)
 
 
+def preview_stamp():
+    """The preview's stamp, for its claims, paper comparison and report page."""
+    return targets.settings_stamp(config, "preview")
+
+
+def preview_seeds():
+    """The preview's seeds (config ``preview``, else the main study's)."""
+    return list(targets.study_section(config, "preview")["seeds"])
+
+
 def caption_facts(wildcards):
     """What a study's tables and figures hold, for their report captions."""
     return targets.caption_facts(config, wildcards.study)

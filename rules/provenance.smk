@@ -92,3 +92,52 @@ rule audit:
         table=paths.AUDIT_TABLE,
     script:
         "../scripts/audit_results.py"
+
+
+# make preview, then make report: the main study's claims and paper comparison judged on the
+# preview's results (results/preview/), every row stamped PREVIEW (isotropy.verdicts.workflow).
+use rule check_claims as check_claims_preview with:
+    input:
+        **verdict_inputs.preview_inputs(config),
+    output:
+        table=report(
+            paths.PREVIEW_CLAIMS,
+            caption="../report/claims.rst",
+            category="preview study",
+        ),
+        markdown=report(
+            paths.PREVIEW_CLAIMS_MARKDOWN,
+            caption="../report/claims.rst",
+            category="preview study",
+        ),
+    log:
+        logs(f"{paths.PREVIEW_CLAIMS}.log"),
+    params:
+        run_keys=verdict_inputs.preview_run_keys(config),
+        config=verdict_inputs.config_subset(config),
+        stand_ins=stand_ins(),
+        preview=preview_stamp(),
+
+
+use rule compare_with_papers as compare_with_papers_preview with:
+    input:
+        **verdict_inputs.preview_inputs(config),
+        published=os.path.join(workflow.basedir, "config", "published_values.csv"),
+    output:
+        table=report(
+            paths.PREVIEW_PAPER_COMPARISON,
+            caption="../report/paper_comparison.rst",
+            category="preview study",
+        ),
+        markdown=report(
+            paths.PREVIEW_PAPER_COMPARISON_MARKDOWN,
+            caption="../report/paper_comparison.rst",
+            category="preview study",
+        ),
+    log:
+        logs(f"{paths.PREVIEW_PAPER_COMPARISON}.log"),
+    params:
+        run_keys=verdict_inputs.preview_run_keys(config),
+        config=verdict_inputs.config_subset(config),
+        stand_ins=stand_ins(),
+        preview=preview_stamp(),

@@ -6,6 +6,7 @@ rule report_overview:
     input:
         claims=paths.CLAIMS,
         comparison=paths.PAPER_COMPARISON,
+        tables=verdict_inputs.report_tables(config),
     output:
         html=report(
             paths.REPORT_OVERVIEW,
@@ -28,5 +29,29 @@ rule report_overview:
             if setting(study, "seeds")
         },
         stand_ins=stand_ins(),
+        configfiles=[str(path) for path in workflow.configfiles],
+        preview="",
     script:
         "../scripts/report_overview.py"
+
+
+# make preview, then make report: the preview's page, on its claims and paper comparison.
+use rule report_overview as report_overview_preview with:
+    input:
+        claims=paths.PREVIEW_CLAIMS,
+        comparison=paths.PREVIEW_PAPER_COMPARISON,
+        tables=verdict_inputs.report_tables(config, preview=True),
+    output:
+        html=report(
+            paths.PREVIEW_REPORT_OVERVIEW,
+            caption="../report/overview.rst",
+            category="preview study",
+        ),
+    log:
+        logs(f"{paths.PREVIEW_REPORT_OVERVIEW}.log"),
+    params:
+        studies=["preview"],
+        seeds={"preview": preview_seeds()},
+        stand_ins=stand_ins(),
+        configfiles=[str(path) for path in workflow.configfiles],
+        preview=preview_stamp(),

@@ -19,7 +19,7 @@ from isotropy.verdicts.claims import (
 )
 from isotropy.verdicts.measurements import measure
 from isotropy.verdicts.standins import StandIns
-from isotropy.verdicts.workflow import load_tables
+from isotropy.verdicts.workflow import as_preview, load_tables
 
 
 def main(snakemake):
@@ -29,6 +29,8 @@ def main(snakemake):
         tables, dict(snakemake.params.config), StandIns(**snakemake.params.stand_ins)
     )
     table = check_claims(measured, {name.split("_")[0] for name in tables})
+    if snakemake.params.get("preview"):  # a preview's claims: results/preview/ as the main study
+        table = as_preview(table, snakemake.params.preview)
     with atomic_path(snakemake.output.table) as tmp:
         table.to_csv(tmp, index=False)
     with atomic_path(snakemake.output.markdown) as tmp:

@@ -15,7 +15,7 @@ from isotropy.verdicts.comparison import compare, comparison_markdown
 from isotropy.verdicts.measurements import measure
 from isotropy.verdicts.published import read_published
 from isotropy.verdicts.standins import StandIns
-from isotropy.verdicts.workflow import load_tables
+from isotropy.verdicts.workflow import as_preview, load_tables
 
 
 def main(snakemake):
@@ -28,6 +28,8 @@ def main(snakemake):
     table = compare(
         read_published(inputs["published"]), measured, {name.split("_")[0] for name in tables}
     )
+    if snakemake.params.get("preview"):  # a preview's comparison: results/preview/ as main's
+        table = as_preview(table, snakemake.params.preview)
     with atomic_path(snakemake.output.table) as tmp:
         table.to_csv(tmp, index=False)
     with atomic_path(snakemake.output.markdown) as tmp:

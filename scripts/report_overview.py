@@ -16,6 +16,9 @@ def main(snakemake):
         studies=snakemake.params.studies,
         seeds=dict(snakemake.params.seeds),
         stand_ins=dict(snakemake.params.stand_ins),
+        configfiles=list(snakemake.params.configfiles),
+        preview=snakemake.params.preview,
+        tables={path: pd.read_csv(path) for path in snakemake.input.tables},
     )
     with atomic_path(snakemake.output.html) as tmp:
         with open(tmp, "w", encoding="utf-8") as handle:

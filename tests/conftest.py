@@ -32,9 +32,15 @@ def tiny_run(tmp_path_factory):
     import tiny_workflow
 
     mirror_source = tiny_workflow.require_mirror()
-    base = tmp_path_factory.mktemp("tiny")
-    mirror = tiny_workflow.make_tiny_mirror(mirror_source, base / "mirror")
-    config = tiny_workflow.write_tiny_config(base / "config.yaml", mirror)
+    # ISOTROPY_TINY_RUN_DIR: a kept folder, made once and reused while complete (docs/testing.md);
+    # Snakemake re-makes only what is missing there, never what the code changed since.
+    kept = os.environ.get("ISOTROPY_TINY_RUN_DIR")
+    base = Path(kept) if kept else tmp_path_factory.mktemp("tiny")
+    if (base / "config.yaml").is_file():
+        mirror, config = base / "mirror", base / "config.yaml"
+    else:
+        mirror = tiny_workflow.make_tiny_mirror(mirror_source, base / "mirror")
+        config = tiny_workflow.write_tiny_config(base / "config.yaml", mirror)
     workdir = base / "work"
     command = [
         sys.executable,
@@ -47,11 +53,17 @@ def tiny_run(tmp_path_factory):
         "--configfile",
         str(config),
         "--cores",
-        os.environ.get("ISOTROPY_TINY_RUN_CORES", "2"),  # 1: every job single-threaded
+        os.environ.get("ISOTROPY_TINY_RUN_CORES", "2"),  # 1: one job at a time
     ]  # no target: tests add theirs; the fixture builds the default one, rule all
+    env = tiny_workflow.snakemake_environment(mirror)
+    # ISOTROPY_TINY_RUN_THREADS=1 (.ci/run): every job single-threaded (torch, BLAS), jobs still
+    # in parallel; the golden files were written without it (tests/golden/written_with.yaml).
+    threads = os.environ.get("ISOTROPY_TINY_RUN_THREADS")
+    if threads:
+        command += ["--max-threads", threads]
+        env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
     # 25 min by default; a machine shared with other runs may need more (ISOTROPY_TINY_RUN_TIMEOUT, seconds).
     timeout = int(os.environ.get("ISOTROPY_TINY_RUN_TIMEOUT", "1500"))
-    env = tiny_workflow.snakemake_environment(mirror)
     result = subprocess.run(
         command + ["all"], capture_output=True, text=True, env=env, timeout=timeout
     )

@@ -4,6 +4,11 @@ Every CSV a study writes under ``results/`` and every optimisation trace (the da
 are drawn from; the other figures are drawn from CSVs that are compared themselves) is kept
 as a small CSV, so a refactor that changes a number, a count or a label is caught.
 
+Each column is compared as tests/golden/precision.yaml declares it, by where its numbers come
+from: exact, float32 or float64 tolerance, or, for statistics that amplify last-bit noise
+(percentiles of resamples, rank orders), recomputed from the run's own primary data by
+tests/golden_recompute.py instead of compared. A column the declaration lacks is an error.
+
 Regenerate the golden files on purpose, in the same commit as a change that is meant to move
 numbers (a corrected metric, an author's convention adopted, another model), and review the
 diff before committing it:
@@ -14,24 +19,69 @@ diff before committing it:
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
+PRECISION = GOLDEN / "precision.yaml"
+# How the golden files were written (ISOTROPY_TINY_RUN_CORES / _THREADS): tests compare runs made
+# otherwise against them (docs/testing.md, "Golden tables").
+WRITTEN_WITH = GOLDEN / "written_with.yaml"
 UPDATE_ENV = "ISOTROPY_UPDATE_GOLDEN"
-# Floats may move in their last bits (another BLAS, another thread count); nothing else may.
-# How far depends on the column's precision, and near zero on its scale: a value may move by
-# SLACK x (|value| + the column's largest |value|). Float32 columns (PCA projections, trace
-# columns kept as float32) get 64 float32 epsilons, 7.6e-6: the thread-count noise measured
-# in pca_view.csv was up to 10 epsilons of the column's largest value (issue 21), and a real
-# change of 1e-4 relative is 840 epsilons. Float64 columns, computed from float32 model
-# outputs, keep 1e-6. Counts, strings and labels must be equal.
-FLOAT32_SLACK = 64 * float(np.finfo(np.float32).eps)
-FLOAT64_SLACK = 1e-6
-# Files under results/ that are not tables of the science: the audit and what only names files.
-IGNORED = ("results/audit.tsv",)
+KINDS = ("exact", "float32", "float64")
+RECOMPUTED = "recomputed:"
+# Files under results/ that are not tables of rule all's science: the audit, and a preview that
+# tests/test_report.py makes in the same run folder (results/preview/, not part of rule all).
+IGNORED = ("results/audit.tsv", "results/preview/")
+
+
+@dataclass(frozen=True)
+class Precision:
+    """The declaration (tests/golden/precision.yaml): table glob → column glob → kind."""
+
+    tables: dict[str, dict[str, str]]
+    tolerances: dict[str, float]
+
+    @classmethod
+    def load(cls, path: Path = PRECISION) -> Precision:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        tolerances = {kind: float(data["tolerances"][kind]) for kind in ("float32", "float64")}
+        tables = {
+            str(t): {str(c): str(k) for c, k in cols.items()} for t, cols in data["tables"].items()
+        }
+        for table, columns in tables.items():
+            for column, kind in columns.items():
+                if kind not in KINDS and not (
+                    kind.startswith(RECOMPUTED) and kind[len(RECOMPUTED) :]
+                ):
+                    raise ValueError(
+                        f"{path}: table {table!r}, column {column!r}: unknown kind {kind!r} "
+                        f"(one of {', '.join(KINDS)}, {RECOMPUTED}NAME)"
+                    )
+        return cls(tables, tolerances)
+
+    def kinds(self, name: str, columns: list[str]) -> dict[str, str]:
+        """Column → kind for the golden table ``name``; a ValueError naming what is undeclared."""
+        entry = next((cols for glob, cols in self.tables.items() if fnmatch(name, glob)), None)
+        if entry is None:
+            raise ValueError(f"{PRECISION}: no entry under `tables` matches {name}: declare it")
+        kinds, undeclared = {}, []
+        for column in columns:
+            kind = next((k for glob, k in entry.items() if fnmatch(column, glob)), None)
+            if kind is None:
+                undeclared.append(column)
+            kinds[column] = kind
+        if undeclared:
+            raise ValueError(
+                f"{PRECISION}: {name}: columns {undeclared} are not declared: add them with their kind"
+            )
+        return kinds
 
 
 def result_tables(workdir: Path) -> dict[str, pd.DataFrame]:
@@ -40,11 +90,12 @@ def result_tables(workdir: Path) -> dict[str, pd.DataFrame]:
     results = workdir / "results"
     for path in sorted(results.rglob("*.csv")):
         name = path.relative_to(workdir).as_posix()
-        if name not in IGNORED:
+        if not name.startswith(IGNORED):
             tables[name] = pd.read_csv(path)
     for path in sorted(results.rglob("trace.parquet")):
         name = path.relative_to(workdir).with_suffix(".csv").as_posix()
-        tables[name] = pd.read_parquet(path)
+        if not name.startswith(IGNORED):
+            tables[name] = pd.read_parquet(path)
     return tables
 
 
@@ -56,23 +107,19 @@ def write_golden(tables: dict[str, pd.DataFrame], root: Path = GOLDEN) -> None:
         dest = root / name
         dest.parent.mkdir(parents=True, exist_ok=True)
         table.to_csv(dest, index=False)
+    state = "\n".join(f"{k}: {v!r}" for k, v in machine_state().items())
+    (root / WRITTEN_WITH.name).write_text(
+        "# The environment of the tiny run that wrote these golden files (tests/golden_tables.py).\n"
+        + state
+        + "\n",
+        encoding="utf-8",
+    )
 
 
 def golden_tables(root: Path = GOLDEN) -> dict[str, pd.DataFrame]:
     return {
         path.relative_to(root).as_posix(): pd.read_csv(path) for path in sorted(root.rglob("*.csv"))
     }
-
-
-def is_float32(column: pd.Series) -> bool:
-    """A float column stored as float32: by its dtype, or (a CSV has none) by its text, which
-    pandas writes as the shortest digits that give back the float32 value."""
-    if column.dtype == np.float32:
-        return True
-    if not pd.api.types.is_float_dtype(column):
-        return False
-    values = column.dropna().to_numpy(dtype=float)
-    return len(values) > 0 and all(float(str(np.float32(v))) == v for v in values)
 
 
 def float_differences(want: pd.Series, got: pd.Series, slack: float) -> str | None:
@@ -105,35 +152,59 @@ def float_differences(want: pd.Series, got: pd.Series, slack: float) -> str | No
     )
 
 
-def differences(name: str, expected: pd.DataFrame, actual: pd.DataFrame) -> list[str]:
-    """What differs between a golden table and the run's (empty when they agree)."""
-    float32 = {column for column in actual.columns if actual[column].dtype == np.float32}
+def differences(
+    name: str, expected: pd.DataFrame, actual: pd.DataFrame, precision: Precision | None = None
+) -> list[str]:
+    """What differs between a golden table and the run's (empty when they agree), each column
+    compared as ``precision`` declares it (recomputed columns are left to tests/golden_recompute.py).
+    A ValueError where the declaration misses the table or one of its columns."""
+    precision = precision or Precision.load()
     # A round trip through CSV gives both sides the same dtypes (lists become their repr).
     actual = pd.read_csv(pd.io.common.StringIO(actual.to_csv(index=False)))
     if list(expected.columns) != list(actual.columns):
         return [f"{name}: columns {list(actual.columns)}, golden {list(expected.columns)}"]
+    kinds = precision.kinds(name, list(expected.columns))
     if len(expected) != len(actual):
         return [f"{name}: {len(actual)} rows, golden {len(expected)}"]
     problems = []
-    for column in expected.columns:
+    for column, kind in kinds.items():
         want, got = expected[column], actual[column]
-        if pd.api.types.is_float_dtype(want) or pd.api.types.is_float_dtype(got):
-            single = column in float32 or is_float32(want)
-            problem = float_differences(want, got, FLOAT32_SLACK if single else FLOAT64_SLACK)
+        if kind.startswith(RECOMPUTED):
+            continue
+        if kind in precision.tolerances:
+            problem = float_differences(want, got, precision.tolerances[kind])
             if problem:
-                precision = "float32" if single else "float64"
-                problems.append(f"{name}, column {column!r} ({precision}): {problem}")
-        elif not want.equals(got):
-            rows = [
-                i
-                for i in range(len(want))
-                if not (
-                    want.iloc[i] == got.iloc[i] or (pd.isna(want.iloc[i]) and pd.isna(got.iloc[i]))
-                )
-            ]
-            if rows:
-                i = rows[0]
-                problems.append(
-                    f"{name}, column {column!r}, row {i}: {got.iloc[i]!r}, golden {want.iloc[i]!r} ({len(rows)} rows differ)"
-                )
+                problems.append(f"{name}, column {column!r} ({kind}): {problem}")
+            continue
+        rows = [i for i in range(len(want)) if not _same(want.iloc[i], got.iloc[i])]
+        if rows:
+            i = rows[0]
+            problems.append(
+                f"{name}, column {column!r}, row {i}: {got.iloc[i]!r}, golden {want.iloc[i]!r} ({len(rows)} rows differ)"
+            )
     return problems
+
+
+def _same(want, got) -> bool:
+    """Exact equality of two cells (NaN equals NaN)."""
+    return bool(want == got) or (pd.isna(want) and pd.isna(got))
+
+
+def recomputed_columns(
+    name: str, columns: list[str], precision: Precision | None = None
+) -> dict[str, list[str]]:
+    """Checker name → the columns of table ``name`` it must recompute."""
+    kinds = (precision or Precision.load()).kinds(name, columns)
+    checkers: dict[str, list[str]] = {}
+    for column, kind in kinds.items():
+        if kind.startswith(RECOMPUTED):
+            checkers.setdefault(kind[len(RECOMPUTED) :], []).append(column)
+    return checkers
+
+
+def machine_state() -> dict[str, str]:
+    """What the tiny run's thread count depends on (tests/conftest.py)."""
+    return {
+        name: os.environ.get(name, "")
+        for name in ("ISOTROPY_TINY_RUN_CORES", "ISOTROPY_TINY_RUN_THREADS")
+    }

@@ -8,6 +8,7 @@ import re
 import subprocess
 from html.parser import HTMLParser
 
+import headless_browser
 import pytest
 import tiny_workflow
 
@@ -63,34 +64,40 @@ def _captions(text: str) -> dict[str, str]:
     return captions
 
 
-@pytest.fixture(scope="module")
-def report(tiny_run, tmp_path_factory):
+def _make_report(tiny_run, folder, targets: list[str]) -> str:
+    """``targets`` made (what is missing of them), then the report of them: its HTML text."""
     workdir, command, mirror = tiny_run
     env = tiny_workflow.snakemake_environment(mirror)
-    base = list(command)
-    targets = ["all"]
-    if not (workdir / "results/claims.csv").is_file():  # the shared fixture may not have made it
-        made = subprocess.run(
-            base + ["check_claims"], capture_output=True, text=True, env=env, timeout=900
-        )
-        assert made.returncode == 0, made.stderr[-4000:]
-    path = tmp_path_factory.mktemp("report") / "report.html"
+    made = subprocess.run(command + targets, capture_output=True, text=True, env=env, timeout=1500)
+    assert made.returncode == 0, made.stderr[-4000:]
+    path = folder / "report.html"
+    stylesheet = str(tiny_workflow.ROOT / "report/style.css")
     result = subprocess.run(
-        base
-        + [
-            "--report",
-            str(path),
-            "--report-stylesheet",
-            str(tiny_workflow.ROOT / "report/style.css"),
-        ]
-        + targets,
+        command + ["--report", str(path), "--report-stylesheet", stylesheet] + targets,
         capture_output=True,
         text=True,
         env=env,
         timeout=900,
     )
     assert result.returncode == 0, result.stderr[-4000:]
-    return workdir, path.read_text(encoding="utf-8")
+    return path.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def report(tiny_run, tmp_path_factory):
+    """The report of the full tiny run (rule all), as `make report` makes it after the run."""
+    return tiny_run[0], _make_report(tiny_run, tmp_path_factory.mktemp("report"), ["all"])
+
+
+@pytest.fixture(scope="module")
+def preview_report(tiny_run, tmp_path_factory):
+    """The report after `make preview` (target preview_study), its overview included as `make
+    report` asks for it. The preview re-uses the tiny run's embeddings: its own cost is the
+    optimisation runs at the preview's seeds and stride, and their tables and figures."""
+    from isotropy.workflow import paths
+
+    targets = ["preview_study", paths.PREVIEW_REPORT_OVERVIEW]
+    return tiny_run[0], _make_report(tiny_run, tmp_path_factory.mktemp("preview"), targets)
 
 
 def test_report_renders_as_html(report):
@@ -160,57 +167,85 @@ def test_categories_are_named_one_way_and_every_rule_once(report):
     assert "geometry_sentence_embeddings" in nodes and len(nodes) == len(set(nodes)), nodes
 
 
-def test_first_page_opens_on_the_claims_and_the_paper_comparison(report):
-    """The workflow description (the first page) holds the overview: the run, then every claim
-    and every paper number with its verdict, before the rule graph."""
-    _, text = report
+def _first_page(text: str) -> str:
+    """The workflow description: the report's first page, the overview inserted."""
     match = re.search(r"var workflow_desc = (\".*?\");\s*\n", text)
     assert match, "no workflow description in the report"
-    desc = json.loads(match.group(1))
+    return json.loads(match.group(1))
+
+
+def test_first_page_opens_on_the_run_its_claims_and_the_paper_comparison(report):
+    """The workflow description (the first page) holds the overview: which run this is, then
+    every claim and every paper number with its verdict, then every table in full, before the
+    rule graph; no raw Python structure, no pointer to a section the report lacks."""
+    _, text = report
+    desc = _first_page(text)
     assert desc.index("This run") < desc.index("Claims check") < desc.index("Paper comparison")
     assert "silhouette rises" in desc and "supported" in desc
-    assert "Seeds: main 0, 1" in desc
+    assert (
+        "Seeds: main 0, 1" in desc
+        and "Target: all: the studies main, glue, istar, geometry" in desc
+    )
+    assert re.search(r"Configuration: [^<]*config\.yaml\.", desc), desc[:3000]
+    assert "Stand-ins: " in desc and "PREVIEW" not in desc
+    tables = desc[desc.index("<h2>Tables</h2>") :]
+    for path in ("results/claims.csv", "results/paper_comparison.csv", *EXPECTED, *EXPECTED_OTHER):
+        if path.endswith(".csv"):
+            section = tables.split(f"<code>{path}</code>", 1)
+            assert len(section) == 2, f"{path} is not shown as a table on the first page"
+            assert section[1].index("<table") < section[1].index("</details>"), path
+    assert "Configuration files" not in desc and "{'" not in desc and "['" not in desc
 
 
-def _browser():
+def test_first_page_after_a_preview_says_preview_and_has_its_claims_and_comparison(preview_report):
+    _, text = preview_report
+    desc = _first_page(text)
+    assert desc.index("This run (PREVIEW)") < desc.index("Claims check (PREVIEW)")
+    assert desc.index("Claims check (PREVIEW)") < desc.index("Paper comparison (PREVIEW)")
+    assert "PREVIEW (make preview)" in desc and "Target: preview_study (make preview)" in desc
+    assert "silhouette rises" in desc and "<code>results/preview/correlations.csv</code>" in desc
+    captions = _captions(text)
+    assert "results/preview/claims.csv" in captions and "results/main/table1.csv" not in captions
+
+
+# ISOTROPY_UPDATE_SCREENSHOTS=1: the browser tests copy their screenshots of the first page to
+# docs/ (committed; docs/testing.md).
+SCREENSHOTS = tiny_workflow.ROOT / "docs"
+
+
+def _open_in_browser(text: str, folder, name: str) -> str:
+    """The report rendered by headless Chromium (its scripts run): the DOM; a screenshot of its
+    first page is written, and copied to docs/ when asked."""
+    import os
     import shutil
 
-    return next(
-        (
-            shutil.which(n)
-            for n in ("chromium", "chromium-browser", "google-chrome")
-            if shutil.which(n)
-        ),
-        None,
-    )
+    headless_browser.require()
+    page = folder / "report.html"
+    page.write_text(text, encoding="utf-8")
+    dom = headless_browser.run(page, folder / "profile", "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    shot = folder / name
+    made = headless_browser.run(page, folder / "profile2", f"--screenshot={shot}", size="1400,1800")
+    assert made.returncode == 0 and shot.stat().st_size > 10_000, made.stderr[-2000:]
+    if os.environ.get("ISOTROPY_UPDATE_SCREENSHOTS"):
+        SCREENSHOTS.mkdir(exist_ok=True)
+        shutil.copyfile(shot, SCREENSHOTS / name)
+    return dom.stdout
 
 
 def test_report_opens_in_a_headless_browser(report, tmp_path):
-    """Chromium renders the report (its scripts run): the first page shows the overview at full
-    width, then the rule graph below it. A screenshot is kept beside the report."""
-    browser = _browser()
-    if browser is None:
-        pytest.skip("no headless browser (apt-get install chromium)")
-    workdir, text = report
-    page = tmp_path / "report.html"
-    page.write_text(text, encoding="utf-8")
-    flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"]
-    dom = subprocess.run(
-        flags + ["--virtual-time-budget=15000", "--dump-dom", page.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    rendered = dom.stdout
+    """Chromium renders the report: the first page shows the overview at full width, then the
+    rule graph below it."""
+    _, text = report
+    rendered = _open_in_browser(text, tmp_path, "report_first_page_full.png")
     assert 'class="isotropy-overview"' in rendered, rendered[:2000]
     assert rendered.index("Claims check") < rendered.index("Paper comparison")
     assert rendered.index("isotropy-overview") < rendered.index('id="rulegraph"')
-    shot = tmp_path / "first_page.png"
-    made = subprocess.run(
-        flags + ["--virtual-time-budget=15000", f"--screenshot={shot}", page.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert made.returncode == 0 and shot.stat().st_size > 10_000, made.stderr[-2000:]
+    assert rendered.count('overview-table"') >= 13  # claims, comparison, 11 study tables
+
+
+def test_preview_report_opens_in_a_headless_browser(preview_report, tmp_path):
+    _, text = preview_report
+    rendered = _open_in_browser(text, tmp_path, "report_first_page_preview.png")
+    assert rendered.index("This run (PREVIEW)") < rendered.index("Claims check (PREVIEW)")
+    assert rendered.count('overview-table"') == 4  # claims, comparison, table1, correlations

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from isotropy.reporting import overview_html
@@ -52,12 +54,115 @@ def test_overview_lists_the_run_then_claims_then_comparison():
         studies=["main"],
         seeds={"main": [0]},
         stand_ins={"word_vectors": "GloVe 50-d for word2vec"},
+        tables={"results/main/table1.csv": pd.DataFrame({"dataset": ["polarity"], "items": [160]})},
     )
     assert page.index("This run") < page.index("Claims check") < page.index("Paper comparison")
     assert "2 checks: 1 supported, 1 not run" in page
     assert "silhouette &lt;rises&gt;" in page  # escaped
     assert "0.06349" in page and "Seeds: main 0." in page and "GloVe 50-d for word2vec" in page
-    assert page.count("<tr") == 1 + 1 + 1 + 1  # header + the run claim; header + one number
+    assert page.count("<tr") == 1 + 1 + 1 + 1 + 3 + 2 + 2  # the short tables, then the full ones
+    assert "Target: main_study (make run)" in page and "PREVIEW" not in page
+    assert "Configuration: the defaults (config.yaml)." in page
+    # every table in full, as an HTML table: claims (both rows), comparison, the run's tables
+    tables = page[page.index("<h2>Tables</h2>") :]
+    assert tables.count("<table") == 3 and "<code>results/main/table1.csv</code> (1 rows)" in tables
+    assert "<td>not run</td>" in tables and "<td>Cai et al. 2021, Table 3</td>" in tables
+    assert "{" not in page and "[" not in page  # no raw Python structure
+
+
+def test_a_previews_overview_says_so_and_names_its_target_and_configuration():
+    claims = pd.DataFrame(
+        [
+            {
+                "preview": "PREVIEW (make preview): seed 0",
+                "claim": "a",
+                "study": "main",
+                "setup": "miniLM/polarity",
+                "statement": "s",
+                "measured": 0.5,
+                "threshold": "> 0",
+                "verdict": "supported",
+                "paper": "p",
+            }
+        ]  # fmt: skip
+    )
+    comparison = pd.DataFrame(
+        [
+            {
+                "source": "s",
+                "quantity": "items",
+                "setup": "miniLM/polarity",
+                "paper_value": 1.0,
+                "our_value": 2.0,
+                "tolerance": "exact",
+                "verdict": "differs",
+            }
+        ]  # fmt: skip
+    )
+    page = overview_html(
+        claims,
+        comparison,
+        studies=["preview"],
+        seeds={"preview": [0]},
+        stand_ins={},
+        configfiles=["logs/effective-config/preview_study.yaml"],
+        preview="PREVIEW (make preview): seed 0, metrics after every 10th update",
+        tables={"results/preview/table1.csv": pd.DataFrame({"items": [160]})},
+    )
+    assert page.index("This run (PREVIEW)") < page.index("Claims check (PREVIEW)")
+    assert page.index("Claims check (PREVIEW)") < page.index("Paper comparison (PREVIEW)")
+    assert (
+        "metrics after every 10th update" in page and "Target: preview_study (make preview)" in page
+    )
+    assert "Configuration: logs/effective-config/preview_study.yaml." in page
+    assert "<code>results/preview/claims.csv</code>" in page and "Stand-ins: none." in page
+    assert "<code>results/preview/table1.csv</code>" in page
+
+
+def test_a_previews_verdicts_are_the_main_studys_marked_and_pointing_at_the_preview():
+    from isotropy.verdicts.workflow import as_preview
+
+    table = pd.DataFrame(
+        {
+            "study": ["main", "glue"],
+            "evidence": ["results/main/correlations.csv", "results/glue/table3.csv"],
+            "verdict": ["supported", "not run"],
+        }
+    )
+    marked = as_preview(table, "PREVIEW (make preview)")
+    assert list(marked.columns) == ["preview", "study", "evidence", "verdict"]
+    assert marked.to_dict("records") == [
+        {
+            "preview": "PREVIEW (make preview)",
+            "study": "main",
+            "evidence": "results/preview/correlations.csv",
+            "verdict": "supported",
+        }  # fmt: skip
+    ]
+
+
+def test_the_report_stylesheet_hides_the_raw_job_parameters():
+    """Snakemake's result sidebar lists a job's params as raw Python dictionaries after the
+    "Snakemake rule" item; report/style.css hides what follows that item, which it finds by the
+    one span with class gap-1. Snakemake's component is read here so an upgrade that moves
+    either is caught."""
+    from pathlib import Path
+
+    import snakemake.report
+
+    css = (Path(__file__).resolve().parents[1] / "report/style.css").read_text()
+    assert "#app li:has(> span.gap-1) ~ li { display: none; }" in css
+    components = Path(snakemake.report.__file__).parent / "html_reporter/template/components"
+    info = (components / "result_info.js").read_text()
+    assert info.index("this.getRule(),") < info.index("this.getParamsAndWildcards(),")
+    assert info.index('"flex items-center gap-1"') < info.index('text: "Job parameters"')
+    others = [p.name for p in components.glob("*.js") if p != components / "result_info.js"]
+    spans = [
+        n
+        for n in others
+        if re.search(r'e\(\s*"span",\s*\{ className: "[^"]*\bgap-1\b', (components / n).read_text())
+    ]
+    assert spans == [], spans
 
 
 def test_caption_facts_follow_the_runs_tabulated(tmp_path):
@@ -115,10 +220,13 @@ def test_make_report_reports_the_last_run_with_its_effective_configuration(tmp_p
     assert "--allowed-rules check_claims compare_with_papers report_overview" in made
     assert "--report report.html" in reported and "main_study" in reported
     assert "--configfile logs/effective-config/main_study.yaml" in reported
-    # a preview: its own results only (the claims judge the paper's protocol, not a preview)
+    # a preview: its own overview, claims and paper comparison, judged on results/preview/
     (logs / "last_run.txt").write_text("TARGET=preview_study\nCONFIG_FILES=config.yaml\n")
     lines = _make_report_commands(tmp_path)
-    assert "overview.html" not in " ".join(lines) and "preview_study" in lines[-1]
+    made = lines[1]
+    assert "results/preview/report/overview.html" in made and "--config " not in made
+    assert "check_claims_preview compare_with_papers_preview report_overview_preview" in made
+    assert "preview_study results/preview/report/overview.html" in lines[-1]
     # another run, chosen by hand
     lines = _make_report_commands(
         tmp_path, "REPORT_TARGET=glue_study", "REPORT_CONFIG_FILES=a.yaml"

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from isotropy.workflow import paths
+
 CLAIM_COLUMNS = {
     "verdict": "verdict",
     "statement": "claim",
@@ -48,6 +50,34 @@ def _table(frame: pd.DataFrame, columns: Mapping[str, str], css: str) -> str:
     return shown.to_html(index=False, na_rep="", classes=css, border=0, escape=True)
 
 
+def run_line(studies: Sequence[str], preview: str, configfiles: Sequence[str]) -> str:
+    """Which run this is: its target and the configuration files it was made with."""
+    if preview:
+        target = f"preview_study (make preview): the main study's setups, {paths.study_file('', 'preview')}"
+    elif list(studies) == ["main"]:
+        target = f"main_study (make run): the main study, {paths.study_file('', 'main')}"
+    else:
+        target = "all: the studies " + ", ".join(studies)
+    files = ", ".join(configfiles) or "the defaults (config.yaml)"
+    return f"Target: {target}. Configuration: {files}."
+
+
+def tables_html(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Every table of the run in full, one folded section each (path as its title)."""
+    parts = ["<h2>Tables</h2>", "<p>Every table of this run, in full (click to unfold).</p>"]
+    for path, frame in tables.items():
+        shown = frame.copy()
+        for column in shown:
+            if pd.api.types.is_float_dtype(shown[column]):
+                shown[column] = shown[column].map(lambda x: "" if pd.isna(x) else f"{x:.4g}")
+        parts += [
+            f"<details><summary><code>{html.escape(path)}</code> ({len(frame)} rows)</summary>",
+            shown.to_html(index=False, na_rep="", classes="overview-table", border=0, escape=True),
+            "</details>",
+        ]
+    return parts
+
+
 def overview_html(
     claims: pd.DataFrame,
     comparison: pd.DataFrame,
@@ -55,12 +85,24 @@ def overview_html(
     studies: Sequence[str],
     seeds: Mapping[str, Sequence[int]],
     stand_ins: Mapping[str, str],
+    configfiles: Sequence[str] = (),
+    preview: str = "",
+    tables: Mapping[str, pd.DataFrame] | None = None,
 ) -> str:
-    """The first page: what ran, then every claim and every paper number with its verdict."""
+    """The first page: which run this is (target, configuration, seeds, stand-ins), every claim
+    and every paper number with its verdict (a preview's marked as such), then every table."""
     tried = claims[claims["verdict"] != "not run"] if "verdict" in claims else claims
+    mark = " (PREVIEW)" if preview else ""
+    claims_file = paths.PREVIEW_CLAIMS if preview else paths.CLAIMS
+    comparison_file = paths.PREVIEW_PAPER_COMPARISON if preview else paths.PAPER_COMPARISON
     parts = [
         '<div class="isotropy-overview">',
-        "<h2>This run</h2>",
+        f"<h2>This run{mark}</h2>",
+    ]
+    if preview:
+        parts.append(f'<p class="overview-preview"><strong>{html.escape(preview)}</strong></p>')
+    parts += [
+        "<p>" + html.escape(run_line(studies, preview, configfiles)) + "</p>",
         "<p>Studies: "
         + html.escape(", ".join(studies) or "none")
         + ". Seeds: "
@@ -68,19 +110,18 @@ def overview_html(
         + ".</p>",
     ]
     named = [text for key, text in stand_ins.items() if text and key != "word_vectors_label"]
-    if named:
-        parts.append("<p>Stand-ins: " + html.escape("; ".join(named)) + ".</p>")
+    parts.append("<p>Stand-ins: " + html.escape("; ".join(named) if named else "none") + ".</p>")
     parts += [
-        "<h2>Claims check</h2>",
+        f"<h2>Claims check{mark}</h2>",
         f"<p>{len(claims)} checks: {_counts(claims['verdict'])}. "
-        "Full table with evidence and notes: <code>results/claims.csv</code> "
-        "(category <em>claims and paper comparison</em>).</p>",
+        f"Full table with evidence and notes: <code>{claims_file}</code>, below.</p>",
         _table(tried, CLAIM_COLUMNS, "overview-claims"),
-        "<h2>Paper comparison</h2>",
+        f"<h2>Paper comparison{mark}</h2>",
         f"<p>{len(comparison)} numbers: {_counts(comparison['verdict'])}. "
-        "Conventions, stand-ins and notes: <code>results/paper_comparison.csv</code>.</p>",
+        f"Conventions, stand-ins and notes: <code>{comparison_file}</code>, below.</p>",
         _table(comparison, COMPARISON_COLUMNS, "overview-comparison"),
-        "<p>Figures and tables of each study are in the menu; the rule graph follows below.</p>",
+        *tables_html({claims_file: claims, comparison_file: comparison} | dict(tables or {})),
+        "<p>Figures and tables of each study are also in the menu; the rule graph follows below.</p>",
         "</div>",
     ]
     return "\n".join(parts) + "\n"

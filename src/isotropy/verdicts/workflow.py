@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy.traces import read_result_table, read_traces
+from isotropy.workflow import paths
 
 
 def load_tables(
@@ -34,3 +35,15 @@ def load_tables(
         elif name != "published":
             tables[name] = read_result_table(Path(value))
     return tables
+
+
+def as_preview(table: pd.DataFrame, stamp: str) -> pd.DataFrame:
+    """A verdict table (claims or paper comparison) measured on a preview's results as the main
+    study's: its main-study rows only, evidence pointing at the preview's folder, and the preview's
+    stamp in a first column ``preview`` on every row (as the preview's own tables have it)."""
+    rows = table[table["study"] == "main"].reset_index(drop=True)
+    if "evidence" in rows:
+        main, preview = paths.study_file("", "main"), paths.study_file("", "preview")
+        rows["evidence"] = rows["evidence"].astype(str).str.replace(main, preview, regex=False)
+    rows.insert(0, "preview", stamp)
+    return rows

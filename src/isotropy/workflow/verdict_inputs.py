@@ -13,7 +13,13 @@ from typing import Any
 from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
 from isotropy.workflow import paths
 from isotropy.workflow.config import model_spec, sentence_encoder_spec
-from isotropy.workflow.targets import geometry_models, geometry_targets, istar_runs, study_runs
+from isotropy.workflow.targets import (
+    geometry_models,
+    geometry_targets,
+    istar_runs,
+    study_runs,
+    study_targets,
+)
 
 # Claims and paper comparison (rules/provenance.smk): both rules take the same inputs and
 # measure them with the same function, so the two pages cannot disagree about a number.
@@ -73,6 +79,38 @@ def workflow_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
             {name: path for name, path in GEOMETRY_VERDICT_TABLES.items() if path in made}
         )
     return inputs
+
+
+def preview_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """A preview's runs, measured as the main study's (its setups, with the preview's seeds)."""
+    return {"main": [dict(r) for r in study_runs(dict(config), "preview")]}
+
+
+def preview_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The inputs of the preview's verdict rules: results/preview/ under the main study's names,
+    so that its claims and paper comparison are the main study's, judged on the preview."""
+    keys = preview_run_keys(config)["main"]
+    return {
+        "main_traces": [
+            paths.optimisation_run_file(
+                "trace.parquet", "preview", r["encoder"], r["dataset"], r["seed"]
+            )
+            for r in keys
+        ],
+        **{
+            f"main_{table}": paths.study_file(f"{table}.csv", "preview")
+            for table in (COUNT_TABLES["main"], CORRELATION_TABLES["main"])
+        },
+    }
+
+
+def report_tables(config: Mapping[str, Any], preview: bool = False) -> list[str]:
+    """The tables the report's opening page shows in full: every CSV of the studies this run
+    builds (of the preview alone for a preview)."""
+    if preview:
+        return [path for path in paths.main_study_outputs("preview") if path.endswith(".csv")]
+    made = study_targets(dict(config), configured_studies(config))
+    return [path for path in made if path.endswith(".csv")]
 
 
 def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:

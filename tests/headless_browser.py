@@ -1,0 +1,56 @@
+"""Debian's Chromium, headless, for the tests that open the report (tests/test_report.py).
+
+.ci/run installs it when absent (apt-get install chromium); a test that needs it is skipped
+where it is missing, except under CI (CI=true), where it fails.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import tiny_workflow
+
+NAMES = ("chromium", "chromium-browser", "google-chrome")
+# Flags that work on a root CI machine without a display, a GPU or a network.
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+)
+
+
+def find() -> str | None:
+    return next((shutil.which(name) for name in NAMES if shutil.which(name)), None)
+
+
+def require() -> str:
+    """The browser's path; skip the test where there is none, fail it under CI."""
+    import pytest
+
+    browser = find()
+    if browser is None:
+        reason = (
+            f"no headless browser ({', '.join(NAMES)}): apt-get install chromium (.ci/run does)"
+        )
+        if tiny_workflow.IN_CI:
+            pytest.fail(f"this test must run in CI but cannot: {reason}")
+        pytest.skip(reason)
+    return browser
+
+
+def run(
+    page: Path, profile: Path, *args: str, size: str = "1400,1000"
+) -> subprocess.CompletedProcess:
+    """Chromium on ``page`` with a fresh profile folder and ``args`` (--dump-dom, --screenshot=...),
+    its scripts given 15 s of virtual time to render."""
+    command = [require(), *FLAGS, f"--user-data-dir={profile}", f"--window-size={size}"]
+    command += ["--virtual-time-budget=15000", *args, page.as_uri()]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
