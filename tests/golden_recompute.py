@@ -1,7 +1,7 @@
 """Columns that amplify last-bit noise, checked by recomputing them from the run's own data.
 
-tests/golden/precision.yaml marks such columns ``recomputed:NAME``: a percentile of 1,000
-resampled correlations, or a rank correlation, moves by far more than its inputs when they move
+tests/golden/precision.yaml marks such columns ``recomputed:NAME``: a rank correlation (and
+anything computed from rank correlations) moves by far more than its inputs when they move
 in their last bits (another thread count, another BLAS), so a golden value cannot guard it
 across machines. Instead the checker NAME below recomputes every such column from the run's
 primary data (its traces, which are themselves compared with golden files at float32 precision)
@@ -45,57 +45,37 @@ def _pearson_spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return float(stats.pearsonr(x, y).statistic), float(stats.spearmanr(x, y).statistic)
 
 
-def _resampled(runs: list[pd.DataFrame], bootstrap: dict) -> np.ndarray:
-    """(resamples, 2) Pearson and Spearman of each two-stage resample: seeds with replacement
-    when there are several, then moving blocks of recorded steps within each drawn seed, drawn
-    from numpy's generator seeded with ``bootstrap.seed`` in the documented order (config
-    ``bootstrap``, README "Confidence intervals")."""
-    rng = np.random.default_rng(int(bootstrap.get("seed", 0)))
-    x = [run["isoscore"].to_numpy(dtype=np.float64) for run in runs]
-    y = [run["silhouette"].to_numpy(dtype=np.float64) for run in runs]
-    values = []
-    for _ in range(int(bootstrap.get("resamples", 1000))):
-        seeds = rng.integers(0, len(runs), size=len(runs)) if len(runs) > 1 else [0]
-        xs, ys = [], []
-        for seed in seeds:
-            n = len(x[seed])
-            block = max(1, min(bootstrap.get("block_length") or math.ceil(n ** (1 / 3)), n))
-            starts = rng.integers(0, n - block + 1, size=-(-n // block))
-            steps = np.concatenate([np.arange(s, s + block) for s in starts])[:n]
-            xs.append(x[seed][steps])
-            ys.append(y[seed][steps])
-        values.append(_pearson_spearman(np.concatenate(xs), np.concatenate(ys)))
-    return np.array(values)
+def _unit(value: float) -> float:
+    """±1 where a correlation is ±1 up to rounding (1e-12), as the tables write it."""
+    if math.isfinite(value) and abs(abs(value) - 1) < 1e-12:
+        return math.copysign(1.0, value)
+    return value
 
 
-def _intervals(runs: list[pd.DataFrame], bootstrap: dict) -> dict[str, float]:
-    values = _resampled(runs, bootstrap)
-    level = float(bootstrap.get("level", 0.95))
-    bounds = {}
-    for i, name in enumerate(("pearson_r", "spearman_rho")):
-        finite = np.sort(values[np.isfinite(values[:, i]), i])
-        if 2 * len(finite) < len(values):
-            low = high = math.nan
-        else:  # numpy's default (linear) percentile, written out
-            low, high = (_linear_quantile(finite, q) for q in ((1 - level) / 2, (1 + level) / 2))
-        bounds[f"{name}_ci_low"], bounds[f"{name}_ci_high"] = low, high
-    return bounds
-
-
-def _linear_quantile(ordered: np.ndarray, q: float) -> float:
-    position = q * (len(ordered) - 1)
-    below = math.floor(position)
-    above = min(below + 1, len(ordered) - 1)
-    return float(ordered[below] + (position - below) * (ordered[above] - ordered[below]))
+def _seed_interval(values: list[float], points: int, level: float) -> dict[str, float]:
+    """Spearman's rho over seeds: mean Fisher z and scipy's one-sample t confidence interval of
+    the per-seed z, mapped back with tanh. rho = ±1 is clipped on the z scale halfway between 1
+    and the largest |rho| below it on ``points`` ranks, 1 - 12 / (n (n^2 - 1)) (one adjacent
+    swap; docs/intervals.md), so that a rank swap between seeds does not open [-1, 1]."""
+    finite = np.array([v for v in values if math.isfinite(v)], dtype=np.float64)
+    limit = 1 - 6 / (points * (points**2 - 1)) if points >= 3 else 1 - 1e-12
+    z = np.arctanh(np.clip(finite, -limit, limit))
+    out = {"spearman_rho_seed_mean": math.nan, "spearman_rho_seed_low": math.nan}
+    out["spearman_rho_seed_high"] = math.nan
+    if len(z):
+        out["spearman_rho_seed_mean"] = _unit(float(np.tanh(z.mean())))
+    if len(z) >= 2:
+        ci = stats.ttest_1samp(z, 0.0).confidence_interval(level)
+        out["spearman_rho_seed_low"] = _unit(float(np.tanh(ci.low)))
+        out["spearman_rho_seed_high"] = _unit(float(np.tanh(ci.high)))
+    return out
 
 
 def correlations(
     workdir: Path, name: str, table: pd.DataFrame, columns: list[str], config: dict
 ) -> list[str]:
-    """Pearson r, Spearman rho and their bootstrap bounds of a correlation table, per row."""
-    known = {"pearson_r", "spearman_rho"} | {
-        f"{s}_ci_{end}" for s in ("pearson_r", "spearman_rho") for end in ("low", "high")
-    }
+    """Spearman rho and its interval over seeds of a correlation table, per row."""
+    known = {"spearman_rho"} | {f"spearman_rho_seed_{end}" for end in ("mean", "low", "high")}
     unknown = sorted(set(columns) - known)
     if unknown or name not in CORRELATION_TABLES:
         raise ValueError(f"golden_recompute.correlations cannot recompute {name} {unknown}")
@@ -104,14 +84,13 @@ def correlations(
         runs = _traces(workdir, CORRELATION_TABLES[name], row["encoder"], row["dataset"])
         if row["scope"] != "all":
             runs = [run for run in runs if f"seed{int(run['seed'].iloc[0])}" == row["scope"]]
-        pooled = pd.concat(runs)
-        want = dict(
-            zip(("pearson_r", "spearman_rho"), _pearson_spearman(*_xy(pooled)), strict=True)
-        )
-        if any(column.endswith(("_low", "_high")) for column in columns):
-            want.update(_intervals(runs, config.get("bootstrap") or {}))
+        want = {"spearman_rho": _unit(_pearson_spearman(*_xy(pd.concat(runs)))[1])}
+        if row["scope"] == "all":
+            per_seed = [_unit(_pearson_spearman(*_xy(run))[1]) for run in runs]
+            points = min(len(run) for run in runs)
+            want.update(_seed_interval(per_seed, points, 0.95))
         for column in columns:
-            got, expected = float(row[column]), want[column]
+            got, expected = float(row[column]), want.get(column, math.nan)
             if not ((math.isnan(got) and math.isnan(expected)) or abs(got - expected) <= TOLERANCE):
                 problems.append(
                     f"{name}, {row['encoder']}/{row['dataset']} {row['scope']}, column {column!r}: "

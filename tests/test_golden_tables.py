@@ -118,7 +118,7 @@ def test_a_1e_4_change_of_a_primary_float32_column_fails_and_thread_noise_passes
     # a recomputed column is not compared with its golden value: the checker guards it
     name = "results/main/correlations.csv"
     golden = golden_tables.golden_tables()[name]
-    moved = golden.assign(pearson_r_ci_low=golden["pearson_r_ci_low"] + 4e-6)
+    moved = golden.assign(spearman_rho_seed_low=golden["spearman_rho_seed_low"] + 4e-6)
     assert golden_tables.differences(name, golden, moved) == []
     assert golden_tables.differences(
         name, golden, golden.assign(pearson_r=golden["pearson_r"] * (1 + 1e-4))
@@ -130,7 +130,6 @@ def test_the_correlation_checker_recomputes_the_package_table_and_catches_a_chan
     the tiny run's: equal to 1e-12; a bound moved by 1e-9 is caught."""
     import numpy as np
 
-    from isotropy.bootstrap import BootstrapSettings
     from isotropy.summaries import correlation_table
 
     rng = np.random.default_rng(3)
@@ -149,21 +148,23 @@ def test_the_correlation_checker_recomputes_the_package_table_and_catches_a_chan
         folder.mkdir(parents=True)
         trace.to_parquet(folder / "trace.parquet")
         frames.append(trace.assign(encoder="miniLM", dataset="polarity"))
-    config = {"bootstrap": {"resamples": 60, "seed": 0}}
-    table = correlation_table(
-        pd.concat(frames),
-        by=["encoder", "dataset"],
-        bootstrap=BootstrapSettings(**config["bootstrap"]),
-    )
+    config = {}
+    table = correlation_table(pd.concat(frames), by=["encoder", "dataset"])
     name = "results/main/correlations.csv"
     columns = golden_tables.recomputed_columns(name, list(table.columns))["correlations"]
-    assert len(columns) == 5
+    assert len(columns) == 4
     assert golden_recompute.correlations(tmp_path, name, table, columns, config) == []
     moved = table.copy()
-    moved.loc[1, "spearman_rho_ci_high"] -= 1e-9
+    moved.loc[0, "spearman_rho_seed_high"] -= 1e-9
     problems = golden_recompute.correlations(tmp_path, name, moved, columns, config)
     assert (
-        len(problems) == 1 and "miniLM/polarity seed0, column 'spearman_rho_ci_high'" in problems[0]
+        len(problems) == 1 and "miniLM/polarity all, column 'spearman_rho_seed_high'" in problems[0]
+    )
+    moved = table.copy()
+    moved.loc[1, "spearman_rho"] -= 1e-9  # a per-seed row
+    assert (
+        "polarity seed0, column 'spearman_rho'"
+        in golden_recompute.correlations(tmp_path, name, moved, columns, config)[0]
     )
     with pytest.raises(ValueError, match="cannot recompute"):
         golden_recompute.correlations(tmp_path, name, table, ["points"], config)
