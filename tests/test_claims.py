@@ -312,7 +312,11 @@ def test_claims_of_the_tiny_run(tiny_run):
         "word2vec/pos",
         "word2vec/supersense",
     }
-    assert len(main) == 4 * 5 and set(main["verdict"]) <= {SUPPORTED, NOT_SUPPORTED, INCONSISTENT_SEEDS}
+    assert len(main) == 4 * 5 and set(main["verdict"]) <= {
+        SUPPORTED,
+        NOT_SUPPORTED,
+        INCONSISTENT_SEEDS,
+    }
     glue = claims[claims["study"] == "glue"]
     assert set(glue["setup"]) == {"miniLM/rte", "miniLM/wnli"}
     assert set(glue.loc[glue["claim"] == "seeds_agree", "verdict"]) == {NOT_RUN}  # one GLUE seed

@@ -116,12 +116,12 @@ def check_claims(measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
                     verdict, verdict
                 )
                 note = m["note"] or ("" if math.isfinite(m["value"]) else "measurement undefined")
-                if (
-                    claim.quantity in ("pearson_r", "spearman_rho")
-                    and math.isfinite(m["n"])
-                    and not m["note"]
-                ):
-                    note = f"{int(m['n'])} points"
+                if claim.quantity in ("pearson_r", "spearman_rho") and math.isfinite(m["n"]) and not note.startswith("undefined"):  # fmt: skip
+                    note = (
+                        f"{int(m['n'])} points; {m['note']}"
+                        if m["note"]
+                        else f"{int(m['n'])} points"
+                    )
                 rows.append(_row(claim, setup, float(m["value"]), threshold, verdict, m["evidence"], note))  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS)
 

@@ -19,6 +19,8 @@ from isotropy.verdicts.standins import StandIns, model_stand_in, paper_model
 from isotropy.workflow import paths
 
 LID_FILE, COSINE_FILE, STS_FILE = paths.GEOMETRY_LID, paths.GEOMETRY_COSINE, paths.GEOMETRY_STS
+# STS methods no seed enters (no k-means / GMM clustering): one run is the whole measurement.
+SEED_FREE_METHODS = ("none", "centring", "all-but-the-top")
 QUANTITY_OF_STS = {"pearson": "sts_pearson", "spearman": "sts_spearman", "isotropy": "isotropy_iw"}
 
 
@@ -129,7 +131,7 @@ def sts_measurements(sts: pd.DataFrame, config: Mapping[str, Any], stand: StandI
                 convention = f"I(W) with the eigenvectors' signs as numpy returns them (Rajaee's isotropy()); {pipeline}" if column == "isotropy" else f"cosine of sentence vectors vs gold; {pipeline}"  # fmt: skip
                 per_seed = tuple(runs.groupby("seed")[column].mean()) if "seed" in runs else (runs[column].mean(),)  # fmt: skip
                 rows.append(measurement("geometry", quantity, setup, f"{dataset}/{method}", runs[column].mean(), spread=seed_std(runs[column]), seeds=runs["seed"].nunique() if "seed" in runs else None,
-                                        per_seed=per_seed, seed_free=method == "none",
+                                        per_seed=per_seed, seed_free=method in SEED_FREE_METHODS,
                                         n=int(first["n_pairs"]) if "n_pairs" in runs else None, unit="ratio (1 = isotropic)" if column == "isotropy" else "correlation ×100",
                                         convention=convention, stand_in=stand_in, evidence=STS_FILE, note="; ".join(s for s in (setting, sign_free) if s)))  # fmt: skip
         means = group.groupby("method")[["spearman", "isotropy"]].mean()

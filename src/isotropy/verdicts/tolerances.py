@@ -145,7 +145,7 @@ def judge_lid(
 def judge_iw(ours: float, paper: float, factor: float) -> tuple[str, str]:
     """The ``iw_factor:f`` rule: a factor on I(W) alone lets anything above paper/f agree with a
     value near 1, so 1 − I(W) is held to the same factor."""
-    text = f"within a factor {factor:g} of I(W) and of 1 − I(W) ({1 - paper:.3g})"
+    text = f"within a factor {factor:g} of I(W) and of 1 − I(W) (theirs {1 - paper:.3g})"
     if not (math.isfinite(ours) and 0 < ours < 1 and 0 < paper < 1):
         return DIFFERS, text
     close = all(1 / factor <= a / b <= factor for a, b in ((ours, paper), (1 - ours, 1 - paper)))
