@@ -307,7 +307,7 @@ def test_every_hub_data_set_and_model_is_pinned_to_a_commit(config):
     models = [*config["models"].values(), *config["split_models"].values()]
     pinned = hub_sources + [m for m in models if m.get("model")]
     assert len(config["models"]) == 9
-    assert len(hub_sources) == 20 and all(HEX40.match(str(e.get("revision"))) for e in pinned)
+    assert len(hub_sources) == 21 and all(HEX40.match(str(e.get("revision"))) for e in pinned)
 
 
 def test_a_hub_data_set_without_a_revision_is_refused_by_the_schema(config):
