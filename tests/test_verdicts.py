@@ -146,6 +146,48 @@ def test_holm_against_its_definition():
 
 def test_every_verdict_word_is_defined_once_in_the_package_and_the_docs():
     docs = (ROOT / "docs" / "verdicts.md").read_text()
-    for word in T.VERDICTS:
+    from isotropy.verdicts.claims import CLAIM_VERDICTS
+
+    for word in (*T.VERDICTS, *CLAIM_VERDICTS):
         assert f"``{word}``" in isotropy.verdicts.__doc__, word
         assert f"**{word}**" in docs, word
+
+
+# ------------------------------------------------------------------ the golden tiny results
+
+
+def test_on_the_golden_tiny_results_cai_rows_are_not_comparable_and_one_seed_is_not_judged():
+    """The tiny run's committed tables (tests/golden/results), judged by today's rules: LID at
+    n = 400 and k = 10 is not comparable with Table 3, the one-seed I-STAR row is not judged,
+    and supersense's per-seed signs disagree."""
+    import yaml
+
+    from isotropy.verdicts.claims import check_claims
+    from isotropy.verdicts.comparison import compare
+    from isotropy.verdicts.measurements import measure
+    from isotropy.verdicts.published import read_published
+    from isotropy.verdicts.standins import StandIns, describe_stand_ins
+    from isotropy.workflow.config import deep_merge
+    from isotropy.workflow.verdict_inputs import config_subset
+
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    for overlay in ("config/offline.yaml", "tests/config/tiny.yaml"):
+        config = deep_merge(config, yaml.safe_load((ROOT / overlay).read_text()))
+    golden = ROOT / "tests" / "golden" / "results"
+    files = {"main_table1": "main/table1.csv", "main_correlations": "main/correlations.csv", "glue_table2": "glue/table2.csv",
+             "glue_table3": "glue/table3.csv", "geometry_lid": "geometry/lid.csv", "geometry_cosine": "geometry/cosine_by_layer.csv",
+             "geometry_sts": "geometry/sts.csv", "istar_runs": "istar/runs.csv"}  # fmt: skip
+    tables = {name: pd.read_csv(golden / path) for name, path in files.items()}
+    measured = measure(tables, config_subset(config), StandIns(**describe_stand_ins(config, "/mirror")))  # fmt: skip
+    table = compare(read_published(), measured, {"main", "glue", "geometry", "istar"})
+    lid = table[(table["quantity"] == "lid_cosine") & (table["verdict"] != T.NOT_RUN)]
+    assert len(lid) == 2 and set(lid["verdict"]) == {T.NOT_COMPARABLE}
+    assert lid["tolerance"].str.contains("our n 400, k 10; theirs n 1,1[89]0,000, k 100").all()
+    istar = table[table["study"] == "istar"]
+    assert len(istar) == 2 and set(istar["verdict"]) == {T.ONE_SEED}
+    pearson = table[(table["quantity"] == "pearson_r") & (table["study"] == "main")].set_index("setup")  # fmt: skip
+    assert pearson.loc["word2vec/supersense", "verdict"] == T.INCONSISTENT_SEEDS
+    assert pearson.loc["miniLM/polarity", "verdict"] == T.DIFFERS  # −0.978 over 2 seeds vs −0.808
+    claims = check_claims(measured, {"main", "glue", "geometry", "istar"}).set_index(["claim", "setup"])  # fmt: skip
+    assert claims.loc[("pearson_negative", "word2vec/supersense"), "verdict"] == T.INCONSISTENT_SEEDS  # fmt: skip
+    assert claims.loc[("negative_lambda_improves_task", "miniLM/sst2, λ=-5"), "verdict"] == T.ONE_SEED  # fmt: skip
