@@ -6,31 +6,44 @@ from isotropy import geometry
 from isotropy.device import resolve_device
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
-from isotropy.readers import read_corpus
+from isotropy.readers import read_corpus, read_corpus_text
 
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
     params = snakemake.params
     device = resolve_device(params.device)
-    sentences = read_corpus(params.corpus, Path(snakemake.input.corpus).parent)
+    raw_dir = Path(snakemake.input.corpus).parent
     tokenizer, model = geometry.load_hidden_state_model(geometry.ModelSpec(**params.model), device)
-    embeddings = geometry.extract_token_embeddings(
-        sentences,
-        tokenizer,
-        model,
-        device=device,
-        batch_size=params.batch_size,
-        max_length=params.max_length,
-        max_per_type=params.max_per_type,
-        max_tokens=params.max_tokens,
-    )
+    if params.corpus.get("windows"):  # Cai et al.'s protocol: contiguous windows, every position
+        embeddings = geometry.extract_window_embeddings(
+            read_corpus_text(params.corpus, raw_dir),
+            tokenizer,
+            model,
+            window=params.corpus["windows"],
+            max_windows=params.corpus.get("max_windows"),
+            device=device,
+        )
+        read = {"windows": int(embeddings.sentence_index.max()) + 1}
+    else:
+        sentences = read_corpus(params.corpus, raw_dir)
+        embeddings = geometry.extract_token_embeddings(
+            sentences,
+            tokenizer,
+            model,
+            device=device,
+            batch_size=params.batch_size,
+            max_length=params.max_length,
+            max_per_type=params.max_per_type,
+            max_tokens=params.max_tokens,
+        )
+        read = {"sentences": len(sentences)}
     embeddings.save(snakemake.output.embeddings)
     n_layers, n_tokens, dim = embeddings.layers.shape
     record_step(
         snakemake,
         device=device,
-        extra={"sentences": len(sentences), "layers": n_layers, "tokens": n_tokens, "dim": dim},
+        extra={**read, "layers": n_layers, "tokens": n_tokens, "dim": dim},
     )
 
 

@@ -536,3 +536,57 @@ def test_token_embedding_progress_has_one_measure(minilm, polarity_sentences, ca
     assert logged and "100.0% of the work" in logged[-1]
     bar = capsys.readouterr().err.strip().splitlines()[-1].split("\r")[-1]
     assert "share of the work: 100%" in bar and f"/{len(polarity_sentences)}" not in bar
+
+
+def test_cai_windows_keep_every_position_of_contiguous_windows(minilm, mirror_root):
+    """Cai et al.'s protocol: the running text in windows of `window` tokens with [CLS]/[SEP],
+    every position kept, nothing skipped between windows, each window run on its own."""
+    import torch
+
+    _, tokenizer, model = minilm
+    corpus = {"format": "lines", "file": "rt-polarity.pos"}
+    text = readers.read_corpus_text(corpus, mirror_root / "polarity")
+    embeddings = geometry.extract_window_embeddings(
+        text, tokenizer, model, window=32, max_windows=3, batch_size=2
+    )
+    assert embeddings.layers.shape[:2] == (7, 96)
+    tokens, ids = embeddings.tokens.reshape(3, 32), embeddings.token_ids.reshape(3, 32)
+    assert (tokens[:, 0] == "[CLS]").all() and (tokens[:, -1] == "[SEP]").all()
+    running = tokenizer(text[:5000], add_special_tokens=False)["input_ids"]
+    assert ids[:, 1:-1].ravel().tolist() == running[:90]  # contiguous: no token dropped
+    assert embeddings.sentence_index.tolist() == [w for w in range(3) for _ in range(32)]
+    with torch.inference_mode():
+        alone = model(input_ids=torch.tensor([ids[1].tolist()])).hidden_states[-1][0].numpy()
+    np.testing.assert_allclose(embeddings.layers[-1][32:64], alone, atol=1e-4)
+    with pytest.raises(ValueError, match="fewer than one window"):
+        geometry.extract_window_embeddings("a short text", tokenizer, model, window=512)
+
+
+def test_cai_protocol_overlay_validates_and_names_its_stand_in():
+    import copy
+
+    import yaml
+
+    from isotropy.verdicts.standins import describe_stand_ins
+    from isotropy.workflow import config as workflow_config
+
+    root = Path(__file__).resolve().parents[1]
+    base = yaml.safe_load((root / "config.yaml").read_text())
+    cai = yaml.safe_load((root / "config/cai_protocol.yaml").read_text())
+    offline = yaml.safe_load((root / "config/offline.yaml").read_text())
+    online = workflow_config.deep_merge(copy.deepcopy(base), cai)
+    workflow_config.check_loaded_config(online)
+    clusters = online["geometry"]["clusters"]
+    assert clusters["corpus"]["windows"] == 512 and clusters["lid_k"] == 100
+    assert clusters["max_per_type"] is None and clusters["lid_sample_size"] is None
+    assert online["sources"][clusters["corpus"]["source"]]["hub"]["split"] == "train"
+    assert describe_stand_ins(online, None)["corpus"].startswith("WikiText-2 train split in 512-token windows")  # fmt: skip
+    both = workflow_config.deep_merge(copy.deepcopy(online), offline)
+    workflow_config.check_loaded_config(both)
+    assert describe_stand_ins(both, "/mirror")["corpus"] == "polarity sentences (polarity/rt-polarity.pos) for PTB / WikiText-2 in 512-token windows"  # fmt: skip
+    capped = copy.deepcopy(online)
+    capped["geometry"]["clusters"]["max_per_type"] = 20
+    with pytest.raises(workflow_config.ConfigError, match="corpus.windows keeps every position"):
+        workflow_config.check_loaded_config(capped)
+    text = (root / "config/cai_protocol.yaml").read_text()
+    assert "WikiText-2 + PTB" not in text and "k = 100 is the authors' code" in text

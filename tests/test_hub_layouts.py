@@ -63,7 +63,7 @@ def hub_sources(config: dict) -> list[str]:
 
 
 def test_every_hub_source_has_a_recorded_layout(config):
-    assert len(hub_sources(config)) == 19  # SICK-R is SemEval's own file (kind files)
+    assert len(hub_sources(config)) == 20  # SICK-R is SemEval's own file (kind files)
     for name in hub_sources(config):
         assert (LAYOUTS / config["sources"][name]["hub"]["path"]).is_dir(), name
 
@@ -117,6 +117,19 @@ def test_wikitext_corpus_from_its_hub_layout(hub, config, tmp_path):
     sentences = readers.read_corpus(config["geometry"]["clusters"]["corpus"], raw)
     assert sentences and all("Robert Boulter" not in s or "actor" in s for s in sentences)
     assert any(s.startswith("Robert Boulter is an English film actor") for s in sentences)
+
+
+def test_wikitext_training_split_as_running_text(hub, config, tmp_path):
+    """Cai et al.'s protocol (config/cai_protocol.yaml) reads WikiText-2's training split whole."""
+    raw = fetch("hf_wikitext2_train", config, tmp_path)
+    corpus = {
+        **config["geometry"]["clusters"]["corpus"],
+        "source": "hf_wikitext2_train",
+        "windows": 512,
+    }
+    text = readers.read_corpus_text(corpus, raw)
+    assert "= A Training Article =" in text and "read as running text" in text
+    assert "Robert Boulter" not in text  # the test split is not read
 
 
 def test_sts_sets_from_their_hub_layouts(hub, config, tmp_path):

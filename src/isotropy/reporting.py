@@ -32,7 +32,10 @@ COMPARISON_COLUMNS = {
     "our_value": "ours",
     "tolerance": "tolerance",
 }
-VERDICT_ORDER = ("not supported", "not consistent", "differs", "supported", "consistent", "agrees")
+VERDICT_ORDER = (
+    "not supported", "not consistent", "differs", "inconsistent across seeds", "inconclusive",
+    "not comparable", "1 seed: not judged", "supported", "consistent", "agrees",
+)  # fmt: skip
 
 
 def _counts(verdicts: pd.Series) -> str:

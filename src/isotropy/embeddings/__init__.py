@@ -12,6 +12,7 @@ imported only when a model runs).
 from isotropy.embeddings.hidden_states import (
     TokenEmbeddings,
     extract_token_embeddings,
+    extract_window_embeddings,
     load_hidden_state_model,
     token_states_by_sentence,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "embed_sentences",
     "encode_to_file",
     "extract_token_embeddings",
+    "extract_window_embeddings",
     "load_embeddings",
     "load_hidden_state_model",
     "load_sentence_encoder",

@@ -281,3 +281,66 @@ def token_states_by_sentence(
     if not np.isfinite(tokens).all():
         raise ValueError("the model produced non-finite hidden states")
     return tokens, np.concatenate([[0], np.cumsum(lengths)])
+
+
+def text_windows(text: str, tokenizer, window: int = 512, max_windows: int | None = None) -> list[list[int]]:  # fmt: skip
+    """Cai et al.'s input: the running text tokenized once and cut into contiguous blocks of
+    ``window`` tokens counting the special tokens the model adds ([CLS] … [SEP] for BERT, none
+    for GPT-2); an incomplete last block is dropped, as their code's dataset does. At most
+    ``max_windows`` blocks (None: all)."""
+    prefix, suffix = _special_frame(tokenizer)
+    block = window - len(prefix) - len(suffix)
+    if block < 1:
+        raise ValueError(f"a window of {window} tokens leaves no room beside the special tokens")
+    ids = tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]
+    starts = range(0, len(ids) - block + 1, block)
+    if not starts:
+        raise ValueError(f"the corpus has {len(ids)} tokens: fewer than one window of {block} (geometry.clusters.corpus.windows)")  # fmt: skip
+    chosen = list(starts)[:max_windows] if max_windows else list(starts)
+    return [prefix + ids[s : s + block] + suffix for s in chosen]
+
+
+def _special_frame(tokenizer) -> tuple[list[int], list[int]]:
+    """The special tokens the tokenizer puts before and after one sequence ([CLS] / [SEP] for
+    BERT, <s> / </s> for RoBERTa and MPNet, none for GPT-2), read off a one-word encoding."""
+    bare = tokenizer("a", add_special_tokens=False)["input_ids"]
+    framed = tokenizer("a", add_special_tokens=True)["input_ids"]
+    at = next((i for i in range(len(framed)) if framed[i : i + len(bare)] == bare), None)
+    if at is None:
+        raise ValueError(f"cannot find where {type(tokenizer).__name__} puts the text among its special tokens")  # fmt: skip
+    return framed[:at], framed[at + len(bare) :]
+
+
+def extract_window_embeddings(
+    text: str,
+    tokenizer,
+    model,
+    *,
+    window: int = 512,
+    max_windows: int | None = None,
+    device: Any = "cpu",
+    batch_size: int = 8,
+) -> TokenEmbeddings:
+    """Hidden states of every layer at every position of :func:`text_windows` (special tokens
+    included, no cap per type: Cai et al.'s protocol); ``sentence_index`` is the window."""
+    import torch
+
+    windows = text_windows(text, tokenizer, window, max_windows)
+    logged = ProgressLog(len(windows), "token embeddings, windows")
+    chunks, ids, index = [], [], []
+    for start in range(0, len(windows), batch_size):
+        batch = torch.tensor(windows[start : start + batch_size])
+        with torch.inference_mode():
+            outputs = model(input_ids=batch.to(device), attention_mask=torch.ones_like(batch).to(device))  # fmt: skip
+        hidden = torch.stack(outputs.hidden_states)  # (layers, batch, window, dim)
+        chunks.append(hidden.flatten(1, 2).float().cpu().numpy())
+        ids += batch.flatten().tolist()
+        index += [start + b for b in range(len(batch)) for _ in range(batch.shape[1])]
+        logged.update(len(batch))
+    layers = np.concatenate(chunks, axis=1).astype(np.float32, copy=False)
+    if not np.isfinite(layers).all():
+        raise ValueError("the model produced non-finite hidden states")
+    token_ids = np.asarray(ids, dtype=np.int64)
+    log.info("kept every position of %d windows of %d tokens: %d instances, %d layers", len(windows), len(windows[0]), layers.shape[1], layers.shape[0])  # fmt: skip
+    tokens = np.asarray(tokenizer.convert_ids_to_tokens(token_ids.tolist()), dtype=str)
+    return TokenEmbeddings(layers, token_ids, tokens, np.asarray(index, dtype=np.int64))

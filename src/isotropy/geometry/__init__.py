@@ -21,6 +21,7 @@ the scripts in ``scripts/geometry_*.py`` only read inputs and write outputs.
 from isotropy.embeddings.hidden_states import (
     TokenEmbeddings,
     extract_token_embeddings,
+    extract_window_embeddings,
     load_hidden_state_model,
     token_states_by_sentence,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "evaluate_sts",
     "evaluate_sts_tokens",
     "extract_token_embeddings",
+    "extract_window_embeddings",
     "lid_by_layer",
     "lid_table",
     "load_hidden_state_model",

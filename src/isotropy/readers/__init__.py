@@ -17,7 +17,13 @@ registers it with :func:`register_dataset`; importing this package imports every
 (:func:`discover_readers`), so no list names it.
 """
 
-from isotropy.readers.corpus import read_corpus, read_text_file, split_sentences, wikitext_sentences
+from isotropy.readers.corpus import (
+    read_corpus,
+    read_corpus_text,
+    read_text_file,
+    split_sentences,
+    wikitext_sentences,
+)
 from isotropy.readers.glue import GLUE_FORMATS, GLUE_TASKS, GlueFormat, read_glue
 from isotropy.readers.inputs import (
     check_tasks_available,
@@ -89,6 +95,7 @@ __all__ = [
     "prepare_dataset",
     "read_codwoe_items",
     "read_corpus",
+    "read_corpus_text",
     "read_dataset",
     "read_glue",
     "read_polarity",

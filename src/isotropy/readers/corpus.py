@@ -79,3 +79,24 @@ def read_corpus(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> list[s
             raise ValueError(f"the WikiText split in {raw_dir} yielded no sentence")
         return sentences
     raise ValueError(f"unknown corpus format {corpus['format']!r}; expected 'lines' or 'wikitext'")
+
+
+def read_corpus_text(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> str:
+    """The configured corpus as one running text, for contiguous windows (Cai et al.'s code
+    reads the training file whole): every line of ``file`` (``format: lines``) or of the
+    WikiText split (headings included, as in the raw file), in order, joined by newlines."""
+    raw_dir = Path(raw_dir)
+    if corpus["format"] == "lines":
+        if not corpus.get("file"):
+            raise ValueError("geometry.clusters.corpus.format is 'lines' but no file is set; give corpus.file")  # fmt: skip
+        path = raw_dir / corpus["file"]
+        if not path.is_file():
+            raise FileNotFoundError(f"corpus file {path} does not exist; fix geometry.clusters.corpus.file")  # fmt: skip
+        text = path.read_text(encoding="utf-8")
+    elif corpus["format"] == "wikitext":
+        text = "\n".join(pd.read_parquet(_raw_file(raw_dir, HUB_FILE))["text"].astype(str))
+    else:
+        raise ValueError(f"unknown corpus format {corpus['format']!r}; expected 'lines' or 'wikitext'")  # fmt: skip
+    if not text.strip():
+        raise ValueError(f"the corpus in {raw_dir} holds no text")
+    return text

@@ -17,11 +17,11 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.verdicts.tolerances import NOT_RUN, VERDICTS, judge
+from isotropy.verdicts.tolerances import NOT_RUN, VERDICTS, judge_measurement, parse_tolerance
 
 COLUMNS = [
     "paper", "source", "study", "quantity", "setup", "paper_value", "printed", "our_value",
-    "our_n", "k", "per_type_cap", "paper_n", "unit", "convention", "stand_in", "tolerance",
+    "our_n", "k", "per_type_cap", "paper_n", "paper_k", "seeds", "unit", "convention", "stand_in", "tolerance",
     "verdict", "why", "note",
 ]  # fmt: skip
 STUDY_NAMES = {"main": "main", "glue": "GLUE", "geometry": "geometry", "istar": "I-STAR"}
@@ -47,6 +47,12 @@ def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[s
     return "; ".join(s for s in (reason, published["availability"]) if s)
 
 
+def _paper_k(spec: str) -> float:
+    """The paper's k where the rule names one (``lid:k``), else NaN."""
+    kind, argument = parse_tolerance(spec)
+    return argument if kind == "lid" else math.nan
+
+
 def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
     row = {
         "paper": published["paper"], "source": published["source"], "study": published["study"],
@@ -54,6 +60,7 @@ def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
         "printed": published["value"], "paper_n": published["paper_n"], "unit": published["unit"],
         "convention": published["convention"], "why": published["why"], "our_value": math.nan,
         "our_n": math.nan, "k": math.nan, "per_type_cap": "", "stand_in": "", "tolerance": "", "note": "",
+        "seeds": math.nan, "paper_k": _paper_k(published["tolerance"]),
     }  # fmt: skip
     row.update(ours)
     return row
@@ -72,21 +79,16 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             continue
         for _, ours in hits.iterrows():
             details = dict(
-                setup=ours["setup"], our_n=ours["n"], k=ours["k"], per_type_cap=ours["per_type_cap"],
+                setup=ours["setup"], our_n=ours["n"], k=ours["k"], per_type_cap=ours["per_type_cap"], seeds=ours["seeds"],
                 stand_in=ours["stand_in"], convention=ours["convention"] or paper["convention"],
             )  # fmt: skip
             if ours["missing"]:
                 rows.append(_row(paper, verdict=NOT_RUN, note=ours["missing"], **details))
                 continue
-            verdict, tolerance = judge(
-                paper["tolerance"],
-                ours["value"],
-                paper["paper_value"],
-                precision=paper["precision_value"],
-                spread=ours["spread"],
-                our_n=ours["n"],
-                paper_n=paper["paper_n"],
-            )
+            verdict, tolerance = judge_measurement(
+                paper["tolerance"], ours, paper["paper_value"], precision=paper["precision_value"],
+                paper_n=paper["paper_n"], unit=paper["unit"],
+            )  # fmt: skip
             rows.append(_row(paper, our_value=ours["value"], tolerance=tolerance, verdict=verdict, note=ours["note"], **details))  # fmt: skip
     table = pd.DataFrame(rows, columns=COLUMNS)
     if bad := set(table["verdict"]) - set(VERDICTS):
@@ -113,7 +115,8 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
         + ".",
         "A *stand-in* names what we used where the paper used something else: a verdict then compares the stand-in, not the paper's setup. "
-        "LID rows give our n, k and per-type cap beside the paper's n.",
+        "LID rows give our n, k and per-type cap beside the paper's n and k. "
+        "What each verdict means: docs/verdicts.md.",
         "",
     ]
     for paper in dict.fromkeys(table["paper"]):
@@ -127,7 +130,8 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         for _, r in part.iterrows():
             n = " / ".join(s for s in (_number(r["our_n"]), _number(r["paper_n"])) if s)
             if isinstance(r["per_type_cap"], str) and r["per_type_cap"]:
-                n += f" (k {_number(r['k'])}, cap {r['per_type_cap']})"
+                k = " / ".join(s for s in (_number(r["k"]), _number(r["paper_k"])) if s)
+                n += f" (k {k}, cap {r['per_type_cap']})"
             cells = [
                 r["source"], r["setup"], r["printed"], _number(r["our_value"]), n, r["unit"],
                 r["tolerance"], f"**{r['verdict']}**", r["stand_in"], r["note"],

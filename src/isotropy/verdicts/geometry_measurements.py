@@ -19,6 +19,8 @@ from isotropy.verdicts.standins import StandIns, model_stand_in, paper_model
 from isotropy.workflow import paths
 
 LID_FILE, COSINE_FILE, STS_FILE = paths.GEOMETRY_LID, paths.GEOMETRY_COSINE, paths.GEOMETRY_STS
+# STS methods no seed enters (no k-means / GMM clustering): one run is the whole measurement.
+SEED_FREE_METHODS = ("none", "centring", "all-but-the-top")
 QUANTITY_OF_STS = {"pearson": "sts_pearson", "spearman": "sts_spearman", "isotropy": "isotropy_iw"}
 
 
@@ -41,8 +43,17 @@ def _cap(config: Mapping[str, Any]) -> str:
     return "none" if cap is None else str(cap)
 
 
+def _lid_seed_free(config: Mapping[str, Any], kind: str) -> bool:
+    """Whether no seed changes the LID: every point indexed (no seeded sample)."""
+    clusters = (config.get("geometry") or {}).get("clusters") or {}
+    if kind == "static":
+        return (clusters.get("static") or {}).get("sample_size", 10000) is None
+    return "lid_sample_size" in clusters and clusters["lid_sample_size"] is None
+
+
 def lid_measurements(lid: pd.DataFrame, config: Mapping[str, Any], stand: StandIns) -> list[dict[str, Any]]:  # fmt: skip
-    """Per model (last layer) and for the static vectors: cosine LID, its n and the dimension."""
+    """Per model (last layer) and for the static vectors: cosine LID (with each seed's value),
+    its n and k, and the dimension."""
     models = _models(config, "clusters")
     rows = []
     keys = ["kind", "model"]
@@ -67,7 +78,9 @@ def lid_measurements(lid: pd.DataFrame, config: Mapping[str, Any], stand: StandI
         if cosine.empty:
             rows.append(measurement("geometry", "lid_cosine", setup, paper, missing="no cosine LID in lid.csv (geometry.clusters.lid_metrics)", **common))  # fmt: skip
         else:
+            per_seed = tuple(cosine.groupby("seed")["lid_cai_scale"].mean())
             rows.append(measurement("geometry", "lid_cosine", setup, paper, cosine["lid_cai_scale"].mean(), spread=seed_std(cosine["lid_cai_scale"]), seeds=cosine["seed"].nunique(),
+                                    per_seed=per_seed, seed_free=_lid_seed_free(config, kind),
                                     unit="dimensions", convention=f"Levina–Bickel MLE, cosine distance, k = {k}, neighbours within a sample of n = {n} (per-type cap {cap})",
                                     note="; ".join(s for s in (euclid, layers) if s), **common))  # fmt: skip
         rows.append(measurement("geometry", "lid_n", setup, paper, n, unit="tokens", convention="points indexed and queried (the LID sample)", **common))  # fmt: skip
@@ -116,7 +129,9 @@ def sts_measurements(sts: pd.DataFrame, config: Mapping[str, Any], stand: StandI
                     continue
                 sign_free = f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}" if column == "isotropy" and "isotropy_sign_free" in runs else ""  # fmt: skip
                 convention = f"I(W) with the eigenvectors' signs as numpy returns them (Rajaee's isotropy()); {pipeline}" if column == "isotropy" else f"cosine of sentence vectors vs gold; {pipeline}"  # fmt: skip
+                per_seed = tuple(runs.groupby("seed")[column].mean()) if "seed" in runs else (runs[column].mean(),)  # fmt: skip
                 rows.append(measurement("geometry", quantity, setup, f"{dataset}/{method}", runs[column].mean(), spread=seed_std(runs[column]), seeds=runs["seed"].nunique() if "seed" in runs else None,
+                                        per_seed=per_seed, seed_free=method in SEED_FREE_METHODS,
                                         n=int(first["n_pairs"]) if "n_pairs" in runs else None, unit="ratio (1 = isotropic)" if column == "isotropy" else "correlation ×100",
                                         convention=convention, stand_in=stand_in, evidence=STS_FILE, note="; ".join(s for s in (setting, sign_free) if s)))  # fmt: skip
         means = group.groupby("method")[["spearman", "isotropy"]].mean()

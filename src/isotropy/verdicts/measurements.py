@@ -2,7 +2,9 @@
 
 :func:`measure` turns the result tables into one long table, one row per quantity × setup:
 ``value`` (NaN with ``missing`` saying why when it cannot be measured), ``spread`` (standard
-deviation across seeds, NaN for one seed), ``n`` (points it was measured on), ``paper_setup``
+deviation across seeds, NaN for one seed), ``per_seed`` (each seed's value, where the verdict
+needs them: correlations, LID, STS), ``seed_free`` (True where no seed changes the value),
+``p_less`` / ``p_greater`` (Holm-adjusted one-sided p-values of a seed test), ``n`` (points it was measured on), ``paper_setup``
 (the paper's name of the setup, which :mod:`isotropy.verdicts.comparison` joins on), unit,
 convention, stand-in, evidence (the file) and a note. Both the claims page
 (:mod:`isotropy.verdicts.claims`) and the comparison with the papers read this table only.
@@ -16,14 +18,18 @@ from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
+from scipy import stats
 
+from isotropy.metrics import registry
 from isotropy.verdicts.standins import StandIns, glue_encoder
 from isotropy.workflow import paths
 
 COLUMNS = [
     "study", "quantity", "setup", "paper_setup", "value", "spread", "seeds", "n", "k",
     "per_type_cap", "unit", "convention", "stand_in", "evidence", "note", "missing",
+    "per_seed", "seed_free", "p_less", "p_greater",
 ]  # fmt: skip
+_NUMBERS = ("value", "spread", "seeds", "n", "k", "p_less", "p_greater")
 CORRELATION_TABLES = {"main": "correlations", "glue": "table3"}
 COUNT_TABLES = {"main": "table1", "glue": "table2"}
 
@@ -32,13 +38,15 @@ def measurement(study: str, quantity: str, setup: str, paper_setup: str, value: 
     """One measurement row; absent numbers are NaN, absent text ''."""
     row = {column: "" for column in COLUMNS}
     row.update(study=study, quantity=quantity, setup=setup, paper_setup=paper_setup)
-    for column in ("value", "spread", "seeds", "n", "k"):
+    for column in _NUMBERS:
         row[column] = math.nan
+    row.update(per_seed=(), seed_free=False)
     row["value"] = math.nan if value is None else float(value)
     for key, item in rest.items():
         if key not in row:
             raise KeyError(f"unknown measurement column {key!r}")
-        row[key] = math.nan if item is None and key in ("spread", "seeds", "n", "k") else item
+        row[key] = math.nan if item is None and key in _NUMBERS else item
+    row["per_seed"] = tuple(float(v) for v in row["per_seed"])
     return row
 
 
@@ -89,7 +97,7 @@ def optimisation_measurements(
     if counts is not None:
         rows += _count_measurements(study, counts, config, stand)
     if correlations is not None:
-        rows += _correlation_measurements(study, correlations, config, stand)
+        rows += _correlation_measurements(study, correlations, traces, config, stand)
     if traces is not None:
         rows += _trace_measurements(study, traces, config)
     return rows
@@ -112,18 +120,38 @@ def _count_measurements(
     return rows
 
 
+def per_seed_correlations(
+    traces: pd.DataFrame | None,
+) -> dict[tuple[str, str, str], tuple[float, ...]]:
+    """(encoder, dataset, column) → each seed's Pearson r / Spearman ρ of IsoScore against
+    silhouette, computed here from the traces (every recorded step of that seed; NaN for a
+    constant or tiny series), in seed order."""
+    if traces is None:
+        return {}
+    x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
+    out: dict[tuple[str, str, str], list[float]] = {}
+    for (encoder, dataset, _), run in traces.dropna(subset=[x, y]).groupby(["encoder", "dataset", "seed"], sort=True):  # fmt: skip
+        defined = len(run) >= 3 and run[x].nunique() > 1 and run[y].nunique() > 1
+        for column, method in (("pearson_r", stats.pearsonr), ("spearman_rho", stats.spearmanr)):
+            value = float(method(run[x], run[y]).statistic) if defined else math.nan
+            out.setdefault((encoder, dataset, column), []).append(value)
+    return {key: tuple(values) for key, values in out.items()}
+
+
 def _correlation_measurements(
-    study: str, correlations: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
-) -> list[dict[str, Any]]:
-    """Pearson r and Spearman ρ of IsoScore against silhouette per setup, seeds pooled."""
+    study: str, correlations: pd.DataFrame, traces: pd.DataFrame | None, config: Mapping[str, Any], stand: StandIns
+) -> list[dict[str, Any]]:  # fmt: skip
+    """Pearson r and Spearman ρ of IsoScore against silhouette per setup, seeds pooled, with
+    each seed's value (from the traces when given, else the table's ``seed<k>`` rows)."""
     rows: list[dict[str, Any]] = []
     corr_file = paths.study_file(f"{CORRELATION_TABLES[study]}.csv", study)
     needed = {"encoder", "dataset", "scope", "pearson_r", "spearman_rho"}
     if missing := needed - set(correlations.columns):
         raise ValueError(f"correlation table lacks columns {sorted(missing)}; found {list(correlations.columns)}")  # fmt: skip
+    from_traces = per_seed_correlations(traces)
     for (encoder, dataset), group in correlations.groupby(["encoder", "dataset"], sort=True):
         overall = group[group["scope"] == "all"]
-        per_seed = group[group["scope"].astype(str).str.startswith("seed")]
+        seed_rows = group[group["scope"].astype(str).str.startswith("seed")]
         setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
         for column in ("pearson_r", "spearman_rho"):
             name = "Pearson r" if column == "pearson_r" else "Spearman ρ"
@@ -131,21 +159,19 @@ def _correlation_measurements(
             if overall.empty:
                 rows.append(measurement(study, column, setup, paper, missing="no 'all' row for this setup in the correlation table", **common))  # fmt: skip
                 continue
+            per_seed = from_traces.get((encoder, dataset, column), tuple(seed_rows[column].astype(float)))  # fmt: skip
             value = float(overall[column].iloc[0])
+            if not per_seed and "seeds" in overall and int(overall["seeds"].iloc[0]) == 1:
+                per_seed = (value,)  # a one-seed table has no seed0 row: its pooled row is that seed
             points = int(overall["points"].iloc[0]) if "points" in overall else None
-            note = (
-                ""
-                if math.isfinite(value)
-                else "undefined: a constant series (see the correlation table)"
-            )
-            rows.append(measurement(study, column, setup, paper, value, spread=seed_std(per_seed[column]), seeds=_seeds(overall, per_seed), n=points,
+            listed = ", ".join(f"{v:+.3f}" for v in per_seed)
+            note = "; ".join(s for s in (
+                "" if math.isfinite(value) else "undefined: a constant series (see the correlation table)",
+                f"per seed: {listed}" if per_seed else "",
+            ) if s)  # fmt: skip
+            rows.append(measurement(study, column, setup, paper, value, spread=seed_std(pd.Series(per_seed, dtype=float)), seeds=len(per_seed), n=points, per_seed=per_seed,
                                     convention=f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled ({points} points)", note=note, **common))  # fmt: skip
     return rows
-
-
-def _seeds(overall: pd.DataFrame, per_seed: pd.DataFrame) -> int:
-    """Runs behind a pooled row: its ``seeds`` column (a one-seed setup has no ``seed<k>`` row)."""
-    return int(overall["seeds"].iloc[0]) if "seeds" in overall else len(per_seed)
 
 
 def _trace_measurements(
@@ -176,37 +202,59 @@ def _trace_measurements(
     return rows
 
 
+def seed_test(treated: pd.DataFrame, baseline: pd.DataFrame, column: str) -> tuple[float, int, float, float]:  # fmt: skip
+    """(mean difference treated − baseline, seeds, one-sided p below 0, p above 0): a paired
+    t-test over the seeds both have, else Welch's over the two groups; p NaN with one seed."""
+    paired = treated.groupby("seed")[column].mean().to_frame("t").join(baseline.groupby("seed")[column].mean().rename("b"), how="inner")  # fmt: skip
+    if len(paired) >= 2:
+        d = (paired["t"] - paired["b"]).to_numpy()
+        tests = [stats.ttest_1samp(d, 0.0, alternative=a).pvalue for a in ("less", "greater")]
+        return float(d.mean()), len(d), *(float(p) for p in tests)
+    t, b = treated[column].dropna().to_numpy(), baseline[column].dropna().to_numpy()
+    diff = float(t.mean() - b.mean())
+    if min(len(t), len(b)) < 2:
+        return diff, min(len(t), len(b)), math.nan, math.nan
+    tests = [stats.ttest_ind(t, b, equal_var=False, alternative=a).pvalue for a in ("less", "greater")]  # fmt: skip
+    return diff, min(len(t), len(b)), *(float(p) for p in tests)
+
+
+ISTAR_QUANTITIES = {
+    "istar_isoscore_change": ("isoscore_star", "IsoScore* difference (λ minus no regulariser)", "IsoScore* (ζ = 0.75) of validation sentence embeddings"),
+    "istar_metric_gain": ("metric", "metric difference (0-1 scale)", "task metric"),
+}  # fmt: skip
+
+
 def istar_measurements(runs: pd.DataFrame, config: Mapping[str, Any], source: str = paths.ISTAR_RUNS) -> list[dict[str, Any]]:  # fmt: skip
-    """Per model × task: the largest IsoScore* change and the best metric gain of λ < 0 over the
-    unregularised baseline (seed means)."""
+    """Per model × task × λ < 0: the IsoScore* change and the metric gain over the unregularised
+    baseline, each tested over seeds (:func:`seed_test`), the p-values Holm-adjusted over the λ
+    of one model × task (no best-of-several without the correction)."""
+    from isotropy.verdicts.tolerances import holm
+
     needed = {"model", "task", "regulariser", "lambda", "seed", "metric", "isoscore_star"}
     if missing := needed - set(runs.columns):
         raise ValueError(f"I-STAR runs table lacks columns {sorted(missing)}; found {list(runs.columns)}")  # fmt: skip
     models = {name: (entry or {}).get("model") or name for name, entry in ((config.get("istar") or {}).get("models") or {}).items()}  # fmt: skip
     rows = []
     for (model, task), group in runs.groupby(["model", "task"], sort=True):
-        setup = f"{model}/{task}"
         hub = models.get(model, model)
         stand_in = "" if any(key in hub.lower() for key in ("bert-base", "albert-base", "distilbert-base")) else f"{model} ({hub}) for BERT-base / ALBERT / DistilBERT"  # fmt: skip
         baseline = group[group["regulariser"] == "none"]
         negative = group[(group["regulariser"] == "istar") & (group["lambda"].astype(float) < 0)]
-        seeds = int(group["seed"].nunique())
-        common = dict(seeds=seeds, evidence=source, stand_in=stand_in)
+        common = dict(seeds=int(group["seed"].nunique()), evidence=source, stand_in=stand_in)
         if baseline.empty or negative.empty:
-            lacking = (
-                "no baseline (regulariser none)" if baseline.empty else "no I-STAR run with λ < 0"
-            )
-            for quantity in ("istar_isoscore_change", "istar_metric_gain"):
-                rows.append(measurement("istar", quantity, setup, setup, missing=lacking, **common))
+            lacking = "no baseline (regulariser none)" if baseline.empty else "no I-STAR run with λ < 0"  # fmt: skip
+            rows += [measurement("istar", q, f"{model}/{task}", f"{model}/{task}", missing=lacking, **common) for q in ISTAR_QUANTITIES]  # fmt: skip
             continue
-        base_iso, base_metric = baseline["isoscore_star"].mean(), baseline["metric"].mean()
-        per_lambda = negative.groupby(negative["lambda"].astype(float))[["isoscore_star", "metric"]].mean()  # fmt: skip
-        worst, best = per_lambda["isoscore_star"].idxmax(), per_lambda["metric"].idxmax()
-        iso_note = f"baseline {base_iso:.4f}; λ<0: " + ", ".join(f"{lam:g}: {v:.4f}" for lam, v in per_lambda["isoscore_star"].items()) + f" (closest: λ={worst:g})"  # fmt: skip
-        rows.append(measurement("istar", "istar_isoscore_change", setup, setup, per_lambda["isoscore_star"].max() - base_iso, unit="IsoScore* difference (largest over λ < 0)",
-                                convention="IsoScore* (ζ = 0.75) of validation sentence embeddings, seed means", note=iso_note, **common))  # fmt: skip
-        rows.append(measurement("istar", "istar_metric_gain", setup, setup, per_lambda["metric"].max() - base_metric, unit="metric difference (0-1 scale)",
-                                convention="task metric, best λ < 0 minus no regulariser, seed means", note=f"baseline {base_metric:.4f}; best λ={best:g}: {per_lambda['metric'].max():.4f}", **common))  # fmt: skip
+        lambdas = sorted(negative["lambda"].astype(float).unique())
+        for quantity, (column, unit, convention) in ISTAR_QUANTITIES.items():
+            tests = [seed_test(negative[negative["lambda"].astype(float) == lam], baseline, column) for lam in lambdas]  # fmt: skip
+            p_less, p_greater = holm([t[2] for t in tests]), holm([t[3] for t in tests])
+            base = baseline[column].mean()
+            for lam, (diff, seeds, _, _), low, high in zip(lambdas, tests, p_less, p_greater):
+                setup = f"{model}/{task}, λ={lam:g}"
+                rows.append(measurement("istar", quantity, setup, setup, diff, unit=unit, p_less=low, p_greater=high,
+                                        convention=f"{convention}, λ = {lam:g} minus no regulariser, {seeds} seed(s); Holm over {len(lambdas)} λ < 0",
+                                        note=f"baseline {base:.4f}; λ={lam:g}: {base + diff:.4f}", **{**common, "seeds": seeds}))  # fmt: skip
     return rows
 
 

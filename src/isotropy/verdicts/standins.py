@@ -67,10 +67,15 @@ def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[st
         )
     geometry = config.get("geometry") or {}
     corpus = (geometry.get("clusters") or {}).get("corpus") or {}
+    windows = corpus.get("windows")
     if corpus.get("format") == "lines":  # a sentence-per-line file in place of the hub's WikiText-2
+        paper = f"PTB / WikiText-2 in {windows}-token windows" if windows else "WikiText-2"
         out["corpus"] = (
-            f"{corpus.get('name')} sentences ({corpus.get('source')}/{corpus.get('file')}) for WikiText-2"
+            f"{corpus.get('name')} sentences ({corpus.get('source')}/{corpus.get('file')}) for {paper}"
         )
+    elif windows:  # Cai et al.'s protocol on a hub WikiText split: PTB is not available here
+        split = (((config.get("sources") or {}).get(corpus.get("source")) or {}).get("hub") or {}).get("split", "")  # fmt: skip
+        out["corpus"] = f"WikiText-2 {split} split in {windows}-token windows (the paper names PTB and WikiText-2; PTB is not available here)"  # fmt: skip
     split = ((geometry.get("sts") or {}).get("splits") or {}).get("stsb")
     if split and split != "validation":
         out["sts_split"] = f"STS-B {split} split (the authors' notebook reads dev.tsv)"

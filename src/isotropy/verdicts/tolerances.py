@@ -1,21 +1,40 @@
 """The verdict engine: one function judges our value against a published one by the row's rule.
 
-Rules (the ``tolerance`` column of ``config/published_values.csv``; claims use the bounds):
+The verdict words are defined once, in :mod:`isotropy.verdicts`. Rules (the ``tolerance`` column
+of ``config/published_values.csv``; claims use the bounds and the seed tests):
 
 * ``exact`` – counts: equal, else ``differs``.
-* ``printed`` – correlations: within half a unit of the printed last digit (the printed value
-  is a rounding) or our seeds' standard deviation, whichever is larger.
+* ``printed`` – correlations: the paper's value against our 95% t-interval over seeds (Fisher z of
+  the per-seed values, :func:`isotropy.seed_intervals.seed_interval`) widened by half a unit of
+  the printed last digit. Inside an interval that excludes 0: ``agrees``; outside: ``differs``;
+  inside an interval that also holds 0 (our seeds do not fix the sign): ``inconclusive``.
+  Per-seed signs that disagree with each other or with the pooled value: ``inconsistent across
+  seeds``. One seed: ``1 seed: not judged``, unless the quantity is seed-free (no seed changes
+  it), which is held to half the printed last digit.
+* ``lid:k`` – LID: judged only when our n is within a factor 2 of the paper's and our k is the
+  paper's ``k``; otherwise ``not comparable`` (both n and k stated). The tolerance is our seeds'
+  95% t-interval of the mean LID widened by half the printed last digit (seed-free: the digit).
+* ``iw_factor:f`` – I(W): within a factor f of the paper's I(W) *and* of its 1 − I(W).
 * ``relative:r`` / ``factor:f`` – within r × the paper's value / within a factor f.
-* ``lid_n:r`` – LID, relative to the n used: within r when our n is within a factor 2 of the
-  paper's; otherwise LID falls as n grows, so ours must be above the paper's when our n is
-  smaller (below when larger) – the direction is what is tested.
-* ``below:x`` / ``above:x`` / ``at_least:x`` – a bound (printed, or our reading of a statement).
+* ``below:x`` / ``above:x`` / ``at_least:x`` – a bound (printed, or our reading of a statement);
+  per-seed signs that disagree give ``inconsistent across seeds``.
+* ``seeds_below:x`` / ``seeds_above:x`` – a direction tested over seeds (I-STAR, one row per λ):
+  ``consistent`` when the Holm-adjusted one-sided p (over the λ of one model × task) is below
+  :data:`ALPHA` in the stated direction, ``not consistent`` when it is in the other direction,
+  ``inconclusive`` otherwise; one seed: ``1 seed: not judged``.
 * ``none`` – stated beside ours, not judged (e.g. a sample size).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from isotropy.seed_intervals import seed_interval, signs_disagree
 
 AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, STATED, NOT_RUN = (
     "agrees",
@@ -25,8 +44,16 @@ AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, STATED, NOT_RUN = (
     "stated",
     "not run",
 )
-VERDICTS = (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, STATED, NOT_RUN)
-_WITH_ARGUMENT = ("relative", "factor", "lid_n", "below", "above", "at_least")
+INCONSISTENT_SEEDS = "inconsistent across seeds"
+INCONCLUSIVE = "inconclusive"
+NOT_COMPARABLE = "not comparable"
+ONE_SEED = "1 seed: not judged"
+VERDICTS = (
+    AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, INCONCLUSIVE, INCONSISTENT_SEEDS,
+    NOT_COMPARABLE, ONE_SEED, STATED, NOT_RUN,
+)  # fmt: skip
+ALPHA = 0.05  # level of the seed tests; the intervals are 1 - ALPHA
+_WITH_ARGUMENT = ("relative", "factor", "iw_factor", "lid", "below", "above", "at_least", "seeds_below", "seeds_above")  # fmt: skip
 _BOUNDS = {"below": "<", "above": ">", "at_least": ">="}
 
 
@@ -41,12 +68,12 @@ def parse_tolerance(spec: str) -> tuple[str, float]:
         except ValueError:
             pass
     raise ValueError(
-        f"tolerance {spec!r} is not one of exact, printed, none, or relative/factor/lid_n/below/above/at_least:<number>"
+        f"tolerance {spec!r} is not one of exact, printed, none, or {'/'.join(_WITH_ARGUMENT)}:<number>"
     )
 
 
 def _fmt(value: float) -> str:
-    if not math.isfinite(value):
+    if value is None or not math.isfinite(value):
         return "–"
     if value == int(value) and abs(value) >= 1000:
         return f"{int(value):,}"
@@ -57,15 +84,103 @@ def holds_bound(kind: str, bound: float, ours: float) -> bool:
     return {"below": ours < bound, "above": ours > bound, "at_least": ours >= bound}[kind]
 
 
+def _finite(values: Sequence[float] | None) -> list[float]:
+    return [float(v) for v in (values or ()) if v is not None and math.isfinite(float(v))]
+
+
+def _half_digit(precision: float) -> float:
+    return precision / 2 if math.isfinite(precision) else 0.0
+
+
+def judge_correlation(
+    ours: float, paper: float, per_seed: Sequence[float], *, precision: float = math.nan,
+    seed_free: bool = False, scale: float = 1.0,
+) -> tuple[str, str]:  # fmt: skip
+    """The ``printed`` rule (module docstring). ``scale``: 100 for correlations printed ×100."""
+    seeds, half = _finite(per_seed), _half_digit(precision)
+    pooled = ours / scale if ours is not None and math.isfinite(ours) else math.nan
+    if signs_disagree([s / scale for s in seeds], pooled):
+        listed = ", ".join(f"{s:+.3g}" for s in seeds)
+        return INCONSISTENT_SEEDS, f"per-seed {listed}; pooled {_fmt(ours)}: the signs disagree"
+    if len(seeds) < 2:
+        if not seed_free:
+            return ONE_SEED, "one seed: no interval to judge with"
+        close = math.isfinite(pooled) and abs(ours - paper) <= half + 1e-12
+        return (
+            AGREES if close else DIFFERS
+        ), f"±{half:.3g} (seed-free: half the printed last digit)"
+    interval = seed_interval([s / scale for s in seeds], 1 - ALPHA)
+    low, high = interval.low * scale - half, interval.high * scale + half
+    text = (
+        f"[{low:.4g}, {high:.4g}]: {interval.describe()}, ± half the printed last digit {half:.3g}"
+    )
+    if not low <= paper <= high:
+        return DIFFERS, text
+    return (INCONCLUSIVE, text + "; it holds 0") if low <= 0 <= high else (AGREES, text)
+
+
+def judge_lid(
+    ours: float, paper: float, paper_k: float, *, per_seed: Sequence[float], precision: float,
+    our_n: float, paper_n: float, our_k: float, seed_free: bool,
+) -> tuple[str, str]:  # fmt: skip
+    """The ``lid:k`` rule (module docstring)."""
+    where = f"our n {_fmt(our_n)}, k {_fmt(our_k)}; theirs n {_fmt(paper_n)}, k {_fmt(paper_k)}"
+    n_close = all(math.isfinite(v) and v > 0 for v in (our_n, paper_n)) and paper_n / 2 <= our_n <= 2 * paper_n  # fmt: skip
+    if not n_close or not (math.isfinite(our_k) and our_k == paper_k):
+        return NOT_COMPARABLE, f"{where}: judged only with n within a factor 2 and the same k"
+    seeds, half = _finite(per_seed), _half_digit(precision)
+    if not math.isfinite(ours):
+        return DIFFERS, f"{where}: our LID is undefined"
+    if len(seeds) < 2:
+        if not seed_free:
+            return ONE_SEED, f"{where}; one seed of a sampled LID: no measured spread"
+        return (AGREES if abs(ours - paper) <= half + 1e-12 else DIFFERS), f"{where}; ±{half:.3g} (every point indexed: seed-free, half the printed last digit)"  # fmt: skip
+    values = np.asarray(seeds)
+    width = stats.t.ppf(1 - ALPHA / 2, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values))  # fmt: skip
+    low, high = values.mean() - width - half, values.mean() + width + half
+    text = f"{where}; [{low:.4g}, {high:.4g}]: {100 * (1 - ALPHA):g}% t-interval over {len(values)} seeds ± half the printed last digit"  # fmt: skip
+    return (AGREES if low <= paper <= high else DIFFERS), text
+
+
+def judge_iw(ours: float, paper: float, factor: float) -> tuple[str, str]:
+    """The ``iw_factor:f`` rule: a factor on I(W) alone lets anything above paper/f agree with a
+    value near 1, so 1 − I(W) is held to the same factor."""
+    text = f"within a factor {factor:g} of I(W) and of 1 − I(W) (theirs {1 - paper:.3g})"
+    if not (math.isfinite(ours) and 0 < ours < 1 and 0 < paper < 1):
+        return DIFFERS, text
+    close = all(1 / factor <= a / b <= factor for a, b in ((ours, paper), (1 - ours, 1 - paper)))
+    return (AGREES if close else DIFFERS), text
+
+
+def judge_seed_test(kind: str, bound: float, *, seeds: float, p_less: float, p_greater: float) -> tuple[str, str]:  # fmt: skip
+    """The ``seeds_below`` / ``seeds_above`` rules on Holm-adjusted one-sided p-values."""
+    sign = "<" if kind == "seeds_below" else ">"
+    if not math.isfinite(seeds) or seeds < 2:
+        return ONE_SEED, f"{sign} {bound:g} over seeds: one seed, no spread to test with"
+    claimed, other = (p_less, p_greater) if kind == "seeds_below" else (p_greater, p_less)
+    text = f"{sign} {bound:g}: one-sided t-test over {int(seeds)} seeds, Holm-adjusted p {_fmt(claimed)} (other way {_fmt(other)}), α {ALPHA:g}"  # fmt: skip
+    if math.isfinite(claimed) and claimed < ALPHA:
+        return CONSISTENT, text
+    if math.isfinite(other) and other < ALPHA:
+        return NOT_CONSISTENT, text
+    return INCONCLUSIVE, text
+
+
 def judge(
     spec: str,
     ours: float,
     paper: float = math.nan,
     *,
     precision: float = math.nan,
-    spread: float = math.nan,
     our_n: float = math.nan,
     paper_n: float = math.nan,
+    our_k: float = math.nan,
+    per_seed: Sequence[float] = (),
+    seeds: float = math.nan,
+    seed_free: bool = False,
+    p_less: float = math.nan,
+    p_greater: float = math.nan,
+    scale: float = 1.0,
 ) -> tuple[str, str]:
     """(verdict, the tolerance as applied, in words) of ``ours`` against ``paper`` by ``spec``.
     An undefined value of ours (NaN) ``differs`` / is ``not consistent``."""
@@ -73,35 +188,51 @@ def judge(
     defined = ours is not None and math.isfinite(ours)
     if kind == "none":
         return STATED, "not judged"
+    if kind in ("seeds_below", "seeds_above"):
+        return judge_seed_test(kind, argument, seeds=seeds, p_less=p_less, p_greater=p_greater)
     if kind in _BOUNDS:
         text = f"{_BOUNDS[kind]} {argument:g}"
-        return (
-            CONSISTENT if defined and holds_bound(kind, argument, ours) else NOT_CONSISTENT
-        ), text
+        if signs_disagree(_finite(per_seed), ours if defined else None):
+            return INCONSISTENT_SEEDS, text + "; per-seed signs disagree"
+        return (CONSISTENT if defined and holds_bound(kind, argument, ours) else NOT_CONSISTENT), text  # fmt: skip
     if kind == "exact":
         return (AGREES if defined and ours == paper else DIFFERS), "exact"
     if kind == "printed":
-        half = precision / 2 if math.isfinite(precision) else 0.0
-        seeds = spread if math.isfinite(spread) else 0.0
-        width = max(half, seeds)
-        text = f"±{width:.3g} (half the printed last digit {half:.3g}; seeds' std {_fmt(spread)})"
-        return (AGREES if defined and abs(ours - paper) <= width + 1e-12 else DIFFERS), text
+        return judge_correlation(ours, paper, per_seed, precision=precision, seed_free=seed_free, scale=scale)  # fmt: skip
+    if kind == "lid":
+        return judge_lid(ours, paper, argument, per_seed=per_seed, precision=precision, our_n=our_n,
+                         paper_n=paper_n, our_k=our_k, seed_free=seed_free)  # fmt: skip
+    if kind == "iw_factor":
+        return judge_iw(ours, paper, argument)
     if kind == "relative":
         close = defined and abs(ours - paper) <= argument * abs(paper)
         return (AGREES if close else DIFFERS), f"±{argument:.0%}"
-    if kind == "factor":
-        close = defined and ours > 0 and 1 / argument <= ours / paper <= argument
-        return (AGREES if close else DIFFERS), f"within a factor {argument:g}"
-    # lid_n: relative within a factor 2 of their n, else the direction n implies
-    if math.isfinite(our_n) and math.isfinite(paper_n) and paper_n / 2 <= our_n <= 2 * paper_n:
-        close = defined and abs(ours - paper) <= argument * abs(paper)
-        return (AGREES if close else DIFFERS), f"±{argument:.0%} (n within a factor 2 of theirs)"
-    if not (math.isfinite(our_n) and math.isfinite(paper_n)):
-        return DIFFERS, "n unknown: cannot judge"
-    smaller = our_n < paper_n
-    text = (
-        f"our n {_fmt(our_n)} vs theirs {_fmt(paper_n)}: LID falls as n grows, so ours must be "
-        f"{'above' if smaller else 'below'} {paper:g}"
-    )
-    direction = defined and (ours > paper if smaller else ours < paper)
-    return (CONSISTENT if direction else NOT_CONSISTENT), text
+    close = defined and ours > 0 and 1 / argument <= ours / paper <= argument  # factor
+    return (AGREES if close else DIFFERS), f"within a factor {argument:g}"
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of a family of p-values (NaN stays NaN, outside the family)."""
+    p = np.asarray(p_values, dtype=float)
+    finite = np.flatnonzero(np.isfinite(p))
+    adjusted = np.full(p.shape, np.nan)
+    order = finite[np.argsort(p[finite])]
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (len(order) - rank) * p[index]))
+        adjusted[index] = running
+    return adjusted.tolist()
+
+
+def judge_measurement(
+    spec: str, measured: Mapping[str, Any], paper: float = math.nan, *,
+    precision: float = math.nan, paper_n: float = math.nan, unit: str = "",
+) -> tuple[str, str]:  # fmt: skip
+    """:func:`judge` of one row of :func:`isotropy.verdicts.measurements.measure`'s table."""
+    number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
+    return judge(
+        spec, number("value"), paper, precision=precision, our_n=number("n"), paper_n=paper_n,
+        our_k=number("k"), per_seed=measured.get("per_seed") or (), seeds=number("seeds"),
+        seed_free=bool(measured.get("seed_free", False)), p_less=number("p_less"),
+        p_greater=number("p_greater"), scale=100.0 if "×100" in str(unit) else 1.0,
+    )  # fmt: skip

@@ -429,9 +429,9 @@ def check_geometry_config(config: Mapping[str, Any]) -> None:
             )
     static = geometry["clusters"].get("static", {}).get("source")
     if static is not None and static not in config.get("sources", {}):
-        problems.append(
-            f"geometry.clusters.static.source: {static!r} is not defined under 'sources'"
-        )
+        problems.append(f"geometry.clusters.static.source: {static!r} is not defined under 'sources'")  # fmt: skip
+    if corpus.get("windows") and (geometry["clusters"]["max_per_type"] or geometry["clusters"]["max_tokens"]):  # fmt: skip
+        problems.append("geometry.clusters.corpus.windows keeps every position of every window: set clusters.max_per_type and max_tokens to null")  # fmt: skip
     low, high = geometry["clusters"]["k_range"]
     if high < low:
         problems.append(f"geometry.clusters.k_range: {low} > {high}")

@@ -127,6 +127,8 @@ def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
             "clusters": {
                 "models": list(clusters.get("models") or []),
                 "max_per_type": clusters.get("max_per_type", 20),
+                "lid_sample_size": clusters.get("lid_sample_size", 10000),
+                "static": {"sample_size": (clusters.get("static") or {}).get("sample_size", 10000)},
             },
             "sts": {"models": list((geometry.get("sts") or {}).get("models") or [])},
         },

@@ -107,6 +107,15 @@ def wikitext() -> None:
     path = HERE / "Salesforce/wikitext/wikitext-2-raw-v1" / SHARD.format(split="test")
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.table({"text": pa.array(lines, pa.string())}), path)
+    # The training split (Cai et al.'s protocol reads it whole): synthetic lines as above.
+    train = [
+        "",
+        " = A Training Article = \n",
+        "",
+        " The training split is read as running text . \n",
+    ]
+    path = HERE / "Salesforce/wikitext/wikitext-2-raw-v1" / SHARD.format(split="train")
+    pq.write_table(pa.table({"text": pa.array(train, pa.string())}), path)
 
 
 def squad() -> None:

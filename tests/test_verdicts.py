@@ -1,0 +1,193 @@
+"""Every verdict rule fed a result a careful reviewer would reject (issue 31): each must say no.
+
+The cases are those the review found the earlier rules accepting; each test also shows the rule
+can say yes, so that no rule passes by never agreeing.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import isotropy.verdicts
+from isotropy.verdicts import tolerances as T
+from isotropy.verdicts.measurements import istar_measurements
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# ------------------------------------------------------------------ correlations (printed)
+
+
+def test_a_noisy_pooled_r_does_not_agree_with_the_paper():
+    """Rejected: pooled −0.86 "agrees" with −0.947 because two seeds (−0.85, −0.98) spread."""
+    verdict, text = T.judge("printed", -0.86, -0.947, precision=0.001, per_seed=(-0.85, -0.98))
+    assert verdict == T.INCONCLUSIVE and "holds 0" in text  # two such seeds fix nothing
+    # five seeds that agree with each other near −0.86: the paper's −0.947 lies outside
+    verdict, text = T.judge("printed", -0.86, -0.947, precision=0.001, per_seed=(-0.855, -0.86, -0.865, -0.858, -0.862))  # fmt: skip
+    assert verdict == T.DIFFERS and "t-interval over 5 seeds" in text
+    # the rule can agree: seeds around the printed value
+    assert T.judge("printed", -0.808, -0.808, precision=0.001, per_seed=(-0.8079, -0.8082, -0.8081))[0] == T.AGREES  # fmt: skip
+
+
+def test_seeds_whose_signs_disagree_never_agree():
+    """Rejected: supersense per-seed r +0.75 and +0.68, pooled −0.31, compared as one value."""
+    verdict, text = T.judge("printed", -0.31, -0.978, precision=0.001, per_seed=(0.75, 0.68))
+    assert verdict == T.INCONSISTENT_SEEDS and "+0.75" in text
+    assert T.judge("printed", -0.31, -0.30, precision=0.01, per_seed=(0.75, 0.68))[0] == T.INCONSISTENT_SEEDS  # fmt: skip
+    assert T.judge("below:0", -0.31, per_seed=(0.75, 0.68))[0] == T.INCONSISTENT_SEEDS
+    assert T.judge("printed", -0.5, -0.5, precision=0.1, per_seed=(-0.9, 0.2, -0.7))[0] == T.INCONSISTENT_SEEDS  # fmt: skip
+
+
+def test_one_seed_is_not_judged_and_never_widens_with_noise():
+    for value in (-0.808, -0.5, 0.3):
+        assert (
+            T.judge("printed", value, -0.808, precision=0.001, per_seed=(value,))[0] == T.ONE_SEED
+        )
+    # a seed-free quantity (no seed changes it) is held to half the printed last digit
+    assert T.judge("printed", 56.16, 56.16, precision=0.01, per_seed=(56.16,), seed_free=True, scale=100)[0] == T.AGREES  # fmt: skip
+    assert T.judge("printed", 56.2, 56.16, precision=0.01, per_seed=(56.2,), seed_free=True, scale=100)[0] == T.DIFFERS  # fmt: skip
+
+
+def test_correlations_printed_times_100_use_the_correlation_scale():
+    verdict, text = T.judge("printed", 70.75, 70.75, precision=0.01, per_seed=(70.74, 70.76, 70.75), scale=100)  # fmt: skip
+    assert verdict == T.AGREES and text.startswith("[70.")
+    assert T.judge("printed", 80.0, 70.75, precision=0.01, per_seed=(79.9, 80.1, 80.0), scale=100)[0] == T.DIFFERS  # fmt: skip
+
+
+# ------------------------------------------------------------------ LID
+
+
+def test_lid_with_another_k_or_n_is_not_comparable():
+    """Rejected: k = 10 judged against the paper's k = 100 (k moves cosine LID by ~20%), and n =
+    400 against 1.19 M judged by a direction rule that does not hold."""
+    verdict, text = T.judge("lid:100", 5.6, 5.6, precision=0.1, our_n=1.0e6, paper_n=1.19e6, our_k=10, per_seed=(5.6, 5.6))  # fmt: skip
+    assert verdict == T.NOT_COMPARABLE
+    assert "our n 1,000,000, k 10; theirs n 1,190,000, k 100" in text
+    verdict, text = T.judge("lid:100", 8.15, 5.6, precision=0.1, our_n=400, paper_n=1.19e6, our_k=10)  # fmt: skip
+    assert verdict == T.NOT_COMPARABLE and "our n 400" in text
+    assert T.judge("lid:100", 5.0, 5.6, precision=0.1, our_n=400, paper_n=1.19e6, our_k=100)[0] == T.NOT_COMPARABLE  # fmt: skip
+
+
+def test_lid_tolerance_comes_from_the_seeds_not_twenty_percent():
+    """Rejected: DistilBERT's 7.3 ±20% covers GPT's 6.8 and GPT-2's 7.0."""
+    seeds = (7.28, 7.31, 7.33, 7.30, 7.29)
+    common = dict(precision=0.1, our_n=1.2e6, paper_n=1.19e6, our_k=100, per_seed=seeds)
+    assert T.judge("lid:100", float(np.mean(seeds)), 7.3, **common)[0] == T.AGREES
+    for other in (7.0, 6.8):  # GPT-2, GPT
+        assert T.judge("lid:100", float(np.mean(seeds)), other, **common)[0] == T.DIFFERS
+    # one seed of a sampled LID: no spread measured; every point indexed: the printed digit
+    one = dict(precision=0.1, our_n=1.2e6, paper_n=1.19e6, our_k=100, per_seed=(7.31,))
+    assert T.judge("lid:100", 7.31, 7.3, **one)[0] == T.ONE_SEED
+    assert T.judge("lid:100", 7.31, 7.3, **one, seed_free=True)[0] == T.AGREES
+    assert T.judge("lid:100", 7.0, 7.3, **{**one, "per_seed": (7.0,)}, seed_free=True)[0] == T.DIFFERS  # fmt: skip
+
+
+# ------------------------------------------------------------------ I(W)
+
+
+def test_iw_near_one_can_fail():
+    """Rejected: I(W) 0.5 "agrees" with a published 0.85 (within a factor 2)."""
+    assert T.judge("factor:2", 0.5, 0.85)[0] == T.AGREES  # the old rule, for the record
+    verdict, text = T.judge("iw_factor:2", 0.5, 0.85)
+    assert verdict == T.DIFFERS and "1 − I(W)" in text
+    assert T.judge("iw_factor:2", 0.80, 0.85)[0] == T.AGREES
+    assert T.judge("iw_factor:2", 6.0e-5, 3.36e-5)[0] == T.AGREES  # near 0: a factor on I(W)
+    assert T.judge("iw_factor:2", 1.0e-4, 3.36e-5)[0] == T.DIFFERS
+
+
+# ------------------------------------------------------------------ I-STAR
+
+
+def istar_runs(differences: dict[float, list[float]]) -> pd.DataFrame:
+    """Baseline metric per seed and λ < 0 runs offset from it by the given per-seed differences."""
+    base = [0.55, 0.60, 0.58, 0.62, 0.57][: len(next(iter(differences.values())))]
+    rows = [{"model": "m", "task": "t", "regulariser": "none", "lambda": 0.0, "seed": s, "metric": b, "isoscore_star": 0.3} for s, b in enumerate(base)]  # fmt: skip
+    for lam, diffs in differences.items():
+        rows += [{"model": "m", "task": "t", "regulariser": "istar", "lambda": lam, "seed": s, "metric": b + d, "isoscore_star": 0.2 + 0.01 * (s % 2)} for s, (b, d) in enumerate(zip(base, diffs))]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_istar_one_seed_is_not_judged():
+    """Rejected: 29/48 against 26/48, one seed, judged consistent."""
+    runs = istar_runs({-5.0: [29 / 48 - 0.55]})
+    runs.loc[runs["regulariser"] == "none", "metric"] = 26 / 48
+    gain = [m for m in istar_measurements(runs, {}) if m["quantity"] == "istar_metric_gain"]
+    assert len(gain) == 1 and gain[0]["value"] == pytest.approx(3 / 48)
+    verdict, text = T.judge_measurement("seeds_above:0", gain[0])
+    assert verdict == T.ONE_SEED and "one seed" in text
+
+
+def test_istar_best_of_several_lambdas_is_corrected():
+    """Rejected: the best of several λ taken as the effect without a correction."""
+    runs = istar_runs({-1.0: [0.011, 0.000, 0.013, 0.001, 0.010], -2.0: [0.0, 0.01, -0.01, 0.0, 0.0], -5.0: [0.01, -0.01, 0.0, 0.0, 0.0]})  # fmt: skip
+    gains = {m["setup"]: m for m in istar_measurements(runs, {}) if m["quantity"] == "istar_metric_gain"}  # fmt: skip
+    assert set(gains) == {"m/t, λ=-1", "m/t, λ=-2", "m/t, λ=-5"}
+    best = gains["m/t, λ=-1"]
+    raw = stats.ttest_1samp([0.011, 0.000, 0.013, 0.001, 0.010], 0.0, alternative="greater").pvalue
+    assert raw < T.ALPHA < best["p_greater"] == pytest.approx(min(1.0, 3 * raw))  # Holm over 3 λ
+    assert T.judge_measurement("seeds_above:0", best)[0] == T.INCONCLUSIVE
+    clear = istar_runs({-1.0: [0.05, 0.06, 0.055, 0.052, 0.058], -5.0: [-0.05, -0.06, -0.055, -0.052, -0.058]})  # fmt: skip
+    verdicts = {m["setup"]: T.judge_measurement("seeds_above:0", m)[0] for m in istar_measurements(clear, {}) if m["quantity"] == "istar_metric_gain"}  # fmt: skip
+    assert verdicts == {"m/t, λ=-1": T.CONSISTENT, "m/t, λ=-5": T.NOT_CONSISTENT}
+
+
+def test_holm_against_its_definition():
+    assert T.holm([0.01, 0.04, 0.03, math.nan]) == pytest.approx([0.03, 0.06, 0.06, math.nan], nan_ok=True)  # fmt: skip
+    assert T.holm([0.5, 0.9]) == [1.0, 1.0]
+
+
+# ------------------------------------------------------------------ the words
+
+
+def test_every_verdict_word_is_defined_once_in_the_package_and_the_docs():
+    docs = (ROOT / "docs" / "verdicts.md").read_text()
+    from isotropy.verdicts.claims import CLAIM_VERDICTS
+
+    for word in (*T.VERDICTS, *CLAIM_VERDICTS):
+        assert f"``{word}``" in isotropy.verdicts.__doc__, word
+        assert f"**{word}**" in docs, word
+
+
+# ------------------------------------------------------------------ the golden tiny results
+
+
+def test_on_the_golden_tiny_results_cai_rows_are_not_comparable_and_one_seed_is_not_judged():
+    """The tiny run's committed tables (tests/golden/results), judged by today's rules: LID at
+    n = 400 and k = 10 is not comparable with Table 3, the one-seed I-STAR row is not judged,
+    and supersense's per-seed signs disagree."""
+    import yaml
+
+    from isotropy.verdicts.claims import check_claims
+    from isotropy.verdicts.comparison import compare
+    from isotropy.verdicts.measurements import measure
+    from isotropy.verdicts.published import read_published
+    from isotropy.verdicts.standins import StandIns, describe_stand_ins
+    from isotropy.workflow.config import deep_merge
+    from isotropy.workflow.verdict_inputs import config_subset
+
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    for overlay in ("config/offline.yaml", "tests/config/tiny.yaml"):
+        config = deep_merge(config, yaml.safe_load((ROOT / overlay).read_text()))
+    golden = ROOT / "tests" / "golden" / "results"
+    files = {"main_table1": "main/table1.csv", "main_correlations": "main/correlations.csv", "glue_table2": "glue/table2.csv",
+             "glue_table3": "glue/table3.csv", "geometry_lid": "geometry/lid.csv", "geometry_cosine": "geometry/cosine_by_layer.csv",
+             "geometry_sts": "geometry/sts.csv", "istar_runs": "istar/runs.csv"}  # fmt: skip
+    tables = {name: pd.read_csv(golden / path) for name, path in files.items()}
+    measured = measure(tables, config_subset(config), StandIns(**describe_stand_ins(config, "/mirror")))  # fmt: skip
+    table = compare(read_published(), measured, {"main", "glue", "geometry", "istar"})
+    lid = table[(table["quantity"] == "lid_cosine") & (table["verdict"] != T.NOT_RUN)]
+    assert len(lid) == 2 and set(lid["verdict"]) == {T.NOT_COMPARABLE}
+    assert lid["tolerance"].str.contains("our n 400, k 10; theirs n 1,1[89]0,000, k 100").all()
+    istar = table[table["study"] == "istar"]
+    assert len(istar) == 2 and set(istar["verdict"]) == {T.ONE_SEED}
+    pearson = table[(table["quantity"] == "pearson_r") & (table["study"] == "main")].set_index("setup")  # fmt: skip
+    assert pearson.loc["word2vec/supersense", "verdict"] == T.INCONSISTENT_SEEDS
+    assert pearson.loc["miniLM/polarity", "verdict"] == T.DIFFERS  # −0.978 over 2 seeds vs −0.808
+    claims = check_claims(measured, {"main", "glue", "geometry", "istar"}).set_index(["claim", "setup"])  # fmt: skip
+    assert claims.loc[("pearson_negative", "word2vec/supersense"), "verdict"] == T.INCONSISTENT_SEEDS  # fmt: skip
+    assert claims.loc[("negative_lambda_improves_task", "miniLM/sst2, λ=-5"), "verdict"] == T.ONE_SEED  # fmt: skip
