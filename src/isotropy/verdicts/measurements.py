@@ -161,8 +161,9 @@ def _correlation_measurements(
                 continue
             per_seed = from_traces.get((encoder, dataset, column), tuple(seed_rows[column].astype(float)))  # fmt: skip
             value = float(overall[column].iloc[0])
+            # A one-seed table has no seed0 row: its pooled row is that seed.
             if not per_seed and "seeds" in overall and int(overall["seeds"].iloc[0]) == 1:
-                per_seed = (value,)  # a one-seed table has no seed0 row: its pooled row is that seed
+                per_seed = (value,)
             points = int(overall["points"].iloc[0]) if "points" in overall else None
             listed = ", ".join(f"{v:+.3f}" for v in per_seed)
             note = "; ".join(s for s in (
