@@ -80,8 +80,8 @@ if ((missing)); then
     fi
     log "installing ${PACKAGES[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    if ! timeout 300 apt-get update -qq >"$SCRATCH/apt.log" 2>&1 ||
-        ! timeout 600 apt-get install -y -qq "${PACKAGES[@]}" >>"$SCRATCH/apt.log" 2>&1; then
+    if ! timeout 600 apt-get -o DPkg::Lock::Timeout=300 update -qq >"$SCRATCH/apt.log" 2>&1 ||
+        ! timeout 900 apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${PACKAGES[@]}" >>"$SCRATCH/apt.log" 2>&1; then
         tail -n 20 "$SCRATCH/apt.log" >&2
         echo "start_cluster.sh: apt-get could not install ${PACKAGES[*]}" >&2
         exit 3
