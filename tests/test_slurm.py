@@ -24,6 +24,8 @@ first status check comes after 2 s instead of 40, and successful jobs' SLURM log
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
@@ -125,11 +127,49 @@ class Cluster:
         return sorted(jobs, key=lambda j: int(j["JobId"]))
 
 
+# The cluster is machine-wide (/etc/slurm/slurm.conf, ports 6817/6818): two test runs on one
+# machine (two CI clones at once) take turns, each holding this lock while its cluster is up.
+CLUSTER_LOCK = Path("/tmp/isotropy-slurm-test.lock")
+CLUSTER_LOCK_WAIT = int(os.environ.get("ISOTROPY_SLURM_LOCK_WAIT", "2400"))  # seconds
+
+
+@contextlib.contextmanager
+def _machine_lock(path: Path, wait: float):
+    """Hold an exclusive lock on ``path`` (fcntl, released when the process dies), waiting at most
+    ``wait`` seconds for another holder; fails the test with the holder's note otherwise."""
+    with open(path, "a+") as handle:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    handle.seek(0)
+                    pytest.fail(
+                        f"another test run holds {path} ({handle.read().strip()!r}) beyond {wait:.0f} s"
+                    )
+                time.sleep(2)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} since {time.strftime('%H:%M:%S')}\n")
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="module")
 def slurm_cluster():
     reason = _why_no_cluster()
     if reason:
         _skip_or_fail(reason)
+    with _machine_lock(CLUSTER_LOCK, CLUSTER_LOCK_WAIT):
+        yield from _cluster()
+
+
+def _cluster():
     # Short path: the munge socket lives inside it (AF_UNIX paths are limited to 108 bytes).
     scratch = Path(tempfile.mkdtemp(prefix="isoslurm-", dir="/tmp"))
     try:
@@ -548,3 +588,14 @@ def test_commented_gpu_overrides_parse_and_name_every_gpu_rule():
     for rule, resources in overrides.items():
         assert resources.get("slurm_partition"), rule
         assert set(resources) <= {"slurm_partition", "gpu_model", "constraint"}, rule
+
+
+def test_two_runs_on_one_machine_take_turns_for_the_cluster(tmp_path):
+    """The cluster lock: a second holder waits, and gives up with the first holder named."""
+    lock = tmp_path / "cluster.lock"
+    with _machine_lock(lock, 5):
+        with pytest.raises(pytest.fail.Exception, match=r"holds .*cluster.lock \('pid \d+ since"):
+            with _machine_lock(lock, 1):
+                pass
+    with _machine_lock(lock, 1):  # released: the next run takes it at once
+        assert lock.read_text().startswith(f"pid {os.getpid()}")
