@@ -69,7 +69,8 @@ def test_every_figure_is_drawn(tiny_run):
     traces = _main_traces(workdir)
     figure = metric_curves(traces, panel="dataset")
     panels = [ax for ax in figure.axes if ax.get_title()]
-    assert [ax.get_title() for ax in panels] == [
+    # each title's first line names the panel; the next lines state the change it shows
+    assert [ax.get_title().splitlines()[0] for ax in panels] == [
         f"{d} (2 seeds)" for d in ("polarity", "snli", "pos", "supersense")
     ]
     assert panels[0].get_ylabel() == "IsoScore" and panels[0].get_xlabel() == "update"
@@ -238,7 +239,9 @@ def test_paper_comparison_sets_our_numbers_beside_the_papers(tiny_run):
         table["source"].str.contains("methods table") & table["source"].str.contains("STS-B")
     ]
     assert len(stsb) == 18 and stsb["our_value"].notna().all()
-    assert set(table.loc[table["study"] == "istar", "verdict"]) <= {"consistent", "not consistent"}
+    # the tiny I-STAR grid has one seed: each λ is "1 seed: not judged" (issue 31), never judged
+    assert set(table.loc[table["study"] == "istar", "verdict"]) == {"1 seed: not judged"}
+    assert bert["verdict"] == "not comparable"  # n 400-ish against 1.19 M, k 10 against 100
     assert (
         (workdir / "results/paper_comparison.md")
         .read_text(encoding="utf-8")
