@@ -74,8 +74,9 @@ def test_every_golden_column_is_declared_and_every_checker_exists():
     kinds = precision.kinds(
         "results/main/correlations.csv", list(tables["results/main/correlations.csv"].columns)
     )
-    assert kinds["pearson_r_ci_low"] == kinds["spearman_rho"] == "recomputed:correlations"
-    assert kinds["pearson_r"] == "float32" and kinds["points"] == "exact"
+    assert kinds["spearman_rho_seed_low"] == kinds["spearman_rho"] == "recomputed:correlations"
+    assert kinds["pearson_r"] == kinds["pearson_r_seed_low"] == "float32"
+    assert kinds["points"] == kinds["seeds"] == "exact"
 
 
 def test_an_undeclared_table_or_column_is_an_error(tmp_path):
