@@ -128,5 +128,5 @@ for _name in inputs.unavailable_sts_datasets(config):
     )
 
 
-# Sensitivity study (rules/sensitivity.smk): vector sets made by orthogonal embedding.
-SENSITIVITY_ORTHOGONAL = setting("sensitivity", "orthogonal", default={})
+# Sensitivity study (rules/sensitivity.smk): vector sets derived from an encoder's.
+SENSITIVITY_DERIVED = setting("sensitivity", "derived", default={})
