@@ -174,6 +174,7 @@ rule plot_sensitivity:
         "../envs/plots.yaml"
     params:
         encoder_labels=encoder_labels(),
+        derived=SENSITIVITY_DERIVED,
         settings_line=targets.sensitivity_settings_line(config),
     script:
         "../scripts/plot_sensitivity.py"
@@ -197,6 +198,7 @@ rule plot_sensitivity_phases:
     params:
         runs=targets.sensitivity_phase_runs(config),
         encoder_labels=encoder_labels(),
+        derived=SENSITIVITY_DERIVED,
         settings_line=targets.sensitivity_settings_line(config),
     script:
         "../scripts/plot_sensitivity_phases.py"

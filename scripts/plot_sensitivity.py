@@ -6,12 +6,14 @@ from isotropy.logs import configure_from_snakemake
 from isotropy.plots import save_figure
 from isotropy.plots.sensitivity import r_by_condition
 from isotropy.provenance import record_step
+from isotropy.sensitivity import derived_labels
 
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
+    labels = {**snakemake.params.encoder_labels, **derived_labels(snakemake.params.derived)}
     table = pd.read_csv(snakemake.input.table)
-    figure = r_by_condition(table, snakemake.params.settings_line, snakemake.params.encoder_labels)
+    figure = r_by_condition(table, snakemake.params.settings_line, labels)
     save_figure(figure, snakemake.output.pdf, snakemake.output.png)
     record_step(snakemake)
 

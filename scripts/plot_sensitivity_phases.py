@@ -6,10 +6,12 @@ from isotropy.logs import configure_from_snakemake
 from isotropy.plots import save_figure
 from isotropy.plots.sensitivity import phases
 from isotropy.provenance import record_step
+from isotropy.sensitivity import derived_labels
 
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
+    labels = {**snakemake.params.encoder_labels, **derived_labels(snakemake.params.derived)}
     traces = pd.concat(
         [
             pd.read_parquet(path).assign(
@@ -19,7 +21,7 @@ def main(snakemake):
         ],
         ignore_index=True,
     )
-    figure = phases(traces, snakemake.params.settings_line, snakemake.params.encoder_labels)
+    figure = phases(traces, snakemake.params.settings_line, labels)
     save_figure(figure, snakemake.output.pdf, snakemake.output.png)
     record_step(snakemake)
 

@@ -348,3 +348,49 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
         config, {**run, "label_set": "single"}, "cpu", estimate.CPU_SECONDS, 0.011
     )
     assert smaller < base * 0.6
+
+
+class _Named(list):
+    """Snakemake's input/output objects: a list of files, each also an attribute."""
+
+
+def _named(**files) -> _Named:
+    named = _Named(files.values())
+    named.__dict__.update(files)
+    return named
+
+
+def test_the_word_vector_lookup_records_the_vectors_rms_centred_norm(tmp_path, monkeypatch):
+    import importlib.util
+
+    from gensim.models import KeyedVectors
+
+    from isotropy.provenance import read_record
+
+    spec = importlib.util.spec_from_file_location(
+        "lookup_script", ROOT / "scripts" / "lookup_word_vectors.py"
+    )
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    words = ["cat", "dog", "run", "blue"]
+    vectors = np.array([[0, 0], [2, 0], [0, 2], [2, 2]], dtype=np.float32) + 7
+    keyed = KeyedVectors(vector_size=2)
+    keyed.add_vectors(words, vectors)
+    monkeypatch.setattr(script, "load_word_vectors", lambda path: keyed)
+    monkeypatch.setattr(script, "word_vectors_file", lambda folder: folder / "vectors.txt")
+    monkeypatch.chdir(tmp_path)
+    pd.DataFrame({"text": words, "labels": [["a"]] * 4}).to_parquet("table.parquet")
+    Path("raw").mkdir()
+    Path("raw/manifest.json").write_text("{}")
+    snakemake = types.SimpleNamespace(
+        rule="lookup_word_vectors",
+        input=_named(table="table.parquet", word_vectors="raw/manifest.json"),
+        output=_named(vectors="v.npy", index="i.parquet", missing="missing.txt"),
+        log=[],
+        params={},
+        wildcards={},
+        config={},
+        scriptdir=None,
+    )
+    script.main(snakemake)
+    assert read_record("v.npy")["extra"]["rms_centred_norm"] == pytest.approx(np.sqrt(2))

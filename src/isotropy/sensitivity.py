@@ -150,6 +150,20 @@ def derive_vectors(
     return (x @ basis.T).astype(np.float32), basis
 
 
+def derived_labels(derived: Mapping) -> dict[str, str]:
+    """Derived vector set -> what it is, for figures ("word2vec rescaled to miniLM's norm")."""
+    says = {
+        "rescale": lambda spec: f"rescaled to {spec.get('norm_of')}'s norm",
+        "pca": lambda spec: f"PCA to {spec.get('dim')}-d",
+        "rotate": lambda spec: f"rotated (seed {spec.get('seed', 0)})",
+        "pad": lambda spec: f"zero-padded to {spec.get('dim')}-d",
+        "orthogonal": lambda spec: (
+            f"isometry into {spec.get('dim')}-d (seed {spec.get('seed', 0)})"
+        ),
+    }
+    return {name: f"{spec['of']} {says[spec['transform']](spec)}" for name, spec in derived.items()}
+
+
 def shared_rows(index: pd.Series, other: pd.Series) -> np.ndarray:
     """Positions in ``index`` of the texts ``other`` also has: the rows both vector sets see."""
     return np.flatnonzero(index.astype(str).isin(set(other.astype(str))).to_numpy())
