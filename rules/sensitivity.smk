@@ -6,16 +6,6 @@
 # configured order (priority); then one table and two figures in results/sensitivity/.
 
 
-def cell_of(wildcards):
-    """The cell (isotropy.workflow.targets.CELL_KEYS) a job's wildcards name."""
-    return {
-        "setup": wildcards.dataset,
-        "vectors": wildcards.encoder,
-        "label_set": wildcards.label_set,
-        "lr_factor": wildcards.lr,
-    }
-
-
 # The items of one label set: the setup's words with a vector in `items_from`, then filtered.
 rule sensitivity_labels:
     input:
@@ -115,10 +105,10 @@ rule optimize_sensitivity:
 rule sensitivity_cell:
     input:
         traces=lambda wc: targets.sensitivity_run_files(
-            config, "trace.parquet", cell_of(wc)
+            config, "trace.parquet", targets.sensitivity_cell_of(wc)
         ),
         summaries=lambda wc: targets.sensitivity_run_files(
-            config, "summary.json", cell_of(wc)
+            config, "summary.json", targets.sensitivity_cell_of(wc)
         ),
     output:
         seeds=paths.sensitivity_cell_file(),
@@ -131,7 +121,7 @@ rule sensitivity_cell:
     conda:
         "../envs/plots.yaml"
     params:
-        cell=cell_of,
+        cell=targets.sensitivity_cell_of,
     script:
         "../scripts/sensitivity_cell.py"
 

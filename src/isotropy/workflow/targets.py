@@ -366,6 +366,16 @@ def sensitivity_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{**cell, "seed": seed} for cell in sensitivity_cells(config) for seed in seeds]
 
 
+def sensitivity_cell_of(wildcards: Any) -> dict[str, str]:
+    """The cell (:data:`CELL_KEYS`) a sensitivity job's wildcards name."""
+    return {
+        "setup": wildcards.dataset,
+        "vectors": wildcards.encoder,
+        "label_set": wildcards.label_set,
+        "lr_factor": wildcards.lr,
+    }
+
+
 def sensitivity_priority(config: Mapping[str, Any], wildcards: Any) -> int:
     """A cell's Snakemake priority: the earlier in run order, the higher (0 if not configured)."""
     key = tuple(wildcards[name] for name in ("dataset", "encoder", "label_set", "lr"))
