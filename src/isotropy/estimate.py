@@ -260,8 +260,9 @@ def describe_sensitivity(
     lines.append(
         f"{done} of {len(runs)} runs done; time left: about {duration(left['cpu'] / parallel)} on this "
         f"CPU ({parallel} run{'s' if parallel > 1 else ''} at a time), about {duration(left['cuda'])} on "
-        "one GPU (estimates: measured 50-d CPU costs per update and evaluation scaled by dimension and "
-        "items squared; the GPU's by dimension from one H100 run at 384-d; embeddings come on top)"
+        "one GPU (estimates: CPU-seconds of this grid's one-thread runs measured on a loaded 2-core "
+        "machine, scaled by items squared, dimension and evaluations (isotropy.sensitivity.run_seconds); "
+        "the GPU's by dimension from one H100 run at 384-d; embeddings come on top)"
     )
     if unknown:
         lines.append(f"no dimension known for {', '.join(sorted(unknown))}: not included above")
