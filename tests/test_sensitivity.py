@@ -398,3 +398,24 @@ def test_the_word_vector_lookup_records_the_vectors_rms_centred_norm(tmp_path, m
     )
     script.main(snakemake)
     assert read_record("v.npy")["extra"]["rms_centred_norm"] == pytest.approx(np.sqrt(2))
+
+
+def test_a_partial_grid_is_tabulated_naming_the_cells_not_run(tmp_path, monkeypatch):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "partial_script", ROOT / "scripts" / "sensitivity_partial.py"
+    )
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    monkeypatch.chdir(tmp_path)
+    cell = Path("results/sensitivity/cells/supersense/word2vec/all/lr1.csv")
+    cell.parent.mkdir(parents=True)
+    _cell_seeds([0.91, 0.63, 0.76, 0.82, 0.82]).to_csv(cell, index=False)
+    assert script.main(["--configfile", str(ROOT / "config.yaml")]) == 0
+    out = Path("results/sensitivity/partial")
+    markdown = (out / "table.md").read_text()
+    assert "| supersense | word2vec | 50 | all | 1 | 5 | +0.81 [+0.64, +0.90] |" in markdown
+    assert "1 of 22 cells run" in markdown
+    assert "Not run (missing from this table): supersense/word2vec/single/1," in markdown
+    assert (out / "r_by_condition.png").stat().st_size > 0
