@@ -148,8 +148,8 @@ def geometry_sts_tables(wildcards):
     return inputs.geometry_sts_files(config)
 
 
-# Sensitivity study (rules/sensitivity.smk): vector sets made by orthogonal embedding.
-SENSITIVITY_ORTHOGONAL = setting("sensitivity", "orthogonal", default={})
+# Sensitivity study (rules/sensitivity.smk): vector sets derived from an encoder's.
+SENSITIVITY_DERIVED = setting("sensitivity", "derived", default={})
 
 
 # When a run starts (not a dry run, not a report): record its effective configuration for

@@ -1,7 +1,9 @@
-# Sensitivity of the main result (config `sensitivity`, science in isotropy.sensitivity, grid in
-# isotropy.workflow.targets): the main study's
-# direct optimisation (rule optimize_embeddings, same script and settings) of the word setups
-# over vector sets x label sets x seeds, then one table and one figure in results/sensitivity/.
+# What sets the sign of the supersense correlation (config `sensitivity`, science in
+# isotropy.sensitivity and isotropy.sensitivity_results, grid in isotropy.workflow.targets;
+# docs/sensitivity.md): the main study's direct optimisation of the word setups over cells
+# (vector set x label set x learning-rate factor), several seeds each, with subspace measurements
+# per step. Each cell's per-seed numbers are written as soon as its seeds have run, cells in the
+# configured order (priority); then one table and two figures in results/sensitivity/.
 
 
 # The items of one label set: the setup's words with a vector in `items_from`, then filtered.
@@ -18,6 +20,7 @@ rule sensitivity_labels:
     wildcard_constraints:
         dataset="supersense|pos",
         label_set="|".join(targets.SENSITIVITY_LABEL_SETS),
+    priority: 1000  # cheap, and the runs' priorities do not pass to their inputs
     conda:
         "../envs/data.yaml"
     resources:
@@ -32,44 +35,46 @@ rule sensitivity_labels:
         "../scripts/sensitivity_labels.py"
 
 
-# The control: an encoder's vectors mapped into more dimensions by a seeded random isometry.
-rule sensitivity_orthogonal:
+# A derived vector set: an encoder's vectors rescaled to another set's RMS centred norm, reduced
+# by PCA, rotated, zero-padded or isometrically embedded; with the basis of the original span.
+rule sensitivity_vectors:
     input:
-        vectors=lambda wc: paths.embedding_file(
-            "vectors.npy", SENSITIVITY_ORTHOGONAL[wc.vectors]["of"], wc.dataset
-        ),
-        index=lambda wc: paths.embedding_file(
-            "index.parquet", SENSITIVITY_ORTHOGONAL[wc.vectors]["of"], wc.dataset
+        unpack(
+            lambda wc: targets.sensitivity_derived_inputs(
+                config, wc.vectors, wc.dataset
+            )
         ),
     output:
-        vectors=paths.orthogonal_file("vectors.npy"),
-        index=paths.orthogonal_file("index.parquet"),
+        vectors=paths.derived_file("vectors.npy"),
+        index=paths.derived_file("index.parquet"),
+        basis=paths.derived_file("basis.npy"),
     log:
-        logs("resources/sensitivity/embeddings/{vectors}/{dataset}/embed.log"),
+        logs("resources/sensitivity/embeddings/{vectors}/{dataset}/derive.log"),
     wildcard_constraints:
-        vectors=targets.names_pattern(SENSITIVITY_ORTHOGONAL),
+        vectors=targets.names_pattern(SENSITIVITY_DERIVED),
         dataset="supersense|pos",
+    priority: 1000  # cheap, and the runs' priorities do not pass to their inputs
     conda:
         "../envs/torch.yaml"
     resources:
         mem_mb=lambda wc, attempt: 4000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        orthogonal=lambda wc: SENSITIVITY_ORTHOGONAL[wc.vectors],
+        spec=lambda wc: SENSITIVITY_DERIVED[wc.vectors],
     script:
-        "../scripts/sensitivity_orthogonal.py"
+        "../scripts/sensitivity_vectors.py"
 
 
-# One run: rule optimize_embeddings on a label set's items and a vector set's vectors.
-use rule optimize_embeddings as optimize_sensitivity with:
+# One run: the main study's optimisation (isotropy.optimize, same settings) of a label set's
+# items from a vector set's vectors, recording the subspace probe beside IsoScore and silhouette.
+rule optimize_sensitivity:
     input:
+        unpack(
+            lambda wc: targets.sensitivity_vector_inputs(
+                config, wc.encoder, wc.dataset
+            )
+        ),
         table=paths.label_set_file(),
-        vectors=lambda wc: targets.sensitivity_vector_inputs(
-            config, wc.encoder, wc.dataset
-        )["vectors"],
-        index=lambda wc: targets.sensitivity_vector_inputs(
-            config, wc.encoder, wc.dataset
-        )["index"],
     output:
         trace=paths.sensitivity_run_file("trace.parquet"),
         summary=paths.sensitivity_run_file("summary.json"),
@@ -80,15 +85,50 @@ use rule optimize_embeddings as optimize_sensitivity with:
     wildcard_constraints:
         dataset="supersense|pos",
         label_set="|".join(targets.SENSITIVITY_LABEL_SETS),
+        lr=r"[0-9.e+-]+",
+    priority: lambda wc: targets.sensitivity_priority(config, wc)
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, input, attempt: int(2000 + 10 * input.size_mb) * attempt,
+        runtime=lambda wc, attempt: 60 * attempt,
+        gpu=1,
     params:
-        settings=lambda wc: targets.sensitivity_settings(config, int(wc.seed)),
+        settings=lambda wc: targets.sensitivity_settings(config, int(wc.seed), wc.lr),
         device=setting("device"),
+    script:
+        "../scripts/optimize_sensitivity.py"
+
+
+# One cell's per-seed numbers (isotropy.sensitivity_results.seed_row), as soon as it has run.
+rule sensitivity_cell:
+    input:
+        traces=lambda wc: targets.sensitivity_run_files(
+            config, "trace.parquet", targets.sensitivity_cell_of(wc)
+        ),
+        summaries=lambda wc: targets.sensitivity_run_files(
+            config, "summary.json", targets.sensitivity_cell_of(wc)
+        ),
+    output:
+        seeds=paths.sensitivity_cell_file(),
+    log:
+        logs(paths.sensitivity_cell_file().replace(".csv", ".log")),
+    wildcard_constraints:
+        dataset="supersense|pos",
+        lr=r"[0-9.e+-]+",
+    priority: lambda wc: targets.sensitivity_priority(config, wc)
+    conda:
+        "../envs/plots.yaml"
+    params:
+        cell=targets.sensitivity_cell_of,
+    script:
+        "../scripts/sensitivity_cell.py"
 
 
 rule tabulate_sensitivity:
     input:
-        traces=targets.sensitivity_run_files(config, "trace.parquet"),
-        summaries=targets.sensitivity_run_files(config, "summary.json"),
+        cells=targets.sensitivity_cell_files(config),
     output:
         table=report(
             paths.SENSITIVITY_TABLE,
@@ -96,13 +136,13 @@ rule tabulate_sensitivity:
             category="sensitivity",
         ),
         markdown=paths.SENSITIVITY_MARKDOWN,
+        seeds=paths.SENSITIVITY_SEEDS,
     log:
         logs(paths.sensitivity_file("table.log")),
     conda:
         "../envs/plots.yaml"
     params:
-        runs=targets.sensitivity_runs(config),
-        bootstrap=setting("bootstrap", default={}),
+        level=setting("sensitivity", "interval_level"),
         settings_line=targets.sensitivity_settings_line(config),
     script:
         "../scripts/tabulate_sensitivity.py"
@@ -124,9 +164,34 @@ rule plot_sensitivity:
         "../envs/plots.yaml"
     params:
         encoder_labels=encoder_labels(),
+        derived=SENSITIVITY_DERIVED,
         settings_line=targets.sensitivity_settings_line(config),
     script:
         "../scripts/plot_sensitivity.py"
+
+
+# IsoScore and silhouette against updates for the configured `phases` cells, minimum marked.
+rule plot_sensitivity_phases:
+    input:
+        traces=targets.sensitivity_phase_files(config),
+    output:
+        pdf=report(
+            paths.sensitivity_figure("pdf", "phases"),
+            caption="../report/sensitivity_phases.rst",
+            category="sensitivity",
+        ),
+        png=paths.sensitivity_figure("png", "phases"),
+    log:
+        logs(paths.sensitivity_file("phases.log")),
+    conda:
+        "../envs/plots.yaml"
+    params:
+        runs=targets.sensitivity_phase_runs(config),
+        encoder_labels=encoder_labels(),
+        derived=SENSITIVITY_DERIVED,
+        settings_line=targets.sensitivity_settings_line(config),
+    script:
+        "../scripts/plot_sensitivity_phases.py"
 
 
 rule sensitivity_study:
@@ -135,3 +200,5 @@ rule sensitivity_study:
         paths.SENSITIVITY_MARKDOWN,
         paths.sensitivity_figure("pdf"),
         paths.sensitivity_figure("png"),
+        paths.sensitivity_figure("pdf", "phases"),
+        paths.sensitivity_figure("png", "phases"),

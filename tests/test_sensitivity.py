@@ -1,19 +1,24 @@
-"""The sensitivity study: label sets, the orthogonal control, the grid, its table, figure and cost."""
+"""The sensitivity study: label sets, derived vectors, the subspace probe, per-seed and per-cell
+numbers, the grid and its order, its figures and cost."""
 
 from __future__ import annotations
 
 import copy
+import types
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 import yaml
 from snakemake.utils import validate
 
 from isotropy import estimate, sensitivity
-from isotropy.bootstrap import BootstrapSettings
-from isotropy.summaries import correlation_table
+from isotropy import sensitivity_results as results
+from isotropy.io import atomic_path
+from isotropy.metrics import isoscore
+from isotropy.optimize import EmbeddingClassifier, OptimisationSettings, Problem, run_optimisation
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
@@ -45,60 +50,274 @@ def test_label_sets_keep_words_with_vectors_then_filter():
     assert single["text"].tolist() == ["cat", "run", "blue", "tree"]
     sized = sensitivity.label_set_table(WORDS, vocabulary, "paper_size", SECTION)
     assert len(sized) == 3 and set(sized["text"]) <= set(every["text"])
-    again = sensitivity.label_set_table(WORDS, vocabulary, "paper_size", SECTION)
-    pd.testing.assert_frame_equal(sized, again)  # seeded
     with pytest.raises(ValueError, match="only 6 items"):
         sensitivity.label_set_table(WORDS, vocabulary, "paper_size", {**SECTION, "paper_size": 9})
     with pytest.raises(ValueError, match="Tikhonov"):
         sensitivity.label_set_table(WORDS, vocabulary, "tikhonov", SECTION)
 
 
+def _cloud(n=300, d=8, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((n, d)) * np.linspace(3.0, 0.2, d) + 5.0).astype(np.float32)
+
+
 def test_orthogonal_embedding_keeps_every_distance_and_angle():
-    vectors = np.random.default_rng(0).standard_normal((40, 5)).astype(np.float32)
+    vectors = _cloud(40, 5)
     embedded = sensitivity.orthogonal_embedding(vectors, 30, seed=1)
     assert embedded.shape == (40, 30)
-    np.testing.assert_allclose(embedded @ embedded.T, vectors @ vectors.T, atol=1e-4)
-    assert not np.allclose(embedded[:, :5], vectors)  # really rotated out of the first axes
-    other = sensitivity.orthogonal_embedding(vectors, 30, seed=2)
-    assert not np.allclose(embedded, other)
+    np.testing.assert_allclose(embedded @ embedded.T, vectors @ vectors.T, rtol=1e-4, atol=1e-2)
+    assert not np.allclose(embedded, sensitivity.orthogonal_embedding(vectors, 30, seed=2))
     with pytest.raises(ValueError, match="isometrically"):
         sensitivity.orthogonal_embedding(vectors, 4, seed=0)
 
 
-def test_the_default_grid_and_its_settings(config):
-    runs = targets.sensitivity_runs(config)
+def test_rescaled_vectors_have_the_target_norm_on_the_shared_words():
+    mine, theirs = _cloud(50, 6, seed=1), _cloud(60, 9, seed=2) * 0.1
+    my_index = pd.Series([f"w{i}" for i in range(50)])
+    their_index = pd.Series([f"w{i}" for i in range(10, 70)])  # 40 words shared
+    scaled, target = sensitivity.rescale_to(mine, my_index, theirs, their_index)
+    shared_mine = sensitivity.shared_rows(my_index, their_index)
+    shared_theirs = sensitivity.shared_rows(their_index, my_index)
+    assert len(shared_mine) == 40
+    assert target == pytest.approx(sensitivity.rms_centred_norm(theirs[shared_theirs]))
+    assert sensitivity.rms_centred_norm(scaled[shared_mine]) == pytest.approx(target, rel=1e-5)
+    assert target != pytest.approx(sensitivity.rms_centred_norm(mine[shared_mine]), rel=0.1)
+    # the direction of every centred vector is kept: IsoScore ignores the scale
+    assert isoscore(scaled) == pytest.approx(isoscore(mine), abs=1e-6)
+    derived, basis = sensitivity.derive_vectors(mine, {"transform": "rescale"}, target_norm=2.5)
+    assert basis is None and sensitivity.rms_centred_norm(derived) == pytest.approx(2.5, rel=1e-5)
+
+
+def test_rms_centred_norm_is_the_root_mean_squared_distance_to_the_mean():
+    points = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0]])  # each sqrt(2) from (1,1)
+    assert sensitivity.rms_centred_norm(points) == pytest.approx(np.sqrt(2))
+    assert sensitivity.rms_centred_norm(points + 100) == pytest.approx(np.sqrt(2))
+
+
+def test_pca_keeps_the_leading_directions():
+    vectors = _cloud(200, 8)
+    reduced, basis = sensitivity.derive_vectors(vectors, {"transform": "pca", "dim": 3})
+    assert reduced.shape == (200, 3) and basis is None
+    eigenvalues = np.sort(np.linalg.eigvalsh(np.cov(vectors.T.astype(np.float64))))[::-1]
+    np.testing.assert_allclose(np.var(reduced, axis=0, ddof=1), eigenvalues[:3], rtol=1e-4)
+    with pytest.raises(ValueError, match="pca needs"):
+        sensitivity.derive_vectors(vectors, {"transform": "pca", "dim": 9})
+
+
+def _model(table: np.ndarray, outputs: int = 3, seed: int = 0) -> EmbeddingClassifier:
+    torch.manual_seed(seed)
+    return EmbeddingClassifier(table, outputs, pair=False, bias=True)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"transform": "pad", "dim": 30},
+        {"transform": "rotate", "seed": 3},
+        {"transform": "orthogonal", "dim": 30, "seed": 1},
+    ],
+)
+def test_isoscore_inside_the_original_span_is_the_native_isoscore_at_update_0(spec):
+    vectors = _cloud()
+    derived, basis = sensitivity.derive_vectors(vectors, spec)
+    native = isoscore(vectors)
+    values = results.SubspaceProbe(basis)(_model(derived))
+    assert float(values["isoscore_span"]) == pytest.approx(native, abs=1e-6)
+    assert float(values["outside_share"]) == pytest.approx(0.0, abs=1e-6)
+    if derived.shape[1] > vectors.shape[1]:  # the full-space IsoScore is (PR - 1)/(D - 1)
+        pr = 1 + native * (vectors.shape[1] - 1)
+        assert isoscore(derived) == pytest.approx((pr - 1) / (derived.shape[1] - 1), abs=1e-6)
+        assert isoscore(derived) < native / 2
+
+
+def test_the_probe_measures_leaving_the_span_and_the_row_space():
+    vectors = _cloud(100, 4)
+    derived, basis = sensitivity.derive_vectors(vectors, {"transform": "pad", "dim": 6})
+    model = _model(derived, outputs=2)
+    with torch.no_grad():
+        model.embeddings.weight[:, 4:] = torch.randn(100, 2) * 10  # variance outside the span
+        model.classifier.weight[:] = torch.eye(6)[[4, 5]]  # the row space: the added axes
+    values = results.SubspaceProbe(basis)(model)
+    table = model.embeddings.weight.detach().numpy().astype(np.float64)
+    centred = table - table.mean(axis=0)
+    outside = (centred[:, 4:] ** 2).sum() / (centred**2).sum()
+    assert float(values["outside_share"]) == pytest.approx(outside, rel=1e-6)
+    assert float(values["rowspace_share"]) == pytest.approx(outside, rel=1e-6)
+    assert float(values["isoscore_span"]) == pytest.approx(isoscore(vectors), abs=1e-6)
+
+
+def test_a_probe_is_recorded_in_the_trace_and_changes_no_training_value():
+    rng = np.random.default_rng(0)
+    vectors = _cloud(60, 5)
+    problem = Problem(
+        vectors=vectors,
+        left=np.arange(60),
+        right=None,
+        targets=rng.integers(0, 3, 60),
+        label_names=["a", "b", "c"],
+        multilabel=False,
+    )
+    settings = OptimisationSettings(updates=20, metric_stride=5, progress=False, seed=1)
+    plain, _ = run_optimisation(problem, settings, torch.device("cpu"))
+    probed, _ = run_optimisation(
+        problem, settings, torch.device("cpu"), probe=results.SubspaceProbe(np.eye(5))
+    )
+    pd.testing.assert_frame_equal(plain, probed[plain.columns])
+    assert {"rowspace_share", "isoscore_span", "outside_share"} <= set(probed.columns)
+    assert probed["isoscore_span"].iloc[0] == pytest.approx(isoscore(vectors), abs=1e-6)
+
+
+def _trace(seed: int, sign: float, minimum_at: int = 300) -> pd.DataFrame:
+    step = np.arange(0, 1001, 50)
+    iso = 0.5 + 0.0004 * np.abs(step - minimum_at)  # falls, then rises
+    rise = iso - 0.5  # zero at the minimum, where both phases meet
+    silhouette = np.where(step <= minimum_at, -sign * rise, sign * rise) + 0.001 * seed
+    return pd.DataFrame(
+        {
+            "seed": seed,
+            "step": step,
+            "isoscore": iso,
+            "silhouette": silhouette,
+            "rowspace_share": np.linspace(0.1, 0.8, len(step)),
+        }
+    )
+
+
+def test_a_seed_row_splits_the_run_at_isoscores_minimum():
+    row = results.seed_row(_trace(0, sign=1.0))
+    assert row["min_step"] == 300
+    assert row["r_before_min"] == pytest.approx(-1.0)  # silhouette rises as IsoScore falls
+    assert row["r_after_min"] == pytest.approx(1.0)
+    assert row["isoscore_change"] == pytest.approx(0.0004 * 700 - 0.0004 * 300)
+    assert row["rowspace_share_end"] == pytest.approx(0.8)
+    assert "r_span" not in row
+    flat = results.seed_row(_trace(0, 1.0, minimum_at=0))
+    assert np.isnan(flat["r_before_min"])  # one point before the minimum: no correlation
+
+
+def _cell_seeds(rs, **cell):
+    base = {"setup": "supersense", "vectors": "word2vec", "label_set": "all", "lr_factor": 1.0}
+    return pd.DataFrame(
+        [
+            {**base, **cell, "seed": i, "dimension": 50, "clusters": 9, "items": 100,
+             "pearson_r": r, "spearman_rho": r, "r_before_min": -0.9, "r_after_min": 0.9,
+             "isoscore_start": 0.6, "isoscore_end": 0.62, "min_step": 300 + 50 * i}
+            for i, r in enumerate(rs)
+        ]
+    )  # fmt: skip
+
+
+def test_cells_have_intervals_over_seeds_and_a_markdown_row(tmp_path):
+    seeds = pd.concat(
+        [
+            _cell_seeds([0.91, 0.63, 0.76, 0.82, 0.82]),
+            _cell_seeds([-0.9, -0.94, -0.88, -0.91, -0.93], label_set="single"),
+            _cell_seeds([0.5], vectors="miniLM"),
+        ],
+        ignore_index=True,
+    )
+    table = results.cell_table(seeds)
+    assert table["label_set"].tolist() == ["all", "single", "all"]
+    first = table.iloc[0]
+    z = np.arctanh([0.91, 0.63, 0.76, 0.82, 0.82])
+    assert first["pearson_r"] == pytest.approx(np.tanh(z.mean()))
+    assert first["pearson_r_low"] < first["pearson_r"] < first["pearson_r_high"] < 1
+    assert first["pearson_r_seeds"] == "+0.91 +0.63 +0.76 +0.82 +0.82"
+    assert (first["min_step_low"], first["min_step_high"]) == (300, 500)
+    assert not first["signs_disagree"] and "t-interval over 5 seeds" in first["interval"]
+    assert table.iloc[2]["interval"] == "1 seed: no interval"
+    assert pd.isna(table.iloc[2]["pearson_r_low"])
+    markdown = results.markdown_table(table)
+    assert "| supersense | word2vec | 50 | all | 1 | 5 | +0.81 [+0.64, +0.90] |" in markdown
+    assert "| +0.50 |" in markdown  # one seed: the value without an interval
+    # the cells' files, read back and tabulated, name the cells that did not run
+    files = []
+    for i, (_, cell) in enumerate(seeds.groupby(["vectors", "label_set"], sort=False)):
+        files.append(tmp_path / f"cell{i}.csv")
+        cell.to_csv(files[-1], index=False)
+    outputs = types.SimpleNamespace(
+        seeds=tmp_path / "seeds.csv", table=tmp_path / "t.csv", markdown=tmp_path / "t.md"
+    )
+    written = results.write_tables(files, outputs, "test settings", 0.95, atomic_path, ["x/y"])
+    assert (
+        len(written) == 3
+        and "Not run (missing from this table): x/y" in outputs.markdown.read_text()
+    )
+
+
+def test_figures_state_their_settings(tmp_path):
+    from isotropy.plots import save_figure
+    from isotropy.plots.sensitivity import phases, r_by_condition
+
+    table = results.cell_table(_cell_seeds([0.91, 0.63, 0.76, 0.82, 0.82]))
+    figure = r_by_condition(table, "1000 updates, test settings")
+    texts = " ".join(t.get_text() for t in figure.texts)
+    assert "1000 updates, test settings" in texts and "t-interval over 5 seeds" in texts
+    save_figure(figure, tmp_path / "f.pdf", tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 0
+    traces = pd.concat([_trace(s, 1.0).assign(setup="supersense", vectors="word2vec",
+                                              label_set="all") for s in range(3)])  # fmt: skip
+    figure = phases(traces, "phase settings")
+    assert "phase settings" in " ".join(t.get_text() for t in figure.texts)
+    assert (
+        len(figure.axes) == 2 and len(figure.axes[0].lines) == 3 * 3
+    )  # seeds, minima, their lines
+
+
+def test_the_default_grid_its_order_and_settings(config):
+    cells = targets.sensitivity_cells(config)
     section = config["sensitivity"]
-    assert len(runs) == len(section["setups"]) * len(section["vectors"]) * len(
-        section["label_sets"]
-    ) * len(section["seeds"])
-    assert "mpnet" not in section["vectors"]  # the 440 MB model only in the full grid
-    settings = targets.sensitivity_settings(config, 3)
-    assert settings["seed"] == 3 and settings["metric_stride"] == section["metric_stride"]
-    assert targets.sensitivity_vector_inputs(config, "word2vec_orth300", "pos")["vectors"] == (
-        "resources/sensitivity/embeddings/word2vec_orth300/pos/vectors.npy"
+    assert cells[0] == {
+        "setup": "supersense", "vectors": "word2vec", "label_set": "all", "lr_factor": "1"
+    }  # fmt: skip
+    assert len({tuple(c.values()) for c in cells}) == len(cells)  # a cell listed twice runs once
+    runs = targets.sensitivity_runs(config)
+    assert len(runs) == len(cells) * len(section["seeds"]) and len(section["seeds"]) == 5
+    wildcards = {"dataset": "supersense", "encoder": "word2vec", "label_set": "all", "lr": "1"}
+    last = {**wildcards, "dataset": cells[-1]["setup"], "encoder": cells[-1]["vectors"],
+            "label_set": cells[-1]["label_set"]}  # fmt: skip
+    assert targets.sensitivity_priority(config, wildcards) == len(cells)
+    assert targets.sensitivity_priority(config, last) == 1
+    settings = targets.sensitivity_settings(config, 3, "10")
+    assert settings["seed"] == 3 and settings["learning_rate"] == pytest.approx(0.01)
+    inputs = targets.sensitivity_vector_inputs(config, "word2vec_pad300", "supersense")
+    assert (
+        inputs["basis"] == "resources/sensitivity/embeddings/word2vec_pad300/supersense/basis.npy"
     )
-    assert targets.sensitivity_vector_inputs(config, "miniLM", "pos")["vectors"] == (
-        "resources/embeddings/miniLM/pos/vectors.npy"
-    )
+    assert targets.sensitivity_vector_inputs(config, "miniLM", "pos")["basis"] == []
+    made_from = targets.sensitivity_derived_inputs(config, "word2vec_scaled", "supersense")
+    assert made_from["norm_vectors"] == "resources/embeddings/miniLM/supersense/vectors.npy"
+    vectors = {v for block in section["blocks"] for v in block["vectors"]}
+    for name in ("word2vec", "word2vec_scaled", "miniLM", "miniLM_scaled", "miniLM_pca50",
+                 "word2vec_pad300", "word2vec_rot5"):  # fmt: skip
+        assert name in vectors
 
 
-def test_full_grid_overlay_adds_mpnet_and_is_valid(config):
+def test_full_grid_overlay_is_valid(config):
     full = yaml.safe_load((ROOT / "config" / "sensitivity_full.yaml").read_text())
     merged = workflow_config.deep_merge(copy.deepcopy(config), full)
     validate(merged, SCHEMA)
     workflow_config.check_config(merged)
-    assert "mpnet" in merged["sensitivity"]["vectors"]
+    assert sorted(merged["sensitivity"]["lr_factors"]) == [0.1, 1, 10]
+    assert len(targets.sensitivity_cells(merged)) > 3 * len(targets.sensitivity_cells(config))
 
 
 @pytest.mark.parametrize(
     "change, named",
     [
-        ({"vectors": ["word2vec", "nope"]}, "'nope' is neither an encoder"),
-        ({"label_sets": ["all", "tikhonov"]}, "Tikhonov"),
+        ({"blocks": [{"setups": ["pos"], "vectors": ["nope"], "label_sets": ["all"]}]},
+         "'nope' is neither an encoder"),
+        ({"blocks": [{"setups": ["pos"], "vectors": ["miniLM"], "label_sets": ["tikhonov"]}]},
+         "Tikhonov"),
         ({"items_from": "nope"}, "sensitivity.items_from"),
-        ({"orthogonal": {"x": {"of": "nope", "dim": 9}}}, "sensitivity.orthogonal.x.of"),
+        ({"derived": {"x": {"of": "nope", "transform": "pad", "dim": 9}}},
+         "sensitivity.derived.x.of"),
+        ({"derived": {"x": {"of": "miniLM", "transform": "rescale"}}}, "needs norm_of"),
+        ({"derived": {"x": {"of": "miniLM", "transform": "pad"}}}, "needs dim"),
+        ({"phases": [{"setup": "pos", "vectors": "miniLM", "label_set": "single"}]},
+         "not a cell of the grid"),
     ],
-)
+)  # fmt: skip
 def test_inconsistent_sections_are_refused(config, change, named):
     config["sensitivity"].update(change)
     validate(config, SCHEMA)
@@ -106,74 +325,97 @@ def test_inconsistent_sections_are_refused(config, change, named):
         workflow_config.check_config(config)
 
 
-def _runs_of(rng):
-    traces, summaries = [], []
-    for vectors, dim in (("word2vec", 50), ("miniLM", 384)):
-        for label_set, clusters, sign in (("all", 900, 1.0), ("single", 26, -1.0)):
-            for seed in (0, 1):
-                iso = np.linspace(0.6, 0.5, 11) + 0.002 * rng.standard_normal(11)
-                key = {"encoder": vectors, "dataset": "supersense", "label_set": label_set}
-                traces.append(
-                    pd.DataFrame(
-                        {
-                            **key,
-                            "seed": seed,
-                            "step": np.arange(0, 110, 10),
-                            "isoscore": iso,
-                            "silhouette": sign * iso + 0.001 * rng.standard_normal(11),
-                        }
-                    )
-                )
-                summaries.append(
-                    {**key, "seed": seed, "dim": dim, "clusters": clusters, "items": 100}
-                )
-    return pd.concat(traces, ignore_index=True), pd.DataFrame(summaries)
-
-
-def test_table_markdown_and_figure_from_runs(tmp_path):
-    from isotropy.plots import save_figure
-    from isotropy.plots.sensitivity import r_against_dimension
-
-    traces, summaries = _runs_of(np.random.default_rng(0))
-    by = ["encoder", "dataset", "label_set"]
-    correlations = correlation_table(traces, by, BootstrapSettings(resamples=100))
-    table = sensitivity.sensitivity_table(correlations, summaries, traces)
-    assert list(table.columns) == sensitivity.TABLE_COLUMNS
-    assert len(table) == 4
-    signs = dict(zip(table["label_set"] + table["vectors"], np.sign(table["pearson_r"])))
-    assert signs == {"allword2vec": 1, "singleword2vec": -1, "allminiLM": 1, "singleminiLM": -1}
-    assert (table["pearson_r_ci_low"] <= table["pearson_r"]).all()
-    first = traces[(traces["step"] == 0) & (traces["encoder"] == "word2vec")]
-    first = first[first["label_set"] == "all"]
-    assert table["isoscore_start"].iloc[0] == pytest.approx(first["isoscore"].mean())
-    assert table["seeds"].tolist() == [2, 2, 2, 2]
-    markdown = sensitivity.markdown_table(table)
-    assert markdown.count("\n") == 6 and "| supersense | word2vec | 50 | all | 900 |" in markdown
-    figure = r_against_dimension(table, "1000 updates, test settings")
-    texts = [t.get_text() for t in figure.texts]
-    assert any("1000 updates, test settings" in t and "bootstrap" in t for t in texts)
-    save_figure(figure, tmp_path / "f.pdf", tmp_path / "f.png")
-    assert (tmp_path / "f.png").stat().st_size > 0
-
-
 def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     monkeypatch.setenv("ISOTROPY_MIRROR", "/nonexistent-mirror")  # GloVe 50-d, by the file name
     monkeypatch.chdir(tmp_path)  # no stored embeddings or traces
     assert sensitivity.vector_dim(config, "word2vec") == 50
     assert sensitivity.vector_dim(config, "miniLM") == 384
-    assert sensitivity.vector_dim(config, "word2vec_orth300") == 300
+    assert sensitivity.vector_dim(config, "word2vec_pad300") == 300
+    assert sensitivity.vector_dim(config, "miniLM_scaled") == 384
+    runs = targets.sensitivity_runs(config)
     lines = estimate.describe_sensitivity(config, "cpu", workdir=tmp_path)
-    assert lines[0].startswith("sensitivity: 18 runs (2 setups x 3 vector sets x 3 label sets")
-    assert "0 of 18 runs done" in lines[1] and "on one GPU" in lines[1]
+    assert lines[0].startswith(f"sensitivity: {len(runs)} runs ({len(runs) // 5} cells x 5 seeds")
+    assert f"0 of {len(runs)} runs done" in lines[1] and "on one GPU" in lines[1]
     run = {"vectors": "word2vec", "setup": "supersense", "label_set": "all", "seed": 0}
     base = sensitivity.run_seconds(config, run, "cpu", estimate.CPU_SECONDS, 0.011)
-    per_update, per_evaluation = estimate.CPU_SECONDS["supersense"]
-    assert base == pytest.approx(1000 * per_update + 101 * per_evaluation)
+    assert base == pytest.approx(sensitivity.RUN_CPU_STARTUP + sensitivity.RUN_CPU_PART)
     bigger = sensitivity.run_seconds(
-        config, {**run, "vectors": "word2vec_orth300"}, "cpu", estimate.CPU_SECONDS, 0.011
+        config, {**run, "vectors": "word2vec_pad300"}, "cpu", estimate.CPU_SECONDS, 0.011
     )
-    assert bigger == pytest.approx(6 * base)
+    assert 65 < bigger < 80  # measured here: 71-75 CPU-s
     smaller = sensitivity.run_seconds(
-        config, {**run, "label_set": "paper_size"}, "cpu", estimate.CPU_SECONDS, 0.011
+        config, {**run, "label_set": "single"}, "cpu", estimate.CPU_SECONDS, 0.011
     )
-    assert smaller < base / 4
+    assert smaller < base * 0.6
+    every_10th = sensitivity.run_seconds(
+        {**config, "sensitivity": {**config["sensitivity"], "metric_stride": 10}},
+        run, "cpu", estimate.CPU_SECONDS, 0.011,
+    )  # fmt: skip
+    assert every_10th > 3 * base
+
+
+class _Named(list):
+    """Snakemake's input/output objects: a list of files, each also an attribute."""
+
+
+def _named(**files) -> _Named:
+    named = _Named(files.values())
+    named.__dict__.update(files)
+    return named
+
+
+def test_the_word_vector_lookup_records_the_vectors_rms_centred_norm(tmp_path, monkeypatch):
+    import importlib.util
+
+    from gensim.models import KeyedVectors
+
+    from isotropy.provenance import read_record
+
+    spec = importlib.util.spec_from_file_location(
+        "lookup_script", ROOT / "scripts" / "lookup_word_vectors.py"
+    )
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    words = ["cat", "dog", "run", "blue"]
+    vectors = np.array([[0, 0], [2, 0], [0, 2], [2, 2]], dtype=np.float32) + 7
+    keyed = KeyedVectors(vector_size=2)
+    keyed.add_vectors(words, vectors)
+    monkeypatch.setattr(script, "load_word_vectors", lambda path: keyed)
+    monkeypatch.setattr(script, "word_vectors_file", lambda folder: folder / "vectors.txt")
+    monkeypatch.chdir(tmp_path)
+    pd.DataFrame({"text": words, "labels": [["a"]] * 4}).to_parquet("table.parquet")
+    Path("raw").mkdir()
+    Path("raw/manifest.json").write_text("{}")
+    snakemake = types.SimpleNamespace(
+        rule="lookup_word_vectors",
+        input=_named(table="table.parquet", word_vectors="raw/manifest.json"),
+        output=_named(vectors="v.npy", index="i.parquet", missing="missing.txt"),
+        log=[],
+        params={},
+        wildcards={},
+        config={},
+        scriptdir=None,
+    )
+    script.main(snakemake)
+    assert read_record("v.npy")["extra"]["rms_centred_norm"] == pytest.approx(np.sqrt(2))
+
+
+def test_a_partial_grid_is_tabulated_naming_the_cells_not_run(tmp_path, monkeypatch):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "partial_script", ROOT / "scripts" / "sensitivity_partial.py"
+    )
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    monkeypatch.chdir(tmp_path)
+    cell = Path("results/sensitivity/cells/supersense/word2vec/all/lr1.csv")
+    cell.parent.mkdir(parents=True)
+    _cell_seeds([0.91, 0.63, 0.76, 0.82, 0.82]).to_csv(cell, index=False)
+    assert script.main(["--configfile", str(ROOT / "config.yaml")]) == 0
+    out = Path("results/sensitivity/partial")
+    markdown = (out / "table.md").read_text()
+    assert "| supersense | word2vec | 50 | all | 1 | 5 | +0.81 [+0.64, +0.90] |" in markdown
+    assert "1 of 22 cells run" in markdown
+    assert "Not run (missing from this table): supersense/word2vec/single/1," in markdown
+    assert (out / "r_by_condition.png").stat().st_size > 0

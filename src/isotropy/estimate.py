@@ -289,17 +289,23 @@ def describe_sensitivity(
 ) -> list[str]:
     """What the sensitivity grid will run and how long what is left will take, here and on a GPU."""
     section, runs = config["sensitivity"], targets.sensitivity_runs(config)
+    cells = targets.sensitivity_cells(config)
     lines = [
-        f"sensitivity: {len(runs)} runs ({len(section['setups'])} setups x {len(section['vectors'])} "
-        f"vector sets x {len(section['label_sets'])} label sets x {len(section['seeds'])} seeds) of "
-        f"{section['updates']} updates, metrics after {targets.every_nth_update(section['metric_stride'])}, "
-        f"device {device}"
+        f"sensitivity: {len(runs)} runs ({len(cells)} cells x {len(section['seeds'])} seeds; "
+        f"learning-rate factors {', '.join(c for c in dict.fromkeys(c['lr_factor'] for c in cells))}) "
+        f"of {section['updates']} updates, metrics after "
+        f"{targets.every_nth_update(section['metric_stride'])}, device {device}"
     ]
     left = {"cpu": 0.0, "cuda": 0.0}
     unknown, done = set(), 0
     for run in runs:
         trace = workdir / paths.sensitivity_run_file(
-            "trace.parquet", run["vectors"], run["setup"], run["label_set"], run["seed"]
+            "trace.parquet",
+            run["vectors"],
+            run["setup"],
+            run["label_set"],
+            run["seed"],
+            run["lr_factor"],
         )
         settings = targets.sensitivity_settings(config, run["seed"])
         if run_is_done(trace, settings, config["device"]):
@@ -313,12 +319,13 @@ def describe_sensitivity(
                 unknown.add(run["vectors"])
             else:
                 left[kind] += seconds
-    parallel = max(1, (_cores() or 2) // 2)
+    parallel = max(1, _cores() or 2)  # one-thread runs (rule optimize_sensitivity)
     lines.append(
         f"{done} of {len(runs)} runs done; time left: about {duration(left['cpu'] / parallel)} on this "
         f"CPU ({parallel} run{'s' if parallel > 1 else ''} at a time), about {duration(left['cuda'])} on "
-        "one GPU (estimates: measured 50-d CPU costs per update and evaluation scaled by dimension and "
-        "items squared; the GPU's by dimension from one H100 run at 384-d; embeddings come on top)"
+        "one GPU (estimates: CPU-seconds of this grid's one-thread runs measured on a loaded 2-core "
+        "machine, scaled by items squared, dimension and evaluations (isotropy.sensitivity.run_seconds); "
+        "the GPU's by dimension from one H100 run at 384-d; embeddings come on top)"
     )
     if unknown:
         lines.append(f"no dimension known for {', '.join(sorted(unknown))}: not included above")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import asdict, dataclass, field
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -182,8 +183,8 @@ class _TraceBuffer:
     holds the trace columns of the metric registry (:func:`registry.trace_columns`), by name.
     """
 
-    def __init__(self, updates: int, device: torch.device):
-        self.columns = registry.trace_columns()
+    def __init__(self, updates: int, device: torch.device, extra_columns: tuple[str, ...] = ()):
+        self.columns = registry.trace_columns() + tuple(extra_columns)
         self.train_losses = torch.empty(updates, dtype=torch.float64, device=device)
         self.checked = 0  # updates whose training loss has been checked
         self.pending_steps: list[int] = []
@@ -298,6 +299,18 @@ class _PerUpdateMetrics:
         return points, metrics.cluster_layout(self.clusters[items], self.device)
 
 
+class Probe(Protocol):
+    """Extra per-step measurements of the model's state, recorded beside the registry's metrics.
+
+    ``columns`` names them; a call returns one 0-d tensor per column (no host sync), under
+    ``torch.no_grad``. Called at exactly the recorded steps.
+    """
+
+    columns: tuple[str, ...]
+
+    def __call__(self, model: EmbeddingClassifier) -> dict[str, torch.Tensor]: ...
+
+
 def _log_progress(step: int, updates: int, elapsed: float) -> None:
     left = elapsed / step * (updates - step)
     log.info(
@@ -343,6 +356,7 @@ def _train(
     settings: OptimisationSettings,
     batch: _Batch,
     per_update: _PerUpdateMetrics,
+    probe: Probe | None = None,
 ) -> _TraceBuffer:
     """Full-batch Adam for ``settings.updates`` updates, recording the states the settings ask for."""
     from tqdm.auto import tqdm
@@ -353,9 +367,15 @@ def _train(
     loss_fn = nn.BCEWithLogitsLoss() if problem.multilabel else nn.CrossEntropyLoss()
 
     def state(loss: torch.Tensor, logits: torch.Tensor) -> dict[str, torch.Tensor]:
-        return {"loss": loss, "accuracy": batch.accuracy(logits), **per_update.evaluate(model)}
+        extra = probe(model) if probe is not None else {}
+        return {
+            "loss": loss,
+            "accuracy": batch.accuracy(logits),
+            **per_update.evaluate(model),
+            **extra,
+        }
 
-    trace = _TraceBuffer(settings.updates, per_update.device)
+    trace = _TraceBuffer(settings.updates, per_update.device, probe.columns if probe else ())
     started = time.perf_counter()
     _log_plan(settings, per_update.device)
     report_every = max(1, settings.updates // 20)  # progress in the rule's log too: `tail -f` it
@@ -407,12 +427,17 @@ def _summary(
 
 
 def run_optimisation(
-    problem: Problem, settings: OptimisationSettings, device: torch.device
+    problem: Problem,
+    settings: OptimisationSettings,
+    device: torch.device,
+    probe: Probe | None = None,
 ) -> tuple[pd.DataFrame, dict]:
     """Train, recording metrics; return the per-step trace and a summary of the run.
 
     Step 0 is the pretrained starting point; step k is the state after k updates. The trace has
-    ``seed``, ``step`` and the registry's columns (:func:`registry.trace_columns`). Nothing in the
+    ``seed``, ``step`` and the registry's columns (:func:`registry.trace_columns`), then a
+    ``probe``'s columns (:class:`Probe`: extra measurements of a study, e.g. the sensitivity
+    study's subspace shares; they change nothing in the training). Nothing in the
     loop waits for the device: label structures are prepared once, metrics stay device tensors,
     and values reach the host in batches (:class:`_TraceBuffer`).
     """
@@ -426,7 +451,7 @@ def run_optimisation(
     batch = _Batch.of(problem, device)
     per_update = _PerUpdateMetrics(problem, settings, device, batch)
     started = time.perf_counter()
-    trace = _train(model, problem, settings, batch, per_update)
+    trace = _train(model, problem, settings, batch, per_update, probe)
     wall = time.perf_counter() - started
     summary = _summary(problem, settings, model, per_update.clusters, trace.records[-1], wall)
     return trace.frame(settings.seed), summary

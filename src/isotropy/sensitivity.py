@@ -1,13 +1,16 @@
-"""Sensitivity of the main result to vectors, dimension and label set (config ``sensitivity``).
+"""What sets the sign of the supersense correlation (config ``sensitivity``; docs/sensitivity.md).
 
 The main study's direct optimisation (isotropy.optimize) of the word-level setups (supersense,
-POS), run over a grid: vector sets (an encoder's vectors, or a random orthogonal embedding of
-them into more dimensions) x label sets (:data:`LABEL_SETS`) x seeds. Every vector set sees the
-same items: the words that the ``items_from`` encoder has a vector for.
+POS as the contrast), run over cells: a vector set (an encoder's own, or one derived from it by
+:func:`derive_vectors`: rescaled to another set's RMS centred norm, reduced by PCA, rotated,
+zero-padded or isometrically embedded) x a label set (:data:`LABEL_SETS`) x a learning-rate
+factor, each with several seeds (the replication unit). Every vector set sees the same items:
+the words that the ``items_from`` encoder has a vector for.
 
-The grid, its files and its settings are read from the configuration by
-:mod:`isotropy.workflow.targets` (``sensitivity_*``), the section's cross-checks are in
-:mod:`isotropy.workflow.config`.
+This module holds the label sets, the vector transforms and the cost; the per-step subspace
+measurements, per-seed statistics and the table are in :mod:`isotropy.sensitivity_results`. The
+grid, its files and settings are read from the configuration by :mod:`isotropy.workflow.targets`
+(``sensitivity_*``), the section's cross-checks are in :mod:`isotropy.workflow.config`.
 """
 
 from __future__ import annotations
@@ -79,106 +82,177 @@ def label_set_table(
 
 
 # ---------------------------------------------------------------------------------------------
-# Vector sets
+# Vector sets: an encoder's own, or one derived from an encoder's (config ``sensitivity.derived``)
+
+TRANSFORMS = ("rescale", "pca", "rotate", "pad", "orthogonal")
+SPAN_TRANSFORMS = ("rotate", "pad", "orthogonal")  # those that keep the original span as a basis
+
+
+def rms_centred_norm(vectors: np.ndarray) -> float:
+    """sqrt(mean_i ||x_i - mean||²): the cloud's scale, which Adam's fixed step size meets.
+
+    IsoScore and silhouette ignore it; a step of ``learning_rate`` per coordinate does not.
+    """
+    x = np.asarray(vectors, dtype=np.float64)
+    centred = x - x.mean(axis=0, keepdims=True)
+    return float(np.sqrt((centred**2).sum(axis=1).mean()))
+
+
+def random_orthonormal(rows: int, columns: int, seed: int) -> np.ndarray:
+    """A seeded ``rows x columns`` matrix with orthonormal columns (QR of a Gaussian, signs fixed)."""
+    gaussian = np.random.default_rng(seed).standard_normal((rows, columns))
+    q, r = np.linalg.qr(gaussian)
+    return q * np.sign(np.diag(r))  # a unique Q for the seed
 
 
 def orthogonal_embedding(vectors: np.ndarray, dim: int, seed: int) -> np.ndarray:
     """``vectors`` (n x d) mapped into ``dim`` >= d dimensions by a random isometry.
 
-    Q (dim x d) has orthonormal columns (QR of a seeded Gaussian matrix, signs fixed), so every
-    distance, angle and the covariance spectrum's non-zero part are those of the input: the same
-    geometry in a larger ambient space.
+    Q (dim x d) has orthonormal columns, so every distance, angle and the covariance spectrum's
+    non-zero part are those of the input: the same geometry in a larger ambient space.
     """
-    vectors = np.asarray(vectors, dtype=np.float64)
-    d = vectors.shape[1]
-    if dim < d:
-        raise ValueError(f"cannot embed {d}-d vectors isometrically into {dim} dimensions")
-    gaussian = np.random.default_rng(seed).standard_normal((dim, d))
-    q, r = np.linalg.qr(gaussian)
-    q *= np.sign(np.diag(r))  # a unique Q for the seed
-    return (vectors @ q.T).astype(np.float32)
+    return derive_vectors(vectors, {"transform": "orthogonal", "dim": dim, "seed": seed})[0]
+
+
+def derive_vectors(
+    vectors: np.ndarray, spec: Mapping, target_norm: float | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """One derived vector set (float32) and the basis of the original span inside it.
+
+    ``spec['transform']``: ``rescale`` (x times target_norm / its RMS centred norm), ``pca``
+    (the projection onto the ``dim`` leading principal directions of the centred cloud),
+    ``rotate`` (a seeded random rotation within d), ``pad`` (zeros appended up to ``dim``),
+    ``orthogonal`` (a seeded random isometry into ``dim``). The basis B (D x d, orthonormal
+    columns) carries original coordinates into the new space (X_new = X Bᵀ); it is given for
+    rotate, pad and orthogonal, None otherwise.
+    """
+    x = np.asarray(vectors, dtype=np.float64)
+    n, d = x.shape
+    kind, dim = spec["transform"], spec.get("dim")
+    if kind == "rescale":
+        if target_norm is None or not target_norm > 0:
+            raise ValueError(f"rescale needs a positive target norm, got {target_norm}")
+        return (x * (target_norm / rms_centred_norm(x))).astype(np.float32), None
+    if kind == "pca":
+        if dim is None or not 2 <= dim <= min(n, d):
+            raise ValueError(f"pca needs 2 <= dim <= {min(n, d)}, got {dim}")
+        _, _, vt = np.linalg.svd(x - x.mean(axis=0), full_matrices=False)
+        return (x @ vt[:dim].T).astype(np.float32), None
+    if kind == "rotate":
+        basis = random_orthonormal(d, d, spec.get("seed", 0))
+    elif kind in ("pad", "orthogonal"):
+        if dim is None or dim < d:
+            raise ValueError(f"cannot embed {d}-d vectors isometrically into {dim} dimensions")
+        seed = spec.get("seed", 0)
+        basis = np.eye(dim, d) if kind == "pad" else random_orthonormal(dim, d, seed)
+    else:
+        raise ValueError(f"unknown transform {kind!r}; known: {', '.join(TRANSFORMS)}")
+    return (x @ basis.T).astype(np.float32), basis
+
+
+def derived_labels(derived: Mapping) -> dict[str, str]:
+    """Derived vector set -> what it is, for figures ("word2vec rescaled to miniLM's norm")."""
+    says = {
+        "rescale": lambda spec: f"rescaled to {spec.get('norm_of')}'s norm",
+        "pca": lambda spec: f"PCA to {spec.get('dim')}-d",
+        "rotate": lambda spec: f"rotated (seed {spec.get('seed', 0)})",
+        "pad": lambda spec: f"zero-padded to {spec.get('dim')}-d",
+        "orthogonal": lambda spec: (
+            f"isometry into {spec.get('dim')}-d (seed {spec.get('seed', 0)})"
+        ),
+    }
+    return {name: f"{spec['of']} {says[spec['transform']](spec)}" for name, spec in derived.items()}
+
+
+def shared_rows(index: pd.Series, other: pd.Series) -> np.ndarray:
+    """Positions in ``index`` of the texts ``other`` also has: the rows both vector sets see."""
+    return np.flatnonzero(index.astype(str).isin(set(other.astype(str))).to_numpy())
+
+
+def rescale_to(
+    vectors: np.ndarray, index: pd.Series, other: np.ndarray, other_index: pd.Series
+) -> tuple[np.ndarray, float]:
+    """``vectors`` scaled so that, on the words both sets have, their RMS centred norm is
+    ``other``'s there; returns the scaled vectors (float32) and that target norm."""
+    mine, theirs = shared_rows(index, other_index), shared_rows(other_index, index)
+    if len(mine) < 2:
+        raise ValueError(f"the two vector sets share {len(mine)} words; rescaling needs 2")
+    target = rms_centred_norm(np.asarray(other)[theirs])
+    scale = target / rms_centred_norm(np.asarray(vectors)[mine])
+    return (np.asarray(vectors, dtype=np.float64) * scale).astype(np.float32), target
 
 
 # ---------------------------------------------------------------------------------------------
-# Results
+# The section's cross-checks
 
 
-def endpoints(traces: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """IsoScore and silhouette at step 0 and at the last step, averaged over seeds."""
-    first = traces[traces["step"] == 0]
-    last = traces[traces["step"] == traces.groupby(by)["step"].transform("max")]
-    columns = ["isoscore", "silhouette"]
-    start = first.groupby(by, sort=False)[columns].mean().add_suffix("_start")
-    end = last.groupby(by, sort=False)[columns].mean().add_suffix("_end")
-    return start.join(end).reset_index()
-
-
-TABLE_COLUMNS = [
-    "setup",
-    "vectors",
-    "dimension",
-    "label_set",
-    "clusters",
-    "items",
-    "seeds",
-    "points",
-    "pearson_r",
-    "pearson_r_ci_low",
-    "pearson_r_ci_high",
-    "spearman_rho",
-    "spearman_rho_ci_low",
-    "spearman_rho_ci_high",
-    "isoscore_start",
-    "isoscore_end",
-    "silhouette_start",
-    "silhouette_end",
-    "ci",
-]
-
-
-def sensitivity_table(
-    correlations: pd.DataFrame, summaries: pd.DataFrame, traces: pd.DataFrame
-) -> pd.DataFrame:
-    """One row per (setup, vectors, label set): counts, r and rho with intervals, endpoints.
-
-    ``correlations``: :func:`isotropy.summaries.correlation_table` by encoder, dataset,
-    label_set (scope ``all`` used); ``summaries``: one row per run (encoder, dataset, label_set,
-    seed, dim, clusters, items); ``traces``: the runs' traces with the same keys.
-    """
-    by = ["encoder", "dataset", "label_set"]
-    counts = summaries.groupby(by, sort=False).agg(
-        dimension=("dim", "first"),
-        clusters=("clusters", "first"),
-        items=("items", "first"),
-        seeds=("seed", "nunique"),
-    )
-    pooled = correlations[correlations["scope"] == "all"].set_index(by)
-    pooled = pooled.drop(columns=["scope", "seeds"], errors="ignore")  # seeds: from the summaries
-    table = counts.join(pooled).join(endpoints(traces, by).set_index(by)).reset_index()
-    table = table.rename(columns={"encoder": "vectors", "dataset": "setup"})
-    return table[[c for c in TABLE_COLUMNS if c in table.columns]]
-
-
-def markdown_table(table: pd.DataFrame) -> str:
-    """The table as Markdown, r and rho with their intervals as ``value [low, high]``."""
-
-    def with_interval(row: pd.Series, name: str) -> str:
-        return f"{row[name]:+.2f} [{row[name + '_ci_low']:+.2f}, {row[name + '_ci_high']:+.2f}]"
-
-    header = (
-        "| setup | vectors | dim | label set | clusters | items | r [CI] | ρ [CI] "
-        "| IsoScore start → end | silhouette start → end |"
-    )
-    lines = [header, "|" + "---|" * 10]
-    for _, row in table.iterrows():
-        lines.append(
-            f"| {row['setup']} | {row['vectors']} | {row['dimension']} | {row['label_set']} "
-            f"| {row['clusters']} | {row['items']} | {with_interval(row, 'pearson_r')} "
-            f"| {with_interval(row, 'spearman_rho')} "
-            f"| {row['isoscore_start']:.3f} → {row['isoscore_end']:.3f} "
-            f"| {row['silhouette_start']:.3f} → {row['silhouette_end']:.3f} |"
+def config_problems(config: Mapping) -> list[str]:
+    """Cross-references of the ``sensitivity`` section the schema cannot express (checked by
+    :func:`isotropy.workflow.config.check_config`)."""
+    if "sensitivity" not in config:
+        return []
+    section, encoders = config["sensitivity"], config["encoders"]
+    derived = dict(section.get("derived") or {})
+    named = {v for block in section["blocks"] for v in block["vectors"]}
+    named |= {phase["vectors"] for phase in section.get("phases") or []}
+    problems = [
+        f"sensitivity.blocks: vectors {name!r} is neither an encoder nor under sensitivity.derived"
+        for name in sorted(named)
+        if name not in encoders and name not in derived
+    ]
+    for name, spec in derived.items():
+        where = f"sensitivity.derived.{name}"
+        if name in encoders:
+            problems.append(f"{where}: the name is taken by an encoder")
+        if spec["of"] not in encoders:
+            problems.append(f"{where}.of: {spec['of']!r} is not defined under 'encoders'")
+        problems += _transform_problems(where, spec, encoders, derived)
+    if section["items_from"] not in encoders:
+        problems.append(
+            f"sensitivity.items_from: {section['items_from']!r} is not defined under 'encoders'"
         )
-    return "\n".join(lines) + "\n"
+    pending = PENDING_LABEL_SETS
+    label_sets = {s for block in section["blocks"] for s in block["label_sets"]}
+    problems += [
+        f"sensitivity.blocks: label set {label_set!r}: {pending[label_set]}"
+        for label_set in sorted(label_sets)
+        if label_set in pending
+    ]
+    cells = {
+        (s, v, ls)
+        for block in section["blocks"]
+        for s in block["setups"]
+        for v in block["vectors"]
+        for ls in block["label_sets"]
+    }
+    problems += [
+        f"sensitivity.phases: {p['setup']}/{p['vectors']}/{p['label_set']} is not a cell of the grid"
+        for p in section.get("phases") or []
+        if (p["setup"], p["vectors"], p["label_set"]) not in cells
+    ]
+    if 1 not in section["lr_factors"] and section.get("phases"):
+        problems.append("sensitivity.phases: drawn at lr factor 1, which lr_factors leaves out")
+    return problems
+
+
+def _transform_problems(where: str, spec: Mapping, encoders: Mapping, derived: Mapping) -> list:
+    """A derived vector set's settings that its transform needs or refuses."""
+    kind, problems = spec["transform"], []
+    if kind == "rescale":
+        other = spec.get("norm_of")
+        if other is None:
+            problems.append(
+                f"{where}: transform rescale needs norm_of (the set whose norm it takes)"
+            )
+        elif other not in encoders and other not in derived:
+            problems.append(f"{where}.norm_of: {other!r} is neither an encoder nor a derived set")
+        elif other in derived and derived[other].get("norm_of"):
+            problems.append(f"{where}.norm_of: {other!r} is itself rescaled; name its source")
+    elif spec.get("norm_of"):
+        problems.append(f"{where}.norm_of: only transform rescale takes a norm")
+    if kind in ("pca", "pad", "orthogonal") and "dim" not in spec:
+        problems.append(f"{where}: transform {kind} needs dim")
+    return problems
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,6 +260,8 @@ def markdown_table(table: pd.DataFrame) -> str:
 
 # Items of each setup on the offline mirror (main study's Table 1), the base of the CPU costs.
 BASE_ITEMS = {"supersense": 10560, "pos": 11462}
+# Items of the label set ``single`` on the mirror (words with one label and a GloVe vector).
+LABEL_SET_ITEMS = {("supersense", "single"): 5597, ("pos", "single"): 8156}
 BASE_DIM = 50  # the measured CPU costs (isotropy.estimate.CPU_SECONDS) are for 50-d vectors
 MODEL_DIMS = {
     "sentence-transformers/all-MiniLM-L6-v2": 384,
@@ -196,10 +272,11 @@ MODEL_DIMS = {
 
 def vector_dim(config: Mapping, name: str) -> int | None:
     """The dimension of a vector set, from an existing vectors.npy or what its source is known to give."""
-    derived = dict(config[STUDY].get("orthogonal") or {})
+    derived = dict(config[STUDY].get("derived") or {})
     if name in derived:
-        return derived[name]["dim"]
-    for setup in config[STUDY]["setups"]:
+        spec = derived[name]
+        return spec.get("dim") or vector_dim(config, spec["of"])
+    for setup in ("supersense", "pos"):
         path = paths.embedding_file("vectors.npy", name, setup)
         if os.path.isfile(path):
             return int(np.load(path, mmap_mode="r").shape[1])
@@ -213,27 +290,35 @@ def vector_dim(config: Mapping, name: str) -> int | None:
     return 300  # NLPL model 222
 
 
+# CPU seconds of one one-thread run of 1,000 updates with 21 evaluations (metrics every 50th
+# update) on 10,560 items at 50-d, fitted to this grid's own runs on the shared 2-core machine
+# (load average 5-7, 2026-11-23; benchmarks/results/sensitivity/): a fixed start-up plus a part
+# that grows as items² and as dimension^DIM_POWER (50-d: 16-26 s, 50-d single labels: 5-16 s,
+# 300-d: 71-75 s). The part is split between updates and evaluations as the main study's
+# measured costs split it (isotropy.estimate.CPU_SECONDS: evaluations 83% at this stride).
+RUN_CPU_STARTUP, RUN_CPU_PART, DIM_POWER, EVALUATION_SHARE = 6.1, 13.9, 0.88, 0.83
+
+
 def run_seconds(
     config: Mapping, run: Mapping, device: str, cpu_seconds: Mapping, gpu_per_update: float
 ) -> float | None:
-    """Estimated wall time of one run: measured 50-d costs scaled by dimension and items.
+    """Estimated wall time of one run (:data:`RUN_CPU_PART` and its neighbours on a CPU).
 
-    Per update ∝ items x dim; per evaluation ∝ items² x dim (silhouette's distances). Label set
-    ``single`` is costed as ``all`` (an upper bound: it keeps a subset).
+    The items of a label set are :data:`LABEL_SET_ITEMS` (counted on the mirror); one not
+    counted is costed as ``all`` (an upper bound: it keeps a subset).
     """
     section = config[STUDY]
     dim = vector_dim(config, run["vectors"])
     if dim is None or run["setup"] not in cpu_seconds:
         return None
     items = section["paper_size"] if run["label_set"] == "paper_size" else BASE_ITEMS[run["setup"]]
-    scale_items = items / BASE_ITEMS[run["setup"]]
+    items = LABEL_SET_ITEMS.get((run["setup"], run["label_set"]), items)
+    scale_items = items / BASE_ITEMS["supersense"]
     updates, stride = section["updates"], section["metric_stride"]
     if device == "cuda":  # measured at 384-d, every update; larger tables scale with dimension
         return updates * gpu_per_update * max(1.0, dim / 384)
-    per_update, per_evaluation = cpu_seconds[run["setup"]]
     evaluations = 1 + -(-updates // stride)
     if section["metric_sample_size"]:
-        scale_items = min(scale_items, section["metric_sample_size"] / BASE_ITEMS[run["setup"]])
-    return updates * per_update * scale_items * dim / BASE_DIM + evaluations * (
-        per_evaluation * scale_items**2 * dim / BASE_DIM
-    )
+        scale_items = min(scale_items, section["metric_sample_size"] / BASE_ITEMS["supersense"])
+    work = (1 - EVALUATION_SHARE) * updates / 1000 + EVALUATION_SHARE * evaluations / 21
+    return RUN_CPU_STARTUP + RUN_CPU_PART * work * scale_items**2 * (dim / BASE_DIM) ** DIM_POWER

@@ -10,8 +10,6 @@ from pathlib import Path
 import pandas as pd
 from scipy import stats
 
-from isotropy.bootstrap import BootstrapSettings, correlation_intervals
-from isotropy.bootstrap import describe as describe_interval
 from isotropy.metrics import registry
 from isotropy.seed_intervals import R_LIMIT, seed_interval, signs_disagree, spearman_limit
 from isotropy.traces import read_traces
@@ -75,7 +73,6 @@ def _correlations(frame: pd.DataFrame, x: str, y: str) -> dict[str, float]:
 def correlation_table(
     traces: pd.DataFrame,
     by: list[str],
-    bootstrap: BootstrapSettings | None = None,
     level: float = 0.95,
 ) -> pd.DataFrame:
     """Pearson r and Spearman ρ between IsoScore and silhouette per setup, with an interval over seeds.
@@ -89,10 +86,6 @@ def correlation_table(
     (:mod:`isotropy.seed_intervals`), ``interval`` naming it ("1 seed: no interval" with one seed:
     empty bounds), and ``seed_signs_disagree`` (per-seed signs differ from each other or from the
     pooled value). Values ±1 up to rounding are written as ±1.
-
-    ``bootstrap`` (deprecated; only the sensitivity table still passes it) adds the old within-run
-    block-bootstrap columns ``*_ci_low``/``*_ci_high``/``ci``: they measure how r moves when
-    stretches of one trajectory are reweighted, not sampling uncertainty.
     """
     x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
     rows = []
@@ -103,10 +96,8 @@ def correlation_table(
         per_seed = [{"scope": f"seed{seed}", "seeds": 1, "points": len(run), **_correlations(run, x, y)} for seed, run in runs]  # fmt: skip
         pooled = {"scope": "all", "seeds": len(runs), "points": len(group), **_correlations(group, x, y)}  # fmt: skip
         pooled.update(_seed_columns(pooled, per_seed, level))
-        scopes = [(pooled, group)] + ([(row, run) for row, (_, run) in zip(per_seed, runs)] if len(runs) > 1 else [])  # fmt: skip
-        for row, frame in scopes:
-            if bootstrap is not None:
-                row.update(_intervals(frame, bootstrap, (x, y)))
+        # seed<k> rows only where there are 2 or more seeds: one seed's row would repeat the pooled one
+        for row in [pooled] + (per_seed if len(runs) > 1 else []):
             rows.append({**key, **row})
     return pd.DataFrame(rows)
 
@@ -126,19 +117,6 @@ def _seed_columns(pooled: dict, per_seed: list[dict], level: float) -> dict:
         signs_disagree([row[name] for row in per_seed], pooled[name]) for name in CORRELATIONS
     )
     return columns
-
-
-def _intervals(frame: pd.DataFrame, settings: BootstrapSettings, columns: tuple[str, str]) -> dict:
-    """Deprecated within-run block-bootstrap columns of one scope (only the sensitivity table)."""
-    x, y = columns
-    runs = [
-        (run[x].to_numpy(), run[y].to_numpy())
-        for _, run in frame.sort_values("step").groupby("seed", sort=True)
-    ]
-    return {
-        **correlation_intervals(runs, settings),
-        "ci": describe_interval(settings, max(len(run[0]) for run in runs), len(runs)),
-    }
 
 
 def with_paper_values(table: pd.DataFrame, published: pd.DataFrame, study: str) -> pd.DataFrame:

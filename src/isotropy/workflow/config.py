@@ -170,7 +170,7 @@ def check_config(config: dict) -> None:
             problems += _encoder_problems(config, study)
     problems += _setup_problems(config) + markup_problems(config)
     problems += _stride_problems(config)
-    problems += _sensitivity_problems(config)
+    problems += sensitivity.config_problems(config)
     for name, spec in config["encoders"].items():
         if spec["kind"] == "word-vectors" and spec["source"] not in config["sources"]:
             problems.append(
@@ -437,37 +437,6 @@ def check_geometry_config(config: Mapping[str, Any]) -> None:
         problems.append(f"geometry.clusters.k_range: {low} > {high}")
     if problems:
         raise ConfigError("geometry configuration is inconsistent:\n  " + "\n  ".join(problems))
-
-
-def _sensitivity_problems(config: Mapping) -> list[str]:
-    """Cross-references of the ``sensitivity`` section the schema cannot express."""
-    if "sensitivity" not in config:
-        return []
-    section, encoders = config["sensitivity"], config["encoders"]
-    derived = dict(section.get("orthogonal") or {})
-    problems = [
-        f"sensitivity.vectors: {name!r} is neither an encoder nor under sensitivity.orthogonal"
-        for name in section["vectors"]
-        if name not in encoders and name not in derived
-    ]
-    for name, spec in derived.items():
-        if name in encoders:
-            problems.append(f"sensitivity.orthogonal.{name}: the name is taken by an encoder")
-        if spec["of"] not in encoders:
-            problems.append(
-                f"sensitivity.orthogonal.{name}.of: {spec['of']!r} is not defined under 'encoders'"
-            )
-    if section["items_from"] not in encoders:
-        problems.append(
-            f"sensitivity.items_from: {section['items_from']!r} is not defined under 'encoders'"
-        )
-    pending = sensitivity.PENDING_LABEL_SETS
-    problems += [
-        f"sensitivity.label_sets: {label_set!r}: {pending[label_set]}"
-        for label_set in section["label_sets"]
-        if label_set in pending
-    ]
-    return problems
 
 
 def validate_config(config: dict, schema: str | os.PathLike = SCHEMA) -> None:

@@ -116,14 +116,20 @@ SENSITIVITY_TABLE = sensitivity_file("table.csv")
 SENSITIVITY_MARKDOWN = sensitivity_file("table.md")
 
 
-def sensitivity_figure(ext: str = "pdf") -> str:
-    """The sensitivity study's figure."""
-    return sensitivity_file(f"figure.{ext}")
+def sensitivity_figure(ext: str = "pdf", name: str = "r_by_condition") -> str:
+    """A figure of the sensitivity study: ``r_by_condition`` or ``phases``."""
+    return sensitivity_file(f"{name}.{ext}")
 
 
-def orthogonal_file(artefact: str, name: str = "{vectors}", setup: str = "{dataset}") -> str:
-    """One file (vectors.npy, index.parquet) of a vector set made by orthogonal embedding."""
+SENSITIVITY_SEEDS = sensitivity_file("seeds.csv")
+
+
+def derived_file(artefact: str, name: str = "{vectors}", setup: str = "{dataset}") -> str:
+    """One file (vectors.npy, index.parquet, basis.npy) of a derived vector set."""
     return f"{SENSITIVITY_ROOT}/embeddings/{name}/{setup}/{artefact}"
+
+
+orthogonal_file = derived_file  # its name when the only derived set was the orthogonal one
 
 
 def label_set_file(setup: str = "{dataset}", label_set: str = "{label_set}") -> str:
@@ -137,9 +143,20 @@ def sensitivity_run_file(
     setup: str = "{dataset}",
     label_set: str = "{label_set}",
     seed: int | str = "{seed}",
+    lr: str = "{lr}",
 ) -> str:
-    """One file (trace.parquet, summary.json) of a sensitivity run."""
-    return f"results/sensitivity/{vectors}/{setup}/{label_set}/seed{seed}/{artefact}"
+    """One file (trace.parquet, summary.json) of a sensitivity run (lr: the learning-rate factor)."""
+    return f"results/sensitivity/{vectors}/{setup}/{label_set}/lr{lr}/seed{seed}/{artefact}"
+
+
+def sensitivity_cell_file(
+    setup: str = "{dataset}",
+    vectors: str = "{encoder}",
+    label_set: str = "{label_set}",
+    lr: str = "{lr}",
+) -> str:
+    """The per-seed numbers of one cell, written as soon as its seeds have run."""
+    return f"results/sensitivity/cells/{setup}/{vectors}/{label_set}/lr{lr}.csv"
 
 
 run_file = sensitivity_run_file  # the name isotropy.sensitivity gave it
