@@ -419,3 +419,23 @@ def test_a_partial_grid_is_tabulated_naming_the_cells_not_run(tmp_path, monkeypa
     assert "1 of 22 cells run" in markdown
     assert "Not run (missing from this table): supersense/word2vec/single/1," in markdown
     assert (out / "r_by_condition.png").stat().st_size > 0
+
+
+def test_a_cell_of_perfect_and_near_perfect_rank_seeds_keeps_a_narrow_rho_interval():
+    """Spearman's ρ = −1 on 21 points is one swap from −0.9987: five such seeds must not open
+    the interval to [−1, +0.7] (ρ clipped at its resolution, as in correlations.csv)."""
+    import pandas as pd
+
+    from isotropy.sensitivity_results import cell_row
+
+    seeds = pd.DataFrame(
+        {
+            "seed": range(5),
+            "steps": 21,
+            "pearson_r": [-0.95, -0.96, -0.94, -0.97, -0.95],
+            "spearman_rho": [-1.0, -1.0, -0.9987012987012988, -1.0, -0.9987012987012988],
+            "min_step": 1000,
+        }
+    )
+    row = cell_row(seeds)
+    assert row["spearman_rho_high"] < -0.99 and row["spearman_rho_low"] >= -1.0

@@ -307,7 +307,7 @@ def describe_sensitivity(
             run["seed"],
             run["lr_factor"],
         )
-        settings = targets.sensitivity_settings(config, run["seed"])
+        settings = targets.sensitivity_settings(config, run["seed"], run["lr_factor"])
         if run_is_done(trace, settings, config["device"]):
             done += 1
             continue

@@ -54,7 +54,7 @@ def job_seconds(
                 dict(config), wildcards["study"], wildcards["dataset"], seed
             )
         else:
-            settings = targets.sensitivity_settings(config, seed)
+            settings = targets.sensitivity_settings(config, seed, wildcards.get("lr", "1"))
         device = estimate.device_kind(config["device"])
         work = estimate.run_seconds(wildcards["dataset"], settings, device) or 0.0
     elif rule in ("embed_sentences", "lookup_word_vectors") and "encoder" in wildcards:

@@ -23,7 +23,7 @@ import torch
 from scipy import stats
 
 from isotropy.metrics.isoscores import isoscore_tensor
-from isotropy.seed_intervals import seed_interval, signs_disagree
+from isotropy.seed_intervals import R_LIMIT, seed_interval, signs_disagree, spearman_limit
 
 CELL_KEYS = ["setup", "vectors", "label_set", "lr_factor"]
 # A correlation over fewer recorded steps than this is left blank (NaN).
@@ -135,7 +135,11 @@ def cell_row(seeds: pd.DataFrame, level: float = 0.95) -> dict:
         values = seeds[name].to_numpy(dtype=float) if name in seeds else np.array([])
         if not np.isfinite(values).any():
             continue
-        interval = seed_interval(values, level)
+        # ρ is discrete: ±1 clipped at its resolution on the run's points, as in correlations.csv
+        limit = R_LIMIT
+        if name == "spearman_rho" and "steps" in seeds:
+            limit = spearman_limit(int(seeds["steps"].min()))
+        interval = seed_interval(values, level, limit)
         row[name] = interval.estimate
         row[f"{name}_low"], row[f"{name}_high"] = interval.low, interval.high
         row[f"{name}_seeds"] = " ".join(f"{v:+.2f}" for v in values)
