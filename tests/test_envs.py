@@ -242,12 +242,21 @@ def _module_level(tree: ast.Module):
     todo = list(tree.body)
     while todo:
         node = todo.pop()
+        if _type_checking_only(node):
+            continue  # `if TYPE_CHECKING:` never runs: imports there serve annotations only
         yield node
         if isinstance(node, (ast.If, ast.Try, ast.With)):
             for field in ("body", "orelse", "finalbody", "handlers"):
                 todo.extend(getattr(node, field, []) or [])
         if isinstance(node, ast.ExceptHandler):
             todo.extend(node.body)
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    test = getattr(node, "test", None) if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _isotropy_module_file(name: str) -> Path | None:

@@ -16,14 +16,16 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import torch
 from scipy import stats
 
-from isotropy.metrics.isoscores import isoscore_tensor
 from isotropy.seed_intervals import R_LIMIT, seed_interval, signs_disagree, spearman_limit
+
+if TYPE_CHECKING:
+    import torch
 
 CELL_KEYS = ["setup", "vectors", "label_set", "lr_factor"]
 # A correlation over fewer recorded steps than this is left blank (NaN).
@@ -38,6 +40,10 @@ class SubspaceProbe:
     """
 
     def __init__(self, basis: np.ndarray | None, device: torch.device | str = "cpu"):
+        # torch only here and in subspace_values: the per-seed and per-cell reductions below run
+        # in the plots environment, which has no torch (envs/plots.yaml).
+        import torch
+
         self.basis = (
             None if basis is None else torch.as_tensor(basis, dtype=torch.float64, device=device)
         )
@@ -45,6 +51,8 @@ class SubspaceProbe:
         self.columns = ("rowspace_share", *span)
 
     def __call__(self, model) -> dict[str, torch.Tensor]:
+        import torch
+
         with torch.no_grad():
             table = model.embeddings.weight.detach().to(torch.float64)
             weight = model.classifier.weight.detach().to(torch.float64)[:, : table.shape[1]]
@@ -55,6 +63,10 @@ def subspace_values(
     table: torch.Tensor, weight: torch.Tensor, basis: torch.Tensor | None
 ) -> dict[str, torch.Tensor]:
     """The probe's values for one state: ``table`` (n x D), classifier ``weight`` (k x D)."""
+    import torch
+
+    from isotropy.metrics.isoscores import isoscore_tensor
+
     centred = table - table.mean(dim=0, keepdim=True)
     total = (centred * centred).sum()
     _, _, vh = torch.linalg.svd(weight, full_matrices=False)  # rows: the row space's basis
