@@ -147,7 +147,14 @@ def test_every_workflow_script_records_provenance():
 
     scripts = sorted((Path(__file__).resolve().parents[1] / "scripts").glob("*.py"))
     # A raw download's and an assembled model's manifest.json is their record; the audit writes no result.
-    exempt = {"download_source.py", "assemble_model.py", "audit_results.py"}
+    # sensitivity_partial.py is no workflow step: run by hand on a grid that has not finished, it
+    # writes provisional tables to results/sensitivity/partial/ that name the cells not yet run.
+    exempt = {
+        "download_source.py",
+        "assemble_model.py",
+        "audit_results.py",
+        "sensitivity_partial.py",
+    }
     missing = [
         s.name
         for s in scripts
