@@ -195,6 +195,11 @@ def test_figure3_titles_give_the_interval_over_seeds_and_say_what_it_is():
     assert {ax.get_xscale() for ax in panels} == {"log"}  # one convention for every panel
     title = panels[0].get_title()
     assert title.startswith("polarity\nr = ") and " pooled; seeds " in title and "[" in title
+    # each seed's r, as the table's seed<k> rows give it
+    table = _correlations(traces)
+    seed_rs = table[(table["dataset"] == "polarity") & (table["scope"] != "all")]["pearson_r"]
+    assert len(seed_rs) > 1
+    assert "r per seed: " + " ".join(f"{v:+.3f}" for v in seed_rs) in title.replace("\n", " ")
     note = figure._supxlabel.get_text().replace("\n", " ")  # the figure says what its intervals are
     assert "the 95% t-interval over seeds of the per-seed values" in note
     assert _close(figure) == []
@@ -206,6 +211,7 @@ def test_figure3_one_seed_says_no_interval():
     figure = silhouette_vs_isoscore(traces, "dataset", _correlations(traces))
     titles = [ax.get_title() for ax in figure.axes if ax.get_xlabel()]
     assert all("(1 seed: no interval)" in t and "[" not in t for t in titles), titles
+    assert not any("per seed" in t for t in titles)  # one seed: its value is the pooled r
     assert _close(figure) == []
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -181,16 +182,21 @@ def sign_warning(correlation: pd.Series | None) -> str:
     return "; ".join(reasons)
 
 
-def panel_title(name: str, correlation: pd.Series | None = None) -> str:
+def panel_title(
+    name: str, correlation: pd.Series | None = None, per_seed: Sequence[float] = ()
+) -> str:
     """Figure 3's panel title: the setup, then Pearson's r and Spearman's rho over all steps and
-    seeds when defined, each with its interval over seeds where the table has one, then why the
-    panel is marked (one place for everything a title states)."""
+    seeds when defined, each with its interval over seeds where the table has one, each seed's r
+    (``per_seed``, with 2 or more seeds), then why the panel is marked (one place for everything
+    a title states)."""
     title = _wrapped(name, 44)
     if correlation is not None and np.isfinite(correlation["spearman_rho"]):
         title += "".join(
             "\n" + _correlation_line(symbol, correlation, column)
             for symbol, column in (("r", "pearson_r"), ("ρ", "spearman_rho"))
         )
+    if len(per_seed) > 1:
+        title += "\n" + _wrapped("r per seed: " + " ".join(f"{v:+.3f}" for v in per_seed), 48)
     if warning := sign_warning(correlation):
         title += "\n" + _wrapped(warning, 48)
     return title
@@ -275,13 +281,18 @@ def silhouette_vs_isoscore(
     measured = traces.dropna(subset=registry.metric_columns())
     log = isotropy_scale(measured[isotropy.name])
     for ax, panel_value in zip(axes.flat, panels):
-        correlation = None
+        correlation, per_seed = None, []
         if correlations is not None:
             row = correlations[
                 (correlations[panel] == panel_value) & (correlations["scope"] == "all")
             ]
             correlation = None if row.empty else row.iloc[0]
-        title = panel_title(str(panel_value), correlation)
+            seeds = correlations[
+                (correlations[panel] == panel_value)
+                & correlations["scope"].astype(str).str.startswith("seed")
+            ]
+            per_seed = seeds["pearson_r"].tolist()
+        title = panel_title(str(panel_value), correlation, per_seed)
         frame = measured[measured[panel] == panel_value]
         points = _figure3_panel(ax, frame, title, sign_warning(correlation), log)
     visible = [ax for ax in axes.flat if ax.get_visible()]
