@@ -29,7 +29,6 @@ rule report_overview:
             if setting(study, "seeds")
         },
         stand_ins=stand_ins(),
-        configfiles=[str(path) for path in workflow.configfiles],
         preview="",
     script:
         "../scripts/report_overview.py"
@@ -53,5 +52,4 @@ use rule report_overview as report_overview_preview with:
         studies=["preview"],
         seeds={"preview": preview_seeds()},
         stand_ins=stand_ins(),
-        configfiles=[str(path) for path in workflow.configfiles],
         preview=preview_stamp(),

@@ -5,7 +5,7 @@ import pandas as pd
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
-from isotropy.reporting import overview_html
+from isotropy.reporting import configuration_line, overview_html
 
 
 def main(snakemake):
@@ -16,7 +16,10 @@ def main(snakemake):
         studies=snakemake.params.studies,
         seeds=dict(snakemake.params.seeds),
         stand_ins=dict(snakemake.params.stand_ins),
-        configfiles=list(snakemake.params.configfiles),
+        # Which files were laid over each other depends on how the run was invoked (the audit
+        # re-reads the same configuration from one file), so a file list would make this page
+        # stale on every audit: its content, by digest, is what made the run.
+        configfiles=[configuration_line(snakemake.config, snakemake.output.html)],
         preview=snakemake.params.preview,
         tables={path: pd.read_csv(path) for path in snakemake.input.tables},
     )

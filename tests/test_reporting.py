@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pandas as pd
 
@@ -232,3 +233,19 @@ def test_make_report_reports_the_last_run_with_its_effective_configuration(tmp_p
         tmp_path, "REPORT_TARGET=glue_study", "REPORT_CONFIG_FILES=a.yaml"
     )
     assert "--configfile a.yaml --config 'studies=[glue]'" in lines[1]
+
+
+def test_the_configuration_is_named_by_its_content_not_by_how_the_run_was_invoked():
+    """The overview's parameters must not change with the config files' spelling: the audit
+    re-reads the same configuration from one temporary file, and `make report` from the recorded
+    effective configuration; a file list in the page's params made it stale on every audit."""
+    from isotropy.reporting import configuration_line
+
+    config = {"seeds": [0, 1], "models": {"miniLM": {"path": "x"}}}
+    same = {"models": {"miniLM": {"path": "x"}}, "seeds": [0, 1]}  # another order, one file
+    page = "results/report/overview.html"
+    assert configuration_line(config, page) == configuration_line(same, page)
+    assert configuration_line({**config, "seeds": [0]}, page) != configuration_line(config, page)
+    assert configuration_line(config, page).endswith(f"in full in {page}.provenance.json")
+    rules = (Path(__file__).resolve().parents[1] / "rules" / "report.smk").read_text()
+    assert "workflow.configfiles" not in rules

@@ -8,7 +8,9 @@ report_overview). The full tables stay in the report's "claims and paper compari
 
 from __future__ import annotations
 
+import hashlib
 import html
+import json
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
@@ -51,6 +53,14 @@ def _table(frame: pd.DataFrame, columns: Mapping[str, str], css: str) -> str:
         if pd.api.types.is_float_dtype(shown[column]):
             shown[column] = shown[column].map(lambda x: "" if pd.isna(x) else f"{x:.4g}")
     return shown.to_html(index=False, na_rep="", classes=css, border=0, escape=True)
+
+
+def configuration_line(config: Mapping, page: str) -> str:
+    """The effective configuration of a run, named by the sha256 of its canonical JSON and by the
+    record that holds it in full (the page's provenance record)."""
+    text = json.dumps(config, sort_keys=True, default=str)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    return f"the effective configuration (sha256 {digest}…), in full in {page}.provenance.json"
 
 
 def run_line(studies: Sequence[str], preview: str, configfiles: Sequence[str]) -> str:
