@@ -187,7 +187,11 @@ def test_first_page_opens_on_the_run_its_claims_and_the_paper_comparison(report)
         "Seeds: main 0, 1" in desc
         and "Target: all: the studies main, glue, istar, geometry" in desc
     )
-    assert re.search(r"Configuration: [^<]*config\.yaml\.", desc), desc[:3000]
+    assert re.search(
+        r"Configuration: the effective configuration \(sha256 [0-9a-f]{12}…\), in full in "
+        r"results/report/overview\.html\.provenance\.json\.",
+        desc,
+    ), desc[:3000]
     assert "Stand-ins: " in desc and "PREVIEW" not in desc
     tables = desc[desc.index("<h2>Tables</h2>") :]
     for path in ("results/claims.csv", "results/paper_comparison.csv", *EXPECTED, *EXPECTED_OTHER):
