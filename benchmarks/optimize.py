@@ -21,6 +21,11 @@ Prints, on CUDA when present and on the CPU otherwise (``--device``):
 6. ``memory``: peak memory of IsoScore + silhouette at n = 50,000, d = 768 (target: 1.5 GB);
 7. ``syncs`` (CUDA only): the host-device synchronisations left per update, by call site.
 
+``--contention K`` measures instead the same synthetic polarity run (metrics after every update)
+under each thread policy of ``isotropy.threads``, idle and beside K busy processes that it starts
+and stops, each in a fresh process (benchmarks/contention.py): ms and CPU ms per update, and the
+loaded/idle ratios.
+
 The synthetic data are random Gaussian vectors with the real label counts of the named setup;
 their timings equal those of real vectors of the same shape (no step depends on the values).
 Figures only: nothing here asserts a timing.
@@ -32,11 +37,13 @@ import argparse
 import collections
 import gc
 import resource
+import sys
 import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+import contention
 import numpy as np
 import pandas as pd
 import torch
@@ -331,6 +338,15 @@ def sync_report(problem: Problem, device: torch.device, bias: bool, updates: int
         print(f"    {count:4d}  {site}")
 
 
+def contention_worker(updates: int, bias: bool) -> None:
+    """One measured run on the CPU for --contention (the parent sets threads and policy)."""
+    problem, device = polarity_like(), torch.device("cpu")
+    run_ms_per_update(problem, 2, device, bias)  # start-up apart
+    wall, cpu = time.perf_counter(), time.process_time()
+    run_ms_per_update(problem, updates, device, bias)
+    contention.worker_report(updates, time.perf_counter() - wall, time.process_time() - cpu)
+
+
 # ----------------------------------------------------------------------------------------------
 
 
@@ -366,7 +382,37 @@ def main() -> None:
     parser.add_argument(
         "--skip", default="", help=f"comma-separated sections to skip: {', '.join(SECTIONS)}"
     )
+    parser.add_argument(
+        "--contention",
+        type=int,
+        metavar="K",
+        help="compare thread policies idle and beside K busy processes (CPU), then stop",
+    )
+    parser.add_argument(
+        "--policies",
+        default=",".join(contention.THREAD_POLICIES),
+        help="thread policies for --contention (isotropy.threads.THREAD_POLICIES)",
+    )
+    parser.add_argument(
+        "--contention-repeats", type=int, default=1, help="with --contention: best of this many"
+    )
+    parser.add_argument("--contention-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.contention_worker:
+        torch.set_num_threads(args.threads)
+        contention_worker(args.updates, args.bias)
+        return
+    if args.contention is not None:
+        worker = [sys.executable, __file__, "--contention-worker", "--updates", str(args.updates)]
+        contention.compare(
+            worker + (["--bias"] if args.bias else []),
+            contention.policy_names(args.policies),
+            args.contention,
+            args.threads,
+            repeats=args.contention_repeats,
+            unit="update",
+        )
+        return
     skip = {s for s in args.skip.split(",") if s}
     if unknown := skip - set(SECTIONS):
         parser.error(

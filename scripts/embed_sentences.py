@@ -1,7 +1,6 @@
 """Embed every unique text of a prepared data set with a sentence transformer."""
 
 import pandas as pd
-import torch
 
 from isotropy.device import resolve_device
 from isotropy.embeddings import SentenceEncoderSpec, embed_sentences
@@ -11,7 +10,6 @@ from isotropy.provenance import record_step
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
-    torch.set_num_threads(snakemake.threads)  # the cores SLURM or --cores granted, no more
     device = resolve_device(snakemake.params.device)
     table = pd.read_parquet(snakemake.input.table)
     spec = SentenceEncoderSpec(**snakemake.params.encoder)

@@ -6,8 +6,6 @@ checkpoint.pt in the output folder when a previous attempt was killed.
 
 from pathlib import Path
 
-import torch
-
 from isotropy.device import resolve_device
 from isotropy.istar.settings import TrainingSettings
 from isotropy.istar.training import run_and_save
@@ -18,7 +16,6 @@ from isotropy.readers import load_task_split
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
-    torch.set_num_threads(snakemake.threads)
     wildcards = snakemake.wildcards
     settings = TrainingSettings.from_mapping(dict(snakemake.params.training))
     train, validation = (

@@ -1,7 +1,6 @@
 """Train an embedding table and a linear classifier, recording IsoScore and silhouette per update."""
 
 import pandas as pd
-import torch
 
 from isotropy.device import resolve_device
 from isotropy.embeddings import load_embeddings
@@ -13,7 +12,6 @@ from isotropy.provenance import record_step
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
-    torch.set_num_threads(snakemake.threads)  # the cores SLURM or --cores granted, no more
     device = resolve_device(snakemake.params.device)
     table = pd.read_parquet(snakemake.input.table)
     vectors, index = load_embeddings(snakemake.input.vectors, snakemake.input.index)

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pandas as pd
-import torch
 
 from isotropy.device import resolve_device
 from isotropy.embeddings import load_embeddings
@@ -16,7 +15,6 @@ from isotropy.sensitivity_results import SubspaceProbe
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
-    torch.set_num_threads(snakemake.threads)  # the cores SLURM or --cores granted, no more
     device = resolve_device(snakemake.params.device)
     table = pd.read_parquet(snakemake.input.table)
     vectors, index = load_embeddings(snakemake.input.vectors, snakemake.input.index)

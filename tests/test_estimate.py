@@ -188,10 +188,26 @@ def test_the_run_records_its_effective_configuration_for_word_targets(tmp_path):
 
 def test_a_busy_machine_shares_its_cores():
     # Two cores already running 6 threads: a 2-thread job gets 2 of 8 threads' share.
-    assert estimate.busy_factor(6.0, 2) == 4.0
-    assert estimate.busy_factor(0.0, 2) == 1.0  # idle: no slowdown
-    assert estimate.busy_factor(0.3, 2) == pytest.approx(1.15)
-    assert estimate.busy_factor(2.0, 16) == 1.0
+    assert estimate.busy_factor(6.0, 2, policy="passive") == 4.0
+    assert estimate.busy_factor(0.0, 2, policy="passive") == 1.0  # idle: no slowdown
+    assert estimate.busy_factor(0.3, 2, policy="passive") == pytest.approx(1.15)
+    assert estimate.busy_factor(2.0, 16, policy="passive") == 1.0
+
+
+def test_spinning_threads_cost_more_than_their_share_on_a_busy_machine(monkeypatch):
+    """The measured excess of the library's spinning wait (CONTENTION_EXCESS) multiplies the
+    share; an idle machine has no contention to pay for. Jobs of a process whose user chose
+    OMP_WAIT_POLICY=ACTIVE spin, and the estimate says so."""
+    excess = estimate.CONTENTION_EXCESS["default"]
+    assert excess > 1.5
+    assert estimate.busy_factor(6.0, 2, policy="default") == pytest.approx(4.0 * excess)
+    assert estimate.busy_factor(0.0, 2, policy="default") == 1.0
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    assert estimate.busy_factor(6.0, 2) == pytest.approx(4.0 * excess)
+    assert "policy 'default' (spinning" in estimate.contention_model()
+    monkeypatch.delenv("OMP_WAIT_POLICY")
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+    assert estimate.busy_factor(6.0, 2) == 4.0  # the workflow's own choice: passive
 
 
 def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
@@ -207,6 +223,7 @@ def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
         "this machine is busy (load average 5.0 on 2 cores, before this run starts): expect about "
     ), lines
     assert ", longer at niceness 10;" in lines[2]
+    assert lines[3].startswith("contention model: jobs' threads wait as policy '")
 
 
 def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):

@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from isotropy import sensitivity
+from isotropy import threads as threads_module
 from isotropy.provenance import record_path
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import paths, targets
@@ -67,6 +68,13 @@ EMBED_LOAD_CPU_SECONDS = 3.9
 # mirror's 53,071 x 50 GloVe file dominates (same measurement: 2.7 CPU-s for pos, 2.6 for
 # supersense; NLPL model 222 is a larger file, not measured).
 WORD_VECTOR_CPU_SECONDS = 2.7
+# Wall time beside busy processes over the cores' fair share, by how idle OpenMP threads wait
+# (isotropy.threads.THREAD_POLICIES): the optimisation loop (2 threads, metrics after every
+# update, polarity's shape) idle and beside 2 busy processes on 2 cores, whose fair share is
+# (2 + 2) / 2 = 2x idle (benchmarks/optimize.py --contention 2 --contention-repeats 3, best of
+# 3; measured 2026-11-23; docs/measurements.md). Spinning threads took 3.84x idle, passive ones
+# 1.92x (0.96 of the share, counted as 1).
+CONTENTION_EXCESS = {"passive": 1.0, "default": 1.9}
 # Every job starts a Python process that imports pandas, often torch, and writes provenance:
 # about 7 s of wall time per job on the idle 2-core machine. Calibrated on the idle `make preview`
 # (8 min 13 s end to end for 22 jobs against 5.5 min of modelled work: (493 - 330) / 22).
@@ -185,6 +193,7 @@ def describe(
             + (f", longer at niceness {os.nice(0)}" if os.nice(0) > 0 else "")
             + "; the run prints its done share and time left after every job"
         )
+        lines.append(contention_model())
     return lines
 
 
@@ -210,13 +219,34 @@ def run_is_done(trace: Path, settings: Mapping[str, Any], device: str) -> bool:
     return params == {"settings": dict(settings), "device": device}
 
 
-def busy_factor(load: float, cores: int, threads: int = JOB_THREADS) -> float:
+def busy_factor(
+    load: float, cores: int, threads: int = JOB_THREADS, policy: str | None = None
+) -> float:
     """How much longer a job of ``threads`` threads takes on ``cores`` cores already running
     ``load`` runnable threads (the load average before the run starts): the scheduler shares
     the cores among all of them, so the job gets ``cores / (load + threads)`` of the cores it
-    would have alone. 1 when the cores are free enough. Measured against real runs at load 4-8:
-    docs/measurements.md."""
-    return max(1.0, (load + threads) / max(cores, threads))
+    would have alone, times what its threads waste waiting under the wait ``policy``
+    (:data:`CONTENTION_EXCESS`; default: the policy jobs of this process would run under). 1
+    when the cores are free enough."""
+    share = max(1.0, (load + threads) / max(cores, threads))
+    if share == 1.0:
+        return 1.0
+    return share * CONTENTION_EXCESS[policy or threads_module.policy_in_effect()]
+
+
+def contention_model(policy: str | None = None) -> str:
+    """The one line that says which contention model the busy-machine estimate used."""
+    policy = policy or threads_module.policy_in_effect()
+    return (
+        f"contention model: jobs' threads wait as policy '{policy}' "
+        + (
+            "(OMP_WAIT_POLICY=PASSIVE)"
+            if policy == "passive"
+            else "(spinning, the library default)"
+        )
+        + f": (load + {JOB_THREADS}) / cores x {CONTENTION_EXCESS[policy]:.1f}, measured beside "
+        "busy processes (benchmarks/optimize.py --contention; docs/measurements.md)"
+    )
 
 
 def _jobs_left(runs: list[dict], runs_left: int, workdir: Path) -> int:

@@ -63,9 +63,14 @@ class TracebackInLog(logging.Formatter):
 
 
 def configure_from_snakemake(snakemake: Any) -> None:
-    """Configure logging from a Snakemake ``script:`` object (first log file, if any)."""
+    """Set a ``script:`` job up from its Snakemake object: logging to its first log file (if
+    any), and torch's and BLAS's thread pools held to the job's ``threads``."""
     log_files = list(getattr(snakemake, "log", []) or [])
     configure_logging(log_files[0] if log_files else None)
+    if (threads := getattr(snakemake, "threads", None)) is not None:
+        from isotropy.threads import use_threads
+
+        use_threads(int(threads))
     # The job re-makes its outputs (Snakemake removed them): their old records go too, so a job
     # that fails leaves no record of a file that is not there.
     from isotropy.provenance import remove_records

@@ -1,6 +1,7 @@
 """What a run does when it starts (``onstart`` in rules/common.smk), never in a dry run or a
-report: record its effective configuration for ``make report`` and print the whole run's
-progress after every finished job (:mod:`isotropy.run_progress`)."""
+report: set how the jobs' idle threads wait (:mod:`isotropy.threads`), record its effective
+configuration for ``make report`` and print the whole run's progress after every finished job
+(:mod:`isotropy.run_progress`)."""
 
 from __future__ import annotations
 
@@ -34,9 +35,18 @@ def record_effective_config(
 
 
 def started(workflow: Any, config: Mapping[str, Any]) -> None:
-    """The run starts: record its configuration, then attach the progress lines."""
+    """The run starts: the jobs' thread wait policy in the environment they inherit (here, as
+    no job has started yet), its configuration recorded, then the progress lines attached."""
     from isotropy import run_progress  # here: it loads the cost model, which the parse never needs
+    from isotropy.threads import apply_job_environment
 
+    if added := apply_job_environment():
+        print(
+            "jobs' idle threads sleep instead of spinning: "
+            + ", ".join(f"{k}={v}" for k, v in added.items())
+            + " (isotropy.threads; set OMP_WAIT_POLICY yourself to choose otherwise)",
+            file=sys.stderr,
+        )
     record_effective_config(config, workflow.dag_settings.targets)
     try:
         run_progress.attach(workflow, config)

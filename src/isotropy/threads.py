@@ -1,0 +1,71 @@
+"""How many threads a job's libraries use, and how their idle threads wait.
+
+Snakemake gives each job ``threads`` (the rule's ``threads:``, capped by ``--cores`` or SLURM's
+allocation) and sets ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS`` and ``OPENBLAS_NUM_THREADS`` to it
+in the job's environment; :func:`use_threads` holds torch and the BLAS libraries already loaded
+to the same number. What no count settles is how an idle OpenMP thread waits: torch's libgomp
+spins for a while before it sleeps, which on a shared machine burns the cores the other jobs
+need. The wait policy must be in the environment before the library loads, so the workflow
+sets it for every job (:func:`job_environment`, applied where the Snakefile is read) and a
+user's own setting wins. The policy was chosen by measurement, idle and beside busy processes
+(``benchmarks/optimize.py --contention``, ``benchmarks/embedding_cost.py --contention``;
+docs/measurements.md).
+
+Plain Python at import (no torch): the workflow imports it while it parses.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, MutableMapping
+
+# The candidates measured: environment overrides and a thread count (None: the job's own).
+THREAD_POLICIES: dict[str, tuple[dict[str, str], int | None]] = {
+    "default": ({}, None),
+    "passive": ({"OMP_WAIT_POLICY": "PASSIVE"}, None),
+    "spin-10k": ({"GOMP_SPINCOUNT": "10000"}, None),
+    "spin-100k": ({"GOMP_SPINCOUNT": "100000"}, None),
+    "1-thread": ({}, 1),
+}
+CHOSEN_POLICY = "passive"
+# The variables a policy may set; a user who sets one keeps their own choice for all of them.
+_WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+
+
+def job_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables to add to ``environ`` so that jobs wait as :data:`CHOSEN_POLICY` says;
+    empty when the user already chose a wait policy."""
+    if any(name in environ for name in _WAIT_VARIABLES):
+        return {}
+    return dict(THREAD_POLICIES[CHOSEN_POLICY][0])
+
+
+def policy_in_effect(environ: Mapping[str, str] = os.environ) -> str:
+    """The measured policy jobs started from ``environ`` run under: the chosen one unless the
+    user set their own; a user's passive setting is ``passive``, any other is counted as the
+    library's spinning ``default``."""
+    if job_environment(environ):
+        return CHOSEN_POLICY
+    return "passive" if environ.get("OMP_WAIT_POLICY", "").upper() == "PASSIVE" else "default"
+
+
+def apply_job_environment(environ: MutableMapping[str, str] = os.environ) -> dict[str, str]:
+    """Set :func:`job_environment` in ``environ`` (the Snakemake process's, which jobs inherit
+    on this machine and through SLURM); returns what was set."""
+    added = job_environment(environ)
+    environ.update(added)
+    return added
+
+
+def use_threads(threads: int) -> None:
+    """Hold torch's intra-op pool (when torch is loaded) and every BLAS/OpenMP pool loaded in
+    this process to ``threads`` (a job's ``snakemake.threads``). Libraries loaded later read
+    the counts Snakemake put in the job's environment."""
+    if threads < 1:
+        raise ValueError(f"threads must be at least 1, got {threads}")
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=threads)
