@@ -104,6 +104,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/snakefmt --check Snakefile rules
+	$(BIN)/mypy
 	$(BIN)/snakemake --lint --cores 1 $(CONFIGFILES)
 
 # Everything CI runs (.ci/run), end-to-end and SLURM tests included.

@@ -25,13 +25,13 @@ import torch
 import yaml
 
 from isotropy.embeddings import load_embeddings
-from isotropy.optimize import OptimisationSettings, build_problem, optimize
+from isotropy.optimize import OptimisationSettings, build_problem, run_optimisation
 from isotropy.workflow import targets
 
 
 def timed(problem, settings: OptimisationSettings) -> tuple[float, float]:
     wall, cpu = time.perf_counter(), time.process_time()
-    optimize(problem, settings, torch.device("cpu"))
+    run_optimisation(problem, settings, torch.device("cpu"))
     return time.perf_counter() - wall, time.process_time() - cpu
 
 

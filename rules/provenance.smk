@@ -95,7 +95,7 @@ rule audit:
 
 
 # make preview, then make report: the main study's claims and paper comparison judged on the
-# preview's results (results/preview/), every row stamped PREVIEW (isotropy.verdicts.workflow).
+# preview's results (results/preview/), every row stamped PREVIEW (isotropy.verdicts.results).
 use rule check_claims as check_claims_preview with:
     input:
         **verdict_inputs.preview_inputs(config),

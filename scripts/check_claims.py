@@ -18,8 +18,8 @@ from isotropy.verdicts.claims import (
     claims_markdown,
 )
 from isotropy.verdicts.measurements import measure
+from isotropy.verdicts.results import as_preview, load_tables
 from isotropy.verdicts.standins import StandIns
-from isotropy.verdicts.workflow import as_preview, load_tables
 
 
 def main(snakemake):

@@ -14,8 +14,8 @@ from isotropy.provenance import record_step
 from isotropy.verdicts.comparison import compare, comparison_markdown
 from isotropy.verdicts.measurements import measure
 from isotropy.verdicts.published import read_published
+from isotropy.verdicts.results import as_preview, load_tables
 from isotropy.verdicts.standins import StandIns
-from isotropy.verdicts.workflow import as_preview, load_tables
 
 
 def main(snakemake):

@@ -1,16 +1,17 @@
-"""The package's shape, as issue 25 set it: small modules, short functions, one workflow layer.
+"""The package's shape (issues 25 and 37): modules by meaning that keep their private names to
+themselves, short functions, layers that point one way, one workflow layer.
 
 A newcomer finds a concern by its module name and reads any function on one screen. These checks
 read the source (ast), so they hold for code added later too.
 """
 
 import ast
+import functools
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "isotropy"
-MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 60
 # Functions allowed to be longer, each with its reason.
 LONG_FUNCTIONS = {
@@ -39,13 +40,41 @@ def _functions(tree, prefix):
             yield from _functions(node, f"{prefix}.{node.name}")
 
 
-def test_no_module_is_longer_than_the_limit():
-    long = {
-        _dotted(p): n
-        for p in _modules()
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
-    }
-    assert not long, f"modules over {MAX_MODULE_LINES} lines (split by concern): {long}"
+def test_no_module_imports_another_modules_private_names():
+    """A leading underscore means "this module's own": a name another module needs is public
+    (no ``from isotropy.x import _name``, no ``x._name`` on an imported isotropy module), in
+    the package and in the scripts."""
+    found = []
+    for path in [*_modules(), *sorted((ROOT / "scripts").glob("*.py"))]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("isotropy"):
+                for alias in node.names:
+                    imported.add(alias.asname or alias.name)
+                    if _private(alias.name):
+                        found.append(
+                            f"{path.relative_to(ROOT)}:{node.lineno}: {node.module}.{alias.name}"
+                        )
+            elif isinstance(node, ast.Import):
+                imported |= {
+                    a.asname or a.name.split(".")[0]
+                    for a in node.names
+                    if a.name.startswith("isotropy")
+                }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and _private(node.attr)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in imported
+            ):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value.id}.{node.attr}")
+    assert not found, "private names used outside their module:\n" + "\n".join(found)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
 
 
 def test_no_function_is_longer_than_the_limit_but_the_stated_ones():
@@ -101,8 +130,8 @@ def _code_strings(path: Path):
 RESULT_PATH = re.compile(r"(?<![\w/])results/[\w{}./-]+")
 
 
-def test_every_result_path_is_spelled_in_workflow_paths_only():
-    allowed = PACKAGE / "workflow" / "paths.py"
+def test_every_result_path_is_spelled_in_isotropy_paths_only():
+    allowed = PACKAGE / "paths.py"
     found = []
     python = [p for p in _modules() if p != allowed] + sorted((ROOT / "scripts").glob("*.py"))
     for path in python:
@@ -115,4 +144,74 @@ def test_every_result_path_is_spelled_in_workflow_paths_only():
             code = line.split("#", 1)[0]
             if re.search(r"[\"']" + RESULT_PATH.pattern, code):
                 found.append(f"{file.relative_to(ROOT)}:{lineno}: {line.strip()}")
-    assert not found, "result paths spelled outside isotropy.workflow.paths:\n" + "\n".join(found)
+    assert not found, "result paths spelled outside isotropy.paths:\n" + "\n".join(found)
+
+
+# ---- import direction and cycles --------------------------------------------------------------
+# The workflow layer (isotropy.workflow) and the front ends over it (the estimate, the run's
+# progress lines, the audit, the debugger) import the science and data packages; those never
+# import them back.
+WORKFLOW_SIDE = ("isotropy.workflow", "isotropy.estimate", "isotropy.run_progress", "isotropy.audit", "isotropy.debug")  # fmt: skip
+
+
+@functools.cache
+def _module_names() -> frozenset[str]:
+    return frozenset(_dotted(p) for p in _modules())
+
+
+def _imports(path: Path, top_level_only: bool) -> set[str]:
+    """The isotropy modules a file imports (``from a import b`` names ``a.b`` when that is a
+    module), at module level only or anywhere in it."""
+    known = _module_names()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    found = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("isotropy")}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("isotropy"):
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if sub in known else node.module)
+    return found & known
+
+
+def _on_workflow_side(module: str) -> bool:
+    return any(module == side or module.startswith(side + ".") for side in WORKFLOW_SIDE)
+
+
+def test_science_and_data_never_import_the_workflow_layer():
+    wrong = [
+        f"{_dotted(path)} imports {target}"
+        for path in _modules()
+        if not _on_workflow_side(_dotted(path))
+        for target in sorted(_imports(path, top_level_only=False))
+        if _on_workflow_side(target)
+    ]
+    assert not wrong, "imports against the layers' direction:\n" + "\n".join(wrong)
+
+
+def test_the_package_has_no_import_cycle():
+    """Imports between the package's modules, at module level or deferred into a function (a
+    deferred import that closes a cycle only hides it), form no cycle. A submodule importing
+    its own package's ``__init__`` is not one: Python runs the ``__init__`` first."""
+    graph = {_dotted(p): _imports(p, top_level_only=False) for p in _modules()}
+    for module, targets in graph.items():
+        # A submodule importing from its own package's __init__ re-exports leans on the
+        # __init__ having run; count that edge as the re-exported module itself only.
+        graph[module] = {t for t in targets if not module.startswith(t + ".")}
+    cycles, state = [], {}
+
+    def visit(module: str, stack: list[str]) -> None:
+        state[module] = "open"
+        for target in sorted(graph.get(module, ())):
+            if state.get(target) == "open":
+                cycles.append(" -> ".join(stack[stack.index(target) :] + [target]))
+            elif target not in state:
+                visit(target, stack + [target])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)

@@ -25,8 +25,8 @@ from isotropy.verdicts.claims import (
     claims_markdown,
 )
 from isotropy.verdicts.measurements import measure
+from isotropy.verdicts.results import load_tables
 from isotropy.verdicts.standins import StandIns
-from isotropy.verdicts.workflow import load_tables
 
 
 def judged(tables: dict, study: str) -> list[dict]:

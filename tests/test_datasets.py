@@ -351,7 +351,7 @@ def test_dataset_inputs_fail_early_for_missing_mirror_task(config, mirror_root, 
 
 TOY_READER = """
 from isotropy.readers.registry import register_dataset
-from isotropy.readers.tables import _raw_file, _read_utf8_lines
+from isotropy.readers.tables import raw_file, read_utf8_lines
 import pandas as pd
 
 
@@ -362,7 +362,7 @@ import pandas as pd
     description="word<TAB>label lines",
 )
 def read_toy(raw_dir, *, mark):
-    rows = [line.split("\\t") for line in _read_utf8_lines(_raw_file(raw_dir, "words.tsv"))]
+    rows = [line.split("\\t") for line in read_utf8_lines(raw_file(raw_dir, "words.tsv"))]
     return pd.DataFrame([(w + mark, lab) for w, lab in rows], columns=["text", "label"])
 """
 

@@ -93,7 +93,7 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
         "MIRROR_UNIQUE_TEXTS",
         {"polarity": 1000, "snli": 2000, "pos": 500, "supersense": 500},
     )
-    monkeypatch.setattr(estimate, "_cores", lambda: 2)
+    monkeypatch.setattr(estimate, "available_cores", lambda: 2)
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
     config["main"]["metric_stride"] = 50
     # 1,000 updates at 0.5 s, metrics at step 0 and every 50th update (21 evaluations) at 2 s.
@@ -215,7 +215,7 @@ def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
     the larger of the 1- and 5-minute averages is the load the run will meet."""
     monkeypatch.setattr(estimate.os, "getloadavg", lambda: (3.4, 5.0, 3.2))
     monkeypatch.setattr(estimate.os, "nice", lambda increment: 10)
-    monkeypatch.setattr(estimate, "_cores", lambda: 2)
+    monkeypatch.setattr(estimate, "available_cores", lambda: 2)
     assert estimate.recent_load() == 5.0
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
     lines = estimate.describe(config, "preview", "cpu", workdir=ROOT / "no-such-dir")

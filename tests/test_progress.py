@@ -19,11 +19,11 @@ def test_progress_logs_the_time_left_at_most_every_interval_and_at_the_end(caplo
         progress.update(500)  # the end is always logged
     lines = [record.getMessage() for record in caplog.records]
     assert lines == [
-        "encoded texts: 250/1,000 (25.0%), elapsed 1m00s, about 3m00s left",
-        "encoded texts: 1,000/1,000 (100.0%), elapsed 3m20s, about 0m00s left",
+        "encoded texts: 250/1,000 (25.0%), elapsed 1.0 min, about 3.0 min left",
+        "encoded texts: 1,000/1,000 (100.0%), elapsed 3.3 min, about 0 s left",
     ]
     assert ProgressLog(10, "x").line(0.0).endswith("about ? left")
-    assert "1h01m40s" in ProgressLog(2, "x").line(3700.0)
+    assert "1 h 02 min" in ProgressLog(2, "x").line(3700.0)
 
 
 def test_a_loop_that_may_stop_early_reports_the_nearer_limit(caplog):
@@ -37,6 +37,6 @@ def test_a_loop_that_may_stop_early_reports_the_nearer_limit(caplog):
         now[0] = 100.0
         progress.update(150, share=1.0)  # the cap is reached: logged as the end
     assert [r.getMessage() for r in caplog.records] == [
-        "token embeddings, sentences read: 100/5,000, 40.0% of the work, elapsed 0m40s, about 1m00s left",
-        "token embeddings, sentences read: 250/5,000, 100.0% of the work, elapsed 1m40s, about 0m00s left",
+        "token embeddings, sentences read: 100/5,000, 40.0% of the work, elapsed 40 s, about 1.0 min left",
+        "token embeddings, sentences read: 250/5,000, 100.0% of the work, elapsed 1.7 min, about 0 s left",
     ]

@@ -94,7 +94,7 @@ def preview_report(tiny_run, tmp_path_factory):
     """The report after `make preview` (target preview_study), its overview included as `make
     report` asks for it. The preview re-uses the tiny run's embeddings: its own cost is the
     optimisation runs at the preview's seeds and stride, and their tables and figures."""
-    from isotropy.workflow import paths
+    from isotropy import paths
 
     targets = ["preview_study", paths.PREVIEW_REPORT_OVERVIEW]
     return tiny_run[0], _make_report(tiny_run, tmp_path_factory.mktemp("preview"), targets)

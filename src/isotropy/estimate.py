@@ -28,11 +28,12 @@ from typing import Any
 
 import yaml
 
-from isotropy import sensitivity
+from isotropy import paths, sensitivity
 from isotropy import threads as threads_module
+from isotropy.logs import duration
 from isotropy.provenance import record_path
 from isotropy.workflow import config as workflow_config
-from isotropy.workflow import paths, targets
+from isotropy.workflow import targets
 
 TARGET_STUDIES = {"main_study": "main", "preview_study": "preview", "glue_study": "glue"}
 
@@ -140,17 +141,6 @@ def device_kind(configured: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def duration(seconds: float) -> str:
-    if seconds < 60:
-        return f"{max(seconds, 0):.0f} s"
-    if seconds < 600:
-        return f"{seconds / 60:.1f} min"
-    minutes = round(seconds / 60)
-    return (
-        f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{max(minutes, 1)} min"
-    )
-
-
 def describe(
     config: Mapping[str, Any], study: str, device: str, workdir: Path = Path(".")
 ) -> list[str]:
@@ -166,7 +156,7 @@ def describe(
     embed = _embeddings_left(config, runs, unknown, workdir)
     jobs = _jobs_left(runs, len(runs) - done, workdir)
     # The rule takes 2 threads: a CPU runs cores // 2 jobs side by side; one GPU runs one at a time.
-    parallel = 1 if device == "cuda" else max(1, (_cores() or 2) // JOB_THREADS)
+    parallel = 1 if device == "cuda" else max(1, (available_cores() or 2) // JOB_THREADS)
     overhead = jobs * JOB_OVERHEAD_SECONDS
     total = (left + sum(embed.values()) + overhead) / parallel
     basis = (
@@ -184,7 +174,7 @@ def describe(
     )
     if unknown:
         lines.append(f"no measured cost for {', '.join(sorted(unknown))}: not included above")
-    cores, load = _cores() or 2, recent_load()
+    cores, load = available_cores() or 2, recent_load()
     factor = busy_factor(load, cores)
     if device == "cpu" and total and factor >= 1.25:
         lines.append(
@@ -349,7 +339,7 @@ def describe_sensitivity(
                 unknown.add(run["vectors"])
             else:
                 left[kind] += seconds
-    parallel = max(1, _cores() or 2)  # one-thread runs (rule optimize_sensitivity)
+    parallel = max(1, available_cores() or 2)  # one-thread runs (rule optimize_sensitivity)
     lines.append(
         f"{done} of {len(runs)} runs done; time left: about {duration(left['cpu'] / parallel)} on this "
         f"CPU ({parallel} run{'s' if parallel > 1 else ''} at a time), about {duration(left['cuda'])} on "
@@ -362,7 +352,8 @@ def describe_sensitivity(
     return lines
 
 
-def _cores() -> int | None:
+def available_cores() -> int | None:
+    """The cores this process may run on (its CPU affinity: a SLURM job's allocation)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 

@@ -130,12 +130,19 @@ class ProgressLog:
             if self.share is None
             else (f"{self.done:,}/{self.total:,}, {100 * share:.1f}% of the work")
         )
-        return f"{self.what}: {done}, elapsed {_duration(elapsed)}, about {_duration(left)} left"
+        return f"{self.what}: {done}, elapsed {duration(elapsed)}, about {duration(left)} left"
 
 
-def _duration(seconds: float) -> str:
-    if seconds != seconds:  # NaN: no rate yet
+def duration(seconds: float) -> str:
+    """A time span as every message of the project writes it: seconds under a minute, minutes
+    with a decimal under ten, then whole minutes and hours; ``?`` for NaN (no rate yet)."""
+    if seconds != seconds:
         return "?"
-    minutes, secs = divmod(int(round(seconds)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+    if seconds < 60:
+        return f"{max(seconds, 0):.0f} s"
+    if seconds < 600:
+        return f"{seconds / 60:.1f} min"
+    minutes = round(seconds / 60)
+    return (
+        f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{max(minutes, 1)} min"
+    )

@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from isotropy import metrics
+from isotropy.logs import duration
 from isotropy.metrics import registry
 
 log = logging.getLogger(__name__)
@@ -318,20 +319,8 @@ def _log_progress(step: int, updates: int, elapsed: float) -> None:
         step,
         updates,
         100 * step / updates,
-        _duration(elapsed),
-        _duration(left),
-    )
-
-
-def _duration(seconds: float) -> str:
-    minutes, secs = divmod(int(round(seconds)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return (
-        f"{hours} h {minutes:02d} min"
-        if hours
-        else f"{minutes} min {secs:02d} s"
-        if minutes
-        else f"{secs} s"
+        duration(elapsed),
+        duration(left),
     )
 
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from isotropy.workflow import paths
+from isotropy import paths
 
 CLAIM_COLUMNS = {
     "verdict": "verdict",

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from isotropy import estimate
+from isotropy.logs import duration
 from isotropy.workflow import targets
 
 # Seconds of expected work the load-based prior counts for against the observed rate.
@@ -81,10 +82,6 @@ def plan(
     }
 
 
-def _clock_text(seconds: float) -> str:
-    return estimate.duration(seconds)
-
-
 class RunProgress(logging.Handler):
     """Prints one line per finished job of the plan: done share and time left of the whole run."""
 
@@ -118,8 +115,8 @@ class RunProgress(logging.Handler):
         share = done_work / self.total if self.total else 1.0
         return (
             f"run: {len(self.done)}/{len(self.jobs)} jobs done ({job.label}), "
-            f"{share:.0%} of the expected work, {_clock_text(elapsed)} elapsed, "
-            f"about {_clock_text(self.seconds_left(elapsed, done_work))} left"
+            f"{share:.0%} of the expected work, {duration(elapsed)} elapsed, "
+            f"about {duration(self.seconds_left(elapsed, done_work))} left"
         )
 
     def seconds_left(self, elapsed: float, done_work: float) -> float:
@@ -138,7 +135,7 @@ def attach(workflow: Any, config: Mapping[str, Any]) -> RunProgress | None:
     jobs = [(dag.jobid(job), job.rule.name, dict(job.wildcards_dict)) for job in dag.needrun_jobs()]
     if not jobs:
         return None
-    cores = estimate._cores() or 2
+    cores = estimate.available_cores() or 2
     device = estimate.device_kind(config["device"])
     factor = estimate.busy_factor(estimate.recent_load(), cores) if device == "cpu" else 1.0
     parallel = 1 if device == "cuda" else max(1, cores // estimate.JOB_THREADS)

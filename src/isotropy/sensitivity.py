@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from isotropy.workflow import paths
+from isotropy import paths
 
 STUDY = "sensitivity"
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from isotropy.workflow.paths import AUDIT_TABLE
+from isotropy.paths import AUDIT_TABLE
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 RESULTS = "results"

@@ -23,7 +23,7 @@ from isotropy.audit.findings import (
     short_digest,
 )
 from isotropy.io import sha256_file
-from isotropy.workflow.paths import MANIFEST_NAME, RAW_ROOT
+from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 
 REFETCH = "re-fetch the source (snakemake --forcerun download_source)"
 MODELS_ROOT = Path("resources") / "models"  # models assembled from PyPI volumes end their chain too

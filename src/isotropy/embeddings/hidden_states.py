@@ -44,7 +44,7 @@ def load_hidden_state_model(spec: ModelSpec, device: Any = "cpu"):
     return tokenizer, model
 
 
-def _encode_batch(tokenizer, sentences: Sequence[str], max_length: int):
+def tokenize_batch(tokenizer, sentences: Sequence[str], max_length: int):
     encoded = tokenizer(
         list(sentences),
         padding=True,
@@ -149,7 +149,7 @@ def extract_token_embeddings(
     ) as bar:
         for start in range(0, len(sentences), batch_size):
             batch = sentences[start : start + batch_size]
-            inputs, special = _encode_batch(tokenizer, batch, max_length)
+            inputs, special = tokenize_batch(tokenizer, batch, max_length)
             room = None if max_tokens is None else max_tokens - n_kept
             rows, cols = _pick_tokens(inputs, special, counts, max_per_type, room)
             if rows:
@@ -264,7 +264,7 @@ def token_states_by_sentence(
         disable=not progress,
     ):
         rows = order[start : start + batch_size]
-        inputs, special = _encode_batch(tokenizer, [sentences[i] for i in rows], max_length)
+        inputs, special = tokenize_batch(tokenizer, [sentences[i] for i in rows], max_length)
         keep = (inputs["attention_mask"].bool() & ~special.bool()).numpy()
         with torch.inference_mode():
             hidden = (

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from isotropy import transforms
-from isotropy.embeddings.hidden_states import _encode_batch
+from isotropy.embeddings.hidden_states import tokenize_batch
 from isotropy.io import atomic_path, open_npz
 from isotropy.logs import ProgressLog
 
@@ -94,7 +94,7 @@ def mean_pooled_embeddings(
         disable=not progress,
     ):
         rows = order[start : start + batch_size]
-        inputs, _ = _encode_batch(tokenizer, [sentences[i] for i in rows], max_length)
+        inputs, _ = tokenize_batch(tokenizer, [sentences[i] for i in rows], max_length)
         inputs = {key: value.to(device) for key, value in inputs.items()}
         with torch.inference_mode():
             hidden = model(**inputs).hidden_states[layer]

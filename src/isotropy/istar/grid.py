@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from isotropy.istar.tasks import REGULARISERS
-from isotropy.workflow.paths import istar_run_file
+from isotropy.paths import istar_run_file
 
 
 def format_lambda(lam: float) -> str:

@@ -18,7 +18,7 @@ import torch
 ArrayLike = np.ndarray | torch.Tensor
 
 # Elements of one distance block (64 MB in float32): bounds memory at O(block x n).
-_BLOCK_ELEMENTS = 1 << 24
+BLOCK_ELEMENTS = 1 << 24
 
 
 # ----------------------------------------------------------------------------------------------
@@ -116,7 +116,7 @@ def checked_cluster_ids(labels, n: int, *, name: str = "labels") -> np.ndarray:
     return ids
 
 
-def _check_cluster_count(n_clusters: int, n: int) -> None:
+def check_cluster_count(n_clusters: int, n: int) -> None:
     if not 1 < n_clusters < n:
         raise ValueError(
             f"found {n_clusters} distinct cluster(s) among {n} points; "
@@ -125,7 +125,7 @@ def _check_cluster_count(n_clusters: int, n: int) -> None:
 
 
 @contextlib.contextmanager
-def _ieee_float32_matmul() -> Iterator[None]:
+def ieee_float32_matmul() -> Iterator[None]:
     """Forbid TF32/bf16 matmuls (set globally by training code) while computing distances."""
     previous = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision("highest")
@@ -135,20 +135,20 @@ def _ieee_float32_matmul() -> Iterator[None]:
         torch.set_float32_matmul_precision(previous)
 
 
-def _float64_mean(x: torch.Tensor) -> torch.Tensor:
+def float64_mean(x: torch.Tensor) -> torch.Tensor:
     """Column means (1 x d) accumulated in float64, over row chunks of ~1M elements: torch's
     ``mean(dtype=torch.float64)`` first makes a float64 copy of all of ``x``."""
     n, d = x.shape
-    step = max(1, (_BLOCK_ELEMENTS // 16) // d)
+    step = max(1, (BLOCK_ELEMENTS // 16) // d)
     total = sum(
         x[start : start + step].sum(dim=0, dtype=torch.float64) for start in range(0, n, step)
     )
     return (total / n)[None, :]
 
 
-def _default_block(n: int, block_size: int | None) -> int:
+def default_block(n: int, block_size: int | None) -> int:
     if block_size is None:
-        return int(min(4096, max(64, _BLOCK_ELEMENTS // max(n, 1))))
+        return int(min(4096, max(64, BLOCK_ELEMENTS // max(n, 1))))
     if block_size < 1:
         raise ValueError(f"block_size must be a positive number of rows; found {block_size}")
     return int(block_size)
@@ -159,6 +159,6 @@ def _default_block(n: int, block_size: int | None) -> int:
 # ----------------------------------------------------------------------------------------------
 
 
-def _numpy_points(points: ArrayLike, *, min_rows: int = 2) -> np.ndarray:
+def numpy_points(points: ArrayLike, *, min_rows: int = 2) -> np.ndarray:
     x = checked_points(points, min_rows=min_rows)
     return x.detach().cpu().numpy()

@@ -11,9 +11,9 @@ import numpy as np
 
 from isotropy.metrics.checks import (
     ArrayLike,
-    _check_cluster_count,
-    _numpy_points,
+    check_cluster_count,
     checked_cluster_ids,
+    numpy_points,
 )
 from isotropy.metrics.silhouettes import silhouette
 
@@ -39,7 +39,7 @@ def kmeans_by_silhouette(
     """
     from sklearn.cluster import KMeans
 
-    x = _numpy_points(points, min_rows=3)
+    x = numpy_points(points, min_rows=3)
     n = x.shape[0]
     low, high = int(k_range[0]), int(k_range[1])
     if low < 2 or high < low:
@@ -64,7 +64,7 @@ def kmeans_by_silhouette(
 
 def cluster_centred(points: ArrayLike, clusters) -> np.ndarray:
     """Subtract each cluster's mean from its members (numpy float64 out)."""
-    x = _numpy_points(points, min_rows=1).astype(np.float64)
+    x = numpy_points(points, min_rows=1).astype(np.float64)
     ids = checked_cluster_ids(clusters, x.shape[0], name="clusters")
     k = int(ids.max()) + 1
     sums = np.zeros((k, x.shape[1]))
@@ -79,9 +79,9 @@ def cluster_centred(points: ArrayLike, clusters) -> np.ndarray:
 
 
 def _sklearn_inputs(points: ArrayLike, labels) -> tuple[np.ndarray, np.ndarray]:
-    x = _numpy_points(points, min_rows=2)
+    x = numpy_points(points, min_rows=2)
     ids = checked_cluster_ids(labels, x.shape[0])
-    _check_cluster_count(len(np.unique(ids)), x.shape[0])
+    check_cluster_count(len(np.unique(ids)), x.shape[0])
     return x, ids
 
 

@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 # ----------------------------------------------------------------------------------------------
 
 
-def _unit_rows(x: torch.Tensor) -> torch.Tensor:
+def unit_rows(x: torch.Tensor) -> torch.Tensor:
     x = x.detach().to(torch.float64)
     norms = torch.linalg.vector_norm(x, dim=1)
     zero = int((norms == 0).sum())
@@ -40,7 +40,7 @@ def average_cosine_similarity(points: ArrayLike, n_pairs: int = 10000, seed: int
     second = rng.integers(0, n - 1, size=n_pairs)
     second = second + (second >= first)  # uniform over j != i
     with torch.no_grad():
-        unit = _unit_rows(x)
+        unit = unit_rows(x)
         i = torch.from_numpy(first).to(unit.device)
         j = torch.from_numpy(second).to(unit.device)
         return float((unit[i] * unit[j]).sum(dim=1).mean())
@@ -81,7 +81,7 @@ def s_inter(points: ArrayLike, types, *, max_per_type: int | None = None, seed: 
         rng = np.random.default_rng(seed)
         groups = [g[[rng.integers(len(g))]] for g in groups]
     with torch.no_grad():
-        unit = _unit_rows(x)
+        unit = unit_rows(x)
         rows = torch.from_numpy(np.concatenate(groups)).to(unit.device)
         sizes = np.array([len(g) for g in groups])
         group_of = torch.from_numpy(np.repeat(np.arange(len(groups)), sizes)).to(unit.device)
@@ -108,7 +108,7 @@ def s_intra(points: ArrayLike, types, *, max_per_type: int | None = None, seed: 
     if not groups:
         raise ValueError("no type has two or more instances; S_intra needs repeated types")
     with torch.no_grad():
-        unit = _unit_rows(x)
+        unit = unit_rows(x)
         rows = torch.from_numpy(np.concatenate(groups)).to(unit.device)
         sizes_np = np.array([len(g) for g in groups], dtype=np.float64)
         group_of = torch.from_numpy(

@@ -10,8 +10,8 @@ import math
 import numpy as np
 import torch
 
-from isotropy.metrics.checks import ArrayLike, _default_block, checked_points
-from isotropy.metrics.cosines import _unit_rows
+from isotropy.metrics.checks import ArrayLike, checked_points, default_block
+from isotropy.metrics.cosines import unit_rows
 
 log = logging.getLogger(__name__)
 
@@ -26,11 +26,11 @@ def _nearest_distances(
     n = x.shape[0]
     x = x.detach().to(torch.float64)
     if metric == "cosine":
-        x = _unit_rows(x)
+        x = unit_rows(x)
     else:
         x = x - x.mean(dim=0, keepdim=True)  # translation-invariant; smaller cancellation
     sq = (x * x).sum(dim=1)
-    block = _default_block(n, block_size)
+    block = default_block(n, block_size)
     out = torch.empty(n, k, dtype=torch.float64, device=x.device)
     for start in range(0, n, block):
         stop = min(start + block, n)
@@ -68,7 +68,7 @@ def _lid_pointwise(points: ArrayLike, k: int, metric: str, distances: str = "tru
         raise ValueError(f"metric must be 'euclidean' or 'cosine'; found {metric!r}")
     x = checked_points(points, min_rows=2).detach().to(torch.float64)
     if metric == "cosine":
-        x = _unit_rows(x)
+        x = unit_rows(x)
     keep = _first_occurrences(x)
     if keep.shape[0] < x.shape[0]:
         log.warning("LID: dropping %d duplicate points (zero distance)", x.shape[0] - keep.shape[0])

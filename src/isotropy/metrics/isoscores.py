@@ -9,7 +9,7 @@ import math
 import numpy as np
 import torch
 
-from isotropy.metrics.checks import _BLOCK_ELEMENTS, ArrayLike, _float64_mean, checked_points
+from isotropy.metrics.checks import BLOCK_ELEMENTS, ArrayLike, checked_points, float64_mean
 
 
 def covariance(points: torch.Tensor) -> torch.Tensor:
@@ -49,12 +49,12 @@ def isoscore_tensor(x: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
         x = x.detach()
         n, d = x.shape
-        mean = _float64_mean(x)
+        mean = float64_mean(x)
         small = min(n, d)
         scatter = torch.zeros(small, small, dtype=torch.float64, device=x.device)
         if n >= d:
             # float64 centring in row blocks: exact, without a float64 copy of the whole cloud
-            step = max(1, _BLOCK_ELEMENTS // (4 * d))
+            step = max(1, BLOCK_ELEMENTS // (4 * d))
             for start in range(0, n, step):
                 centred = x[start : start + step].to(torch.float64) - mean
                 scatter.addmm_(centred.T, centred)

@@ -13,13 +13,13 @@ import torch
 
 from isotropy.metrics.checks import (
     ArrayLike,
-    _check_cluster_count,
-    _default_block,
-    _float64_mean,
-    _ieee_float32_matmul,
+    check_cluster_count,
     checked_cluster_ids,
     checked_points,
     cluster_ids,
+    default_block,
+    float64_mean,
+    ieee_float32_matmul,
 )
 
 # Below this many points silhouette distances are computed in float64 (cheap there); above it in
@@ -95,7 +95,7 @@ def cluster_layout(
     _, ids = np.unique(ids, return_inverse=True)  # compact ids: no empty cluster
     ids = ids.reshape(-1)
     counts = np.bincount(ids)
-    _check_cluster_count(len(counts), len(ids))
+    check_cluster_count(len(counts), len(ids))
     order = np.argsort(ids, kind="stable")
     return ClusterLayout(
         order=to_device(order, device),
@@ -152,7 +152,7 @@ def _distance_factors(
     Memory peaks at two copies of the points: the gathered copy is freed before ``right`` exists
     and no temporary of the points' size is made."""
     x = points.detach()[order]  # a copy: centred in place
-    x = x.sub_(_float64_mean(x).to(x.dtype)).to(dtype)
+    x = x.sub_(float64_mean(x).to(x.dtype)).to(dtype)
     n, d = x.shape
     width = -(-(d + 2) // 8) * 8  # zero-padded to a multiple of 8: aligned rows for the BLAS
     left = torch.zeros(n, width, dtype=dtype, device=x.device)
@@ -291,8 +291,8 @@ def silhouette_tensor(
     n = points.shape[0]
     if block_size is None and points.device.type == "cpu":
         block_size = _CPU_BLOCK_ROWS
-    block = _default_block(n, block_size)
-    with torch.no_grad(), _ieee_float32_matmul():
+    block = default_block(n, block_size)
+    with torch.no_grad(), ieee_float32_matmul():
         # sorted by cluster: each cluster becomes a contiguous slice (the mean is order-free)
         compute = torch.float64 if n < _SILHOUETTE_FLOAT64_BELOW else torch.float32
         left, right = _distance_factors(points, layout.order, compute)
@@ -324,7 +324,7 @@ def silhouette(
     x = checked_points(points, min_rows=2)
     n = x.shape[0]
     ids = checked_cluster_ids(labels, n)
-    _default_block(n, block_size)  # reject a bad block size before any work
+    default_block(n, block_size)  # reject a bad block size before any work
     indices = _subsample(n, sample_size, seed)
     if indices is not None:
         ids = ids[indices]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.readers.tables import _raw_file
+from isotropy.readers.tables import raw_file
 from isotropy.sources import HUB_FILE
 
 _SENTENCE_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])")
@@ -73,7 +73,7 @@ def read_corpus(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> list[s
         return read_text_file(raw_dir / corpus["file"], max_sentences)
     if corpus["format"] == "wikitext":
         sentences = wikitext_sentences(
-            pd.read_parquet(_raw_file(raw_dir, HUB_FILE))["text"], max_sentences
+            pd.read_parquet(raw_file(raw_dir, HUB_FILE))["text"], max_sentences
         )
         if not sentences:
             raise ValueError(f"the WikiText split in {raw_dir} yielded no sentence")
@@ -94,7 +94,7 @@ def read_corpus_text(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> s
             raise FileNotFoundError(f"corpus file {path} does not exist; fix geometry.clusters.corpus.file")  # fmt: skip
         text = path.read_text(encoding="utf-8")
     elif corpus["format"] == "wikitext":
-        text = "\n".join(pd.read_parquet(_raw_file(raw_dir, HUB_FILE))["text"].astype(str))
+        text = "\n".join(pd.read_parquet(raw_file(raw_dir, HUB_FILE))["text"].astype(str))
     else:
         raise ValueError(f"unknown corpus format {corpus['format']!r}; expected 'lines' or 'wikitext'")  # fmt: skip
     if not text.strip():

@@ -14,7 +14,7 @@ from functools import partial
 import pandas as pd
 
 from isotropy.readers.registry import register_dataset
-from isotropy.readers.tables import _raw_file, _read_utf8_lines
+from isotropy.readers.tables import raw_file, read_utf8_lines
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +69,8 @@ def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv
     if task not in GLUE_FORMATS:
         raise ValueError(f"unknown GLUE task {task!r}; expected one of {GLUE_TASKS}")
     spec = GLUE_FORMATS[task]
-    path = _raw_file(raw_dir, file_name)
-    lines = _read_utf8_lines(path)
+    path = raw_file(raw_dir, file_name)
+    lines = read_utf8_lines(path)
     if lines and lines[0].startswith("\ufeff"):  # GLUE's MRPC dev.tsv starts with a byte-order mark
         lines[0] = lines[0][1:]
     if spec.header:

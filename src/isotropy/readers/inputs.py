@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from isotropy.istar.tasks import TASKS, task_spec
+from isotropy.paths import RAW_ROOT
 from isotropy.readers.registry import dataset_spec
 from isotropy.readers.sts import sts_source
 from isotropy.readers.tasks import ISTAR_SPLITS, task_source
@@ -23,7 +24,6 @@ from isotropy.sources import (
     resolve_mirror,
     source_outputs,
 )
-from isotropy.workflow.paths import RAW_ROOT
 
 # ---------------------------------------------------------------------------------------------
 # Section 3 data sets whose sources follow the configuration
@@ -42,19 +42,19 @@ def pos_vocabulary_source(config: Mapping[str, Any]) -> str:
     )
 
 
-def _pos_sources(config: Mapping[str, Any]) -> dict[str, str]:
+def pos_sources(config: Mapping[str, Any]) -> dict[str, str]:
     if config.get("pos_source", "codwoe") == "wordnet":
         return {"vectors_dir": pos_vocabulary_source(config), "wordnet_dir": "wordnet"}
     return {"raw_dir": "codwoe"}
 
 
-def _supersense_sources(config: Mapping[str, Any]) -> dict[str, str]:
+def supersense_sources(config: Mapping[str, Any]) -> dict[str, str]:
     if config.get("supersense_source", "tikhonov") == "wordnet":
         return {"words_dir": "supersense_words", "wordnet_dir": "wordnet"}
     return {"raw_dir": "supersense_features"}
 
 
-def _pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
+def pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
     source = config.get("pos_source", "codwoe")
     options: dict[str, Any] = {"pos_source": source}
     if source == "wordnet":
@@ -63,7 +63,7 @@ def _pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
     return options
 
 
-def _supersense_options(config: Mapping[str, Any]) -> dict[str, Any]:
+def supersense_options(config: Mapping[str, Any]) -> dict[str, Any]:
     return {"supersense_source": config.get("supersense_source", "tikhonov")}
 
 

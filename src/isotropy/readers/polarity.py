@@ -7,7 +7,7 @@ import os
 import pandas as pd
 
 from isotropy.readers.registry import register_dataset
-from isotropy.readers.tables import _raw_file, _read_utf8_lines
+from isotropy.readers.tables import raw_file, read_utf8_lines
 
 POLARITY_LABELS = {"rt-polarity.pos": "positive", "rt-polarity.neg": "negative"}
 
@@ -19,8 +19,8 @@ def read_polarity(raw_dir: str | os.PathLike) -> pd.DataFrame:
     """Pang & Lee sentence polarity v1.0: one sentence per line, label from the file (10,662 rows)."""
     rows = []
     for filename, label in POLARITY_LABELS.items():
-        path = _raw_file(raw_dir, filename)
-        for lineno, line in enumerate(_read_utf8_lines(path), 1):
+        path = raw_file(raw_dir, filename)
+        for lineno, line in enumerate(read_utf8_lines(path), 1):
             text = line.strip()
             if not text:
                 raise ValueError(

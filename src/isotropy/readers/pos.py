@@ -17,9 +17,9 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.readers.inputs import _pos_options, _pos_sources
+from isotropy.readers.inputs import pos_options, pos_sources
 from isotropy.readers.registry import register_dataset
-from isotropy.readers.tables import _multi_label_frame
+from isotropy.readers.tables import multi_label_frame
 from isotropy.readers.wordnet import open_wordnet
 from isotropy.sources import decode_text, load_word_vectors, source_files, word_vectors_file
 
@@ -77,7 +77,7 @@ def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
                 )
             labels[word.strip()].add(pos.strip())
     log.info("pos (codwoe): %d words from %d file(s)", len(labels), len(files))
-    return _multi_label_frame(labels)
+    return multi_label_frame(labels)
 
 
 def wordnet_pos(wordnet, word: str) -> set[str]:
@@ -111,7 +111,7 @@ def pos_standin(vocabulary: Iterable[str], wordnet, size: int) -> pd.DataFrame:
             len(labels),
             size,
         )
-    return _multi_label_frame(labels)
+    return multi_label_frame(labels)
 
 
 def read_pos_wordnet(
@@ -139,8 +139,8 @@ def read_pos_wordnet(
 
 @register_dataset(
     "pos",
-    sources=_pos_sources,
-    options=_pos_options,
+    sources=pos_sources,
+    options=pos_options,
     description="CoDWoE English words with their POS (multi-label)",
 )
 def _pos_reader(

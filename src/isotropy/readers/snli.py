@@ -9,7 +9,7 @@ import os
 import pandas as pd
 
 from isotropy.readers.registry import register_dataset
-from isotropy.readers.tables import _raw_file, _read_utf8_lines
+from isotropy.readers.tables import raw_file, read_utf8_lines
 
 log = logging.getLogger(__name__)
 
@@ -21,9 +21,9 @@ SNLI_LABELS = ("entailment", "neutral", "contradiction")
 )
 def read_snli(raw_dir: str | os.PathLike) -> pd.DataFrame:
     """SNLI 1.0 validation pairs with a gold label (9,842 rows); the ``-`` (no consensus) ones dropped."""
-    path = _raw_file(raw_dir, "snli_1.0_dev.jsonl")
+    path = raw_file(raw_dir, "snli_1.0_dev.jsonl")
     rows, unlabelled = [], 0
-    for lineno, line in enumerate(_read_utf8_lines(path), 1):
+    for lineno, line in enumerate(read_utf8_lines(path), 1):
         if not line.strip():
             continue
         try:

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from isotropy.readers.tables import _raw_file
+from isotropy.readers.tables import raw_file
 from isotropy.sources import HUB_FILE
 
 log = logging.getLogger(__name__)
@@ -84,9 +84,9 @@ def read_sts(name: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
             raise ValueError(
                 f"unknown STS-B split {split!r}; expected one of {sorted(_STS_SPLIT_FILES)}"
             )
-        return read_sts_tsv(_raw_file(raw_dir, _STS_SPLIT_FILES[split]))
+        return read_sts_tsv(raw_file(raw_dir, _STS_SPLIT_FILES[split]))
     semeval = raw_dir / _SICK_SEMEVAL_FILES.get(split, f"SICK_{split}.txt")
-    path = semeval if semeval.is_file() else _raw_file(raw_dir, _SICK_FILE)
+    path = semeval if semeval.is_file() else raw_file(raw_dir, _SICK_FILE)
     table = pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False)
     table.columns = [str(c).strip() for c in table.columns]
     if path == semeval:

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from isotropy.readers.feature_table import FLAG_COLUMN, read_feature_table
-from isotropy.readers.inputs import _supersense_options, _supersense_sources
+from isotropy.readers.inputs import supersense_options, supersense_sources
 from isotropy.readers.registry import register_dataset
-from isotropy.readers.tables import _multi_label_frame, _raw_file, _read_utf8_lines
+from isotropy.readers.tables import multi_label_frame, raw_file, read_utf8_lines
 from isotropy.readers.wordnet import open_wordnet
 
 log = logging.getLogger(__name__)
@@ -30,11 +30,11 @@ def read_supersense(words_dir: str | os.PathLike, wordnet_dir: str | os.PathLike
     all); a word's label set is the lexicographer files of all its noun synsets (nltk's lookup,
     which also tries the word's base form). Words without a noun synset are dropped and counted.
     """
-    path = _raw_file(words_dir, "words.txt")
+    path = raw_file(words_dir, "words.txt")
     wordnet = open_wordnet(wordnet_dir)
     labels: dict[str, set[str]] = {}
     dropped = []
-    for lineno, line in enumerate(_read_utf8_lines(path), 1):
+    for lineno, line in enumerate(read_utf8_lines(path), 1):
         word = line.strip()
         if not word:
             continue
@@ -53,7 +53,7 @@ def read_supersense(words_dir: str | os.PathLike, wordnet_dir: str | os.PathLike
         len(dropped),
         ", ".join(dropped[:5]),
     )
-    return _multi_label_frame(labels)
+    return multi_label_frame(labels)
 
 
 # The 26 WordNet noun lexicographer files (supersenses) of Tikhonov et al.'s feature file: its
@@ -86,7 +86,7 @@ def read_supersense_tikhonov(raw_dir: str | os.PathLike) -> pd.DataFrame:
         - words with no flag set are dropped (counted in the log);
         - items are in order of first occurrence (row by row, word1 before word2).
     """
-    table, label = read_feature_table(_raw_file(raw_dir, SUPERSENSE_FILE))
+    table, label = read_feature_table(raw_file(raw_dir, SUPERSENSE_FILE))
     return supersense_items(table, label)
 
 
@@ -147,13 +147,13 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
     )
     if not kept:
         raise ValueError(f"{label}: no word has a supersense flag set")
-    return _multi_label_frame(kept)
+    return multi_label_frame(kept)
 
 
 @register_dataset(
     "supersense",
-    sources=_supersense_sources,
-    options=_supersense_options,
+    sources=supersense_sources,
+    options=supersense_options,
     description="Tikhonov et al. (2023) words with their noun supersenses (multi-label)",
 )
 def _supersense_reader(raw_dir=None, words_dir=None, wordnet_dir=None, *, supersense_source: str):

@@ -18,11 +18,11 @@ from pathlib import Path
 import pandas as pd
 
 from isotropy.io import atomic_path
+from isotropy.paths import MANIFEST_NAME
 from isotropy.sources import decode_text, source_files
-from isotropy.workflow.paths import MANIFEST_NAME
 
 
-def _read_utf8_lines(path: Path) -> list[str]:
+def read_utf8_lines(path: Path) -> list[str]:
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing; re-run the download of its source")
     # Lines end at "\n" only: str.splitlines() would also break inside a field at U+2028, U+0085,
@@ -39,14 +39,14 @@ def _read_utf8_lines(path: Path) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def _raw_file(raw_dir: str | os.PathLike, name: str) -> Path:
+def raw_file(raw_dir: str | os.PathLike, name: str) -> Path:
     path = Path(raw_dir) / name
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing; re-run the download of its source")
     return path
 
 
-def _multi_label_frame(labels_by_word: Mapping[str, Iterable[str]]) -> pd.DataFrame:
+def multi_label_frame(labels_by_word: Mapping[str, Iterable[str]]) -> pd.DataFrame:
     words = list(labels_by_word)
     return pd.DataFrame({"text": words, "labels": [sorted(set(labels_by_word[w])) for w in words]})
 

@@ -15,7 +15,7 @@ import pandas as pd
 from isotropy.istar.tasks import TaskSpec, task_spec
 from isotropy.readers.glue import GLUE_FORMATS, read_glue
 from isotropy.readers.sts import read_sts_tsv
-from isotropy.readers.tables import _raw_file
+from isotropy.readers.tables import raw_file
 from isotropy.sources import HUB_FILE
 
 ISTAR_SPLITS = ("train", "validation")
@@ -40,7 +40,7 @@ def _glue_task_table(task: str, path: Path) -> pd.DataFrame:
         table["label"] = table["label"].map(GLUE_FORMATS[task].labels.index).astype(int)
         return table
     if task == "stsb":
-        pairs = read_sts_tsv(_raw_file(path.parent, path.name))
+        pairs = read_sts_tsv(raw_file(path.parent, path.name))
         return pd.DataFrame(
             {"text": pairs["sentence1"], "text_pair": pairs["sentence2"], "label": pairs["score"]}
         )

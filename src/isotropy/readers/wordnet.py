@@ -6,7 +6,7 @@ import os
 import warnings
 from pathlib import Path
 
-from isotropy.readers.tables import _raw_file
+from isotropy.readers.tables import raw_file
 
 
 def open_wordnet(raw_dir: str | os.PathLike):
@@ -18,7 +18,7 @@ def open_wordnet(raw_dir: str | os.PathLike):
     import nltk
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
-    _raw_file(raw_dir, "corpora/wordnet.zip")
+    raw_file(raw_dir, "corpora/wordnet.zip")
     root = str(Path(raw_dir).resolve())
     if root not in nltk.data.path:
         nltk.data.path.insert(0, root)

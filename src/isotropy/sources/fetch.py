@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from isotropy.io import DiskFullError, sha256_file, write_json
+from isotropy.paths import MANIFEST_NAME
 from isotropy.sources.archives import ExtractionLimits, Fetched
 from isotropy.sources.layouts import layout_of
 from isotropy.sources.mirror import (
@@ -44,7 +45,6 @@ from isotropy.sources.transfer import (
     new_session,
     url_file_name,
 )
-from isotropy.workflow.paths import MANIFEST_NAME
 
 log = logging.getLogger(__name__)
 

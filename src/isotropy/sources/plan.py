@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.sources.layouts import source_kind
 from isotropy.sources.mirror import (
     files_missing_from,
@@ -27,7 +28,6 @@ from isotropy.sources.settings import (
     UnverifiedFileError,
 )
 from isotropy.sources.transfer import url_file_name, url_problem
-from isotropy.workflow.paths import MANIFEST_NAME, RAW_ROOT
 
 
 def source_dir(name: str, root: str | os.PathLike = RAW_ROOT) -> Path:

@@ -36,9 +36,9 @@ consistent, and the other words as they are.
 published              the papers' printed numbers as data (config/published_values.csv)
 tolerances             the verdict engine: one judge for every tolerance rule
 measurements           every judged quantity, measured once from the result tables
-geometry_measurements  the same for the geometry study (LID, S_inter, STS, I(W))
+                       (the geometry study's LID, S_inter, STS and I(W) included)
 standins               what this run uses where the papers used something else
 claims                 results/claims.{csv,md}: each claim, bound and verdict
 comparison             results/paper_comparison.{csv,md}: printed numbers beside ours
-workflow               the rules' inputs, configuration subset and table loading
+results                the result tables the two rules read; a preview's rows stamped
 """

@@ -1,4 +1,6 @@
-"""What Snakemake asks while it parses: configuration, targets, input functions and paths.
+"""What Snakemake asks while it parses: configuration, targets, input functions and what a run
+does when it starts. The workflow layer: it imports the science and data packages, never the
+other way round (tests/test_architecture.py).
 
 - :mod:`~isotropy.workflow.config`: :func:`~isotropy.workflow.config.load_config` (the one
   loader of the Snakefile, ``isotropy.estimate`` and the audit), schema validation and every
@@ -7,26 +9,18 @@
 - :mod:`~isotropy.workflow.inputs`: the input functions the rules call;
 - :mod:`~isotropy.workflow.verdict_inputs`: what the claims, the paper comparison and the report
   read;
-- :mod:`~isotropy.workflow.paths`: every path between rules and every result, spelled once,
-  with ``logs()`` and ``benchmarks()``;
-- :mod:`~isotropy.workflow.run`: what a run does when it starts (``onstart``): its effective
-  configuration recorded, the whole run's progress printed after every job.
+- :mod:`~isotropy.workflow.run`: what a run does when it starts (``onstart``): the jobs' thread
+  wait policy, its effective configuration recorded, the whole run's progress printed after
+  every job.
 
-``from isotropy import workflow`` (rules/common.smk) gives all six as attributes. They are
-imported when first named, not here: science modules read :mod:`~isotropy.workflow.paths` (the
-download layout), and importing the parse-time checks with it would import those science
-modules back, an import cycle.
+``from isotropy import workflow`` (rules/common.smk) gives these and :mod:`isotropy.paths`
+(every path between rules and every result, spelled once; a package-level module, since
+science and data code read it too) as attributes.
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
+from isotropy import paths
+from isotropy.workflow import config, inputs, run, targets, verdict_inputs
 
 __all__ = ["config", "inputs", "paths", "run", "targets", "verdict_inputs"]
-
-
-def __getattr__(name: str) -> ModuleType:
-    if name in __all__:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,9 +13,8 @@ from typing import Any
 
 from snakemake.exceptions import WorkflowError
 
-from isotropy import model_parts, provenance, readers, sources
+from isotropy import model_parts, paths, provenance, readers, sources
 from isotropy.verdicts import standins
-from isotropy.workflow import paths
 from isotropy.workflow.config import (
     encoder,
     encoder_word_vector_source,

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from isotropy.workflow import paths
+from isotropy import paths
 
 
 def record_effective_config(

@@ -1,7 +1,7 @@
 """What the workflow makes: each study's runs, settings and final files (targets of rule all).
 
 Plain Python: the workflow imports it while it parses. The I-STAR grid is
-:mod:`isotropy.istar.grid`; every path comes from :mod:`isotropy.workflow.paths`.
+:mod:`isotropy.istar.grid`; every path comes from :mod:`isotropy.paths`.
 """
 
 from __future__ import annotations
@@ -11,12 +11,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from isotropy import readers, sensitivity
+from isotropy import paths, readers, sensitivity
 from isotropy.istar import grid as istar_grid
 from isotropy.istar import tasks as istar_tasks
 from isotropy.models import ModelSpec
 from isotropy.readers import GLUE_TASKS
-from isotropy.workflow import paths
 from isotropy.workflow.config import (
     ConfigError,
     deep_merge,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from isotropy import paths
 from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
-from isotropy.workflow import paths
 from isotropy.workflow.config import model_spec, sentence_encoder_spec
 from isotropy.workflow.targets import (
     geometry_models,

@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
+from isotropy import paths
 from isotropy.traces import read_result_table, read_traces
-from isotropy.workflow import paths
 
 
 def load_tables(
