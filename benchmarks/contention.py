@@ -11,6 +11,7 @@ wall within (1 + k / cores)x of idle. Figures only: nothing here asserts a timin
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -53,6 +54,41 @@ def busy_processes(count: int) -> Iterator[None]:
             spinner.kill()
         for spinner in spinners:
             spinner.wait()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The contention mode's options, the same in every benchmark that has it."""
+    parser.add_argument(
+        "--contention",
+        type=int,
+        metavar="K",
+        help="compare thread policies idle and beside K busy processes (CPU), then stop",
+    )
+    parser.add_argument(
+        "--policies",
+        default=",".join(THREAD_POLICIES),
+        help="thread policies for --contention (isotropy.threads.THREAD_POLICIES)",
+    )
+    parser.add_argument(
+        "--contention-repeats", type=int, default=1, help="with --contention: best of this many"
+    )
+    parser.add_argument("--contention-worker", action="store_true", help=argparse.SUPPRESS)
+
+
+def compare_from_args(
+    args: argparse.Namespace, script: str, worker_options: Sequence[str], unit: str
+) -> list[Measurement]:
+    """:func:`compare` as the options ask, the worker being ``script`` run with
+    ``--contention-worker`` and ``worker_options``."""
+    worker = [sys.executable, script, "--contention-worker", *worker_options]
+    return compare(
+        worker,
+        policy_names(args.policies),
+        args.contention,
+        args.threads,
+        repeats=args.contention_repeats,
+        unit=unit,
+    )
 
 
 def policy_names(text: str) -> list[str]:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -69,38 +68,17 @@ def main() -> None:
     )
     parser.add_argument("--configfile", nargs="+")
     parser.add_argument("--sample", type=int, default=1000, help="texts per setup to encode")
-    parser.add_argument(
-        "--contention",
-        type=int,
-        metavar="K",
-        help="compare thread policies idle and beside K busy processes, then stop",
-    )
-    parser.add_argument(
-        "--policies",
-        default=",".join(contention.THREAD_POLICIES),
-        help="thread policies for --contention (isotropy.threads.THREAD_POLICIES)",
-    )
     parser.add_argument("--threads", type=int, default=2, help="with --contention: the rule's")
     parser.add_argument("--batch-size", type=int, default=128, help="with --contention")
-    parser.add_argument(
-        "--contention-repeats", type=int, default=1, help="with --contention: best of this many"
-    )
-    parser.add_argument("--contention-worker", action="store_true", help=argparse.SUPPRESS)
+    contention.add_arguments(parser)
     args = parser.parse_args()
     if args.contention_worker:
         torch.set_num_threads(args.threads)
         contention_worker(args.sample, args.batch_size)
         return
     if args.contention is not None:
-        worker = [sys.executable, __file__, "--contention-worker", "--sample", str(args.sample)]
-        contention.compare(
-            worker + ["--batch-size", str(args.batch_size)],
-            contention.policy_names(args.policies),
-            args.contention,
-            args.threads,
-            repeats=args.contention_repeats,
-            unit="text",
-        )
+        options = ["--sample", str(args.sample), "--batch-size", str(args.batch_size)]
+        contention.compare_from_args(args, __file__, options, unit="text")
         return
     if not args.configfile:
         parser.error("give --configfile (or --contention K)")

@@ -37,7 +37,6 @@ import argparse
 import collections
 import gc
 import resource
-import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -382,36 +381,15 @@ def main() -> None:
     parser.add_argument(
         "--skip", default="", help=f"comma-separated sections to skip: {', '.join(SECTIONS)}"
     )
-    parser.add_argument(
-        "--contention",
-        type=int,
-        metavar="K",
-        help="compare thread policies idle and beside K busy processes (CPU), then stop",
-    )
-    parser.add_argument(
-        "--policies",
-        default=",".join(contention.THREAD_POLICIES),
-        help="thread policies for --contention (isotropy.threads.THREAD_POLICIES)",
-    )
-    parser.add_argument(
-        "--contention-repeats", type=int, default=1, help="with --contention: best of this many"
-    )
-    parser.add_argument("--contention-worker", action="store_true", help=argparse.SUPPRESS)
+    contention.add_arguments(parser)
     args = parser.parse_args()
     if args.contention_worker:
         torch.set_num_threads(args.threads)
         contention_worker(args.updates, args.bias)
         return
     if args.contention is not None:
-        worker = [sys.executable, __file__, "--contention-worker", "--updates", str(args.updates)]
-        contention.compare(
-            worker + (["--bias"] if args.bias else []),
-            contention.policy_names(args.policies),
-            args.contention,
-            args.threads,
-            repeats=args.contention_repeats,
-            unit="update",
-        )
+        options = ["--updates", str(args.updates)] + (["--bias"] if args.bias else [])
+        contention.compare_from_args(args, __file__, options, unit="update")
         return
     skip = {s for s in args.skip.split(",") if s}
     if unknown := skip - set(SECTIONS):

@@ -1,0 +1,41 @@
+"""The contention mode of the benchmarks (benchmarks/contention.py): its neighbours start and
+stop, its options are checked, and the repeat it reports is the least disturbed one."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import contention
+
+
+def test_busy_processes_run_during_the_block_and_stop_after():
+    before = {p.pid for p in psutil.Process().children()}
+    with contention.busy_processes(2):
+        spinners = [p for p in psutil.Process().children() if p.pid not in before]
+        assert len(spinners) == 2 and all(p.is_running() for p in spinners)
+    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in spinners)
+
+
+def test_busy_processes_stop_when_the_measurement_fails():
+    before = {p.pid for p in psutil.Process().children()}
+    with pytest.raises(RuntimeError), contention.busy_processes(1):
+        spinners = [p for p in psutil.Process().children() if p.pid not in before]
+        raise RuntimeError("the worker failed")
+    assert spinners and not any(p.is_running() for p in spinners)
+
+
+def test_policies_are_checked_and_the_best_repeat_is_reported():
+    assert contention.policy_names("passive,default") == ["passive", "default"]
+    with pytest.raises(SystemExit, match="unknown thread policies"):
+        contention.policy_names("passive,sometimes")
+    runs = [
+        contention.Measurement("passive", "idle", units=10, wall_s=w, cpu_s=c, load=0.0)
+        for w, c in ((5.0, 9.0), (4.0, 8.5), (6.0, 8.0))
+    ]
+    best = contention.best(runs)
+    assert best.wall_per_unit == 0.4 and best.cpu_per_unit == 0.85
