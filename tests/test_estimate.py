@@ -216,6 +216,7 @@ def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
     monkeypatch.setattr(estimate.os, "getloadavg", lambda: (3.4, 5.0, 3.2))
     monkeypatch.setattr(estimate.os, "nice", lambda increment: 10)
     monkeypatch.setattr(estimate, "available_cores", lambda: 2)
+    monkeypatch.setattr(estimate.threads_module, "busy_sessions", lambda: None)  # per thread
     assert estimate.recent_load() == 5.0
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
     lines = estimate.describe(config, "preview", "cpu", workdir=ROOT / "no-such-dir")
@@ -223,7 +224,7 @@ def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
         "this machine is busy (load average 5.0 on 2 cores, before this run starts): expect about "
     ), lines
     assert ", longer at niceness 10;" in lines[2]
-    assert lines[3].startswith("contention model: jobs' threads wait as policy '")
+    assert lines[3].startswith("contention model: threads share the cores: (load + 2) / cores;")
 
 
 def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):
@@ -324,3 +325,21 @@ def test_make_resume_refuses_while_snakemake_runs_in_the_folder(tmp_path):
         process.kill()
         process.wait()
     assert resume.main(["-d", str(tmp_path)]) == 0
+
+
+def test_where_sessions_share_the_cpu_a_run_gets_its_sessions_part():
+    """Linux autogroup: three busy programs from three terminals leave a 2-thread job of this
+    session a quarter of 2 cores (4x), whatever the load average says; other runnable threads
+    of this session take their part of it thread by thread."""
+    from isotropy.threads import Sessions
+
+    factor = estimate.busy_factor
+    assert factor(3.0, 2, policy="passive", sessions=Sessions(3.0, 0.0)) == 4.0
+    assert factor(9.0, 2, policy="passive", sessions=Sessions(0.0, 0.0)) == 1.0
+    assert factor(0.0, 2, policy="passive", sessions=Sessions(1.0, 2.0)) == 4.0
+    assert factor(3.0, 2, policy="default", sessions=Sessions(3.0, 0.0)) == pytest.approx(
+        4.0 * estimate.CONTENTION_EXCESS["default"]
+    )
+    line = estimate.contention_model("passive", Sessions(3.0, 0.0))
+    assert "between sessions (autogroup): 3.0 other busy session(s)" in line
+    assert "threads share the cores: (load + 2) / cores" in estimate.contention_model("passive")

@@ -107,3 +107,55 @@ def test_a_script_job_gets_its_rules_threads_and_the_wait_policy(tmp_path):
     assert seen["policy"] == "PASSIVE"
     assert seen["pools"] and set(seen["pools"]) == {2}
     assert "OMP_WAIT_POLICY=PASSIVE" in done.stderr
+
+
+def _fake_proc(root, autogroup="1", tasks=()):
+    """A /proc with the autogroup switch, this process's group (1) and ``tasks``: (pid, group
+    or None for a kernel thread, state)."""
+    (root / "sys/kernel").mkdir(parents=True)
+    (root / "sys/kernel/sched_autogroup_enabled").write_text(autogroup + "\n")
+    (root / "self").mkdir()
+    (root / "self/autogroup").write_text("/autogroup-1 nice 0\n")
+    for pid, group, state in tasks:
+        task = root / str(pid) / "task" / str(pid)
+        task.mkdir(parents=True)
+        (task / "stat").write_text(f"{pid} (some (odd) name) {state} 1 2 3\n")
+        (root / str(pid) / "autogroup").write_text(
+            "" if group is None else f"/autogroup-{group} nice 0\n"
+        )
+    return root
+
+
+def test_busy_sessions_counts_other_sessions_and_this_sessions_threads(tmp_path):
+    proc = _fake_proc(
+        tmp_path,
+        tasks=[(100, 2, "R"), (101, 2, "R"), (102, 3, "S"), (103, 4, "R"), (104, 1, "R"), (105, None, "R")],
+    )  # fmt: skip
+    seen = threads.busy_sessions(samples=2, interval=0, proc=proc)
+    # Groups 2 and 4 have a runnable thread (2's two threads count once: the kernel shares
+    # between sessions); 3 sleeps; 104 is this session's; 105 is a kernel thread.
+    assert seen == threads.Sessions(others=2.0, own_threads=1.0)
+    assert threads.busy_sessions(proc=_fake_proc(tmp_path / "off", autogroup="0")) is None
+    assert threads.busy_sessions(proc=tmp_path / "no-proc") is None
+
+
+@pytest.mark.skipif(
+    threads.busy_sessions(samples=1, interval=0) is None, reason="autogroup is off here"
+)
+def test_busy_sessions_sees_programs_started_in_their_own_sessions():
+    """Two CPU-bound programs, each in a session of its own (as from two terminals)."""
+    before = threads.busy_sessions(samples=10, interval=0.02)
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+        for _ in range(2)
+    ]
+    try:
+        import time
+
+        time.sleep(0.5)
+        during = threads.busy_sessions(samples=10, interval=0.02)
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+    assert during.others >= before.others + 1.5, (before, during)

@@ -175,7 +175,8 @@ def describe(
     if unknown:
         lines.append(f"no measured cost for {', '.join(sorted(unknown))}: not included above")
     cores, load = available_cores() or 2, recent_load()
-    factor = busy_factor(load, cores)
+    sessions = threads_module.busy_sessions() if device == "cpu" and total else None
+    factor = busy_factor(load, cores, sessions=sessions)
     if device == "cpu" and total and factor >= 1.25:
         lines.append(
             f"this machine is busy (load average {load:.1f} on {cores} cores, before this run "
@@ -183,7 +184,7 @@ def describe(
             + (f", longer at niceness {os.nice(0)}" if os.nice(0) > 0 else "")
             + "; the run prints its done share and time left after every job"
         )
-        lines.append(contention_model())
+        lines.append(contention_model(sessions=sessions))
     return lines
 
 
@@ -210,32 +211,54 @@ def run_is_done(trace: Path, settings: Mapping[str, Any], device: str) -> bool:
 
 
 def busy_factor(
-    load: float, cores: int, threads: int = JOB_THREADS, policy: str | None = None
+    load: float,
+    cores: int,
+    threads: int = JOB_THREADS,
+    policy: str | None = None,
+    sessions: threads_module.Sessions | None = None,
 ) -> float:
-    """How much longer a job of ``threads`` threads takes on ``cores`` cores already running
-    ``load`` runnable threads (the load average before the run starts): the scheduler shares
-    the cores among all of them, so the job gets ``cores / (load + threads)`` of the cores it
-    would have alone, times what its threads waste waiting under the wait ``policy``
+    """How much longer a job of ``threads`` threads takes on ``cores`` cores shared with other
+    work, times what its threads waste waiting under the wait ``policy``
     (:data:`CONTENTION_EXCESS`; default: the policy jobs of this process would run under). 1
-    when the cores are free enough."""
-    share = max(1.0, (load + threads) / max(cores, threads))
-    if share == 1.0:
+    when the cores are free enough.
+
+    Where the kernel shares the CPU between sessions (``sessions``, from
+    :func:`isotropy.threads.busy_sessions`), this run's session gets ``cores / (others + 1)``
+    of it, and the job its threads' part of that among the session's runnable threads.
+    Otherwise the scheduler shares the cores among all ``load`` runnable threads (the load
+    average before the run starts) and the job's: it gets ``cores / (load + threads)`` of
+    the cores it would have alone."""
+    if sessions is not None:
+        part = cores / (sessions.others + 1) * threads / (threads + sessions.own_threads)
+        share = threads / min(float(threads), part)
+    else:
+        share = max(1.0, (load + threads) / max(cores, threads))
+    if share <= 1.0:
         return 1.0
     return share * CONTENTION_EXCESS[policy or threads_module.policy_in_effect()]
 
 
-def contention_model(policy: str | None = None) -> str:
+def contention_model(
+    policy: str | None = None, sessions: threads_module.Sessions | None = None
+) -> str:
     """The one line that says which contention model the busy-machine estimate used."""
     policy = policy or threads_module.policy_in_effect()
+    sharing = (
+        f"the kernel shares the cores between sessions (autogroup): {sessions.others:.1f} other "
+        f"busy session(s), {sessions.own_threads:.1f} other runnable thread(s) in this one, so "
+        f"a {JOB_THREADS}-thread job gets cores / (sessions + 1) x its threads' part"
+        if sessions is not None
+        else f"threads share the cores: (load + {JOB_THREADS}) / cores"
+    )
     return (
-        f"contention model: jobs' threads wait as policy '{policy}' "
+        f"contention model: {sharing}; jobs' threads wait as policy '{policy}' "
         + (
             "(OMP_WAIT_POLICY=PASSIVE)"
             if policy == "passive"
             else "(spinning, the library default)"
         )
-        + f": (load + {JOB_THREADS}) / cores x {CONTENTION_EXCESS[policy]:.1f}, measured beside "
-        "busy processes (benchmarks/optimize.py --contention; docs/measurements.md)"
+        + f", x {CONTENTION_EXCESS[policy]:.1f} measured beside busy processes "
+        "(benchmarks/optimize.py --contention; docs/measurements.md)"
     )
 
 

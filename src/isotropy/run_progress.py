@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from isotropy import estimate
+from isotropy import estimate, threads
 from isotropy.logs import duration
 from isotropy.workflow import targets
 
@@ -137,7 +137,11 @@ def attach(workflow: Any, config: Mapping[str, Any]) -> RunProgress | None:
         return None
     cores = estimate.available_cores() or 2
     device = estimate.device_kind(config["device"])
-    factor = estimate.busy_factor(estimate.recent_load(), cores) if device == "cpu" else 1.0
+    factor = (
+        estimate.busy_factor(estimate.recent_load(), cores, sessions=threads.busy_sessions())
+        if device == "cpu"
+        else 1.0
+    )
     parallel = 1 if device == "cuda" else max(1, cores // estimate.JOB_THREADS)
     handler = RunProgress(plan(config, jobs), prior_factor=factor / parallel)
     logging.getLogger("snakemake.logging").addHandler(handler)
