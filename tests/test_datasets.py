@@ -588,7 +588,7 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=600,  # a guard against a hang: a dry run took over 120 s at load 6
     )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = result.stdout + result.stderr
@@ -604,7 +604,7 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=600,
     )
     assert result.returncode != 0
     assert "glue/MNLI/train.tsv" in result.stdout + result.stderr

@@ -26,7 +26,7 @@ def _make_dry_run(target: str, *variables: str) -> list[list[str]]:
         ["make", "-n", "-C", str(ROOT), target, *variables],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     return [shlex.split(line) for line in result.stdout.splitlines() if line.strip()]
