@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from isotropy.threads import THREAD_POLICIES
+from isotropy.threads import THREAD_POLICIES, WAIT_VARIABLES
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def measure(
 ) -> Measurement:
     """Run ``worker`` (a command line) in a fresh process under ``policy``."""
     overrides, policy_threads = THREAD_POLICIES[policy]
-    env = {k: v for k, v in os.environ.items() if k not in {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"}}
+    env = {k: v for k, v in os.environ.items() if k not in WAIT_VARIABLES}
     env.update(overrides)
     count = str(policy_threads or threads)
     env.update({"OMP_NUM_THREADS": count, "MKL_NUM_THREADS": count})

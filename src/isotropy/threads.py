@@ -6,8 +6,8 @@ in the job's environment; :func:`use_threads` holds torch and the BLAS libraries
 to the same number. What no count settles is how an idle OpenMP thread waits: torch's libgomp
 spins for a while before it sleeps, which on a shared machine burns the cores the other jobs
 need. The wait policy must be in the environment before the library loads, so the workflow
-sets it for every job (:func:`job_environment`, applied where the Snakefile is read) and a
-user's own setting wins. The policy was chosen by measurement, idle and beside busy processes
+sets it for every job when a run starts (:func:`apply_job_environment`, from ``onstart``
+through :func:`isotropy.workflow.run.started`), and a user's own setting wins. The policy was chosen by measurement, idle and beside busy processes
 (``benchmarks/optimize.py --contention``, ``benchmarks/embedding_cost.py --contention``;
 docs/measurements.md).
 
@@ -33,13 +33,13 @@ THREAD_POLICIES: dict[str, tuple[dict[str, str], int | None]] = {
 }
 CHOSEN_POLICY = "passive"
 # The variables a policy may set; a user who sets one keeps their own choice for all of them.
-_WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 
 def job_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """The variables to add to ``environ`` so that jobs wait as :data:`CHOSEN_POLICY` says;
     empty when the user already chose a wait policy."""
-    if any(name in environ for name in _WAIT_VARIABLES):
+    if any(name in environ for name in WAIT_VARIABLES):
         return {}
     return dict(THREAD_POLICIES[CHOSEN_POLICY][0])
 
@@ -110,11 +110,13 @@ def busy_sessions(
             process = stat.parent.parent.parent
             try:
                 text = stat.read_text()
+                if text[text.rindex(")") + 2] != "R":
+                    continue  # not runnable: its session is not asked
                 group = (process / "autogroup").read_text().split()
             except OSError:
                 continue
-            if not group or text[text.rindex(")") + 2] != "R":
-                continue  # a kernel thread (no group), or not runnable
+            if not group:
+                continue  # a kernel thread
             if group[0] != own:
                 running.add(group[0])
             elif process.name != str(me):
