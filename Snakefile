@@ -25,7 +25,7 @@ include: "rules/report.smk"
 rule all:
     default_target: True
     input:
-        study_targets(config["studies"]),
+        targets.study_targets(config, config["studies"]),
         paths.CLAIMS,
         paths.PAPER_COMPARISON,
         paths.REPORT_OVERVIEW,

@@ -21,7 +21,7 @@ rule download_source:
         runtime=lambda wc, attempt: 120 * attempt,
     params:
         # urls, sha256 pins, mirror files and the mirror folder: any change re-fetches.
-        source=lambda wildcards: inputs.source_params(config, wildcards.source),
+        source=lambda wildcards: sources.source_params(config, wildcards.source),
         retries=5,
         timeout=60,
     script:
@@ -47,7 +47,9 @@ rule assemble_model:
         mem_mb=lambda wc, attempt: 1000 * attempt,
         runtime=lambda wc, attempt: 60 * attempt,
     params:
-        model=lambda wildcards: inputs.split_model_params(config, wildcards.split_model),
+        model=lambda wildcards: model_parts.split_model_params(
+            config, wildcards.split_model
+        ),
     script:
         "../scripts/assemble_model.py"
 
@@ -55,7 +57,7 @@ rule assemble_model:
 # One prepared table per data set: text (+ text_pair) and label (or labels, multi-label).
 rule prepare_dataset:
     input:
-        unpack(lambda wildcards: inputs.dataset_inputs(config, wildcards.dataset)),
+        unpack(lambda wildcards: readers.dataset_inputs(config, wildcards.dataset)),
     output:
         table=paths.dataset_table(),
     log:
@@ -69,7 +71,7 @@ rule prepare_dataset:
         mem_mb=lambda wc, attempt: 8000 * attempt,
         runtime=lambda wc, attempt: 60 * attempt,
     params:
-        sources=lambda wildcards: inputs.dataset_sources(config, wildcards.dataset),
-        options=lambda wildcards: inputs.dataset_options(config, wildcards.dataset),
+        sources=lambda wildcards: readers.dataset_sources(config, wildcards.dataset),
+        options=lambda wildcards: readers.dataset_options(config, wildcards.dataset),
     script:
         "../scripts/prepare_dataset.py"

@@ -4,8 +4,9 @@
 rule embed_sentences:
     input:
         table=paths.dataset_table(),
-        model=lambda wildcards: split_model_input(
-            sentence_encoder(wildcards).get("path")
+        model=lambda wc: model_parts.required_manifests(
+            config,
+            [configuration.sentence_encoder_spec(config, wc.encoder).get("path")],
         ),
     output:
         vectors=protected(paths.embedding_file("vectors.npy")),
@@ -27,8 +28,8 @@ rule embed_sentences:
         runtime=lambda wc, attempt: 120 * attempt,
         gpu=1,
     params:
-        encoder=sentence_encoder,
-        device=setting("device"),
+        encoder=lambda wc: configuration.sentence_encoder_spec(config, wc.encoder),
+        device=lookup(dpath="device", within=config),
     script:
         "../scripts/embed_sentences.py"
 
@@ -36,7 +37,7 @@ rule embed_sentences:
 rule lookup_word_vectors:
     input:
         table=paths.dataset_table(),
-        word_vectors=word_vector_file,
+        word_vectors=inputs.word_vector_file(config),
     output:
         vectors=paths.embedding_file("vectors.npy"),
         index=paths.embedding_file("index.parquet"),

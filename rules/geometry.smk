@@ -7,9 +7,9 @@
 rule geometry_token_embeddings:
     input:
         # The corpus's download (checked against the mirror while the DAG is built).
-        unpack(lambda wc: inputs.corpus_inputs(config)),
-        model=lambda wildcards: split_model_input(
-            targets.geometry_model_entry(config, wildcards.model)["path"]
+        unpack(lambda wc: readers.corpus_inputs(config)),
+        model=lambda wc: model_parts.required_manifests(
+            config, [targets.geometry_model_entry(config, wc.model)["path"]]
         ),
     output:
         embeddings=paths.token_embeddings(),
@@ -28,12 +28,12 @@ rule geometry_token_embeddings:
         gpu=1,
     params:
         model=lambda wildcards: targets.geometry_model_entry(config, wildcards.model),
-        corpus=setting("geometry", "clusters", "corpus"),
-        device=setting("device"),
-        batch_size=setting("geometry", "batch_size"),
-        max_length=setting("geometry", "max_length"),
-        max_per_type=setting("geometry", "clusters", "max_per_type"),
-        max_tokens=setting("geometry", "clusters", "max_tokens"),
+        corpus=lookup(dpath="geometry/clusters/corpus", within=config),
+        device=lookup(dpath="device", within=config),
+        batch_size=lookup(dpath="geometry/batch_size", within=config),
+        max_length=lookup(dpath="geometry/max_length", within=config),
+        max_per_type=lookup(dpath="geometry/clusters/max_per_type", within=config),
+        max_tokens=lookup(dpath="geometry/clusters/max_tokens", within=config),
     script:
         "../scripts/geometry_token_embeddings.py"
 
@@ -59,8 +59,8 @@ rule geometry_cosine:
         runtime=lambda wildcards, attempt: 240 * attempt,
     params:
         **targets.geometry_clustering_params(config),
-        pca_layer=setting("geometry", "clusters", "pca_layer"),
-        pca_sample_size=setting("geometry", "clusters", "pca_sample_size"),
+        pca_layer=lookup(dpath="geometry/clusters/pca_layer", within=config),
+        pca_sample_size=lookup(dpath="geometry/clusters/pca_sample_size", within=config),
     script:
         "../scripts/geometry_cosine.py"
 
@@ -84,9 +84,9 @@ rule geometry_lid:
         mem_mb=lambda wildcards, attempt: 8000 * attempt,
         runtime=lambda wildcards, attempt: 120 * attempt,
     params:
-        k=setting("geometry", "clusters", "lid_k"),
-        metrics=setting("geometry", "clusters", "lid_metrics"),
-        sample_size=setting("geometry", "clusters", "lid_sample_size"),
+        k=lookup(dpath="geometry/clusters/lid_k", within=config),
+        metrics=lookup(dpath="geometry/clusters/lid_metrics", within=config),
+        sample_size=lookup(dpath="geometry/clusters/lid_sample_size", within=config),
     script:
         "../scripts/geometry_lid.py"
 
@@ -110,10 +110,10 @@ rule geometry_static:
         runtime=lambda wildcards, attempt: 60 * attempt,
     params:
         **targets.geometry_clustering_params(config),
-        max_words=setting("geometry", "clusters", "static", "max_words"),
-        sample_size=setting("geometry", "clusters", "static", "sample_size"),
-        lid_k=setting("geometry", "clusters", "lid_k"),
-        lid_metrics=setting("geometry", "clusters", "lid_metrics"),
+        max_words=lookup(dpath="geometry/clusters/static/max_words", within=config),
+        sample_size=lookup(dpath="geometry/clusters/static/sample_size", within=config),
+        lid_k=lookup(dpath="geometry/clusters/lid_k", within=config),
+        lid_metrics=lookup(dpath="geometry/clusters/lid_metrics", within=config),
     script:
         "../scripts/geometry_static.py"
 
@@ -138,7 +138,7 @@ rule geometry_collect_cosine:
         runtime=lambda wc, attempt: 10 * attempt,
     params:
         table="cosine",
-        stand_ins=stand_ins(),
+        stand_ins=STAND_INS,
     script:
         "../scripts/geometry_collect.py"
 
@@ -163,7 +163,7 @@ rule geometry_collect_lid:
         runtime=lambda wc, attempt: 10 * attempt,
     params:
         table="lid",
-        stand_ins=stand_ins(),
+        stand_ins=STAND_INS,
     script:
         "../scripts/geometry_collect.py"
 
@@ -173,12 +173,12 @@ rule geometry_sentence_embeddings:
     input:
         # The STS split's download; none for SICK-R when the mirror lacks it (optional).
         unpack(
-            lambda wc: inputs.sts_inputs(
-                config, wc.sts, setting("geometry", "sts", "splits", wc.sts)
+            lambda wc: readers.sts_inputs(
+                config, wc.sts, config["geometry"]["sts"]["splits"][wc.sts]
             )
         ),
-        model=lambda wildcards: split_model_input(
-            targets.geometry_model_entry(config, wildcards.model)["path"]
+        model=lambda wc: model_parts.required_manifests(
+            config, [targets.geometry_model_entry(config, wc.model)["path"]]
         ),
     output:
         embeddings=paths.sentence_embeddings(),
@@ -197,10 +197,10 @@ rule geometry_sentence_embeddings:
         gpu=1,
     params:
         model=lambda wildcards: targets.geometry_model_entry(config, wildcards.model),
-        split=lambda wildcards: setting("geometry", "sts", "splits", wildcards.sts),
-        device=setting("device"),
-        batch_size=setting("geometry", "batch_size"),
-        max_length=setting("geometry", "max_length"),
+        split=lookup(dpath="geometry/sts/splits/{sts}", within=config),
+        device=lookup(dpath="device", within=config),
+        batch_size=lookup(dpath="geometry/batch_size", within=config),
+        max_length=lookup(dpath="geometry/max_length", within=config),
     script:
         "../scripts/geometry_sentence_embeddings.py"
 
@@ -224,17 +224,17 @@ rule geometry_sts:
         mem_mb=lambda wildcards, attempt: 8000 * attempt,
         runtime=lambda wildcards, attempt: 60 * attempt,
     params:
-        methods=setting("geometry", "sts", "methods"),
-        n_clusters=setting("geometry", "sts", "n_clusters"),
-        n_directions=setting("geometry", "sts", "n_directions"),
-        abtt_directions=setting("geometry", "sts", "abtt_directions"),
+        methods=lookup(dpath="geometry/sts/methods", within=config),
+        n_clusters=lookup(dpath="geometry/sts/n_clusters", within=config),
+        n_directions=lookup(dpath="geometry/sts/n_directions", within=config),
+        abtt_directions=lookup(dpath="geometry/sts/abtt_directions", within=config),
     script:
         "../scripts/geometry_sts.py"
 
 
 rule geometry_collect_sts:
     input:
-        geometry_sts_tables,
+        inputs.collected_sts_files(config),
     output:
         table=report(
             paths.GEOMETRY_STS,
@@ -251,7 +251,7 @@ rule geometry_collect_sts:
         runtime=lambda wc, attempt: 10 * attempt,
     params:
         table="sts",
-        stand_ins=stand_ins(),
+        stand_ins=STAND_INS,
     script:
         "../scripts/geometry_collect.py"
 
@@ -281,7 +281,7 @@ rule geometry_plot_table:
         runtime=lambda wc, attempt: 10 * attempt,
     params:
         figure=lambda wildcards: wildcards.figure,
-        stand_ins=stand_ins(),
+        stand_ins=STAND_INS,
     script:
         "../scripts/geometry_plot.py"
 
@@ -309,7 +309,7 @@ rule geometry_plot_pca_view:
         runtime=lambda wc, attempt: 10 * attempt,
     params:
         figure="pca_view",
-        stand_ins=stand_ins(),
+        stand_ins=STAND_INS,
     script:
         "../scripts/geometry_plot.py"
 

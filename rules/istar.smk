@@ -9,8 +9,10 @@ rule finetune:
     input:
         # The task's train and validation splits, each a download (hub or mirror); with a mirror,
         # a task whose files it lacks stops the DAG here, naming the tasks it holds.
-        unpack(lambda wc: inputs.task_inputs(config, wc.task)),
-        model=lambda wc: split_model_input(targets.istar_model(config, wc.model).path),
+        unpack(lambda wc: readers.task_inputs(config, wc.task)),
+        model=lambda wc: model_parts.required_manifests(
+            config, [configuration.model_spec(config, wc.model).path]
+        ),
     output:
         metrics=paths.istar_run_file(),
     log:
@@ -21,16 +23,22 @@ rule finetune:
         **ISTAR_WILDCARDS,
     conda:
         "../envs/torch.yaml"
-    threads: setting("istar", "resources", "threads", default=4)
+    threads: lookup(dpath="istar/resources/threads", within=config, default=4)
     resources:
-        mem_mb=lambda wc, attempt: setting("istar", "resources", "mem_mb") * attempt,
-        runtime=lambda wc, attempt: setting("istar", "resources", "runtime") * attempt,
-        gpu=setting("istar", "resources", "gpu", default=1),
+        mem_mb=lambda wc, attempt: lookup(
+            dpath="istar/resources/mem_mb", within=config
+        )
+        * attempt,
+        runtime=lambda wc, attempt: lookup(
+            dpath="istar/resources/runtime", within=config
+        )
+        * attempt,
+        gpu=lookup(dpath="istar/resources/gpu", within=config, default=1),
     params:
-        model=lambda wildcards: targets.istar_model(config, wildcards.model),
-        lam=istar_lambda,
-        training=setting("istar", "training"),
-        device=setting("device"),
+        model=lambda wildcards: configuration.model_spec(config, wildcards.model),
+        lam=lambda wc: targets.istar_lambda(ISTAR, wc.regulariser, wc.lam),
+        training=lookup(dpath="istar/training", within=config),
+        device=lookup(dpath="device", within=config),
     script:
         "../scripts/finetune_model.py"
 
@@ -82,8 +90,8 @@ rule istar_figure:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        figure6_selection=setting("istar", "figure6_selection"),
-        figure7_task=setting("istar", "figure7_task"),
+        figure6_selection=lookup(dpath="istar/figure6_selection", within=config),
+        figure7_task=lookup(dpath="istar/figure7_task", within=config),
     script:
         "../scripts/istar_figure.py"
 

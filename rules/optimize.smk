@@ -5,7 +5,7 @@
 rule optimize_embeddings:
     input:
         table=paths.dataset_table(),
-        vectors=verified_embedding("vectors.npy"),
+        vectors=inputs.verified_embedding(config, "vectors.npy"),
         index=paths.embedding_file("index.parquet"),
     output:
         trace=paths.optimisation_run_file("trace.parquet"),
@@ -25,15 +25,19 @@ rule optimize_embeddings:
         runtime=lambda wc, attempt: 240 * attempt,
         gpu=1,
     params:
-        settings=optimisation_settings,
-        device=setting("device"),
+        settings=lambda wc: targets.optimisation_settings(
+            config, wc.study, wc.dataset, int(wc.seed)
+        ),
+        device=lookup(dpath="device", within=config),
     script:
         "../scripts/optimize_embeddings.py"
 
 
 rule tabulate_parameters:
     input:
-        summaries=lambda wc: run_files(wc.study, "summary.json"),
+        summaries=lambda wc: targets.optimisation_run_files(
+            config, wc.study, "summary.json"
+        ),
     output:
         table=report(
             paths.study_file("{table}.csv"),
@@ -47,18 +51,20 @@ rule tabulate_parameters:
     conda:
         "../envs/plots.yaml"
     params:
-        run_keys=lambda wc: run_keys(wc.study),
-        stand_ins=stand_ins(),
-        encoder_labels=encoder_labels(),
-        stamp=settings_stamp,
-        facts=caption_facts,
+        run_keys=lambda wc: targets.run_keys(config, wc.study),
+        stand_ins=STAND_INS,
+        encoder_labels=ENCODER_LABELS,
+        stamp=lambda wc: targets.settings_stamp(config, wc.study),
+        facts=lambda wc: targets.caption_facts(config, wc.study),
     script:
         "../scripts/tabulate_parameters.py"
 
 
 rule tabulate_correlations:
     input:
-        traces=lambda wc: run_files(wc.study, "trace.parquet"),
+        traces=lambda wc: targets.optimisation_run_files(
+            config, wc.study, "trace.parquet"
+        ),
         published=os.path.join(workflow.basedir, "config", "published_values.csv"),
     output:
         table=report(
@@ -73,18 +79,20 @@ rule tabulate_correlations:
     conda:
         "../envs/plots.yaml"
     params:
-        run_keys=lambda wc: run_keys(wc.study),
-        stand_ins=stand_ins(),
-        encoder_labels=encoder_labels(),
-        stamp=settings_stamp,
-        facts=caption_facts,
+        run_keys=lambda wc: targets.run_keys(config, wc.study),
+        stand_ins=STAND_INS,
+        encoder_labels=ENCODER_LABELS,
+        stamp=lambda wc: targets.settings_stamp(config, wc.study),
+        facts=lambda wc: targets.caption_facts(config, wc.study),
     script:
         "../scripts/tabulate_correlations.py"
 
 
 rule plot_metric_curves:
     input:
-        traces=lambda wc: run_files(wc.study, "trace.parquet"),
+        traces=lambda wc: targets.optimisation_run_files(
+            config, wc.study, "trace.parquet"
+        ),
     output:
         pdf=paths.study_file("{figure}.pdf"),
         png=report(
@@ -99,18 +107,20 @@ rule plot_metric_curves:
     conda:
         "../envs/plots.yaml"
     params:
-        run_keys=lambda wc: run_keys(wc.study),
-        stand_ins=stand_ins(),
-        encoder_labels=encoder_labels(),
-        stamp=settings_stamp,
-        facts=caption_facts,
+        run_keys=lambda wc: targets.run_keys(config, wc.study),
+        stand_ins=STAND_INS,
+        encoder_labels=ENCODER_LABELS,
+        stamp=lambda wc: targets.settings_stamp(config, wc.study),
+        facts=lambda wc: targets.caption_facts(config, wc.study),
     script:
         "../scripts/plot_metric_curves.py"
 
 
 rule plot_silhouette_vs_isoscore:
     input:
-        traces=lambda wc: run_files(wc.study, "trace.parquet"),
+        traces=lambda wc: targets.optimisation_run_files(
+            config, wc.study, "trace.parquet"
+        ),
         correlations=paths.study_file("correlations.csv"),
     output:
         pdf=paths.study_file("figure3.pdf"),
@@ -124,11 +134,11 @@ rule plot_silhouette_vs_isoscore:
     conda:
         "../envs/plots.yaml"
     params:
-        run_keys=lambda wc: run_keys(wc.study),
-        stand_ins=stand_ins(),
-        encoder_labels=encoder_labels(),
-        stamp=settings_stamp,
-        facts=caption_facts,
+        run_keys=lambda wc: targets.run_keys(config, wc.study),
+        stand_ins=STAND_INS,
+        encoder_labels=ENCODER_LABELS,
+        stamp=lambda wc: targets.settings_stamp(config, wc.study),
+        facts=lambda wc: targets.caption_facts(config, wc.study),
     script:
         "../scripts/plot_silhouette_vs_isoscore.py"
 
@@ -155,6 +165,8 @@ rule figures:
     input:
         [
             p
-            for p in study_targets(targets.optimisation_studies(config))
+            for p in targets.study_targets(
+                config, targets.optimisation_studies(config)
+            )
             if "figure" in p
         ],

@@ -33,7 +33,7 @@ rule check_claims:
     params:
         run_keys=verdict_inputs.workflow_run_keys(config),
         config=verdict_inputs.config_subset(config),
-        stand_ins=stand_ins(),
+        stand_ins=STAND_INS,
     script:
         "../scripts/check_claims.py"
 
@@ -66,7 +66,7 @@ rule compare_with_papers:
     params:
         run_keys=verdict_inputs.workflow_run_keys(config),
         config=verdict_inputs.config_subset(config),
-        stand_ins=stand_ins(),
+        stand_ins=STAND_INS,
     script:
         "../scripts/compare_with_papers.py"
 
@@ -115,8 +115,8 @@ use rule check_claims as check_claims_preview with:
     params:
         run_keys=verdict_inputs.preview_run_keys(config),
         config=verdict_inputs.config_subset(config),
-        stand_ins=stand_ins(),
-        preview=preview_stamp(),
+        stand_ins=STAND_INS,
+        preview=targets.settings_stamp(config, "preview"),
 
 
 use rule compare_with_papers as compare_with_papers_preview with:
@@ -139,5 +139,5 @@ use rule compare_with_papers as compare_with_papers_preview with:
     params:
         run_keys=verdict_inputs.preview_run_keys(config),
         config=verdict_inputs.config_subset(config),
-        stand_ins=stand_ins(),
-        preview=preview_stamp(),
+        stand_ins=STAND_INS,
+        preview=targets.settings_stamp(config, "preview"),

@@ -24,11 +24,11 @@ rule report_overview:
     params:
         studies=verdict_inputs.configured_studies(config),
         seeds={
-            study: setting(study, "seeds")
+            study: config[study]["seeds"]
             for study in verdict_inputs.configured_studies(config)
-            if setting(study, "seeds")
+            if config.get(study, {}).get("seeds")
         },
-        stand_ins=stand_ins(),
+        stand_ins=STAND_INS,
         preview="",
     script:
         "../scripts/report_overview.py"
@@ -50,6 +50,6 @@ use rule report_overview as report_overview_preview with:
         logs(f"{paths.PREVIEW_REPORT_OVERVIEW}.log"),
     params:
         studies=["preview"],
-        seeds={"preview": preview_seeds()},
-        stand_ins=stand_ins(),
-        preview=preview_stamp(),
+        seeds={"preview": list(targets.study_section(config, "preview")["seeds"])},
+        stand_ins=STAND_INS,
+        preview=targets.settings_stamp(config, "preview"),

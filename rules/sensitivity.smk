@@ -11,7 +11,9 @@ rule sensitivity_labels:
     input:
         table=paths.dataset_table(),
         index=lambda wc: paths.embedding_file(
-            "index.parquet", setting("sensitivity", "items_from"), wc.dataset
+            "index.parquet",
+            lookup(dpath="sensitivity/items_from", within=config),
+            wc.dataset,
         ),
     output:
         table=paths.label_set_file(),
@@ -29,7 +31,7 @@ rule sensitivity_labels:
     params:
         label_set=lambda wc: wc.label_set,
         section=lambda wc: {
-            key: setting("sensitivity", key) for key in ("paper_size", "label_seed")
+            key: config["sensitivity"][key] for key in ("paper_size", "label_seed")
         },
     script:
         "../scripts/sensitivity_labels.py"
@@ -96,7 +98,7 @@ rule optimize_sensitivity:
         gpu=1,
     params:
         settings=lambda wc: targets.sensitivity_settings(config, int(wc.seed), wc.lr),
-        device=setting("device"),
+        device=lookup(dpath="device", within=config),
     script:
         "../scripts/optimize_sensitivity.py"
 
@@ -142,7 +144,7 @@ rule tabulate_sensitivity:
     conda:
         "../envs/plots.yaml"
     params:
-        level=setting("sensitivity", "interval_level"),
+        level=lookup(dpath="sensitivity/interval_level", within=config),
         settings_line=targets.sensitivity_settings_line(config),
     script:
         "../scripts/tabulate_sensitivity.py"
@@ -163,7 +165,7 @@ rule plot_sensitivity:
     conda:
         "../envs/plots.yaml"
     params:
-        encoder_labels=encoder_labels(),
+        encoder_labels=ENCODER_LABELS,
         derived=SENSITIVITY_DERIVED,
         settings_line=targets.sensitivity_settings_line(config),
     script:
@@ -187,7 +189,7 @@ rule plot_sensitivity_phases:
         "../envs/plots.yaml"
     params:
         runs=targets.sensitivity_phase_runs(config),
-        encoder_labels=encoder_labels(),
+        encoder_labels=ENCODER_LABELS,
         derived=SENSITIVITY_DERIVED,
         settings_line=targets.sensitivity_settings_line(config),
     script:

@@ -20,8 +20,9 @@ from isotropy.plots import save_figure
 from isotropy.plots.sensitivity import phases, r_by_condition
 from isotropy.sensitivity import derived_labels
 from isotropy.sensitivity_results import write_tables
+from isotropy.verdicts import standins
 from isotropy.workflow import config as workflow_config
-from isotropy.workflow import inputs, paths, targets
+from isotropy.workflow import paths, targets
 
 
 def main(argv=None) -> int:
@@ -45,7 +46,7 @@ def main(argv=None) -> int:
     level = config["sensitivity"]["interval_level"]
     table = write_tables(done, outputs, line, level, atomic_path, missing)
     labels = {
-        **inputs.encoder_labels(config),
+        **standins.encoder_labels(config, standins.workflow_stand_ins(config)),
         **derived_labels(config["sensitivity"]["derived"]),
     }
     save_figure(

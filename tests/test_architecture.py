@@ -215,3 +215,53 @@ def test_the_package_has_no_import_cycle():
         if module not in state:
             visit(module, [module])
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def _delegates(tree, prefix):
+    """Functions whose whole body (docstring aside) returns one call of another function with
+    their own arguments, reordered or not: a layer that only passes through."""
+    for name, node in _functions(tree, prefix):
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]
+        if len(body) != 1 or not isinstance(body[0], ast.Return):
+            continue
+        call = body[0].value
+        if not isinstance(call, ast.Call):
+            continue
+        own = {a.arg for a in node.args.args + node.args.kwonlyargs}
+        passed = [*call.args, *(k.value for k in call.keywords)]
+        if passed and all(
+            isinstance(a, ast.Name)
+            and a.id in own
+            or isinstance(a, ast.Attribute)
+            and isinstance(a.value, ast.Name)
+            and a.value.id in own
+            for a in passed
+        ):
+            yield name
+
+
+def test_no_pass_through_layer_between_the_rules_and_the_package():
+    """Issue 37: 14 one-line wrappers in common.smk over 12 one-line delegates in
+    workflow/inputs.py, most only swapping the argument order. Rules call the package directly."""
+    common = (ROOT / "rules" / "common.smk").read_text(encoding="utf-8")
+    assert not re.findall(r"^def \w+", common, flags=re.M), "common.smk defines functions again"
+    found = []
+    for path in sorted((PACKAGE / "workflow").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += list(_delegates(tree, _dotted(path)))
+    assert found == [], found
+
+
+def test_the_delegate_check_finds_a_delegate():
+    tree = ast.parse(
+        "def dataset_inputs(config, dataset):\n"
+        '    """The downloads."""\n'
+        "    return readers.dataset_inputs(dataset, config)\n"
+        "def sentence_encoder(config, wildcards):\n"
+        "    return spec(config, wildcards.encoder)\n"
+        "def real(config, name):\n"
+        "    return outputs(source(config, name))[0]\n"
+    )
+    assert list(_delegates(tree, "m")) == ["m.dataset_inputs", "m.sentence_encoder"]

@@ -374,7 +374,7 @@ def test_metric_stride_not_below_updates_is_refused(config):
         workflow_config.check_config(config)
     message = str(info.value)
     assert "main.metric_stride: 50 is not below main.updates (12)" in message
-    assert "give a metric_stride below 12" in message
+    assert "give a main.metric_stride below 12" in message
     config["main"]["metric_stride"] = 11
     workflow_config.check_config(config)
 

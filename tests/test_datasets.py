@@ -42,7 +42,7 @@ def raw_dirs(mirror_root, config, tmp_path_factory) -> dict[str, Path]:
     """Every source the mirror has, fetched once into resources/raw/<source>/ of a temp folder."""
     root = tmp_path_factory.mktemp("raw")
     for name in MIRROR_SOURCES:
-        params = download.source_params(name, {**config, "mirror": None})
+        params = download.source_params({**config, "mirror": None}, name)
         params["mirror"] = str(mirror_root)
         download.fetch_source(name, params, root / name)
     return {name: root / name for name in MIRROR_SOURCES}
@@ -57,8 +57,8 @@ def prepare(name: str, raw_dirs, config) -> pd.DataFrame:
     return readers.prepare_dataset(
         name,
         raw_dirs,
-        readers.dataset_sources(name, config),
-        readers.dataset_options(name, config),
+        readers.dataset_sources(config, name),
+        readers.dataset_options(config, name),
     )
 
 
@@ -159,7 +159,7 @@ def test_pos_standin_small_vocabulary(wordnet):
 def test_pos_standin_from_mirror_vectors(raw_dirs, config):
     config = {**config, "pos_source": "wordnet", "pos_standin_size": 300}
     assert readers.required_sources("pos", config) == ["word2vec", "wordnet"]
-    assert readers.dataset_options("pos", config) == {
+    assert readers.dataset_options(config, "pos") == {
         "pos_source": "wordnet",
         "pos_standin_size": 300,
     }
@@ -215,8 +215,8 @@ def test_supersense_from_tikhonov_features(tmp_path, config):
     table = readers.prepare_dataset(
         "supersense",
         {"supersense_features": raw},
-        readers.dataset_sources("supersense", config),
-        readers.dataset_options("supersense", config),
+        readers.dataset_sources(config, "supersense"),
+        readers.dataset_options(config, "supersense"),
     )
     assert table.to_dict("list") == {
         "text": ["dog", "cat", "idea", "Bank"],
@@ -325,12 +325,12 @@ def test_tikhonov_table_encodings(tmp_path):
 def test_required_sources(config):
     assert readers.required_sources("polarity", config) == ["polarity"]
     assert readers.required_sources("supersense", config) == ["supersense_features"]
-    assert readers.dataset_options("supersense", config) == {"supersense_source": "tikhonov"}
+    assert readers.dataset_options(config, "supersense") == {"supersense_source": "tikhonov"}
     standin = {**config, "supersense_source": "wordnet"}
     assert readers.required_sources("supersense", standin) == ["supersense_words", "wordnet"]
     assert readers.required_sources("pos", config) == ["codwoe"]
-    assert readers.dataset_options("pos", config) == {"pos_source": "codwoe"}
-    assert readers.dataset_options("snli", config) == {}
+    assert readers.dataset_options(config, "pos") == {"pos_source": "codwoe"}
+    assert readers.dataset_options(config, "snli") == {}
     for task in readers.GLUE_TASKS:
         assert readers.required_sources(task, config) == [f"glue_{task}"]
     with pytest.raises(ValueError, match="unknown data set"):
@@ -339,14 +339,14 @@ def test_required_sources(config):
 
 def test_dataset_inputs_fail_early_for_missing_mirror_task(config, mirror_root, monkeypatch):
     monkeypatch.setenv(download.MIRROR_ENV, str(mirror_root))
-    assert readers.dataset_inputs("cola", config) == {
+    assert readers.dataset_inputs(config, "cola") == {
         "glue_cola": "resources/raw/glue_cola/manifest.json"
     }
     with pytest.raises(
         FileNotFoundError,
         match=r"glue/MNLI/train.tsv.*available in this mirror: cola, mrpc, rte, sst2, wnli",
     ):
-        readers.dataset_inputs("mnli", config)
+        readers.dataset_inputs(config, "mnli")
 
 
 TOY_READER = """
@@ -391,18 +391,18 @@ def test_a_new_reader_module_is_a_new_data_set(toy_reader_module, config, tmp_pa
         "sources": {**config["sources"], "toy_words": {"kind": "http", "url": "https://x/w.tsv"}},
     }
     assert readers.required_sources("toy", toy_config) == ["toy_words"]
-    assert readers.dataset_inputs("toy", toy_config) == {
+    assert readers.dataset_inputs(toy_config, "toy") == {
         "toy_words": "resources/raw/toy_words/manifest.json"
     }
-    assert readers.dataset_options("toy", toy_config) == {"mark": "!"}
+    assert readers.dataset_options(toy_config, "toy") == {"mark": "!"}
     raw = tmp_path / "raw" / "toy_words"
     raw.mkdir(parents=True)
     (raw / "words.tsv").write_text("dog\tnoun\nrun\tverb\n")
     table = readers.prepare_dataset(
         "toy",
         {"toy_words": raw},
-        readers.dataset_sources("toy", toy_config),
-        readers.dataset_options("toy", toy_config),
+        readers.dataset_sources(toy_config, "toy"),
+        readers.dataset_options(toy_config, "toy"),
     )
     assert table.to_dict("list") == {"text": ["dog!", "run!"], "label": ["noun", "verb"]}
     with pytest.raises(ValueError, match="registered twice"):

@@ -268,7 +268,7 @@ def params(name: str, urls: list[str], kind: str | None = None, pins=None) -> di
 
 
 def mirror_params(name: str, config: dict, mirror: Path) -> dict:
-    p = sources.source_params(name, {**config, "mirror": None})
+    p = sources.source_params({**config, "mirror": None}, name)
     p["mirror"] = str(mirror)
     return p
 
@@ -461,7 +461,7 @@ def test_resolve_mirror_env_overrides_config(tmp_path, monkeypatch):
 
 def test_source_params_follow_config(config, monkeypatch, mirror_root):
     monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
-    p = sources.source_params("glue_mrpc", config)
+    p = sources.source_params(config, "glue_mrpc")
     assert (
         p["kind"] == "glue"
         and len(p["urls"]) == 2
@@ -470,10 +470,10 @@ def test_source_params_follow_config(config, monkeypatch, mirror_root):
         and p["mirror"] is None
     )
     monkeypatch.setenv(sources.MIRROR_ENV, str(mirror_root))
-    assert sources.source_params("polarity", config)["mirror"] == str(mirror_root)
+    assert sources.source_params(config, "polarity")["mirror"] == str(mirror_root)
     assert sources.source_outputs("polarity") == ["resources/raw/polarity/manifest.json"]
     with pytest.raises(ValueError, match="not in config"):
-        sources.source_params("nope", config)
+        sources.source_params(config, "nope")
 
 
 def test_glue_task_missing_from_mirror_is_reported(mirror_root, config, tmp_path, monkeypatch):
@@ -487,7 +487,7 @@ def test_glue_task_missing_from_mirror_is_reported(mirror_root, config, tmp_path
     sources.check_sources_available(["glue_cola", "glue_sst2", "polarity"], config)  # no error
     with pytest.raises(FileNotFoundError, match=r"glue/QQP/train.tsv.*cola, mrpc, rte, sst2, wnli"):
         sources.fetch_source(
-            "glue_qqp", sources.source_params("glue_qqp", config), tmp_path / "raw", config=config
+            "glue_qqp", sources.source_params(config, "glue_qqp"), tmp_path / "raw", config=config
         )
     assert not (tmp_path / "raw" / "manifest.json").exists()
 
@@ -512,7 +512,7 @@ def test_a_plain_source_needs_no_layout_code(tmp_path, monkeypatch):
         },
     }
     sources.check_sources_available(["toy"], config)
-    manifest = sources.fetch_source("toy", sources.source_params("toy", config), tmp_path / "raw")
+    manifest = sources.fetch_source("toy", sources.source_params(config, "toy"), tmp_path / "raw")
     assert [f["path"] for f in manifest["files"]] == ["a.tsv", "b.txt"]
     assert (tmp_path / "raw/a.tsv").read_text() == "x\ty\n"
     (mirror / "toy/b.txt").unlink()
@@ -520,7 +520,7 @@ def test_a_plain_source_needs_no_layout_code(tmp_path, monkeypatch):
         sources.check_sources_available(["toy"], config)
     with pytest.raises(FileNotFoundError) as run_time:
         sources.fetch_source(
-            "toy", sources.source_params("toy", config), tmp_path / "raw2", config=config
+            "toy", sources.source_params(config, "toy"), tmp_path / "raw2", config=config
         )
     assert str(parse_time.value) == str(run_time.value)
     assert "toy/b.txt" in str(run_time.value)
@@ -895,7 +895,7 @@ def test_hub_source_is_downloaded_as_parquet(tmp_path, monkeypatch):
             }
         }
     }
-    params = sources.source_params("hf_sst5_train", config)
+    params = sources.source_params(config, "hf_sst5_train")
     manifest = sources.fetch_source("hf_sst5_train", params, tmp_path / "raw")
     assert calls == [(("SetFit/sst5",), {"split": "train", "revision": hub["revision"]})]
     assert manifest["inputs"][0]["revision"] == hub["revision"]
@@ -953,12 +953,12 @@ def test_git_blob_pin_is_enforced_on_download(server, tmp_path, monkeypatch):
             }
         }
     }
-    params = sources.source_params("supersense_features", {**config, "mirror": None})
+    params = sources.source_params({**config, "mirror": None}, "supersense_features")
     manifest = sources.fetch_source("supersense_features", params, tmp_path / "raw", **FAST)
     assert manifest["inputs"][0]["git_blob"] == blob and manifest["inputs"][0]["pinned"] is True
     assert (tmp_path / "raw" / "words_features.zip").read_bytes() == data
     config["sources"]["supersense_features"]["git_blob"] = "0" * 40
-    params = sources.source_params("supersense_features", {**config, "mirror": None})
+    params = sources.source_params({**config, "mirror": None}, "supersense_features")
     with pytest.raises(
         ChecksumError, match=r"git object id mismatch .*\(sources.supersense_features.git_blob\)"
     ):
@@ -966,4 +966,4 @@ def test_git_blob_pin_is_enforced_on_download(server, tmp_path, monkeypatch):
     assert list((tmp_path / "raw2").iterdir()) == []
     # Sources without a git_blob keep their params (a new key would re-run their downloads).
     del config["sources"]["supersense_features"]["git_blob"]
-    assert "git_blob" not in sources.source_params("supersense_features", config)
+    assert "git_blob" not in sources.source_params(config, "supersense_features")

@@ -474,7 +474,7 @@ def test_a_changed_upstream_file_is_refused_with_both_hashes_and_the_remedy(http
     http.routes["/SICK_test_annotated.txt"] = lambda h, n: reply(h, 200, new)
     source = copy.deepcopy(config["sources"]["hf_sickr_test"])
     source.update(url=http.url("/SICK_test_annotated.txt"), git_blob=None, bytes=None)
-    params = sources.source_params("hf_sickr_test", {"sources": {"hf_sickr_test": source}})
+    params = sources.source_params({"sources": {"hf_sickr_test": source}}, "hf_sickr_test")
     with pytest.raises(ChecksumError) as info:
         sources.fetch_source("hf_sickr_test", params, tmp_path / "raw", **FAST)
     message = str(info.value)
@@ -526,7 +526,7 @@ def test_sickr_online_gives_the_4927_semeval_test_pairs(http, tmp_path, config):
     path = "/" + source["url"].split("/", 3)[3]  # the pinned address, served here
     http.routes[path] = lambda h, n: ranged(h, data)
     source["url"] = http.url(path)
-    params = sources.source_params("hf_sickr_test", {"sources": {"hf_sickr_test": source}})
+    params = sources.source_params({"sources": {"hf_sickr_test": source}}, "hf_sickr_test")
     manifest = sources.fetch_source("hf_sickr_test", params, tmp_path / "raw", **FAST)
     assert manifest["inputs"][0]["checked_against"] == ["sha256", "git_blob", "bytes"]
     table = readers.read_sts("sickr", "test", tmp_path / "raw")

@@ -85,7 +85,11 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
         "CPU_SECONDS",
         {name: (0.5, 2.0) for name in ("polarity", "snli", "pos", "supersense")},
     )
-    monkeypatch.setattr(estimate, "EMBED_CPU_SECONDS_PER_TEXT", {("miniLM", "polarity"): 0.01})
+    monkeypatch.setattr(
+        estimate,
+        "EMBED_CPU_SECONDS_PER_TEXT",
+        {("sentence-transformers/all-MiniLM-L6-v2", "polarity"): 0.01},
+    )
     monkeypatch.setattr(estimate, "EMBED_LOAD_CPU_SECONDS", 4.0)
     monkeypatch.setattr(estimate, "WORD_VECTOR_CPU_SECONDS", 30.0)
     monkeypatch.setattr(

@@ -21,21 +21,19 @@ from isotropy.istar.checkpoint import CHECKPOINT_NAME
 from isotropy.istar.features import (
     classification_features,
     collate,
+    load_model_and_tokenizer,
     model_inputs,
     qa_eval_features,
     qa_train_features,
 )
-from isotropy.istar.grid import check_run, run_grid, run_path
-from isotropy.istar.model import load_model_and_tokenizer
 from isotropy.istar.regularisers import (
     cosine_penalty,
     estimate_reference_covariance,
     istar_penalty,
     token_points,
 )
-from isotropy.istar.settings import TrainingSettings
 from isotropy.istar.squad import squad_predictions, squad_scores
-from isotropy.istar.tasks import task_spec
+from isotropy.istar.study import TrainingSettings, check_run, run_grid, run_path, task_spec
 from isotropy.istar.training import TrainingInterrupted, finetune, run_and_save
 from isotropy.models import ModelSpec
 from isotropy.readers import check_tasks_available, load_task_split, read_task_split

@@ -53,7 +53,7 @@ def hub(monkeypatch, tmp_path):
 
 
 def fetch(name: str, config: dict, tmp_path: Path) -> Path:
-    params = sources.source_params(name, {**config, "mirror": None})
+    params = sources.source_params({**config, "mirror": None}, name)
     sources.fetch_source(name, params, tmp_path / "raw" / name)
     return tmp_path / "raw" / name
 
@@ -251,7 +251,7 @@ import sys, yaml
 from isotropy import sources
 config = yaml.safe_load(open(sys.argv[1]))
 for name in sys.argv[3:]:
-    params = sources.source_params(name, {**config, "mirror": None})
+    params = sources.source_params({**config, "mirror": None}, name)
     sources.fetch_source(name, params, f"{sys.argv[2]}/{name}")
 """
 

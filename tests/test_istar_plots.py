@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from isotropy.istar.grid import format_lambda, run_path
-from isotropy.istar.runs import RUN_COLUMNS, collect_runs
+from isotropy.istar.evaluation import RUN_COLUMNS, collect_runs
+from isotropy.istar.study import format_lambda, run_path
 from isotropy.plots import istar as istar_plots
 from isotropy.plots import save_figure
 from isotropy.workflow.targets import istar_outputs as study_outputs

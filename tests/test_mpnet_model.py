@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def mpnet_folder(tmp_path_factory) -> Path:
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
-    params = model_parts.split_model_params("all-mpnet-base-v2", config)
+    params = model_parts.split_model_params(config, "all-mpnet-base-v2")
     target = tmp_path_factory.mktemp("models") / "all-mpnet-base-v2"
     model_parts.assemble_model(params, target)
     return target

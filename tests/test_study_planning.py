@@ -13,6 +13,7 @@ import tiny_workflow
 import yaml
 
 from isotropy.summaries import parameter_table
+from isotropy.verdicts import standins
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import inputs as workflow_inputs
 from isotropy.workflow import targets
@@ -76,7 +77,7 @@ def test_table1_names_the_vectors_each_setup_read(tmp_path, monkeypatch):
     mirror = tiny_workflow.require_mirror()
     monkeypatch.setenv("ISOTROPY_MIRROR", str(mirror))
     config = _config()
-    labels = workflow_inputs.encoder_labels(config)
+    labels = standins.encoder_labels(config, standins.workflow_stand_ins(config))
     _write_run(tmp_path, "main", "miniLM", "polarity", 0, 30)
     _write_run(tmp_path, "main", "word2vec", "pos", 0, 20)
     _write_run(tmp_path, "main", "word2vec", "pos", 1, 20)

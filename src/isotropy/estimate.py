@@ -32,6 +32,7 @@ from isotropy import paths, sensitivity
 from isotropy import threads as threads_module
 from isotropy.logs import duration
 from isotropy.provenance import record_path
+from isotropy.traces import evaluation_count
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
@@ -57,11 +58,12 @@ GPU_SECONDS_PER_UPDATE_WITH_METRICS = 0.011
 # Sentence embeddings: process-CPU seconds per unique text, per encoder and data set, one
 # thread, the configured batch size, model loading apart (benchmarks/embedding_cost.py on the
 # offline mirror's prepared data, a seeded sample of 1,000 texts each; measured 2026-11-23 at
-# load ~20 on 2 cores, so if anything too high). Halved below for the rule's 2 threads. A data
-# set not measured gets its encoder's largest measured cost.
+# load ~20 on 2 cores, so if anything too high). Halved below for the rule's 2 threads. Keyed
+# by the model measured (its hub name, models.<name>.model), whatever the encoder is called; a
+# data set not measured gets its model's largest measured cost.
 EMBED_CPU_SECONDS_PER_TEXT = {
-    ("miniLM", "polarity"): 0.01296,
-    ("miniLM", "snli"): 0.00535,
+    ("sentence-transformers/all-MiniLM-L6-v2", "polarity"): 0.01296,
+    ("sentence-transformers/all-MiniLM-L6-v2", "snli"): 0.00535,
 }
 # Process-CPU seconds to import sentence-transformers and load MiniLM (same measurement).
 EMBED_LOAD_CPU_SECONDS = 3.9
@@ -95,8 +97,7 @@ def run_seconds(dataset: str, settings: Mapping[str, Any], device: str) -> float
     if dataset not in CPU_SECONDS or settings.get("metric_sample_size") is not None:
         return None
     per_update, per_evaluation = CPU_SECONDS[dataset]
-    evaluations = 1 + -(-updates // stride)  # step 0, every stride-th update, and the last
-    return updates * per_update + evaluations * per_evaluation
+    return updates * per_update + evaluation_count(updates, stride) * per_evaluation
 
 
 def unique_text_count(dataset: str, workdir: Path = Path(".")) -> int | None:
@@ -123,8 +124,12 @@ def embedding_seconds(
     if config["encoders"][encoder]["kind"] == "word-vectors":
         return WORD_VECTOR_CPU_SECONDS  # the rule runs on one thread
     texts = unique_text_count(dataset, workdir)
-    measured = [v for (e, d), v in EMBED_CPU_SECONDS_PER_TEXT.items() if e == encoder]
-    per_text = EMBED_CPU_SECONDS_PER_TEXT.get((encoder, dataset), max(measured, default=None))
+    spec = workflow_config.model_spec(config, config["encoders"][encoder]["model"])
+    model = spec.model or config["encoders"][encoder]["model"]  # a folder-only model: its name
+    measured = [v for (m, _), v in EMBED_CPU_SECONDS_PER_TEXT.items() if m == model]
+    per_text: float | None = EMBED_CPU_SECONDS_PER_TEXT.get((model, dataset))
+    if per_text is None and measured:
+        per_text = max(measured)  # another data set of the same model: its dearest per text
     if texts is None or per_text is None:
         return None
     return (EMBED_LOAD_CPU_SECONDS + texts * per_text) / 2  # the rule's 2 threads
@@ -313,20 +318,6 @@ def _embeddings_left(
     return embed
 
 
-def _preview_stride_problem(config: Mapping[str, Any], target: str) -> str | None:
-    """`make preview` with a stride that leaves each run measured at its start and end only."""
-    if target != "preview_study" or "main" not in config:
-        return None
-    section = targets.study_section(dict(config), "preview")
-    if section["metric_stride"] >= section["updates"]:
-        return (
-            f"preview.metric_stride: {section['metric_stride']} is not below main.updates "
-            f"({section['updates']}), so the per-seed correlations would stay blank; give a "
-            f"preview.metric_stride below {section['updates']}"
-        )
-    return None
-
-
 def describe_sensitivity(
     config: Mapping[str, Any], device: str, workdir: Path = Path(".")
 ) -> list[str]:
@@ -393,9 +384,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         config = workflow_config.load_config(args.configfile)
-        problem = workflow_config.cuda_problem(config) or _preview_stride_problem(
-            config, args.target
-        )
+        problem = workflow_config.cuda_problem(config)
+        if args.target == "preview_study" and "main" in config:
+            problem = problem or workflow_config.preview_stride_problem(config)
         if problem:
             raise workflow_config.ConfigError(problem)
     except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:

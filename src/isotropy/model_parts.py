@@ -71,7 +71,7 @@ def parts_name(path: str | None) -> str | None:
     return None
 
 
-def required_manifests(paths: Sequence[str | None], config: Mapping[str, Any]) -> list[str]:
+def required_manifests(config: Mapping[str, Any], paths: Sequence[str | None]) -> list[str]:
     """Manifests of the split models among ``paths`` (the inputs that make a rule wait for them)."""
     names = [name for name in (parts_name(p) for p in paths) if name is not None]
     unknown = sorted(set(names) - set(config.get("split_models") or {}))
@@ -83,7 +83,7 @@ def required_manifests(paths: Sequence[str | None], config: Mapping[str, Any]) -
     return sorted({model_manifest(name) for name in names})
 
 
-def split_model_params(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
+def split_model_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
     """Everything the assembly of ``name`` depends on (the rule's params: a change re-assembles)."""
     models = config.get("split_models") or {}
     if name not in models:

@@ -54,15 +54,22 @@ class ModelSpec:
     revision: str | None = None
     path: str | None = None
     name: str | None = field(default=None, repr=False, compare=False)
+    # What the project knows of the model (config ``models.<name>``): its name in the papers that
+    # studied it (None: none did) and the width of its vectors. Neither decides what is loaded,
+    # so neither is in the repr (a rule parameter) or in :meth:`as_record`.
+    paper: str | None = field(default=None, repr=False, compare=False)
+    dimension: int | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_entry(cls, name: str, entry: Mapping[str, Any]) -> ModelSpec:
-        """The model of one entry ``{model, revision, path}`` named ``name``."""
+        """The model of one entry ``{model, revision, path, paper, dimension}`` named ``name``."""
         return cls(
             model=entry.get("model"),
             revision=entry.get("revision"),
             path=entry.get("path"),
             name=name,
+            paper=entry.get("paper"),
+            dimension=entry.get("dimension"),
         )
 
     @classmethod

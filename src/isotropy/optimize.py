@@ -22,6 +22,7 @@ from torch import nn
 from isotropy import metrics
 from isotropy.logs import duration
 from isotropy.metrics import registry
+from isotropy.traces import evaluation_count
 
 log = logging.getLogger(__name__)
 
@@ -160,8 +161,14 @@ class OptimisationSettings:
             )
 
     def records(self, step: int) -> bool:
-        """Whether the state after ``step`` updates is evaluated and recorded."""
+        """Whether the state after ``step`` updates is evaluated and recorded
+        (:func:`isotropy.traces.evaluation_steps`)."""
         return step == 0 or step % self.metric_stride == 0 or step == self.updates
+
+    @property
+    def evaluations(self) -> int:
+        """How many states a run evaluates, step 0 included."""
+        return evaluation_count(self.updates, self.metric_stride)
 
 
 def _sample(n: int, size: int | None, generator: torch.Generator) -> np.ndarray | None:
@@ -325,16 +332,11 @@ def _log_progress(step: int, updates: int, elapsed: float) -> None:
 
 
 def _log_plan(settings: OptimisationSettings, device: torch.device) -> None:
-    evaluations = (
-        1
-        + settings.updates // settings.metric_stride
-        + (settings.updates % settings.metric_stride > 0)
-    )
     log.info(
         "%d updates, metrics after every %d (%d evaluations with step 0) on %s",
         settings.updates,
         settings.metric_stride,
-        evaluations,
+        settings.evaluations,
         device,
     )
 

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from isotropy import paths
+from isotropy.traces import evaluation_count
 
 STUDY = "sensitivity"
 
@@ -263,15 +264,11 @@ BASE_ITEMS = {"supersense": 10560, "pos": 11462}
 # Items of the label set ``single`` on the mirror (words with one label and a GloVe vector).
 LABEL_SET_ITEMS = {("supersense", "single"): 5597, ("pos", "single"): 8156}
 BASE_DIM = 50  # the measured CPU costs (isotropy.estimate.CPU_SECONDS) are for 50-d vectors
-MODEL_DIMS = {
-    "sentence-transformers/all-MiniLM-L6-v2": 384,
-    "sentence-transformers/all-mpnet-base-v2": 768,
-    "sentence-transformers/all-distilroberta-v1": 768,
-}
 
 
 def vector_dim(config: Mapping, name: str) -> int | None:
-    """The dimension of a vector set, from an existing vectors.npy or what its source is known to give."""
+    """The dimension of a vector set, from an existing vectors.npy, else what its source gives
+    (``models.<name>.dimension`` for a sentence encoder; None: unknown)."""
     derived = dict(config[STUDY].get("derived") or {})
     if name in derived:
         spec = derived[name]
@@ -282,7 +279,7 @@ def vector_dim(config: Mapping, name: str) -> int | None:
             return int(np.load(path, mmap_mode="r").shape[1])
     spec = config["encoders"][name]
     if spec["kind"] == "sentence-transformer":
-        return MODEL_DIMS.get(((config.get("models") or {}).get(spec["model"]) or {}).get("model"))
+        return ((config.get("models") or {}).get(spec["model"]) or {}).get("dimension")
     source = config["sources"][spec["source"]]
     if os.environ.get("ISOTROPY_MIRROR") or config.get("mirror"):
         match = re.search(r"(\d+)d", " ".join(source.get("mirror") or []))
@@ -317,7 +314,7 @@ def run_seconds(
     updates, stride = section["updates"], section["metric_stride"]
     if device == "cuda":  # measured at 384-d, every update; larger tables scale with dimension
         return updates * gpu_per_update * max(1.0, dim / 384)
-    evaluations = 1 + -(-updates // stride)
+    evaluations = evaluation_count(updates, stride)
     if section["metric_sample_size"]:
         scale_items = min(scale_items, section["metric_sample_size"] / BASE_ITEMS["supersense"])
     work = (1 - EVALUATION_SHARE) * updates / 1000 + EVALUATION_SHARE * evaluations / 21

@@ -71,12 +71,23 @@ def _matches_record(path: Path) -> str | None:
     return None
 
 
+def evaluation_steps(updates: int, stride: int) -> list[int]:
+    """The steps a run of ``updates`` updates evaluates with ``metric_stride`` ``stride``: step 0,
+    every ``stride``-th update and the last (the one definition; a trace has one row each)."""
+    return [s for s in range(updates + 1) if s == 0 or s % stride == 0 or s == updates]
+
+
+def evaluation_count(updates: int, stride: int) -> int:
+    """``len(evaluation_steps(updates, stride))``, without the list."""
+    return 1 + -(-updates // stride)
+
+
 def _expected_steps(summary: Mapping) -> list[int] | None:
     settings = summary.get("settings") or {}
     updates, stride = settings.get("updates"), settings.get("metric_stride")
     if not isinstance(updates, int) or not isinstance(stride, int) or stride < 1:
         return None
-    return [s for s in range(updates + 1) if s == 0 or s % stride == 0 or s == updates]
+    return evaluation_steps(updates, stride)
 
 
 def trace_problem(frame: pd.DataFrame, summary: Mapping | None = None) -> str | None:

@@ -20,16 +20,32 @@ checksums) so that the walk still reaches the raw data; under ``results/`` a mis
 mismatch. Package versions that differ from today's are reported as warnings.
 
 The package, in the order an audit runs: :mod:`~isotropy.audit.records` walks the records
-(:mod:`~isotropy.audit.raw` ends each walk at a download manifest and its pins),
+(:mod:`~isotropy.audit.raw` ends each walk at a download manifest and its pins,
+:mod:`~isotropy.audit.cross_checks` decides how far a record is believed),
 :mod:`~isotropy.audit.summary` asks ``snakemake --summary``, :mod:`~isotropy.audit.orchestration`
-merges both (:func:`audit`), :mod:`~isotropy.audit.report` formats the findings
-(:class:`~isotropy.audit.findings.Finding`), and :mod:`~isotropy.audit.cli` is ``isotropy-audit``
-(rule ``audit`` runs :func:`audit` through ``scripts/audit_results.py``).
+merges both (:func:`audit`) and is ``isotropy-audit``, and :mod:`~isotropy.audit.findings` holds
+the :class:`~isotropy.audit.findings.Finding` every check returns and formats them (rule
+``audit`` runs :func:`audit` through ``scripts/audit_results.py``).
 """
 
-from isotropy.audit.cli import default_snakefile, main
-from isotropy.audit.findings import AUDIT_OUTPUTS, FAIL, OK, RESULTS, WARN, Finding
-from isotropy.audit.orchestration import audit, declared_findings, with_snakemake_view
+from isotropy.audit.findings import (
+    AUDIT_OUTPUTS,
+    FAIL,
+    OK,
+    RESULTS,
+    WARN,
+    Finding,
+    failures,
+    format_table,
+    write_tsv,
+)
+from isotropy.audit.orchestration import (
+    audit,
+    declared_findings,
+    default_snakefile,
+    main,
+    with_snakemake_view,
+)
 from isotropy.audit.raw import check_manifest, check_pins, is_manifest
 from isotropy.audit.records import (
     audit_file,
@@ -38,7 +54,6 @@ from isotropy.audit.records import (
     result_files,
     walk,
 )
-from isotropy.audit.report import failures, format_table, write_tsv
 from isotropy.audit.summary import (
     SUMMARY_STATUS,
     config_differences,

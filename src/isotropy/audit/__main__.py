@@ -2,6 +2,6 @@
 
 import sys
 
-from isotropy.audit.cli import main
+from isotropy.audit.orchestration import main
 
 sys.exit(main())

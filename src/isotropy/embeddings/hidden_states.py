@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -234,6 +234,42 @@ def _token_embeddings(
     )
 
 
+def layer_states_in_batches(
+    sentences: Sequence[str],
+    tokenizer,
+    model,
+    *,
+    device: Any,
+    batch_size: int,
+    max_length: int,
+    layer: int,
+    desc: str,
+    progress: bool,
+) -> Iterator[tuple[np.ndarray, dict[str, Any], Any, Any]]:
+    """One layer's hidden states of ``sentences``, batched by length (less padding): yields
+    ``(rows, inputs, special, hidden)`` per batch (the batch's indices into ``sentences``, its
+    tokenizer inputs on ``device``, its special-token mask on the CPU, the layer's states,
+    batch x time x dim), with progress in the terminal and the log. The one batching loop of
+    the STS embeddings, token states and mean-pooled alike."""
+    import torch
+    from tqdm.auto import tqdm
+
+    if not sentences:
+        raise ValueError("no sentences to embed")
+    order = np.argsort([len(s) for s in sentences], kind="stable")
+    logged = ProgressLog(len(sentences), desc)  # time left, in the log
+    for start in tqdm(
+        range(0, len(order), batch_size), desc=desc, unit="batch", disable=not progress
+    ):
+        rows = order[start : start + batch_size]
+        inputs, special = tokenize_batch(tokenizer, [sentences[i] for i in rows], max_length)
+        inputs = {key: value.to(device) for key, value in inputs.items()}
+        with torch.inference_mode():
+            hidden = model(**inputs).hidden_states[layer]
+        yield rows, inputs, special, hidden
+        logged.update(len(rows))
+
+
 def token_states_by_sentence(
     sentences: Sequence[str],
     tokenizer,
@@ -250,32 +286,15 @@ def token_states_by_sentence(
 
     Returns ``(tokens, offsets)``: float32 (T, d), sentence i's tokens at ``offsets[i]:offsets[i+1]``.
     """
-    import torch
-    from tqdm.auto import tqdm
-
-    if not sentences:
-        raise ValueError("no sentences to embed")
     per_sentence: list[np.ndarray | None] = [None] * len(sentences)
-    order = np.argsort([len(s) for s in sentences], kind="stable")  # less padding
-    for start in tqdm(
-        range(0, len(order), batch_size),
-        desc="STS token states",
-        unit="batch",
-        disable=not progress,
-    ):
-        rows = order[start : start + batch_size]
-        inputs, special = tokenize_batch(tokenizer, [sentences[i] for i in rows], max_length)
-        keep = (inputs["attention_mask"].bool() & ~special.bool()).numpy()
-        with torch.inference_mode():
-            hidden = (
-                model(**{key: value.to(device) for key, value in inputs.items()})
-                .hidden_states[layer]
-                .float()
-                .cpu()
-                .numpy()
-            )
+    for rows, inputs, special, hidden in layer_states_in_batches(
+        sentences, tokenizer, model, device=device, batch_size=batch_size,
+        max_length=max_length, layer=layer, desc="STS token states", progress=progress,
+    ):  # fmt: skip
+        keep = (inputs["attention_mask"].bool().cpu() & ~special.bool()).numpy()
+        states = hidden.float().cpu().numpy()
         for b, i in enumerate(rows):
-            per_sentence[i] = hidden[b][keep[b]]
+            per_sentence[i] = states[b][keep[b]]
     lengths = np.array([len(t) for t in per_sentence], dtype=np.int64)
     tokens = np.concatenate(per_sentence).astype(np.float32, copy=False)
     if not np.isfinite(tokens).all():

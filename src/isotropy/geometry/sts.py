@@ -13,9 +13,8 @@ import numpy as np
 import pandas as pd
 
 from isotropy import transforms
-from isotropy.embeddings.hidden_states import tokenize_batch
+from isotropy.embeddings.hidden_states import layer_states_in_batches
 from isotropy.io import atomic_path, open_npz
-from isotropy.logs import ProgressLog
 
 log = logging.getLogger(__name__)
 
@@ -79,31 +78,16 @@ def mean_pooled_embeddings(
     Special tokens are included, as in sentence-transformers' mean pooling. Sentences are
     batched by length (less padding); rows come back in input order.
     """
-    import torch
-    from tqdm.auto import tqdm
-
-    if not sentences:
-        raise ValueError("no sentences to embed")
-    order = np.argsort([len(s) for s in sentences], kind="stable")
     result: np.ndarray | None = None
-    logged = ProgressLog(len(sentences), "sentence embeddings")  # time left, in the log
-    for start in tqdm(
-        range(0, len(order), batch_size),
-        desc="sentence embeddings",
-        unit="batch",
-        disable=not progress,
-    ):
-        rows = order[start : start + batch_size]
-        inputs, _ = tokenize_batch(tokenizer, [sentences[i] for i in rows], max_length)
-        inputs = {key: value.to(device) for key, value in inputs.items()}
-        with torch.inference_mode():
-            hidden = model(**inputs).hidden_states[layer]
+    for rows, inputs, _, hidden in layer_states_in_batches(
+        sentences, tokenizer, model, device=device, batch_size=batch_size,
+        max_length=max_length, layer=layer, desc="sentence embeddings", progress=progress,
+    ):  # fmt: skip
         mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
         pooled = ((hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)).float().cpu().numpy()
         if result is None:
             result = np.empty((len(sentences), pooled.shape[1]), dtype=np.float32)
         result[rows] = pooled
-        logged.update(len(rows))
     assert result is not None
     if not np.isfinite(result).all():
         raise ValueError("the model produced non-finite sentence embeddings")

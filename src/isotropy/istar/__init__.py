@@ -14,18 +14,17 @@ layer, and the TwoNN intrinsic dimension of the last layer's sentence embeddings
 
 Modules, by concern (the task splits themselves are read by :mod:`isotropy.readers`):
 
-    tasks         the tasks: kind, labels, text columns, headline metric
-    grid          the study's runs (models × tasks × regularisers × λ × seeds), λ in paths, outputs
-    settings      the settings of one run (config ``istar.training``)
-    model         the pretrained model with a new task head, and its tokenizer
-    features      tokenisation into features and batches (classification, regression, SQuAD)
+    study         the study's design: the tasks (kind, labels, text columns, headline metric),
+                  the runs (models × tasks × regularisers × λ × seeds, λ in paths, outputs) and
+                  the settings of one run (config ``istar.training``)
+    features      the pretrained model with a new task head and its tokenizer; tokenisation into
+                  features and batches (classification, regression, SQuAD)
     regularisers  the I-STAR and CosReg penalties, and Σ_S
     checkpoint    per-epoch checkpoints and resume
     training      the training loop (``finetune``, ``run_and_save``)
-    evaluation    validation scores, IsoScore* per layer, TwoNN
+    evaluation    validation scores, IsoScore* per layer, TwoNN; runs.csv from the runs' metrics
     squad         SQuAD v1.1 answer extraction and scoring
-    runs          runs.csv from the runs' metrics files
 
-This package imports nothing itself: ``tasks``, ``grid`` and ``settings`` are plain Python (the
-workflow imports them while it parses); the others need torch.
+This package imports nothing itself: ``study`` is plain Python (the workflow imports it while it
+parses); the others need torch.
 """

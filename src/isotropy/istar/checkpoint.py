@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from isotropy.io import atomic_path
-from isotropy.istar.settings import TrainingSettings
+from isotropy.istar.study import TrainingSettings
 from isotropy.models import ModelSpec
 
 log = logging.getLogger(__name__)

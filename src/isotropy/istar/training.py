@@ -27,17 +27,21 @@ from isotropy.device import autocast, describe_device, resolve_device
 from isotropy.io import write_json
 from isotropy.istar.checkpoint import CHECKPOINT_NAME, resume, run_signature, save_checkpoint
 from isotropy.istar.evaluation import evaluate_model
-from isotropy.istar.features import Features, collate, epoch_order, task_features, to_device
-from isotropy.istar.grid import check_run, format_lambda
-from isotropy.istar.model import load_model_and_tokenizer
+from isotropy.istar.features import (
+    Features,
+    collate,
+    epoch_order,
+    load_model_and_tokenizer,
+    task_features,
+    to_device,
+)
 from isotropy.istar.regularisers import (
     cosine_penalty,
     estimate_reference_covariance,
     istar_penalty,
     token_points,
 )
-from isotropy.istar.settings import TrainingSettings
-from isotropy.istar.tasks import task_spec
+from isotropy.istar.study import TrainingSettings, check_run, format_lambda, task_spec
 from isotropy.models import ModelSpec
 
 log = logging.getLogger(__name__)

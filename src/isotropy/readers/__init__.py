@@ -7,7 +7,7 @@ Modules, by family:
 - ``registry``: :data:`DATASETS`, :func:`register_dataset`, :func:`discover_readers`,
   :func:`prepare_dataset`;
 - one module per section-3 family, each registering its data sets next to its reader:
-  ``polarity``, ``snli``, ``supersense``, ``pos`` (with ``wordnet``, the WordNet reader the
+  ``polarity``, ``snli``, ``supersense``, ``pos`` (with ``open_wordnet``, the WordNet reader the
   stand-ins share), ``glue`` (one data set per GLUE task);
 - ``tasks``: the I-STAR task splits; ``sts`` and ``corpus``: the geometry study's data;
 - ``inputs``: what Snakemake asks at parse time (sources and options from the configuration).
@@ -39,6 +39,7 @@ from isotropy.readers.inputs import (
 from isotropy.readers.polarity import POLARITY_LABELS, read_polarity
 from isotropy.readers.pos import (
     WORDNET_POS,
+    open_wordnet,
     pos_standin,
     read_codwoe_items,
     read_pos_codwoe,
@@ -64,7 +65,6 @@ from isotropy.readers.supersense import (
 )
 from isotropy.readers.tables import check_prepared, read_dataset, validate_table, write_dataset
 from isotropy.readers.tasks import ISTAR_SPLITS, load_task_split, read_task_split, task_source
-from isotropy.readers.wordnet import open_wordnet
 
 discover_readers(__name__)
 

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from isotropy.istar.tasks import TASKS, task_spec
+from isotropy.defaults import setting_or_default
+from isotropy.istar.study import TASKS, task_spec
 from isotropy.paths import RAW_ROOT
 from isotropy.readers.registry import dataset_spec
 from isotropy.readers.sts import sts_source
@@ -43,42 +44,42 @@ def pos_vocabulary_source(config: Mapping[str, Any]) -> str:
 
 
 def pos_sources(config: Mapping[str, Any]) -> dict[str, str]:
-    if config.get("pos_source", "codwoe") == "wordnet":
+    if setting_or_default(config, "pos_source") == "wordnet":
         return {"vectors_dir": pos_vocabulary_source(config), "wordnet_dir": "wordnet"}
     return {"raw_dir": "codwoe"}
 
 
 def supersense_sources(config: Mapping[str, Any]) -> dict[str, str]:
-    if config.get("supersense_source", "tikhonov") == "wordnet":
+    if setting_or_default(config, "supersense_source") == "wordnet":
         return {"words_dir": "supersense_words", "wordnet_dir": "wordnet"}
     return {"raw_dir": "supersense_features"}
 
 
 def pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
-    source = config.get("pos_source", "codwoe")
+    source = setting_or_default(config, "pos_source")
     options: dict[str, Any] = {"pos_source": source}
     if source == "wordnet":
         # Only the stand-in depends on its size: with codwoe a changed size triggers no re-run.
-        options["pos_standin_size"] = int(config.get("pos_standin_size", 11462))
+        options["pos_standin_size"] = int(setting_or_default(config, "pos_standin_size"))
     return options
 
 
 def supersense_options(config: Mapping[str, Any]) -> dict[str, Any]:
-    return {"supersense_source": config.get("supersense_source", "tikhonov")}
+    return {"supersense_source": setting_or_default(config, "supersense_source")}
 
 
 # ---------------------------------------------------------------------------------------------
 # Any registered data set
 
 
-def dataset_sources(dataset: str, config: Mapping[str, Any]) -> dict[str, str]:
+def dataset_sources(config: Mapping[str, Any], dataset: str) -> dict[str, str]:
     """Reader argument → source name, for ``dataset`` under ``config``."""
     return dataset_spec(dataset).sources(config)
 
 
 def required_sources(dataset: str, config: Mapping[str, Any]) -> list[str]:
     """Names of the sources ``dataset`` is built from (keys of config ``sources``)."""
-    names = list(dict.fromkeys(dataset_sources(dataset, config).values()))
+    names = list(dict.fromkeys(dataset_sources(config, dataset).values()))
     unknown = [n for n in names if n not in config.get("sources", {})]
     if unknown:
         raise ValueError(
@@ -88,7 +89,7 @@ def required_sources(dataset: str, config: Mapping[str, Any]) -> list[str]:
 
 
 def dataset_inputs(
-    dataset: str, config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT
+    config: Mapping[str, Any], dataset: str, root: str | os.PathLike = RAW_ROOT
 ) -> dict[str, str]:
     """Snakemake inputs of ``dataset``: source name → that source's manifest.
 
@@ -100,7 +101,7 @@ def dataset_inputs(
     return {name: source_outputs(name, root)[0] for name in names}
 
 
-def dataset_options(dataset: str, config: Mapping[str, Any]) -> dict[str, Any]:
+def dataset_options(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
     """Config values the building of ``dataset`` depends on (besides its sources)."""
     return dataset_spec(dataset).options(config)
 
@@ -153,7 +154,7 @@ def check_tasks_available(tasks: Sequence[str], config: Mapping[str, Any]) -> No
 
 
 def task_inputs(
-    task: str, config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT
+    config: Mapping[str, Any], task: str, root: str | os.PathLike = RAW_ROOT
 ) -> dict[str, str]:
     """Rule ``finetune``'s inputs: split → the manifest of its download (after :func:`check_tasks_available`)."""
     check_tasks_available([task], config)
@@ -175,7 +176,7 @@ def corpus_inputs(config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT)
 
 
 def sts_inputs(
-    name: str, split: str, config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT
+    config: Mapping[str, Any], name: str, split: str, root: str | os.PathLike = RAW_ROOT
 ) -> dict[str, str]:
     """Rule geometry_sentence_embeddings' input: the download of the STS split, or nothing for
     SICK-R when the mirror lacks it (SICK-R is optional: the job marks it unavailable)."""

@@ -2,7 +2,9 @@
 
 The paper's data is CoDWoE's English words with their parts of speech (:func:`read_pos_codwoe`,
 config ``pos_source: codwoe``); the documented stand-in labels the most frequent words of a
-word-vector source from WordNet (:func:`read_pos_wordnet`, ``pos_source: wordnet``).
+word-vector source from WordNet (:func:`read_pos_wordnet`, ``pos_source: wordnet``), read with
+nltk's WordNet reader over the downloaded ``wordnet`` source (:func:`open_wordnet`, which the
+supersense stand-in reads too).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import warnings
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
@@ -19,8 +22,7 @@ import pandas as pd
 
 from isotropy.readers.inputs import pos_options, pos_sources
 from isotropy.readers.registry import register_dataset
-from isotropy.readers.tables import multi_label_frame
-from isotropy.readers.wordnet import open_wordnet
+from isotropy.readers.tables import multi_label_frame, raw_file
 from isotropy.sources import decode_text, load_word_vectors, source_files, word_vectors_file
 
 log = logging.getLogger(__name__)
@@ -151,3 +153,23 @@ def _pos_reader(
     if pos_source == "codwoe":
         return read_pos_codwoe(raw_dir)
     raise ValueError(f"pos_source must be 'codwoe' or 'wordnet', found {pos_source!r}")
+
+
+def open_wordnet(raw_dir: str | os.PathLike):
+    """nltk's WordNet reader on ``<raw_dir>/corpora/wordnet.zip``, whatever ``NLTK_DATA`` says.
+
+    nltk only opens files under its data path (``nltk.data.path``), so ``raw_dir`` is added to it
+    (the same as ``NLTK_DATA=<raw_dir>``).
+    """
+    import nltk
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    raw_file(raw_dir, "corpora/wordnet.zip")
+    root = str(Path(raw_dir).resolve())
+    if root not in nltk.data.path:
+        nltk.data.path.insert(0, root)
+    pointer = nltk.data.find("corpora/wordnet.zip/wordnet/", paths=[root])
+    with warnings.catch_warnings():
+        # No Open Multilingual Wordnet on purpose: English lemmas only.
+        warnings.filterwarnings("ignore", message="The multilingual functions are not available")
+        return WordNetCorpusReader(pointer, None)

@@ -16,9 +16,9 @@ import pandas as pd
 
 from isotropy.readers.feature_table import FLAG_COLUMN, read_feature_table
 from isotropy.readers.inputs import supersense_options, supersense_sources
+from isotropy.readers.pos import open_wordnet
 from isotropy.readers.registry import register_dataset
 from isotropy.readers.tables import multi_label_frame, raw_file, read_utf8_lines
-from isotropy.readers.wordnet import open_wordnet
 
 log = logging.getLogger(__name__)
 

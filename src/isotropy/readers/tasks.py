@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from isotropy.istar.tasks import TaskSpec, task_spec
+from isotropy.istar.study import TaskSpec, task_spec
 from isotropy.readers.glue import GLUE_FORMATS, read_glue
 from isotropy.readers.sts import read_sts_tsv
 from isotropy.readers.tables import raw_file

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from isotropy.defaults import schema_default
+
 MIRROR_ENV = "ISOTROPY_MIRROR"
 ALLOW_UNVERIFIED_ENV = "ISOTROPY_ALLOW_UNVERIFIED_MIRROR"
-# Defaults of config `downloads`: far above the largest real archive (NLPL 222.zip unpacks to a few GB).
+# Defaults of config `downloads`, from the schema: far above the largest real archive (NLPL
+# 222.zip unpacks to a few GB); a trickling server is abandoned after 6 hours for one file.
 DOWNLOAD_DEFAULTS = {
-    "allow_unverified_mirror": False,
-    "max_extracted_bytes": 32 * 1024**3,
-    "max_archive_members": 100_000,
-    "max_download_seconds": 6 * 3600,  # one file, all attempts: a trickling server is abandoned
+    key: schema_default("downloads", key)
+    for key in (
+        "allow_unverified_mirror",
+        "max_extracted_bytes",
+        "max_archive_members",
+        "max_download_seconds",
+    )
 }
 HUB_FILE = "data.parquet"  # a hub data set's split, as downloaded
 

@@ -25,8 +25,17 @@ import pandas as pd
 from scipy import stats
 
 from isotropy import paths
+from isotropy.defaults import setting_or_default
 from isotropy.metrics import registry
-from isotropy.verdicts.standins import StandIns, glue_encoder, model_stand_in, paper_model
+from isotropy.verdicts.standins import (
+    CAI_MODELS,
+    ISTAR_MODELS,
+    StandIns,
+    encoder_paper_name,
+    hub_name,
+    model_stand_in,
+    paper_name,
+)
 
 COLUMNS = [
     "study", "quantity", "setup", "paper_setup", "value", "spread", "seeds", "n", "k",
@@ -71,8 +80,7 @@ def _endpoints(trace: pd.DataFrame, metric: str) -> tuple[float, float]:
 def _paper_setup(study: str, encoder: str, dataset: str, config: Mapping[str, Any]) -> str:
     if study == "main":
         return dataset
-    hub = ((config.get("encoders") or {}).get(encoder) or {}).get("model") or ""
-    return f"{glue_encoder(encoder, hub)}/{dataset}"
+    return f"{encoder_paper_name(config, encoder)}/{dataset}"
 
 
 def _stand_in(study: str, encoder: str, dataset: str, config: Mapping[str, Any], stand: StandIns) -> str:  # fmt: skip
@@ -238,11 +246,9 @@ def istar_measurements(runs: pd.DataFrame, config: Mapping[str, Any], source: st
     needed = {"model", "task", "regulariser", "lambda", "seed", "metric", "isoscore_star"}
     if missing := needed - set(runs.columns):
         raise ValueError(f"I-STAR runs table lacks columns {sorted(missing)}; found {list(runs.columns)}")  # fmt: skip
-    models = {name: (entry or {}).get("model") or name for name, entry in ((config.get("istar") or {}).get("models") or {}).items()}  # fmt: skip
     rows = []
     for (model, task), group in runs.groupby(["model", "task"], sort=True):
-        hub = models.get(model, model)
-        stand_in = "" if any(key in hub.lower() for key in ("bert-base", "albert-base", "distilbert-base")) else f"{model} ({hub}) for BERT-base / ALBERT / DistilBERT"  # fmt: skip
+        stand_in = "" if paper_name(config, model) in ISTAR_MODELS else f"{model} ({hub_name(config, model)}) for BERT-base / ALBERT / DistilBERT"  # fmt: skip
         baseline = group[group["regulariser"] == "none"]
         negative = group[(group["regulariser"] == "istar") & (group["lambda"].astype(float) < 0)]
         common = dict(seeds=int(group["seed"].nunique()), evidence=source, stand_in=stand_in)
@@ -271,22 +277,15 @@ SEED_FREE_METHODS = ("none", "centring", "all-but-the-top")
 QUANTITY_OF_STS = {"pearson": "sts_pearson", "spearman": "sts_spearman", "isotropy": "isotropy_iw"}
 
 
-def _models(config: Mapping[str, Any], part: str) -> dict[str, str]:
-    """Configured models of ``geometry.<part>.models`` → hub name."""
-    geometry = config.get("geometry") or {}
-    known = geometry.get("models") or {}
-    return {name: (known.get(name) or {}).get("model") or name for name in (geometry.get(part) or {}).get("models", [])}  # fmt: skip
-
-
-def _cai_setup(name: str, hub: str) -> str:
+def _cai_setup(config: Mapping[str, Any], name: str) -> str:
     """The Table 3 row a model is compared with: its own, or BERT (the paper's main model) for a
     model the paper did not study."""
-    return paper_model(hub) or "BERT"
+    paper = paper_name(config, name)
+    return paper if paper in CAI_MODELS else "BERT"
 
 
 def _cap(config: Mapping[str, Any]) -> str:
-    clusters = (config.get("geometry") or {}).get("clusters") or {}
-    cap = clusters.get("max_per_type", 20)
+    cap = setting_or_default(config, "geometry", "clusters", "max_per_type")
     return "none" if cap is None else str(cap)
 
 
@@ -294,14 +293,13 @@ def _lid_seed_free(config: Mapping[str, Any], kind: str) -> bool:
     """Whether no seed changes the LID: every point indexed (no seeded sample)."""
     clusters = (config.get("geometry") or {}).get("clusters") or {}
     if kind == "static":
-        return (clusters.get("static") or {}).get("sample_size", 10000) is None
+        return setting_or_default(config, "geometry", "clusters", "static", "sample_size") is None
     return "lid_sample_size" in clusters and clusters["lid_sample_size"] is None
 
 
 def lid_measurements(lid: pd.DataFrame, config: Mapping[str, Any], stand: StandIns) -> list[dict[str, Any]]:  # fmt: skip
     """Per model (last layer) and for the static vectors: cosine LID (with each seed's value),
     its n and k, and the dimension."""
-    models = _models(config, "clusters")
     rows = []
     keys = ["kind", "model"]
     for (kind, name), group in lid.groupby(keys, sort=False):
@@ -312,10 +310,11 @@ def lid_measurements(lid: pd.DataFrame, config: Mapping[str, Any], stand: StandI
             stand_in = stand.word_vectors.replace("for NLPL word2vec model 222 (300-d)", "for the paper's GloVe") if stand.word_vectors else ""  # fmt: skip
             layers = ""
         else:
-            hub = models.get(name, name)
-            paper = _cai_setup(name, hub)
+            paper = _cai_setup(config, name)
             setup, cap = f"{name}, last layer ({int(last['layer'].iloc[0])})", _cap(config)
-            stand_in = "; ".join(s for s in (model_stand_in(name, hub, paper), stand.corpus) if s)
+            stand_in = "; ".join(
+                s for s in (model_stand_in(config, name, paper), stand.corpus) if s
+            )
             per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
             layers = f"cosine LID over layers {per_layer.min():.2f}–{per_layer.max():.2f}; Table 3 does not say which layer, the last is compared" if len(per_layer) else ""  # fmt: skip
         source = last.iloc[0]
@@ -338,11 +337,9 @@ def lid_measurements(lid: pd.DataFrame, config: Mapping[str, Any], stand: StandI
 def cosine_measurements(cosine: pd.DataFrame, config: Mapping[str, Any], stand: StandIns) -> list[dict[str, Any]]:  # fmt: skip
     """Per model: the largest |S_inter| after cluster-mean removal over layers (raw S_inter and
     S_intra ranges in the note)."""
-    models = _models(config, "clusters")
     rows = []
     for name, group in cosine[cosine["kind"] == "contextual"].groupby("model", sort=False):
-        hub = models.get(name, name)
-        paper = _cai_setup(name, hub)
+        paper = _cai_setup(config, name)
         per_layer = group.groupby("layer")[["s_inter", "s_intra", "s_inter_adjusted", "s_intra_adjusted"]].mean()  # fmt: skip
         note = "; ".join(
             f"{label} {per_layer[column].min():.3f}–{per_layer[column].max():.3f}"
@@ -351,7 +348,7 @@ def cosine_measurements(cosine: pd.DataFrame, config: Mapping[str, Any], stand: 
         rows.append(measurement("geometry", "s_inter_adjusted_max", f"{name}, layers {int(per_layer.index.min())}–{int(per_layer.index.max())}", paper,
                                 float(per_layer["s_inter_adjusted"].abs().max()), unit="|mean cosine| (maximum over layers)",
                                 convention="per cluster: centred on its own mean, pairs inside the cluster, unweighted mean over clusters (Cai et al.'s --cluster_cos --center)",
-                                stand_in="; ".join(s for s in (model_stand_in(name, hub, paper), stand.corpus) if s), evidence=COSINE_FILE, note=note))  # fmt: skip
+                                stand_in="; ".join(s for s in (model_stand_in(config, name, paper), stand.corpus) if s), evidence=COSINE_FILE, note=note))  # fmt: skip
     return rows
 
 
@@ -361,12 +358,11 @@ def sts_measurements(sts: pd.DataFrame, config: Mapping[str, Any], stand: StandI
     needed = {"model", "dataset", "method", "spearman", "isotropy"}
     if missing := needed - set(sts.columns):
         raise ValueError(f"STS table lacks columns {sorted(missing)}; found {list(sts.columns)}")
-    models = _models(config, "sts")
     rows = []
     for (name, dataset), group in sts.groupby(["model", "dataset"], sort=True):
         split = str(group["split"].iloc[0]) if "split" in group else ""
         setup = f"{name}, {dataset} {split}".strip()
-        stand_in = "; ".join(s for s in (model_stand_in(name, models.get(name, name), "BERT"), stand.sts_split if dataset == "stsb" else "") if s)  # fmt: skip
+        stand_in = "; ".join(s for s in (model_stand_in(config, name, "BERT"), stand.sts_split if dataset == "stsb" else "") if s)  # fmt: skip
         pipeline = str(group["pipeline"].iloc[0]) if "pipeline" in group else "mean-pooled sentence vectors transformed"  # fmt: skip
         for method, runs in group.groupby("method", sort=False):
             first = runs.iloc[0]

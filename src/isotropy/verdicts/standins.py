@@ -1,5 +1,6 @@
 """What this configuration uses where the papers used something else (the ``stand_in`` column),
-and the papers' names for the models we run."""
+and the papers' names for the models we run: stated in each ``models`` entry (``paper``), never
+guessed from a hub name."""
 
 from __future__ import annotations
 
@@ -7,20 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-# Hub names of the models Cai et al. studied → their name in the paper's Table 3.
-_CAI_MODELS = (
-    ("distilbert", "DistilBERT"),
-    ("bert-base", "BERT"),
-    ("openai-gpt", "GPT"),
-    ("gpt2", "GPT-2"),
-    ("elmo", "ELMo"),
-)
-# Hub names of Mickus et al.'s appendix A encoders → their name in Table 2.
-_GLUE_ENCODERS = (
-    ("all-minilm-l6-v2", "miniLM"),
-    ("all-mpnet-base-v2", "mpnet"),
-    ("all-distilroberta-v1", "roberta"),
-)
+# The models each paper reports, by the names in its tables (config/published_values.csv).
+CAI_MODELS = ("BERT", "DistilBERT", "GPT", "GPT-2", "ELMo")  # Cai et al., Table 3
+ISTAR_MODELS = ("BERT", "ALBERT", "DistilBERT")  # Rudman & Eickhoff
 
 
 @dataclass(frozen=True)
@@ -82,21 +72,29 @@ def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[st
     return out
 
 
-def paper_model(hub_name: str) -> str | None:
-    """Cai et al.'s name for a configured hub model, or None when the paper did not study it."""
-    lowered = (hub_name or "").lower()
-    return next((paper for key, paper in _CAI_MODELS if key in lowered), None)
+def paper_name(config: Mapping[str, Any], model: str | None) -> str | None:
+    """``models.<model>.paper``: the model's name in the papers that studied it (None: none did,
+    or no such model)."""
+    return ((config.get("models") or {}).get(model or "") or {}).get("paper")
 
 
-def glue_encoder(name: str, hub_name: str) -> str:
-    """Mickus et al.'s appendix A name of a configured encoder (its configured name otherwise)."""
-    lowered = (hub_name or "").lower()
-    return next((paper for key, paper in _GLUE_ENCODERS if key in lowered), name)
+def hub_name(config: Mapping[str, Any], model: str) -> str:
+    """``models.<model>.model`` (the hub name), or the configured name for a folder-only model."""
+    return ((config.get("models") or {}).get(model) or {}).get("model") or model
 
 
-def model_stand_in(name: str, hub: str, paper: str) -> str:
-    """'' when the model is the paper's own, else 'name (hub) for paper'."""
-    return "" if paper_model(hub) == paper else f"{name} ({hub}) for {paper}"
+def encoder_paper_name(config: Mapping[str, Any], encoder: str) -> str:
+    """Mickus et al.'s name of an encoder (Table 2): its model's ``paper``; its configured name
+    for word vectors or a model no paper studied."""
+    entry = (config.get("encoders") or {}).get(encoder) or {}
+    return (entry.get("kind") == "sentence-transformer" and paper_name(config, entry.get("model"))) or encoder  # fmt: skip
+
+
+def model_stand_in(config: Mapping[str, Any], model: str, paper: str) -> str:
+    """'' when ``models.<model>`` is the paper's ``paper`` itself, else 'model (hub) for paper'."""
+    if paper_name(config, model) == paper:
+        return ""
+    return f"{model} ({hub_name(config, model)}) for {paper}"
 
 
 def encoder_labels(config: Mapping[str, Any], stand: Mapping[str, str]) -> dict[str, str]:

@@ -13,14 +13,29 @@ other way round (tests/test_architecture.py).
   wait policy, its effective configuration recorded, the whole run's progress printed after
   every job.
 
-``from isotropy import workflow`` (rules/common.smk) gives these and :mod:`isotropy.paths`
-(every path between rules and every result, spelled once; a package-level module, since
-science and data code read it too) as attributes.
+``from isotropy import workflow`` (rules/common.smk) gives these as attributes, and beside them
+the data-layer modules whose functions rules call directly, each with the configuration first:
+:mod:`isotropy.paths` (every path between rules and every result, spelled once),
+:mod:`isotropy.readers` (a data set's downloads and options), :mod:`isotropy.sources` (a
+download's params), :mod:`isotropy.model_parts` (a split model's wheels) and
+:mod:`isotropy.verdicts.standins` (what a run uses in place of the paper's data and vectors).
 """
 
 from __future__ import annotations
 
-from isotropy import paths
+from isotropy import model_parts, paths, readers, sources
+from isotropy.verdicts import standins
 from isotropy.workflow import config, inputs, run, targets, verdict_inputs
 
-__all__ = ["config", "inputs", "paths", "run", "targets", "verdict_inputs"]
+__all__ = [
+    "config",
+    "inputs",
+    "model_parts",
+    "paths",
+    "readers",
+    "run",
+    "sources",
+    "standins",
+    "targets",
+    "verdict_inputs",
+]

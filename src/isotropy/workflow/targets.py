@@ -1,7 +1,7 @@
 """What the workflow makes: each study's runs, settings and final files (targets of rule all).
 
 Plain Python: the workflow imports it while it parses. The I-STAR grid is
-:mod:`isotropy.istar.grid`; every path comes from :mod:`isotropy.paths`.
+:mod:`isotropy.istar.study`; every path comes from :mod:`isotropy.paths`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from isotropy import paths, readers, sensitivity
-from isotropy.istar import grid as istar_grid
-from isotropy.istar import tasks as istar_tasks
-from isotropy.models import ModelSpec
+from isotropy.istar import study as istar_study
 from isotropy.readers import GLUE_TASKS
 from isotropy.workflow.config import (
     ConfigError,
@@ -247,7 +245,7 @@ def istar_run_files(section: Mapping[str, Any] | None, artefact: str = "metrics.
         return []
     return [
         paths.istar_run_file(artefact, r["model"], r["task"], r["regulariser"], r["lam"], r["seed"])
-        for r in istar_grid.run_grid(dict(section))
+        for r in istar_study.run_grid(dict(section))
     ]
 
 
@@ -307,8 +305,8 @@ def istar_wildcards(section: Mapping[str, Any]) -> dict[str, str]:
     """Regular expressions of the I-STAR wildcards: only configured models match."""
     return {
         "model": "|".join(re.escape(m) for m in section.get("models", {})) or "^$",
-        "task": "|".join(istar_tasks.TASKS),
-        "regulariser": "|".join(istar_tasks.REGULARISERS),
+        "task": "|".join(istar_study.TASKS),
+        "regulariser": "|".join(istar_study.REGULARISERS),
         "lam": r"-?\d+(\.\d+)?(e-?\d+)?",
         "seed": r"\d+",
     }
@@ -316,17 +314,12 @@ def istar_wildcards(section: Mapping[str, Any]) -> dict[str, str]:
 
 def istar_runs(section: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """Every run of the I-STAR grid (none without the section)."""
-    return istar_grid.run_grid(dict(section)) if section else []
+    return istar_study.run_grid(dict(section)) if section else []
 
 
 def istar_lambda(section: Mapping[str, Any], regulariser: str, lam: str) -> float:
     """The configured λ of a run (never parsed back from its path)."""
-    return istar_grid.configured_lambda(dict(section), regulariser, lam)
-
-
-def istar_model(config: Mapping[str, Any], name: str) -> ModelSpec:
-    """The :class:`~isotropy.models.ModelSpec` of an I-STAR model (a key of ``models``)."""
-    return model_spec(config, name)
+    return istar_study.configured_lambda(dict(section), regulariser, lam)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from isotropy import paths
+from isotropy.defaults import setting_or_default
 from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
-from isotropy.workflow.config import model_spec, sentence_encoder_spec
+from isotropy.workflow.config import model_spec
 from isotropy.workflow.targets import (
     geometry_models,
     geometry_targets,
@@ -33,7 +34,7 @@ GEOMETRY_VERDICT_TABLES = {
 
 def configured_studies(config: Mapping[str, Any]) -> list[str]:
     """The studies this run builds: config ``studies`` (all four when absent) that have a section."""
-    wanted = config.get("studies", ["main", "glue", "istar", "geometry"])
+    wanted = setting_or_default(config, "studies")
     return [study for study in wanted if config.get(study)]
 
 
@@ -114,41 +115,43 @@ def report_tables(config: Mapping[str, Any], preview: bool = False) -> list[str]
 
 
 def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The parts of the configuration the measurements read (rule params: a change re-runs)."""
+    """The parts of the configuration the measurements read, in the configuration's own shape
+    (rule params: a change re-runs): the encoders as configured, the ``models`` records they,
+    the geometry study and I-STAR name (what loads them, the papers' names, the dimension), the
+    main study's setups and the geometry settings the verdicts quote."""
     geometry = config.get("geometry") or {}
     clusters = geometry.get("clusters") or {}
+    encoders = dict(config.get("encoders") or {})
+    istar_models = list((config.get("istar") or {}).get("models") or [])
+    used = [
+        *(spec["model"] for spec in encoders.values() if spec["kind"] == "sentence-transformer"),
+        *geometry_models(config),
+        *istar_models,
+    ]
     return {
-        "encoders": {
-            name: _resolved_encoder(config, name) for name in config.get("encoders") or {}
-        },
+        "encoders": {name: dict(spec) for name, spec in encoders.items()},
+        "models": {name: _model_record(config, name) for name in dict.fromkeys(used)},
         "main": {"setups": dict((config.get("main") or {}).get("setups") or {})},
         "geometry": {
-            "models": {name: _model_entry(config, name) for name in geometry_models(config)},
             "clusters": {
                 "models": list(clusters.get("models") or []),
-                "max_per_type": clusters.get("max_per_type", 20),
-                "lid_sample_size": clusters.get("lid_sample_size", 10000),
-                "static": {"sample_size": (clusters.get("static") or {}).get("sample_size", 10000)},
+                "max_per_type": setting_or_default(config, "geometry", "clusters", "max_per_type"),
+                "lid_sample_size": setting_or_default(
+                    config, "geometry", "clusters", "lid_sample_size"
+                ),
+                "static": {
+                    "sample_size": setting_or_default(
+                        config, "geometry", "clusters", "static", "sample_size"
+                    )
+                },
             },
             "sts": {"models": list((geometry.get("sts") or {}).get("models") or [])},
         },
-        "istar": {
-            "models": {
-                name: _model_entry(config, name)
-                for name in (config.get("istar") or {}).get("models") or []
-            }
-        },
+        "istar": {"models": istar_models},
     }
 
 
-def _model_entry(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """``models.<name>`` as the measurements read it: model, revision and path."""
-    return model_spec(config, name).as_record()
-
-
-def _resolved_encoder(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """An encoder with its model resolved (kind, model, revision, path, batch_size)."""
-    spec = config["encoders"][name]
-    if spec["kind"] != "sentence-transformer":
-        return dict(spec)
-    return {"kind": spec["kind"], **sentence_encoder_spec(dict(config), name)}
+def _model_record(config: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """``models.<name>`` as the measurements read it."""
+    spec = model_spec(config, name)
+    return {**spec.as_record(), "paper": spec.paper, "dimension": spec.dimension}

@@ -1,0 +1,100 @@
+"""Issue 37: one record per model. What the project knows of a model (its name in the papers,
+the width of its vectors) is stated in its ``models`` entry, never guessed from a hub name or an
+encoder's name, and the verdicts read ``models`` as the configuration has it."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from isotropy import estimate, sensitivity
+from isotropy.verdicts import measurements
+from isotropy.verdicts.standins import StandIns
+from isotropy.workflow import config as workflow_config
+from isotropy.workflow.verdict_inputs import config_subset
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def base():
+    return workflow_config.load_config([str(ROOT / "config.yaml")])
+
+
+@pytest.fixture
+def config(base):
+    return copy.deepcopy(base)
+
+
+def _cosine(model: str) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "kind": "contextual",
+            "model": model,
+            "layer": [0, 1],
+            "s_inter": [0.5, 0.4],
+            "s_intra": [0.6, 0.5],
+            "s_inter_adjusted": [0.02, -0.03],
+            "s_intra_adjusted": [0.2, 0.1],
+        }
+    )
+
+
+def _cosine_row(config, model):
+    (row,) = measurements.cosine_measurements(_cosine(model), config, StandIns())
+    return row["paper_setup"], row["stand_in"]
+
+
+def test_the_verdicts_read_models_as_configured_and_as_the_rules_pass_them(config):
+    """The measurements take the configuration itself: BERT is the paper's BERT, whoever calls
+    (before, a caller other than the workflow got "bert (bert) for BERT")."""
+    assert _cosine_row(config, "bert") == ("BERT", "")
+    assert _cosine_row(config_subset(config), "bert") == ("BERT", "")
+    assert _cosine_row(config, "gpt2") == ("GPT-2", "")
+    assert config_subset(config)["models"]["bert"]["paper"] == "BERT"
+    assert "models" not in config_subset(config)["geometry"]  # a key the schema forbids
+
+
+def test_a_hub_name_that_looks_like_the_papers_model_is_not_taken_for_it(config):
+    """A careful reviewer rejects a fine-tuned BERT reported as Cai et al.'s BERT: the name
+    guess did that for any hub name containing "bert-base"."""
+    config["models"]["bert"].update(model="textattack/bert-base-uncased-SST-2", paper=None)
+    assert _cosine_row(config, "bert") == (
+        "BERT",
+        "bert (textattack/bert-base-uncased-SST-2) for BERT",
+    )
+    runs = pd.DataFrame(
+        {
+            "model": "bert-cased",
+            "task": "sst2",
+            "regulariser": ["none", "istar"],
+            "lambda": [0.0, -1.0],
+            "seed": 0,
+            "metric": [0.9, 0.8],
+            "isoscore_star": [0.1, 0.05],
+        }
+    )
+    stated = measurements.istar_measurements(runs, config)
+    assert {row["stand_in"] for row in stated} == {""}
+    config["models"]["bert-cased"]["paper"] = None
+    unstated = measurements.istar_measurements(runs, config)
+    assert {row["stand_in"] for row in unstated} == {
+        "bert-cased (google-bert/bert-base-cased) for BERT-base / ALBERT / DistilBERT"
+    }
+
+
+def test_a_renamed_encoder_keeps_its_papers_name_its_dimension_and_its_cost(config, tmp_path):
+    config["encoders"]["small"] = dict(config["encoders"]["miniLM"])
+    assert measurements._paper_setup("glue", "small", "cola", config) == "miniLM/cola"
+    config["sensitivity"]["derived"] = {}
+    assert sensitivity.vector_dim(config, "small") == 384
+    assert estimate.embedding_seconds(config, "small", "polarity", tmp_path) == pytest.approx(
+        estimate.embedding_seconds(config, "miniLM", "polarity", tmp_path)
+    )
+    # A model without a stated dimension or a measured cost is unknown, not guessed.
+    config["models"]["miniLM"].update(model="someone/other-model", dimension=None)
+    assert sensitivity.vector_dim(config, "small") is None
+    assert estimate.embedding_seconds(config, "small", "polarity", tmp_path) is None
