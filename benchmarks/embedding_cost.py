@@ -39,7 +39,7 @@ from isotropy.embeddings import (
     unique_texts,
 )
 from isotropy.sources import load_word_vectors, word_vectors_file
-from isotropy.workflow.config import load_config
+from isotropy.workflow.config import load_config, sentence_encoder_spec
 
 
 def contention_worker(texts: int, batch_size: int) -> None:
@@ -92,8 +92,8 @@ def main() -> None:
         texts = unique_texts(table)
         cpu = time.process_time()
         if encoder["kind"] == "sentence-transformer":
-            fields = {k: encoder[k] for k in ("model", "revision", "path", "batch_size")}
-            model = load_sentence_encoder(SentenceEncoderSpec(**fields), "cpu")
+            spec = SentenceEncoderSpec.from_params(sentence_encoder_spec(config, name))
+            model = load_sentence_encoder(spec, "cpu")
             loaded = time.process_time() - cpu
             rng = np.random.default_rng(0)
             sample = [texts[i] for i in rng.permutation(len(texts))[: args.sample]]

@@ -9,7 +9,7 @@ rule geometry_token_embeddings:
         # The corpus's download (checked against the mirror while the DAG is built).
         unpack(lambda wc: readers.corpus_inputs(config)),
         model=lambda wc: model_parts.required_manifests(
-            config, [targets.geometry_model_entry(config, wc.model)["path"]]
+            config, [configuration.model_spec(config, wc.model).path]
         ),
     output:
         embeddings=paths.token_embeddings(),
@@ -27,7 +27,7 @@ rule geometry_token_embeddings:
         runtime=lambda wildcards, attempt: 120 * attempt,
         gpu=1,
     params:
-        model=lambda wildcards: targets.geometry_model_entry(config, wildcards.model),
+        model=lambda wildcards: configuration.model_record(config, wildcards.model),
         corpus=lookup(dpath="geometry/clusters/corpus", within=config),
         device=lookup(dpath="device", within=config),
         batch_size=lookup(dpath="geometry/batch_size", within=config),
@@ -178,7 +178,7 @@ rule geometry_sentence_embeddings:
             )
         ),
         model=lambda wc: model_parts.required_manifests(
-            config, [targets.geometry_model_entry(config, wc.model)["path"]]
+            config, [configuration.model_spec(config, wc.model).path]
         ),
     output:
         embeddings=paths.sentence_embeddings(),
@@ -196,7 +196,7 @@ rule geometry_sentence_embeddings:
         runtime=lambda wildcards, attempt: 60 * attempt,
         gpu=1,
     params:
-        model=lambda wildcards: targets.geometry_model_entry(config, wildcards.model),
+        model=lambda wildcards: configuration.model_record(config, wildcards.model),
         split=lookup(dpath="geometry/sts/splits/{sts}", within=config),
         device=lookup(dpath="device", within=config),
         batch_size=lookup(dpath="geometry/batch_size", within=config),

@@ -35,7 +35,7 @@ rule finetune:
         * attempt,
         gpu=lookup(dpath="istar/resources/gpu", within=config, default=1),
     params:
-        model=lambda wildcards: configuration.model_spec(config, wildcards.model),
+        model=lambda wildcards: configuration.model_record(config, wildcards.model),
         lam=lambda wc: targets.istar_lambda(ISTAR, wc.regulariser, wc.lam),
         training=lookup(dpath="istar/training", within=config),
         device=lookup(dpath="device", within=config),

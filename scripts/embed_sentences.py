@@ -12,7 +12,7 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     device = resolve_device(snakemake.params.device)
     table = pd.read_parquet(snakemake.input.table)
-    spec = SentenceEncoderSpec(**snakemake.params.encoder)
+    spec = SentenceEncoderSpec.from_params(snakemake.params.encoder)
     rows = embed_sentences(
         table, spec, str(device), snakemake.output.vectors, snakemake.output.index
     )

@@ -10,6 +10,7 @@ from isotropy.device import resolve_device
 from isotropy.istar.study import TrainingSettings
 from isotropy.istar.training import run_and_save
 from isotropy.logs import configure_from_snakemake
+from isotropy.models import ModelSpec
 from isotropy.provenance import record_step
 from isotropy.readers import load_task_split
 
@@ -29,7 +30,7 @@ def main(snakemake):
     )
     run_and_save(
         snakemake.output.metrics,
-        model_spec=snakemake.params.model,
+        model_spec=ModelSpec.from_record(snakemake.params.model),
         task=wildcards.task,
         regulariser=wildcards.regulariser,
         lam=snakemake.params.lam,

@@ -30,7 +30,9 @@ def main(snakemake):
         return
     table = read_sts(name, params.split, Path(data).parent)
     sentences, first, second = geometry.sts_sentence_index(table)
-    tokenizer, model = geometry.load_hidden_state_model(geometry.ModelSpec(**params.model), device)
+    tokenizer, model = geometry.load_hidden_state_model(
+        geometry.ModelSpec.from_record(params.model), device
+    )
     tokens, offsets = geometry.token_states_by_sentence(
         sentences,
         tokenizer,

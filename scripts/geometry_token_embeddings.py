@@ -14,7 +14,9 @@ def main(snakemake):
     params = snakemake.params
     device = resolve_device(params.device)
     raw_dir = Path(snakemake.input.corpus).parent
-    tokenizer, model = geometry.load_hidden_state_model(geometry.ModelSpec(**params.model), device)
+    tokenizer, model = geometry.load_hidden_state_model(
+        geometry.ModelSpec.from_record(params.model), device
+    )
     if params.corpus.get("windows"):  # Cai et al.'s protocol: contiguous windows, every position
         embeddings = geometry.extract_window_embeddings(
             read_corpus_text(params.corpus, raw_dir),

@@ -43,7 +43,7 @@ def test_minilm_sentences_are_embedded_once_each_and_match_the_library(tmp_path,
     ]
     table = pd.DataFrame({"text": sentences, "label": ["pos", "neg", "pos", "pos"]})
     spec = SentenceEncoderSpec(
-        model="sentence-transformers/all-MiniLM-L6-v2", path=minilm_path, batch_size=2
+        ModelSpec(model="sentence-transformers/all-MiniLM-L6-v2", path=minilm_path), batch_size=2
     )
     rows = embed_sentences(
         table, spec, "cpu", tmp_path / "v.npy", tmp_path / "i.parquet", progress=False
@@ -194,8 +194,12 @@ def test_one_loader_pins_the_hub_revision_and_loads_a_folder_as_it_is(tmp_path):
 
     load_pretrained(ModelSpec(model="org/model", revision="abc"), load, device="cpu")
     load_pretrained(ModelSpec(model="org/model", revision="abc", path=str(tmp_path)), load)
-    encoder = SentenceEncoderSpec(model="org/model", revision="abc", batch_size=8)
-    load_pretrained(encoder.model_spec, load)
+    # The embedding rule's parameter: the model's record and the encoder's settings.
+    encoder = SentenceEncoderSpec.from_params(
+        {"model": "org/model", "revision": "abc", "path": None, "batch_size": 8}
+    )
+    assert encoder.batch_size == 8
+    load_pretrained(encoder.model, load)
     assert calls == [
         ("org/model", {"revision": "abc", "device": "cpu"}),
         (str(tmp_path), {}),

@@ -73,6 +73,17 @@ class ModelSpec:
         )
 
     @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> ModelSpec:
+        """The model of a rule's record (``isotropy.workflow.config.model_record``: name, model,
+        revision, path); keys beyond those (an encoder's batch size) are not the model's."""
+        return cls(
+            model=record.get("model"),
+            revision=record.get("revision"),
+            path=record.get("path"),
+            name=record.get("name"),
+        )
+
+    @classmethod
     def from_config(cls, config: Mapping[str, Any], name: str) -> ModelSpec:
         """The model registered as ``models.<name>`` in the configuration: the one resolution
         of a model name for encoders, geometry and I-STAR."""

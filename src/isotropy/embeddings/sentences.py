@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,29 +42,34 @@ def unique_texts(table: pd.DataFrame) -> list[str]:
 
 @dataclass(frozen=True)
 class SentenceEncoderSpec:
-    """Which sentence transformer to load: a local folder wins over a hub name + revision."""
+    """A sentence transformer: the pretrained model (a :class:`ModelSpec`, as every other
+    study loads it) and how the encoder runs it."""
 
-    model: str
-    revision: str | None = None
-    path: str | None = None
+    model: ModelSpec
     batch_size: int = 64
     max_seq_length: int | None = None
 
-    @property
-    def source(self) -> str:
-        return self.path or self.model
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> SentenceEncoderSpec:
+        """The embedding rule's ``encoder`` parameter
+        (:func:`isotropy.workflow.config.sentence_encoder_spec`): the model's record, then the
+        encoder's settings."""
+        settings = {
+            k: v for k, v in params.items() if k not in ("name", "model", "revision", "path")
+        }
+        return cls(model=ModelSpec.from_record(params), **settings)
 
     @property
-    def model_spec(self) -> ModelSpec:
-        """The pretrained model alone (what :func:`isotropy.models.load_pretrained` loads)."""
-        return ModelSpec(model=self.model, revision=self.revision, path=self.path)
+    def source(self) -> str:
+        """The local folder, else the hub name (for messages)."""
+        return self.model.path or self.model.model or "?"
 
 
 def load_sentence_encoder(spec: SentenceEncoderSpec, device: str):
     """Load a sentence-transformers model on ``device`` (hub name at a pinned revision, or a folder)."""
     from sentence_transformers import SentenceTransformer
 
-    model = load_pretrained(spec.model_spec, SentenceTransformer, device=device)
+    model = load_pretrained(spec.model, SentenceTransformer, device=device)
     if spec.max_seq_length is not None:
         model.max_seq_length = spec.max_seq_length
     return model

@@ -132,13 +132,27 @@ def encoder(config: dict, name: str) -> dict[str, Any]:
 
 
 def sentence_encoder_spec(config: dict, name: str) -> dict[str, Any]:
-    """Settings of a sentence-transformer encoder, as :class:`isotropy.embeddings.SentenceEncoderSpec`
-    kwargs: its model (a key of ``models``) resolved to model, revision and path, then batch_size."""
+    """The embedding rule's ``encoder`` parameter: its model's record without the name, then the
+    encoder's own settings (batch_size, max_seq_length); scripts read it with
+    :meth:`isotropy.embeddings.SentenceEncoderSpec.from_params`.
+
+    The model's name is left out, unlike :func:`model_record`, because adding it would change
+    the parameter every cached (write-protected) embedding was made with, and Snakemake would
+    ask for all of them again though nothing they hold would change."""
     spec = encoder(config, name)
     if spec["kind"] != "sentence-transformer":
         raise ConfigError(f"encoder {name!r} is not a sentence transformer")
     settings = {key: value for key, value in spec.items() if key not in ("kind", "model")}
     return {**model_spec(config, spec["model"]).as_record(), **settings}
+
+
+def model_record(config: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The one record of ``models.<name>`` that rules pass to scripts (geometry, I-STAR): its
+    name, hub name, revision and path, plain values, so that Snakemake compares it as a
+    parameter and a changed revision or path re-runs the jobs (a :class:`ModelSpec` object it
+    cannot compare, and would silently ignore). Scripts rebuild the model with
+    :meth:`ModelSpec.from_record`."""
+    return {"name": name, **model_spec(config, name).as_record()}
 
 
 def model_spec(config: Mapping[str, Any], name: str) -> ModelSpec:

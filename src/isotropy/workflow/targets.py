@@ -17,7 +17,6 @@ from isotropy.readers import GLUE_TASKS
 from isotropy.workflow.config import (
     ConfigError,
     deep_merge,
-    model_spec,
     setting,
 )
 
@@ -168,11 +167,6 @@ def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> 
         "metric_sample_size": section["metric_sample_size"],
         "seed": seed,
     }
-
-
-def geometry_model_entry(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """A geometry model's settings (rule params: a changed revision or path re-runs its jobs)."""
-    return {"name": name, **model_spec(config, name).as_record()}
 
 
 def geometry_models(config: Mapping[str, Any]) -> list[str]:
