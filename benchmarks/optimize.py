@@ -48,7 +48,7 @@ import pandas as pd
 import torch
 
 from isotropy import metrics
-from isotropy.metrics import silhouettes
+from isotropy.metrics import clusters as cluster_metrics
 from isotropy.optimize import (
     EmbeddingClassifier,
     OptimisationSettings,
@@ -267,8 +267,8 @@ def cpu_ratio(threads: int, blocks: list[int]) -> None:
     layout = metrics.cluster_layout(problem.targets, cpu)
     product = ms_per_call(lambda: x @ x.T, cpu, repeats=1)
     silhouette = ms_per_call(lambda: metrics.silhouette_tensor(x, layout), cpu, repeats=1)
-    left, right = silhouettes._distance_factors(x, layout.order, x.dtype)
-    block = silhouettes._CPU_BLOCK_ROWS
+    left, right = cluster_metrics._distance_factors(x, layout.order, x.dtype)
+    block = cluster_metrics._CPU_BLOCK_ROWS
 
     def distance_products() -> None:
         for start in range(0, x.shape[0], block):

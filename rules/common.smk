@@ -9,7 +9,6 @@ from isotropy import workflow as isotropy_workflow
 configuration = isotropy_workflow.config
 targets = isotropy_workflow.targets
 inputs = isotropy_workflow.inputs
-verdict_inputs = isotropy_workflow.verdict_inputs
 paths = isotropy_workflow.paths
 readers = isotropy_workflow.readers
 sources = isotropy_workflow.sources

@@ -1,7 +1,7 @@
 # Audit of every result against its provenance records, and the check of the paper's claims.
 # Records: every step writes <output>.provenance.json (isotropy.provenance.record_step); raw
 # downloads end in resources/raw/<source>/manifest.json. Science in isotropy.audit and
-# isotropy.verdicts; isotropy.workflow.verdict_inputs.workflow_inputs decides the inputs of check_claims
+# isotropy.verdicts; isotropy.workflow.inputs.workflow_inputs decides the inputs of check_claims
 # and compare_with_papers: the same result tables, measured by the same function.
 
 
@@ -10,7 +10,7 @@
 # if needed (the I-STAR grid too, when listed); a study left out has its claims "not run".
 rule check_claims:
     input:
-        **verdict_inputs.workflow_inputs(config),
+        **inputs.workflow_inputs(config),
     output:
         table=report(
             paths.CLAIMS,
@@ -31,8 +31,8 @@ rule check_claims:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        run_keys=verdict_inputs.workflow_run_keys(config),
-        config=verdict_inputs.config_subset(config),
+        run_keys=inputs.workflow_run_keys(config),
+        config=inputs.config_subset(config),
         stand_ins=STAND_INS,
     script:
         "../scripts/check_claims.py"
@@ -42,7 +42,7 @@ rule check_claims:
 # beside ours, with the convention, the stand-in and a verdict with its tolerance.
 rule compare_with_papers:
     input:
-        **verdict_inputs.workflow_inputs(config),
+        **inputs.workflow_inputs(config),
         published=os.path.join(workflow.basedir, "config", "published_values.csv"),
     output:
         table=report(
@@ -64,8 +64,8 @@ rule compare_with_papers:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        run_keys=verdict_inputs.workflow_run_keys(config),
-        config=verdict_inputs.config_subset(config),
+        run_keys=inputs.workflow_run_keys(config),
+        config=inputs.config_subset(config),
         stand_ins=STAND_INS,
     script:
         "../scripts/compare_with_papers.py"
@@ -95,10 +95,10 @@ rule audit:
 
 
 # make preview, then make report: the main study's claims and paper comparison judged on the
-# preview's results (results/preview/), every row stamped PREVIEW (isotropy.verdicts.results).
+# preview's results (results/preview/), every row stamped PREVIEW (isotropy.verdicts.measurements).
 use rule check_claims as check_claims_preview with:
     input:
-        **verdict_inputs.preview_inputs(config),
+        **inputs.preview_inputs(config),
     output:
         table=report(
             paths.PREVIEW_CLAIMS,
@@ -113,15 +113,15 @@ use rule check_claims as check_claims_preview with:
     log:
         logs(f"{paths.PREVIEW_CLAIMS}.log"),
     params:
-        run_keys=verdict_inputs.preview_run_keys(config),
-        config=verdict_inputs.config_subset(config),
+        run_keys=inputs.preview_run_keys(config),
+        config=inputs.config_subset(config),
         stand_ins=STAND_INS,
         preview=targets.settings_stamp(config, "preview"),
 
 
 use rule compare_with_papers as compare_with_papers_preview with:
     input:
-        **verdict_inputs.preview_inputs(config),
+        **inputs.preview_inputs(config),
         published=os.path.join(workflow.basedir, "config", "published_values.csv"),
     output:
         table=report(
@@ -137,7 +137,7 @@ use rule compare_with_papers as compare_with_papers_preview with:
     log:
         logs(f"{paths.PREVIEW_PAPER_COMPARISON}.log"),
     params:
-        run_keys=verdict_inputs.preview_run_keys(config),
-        config=verdict_inputs.config_subset(config),
+        run_keys=inputs.preview_run_keys(config),
+        config=inputs.config_subset(config),
         stand_ins=STAND_INS,
         preview=targets.settings_stamp(config, "preview"),

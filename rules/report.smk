@@ -6,7 +6,7 @@ rule report_overview:
     input:
         claims=paths.CLAIMS,
         comparison=paths.PAPER_COMPARISON,
-        tables=verdict_inputs.report_tables(config),
+        tables=inputs.report_tables(config),
     output:
         html=report(
             paths.REPORT_OVERVIEW,
@@ -22,10 +22,10 @@ rule report_overview:
         mem_mb=lambda wc, attempt: 1000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        studies=verdict_inputs.configured_studies(config),
+        studies=inputs.configured_studies(config),
         seeds={
             study: config[study]["seeds"]
-            for study in verdict_inputs.configured_studies(config)
+            for study in inputs.configured_studies(config)
             if config.get(study, {}).get("seeds")
         },
         stand_ins=STAND_INS,
@@ -39,7 +39,7 @@ use rule report_overview as report_overview_preview with:
     input:
         claims=paths.PREVIEW_CLAIMS,
         comparison=paths.PREVIEW_PAPER_COMPARISON,
-        tables=verdict_inputs.report_tables(config, preview=True),
+        tables=inputs.report_tables(config, preview=True),
     output:
         html=report(
             paths.PREVIEW_REPORT_OVERVIEW,

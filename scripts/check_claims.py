@@ -17,8 +17,7 @@ from isotropy.verdicts.claims import (
     check_claims,
     claims_markdown,
 )
-from isotropy.verdicts.measurements import measure
-from isotropy.verdicts.results import as_preview, load_tables
+from isotropy.verdicts.measurements import as_preview, load_tables, measure
 from isotropy.verdicts.standins import StandIns
 
 

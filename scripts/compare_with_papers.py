@@ -11,10 +11,8 @@ import logging
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
-from isotropy.verdicts.comparison import compare, comparison_markdown
-from isotropy.verdicts.measurements import measure
-from isotropy.verdicts.published import read_published
-from isotropy.verdicts.results import as_preview, load_tables
+from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
+from isotropy.verdicts.measurements import as_preview, load_tables, measure
 from isotropy.verdicts.standins import StandIns
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from isotropy.io import atomic_path
 from isotropy.plots import save_figure
-from isotropy.plots.sensitivity import phases, r_by_condition
+from isotropy.plots.main import phases, r_by_condition
 from isotropy.sensitivity import derived_labels
 from isotropy.sensitivity_results import write_tables
 from isotropy.verdicts import standins

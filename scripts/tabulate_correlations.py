@@ -5,7 +5,7 @@ from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 from isotropy.summaries import correlation_table, read_traces, with_paper_values
-from isotropy.verdicts.published import read_published
+from isotropy.verdicts.comparison import read_published
 
 
 def main(snakemake):

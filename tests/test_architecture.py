@@ -265,3 +265,31 @@ def test_the_delegate_check_finds_a_delegate():
         "    return outputs(source(config, name))[0]\n"
     )
     assert list(_delegates(tree, "m")) == ["m.dataset_inputs", "m.sentence_encoder"]
+
+
+def _rebound(tree) -> list[str]:
+    """Module-level names bound twice (a def, class or assignment after another of the same
+    name): the second silently replaces the first, which merging two modules can cause."""
+    seen: set[str] = set()
+    twice = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [node.name]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+        else:
+            continue
+        twice += [n for n in names if n in seen and n != "__all__"]
+        seen.update(names)
+    return twice
+
+
+def test_no_module_binds_a_top_level_name_twice():
+    twice = {_dotted(p): found for p in _modules() if (found := _rebound(ast.parse(p.read_text())))}
+    assert not twice, f"names bound twice at module level: {twice}"
+
+
+def test_the_rebinding_check_finds_a_second_binding():
+    tree = ast.parse("COLUMNS = ['a']\ndef f():\n    return COLUMNS\nCOLUMNS = ['b']\n")
+    assert _rebound(tree) == ["COLUMNS"]

@@ -24,8 +24,7 @@ from isotropy.verdicts.claims import (
     check_claims,
     claims_markdown,
 )
-from isotropy.verdicts.measurements import measure
-from isotropy.verdicts.results import load_tables
+from isotropy.verdicts.measurements import load_tables, measure
 from isotropy.verdicts.standins import StandIns
 
 
@@ -346,7 +345,7 @@ def test_workflow_inputs_follow_the_configured_studies():
 
     import yaml
 
-    from isotropy.workflow.verdict_inputs import workflow_inputs, workflow_run_keys
+    from isotropy.workflow.inputs import workflow_inputs, workflow_run_keys
 
     config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
     inputs = workflow_inputs(config)

@@ -12,7 +12,7 @@ import pytest
 
 from isotropy.seed_intervals import seed_interval
 from isotropy.summaries import correlation_table, exact_unit, with_paper_values
-from isotropy.verdicts.published import read_published
+from isotropy.verdicts.comparison import read_published
 
 BY = ["encoder", "dataset"]
 

@@ -263,7 +263,7 @@ def renamed_word_columns(text: str, first: str, second: str) -> str:
 def test_tikhonov_word_columns_are_found_from_the_file_and_named(tmp_path, caplog):
     # The notebook names the flag columns only: the words may sit under other names.
     text = supersense_csv([("dog", {"animal"}, "idea", {"cognition"})])
-    caplog.set_level("INFO", logger="isotropy.readers.feature_table")
+    caplog.set_level("INFO", logger="isotropy.readers.supersense")
     for first, second in (("left", "right"), ("word1.text", "word2.text")):
         zipped = write_features_zip(tmp_path / first, renamed_word_columns(text, first, second))
         table = readers.read_supersense_tikhonov(zipped)
@@ -283,12 +283,12 @@ def test_tikhonov_word_columns_that_cannot_be_told_apart_are_listed(tmp_path):
 
 
 def test_tikhonov_table_size_limit_names_the_file_and_limit(tmp_path):
-    from isotropy.readers import feature_table
+    from isotropy.readers import supersense
 
     text = supersense_csv([("dog", {"animal"}, "idea", {"cognition"})] * 200)
     zipped = write_features_zip(tmp_path, text) / "words_features.zip"
     with pytest.raises(ValueError) as info:
-        feature_table.read_feature_table(zipped, max_bytes=10_000)
+        supersense.read_feature_table(zipped, max_bytes=10_000)
     assert "words_features.zip:words_features.csv unpacks to more than 10000 bytes" in str(
         info.value
     )

@@ -10,7 +10,7 @@ from isotropy import readers
 from isotropy.defaults import CONFIG_SCHEMA, schema_default, setting_or_default
 from isotropy.sources import DOWNLOAD_DEFAULTS
 from isotropy.workflow import config as workflow_config
-from isotropy.workflow import verdict_inputs
+from isotropy.workflow import inputs
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def test_the_download_defaults_are_the_schemas(filled):
 def test_a_partial_configuration_reads_the_same_defaults_as_a_validated_one(filled):
     for dataset in ("pos", "supersense"):
         assert readers.dataset_options({}, dataset) == readers.dataset_options(filled, dataset)
-    assert verdict_inputs.configured_studies({"main": {"updates": 9}}) == ["main"]
+    assert inputs.configured_studies({"main": {"updates": 9}}) == ["main"]
     assert setting_or_default({}, "studies") == filled["studies"]
 
 

@@ -18,7 +18,7 @@ from isotropy.plots import istar as istar_plots
 from isotropy.plots.check import PAPER_TEXT_WIDTH, figure_problems
 from isotropy.plots.main import metric_curves, panel_title, silhouette_vs_isoscore
 from isotropy.summaries import correlation_table, with_paper_values
-from isotropy.verdicts.published import read_published
+from isotropy.verdicts.comparison import read_published
 
 
 def _close(figure):

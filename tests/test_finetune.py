@@ -17,7 +17,7 @@ import torch
 import yaml
 
 from isotropy import metrics
-from isotropy.istar.checkpoint import CHECKPOINT_NAME
+from isotropy.istar.evaluation import squad_predictions, squad_scores
 from isotropy.istar.features import (
     classification_features,
     collate,
@@ -32,9 +32,8 @@ from isotropy.istar.regularisers import (
     istar_penalty,
     token_points,
 )
-from isotropy.istar.squad import squad_predictions, squad_scores
 from isotropy.istar.study import TrainingSettings, check_run, run_grid, run_path, task_spec
-from isotropy.istar.training import TrainingInterrupted, finetune, run_and_save
+from isotropy.istar.training import CHECKPOINT_NAME, TrainingInterrupted, finetune, run_and_save
 from isotropy.models import ModelSpec
 from isotropy.readers import check_tasks_available, load_task_split, read_task_split
 

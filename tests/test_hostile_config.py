@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from isotropy.workflow import config as workflow_config
-from isotropy.workflow.config_text import markup_problems
+from isotropy.workflow.config import markup_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = [ROOT / "config.yaml", ROOT / "config" / "offline.yaml"]

@@ -23,7 +23,8 @@ from sklearn.neighbors import NearestNeighbors
 from tiny_workflow import require_mirror
 
 from isotropy import metrics as M
-from isotropy.metrics import dimensions, silhouettes
+from isotropy.metrics import clusters as cluster_metrics
+from isotropy.metrics import dimensions
 
 # ---------------------------------------------------------------------------------------------
 # data
@@ -226,7 +227,7 @@ def test_cumulative_segment_sums_equal_direct_sums():
             if axis_ends[-1] == values.shape[dim]
             else np.append(axis_ends, values.shape[dim])
         )
-        got = silhouettes._segment_sums_cumulative(
+        got = cluster_metrics._segment_sums_cumulative(
             torch.from_numpy(values), dim, torch.from_numpy(axis_ends - 1)
         )
         direct = np.add.reduceat(
@@ -238,7 +239,7 @@ def test_cumulative_segment_sums_equal_direct_sums():
 @pytest.mark.parametrize("n_points", [600, 4500])  # float64 and float32 distance blocks
 def test_silhouette_accelerator_path_equals_sklearn(monkeypatch, n_points):
     # The GPU path (slices for few clusters, float64 running sums for many), run on the CPU.
-    monkeypatch.setattr(silhouettes, "_transposed_cpu_blocks", lambda device: False)
+    monkeypatch.setattr(cluster_metrics, "_transposed_cpu_blocks", lambda device: False)
     rng = np.random.default_rng(15)
     few = rng.integers(0, 3, size=n_points)
     many = np.minimum(rng.zipf(1.3, size=n_points), 400)

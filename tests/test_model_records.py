@@ -14,7 +14,7 @@ from isotropy import estimate, sensitivity
 from isotropy.verdicts import measurements
 from isotropy.verdicts.standins import StandIns
 from isotropy.workflow import config as workflow_config
-from isotropy.workflow.verdict_inputs import config_subset
+from isotropy.workflow.inputs import config_subset
 
 ROOT = Path(__file__).resolve().parents[1]
 

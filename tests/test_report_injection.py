@@ -1,7 +1,7 @@
 """No configuration value reaches the report's HTML as markup (issue 34, case 1).
 
 A dedicated one-rule workflow includes the project's rules/common.smk (so the project's own gate,
-the schema and :mod:`isotropy.workflow.config_text`, runs as in every Snakemake call) and puts
+the schema and :mod:`isotropy.workflow.config`, runs as in every Snakemake call) and puts
 configuration values where the project's captions put them: in a ``literal``, in running text
 and at the start of a line of a reStructuredText caption, and in the rule's params (which
 Snakemake embeds as JSON in a <script>). Hostile values in several fields stop the report before

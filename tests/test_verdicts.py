@@ -163,12 +163,11 @@ def test_on_the_golden_tiny_results_cai_rows_are_not_comparable_and_one_seed_is_
     import yaml
 
     from isotropy.verdicts.claims import check_claims
-    from isotropy.verdicts.comparison import compare
+    from isotropy.verdicts.comparison import compare, read_published
     from isotropy.verdicts.measurements import measure
-    from isotropy.verdicts.published import read_published
     from isotropy.verdicts.standins import StandIns, describe_stand_ins
     from isotropy.workflow.config import deep_merge
-    from isotropy.workflow.verdict_inputs import config_subset
+    from isotropy.workflow.inputs import config_subset
 
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     for overlay in ("config/offline.yaml", "tests/config/tiny.yaml"):

@@ -125,7 +125,7 @@ def with_paper_values(table: pd.DataFrame, published: pd.DataFrame, study: str) 
     seeds, and whether our sign differs from it. A fact for the reader, not the verdict (that is
     results/paper_comparison.csv, :mod:`isotropy.verdicts`).
 
-    ``published``: :func:`isotropy.verdicts.published.read_published`; ``study``: ``main``
+    ``published``: :func:`isotropy.verdicts.comparison.read_published`; ``study``: ``main``
     (a preview reads the main study's values) or ``glue``; a setup matches the published row
     whose setup pattern fits its data set (main) or ``encoder/dataset`` (glue).
     """

@@ -19,12 +19,11 @@ Files without a provenance record fall back on Snakemake's metadata (its input l
 checksums) so that the walk still reaches the raw data; under ``results/`` a missing record is a
 mismatch. Package versions that differ from today's are reported as warnings.
 
-The package, in the order an audit runs: :mod:`~isotropy.audit.records` walks the records
-(:mod:`~isotropy.audit.raw` ends each walk at a download manifest and its pins,
-:mod:`~isotropy.audit.cross_checks` decides how far a record is believed),
-:mod:`~isotropy.audit.summary` asks ``snakemake --summary``, :mod:`~isotropy.audit.orchestration`
-merges both (:func:`audit`) and is ``isotropy-audit``, and :mod:`~isotropy.audit.findings` holds
-the :class:`~isotropy.audit.findings.Finding` every check returns and formats them (rule
+The package, in the order an audit runs: :mod:`~isotropy.audit.records` walks the records and
+ends each walk at a download manifest and its pins; :mod:`~isotropy.audit.findings` decides how
+far a record is believed, and holds the :class:`~isotropy.audit.findings.Finding` every check
+returns and formats them; :mod:`~isotropy.audit.orchestration` asks ``snakemake --summary``,
+merges both views (:func:`audit`) and is ``isotropy-audit`` (rule
 ``audit`` runs :func:`audit` through ``scripts/audit_results.py``).
 """
 
@@ -40,25 +39,25 @@ from isotropy.audit.findings import (
     write_tsv,
 )
 from isotropy.audit.orchestration import (
+    SUMMARY_STATUS,
     audit,
+    config_differences,
     declared_findings,
     default_snakefile,
     main,
-    with_snakemake_view,
-)
-from isotropy.audit.raw import check_manifest, check_pins, is_manifest
-from isotropy.audit.records import (
-    audit_file,
-    check_metadata_only,
-    check_record,
-    result_files,
-    walk,
-)
-from isotropy.audit.summary import (
-    SUMMARY_STATUS,
-    config_differences,
     snakemake_summary,
     summary_findings,
+    with_snakemake_view,
+)
+from isotropy.audit.records import (
+    audit_file,
+    check_manifest,
+    check_metadata_only,
+    check_pins,
+    check_record,
+    is_manifest,
+    result_files,
+    walk,
 )
 
 __all__ = [

@@ -1,17 +1,28 @@
 """What every audit check returns: a :class:`Finding`, its statuses and the helpers they share;
 and the findings as a text table (the console, the rule's log) and as a TSV file.
+
+A provenance record is believed only as far as it is cross-checked.
+
+A record is a file anyone can edit: before the audit uses it, its shape is checked (a damaged
+record is one mismatch naming it, never a traceback), and its claims are compared with
+Snakemake's own metadata (``.snakemake/metadata``): the rule, the input list, Snakemake's
+sha256 of each small input, and the time Snakemake finished writing the output.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import os
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from isotropy.io import atomic_path
 from isotropy.paths import AUDIT_TABLE
+from isotropy.provenance import record_path
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 RESULTS = "results"
@@ -91,3 +102,146 @@ def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
         )
         writer.writeheader()
         writer.writerows(f.as_row() for f in findings)
+
+
+SHA256 = re.compile(r"[0-9a-f]{64}")
+# Snakemake records as endtime the output's modification time when the job ended.
+ENDTIME_TOLERANCE_S = 1.0
+REMAKE = "re-make it (snakemake --forcerun <its rule>) or delete the record and the file"
+
+
+def _file_entries_problem(entries: Any, key: str) -> str | None:
+    if not isinstance(entries, Mapping):
+        return f"'{key}' is not a mapping of files"
+    for name, entry in entries.items():
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("sha256"), str):
+            return f"{key} entry {name!r} has no sha256"
+        if not SHA256.fullmatch(entry["sha256"]):
+            return f"{key} entry {name!r} has a sha256 that is not 64 hex digits"
+    return None
+
+
+def record_problem(record: Any) -> str | None:
+    """Why ``record`` is not a well-formed provenance record (None: it is)."""
+    if not isinstance(record, Mapping):
+        return f"it holds a JSON {type(record).__name__}, not an object"
+    for key in ("outputs", "inputs"):
+        if (problem := _file_entries_problem(record.get(key, {}), key)) is not None:
+            return problem
+    code = record.get("code") or {}
+    if not isinstance(code, Mapping) or not isinstance(code.get("modules") or {}, Mapping):
+        return "'code' is not a mapping with a mapping of modules"
+    if not all(isinstance(v, (str, bool, type(None))) for k, v in code.items() if k != "modules"):
+        return "'code' holds a value that is not text"
+    if not all(isinstance(v, str) for v in (code.get("modules") or {}).values()):
+        return "'code.modules' holds a sha256 that is not text"
+    packages = record.get("packages") or {}
+    if not isinstance(packages, Mapping):
+        return "'packages' is not a mapping"
+    for key in ("config", "params", "wildcards"):
+        if not isinstance(record.get(key) or {}, Mapping):
+            return f"'{key}' is not a mapping"
+    return None
+
+
+def load_record(root: Path, path: str) -> tuple[Mapping[str, Any] | None, Finding | None]:
+    """The record beside ``path`` (None when there is none), or the one mismatch saying why it
+    cannot be used: unreadable, not JSON, or not shaped like a provenance record."""
+    sidecar = record_path(resolve_path(root, path))
+    if not sidecar.is_file():
+        return None, None
+    try:
+        record = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        problem = f"is not readable JSON ({type(error).__name__}: {str(error)[:80]})"
+    else:
+        found = record_problem(record)
+        if found is None:
+            return record, None
+        problem = found
+    return None, Finding(
+        path, FAIL, "record", f"its provenance record {sidecar.name} {problem}; {REMAKE}"
+    )
+
+
+def manifest_problem(manifest: Any) -> str | None:
+    """Why a download manifest cannot be used (None: every file entry has a path and a sha256)."""
+    if not isinstance(manifest, Mapping) or not isinstance(manifest.get("files"), list):
+        return "it is not a JSON object with a list of 'files'"
+    for index, entry in enumerate(manifest["files"]):
+        name = entry.get("path") if isinstance(entry, Mapping) else None
+        if not isinstance(name, str) or not isinstance(entry.get("sha256"), str):
+            return f"files[{index}] has no path or no sha256"
+        if Path(name).is_absolute() or ".." in Path(name).parts:
+            return f"files[{index}] names {name!r}, outside the source's folder"
+    inputs = manifest.get("inputs") or []
+    if not isinstance(inputs, list) or not all(isinstance(e, Mapping) for e in inputs):
+        return "'inputs' is not a list of objects"
+    texts = [manifest.get("mirror"), manifest.get("source")]
+    texts += [e.get(k) for e in inputs for k in ("mirror_path", "url", "sha256", "hub")]
+    if not all(isinstance(t, (str, type(None))) for t in texts):
+        return "'mirror', 'source' or an input's path, url or sha256 is not text"
+    if not all(isinstance(e.get("pinned_by") or [], list) for e in inputs):
+        return "an input's 'pinned_by' is not a list"
+    return None
+
+
+def _covered(name: str, recorded: list[str]) -> bool:
+    """Whether Snakemake's input ``name`` (a file or a folder) appears among the record's files."""
+    prefix = name.rstrip("/") + "/"
+    return any(r == name or r.startswith(prefix) for r in recorded)
+
+
+def metadata_cross_check(
+    root: Path, path: str, record: Mapping[str, Any], meta: Mapping[str, Any]
+) -> list[Finding]:
+    """The record of ``path`` against what Snakemake recorded for the job that made it."""
+    findings = []
+    if meta.get("rule") and record.get("rule") and meta["rule"] != record["rule"]:
+        reason = f"its record names rule {record['rule']}, Snakemake's metadata rule {meta['rule']}"
+        findings.append(Finding(path, FAIL, "record", f"{reason}; {REMAKE}"))
+    listed = meta.get("input")
+    ran = [str(name) for name in listed] if isinstance(listed, list) else []
+    recorded = sorted(record.get("inputs") or {})
+    foreign = [r for r in recorded if not any(_covered(n, [r]) for n in ran)]
+    absent = [n for n in ran if not _covered(n, recorded) and _has_files(root, n)]
+    if foreign or absent:
+        parts = [f"names inputs Snakemake did not give it: {listing(foreign)}"] if foreign else []
+        parts += [f"leaves out inputs Snakemake gave it: {listing(absent)}"] if absent else []
+        reason = f"its record {' and '.join(parts)}; {REMAKE}"
+        findings.append(Finding(path, FAIL, "record", reason))
+    findings += _checksum_findings(path, record, meta)
+    target = resolve_path(root, path)
+    endtime = meta.get("endtime")
+    if isinstance(endtime, (int, float)) and target.stat().st_mtime > endtime + ENDTIME_TOLERANCE_S:
+        reason = (
+            "modified after Snakemake made it (its modification time is later than the end of "
+            f"the job Snakemake recorded), whatever its record says; {REMAKE}"
+        )
+        findings.append(Finding(path, FAIL, "checksum", reason))
+    return findings
+
+
+def _has_files(root: Path, name: str) -> bool:
+    source = resolve_path(root, name)
+    return source.is_file() or (source.is_dir() and any(p.is_file() for p in source.rglob("*")))
+
+
+def _checksum_findings(
+    path: str, record: Mapping[str, Any], meta: Mapping[str, Any]
+) -> list[Finding]:
+    """Snakemake's own sha256 of each small input against the record's."""
+    out = []
+    checksums = meta.get("input_checksums")
+    for name, checksum in sorted(checksums.items() if isinstance(checksums, Mapping) else []):
+        algorithm, _, digest = str(checksum).partition(":")
+        entry = (record.get("inputs") or {}).get(name)
+        if algorithm != "sha256" or entry is None:
+            continue
+        if entry["sha256"] != digest:
+            reason = (
+                f"its record gives input {name} sha256 {short_digest(entry['sha256'])}…, "
+                f"Snakemake's metadata {short_digest(digest)}…; {REMAKE}"
+            )
+            out.append(Finding(path, FAIL, "input", reason))
+    return out  # a file that differs from both is named once, by the record walk

@@ -20,10 +20,10 @@ Modules, by concern (the task splits themselves are read by :mod:`isotropy.reade
     features      the pretrained model with a new task head and its tokenizer; tokenisation into
                   features and batches (classification, regression, SQuAD)
     regularisers  the I-STAR and CosReg penalties, and Σ_S
-    checkpoint    per-epoch checkpoints and resume
-    training      the training loop (``finetune``, ``run_and_save``)
-    evaluation    validation scores, IsoScore* per layer, TwoNN; runs.csv from the runs' metrics
-    squad         SQuAD v1.1 answer extraction and scoring
+    training      the training loop (``finetune``, ``run_and_save``), per-epoch checkpoints and
+                  resume
+    evaluation    validation scores (SQuAD v1.1 answer extraction and scoring included),
+                  IsoScore* per layer, TwoNN; runs.csv from the runs' metrics
 
 This package imports nothing itself: ``study`` is plain Python (the workflow imports it while it
 parses); the others need torch.

@@ -22,9 +22,9 @@ named option here, so our numbers can be set beside theirs (papers.md section 5)
 :func:`per_cluster_cosine_statistics` (Cai et al.'s ``--cluster_cos --center``).
 
 The package holds one module per family: :mod:`~isotropy.metrics.checks` (input checks),
-:mod:`~isotropy.metrics.isoscores` (IsoScore, IsoScore*, I(W)), :mod:`~isotropy.metrics.silhouettes`
-(the streamed silhouette engine), :mod:`~isotropy.metrics.cosines` (average cosine, S_inter/S_intra),
-:mod:`~isotropy.metrics.clusters` (k-means by silhouette, cluster indices),
+:mod:`~isotropy.metrics.isoscores` (IsoScore, IsoScore*, I(W)), :mod:`~isotropy.metrics.cosines`
+(average cosine, S_inter/S_intra), :mod:`~isotropy.metrics.clusters` (the streamed silhouette
+engine, k-means by silhouette, cluster indices),
 :mod:`~isotropy.metrics.dimensions` (LID, TwoNN), and :mod:`~isotropy.metrics.registry` (the
 per-update metrics of the direct optimisation). The public names below are re-exported lazily:
 the registry is read by torch-free code (summaries, plots), so importing this package must not
@@ -44,15 +44,18 @@ _EXPORTS = {
         "isoscore_tensor",
         "partition_isotropy",
     ),
-    "silhouettes": (
+    "cosines": ("average_cosine_similarity", "per_cluster_cosine_statistics", "s_inter", "s_intra"),
+    "clusters": (
         "ClusterLayout",
+        "calinski_harabasz",
+        "cluster_centred",
         "cluster_layout",
+        "davies_bouldin",
+        "kmeans_by_silhouette",
         "silhouette",
         "silhouette_tensor",
         "to_device",
     ),
-    "cosines": ("average_cosine_similarity", "per_cluster_cosine_statistics", "s_inter", "s_intra"),
-    "clusters": ("calinski_harabasz", "cluster_centred", "davies_bouldin", "kmeans_by_silhouette"),
     "dimensions": ("cai_local_intrinsic_dimension", "local_intrinsic_dimension", "twonn_dimension"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}

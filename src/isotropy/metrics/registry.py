@@ -9,7 +9,7 @@ Adding a per-update metric is its tensor function in a metrics module plus one l
 The tensor function is named as ``"module:function"`` inside :mod:`isotropy.metrics` and imported
 on first use, so that the torch-free readers of the registry (tables, figures) never import torch.
 It takes the points (an ``(n, d)`` tensor) and, where ``labels`` is set, the
-:class:`~isotropy.metrics.silhouettes.ClusterLayout` of the points' labels, and returns a 0-d
+:class:`~isotropy.metrics.clusters.ClusterLayout` of the points' labels, and returns a 0-d
 tensor on the points' device without a host sync.
 """
 
@@ -75,7 +75,7 @@ TRACE_METRICS: tuple[TraceMetric, ...] = (
     TraceMetric(
         "silhouette",
         "Silhouette",
-        "silhouettes:silhouette_tensor",
+        "clusters:silhouette_tensor",
         points="representations",
         labels=True,
         colour="tab:red",

@@ -1,6 +1,7 @@
 """Figures: one function per figure, each reading stored results only (never retraining).
 
-Submodules by study: ``main`` (Figures 2-4), ``istar`` (Figures 5-7), ``geometry``.
+Submodules by study: ``main`` (Figures 2-4 and the sensitivity study), ``istar`` (Figures 5-7),
+``geometry``.
 """
 
 from __future__ import annotations

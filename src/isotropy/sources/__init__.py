@@ -11,7 +11,7 @@ Modules, in the order one download passes through them:
 - :mod:`~isotropy.sources.transfer`: one file over HTTP(S) (streaming, retries that resume
   with Range, Retry-After, one deadline, TLS that must close cleanly) or copied, and the
   sha256 / git-blob / size pins;
-- :mod:`~isotropy.sources.encodings`: a Content-Encoding undone as a stream, within a limit;
+- :mod:`~isotropy.sources.transfer`: a Content-Encoding undone as a stream, within a limit;
 - :mod:`~isotropy.sources.archives`: archive members within extraction limits;
 - :mod:`~isotropy.sources.layouts`: per-kind raw layouts (``files`` copies a data set's files as
   they are, so a plain new source needs no layout code);

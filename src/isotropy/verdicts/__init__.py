@@ -33,12 +33,12 @@ The verdict words, defined once (docs/verdicts.md gives the rules behind them wi
 The claims page uses ``supported`` / ``not supported`` where the engine says consistent / not
 consistent, and the other words as they are.
 
-published              the papers' printed numbers as data (config/published_values.csv)
 tolerances             the verdict engine: one judge for every tolerance rule
-measurements           every judged quantity, measured once from the result tables
-                       (the geometry study's LID, S_inter, STS and I(W) included)
+measurements           the result tables the two rules read (a preview's rows stamped) and
+                       every judged quantity, measured once from them (the geometry study's
+                       LID, S_inter, STS and I(W) included)
 standins               what this run uses where the papers used something else
 claims                 results/claims.{csv,md}: each claim, bound and verdict
-comparison             results/paper_comparison.{csv,md}: printed numbers beside ours
-results                the result tables the two rules read; a preview's rows stamped
+comparison             the papers' printed numbers as data (config/published_values.csv), and
+                       results/paper_comparison.{csv,md}: printed numbers beside ours
 """

@@ -6,9 +6,8 @@ other way round (tests/test_architecture.py).
   loader of the Snakefile, ``isotropy.estimate`` and the audit), schema validation and every
   cross-check, each problem in one sentence;
 - :mod:`~isotropy.workflow.targets`: each study's runs, settings and final files;
-- :mod:`~isotropy.workflow.inputs`: the input functions the rules call;
-- :mod:`~isotropy.workflow.verdict_inputs`: what the claims, the paper comparison and the report
-  read;
+- :mod:`~isotropy.workflow.inputs`: the input functions the rules call, and what the claims,
+  the paper comparison and the report read;
 - :mod:`~isotropy.workflow.run`: what a run does when it starts (``onstart``): the jobs' thread
   wait policy, its effective configuration recorded, the whole run's progress printed after
   every job.
@@ -25,7 +24,7 @@ from __future__ import annotations
 
 from isotropy import model_parts, paths, readers, sources
 from isotropy.verdicts import standins
-from isotropy.workflow import config, inputs, run, targets, verdict_inputs
+from isotropy.workflow import config, inputs, run, targets
 
 __all__ = [
     "config",
@@ -37,5 +36,4 @@ __all__ = [
     "sources",
     "standins",
     "targets",
-    "verdict_inputs",
 ]
