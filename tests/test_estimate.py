@@ -4,6 +4,7 @@ over from every file given, and the time left from measured per-update costs."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -18,6 +19,14 @@ from isotropy.workflow import run as workflow_run
 from isotropy.workflow import targets
 
 ROOT = Path(__file__).resolve().parents[1]
+SPEED_PROBE = estimate.speed_probe  # the real one: the fixture below stands in for it
+
+
+@pytest.fixture(autouse=True)
+def _measured_cpu_speed(monkeypatch):
+    """The probe as it ran where the costs were measured (factor 1), so that the figures below
+    do not depend on this machine's speed; the tests of the probe itself undo it."""
+    monkeypatch.setattr(estimate, "speed_probe", lambda: estimate.PROBE_CPU_SECONDS)
 
 
 def _make_dry_run(target: str, *variables: str) -> list[list[str]]:
@@ -224,11 +233,12 @@ def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
     assert estimate.recent_load() == 5.0
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
     lines = estimate.describe(config, "preview", "cpu", workdir=ROOT / "no-such-dir")
-    assert lines[2].startswith(
+    assert lines[2].startswith("CPU costs x 1.00: a fixed one-thread workload took 0.090 CPU-s")
+    assert lines[3].startswith(
         "this machine is busy (load average 5.0 on 2 cores, before this run starts): expect about "
     ), lines
-    assert ", longer at niceness 10;" in lines[2]
-    assert lines[3].startswith("contention model: threads share the cores: (load + 2) / cores;")
+    assert ", longer at niceness 10;" in lines[3]
+    assert lines[4].startswith("contention model: threads share the cores: (load + 2) / cores;")
 
 
 def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):
@@ -347,3 +357,34 @@ def test_where_sessions_share_the_cpu_a_run_gets_its_sessions_part():
     line = estimate.contention_model("passive", Sessions(3.0, 0.0))
     assert "between sessions (autogroup): 3.0 other busy session(s)" in line
     assert "threads share the cores: (load + 2) / cores" in estimate.contention_model("passive")
+
+
+def test_the_probe_measures_work_not_time_passing():
+    """Process-CPU time of the fixed workload: four times the products take several times
+    longer (a probe that timed nothing, or the clock, would not)."""
+    short = SPEED_PROBE(products=50)
+    long = SPEED_PROBE(products=200)
+    assert 0 < short and 2.5 * short < long < 8 * short
+
+
+def test_a_machine_half_as_fast_doubles_every_cpu_cost(monkeypatch):
+    """Where the probe takes twice the CPU time it took where the costs were measured, every
+    CPU cost of the estimate doubles (runs, embeddings, job start-up), and the line says so."""
+    monkeypatch.setattr(estimate, "available_cores", lambda: 2)
+    monkeypatch.setattr(estimate.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(estimate, "duration", lambda seconds: f"<{seconds}>")
+    config = workflow_config.load_config([str(ROOT / "config.yaml")])
+
+    def seconds_and_speed_line(probe):
+        monkeypatch.setattr(estimate, "speed_probe", lambda: probe)
+        lines = estimate.describe(config, "main", "cpu", workdir=ROOT / "no-such-dir")
+        return [float(x) for x in re.findall(r"<([^>]+)>", lines[1])], lines[2]
+
+    there, _ = seconds_and_speed_line(estimate.PROBE_CPU_SECONDS)
+    here, line = seconds_and_speed_line(2 * estimate.PROBE_CPU_SECONDS)
+    assert len(there) == 5 and there[0] > 0  # total, runs, embeddings, lookups, start-up
+    assert here == pytest.approx([2 * s for s in there])
+    assert line.startswith("CPU costs x 2.00: a fixed one-thread workload took 0.180 CPU-s")
+    assert "(clamped)" not in line
+    _, line = seconds_and_speed_line(100 * estimate.PROBE_CPU_SECONDS)
+    assert line.startswith("CPU costs x 4.00 (clamped)")

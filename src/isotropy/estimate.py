@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -40,16 +41,16 @@ TARGET_STUDIES = {"main_study": "main", "preview_study": "preview", "glue_study"
 
 # Seconds per update (forward, backward, Adam) and per evaluation of IsoScore + silhouette, per
 # main-study setup, on an idle 2-core CPU with the rule's 2 threads: process CPU seconds measured
-# single-threaded on the offline mirror's data (benchmarks/per_update_cost.py --threads 1; the
-# machine was shared, load average ~20, so wall times were useless), halved for 2 threads. A lower
-# bound: 2 threads rarely halve the time exactly. Measured 2026-11-23 (polarity and SNLI with
-# random vectors of MiniLM's shape while their embeddings were still being computed).
+# single-threaded on the offline mirror's data and embeddings (benchmarks/per_update_cost.py
+# --threads 1; 20 updates, 100 for the 50-d setups whose updates cost little), halved for 2
+# threads. A lower bound: 2 threads rarely halve the time exactly. Measured 2026-11-24 on the
+# idle 2-core machine (load average below 1), probe 0.090 (PROBE_CPU_SECONDS).
 CPU_SECONDS = {
     # dataset: (per update, per metric evaluation)
-    "polarity": (0.0107, 0.572),
-    "snli": (0.0202, 0.747),
-    "pos": (0.0049, 0.205),
-    "supersense": (0.0011, 0.258),
+    "polarity": (0.0092, 0.289),
+    "snli": (0.0142, 0.444),
+    "pos": (0.0008, 0.056),
+    "supersense": (0.0014, 0.071),
 }
 # One H100 (an earlier session, polarity, metrics after every update): 11 s per 1,000 updates.
 # Only that total is known; it is used for every setup (all have 10k-13k rows) as an upper
@@ -57,20 +58,20 @@ CPU_SECONDS = {
 GPU_SECONDS_PER_UPDATE_WITH_METRICS = 0.011
 # Sentence embeddings: process-CPU seconds per unique text, per encoder and data set, one
 # thread, the configured batch size, model loading apart (benchmarks/embedding_cost.py on the
-# offline mirror's prepared data, a seeded sample of 1,000 texts each; measured 2026-11-23 at
-# load ~20 on 2 cores, so if anything too high). Halved below for the rule's 2 threads. Keyed
-# by the model measured (its hub name, models.<name>.model), whatever the encoder is called; a
-# data set not measured gets its model's largest measured cost.
+# offline mirror's prepared data, a seeded sample of 1,000 texts each; same session as
+# CPU_SECONDS). Halved below for the rule's 2 threads. Keyed by the model measured (its hub
+# name, models.<name>.model), whatever the encoder is called; a data set not measured gets its
+# model's largest measured cost.
 EMBED_CPU_SECONDS_PER_TEXT = {
-    ("sentence-transformers/all-MiniLM-L6-v2", "polarity"): 0.01296,
-    ("sentence-transformers/all-MiniLM-L6-v2", "snli"): 0.00535,
+    ("sentence-transformers/all-MiniLM-L6-v2", "polarity"): 0.00963,
+    ("sentence-transformers/all-MiniLM-L6-v2", "snli"): 0.00401,
 }
 # Process-CPU seconds to import sentence-transformers and load MiniLM (same measurement).
-EMBED_LOAD_CPU_SECONDS = 3.9
+EMBED_LOAD_CPU_SECONDS = 2.2
 # A whole word-vector lookup job, process-CPU seconds on one thread: reading the offline
-# mirror's 53,071 x 50 GloVe file dominates (same measurement: 2.7 CPU-s for pos, 2.6 for
+# mirror's 53,071 x 50 GloVe file dominates (same measurement: 1.6 CPU-s for pos, 1.5 for
 # supersense; NLPL model 222 is a larger file, not measured).
-WORD_VECTOR_CPU_SECONDS = 2.7
+WORD_VECTOR_CPU_SECONDS = 1.6
 # Wall time beside busy processes over the cores' fair share, by how idle OpenMP threads wait
 # (isotropy.threads.THREAD_POLICIES): the optimisation loop (2 threads, metrics after every
 # update, polarity's shape) idle and beside 2 busy processes on 2 cores, whose fair share is
@@ -84,6 +85,13 @@ CONTENTION_EXCESS = {"passive": 1.0, "default": 1.9}
 JOB_OVERHEAD_SECONDS = 7.0
 # The optimisation and embedding jobs take 2 threads each (rules/optimize.smk, rules/embed.smk).
 JOB_THREADS = 2
+# What the CPU costs above are relative to: process-CPU seconds of speed_probe() on the machine
+# and in the session they were measured in. CPUs differ, and so does one shared virtual machine
+# from day to day: the same polarity embedding took 177 CPU-s on 2026-11-23 and 98 a day later.
+# The estimate scales every CPU cost by the probe's time now over this one (host_speed_factor).
+PROBE_CPU_SECONDS = 0.090
+# Bounds on that factor: beyond them a probe says more about a burst on the machine than its CPU.
+SPEED_FACTOR_BOUNDS = (0.25, 4.0)
 # Unique texts of each data set as prepared from the offline mirror (counted there), used
 # before the data are prepared; a prepared table is counted instead.
 MIRROR_UNIQUE_TEXTS = {"polarity": 10_662, "snli": 12_982, "pos": 11_462, "supersense": 10_650}
@@ -135,6 +143,43 @@ def embedding_seconds(
     return (EMBED_LOAD_CPU_SECONDS + texts * per_text) / 2  # the rule's 2 threads
 
 
+def speed_probe(repeats: int = 3, products: int = 100) -> float:
+    """Process-CPU seconds of a fixed one-thread workload: ``products`` float32 384 x 384
+    matrix products (the operation the optimisation and the encoders spend their time in), the
+    best of ``repeats`` after a warm-up. Process time, not wall time: other processes on the
+    machine do not count, only how fast this CPU does the work (about 0.05 s each here)."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    matrix = np.random.default_rng(0).standard_normal((384, 384), dtype=np.float32) / 384**0.5
+    times = []
+    with threadpool_limits(1):
+        for attempt in range(repeats + 1):
+            product, start = matrix.copy(), time.process_time()
+            for _ in range(products):
+                product = np.tanh(matrix @ product)
+            if attempt:  # the first warms caches and clocks
+                times.append(time.process_time() - start)
+    return min(times)
+
+
+def host_speed_factor(probe: float | None = None) -> float:
+    """How much longer the measured CPU costs take on this machine now: the probe's time here
+    over :data:`PROBE_CPU_SECONDS`, within :data:`SPEED_FACTOR_BOUNDS`."""
+    low, high = SPEED_FACTOR_BOUNDS
+    return min(high, max(low, (speed_probe() if probe is None else probe) / PROBE_CPU_SECONDS))
+
+
+def speed_line(probe: float, speed: float) -> str:
+    """The line that says how the measured CPU costs were scaled to this machine."""
+    clamped = " (clamped)" if speed in SPEED_FACTOR_BOUNDS else ""
+    return (
+        f"CPU costs x {speed:.2f}{clamped}: a fixed one-thread workload took {probe:.3f} CPU-s "
+        f"here against {PROBE_CPU_SECONDS:.3f} where the costs were measured "
+        "(isotropy.estimate.speed_probe; docs/measurements.md)"
+    )
+
+
 def device_kind(configured: str) -> str:
     """The kind of device (cuda, cpu) a run configured with ``configured`` (auto, cpu, cuda)
     will use, by name, for the cost estimate; isotropy.device.resolve_device gives the
@@ -162,7 +207,12 @@ def describe(
     jobs = _jobs_left(runs, len(runs) - done, workdir)
     # The rule takes 2 threads: a CPU runs cores // 2 jobs side by side; one GPU runs one at a time.
     parallel = 1 if device == "cuda" else max(1, (available_cores() or 2) // JOB_THREADS)
-    overhead = jobs * JOB_OVERHEAD_SECONDS
+    # The CPU costs were measured on one machine; this one may be faster or slower.
+    probe = speed_probe()
+    speed = host_speed_factor(probe)
+    left *= 1.0 if device == "cuda" else speed
+    embed = {kind: seconds * speed for kind, seconds in embed.items()}
+    overhead = jobs * JOB_OVERHEAD_SECONDS * speed
     total = (left + sum(embed.values()) + overhead) / parallel
     basis = (
         "runs as measured on one H100 (polarity), embeddings as on 2 CPU cores"
@@ -177,6 +227,7 @@ def describe(
         f"{duration(overhead / parallel)}; {basis}; {parallel} job{'s' if parallel > 1 else ''} "
         "at a time)"
     )
+    lines.append(speed_line(probe, speed))
     if unknown:
         lines.append(f"no measured cost for {', '.join(sorted(unknown))}: not included above")
     cores, load = available_cores() or 2, recent_load()

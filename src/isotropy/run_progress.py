@@ -139,6 +139,7 @@ def attach(workflow: Any, config: Mapping[str, Any]) -> RunProgress | None:
     device = estimate.device_kind(config["device"])
     factor = (
         estimate.busy_factor(estimate.recent_load(), cores, sessions=threads.busy_sessions())
+        * estimate.host_speed_factor()
         if device == "cpu"
         else 1.0
     )

@@ -292,7 +292,8 @@ def vector_dim(config: Mapping, name: str) -> int | None:
 # (load average 5-7, 2026-11-23; benchmarks/results/sensitivity/): a fixed start-up plus a part
 # that grows as items² and as dimension^DIM_POWER (50-d: 16-26 s, 50-d single labels: 5-16 s,
 # 300-d: 71-75 s). The part is split between updates and evaluations as the main study's
-# measured costs split it (isotropy.estimate.CPU_SECONDS: evaluations 83% at this stride).
+# measured costs split it that day (isotropy.estimate.CPU_SECONDS as then: evaluations 83% at
+# this stride). Not scaled by the estimate's speed probe, which came later.
 RUN_CPU_STARTUP, RUN_CPU_PART, DIM_POWER, EVALUATION_SHARE = 6.1, 13.9, 0.88, 0.83
 
 
