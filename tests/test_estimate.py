@@ -200,10 +200,12 @@ def test_the_run_records_its_effective_configuration_for_word_targets(tmp_path):
 
 
 def test_a_busy_machine_shares_its_cores():
-    # Two cores already running 6 threads: a 2-thread job gets 2 of 8 threads' share.
-    assert estimate.busy_factor(6.0, 2, policy="passive") == 4.0
+    # A 2-thread job keeps 1.35 cores busy when idle: among 6 runnable threads on 2 cores it
+    # gets 2 / (6 + 1.35) of what it needs.
+    assert estimate.busy_factor(6.0, 2, policy="passive") == pytest.approx(7.35 / 2)
     assert estimate.busy_factor(0.0, 2, policy="passive") == 1.0  # idle: no slowdown
-    assert estimate.busy_factor(0.3, 2, policy="passive") == pytest.approx(1.15)
+    assert estimate.busy_factor(0.3, 2, policy="passive") == 1.0  # room for its 1.35 cores
+    assert estimate.busy_factor(1.0, 2, policy="passive") == pytest.approx(1.175)
     assert estimate.busy_factor(2.0, 16, policy="passive") == 1.0
 
 
@@ -213,14 +215,14 @@ def test_spinning_threads_cost_more_than_their_share_on_a_busy_machine(monkeypat
     OMP_WAIT_POLICY=ACTIVE spin, and the estimate says so."""
     excess = estimate.CONTENTION_EXCESS["default"]
     assert excess > 1.5
-    assert estimate.busy_factor(6.0, 2, policy="default") == pytest.approx(4.0 * excess)
+    assert estimate.busy_factor(6.0, 2, policy="default") == pytest.approx(7.35 / 2 * excess)
     assert estimate.busy_factor(0.0, 2, policy="default") == 1.0
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
-    assert estimate.busy_factor(6.0, 2) == pytest.approx(4.0 * excess)
+    assert estimate.busy_factor(6.0, 2) == pytest.approx(7.35 / 2 * excess)
     assert "policy 'default' (spinning" in estimate.contention_model()
     monkeypatch.delenv("OMP_WAIT_POLICY")
     monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
-    assert estimate.busy_factor(6.0, 2) == 4.0  # the workflow's own choice: passive
+    assert estimate.busy_factor(6.0, 2) == pytest.approx(7.35 / 2)  # the workflow's: passive
 
 
 def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
@@ -238,7 +240,7 @@ def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
         "this machine is busy (load average 5.0 on 2 cores, before this run starts): expect about "
     ), lines
     assert ", longer at niceness 10;" in lines[3]
-    assert lines[4].startswith("contention model: threads share the cores: (load + 2) / cores;")
+    assert lines[4].startswith("contention model: threads share the cores: (load + 1.35) / cores,")
 
 
 def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):
@@ -343,20 +345,22 @@ def test_make_resume_refuses_while_snakemake_runs_in_the_folder(tmp_path):
 
 def test_where_sessions_share_the_cpu_a_run_gets_its_sessions_part():
     """Linux autogroup: three busy programs from three terminals leave a 2-thread job of this
-    session a quarter of 2 cores (4x), whatever the load average says; other runnable threads
-    of this session take their part of it thread by thread."""
+    session a quarter of 2 cores, 0.5 against the 1.35 it keeps busy when idle (2.7x), whatever
+    the load average says; other runnable threads of this session take their part of it thread
+    by thread."""
     from isotropy.threads import Sessions
 
     factor = estimate.busy_factor
-    assert factor(3.0, 2, policy="passive", sessions=Sessions(3.0, 0.0)) == 4.0
+    assert factor(3.0, 2, policy="passive", sessions=Sessions(3.0, 0.0)) == pytest.approx(2.7)
     assert factor(9.0, 2, policy="passive", sessions=Sessions(0.0, 0.0)) == 1.0
-    assert factor(0.0, 2, policy="passive", sessions=Sessions(1.0, 2.0)) == 4.0
+    # Half the CPU, shared with 2 other runnable threads of the session: 1 x 1.35 / 3.35.
+    assert factor(0.0, 2, policy="passive", sessions=Sessions(1.0, 2.0)) == pytest.approx(3.35)
     assert factor(3.0, 2, policy="default", sessions=Sessions(3.0, 0.0)) == pytest.approx(
-        4.0 * estimate.CONTENTION_EXCESS["default"]
+        2.7 * estimate.CONTENTION_EXCESS["default"]
     )
     line = estimate.contention_model("passive", Sessions(3.0, 0.0))
     assert "between sessions (autogroup): 3.0 other busy session(s)" in line
-    assert "threads share the cores: (load + 2) / cores" in estimate.contention_model("passive")
+    assert "threads share the cores: (load + 1.35) / cores" in estimate.contention_model("passive")
 
 
 def test_the_probe_measures_work_not_time_passing():

@@ -81,10 +81,18 @@ WORD_VECTOR_CPU_SECONDS = 1.6
 CONTENTION_EXCESS = {"passive": 1.0, "default": 1.9}
 # Every job starts a Python process that imports pandas, often torch, and writes provenance:
 # about 7 s of wall time per job on the idle 2-core machine. Calibrated on the idle `make preview`
-# (8 min 13 s end to end for 22 jobs against 5.5 min of modelled work: (493 - 330) / 22).
+# (8 min 13 s end to end for 22 jobs against 5.5 min of modelled work: (493 - 330) / 22), with
+# the costs measured before 2026-11-24. With today's costs the idle preview printed 5.4 min and
+# took 4 min 49 s (docs/measurements.md): the 2-thread jobs take 1.3x their modelled time, the
+# start-ups less than this, and the two nearly cancel.
 JOB_OVERHEAD_SECONDS = 7.0
 # The optimisation and embedding jobs take 2 threads each (rules/optimize.smk, rules/embed.smk).
 JOB_THREADS = 2
+# ... but do not keep both cores busy: on the idle machine the preview's two embeddings and four
+# optimisation runs used 353 CPU-s in 263 s of wall time (2026-11-24, Snakemake's benchmark
+# files), 1.34 cores. On a busy machine a job needs that many cores to run at its idle speed,
+# so its slowdown is that over the cores it gets (busy_factor), not its thread count's.
+JOB_CORES_USED = 1.35
 # What the CPU costs above are relative to: process-CPU seconds of speed_probe() on the machine
 # and in the session they were measured in. CPUs differ, and so does one shared virtual machine
 # from day to day: the same polarity embedding took 177 CPU-s on 2026-11-23 and 98 a day later.
@@ -278,17 +286,19 @@ def busy_factor(
     (:data:`CONTENTION_EXCESS`; default: the policy jobs of this process would run under). 1
     when the cores are free enough.
 
-    Where the kernel shares the CPU between sessions (``sessions``, from
+    The job needs the cores it keeps busy when the machine is idle (``used``:
+    :data:`JOB_CORES_USED` for the rules' 2 threads), and is slowed by what it gets against
+    that. Where the kernel shares the CPU between sessions (``sessions``, from
     :func:`isotropy.threads.busy_sessions`), this run's session gets ``cores / (others + 1)``
-    of it, and the job its threads' part of that among the session's runnable threads.
-    Otherwise the scheduler shares the cores among all ``load`` runnable threads (the load
-    average before the run starts) and the job's: it gets ``cores / (load + threads)`` of
-    the cores it would have alone."""
+    of it, and the job its part of that among the session's runnable threads. Otherwise the
+    scheduler shares the cores among all ``load`` runnable threads (the load average before
+    the run starts) and the job's: ``(load + used) / cores``."""
+    used = min(float(threads), JOB_CORES_USED * threads / JOB_THREADS)
     if sessions is not None:
-        part = cores / (sessions.others + 1) * threads / (threads + sessions.own_threads)
-        share = threads / min(float(threads), part)
+        part = cores / (sessions.others + 1) * used / (used + sessions.own_threads)
+        share = used / min(used, part)
     else:
-        share = max(1.0, (load + threads) / max(cores, threads))
+        share = max(1.0, (load + used) / max(cores, used))
     if share <= 1.0:
         return 1.0
     return share * CONTENTION_EXCESS[policy or threads_module.policy_in_effect()]
@@ -302,9 +312,11 @@ def contention_model(
     sharing = (
         f"the kernel shares the cores between sessions (autogroup): {sessions.others:.1f} other "
         f"busy session(s), {sessions.own_threads:.1f} other runnable thread(s) in this one, so "
-        f"a {JOB_THREADS}-thread job gets cores / (sessions + 1) x its threads' part"
+        f"a {JOB_THREADS}-thread job, {JOB_CORES_USED} cores busy when idle, gets cores / "
+        "(sessions + 1) x its part"
         if sessions is not None
-        else f"threads share the cores: (load + {JOB_THREADS}) / cores"
+        else f"threads share the cores: (load + {JOB_CORES_USED}) / cores, {JOB_CORES_USED} "
+        f"being what a {JOB_THREADS}-thread job keeps busy when idle"
     )
     return (
         f"contention model: {sharing}; jobs' threads wait as policy '{policy}' "
