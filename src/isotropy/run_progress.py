@@ -13,8 +13,8 @@ The done share weighs each job by its expected cost, not by its count (22 jobs o
 embeddings and four runs are nine tenths of the work). The time left is the expected work left
 times the rate observed so far (elapsed wall time per second of expected work), which carries the
 machine's load and any other slowdown; until a minute of expected work is done the load-based
-factor of the estimate (:func:`isotropy.estimate.busy_factor`) weighs in, as a prior worth 60 s
-of observed work.
+factor of the estimate (:func:`isotropy.estimate.busy_factor`, times the speed probe's
+factor) weighs in, as a prior worth 60 s of observed work.
 """
 
 from __future__ import annotations
