@@ -15,7 +15,7 @@ import csv
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,21 +144,27 @@ def record_problem(record: Any) -> str | None:
     return None
 
 
+def read_checked_json(
+    path: Path, problem_of: Callable[[Any], str | None]
+) -> tuple[Any, str | None]:
+    """A JSON file and why it cannot be used (``problem_of`` its shape; None: usable), or the
+    reason it could not be read."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        return None, f"is not readable JSON ({type(error).__name__}: {str(error)[:80]})"
+    return document, problem_of(document)
+
+
 def load_record(root: Path, path: str) -> tuple[Mapping[str, Any] | None, Finding | None]:
     """The record beside ``path`` (None when there is none), or the one mismatch saying why it
     cannot be used: unreadable, not JSON, or not shaped like a provenance record."""
     sidecar = record_path(resolve_path(root, path))
     if not sidecar.is_file():
         return None, None
-    try:
-        record = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        problem = f"is not readable JSON ({type(error).__name__}: {str(error)[:80]})"
-    else:
-        found = record_problem(record)
-        if found is None:
-            return record, None
-        problem = found
+    record, problem = read_checked_json(sidecar, record_problem)
+    if problem is None:
+        return record, None
     return None, Finding(
         path, FAIL, "record", f"its provenance record {sidecar.name} {problem}; {REMAKE}"
     )

@@ -13,7 +13,6 @@ from against today's pins (the mirror's MANIFEST.tsv and the config's sha256), r
 
 from __future__ import annotations
 
-import json
 import os
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -33,6 +32,7 @@ from isotropy.audit.findings import (
     load_record,
     manifest_problem,
     metadata_cross_check,
+    read_checked_json,
     relative_path,
     resolve_path,
     short_digest,
@@ -362,12 +362,7 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
     """Every raw file of a source against the sha256 its download manifest recorded, and what
     it was fetched from against today's pins (:func:`check_pins`)."""
     manifest_path = resolve_path(root, path)
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        problem = f"is not readable JSON ({type(error).__name__}: {str(error)[:80]})"
-    else:
-        problem = manifest_problem(manifest)
+    manifest, problem = read_checked_json(manifest_path, manifest_problem)
     if problem is not None:
         return [Finding(path, FAIL, "raw", f"download manifest {problem}; {REFETCH}")]
     entries = manifest["files"]
