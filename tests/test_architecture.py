@@ -293,3 +293,18 @@ def test_no_module_binds_a_top_level_name_twice():
 def test_the_rebinding_check_finds_a_second_binding():
     tree = ast.parse("COLUMNS = ['a']\ndef f():\n    return COLUMNS\nCOLUMNS = ['b']\n")
     assert _rebound(tree) == ["COLUMNS"]
+
+
+def test_a_main_guard_is_its_modules_last_statement():
+    """Code after ``if __name__ == "__main__":`` is not defined yet when the module runs as a
+    script (``python -m``): a merge that appends one module to another can put it there."""
+    late = []
+    for path in _modules():
+        body = ast.parse(path.read_text()).body
+        guards = [
+            i
+            for i, n in enumerate(body)
+            if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test)
+        ]
+        late += [_dotted(path) for i in guards if i != len(body) - 1]
+    assert not late, f"statements after the main guard in {late}"

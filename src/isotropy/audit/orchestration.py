@@ -268,10 +268,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 # Snakemake --summary statuses that mean the result no longer matches the workflow.
 SUMMARY_STATUS = {
     "updated input files": (
@@ -431,3 +427,7 @@ def config_differences(
         and (section is None or "." not in k or k.split(".")[0] == section)
     ]
     return [f"{k} ({old[k]!r} → {new[k]!r})" for k in sorted(keys)[:limit]]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
