@@ -41,6 +41,10 @@ def resolve_model_path(path: str) -> str:
     return path
 
 
+# What a rule's model record holds of the model (ModelSpec.from_record reads these keys).
+RECORD_KEYS = ("name", "model", "revision", "path")
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """A pretrained model: hub name and pinned revision, or a local folder (``path`` wins).
@@ -74,14 +78,9 @@ class ModelSpec:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> ModelSpec:
-        """The model of a rule's record (``isotropy.workflow.config.model_record``: name, model,
-        revision, path); keys beyond those (an encoder's batch size) are not the model's."""
-        return cls(
-            model=record.get("model"),
-            revision=record.get("revision"),
-            path=record.get("path"),
-            name=record.get("name"),
-        )
+        """The model of a rule's record (``isotropy.workflow.config.model_record``: the
+        :data:`RECORD_KEYS`); keys beyond those (an encoder's batch size) are not the model's."""
+        return cls(**{key: record.get(key) for key in RECORD_KEYS})
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], name: str) -> ModelSpec:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from isotropy.io import atomic_path, npy_problem, reserve
 from isotropy.logs import ProgressLog
-from isotropy.models import ModelSpec, load_pretrained
+from isotropy.models import RECORD_KEYS, ModelSpec, load_pretrained
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +54,7 @@ class SentenceEncoderSpec:
         """The embedding rule's ``encoder`` parameter
         (:func:`isotropy.workflow.config.sentence_encoder_spec`): the model's record, then the
         encoder's settings."""
-        settings = {
-            k: v for k, v in params.items() if k not in ("name", "model", "revision", "path")
-        }
+        settings = {k: v for k, v in params.items() if k not in RECORD_KEYS}
         return cls(model=ModelSpec.from_record(params), **settings)
 
     @property
