@@ -47,9 +47,7 @@ rule assemble_model:
         mem_mb=lambda wc, attempt: 1000 * attempt,
         runtime=lambda wc, attempt: 60 * attempt,
     params:
-        model=lambda wildcards: model_parts.split_model_params(
-            config, wildcards.split_model
-        ),
+        model=lambda wildcards: models.split_model_params(config, wildcards.split_model),
     script:
         "../scripts/assemble_model.py"
 

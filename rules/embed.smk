@@ -4,7 +4,7 @@
 rule embed_sentences:
     input:
         table=paths.dataset_table(),
-        model=lambda wc: model_parts.required_manifests(
+        model=lambda wc: models.required_manifests(
             config,
             [configuration.sentence_encoder_spec(config, wc.encoder).get("path")],
         ),

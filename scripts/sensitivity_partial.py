@@ -18,8 +18,7 @@ import pandas as pd
 from isotropy.io import atomic_path
 from isotropy.plots import save_figure
 from isotropy.plots.main import phases, r_by_condition
-from isotropy.sensitivity import derived_labels
-from isotropy.sensitivity_results import write_tables
+from isotropy.sensitivity import derived_labels, write_tables
 from isotropy.verdicts import standins
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import paths, targets

@@ -3,7 +3,7 @@
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
-from isotropy.sensitivity_results import write_tables
+from isotropy.sensitivity import write_tables
 
 
 def main(snakemake):

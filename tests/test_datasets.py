@@ -351,7 +351,7 @@ def test_dataset_inputs_fail_early_for_missing_mirror_task(config, mirror_root, 
 
 TOY_READER = """
 from isotropy.readers.registry import register_dataset
-from isotropy.readers.tables import raw_file, read_utf8_lines
+from isotropy.readers.registry import raw_file, read_utf8_lines
 import pandas as pd
 
 

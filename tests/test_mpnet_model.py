@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import yaml
 
-from isotropy import model_parts
+from isotropy import models
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -25,9 +25,9 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def mpnet_folder(tmp_path_factory) -> Path:
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
-    params = model_parts.split_model_params(config, "all-mpnet-base-v2")
+    params = models.split_model_params(config, "all-mpnet-base-v2")
     target = tmp_path_factory.mktemp("models") / "all-mpnet-base-v2"
-    model_parts.assemble_model(params, target)
+    models.assemble_model(params, target)
     return target
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from isotropy import estimate, run_progress
+from isotropy import estimate
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
@@ -28,12 +28,12 @@ def _finished(handler, jobid):
 def test_each_finished_job_prints_the_weighted_share_and_the_time_left():
     now = [0.0]
     jobs = {
-        1: run_progress.PlannedJob("download_source", "download_source polarity", 10.0),
-        2: run_progress.PlannedJob("optimize_embeddings", "optimize_embeddings a", 290.0),
-        3: run_progress.PlannedJob("tabulate_parameters", "tabulate_parameters main", 100.0),
+        1: estimate.PlannedJob("download_source", "download_source polarity", 10.0),
+        2: estimate.PlannedJob("optimize_embeddings", "optimize_embeddings a", 290.0),
+        3: estimate.PlannedJob("tabulate_parameters", "tabulate_parameters main", 100.0),
     }
     out = io.StringIO()
-    progress = run_progress.RunProgress(jobs, prior_factor=4.0, out=out, clock=lambda: now[0])
+    progress = estimate.RunProgress(jobs, prior_factor=4.0, out=out, clock=lambda: now[0])
     now[0] = 30.0
     _finished(progress, 1)
     # 10 s of 400 expected done in 30 s: the rate (30 + 4 x 60) / (10 + 60) = 3.857 wall
@@ -57,7 +57,7 @@ def test_jobs_are_weighed_by_the_estimate_costs():
         [str(ROOT / "config.yaml"), str(ROOT / "config/offline.yaml")]
     )
     config["device"] = "cpu"
-    planned = run_progress.plan(
+    planned = estimate.plan(
         config,
         [
             (

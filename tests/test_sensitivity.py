@@ -15,7 +15,6 @@ import yaml
 from snakemake.utils import validate
 
 from isotropy import estimate, sensitivity
-from isotropy import sensitivity_results as results
 from isotropy.io import atomic_path
 from isotropy.metrics import isoscore
 from isotropy.optimize import EmbeddingClassifier, OptimisationSettings, Problem, run_optimisation
@@ -121,7 +120,7 @@ def test_isoscore_inside_the_original_span_is_the_native_isoscore_at_update_0(sp
     vectors = _cloud()
     derived, basis = sensitivity.derive_vectors(vectors, spec)
     native = isoscore(vectors)
-    values = results.SubspaceProbe(basis)(_model(derived))
+    values = sensitivity.SubspaceProbe(basis)(_model(derived))
     assert float(values["isoscore_span"]) == pytest.approx(native, abs=1e-6)
     assert float(values["outside_share"]) == pytest.approx(0.0, abs=1e-6)
     if derived.shape[1] > vectors.shape[1]:  # the full-space IsoScore is (PR - 1)/(D - 1)
@@ -137,7 +136,7 @@ def test_the_probe_measures_leaving_the_span_and_the_row_space():
     with torch.no_grad():
         model.embeddings.weight[:, 4:] = torch.randn(100, 2) * 10  # variance outside the span
         model.classifier.weight[:] = torch.eye(6)[[4, 5]]  # the row space: the added axes
-    values = results.SubspaceProbe(basis)(model)
+    values = sensitivity.SubspaceProbe(basis)(model)
     table = model.embeddings.weight.detach().numpy().astype(np.float64)
     centred = table - table.mean(axis=0)
     outside = (centred[:, 4:] ** 2).sum() / (centred**2).sum()
@@ -160,7 +159,7 @@ def test_a_probe_is_recorded_in_the_trace_and_changes_no_training_value():
     settings = OptimisationSettings(updates=20, metric_stride=5, progress=False, seed=1)
     plain, _ = run_optimisation(problem, settings, torch.device("cpu"))
     probed, _ = run_optimisation(
-        problem, settings, torch.device("cpu"), probe=results.SubspaceProbe(np.eye(5))
+        problem, settings, torch.device("cpu"), probe=sensitivity.SubspaceProbe(np.eye(5))
     )
     pd.testing.assert_frame_equal(plain, probed[plain.columns])
     assert {"rowspace_share", "isoscore_span", "outside_share"} <= set(probed.columns)
@@ -184,14 +183,14 @@ def _trace(seed: int, sign: float, minimum_at: int = 300) -> pd.DataFrame:
 
 
 def test_a_seed_row_splits_the_run_at_isoscores_minimum():
-    row = results.seed_row(_trace(0, sign=1.0))
+    row = sensitivity.seed_row(_trace(0, sign=1.0))
     assert row["min_step"] == 300
     assert row["r_before_min"] == pytest.approx(-1.0)  # silhouette rises as IsoScore falls
     assert row["r_after_min"] == pytest.approx(1.0)
     assert row["isoscore_change"] == pytest.approx(0.0004 * 700 - 0.0004 * 300)
     assert row["rowspace_share_end"] == pytest.approx(0.8)
     assert "r_span" not in row
-    flat = results.seed_row(_trace(0, 1.0, minimum_at=0))
+    flat = sensitivity.seed_row(_trace(0, 1.0, minimum_at=0))
     assert np.isnan(flat["r_before_min"])  # one point before the minimum: no correlation
 
 
@@ -216,7 +215,7 @@ def test_cells_have_intervals_over_seeds_and_a_markdown_row(tmp_path):
         ],
         ignore_index=True,
     )
-    table = results.cell_table(seeds)
+    table = sensitivity.cell_table(seeds)
     assert table["label_set"].tolist() == ["all", "single", "all"]
     first = table.iloc[0]
     z = np.arctanh([0.91, 0.63, 0.76, 0.82, 0.82])
@@ -227,7 +226,7 @@ def test_cells_have_intervals_over_seeds_and_a_markdown_row(tmp_path):
     assert not first["signs_disagree"] and "t-interval over 5 seeds" in first["interval"]
     assert table.iloc[2]["interval"] == "1 seed: no interval"
     assert pd.isna(table.iloc[2]["pearson_r_low"])
-    markdown = results.markdown_table(table)
+    markdown = sensitivity.markdown_table(table)
     assert "| supersense | word2vec | 50 | all | 1 | 5 | +0.81 [+0.64, +0.90] |" in markdown
     assert "| +0.50 |" in markdown  # one seed: the value without an interval
     # the cells' files, read back and tabulated, name the cells that did not run
@@ -238,7 +237,7 @@ def test_cells_have_intervals_over_seeds_and_a_markdown_row(tmp_path):
     outputs = types.SimpleNamespace(
         seeds=tmp_path / "seeds.csv", table=tmp_path / "t.csv", markdown=tmp_path / "t.md"
     )
-    written = results.write_tables(files, outputs, "test settings", 0.95, atomic_path, ["x/y"])
+    written = sensitivity.write_tables(files, outputs, "test settings", 0.95, atomic_path, ["x/y"])
     assert (
         len(written) == 3
         and "Not run (missing from this table): x/y" in outputs.markdown.read_text()
@@ -249,7 +248,7 @@ def test_figures_state_their_settings(tmp_path):
     from isotropy.plots import save_figure
     from isotropy.plots.main import phases, r_by_condition
 
-    table = results.cell_table(_cell_seeds([0.91, 0.63, 0.76, 0.82, 0.82]))
+    table = sensitivity.cell_table(_cell_seeds([0.91, 0.63, 0.76, 0.82, 0.82]))
     figure = r_by_condition(table, "1000 updates, test settings")
     texts = " ".join(t.get_text() for t in figure.texts)
     assert "1000 updates, test settings" in texts and "t-interval over 5 seeds" in texts
@@ -426,7 +425,7 @@ def test_a_cell_of_perfect_and_near_perfect_rank_seeds_keeps_a_narrow_rho_interv
     the interval to [−1, +0.7] (ρ clipped at its resolution, as in correlations.csv)."""
     import pandas as pd
 
-    from isotropy.sensitivity_results import cell_row
+    from isotropy.sensitivity import cell_row
 
     seeds = pd.DataFrame(
         {

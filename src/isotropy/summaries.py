@@ -11,9 +11,9 @@ import pandas as pd
 from scipy import stats
 
 from isotropy.metrics import registry
-from isotropy.seed_intervals import R_LIMIT, seed_interval, signs_disagree, spearman_limit
 from isotropy.traces import read_traces
 from isotropy.verdicts.comparison import matches
+from isotropy.verdicts.tolerances import R_LIMIT, seed_interval, signs_disagree, spearman_limit
 
 CORRELATIONS = ("pearson_r", "spearman_rho")
 # A correlation this close to ±1 is ±1 in meaning (e.g. identical ranks give ρ = -0.9999999999999999).
@@ -83,7 +83,7 @@ def correlation_table(
     ``seed<k>`` per run. The ``all`` row also holds ``seeds`` (runs with a defined correlation),
     ``<corr>_seed_mean`` (tanh of the mean Fisher z of the per-seed values) and
     ``<corr>_seed_low``/``_seed_high``, the ``level`` t-interval over seeds
-    (:mod:`isotropy.seed_intervals`), ``interval`` naming it ("1 seed: no interval" with one seed:
+    (:mod:`isotropy.verdicts.tolerances`), ``interval`` naming it ("1 seed: no interval" with one seed:
     empty bounds), and ``seed_signs_disagree`` (per-seed signs differ from each other or from the
     pooled value). Values ±1 up to rounding are written as ±1.
     """

@@ -2,9 +2,9 @@
 a pretrained transformer.
 
 Sentence transformers are run batch by batch and streamed to a memory-mapped ``.npy`` file,
-so even the largest GLUE tasks (~500k unique sentences) never sit in memory at once
-(:mod:`isotropy.embeddings.sentences`). Word vectors are looked up; words missing from the
-vocabulary are reported and left out (:mod:`isotropy.embeddings.word_vectors`). The geometry
+so even the largest GLUE tasks (~500k unique sentences) never sit in memory at once; word
+vectors are looked up, and words missing from the vocabulary are reported and left out (both in
+:mod:`isotropy.embeddings.texts`). The geometry
 studies read every layer's hidden states (:mod:`isotropy.embeddings.hidden_states`; torch is
 imported only when a model runs).
 """
@@ -16,17 +16,17 @@ from isotropy.embeddings.hidden_states import (
     load_hidden_state_model,
     token_states_by_sentence,
 )
-from isotropy.embeddings.sentences import (
+from isotropy.embeddings.texts import (
     TEXT_COLUMNS,
     SentenceEncoderSpec,
     embed_sentences,
     encode_to_file,
     load_embeddings,
     load_sentence_encoder,
+    lookup_word_vectors,
     unique_texts,
     write_index,
 )
-from isotropy.embeddings.word_vectors import lookup_word_vectors
 from isotropy.models import resolve_model_path
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Cluster analyses of contextual embedding spaces (papers.md section 4).
 
-Two studies, both built on the metrics engine (``isotropy.metrics``, ``isotropy.transforms``):
+Two studies, both built on the metrics engine (``isotropy.metrics``):
 
 * Cai et al. (ICLR 2021), "Isotropy in the contextual embedding space: clusters and
   manifolds": token embeddings of every layer of a transformer on a text corpus; per layer the
@@ -12,11 +12,19 @@ Two studies, both built on the metrics engine (``isotropy.metrics``, ``isotropy.
   scored with cosine similarity before and after isotropy-enhancing transforms
   (:mod:`isotropy.geometry.sts`).
 
-Their result tables are written and joined by :mod:`isotropy.geometry.tables`; the hidden
+Their result tables are written and joined here (:func:`write_table`,
+:func:`concatenate_tables`); the hidden
 states both read come from :mod:`isotropy.embeddings.hidden_states`, re-exported here.
 Everything is a plain function of arrays and tables, so tests exercise it without Snakemake;
 the scripts in ``scripts/geometry_*.py`` only read inputs and write outputs.
 """
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import pandas as pd
 
 from isotropy.embeddings.hidden_states import (
     TokenEmbeddings,
@@ -50,8 +58,35 @@ from isotropy.geometry.sts import (
     sts_sentence_index,
     sts_table,
 )
-from isotropy.geometry.tables import TABLE_COLUMNS, concatenate_tables, table_seeds, write_table
+from isotropy.io import atomic_path
 from isotropy.models import ModelSpec
+
+
+def table_seeds(table: pd.DataFrame) -> list[int] | None:
+    """The seeds of a geometry table's rows (for its provenance record); None without a seed column."""
+    return sorted(int(seed) for seed in table["seed"].unique()) if "seed" in table else None
+
+
+TABLE_COLUMNS = {"cosine": COSINE_COLUMNS, "lid": LID_COLUMNS, "sts": STS_COLUMNS}
+
+
+def write_table(table: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write a CSV atomically."""
+    with atomic_path(path) as tmp:
+        table.to_csv(tmp, index=False)
+
+
+def concatenate_tables(paths: Sequence[str | os.PathLike], columns: Sequence[str]) -> pd.DataFrame:
+    """Concatenate per-model CSVs (empty ones, e.g. an unavailable SICK-R, contribute nothing)."""
+    frames = [pd.read_csv(p) for p in paths]
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame(columns=list(columns))
+    table = pd.concat(frames, ignore_index=True)[list(columns)]
+    if "layer" in table.columns:  # static rows have no layer: keep the column integer, not float
+        table["layer"] = table["layer"].astype("Int64")
+    return table
+
 
 __all__ = [
     "COSINE_COLUMNS",

@@ -2,7 +2,7 @@
 the PCA view of a contextual embedding space.
 
 The metrics are imported inside the functions that use them: importing a metric loads torch, and
-the geometry tables (isotropy.geometry.tables, the verdicts) are read in environments without it.
+the geometry tables (:mod:`isotropy.geometry`'s, the verdicts) are read in environments without it.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
 
 from isotropy.metrics import registry
-from isotropy.plots.check import DECORATION
+from isotropy.plots import DECORATION
 
 
 def _mean_std(frame: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -94,7 +94,7 @@ def _change(frame: pd.DataFrame) -> str:
 
 def _grid(count: int, rows: list, columns: int) -> tuple[plt.Figure, np.ndarray]:
     """Panels for ``count`` setups (a grid of ``rows`` × setups when rows are given), sized so that
-    a 2-column figure reads at a paper's text width (isotropy.plots.check.PAPER_TEXT_WIDTH)."""
+    a 2-column figure reads at a paper's text width (isotropy.plots.PAPER_TEXT_WIDTH)."""
     lines = len(rows) if rows != [None] else -(-count // columns)
     width = columns if rows == [None] else count
     return plt.subplots(

@@ -2,10 +2,10 @@
 
 Modules, by family:
 
-- ``tables``: the prepared-table shape (:func:`write_dataset`, :func:`validate_table`,
-  :func:`read_dataset`, :func:`check_prepared`) and the helpers readers share;
 - ``registry``: :data:`DATASETS`, :func:`register_dataset`, :func:`discover_readers`,
-  :func:`prepare_dataset`;
+  :func:`prepare_dataset`; the prepared-table shape (:func:`write_dataset`,
+  :func:`validate_table`, :func:`read_dataset`, :func:`check_prepared`) and the helpers readers
+  share;
 - one module per section-3 family, each registering its data sets next to its reader:
   ``polarity``, ``snli``, ``supersense``, ``pos`` (with ``open_wordnet``, the WordNet reader the
   stand-ins share), ``glue`` (one data set per GLUE task);
@@ -49,10 +49,14 @@ from isotropy.readers.pos import (
 from isotropy.readers.registry import (
     DATASETS,
     DatasetSpec,
+    check_prepared,
     dataset_spec,
     discover_readers,
     prepare_dataset,
+    read_dataset,
     register_dataset,
+    validate_table,
+    write_dataset,
 )
 from isotropy.readers.snli import SNLI_LABELS, read_snli
 from isotropy.readers.sts import read_sts, read_sts_tsv, sts_source
@@ -63,7 +67,6 @@ from isotropy.readers.supersense import (
     read_supersense_tikhonov,
     supersense_items,
 )
-from isotropy.readers.tables import check_prepared, read_dataset, validate_table, write_dataset
 from isotropy.readers.tasks import ISTAR_SPLITS, load_task_split, read_task_split, task_source
 
 discover_readers(__name__)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.readers.tables import raw_file
+from isotropy.readers.registry import raw_file
 from isotropy.sources import HUB_FILE
 
 _SENTENCE_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])")

@@ -6,8 +6,7 @@ import os
 
 import pandas as pd
 
-from isotropy.readers.registry import register_dataset
-from isotropy.readers.tables import raw_file, read_utf8_lines
+from isotropy.readers.registry import raw_file, read_utf8_lines, register_dataset
 
 POLARITY_LABELS = {"rt-polarity.pos": "positive", "rt-polarity.neg": "negative"}
 

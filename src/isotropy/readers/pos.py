@@ -21,8 +21,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy.readers.inputs import pos_options, pos_sources
-from isotropy.readers.registry import register_dataset
-from isotropy.readers.tables import multi_label_frame, raw_file
+from isotropy.readers.registry import multi_label_frame, raw_file, register_dataset
 from isotropy.sources import decode_text, load_word_vectors, source_files, word_vectors_file
 
 log = logging.getLogger(__name__)

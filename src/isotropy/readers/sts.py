@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from isotropy.readers.tables import raw_file
+from isotropy.readers.registry import raw_file
 from isotropy.sources import HUB_FILE
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ import pandas as pd
 
 from isotropy.istar.study import TaskSpec, task_spec
 from isotropy.readers.glue import GLUE_FORMATS, read_glue
+from isotropy.readers.registry import raw_file
 from isotropy.readers.sts import read_sts_tsv
-from isotropy.readers.tables import raw_file
 from isotropy.sources import HUB_FILE
 
 ISTAR_SPLITS = ("train", "validation")

@@ -5,22 +5,28 @@ Modules, in the order one download passes through them:
 - :mod:`~isotropy.sources.plan`: what the workflow asks at parse time (the download rule's
   outputs and params, and whether every needed source is in the mirror);
 - :mod:`~isotropy.sources.fetch`: :func:`fetch_source`, one source from a mirror, the hub or its
-  URLs, laid out and swapped into its folder with a manifest;
+  URLs, laid out and swapped into its folder with a manifest; and reading a fetched source's
+  files (its manifest, a word2vec file);
 - :mod:`~isotropy.sources.mirror`: the mirror folder, its MANIFEST.tsv, and the availability check
   that parse time and run time share;
 - :mod:`~isotropy.sources.transfer`: one file over HTTP(S) (streaming, retries that resume
-  with Range, Retry-After, one deadline, TLS that must close cleanly) or copied, and the
-  sha256 / git-blob / size pins;
-- :mod:`~isotropy.sources.transfer`: a Content-Encoding undone as a stream, within a limit;
+  with Range, Retry-After, one deadline, TLS that must close cleanly, a Content-Encoding undone
+  as a stream within a limit) or copied; the sha256 / git-blob / size pins; the environment
+  switches, defaults and errors the whole data path shares;
 - :mod:`~isotropy.sources.archives`: archive members within extraction limits;
 - :mod:`~isotropy.sources.layouts`: per-kind raw layouts (``files`` copies a data set's files as
-  they are, so a plain new source needs no layout code);
-- :mod:`~isotropy.sources.word_vectors`: reading a word2vec source;
-- :mod:`~isotropy.sources.settings`: environment switches, defaults and errors.
+  they are, so a plain new source needs no layout code).
 """
 
 from isotropy.sources.archives import ExtractionLimits, Fetched
-from isotropy.sources.fetch import fetch_source, read_source_manifest, source_files
+from isotropy.sources.fetch import (
+    fetch_source,
+    is_word2vec_binary,
+    load_word_vectors,
+    read_source_manifest,
+    source_files,
+    word_vectors_file,
+)
 from isotropy.sources.layouts import LAYOUTS, build_mrpc_train, decode_text, source_kind
 from isotropy.sources.mirror import (
     MirrorPin,
@@ -37,7 +43,7 @@ from isotropy.sources.plan import (
     source_params,
     url_pins,
 )
-from isotropy.sources.settings import (
+from isotropy.sources.transfer import (
     ALLOW_UNVERIFIED_ENV,
     DOWNLOAD_DEFAULTS,
     HUB_FILE,
@@ -46,9 +52,11 @@ from isotropy.sources.settings import (
     ChecksumError,
     DownloadError,
     UnverifiedFileError,
+    download_file,
+    git_blob_id,
+    url_file_name,
+    url_problem,
 )
-from isotropy.sources.transfer import download_file, git_blob_id, url_file_name, url_problem
-from isotropy.sources.word_vectors import is_word2vec_binary, load_word_vectors, word_vectors_file
 
 __all__ = [
     "ALLOW_UNVERIFIED_ENV",

@@ -19,7 +19,7 @@ from typing import Any
 
 from isotropy.io import DiskFullError
 from isotropy.sources.mirror import mirror_path_problem
-from isotropy.sources.settings import DOWNLOAD_DEFAULTS, ArchiveError
+from isotropy.sources.transfer import DOWNLOAD_DEFAULTS, ArchiveError
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from isotropy.sources.archives import (
     is_archive,
     is_debris,
 )
-from isotropy.sources.settings import HUB_FILE, ArchiveError
+from isotropy.sources.transfer import HUB_FILE, ArchiveError
 
 Normaliser = Callable[[list[Fetched], str, Path], list[str]]
 LAYOUTS: dict[str, Normaliser] = {}

@@ -20,13 +20,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
-from isotropy.sources.settings import (
+from isotropy.sources.transfer import (
     ALLOW_UNVERIFIED_ENV,
     MIRROR_ENV,
     ChecksumError,
     UnverifiedFileError,
+    check_digest,
+    url_file_name,
 )
-from isotropy.sources.transfer import check_digest, url_file_name
 
 log = logging.getLogger(__name__)
 

@@ -22,12 +22,13 @@ from isotropy.sources.mirror import (
     source_unavailable,
     unverified_message,
 )
-from isotropy.sources.settings import (
+from isotropy.sources.transfer import (
     ALLOW_UNVERIFIED_ENV,
     DOWNLOAD_DEFAULTS,
     UnverifiedFileError,
+    url_file_name,
+    url_problem,
 )
-from isotropy.sources.transfer import url_file_name, url_problem
 
 
 def source_dir(name: str, root: str | os.PathLike = RAW_ROOT) -> Path:

@@ -1,4 +1,5 @@
-"""Moving one file's bytes: HTTP(S) streaming with retries and resume, local copies, and the pins.
+"""Moving one file's bytes: HTTP(S) streaming with retries and resume, local copies, and the pins;
+and the names every part of the data path shares (environment switches, limits, errors).
 
 Downloads stream with ``requests``; transient failures (5xx, 408, 429, timeouts, connection
 resets, a stream cut short) are retried with exponential backoff, or after the server's
@@ -39,14 +40,40 @@ import requests
 import urllib3
 from tqdm.auto import tqdm
 
+from isotropy.defaults import schema_default
 from isotropy.io import atomic_path, sha256_file
-from isotropy.sources.settings import (
-    DOWNLOAD_DEFAULTS,
-    MIRROR_ENV,
-    ArchiveError,
-    ChecksumError,
-    DownloadError,
-)
+
+MIRROR_ENV = "ISOTROPY_MIRROR"
+ALLOW_UNVERIFIED_ENV = "ISOTROPY_ALLOW_UNVERIFIED_MIRROR"
+# Defaults of config `downloads`, from the schema: far above the largest real archive (NLPL
+# 222.zip unpacks to a few GB); a trickling server is abandoned after 6 hours for one file.
+DOWNLOAD_DEFAULTS = {
+    key: schema_default("downloads", key)
+    for key in (
+        "allow_unverified_mirror",
+        "max_extracted_bytes",
+        "max_archive_members",
+        "max_download_seconds",
+    )
+}
+HUB_FILE = "data.parquet"  # a hub data set's split, as downloaded
+
+
+class DownloadError(RuntimeError):
+    """A download failed for good (client error, or retries exhausted)."""
+
+
+class ChecksumError(ValueError):
+    """A file's sha256 differs from the pinned value."""
+
+
+class UnverifiedFileError(ChecksumError):
+    """A mirror file that no sha256 (MANIFEST.tsv or config pin) can check."""
+
+
+class ArchiveError(ValueError):
+    """An archive that is unsafe to unpack: a member escaping its folder, a link, or a bomb."""
+
 
 log = logging.getLogger(__name__)
 

@@ -16,20 +16,20 @@ other way round (tests/test_architecture.py).
 the data-layer modules whose functions rules call directly, each with the configuration first:
 :mod:`isotropy.paths` (every path between rules and every result, spelled once),
 :mod:`isotropy.readers` (a data set's downloads and options), :mod:`isotropy.sources` (a
-download's params), :mod:`isotropy.model_parts` (a split model's wheels) and
+download's params), :mod:`isotropy.models` (a split model's wheels) and
 :mod:`isotropy.verdicts.standins` (what a run uses in place of the paper's data and vectors).
 """
 
 from __future__ import annotations
 
-from isotropy import model_parts, paths, readers, sources
+from isotropy import models, paths, readers, sources
 from isotropy.verdicts import standins
 from isotropy.workflow import config, inputs, run, targets
 
 __all__ = [
     "config",
     "inputs",
-    "model_parts",
+    "models",
     "paths",
     "readers",
     "run",

@@ -1,7 +1,7 @@
 """What a run does when it starts (``onstart`` in rules/common.smk), never in a dry run or a
 report: set how the jobs' idle threads wait (:mod:`isotropy.threads`), record its effective
 configuration for ``make report`` and print the whole run's progress after every finished job
-(:mod:`isotropy.run_progress`)."""
+(:mod:`isotropy.estimate`)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def record_effective_config(
 def started(workflow: Any, config: Mapping[str, Any]) -> None:
     """The run starts: the jobs' thread wait policy in the environment they inherit (here, as
     no job has started yet), its configuration recorded, then the progress lines attached."""
-    from isotropy import run_progress  # here: it loads the cost model, which the parse never needs
+    from isotropy import estimate  # here: the cost model, which the parse never needs
     from isotropy.threads import apply_job_environment
 
     if added := apply_job_environment():
@@ -49,6 +49,6 @@ def started(workflow: Any, config: Mapping[str, Any]) -> None:
         )
     record_effective_config(config, workflow.dag_settings.targets)
     try:
-        run_progress.attach(workflow, config)
+        estimate.attach(workflow, config)
     except Exception as error:  # the progress lines are a help: never the reason a run stops
         print(f"run progress lines off: {type(error).__name__}: {error}", file=sys.stderr)
