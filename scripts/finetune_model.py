@@ -6,7 +6,7 @@ checkpoint.pt in the output folder when a previous attempt was killed.
 
 from pathlib import Path
 
-from isotropy.device import resolve_device
+from isotropy.compute import resolve_device
 from isotropy.istar.study import TrainingSettings
 from isotropy.istar.training import run_and_save
 from isotropy.logs import configure_from_snakemake

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from isotropy import geometry
-from isotropy.device import resolve_device
+from isotropy.compute import resolve_device
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 from isotropy.readers import read_corpus, read_corpus_text

@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from isotropy.device import resolve_device
+from isotropy.compute import resolve_device
 from isotropy.embeddings import load_embeddings
 from isotropy.io import atomic_path, write_json
 from isotropy.logs import configure_from_snakemake

@@ -25,7 +25,7 @@ from isotropy.sources import (
     ChecksumError,
     DownloadError,
     UnverifiedFileError,
-    archives,
+    layouts,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -788,7 +788,7 @@ def test_size_is_counted_as_read_not_as_declared(server, tmp_path):
         "x.tar", tmp_path / "x.tar", sources.ExtractionLimits(max_bytes=100, max_members=10)
     )
     (tmp_path / "x.tar").write_bytes(tar_gz({"train.tsv": b"a" * 500}))
-    budget = archives._ByteBudget(item)
+    budget = layouts._ByteBudget(item)
     reader = budget.open("train.tsv", 10, io.BytesIO(b"a" * 500))  # declares 10 bytes, holds 500
     with pytest.raises(ArchiveError, match="more than 100 bytes"):
         reader.read()

@@ -351,15 +351,15 @@ def test_a_full_disk_during_a_download_is_not_a_network_problem(
 def test_an_archive_unpacked_onto_a_full_disk_names_member_and_archive(
     tmp_path, monkeypatch, full_disk
 ):
-    from isotropy.sources import archives
+    from isotropy.sources import layouts
 
     archive = tmp_path / "SST-2.zip"
     archive.write_bytes(zip_bytes({"SST-2/train.tsv": b"sentence\tlabel\nok\t1\n"}))
     staging = tmp_path / ".fetch-1" / "staging"
     staging.mkdir(parents=True)
-    monkeypatch.setattr(archives, "open", full_disk, raising=False)
+    monkeypatch.setattr(layouts, "open", full_disk, raising=False)
     with pytest.raises(DiskFullError) as info:
-        archives.extract_members(sources.Fetched("SST-2.zip", archive), lambda m: True, staging)
+        layouts.extract_members(sources.Fetched("SST-2.zip", archive), lambda m: True, staging)
     message = str(info.value)
     assert "unpacking member 'SST-2/train.tsv' of archive SST-2.zip" in message
     assert "no space left on the device of" in message and "train.tsv" in message

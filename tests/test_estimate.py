@@ -231,7 +231,7 @@ def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
     monkeypatch.setattr(estimate.os, "getloadavg", lambda: (3.4, 5.0, 3.2))
     monkeypatch.setattr(estimate.os, "nice", lambda increment: 10)
     monkeypatch.setattr(estimate, "available_cores", lambda: 2)
-    monkeypatch.setattr(estimate.threads_module, "busy_sessions", lambda: None)  # per thread
+    monkeypatch.setattr(estimate.compute, "busy_sessions", lambda: None)  # per thread
     assert estimate.recent_load() == 5.0
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
     lines = estimate.describe(config, "preview", "cpu", workdir=ROOT / "no-such-dir")
@@ -348,7 +348,7 @@ def test_where_sessions_share_the_cpu_a_run_gets_its_sessions_part():
     session a quarter of 2 cores, 0.5 against the 1.35 it keeps busy when idle (2.7x), whatever
     the load average says; other runnable threads of this session take their part of it thread
     by thread."""
-    from isotropy.threads import Sessions
+    from isotropy.compute import Sessions
 
     factor = estimate.busy_factor
     assert factor(3.0, 2, policy="passive", sessions=Sessions(3.0, 0.0)) == pytest.approx(2.7)

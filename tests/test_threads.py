@@ -1,5 +1,5 @@
 """Each job's libraries use the threads Snakemake gives it, and idle threads sleep
-(isotropy.threads; the policy's measurements are in docs/measurements.md)."""
+(isotropy.compute; the policy's measurements are in docs/measurements.md)."""
 
 from __future__ import annotations
 
@@ -10,18 +10,18 @@ import textwrap
 
 import pytest
 
-from isotropy import threads
+from isotropy import compute
 
 
 def test_jobs_get_the_chosen_wait_policy_unless_the_user_chose_one():
-    assert threads.CHOSEN_POLICY in threads.THREAD_POLICIES
-    assert threads.job_environment({}) == {"OMP_WAIT_POLICY": "PASSIVE"}
+    assert compute.CHOSEN_POLICY in compute.THREAD_POLICIES
+    assert compute.job_environment({}) == {"OMP_WAIT_POLICY": "PASSIVE"}
     for own in ({"OMP_WAIT_POLICY": "ACTIVE"}, {"GOMP_SPINCOUNT": "1000"}):
-        assert threads.job_environment(own) == {}
+        assert compute.job_environment(own) == {}
     environ = {"PATH": "/bin"}
-    assert threads.apply_job_environment(environ) == {"OMP_WAIT_POLICY": "PASSIVE"}
+    assert compute.apply_job_environment(environ) == {"OMP_WAIT_POLICY": "PASSIVE"}
     assert environ == {"PATH": "/bin", "OMP_WAIT_POLICY": "PASSIVE"}
-    assert threads.apply_job_environment(environ) == {}  # a second call changes nothing
+    assert compute.apply_job_environment(environ) == {}  # a second call changes nothing
 
 
 def test_use_threads_holds_torch_and_blas_to_the_count():
@@ -31,7 +31,7 @@ def test_use_threads_holds_torch_and_blas_to_the_count():
         """
         import json, numpy, torch
         from threadpoolctl import threadpool_info
-        from isotropy.threads import use_threads
+        from isotropy.compute import use_threads
         torch.set_num_threads(4)
         use_threads(1)
         print(json.dumps({"torch": torch.get_num_threads(),
@@ -48,7 +48,7 @@ def test_use_threads_holds_torch_and_blas_to_the_count():
 
 def test_use_threads_refuses_no_threads():
     with pytest.raises(ValueError, match="at least 1"):
-        threads.use_threads(0)
+        compute.use_threads(0)
 
 
 @pytest.mark.slow
@@ -131,20 +131,20 @@ def test_busy_sessions_counts_other_sessions_and_this_sessions_threads(tmp_path)
         tmp_path,
         tasks=[(100, 2, "R"), (101, 2, "R"), (102, 3, "S"), (103, 4, "R"), (104, 1, "R"), (105, None, "R")],
     )  # fmt: skip
-    seen = threads.busy_sessions(samples=2, interval=0, proc=proc)
+    seen = compute.busy_sessions(samples=2, interval=0, proc=proc)
     # Groups 2 and 4 have a runnable thread (2's two threads count once: the kernel shares
     # between sessions); 3 sleeps; 104 is this session's; 105 is a kernel thread.
-    assert seen == threads.Sessions(others=2.0, own_threads=1.0)
-    assert threads.busy_sessions(proc=_fake_proc(tmp_path / "off", autogroup="0")) is None
-    assert threads.busy_sessions(proc=tmp_path / "no-proc") is None
+    assert seen == compute.Sessions(others=2.0, own_threads=1.0)
+    assert compute.busy_sessions(proc=_fake_proc(tmp_path / "off", autogroup="0")) is None
+    assert compute.busy_sessions(proc=tmp_path / "no-proc") is None
 
 
 @pytest.mark.skipif(
-    threads.busy_sessions(samples=1, interval=0) is None, reason="autogroup is off here"
+    compute.busy_sessions(samples=1, interval=0) is None, reason="autogroup is off here"
 )
 def test_busy_sessions_sees_programs_started_in_their_own_sessions():
     """Two CPU-bound programs, each in a session of its own (as from two terminals)."""
-    before = threads.busy_sessions(samples=10, interval=0.02)
+    before = compute.busy_sessions(samples=10, interval=0.02)
     spinners = [
         subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
         for _ in range(2)
@@ -153,7 +153,7 @@ def test_busy_sessions_sees_programs_started_in_their_own_sessions():
         import time
 
         time.sleep(0.5)
-        during = threads.busy_sessions(samples=10, interval=0.02)
+        during = compute.busy_sessions(samples=10, interval=0.02)
     finally:
         for spinner in spinners:
             spinner.kill()

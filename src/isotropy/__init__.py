@@ -19,7 +19,7 @@ Science and data (never import the workflow layer; tests/test_architecture.py):
     provenance       per-result records; reporting the report's first page
     paths            every path between rules and every result, spelled once
     defaults         the configuration's defaults, read from the schema
-    device, threads, io, logs  device choice, thread pools, atomic writes, step logs
+    compute, io, logs  device choice and thread pools, atomic writes, step logs
 
 The workflow layer and the tools over it:
     workflow         what Snakemake asks while it parses (configuration, targets, inputs)

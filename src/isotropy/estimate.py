@@ -49,8 +49,7 @@ from typing import Any, TextIO
 
 import yaml
 
-from isotropy import paths, sensitivity
-from isotropy import threads as threads_module
+from isotropy import compute, paths, sensitivity
 from isotropy.logs import duration
 from isotropy.provenance import record_path
 from isotropy.traces import evaluation_count
@@ -93,7 +92,7 @@ EMBED_LOAD_CPU_SECONDS = 2.2
 # supersense; NLPL model 222 is a larger file, not measured).
 WORD_VECTOR_CPU_SECONDS = 1.6
 # Wall time beside busy processes over the cores' fair share, by how idle OpenMP threads wait
-# (isotropy.threads.THREAD_POLICIES): the optimisation loop (2 threads, metrics after every
+# (isotropy.compute.THREAD_POLICIES): the optimisation loop (2 threads, metrics after every
 # update, polarity's shape) idle and beside 2 busy processes on 2 cores, whose fair share is
 # (2 + 2) / 2 = 2x idle (benchmarks/optimize.py --contention 2 --contention-repeats 3, best of
 # 3; measured 2026-11-23; docs/measurements.md). Spinning threads took 3.84x idle, passive ones
@@ -210,7 +209,7 @@ def speed_line(probe: float, speed: float) -> str:
 
 def device_kind(configured: str) -> str:
     """The kind of device (cuda, cpu) a run configured with ``configured`` (auto, cpu, cuda)
-    will use, by name, for the cost estimate; isotropy.device.resolve_device gives the
+    will use, by name, for the cost estimate; isotropy.compute.resolve_device gives the
     torch.device itself."""
     if configured != "auto":
         return configured
@@ -259,7 +258,7 @@ def describe(
     if unknown:
         lines.append(f"no measured cost for {', '.join(sorted(unknown))}: not included above")
     cores, load = available_cores() or 2, recent_load()
-    sessions = threads_module.busy_sessions() if device == "cpu" and total else None
+    sessions = compute.busy_sessions() if device == "cpu" and total else None
     factor = busy_factor(load, cores, sessions=sessions)
     if device == "cpu" and total and factor >= 1.25:
         lines.append(
@@ -299,7 +298,7 @@ def busy_factor(
     cores: int,
     threads: int = JOB_THREADS,
     policy: str | None = None,
-    sessions: threads_module.Sessions | None = None,
+    sessions: compute.Sessions | None = None,
 ) -> float:
     """How much longer a job of ``threads`` threads takes on ``cores`` cores shared with other
     work, times what its threads waste waiting under the wait ``policy``
@@ -309,7 +308,7 @@ def busy_factor(
     The job needs the cores it keeps busy when the machine is idle (``used``:
     :data:`JOB_CORES_USED` for the rules' 2 threads), and is slowed by what it gets against
     that. Where the kernel shares the CPU between sessions (``sessions``, from
-    :func:`isotropy.threads.busy_sessions`), this run's session gets ``cores / (others + 1)``
+    :func:`isotropy.compute.busy_sessions`), this run's session gets ``cores / (others + 1)``
     of it, and the job its part of that among the session's runnable threads. Otherwise the
     scheduler shares the cores among all ``load`` runnable threads (the load average before
     the run starts) and the job's: ``(load + used) / cores``."""
@@ -321,14 +320,12 @@ def busy_factor(
         share = max(1.0, (load + used) / max(cores, used))
     if share <= 1.0:
         return 1.0
-    return share * CONTENTION_EXCESS[policy or threads_module.policy_in_effect()]
+    return share * CONTENTION_EXCESS[policy or compute.policy_in_effect()]
 
 
-def contention_model(
-    policy: str | None = None, sessions: threads_module.Sessions | None = None
-) -> str:
+def contention_model(policy: str | None = None, sessions: compute.Sessions | None = None) -> str:
     """The one line that says which contention model the busy-machine estimate used."""
-    policy = policy or threads_module.policy_in_effect()
+    policy = policy or compute.policy_in_effect()
     sharing = (
         f"the kernel shares the cores between sessions (autogroup): {sessions.others:.1f} other "
         f"busy session(s), {sessions.own_threads:.1f} other runnable thread(s) in this one, so "
@@ -603,8 +600,7 @@ def attach(workflow: Any, config: Mapping[str, Any]) -> RunProgress | None:
     cores = available_cores() or 2
     device = device_kind(config["device"])
     factor = (
-        busy_factor(recent_load(), cores, sessions=threads_module.busy_sessions())
-        * host_speed_factor()
+        busy_factor(recent_load(), cores, sessions=compute.busy_sessions()) * host_speed_factor()
         if device == "cpu"
         else 1.0
     )

@@ -68,7 +68,7 @@ def configure_from_snakemake(snakemake: Any) -> None:
     log_files = list(getattr(snakemake, "log", []) or [])
     configure_logging(log_files[0] if log_files else None)
     if (threads := getattr(snakemake, "threads", None)) is not None:
-        from isotropy.threads import use_threads
+        from isotropy.compute import use_threads
 
         use_threads(int(threads))
     # The job re-makes its outputs (Snakemake removed them): their old records go too, so a job

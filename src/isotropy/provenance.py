@@ -225,7 +225,7 @@ def build_record(
         "config": _jsonable(config or {}),
     }
     if device is not None and getattr(device, "type", None) is not None:
-        from isotropy.device import describe_device
+        from isotropy.compute import describe_device
 
         record["device"] = describe_device(device)
     if extra:

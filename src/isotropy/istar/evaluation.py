@@ -21,7 +21,7 @@ import torch
 from tqdm.auto import tqdm
 
 from isotropy import metrics
-from isotropy.device import autocast
+from isotropy.compute import autocast
 from isotropy.istar.features import Features, collate, model_inputs, to_device
 from isotropy.istar.regularisers import RunningCovariance
 from isotropy.istar.study import TaskSpec, TrainingSettings

@@ -10,7 +10,7 @@ import torch
 from tqdm.auto import tqdm
 
 from isotropy import metrics
-from isotropy.device import autocast
+from isotropy.compute import autocast
 from isotropy.istar.features import Features, collate, model_inputs, to_device
 
 log = logging.getLogger(__name__)

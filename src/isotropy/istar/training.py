@@ -30,7 +30,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from isotropy.device import autocast, describe_device, resolve_device
+from isotropy.compute import autocast, describe_device, resolve_device
 from isotropy.io import atomic_path, write_json
 from isotropy.istar.evaluation import evaluate_model
 from isotropy.istar.features import (

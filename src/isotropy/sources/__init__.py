@@ -13,12 +13,11 @@ Modules, in the order one download passes through them:
   with Range, Retry-After, one deadline, TLS that must close cleanly, a Content-Encoding undone
   as a stream within a limit) or copied; the sha256 / git-blob / size pins; the environment
   switches, defaults and errors the whole data path shares;
-- :mod:`~isotropy.sources.archives`: archive members within extraction limits;
 - :mod:`~isotropy.sources.layouts`: per-kind raw layouts (``files`` copies a data set's files as
-  they are, so a plain new source needs no layout code).
+  they are, so a plain new source needs no layout code), archive members read within extraction
+  limits.
 """
 
-from isotropy.sources.archives import ExtractionLimits, Fetched
 from isotropy.sources.fetch import (
     fetch_source,
     is_word2vec_binary,
@@ -27,7 +26,14 @@ from isotropy.sources.fetch import (
     source_files,
     word_vectors_file,
 )
-from isotropy.sources.layouts import LAYOUTS, build_mrpc_train, decode_text, source_kind
+from isotropy.sources.layouts import (
+    LAYOUTS,
+    ExtractionLimits,
+    Fetched,
+    build_mrpc_train,
+    decode_text,
+    source_kind,
+)
 from isotropy.sources.mirror import (
     MirrorPin,
     mirror_path_problem,

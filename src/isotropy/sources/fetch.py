@@ -30,8 +30,7 @@ from typing import Any
 
 from isotropy.io import DiskFullError, sha256_file, write_json
 from isotropy.paths import MANIFEST_NAME
-from isotropy.sources.archives import ExtractionLimits, Fetched
-from isotropy.sources.layouts import layout_of
+from isotropy.sources.layouts import ExtractionLimits, Fetched, layout_of
 from isotropy.sources.mirror import (
     check_mirror_file,
     config_pins_of_mirror_files,

@@ -1,5 +1,5 @@
 """What a run does when it starts (``onstart`` in rules/common.smk), never in a dry run or a
-report: set how the jobs' idle threads wait (:mod:`isotropy.threads`), record its effective
+report: set how the jobs' idle threads wait (:mod:`isotropy.compute`), record its effective
 configuration for ``make report`` and print the whole run's progress after every finished job
 (:mod:`isotropy.estimate`)."""
 
@@ -38,13 +38,13 @@ def started(workflow: Any, config: Mapping[str, Any]) -> None:
     """The run starts: the jobs' thread wait policy in the environment they inherit (here, as
     no job has started yet), its configuration recorded, then the progress lines attached."""
     from isotropy import estimate  # here: the cost model, which the parse never needs
-    from isotropy.threads import apply_job_environment
+    from isotropy.compute import apply_job_environment
 
     if added := apply_job_environment():
         print(
             "jobs' idle threads sleep instead of spinning: "
             + ", ".join(f"{k}={v}" for k, v in added.items())
-            + " (isotropy.threads; set OMP_WAIT_POLICY yourself to choose otherwise)",
+            + " (isotropy.compute; set OMP_WAIT_POLICY yourself to choose otherwise)",
             file=sys.stderr,
         )
     record_effective_config(config, workflow.dag_settings.targets)

@@ -1,4 +1,8 @@
-"""How many threads a job's libraries use, and how their idle threads wait.
+"""Where a job computes: the torch device it runs on, how many threads its libraries use, and
+how their idle threads wait.
+
+The device is a config value (``auto``, ``cpu``, ``cuda``): CUDA when present, the CPU otherwise
+(:func:`resolve_device`), with mixed precision on CUDA (:func:`autocast`).
 
 Snakemake gives each job ``threads`` (the rule's ``threads:``, capped by ``--cores`` or SLURM's
 allocation) and sets ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS`` and ``OPENBLAS_NUM_THREADS`` to it
@@ -11,17 +15,24 @@ through :func:`isotropy.workflow.run.started`), and a user's own setting wins. T
 (``benchmarks/optimize.py --contention``, ``benchmarks/embedding_cost.py --contention``;
 docs/measurements.md).
 
-Plain Python at import (no torch): the workflow imports it while it parses.
+Plain Python at import (torch is imported by the device functions only): the workflow imports it
+while it parses.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import platform
 import sys
 import time
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
 
 # The candidates measured: environment overrides and a thread count (None: the job's own).
 THREAD_POLICIES: dict[str, tuple[dict[str, str], int | None]] = {
@@ -125,3 +136,40 @@ def busy_sessions(
             busy[group_name] = busy.get(group_name, 0) + 1
         time.sleep(interval)
     return Sessions(others=sum(busy.values()) / samples, own_threads=own_threads / samples)
+
+
+def resolve_device(name: str = "auto") -> torch.device:
+    """Map a config value (``auto``, ``cpu``, ``cuda``) to a torch device.
+
+    ``cuda`` without a GPU is an error rather than a silent fallback: the user asked for it.
+    """
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(
+            "device 'cuda' was requested but no CUDA GPU is visible; set device: auto or cpu"
+        )
+    if name not in {"cpu", "cuda"} and not name.startswith("cuda:"):
+        raise ValueError(f"unknown device {name!r}; expected auto, cpu or cuda")
+    return torch.device(name)
+
+
+def describe_device(device: torch.device) -> str:
+    """Human-readable device name for provenance records."""
+    if device.type == "cuda":
+        import torch
+
+        return f"cuda:{torch.cuda.get_device_name(device)}"
+    return f"cpu:{platform.processor() or platform.machine()}"
+
+
+def autocast(device: torch.device, enabled: bool):
+    """Mixed precision on CUDA (bfloat16 where supported, else float16); a no-op elsewhere."""
+    if device.type == "cuda" and enabled:
+        import torch
+
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.autocast("cuda", dtype=dtype)
+    return contextlib.nullcontext()
