@@ -154,11 +154,7 @@ def default_block(n: int, block_size: int | None) -> int:
     return int(block_size)
 
 
-# ----------------------------------------------------------------------------------------------
-# IsoScore and IsoScore*
-# ----------------------------------------------------------------------------------------------
-
-
 def numpy_points(points: ArrayLike, *, min_rows: int = 2) -> np.ndarray:
+    """The checked points as a numpy array on the host, for the metrics computed by scikit-learn."""
     x = checked_points(points, min_rows=min_rows)
     return x.detach().cpu().numpy()

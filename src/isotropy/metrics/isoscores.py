@@ -121,6 +121,7 @@ def isoscore_star(
     return _isoscore_of_moments(torch.diagonal(cov).sum(), frobenius_squared, d).to(out_dtype)
 
 
+# ----------------------------------------------------------------------------------------------
 # partition-function isotropy (Mu & Viswanath 2018)
 # ----------------------------------------------------------------------------------------------
 

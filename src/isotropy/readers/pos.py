@@ -136,6 +136,7 @@ def read_pos_wordnet(
 
 
 # ---------------------------------------------------------------------------------------------
+# The data set: CoDWoE's words, or the WordNet stand-in (config pos_source)
 
 
 @register_dataset(

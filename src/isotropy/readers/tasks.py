@@ -103,7 +103,3 @@ def load_task_split(
         rows = np.random.default_rng(subset_seed).choice(len(table), size=subset, replace=False)
         table = table.iloc[np.sort(rows)].reset_index(drop=True)
     return table
-
-
-# ---------------------------------------------------------------------------------------------
-# Geometry study: the corpus of the cluster analysis and the STS sets, each read from the
