@@ -373,7 +373,8 @@ def test_the_probe_measures_work_not_time_passing():
 
 def test_a_machine_half_as_fast_doubles_every_cpu_cost(monkeypatch):
     """Where the probe takes twice the CPU time it took where the costs were measured, every
-    CPU cost of the estimate doubles (runs, embeddings, job start-up), and the line says so."""
+    CPU cost of the estimate doubles (runs, embeddings, lookups), and the line says so; the
+    jobs' start-up, interpreter and disk rather than arithmetic, stays as it is."""
     monkeypatch.setattr(estimate, "available_cores", lambda: 2)
     monkeypatch.setattr(estimate.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     monkeypatch.setattr(estimate, "duration", lambda seconds: f"<{seconds}>")
@@ -387,7 +388,9 @@ def test_a_machine_half_as_fast_doubles_every_cpu_cost(monkeypatch):
     there, _ = seconds_and_speed_line(estimate.PROBE_CPU_SECONDS)
     here, line = seconds_and_speed_line(2 * estimate.PROBE_CPU_SECONDS)
     assert len(there) == 5 and there[0] > 0  # total, runs, embeddings, lookups, start-up
-    assert here == pytest.approx([2 * s for s in there])
+    runs, embeddings, lookups, start_up = there[1:]
+    assert here[1:] == pytest.approx([2 * runs, 2 * embeddings, 2 * lookups, start_up])
+    assert here[0] == pytest.approx(sum(here[1:]))
     assert line.startswith("CPU costs x 2.00: a fixed one-thread workload took 0.180 CPU-s")
     assert "(clamped)" not in line
     _, line = seconds_and_speed_line(100 * estimate.PROBE_CPU_SECONDS)

@@ -239,7 +239,9 @@ def describe(
     speed = host_speed_factor(probe)
     left *= 1.0 if device == "cuda" else speed
     embed = {kind: seconds * speed for kind, seconds in embed.items()}
-    overhead = jobs * JOB_OVERHEAD_SECONDS * speed
+    # Not scaled: starting a job is the interpreter and the disk, not the arithmetic the probe
+    # times (a machine whose probe read 5.2x started the preview's jobs as fast; measurements.md).
+    overhead = jobs * JOB_OVERHEAD_SECONDS
     total = (left + sum(embed.values()) + overhead) / parallel
     basis = (
         "runs as measured on one H100 (polarity), embeddings as on 2 CPU cores"
