@@ -240,7 +240,7 @@ def describe(
     left *= 1.0 if device == "cuda" else speed
     embed = {kind: seconds * speed for kind, seconds in embed.items()}
     # Not scaled: starting a job is the interpreter and the disk, not the arithmetic the probe
-    # times (a machine whose probe read 5.2x started the preview's jobs as fast; measurements.md).
+    # times (where it read 5.2x, the preview's short jobs took 0.6-1.5 s each; measurements.md).
     overhead = jobs * JOB_OVERHEAD_SECONDS
     total = (left + sum(embed.values()) + overhead) / parallel
     basis = (
