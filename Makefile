@@ -15,7 +15,7 @@ CONFIGFILES := --configfile $(CONFIG_FILES)
 # Before a long run: the settings and the time left, from measured per-update costs.
 ESTIMATE = $(BIN)/python -m isotropy.estimate --configfile $(CONFIG_FILES) --target
 
-.PHONY: run preview sensitivity resume test test-fast figures audit report lint install clean-venv
+.PHONY: run preview sensitivity resume test test-fast figures audit report lint install clean-venv relock
 
 # `make run`, `make preview` and `make resume` remember their target in LAST_RUN (and the run,
 # when it starts, writes its effective configuration to logs/effective-config/<target>.yaml;
@@ -71,6 +71,16 @@ PLOT_RULES := plot_metric_curves plot_silhouette_vs_isoscore
 figures: install
 	$(BIN)/snakemake --cores $(CORES) figures $(CONFIGFILES) --config 'studies=[$(FIGURE_STUDIES)]' \
 		--allowed-rules $(PLOT_RULES) --forcerun $(PLOT_RULES) $(SNAKEMAKE_ARGS)
+
+# Accept a changed upstream file of a source that no public record pins, deliberately: fetch
+# SOURCE again and record its new sha256 in the sources lock (config/sources.lock.yaml), keeping
+# the record it replaces; the audit then flags what was made before (docs/online-sources.md).
+SOURCE ?=
+relock: install
+	$(if $(strip $(SOURCE)),,$(error make relock: give SOURCE=<a key of config 'sources'>, e.g. make relock SOURCE=codwoe))
+	chmod u+w resources/raw/$(SOURCE)/manifest.json 2>/dev/null || true
+	ISOTROPY_RELOCK=$(SOURCE) $(BIN)/snakemake --cores 1 --forcerun download_source \
+		resources/raw/$(SOURCE)/manifest.json $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
 # The audit of every result (see README), the browsable report, and the style checks.
 audit: install

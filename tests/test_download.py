@@ -309,7 +309,9 @@ def test_polarity_tarball_latin1_matches_mirror_utf8(server, tmp_path, mirror_ro
             "sha256": sha(tarball),
             "bytes": len(tarball),
             "pinned": True,
+            "pinned_by": ["config"],
             "checked_against": ["sha256"],
+            "trust": sources.TRUST_PUBLISHED,
         }
     ]
     manifest = json.loads((tmp_path / "url" / "manifest.json").read_text())

@@ -461,7 +461,7 @@ def test_every_url_source_is_pinned_or_said_to_be_unpinned(config):
         urls = source["url"] if isinstance(source["url"], list) else [source["url"]]
         assert all(url.startswith("https://") for url in urls), name
         assert "/gh-pages/" not in source["url"] and "/master/" not in str(source["url"]), name
-        if not (source.get("sha256") or source.get("git_blob")):
+        if not (source.get("sha256") or source.get("git_blob") or source.get("members")):
             unpinned.append(name)
     assert sorted(unpinned) == ["codwoe", "word2vec"]
     for name in unpinned:  # each says so beside it

@@ -290,6 +290,7 @@ def audit_file(
         return [damaged], None
     if record is not None:
         found, inputs = check_record(root, path, record, packages), list(record.get("inputs", {}))
+        found += _relock_findings(root, path, record, config)
         named = {f.check for f in found if f.status == FAIL}  # one finding per cause
         found += [f for f in _cross_check(root, path, record) if f.check not in named]
     else:
@@ -298,6 +299,32 @@ def audit_file(
         checked = "checksum, inputs, code" + (" and record" if record else "")
         found.append(Finding(path, OK, "all", checked))
     return found, inputs
+
+
+def _relock_findings(
+    root: Path, path: str, record: Mapping[str, Any], config: Mapping[str, Any] | None
+) -> list[Finding]:
+    """A file made from a raw source before that source was relocked (``make relock``) was made
+    from the bytes the relock replaced: a mismatch, whatever its inputs' checksums say now."""
+    lock = _lock_of(root, config)
+    found = []
+    for name in record.get("inputs") or {}:
+        rel = relative_path(root, resolve_path(root, name))
+        if not is_manifest(rel) or Path(*Path(rel).parts[:2]) != Path(RAW_ROOT):
+            continue
+        source = Path(rel).parts[2]
+        try:
+            relocks = sources.relocked_after(lock, source, str(record.get("finished")))
+        except (OSError, ValueError) as error:
+            return [Finding(path, FAIL, "input", f"the sources lock cannot be read: {error}")]
+        for url, old in relocks:
+            reason = (
+                f"made before source {source} was relocked ({old['relocked']}): {url} had sha256 "
+                f"{short_digest(old['sha256'])}…, the sources lock {lock} now holds "
+                f"{short_digest(old['now'])}…; re-fetch the source and re-make this file"
+            )
+            found.append(Finding(path, FAIL, "input", reason))
+    return found
 
 
 def _cross_check(root: Path, path: str, record: Mapping[str, Any]) -> list[Finding]:
@@ -383,26 +410,67 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
                     f"raw file differs from its download manifest {path}: sha256 recorded {short_digest(entry['sha256'])}…, now {short_digest(actual)}…",
                 )
             )
-    findings += check_pins(path, manifest, config)
+    findings += check_pins(path, manifest, config, lock=_lock_of(root, config))
     if not any(f.status == FAIL for f in findings):
         origin = manifest.get("origin", "?")
         findings.append(
             Finding(
-                path, OK, "raw", f"{len(entries)} raw file(s) match the manifest (from {origin})"
+                path,
+                OK,
+                "raw",
+                f"{len(entries)} raw file(s) match the manifest (from {origin}; "
+                f"{trust_summary(manifest)})",
             )
         )
+    findings += _cross_copy_findings(path, manifest)
     return findings
 
 
+def _lock_of(root: Path, config: Mapping[str, Any] | None) -> Path:
+    """The sources lock as the workflow that ran in ``root`` uses it (relative to ``root``)."""
+    lock = sources.lock_path(config)
+    return lock if lock.is_absolute() else root / lock
+
+
+def trust_summary(manifest: Mapping[str, Any]) -> str:
+    """What the fetched inputs rest on: a published pin, the lock (trusted on first use), the
+    mirror's MANIFEST.tsv, or nothing."""
+    kinds: dict[str, list[str]] = {}
+    for entry in manifest.get("inputs") or []:
+        label = entry.get("url") or entry.get("mirror_path") or entry.get("hub") or "?"
+        trust = entry.get("trust") or ("pinned" if entry.get("pinned") else "unverified")
+        kinds.setdefault(str(trust), []).append(Path(str(label)).name)
+    return "; ".join(f"{trust}: {listing(names)}" for trust, names in kinds.items()) or "no inputs"
+
+
+def _cross_copy_findings(path: str, manifest: Mapping[str, Any]) -> list[Finding]:
+    """A second public copy that differs is a warning (a record, not a pin)."""
+    found = []
+    for check in manifest.get("cross_copy") or []:
+        if check.get("result") == "differs":
+            reason = (
+                f"{check.get('file')} (sha256 {short_digest(check.get('sha256'))}…) differs from the "
+                f"public copy {check.get('where') or check.get('copy')} (sha256 "
+                f"{short_digest(check.get('copy_sha256'))}…)"
+            )
+            found.append(Finding(path, WARN, "raw", reason))
+    return found
+
+
 def check_pins(
-    path: str, manifest: Mapping[str, Any], config: Mapping[str, Any] | None = None
+    path: str,
+    manifest: Mapping[str, Any],
+    config: Mapping[str, Any] | None = None,
+    *,
+    lock: Path | None = None,
 ) -> list[Finding]:
     """Each fetched input's recorded sha256 against its pins, re-read now (never the record's word).
 
     A mirror file is compared with the mirror's MANIFEST.tsv (and the config pin of its URL), a
-    downloaded file with its config pin (when ``config`` is given). An input that nothing pins
-    is a warning; one whose pin differs, or that the record calls pinned while nothing pins it
-    now, is a mismatch.
+    downloaded file with its config pin (when ``config`` is given) or, where no published pin
+    exists, with the sources ``lock`` as it is now (a relock since is a mismatch). An input that
+    nothing pins is a warning; one whose pin differs, or that the record calls pinned while
+    nothing pins it now, is a mismatch.
     """
     inputs = manifest.get("inputs") or []
     if not inputs:
@@ -412,12 +480,31 @@ def check_pins(
     mirror_pins, unreadable = _mirror_pins(path, manifest)
     if unreadable is not None:
         return [unreadable]
+    try:
+        locked = sources.read_lock(lock).get(manifest.get("source"), {}) if lock else {}
+    except (OSError, ValueError) as error:
+        return [Finding(path, FAIL, "raw", f"the sources lock cannot be read: {error}")]
     findings = []
     for entry in inputs:
-        expected = _expected_pins(entry, url_pins, mirror_pins, config)
+        findings += _git_blob_findings(path, entry, source_cfg)
+        expected = _expected_pins(entry, url_pins, mirror_pins, config, locked, source_cfg)
         if expected is not None:
             findings += _pin_findings(path, entry, *expected, config)
     return findings
+
+
+def _git_blob_findings(
+    path: str, entry: Mapping[str, Any], source_cfg: Mapping[str, Any]
+) -> list[Finding]:
+    """A download pinned by a git object id: the recorded id against today's pin."""
+    blob = sources.url_pins(source_cfg, "git_blob").get(entry["url"]) if "url" in entry else None
+    if not blob or entry.get("git_blob") == blob:
+        return []
+    reason = (
+        f"{entry['url']} was fetched with git object id {entry.get('git_blob') or '(none recorded)'}, "
+        f"but the config pins {blob}; {REFETCH} from a file that matches its pin"
+    )
+    return [Finding(path, FAIL, "raw", reason)]
 
 
 def _mirror_pins(
@@ -445,9 +532,22 @@ def _expected_pins(
     url_pins: Mapping[str, str | None],
     mirror_pins: Mapping[str, Any] | None,
     config: Mapping[str, Any] | None,
+    locked: Mapping[str, Mapping[str, Any]] | None = None,
+    source_cfg: Mapping[str, Any] | None = None,
 ) -> tuple[str, dict[str, str]] | None:
-    """(label, pinned by → sha256) of one fetched input; None when nothing can be re-derived."""
+    """(label, pinned by → sha256) of one fetched input; None when nothing can be re-derived.
+
+    A download without a published sha256 is compared with the lock (``locked``: URL → record);
+    one pinned by its git object id is compared with that id instead (``git_blob`` → id)."""
     expected: dict[str, str] = {}
+    if "url" in entry and not url_pins.get(entry["url"]) and source_cfg:
+        if sources.url_pins(source_cfg, "git_blob").get(entry["url"]):
+            return None  # pinned by its git object id: _git_blob_findings
+        if (locked or {}).get(entry["url"]):
+            return entry["url"], {"lock": locked[entry["url"]]["sha256"]}  # type: ignore[index]
+    if "hub" in entry and source_cfg and source_cfg.get("hub"):
+        if entry.get("revision") == source_cfg["hub"].get("revision"):
+            return None  # pinned by its hub commit, as configured now
     if "mirror_path" in entry:
         rel = entry["mirror_path"]
         if mirror_pins and rel in mirror_pins:
@@ -485,10 +585,12 @@ def _pin_findings(
         if by not in expected and (by != "config" or config is not None)
     ]
     if differing:
-        reason = (
-            f"{label} was fetched with sha256 {short_digest(recorded)}…, but {', '.join(differing)}; "
-            f"re-fetch it (snakemake --forcerun download_source) from a file that matches its pin"
+        remedy = (
+            "the sources lock was relocked since (make relock): re-fetch it and re-make what was made from it"
+            if "lock" in expected
+            else "re-fetch it (snakemake --forcerun download_source) from a file that matches its pin"
         )
+        reason = f"{label} was fetched with sha256 {short_digest(recorded)}…, but {', '.join(differing)}; {remedy}"
         return [Finding(path, FAIL, "raw", reason)]
     if claimed:
         reason = (
@@ -497,7 +599,7 @@ def _pin_findings(
         return [Finding(path, FAIL, "raw", reason)]
     if not expected:
         reason = (
-            f"{label} is pinned by nothing (no MANIFEST.tsv row, no config sha256): "
+            f"{label} is pinned by nothing (no MANIFEST.tsv row, no config sha256, no lock record): "
             "the raw files made from it are unverified"
         )
         return [Finding(path, WARN, "raw", reason)]

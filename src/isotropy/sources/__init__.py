@@ -15,9 +15,13 @@ Modules, in the order one download passes through them:
   switches, defaults and errors the whole data path shares;
 - :mod:`~isotropy.sources.layouts`: per-kind raw layouts (``files`` copies a data set's files as
   they are, so a plain new source needs no layout code), archive members read within extraction
-  limits.
+  limits and checked against their pins;
+- :mod:`~isotropy.sources.lock`: the sources lock, where a download that no published pin checks
+  is recorded on first use and compared ever after (``make relock SOURCE=<name>`` accepts a change);
+- :mod:`~isotropy.sources.crosscopy`: a fetched file compared with a second public copy, recorded.
 """
 
+from isotropy.sources.crosscopy import compare_copy, hub_file_sha256
 from isotropy.sources.fetch import (
     fetch_source,
     is_word2vec_binary,
@@ -30,9 +34,22 @@ from isotropy.sources.layouts import (
     LAYOUTS,
     ExtractionLimits,
     Fetched,
+    MemberPins,
     build_mrpc_train,
     decode_text,
     source_kind,
+)
+from isotropy.sources.lock import (
+    LOCK_ENV,
+    RELOCK_ENV,
+    TRUST_LOCK,
+    TRUST_PUBLISHED,
+    LockMismatchError,
+    lock_path,
+    locked_entry,
+    read_lock,
+    record_downloads,
+    relocked_after,
 )
 from isotropy.sources.mirror import (
     MirrorPin,
@@ -60,6 +77,7 @@ from isotropy.sources.transfer import (
     UnverifiedFileError,
     download_file,
     git_blob_id,
+    md5_file,
     url_file_name,
     url_problem,
 )
@@ -69,27 +87,41 @@ __all__ = [
     "DOWNLOAD_DEFAULTS",
     "HUB_FILE",
     "LAYOUTS",
+    "LOCK_ENV",
     "MIRROR_ENV",
+    "RELOCK_ENV",
+    "TRUST_LOCK",
+    "TRUST_PUBLISHED",
     "ArchiveError",
     "ChecksumError",
     "DownloadError",
     "ExtractionLimits",
     "Fetched",
+    "LockMismatchError",
+    "MemberPins",
     "MirrorPin",
     "UnverifiedFileError",
     "available_glue_tasks",
     "build_mrpc_train",
     "check_sources_available",
+    "compare_copy",
     "decode_text",
     "download_file",
     "fetch_source",
     "git_blob_id",
+    "hub_file_sha256",
     "is_word2vec_binary",
     "load_word_vectors",
+    "lock_path",
+    "locked_entry",
+    "md5_file",
     "mirror_path_problem",
     "missing_mirror_files",
+    "read_lock",
     "read_mirror_manifest",
     "read_source_manifest",
+    "record_downloads",
+    "relocked_after",
     "resolve_mirror",
     "source_dir",
     "source_files",

@@ -30,7 +30,15 @@ from typing import Any
 
 from isotropy.io import DiskFullError, sha256_file, write_json
 from isotropy.paths import MANIFEST_NAME
-from isotropy.sources.layouts import ExtractionLimits, Fetched, layout_of
+from isotropy.sources.crosscopy import compare_copy
+from isotropy.sources.layouts import ExtractionLimits, Fetched, MemberPins, layout_of
+from isotropy.sources.lock import (
+    TRUST_LOCK,
+    TRUST_PUBLISHED,
+    check_locked,
+    lock_path,
+    record_downloads,
+)
 from isotropy.sources.mirror import (
     check_mirror_file,
     config_pins_of_mirror_files,
@@ -41,16 +49,19 @@ from isotropy.sources.mirror import (
 from isotropy.sources.transfer import (
     DOWNLOAD_DEFAULTS,
     HUB_FILE,
+    ArchiveError,
     DownloadError,
     check_digest,
     copy_local,
     download_file,
     git_blob_id,
+    md5_file,
     new_session,
     url_file_name,
 )
 
 log = logging.getLogger(__name__)
+MIRROR_TRUST = {"MANIFEST.tsv": "the mirror's MANIFEST.tsv", "config": TRUST_PUBLISHED}
 
 
 def fetch_source(
@@ -59,6 +70,7 @@ def fetch_source(
     raw_dir: str | os.PathLike,
     *,
     config: Mapping[str, Any] | None = None,
+    lock_file: str | os.PathLike | None = None,
     retries: int = 5,
     backoff: float = 2.0,
     timeout: float = 60.0,
@@ -68,10 +80,12 @@ def fetch_source(
     Returns the manifest, also written to ``raw_dir/manifest.json`` once every file is in place.
     On failure nothing new is left in ``raw_dir``. ``config`` (the workflow's configuration, when
     known) lets a source the mirror lacks be reported as at parse time, with the GLUE tasks the
-    mirror holds.
+    mirror holds, and names the sources lock (``lock_file`` overrides it): a downloaded file
+    that no published pin checks is compared with the lock, and recorded there on first use.
     """
     raw_dir = Path(raw_dir)
     layout = layout_of(name, params["kind"])
+    lock = Path(lock_file) if lock_file is not None else lock_path(config)
     raw_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=raw_dir))
     try:
@@ -83,12 +97,16 @@ def fetch_source(
             params,
             fetched_dir,
             sources=(config or {}).get("sources"),
+            lock=lock,
             retries=retries,
             backoff=backoff,
             timeout=timeout,
         )
         files = _lay_out(layout, items, origin, staging, name)
+        _check_members(name, items, inputs, origin)
         records = [_file_record(staging, rel) for rel in files]
+        checks = _cross_copies(name, params, inputs, records, origin)
+        _lock_inputs(name, lock, inputs)
         _replace_contents(raw_dir, staging, files, keep=work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -99,11 +117,56 @@ def fetch_source(
         "mirror": str(Path(params["mirror"])) if params.get("mirror") else None,
         "inputs": inputs,
         "files": records,
+        **({"cross_copy": checks} if checks else {}),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     write_json(raw_dir / MANIFEST_NAME, manifest)
     log.info("source %s: %d file(s) from %s in %s", name, len(records), origin, raw_dir)
     return manifest
+
+
+def _check_members(name: str, items: list[Fetched], inputs: list[dict], origin: str) -> None:
+    """Every pinned archive member was read and matched (the layout checked each as it read it)."""
+    for item, entry in zip(items, inputs):
+        if item.members is None or origin != "url":
+            continue
+        missing = item.members.unchecked()
+        if missing:
+            raise ArchiveError(
+                f"archive {item.name} of source {name!r} holds no member {', '.join(missing)}, "
+                f"which sources.{name}.members pins; the archive is not the published one"
+            )
+        entry["members"] = dict(item.members.checked)
+        entry["checked_against"] = [*entry.get("checked_against", []), "members"]
+
+
+def _cross_copies(
+    name: str, params: Mapping[str, Any], inputs: list[dict], records: list[dict], origin: str
+) -> list[dict[str, Any]]:
+    """Each configured second public copy compared with what was fetched (downloads only)."""
+    specs = params.get("cross_copy") or []
+    if origin != "url":
+        return []
+    return [compare_copy(name, spec, inputs, records) for spec in specs]
+
+
+def _lock_inputs(name: str, lock: Path, inputs: list[dict]) -> None:
+    """Record the downloads that rest on the lock (first use, or a relock asked for)."""
+    locked = [entry for entry in inputs if entry.get("trust") == TRUST_LOCK]
+    if not locked:
+        return
+    entries = record_downloads(lock, name, locked)
+    for entry, record in zip(locked, entries):
+        entry["lock"] = {"file": str(lock), **record}
+        if record.get("replaced") and record["replaced"][0].get("relocked") == record["locked"]:
+            log.warning(
+                "source %s: RELOCKED %s: sha256 %s accepted in %s (was %s)",
+                name,
+                entry["url"],
+                record["sha256"],
+                lock,
+                record["replaced"][0]["sha256"],
+            )
 
 
 def _lay_out(layout: Any, items: list[Fetched], origin: str, staging: Path, name: str) -> list[str]:
@@ -125,9 +188,11 @@ def _fetch_inputs(
     fetched_dir: Path,
     *,
     sources: Mapping[str, Any] | None,
+    lock: Path,
     **transfer: Any,
 ) -> tuple[str, list[Fetched], list[dict]]:
-    """(origin, fetched items bound to the extraction limits, their manifest entries)."""
+    """(origin, fetched items bound to the extraction limits and member pins, their manifest
+    entries)."""
     if params.get("mirror"):
         origin = "mirror"
         items, inputs = _from_mirror(name, params, Path(params["mirror"]), fetched_dir, sources)
@@ -136,12 +201,19 @@ def _fetch_inputs(
         items, inputs = _from_hub(name, params, fetched_dir)
     else:
         origin = "url"
-        items, inputs = _from_urls(params, fetched_dir, **transfer)
+        items, inputs = _from_urls(params, fetched_dir, lock, **transfer)
     limits = ExtractionLimits(
         params.get("max_extracted_bytes", DOWNLOAD_DEFAULTS["max_extracted_bytes"]),
         params.get("max_archive_members", DOWNLOAD_DEFAULTS["max_archive_members"]),
     )
-    return origin, [dataclasses.replace(item, limits=limits) for item in items], inputs
+    pins = params.get("members") or None
+    bound = [
+        dataclasses.replace(
+            item, limits=limits, members=MemberPins(name, pins) if pins is not None else None
+        )
+        for item in items
+    ]
+    return origin, bound, inputs
 
 
 def _file_record(staging: Path, rel: str) -> dict[str, Any]:
@@ -186,6 +258,7 @@ def _from_mirror(
                 "sha256": digest,
                 "pinned": bool(pinned_by),
                 "pinned_by": pinned_by,
+                "trust": " and ".join(MIRROR_TRUST[by] for by in pinned_by) or "unverified",
             }
         )
     return items, inputs
@@ -214,30 +287,33 @@ def _from_hub(
         "revision": hub.get("revision"),
         "fingerprint": getattr(dataset, "_fingerprint", None),
         "sha256": sha256_file(local),
-        "pinned": False,
+        "pinned": True,  # by its hub commit, a published pin (not by the parquet's own bytes)
+        "checked_against": ["revision"],
+        "trust": TRUST_PUBLISHED,
     }
     return [Fetched(HUB_FILE, local)], [entry]
 
 
 def _from_urls(
-    params: Mapping[str, Any], fetched_dir: Path, **kwargs: Any
+    params: Mapping[str, Any], fetched_dir: Path, lock: Path, **kwargs: Any
 ) -> tuple[list[Fetched], list[dict]]:
     items, inputs = [], []
-    name = params["name"]
-    blobs = params.get("git_blob") or [None] * len(params["urls"])
-    sizes = params.get("bytes") or [None] * len(params["urls"])
+    name, count = params["name"], len(params["urls"])
+    pins = {
+        key: params.get(key) or [None] * count for key in ("sha256", "git_blob", "bytes", "md5")
+    }
     with new_session() as session:
-        for url, pin, blob, size in zip(params["urls"], params["sha256"], blobs, sizes):
-            filename = url_file_name(url)
-            local = fetched_dir / filename
+        for index, url in enumerate(params["urls"]):
+            pin = {key: values[index] for key, values in pins.items()}
+            local = fetched_dir / url_file_name(url)
             log.info("downloading %s", url)
             try:
                 digest = download_file(
                     url,
                     local,
-                    pin,
+                    pin["sha256"],
                     session=session,
-                    size=size,
+                    size=pin["bytes"],
                     pin_key=f"sources.{name}.sha256",
                     max_bytes=params.get(
                         "max_extracted_bytes", DOWNLOAD_DEFAULTS["max_extracted_bytes"]
@@ -249,35 +325,53 @@ def _from_urls(
                 )
             except DownloadError as error:
                 raise DownloadError(f"source {name!r}: {error}") from error
-            entry = {
-                "url": url,
-                "sha256": digest,
-                "bytes": local.stat().st_size,
-                "pinned": pin is not None,
-            }
-            if blob is not None:
-                entry["git_blob"] = git_blob_id(local)
-                check_digest(
-                    entry["git_blob"],
-                    blob,
-                    url,
-                    pin_key=f"sources.{name}.git_blob",
-                    what="git object id",
-                )
-                entry["pinned"] = True
-            entry["checked_against"] = _pins_checked(pin, blob, size)
-            if not entry["pinned"]:
-                log.warning(
-                    "%s: sha256 %s (not pinned; add it to config.yaml to pin)", filename, digest
-                )
-            items.append(Fetched(filename, local))
-            inputs.append(entry)
+            items.append(Fetched(local.name, local))
+            inputs.append(_checked_download(name, url, local, digest, pin, lock))
     return items, inputs
 
 
-def _pins_checked(sha256: str | None, blob: str | None, size: int | None) -> list[str]:
+def _checked_download(
+    name: str, url: str, local: Path, digest: str, pin: Mapping[str, Any], lock: Path
+) -> dict[str, Any]:
+    """One downloaded file's manifest entry, after its git object id and md5 pins, or the lock
+    where no published pin checks it (sha256 and size were checked while it arrived)."""
+    entry: dict[str, Any] = {"url": url, "sha256": digest, "bytes": local.stat().st_size}
+    if pin["git_blob"] is not None:
+        entry["git_blob"] = git_blob_id(local)
+        check_digest(
+            entry["git_blob"],
+            pin["git_blob"],
+            url,
+            pin_key=f"sources.{name}.git_blob",
+            what="git object id",
+        )
+    if pin["md5"] is not None:
+        entry["md5"] = md5_file(local)
+        check_digest(entry["md5"], pin["md5"], url, pin_key=f"sources.{name}.md5", what="md5")
+    published = pin["sha256"] is not None or pin["git_blob"] is not None
+    entry["pinned"] = published
+    entry["pinned_by"] = ["config"] if pin["sha256"] is not None else []
+    entry["checked_against"] = _pins_checked(pin)
+    entry["trust"] = TRUST_PUBLISHED if published else TRUST_LOCK
+    if not published:
+        first = check_locked(lock, name, url, digest, entry["bytes"]) is None
+        entry["pinned_by"] = ["lock"]
+        entry["checked_against"].append("lock")
+        if first:
+            log.warning(
+                "%s: sha256 %s, %d bytes: no published pin; trusted on first use and recorded in "
+                "the sources lock %s (commit it with the project)",
+                url,
+                digest,
+                entry["bytes"],
+                lock,
+            )
+    return entry
+
+
+def _pins_checked(pin: Mapping[str, Any]) -> list[str]:
     """What a downloaded file was checked against: its config pins, strongest first."""
-    return [what for what, pin in (("sha256", sha256), ("git_blob", blob), ("bytes", size)) if pin]
+    return [key for key in ("sha256", "git_blob", "md5", "bytes") if pin.get(key) is not None]
 
 
 def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:

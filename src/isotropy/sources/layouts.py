@@ -34,18 +34,19 @@ from __future__ import annotations
 
 import errno
 import functools
+import hashlib
 import re
 import shutil
 import tarfile
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from isotropy.io import DiskFullError
 from isotropy.sources.mirror import mirror_path_problem
-from isotropy.sources.transfer import DOWNLOAD_DEFAULTS, HUB_FILE, ArchiveError
+from isotropy.sources.transfer import DOWNLOAD_DEFAULTS, HUB_FILE, ArchiveError, ChecksumError
 
 
 @dataclass(frozen=True)
@@ -57,12 +58,39 @@ class ExtractionLimits:
 
 
 @dataclass(frozen=True)
+class MemberPins:
+    """Pins of named archive members (config ``sources.<source>.members``: base name → ``sha256``
+    and ``bytes``), checked as each member is read, before any layout decodes it; ``checked``
+    collects what was compared, for the manifest."""
+
+    source: str
+    pins: Mapping[str, Mapping[str, Any]]
+    checked: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def check(self, archive: str, member: str, size: int, digest: str) -> None:
+        base = Path(member).name
+        pin = self.pins[base]
+        if digest != pin["sha256"] or size != pin["bytes"]:
+            raise ChecksumError(
+                f"archive {archive}: member {member!r} has sha256 {digest} ({size} bytes), pinned "
+                f"{pin['sha256']} ({pin['bytes']} bytes) (sources.{self.source}.members.{base}); "
+                "nothing was kept: the archive is not the published one. If its new member is known "
+                f"to be right, change sources.{self.source}.members.{base} in config.yaml deliberately"
+            )
+        self.checked[base] = {"member": member, "sha256": digest, "bytes": size}
+
+    def unchecked(self) -> list[str]:
+        return sorted(set(self.pins) - set(self.checked))
+
+
+@dataclass(frozen=True)
 class Fetched:
     """One fetched input: ``name`` is the URL's file name or the mirror-relative path."""
 
     name: str
     path: Path
     limits: ExtractionLimits = ExtractionLimits()
+    members: MemberPins | None = None
 
 
 def is_archive(path: Path) -> bool:
@@ -90,6 +118,7 @@ def archive_members(item: Fetched) -> Iterator[tuple[str, Callable[[], Any]]]:
                             info.filename,
                             info.file_size,
                             functools.partial(archive.open, info),
+                            item,
                         ),
                     )
     elif tarfile.is_tarfile(item.path):
@@ -114,6 +143,7 @@ def archive_members(item: Fetched) -> Iterator[tuple[str, Callable[[], Any]]]:
                             member.name,
                             member.size,
                             functools.partial(archive.extractfile, member),
+                            item,
                         ),
                     )
     else:
@@ -121,11 +151,18 @@ def archive_members(item: Fetched) -> Iterator[tuple[str, Callable[[], Any]]]:
 
 
 def _opener(
-    budget: _ByteBudget, name: str, declared: int, read: Callable[[], Any]
+    budget: _ByteBudget, name: str, declared: int, read: Callable[[], Any], item: Fetched
 ) -> Callable[[], Any]:
     """Open one member when called (never before: members are read one at a time), its bytes
-    counted against the archive's budget."""
-    return lambda: budget.open(name, declared, read())
+    counted against the archive's budget, and checked against its pin if it has one."""
+
+    def open_member() -> Any:
+        reader = budget.open(name, declared, read())
+        if item.members is None or Path(name).name not in item.members.pins:
+            return reader
+        return _PinnedReader(reader, item, name)
+
+    return open_member
 
 
 def _check_member_count(item: Fetched, count: int) -> None:
@@ -181,6 +218,35 @@ class _CountingReader:
 
     def __exit__(self, *exc: Any) -> None:
         self.reader.close()
+
+
+class _PinnedReader:
+    """A pinned member's reader: hashed as read, checked when closed after a whole read (before
+    the layout decodes or keeps what it read)."""
+
+    def __init__(self, reader: _CountingReader, item: Fetched, member: str) -> None:
+        self.reader, self.item, self.member = reader, item, member
+        self.size, self.digest, self.ended = 0, hashlib.sha256(), False
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.reader.read(size)
+        self.size += len(data)
+        self.digest.update(data)
+        self.ended = self.ended or size < 0 or not data
+        return data
+
+    def __enter__(self) -> _PinnedReader:
+        return self
+
+    def __exit__(self, kind: Any, *exc: Any) -> None:
+        try:
+            if kind is None and self.item.members is not None:
+                if not self.ended:  # a partial read cannot be checked: read the rest first
+                    self.read()
+                digest = self.digest.hexdigest()
+                self.item.members.check(self.item.name, self.member, self.size, digest)
+        finally:
+            self.reader.__exit__(kind, *exc)
 
 
 def is_debris(name: str) -> bool:

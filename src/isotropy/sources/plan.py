@@ -52,6 +52,7 @@ def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
     cfg = sources[name]
     mirror = resolve_mirror(config.get("mirror"))
     settings = {**DOWNLOAD_DEFAULTS, **(config.get("downloads") or {})}
+    settings.pop("lock_file", None)  # where the lock lives changes no download's bytes
     if os.environ.get(ALLOW_UNVERIFIED_ENV, "").strip() not in ("", "0"):
         settings["allow_unverified_mirror"] = True
     return {
@@ -66,6 +67,9 @@ def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
         # Only where given, so that the params (and the re-runs they trigger) of the others stay.
         **({"git_blob": _aligned_pins(cfg, "git_blob")} if cfg.get("git_blob") else {}),
         **({"bytes": _aligned_pins(cfg, "bytes")} if cfg.get("bytes") else {}),
+        **({"md5": _aligned_pins(cfg, "md5")} if cfg.get("md5") else {}),
+        **({"members": dict(cfg["members"])} if cfg.get("members") else {}),
+        **({"cross_copy": list(cfg["cross_copy"])} if cfg.get("cross_copy") else {}),
     }
 
 
@@ -133,9 +137,10 @@ def _unverifiable_mirror_files(name: str, config: Mapping[str, Any], mirror: Pat
     ]
 
 
-def url_pins(source_cfg: Mapping[str, Any]) -> dict[str, str | None]:
-    """URL → its configured sha256 pin (None where unpinned), for one entry of config 'sources'."""
-    return dict(zip(_as_list(source_cfg.get("url")), _aligned_pins(source_cfg)))
+def url_pins(source_cfg: Mapping[str, Any], key: str = "sha256") -> dict[str, str | None]:
+    """URL → its configured ``key`` pin (sha256, git_blob …; None where unpinned), for one entry
+    of config 'sources'."""
+    return dict(zip(_as_list(source_cfg.get("url")), _aligned_pins(source_cfg, key)))
 
 
 def _as_list(value: Any) -> list[Any]:
