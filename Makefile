@@ -73,7 +73,7 @@ figures: install
 		--allowed-rules $(PLOT_RULES) --forcerun $(PLOT_RULES) $(SNAKEMAKE_ARGS)
 
 # Accept a changed upstream file of a source that no public record pins, deliberately: fetch
-# SOURCE again and record its new sha256 in the sources lock (config/sources.lock.yaml), keeping
+# SOURCE again and record its new sha256 in the sources lock (config/sources.lock), keeping
 # the record it replaces; the audit then flags what was made before (docs/online-sources.md).
 SOURCE ?=
 relock: install

@@ -15,8 +15,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(autouse=True)
 def sources_lock(tmp_path_factory, monkeypatch) -> Path:
     """Every test's downloads record into a lock of its own, never the project's
-    config/sources.lock.yaml ($ISOTROPY_SOURCES_LOCK wins over config downloads.lock_file)."""
-    path = tmp_path_factory.mktemp("lock") / "sources.lock.yaml"
+    config/sources.lock ($ISOTROPY_SOURCES_LOCK wins over config downloads.lock_file)."""
+    path = tmp_path_factory.mktemp("lock") / "sources.lock"
     monkeypatch.setenv("ISOTROPY_SOURCES_LOCK", str(path))
     monkeypatch.delenv("ISOTROPY_RELOCK", raising=False)
     return path

@@ -252,6 +252,7 @@ def test_downloads_section_defaults_and_limits(config):
         "max_extracted_bytes": 32 * 1024**3,
         "max_archive_members": 100000,
         "max_download_seconds": 21600,
+        "lock_file": "config/sources.lock",
     }
     config["downloads"]["max_archive_members"] = 0
     with pytest.raises(WorkflowError, match="max_archive_members|minimum"):

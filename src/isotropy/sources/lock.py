@@ -1,6 +1,6 @@
 """The sources lock: a downloaded file that no public record pins is trusted on first use.
 
-Like a package lock (``poetry.lock``, ``Cargo.lock``), ``config/sources.lock.yaml`` (config
+Like a package lock (``poetry.lock``, ``Cargo.lock``), ``config/sources.lock`` (config
 ``downloads.lock_file``, or ``$ISOTROPY_SOURCES_LOCK``) is kept and committed with the project.
 The first successful download of a URL that has no published sha256 or git object id records
 its size and sha256 there; every later download of it, and the audit, compare against that
@@ -24,9 +24,8 @@ from typing import Any
 
 import yaml
 
-from isotropy.defaults import schema_default
 from isotropy.io import atomic_path
-from isotropy.sources.transfer import ChecksumError
+from isotropy.sources.transfer import DOWNLOAD_DEFAULTS, ChecksumError
 
 LOCK_ENV = "ISOTROPY_SOURCES_LOCK"
 RELOCK_ENV = "ISOTROPY_RELOCK"
@@ -51,7 +50,7 @@ def lock_path(config: Mapping[str, Any] | None = None) -> Path:
     if env_value:
         return Path(env_value)
     configured = ((config or {}).get("downloads") or {}).get("lock_file")
-    return Path(configured or schema_default("downloads", "lock_file"))
+    return Path(configured or DOWNLOAD_DEFAULTS["lock_file"])
 
 
 def relock_requested(name: str) -> bool:

@@ -54,6 +54,7 @@ DOWNLOAD_DEFAULTS = {
         "max_extracted_bytes",
         "max_archive_members",
         "max_download_seconds",
+        "lock_file",
     )
 }
 HUB_FILE = "data.parquet"  # a hub data set's split, as downloaded
