@@ -27,7 +27,8 @@ Archives are read member by member, within limits, never with ``extractall``. Th
 are read and written under their base name. Every member must still pass
 :func:`tarfile.data_filter` (zip members the same name rules), and an archive with more members
 or more unpacked bytes than the ``downloads`` limits is refused (a zip or tar bomb would
-otherwise fill the disk).
+otherwise fill the disk). A member pinned by config ``sources.<name>.members`` (:class:`MemberPins`)
+is hashed as it is read and checked when its reader closes, before a layout decodes or keeps it.
 """
 
 from __future__ import annotations
