@@ -8,6 +8,7 @@ from pathlib import Path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 from isotropy.readers import prepare_dataset, write_dataset
+from isotropy.sources import source_trust
 
 
 def main(snakemake) -> None:
@@ -19,7 +20,9 @@ def main(snakemake) -> None:
         snakemake.wildcards.dataset, raw_dirs, sources, dict(snakemake.params.options)
     )
     write_dataset(table, snakemake.output.table)
-    record_step(snakemake, extra={"rows": len(table)})
+    # Which inputs rest on a published pin and which on the sources lock (trusted on first use).
+    trust = {name: source_trust(raw_dir) for name, raw_dir in sorted(raw_dirs.items())}
+    record_step(snakemake, extra={"rows": len(table), "inputs_rest_on": trust})
 
 
 if __name__ == "__main__":

@@ -78,6 +78,8 @@ def test_first_download_writes_the_lock(server, tmp_path, sources_lock, monkeypa
     assert entry["pinned_by"] == ["lock"] and entry["checked_against"] == ["lock"]
     assert entry["lock"]["file"] == str(sources_lock) and entry["lock"]["sha256"] == sha(V1)
     assert sources_lock.read_text().startswith("# The sources lock")
+    # What a prepared data set's provenance record says it rests on.
+    assert sources.source_trust(tmp_path / "raw") == {url: "lock (trusted on first use)"}
     # The same bytes again: accepted, the record untouched.
     fetch("lexicon", url, tmp_path / "raw")
     assert sources.read_lock(sources_lock)["lexicon"][url] == record

@@ -28,6 +28,7 @@ from isotropy.sources.fetch import (
     load_word_vectors,
     read_source_manifest,
     source_files,
+    source_trust,
     word_vectors_file,
 )
 from isotropy.sources.layouts import (
@@ -128,6 +129,7 @@ __all__ = [
     "source_kind",
     "source_outputs",
     "source_params",
+    "source_trust",
     "url_file_name",
     "url_pins",
     "url_problem",

@@ -400,6 +400,19 @@ def read_source_manifest(raw_dir: str | os.PathLike) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
+def source_trust(raw_dir: str | os.PathLike) -> dict[str, str]:
+    """What each input of a fetched source rests on (its URL, mirror path or hub data set →
+    ``published pin``, ``lock (trusted on first use)``, the mirror's MANIFEST.tsv …), for the
+    provenance records of what is made from it."""
+    trust = {}
+    for entry in read_source_manifest(raw_dir).get("inputs") or []:
+        label = entry.get("url") or entry.get("mirror_path") or entry.get("hub") or "?"
+        trust[str(label)] = str(
+            entry.get("trust") or ("pinned" if entry.get("pinned") else "unverified")
+        )
+    return trust
+
+
 def source_files(raw_dir: str | os.PathLike) -> list[Path]:
     """The raw files of a fetched source, as listed in its manifest."""
     raw_dir = Path(raw_dir)
