@@ -78,6 +78,7 @@ figures: install
 SOURCE ?=
 relock: install
 	$(if $(strip $(SOURCE)),,$(error make relock: give SOURCE=<a key of config 'sources'>, e.g. make relock SOURCE=codwoe))
+	$(if $(ISOTROPY_MIRROR),$(error make relock: unset ISOTROPY_MIRROR: a relock fetches from the original source (a mirror's files are checked by its MANIFEST.tsv, never the lock)))
 	chmod u+w resources/raw/$(SOURCE)/manifest.json 2>/dev/null || true
 	ISOTROPY_RELOCK=$(SOURCE) $(BIN)/snakemake --cores 1 --forcerun download_source \
 		resources/raw/$(SOURCE)/manifest.json $(CONFIGFILES) $(SNAKEMAKE_ARGS)

@@ -10,6 +10,7 @@ import copy
 import hashlib
 import io
 import multiprocessing
+import os
 import subprocess
 import threading
 import zipfile
@@ -147,15 +148,23 @@ def test_parallel_jobs_each_keep_their_record(tmp_path):
 
 
 def test_make_relock_runs_the_download_with_relock_asked_for():
-    out = subprocess.run(
-        ["make", "-n", "relock", "SOURCE=codwoe"], cwd=ROOT, capture_output=True, text=True
-    )
+    env = {key: value for key, value in os.environ.items() if key != sources.MIRROR_ENV}
+
+    def make(*args: str, **extra: str) -> subprocess.CompletedProcess:
+        command = ["make", "-n", "relock", *args]
+        return subprocess.run(
+            command, cwd=ROOT, capture_output=True, text=True, env={**env, **extra}
+        )
+
+    out = make("SOURCE=codwoe")
     assert out.returncode == 0, out.stderr
     assert "ISOTROPY_RELOCK=codwoe" in out.stdout
     assert "--forcerun download_source" in out.stdout
     assert "resources/raw/codwoe/manifest.json" in out.stdout
-    missing = subprocess.run(["make", "-n", "relock"], cwd=ROOT, capture_output=True, text=True)
+    missing = make()
     assert missing.returncode != 0 and "give SOURCE=" in missing.stderr
+    mirrored = make("SOURCE=codwoe", ISOTROPY_MIRROR="/work/mirror")
+    assert mirrored.returncode != 0 and "unset ISOTROPY_MIRROR" in mirrored.stderr
 
 
 # ---------------------------------------------------------------------------------------------

@@ -168,15 +168,24 @@ def _write(path: Path, data: Mapping[str, Any]) -> None:
 def relocked_after(
     path: str | os.PathLike, source: str, when: str
 ) -> list[tuple[str, dict[str, Any]]]:
-    """(url, replaced record) of each relock of ``source`` later than the ISO time ``when``."""
-    try:
-        made = datetime.fromisoformat(when)
-    except (TypeError, ValueError):
+    """(url, replaced record with ``now``, the sha256 that replaced it) of each relock of
+    ``source`` later than the ISO time ``when`` (a file made at ``when`` was made before it)."""
+    made = _moment(when)
+    if made is None:
         return []
     found = []
     for url, entry in read_lock(path).get(source, {}).items():
         for old in entry.get("replaced") or []:
-            relocked = datetime.fromisoformat(str(old.get("relocked")))
-            if relocked > made:
+            relocked = _moment(old.get("relocked"))
+            if relocked is not None and relocked > made:
                 found.append((url, {**old, "now": entry["sha256"]}))
     return found
+
+
+def _moment(value: Any) -> datetime | None:
+    """An ISO time as an aware datetime (UTC where it names no zone); None if it is not one."""
+    try:
+        moment = datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
