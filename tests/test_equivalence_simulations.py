@@ -274,3 +274,21 @@ def test_published_rows_without_declarations_get_documented_defaults(tmp_path):
     bad.write_text(header + ",estimand,m,margin,margin_reason,protocol\nX,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,w,,pooled,5,0.05,,stride\n", encoding="utf-8")  # fmt: skip
     with pytest.raises(ValueError, match="margin '0.05' is not <kind>"):
         read_published(bad)
+
+
+def test_what_the_interval_over_seeds_does_not_cover():
+    """docs/intervals.md: the 95% interval over 5 seeds is for the seeds' typical r at the
+    recorded stride; a sixth seed's r (0.71–0.72) and a seed's r at every update against the
+    interval at stride 50 (0.78–0.81) fall inside it far less often than 95%."""
+    for shape in sim.SHAPES:
+        rng = np.random.default_rng(5)
+        new_seed = other_stride = 0
+        for _ in range(400):
+            iso, sil = sim.trajectories(shape, 6, rng, np.arange(0, sim.UPDATES + 1))
+            every = sim.pearson_rows(iso, sil)
+            coarse = sim.pearson_rows(iso[:, ::50], sil[:, ::50])
+            interval = T.seed_interval(every[:5])
+            new_seed += interval.low <= every[5] <= interval.high
+            interval = T.seed_interval(coarse[:5])
+            other_stride += interval.low <= every[0] <= interval.high
+        assert 0.6 < new_seed / 400 < 0.8 and 0.7 < other_stride / 400 < 0.88, (shape, new_seed, other_stride)  # fmt: skip

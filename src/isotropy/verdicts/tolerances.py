@@ -5,24 +5,22 @@ The verdict words are defined once, in :mod:`isotropy.verdicts`. Rules (the ``to
 of ``config/published_values.csv``; claims use the bounds and the seed tests):
 
 * ``exact`` – counts: equal, else ``differs``.
-* ``printed`` – correlations: the paper's value against our 95% t-interval over seeds (Fisher z of
-  the per-seed values, :func:`seed_interval`) widened by half a unit of
-  the printed last digit. Inside an interval that excludes 0: ``agrees``; outside: ``differs``;
-  inside an interval that also holds 0 (our seeds do not fix the sign): ``inconclusive``.
-  Per-seed signs that disagree with each other or with the pooled value: ``inconsistent across
-  seeds``. One seed: ``1 seed: not judged``, unless the quantity is seed-free (no seed changes
-  it), which is held to half the printed last digit.
-* ``lid:k`` – LID: judged only when our n is within a factor 2 of the paper's and our k is the
-  paper's ``k``; otherwise ``not comparable`` (both n and k stated). The tolerance is our seeds'
-  95% t-interval of the mean LID widened by half the printed last digit (seed-free: the digit).
-* ``iw_factor:f`` – I(W): within a factor f of the paper's I(W) *and* of its 1 − I(W).
+* ``printed`` (correlations), ``lid:k`` (LID), ``iw_factor:f`` (I(W)) – equivalence with the
+  paper's own noise (:mod:`isotropy.verdicts.equivalence`): the 95% interval for D = paper − ours,
+  which includes the paper's draw of its declared statistic (``estimand`` and ``m`` of the row),
+  against the declared margin ±δ: ``agrees`` inside, ``differs`` wholly outside, else
+  ``inconclusive``; a page Holm-adjusts its rows (:func:`isotropy.verdicts.comparison.compare`).
+  Correlations on Fisher z (×100 values on z of r/100), I(W) on the logit (margin ln f by
+  default), LID as it is, only at the paper's n and k (:func:`lid_not_comparable`). Per-seed
+  signs that disagree: ``inconsistent across seeds``; one seed of a seeded quantity:
+  ``1 seed: not judged``; a seed-free value is compared exactly.
 * ``relative:r`` / ``factor:f`` – within r × the paper's value / within a factor f.
-* ``below:x`` / ``above:x`` / ``at_least:x`` – a bound (printed, or our reading of a statement);
-  per-seed signs that disagree give ``inconsistent across seeds``.
+* ``below:x`` / ``above:x`` / ``at_least:x`` – a bound; stated for every run (estimand
+  ``every_run``) it is checked in every seed by the pages.
 * ``seeds_below:x`` / ``seeds_above:x`` – a direction tested over seeds (I-STAR, one row per λ):
-  ``consistent`` when the Holm-adjusted one-sided p (over the λ of one model × task) is below
-  :data:`ALPHA` in the stated direction, ``not consistent`` when it is in the other direction,
-  ``inconclusive`` otherwise; one seed: ``1 seed: not judged``.
+  ``consistent`` when the one-sided p (Holm-adjusted by the page over its whole grid) is below
+  :data:`ALPHA` in the stated direction, ``not consistent`` the other way, else
+  ``inconclusive``; one seed: ``1 seed: not judged``.
 * ``none`` – stated beside ours, not judged (e.g. a sample size).
 
 Intervals over seeds, the uncertainty of a correlation across independent runs. An optimisation run is deterministic given its seed (full-batch updates, exact metrics; the
