@@ -205,7 +205,8 @@ def check_claims(measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
 ERROR_CONTROL = (
     "How the claims are tested (docs/verdicts.md): a claim is about every run, so it is judged per "
     "seed. A direction (silhouette rises, IsoScore falls, r negative) is *supported* when every seed "
-    "goes that way and a one-sided t-test over seeds is significant; the {n} tested rows of this page "
+    "goes that way and a one-sided t-test over seeds is significant (per row: a one-sided test at "
+    f"{ALPHA:g}); the {{n}} tested rows of this page "
     f"(directions and every I-STAR model × task × λ) are Holm-adjusted together, so {ALPHA:g} bounds "
     "the chance of any false *supported* (or false *not supported* by the test) on the page. "
     "Bounds stated for every run (ρ below −0.998) are checked in every seed, and the seeds' spread "

@@ -215,16 +215,19 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         lines += [
             f"## {paper}",
             "",
-            "| source | setup | printed | ours | n (ours / paper) | unit | tolerance | verdict | stand-in | note |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "| source | setup | printed | statistic (m, δ) | ours | n (ours / paper) | unit | tolerance | verdict | stand-in | note |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for _, r in part.iterrows():
             n = " / ".join(s for s in (_number(r["our_n"]), _number(r["paper_n"])) if s)
             if isinstance(r["per_type_cap"], str) and r["per_type_cap"]:
                 k = " / ".join(s for s in (_number(r["k"]), _number(r["paper_k"])) if s)
                 n += f" (k {k}, cap {r['per_type_cap']})"
+            statistic = f"{r['estimand']} (m {r['m']}{', δ ' + r['margin'] if r['margin'] else ''})"
+            if str(r["declared"]).startswith("default"):
+                statistic += f"; {r['declared']}"
             cells = [
-                r["source"], r["setup"], r["printed"], _number(r["our_value"]), n, r["unit"],
+                r["source"], r["setup"], r["printed"], statistic, _number(r["our_value"]), n, r["unit"],
                 r["tolerance"], f"**{r['verdict']}**", r["stand_in"], r["note"],
             ]  # fmt: skip
             lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
