@@ -55,16 +55,22 @@ class Scale:
 
     def region(self, paper: float, margin: str) -> tuple[float, float]:
         """[paper − δ, paper + δ] on this scale, δ as declared (``kind:value``)."""
+        low, high = self.regions(np.array([paper], dtype=np.float64), margin)
+        return float(low[0]), float(high[0])
+
+    def regions(self, paper: np.ndarray, margin: str) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`region` of each of an array of printed values."""
         kind, value = parse_margin(margin)
-        if kind == "relative":
-            low, high = paper * (1 - value), paper * (1 + value)
-            low, high = min(low, high), max(low, high)
-        elif kind == "logit":
-            centre = float(self.forward(np.array([paper]))[0])
+        paper = np.asarray(paper, dtype=np.float64)
+        if kind == "logit":
+            centre = self.forward(paper)
             return centre - value, centre + value
+        if kind == "relative":
+            ends = paper * (1 - value), paper * (1 + value)
+            low, high = np.minimum(*ends), np.maximum(*ends)
         else:  # r or points: an absolute difference in the printed units
             low, high = paper - value, paper + value
-        return float(self.forward(np.array([low]))[0]), float(self.forward(np.array([high]))[0])
+        return self.forward(low), self.forward(high)
 
 
 def _z(values: np.ndarray) -> np.ndarray:
