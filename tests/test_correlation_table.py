@@ -111,10 +111,10 @@ def test_the_papers_r_beside_ours():
     assert pooled.loc["supersense", "paper_pearson_r"] == pytest.approx(-0.978)
     assert "sign differs from the paper" in pooled.loc["supersense", "vs_paper"]
     assert "sign differs" not in pooled.loc["polarity", "vs_paper"]
-    assert pooled.loc["polarity", "vs_paper"].startswith("paper's r ")
+    assert pooled.loc["polarity", "vs_paper"] == "verdict: results/paper_comparison.csv"
     assert table[table["scope"] != "all"]["vs_paper"].eq("").all()
     one = with_paper_values(correlation_table(_falling(0), BY), published, "main").iloc[0]
-    assert one["vs_paper"] == "1 seed: no interval"
+    assert one["vs_paper"] == "verdict: results/paper_comparison.csv"
     glue = with_paper_values(correlation_table(_falling(0, dataset="rte"), BY), published, "glue")
     assert math.isnan(glue["paper_pearson_r"].iloc[0]) and glue["vs_paper"].iloc[0] == ""
 

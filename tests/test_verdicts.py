@@ -144,6 +144,14 @@ def test_istar_best_of_several_lambdas_is_corrected_over_the_whole_grid():
     claims = check_claims(pd.DataFrame(istar_measurements(runs, {})), {"istar"}).set_index(["claim", "setup"])  # fmt: skip
     row = claims.loc[("negative_lambda_improves_task", "m/t, λ=-1")]
     assert row["verdict"] == T.INCONCLUSIVE and "Holm over 6 tests" in row["note"]  # 2 claims × 3 λ
+    # the comparison page adjusts over its own I-STAR grid too
+    from isotropy.verdicts.comparison import compare, read_published
+
+    table = compare(read_published(), pd.DataFrame(istar_measurements(runs, {})), {"istar"})
+    gain = table[(table["quantity"] == "istar_metric_gain") & (table["setup"] == "m/t, λ=-1")].iloc[
+        0
+    ]
+    assert gain["verdict"] == T.INCONCLUSIVE and f"p {min(1.0, 6 * raw):.4g}" in gain["tolerance"]
     clear = istar_runs({-1.0: [0.05, 0.06, 0.055, 0.052, 0.058], -5.0: [-0.05, -0.06, -0.055, -0.052, -0.058]})  # fmt: skip
     claims = check_claims(pd.DataFrame(istar_measurements(clear, {})), {"istar"}).set_index(["claim", "setup"])  # fmt: skip
     assert claims.loc[("negative_lambda_improves_task", "m/t, λ=-1"), "verdict"] == "supported"
