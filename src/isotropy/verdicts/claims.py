@@ -198,7 +198,8 @@ def check_claims(measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
     adjusted = zip(holm([p[0] for *_, p in tests]), holm([p[1] for *_, p in tests]))
     for (index, claim, m, _), (p_claim, p_other) in zip(tests, adjusted):
         rows[index]["verdict"] = _settle(claim, m, p_claim, p_other)
-        rows[index]["note"] += f"; Holm over {len(tests)} tests: p {_fmt(p_claim)} (other way {_fmt(p_other)})"  # fmt: skip
+        # two digits: a p-value's third digit is float32 noise of the traces, not evidence
+        rows[index]["note"] += f"; Holm over {len(tests)} tests: p {p_claim:.2g} (other way {p_other:.2g})"  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -157,7 +157,7 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
     adjusted = zip(holm([t.p_agree for _, t in tests]), holm([t.p_differ for _, t in tests]))
     for (index, test), (p_agree, p_differ) in zip(tests, adjusted):
         rows[index]["verdict"] = settle(Equivalence(test.low, test.high, p_agree, p_differ))
-        rows[index]["tolerance"] += f"; Holm over {len(tests)} rows: p(agrees) {p_agree:.3g}, p(differs) {p_differ:.3g}"  # fmt: skip
+        rows[index]["tolerance"] += f"; Holm over {len(tests)} rows: p(agrees) {p_agree:.2g}, p(differs) {p_differ:.2g}"  # fmt: skip
     # I-STAR's seed tests: Holm over the whole grid on this page (every model × task × λ)
     adjusted = zip(holm([float(o["p_less"]) for *_, o in seed_tests]), holm([float(o["p_greater"]) for *_, o in seed_tests]))  # fmt: skip
     for (index, spec, ours), (p_less, p_greater) in zip(seed_tests, adjusted):

@@ -109,6 +109,13 @@ def parse_margin(spec: str) -> tuple[str, float]:
     return kind, number
 
 
+def describe_margin(spec: str) -> str:
+    """``'r:0.05'`` → ``'0.05 in r'``; ``'relative:0.1'`` → ``'10% of the paper's value'``."""
+    kind, value = parse_margin(spec)
+    words = {"r": f"{value:g} in r", "points": f"{value:g} points", "relative": f"{value:.0%} of the paper's value", "logit": f"{value:.3g} on the logit (odds ×{math.exp(value):.3g})"}  # fmt: skip
+    return words[kind]
+
+
 @dataclass(frozen=True)
 class Prediction:
     """Where the paper's statistic should fall were its runs ours, on the judging scale."""

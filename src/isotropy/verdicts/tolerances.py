@@ -180,7 +180,7 @@ def _finite(values: Sequence[float] | None) -> list[float]:
 
 
 # The margin of a row that declares none, by its unit: a documented, a-priori rule
-# (docs/verdicts.md, "Margins"); counts and bounds need none.
+# (docs/verdicts.md, "What each printed number is"); counts and bounds need none.
 DEFAULT_MARGINS = {
     "correlation": "r:0.05",
     "correlation ×100": "points:2",
@@ -281,7 +281,7 @@ def judge_equivalence(
     test = eq.equivalence(prediction, paper, declared.margin, scale)
     text = (
         f"D = paper − ours in [{test.low:+.4g}, {test.high:+.4g}] ({100 * (1 - ALPHA):g}%, {what}, "
-        f"on {scale.name}); margin ±{declared.margin}"
+        f"on {scale.name}); margin ±{eq.describe_margin(declared.margin)}"
     )
     return Judged(None, text, ours, test)
 
