@@ -52,22 +52,20 @@ def _unit(value: float) -> float:
     return value
 
 
-def _seed_interval(values: list[float], points: int, level: float) -> dict[str, float]:
-    """Spearman's rho over seeds: mean Fisher z and scipy's one-sample t confidence interval of
-    the per-seed z, mapped back with tanh. rho = ±1 is clipped on the z scale halfway between 1
-    and the largest |rho| below it on ``points`` ranks, 1 - 12 / (n (n^2 - 1)) (one adjacent
-    swap; docs/intervals.md), so that a rank swap between seeds does not open [-1, 1]."""
-    finite = np.array([v for v in values if math.isfinite(v)], dtype=np.float64)
-    limit = 1 - 6 / (points * (points**2 - 1)) if points >= 3 else 1 - 1e-12
-    z = np.arctanh(np.clip(finite, -limit, limit))
+def _spearman_over_seeds(values: list[float]) -> dict[str, float]:
+    """Spearman's rho over seeds, computed here without the package: the median seed and the
+    lowest and highest seed (isotropy.summaries.spearman_summary; a t-interval on Fisher z was
+    set by where rho = -1 is clipped, so it moved with the stride)."""
+    # the median seed and the seeds' range (isotropy.summaries.spearman_summary, issue 47)
+    finite = sorted(v for v in values if math.isfinite(v))
     out = {"spearman_rho_seed_mean": math.nan, "spearman_rho_seed_low": math.nan}
     out["spearman_rho_seed_high"] = math.nan
-    if len(z):
-        out["spearman_rho_seed_mean"] = _unit(float(np.tanh(z.mean())))
-    if len(z) >= 2:
-        ci = stats.ttest_1samp(z, 0.0).confidence_interval(level)
-        out["spearman_rho_seed_low"] = _unit(float(np.tanh(ci.low)))
-        out["spearman_rho_seed_high"] = _unit(float(np.tanh(ci.high)))
+    if finite:
+        middle = len(finite) // 2
+        median = finite[middle] if len(finite) % 2 else (finite[middle - 1] + finite[middle]) / 2
+        out["spearman_rho_seed_mean"] = _unit(float(median))
+    if len(finite) >= 2:
+        out["spearman_rho_seed_low"], out["spearman_rho_seed_high"] = _unit(finite[0]), _unit(finite[-1])  # fmt: skip
     return out
 
 
@@ -87,8 +85,7 @@ def correlations(
         want = {"spearman_rho": _unit(_pearson_spearman(*_xy(pd.concat(runs)))[1])}
         if row["scope"] == "all":
             per_seed = [_unit(_pearson_spearman(*_xy(run))[1]) for run in runs]
-            points = min(len(run) for run in runs)
-            want.update(_seed_interval(per_seed, points, 0.95))
+            want.update(_spearman_over_seeds(per_seed))
         for column in columns:
             got, expected = float(row[column]), want.get(column, math.nan)
             if not ((math.isnan(got) and math.isnan(expected)) or abs(got - expected) <= TOLERANCE):

@@ -3,25 +3,28 @@
 The verdict words, defined once (docs/verdicts.md gives the rules behind them with examples):
 
 ``agrees``
-    the paper's number lies within our tolerance, named in the row: our seeds' 95% t-interval
-    widened by half the printed last digit (correlations, LID; for a correlation the interval
-    also excludes 0), the printed digit alone for a seed-free quantity, equality for a count,
-    a factor on I(W) and on 1 − I(W).
+    equivalence: the 95% interval for D = paper − ours, which includes the paper's own seed
+    noise (:mod:`isotropy.verdicts.equivalence`), lies wholly within the declared margin ±δ
+    (Holm-adjusted over the page); a count: equal.
 ``differs``
-    the paper's number lies outside that tolerance (or our value is undefined).
+    that interval lies wholly outside ±δ (or our value is undefined); a count: not equal.
 ``consistent`` / ``not consistent``
     a bound or direction the paper states without a number holds / does not hold; for a
     direction tested over seeds, significant (Holm-adjusted one-sided p < 0.05) in the stated
     direction / in the other one.
 ``inconclusive``
-    our seeds cannot decide: a seed test significant neither way, or a correlation interval
-    that holds both the paper's value and 0.
+    our seeds cannot decide: D's interval straddles ±δ, or a seed test is significant neither
+    way.
 ``inconsistent across seeds``
     the per-seed correlations disagree in sign with each other or with the pooled value: the
     pooled number summarises nothing, so it is never judged as agreement.
 ``not comparable``
-    our setup differs from the paper's where the number depends on it (LID: n not within a
-    factor 2 of theirs, or another k); the row states both n and k.
+    our protocol differs from the paper's where the number depends on it (the row's declared
+    ``protocol``, e.g. metric stride or updates; LID: another n or k); the row names it.
+``stand-in: not judged``
+    our model or data is a stand-in for the paper's (named in the row): our value is shown
+    beside the paper's, never set against it; claims (directions, signs) are still judged on
+    stand-ins and say so.
 ``1 seed: not judged``
     the rule needs a spread across seeds and the run has one seed of a seeded quantity.
 ``stated``
@@ -34,6 +37,8 @@ The claims page uses ``supported`` / ``not supported`` where the engine says con
 consistent, and the other words as they are.
 
 tolerances             the verdict engine: one judge for every tolerance rule
+equivalence            agreement as equivalence: the paper's draw predicted from our seeds
+declarations           what each published number is (estimand, m, margin, protocol), defaults
 measurements           the result tables the two rules read (a preview's rows stamped) and
                        every judged quantity, measured once from them (the geometry study's
                        LID, S_inter, STS and I(W) included)

@@ -30,12 +30,29 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.verdicts.tolerances import NOT_RUN, VERDICTS, judge_measurement, parse_tolerance
+from isotropy.verdicts import declarations
+from isotropy.verdicts.equivalence import Equivalence, holm
+from isotropy.verdicts.tolerances import (
+    ALPHA,
+    CONSISTENT,
+    EQUIVALENCE_RULES,
+    NOT_COMPARABLE,
+    NOT_CONSISTENT,
+    NOT_RUN,
+    STAND_IN,
+    VERDICTS,
+    holds_bound,
+    judge_equivalence,
+    judge_measurement,
+    judge_seed_test,
+    parse_tolerance,
+    settle,
+)
 
 COLUMNS = [
     "paper", "source", "study", "quantity", "setup", "paper_value", "printed", "our_value",
     "our_n", "k", "per_type_cap", "paper_n", "paper_k", "seeds", "unit", "convention", "stand_in", "tolerance",
-    "verdict", "why", "note",
+    "verdict", "why", "note", "estimand", "m", "margin", "margin_reason", "declared", "p_agree", "p_differ",
 ]  # fmt: skip
 STUDY_NAMES = {"main": "main", "glue": "GLUE", "geometry": "geometry", "istar": "I-STAR"}
 
@@ -74,14 +91,46 @@ def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
         "convention": published["convention"], "why": published["why"], "our_value": math.nan,
         "our_n": math.nan, "k": math.nan, "per_type_cap": "", "stand_in": "", "tolerance": "", "note": "",
         "seeds": math.nan, "paper_k": _paper_k(published["tolerance"]),
+        "estimand": published["estimand"], "m": published["m"], "margin": published["margin"],
+        "margin_reason": published["margin_reason"], "declared": published["declared"],
+        "p_agree": math.nan, "p_differ": math.nan,
     }  # fmt: skip
     row.update(ours)
     return row
 
 
+def judge_row(paper: pd.Series, ours: pd.Series) -> tuple[str | None, str, float, Equivalence | None]:  # fmt: skip
+    """(verdict or None when the page's adjustment decides, the rule as applied, our value of the
+    declared statistic, the equivalence test) of one published row against one measurement."""
+    kind, bound = parse_tolerance(paper["tolerance"])
+    value = float(ours["value"])
+    numeric = kind in EQUIVALENCE_RULES or kind in ("exact", "relative", "factor")
+    if numeric and ours["stand_in"]:
+        return STAND_IN, f"not judged: {ours['stand_in']}", value, None
+    if paper["protocol"] and (differences := declarations.protocol_differences(paper["protocol"], ours.get("protocol", ""))):  # fmt: skip
+        return NOT_COMPARABLE, "protocol differs: " + "; ".join(differences), value, None
+    if kind in EQUIVALENCE_RULES:
+        judged = judge_equivalence(kind, ours, paper["paper_value"], declarations.declared(paper), unit=paper["unit"], paper_n=paper["paper_n"], paper_k=_paper_k(paper["tolerance"]))  # fmt: skip
+        return judged.verdict, judged.text, judged.ours, judged.test
+    seeds = [float(v) for v in (ours["per_seed"] or ()) if math.isfinite(float(v))]
+    if kind in ("below", "above", "at_least") and paper["estimand"] == "every_run" and seeds:
+        failing = [v for v in seeds if not holds_bound(kind, bound, v)]
+        text = f"{kind} {bound:g} in every one of {len(seeds)} seeds (a bound the paper states for every run)"  # fmt: skip
+        if failing:
+            listed = ", ".join(f"{v:+.4g}" for v in failing)
+            return NOT_CONSISTENT, f"{text}: {len(failing)} fail ({listed})", value, None
+        return CONSISTENT, text, value, None
+    verdict, text = judge_measurement(paper["tolerance"], ours, paper["paper_value"], precision=paper["precision_value"], paper_n=paper["paper_n"], unit=paper["unit"])  # fmt: skip
+    return verdict, text, value, None
+
+
 def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
-    """Every published row beside each matching measurement (``studies``: those of this run)."""
-    rows = []
+    """Every published row beside each matching measurement (``studies``: those of this run).
+    The equivalence rows are settled together: their p-values Holm-adjusted over the rows the
+    page judges (one family for *agrees*, one for *differs*)."""
+    if "declared" not in published:
+        published = declarations.fill_declarations(published)
+    rows, tests, seed_tests = [], [], []
     for _, paper in published.iterrows():
         candidates = measured[
             (measured["study"] == paper["study"]) & (measured["quantity"] == paper["quantity"])
@@ -98,15 +147,41 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             if ours["missing"]:
                 rows.append(_row(paper, verdict=NOT_RUN, note=ours["missing"], **details))
                 continue
-            verdict, tolerance = judge_measurement(
-                paper["tolerance"], ours, paper["paper_value"], precision=paper["precision_value"],
-                paper_n=paper["paper_n"], unit=paper["unit"],
-            )  # fmt: skip
-            rows.append(_row(paper, our_value=ours["value"], tolerance=tolerance, verdict=verdict, note=ours["note"], **details))  # fmt: skip
+            verdict, tolerance, value, test = judge_row(paper, ours)
+            if str(paper["tolerance"]).startswith("seeds_") and verdict != NOT_COMPARABLE:
+                seed_tests.append((len(rows), paper["tolerance"], ours))
+            if test is not None:
+                tests.append((len(rows), test))
+                details.update(p_agree=test.p_agree, p_differ=test.p_differ)
+            rows.append(_row(paper, our_value=value, tolerance=tolerance, verdict=verdict, note=ours["note"], **details))  # fmt: skip
+    adjusted = zip(holm([t.p_agree for _, t in tests]), holm([t.p_differ for _, t in tests]))
+    for (index, test), (p_agree, p_differ) in zip(tests, adjusted):
+        rows[index]["verdict"] = settle(Equivalence(test.low, test.high, p_agree, p_differ))
+        rows[index]["tolerance"] += f"; Holm over {len(tests)} rows: p(agrees) {p_agree:.2g}, p(differs) {p_differ:.2g}"  # fmt: skip
+    # I-STAR's seed tests: Holm over the whole grid on this page (every model × task × λ)
+    adjusted = zip(holm([float(o["p_less"]) for *_, o in seed_tests]), holm([float(o["p_greater"]) for *_, o in seed_tests]))  # fmt: skip
+    for (index, spec, ours), (p_less, p_greater) in zip(seed_tests, adjusted):
+        kind, bound = parse_tolerance(spec)
+        rows[index]["verdict"], rows[index]["tolerance"] = judge_seed_test(kind, bound, seeds=float(ours["seeds"]), p_less=p_less, p_greater=p_greater)  # fmt: skip
     table = pd.DataFrame(rows, columns=COLUMNS)
     if bad := set(table["verdict"]) - set(VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")
     return table
+
+
+ERROR_CONTROL = (
+    "How the verdicts are made (docs/verdicts.md): each printed number is declared as one statistic "
+    "(one run, a mean or a pooled value over the paper's m runs, a bound for every run, a fixed "
+    "value) with an equivalence margin δ. For a correlation, LID or I(W), D = paper − ours gets a 95% "
+    "interval that includes the paper's own seed noise; *agrees* when it lies within ±δ, *differs* "
+    "when wholly outside, else *inconclusive*. Per row: a faithful replication reads *differs* with "
+    f"probability ≤ {ALPHA:g}, and a true gap of δ or more reads *agrees* with probability ≤ {ALPHA / 2:g}. "
+    "On this page the p-values of the {n} rows so judged are Holm-adjusted (one family for *agrees*, "
+    f"one for *differs*), so {ALPHA:g} bounds the chance of any false *differs* and of any false "
+    "*agrees* among them. Counts are exact; bounds stated for every run are checked in every seed. "
+    "A row whose model or data is a stand-in is *stand-in: not judged*; a run whose protocol differs "
+    "where the number depends on it is *not comparable*."
+)
 
 
 def _number(value: Any) -> str:
@@ -120,14 +195,17 @@ def _number(value: Any) -> str:
 def comparison_markdown(table: pd.DataFrame) -> str:
     """The comparison as a markdown document: counts of verdicts, then one table per paper."""
     counts = table["verdict"].value_counts()
+    judged = int(table["p_agree"].notna().sum()) if "p_agree" in table else 0
     lines = [
         "# Our numbers beside the papers'",
+        "",
+        ERROR_CONTROL.replace("{n}", str(judged)),
         "",
         "Every number the seed papers print (config/published_values.csv, each with its paper, table, row "
         "and column), beside the value this run measured. Verdicts: "
         + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
         + ".",
-        "A *stand-in* names what we used where the paper used something else: a verdict then compares the stand-in, not the paper's setup. "
+        "A *stand-in* names what we used where the paper used something else: its row shows our value beside the paper's and is not judged. "
         "LID rows give our n, k and per-type cap beside the paper's n and k. "
         "What each verdict means: docs/verdicts.md.",
         "",
@@ -137,16 +215,19 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         lines += [
             f"## {paper}",
             "",
-            "| source | setup | printed | ours | n (ours / paper) | unit | tolerance | verdict | stand-in | note |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "| source | setup | printed | statistic (m, δ) | ours | n (ours / paper) | unit | tolerance | verdict | stand-in | note |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for _, r in part.iterrows():
             n = " / ".join(s for s in (_number(r["our_n"]), _number(r["paper_n"])) if s)
             if isinstance(r["per_type_cap"], str) and r["per_type_cap"]:
                 k = " / ".join(s for s in (_number(r["k"]), _number(r["paper_k"])) if s)
                 n += f" (k {k}, cap {r['per_type_cap']})"
+            statistic = f"{r['estimand']} (m {r['m']}{', δ ' + r['margin'] if r['margin'] else ''})"
+            if str(r["declared"]).startswith("default"):
+                statistic += f"; {r['declared']}"
             cells = [
-                r["source"], r["setup"], r["printed"], _number(r["our_value"]), n, r["unit"],
+                r["source"], r["setup"], r["printed"], statistic, _number(r["our_value"]), n, r["unit"],
                 r["tolerance"], f"**{r['verdict']}**", r["stand_in"], r["note"],
             ]  # fmt: skip
             lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
@@ -214,4 +295,4 @@ def read_published(path: str | os.PathLike = PUBLISHED_VALUES) -> pd.DataFrame:
     table["paper_value"] = table["value"].map(printed_number)
     table["paper_n"] = table["sample_size"].map(printed_number)
     table["precision_value"] = table["precision"].map(printed_number)
-    return table
+    return declarations.fill_declarations(table, str(path))

@@ -4,7 +4,9 @@
 ``value`` (NaN with ``missing`` saying why when it cannot be measured), ``spread`` (standard
 deviation across seeds, NaN for one seed), ``per_seed`` (each seed's value, where the verdict
 needs them: correlations, LID, STS), ``seed_free`` (True where no seed changes the value),
-``p_less`` / ``p_greater`` (Holm-adjusted one-sided p-values of a seed test), ``n`` (points it was measured on), ``paper_setup``
+``p_less`` / ``p_greater`` (raw one-sided p-values of a seed test; the pages adjust them),
+``moments`` (each seed's sums for a pooled correlation), ``protocol`` (the run's settings the
+numbers depend on), ``n`` (points it was measured on), ``paper_setup``
 (the paper's name of the setup, which :mod:`isotropy.verdicts.comparison` joins on), unit,
 convention, stand-in, evidence (the file) and a note. Both the claims page
 (:mod:`isotropy.verdicts.claims`) and the comparison with the papers read this table only.
@@ -35,6 +37,7 @@ from isotropy import paths
 from isotropy.defaults import setting_or_default
 from isotropy.metrics import registry
 from isotropy.traces import read_result_table, read_traces
+from isotropy.verdicts.equivalence import series_moments
 from isotropy.verdicts.standins import (
     CAI_MODELS,
     ISTAR_MODELS,
@@ -48,7 +51,7 @@ from isotropy.verdicts.standins import (
 COLUMNS = [
     "study", "quantity", "setup", "paper_setup", "value", "spread", "seeds", "n", "k",
     "per_type_cap", "unit", "convention", "stand_in", "evidence", "note", "missing",
-    "per_seed", "seed_free", "p_less", "p_greater",
+    "per_seed", "seed_free", "p_less", "p_greater", "moments", "protocol",
 ]  # fmt: skip
 _NUMBERS = ("value", "spread", "seeds", "n", "k", "p_less", "p_greater")
 CORRELATION_TABLES = {"main": "correlations", "glue": "table3"}
@@ -61,7 +64,7 @@ def measurement(study: str, quantity: str, setup: str, paper_setup: str, value: 
     row.update(study=study, quantity=quantity, setup=setup, paper_setup=paper_setup)
     for column in _NUMBERS:
         row[column] = math.nan
-    row.update(per_seed=(), seed_free=False)
+    row.update(per_seed=(), seed_free=False, moments=None)
     row["value"] = math.nan if value is None else float(value)
     for key, item in rest.items():
         if key not in row:
@@ -119,7 +122,7 @@ def optimisation_measurements(
     if correlations is not None:
         rows += _correlation_measurements(study, correlations, traces, config, stand)
     if traces is not None:
-        rows += _trace_measurements(study, traces, config)
+        rows += _trace_measurements(study, traces, config, stand)
     return rows
 
 
@@ -158,6 +161,28 @@ def per_seed_correlations(
     return {key: tuple(values) for key, values in out.items()}
 
 
+def per_seed_moments(traces: pd.DataFrame | None) -> dict[tuple[str, str], tuple[tuple[float, ...], ...]]:  # fmt: skip
+    """(encoder, dataset) → each seed's sums of IsoScore and silhouette (points, Σx, Σy, Σx²,
+    Σy², Σxy), from which any pooling of seeds has its Pearson r
+    (:func:`isotropy.verdicts.equivalence.pooled_r`)."""
+    if traces is None:
+        return {}
+    x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
+    out: dict[tuple[str, str], list[tuple[float, ...]]] = {}
+    for (encoder, dataset, _), run in traces.dropna(subset=[x, y]).groupby(["encoder", "dataset", "seed"], sort=True):  # fmt: skip
+        out.setdefault((encoder, dataset), []).append(series_moments(run[x], run[y]))
+    return {key: tuple(values) for key, values in out.items()}
+
+
+def run_protocol(config: Mapping[str, Any], study: str) -> str:
+    """The settings of a study's runs that its printed numbers depend on, ``key=value; …``
+    (matched against the ``protocol`` column of config/published_values.csv)."""
+    keys = ("metric_stride", "updates", "metric_sample_size")
+    section = config.get(study) or {}
+    values = {key: section.get(key) for key in keys}
+    return "; ".join(f"{key}={value}" for key, value in values.items() if value is not None)
+
+
 def _correlation_measurements(
     study: str, correlations: pd.DataFrame, traces: pd.DataFrame | None, config: Mapping[str, Any], stand: StandIns
 ) -> list[dict[str, Any]]:  # fmt: skip
@@ -169,6 +194,8 @@ def _correlation_measurements(
     if missing := needed - set(correlations.columns):
         raise ValueError(f"correlation table lacks columns {sorted(missing)}; found {list(correlations.columns)}")  # fmt: skip
     from_traces = per_seed_correlations(traces)
+    moments = per_seed_moments(traces)
+    protocol = run_protocol(config, study)
     for (encoder, dataset), group in correlations.groupby(["encoder", "dataset"], sort=True):
         overall = group[group["scope"] == "all"]
         seed_rows = group[group["scope"].astype(str).str.startswith("seed")]
@@ -191,12 +218,13 @@ def _correlation_measurements(
                 f"per seed: {listed}" if per_seed else "",
             ) if s)  # fmt: skip
             rows.append(measurement(study, column, setup, paper, value, spread=seed_std(pd.Series(per_seed, dtype=float)), seeds=len(per_seed), n=points, per_seed=per_seed,
+                                    moments=moments.get((encoder, dataset)) if column == "pearson_r" else None, protocol=protocol,
                                     convention=f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled ({points} points)", note=note, **common))  # fmt: skip
     return rows
 
 
 def _trace_measurements(
-    study: str, traces: pd.DataFrame, config: Mapping[str, Any]
+    study: str, traces: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
 ) -> list[dict[str, Any]]:
     """How far silhouette and IsoScore move over a run, and how much the seeds spread."""
     rows: list[dict[str, Any]] = []
@@ -211,15 +239,25 @@ def _trace_measurements(
             for metric in ("silhouette", "isoscore")
         }  # fmt: skip
         seeds = group["seed"].nunique()
+        protocol, stand_in = (
+            run_protocol(config, study),
+            _stand_in(study, encoder, dataset, config, stand),
+        )
         for metric in ("silhouette", "isoscore"):
             first, last = ends[metric]["first"].mean(), ends[metric]["last"].mean()
-            rows.append(measurement(study, f"{metric}_change", setup, paper, last - first, seeds=seeds, unit=f"{metric} difference",
-                                    evidence=evidence, note=f"{first:.4f} → {last:.4f} over {seeds} seed(s)"))  # fmt: skip
+            change = tuple(ends[metric]["last"] - ends[metric]["first"])
+            rows.append(measurement(study, f"{metric}_change", setup, paper, last - first, seeds=seeds, unit=f"{metric} difference", per_seed=change,
+                                    protocol=protocol, stand_in=stand_in, evidence=evidence, note=f"{first:.4f} → {last:.4f} over {seeds} seed(s); per seed: {', '.join(f'{v:+.4f}' for v in change)}"))  # fmt: skip
         if seeds < 2:
             rows.append(measurement(study, "seed_spread", setup, paper, seeds=seeds, evidence=evidence, missing="one seed only: no spread to measure"))  # fmt: skip
         else:
-            spread = max(ends[m]["last"].std(ddof=1) for m in ("silhouette", "isoscore"))
-            rows.append(measurement(study, "seed_spread", setup, paper, spread, seeds=seeds, unit="std across seeds", evidence=evidence, note=f"{seeds} seeds"))  # fmt: skip
+            # The spread of where the seeds end, relative to how far they move: "negligible" is
+            # about the effect, not an absolute number (0.05 exceeds a final IsoScore of 0.03).
+            ratios = {m: ends[m]["last"].std(ddof=1) / abs((ends[m]["last"] - ends[m]["first"]).mean()) for m in ("silhouette", "isoscore")}  # fmt: skip
+            worst = max(ratios, key=lambda m: ratios[m])
+            note = "; ".join(f"{m}: std of final {ends[m]['last'].std(ddof=1):.4g} / |mean change| {abs((ends[m]['last'] - ends[m]['first']).mean()):.4g}" for m in ratios)  # fmt: skip
+            rows.append(measurement(study, "seed_spread", setup, paper, ratios[worst], seeds=seeds, unit="std across seeds of the final value / |mean change|",
+                                    protocol=protocol, stand_in=stand_in, evidence=evidence, note=f"{seeds} seeds, largest for {worst}; {note}"))  # fmt: skip
     return rows
 
 
@@ -247,10 +285,9 @@ ISTAR_QUANTITIES = {
 
 def istar_measurements(runs: pd.DataFrame, config: Mapping[str, Any], source: str = paths.ISTAR_RUNS) -> list[dict[str, Any]]:  # fmt: skip
     """Per model × task × λ < 0: the IsoScore* change and the metric gain over the unregularised
-    baseline, each tested over seeds (:func:`seed_test`), the p-values Holm-adjusted over the λ
-    of one model × task (no best-of-several without the correction)."""
-    from isotropy.verdicts.tolerances import holm
-
+    baseline, each tested over seeds (:func:`seed_test`), with raw one-sided p-values: each page
+    Holm-adjusts them over its whole grid (every model × task × λ), so no best-of-several goes
+    uncorrected."""
     needed = {"model", "task", "regulariser", "lambda", "seed", "metric", "isoscore_star"}
     if missing := needed - set(runs.columns):
         raise ValueError(f"I-STAR runs table lacks columns {sorted(missing)}; found {list(runs.columns)}")  # fmt: skip
@@ -267,12 +304,12 @@ def istar_measurements(runs: pd.DataFrame, config: Mapping[str, Any], source: st
         lambdas = sorted(negative["lambda"].astype(float).unique())
         for quantity, (column, unit, convention) in ISTAR_QUANTITIES.items():
             tests = [seed_test(negative[negative["lambda"].astype(float) == lam], baseline, column) for lam in lambdas]  # fmt: skip
-            p_less, p_greater = holm([t[2] for t in tests]), holm([t[3] for t in tests])
+            p_less, p_greater = [t[2] for t in tests], [t[3] for t in tests]
             base = baseline[column].mean()
             for lam, (diff, seeds, _, _), low, high in zip(lambdas, tests, p_less, p_greater):
                 setup = f"{model}/{task}, λ={lam:g}"
                 rows.append(measurement("istar", quantity, setup, setup, diff, unit=unit, p_less=low, p_greater=high,
-                                        convention=f"{convention}, λ = {lam:g} minus no regulariser, {seeds} seed(s); Holm over {len(lambdas)} λ < 0",
+                                        convention=f"{convention}, λ = {lam:g} minus no regulariser, {seeds} seed(s); raw one-sided p (each page adjusts over its whole grid)",
                                         note=f"baseline {base:.4f}; λ={lam:g}: {base + diff:.4f}", **{**common, "seeds": seeds}))  # fmt: skip
     return rows
 

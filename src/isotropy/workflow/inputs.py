@@ -260,6 +260,16 @@ def report_tables(config: Mapping[str, Any], preview: bool = False) -> list[str]
     return [path for path in made if path.endswith(".csv")]
 
 
+def _protocol(config: Mapping[str, Any], study: str) -> dict[str, Any]:
+    """A study's settings its printed numbers depend on (isotropy.verdicts.measurements.run_protocol)."""
+    section = config.get(study) or {}
+    return {
+        key: section[key]
+        for key in ("metric_stride", "updates", "metric_sample_size")
+        if key in section
+    }
+
+
 def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
     """The parts of the configuration the measurements read, in the configuration's own shape
     (rule params: a change re-runs): the encoders as configured, the ``models`` records they,
@@ -277,7 +287,11 @@ def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "encoders": {name: dict(spec) for name, spec in encoders.items()},
         "models": {name: _model_record(config, name) for name in dict.fromkeys(used)},
-        "main": {"setups": dict((config.get("main") or {}).get("setups") or {})},
+        "main": {
+            "setups": dict((config.get("main") or {}).get("setups") or {}),
+            **_protocol(config, "main"),
+        },
+        "glue": _protocol(config, "glue"),  # the settings a printed correlation depends on
         "geometry": {
             "clusters": {
                 "models": list(clusters.get("models") or []),

@@ -1,0 +1,227 @@
+"""Agreement with a printed number as equivalence, the paper's own draw included (issue 47).
+
+The paper's number is one draw of its statistic (one run, or a mean or pooled value over its m
+runs), not a fixed truth. So the question is not "does our interval hold their number" but
+"where would the paper's statistic fall if its runs were ours": a *prediction* of the paper's
+draw from our seeds, on a scale where the statistic is near normal (Fisher z for correlations,
+logit for I(W), the natural one for STS points and LID), compared with an equivalence region
+[paper − δ, paper + δ] declared a priori (``margin`` in ``config/published_values.csv``).
+
+With D = paper − ours and its 95% interval (the prediction's interval, subtracted from the
+paper's value): *agrees* when the whole interval lies within ±δ, *differs* when it lies wholly
+outside, *inconclusive* otherwise. A wider interval can only move a row towards inconclusive.
+
+Per row, for a faithful replication P(differs) ≤ α (the interval covers the paper's draw with
+1 − α), and for a true gap ≥ δ P(agrees) ≤ α/2 (two one-sided tests at α/2).
+:func:`equivalence` also returns the two p-values, so a page can adjust them together
+(:func:`holm`): then α bounds the chance of *any* false ``differs`` (or false ``agrees``) on the
+page.
+
+Predictions:
+
+* :func:`mean_prediction` – the paper's number is one run (m = 1) or the mean over m runs of a
+  per-run value: z̄ ± t_{n−1} · s · √(1/n + 1/m) on the per-seed values (m = ∞: the paper's
+  number has no seed noise, e.g. every point indexed).
+* :func:`pooled_prediction` – the paper pooled the series of its m runs into one statistic
+  (Pearson r over every step of every run). A pooled r is not a mean: it falls as the seeds'
+  levels differ, so it depends on m. Its distribution is simulated by drawing m of our seeds
+  with replacement (the per-seed sums make each draw one matrix product); the draws' spread,
+  corrected for the plug-in (× √(n/(n−1))) and for our own n seeds (× √(1 + m/n)), with t_{n−1}.
+* a seed-free value (no seed changes it, ours and theirs): compared exactly, no interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+ALPHA = 0.05
+POOLED_DRAWS = 2000
+# Where ±1 is clipped on Fisher's z scale (as in isotropy.verdicts.tolerances.R_LIMIT).
+_R_LIMIT = 1 - 1e-12
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The scale a quantity is judged on: forward and back, and the margin's region on it."""
+
+    name: str
+    forward: Callable[[np.ndarray], np.ndarray]
+    back: Callable[[np.ndarray], np.ndarray]
+
+    def region(self, paper: float, margin: str) -> tuple[float, float]:
+        """[paper − δ, paper + δ] on this scale, δ as declared (``kind:value``)."""
+        low, high = self.regions(np.array([paper], dtype=np.float64), margin)
+        return float(low[0]), float(high[0])
+
+    def regions(self, paper: np.ndarray, margin: str) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`region` of each of an array of printed values."""
+        kind, value = parse_margin(margin)
+        paper = np.asarray(paper, dtype=np.float64)
+        if kind == "logit":
+            centre = self.forward(paper)
+            return centre - value, centre + value
+        if kind == "relative":
+            ends = paper * (1 - value), paper * (1 + value)
+            low, high = np.minimum(*ends), np.maximum(*ends)
+        else:  # r or points: an absolute difference in the printed units
+            low, high = paper - value, paper + value
+        return self.forward(low), self.forward(high)
+
+
+def _z(values: np.ndarray) -> np.ndarray:
+    return np.arctanh(np.clip(values, -_R_LIMIT, _R_LIMIT))
+
+
+def _z100(values: np.ndarray) -> np.ndarray:
+    return _z(np.asarray(values) / 100)
+
+
+def _logit(values: np.ndarray) -> np.ndarray:
+    p = np.clip(np.asarray(values, dtype=np.float64), 1e-300, 1 - 1e-16)
+    return np.log(p) - np.log1p(-p)
+
+
+SCALES = {
+    "z": Scale("Fisher z", _z, np.tanh),
+    "z100": Scale("Fisher z of r/100", _z100, lambda v: 100 * np.tanh(v)),
+    "logit": Scale("logit", _logit, lambda v: 1 / (1 + np.exp(-v))),
+    "identity": Scale("natural units", lambda v: np.asarray(v, dtype=np.float64), lambda v: v),
+}
+MARGIN_KINDS = ("r", "points", "relative", "logit")
+
+
+def parse_margin(spec: str) -> tuple[str, float]:
+    """``'r:0.05'`` → ``('r', 0.05)``; a clear error on anything else."""
+    kind, _, value = str(spec).partition(":")
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if kind not in MARGIN_KINDS or not (math.isfinite(number) and number > 0):
+        raise ValueError(
+            f"margin {spec!r} is not <kind>:<positive number> with kind one of {MARGIN_KINDS}"
+        )
+    return kind, number
+
+
+def describe_margin(spec: str) -> str:
+    """``'r:0.05'`` → ``'0.05 in r'``; ``'relative:0.1'`` → ``'10% of the paper's value'``."""
+    kind, value = parse_margin(spec)
+    words = {"r": f"{value:g} in r", "points": f"{value:g} points", "relative": f"{value:.0%} of the paper's value", "logit": f"{value:.3g} on the logit (odds ×{math.exp(value):.3g})"}  # fmt: skip
+    return words[kind]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Where the paper's statistic should fall were its runs ours, on the judging scale."""
+
+    centre: float
+    se: float  # 0: exact (a seed-free value)
+    df: int
+    what: str  # in words, for the row
+
+
+def mean_se(y: np.ndarray, m: float) -> np.ndarray:
+    """The standard error of (paper's draw − our mean) for each row of seeds ``y``:
+    s · √(1/n + 1/m) (1/m = 0 for m = ∞, a paper number without seed noise)."""
+    n = y.shape[1]
+    return y.std(axis=1, ddof=1) * math.sqrt(1 / n + (1 / m if math.isfinite(m) else 0.0))
+
+
+def mean_prediction(values: Sequence[float], m: float) -> Prediction | None:
+    """The paper's one run (m = 1) or mean over m runs, from our per-seed values (already on the
+    judging scale); None with fewer than two seeds."""
+    y = np.asarray([v for v in values if math.isfinite(v)], dtype=np.float64)
+    if y.size < 2:
+        return None
+    se = float(mean_se(y[None, :], m)[0])
+    runs = "no seed noise" if not math.isfinite(m) else f"m = {m:g}"
+    return Prediction(float(y.mean()), se, int(y.size - 1), f"t over {y.size} seeds, paper's {runs}")  # fmt: skip
+
+
+def pooled_r(moments: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Pearson r of the pooled series of each row of ``counts`` (how often each seed is drawn),
+    from per-seed sums (columns: points, Σx, Σy, Σx², Σy², Σxy)."""
+    total = counts @ moments
+    n, sx, sy, sxx, syy, sxy = total.T
+    return (n * sxy - sx * sy) / np.sqrt((n * sxx - sx**2) * (n * syy - sy**2))
+
+
+def series_moments(x: Sequence[float], y: Sequence[float]) -> tuple[float, ...]:
+    """One seed's sums for :func:`pooled_r` (centred on nothing: the values are O(1))."""
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    return (float(a.size), a.sum(), b.sum(), (a * a).sum(), (b * b).sum(), (a * b).sum())
+
+
+def pooled_prediction(
+    moments: np.ndarray, m: int, rng: np.random.Generator | None = None, draws: int = POOLED_DRAWS
+) -> Prediction | None:
+    """The paper's Pearson r pooled over m runs, simulated from our seeds (module docstring)."""
+    moments = np.asarray(moments, dtype=np.float64)
+    n = moments.shape[0]
+    if n < 2:
+        return None
+    rng = rng or np.random.default_rng(0)
+    counts = rng.multinomial(m, np.full(n, 1 / n), size=draws).astype(np.float64)
+    z = _z(pooled_r(moments, counts))
+    z = z[np.isfinite(z)]
+    if z.size < 2:
+        return None
+    se = float(z.std(ddof=1) * math.sqrt(n / (n - 1)) * math.sqrt(1 + m / n))
+    return Prediction(float(z.mean()), se, n - 1, f"pooled over m = {m} of our {n} seeds, {draws} draws")  # fmt: skip
+
+
+def exact_prediction(value: float) -> Prediction:
+    return Prediction(float(value), 0.0, 0, "seed-free: exact")
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """One row's equivalence test. ``low``/``high``: the interval for D = paper − ours in the
+    printed units; p-values two-sided-equivalent (compare with α, or adjust over a page)."""
+
+    low: float
+    high: float
+    p_agree: float
+    p_differ: float
+
+
+def test_arrays(centre, se, df, low, high) -> tuple[np.ndarray, np.ndarray]:
+    """(p of *agrees*, p of *differs*) for arrays of predictions against regions [low, high]
+    on the judging scale: two one-sided tests each, doubled so that both compare with α."""
+    centre, se, low, high = (np.asarray(v, dtype=np.float64) for v in (centre, se, low, high))
+    p_agree = np.minimum(1.0, 2 * np.maximum(stats.t.sf((centre - low) / se, df), stats.t.sf((high - centre) / se, df)))  # fmt: skip
+    p_differ = np.minimum(1.0, 2 * np.minimum(stats.t.sf((low - centre) / se, df), stats.t.sf((centre - high) / se, df)))  # fmt: skip
+    return p_agree, p_differ
+
+
+def equivalence(prediction: Prediction, paper: float, margin: str, scale: Scale) -> Equivalence:
+    """D's interval and the p-values of *agrees* (TOST) and *differs* (outside the margin)."""
+    low, high = scale.region(paper, margin)
+    c, se = prediction.centre, prediction.se
+    if se == 0 or not math.isfinite(se):
+        inside = low <= c <= high
+        value = float(scale.back(np.array([c]))[0])
+        return Equivalence(paper - value, paper - value, 0.0 if inside else 1.0, 1.0 if inside else 0.0)  # fmt: skip
+    t = stats.t.ppf(1 - ALPHA / 2, prediction.df)
+    top, bottom = scale.back(np.array([c + t * se, c - t * se]))
+    p_agree, p_differ = test_arrays(c, se, prediction.df, low, high)
+    return Equivalence(paper - float(top), paper - float(bottom), float(p_agree), float(p_differ))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of a family of p-values (NaN stays NaN, outside the family)."""
+    p = np.asarray(p_values, dtype=float)
+    finite = np.flatnonzero(np.isfinite(p))
+    adjusted = np.full(p.shape, np.nan)
+    order = finite[np.argsort(p[finite], kind="stable")]
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (len(order) - rank) * p[index]))
+        adjusted[index] = running
+    return adjusted.tolist()
