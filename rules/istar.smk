@@ -99,3 +99,58 @@ rule istar_figure:
 rule istar_study:
     input:
         targets.istar_outputs(ISTAR),
+
+
+# The poster's estimator figures on point clouds of known isotropy (CPU seconds, no model):
+# Figure 4 (IsoScore* against ζ; IsoScore vs IsoScore* against the mini-batch size).
+rule istar_figure4:
+    output:
+        pdf=paths.istar_estimator_file("figure4.pdf"),
+        png=report(
+            paths.istar_estimator_file("figure4.png"),
+            caption="../report/istar_estimator.rst",
+            category="istar estimator",
+        ),
+        zeta_table=paths.istar_estimator_file("figure4_zeta.csv"),
+        batch_table=paths.istar_estimator_file("figure4_batches.csv"),
+    log:
+        logs(paths.istar_estimator_file("figure4.pdf.log")),
+    benchmark:
+        benchmarks(paths.istar_estimator_file("figure4.tsv"))
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
+    params:
+        settings=lookup(dpath="istar_estimator", within=config),
+    script:
+        "../scripts/istar_estimator_figure.py"
+
+
+# Figures 2-3: clouds with the poster's average cosines (0.978, 0.005) and their IsoScore.
+rule istar_figures2_3:
+    output:
+        pdf=paths.istar_estimator_file("figures2_3.pdf"),
+        png=report(
+            paths.istar_estimator_file("figures2_3.png"),
+            caption="../report/istar_estimator.rst",
+            category="istar estimator",
+        ),
+        table=paths.istar_estimator_file("figures2_3.csv"),
+        points=paths.istar_estimator_file("figures2_3_points.csv"),
+    log:
+        logs(paths.istar_estimator_file("figures2_3.pdf.log")),
+    benchmark:
+        benchmarks(paths.istar_estimator_file("figures2_3.tsv"))
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
+    params:
+        settings=lookup(dpath="istar_estimator", within=config),
+    script:
+        "../scripts/istar_estimator_figure.py"

@@ -173,6 +173,17 @@ def istar_figure(figure: str = "{figure}", ext: str = "pdf") -> str:
     return f"results/istar/{figure}.{ext}"
 
 
+# The I-STAR poster's estimator figures (point clouds of known isotropy; no fine-tuning)
+
+ISTAR_ESTIMATOR = "results/istar_estimator"
+
+
+def istar_estimator_file(name: str) -> str:
+    """A file of the estimator figures: figure4.{pdf,png}, figure4_zeta.csv, figure4_batches.csv,
+    figures2_3.{pdf,png}, figures2_3.csv, figures2_3_points.csv."""
+    return f"{ISTAR_ESTIMATOR}/{name}"
+
+
 # ---------------------------------------------------------------------------------------------
 # Geometry study
 

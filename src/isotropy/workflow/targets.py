@@ -233,6 +233,16 @@ def istar_outputs(section: Mapping[str, Any] | None) -> list[str]:
     return outputs
 
 
+def istar_estimator_outputs(config: Mapping[str, Any]) -> list[str]:
+    """The I-STAR poster's estimator figures (Figure 4, Figures 2-3) and their tables; none
+    without the ``istar_estimator`` section. CPU seconds: part of rule all whatever the studies."""
+    if not config.get("istar_estimator"):
+        return []
+    names = ["figure4.pdf", "figure4.png", "figure4_zeta.csv", "figure4_batches.csv"]
+    names += ["figures2_3.pdf", "figures2_3.png", "figures2_3.csv", "figures2_3_points.csv"]
+    return [paths.istar_estimator_file(name) for name in names]
+
+
 def istar_run_files(section: Mapping[str, Any] | None, artefact: str = "metrics.json") -> list[str]:
     """The file ``artefact`` of every run of the I-STAR grid (none without the section)."""
     if not section:
