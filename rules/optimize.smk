@@ -29,6 +29,7 @@ rule optimize_embeddings:
             config, wc.study, wc.dataset, int(wc.seed)
         ),
         device=lookup(dpath="device", within=config),
+        section2_metrics=lambda wc: targets.section2_metrics(config, wc.study),
     script:
         "../scripts/optimize_embeddings.py"
 

@@ -321,3 +321,58 @@ def test_cross_entropy_with_bounded_norms_moves_towards_the_collapse(minilm):
     assert float(O.intra_class_spread(points, y)) < spread0 / 3
     assert M.silhouette(points, y) > silhouette0 + 0.4
     assert M.isoscore(points) < iso0 / 10
+
+
+# ---------------------------------------------------------------------------------------------
+# per-update tracking in the direct optimisation (Section2Probe)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("multilabel", [False, True])
+def test_section2_probe_matches_the_objective_functions(multilabel):
+    from test_optimize import CPU, word_task
+
+    from isotropy.optimize import EmbeddingClassifier, Section2Probe, build_problem
+
+    problem = build_problem(*word_task(n=90, multilabel=multilabel))
+    torch.manual_seed(0)
+    model = EmbeddingClassifier(problem.vectors, len(problem.label_names), False, bias=True)
+    state = Section2Probe(problem, CPU)(model)
+    assert tuple(state) == O.SECTION2_COLUMNS
+    x = model.embeddings.weight.detach().double()
+    w = model.classifier.weight.detach().double()
+    clusters = np.unique(M.cluster_ids(problem.targets), return_inverse=True)[1].reshape(-1)
+    eq1 = O.silhouette_objective(x, clusters, mean=True)
+    assert float(state["eq1_objective"]) == pytest.approx(float(eq1), rel=1e-5)
+    assert float(state["intra_class_spread"]) == pytest.approx(
+        float(O.intra_class_spread(x, clusters)), rel=1e-9
+    )
+    if multilabel:
+        t = torch.from_numpy(problem.targets).double()
+        eq3 = float((t * (x @ w.T)).sum())
+    else:
+        eq3 = float(O.linear_objective(x, problem.targets, w))
+        assert float(state["class_vector_distance"]) == pytest.approx(
+            float(O.class_vector_distance(x, problem.targets, w)), rel=1e-9
+        )
+    assert float(state["eq3_objective"]) * len(x) == pytest.approx(eq3, rel=1e-9)
+
+
+def test_section2_columns_tell_figure2s_story_in_the_papers_terms():
+    """Recorded per update in a run: Eq. (1) and Eq. (3) rise, the intra-class spread (relative
+    to the total) and the distance to the class vectors fall, while IsoScore falls."""
+    from test_optimize import CPU, settings, word_task
+
+    from isotropy.optimize import Section2Probe, build_problem, run_optimisation
+
+    problem = build_problem(*word_task())
+    trace, _ = run_optimisation(
+        problem, settings(metric_stride=50), CPU, Section2Probe(problem, CPU)
+    )
+    assert list(trace.columns[-4:]) == list(O.SECTION2_COLUMNS)
+    first, last = trace.iloc[0], trace.iloc[-1]
+    assert last["eq1_objective"] > first["eq1_objective"]
+    assert last["eq3_objective"] > first["eq3_objective"]
+    assert last["class_vector_distance"] < first["class_vector_distance"]
+    assert last["intra_class_spread"] < first["intra_class_spread"]
+    assert last["isoscore"] < first["isoscore"]

@@ -265,3 +265,68 @@ def class_vector_distance(points: ArrayLike, labels, weights: ArrayLike) -> torc
     w = torch.as_tensor(weights).to(device=x.device, dtype=torch.float64)[ids]
     cos = torch.nn.functional.cosine_similarity(x, w, dim=1)
     return (1.0 - cos).mean()
+
+
+# ----------------------------------------------------------------------------------------------
+# per-update tracking in the direct optimisation (no gradient; any number of points)
+# ----------------------------------------------------------------------------------------------
+
+# Columns of :func:`section2_state`, recorded after the registry's metrics when a study sets
+# ``section2_metrics`` (isotropy.optimize.Section2Probe).
+SECTION2_COLUMNS = ("eq1_objective", "eq3_objective", "intra_class_spread", "class_vector_distance")
+
+
+@torch.no_grad()
+def mean_inter_minus_intra(
+    points: torch.Tensor, clusters: torch.Tensor, block: int = 1024
+) -> torch.Tensor:
+    """Eq. (1) with means (:func:`silhouette_objective` with ``mean=True``, Euclidean), in row
+    blocks: O(block x n) memory, float64 sums. ``clusters`` are integer ids on the points' device."""
+    x = points.detach()
+    x = x - x.mean(dim=0, keepdim=True)
+    n = x.shape[0]
+    counts = torch.bincount(clusters).to(torch.float64)
+    intra_pairs = float((counts * (counts - 1)).sum())
+    inter_pairs = float(n * (n - 1)) - intra_pairs
+    total = torch.zeros((), dtype=torch.float64, device=x.device)
+    intra = torch.zeros((), dtype=torch.float64, device=x.device)
+    for start in range(0, n, block):
+        dist = torch.cdist(x[start : start + block], x).to(torch.float64)
+        same = clusters[start : start + block, None] == clusters[None, :]
+        total += dist.sum()
+        intra += dist[same].sum()  # self-distances are 0: they add nothing
+    inter = total - intra
+    mean_intra = intra / intra_pairs if intra_pairs else torch.zeros_like(intra)
+    return inter / max(inter_pairs, 1.0) - mean_intra
+
+
+@torch.no_grad()
+def section2_state(
+    points: torch.Tensor, indicator: torch.Tensor, clusters: torch.Tensor, weights: torch.Tensor
+) -> dict[str, torch.Tensor]:
+    """The section 2 quantities of one optimisation state, as 0-d float64 tensors (no host sync).
+
+    ``points`` are the classified representations (n x d), ``indicator`` the n x k 0/1 label
+    matrix (one-hot for single-label tasks), ``clusters`` the silhouette's cluster ids (label
+    vectors), ``weights`` the classifier's k x d matrix (its bias is not part of Eq. (3)).
+    eq1_objective: mean inter- minus mean intra-cluster distance; eq3_objective: Eq. (3) per item,
+    Σ_i Σ_{c ∈ y_i} w_cᵀx_i / n (= Σ_c w_cᵀv_c / n, v_c = Σ_{i: c ∈ y_i} x_i); intra_class_spread:
+    :func:`intra_class_spread` over the clusters; class_vector_distance: mean of 1 - cos(x_i, w_c)
+    over the (item, label) pairs.
+    """
+    x = points.detach().to(torch.float64)
+    t = indicator.to(torch.float64)
+    w = weights.detach().to(torch.float64)
+    n = x.shape[0]
+    vectors = t.T @ x  # class vectors v_c
+    k = int(clusters.max()) + 1
+    sizes = torch.bincount(clusters, minlength=k).to(torch.float64).clamp_min(1.0)
+    means = torch.zeros(k, x.shape[1], dtype=x.dtype, device=x.device).index_add(0, clusters, x)
+    spread = ((x - (means / sizes[:, None])[clusters]) ** 2).sum(dim=1).mean()
+    cosines = torch.nn.functional.normalize(x, dim=1) @ torch.nn.functional.normalize(w, dim=1).T
+    return {
+        "eq1_objective": mean_inter_minus_intra(x, clusters),
+        "eq3_objective": (w * vectors).sum() / n,
+        "intra_class_spread": spread,
+        "class_vector_distance": (t * (1.0 - cosines)).sum() / t.sum(),
+    }

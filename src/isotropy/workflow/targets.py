@@ -169,6 +169,12 @@ def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> 
     }
 
 
+def section2_metrics(config: dict, study: str) -> bool:
+    """Whether a direct-optimisation study records section 2's quantities per update (off by
+    default: Eq. (1) is quadratic in the items, like the exact silhouette)."""
+    return bool(study_section(config, study).get("section2_metrics", False))
+
+
 def geometry_models(config: Mapping[str, Any]) -> list[str]:
     """The models (keys of ``models``) the geometry study runs: clusters' then sts' models."""
     names = [
