@@ -154,3 +154,43 @@ rule istar_figures2_3:
         settings=lookup(dpath="istar_estimator", within=config),
     script:
         "../scripts/istar_estimator_figure.py"
+
+
+# Figure 1: average activation per dimension of sentence embeddings of SST-2 validation.
+rule istar_figure1:
+    input:
+        validation=lambda wc: readers.task_inputs(config, "sst2")["validation"],
+        model=lambda wc: models.required_manifests(
+            config,
+            [
+                configuration.sentence_encoder_spec(config, name).get("path")
+                for name in config["istar_estimator"]["figure1_encoders"]
+            ],
+        ),
+    output:
+        pdf=paths.istar_estimator_file("figure1.pdf"),
+        png=report(
+            paths.istar_estimator_file("figure1.png"),
+            caption="../report/istar_estimator.rst",
+            category="istar estimator",
+        ),
+        table=paths.istar_estimator_file("figure1.csv"),
+        summary=paths.istar_estimator_file("figure1_summary.csv"),
+    log:
+        logs(paths.istar_estimator_file("figure1.pdf.log")),
+    benchmark:
+        benchmarks(paths.istar_estimator_file("figure1.tsv"))
+    conda:
+        "../envs/torch.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 30 * attempt,
+    params:
+        encoders=lambda wc: {
+            name: configuration.sentence_encoder_spec(config, name)
+            for name in config["istar_estimator"]["figure1_encoders"]
+        },
+        device=lookup(dpath="device", within=config),
+    script:
+        "../scripts/istar_activation_figure.py"

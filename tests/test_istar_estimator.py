@@ -77,3 +77,17 @@ def test_figures_render(tmp_path):
     points, summary = estimator.cosine_clouds((0.978, 0.005), 100, seed=0)
     estimator_plots.plot_figures2_3(points, summary, tmp_path / "f2.pdf", tmp_path / "f2.png")
     assert all((tmp_path / name).stat().st_size > 1000 for name in ("f4.png", "f2.png"))
+
+
+def test_average_activation_ranks_a_planted_rogue_dimension_first():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(500, 20))
+    x[:, 7] += 5.0  # a rogue dimension: far from 0 on every sentence
+    table = estimator.average_activation(x)
+    np.testing.assert_allclose(table["mean_activation"], x.mean(axis=0))
+    assert table.loc[table["rank"] == 1, "dimension"].item() == 7
+    summary = estimator.activation_summary(x)
+    assert summary["max_over_median_abs_mean"] > 50
+    assert summary["average_cosine"] > 0.5 and summary["isoscore"] > 0.2  # spread stays ~isotropic
+    clean = estimator.activation_summary(rng.normal(size=(500, 20)))
+    assert clean["max_over_median_abs_mean"] < 10

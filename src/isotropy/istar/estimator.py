@@ -164,3 +164,33 @@ def cosine_clouds(
             }
         )
     return pd.concat(clouds, ignore_index=True), pd.DataFrame(summary)
+
+
+def average_activation(vectors: np.ndarray) -> pd.DataFrame:
+    """Figure 1: the mean activation of each dimension over the sentence embeddings (rows), with
+    its rank by magnitude (1 = the largest |mean|): a few "rogue" dimensions far from 0 make the
+    average cosine high without the cloud being spread along them."""
+    x = np.asarray(vectors, dtype=np.float64)
+    if x.ndim != 2 or len(x) < 2:
+        raise ValueError(f"need an (n >= 2, d) array of sentence embeddings; found shape {x.shape}")
+    mean = x.mean(axis=0)
+    order = np.argsort(-np.abs(mean), kind="stable")
+    rank = np.empty(len(mean), dtype=np.int64)
+    rank[order] = np.arange(1, len(mean) + 1)
+    return pd.DataFrame({"dimension": np.arange(len(mean)), "mean_activation": mean,
+                         "std_activation": x.std(axis=0, ddof=1), "rank": rank})  # fmt: skip
+
+
+def activation_summary(vectors: np.ndarray) -> dict[str, float]:
+    """The numbers beside Figure 1: the largest |mean activation| over the median one, the share
+    of the squared mean vector's norm in the top 3 dimensions, average cosine and IsoScore."""
+    table = average_activation(vectors)
+    magnitude = np.sort(np.abs(table["mean_activation"].to_numpy()))[::-1]
+    return {
+        "sentences": float(len(vectors)),
+        "dim": float(np.asarray(vectors).shape[1]),
+        "max_over_median_abs_mean": float(magnitude[0] / np.median(magnitude)),
+        "top3_share_of_mean_norm2": float((magnitude[:3] ** 2).sum() / (magnitude**2).sum()),
+        "average_cosine": average_cosine(np.asarray(vectors, dtype=np.float64)),
+        "isoscore": metrics.isoscore(np.asarray(vectors, dtype=np.float64)),
+    }

@@ -57,3 +57,19 @@ def plot_figures2_3(
         ax.set_ylabel("dimension 2")
         ax.set_aspect("equal", adjustable="datalim")
     save_figure(figure, pdf_path, png_path)
+
+
+def plot_figure1(activations: pd.DataFrame, pdf_path: str | Path, png_path: str | Path) -> None:
+    """Mean activation per dimension, one panel per encoder (column ``encoder``)."""
+    encoders = list(dict.fromkeys(activations["encoder"]))
+    figure, axes = plt.subplots(len(encoders), 1, figsize=(9, 2.6 * len(encoders)),
+                                layout="constrained", squeeze=False)  # fmt: skip
+    for ax, name in zip(axes[:, 0], encoders):
+        part = activations[activations["encoder"] == name]
+        ax.bar(part["dimension"], part["mean_activation"], width=1.0, color="tab:blue",
+               label="mean over sentences")  # fmt: skip
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("dimension")
+        ax.set_ylabel("average activation")
+        ax.legend(fontsize=7, loc="upper right")
+    save_figure(figure, pdf_path, png_path)
