@@ -175,6 +175,13 @@ def section2_metrics(config: dict, study: str) -> bool:
     return bool(study_section(config, study).get("section2_metrics", False))
 
 
+def geometry_pca_layer(config: Mapping[str, Any], model: str) -> int:
+    """The layer of ``model``'s PCA view: its entry in ``geometry.clusters.pca_layers``, else
+    ``pca_layer`` (the same value as before for every model not listed: no job is re-made)."""
+    clusters = config["geometry"]["clusters"]
+    return int((clusters.get("pca_layers") or {}).get(model, clusters["pca_layer"]))
+
+
 def geometry_models(config: Mapping[str, Any]) -> list[str]:
     """The models (keys of ``models``) the geometry study runs: clusters' then sts' models."""
     names = [
