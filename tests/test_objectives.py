@@ -376,3 +376,22 @@ def test_section2_columns_tell_figure2s_story_in_the_papers_terms():
     assert last["class_vector_distance"] < first["class_vector_distance"]
     assert last["intra_class_spread"] < first["intra_class_spread"]
     assert last["isoscore"] < first["isoscore"]
+
+
+def test_eq3_ascent_trace_on_real_points_moves_towards_the_collapse(minilm):
+    """The section 2 figure's computation (results/section2/): along the ascent on Eq. (3) from
+    real MiniLM points, IsoScore and Eq. (2) fall, silhouette and Eq. (1) rise, the spread falls,
+    and ‖w_c‖/n_c equalises across the two (unequal) classes."""
+    x, y = minilm
+    keep = np.r_[0:60, 60:90]  # 60 positive, 30 negative: unequal counts
+    trace, classes = O.eq3_ascent_trace(
+        x[keep], y[keep], steps=400, learning_rate=0.05, seed=0, every=100
+    )
+    first, last = trace.iloc[0], trace.iloc[-1]
+    assert (
+        last["isoscore"] < first["isoscore"] / 5 and last["eq2_objective"] < first["eq2_objective"]
+    )
+    assert last["silhouette"] > 0.9 and last["eq1_objective"] > first["eq1_objective"]
+    assert last["intra_class_spread"] < first["intra_class_spread"] / 100
+    ratio = classes["norm_per_count"].to_numpy()
+    assert ratio.max() / ratio.min() < 1.01 and sorted(classes["count"]) == [30, 60]

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import torch
 
 from isotropy.metrics.checks import ArrayLike, checked_points
@@ -330,3 +331,64 @@ def section2_state(
         "intra_class_spread": spread,
         "class_vector_distance": (t * (1.0 - cosines)).sum() / t.sum(),
     }
+
+
+# ----------------------------------------------------------------------------------------------
+# the section 2 figure: Eq. (3) optimised on real points, its statements tracked per step
+# ----------------------------------------------------------------------------------------------
+
+
+def eq3_ascent_trace(
+    points: np.ndarray,
+    labels: np.ndarray,
+    steps: int,
+    learning_rate: float,
+    seed: int,
+    every: int = 10,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Projected gradient ascent of Eq. (3) over the points (each kept in the ball of the largest
+    starting norm) and a random classifier W (‖W‖_F <= 1), from the given points.
+
+    Returns the per-step trace (every ``every`` steps and the last: Eq. (1) with means, Eq. (2)
+    (cos θ of the covariance eigenvalues: the pairwise-distance route is tested, not re-run here),
+    IsoScore, silhouette, intra-class spread, Eq. (3)) and the final class table (label count n_c,
+    ‖w_c‖, ‖w_c‖/n_c: footnote 2 says the last is the same for every class at the optimum).
+    """
+    from isotropy.metrics.clusters import silhouette
+    from isotropy.metrics.isoscores import isoscore
+
+    x = torch.as_tensor(np.asarray(points, dtype=np.float64)).clone()
+    y = _labels(labels, x.shape[0], x.device)
+    radius = float(x.norm(dim=1).max())
+    generator = torch.Generator().manual_seed(seed)
+    w = torch.randn(int(y.max()) + 1, x.shape[1], generator=generator, dtype=torch.float64)
+    w /= w.norm()
+    x.requires_grad_()
+    w.requires_grad_()
+    optimiser = torch.optim.SGD([x, w], lr=learning_rate)
+    rows = []
+    for step in range(steps + 1):
+        if step % every == 0 or step == steps:
+            state = x.detach()
+            rows.append({
+                "step": step,
+                "eq1_objective": float(mean_inter_minus_intra(state, y)),
+                "eq2_objective": float(isotropy_cosine(torch.linalg.eigvalsh(torch.cov(state.T)).clamp_min(0))),
+                "isoscore": isoscore(state),
+                "silhouette": silhouette(state, y.numpy()),
+                "intra_class_spread": float(intra_class_spread(state, y)),
+                "eq3_objective": float(linear_objective(state, y, w.detach())),
+            })  # fmt: skip
+        if step == steps:
+            break
+        optimiser.zero_grad()
+        (-linear_objective(x, y, w)).backward()
+        optimiser.step()
+        with torch.no_grad():
+            x *= (radius / x.norm(dim=1, keepdim=True)).clamp(max=1.0)
+            w /= w.norm().clamp_min(1.0)
+    counts = torch.bincount(y).numpy()
+    norms = w.detach().norm(dim=1).numpy()
+    classes = pd.DataFrame({"label": np.arange(len(counts)), "count": counts, "weight_norm": norms})
+    classes["norm_per_count"] = classes["weight_norm"] / classes["count"]
+    return pd.DataFrame(rows), classes

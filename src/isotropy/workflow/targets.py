@@ -259,6 +259,17 @@ def istar_estimator_outputs(config: Mapping[str, Any]) -> list[str]:
     return [paths.istar_estimator_file(name) for name in names]
 
 
+def section2_outputs(config: Mapping[str, Any]) -> list[str]:
+    """The section 2 figure and its tables; none without the ``section2`` section. Its input is
+    a main-study data set's embeddings (polarity with MiniLM by default): seconds on a CPU."""
+    if not config.get("section2"):
+        return []
+    return [
+        paths.section2_file(name)
+        for name in ("figure.pdf", "figure.png", "trace.csv", "classes.csv")
+    ]
+
+
 def istar_run_files(section: Mapping[str, Any] | None, artefact: str = "metrics.json") -> list[str]:
     """The file ``artefact`` of every run of the I-STAR grid (none without the section)."""
     if not section:
