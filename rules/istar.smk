@@ -109,7 +109,7 @@ rule istar_figure4:
         png=report(
             paths.istar_estimator_file("figure4.png"),
             caption="../report/istar_estimator.rst",
-            category="istar estimator",
+            category="istar study",
         ),
         zeta_table=paths.istar_estimator_file("figure4_zeta.csv"),
         batch_table=paths.istar_estimator_file("figure4_batches.csv"),
@@ -136,7 +136,7 @@ rule istar_figures2_3:
         png=report(
             paths.istar_estimator_file("figures2_3.png"),
             caption="../report/istar_estimator.rst",
-            category="istar estimator",
+            category="istar study",
         ),
         table=paths.istar_estimator_file("figures2_3.csv"),
         points=paths.istar_estimator_file("figures2_3_points.csv"),
@@ -172,7 +172,7 @@ rule istar_figure1:
         png=report(
             paths.istar_estimator_file("figure1.png"),
             caption="../report/istar_estimator.rst",
-            category="istar estimator",
+            category="istar study",
         ),
         table=paths.istar_estimator_file("figure1.csv"),
         summary=paths.istar_estimator_file("figure1_summary.csv"),

@@ -167,18 +167,14 @@ def cosine_clouds(
 
 
 def average_activation(vectors: np.ndarray) -> pd.DataFrame:
-    """Figure 1: the mean activation of each dimension over the sentence embeddings (rows), with
-    its rank by magnitude (1 = the largest |mean|): a few "rogue" dimensions far from 0 make the
-    average cosine high without the cloud being spread along them."""
+    """Figure 1: the mean (and std) activation of each dimension over the sentence embeddings
+    (rows): a few "rogue" dimensions far from 0 make the average cosine high without the cloud
+    being spread along them."""
     x = np.asarray(vectors, dtype=np.float64)
     if x.ndim != 2 or len(x) < 2:
         raise ValueError(f"need an (n >= 2, d) array of sentence embeddings; found shape {x.shape}")
-    mean = x.mean(axis=0)
-    order = np.argsort(-np.abs(mean), kind="stable")
-    rank = np.empty(len(mean), dtype=np.int64)
-    rank[order] = np.arange(1, len(mean) + 1)
-    return pd.DataFrame({"dimension": np.arange(len(mean)), "mean_activation": mean,
-                         "std_activation": x.std(axis=0, ddof=1), "rank": rank})  # fmt: skip
+    return pd.DataFrame({"dimension": np.arange(x.shape[1]), "mean_activation": x.mean(axis=0),
+                         "std_activation": x.std(axis=0, ddof=1)})  # fmt: skip
 
 
 def activation_summary(vectors: np.ndarray) -> dict[str, float]:
