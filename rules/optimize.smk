@@ -2,6 +2,8 @@
 # figures. Both studies share these rules: a study is configuration, not a pipeline.
 
 
+# section2_metrics is a parameter only when a study records section 2's quantities
+# (targets.section2_params), so default runs keep the parameters they were made with.
 rule optimize_embeddings:
     input:
         table=paths.dataset_table(),
@@ -25,11 +27,11 @@ rule optimize_embeddings:
         runtime=lambda wc, attempt: 240 * attempt,
         gpu=1,
     params:
+        **targets.section2_params(config),
         settings=lambda wc: targets.optimisation_settings(
             config, wc.study, wc.dataset, int(wc.seed)
         ),
         device=lookup(dpath="device", within=config),
-        section2_metrics=lambda wc: targets.section2_metrics(config, wc.study),
     script:
         "../scripts/optimize_embeddings.py"
 

@@ -18,7 +18,7 @@ def main(snakemake):
     problem = build_problem(table, index, vectors)
     settings = OptimisationSettings(**snakemake.params.settings)
     # section 2's quantities after each recorded update, when the study asks (quadratic in items)
-    probe = Section2Probe(problem, device) if snakemake.params.section2_metrics else None
+    probe = Section2Probe(problem, device) if snakemake.params.get("section2_metrics") else None
     trace, summary = run_optimisation(problem, settings, device, probe)
     summary.update(encoder=snakemake.wildcards.encoder, dataset=snakemake.wildcards.dataset)
     with atomic_path(snakemake.output.trace) as tmp:

@@ -192,3 +192,17 @@ def test_pca_view_layer_per_model():
     assert targets.geometry_pca_layer(config, "miniLM") == -1
     del config["geometry"]["clusters"]["pca_layers"]
     assert targets.geometry_pca_layer(config, "gpt2") == -1
+
+
+def test_section2_metrics_parameter_only_when_a_study_records_them():
+    config = {"main": {"section2_metrics": False}, "glue": {}}
+    assert targets.section2_params(config) == {}
+    config["main"]["section2_metrics"] = True
+    params = targets.section2_params(config)
+
+    class Wildcards:
+        study = "main"
+
+    assert params["section2_metrics"](Wildcards) is True
+    Wildcards.study = "glue"
+    assert params["section2_metrics"](Wildcards) is False

@@ -175,6 +175,16 @@ def section2_metrics(config: dict, study: str) -> bool:
     return bool(study_section(config, study).get("section2_metrics", False))
 
 
+def section2_params(config: dict) -> dict[str, Any]:
+    """Rule optimize_embeddings' ``section2_metrics`` parameter, present only when some study
+    sets it, so that the runs of a configuration without it keep the parameters they were made
+    with (Snakemake would re-make them all for a new parameter)."""
+    studies = [s for s in ("main", "glue") if s in config and config[s].get("section2_metrics")]
+    if not studies:
+        return {}
+    return {"section2_metrics": lambda wildcards: section2_metrics(config, wildcards.study)}
+
+
 def geometry_pca_layer(config: Mapping[str, Any], model: str) -> int:
     """The layer of ``model``'s PCA view: its entry in ``geometry.clusters.pca_layers``, else
     ``pca_layer`` (the same value as before for every model not listed: no job is re-made)."""
