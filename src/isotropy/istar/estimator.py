@@ -1,4 +1,5 @@
-"""The I-STAR poster's estimator figures (Rudman & Eickhoff 2024), on point clouds of known isotropy.
+"""The I-STAR poster's figures that need no fine-tuning (Rudman & Eickhoff 2024): the estimator
+on point clouds of known isotropy (Figures 2-4) and the activations of Figure 1.
 
 - Figure 4: IsoScore* against the shrinkage ζ for samples of several sizes from a Gaussian cloud
   whose true isotropy (IsoScore of its population covariance) is known, Σ_S the covariance of a
@@ -7,6 +8,8 @@
 - Figures 2-3: two clouds whose average cosine similarity is the poster's 0.978 and 0.005, with
   their IsoScore: an isotropic cloud far from the origin (high average cosine, IsoScore near 1)
   and a line through the origin (average cosine near 0, IsoScore near 0).
+- Figure 1: the average activation per dimension of sentence embeddings
+  (:func:`average_activation`, :func:`activation_summary`).
 """
 
 from __future__ import annotations

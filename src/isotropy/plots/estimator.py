@@ -1,6 +1,7 @@
 """The I-STAR poster's estimator figures (Rudman & Eickhoff 2024), from the tables of
 :mod:`isotropy.istar.estimator`: Figure 4 (IsoScore* against ζ, and IsoScore vs IsoScore* against
-the mini-batch size) and Figures 2-3 (average cosine is not isotropy)."""
+the mini-batch size), Figures 2-3 (average cosine is not isotropy) and Figure 1 (average
+activation per dimension)."""
 
 from __future__ import annotations
 
