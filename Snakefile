@@ -26,6 +26,8 @@ rule all:
     default_target: True
     input:
         targets.study_targets(config, config["studies"]),
+        targets.istar_estimator_outputs(config),
+        targets.section2_outputs(config),
         paths.CLAIMS,
         paths.PAPER_COMPARISON,
         paths.REPORT_OVERVIEW,

@@ -59,7 +59,7 @@ rule geometry_cosine:
         runtime=lambda wildcards, attempt: 240 * attempt,
     params:
         **targets.geometry_clustering_params(config),
-        pca_layer=lookup(dpath="geometry/clusters/pca_layer", within=config),
+        pca_layer=lambda wc: targets.geometry_pca_layer(config, wc.model),
         pca_sample_size=lookup(dpath="geometry/clusters/pca_sample_size", within=config),
     script:
         "../scripts/geometry_cosine.py"

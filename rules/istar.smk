@@ -99,3 +99,98 @@ rule istar_figure:
 rule istar_study:
     input:
         targets.istar_outputs(ISTAR),
+
+
+# The poster's estimator figures on point clouds of known isotropy (CPU seconds, no model):
+# Figure 4 (IsoScore* against ζ; IsoScore vs IsoScore* against the mini-batch size).
+rule istar_figure4:
+    output:
+        pdf=paths.istar_estimator_file("figure4.pdf"),
+        png=report(
+            paths.istar_estimator_file("figure4.png"),
+            caption="../report/istar_estimator.rst",
+            category="istar study",
+        ),
+        zeta_table=paths.istar_estimator_file("figure4_zeta.csv"),
+        batch_table=paths.istar_estimator_file("figure4_batches.csv"),
+    log:
+        logs(paths.istar_estimator_file("figure4.pdf.log")),
+    benchmark:
+        benchmarks(paths.istar_estimator_file("figure4.tsv"))
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
+    params:
+        settings=lookup(dpath="istar_estimator", within=config),
+    script:
+        "../scripts/istar_estimator_figure.py"
+
+
+# Figures 2-3: clouds with the poster's average cosines (0.978, 0.005) and their IsoScore.
+rule istar_figures2_3:
+    output:
+        pdf=paths.istar_estimator_file("figures2_3.pdf"),
+        png=report(
+            paths.istar_estimator_file("figures2_3.png"),
+            caption="../report/istar_estimator.rst",
+            category="istar study",
+        ),
+        table=paths.istar_estimator_file("figures2_3.csv"),
+        points=paths.istar_estimator_file("figures2_3_points.csv"),
+    log:
+        logs(paths.istar_estimator_file("figures2_3.pdf.log")),
+    benchmark:
+        benchmarks(paths.istar_estimator_file("figures2_3.tsv"))
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
+    params:
+        settings=lookup(dpath="istar_estimator", within=config),
+    script:
+        "../scripts/istar_estimator_figure.py"
+
+
+# Figure 1: average activation per dimension of sentence embeddings of SST-2 validation.
+rule istar_figure1:
+    input:
+        validation=lambda wc: readers.task_inputs(config, "sst2")["validation"],
+        model=lambda wc: models.required_manifests(
+            config,
+            [
+                configuration.sentence_encoder_spec(config, name).get("path")
+                for name in config["istar_estimator"]["figure1_encoders"]
+            ],
+        ),
+    output:
+        pdf=paths.istar_estimator_file("figure1.pdf"),
+        png=report(
+            paths.istar_estimator_file("figure1.png"),
+            caption="../report/istar_estimator.rst",
+            category="istar study",
+        ),
+        table=paths.istar_estimator_file("figure1.csv"),
+        summary=paths.istar_estimator_file("figure1_summary.csv"),
+    log:
+        logs(paths.istar_estimator_file("figure1.pdf.log")),
+    benchmark:
+        benchmarks(paths.istar_estimator_file("figure1.tsv"))
+    conda:
+        "../envs/torch.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 30 * attempt,
+    params:
+        encoders=lambda wc: {
+            name: configuration.sentence_encoder_spec(config, name)
+            for name in config["istar_estimator"]["figure1_encoders"]
+        },
+        device=lookup(dpath="device", within=config),
+    script:
+        "../scripts/istar_activation_figure.py"

@@ -2,6 +2,8 @@
 # figures. Both studies share these rules: a study is configuration, not a pipeline.
 
 
+# section2_metrics is a parameter only when a study records section 2's quantities
+# (targets.section2_params), so default runs keep the parameters they were made with.
 rule optimize_embeddings:
     input:
         table=paths.dataset_table(),
@@ -25,6 +27,7 @@ rule optimize_embeddings:
         runtime=lambda wc, attempt: 240 * attempt,
         gpu=1,
     params:
+        **targets.section2_params(config),
         settings=lambda wc: targets.optimisation_settings(
             config, wc.study, wc.dataset, int(wc.seed)
         ),
@@ -170,3 +173,40 @@ rule figures:
             )
             if "figure" in p
         ],
+
+
+# The main paper's section 2 on real points: Eq. (3) ascent from a main-study data set's vectors.
+rule section2_figure:
+    input:
+        table=lambda wc: paths.dataset_table(config["section2"]["dataset"]),
+        vectors=lambda wc: paths.embedding_file(
+            "vectors.npy", config["section2"]["encoder"], config["section2"]["dataset"]
+        ),
+        index=lambda wc: paths.embedding_file(
+            "index.parquet",
+            config["section2"]["encoder"],
+            config["section2"]["dataset"],
+        ),
+    output:
+        pdf=paths.section2_file("figure.pdf"),
+        png=report(
+            paths.section2_file("figure.png"),
+            caption="../report/section2.rst",
+            category="main study",
+        ),
+        trace=paths.section2_file("trace.csv"),
+        classes=paths.section2_file("classes.csv"),
+    log:
+        logs(paths.section2_file("figure.pdf.log")),
+    benchmark:
+        benchmarks(paths.section2_file("figure.tsv"))
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 4000 * attempt,
+        runtime=lambda wc, attempt: 20 * attempt,
+    params:
+        settings=lookup(dpath="section2", within=config),
+    script:
+        "../scripts/section2_figure.py"

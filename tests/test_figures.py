@@ -377,8 +377,18 @@ def test_geometry_figures():
         geometry_plots.plot_cosine_by_layer(_cosine_table()),
         geometry_plots.plot_lid_by_layer(_lid_table()),
         geometry_plots.plot_pca_view(pca, "miniLM on polarity"),
+        geometry_plots.plot_pca_view(
+            pca.assign(token=(["the", "##ing", ",", "[CLS]"] * 15)), "miniLM on polarity"
+        ),
     ):
         assert _close(figure) == []
+
+
+def test_token_kinds_of_the_pca_view():
+    kinds = [
+        geometry_plots.token_kind(t) for t in ("film", "##s", "...", "'", "[SEP]", "<s>", "3d")
+    ]
+    assert kinds == ["word", "sub-word piece", "symbol", "symbol", "special", "special", "word"]
 
 
 # --- every figure of the tiny run -----------------------------------------------------------

@@ -184,3 +184,25 @@ def test_glue_table_job_reads_the_earlier_runs_and_the_new_one(tmp_path):
     assert inputs.count("summary.json") == 6, inputs
     assert "results/glue/mpnet/wnli/seed0/summary.json" in inputs
     assert all(f"results/glue/miniLM/{t}/seed0/summary.json" in inputs for t in GLUE_MIRROR_TASKS)
+
+
+def test_pca_view_layer_per_model():
+    config = {"geometry": {"clusters": {"pca_layer": -1, "pca_layers": {"gpt2": 2}}}}
+    assert targets.geometry_pca_layer(config, "gpt2") == 2
+    assert targets.geometry_pca_layer(config, "miniLM") == -1
+    del config["geometry"]["clusters"]["pca_layers"]
+    assert targets.geometry_pca_layer(config, "gpt2") == -1
+
+
+def test_section2_metrics_parameter_only_when_a_study_records_them():
+    config = {"main": {"section2_metrics": False}, "glue": {}}
+    assert targets.section2_params(config) == {}
+    config["main"]["section2_metrics"] = True
+    params = targets.section2_params(config)
+
+    class Wildcards:
+        study = "main"
+
+    assert params["section2_metrics"](Wildcards) is True
+    Wildcards.study = "glue"
+    assert params["section2_metrics"](Wildcards) is False

@@ -319,6 +319,34 @@ class Probe(Protocol):
     def __call__(self, model: EmbeddingClassifier) -> dict[str, torch.Tensor]: ...
 
 
+class Section2Probe:
+    """The main paper's section 2 quantities after each recorded update (a :class:`Probe`): Eq. (1)
+    (mean inter- minus intra-cluster distance), Eq. (3) per item, the intra-class spread and the
+    distance of each item to its class's weight vector, on every classified item
+    (:func:`isotropy.metrics.objectives.section2_state`). Quadratic in the items like the exact
+    silhouette: a study records them when it sets ``section2_metrics``."""
+
+    def __init__(self, problem: Problem, device: torch.device):
+        from isotropy.metrics import objectives
+
+        self.columns = objectives.SECTION2_COLUMNS
+        self._state = objectives.section2_state
+        self.batch = _Batch.of(problem, device)
+        targets = np.asarray(problem.targets)
+        if problem.multilabel:
+            indicator = targets.astype(np.float32)
+        else:
+            indicator = np.eye(len(problem.label_names), dtype=np.float32)[targets]
+        self.indicator = torch.as_tensor(indicator, device=device)
+        ids = np.unique(np.asarray(metrics.cluster_ids(problem.targets)), return_inverse=True)[1]
+        self.clusters = torch.as_tensor(ids.reshape(-1), device=device)
+
+    def __call__(self, model: EmbeddingClassifier) -> dict[str, torch.Tensor]:
+        with torch.no_grad():
+            points = model.representations(self.batch.left, self.batch.right)
+            return self._state(points, self.indicator, self.clusters, model.classifier.weight)
+
+
 def _log_progress(step: int, updates: int, elapsed: float) -> None:
     left = elapsed / step * (updates - step)
     log.info(

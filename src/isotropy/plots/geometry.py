@@ -111,12 +111,47 @@ def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
+TOKEN_KINDS = {
+    "word": "tab:blue",
+    "sub-word piece": "tab:green",
+    "symbol": "tab:red",
+    "special": "black",
+}
+
+
+def token_kind(token: str) -> str:
+    """Cai et al.'s token views: ``special`` ([CLS], <s>, ...), ``symbol`` (no letter or digit),
+    ``sub-word piece`` (WordPiece ``##`` continuation), else ``word``."""
+    text = str(token)
+    if (text.startswith("[") and text.endswith("]")) or (
+        text.startswith("<") and text.endswith(">")
+    ):
+        return "special"
+    if not any(ch.isalnum() for ch in text):
+        return "symbol"
+    return "sub-word piece" if text.startswith("##") else "word"
+
+
 def plot_pca_view(table: pd.DataFrame, title: str) -> plt.Figure:
-    """One layer's token embeddings on their first principal components, coloured by k-means cluster."""
+    """One layer's token embeddings on their first principal components, coloured by k-means
+    cluster; with a ``token`` column, a third panel colours PC1/PC2 by token kind (:func:`token_kind`)."""
     _check_columns(table, {"pc1", "pc2", "pc3", "cluster", "layer"}, "PCA view")
-    figure = plt.figure(figsize=(10, 4.5))
-    flat = figure.add_subplot(1, 2, 1)
-    cube = figure.add_subplot(1, 2, 2, projection="3d")
+    kinds = "token" in table
+    figure = plt.figure(figsize=(15 if kinds else 10, 4.5))
+    flat = figure.add_subplot(1, 3 if kinds else 2, 1)
+    cube = figure.add_subplot(1, 3 if kinds else 2, 2, projection="3d")
+    if kinds:
+        by_kind = figure.add_subplot(1, 3, 3)
+        kind = table["token"].map(token_kind)
+        for name, colour in TOKEN_KINDS.items():
+            part = table[kind == name]
+            if len(part):
+                by_kind.scatter(part["pc1"], part["pc2"], s=3, alpha=0.6, linewidths=0, color=colour,
+                                label=f"{name} ({len(part)})")  # fmt: skip
+        by_kind.set_title("by token kind", fontsize=9)
+        by_kind.set_xlabel("PC1")
+        by_kind.set_ylabel("PC2")
+        by_kind.legend(fontsize=7, markerscale=3, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     n_clusters = table["cluster"].nunique()
     palette = plt.cm.tab10 if n_clusters <= 10 else plt.cm.tab20  # tab20 pairs look alike when few
     colours = palette(table["cluster"].to_numpy() % palette.N)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Sequence
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -16,7 +17,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
 
 from isotropy.metrics import registry
-from isotropy.plots import DECORATION
+from isotropy.plots import DECORATION, save_figure
 
 
 def _mean_std(frame: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -406,3 +407,34 @@ def phases(
         bottom.legend(fontsize=7)
     _caption(fig, f"{settings_line}. Dots and dotted lines: each seed's IsoScore minimum.", 0.1)
     return fig
+
+
+def plot_section2(
+    trace: pd.DataFrame, classes: pd.DataFrame, pdf_path: str | Path, png_path: str | Path
+) -> None:
+    """The main paper's section 2 on real points: Eq. (3) optimised under norm bounds; left, the
+    isotropy side (IsoScore, Eq. (2)) and the silhouette; right, Eq. (1) and the intra-class spread."""
+    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    for column, label, colour in (
+        ("isoscore", "IsoScore", "tab:blue"),
+        ("eq2_objective", "Eq. (2): cos(λ, 1)", "tab:cyan"),
+        ("silhouette", "silhouette", "tab:red"),
+    ):
+        left.plot(trace["step"], trace[column], color=colour, label=label)
+    left.set_xlabel("ascent step on Eq. (3)")
+    left.set_ylabel("score")
+    left.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    for column, label, colour in (
+        ("eq1_objective", "Eq. (1): mean inter − intra distance", "tab:purple"),
+        ("intra_class_spread", "intra-class spread", "tab:orange"),
+    ):
+        right.plot(trace["step"], trace[column], color=colour, label=label)
+    right.set_xlabel("ascent step on Eq. (3)")
+    right.set_ylabel("distance")
+    right.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ratio = classes["norm_per_count"]
+    figure.suptitle(
+        f"‖w_c‖ / n_c per class: {', '.join(f'{v:.4g}' for v in ratio)} (footnote 2: equal at the optimum)",
+        fontsize=9,
+    )
+    save_figure(figure, pdf_path, png_path)

@@ -169,6 +169,29 @@ def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> 
     }
 
 
+def section2_metrics(config: dict, study: str) -> bool:
+    """Whether a direct-optimisation study records section 2's quantities per update (off by
+    default: Eq. (1) is quadratic in the items, like the exact silhouette)."""
+    return bool(study_section(config, study).get("section2_metrics", False))
+
+
+def section2_params(config: dict) -> dict[str, Any]:
+    """Rule optimize_embeddings' ``section2_metrics`` parameter, present only when some study
+    sets it, so that the runs of a configuration without it keep the parameters they were made
+    with (Snakemake would re-make them all for a new parameter)."""
+    studies = [s for s in ("main", "glue") if s in config and config[s].get("section2_metrics")]
+    if not studies:
+        return {}
+    return {"section2_metrics": lambda wildcards: section2_metrics(config, wildcards.study)}
+
+
+def geometry_pca_layer(config: Mapping[str, Any], model: str) -> int:
+    """The layer of ``model``'s PCA view: its entry in ``geometry.clusters.pca_layers``, else
+    ``pca_layer`` (the same value as before for every model not listed: no job is re-made)."""
+    clusters = config["geometry"]["clusters"]
+    return int((clusters.get("pca_layers") or {}).get(model, clusters["pca_layer"]))
+
+
 def geometry_models(config: Mapping[str, Any]) -> list[str]:
     """The models (keys of ``models``) the geometry study runs: clusters' then sts' models."""
     names = [
@@ -231,6 +254,30 @@ def istar_outputs(section: Mapping[str, Any] | None) -> list[str]:
     for figure in figures:
         outputs += [paths.istar_figure(figure, ext) for ext in ("pdf", "png", "csv")]
     return outputs
+
+
+def istar_estimator_outputs(config: Mapping[str, Any]) -> list[str]:
+    """The I-STAR poster's figures 1-4 and their tables; none without the ``istar_estimator``
+    section, Figure 1 only with ``figure1_encoders``. CPU minutes: part of rule all whatever the
+    studies."""
+    if not config.get("istar_estimator"):
+        return []
+    names = ["figure4.pdf", "figure4.png", "figure4_zeta.csv", "figure4_batches.csv"]
+    names += ["figures2_3.pdf", "figures2_3.png", "figures2_3.csv", "figures2_3_points.csv"]
+    if config["istar_estimator"].get("figure1_encoders"):
+        names += ["figure1.pdf", "figure1.png", "figure1.csv", "figure1_summary.csv"]
+    return [paths.istar_estimator_file(name) for name in names]
+
+
+def section2_outputs(config: Mapping[str, Any]) -> list[str]:
+    """The section 2 figure and its tables; none without the ``section2`` section. Its input is
+    a main-study data set's embeddings (polarity with MiniLM by default): seconds on a CPU."""
+    if not config.get("section2"):
+        return []
+    return [
+        paths.section2_file(name)
+        for name in ("figure.pdf", "figure.png", "trace.csv", "classes.csv")
+    ]
 
 
 def istar_run_files(section: Mapping[str, Any] | None, artefact: str = "metrics.json") -> list[str]:

@@ -1,0 +1,195 @@
+"""The I-STAR poster's figures that need no fine-tuning (Rudman & Eickhoff 2024): the estimator
+on point clouds of known isotropy (Figures 2-4) and the activations of Figure 1.
+
+- Figure 4: IsoScore* against the shrinkage ζ for samples of several sizes from a Gaussian cloud
+  whose true isotropy (IsoScore of its population covariance) is known, Σ_S the covariance of a
+  large reference sample; ζ = 0 is IsoScore. Beside it, IsoScore and IsoScore* (ζ fixed) against
+  the mini-batch size, mean and spread over seeded draws: the stability claim as numbers.
+- Figures 2-3: two clouds whose average cosine similarity is the poster's 0.978 and 0.005, with
+  their IsoScore: an isotropic cloud far from the origin (high average cosine, IsoScore near 1)
+  and a line through the origin (average cosine near 0, IsoScore near 0).
+- Figure 1: the average activation per dimension of sentence embeddings
+  (:func:`average_activation`, :func:`activation_summary`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import torch
+
+from isotropy import metrics
+
+
+def spectrum(d: int, ratio: float) -> np.ndarray:
+    """Variances along the d axes, geometric from 1 down to 1/ratio (ratio 1: isotropic)."""
+    if d < 2 or ratio < 1:
+        raise ValueError(f"need d >= 2 and ratio >= 1; found d={d}, ratio={ratio}")
+    return np.geomspace(1.0, 1.0 / ratio, d)
+
+
+def true_isoscore(variances: np.ndarray) -> float:
+    """IsoScore of the population covariance diag(variances): (tr² / ‖Σ‖_F² − 1)/(d − 1)."""
+    v = np.asarray(variances, dtype=np.float64)
+    return float((v.sum() ** 2 / (v**2).sum() - 1.0) / (len(v) - 1.0))
+
+
+def gaussian_sample(variances: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n draws of N(0, diag(variances)) (axis-aligned: IsoScore does not depend on a rotation)."""
+    return rng.normal(size=(n, len(variances))) * np.sqrt(variances)
+
+
+def zeta_curves(
+    variances: np.ndarray,
+    sizes: list[int],
+    zetas: list[float],
+    reference_size: int,
+    seed: int,
+) -> pd.DataFrame:
+    """IsoScore*(ζ) of one seeded sample per size, shrunk towards Σ_S of ``reference_size`` draws.
+
+    Columns: n, zeta, isoscore_star, true_isoscore (the dashed line), isoscore (ζ = 0 directly).
+    """
+    rng = np.random.default_rng(seed)
+    reference = metrics.covariance(
+        torch.from_numpy(gaussian_sample(variances, reference_size, rng))
+    )
+    truth = true_isoscore(variances)
+    rows = []
+    for n in sizes:
+        x = torch.from_numpy(gaussian_sample(variances, n, rng))
+        plain = metrics.isoscore(x)
+        for zeta in zetas:
+            value = float(metrics.isoscore_star(x, reference, zeta=float(zeta)))
+            rows.append(
+                {"n": n, "zeta": float(zeta), "isoscore_star": value, "isoscore": plain, "true_isoscore": truth}
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def minibatch_stability(
+    variances: np.ndarray,
+    batch_sizes: list[int],
+    draws: int,
+    zeta: float,
+    reference_size: int,
+    seed: int,
+) -> pd.DataFrame:
+    """IsoScore and IsoScore*(ζ) over ``draws`` seeded mini-batches per size: mean, std, and the
+    mean absolute error against the true isotropy, one row per (batch size, estimator)."""
+    rng = np.random.default_rng(seed)
+    reference = metrics.covariance(
+        torch.from_numpy(gaussian_sample(variances, reference_size, rng))
+    )
+    truth = true_isoscore(variances)
+    rows = []
+    for size in batch_sizes:
+        plain, shrunk = [], []
+        for _ in range(draws):
+            x = torch.from_numpy(gaussian_sample(variances, size, rng))
+            plain.append(metrics.isoscore(x))
+            shrunk.append(float(metrics.isoscore_star(x, reference, zeta=zeta)))
+        for name, values in (("IsoScore", plain), (f"IsoScore* (ζ = {zeta:g})", shrunk)):
+            arr = np.array(values)
+            rows.append(
+                {
+                    "batch_size": size,
+                    "estimator": name,
+                    "mean": arr.mean(),
+                    "std": arr.std(ddof=1),
+                    "mean_abs_error": np.abs(arr - truth).mean(),
+                    "true_isoscore": truth,
+                    "draws": draws,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def average_cosine(points: np.ndarray) -> float:
+    """Mean cosine over all ordered pairs of distinct points, exactly: (‖Σ_i x̂_i‖² − n)/(n(n − 1))."""
+    unit = points / np.linalg.norm(points, axis=1, keepdims=True)
+    n = len(unit)
+    total = unit.sum(axis=0)
+    return float((total @ total - n) / (n * (n - 1)))
+
+
+def _offset_for_cosine(base: np.ndarray, direction: np.ndarray, target: float) -> float:
+    """The shift t along ``direction`` giving ``base + t·direction`` the average cosine ``target``
+    (bisection; the average cosine rises with t for the clouds built here)."""
+
+    def gap(t: float) -> float:
+        return average_cosine(base + t * direction) - target
+
+    low, high = 0.0, 1.0
+    while gap(high) < 0:
+        high *= 2
+        if high > 1e6:
+            raise ValueError(f"no shift reaches average cosine {target}")
+    if gap(low) > 0:
+        raise ValueError(f"the unshifted cloud already exceeds average cosine {target}")
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if gap(mid) < 0 else (low, mid)
+    return (low + high) / 2
+
+
+def cosine_clouds(
+    targets: tuple[float, float], n: int, seed: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two 2-D clouds of ``n`` points (the line: n rounded down to even): an isotropic Gaussian shifted until its average cosine is
+    ``targets[0]``, and a thin line through the origin shifted along itself until it is
+    ``targets[1]``, the average cosine over all pairs (:func:`average_cosine`). Returns the points
+    (cloud, x, y) and a summary (cloud, average cosine exact and over 10,000 random pairs,
+    IsoScore, shift)."""
+    rng = np.random.default_rng(seed)
+    isotropic = rng.normal(size=(n, 2))
+    half = np.column_stack([rng.normal(size=n // 2), 0.05 * rng.normal(size=n // 2)])
+    line = np.concatenate([half, -half])  # symmetric: average cosine -1/(n - 1) before the shift
+    clouds, summary = [], []
+    for name, base, direction, target in (
+        ("isotropic, shifted", isotropic, np.array([1.0, 1.0]) / math.sqrt(2), targets[0]),
+        ("line through the origin", line, np.array([1.0, 0.0]), targets[1]),
+    ):
+        shift = _offset_for_cosine(base, direction, target)
+        points = base + shift * direction
+        clouds.append(pd.DataFrame({"cloud": name, "x": points[:, 0], "y": points[:, 1]}))
+        summary.append(
+            {
+                "cloud": name,
+                "target_average_cosine": target,
+                "average_cosine": average_cosine(points),
+                "average_cosine_random_pairs": metrics.average_cosine_similarity(points),
+                "isoscore": metrics.isoscore(points),
+                "shift": shift,
+                "n": n,
+            }
+        )
+    return pd.concat(clouds, ignore_index=True), pd.DataFrame(summary)
+
+
+def average_activation(vectors: np.ndarray) -> pd.DataFrame:
+    """Figure 1: the mean (and std) activation of each dimension over the sentence embeddings
+    (rows): a few "rogue" dimensions far from 0 make the average cosine high without the cloud
+    being spread along them."""
+    x = np.asarray(vectors, dtype=np.float64)
+    if x.ndim != 2 or len(x) < 2:
+        raise ValueError(f"need an (n >= 2, d) array of sentence embeddings; found shape {x.shape}")
+    return pd.DataFrame({"dimension": np.arange(x.shape[1]), "mean_activation": x.mean(axis=0),
+                         "std_activation": x.std(axis=0, ddof=1)})  # fmt: skip
+
+
+def activation_summary(vectors: np.ndarray) -> dict[str, float]:
+    """The numbers beside Figure 1: the largest |mean activation| over the median one, the share
+    of the squared mean vector's norm in the top 3 dimensions, average cosine and IsoScore."""
+    table = average_activation(vectors)
+    magnitude = np.sort(np.abs(table["mean_activation"].to_numpy()))[::-1]
+    return {
+        "sentences": float(len(vectors)),
+        "dim": float(np.asarray(vectors).shape[1]),
+        "max_over_median_abs_mean": float(magnitude[0] / np.median(magnitude)),
+        "top3_share_of_mean_norm2": float((magnitude[:3] ** 2).sum() / (magnitude**2).sum()),
+        "average_cosine": average_cosine(np.asarray(vectors, dtype=np.float64)),
+        "isoscore": metrics.isoscore(np.asarray(vectors, dtype=np.float64)),
+    }

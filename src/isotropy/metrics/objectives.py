@@ -1,0 +1,394 @@
+"""Section 2 of Mickus, Grönroos & Attieh (2024) as functions: the quantities of its argument that
+isotropy (IsoScore) and clusters (silhouette) cannot both be at their best, and that a linear
+classifier's optimum is clustered.
+
+Each function is checked against the paper's statement by ``tests/test_objectives.py``; the map
+from equation to function, and which statements hold exactly, only at an optimum, or not as
+printed, is in ``docs/methods.md`` ("Section 2 as executable checks").
+
+- Eq. (1), the silhouette objective: inter-cluster minus intra-cluster distances,
+  :func:`silhouette_objective` (over ordered pairs i != j; Euclidean distances as the silhouette
+  uses, or squared).
+- The variance along each principal component from pairwise squared distances (Zhang et al.
+  2012): :func:`pca_variances_from_distances`; the total, :func:`total_variance_from_distances`.
+  With the unbiased covariance (ddof = 1, as IsoScore) the divisor is 2n(n - 1); with ddof = 0 it
+  is 2n².
+- The isotropy defect through the cosine between the variance vector and the all-ones vector:
+  :func:`isotropy_cosine`, :func:`isotropy_defect`, :func:`defect_from_cosine`
+  (δ² = d(1 - cos θ)/(d - √d)) and IsoScore = (d cos² θ - 1)/(d - 1), :func:`isoscore_from_cosine`.
+- Eq. (2), the isotropy objective (maximise cos θ): :func:`isotropy_objective`.
+- The joint optimum of Eqs. (1) and (2): :func:`collapsed_isoscore_bound`, the best IsoScore a
+  cloud can have once every class is one point (rank of the covariance <= classes - 1).
+- Eqs. (3)-(4), the linear classifier's objective Σ_i w_{y_i}ᵀx_i, rewritten over class vectors
+  v_c = Σ_{i: y_i = c} x_i as Σ_c w_cᵀv_c: :func:`linear_objective`, :func:`class_vectors`,
+  :func:`linear_objective_by_class`; the collapse it drives: :func:`intra_class_spread`,
+  :func:`class_vector_distance`.
+
+Everything is torch (differentiable where a toy optimisation needs it) and takes an ``(n, d)``
+tensor or array; labels are integer class ids (one per point).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import torch
+
+from isotropy.metrics.checks import ArrayLike, checked_points
+
+DISTANCES = ("euclidean", "squared")
+
+
+def _points(points: ArrayLike, min_rows: int = 2) -> torch.Tensor:
+    """Checked points as float64 (a tensor keeps its graph, so the objectives stay differentiable)."""
+    return checked_points(points, min_rows=min_rows).to(torch.float64)
+
+
+def _labels(labels, n: int, device: torch.device) -> torch.Tensor:
+    ids = torch.as_tensor(np.asarray(labels) if not torch.is_tensor(labels) else labels)
+    if ids.dim() != 1 or ids.shape[0] != n:
+        raise ValueError(f"need one integer label per point ({n}); found shape {tuple(ids.shape)}")
+    if ids.dtype.is_floating_point or ids.dtype == torch.bool:
+        raise ValueError(f"labels must be integer class ids; found dtype {ids.dtype}")
+    return ids.to(device=device, dtype=torch.int64)
+
+
+def pairwise_distances(points: ArrayLike, distance: str = "euclidean") -> torch.Tensor:
+    """The n x n distances (``"euclidean"``) or squared distances (``"squared"``), from explicit
+    differences x_i - x_j (no norm expansion): exact to float64 round-off. O(n² d) memory-free
+    of the n x n x d tensor: one row block at a time."""
+    if distance not in DISTANCES:
+        raise ValueError(f"distance must be one of {DISTANCES}; found {distance!r}")
+    x = _points(points)
+    rows = []
+    step = max(1, 2_000_000 // max(1, x.shape[0] * x.shape[1]))
+    for start in range(0, x.shape[0], step):
+        diff = x[start : start + step, None, :] - x[None, :, :]
+        rows.append((diff * diff).sum(dim=2))
+    squared = torch.cat(rows)
+    if distance == "squared":
+        return squared
+    # sqrt has an infinite derivative at 0 (the diagonal): keep the gradient finite there
+    return torch.where(squared > 0, squared.clamp_min(1e-300).sqrt(), torch.zeros_like(squared))
+
+
+def inter_intra_sums(
+    points: ArrayLike, labels, distance: str = "euclidean"
+) -> tuple[torch.Tensor, torch.Tensor, int, int]:
+    """Sums of the distances between points of different labels and of the same label (ordered
+    pairs i != j), and how many pairs each sum has."""
+    x = _points(points)
+    ids = _labels(labels, x.shape[0], x.device)
+    dist = pairwise_distances(x, distance)
+    same = ids[:, None] == ids[None, :]
+    same.fill_diagonal_(False)
+    different = ids[:, None] != ids[None, :]
+    return (
+        dist[different].sum(),
+        dist[same].sum(),
+        int(different.sum()),
+        int(same.sum()),
+    )
+
+
+def silhouette_objective(
+    points: ArrayLike, labels, distance: str = "euclidean", mean: bool = False
+) -> torch.Tensor:
+    """Eq. (1): Σ_{y_i != y_j} d(x_i, x_j) - Σ_{y_i = y_j, i != j} d(x_i, x_j), over ordered pairs.
+
+    Large when points of a label are close and points of different labels far: the direction the
+    silhouette rewards. ``mean=True`` uses the mean over each kind of pair instead of the sum (a
+    scale that does not grow with n²; with a single point per label the intra mean is 0).
+    Differentiable 0-d float64 tensor.
+    """
+    inter, intra, n_inter, n_intra = inter_intra_sums(points, labels, distance)
+    if not mean:
+        return inter - intra
+    return inter / max(n_inter, 1) - intra / max(n_intra, 1)
+
+
+def pca_variances_from_distances(points: ArrayLike, ddof: int = 1) -> torch.Tensor:
+    """The variance along each principal component (descending), from pairwise squared distances.
+
+    Zhang et al. (2012): for the projections z_i = pᵀx_i on a unit direction p,
+    Σ_i Σ_j (z_i - z_j)² = 2n Σ_i (z_i - z̄)², so the variance along p (ddof 0 or 1) is
+    Σ_{i,j} (z_i - z_j)² / (2n(n - ddof)). Here p runs over the principal axes (eigenvectors of
+    the covariance); only the axes come from an eigen-solve, the variances from the distances.
+    """
+    if ddof not in (0, 1):
+        raise ValueError(f"ddof must be 0 or 1; found {ddof}")
+    x = _points(points)
+    n = x.shape[0]
+    centred = x - x.mean(dim=0, keepdim=True)
+    _, axes = torch.linalg.eigh(centred.T @ centred)
+    z = x @ axes.flip(1)  # projections on the axes, largest variance first
+    sums = torch.zeros(z.shape[1], dtype=torch.float64, device=z.device)
+    for i in range(n):  # Σ_j (z_i - z_j)² for every axis, one point at a time
+        sums = sums + ((z[i] - z) ** 2).sum(dim=0)
+    return sums / (2.0 * n * (n - ddof))
+
+
+def total_variance_from_distances(points: ArrayLike, ddof: int = 1) -> torch.Tensor:
+    """tr(C) = Σ_{i,j} ‖x_i - x_j‖² / (2n(n - ddof)): the sum of the PCA variances, no eigen-solve."""
+    if ddof not in (0, 1):
+        raise ValueError(f"ddof must be 0 or 1; found {ddof}")
+    x = _points(points)
+    n = x.shape[0]
+    return pairwise_distances(x, "squared").sum() / (2.0 * n * (n - ddof))
+
+
+def _variances(variances: ArrayLike | torch.Tensor) -> torch.Tensor:
+    v = torch.as_tensor(variances, dtype=torch.float64)
+    if v.dim() != 1 or v.shape[0] < 2:
+        raise ValueError(f"need a vector of at least 2 variances; found shape {tuple(v.shape)}")
+    if not bool(torch.isfinite(v).all()) or bool((v < 0).any()) or not bool((v > 0).any()):
+        raise ValueError("variances must be finite, non-negative and not all zero")
+    return v
+
+
+def isotropy_cosine(variances) -> torch.Tensor:
+    """cos θ between the variance vector λ and the all-ones vector: Σλ / (√d ‖λ‖); 1 iff isotropic."""
+    v = _variances(variances)
+    return v.sum() / (math.sqrt(v.shape[0]) * torch.linalg.vector_norm(v))
+
+
+def isotropy_defect(variances) -> torch.Tensor:
+    """IsoScore's isotropy defect δ = ‖√d λ/‖λ‖ - 1‖ / √(2(d - √d)) (Rudman et al. 2022, step 4)."""
+    v = _variances(variances)
+    d = v.shape[0]
+    normalised = math.sqrt(d) * v / torch.linalg.vector_norm(v)
+    return torch.linalg.vector_norm(normalised - 1.0) / math.sqrt(2 * (d - math.sqrt(d)))
+
+
+def defect_from_cosine(cosine: float | torch.Tensor, d: int) -> torch.Tensor:
+    """δ from cos θ: ‖λ̂ - 1‖² = ‖λ̂‖² - 2·1ᵀλ̂ + d = 2d - 2d cos θ, so δ² = d(1 - cos θ)/(d - √d)."""
+    if d < 2:
+        raise ValueError(f"d must be at least 2; found {d}")
+    c = torch.as_tensor(cosine, dtype=torch.float64)
+    return torch.sqrt((d * (1.0 - c) / (d - math.sqrt(d))).clamp_min(0.0))
+
+
+def isoscore_from_cosine(cosine: float | torch.Tensor, d: int) -> torch.Tensor:
+    """IsoScore = (d cos² θ - 1)/(d - 1): dφ = (Σλ)²/Σλ² = d cos² θ, so IsoScore rises with cos θ."""
+    if d < 2:
+        raise ValueError(f"d must be at least 2; found {d}")
+    c = torch.as_tensor(cosine, dtype=torch.float64)
+    return (d * c * c - 1.0) / (d - 1.0)
+
+
+def isotropy_objective(points: ArrayLike) -> torch.Tensor:
+    """Eq. (2): cos θ between the PCA variances (from pairwise squared distances) and the all-ones
+    vector. Maximising it maximises IsoScore (:func:`isoscore_from_cosine`)."""
+    return isotropy_cosine(pca_variances_from_distances(points))
+
+
+def collapsed_isoscore_bound(n_classes: int, d: int) -> float:
+    """The largest IsoScore of a cloud whose classes are each one point: (min(k - 1, d) - 1)/(d - 1).
+
+    k coinciding groups leave a covariance of rank at most k - 1, and tr(C)²/‖C‖_F² <= rank(C)
+    (Cauchy-Schwarz on the eigenvalues), so IsoScore <= (rank - 1)/(d - 1). Below 1 exactly when
+    k <= d: then Eq. (1)'s optimum (classes collapsed) and Eq. (2)'s (IsoScore 1) exclude each
+    other. With k >= d + 1 classes they need not (a regular simplex of classes is isotropic).
+    """
+    if n_classes < 1 or d < 2:
+        raise ValueError(f"need n_classes >= 1 and d >= 2; found {n_classes}, {d}")
+    return (min(n_classes - 1, d) - 1) / (d - 1)
+
+
+def cross_polytope(d: int, radius: float = 1.0) -> np.ndarray:
+    """The 2d points ±radius·e_k: centred, on the sphere, covariance ∝ I (IsoScore 1). With one label
+    per point, Eq. (1) with squared distances reaches its bound 2n²r² on the sphere of radius r."""
+    eye = np.eye(d) * radius
+    return np.concatenate([eye, -eye])
+
+
+def regular_simplex(k: int, d: int) -> np.ndarray:
+    """k = d + 1 unit vectors in d dimensions with pairwise cosine -1/d, centred (a regular simplex)."""
+    if k != d + 1:
+        raise ValueError(f"a regular simplex in {d} dimensions has {d + 1} vertices; asked {k}")
+    vertices = np.eye(k) - 1.0 / k  # centred, in the k-1 dimensional subspace 1ᵀx = 0
+    basis = np.linalg.svd(vertices)[2][:d]  # orthonormal basis of that subspace
+    points = vertices @ basis.T
+    return points / np.linalg.norm(points, axis=1, keepdims=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# Eqs. (3)-(4): the linear classifier
+# ----------------------------------------------------------------------------------------------
+
+
+def class_vectors(points: ArrayLike, labels, n_classes: int | None = None) -> torch.Tensor:
+    """v_c = Σ_{i: y_i = c} x_i, one row per class (k x d); ‖v_c‖ <= n_c max‖x_i‖."""
+    x = _points(points, min_rows=1)
+    ids = _labels(labels, x.shape[0], x.device)
+    k = int(ids.max()) + 1 if n_classes is None else n_classes
+    return torch.zeros(k, x.shape[1], dtype=x.dtype, device=x.device).index_add(0, ids, x)
+
+
+def linear_objective(points: ArrayLike, labels, weights: ArrayLike) -> torch.Tensor:
+    """Eq. (3): Σ_i w_{y_i}ᵀ x_i, the summed score of each point's own class (k x d weights)."""
+    x = _points(points, min_rows=1)
+    ids = _labels(labels, x.shape[0], x.device)
+    w = torch.as_tensor(weights).to(device=x.device, dtype=torch.float64)
+    if w.dim() != 2 or w.shape[1] != x.shape[1] or int(ids.max()) >= w.shape[0]:
+        raise ValueError(f"weights must be (classes, {x.shape[1]}); found {tuple(w.shape)}")
+    return (w[ids] * x).sum()
+
+
+def linear_objective_by_class(vectors: torch.Tensor, weights: ArrayLike) -> torch.Tensor:
+    """Eq. (4): Σ_c w_cᵀ v_c over the class vectors v_c (:func:`class_vectors`): the same value
+    as Eq. (3), with each class weighted by its label count through ‖v_c‖."""
+    w = torch.as_tensor(weights).to(device=vectors.device, dtype=torch.float64)
+    if w.shape != vectors.shape:
+        raise ValueError(
+            f"weights {tuple(w.shape)} and class vectors {tuple(vectors.shape)} differ"
+        )
+    return (w * vectors).sum()
+
+
+def intra_class_spread(points: ArrayLike, labels) -> torch.Tensor:
+    """Mean squared distance of each point to its class mean (0 iff every class is one point)."""
+    x = _points(points, min_rows=1)
+    ids = _labels(labels, x.shape[0], x.device)
+    k = int(ids.max()) + 1
+    counts = torch.bincount(ids, minlength=k).to(x.dtype).clamp_min(1.0)
+    means = class_vectors(x, ids, k) / counts[:, None]
+    return ((x - means[ids]) ** 2).sum(dim=1).mean()
+
+
+def class_vector_distance(points: ArrayLike, labels, weights: ArrayLike) -> torch.Tensor:
+    """Mean over points of 1 - cos(x_i, w_{y_i}): 0 when every point lies on its class's weight
+    vector (where Eq. (3) puts it under a norm bound)."""
+    x = _points(points, min_rows=1)
+    ids = _labels(labels, x.shape[0], x.device)
+    w = torch.as_tensor(weights).to(device=x.device, dtype=torch.float64)[ids]
+    cos = torch.nn.functional.cosine_similarity(x, w, dim=1)
+    return (1.0 - cos).mean()
+
+
+# ----------------------------------------------------------------------------------------------
+# per-update tracking in the direct optimisation (no gradient; any number of points)
+# ----------------------------------------------------------------------------------------------
+
+# Columns of :func:`section2_state`, recorded after the registry's metrics when a study sets
+# ``section2_metrics`` (isotropy.optimize.Section2Probe).
+SECTION2_COLUMNS = ("eq1_objective", "eq3_objective", "intra_class_spread", "class_vector_distance")
+
+
+@torch.no_grad()
+def mean_inter_minus_intra(
+    points: torch.Tensor, clusters: torch.Tensor, block: int = 1024
+) -> torch.Tensor:
+    """Eq. (1) with means (:func:`silhouette_objective` with ``mean=True``, Euclidean), in row
+    blocks: O(block x n) memory, float64 sums. ``clusters`` are integer ids on the points' device."""
+    x = points.detach()
+    x = x - x.mean(dim=0, keepdim=True)
+    n = x.shape[0]
+    counts = torch.bincount(clusters).to(torch.float64)
+    intra_pairs = float((counts * (counts - 1)).sum())
+    inter_pairs = float(n * (n - 1)) - intra_pairs
+    total = torch.zeros((), dtype=torch.float64, device=x.device)
+    intra = torch.zeros((), dtype=torch.float64, device=x.device)
+    for start in range(0, n, block):
+        dist = torch.cdist(x[start : start + block], x).to(torch.float64)
+        same = clusters[start : start + block, None] == clusters[None, :]
+        total += dist.sum()
+        intra += dist[same].sum()  # self-distances are 0: they add nothing
+    inter = total - intra
+    mean_intra = intra / intra_pairs if intra_pairs else torch.zeros_like(intra)
+    return inter / max(inter_pairs, 1.0) - mean_intra
+
+
+@torch.no_grad()
+def section2_state(
+    points: torch.Tensor, indicator: torch.Tensor, clusters: torch.Tensor, weights: torch.Tensor
+) -> dict[str, torch.Tensor]:
+    """The section 2 quantities of one optimisation state, as 0-d float64 tensors (no host sync).
+
+    ``points`` are the classified representations (n x d), ``indicator`` the n x k 0/1 label
+    matrix (one-hot for single-label tasks), ``clusters`` the silhouette's cluster ids (label
+    vectors), ``weights`` the classifier's k x d matrix (its bias is not part of Eq. (3)).
+    eq1_objective: mean inter- minus mean intra-cluster distance; eq3_objective: Eq. (3) per item,
+    Σ_i Σ_{c ∈ y_i} w_cᵀx_i / n (= Σ_c w_cᵀv_c / n, v_c = Σ_{i: c ∈ y_i} x_i); intra_class_spread:
+    :func:`intra_class_spread` over the clusters; class_vector_distance: mean of 1 - cos(x_i, w_c)
+    over the (item, label) pairs.
+    """
+    x = points.detach().to(torch.float64)
+    t = indicator.to(torch.float64)
+    w = weights.detach().to(torch.float64)
+    n = x.shape[0]
+    vectors = t.T @ x  # class vectors v_c
+    k = int(clusters.max()) + 1
+    sizes = torch.bincount(clusters, minlength=k).to(torch.float64).clamp_min(1.0)
+    means = torch.zeros(k, x.shape[1], dtype=x.dtype, device=x.device).index_add(0, clusters, x)
+    spread = ((x - (means / sizes[:, None])[clusters]) ** 2).sum(dim=1).mean()
+    cosines = torch.nn.functional.normalize(x, dim=1) @ torch.nn.functional.normalize(w, dim=1).T
+    return {
+        "eq1_objective": mean_inter_minus_intra(x, clusters),
+        "eq3_objective": (w * vectors).sum() / n,
+        "intra_class_spread": spread,
+        "class_vector_distance": (t * (1.0 - cosines)).sum() / t.sum(),
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# the section 2 figure: Eq. (3) optimised on real points, its statements tracked per step
+# ----------------------------------------------------------------------------------------------
+
+
+def eq3_ascent_trace(
+    points: np.ndarray,
+    labels: np.ndarray,
+    steps: int,
+    learning_rate: float,
+    seed: int,
+    every: int = 10,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Projected gradient ascent of Eq. (3) over the points (each kept in the ball of the largest
+    starting norm) and a random classifier W (‖W‖_F <= 1), from the given points.
+
+    Returns the per-step trace (every ``every`` steps and the last: Eq. (1) with means, Eq. (2)
+    (cos θ of the covariance eigenvalues: the pairwise-distance route is tested, not re-run here),
+    IsoScore, silhouette, intra-class spread, Eq. (3)) and the final class table (label count n_c,
+    ‖w_c‖, ‖w_c‖/n_c: footnote 2 says the last is the same for every class at the optimum).
+    """
+    from isotropy.metrics.clusters import silhouette
+    from isotropy.metrics.isoscores import isoscore
+
+    x = torch.as_tensor(np.asarray(points, dtype=np.float64)).clone()
+    y = _labels(labels, x.shape[0], x.device)
+    radius = float(x.norm(dim=1).max())
+    generator = torch.Generator().manual_seed(seed)
+    w = torch.randn(int(y.max()) + 1, x.shape[1], generator=generator, dtype=torch.float64)
+    w /= w.norm()
+    x.requires_grad_()
+    w.requires_grad_()
+    optimiser = torch.optim.SGD([x, w], lr=learning_rate)
+    rows = []
+    for step in range(steps + 1):
+        if step % every == 0 or step == steps:
+            state = x.detach()
+            rows.append({
+                "step": step,
+                "eq1_objective": float(mean_inter_minus_intra(state, y)),
+                "eq2_objective": float(isotropy_cosine(torch.linalg.eigvalsh(torch.cov(state.T)).clamp_min(0))),
+                "isoscore": isoscore(state),
+                "silhouette": silhouette(state, y.numpy()),
+                "intra_class_spread": float(intra_class_spread(state, y)),
+                "eq3_objective": float(linear_objective(state, y, w.detach())),
+            })  # fmt: skip
+        if step == steps:
+            break
+        optimiser.zero_grad()
+        (-linear_objective(x, y, w)).backward()
+        optimiser.step()
+        with torch.no_grad():
+            x *= (radius / x.norm(dim=1, keepdim=True)).clamp(max=1.0)
+            w /= w.norm().clamp_min(1.0)
+    counts = torch.bincount(y).numpy()
+    norms = w.detach().norm(dim=1).numpy()
+    classes = pd.DataFrame({"label": np.arange(len(counts)), "count": counts, "weight_norm": norms})
+    classes["norm_per_count"] = classes["weight_norm"] / classes["count"]
+    return pd.DataFrame(rows), classes

@@ -1,0 +1,93 @@
+"""The I-STAR poster's estimator figures (isotropy.istar.estimator): Figure 4's ζ curve starts at
+IsoScore and approaches the true isotropy as n grows; Figures 2-3's clouds have the printed
+average cosines with opposite IsoScores; the figures render."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from isotropy import metrics
+from isotropy.istar import estimator
+from isotropy.plots import estimator as estimator_plots
+
+VARIANCES = estimator.spectrum(16, 20.0)
+
+
+def test_true_isoscore_is_isoscore_of_the_population_covariance():
+    x = np.random.default_rng(0).normal(size=(200_000, 16)) * np.sqrt(VARIANCES)
+    assert estimator.true_isoscore(VARIANCES) == pytest.approx(metrics.isoscore(x), abs=2e-3)
+    assert estimator.true_isoscore(np.ones(8)) == pytest.approx(1.0)
+
+
+def test_zeta_curve_at_zero_is_isoscore_and_approaches_the_truth_as_n_grows():
+    curves = estimator.zeta_curves(VARIANCES, [16, 64, 256, 4096], [0.0, 0.5, 0.75], 20_000, seed=0)
+    at_zero = curves[curves["zeta"] == 0.0]
+    np.testing.assert_allclose(at_zero["isoscore_star"], at_zero["isoscore"], atol=1e-9)
+    truth = estimator.true_isoscore(VARIANCES)
+    for zeta in (0.0, 0.5, 0.75):
+        errors = (curves[curves["zeta"] == zeta].sort_values("n")["isoscore_star"] - truth).abs()
+        assert errors.iloc[-1] < 0.01 and errors.iloc[-1] <= errors.iloc[0], (zeta, errors.tolist())
+        if (
+            zeta == 0.0
+        ):  # IsoScore's sample-size bias shrinks steadily (at ζ = 0.75 all are < 0.005)
+            assert np.all(np.diff(errors.to_numpy()) < 0), errors.tolist()
+    # shrinking helps the small sample: at n = 16 every ζ > 0 is closer to the truth than ζ = 0
+    small = curves[curves["n"] == 16].set_index("zeta")["isoscore_star"]
+    assert abs(small[0.5] - truth) < abs(small[0.0] - truth)
+
+
+def test_isoscore_star_is_isoscore_of_the_shrunk_covariance():
+    rng = np.random.default_rng(1)
+    x = torch.from_numpy(rng.normal(size=(30, 16)) * np.sqrt(VARIANCES))
+    reference = torch.from_numpy(np.diag(VARIANCES))
+    shrunk = 0.25 * metrics.covariance(x) + 0.75 * reference
+    eig = torch.linalg.eigvalsh(shrunk)
+    expected = float((eig.sum() ** 2 / (eig**2).sum() - 1) / 15)
+    assert float(metrics.isoscore_star(x, reference, zeta=0.75)) == pytest.approx(
+        expected, abs=1e-10
+    )
+
+
+def test_minibatch_numbers_are_seeded_and_favour_isoscore_star_in_error():
+    first = estimator.minibatch_stability(VARIANCES, [8, 64], 10, 0.75, 5_000, seed=3)
+    again = estimator.minibatch_stability(VARIANCES, [8, 64], 10, 0.75, 5_000, seed=3)
+    pd.testing.assert_frame_equal(first, again)
+    plain = first[first["estimator"] == "IsoScore"].set_index("batch_size")
+    star = first[first["estimator"] != "IsoScore"].set_index("batch_size")
+    assert (star["mean_abs_error"] < plain["mean_abs_error"]).all()
+
+
+def test_cosine_clouds_hit_the_printed_cosines_with_opposite_isoscores():
+    points, summary = estimator.cosine_clouds((0.978, 0.005), 500, seed=0)
+    high, low = summary.iloc[0], summary.iloc[1]
+    assert high["average_cosine"] == pytest.approx(0.978, abs=1e-6)
+    assert low["average_cosine"] == pytest.approx(0.005, abs=1e-6)
+    assert high["isoscore"] > 0.95 and low["isoscore"] < 0.05  # the cosine says the opposite
+    assert len(points) == 1000
+    assert high["average_cosine_random_pairs"] == pytest.approx(0.978, abs=0.01)
+
+
+def test_figures_render(tmp_path):
+    curves = estimator.zeta_curves(VARIANCES, [16, 256], [0.0, 0.5, 1.0], 2_000, seed=0)
+    stability = estimator.minibatch_stability(VARIANCES, [8, 32], 3, 0.75, 2_000, seed=0)
+    estimator_plots.plot_figure4(curves, stability, tmp_path / "f4.pdf", tmp_path / "f4.png")
+    points, summary = estimator.cosine_clouds((0.978, 0.005), 100, seed=0)
+    estimator_plots.plot_figures2_3(points, summary, tmp_path / "f2.pdf", tmp_path / "f2.png")
+    assert all((tmp_path / name).stat().st_size > 1000 for name in ("f4.png", "f2.png"))
+
+
+def test_average_activation_ranks_a_planted_rogue_dimension_first():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(500, 20))
+    x[:, 7] += 5.0  # a rogue dimension: far from 0 on every sentence
+    table = estimator.average_activation(x)
+    np.testing.assert_allclose(table["mean_activation"], x.mean(axis=0))
+    assert int(table["mean_activation"].abs().idxmax()) == 7
+    summary = estimator.activation_summary(x)
+    assert summary["max_over_median_abs_mean"] > 50
+    assert summary["average_cosine"] > 0.5 and summary["isoscore"] > 0.2  # spread stays ~isotropic
+    clean = estimator.activation_summary(rng.normal(size=(500, 20)))
+    assert clean["max_over_median_abs_mean"] < 10

