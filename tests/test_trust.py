@@ -69,6 +69,7 @@ HOSTILE = {
     ),
     "conda_env alias bomb": ({"conda_env": _b64(BOMB)}, "conda_env holds a YAML anchor"),
     "conda_env not base64": ({"conda_env": "not base64!"}, "conda_env is not the base64"),
+    "conda_env JSON list": ({"conda_env": ["x"]}, "conda_env is a list, not base64 text"),
     "conda_env a list": ({"conda_env": _b64("- a\n- b\n")}, "conda_env is not a conda environment"),
     "conda_env script": ({"conda_env": _b64(f"name: x{SCRIPT}\n")}, "conda_env holds '</'"),
     "rule script": ({"rule": f"make{SCRIPT}"}, "rule is not a rule name"),

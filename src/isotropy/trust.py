@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
+import functools
 import json
 import math
 import os
@@ -107,6 +108,11 @@ def conda_env_problem(value: Any) -> str | None:
     """
     if not isinstance(value, str):
         return f"is a {type(value).__name__}, not base64 text"
+    return _conda_env_text_problem(value)
+
+
+@functools.lru_cache(maxsize=64)  # a folder's records share its few environments
+def _conda_env_text_problem(value: str) -> str | None:
     if len(value) > MAX_CONDA_ENV_BYTES * 4 // 3 + 4:
         return f"is longer than {MAX_CONDA_ENV_BYTES} bytes decoded"
     try:
