@@ -151,7 +151,7 @@ def test_the_command_line_names_each_refused_record(tmp_path):
         timeout=60,
     )
     assert result.returncode == 1 and not (tmp_path / "MARKER").exists()
-    assert f"refused: 2 record(s) in {tmp_path.resolve()}/.snakemake/metadata" in result.stderr
+    assert f"refused: 2 file(s) in {tmp_path.resolve()} are not" in result.stderr
     assert f".snakemake/metadata/{OUT}: the record of 'out.txt': its rule" in result.stderr
     assert ".snakemake/metadata/eA==: the record of 'x': its conda_env" in result.stderr
     assert "Traceback" not in result.stderr
@@ -304,3 +304,16 @@ def test_a_planted_module_in_snakemakes_scripts_folder_is_never_imported(toy, tm
     assert not marker.exists()
     log = (workdir / "logs" / "audit.log").read_text()
     assert "audit table" in log  # the audit ran (and imported pandas: isotropy.audit does)
+
+
+@pytest.mark.slow
+def test_the_workflow_never_writes_through_a_planted_log_link(toy, tmp_path):
+    """`snakemake audit` would write its log through logs/audit.log, wherever it points."""
+    workdir = shutil.copytree(toy, tmp_path / "work", symlinks=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own file\n")
+    (workdir / "logs").mkdir(exist_ok=True)
+    (workdir / "logs" / "audit.log").symlink_to(victim)
+    ran = _snakemake(workdir, "audit")
+    assert victim.read_text() == "the user's own file\n"
+    assert ran.returncode != 0 and "logs/audit.log: is a link to" in ran.stderr

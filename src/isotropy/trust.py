@@ -12,12 +12,15 @@ archive, a scratch directory) may hold forged records and planted modules, so:
 * every record in ``.snakemake/metadata`` must have only Snakemake's keys with plain values
   (:func:`metadata_problems`) before the workflow parses (rules/common.smk), before ``make report``
   and ``make audit`` call Snakemake, and before the audit does;
+* no file or folder below ``results/``, ``logs/`` or ``benchmarks/`` is a link
+  (:func:`link_problems`): the workflow makes none, and would write or report through it;
 * Snakemake's jobs run with ``PYTHONSAFEPATH=1`` (:func:`protect_imports`): a script's own folder
   is not put on ``sys.path``.
 
     python -m isotropy.trust [--directory .]
 
-Exit 1 naming each refused record (its file, the output it describes) and why; 0 otherwise.
+Exit 1 naming each refused record (its file, the output it describes) or link and why; 0
+otherwise.
 """
 
 from __future__ import annotations
@@ -219,24 +222,56 @@ def metadata_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]
     return problems
 
 
+# The workflow makes no links under these folders: a linked file or folder there was put there,
+# and a log or result written to it would be written where it points (the report would embed it).
+WRITTEN = ("results", "logs", "benchmarks")
+
+
+def link_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
+    """(path, reason) for every link below ``results/``, ``logs/`` and ``benchmarks/`` (the
+    folders themselves may be links, e.g. to a scratch disk)."""
+    problems = []
+    for top in WRITTEN:
+        for folder, subfolders, files in os.walk(Path(workdir) / top):
+            for name in sorted(subfolders + files):
+                path = Path(folder) / name
+                if path.is_symlink():
+                    problems.append(
+                        (
+                            str(path.relative_to(workdir)),
+                            f"is a link to {os.readlink(path)[:120]!r}: the workflow makes no "
+                            "links, and what it writes or reports there would go through it; "
+                            "remove the link",
+                        )
+                    )
+    return problems
+
+
+def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
+    """Everything in ``workdir`` that Snakemake must not read or write through: forged or damaged
+    metadata records, and links where the workflow writes."""
+    return metadata_problems(workdir) + link_problems(workdir)
+
+
 def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -> str:
     """One message for the refused records: each file and why, and what to do."""
     lines = [f"{file}: {reason}" for file, reason in problems[:SHOWN]]
     if len(problems) > SHOWN:
         lines.append(f"… and {len(problems) - SHOWN} more")
     return (
-        f"{len(problems)} record(s) in {Path(workdir).resolve() / METADATA} are not what Snakemake "
-        "writes, and Snakemake would read them as its own (its report runs YAML tags and pastes "
-        "text into a <script>):\n  " + "\n  ".join(lines) + "\nThis folder's Snakemake records "
-        "were damaged or forged: do not build its report; audit its results without them "
-        "(isotropy-audit --no-snakemake), or remove .snakemake/metadata and accept that "
-        "Snakemake's cross-checks are lost"
+        f"{len(problems)} file(s) in {Path(workdir).resolve()} are not what this workflow and "
+        "Snakemake write, and Snakemake would read them as its own (its report runs YAML tags "
+        "and pastes text into a <script>) or write through them:\n  "
+        + "\n  ".join(lines)
+        + "\nThis folder was damaged or forged: do not run or report it as it is; audit its "
+        "results without Snakemake (isotropy-audit --no-snakemake), or remove what is named "
+        "(removing .snakemake/metadata loses Snakemake's cross-checks)"
     )
 
 
-def refuse_hostile_metadata(workdir: str | os.PathLike = ".") -> None:
-    """Raise :class:`FolderError` naming every record Snakemake should not read."""
-    problems = metadata_problems(workdir)
+def refuse_hostile_folder(workdir: str | os.PathLike = ".") -> None:
+    """Raise :class:`FolderError` naming everything Snakemake should not read or write through."""
+    problems = folder_problems(workdir)
     if problems:
         raise FolderError(refusal(problems, workdir))
 
@@ -251,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--directory", "-d", default=".", help="the Snakemake working directory")
     args = parser.parse_args(argv)
-    problems = metadata_problems(args.directory)
+    problems = folder_problems(args.directory)
     if problems:
         print(f"refused: {refusal(problems, args.directory)}", file=sys.stderr)
         return 1

@@ -32,7 +32,7 @@ from isotropy.audit.findings import (
     write_tsv,
 )
 from isotropy.audit.records import walk
-from isotropy.trust import metadata_problems, protect_imports
+from isotropy.trust import link_problems, metadata_problems, protect_imports
 from isotropy.workflow.config import ConfigError, load_config, load_config_files
 
 
@@ -67,7 +67,7 @@ def audit(
             files.append(dumped)
         current = config if config is not None else _load_configs(files, snakefile)
         findings, tracked = walk(root, starts, current)
-        if refused := refused_metadata(root):  # Snakemake would read (and run) them
+        if refused := refused_folder(root):  # Snakemake would read (and run) them
             return [*findings, *refused]
         if snakefile is None:
             skipped = "parameters not checked: no Snakefile given"
@@ -94,16 +94,18 @@ def audit(
     )
 
 
-def refused_metadata(root: Path) -> list[Finding]:
-    """Snakemake's own records are data: each forged or damaged one is a mismatch, and then
-    Snakemake (whose report would run it) is not called on the folder."""
+def refused_folder(root: Path) -> list[Finding]:
+    """Snakemake's own records are data: each forged or damaged one is a mismatch, as is a link
+    where the workflow writes, and then Snakemake (whose report would run a forged record, and
+    whose jobs would write through a link) is not called on the folder."""
     refused = [
         Finding(file, FAIL, "metadata", f"{reason}: not what Snakemake writes (forged or damaged)")
         for file, reason in metadata_problems(root)
     ]
+    refused += [Finding(file, FAIL, "link", reason) for file, reason in link_problems(root)]
     if not refused:
         return []
-    skipped = "parameters not checked: Snakemake is not run on forged or damaged metadata"
+    skipped = "parameters not checked: Snakemake is not run on forged metadata or links"
     return [*refused, Finding("(workflow)", FAIL, "params", skipped)]
 
 
