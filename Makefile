@@ -77,7 +77,7 @@ figures: install
 # and no `python -m` here imports from the folder (isotropy.trust).
 audit report: export PYTHONSAFEPATH = 1
 audit: install
-	$(BIN)/python -m isotropy.trust
+	$(BIN)/python -m isotropy.trust --configfile $(CONFIG_FILES)
 	$(BIN)/snakemake --cores 1 audit $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
 # The report of the last run (LAST_RUN), with the configuration that run used (its effective
@@ -100,7 +100,7 @@ REPORT_RULES := check_claims compare_with_papers report_overview check_claims_pr
 REPORT_OVERVIEW = $(if $(filter preview_study,$(REPORT_TARGET)),results/preview/report/overview.html,results/report/overview.html)
 report: install
 	$(check_report_target)$(BIN)/python -m isotropy.resume --before report
-	$(BIN)/python -m isotropy.trust
+	$(BIN)/python -m isotropy.trust --configfile $(REPORT_CONFIG_FILES)
 	@echo "make report: target $(REPORT_TARGET) with $(REPORT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); REPORT_TARGET=... REPORT_CONFIG_FILES=\"...\" choose another)"
 	$(if $(REPORT_OVERVIEW),$(BIN)/snakemake --cores 1 $(REPORT_OVERVIEW) $(REPORT_ARGS) --rerun-triggers mtime \
 		--forcerun $(REPORT_RULES) --allowed-rules $(REPORT_RULES) $(SNAKEMAKE_ARGS))

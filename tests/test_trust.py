@@ -317,3 +317,33 @@ def test_the_workflow_never_writes_through_a_planted_log_link(toy, tmp_path):
     ran = _snakemake(workdir, "audit")
     assert victim.read_text() == "the user's own file\n"
     assert ran.returncode != 0 and "logs/audit.log: is a link to" in ran.stderr
+
+
+# --- the config files make gives Snakemake: YTE templating runs Python while Snakemake loads them
+
+YTE = '__use_yte__: true\nx: ?__import__("os").system("touch MARKER")\n'
+
+
+def test_make_report_refuses_the_folders_effective_config_if_it_is_a_yte_template(tmp_path):
+    """make report gives Snakemake the folder's logs/effective-config/<target>.yaml, and
+    Snakemake loads every config file with YTE: `__use_yte__: true` ran its Python."""
+    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
+    (workdir / "logs" / "effective-config").mkdir()
+    (workdir / "logs" / "effective-config" / "preview_study.yaml").write_text(YTE)
+    result = _make(workdir, "report")
+    assert result.returncode != 0 and not (workdir / "calls.txt").exists(), result.stderr
+    assert (
+        "logs/effective-config/preview_study.yaml: sets __use_yte__, which makes Snakemake run"
+        in result.stderr
+    )
+
+
+@pytest.mark.parametrize("text", [YTE, "a: !!python/name:os.system\n"])
+def test_a_config_file_that_is_not_plain_yaml_is_refused_by_the_loader_too(tmp_path, text):
+    from isotropy.workflow.config import ConfigError, read_config_file
+
+    (tmp_path / "c.yaml").write_text(text)
+    assert trust.config_file_problem(tmp_path / "c.yaml") is not None
+    with pytest.raises(ConfigError, match="c.yaml"):
+        read_config_file(tmp_path / "c.yaml")
+    assert not Path("MARKER").exists()

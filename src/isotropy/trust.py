@@ -14,10 +14,13 @@ archive, a scratch directory) may hold forged records and planted modules, so:
   and ``make audit`` call Snakemake, and before the audit does;
 * no file or folder below ``results/``, ``logs/`` or ``benchmarks/`` is a link
   (:func:`link_problems`): the workflow makes none, and would write or report through it;
+* the config files ``make report`` and ``make audit`` give Snakemake (the report's are the
+  folder's own effective configuration) are plain YAML: no ``__use_yte__``, whose YTE templating
+  Snakemake runs as Python while it loads the file (:func:`config_file_problem`);
 * Snakemake's jobs run with ``PYTHONSAFEPATH=1`` (:func:`protect_imports`): a script's own folder
   is not put on ``sys.path``.
 
-    python -m isotropy.trust [--directory .]
+    python -m isotropy.trust [--directory .] [--configfile FILE ...]
 
 Exit 1 naming each refused record (its file, the output it describes) or link and why; 0
 otherwise.
@@ -253,6 +256,26 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
     return metadata_problems(workdir) + link_problems(workdir)
 
 
+# Snakemake reads every --configfile with YTE, which runs the Python in a file that sets this key.
+YTE_KEY = "__use_yte__"
+
+
+def config_file_problem(path: str | os.PathLike) -> str | None:
+    """Why Snakemake must not load config file ``path`` (None: plain YAML). ``make report`` gives
+    Snakemake the folder's own logs/effective-config/<target>.yaml, so it is checked first."""
+    if not Path(path).is_file():
+        return None  # Snakemake says so itself
+    try:
+        loaded = yaml.safe_load(Path(path).read_bytes())
+    except OSError as error:
+        return f"cannot be read ({error.strerror})"
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        return f"is not plain YAML ({str(error).splitlines()[0][:80]})"
+    if isinstance(loaded, dict) and YTE_KEY in loaded:
+        return f"sets {YTE_KEY}, which makes Snakemake run the Python it holds (YTE templating)"
+    return None
+
+
 def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -> str:
     """One message for the refused records: each file and why, and what to do."""
     lines = [f"{file}: {reason}" for file, reason in problems[:SHOWN]]
@@ -285,8 +308,20 @@ def protect_imports(environ: dict[str, str] | os._Environ[str] = os.environ) -> 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--directory", "-d", default=".", help="the Snakemake working directory")
+    parser.add_argument(
+        "--configfile",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="config files Snakemake will be given: checked to be plain YAML (no YTE)",
+    )
     args = parser.parse_args(argv)
     problems = folder_problems(args.directory)
+    problems += [
+        (str(file), problem)
+        for file in args.configfile
+        if (problem := config_file_problem(file)) is not None
+    ]
     if problems:
         print(f"refused: {refusal(problems, args.directory)}", file=sys.stderr)
         return 1

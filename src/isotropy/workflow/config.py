@@ -30,7 +30,7 @@ from jsonschema.exceptions import best_match
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from isotropy import readers, sensitivity, sources
+from isotropy import readers, sensitivity, sources, trust
 from isotropy.defaults import CONFIG_SCHEMA
 from isotropy.models import ModelSpec, unknown_model_problems
 
@@ -90,6 +90,11 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
     if not isinstance(loaded, dict):
         raise ConfigError(
             f"config file {path} holds a {type(loaded).__name__}, not a mapping of settings (key: value)"
+        )
+    if trust.YTE_KEY in loaded:
+        raise ConfigError(
+            f"config file {path} sets {trust.YTE_KEY}: Snakemake would run the Python it holds "
+            "(YTE templating); give plain YAML"
         )
     if value_count(loaded, MAX_CONFIG_VALUES) > MAX_CONFIG_VALUES:
         raise ConfigError(
