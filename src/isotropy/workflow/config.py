@@ -590,7 +590,7 @@ def path_problems(config: Mapping[str, Any]) -> list[str]:
     ]
     file = corpus.get("file")
     if isinstance(file, str) and (
-        PurePosixPath(file).is_absolute() or ".." in PurePosixPath(file).parts or "\\" in file
+        PurePosixPath(file).is_absolute() or ".." in PurePosixPath(file).parts
     ):
         problems.append(
             f"geometry.clusters.corpus.file: {file!r} is not a path inside its download's folder "
