@@ -347,3 +347,17 @@ def test_a_config_file_that_is_not_plain_yaml_is_refused_by_the_loader_too(tmp_p
     with pytest.raises(ConfigError, match="c.yaml"):
         read_config_file(tmp_path / "c.yaml")
     assert not Path("MARKER").exists()
+
+
+def test_snakemakes_incomplete_markers_are_checked_too(tmp_path):
+    """Snakemake reads each marker's external_jobid to resume a cluster job."""
+    incomplete = tmp_path / ".snakemake" / "incomplete"
+    incomplete.mkdir(parents=True)
+    (incomplete / OUT).write_text(json.dumps({"external_jobid": "4242_1"}))
+    (incomplete / "migration_underway").write_text("")
+    assert trust.metadata_problems(tmp_path) == []
+    (incomplete / OUT).write_text(json.dumps({"external_jobid": "1; scancel -u $USER"}))
+    (incomplete / "eA==").write_text(json.dumps({"external_jobid": None, "cmd": "x"}))
+    problems = dict(trust.metadata_problems(tmp_path))
+    assert "its external_jobid is not a job id" in problems[f".snakemake/incomplete/{OUT}"]
+    assert "not an object holding only external_jobid" in problems[".snakemake/incomplete/eA=="]

@@ -202,26 +202,45 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number Snakemake writes")
 
 
+def incomplete_problem(record: Any) -> str | None:
+    """Why a marker of ``.snakemake/incomplete`` is not what Snakemake writes, or None."""
+    if not isinstance(record, dict) or set(record) - {"external_jobid"}:
+        return "it is not an object holding only external_jobid"
+    jobid = record.get("external_jobid")
+    if jobid is not None and (problem := _text(JOB_ID, "a job id")(jobid)) is not None:
+        return f"its external_jobid {problem}"
+    return None
+
+
+# Snakemake's record folders and what each record must be; the marker file of a migration aside.
+SUBJECTS = {METADATA: record_problem, Path(".snakemake") / "incomplete": incomplete_problem}
+MIGRATION_MARKER = "migration_underway"
+
+
 def metadata_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
-    """(file, reason) for every record in ``workdir``'s ``.snakemake/metadata`` that is not what
-    Snakemake writes; the file relative to ``workdir``. Nothing is followed out of the folder."""
-    root = Path(workdir) / METADATA
-    if not root.is_dir():
-        return []
+    """(file, reason) for every record in ``workdir``'s ``.snakemake/metadata`` (and marker in
+    ``.snakemake/incomplete``) that is not what Snakemake writes; the file relative to
+    ``workdir``. Nothing is followed out of the folder."""
     problems = []
-    for folder, subfolders, files in os.walk(root):
-        for name in sorted(files) + [d for d in subfolders if Path(folder, d).is_symlink()]:
-            path = Path(folder) / name
-            shown = str(path.relative_to(workdir))
-            try:
-                problem = record_problem(_read_record(path))
-            except FolderError as error:
-                problem = str(error)
-            except OSError as error:
-                problem = f"it cannot be read ({error.strerror})"
-            if problem is not None:
-                output = _output_named(path.relative_to(root))
-                problems.append((shown, f"the record of {output}: {problem}"))
+    for subject, check in SUBJECTS.items():
+        root = Path(workdir) / subject
+        if not root.is_dir():
+            continue
+        for folder, subfolders, files in os.walk(root):
+            links = [d for d in subfolders if Path(folder, d).is_symlink()]
+            for name in sorted(set(files) - {MIGRATION_MARKER}) + links:
+                path = Path(folder) / name
+                try:
+                    problem = check(_read_record(path))
+                except FolderError as error:
+                    problem = str(error)
+                except OSError as error:
+                    problem = f"it cannot be read ({error.strerror})"
+                if problem is not None:
+                    output = _output_named(path.relative_to(root))
+                    problems.append(
+                        (str(path.relative_to(workdir)), f"the record of {output}: {problem}")
+                    )
     return problems
 
 
