@@ -84,7 +84,11 @@ relock: install
 		resources/raw/$(SOURCE)/manifest.json $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
 # The audit of every result (see README), the browsable report, and the style checks.
+# The folder may be someone else's: Snakemake's records are checked before Snakemake reads them,
+# and no `python -m` here imports from the folder (isotropy.trust).
+audit report: export PYTHONSAFEPATH = 1
 audit: install
+	$(BIN)/python -m isotropy.trust --configfile $(CONFIG_FILES)
 	$(BIN)/snakemake --cores 1 audit $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
 # The report of the last run (LAST_RUN), with the configuration that run used (its effective
@@ -92,6 +96,8 @@ audit: install
 # paper comparison and overview page (re-made here in seconds, judging that study alone; nothing
 # upstream is ever re-made: --allowed-rules). One self-contained HTML file, figures as PNG.
 REPORT ?= report.html
+# Written beside it, then renamed: a report killed while it is written never replaces the last whole one.
+REPORT_PARTIAL = $(basename $(REPORT)).partial$(suffix $(REPORT))
 # LAST_RUN is read as text by make (never by a shell), and the target must be one of these.
 REPORT_TARGETS := all main_study preview_study glue_study istar_study geometry_study sensitivity_study
 LAST_TARGET = $(patsubst TARGET=%,%,$(firstword $(filter TARGET=%,$(if $(wildcard $(LAST_RUN)),$(file <$(LAST_RUN))))))
@@ -105,11 +111,13 @@ REPORT_RULES := check_claims compare_with_papers report_overview check_claims_pr
 REPORT_OVERVIEW = $(if $(filter preview_study,$(REPORT_TARGET)),results/preview/report/overview.html,results/report/overview.html)
 report: install
 	$(check_report_target)$(BIN)/python -m isotropy.resume --before report
+	$(BIN)/python -m isotropy.trust --configfile $(REPORT_CONFIG_FILES)
 	@echo "make report: target $(REPORT_TARGET) with $(REPORT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); REPORT_TARGET=... REPORT_CONFIG_FILES=\"...\" choose another)"
 	$(if $(REPORT_OVERVIEW),$(BIN)/snakemake --cores 1 $(REPORT_OVERVIEW) $(REPORT_ARGS) --rerun-triggers mtime \
 		--forcerun $(REPORT_RULES) --allowed-rules $(REPORT_RULES) $(SNAKEMAKE_ARGS))
-	$(BIN)/snakemake --cores 1 --report $(REPORT) --report-stylesheet report/style.css \
+	$(BIN)/snakemake --cores 1 --report $(REPORT_PARTIAL) --report-stylesheet report/style.css \
 		$(REPORT_TARGET) $(REPORT_OVERVIEW) $(REPORT_ARGS) $(SNAKEMAKE_ARGS)
+	mv -f $(REPORT_PARTIAL) $(REPORT)
 
 lint: install
 	$(BIN)/ruff check .

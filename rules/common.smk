@@ -32,6 +32,12 @@ configuration.check_loaded_config(
         str(workflow.current_basedir), os.pardir, "schemas", "config.schema.yaml"
     ),
 )
+# A results folder may be someone else's: Snakemake's records there are checked before Snakemake
+# reads them (its report runs YAML tags in conda_env), no link is written through, and script
+# jobs never import from .snakemake/scripts/ (isotropy.trust).
+isotropy_workflow.trust.protect_imports()
+if workflow.is_main_process:
+    isotropy_workflow.trust.refuse_hostile_folder(".")
 # device: cuda on a machine without CUDA, refused before any job (jobs sent to a cluster by a
 # profile or an executor are checked where they run).
 if workflow.is_main_process and not configuration.submits_jobs_elsewhere(sys.argv):

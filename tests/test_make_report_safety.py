@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _workdir(tmp_path: Path, last_run: str) -> Path:
-    """A folder with LAST_RUN and a stand-in virtual environment whose snakemake does nothing."""
+    """A folder with LAST_RUN and a stand-in virtual environment whose snakemake only notes its
+    call (and writes the report file it is given)."""
     (tmp_path / "pyproject.toml").write_text("")
     bin_dir = tmp_path / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
@@ -22,7 +23,10 @@ def _workdir(tmp_path: Path, last_run: str) -> Path:
     (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     (bin_dir / "python").chmod(0o755)
     snakemake = bin_dir / "snakemake"
-    snakemake.write_text('#!/bin/sh\necho "snakemake $*" >> calls.txt\n')
+    snakemake.write_text(
+        '#!/bin/sh\necho "snakemake $*" >> calls.txt\n'
+        'while [ $# -gt 0 ]; do [ "$1" = --report ] && echo "<html></html>" > "$2"; shift; done\n'
+    )
     snakemake.chmod(0o755)
     (tmp_path / ".venv" / ".installed").write_text("")
     os.utime(tmp_path / "pyproject.toml", (0, 0))  # older than .installed: no install step
@@ -78,7 +82,7 @@ def test_the_last_run_target_is_reported(tmp_path):
     result = _make(workdir)
     assert result.returncode == 0, result.stderr
     calls = (workdir / "calls.txt").read_text()
-    assert "--report report.html" in calls and " preview_study " in calls
+    assert "--report report.partial.html" in calls and " preview_study " in calls
 
 
 def test_a_report_while_a_run_is_in_progress_is_refused(tmp_path):

@@ -219,7 +219,7 @@ def test_make_report_reports_the_last_run_with_its_effective_configuration(tmp_p
     made, reported = lines[1], " ".join(lines[2:])
     assert "results/report/overview.html" in made and "--config 'studies=[main]'" in made
     assert "--allowed-rules check_claims compare_with_papers report_overview" in made
-    assert "--report report.html" in reported and "main_study" in reported
+    assert "--report report.partial.html" in reported and "main_study" in reported
     assert "--configfile logs/effective-config/main_study.yaml" in reported
     # a preview: its own overview, claims and paper comparison, judged on results/preview/
     (logs / "last_run.txt").write_text("TARGET=preview_study\nCONFIG_FILES=config.yaml\n")

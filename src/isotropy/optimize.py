@@ -155,6 +155,14 @@ class OptimisationSettings:
             raise ValueError(f"updates must be >= 1, got {self.updates}")
         if self.metric_stride < 1:
             raise ValueError(f"metric_stride must be >= 1, got {self.metric_stride}")
+        # Adam moves each float32 weight by about the learning rate per update; beyond float32's
+        # range torch fails with only "cannot be converted to type float without overflow".
+        if not self.learning_rate < float(np.finfo(np.float32).max):
+            raise FloatingPointError(
+                f"learning rate {self.learning_rate:g} diverges at the first update: Adam moves "
+                "each float32 weight by about the learning rate, beyond float32's range "
+                f"({np.finfo(np.float32).max:.3g}); lower the learning rate"
+            )
         if self.metric_sample_size is not None and self.metric_sample_size < 2:
             raise ValueError(
                 f"metric_sample_size must be >= 2 or null, got {self.metric_sample_size}"

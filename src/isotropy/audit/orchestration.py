@@ -32,6 +32,7 @@ from isotropy.audit.findings import (
     write_tsv,
 )
 from isotropy.audit.records import walk
+from isotropy.trust import link_problems, metadata_problems, protect_imports
 from isotropy.workflow.config import ConfigError, load_config, load_config_files
 
 
@@ -66,6 +67,8 @@ def audit(
             files.append(dumped)
         current = config if config is not None else _load_configs(files, snakefile)
         findings, tracked = walk(root, starts, current)
+        if refused := refused_folder(root):  # Snakemake would read (and run) them
+            return [*findings, *refused]
         if snakefile is None:
             skipped = "parameters not checked: no Snakefile given"
             return [*findings, Finding("(workflow)", WARN, "params", skipped)]
@@ -89,6 +92,21 @@ def audit(
     return with_snakemake_view(
         findings, summary, tracked, records, current, complete=starts is None
     )
+
+
+def refused_folder(root: Path) -> list[Finding]:
+    """Snakemake's own records are data: each forged or damaged one is a mismatch, as is a link
+    where the workflow writes, and then Snakemake (whose report would run a forged record, and
+    whose jobs would write through a link) is not called on the folder."""
+    refused = [
+        Finding(file, FAIL, "metadata", f"{reason}: not what Snakemake writes (forged or damaged)")
+        for file, reason in metadata_problems(root)
+    ]
+    refused += [Finding(file, FAIL, "link", reason) for file, reason in link_problems(root)]
+    if not refused:
+        return []
+    skipped = "parameters not checked: Snakemake is not run on forged metadata or links"
+    return [*refused, Finding("(workflow)", FAIL, "params", skipped)]
 
 
 def with_snakemake_view(
@@ -324,13 +342,10 @@ def snakemake_summary(
     if configfiles:
         command += ["--configfile", *map(str, configfiles)]
     command += [*extra_args, "--summary"]
-    result = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        env=dict(env) if env is not None else None,
-        timeout=timeout,
-    )
+    # `python -m` puts the working directory first on sys.path: never the audited folder's.
+    environ = dict(env if env is not None else os.environ)
+    protect_imports(environ)
+    result = subprocess.run(command, capture_output=True, text=True, env=environ, timeout=timeout)
     if result.returncode != 0:
         raise RuntimeError(
             f"snakemake --summary failed (exit {result.returncode}): {_snakemake_cause(result.stderr or result.stdout)}"

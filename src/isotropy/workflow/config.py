@@ -21,7 +21,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
@@ -30,7 +30,7 @@ from jsonschema.exceptions import best_match
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from isotropy import readers, sensitivity, sources
+from isotropy import readers, sensitivity, sources, trust
 from isotropy.defaults import CONFIG_SCHEMA
 from isotropy.models import ModelSpec, unknown_model_problems
 
@@ -91,7 +91,36 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
         raise ConfigError(
             f"config file {path} holds a {type(loaded).__name__}, not a mapping of settings (key: value)"
         )
+    if trust.YTE_KEY in loaded:
+        raise ConfigError(
+            f"config file {path} sets {trust.YTE_KEY}: Snakemake would run the Python it holds "
+            "(YTE templating); give plain YAML"
+        )
+    if value_count(loaded, MAX_CONFIG_VALUES) > MAX_CONFIG_VALUES:
+        raise ConfigError(
+            f"config file {path} stands for more than {MAX_CONFIG_VALUES:,} values (YAML aliases "
+            "repeating aliases: an alias bomb); write the settings out without nested aliases"
+        )
     return loaded
+
+
+# A YAML alias repeats a value without copying it: nested ones make a few lines stand for
+# billions of values, which every later check (the schema above all) would walk.
+MAX_CONFIG_VALUES = 200_000
+
+
+def value_count(value: Any, limit: int) -> int:
+    """How many keys and values ``value`` holds, aliases counted each time; stops past ``limit``."""
+    count, stack = 0, [value]
+    while stack and count <= limit:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, Mapping):
+            count += len(item)
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return count
 
 
 def load_config_files(paths: Sequence[str | os.PathLike]) -> dict[str, Any]:
@@ -191,6 +220,7 @@ def check_config(config: dict) -> None:
         if study in config:
             problems += _encoder_problems(config, study)
     problems += _setup_problems(config) + markup_problems(config)
+    problems += path_problems(config) + huge_number_problems(config)
     problems += _stride_problems(config)
     problems += sensitivity.config_problems(config)
     for name, spec in config["encoders"].items():
@@ -542,3 +572,52 @@ def markup_problems(config: Mapping[str, Any]) -> list[str]:
         for path, text in _strings(config)
         if (problem := text_problem(text)) is not None
     ]
+
+
+def path_problems(config: Mapping[str, Any]) -> list[str]:
+    """Names that become folder names (models, split models, the corpus) naming no folder of
+    their own (``.``, ``..``), and a corpus file outside its download's folder."""
+    geometry = config.get("geometry") or {}
+    corpus = (geometry.get("clusters") or {}).get("corpus") or {}
+    names = [(f"models.{name}", name) for name in config.get("models") or {}]
+    names += [(f"split_models.{name}", name) for name in config.get("split_models") or {}]
+    names += [("geometry.clusters.corpus.name", corpus.get("name"))]
+    problems = [
+        f"{key}: {name!r} would name the folder above it or itself in result paths; give a name "
+        "with a letter or digit"
+        for key, name in names
+        if isinstance(name, str) and set(name) <= {"."}
+    ]
+    file = corpus.get("file")
+    if isinstance(file, str) and (
+        PurePosixPath(file).is_absolute() or ".." in PurePosixPath(file).parts
+    ):
+        problems.append(
+            f"geometry.clusters.corpus.file: {file!r} is not a path inside its download's folder "
+            f"(resources/raw/{corpus.get('source')}/); give the file relative to that folder"
+        )
+    return problems
+
+
+def huge_number_problems(value: Any, key: str = "") -> list[str]:
+    """Integers beyond 64 bits (numpy and torch overflow on them) and learning rates beyond float32,
+    each with its dotted key."""
+    if isinstance(value, Mapping):
+        return [
+            p
+            for k, v in value.items()
+            for p in huge_number_problems(v, f"{key}.{k}" if key else str(k))
+        ]
+    if isinstance(value, (list, tuple)):
+        return [p for i, v in enumerate(value) for p in huge_number_problems(v, f"{key}[{i}]")]
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+        return [f"{key}: {value:.3g} does not fit in 64 bits; give a realistic value"]
+    if key.endswith("learning_rate") and isinstance(value, float) and value >= FLOAT32_MAX:
+        return [
+            f"{key}: {value:g} is beyond float32's range ({FLOAT32_MAX:.3g}): every float32 weight "
+            "would overflow at the first update and the run diverge; lower the learning rate"
+        ]
+    return []
+
+
+FLOAT32_MAX = 3.4028234663852886e38  # numpy.finfo(numpy.float32).max, without importing numpy here

@@ -1,0 +1,363 @@
+"""Auditing or reporting someone else's results folder runs nothing from it (issue 53).
+
+A folder's ``.snakemake/metadata`` records are checked before Snakemake reads them (its report
+loads ``conda_env`` with ``yaml.Loader`` and pastes ``rule`` and ``container_img_url`` into a
+``<script>``), and nothing from the folder is imported: not ``.snakemake/scripts/pandas.py`` by a
+script job, not ``./isotropy`` or ``./snakemake`` by a ``python -m``. Fast cases build small fake
+folders; the slow ones run a one-rule toy workflow that includes the project's rules/common.smk.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import headless_browser
+import pytest
+from test_make_report_safety import _workdir
+
+from isotropy import trust
+from isotropy.audit import FAIL, audit, snakemake_summary
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = base64.urlsafe_b64encode(b"out.txt").decode()
+# What Snakemake 9.27 wrote for a one-rule shell job (the conda env shortened).
+PLAIN = {
+    "rule": "make",
+    "input": [],
+    "log": [],
+    "shellcmd": "echo made > out.txt",
+    "params": [],
+    "code": "echo made > {output}",
+    "record_format_version": 6,
+    "conda_env": base64.b64encode(
+        b"channels:\n  - conda-forge\ndependencies:\n  - python=3.11\n"
+    ).decode(),
+    "container_img_url": None,
+    "software_stack_hash": "d41d8cd98f00b204e9800998ecf8427e",
+    "job_hash": 8755468525125,
+    "starttime": 1795590380.9400945,
+    "endtime": 1795590380.9406729,
+    "incomplete": False,
+    "external_jobid": None,
+    "input_checksums": {"a.txt": "sha256:" + "ab" * 32, "b.txt": "cd" * 32},
+}
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _shell_tag(marker: Path) -> str:
+    """The conda_env of issue 53, case 1: yaml.Loader runs the command."""
+    return _b64(f"!!python/object/apply:os.system ['touch {marker}']")
+
+
+BOMB = (
+    "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b]\n"
+)
+SCRIPT = "</script><script>document.title='INJECTED'</script>"
+HOSTILE = {
+    "conda_env python tag": (
+        {"conda_env": _shell_tag(Path("MARKER"))},
+        "conda_env holds the YAML tag",
+    ),
+    "conda_env alias bomb": ({"conda_env": _b64(BOMB)}, "conda_env holds a YAML anchor"),
+    "conda_env not base64": ({"conda_env": "not base64!"}, "conda_env is not the base64"),
+    "conda_env JSON list": ({"conda_env": ["x"]}, "conda_env is a list, not base64 text"),
+    "conda_env a list": ({"conda_env": _b64("- a\n- b\n")}, "conda_env is not a conda environment"),
+    "conda_env script": ({"conda_env": _b64(f"name: x{SCRIPT}\n")}, "conda_env holds '</'"),
+    "rule script": ({"rule": f"make{SCRIPT}"}, "rule is not a rule name"),
+    "container script": (
+        {"container_img_url": f"docker://x{SCRIPT}"},
+        "container_img_url is not an image URL",
+    ),
+    "unknown key": ({"payload": "x"}, "keys Snakemake never writes: 'payload'"),
+    "job_hash text": ({"job_hash": "1; rm -rf /"}, "job_hash is not an integer"),
+    "time far away": ({"endtime": 1e308}, "endtime is not a time"),
+    "checksums": ({"input_checksums": {"a": "<b>"}}, "input_checksums is not a mapping"),
+    "inputs": ({"input": "a.txt"}, "input is not a list of paths"),
+}
+
+
+def _folder(tmp_path: Path, record: object, name: str = OUT) -> Path:
+    metadata = tmp_path / ".snakemake" / "metadata"
+    metadata.mkdir(parents=True, exist_ok=True)
+    text = record if isinstance(record, str) else json.dumps(record)
+    (metadata / name).write_text(text)
+    return tmp_path
+
+
+def test_the_fields_are_the_ones_snakemake_writes():
+    from snakemake.persistence import MetadataRecord
+
+    assert set(trust.FIELDS) == set(MetadataRecord.model_fields)
+
+
+def test_a_record_snakemake_wrote_passes(tmp_path):
+    assert trust.metadata_problems(_folder(tmp_path, PLAIN)) == []
+    assert trust.metadata_problems(tmp_path / "nothing here") == []
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+def test_a_hostile_record_is_refused_naming_its_file_and_output(tmp_path, case):
+    change, expected = HOSTILE[case]
+    problems = trust.metadata_problems(_folder(tmp_path, {**PLAIN, **change}))
+    assert len(problems) == 1, problems
+    file, reason = problems[0]
+    assert file == f".snakemake/metadata/{OUT}" and "the record of 'out.txt': " in reason
+    assert expected in reason and "\n" not in reason
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('{"rule": "make", "starttime": NaN}', "NaN is not a number Snakemake writes"),
+        ('{"rule": "make", "endtime": Infinity}', "Infinity is not a number"),
+        ("[1, 2]", "it is a JSON list, not an object"),
+        ("{oops", "it is not JSON"),
+        ("[" * 100_000 + "]" * 100_000, "it is not JSON"),
+    ],
+)
+def test_a_damaged_record_is_refused(tmp_path, text, expected):
+    problems = trust.metadata_problems(_folder(tmp_path, text))
+    assert [p[0] for p in problems] == [f".snakemake/metadata/{OUT}"]
+    assert expected in problems[0][1]
+
+
+def test_links_and_pipes_in_the_metadata_are_refused_unread(tmp_path):
+    """A record linked to /dev/zero or a pipe would make Snakemake read forever."""
+    metadata = _folder(tmp_path, PLAIN) / ".snakemake" / "metadata"
+    (metadata / "eA==").symlink_to("/dev/zero")
+    os.mkfifo(metadata / "eQ==")
+    (metadata / "@outside").symlink_to("/etc", target_is_directory=True)
+    problems = dict(trust.metadata_problems(tmp_path))
+    assert set(problems) == {f".snakemake/metadata/{n}" for n in ("eA==", "eQ==", "@outside")}
+    assert "the record of 'x': it is not a regular file" in problems[".snakemake/metadata/eA=="]
+
+
+def test_the_command_line_names_each_refused_record(tmp_path):
+    _folder(tmp_path, {**PLAIN, "rule": f"make{SCRIPT}"})
+    _folder(tmp_path, {**PLAIN, "conda_env": _shell_tag(tmp_path / "MARKER")}, name="eA==")
+    result = subprocess.run(
+        [sys.executable, "-m", "isotropy.trust", "-d", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1 and not (tmp_path / "MARKER").exists()
+    assert f"refused: 2 file(s) in {tmp_path.resolve()} are not" in result.stderr
+    assert f".snakemake/metadata/{OUT}: the record of 'out.txt': its rule" in result.stderr
+    assert ".snakemake/metadata/eA==: the record of 'x': its conda_env" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_the_audit_calls_a_forged_record_a_mismatch_and_runs_no_snakemake(tmp_path):
+    _folder(tmp_path, {**PLAIN, "container_img_url": f"x{SCRIPT}"})
+    findings = audit(tmp_path, snakefile=tmp_path / "no such Snakefile")
+    bad = {(f.file, f.check): f.reason for f in findings if f.status == FAIL}
+    assert "container_img_url" in bad[(f".snakemake/metadata/{OUT}", "metadata")]
+    assert "Snakemake is not run on forged" in bad[("(workflow)", "params")]
+
+
+# --- make report / make audit: the check runs before Snakemake; no `python -m` imports the folder
+
+
+def _make(workdir: Path, target: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["make", "-f", str(ROOT / "Makefile"), target],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("target", ["report", "audit"])
+def test_make_refuses_a_forged_record_before_snakemake(tmp_path, target):
+    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
+    _folder(workdir, {**PLAIN, "conda_env": _shell_tag(workdir / "MARKER")})
+    result = _make(workdir, target)
+    assert result.returncode != 0 and not (workdir / "calls.txt").exists(), result.stderr
+    assert f".snakemake/metadata/{OUT}: the record of 'out.txt': its conda_env" in result.stderr
+    assert not (workdir / "MARKER").exists()
+
+
+@pytest.mark.parametrize("target", ["report", "audit"])
+def test_make_imports_nothing_from_the_folder(tmp_path, target):
+    """`python -m isotropy.resume` put the folder first on sys.path: ./isotropy/ ran."""
+    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
+    (workdir / "isotropy").mkdir()
+    (workdir / "isotropy" / "__init__.py").write_text("open('MARKER', 'w').close()\n")
+    result = _make(workdir, target)
+    assert not (workdir / "MARKER").exists(), result.stderr
+    assert result.returncode == 0 and (workdir / "calls.txt").exists(), result.stderr
+
+
+@pytest.mark.slow
+def test_the_audits_snakemake_imports_nothing_from_the_folder(tmp_path, monkeypatch):
+    """The audit rule runs in the folder and calls `python -m snakemake`: ./snakemake/ ran."""
+    (tmp_path / "snakemake").mkdir()
+    planted = "open('MARKER', 'w').close()\n"
+    for name in ("__init__.py", "__main__.py"):
+        (tmp_path / "snakemake" / name).write_text(planted)
+    (tmp_path / "Snakefile").write_text(
+        'rule all:\n    output: "x.txt"\n    shell: "touch {output}"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    summary = snakemake_summary(tmp_path, None, snakefile=tmp_path / "Snakefile")
+    assert not (tmp_path / "MARKER").exists()
+    assert summary["x.txt"][0] == "missing"
+
+
+# --- the workflow itself: Snakemake never reads a forged record, scripts import nothing planted
+
+SNAKEFILE = f"""configfile: "{ROOT}/config.yaml"
+include: "{ROOT}/rules/common.smk"
+include: "{ROOT}/rules/provenance.smk"
+
+rule all:
+    input: "out.txt"
+
+rule seed:
+    output: "in.txt"
+    shell: "echo seed > {{output}}"
+
+rule make:
+    input: "in.txt"
+    output: report("out.txt", category="check")
+    shell: "cat {{input}} > {{output}}"
+"""
+
+
+def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    configs = [str(ROOT / "config" / "offline.yaml")]
+    # Targets first: --configfile takes several values and would swallow them.
+    command = [sys.executable, "-m", "snakemake", *args, "--cores", "1", "--configfile", *configs]
+    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory) -> Path:
+    """The one-rule toy workflow, run once: its folder with Snakemake's record of out.txt."""
+    workdir = tmp_path_factory.mktemp("toy")
+    (workdir / "Snakefile").write_text(SNAKEFILE)
+    ran = _snakemake(workdir, "all")
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    # What Snakemake writes passes (input checksums included).
+    assert "sha256:" in (workdir / ".snakemake" / "metadata" / OUT).read_text()
+    assert trust.metadata_problems(workdir) == []
+    return workdir
+
+
+def _forged(toy: Path, tmp_path: Path, **change: object) -> Path:
+    workdir = shutil.copytree(toy, tmp_path / "work", symlinks=True)
+    path = workdir / ".snakemake" / "metadata" / OUT
+    path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
+    return workdir
+
+
+@pytest.mark.slow
+def test_a_forged_conda_env_never_runs_in_the_report(toy, tmp_path):
+    """Issue 53, case 1: Snakemake's report ran `!!python/object/apply:os.system`."""
+    marker = tmp_path / "MARKER"
+    workdir = _forged(toy, tmp_path, conda_env=_shell_tag(marker))
+    built = _snakemake(workdir, "--report", "report.html", "all")
+    assert not marker.exists()
+    assert built.returncode != 0 and not (workdir / "report.html").exists()
+    assert (
+        f".snakemake/metadata/{OUT}: the record of 'out.txt': its conda_env holds the YAML tag 'tag:yaml.org,2002:python/object/apply:os.system'"
+        in built.stderr
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("field", ["rule", "container_img_url"])
+def test_a_script_in_a_record_never_reaches_the_report(toy, tmp_path, field):
+    """Issue 53, case 3: the report put `</script><script>…` into its page unescaped."""
+    value = {"rule": f"make{SCRIPT}", "container_img_url": f"docker://x{SCRIPT}"}[field]
+    workdir = _forged(toy, tmp_path, **{field: value})
+    built = _snakemake(workdir, "--report", "report.html", "all")
+    report = workdir / "report.html"
+    if report.exists():  # the injection that was possible: does the script run in a browser?
+        assert SCRIPT not in report.read_text()
+        page = headless_browser.run(report, tmp_path / "profile", "--dump-dom")
+        assert "INJECTED" not in page.stdout
+    assert built.returncode != 0 and not report.exists()
+    assert f".snakemake/metadata/{OUT}: the record of 'out.txt': its {field} is not" in built.stderr
+
+
+@pytest.mark.slow
+def test_a_planted_module_in_snakemakes_scripts_folder_is_never_imported(toy, tmp_path):
+    """Issue 53, case 2: the audit job ran `.snakemake/scripts/pandas.py`."""
+    workdir = shutil.copytree(toy, tmp_path / "work", symlinks=True)
+    marker = tmp_path / "MARKER"
+    scripts = workdir / ".snakemake" / "scripts"
+    scripts.mkdir(exist_ok=True)
+    (scripts / "pandas.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    _snakemake(workdir, "audit")  # its verdict on this toy folder does not matter here
+    assert not marker.exists()
+    log = (workdir / "logs" / "audit.log").read_text()
+    assert "audit table" in log  # the audit ran (and imported pandas: isotropy.audit does)
+
+
+@pytest.mark.slow
+def test_the_workflow_never_writes_through_a_planted_log_link(toy, tmp_path):
+    """`snakemake audit` would write its log through logs/audit.log, wherever it points."""
+    workdir = shutil.copytree(toy, tmp_path / "work", symlinks=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own file\n")
+    (workdir / "logs").mkdir(exist_ok=True)
+    (workdir / "logs" / "audit.log").symlink_to(victim)
+    ran = _snakemake(workdir, "audit")
+    assert victim.read_text() == "the user's own file\n"
+    assert ran.returncode != 0 and "logs/audit.log: is a link to" in ran.stderr
+
+
+# --- the config files make gives Snakemake: YTE templating runs Python while Snakemake loads them
+
+YTE = '__use_yte__: true\nx: ?__import__("os").system("touch MARKER")\n'
+
+
+def test_make_report_refuses_the_folders_effective_config_if_it_is_a_yte_template(tmp_path):
+    """make report gives Snakemake the folder's logs/effective-config/<target>.yaml, and
+    Snakemake loads every config file with YTE: `__use_yte__: true` ran its Python."""
+    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
+    (workdir / "logs" / "effective-config").mkdir()
+    (workdir / "logs" / "effective-config" / "preview_study.yaml").write_text(YTE)
+    result = _make(workdir, "report")
+    assert result.returncode != 0 and not (workdir / "calls.txt").exists(), result.stderr
+    assert (
+        "logs/effective-config/preview_study.yaml: sets __use_yte__, which makes Snakemake run"
+        in result.stderr
+    )
+
+
+@pytest.mark.parametrize("text", [YTE, "a: !!python/name:os.system\n"])
+def test_a_config_file_that_is_not_plain_yaml_is_refused_by_the_loader_too(tmp_path, text):
+    from isotropy.workflow.config import ConfigError, read_config_file
+
+    (tmp_path / "c.yaml").write_text(text)
+    assert trust.config_file_problem(tmp_path / "c.yaml") is not None
+    with pytest.raises(ConfigError, match="c.yaml"):
+        read_config_file(tmp_path / "c.yaml")
+    assert not Path("MARKER").exists()
+
+
+def test_snakemakes_incomplete_markers_are_checked_too(tmp_path):
+    """Snakemake reads each marker's external_jobid to resume a cluster job."""
+    incomplete = tmp_path / ".snakemake" / "incomplete"
+    incomplete.mkdir(parents=True)
+    (incomplete / OUT).write_text(json.dumps({"external_jobid": "4242_1"}))
+    (incomplete / "migration_underway").write_text("")
+    assert trust.metadata_problems(tmp_path) == []
+    (incomplete / OUT).write_text(json.dumps({"external_jobid": "1; scancel -u $USER"}))
+    (incomplete / "eA==").write_text(json.dumps({"external_jobid": None, "cmd": "x"}))
+    problems = dict(trust.metadata_problems(tmp_path))
+    assert "its external_jobid is not a job id" in problems[f".snakemake/incomplete/{OUT}"]
+    assert "not an object holding only external_jobid" in problems[".snakemake/incomplete/eA=="]
