@@ -21,8 +21,8 @@ import time
 from html.parser import HTMLParser
 from pathlib import Path
 
-import headless_browser
 import pytest
+import report_pages
 import tiny_workflow
 
 pytestmark = pytest.mark.slow
@@ -149,14 +149,14 @@ class _ClaimsTable(HTMLParser):
             self._cell.append(data)
 
 
-def _rendered(report: Path, folder: Path) -> tuple[str, list[dict[str, str]]]:
-    """The report as Chromium renders it (its scripts run): the DOM and its claims table's rows."""
-    dom = headless_browser.run(report, folder / "profile", "--dump-dom")
-    assert dom.returncode == 0, dom.stderr[-2000:]
+def _claims_shown(dom: str) -> set[tuple[str, str, str]]:
+    """(verdict, claim, setup) of every row of the rendered overview's claims table."""
     parser = _ClaimsTable()
-    parser.feed(dom.stdout)
+    parser.feed(dom)
     header, *rows = parser.rows
-    return dom.stdout, [dict(zip(header, row)) for row in rows]
+    return {
+        (r["verdict"], r["claim"], r["setup"]) for r in (dict(zip(header, row)) for row in rows)
+    }
 
 
 def _tried_claims(path: Path) -> set[tuple[str, str, str]]:
@@ -172,20 +172,30 @@ def _tried_claims(path: Path) -> set[tuple[str, str, str]]:
 
 def test_report_after_make_run_shows_the_main_study_and_its_claims(quickstart, tmp_path):
     report, claims = quickstart["main_study"]
-    dom, rows = _rendered(report, tmp_path)
-    assert "Target: main_study (make run)" in dom and "Studies: main." in dom
+    dom = report_pages.open_in_browser(report.read_text(encoding="utf-8"), tmp_path)
+    assert "Target: main_study (make run)" in dom and "Studies: main. Seeds: main 0, 1." in dom
     assert "PREVIEW" not in dom
-    shown = {(r["verdict"], r["claim"], r["setup"]) for r in rows}
     expected = _tried_claims(claims)
-    assert shown == expected and {s for _, _, s in expected} >= {
+    assert _claims_shown(dom) == expected and {s for _, _, s in expected} >= {
         "miniLM/polarity", "miniLM/snli", "word2vec/pos", "word2vec/supersense",
     }  # fmt: skip
 
 
 def test_report_after_make_preview_shows_the_preview_and_its_claims(quickstart, tmp_path):
+    """The preview's page (claims and comparison marked PREVIEW) and only its results, though
+    `make run` left the main study's beside them."""
     report, claims = quickstart["preview_study"]
-    dom, rows = _rendered(report, tmp_path)
+    text = report.read_text(encoding="utf-8")
+    desc = report_pages.first_page(text)
+    assert desc.index("This run (PREVIEW)") < desc.index("Claims check (PREVIEW)")
+    assert desc.index("Claims check (PREVIEW)") < desc.index("Paper comparison (PREVIEW)")
+    assert "PREVIEW (make preview)" in desc and "Target: preview_study (make preview)" in desc
+    assert "silhouette rises" in desc and "<code>results/preview/correlations.csv</code>" in desc
+    captions = report_pages.captions(text)
+    assert "results/preview/claims.csv" in captions and "results/main/table1.csv" not in captions
+    dom = report_pages.open_in_browser(text, tmp_path, "report_first_page_preview.png")
     assert dom.index("This run (PREVIEW)") < dom.index("Claims check (PREVIEW)")
-    assert "Target: preview_study (make preview)" in dom and "Target: main_study" not in dom
-    shown = {(r["verdict"], r["claim"], r["setup"]) for r in rows}
+    assert "Target: main_study" not in dom
+    assert dom.count('overview-table"') == 4  # claims, comparison, table1, correlations
+    shown = _claims_shown(dom)
     assert shown == _tried_claims(claims) and len(shown) >= 4
