@@ -51,29 +51,22 @@ class _Tags(HTMLParser):
         self.tags.append(tag)
 
 
-def _make_report(tiny_run, folder, targets: list[str]) -> str:
-    """``targets`` made (what is missing of them), then the report of them: its HTML text."""
+@pytest.fixture(scope="module")
+def report(tiny_run, tmp_path_factory):
+    """The report of the full tiny run (rule all, which the fixture made), as `make report`
+    makes it after the run: its HTML text."""
     workdir, command, mirror = tiny_run
-    env = tiny_workflow.snakemake_environment(mirror)
-    made = subprocess.run(command + targets, capture_output=True, text=True, env=env, timeout=1500)
-    assert made.returncode == 0, made.stderr[-4000:]
-    path = folder / "report.html"
+    path = tmp_path_factory.mktemp("report") / "report.html"
     stylesheet = str(tiny_workflow.ROOT / "report/style.css")
     result = subprocess.run(
-        command + ["--report", str(path), "--report-stylesheet", stylesheet] + targets,
+        command + ["--report", str(path), "--report-stylesheet", stylesheet, "all"],
         capture_output=True,
         text=True,
-        env=env,
+        env=tiny_workflow.snakemake_environment(mirror),
         timeout=900,
     )
     assert result.returncode == 0, result.stderr[-4000:]
-    return path.read_text(encoding="utf-8")
-
-
-@pytest.fixture(scope="module")
-def report(tiny_run, tmp_path_factory):
-    """The report of the full tiny run (rule all), as `make report` makes it after the run."""
-    return tiny_run[0], _make_report(tiny_run, tmp_path_factory.mktemp("report"), ["all"])
+    return workdir, path.read_text(encoding="utf-8")
 
 
 def test_report_renders_as_html(report):
