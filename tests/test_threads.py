@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -91,7 +92,7 @@ def test_a_script_job_gets_its_rules_threads_and_the_wait_policy(tmp_path):
             """
         )
     )
-    environ = {k: v for k, v in __import__("os").environ.items() if k != "OMP_WAIT_POLICY"}
+    environ = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     environ.pop("GOMP_SPINCOUNT", None)
     done = subprocess.run(
         [sys.executable, "-m", "snakemake", "--cores", "2", "--workflow-profile", "none"],
@@ -175,8 +176,6 @@ def _proc_view(root, pids):
     """A /proc holding only ``pids`` (links to their real entries), this process as ``self`` and
     the real autogroup switch: busy_sessions reads the kernel's own files for these programs and
     sees nothing else that runs on the machine."""
-    import os
-
     (root / "sys/kernel").mkdir(parents=True)
     (root / "sys/kernel/sched_autogroup_enabled").symlink_to(
         "/proc/sys/kernel/sched_autogroup_enabled"
@@ -210,7 +209,7 @@ def test_busy_sessions_sees_programs_started_in_their_own_sessions(tmp_path):
     finally:
         for program, started in programs:
             for pid in started[1:]:  # the forked children
-                __import__("os").kill(pid, 9)
+                os.kill(pid, 9)
             program.kill()
             program.wait()
     # A spinning process is always runnable ("R", running or waiting for a core), however busy
