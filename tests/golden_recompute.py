@@ -52,30 +52,42 @@ def _unit(value: float) -> float:
     return value
 
 
-def _seed_interval(values: list[float], points: int, level: float) -> dict[str, float]:
-    """Spearman's rho over seeds: mean Fisher z and scipy's one-sample t confidence interval of
-    the per-seed z, mapped back with tanh. rho = ±1 is clipped on the z scale halfway between 1
-    and the largest |rho| below it on ``points`` ranks, 1 - 12 / (n (n^2 - 1)) (one adjacent
-    swap; docs/intervals.md), so that a rank swap between seeds does not open [-1, 1]."""
+def _seed_interval(name: str, values: list[float], limit: float, level: float) -> dict[str, float]:
+    """A correlation over seeds: mean Fisher z and scipy's one-sample t confidence interval of
+    the per-seed z (clipped to ±``limit``), mapped back with tanh."""
     finite = np.array([v for v in values if math.isfinite(v)], dtype=np.float64)
-    limit = 1 - 6 / (points * (points**2 - 1)) if points >= 3 else 1 - 1e-12
     z = np.arctanh(np.clip(finite, -limit, limit))
-    out = {"spearman_rho_seed_mean": math.nan, "spearman_rho_seed_low": math.nan}
-    out["spearman_rho_seed_high"] = math.nan
+    out = {f"{name}_seed_{end}": math.nan for end in ("mean", "low", "high")}
     if len(z):
-        out["spearman_rho_seed_mean"] = _unit(float(np.tanh(z.mean())))
+        out[f"{name}_seed_mean"] = _unit(float(np.tanh(z.mean())))
     if len(z) >= 2:
         ci = stats.ttest_1samp(z, 0.0).confidence_interval(level)
-        out["spearman_rho_seed_low"] = _unit(float(np.tanh(ci.low)))
-        out["spearman_rho_seed_high"] = _unit(float(np.tanh(ci.high)))
+        out[f"{name}_seed_low"] = _unit(float(np.tanh(ci.low)))
+        out[f"{name}_seed_high"] = _unit(float(np.tanh(ci.high)))
     return out
+
+
+def _spearman_limit(points: int) -> float:
+    """Spearman's rho = ±1 is clipped on the z scale halfway between 1 and the largest |rho| below
+    it on ``points`` ranks, 1 - 12 / (n (n^2 - 1)) (one adjacent swap; docs/intervals.md), so that
+    a rank swap between seeds does not open [-1, 1]."""
+    return 1 - 6 / (points * (points**2 - 1)) if points >= 3 else 1 - 1e-12
 
 
 def correlations(
     workdir: Path, name: str, table: pd.DataFrame, columns: list[str], config: dict
 ) -> list[str]:
-    """Spearman rho and its interval over seeds of a correlation table, per row."""
-    known = {"spearman_rho"} | {f"spearman_rho_seed_{end}" for end in ("mean", "low", "high")}
+    """Spearman rho, and both correlations' intervals over seeds, of a correlation table, per row.
+
+    With 2 seeds the t-quantile (12.7) multiplies the seeds' difference: Pearson's interval moves
+    by more than float32 noise of its traces allows (1.9e-5 across thread counts), so it is
+    recomputed, from the per-seed r the table holds (float32 traces: scipy's Pearson of them as
+    float64 differs from the package's in the 8th digit, which the interval would amplify)."""
+    known = {"spearman_rho"} | {
+        f"{name}_seed_{end}"
+        for name in ("spearman_rho", "pearson_r")
+        for end in ("mean", "low", "high")
+    }
     unknown = sorted(set(columns) - known)
     if unknown or name not in CORRELATION_TABLES:
         raise ValueError(f"golden_recompute.correlations cannot recompute {name} {unknown}")
@@ -86,9 +98,17 @@ def correlations(
             runs = [run for run in runs if f"seed{int(run['seed'].iloc[0])}" == row["scope"]]
         want = {"spearman_rho": _unit(_pearson_spearman(*_xy(pd.concat(runs)))[1])}
         if row["scope"] == "all":
-            per_seed = [_unit(_pearson_spearman(*_xy(run))[1]) for run in runs]
+            per_seed = [_pearson_spearman(*_xy(run)) for run in runs]
             points = min(len(run) for run in runs)
-            want.update(_seed_interval(per_seed, points, 0.95))
+            spearman = [_unit(rho) for _, rho in per_seed]
+            want.update(_seed_interval("spearman_rho", spearman, _spearman_limit(points), 0.95))
+            # Pearson's per-seed r as the table writes them (its seed<k> rows, or with one seed
+            # the pooled row), themselves compared with their golden values at float32.
+            same = table[
+                (table["encoder"] == row["encoder"]) & (table["dataset"] == row["dataset"])
+            ]
+            seeds = same[same["scope"] != "all"]["pearson_r"].tolist() or [row["pearson_r"]]
+            want.update(_seed_interval("pearson_r", seeds, 1 - 1e-12, 0.95))
         for column in columns:
             got, expected = float(row[column]), want.get(column, math.nan)
             if not ((math.isnan(got) and math.isnan(expected)) or abs(got - expected) <= TOLERANCE):
