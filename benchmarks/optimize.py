@@ -198,7 +198,9 @@ def training_setup(problem: Problem, device: torch.device, bias: bool):
     return model, optimiser, loss_fn, left, targets
 
 
-def parts(problem: Problem, device: torch.device, bias: bool, repeats: int) -> dict[str, float]:
+def parts(
+    problem: Problem, device: torch.device, bias: bool, repeats: int, rounds: int = 3
+) -> dict[str, float]:
     """Each part of one update timed alone (ms), as the loop runs it."""
     model, optimiser, loss_fn, left, targets = training_setup(problem, device, bias)
     layout = metrics.cluster_layout(metrics.cluster_ids(problem.targets), device)
@@ -221,11 +223,11 @@ def parts(problem: Problem, device: torch.device, bias: bool, repeats: int) -> d
         logits = model(left, None)
     table = model.embeddings.weight.detach()
     return {
-        "train": ms_per_call(train, device, repeats),
-        "evaluate": ms_per_call(evaluate, device, repeats),
-        "IsoScore": ms_per_call(lambda: metrics.isoscore_tensor(table), device, repeats),
+        "train": ms_per_call(train, device, repeats, rounds),
+        "evaluate": ms_per_call(evaluate, device, repeats, rounds),
+        "IsoScore": ms_per_call(lambda: metrics.isoscore_tensor(table), device, repeats, rounds),
         "silhouette": ms_per_call(
-            lambda: metrics.silhouette_tensor(table[left], layout), device, repeats
+            lambda: metrics.silhouette_tensor(table[left], layout), device, repeats, rounds
         ),
     }
 
@@ -258,15 +260,15 @@ def reference_ms_per_update(
     return (time.perf_counter() - started) / updates * 1e3
 
 
-def cpu_ratio(threads: int, blocks: list[int]) -> None:
+def cpu_ratio(threads: int, blocks: list[int], rounds: int = 3) -> None:
     """Silhouette / one full x @ x.T on the CPU at the polarity size (same process, same threads)."""
     torch.set_num_threads(threads)
     problem = polarity_like()
     cpu = torch.device("cpu")
     x = torch.from_numpy(problem.vectors)
     layout = metrics.cluster_layout(problem.targets, cpu)
-    product = ms_per_call(lambda: x @ x.T, cpu, repeats=1)
-    silhouette = ms_per_call(lambda: metrics.silhouette_tensor(x, layout), cpu, repeats=1)
+    product = ms_per_call(lambda: x @ x.T, cpu, 1, rounds)
+    silhouette = ms_per_call(lambda: metrics.silhouette_tensor(x, layout), cpu, 1, rounds)
     left, right = cluster_metrics._distance_factors(x, layout.order, x.dtype)
     block = cluster_metrics._CPU_BLOCK_ROWS
 
@@ -274,7 +276,7 @@ def cpu_ratio(threads: int, blocks: list[int]) -> None:
         for start in range(0, x.shape[0], block):
             right[start:] @ left[start : start + block].T
 
-    floor = ms_per_call(distance_products, cpu, repeats=1)
+    floor = ms_per_call(distance_products, cpu, 1, rounds)
     print(
         f"[ratio] CPU, {threads} threads, n={x.shape[0]}, d={x.shape[1]}: silhouette {silhouette:.0f} ms, "
         f"x @ x.T {product:.0f} ms -> ratio {silhouette / product:.2f} (target <= 0.65); "
@@ -282,7 +284,7 @@ def cpu_ratio(threads: int, blocks: list[int]) -> None:
     )
     for block in blocks:
         seconds = ms_per_call(
-            lambda: metrics.silhouette_tensor(x, layout, block_size=block), cpu, repeats=1
+            lambda: metrics.silhouette_tensor(x, layout, block_size=block), cpu, 1, rounds
         )
         print(f"    block of {block} rows: ratio {seconds / product:.2f}")
 
@@ -369,6 +371,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     parser.add_argument("--repeats", type=int, default=20, help="calls per timing of a part")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="timings of each part, the best printed (ms_per_call)"
+    )
     parser.add_argument("--reference-updates", type=int, default=3)
     parser.add_argument(
         "--cluster-updates", type=int, default=None, help="default: 200 on CUDA, 10 on the CPU"
@@ -440,7 +445,7 @@ def main() -> None:
             f"peak memory {peak:.0f} MB ({peak - base:.0f} MB above the start)"
         )
     if "run" not in skip and hasattr(metrics, "silhouette_tensor"):  # absent from an older package
-        split = parts(problem, device, args.bias, args.repeats)
+        split = parts(problem, device, args.bias, args.repeats, args.rounds)
         print(
             "[parts] ms per update, each part timed alone: "
             + ", ".join(f"{k} {v:.2f}" for k, v in split.items())
@@ -455,7 +460,7 @@ def main() -> None:
             f"-> speed-up {reference / ours:.0f}x"
         )
     if "ratio" not in skip:
-        cpu_ratio(args.threads, [int(b) for b in args.ratio_blocks.split(",") if b])
+        cpu_ratio(args.threads, [int(b) for b in args.ratio_blocks.split(",") if b], args.rounds)
     if "clusters" not in skip:
         clusters_ratio(device, args.cluster_updates or (200 if device.type == "cuda" else 10))
     if "memory" not in skip:

@@ -69,11 +69,35 @@ def _spearman_over_seeds(values: list[float]) -> dict[str, float]:
     return out
 
 
+def _seed_interval(name: str, values: list[float], limit: float, level: float) -> dict[str, float]:
+    """A correlation over seeds: mean Fisher z and scipy's one-sample t confidence interval of
+    the per-seed z (clipped to ±``limit``), mapped back with tanh."""
+    finite = np.array([v for v in values if math.isfinite(v)], dtype=np.float64)
+    z = np.arctanh(np.clip(finite, -limit, limit))
+    out = {f"{name}_seed_{end}": math.nan for end in ("mean", "low", "high")}
+    if len(z):
+        out[f"{name}_seed_mean"] = _unit(float(np.tanh(z.mean())))
+    if len(z) >= 2:
+        ci = stats.ttest_1samp(z, 0.0).confidence_interval(level)
+        out[f"{name}_seed_low"] = _unit(float(np.tanh(ci.low)))
+        out[f"{name}_seed_high"] = _unit(float(np.tanh(ci.high)))
+    return out
+
+
 def correlations(
     workdir: Path, name: str, table: pd.DataFrame, columns: list[str], config: dict
 ) -> list[str]:
-    """Spearman rho and its interval over seeds of a correlation table, per row."""
-    known = {"spearman_rho"} | {f"spearman_rho_seed_{end}" for end in ("mean", "low", "high")}
+    """Spearman rho, and both correlations' intervals over seeds, of a correlation table, per row.
+
+    With 2 seeds the t-quantile (12.7) multiplies the seeds' difference: Pearson's interval moves
+    by more than float32 noise of its traces allows (1.9e-5 across thread counts), so it is
+    recomputed, from the per-seed r the table holds (float32 traces: scipy's Pearson of them as
+    float64 differs from the package's in the 8th digit, which the interval would amplify)."""
+    known = {"spearman_rho"} | {
+        f"{name}_seed_{end}"
+        for name in ("spearman_rho", "pearson_r")
+        for end in ("mean", "low", "high")
+    }
     unknown = sorted(set(columns) - known)
     if unknown or name not in CORRELATION_TABLES:
         raise ValueError(f"golden_recompute.correlations cannot recompute {name} {unknown}")
@@ -86,6 +110,13 @@ def correlations(
         if row["scope"] == "all":
             per_seed = [_unit(_pearson_spearman(*_xy(run))[1]) for run in runs]
             want.update(_spearman_over_seeds(per_seed))
+            # Pearson's per-seed r as the table writes them (its seed<k> rows, or with one seed
+            # the pooled row), themselves compared with their golden values at float32.
+            same = table[
+                (table["encoder"] == row["encoder"]) & (table["dataset"] == row["dataset"])
+            ]
+            seeds = same[same["scope"] != "all"]["pearson_r"].tolist() or [row["pearson_r"]]
+            want.update(_seed_interval("pearson_r", seeds, 1 - 1e-12, 0.95))
         for column in columns:
             got, expected = float(row[column]), want.get(column, math.nan)
             if not ((math.isnan(got) and math.isnan(expected)) or abs(got - expected) <= TOLERANCE):

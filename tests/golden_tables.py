@@ -36,8 +36,8 @@ WRITTEN_WITH = GOLDEN / "written_with.yaml"
 UPDATE_ENV = "ISOTROPY_UPDATE_GOLDEN"
 KINDS = ("exact", "float32", "float64")
 RECOMPUTED = "recomputed:"
-# Files under results/ that are not tables of rule all's science: the audit, and a preview that
-# tests/test_report.py makes in the same run folder (results/preview/, not part of rule all).
+# Files under results/ that are not tables of rule all's science: the audit, and a preview (not
+# part of rule all) that a kept run folder (ISOTROPY_TINY_RUN_DIR) may hold.
 IGNORED = ("results/audit.tsv", "results/preview/")
 
 

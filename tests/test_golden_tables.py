@@ -75,7 +75,8 @@ def test_every_golden_column_is_declared_and_every_checker_exists():
         "results/main/correlations.csv", list(tables["results/main/correlations.csv"].columns)
     )
     assert kinds["spearman_rho_seed_low"] == kinds["spearman_rho"] == "recomputed:correlations"
-    assert kinds["pearson_r"] == kinds["pearson_r_seed_low"] == "float32"
+    assert kinds["pearson_r_seed_low"] == "recomputed:correlations"  # t amplifies (2 seeds)
+    assert kinds["pearson_r"] == "float32"
     assert kinds["points"] == kinds["seeds"] == "exact"
 
 
@@ -153,8 +154,12 @@ def test_the_correlation_checker_recomputes_the_package_table_and_catches_a_chan
     table = correlation_table(pd.concat(frames), by=["encoder", "dataset"])
     name = "results/main/correlations.csv"
     columns = golden_tables.recomputed_columns(name, list(table.columns))["correlations"]
-    assert len(columns) == 4
+    assert len(columns) == 7  # spearman_rho; both correlations' seed mean, low and high
     assert golden_recompute.correlations(tmp_path, name, table, columns, config) == []
+    moved = table.copy()
+    moved.loc[0, "pearson_r_seed_low"] += 1e-9
+    problems = golden_recompute.correlations(tmp_path, name, moved, columns, config)
+    assert len(problems) == 1 and "column 'pearson_r_seed_low'" in problems[0]
     moved = table.copy()
     moved.loc[0, "spearman_rho_seed_high"] -= 1e-9
     problems = golden_recompute.correlations(tmp_path, name, moved, columns, config)

@@ -98,3 +98,30 @@ def test_a_report_while_a_run_is_in_progress_is_refused(tmp_path):
     assert result.returncode != 0 and not (workdir / "calls.txt").exists()
     assert f"report: Snakemake still runs in {workdir.resolve()} (pid {run.pid}" in result.stderr
     assert "a run is in progress" in result.stderr and "then make report" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("target", "overview", "rules"),
+    [
+        ("preview_study", "results/preview/report/overview.html", "check_claims_preview compare_with_papers_preview report_overview_preview"),
+        ("main_study", "results/report/overview.html", "check_claims compare_with_papers report_overview"),
+        ("glue_study", "results/report/overview.html", "check_claims compare_with_papers report_overview"),
+        ("all", "results/report/overview.html", "check_claims compare_with_papers report_overview"),
+        ("sensitivity_study", None, None),
+    ],
+)  # fmt: skip
+def test_the_report_forces_only_the_rules_of_its_target(tmp_path, target, overview, rules):
+    """A forced rule's jobs are planned whether the target needs them or not: forcing the preview's
+    claims after `make run` (or the study's after `make preview`) asked for results that run never
+    made (issue 48; the end-to-end check is tests/test_quickstart.py). The sensitivity study makes
+    no claims: its report has no overview."""
+    workdir = _workdir(tmp_path, f"TARGET={target}\n")
+    result = _make(workdir)
+    assert result.returncode == 0, result.stderr
+    first, *rest = (workdir / "calls.txt").read_text().splitlines()
+    if overview is None:
+        assert rest == [] and "--report report.html" in first and "--forcerun" not in first
+        return
+    assert f"snakemake --cores 1 {overview} " in first
+    assert f"--forcerun {rules} --allowed-rules {rules} " in first + " "
+    assert "--report report.html" in rest[0] and f" {target} {overview} " in rest[0] + " "

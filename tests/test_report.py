@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import subprocess
 from html.parser import HTMLParser
 
-import headless_browser
 import pytest
+import report_pages
 import tiny_workflow
 
 pytestmark = pytest.mark.slow
@@ -52,52 +51,22 @@ class _Tags(HTMLParser):
         self.tags.append(tag)
 
 
-def _captions(text: str) -> dict[str, str]:
-    """Result path → caption as plain text, from the report's embedded results table."""
-    captions = {}
-    for match in re.finditer(
-        r'"(results/[^"]+)": \{"name": "[^"]*", "filename": "[^"]*", "labels": [^,]*, "size": "[^"]*", "caption": "((?:[^"\\]|\\.)*)"',
-        text,
-    ):
-        caption = json.loads(f'"{match.group(2)}"')
-        captions[match.group(1)] = html.unescape(re.sub(r"<[^>]+>", "", caption))
-    return captions
-
-
-def _make_report(tiny_run, folder, targets: list[str]) -> str:
-    """``targets`` made (what is missing of them), then the report of them: its HTML text."""
+@pytest.fixture(scope="module")
+def report(tiny_run, tmp_path_factory):
+    """The report of the full tiny run (rule all, which the fixture made), as `make report`
+    makes it after the run: its HTML text."""
     workdir, command, mirror = tiny_run
-    env = tiny_workflow.snakemake_environment(mirror)
-    made = subprocess.run(command + targets, capture_output=True, text=True, env=env, timeout=1500)
-    assert made.returncode == 0, made.stderr[-4000:]
-    path = folder / "report.html"
+    path = tmp_path_factory.mktemp("report") / "report.html"
     stylesheet = str(tiny_workflow.ROOT / "report/style.css")
     result = subprocess.run(
-        command + ["--report", str(path), "--report-stylesheet", stylesheet] + targets,
+        command + ["--report", str(path), "--report-stylesheet", stylesheet, "all"],
         capture_output=True,
         text=True,
-        env=env,
+        env=tiny_workflow.snakemake_environment(mirror),
         timeout=900,
     )
     assert result.returncode == 0, result.stderr[-4000:]
-    return path.read_text(encoding="utf-8")
-
-
-@pytest.fixture(scope="module")
-def report(tiny_run, tmp_path_factory):
-    """The report of the full tiny run (rule all), as `make report` makes it after the run."""
-    return tiny_run[0], _make_report(tiny_run, tmp_path_factory.mktemp("report"), ["all"])
-
-
-@pytest.fixture(scope="module")
-def preview_report(tiny_run, tmp_path_factory):
-    """The report after `make preview` (target preview_study), its overview included as `make
-    report` asks for it. The preview re-uses the tiny run's embeddings: its own cost is the
-    optimisation runs at the preview's seeds and stride, and their tables and figures."""
-    from isotropy import paths
-
-    targets = ["preview_study", paths.PREVIEW_REPORT_OVERVIEW]
-    return tiny_run[0], _make_report(tiny_run, tmp_path_factory.mktemp("preview"), targets)
+    return workdir, path.read_text(encoding="utf-8")
 
 
 def test_report_renders_as_html(report):
@@ -110,7 +79,7 @@ def test_report_renders_as_html(report):
 
 def test_every_figure_and_table_has_its_caption(report):
     workdir, text = report
-    captions = _captions(text)
+    captions = report_pages.captions(text)
     for path, names in EXPECTED.items():
         assert path in captions, f"{path} is not in the report (found {sorted(captions)})"
         caption = captions[path]
@@ -168,19 +137,12 @@ def test_categories_are_named_one_way_and_every_rule_once(report):
     assert "geometry_sentence_embeddings" in nodes and len(nodes) == len(set(nodes)), nodes
 
 
-def _first_page(text: str) -> str:
-    """The workflow description: the report's first page, the overview inserted."""
-    match = re.search(r"var workflow_desc = (\".*?\");\s*\n", text)
-    assert match, "no workflow description in the report"
-    return json.loads(match.group(1))
-
-
 def test_first_page_opens_on_the_run_its_claims_and_the_paper_comparison(report):
     """The workflow description (the first page) holds the overview: which run this is, then
     every claim and every paper number with its verdict, then every table in full, before the
     rule graph; no raw Python structure, no pointer to a section the report lacks."""
     _, text = report
-    desc = _first_page(text)
+    desc = report_pages.first_page(text)
     assert desc.index("This run") < desc.index("Claims check") < desc.index("Paper comparison")
     assert "silhouette rises" in desc and "supported" in desc
     assert (
@@ -202,55 +164,12 @@ def test_first_page_opens_on_the_run_its_claims_and_the_paper_comparison(report)
     assert "Configuration files" not in desc and "{'" not in desc and "['" not in desc
 
 
-def test_first_page_after_a_preview_says_preview_and_has_its_claims_and_comparison(preview_report):
-    _, text = preview_report
-    desc = _first_page(text)
-    assert desc.index("This run (PREVIEW)") < desc.index("Claims check (PREVIEW)")
-    assert desc.index("Claims check (PREVIEW)") < desc.index("Paper comparison (PREVIEW)")
-    assert "PREVIEW (make preview)" in desc and "Target: preview_study (make preview)" in desc
-    assert "silhouette rises" in desc and "<code>results/preview/correlations.csv</code>" in desc
-    captions = _captions(text)
-    assert "results/preview/claims.csv" in captions and "results/main/table1.csv" not in captions
-
-
-# ISOTROPY_UPDATE_SCREENSHOTS=1: the browser tests copy their screenshots of the first page to
-# docs/ (committed; docs/testing.md).
-SCREENSHOTS = tiny_workflow.ROOT / "docs"
-
-
-def _open_in_browser(text: str, folder, name: str) -> str:
-    """The report rendered by headless Chromium (its scripts run): the DOM; a screenshot of its
-    first page is written, and copied to docs/ when asked."""
-    import os
-    import shutil
-
-    headless_browser.require()
-    page = folder / "report.html"
-    page.write_text(text, encoding="utf-8")
-    dom = headless_browser.run(page, folder / "profile", "--dump-dom")
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    shot = folder / name
-    made = headless_browser.run(page, folder / "profile2", f"--screenshot={shot}", size="1400,1800")
-    assert made.returncode == 0 and shot.stat().st_size > 10_000, made.stderr[-2000:]
-    if os.environ.get("ISOTROPY_UPDATE_SCREENSHOTS"):
-        SCREENSHOTS.mkdir(exist_ok=True)
-        shutil.copyfile(shot, SCREENSHOTS / name)
-    return dom.stdout
-
-
 def test_report_opens_in_a_headless_browser(report, tmp_path):
     """Chromium renders the report: the first page shows the overview at full width, then the
     rule graph below it."""
     _, text = report
-    rendered = _open_in_browser(text, tmp_path, "report_first_page_full.png")
+    rendered = report_pages.open_in_browser(text, tmp_path, "report_first_page_full.png")
     assert 'class="isotropy-overview"' in rendered, rendered[:2000]
     assert rendered.index("Claims check") < rendered.index("Paper comparison")
     assert rendered.index("isotropy-overview") < rendered.index('id="rulegraph"')
     assert rendered.count('overview-table"') >= 13  # claims, comparison, 11 study tables
-
-
-def test_preview_report_opens_in_a_headless_browser(preview_report, tmp_path):
-    _, text = preview_report
-    rendered = _open_in_browser(text, tmp_path, "report_first_page_preview.png")
-    assert rendered.index("This run (PREVIEW)") < rendered.index("Claims check (PREVIEW)")
-    assert rendered.count('overview-table"') == 4  # claims, comparison, table1, correlations
