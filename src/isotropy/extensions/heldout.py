@@ -108,7 +108,7 @@ def score(model: SentenceClassifier, features, tokenizer, settings: HeldoutSetti
     }
 
 
-def _epoch(model, optimiser, features, tokenizer, settings, seed: int, epoch: int, device) -> float:
+def train_epoch(model, optimiser, features, tokenizer, settings, seed: int, epoch: int, device) -> float:
     """One pass over the shuffled training sentences; the mean training loss."""
     losses = []
     for indices in epoch_order(len(features), seed, epoch).split(settings.batch_size):
@@ -144,7 +144,7 @@ def finetune(spec: ModelSpec, table: pd.DataFrame, settings: HeldoutSettings, se
     optimiser = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=0.0)
     rows: list[dict] = []
     for epoch in range(settings.max_epochs + 1):
-        loss = math.nan if epoch == 0 else _epoch(model, optimiser, train_features, tokenizer, settings, seed, epoch - 1, device)  # fmt: skip
+        loss = math.nan if epoch == 0 else train_epoch(model, optimiser, train_features, tokenizer, settings, seed, epoch - 1, device)  # fmt: skip
         held, trained = (score(model, f, tokenizer, settings, device) for f in (heldout_features, train_features))  # fmt: skip
         rows.append({"seed": seed, "epoch": epoch, "train_loss": loss, **{f"heldout_{k}": v for k, v in held.items()}, **{f"train_{k}": v for k, v in trained.items()}})  # fmt: skip
         log.info("epoch %d/%d: %s", epoch, settings.max_epochs, rows[-1])
