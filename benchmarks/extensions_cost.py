@@ -93,7 +93,7 @@ def heldout_costs(section: dict, sentences: int) -> dict:
     score(model, features, tokenizer, settings, "cpu")
     score_cost = (time.process_time() - started) / sentences
     print(f"held out: {train_cost:.4f} s per training sentence-epoch, {score_cost:.4f} s per scored sentence", flush=True)  # fmt: skip
-    return {"train_sentence_epoch": round(train_cost, 4), "heldout_sentence": round(score_cost, 4)}
+    return {"train_sentence_epoch": round(train_cost, 4), "scored_sentence": round(score_cost, 4)}
 
 
 def main() -> None:

@@ -84,37 +84,50 @@ def settings_line(config: Mapping[str, Any]) -> str:
         f"hidden layers {s['activation']}, width {s['width'] or 'of the representation'}; "
         f"triplet margin {s['triplet']['margin']}; {len(s['seeds'])} seeds. Held out: MiniLM "
         f"fine-tuned on {held['train_size']} training and scored on {held['heldout_size']} "
-        f"held-out sentences, lr {held['learning_rate']}, batch {held['batch_size']}, "
+        f"held-out sentences, lr {held['learning_rate']} (head {held['head_learning_rate']}), batch {held['batch_size']}, "
         f"max length {held['max_length']}, until held-out accuracy gains less than "
         f"{held['tolerance']} for {held['patience']} epoch(s) (at most {held['max_epochs']})"
     )
 
 
-# Measured costs (benchmarks/extensions_cost.py; docs/measurements.md): wall seconds on one
-# thread per update and per metric evaluation of each head at ITEMS_MEASURED items, and of the
-# fine-tuning per training sentence-epoch and per held-out sentence scored. Measured 2026-11-25
-# 07:50 UTC on the shared 2-core developer machine (load average ~2-4, other sessions running;
-# an idle machine is faster: an upper bound there), with
-#   PYTHONPATH=src python benchmarks/extensions_cost.py
+# Measured costs (benchmarks/extensions_cost.py; docs/measurements.md): process-CPU seconds on
+# one thread per update and per metric evaluation (IsoScore, silhouette, and the criteria on the
+# linear head, the hidden layers' metrics on the deep ones) of each head at ITEMS_MEASURED items,
+# and of the fine-tuning per training sentence-epoch and per sentence scored. Measured
+# 2026-11-25 07:25-07:29 UTC on the shared 2-core developer machine (load average 9.7-11.4 from
+# other sessions; process time, so what one idle core would take), 10 and 20 updates per head,
+# normalised by the estimate's speed probe (0.078 CPU-s here) to its reference host
+# (isotropy.estimate.PROBE_CPU_SECONDS), whose factor the estimate applies:
+#   PYTHONPATH=src python benchmarks/extensions_cost.py --updates 10
 ITEMS_MEASURED = 2000
-RUN_COST: dict[tuple[str, str], tuple[float, float]] = {}
-HELDOUT_COST = {"train_sentence_epoch": 0.0, "heldout_sentence": 0.0}
+RUN_COST: dict[tuple[str, str], tuple[float, float]] = {
+    ("polarity", "linear"): (0.00665, 0.1788),
+    ("polarity", "deep1"): (0.02405, 0.1213),
+    ("polarity", "deep2"): (0.03875, 0.1745),
+    ("polarity", "deep3"): (0.05401, 0.2319),
+    ("polarity", "triplet"): (0.02003, 0.0602),
+    ("snli", "linear"): (0.02204, 0.3226),
+    ("snli", "deep1"): (0.07883, 0.2635),
+    ("snli", "deep2"): (0.13152, 0.3836),
+    ("snli", "deep3"): (0.18261, 0.4998),
+    ("snli", "triplet"): (0.03377, 0.099),
+}
+HELDOUT_COST = {"train_sentence_epoch": 0.0449, "scored_sentence": 0.0145}
 RUN_STARTUP_SECONDS = 8.0  # Python, torch and the data per job (as isotropy.estimate's 7 s)
 
 
 def run_seconds(config: Mapping[str, Any], dataset: str, head: str) -> float | None:
-    """Estimated wall seconds of one run (None: no measured cost for this setup and head)."""
+    """Estimated seconds of one one-thread run (None: no measured cost for this setup and
+    head): updates scale with the items, evaluations with their square (the silhouette's and
+    Dunn's pairs)."""
     section = config[SECTION]
-    key = (dataset, "deep" if head.startswith("deep") else head)
-    if key not in RUN_COST:
+    if (dataset, head) not in RUN_COST:
         return None
-    per_update, per_evaluation = RUN_COST[key]
+    per_update, per_evaluation = RUN_COST[(dataset, head)]
     scale = (section["items"] or 10_000) / ITEMS_MEASURED
-    layers = max(1, depth(head))
     evaluations = 1 + -(-section["updates"] // section["metric_stride"])
-    return RUN_STARTUP_SECONDS + layers * (
-        section["updates"] * per_update * scale + evaluations * per_evaluation * scale**2
-    )
+    work = section["updates"] * per_update * scale + evaluations * per_evaluation * scale**2
+    return RUN_STARTUP_SECONDS + work
 
 
 def heldout_seconds(config: Mapping[str, Any]) -> float:
@@ -122,5 +135,6 @@ def heldout_seconds(config: Mapping[str, Any]) -> float:
     held = config[SECTION]["heldout"]
     epochs = held["max_epochs"]
     train = epochs * held["train_size"] * HELDOUT_COST["train_sentence_epoch"]
-    score = (epochs + 1) * held["heldout_size"] * HELDOUT_COST["heldout_sentence"]
+    scored = held["heldout_size"] + held["train_size"]  # both are scored after every epoch
+    score = (epochs + 1) * scored * HELDOUT_COST["scored_sentence"]
     return RUN_STARTUP_SECONDS + train + score

@@ -90,7 +90,7 @@ def triplet_seeds(traces: pd.DataFrame) -> pd.DataFrame:
             "rho_isoscore": _spearman(run["silhouette"], run["isoscore"]),
             "final_isoscore": float(run["isoscore"].iloc[-1]),
         }
-        rows += _rows("triplet", setup, "table", seed, values)
+        rows += _rows("triplet", setup, "triplet", seed, values)
     return pd.DataFrame(rows, columns=SEED_COLUMNS)
 
 
@@ -156,7 +156,7 @@ CLAIM_QUANTITIES = {
     ),  # fmt: skip
     "triplet_need_not_be_anisotropic": (
         "triplet",
-        lambda item: item == "table",
+        lambda item: item == "triplet",
         "isoscore_change",
     ),  # fmt: skip
     "heldout_isoscore_follows": ("heldout", lambda item: item == "heldout", "isoscore_change"),
