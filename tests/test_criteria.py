@@ -2,6 +2,8 @@
 references: scikit-learn for Caliński–Harabasz and Davies–Bouldin, a brute-force double loop for
 Dunn; and their place in the metric registry and in a main-study trace when configured."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -87,3 +89,20 @@ def test_a_configured_trace_records_the_criteria_as_scikit_learn_computes_them()
     assert trace["davies_bouldin"].iloc[0] == pytest.approx(davies_bouldin_score(x, y), rel=1e-5)
     assert trace["dunn"].iloc[0] == pytest.approx(dunn_brute_force(x, y), rel=1e-5)
     assert summary["settings"]["extra_metrics"] == ["dunn", "calinski_harabasz", "davies_bouldin"]
+
+
+def test_the_main_study_records_the_criteria_only_when_configured(tmp_path):
+    from isotropy.workflow import config as workflow_config
+    from isotropy.workflow import targets
+
+    root = Path(__file__).resolve().parents[1]
+    plain = workflow_config.load_config([str(root / "config.yaml")])
+    assert "extra_metrics" not in targets.optimisation_settings(plain, "main", "polarity", 0)
+    overlay = tmp_path / "criteria.yaml"
+    overlay.write_text("main:\n  extra_metrics: [dunn, davies_bouldin]\n")
+    asked = workflow_config.load_config([str(root / "config.yaml"), str(overlay)])
+    settings = targets.optimisation_settings(asked, "main", "polarity", 0)
+    assert OptimisationSettings(**settings).extra_metrics == ("dunn", "davies_bouldin")
+    overlay.write_text("main:\n  extra_metrics: [dunno]\n")
+    with pytest.raises(workflow_config.ConfigError, match="dunno"):
+        workflow_config.load_config([str(root / "config.yaml"), str(overlay)])
