@@ -420,7 +420,7 @@ class _ClassifierObjective:
 
 class _TripletObjective:
     """A triplet margin loss over the labels (Head.objective "triplet"): every item is an anchor
-    each update, with one positive (an item of its cluster, itself when alone) and one negative
+    each update, with one positive (an item of its cluster, drawn with itself) and one negative
     (an item of another cluster) drawn uniformly from a generator seeded by the run's seed. Its
     "accuracy" is the share of the update's triplets the margin already separates (zero loss)."""
 
