@@ -81,3 +81,27 @@ def test_the_tiny_version_runs_end_to_end(tmp_path):
         assert "Settings:" in (out / f"{question}.md").read_text()
     config_used = yaml.safe_load(TINY_EXTENSIONS.read_text())["extensions"]
     assert f"a seeded sample of {config_used['items']} items" in (out / "criteria.md").read_text()
+
+
+def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path, monkeypatch):
+    import json
+
+    from isotropy import paths
+    from isotropy.extensions import design
+    from isotropy.provenance import record_path
+    from isotropy.workflow import config as workflow_config
+
+    monkeypatch.setattr(estimate, "speed_probe", lambda: estimate.PROBE_CPU_SECONDS)
+    config = workflow_config.load_config([str(ROOT / "config.yaml"), str(TINY_EXTENSIONS)])
+    trace = tmp_path / paths.extensions_run_file("trace.parquet", "polarity", "linear", 0)
+    trace.parent.mkdir(parents=True)
+    trace.write_bytes(b"a trace")
+
+    def done_line(params):
+        record_path(trace).write_text(json.dumps({"params": params}))
+        return estimate.describe_extensions(config, "cpu", tmp_path)[1]
+
+    run = design.run_settings(config, "polarity", "linear", 0)
+    assert done_line({"run": run, "device": config["device"]}).startswith("1 of 16 runs")
+    other = {**run, "items": 999}  # made for another item sample: still to do
+    assert done_line({"run": other, "device": config["device"]}).startswith("0 of 16 runs")

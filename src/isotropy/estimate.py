@@ -296,6 +296,18 @@ def run_is_done(trace: Path, settings: Mapping[str, Any], device: str) -> bool:
     return params == {"settings": dict(settings), "device": device}
 
 
+def made_with(result: Path, params: Mapping[str, Any]) -> bool:
+    """Whether a result exists and its provenance record holds these rule params (others in the
+    record are not compared); a result without a readable record is still to make."""
+    if not result.is_file():
+        return False
+    try:
+        recorded = json.loads(record_path(result).read_text()).get("params", {})
+    except (OSError, ValueError, AttributeError):
+        return False
+    return all(recorded.get(key) == value for key, value in params.items())
+
+
 def busy_factor(
     load: float,
     cores: int,
@@ -466,8 +478,16 @@ def describe_extensions(
         f"at most {section['heldout']['max_epochs']} epochs on {section['heldout']['train_size']} "
         f"sentences; device {device}"
     ]
-    todo = [r for r in runs if not (workdir / paths.extensions_run_file("trace.parquet", r["dataset"], r["head"], r["seed"])).is_file()]  # fmt: skip
-    held_todo = [f for f in held if not (workdir / f).is_file()]
+    todo = [
+        r
+        for r in runs
+        if not made_with(
+            workdir / paths.extensions_run_file("trace.parquet", r["dataset"], r["head"], r["seed"]),
+            {"run": extensions_design.run_settings(config, r["dataset"], r["head"], r["seed"]), "device": config["device"]},
+        )
+    ]  # fmt: skip
+    tuning = {k: v for k, v in section["heldout"].items() if k != "setups"}
+    held_todo = [f for f in held if not made_with(workdir / f, {"settings": tuning, "device": config["device"]})]  # fmt: skip
     costs = [extensions_design.run_seconds(config, r["dataset"], r["head"]) for r in todo]
     unknown = sorted({f"{r['dataset']}/{r['head']}" for r, c in zip(todo, costs) if c is None})
     probe = speed_probe()
