@@ -9,6 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
@@ -81,6 +82,7 @@ def heldout_figure(epochs: pd.DataFrame):
                 band(ax, epochs, "epoch", f"{part}_{quantity}", part, colour)
         ax.set_title(quantity, fontsize=9)
         ax.set_xlabel("epoch (0 = pretrained)")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.legend(fontsize=7)
     return fig
 
