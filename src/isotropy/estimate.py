@@ -50,6 +50,7 @@ from typing import Any, TextIO
 import yaml
 
 from isotropy import compute, paths, sensitivity
+from isotropy.extensions import design as extensions_design
 from isotropy.logs import duration
 from isotropy.provenance import record_path
 from isotropy.traces import evaluation_count
@@ -295,6 +296,18 @@ def run_is_done(trace: Path, settings: Mapping[str, Any], device: str) -> bool:
     return params == {"settings": dict(settings), "device": device}
 
 
+def made_with(result: Path, params: Mapping[str, Any]) -> bool:
+    """Whether a result exists and its provenance record holds these rule params (others in the
+    record are not compared); a result without a readable record is still to make."""
+    if not result.is_file():
+        return False
+    try:
+        recorded = json.loads(record_path(result).read_text()).get("params", {})
+    except (OSError, ValueError, AttributeError):
+        return False
+    return all(recorded.get(key) == value for key, value in params.items())
+
+
 def busy_factor(
     load: float,
     cores: int,
@@ -448,6 +461,66 @@ def describe_sensitivity(
     return lines
 
 
+def describe_extensions(
+    config: Mapping[str, Any], device: str, workdir: Path = Path(".")
+) -> list[str]:
+    """What the extension study will run and how long what is left will take on this CPU: its
+    one-thread runs and 2-thread fine-tuning runs from their measured CPU costs
+    (isotropy.extensions.design.RUN_COST, HELDOUT_COST), the speed probe's factor, the MiniLM
+    embeddings not yet written and a start-up per job."""
+    section, runs = config["extensions"], targets.extensions_runs(config)
+    held = targets.extensions_heldout_files(config, "epochs.csv")
+    lines = [
+        f"extensions: {len(runs)} optimisation runs ({len(section['setups'])} setups x "
+        f"{len(extensions_design.heads(section))} heads x {len(section['seeds'])} seeds) of "
+        f"{section['updates']} updates on {section['items'] or 'all'} items, metrics after "
+        f"{targets.every_nth_update(section['metric_stride'])}; {len(held)} fine-tuning runs of "
+        f"at most {section['heldout']['max_epochs']} epochs on {section['heldout']['train_size']} "
+        f"sentences; device {device}"
+    ]
+    todo = [
+        r
+        for r in runs
+        if not made_with(
+            workdir / paths.extensions_run_file("trace.parquet", r["dataset"], r["head"], r["seed"]),
+            {"run": extensions_design.run_settings(config, r["dataset"], r["head"], r["seed"]), "device": config["device"]},
+        )
+    ]  # fmt: skip
+    tuning = {k: v for k, v in section["heldout"].items() if k != "setups"}
+    held_todo = [f for f in held if not made_with(workdir / f, {"settings": tuning, "device": config["device"]})]  # fmt: skip
+    costs = [extensions_design.run_seconds(config, r["dataset"], r["head"]) for r in todo]
+    unknown = sorted({f"{r['dataset']}/{r['head']}" for r, c in zip(todo, costs) if c is None})
+    probe = speed_probe()
+    speed = host_speed_factor(probe)
+    cores = max(1, available_cores() or 2)
+    optimise = speed * sum(c for c in costs if c is not None) / cores  # one thread each
+    finetune = speed * len(held_todo) * extensions_design.heldout_seconds(config) / JOB_CORES_USED
+    encoders = {(config["main"]["setups"][d]["encoder"], d) for d in section["setups"]}
+    encoders |= {(config["main"]["setups"][d]["encoder"], d) for d in section["heldout"]["setups"]}
+    embed = speed * sum(embedding_seconds(config, e, d, workdir) or 0.0 for e, d in encoders)
+    total = optimise + finetune + embed
+    lines.append(
+        f"{len(runs) - len(todo)} of {len(runs)} runs and {len(held) - len(held_todo)} of "
+        f"{len(held)} fine-tuning runs done; time left: about {duration(total)} on this CPU "
+        f"(runs {duration(optimise)}, {cores} at a time; fine-tuning {duration(finetune)}; "
+        f"embeddings {duration(embed)}; for idle cores, start-ups included; costs measured "
+        "with benchmarks/extensions_cost.py, isotropy.extensions.design)"
+    )
+    lines.append(speed_line(probe, speed))
+    if device == "cuda":
+        lines.append("on a GPU: no cost measured for these heads; the CPU estimate is an upper bound")  # fmt: skip
+    if unknown:
+        lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
+    load = recent_load()
+    factor = busy_factor(load, cores)
+    if device == "cpu" and total and factor >= 1.25:
+        lines.append(
+            f"this machine is busy (load average {load:.1f} on {cores} cores): expect about "
+            f"{duration(total * factor)} while it stays so"
+        )
+    return lines
+
+
 def available_cores() -> int | None:
     """The cores this process may run on (its CPU affinity: a SLURM job's allocation)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -483,9 +556,13 @@ def main(argv: list[str] | None = None) -> int:
         for line in describe_sensitivity(config, device_kind(config["device"])):
             print(line)
         return 0
+    if args.target == "extensions_study" and "extensions" in config:
+        for line in describe_extensions(config, device_kind(config["device"])):
+            print(line)
+        return 0
     study = TARGET_STUDIES.get(args.target)
     if study is None or (study != "preview" and study not in config):
-        modelled = ", ".join([*TARGET_STUDIES, "sensitivity_study"])
+        modelled = ", ".join([*TARGET_STUDIES, "sensitivity_study", "extensions_study"])
         print(
             f"{args.target}: no time estimate: the measured costs cover {modelled}; "
             "docs/measurements.md gives the wall times measured for the other studies' runs"

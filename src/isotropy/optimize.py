@@ -118,23 +118,80 @@ def build_problem(table: pd.DataFrame, index: pd.Series, vectors: np.ndarray) ->
     )
 
 
-class EmbeddingClassifier(nn.Module):
-    """A trainable embedding table and a linear classifier over rows (or ``[u; v]`` for pairs)."""
+@dataclass(frozen=True)
+class Head:
+    """What sits on the table (the extension study, docs/extensions.md): ``hidden_layers`` layers
+    of ``width`` units (None: the representation's width) with ``activation`` before the linear
+    classifier, or no classifier at all (``objective`` "triplet": a triplet margin loss over the
+    labels, ``margin`` and one positive and one negative per anchor drawn each update). The
+    default is the paper's linear classifier with cross-entropy (or per-label BCE)."""
 
-    def __init__(self, vectors: np.ndarray, n_outputs: int, pair: bool, bias: bool):
+    hidden_layers: int = 0
+    width: int | None = None
+    activation: str = "tanh"
+    objective: str = "classifier"
+    margin: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.hidden_layers < 0:
+            raise ValueError(f"hidden_layers must be >= 0, got {self.hidden_layers}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}")  # fmt: skip
+        if self.objective not in ("classifier", "triplet"):
+            raise ValueError(f"objective must be 'classifier' or 'triplet', got {self.objective!r}")
+        if self.objective == "triplet" and self.hidden_layers:
+            raise ValueError("the triplet objective has no classifier, hence no hidden layers")
+        if not self.margin > 0:
+            raise ValueError(f"the triplet margin must be > 0, got {self.margin}")
+
+
+ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "gelu": nn.GELU}
+
+
+class EmbeddingClassifier(nn.Module):
+    """A trainable embedding table and a classifier over rows (or ``[u; v]`` for pairs): linear,
+    or after the hidden layers of a :class:`Head`; none for the triplet objective."""
+
+    def __init__(
+        self, vectors: np.ndarray, n_outputs: int, pair: bool, bias: bool, head: Head = Head()
+    ):
         super().__init__()
         self.embeddings = nn.Embedding.from_pretrained(
             torch.as_tensor(vectors).clone(), freeze=False
         )
         self.pair = pair
-        self.classifier = nn.Linear(vectors.shape[1] * (2 if pair else 1), n_outputs, bias=bias)
+        width_in = vectors.shape[1] * (2 if pair else 1)
+        width = head.width or width_in
+        self.hidden = nn.ModuleList(
+            nn.Sequential(
+                nn.Linear(width_in if i == 0 else width, width), ACTIVATIONS[head.activation]()
+            )  # fmt: skip
+            for i in range(head.hidden_layers)
+        )
+        top = width if head.hidden_layers else width_in
+        self.classifier = (
+            nn.Linear(top, n_outputs, bias=bias) if head.objective == "classifier" else None
+        )
 
     def representations(self, left: torch.Tensor, right: torch.Tensor | None) -> torch.Tensor:
         u = self.embeddings(left)
         return torch.cat([u, self.embeddings(right)], dim=1) if self.pair else u
 
+    def hidden_states(self, points: torch.Tensor) -> list[torch.Tensor]:
+        """Every hidden layer's output for representations ``points``, bottom first."""
+        states = []
+        for layer in self.hidden:
+            points = layer(points)
+            states.append(points)
+        return states
+
     def forward(self, left: torch.Tensor, right: torch.Tensor | None) -> torch.Tensor:
-        return self.classifier(self.representations(left, right))
+        points = self.representations(left, right)
+        for layer in self.hidden:
+            points = layer(points)
+        if self.classifier is None:
+            raise ValueError("this model has no classifier (triplet objective): use representations")  # fmt: skip
+        return self.classifier(points)
 
 
 @dataclass
@@ -149,6 +206,8 @@ class OptimisationSettings:
     seed: int = 0
     progress: bool = True
     extra: dict = field(default_factory=dict)
+    # Optional metrics of the registry (registry.OPTIONAL_METRICS) recorded after the default ones.
+    extra_metrics: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.updates < 1:
@@ -167,6 +226,8 @@ class OptimisationSettings:
             raise ValueError(
                 f"metric_sample_size must be >= 2 or null, got {self.metric_sample_size}"
             )
+        self.extra_metrics = tuple(self.extra_metrics)
+        registry.optional_metrics(self.extra_metrics)  # refuses an unknown name now
 
     def records(self, step: int) -> bool:
         """Whether the state after ``step`` updates is evaluated and recorded
@@ -278,7 +339,11 @@ class _PerUpdateMetrics:
     """
 
     def __init__(self, problem: Problem, settings: OptimisationSettings, device, batch: _Batch):
-        self.entries = [(metric, metric.tensor_function()) for metric in registry.trace_metrics()]
+        chosen = registry.trace_metrics()
+        if settings.extra_metrics:
+            chosen += registry.optional_metrics(settings.extra_metrics)
+        self.entries = [(metric, metric.tensor_function()) for metric in chosen]
+        self.extra_columns = tuple(settings.extra_metrics)
         self.problem, self.batch, self.device = problem, batch, device
         self.sample_size = settings.metric_sample_size
         # Silhouette clusters: class ids, or one cluster per distinct label vector (multi-label).
@@ -377,11 +442,59 @@ def _log_plan(settings: OptimisationSettings, device: torch.device) -> None:
     )
 
 
+class _ClassifierObjective:
+    """The paper's loss: cross-entropy (single-label) or per-label BCE on the classifier's logits."""
+
+    def __init__(self, problem: Problem, batch: _Batch):
+        self.batch = batch
+        self.loss_fn = nn.BCEWithLogitsLoss() if problem.multilabel else nn.CrossEntropyLoss()
+
+    def __call__(self, model: EmbeddingClassifier):
+        logits = model(self.batch.left, self.batch.right)
+        return self.loss_fn(logits, self.batch.targets), lambda: self.batch.accuracy(logits)
+
+
+class _TripletObjective:
+    """A triplet margin loss over the labels (Head.objective "triplet"): every item is an anchor
+    each update, with one positive (an item of its cluster, drawn with itself) and one negative
+    (an item of another cluster) drawn uniformly from a generator seeded by the run's seed. Its
+    "accuracy" is the share of the update's triplets the margin already separates (zero loss)."""
+
+    def __init__(self, problem: Problem, batch: _Batch, margin: float, seed: int):
+        self.batch, self.margin = batch, margin
+        clusters = np.asarray(metrics.cluster_ids(problem.targets))
+        _, ids = np.unique(clusters, return_inverse=True)
+        order = np.argsort(ids, kind="stable")
+        counts = np.bincount(ids)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        self.order, self.n = torch.as_tensor(order), len(ids)
+        self.start, self.count = torch.as_tensor(starts[ids]), torch.as_tensor(counts[ids])
+        self.generator = torch.Generator().manual_seed(20_000 + seed)
+        self.device = batch.left.device
+
+    def triplets(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(positive, negative) item indices for every anchor item, on the run's device."""
+        u = torch.rand(2, self.n, generator=self.generator, dtype=torch.float64)
+        positive = self.start + (u[0] * self.count).long().clamp(max=self.count - 1)
+        others = (u[1] * (self.n - self.count)).long().clamp(max=self.n - self.count - 1)
+        negative = torch.where(others < self.start, others, others + self.count)  # skip own block
+        picked = self.order[torch.stack([positive, negative])]
+        return picked[0].to(self.device), picked[1].to(self.device)
+
+    def __call__(self, model: EmbeddingClassifier):
+        points = model.representations(self.batch.left, self.batch.right)
+        positive, negative = self.triplets()
+        near = torch.linalg.vector_norm(points - points[positive], dim=1)
+        far = torch.linalg.vector_norm(points - points[negative], dim=1)
+        gaps = near - far + self.margin
+        loss = gaps.clamp(min=0).mean()  # torch's triplet_margin_loss, without its eps
+        return loss, lambda: (gaps.detach() <= 0).float().mean()
+
+
 def _train(
     model: EmbeddingClassifier,
-    problem: Problem,
     settings: OptimisationSettings,
-    batch: _Batch,
+    objective,
     per_update: _PerUpdateMetrics,
     probe: Probe | None = None,
 ) -> _TraceBuffer:
@@ -391,27 +504,21 @@ def _train(
     optimiser = torch.optim.Adam(
         model.parameters(), lr=settings.learning_rate
     )  # PyTorch defaults otherwise
-    loss_fn = nn.BCEWithLogitsLoss() if problem.multilabel else nn.CrossEntropyLoss()
 
-    def state(loss: torch.Tensor, logits: torch.Tensor) -> dict[str, torch.Tensor]:
+    def state(loss: torch.Tensor, accuracy) -> dict[str, torch.Tensor]:
         extra = probe(model) if probe is not None else {}
-        return {
-            "loss": loss,
-            "accuracy": batch.accuracy(logits),
-            **per_update.evaluate(model),
-            **extra,
-        }
+        return {"loss": loss, "accuracy": accuracy(), **per_update.evaluate(model), **extra}
 
-    trace = _TraceBuffer(settings.updates, per_update.device, probe.columns if probe else ())
+    columns = per_update.extra_columns + (probe.columns if probe else ())
+    trace = _TraceBuffer(settings.updates, per_update.device, columns)
     started = time.perf_counter()
     _log_plan(settings, per_update.device)
     report_every = max(1, settings.updates // 20)  # progress in the rule's log too: `tail -f` it
     for step in tqdm(range(1, settings.updates + 1), desc="updates", disable=not settings.progress):
         optimiser.zero_grad(set_to_none=True)
-        logits = model(batch.left, batch.right)  # the state after step - 1 updates
-        loss = loss_fn(logits, batch.targets)
+        loss, accuracy = objective(model)  # the state after step - 1 updates
         if settings.records(step - 1):  # full batch, no dropout: these logits are that state's
-            trace.add(step - 1, state(loss, logits))
+            trace.add(step - 1, state(loss, accuracy))
         trace.train_losses[step - 1] = loss.detach()
         loss.backward()
         optimiser.step()
@@ -420,8 +527,7 @@ def _train(
         if step % report_every == 0 or step == settings.updates:
             _log_progress(step, settings.updates, time.perf_counter() - started)
     with torch.no_grad():
-        logits = model(batch.left, batch.right)
-        trace.add(settings.updates, state(loss_fn(logits, batch.targets), logits))
+        trace.add(settings.updates, state(*objective(model)))
     trace.flush(settings.updates)
     return trace
 
@@ -446,9 +552,15 @@ def _summary(
         "dropped_items": problem.dropped_items,
         "params": sum(p.numel() for p in model.parameters()),
         "embedding_params": model.embeddings.weight.numel(),
-        "classifier_params": sum(p.numel() for p in model.classifier.parameters()),
+        "classifier_params": sum(
+            p.numel() for name, p in model.named_parameters() if not name.startswith("embeddings")
+        ),
         "wall_seconds": wall,
-        "settings": {k: v for k, v in asdict(settings).items() if k != "progress"},
+        "settings": {
+            k: list(v) if isinstance(v, tuple) else v
+            for k, v in asdict(settings).items()
+            if k != "progress" and not (k == "extra_metrics" and not v)  # as before when unused
+        },
         "final": final,
     }
 
@@ -458,6 +570,7 @@ def run_optimisation(
     settings: OptimisationSettings,
     device: torch.device,
     probe: Probe | None = None,
+    head: Head = Head(),
 ) -> tuple[pd.DataFrame, dict]:
     """Train, recording metrics; return the per-step trace and a summary of the run.
 
@@ -473,12 +586,16 @@ def run_optimisation(
     )  # finite; later values in batches
     torch.manual_seed(settings.seed)  # the classifier's initialisation: the run's only randomness
     model = EmbeddingClassifier(
-        problem.vectors, len(problem.label_names), problem.right is not None, settings.bias
+        problem.vectors, len(problem.label_names), problem.right is not None, settings.bias, head
     ).to(device)
     batch = _Batch.of(problem, device)
     per_update = _PerUpdateMetrics(problem, settings, device, batch)
+    if head.objective == "triplet":
+        objective = _TripletObjective(problem, batch, head.margin, settings.seed)
+    else:
+        objective = _ClassifierObjective(problem, batch)
     started = time.perf_counter()
-    trace = _train(model, problem, settings, batch, per_update, probe)
+    trace = _train(model, settings, objective, per_update, probe)
     wall = time.perf_counter() - started
     summary = _summary(problem, settings, model, per_update.clusters, trace.records[-1], wall)
     return trace.frame(settings.seed), summary

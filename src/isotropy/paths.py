@@ -221,6 +221,31 @@ def pca_view_figure(
 
 
 # ---------------------------------------------------------------------------------------------
+# The extension study (the main paper's open questions; isotropy.extensions, docs/extensions.md)
+
+EXTENSIONS_ROOT = "results/extensions"
+
+
+def extensions_run_file(
+    artefact: str, dataset: str = "{dataset}", head: str = "{head}", seed: str | int = "{seed}"
+) -> str:
+    """One direct-optimisation run of the extension study (trace.parquet, summary.json, logs)."""
+    return f"{EXTENSIONS_ROOT}/runs/{dataset}/{head}/seed{seed}/{artefact}"
+
+
+def extensions_heldout_file(
+    artefact: str, dataset: str = "{dataset}", seed: str | int = "{seed}"
+) -> str:
+    """One held-out fine-tuning run of the extension study (epochs.csv, summary.json, logs)."""
+    return f"{EXTENSIONS_ROOT}/heldout/{dataset}/seed{seed}/{artefact}"
+
+
+def extensions_file(name: str) -> str:
+    """A table, figure or claims file of the extension study."""
+    return f"{EXTENSIONS_ROOT}/{name}"
+
+
+# ---------------------------------------------------------------------------------------------
 # Verdicts, report and audit
 
 CLAIMS = "results/claims.csv"

@@ -107,3 +107,50 @@ def with_role(role: str) -> TraceMetric:
     if len(found) != 1:
         raise ValueError(f"exactly one per-update metric must have role {role!r}; found {len(found)}")  # fmt: skip
     return found[0]
+
+
+# Per-update metrics a study may add to its traces (``extra_metrics`` of an optimisation section,
+# off by default): the cluster criteria the main paper names beside the silhouette (its
+# Limitations), recorded after the metrics above in this order. Dunn costs O(n²) like the
+# silhouette; Caliński–Harabasz and Davies–Bouldin O(n d).
+OPTIONAL_METRICS: tuple[TraceMetric, ...] = (
+    TraceMetric(
+        "dunn",
+        "Dunn index",
+        "criteria:dunn_tensor",
+        points="representations",
+        labels=True,
+        colour="tab:green",
+        axis="right",
+        bounds=(0.0, math.inf),
+    ),  # fmt: skip
+    TraceMetric(
+        "calinski_harabasz",
+        "Caliński–Harabasz index",
+        "criteria:calinski_harabasz_tensor",
+        points="representations",
+        labels=True,
+        colour="tab:purple",
+        axis="right",
+        bounds=(0.0, math.inf),
+    ),  # fmt: skip
+    TraceMetric(
+        "davies_bouldin",
+        "Davies–Bouldin index",
+        "criteria:davies_bouldin_tensor",
+        points="representations",
+        labels=True,
+        colour="tab:brown",
+        axis="right",
+        bounds=(0.0, math.inf),
+    ),  # fmt: skip
+)
+
+
+def optional_metrics(names: tuple[str, ...] | list[str] = ()) -> tuple[TraceMetric, ...]:
+    """The optional metrics named (all of them when none is named), in the order asked."""
+    known = {metric.name: metric for metric in OPTIONAL_METRICS}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise ValueError(f"unknown optional metric(s) {unknown}; known: {sorted(known)}")
+    return tuple(known[name] for name in names) if names else OPTIONAL_METRICS

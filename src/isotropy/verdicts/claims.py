@@ -261,3 +261,75 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
             f"| {row.study} | {row.setup} | {row.claim} | {_fmt(row.measured)} | {row.threshold} | {mark[row.verdict]} | {note} |"
         )
     return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# The main paper's open questions (the extension study, isotropy.extensions): each claim is a
+# direction judged per seed — it holds in every seed, or a one-sided sign test over the seeds
+# says so — so that it plugs into any judgement over seeds (judge_seeds is the one place).
+SIGN_TEST_ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class SeedClaim:
+    """A claim about a per-seed value's direction: ``above`` or ``below`` ``bound``."""
+
+    name: str
+    statement: str
+    direction: str
+    paper: str
+    bound: float = 0.0
+
+
+_OPEN = "Mickus et al. 2024, Limitations"
+EXTENSION_CLAIMS = [
+    SeedClaim("criteria_same_optimum", "the criterion (oriented: higher = better clusters) rises and falls with the silhouette (Spearman rho over steps > 0)", "above", f"{_OPEN} (choice of objectives)"),
+    SeedClaim("deep_output_anisotropic", "a deep classifier's top hidden layer becomes less isotropic (IsoScore last - step 0 < 0)", "below", f"{_OPEN} (deep classifiers)"),
+    SeedClaim("anisotropy_spreads_down", "every layer below the top (hidden layers and table) becomes less isotropic (largest IsoScore change < 0)", "below", f"{_OPEN} (deep classifiers: 'spread to bottom layers')"),
+    SeedClaim("triplet_need_not_be_anisotropic", "triplet training over the labels does not lower the table's IsoScore (last - step 0 > 0)", "above", "Mickus et al. 2024, appendix B"),
+    SeedClaim("heldout_isoscore_follows", "fine-tuned end to end, held-out sentences' IsoScore falls as the training trend's (last epoch - epoch 0 < 0)", "below", f"{_OPEN} (idealised conditions)"),
+    SeedClaim("heldout_silhouette_follows", "fine-tuned end to end, held-out sentences' silhouette rises as the training trend's (last epoch - epoch 0 > 0)", "above", f"{_OPEN} (idealised conditions)"),
+]  # fmt: skip
+
+
+def judge_seeds(values, direction: str, bound: float = 0.0, alpha: float = SIGN_TEST_ALPHA) -> tuple[str, str]:  # fmt: skip
+    """(verdict, note) of a per-seed direction: supported when every seed lies beyond ``bound``
+    in ``direction`` or a one-sided sign test says so (p < alpha), not supported when every seed
+    or the sign test says the other way, inconsistent across seeds otherwise; one seed is not
+    judged, none is not run. A seed on the bound counts against the claim."""
+    from scipy.stats import binomtest
+
+    if direction not in ("above", "below"):
+        raise ValueError(f"direction must be 'above' or 'below', got {direction!r}")
+    x = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
+    n = int(x.size)
+    if n == 0:
+        return NOT_RUN, "no finite per-seed value"
+    if n == 1:
+        return ONE_SEED, f"1 seed: {x[0]:.4g}"
+    holds = int(((x > bound) if direction == "above" else (x < bound)).sum())
+    p_for = binomtest(holds, n, 0.5, alternative="greater").pvalue
+    p_against = binomtest(n - holds, n, 0.5, alternative="greater").pvalue
+    note = f"{holds}/{n} seeds {direction} {bound:g}; sign test p = {p_for:.3g}"
+    if holds == n or p_for < alpha:
+        return SUPPORTED, note
+    if holds == 0 or p_against < alpha:
+        return NOT_SUPPORTED, note
+    return INCONSISTENT_SEEDS, note
+
+
+def check_seed_claims(per_seed: pd.DataFrame, claims: list[SeedClaim] = EXTENSION_CLAIMS, study: str = "extensions") -> pd.DataFrame:  # fmt: skip
+    """Every claim judged per setup on per-seed values (columns claim, setup, seed, value);
+    a claim without values gets one ``not run`` row. Rows in :data:`COLUMNS`."""
+    rows = []
+    for claim in claims:
+        threshold = f"{claim.direction} {claim.bound:g} in every seed or by a sign test (p < {SIGN_TEST_ALPHA})"  # fmt: skip
+        as_claim = Claim(claim.name, study, claim.name, claim.statement, "", claim.paper)
+        ours = per_seed[per_seed["claim"] == claim.name]
+        if ours.empty:
+            rows.append(_row(as_claim, "all", math.nan, threshold, NOT_RUN, note="no run of this question in the results"))  # fmt: skip
+        for setup, group in ours.groupby("setup", sort=False):
+            verdict, note = judge_seeds(group["value"], claim.direction, claim.bound)
+            seeds = ", ".join(f"{v:.3g}" for v in group.sort_values("seed")["value"])
+            rows.append(_row(as_claim, setup, float(group["value"].mean()), threshold, verdict, f"per seed: {seeds}", note))  # fmt: skip
+    return pd.DataFrame(rows, columns=COLUMNS)

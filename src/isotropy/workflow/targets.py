@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from isotropy import paths, readers, sensitivity
+from isotropy.extensions import design as extensions_design
 from isotropy.istar import study as istar_study
 from isotropy.readers import GLUE_TASKS
 from isotropy.workflow.config import (
@@ -166,6 +167,8 @@ def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> 
         "metric_stride": section["metric_stride"],
         "metric_sample_size": section["metric_sample_size"],
         "seed": seed,
+        # only when asked: the settings (and provenance) of runs without them stay as they were
+        **({"extra_metrics": extra} if (extra := section.get("extra_metrics")) else {}),
     }
 
 
@@ -513,3 +516,42 @@ def sensitivity_settings_line(config: Mapping[str, Any]) -> str:
         + f", seeds {', '.join(map(str, seeds))}; items: words with a {section['items_from']} vector"
         + f"; {100 * section['interval_level']:g}% t-intervals over seeds on Fisher z"
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The extension study (rules/extensions.smk; isotropy.extensions)
+
+EXTENSIONS_QUESTIONS = extensions_design.QUESTIONS
+
+
+def extensions_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every (setup, head, seed) direct-optimisation run, heads in run order."""
+    if extensions_design.SECTION not in config:
+        return []
+    section = config[extensions_design.SECTION]
+    return [
+        {"dataset": d, "head": h, "seed": s}
+        for h in extensions_design.heads(section)
+        for d in section["setups"]
+        for s in section["seeds"]
+    ]
+
+
+def extensions_run_files(config: Mapping[str, Any], artefact: str) -> list[str]:
+    """One file of every direct-optimisation run of the extension study."""
+    return [paths.extensions_run_file(artefact, r["dataset"], r["head"], r["seed"]) for r in extensions_runs(config)]  # fmt: skip
+
+
+def extensions_heldout_files(config: Mapping[str, Any], artefact: str) -> list[str]:
+    """One file of every held-out fine-tuning run of the extension study."""
+    if extensions_design.SECTION not in config:
+        return []
+    section = config[extensions_design.SECTION]
+    return [paths.extensions_heldout_file(artefact, d, s) for d in section["heldout"]["setups"] for s in section["seeds"]]  # fmt: skip
+
+
+def extensions_outputs() -> list[str]:
+    """The study's final files: per question a table (csv, md) and a figure (pdf, png); the
+    per-seed values; the claims."""
+    names = [f"{q}.{ext}" for q in EXTENSIONS_QUESTIONS for ext in ("csv", "md", "pdf", "png")]
+    return [paths.extensions_file(n) for n in [*names, "seeds.csv", "claims.csv", "claims.md"]]

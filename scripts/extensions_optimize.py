@@ -1,0 +1,37 @@
+"""One run of the extension study: a seeded sample of a setup's items, the main study's direct
+optimisation, a linear, deep or triplet head; hidden layers' metrics recorded per step."""
+
+import pandas as pd
+
+from isotropy.compute import resolve_device
+from isotropy.embeddings import load_embeddings
+from isotropy.extensions.design import sample_items
+from isotropy.extensions.probes import HiddenLayerProbe
+from isotropy.io import atomic_path, write_json
+from isotropy.logs import configure_from_snakemake
+from isotropy.optimize import Head, OptimisationSettings, build_problem, run_optimisation
+from isotropy.provenance import record_step
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    device = resolve_device(snakemake.params.device)
+    run = snakemake.params.run
+    table = sample_items(pd.read_parquet(snakemake.input.table), run["items"], run["item_seed"])
+    vectors, index = load_embeddings(snakemake.input.vectors, snakemake.input.index)
+    problem = build_problem(table, index, vectors)
+    settings = OptimisationSettings(**run["settings"])
+    head = Head(**run["head"])
+    probe = None
+    if head.hidden_layers:
+        probe = HiddenLayerProbe(problem, head.hidden_layers, device, settings.metric_sample_size, settings.seed)  # fmt: skip
+    trace, summary = run_optimisation(problem, settings, device, probe=probe, head=head)
+    summary.update(dataset=snakemake.wildcards.dataset, head=snakemake.wildcards.head, head_settings=run["head"], item_sample=run["items"], item_seed=run["item_seed"])  # fmt: skip
+    with atomic_path(snakemake.output.trace) as tmp:
+        trace.to_parquet(tmp, index=False)
+    write_json(snakemake.output.summary, summary)
+    record_step(snakemake, device=device, seeds=[settings.seed])
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

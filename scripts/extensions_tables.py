@@ -1,0 +1,63 @@
+"""The extension study's per-seed values, one table per question (csv and markdown, every seed
+and the interval over seeds) and its claims (csv and markdown)."""
+
+import pandas as pd
+
+from isotropy.extensions import results
+from isotropy.io import atomic_path
+from isotropy.logs import configure_from_snakemake
+from isotropy.provenance import record_step
+from isotropy.traces import read_traces
+from isotropy.verdicts.claims import check_seed_claims, claims_markdown
+
+
+def seed_values(runs: list[dict], trace_paths: list[str], epoch_paths: list[str]) -> pd.DataFrame:
+    """Every question's per-seed values from the runs' traces and the fine-tuning epochs."""
+    keys = [{"setup": r["dataset"], "head": r["head"]} for r in runs]
+    traces = read_traces(trace_paths, keys)
+    deep = traces["head"].str.startswith("deep") | (traces["head"] == "linear")
+    parts = [
+        results.criteria_seeds(traces[traces["head"] == "linear"]),
+        results.deep_seeds(traces[deep]),
+        results.triplet_seeds(traces[traces["head"] == "triplet"]),
+    ]
+    if epoch_paths:
+        parts.append(results.heldout_seeds(pd.concat(map(pd.read_csv, epoch_paths))))
+    return pd.concat([p for p in parts if not p.empty], ignore_index=True)
+
+
+def markdown(table: pd.DataFrame, title: str, settings_line: str) -> str:
+    """A question's table as markdown, with the settings that made it."""
+    body = table.to_markdown(index=False, floatfmt=".4g") if not table.empty else "(no runs)"
+    return f"# {title}\n\nSettings: {settings_line}.\n\n{body}\n"
+
+
+TITLES = {
+    "criteria": "Other cluster criteria beside the silhouette (linear head)",
+    "deep": "Deep classifier heads: IsoScore and silhouette change per layer",
+    "triplet": "Triplet objective over the labels (no classifier)",
+    "heldout": "Held-out data: MiniLM fine-tuned end to end with a linear head",
+}
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    seeds = seed_values(snakemake.params.runs, list(snakemake.input.traces), list(snakemake.input.epochs))  # fmt: skip
+    with atomic_path(snakemake.output.seeds) as tmp:
+        seeds.to_csv(tmp, index=False)
+    for question, csv, md in zip(TITLES, snakemake.output.tables, snakemake.output.markdown):
+        table = results.question_table(seeds[seeds["question"] == question], snakemake.params.level)  # fmt: skip
+        with atomic_path(csv) as tmp:
+            table.to_csv(tmp, index=False)
+        with atomic_path(md) as tmp:
+            tmp.write_text(markdown(table, TITLES[question], snakemake.params.settings_line), encoding="utf-8")  # fmt: skip
+    claims = check_seed_claims(results.claim_values(seeds))
+    with atomic_path(snakemake.output.claims) as tmp:
+        claims.to_csv(tmp, index=False)
+    with atomic_path(snakemake.output.claims_markdown) as tmp:
+        tmp.write_text(claims_markdown(claims, "Claims of the extension study"), encoding="utf-8")
+    record_step(snakemake)
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

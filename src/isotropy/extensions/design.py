@@ -1,0 +1,140 @@
+"""The extension study's grid, the settings of one run, its item sample and its cost.
+
+Plain Python (the workflow imports it while it parses). A run is (setup, head, seed); heads are
+``linear`` (the paper's classifier, recording the cluster criteria too), ``deep<k>`` (k hidden
+layers) and ``triplet`` (no classifier). Every head of a setup optimises the same seeded sample
+of the setup's items (config ``extensions.items``), so heads compare on the same data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+SECTION = "extensions"
+QUESTIONS = ("criteria", "deep", "triplet", "heldout")
+
+
+def heads(section: Mapping[str, Any]) -> list[str]:
+    """The heads of the grid, in run order: linear, deep<k> for each depth k > 0, triplet."""
+    deep = [f"deep{depth}" for depth in section["depths"] if depth > 0]
+    return ["linear", *deep, *(["triplet"] if section["triplet"]["enabled"] else [])]
+
+
+def depth(head: str) -> int:
+    """Hidden layers of a head (0 for linear and triplet)."""
+    return int(head[4:]) if head.startswith("deep") else 0
+
+
+def head_settings(section: Mapping[str, Any], head: str) -> dict[str, Any]:
+    """Keyword arguments of :class:`isotropy.optimize.Head` for one head."""
+    if head == "triplet":
+        return {"objective": "triplet", "margin": section["triplet"]["margin"]}
+    return {
+        "hidden_layers": depth(head),
+        "width": section["width"],
+        "activation": section["activation"],
+    }
+
+
+def run_settings(config: Mapping[str, Any], dataset: str, head: str, seed: int) -> dict[str, Any]:
+    """Everything one run needs: OptimisationSettings and Head keyword arguments, the sample."""
+    section = config[SECTION]
+    setup = config["main"]["setups"][dataset]
+    settings = {
+        "updates": section["updates"],
+        "learning_rate": section["learning_rate"],
+        "bias": setup.get("bias", True),
+        "metric_stride": section["metric_stride"],
+        "metric_sample_size": section["metric_sample_size"],
+        "seed": seed,
+    }
+    if head == "linear":
+        settings["extra_metrics"] = list(section["criteria"])
+    return {
+        "settings": settings,
+        "head": head_settings(section, head),
+        "items": section["items"],
+        "item_seed": section["item_seed"],
+    }
+
+
+def sample_items(table: pd.DataFrame, size: int | None, seed: int) -> pd.DataFrame:
+    """A seeded random sample of ``size`` items (rows) of a prepared table (None: all)."""
+    if size is None or size >= len(table):
+        return table.reset_index(drop=True)
+    return table.sample(n=size, random_state=seed).sort_index().reset_index(drop=True)
+
+
+def settings_line(config: Mapping[str, Any]) -> str:
+    """The settings every table and figure of the study states ('' without the section)."""
+    if SECTION not in config:
+        return ""
+    s = config[SECTION]
+    sample = f"a seeded sample of {s['items']} items per setup" if s["items"] else "every item"
+    metric_sample = s["metric_sample_size"]
+    on = "" if metric_sample is None else f" on {metric_sample} sampled items"
+    held = s["heldout"]
+    return (
+        f"{sample} (seed {s['item_seed']}); full-batch Adam lr {s['learning_rate']}, "
+        f"{s['updates']} updates, metrics every {s['metric_stride']} updates"
+        f"{on}; "
+        f"hidden layers {s['activation']}, width {s['width'] or 'of the representation'}; "
+        f"triplet margin {s['triplet']['margin']}; {len(s['seeds'])} seeds. Held out: MiniLM "
+        f"fine-tuned on {held['train_size']} training and scored on {held['heldout_size']} "
+        f"held-out sentences, lr {held['learning_rate']} (head {held['head_learning_rate']}), batch {held['batch_size']}, "
+        f"max length {held['max_length']}, until held-out accuracy gains less than "
+        f"{held['tolerance']} for {held['patience']} epoch(s) (at most {held['max_epochs']})"
+    )
+
+
+# Measured costs (benchmarks/extensions_cost.py; docs/measurements.md): process-CPU seconds on
+# one thread per update and per metric evaluation (IsoScore, silhouette, and the criteria on the
+# linear head, the hidden layers' metrics on the deep ones) of each head at ITEMS_MEASURED items,
+# and of the fine-tuning per training sentence-epoch and per sentence scored. Measured
+# 2026-11-25 07:25-07:29 UTC on the shared 2-core developer machine (load average 9.7-11.4 from
+# other sessions; process time, so what one idle core would take), 10 and 20 updates per head,
+# normalised by the estimate's speed probe (0.078 CPU-s here) to its reference host
+# (isotropy.estimate.PROBE_CPU_SECONDS), whose factor the estimate applies:
+#   PYTHONPATH=src python benchmarks/extensions_cost.py --updates 10
+ITEMS_MEASURED = 2000
+RUN_COST: dict[tuple[str, str], tuple[float, float]] = {
+    ("polarity", "linear"): (0.00665, 0.1788),
+    ("polarity", "deep1"): (0.02405, 0.1213),
+    ("polarity", "deep2"): (0.03875, 0.1745),
+    ("polarity", "deep3"): (0.05401, 0.2319),
+    ("polarity", "triplet"): (0.02003, 0.0602),
+    ("snli", "linear"): (0.02204, 0.3226),
+    ("snli", "deep1"): (0.07883, 0.2635),
+    ("snli", "deep2"): (0.13152, 0.3836),
+    ("snli", "deep3"): (0.18261, 0.4998),
+    ("snli", "triplet"): (0.03377, 0.099),
+}
+HELDOUT_COST = {"train_sentence_epoch": 0.0449, "scored_sentence": 0.0145}
+RUN_STARTUP_SECONDS = 8.0  # Python, torch and the data per job (as isotropy.estimate's 7 s)
+
+
+def run_seconds(config: Mapping[str, Any], dataset: str, head: str) -> float | None:
+    """Estimated seconds of one one-thread run (None: no measured cost for this setup and
+    head): updates scale with the items, evaluations with their square (the silhouette's and
+    Dunn's pairs)."""
+    section = config[SECTION]
+    if (dataset, head) not in RUN_COST:
+        return None
+    per_update, per_evaluation = RUN_COST[(dataset, head)]
+    scale = (section["items"] or 10_000) / ITEMS_MEASURED
+    evaluations = 1 + -(-section["updates"] // section["metric_stride"])
+    work = section["updates"] * per_update * scale + evaluations * per_evaluation * scale**2
+    return RUN_STARTUP_SECONDS + work
+
+
+def heldout_seconds(config: Mapping[str, Any]) -> float:
+    """Estimated wall seconds of one held-out fine-tuning run at its largest epoch count."""
+    held = config[SECTION]["heldout"]
+    epochs = held["max_epochs"]
+    train = epochs * held["train_size"] * HELDOUT_COST["train_sentence_epoch"]
+    scored = held["heldout_size"] + held["train_size"]  # both are scored after every epoch
+    score = (epochs + 1) * scored * HELDOUT_COST["scored_sentence"]
+    return RUN_STARTUP_SECONDS + train + score

@@ -1,0 +1,52 @@
+"""IsoScore and silhouette of every hidden layer's representation, recorded per step beside the
+registry's metrics (an :class:`isotropy.optimize.Probe`).
+
+Layer ``l`` (1 = the bottom hidden layer) maps the items' representations (rows, or ``[u; v]``
+for pairs) through the first ``l`` hidden layers. Both metrics are taken over the classified
+items (IsoScore has no table to use above the embeddings), on every item or, with
+``sample_size``, on a fresh seeded sample per evaluation, as the registry's metrics are.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from isotropy import metrics
+from isotropy.metrics.clusters import silhouette_tensor
+from isotropy.metrics.isoscores import isoscore_tensor
+
+
+def hidden_columns(layers: int) -> tuple[str, ...]:
+    """The probe's trace columns: isoscore_h<l> and silhouette_h<l> for l = 1..layers."""
+    return tuple(f"{name}_h{layer}" for layer in range(1, layers + 1) for name in ("isoscore", "silhouette"))  # fmt: skip
+
+
+class HiddenLayerProbe:
+    """Per-step IsoScore and silhouette of each hidden layer (module docstring)."""
+
+    def __init__(self, problem, layers: int, device, sample_size: int | None, seed: int):
+        self.columns = hidden_columns(layers)
+        self.device = torch.device(device)
+        self.left = torch.as_tensor(problem.left, device=self.device)
+        self.right = None if problem.right is None else torch.as_tensor(problem.right, device=self.device)  # fmt: skip
+        self.clusters = np.asarray(metrics.cluster_ids(problem.targets))
+        self.sample_size = sample_size if sample_size and sample_size < len(self.clusters) else None  # fmt: skip
+        self.layout = None if self.sample_size else metrics.cluster_layout(self.clusters, self.device)  # fmt: skip
+        self.generator = torch.Generator().manual_seed(30_000 + seed)
+
+    def __call__(self, model) -> dict[str, torch.Tensor]:
+        with torch.no_grad():
+            left, right, layout = self.left, self.right, self.layout
+            if self.sample_size:
+                items = torch.randperm(len(self.clusters), generator=self.generator)[: self.sample_size]  # fmt: skip
+                picked = items.to(self.device)
+                left, right = left[picked], None if right is None else right[picked]
+                layout = metrics.cluster_layout(self.clusters[items.numpy()], self.device)
+            assert layout is not None  # prepared once, or for this evaluation's sample
+            states = model.hidden_states(model.representations(left, right))
+            values = {}
+            for layer, points in enumerate(states, start=1):
+                values[f"isoscore_h{layer}"] = isoscore_tensor(points)
+                values[f"silhouette_h{layer}"] = silhouette_tensor(points, layout)
+            return values

