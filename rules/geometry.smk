@@ -317,3 +317,49 @@ rule geometry_plot_pca_view:
 rule geometry_study:
     input:
         targets.geometry_targets(config),
+
+
+# I(W) of every layer's token states (the slides' "Pre-trained BERT Isotropy" figure).
+rule geometry_isotropy:
+    input:
+        embeddings=paths.token_embeddings(),
+    output:
+        table=paths.geometry_run_file("isotropy_by_layer.csv"),
+    log:
+        logs(paths.geometry_run_file("isotropy_by_layer.csv.log")),
+    benchmark:
+        benchmarks(paths.geometry_run_file("isotropy_by_layer.tsv"))
+    wildcard_constraints:
+        **GEOMETRY_WILDCARDS,
+    conda:
+        "../envs/torch.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda wildcards, attempt: 8000 * attempt,
+        runtime=lambda wildcards, attempt: 30 * attempt,
+    script:
+        "../scripts/geometry_isotropy.py"
+
+
+rule geometry_collect_isotropy:
+    input:
+        inputs.geometry_cluster_files(config, "isotropy_by_layer.csv"),
+    output:
+        table=report(
+            paths.GEOMETRY_ISOTROPY,
+            caption="../report/geometry.rst",
+            category="geometry study",
+        ),
+    log:
+        logs(f"{paths.GEOMETRY_ISOTROPY}.log"),
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 1000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
+    params:
+        table="isotropy_by_layer",
+        stand_ins=STAND_INS,
+    script:
+        "../scripts/geometry_collect.py"

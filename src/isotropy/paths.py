@@ -179,6 +179,7 @@ def istar_figure(figure: str = "{figure}", ext: str = "pdf") -> str:
 GEOMETRY_COSINE = "results/geometry/cosine_by_layer.csv"
 GEOMETRY_LID = "results/geometry/lid.csv"
 GEOMETRY_STS = "results/geometry/sts.csv"
+GEOMETRY_ISOTROPY = "results/geometry/isotropy_by_layer.csv"
 GEOMETRY_TABLES = {"cosine": GEOMETRY_COSINE, "lid": GEOMETRY_LID, "sts": GEOMETRY_STS}
 
 

@@ -28,6 +28,7 @@ GEOMETRY_FIGURE_TABLES = {
     "cosine_by_layer": "cosine_by_layer",
     "lid_by_layer": "lid",
     "sts": "sts",
+    "isotropy_by_layer": "isotropy_by_layer",
 }  # figure → table
 
 
@@ -210,6 +211,9 @@ def geometry_targets(config: Mapping[str, Any]) -> list[str]:
         targets += [paths.GEOMETRY_COSINE, paths.GEOMETRY_LID]
         for figure in ("cosine_by_layer", "lid_by_layer"):
             targets += [paths.geometry_figure(figure, ext) for ext in ("pdf", "png")]
+    if geometry["clusters"]["models"]:  # I(W) per layer of every encoder (contextual only)
+        targets += [paths.GEOMETRY_ISOTROPY]
+        targets += [paths.geometry_figure("isotropy_by_layer", e) for e in ("pdf", "png")]
     if geometry["sts"]["models"]:
         targets += [paths.GEOMETRY_STS] + [paths.geometry_figure("sts", e) for e in ("pdf", "png")]
     for model in geometry["clusters"]["models"]:
