@@ -175,6 +175,7 @@ def geometry_models(config: Mapping[str, Any]) -> list[str]:
     names = [
         *(setting(config, "geometry", "clusters", "models") or []),
         *(setting(config, "geometry", "sts", "models") or []),
+        *(setting(config, "geometry", "classification", "models") or []),
     ]
     return list(dict.fromkeys(names))
 
@@ -186,8 +187,9 @@ def geometry_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
     return {
         "model": "|".join(re.escape(name) for name in models) or "^$",
         "corpus": re.escape(corpus) if corpus else "^$",
-        "sts": "stsb|sickr",
+        "sts": "|".join(readers.STS_DATASETS),
         "seed": r"\d+",
+        "task": "sst2",
     }
 
 
@@ -216,6 +218,8 @@ def geometry_targets(config: Mapping[str, Any]) -> list[str]:
         targets += [paths.geometry_figure("isotropy_by_layer", e) for e in ("pdf", "png")]
     if geometry["sts"]["models"]:
         targets += [paths.GEOMETRY_STS] + [paths.geometry_figure("sts", e) for e in ("pdf", "png")]
+    if (geometry.get("classification") or {}).get("models"):
+        targets.append(paths.GEOMETRY_CLASSIFICATION)
     for model in geometry["clusters"]["models"]:
         for seed in geometry["seeds"]:
             for ext in ("pdf", "png"):
