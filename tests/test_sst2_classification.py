@@ -3,7 +3,10 @@ cluster-based method (isotropy.geometry.classification)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from isotropy import geometry
@@ -115,3 +118,36 @@ def test_classification_estimate_counts_seeds_and_the_positions_reading():
     assert five == pytest.approx(5 * one)
     assert geometry.classification_seconds(features, seeds=[0], methods=["cluster-based"]) > one
     assert geometry.feature_seconds(1000, 768) > geometry.feature_seconds(1000, 384) > 0
+
+
+def test_sst2_rows_of_the_paper_comparison_are_judged_from_the_table():
+    import yaml
+
+    from isotropy.verdicts.comparison import compare, read_published
+    from isotropy.verdicts.measurements import classification_measurements, measurement
+    from isotropy.verdicts.tolerances import NOT_RUN
+
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    features = clustered_tokens()
+    table = geometry.classification_table(
+        features, model="miniLM", seeds=(0, 1), n_clusters=4, n_directions=2, max_length=8
+    )
+    measured = pd.DataFrame(classification_measurements(table, config))
+    published = read_published()
+    sst2 = published[published["quantity"].str.startswith("sst2")]
+    assert len(sst2) == 4 and sst2["availability"].eq("").all()
+    compared = compare(sst2, measured, {"geometry"})
+    # every printed SST-2 number meets both readings' values, each with a verdict
+    assert len(compared) == 8 and NOT_RUN not in set(compared["verdict"])
+    percent = compared[compared["quantity"] == "sst2_iw_percent"]
+    after = table[(table["method"] == "cluster-based") & (table["reading"] == "pooled")]
+    assert percent["our_value"].iloc[0] == pytest.approx(100 * after["isotropy"].mean())
+    accuracy = compared[
+        (compared["quantity"] == "sst2_accuracy") & (compared["setup"].str.contains("pooled"))
+    ]
+    expected = table[(table["reading"] == "pooled")].groupby("method")["accuracy"].mean()
+    assert sorted(accuracy["our_value"]) == pytest.approx(sorted(expected))
+    assert accuracy["stand_in"].str.contains("for BERT").all()  # MiniLM stands in for BERT-base
+    # without the table the rows are "not run" again, saying why
+    empty = compare(sst2, pd.DataFrame([measurement("geometry", "dim", "x", "x")]), {"geometry"})
+    assert set(empty["verdict"]) == {NOT_RUN} and empty["note"].str.contains("sst2").all()
