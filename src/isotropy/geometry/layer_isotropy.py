@@ -34,9 +34,10 @@ ISOTROPY_COLUMNS = [
 
 
 # Wall seconds per unit of n·d² + 8·d³ (the projections and numpy's general eigensolver, three
-# I(W) per layer): 10.7 s for one 30,000 × 384 layer and 14 s for 10,000 × 768 on the shared
-# 2-core host (2026-11-25, load about 1.5).
-SECONDS_PER_UNIT = 1.6e-9
+# I(W) per layer), 2 threads: 10.7 s for one 30,000 × 384 layer on the shared 2-core host at
+# load 1.5 (1.6e-9), 85-250 s per 30,000 × 768 mpnet layer at load 9-12 (4e-9 to 1.2e-8). The
+# middle of the loaded range, so a busy host is not promised an idle host's time.
+SECONDS_PER_UNIT = 4e-9
 
 
 def isotropy_seconds(n_layers: int, n_tokens: int, dim: int) -> float:
