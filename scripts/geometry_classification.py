@@ -23,7 +23,7 @@ def main(snakemake):
         max_iter=params.max_iter,
     )
     logging.getLogger(__name__).info(
-        "%d sentences, %d tokens x %d dims, %s: about %s on 2 idle cores",
+        "%d sentences, %d tokens x %d dims, %s: about %s (calibrated on the shared 2-core host under load: less when idle)",
         len(features.labels), *features.tokens.shape, settings,
         duration(geometry.classification_seconds(features, **settings)),
     )  # fmt: skip

@@ -25,7 +25,7 @@ def main(snakemake):
     )
     seconds = geometry.feature_seconds(len(train) + len(validation), model.config.hidden_size)
     logging.getLogger(__name__).info(
-        "%s: %d training + %d validation sentences through %s on %s: about %s on 2 idle cores",
+        "%s: %d training + %d validation sentences through %s on %s: about %s (calibrated on the shared 2-core host under load: less when idle)",
         task, len(train), len(validation), snakemake.wildcards.model, device, duration(seconds),
     )  # fmt: skip
     features = geometry.token_features(

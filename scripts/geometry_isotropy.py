@@ -13,7 +13,7 @@ def main(snakemake):
     embeddings = geometry.TokenEmbeddings.load(snakemake.input.embeddings)
     n_layers, n_tokens, dim = embeddings.layers.shape
     logging.getLogger(__name__).info(
-        "I(W) of %d layers of %d tokens x %d dims: about %s on 2 idle cores",
+        "I(W) of %d layers of %d tokens x %d dims: about %s (calibrated on the shared 2-core host under load: less when idle)",
         n_layers, n_tokens, dim, duration(geometry.isotropy_seconds(n_layers, n_tokens, dim)),
     )  # fmt: skip
     table = geometry.isotropy_by_layer(
