@@ -317,3 +317,137 @@ rule geometry_plot_pca_view:
 rule geometry_study:
     input:
         targets.geometry_targets(config),
+
+
+# I(W) of every layer's token states (the slides' "Pre-trained BERT Isotropy" figure).
+rule geometry_isotropy:
+    input:
+        embeddings=paths.token_embeddings(),
+    output:
+        table=paths.geometry_run_file("isotropy_by_layer.csv"),
+    log:
+        logs(paths.geometry_run_file("isotropy_by_layer.csv.log")),
+    benchmark:
+        benchmarks(paths.geometry_run_file("isotropy_by_layer.tsv"))
+    wildcard_constraints:
+        **GEOMETRY_WILDCARDS,
+    conda:
+        "../envs/torch.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda wildcards, attempt: 8000 * attempt,
+        runtime=lambda wildcards, attempt: 30 * attempt,
+    script:
+        "../scripts/geometry_isotropy.py"
+
+
+rule geometry_collect_isotropy:
+    input:
+        inputs.geometry_cluster_files(config, "isotropy_by_layer.csv"),
+    output:
+        table=report(
+            paths.GEOMETRY_ISOTROPY,
+            caption="../report/geometry.rst",
+            category="geometry study",
+        ),
+    log:
+        logs(f"{paths.GEOMETRY_ISOTROPY}.log"),
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 1000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
+    params:
+        table="isotropy_by_layer",
+        stand_ins=STAND_INS,
+    script:
+        "../scripts/geometry_collect.py"
+
+
+# Rajaei & Sheikhi's SST-2 table: frozen last-layer token states of both splits (GPU when present).
+rule geometry_classification_features:
+    input:
+        unpack(lambda wc: readers.task_inputs(config, wc.task)),
+        model=lambda wc: models.required_manifests(
+            config, [configuration.model_spec(config, wc.model).path]
+        ),
+    output:
+        features=paths.classification_features(),
+    log:
+        logs(f"{paths.classification_features()}.log"),
+    benchmark:
+        benchmarks("resources/geometry/{model}/{task}/token_features.tsv")
+    wildcard_constraints:
+        **GEOMETRY_WILDCARDS,
+    conda:
+        "../envs/torch.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda wildcards, attempt: 8000 * attempt,
+        runtime=lambda wildcards, attempt: 60 * attempt,
+        gpu=1,
+    params:
+        model=lambda wildcards: configuration.model_record(config, wildcards.model),
+        device=lookup(dpath="device", within=config),
+        batch_size=lookup(dpath="geometry/batch_size", within=config),
+        max_length=lookup(dpath="geometry/classification/max_length", within=config),
+        train_subset=lookup(dpath="geometry/classification/train_subset", within=config),
+        subset_seed=lookup(dpath="geometry/classification/subset_seed", within=config),
+    script:
+        "../scripts/geometry_classification_features.py"
+
+
+# A linear classifier on the features with and without the cluster-based method; I(W).
+rule geometry_classification:
+    input:
+        features=paths.classification_features(),
+    output:
+        table=paths.classification_run_file(),
+    log:
+        logs(f"{paths.classification_run_file()}.log"),
+    benchmark:
+        benchmarks(paths.classification_run_file("classification.tsv"))
+    wildcard_constraints:
+        **GEOMETRY_WILDCARDS,
+    conda:
+        "../envs/torch.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda wildcards, attempt: 8000 * attempt,
+        runtime=lambda wildcards, attempt: 120 * attempt,
+    params:
+        seeds=lookup(dpath="geometry/classification/seeds", within=config),
+        methods=lookup(dpath="geometry/classification/methods", within=config),
+        readings=lookup(dpath="geometry/classification/readings", within=config),
+        max_length=lookup(dpath="geometry/classification/max_length", within=config),
+        C=lookup(dpath="geometry/classification/C", within=config),
+        max_iter=lookup(dpath="geometry/classification/max_iter", within=config),
+        n_clusters=lookup(dpath="geometry/sts/n_clusters", within=config),
+        n_directions=lookup(dpath="geometry/sts/n_directions", within=config),
+    script:
+        "../scripts/geometry_classification.py"
+
+
+rule geometry_collect_classification:
+    input:
+        inputs.classification_files(config),
+    output:
+        table=report(
+            paths.GEOMETRY_CLASSIFICATION,
+            caption="../report/geometry.rst",
+            category="geometry study",
+        ),
+    log:
+        logs(f"{paths.GEOMETRY_CLASSIFICATION}.log"),
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 1000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
+    params:
+        table="classification",
+        stand_ins=STAND_INS,
+    script:
+        "../scripts/geometry_collect.py"

@@ -20,6 +20,8 @@ def main(snakemake):
         fig = geometry_plots.plot_cosine_by_layer(table)
     elif figure == "lid_by_layer":
         fig = geometry_plots.plot_lid_by_layer(table)
+    elif figure == "isotropy_by_layer":
+        fig = geometry_plots.plot_isotropy_by_layer(table)
     elif figure == "sts":
         fig = geometry_plots.plot_sts(table)
     elif figure == "pca_view":

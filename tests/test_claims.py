@@ -363,6 +363,7 @@ def test_workflow_inputs_follow_the_configured_studies():
         "geometry_lid",
         "geometry_cosine",
         "geometry_sts",
+        "geometry_classification",
     }
     assert len(inputs["main_traces"]) == len(config["main"]["setups"]) * len(
         config["main"]["seeds"]

@@ -154,7 +154,7 @@ def test_cai_table3_is_compared_with_cosine_lid_and_states_n_k_and_cap(tmp_path)
     adjusted = table[table["quantity"] == "s_inter_adjusted_max"].iloc[0]
     assert adjusted["our_value"] == pytest.approx(0.01) and adjusted["verdict"] == T.CONSISTENT
     sts15 = table[table["source"].str.contains("SemEval 2015")]
-    assert set(sts15["verdict"]) == {T.NOT_RUN} and sts15["note"].str.contains("not SemEval 2015").all()  # fmt: skip
+    assert set(sts15["verdict"]) == {T.NOT_RUN} and sts15["note"].str.contains("lacks SemEval 2015").all()  # fmt: skip
     # studies not part of the run still list the paper's numbers, as "not run"
     items = table[(table["quantity"] == "items") & (table["study"] == "main")]
     assert len(items) == 4 and set(items["verdict"]) == {T.NOT_RUN}
@@ -242,7 +242,7 @@ def test_stand_ins_and_inputs_follow_the_configuration():
     inputs = workflow_inputs(config)  # offline: main, glue, geometry
     assert {name for name in inputs if not name.endswith("_traces")} == {
         "main_table1", "main_correlations", "glue_table2", "glue_table3",
-        "geometry_lid", "geometry_cosine", "geometry_sts",
+        "geometry_lid", "geometry_cosine", "geometry_sts", "geometry_classification",
     }  # fmt: skip
     assert config_subset(config)["geometry"]["clusters"]["max_per_type"] == 20
 

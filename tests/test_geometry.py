@@ -462,7 +462,15 @@ def test_geometry_rules_run_end_to_end(tiny_run):
     assert none["spearman"] == pytest.approx(100 * spearmanr(cosine, stored["gold"])[0], rel=1e-9)
     assert none["pearson"] == pytest.approx(100 * pearsonr(cosine, stored["gold"])[0], rel=1e-9)
     assert not (root / "logs/resources/geometry/miniLM/sickr").exists()  # planned out, no job
-    for figure in ("cosine_by_layer", "lid_by_layer", "sts", "miniLM/polarity/seed0/pca_view"):
+    iw = pd.read_csv(results / "isotropy_by_layer.csv")  # I(W) of every layer's tokens
+    assert list(iw["layer"]) == list(range(7)) and iw["isotropy"].between(0, 1).all()
+    for figure in (
+        "cosine_by_layer",
+        "lid_by_layer",
+        "sts",
+        "miniLM/polarity/seed0/pca_view",
+        "isotropy_by_layer",
+    ):
         assert (results / "figures" / f"{figure}.pdf").read_bytes()[:4] == b"%PDF"
         image = matplotlib.image.imread(results / "figures" / f"{figure}.png")
         assert len(np.unique(image.reshape(-1, image.shape[-1]), axis=0)) > 50, figure  # not blank

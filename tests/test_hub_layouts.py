@@ -63,7 +63,8 @@ def hub_sources(config: dict) -> list[str]:
 
 
 def test_every_hub_source_has_a_recorded_layout(config):
-    assert len(hub_sources(config)) == 20  # SICK-R is SemEval's own file (kind files)
+    # SICK-R is SemEval's own file (kind files); the SemEval STS tests 2012-2016 are MTEB's copies
+    assert len(hub_sources(config)) == 25
     for name in hub_sources(config):
         assert (LAYOUTS / config["sources"][name]["hub"]["path"]).is_dir(), name
 
@@ -140,6 +141,16 @@ def test_sts_sets_from_their_hub_layouts(hub, config, tmp_path):
         "sentence2",
         "score",
     ]
+
+
+@pytest.mark.parametrize("name", ["sts12", "sts13", "sts14", "sts15", "sts16"])
+def test_semeval_sts_sets_from_their_hub_layouts(hub, config, tmp_path, name):
+    table = readers.read_sts(
+        name, "test", fetch(readers.sts_source(name, "test"), config, tmp_path)
+    )
+    assert list(table.columns) == ["sentence1", "sentence2", "score"]
+    assert table["score"].tolist() == pytest.approx([5.0, 0.5])
+    assert hub[0][0] == f"mteb/{name}-sts" and hub[0][2]["split"] == "test"
 
 
 def test_sickr_is_not_read_from_the_hub(config):
@@ -278,7 +289,13 @@ def fetch_through(hub: RecordedHub, config: dict, tmp_path: Path, names: list[st
 
 
 def test_pinned_revisions_resolve_through_the_hub_api(recorded_hub, config, tmp_path):
-    names = ["hf_sst2_train", "hf_sst5_validation", "hf_squad_validation", "hf_wikitext2"]
+    names = [
+        "hf_sst2_train",
+        "hf_sst5_validation",
+        "hf_squad_validation",
+        "hf_wikitext2",
+        "hf_sts15_test",
+    ]
     result = fetch_through(recorded_hub, config, tmp_path, names)
     assert result.returncode == 0, result.stderr[-3000:]
     raw = tmp_path / "raw"
@@ -290,6 +307,7 @@ def test_pinned_revisions_resolve_through_the_hub_api(recorded_hub, config, tmp_
     assert readers.read_task_split("squad", "validation", raw / "hf_squad_validation")["answers"].tolist() == [["Paris", "in Paris"], ["1889"]]  # fmt: skip
     corpus = config["geometry"]["clusters"]["corpus"]
     assert any("film actor" in s for s in readers.read_corpus(corpus, raw / "hf_wikitext2"))
+    assert readers.read_sts("sts15", "test", raw / "hf_sts15_test")["score"].tolist() == [5.0, 0.5]
     # Every repository was asked for at its pinned commit, and only at it.
     for name in names:
         hub = config["sources"][name]["hub"]

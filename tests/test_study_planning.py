@@ -118,12 +118,13 @@ def test_sickr_is_planned_out_when_the_mirror_lacks_it(tmp_path, monkeypatch):
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     config = _config(mirror=str(mirror))
-    assert workflow_inputs.unavailable_sts_datasets(config) == ["sickr"]
+    semeval = ["sts12", "sts13", "sts14", "sts15", "sts16"]  # optional too, absent here
+    assert workflow_inputs.unavailable_sts_datasets(config) == ["sickr", *semeval]
     assert workflow_inputs.geometry_sts_datasets(config) == ["stsb"]
     assert all("/sickr/" not in path for path in workflow_inputs.geometry_sts_files(config))
     (mirror / "sick").mkdir()
     (mirror / "sick/SICK.txt").write_text("pair_ID\n")
-    assert workflow_inputs.unavailable_sts_datasets(config) == []
+    assert workflow_inputs.unavailable_sts_datasets(config) == semeval
     assert workflow_inputs.geometry_sts_datasets(config) == ["stsb", "sickr"]
 
 

@@ -485,7 +485,7 @@ def model_references(config: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     for encoder, spec in (config.get("encoders") or {}).items():
         if spec.get("kind") == "sentence-transformer":
             yield f"encoders.{encoder}.model", spec.get("model")
-    for part in ("clusters", "sts"):
+    for part in ("clusters", "sts", "classification"):
         names = ((config.get("geometry") or {}).get(part) or {}).get("models") or []
         yield from ((f"geometry.{part}.models", name) for name in names)
     yield from (("istar.models", name) for name in (config.get("istar") or {}).get("models") or [])

@@ -66,6 +66,18 @@ def sentence_embeddings(model: str = "{model}", sts: str = "{sts}") -> str:
     return f"resources/geometry/{model}/{sts}/sentence_embeddings.npz"
 
 
+def classification_features(model: str = "{model}", task: str = "{task}") -> str:
+    """Frozen last-layer token states of a classification task's sentences (both splits)."""
+    return f"resources/geometry/{model}/{task}/token_features.npz"
+
+
+def classification_run_file(
+    artefact: str = "classification.csv", model: str = "{model}", task: str = "{task}"
+) -> str:
+    """One model's classification table (every reading, method and seed) or its benchmark."""
+    return f"results/geometry/{model}/{task}/{artefact}"
+
+
 def geometry_run_file(
     artefact: str, model: str = "{model}", data: str = "{corpus}", seed: int | str = "{seed}"
 ) -> str:
@@ -200,6 +212,8 @@ def istar_estimator_file(name: str) -> str:
 GEOMETRY_COSINE = "results/geometry/cosine_by_layer.csv"
 GEOMETRY_LID = "results/geometry/lid.csv"
 GEOMETRY_STS = "results/geometry/sts.csv"
+GEOMETRY_ISOTROPY = "results/geometry/isotropy_by_layer.csv"
+GEOMETRY_CLASSIFICATION = "results/geometry/classification.csv"
 GEOMETRY_TABLES = {"cosine": GEOMETRY_COSINE, "lid": GEOMETRY_LID, "sts": GEOMETRY_STS}
 
 

@@ -6,7 +6,10 @@ Two studies, both built on the metrics engine (``isotropy.metrics``):
   manifolds": token embeddings of every layer of a transformer on a text corpus; per layer the
   inter-type and intra-type cosine similarities (S_inter, S_intra), raw and after k-means
   cluster centring, and the local intrinsic dimension (LID); static word vectors for comparison
-  (:mod:`isotropy.geometry.layers`).
+  (:mod:`isotropy.geometry.layers`); the partition-function isotropy I(W) of every layer
+  (:mod:`isotropy.geometry.layer_isotropy`, Rajaee & Sheikhi's "Pre-trained BERT Isotropy");
+  their SST-2 classification table, a linear classifier on frozen features with and without the
+  cluster-based method (:mod:`isotropy.geometry.classification`).
 * Rajaee & Pilehvar (ACL 2021), "A cluster-based approach for improving isotropy in contextual
   embedding space": mean-pooled last-layer sentence embeddings for semantic textual similarity,
   scored with cosine similarity before and after isotropy-enhancing transforms
@@ -33,6 +36,15 @@ from isotropy.embeddings.hidden_states import (
     load_hidden_state_model,
     token_states_by_sentence,
 )
+from isotropy.geometry.classification import (
+    CLASSIFICATION_COLUMNS,
+    TokenFeatures,
+    classification_seconds,
+    classification_table,
+    feature_seconds,
+    token_features,
+)
+from isotropy.geometry.layer_isotropy import ISOTROPY_COLUMNS, isotropy_by_layer, isotropy_seconds
 from isotropy.geometry.layers import (
     COSINE_COLUMNS,
     LID_COLUMNS,
@@ -67,7 +79,13 @@ def table_seeds(table: pd.DataFrame) -> list[int] | None:
     return sorted(int(seed) for seed in table["seed"].unique()) if "seed" in table else None
 
 
-TABLE_COLUMNS = {"cosine": COSINE_COLUMNS, "lid": LID_COLUMNS, "sts": STS_COLUMNS}
+TABLE_COLUMNS = {
+    "cosine": COSINE_COLUMNS,
+    "lid": LID_COLUMNS,
+    "sts": STS_COLUMNS,
+    "isotropy_by_layer": ISOTROPY_COLUMNS,
+    "classification": CLASSIFICATION_COLUMNS,
+}
 
 
 def write_table(table: pd.DataFrame, path: str | os.PathLike) -> None:
@@ -89,7 +107,14 @@ def concatenate_tables(paths: Sequence[str | os.PathLike], columns: Sequence[str
 
 
 __all__ = [
+    "CLASSIFICATION_COLUMNS",
+    "TokenFeatures",
+    "classification_seconds",
+    "classification_table",
+    "feature_seconds",
+    "token_features",
     "COSINE_COLUMNS",
+    "ISOTROPY_COLUMNS",
     "LID_COLUMNS",
     "PIPELINE_SENTENCES",
     "PIPELINE_TOKENS",
@@ -107,6 +132,8 @@ __all__ = [
     "evaluate_sts_tokens",
     "extract_token_embeddings",
     "extract_window_embeddings",
+    "isotropy_by_layer",
+    "isotropy_seconds",
     "lid_by_layer",
     "lid_table",
     "load_hidden_state_model",

@@ -132,6 +132,29 @@ def token_kind(token: str) -> str:
     return "sub-word piece" if text.startswith("##") else "word"
 
 
+def plot_isotropy_by_layer(table: pd.DataFrame) -> plt.Figure:
+    """I(W) per layer and model on a log scale (the slides' "Pre-trained BERT Isotropy"): solid
+    with numpy's eigenvector signs (Rajaee & Pilehvar's number), dashed after centring."""
+    _check_columns(table, {"model", "layer", "isotropy", "isotropy_centred"}, "I(W) by layer")
+    figure, ax = plt.subplots(figsize=(6.5, 3.6), layout="constrained")
+    colours = dict(zip(table["model"].unique(), plt.cm.tab10.colors))
+    for model, rows in table.groupby("model", sort=False):
+        rows = rows.groupby("layer")[["isotropy", "isotropy_centred"]].mean()
+        # I(W) can underflow to 0 in float64: the log axis shows the smallest positive double
+        floor = np.finfo(float).tiny
+        ax.plot(rows.index, rows["isotropy"].clip(lower=floor), marker="o", color=colours[model],
+                label=f"{model}")  # fmt: skip
+        ax.plot(rows.index, rows["isotropy_centred"].clip(lower=floor), marker="o",
+                linestyle="--", color=colours[model], label=f"{model}, centred")  # fmt: skip
+    ax.set_yscale("log")
+    ax.set_xlabel("layer (0 = embeddings)")
+    ax.set_ylabel("I(W) (1 = isotropic)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(alpha=0.3)
+    figure.legend(loc="outside right upper", frameon=False)
+    return figure
+
+
 def plot_pca_view(table: pd.DataFrame, title: str) -> plt.Figure:
     """One layer's token embeddings on their first principal components, coloured by k-means
     cluster; with a ``token`` column, a third panel colours PC1/PC2 by token kind (:func:`token_kind`)."""

@@ -59,7 +59,14 @@ from isotropy.readers.registry import (
     write_dataset,
 )
 from isotropy.readers.snli import SNLI_LABELS, read_snli
-from isotropy.readers.sts import read_sts, read_sts_tsv, sts_source
+from isotropy.readers.sts import (
+    OPTIONAL_STS,
+    STS_DATASETS,
+    read_semeval_sts,
+    read_sts,
+    read_sts_tsv,
+    sts_source,
+)
 from isotropy.readers.supersense import (
     SUPERSENSE_CLASSES,
     SUPERSENSE_FILE,
@@ -72,6 +79,9 @@ from isotropy.readers.tasks import ISTAR_SPLITS, load_task_split, read_task_spli
 discover_readers(__name__)
 
 __all__ = [
+    "OPTIONAL_STS",
+    "STS_DATASETS",
+    "read_semeval_sts",
     "DATASETS",
     "GLUE_FORMATS",
     "GLUE_TASKS",

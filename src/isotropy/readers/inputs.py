@@ -16,7 +16,7 @@ from isotropy.defaults import setting_or_default
 from isotropy.istar.study import TASKS, task_spec
 from isotropy.paths import RAW_ROOT
 from isotropy.readers.registry import dataset_spec
-from isotropy.readers.sts import sts_source
+from isotropy.readers.sts import OPTIONAL_STS, sts_source
 from isotropy.readers.tasks import ISTAR_SPLITS, task_source
 from isotropy.sources import (
     MIRROR_ENV,
@@ -186,7 +186,7 @@ def sts_inputs(
             f"geometry.sts.splits.{name}: {split!r} needs source {source!r}, which config 'sources' lacks"
         )
     mirror = resolve_mirror(config.get("mirror"))
-    if name == "sickr" and mirror is not None and missing_mirror_files(source, config, mirror):
+    if name in OPTIONAL_STS and mirror is not None and missing_mirror_files(source, config, mirror):
         return {}
     check_sources_available([source], config)
     return {"data": source_outputs(source, root)[0]}

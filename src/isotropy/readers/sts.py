@@ -1,9 +1,11 @@
-"""The STS sets of the geometry study (Rajaee & Pilehvar): STS-B and SICK-R pairs with gold scores.
+"""The STS sets of the geometry study (Rajaee & Pilehvar): STS-B, SICK-R and the SemEval STS
+tasks of 2012-2016 (STS 2015 is SemEval-2015 task 2), pairs with gold scores.
 
 Each split is read from the download folder of its source ``hf_<sts>_<split>``: the hub's
-``data.parquet``, SemEval-2014's own SICK file of the split (``SICK_test_annotated.txt``: the
-4,927 test pairs), or the mirror's original file (STS-B tsv, SICK.txt filtered to its
-``SemEval_set``).
+``data.parquet`` (MTEB's copies of the STS tasks: sentence1, sentence2, score), SemEval-2014's
+own SICK file of the split (``SICK_test_annotated.txt``: the 4,927 test pairs), or the mirror's
+original files (STS-B tsv, SICK.txt filtered to its ``SemEval_set``; the SemEval test sets in
+the layout SentEval downloads, ``STS.input.<subset>.txt`` with ``STS.gs.<subset>.txt``).
 """
 
 from __future__ import annotations
@@ -31,11 +33,51 @@ _SICK_SEMEVAL_FILES = {
 }
 
 
+# The SemEval STS tasks; every subset's pairs (STS.input.<subset>.txt: two tab-separated
+# sentences a line) with its gold scores (STS.gs.<subset>.txt: one a line, empty = not scored).
+SEMEVAL_STS = ("sts12", "sts13", "sts14", "sts15", "sts16")
+STS_DATASETS = ("stsb", "sickr", *SEMEVAL_STS)
+# Data sets a mirror may lack: planned out with one line instead of failing (all but STS-B).
+OPTIONAL_STS = tuple(name for name in STS_DATASETS if name != "stsb")
+
+
 def sts_source(name: str, split: str) -> str:
-    """The source (config ``sources``) of one split of an STS set (stsb, sickr)."""
-    if name not in ("stsb", "sickr"):
-        raise ValueError(f"unknown STS data set {name!r}; expected 'stsb' or 'sickr'")
+    """The source (config ``sources``) of one split of an STS set (:data:`STS_DATASETS`)."""
+    if name not in STS_DATASETS:
+        raise ValueError(f"unknown STS data set {name!r}; expected one of {STS_DATASETS}")
     return f"hf_{name}_{split}"
+
+
+def read_semeval_sts(folder: str | os.PathLike) -> pd.DataFrame:
+    """Every scored pair of a SemEval STS test set in SentEval's layout: for each subset,
+    ``STS.input.<subset>.txt`` (sentence1 TAB sentence2) and ``STS.gs.<subset>.txt`` (the gold
+    score of each line; an empty line is a pair without a score, left out as SentEval does)."""
+    folder = Path(folder)
+    inputs = sorted(folder.glob("STS.input.*.txt"))
+    if not inputs:
+        raise FileNotFoundError(f"{folder} holds no STS.input.<subset>.txt file")
+    frames = []
+    for path in inputs:
+        subset = path.name.removeprefix("STS.input.").removesuffix(".txt")
+        gold_path = folder / f"STS.gs.{subset}.txt"
+        if not gold_path.is_file():
+            raise FileNotFoundError(f"{path} has no gold file {gold_path.name} beside it")
+        lines = path.read_text(encoding="utf-8").splitlines()
+        scores = gold_path.read_text(encoding="utf-8").splitlines()
+        if len(lines) != len(scores):
+            raise ValueError(
+                f"{path.name} has {len(lines)} pairs but {gold_path.name} {len(scores)} scores"
+            )
+        rows = []
+        for number, (line, score) in enumerate(zip(lines, scores), start=1):
+            if not score.strip():
+                continue
+            parts = line.split("\t")
+            if len(parts) < 2:
+                raise ValueError(f"{path}, line {number}: expected two tab-separated sentences")
+            rows.append((parts[0], parts[1], float(score), subset))
+        frames.append(pd.DataFrame(rows, columns=["sentence1", "sentence2", "score", "subset"]))
+    return _check_sts(pd.concat(frames, ignore_index=True), str(folder))
 
 
 def read_sts_tsv(path: str | os.PathLike) -> pd.DataFrame:
@@ -78,7 +120,17 @@ def read_sts(name: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
         data = pd.read_parquet(hub)
         if name == "stsb":
             data = data.rename(columns={"label": "score"})
-        return _check_sts(data[["sentence1", "sentence2", "score"]], f"{hub} ({name} {split})")
+        return _check_sts(
+            data[["sentence1", "sentence2", "score"]].astype({"score": float}),
+            f"{hub} ({name} {split})",
+        )
+    if name in SEMEVAL_STS:
+        folders = sorted({p.parent for p in raw_dir.rglob("STS.input.*.txt")})
+        if len(folders) != 1:
+            raise FileNotFoundError(
+                f"{name} {split}: expected one folder of STS.input.*.txt files under {raw_dir}; found {len(folders)}"
+            )
+        return read_semeval_sts(folders[0])[["sentence1", "sentence2", "score"]]
     if name == "stsb":
         if split not in _STS_SPLIT_FILES:
             raise ValueError(

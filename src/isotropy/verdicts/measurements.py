@@ -437,8 +437,42 @@ def sts_measurements(sts: pd.DataFrame, config: Mapping[str, Any], stand: StandI
     return rows
 
 
+CLASSIFICATION_FILE = paths.GEOMETRY_CLASSIFICATION
+CLASSIFICATION_READINGS = {
+    "pooled": "mean of the transformed last-layer tokens (the STS path's sentence vector)",
+    "positions": "transformed last-layer tokens by position, flattened (the authors' classifier cell's input)",
+}
+
+
+def classification_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> list[dict[str, Any]]:  # fmt: skip
+    """Per model × reading × method (none, cluster-based): validation accuracy ×100 of the linear
+    classifier, I(W) of the transformed tokens, and I(W) ×100 (our reading of the slides' "84.36")."""
+    rows = []
+    for (name, reading, method), runs in table.groupby(["model", "reading", "method"], sort=False):
+        first = runs.iloc[0]
+        setup = f"{name}, {first['task']} ({reading} features)"
+        stand_in = model_stand_in(config, name, "BERT")
+        common = dict(seeds=runs["seed"].nunique(), seed_free=method == "none", n=int(first["n_validation"]),
+                      stand_in=stand_in, evidence=CLASSIFICATION_FILE)  # fmt: skip
+        fitted = f"{int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions, fitted on the tokens of both splits" if method != "none" else ""  # fmt: skip
+        note = "; ".join(s for s in (f"{int(first['n_train'])} training sentences (config geometry.classification.train_subset)",
+                                     f"majority class {first['majority_accuracy']:.2f}", fitted) if s)  # fmt: skip
+        per_seed = runs.groupby("seed")
+        rows.append(measurement("geometry", "sst2_accuracy", setup, method, runs["accuracy"].mean(), spread=seed_std(runs["accuracy"]),
+                                per_seed=tuple(per_seed["accuracy"].mean()), unit="accuracy ×100",
+                                convention=f"logistic regression (C {first['C']:g}) on {CLASSIFICATION_READINGS.get(reading, reading)}; SST-2 validation", note=note, **common))  # fmt: skip
+        iw = f"I(W) of the transformed last-layer tokens ({int(first['n_tokens'])}), numpy's eigenvector signs; of the pooled sentences {runs['isotropy_sentences'].mean():.3g}"  # fmt: skip
+        rows.append(measurement("geometry", "sst2_iw", setup, method, runs["isotropy"].mean(), spread=seed_std(runs["isotropy"]),
+                                per_seed=tuple(per_seed["isotropy"].mean()), unit="ratio (1 = isotropic)", convention=iw, **common))  # fmt: skip
+        rows.append(measurement("geometry", "sst2_iw_percent", setup, method, 100 * runs["isotropy"].mean(), spread=100 * seed_std(runs["isotropy"]),
+                                per_seed=tuple(100 * per_seed["isotropy"].mean()), unit="I(W) ×100", convention=iw, **common))  # fmt: skip
+    return rows
+
+
 def geometry_measurements(tables: Mapping[str, pd.DataFrame | None], config: Mapping[str, Any], stand: StandIns) -> list[dict[str, Any]]:  # fmt: skip
     rows: list[dict[str, Any]] = []
+    if tables.get("geometry_classification") is not None:
+        rows += classification_measurements(tables["geometry_classification"], config)
     if tables.get("geometry_lid") is not None:
         rows += lid_measurements(tables["geometry_lid"], config, stand)
     if tables.get("geometry_cosine") is not None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from snakemake.exceptions import WorkflowError
 
-from isotropy import paths, provenance, sources
+from isotropy import paths, provenance, readers, sources
 from isotropy.defaults import setting_or_default
 from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
 from isotropy.workflow.config import encoder, encoder_word_vector_source, model_spec, setting
@@ -111,6 +111,15 @@ def geometry_static_files(config: Mapping[str, Any], artefact: str) -> list[str]
     ]
 
 
+def classification_files(config: Mapping[str, Any]) -> list[str]:
+    """Every model's table of the SST-2 classification experiment (none when not configured)."""
+    section = setting(config, "geometry", "classification", default={}) or {}
+    return [
+        paths.classification_run_file("classification.csv", model, section["task"])
+        for model in section.get("models") or []
+    ]
+
+
 def geometry_sts_datasets(config: Mapping[str, Any]) -> list[str]:
     """The configured STS data sets this run can read: SICK-R (optional) is planned out when the
     data mirror lacks its files, so no job is made for it (:func:`unavailable_sts_datasets`)."""
@@ -121,17 +130,24 @@ def geometry_sts_datasets(config: Mapping[str, Any]) -> list[str]:
 
 
 def unavailable_sts_datasets(config: Mapping[str, Any]) -> list[str]:
-    """Configured optional STS data sets (SICK-R) whose split's files the data mirror lacks
-    (none without a mirror: a download is then attempted)."""
+    """Configured optional STS data sets (SICK-R, the SemEval STS tasks) whose split's files the
+    data mirror lacks (none without a mirror: a download is then attempted)."""
     sts = setting(config, "geometry", "sts", default={})
-    if not sts.get("models") or "sickr" not in sts.get("datasets", []):
+    if not sts.get("models"):
         return []
     mirror = sources.resolve_mirror(config.get("mirror"))
-    split = sts.get("splits", {}).get("sickr", "test")
-    source = f"hf_sickr_{split}"
-    if mirror is None or source not in config.get("sources", {}):
+    if mirror is None:
         return []
-    return ["sickr"] if sources.missing_mirror_files(source, config, mirror) else []
+    missing = []
+    for name in sts.get("datasets", []):
+        if name not in readers.OPTIONAL_STS:
+            continue
+        source = readers.sts_source(name, sts.get("splits", {}).get(name, "test"))
+        if source in config.get("sources", {}) and sources.missing_mirror_files(
+            source, config, mirror
+        ):
+            missing.append(name)
+    return missing
 
 
 def geometry_sts_files(config: Mapping[str, Any]) -> list[str]:
@@ -175,6 +191,7 @@ GEOMETRY_VERDICT_TABLES = {
     "geometry_lid": paths.GEOMETRY_LID,
     "geometry_cosine": paths.GEOMETRY_COSINE,
     "geometry_sts": paths.GEOMETRY_STS,
+    "geometry_classification": paths.GEOMETRY_CLASSIFICATION,
 }
 
 

@@ -29,6 +29,7 @@ GEOMETRY_FIGURE_TABLES = {
     "cosine_by_layer": "cosine_by_layer",
     "lid_by_layer": "lid",
     "sts": "sts",
+    "isotropy_by_layer": "isotropy_by_layer",
 }  # figure → table
 
 
@@ -200,6 +201,7 @@ def geometry_models(config: Mapping[str, Any]) -> list[str]:
     names = [
         *(setting(config, "geometry", "clusters", "models") or []),
         *(setting(config, "geometry", "sts", "models") or []),
+        *(setting(config, "geometry", "classification", "models") or []),
     ]
     return list(dict.fromkeys(names))
 
@@ -211,8 +213,9 @@ def geometry_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
     return {
         "model": "|".join(re.escape(name) for name in models) or "^$",
         "corpus": re.escape(corpus) if corpus else "^$",
-        "sts": "stsb|sickr",
+        "sts": "|".join(readers.STS_DATASETS),
         "seed": r"\d+",
+        "task": "sst2",
     }
 
 
@@ -236,8 +239,13 @@ def geometry_targets(config: Mapping[str, Any]) -> list[str]:
         targets += [paths.GEOMETRY_COSINE, paths.GEOMETRY_LID]
         for figure in ("cosine_by_layer", "lid_by_layer"):
             targets += [paths.geometry_figure(figure, ext) for ext in ("pdf", "png")]
+    if geometry["clusters"]["models"]:  # I(W) per layer of every encoder (contextual only)
+        targets += [paths.GEOMETRY_ISOTROPY]
+        targets += [paths.geometry_figure("isotropy_by_layer", e) for e in ("pdf", "png")]
     if geometry["sts"]["models"]:
         targets += [paths.GEOMETRY_STS] + [paths.geometry_figure("sts", e) for e in ("pdf", "png")]
+    if (geometry.get("classification") or {}).get("models"):
+        targets.append(paths.GEOMETRY_CLASSIFICATION)
     for model in geometry["clusters"]["models"]:
         for seed in geometry["seeds"]:
             for ext in ("pdf", "png"):

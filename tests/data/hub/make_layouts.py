@@ -95,6 +95,28 @@ def sickr() -> None:
     (folder / "test.jsonl.gz").write_bytes(gzip.compress(text, mtime=0))
 
 
+def semeval_sts() -> None:
+    # mteb/sts12-sts ... mteb/sts16-sts: test.jsonl.gz with sentence1, sentence2, score (0-5),
+    # the layout of mteb/sickr-sts (the columns MTEB's STS tasks read).
+    rows = [
+        {
+            "sentence1": "A plane is taking off.",
+            "sentence2": "An air plane is taking off.",
+            "score": 5.0,
+        },
+        {
+            "sentence1": "A man plays a flute.",
+            "sentence2": "A woman slices an onion.",
+            "score": 0.5,
+        },
+    ]
+    text = "".join(json.dumps(row) + "\n" for row in rows).encode()
+    for year in (12, 13, 14, 15, 16):
+        folder = HERE / f"mteb/sts{year}-sts"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "test.jsonl.gz").write_bytes(gzip.compress(text, mtime=0))
+
+
 def wikitext() -> None:
     # Salesforce/wikitext: <config>/<split>-00000-of-00001.parquet, one column "text" (lines).
     lines = [
@@ -151,5 +173,6 @@ if __name__ == "__main__":
     glue()
     sst5()
     sickr()
+    semeval_sts()
     wikitext()
     squad()

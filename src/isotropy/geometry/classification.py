@@ -1,0 +1,281 @@
+"""Rajaei & Sheikhi's SST-2 classification table: frozen encoder features with and without the
+cluster-based method, a linear classifier, accuracy on validation and I(W) of the features.
+
+The slides give only the numbers (accuracy 55.67 → 56.08, I(W) 7.97e-6 → "84.36"), so the
+protocol is inferred (docs/methods.md, "SST-2 classification"). What is fixed here:
+
+- The encoder is frozen; its last layer's states of every attended token (special tokens
+  included, padding excluded) of a sentence are stored, per sentence (:class:`TokenFeatures`).
+- The method is fitted, without labels, on the tokens of the training sentences and the
+  validation sentences together, as the authors' released classifier cell does
+  (``cluster_based(train + dev)``) and as the STS path fits it on every evaluated token.
+- Two readings of "features" (``READINGS``): ``pooled``, each sentence the mean of its
+  transformed tokens (the STS path's sentence vector); ``positions``, the transformed token
+  states laid out by position up to ``max_length`` (zeros after the sentence's end) and
+  flattened, the input of the authors' classifier cell (there an MLP; here the linear
+  classifier).
+- The classifier: scikit-learn's ``LogisticRegression`` (L2, ``C``, lbfgs), trained on the
+  training sentences, accuracy on the validation sentences. No seed enters it; the method's
+  k-means does (one row per seed for the cluster-based method).
+- I(W) (numpy's signs, as Rajaee & Pilehvar's code, and sign-free) of the transformed tokens
+  (the STS path's space) and of the pooled sentence vectors.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from isotropy.geometry.sts import enhance
+from isotropy.io import atomic_path, open_npz
+
+log = logging.getLogger(__name__)
+
+READINGS = ("pooled", "positions")
+CLASSIFICATION_METHODS = ("none", "cluster-based")
+CLASSIFICATION_COLUMNS = [
+    "model",
+    "task",
+    "reading",
+    "method",
+    "seed",
+    "n_train",
+    "n_validation",
+    "n_tokens",
+    "dim",
+    "max_length",
+    "n_clusters",
+    "n_directions",
+    "C",
+    "accuracy",
+    "train_accuracy",
+    "majority_accuracy",
+    "isotropy",
+    "isotropy_sign_free",
+    "isotropy_sentences",
+]
+
+
+# Cost model of the CPU default, measured on the shared 2-core host under a load of 9-12 from
+# other jobs (2026-11-25; an idle host is faster): encoding seconds per sentence by encoder
+# width (all-MiniLM-L6-v2 384-d: 2,872 SST-2 sentences in 55 s; 768-d, 12 layers: mpnet's
+# 0.2 s per corpus sentence at that load, a rough guide); per cluster-based seed, seconds per
+# token of the k-means, the per-cluster PCA, three I(W) and the pooled classifier (48,564
+# MiniLM tokens: 250 s; method none costs a fifth: no clustering); per flattened feature ×
+# training sentence and run, the positions classifier (2,000 × 24,576: 14-21 s).
+SECONDS_PER_SENTENCE = {384: 0.02, 768: 0.2}
+SECONDS_PER_TOKEN_AND_SEED = 5e-3
+NONE_SHARE = 0.2
+SECONDS_PER_POSITION_FEATURE = 4e-7
+
+
+def feature_seconds(n_sentences: int, dim: int) -> float:
+    """Expected wall time of :func:`token_features` on 2 idle cores (768-d for unknown widths)."""
+    return n_sentences * SECONDS_PER_SENTENCE.get(dim, SECONDS_PER_SENTENCE[768])
+
+
+def classification_seconds(features: TokenFeatures, **settings: Any) -> float:
+    """Expected wall time of :func:`classification_table` on 2 idle cores."""
+    methods = settings.get("methods", CLASSIFICATION_METHODS)
+    seeds = len(settings.get("seeds", (0,)))
+    clustered = seeds * sum(method != "none" for method in methods)
+    weight = clustered + NONE_SHARE * ("none" in methods)
+    positions = "positions" in settings.get("readings", READINGS)
+    flat = settings.get("max_length", 64) * features.tokens.shape[1] * int(features.train.sum())
+    runs = clustered + ("none" in methods)
+    return len(features.tokens) * SECONDS_PER_TOKEN_AND_SEED * weight + (
+        positions * runs * flat * SECONDS_PER_POSITION_FEATURE
+    )
+
+
+@dataclass
+class TokenFeatures:
+    """Last-layer states of every attended token of a task's sentences, frozen encoder.
+
+    Sentence ``j``'s tokens are rows ``offsets[j]:offsets[j+1]`` of ``tokens`` in position order;
+    ``labels[j]`` its class, ``train[j]`` whether it belongs to the training split (else
+    validation).
+    """
+
+    tokens: np.ndarray
+    offsets: np.ndarray
+    labels: np.ndarray
+    train: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = len(self.labels)
+        if len(self.offsets) != n + 1 or len(self.train) != n:
+            raise ValueError(
+                f"{len(self.offsets)} offsets and {len(self.train)} split flags for {n} sentences"
+            )
+        if self.offsets[0] != 0 or self.offsets[-1] != len(self.tokens):
+            raise ValueError(
+                f"offsets run from {self.offsets[0]} to {self.offsets[-1]}, not 0 to {len(self.tokens)} tokens"
+            )
+        if (np.diff(self.offsets) <= 0).any():
+            raise ValueError("every sentence needs at least one token")
+        if not self.train.any() or self.train.all():
+            raise ValueError("features need both training and validation sentences")
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def save(self, path: str | os.PathLike) -> None:
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as handle:
+                np.savez(
+                    handle,
+                    tokens=self.tokens,
+                    offsets=self.offsets,
+                    labels=self.labels,
+                    train=self.train,
+                )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> TokenFeatures:
+        with open_npz(path) as data:
+            return cls(data["tokens"], data["offsets"], data["labels"], data["train"])
+
+
+def token_features(
+    train_sentences: Sequence[str],
+    train_labels: Sequence[int],
+    validation_sentences: Sequence[str],
+    validation_labels: Sequence[int],
+    tokenizer,
+    model,
+    *,
+    device: Any = "cpu",
+    batch_size: int = 32,
+    max_length: int = 64,
+    progress: bool = True,
+) -> TokenFeatures:
+    """Last-layer states of the attended tokens of every training, then validation, sentence."""
+    from isotropy.embeddings.hidden_states import layer_states_in_batches
+
+    sentences = [*train_sentences, *validation_sentences]
+    per_sentence: list[np.ndarray | None] = [None] * len(sentences)
+    for rows, inputs, _, hidden in layer_states_in_batches(
+        sentences, tokenizer, model, device=device, batch_size=batch_size,
+        max_length=max_length, layer=-1, desc="token features", progress=progress,
+    ):  # fmt: skip
+        mask = inputs["attention_mask"].bool().cpu().numpy()
+        states = hidden.float().cpu().numpy()
+        for i, row in enumerate(rows):
+            per_sentence[row] = states[i][mask[i]]
+    lengths = np.array([len(s) for s in per_sentence if s is not None])
+    tokens = np.concatenate([s for s in per_sentence if s is not None]).astype(np.float32)
+    if not np.isfinite(tokens).all():
+        raise ValueError("the model produced non-finite token states")
+    labels = np.asarray([*train_labels, *validation_labels], dtype=np.int64)
+    train = np.r_[np.ones(len(train_sentences), bool), np.zeros(len(validation_sentences), bool)]
+    return TokenFeatures(tokens, np.concatenate([[0], np.cumsum(lengths)]), labels, train)
+
+
+def pooled(tokens: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Each sentence's mean token vector."""
+    return np.add.reduceat(tokens, offsets[:-1], axis=0) / np.diff(offsets)[:, None]
+
+
+def by_position(tokens: np.ndarray, offsets: np.ndarray, max_length: int) -> np.ndarray:
+    """Each sentence's token vectors in position order, flattened to ``max_length × dim``
+    (zeros after the sentence's end; tokens beyond ``max_length`` cannot occur, the tokenizer
+    truncates there)."""
+    lengths = np.diff(offsets)
+    if lengths.max() > max_length:
+        raise ValueError(
+            f"a sentence has {lengths.max()} tokens, more than max_length {max_length}"
+        )
+    out = np.zeros((len(lengths), max_length, tokens.shape[1]), dtype=np.float32)
+    sentence = np.repeat(np.arange(len(lengths)), lengths)
+    position = np.arange(len(tokens)) - np.repeat(offsets[:-1], lengths)
+    out[sentence, position] = tokens
+    return out.reshape(len(lengths), -1)
+
+
+def linear_accuracy(
+    features: np.ndarray,
+    labels: np.ndarray,
+    train: np.ndarray,
+    *,
+    C: float = 1.0,
+    max_iter: int = 1000,
+) -> tuple[float, float]:
+    """Validation and training accuracy (×100) of a logistic regression trained on the training rows."""
+    from sklearn.linear_model import LogisticRegression
+
+    classifier = LogisticRegression(C=C, max_iter=max_iter)
+    classifier.fit(features[train], labels[train])
+    return (
+        100 * float(classifier.score(features[~train], labels[~train])),
+        100 * float(classifier.score(features[train], labels[train])),
+    )
+
+
+def _feature_isotropy(transformed: np.ndarray, sentences: np.ndarray) -> dict[str, float]:
+    """I(W) of the transformed tokens (numpy's signs, sign-free) and of the pooled sentences."""
+    from isotropy.metrics import partition_isotropy
+
+    return {
+        "isotropy": partition_isotropy(transformed, signs="solver"),
+        "isotropy_sign_free": partition_isotropy(transformed, signs="both"),
+        "isotropy_sentences": partition_isotropy(sentences, signs="solver"),
+    }
+
+
+def classification_table(
+    features: TokenFeatures,
+    *,
+    model: str,
+    task: str = "sst2",
+    seeds: Sequence[int] = (0,),
+    methods: Sequence[str] = CLASSIFICATION_METHODS,
+    readings: Sequence[str] = READINGS,
+    max_length: int = 64,
+    n_clusters: int = 27,
+    n_directions: int = 12,
+    C: float = 1.0,
+    max_iter: int = 1000,
+) -> pd.DataFrame:
+    """One row per reading × method × seed: validation accuracy of the linear classifier and
+    I(W) of the features. ``none`` involves no seed: it is computed once and its row repeated
+    for every seed (so every seed's table is complete)."""
+    if unknown := set(readings) - set(READINGS):
+        raise ValueError(f"unknown readings {sorted(unknown)}; expected some of {READINGS}")
+    tokens = np.asarray(features.tokens, dtype=np.float64)
+    labels, train = features.labels, features.train
+    fixed = {
+        "model": model, "task": task, "n_train": int(train.sum()), "n_validation": int((~train).sum()),
+        "n_tokens": len(tokens), "dim": tokens.shape[1], "max_length": max_length, "C": C,
+        # the accuracy of always answering the training split's most common class
+        "majority_accuracy": 100 * float(np.mean(labels[~train] == np.bincount(labels[train]).argmax())),
+    }  # fmt: skip
+    rows = []
+    for method in methods:
+        for seed in seeds if method != "none" else seeds[:1]:
+            transformed = np.asarray(
+                enhance(tokens, method, n_clusters=n_clusters, n_directions=n_directions, seed=seed),
+                dtype=np.float64,
+            )  # fmt: skip
+            sentences = pooled(transformed, features.offsets)
+            measured = _feature_isotropy(transformed, sentences)
+            for reading in readings:
+                inputs = sentences if reading == "pooled" else by_position(transformed, features.offsets, max_length)  # fmt: skip
+                accuracy, train_accuracy = linear_accuracy(inputs, labels, train, C=C, max_iter=max_iter)  # fmt: skip
+                log.info("%s %s %s seed %d: accuracy %.2f (train %.2f), I(W) %.3g", task, reading,
+                         method, seed, accuracy, train_accuracy, measured["isotropy"])  # fmt: skip
+                setting = {"n_clusters": n_clusters if method != "none" else 1,
+                           "n_directions": n_directions if method != "none" else 0}  # fmt: skip
+                rows += [
+                    {**fixed, **setting, **measured, "reading": reading, "method": method, "seed": copy,
+                     "accuracy": accuracy, "train_accuracy": train_accuracy}
+                    for copy in (seeds if method == "none" else [seed])
+                ]  # fmt: skip
+    return pd.DataFrame(rows, columns=CLASSIFICATION_COLUMNS)

@@ -1,0 +1,92 @@
+"""Per-layer partition-function isotropy I(W) (the slides' "Pre-trained BERT Isotropy")."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.image
+import matplotlib.pyplot
+import numpy as np
+import pandas as pd
+import pytest
+
+from isotropy import geometry
+from isotropy.plots import save_figure
+from isotropy.plots.geometry import plot_isotropy_by_layer
+
+
+def mu_viswanath(points: np.ndarray) -> float:
+    """Independent reference: I(W) from scipy's symmetric eigensolver, each eigenvector with both
+    signs, Z summed with plain numpy in float64 (Mu & Viswanath 2018, eq. 4)."""
+    from scipy.linalg import eigh
+
+    w = points.astype(np.float64)
+    _, vectors = eigh(w.T @ w)
+    z = [np.exp(w @ (s * vectors[:, j])).sum() for j in range(w.shape[1]) for s in (1, -1)]
+    return min(z) / max(z)
+
+
+def three_layers(n=4000, dim=8, seed=0) -> geometry.TokenEmbeddings:
+    """Layer 0 isotropic; layer 1 the same plus a common offset; layer 2 stretched along one axis."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=(n, dim))
+    offset = base + np.r_[3.0, np.zeros(dim - 1)]
+    stretched = base * np.r_[4.0, np.ones(dim - 1)]
+    return geometry.TokenEmbeddings(
+        np.stack([base, offset, stretched]).astype(np.float32),
+        np.arange(n),
+        np.array([f"t{i}" for i in range(n)]),
+        np.zeros(n, dtype=np.int64),
+    )
+
+
+def test_isotropy_by_layer_matches_mu_viswanath_and_orders_the_layers():
+    tokens = three_layers()
+    table = geometry.isotropy_by_layer(tokens, model="synthetic", corpus="gauss", progress=False)
+    assert list(table.columns) == geometry.ISOTROPY_COLUMNS
+    assert list(table["layer"]) == [0, 1, 2] and table["n"].eq(4000).all()
+    for layer in range(3):
+        points = tokens.layers[layer].astype(np.float64)
+        row = table.iloc[layer]
+        assert row["isotropy_sign_free"] == pytest.approx(mu_viswanath(points), rel=1e-9)
+        centred = points - points.mean(axis=0)
+        assert row["isotropy_centred"] == pytest.approx(mu_viswanath(centred), rel=1e-9)
+        # numpy's signs give one of the two signs of each eigenvector: never below sign-free
+        assert row["isotropy"] >= row["isotropy_sign_free"] * (1 - 1e-12)
+    iw = table.set_index("layer")["isotropy_sign_free"]
+    assert iw[0] > 0.5  # an isotropic Gaussian cloud: Z nearly the same in every direction
+    # a common offset m along one axis: Z(±e) = n·exp(±m + 1/2) for a unit Gaussian, so
+    # I(W) = exp(-2m) = exp(-6) up to sampling
+    assert iw[1] == pytest.approx(math.exp(-6), rel=0.1)
+    # centring removes exactly that offset: the centred value of layer 1 is layer 0's centred value
+    centred = table.set_index("layer")["isotropy_centred"]
+    assert centred[1] == pytest.approx(centred[0], rel=1e-6)
+    assert centred[2] < centred[0]  # stretching one axis is anisotropy centring cannot remove
+
+
+def test_isotropy_figure_draws_every_model_and_layer(tmp_path):
+    table = pd.concat(
+        [
+            geometry.isotropy_by_layer(three_layers(seed=s), model=m, corpus="c", progress=False)
+            for s, m in ((0, "a"), (1, "b"))
+        ]
+    )
+    table.loc[0, "isotropy"] = 0.0  # an underflowed I(W) is drawn at the floor, not dropped
+    figure = plot_isotropy_by_layer(table)
+    ax = figure.axes[0]
+    assert ax.get_yscale() == "log" and len(ax.lines) == 4
+    assert all(len(line.get_xdata()) == 3 for line in ax.lines)
+    assert min(min(line.get_ydata()) for line in ax.lines) > 0
+    save_figure(figure, tmp_path / "f.pdf", tmp_path / "f.png")
+    image = matplotlib.image.imread(tmp_path / "f.png")
+    assert len(np.unique(image.reshape(-1, image.shape[-1]), axis=0)) > 50  # not blank
+    matplotlib.pyplot.close("all")
+    with pytest.raises(ValueError, match="lacks columns"):
+        plot_isotropy_by_layer(table.drop(columns="isotropy_centred"))
+
+
+def test_isotropy_estimate_grows_with_the_work():
+    small = geometry.isotropy_seconds(7, 30000, 384)
+    assert 30 < small < 300  # measured: about 11 s per 30,000 x 384 layer on 2 shared cores
+    assert geometry.isotropy_seconds(13, 30000, 768) > 3 * small
+    assert math.isfinite(geometry.isotropy_seconds(1, 1, 1))

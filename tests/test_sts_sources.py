@@ -1,0 +1,163 @@
+"""The SemEval STS test sets of 2012-2016 (STS 2015 = SemEval-2015 task 2): sources, readers,
+and their planning with and without a mirror."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from tiny_workflow import write_mirror_manifest
+
+from isotropy import readers, sources
+from isotropy.workflow import config as workflow_config
+from isotropy.workflow import inputs as workflow_inputs
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+# Two subsets of STS 2015 in SentEval's layout; the second line of 'belief' has no gold score
+# (SemEval released some pairs unscored; SentEval drops them).
+SUBSETS = {
+    "images": (["A dog runs.\tA dog is running.", "A cat.\tA car."], ["4.8", "0.4"]),
+    "belief": (["I think so.\tI believe so.", "Maybe.\tNo idea.", "Yes.\tNo."], ["4.0", "", "1.2"]),
+}
+
+
+def write_senteval_layout(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for subset, (pairs, scores) in SUBSETS.items():
+        (folder / f"STS.input.{subset}.txt").write_text("\n".join(pairs) + "\n", encoding="utf-8")
+        (folder / f"STS.gs.{subset}.txt").write_text("\n".join(scores) + "\n", encoding="utf-8")
+
+
+@pytest.fixture
+def http_folder(tmp_path):
+    """A local HTTP server on 127.0.0.1 serving a folder."""
+    root = tmp_path / "served"
+    root.mkdir()
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *args: None  # type: ignore[attr-defined]
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield root, f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def config() -> dict:
+    return yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
+
+
+def expected_pairs() -> pd.DataFrame:
+    rows = [
+        ("I think so.", "I believe so.", 4.0),
+        ("Yes.", "No.", 1.2),
+        ("A dog runs.", "A dog is running.", 4.8),
+        ("A cat.", "A car.", 0.4),
+    ]  # subsets in file-name order (belief before images), unscored pairs left out
+    return pd.DataFrame(rows, columns=["sentence1", "sentence2", "score"])
+
+
+def test_senteval_layout_downloaded_over_http_reads_as_the_sts_table(
+    http_folder, tmp_path, monkeypatch
+):
+    root, base = http_folder
+    write_senteval_layout(root / "STS15-en-test")
+    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
+    names = [f"STS.{kind}.{subset}.txt" for subset in SUBSETS for kind in ("input", "gs")]
+    config = {
+        "sources": {
+            "hf_sts15_test": {
+                "kind": "files",
+                "url": [f"{base}/STS15-en-test/{name}" for name in names],
+            }
+        }
+    }
+    params = sources.source_params(config, "hf_sts15_test")
+    manifest = sources.fetch_source("hf_sts15_test", params, tmp_path / "raw")
+    assert sorted(f["path"] for f in manifest["files"]) == sorted(names)
+    table = readers.read_sts("sts15", "test", tmp_path / "raw")
+    pd.testing.assert_frame_equal(table, expected_pairs())
+    # the same files from a mirror laid out as config.yaml declares them
+    mirror = tmp_path / "mirror"
+    write_senteval_layout(mirror / "sts/STS15-en-test")
+    write_mirror_manifest(mirror)
+    mirror_config = {
+        "mirror": str(mirror),
+        "sources": {
+            "hf_sts15_test": {
+                "kind": "hub",
+                "url": "https://huggingface.co/datasets/mteb/sts15-sts",
+                "hub": {"path": "mteb/sts15-sts", "split": "test"},
+                "mirror": [f"sts/STS15-en-test/{name}" for name in names],
+            }
+        },
+    }
+    sources.check_sources_available(["hf_sts15_test"], mirror_config)
+    sources.fetch_source(
+        "hf_sts15_test", sources.source_params(mirror_config, "hf_sts15_test"), tmp_path / "m"
+    )
+    pd.testing.assert_frame_equal(
+        readers.read_sts("sts15", "test", tmp_path / "m"), expected_pairs()
+    )
+
+
+def test_semeval_layout_errors_name_the_file(tmp_path):
+    write_senteval_layout(tmp_path)
+    (tmp_path / "STS.gs.images.txt").write_text("4.8\n", encoding="utf-8")
+    with pytest.raises(
+        ValueError, match="STS.input.images.txt has 2 pairs but STS.gs.images.txt 1"
+    ):
+        readers.read_semeval_sts(tmp_path)
+    (tmp_path / "STS.gs.images.txt").unlink()
+    with pytest.raises(FileNotFoundError, match="no gold file STS.gs.images.txt"):
+        readers.read_semeval_sts(tmp_path)
+    with pytest.raises(FileNotFoundError, match="no STS.input"):
+        readers.read_semeval_sts(tmp_path / "empty")
+
+
+@pytest.mark.parametrize("name", ["sts12", "sts13", "sts14", "sts15", "sts16"])
+def test_configured_hub_copy_is_fetched_at_its_pin_and_read(name, config, tmp_path, monkeypatch):
+    import datasets
+
+    rows = {"sentence1": ["a b", "c d"], "sentence2": ["a c", "e f"], "score": [3.5, 1.0]}
+    calls = []
+
+    def load_dataset(*args, **kwargs):
+        calls.append((args, kwargs))
+        return datasets.Dataset.from_dict(rows)
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
+    source = readers.sts_source(name, "test")
+    entry = config["sources"][source]
+    assert entry["hub"]["path"] == f"mteb/{name}-sts" and len(entry["hub"]["revision"]) == 40
+    sources.fetch_source(source, sources.source_params(config, source), tmp_path / "raw")
+    assert calls == [
+        ((f"mteb/{name}-sts",), {"split": "test", "revision": entry["hub"]["revision"]})
+    ]
+    table = readers.read_sts(name, "test", tmp_path / "raw")
+    assert table.to_dict("list") == rows
+
+
+def test_offline_run_plans_the_sets_out_with_one_line_each(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
+    config = workflow_config.load_config_files(
+        [REPO_ROOT / "config.yaml", REPO_ROOT / "config" / "offline.yaml"]
+    )
+    config["mirror"] = str(tmp_path)  # a mirror without the STS sets (nor SICK-R)
+    assert set(workflow_inputs.unavailable_sts_datasets(config)) == {
+        "sickr", "sts12", "sts13", "sts14", "sts15", "sts16"
+    }  # fmt: skip
+    assert workflow_inputs.geometry_sts_datasets(config) == ["stsb"]
+    files = workflow_inputs.collected_sts_files(config)
+    files(None)
+    files(None)  # said once per data set, however often the input function runs
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 6 and all("is not in the data mirror" in line for line in said)
+    config["mirror"] = None  # without a mirror every set is planned (downloaded from the hub)
+    assert workflow_inputs.unavailable_sts_datasets(config) == []
