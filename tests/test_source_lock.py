@@ -470,3 +470,25 @@ def test_word2vec_offline_is_recorded_as_not_checked(server, tmp_path, config, m
     (check,) = manifest["cross_copy"]
     assert check["result"] == "not checked" and "offline" in check["reason"]
     assert manifest["inputs"][0]["trust"] == sources.TRUST_LOCK
+
+
+def test_source_params_do_not_change_when_snakemake_reads_the_config_as_json():
+    """The audit hands Snakemake the run's configuration as a JSON file, whose objects Snakemake
+    reads as OrderedDicts: the params of a source with members and cross-copies must read the
+    same (their repr is what Snakemake compares), or every such download looks re-configured."""
+    from collections import OrderedDict
+
+    from isotropy.sources.plan import source_params
+
+    entry = {
+        "url": "https://example.org/a.tar.gz",
+        "sha256": None,
+        "members": {"a.txt": OrderedDict(bytes=3, sha256="0" * 64)},
+        "cross_copy": [OrderedDict(file="a.tar.gz", sha256="1" * 64, revision=None)],
+    }
+    plain = {**entry, "members": {"a.txt": dict(entry["members"]["a.txt"])}}
+    plain["cross_copy"] = [dict(entry["cross_copy"][0])]
+    as_json = source_params({"sources": {"polarity": entry}}, "polarity")
+    as_yaml = source_params({"sources": {"polarity": plain}}, "polarity")
+    assert repr(as_json) == repr(as_yaml)
+    assert "OrderedDict" not in repr(as_json)

@@ -68,9 +68,19 @@ def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
         **({"git_blob": _aligned_pins(cfg, "git_blob")} if cfg.get("git_blob") else {}),
         **({"bytes": _aligned_pins(cfg, "bytes")} if cfg.get("bytes") else {}),
         **({"md5": _aligned_pins(cfg, "md5")} if cfg.get("md5") else {}),
-        **({"members": dict(cfg["members"])} if cfg.get("members") else {}),
-        **({"cross_copy": list(cfg["cross_copy"])} if cfg.get("cross_copy") else {}),
+        **({"members": _plain(cfg["members"])} if cfg.get("members") else {}),
+        **({"cross_copy": _plain(cfg["cross_copy"])} if cfg.get("cross_copy") else {}),
     }
+
+
+def _plain(value: Any) -> Any:
+    """Nested mappings as plain dicts: Snakemake reads a JSON config file's objects as
+    OrderedDicts, whose repr differs, so the same pins would read as changed params."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
 
 
 def missing_mirror_files(
