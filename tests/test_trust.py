@@ -20,6 +20,7 @@ from pathlib import Path
 import headless_browser
 import pytest
 from test_make_report_safety import _workdir
+from tiny_workflow import run_make
 
 from isotropy import trust
 from isotropy.audit import FAIL, audit, snakemake_summary
@@ -168,21 +169,11 @@ def test_the_audit_calls_a_forged_record_a_mismatch_and_runs_no_snakemake(tmp_pa
 # --- make report / make audit: the check runs before Snakemake; no `python -m` imports the folder
 
 
-def _make(workdir: Path, target: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        ["make", "-f", str(ROOT / "Makefile"), target],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 @pytest.mark.parametrize("target", ["report", "audit"])
 def test_make_refuses_a_forged_record_before_snakemake(tmp_path, target):
     workdir = _workdir(tmp_path, "TARGET=preview_study\n")
     _folder(workdir, {**PLAIN, "conda_env": _shell_tag(workdir / "MARKER")})
-    result = _make(workdir, target)
+    result = run_make(workdir, target)
     assert result.returncode != 0 and not (workdir / "calls.txt").exists(), result.stderr
     assert f".snakemake/metadata/{OUT}: the record of 'out.txt': its conda_env" in result.stderr
     assert not (workdir / "MARKER").exists()
@@ -194,7 +185,7 @@ def test_make_imports_nothing_from_the_folder(tmp_path, target):
     workdir = _workdir(tmp_path, "TARGET=preview_study\n")
     (workdir / "isotropy").mkdir()
     (workdir / "isotropy" / "__init__.py").write_text("open('MARKER', 'w').close()\n")
-    result = _make(workdir, target)
+    result = run_make(workdir, target)
     assert not (workdir / "MARKER").exists(), result.stderr
     assert result.returncode == 0 and (workdir / "calls.txt").exists(), result.stderr
 
@@ -330,7 +321,7 @@ def test_make_report_refuses_the_folders_effective_config_if_it_is_a_yte_templat
     workdir = _workdir(tmp_path, "TARGET=preview_study\n")
     (workdir / "logs" / "effective-config").mkdir()
     (workdir / "logs" / "effective-config" / "preview_study.yaml").write_text(YTE)
-    result = _make(workdir, "report")
+    result = run_make(workdir, "report")
     assert result.returncode != 0 and not (workdir / "calls.txt").exists(), result.stderr
     assert (
         "logs/effective-config/preview_study.yaml: sets __use_yte__, which makes Snakemake run"

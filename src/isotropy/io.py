@@ -156,6 +156,16 @@ def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+def save_npz(path: str | os.PathLike, **arrays: Any) -> None:
+    """``np.savez`` of ``arrays`` to ``path`` through a temporary file renamed into place, so a
+    killed job never leaves a half-written archive that :func:`open_npz` would have to refuse."""
+    import numpy as np
+
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as handle:
+            np.savez(handle, **arrays)
+
+
 @contextlib.contextmanager
 def open_npz(path: str | os.PathLike) -> Iterator[Any]:
     """``np.load`` of a ``.npz`` file whose damage (truncated, not a zip, an array missing) is a

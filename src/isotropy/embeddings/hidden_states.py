@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from isotropy.io import atomic_path, open_npz
+from isotropy.io import open_npz, save_npz
 from isotropy.logs import ProgressLog
 from isotropy.models import ModelSpec, load_pretrained
 
@@ -91,15 +91,13 @@ class TokenEmbeddings:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write all arrays to one ``.npz`` file, atomically."""
-        with atomic_path(path) as tmp:
-            with open(tmp, "wb") as handle:
-                np.savez(
-                    handle,
-                    layers=self.layers,
-                    token_ids=self.token_ids,
-                    tokens=np.asarray(self.tokens, dtype=str),
-                    sentence_index=self.sentence_index,
-                )
+        save_npz(
+            path,
+            layers=self.layers,
+            token_ids=self.token_ids,
+            tokens=np.asarray(self.tokens, dtype=str),
+            sentence_index=self.sentence_index,
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> TokenEmbeddings:

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from isotropy.geometry.sts import enhance
-from isotropy.io import atomic_path, open_npz
+from isotropy.io import open_npz, save_npz
 
 log = logging.getLogger(__name__)
 
@@ -128,15 +128,13 @@ class TokenFeatures:
         return np.diff(self.offsets)
 
     def save(self, path: str | os.PathLike) -> None:
-        with atomic_path(path) as tmp:
-            with open(tmp, "wb") as handle:
-                np.savez(
-                    handle,
-                    tokens=self.tokens,
-                    offsets=self.offsets,
-                    labels=self.labels,
-                    train=self.train,
-                )
+        save_npz(
+            path,
+            tokens=self.tokens,
+            offsets=self.offsets,
+            labels=self.labels,
+            train=self.train,
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> TokenFeatures:

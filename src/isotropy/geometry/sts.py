@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from isotropy.embeddings.hidden_states import layer_states_in_batches
-from isotropy.io import atomic_path, open_npz
+from isotropy.io import open_npz, save_npz
 
 log = logging.getLogger(__name__)
 
@@ -309,19 +309,17 @@ class StsEmbeddings:
         )
 
     def save(self, path: str | os.PathLike) -> None:
-        with atomic_path(path) as tmp:
-            with open(tmp, "wb") as handle:
-                np.savez(
-                    handle,
-                    vectors=self.vectors,
-                    first=self.first,
-                    second=self.second,
-                    gold=self.gold,
-                    dataset=self.dataset,
-                    split=self.split,
-                    available=self.available,
-                    offsets=self.offsets,
-                )
+        save_npz(
+            path,
+            vectors=self.vectors,
+            first=self.first,
+            second=self.second,
+            gold=self.gold,
+            dataset=self.dataset,
+            split=self.split,
+            available=self.available,
+            offsets=self.offsets,
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> StsEmbeddings:
