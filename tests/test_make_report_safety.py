@@ -120,8 +120,8 @@ def test_the_report_forces_only_the_rules_of_its_target(tmp_path, target, overvi
     assert result.returncode == 0, result.stderr
     first, *rest = (workdir / "calls.txt").read_text().splitlines()
     if overview is None:
-        assert rest == [] and "--report report.html" in first and "--forcerun" not in first
+        assert rest == [] and "--report report.partial.html" in first and "--forcerun" not in first
         return
     assert f"snakemake --cores 1 {overview} " in first
     assert f"--forcerun {rules} --allowed-rules {rules} " in first + " "
-    assert "--report report.html" in rest[0] and f" {target} {overview} " in rest[0] + " "
+    assert "--report report.partial.html" in rest[0] and f" {target} {overview} " in rest[0] + " "
