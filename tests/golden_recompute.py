@@ -131,4 +131,27 @@ def _xy(trace: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return trace["isoscore"].to_numpy(np.float64), trace["silhouette"].to_numpy(np.float64)
 
 
-CHECKERS: dict[str, Callable[..., list[str]]] = {"correlations": correlations}
+def layer_isotropy_signs(
+    workdir: Path, name: str, table: pd.DataFrame, columns: list[str], config: dict
+) -> list[str]:
+    """I(W) with numpy's eigenvector signs is min/max of Z(c) over one sign of each eigenvector c;
+    the sign-free I(W) (compared with its golden value) is min/max over both signs, a superset.
+    So whatever signs the BLAS picks, sign-free <= I(W) <= 1: the part of the column that is
+    reproducible, checked row by row."""
+    if set(columns) != {"isotropy"}:
+        raise ValueError(f"golden_recompute.layer_isotropy_signs cannot recompute {name} {columns}")
+    problems = []
+    for row in table.to_dict("records"):
+        value, low = float(row["isotropy"]), float(row["isotropy_sign_free"])
+        if not (low * (1 - 1e-6) <= value <= 1 + 1e-12):
+            problems.append(
+                f"{name}, {row['model']} layer {row['layer']}: I(W) with numpy's signs {value!r} "
+                f"is outside [sign-free {low!r}, 1]"
+            )
+    return problems
+
+
+CHECKERS: dict[str, Callable[..., list[str]]] = {
+    "correlations": correlations,
+    "layer_isotropy_signs": layer_isotropy_signs,
+}

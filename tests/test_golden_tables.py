@@ -255,3 +255,21 @@ def test_float64_columns_and_special_values():
         assert golden_tables.differences("t.csv", golden, pd.DataFrame({"r": moved}), SYNTHETIC), (
             moved
         )
+
+
+def test_the_sign_dependent_iw_is_held_to_its_bounds_not_to_a_golden_value(tmp_path):
+    """I(W) with numpy's eigenvector signs moved 0.065 -> 0.054 between thread counts on the tiny
+    run; its checker holds it in [sign-free I(W), 1] and finds a value outside."""
+    name = "results/geometry/isotropy_by_layer.csv"
+    table = pd.read_csv(golden_tables.GOLDEN / name)
+    columns = golden_tables.recomputed_columns(name, list(table.columns))
+    assert columns == {"layer_isotropy_signs": ["isotropy"]}
+    check = golden_recompute.layer_isotropy_signs
+    assert check(tmp_path, name, table, ["isotropy"], {}) == []
+    moved = table.copy()
+    moved.loc[3, "isotropy"] = 0.5 * moved.loc[3, "isotropy_sign_free"]  # below its bound
+    moved.loc[5, "isotropy"] = 1.2  # above 1
+    problems = check(tmp_path, name, moved, ["isotropy"], {})
+    assert len(problems) == 2 and "layer 3" in problems[0] and "layer 5" in problems[1]
+    with pytest.raises(ValueError, match="cannot recompute"):
+        check(tmp_path, name, table, ["isotropy", "isotropy_centred"], {})
