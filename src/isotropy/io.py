@@ -10,7 +10,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +139,17 @@ def npy_problem(path: str | os.PathLike, recorded_bytes: int | None = None) -> s
             f"{expected:,}: it is truncated or damaged"
         )
     return None
+
+
+def plain_data(value: Any) -> Any:
+    """Nested mappings and sequences as plain dicts (string keys) and lists: what JSON writes, and
+    one spelling for Snakemake to compare (it reads a JSON config file's objects as OrderedDicts,
+    whose repr differs from a dict's, so the same params would read as changed)."""
+    if isinstance(value, Mapping):
+        return {str(key): plain_data(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_data(item) for item in value]
+    return value
 
 
 def write_json(path: str | os.PathLike, data: Any) -> None:

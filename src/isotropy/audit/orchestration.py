@@ -32,6 +32,7 @@ from isotropy.audit.findings import (
     write_tsv,
 )
 from isotropy.audit.records import walk
+from isotropy.io import plain_data
 from isotropy.trust import link_problems, metadata_problems, protect_imports
 from isotropy.workflow.config import ConfigError, load_config, load_config_files
 
@@ -63,7 +64,7 @@ def audit(
         files = list(configfiles)
         if config is not None:
             dumped = Path(tmp) / "config.yaml"
-            dumped.write_text(json.dumps(_plain(config)))  # JSON is YAML
+            dumped.write_text(json.dumps(plain_data(config)))  # JSON is YAML
             files.append(dumped)
         current = config if config is not None else _load_configs(files, snakefile)
         findings, tracked = walk(root, starts, current)
@@ -178,14 +179,6 @@ def declared_findings(
             )
         )
     return out
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _load_configs(

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from isotropy.io import plain_data
 from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.sources.layouts import source_kind
 from isotropy.sources.mirror import (
@@ -63,24 +64,14 @@ def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
         "mirror_files": list(cfg.get("mirror") or []),
         "mirror": str(mirror) if mirror else None,
         **settings,
-        **({"hub": dict(cfg["hub"])} if cfg.get("hub") else {}),
+        **({"hub": plain_data(cfg["hub"])} if cfg.get("hub") else {}),
         # Only where given, so that the params (and the re-runs they trigger) of the others stay.
         **({"git_blob": _aligned_pins(cfg, "git_blob")} if cfg.get("git_blob") else {}),
         **({"bytes": _aligned_pins(cfg, "bytes")} if cfg.get("bytes") else {}),
         **({"md5": _aligned_pins(cfg, "md5")} if cfg.get("md5") else {}),
-        **({"members": _plain(cfg["members"])} if cfg.get("members") else {}),
-        **({"cross_copy": _plain(cfg["cross_copy"])} if cfg.get("cross_copy") else {}),
+        **({"members": plain_data(cfg["members"])} if cfg.get("members") else {}),
+        **({"cross_copy": plain_data(cfg["cross_copy"])} if cfg.get("cross_copy") else {}),
     }
-
-
-def _plain(value: Any) -> Any:
-    """Nested mappings as plain dicts: Snakemake reads a JSON config file's objects as
-    OrderedDicts, whose repr differs, so the same pins would read as changed params."""
-    if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    return value
 
 
 def missing_mirror_files(
