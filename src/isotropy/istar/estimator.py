@@ -41,6 +41,12 @@ def gaussian_sample(variances: np.ndarray, n: int, rng: np.random.Generator) -> 
     return rng.normal(size=(n, len(variances))) * np.sqrt(variances)
 
 
+def reference_covariance(variances: np.ndarray, size: int, rng: np.random.Generator):
+    """Σ_S, the covariance of ``size`` draws of the cloud (the poster's "large sample"): the first
+    draws of the run's generator, so every later sample depends on the seed as before."""
+    return metrics.covariance(torch.from_numpy(gaussian_sample(variances, size, rng)))
+
+
 def zeta_curves(
     variances: np.ndarray,
     sizes: list[int],
@@ -53,9 +59,7 @@ def zeta_curves(
     Columns: n, zeta, isoscore_star, true_isoscore (the dashed line), isoscore (ζ = 0 directly).
     """
     rng = np.random.default_rng(seed)
-    reference = metrics.covariance(
-        torch.from_numpy(gaussian_sample(variances, reference_size, rng))
-    )
+    reference = reference_covariance(variances, reference_size, rng)
     truth = true_isoscore(variances)
     rows = []
     for n in sizes:
@@ -80,9 +84,7 @@ def minibatch_stability(
     """IsoScore and IsoScore*(ζ) over ``draws`` seeded mini-batches per size: mean, std, and the
     mean absolute error against the true isotropy, one row per (batch size, estimator)."""
     rng = np.random.default_rng(seed)
-    reference = metrics.covariance(
-        torch.from_numpy(gaussian_sample(variances, reference_size, rng))
-    )
+    reference = reference_covariance(variances, reference_size, rng)
     truth = true_isoscore(variances)
     rows = []
     for size in batch_sizes:
