@@ -451,3 +451,62 @@ rule geometry_collect_classification:
         stand_ins=STAND_INS,
     script:
         "../scripts/geometry_collect.py"
+
+
+# Corpus count of every token type, as the model's tokenizer splits the whole corpus (the
+# embedded instances are capped per type, so they cannot give frequencies).
+rule geometry_token_frequency:
+    input:
+        unpack(lambda wc: readers.corpus_inputs(config)),
+        model=lambda wc: models.required_manifests(
+            config, [configuration.model_spec(config, wc.model).path]
+        ),
+    output:
+        table=paths.token_frequency(),
+    log:
+        logs(f"{paths.token_frequency()}.log"),
+    benchmark:
+        benchmarks(f"{paths.token_frequency()}.tsv")
+    wildcard_constraints:
+        **GEOMETRY_WILDCARDS,
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards, attempt: 4000 * attempt,
+        runtime=lambda wildcards, attempt: 30 * attempt,
+    params:
+        model=lambda wildcards: configuration.model_record(config, wildcards.model),
+        corpus=lookup(dpath="geometry/clusters/corpus", within=config),
+        max_length=lookup(dpath="geometry/max_length", within=config),
+    script:
+        "../scripts/geometry_token_frequency.py"
+
+
+# Cai et al.'s token views of the PCA view's layer: by token kind and by corpus frequency.
+rule geometry_plot_token_views:
+    input:
+        view=paths.geometry_run_file("pca_view.csv"),
+        frequency=paths.token_frequency(),
+    output:
+        pdf=paths.token_views_figure("pdf"),
+        png=report(
+            paths.token_views_figure("png"),
+            caption="../report/geometry.rst",
+            category="geometry study",
+            subcategory="{model}",
+        ),
+    log:
+        logs(paths.token_views_figure(ext="pdf.log")),
+    benchmark:
+        benchmarks(paths.token_views_figure(ext="tsv"))
+    wildcard_constraints:
+        **GEOMETRY_WILDCARDS,
+    conda:
+        "../envs/plots.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
+    script:
+        "../scripts/geometry_plot_token_views.py"

@@ -78,4 +78,11 @@ def tiny_run_figures(workdir: Path, config_path: Path | None = None) -> dict[str
         figures[f"geometry/{model}/pca_view"] = geometry_plots.plot_pca_view(
             pd.read_csv(path), title=f"{model} on {corpus}"
         )
+        frequency = path.parents[1] / "token_frequency.csv"
+        if frequency.is_file():  # as scripts/geometry_plot_token_views.py reads them
+            figures[f"geometry/{model}/token_views"] = geometry_plots.plot_token_views(
+                pd.read_csv(path, keep_default_na=False),
+                pd.read_csv(frequency, keep_default_na=False),
+                title=f"{model} on {corpus}",
+            )
     return figures

@@ -65,7 +65,8 @@ def _spearman_over_seeds(values: list[float]) -> dict[str, float]:
         median = finite[middle] if len(finite) % 2 else (finite[middle - 1] + finite[middle]) / 2
         out["spearman_rho_seed_mean"] = _unit(float(median))
     if len(finite) >= 2:
-        out["spearman_rho_seed_low"], out["spearman_rho_seed_high"] = _unit(finite[0]), _unit(finite[-1])  # fmt: skip
+        out["spearman_rho_seed_low"] = _unit(finite[0])
+        out["spearman_rho_seed_high"] = _unit(finite[-1])
     return out
 
 
@@ -151,7 +152,45 @@ def layer_isotropy_signs(
     return problems
 
 
+def condition_numbers(
+    workdir: Path, name: str, table: pd.DataFrame, columns: list[str], config: dict
+) -> list[str]:
+    """The centred condition number: its smallest kept singular value is a small difference of
+    float32 states, so it moves with their last bits (another thread count). Recomputed with
+    numpy (``matrix_rank`` with float32's tolerance, then ``cond`` of the centred states on
+    their numerical range) from the run's own token states, row by row; a static row (one
+    sampled vector per word, not stored) must equal its own table's, compared at float32."""
+    if set(columns) != {"condition_number", "numerical_rank"}:
+        raise ValueError(f"golden_recompute.condition_numbers cannot recompute {name} {columns}")
+    problems = []
+    for row in table.to_dict("records"):
+        if row["kind"] == "static":
+            own = workdir / f"results/geometry/static/{row['model']}/seed{row['seed']}/cosine.csv"
+            expected = pd.read_csv(own).iloc[0]
+            got = (row["condition_number"], row["numerical_rank"])
+            if got != (expected["condition_number"], expected["numerical_rank"]):
+                problems.append(f"{name}, static {row['model']}: {got!r} is not {own}'s")
+            continue
+        states = workdir / f"resources/geometry/{row['model']}/{row['corpus']}/token_embeddings.npz"
+        layer = np.load(states)["layers"][int(row["layer"])]
+        x = layer.astype(np.float64) - layer.astype(np.float64).mean(axis=0)
+        tolerance = np.linalg.norm(x, 2) * max(x.shape) * np.finfo(np.float32).eps
+        rank = int(np.linalg.matrix_rank(x, tol=tolerance))
+        _, _, vt = np.linalg.svd(x, full_matrices=False)
+        value = float(np.linalg.cond(x @ vt[:rank].T))
+        if rank != row["numerical_rank"] or not math.isclose(
+            value, row["condition_number"], rel_tol=TOLERANCE
+        ):
+            problems.append(
+                f"{name}, {row['model']} layer {row['layer']}: condition number "
+                f"{row['condition_number']!r} (rank {row['numerical_rank']}), recomputed from "
+                f"the run's token states {value!r} (rank {rank})"
+            )
+    return problems
+
+
 CHECKERS: dict[str, Callable[..., list[str]]] = {
     "correlations": correlations,
     "layer_isotropy_signs": layer_isotropy_signs,
+    "condition_numbers": condition_numbers,
 }

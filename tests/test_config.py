@@ -79,7 +79,8 @@ def test_defaults_are_filled(config):
     validate(config, SCHEMA)
     assert config["main"]["metric_stride"] == 1
     assert config["device"] == "auto"
-    # GLUE samples its metrics (qqp/mnli would be quadratic in ~400k items); the main study does not.
+    # GLUE samples its metrics (qqp/mnli would be quadratic in ~400k items); the main study does
+    # not.
     assert (
         config["glue"]["metric_sample_size"] == 10000
         and config["main"]["metric_sample_size"] is None
@@ -272,8 +273,8 @@ def test_preview_tables_and_figures_carry_its_settings(config):
     text = targets.settings_stamp(config, "preview")
     stride = config["preview"]["metric_stride"]
     assert (
-        text
-        == f"PREVIEW (make preview): seed 0, metrics after every {stride}th update; not the paper's protocol (make run)"
+        text == f"PREVIEW (make preview): seed 0, metrics after every {stride}th update; "
+        "not the paper's protocol (make run)"
     )
     figure = plt.figure()
     stamp(figure, text)
@@ -309,7 +310,7 @@ def test_every_hub_data_set_and_model_is_pinned_to_a_commit(config):
     hub_sources = [s["hub"] for s in config["sources"].values() if s.get("hub")]
     models = [*config["models"].values(), *config["split_models"].values()]
     pinned = hub_sources + [m for m in models if m.get("model")]
-    assert len(config["models"]) == 9
+    assert len(config["models"]) == 10  # openai-gpt: Cai et al.'s GPT (issue 50)
     # 25: SICK-R is SemEval's own test file, a pinned URL (issue 35), not a hub split; WikiText-2's
     # training split is one (Cai et al.'s protocol); the SemEval STS tests of 2012-2016 five more
     assert len(hub_sources) == 25 and all(HEX40.match(str(e.get("revision"))) for e in pinned)

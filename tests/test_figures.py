@@ -38,7 +38,8 @@ def _close(figure):
 
 
 def test_checker_flags_twin_curves_without_a_legend():
-    """Figure 2 as it was: IsoScore left, silhouette right, no legend, labels on outer panels only."""
+    """Figure 2 as it was: IsoScore left, silhouette right, no legend, labels on outer panels
+    only."""
     figure, axes = plt.subplots(1, 3, figsize=(9, 3))
     for j, ax in enumerate(axes):
         twin = ax.twinx()
@@ -129,7 +130,10 @@ def test_figure2_names_both_curves_on_every_panel(seeds):
     assert _close(figure) == []
 
 
-STAMP = "PREVIEW (make preview): seed 0, metrics after every 10th update; not the paper's protocol (make run)"  # fmt: skip
+STAMP = (
+    "PREVIEW (make preview): seed 0, metrics after every 10th update; "
+    "not the paper's protocol (make run)"
+)
 
 
 def _figure2_as_it_was():
@@ -183,13 +187,15 @@ def test_figure4_grid_of_encoders_and_tasks():
 
 
 def _correlations(traces):
-    """The correlation table of the workflow (intervals over seeds, the paper's r) for ``traces``."""
+    """The correlation table of the workflow (intervals over seeds, the paper's r) for
+    ``traces``."""
     table = correlation_table(traces, ["encoder", "dataset"])
     return with_paper_values(table, read_published(), "main")
 
 
 def _paper_named(traces):
-    """SETUPS with the data set names the published values know (polarity, snli, pos, supersense)."""
+    """SETUPS with the data set names the published values know (polarity, snli, pos,
+    supersense)."""
     traces = traces.copy()
     traces["dataset"] = traces["dataset"].str.split(",").str[0]
     return traces
@@ -384,6 +390,41 @@ def test_geometry_figures():
         assert _close(figure) == []
 
 
+def test_condition_number_panel_and_token_views():
+    """The cosine figure's third panel draws the condition numbers per layer (log scale); the
+    token views colour the same points by kind and by the decade band of the corpus count."""
+    table = _cosine_table()
+    table["condition_number"] = np.where(table["kind"] == "static", 40.0, 100.0 + table["layer"])
+    figure = geometry_plots.plot_cosine_by_layer(table)
+    panel = figure.axes[2]
+    assert panel.get_yscale() == "log" and len(figure.axes) == 3
+    first = table[table["kind"] == "contextual"].groupby("model", sort=False)
+    model, rows = next(iter(first))
+    np.testing.assert_allclose(panel.lines[0].get_ydata(), rows["condition_number"])
+    assert _close(figure) == []
+    assert len(geometry_plots.plot_cosine_by_layer(_cosine_table()).axes) == 2  # older tables
+    bands = [geometry_plots.frequency_band(c) for c in (1, 2, 9, 10, 99, 100, 12_345)]
+    assert bands == ["1", "2-9", "2-9", "10-99", "10-99", "100-999", "10,000 or more"]
+    assert geometry_plots.frequency_bands()[-1] == "10,000 or more"
+    with pytest.raises(ValueError, match="must occur in the corpus"):
+        geometry_plots.frequency_band(0)
+    rng = np.random.default_rng(1)
+    tokens = ["the", "##ing", ",", "[CLS]", "film"] * 12
+    view = pd.DataFrame(rng.normal(size=(60, 2)), columns=["pc1", "pc2"])
+    view = view.assign(layer=2, token=tokens)
+    counts = pd.DataFrame({"token": ["the", "##ing", ",", "[CLS]", "film"]})
+    counts["count"] = [5000, 3, 700, 80, 1]
+    figure = geometry_plots.plot_token_views(view, counts, "gpt2 on wikitext2")
+    by_kind, by_count = figure.axes[:2]
+    labels = [t.get_text() for t in by_count.get_legend().get_texts()]
+    assert labels == ["1 (12)", "2-9 (12)", "10-99 (12)", "100-999 (12)", "1,000-9,999 (12)"]
+    kinds = [t.get_text() for t in by_kind.get_legend().get_texts()]
+    assert kinds == ["word (24)", "sub-word piece (12)", "symbol (12)", "special (12)"]
+    assert _close(figure) == []
+    with pytest.raises(ValueError, match="not in the frequency table"):
+        geometry_plots.plot_token_views(view, counts.iloc[1:], "gpt2 on wikitext2")
+
+
 def test_token_kinds_of_the_pca_view():
     kinds = [
         geometry_plots.token_kind(t) for t in ("film", "##s", "...", "'", "[SEP]", "<s>", "3d")
@@ -402,6 +443,7 @@ def test_every_figure_of_the_tiny_run_reads_at_a_glance(tiny_run):
 
     workdir, _, _ = tiny_run
     figures = figure_rendering.tiny_run_figures(workdir)
-    assert len(figures) == 10, sorted(figures)  # figures 2-7, cosine, LID, STS, one PCA view
+    # figures 2-7, cosine, LID, STS, one PCA view and its token views
+    assert len(figures) == 11, sorted(figures)
     failures = {name: _close(figure) for name, figure in figures.items()}
     assert {name: p for name, p in failures.items() if p} == {}

@@ -99,6 +99,48 @@ def test_pca_view_projects_with_the_planted_clusters():
         geometry.pca_view(tokens, 3)
 
 
+def test_condition_number_is_numpy_cond_of_the_centred_matrix():
+    """Cai et al.'s motivation: the ratio of the extreme singular values of the centred layer,
+    against numpy.linalg.cond (an independent SVD) on the same centred float64 matrix."""
+    rng = np.random.default_rng(0)
+    for scales in (np.ones(16), np.geomspace(1, 1e3, 16)):
+        points = (rng.normal(size=(300, 16)) * scales + 50.0).astype(np.float32)
+        centred = points.astype(np.float64) - points.astype(np.float64).mean(axis=0)
+        got, rank = geometry.centred_condition_number(points)
+        assert rank == 16 and got == pytest.approx(np.linalg.cond(centred), rel=1e-10)
+        # the mean is taken out: uncentred, the common offset of 50 changes the ratio
+        assert got != pytest.approx(np.linalg.cond(points.astype(np.float64)), rel=1e-3)
+    assert geometry.centred_condition_number(rng.normal(size=(300, 16)))[0] < 2  # isotropic
+    # A LayerNorm output (each row has mean 0 and variance 1, then scale and shift) lies on a
+    # hyperplane: centred, its rank is d - 1, and float32 rounding alone sets the smallest
+    # singular value. The number is numpy's cond of the centred rows on that hyperplane.
+    gain, shift = rng.uniform(0.5, 2.0, 16), rng.normal(size=16)
+    raw = rng.normal(size=(300, 16)) * np.geomspace(1, 30, 16)
+    normed = (raw - raw.mean(axis=1, keepdims=True)) / raw.std(axis=1, keepdims=True)
+    layer = (normed * gain + shift).astype(np.float32)
+    got, rank = geometry.centred_condition_number(layer)
+    centred = layer.astype(np.float64) - layer.astype(np.float64).mean(axis=0)
+    assert rank == 15 and np.linalg.cond(centred) > 1e5  # the full ratio: rounding noise
+    normal = (1 / gain) / np.linalg.norm(1 / gain)  # every centred row is orthogonal to it
+    basis = np.linalg.qr(np.column_stack([normal, np.eye(16)[:, :15]]))[0][:, 1:]
+    assert got == pytest.approx(np.linalg.cond(centred @ basis), rel=1e-6)
+    assert got < 1e3
+    # fewer points than dimensions: rank n - 1
+    assert geometry.centred_condition_number(rng.normal(size=(10, 16)))[1] == 9
+    with pytest.raises(ValueError, match="needs an n x d matrix"):
+        geometry.centred_condition_number(np.ones(5))
+    with pytest.raises(ValueError, match="all equal"):
+        geometry.centred_condition_number(np.ones((5, 3)))
+    # a column of cosine_by_layer, one value per layer
+    stats, _ = geometry.cluster_cosine_statistics(
+        points, np.arange(len(points)) % 40, k_range=(2, 3), silhouette_sample_size=300
+    )
+    assert (stats["condition_number"], stats["numerical_rank"]) == (
+        geometry.centred_condition_number(points)
+    )
+    assert {"condition_number", "numerical_rank"} <= set(geometry.COSINE_COLUMNS)
+
+
 def test_s_intra_exceeds_s_inter_when_types_share_a_mean():
     rng = np.random.default_rng(1)
     type_means = rng.normal(size=(40, 16)) * 3
@@ -313,6 +355,80 @@ def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences
     assert list(loaded.tokens) == list(embeddings.tokens)
 
 
+def test_token_frequencies_count_the_whole_corpus_as_the_tokenizer_splits_it(
+    minilm, polarity_sentences
+):
+    """Against a count by hand: each sentence tokenized alone (no batch padding), truncated at
+    max_length, the tokenizer's special ids left out; every sentence counts, whatever the cap
+    per type of the embedding step."""
+    from collections import Counter
+
+    _, tokenizer, _ = minilm
+    table = geometry.token_frequencies(polarity_sentences, tokenizer, max_length=16, batch_size=7)
+    expected: Counter[int] = Counter()
+    for sentence in polarity_sentences:
+        ids = tokenizer(sentence, truncation=True, max_length=16)["input_ids"]
+        expected.update(i for i in ids if i not in tokenizer.all_special_ids)
+    assert dict(zip(table["token_id"], table["count"])) == dict(expected)
+    assert list(table.columns) == geometry.FREQUENCY_COLUMNS
+    assert table["count"].is_monotonic_decreasing
+    assert list(table["token"]) == tokenizer.convert_ids_to_tokens(list(table["token_id"]))
+    windows = geometry.text_windows(" ".join(polarity_sentences), tokenizer, window=32)
+    by_window = geometry.window_frequencies(windows, tokenizer)
+    assert by_window["count"].sum() == 32 * len(windows)  # every position, [CLS]/[SEP] too
+    assert set(by_window["token"]) >= {"[CLS]", "[SEP]"}
+    with pytest.raises(ValueError, match="no sentences"):
+        geometry.token_frequencies([], tokenizer, max_length=16)
+
+
+def test_a_tokenizer_without_padding_or_end_of_text_pads_with_its_unknown_token(monkeypatch):
+    """OpenAI GPT's tokenizer has only an unknown token: it pads with it (the attention mask
+    keeps padding out); one with none of the three is refused with the reason."""
+    from isotropy.embeddings import hidden_states
+
+    class Tokenizer:
+        pad_token = eos_token = None
+        unk_token = "<unk>"
+
+    monkeypatch.setattr(hidden_states, "load_pretrained", lambda spec, load: Tokenizer())
+    spec = ModelSpec(model="openai-community/openai-gpt", revision="0" * 40, name="openai-gpt")
+    assert hidden_states.load_tokenizer(spec).pad_token == "<unk>"
+    Tokenizer.unk_token = None
+    with pytest.raises(ValueError, match="no padding, end-of-text or unknown token"):
+        hidden_states.load_tokenizer(spec)
+
+
+def test_per_model_pca_layers_and_the_openai_gpt_entry():
+    """Cai et al.'s slides show GPT and GPT-2 at layer 2 (papers.md): the defaults; every other
+    model at pca_layer. A layer that is not an integer, or a key that names no model, is refused."""
+    from snakemake.utils import validate
+
+    config = yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
+    validate(config, str(REPO_ROOT / "schemas" / "config.schema.yaml"))
+    clusters = config["geometry"]["clusters"]
+    assert clusters["pca_layers"] == {"gpt2": 2, "openai-gpt": 2}
+    layers = {m: workflow_targets.geometry_pca_layer(config, m) for m in clusters["models"]}
+    assert layers == {"bert": -1, "distilbert": -1, "gpt2": 2, "openai-gpt": 2}
+    gpt = config["models"]["openai-gpt"]
+    assert gpt["model"] == "openai-community/openai-gpt" and gpt["paper"] == "GPT"
+    assert gpt["revision"] == "61cf0c79fa2d7a182fcec7970e1f4c03a04e339b"
+    targets = workflow_targets.geometry_targets(config)
+    assert "results/geometry/figures/openai-gpt/wikitext2/seed0/token_views.png" in targets
+    bad = yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
+    bad["geometry"]["clusters"]["pca_layers"] = {"gpt2": "two"}
+    with pytest.raises(Exception, match="is not of type 'integer'"):
+        validate(bad, str(REPO_ROOT / "schemas" / "config.schema.yaml"))
+    bad["geometry"]["clusters"]["pca_layers"] = {"gtp2": 2}
+    with pytest.raises(workflow_config.ConfigError, match="pca_layers: 'gtp2' is not a model"):
+        workflow_config.check_geometry_config(bad)
+    # offline, the hub-only models are named as such in one line of the overlay
+    offline = (REPO_ROOT / "config" / "offline.yaml").read_text()
+    assert [line for line in offline.splitlines() if "openai-gpt" in line] == [
+        "    # bert, distilbert, gpt2 and openai-gpt (Cai et al.'s GPT) have no offline copy"
+        " (the hub only)."
+    ]
+
+
 def test_sts_token_states_drop_cls_and_sep(minilm, polarity_sentences):
     _, tokenizer, model = minilm
     sentences = polarity_sentences[:12]
@@ -502,9 +618,8 @@ def test_truncated_token_states_are_named_with_the_remedy(tmp_path):
         geometry.TokenEmbeddings.load(path)
     message = str(info.value)
     assert message.startswith(f"{path} cannot be read (BadZipFile: ")
-    assert message.endswith(
-        f"it is truncated or damaged; re-make it: delete it (rm -f {path}) and run the workflow again"
-    )
+    remedy = f"delete it (rm -f {path}) and run the workflow again"
+    assert message.endswith(f"it is truncated or damaged; re-make it: {remedy}")
 
 
 def test_static_rows_define_s_inter_as_the_contextual_rows_do():
@@ -588,10 +703,13 @@ def test_cai_protocol_overlay_validates_and_names_its_stand_in():
     assert clusters["corpus"]["windows"] == 512 and clusters["lid_k"] == 100
     assert clusters["max_per_type"] is None and clusters["lid_sample_size"] is None
     assert online["sources"][clusters["corpus"]["source"]]["hub"]["split"] == "train"
-    assert describe_stand_ins(online, None)["corpus"].startswith("WikiText-2 train split in 512-token windows")  # fmt: skip
+    windows = "WikiText-2 train split in 512-token windows"
+    assert describe_stand_ins(online, None)["corpus"].startswith(windows)
     both = workflow_config.deep_merge(copy.deepcopy(online), offline)
     workflow_config.check_loaded_config(both)
-    assert describe_stand_ins(both, "/mirror")["corpus"] == "polarity sentences (polarity/rt-polarity.pos) for PTB / WikiText-2 in 512-token windows"  # fmt: skip
+    assert describe_stand_ins(both, "/mirror")["corpus"] == (
+        "polarity sentences (polarity/rt-polarity.pos) for PTB / WikiText-2 in 512-token windows"
+    )
     capped = copy.deepcopy(online)
     capped["geometry"]["clusters"]["max_per_type"] = 20
     with pytest.raises(workflow_config.ConfigError, match="corpus.windows keeps every position"):

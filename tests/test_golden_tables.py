@@ -23,7 +23,8 @@ def test_every_table_equals_its_golden_file(tiny_run):
     if os.environ.get(golden_tables.UPDATE_ENV):
         golden_tables.write_golden(tables)
         pytest.skip(
-            f"golden files rewritten from {workdir}: review `git diff tests/golden/` before committing"
+            f"golden files rewritten from {workdir}: "
+            "review `git diff tests/golden/` before committing"
         )
     golden = golden_tables.golden_tables()
     assert golden, (
@@ -249,9 +250,12 @@ def test_float64_columns_and_special_values():
     )
     same = golden.assign(r=golden["r"] * (1 + 1e-13))
     assert golden_tables.differences("t.csv", golden, same, SYNTHETIC) == []
-    for moved in ([0.8123456789012345 * (1 + 1e-8), -0.31234567890123456, np.nan, np.inf],
-                  [0.8123456789012345, -0.31234567890123456, 0.0, np.inf],
-                  [0.8123456789012345, -0.31234567890123456, np.nan, 1e300]):  # fmt: skip
+    first, second = 0.8123456789012345, -0.31234567890123456
+    for moved in (
+        [first * (1 + 1e-8), second, np.nan, np.inf],
+        [first, second, 0.0, np.inf],
+        [first, second, np.nan, 1e300],
+    ):
         assert golden_tables.differences("t.csv", golden, pd.DataFrame({"r": moved}), SYNTHETIC), (
             moved
         )
@@ -273,3 +277,40 @@ def test_the_sign_dependent_iw_is_held_to_its_bounds_not_to_a_golden_value(tmp_p
     assert len(problems) == 2 and "layer 3" in problems[0] and "layer 5" in problems[1]
     with pytest.raises(ValueError, match="cannot recompute"):
         check(tmp_path, name, table, ["isotropy", "isotropy_centred"], {})
+
+
+def test_the_condition_number_checker_recomputes_the_package_table_and_catches_a_change(
+    tmp_path,
+):
+    """golden_recompute's numpy recomputation against isotropy.geometry.cosine_by_layer on
+    LayerNorm-like token states (rank d - 1 once centred) stored as the run stores them: equal
+    to 1e-12 and the same rank; a value moved by 1e-9 or a rank moved by one is caught."""
+    import numpy as np
+
+    from isotropy import geometry
+
+    rng = np.random.default_rng(5)
+    raw = rng.normal(size=(2, 120, 12)) * np.geomspace(1, 20, 12)
+    normed = (raw - raw.mean(axis=2, keepdims=True)) / raw.std(axis=2, keepdims=True)
+    embeddings = geometry.TokenEmbeddings(
+        (normed * rng.uniform(0.5, 2, 12)).astype(np.float32),
+        np.arange(120) % 30,
+        np.array([f"t{i % 30}" for i in range(120)]),
+        np.arange(120) // 10,
+    )
+    embeddings.save(tmp_path / "resources/geometry/m/c/token_embeddings.npz")
+    table = geometry.cosine_by_layer(
+        embeddings, model="m", corpus="c", k_range=(2, 3), progress=False
+    )
+    assert list(table["numerical_rank"]) == [11, 11]
+    name = "results/geometry/m/c/seed0/cosine_by_layer.csv"
+    columns = ["condition_number", "numerical_rank"]
+    check = golden_recompute.CHECKERS["condition_numbers"]
+    assert golden_tables.recomputed_columns(name, list(table.columns)) == {
+        "condition_numbers": columns
+    }
+    assert check(tmp_path, name, table, columns, {}) == []
+    moved = table.assign(condition_number=table["condition_number"] * (1 + 1e-9))
+    assert len(check(tmp_path, name, moved, columns, {})) == 2
+    ranked = table.assign(numerical_rank=table["numerical_rank"] + 1)
+    assert len(check(tmp_path, name, ranked, columns, {})) == 2

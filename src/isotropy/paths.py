@@ -52,7 +52,8 @@ def istar_run_file(
     lam: str = "{lam}",
     seed: int | str = "{seed}",
 ) -> str:
-    """One file of an I-STAR fine-tuning run; ``lam`` as :func:`isotropy.istar.study.format_lambda` spells it."""
+    """One file of an I-STAR fine-tuning run; ``lam`` as
+    :func:`isotropy.istar.study.format_lambda` spells it."""
     return f"results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/{artefact}"
 
 
@@ -83,6 +84,11 @@ def geometry_run_file(
 ) -> str:
     """One per-model, per-seed table of the geometry study (``data``: the corpus, or an STS set)."""
     return f"results/geometry/{model}/{data}/seed{seed}/{artefact}"
+
+
+def token_frequency(model: str = "{model}", corpus: str = "{corpus}") -> str:
+    """The corpus count of every token type as the model's tokenizer splits the corpus."""
+    return f"results/geometry/{model}/{corpus}/token_frequency.csv"
 
 
 def static_geometry_file(
@@ -157,7 +163,8 @@ def sensitivity_run_file(
     seed: int | str = "{seed}",
     lr: str = "{lr}",
 ) -> str:
-    """One file (trace.parquet, summary.json) of a sensitivity run (lr: the learning-rate factor)."""
+    """One file (trace.parquet, summary.json) of a sensitivity run (lr: the learning-rate
+    factor)."""
     return f"results/sensitivity/{vectors}/{setup}/{label_set}/lr{lr}/seed{seed}/{artefact}"
 
 
@@ -232,6 +239,13 @@ def pca_view_figure(
 ) -> str:
     """The PCA view of one model's layer."""
     return f"results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.{ext}"
+
+
+def token_views_figure(
+    ext: str = "pdf", model: str = "{model}", corpus: str = "{corpus}", seed: int | str = "{seed}"
+) -> str:
+    """The token views of the PCA view's layer: by token kind and by corpus frequency."""
+    return f"results/geometry/figures/{model}/{corpus}/seed{seed}/token_views.{ext}"
 
 
 # ---------------------------------------------------------------------------------------------

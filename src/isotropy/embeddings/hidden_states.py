@@ -19,26 +19,37 @@ from isotropy.models import ModelSpec, load_pretrained
 log = logging.getLogger(__name__)
 
 
-def load_hidden_state_model(spec: ModelSpec, device: Any = "cpu"):
-    """Load ``(tokenizer, model)`` in eval mode on ``device``, returning all hidden states.
+def load_tokenizer(spec: ModelSpec):
+    """The model's tokenizer, ready to batch.
 
-    Decoder-only tokenizers without a padding token (GPT-2) pad with their end-of-text token;
-    the attention mask keeps padding out of every statistic.
+    Decoder-only tokenizers without a padding token (GPT-2) pad with their end-of-text token,
+    and OpenAI GPT's, which has neither, with its unknown token; the attention mask keeps
+    padding out of every statistic (and the special-tokens mask drops a real unknown token).
     """
-    from transformers import AutoModel, AutoTokenizer
+    from transformers import AutoTokenizer
 
     try:
         source = spec.source  # a folder, package:<module>, or a hub name
     except FileNotFoundError as error:
         raise FileNotFoundError(f"models.{spec.name}.path: {error}") from None
     tokenizer = load_pretrained(spec, AutoTokenizer.from_pretrained)
-    model = load_pretrained(spec, AutoModel.from_pretrained, output_hidden_states=True)
     if tokenizer.pad_token is None:
-        if tokenizer.eos_token is None:
+        filler = tokenizer.eos_token or tokenizer.unk_token
+        if filler is None:
             raise ValueError(
-                f"tokenizer of {source} has neither a padding nor an end-of-text token; cannot batch"
+                f"tokenizer of {source} has no padding, end-of-text or unknown token; cannot batch"
             )
-        tokenizer.pad_token = tokenizer.eos_token
+        tokenizer.pad_token = filler
+    return tokenizer
+
+
+def load_hidden_state_model(spec: ModelSpec, device: Any = "cpu"):
+    """Load ``(tokenizer, model)`` in eval mode on ``device``, returning all hidden states
+    (the tokenizer as :func:`load_tokenizer` prepares it)."""
+    from transformers import AutoModel
+
+    tokenizer = load_tokenizer(spec)  # first: a missing local folder is named here
+    model = load_pretrained(spec, AutoModel.from_pretrained, output_hidden_states=True)
     model.to(device)
     model.eval()
     return tokenizer, model
@@ -220,10 +231,16 @@ def _token_embeddings(
     if not np.isfinite(layers).all():
         raise ValueError("the model produced non-finite hidden states")
     ids = np.asarray(kept_ids, dtype=np.int64)
+    n_layers, n_kept, dim = layers.shape
     log.info(
         "kept %d token instances of %d types from the first %d of %d sentences, %d layers (dim %d)",
-        layers.shape[1], n_types, max(kept_sentences) + 1, len(sentences), layers.shape[0], layers.shape[2],
-    )  # fmt: skip
+        n_kept,
+        n_types,
+        max(kept_sentences) + 1,
+        len(sentences),
+        n_layers,
+        dim,
+    )
     return TokenEmbeddings(
         layers,
         ids,
@@ -282,13 +299,22 @@ def token_states_by_sentence(
     """One layer's hidden states of every sentence's tokens, special tokens ([CLS], [SEP]) and
     padding removed, as Rajaee & Pilehvar feed them to the cluster-based method.
 
-    Returns ``(tokens, offsets)``: float32 (T, d), sentence i's tokens at ``offsets[i]:offsets[i+1]``.
+    Returns ``(tokens, offsets)``: float32 (T, d), sentence i's tokens at
+    ``offsets[i]:offsets[i+1]``.
     """
     per_sentence: list[np.ndarray | None] = [None] * len(sentences)
-    for rows, inputs, special, hidden in layer_states_in_batches(
-        sentences, tokenizer, model, device=device, batch_size=batch_size,
-        max_length=max_length, layer=layer, desc="STS token states", progress=progress,
-    ):  # fmt: skip
+    batches = layer_states_in_batches(
+        sentences,
+        tokenizer,
+        model,
+        device=device,
+        batch_size=batch_size,
+        max_length=max_length,
+        layer=layer,
+        desc="STS token states",
+        progress=progress,
+    )
+    for rows, inputs, special, hidden in batches:
         keep = (inputs["attention_mask"].bool().cpu() & ~special.bool()).numpy()
         states = hidden.float().cpu().numpy()
         for b, i in enumerate(rows):
@@ -300,7 +326,9 @@ def token_states_by_sentence(
     return tokens, np.concatenate([[0], np.cumsum(lengths)])
 
 
-def text_windows(text: str, tokenizer, window: int = 512, max_windows: int | None = None) -> list[list[int]]:  # fmt: skip
+def text_windows(
+    text: str, tokenizer, window: int = 512, max_windows: int | None = None
+) -> list[list[int]]:
     """Cai et al.'s input: the running text tokenized once and cut into contiguous blocks of
     ``window`` tokens counting the special tokens the model adds ([CLS] … [SEP] for BERT, none
     for GPT-2); an incomplete last block is dropped, as their code's dataset does. At most
@@ -312,7 +340,10 @@ def text_windows(text: str, tokenizer, window: int = 512, max_windows: int | Non
     ids = tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]
     starts = range(0, len(ids) - block + 1, block)
     if not starts:
-        raise ValueError(f"the corpus has {len(ids)} tokens: fewer than one window of {block} (geometry.clusters.corpus.windows)")  # fmt: skip
+        raise ValueError(
+            f"the corpus has {len(ids)} tokens: fewer than one window of {block} "
+            "(geometry.clusters.corpus.windows)"
+        )
     chosen = list(starts)[:max_windows] if max_windows else list(starts)
     return [prefix + ids[s : s + block] + suffix for s in chosen]
 
@@ -324,7 +355,8 @@ def _special_frame(tokenizer) -> tuple[list[int], list[int]]:
     framed = tokenizer("a", add_special_tokens=True)["input_ids"]
     at = next((i for i in range(len(framed)) if framed[i : i + len(bare)] == bare), None)
     if at is None:
-        raise ValueError(f"cannot find where {type(tokenizer).__name__} puts the text among its special tokens")  # fmt: skip
+        name = type(tokenizer).__name__
+        raise ValueError(f"cannot find where {name} puts the text among its special tokens")
     return framed[:at], framed[at + len(bare) :]
 
 
@@ -348,7 +380,8 @@ def extract_window_embeddings(
     for start in range(0, len(windows), batch_size):
         batch = torch.tensor(windows[start : start + batch_size])
         with torch.inference_mode():
-            outputs = model(input_ids=batch.to(device), attention_mask=torch.ones_like(batch).to(device))  # fmt: skip
+            mask = torch.ones_like(batch).to(device)
+            outputs = model(input_ids=batch.to(device), attention_mask=mask)
         hidden = torch.stack(outputs.hidden_states)  # (layers, batch, window, dim)
         chunks.append(hidden.flatten(1, 2).float().cpu().numpy())
         ids += batch.flatten().tolist()
@@ -358,6 +391,12 @@ def extract_window_embeddings(
     if not np.isfinite(layers).all():
         raise ValueError("the model produced non-finite hidden states")
     token_ids = np.asarray(ids, dtype=np.int64)
-    log.info("kept every position of %d windows of %d tokens: %d instances, %d layers", len(windows), len(windows[0]), layers.shape[1], layers.shape[0])  # fmt: skip
+    log.info(
+        "kept every position of %d windows of %d tokens: %d instances, %d layers",
+        len(windows),
+        len(windows[0]),
+        layers.shape[1],
+        layers.shape[0],
+    )
     tokens = np.asarray(tokenizer.convert_ids_to_tokens(token_ids.tolist()), dtype=str)
     return TokenEmbeddings(layers, token_ids, tokens, np.asarray(index, dtype=np.int64))

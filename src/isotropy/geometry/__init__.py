@@ -9,7 +9,8 @@ Two studies, both built on the metrics engine (``isotropy.metrics``):
   (:mod:`isotropy.geometry.layers`); the partition-function isotropy I(W) of every layer
   (:mod:`isotropy.geometry.layer_isotropy`, Rajaee & Sheikhi's "Pre-trained BERT Isotropy");
   their SST-2 classification table, a linear classifier on frozen features with and without the
-  cluster-based method (:mod:`isotropy.geometry.classification`).
+  cluster-based method (:mod:`isotropy.geometry.classification`); the corpus frequency of every
+  token type, for the token views (:mod:`isotropy.geometry.tokens`).
 * Rajaee & Pilehvar (ACL 2021), "A cluster-based approach for improving isotropy in contextual
   embedding space": mean-pooled last-layer sentence embeddings for semantic textual similarity,
   scored with cosine similarity before and after isotropy-enhancing transforms
@@ -34,6 +35,8 @@ from isotropy.embeddings.hidden_states import (
     extract_token_embeddings,
     extract_window_embeddings,
     load_hidden_state_model,
+    load_tokenizer,
+    text_windows,
     token_states_by_sentence,
 )
 from isotropy.geometry.classification import (
@@ -48,6 +51,7 @@ from isotropy.geometry.layer_isotropy import ISOTROPY_COLUMNS, isotropy_by_layer
 from isotropy.geometry.layers import (
     COSINE_COLUMNS,
     LID_COLUMNS,
+    centred_condition_number,
     cluster_cosine_statistics,
     cosine_by_layer,
     lid_by_layer,
@@ -70,12 +74,14 @@ from isotropy.geometry.sts import (
     sts_sentence_index,
     sts_table,
 )
+from isotropy.geometry.tokens import FREQUENCY_COLUMNS, token_frequencies, window_frequencies
 from isotropy.io import atomic_path
 from isotropy.models import ModelSpec
 
 
 def table_seeds(table: pd.DataFrame) -> list[int] | None:
-    """The seeds of a geometry table's rows (for its provenance record); None without a seed column."""
+    """The seeds of a geometry table's rows (for its provenance record); None without a seed
+    column."""
     return sorted(int(seed) for seed in table["seed"].unique()) if "seed" in table else None
 
 
@@ -114,6 +120,7 @@ __all__ = [
     "feature_seconds",
     "token_features",
     "COSINE_COLUMNS",
+    "FREQUENCY_COLUMNS",
     "ISOTROPY_COLUMNS",
     "LID_COLUMNS",
     "PIPELINE_SENTENCES",
@@ -124,6 +131,7 @@ __all__ = [
     "ModelSpec",
     "StsEmbeddings",
     "TokenEmbeddings",
+    "centred_condition_number",
     "cluster_cosine_statistics",
     "concatenate_tables",
     "cosine_by_layer",
@@ -137,6 +145,7 @@ __all__ = [
     "lid_by_layer",
     "lid_table",
     "load_hidden_state_model",
+    "load_tokenizer",
     "mean_pooled_embeddings",
     "pair_cosines",
     "pair_side_tokens",
@@ -145,6 +154,9 @@ __all__ = [
     "sts_sentence_index",
     "sts_table",
     "table_seeds",
+    "text_windows",
+    "token_frequencies",
     "token_states_by_sentence",
+    "window_frequencies",
     "write_table",
 ]

@@ -66,6 +66,7 @@ def cluster_cosine_statistics(
     )
     centred = cluster_centred(points, clusters)
     stats: dict[str, float] = {"n_clusters": int(len(np.unique(clusters)))}
+    stats["condition_number"], stats["numerical_rank"] = centred_condition_number(points)
     for suffix, space in (("", points), ("_adjusted_pooled", centred)):
         stats.update(_pooled_cosine_statistics(space, types, suffix, max_per_type, seed))
     stats["average_cosine_adjusted"] = stats.pop("average_cosine_adjusted_pooled")
@@ -82,6 +83,33 @@ def cluster_cosine_statistics(
     if types is not None:
         stats["s_intra_adjusted"] = per_cluster["s_intra"]
     return stats, clusters
+
+
+def centred_condition_number(points: np.ndarray) -> tuple[float, int]:
+    """Condition number and numerical rank of the mean-centred representations (Cai et al.'s
+    motivation).
+
+    The singular values of the n x d matrix of ``points`` minus their mean (in float64); those
+    above ``max(n, d) * eps * s_max`` are the numerical rank r (numpy's ``matrix_rank`` rule,
+    with ``eps`` the precision of the data given: float32 for hidden states), and the condition
+    number is ``s_max / s_r``, the 2-norm condition number on that range (``numpy.linalg.cond``
+    of the centred matrix when r = min(n, d)). Below r is rounding noise: a LayerNorm output
+    lies on a hyperplane, so every post-LayerNorm layer has rank d - 1 once centred, and its
+    full-matrix ratio (about 1e7 for float32 states) would measure float32 rounding only.
+    """
+    from scipy.linalg import svdvals
+
+    given = np.asarray(points)
+    if given.ndim != 2 or len(given) < 2:
+        raise ValueError(f"a condition number needs an n x d matrix, n >= 2; got {given.shape}")
+    floating = np.issubdtype(given.dtype, np.floating)
+    eps = np.finfo(given.dtype if floating else np.float64).eps
+    x = given.astype(np.float64)
+    singular = svdvals(x - x.mean(axis=0))
+    rank = int(np.sum(singular > singular[0] * max(x.shape) * eps))
+    if rank == 0:
+        raise ValueError("the points are all equal: no condition number")
+    return float(singular[0] / singular[rank - 1]), rank
 
 
 def _pooled_cosine_statistics(
@@ -119,7 +147,8 @@ def cosine_by_layer(
     progress: bool = True,
     return_clusters: bool = False,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[np.ndarray]]:
-    """One row per layer: S_inter, S_intra, average cosine (raw and cluster-adjusted), cluster count.
+    """One row per layer: S_inter, S_intra, average cosine (raw and cluster-adjusted), cluster
+    count and the condition number of the centred layer (:func:`centred_condition_number`).
 
     With ``return_clusters`` also the k-means labels of every layer (for :func:`pca_view`).
     """
@@ -159,11 +188,15 @@ def cosine_by_layer(
     return (table, labels) if return_clusters else table
 
 
+# condition_number, numerical_rank: centred_condition_number of the layer's (or the static
+# sample's) vectors.
 COSINE_COLUMNS = [
-    "model", "kind", "corpus", "seed", "layer", "n", "n_types", "dim", "n_clusters",
-    "s_inter", "s_intra", "average_cosine", "s_inter_adjusted", "s_intra_adjusted", "average_cosine_adjusted",
-    "s_inter_adjusted_pooled", "s_intra_adjusted_pooled",
-]  # fmt: skip
+    *("model", "kind", "corpus", "seed", "layer", "n", "n_types", "dim", "n_clusters"),
+    *("s_inter", "s_intra", "average_cosine"),
+    *("s_inter_adjusted", "s_intra_adjusted", "average_cosine_adjusted"),
+    *("s_inter_adjusted_pooled", "s_intra_adjusted_pooled"),
+    *("condition_number", "numerical_rank"),
+]
 # lid_cai_scale: Cai et al.'s code (Euclidean: squared distances, half the MLE, their Figure 9;
 # cosine: their Table 3);
 # lid_true_distances: the Levina–Bickel MLE on distances. Equal for the cosine metric.
@@ -204,7 +237,8 @@ def lid_table(
     sample = points[_sample_rows(len(points), sample_size, seed)]
     if len(sample) <= k:
         raise ValueError(
-            f"LID with k={k} needs more than {k} points; got {len(sample)} (lower geometry.clusters.lid_k or embed more tokens)"
+            f"LID with k={k} needs more than {k} points; got {len(sample)} "
+            "(lower geometry.clusters.lid_k or embed more tokens)"
         )
     rows = []
     for metric in metrics:

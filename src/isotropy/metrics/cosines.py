@@ -160,12 +160,12 @@ def per_cluster_cosine_statistics(
                 "per-cluster %s is undefined: no cluster has the pairs it needs; recording NaN",
                 name,
             )
-    values = {
+    means = {
         "s_inter": float(np.mean(inter)) if inter else math.nan,
         "s_intra": float(np.mean(intra)) if intra else math.nan,
     }
     return {
-        **{name: values[name] for name in statistics},
+        **{name: means[name] for name in statistics},
         "clusters_inter": len(inter),
         "clusters_intra": len(intra),
     }

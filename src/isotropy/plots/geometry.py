@@ -1,6 +1,9 @@
-"""Figures of the geometry study (Cai et al. 2021; Rajaee & Pilehvar 2021), from stored tables only."""
+"""Figures of the geometry study (Cai et al. 2021; Rajaee & Pilehvar 2021), from stored tables
+only."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -20,6 +23,11 @@ def _check_columns(table: pd.DataFrame, needed: set[str], what: str) -> None:
         raise ValueError(f"{what} table is empty; nothing to plot")
 
 
+def _model_colours(models: Iterable[str]) -> dict[str, tuple[float, ...]]:
+    """One tab10 colour per model, in order (wrapping after ten)."""
+    return {model: plt.cm.tab10(i % 10) for i, model in enumerate(dict.fromkeys(models))}
+
+
 def name_static_rows(table: pd.DataFrame, label: str) -> pd.DataFrame:
     """Static rows name the vectors really used: "GloVe 50-d (stand-in for word2vec)"."""
     if label and "kind" in table:
@@ -29,9 +37,12 @@ def name_static_rows(table: pd.DataFrame, label: str) -> pd.DataFrame:
 
 
 def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
-    """S_inter and S_intra per layer and model: solid raw, dashed after cluster centring.
+    """S_inter and S_intra per layer and model: solid raw, dashed after cluster centring; with a
+    ``condition_number`` column, a third panel: the condition number of the centred layer on its
+    numerical range (log scale; :func:`isotropy.geometry.centred_condition_number`).
 
-    Static word vectors (one vector per word) appear as a horizontal line in the S_inter panel.
+    Static word vectors (one vector per word) appear as a horizontal line in the S_inter panel
+    (and in the condition-number panel).
     """
     _check_columns(
         table,
@@ -40,8 +51,10 @@ def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
     )
     contextual = table[table["kind"] == "contextual"]
     static = table[table["kind"] == "static"]
-    figure, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
-    colours = dict(zip(contextual["model"].unique(), plt.cm.tab10.colors))
+    conditioned = "condition_number" in table
+    figure, axes = plt.subplots(1, 3 if conditioned else 2, figsize=(13 if conditioned else 9, 3.6))
+    axes[1].sharey(axes[0])
+    colours = _model_colours(contextual["model"].unique())
     for ax, (column, label) in zip(axes, _STATISTICS):
         for model, rows in contextual.groupby("model", sort=False):
             rows = rows.groupby("layer")[[column, f"{column}_adjusted"]].mean()  # mean over seeds
@@ -64,10 +77,34 @@ def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
         ax.set_title(label)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("mean cosine similarity")
+    if conditioned:
+        _plot_condition_numbers(axes[2], contextual, static, colours)
     handles, labels = axes[0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     figure.tight_layout()
     return figure
+
+
+def _plot_condition_numbers(
+    ax: plt.Axes,
+    contextual: pd.DataFrame,
+    static: pd.DataFrame,
+    colours: dict[str, tuple[float, ...]],
+) -> None:
+    """s_max / s_r of each centred layer (r its numerical rank), log scale; static dotted."""
+    for model, rows in contextual.groupby("model", sort=False):
+        values = rows.groupby("layer")["condition_number"].mean()
+        ax.plot(values.index, values.to_numpy(), marker="o", color=colours[model], label=model)
+    for model, rows in static.groupby("model", sort=False):
+        # the labels of the S_inter panel's lines: the figure's legend names them
+        value = rows["condition_number"].mean()
+        ax.axhline(value, color="grey", linestyle=":", label=f"{model} (static)")
+    ax.set_yscale("log")
+    ax.set_xlabel("layer")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title("condition number, centred", fontsize=10)
+    ax.set_ylabel("$s_{max} / s_{min}$ (numerical rank)")
+    ax.grid(alpha=0.3)
 
 
 def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
@@ -86,7 +123,7 @@ def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
         layout="constrained",
     )
     contextual = table[table["kind"] == "contextual"]
-    colours = dict(zip(contextual["model"].unique(), plt.cm.tab10.colors))
+    colours = _model_colours(contextual["model"].unique())
     for ax, metric in zip(axes[0], metrics):
         for model, rows in contextual[contextual["metric"] == metric].groupby("model", sort=False):
             rows = rows.groupby("layer")["lid_cai_scale"].mean()
@@ -98,9 +135,8 @@ def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
                 rows["lid_cai_scale"].mean(), color="grey", linestyle=":", label=f"{model} (static)"
             )
         k = ", ".join(str(v) for v in sorted(table.loc[table["metric"] == metric, "k"].unique()))
-        ax.set_title(
-            f"{metric} distance{', squared (Cai et al.)' if metric == 'euclidean' else ''} (k = {k})"
-        )
+        squared = ", squared (Cai et al.)"
+        ax.set_title(f"{metric} distance{squared if metric == 'euclidean' else ''} (k = {k})")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("layer")
         ax.set_ylabel("mean LID, Cai et al.'s scale" if metric == "euclidean" else "mean LID")
@@ -137,15 +173,21 @@ def plot_isotropy_by_layer(table: pd.DataFrame) -> plt.Figure:
     with numpy's eigenvector signs (Rajaee & Pilehvar's number), dashed after centring."""
     _check_columns(table, {"model", "layer", "isotropy", "isotropy_centred"}, "I(W) by layer")
     figure, ax = plt.subplots(figsize=(6.5, 3.6), layout="constrained")
-    colours = dict(zip(table["model"].unique(), plt.cm.tab10.colors))
+    colours = _model_colours(table["model"].unique())
     for model, rows in table.groupby("model", sort=False):
         rows = rows.groupby("layer")[["isotropy", "isotropy_centred"]].mean()
         # I(W) can underflow to 0 in float64: the log axis shows the smallest positive double
         floor = np.finfo(float).tiny
-        ax.plot(rows.index, rows["isotropy"].clip(lower=floor), marker="o", color=colours[model],
-                label=f"{model}")  # fmt: skip
-        ax.plot(rows.index, rows["isotropy_centred"].clip(lower=floor), marker="o",
-                linestyle="--", color=colours[model], label=f"{model}, centred")  # fmt: skip
+        raw, centred = (rows[c].clip(lower=floor) for c in ("isotropy", "isotropy_centred"))
+        ax.plot(rows.index, raw, marker="o", color=colours[model], label=f"{model}")
+        ax.plot(
+            rows.index,
+            centred,
+            marker="o",
+            linestyle="--",
+            color=colours[model],
+            label=f"{model}, centred",
+        )
     ax.set_yscale("log")
     ax.set_xlabel("layer (0 = embeddings)")
     ax.set_ylabel("I(W) (1 = isotropic)")
@@ -157,7 +199,8 @@ def plot_isotropy_by_layer(table: pd.DataFrame) -> plt.Figure:
 
 def plot_pca_view(table: pd.DataFrame, title: str) -> plt.Figure:
     """One layer's token embeddings on their first principal components, coloured by k-means
-    cluster; with a ``token`` column, a third panel colours PC1/PC2 by token kind (:func:`token_kind`)."""
+    cluster; with a ``token`` column, a third panel colours PC1/PC2 by token kind
+    (:func:`token_kind`)."""
     _check_columns(table, {"pc1", "pc2", "pc3", "cluster", "layer"}, "PCA view")
     kinds = "token" in table
     figure = plt.figure(figsize=(15 if kinds else 10, 4.5))
@@ -165,16 +208,8 @@ def plot_pca_view(table: pd.DataFrame, title: str) -> plt.Figure:
     cube = figure.add_subplot(1, 3 if kinds else 2, 2, projection="3d")
     if kinds:
         by_kind = figure.add_subplot(1, 3, 3)
-        kind = table["token"].map(token_kind)
-        for name, colour in TOKEN_KINDS.items():
-            part = table[kind == name]
-            if len(part):
-                by_kind.scatter(part["pc1"], part["pc2"], s=3, alpha=0.6, linewidths=0, color=colour,
-                                label=f"{name} ({len(part)})")  # fmt: skip
+        _scatter_groups(by_kind, table, table["token"].map(token_kind), TOKEN_KINDS)
         by_kind.set_title("by token kind", fontsize=9)
-        by_kind.set_xlabel("PC1")
-        by_kind.set_ylabel("PC2")
-        by_kind.legend(fontsize=7, markerscale=3, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     n_clusters = table["cluster"].nunique()
     palette = plt.cm.tab10 if n_clusters <= 10 else plt.cm.tab20  # tab20 pairs look alike when few
     colours = palette(table["cluster"].to_numpy() % palette.N)
@@ -193,10 +228,76 @@ def plot_pca_view(table: pd.DataFrame, title: str) -> plt.Figure:
     cube.set_xlabel(names[0])
     cube.set_ylabel(names[1])
     cube.set_zlabel(names[2])
-    figure.suptitle(
-        f"{title}: layer {int(table['layer'].iloc[0])}, {len(table)} tokens, {n_clusters} k-means cluster(s)"
-    )
+    layer = int(table["layer"].iloc[0])
+    figure.suptitle(f"{title}: layer {layer}, {len(table)} tokens, {n_clusters} k-means cluster(s)")
     figure.tight_layout()
+    return figure
+
+
+def _scatter_groups(
+    ax: plt.Axes,
+    table: pd.DataFrame,
+    groups: pd.Series,
+    colours: Mapping[str, str | tuple[float, ...]],
+) -> None:
+    """PC1 against PC2, one colour per group (in ``colours``' order), counts in the legend."""
+    for name, colour in colours.items():
+        part = table[groups == name]
+        if len(part):
+            label = f"{name} ({len(part)})"
+            ax.scatter(
+                part["pc1"], part["pc2"], s=4, alpha=0.7, linewidths=0, color=colour, label=label
+            )
+    ax.set_xlabel("PC1")
+    ax.set_ylabel("PC2")
+    ax.legend(fontsize=7, markerscale=3, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+
+
+# Corpus frequency bands of the token views: decades of the count (1, 2-9, 10-99, ...).
+FREQUENCY_BAND_EDGES = (1, 2, 10, 100, 1_000, 10_000)
+
+
+def frequency_band(count: int) -> str:
+    """The decade band of a corpus count: "1", "2-9", "10-99", ..., "10,000 or more"."""
+    if count < 1:
+        raise ValueError(f"a token in the view must occur in the corpus; its count is {count}")
+    edges = FREQUENCY_BAND_EDGES
+    for low, high in zip(edges, edges[1:]):
+        if count < high:
+            return f"{low:,}" if high == low + 1 else f"{low:,}-{high - 1:,}"
+    return f"{edges[-1]:,} or more"
+
+
+def frequency_bands() -> list[str]:
+    """Every band of :func:`frequency_band`, rarest first."""
+    edges = FREQUENCY_BAND_EDGES
+    return [frequency_band(low) for low in edges]
+
+
+def plot_token_views(view: pd.DataFrame, frequencies: pd.DataFrame, title: str) -> plt.Figure:
+    """Cai et al.'s token views of one layer's PCA view: PC1 against PC2 coloured by token kind
+    (:func:`token_kind`: word, sub-word piece, symbol, special) and by the band of the token's
+    corpus count (:func:`frequency_band`, from ``frequencies``: one row per token type with its
+    ``count`` over the whole corpus)."""
+    _check_columns(view, {"pc1", "pc2", "layer", "token"}, "PCA view")
+    _check_columns(frequencies, {"token", "count"}, "token frequency")
+    counts = frequencies.groupby("token")["count"].sum()
+    missing = sorted(set(view["token"]) - set(counts.index))
+    if missing:
+        raise ValueError(
+            f"{len(missing)} token(s) of the view are not in the frequency table, e.g. "
+            f"{missing[:3]}: the two files come from different corpora or tokenizers"
+        )
+    figure, (by_kind, by_count) = plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
+    _scatter_groups(by_kind, view, view["token"].map(token_kind), TOKEN_KINDS)
+    by_kind.set_title("by token kind", fontsize=9)
+    bands = view["token"].map(counts).map(frequency_band)
+    shades = plt.cm.viridis(np.linspace(0, 1, len(FREQUENCY_BAND_EDGES)))
+    palette = dict(zip(frequency_bands(), (tuple(c) for c in shades)))
+    _scatter_groups(by_count, view, bands, palette)
+    by_count.set_title("by corpus count of the token type", fontsize=9)
+    layer = int(view["layer"].iloc[0])
+    figure.suptitle(f"{title}: layer {layer}, {len(view)} tokens")
     return figure
 
 

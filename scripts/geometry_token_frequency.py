@@ -1,0 +1,36 @@
+"""The corpus count of every token type as one transformer's tokenizer splits the geometry
+corpus (Cai et al.'s token views colour tokens by it)."""
+
+from pathlib import Path
+
+from isotropy import geometry
+from isotropy.logs import configure_from_snakemake
+from isotropy.provenance import record_step
+from isotropy.readers import read_corpus, read_corpus_text
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    params = snakemake.params
+    raw_dir = Path(snakemake.input.corpus).parent
+    tokenizer = geometry.load_tokenizer(geometry.ModelSpec.from_record(params.model))
+    if params.corpus.get("windows"):  # Cai et al.'s protocol: every position of every window
+        windows = geometry.text_windows(
+            read_corpus_text(params.corpus, raw_dir),
+            tokenizer,
+            params.corpus["windows"],
+            params.corpus.get("max_windows"),
+        )
+        table = geometry.window_frequencies(windows, tokenizer)
+        read = {"windows": len(windows)}
+    else:
+        sentences = read_corpus(params.corpus, raw_dir)
+        table = geometry.token_frequencies(sentences, tokenizer, max_length=params.max_length)
+        read = {"sentences": len(sentences)}
+    geometry.write_table(table, snakemake.output.table)
+    extra = {**read, "types": len(table), "tokens": int(table["count"].sum())}
+    record_step(snakemake, extra=extra)
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821
