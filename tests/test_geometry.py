@@ -564,6 +564,20 @@ def test_geometry_rules_run_end_to_end(tiny_run):
     np.testing.assert_allclose(
         euclidean["lid_cai_scale"], euclidean["lid_true_distances"] / 2, rtol=1e-9
     )
+    # The condition number of every centred layer by numpy on the run's own token states: the
+    # rank by matrix_rank (float32's tolerance), then cond on that range.
+    for layer in range(7):
+        x = tokens["layers"][layer].astype(np.float64)
+        x -= x.mean(axis=0)
+        rank = np.linalg.matrix_rank(x, tol=np.linalg.norm(x, 2) * 500 * np.finfo(np.float32).eps)
+        expected = np.linalg.cond(x @ np.linalg.svd(x, full_matrices=False)[2][:rank].T)
+        row = cosine[(cosine["kind"] == "contextual") & (cosine["layer"] == layer)]
+        assert row["numerical_rank"].item() == rank < 384  # LayerNorm: rank d - 1 at most
+        assert row["condition_number"].item() == pytest.approx(expected, rel=1e-9)
+    frequency = pd.read_csv(results / "miniLM/polarity/token_frequency.csv", keep_default_na=False)
+    view_tokens = pd.read_csv(results / "miniLM/polarity/seed0/pca_view.csv", keep_default_na=False)
+    assert set(view_tokens["token"]) <= set(frequency["token"])
+    assert frequency["count"].sum() > 500  # the whole corpus, beyond the 500 embedded instances
     sts = pd.read_csv(results / "sts.csv")
     assert set(sts["dataset"]) == {"stsb"}  # SICK-R is not in the mirror: planned out, no job
     assert len(sts) == 6 and sts["n_pairs"].eq(80).all()
@@ -585,6 +599,7 @@ def test_geometry_rules_run_end_to_end(tiny_run):
         "lid_by_layer",
         "sts",
         "miniLM/polarity/seed0/pca_view",
+        "miniLM/polarity/seed0/token_views",
         "isotropy_by_layer",
     ):
         assert (results / "figures" / f"{figure}.pdf").read_bytes()[:4] == b"%PDF"
