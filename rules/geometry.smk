@@ -508,5 +508,8 @@ rule geometry_plot_token_views:
     resources:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
+    params:
+        # the caption names the run's stand-ins (report/geometry.rst)
+        stand_ins=STAND_INS,
     script:
         "../scripts/geometry_plot_token_views.py"
