@@ -1,6 +1,7 @@
 """The corpus count of every token type as one transformer's tokenizer splits the geometry
 corpus (Cai et al.'s token views colour tokens by it)."""
 
+import logging
 from pathlib import Path
 
 from isotropy import geometry
@@ -29,6 +30,7 @@ def main(snakemake):
         read = {"sentences": len(sentences)}
     geometry.write_table(table, snakemake.output.table)
     extra = {**read, "types": len(table), "tokens": int(table["count"].sum())}
+    logging.getLogger("isotropy.geometry").info("token frequencies: %s", extra)
     record_step(snakemake, extra=extra)
 
 
