@@ -391,7 +391,10 @@ def test_nlpl_zip_gives_model_bin_and_loads(server, tmp_path):
     )
     server.files["/222.zip"] = archive
     sources.fetch_source(
-        "word2vec", params("word2vec", [server.url("/222.zip")]), tmp_path / "raw", **FAST
+        "word2vec",
+        params("word2vec", [server.url("/222.zip")], kind="word_vectors"),
+        tmp_path / "raw",
+        **FAST,
     )
     path = sources.word_vectors_file(tmp_path / "raw")
     assert path.name == "model.bin"

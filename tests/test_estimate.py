@@ -15,7 +15,6 @@ import yaml
 
 from isotropy import estimate
 from isotropy.workflow import config as workflow_config
-from isotropy.workflow import run as workflow_run
 from isotropy.workflow import targets
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -192,7 +191,7 @@ def test_the_estimate_writes_no_effective_configuration(tmp_path, monkeypatch, c
 
 def test_the_run_records_its_effective_configuration_for_word_targets(tmp_path):
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
-    written = workflow_run.record_effective_config(
+    written = estimate.record_effective_config(
         config, {"preview_study", "results/main/table1.csv"}, tmp_path
     )
     assert written == [tmp_path / "logs/effective-config/preview_study.yaml"]

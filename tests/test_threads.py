@@ -59,10 +59,10 @@ def test_a_script_job_gets_its_rules_threads_and_the_wait_policy(tmp_path):
     (tmp_path / "Snakefile").write_text(
         textwrap.dedent(
             """
-            from isotropy.workflow import run
+            from isotropy import estimate
 
             onstart:
-                run.started(workflow, {"device": "cpu"})
+                estimate.started(workflow, {"device": "cpu"})
 
             rule job:
                 output: "seen.json"

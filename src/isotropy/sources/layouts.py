@@ -318,17 +318,17 @@ def _layout(kind: str) -> Callable[[Normaliser], Normaliser]:
 
 
 def source_kind(name: str, source_cfg: Mapping[str, Any] | None = None) -> str:
-    """How a source is laid out: its config ``kind`` if given, else inferred from its name."""
+    """How a source is laid out: its config ``kind`` if given, else the layout of its name
+    (``polarity``), or ``glue`` for a GLUE task's ``glue_<task>``."""
     if source_cfg and source_cfg.get("kind"):
         return str(source_cfg["kind"])
     if name.startswith("glue_"):
         return "glue"
-    if name in {"word2vec", "word_vectors", "glove", "fasttext"}:
-        return "word_vectors"
     if name in LAYOUTS:
         return name
     raise ValueError(
-        f"source {name!r} has no known layout; give it a 'kind' in config.yaml (one of {sorted(LAYOUTS)})"
+        f"source {name!r} has no known layout; give it a 'kind' in config.yaml "
+        f"(one of {sorted(LAYOUTS)})"
     )
 
 
