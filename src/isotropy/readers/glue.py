@@ -120,7 +120,11 @@ def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv
     return pd.DataFrame(rows, columns=columns)
 
 
-for _task in GLUE_TASKS:
+for _task, _format in GLUE_FORMATS.items():
     register_dataset(
-        _task, sources={"raw_dir": f"glue_{_task}"}, description=f"GLUE {_task} training split"
+        _task,
+        sources={"raw_dir": f"glue_{_task}"},
+        layouts={"raw_dir": "glue"},
+        unit="sentence" if _format.text_pair is None else "pair",
+        description=f"GLUE {_task} training split",
     )(partial(read_glue, _task))

@@ -142,6 +142,9 @@ def read_pos_wordnet(
 @register_dataset(
     "pos",
     sources=pos_sources,
+    layouts={"raw_dir": "codwoe", "vectors_dir": "word_vectors", "wordnet_dir": "wordnet"},
+    unit="word",
+    option_keys=("pos_source", "pos_standin_size"),
     options=pos_options,
     description="CoDWoE English words with their POS (multi-label)",
 )

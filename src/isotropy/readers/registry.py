@@ -1,7 +1,12 @@
-"""The data-set registry: data set → the sources it reads, its options and its reader.
+"""The data-set registry: data set → its record (:class:`DatasetSpec`): the sources it reads by
+role and the raw layout each must have, its unit (word, sentence or pair), its option keys and
+its reader.
 
 A reader module registers its data set next to its reader with :func:`register_dataset`; this
-module never names one. :func:`discover_readers` imports every module of a package (the
+module never names one. Every consumer reads the record: the rules (sources, options), the
+configuration's checks (a word-vector encoder only for words; a source of the right layout;
+``dataset_options`` keys the reader takes), and the estimate (its measured costs, by the data
+set's name in ``config/costs.csv``). :func:`discover_readers` imports every module of a package (the
 ``isotropy.readers`` package does so when it is imported), so adding a data set is one entry in
 config ``sources`` (and ``main.setups``) plus one new module in this package: no list to edit.
 
@@ -148,23 +153,38 @@ log = logging.getLogger(__name__)
 
 SourcesOf = Callable[[Mapping[str, Any]], dict[str, str]]
 OptionsOf = Callable[[Mapping[str, Any]], dict[str, Any]]
+# What one item of a data set is: a word (word vectors can embed it), a sentence, or a sentence
+# pair (text, text_pair).
+UNITS = ("word", "sentence", "pair")
 
 
-def _no_options(config: Mapping[str, Any]) -> dict[str, Any]:
-    return {}
+def configured_options(name: str) -> OptionsOf:
+    """The options of data set ``name`` as the configuration gives them: ``dataset_options.<name>``
+    (empty when absent), for a data set whose reader takes options beyond the sources."""
+
+    def options_of(config: Mapping[str, Any]) -> dict[str, Any]:
+        return dict((config.get("dataset_options") or {}).get(name) or {})
+
+    return options_of
 
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """How to build one data set: the source roles it needs and the reader over their raw folders.
+    """One data set's record: what building it needs and what it holds.
 
-    ``sources`` maps config → {role (the reader's argument): source name}; ``options`` maps
-    config → the keyword options the reader takes (the config values the data set depends on).
+    ``sources`` maps config → {role (the reader's argument): source name}; ``layouts`` maps a
+    role → the raw layout (config ``sources.<name>.kind``, :data:`isotropy.sources.LAYOUTS`) its
+    source must have; ``unit`` is one of :data:`UNITS`; ``options`` maps config → the keyword
+    options the reader takes (the config values the data set depends on), whose names are
+    ``option_keys``.
     """
 
     sources: SourcesOf
     reader: Callable[..., pd.DataFrame]
-    options: OptionsOf = field(default=_no_options)
+    unit: str
+    options: OptionsOf
+    option_keys: tuple[str, ...] = ()
+    layouts: Mapping[str, str] = field(default_factory=dict)
     description: str = ""
 
 
@@ -175,15 +195,22 @@ def register_dataset(
     name: str,
     *,
     sources: Mapping[str, str] | SourcesOf,
+    unit: str,
+    layouts: Mapping[str, str] | None = None,
+    option_keys: tuple[str, ...] = (),
     options: OptionsOf | None = None,
     description: str = "",
 ) -> Callable[[Callable[..., pd.DataFrame]], Callable[..., pd.DataFrame]]:
     """Register data set ``name``, built by the decorated reader.
 
     ``sources``: {reader argument: source name} (keys of config ``sources``), or a function of
-    the config giving it. ``options``: a function of the config giving the reader's keyword
-    options. A name registered twice is an error naming both readers.
+    the config giving it; ``layouts``: {reader argument: the raw layout its source must have};
+    ``unit``: one of :data:`UNITS`; ``option_keys``: the keyword options the reader takes,
+    which ``options`` (a function of the config) gives, by default from config
+    ``dataset_options.<name>``. A name registered twice is an error naming both readers.
     """
+    if unit not in UNITS:
+        raise ValueError(f"data set {name!r}: unit {unit!r} is not one of {UNITS}")
     if callable(sources):
         sources_of = sources
     else:
@@ -198,7 +225,15 @@ def register_dataset(
                 f"data set {name!r} is registered twice: by {_reader_name(DATASETS[name].reader)} "
                 f"and by {_reader_name(reader)}; rename one"
             )
-        DATASETS[name] = DatasetSpec(sources_of, reader, options or _no_options, description)
+        DATASETS[name] = DatasetSpec(
+            sources=sources_of,
+            reader=reader,
+            unit=unit,
+            options=options or configured_options(name),
+            option_keys=tuple(option_keys),
+            layouts=dict(layouts or {}),
+            description=description,
+        )
         return reader
 
     return register

@@ -264,6 +264,13 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
 @register_dataset(
     "supersense",
     sources=supersense_sources,
+    layouts={
+        "raw_dir": "supersense_features",
+        "words_dir": "supersense_words",
+        "wordnet_dir": "wordnet",
+    },
+    unit="word",
+    option_keys=("supersense_source",),
     options=supersense_options,
     description="Tikhonov et al. (2023) words with their noun supersenses (multi-label)",
 )

@@ -35,9 +35,6 @@ from isotropy.defaults import CONFIG_SCHEMA
 from isotropy.models import ModelSpec, unknown_model_problems
 
 SCHEMA = CONFIG_SCHEMA
-# Data sets whose items are single words; every other one holds sentences, which word vectors
-# (a lookup of one word) cannot embed.
-WORD_DATASETS = frozenset({"pos", "supersense"})
 GEOMETRY_RESERVED_MODEL_NAMES = {"static", "figures"}  # folder names of results/geometry/ itself
 
 
@@ -219,7 +216,7 @@ def check_config(config: dict) -> None:
     for study in ("main", "glue"):  # preview runs main's setups
         if study in config:
             problems += _encoder_problems(config, study)
-    problems += _setup_problems(config) + markup_problems(config)
+    problems += _setup_problems(config) + dataset_problems(config) + markup_problems(config)
     problems += path_problems(config) + huge_number_problems(config)
     problems += _stride_problems(config)
     problems += sensitivity.config_problems(config)
@@ -282,6 +279,60 @@ def _setup_problems(config: dict) -> list[str]:
         for name in setups
         if name not in readers.DATASETS
     ]
+
+
+def dataset_problems(config: Mapping[str, Any]) -> list[str]:
+    """What the data sets' records refuse: ``dataset_options`` for a data set or an option no
+    record names, and a main-study data set whose source has another raw layout than its record
+    asks (``sources.<name>.kind``)."""
+    problems = []
+    for dataset, options in (config.get("dataset_options") or {}).items():
+        if dataset not in readers.DATASETS:
+            problems.append(
+                f"dataset_options: {shown_key(dataset)} is not a registered data set "
+                f"(registered: {', '.join(sorted(readers.DATASETS))})"
+            )
+            continue
+        keys = readers.DATASETS[dataset].option_keys
+        problems += [
+            f"dataset_options.{dataset}: {shown_key(key)} is not an option of its reader "
+            f"(its record names: {', '.join(keys) or 'none'})"
+            for key in options
+            if key not in keys
+        ]
+    configured = config.get("sources") or {}
+    for dataset in (config.get("main") or {}).get("setups") or {}:
+        if dataset not in readers.DATASETS:
+            continue  # _setup_problems names it
+        layouts = readers.DATASETS[dataset].layouts
+        try:
+            roles = readers.dataset_sources(config, dataset)
+        except ValueError as error:  # e.g. pos from WordNet without a word-vector encoder
+            problems.append(f"main.setups.{dataset}: {error}")
+            continue
+        for role, source in roles.items():
+            if role not in layouts or source not in configured:
+                continue  # required_sources names a missing source while the DAG is built
+            kind = _kind_or_none(source, configured[source])
+            if kind != layouts[role]:
+                problems.append(
+                    f"sources.{source}: data set {dataset!r} reads it as a {layouts[role]!r} "
+                    f"source, but its kind is {kind!r}; give it kind: {layouts[role]}"
+                )
+    return problems
+
+
+def _kind_or_none(name: str, entry: Mapping[str, Any]) -> str | None:
+    try:
+        return sources.source_kind(name, entry)
+    except ValueError:
+        return None
+
+
+def word_datasets() -> set[str]:
+    """Data sets whose items are single words (their records' unit); every other one holds
+    sentences or pairs, which word vectors (a lookup of one word) cannot embed."""
+    return {name for name, spec in readers.DATASETS.items() if spec.unit == "word"}
 
 
 def _stride_problems(config: dict) -> list[str]:
@@ -442,7 +493,7 @@ def _encoder_problems(config: dict, study: str) -> list[str]:
             problems.append(
                 f"{study}: encoder {name!r} (for {dataset}) is not defined under 'encoders'"
             )
-        elif config["encoders"][name]["kind"] == "word-vectors" and dataset not in WORD_DATASETS:
+        elif config["encoders"][name]["kind"] == "word-vectors" and dataset not in word_datasets():
             problems.append(
                 f"{key}: {name!r} is a word-vectors encoder, which looks up single words and cannot embed the "
                 f"sentences of {dataset}; name a sentence-transformer encoder instead (defined: {sentence_encoders})"
