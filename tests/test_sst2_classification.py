@@ -70,7 +70,7 @@ def test_classifier_and_feature_layouts_match_scikit_learn_by_hand():
 
     features = clustered_tokens(seed=3)
     table = geometry.classification_table(
-        features, model="synthetic", methods=("none",), max_length=8
+        features, model="synthetic", seeds=(0,), methods=("none",), max_length=8
     ).set_index("reading")
     tokens, offsets = features.tokens.astype(np.float64), features.offsets
     means = np.stack([tokens[a:b].mean(axis=0) for a, b in zip(offsets[:-1], offsets[1:])])

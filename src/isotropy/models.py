@@ -91,6 +91,12 @@ def required_manifests(config: Mapping[str, Any], paths: Sequence[str | None]) -
     return sorted({model_manifest(name) for name in names})
 
 
+def model_manifests(config: Mapping[str, Any], *names: str) -> list[str]:
+    """The rules' one input for models: the manifests of the split models among ``models.<name>``
+    for each name (nothing for a hub or folder model), so that a job waits for its assembly."""
+    return required_manifests(config, [ModelSpec.from_config(config, name).path for name in names])
+
+
 def split_model_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
     """Everything the assembly of ``name`` depends on (the rule's params: a change re-assembles)."""
     models = config.get("split_models") or {}
@@ -478,6 +484,11 @@ class ModelSpec:
     def as_record(self) -> dict[str, Any]:
         """model, revision and path, as results and checkpoints record them."""
         return {"model": self.model, "revision": self.revision, "path": self.path}
+
+    def as_entry(self) -> dict[str, Any]:
+        """The ``models.<name>`` entry this spec reads (:meth:`from_entry`'s inverse): what loads
+        it, and what the project knows of it (``paper``, ``dimension``)."""
+        return {**self.as_record(), "paper": self.paper, "dimension": self.dimension}
 
 
 def model_references(config: Mapping[str, Any]) -> Iterator[tuple[str, str]]:

@@ -303,7 +303,7 @@ def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
     ]
     return {
         "encoders": {name: dict(spec) for name, spec in encoders.items()},
-        "models": {name: _model_record(config, name) for name in dict.fromkeys(used)},
+        "models": {name: model_spec(config, name).as_entry() for name in dict.fromkeys(used)},
         "main": {
             "setups": dict((config.get("main") or {}).get("setups") or {}),
             **_protocol(config, "main"),
@@ -326,9 +326,3 @@ def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
         },
         "istar": {"models": istar_models},
     }
-
-
-def _model_record(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """``models.<name>`` as the measurements read it."""
-    spec = model_spec(config, name)
-    return {**spec.as_record(), "paper": spec.paper, "dimension": spec.dimension}
