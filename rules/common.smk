@@ -1,7 +1,8 @@
 # Configuration validation and the names every stage uses. Stage files hold rules only; they call
 # the package's functions directly, the configuration first, and read settings with Snakemake's
 # lookup(dpath=..., within=config). Everything here comes from one package, isotropy.workflow (and
-# the estimate, over it, for onstart), all plain Python (no torch): a dry run, a lint or a report needs only Snakemake and that code.
+# the estimate, over it, for onstart), all plain Python (no torch): a dry run, a lint or a report
+# needs only Snakemake and that code.
 import sys
 
 from isotropy import estimate, workflow as isotropy_workflow

@@ -510,7 +510,8 @@ def test_glue_bad_rows(tmp_path):
     ],
 )
 def test_glue_label_outside_the_task_domain_is_refused(tmp_path, task, header, row, domain):
-    """An out-of-range label would silently become a class of its own (WNLI's `7`: a third class)."""
+    """An out-of-range label would silently become a class of its own (WNLI's `7`: a third
+    class)."""
     first = {
         "wnli": "0\tx\ty\t1",
         "rte": "0\tx\ty\tentailment",
@@ -525,13 +526,15 @@ def test_glue_label_outside_the_task_domain_is_refused(tmp_path, task, header, r
     with pytest.raises(ValueError) as info:
         readers.read_glue(task, tmp_path)
     assert str(info.value) == (
-        f"{tmp_path / 'train.tsv'}, line {line}: label {label!r} is not a {task} label (one of {domain}); "
+        f"{tmp_path / 'train.tsv'}, line {line}: label {label!r} is not a {task} label (one of "
+        f"{domain}); "
         "fix or remove the row, or re-download the task"
     )
 
 
 def test_only_newlines_end_lines(tmp_path):
-    # Unicode line separators and form feeds inside a field are text, not line ends; CRLF is one end.
+    # Unicode line separators and form feeds inside a field are text, not line ends; CRLF is one
+    # end.
     path = tmp_path / "train.tsv"
     path.write_text(
         "index\tsentence1\tsentence2\tlabel\r\n0\ta\u2028b\tc\x0cd\x85e\tentailment\r\n",
@@ -588,7 +591,8 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
         for name in ("polarity", "snli", "supersense", "pos", "cola", "sst2")
     ]
     (workdir / "Snakefile").write_text(
-        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: "{REPO_ROOT}/rules/data.smk"\n'
+        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\n'
+        f'include: "{REPO_ROOT}/rules/data.smk"\n'
         f"rule all:\n    input: {targets!r}\n"
     )
     env = {**__import__("os").environ}
@@ -606,7 +610,8 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
     assert "download_source" in summary and "prepare_dataset" in summary
     # Asking for a task the mirror lacks fails while the DAG is built, naming the file.
     (workdir / "Snakefile").write_text(
-        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: "{REPO_ROOT}/rules/data.smk"\n'
+        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\n'
+        f'include: "{REPO_ROOT}/rules/data.smk"\n'
         'rule all:\n    input: "resources/data/mnli.parquet"\n'
     )
     result = subprocess.run(

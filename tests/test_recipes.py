@@ -94,7 +94,7 @@ def test_a_model_added_in_an_overlay_is_planned_and_estimated(tmp_path):
     assert "no measured cost for toy embeddings of polarity" in estimate.stdout, estimate.stdout
 
 
-TOY_DATASET_MODULE = '''"""Toy words, each with its part of speech: data set ``toy`` (docs/extending.md)."""
+TOY_DATASET_MODULE = '''"""Toy words with their part of speech: data set ``toy``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """What a long target will do and how long it will take: said before it starts (`make run`,
 `make preview`), and after every finished job while it runs.
 
-    python -m isotropy.estimate --configfile config.yaml config/offline.yaml my.yaml --target main_study
+    python -m isotropy.estimate --configfile config.yaml config/offline.yaml my.yaml \
+        --target main_study
 
 Lays the files over each other as Snakemake does (later files win key by key), validates the
 result against the schema (defaults filled), prints the settings that decide the cost and
@@ -24,7 +25,8 @@ an optimisation run from its updates and metric evaluations, an embedding from i
 job a fixed start-up cost). A :class:`RunProgress` handler on Snakemake's logger then prints, for
 every finished job::
 
-    run: 9/22 jobs done (embed_sentences miniLM/snli), 31% of the expected work, 11 min elapsed, about 24 min left
+    run: 9/22 jobs done (embed_sentences miniLM/snli), 31% of the expected work, 11 min elapsed,
+    about 24 min left
 
 The done share weighs each job by its expected cost, not by its count (22 jobs of which two
 embeddings and four runs are nine tenths of the work). The time left is the expected work left
@@ -194,9 +196,10 @@ def describe(
     """Lines saying what the study will run and how long what is left will take."""
     section = targets.study_section(dict(config), study)
     runs = targets.study_runs(dict(config), study)
+    setups, seeds = len({r["dataset"] for r in runs}), len(section["seeds"])
     lines = [
-        f"{study}: {len(runs)} runs ({len({r['dataset'] for r in runs})} setups x {len(section['seeds'])} "
-        f"seed{'s' if len(section['seeds']) > 1 else ''}) of {section['updates']} updates, metrics "
+        f"{study}: {len(runs)} runs ({setups} setups x {seeds} "
+        f"seed{'s' if seeds > 1 else ''}) of {section['updates']} updates, metrics "
         f"after {targets.every_nth_update(section['metric_stride'])}, device {device}"
     ]
     left, unknown, done = _runs_left(config, study, runs, device, workdir)
@@ -388,9 +391,10 @@ def describe_sensitivity(
     """What the sensitivity grid will run and how long what is left will take, here and on a GPU."""
     section, runs = config["sensitivity"], targets.sensitivity_runs(config)
     cells = targets.sensitivity_cells(config)
+    factors = ", ".join(dict.fromkeys(c["lr_factor"] for c in cells))
     lines = [
         f"sensitivity: {len(runs)} runs ({len(cells)} cells x {len(section['seeds'])} seeds; "
-        f"learning-rate factors {', '.join(c for c in dict.fromkeys(c['lr_factor'] for c in cells))}) "
+        f"learning-rate factors {factors}) "
         f"of {section['updates']} updates, metrics after "
         f"{targets.every_nth_update(section['metric_stride'])}, device {device}"
     ]
@@ -418,11 +422,13 @@ def describe_sensitivity(
             else:
                 left[kind] += seconds
     parallel = max(1, available_cores() or 2)  # one-thread runs (rule optimize_sensitivity)
+    here, gpu = duration(left["cpu"] / parallel), duration(left["cuda"])
     lines.append(
-        f"{done} of {len(runs)} runs done; time left: about {duration(left['cpu'] / parallel)} on this "
-        f"CPU ({parallel} run{'s' if parallel > 1 else ''} at a time), about {duration(left['cuda'])} on "
-        "one GPU (estimates: CPU-seconds of this grid's one-thread runs measured on a loaded 2-core "
-        "machine, scaled by items squared, dimension and evaluations (isotropy.costs.sensitivity_run_seconds); "
+        f"{done} of {len(runs)} runs done; time left: about {here} on this "
+        f"CPU ({parallel} run{'s' if parallel > 1 else ''} at a time), about {gpu} on "
+        "one GPU (estimates: CPU-seconds of this grid's one-thread runs measured on a loaded "
+        "2-core machine, scaled by items squared, dimension and evaluations "
+        "(isotropy.costs.sensitivity_run_seconds); "
         "the GPU's by dimension from one H100 run at 384-d; embeddings come on top)"
     )
     if unknown:
@@ -447,22 +453,16 @@ def describe_extensions(
         f"at most {section['heldout']['max_epochs']} epochs on {section['heldout']['train_size']} "
         f"sentences; device {device}"
     ]
-    todo = [
-        r
-        for r in runs
-        if not made_with(
-            workdir / paths.extensions_run_file("trace.parquet", r["dataset"], r["head"], r["seed"]),
-            {"run": extensions_design.run_settings(config, r["dataset"], r["head"], r["seed"]), "device": config["device"]},
-        )
-    ]  # fmt: skip
+    todo = [r for r in runs if not _extensions_run_done(config, r, workdir)]
     tuning = {k: v for k, v in section["heldout"].items() if k != "setups"}
-    held_todo = [f for f in held if not made_with(workdir / f, {"settings": tuning, "device": config["device"]})]  # fmt: skip
-    costs = [extensions_design.run_seconds(config, r["dataset"], r["head"]) for r in todo]
-    unknown = sorted({f"{r['dataset']}/{r['head']}" for r, c in zip(todo, costs) if c is None})
+    tuned = {"settings": tuning, "device": config["device"]}
+    held_todo = [f for f in held if not made_with(workdir / f, tuned)]
+    run_costs = [extensions_design.run_seconds(config, r["dataset"], r["head"]) for r in todo]
+    unknown = sorted({f"{r['dataset']}/{r['head']}" for r, c in zip(todo, run_costs) if c is None})
     probe = speed_probe()
     speed = host_speed_factor(probe)
     cores = max(1, available_cores() or 2)
-    optimise = speed * sum(c for c in costs if c is not None) / cores  # one thread each
+    optimise = speed * sum(c for c in run_costs if c is not None) / cores  # one thread each
     finetune = speed * len(held_todo) * extensions_design.heldout_seconds(config) / JOB_CORES_USED
     encoders = {(config["main"]["setups"][d]["encoder"], d) for d in section["setups"]}
     encoders |= {(config["main"]["setups"][d]["encoder"], d) for d in section["heldout"]["setups"]}
@@ -477,7 +477,9 @@ def describe_extensions(
     )
     lines.append(speed_line(probe, speed))
     if device == "cuda":
-        lines.append("on a GPU: no cost measured for these heads; the CPU estimate is an upper bound")  # fmt: skip
+        lines.append(
+            "on a GPU: no cost measured for these heads; the CPU estimate is an upper bound"
+        )
     if unknown:
         lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
     load = recent_load()
@@ -488,6 +490,14 @@ def describe_extensions(
             f"{duration(total * factor)} while it stays so"
         )
     return lines
+
+
+def _extensions_run_done(config: Mapping[str, Any], run: Mapping[str, Any], workdir: Path) -> bool:
+    """Whether an extension run's trace was made with these settings (its provenance record)."""
+    dataset, head, seed = run["dataset"], run["head"], run["seed"]
+    trace = workdir / paths.extensions_run_file("trace.parquet", dataset, head, seed)
+    settings = extensions_design.run_settings(config, dataset, head, seed)
+    return made_with(trace, {"run": settings, "device": config["device"]})
 
 
 def available_cores() -> int | None:

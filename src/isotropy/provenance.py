@@ -26,7 +26,9 @@ from typing import Any
 from isotropy.io import sha256_file, write_json
 
 SUFFIX = ".provenance.json"
-RECORD_VERSION = 4  # 2: code.modules (sha256 of every project module the step ran) and hardware; 3: data; 4: no data (all data are inputs)
+# 2: code.modules (sha256 of every project module the step ran) and hardware; 3: data;
+# 4: no data (all data are inputs)
+RECORD_VERSION = 4
 STARTED = _dt.datetime.now(_dt.UTC)  # import time ≈ the step's start
 
 # The packages whose version can change a number or a figure.

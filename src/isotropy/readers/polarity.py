@@ -21,7 +21,8 @@ POLARITY_LABELS = dict(zip(POLARITY_FILES, ("positive", "negative"), strict=True
     description="Pang & Lee sentence polarity v1.0",
 )
 def read_polarity(raw_dir: str | os.PathLike) -> pd.DataFrame:
-    """Pang & Lee sentence polarity v1.0: one sentence per line, label from the file (10,662 rows)."""
+    """Pang & Lee sentence polarity v1.0: one sentence per line, label from the file (10,662
+    rows)."""
     rows = []
     for filename, label in POLARITY_LABELS.items():
         path = raw_file(raw_dir, filename)

@@ -13,8 +13,9 @@ config ``sources`` (and ``main.setups``) plus one new module in this package: no
 :func:`prepare_dataset` is the one path that builds a registered data set from its raw folders.
 
 Every reader returns one table shape, checked here, and builds it with the helpers here
-(:func:`raw_file`, :func:`read_utf8_lines`, :func:`multi_label_frame`). A prepared data set is a pandas DataFrame (stored as ``resources/data/<dataset>.parquet``) with
-``text`` (str), ``text_pair`` (str, pair tasks only) and either ``label`` (str, single-label
+(:func:`raw_file`, :func:`read_utf8_lines`, :func:`multi_label_frame`). A prepared data set
+is a pandas DataFrame (stored as ``resources/data/<dataset>.parquet``) with ``text`` (str),
+``text_pair`` (str, pair tasks only) and either ``label`` (str, single-label
 tasks) or ``labels`` (sorted list of str, multi-label tasks). Surrounding whitespace of texts is
 stripped; labels are strings.
 
@@ -51,8 +52,8 @@ def read_utf8_lines(path: Path) -> list[str]:
     for lineno, line in enumerate(lines, 1):
         if "\0" in line:  # never text: a damaged or binary file, and it would be embedded as is
             raise ValueError(
-                f"{path}, line {lineno}: NUL byte at column {line.index(chr(0)) + 1}; the file is damaged "
-                "or not text: re-fetch its source, or fix the line"
+                f"{path}, line {lineno}: NUL byte at column {line.index(chr(0)) + 1}; the file is "
+                "damaged or not text: re-fetch its source, or fix the line"
             )
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
@@ -86,21 +87,24 @@ def validate_table(table: pd.DataFrame) -> None:
         or columns - {"text", "text_pair", "label", "labels"}
     ):
         raise ValueError(
-            f"prepared table has columns {sorted(columns)}; needed: text, optional text_pair, and exactly one of label/labels"
+            f"prepared table has columns {sorted(columns)}; needed: text, optional text_pair, "
+            "and exactly one of label/labels"
         )
     if len(table) == 0:
         raise ValueError("prepared table is empty")
     for column in columns - {"labels"}:
         bad = table[column].map(lambda v: not isinstance(v, str))
         if bad.any():
+            row = bad.idxmax()
             raise ValueError(
-                f"column {column!r} must hold strings; row {int(bad.idxmax())} holds {table[column][bad.idxmax()]!r}"
+                f"column {column!r} must hold strings; row {int(row)} holds {table[column][row]!r}"
             )
     if "labels" in columns:
         bad = table["labels"].map(lambda v: len(v) == 0 or not all(isinstance(x, str) for x in v))
         if bad.any():
             raise ValueError(
-                f"column 'labels' must hold non-empty lists of strings; row {int(bad.idxmax())} does not"
+                "column 'labels' must hold non-empty lists of strings; "
+                f"row {int(bad.idxmax())} does not"
             )
 
 
@@ -117,9 +121,9 @@ def check_prepared(dataset: str, table: pd.DataFrame, raw_dirs: Sequence[Path]) 
         if column in table.columns:
             bad = table[column].map(lambda v: isinstance(v, str) and "\0" in v)
             if bad.any():
+                item = int(bad.to_numpy().argmax())
                 raise ValueError(
-                    f"data set {dataset!r}: item {int(bad.to_numpy().argmax())} holds a NUL byte in "
-                    f"{column!r}; {remedy}"
+                    f"data set {dataset!r}: item {item} holds a NUL byte in {column!r}; {remedy}"
                 )
     if "label" in table.columns:
         classes = sorted(set(table["label"]))
@@ -258,7 +262,8 @@ def discover_readers(package: str = "isotropy.readers") -> list[str]:
 
 
 def dataset_spec(dataset: str) -> DatasetSpec:
-    """The registered spec of ``dataset``; an unknown name is an error listing the registered ones."""
+    """The registered record of ``dataset``; an unknown name is an error listing the registered
+    ones."""
     if dataset not in DATASETS:
         raise ValueError(f"unknown data set {dataset!r}; expected one of {sorted(DATASETS)}")
     return DATASETS[dataset]

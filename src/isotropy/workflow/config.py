@@ -43,7 +43,8 @@ class ConfigError(ValueError):
 
 
 def deep_merge(base: dict, override: Mapping) -> dict:
-    """``override`` laid over ``base`` as Snakemake merges config files: dicts key by key, the rest replaced."""
+    """``override`` laid over ``base`` as Snakemake merges config files: dicts key by key, the
+    rest replaced."""
     merged = dict(base)
     for key, value in override.items():
         merged[key] = (
@@ -61,7 +62,8 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
         data = Path(path).read_bytes()
     except OSError as error:
         raise ConfigError(
-            f"config file {path} cannot be read ({error.strerror or error}); check the path given to --configfile"
+            f"config file {path} cannot be read ({error.strerror or error}); check the path given "
+            "to --configfile"
         ) from None
     if b"\0" in data:
         raise ConfigError(
@@ -86,7 +88,8 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
         )
     if not isinstance(loaded, dict):
         raise ConfigError(
-            f"config file {path} holds a {type(loaded).__name__}, not a mapping of settings (key: value)"
+            f"config file {path} holds a {type(loaded).__name__}, not a mapping of settings (key: "
+            "value)"
         )
     if trust.YTE_KEY in loaded:
         raise ConfigError(
@@ -136,8 +139,10 @@ def check_overlay(base: Mapping[str, Any], overlay: Mapping[str, Any], path: Any
     """Refuse an empty mapping laid over a non-empty one: merged key by key, it removes nothing."""
     for key, empty in _empty_over_full(base, overlay):
         raise ConfigError(
-            f"{key}: {{}} in config file {path} leaves the {len(empty)} entries the earlier config files "
-            f"give it ({', '.join(map(str, list(empty)[:4]))}) in place, since config files are merged "
+            f"{key}: {{}} in config file {path} leaves the {len(empty)} entries the earlier "
+            "config files "
+            f"give it ({', '.join(map(str, list(empty)[:4]))}) in place, since config files are "
+            "merged "
             "key by key; list the entries to keep instead"
         )
 
@@ -160,7 +165,8 @@ def encoder(config: dict, name: str) -> dict[str, Any]:
         return config["encoders"][name]
     except KeyError:
         raise ConfigError(
-            f"encoder {name!r} is not defined under 'encoders' (defined: {sorted(config['encoders'])})"
+            f"encoder {name!r} is not defined under 'encoders' (defined: "
+            f"{sorted(config['encoders'])})"
         ) from None
 
 
@@ -210,7 +216,8 @@ def encoders_of_kind(config: dict, kind: str) -> list[str]:
 def check_config(config: dict) -> None:
     """Cross-references the schema cannot express; raise one error listing every problem."""
     problems = [
-        f"{key}: {value} is not a finite number; give a finite value (NaN and infinity are never valid settings)"
+        f"{key}: {value} is not a finite number; give a finite value (NaN and infinity are never "
+        "valid settings)"
         for key, value in non_finite_numbers(config)
     ]
     for study in ("main", "glue"):  # preview runs main's setups
@@ -242,7 +249,8 @@ HUB_REVISION = re.compile(r"[0-9a-f]{40}")  # fullmatch: $ would take a final ne
 
 
 def unpinned_hub_entries(config: Mapping[str, Any]) -> list[str]:
-    """Why each hub data set or model of ``config`` is not pinned to a 40-hex commit (empty: all are).
+    """Why each hub data set or model of ``config`` is not pinned to a 40-hex commit (empty: all
+    are).
 
     A model read from a local folder (``path``) needs no revision; anything fetched from the hub
     does, or a re-run could silently read other files.
@@ -264,7 +272,8 @@ def unpinned_hub_entries(config: Mapping[str, Any]) -> list[str]:
         (key, entry) for key, entry in models if entry.get("model") and not entry.get("path")
     ]
     return [
-        f"{key}: {entry.get('path') or entry.get('model')!r} has revision {entry.get('revision')!r}; {fix}"
+        f"{key}: {entry.get('path') or entry.get('model')!r} has revision "
+        f"{entry.get('revision')!r}; {fix}"
         for key, entry in entries
         if not HUB_REVISION.fullmatch(str(entry.get("revision") or ""))
     ]
@@ -404,14 +413,16 @@ def cuda_problem(config: Mapping[str, Any]) -> str | None:
     index = int(device.split(":")[1]) if ":" in device else 0
     if index >= torch.cuda.device_count():
         return (
-            f"device: {device!r} names GPU {index}, but this machine has {torch.cuda.device_count()}; "
+            f"device: {device!r} names GPU {index}, but this machine has "
+            f"{torch.cuda.device_count()}; "
             "set device: cuda or auto"
         )
     return None
 
 
 def validation_error_message(error: Any, schema: Mapping | None = None) -> str:
-    """One short paragraph for a jsonschema ``ValidationError``: the key, its value and what is allowed.
+    """One short paragraph for a jsonschema ``ValidationError``: the key, its value and what is
+    allowed.
 
     Snakemake's own message prints the whole schema (~700 lines) around the key; ``schema`` (the
     root) resolves ``$ref`` so that the keys a shared definition allows are listed too.
@@ -428,11 +439,13 @@ def validation_error_message(error: Any, schema: Mapping | None = None) -> str:
         key = ".".join(filter(None, [where, str(unexpected[0])]))
         listed = ", ".join(allowed) if allowed else "any name"
         return (
-            f"config key {shown_key(key)} (value {_short(error.instance.get(unexpected[0]))}) is not allowed "
+            f"config key {shown_key(key)} (value {_short(error.instance.get(unexpected[0]))}) is "
+            "not allowed "
             f"{'under ' + repr(where) if where else 'at the top level'}; allowed there: {listed}. "
             f"Check its spelling or remove it; {fix}"
         )
-    return f"config key {where or '(top level)'!r} has value {_short(error.instance)}: {error.message}. {fix}"
+    key = where or "(top level)"
+    return f"config key {key!r} has value {_short(error.instance)}: {error.message}. {fix}"
 
 
 def _allowed_keys(subschema: Mapping, root: Mapping) -> list[str]:
@@ -463,7 +476,8 @@ def config_validation_error(error: Exception, schema_path: str) -> Exception:
 
 
 def non_finite_numbers(value: Any, key: str = "") -> Iterator[tuple[str, float]]:
-    """(dotted key, value) of every NaN or infinity in a configuration: JSON schema cannot refuse them."""
+    """(dotted key, value) of every NaN or infinity in a configuration: JSON schema cannot refuse
+    them."""
     if isinstance(value, Mapping):
         for name, item in value.items():
             yield from non_finite_numbers(item, f"{key}.{name}" if key else str(name))
@@ -495,8 +509,10 @@ def _encoder_problems(config: dict, study: str) -> list[str]:
             )
         elif config["encoders"][name]["kind"] == "word-vectors" and dataset not in word_datasets():
             problems.append(
-                f"{key}: {name!r} is a word-vectors encoder, which looks up single words and cannot embed the "
-                f"sentences of {dataset}; name a sentence-transformer encoder instead (defined: {sentence_encoders})"
+                f"{key}: {name!r} is a word-vectors encoder, which looks up single words and "
+                "cannot embed the "
+                f"sentences of {dataset}; name a sentence-transformer encoder instead (defined: "
+                f"{sentence_encoders})"
             )
     return problems
 
@@ -517,7 +533,8 @@ def setting(config: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
 
 
 def check_geometry_config(config: Mapping[str, Any]) -> None:
-    """Cross-references of the ``geometry`` section the schema cannot express; one error lists all."""
+    """Cross-references of the ``geometry`` section the schema cannot express; one error lists
+    all."""
     if "geometry" not in config:
         return
     geometry = config["geometry"]
@@ -538,13 +555,20 @@ def check_geometry_config(config: Mapping[str, Any]) -> None:
         split = geometry["sts"]["splits"].get(name, "validation" if name == "stsb" else "test")
         if f"hf_{name}_{split}" not in config.get("sources", {}):
             problems.append(
-                f"geometry.sts.splits.{name}: {split!r} needs source 'hf_{name}_{split}' under 'sources'"
+                f"geometry.sts.splits.{name}: {split!r} needs source 'hf_{name}_{split}' under "
+                "'sources'"
             )
     static = geometry["clusters"].get("static", {}).get("source")
     if static is not None and static not in config.get("sources", {}):
-        problems.append(f"geometry.clusters.static.source: {static!r} is not defined under 'sources'")  # fmt: skip
-    if corpus.get("windows") and (geometry["clusters"]["max_per_type"] or geometry["clusters"]["max_tokens"]):  # fmt: skip
-        problems.append("geometry.clusters.corpus.windows keeps every position of every window: set clusters.max_per_type and max_tokens to null")  # fmt: skip
+        problems.append(
+            f"geometry.clusters.static.source: {static!r} is not defined under 'sources'"
+        )
+    capped = geometry["clusters"]["max_per_type"] or geometry["clusters"]["max_tokens"]
+    if corpus.get("windows") and capped:
+        problems.append(
+            "geometry.clusters.corpus.windows keeps every position of every window: "
+            "set clusters.max_per_type and max_tokens to null"
+        )
     low, high = geometry["clusters"]["k_range"]
     if high < low:
         problems.append(f"geometry.clusters.k_range: {low} > {high}")

@@ -196,7 +196,8 @@ GEOMETRY_VERDICT_TABLES = {
 
 
 def configured_studies(config: Mapping[str, Any]) -> list[str]:
-    """The studies this run builds: config ``studies`` (all four when absent) that have a section."""
+    """The studies this run builds: config ``studies`` (all four when absent) that have a
+    section."""
     wanted = setting_or_default(config, "studies")
     return [study for study in wanted if config.get(study)]
 
@@ -278,7 +279,8 @@ def report_tables(config: Mapping[str, Any], preview: bool = False) -> list[str]
 
 
 def _protocol(config: Mapping[str, Any], study: str) -> dict[str, Any]:
-    """A study's settings its printed numbers depend on (isotropy.verdicts.measurements.run_protocol)."""
+    """A study's settings its printed numbers depend on
+    (isotropy.verdicts.measurements.run_protocol)."""
     section = config.get(study) or {}
     return {
         key: section[key]

@@ -34,7 +34,8 @@ GEOMETRY_FIGURE_TABLES = {
 
 
 def study_section(config: dict, study: str) -> dict[str, Any]:
-    """A direct-optimisation study's settings; preview is the main study with its own seeds and stride."""
+    """A direct-optimisation study's settings; preview is the main study with its own seeds and
+    stride."""
     if study == "preview":
         return deep_merge(
             config["main"],
@@ -50,7 +51,8 @@ def settings_stamp(config: dict, study: str) -> str:
     section = study_section(config, study)
     seeds = ", ".join(str(seed) for seed in section["seeds"])
     return (
-        f"PREVIEW (make preview): seed{'s' if len(section['seeds']) > 1 else ''} {seeds}, metrics after "
+        f"PREVIEW (make preview): seed{'s' if len(section['seeds']) > 1 else ''} {seeds}, metrics "
+        "after "
         f"{every_nth_update(section['metric_stride'])}; not the paper's protocol (make run)"
     )
 
@@ -310,7 +312,8 @@ def optimisation_run_files(config: dict, study: str, artefact: str) -> list[str]
 
 
 def run_keys(config: dict, study: str) -> list[dict[str, Any]]:
-    """The keys that tag each run's file in tables and figures, in :func:`optimisation_run_files` order."""
+    """The keys that tag each run's file in tables and figures, in
+    :func:`optimisation_run_files` order."""
     return [
         {"encoder": r["encoder"], "dataset": r["dataset"], "seed": r["seed"]}
         for r in table_runs(config, study)
@@ -339,7 +342,8 @@ def names_pattern(names: Any) -> str:
 
 
 def wildcard_patterns(config: Mapping[str, Any]) -> dict[str, str]:
-    """Regular expressions of the wildcards every rule shares (study, encoder, seed, source, dataset)."""
+    """Regular expressions of the wildcards every rule shares (study, encoder, seed, source,
+    dataset)."""
     return {
         "study": "|".join(OPTIMISATION_STUDIES),
         "encoder": r"[A-Za-z0-9_\-]+",
@@ -522,7 +526,8 @@ def sensitivity_settings_line(config: Mapping[str, Any]) -> str:
             if section["metric_sample_size"]
             else ""
         )
-        + f", seeds {', '.join(map(str, seeds))}; items: words with a {section['items_from']} vector"
+        + f", seeds {', '.join(map(str, seeds))}; "
+        + f"items: words with a {section['items_from']} vector"
         + f"; {100 * section['interval_level']:g}% t-intervals over seeds on Fisher z"
     )
 
@@ -548,7 +553,10 @@ def extensions_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def extensions_run_files(config: Mapping[str, Any], artefact: str) -> list[str]:
     """One file of every direct-optimisation run of the extension study."""
-    return [paths.extensions_run_file(artefact, r["dataset"], r["head"], r["seed"]) for r in extensions_runs(config)]  # fmt: skip
+    return [
+        paths.extensions_run_file(artefact, r["dataset"], r["head"], r["seed"])
+        for r in extensions_runs(config)
+    ]
 
 
 def extensions_heldout_files(config: Mapping[str, Any], artefact: str) -> list[str]:
@@ -556,7 +564,11 @@ def extensions_heldout_files(config: Mapping[str, Any], artefact: str) -> list[s
     if extensions_design.SECTION not in config:
         return []
     section = config[extensions_design.SECTION]
-    return [paths.extensions_heldout_file(artefact, d, s) for d in section["heldout"]["setups"] for s in section["seeds"]]  # fmt: skip
+    return [
+        paths.extensions_heldout_file(artefact, d, s)
+        for d in section["heldout"]["setups"]
+        for s in section["seeds"]
+    ]
 
 
 def extensions_outputs() -> list[str]:
