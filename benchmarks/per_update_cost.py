@@ -6,9 +6,9 @@ Usage (after the workflow has prepared and embedded the main study's data, e.g. 
 For each main-study setup it runs the optimisation on the real data, after a warm-up: ``updates``
 and ``2 * updates`` updates with metrics at the start and end only (the difference is the cost of
 the updates), and ``updates`` updates with metrics after every one (the cost of the evaluations).
-It prints wall and process-CPU seconds and the load average, and the ``CPU_SECONDS`` table of
-``isotropy.estimate``: CPU seconds halved, as the rule's 2 threads share them (the wall time of an
-idle 2-core machine). On a busy machine measure with ``--threads 1``: waiting threads spin and
+It prints wall and process-CPU seconds and the load average, and the ``update_cpu_seconds`` and
+``evaluation_cpu_seconds`` rows of ``config/costs.csv`` (with the date, machine and this command):
+CPU seconds halved, as the rule's 2 threads share them (the wall time of an idle 2-core machine). On a busy machine measure with ``--threads 1``: waiting threads spin and
 inflate the CPU time of a multi-threaded run.
 """
 

@@ -1,10 +1,11 @@
 # Configuration validation and the names every stage uses. Stage files hold rules only; they call
 # the package's functions directly, the configuration first, and read settings with Snakemake's
-# lookup(dpath=..., within=config). Everything here comes from one package, isotropy.workflow,
-# all plain Python (no torch): a dry run, a lint or a report needs only Snakemake and that code.
+# lookup(dpath=..., within=config). Everything here comes from one package, isotropy.workflow (and
+# the estimate, over it, for onstart), all plain Python (no torch): a dry run, a lint or a report
+# needs only Snakemake and that code.
 import sys
 
-from isotropy import workflow as isotropy_workflow
+from isotropy import estimate, workflow as isotropy_workflow
 
 configuration = isotropy_workflow.config
 targets = isotropy_workflow.targets
@@ -68,6 +69,7 @@ SENSITIVITY_DERIVED = config.get("sensitivity", {}).get("derived", {})
 
 # When a run starts (not a dry run, not a report): record its effective configuration for
 # `make report` (logs/effective-config/<target>.yaml), and print the whole run's done share
-# and time left after every finished job (isotropy.workflow.run).
+# and time left after every finished job (isotropy.estimate.started; plain Python like the rest,
+# it adds no package to the parse).
 onstart:
-    isotropy_workflow.run.started(workflow, config)
+    estimate.started(workflow, config)

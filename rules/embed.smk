@@ -4,9 +4,8 @@
 rule embed_sentences:
     input:
         table=paths.dataset_table(),
-        model=lambda wc: models.required_manifests(
-            config,
-            [configuration.sentence_encoder_spec(config, wc.encoder).get("path")],
+        model=lambda wc: models.model_manifests(
+            config, configuration.encoder(config, wc.encoder)["model"]
         ),
     output:
         vectors=protected(paths.embedding_file("vectors.npy")),

@@ -8,9 +8,7 @@ rule geometry_token_embeddings:
     input:
         # The corpus's download (checked against the mirror while the DAG is built).
         unpack(lambda wc: readers.corpus_inputs(config)),
-        model=lambda wc: models.required_manifests(
-            config, [configuration.model_spec(config, wc.model).path]
-        ),
+        model=lambda wc: models.model_manifests(config, wc.model),
     output:
         embeddings=paths.token_embeddings(),
     log:
@@ -177,9 +175,7 @@ rule geometry_sentence_embeddings:
                 config, wc.sts, config["geometry"]["sts"]["splits"][wc.sts]
             )
         ),
-        model=lambda wc: models.required_manifests(
-            config, [configuration.model_spec(config, wc.model).path]
-        ),
+        model=lambda wc: models.model_manifests(config, wc.model),
     output:
         embeddings=paths.sentence_embeddings(),
     log:
@@ -369,9 +365,7 @@ rule geometry_collect_isotropy:
 rule geometry_classification_features:
     input:
         unpack(lambda wc: readers.task_inputs(config, wc.task)),
-        model=lambda wc: models.required_manifests(
-            config, [configuration.model_spec(config, wc.model).path]
-        ),
+        model=lambda wc: models.model_manifests(config, wc.model),
     output:
         features=paths.classification_features(),
     log:

@@ -10,9 +10,7 @@ rule finetune:
         # The task's train and validation splits, each a download (hub or mirror); with a mirror,
         # a task whose files it lacks stops the DAG here, naming the tasks it holds.
         unpack(lambda wc: readers.task_inputs(config, wc.task)),
-        model=lambda wc: models.required_manifests(
-            config, [configuration.model_spec(config, wc.model).path]
-        ),
+        model=lambda wc: models.model_manifests(config, wc.model),
     output:
         metrics=paths.istar_run_file(),
     log:
@@ -160,10 +158,10 @@ rule istar_figures2_3:
 rule istar_figure1:
     input:
         validation=lambda wc: readers.task_inputs(config, "sst2")["validation"],
-        model=lambda wc: models.required_manifests(
+        model=lambda wc: models.model_manifests(
             config,
-            [
-                configuration.sentence_encoder_spec(config, name).get("path")
+            *[
+                configuration.encoder(config, name)["model"]
                 for name in config["istar_estimator"]["figure1_encoders"]
             ],
         ),

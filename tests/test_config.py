@@ -140,7 +140,8 @@ def test_schema_errors_are_one_short_paragraph(config, change, named):
     assert isinstance(
         workflow_config.config_validation_error(raised.value, SCHEMA), workflow_config.ConfigError
     )
-    assert "\n" not in message and len(message) < 400, message
+    # The allowed keys are listed, so the limit grows with the schema, far below its ~700 lines.
+    assert "\n" not in message and len(message) < 500, message
     for text in named:
         assert text in message, message
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import subprocess
@@ -15,6 +16,7 @@ import yaml
 
 from isotropy import readers
 from isotropy import sources as download
+from isotropy.workflow import config as workflow_config
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MIRROR_SOURCES = [
@@ -358,10 +360,12 @@ import pandas as pd
 @register_dataset(
     "toy",
     sources={"raw_dir": "toy_words"},
-    options=lambda config: {"mark": config.get("toy_mark", "")},
+    layouts={"raw_dir": "files"},
+    unit="word",
+    option_keys=("mark",),
     description="word<TAB>label lines",
 )
-def read_toy(raw_dir, *, mark):
+def read_toy(raw_dir, *, mark=""):
     rows = [line.split("\\t") for line in read_utf8_lines(raw_file(raw_dir, "words.tsv"))]
     return pd.DataFrame([(w + mark, lab) for w, lab in rows], columns=["text", "label"])
 """
@@ -384,12 +388,17 @@ def test_a_new_reader_module_is_a_new_data_set(toy_reader_module, config, tmp_pa
     monkeypatch.delenv(download.MIRROR_ENV, raising=False)
     assert "toy" not in readers.DATASETS
     assert toy_reader_module in readers.discover_readers()
+    config = copy.deepcopy(config)  # the schema fills defaults in: not into the shared fixture
     toy_config = {
         **config,
         "mirror": None,
-        "toy_mark": "!",
-        "sources": {**config["sources"], "toy_words": {"kind": "http", "url": "https://x/w.tsv"}},
+        "dataset_options": {"toy": {"mark": "!"}},
+        "sources": {**config["sources"], "toy_words": {"kind": "files", "url": "https://x/w.tsv"}},
+        "main": {**config["main"], "setups": {"toy": {"encoder": "word2vec"}}},
     }
+    # A real configuration: through the schema (defaults filled) and every cross-check.
+    workflow_config.check_loaded_config(toy_config)
+    assert readers.DATASETS["toy"].unit == "word"
     assert readers.required_sources("toy", toy_config) == ["toy_words"]
     assert readers.dataset_inputs(toy_config, "toy") == {
         "toy_words": "resources/raw/toy_words/manifest.json"
@@ -406,7 +415,9 @@ def test_a_new_reader_module_is_a_new_data_set(toy_reader_module, config, tmp_pa
     )
     assert table.to_dict("list") == {"text": ["dog!", "run!"], "label": ["noun", "verb"]}
     with pytest.raises(ValueError, match="registered twice"):
-        readers.register_dataset("toy", sources={"raw_dir": "toy_words"})(lambda raw_dir: None)
+        readers.register_dataset("toy", sources={"raw_dir": "toy_words"}, unit="word")(
+            lambda raw_dir: None
+        )
 
 
 def test_write_and_read_roundtrip(tmp_path):
@@ -499,7 +510,8 @@ def test_glue_bad_rows(tmp_path):
     ],
 )
 def test_glue_label_outside_the_task_domain_is_refused(tmp_path, task, header, row, domain):
-    """An out-of-range label would silently become a class of its own (WNLI's `7`: a third class)."""
+    """An out-of-range label would silently become a class of its own (WNLI's `7`: a third
+    class)."""
     first = {
         "wnli": "0\tx\ty\t1",
         "rte": "0\tx\ty\tentailment",
@@ -514,13 +526,15 @@ def test_glue_label_outside_the_task_domain_is_refused(tmp_path, task, header, r
     with pytest.raises(ValueError) as info:
         readers.read_glue(task, tmp_path)
     assert str(info.value) == (
-        f"{tmp_path / 'train.tsv'}, line {line}: label {label!r} is not a {task} label (one of {domain}); "
+        f"{tmp_path / 'train.tsv'}, line {line}: label {label!r} is not a {task} label (one of "
+        f"{domain}); "
         "fix or remove the row, or re-download the task"
     )
 
 
 def test_only_newlines_end_lines(tmp_path):
-    # Unicode line separators and form feeds inside a field are text, not line ends; CRLF is one end.
+    # Unicode line separators and form feeds inside a field are text, not line ends; CRLF is one
+    # end.
     path = tmp_path / "train.tsv"
     path.write_text(
         "index\tsentence1\tsentence2\tlabel\r\n0\ta\u2028b\tc\x0cd\x85e\tentailment\r\n",
@@ -577,7 +591,8 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
         for name in ("polarity", "snli", "supersense", "pos", "cola", "sst2")
     ]
     (workdir / "Snakefile").write_text(
-        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: "{REPO_ROOT}/rules/data.smk"\n'
+        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\n'
+        f'include: "{REPO_ROOT}/rules/data.smk"\n'
         f"rule all:\n    input: {targets!r}\n"
     )
     env = {**__import__("os").environ}
@@ -595,7 +610,8 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
     assert "download_source" in summary and "prepare_dataset" in summary
     # Asking for a task the mirror lacks fails while the DAG is built, naming the file.
     (workdir / "Snakefile").write_text(
-        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: "{REPO_ROOT}/rules/data.smk"\n'
+        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\n'
+        f'include: "{REPO_ROOT}/rules/data.smk"\n'
         'rule all:\n    input: "resources/data/mnli.parquet"\n'
     )
     result = subprocess.run(

@@ -36,7 +36,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 class Server:
-    """Serves ``files`` (path → bytes); ``script`` (path → list of actions) overrides the next requests.
+    """Serves ``files`` (path → bytes); ``script`` (path → list of actions) overrides the next
+    requests.
 
     An action is an HTTP status to answer with an empty body, or "truncate" (announce the full
     length, send 10 bytes, close: a connection reset mid-stream). ``encode`` (path → mode) sends
@@ -391,7 +392,10 @@ def test_nlpl_zip_gives_model_bin_and_loads(server, tmp_path):
     )
     server.files["/222.zip"] = archive
     sources.fetch_source(
-        "word2vec", params("word2vec", [server.url("/222.zip")]), tmp_path / "raw", **FAST
+        "word2vec",
+        params("word2vec", [server.url("/222.zip")], kind="word_vectors"),
+        tmp_path / "raw",
+        **FAST,
     )
     path = sources.word_vectors_file(tmp_path / "raw")
     assert path.name == "model.bin"
@@ -693,9 +697,11 @@ def test_mirror_without_manifest_is_refused_unless_allowed(tmp_path, config, mon
     with pytest.raises(UnverifiedFileError) as info:
         sources.fetch_source("supersense_words", p, tmp_path / "raw")
     assert str(info.value) == (
-        f"mirror file {mirror / 'supersense/words.txt'} cannot be checked ({mirror} has no MANIFEST.tsv) and "
+        f"mirror file {mirror / 'supersense/words.txt'} cannot be checked ({mirror} has no "
+        "MANIFEST.tsv) and "
         "nothing was kept; add its path and sha256 to the mirror's MANIFEST.tsv, or set "
-        "ISOTROPY_ALLOW_UNVERIFIED_MIRROR=1 (config downloads.allow_unverified_mirror) to read unchecked files"
+        "ISOTROPY_ALLOW_UNVERIFIED_MIRROR=1 (config downloads.allow_unverified_mirror) to read "
+        "unchecked files"
     )
     assert list((tmp_path / "raw").iterdir()) == []
     # A MANIFEST.tsv that does not list the file is no better.
@@ -771,8 +777,10 @@ def test_zip_bomb_is_refused_by_unpacked_size(server, tmp_path):
     with pytest.raises(ArchiveError) as info:
         fetch_glue_archive(server, tmp_path, archive, max_extracted_bytes=1 << 20)
     assert str(info.value) == (
-        "archive SST-2.zip unpacks to more than 1048576 bytes (at member 'SST-2/train.tsv'), which looks like a "
-        "decompression bomb; check the source, or raise downloads.max_extracted_bytes in the config if it is known "
+        "archive SST-2.zip unpacks to more than 1048576 bytes (at member 'SST-2/train.tsv'), "
+        "which looks like a "
+        "decompression bomb; check the source, or raise downloads.max_extracted_bytes in the "
+        "config if it is known "
         "to be right"
     )
     assert list((tmp_path / "raw").iterdir()) == []

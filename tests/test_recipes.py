@@ -1,19 +1,21 @@
 """The recipes of docs/extending.md (README "Extending"), each followed on a toy example.
 
-A data set and a metric have their own toy-example tests beside the code they extend
-(tests/test_datasets.py::test_a_new_reader_module_is_a_new_data_set,
-tests/test_metric_registry.py::test_a_registered_metric_gains_its_trace_column); a model is
-followed here, through the workflow itself. Every file a recipe names exists.
+A metric has its own toy-example test beside the code it extends
+(tests/test_metric_registry.py::test_a_registered_metric_gains_its_trace_column); a data set
+and a model are followed here, through the workflow itself. Every file a recipe names exists.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -53,17 +55,141 @@ def test_a_model_added_in_an_overlay_is_planned_and_estimated(tmp_path):
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     bin_dir = Path(sys.executable).parent
     dry = subprocess.run(
-        [str(bin_dir / "snakemake"), "main_study", "-n", "--forceall", "--cores", "1",
-         "--configfile", *configs],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            str(bin_dir / "snakemake"),
+            "main_study",
+            "-n",
+            "--forceall",
+            "--cores",
+            "1",
+            "--configfile",
+            *configs,
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert dry.returncode == 0, dry.stderr[-3000:] + dry.stdout[-3000:]
     assert "resources/embeddings/toy/polarity/vectors.npy" in dry.stdout
     assert "results/main/toy/polarity/seed0/trace.parquet" in dry.stdout
     estimate = subprocess.run(
-        [sys.executable, "-m", "isotropy.estimate", "--configfile", *configs,
-         "--target", "main_study"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "isotropy.estimate",
+            "--configfile",
+            *configs,
+            "--target",
+            "main_study",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert estimate.returncode == 0, estimate.stderr[-3000:]
     assert "no measured cost for toy embeddings of polarity" in estimate.stdout, estimate.stdout
+
+
+TOY_DATASET_MODULE = '''"""Toy words with their part of speech: data set ``toy``."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+from isotropy.readers.registry import raw_file, read_utf8_lines, register_dataset
+
+
+@register_dataset(
+    "toy",
+    sources={"raw_dir": "toy_words"},
+    layouts={"raw_dir": "files"},
+    unit="word",
+    option_keys=("mark",),
+    description="word<TAB>label lines",
+)
+def read_toy(raw_dir: str | os.PathLike, *, mark: str = "") -> pd.DataFrame:
+    rows = [line.split("\\t") for line in read_utf8_lines(raw_file(raw_dir, "words.tsv"))]
+    return pd.DataFrame([(word + mark, label) for word, label in rows], columns=["text", "label"])
+'''
+
+
+def _git(repo: Path, *args: str) -> str:
+    command = ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args]
+    return subprocess.run(command, cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.mark.slow
+def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
+    """docs/extending.md's data-set recipe followed in a copy of the repository: a new reader
+    module and one config.yaml entry (its source, its main setup, its option) are all it
+    touches; the configuration passes the schema and every check, the dry run plans the data
+    set's download, preparation, lookup and runs, and the two jobs that make its table run."""
+    repo = tmp_path / "repo"
+    for name in _git(ROOT, "ls-files").splitlines():
+        if (ROOT / name).is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, repo / name)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "copy")
+    words = tmp_path / "words.tsv"
+    words.write_text("dog\tnoun\nrun\tverb\ncat\tnoun\n", encoding="utf-8")
+    # The recipe: one module ...
+    (repo / "src/isotropy/readers/toy.py").write_text(TOY_DATASET_MODULE, encoding="utf-8")
+    # ... and one config entry: its source (a plain file, kind files), its setup, its option.
+    config = yaml.safe_load((repo / "config.yaml").read_text(encoding="utf-8"))
+    config["sources"]["toy_words"] = {
+        "kind": "files",
+        "url": words.as_uri(),
+        "sha256": hashlib.sha256(words.read_bytes()).hexdigest(),
+    }
+    config["main"]["setups"]["toy"] = {"encoder": "word2vec", "bias": True}
+    config["dataset_options"] = {"toy": {"mark": "!"}}
+    (repo / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    touched = sorted(line[3:] for line in _git(repo, "status", "--porcelain", "-uall").splitlines())
+    assert touched == ["config.yaml", "src/isotropy/readers/toy.py"], touched
+
+    env = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}
+    env.update(PYTHONPATH=str(repo / "src"), HF_HUB_OFFLINE="1")
+    load = "from isotropy.workflow.config import load_config; load_config(['config.yaml'])"
+    checked = subprocess.run(
+        [sys.executable, "-c", load], cwd=repo, env=env, capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stderr[-3000:]
+    snakemake = [sys.executable, "-m", "snakemake", "--cores", "1"]
+    dry = subprocess.run(
+        [*snakemake, "-n", "main_study"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert dry.returncode == 0, dry.stderr[-3000:] + dry.stdout[-3000:]
+    for planned in (
+        "resources/raw/toy_words/manifest.json",
+        "resources/data/toy.parquet",
+        "resources/embeddings/word2vec/toy/vectors.npy",
+        "results/main/word2vec/toy/seed0/trace.parquet",
+    ):
+        assert planned in dry.stdout, planned
+    made = subprocess.run(
+        [*snakemake, "resources/data/toy.parquet"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert made.returncode == 0, made.stderr[-3000:]
+    table = pd.read_parquet(repo / "resources/data/toy.parquet")
+    assert table.to_dict("list") == {
+        "text": ["dog!", "run!", "cat!"],
+        "label": ["noun", "verb", "noun"],
+    }

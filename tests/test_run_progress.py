@@ -64,7 +64,7 @@ def test_jobs_are_weighed_by_the_estimate_costs():
                 5,
                 "optimize_embeddings",
                 {"study": "preview", "encoder": "miniLM", "dataset": "polarity", "seed": "0"},
-            ),  # fmt: skip
+            ),
             (6, "embed_sentences", {"encoder": "miniLM", "dataset": "snli"}),
             (7, "download_source", {"source": "polarity"}),
         ],
@@ -87,10 +87,10 @@ def test_snakemake_reports_finished_jobs_to_the_handler(tmp_path):
     (tmp_path / "Snakefile").write_text(
         textwrap.dedent(
             """
-            from isotropy.workflow import run
+            from isotropy import estimate
 
             onstart:
-                run.started(workflow, {"device": "cpu"})
+                estimate.started(workflow, {"device": "cpu"})
 
             rule all:
                 input: "b.txt"
@@ -138,8 +138,6 @@ def test_snakemake_reports_finished_jobs_to_the_handler(tmp_path):
 def test_a_progress_plan_that_fails_never_stops_the_run(tmp_path, capsys, monkeypatch):
     from types import SimpleNamespace
 
-    from isotropy.workflow import run
-
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # a user's own: started() adds nothing
 
@@ -148,6 +146,6 @@ def test_a_progress_plan_that_fails_never_stops_the_run(tmp_path, capsys, monkey
             raise RuntimeError("no jobs today")
 
     workflow = SimpleNamespace(dag=BrokenDag(), dag_settings=SimpleNamespace(targets={"all"}))
-    run.started(workflow, {"device": "cpu"})
+    estimate.started(workflow, {"device": "cpu"})
     assert capsys.readouterr().err == "run progress lines off: RuntimeError: no jobs today\n"
     assert (tmp_path / "logs/effective-config/all.yaml").is_file()

@@ -1,7 +1,8 @@
 """What a long target will do and how long it will take: said before it starts (`make run`,
 `make preview`), and after every finished job while it runs.
 
-    python -m isotropy.estimate --configfile config.yaml config/offline.yaml my.yaml --target main_study
+    python -m isotropy.estimate --configfile config.yaml config/offline.yaml my.yaml \
+        --target main_study
 
 Lays the files over each other as Snakemake does (later files win key by key), validates the
 result against the schema (defaults filled), prints the settings that decide the cost and
@@ -24,7 +25,8 @@ an optimisation run from its updates and metric evaluations, an embedding from i
 job a fixed start-up cost). A :class:`RunProgress` handler on Snakemake's logger then prints, for
 every finished job::
 
-    run: 9/22 jobs done (embed_sentences miniLM/snli), 31% of the expected work, 11 min elapsed, about 24 min left
+    run: 9/22 jobs done (embed_sentences miniLM/snli), 31% of the expected work, 11 min elapsed,
+    about 24 min left
 
 The done share weighs each job by its expected cost, not by its count (22 jobs of which two
 embeddings and four runs are nine tenths of the work). The time left is the expected work left
@@ -40,6 +42,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -49,7 +52,7 @@ from typing import Any, TextIO
 
 import yaml
 
-from isotropy import compute, paths, sensitivity
+from isotropy import compute, costs, paths
 from isotropy.extensions import design as extensions_design
 from isotropy.logs import duration
 from isotropy.provenance import record_path
@@ -59,70 +62,38 @@ from isotropy.workflow import targets
 
 TARGET_STUDIES = {"main_study": "main", "preview_study": "preview", "glue_study": "glue"}
 
-# Seconds per update (forward, backward, Adam) and per evaluation of IsoScore + silhouette, per
-# main-study setup, on an idle 2-core CPU with the rule's 2 threads: process CPU seconds measured
-# single-threaded on the offline mirror's data and embeddings (benchmarks/per_update_cost.py
-# --threads 1; 20 updates, 100 for the 50-d setups whose updates cost little), halved for 2
-# threads. A lower bound: 2 threads rarely halve the time exactly. Measured 2026-11-24 on the
-# idle 2-core machine (load average below 1), probe 0.090 (PROBE_CPU_SECONDS).
+
+# The measured costs are data: config/costs.csv, each number with the date, the machine and the
+# command that measured it (isotropy.costs). CPU costs are relative to the speed probe's time
+# there (PROBE_CPU_SECONDS); the estimate scales them by the probe's time now.
+# dataset: (CPU-s per update, per evaluation of IsoScore + silhouette) on the rule's 2 threads.
 CPU_SECONDS = {
-    # dataset: (per update, per metric evaluation)
-    "polarity": (0.0092, 0.289),
-    "snli": (0.0142, 0.444),
-    "pos": (0.0008, 0.056),
-    "supersense": (0.0014, 0.071),
+    dataset: (per_update, costs.by_dataset("evaluation_cpu_seconds")[dataset])
+    for dataset, per_update in costs.by_dataset("update_cpu_seconds").items()
 }
-# One H100 (an earlier session, polarity, metrics after every update): 11 s per 1,000 updates.
-# Only that total is known; it is used for every setup (all have 10k-13k rows) as an upper
-# bound for coarser strides.
-GPU_SECONDS_PER_UPDATE_WITH_METRICS = 0.011
-# Sentence embeddings: process-CPU seconds per unique text, per encoder and data set, one
-# thread, the configured batch size, model loading apart (benchmarks/embedding_cost.py on the
-# offline mirror's prepared data, a seeded sample of 1,000 texts each; same session as
-# CPU_SECONDS). Halved below for the rule's 2 threads. Keyed by the model measured (its hub
-# name, models.<name>.model), whatever the encoder is called; a data set not measured gets its
-# model's largest measured cost.
-EMBED_CPU_SECONDS_PER_TEXT = {
-    ("sentence-transformers/all-MiniLM-L6-v2", "polarity"): 0.00963,
-    ("sentence-transformers/all-MiniLM-L6-v2", "snli"): 0.00401,
+GPU_SECONDS_PER_UPDATE_WITH_METRICS = costs.value("gpu_seconds_per_update_with_metrics")
+# (hub name, data set): process-CPU s per unique text on one thread; keyed by the model measured
+# (models.<name>.model), whatever the encoder is called.
+EMBED_CPU_SECONDS_PER_TEXT = costs.by_model("embed_cpu_seconds_per_text")
+EMBED_LOAD_CPU_SECONDS = max(costs.by_model("embed_load_cpu_seconds").values())
+WORD_VECTOR_CPU_SECONDS = costs.value("word_vector_lookup_cpu_seconds")
+# By how idle OpenMP threads wait (isotropy.compute.THREAD_POLICIES).
+CONTENTION_EXCESS = {
+    policy: costs.value(f"contention_excess_{policy}") for policy in ("passive", "default")
 }
-# Process-CPU seconds to import sentence-transformers and load MiniLM (same measurement).
-EMBED_LOAD_CPU_SECONDS = 2.2
-# A whole word-vector lookup job, process-CPU seconds on one thread: reading the offline
-# mirror's 53,071 x 50 GloVe file dominates (same measurement: 1.6 CPU-s for pos, 1.5 for
-# supersense; NLPL model 222 is a larger file, not measured).
-WORD_VECTOR_CPU_SECONDS = 1.6
-# Wall time beside busy processes over the cores' fair share, by how idle OpenMP threads wait
-# (isotropy.compute.THREAD_POLICIES): the optimisation loop (2 threads, metrics after every
-# update, polarity's shape) idle and beside 2 busy processes on 2 cores, whose fair share is
-# (2 + 2) / 2 = 2x idle (benchmarks/optimize.py --contention 2 --contention-repeats 3, best of
-# 3; measured 2026-11-23; docs/measurements.md). Spinning threads took 3.84x idle, passive ones
-# 1.92x (0.96 of the share, counted as 1).
-CONTENTION_EXCESS = {"passive": 1.0, "default": 1.9}
-# Every job starts a Python process that imports pandas, often torch, and writes provenance:
-# about 7 s of wall time per job on the idle 2-core machine. Calibrated on the idle `make preview`
-# (8 min 13 s end to end for 22 jobs against 5.5 min of modelled work: (493 - 330) / 22), with
-# the costs measured before 2026-11-24. With today's costs the idle preview printed 5.4 min and
-# took 4 min 49 s (docs/measurements.md): the 2-thread jobs take 1.3x their modelled time, the
-# start-ups less than this, and the two nearly cancel.
-JOB_OVERHEAD_SECONDS = 7.0
-# The optimisation and embedding jobs take 2 threads each (rules/optimize.smk, rules/embed.smk).
+JOB_OVERHEAD_SECONDS = costs.value("job_overhead_seconds")
+# The optimisation and embedding jobs take 2 threads each (rules/optimize.smk, rules/embed.smk)
+# but keep JOB_CORES_USED of the cores busy on an idle machine.
 JOB_THREADS = 2
-# ... but do not keep both cores busy: on the idle machine the preview's two embeddings and four
-# optimisation runs used 353 CPU-s in 263 s of wall time (2026-11-24, Snakemake's benchmark
-# files), 1.34 cores. On a busy machine a job needs that many cores to run at its idle speed,
-# so its slowdown is that over the cores it gets (busy_factor), not its thread count's.
-JOB_CORES_USED = 1.35
-# What the CPU costs above are relative to: process-CPU seconds of speed_probe() on the machine
-# and in the session they were measured in. CPUs differ, and so does one shared virtual machine
-# from day to day: the same polarity embedding took 177 CPU-s on 2026-11-23 and 98 a day later.
-# The estimate scales every CPU cost by the probe's time now over this one (host_speed_factor).
-PROBE_CPU_SECONDS = 0.090
+JOB_CORES_USED = costs.value("job_cores_used")
+PROBE_CPU_SECONDS = costs.value("probe_cpu_seconds")
 # Bounds on that factor: beyond them a probe says more about a burst on the machine than its CPU.
 SPEED_FACTOR_BOUNDS = (0.25, 4.0)
-# Unique texts of each data set as prepared from the offline mirror (counted there), used
-# before the data are prepared; a prepared table is counted instead.
-MIRROR_UNIQUE_TEXTS = {"polarity": 10_662, "snli": 12_982, "pos": 11_462, "supersense": 10_650}
+# Unique texts of each data set as prepared from the offline mirror, used before the data are
+# prepared; a prepared table is counted instead.
+MIRROR_UNIQUE_TEXTS = {
+    dataset: int(count) for dataset, count in costs.by_dataset("mirror_unique_texts").items()
+}
 
 
 def run_seconds(dataset: str, settings: Mapping[str, Any], device: str) -> float | None:
@@ -225,9 +196,10 @@ def describe(
     """Lines saying what the study will run and how long what is left will take."""
     section = targets.study_section(dict(config), study)
     runs = targets.study_runs(dict(config), study)
+    setups, seeds = len({r["dataset"] for r in runs}), len(section["seeds"])
     lines = [
-        f"{study}: {len(runs)} runs ({len({r['dataset'] for r in runs})} setups x {len(section['seeds'])} "
-        f"seed{'s' if len(section['seeds']) > 1 else ''}) of {section['updates']} updates, metrics "
+        f"{study}: {len(runs)} runs ({setups} setups x {seeds} "
+        f"seed{'s' if seeds > 1 else ''}) of {section['updates']} updates, metrics "
         f"after {targets.every_nth_update(section['metric_stride'])}, device {device}"
     ]
     left, unknown, done = _runs_left(config, study, runs, device, workdir)
@@ -419,9 +391,10 @@ def describe_sensitivity(
     """What the sensitivity grid will run and how long what is left will take, here and on a GPU."""
     section, runs = config["sensitivity"], targets.sensitivity_runs(config)
     cells = targets.sensitivity_cells(config)
+    factors = ", ".join(dict.fromkeys(c["lr_factor"] for c in cells))
     lines = [
         f"sensitivity: {len(runs)} runs ({len(cells)} cells x {len(section['seeds'])} seeds; "
-        f"learning-rate factors {', '.join(c for c in dict.fromkeys(c['lr_factor'] for c in cells))}) "
+        f"learning-rate factors {factors}) "
         f"of {section['updates']} updates, metrics after "
         f"{targets.every_nth_update(section['metric_stride'])}, device {device}"
     ]
@@ -441,7 +414,7 @@ def describe_sensitivity(
             done += 1
             continue
         for kind in left:
-            seconds = sensitivity.run_seconds(
+            seconds = costs.sensitivity_run_seconds(
                 config, run, kind, CPU_SECONDS, GPU_SECONDS_PER_UPDATE_WITH_METRICS
             )
             if seconds is None:
@@ -449,11 +422,13 @@ def describe_sensitivity(
             else:
                 left[kind] += seconds
     parallel = max(1, available_cores() or 2)  # one-thread runs (rule optimize_sensitivity)
+    here, gpu = duration(left["cpu"] / parallel), duration(left["cuda"])
     lines.append(
-        f"{done} of {len(runs)} runs done; time left: about {duration(left['cpu'] / parallel)} on this "
-        f"CPU ({parallel} run{'s' if parallel > 1 else ''} at a time), about {duration(left['cuda'])} on "
-        "one GPU (estimates: CPU-seconds of this grid's one-thread runs measured on a loaded 2-core "
-        "machine, scaled by items squared, dimension and evaluations (isotropy.sensitivity.run_seconds); "
+        f"{done} of {len(runs)} runs done; time left: about {here} on this "
+        f"CPU ({parallel} run{'s' if parallel > 1 else ''} at a time), about {gpu} on "
+        "one GPU (estimates: CPU-seconds of this grid's one-thread runs measured on a loaded "
+        "2-core machine, scaled by items squared, dimension and evaluations "
+        "(isotropy.costs.sensitivity_run_seconds); "
         "the GPU's by dimension from one H100 run at 384-d; embeddings come on top)"
     )
     if unknown:
@@ -478,22 +453,16 @@ def describe_extensions(
         f"at most {section['heldout']['max_epochs']} epochs on {section['heldout']['train_size']} "
         f"sentences; device {device}"
     ]
-    todo = [
-        r
-        for r in runs
-        if not made_with(
-            workdir / paths.extensions_run_file("trace.parquet", r["dataset"], r["head"], r["seed"]),
-            {"run": extensions_design.run_settings(config, r["dataset"], r["head"], r["seed"]), "device": config["device"]},
-        )
-    ]  # fmt: skip
+    todo = [r for r in runs if not _extensions_run_done(config, r, workdir)]
     tuning = {k: v for k, v in section["heldout"].items() if k != "setups"}
-    held_todo = [f for f in held if not made_with(workdir / f, {"settings": tuning, "device": config["device"]})]  # fmt: skip
-    costs = [extensions_design.run_seconds(config, r["dataset"], r["head"]) for r in todo]
-    unknown = sorted({f"{r['dataset']}/{r['head']}" for r, c in zip(todo, costs) if c is None})
+    tuned = {"settings": tuning, "device": config["device"]}
+    held_todo = [f for f in held if not made_with(workdir / f, tuned)]
+    run_costs = [extensions_design.run_seconds(config, r["dataset"], r["head"]) for r in todo]
+    unknown = sorted({f"{r['dataset']}/{r['head']}" for r, c in zip(todo, run_costs) if c is None})
     probe = speed_probe()
     speed = host_speed_factor(probe)
     cores = max(1, available_cores() or 2)
-    optimise = speed * sum(c for c in costs if c is not None) / cores  # one thread each
+    optimise = speed * sum(c for c in run_costs if c is not None) / cores  # one thread each
     finetune = speed * len(held_todo) * extensions_design.heldout_seconds(config) / JOB_CORES_USED
     encoders = {(config["main"]["setups"][d]["encoder"], d) for d in section["setups"]}
     encoders |= {(config["main"]["setups"][d]["encoder"], d) for d in section["heldout"]["setups"]}
@@ -508,7 +477,9 @@ def describe_extensions(
     )
     lines.append(speed_line(probe, speed))
     if device == "cuda":
-        lines.append("on a GPU: no cost measured for these heads; the CPU estimate is an upper bound")  # fmt: skip
+        lines.append(
+            "on a GPU: no cost measured for these heads; the CPU estimate is an upper bound"
+        )
     if unknown:
         lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
     load = recent_load()
@@ -519,6 +490,14 @@ def describe_extensions(
             f"{duration(total * factor)} while it stays so"
         )
     return lines
+
+
+def _extensions_run_done(config: Mapping[str, Any], run: Mapping[str, Any], workdir: Path) -> bool:
+    """Whether an extension run's trace was made with these settings (its provenance record)."""
+    dataset, head, seed = run["dataset"], run["head"], run["seed"]
+    trace = workdir / paths.extensions_run_file("trace.parquet", dataset, head, seed)
+    settings = extensions_design.run_settings(config, dataset, head, seed)
+    return made_with(trace, {"run": settings, "device": config["device"]})
 
 
 def available_cores() -> int | None:
@@ -691,6 +670,42 @@ def attach(workflow: Any, config: Mapping[str, Any]) -> RunProgress | None:
     handler = RunProgress(plan(config, jobs), prior_factor=factor / parallel)
     logging.getLogger("snakemake.logging").addHandler(handler)
     return handler
+
+
+def record_effective_config(
+    config: Mapping[str, Any], requested: Iterable[str], workdir: str | Path = "."
+) -> list[Path]:
+    """Write the run's effective configuration to ``logs/effective-config/<target>.yaml`` for
+    every requested target named by a plain word (main_study, preview_study, ...; a file target
+    has no such record). Only a run that starts writes it, never an estimate, so ``make report``
+    describes the results the last real run made with the settings that made them."""
+    written = []
+    for target in sorted(requested):
+        if not re.fullmatch(r"\w+", target):
+            continue
+        path = Path(workdir) / paths.EFFECTIVE_CONFIG / f"{target}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(dict(config), sort_keys=False))
+        written.append(path)
+    return written
+
+
+def started(workflow: Any, config: Mapping[str, Any]) -> None:
+    """What a run does when it starts (``onstart`` in rules/common.smk; never in a dry run or a
+    report): the jobs' thread wait policy set in the environment they inherit (here, as no job
+    has started yet), its configuration recorded, then the progress lines attached."""
+    if added := compute.apply_job_environment():
+        print(
+            "jobs' idle threads sleep instead of spinning: "
+            + ", ".join(f"{k}={v}" for k, v in added.items())
+            + " (isotropy.compute; set OMP_WAIT_POLICY yourself to choose otherwise)",
+            file=sys.stderr,
+        )
+    record_effective_config(config, workflow.dag_settings.targets)
+    try:
+        attach(workflow, config)
+    except Exception as error:  # the progress lines are a help: never the reason a run stops
+        print(f"run progress lines off: {type(error).__name__}: {error}", file=sys.stderr)
 
 
 if __name__ == "__main__":

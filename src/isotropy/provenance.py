@@ -26,7 +26,9 @@ from typing import Any
 from isotropy.io import sha256_file, write_json
 
 SUFFIX = ".provenance.json"
-RECORD_VERSION = 4  # 2: code.modules (sha256 of every project module the step ran) and hardware; 3: data; 4: no data (all data are inputs)
+# 2: code.modules (sha256 of every project module the step ran) and hardware; 3: data;
+# 4: no data (all data are inputs)
+RECORD_VERSION = 4
 STARTED = _dt.datetime.now(_dt.UTC)  # import time ≈ the step's start
 
 # The packages whose version can change a number or a figure.
@@ -65,7 +67,7 @@ def is_record(path: str | os.PathLike) -> bool:
 
 
 def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str | None]:
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in names:
         try:
             versions[name] = metadata.version(name)

@@ -7,7 +7,7 @@ zero-padded or isometrically embedded) x a label set (:data:`LABEL_SETS`) x a le
 factor, each with several seeds (the replication unit). Every vector set sees the same items:
 the words that the ``items_from`` encoder has a vector for.
 
-This module holds the label sets, the vector transforms and the cost, and the study's
+This module holds the label sets and the vector transforms, and the study's
 measurements: per step, per seed and per cell. The grid, its files and settings are read from
 the configuration by :mod:`isotropy.workflow.targets` (``sensitivity_*``), the section's
 cross-checks are in :mod:`isotropy.workflow.config`.
@@ -28,8 +28,6 @@ cross-checks are in :mod:`isotropy.workflow.config`.
 from __future__ import annotations
 
 import math
-import os
-import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -37,8 +35,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy import paths
-from isotropy.traces import evaluation_count
 from isotropy.verdicts.tolerances import R_LIMIT, seed_interval, signs_disagree, spearman_limit
 
 STUDY = "sensitivity"
@@ -270,72 +266,6 @@ def _transform_problems(where: str, spec: Mapping, encoders: Mapping, derived: M
     if kind in ("pca", "pad", "orthogonal") and "dim" not in spec:
         problems.append(f"{where}: transform {kind} needs dim")
     return problems
-
-
-# ---------------------------------------------------------------------------------------------
-# Cost, said before the run (python -m isotropy.estimate --target sensitivity_study)
-
-# Items of each setup on the offline mirror (main study's Table 1), the base of the CPU costs.
-BASE_ITEMS = {"supersense": 10560, "pos": 11462}
-# Items of the label set ``single`` on the mirror (words with one label and a GloVe vector).
-LABEL_SET_ITEMS = {("supersense", "single"): 5597, ("pos", "single"): 8156}
-BASE_DIM = 50  # the measured CPU costs (isotropy.estimate.CPU_SECONDS) are for 50-d vectors
-
-
-def vector_dim(config: Mapping, name: str) -> int | None:
-    """The dimension of a vector set, from an existing vectors.npy, else what its source gives
-    (``models.<name>.dimension`` for a sentence encoder; None: unknown)."""
-    derived = dict(config[STUDY].get("derived") or {})
-    if name in derived:
-        spec = derived[name]
-        return spec.get("dim") or vector_dim(config, spec["of"])
-    for setup in ("supersense", "pos"):
-        path = paths.embedding_file("vectors.npy", name, setup)
-        if os.path.isfile(path):
-            return int(np.load(path, mmap_mode="r").shape[1])
-    spec = config["encoders"][name]
-    if spec["kind"] == "sentence-transformer":
-        return ((config.get("models") or {}).get(spec["model"]) or {}).get("dimension")
-    source = config["sources"][spec["source"]]
-    if os.environ.get("ISOTROPY_MIRROR") or config.get("mirror"):
-        match = re.search(r"(\d+)d", " ".join(source.get("mirror") or []))
-        return int(match.group(1)) if match else None
-    return 300  # NLPL model 222
-
-
-# CPU seconds of one one-thread run of 1,000 updates with 21 evaluations (metrics every 50th
-# update) on 10,560 items at 50-d, fitted to this grid's own runs on the shared 2-core machine
-# (load average 5-7, 2026-11-23; benchmarks/results/sensitivity/): a fixed start-up plus a part
-# that grows as items² and as dimension^DIM_POWER (50-d: 16-26 s, 50-d single labels: 5-16 s,
-# 300-d: 71-75 s). The part is split between updates and evaluations as the main study's
-# measured costs split it that day (isotropy.estimate.CPU_SECONDS as then: evaluations 83% at
-# this stride). Not scaled by the estimate's speed probe, which came later.
-RUN_CPU_STARTUP, RUN_CPU_PART, DIM_POWER, EVALUATION_SHARE = 6.1, 13.9, 0.88, 0.83
-
-
-def run_seconds(
-    config: Mapping, run: Mapping, device: str, cpu_seconds: Mapping, gpu_per_update: float
-) -> float | None:
-    """Estimated wall time of one run (:data:`RUN_CPU_PART` and its neighbours on a CPU).
-
-    The items of a label set are :data:`LABEL_SET_ITEMS` (counted on the mirror); one not
-    counted is costed as ``all`` (an upper bound: it keeps a subset).
-    """
-    section = config[STUDY]
-    dim = vector_dim(config, run["vectors"])
-    if dim is None or run["setup"] not in cpu_seconds:
-        return None
-    items = section["paper_size"] if run["label_set"] == "paper_size" else BASE_ITEMS[run["setup"]]
-    items = LABEL_SET_ITEMS.get((run["setup"], run["label_set"]), items)
-    scale_items = items / BASE_ITEMS["supersense"]
-    updates, stride = section["updates"], section["metric_stride"]
-    if device == "cuda":  # measured at 384-d, every update; larger tables scale with dimension
-        return updates * gpu_per_update * max(1.0, dim / 384)
-    evaluations = evaluation_count(updates, stride)
-    if section["metric_sample_size"]:
-        scale_items = min(scale_items, section["metric_sample_size"] / BASE_ITEMS["supersense"])
-    work = (1 - EVALUATION_SHARE) * updates / 1000 + EVALUATION_SHARE * evaluations / 21
-    return RUN_CPU_STARTUP + RUN_CPU_PART * work * scale_items**2 * (dim / BASE_DIM) ** DIM_POWER
 
 
 if TYPE_CHECKING:

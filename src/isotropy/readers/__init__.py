@@ -48,6 +48,7 @@ from isotropy.readers.pos import (
 )
 from isotropy.readers.registry import (
     DATASETS,
+    UNITS,
     DatasetSpec,
     check_prepared,
     dataset_spec,
@@ -91,6 +92,7 @@ __all__ = [
     "SUPERSENSE_CLASSES",
     "SUPERSENSE_FILE",
     "WORDNET_POS",
+    "UNITS",
     "DatasetSpec",
     "GlueFormat",
     "check_prepared",

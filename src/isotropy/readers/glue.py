@@ -20,7 +20,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class GlueFormat:
-    """Columns of a GLUE task's tsv files: by header name, or by position when there is no header."""
+    """Columns of a GLUE task's tsv files: by header name, or by position when there is no
+    header."""
 
     text: str | int
     label: str | int
@@ -85,7 +86,8 @@ def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv
             }
         except ValueError as exc:
             raise ValueError(
-                f"{path}, line 1: header {header} lacks a column ({exc}); is this the {task} {file_name}?"
+                f"{path}, line 1: header {header} lacks a column ({exc}); "
+                f"is this the {task} {file_name}?"
             ) from exc
         body, first = lines[1:], 2
     else:
@@ -107,8 +109,8 @@ def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv
             continue
         if label not in spec.labels:
             raise ValueError(
-                f"{path}, line {lineno}: label {label!r} is not a {task} label (one of {', '.join(spec.labels)}); "
-                "fix or remove the row, or re-download the task"
+                f"{path}, line {lineno}: label {label!r} is not a {task} label "
+                f"(one of {', '.join(spec.labels)}); fix or remove the row, or re-download the task"
             )
         row = [fields[index[spec.text]].strip()]
         if spec.text_pair is not None:
@@ -120,7 +122,11 @@ def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv
     return pd.DataFrame(rows, columns=columns)
 
 
-for _task in GLUE_TASKS:
+for _task, _format in GLUE_FORMATS.items():
     register_dataset(
-        _task, sources={"raw_dir": f"glue_{_task}"}, description=f"GLUE {_task} training split"
+        _task,
+        sources={"raw_dir": f"glue_{_task}"},
+        layouts={"raw_dir": "glue"},
+        unit="sentence" if _format.text_pair is None else "pair",
+        description=f"GLUE {_task} training split",
     )(partial(read_glue, _task))

@@ -7,15 +7,22 @@ import os
 import pandas as pd
 
 from isotropy.readers.registry import raw_file, read_utf8_lines, register_dataset
+from isotropy.sources import POLARITY_FILES
 
-POLARITY_LABELS = {"rt-polarity.pos": "positive", "rt-polarity.neg": "negative"}
+# The layout's two files (named once, in isotropy.sources.layouts), by the label each holds.
+POLARITY_LABELS = dict(zip(POLARITY_FILES, ("positive", "negative"), strict=True))
 
 
 @register_dataset(
-    "polarity", sources={"raw_dir": "polarity"}, description="Pang & Lee sentence polarity v1.0"
+    "polarity",
+    sources={"raw_dir": "polarity"},
+    layouts={"raw_dir": "polarity"},
+    unit="sentence",
+    description="Pang & Lee sentence polarity v1.0",
 )
 def read_polarity(raw_dir: str | os.PathLike) -> pd.DataFrame:
-    """Pang & Lee sentence polarity v1.0: one sentence per line, label from the file (10,662 rows)."""
+    """Pang & Lee sentence polarity v1.0: one sentence per line, label from the file (10,662
+    rows)."""
     rows = []
     for filename, label in POLARITY_LABELS.items():
         path = raw_file(raw_dir, filename)

@@ -50,7 +50,8 @@ def read_codwoe_items(path: str | os.PathLike) -> list[dict[str, Any]]:
 
 
 def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
-    """CoDWoE English words, each labelled with the set of its parts of speech over all its glosses."""
+    """CoDWoE English words, each labelled with the set of its parts of speech over all its
+    glosses."""
     files = [p for p in source_files(raw_dir) if p.suffix in {".json", ".csv"}]
     if not files:
         raise FileNotFoundError(f"no CoDWoE .json/.csv file in {raw_dir}")
@@ -63,7 +64,8 @@ def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
             if not isinstance(item, dict) or "word" not in item or "pos" not in item:
                 keys = sorted(item) if isinstance(item, dict) else type(item).__name__
                 raise ValueError(
-                    f"{where}: expected 'word' and 'pos' keys, found {keys}; the CoDWoE training files lack them, "
+                    f"{where}: expected 'word' and 'pos' keys, found {keys}; the CoDWoE training "
+                    "files lack them, "
                     "use the release with words and parts of speech (trial, reference or full data)"
                 )
             word, pos = item["word"], item["pos"]
@@ -118,7 +120,8 @@ def pos_standin(vocabulary: Iterable[str], wordnet, size: int) -> pd.DataFrame:
 def read_pos_wordnet(
     vectors_dir: str | os.PathLike, wordnet_dir: str | os.PathLike, size: int
 ) -> pd.DataFrame:
-    """POS stand-in built from a fetched word-vector source and WordNet (see :func:`pos_standin`)."""
+    """POS stand-in built from a fetched word-vector source and WordNet (see
+    :func:`pos_standin`)."""
     path, wordnet = word_vectors_file(vectors_dir), open_wordnet(wordnet_dir)
     # Most frequent words are mostly WordNet headwords: read a prefix of the file first, and the
     # whole vocabulary only when the prefix falls short.
@@ -127,7 +130,8 @@ def read_pos_wordnet(
     if len(table) < size and len(vectors) == 4 * size:
         table = pos_standin(load_word_vectors(path).index_to_key, wordnet, size)
     log.warning(
-        "pos: using the WordNet stand-in (config pos_source: wordnet), NOT CoDWoE: %d most frequent "
+        "pos: using the WordNet stand-in (config pos_source: wordnet), NOT CoDWoE: %d most "
+        "frequent "
         "WordNet headwords of %s",
         len(table),
         vectors_dir,
@@ -142,6 +146,9 @@ def read_pos_wordnet(
 @register_dataset(
     "pos",
     sources=pos_sources,
+    layouts={"raw_dir": "codwoe", "vectors_dir": "word_vectors", "wordnet_dir": "wordnet"},
+    unit="word",
+    option_keys=("pos_source", "pos_standin_size"),
     options=pos_options,
     description="CoDWoE English words with their POS (multi-label)",
 )

@@ -1,15 +1,21 @@
-"""The data-set registry: data set → the sources it reads, its options and its reader.
+"""The data-set registry: data set → its record (:class:`DatasetSpec`): the sources it reads by
+role and the raw layout each must have, its unit (word, sentence or pair), its option keys and
+its reader.
 
 A reader module registers its data set next to its reader with :func:`register_dataset`; this
-module never names one. :func:`discover_readers` imports every module of a package (the
+module never names one. Every consumer reads the record: the rules (sources, options), the
+configuration's checks (a word-vector encoder only for words; a source of the right layout;
+``dataset_options`` keys the reader takes), and the estimate (its measured costs, by the data
+set's name in ``config/costs.csv``). :func:`discover_readers` imports every module of a package (the
 ``isotropy.readers`` package does so when it is imported), so adding a data set is one entry in
 config ``sources`` (and ``main.setups``) plus one new module in this package: no list to edit.
 
 :func:`prepare_dataset` is the one path that builds a registered data set from its raw folders.
 
 Every reader returns one table shape, checked here, and builds it with the helpers here
-(:func:`raw_file`, :func:`read_utf8_lines`, :func:`multi_label_frame`). A prepared data set is a pandas DataFrame (stored as ``resources/data/<dataset>.parquet``) with
-``text`` (str), ``text_pair`` (str, pair tasks only) and either ``label`` (str, single-label
+(:func:`raw_file`, :func:`read_utf8_lines`, :func:`multi_label_frame`). A prepared data set
+is a pandas DataFrame (stored as ``resources/data/<dataset>.parquet``) with ``text`` (str),
+``text_pair`` (str, pair tasks only) and either ``label`` (str, single-label
 tasks) or ``labels`` (sorted list of str, multi-label tasks). Surrounding whitespace of texts is
 stripped; labels are strings.
 
@@ -46,8 +52,8 @@ def read_utf8_lines(path: Path) -> list[str]:
     for lineno, line in enumerate(lines, 1):
         if "\0" in line:  # never text: a damaged or binary file, and it would be embedded as is
             raise ValueError(
-                f"{path}, line {lineno}: NUL byte at column {line.index(chr(0)) + 1}; the file is damaged "
-                "or not text: re-fetch its source, or fix the line"
+                f"{path}, line {lineno}: NUL byte at column {line.index(chr(0)) + 1}; the file is "
+                "damaged or not text: re-fetch its source, or fix the line"
             )
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
@@ -81,21 +87,24 @@ def validate_table(table: pd.DataFrame) -> None:
         or columns - {"text", "text_pair", "label", "labels"}
     ):
         raise ValueError(
-            f"prepared table has columns {sorted(columns)}; needed: text, optional text_pair, and exactly one of label/labels"
+            f"prepared table has columns {sorted(columns)}; needed: text, optional text_pair, "
+            "and exactly one of label/labels"
         )
     if len(table) == 0:
         raise ValueError("prepared table is empty")
     for column in columns - {"labels"}:
         bad = table[column].map(lambda v: not isinstance(v, str))
         if bad.any():
+            row = bad.idxmax()
             raise ValueError(
-                f"column {column!r} must hold strings; row {int(bad.idxmax())} holds {table[column][bad.idxmax()]!r}"
+                f"column {column!r} must hold strings; row {int(row)} holds {table[column][row]!r}"
             )
     if "labels" in columns:
         bad = table["labels"].map(lambda v: len(v) == 0 or not all(isinstance(x, str) for x in v))
         if bad.any():
             raise ValueError(
-                f"column 'labels' must hold non-empty lists of strings; row {int(bad.idxmax())} does not"
+                "column 'labels' must hold non-empty lists of strings; "
+                f"row {int(bad.idxmax())} does not"
             )
 
 
@@ -112,9 +121,9 @@ def check_prepared(dataset: str, table: pd.DataFrame, raw_dirs: Sequence[Path]) 
         if column in table.columns:
             bad = table[column].map(lambda v: isinstance(v, str) and "\0" in v)
             if bad.any():
+                item = int(bad.to_numpy().argmax())
                 raise ValueError(
-                    f"data set {dataset!r}: item {int(bad.to_numpy().argmax())} holds a NUL byte in "
-                    f"{column!r}; {remedy}"
+                    f"data set {dataset!r}: item {item} holds a NUL byte in {column!r}; {remedy}"
                 )
     if "label" in table.columns:
         classes = sorted(set(table["label"]))
@@ -148,23 +157,38 @@ log = logging.getLogger(__name__)
 
 SourcesOf = Callable[[Mapping[str, Any]], dict[str, str]]
 OptionsOf = Callable[[Mapping[str, Any]], dict[str, Any]]
+# What one item of a data set is: a word (word vectors can embed it), a sentence, or a sentence
+# pair (text, text_pair).
+UNITS = ("word", "sentence", "pair")
 
 
-def _no_options(config: Mapping[str, Any]) -> dict[str, Any]:
-    return {}
+def configured_options(name: str) -> OptionsOf:
+    """The options of data set ``name`` as the configuration gives them: ``dataset_options.<name>``
+    (empty when absent), for a data set whose reader takes options beyond the sources."""
+
+    def options_of(config: Mapping[str, Any]) -> dict[str, Any]:
+        return dict((config.get("dataset_options") or {}).get(name) or {})
+
+    return options_of
 
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """How to build one data set: the source roles it needs and the reader over their raw folders.
+    """One data set's record: what building it needs and what it holds.
 
-    ``sources`` maps config → {role (the reader's argument): source name}; ``options`` maps
-    config → the keyword options the reader takes (the config values the data set depends on).
+    ``sources`` maps config → {role (the reader's argument): source name}; ``layouts`` maps a
+    role → the raw layout (config ``sources.<name>.kind``, :data:`isotropy.sources.LAYOUTS`) its
+    source must have; ``unit`` is one of :data:`UNITS`; ``options`` maps config → the keyword
+    options the reader takes (the config values the data set depends on), whose names are
+    ``option_keys``.
     """
 
     sources: SourcesOf
     reader: Callable[..., pd.DataFrame]
-    options: OptionsOf = field(default=_no_options)
+    unit: str
+    options: OptionsOf
+    option_keys: tuple[str, ...] = ()
+    layouts: Mapping[str, str] = field(default_factory=dict)
     description: str = ""
 
 
@@ -175,15 +199,22 @@ def register_dataset(
     name: str,
     *,
     sources: Mapping[str, str] | SourcesOf,
+    unit: str,
+    layouts: Mapping[str, str] | None = None,
+    option_keys: tuple[str, ...] = (),
     options: OptionsOf | None = None,
     description: str = "",
 ) -> Callable[[Callable[..., pd.DataFrame]], Callable[..., pd.DataFrame]]:
     """Register data set ``name``, built by the decorated reader.
 
     ``sources``: {reader argument: source name} (keys of config ``sources``), or a function of
-    the config giving it. ``options``: a function of the config giving the reader's keyword
-    options. A name registered twice is an error naming both readers.
+    the config giving it; ``layouts``: {reader argument: the raw layout its source must have};
+    ``unit``: one of :data:`UNITS`; ``option_keys``: the keyword options the reader takes,
+    which ``options`` (a function of the config) gives, by default from config
+    ``dataset_options.<name>``. A name registered twice is an error naming both readers.
     """
+    if unit not in UNITS:
+        raise ValueError(f"data set {name!r}: unit {unit!r} is not one of {UNITS}")
     if callable(sources):
         sources_of = sources
     else:
@@ -198,7 +229,15 @@ def register_dataset(
                 f"data set {name!r} is registered twice: by {_reader_name(DATASETS[name].reader)} "
                 f"and by {_reader_name(reader)}; rename one"
             )
-        DATASETS[name] = DatasetSpec(sources_of, reader, options or _no_options, description)
+        DATASETS[name] = DatasetSpec(
+            sources=sources_of,
+            reader=reader,
+            unit=unit,
+            options=options or configured_options(name),
+            option_keys=tuple(option_keys),
+            layouts=dict(layouts or {}),
+            description=description,
+        )
         return reader
 
     return register
@@ -223,7 +262,8 @@ def discover_readers(package: str = "isotropy.readers") -> list[str]:
 
 
 def dataset_spec(dataset: str) -> DatasetSpec:
-    """The registered spec of ``dataset``; an unknown name is an error listing the registered ones."""
+    """The registered record of ``dataset``; an unknown name is an error listing the registered
+    ones."""
     if dataset not in DATASETS:
         raise ValueError(f"unknown data set {dataset!r}; expected one of {sorted(DATASETS)}")
     return DATASETS[dataset]

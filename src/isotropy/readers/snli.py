@@ -16,10 +16,15 @@ SNLI_LABELS = ("entailment", "neutral", "contradiction")
 
 
 @register_dataset(
-    "snli", sources={"raw_dir": "snli"}, description="SNLI 1.0 validation, gold-labelled pairs"
+    "snli",
+    sources={"raw_dir": "snli"},
+    layouts={"raw_dir": "snli"},
+    unit="pair",
+    description="SNLI 1.0 validation, gold-labelled pairs",
 )
 def read_snli(raw_dir: str | os.PathLike) -> pd.DataFrame:
-    """SNLI 1.0 validation pairs with a gold label (9,842 rows); the ``-`` (no consensus) ones dropped."""
+    """SNLI 1.0 validation pairs with a gold label (9,842 rows); the ``-`` (no consensus) ones
+    dropped."""
     path = raw_file(raw_dir, "snli_1.0_dev.jsonl")
     rows, unlabelled = [], 0
     for lineno, line in enumerate(read_utf8_lines(path), 1):

@@ -57,7 +57,8 @@ def read_feature_table(path: Path, max_bytes: int = MAX_TABLE_BYTES) -> tuple[pd
         if len(members) != 1:
             raise ValueError(
                 f"{path}: expected one CSV file inside, found "
-                f"{[m.filename for m in members] or archive.namelist()}; re-download source supersense_features"
+                f"{[m.filename for m in members] or archive.namelist()}; re-download source "
+                "supersense_features"
             )
         info = members[0]
         label = f"{path}:{info.filename}"
@@ -183,19 +184,20 @@ _FALSE = {"false", "0", "0.0", ""}
 def read_supersense_tikhonov(raw_dir: str | os.PathLike) -> pd.DataFrame:
     """The paper's supersense data: Tikhonov et al.'s words, each with its supersense flags.
 
-        ``words_features.zip`` (altsoph/modality_shifts) holds one CSV of word pairs: ``word1``,
-        ``word2`` and, per word, 26 flags ``word<k>.attrs.supersenses.is_<class>`` (the word columns are found from the file:
-    :func:`~isotropy.readers.supersense.find_word_columns`). Every word of
-        either column becomes one item labelled ``noun.<class>`` for each flag set (the names WordNet
-        gives its lexicographer files, as the WordNet stand-in labels them). The paper leaves open,
-        and this reader chooses:
+    ``words_features.zip`` (altsoph/modality_shifts) holds one CSV of word pairs: ``word1``,
+    ``word2`` and, per word, 26 flags ``word<k>.attrs.supersenses.is_<class>`` (the word
+    columns are found from the file: :func:`~isotropy.readers.supersense.find_word_columns`).
+    Every word of either column becomes one item labelled ``noun.<class>`` for each flag set
+    (the names WordNet gives its lexicographer files, as the WordNet stand-in labels them). The
+    paper leaves open, and this reader chooses:
 
-        - a word that occurs in several pairs is one item, labelled with the union of its flags
-          over all its occurrences (occurrences that disagree are counted in the log);
-        - words are kept as written (surrounding whitespace stripped, case kept);
-        - a flag is set when it reads true/1, unset when false/0 or empty; anything else is an error;
-        - words with no flag set are dropped (counted in the log);
-        - items are in order of first occurrence (row by row, word1 before word2).
+    - a word that occurs in several pairs is one item, labelled with the union of its flags
+      over all its occurrences (occurrences that disagree are counted in the log);
+    - words are kept as written (surrounding whitespace stripped, case kept);
+    - a flag is set when it reads true/1, unset when false/0 or empty; anything else is an
+      error;
+    - words with no flag set are dropped (counted in the log);
+    - items are in order of first occurrence (row by row, word1 before word2).
     """
     table, label = read_feature_table(raw_file(raw_dir, SUPERSENSE_FILE))
     return supersense_items(table, label)
@@ -264,6 +266,13 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
 @register_dataset(
     "supersense",
     sources=supersense_sources,
+    layouts={
+        "raw_dir": "supersense_features",
+        "words_dir": "supersense_words",
+        "wordnet_dir": "wordnet",
+    },
+    unit="word",
+    option_keys=("supersense_source",),
     options=supersense_options,
     description="Tikhonov et al. (2023) words with their noun supersenses (multi-label)",
 )

@@ -33,6 +33,7 @@ from isotropy.sources.fetch import (
 )
 from isotropy.sources.layouts import (
     LAYOUTS,
+    POLARITY_FILES,
     ExtractionLimits,
     Fetched,
     MemberPins,
@@ -88,6 +89,7 @@ __all__ = [
     "DOWNLOAD_DEFAULTS",
     "HUB_FILE",
     "LAYOUTS",
+    "POLARITY_FILES",
     "LOCK_ENV",
     "MIRROR_ENV",
     "RELOCK_ENV",

@@ -7,14 +7,16 @@ one parser serves both:
 ===================  ==============================================================
 kind                 files in ``resources/raw/<source>/``
 ===================  ==============================================================
-polarity             ``rt-polarity.pos``, ``rt-polarity.neg`` (UTF-8; the Cornell tarball is Latin-1/cp1252)
+polarity             ``rt-polarity.pos``, ``rt-polarity.neg`` (UTF-8; the Cornell tarball is
+                     Latin-1/cp1252)
 snli                 ``snli_1.0_dev.jsonl``
 wordnet              ``corpora/wordnet.zip`` (``NLTK_DATA=resources/raw/<source>`` works)
 supersense_words     ``words.txt``
 supersense_features  ``words_features.zip`` (Tikhonov et al.'s word pairs with supersense flags)
 codwoe               ``en.*.json`` / ``en.*.csv`` (the English files of the release)
 word_vectors         one word2vec file (``model.bin`` from an NLPL zip, or the file as given)
-glue                 ``train.tsv`` (MRPC: rebuilt from ``msr_paraphrase_train.txt`` minus the dev ids)
+glue                 ``train.tsv`` (MRPC: rebuilt from ``msr_paraphrase_train.txt`` minus the
+                     dev ids)
 hub                  ``data.parquet``: one split of a Hugging Face hub data set (``datasets``),
                      or from a mirror its files as named there (GLUE: ``train.tsv``, ``dev.tsv``)
 files                every fetched file as it is, under its own name (no layout code needed)
@@ -75,8 +77,10 @@ class MemberPins:
             raise ChecksumError(
                 f"archive {archive}: member {member!r} has sha256 {digest} ({size} bytes), pinned "
                 f"{pin['sha256']} ({pin['bytes']} bytes) (sources.{self.source}.members.{base}); "
-                "nothing was kept: the archive is not the published one. If its new member is known "
-                f"to be right, change sources.{self.source}.members.{base} in config.yaml deliberately"
+                "nothing was kept: the archive is not the published one. If its new member is "
+                "known "
+                f"to be right, change sources.{self.source}.members.{base} in config.yaml "
+                "deliberately"
             )
         self.checked[base] = {"member": member, "sha256": digest, "bytes": size}
 
@@ -169,8 +173,10 @@ def _opener(
 def _check_member_count(item: Fetched, count: int) -> None:
     if count > item.limits.max_members:
         raise ArchiveError(
-            f"archive {item.name} holds more than {item.limits.max_members} members, which looks like an archive "
-            "bomb; check the source, or raise downloads.max_archive_members in the config if it is known to be right"
+            f"archive {item.name} holds more than {item.limits.max_members} members, which looks "
+            "like an archive "
+            "bomb; check the source, or raise downloads.max_archive_members in the config if it "
+            "is known to be right"
         )
 
 
@@ -195,7 +201,8 @@ class _ByteBudget:
     def _spend(self, member: str, size: int, commit: bool = True) -> None:
         if size > self.left:
             raise ArchiveError(
-                f"archive {self.item.name} unpacks to more than {self.item.limits.max_bytes} bytes (at member "
+                f"archive {self.item.name} unpacks to more than {self.item.limits.max_bytes} "
+                "bytes (at member "
                 f"{member!r}), which looks like a decompression bomb; check the source, or raise "
                 "downloads.max_extracted_bytes in the config if it is known to be right"
             )
@@ -272,7 +279,8 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
             written[target] = member
     if not written:
         raise ValueError(
-            f"archive {item.name} holds none of the expected files; its layout changed or the URL is wrong"
+            f"archive {item.name} holds none of the expected files; its layout changed or the URL "
+            "is wrong"
         )
     return list(written)
 
@@ -318,17 +326,17 @@ def _layout(kind: str) -> Callable[[Normaliser], Normaliser]:
 
 
 def source_kind(name: str, source_cfg: Mapping[str, Any] | None = None) -> str:
-    """How a source is laid out: its config ``kind`` if given, else inferred from its name."""
+    """How a source is laid out: its config ``kind`` if given, else the layout of its name
+    (``polarity``), or ``glue`` for a GLUE task's ``glue_<task>``."""
     if source_cfg and source_cfg.get("kind"):
         return str(source_cfg["kind"])
     if name.startswith("glue_"):
         return "glue"
-    if name in {"word2vec", "word_vectors", "glove", "fasttext"}:
-        return "word_vectors"
     if name in LAYOUTS:
         return name
     raise ValueError(
-        f"source {name!r} has no known layout; give it a 'kind' in config.yaml (one of {sorted(LAYOUTS)})"
+        f"source {name!r} has no known layout; give it a 'kind' in config.yaml "
+        f"(one of {sorted(LAYOUTS)})"
     )
 
 
@@ -348,7 +356,8 @@ def decode_text(data: bytes, encoding: str, label: str) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ValueError(
-            f"{label}, line {line}: byte {data[exc.start : exc.start + 1]!r} is not valid {encoding}; "
+            f"{label}, line {line}: byte {data[exc.start : exc.start + 1]!r} is not valid "
+            f"{encoding}; "
             f"the file must be {encoding}-encoded"
         ) from exc
 
@@ -466,7 +475,8 @@ def _word_vectors(items: list[Fetched], origin: str, staging: Path) -> list[str]
     ]
     if len(chosen) != 1:
         raise ValueError(
-            f"{item.name}: expected one model.bin or word2vec file inside, found {chosen or members}"
+            f"{item.name}: expected one model.bin or word2vec file inside, found "
+            f"{chosen or members}"
         )
     return extract_members(item, lambda m: m == chosen[0], staging)
 
@@ -516,7 +526,8 @@ def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> int:
             fields = line.strip().split("\t")
             if len(fields) != 2:
                 raise ValueError(
-                    f"{dev_ids}, line {lineno}: expected 2 tab-separated ids, found {len(fields)} fields"
+                    f"{dev_ids}, line {lineno}: expected 2 tab-separated ids, found {len(fields)} "
+                    "fields"
                 )
             dev.add(tuple(fields))
     lines = decode_text(msr_train.read_bytes(), "utf-8-sig", str(msr_train)).splitlines()

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from isotropy.models import ModelSpec
+
 # The models each paper reports, by the names in its tables (config/published_values.csv).
 CAI_MODELS = ("BERT", "DistilBERT", "GPT", "GPT-2", "ELMo")  # Cai et al., Table 3
 ISTAR_MODELS = ("BERT", "ALBERT", "DistilBERT")  # Rudman & Eickhoff
@@ -72,15 +74,25 @@ def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[st
     return out
 
 
+def _model(config: Mapping[str, Any], model: str | None) -> ModelSpec | None:
+    """The record of ``models.<model>`` (None: no such model)."""
+    try:
+        return ModelSpec.from_config(config, model or "")
+    except ValueError:
+        return None
+
+
 def paper_name(config: Mapping[str, Any], model: str | None) -> str | None:
     """``models.<model>.paper``: the model's name in the papers that studied it (None: none did,
     or no such model)."""
-    return ((config.get("models") or {}).get(model or "") or {}).get("paper")
+    spec = _model(config, model)
+    return spec.paper if spec else None
 
 
 def hub_name(config: Mapping[str, Any], model: str) -> str:
     """``models.<model>.model`` (the hub name), or the configured name for a folder-only model."""
-    return ((config.get("models") or {}).get(model) or {}).get("model") or model
+    spec = _model(config, model)
+    return (spec.model if spec else None) or model
 
 
 def encoder_paper_name(config: Mapping[str, Any], encoder: str) -> str:

@@ -1,5 +1,5 @@
-"""What Snakemake asks while it parses: configuration, targets, input functions and what a run
-does when it starts. The workflow layer: it imports the science and data packages, never the
+"""What Snakemake asks while it parses: configuration, targets and input functions. The
+workflow layer: it imports the science and data packages, never the
 other way round (tests/test_architecture.py).
 
 - :mod:`~isotropy.workflow.config`: :func:`~isotropy.workflow.config.load_config` (the one
@@ -7,10 +7,9 @@ other way round (tests/test_architecture.py).
   cross-check, each problem in one sentence;
 - :mod:`~isotropy.workflow.targets`: each study's runs, settings and final files;
 - :mod:`~isotropy.workflow.inputs`: the input functions the rules call, and what the claims,
-  the paper comparison and the report read;
-- :mod:`~isotropy.workflow.run`: what a run does when it starts (``onstart``): the jobs' thread
-  wait policy, its effective configuration recorded, the whole run's progress printed after
-  every job.
+  the paper comparison and the report read.
+
+What a run does when it starts (``onstart``) is the estimate's: :func:`isotropy.estimate.started`.
 
 ``from isotropy import workflow`` (rules/common.smk) gives these as attributes, and beside them
 the data-layer modules whose functions rules call directly, each with the configuration first:
@@ -26,7 +25,7 @@ from __future__ import annotations
 
 from isotropy import models, paths, readers, sources, trust
 from isotropy.verdicts import standins
-from isotropy.workflow import config, inputs, run, targets
+from isotropy.workflow import config, inputs, targets
 
 __all__ = [
     "config",
@@ -34,7 +33,6 @@ __all__ = [
     "models",
     "paths",
     "readers",
-    "run",
     "sources",
     "standins",
     "targets",

@@ -35,9 +35,6 @@ from isotropy.defaults import CONFIG_SCHEMA
 from isotropy.models import ModelSpec, unknown_model_problems
 
 SCHEMA = CONFIG_SCHEMA
-# Data sets whose items are single words; every other one holds sentences, which word vectors
-# (a lookup of one word) cannot embed.
-WORD_DATASETS = frozenset({"pos", "supersense"})
 GEOMETRY_RESERVED_MODEL_NAMES = {"static", "figures"}  # folder names of results/geometry/ itself
 
 
@@ -65,8 +62,8 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
         data = Path(path).read_bytes()
     except OSError as error:
         raise ConfigError(
-            f"config file {path} cannot be read ({error.strerror or error}); "
-            "check the path given to --configfile"
+            f"config file {path} cannot be read ({error.strerror or error}); check the path given "
+            "to --configfile"
         ) from None
     if b"\0" in data:
         raise ConfigError(
@@ -91,8 +88,8 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
         )
     if not isinstance(loaded, dict):
         raise ConfigError(
-            f"config file {path} holds a {type(loaded).__name__}, "
-            "not a mapping of settings (key: value)"
+            f"config file {path} holds a {type(loaded).__name__}, not a mapping of settings (key: "
+            "value)"
         )
     if trust.YTE_KEY in loaded:
         raise ConfigError(
@@ -143,8 +140,9 @@ def check_overlay(base: Mapping[str, Any], overlay: Mapping[str, Any], path: Any
     for key, empty in _empty_over_full(base, overlay):
         raise ConfigError(
             f"{key}: {{}} in config file {path} leaves the {len(empty)} entries the earlier "
-            f"config files give it ({', '.join(map(str, list(empty)[:4]))}) in place, since "
-            "config files are merged "
+            "config files "
+            f"give it ({', '.join(map(str, list(empty)[:4]))}) in place, since config files are "
+            "merged "
             "key by key; list the entries to keep instead"
         )
 
@@ -167,8 +165,8 @@ def encoder(config: dict, name: str) -> dict[str, Any]:
         return config["encoders"][name]
     except KeyError:
         raise ConfigError(
-            f"encoder {name!r} is not defined under 'encoders' "
-            f"(defined: {sorted(config['encoders'])})"
+            f"encoder {name!r} is not defined under 'encoders' (defined: "
+            f"{sorted(config['encoders'])})"
         ) from None
 
 
@@ -218,14 +216,14 @@ def encoders_of_kind(config: dict, kind: str) -> list[str]:
 def check_config(config: dict) -> None:
     """Cross-references the schema cannot express; raise one error listing every problem."""
     problems = [
-        f"{key}: {value} is not a finite number; "
-        "give a finite value (NaN and infinity are never valid settings)"
+        f"{key}: {value} is not a finite number; give a finite value (NaN and infinity are never "
+        "valid settings)"
         for key, value in non_finite_numbers(config)
     ]
     for study in ("main", "glue"):  # preview runs main's setups
         if study in config:
             problems += _encoder_problems(config, study)
-    problems += _setup_problems(config) + markup_problems(config)
+    problems += _setup_problems(config) + dataset_problems(config) + markup_problems(config)
     problems += path_problems(config) + huge_number_problems(config)
     problems += _stride_problems(config)
     problems += sensitivity.config_problems(config)
@@ -274,8 +272,8 @@ def unpinned_hub_entries(config: Mapping[str, Any]) -> list[str]:
         (key, entry) for key, entry in models if entry.get("model") and not entry.get("path")
     ]
     return [
-        f"{key}: {entry.get('path') or entry.get('model')!r} "
-        f"has revision {entry.get('revision')!r}; {fix}"
+        f"{key}: {entry.get('path') or entry.get('model')!r} has revision "
+        f"{entry.get('revision')!r}; {fix}"
         for key, entry in entries
         if not HUB_REVISION.fullmatch(str(entry.get("revision") or ""))
     ]
@@ -290,6 +288,60 @@ def _setup_problems(config: dict) -> list[str]:
         for name in setups
         if name not in readers.DATASETS
     ]
+
+
+def dataset_problems(config: Mapping[str, Any]) -> list[str]:
+    """What the data sets' records refuse: ``dataset_options`` for a data set or an option no
+    record names, and a main-study data set whose source has another raw layout than its record
+    asks (``sources.<name>.kind``)."""
+    problems = []
+    for dataset, options in (config.get("dataset_options") or {}).items():
+        if dataset not in readers.DATASETS:
+            problems.append(
+                f"dataset_options: {shown_key(dataset)} is not a registered data set "
+                f"(registered: {', '.join(sorted(readers.DATASETS))})"
+            )
+            continue
+        keys = readers.DATASETS[dataset].option_keys
+        problems += [
+            f"dataset_options.{dataset}: {shown_key(key)} is not an option of its reader "
+            f"(its record names: {', '.join(keys) or 'none'})"
+            for key in options
+            if key not in keys
+        ]
+    configured = config.get("sources") or {}
+    for dataset in (config.get("main") or {}).get("setups") or {}:
+        if dataset not in readers.DATASETS:
+            continue  # _setup_problems names it
+        layouts = readers.DATASETS[dataset].layouts
+        try:
+            roles = readers.dataset_sources(config, dataset)
+        except ValueError as error:  # e.g. pos from WordNet without a word-vector encoder
+            problems.append(f"main.setups.{dataset}: {error}")
+            continue
+        for role, source in roles.items():
+            if role not in layouts or source not in configured:
+                continue  # required_sources names a missing source while the DAG is built
+            kind = _kind_or_none(source, configured[source])
+            if kind != layouts[role]:
+                problems.append(
+                    f"sources.{source}: data set {dataset!r} reads it as a {layouts[role]!r} "
+                    f"source, but its kind is {kind!r}; give it kind: {layouts[role]}"
+                )
+    return problems
+
+
+def _kind_or_none(name: str, entry: Mapping[str, Any]) -> str | None:
+    try:
+        return sources.source_kind(name, entry)
+    except ValueError:
+        return None
+
+
+def word_datasets() -> set[str]:
+    """Data sets whose items are single words (their records' unit); every other one holds
+    sentences or pairs, which word vectors (a lookup of one word) cannot embed."""
+    return {name for name, spec in readers.DATASETS.items() if spec.unit == "word"}
 
 
 def _stride_problems(config: dict) -> list[str]:
@@ -361,8 +413,8 @@ def cuda_problem(config: Mapping[str, Any]) -> str | None:
     index = int(device.split(":")[1]) if ":" in device else 0
     if index >= torch.cuda.device_count():
         return (
-            f"device: {device!r} names GPU {index}, "
-            f"but this machine has {torch.cuda.device_count()}; "
+            f"device: {device!r} names GPU {index}, but this machine has "
+            f"{torch.cuda.device_count()}; "
             "set device: cuda or auto"
         )
     return None
@@ -387,13 +439,13 @@ def validation_error_message(error: Any, schema: Mapping | None = None) -> str:
         key = ".".join(filter(None, [where, str(unexpected[0])]))
         listed = ", ".join(allowed) if allowed else "any name"
         return (
-            f"config key {shown_key(key)} "
-            f"(value {_short(error.instance.get(unexpected[0]))}) is not allowed "
+            f"config key {shown_key(key)} (value {_short(error.instance.get(unexpected[0]))}) is "
+            "not allowed "
             f"{'under ' + repr(where) if where else 'at the top level'}; allowed there: {listed}. "
             f"Check its spelling or remove it; {fix}"
         )
-    shown = where or "(top level)"
-    return f"config key {shown!r} has value {_short(error.instance)}: {error.message}. {fix}"
+    key = where or "(top level)"
+    return f"config key {key!r} has value {_short(error.instance)}: {error.message}. {fix}"
 
 
 def _allowed_keys(subschema: Mapping, root: Mapping) -> list[str]:
@@ -424,8 +476,8 @@ def config_validation_error(error: Exception, schema_path: str) -> Exception:
 
 
 def non_finite_numbers(value: Any, key: str = "") -> Iterator[tuple[str, float]]:
-    """(dotted key, value) of every NaN or infinity in a configuration: JSON schema cannot
-    refuse them."""
+    """(dotted key, value) of every NaN or infinity in a configuration: JSON schema cannot refuse
+    them."""
     if isinstance(value, Mapping):
         for name, item in value.items():
             yield from non_finite_numbers(item, f"{key}.{name}" if key else str(name))
@@ -455,11 +507,12 @@ def _encoder_problems(config: dict, study: str) -> list[str]:
             problems.append(
                 f"{study}: encoder {name!r} (for {dataset}) is not defined under 'encoders'"
             )
-        elif config["encoders"][name]["kind"] == "word-vectors" and dataset not in WORD_DATASETS:
+        elif config["encoders"][name]["kind"] == "word-vectors" and dataset not in word_datasets():
             problems.append(
                 f"{key}: {name!r} is a word-vectors encoder, which looks up single words and "
-                f"cannot embed the sentences of {dataset}; name a sentence-transformer encoder "
-                f"instead (defined: {sentence_encoders})"
+                "cannot embed the "
+                f"sentences of {dataset}; name a sentence-transformer encoder instead (defined: "
+                f"{sentence_encoders})"
             )
     return problems
 
@@ -502,8 +555,8 @@ def check_geometry_config(config: Mapping[str, Any]) -> None:
         split = geometry["sts"]["splits"].get(name, "validation" if name == "stsb" else "test")
         if f"hf_{name}_{split}" not in config.get("sources", {}):
             problems.append(
-                f"geometry.sts.splits.{name}: {split!r} needs source 'hf_{name}_{split}' "
-                "under 'sources'"
+                f"geometry.sts.splits.{name}: {split!r} needs source 'hf_{name}_{split}' under "
+                "'sources'"
             )
     static = geometry["clusters"].get("static", {}).get("source")
     if static is not None and static not in config.get("sources", {}):

@@ -196,7 +196,8 @@ GEOMETRY_VERDICT_TABLES = {
 
 
 def configured_studies(config: Mapping[str, Any]) -> list[str]:
-    """The studies this run builds: config ``studies`` (all four when absent) that have a section."""
+    """The studies this run builds: config ``studies`` (all four when absent) that have a
+    section."""
     wanted = setting_or_default(config, "studies")
     return [study for study in wanted if config.get(study)]
 
@@ -278,7 +279,8 @@ def report_tables(config: Mapping[str, Any], preview: bool = False) -> list[str]
 
 
 def _protocol(config: Mapping[str, Any], study: str) -> dict[str, Any]:
-    """A study's settings its printed numbers depend on (isotropy.verdicts.measurements.run_protocol)."""
+    """A study's settings its printed numbers depend on
+    (isotropy.verdicts.measurements.run_protocol)."""
     section = config.get(study) or {}
     return {
         key: section[key]
@@ -303,7 +305,7 @@ def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
     ]
     return {
         "encoders": {name: dict(spec) for name, spec in encoders.items()},
-        "models": {name: _model_record(config, name) for name in dict.fromkeys(used)},
+        "models": {name: model_spec(config, name).as_entry() for name in dict.fromkeys(used)},
         "main": {
             "setups": dict((config.get("main") or {}).get("setups") or {}),
             **_protocol(config, "main"),
@@ -326,9 +328,3 @@ def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
         },
         "istar": {"models": istar_models},
     }
-
-
-def _model_record(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """``models.<name>`` as the measurements read it."""
-    spec = model_spec(config, name)
-    return {**spec.as_record(), "paper": spec.paper, "dimension": spec.dimension}

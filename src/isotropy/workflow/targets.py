@@ -398,7 +398,8 @@ def sensitivity_cells(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     factor; a cell listed twice keeps its first place."""
     if "sensitivity" not in config:
         return []
-    section, cells = config["sensitivity"], {}
+    section = config["sensitivity"]
+    cells: dict[tuple[str, ...], dict[str, Any]] = {}
     for factor in section["lr_factors"]:
         for block in section["blocks"]:
             for setup in block["setups"]:

@@ -1,0 +1,130 @@
+"""One record per data set (isotropy.readers.DatasetSpec): the schema, the configuration's
+checks and the layouts agree with the registry, each check tested on a planted mismatch."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from isotropy import readers, sources
+from isotropy.defaults import CONFIG_SCHEMA
+from isotropy.workflow import config as workflow_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict:
+    return yaml.safe_load(CONFIG_SCHEMA.read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def config() -> dict:
+    return workflow_config.load_config([ROOT / "config.yaml", ROOT / "config" / "offline.yaml"])
+
+
+def registry_problems(
+    schema: Mapping[str, Any],
+    datasets: Mapping[str, readers.DatasetSpec],
+    layouts: Mapping[str, Any],
+) -> list[str]:
+    """Where the schema lists what the registries hold, and where a record names a layout no
+    module registers: one sentence each."""
+    properties = schema["properties"]
+    source_kinds = properties["sources"]["additionalProperties"]["properties"]["kind"]["enum"]
+    problems = []
+    if sorted(source_kinds) != sorted(layouts):
+        problems.append(
+            f"schema sources.*.kind lists {sorted(source_kinds)}, LAYOUTS {sorted(layouts)}"
+        )
+    words = sorted(name for name, spec in datasets.items() if spec.unit == "word")
+    sensitivity = properties["sensitivity"]["properties"]["blocks"]["items"]["properties"]
+    for name in sensitivity["setups"]["items"]["enum"]:
+        if name not in words:
+            problems.append(f"schema sensitivity setups name {name!r}, not a word data set {words}")
+    extensions = properties["extensions"]["properties"]["setups"]["items"]["enum"]
+    problems += [
+        f"schema extensions.setups names {name!r}, which no module registers"
+        for name in extensions
+        if name not in datasets
+    ]
+    for name, spec in datasets.items():
+        problems += [
+            f"data set {name!r}: role {role!r} asks for layout {kind!r}, which no module registers"
+            for role, kind in spec.layouts.items()
+            if kind not in layouts
+        ]
+    return problems
+
+
+def test_the_schema_lists_what_the_registries_hold(schema):
+    assert registry_problems(schema, readers.DATASETS, sources.LAYOUTS) == []
+
+
+def test_the_registry_check_finds_planted_mismatches(schema):
+    planted = copy.deepcopy(schema)
+    kinds = planted["properties"]["sources"]["additionalProperties"]["properties"]["kind"]
+    kinds["enum"].append("tarball")
+    spec = readers.DATASETS["polarity"]
+    datasets = {
+        **readers.DATASETS,
+        "pos": readers.DatasetSpec(spec.sources, spec.reader, "sentence", spec.options),
+        "toy": readers.DatasetSpec(
+            spec.sources, spec.reader, "word", spec.options, layouts={"raw_dir": "nope"}
+        ),
+    }
+    found = "\n".join(registry_problems(planted, datasets, sources.LAYOUTS))
+    assert "'tarball'" in found
+    assert "sensitivity setups name 'pos'" in found
+    assert "layout 'nope'" in found
+
+
+def test_each_record_names_its_unit_layouts_and_options(config, schema):
+    assert {readers.DATASETS[name].unit for name in ("pos", "supersense")} == {"word"}
+    assert readers.DATASETS["polarity"].unit == "sentence"
+    assert readers.DATASETS["snli"].unit == "pair"
+    assert workflow_config.word_datasets() == {"pos", "supersense"}
+    # Polarity's files are named once, by the layout; the reader labels them from there.
+    assert list(readers.POLARITY_LABELS) == list(sources.POLARITY_FILES)
+    for name, spec in readers.DATASETS.items():
+        assert set(spec.options(config)) <= set(spec.option_keys), name
+    # pos and supersense read their options from the configuration's own keys: schema keys.
+    for name in ("pos", "supersense"):
+        for key in readers.DATASETS[name].option_keys:
+            assert key in schema["properties"], key
+
+
+@pytest.mark.parametrize(
+    "change, named",
+    [
+        (
+            lambda c: c.update(dataset_options={"nope": {"x": 1}}),
+            "dataset_options: 'nope' is not a registered data set",
+        ),
+        (
+            lambda c: c.update(dataset_options={"pos": {"colour": "red"}}),
+            "dataset_options.pos: 'colour' is not an option of its reader",
+        ),
+        (
+            lambda c: c["sources"]["polarity"].update(kind="files"),
+            "sources.polarity: data set 'polarity' reads it as a 'polarity' source",
+        ),
+        (
+            lambda c: c["sources"]["word2vec"].pop("kind"),
+            "sources.word2vec: data set 'pos' reads it as a 'word_vectors' source",
+        ),
+        (
+            lambda c: c["main"]["setups"]["polarity"].update(encoder="word2vec"),
+            "'word2vec' is a word-vectors encoder, which looks up single words",
+        ),
+    ],
+)
+def test_the_configuration_checks_read_the_records(config, change, named):
+    change(config)
+    with pytest.raises(workflow_config.ConfigError, match=named):
+        workflow_config.check_config(config)
