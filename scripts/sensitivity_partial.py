@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from isotropy.io import atomic_path
-from isotropy.plots import save_figure
+from isotropy.plots.checks import save_figure
 from isotropy.plots.main import phases, r_by_condition
 from isotropy.sensitivity import derived_labels, write_tables
 from isotropy.verdicts import standins

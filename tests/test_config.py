@@ -262,7 +262,7 @@ def test_downloads_section_defaults_and_limits(config):
 def test_preview_tables_and_figures_carry_its_settings(config):
     import matplotlib.pyplot as plt
 
-    from isotropy.plots import stamp
+    from isotropy.plots.checks import stamp
 
     validate(config, SCHEMA)
     assert (

@@ -12,7 +12,7 @@ import pytest
 from isotropy.istar.evaluation import RUN_COLUMNS, collect_runs
 from isotropy.istar.study import format_lambda, run_path
 from isotropy.plots import istar as istar_plots
-from isotropy.plots import save_figure
+from isotropy.plots.checks import save_figure
 from isotropy.workflow.targets import istar_outputs as study_outputs
 
 

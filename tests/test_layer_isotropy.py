@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from isotropy import geometry
-from isotropy.plots import save_figure
+from isotropy.plots.checks import save_figure
 from isotropy.plots.geometry import plot_isotropy_by_layer
 
 

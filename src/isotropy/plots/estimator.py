@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from isotropy.plots import plt, save_figure
+from isotropy.plots.checks import plt, save_figure
 
 
 def plot_figure4(

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from isotropy.plots import DECORATION, plt, save_figure
+from isotropy.plots.checks import DECORATION, plt, save_figure
 
 REQUIRED = ["model", "task", "regulariser", "lambda", "seed", "metric", "isoscore_star", "twonn"]
 SELECTIONS = ("best", "mean")

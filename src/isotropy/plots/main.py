@@ -17,7 +17,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
 
 from isotropy.metrics import registry
-from isotropy.plots import DECORATION, save_figure
+from isotropy.plots.checks import DECORATION, save_figure
 
 
 def _mean_std(frame: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -95,7 +95,7 @@ def _change(frame: pd.DataFrame) -> str:
 
 def _grid(count: int, rows: list, columns: int) -> tuple[plt.Figure, np.ndarray]:
     """Panels for ``count`` setups (a grid of ``rows`` × setups when rows are given), sized so that
-    a 2-column figure reads at a paper's text width (isotropy.plots.PAPER_TEXT_WIDTH)."""
+    a 2-column figure reads at a paper's text width (isotropy.plots.checks.PAPER_TEXT_WIDTH)."""
     lines = len(rows) if rows != [None] else -(-count // columns)
     width = columns if rows == [None] else count
     return plt.subplots(
