@@ -16,8 +16,26 @@ import yaml
 from scipy.stats import pearsonr, spearmanr
 from sklearn.neighbors import NearestNeighbors
 
-from isotropy import geometry, readers
-from isotropy.geometry.layers import _sample_rows
+from isotropy import readers
+from isotropy.embeddings.hidden_states import (
+    TokenEmbeddings,
+    extract_token_embeddings,
+    extract_window_embeddings,
+    load_hidden_state_model,
+    token_states_by_sentence,
+)
+from isotropy.geometry.layers import _sample_rows, cluster_cosine_statistics, lid_table, pca_view
+from isotropy.geometry.sts import (
+    StsEmbeddings,
+    enhance,
+    evaluate_sts,
+    evaluate_sts_tokens,
+    mean_pooled_embeddings,
+    pair_cosines,
+    pair_side_tokens,
+    sts_sentence_index,
+    sts_table,
+)
 from isotropy.models import ModelSpec, unknown_model_problems
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets as workflow_targets
@@ -50,7 +68,7 @@ def clustered_cloud(
 
 def test_cluster_centring_recovers_clusters_and_removes_shared_direction():
     points, labels = clustered_cloud()
-    stats, clusters = geometry.cluster_cosine_statistics(
+    stats, clusters = cluster_cosine_statistics(
         points, None, k_range=(2, 6), silhouette_sample_size=None
     )
     # k-means + silhouette finds the 4 planted blobs exactly (up to renaming)
@@ -66,27 +84,25 @@ def test_per_cluster_centring_raises_isotropy_per_isoscore_package():
 
     points, _ = clustered_cloud()
     before = float(IsoScore(points.astype(np.float64)))
-    centred = geometry.enhance(points, "kmeans-centring", n_clusters=4)
+    centred = enhance(points, "kmeans-centring", n_clusters=4)
     after = float(IsoScore(np.asarray(centred, dtype=np.float64)))
     # independent reference (IsoScore package): blobs are isotropic inside, so centring them
     # on their own means leaves a nearly isotropic cloud
     assert before < 0.3
     assert after > 0.8
-    plain = float(IsoScore(np.asarray(geometry.enhance(points, "centring"), dtype=np.float64)))
+    plain = float(IsoScore(np.asarray(enhance(points, "centring"), dtype=np.float64)))
     assert plain < after  # global centring cannot remove the between-cluster directions
 
 
 def test_pca_view_projects_with_the_planted_clusters():
     points, labels = clustered_cloud(n_per_cluster=60)
-    tokens = geometry.TokenEmbeddings(
+    tokens = TokenEmbeddings(
         points[None],
         np.arange(len(points)),
         np.array([f"w{i}" for i in range(len(points))]),
         np.zeros(len(points), dtype=np.int64),
     )
-    view = geometry.pca_view(
-        tokens, -1, sample_size=100, k_range=(2, 6), silhouette_sample_size=None
-    )
+    view = pca_view(tokens, -1, sample_size=100, k_range=(2, 6), silhouette_sample_size=None)
     assert len(view) == 100 and view["cluster"].nunique() == 4
     # independent reference: variance shares from numpy's SVD of the centred points
     singular = np.linalg.svd(points - points.mean(axis=0), compute_uv=False) ** 2
@@ -96,7 +112,7 @@ def test_pca_view_projects_with_the_planted_clusters():
         rtol=1e-4,
     )
     with pytest.raises(ValueError, match="layer 3 does not exist"):
-        geometry.pca_view(tokens, 3)
+        pca_view(tokens, 3)
 
 
 def test_s_intra_exceeds_s_inter_when_types_share_a_mean():
@@ -104,9 +120,7 @@ def test_s_intra_exceeds_s_inter_when_types_share_a_mean():
     type_means = rng.normal(size=(40, 16)) * 3
     types = np.repeat(np.arange(40), 6)
     points = type_means[types] + rng.normal(size=(len(types), 16))
-    stats, _ = geometry.cluster_cosine_statistics(
-        points, types, k_range=(2, 4), silhouette_sample_size=None
-    )
+    stats, _ = cluster_cosine_statistics(points, types, k_range=(2, 4), silhouette_sample_size=None)
     # instances of one type point the same way; different types are independent (cos ~ 0)
     assert stats["s_intra"] > 0.7
     assert abs(stats["s_inter"]) < 0.1
@@ -116,7 +130,7 @@ def test_lid_of_a_flat_manifold_is_its_dimension():
     rng = np.random.default_rng(2)
     basis = np.linalg.qr(rng.normal(size=(50, 3)))[0]  # a 3-D plane in 50-D
     points = rng.uniform(size=(1500, 3)) @ basis.T
-    rows = geometry.lid_table(points, k=20, metrics=("euclidean",), sample_size=None, model="plane")
+    rows = lid_table(points, k=20, metrics=("euclidean",), sample_size=None, model="plane")
     assert rows[0]["n"] == 1500 and rows[0]["dim"] == 50
     assert 2.4 < rows[0]["lid_true_distances"] < 3.6
     assert rows[0]["lid_cai_scale"] == pytest.approx(rows[0]["lid_true_distances"] / 2, rel=1e-12)
@@ -141,7 +155,7 @@ def anisotropic_sts(n_pairs=400, dim=32, seed=3):
 
 def test_removing_the_top_direction_restores_sts_correlation():
     vectors, first, second, gold = anisotropic_sts()
-    table = geometry.evaluate_sts(
+    table = evaluate_sts(
         vectors,
         first,
         second,
@@ -153,7 +167,7 @@ def test_removing_the_top_direction_restores_sts_correlation():
         model="synthetic",
     ).set_index("method")
     # independent reference for the raw score: pandas' rank correlation of the raw cosines
-    raw = geometry.pair_cosines(vectors.astype(np.float64), first, second)
+    raw = pair_cosines(vectors.astype(np.float64), first, second)
     assert table.loc["none", "spearman"] == pytest.approx(
         100 * pd.Series(raw).corr(pd.Series(gold), method="spearman"), abs=1e-6
     )
@@ -181,12 +195,12 @@ def sts_tokens(n_pairs=60, dim=12, seed=5):
 
 def test_sts_pipeline_transforms_tokens_then_pools():
     tokens, offsets, first, second, gold = sts_tokens()
-    rows, starts = geometry.pair_side_tokens(offsets, first, second)
+    rows, starts = pair_side_tokens(offsets, first, second)
     # side order: pair 0 first, pair 0 second (= sentence 0 again), pair 1 first, ...
     np.testing.assert_array_equal(rows[: offsets[1]], np.arange(offsets[1]))
     np.testing.assert_array_equal(rows[offsets[1] : 2 * offsets[1]], np.arange(offsets[1]))
     assert len(starts) == 2 * len(gold)
-    table = geometry.evaluate_sts_tokens(
+    table = evaluate_sts_tokens(
         tokens, offsets, first, second, gold, methods=("none", "centring"), model="synthetic"
     ).set_index("method")
     # independent reference: numpy loops over pairs, pandas correlations
@@ -221,12 +235,12 @@ def test_sts_pipeline_transforms_tokens_then_pools():
         and table.loc["none", "n_sentences"] == len(offsets) - 1
     )
     assert "Rajaee" in table.loc["none", "pipeline"]
-    stored = geometry.StsEmbeddings(tokens, first, second, gold, "stsb", "train", offsets=offsets)
+    stored = StsEmbeddings(tokens, first, second, gold, "stsb", "train", offsets=offsets)
     assert stored.token_level
     pd.testing.assert_frame_equal(
-        geometry.sts_table(stored, model="synthetic", methods=("none", "centring")).set_index(
-            "method"
-        )[["pearson", "isotropy"]],
+        sts_table(stored, model="synthetic", methods=("none", "centring")).set_index("method")[
+            ["pearson", "isotropy"]
+        ],
         table[["pearson", "isotropy"]],
     )
 
@@ -234,13 +248,13 @@ def test_sts_pipeline_transforms_tokens_then_pools():
 def test_bad_input_is_refused_with_a_reason():
     vectors, first, second, gold = anisotropic_sts(n_pairs=20)
     with pytest.raises(ValueError, match="unknown enhancement method"):
-        geometry.enhance(vectors, "whitening")
+        enhance(vectors, "whitening")
     with pytest.raises(ValueError, match="gold scores are equal"):
-        geometry.evaluate_sts(vectors, first, second, np.ones(len(gold)), methods=("none",))
+        evaluate_sts(vectors, first, second, np.ones(len(gold)), methods=("none",))
     with pytest.raises(ValueError, match="zero vectors"):
-        geometry.pair_cosines(np.zeros((4, 3)), np.arange(2), np.arange(2, 4))
+        pair_cosines(np.zeros((4, 3)), np.arange(2), np.arange(2, 4))
     with pytest.raises(ValueError, match="needs more than 50 points"):
-        geometry.lid_table(vectors[:30], k=50)
+        lid_table(vectors[:30], k=50)
     with pytest.raises(ValueError, match="unknown corpus format"):
         readers.read_corpus({"source": "polarity", "format": "ptb"}, ".")
 
@@ -270,7 +284,7 @@ def minilm():
     spec = ModelSpec(
         model="sentence-transformers/all-MiniLM-L6-v2", path=str(gt.get_model_path()), name="miniLM"
     )
-    tokenizer, model = geometry.load_hidden_state_model(spec, "cpu")
+    tokenizer, model = load_hidden_state_model(spec, "cpu")
     return spec, tokenizer, model
 
 
@@ -291,7 +305,7 @@ def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences
     from sentence_transformers import SentenceTransformer
 
     spec, tokenizer, model = minilm
-    embeddings = geometry.extract_token_embeddings(
+    embeddings = extract_token_embeddings(
         polarity_sentences, tokenizer, model, batch_size=16, max_per_type=3, progress=False
     )
     assert (
@@ -308,7 +322,7 @@ def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences
     np.testing.assert_allclose(embeddings.layers[-1][first][0], reference[1], atol=1e-4)
     # saved and loaded unchanged
     embeddings.save(tmp_path / "tokens.npz")
-    loaded = geometry.TokenEmbeddings.load(tmp_path / "tokens.npz")
+    loaded = TokenEmbeddings.load(tmp_path / "tokens.npz")
     np.testing.assert_array_equal(loaded.layers, embeddings.layers)
     assert list(loaded.tokens) == list(embeddings.tokens)
 
@@ -316,7 +330,7 @@ def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences
 def test_sts_token_states_drop_cls_and_sep(minilm, polarity_sentences):
     _, tokenizer, model = minilm
     sentences = polarity_sentences[:12]
-    tokens, offsets = geometry.token_states_by_sentence(
+    tokens, offsets = token_states_by_sentence(
         sentences, tokenizer, model, batch_size=5, progress=False
     )
     import torch
@@ -334,9 +348,7 @@ def test_mean_pooling_matches_sentence_transformers(minilm, polarity_sentences):
 
     spec, tokenizer, model = minilm
     sentences = polarity_sentences[:30]
-    ours = geometry.mean_pooled_embeddings(
-        sentences, tokenizer, model, batch_size=16, progress=False
-    )
+    ours = mean_pooled_embeddings(sentences, tokenizer, model, batch_size=16, progress=False)
     reference = SentenceTransformer(spec.path, device="cpu").encode(
         sentences, convert_to_numpy=True
     )  # mean pooling + L2 norm
@@ -350,11 +362,11 @@ def test_sts_on_the_mirror_stsb_split(minilm, mirror_root):
     table = readers.read_sts("stsb", "train", mirror_root / "glue" / "STS-B")
     assert len(table) == 5749 and table["score"].between(0, 5).all()
     table = table.iloc[:120]
-    sentences, first, second = geometry.sts_sentence_index(table)
-    tokens, offsets = geometry.token_states_by_sentence(
+    sentences, first, second = sts_sentence_index(table)
+    tokens, offsets = token_states_by_sentence(
         sentences, tokenizer, model, batch_size=32, progress=False
     )
-    result = geometry.evaluate_sts_tokens(
+    result = evaluate_sts_tokens(
         tokens,
         offsets,
         first,
@@ -488,7 +500,7 @@ def test_geometry_rules_run_end_to_end(tiny_run):
 
 def test_truncated_token_states_are_named_with_the_remedy(tmp_path):
     """Issue 26, case 3: a damaged token-state file is named, not zipfile's bare complaint."""
-    states = geometry.TokenEmbeddings(
+    states = TokenEmbeddings(
         np.ones((2, 3, 4), dtype=np.float32),
         np.arange(3),
         np.array(["a", "b", "c"]),
@@ -496,10 +508,10 @@ def test_truncated_token_states_are_named_with_the_remedy(tmp_path):
     )
     path = tmp_path / "tokens.npz"
     states.save(path)
-    np.testing.assert_array_equal(geometry.TokenEmbeddings.load(path).layers, states.layers)
+    np.testing.assert_array_equal(TokenEmbeddings.load(path).layers, states.layers)
     os.truncate(path, path.stat().st_size // 2)
     with pytest.raises(ValueError) as info:
-        geometry.TokenEmbeddings.load(path)
+        TokenEmbeddings.load(path)
     message = str(info.value)
     assert message.startswith(f"{path} cannot be read (BadZipFile: ")
     assert message.endswith(
@@ -510,7 +522,7 @@ def test_truncated_token_states_are_named_with_the_remedy(tmp_path):
 def test_static_rows_define_s_inter_as_the_contextual_rows_do():
     """Every word its own type: S_inter raw, pooled and per cluster is the exact mean cosine over
     pairs of different words, so one cluster gives s_inter_adjusted == s_inter_adjusted_pooled."""
-    from isotropy.geometry import static_geometry
+    from isotropy.geometry.layers import static_geometry
 
     rng = np.random.default_rng(3)
     vectors = rng.normal(size=(120, 8)) + 0.5
@@ -537,7 +549,7 @@ def test_token_embedding_progress_has_one_measure(minilm, polarity_sentences, ca
 
     _, tokenizer, model = minilm
     with caplog.at_level(logging.INFO, logger="isotropy.progress"):
-        geometry.extract_token_embeddings(
+        extract_token_embeddings(
             polarity_sentences, tokenizer, model, batch_size=8, max_tokens=40, progress=True
         )
     logged = [r.getMessage() for r in caplog.records if r.name == "isotropy.progress"]
@@ -554,7 +566,7 @@ def test_cai_windows_keep_every_position_of_contiguous_windows(minilm, mirror_ro
     _, tokenizer, model = minilm
     corpus = {"format": "lines", "file": "rt-polarity.pos"}
     text = readers.read_corpus_text(corpus, mirror_root / "polarity")
-    embeddings = geometry.extract_window_embeddings(
+    embeddings = extract_window_embeddings(
         text, tokenizer, model, window=32, max_windows=3, batch_size=2
     )
     assert embeddings.layers.shape[:2] == (7, 96)
@@ -567,7 +579,7 @@ def test_cai_windows_keep_every_position_of_contiguous_windows(minilm, mirror_ro
         alone = model(input_ids=torch.tensor([ids[1].tolist()])).hidden_states[-1][0].numpy()
     np.testing.assert_allclose(embeddings.layers[-1][32:64], alone, atol=1e-4)
     with pytest.raises(ValueError, match="fewer than one window"):
-        geometry.extract_window_embeddings("a short text", tokenizer, model, window=512)
+        extract_window_embeddings("a short text", tokenizer, model, window=512)
 
 
 def test_cai_protocol_overlay_validates_and_names_its_stand_in():
