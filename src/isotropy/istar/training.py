@@ -47,8 +47,9 @@ from isotropy.istar.regularisers import (
     istar_penalty,
     token_points,
 )
-from isotropy.istar.study import TrainingSettings, check_run, format_lambda, task_spec
+from isotropy.istar.study import TrainingSettings, check_run, format_lambda
 from isotropy.models import ModelSpec
+from isotropy.readers.tasks import task_spec
 
 log = logging.getLogger(__name__)
 
