@@ -12,7 +12,7 @@ from isotropy.istar.training import run_and_save
 from isotropy.logs import configure_from_snakemake
 from isotropy.models import ModelSpec
 from isotropy.provenance import record_step
-from isotropy.readers import load_task_split
+from isotropy.readers.tasks import load_task_split
 
 
 def main(snakemake):

@@ -10,7 +10,7 @@ from isotropy.geometry.classification import feature_seconds, token_features
 from isotropy.logs import configure_from_snakemake, duration
 from isotropy.models import ModelSpec
 from isotropy.provenance import record_step
-from isotropy.readers import load_task_split
+from isotropy.readers.tasks import load_task_split
 
 
 def main(snakemake):

@@ -14,7 +14,7 @@ from isotropy.geometry.sts import StsEmbeddings, sts_sentence_index
 from isotropy.logs import configure_from_snakemake
 from isotropy.models import ModelSpec
 from isotropy.provenance import record_step
-from isotropy.readers import read_sts
+from isotropy.readers.sts import read_sts
 
 
 def main(snakemake):

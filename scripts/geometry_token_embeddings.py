@@ -11,7 +11,7 @@ from isotropy.embeddings.hidden_states import (
 from isotropy.logs import configure_from_snakemake
 from isotropy.models import ModelSpec
 from isotropy.provenance import record_step
-from isotropy.readers import read_corpus, read_corpus_text
+from isotropy.readers.corpus import read_corpus, read_corpus_text
 
 
 def main(snakemake):

@@ -37,6 +37,8 @@ from isotropy.geometry.sts import (
     sts_table,
 )
 from isotropy.models import ModelSpec, unknown_model_problems
+from isotropy.readers.corpus import read_corpus, read_corpus_text, wikitext_sentences
+from isotropy.readers.sts import read_sts
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets as workflow_targets
 
@@ -256,7 +258,7 @@ def test_bad_input_is_refused_with_a_reason():
     with pytest.raises(ValueError, match="needs more than 50 points"):
         lid_table(vectors[:30], k=50)
     with pytest.raises(ValueError, match="unknown corpus format"):
-        readers.read_corpus({"source": "polarity", "format": "ptb"}, ".")
+        read_corpus({"source": "polarity", "format": "ptb"}, ".")
 
 
 def test_wikitext_lines_become_sentences():
@@ -267,7 +269,7 @@ def test_wikitext_lines_become_sentences():
         " The game began in 2010 . It was released in Japan . ",
         " = = Plot = = ",
     ]
-    assert readers.wikitext_sentences(lines) == [
+    assert wikitext_sentences(lines) == [
         "The game began in 2010 .",
         "It was released in Japan .",
     ]
@@ -296,7 +298,7 @@ def polarity_sentences(mirror_root):
         "file": "rt-polarity.pos",
         "max_sentences": 60,
     }
-    return readers.read_corpus(
+    return read_corpus(
         corpus, mirror_root / "polarity"
     )  # a mirror download keeps the file as is
 
@@ -359,7 +361,7 @@ def test_mean_pooling_matches_sentence_transformers(minilm, polarity_sentences):
 
 def test_sts_on_the_mirror_stsb_split(minilm, mirror_root):
     _, tokenizer, model = minilm
-    table = readers.read_sts("stsb", "train", mirror_root / "glue" / "STS-B")
+    table = read_sts("stsb", "train", mirror_root / "glue" / "STS-B")
     assert len(table) == 5749 and table["score"].between(0, 5).all()
     table = table.iloc[:120]
     sentences, first, second = sts_sentence_index(table)
@@ -394,7 +396,7 @@ def test_sts_sources_and_the_mirror(mirror_root, monkeypatch):
     with pytest.raises(FileNotFoundError, match="mirror .* lacks glue/STS-B/dev.tsv"):
         readers.sts_inputs(config, "stsb", "validation")
     with pytest.raises(FileNotFoundError, match="STS-B/dev.tsv is missing"):
-        readers.read_sts("stsb", "validation", mirror_root / "glue" / "STS-B")
+        read_sts("stsb", "validation", mirror_root / "glue" / "STS-B")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -565,7 +567,7 @@ def test_cai_windows_keep_every_position_of_contiguous_windows(minilm, mirror_ro
 
     _, tokenizer, model = minilm
     corpus = {"format": "lines", "file": "rt-polarity.pos"}
-    text = readers.read_corpus_text(corpus, mirror_root / "polarity")
+    text = read_corpus_text(corpus, mirror_root / "polarity")
     embeddings = extract_window_embeddings(
         text, tokenizer, model, window=32, max_windows=3, batch_size=2
     )

@@ -15,6 +15,7 @@ from isotropy import paths, readers, sensitivity
 from isotropy.extensions import design as extensions_design
 from isotropy.istar import study as istar_study
 from isotropy.readers.glue import GLUE_TASKS
+from isotropy.readers.sts import STS_DATASETS
 from isotropy.readers.tasks import TASKS
 from isotropy.workflow.config import (
     ConfigError,
@@ -214,7 +215,7 @@ def geometry_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
     return {
         "model": "|".join(re.escape(name) for name in models) or "^$",
         "corpus": re.escape(corpus) if corpus else "^$",
-        "sts": "|".join(readers.STS_DATASETS),
+        "sts": "|".join(STS_DATASETS),
         "seed": r"\d+",
         "task": "sst2",
     }
