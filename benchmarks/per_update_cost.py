@@ -69,7 +69,8 @@ def main() -> None:
                 .astype(np.float32)
             )
             print(
-                f"{dataset}: no embeddings yet, random vectors of dim {args.random_vectors} in their place"
+                f"{dataset}: no embeddings yet, random vectors of dim {args.random_vectors} in "
+                "their place"
             )
         else:
             vectors, index = load_embeddings(f"{folder}/vectors.npy", f"{folder}/index.parquet")
@@ -100,8 +101,10 @@ def main() -> None:
         per_eval_cpu = (full_cpu - short_cpu) / (args.updates - 1)
         per_eval_wall = (full_wall - short_wall) / (args.updates - 1)
         print(
-            f"{dataset}: {problem.items} items x {problem.dim} dims; wall {per_update_wall:.3f} s/update, "
-            f"{per_eval_wall:.3f} s/evaluation; CPU {per_update_cpu:.3f} s/update, {per_eval_cpu:.3f} s/evaluation; "
+            f"{dataset}: {problem.items} items x {problem.dim} dims; wall {per_update_wall:.3f} "
+            "s/update, "
+            f"{per_eval_wall:.3f} s/evaluation; CPU {per_update_cpu:.3f} s/update, "
+            f"{per_eval_cpu:.3f} s/evaluation; "
             f"load average {load:.1f} on {os.cpu_count()} cores"
         )
         # The rule's 2 threads share this work: the wall time of an idle 2-core machine, at best.

@@ -1,4 +1,5 @@
-"""Fine-tune one model on one task with one regulariser, λ and seed (I-STAR study); write metrics.json.
+"""Fine-tune one model on one task with one regulariser, λ and seed (I-STAR study); write
+metrics.json.
 
 The task's splits are the downloads of its sources (inputs train and validation). Resumes from
 checkpoint.pt in the output folder when a previous attempt was killed.

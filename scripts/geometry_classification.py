@@ -28,10 +28,13 @@ def main(snakemake):
         max_iter=params.max_iter,
     )
     logging.getLogger(__name__).info(
-        "%d sentences, %d tokens x %d dims, %s: about %s (calibrated on the shared 2-core host under load: less when idle)",
-        len(features.labels), *features.tokens.shape, settings,
+        "%d sentences, %d tokens x %d dims, %s: about %s (calibrated on the shared 2-core host "
+        "under load: less when idle)",
+        len(features.labels),
+        *features.tokens.shape,
+        settings,
         duration(classification_seconds(features, **settings)),
-    )  # fmt: skip
+    )
     table = classification_table(
         features, model=snakemake.wildcards.model, task=snakemake.wildcards.task, **settings
     )

@@ -25,9 +25,15 @@ def main(snakemake):
     tokenizer, model = load_hidden_state_model(ModelSpec.from_record(params.model), device)
     seconds = feature_seconds(len(train) + len(validation), model.config.hidden_size)
     logging.getLogger(__name__).info(
-        "%s: %d training + %d validation sentences through %s on %s: about %s (calibrated on the shared 2-core host under load: less when idle)",
-        task, len(train), len(validation), snakemake.wildcards.model, device, duration(seconds),
-    )  # fmt: skip
+        "%s: %d training + %d validation sentences through %s on %s: about %s (calibrated on the "
+        "shared 2-core host under load: less when idle)",
+        task,
+        len(train),
+        len(validation),
+        snakemake.wildcards.model,
+        device,
+        duration(seconds),
+    )
     features = token_features(
         train["text"].tolist(),
         train["label"].tolist(),

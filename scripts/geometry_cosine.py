@@ -1,4 +1,5 @@
-"""S_inter / S_intra per layer, raw and k-means cluster-centred, and a PCA view of one layer (Cai et al.)."""
+"""S_inter / S_intra per layer, raw and k-means cluster-centred, and a PCA view of one layer (Cai
+et al.)."""
 
 from isotropy.embeddings.hidden_states import TokenEmbeddings
 from isotropy.geometry.layers import cosine_by_layer, pca_view

@@ -15,9 +15,13 @@ def main(snakemake):
     embeddings = TokenEmbeddings.load(snakemake.input.embeddings)
     n_layers, n_tokens, dim = embeddings.layers.shape
     logging.getLogger(__name__).info(
-        "I(W) of %d layers of %d tokens x %d dims: about %s (calibrated on the shared 2-core host under load: less when idle)",
-        n_layers, n_tokens, dim, duration(isotropy_seconds(n_layers, n_tokens, dim)),
-    )  # fmt: skip
+        "I(W) of %d layers of %d tokens x %d dims: about %s (calibrated on the shared 2-core host "
+        "under load: less when idle)",
+        n_layers,
+        n_tokens,
+        dim,
+        duration(isotropy_seconds(n_layers, n_tokens, dim)),
+    )
     table = isotropy_by_layer(
         embeddings, model=snakemake.wildcards.model, corpus=snakemake.wildcards.corpus, seed=seed
     )

@@ -1,4 +1,5 @@
-"""Local intrinsic dimension of every layer's token embeddings (Cai et al.: Table 3 cosine, Figure 9 Euclidean)."""
+"""Local intrinsic dimension of every layer's token embeddings (Cai et al.: Table 3 cosine, Figure
+9 Euclidean)."""
 
 from isotropy.embeddings.hidden_states import TokenEmbeddings
 from isotropy.geometry.layers import lid_by_layer

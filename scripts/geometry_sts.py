@@ -1,4 +1,5 @@
-"""STS correlations and I(W) under each isotropy-enhancement method (token-level, as Rajaee & Pilehvar)."""
+"""STS correlations and I(W) under each isotropy-enhancement method (token-level, as Rajaee &
+Pilehvar)."""
 
 from isotropy.geometry.sts import StsEmbeddings, sts_table
 from isotropy.geometry.tables import write_table

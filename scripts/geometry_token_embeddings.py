@@ -1,4 +1,5 @@
-"""Contextual token embeddings of every layer of one transformer on the geometry corpus (Cai et al.)."""
+"""Contextual token embeddings of every layer of one transformer on the geometry corpus (Cai et
+al.)."""
 
 from pathlib import Path
 

@@ -1,4 +1,5 @@
-"""IsoScore and silhouette against the update step, mean ± std over seeds (paper Figures 2 and 4)."""
+"""IsoScore and silhouette against the update step, mean ± std over seeds (paper Figures 2 and
+4)."""
 
 from isotropy.logs import configure_from_snakemake
 from isotropy.plots.checks import PAPER_TEXT_WIDTH, save_figure, stamp

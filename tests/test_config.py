@@ -79,7 +79,8 @@ def test_defaults_are_filled(config):
     validate(config, SCHEMA)
     assert config["main"]["metric_stride"] == 1
     assert config["device"] == "auto"
-    # GLUE samples its metrics (qqp/mnli would be quadratic in ~400k items); the main study does not.
+    # GLUE samples its metrics (qqp/mnli would be quadratic in ~400k items); the main study does
+    # not.
     assert (
         config["glue"]["metric_sample_size"] == 10000
         and config["main"]["metric_sample_size"] is None
@@ -271,9 +272,9 @@ def test_preview_tables_and_figures_carry_its_settings(config):
     )
     text = targets.settings_stamp(config, "preview")
     stride = config["preview"]["metric_stride"]
-    assert (
-        text
-        == f"PREVIEW (make preview): seed 0, metrics after every {stride}th update; not the paper's protocol (make run)"
+    assert text == (
+        f"PREVIEW (make preview): seed 0, metrics after every {stride}th update; "
+        "not the paper's protocol (make run)"
     )
     figure = plt.figure()
     stamp(figure, text)

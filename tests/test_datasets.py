@@ -156,9 +156,7 @@ def test_pos_standin_small_vocabulary(wordnet):
     # "the", "," and "xyzzyq" are no WordNet headwords; "said" is a satellite adjective only.
     assert table["text"].tolist() == ["dog", "said", "quickly", "happy"]
     assert table["labels"].tolist() == [["noun", "verb"], ["adjective"], ["adverb"], ["adjective"]]
-    assert (
-        len(pos_standin(vocabulary, wordnet, size=100)) == 5
-    )  # more than exist: all, once each
+    assert len(pos_standin(vocabulary, wordnet, size=100)) == 5  # more than exist: all, once each
 
 
 def test_pos_standin_from_mirror_vectors(raw_dirs, config):
@@ -504,7 +502,8 @@ def test_glue_bad_rows(tmp_path):
     ],
 )
 def test_glue_label_outside_the_task_domain_is_refused(tmp_path, task, header, row, domain):
-    """An out-of-range label would silently become a class of its own (WNLI's `7`: a third class)."""
+    """An out-of-range label would silently become a class of its own (WNLI's `7`: a third
+    class)."""
     first = {
         "wnli": "0\tx\ty\t1",
         "rte": "0\tx\ty\tentailment",
@@ -519,13 +518,15 @@ def test_glue_label_outside_the_task_domain_is_refused(tmp_path, task, header, r
     with pytest.raises(ValueError) as info:
         read_glue(task, tmp_path)
     assert str(info.value) == (
-        f"{tmp_path / 'train.tsv'}, line {line}: label {label!r} is not a {task} label (one of {domain}); "
+        f"{tmp_path / 'train.tsv'}, line {line}: label {label!r} is not a {task} label (one of "
+        f"{domain}); "
         "fix or remove the row, or re-download the task"
     )
 
 
 def test_only_newlines_end_lines(tmp_path):
-    # Unicode line separators and form feeds inside a field are text, not line ends; CRLF is one end.
+    # Unicode line separators and form feeds inside a field are text, not line ends; CRLF is one
+    # end.
     path = tmp_path / "train.tsv"
     path.write_text(
         "index\tsentence1\tsentence2\tlabel\r\n0\ta\u2028b\tc\x0cd\x85e\tentailment\r\n",
@@ -582,7 +583,8 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
         for name in ("polarity", "snli", "supersense", "pos", "cola", "sst2")
     ]
     (workdir / "Snakefile").write_text(
-        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: "{REPO_ROOT}/rules/data.smk"\n'
+        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: '
+        f'"{REPO_ROOT}/rules/data.smk"\n'
         f"rule all:\n    input: {targets!r}\n"
     )
     env = {**__import__("os").environ}
@@ -600,7 +602,8 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
     assert "download_source" in summary and "prepare_dataset" in summary
     # Asking for a task the mirror lacks fails while the DAG is built, naming the file.
     (workdir / "Snakefile").write_text(
-        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: "{REPO_ROOT}/rules/data.smk"\n'
+        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: '
+        f'"{REPO_ROOT}/rules/data.smk"\n'
         'rule all:\n    input: "resources/data/mnli.parquet"\n'
     )
     result = subprocess.run(

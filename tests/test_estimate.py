@@ -46,7 +46,8 @@ def test_make_run_lays_config_over_the_defaults_and_the_offline_overlay():
     snakemake = [c for c in commands if c[0].endswith("/snakemake")]
     assert len(snakemake) == 1, commands
     words = snakemake[0]
-    # One --configfile with all three files, in order: a second --configfile would replace the first.
+    # One --configfile with all three files, in order: a second --configfile would replace the
+    # first.
     assert words.count("--configfile") == 1
     start = words.index("--configfile") + 1
     assert words[start : start + 3] == ["config.yaml", "config/offline.yaml", "my.yaml"]
@@ -187,7 +188,10 @@ def test_the_estimate_writes_no_effective_configuration(tmp_path, monkeypatch, c
     args = ["--configfile", str(ROOT / "config.yaml"), str(mine), "--target", "main_study"]
     assert estimate.main(args) == 0
     assert not (tmp_path / "logs").exists()
-    assert "records its effective configuration in logs/effective-config/main_study.yaml when it starts" in capsys.readouterr().out  # fmt: skip
+    assert (
+        "records its effective configuration in logs/effective-config/main_study.yaml when it "
+        "starts" in capsys.readouterr().out
+    )
 
 
 def test_the_run_records_its_effective_configuration_for_word_targets(tmp_path):
@@ -261,7 +265,12 @@ def test_gpu_estimate_needs_no_cpu_cost_and_grows_with_the_updates():
         for n in (250, 1000)
     )
     assert short > 0 and long == pytest.approx(4 * short)
-    assert estimate.run_seconds("no-such-set", {"updates": 1000, "metric_stride": 1, "metric_sample_size": None}, "cpu") is None  # fmt: skip
+    assert (
+        estimate.run_seconds(
+            "no-such-set", {"updates": 1000, "metric_stride": 1, "metric_sample_size": None}, "cpu"
+        )
+        is None
+    )
 
 
 def test_every_main_setup_has_a_measured_cost():

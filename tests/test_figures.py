@@ -1,6 +1,7 @@
 """Every figure reads at a glance: no two text boxes intersect and every curve is named.
 
-The checker (isotropy.plots.checks.figure_problems) is tested on figures built to fail; then every figure
+The checker (isotropy.plots.checks.figure_problems) is tested on figures built to fail; then every
+figure
 function is checked on synthetic results, and (slow tier) every figure of the tiny run is
 rendered again from its stored tables and checked.
 """
@@ -38,7 +39,8 @@ def _close(figure):
 
 
 def test_checker_flags_twin_curves_without_a_legend():
-    """Figure 2 as it was: IsoScore left, silhouette right, no legend, labels on outer panels only."""
+    """Figure 2 as it was: IsoScore left, silhouette right, no legend, labels on outer panels
+    only."""
     figure, axes = plt.subplots(1, 3, figsize=(9, 3))
     for j, ax in enumerate(axes):
         twin = ax.twinx()
@@ -129,7 +131,10 @@ def test_figure2_names_both_curves_on_every_panel(seeds):
     assert _close(figure) == []
 
 
-STAMP = "PREVIEW (make preview): seed 0, metrics after every 10th update; not the paper's protocol (make run)"  # fmt: skip
+STAMP = (
+    "PREVIEW (make preview): seed 0, metrics after every 10th update; "
+    "not the paper's protocol (make run)"
+)
 
 
 def _figure2_as_it_was():
@@ -183,13 +188,15 @@ def test_figure4_grid_of_encoders_and_tasks():
 
 
 def _correlations(traces):
-    """The correlation table of the workflow (intervals over seeds, the paper's r) for ``traces``."""
+    """The correlation table of the workflow (intervals over seeds, the paper's r) for
+    ``traces``."""
     table = correlation_table(traces, ["encoder", "dataset"])
     return with_paper_values(table, read_published(), "main")
 
 
 def _paper_named(traces):
-    """SETUPS with the data set names the published values know (polarity, snli, pos, supersense)."""
+    """SETUPS with the data set names the published values know (polarity, snli, pos,
+    supersense)."""
     traces = traces.copy()
     traces["dataset"] = traces["dataset"].str.split(",").str[0]
     return traces

@@ -298,9 +298,7 @@ def polarity_sentences(mirror_root):
         "file": "rt-polarity.pos",
         "max_sentences": 60,
     }
-    return read_corpus(
-        corpus, mirror_root / "polarity"
-    )  # a mirror download keeps the file as is
+    return read_corpus(corpus, mirror_root / "polarity")  # a mirror download keeps the file as is
 
 
 def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences, tmp_path):
@@ -517,7 +515,8 @@ def test_truncated_token_states_are_named_with_the_remedy(tmp_path):
     message = str(info.value)
     assert message.startswith(f"{path} cannot be read (BadZipFile: ")
     assert message.endswith(
-        f"it is truncated or damaged; re-make it: delete it (rm -f {path}) and run the workflow again"
+        f"it is truncated or damaged; re-make it: delete it (rm -f {path}) and run the workflow "
+        "again"
     )
 
 
@@ -602,10 +601,15 @@ def test_cai_protocol_overlay_validates_and_names_its_stand_in():
     assert clusters["corpus"]["windows"] == 512 and clusters["lid_k"] == 100
     assert clusters["max_per_type"] is None and clusters["lid_sample_size"] is None
     assert online["sources"][clusters["corpus"]["source"]]["hub"]["split"] == "train"
-    assert describe_stand_ins(online, None)["corpus"].startswith("WikiText-2 train split in 512-token windows")  # fmt: skip
+    assert describe_stand_ins(online, None)["corpus"].startswith(
+        "WikiText-2 train split in 512-token windows"
+    )
     both = workflow_config.deep_merge(copy.deepcopy(online), offline)
     workflow_config.check_loaded_config(both)
-    assert describe_stand_ins(both, "/mirror")["corpus"] == "polarity sentences (polarity/rt-polarity.pos) for PTB / WikiText-2 in 512-token windows"  # fmt: skip
+    assert (
+        describe_stand_ins(both, "/mirror")["corpus"]
+        == "polarity sentences (polarity/rt-polarity.pos) for PTB / WikiText-2 in 512-token windows"
+    )
     capped = copy.deepcopy(online)
     capped["geometry"]["clusters"]["max_per_type"] = 20
     with pytest.raises(workflow_config.ConfigError, match="corpus.windows keeps every position"):

@@ -23,7 +23,8 @@ def test_every_table_equals_its_golden_file(tiny_run):
     if os.environ.get(golden_tables.UPDATE_ENV):
         golden_tables.write_golden(tables)
         pytest.skip(
-            f"golden files rewritten from {workdir}: review `git diff tests/golden/` before committing"
+            f"golden files rewritten from {workdir}: review `git diff tests/golden/` before "
+            "committing"
         )
     golden = golden_tables.golden_tables()
     assert golden, (
@@ -249,9 +250,11 @@ def test_float64_columns_and_special_values():
     )
     same = golden.assign(r=golden["r"] * (1 + 1e-13))
     assert golden_tables.differences("t.csv", golden, same, SYNTHETIC) == []
-    for moved in ([0.8123456789012345 * (1 + 1e-8), -0.31234567890123456, np.nan, np.inf],
-                  [0.8123456789012345, -0.31234567890123456, 0.0, np.inf],
-                  [0.8123456789012345, -0.31234567890123456, np.nan, 1e300]):  # fmt: skip
+    for moved in (
+        [0.8123456789012345 * (1 + 1e-8), -0.31234567890123456, np.nan, np.inf],
+        [0.8123456789012345, -0.31234567890123456, 0.0, np.inf],
+        [0.8123456789012345, -0.31234567890123456, np.nan, 1e300],
+    ):
         assert golden_tables.differences("t.csv", golden, pd.DataFrame({"r": moved}), SYNTHETIC), (
             moved
         )

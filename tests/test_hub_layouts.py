@@ -148,9 +148,7 @@ def test_sts_sets_from_their_hub_layouts(hub, config, tmp_path):
 
 @pytest.mark.parametrize("name", ["sts12", "sts13", "sts14", "sts15", "sts16"])
 def test_semeval_sts_sets_from_their_hub_layouts(hub, config, tmp_path, name):
-    table = read_sts(
-        name, "test", fetch(sts_source(name, "test"), config, tmp_path)
-    )
+    table = read_sts(name, "test", fetch(sts_source(name, "test"), config, tmp_path))
     assert list(table.columns) == ["sentence1", "sentence2", "score"]
     assert table["score"].tolist() == pytest.approx([5.0, 0.5])
     assert hub[0][0] == f"mteb/{name}-sts" and hub[0][2]["split"] == "test"
@@ -224,7 +222,12 @@ class RecordedHub:
             return 200, data, {"X-Repo-Commit": revision, "ETag": f'"{sha1(data)}"'}
         if api.group(2) == "revision":
             files = [p.relative_to(root).as_posix() for p in sorted(root.rglob("*")) if p.is_file()]
-            info = {"id": repo, "sha": revision, "private": False, "siblings": [{"rfilename": f} for f in files]}  # fmt: skip
+            info = {
+                "id": repo,
+                "sha": revision,
+                "private": False,
+                "siblings": [{"rfilename": f} for f in files],
+            }
             return 200, json.dumps(info).encode(), {"Content-Type": "application/json"}
         folder = root / api.group(4)
         if not folder.is_dir():
@@ -259,7 +262,8 @@ def recorded_hub(config):
     hub.httpd.server_close()
 
 
-# Fetches sources in a fresh interpreter, where HF_ENDPOINT is read at import as on a user's machine.
+# Fetches sources in a fresh interpreter, where HF_ENDPOINT is read at import as on a user's
+# machine.
 FETCH = """
 import sys, yaml
 from isotropy import sources
@@ -306,8 +310,14 @@ def test_pinned_revisions_resolve_through_the_hub_api(recorded_hub, config, tmp_
         1,
         0,
     ]
-    assert read_task_split("sst5", "validation", raw / "hf_sst5_validation")["label"].tolist() == [4, 2, 0]  # fmt: skip
-    assert read_task_split("squad", "validation", raw / "hf_squad_validation")["answers"].tolist() == [["Paris", "in Paris"], ["1889"]]  # fmt: skip
+    assert read_task_split("sst5", "validation", raw / "hf_sst5_validation")["label"].tolist() == [
+        4,
+        2,
+        0,
+    ]
+    assert read_task_split("squad", "validation", raw / "hf_squad_validation")[
+        "answers"
+    ].tolist() == [["Paris", "in Paris"], ["1889"]]
     corpus = config["geometry"]["clusters"]["corpus"]
     assert any("film actor" in s for s in read_corpus(corpus, raw / "hf_wikitext2"))
     assert read_sts("sts15", "test", raw / "hf_sts15_test")["score"].tolist() == [5.0, 0.5]

@@ -28,7 +28,8 @@ def mu_viswanath(points: np.ndarray) -> float:
 
 
 def three_layers(n=4000, dim=8, seed=0) -> TokenEmbeddings:
-    """Layer 0 isotropic; layer 1 the same plus a common offset; layer 2 stretched along one axis."""
+    """Layer 0 isotropic; layer 1 the same plus a common offset; layer 2 stretched along one
+    axis."""
     rng = np.random.default_rng(seed)
     base = rng.normal(size=(n, dim))
     offset = base + np.r_[3.0, np.zeros(dim - 1)]

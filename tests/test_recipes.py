@@ -53,17 +53,40 @@ def test_a_model_added_in_an_overlay_is_planned_and_estimated(tmp_path):
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     bin_dir = Path(sys.executable).parent
     dry = subprocess.run(
-        [str(bin_dir / "snakemake"), "main_study", "-n", "--forceall", "--cores", "1",
-         "--configfile", *configs],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            str(bin_dir / "snakemake"),
+            "main_study",
+            "-n",
+            "--forceall",
+            "--cores",
+            "1",
+            "--configfile",
+            *configs,
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert dry.returncode == 0, dry.stderr[-3000:] + dry.stdout[-3000:]
     assert "resources/embeddings/toy/polarity/vectors.npy" in dry.stdout
     assert "results/main/toy/polarity/seed0/trace.parquet" in dry.stdout
     estimate = subprocess.run(
-        [sys.executable, "-m", "isotropy.estimate", "--configfile", *configs,
-         "--target", "main_study"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "isotropy.estimate",
+            "--configfile",
+            *configs,
+            "--target",
+            "main_study",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert estimate.returncode == 0, estimate.stderr[-3000:]
     assert "no measured cost for toy embeddings of polarity" in estimate.stdout, estimate.stdout

@@ -64,7 +64,7 @@ def test_jobs_are_weighed_by_the_estimate_costs():
                 5,
                 "optimize_embeddings",
                 {"study": "preview", "encoder": "miniLM", "dataset": "polarity", "seed": "0"},
-            ),  # fmt: skip
+            ),
             (6, "embed_sentences", {"encoder": "miniLM", "dataset": "snli"}),
             (7, "download_source", {"source": "polarity"}),
         ],

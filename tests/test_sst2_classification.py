@@ -56,9 +56,17 @@ def test_cluster_method_on_frozen_features_changes_iw_as_the_sts_path_does():
     offsets, n = features.offsets, len(features.labels)
     gold = np.linspace(0, 5, n // 2)
     sts = evaluate_sts_tokens(
-        features.tokens, offsets, np.arange(0, n, 2), np.arange(1, n, 2), gold,
-        methods=("none", "cluster-based"), n_clusters=4, n_directions=2, seed=0, model="synthetic",
-    ).set_index("method")  # fmt: skip
+        features.tokens,
+        offsets,
+        np.arange(0, n, 2),
+        np.arange(1, n, 2),
+        gold,
+        methods=("none", "cluster-based"),
+        n_clusters=4,
+        n_directions=2,
+        seed=0,
+        model="synthetic",
+    ).set_index("method")
     ours = table[(table["seed"] == 0) & (table["reading"] == "pooled")].set_index("method")
     for method in ("none", "cluster-based"):
         assert ours.loc[method, "isotropy_sign_free"] == pytest.approx(

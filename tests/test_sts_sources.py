@@ -102,9 +102,7 @@ def test_senteval_layout_downloaded_over_http_reads_as_the_sts_table(
     sources.fetch_source(
         "hf_sts15_test", sources.source_params(mirror_config, "hf_sts15_test"), tmp_path / "m"
     )
-    pd.testing.assert_frame_equal(
-        read_sts("sts15", "test", tmp_path / "m"), expected_pairs()
-    )
+    pd.testing.assert_frame_equal(read_sts("sts15", "test", tmp_path / "m"), expected_pairs())
 
 
 def test_semeval_layout_errors_name_the_file(tmp_path):
@@ -152,8 +150,13 @@ def test_offline_run_plans_the_sets_out_with_one_line_each(tmp_path, capsys, mon
     )
     config["mirror"] = str(tmp_path)  # a mirror without the STS sets (nor SICK-R)
     assert set(workflow_inputs.unavailable_sts_datasets(config)) == {
-        "sickr", "sts12", "sts13", "sts14", "sts15", "sts16"
-    }  # fmt: skip
+        "sickr",
+        "sts12",
+        "sts13",
+        "sts14",
+        "sts15",
+        "sts16",
+    }
     assert workflow_inputs.geometry_sts_datasets(config) == ["stsb"]
     files = workflow_inputs.collected_sts_files(config)
     files(None)

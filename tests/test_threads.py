@@ -130,8 +130,15 @@ def _fake_proc(root, autogroup="1", tasks=()):
 def test_busy_sessions_counts_other_sessions_and_this_sessions_threads(tmp_path):
     proc = _fake_proc(
         tmp_path,
-        tasks=[(100, 2, "R"), (101, 2, "R"), (102, 3, "S"), (103, 4, "R"), (104, 1, "R"), (105, None, "R")],
-    )  # fmt: skip
+        tasks=[
+            (100, 2, "R"),
+            (101, 2, "R"),
+            (102, 3, "S"),
+            (103, 4, "R"),
+            (104, 1, "R"),
+            (105, None, "R"),
+        ],
+    )
     seen = compute.busy_sessions(samples=2, interval=0, proc=proc)
     # Groups 2 and 4 have a runnable thread (2's two threads count once: the kernel shares
     # between sessions); 3 sleeps; 104 is this session's; 105 is a kernel thread.

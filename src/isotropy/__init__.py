@@ -11,7 +11,8 @@ Science and data (never import the workflow layer; tests/test_architecture.py):
     sensitivity      the sensitivity study: label and vector sets; per-step, per-seed and per-cell
                      numbers
     istar            I-STAR / CosReg fine-tuning
-    geometry         cluster analyses of contextual embedding spaces (Cai et al.; Rajaee & Pilehvar),
+    geometry         cluster analyses of contextual embedding spaces (Cai et al.; Rajaee &
+    Pilehvar),
                      with the isotropy-enhancing transforms
     summaries, traces, plots   tables and figures from stored results only
     verdicts         the papers' claims and printed numbers judged on our results, with intervals

@@ -11,7 +11,8 @@ to the same number. What no count settles is how an idle OpenMP thread waits: to
 spins for a while before it sleeps, which on a shared machine burns the cores the other jobs
 need. The wait policy must be in the environment before the library loads, so the workflow
 sets it for every job when a run starts (:func:`apply_job_environment`, from ``onstart``
-through :func:`isotropy.workflow.run.started`), and a user's own setting wins. The policy was chosen by measurement, idle and beside busy processes
+through :func:`isotropy.workflow.run.started`), and a user's own setting wins. The policy was
+chosen by measurement, idle and beside busy processes
 (``benchmarks/optimize.py --contention``, ``benchmarks/embedding_cost.py --contention``;
 docs/measurements.md).
 

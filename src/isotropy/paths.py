@@ -52,7 +52,8 @@ def istar_run_file(
     lam: str = "{lam}",
     seed: int | str = "{seed}",
 ) -> str:
-    """One file of an I-STAR fine-tuning run; ``lam`` as :func:`isotropy.istar.study.format_lambda` spells it."""
+    """One file of an I-STAR fine-tuning run; ``lam`` as :func:`isotropy.istar.study.format_lambda`
+    spells it."""
     return f"results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/{artefact}"
 
 
@@ -157,7 +158,8 @@ def sensitivity_run_file(
     seed: int | str = "{seed}",
     lr: str = "{lr}",
 ) -> str:
-    """One file (trace.parquet, summary.json) of a sensitivity run (lr: the learning-rate factor)."""
+    """One file (trace.parquet, summary.json) of a sensitivity run (lr: the learning-rate
+    factor)."""
     return f"results/sensitivity/{vectors}/{setup}/{label_set}/lr{lr}/seed{seed}/{artefact}"
 
 

@@ -49,7 +49,8 @@ class SeedInterval:
         """One phrase naming the interval, for tables and captions."""
         if not self.has_interval:
             return f"{self.seeds} seed: no interval" if self.seeds == 1 else "no seed: no interval"
-        return f"{100 * self.level:g}% t-interval over {self.seeds} seeds (Fisher z of per-seed values)"
+        level = f"{100 * self.level:g}%"
+        return f"{level} t-interval over {self.seeds} seeds (Fisher z of per-seed values)"
 
 
 def fisher_z(values: Iterable[float], limit: float = R_LIMIT) -> np.ndarray:

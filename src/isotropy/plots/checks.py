@@ -119,7 +119,8 @@ def _is_colorbar(ax: object) -> bool:
 
 
 def _text_boxes(figure: Figure, renderer) -> list[tuple[str, object, Bbox]]:
-    """(description, owner, window extent) of every non-empty text box; owner groups a colour bar."""
+    """(description, owner, window extent) of every non-empty text box; owner groups a colour
+    bar."""
     boxes = []
 
     def add(name, owner, artist):
@@ -238,7 +239,8 @@ def _twins(ax: Axes, figure: Figure) -> list[Axes]:
 
 
 def _curves(ax: Axes) -> list[tuple[str, object]]:
-    """(label, artist) of every data series of one axes: containers, then loose lines and scatters."""
+    """(label, artist) of every data series of one axes: containers, then loose lines and
+    scatters."""
     curves: list[tuple[str, object]] = []
     inside: set[int] = set()
     for container in ax.containers:
@@ -284,7 +286,8 @@ def _unlabelled(figure: Figure) -> list[str]:
             ):
                 continue
             problems.append(
-                f"unlabelled curve: the one curve of {name} has neither both axis labels nor a legend entry"
+                f"unlabelled curve: the one curve of {name} has neither both axis labels nor a "
+                "legend entry"
             )
             continue
         legend_labels = figure_labels.union(*(_legend_texts(other.get_legend()) for other in group))
