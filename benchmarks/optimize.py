@@ -1,17 +1,15 @@
-"""Benchmark direct optimisation with metrics after every update (the main study's cost).
+r"""Benchmark direct optimisation with metrics after every update (the main study's cost).
 
 Usage:
-    python benchmarks/optimize.py --synthetic          # polarity shape: 10,662 x 384, 2 balanced
-    labels
-    python benchmarks/optimize.py resources/data/polarity.parquet
-    resources/embeddings/miniLM/polarity
+    python benchmarks/optimize.py --synthetic  # polarity shape: 10,662 x 384, 2 balanced labels
+    python benchmarks/optimize.py resources/data/polarity.parquet \
+        resources/embeddings/miniLM/polarity
     python benchmarks/optimize.py --synthetic --updates 100 --skip memory,clusters   # a quick look
 
 Prints, on CUDA when present and on the CPU otherwise (``--device``):
 
-1. ms per update of the whole run (``run_optimisation()``, metrics after every update), and the
-parts
-   timed alone on the same data: train step, evaluate, IsoScore, silhouette;
+1. ms per update of the whole run (``run_optimisation()``, metrics after every update), and
+   the parts timed alone on the same data: train step, evaluate, IsoScore, silhouette;
 2. the speed-up over the same run with scikit-learn's ``silhouette_score`` and the ``IsoScore``
    package as the metrics (a few updates of it, same process, same data);
 3. peak memory of the run (CUDA: allocated by torch; CPU: the process's peak resident set);

@@ -1,8 +1,7 @@
 """Every figure reads at a glance: no two text boxes intersect and every curve is named.
 
 The checker (isotropy.plots.checks.figure_problems) is tested on figures built to fail; then every
-figure
-function is checked on synthetic results, and (slow tier) every figure of the tiny run is
+figure function is checked on synthetic results, and (slow tier) every figure of the tiny run is
 rendered again from its stored tables and checked.
 """
 

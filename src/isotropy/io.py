@@ -98,9 +98,8 @@ def _size(count: float) -> str:
 
 def reserve(staging: str | os.PathLike, size: int, target: str | os.PathLike | None = None) -> None:
     """Give a staging file ``size`` bytes of real disk blocks now, so that a memory-mapped write
-    cannot
-    find the disk full halfway (the kernel's answer to that is SIGBUS, which kills the process
-    with no message); a full disk is a :class:`DiskFullError` naming the file instead."""
+    cannot find the disk full halfway (the kernel's answer to that is SIGBUS, which kills the
+    process with no message); a full disk is a :class:`DiskFullError` naming the file instead."""
     fd = os.open(staging, os.O_RDWR)
     try:
         os.posix_fallocate(fd, 0, size)
