@@ -79,8 +79,8 @@ def test_defaults_are_filled(config):
     validate(config, SCHEMA)
     assert config["main"]["metric_stride"] == 1
     assert config["device"] == "auto"
-    # GLUE samples its metrics (qqp/mnli would be quadratic in ~400k items); the main study does
-    # not.
+    # GLUE samples its metrics (qqp/mnli would be quadratic in ~400k items); the main study
+    # does not.
     assert (
         config["glue"]["metric_sample_size"] == 10000
         and config["main"]["metric_sample_size"] is None

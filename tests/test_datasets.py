@@ -525,8 +525,8 @@ def test_glue_label_outside_the_task_domain_is_refused(tmp_path, task, header, r
 
 
 def test_only_newlines_end_lines(tmp_path):
-    # Unicode line separators and form feeds inside a field are text, not line ends; CRLF is one
-    # end.
+    # Unicode line separators and form feeds inside a field are text, not line ends; CRLF is
+    # one end.
     path = tmp_path / "train.tsv"
     path.write_text(
         "index\tsentence1\tsentence2\tlabel\r\n0\ta\u2028b\tc\x0cd\x85e\tentailment\r\n",

@@ -262,8 +262,8 @@ def recorded_hub(config):
     hub.httpd.server_close()
 
 
-# Fetches sources in a fresh interpreter, where HF_ENDPOINT is read at import as on a user's
-# machine.
+# Fetches sources in a fresh interpreter, where HF_ENDPOINT is read at import as on a
+# user's machine.
 FETCH = """
 import sys, yaml
 from isotropy import sources

@@ -321,8 +321,8 @@ class Runs:
                     *TEST_CLUSTER_ARGS,
                     "--jobs",
                     "2",
-                    # The profile's GPU-partition override, exercised: GPU rules go to partition
-                    # gpu.
+                    # The profile's GPU-partition override, exercised: GPU rules go to
+                    # partition gpu.
                     "--set-resources",
                     *(f"{rule}:slurm_partition=gpu" for rule in GPU_PARTITION_RULES),
                     "--directory",
