@@ -125,7 +125,8 @@ def measure(
     )
     if done.returncode != 0:
         raise SystemExit(
-            f"worker failed under policy {policy} ({state}), exit {done.returncode}:\n{done.stderr[-2000:]}"
+            f"worker failed under policy {policy} ({state}), exit "
+            f"{done.returncode}:\n{done.stderr[-2000:]}"
         )
     report = json.loads(done.stdout.strip().splitlines()[-1])
     return Measurement(policy, state, load=os.getloadavg()[0], **report)
@@ -152,7 +153,8 @@ def compare(
     cores = os.cpu_count() or 1
     bound = 1 + busy / cores
     print(
-        f"[contention] {len(policies)} policies x (idle, beside {busy} busy processes) on {cores} cores, "
+        f"[contention] {len(policies)} policies x (idle, beside {busy} busy processes) on {cores} "
+        "cores, "
         f"{threads} threads unless the policy says, best of {repeats} repeat(s); "
         f"load average before: {os.getloadavg()[0]:.1f}",
         flush=True,

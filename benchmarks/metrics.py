@@ -1,4 +1,5 @@
-"""Benchmark: our silhouette + IsoScore against scikit-learn's silhouette_score + the IsoScore package.
+"""Benchmark: our silhouette + IsoScore against scikit-learn's silhouette_score + the IsoScore
+package.
 
 Runs in one process, on the same data for both (a float32 cloud; the references get its exact
 float64 copy, their most accurate input), and prints per size: seconds, the speed-up, the largest
@@ -97,9 +98,13 @@ def main() -> None:
 
     print(
         f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs, "
-        f"load average {os.getloadavg()[0]:.1f} (shared machine: timings vary with load); peak-RSS reset: {_reset_peak()}"
+        f"load average {os.getloadavg()[0]:.1f} (shared machine: timings vary with load); peak-RSS "
+        f"reset: {_reset_peak()}"
     )
-    header = f"{'n x d':>12} {'metric':>10} {'ours s':>8} {'ref s':>8} {'speed-up':>8} {'max |diff|':>11} {'ours MB':>8} {'ref MB':>8}"
+    header = (
+        f"{'n x d':>12} {'metric':>10} {'ours s':>8} {'ref s':>8} {'speed-up':>8} "
+        f"{'max |diff|':>11} {'ours MB':>8} {'ref MB':>8}"
+    )
     print(header)
     print("-" * len(header))
     for size in args.sizes.split(","):
@@ -128,11 +133,14 @@ def main() -> None:
         ]
         for name, ours_s, ref_s, diff, ours_mb, ref_mb in rows:
             print(
-                f"{size:>12} {name:>10} {ours_s:8.3f} {ref_s:8.3f} {ref_s / ours_s:7.1f}x {diff:11.2e} {ours_mb:8.0f} {ref_mb:8.0f}"
+                f"{size:>12} {name:>10} {ours_s:8.3f} {ref_s:8.3f} {ref_s / ours_s:7.1f}x "
+                f"{diff:11.2e} {ours_mb:8.0f} {ref_mb:8.0f}"
             )
         print(
-            f"{size:>12} values: silhouette {sil:.6f} (sklearn {ref_sil:.6f}), IsoScore {iso:.8f} (package {ref_iso:.8f}); "
-            f"1,000 updates of both metrics: {1000 * (sil_s + iso_s) / 60:.1f} min (reference {1000 * (ref_sil_s + ref_iso_s) / 60:.1f} min)"
+            f"{size:>12} values: silhouette {sil:.6f} (sklearn {ref_sil:.6f}), IsoScore {iso:.8f} "
+            f"(package {ref_iso:.8f}); "
+            f"1,000 updates of both metrics: {1000 * (sil_s + iso_s) / 60:.1f} min (reference "
+            f"{1000 * (ref_sil_s + ref_iso_s) / 60:.1f} min)"
         )
         del points, reference_points
 
@@ -142,7 +150,8 @@ def main() -> None:
     sil, sil_s, sil_mb = measure(lambda: metrics.silhouette(points, labels))
     iso, iso_s, iso_mb = measure(lambda: metrics.isoscore(points))
     print(
-        f"\nours only at n x d = {n}x{d} (float32 data {data_mb:.0f} MB): silhouette {sil:.6f} in {sil_s:.2f} s, "
+        f"\nours only at n x d = {n}x{d} (float32 data {data_mb:.0f} MB): silhouette {sil:.6f} in "
+        f"{sil_s:.2f} s, "
         f"peak RSS {sil_mb:.0f} MB; IsoScore {iso:.6f} in {iso_s:.2f} s, peak RSS {iso_mb:.0f} MB"
     )
 
@@ -163,7 +172,8 @@ def main() -> None:
             )
             peak = torch.cuda.max_memory_allocated(device) / 2**20
             print(
-                f"{size:>12} silhouette {sil:.6f} in {sil_s:.3f} s, IsoScore {iso:.8f} in {iso_s:.3f} s, peak GPU memory {peak:.0f} MB"
+                f"{size:>12} silhouette {sil:.6f} in {sil_s:.3f} s, IsoScore {iso:.8f} in "
+                f"{iso_s:.3f} s, peak GPU memory {peak:.0f} MB"
             )
     else:
         print("\nCUDA: not available on this machine")

@@ -1,14 +1,15 @@
-"""Benchmark direct optimisation with metrics after every update (the main study's cost).
+r"""Benchmark direct optimisation with metrics after every update (the main study's cost).
 
 Usage:
-    python benchmarks/optimize.py --synthetic          # polarity shape: 10,662 x 384, 2 balanced labels
-    python benchmarks/optimize.py resources/data/polarity.parquet resources/embeddings/miniLM/polarity
+    python benchmarks/optimize.py --synthetic  # polarity shape: 10,662 x 384, 2 balanced labels
+    python benchmarks/optimize.py resources/data/polarity.parquet \
+        resources/embeddings/miniLM/polarity
     python benchmarks/optimize.py --synthetic --updates 100 --skip memory,clusters   # a quick look
 
 Prints, on CUDA when present and on the CPU otherwise (``--device``):
 
-1. ms per update of the whole run (``run_optimisation()``, metrics after every update), and the parts
-   timed alone on the same data: train step, evaluate, IsoScore, silhouette;
+1. ms per update of the whole run (``run_optimisation()``, metrics after every update), and
+   the parts timed alone on the same data: train step, evaluate, IsoScore, silhouette;
 2. the speed-up over the same run with scikit-learn's ``silhouette_score`` and the ``IsoScore``
    package as the metrics (a few updates of it, same process, same data);
 3. peak memory of the run (CUDA: allocated by torch; CPU: the process's peak resident set);
@@ -105,7 +106,8 @@ def peak_mb(device: torch.device) -> float:
 def ms_per_call(
     function: Callable[[], object], device: torch.device, repeats: int, rounds: int = 3
 ) -> float:
-    """Best over ``rounds`` of the mean time of ``repeats`` back-to-back calls (synchronised at the ends)."""
+    """Best over ``rounds`` of the mean time of ``repeats`` back-to-back calls (synchronised at the
+    ends)."""
     function()
     synchronise(device)
     best = float("inf")
@@ -154,7 +156,8 @@ def pos_like(n: int = 10_560, d: int = 300) -> Problem:
 def supersense_like(
     n: int = 10_560, d: int = 300, clusters: int = 1_315, labels: int = 45
 ) -> Problem:
-    """Multi-label targets with ``clusters`` distinct label vectors, Zipf-like sizes (many singletons)."""
+    """Multi-label targets with ``clusters`` distinct label vectors, Zipf-like sizes (many
+    singletons)."""
     rng = np.random.default_rng(3)
     vectors: set[tuple[int, ...]] = set()
     while len(vectors) < clusters:
@@ -188,7 +191,8 @@ def run_ms_per_update(
 
 
 def training_setup(problem: Problem, device: torch.device, bias: bool):
-    """The loop's model, Adam, loss, item rows and targets, as ``run_optimisation()`` builds them (seed 0)."""
+    """The loop's model, Adam, loss, item rows and targets, as ``run_optimisation()`` builds them
+    (seed 0)."""
     torch.manual_seed(0)
     model = EmbeddingClassifier(problem.vectors, len(problem.label_names), False, bias).to(device)
     optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -261,7 +265,8 @@ def reference_ms_per_update(
 
 
 def cpu_ratio(threads: int, blocks: list[int], rounds: int = 3) -> None:
-    """Silhouette / one full x @ x.T on the CPU at the polarity size (same process, same threads)."""
+    """Silhouette / one full x @ x.T on the CPU at the polarity size (same process, same
+    threads)."""
     torch.set_num_threads(threads)
     problem = polarity_like()
     cpu = torch.device("cpu")
@@ -278,7 +283,8 @@ def cpu_ratio(threads: int, blocks: list[int], rounds: int = 3) -> None:
 
     floor = ms_per_call(distance_products, cpu, 1, rounds)
     print(
-        f"[ratio] CPU, {threads} threads, n={x.shape[0]}, d={x.shape[1]}: silhouette {silhouette:.0f} ms, "
+        f"[ratio] CPU, {threads} threads, n={x.shape[0]}, d={x.shape[1]}: silhouette "
+        f"{silhouette:.0f} ms, "
         f"x @ x.T {product:.0f} ms -> ratio {silhouette / product:.2f} (target <= 0.65); "
         f"its distance products alone {floor:.0f} ms -> {floor / product:.2f}"
     )
@@ -293,8 +299,10 @@ def clusters_ratio(device: torch.device, updates: int) -> None:
     pos_ms, _ = run_ms_per_update(pos_like(), updates, device, bias=True)
     supersense_ms, _ = run_ms_per_update(supersense_like(), updates, device, bias=True)
     print(
-        f"[clusters] {device}, {updates} updates, n=10560, d=300: pos-like (4 classes) {pos_ms:.2f} ms/update, "
-        f"supersense-like (1,315 clusters) {supersense_ms:.2f} ms/update -> ratio {supersense_ms / pos_ms:.2f} (target <= 1.3)"
+        f"[clusters] {device}, {updates} updates, n=10560, d=300: pos-like (4 classes) "
+        f"{pos_ms:.2f} ms/update, "
+        f"supersense-like (1,315 clusters) {supersense_ms:.2f} ms/update -> ratio "
+        f"{supersense_ms / pos_ms:.2f} (target <= 1.3)"
     )
 
 
@@ -311,8 +319,10 @@ def memory_at_size(device: torch.device, n: int = 50_000, d: int = 768) -> None:
     peak = peak_mb(device)
     what = "allocated by torch" if device.type == "cuda" else "process resident set"
     print(
-        f"[memory] {device}, n={n}, d={d}: IsoScore + silhouette in {seconds:.1f} s; peak {what} {peak:.0f} MB "
-        f"({peak - base:.0f} MB above the {base:.0f} MB holding the data; target <= 1536 MB); values {iso:.4f} {sil:.4f}"
+        f"[memory] {device}, n={n}, d={d}: IsoScore + silhouette in {seconds:.1f} s; peak {what} "
+        f"{peak:.0f} MB "
+        f"({peak - base:.0f} MB above the {base:.0f} MB holding the data; target <= 1536 MB); "
+        f"values {iso:.4f} {sil:.4f}"
     )
 
 
@@ -333,7 +343,8 @@ def sync_report(problem: Problem, device: torch.device, bias: bool, updates: int
             sites[f"{Path(warning.filename).name}:{warning.lineno}"] += 1
     total = sum(sites.values())
     print(
-        f"[syncs] {total} synchronising calls in a run of {updates} updates ({total / updates:.2f} per update), by site:"
+        f"[syncs] {total} synchronising calls in a run of {updates} updates ({total / updates:.2f} "
+        "per update), by site:"
     )
     for site, count in sites.most_common():
         print(f"    {count:4d}  {site}")
@@ -428,20 +439,23 @@ def main() -> None:
         else f"CPU, {args.threads} threads"
     )
     print(
-        f"{problem.items} items, {problem.rows} rows x {problem.dim} dims ({source}); {args.updates} updates; {name}"
+        f"{problem.items} items, {problem.rows} rows x {problem.dim} dims ({source}); "
+        f"{args.updates} updates; {name}"
     )
 
     if "run" not in skip:
         started = time.perf_counter()
         run_ms_per_update(problem, 2, device, args.bias)
         print(
-            f"start-up: first run_optimisation() call of the process (2 updates) took {time.perf_counter() - started:.1f} s"
+            "start-up: first run_optimisation() call of the process (2 updates) took "
+            f"{time.perf_counter() - started:.1f} s"
         )
         base = reset_peak(device)
         ours, summary = run_ms_per_update(problem, args.updates, device, args.bias)
         peak = peak_mb(device)
         print(
-            f"[run] {ours:.2f} ms per update, metrics after every update ({summary['wall_seconds']:.1f} s in run_optimisation); "
+            f"[run] {ours:.2f} ms per update, metrics after every update "
+            f"({summary['wall_seconds']:.1f} s in run_optimisation); "
             f"peak memory {peak:.0f} MB ({peak - base:.0f} MB above the start)"
         )
     if "run" not in skip and hasattr(metrics, "silhouette_tensor"):  # absent from an older package
@@ -456,7 +470,8 @@ def main() -> None:
             problem, device, args.bias, args.reference_updates, args.threads
         )
         print(
-            f"[reference] same loop with sklearn silhouette_score + IsoScore package: {reference:.0f} ms per update "
+            "[reference] same loop with sklearn silhouette_score + IsoScore package: "
+            f"{reference:.0f} ms per update "
             f"-> speed-up {reference / ours:.0f}x"
         )
     if "ratio" not in skip:

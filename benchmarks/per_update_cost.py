@@ -8,8 +8,9 @@ and ``2 * updates`` updates with metrics at the start and end only (the differen
 the updates), and ``updates`` updates with metrics after every one (the cost of the evaluations).
 It prints wall and process-CPU seconds and the load average, and the ``update_cpu_seconds`` and
 ``evaluation_cpu_seconds`` rows of ``config/costs.csv`` (with the date, machine and this command):
-CPU seconds halved, as the rule's 2 threads share them (the wall time of an idle 2-core machine). On a busy machine measure with ``--threads 1``: waiting threads spin and
-inflate the CPU time of a multi-threaded run.
+CPU seconds halved, as the rule's 2 threads share them (the wall time of an idle 2-core
+machine). On a busy machine measure with ``--threads 1``: waiting threads spin and inflate the
+CPU time of a multi-threaded run.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ def main() -> None:
                 .astype(np.float32)
             )
             print(
-                f"{dataset}: no embeddings yet, random vectors of dim {args.random_vectors} in their place"
+                f"{dataset}: no embeddings yet, random vectors of dim {args.random_vectors} in "
+                "their place"
             )
         else:
             vectors, index = load_embeddings(f"{folder}/vectors.npy", f"{folder}/index.parquet")
@@ -100,8 +102,10 @@ def main() -> None:
         per_eval_cpu = (full_cpu - short_cpu) / (args.updates - 1)
         per_eval_wall = (full_wall - short_wall) / (args.updates - 1)
         print(
-            f"{dataset}: {problem.items} items x {problem.dim} dims; wall {per_update_wall:.3f} s/update, "
-            f"{per_eval_wall:.3f} s/evaluation; CPU {per_update_cpu:.3f} s/update, {per_eval_cpu:.3f} s/evaluation; "
+            f"{dataset}: {problem.items} items x {problem.dim} dims; wall {per_update_wall:.3f} "
+            "s/update, "
+            f"{per_eval_wall:.3f} s/evaluation; CPU {per_update_cpu:.3f} s/update, "
+            f"{per_eval_cpu:.3f} s/evaluation; "
             f"load average {load:.1f} on {os.cpu_count()} cores"
         )
         # The rule's 2 threads share this work: the wall time of an idle 2-core machine, at best.

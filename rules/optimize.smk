@@ -163,8 +163,9 @@ rule glue_study:
 
 
 rule figures:
-    # The figures of the configured optimisation studies. To re-draw them from stored traces
-    # without ever training, run with --allowed-rules and --forcerun on the plot rules (make figures).
+    # The figures of the configured optimisation studies. To re-draw them from stored
+    # traces without ever training, run with --allowed-rules and --forcerun on the plot
+    # rules (make figures).
     input:
         [
             p

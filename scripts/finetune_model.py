@@ -1,4 +1,5 @@
-"""Fine-tune one model on one task with one regulariser, λ and seed (I-STAR study); write metrics.json.
+"""Fine-tune one model on one task with one regulariser, λ and seed (I-STAR study); write
+metrics.json.
 
 The task's splits are the downloads of its sources (inputs train and validation). Resumes from
 checkpoint.pt in the output folder when a previous attempt was killed.
@@ -12,7 +13,7 @@ from isotropy.istar.training import run_and_save
 from isotropy.logs import configure_from_snakemake
 from isotropy.models import ModelSpec
 from isotropy.provenance import record_step
-from isotropy.readers import load_task_split
+from isotropy.readers.tasks import load_task_split
 
 
 def main(snakemake):

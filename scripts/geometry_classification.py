@@ -3,7 +3,12 @@ accuracy and I(W) (Rajaei & Sheikhi's SST-2 table; protocol in docs/methods.md).
 
 import logging
 
-from isotropy import geometry
+from isotropy.geometry.classification import (
+    TokenFeatures,
+    classification_seconds,
+    classification_table,
+)
+from isotropy.geometry.tables import write_table
 from isotropy.logs import configure_from_snakemake, duration
 from isotropy.provenance import record_step
 
@@ -11,7 +16,7 @@ from isotropy.provenance import record_step
 def main(snakemake):
     configure_from_snakemake(snakemake)
     params = snakemake.params
-    features = geometry.TokenFeatures.load(snakemake.input.features)
+    features = TokenFeatures.load(snakemake.input.features)
     settings = dict(
         seeds=list(params.seeds),
         methods=list(params.methods),
@@ -23,14 +28,17 @@ def main(snakemake):
         max_iter=params.max_iter,
     )
     logging.getLogger(__name__).info(
-        "%d sentences, %d tokens x %d dims, %s: about %s (calibrated on the shared 2-core host under load: less when idle)",
-        len(features.labels), *features.tokens.shape, settings,
-        duration(geometry.classification_seconds(features, **settings)),
-    )  # fmt: skip
-    table = geometry.classification_table(
+        "%d sentences, %d tokens x %d dims, %s: about %s (calibrated on the shared 2-core host "
+        "under load: less when idle)",
+        len(features.labels),
+        *features.tokens.shape,
+        settings,
+        duration(classification_seconds(features, **settings)),
+    )
+    table = classification_table(
         features, model=snakemake.wildcards.model, task=snakemake.wildcards.task, **settings
     )
-    geometry.write_table(table, snakemake.output.table)
+    write_table(table, snakemake.output.table)
     record_step(snakemake, seeds=list(params.seeds), extra={"rows": len(table)})
 
 

@@ -4,11 +4,13 @@ validation sentences (Rajaei & Sheikhi's SST-2 table)."""
 import logging
 from pathlib import Path
 
-from isotropy import geometry
 from isotropy.compute import resolve_device
+from isotropy.embeddings.hidden_states import load_hidden_state_model
+from isotropy.geometry.classification import feature_seconds, token_features
 from isotropy.logs import configure_from_snakemake, duration
+from isotropy.models import ModelSpec
 from isotropy.provenance import record_step
-from isotropy.readers import load_task_split
+from isotropy.readers.tasks import load_task_split
 
 
 def main(snakemake):
@@ -20,15 +22,19 @@ def main(snakemake):
         task, "train", Path(snakemake.input.train).parent, params.train_subset, params.subset_seed
     )
     validation = load_task_split(task, "validation", Path(snakemake.input.validation).parent)
-    tokenizer, model = geometry.load_hidden_state_model(
-        geometry.ModelSpec.from_record(params.model), device
-    )
-    seconds = geometry.feature_seconds(len(train) + len(validation), model.config.hidden_size)
+    tokenizer, model = load_hidden_state_model(ModelSpec.from_record(params.model), device)
+    seconds = feature_seconds(len(train) + len(validation), model.config.hidden_size)
     logging.getLogger(__name__).info(
-        "%s: %d training + %d validation sentences through %s on %s: about %s (calibrated on the shared 2-core host under load: less when idle)",
-        task, len(train), len(validation), snakemake.wildcards.model, device, duration(seconds),
-    )  # fmt: skip
-    features = geometry.token_features(
+        "%s: %d training + %d validation sentences through %s on %s: about %s (calibrated on the "
+        "shared 2-core host under load: less when idle)",
+        task,
+        len(train),
+        len(validation),
+        snakemake.wildcards.model,
+        device,
+        duration(seconds),
+    )
+    features = token_features(
         train["text"].tolist(),
         train["label"].tolist(),
         validation["text"].tolist(),

@@ -1,6 +1,9 @@
-"""S_inter / S_intra per layer, raw and k-means cluster-centred, and a PCA view of one layer (Cai et al.)."""
+"""S_inter / S_intra per layer, raw and k-means cluster-centred, and a PCA view of one layer (Cai
+et al.)."""
 
-from isotropy import geometry
+from isotropy.embeddings.hidden_states import TokenEmbeddings
+from isotropy.geometry.layers import cosine_by_layer, pca_view
+from isotropy.geometry.tables import write_table
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 
@@ -9,22 +12,22 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     params = snakemake.params
     seed = int(snakemake.wildcards.seed)
-    embeddings = geometry.TokenEmbeddings.load(snakemake.input.embeddings)
+    embeddings = TokenEmbeddings.load(snakemake.input.embeddings)
     clustering = {
         "k_range": tuple(params.k_range),
         "silhouette_threshold": params.silhouette_threshold,
         "silhouette_sample_size": params.silhouette_sample_size,
         "seed": seed,
     }
-    table, clusters = geometry.cosine_by_layer(
+    table, clusters = cosine_by_layer(
         embeddings,
         model=snakemake.wildcards.model,
         corpus=snakemake.wildcards.corpus,
         return_clusters=True,
         **clustering,
     )
-    geometry.write_table(table, snakemake.output.table)
-    view = geometry.pca_view(
+    write_table(table, snakemake.output.table)
+    view = pca_view(
         embeddings,
         params.pca_layer,
         sample_size=params.pca_sample_size,
@@ -33,7 +36,7 @@ def main(snakemake):
         else None,
         **clustering,
     )
-    geometry.write_table(view, snakemake.output.pca_view)
+    write_table(view, snakemake.output.pca_view)
     record_step(snakemake, seeds=[seed])
 
 

@@ -1,6 +1,9 @@
-"""Local intrinsic dimension of every layer's token embeddings (Cai et al.: Table 3 cosine, Figure 9 Euclidean)."""
+"""Local intrinsic dimension of every layer's token embeddings (Cai et al.: Table 3 cosine, Figure
+9 Euclidean)."""
 
-from isotropy import geometry
+from isotropy.embeddings.hidden_states import TokenEmbeddings
+from isotropy.geometry.layers import lid_by_layer
+from isotropy.geometry.tables import write_table
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 
@@ -9,8 +12,8 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     params = snakemake.params
     seed = int(snakemake.wildcards.seed)
-    embeddings = geometry.TokenEmbeddings.load(snakemake.input.embeddings)
-    table = geometry.lid_by_layer(
+    embeddings = TokenEmbeddings.load(snakemake.input.embeddings)
+    table = lid_by_layer(
         embeddings,
         model=snakemake.wildcards.model,
         corpus=snakemake.wildcards.corpus,
@@ -19,7 +22,7 @@ def main(snakemake):
         metrics=params.metrics,
         sample_size=params.sample_size,
     )
-    geometry.write_table(table, snakemake.output.table)
+    write_table(table, snakemake.output.table)
     record_step(snakemake, seeds=[seed])
 
 

@@ -2,10 +2,10 @@
 
 import pandas as pd
 
-from isotropy import geometry
+from isotropy.geometry.tables import table_seeds
 from isotropy.logs import configure_from_snakemake
 from isotropy.plots import geometry as geometry_plots
-from isotropy.plots import save_figure
+from isotropy.plots.checks import save_figure
 from isotropy.provenance import record_step
 
 
@@ -31,7 +31,7 @@ def main(snakemake):
     else:
         raise ValueError(f"unknown geometry figure {figure!r}")
     save_figure(fig, snakemake.output.pdf, snakemake.output.png)
-    record_step(snakemake, seeds=geometry.table_seeds(table))
+    record_step(snakemake, seeds=table_seeds(table))
 
 
 if __name__ == "__main__":

@@ -8,11 +8,13 @@ file marked unavailable.
 import logging
 from pathlib import Path
 
-from isotropy import geometry
 from isotropy.compute import resolve_device
+from isotropy.embeddings.hidden_states import load_hidden_state_model, token_states_by_sentence
+from isotropy.geometry.sts import StsEmbeddings, sts_sentence_index
 from isotropy.logs import configure_from_snakemake
+from isotropy.models import ModelSpec
 from isotropy.provenance import record_step
-from isotropy.readers import read_sts
+from isotropy.readers.sts import read_sts
 
 
 def main(snakemake):
@@ -25,15 +27,13 @@ def main(snakemake):
         logging.getLogger("isotropy").warning(
             "%s unavailable: the mirror does not hold it; skipping it", name
         )
-        geometry.StsEmbeddings.unavailable(name, params.split).save(snakemake.output.embeddings)
+        StsEmbeddings.unavailable(name, params.split).save(snakemake.output.embeddings)
         record_step(snakemake, device=device, extra={"available": False})
         return
     table = read_sts(name, params.split, Path(data).parent)
-    sentences, first, second = geometry.sts_sentence_index(table)
-    tokenizer, model = geometry.load_hidden_state_model(
-        geometry.ModelSpec.from_record(params.model), device
-    )
-    tokens, offsets = geometry.token_states_by_sentence(
+    sentences, first, second = sts_sentence_index(table)
+    tokenizer, model = load_hidden_state_model(ModelSpec.from_record(params.model), device)
+    tokens, offsets = token_states_by_sentence(
         sentences,
         tokenizer,
         model,
@@ -41,7 +41,7 @@ def main(snakemake):
         batch_size=params.batch_size,
         max_length=params.max_length,
     )
-    embeddings = geometry.StsEmbeddings(
+    embeddings = StsEmbeddings(
         tokens, first, second, table["score"].to_numpy(float), name, params.split, offsets=offsets
     )
     embeddings.save(snakemake.output.embeddings)

@@ -2,7 +2,9 @@
 
 from pathlib import Path
 
-from isotropy import geometry, sources
+from isotropy import sources
+from isotropy.geometry.layers import static_geometry
+from isotropy.geometry.tables import write_table
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 
@@ -13,7 +15,7 @@ def main(snakemake):
     seed = int(snakemake.wildcards.seed)
     path = sources.word_vectors_file(Path(snakemake.input.manifest).parent)
     vectors = sources.load_word_vectors(path, limit=params.max_words).vectors
-    cosine, lid = geometry.static_geometry(
+    cosine, lid = static_geometry(
         vectors,
         name=snakemake.wildcards.source,
         seed=seed,
@@ -24,8 +26,8 @@ def main(snakemake):
         silhouette_threshold=params.silhouette_threshold,
         silhouette_sample_size=params.silhouette_sample_size,
     )
-    geometry.write_table(cosine, snakemake.output.cosine)
-    geometry.write_table(lid, snakemake.output.lid)
+    write_table(cosine, snakemake.output.cosine)
+    write_table(lid, snakemake.output.lid)
     record_step(snakemake, seeds=[seed], extra={"vectors": str(path), "words": len(vectors)})
 
 

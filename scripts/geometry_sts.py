@@ -1,6 +1,8 @@
-"""STS correlations and I(W) under each isotropy-enhancement method (token-level, as Rajaee & Pilehvar)."""
+"""STS correlations and I(W) under each isotropy-enhancement method (token-level, as Rajaee &
+Pilehvar)."""
 
-from isotropy import geometry
+from isotropy.geometry.sts import StsEmbeddings, sts_table
+from isotropy.geometry.tables import write_table
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 
@@ -9,8 +11,8 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     params = snakemake.params
     seed = int(snakemake.wildcards.seed)
-    embeddings = geometry.StsEmbeddings.load(snakemake.input.embeddings)
-    table = geometry.sts_table(
+    embeddings = StsEmbeddings.load(snakemake.input.embeddings)
+    table = sts_table(
         embeddings,
         model=snakemake.wildcards.model,
         methods=params.methods,
@@ -19,7 +21,7 @@ def main(snakemake):
         abtt_directions=params.abtt_directions,
         seed=seed,
     )
-    geometry.write_table(table, snakemake.output.table)
+    write_table(table, snakemake.output.table)
     record_step(snakemake, seeds=[seed], extra={"available": embeddings.available})
 
 

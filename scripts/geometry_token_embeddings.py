@@ -1,12 +1,18 @@
-"""Contextual token embeddings of every layer of one transformer on the geometry corpus (Cai et al.)."""
+"""Contextual token embeddings of every layer of one transformer on the geometry corpus (Cai et
+al.)."""
 
 from pathlib import Path
 
-from isotropy import geometry
 from isotropy.compute import resolve_device
+from isotropy.embeddings.hidden_states import (
+    extract_token_embeddings,
+    extract_window_embeddings,
+    load_hidden_state_model,
+)
 from isotropy.logs import configure_from_snakemake
+from isotropy.models import ModelSpec
 from isotropy.provenance import record_step
-from isotropy.readers import read_corpus, read_corpus_text
+from isotropy.readers.corpus import read_corpus, read_corpus_text
 
 
 def main(snakemake):
@@ -14,11 +20,9 @@ def main(snakemake):
     params = snakemake.params
     device = resolve_device(params.device)
     raw_dir = Path(snakemake.input.corpus).parent
-    tokenizer, model = geometry.load_hidden_state_model(
-        geometry.ModelSpec.from_record(params.model), device
-    )
+    tokenizer, model = load_hidden_state_model(ModelSpec.from_record(params.model), device)
     if params.corpus.get("windows"):  # Cai et al.'s protocol: contiguous windows, every position
-        embeddings = geometry.extract_window_embeddings(
+        embeddings = extract_window_embeddings(
             read_corpus_text(params.corpus, raw_dir),
             tokenizer,
             model,
@@ -29,7 +33,7 @@ def main(snakemake):
         read = {"windows": int(embeddings.sentence_index.max()) + 1}
     else:
         sentences = read_corpus(params.corpus, raw_dir)
-        embeddings = geometry.extract_token_embeddings(
+        embeddings = extract_token_embeddings(
             sentences,
             tokenizer,
             model,

@@ -4,8 +4,11 @@ corpus (Cai et al.'s token views colour tokens by it)."""
 import logging
 from pathlib import Path
 
-from isotropy import geometry
+from isotropy.embeddings.hidden_states import load_tokenizer, text_windows
+from isotropy.geometry.tables import write_table
+from isotropy.geometry.tokens import token_frequencies, window_frequencies
 from isotropy.logs import configure_from_snakemake
+from isotropy.models import ModelSpec
 from isotropy.provenance import record_step
 from isotropy.readers import read_corpus, read_corpus_text
 
@@ -14,21 +17,21 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     params = snakemake.params
     raw_dir = Path(snakemake.input.corpus).parent
-    tokenizer = geometry.load_tokenizer(geometry.ModelSpec.from_record(params.model))
+    tokenizer = load_tokenizer(ModelSpec.from_record(params.model))
     if params.corpus.get("windows"):  # Cai et al.'s protocol: every position of every window
-        windows = geometry.text_windows(
+        windows = text_windows(
             read_corpus_text(params.corpus, raw_dir),
             tokenizer,
             params.corpus["windows"],
             params.corpus.get("max_windows"),
         )
-        table = geometry.window_frequencies(windows, tokenizer)
+        table = window_frequencies(windows, tokenizer)
         read = {"windows": len(windows)}
     else:
         sentences = read_corpus(params.corpus, raw_dir)
-        table = geometry.token_frequencies(sentences, tokenizer, max_length=params.max_length)
+        table = token_frequencies(sentences, tokenizer, max_length=params.max_length)
         read = {"sentences": len(sentences)}
-    geometry.write_table(table, snakemake.output.table)
+    write_table(table, snakemake.output.table)
     extra = {**read, "types": len(table), "tokens": int(table["count"].sum())}
     logging.getLogger("isotropy.geometry").info("token frequencies: %s", extra)
     record_step(snakemake, extra=extra)

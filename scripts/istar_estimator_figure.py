@@ -38,9 +38,13 @@ def main(snakemake):
             settings["seed"],
         )
         stability = estimator.minibatch_stability(
-            variances, settings["batch_sizes"], settings["draws"], settings["stability_zeta"],
-            settings["reference_size"], settings["seed"] + 1,
-        )  # fmt: skip
+            variances,
+            settings["batch_sizes"],
+            settings["draws"],
+            settings["stability_zeta"],
+            settings["reference_size"],
+            settings["seed"] + 1,
+        )
         log.info("mini-batch stability:\n%s", stability.to_string(index=False))
         _csv(curves, out.zeta_table)
         _csv(stability, out.batch_table)

@@ -1,4 +1,5 @@
-"""Train an embedding table and a linear classifier, recording IsoScore and silhouette per update."""
+"""Train an embedding table and a linear classifier, recording IsoScore and silhouette per
+update."""
 
 import pandas as pd
 

@@ -1,7 +1,8 @@
-"""IsoScore and silhouette against the update step, mean ± std over seeds (paper Figures 2 and 4)."""
+"""IsoScore and silhouette against the update step, mean ± std over seeds (paper Figures 2 and
+4)."""
 
 from isotropy.logs import configure_from_snakemake
-from isotropy.plots import PAPER_TEXT_WIDTH, save_figure, stamp
+from isotropy.plots.checks import PAPER_TEXT_WIDTH, save_figure, stamp
 from isotropy.plots.main import metric_curves, setup_label
 from isotropy.provenance import record_step
 from isotropy.summaries import read_traces

@@ -3,7 +3,7 @@
 import pandas as pd
 
 from isotropy.logs import configure_from_snakemake
-from isotropy.plots import save_figure
+from isotropy.plots.checks import save_figure
 from isotropy.plots.main import phases
 from isotropy.provenance import record_step
 from isotropy.sensitivity import derived_labels

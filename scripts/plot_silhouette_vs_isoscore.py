@@ -3,7 +3,7 @@
 import pandas as pd
 
 from isotropy.logs import configure_from_snakemake
-from isotropy.plots import PAPER_TEXT_WIDTH, save_figure, stamp
+from isotropy.plots.checks import PAPER_TEXT_WIDTH, save_figure, stamp
 from isotropy.plots.main import setup_label, silhouette_vs_isoscore
 from isotropy.provenance import record_step
 from isotropy.summaries import read_traces

@@ -1,10 +1,11 @@
-"""The sensitivity table and figures from the cells that have run so far (results/sensitivity/partial/).
+r"""The sensitivity table and figures from the cells run so far (results/sensitivity/partial/).
 
 For a grid that cannot finish in the time available: cells run in priority order and each writes
 its per-seed file as soon as its seeds have run (rule sensitivity_cell). This tabulates those files
 with the same code as rule tabulate_sensitivity and names every configured cell not yet run:
 
-    ISOTROPY_MIRROR=... python scripts/sensitivity_partial.py --configfile config.yaml config/offline.yaml
+    ISOTROPY_MIRROR=... python scripts/sensitivity_partial.py \
+        --configfile config.yaml config/offline.yaml
 """
 
 import argparse
@@ -16,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from isotropy.io import atomic_path
-from isotropy.plots import save_figure
+from isotropy.plots.checks import save_figure
 from isotropy.plots.main import phases, r_by_condition
 from isotropy.sensitivity import derived_labels, write_tables
 from isotropy.verdicts import standins

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from local_server import Server
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,3 +82,14 @@ def tiny_run(tmp_path_factory):
     if result.returncode != 0:
         pytest.fail(f"snakemake failed:\n{result.stderr[-6000:]}")
     return workdir, command, mirror
+
+
+@pytest.fixture
+def server():
+    """A scriptable HTTP server on 127.0.0.1 (tests/local_server.py), stopped after the test."""
+    srv = Server()
+    srv.thread.start()
+    yield srv
+    srv.httpd.shutdown()
+    srv.httpd.server_close()
+    srv.thread.join(timeout=5)

@@ -65,8 +65,10 @@ def _spearman_over_seeds(values: list[float]) -> dict[str, float]:
         median = finite[middle] if len(finite) % 2 else (finite[middle - 1] + finite[middle]) / 2
         out["spearman_rho_seed_mean"] = _unit(float(median))
     if len(finite) >= 2:
-        out["spearman_rho_seed_low"] = _unit(finite[0])
-        out["spearman_rho_seed_high"] = _unit(finite[-1])
+        out["spearman_rho_seed_low"], out["spearman_rho_seed_high"] = (
+            _unit(finite[0]),
+            _unit(finite[-1]),
+        )
     return out
 
 

@@ -79,7 +79,8 @@ class Precision:
             kinds[column] = kind
         if undeclared:
             raise ValueError(
-                f"{PRECISION}: {name}: columns {undeclared} are not declared: add them with their kind"
+                f"{PRECISION}: {name}: columns {undeclared} are not declared: add them with their "
+                "kind"
             )
         return kinds
 
@@ -109,9 +110,8 @@ def write_golden(tables: dict[str, pd.DataFrame], root: Path = GOLDEN) -> None:
         table.to_csv(dest, index=False)
     state = "\n".join(f"{k}: {v!r}" for k, v in machine_state().items())
     (root / WRITTEN_WITH.name).write_text(
-        "# The environment of the tiny run that wrote these golden files (tests/golden_tables.py).\n"
-        + state
-        + "\n",
+        "# The environment of the tiny run that wrote these golden files "
+        "(tests/golden_tables.py).\n" + state + "\n",
         encoding="utf-8",
     )
 
@@ -133,7 +133,8 @@ def float_differences(want: pd.Series, got: pd.Series, slack: float) -> str | No
     unequal = special & ~((expected == actual) | (np.isnan(expected) & np.isnan(actual)))
     if unequal.any():
         i = int(np.argmax(unequal))
-        return f"{int(unequal.sum())} rows not finite on one side or unequal; first row {i}: {actual[i]!r}, golden {expected[i]!r}"
+        first = f"first row {i}: {actual[i]!r}, golden {expected[i]!r}"
+        return f"{int(unequal.sum())} rows not finite on one side or unequal; {first}"
     both = ~special
     if not both.any():
         return None
@@ -147,7 +148,8 @@ def float_differences(want: pd.Series, got: pd.Series, slack: float) -> str | No
     with np.errstate(divide="ignore", invalid="ignore"):
         i = int(np.argmax(np.where(outside, error / allowed, 0.0)))
     return (
-        f"{int(outside.sum())} of {len(expected)} rows beyond {slack:.1e} x (|value| + {scale:.4g}); "
+        f"{int(outside.sum())} of {len(expected)} rows beyond {slack:.1e} x (|value| + "
+        f"{scale:.4g}); "
         f"worst row {i}: {actual[i]!r}, golden {expected[i]!r}"
     )
 
@@ -156,7 +158,8 @@ def differences(
     name: str, expected: pd.DataFrame, actual: pd.DataFrame, precision: Precision | None = None
 ) -> list[str]:
     """What differs between a golden table and the run's (empty when they agree), each column
-    compared as ``precision`` declares it (recomputed columns are left to tests/golden_recompute.py).
+    compared as ``precision`` declares it (recomputed columns are left to
+    tests/golden_recompute.py).
     A ValueError where the declaration misses the table or one of its columns."""
     precision = precision or Precision.load()
     # A round trip through CSV gives both sides the same dtypes (lists become their repr).
@@ -180,7 +183,8 @@ def differences(
         if rows:
             i = rows[0]
             problems.append(
-                f"{name}, column {column!r}, row {i}: {got.iloc[i]!r}, golden {want.iloc[i]!r} ({len(rows)} rows differ)"
+                f"{name}, column {column!r}, row {i}: {got.iloc[i]!r}, golden {want.iloc[i]!r} "
+                f"({len(rows)} rows differ)"
             )
     return problems
 

@@ -22,7 +22,8 @@ def captions(text: str) -> dict[str, str]:
     """Result path → caption as plain text, from the report's embedded results table."""
     found = {}
     for match in re.finditer(
-        r'"(results/[^"]+)": \{"name": "[^"]*", "filename": "[^"]*", "labels": [^,]*, "size": "[^"]*", "caption": "((?:[^"\\]|\\.)*)"',
+        r'"(results/[^"]+)": \{"name": "[^"]*", "filename": "[^"]*", "labels": [^,]*, "size": '
+        r'"[^"]*", "caption": "((?:[^"\\]|\\.)*)"',
         text,
     ):
         caption = json.loads(f'"{match.group(2)}"')

@@ -1,5 +1,6 @@
 """Simulated seeds of an optimisation run: noise-free IsoScore and silhouette trajectories shaped
-like the real ones, with each seed's shape parameters jittered (tests/test_seed_interval_coverage.py).
+like the real ones, with each seed's shape parameters jittered
+(tests/test_seed_interval_coverage.py).
 
 A real run is deterministic given its seed (full-batch Adam, exact metrics; the classifier's
 initialisation is the only randomness), so a seed is one draw of a smooth trajectory, not a
@@ -30,7 +31,8 @@ def _jitter(rng: np.random.Generator, size: int, centre: float, relative: float)
 def trajectories(
     shape: str, seeds: int, rng: np.random.Generator, steps: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """IsoScore and silhouette of ``seeds`` simulated runs at ``steps``: two arrays (seeds, steps)."""
+    """IsoScore and silhouette of ``seeds`` simulated runs at ``steps``: two arrays (seeds,
+    steps)."""
     t = np.asarray(steps, dtype=np.float64)[None, :]
     if shape == "fall":
         tau_i = _jitter(rng, seeds, 120.0, 0.3)[:, None]

@@ -201,8 +201,8 @@ def test_raw_input_recorded_as_pinned_without_a_pin_is_a_mismatch(chain):
     _mirror_manifest(chain, None)
     bad = _bad(audit(chain))["resources/raw/toy/manifest.json"]
     assert (
-        "raw: mirror file values.txt is recorded as pinned by MANIFEST.tsv, but no such pin exists now"
-        in bad
+        "raw: mirror file values.txt is recorded as pinned by MANIFEST.tsv, but no such pin exists "
+        "now" in bad
     )
 
 
@@ -246,7 +246,8 @@ def test_input_newer_than_output(chain):
             "results/table.csv",
             WARN,
             "stale",
-            "input results/toy/metric.csv is newer than this file but identical to what it was made from",
+            "input results/toy/metric.csv is newer than this file but identical to what it was "
+            "made from",
         )
         in findings
     )
@@ -346,13 +347,16 @@ raw = Path(snakemake.output.manifest).parent
 raw.mkdir(parents=True, exist_ok=True)
 (raw / "values.txt").write_text("1\\n2\\n3\\n")
 digest = hashlib.sha256((raw / "values.txt").read_bytes()).hexdigest()
-Path(snakemake.output.manifest).write_text(json.dumps({"origin": "toy", "files": [{"path": "values.txt", "sha256": digest}]}))
+files = [{"path": "values.txt", "sha256": digest}]
+Path(snakemake.output.manifest).write_text(json.dumps({"origin": "toy", "files": files}))
 """,
     "metric.py": """
 from pathlib import Path
 from isotropy.provenance import record_step
-values = [int(v) for v in (Path(snakemake.input.manifest).parent / "values.txt").read_text().split()]
-Path(snakemake.output.metric).write_text("value\\n" + "".join(f"{v * snakemake.params.factor}\\n" for v in values))
+raw = Path(snakemake.input.manifest).parent
+values = [int(v) for v in (raw / "values.txt").read_text().split()]
+lines = "".join(f"{v * snakemake.params.factor}\\n" for v in values)
+Path(snakemake.output.metric).write_text("value\\n" + lines)
 record_step(snakemake, seeds=[0])
 """,
     "table.py": """

@@ -17,23 +17,44 @@ def test_optimize_benchmark_prints_where_the_time_goes():
     # The cheapest sections at the polarity shape (10,662 x 384): two updates, one call per part,
     # timed once after its warm-up (--rounds 1; the best of 3 by default).
     result = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "optimize.py"), "--synthetic", "--updates", "2",
-         "--repeats", "1", "--rounds", "1", "--device", "cpu", "--skip", "reference,clusters,memory,syncs"],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "optimize.py"),
+            "--synthetic",
+            "--updates",
+            "2",
+            "--repeats",
+            "1",
+            "--rounds",
+            "1",
+            "--device",
+            "cpu",
+            "--skip",
+            "reference,clusters,memory,syncs",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     out = result.stdout
     number = r"\d+(?:\.\d+)?"
     # The problem it timed is the one asked for: polarity's shape, 2 updates, on the CPU.
     assert re.search(
-        r"^10662 items, 10662 rows x 384 dims \(random vectors, polarity labels \(5,331 \+ 5,331\)\); "
-        r"2 updates; CPU, \d+ threads$", out, re.MULTILINE,
-    ), out  # fmt: skip
+        r"^10662 items, 10662 rows x 384 dims \(random vectors, polarity labels \(5,331 \+ "
+        r"5,331\)\); "
+        r"2 updates; CPU, \d+ threads$",
+        out,
+        re.MULTILINE,
+    ), out
     assert re.search(rf"\[run\] {number} ms per update", out), out
     # Each part is printed, and the printed sum is theirs (each rounded to 0.01 ms).
     parts_line = out.split("[parts]")[1].splitlines()[0]
-    parts = {name: float(re.search(rf"{name} ({number})", parts_line).group(1))
-             for name in ("train", "evaluate", "IsoScore", "silhouette")}  # fmt: skip
+    parts = {
+        name: float(re.search(rf"{name} ({number})", parts_line).group(1))
+        for name in ("train", "evaluate", "IsoScore", "silhouette")
+    }
     total = float(re.search(rf"\(sum ({number})\)", parts_line).group(1))
     printed = [float(v) for v in re.findall(rf"[A-Za-z]+ ({number})", parts_line.split("(sum")[0])]
     assert set(parts.values()) <= set(printed) and total == pytest.approx(
@@ -41,9 +62,11 @@ def test_optimize_benchmark_prints_where_the_time_goes():
     )
     # The ratio is silhouette over x @ x.T as printed (those in whole ms).
     ratio = re.search(
-        rf"silhouette ({number}) ms, x @ x\.T ({number}) ms -> ratio ({number}) \(target <= 0\.65\); "
-        rf"its distance products alone", out,
-    )  # fmt: skip
+        rf"silhouette ({number}) ms, x @ x\.T ({number}) ms -> ratio ({number}) \(target <= "
+        r"0\.65\); "
+        rf"its distance products alone",
+        out,
+    )
     assert ratio, out
     silhouette, product, shown = (float(v) for v in ratio.groups())
     assert shown == pytest.approx(

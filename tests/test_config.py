@@ -79,8 +79,8 @@ def test_defaults_are_filled(config):
     validate(config, SCHEMA)
     assert config["main"]["metric_stride"] == 1
     assert config["device"] == "auto"
-    # GLUE samples its metrics (qqp/mnli would be quadratic in ~400k items); the main study does
-    # not.
+    # GLUE samples its metrics (qqp/mnli would be quadratic in ~400k items); the main study
+    # does not.
     assert (
         config["glue"]["metric_sample_size"] == 10000
         and config["main"]["metric_sample_size"] is None
@@ -264,7 +264,7 @@ def test_downloads_section_defaults_and_limits(config):
 def test_preview_tables_and_figures_carry_its_settings(config):
     import matplotlib.pyplot as plt
 
-    from isotropy.plots import stamp
+    from isotropy.plots.checks import stamp
 
     validate(config, SCHEMA)
     assert (
@@ -273,8 +273,8 @@ def test_preview_tables_and_figures_carry_its_settings(config):
     )
     text = targets.settings_stamp(config, "preview")
     stride = config["preview"]["metric_stride"]
-    assert (
-        text == f"PREVIEW (make preview): seed 0, metrics after every {stride}th update; "
+    assert text == (
+        f"PREVIEW (make preview): seed 0, metrics after every {stride}th update; "
         "not the paper's protocol (make run)"
     )
     figure = plt.figure()

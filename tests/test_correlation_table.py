@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from isotropy.statistics import seed_interval
 from isotropy.summaries import correlation_table, exact_unit, with_paper_values
 from isotropy.verdicts.comparison import read_published
-from isotropy.verdicts.tolerances import seed_interval
 
 BY = ["encoder", "dataset"]
 

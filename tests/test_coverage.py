@@ -69,7 +69,8 @@ def test_statuses_and_counts():
         else:
             assert "`" in row[3], row
     stated = re.search(
-        r"Counts: reproduced (\d+), stand-in (\d+), online or GPU only (\d+), no counterpart (\d+) \(of (\d+) items\)",
+        r"Counts: reproduced (\d+), stand-in (\d+), online or GPU only (\d+), no counterpart (\d+) "
+        r"\(of (\d+) items\)",
         COVERAGE.read_text(encoding="utf-8"),
     )
     assert stated, "docs/coverage.md must state its counts"

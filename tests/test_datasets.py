@@ -16,6 +16,11 @@ import yaml
 
 from isotropy import readers
 from isotropy import sources as download
+from isotropy.readers.glue import GLUE_TASKS, read_glue
+from isotropy.readers.polarity import read_polarity
+from isotropy.readers.pos import open_wordnet, pos_standin, read_pos_codwoe
+from isotropy.readers.snli import read_snli
+from isotropy.readers.supersense import SUPERSENSE_CLASSES, read_supersense_tikhonov
 from isotropy.workflow import config as workflow_config
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +57,7 @@ def raw_dirs(mirror_root, config, tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def wordnet(raw_dirs):
-    return readers.open_wordnet(raw_dirs["wordnet"])
+    return open_wordnet(raw_dirs["wordnet"])
 
 
 def prepare(name: str, raw_dirs, config) -> pd.DataFrame:
@@ -112,7 +117,7 @@ def test_glue_cross_check_with_pandas(raw_dirs):
     reference = pd.read_csv(
         raw_dirs["glue_rte"] / "train.tsv", sep="\t", quoting=csv.QUOTE_NONE, dtype=str
     )
-    table = readers.read_glue("rte", raw_dirs["glue_rte"])
+    table = read_glue("rte", raw_dirs["glue_rte"])
     assert table["text"].tolist() == reference["sentence1"].str.strip().tolist()
     assert table["text_pair"].tolist() == reference["sentence2"].str.strip().tolist()
     assert table["label"].tolist() == reference["label"].tolist()
@@ -149,13 +154,11 @@ def test_pos_codwoe_trial_file(raw_dirs, config):
 
 def test_pos_standin_small_vocabulary(wordnet):
     vocabulary = ["the", ",", "dog", "said", "xyzzyq", "quickly", "dog", "happy", "run"]
-    table = readers.pos_standin(vocabulary, wordnet, size=4)
+    table = pos_standin(vocabulary, wordnet, size=4)
     # "the", "," and "xyzzyq" are no WordNet headwords; "said" is a satellite adjective only.
     assert table["text"].tolist() == ["dog", "said", "quickly", "happy"]
     assert table["labels"].tolist() == [["noun", "verb"], ["adjective"], ["adverb"], ["adjective"]]
-    assert (
-        len(readers.pos_standin(vocabulary, wordnet, size=100)) == 5
-    )  # more than exist: all, once each
+    assert len(pos_standin(vocabulary, wordnet, size=100)) == 5  # more than exist: all, once each
 
 
 def test_pos_standin_from_mirror_vectors(raw_dirs, config):
@@ -182,12 +185,12 @@ def supersense_csv(rows: list[tuple[str, set[str], str, set[str]]]) -> str:
     flag_columns = [
         f"{word}.attrs.supersenses.is_{cls}"
         for word in ("word1", "word2")
-        for cls in readers.SUPERSENSE_CLASSES
+        for cls in SUPERSENSE_CLASSES
     ]
     extra = ["similarities.fasttext", "word1.attrs.abstractness"]  # other columns, ignored
     lines = [",".join(["word1", "word2", *extra, *flag_columns])]
     for w1, s1, w2, s2 in rows:
-        flags = [str(cls in own) for own in (s1, s2) for cls in readers.SUPERSENSE_CLASSES]
+        flags = [str(cls in own) for own in (s1, s2) for cls in SUPERSENSE_CLASSES]
         lines.append(",".join([w1, w2, "0.5", "", *flags]))
     return "\n".join(lines) + "\n"
 
@@ -234,7 +237,7 @@ def test_supersense_from_tikhonov_features(tmp_path, config):
 def test_supersense_flags_as_numbers_and_empty_cells(tmp_path):
     text = supersense_csv([("dog", {"animal"}, "cat", {"Tops"})])
     text = text.replace("True", "1.0").replace("False", "")
-    table = readers.read_supersense_tikhonov(write_features_zip(tmp_path, text))
+    table = read_supersense_tikhonov(write_features_zip(tmp_path, text))
     assert table["labels"].tolist() == [["noun.animal"], ["noun.Tops"]]
 
 
@@ -245,16 +248,16 @@ def test_supersense_features_malformed_are_named(tmp_path):
         ValueError,
         match=r"words_features.csv, line 2: word1.attrs.supersenses.is_animal is 'maybe'",
     ):
-        readers.read_supersense_tikhonov(write_features_zip(tmp_path / "a", bad_flag))
+        read_supersense_tikhonov(write_features_zip(tmp_path / "a", bad_flag))
     missing = good.replace("word2.attrs.supersenses.is_time", "word2.attrs.supersenses.is_tiem")
     with pytest.raises(
         ValueError, match=r"the word2 supersense columns lack \['time'\] and add \['tiem'\]"
     ):
-        readers.read_supersense_tikhonov(write_features_zip(tmp_path / "b", missing))
+        read_supersense_tikhonov(write_features_zip(tmp_path / "b", missing))
     with pytest.raises(ValueError, match="expected one CSV file inside"):
-        readers.read_supersense_tikhonov(write_features_zip(tmp_path / "c", good, "notes.txt"))
+        read_supersense_tikhonov(write_features_zip(tmp_path / "c", good, "notes.txt"))
     with pytest.raises(FileNotFoundError, match="words_features.zip is missing"):
-        readers.read_supersense_tikhonov(tmp_path / "nothing")
+        read_supersense_tikhonov(tmp_path / "nothing")
 
 
 def renamed_word_columns(text: str, first: str, second: str) -> str:
@@ -268,7 +271,7 @@ def test_tikhonov_word_columns_are_found_from_the_file_and_named(tmp_path, caplo
     caplog.set_level("INFO", logger="isotropy.readers.supersense")
     for first, second in (("left", "right"), ("word1.text", "word2.text")):
         zipped = write_features_zip(tmp_path / first, renamed_word_columns(text, first, second))
-        table = readers.read_supersense_tikhonov(zipped)
+        table = read_supersense_tikhonov(zipped)
         assert table["text"].tolist() == ["dog", "idea"]
         assert f"word columns '{first}' (word1) and '{second}' (word2)" in caplog.text
 
@@ -278,7 +281,7 @@ def test_tikhonov_word_columns_that_cannot_be_told_apart_are_listed(tmp_path):
     header, rest = renamed_word_columns(text, "a", "b").split("\n", 1)
     ambiguous = header + ",note\n" + rest.replace("\n", ",some text\n")  # a third text column
     with pytest.raises(ValueError) as info:
-        readers.read_supersense_tikhonov(write_features_zip(tmp_path, ambiguous))
+        read_supersense_tikhonov(write_features_zip(tmp_path, ambiguous))
     message = str(info.value)
     assert "cannot tell which columns hold the words" in message
     assert "['a', 'b', 'note']" in message and "words_features.csv" in message
@@ -309,7 +312,7 @@ def test_tikhonov_table_encodings(tmp_path):
         folder.mkdir()
         with zipfile.ZipFile(folder / "words_features.zip", "w") as archive:
             archive.writestr("words_features.csv", data)
-        assert readers.read_supersense_tikhonov(folder)["text"].tolist() == ["café", "idea"]
+        assert read_supersense_tikhonov(folder)["text"].tolist() == ["café", "idea"]
     latin = tmp_path / "latin1"
     latin.mkdir()
     with zipfile.ZipFile(latin / "words_features.zip", "w") as archive:
@@ -317,7 +320,7 @@ def test_tikhonov_table_encodings(tmp_path):
     with pytest.raises(
         ValueError, match=r"words_features.csv, line 2: byte b'\\xe9' is not valid utf-8-sig"
     ):
-        readers.read_supersense_tikhonov(latin)
+        read_supersense_tikhonov(latin)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -333,7 +336,7 @@ def test_required_sources(config):
     assert readers.required_sources("pos", config) == ["codwoe"]
     assert readers.dataset_options(config, "pos") == {"pos_source": "codwoe"}
     assert readers.dataset_options(config, "snli") == {}
-    for task in readers.GLUE_TASKS:
+    for task in GLUE_TASKS:
         assert readers.required_sources(task, config) == [f"glue_{task}"]
     with pytest.raises(ValueError, match="unknown data set"):
         readers.required_sources("nope", config)
@@ -441,15 +444,15 @@ def test_polarity_bad_encoding_and_empty_line(tmp_path):
     (tmp_path / "rt-polarity.pos").write_bytes(b"good\nna\xefve\n")
     (tmp_path / "rt-polarity.neg").write_text("bad\n")
     with pytest.raises(ValueError, match=r"rt-polarity.pos, line 2: .*not valid utf-8"):
-        readers.read_polarity(tmp_path)
+        read_polarity(tmp_path)
     (tmp_path / "rt-polarity.pos").write_text("good\n\nmore\n")
     with pytest.raises(ValueError, match=r"rt-polarity.pos, line 2: empty sentence"):
-        readers.read_polarity(tmp_path)
+        read_polarity(tmp_path)
 
 
 def test_missing_raw_file_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"snli_1.0_dev.jsonl is missing"):
-        readers.read_snli(tmp_path)
+        read_snli(tmp_path)
 
 
 def test_snli_bad_rows(tmp_path):
@@ -457,19 +460,19 @@ def test_snli_bad_rows(tmp_path):
     path = tmp_path / "snli_1.0_dev.jsonl"
     path.write_text(good + "\n{broken\n")
     with pytest.raises(ValueError, match=r"snli_1.0_dev.jsonl, line 2: not valid JSON"):
-        readers.read_snli(tmp_path)
+        read_snli(tmp_path)
     path.write_text(
         good + "\n" + json.dumps({"gold_label": "maybe", "sentence1": "a", "sentence2": "b"}) + "\n"
     )
     with pytest.raises(ValueError, match=r"line 2: gold_label 'maybe'"):
-        readers.read_snli(tmp_path)
+        read_snli(tmp_path)
     path.write_text(good + "\n" + json.dumps({"sentence1": "a"}) + "\n")
     with pytest.raises(ValueError, match=r"line 2: expected an object with gold_label"):
-        readers.read_snli(tmp_path)
+        read_snli(tmp_path)
     path.write_text(
         good + "\n" + json.dumps({"gold_label": "-", "sentence1": "a", "sentence2": "b"}) + "\n"
     )
-    assert len(readers.read_snli(tmp_path)) == 1  # no gold label: dropped
+    assert len(read_snli(tmp_path)) == 1  # no gold label: dropped
 
 
 def test_glue_bad_rows(tmp_path):
@@ -478,12 +481,12 @@ def test_glue_bad_rows(tmp_path):
     with pytest.raises(
         ValueError, match=r"train.tsv, line 3: expected 4 tab-separated fields, found 3"
     ):
-        readers.read_glue("rte", tmp_path)
+        read_glue("rte", tmp_path)
     path.write_text("id\tsentence\tlabel\n")
     with pytest.raises(ValueError, match=r"train.tsv, line 1: header .* lacks a column"):
-        readers.read_glue("rte", tmp_path)
+        read_glue("rte", tmp_path)
     path.write_text("src\t1\t\tok .\nsrc\t\t\tno label\n")
-    assert readers.read_glue("cola", tmp_path).to_dict("list") == {
+    assert read_glue("cola", tmp_path).to_dict("list") == {
         "text": ["ok ."],
         "label": ["1"],
     }
@@ -524,7 +527,7 @@ def test_glue_label_outside_the_task_domain_is_refused(tmp_path, task, header, r
     line = len(lines)
     label = row.split("\t")[1 if task == "cola" else -1]
     with pytest.raises(ValueError) as info:
-        readers.read_glue(task, tmp_path)
+        read_glue(task, tmp_path)
     assert str(info.value) == (
         f"{tmp_path / 'train.tsv'}, line {line}: label {label!r} is not a {task} label (one of "
         f"{domain}); "
@@ -533,15 +536,15 @@ def test_glue_label_outside_the_task_domain_is_refused(tmp_path, task, header, r
 
 
 def test_only_newlines_end_lines(tmp_path):
-    # Unicode line separators and form feeds inside a field are text, not line ends; CRLF is one
-    # end.
+    # Unicode line separators and form feeds inside a field are text, not line ends; CRLF is
+    # one end.
     path = tmp_path / "train.tsv"
     path.write_text(
         "index\tsentence1\tsentence2\tlabel\r\n0\ta\u2028b\tc\x0cd\x85e\tentailment\r\n",
         encoding="utf-8",
         newline="",
     )
-    table = readers.read_glue("rte", tmp_path)
+    table = read_glue("rte", tmp_path)
     assert table.to_dict("list") == {
         "text": ["a\u2028b"],
         "text_pair": ["c\x0cd\x85e"],
@@ -558,10 +561,10 @@ def test_codwoe_training_format_is_rejected(tmp_path):
     with pytest.raises(
         ValueError, match=r"en.train.json, item 0 \(id 'en.train.1'\): expected 'word' and 'pos'"
     ):
-        readers.read_pos_codwoe(tmp_path)
+        read_pos_codwoe(tmp_path)
     (tmp_path / "en.train.json").write_text('[{"id": "x", "word": "a",\n "pos": "noun"},\n oops]')
     with pytest.raises(ValueError, match=r"en.train.json, line 3: not valid JSON"):
-        readers.read_pos_codwoe(tmp_path)
+        read_pos_codwoe(tmp_path)
 
 
 def test_codwoe_csv_release(tmp_path):
@@ -569,7 +572,7 @@ def test_codwoe_csv_release(tmp_path):
         'id,word,pos,gloss\nen.1,run,verb,"To move, fast."\nen.2,run,noun,A trip.\n'
     )
     (tmp_path / "manifest.json").write_text(json.dumps({"files": [{"path": "en.complete.csv"}]}))
-    table = readers.read_pos_codwoe(tmp_path)
+    table = read_pos_codwoe(tmp_path)
     assert table.to_dict("list") == {"text": ["run"], "labels": [["noun", "verb"]]}
 
 
@@ -591,8 +594,8 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
         for name in ("polarity", "snli", "supersense", "pos", "cola", "sst2")
     ]
     (workdir / "Snakefile").write_text(
-        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\n'
-        f'include: "{REPO_ROOT}/rules/data.smk"\n'
+        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: '
+        f'"{REPO_ROOT}/rules/data.smk"\n'
         f"rule all:\n    input: {targets!r}\n"
     )
     env = {**__import__("os").environ}
@@ -610,8 +613,8 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
     assert "download_source" in summary and "prepare_dataset" in summary
     # Asking for a task the mirror lacks fails while the DAG is built, naming the file.
     (workdir / "Snakefile").write_text(
-        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\n'
-        f'include: "{REPO_ROOT}/rules/data.smk"\n'
+        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: '
+        f'"{REPO_ROOT}/rules/data.smk"\n'
         'rule all:\n    input: "resources/data/mnli.parquet"\n'
     )
     result = subprocess.run(
@@ -629,7 +632,7 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
 def test_qnli_reader_on_glues_real_dev_file(mirror_root):
     # QNLI's training file is not in the mirror; its dev.tsv (GLUE's release) has the same
     # columns (index, question, sentence, label): the reader's field checks on real bytes.
-    table = readers.read_glue("qnli", mirror_root / "glue" / "QNLI", "dev.tsv")
+    table = read_glue("qnli", mirror_root / "glue" / "QNLI", "dev.tsv")
     assert len(table) == 5_463  # nyu-mll/glue's card: qnli validation, 5,463 examples
     assert set(table["label"]) == {"entailment", "not_entailment"}
     assert table["text"].str.endswith("?").mean() > 0.9  # questions first, sentences second

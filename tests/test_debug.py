@@ -1,4 +1,5 @@
-"""A workflow step runs outside Snakemake (python -m isotropy.debug), with what Snakemake would give it."""
+"""A workflow step runs outside Snakemake (python -m isotropy.debug), with what Snakemake would
+give it."""
 
 import os
 import subprocess

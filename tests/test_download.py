@@ -8,9 +8,7 @@ import io
 import json
 import re
 import tarfile
-import threading
 import zipfile
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -32,82 +30,6 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 # ---------------------------------------------------------------------------------------------
-# A scriptable local HTTP server
-
-
-class Server:
-    """Serves ``files`` (path → bytes); ``script`` (path → list of actions) overrides the next
-    requests.
-
-    An action is an HTTP status to answer with an empty body, or "truncate" (announce the full
-    length, send 10 bytes, close: a connection reset mid-stream). ``encode`` (path → mode) sends
-    a file with ``Content-Encoding: gzip`` and the length of what is sent, as real servers do:
-    "negotiate" only when the request accepts gzip (GitHub's raw server), "always" whatever it
-    asks, "label" the file's own bytes under that header (Apache's ``AddEncoding x-gzip .gz``).
-    """
-
-    def __init__(self) -> None:
-        self.files: dict[str, bytes] = {}
-        self.script: dict[str, list] = {}
-        self.encode: dict[str, str] = {}
-        self.requests: list[str] = []
-        self.accept_encodings: list[str | None] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                server.requests.append(self.path)
-                accept = self.headers.get("Accept-Encoding")
-                server.accept_encodings.append(accept)
-                actions = server.script.get(self.path)
-                action = actions.pop(0) if actions else None
-                body = server.files.get(self.path)
-                mode = server.encode.get(self.path)
-                if body is not None and mode is not None and action is None:
-                    if mode == "always" or (mode == "negotiate" and "gzip" in (accept or "")):
-                        body = gzip.compress(body)
-                    if mode != "negotiate" or "gzip" in (accept or ""):
-                        self.send_response(200)
-                        self.send_header("Content-Encoding", "gzip")
-                        self.send_header("Content-Length", str(len(body)))
-                        self.end_headers()
-                        self.wfile.write(body)
-                        return
-                if action == "truncate" and body is not None:
-                    self.send_response(200)
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body[:10])
-                    self.wfile.flush()
-                    self.close_connection = True
-                    return
-                status = action if isinstance(action, int) else (200 if body is not None else 404)
-                payload = body if status == 200 else b""
-                self.send_response(status)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args) -> None:  # keep test output quiet
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
-
-
-@pytest.fixture
-def server():
-    srv = Server()
-    srv.thread.start()
-    yield srv
-    srv.httpd.shutdown()
-    srv.httpd.server_close()
-    srv.thread.join(timeout=5)
-
-
 FAST = {"backoff": 0.01, "timeout": 5}
 
 
@@ -777,8 +699,8 @@ def test_zip_bomb_is_refused_by_unpacked_size(server, tmp_path):
     with pytest.raises(ArchiveError) as info:
         fetch_glue_archive(server, tmp_path, archive, max_extracted_bytes=1 << 20)
     assert str(info.value) == (
-        "archive SST-2.zip unpacks to more than 1048576 bytes (at member 'SST-2/train.tsv'), "
-        "which looks like a "
+        "archive SST-2.zip unpacks to more than 1048576 bytes (at member 'SST-2/train.tsv'), which "
+        "looks like a "
         "decompression bomb; check the source, or raise downloads.max_extracted_bytes in the "
         "config if it is known "
         "to be right"

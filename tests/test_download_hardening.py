@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from isotropy import readers, sources
+from isotropy import sources
 from isotropy.io import DiskFullError
+from isotropy.readers.sts import read_sts
 from isotropy.sources import ArchiveError, ChecksumError, DownloadError, transfer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -532,7 +533,7 @@ def test_sickr_online_gives_the_4927_semeval_test_pairs(http, tmp_path, config):
     params = sources.source_params({"sources": {"hf_sickr_test": source}}, "hf_sickr_test")
     manifest = sources.fetch_source("hf_sickr_test", params, tmp_path / "raw", **FAST)
     assert manifest["inputs"][0]["checked_against"] == ["sha256", "git_blob", "bytes"]
-    table = readers.read_sts("sickr", "test", tmp_path / "raw")
+    table = read_sts("sickr", "test", tmp_path / "raw")
     assert len(table) == 4927
     assert table["score"].between(1, 5).all()
 
@@ -577,11 +578,27 @@ def tls_files(tmp_path_factory):
         pytest.skip("needs the openssl command to make a certificate")
     folder = tmp_path_factory.mktemp("tls")
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-keyout", str(folder / "key.pem"), "-out", str(folder / "cert.pem"),
-         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-keyout",
+            str(folder / "key.pem"),
+            "-out",
+            str(folder / "cert.pem"),
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return folder
 
 

@@ -403,7 +403,8 @@ def test_post_deploy_scripts_are_one_script():
         script = ENVS / f"{family}.post-deploy.sh"
         assert script.resolve(strict=True) == tested, (
             f"{script.name} is not envs/torch.post-deploy.sh: make it a symlink to that script "
-            f"(ln -sf torch.post-deploy.sh envs/{family}.post-deploy.sh) so every environment runs the tested one"
+            f"(ln -sf torch.post-deploy.sh envs/{family}.post-deploy.sh) so every environment runs "
+            "the tested one"
         )
 
 

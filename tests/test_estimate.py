@@ -45,8 +45,8 @@ def test_make_run_lays_config_over_the_defaults_and_the_offline_overlay():
     snakemake = [c for c in commands if c[0].endswith("/snakemake")]
     assert len(snakemake) == 1, commands
     words = snakemake[0]
-    # One --configfile with all three files, in order: a second --configfile would replace the
-    # first.
+    # One --configfile with all three files, in order: a second --configfile would replace
+    # the first.
     assert words.count("--configfile") == 1
     start = words.index("--configfile") + 1
     assert words[start : start + 3] == ["config.yaml", "config/offline.yaml", "my.yaml"]

@@ -1,7 +1,7 @@
 """Every figure reads at a glance: no two text boxes intersect and every curve is named.
 
-The checker (isotropy.plots.figure_problems) is tested on figures built to fail; then every figure
-function is checked on synthetic results, and (slow tier) every figure of the tiny run is
+The checker (isotropy.plots.checks.figure_problems) is tested on figures built to fail; then every
+figure function is checked on synthetic results, and (slow tier) every figure of the tiny run is
 rendered again from its stored tables and checked.
 """
 
@@ -12,8 +12,10 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_rgb
 
-from isotropy import plots
-from isotropy.plots import (
+from isotropy.plots import checks
+from isotropy.plots import geometry as geometry_plots
+from isotropy.plots import istar as istar_plots
+from isotropy.plots.checks import (
     PAPER_TEXT_WIDTH,
     FigureCheckError,
     check_figure,
@@ -21,8 +23,6 @@ from isotropy.plots import (
     plt,
     stamp,
 )
-from isotropy.plots import geometry as geometry_plots
-from isotropy.plots import istar as istar_plots
 from isotropy.plots.main import metric_curves, panel_title, silhouette_vs_isoscore
 from isotropy.summaries import correlation_table, with_paper_values
 from isotropy.verdicts.comparison import read_published
@@ -155,7 +155,7 @@ def _figure2_as_it_was():
 def test_checker_reads_the_saved_layout_where_figure2_hid_its_stamp():
     figure = _figure2_as_it_was()
     figure.canvas.draw()  # at draw time the two do not meet: the old check passed
-    drawn = plots._overlaps(figure, figure.canvas.get_renderer())
+    drawn = checks._overlaps(figure, figure.canvas.get_renderer())
     assert not any("PREVIEW" in p for p in drawn), drawn
     problems = figure_problems(figure, page_width=PAPER_TEXT_WIDTH)
     plt.close(figure)

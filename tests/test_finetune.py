@@ -32,10 +32,11 @@ from isotropy.istar.regularisers import (
     istar_penalty,
     token_points,
 )
-from isotropy.istar.study import TrainingSettings, check_run, run_grid, run_path, task_spec
+from isotropy.istar.study import TrainingSettings, check_run, run_grid, run_path
 from isotropy.istar.training import CHECKPOINT_NAME, TrainingInterrupted, finetune, run_and_save
 from isotropy.models import ModelSpec
-from isotropy.readers import check_tasks_available, load_task_split, read_task_split
+from isotropy.readers import check_tasks_available
+from isotropy.readers.tasks import load_task_split, read_task_split, task_spec
 
 CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
 

@@ -16,9 +16,38 @@ import yaml
 from scipy.stats import pearsonr, spearmanr
 from sklearn.neighbors import NearestNeighbors
 
-from isotropy import geometry, readers
-from isotropy.geometry.layers import _sample_rows
+from isotropy import readers
+from isotropy.embeddings.hidden_states import (
+    TokenEmbeddings,
+    extract_token_embeddings,
+    extract_window_embeddings,
+    load_hidden_state_model,
+    text_windows,
+    token_states_by_sentence,
+)
+from isotropy.geometry.layers import (
+    COSINE_COLUMNS,
+    _sample_rows,
+    centred_condition_number,
+    cluster_cosine_statistics,
+    lid_table,
+    pca_view,
+)
+from isotropy.geometry.sts import (
+    StsEmbeddings,
+    enhance,
+    evaluate_sts,
+    evaluate_sts_tokens,
+    mean_pooled_embeddings,
+    pair_cosines,
+    pair_side_tokens,
+    sts_sentence_index,
+    sts_table,
+)
+from isotropy.geometry.tokens import FREQUENCY_COLUMNS, token_frequencies, window_frequencies
 from isotropy.models import ModelSpec, unknown_model_problems
+from isotropy.readers.corpus import read_corpus, read_corpus_text, wikitext_sentences
+from isotropy.readers.sts import read_sts
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets as workflow_targets
 
@@ -50,7 +79,7 @@ def clustered_cloud(
 
 def test_cluster_centring_recovers_clusters_and_removes_shared_direction():
     points, labels = clustered_cloud()
-    stats, clusters = geometry.cluster_cosine_statistics(
+    stats, clusters = cluster_cosine_statistics(
         points, None, k_range=(2, 6), silhouette_sample_size=None
     )
     # k-means + silhouette finds the 4 planted blobs exactly (up to renaming)
@@ -66,27 +95,25 @@ def test_per_cluster_centring_raises_isotropy_per_isoscore_package():
 
     points, _ = clustered_cloud()
     before = float(IsoScore(points.astype(np.float64)))
-    centred = geometry.enhance(points, "kmeans-centring", n_clusters=4)
+    centred = enhance(points, "kmeans-centring", n_clusters=4)
     after = float(IsoScore(np.asarray(centred, dtype=np.float64)))
     # independent reference (IsoScore package): blobs are isotropic inside, so centring them
     # on their own means leaves a nearly isotropic cloud
     assert before < 0.3
     assert after > 0.8
-    plain = float(IsoScore(np.asarray(geometry.enhance(points, "centring"), dtype=np.float64)))
+    plain = float(IsoScore(np.asarray(enhance(points, "centring"), dtype=np.float64)))
     assert plain < after  # global centring cannot remove the between-cluster directions
 
 
 def test_pca_view_projects_with_the_planted_clusters():
     points, labels = clustered_cloud(n_per_cluster=60)
-    tokens = geometry.TokenEmbeddings(
+    tokens = TokenEmbeddings(
         points[None],
         np.arange(len(points)),
         np.array([f"w{i}" for i in range(len(points))]),
         np.zeros(len(points), dtype=np.int64),
     )
-    view = geometry.pca_view(
-        tokens, -1, sample_size=100, k_range=(2, 6), silhouette_sample_size=None
-    )
+    view = pca_view(tokens, -1, sample_size=100, k_range=(2, 6), silhouette_sample_size=None)
     assert len(view) == 100 and view["cluster"].nunique() == 4
     # independent reference: variance shares from numpy's SVD of the centred points
     singular = np.linalg.svd(points - points.mean(axis=0), compute_uv=False) ** 2
@@ -96,7 +123,7 @@ def test_pca_view_projects_with_the_planted_clusters():
         rtol=1e-4,
     )
     with pytest.raises(ValueError, match="layer 3 does not exist"):
-        geometry.pca_view(tokens, 3)
+        pca_view(tokens, 3)
 
 
 def test_condition_number_is_numpy_cond_of_the_centred_matrix():
@@ -106,11 +133,11 @@ def test_condition_number_is_numpy_cond_of_the_centred_matrix():
     for scales in (np.ones(16), np.geomspace(1, 1e3, 16)):
         points = (rng.normal(size=(300, 16)) * scales + 50.0).astype(np.float32)
         centred = points.astype(np.float64) - points.astype(np.float64).mean(axis=0)
-        got, rank = geometry.centred_condition_number(points)
+        got, rank = centred_condition_number(points)
         assert rank == 16 and got == pytest.approx(np.linalg.cond(centred), rel=1e-10)
         # the mean is taken out: uncentred, the common offset of 50 changes the ratio
         assert got != pytest.approx(np.linalg.cond(points.astype(np.float64)), rel=1e-3)
-    assert geometry.centred_condition_number(rng.normal(size=(300, 16)))[0] < 2  # isotropic
+    assert centred_condition_number(rng.normal(size=(300, 16)))[0] < 2  # isotropic
     # A LayerNorm output (each row has mean 0 and variance 1, then scale and shift) lies on a
     # hyperplane: centred, its rank is d - 1, and float32 rounding alone sets the smallest
     # singular value. The number is numpy's cond of the centred rows on that hyperplane.
@@ -118,7 +145,7 @@ def test_condition_number_is_numpy_cond_of_the_centred_matrix():
     raw = rng.normal(size=(300, 16)) * np.geomspace(1, 30, 16)
     normed = (raw - raw.mean(axis=1, keepdims=True)) / raw.std(axis=1, keepdims=True)
     layer = (normed * gain + shift).astype(np.float32)
-    got, rank = geometry.centred_condition_number(layer)
+    got, rank = centred_condition_number(layer)
     centred = layer.astype(np.float64) - layer.astype(np.float64).mean(axis=0)
     assert rank == 15 and np.linalg.cond(centred) > 1e5  # the full ratio: rounding noise
     normal = (1 / gain) / np.linalg.norm(1 / gain)  # every centred row is orthogonal to it
@@ -126,19 +153,19 @@ def test_condition_number_is_numpy_cond_of_the_centred_matrix():
     assert got == pytest.approx(np.linalg.cond(centred @ basis), rel=1e-6)
     assert got < 1e3
     # fewer points than dimensions: rank n - 1
-    assert geometry.centred_condition_number(rng.normal(size=(10, 16)))[1] == 9
+    assert centred_condition_number(rng.normal(size=(10, 16)))[1] == 9
     with pytest.raises(ValueError, match="needs an n x d matrix"):
-        geometry.centred_condition_number(np.ones(5))
+        centred_condition_number(np.ones(5))
     with pytest.raises(ValueError, match="all equal"):
-        geometry.centred_condition_number(np.ones((5, 3)))
+        centred_condition_number(np.ones((5, 3)))
     # a column of cosine_by_layer, one value per layer
-    stats, _ = geometry.cluster_cosine_statistics(
+    stats, _ = cluster_cosine_statistics(
         points, np.arange(len(points)) % 40, k_range=(2, 3), silhouette_sample_size=300
     )
     assert (stats["condition_number"], stats["numerical_rank"]) == (
-        geometry.centred_condition_number(points)
+        centred_condition_number(points)
     )
-    assert {"condition_number", "numerical_rank"} <= set(geometry.COSINE_COLUMNS)
+    assert {"condition_number", "numerical_rank"} <= set(COSINE_COLUMNS)
 
 
 def test_s_intra_exceeds_s_inter_when_types_share_a_mean():
@@ -146,9 +173,7 @@ def test_s_intra_exceeds_s_inter_when_types_share_a_mean():
     type_means = rng.normal(size=(40, 16)) * 3
     types = np.repeat(np.arange(40), 6)
     points = type_means[types] + rng.normal(size=(len(types), 16))
-    stats, _ = geometry.cluster_cosine_statistics(
-        points, types, k_range=(2, 4), silhouette_sample_size=None
-    )
+    stats, _ = cluster_cosine_statistics(points, types, k_range=(2, 4), silhouette_sample_size=None)
     # instances of one type point the same way; different types are independent (cos ~ 0)
     assert stats["s_intra"] > 0.7
     assert abs(stats["s_inter"]) < 0.1
@@ -158,7 +183,7 @@ def test_lid_of_a_flat_manifold_is_its_dimension():
     rng = np.random.default_rng(2)
     basis = np.linalg.qr(rng.normal(size=(50, 3)))[0]  # a 3-D plane in 50-D
     points = rng.uniform(size=(1500, 3)) @ basis.T
-    rows = geometry.lid_table(points, k=20, metrics=("euclidean",), sample_size=None, model="plane")
+    rows = lid_table(points, k=20, metrics=("euclidean",), sample_size=None, model="plane")
     assert rows[0]["n"] == 1500 and rows[0]["dim"] == 50
     assert 2.4 < rows[0]["lid_true_distances"] < 3.6
     assert rows[0]["lid_cai_scale"] == pytest.approx(rows[0]["lid_true_distances"] / 2, rel=1e-12)
@@ -183,7 +208,7 @@ def anisotropic_sts(n_pairs=400, dim=32, seed=3):
 
 def test_removing_the_top_direction_restores_sts_correlation():
     vectors, first, second, gold = anisotropic_sts()
-    table = geometry.evaluate_sts(
+    table = evaluate_sts(
         vectors,
         first,
         second,
@@ -195,7 +220,7 @@ def test_removing_the_top_direction_restores_sts_correlation():
         model="synthetic",
     ).set_index("method")
     # independent reference for the raw score: pandas' rank correlation of the raw cosines
-    raw = geometry.pair_cosines(vectors.astype(np.float64), first, second)
+    raw = pair_cosines(vectors.astype(np.float64), first, second)
     assert table.loc["none", "spearman"] == pytest.approx(
         100 * pd.Series(raw).corr(pd.Series(gold), method="spearman"), abs=1e-6
     )
@@ -223,12 +248,12 @@ def sts_tokens(n_pairs=60, dim=12, seed=5):
 
 def test_sts_pipeline_transforms_tokens_then_pools():
     tokens, offsets, first, second, gold = sts_tokens()
-    rows, starts = geometry.pair_side_tokens(offsets, first, second)
+    rows, starts = pair_side_tokens(offsets, first, second)
     # side order: pair 0 first, pair 0 second (= sentence 0 again), pair 1 first, ...
     np.testing.assert_array_equal(rows[: offsets[1]], np.arange(offsets[1]))
     np.testing.assert_array_equal(rows[offsets[1] : 2 * offsets[1]], np.arange(offsets[1]))
     assert len(starts) == 2 * len(gold)
-    table = geometry.evaluate_sts_tokens(
+    table = evaluate_sts_tokens(
         tokens, offsets, first, second, gold, methods=("none", "centring"), model="synthetic"
     ).set_index("method")
     # independent reference: numpy loops over pairs, pandas correlations
@@ -263,12 +288,12 @@ def test_sts_pipeline_transforms_tokens_then_pools():
         and table.loc["none", "n_sentences"] == len(offsets) - 1
     )
     assert "Rajaee" in table.loc["none", "pipeline"]
-    stored = geometry.StsEmbeddings(tokens, first, second, gold, "stsb", "train", offsets=offsets)
+    stored = StsEmbeddings(tokens, first, second, gold, "stsb", "train", offsets=offsets)
     assert stored.token_level
     pd.testing.assert_frame_equal(
-        geometry.sts_table(stored, model="synthetic", methods=("none", "centring")).set_index(
-            "method"
-        )[["pearson", "isotropy"]],
+        sts_table(stored, model="synthetic", methods=("none", "centring")).set_index("method")[
+            ["pearson", "isotropy"]
+        ],
         table[["pearson", "isotropy"]],
     )
 
@@ -276,15 +301,15 @@ def test_sts_pipeline_transforms_tokens_then_pools():
 def test_bad_input_is_refused_with_a_reason():
     vectors, first, second, gold = anisotropic_sts(n_pairs=20)
     with pytest.raises(ValueError, match="unknown enhancement method"):
-        geometry.enhance(vectors, "whitening")
+        enhance(vectors, "whitening")
     with pytest.raises(ValueError, match="gold scores are equal"):
-        geometry.evaluate_sts(vectors, first, second, np.ones(len(gold)), methods=("none",))
+        evaluate_sts(vectors, first, second, np.ones(len(gold)), methods=("none",))
     with pytest.raises(ValueError, match="zero vectors"):
-        geometry.pair_cosines(np.zeros((4, 3)), np.arange(2), np.arange(2, 4))
+        pair_cosines(np.zeros((4, 3)), np.arange(2), np.arange(2, 4))
     with pytest.raises(ValueError, match="needs more than 50 points"):
-        geometry.lid_table(vectors[:30], k=50)
+        lid_table(vectors[:30], k=50)
     with pytest.raises(ValueError, match="unknown corpus format"):
-        readers.read_corpus({"source": "polarity", "format": "ptb"}, ".")
+        read_corpus({"source": "polarity", "format": "ptb"}, ".")
 
 
 def test_wikitext_lines_become_sentences():
@@ -295,7 +320,7 @@ def test_wikitext_lines_become_sentences():
         " The game began in 2010 . It was released in Japan . ",
         " = = Plot = = ",
     ]
-    assert readers.wikitext_sentences(lines) == [
+    assert wikitext_sentences(lines) == [
         "The game began in 2010 .",
         "It was released in Japan .",
     ]
@@ -312,7 +337,7 @@ def minilm():
     spec = ModelSpec(
         model="sentence-transformers/all-MiniLM-L6-v2", path=str(gt.get_model_path()), name="miniLM"
     )
-    tokenizer, model = geometry.load_hidden_state_model(spec, "cpu")
+    tokenizer, model = load_hidden_state_model(spec, "cpu")
     return spec, tokenizer, model
 
 
@@ -324,16 +349,14 @@ def polarity_sentences(mirror_root):
         "file": "rt-polarity.pos",
         "max_sentences": 60,
     }
-    return readers.read_corpus(
-        corpus, mirror_root / "polarity"
-    )  # a mirror download keeps the file as is
+    return read_corpus(corpus, mirror_root / "polarity")  # a mirror download keeps the file as is
 
 
 def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences, tmp_path):
     from sentence_transformers import SentenceTransformer
 
     spec, tokenizer, model = minilm
-    embeddings = geometry.extract_token_embeddings(
+    embeddings = extract_token_embeddings(
         polarity_sentences, tokenizer, model, batch_size=16, max_per_type=3, progress=False
     )
     assert (
@@ -350,7 +373,7 @@ def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences
     np.testing.assert_allclose(embeddings.layers[-1][first][0], reference[1], atol=1e-4)
     # saved and loaded unchanged
     embeddings.save(tmp_path / "tokens.npz")
-    loaded = geometry.TokenEmbeddings.load(tmp_path / "tokens.npz")
+    loaded = TokenEmbeddings.load(tmp_path / "tokens.npz")
     np.testing.assert_array_equal(loaded.layers, embeddings.layers)
     assert list(loaded.tokens) == list(embeddings.tokens)
 
@@ -364,21 +387,21 @@ def test_token_frequencies_count_the_whole_corpus_as_the_tokenizer_splits_it(
     from collections import Counter
 
     _, tokenizer, _ = minilm
-    table = geometry.token_frequencies(polarity_sentences, tokenizer, max_length=16, batch_size=7)
+    table = token_frequencies(polarity_sentences, tokenizer, max_length=16, batch_size=7)
     expected: Counter[int] = Counter()
     for sentence in polarity_sentences:
         ids = tokenizer(sentence, truncation=True, max_length=16)["input_ids"]
         expected.update(i for i in ids if i not in tokenizer.all_special_ids)
     assert dict(zip(table["token_id"], table["count"])) == dict(expected)
-    assert list(table.columns) == geometry.FREQUENCY_COLUMNS
+    assert list(table.columns) == FREQUENCY_COLUMNS
     assert table["count"].is_monotonic_decreasing
     assert list(table["token"]) == tokenizer.convert_ids_to_tokens(list(table["token_id"]))
-    windows = geometry.text_windows(" ".join(polarity_sentences), tokenizer, window=32)
-    by_window = geometry.window_frequencies(windows, tokenizer)
+    windows = text_windows(" ".join(polarity_sentences), tokenizer, window=32)
+    by_window = window_frequencies(windows, tokenizer)
     assert by_window["count"].sum() == 32 * len(windows)  # every position, [CLS]/[SEP] too
     assert set(by_window["token"]) >= {"[CLS]", "[SEP]"}
     with pytest.raises(ValueError, match="no sentences"):
-        geometry.token_frequencies([], tokenizer, max_length=16)
+        token_frequencies([], tokenizer, max_length=16)
 
 
 def test_a_tokenizer_without_padding_or_end_of_text_pads_with_its_unknown_token(monkeypatch):
@@ -432,7 +455,7 @@ def test_per_model_pca_layers_and_the_openai_gpt_entry():
 def test_sts_token_states_drop_cls_and_sep(minilm, polarity_sentences):
     _, tokenizer, model = minilm
     sentences = polarity_sentences[:12]
-    tokens, offsets = geometry.token_states_by_sentence(
+    tokens, offsets = token_states_by_sentence(
         sentences, tokenizer, model, batch_size=5, progress=False
     )
     import torch
@@ -450,9 +473,7 @@ def test_mean_pooling_matches_sentence_transformers(minilm, polarity_sentences):
 
     spec, tokenizer, model = minilm
     sentences = polarity_sentences[:30]
-    ours = geometry.mean_pooled_embeddings(
-        sentences, tokenizer, model, batch_size=16, progress=False
-    )
+    ours = mean_pooled_embeddings(sentences, tokenizer, model, batch_size=16, progress=False)
     reference = SentenceTransformer(spec.path, device="cpu").encode(
         sentences, convert_to_numpy=True
     )  # mean pooling + L2 norm
@@ -463,14 +484,14 @@ def test_mean_pooling_matches_sentence_transformers(minilm, polarity_sentences):
 
 def test_sts_on_the_mirror_stsb_split(minilm, mirror_root):
     _, tokenizer, model = minilm
-    table = readers.read_sts("stsb", "train", mirror_root / "glue" / "STS-B")
+    table = read_sts("stsb", "train", mirror_root / "glue" / "STS-B")
     assert len(table) == 5749 and table["score"].between(0, 5).all()
     table = table.iloc[:120]
-    sentences, first, second = geometry.sts_sentence_index(table)
-    tokens, offsets = geometry.token_states_by_sentence(
+    sentences, first, second = sts_sentence_index(table)
+    tokens, offsets = token_states_by_sentence(
         sentences, tokenizer, model, batch_size=32, progress=False
     )
-    result = geometry.evaluate_sts_tokens(
+    result = evaluate_sts_tokens(
         tokens,
         offsets,
         first,
@@ -498,7 +519,7 @@ def test_sts_sources_and_the_mirror(mirror_root, monkeypatch):
     with pytest.raises(FileNotFoundError, match="mirror .* lacks glue/STS-B/dev.tsv"):
         readers.sts_inputs(config, "stsb", "validation")
     with pytest.raises(FileNotFoundError, match="STS-B/dev.tsv is missing"):
-        readers.read_sts("stsb", "validation", mirror_root / "glue" / "STS-B")
+        read_sts("stsb", "validation", mirror_root / "glue" / "STS-B")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -619,7 +640,7 @@ def test_geometry_rules_run_end_to_end(tiny_run):
 
 def test_truncated_token_states_are_named_with_the_remedy(tmp_path):
     """Issue 26, case 3: a damaged token-state file is named, not zipfile's bare complaint."""
-    states = geometry.TokenEmbeddings(
+    states = TokenEmbeddings(
         np.ones((2, 3, 4), dtype=np.float32),
         np.arange(3),
         np.array(["a", "b", "c"]),
@@ -627,10 +648,10 @@ def test_truncated_token_states_are_named_with_the_remedy(tmp_path):
     )
     path = tmp_path / "tokens.npz"
     states.save(path)
-    np.testing.assert_array_equal(geometry.TokenEmbeddings.load(path).layers, states.layers)
+    np.testing.assert_array_equal(TokenEmbeddings.load(path).layers, states.layers)
     os.truncate(path, path.stat().st_size // 2)
     with pytest.raises(ValueError) as info:
-        geometry.TokenEmbeddings.load(path)
+        TokenEmbeddings.load(path)
     message = str(info.value)
     assert message.startswith(f"{path} cannot be read (BadZipFile: ")
     remedy = f"delete it (rm -f {path}) and run the workflow again"
@@ -640,7 +661,7 @@ def test_truncated_token_states_are_named_with_the_remedy(tmp_path):
 def test_static_rows_define_s_inter_as_the_contextual_rows_do():
     """Every word its own type: S_inter raw, pooled and per cluster is the exact mean cosine over
     pairs of different words, so one cluster gives s_inter_adjusted == s_inter_adjusted_pooled."""
-    from isotropy.geometry import static_geometry
+    from isotropy.geometry.layers import static_geometry
 
     rng = np.random.default_rng(3)
     vectors = rng.normal(size=(120, 8)) + 0.5
@@ -667,7 +688,7 @@ def test_token_embedding_progress_has_one_measure(minilm, polarity_sentences, ca
 
     _, tokenizer, model = minilm
     with caplog.at_level(logging.INFO, logger="isotropy.progress"):
-        geometry.extract_token_embeddings(
+        extract_token_embeddings(
             polarity_sentences, tokenizer, model, batch_size=8, max_tokens=40, progress=True
         )
     logged = [r.getMessage() for r in caplog.records if r.name == "isotropy.progress"]
@@ -683,8 +704,8 @@ def test_cai_windows_keep_every_position_of_contiguous_windows(minilm, mirror_ro
 
     _, tokenizer, model = minilm
     corpus = {"format": "lines", "file": "rt-polarity.pos"}
-    text = readers.read_corpus_text(corpus, mirror_root / "polarity")
-    embeddings = geometry.extract_window_embeddings(
+    text = read_corpus_text(corpus, mirror_root / "polarity")
+    embeddings = extract_window_embeddings(
         text, tokenizer, model, window=32, max_windows=3, batch_size=2
     )
     assert embeddings.layers.shape[:2] == (7, 96)
@@ -697,7 +718,7 @@ def test_cai_windows_keep_every_position_of_contiguous_windows(minilm, mirror_ro
         alone = model(input_ids=torch.tensor([ids[1].tolist()])).hidden_states[-1][0].numpy()
     np.testing.assert_allclose(embeddings.layers[-1][32:64], alone, atol=1e-4)
     with pytest.raises(ValueError, match="fewer than one window"):
-        geometry.extract_window_embeddings("a short text", tokenizer, model, window=512)
+        extract_window_embeddings("a short text", tokenizer, model, window=512)
 
 
 def test_cai_protocol_overlay_validates_and_names_its_stand_in():

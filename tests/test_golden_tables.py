@@ -287,21 +287,20 @@ def test_the_condition_number_checker_recomputes_the_package_table_and_catches_a
     to 1e-12 and the same rank; a value moved by 1e-9 or a rank moved by one is caught."""
     import numpy as np
 
-    from isotropy import geometry
+    from isotropy.embeddings.hidden_states import TokenEmbeddings
+    from isotropy.geometry.layers import cosine_by_layer
 
     rng = np.random.default_rng(5)
     raw = rng.normal(size=(2, 120, 12)) * np.geomspace(1, 20, 12)
     normed = (raw - raw.mean(axis=2, keepdims=True)) / raw.std(axis=2, keepdims=True)
-    embeddings = geometry.TokenEmbeddings(
+    embeddings = TokenEmbeddings(
         (normed * rng.uniform(0.5, 2, 12)).astype(np.float32),
         np.arange(120) % 30,
         np.array([f"t{i % 30}" for i in range(120)]),
         np.arange(120) // 10,
     )
     embeddings.save(tmp_path / "resources/geometry/m/c/token_embeddings.npz")
-    table = geometry.cosine_by_layer(
-        embeddings, model="m", corpus="c", k_range=(2, 3), progress=False
-    )
+    table = cosine_by_layer(embeddings, model="m", corpus="c", k_range=(2, 3), progress=False)
     assert list(table["numerical_rank"]) == [11, 11]
     name = "results/geometry/m/c/seed0/cosine_by_layer.csv"
     columns = ["condition_number", "numerical_rank"]

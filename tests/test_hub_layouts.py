@@ -19,7 +19,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from isotropy import readers, sources
+from isotropy import sources
+from isotropy.readers.corpus import read_corpus, read_corpus_text
+from isotropy.readers.sts import read_sts, sts_source
+from isotropy.readers.tasks import read_task_split, task_source
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYOUTS = ROOT / "tests" / "data" / "hub"
@@ -86,13 +89,13 @@ def test_every_hub_source_has_a_recorded_layout(config):
 def test_classification_tasks_from_their_hub_layout(
     hub, config, tmp_path, task, pair, labels, split
 ):
-    name = readers.task_source(task, split)
+    name = task_source(task, split)
     raw = fetch(name, config, tmp_path)
     manifest = sources.read_source_manifest(raw)
     revision = config["sources"][name]["hub"]["revision"]
     assert manifest["inputs"][0]["revision"] == revision and len(revision) == 40
     assert hub[0][2]["split"] == split
-    table = readers.read_task_split(task, split, raw)
+    table = read_task_split(task, split, raw)
     assert list(table.columns) == ["text", "text_pair", "label"] if pair else ["text", "label"]
     assert table["label"].tolist() == labels
     assert table["text"].map(lambda t: isinstance(t, str) and t.strip() != "").all()
@@ -102,9 +105,9 @@ def test_classification_tasks_from_their_hub_layout(
 
 @pytest.mark.parametrize("split", ["train", "validation"])
 def test_squad_from_its_hub_layout(hub, config, tmp_path, split):
-    raw = fetch(readers.task_source("squad", split), config, tmp_path)
+    raw = fetch(task_source("squad", split), config, tmp_path)
     assert hub[0][1] == () and hub[0][0] == "rajpurkar/squad"
-    table = readers.read_task_split("squad", split, raw)
+    table = read_task_split("squad", split, raw)
     assert table["answers"].tolist() == [["Paris", "in Paris"], ["1889"]]
     assert table["answer_starts"].tolist() == [[23, 20], [46]]
     assert table["question"].tolist()[0] == "Where is the Eiffel Tower?"  # leading blank removed
@@ -115,7 +118,7 @@ def test_squad_from_its_hub_layout(hub, config, tmp_path, split):
 def test_wikitext_corpus_from_its_hub_layout(hub, config, tmp_path):
     raw = fetch("hf_wikitext2", config, tmp_path)
     assert hub[0][1] == ("wikitext-2-raw-v1",)
-    sentences = readers.read_corpus(config["geometry"]["clusters"]["corpus"], raw)
+    sentences = read_corpus(config["geometry"]["clusters"]["corpus"], raw)
     assert sentences and all("Robert Boulter" not in s or "actor" in s for s in sentences)
     assert any(s.startswith("Robert Boulter is an English film actor") for s in sentences)
 
@@ -128,13 +131,13 @@ def test_wikitext_training_split_as_running_text(hub, config, tmp_path):
         "source": "hf_wikitext2_train",
         "windows": 512,
     }
-    text = readers.read_corpus_text(corpus, raw)
+    text = read_corpus_text(corpus, raw)
     assert "= A Training Article =" in text and "read as running text" in text
     assert "Robert Boulter" not in text  # the test split is not read
 
 
 def test_sts_sets_from_their_hub_layouts(hub, config, tmp_path):
-    stsb = readers.read_sts("stsb", "validation", fetch("hf_stsb_validation", config, tmp_path))
+    stsb = read_sts("stsb", "validation", fetch("hf_stsb_validation", config, tmp_path))
     assert stsb["score"].tolist() == pytest.approx([5.0, 0.25])
     assert isinstance(stsb, pd.DataFrame) and list(stsb.columns) == [
         "sentence1",
@@ -145,9 +148,7 @@ def test_sts_sets_from_their_hub_layouts(hub, config, tmp_path):
 
 @pytest.mark.parametrize("name", ["sts12", "sts13", "sts14", "sts15", "sts16"])
 def test_semeval_sts_sets_from_their_hub_layouts(hub, config, tmp_path, name):
-    table = readers.read_sts(
-        name, "test", fetch(readers.sts_source(name, "test"), config, tmp_path)
-    )
+    table = read_sts(name, "test", fetch(sts_source(name, "test"), config, tmp_path))
     assert list(table.columns) == ["sentence1", "sentence2", "score"]
     assert table["score"].tolist() == pytest.approx([5.0, 0.5])
     assert hub[0][0] == f"mteb/{name}-sts" and hub[0][2]["split"] == "test"
@@ -221,7 +222,12 @@ class RecordedHub:
             return 200, data, {"X-Repo-Commit": revision, "ETag": f'"{sha1(data)}"'}
         if api.group(2) == "revision":
             files = [p.relative_to(root).as_posix() for p in sorted(root.rglob("*")) if p.is_file()]
-            info = {"id": repo, "sha": revision, "private": False, "siblings": [{"rfilename": f} for f in files]}  # fmt: skip
+            info = {
+                "id": repo,
+                "sha": revision,
+                "private": False,
+                "siblings": [{"rfilename": f} for f in files],
+            }
             return 200, json.dumps(info).encode(), {"Content-Type": "application/json"}
         folder = root / api.group(4)
         if not folder.is_dir():
@@ -256,7 +262,8 @@ def recorded_hub(config):
     hub.httpd.server_close()
 
 
-# Fetches sources in a fresh interpreter, where HF_ENDPOINT is read at import as on a user's machine.
+# Fetches sources in a fresh interpreter, where HF_ENDPOINT is read at import as on a
+# user's machine.
 FETCH = """
 import sys, yaml
 from isotropy import sources
@@ -299,15 +306,21 @@ def test_pinned_revisions_resolve_through_the_hub_api(recorded_hub, config, tmp_
     result = fetch_through(recorded_hub, config, tmp_path, names)
     assert result.returncode == 0, result.stderr[-3000:]
     raw = tmp_path / "raw"
-    assert readers.read_task_split("sst2", "train", raw / "hf_sst2_train")["label"].tolist() == [
+    assert read_task_split("sst2", "train", raw / "hf_sst2_train")["label"].tolist() == [
         1,
         0,
     ]
-    assert readers.read_task_split("sst5", "validation", raw / "hf_sst5_validation")["label"].tolist() == [4, 2, 0]  # fmt: skip
-    assert readers.read_task_split("squad", "validation", raw / "hf_squad_validation")["answers"].tolist() == [["Paris", "in Paris"], ["1889"]]  # fmt: skip
+    assert read_task_split("sst5", "validation", raw / "hf_sst5_validation")["label"].tolist() == [
+        4,
+        2,
+        0,
+    ]
+    assert read_task_split("squad", "validation", raw / "hf_squad_validation")[
+        "answers"
+    ].tolist() == [["Paris", "in Paris"], ["1889"]]
     corpus = config["geometry"]["clusters"]["corpus"]
-    assert any("film actor" in s for s in readers.read_corpus(corpus, raw / "hf_wikitext2"))
-    assert readers.read_sts("sts15", "test", raw / "hf_sts15_test")["score"].tolist() == [5.0, 0.5]
+    assert any("film actor" in s for s in read_corpus(corpus, raw / "hf_wikitext2"))
+    assert read_sts("sts15", "test", raw / "hf_sts15_test")["score"].tolist() == [5.0, 0.5]
     # Every repository was asked for at its pinned commit, and only at it.
     for name in names:
         hub = config["sources"][name]["hub"]

@@ -12,7 +12,7 @@ import pytest
 from isotropy.istar.evaluation import RUN_COLUMNS, collect_runs
 from isotropy.istar.study import format_lambda, run_path
 from isotropy.plots import istar as istar_plots
-from isotropy.plots import save_figure
+from isotropy.plots.checks import save_figure
 from isotropy.workflow.targets import istar_outputs as study_outputs
 
 
@@ -130,7 +130,8 @@ def test_seed_summary_is_mean_and_sample_std(runs):
 def test_figure6_compares_methods_at_their_best_lambda(runs):
     table = istar_plots.figure6_table(runs, "best")
     bert = table[table.model == "bert"].set_index("method")["metric"]
-    # Best negative λ for I-STAR is −5 (0.85), baseline 0.80, CosReg best at λ = −1 (0.76); ± seed noise.
+    # Best negative λ for I-STAR is −5 (0.85), baseline 0.80, CosReg best at λ = −1 (0.76);
+    # ± seed noise.
     assert bert["istar<0"] == pytest.approx(0.85, abs=0.01)
     assert bert["none"] == pytest.approx(0.80, abs=0.01)
     assert bert["cosreg"] == pytest.approx(0.76, abs=0.01)

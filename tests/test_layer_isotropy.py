@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from isotropy import geometry
-from isotropy.plots import save_figure
+from isotropy.embeddings.hidden_states import TokenEmbeddings
+from isotropy.geometry.layer_isotropy import ISOTROPY_COLUMNS, isotropy_by_layer, isotropy_seconds
+from isotropy.plots.checks import save_figure
 from isotropy.plots.geometry import plot_isotropy_by_layer
 
 
@@ -26,13 +27,14 @@ def mu_viswanath(points: np.ndarray) -> float:
     return min(z) / max(z)
 
 
-def three_layers(n=4000, dim=8, seed=0) -> geometry.TokenEmbeddings:
-    """Layer 0 isotropic; layer 1 the same plus a common offset; layer 2 stretched along one axis."""
+def three_layers(n=4000, dim=8, seed=0) -> TokenEmbeddings:
+    """Layer 0 isotropic; layer 1 the same plus a common offset; layer 2 stretched along one
+    axis."""
     rng = np.random.default_rng(seed)
     base = rng.normal(size=(n, dim))
     offset = base + np.r_[3.0, np.zeros(dim - 1)]
     stretched = base * np.r_[4.0, np.ones(dim - 1)]
-    return geometry.TokenEmbeddings(
+    return TokenEmbeddings(
         np.stack([base, offset, stretched]).astype(np.float32),
         np.arange(n),
         np.array([f"t{i}" for i in range(n)]),
@@ -42,8 +44,8 @@ def three_layers(n=4000, dim=8, seed=0) -> geometry.TokenEmbeddings:
 
 def test_isotropy_by_layer_matches_mu_viswanath_and_orders_the_layers():
     tokens = three_layers()
-    table = geometry.isotropy_by_layer(tokens, model="synthetic", corpus="gauss", progress=False)
-    assert list(table.columns) == geometry.ISOTROPY_COLUMNS
+    table = isotropy_by_layer(tokens, model="synthetic", corpus="gauss", progress=False)
+    assert list(table.columns) == ISOTROPY_COLUMNS
     assert list(table["layer"]) == [0, 1, 2] and table["n"].eq(4000).all()
     for layer in range(3):
         points = tokens.layers[layer].astype(np.float64)
@@ -67,7 +69,7 @@ def test_isotropy_by_layer_matches_mu_viswanath_and_orders_the_layers():
 def test_isotropy_figure_draws_every_model_and_layer(tmp_path):
     table = pd.concat(
         [
-            geometry.isotropy_by_layer(three_layers(seed=s), model=m, corpus="c", progress=False)
+            isotropy_by_layer(three_layers(seed=s), model=m, corpus="c", progress=False)
             for s, m in ((0, "a"), (1, "b"))
         ]
     )
@@ -86,7 +88,7 @@ def test_isotropy_figure_draws_every_model_and_layer(tmp_path):
 
 
 def test_isotropy_estimate_grows_with_the_work():
-    small = geometry.isotropy_seconds(7, 30000, 384)
+    small = isotropy_seconds(7, 30000, 384)
     assert 30 < small < 300  # measured: about 11 s per 30,000 x 384 layer on 2 shared cores
-    assert geometry.isotropy_seconds(13, 30000, 768) > 3 * small
-    assert math.isfinite(geometry.isotropy_seconds(1, 1, 1))
+    assert isotropy_seconds(13, 30000, 768) > 3 * small
+    assert math.isfinite(isotropy_seconds(1, 1, 1))

@@ -34,7 +34,8 @@ def _run(args: list[str], timeout: int = 300) -> subprocess.CompletedProcess:
 def test_ruff_check_is_clean():
     result = _run([str(BIN / "ruff"), "check", "--no-cache", "."])
     assert result.returncode == 0, (
-        f"ruff check failed (run `ruff check --fix .` for the fixable ones, see pyproject.toml [tool.ruff]):\n"
+        "ruff check failed (run `ruff check --fix .` for the fixable ones, see pyproject.toml "
+        "[tool.ruff]):\n"
         f"{result.stdout[-6000:]}{result.stderr[-2000:]}"
     )
 
@@ -42,7 +43,8 @@ def test_ruff_check_is_clean():
 def test_ruff_format_is_clean():
     result = _run([str(BIN / "ruff"), "format", "--check", "--no-cache", "."])
     assert result.returncode == 0, (
-        f"ruff format --check failed (run `ruff format .` to fix):\n{result.stdout[-6000:]}{result.stderr[-2000:]}"
+        "ruff format --check failed (run `ruff format .` to "
+        f"fix):\n{result.stdout[-6000:]}{result.stderr[-2000:]}"
     )
 
 
@@ -52,7 +54,8 @@ def test_snakefmt_check_is_clean():
     if result.returncode != 0:
         diff = _run([str(BIN / "snakefmt"), "--diff", *targets]).stdout
         raise AssertionError(
-            f"snakefmt --check failed (run `snakefmt Snakefile rules/` to fix):\n{result.stderr[-3000:]}\n{diff[-6000:]}"
+            "snakefmt --check failed (run `snakefmt Snakefile rules/` to "
+            f"fix):\n{result.stderr[-3000:]}\n{diff[-6000:]}"
         )
 
 
@@ -68,7 +71,8 @@ def test_snakemake_lint_is_clean():
 def test_mypy_is_clean():
     result = _run([str(BIN / "mypy")], timeout=900)
     assert result.returncode == 0, (
-        f"mypy failed (settings in pyproject.toml [tool.mypy]):\n{result.stdout[-6000:]}{result.stderr[-2000:]}"
+        "mypy failed (settings in pyproject.toml "
+        f"[tool.mypy]):\n{result.stdout[-6000:]}{result.stderr[-2000:]}"
     )
 
 

@@ -103,13 +103,25 @@ def test_a_report_while_a_run_is_in_progress_is_refused(tmp_path):
 @pytest.mark.parametrize(
     ("target", "overview", "rules"),
     [
-        ("preview_study", "results/preview/report/overview.html", "check_claims_preview compare_with_papers_preview report_overview_preview"),
-        ("main_study", "results/report/overview.html", "check_claims compare_with_papers report_overview"),
-        ("glue_study", "results/report/overview.html", "check_claims compare_with_papers report_overview"),
+        (
+            "preview_study",
+            "results/preview/report/overview.html",
+            "check_claims_preview compare_with_papers_preview report_overview_preview",
+        ),
+        (
+            "main_study",
+            "results/report/overview.html",
+            "check_claims compare_with_papers report_overview",
+        ),
+        (
+            "glue_study",
+            "results/report/overview.html",
+            "check_claims compare_with_papers report_overview",
+        ),
         ("all", "results/report/overview.html", "check_claims compare_with_papers report_overview"),
         ("sensitivity_study", None, None),
     ],
-)  # fmt: skip
+)
 def test_the_report_forces_only_the_rules_of_its_target(tmp_path, target, overview, rules):
     """A forced rule's jobs are planned whether the target needs them or not: forcing the preview's
     claims after `make run` (or the study's after `make preview`) asked for results that run never

@@ -17,7 +17,7 @@ from test_optimize import CPU, settings, word_task
 
 from isotropy.metrics import isoscores, registry
 from isotropy.optimize import build_problem, run_optimisation
-from isotropy.plots import plt
+from isotropy.plots.checks import plt
 from isotropy.plots.main import metric_curves, silhouette_vs_isoscore
 from isotropy.summaries import correlation_table
 

@@ -312,7 +312,8 @@ def test_average_cosine_similarity_matches_all_pairs_mean():
     cos = _cosine_matrix(x)
     pairs = cos[~np.eye(60, dtype=bool)]
     # The estimate's sampling error is sd / sqrt(n_pairs) (3.3e-4 here; the code is 2.1e-5 off):
-    # four of them (1.3e-3) fail a point paired with itself (cosine 1 in 1/60 of the pairs: +2.4e-3).
+    # four of them (1.3e-3) fail a point paired with itself (cosine 1 in 1/60 of the
+    # pairs: +2.4e-3).
     tolerance = 4 * pairs.std() / np.sqrt(200_000)
     assert M.average_cosine_similarity(x, n_pairs=200_000) == pytest.approx(
         pairs.mean(), abs=tolerance
@@ -516,7 +517,8 @@ def _rajaee_isotropy(representations):
 
 
 def test_partition_isotropy_follows_the_solver_signs_of_rajaee_and_pilehvar():
-    # by hand: WᵀW = diag(5, 0.25), eigenvectors ±e1, ±e2; Z(s1·e1) = e^s1 + e^2s1 + 1, Z(s2·e2) = 2 + e^(s2/2)
+    # by hand: WᵀW = diag(5, 0.25), eigenvectors ±e1, ±e2;
+    # Z(s1·e1) = e^s1 + e^2s1 + 1, Z(s2·e2) = 2 + e^(s2/2)
     w = np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 0.5]])
     vectors = np.linalg.eig(w.T @ w)[1]
     s1, s2 = np.sign(vectors[0, 0]), np.sign(vectors[1, 1])

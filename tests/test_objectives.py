@@ -37,7 +37,8 @@ def glove():
 
 @pytest.fixture(scope="module")
 def minilm():
-    """120 real all-MiniLM-L6-v2 sentence embeddings (60 positive, 60 negative polarity sentences)."""
+    """120 real all-MiniLM-L6-v2 sentence embeddings (60 positive, 60 negative polarity
+    sentences)."""
     vectors, positive = minilm_polarity(60)
     return vectors.astype(np.float64), positive.astype(int)
 

@@ -169,7 +169,8 @@ def test_divergence_is_reported_with_its_update():
         run_optimisation(problem, settings(updates=250, learning_rate=1e37), CPU)
 
 
-# A run as the rule runs it: train, then write the trace atomically (scripts/optimize_embeddings.py).
+# A run as the rule runs it: train, then write the trace atomically
+# (scripts/optimize_embeddings.py).
 _KILLABLE_RUN = """
 import sys
 import numpy as np, pandas as pd, torch

@@ -37,6 +37,8 @@ def test_a_loop_that_may_stop_early_reports_the_nearer_limit(caplog):
         now[0] = 100.0
         progress.update(150, share=1.0)  # the cap is reached: logged as the end
     assert [r.getMessage() for r in caplog.records] == [
-        "token embeddings, sentences read: 100/5,000, 40.0% of the work, elapsed 40 s, about 1.0 min left",
-        "token embeddings, sentences read: 250/5,000, 100.0% of the work, elapsed 1.7 min, about 0 s left",
+        "token embeddings, sentences read: 100/5,000, 40.0% of the work, elapsed 40 s, about 1.0 "
+        "min left",
+        "token embeddings, sentences read: 250/5,000, 100.0% of the work, elapsed 1.7 min, about 0 "
+        "s left",
     ]

@@ -146,7 +146,8 @@ def test_every_workflow_script_records_provenance():
     from pathlib import Path
 
     scripts = sorted((Path(__file__).resolve().parents[1] / "scripts").glob("*.py"))
-    # A raw download's and an assembled model's manifest.json is their record; the audit writes no result.
+    # A raw download's and an assembled model's manifest.json is their record; the audit writes no
+    # result.
     # sensitivity_partial.py is no workflow step: run by hand on a grid that has not finished, it
     # writes provisional tables to results/sensitivity/partial/ that name the cells not yet run.
     exempt = {

@@ -31,10 +31,23 @@ ROOT = tiny_workflow.ROOT
 # The Makefile's own variables: one set in the environment (by `make test`, say) would change
 # what the commands do, and a user typing them has none of them.
 MAKE_VARIABLES = (
-    "MAKEFLAGS", "MAKELEVEL", "MFLAGS", "PYTHON", "VENV", "BIN", "CORES", "SNAKEMAKE_ARGS",
-    "CONFIG", "CONFIG_FILES", "TARGET", "FIGURE_STUDIES", "REPORT", "REPORT_TARGET",
-    "REPORT_CONFIG_FILES", "PYTEST_ARGS",
-)  # fmt: skip
+    "MAKEFLAGS",
+    "MAKELEVEL",
+    "MFLAGS",
+    "PYTHON",
+    "VENV",
+    "BIN",
+    "CORES",
+    "SNAKEMAKE_ARGS",
+    "CONFIG",
+    "CONFIG_FILES",
+    "TARGET",
+    "FIGURE_STUDIES",
+    "REPORT",
+    "REPORT_TARGET",
+    "REPORT_CONFIG_FILES",
+    "PYTEST_ARGS",
+)
 
 
 def _clone(dest: Path) -> Path:
@@ -181,8 +194,11 @@ def test_report_after_make_run_shows_the_main_study_and_its_claims(quickstart, t
     assert "PREVIEW" not in dom
     expected = _tried_claims(claims)
     assert _claims_shown(dom) == expected and {s for _, _, s in expected} >= {
-        "miniLM/polarity", "miniLM/snli", "word2vec/pos", "word2vec/supersense",
-    }  # fmt: skip
+        "miniLM/polarity",
+        "miniLM/snli",
+        "word2vec/pos",
+        "word2vec/supersense",
+    }
 
 
 def test_report_after_make_preview_shows_the_preview_and_its_claims(quickstart, tmp_path):

@@ -30,7 +30,8 @@ def test_module_table_matches_the_package():
     ]
     named = {name for row in rows for name in re.findall(r"`isotropy\.(\w+)`", row.split("|")[1])}
     assert named == modules, (
-        f"docs/architecture.md module table: missing {sorted(modules - named)}, not in the package {sorted(named - modules)}"
+        f"docs/architecture.md module table: missing {sorted(modules - named)}, not in the package "
+        f"{sorted(named - modules)}"
     )
     assert "(docs/architecture.md)" in README.read_text()
 

@@ -18,8 +18,10 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-CAPTION = """Model ``{{ snakemake.config["models"]["miniLM"]["path"] }}`` reading {{ snakemake.config["geometry"]["clusters"]["corpus"]["file"] }} here.
-{{ snakemake.config["geometry"]["clusters"]["corpus"]["file"] }}
+MODEL_PATH = '{{ snakemake.config["models"]["miniLM"]["path"] }}'
+CORPUS_FILE = '{{ snakemake.config["geometry"]["clusters"]["corpus"]["file"] }}'
+CAPTION = f"""Model ``{MODEL_PATH}`` reading {CORPUS_FILE} here.
+{CORPUS_FILE}
 """
 SNAKEFILE = f"""configfile: "{ROOT}/config.yaml"
 include: "{ROOT}/rules/common.smk"

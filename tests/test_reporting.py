@@ -1,4 +1,5 @@
-"""The report's opening page (isotropy.reporting) and the captions' facts (targets.caption_facts)."""
+"""The report's opening page (isotropy.reporting) and the captions' facts
+(targets.caption_facts)."""
 
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ def test_a_previews_overview_says_so_and_names_its_target_and_configuration():
                 "verdict": "supported",
                 "paper": "p",
             }
-        ]  # fmt: skip
+        ]
     )
     comparison = pd.DataFrame(
         [
@@ -98,7 +99,7 @@ def test_a_previews_overview_says_so_and_names_its_target_and_configuration():
                 "tolerance": "exact",
                 "verdict": "differs",
             }
-        ]  # fmt: skip
+        ]
     )
     page = overview_html(
         claims,
@@ -138,7 +139,7 @@ def test_a_previews_verdicts_are_the_main_studys_marked_and_pointing_at_the_prev
             "study": "main",
             "evidence": "results/preview/correlations.csv",
             "verdict": "supported",
-        }  # fmt: skip
+        }
     ]
 
 

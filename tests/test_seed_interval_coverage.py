@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import seed_simulator as sim
 
-from isotropy.verdicts.tolerances import seed_interval
+from isotropy.statistics import seed_interval
 
 SEEDS = 5
 REPLICATIONS = 1000

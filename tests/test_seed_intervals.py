@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from isotropy.verdicts.tolerances import seed_interval, signs_disagree, spearman_limit
+from isotropy.statistics import seed_interval, signs_disagree, spearman_limit
 
 
 def test_the_interval_is_the_t_interval_of_fisher_z():

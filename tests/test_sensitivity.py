@@ -245,7 +245,7 @@ def test_cells_have_intervals_over_seeds_and_a_markdown_row(tmp_path):
 
 
 def test_figures_state_their_settings(tmp_path):
-    from isotropy.plots import save_figure
+    from isotropy.plots.checks import save_figure
     from isotropy.plots.main import phases, r_by_condition
 
     table = sensitivity.cell_table(_cell_seeds([0.91, 0.63, 0.76, 0.82, 0.82]))

@@ -147,7 +147,8 @@ def _machine_lock(path: Path, wait: float):
                 if time.monotonic() > deadline:
                     handle.seek(0)
                     pytest.fail(
-                        f"another test run holds {path} ({handle.read().strip()!r}) beyond {wait:.0f} s"
+                        f"another test run holds {path} ({handle.read().strip()!r}) beyond "
+                        f"{wait:.0f} s"
                     )
                 time.sleep(2)
         handle.seek(0)
@@ -185,7 +186,8 @@ def _cluster():
         pytest.fail("start_cluster.sh did not finish within 900 s")
     if start.returncode != 0:
         shutil.rmtree(scratch, ignore_errors=True)
-        message = f"start_cluster.sh exited {start.returncode}:\n{start.stdout[-2000:]}\n{start.stderr[-4000:]}"
+        output = f"{start.stdout[-2000:]}\n{start.stderr[-4000:]}"
+        message = f"start_cluster.sh exited {start.returncode}:\n{output}"
         if start.returncode in (3, 4):  # packages not installable / a real cluster's config present
             _skip_or_fail(message)
         pytest.fail(message)
@@ -216,7 +218,8 @@ def _finish(proc: subprocess.Popen, log: Path, timeout: float) -> tuple[int, str
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         pytest.fail(
-            f"{' '.join(map(str, proc.args))} did not finish within {timeout} s:\n{log.read_text()[-4000:]}"
+            f"{' '.join(map(str, proc.args))} did not finish within {timeout} s:\n"
+            f"{log.read_text()[-4000:]}"
         )
     return proc.returncode, log.read_text()
 
@@ -271,7 +274,8 @@ rule flaky:
         runtime=5,
     shell:
         "echo partial > {output}; "
-        "if [ {resources.mem_mb} -lt 800 ]; then echo 'flaky: needs 800 MB, got {resources.mem_mb}' >&2; exit 1; fi; "
+        "if [ {resources.mem_mb} -lt 800 ]; then echo 'flaky: needs 800 MB, got "
+        "{resources.mem_mb}' >&2; exit 1; fi; "
         "echo mem={resources.mem_mb} > {output}"
 
 
@@ -317,7 +321,8 @@ class Runs:
                     *TEST_CLUSTER_ARGS,
                     "--jobs",
                     "2",
-                    # The profile's GPU-partition override, exercised: GPU rules go to partition gpu.
+                    # The profile's GPU-partition override, exercised: GPU rules go to
+                    # partition gpu.
                     "--set-resources",
                     *(f"{rule}:slurm_partition=gpu" for rule in GPU_PARTITION_RULES),
                     "--directory",

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_download import FAST, Server, sha, tar_gz
+from test_download import FAST, sha, tar_gz
 
 from isotropy import sources
 from isotropy.audit import FAIL, OK, walk
@@ -29,17 +29,6 @@ from isotropy.sources import ChecksumError, LockMismatchError
 
 ROOT = Path(__file__).resolve().parents[1]
 V1, V2 = b"word,pos\nrun,verb\n", b"word,pos\nrun,noun\n"
-
-
-@pytest.fixture
-def server():
-    """tests/test_download.py's scriptable server on 127.0.0.1."""
-    srv = Server()
-    srv.thread.start()
-    yield srv
-    srv.httpd.shutdown()
-    srv.httpd.server_close()
-    srv.thread.join(timeout=5)
 
 
 @pytest.fixture(autouse=True)
@@ -211,7 +200,8 @@ def test_the_audit_flags_a_result_made_before_a_relock(server, tmp_path, monkeyp
 
 
 def test_the_audit_flags_a_download_the_lock_no_longer_holds(server, tmp_path, monkeypatch):
-    """A relock recorded elsewhere (a pulled lock): the raw folder fetched before it no longer matches."""
+    """A relock recorded elsewhere (a pulled lock): the raw folder fetched before it no longer
+    matches."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv(sources.LOCK_ENV)
     server.files["/lexicon.csv"] = V1

@@ -9,8 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from isotropy import geometry
-from isotropy.geometry.classification import by_position, pooled
+from isotropy.geometry.classification import (
+    TokenFeatures,
+    by_position,
+    classification_seconds,
+    classification_table,
+    feature_seconds,
+    pooled,
+)
+from isotropy.geometry.sts import evaluate_sts_tokens
 
 
 def clustered_tokens(n_sentences=120, dim=16, seed=0):
@@ -32,23 +39,23 @@ def clustered_tokens(n_sentences=120, dim=16, seed=0):
     ).astype(np.float32)
     train = np.arange(n_sentences) < n_sentences * 2 // 3
     offsets = np.concatenate([[0], np.cumsum(lengths)])
-    return geometry.TokenFeatures(tokens, offsets, labels, train)
+    return TokenFeatures(tokens, offsets, labels, train)
 
 
 def test_cluster_method_on_frozen_features_changes_iw_as_the_sts_path_does():
     features = clustered_tokens()
-    table = geometry.classification_table(
+    table = classification_table(
         features, model="synthetic", seeds=(0, 1), n_clusters=4, n_directions=2, max_length=8
     )
     assert set(table["reading"]) == {"pooled", "positions"}
     # 'none' has no seed: one computation, repeated for each seed
     none = table[table["method"] == "none"]
     assert len(none) == 4 and none.groupby("reading")["accuracy"].nunique().eq(1).all()
-    # The same I(W) as the STS path's on the same tokens and method (geometry.evaluate_sts_tokens
+    # The same I(W) as the STS path's on the same tokens and method (evaluate_sts_tokens
     # fits the transform on the token set and measures I(W) there).
     offsets, n = features.offsets, len(features.labels)
     gold = np.linspace(0, 5, n // 2)
-    sts = geometry.evaluate_sts_tokens(
+    sts = evaluate_sts_tokens(
         features.tokens,
         offsets,
         np.arange(0, n, 2),
@@ -77,7 +84,7 @@ def test_classifier_and_feature_layouts_match_scikit_learn_by_hand():
     from sklearn.linear_model import LogisticRegression
 
     features = clustered_tokens(seed=3)
-    table = geometry.classification_table(
+    table = classification_table(
         features, model="synthetic", seeds=(0,), methods=("none",), max_length=8
     ).set_index("reading")
     tokens, offsets = features.tokens.astype(np.float64), features.offsets
@@ -100,32 +107,28 @@ def test_classifier_and_feature_layouts_match_scikit_learn_by_hand():
 def test_features_refuse_inconsistent_arrays_and_round_trip(tmp_path):
     features = clustered_tokens(n_sentences=12)
     features.save(tmp_path / "f.npz")
-    back = geometry.TokenFeatures.load(tmp_path / "f.npz")
+    back = TokenFeatures.load(tmp_path / "f.npz")
     np.testing.assert_array_equal(back.tokens, features.tokens)
     np.testing.assert_array_equal(back.train, features.train)
     with pytest.raises(ValueError, match="both training and validation"):
-        geometry.TokenFeatures(
-            features.tokens, features.offsets, features.labels, features.train | True
-        )
+        TokenFeatures(features.tokens, features.offsets, features.labels, features.train | True)
     with pytest.raises(ValueError, match="offsets"):
-        geometry.TokenFeatures(
-            features.tokens, features.offsets[:-1], features.labels, features.train
-        )
+        TokenFeatures(features.tokens, features.offsets[:-1], features.labels, features.train)
     with pytest.raises(ValueError, match="unknown readings"):
-        geometry.classification_table(features, model="m", readings=("cls",))
+        classification_table(features, model="m", readings=("cls",))
 
 
 def test_classification_estimate_counts_seeds_and_the_positions_reading():
     features = clustered_tokens()
-    one = geometry.classification_seconds(
+    one = classification_seconds(
         features, seeds=[0], methods=["cluster-based"], readings=["pooled"]
     )
-    five = geometry.classification_seconds(
+    five = classification_seconds(
         features, seeds=[0, 1, 2, 3, 4], methods=["cluster-based"], readings=["pooled"]
     )
     assert five == pytest.approx(5 * one)
-    assert geometry.classification_seconds(features, seeds=[0], methods=["cluster-based"]) > one
-    assert geometry.feature_seconds(1000, 768) > geometry.feature_seconds(1000, 384) > 0
+    assert classification_seconds(features, seeds=[0], methods=["cluster-based"]) > one
+    assert feature_seconds(1000, 768) > feature_seconds(1000, 384) > 0
 
 
 def test_sst2_rows_of_the_paper_comparison_are_judged_from_the_table():
@@ -137,7 +140,7 @@ def test_sst2_rows_of_the_paper_comparison_are_judged_from_the_table():
 
     config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
     features = clustered_tokens()
-    table = geometry.classification_table(
+    table = classification_table(
         features, model="miniLM", seeds=(0, 1), n_clusters=4, n_directions=2, max_length=8
     )
     measured = pd.DataFrame(classification_measurements(table, config))

@@ -13,7 +13,8 @@ import pytest
 import yaml
 from tiny_workflow import write_mirror_manifest
 
-from isotropy import readers, sources
+from isotropy import sources
+from isotropy.readers.sts import read_semeval_sts, read_sts, sts_source
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import inputs as workflow_inputs
 
@@ -80,7 +81,7 @@ def test_senteval_layout_downloaded_over_http_reads_as_the_sts_table(
     params = sources.source_params(config, "hf_sts15_test")
     manifest = sources.fetch_source("hf_sts15_test", params, tmp_path / "raw")
     assert sorted(f["path"] for f in manifest["files"]) == sorted(names)
-    table = readers.read_sts("sts15", "test", tmp_path / "raw")
+    table = read_sts("sts15", "test", tmp_path / "raw")
     pd.testing.assert_frame_equal(table, expected_pairs())
     # the same files from a mirror laid out as config.yaml declares them
     mirror = tmp_path / "mirror"
@@ -101,9 +102,7 @@ def test_senteval_layout_downloaded_over_http_reads_as_the_sts_table(
     sources.fetch_source(
         "hf_sts15_test", sources.source_params(mirror_config, "hf_sts15_test"), tmp_path / "m"
     )
-    pd.testing.assert_frame_equal(
-        readers.read_sts("sts15", "test", tmp_path / "m"), expected_pairs()
-    )
+    pd.testing.assert_frame_equal(read_sts("sts15", "test", tmp_path / "m"), expected_pairs())
 
 
 def test_semeval_layout_errors_name_the_file(tmp_path):
@@ -112,12 +111,12 @@ def test_semeval_layout_errors_name_the_file(tmp_path):
     with pytest.raises(
         ValueError, match="STS.input.images.txt has 2 pairs but STS.gs.images.txt 1"
     ):
-        readers.read_semeval_sts(tmp_path)
+        read_semeval_sts(tmp_path)
     (tmp_path / "STS.gs.images.txt").unlink()
     with pytest.raises(FileNotFoundError, match="no gold file STS.gs.images.txt"):
-        readers.read_semeval_sts(tmp_path)
+        read_semeval_sts(tmp_path)
     with pytest.raises(FileNotFoundError, match="no STS.input"):
-        readers.read_semeval_sts(tmp_path / "empty")
+        read_semeval_sts(tmp_path / "empty")
 
 
 @pytest.mark.parametrize("name", ["sts12", "sts13", "sts14", "sts15", "sts16"])
@@ -133,14 +132,14 @@ def test_configured_hub_copy_is_fetched_at_its_pin_and_read(name, config, tmp_pa
 
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
     monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
-    source = readers.sts_source(name, "test")
+    source = sts_source(name, "test")
     entry = config["sources"][source]
     assert entry["hub"]["path"] == f"mteb/{name}-sts" and len(entry["hub"]["revision"]) == 40
     sources.fetch_source(source, sources.source_params(config, source), tmp_path / "raw")
     assert calls == [
         ((f"mteb/{name}-sts",), {"split": "test", "revision": entry["hub"]["revision"]})
     ]
-    table = readers.read_sts(name, "test", tmp_path / "raw")
+    table = read_sts(name, "test", tmp_path / "raw")
     assert table.to_dict("list") == rows
 
 
@@ -151,8 +150,13 @@ def test_offline_run_plans_the_sets_out_with_one_line_each(tmp_path, capsys, mon
     )
     config["mirror"] = str(tmp_path)  # a mirror without the STS sets (nor SICK-R)
     assert set(workflow_inputs.unavailable_sts_datasets(config)) == {
-        "sickr", "sts12", "sts13", "sts14", "sts15", "sts16"
-    }  # fmt: skip
+        "sickr",
+        "sts12",
+        "sts13",
+        "sts14",
+        "sts15",
+        "sts16",
+    }
     assert workflow_inputs.geometry_sts_datasets(config) == ["stsb"]
     files = workflow_inputs.collected_sts_files(config)
     files(None)

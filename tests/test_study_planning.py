@@ -30,7 +30,8 @@ def _config(**sections):
 
 
 def _write_run(root, study, encoder, dataset, seed, items):
-    """A synthetic run record: summary.json and trace.parquet, as rule optimize_embeddings writes."""
+    """A synthetic run record: summary.json and trace.parquet, as rule optimize_embeddings
+    writes."""
     folder = root / "results" / study / encoder / dataset / f"seed{seed}"
     folder.mkdir(parents=True)
     summary = {
@@ -173,11 +174,28 @@ def test_glue_table_job_reads_the_earlier_runs_and_the_new_one(tmp_path):
     overlay.write_text("glue: {encoders: [mpnet], tasks: [wnli]}\nstudies: [glue]\n")
     root = tiny_workflow.ROOT
     result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(root / "Snakefile"), "--directory",
-         str(work), "--configfile", str(root / "config.yaml"), str(root / "config/offline.yaml"),
-         str(overlay), "--cores", "1", "--dry-run", "results/glue/table2.csv"],
-        capture_output=True, text=True, env=tiny_workflow.snakemake_environment(mirror), timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(root / "Snakefile"),
+            "--directory",
+            str(work),
+            "--configfile",
+            str(root / "config.yaml"),
+            str(root / "config/offline.yaml"),
+            str(overlay),
+            "--cores",
+            "1",
+            "--dry-run",
+            "results/glue/table2.csv",
+        ],
+        capture_output=True,
+        text=True,
+        env=tiny_workflow.snakemake_environment(mirror),
+        timeout=600,
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
     job = output[output.index("rule tabulate_parameters:") :]

@@ -262,8 +262,8 @@ def test_a_forged_conda_env_never_runs_in_the_report(toy, tmp_path):
     assert not marker.exists()
     assert built.returncode != 0 and not (workdir / "report.html").exists()
     assert (
-        f".snakemake/metadata/{OUT}: the record of 'out.txt': its conda_env holds the YAML tag 'tag:yaml.org,2002:python/object/apply:os.system'"
-        in built.stderr
+        f".snakemake/metadata/{OUT}: the record of 'out.txt': its conda_env holds the YAML tag "
+        "'tag:yaml.org,2002:python/object/apply:os.system'" in built.stderr
     )
 
 

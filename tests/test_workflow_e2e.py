@@ -247,7 +247,9 @@ def test_paper_comparison_sets_our_numbers_beside_the_papers(tiny_run):
     assert poster.sum() == 2 and set(table.loc[poster, "verdict"]) == {"not run"}
     assert bert["verdict"] == "stand-in: not judged"  # MiniLM for BERT (issue 47): never a number
     # 12 updates against the paper's 1,000: a correlation is not comparable, never "differs"
-    pearson = table[(table["quantity"] == "pearson_r") & (table["study"] == "main")].set_index("setup")  # fmt: skip
+    pearson = table[(table["quantity"] == "pearson_r") & (table["study"] == "main")].set_index(
+        "setup"
+    )
     assert pearson.loc["miniLM/polarity", "verdict"] == "not comparable"
     assert (
         (workdir / "results/paper_comparison.md")

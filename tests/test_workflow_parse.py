@@ -35,7 +35,8 @@ try:
     code = 0
 except SystemExit as stop:
     code = stop.code
-print("HEAVY_MODULES_LOADED=" + ",".join(sorted(m for m in ("torch", "transformers", "sentence_transformers") if m in sys.modules)))
+heavy = ("torch", "transformers", "sentence_transformers")
+print("HEAVY_MODULES_LOADED=" + ",".join(sorted(m for m in heavy if m in sys.modules)))
 print("UNTRACKED_PARAMS=" + ",".join(sorted(untracked)))
 sys.exit(code)
 """
@@ -134,7 +135,8 @@ def test_default_config_downloads_the_papers_supersense_data_and_offline_keeps_t
 
 
 def _dry_run(tmp_path, *overlays: dict) -> subprocess.CompletedProcess:
-    """A dry run of the tiny configuration with ``overlays`` laid over it as further config files."""
+    """A dry run of the tiny configuration with ``overlays`` laid over it as further config
+    files."""
     import yaml
 
     mirror = tiny_workflow.require_mirror()

@@ -43,7 +43,8 @@ def require_mirror() -> Path:
 
     mirror = shared_mirror()
     if mirror is None:
-        reason = f"{mirror_folder() / 'MANIFEST.tsv'} not found: set ISOTROPY_MIRROR to the offline data mirror"
+        manifest = mirror_folder() / "MANIFEST.tsv"
+        reason = f"{manifest} not found: set ISOTROPY_MIRROR to the offline data mirror"
         if IN_CI:
             pytest.fail(f"this test must run in CI but cannot: {reason}")
         pytest.skip(reason)

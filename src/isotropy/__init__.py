@@ -11,11 +11,12 @@ Science and data (never import the workflow layer; tests/test_architecture.py):
     sensitivity      the sensitivity study: label and vector sets; per-step, per-seed and per-cell
                      numbers
     istar            I-STAR / CosReg fine-tuning
-    geometry         cluster analyses of contextual embedding spaces (Cai et al.; Rajaee & Pilehvar),
-                     with the isotropy-enhancing transforms
+    geometry         cluster analyses of contextual embedding spaces (Cai et al.; Rajaee &
+                     Pilehvar), with the isotropy-enhancing transforms
     summaries, traces, plots   tables and figures from stored results only
-    verdicts         the papers' claims and printed numbers judged on our results, with intervals
-                     over seeds (the replication unit)
+    verdicts         the papers' claims and printed numbers judged on our results
+    statistics       intervals over seeds (the replication unit), for the science and verdicts
+    published        which published row fits one of our setups, for the tables and verdicts
     provenance       per-result records; reporting the report's first page
     paths            every path between rules and every result, spelled once
     defaults         the configuration's defaults, read from the schema

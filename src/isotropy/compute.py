@@ -12,8 +12,8 @@ spins for a while before it sleeps, which on a shared machine burns the cores th
 need. The wait policy must be in the environment before the library loads, so the workflow
 sets it for every job when a run starts (:func:`apply_job_environment`, from ``onstart``
 through :func:`isotropy.estimate.started`), and a user's own setting wins. The policy was
-chosen by measurement, idle and beside busy processes (``benchmarks/optimize.py --contention``,
-``benchmarks/embedding_cost.py --contention``;
+chosen by measurement, idle and beside busy processes
+(``benchmarks/optimize.py --contention``, ``benchmarks/embedding_cost.py --contention``;
 docs/measurements.md).
 
 Plain Python at import (torch is imported by the device functions only): the workflow imports it

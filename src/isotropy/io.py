@@ -51,7 +51,8 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
 
 
 class DiskFullError(OSError):
-    """A write that ran out of disk space (or quota), naming the file, the size and the space left."""
+    """A write that ran out of disk space (or quota), naming the file, the size and the space
+    left."""
 
     def __init__(
         self,
@@ -76,7 +77,7 @@ class DiskFullError(OSError):
         )
 
     def __str__(self) -> str:
-        return self.strerror
+        return self.strerror or ""
 
 
 def free_bytes(folder: str | os.PathLike) -> int:
@@ -87,7 +88,7 @@ def free_bytes(folder: str | os.PathLike) -> int:
         return 0
 
 
-def _size(count: int) -> str:
+def _size(count: float) -> str:
     for unit in ("bytes", "kB", "MB", "GB"):
         if count < 1000 or unit == "GB":
             return f"{count:,} {unit}" if unit == "bytes" else f"{count:.1f} {unit}"
@@ -96,9 +97,9 @@ def _size(count: int) -> str:
 
 
 def reserve(staging: str | os.PathLike, size: int, target: str | os.PathLike | None = None) -> None:
-    """Give a staging file ``size`` bytes of real disk blocks now, so that a memory-mapped write cannot
-    find the disk full halfway (the kernel's answer to that is SIGBUS, which kills the process
-    with no message); a full disk is a :class:`DiskFullError` naming the file instead."""
+    """Give a staging file ``size`` bytes of real disk blocks now, so that a memory-mapped write
+    cannot find the disk full halfway (the kernel's answer to that is SIGBUS, which kills the
+    process with no message); a full disk is a :class:`DiskFullError` naming the file instead."""
     fd = os.open(staging, os.O_RDWR)
     try:
         os.posix_fallocate(fd, 0, size)
@@ -119,7 +120,10 @@ def npy_problem(path: str | os.PathLike, recorded_bytes: int | None = None) -> s
     path = Path(path)
     size = path.stat().st_size
     if recorded_bytes is not None and size != recorded_bytes:
-        return f"{path} has {size:,} bytes, but its provenance record says it was written with {recorded_bytes:,}"
+        return (
+            f"{path} has {size:,} bytes, but its provenance record says it was written with "
+            f"{recorded_bytes:,}"
+        )
     try:
         with open(path, "rb") as handle:
             version = np.lib.format.read_magic(handle)

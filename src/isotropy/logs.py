@@ -79,7 +79,8 @@ def configure_from_snakemake(snakemake: Any) -> None:
 
 
 class ProgressLog:
-    """Progress of a long loop in the step's log: done/total, elapsed and an estimate of the time left.
+    """Progress of a long loop in the step's log: done/total, elapsed and an estimate of the time
+    left.
 
     tqdm's bar goes to the terminal only; a job on a cluster or behind Snakemake is followed in
     its log file, so a line is logged at most every ``every`` seconds (and at the end).

@@ -73,7 +73,7 @@ def build_problem(table: pd.DataFrame, index: pd.Series, vectors: np.ndarray) ->
         raise ValueError("the embedding index lists a text twice; re-run the embedding step")
     left = table["text"].astype(str).map(position)
     right = table["text_pair"].astype(str).map(position) if pair else None
-    keep = left.notna() & (right.notna() if pair else True)
+    keep = left.notna() & right.notna() if right is not None else left.notna()
     dropped = int((~keep).sum())
     if dropped:
         log.warning(
@@ -83,7 +83,7 @@ def build_problem(table: pd.DataFrame, index: pd.Series, vectors: np.ndarray) ->
     if len(table) < 2:
         raise ValueError(f"only {len(table)} items have vectors; need at least 2")
     left_rows = left[keep].to_numpy(dtype=np.int64)
-    right_rows = right[keep].to_numpy(dtype=np.int64) if pair else None
+    right_rows = right[keep].to_numpy(dtype=np.int64) if right is not None else None
 
     # Keep only used rows and renumber, so `rows` counts the data set's own unique texts.
     used = np.unique(np.concatenate([left_rows, right_rows]) if pair else left_rows)
@@ -136,7 +136,9 @@ class Head:
         if self.hidden_layers < 0:
             raise ValueError(f"hidden_layers must be >= 0, got {self.hidden_layers}")
         if self.activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}")  # fmt: skip
+            raise ValueError(
+                f"activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}"
+            )
         if self.objective not in ("classifier", "triplet"):
             raise ValueError(f"objective must be 'classifier' or 'triplet', got {self.objective!r}")
         if self.objective == "triplet" and self.hidden_layers:
@@ -165,7 +167,7 @@ class EmbeddingClassifier(nn.Module):
         self.hidden = nn.ModuleList(
             nn.Sequential(
                 nn.Linear(width_in if i == 0 else width, width), ACTIVATIONS[head.activation]()
-            )  # fmt: skip
+            )
             for i in range(head.hidden_layers)
         )
         top = width if head.hidden_layers else width_in
@@ -190,7 +192,9 @@ class EmbeddingClassifier(nn.Module):
         for layer in self.hidden:
             points = layer(points)
         if self.classifier is None:
-            raise ValueError("this model has no classifier (triplet objective): use representations")  # fmt: skip
+            raise ValueError(
+                "this model has no classifier (triplet objective): use representations"
+            )
         return self.classifier(points)
 
 
@@ -241,7 +245,8 @@ class OptimisationSettings:
 
 
 def _sample(n: int, size: int | None, generator: torch.Generator) -> np.ndarray | None:
-    """A fresh random subset of ``size`` of ``n`` indices (host array), or None when all are used."""
+    """A fresh random subset of ``size`` of ``n`` indices (host array), or None when all are
+    used."""
     if size is None or size >= n:
         return None
     return torch.randperm(n, generator=generator)[:size].numpy()
@@ -292,7 +297,8 @@ class _TraceBuffer:
             bad_columns = [name for name in self.columns if not np.isfinite(record[name])]
             if bad_columns:
                 raise FloatingPointError(
-                    f"{', '.join(bad_columns)} is not finite at step {step} (overflowing values or identical "
+                    f"{', '.join(bad_columns)} is not finite at step {step} (overflowing values or "
+                    "identical "
                     "points); lower the learning rate or check the input vectors"
                 )
             self.records.append(record)
@@ -361,7 +367,9 @@ class _PerUpdateMetrics:
                     values[metric.name] = function(self._table(model))
                 else:
                     points, layout = self._representations(model)
-                    values[metric.name] = function(points, layout) if metric.labels else function(points)  # fmt: skip
+                    values[metric.name] = (
+                        function(points, layout) if metric.labels else function(points)
+                    )
             return values
 
     def _table(self, model: EmbeddingClassifier) -> torch.Tensor:
@@ -417,6 +425,8 @@ class Section2Probe:
     def __call__(self, model: EmbeddingClassifier) -> dict[str, torch.Tensor]:
         with torch.no_grad():
             points = model.representations(self.batch.left, self.batch.right)
+            if model.classifier is None:
+                raise ValueError("the section 2 quantities need a classifier's weights")
             return self._state(points, self.indicator, self.clusters, model.classifier.weight)
 
 
@@ -443,7 +453,8 @@ def _log_plan(settings: OptimisationSettings, device: torch.device) -> None:
 
 
 class _ClassifierObjective:
-    """The paper's loss: cross-entropy (single-label) or per-label BCE on the classifier's logits."""
+    """The paper's loss: cross-entropy (single-label) or per-label BCE on the classifier's
+    logits."""
 
     def __init__(self, problem: Problem, batch: _Batch):
         self.batch = batch
@@ -498,7 +509,8 @@ def _train(
     per_update: _PerUpdateMetrics,
     probe: Probe | None = None,
 ) -> _TraceBuffer:
-    """Full-batch Adam for ``settings.updates`` updates, recording the states the settings ask for."""
+    """Full-batch Adam for ``settings.updates`` updates, recording the states the settings ask
+    for."""
     from tqdm.auto import tqdm
 
     optimiser = torch.optim.Adam(
@@ -590,6 +602,7 @@ def run_optimisation(
     ).to(device)
     batch = _Batch.of(problem, device)
     per_update = _PerUpdateMetrics(problem, settings, device, batch)
+    objective: _TripletObjective | _ClassifierObjective
     if head.objective == "triplet":
         objective = _TripletObjective(problem, batch, head.margin, settings.seed)
     else:

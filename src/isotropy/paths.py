@@ -52,8 +52,8 @@ def istar_run_file(
     lam: str = "{lam}",
     seed: int | str = "{seed}",
 ) -> str:
-    """One file of an I-STAR fine-tuning run; ``lam`` as
-    :func:`isotropy.istar.study.format_lambda` spells it."""
+    """One file of an I-STAR fine-tuning run; ``lam`` as :func:`isotropy.istar.study.format_lambda`
+    spells it."""
     return f"results/istar/{model}/{task}/{regulariser}_{lam}/seed{seed}/{artefact}"
 
 

@@ -35,9 +35,17 @@ COMPARISON_COLUMNS = {
     "tolerance": "tolerance",
 }
 VERDICT_ORDER = (
-    "not supported", "not consistent", "differs", "inconsistent across seeds", "inconclusive",
-    "not comparable", "1 seed: not judged", "supported", "consistent", "agrees",
-)  # fmt: skip
+    "not supported",
+    "not consistent",
+    "differs",
+    "inconsistent across seeds",
+    "inconclusive",
+    "not comparable",
+    "1 seed: not judged",
+    "supported",
+    "consistent",
+    "agrees",
+)
 
 
 def _counts(verdicts: pd.Series) -> str:
@@ -66,7 +74,8 @@ def configuration_line(config: Mapping, page: str) -> str:
 def run_line(studies: Sequence[str], preview: str, configfiles: Sequence[str]) -> str:
     """Which run this is: its target and the configuration files it was made with."""
     if preview:
-        target = f"preview_study (make preview): the main study's setups, {paths.study_file('', 'preview')}"
+        folder = paths.study_file("", "preview")
+        target = f"preview_study (make preview): the main study's setups, {folder}"
     elif list(studies) == ["main"]:
         target = f"main_study (make run): the main study, {paths.study_file('', 'main')}"
     else:
@@ -134,7 +143,8 @@ def overview_html(
         f"Conventions, stand-ins and notes: <code>{comparison_file}</code>, below.</p>",
         _table(comparison, COMPARISON_COLUMNS, "overview-comparison"),
         *tables_html({claims_file: claims, comparison_file: comparison} | dict(tables or {})),
-        "<p>Figures and tables of each study are also in the menu; the rule graph follows below.</p>",
+        "<p>Figures and tables of each study are also in the menu; the rule graph follows "
+        "below.</p>",
         "</div>",
     ]
     return "\n".join(parts) + "\n"

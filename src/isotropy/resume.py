@@ -17,7 +17,8 @@ from pathlib import Path
 
 
 def _is_snakemake(argv: list[str]) -> bool:
-    """A Snakemake process: `snakemake ...`, `python .../snakemake ...` or `python -m snakemake ...`."""
+    """A Snakemake process: `snakemake ...`, `python .../snakemake ...` or `python -m snakemake
+    ...`."""
     names = [Path(word).name for word in argv[:2]]
     return "snakemake" in names or argv[1:3] == ["-m", "snakemake"]
 

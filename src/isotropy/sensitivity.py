@@ -22,7 +22,7 @@ cross-checks are in :mod:`isotropy.workflow.config`.
   IsoScore and silhouette, IsoScore's change, the update of its minimum, r up to and from that
   minimum (the two phases), r on IsoScore inside the span, and the subspace shares.
 * :func:`cell_table` gives one row per cell with t-intervals over seeds on the Fisher z of each
-  correlation (:func:`isotropy.verdicts.tolerances.seed_interval`, the main study's interval).
+  correlation (:func:`isotropy.statistics.seed_interval`, the main study's interval).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.verdicts.tolerances import R_LIMIT, seed_interval, signs_disagree, spearman_limit
+from isotropy.statistics import R_LIMIT, seed_interval, signs_disagree, spearman_limit
 
 STUDY = "sensitivity"
 

@@ -12,9 +12,9 @@ import pandas as pd
 from scipy import stats
 
 from isotropy.metrics import registry
+from isotropy.published import matches
+from isotropy.statistics import R_LIMIT, seed_interval, signs_disagree
 from isotropy.traces import read_traces
-from isotropy.verdicts.comparison import matches
-from isotropy.verdicts.tolerances import R_LIMIT, seed_interval, signs_disagree
 
 CORRELATIONS = ("pearson_r", "spearman_rho")
 # A correlation this close to ±1 is ±1 in meaning (e.g. identical ranks give ρ = -0.9999999999999999).
@@ -84,7 +84,7 @@ def correlation_table(
     ``seed<k>`` per run. The ``all`` row also holds ``seeds`` (runs with a defined correlation),
     ``pearson_r_seed_mean`` (tanh of the mean Fisher z of the per-seed values) and
     ``pearson_r_seed_low``/``_seed_high``, the ``level`` t-interval over seeds
-    (:mod:`isotropy.verdicts.tolerances`), the Spearman columns the median seed and the seeds'
+    (:mod:`isotropy.statistics`), the Spearman columns the median seed and the seeds'
     range (:func:`spearman_summary`: stride-invariant, not set by a clip), ``interval`` naming it ("1 seed: no interval" with one seed:
     empty bounds), and ``seed_signs_disagree`` (per-seed signs differ from each other or from the
     pooled value). Values ±1 up to rounding are written as ±1.

@@ -133,7 +133,8 @@ def _summary_problem(frame: pd.DataFrame, summary: Mapping) -> str | None:
         and not math.isclose(float(last[name]), float(value), rel_tol=1e-9, abs_tol=1e-12)
     ]
     if differing:
-        return f"its last row differs from the run's final state in summary.json ({', '.join(differing)})"
+        columns = ", ".join(differing)
+        return f"its last row differs from the run's final state in summary.json ({columns})"
     return None
 
 

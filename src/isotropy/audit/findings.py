@@ -88,7 +88,8 @@ def format_table(findings: Sequence[Finding], *, show_ok: bool = True) -> str:
     bad = {f.file for f in findings if f.status == FAIL}
     warned = {f.file for f in findings if f.status == WARN} & files - bad
     lines.append(
-        f"{len(files)} files audited: {len(files - bad - warned)} ok, {len(warned)} with warnings, {len(bad)} with mismatches"
+        f"{len(files)} files audited: {len(files - bad - warned)} ok, {len(warned)} with warnings, "
+        f"{len(bad)} with mismatches"
     )
     return "\n".join(lines)
 

@@ -156,8 +156,10 @@ def declared_findings(
                     "(workflow)",
                     FAIL,
                     "declared",
-                    f"{len(audited & declared)} of the {len(declared)} result files this configuration "
-                    f"declares were audited; absent: {listing(absent)} (make them, e.g. make run; give "
+                    f"{len(audited & declared)} of the {len(declared)} result files this "
+                    "configuration "
+                    f"declares were audited; absent: {listing(absent)} (make them, e.g. make run; "
+                    "give "
                     "the config files they were made with, --configfile a.yaml b.yaml; or name the "
                     "target that made them, --target main_study)",
                 )
@@ -175,7 +177,8 @@ def declared_findings(
                 "a result of another configuration (not in this workflow's targets"
                 + (f"; its record names studies {studies}" if studies else "")
                 + (", and differs at " + ", ".join(hint) if hint else "")
-                + "): checksums, inputs and code audited, parameters not; give its config files to audit it fully",
+                + "): checksums, inputs and code audited, parameters not; give its config files to "
+                "audit it fully",
             )
         )
     return out
@@ -341,7 +344,8 @@ def snakemake_summary(
     result = subprocess.run(command, capture_output=True, text=True, env=environ, timeout=timeout)
     if result.returncode != 0:
         raise RuntimeError(
-            f"snakemake --summary failed (exit {result.returncode}): {_snakemake_cause(result.stderr or result.stdout)}"
+            f"snakemake --summary failed (exit {result.returncode}): "
+            f"{_snakemake_cause(result.stderr or result.stdout)}"
         )
     return _summary_table(result.stdout, result.stderr)
 
@@ -379,7 +383,8 @@ def summary_findings(
     records: Mapping[str, Mapping] | None = None,
     config: Mapping | None = None,
 ) -> list[Finding]:
-    """Findings from Snakemake's summary for the audited files (missing files are the walk's job)."""
+    """Findings from Snakemake's summary for the audited files (missing files are the walk's
+    job)."""
     findings = []
     for path in audited:
         if path not in summary:

@@ -69,7 +69,8 @@ def _newer(root: Path, input_path: Path, output_path: Path) -> bool:
 def check_record(
     root: Path, path: str, record: Mapping[str, Any], current_packages: Mapping[str, str | None]
 ) -> list[Finding]:
-    """The checks that need only the provenance record: checksum, inputs, staleness, code, packages."""
+    """The checks that need only the provenance record: checksum, inputs, staleness, code,
+    packages."""
     target = resolve_path(root, path)
     findings = []
     recorded = record.get("outputs", {}).get(path) or record.get("outputs", {}).get(str(target))
@@ -87,7 +88,8 @@ def check_record(
                     path,
                     FAIL,
                     "checksum",
-                    f"modified after it was made: sha256 recorded {short_digest(recorded['sha256'])}…, now {short_digest(actual)}…",
+                    "modified after it was made: sha256 recorded "
+                    f"{short_digest(recorded['sha256'])}…, now {short_digest(actual)}…",
                 )
             )
     missing, changed, newer, remade = _compare_files(root, target, record.get("inputs", {}))
@@ -98,7 +100,8 @@ def check_record(
                 path,
                 WARN,
                 "stale",
-                f"input {listing(remade)} {'is' if len(remade) == 1 else 'are'} newer than this file but identical to what it was made from",
+                f"input {listing(remade)} {'is' if len(remade) == 1 else 'are'} newer than this "
+                "file but identical to what it was made from",
             )
         )
     findings += _check_code(path, record.get("code") or {})
@@ -109,8 +112,12 @@ def check_record(
 def _compare_files(
     root: Path, target: Path, entries: Mapping[str, Mapping[str, Any]]
 ) -> tuple[list[str], list[str], list[str], list[str]]:
-    """Recorded files against today's: (missing, changed, newer and changed, newer but identical)."""
-    missing, changed, newer, remade = [], [], [], []
+    """Recorded files against today's: (missing, changed, newer and changed, newer but
+    identical)."""
+    missing: list[str] = []
+    changed: list[str] = []
+    newer: list[str] = []
+    remade: list[str] = []
     for name, entry in sorted(entries.items()):
         source = resolve_path(root, name)
         if not source.is_file():
@@ -119,7 +126,8 @@ def _compare_files(
         actual = sha256_file(source)
         if actual != entry["sha256"]:
             changed.append(
-                f"{name} (sha256 recorded {short_digest(entry['sha256'])}…, now {short_digest(actual)}…)"
+                f"{name} (sha256 recorded {short_digest(entry['sha256'])}…, now "
+                f"{short_digest(actual)}…)"
             )
         if _newer(root, source, target):
             # Re-made with identical content: this file is still what that content gives, and
@@ -159,7 +167,8 @@ def _input_findings(
                 path,
                 FAIL,
                 "stale",
-                f"{noun} {listing(newer)} {'is' if len(newer) == 1 else 'are'} newer than this file",
+                f"{noun} {listing(newer)} {'is' if len(newer) == 1 else 'are'} newer than this "
+                "file",
             )
         )
     return findings
@@ -288,6 +297,7 @@ def audit_file(
         return found, []
     if damaged is not None:  # nothing it says can be used: not even where to walk on to
         return [damaged], None
+    inputs: list[str] | None
     if record is not None:
         found, inputs = check_record(root, path, record, packages), list(record.get("inputs", {}))
         found += _relock_findings(root, path, record, config)
@@ -361,12 +371,14 @@ def _without_record(root: Path, path: str, asked: bool) -> tuple[list[Finding], 
         status, reason = (
             FAIL,
             "given as a file to audit, but not made by the workflow (no record, no Snakemake "
-            "metadata); config files go after --configfile (isotropy-audit --configfile a.yaml b.yaml)",
+            "metadata); config files go after --configfile (isotropy-audit --configfile a.yaml "
+            "b.yaml)",
         )
     else:
         status, reason = (
             WARN,
-            "not made by the workflow (no record, no Snakemake metadata); checked by its consumers' sha256 only",
+            "not made by the workflow (no record, no Snakemake metadata); checked by its "
+            "consumers' sha256 only",
         )
     return [Finding(path, status, "record", reason)], None
 
@@ -376,7 +388,8 @@ MODELS_ROOT = Path("resources") / "models"  # models assembled from PyPI volumes
 
 
 def is_manifest(path: str) -> bool:
-    """Whether ``path`` is a raw source's (or an assembled model's) manifest: the end of every walk."""
+    """Whether ``path`` is a raw source's (or an assembled model's) manifest: the end of every
+    walk."""
     parts = Path(path).parts
     return (
         len(parts) == 4
@@ -407,7 +420,8 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
                     rel,
                     FAIL,
                     "raw",
-                    f"raw file differs from its download manifest {path}: sha256 recorded {short_digest(entry['sha256'])}…, now {short_digest(actual)}…",
+                    f"raw file differs from its download manifest {path}: sha256 recorded "
+                    f"{short_digest(entry['sha256'])}…, now {short_digest(actual)}…",
                 )
             )
     findings += check_pins(path, manifest, config, lock=_lock_of(root, config))
@@ -449,7 +463,8 @@ def _cross_copy_findings(path: str, manifest: Mapping[str, Any]) -> list[Finding
     for check in manifest.get("cross_copy") or []:
         if check.get("result") == "differs":
             reason = (
-                f"{check.get('file')} (sha256 {short_digest(check.get('sha256'))}…) differs from the "
+                f"{check.get('file')} (sha256 {short_digest(check.get('sha256'))}…) differs from "
+                "the "
                 f"public copy {check.get('where') or check.get('copy')} (sha256 "
                 f"{short_digest(check.get('copy_sha256'))}…)"
             )
@@ -481,7 +496,9 @@ def check_pins(
     if unreadable is not None:
         return [unreadable]
     try:
-        locked = sources.read_lock(lock).get(manifest.get("source"), {}) if lock else {}
+        lock_records = sources.read_lock(lock) if lock else {}
+        source = manifest.get("source")
+        locked = lock_records.get(str(source), {}) if source is not None else {}
     except (OSError, ValueError) as error:
         return [Finding(path, FAIL, "raw", f"the sources lock cannot be read: {error}")]
     findings = []
@@ -501,7 +518,8 @@ def _git_blob_findings(
     if not blob or entry.get("git_blob") == blob:
         return []
     reason = (
-        f"{entry['url']} was fetched with git object id {entry.get('git_blob') or '(none recorded)'}, "
+        f"{entry['url']} was fetched with git object id "
+        f"{entry.get('git_blob') or '(none recorded)'}, "
         f"but the config pins {blob}; {REFETCH} from a file that matches its pin"
     )
     return [Finding(path, FAIL, "raw", reason)]
@@ -557,8 +575,8 @@ def _expected_pins(
                 expected["config"] = pin
         return f"mirror file {rel}", expected
     if "url" in entry:
-        if url_pins.get(entry["url"]):
-            expected["config"] = url_pins[entry["url"]]
+        if pin := url_pins.get(entry["url"]):
+            expected["config"] = pin
         elif config is None:
             return None  # the config's pins are not known: nothing to re-derive
         return entry["url"], expected
@@ -586,11 +604,14 @@ def _pin_findings(
     ]
     if differing:
         remedy = (
-            "the sources lock was relocked since (make relock): re-fetch it and re-make what was made from it"
+            "the sources lock was relocked since (make relock): re-fetch it and re-make what was "
+            "made from it"
             if "lock" in expected
-            else "re-fetch it (snakemake --forcerun download_source) from a file that matches its pin"
+            else "re-fetch it (snakemake --forcerun download_source) from a file that matches its "
+            "pin"
         )
-        reason = f"{label} was fetched with sha256 {short_digest(recorded)}…, but {', '.join(differing)}; {remedy}"
+        fetched = f"{label} was fetched with sha256 {short_digest(recorded)}…"
+        reason = f"{fetched}, but {', '.join(differing)}; {remedy}"
         return [Finding(path, FAIL, "raw", reason)]
     if claimed:
         reason = (
@@ -599,7 +620,8 @@ def _pin_findings(
         return [Finding(path, FAIL, "raw", reason)]
     if not expected:
         reason = (
-            f"{label} is pinned by nothing (no MANIFEST.tsv row, no config sha256, no lock record): "
+            f"{label} is pinned by nothing (no MANIFEST.tsv row, no config sha256, no lock "
+            "record): "
             "the raw files made from it are unverified"
         )
         return [Finding(path, WARN, "raw", reason)]

@@ -29,7 +29,8 @@ TEXT_COLUMNS = ("text", "text_pair")
 
 
 def unique_texts(table: pd.DataFrame) -> list[str]:
-    """All distinct texts of a prepared table (both sides of pairs), in order of first appearance."""
+    """All distinct texts of a prepared table (both sides of pairs), in order of first
+    appearance."""
     if "text" not in table.columns:
         raise ValueError(
             f"prepared table needs a 'text' column; found columns {list(table.columns)}"
@@ -67,7 +68,8 @@ class SentenceEncoderSpec:
 
 
 def load_sentence_encoder(spec: SentenceEncoderSpec, device: str):
-    """Load a sentence-transformers model on ``device`` (hub name at a pinned revision, or a folder)."""
+    """Load a sentence-transformers model on ``device`` (hub name at a pinned revision, or a
+    folder)."""
     from sentence_transformers import SentenceTransformer
 
     model = load_pretrained(spec.model, SentenceTransformer, device=device)
@@ -106,7 +108,8 @@ def encode_to_file(
                     )
                 if not np.isfinite(vectors).all():
                     raise ValueError(
-                        f"encoder returned non-finite values for texts {start}..{start + len(chunk)}"
+                        "encoder returned non-finite values for texts "
+                        f"{start}..{start + len(chunk)}"
                     )
                 out[start : start + len(chunk)] = vectors
                 bar.update(len(chunk))
@@ -123,7 +126,8 @@ def embed_sentences(
     index_path: str | os.PathLike,
     progress: bool = True,
 ) -> int:
-    """Embed every unique text of ``table``; write vectors and their text index. Returns the row count."""
+    """Embed every unique text of ``table``; write vectors and their text index. Returns the row
+    count."""
     texts = unique_texts(table)
     model = load_sentence_encoder(spec, device)
     dim = (
@@ -232,7 +236,8 @@ _TAGGED = re.compile(r"^(.+)_([A-Z]+)$")
 
 
 def _tagged_entries(keyed_vectors) -> dict[str, str]:
-    """Lower-cased word → its most frequent ``word_TAG`` key, when the vocabulary is tagged ({} otherwise).
+    """Lower-cased word → its most frequent ``word_TAG`` key, when the vocabulary is tagged ({}
+    otherwise).
 
     word2vec files list keys by frequency, so the first key seen for a word is its most frequent.
     """

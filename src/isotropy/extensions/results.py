@@ -4,7 +4,7 @@ each claim is judged on (:func:`isotropy.verdicts.claims.check_seed_claims`).
 
 A per-seed value is one run's number (a change from step 0 to the last step, a correlation over
 its recorded steps, the step of an optimum). Intervals over seeds: correlations by
-:func:`isotropy.verdicts.tolerances.seed_interval` (t-interval of Fisher z, the main study's);
+:func:`isotropy.statistics.seed_interval` (t-interval of Fisher z, the main study's);
 other quantities by the t-interval of their mean.
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.verdicts.tolerances import seed_interval
+from isotropy.statistics import seed_interval
 
 SEED_COLUMNS = ["question", "setup", "item", "quantity", "seed", "value"]
 CRITERIA = ("dunn", "calinski_harabasz", "davies_bouldin")

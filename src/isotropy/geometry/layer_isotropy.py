@@ -84,6 +84,12 @@ def isotropy_by_layer(
                 **values,
             }
         )
-        log.info("%s layer %d: I(W) %.3g (sign-free %.3g, centred %.3g)", model, layer,
-                 values["isotropy"], values["isotropy_sign_free"], values["isotropy_centred"])  # fmt: skip
+        log.info(
+            "%s layer %d: I(W) %.3g (sign-free %.3g, centred %.3g)",
+            model,
+            layer,
+            values["isotropy"],
+            values["isotropy_sign_free"],
+            values["isotropy_centred"],
+        )
     return pd.DataFrame(rows, columns=ISOTROPY_COLUMNS)

@@ -24,7 +24,8 @@ from isotropy import metrics
 from isotropy.compute import autocast
 from isotropy.istar.features import Features, collate, model_inputs, to_device
 from isotropy.istar.regularisers import RunningCovariance
-from isotropy.istar.study import TaskSpec, TrainingSettings
+from isotropy.istar.study import TrainingSettings
+from isotropy.readers.tasks import TaskSpec
 
 
 @torch.no_grad()

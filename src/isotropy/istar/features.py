@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 import torch
 
-from isotropy.istar.study import TaskSpec, TrainingSettings
+from isotropy.istar.study import TrainingSettings
 from isotropy.models import ModelSpec, load_pretrained
+from isotropy.readers.tasks import TaskSpec
 
 
 def load_model_and_tokenizer(spec: ModelSpec, task: TaskSpec):

@@ -47,8 +47,9 @@ from isotropy.istar.regularisers import (
     istar_penalty,
     token_points,
 )
-from isotropy.istar.study import TrainingSettings, check_run, format_lambda, task_spec
+from isotropy.istar.study import TrainingSettings, check_run, format_lambda
 from isotropy.models import ModelSpec
+from isotropy.readers.tasks import task_spec
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +186,7 @@ def finetune(
     Checkpoints go to ``out_dir/checkpoint.pt`` after every epoch; an existing checkpoint of the
     same run is resumed. ``stop_after_epoch`` (0-based) raises :class:`TrainingInterrupted` right
     after that epoch's checkpoint, as a kill would. ``data`` = (train, validation) tables, as
-    :func:`isotropy.readers.load_task_split` reads them. The result dict is what
+    :func:`isotropy.readers.tasks.load_task_split` reads them. The result dict is what
     :func:`run_and_save` writes.
     """
     settings = settings or TrainingSettings()

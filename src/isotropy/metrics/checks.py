@@ -140,9 +140,9 @@ def float64_mean(x: torch.Tensor) -> torch.Tensor:
     ``mean(dtype=torch.float64)`` first makes a float64 copy of all of ``x``."""
     n, d = x.shape
     step = max(1, (BLOCK_ELEMENTS // 16) // d)
-    total = sum(
-        x[start : start + step].sum(dim=0, dtype=torch.float64) for start in range(0, n, step)
-    )
+    total = torch.zeros(d, dtype=torch.float64, device=x.device)
+    for start in range(0, n, step):  # chunk by chunk, in order: the sum the builtin sum() took
+        total += x[start : start + step].sum(dim=0, dtype=torch.float64)
     return (total / n)[None, :]
 
 

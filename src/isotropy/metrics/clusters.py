@@ -122,7 +122,8 @@ _SILHOUETTE_FLOAT64_BELOW = 4096
 
 
 def _subsample(n: int, sample_size: int | None, seed: int | None) -> np.ndarray | None:
-    """Row indices of the seeded sub-sample, drawn exactly as scikit-learn's silhouette_score does."""
+    """Row indices of the seeded sub-sample, drawn exactly as scikit-learn's silhouette_score
+    does."""
     if sample_size is None:
         return None
     if sample_size < 2:
@@ -168,7 +169,8 @@ class ClusterLayout:
 
 
 def to_device(array: np.ndarray, device: torch.device | str | None) -> torch.Tensor:
-    """Upload without a host sync: pinned memory and an asynchronous copy where the device is CUDA."""
+    """Upload without a host sync: pinned memory and an asynchronous copy where the device is
+    CUDA."""
     tensor = torch.from_numpy(np.ascontiguousarray(array))
     device = torch.device(device) if device is not None else torch.device("cpu")
     if device.type == "cuda":
@@ -179,7 +181,8 @@ def to_device(array: np.ndarray, device: torch.device | str | None) -> torch.Ten
 def cluster_layout(
     labels, device: torch.device | str | None = None, *, n: int | None = None
 ) -> ClusterLayout:
-    """Prepare ``labels`` (as for :func:`silhouette`) once for repeated silhouettes on ``device``."""
+    """Prepare ``labels`` (as for :func:`silhouette`) once for repeated silhouettes on
+    ``device``."""
     ids = cluster_ids(labels) if n is None else checked_cluster_ids(labels, n)
     _, ids = np.unique(ids, return_inverse=True)  # compact ids: no empty cluster
     ids = ids.reshape(-1)
@@ -195,7 +198,8 @@ def cluster_layout(
 
 
 def _transposed_cpu_blocks(device: torch.device) -> bool:
-    """The CPU computes distance blocks transposed; tests run the accelerator path on the CPU too."""
+    """The CPU computes distance blocks transposed; tests run the accelerator path on the CPU
+    too."""
     return device.type == "cpu"
 
 

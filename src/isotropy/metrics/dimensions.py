@@ -23,7 +23,8 @@ log = logging.getLogger(__name__)
 def _nearest_distances(
     x: torch.Tensor, k: int, metric: str = "euclidean", block_size: int | None = None
 ) -> torch.Tensor:
-    """Sorted distances (n, k) from every point to its k nearest *other* points, float64, blocked."""
+    """Sorted distances (n, k) from every point to its k nearest *other* points, float64,
+    blocked."""
     n = x.shape[0]
     x = x.detach().to(torch.float64)
     if metric == "cosine":
@@ -132,10 +133,10 @@ def twonn_dimension(points: ArrayLike) -> float:
     """
     x = checked_points(points, min_rows=3)
     with torch.no_grad():
-        r = _nearest_distances(x, 2, "euclidean")
+        nearest = _nearest_distances(x, 2, "euclidean")
         # exact duplicates have r1 = 0 exactly, whatever the rounding of the dot-product distances
-        r[_has_duplicate(x.detach()), 0] = 0.0
-        r = r.cpu().numpy()
+        nearest[_has_duplicate(x.detach()), 0] = 0.0
+        r = nearest.cpu().numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         mu = r[:, 1] / r[:, 0]
     finite = np.isfinite(mu)
@@ -148,7 +149,8 @@ def twonn_dimension(points: ArrayLike) -> float:
     n_keep = int(n_total * (1 - 0.1))
     if n_keep < 2:
         raise ValueError(
-            f"TwoNN needs at least 2 points after discarding duplicates and the top 10%; found {n_keep}"
+            "TwoNN needs at least 2 points after discarding duplicates and the top 10%; found "
+            f"{n_keep}"
         )
     log_mu = np.log(np.sort(mu)[:n_keep])
     target = -np.log(1 - np.arange(1, n_keep + 1) / n_total)

@@ -96,7 +96,8 @@ def isoscore_star(
         raise ValueError(f"zeta must lie in [0, 1]; found {zeta}")
     if zeta > 0 and reference_covariance is None:
         raise ValueError(
-            f"zeta = {zeta} shrinks towards a reference covariance, but none was given; pass reference_covariance or zeta = 0"
+            f"zeta = {zeta} shrinks towards a reference covariance, but none was given; pass "
+            "reference_covariance or zeta = 0"
         )
     out_dtype = x.dtype
     d = x.shape[1]
@@ -105,7 +106,8 @@ def isoscore_star(
         ref = torch.as_tensor(reference_covariance)
         if tuple(ref.shape) != (d, d):
             raise ValueError(
-                f"reference_covariance must be {d} x {d} to match the points' dimension; found shape {tuple(ref.shape)}"
+                f"reference_covariance must be {d} x {d} to match the points' dimension; found "
+                f"shape {tuple(ref.shape)}"
             )
         if not bool(torch.isfinite(ref.detach()).all()):
             raise ValueError(

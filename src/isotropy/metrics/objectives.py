@@ -42,7 +42,8 @@ DISTANCES = ("euclidean", "squared")
 
 
 def _points(points: ArrayLike, min_rows: int = 2) -> torch.Tensor:
-    """Checked points as float64 (a tensor keeps its graph, so the objectives stay differentiable)."""
+    """Checked points as float64 (a tensor keeps its graph, so the objectives stay
+    differentiable)."""
     return checked_points(points, min_rows=min_rows).to(torch.float64)
 
 
@@ -131,7 +132,8 @@ def pca_variances_from_distances(points: ArrayLike, ddof: int = 1) -> torch.Tens
 
 
 def total_variance_from_distances(points: ArrayLike, ddof: int = 1) -> torch.Tensor:
-    """tr(C) = Σ_{i,j} ‖x_i - x_j‖² / (2n(n - ddof)): the sum of the PCA variances, no eigen-solve."""
+    """tr(C) = Σ_{i,j} ‖x_i - x_j‖² / (2n(n - ddof)): the sum of the PCA variances, no
+    eigen-solve."""
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 or 1; found {ddof}")
     x = _points(points)
@@ -149,7 +151,8 @@ def _variances(variances: ArrayLike | torch.Tensor) -> torch.Tensor:
 
 
 def isotropy_cosine(variances) -> torch.Tensor:
-    """cos θ between the variance vector λ and the all-ones vector: Σλ / (√d ‖λ‖); 1 iff isotropic."""
+    """cos θ between the variance vector λ and the all-ones vector: Σλ / (√d ‖λ‖); 1 iff
+    isotropic."""
     v = _variances(variances)
     return v.sum() / (math.sqrt(v.shape[0]) * torch.linalg.vector_norm(v))
 
@@ -163,7 +166,8 @@ def isotropy_defect(variances) -> torch.Tensor:
 
 
 def defect_from_cosine(cosine: float | torch.Tensor, d: int) -> torch.Tensor:
-    """δ from cos θ: ‖λ̂ - 1‖² = ‖λ̂‖² - 2·1ᵀλ̂ + d = 2d - 2d cos θ, so δ² = d(1 - cos θ)/(d - √d)."""
+    """δ from cos θ: ‖λ̂ - 1‖² = ‖λ̂‖² - 2·1ᵀλ̂ + d = 2d - 2d cos θ, so δ² = d(1 - cos θ)/(d -
+    √d)."""
     if d < 2:
         raise ValueError(f"d must be at least 2; found {d}")
     c = torch.as_tensor(cosine, dtype=torch.float64)
@@ -171,7 +175,8 @@ def defect_from_cosine(cosine: float | torch.Tensor, d: int) -> torch.Tensor:
 
 
 def isoscore_from_cosine(cosine: float | torch.Tensor, d: int) -> torch.Tensor:
-    """IsoScore = (d cos² θ - 1)/(d - 1): dφ = (Σλ)²/Σλ² = d cos² θ, so IsoScore rises with cos θ."""
+    """IsoScore = (d cos² θ - 1)/(d - 1): dφ = (Σλ)²/Σλ² = d cos² θ, so IsoScore rises with cos
+    θ."""
     if d < 2:
         raise ValueError(f"d must be at least 2; found {d}")
     c = torch.as_tensor(cosine, dtype=torch.float64)
@@ -185,7 +190,8 @@ def isotropy_objective(points: ArrayLike) -> torch.Tensor:
 
 
 def collapsed_isoscore_bound(n_classes: int, d: int) -> float:
-    """The largest IsoScore of a cloud whose classes are each one point: (min(k - 1, d) - 1)/(d - 1).
+    """The largest IsoScore of a cloud whose classes are each one point: (min(k - 1, d) - 1)/(d -
+    1).
 
     k coinciding groups leave a covariance of rank at most k - 1, and tr(C)²/‖C‖_F² <= rank(C)
     (Cauchy-Schwarz on the eigenvalues), so IsoScore <= (rank - 1)/(d - 1). Below 1 exactly when
@@ -198,14 +204,16 @@ def collapsed_isoscore_bound(n_classes: int, d: int) -> float:
 
 
 def cross_polytope(d: int, radius: float = 1.0) -> np.ndarray:
-    """The 2d points ±radius·e_k: centred, on the sphere, covariance ∝ I (IsoScore 1). With one label
-    per point, Eq. (1) with squared distances reaches its bound 2n²r² on the sphere of radius r."""
+    """The 2d points ±radius·e_k: centred, on the sphere, covariance ∝ I (IsoScore 1). With one
+    label per point, Eq. (1) with squared distances reaches its bound 2n²r² on the sphere of
+    radius r."""
     eye = np.eye(d) * radius
     return np.concatenate([eye, -eye])
 
 
 def regular_simplex(k: int, d: int) -> np.ndarray:
-    """k = d + 1 unit vectors in d dimensions with pairwise cosine -1/d, centred (a regular simplex)."""
+    """k = d + 1 unit vectors in d dimensions with pairwise cosine -1/d, centred (a regular
+    simplex)."""
     if k != d + 1:
         raise ValueError(f"a regular simplex in {d} dimensions has {d + 1} vertices; asked {k}")
     vertices = np.eye(k) - 1.0 / k  # centred, in the k-1 dimensional subspace 1ᵀx = 0
@@ -282,7 +290,8 @@ def mean_inter_minus_intra(
     points: torch.Tensor, clusters: torch.Tensor, block: int = 1024
 ) -> torch.Tensor:
     """Eq. (1) with means (:func:`silhouette_objective` with ``mean=True``, Euclidean), in row
-    blocks: O(block x n) memory, float64 sums. ``clusters`` are integer ids on the points' device."""
+    blocks: O(block x n) memory, float64 sums. ``clusters`` are integer ids on the points'
+    device."""
     x = points.detach()
     x = x - x.mean(dim=0, keepdim=True)
     n = x.shape[0]
@@ -370,15 +379,19 @@ def eq3_ascent_trace(
     for step in range(steps + 1):
         if step % every == 0 or step == steps:
             state = x.detach()
-            rows.append({
-                "step": step,
-                "eq1_objective": float(mean_inter_minus_intra(state, y)),
-                "eq2_objective": float(isotropy_cosine(torch.linalg.eigvalsh(torch.cov(state.T)).clamp_min(0))),
-                "isoscore": isoscore(state),
-                "silhouette": silhouette(state, y.numpy()),
-                "intra_class_spread": float(intra_class_spread(state, y)),
-                "eq3_objective": float(linear_objective(state, y, w.detach())),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "step": step,
+                    "eq1_objective": float(mean_inter_minus_intra(state, y)),
+                    "eq2_objective": float(
+                        isotropy_cosine(torch.linalg.eigvalsh(torch.cov(state.T)).clamp_min(0))
+                    ),
+                    "isoscore": isoscore(state),
+                    "silhouette": silhouette(state, y.numpy()),
+                    "intra_class_spread": float(intra_class_spread(state, y)),
+                    "eq3_objective": float(linear_objective(state, y, w.detach())),
+                }
+            )
         if step == steps:
             break
         optimiser.zero_grad()

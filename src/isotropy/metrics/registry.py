@@ -48,9 +48,13 @@ class TraceMetric:
 
     def __post_init__(self) -> None:
         if self.points not in POINTS:
-            raise ValueError(f"metric {self.name}: points must be one of {POINTS}; found {self.points!r}")  # fmt: skip
+            raise ValueError(
+                f"metric {self.name}: points must be one of {POINTS}; found {self.points!r}"
+            )
         if self.role is not None and self.role not in ROLES:
-            raise ValueError(f"metric {self.name}: role must be one of {ROLES} or None; found {self.role!r}")  # fmt: skip
+            raise ValueError(
+                f"metric {self.name}: role must be one of {ROLES} or None; found {self.role!r}"
+            )
         if self.labels and self.points != "representations":
             raise ValueError(f"metric {self.name}: only the representations have labels")
 
@@ -71,7 +75,7 @@ TRACE_METRICS: tuple[TraceMetric, ...] = (
         axis="left",
         role="isotropy",
         bounds=(0.0, 1.0),
-    ),  # fmt: skip
+    ),
     TraceMetric(
         "silhouette",
         "Silhouette",
@@ -82,7 +86,7 @@ TRACE_METRICS: tuple[TraceMetric, ...] = (
         axis="right",
         role="clusters",
         bounds=(-1.0, 1.0),
-    ),  # fmt: skip
+    ),
 )
 
 
@@ -105,7 +109,9 @@ def with_role(role: str) -> TraceMetric:
     """The one registered metric with ``role`` (``"isotropy"`` or ``"clusters"``)."""
     found = [metric for metric in trace_metrics() if metric.role == role]
     if len(found) != 1:
-        raise ValueError(f"exactly one per-update metric must have role {role!r}; found {len(found)}")  # fmt: skip
+        raise ValueError(
+            f"exactly one per-update metric must have role {role!r}; found {len(found)}"
+        )
     return found[0]
 
 
@@ -123,7 +129,7 @@ OPTIONAL_METRICS: tuple[TraceMetric, ...] = (
         colour="tab:green",
         axis="right",
         bounds=(0.0, math.inf),
-    ),  # fmt: skip
+    ),
     TraceMetric(
         "calinski_harabasz",
         "Caliński–Harabasz index",
@@ -133,7 +139,7 @@ OPTIONAL_METRICS: tuple[TraceMetric, ...] = (
         colour="tab:purple",
         axis="right",
         bounds=(0.0, math.inf),
-    ),  # fmt: skip
+    ),
     TraceMetric(
         "davies_bouldin",
         "Davies–Bouldin index",
@@ -143,7 +149,7 @@ OPTIONAL_METRICS: tuple[TraceMetric, ...] = (
         colour="tab:brown",
         axis="right",
         bounds=(0.0, math.inf),
-    ),  # fmt: skip
+    ),
 )
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from isotropy.plots import plt, save_figure
+from isotropy.plots.checks import plt, save_figure
 
 
 def plot_figure4(
@@ -22,8 +22,14 @@ def plot_figure4(
     sizes = sorted(curves["n"].unique())
     for i, n in enumerate(sizes):
         part = curves[curves["n"] == n].sort_values("zeta")
-        left.plot(part["zeta"], part["isoscore_star"], marker="o", ms=3,
-                  color=cmap(i / max(1, len(sizes) - 1)), label=f"n = {n}")  # fmt: skip
+        left.plot(
+            part["zeta"],
+            part["isoscore_star"],
+            marker="o",
+            ms=3,
+            color=cmap(i / max(1, len(sizes) - 1)),
+            label=f"n = {n}",
+        )
     truth = float(curves["true_isoscore"].iloc[0])
     left.axhline(truth, ls="--", color="black", lw=1, label=f"true isotropy {truth:.3f}")
     left.set_xlabel("shrinkage ζ (0 = IsoScore)")
@@ -32,8 +38,16 @@ def plot_figure4(
     left.legend(fontsize=7, loc="lower right")
     for name, colour in zip(sorted(stability["estimator"].unique()), ("tab:red", "tab:blue")):
         part = stability[stability["estimator"] == name].sort_values("batch_size")
-        right.errorbar(part["batch_size"], part["mean"], yerr=part["std"], marker="o", ms=3,
-                       capsize=2, color=colour, label=name)  # fmt: skip
+        right.errorbar(
+            part["batch_size"],
+            part["mean"],
+            yerr=part["std"],
+            marker="o",
+            ms=3,
+            capsize=2,
+            color=colour,
+            label=name,
+        )
     right.axhline(truth, ls="--", color="black", lw=1, label="true isotropy")
     right.set_xscale("log", base=2)
     right.set_xlabel("mini-batch size")
@@ -53,7 +67,11 @@ def plot_figures2_3(
         ax.scatter(part["x"], part["y"], s=4, alpha=0.6, color=colour, label="points")
         ax.scatter([0], [0], marker="+", s=80, color="black", label="origin")
         ax.legend(fontsize=7, loc="upper left")
-        ax.set_title(f"{row['cloud']}\naverage cosine {row['average_cosine']:.3f}, IsoScore {row['isoscore']:.3f}", fontsize=9)  # fmt: skip
+        ax.set_title(
+            f"{row['cloud']}\naverage cosine {row['average_cosine']:.3f}, IsoScore "
+            f"{row['isoscore']:.3f}",
+            fontsize=9,
+        )
         ax.set_xlabel("dimension 1")
         ax.set_ylabel("dimension 2")
         ax.set_aspect("equal", adjustable="datalim")
@@ -63,12 +81,18 @@ def plot_figures2_3(
 def plot_figure1(activations: pd.DataFrame, pdf_path: str | Path, png_path: str | Path) -> None:
     """Mean activation per dimension, one panel per encoder (column ``encoder``)."""
     encoders = list(dict.fromkeys(activations["encoder"]))
-    figure, axes = plt.subplots(len(encoders), 1, figsize=(9, 2.6 * len(encoders)),
-                                layout="constrained", squeeze=False)  # fmt: skip
+    figure, axes = plt.subplots(
+        len(encoders), 1, figsize=(9, 2.6 * len(encoders)), layout="constrained", squeeze=False
+    )
     for ax, name in zip(axes[:, 0], encoders):
         part = activations[activations["encoder"] == name]
-        ax.bar(part["dimension"], part["mean_activation"], width=1.0, color="tab:blue",
-               label="mean over sentences")  # fmt: skip
+        ax.bar(
+            part["dimension"],
+            part["mean_activation"],
+            width=1.0,
+            color="tab:blue",
+            label="mean over sentences",
+        )
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("dimension")
         ax.set_ylabel("average activation")

@@ -39,7 +39,7 @@ def name_static_rows(table: pd.DataFrame, label: str) -> pd.DataFrame:
 def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
     """S_inter and S_intra per layer and model: solid raw, dashed after cluster centring; with a
     ``condition_number`` column, a third panel: the condition number of the centred layer on its
-    numerical range (log scale; :func:`isotropy.geometry.centred_condition_number`).
+    numerical range (log scale; :func:`isotropy.geometry.layers.centred_condition_number`).
 
     Static word vectors (one vector per word) appear as a horizontal line in the S_inter panel
     (and in the condition-number panel).

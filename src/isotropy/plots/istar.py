@@ -12,8 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.colors import ListedColormap
 
-from isotropy.plots import DECORATION, plt, save_figure
+from isotropy.plots.checks import DECORATION, plt, save_figure
 
 REQUIRED = ["model", "task", "regulariser", "lambda", "seed", "metric", "isoscore_star", "twonn"]
 SELECTIONS = ("best", "mean")
@@ -30,7 +31,8 @@ def _check(runs: pd.DataFrame) -> None:
 
 
 def seed_summary(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean and std (ddof = 1; 0 for a single seed) over seeds per model, task, regulariser and λ."""
+    """Mean and std (ddof = 1; 0 for a single seed) over seeds per model, task, regulariser and
+    λ."""
     _check(runs)
     grouped = runs.groupby(["model", "task", "regulariser", "lambda"], sort=True)
     table = grouped[["metric", "isoscore_star", "twonn"]].agg(["mean", "std"])
@@ -47,7 +49,8 @@ def figure5_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def figure6_table(runs: pd.DataFrame, selection: str = "best") -> pd.DataFrame:
-    """Average performance over tasks per model and method: ``istar<0`` (I-STAR, λ < 0), ``none``, ``cosreg``.
+    """Average performance over tasks per model and method: ``istar<0`` (I-STAR, λ < 0), ``none``,
+    ``cosreg``.
 
     Per model × task, a method's performance is the seed-mean metric at its best λ
     (``selection="best"``: negative λ for I-STAR, any λ for CosReg) or averaged over those λ
@@ -96,21 +99,27 @@ def figure6_table(runs: pd.DataFrame, selection: str = "best") -> pd.DataFrame:
 
 
 def figure7_table(runs: pd.DataFrame, task: str = "sst2") -> pd.DataFrame:
-    """TwoNN mean ± std over seeds per model and λ on ``task``: I-STAR λ and the baseline at λ = 0."""
+    """TwoNN mean ± std over seeds per model and λ on ``task``: I-STAR λ and the baseline at λ =
+    0."""
     summary = figure5_table(runs)
     table = summary[summary["task"] == task]
     if table.empty:
         raise ValueError(
-            f"no I-STAR or baseline runs on task {task!r} for Figure 7 (tasks found: {sorted(runs['task'].unique())})"
+            f"no I-STAR or baseline runs on task {task!r} for Figure 7 (tasks found: "
+            f"{sorted(runs['task'].unique())})"
         )
     return table[
         ["model", "regulariser", "lambda", "twonn_mean", "twonn_std", "seeds"]
     ].reset_index(drop=True)
 
 
-def _model_styles(models) -> dict[str, tuple[str, str]]:
+def _model_styles(models) -> dict[str, tuple[str, tuple[float, ...]]]:
+    """Each model's marker and colour (tab10's RGB triples), by its place in sorted order."""
     markers = ["o", "s", "^", "D", "v", "P", "X"]
-    colours = plt.get_cmap("tab10").colors
+    palette = plt.get_cmap("tab10")
+    if not isinstance(palette, ListedColormap):
+        raise TypeError("the model palette tab10 is expected to be a list of colours")
+    colours = [tuple(float(v) for v in rgb) for rgb in np.asarray(palette.colors, dtype=float)]
     return {
         m: (markers[i % len(markers)], colours[i % len(colours)])
         for i, m in enumerate(sorted(models))

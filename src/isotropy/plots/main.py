@@ -12,12 +12,14 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.artist import Artist
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
 
 from isotropy.metrics import registry
-from isotropy.plots import DECORATION, save_figure
+from isotropy.plots.checks import DECORATION, save_figure
 
 
 def _mean_std(frame: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -25,7 +27,8 @@ def _mean_std(frame: pd.DataFrame, column: str) -> pd.DataFrame:
 
 
 def setup_label(dataset: str, encoder: str, encoder_labels: dict[str, str]) -> str:
-    """A panel's setup in plain words: "polarity, miniLM", "pos, GloVe 50-d (stand-in for word2vec 300-d)"."""
+    """A panel's setup in plain words: "polarity, miniLM", "pos, GloVe 50-d (stand-in for word2vec
+    300-d)"."""
     return f"{dataset}, {encoder_labels.get(encoder, encoder)}"
 
 
@@ -69,8 +72,9 @@ def _panel_curves(ax: plt.Axes, frame: pd.DataFrame, seeds: int) -> bool:
 
 
 def _metric_legend(fig: plt.Figure, banded: bool) -> None:
-    """One legend below the panels (the top is the stamp's): every metric's curve, and the band where one is drawn."""
-    handles = [
+    """One legend below the panels (the top is the stamp's): every metric's curve, and the band
+    where one is drawn."""
+    handles: list[Artist] = [
         Line2D([], [], color=metric.colour, label=_curve_name(metric))
         for metric in registry.trace_metrics()
     ]
@@ -95,7 +99,7 @@ def _change(frame: pd.DataFrame) -> str:
 
 def _grid(count: int, rows: list, columns: int) -> tuple[plt.Figure, np.ndarray]:
     """Panels for ``count`` setups (a grid of ``rows`` × setups when rows are given), sized so that
-    a 2-column figure reads at a paper's text width (isotropy.plots.PAPER_TEXT_WIDTH)."""
+    a 2-column figure reads at a paper's text width (isotropy.plots.checks.PAPER_TEXT_WIDTH)."""
     lines = len(rows) if rows != [None] else -(-count // columns)
     width = columns if rows == [None] else count
     return plt.subplots(
@@ -311,7 +315,10 @@ def silhouette_vs_isoscore(
 
 
 def _caption(fig: plt.Figure, text: str, bottom: float) -> None:
-    fig.get_layout_engine().set(rect=(0, bottom, 1, 1 - bottom))
+    engine = fig.get_layout_engine()
+    if not isinstance(engine, ConstrainedLayoutEngine):
+        raise TypeError("a captioned figure is laid out by matplotlib's constrained layout")
+    engine.set(rect=(0, bottom, 1, 1 - bottom))
     fig.text(0.5, 0.0, "\n".join(textwrap.wrap(text, 120)), ha="center", va="bottom", fontsize=8)
 
 
@@ -339,17 +346,29 @@ def r_by_condition(
         colour = "tab:red" if row["pearson_r"] > 0 else "tab:blue"
         first = y == 0
         ax.plot(
-            seeds, [y] * len(seeds), "o", markersize=4, color=colour, alpha=0.6, zorder=3,
-            label="a seed's r" if first else "_nolegend_", gid=None if first else DECORATION,
-        )  # fmt: skip
+            seeds,
+            [y] * len(seeds),
+            "o",
+            markersize=4,
+            color=colour,
+            alpha=0.6,
+            zorder=3,
+            label="a seed's r" if first else "_nolegend_",
+            gid=None if first else DECORATION,
+        )
         low, high = row.get("pearson_r_low"), row.get("pearson_r_high")
         if pd.notna(low) and pd.notna(high):
             ax.plot([low, high], [y, y], color=colour, linewidth=2.2, zorder=2, gid=DECORATION)
         ax.plot(
-            [row["pearson_r"]], [y], marker="|", markersize=12, color="black", zorder=4,
+            [row["pearson_r"]],
+            [y],
+            marker="|",
+            markersize=12,
+            color="black",
+            zorder=4,
             label="tanh(mean Fisher z) and interval" if first else "_nolegend_",
             gid=None if first else DECORATION,
-        )  # fmt: skip
+        )
     ax.set_yticks(range(len(table)))
     ax.set_yticklabels([cell_label(row, vector_labels) for _, row in table.iterrows()], fontsize=8)
     ax.invert_yaxis()
@@ -390,9 +409,13 @@ def phases(
             step = run["step"].to_numpy()
             top.plot(step, run["isoscore"], color=colour, linewidth=1, label=f"seed {seed}")
             top.plot(
-                step[low], run["isoscore"].iloc[low], "o", color=colour, markersize=4,
+                step[low],
+                run["isoscore"].iloc[low],
+                "o",
+                color=colour,
+                markersize=4,
                 gid=DECORATION,
-            )  # fmt: skip
+            )
             bottom.plot(step, run["silhouette"], color=colour, linewidth=1, label=f"seed {seed}")
             for ax in (top, bottom):
                 ax.axvline(step[low], color=colour, linestyle=":", linewidth=0.8, gid=DECORATION)
@@ -413,7 +436,8 @@ def plot_section2(
     trace: pd.DataFrame, classes: pd.DataFrame, pdf_path: str | Path, png_path: str | Path
 ) -> None:
     """The main paper's section 2 on real points: Eq. (3) optimised under norm bounds; left, the
-    isotropy side (IsoScore, Eq. (2)) and the silhouette; right, Eq. (1) and the intra-class spread."""
+    isotropy side (IsoScore, Eq. (2)) and the silhouette; right, Eq. (1) and the intra-class
+    spread."""
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     for column, label, colour in (
         ("isoscore", "IsoScore", "tab:blue"),
@@ -434,7 +458,8 @@ def plot_section2(
     right.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ratio = classes["norm_per_count"]
     figure.suptitle(
-        f"‖w_c‖ / n_c per class: {', '.join(f'{v:.4g}' for v in ratio)} (footnote 2: equal at the optimum)",
+        f"‖w_c‖ / n_c per class: {', '.join(f'{v:.4g}' for v in ratio)} (footnote 2: equal at the "
+        "optimum)",
         fontsize=9,
     )
     save_figure(figure, pdf_path, png_path)

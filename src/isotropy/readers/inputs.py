@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from isotropy.defaults import setting_or_default
-from isotropy.istar.study import TASKS, task_spec
 from isotropy.paths import RAW_ROOT
 from isotropy.readers.registry import dataset_spec
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
-from isotropy.readers.tasks import ISTAR_SPLITS, task_source
+from isotropy.readers.tasks import ISTAR_SPLITS, TASKS, task_source, task_spec
 from isotropy.sources import (
     MIRROR_ENV,
     check_sources_available,

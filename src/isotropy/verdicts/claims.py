@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from isotropy.statistics import fisher_z
 from isotropy.verdicts.equivalence import holm
 from isotropy.verdicts.tolerances import (
     ALPHA,
@@ -43,7 +44,6 @@ from isotropy.verdicts.tolerances import (
     INCONSISTENT_SEEDS,
     NOT_CONSISTENT,
     ONE_SEED,
-    fisher_z,
     holds_bound,
     judge,
     judge_measurement,

@@ -24,12 +24,12 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from isotropy.published import matches
 from isotropy.verdicts import declarations
 from isotropy.verdicts.equivalence import Equivalence, holm
 from isotropy.verdicts.tolerances import (
@@ -55,11 +55,6 @@ COLUMNS = [
     "verdict", "why", "note", "estimand", "m", "margin", "margin_reason", "declared", "p_agree", "p_differ",
 ]  # fmt: skip
 STUDY_NAMES = {"main": "main", "glue": "GLUE", "geometry": "geometry", "istar": "I-STAR"}
-
-
-def matches(pattern: str, paper_setup: str) -> bool:
-    """Whether a published setup pattern (fnmatch, alternatives joined by '|') fits a setup."""
-    return any(fnmatchcase(paper_setup, part.strip()) for part in str(pattern).split("|"))
 
 
 def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[str]) -> str:

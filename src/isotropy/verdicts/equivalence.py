@@ -41,7 +41,7 @@ from scipy import stats
 
 ALPHA = 0.05
 POOLED_DRAWS = 2000
-# Where ±1 is clipped on Fisher's z scale (as in isotropy.verdicts.tolerances.R_LIMIT).
+# Where ±1 is clipped on Fisher's z scale (as in isotropy.statistics.R_LIMIT).
 _R_LIMIT = 1 - 1e-12
 
 

@@ -23,108 +23,20 @@ of ``config/published_values.csv``; claims use the bounds and the seed tests):
   ``inconclusive``; one seed: ``1 seed: not judged``.
 * ``none`` – stated beside ours, not judged (e.g. a sample size).
 
-Intervals over seeds, the uncertainty of a correlation across independent runs. An optimisation run is deterministic given its seed (full-batch updates, exact metrics; the
-classifier's initialisation is the only randomness), so the steps of one run carry no sampling
-noise to estimate: the seeds are the replication unit. For a setup run with ``n`` seeds we take
-each seed's Pearson r (or Spearman ρ), map it to Fisher's z = artanh(r), and give the t-interval
-of the mean z with ``n - 1`` degrees of freedom, mapped back with tanh:
-
-    z̄ ± t_{(1 + level)/2, n-1} · s_z / √n
-
-The estimate is tanh(z̄), the seeds' typical correlation. With one seed there is no spread to
-measure and no interval: ``low`` and ``high`` are None and :meth:`SeedInterval.describe` says
-"1 seed: no interval". Seeds whose correlation is undefined (a constant series) are left out and
-counted. ±1 has no finite z: it is clipped to ±``limit``, for Spearman's ρ at the data's
-resolution (:func:`spearman_limit`). Coverage at 5 seeds is checked on simulated seeds in
-tests/test_seed_interval_coverage.py (docs/intervals.md).
+Intervals over seeds: :mod:`isotropy.statistics`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from isotropy.statistics import signs_disagree
 from isotropy.verdicts import equivalence as eq
-
-# |r| = 1 has z = ±inf; clip so that seeds that agree perfectly give a zero-width interval at ±1.
-R_LIMIT = 1 - 1e-12
-
-
-@dataclass(frozen=True)
-class SeedInterval:
-    """A correlation's interval over seeds (see the module docstring)."""
-
-    seeds: int  # seeds with a defined correlation
-    undefined: int  # seeds left out: correlation undefined (constant series)
-    estimate: float  # tanh(mean Fisher z); NaN with no defined seed
-    low: float | None  # None: fewer than 2 seeds, no interval
-    high: float | None
-    level: float
-
-    @property
-    def has_interval(self) -> bool:
-        return self.low is not None
-
-    def describe(self) -> str:
-        """One phrase naming the interval, for tables and captions."""
-        if not self.has_interval:
-            return f"{self.seeds} seed: no interval" if self.seeds == 1 else "no seed: no interval"
-        return f"{100 * self.level:g}% t-interval over {self.seeds} seeds (Fisher z of per-seed values)"
-
-
-def fisher_z(values: Iterable[float], limit: float = R_LIMIT) -> np.ndarray:
-    """artanh of correlations, clipped to ±``limit`` so that ±1 stays finite."""
-    r = np.asarray(list(values), dtype=np.float64)
-    return np.arctanh(np.clip(r, -limit, limit))
-
-
-def spearman_limit(points: int) -> float:
-    """The |ρ| that stands for ρ = ±1 on Fisher's z scale with ``points`` ranks: halfway between 1
-    and the largest attainable |ρ| below it, 1 − 12 / (n (n² − 1)) (one adjacent swap). Spearman's
-    ρ is discrete, so ρ = −1 on 13 points is one swap from −0.9945; clipping it at 1 − 1e-12 instead
-    would put it 11 units of z away and turn two such seeds into an interval of [−1, 1]."""
-    if points < 3:
-        return R_LIMIT
-    return 1 - 6 / (points * (points**2 - 1))
-
-
-def seed_interval(
-    per_seed: Iterable[float], level: float = 0.95, limit: float = R_LIMIT
-) -> SeedInterval:
-    """The t-interval over seeds of per-seed correlations (module docstring); ``limit``: where
-    ±1 is clipped on the z scale (:func:`spearman_limit` for Spearman's ρ)."""
-    if not 0 < level < 1:
-        raise ValueError(f"interval level must lie in (0, 1), got {level}")
-    values = np.asarray(list(per_seed), dtype=np.float64)
-    finite = values[np.isfinite(values)]
-    undefined = int(values.size - finite.size)
-    if finite.size == 0:
-        return SeedInterval(0, undefined, math.nan, None, None, level)
-    if finite.size < 2:  # the one seed's value itself (no round trip through z)
-        return SeedInterval(1, undefined, float(finite[0]), None, None, level)
-    z = fisher_z(finite, limit)
-    estimate = float(np.tanh(z.mean()))
-    half = stats.t.ppf((1 + level) / 2, finite.size - 1) * z.std(ddof=1) / math.sqrt(finite.size)
-    low, high = float(np.tanh(z.mean() - half)), float(np.tanh(z.mean() + half))
-    return SeedInterval(int(finite.size), undefined, estimate, low, high, level)
-
-
-def signs_disagree(per_seed: Iterable[float], pooled: float | None = None) -> bool:
-    """True when the seeds' correlations (and the pooled one, if given) do not share one sign.
-
-    Zero and undefined values are ignored: they have no sign to disagree with.
-    """
-    values = [v for v in per_seed if v is not None and math.isfinite(v)]
-    if pooled is not None and math.isfinite(pooled):
-        values.append(pooled)
-    signs = {math.copysign(1, v) for v in values if v != 0}
-    return len(signs) > 1
-
 
 AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, STATED, NOT_RUN = (
     "agrees",

@@ -20,8 +20,9 @@ from typing import Any
 
 from snakemake.exceptions import WorkflowError
 
-from isotropy import paths, provenance, readers, sources
+from isotropy import paths, provenance, sources
 from isotropy.defaults import setting_or_default
+from isotropy.readers.sts import OPTIONAL_STS, sts_source
 from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
 from isotropy.workflow.config import encoder, encoder_word_vector_source, model_spec, setting
 from isotropy.workflow.targets import (
@@ -140,9 +141,9 @@ def unavailable_sts_datasets(config: Mapping[str, Any]) -> list[str]:
         return []
     missing = []
     for name in sts.get("datasets", []):
-        if name not in readers.OPTIONAL_STS:
+        if name not in OPTIONAL_STS:
             continue
-        source = readers.sts_source(name, sts.get("splits", {}).get(name, "test"))
+        source = sts_source(name, sts.get("splits", {}).get(name, "test"))
         if source in config.get("sources", {}) and sources.missing_mirror_files(
             source, config, mirror
         ):

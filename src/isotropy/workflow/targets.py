@@ -14,7 +14,9 @@ from typing import Any
 from isotropy import paths, readers, sensitivity
 from isotropy.extensions import design as extensions_design
 from isotropy.istar import study as istar_study
-from isotropy.readers import GLUE_TASKS
+from isotropy.readers.glue import GLUE_TASKS
+from isotropy.readers.sts import STS_DATASETS
+from isotropy.readers.tasks import TASKS
 from isotropy.workflow.config import (
     ConfigError,
     deep_merge,
@@ -215,7 +217,7 @@ def geometry_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
     return {
         "model": "|".join(re.escape(name) for name in models) or "^$",
         "corpus": re.escape(corpus) if corpus else "^$",
-        "sts": "|".join(readers.STS_DATASETS),
+        "sts": "|".join(STS_DATASETS),
         "seed": r"\d+",
         "task": "sst2",
     }
@@ -362,7 +364,7 @@ def istar_wildcards(section: Mapping[str, Any]) -> dict[str, str]:
     """Regular expressions of the I-STAR wildcards: only configured models match."""
     return {
         "model": "|".join(re.escape(m) for m in section.get("models", {})) or "^$",
-        "task": "|".join(istar_study.TASKS),
+        "task": "|".join(TASKS),
         "regulariser": "|".join(istar_study.REGULARISERS),
         "lam": r"-?\d+(\.\d+)?(e-?\d+)?",
         "seed": r"\d+",
