@@ -13,6 +13,7 @@ import yaml
 
 from isotropy import readers, sources
 from isotropy.defaults import CONFIG_SCHEMA
+from isotropy.readers.polarity import POLARITY_LABELS
 from isotropy.workflow import config as workflow_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,7 +91,7 @@ def test_each_record_names_its_unit_layouts_and_options(config, schema):
     assert readers.DATASETS["snli"].unit == "pair"
     assert workflow_config.word_datasets() == {"pos", "supersense"}
     # Polarity's files are named once, by the layout; the reader labels them from there.
-    assert list(readers.POLARITY_LABELS) == list(sources.POLARITY_FILES)
+    assert list(POLARITY_LABELS) == list(sources.POLARITY_FILES)
     for name, spec in readers.DATASETS.items():
         assert set(spec.options(config)) <= set(spec.option_keys), name
     # pos and supersense read their options from the configuration's own keys: schema keys.
