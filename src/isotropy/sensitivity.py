@@ -103,6 +103,9 @@ def label_set_table(
 
 TRANSFORMS = ("rescale", "pca", "rotate", "pad", "orthogonal")
 SPAN_TRANSFORMS = ("rotate", "pad", "orthogonal")  # those that keep the original span as a basis
+# Transforms that take ``norm_of``: rescale, and PCA then rescaled (a dimension contrast at a
+# matched scale: the reduced set at the RMS centred norm of another).
+NORM_TRANSFORMS = ("rescale", "pca")
 
 
 def rms_centred_norm(vectors: np.ndarray) -> float:
@@ -171,7 +174,10 @@ def derived_labels(derived: Mapping) -> dict[str, str]:
     """Derived vector set -> what it is, for figures ("word2vec rescaled to miniLM's norm")."""
     says = {
         "rescale": lambda spec: f"rescaled to {spec.get('norm_of')}'s norm",
-        "pca": lambda spec: f"PCA to {spec.get('dim')}-d",
+        "pca": lambda spec: (
+            f"PCA to {spec.get('dim')}-d"
+            + (f" at {spec['norm_of']}'s norm" if spec.get("norm_of") else "")
+        ),
         "rotate": lambda spec: f"rotated (seed {spec.get('seed', 0)})",
         "pad": lambda spec: f"zero-padded to {spec.get('dim')}-d",
         "orthogonal": lambda spec: (
@@ -255,18 +261,17 @@ def config_problems(config: Mapping) -> list[str]:
 def _transform_problems(where: str, spec: Mapping, encoders: Mapping, derived: Mapping) -> list:
     """A derived vector set's settings that its transform needs or refuses."""
     kind, problems = spec["transform"], []
-    if kind == "rescale":
-        other = spec.get("norm_of")
-        if other is None:
-            problems.append(
-                f"{where}: transform rescale needs norm_of (the set whose norm it takes)"
-            )
-        elif other not in encoders and other not in derived:
-            problems.append(f"{where}.norm_of: {other!r} is neither an encoder nor a derived set")
-        elif other in derived and derived[other].get("norm_of"):
-            problems.append(f"{where}.norm_of: {other!r} is itself rescaled; name its source")
-    elif spec.get("norm_of"):
-        problems.append(f"{where}.norm_of: only transform rescale takes a norm")
+    other = spec.get("norm_of")
+    if kind == "rescale" and other is None:
+        problems.append(f"{where}: transform rescale needs norm_of (the set whose norm it takes)")
+    elif other is not None and kind not in NORM_TRANSFORMS:
+        problems.append(
+            f"{where}.norm_of: only transforms {', '.join(NORM_TRANSFORMS)} take a norm"
+        )
+    elif other is not None and other not in encoders and other not in derived:
+        problems.append(f"{where}.norm_of: {other!r} is neither an encoder nor a derived set")
+    elif other is not None and other in derived and derived[other].get("norm_of"):
+        problems.append(f"{where}.norm_of: {other!r} is itself rescaled; name its source")
     if kind in ("pca", "pad", "orthogonal") and "dim" not in spec:
         problems.append(f"{where}: transform {kind} needs dim")
     return problems
