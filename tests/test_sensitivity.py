@@ -198,12 +198,24 @@ def _cell_seeds(rs, **cell):
     base = {"setup": "supersense", "vectors": "word2vec", "label_set": "all", "lr_factor": 1.0}
     return pd.DataFrame(
         [
-            {**base, **cell, "seed": i, "dimension": 50, "clusters": 9, "items": 100,
-             "pearson_r": r, "spearman_rho": r, "r_before_min": -0.9, "r_after_min": 0.9,
-             "isoscore_start": 0.6, "isoscore_end": 0.62, "min_step": 300 + 50 * i}
+            {
+                **base,
+                **cell,
+                "seed": i,
+                "dimension": 50,
+                "clusters": 9,
+                "items": 100,
+                "pearson_r": r,
+                "spearman_rho": r,
+                "r_before_min": -0.9,
+                "r_after_min": 0.9,
+                "isoscore_start": 0.6,
+                "isoscore_end": 0.62,
+                "min_step": 300 + 50 * i,
+            }
             for i, r in enumerate(rs)
         ]
-    )  # fmt: skip
+    )
 
 
 def test_cells_have_intervals_over_seeds_and_a_markdown_row(tmp_path):
@@ -254,8 +266,12 @@ def test_figures_state_their_settings(tmp_path):
     assert "1000 updates, test settings" in texts and "t-interval over 5 seeds" in texts
     save_figure(figure, tmp_path / "f.pdf", tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 0
-    traces = pd.concat([_trace(s, 1.0).assign(setup="supersense", vectors="word2vec",
-                                              label_set="all") for s in range(3)])  # fmt: skip
+    traces = pd.concat(
+        [
+            _trace(s, 1.0).assign(setup="supersense", vectors="word2vec", label_set="all")
+            for s in range(3)
+        ]
+    )
     figure = phases(traces, "phase settings")
     assert "phase settings" in " ".join(t.get_text() for t in figure.texts)
     assert (
@@ -267,14 +283,21 @@ def test_the_default_grid_its_order_and_settings(config):
     cells = targets.sensitivity_cells(config)
     section = config["sensitivity"]
     assert cells[0] == {
-        "setup": "supersense", "vectors": "word2vec", "label_set": "all", "lr_factor": "1"
-    }  # fmt: skip
+        "setup": "supersense",
+        "vectors": "word2vec",
+        "label_set": "all",
+        "lr_factor": "1",
+    }
     assert len({tuple(c.values()) for c in cells}) == len(cells)  # a cell listed twice runs once
     runs = targets.sensitivity_runs(config)
     assert len(runs) == len(cells) * len(section["seeds"]) and len(section["seeds"]) == 5
     wildcards = {"dataset": "supersense", "encoder": "word2vec", "label_set": "all", "lr": "1"}
-    last = {**wildcards, "dataset": cells[-1]["setup"], "encoder": cells[-1]["vectors"],
-            "label_set": cells[-1]["label_set"]}  # fmt: skip
+    last = {
+        **wildcards,
+        "dataset": cells[-1]["setup"],
+        "encoder": cells[-1]["vectors"],
+        "label_set": cells[-1]["label_set"],
+    }
     assert targets.sensitivity_priority(config, wildcards) == len(cells)
     assert targets.sensitivity_priority(config, last) == 1
     settings = targets.sensitivity_settings(config, 3, "10")
@@ -287,8 +310,15 @@ def test_the_default_grid_its_order_and_settings(config):
     made_from = targets.sensitivity_derived_inputs(config, "word2vec_scaled", "supersense")
     assert made_from["norm_vectors"] == "resources/embeddings/miniLM/supersense/vectors.npy"
     vectors = {v for block in section["blocks"] for v in block["vectors"]}
-    for name in ("word2vec", "word2vec_scaled", "miniLM", "miniLM_scaled", "miniLM_pca50",
-                 "word2vec_pad300", "word2vec_rot5"):  # fmt: skip
+    for name in (
+        "word2vec",
+        "word2vec_scaled",
+        "miniLM",
+        "miniLM_scaled",
+        "miniLM_pca50",
+        "word2vec_pad300",
+        "word2vec_rot5",
+    ):
         assert name in vectors
 
 
@@ -304,19 +334,27 @@ def test_full_grid_overlay_is_valid(config):
 @pytest.mark.parametrize(
     "change, named",
     [
-        ({"blocks": [{"setups": ["pos"], "vectors": ["nope"], "label_sets": ["all"]}]},
-         "'nope' is neither an encoder"),
-        ({"blocks": [{"setups": ["pos"], "vectors": ["miniLM"], "label_sets": ["tikhonov"]}]},
-         "Tikhonov"),
+        (
+            {"blocks": [{"setups": ["pos"], "vectors": ["nope"], "label_sets": ["all"]}]},
+            "'nope' is neither an encoder",
+        ),
+        (
+            {"blocks": [{"setups": ["pos"], "vectors": ["miniLM"], "label_sets": ["tikhonov"]}]},
+            "Tikhonov",
+        ),
         ({"items_from": "nope"}, "sensitivity.items_from"),
-        ({"derived": {"x": {"of": "nope", "transform": "pad", "dim": 9}}},
-         "sensitivity.derived.x.of"),
+        (
+            {"derived": {"x": {"of": "nope", "transform": "pad", "dim": 9}}},
+            "sensitivity.derived.x.of",
+        ),
         ({"derived": {"x": {"of": "miniLM", "transform": "rescale"}}}, "needs norm_of"),
         ({"derived": {"x": {"of": "miniLM", "transform": "pad"}}}, "needs dim"),
-        ({"phases": [{"setup": "pos", "vectors": "miniLM", "label_set": "single"}]},
-         "not a cell of the grid"),
+        (
+            {"phases": [{"setup": "pos", "vectors": "miniLM", "label_set": "single"}]},
+            "not a grid cell",
+        ),
     ],
-)  # fmt: skip
+)
 def test_inconsistent_sections_are_refused(config, change, named):
     config["sensitivity"].update(change)
     validate(config, SCHEMA)
@@ -348,8 +386,11 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     assert smaller < base * 0.6
     every_10th = sensitivity.run_seconds(
         {**config, "sensitivity": {**config["sensitivity"], "metric_stride": 10}},
-        run, "cpu", estimate.CPU_SECONDS, 0.011,
-    )  # fmt: skip
+        run,
+        "cpu",
+        estimate.CPU_SECONDS,
+        0.011,
+    )
     assert every_10th > 3 * base
 
 

@@ -23,7 +23,10 @@ def doc_table() -> dict[tuple[str, str, str], dict[str, object]]:
         if len(cells) < 10 or cells[0] not in ("supersense", "pos") or cells[4] != "1":
             continue
         start, end = (float(v) for v in cells[9].split("→"))
-        rows[(cells[0], cells[1], cells[3])] = {"r": [float(v) for v in cells[8].split()], "iso": (start, end)}  # fmt: skip
+        rows[(cells[0], cells[1], cells[3])] = {
+            "r": [float(v) for v in cells[8].split()],
+            "iso": (start, end),
+        }
     return rows
 
 
@@ -47,7 +50,7 @@ def test_the_stated_tests_recompute_from_the_printed_seeds():
     assert stated(text, "flips GloVe") == pytest.approx(p, abs=0.0005)
     # the label set on MiniLM: nothing detectable at its own norm, a shift at GloVe's norm
     p = stats.mannwhitneyu(r("miniLM"), r("miniLM", "single")).pvalue
-    assert stated(text, "on MiniLM it keeps the sign") == pytest.approx(p, abs=0.005) and p > 0.05  # fmt: skip
+    assert stated(text, "on MiniLM it keeps the sign") == pytest.approx(p, abs=0.005) and p > 0.05
     p = stats.mannwhitneyu(r("miniLM_scaled"), r("miniLM_scaled", "single")).pvalue
     assert stated(text, "at GloVe's norm") == pytest.approx(p, abs=0.0005) and p < 0.05
     # the basis: the five rotations' seeds do not differ detectably
@@ -65,5 +68,11 @@ def test_claims_no_cell_tests_are_not_made():
     """No cell varies the learning rate, PCA keeps MiniLM's scale, and splitting a smooth curve at
     its minimum gives the 'two phases' sign pattern by construction."""
     text = sensitivity_section()
-    for unsupported in ("scale against Adam's step flips", "Dimension alone", "changes nothing", "The basis moves r", "Two phases;"):  # fmt: skip
+    for unsupported in (
+        "scale against Adam's step flips",
+        "Dimension alone",
+        "changes nothing",
+        "The basis moves r",
+        "Two phases;",
+    ):
         assert unsupported not in text, unsupported

@@ -126,7 +126,7 @@ def rms_centred_norm(vectors: np.ndarray) -> float:
 
 
 def random_orthonormal(rows: int, columns: int, seed: int) -> np.ndarray:
-    """A seeded ``rows x columns`` matrix with orthonormal columns (QR of a Gaussian, signs fixed)."""
+    """A seeded ``rows x columns`` matrix, orthonormal columns (QR of a Gaussian, signs fixed)."""
     gaussian = np.random.default_rng(seed).standard_normal((rows, columns))
     q, r = np.linalg.qr(gaussian)
     return q * np.sign(np.diag(r))  # a unique Q for the seed
@@ -256,7 +256,7 @@ def config_problems(config: Mapping) -> list[str]:
         for ls in block["label_sets"]
     }
     problems += [
-        f"sensitivity.phases: {p['setup']}/{p['vectors']}/{p['label_set']} is not a cell of the grid"
+        f"sensitivity.phases: {p['setup']}/{p['vectors']}/{p['label_set']} is not a grid cell"
         for p in section.get("phases") or []
         if (p["setup"], p["vectors"], p["label_set"]) not in cells
     ]
