@@ -567,6 +567,7 @@ def test_the_doc_table_is_rewritten_between_its_markers_from_a_copy_of_the_seeds
     )
     seeds.to_csv(results / "seeds.csv", index=False)
     pd.DataFrame({"settings": ["test settings"]}).to_csv(results / "table.csv", index=False)
+    (results / "table.md").write_text("| table |\n\nNot run (missing from this table): x/y.\n")
     doc = tmp_path / sensitivity.DOC
     marked = f"# Title\n\nabove\n{sensitivity.DOC_BEGIN}\nstale\n{sensitivity.DOC_END}\nbelow\n"
     doc.write_text(marked, encoding="utf-8")
@@ -577,11 +578,11 @@ def test_the_doc_table_is_rewritten_between_its_markers_from_a_copy_of_the_seeds
     block = sensitivity.generated_block(text)
     assert "| supersense | word2vec | 50 | all | 1 | 5 | +0.81 [+0.64, +0.90] |" in block
     assert "Settings: test settings." in block
-    committed, source = sensitivity.committed_doc_data(tmp_path)
+    _, source = sensitivity.committed_doc_data(tmp_path)
     assert source["sha256"] == sensitivity.sha256(results / "seeds.csv")
     assert sensitivity.sha256(tmp_path / sensitivity.DOC_SEEDS) == source["sha256"]
-    rendered = sensitivity.doc_block(committed, source["settings_line"], 0.95)
-    assert rendered == block
+    assert sensitivity.committed_doc_block(tmp_path) == block
+    assert source["not_run"] == ["x/y"] and "Not run (missing from this table): x/y." in block
     # a doc without its markers is refused, and nothing is written
     doc.write_text("no markers\n", encoding="utf-8")
     (results / "seeds.csv").write_text((results / "seeds.csv").read_text() + "\n")

@@ -576,7 +576,7 @@ def write_tables(
         table.to_csv(tmp, index=False)
     note = f"\nSettings: {settings_line}. Intervals: {table['interval'].iloc[0]}.\n"
     if missing:
-        note += f"\nNot run (missing from this table): {', '.join(missing)}.\n"
+        note += f"\n{NOT_RUN_NOTE}{', '.join(missing)}.\n"
     with opener(outputs.markdown) as tmp:
         tmp.write_text(markdown_table(table) + note, encoding="utf-8")
     return table
@@ -610,14 +610,30 @@ def read_seeds(path: str | os.PathLike) -> pd.DataFrame:
     return seeds
 
 
-def doc_block(seeds: pd.DataFrame, settings_line: str, level: float) -> str:
-    """The doc's generated block: the cell table and the line saying what it states."""
+NOT_RUN_NOTE = "Not run (missing from this table): "
+
+
+def doc_block(
+    seeds: pd.DataFrame, settings_line: str, level: float, not_run: list[str] | None = None
+) -> str:
+    """The doc's generated block: the cell table, the line saying what it states and the
+    configured cells that had not run (a partial grid, scripts/sensitivity_partial.py)."""
     table = cell_table(seeds, level)
     note = (
         f"\nSettings: {settings_line}. r: tanh(mean Fisher z) over the seeds with its "
         f"{table['interval'].iloc[0]}; ρ: the median seed [the lowest, the highest seed].\n"
     )
+    if not_run:
+        note += f"\n{NOT_RUN_NOTE}{', '.join(not_run)}.\n"
     return markdown_table(table) + note
+
+
+def not_run_cells(markdown: str) -> list[str]:
+    """The cells a table.md names as not run (:func:`write_tables`), in order."""
+    for line in markdown.splitlines():
+        if line.startswith(NOT_RUN_NOTE):
+            return line.removeprefix(NOT_RUN_NOTE).rstrip(".").split(", ")
+    return []
 
 
 def with_block(text: str, block: str) -> str:
@@ -644,17 +660,27 @@ def committed_doc_data(root: str | os.PathLike = ".") -> tuple[pd.DataFrame, dic
     return read_seeds(root / DOC_SEEDS), source
 
 
+def committed_doc_block(root: str | os.PathLike = ".") -> str:
+    """The doc's table rendered again from the committed data (what the doc must hold)."""
+    seeds, source = committed_doc_data(root)
+    level, not_run = source["interval_level"], source.get("not_run") or []
+    return doc_block(seeds, source["settings_line"], level, not_run)
+
+
 def write_doc(results: str | os.PathLike, root: str | os.PathLike = ".", level: float = 0.95):
-    """Copy ``results``/seeds.csv beside the doc with its checksum and the study's settings
-    line (``results``/table.csv), then rewrite the doc's generated table from the copy."""
+    """Copy ``results``/seeds.csv beside the doc with its checksum, the study's settings line
+    (``results``/table.csv) and the cells not run (``results``/table.md), then rewrite the doc's
+    generated table from the copy."""
     results, root = Path(results), Path(root)
     seeds_file, table_file = results / "seeds.csv", results / "table.csv"
     for needed in (seeds_file, table_file):
         if not needed.is_file():
             raise FileNotFoundError(f"{needed} is missing: run `snakemake sensitivity_study` first")
     settings_line = str(pd.read_csv(table_file)["settings"].iloc[0])
+    markdown = results / "table.md"
+    not_run = not_run_cells(markdown.read_text(encoding="utf-8")) if markdown.is_file() else []
     doc = (root / DOC).read_text(encoding="utf-8")
-    block = doc_block(read_seeds(seeds_file), settings_line, level)
+    block = doc_block(read_seeds(seeds_file), settings_line, level, not_run)
     new_doc = with_block(doc, block)  # refuses a doc without its markers before writing anything
     source = {
         "source": str(seeds_file),
@@ -663,6 +689,7 @@ def write_doc(results: str | os.PathLike, root: str | os.PathLike = ".", level: 
         "table_sha256": sha256(table_file),
         "settings_line": settings_line,
         "interval_level": level,
+        "not_run": not_run,
     }
     with atomic_path(root / DOC_SEEDS) as tmp:
         shutil.copyfile(seeds_file, tmp)

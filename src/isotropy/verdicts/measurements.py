@@ -81,7 +81,7 @@ def measurement(
     study: str, quantity: str, setup: str, paper_setup: str, value: Any = None, **rest: Any
 ) -> dict[str, Any]:
     """One measurement row; absent numbers are NaN, absent text ''."""
-    row = {column: "" for column in COLUMNS}
+    row: dict[str, Any] = {column: "" for column in COLUMNS}
     row.update(study=study, quantity=quantity, setup=setup, paper_setup=paper_setup)
     for column in _NUMBERS:
         row[column] = math.nan
@@ -419,7 +419,8 @@ def seed_test(
     if len(paired) >= 2:
         d = (paired["t"] - paired["b"]).to_numpy()
         tests = [stats.ttest_1samp(d, 0.0, alternative=a).pvalue for a in ("less", "greater")]
-        return float(d.mean()), len(d), *(float(p) for p in tests)
+        p_less, p_greater = (float(p) for p in tests)
+        return float(d.mean()), len(d), p_less, p_greater
     t, b = treated[column].dropna().to_numpy(), baseline[column].dropna().to_numpy()
     diff = float(t.mean() - b.mean())
     if min(len(t), len(b)) < 2:
@@ -427,7 +428,8 @@ def seed_test(
     tests = [
         stats.ttest_ind(t, b, equal_var=False, alternative=a).pvalue for a in ("less", "greater")
     ]
-    return diff, min(len(t), len(b)), *(float(p) for p in tests)
+    p_less, p_greater = (float(p) for p in tests)
+    return diff, min(len(t), len(b)), p_less, p_greater
 
 
 ISTAR_QUANTITIES = {
@@ -936,13 +938,18 @@ def load_tables(
         if name.endswith("_traces"):
             study = name.removesuffix("_traces")
             keys = run_keys[study]
-            files = [str(v) for v in value]
+            if isinstance(value, (str, os.PathLike)):  # a single trace file
+                files = [str(value)]
+            else:
+                files = [str(v) for v in value]
             if len(keys) != len(files):
                 raise ValueError(f"{study}: {len(keys)} run keys for {len(files)} traces")
             tables[name] = read_traces(
                 files, [{k: v for k, v in key.items() if k != "seed"} for key in keys]
             )
         elif name != "published":
+            if not isinstance(value, (str, os.PathLike)):
+                raise TypeError(f"{name}: one result table, got {value!r}")
             tables[name] = read_result_table(Path(value))
     return tables
 
