@@ -304,83 +304,57 @@ def check_claims(
     :func:`isotropy.extensions.results.claim_values`) when the run has them. The tested rows
     (directions, I-STAR, the extension study's directions) are settled together: Holm over all
     of them."""
-    rows, tests = [], []
+    rows: list[dict] = []
+    tests: list[tuple] = []
     for study in dict.fromkeys(c.study for c in CLAIMS):
         claims = [c for c in CLAIMS if c.study == study]
         ours = measured[measured["study"] == study]
-        if study not in studies:
+        measured_here = ours["quantity"].isin([c.quantity for c in claims])
+        setups = sorted(set(ours.loc[measured_here, "setup"]))
+        absent = ABSENT[study] if study not in studies else ""
+        if absent or not setups:
+            note = absent or f"no results of the {study} study to measure"
+            threshold = {c.name: judge(c.bound, 0.0)[1] for c in claims}
             rows += [
-                _row(c, "all", math.nan, judge(c.bound, 0.0)[1], NOT_RUN, note=ABSENT[study])
-                for c in claims
+                _row(c, "all", math.nan, threshold[c.name], NOT_RUN, note=note) for c in claims
             ]
             continue
-        setups = sorted(set(ours.loc[ours["quantity"].isin([c.quantity for c in claims]), "setup"]))
-        if not setups:
-            rows += [
-                _row(
-                    c,
-                    "all",
-                    math.nan,
-                    judge(c.bound, 0.0)[1],
-                    NOT_RUN,
-                    note=f"no results of the {study} study to measure",
-                )
-                for c in claims
-            ]
         for setup in setups:
             for claim in claims:
                 found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
-                threshold = judge(claim.bound, 0.0)[1]
-                if found.empty:
-                    rows.append(
-                        _row(
-                            claim,
-                            setup,
-                            math.nan,
-                            threshold,
-                            NOT_RUN,
-                            note=f"no {claim.quantity} measured for this setup",
-                        )
-                    )
-                    continue
-                m = found.iloc[0]
-                if m["missing"]:
-                    rows.append(
-                        _row(
-                            claim, setup, math.nan, threshold, NOT_RUN, m["evidence"], m["missing"]
-                        )
-                    )
-                    continue
-                verdict, rule, p = _judge_claim(claim, m)
-                parts = [
-                    rule,
-                    m["note"] or ("" if math.isfinite(m["value"]) else "measurement undefined"),
-                ]
-                if claim.quantity in ("pearson_r", "spearman_rho") and math.isfinite(m["n"]):
-                    parts.insert(1, f"{int(m['n'])} points pooled")
-                if m["stand_in"]:
-                    parts.append(
-                        f"judged on a stand-in (a direction, not a number): {m['stand_in']}"
-                    )
-                if p is not None:
-                    tests.append((len(rows), claim, m, p))
-                rows.append(
-                    _row(
-                        claim,
-                        setup,
-                        float(m["value"]),
-                        threshold,
-                        verdict or INCONCLUSIVE,
-                        m["evidence"],
-                        "; ".join(s for s in parts if s),
-                    )
-                )
+                _claim_row(claim, setup, found, rows, tests)
     if seed_claims is not None:  # the extension study's rows join this page's family
         more_rows, more_tests = seed_claim_rows(seed_claims, EXTENSION_CLAIMS, "extensions")
         tests += [(len(rows) + index, *rest) for index, *rest in more_tests]
         rows += more_rows
     settle_family(rows, tests)
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests: list) -> None:
+    """Append one claim × setup row to ``rows`` (and its test to ``tests``, to be settled with
+    the page's others)."""
+    threshold = judge(claim.bound, 0.0)[1]
+    if found.empty:
+        note = f"no {claim.quantity} measured for this setup"
+        rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, note=note))
+        return
+    m = found.iloc[0]
+    if m["missing"]:
+        rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, m["evidence"], m["missing"]))
+        return
+    verdict, rule, p = _judge_claim(claim, m)
+    undefined = "" if math.isfinite(m["value"]) else "measurement undefined"
+    parts = [rule, m["note"] or undefined]
+    if claim.quantity in ("pearson_r", "spearman_rho") and math.isfinite(m["n"]):
+        parts.insert(1, f"{int(m['n'])} points pooled")
+    if m["stand_in"]:
+        parts.append(f"judged on a stand-in (a direction, not a number): {m['stand_in']}")
+    if p is not None:
+        tests.append((len(rows), claim, m, p))
+    note = "; ".join(s for s in parts if s)
+    value = float(m["value"])
+    rows.append(_row(claim, setup, value, threshold, verdict or INCONCLUSIVE, m["evidence"], note))
 
 
 def settle_family(rows: list[dict], tests: list[tuple]) -> None:

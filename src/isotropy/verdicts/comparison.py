@@ -237,13 +237,22 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                     **details,
                 )
             )
+    _settle_page(rows, tests, seed_tests)
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    if bad := set(table["verdict"]) - set(VERDICTS):
+        raise ValueError(f"unknown verdicts {sorted(bad)}")
+    return table
+
+
+def _settle_page(rows: list[dict], tests: list, seed_tests: list) -> None:
+    """Settle the page's equivalence rows (Holm over them, one family for *agrees* and one for
+    *differs*) and its I-STAR seed tests (Holm over the whole grid: every model × task × λ)."""
     adjusted = zip(holm([t.p_agree for _, t in tests]), holm([t.p_differ for _, t in tests]))
     for (index, test), (p_agree, p_differ) in zip(tests, adjusted):
         rows[index]["verdict"] = settle(Equivalence(test.low, test.high, p_agree, p_differ))
         rows[index]["tolerance"] += (
             f"; Holm over {len(tests)} rows: p(agrees) {p_agree:.2g}, p(differs) {p_differ:.2g}"
         )
-    # I-STAR's seed tests: Holm over the whole grid on this page (every model × task × λ)
     adjusted = zip(
         holm([float(o["p_less"]) for *_, o in seed_tests]),
         holm([float(o["p_greater"]) for *_, o in seed_tests]),
@@ -253,10 +262,6 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
         rows[index]["verdict"], rows[index]["tolerance"] = judge_seed_test(
             kind, bound, seeds=float(ours["seeds"]), p_less=p_less, p_greater=p_greater
         )
-    table = pd.DataFrame(rows, columns=COLUMNS)
-    if bad := set(table["verdict"]) - set(VERDICTS):
-        raise ValueError(f"unknown verdicts {sorted(bad)}")
-    return table
 
 
 ERROR_CONTROL = (

@@ -260,7 +260,6 @@ def _correlation_measurements(
         seed_rows = group[group["scope"].astype(str).str.startswith("seed")]
         setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
         for column in ("pearson_r", "spearman_rho"):
-            name = "Pearson r" if column == "pearson_r" else "Spearman ρ"
             common = dict(
                 unit="correlation",
                 evidence=corr_file,
@@ -281,42 +280,54 @@ def _correlation_measurements(
             per_seed = from_traces.get(
                 (encoder, dataset, column), tuple(seed_rows[column].astype(float))
             )
-            value = float(overall[column].iloc[0])
-            # A one-seed table has no seed0 row: its pooled row is that seed.
-            if not per_seed and "seeds" in overall and int(overall["seeds"].iloc[0]) == 1:
-                per_seed = (value,)
-            points = int(overall["points"].iloc[0]) if "points" in overall else None
-            listed = ", ".join(f"{v:+.3f}" for v in per_seed)
-            note = "; ".join(
-                s
-                for s in (
-                    ""
-                    if math.isfinite(value)
-                    else "undefined: a constant series (see the correlation table)",
-                    f"per seed: {listed}" if per_seed else "",
-                )
-                if s
+            extra = dict(
+                moments=moments.get((encoder, dataset)) if column == "pearson_r" else None,
+                protocol=protocol,
+                **common,
             )
-            rows.append(
-                measurement(
-                    study,
-                    column,
-                    setup,
-                    paper,
-                    value,
-                    spread=seed_std(pd.Series(per_seed, dtype=float)),
-                    seeds=len(per_seed),
-                    n=points,
-                    per_seed=per_seed,
-                    moments=moments.get((encoder, dataset)) if column == "pearson_r" else None,
-                    protocol=protocol,
-                    convention=f"{name} of IsoScore vs silhouette, all recorded steps of all "
-                    f"seeds pooled ({points} points)",
-                    note=note,
-                    **common,
-                )
-            )
+            rows.append(_correlation_row(study, column, setup, paper, overall, per_seed, extra))
     return rows
+
+
+def _correlation_row(
+    study: str,
+    column: str,
+    setup: str,
+    paper: str,
+    overall: pd.DataFrame,
+    per_seed: tuple,
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    """One setup's pooled correlation (``overall``: its 'all' row) with each seed's value."""
+    name = "Pearson r" if column == "pearson_r" else "Spearman ρ"
+    value = float(overall[column].iloc[0])
+    # A one-seed table has no seed0 row: its pooled row is that seed.
+    if not per_seed and "seeds" in overall and int(overall["seeds"].iloc[0]) == 1:
+        per_seed = (value,)
+    points = int(overall["points"].iloc[0]) if "points" in overall else None
+    listed = ", ".join(f"{v:+.3f}" for v in per_seed)
+    constant = "undefined: a constant series (see the correlation table)"
+    undefined = "" if math.isfinite(value) else constant
+    note = "; ".join(s for s in (undefined, f"per seed: {listed}" if per_seed else "") if s)
+    convention = (
+        f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled "
+        f"({points} points)"
+    )
+    spread = seed_std(pd.Series(per_seed, dtype=float))
+    return measurement(
+        study,
+        column,
+        setup,
+        paper,
+        value,
+        spread=spread,
+        seeds=len(per_seed),
+        n=points,
+        per_seed=per_seed,
+        convention=convention,
+        note=note,
+        **extra,
+    )
 
 
 def _trace_measurements(
@@ -362,47 +373,48 @@ def _trace_measurements(
                     f"{', '.join(f'{v:+.4f}' for v in change)}",
                 )
             )
-        if seeds < 2:
-            rows.append(
-                measurement(
-                    study,
-                    "seed_spread",
-                    setup,
-                    paper,
-                    seeds=seeds,
-                    evidence=evidence,
-                    missing="one seed only: no spread to measure",
-                )
-            )
-        else:
-            # The spread of where the seeds end, relative to how far they move: "negligible" is
-            # about the effect, not an absolute number (0.05 exceeds a final IsoScore of 0.03).
-            ratios = {
-                m: ends[m]["last"].std(ddof=1) / abs((ends[m]["last"] - ends[m]["first"]).mean())
-                for m in ("silhouette", "isoscore")
-            }
-            worst = max(ratios, key=lambda m: ratios[m])
-            note = "; ".join(
-                f"{m}: std of final {ends[m]['last'].std(ddof=1):.4g} / |mean change| "
-                f"{abs((ends[m]['last'] - ends[m]['first']).mean()):.4g}"
-                for m in ratios
-            )
-            rows.append(
-                measurement(
-                    study,
-                    "seed_spread",
-                    setup,
-                    paper,
-                    ratios[worst],
-                    seeds=seeds,
-                    unit="std across seeds of the final value / |mean change|",
-                    protocol=protocol,
-                    stand_in=stand_in,
-                    evidence=evidence,
-                    note=f"{seeds} seeds, largest for {worst}; {note}",
-                )
-            )
+        rows.append(_spread_row(study, setup, paper, ends, seeds, protocol, stand_in, evidence))
     return rows
+
+
+def _spread_row(
+    study: str,
+    setup: str,
+    paper: str,
+    ends: Mapping[str, pd.DataFrame],
+    seeds: int,
+    protocol: str,
+    stand_in: str,
+    evidence: str,
+) -> dict[str, Any]:
+    """The seeds' spread: where they end, relative to how far they move ("negligible" is about
+    the effect, not an absolute number: 0.05 exceeds a final IsoScore of 0.03)."""
+    if seeds < 2:
+        missing = "one seed only: no spread to measure"
+        return measurement(
+            study, "seed_spread", setup, paper, seeds=seeds, evidence=evidence, missing=missing
+        )
+    spread = {m: ends[m]["last"].std(ddof=1) for m in ("silhouette", "isoscore")}
+    change = {m: abs((ends[m]["last"] - ends[m]["first"]).mean()) for m in spread}
+    ratios = {m: spread[m] / change[m] for m in spread}
+    worst = max(ratios, key=lambda m: ratios[m])
+    note = "; ".join(
+        f"{m}: std of final {spread[m]:.4g} / |mean change| {change[m]:.4g}" for m in ratios
+    )
+    unit = "std across seeds of the final value / |mean change|"
+    return measurement(
+        study,
+        "seed_spread",
+        setup,
+        paper,
+        ratios[worst],
+        seeds=seeds,
+        unit=unit,
+        protocol=protocol,
+        stand_in=stand_in,
+        evidence=evidence,
+        note=f"{seeds} seeds, largest for {worst}; {note}",
+    )
 
 
 def seed_test(
@@ -541,71 +553,11 @@ def lid_measurements(
     keys = ["kind", "model"]
     for (kind, name), group in lid.groupby(keys, sort=False):
         last = group if kind == "static" else group[group["layer"] == group["layer"].max()]
-        cosine, euclidean = last[last["metric"] == "cosine"], last[last["metric"] == "euclidean"]
-        if kind == "static":
-            setup, paper, cap = "static word vectors", "GloVe", "one vector per word"
-            stand_in = (
-                stand.word_vectors.replace(
-                    "for NLPL word2vec model 222 (300-d)", "for the paper's GloVe"
-                )
-                if stand.word_vectors
-                else ""
-            )
-            layers = ""
-        else:
-            paper = _cai_setup(config, name)
-            setup, cap = f"{name}, last layer ({int(last['layer'].iloc[0])})", _cap(config)
-            stand_in = "; ".join(
-                s for s in (model_stand_in(config, name, paper), stand.corpus) if s
-            )
-            per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
-            layers = (
-                f"cosine LID over layers {per_layer.min():.2f}–{per_layer.max():.2f}; Table 3 "
-                "does not say which layer, the last is compared"
-                if len(per_layer)
-                else ""
-            )
+        setup, paper, cap, stand_in, layers = _lid_setup(kind, name, group, last, config, stand)
         source = last.iloc[0]
         n, k, dim = int(source["n"]), int(source["k"]), int(source["dim"])
         common = dict(n=n, k=k, per_type_cap=cap, stand_in=stand_in, evidence=LID_FILE)
-        euclid = (
-            "Euclidean on Cai's squared-distance scale (their Figure 9) "
-            f"{euclidean['lid_cai_scale'].mean():.2f}, true-distance MLE "
-            f"{euclidean['lid_true_distances'].mean():.2f}"
-            if len(euclidean)
-            else ""
-        )
-        if cosine.empty:
-            rows.append(
-                measurement(
-                    "geometry",
-                    "lid_cosine",
-                    setup,
-                    paper,
-                    missing="no cosine LID in lid.csv (geometry.clusters.lid_metrics)",
-                    **common,
-                )
-            )
-        else:
-            per_seed = tuple(cosine.groupby("seed")["lid_cai_scale"].mean())
-            rows.append(
-                measurement(
-                    "geometry",
-                    "lid_cosine",
-                    setup,
-                    paper,
-                    cosine["lid_cai_scale"].mean(),
-                    spread=seed_std(cosine["lid_cai_scale"]),
-                    seeds=cosine["seed"].nunique(),
-                    per_seed=per_seed,
-                    seed_free=_lid_seed_free(config, kind),
-                    unit="dimensions",
-                    convention=f"Levina–Bickel MLE, cosine distance, k = {k}, neighbours "
-                    f"within a sample of n = {n} (per-type cap {cap})",
-                    note="; ".join(s for s in (euclid, layers) if s),
-                    **common,
-                )
-            )
+        rows.append(_lid_cosine_row(kind, last, setup, paper, layers, config, common))
         rows.append(
             measurement(
                 "geometry",
@@ -631,6 +583,77 @@ def lid_measurements(
             )
         )
     return rows
+
+
+def _lid_setup(
+    kind: str,
+    name: str,
+    group: pd.DataFrame,
+    last: pd.DataFrame,
+    config: Mapping[str, Any],
+    stand: StandIns,
+) -> tuple[str, str, str, str, str]:
+    """(our setup, the paper's, the per-type cap, the stand-in, the layers' note) of one model
+    or of the static vectors."""
+    if kind == "static":
+        glove = "for the paper's GloVe"
+        replaced = stand.word_vectors.replace("for NLPL word2vec model 222 (300-d)", glove)
+        stand_in = replaced if stand.word_vectors else ""
+        return "static word vectors", "GloVe", "one vector per word", stand_in, ""
+    paper = _cai_setup(config, name)
+    setup, cap = f"{name}, last layer ({int(last['layer'].iloc[0])})", _cap(config)
+    stand_in = "; ".join(s for s in (model_stand_in(config, name, paper), stand.corpus) if s)
+    per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
+    layers = ""
+    if len(per_layer):
+        layers = (
+            f"cosine LID over layers {per_layer.min():.2f}–{per_layer.max():.2f}; Table 3 "
+            "does not say which layer, the last is compared"
+        )
+    return setup, paper, cap, stand_in, layers
+
+
+def _lid_cosine_row(
+    kind: str,
+    last: pd.DataFrame,
+    setup: str,
+    paper: str,
+    layers: str,
+    config: Mapping[str, Any],
+    common: dict[str, Any],
+) -> dict[str, Any]:
+    """The cosine LID of one model's last layer (or of the static vectors), with each seed's."""
+    cosine, euclidean = last[last["metric"] == "cosine"], last[last["metric"] == "euclidean"]
+    if cosine.empty:
+        missing = "no cosine LID in lid.csv (geometry.clusters.lid_metrics)"
+        return measurement("geometry", "lid_cosine", setup, paper, missing=missing, **common)
+    euclid = ""
+    if len(euclidean):
+        euclid = (
+            "Euclidean on Cai's squared-distance scale (their Figure 9) "
+            f"{euclidean['lid_cai_scale'].mean():.2f}, true-distance MLE "
+            f"{euclidean['lid_true_distances'].mean():.2f}"
+        )
+    n, k, cap = common["n"], common["k"], common["per_type_cap"]
+    convention = (
+        f"Levina–Bickel MLE, cosine distance, k = {k}, neighbours within a sample of n = {n} "
+        f"(per-type cap {cap})"
+    )
+    return measurement(
+        "geometry",
+        "lid_cosine",
+        setup,
+        paper,
+        cosine["lid_cai_scale"].mean(),
+        spread=seed_std(cosine["lid_cai_scale"]),
+        seeds=cosine["seed"].nunique(),
+        per_seed=tuple(cosine.groupby("seed")["lid_cai_scale"].mean()),
+        seed_free=_lid_seed_free(config, kind),
+        unit="dimensions",
+        convention=convention,
+        note="; ".join(s for s in (euclid, layers) if s),
+        **common,
+    )
 
 
 def cosine_measurements(
@@ -688,110 +711,103 @@ def sts_measurements(
     for (name, dataset), group in sts.groupby(["model", "dataset"], sort=True):
         split = str(group["split"].iloc[0]) if "split" in group else ""
         setup = f"{name}, {dataset} {split}".strip()
-        stand_in = "; ".join(
-            s
-            for s in (
-                model_stand_in(config, name, "BERT"),
-                stand.sts_split if dataset == "stsb" else "",
-            )
-            if s
-        )
-        pipeline = (
-            str(group["pipeline"].iloc[0])
-            if "pipeline" in group
-            else "mean-pooled sentence vectors transformed"
-        )
+        split_stand_in = stand.sts_split if dataset == "stsb" else ""
+        stand_ins = (model_stand_in(config, name, "BERT"), split_stand_in)
+        stand_in = "; ".join(s for s in stand_ins if s)
+        pipeline = "mean-pooled sentence vectors transformed"
+        if "pipeline" in group:
+            pipeline = str(group["pipeline"].iloc[0])
         for method, runs in group.groupby("method", sort=False):
-            first = runs.iloc[0]
-            setting = (
-                f"{int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions"
-                if method != "none" and "n_clusters" in runs
-                else ""
-            )
-            for column, quantity in QUANTITY_OF_STS.items():
-                if column not in runs:
-                    continue
-                sign_free = (
-                    f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}"
-                    if column == "isotropy" and "isotropy_sign_free" in runs
-                    else ""
-                )
-                convention = (
-                    "I(W) with the eigenvectors' signs as numpy returns them (Rajaee's "
-                    f"isotropy()); {pipeline}"
-                    if column == "isotropy"
-                    else f"cosine of sentence vectors vs gold; {pipeline}"
-                )
-                per_seed = (
-                    tuple(runs.groupby("seed")[column].mean())
-                    if "seed" in runs
-                    else (runs[column].mean(),)
-                )
-                rows.append(
-                    measurement(
-                        "geometry",
-                        quantity,
-                        setup,
-                        f"{dataset}/{method}",
-                        runs[column].mean(),
-                        spread=seed_std(runs[column]),
-                        seeds=runs["seed"].nunique() if "seed" in runs else None,
-                        per_seed=per_seed,
-                        seed_free=method in SEED_FREE_METHODS,
-                        n=int(first["n_pairs"]) if "n_pairs" in runs else None,
-                        unit="ratio (1 = isotropic)"
-                        if column == "isotropy"
-                        else "correlation ×100",
-                        convention=convention,
-                        stand_in=stand_in,
-                        evidence=STS_FILE,
-                        note="; ".join(s for s in (setting, sign_free) if s),
-                    )
-                )
-        means = group.groupby("method")[["spearman", "isotropy"]].mean()
-        claim_setup = f"{name}/{dataset}"
-        if "none" not in means.index or enhanced not in means.index:
-            for quantity in ("sts_isotropy_ratio", "sts_spearman_gain"):
-                rows.append(
-                    measurement(
-                        "geometry",
-                        quantity,
-                        claim_setup,
-                        claim_setup,
-                        evidence=STS_FILE,
-                        missing=f"sts.csv lacks method 'none' or {enhanced!r}",
-                    )
-                )
+            where = (setup, f"{dataset}/{method}", stand_in, pipeline)
+            rows += _sts_method_rows(method, runs, *where)
+        rows += _sts_gain_rows(f"{name}/{dataset}", group, enhanced)
+    return rows
+
+
+def _sts_method_rows(
+    method: str, runs: pd.DataFrame, setup: str, paper: str, stand_in: str, pipeline: str
+) -> list[dict[str, Any]]:
+    """One model × data set × method: each STS quantity (seed means, with each seed's)."""
+    rows = []
+    first = runs.iloc[0]
+    setting = ""
+    if method != "none" and "n_clusters" in runs:
+        setting = f"{int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions"
+    for column, quantity in QUANTITY_OF_STS.items():
+        if column not in runs:
             continue
-        before, after = means.loc["none"], means.loc[enhanced]
-        ratio = after["isotropy"] / before["isotropy"] if before["isotropy"] > 0 else float("nan")
-        rows.append(
-            measurement(
-                "geometry",
-                "sts_isotropy_ratio",
-                claim_setup,
-                claim_setup,
-                ratio,
-                unit="ratio",
-                evidence=STS_FILE,
-                note=f"I(W) {before['isotropy']:.3g} → {after['isotropy']:.3g}",
+        sign_free = ""
+        if column == "isotropy" and "isotropy_sign_free" in runs:
+            sign_free = f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}"
+        convention = f"cosine of sentence vectors vs gold; {pipeline}"
+        if column == "isotropy":
+            convention = (
+                "I(W) with the eigenvectors' signs as numpy returns them (Rajaee's "
+                f"isotropy()); {pipeline}"
             )
-        )
-        # sts.csv stores correlations ×100 (isotropy.geometry.evaluate_sts), as the paper reports
-        # them.
+        per_seed = (runs[column].mean(),)
+        if "seed" in runs:
+            per_seed = tuple(runs.groupby("seed")[column].mean())
+        unit = "ratio (1 = isotropic)" if column == "isotropy" else "correlation ×100"
         rows.append(
             measurement(
                 "geometry",
-                "sts_spearman_gain",
-                claim_setup,
-                claim_setup,
-                after["spearman"] - before["spearman"],
-                unit="Spearman ×100 difference",
+                quantity,
+                setup,
+                paper,
+                runs[column].mean(),
+                spread=seed_std(runs[column]),
+                seeds=runs["seed"].nunique() if "seed" in runs else None,
+                per_seed=per_seed,
+                seed_free=method in SEED_FREE_METHODS,
+                n=int(first["n_pairs"]) if "n_pairs" in runs else None,
+                unit=unit,
+                convention=convention,
+                stand_in=stand_in,
                 evidence=STS_FILE,
-                note=f"Spearman×100 {before['spearman']:.2f} → {after['spearman']:.2f}",
+                note="; ".join(s for s in (setting, sign_free) if s),
             )
         )
     return rows
+
+
+def _sts_gain_rows(claim_setup: str, group: pd.DataFrame, enhanced: str) -> list[dict[str, Any]]:
+    """The enhanced method's I(W) ratio and Spearman gain over none (one model × data set)."""
+    means = group.groupby("method")[["spearman", "isotropy"]].mean()
+    where = ("geometry",)
+    if "none" not in means.index or enhanced not in means.index:
+        missing = f"sts.csv lacks method 'none' or {enhanced!r}"
+        return [
+            measurement(
+                *where, quantity, claim_setup, claim_setup, evidence=STS_FILE, missing=missing
+            )
+            for quantity in ("sts_isotropy_ratio", "sts_spearman_gain")
+        ]
+    before, after = means.loc["none"], means.loc[enhanced]
+    ratio = after["isotropy"] / before["isotropy"] if before["isotropy"] > 0 else float("nan")
+    # sts.csv stores correlations ×100 (isotropy.geometry.evaluate_sts), as the paper reports.
+    return [
+        measurement(
+            "geometry",
+            "sts_isotropy_ratio",
+            claim_setup,
+            claim_setup,
+            ratio,
+            unit="ratio",
+            evidence=STS_FILE,
+            note=f"I(W) {before['isotropy']:.3g} → {after['isotropy']:.3g}",
+        ),
+        measurement(
+            "geometry",
+            "sts_spearman_gain",
+            claim_setup,
+            claim_setup,
+            after["spearman"] - before["spearman"],
+            unit="Spearman ×100 difference",
+            evidence=STS_FILE,
+            note=f"Spearman×100 {before['spearman']:.2f} → {after['spearman']:.2f}",
+        ),
+    ]
 
 
 CLASSIFICATION_FILE = paths.GEOMETRY_CLASSIFICATION
@@ -800,6 +816,25 @@ CLASSIFICATION_READINGS = {
     "positions": "transformed last-layer tokens by position, flattened "
     "(the authors' classifier cell's input)",
 }
+
+
+# I(W) as a ratio and ×100 (our reading of the slides' "84.36"): quantity, scale, unit.
+IW_READINGS = (("sst2_iw", 1, "ratio (1 = isotropic)"), ("sst2_iw_percent", 100, "I(W) ×100"))
+
+
+def _classification_note(first: pd.Series, method: str) -> str:
+    """The training sentences, the majority class and (cluster-based) what was fitted."""
+    fitted = ""
+    if method != "none":
+        fitted = (
+            f"{int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions, "
+            "fitted on the tokens of both splits"
+        )
+    train = (
+        f"{int(first['n_train'])} training sentences (config geometry.classification.train_subset)"
+    )
+    majority = f"majority class {first['majority_accuracy']:.2f}"
+    return "; ".join(s for s in (train, majority, fitted) if s)
 
 
 def classification_measurements(
@@ -813,29 +848,11 @@ def classification_measurements(
         first = runs.iloc[0]
         setup = f"{name}, {first['task']} ({reading} features)"
         stand_in = model_stand_in(config, name, "BERT")
-        common = dict(
-            seeds=runs["seed"].nunique(),
-            seed_free=method == "none",
-            n=int(first["n_validation"]),
-            stand_in=stand_in,
-            evidence=CLASSIFICATION_FILE,
-        )
-        fitted = (
-            f"{int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions, "
-            "fitted on the tokens of both splits"
-            if method != "none"
-            else ""
-        )
-        note = "; ".join(
-            s
-            for s in (
-                f"{int(first['n_train'])} training sentences (config "
-                "geometry.classification.train_subset)",
-                f"majority class {first['majority_accuracy']:.2f}",
-                fitted,
-            )
-            if s
-        )
+        seeds, n = runs["seed"].nunique(), int(first["n_validation"])
+        common = dict(seeds=seeds, seed_free=method == "none", n=n, stand_in=stand_in)
+        common["evidence"] = CLASSIFICATION_FILE
+        features = CLASSIFICATION_READINGS.get(reading, reading)
+        convention = f"logistic regression (C {first['C']:g}) on {features}; SST-2 validation"
         per_seed = runs.groupby("seed")
         rows.append(
             measurement(
@@ -847,9 +864,8 @@ def classification_measurements(
                 spread=seed_std(runs["accuracy"]),
                 per_seed=tuple(per_seed["accuracy"].mean()),
                 unit="accuracy ×100",
-                convention=f"logistic regression (C {first['C']:g}) on "
-                f"{CLASSIFICATION_READINGS.get(reading, reading)}; SST-2 validation",
-                note=note,
+                convention=convention,
+                note=_classification_note(first, method),
                 **common,
             )
         )
@@ -858,34 +874,24 @@ def classification_measurements(
             "eigenvector signs; of the pooled sentences "
             f"{runs['isotropy_sentences'].mean():.3g}"
         )
-        rows.append(
-            measurement(
-                "geometry",
-                "sst2_iw",
-                setup,
-                method,
-                runs["isotropy"].mean(),
-                spread=seed_std(runs["isotropy"]),
-                per_seed=tuple(per_seed["isotropy"].mean()),
-                unit="ratio (1 = isotropic)",
-                convention=iw,
-                **common,
+        for quantity, scale, unit in IW_READINGS:
+            value = scale * runs["isotropy"].mean()
+            spread = scale * seed_std(runs["isotropy"])
+            iw_per_seed = tuple(scale * per_seed["isotropy"].mean())
+            rows.append(
+                measurement(
+                    "geometry",
+                    quantity,
+                    setup,
+                    method,
+                    value,
+                    spread=spread,
+                    per_seed=iw_per_seed,
+                    unit=unit,
+                    convention=iw,
+                    **common,
+                )
             )
-        )
-        rows.append(
-            measurement(
-                "geometry",
-                "sst2_iw_percent",
-                setup,
-                method,
-                100 * runs["isotropy"].mean(),
-                spread=100 * seed_std(runs["isotropy"]),
-                per_seed=tuple(100 * per_seed["isotropy"].mean()),
-                unit="I(W) ×100",
-                convention=iw,
-                **common,
-            )
-        )
     return rows
 
 
