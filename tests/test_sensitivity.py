@@ -534,28 +534,35 @@ def test_scaling_the_vectors_by_c_is_adams_step_divided_by_c_for_the_table():
     A cell at lr x 1/c matches the table's step only (not the classifier's, nor its start)."""
     c, lr, steps = 0.193, 1e-3, 200
     gen = torch.Generator().manual_seed(0)
-    table = torch.randn(40, 6, generator=gen, dtype=torch.float64) * 4.7
-    weight = torch.randn(3, 6, generator=gen, dtype=torch.float64)
+    table = torch.randn(40, 6, generator=gen, dtype=torch.float64)
+    weight = 0.3 * torch.randn(3, 6, generator=gen, dtype=torch.float64)
     bias = torch.zeros(3, dtype=torch.float64)
     labels = torch.randint(0, 3, (40,), generator=gen)
 
-    def train(e, w, b, rates):
+    def train(e, w, b, rates, eps):
         e, w, b = (t.clone().requires_grad_(True) for t in (e, w, b))
         groups = [{"params": [p], "lr": r} for p, r in zip((e, w, b), rates)]
-        optimiser = torch.optim.Adam(groups)
+        optimiser = torch.optim.Adam(groups, eps=eps)
         for _ in range(steps):
             optimiser.zero_grad()
             torch.nn.functional.cross_entropy(e @ w.T + b, labels).backward()
             optimiser.step()
         return e.detach(), w.detach()
 
-    scaled_e, scaled_w = train(c * table, weight / c, bias, (lr, lr, lr))
-    plain_e, plain_w = train(table, weight, bias, (lr / c, lr * c, lr))
-    assert torch.allclose(scaled_e, c * plain_e, rtol=1e-5, atol=1e-7)
-    assert torch.allclose(scaled_w, plain_w / c, rtol=1e-5, atol=1e-7)
+    scaled, matched = (lr, lr, lr), (lr / c, lr * c, lr)
+    # the algebra, eps set to 0 (no gradient here is 0): equal to rounding
+    scaled_e, scaled_w = train(c * table, weight / c, bias, scaled, eps=0.0)
+    plain_e, plain_w = train(table, weight, bias, matched, eps=0.0)
+    assert torch.allclose(scaled_e, c * plain_e, rtol=0, atol=1e-12)
+    assert torch.allclose(scaled_w, plain_w / c, rtol=0, atol=1e-12)
+    # at PyTorch's eps (1e-8, the study's) the difference stays small against the movement
+    scaled_e, _ = train(c * table, weight / c, bias, scaled, eps=1e-8)
+    plain_e, _ = train(table, weight, bias, matched, eps=1e-8)
+    moved = (scaled_e - c * table).abs().max()
+    assert (scaled_e - c * plain_e).abs().max() < 1e-3 * moved
     # one learning rate for both (the lr cell) moves the classifier by another step
-    one_e, _ = train(table, weight, bias, (lr / c, lr / c, lr / c))
-    assert not torch.allclose(scaled_e, c * one_e, rtol=1e-3)
+    one_e, _ = train(table, weight, bias, (lr / c, lr / c, lr / c), eps=1e-8)
+    assert (scaled_e - c * one_e).abs().max() > 0.1 * moved
 
 
 def test_the_doc_table_is_rewritten_between_its_markers_from_a_copy_of_the_seeds(tmp_path):

@@ -46,9 +46,10 @@ def r(vectors: str, label_set: str = "all", lr: float = 1.0, setup: str = "super
 
 
 def sensitivity_section() -> str:
+    """The README's conclusions, whitespace normalised (a phrase may wrap across lines)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     start = readme.index("**What sets the sign of the supersense correlation**")
-    return readme[start : readme.index("## Beyond the paper")]
+    return " ".join(readme[start : readme.index("## Beyond the paper")].split())
 
 
 def stated(text: str, after: str) -> float:
