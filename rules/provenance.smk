@@ -10,7 +10,7 @@
 # if needed (the I-STAR grid too, when listed); a study left out has its claims "not run".
 rule check_claims:
     input:
-        **inputs.workflow_inputs(config),
+        **inputs.claims_inputs(config),
     output:
         table=report(
             paths.CLAIMS,

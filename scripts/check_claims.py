@@ -7,6 +7,9 @@ uses), the claims and their bounds are in :mod:`isotropy.verdicts.claims`.
 
 import logging
 
+import pandas as pd
+
+from isotropy.extensions.results import claim_values
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
@@ -23,11 +26,15 @@ from isotropy.verdicts.standins import StandIns
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
-    tables = load_tables(dict(snakemake.input.items()), dict(snakemake.params.run_keys))
+    named = dict(snakemake.input.items())
+    # the extension study's per-seed values (config studies lists it): its claims join the page
+    extensions = named.pop("extensions_seeds", None)
+    seed_claims = None if extensions is None else claim_values(pd.read_csv(extensions))
+    tables = load_tables(named, dict(snakemake.params.run_keys))
     measured = measure(
         tables, dict(snakemake.params.config), StandIns(**snakemake.params.stand_ins)
     )
-    table = check_claims(measured, {name.split("_")[0] for name in tables})
+    table = check_claims(measured, {name.split("_")[0] for name in tables}, seed_claims)
     if snakemake.params.get("preview"):  # a preview's claims: results/preview/ as the main study
         table = as_preview(table, snakemake.params.preview)
     with atomic_path(snakemake.output.table) as tmp:

@@ -19,15 +19,16 @@ def main(snakemake):
     spec = snakemake.params.spec
     vectors, index = load_embeddings(snakemake.input.vectors, snakemake.input.index)
     norms = {spec["of"]: rms_centred_norm(vectors)}
+    # rescale: the vectors themselves; pca with norm_of: the reduced vectors, then rescaled
+    rescale_only = spec["transform"] == "rescale"
+    derived, basis = (vectors, None) if rescale_only else derive_vectors(vectors, spec)
     if spec.get("norm_of"):
         # The target scale: the other set's RMS centred norm on the words both sets have.
         other, other_index = load_embeddings(
             snakemake.input.norm_vectors, snakemake.input.norm_index
         )
-        derived, target = rescale_to(vectors, index, other, other_index)
-        norms[spec["norm_of"]], basis = target, None
-    else:
-        derived, basis = derive_vectors(vectors, spec)
+        derived, target = rescale_to(derived, index, other, other_index)
+        norms[spec["norm_of"]] = target
     norms[snakemake.wildcards.vectors] = rms_centred_norm(derived)
     log.info("%s: %s -> %s; RMS centred norms %s", spec["of"], vectors.shape, derived.shape, norms)
     with atomic_path(snakemake.output.vectors) as tmp:

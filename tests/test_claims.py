@@ -160,10 +160,25 @@ def istar_runs(negative_iso: float, negative_metric: float, seeds: int = 3) -> p
     rows = []
     for seed in range(seeds):
         common = {"model": "bert", "task": "sst2", "seed": seed}
-        rows.append({**common, "regulariser": "none", "lambda": 0.0, "metric": 0.90 + noise[seed, 0], "isoscore_star": 0.30 + noise[seed, 1]})  # fmt: skip
+        rows.append(
+            {
+                **common,
+                "regulariser": "none",
+                "lambda": 0.0,
+                "metric": 0.90 + noise[seed, 0],
+                "isoscore_star": 0.30 + noise[seed, 1],
+            }
+        )
         for lam in (-5.0, -1.0):
-            rows.append({**common, "regulariser": "istar", "lambda": lam, "metric": negative_metric + noise[seed, 2] + (0.005 if lam == -1.0 else 0),
-                         "isoscore_star": negative_iso + noise[seed, 3] + (0.01 if lam == -1.0 else 0)})  # fmt: skip
+            rows.append(
+                {
+                    **common,
+                    "regulariser": "istar",
+                    "lambda": lam,
+                    "metric": negative_metric + noise[seed, 2] + (0.005 if lam == -1.0 else 0),
+                    "isoscore_star": negative_iso + noise[seed, 3] + (0.01 if lam == -1.0 else 0),
+                }
+            )
         rows.append(
             {**common, "regulariser": "istar", "lambda": 5.0, "metric": 0.5, "isoscore_star": 0.9}
         )
@@ -173,11 +188,17 @@ def istar_runs(negative_iso: float, negative_metric: float, seeds: int = 3) -> p
 def test_istar_claims_judge_each_lambda_over_seeds():
     runs = istar_runs(negative_iso=0.10, negative_metric=0.93)
     rows = {(r["claim"], r["setup"]): r for r in istar_rows(runs)}
-    assert set(rows) == {(c, f"bert/sst2, λ={lam}") for c in ("negative_lambda_lowers_isoscore", "negative_lambda_improves_task") for lam in (-5, -1)}  # fmt: skip
+    assert set(rows) == {
+        (c, f"bert/sst2, λ={lam}")
+        for c in ("negative_lambda_lowers_isoscore", "negative_lambda_improves_task")
+        for lam in (-5, -1)
+    }
     base = runs[runs["regulariser"] == "none"].set_index("seed")
     minus_one = runs[runs["lambda"] == -1.0].set_index("seed")
     lowers = rows[("negative_lambda_lowers_isoscore", "bert/sst2, λ=-1")]
-    assert lowers["measured"] == pytest.approx((minus_one["isoscore_star"] - base["isoscore_star"]).mean())  # fmt: skip
+    assert lowers["measured"] == pytest.approx(
+        (minus_one["isoscore_star"] - base["isoscore_star"]).mean()
+    )
     assert {r["verdict"] for r in rows.values()} == {SUPPORTED}
     rows = istar_rows(istar_runs(negative_iso=0.5, negative_metric=0.80))
     assert {r["verdict"] for r in rows} == {NOT_SUPPORTED}  # each λ significantly the other way
@@ -195,7 +216,9 @@ def test_istar_one_seed_is_not_judged_and_noise_is_inconclusive():
     noisy.loc[negative, "metric"] += noisy.loc[negative, "seed"].map(
         {0: 0.06, 1: -0.04, 2: 0.01}
     )  # mean +0.01, sd 0.05
-    verdicts = {r["verdict"] for r in istar_rows(noisy) if r["claim"] == "negative_lambda_improves_task"}  # fmt: skip
+    verdicts = {
+        r["verdict"] for r in istar_rows(noisy) if r["claim"] == "negative_lambda_improves_task"
+    }
     assert verdicts == {INCONCLUSIVE}
 
 
@@ -385,3 +408,68 @@ def test_workflow_inputs_follow_the_configured_studies():
     trimmed = {k: v for k, v in config.items() if k not in ("istar", "geometry", "glue")}
     assert set(workflow_inputs(trimmed)) == main_only
     assert set(workflow_run_keys(trimmed)) == {"main"}
+
+
+def test_the_extension_studys_claims_join_the_claims_pages_holm_family():
+    """Issue 47/49: the extension study's claim rows are judged as the page's directions are
+    (every seed and a one-sided t over seeds) and adjusted with them, so Holm runs over every
+    tested row of the page; on a page of their own they form their own family."""
+    from isotropy.verdicts.claims import ERROR_CONTROL, EXTENSION_CLAIMS, check_seed_claims
+
+    def seeds(claim: str, setup: str, values: list[float]) -> pd.DataFrame:
+        rows = {"claim": claim, "setup": setup, "seed": range(len(values)), "value": values}
+        return pd.DataFrame(rows)
+
+    # clear: five seeds well above 0; marginal: five seeds above 0, one-sided t p 0.030;
+    # null: seeds either side of 0
+    claim = "triplet_need_not_be_anisotropic"
+    clear = seeds(claim, "toy/clear", [0.30, 0.32, 0.31, 0.29, 0.33])
+    marginal = seeds(claim, "toy/marginal", [0.05, 0.12, 0.02, 0.2, 0.04])
+    null = seeds(claim, "toy/null", [0.1, -0.1, 0.05, -0.05, 0.02])
+    p_marginal = stats.ttest_1samp(marginal["value"], 0, alternative="greater").pvalue
+    assert 0.025 < p_marginal < 0.035
+    by_itself = check_seed_claims(marginal).set_index("setup")
+    assert by_itself.loc["toy/marginal", "verdict"] == SUPPORTED  # a family of one
+    per_seed = pd.concat([clear, marginal, null], ignore_index=True)
+    alone = check_seed_claims(per_seed).set_index("setup")
+    assert alone.loc["toy/clear", "verdict"] == SUPPORTED
+    assert "Holm over 3 tests" in alone.loc["toy/clear", "note"]
+    assert alone.loc["toy/marginal", "verdict"] == INCONCLUSIVE  # Holm: 2 × 0.030 > 0.05
+    assert alone.loc["toy/null", "verdict"] == INCONCLUSIVE
+    # on the claims page: the main study's tested rows and these rows, one family
+    traces = synthetic_traces()
+    tables = {
+        "main_traces": traces,
+        "main_correlations": correlation_table(traces, by=["encoder", "dataset"]),
+    }
+    measured = measure(tables, {}, StandIns())
+    page = check_claims(measured, {"main"}, per_seed)
+    tested = page["note"].astype(str).str.contains("Holm over")
+    main_only = check_claims(measured, {"main"})
+    n_main = int(main_only["note"].astype(str).str.contains("Holm over").sum())
+    assert n_main > 0 and int(tested.sum()) == n_main + 3
+    assert page.loc[tested, "note"].str.contains(f"Holm over {n_main + 3} tests").all()
+    extension = page[page["study"] == "extensions"].set_index("setup")
+    assert extension.loc["toy/clear", "verdict"] == SUPPORTED
+    assert extension.loc["toy/marginal", "verdict"] == INCONCLUSIVE
+    # every extension claim without values reads not run, untested
+    assert set(page.loc[page["study"] == "extensions", "claim"]) == {
+        c.name for c in EXTENSION_CLAIMS
+    }
+    # one seed going against a claim about every run: not supported, no test
+    against = check_seed_claims(seeds("deep_output_anisotropic", "toy", [0.2]))
+    assert against.loc[against["setup"] == "toy", "verdict"].item() == NOT_SUPPORTED
+    assert "extension study's rows" in ERROR_CONTROL and "Holm-adjusted together" in ERROR_CONTROL
+
+
+def test_the_claims_page_reads_the_extension_seeds_only_when_studies_list_them():
+    from pathlib import Path
+
+    import yaml
+
+    from isotropy.workflow.inputs import claims_inputs, workflow_inputs
+
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    assert claims_inputs(config) == workflow_inputs(config)  # default studies: no extensions
+    config["studies"] = [*config["studies"], "extensions"]
+    assert claims_inputs(config)["extensions_seeds"] == "results/extensions/seeds.csv"

@@ -46,21 +46,45 @@ def published_value(paper: str, source_start: str) -> str:
 
 def test_published_values_are_the_numbers_the_papers_print():
     # Mickus et al. 2024, Table 1 parameters and §3.2 Pearson r, as printed
-    for setup, params in (("polarity", "4,094,976"), ("snli", "4,987,395"), ("pos", "4,341,004"), ("supersense", "690,326")):  # fmt: skip
+    for setup, params in (
+        ("polarity", "4,094,976"),
+        ("snli", "4,987,395"),
+        ("pos", "4,341,004"),
+        ("supersense", "690,326"),
+    ):
         assert published_value(MICKUS, f"Table 1, row {setup}, column parameters") == params
-    for setup, r in (("polarity", "−0.808"), ("snli", "−0.878"), ("pos", "−0.947"), ("supersense", "−0.978")):  # fmt: skip
-        assert published_value(MICKUS, f"§3.2, Pearson r of IsoScore vs silhouette, setup {setup}") == r  # fmt: skip
+    for setup, r in (
+        ("polarity", "−0.808"),
+        ("snli", "−0.878"),
+        ("pos", "−0.947"),
+        ("supersense", "−0.978"),
+    ):
+        assert (
+            published_value(MICKUS, f"§3.2, Pearson r of IsoScore vs silhouette, setup {setup}")
+            == r
+        )
     assert published_value(MICKUS, "§3.2, Spearman") == "−0.998"
     assert published_value(MICKUS, "appendix A, Table 2, row qqp, column mpnet") == "379,298,306"
     assert published_value(MICKUS, "appendix A, Table 2, row mnli, column items") == "392,702"
     # supersense: 2,275 items × 300 dims + 26 labels × (300 + 1) classifier weights
-    assert printed_number(published_value(MICKUS, "Table 1, row supersense, column parameters")) == 2275 * 300 + 26 * 301  # fmt: skip
+    assert (
+        printed_number(published_value(MICKUS, "Table 1, row supersense, column parameters"))
+        == 2275 * 300 + 26 * 301
+    )
     # Cai et al. 2021, Table 3 (cosine LID) with n and dim
-    assert published_value(CAI, 'Table 3 ("A comparison of LIDs (using cosine similarity)"), row BERT,') == "5.6"  # fmt: skip
+    assert (
+        published_value(
+            CAI, 'Table 3 ("A comparison of LIDs (using cosine similarity)"), row BERT,'
+        )
+        == "5.6"
+    )
     assert published_value(CAI, "Table 3, row BERT, column n") == "1.19 M"
     assert published_value(CAI, "Table 3, row GNEWS, column dim") == "300"
     # Rajaei & Sheikhi 2020 slides: 0.6353 as printed, not 0.64
-    slides = 'slides "Isotropic Word Representation in BERT" (August 2020), methods table, row K-means + Mean + PCA (cluster-based), column STS-B'  # fmt: skip
+    slides = (
+        'slides "Isotropic Word Representation in BERT" (August 2020), methods table, row '
+        "K-means + Mean + PCA (cluster-based), column STS-B"
+    )
     assert published_value(RAJAEI, f"{slides} I(W)") == "0.6353"
     assert published_value(RAJAEI, f"{slides} Pearson ×100") == "70.75"
 
@@ -73,10 +97,33 @@ def test_published_table_is_complete_and_cites_the_papers():
     assert len(counts) == 40 and set(counts["tolerance"]) == {"exact"}  # Tables 1 and 2
     assert len(table[table["quantity"] == "pearson_r"].query("study == 'main'")) == 4
     cai = table[(table["paper"] == CAI) & (table["quantity"] == "lid_cosine")]
-    assert list(cai["setup"]) == ["BERT", "DistilBERT", "GPT", "GPT-2", "ELMo", "GloVe", "GloVe-2M", "GNEWS"]  # fmt: skip
+    assert list(cai["setup"]) == [
+        "BERT",
+        "DistilBERT",
+        "GPT",
+        "GPT-2",
+        "ELMo",
+        "GloVe",
+        "GloVe-2M",
+        "GNEWS",
+    ]
     assert cai["paper_n"].notna().all() and set(cai["tolerance"]) == {"lid:100"}
-    stsb = table[(table["paper"] == RAJAEI) & table["source"].str.contains("methods table") & table["source"].str.contains("STS-B")]  # fmt: skip
-    assert sorted(set(stsb["setup"])) == sorted(f"stsb/{m}" for m in ("none", "centring", "all-but-the-top", "kmeans-centring", "cluster-based-gmm", "cluster-based"))  # fmt: skip
+    stsb = table[
+        (table["paper"] == RAJAEI)
+        & table["source"].str.contains("methods table")
+        & table["source"].str.contains("STS-B")
+    ]
+    assert sorted(set(stsb["setup"])) == sorted(
+        f"stsb/{m}"
+        for m in (
+            "none",
+            "centring",
+            "all-but-the-top",
+            "kmeans-centring",
+            "cluster-based-gmm",
+            "cluster-based",
+        )
+    )
     assert len(stsb) == 18 and table["why"].str.len().gt(0).all()
 
 
@@ -93,14 +140,29 @@ def test_a_bad_published_row_is_refused(tmp_path):
 
 def test_judge_by_rule():
     # the rejection tests of every rule are in tests/test_verdicts.py
-    assert T.judge("exact", 10_662, 10_662)[0] == T.AGREES and T.judge("exact", 10_661, 10_662)[0] == T.DIFFERS  # fmt: skip
+    assert (
+        T.judge("exact", 10_662, 10_662)[0] == T.AGREES
+        and T.judge("exact", 10_661, 10_662)[0] == T.DIFFERS
+    )
     # a correlation: equivalence within Δr 0.05 (the default margin), the paper's draw included
-    assert T.judge("printed", -0.8084, -0.808, precision=0.001, per_seed=(-0.8083, -0.8085))[0] == T.AGREES  # fmt: skip
-    assert T.judge("printed", -0.7000, -0.808, precision=0.001, per_seed=(-0.69999, -0.70001))[0] == T.DIFFERS  # fmt: skip
+    assert (
+        T.judge("printed", -0.8084, -0.808, precision=0.001, per_seed=(-0.8083, -0.8085))[0]
+        == T.AGREES
+    )
+    assert (
+        T.judge("printed", -0.7000, -0.808, precision=0.001, per_seed=(-0.69999, -0.70001))[0]
+        == T.DIFFERS
+    )
     assert T.judge("printed", math.nan, -0.808, precision=0.001, seed_free=True)[0] == T.DIFFERS
     # a bound is tested as a bound
-    assert T.judge("below:-0.998", -0.9995)[0] == T.CONSISTENT and T.judge("below:-0.998", -0.99)[0] == T.NOT_CONSISTENT  # fmt: skip
-    assert T.judge("factor:2", 1.2, 0.64)[0] == T.AGREES and T.judge("factor:2", 1.3, 0.64)[0] == T.DIFFERS  # fmt: skip
+    assert (
+        T.judge("below:-0.998", -0.9995)[0] == T.CONSISTENT
+        and T.judge("below:-0.998", -0.99)[0] == T.NOT_CONSISTENT
+    )
+    assert (
+        T.judge("factor:2", 1.2, 0.64)[0] == T.AGREES
+        and T.judge("factor:2", 1.3, 0.64)[0] == T.DIFFERS
+    )
     assert T.judge("none", 400, 1.19e6)[0] == T.STATED
     with pytest.raises(ValueError, match="tolerance 'lid_n:0.2'"):
         T.parse_tolerance("lid_n:0.2")  # the rule that read neither k nor a spread is gone
@@ -113,37 +175,121 @@ def write_geometry(tmp_path: Path) -> dict[str, pd.DataFrame]:
     lid = []
     for layer, value in enumerate([9.0, 6.0, 5.5]):
         for metric in ("euclidean", "cosine"):
-            lid.append({"model": "miniLM", "kind": "contextual", "corpus": "polarity", "seed": 0, "layer": layer, "metric": metric, "k": 100, "n": 10_000, "dim": 384,
-                        "lid_cai_scale": value if metric == "cosine" else value + 3, "lid_true_distances": value if metric == "cosine" else 2 * (value + 3)})  # fmt: skip
-    lid += [{"model": "word2vec", "kind": "static", "corpus": "", "seed": 0, "layer": None, "metric": m, "k": 100, "n": 10_000, "dim": 50, "lid_cai_scale": 7.9, "lid_true_distances": 7.9}
-            for m in ("cosine",)]  # fmt: skip
-    cosine = [{"model": "miniLM", "kind": "contextual", "layer": layer, "s_inter": 0.3 + 0.1 * layer, "s_intra": 0.7, "s_inter_adjusted": 0.01 * (-1) ** layer, "s_intra_adjusted": 0.5}
-              for layer in range(3)]  # fmt: skip
-    methods = (("none", 1, 0, 83.5, 81.0, 0.156), ("centring", 1, 0, 83.0, 80.0, 0.2), ("all-but-the-top", 1, 12, 82.0, 79.0, 0.3),
-               ("kmeans-centring", 27, 0, 80.0, 78.0, 0.5), ("cluster-based-gmm", 27, 12, 70.0, 69.0, 0.9), ("cluster-based", 27, 12, 70.96, 70.66, 0.931))  # fmt: skip
-    sts = [{"model": "miniLM", "dataset": "stsb", "split": "train", "seed": seed, "method": m, "n_pairs": 5749, "n_clusters": k, "n_directions": d, "pearson": p + seed * 0.1, "spearman": s,
-            "isotropy": i, "isotropy_sign_free": i / 2} for seed in (0, 1) for m, k, d, p, s, i in methods]  # fmt: skip
-    return {"geometry_lid": pd.DataFrame(lid), "geometry_cosine": pd.DataFrame(cosine), "geometry_sts": pd.DataFrame(sts)}  # fmt: skip
+            lid.append(
+                {
+                    "model": "miniLM",
+                    "kind": "contextual",
+                    "corpus": "polarity",
+                    "seed": 0,
+                    "layer": layer,
+                    "metric": metric,
+                    "k": 100,
+                    "n": 10_000,
+                    "dim": 384,
+                    "lid_cai_scale": value if metric == "cosine" else value + 3,
+                    "lid_true_distances": value if metric == "cosine" else 2 * (value + 3),
+                }
+            )
+    lid += [
+        {
+            "model": "word2vec",
+            "kind": "static",
+            "corpus": "",
+            "seed": 0,
+            "layer": None,
+            "metric": m,
+            "k": 100,
+            "n": 10_000,
+            "dim": 50,
+            "lid_cai_scale": 7.9,
+            "lid_true_distances": 7.9,
+        }
+        for m in ("cosine",)
+    ]
+    cosine = [
+        {
+            "model": "miniLM",
+            "kind": "contextual",
+            "layer": layer,
+            "s_inter": 0.3 + 0.1 * layer,
+            "s_intra": 0.7,
+            "s_inter_adjusted": 0.01 * (-1) ** layer,
+            "s_intra_adjusted": 0.5,
+        }
+        for layer in range(3)
+    ]
+    methods = (
+        ("none", 1, 0, 83.5, 81.0, 0.156),
+        ("centring", 1, 0, 83.0, 80.0, 0.2),
+        ("all-but-the-top", 1, 12, 82.0, 79.0, 0.3),
+        ("kmeans-centring", 27, 0, 80.0, 78.0, 0.5),
+        ("cluster-based-gmm", 27, 12, 70.0, 69.0, 0.9),
+        ("cluster-based", 27, 12, 70.96, 70.66, 0.931),
+    )
+    sts = [
+        {
+            "model": "miniLM",
+            "dataset": "stsb",
+            "split": "train",
+            "seed": seed,
+            "method": m,
+            "n_pairs": 5749,
+            "n_clusters": k,
+            "n_directions": d,
+            "pearson": p + seed * 0.1,
+            "spearman": s,
+            "isotropy": i,
+            "isotropy_sign_free": i / 2,
+        }
+        for seed in (0, 1)
+        for m, k, d, p, s, i in methods
+    ]
+    return {
+        "geometry_lid": pd.DataFrame(lid),
+        "geometry_cosine": pd.DataFrame(cosine),
+        "geometry_sts": pd.DataFrame(sts),
+    }
 
 
 def test_cai_table3_is_compared_with_cosine_lid_and_states_n_k_and_cap(tmp_path):
     table = compared(write_geometry(tmp_path))
     lid = table[table["quantity"] == "lid_cosine"].set_index("printed")
-    bert = table[(table["quantity"] == "lid_cosine") & (table["source"].str.contains("row BERT,"))].iloc[0]  # fmt: skip
+    bert = table[
+        (table["quantity"] == "lid_cosine") & (table["source"].str.contains("row BERT,"))
+    ].iloc[0]
     # the cosine value of the last layer (5.5), never the Euclidean one (8.5)
     assert bert["our_value"] == 5.5 and bert["paper_value"] == 5.6
     assert bert["our_n"] == 10_000 and bert["k"] == 100 and bert["per_type_cap"] == "20"
     assert bert["paper_n"] == 1.19e6 and bert["paper_k"] == 100
-    assert bert["verdict"] == T.STAND_IN and "miniLM" in bert["tolerance"]  # MiniLM for BERT: not judged  # fmt: skip
-    assert "Figure 9) 8.50" in bert["note"] and "miniLM" in bert["stand_in"] and "for WikiText-2" in bert["stand_in"]  # fmt: skip
-    glove = table[(table["quantity"] == "lid_cosine") & table["source"].str.contains("row GloVe,")].iloc[0]  # fmt: skip
-    assert glove["our_value"] == 7.9 and glove["stand_in"].startswith("GloVe 50-d") and glove["verdict"] == T.STAND_IN  # fmt: skip
+    assert (
+        bert["verdict"] == T.STAND_IN and "miniLM" in bert["tolerance"]
+    )  # MiniLM for BERT: not judged
+    assert (
+        "Figure 9) 8.50" in bert["note"]
+        and "miniLM" in bert["stand_in"]
+        and "for WikiText-2" in bert["stand_in"]
+    )
+    glove = table[
+        (table["quantity"] == "lid_cosine") & table["source"].str.contains("row GloVe,")
+    ].iloc[0]
+    assert (
+        glove["our_value"] == 7.9
+        and glove["stand_in"].startswith("GloVe 50-d")
+        and glove["verdict"] == T.STAND_IN
+    )
     assert len(lid) == 8
     for name in ("DistilBERT", "GPT", "GPT-2", "ELMo", "GloVe-2M", "GNEWS"):
-        row = table[(table["quantity"] == "lid_cosine") & table["source"].str.contains(f"row {name},")].iloc[0]  # fmt: skip
-        assert row["verdict"] == T.NOT_RUN and "this run measures lid_cosine for BERT, GloVe only" in row["note"]  # fmt: skip
+        row = table[
+            (table["quantity"] == "lid_cosine") & table["source"].str.contains(f"row {name},")
+        ].iloc[0]
+        assert (
+            row["verdict"] == T.NOT_RUN
+            and "this run measures lid_cosine for BERT, GloVe only" in row["note"]
+        )
     # Rajaei & Sheikhi: the six STS-B methods, with our seeds' spread in the tolerance
-    stsb = table[table["source"].str.contains("methods table") & table["source"].str.contains("column STS-B")]  # fmt: skip
+    stsb = table[
+        table["source"].str.contains("methods table") & table["source"].str.contains("column STS-B")
+    ]
     assert len(stsb) == 18 and set(stsb["verdict"]) == {T.STAND_IN}  # MiniLM for BERT-base
     after = stsb[stsb["source"].str.contains(r"\(cluster-based\), column STS-B I\(W\)")].iloc[0]
     assert after["printed"] == "0.6353" and after["our_value"] == 0.931
@@ -154,7 +300,10 @@ def test_cai_table3_is_compared_with_cosine_lid_and_states_n_k_and_cap(tmp_path)
     adjusted = table[table["quantity"] == "s_inter_adjusted_max"].iloc[0]
     assert adjusted["our_value"] == pytest.approx(0.01) and adjusted["verdict"] == T.CONSISTENT
     sts15 = table[table["source"].str.contains("SemEval 2015")]
-    assert set(sts15["verdict"]) == {T.NOT_RUN} and sts15["note"].str.contains("lacks SemEval 2015").all()  # fmt: skip
+    assert (
+        set(sts15["verdict"]) == {T.NOT_RUN}
+        and sts15["note"].str.contains("lacks SemEval 2015").all()
+    )
     # studies not part of the run still list the paper's numbers, as "not run"
     items = table[(table["quantity"] == "items") & (table["study"] == "main")]
     assert len(items) == 4 and set(items["verdict"]) == {T.NOT_RUN}
@@ -167,15 +316,80 @@ def test_cai_table3_is_compared_with_cosine_lid_and_states_n_k_and_cap(tmp_path)
 
 
 def test_counts_and_correlations_of_the_main_study():
-    table1 = [{"encoder": "miniLM", "dataset": "polarity", "items": 10_662, "rows": 10_662, "dim": 384, "labels": 2, "params": 4_094_976},
-              {"encoder": "word2vec", "dataset": "supersense", "items": 10_560, "rows": 10_560, "dim": 50, "labels": 26, "params": 529_326}]  # fmt: skip
-    correlations = [{"encoder": "miniLM", "dataset": "polarity", "scope": "all", "points": 5005, "pearson_r": -0.8083, "spearman_rho": -0.9991, "pearson_r_ci_low": -0.81},
-                    {"encoder": "miniLM", "dataset": "polarity", "scope": "seed0", "points": 1001, "pearson_r": -0.8082, "spearman_rho": -0.9991},
-                    {"encoder": "miniLM", "dataset": "polarity", "scope": "seed1", "points": 1001, "pearson_r": -0.8084, "spearman_rho": -0.9991},
-                    {"encoder": "word2vec", "dataset": "supersense", "scope": "all", "points": 5005, "pearson_r": 0.74, "spearman_rho": 0.65},
-                    {"encoder": "word2vec", "dataset": "supersense", "scope": "seed0", "points": 1001, "pearson_r": 0.75, "spearman_rho": 0.66},
-                    {"encoder": "word2vec", "dataset": "supersense", "scope": "seed1", "points": 1001, "pearson_r": 0.73, "spearman_rho": 0.64}]  # fmt: skip
-    table = compared({"main_table1": pd.DataFrame(table1), "main_correlations": pd.DataFrame(correlations)})  # fmt: skip
+    table1 = [
+        {
+            "encoder": "miniLM",
+            "dataset": "polarity",
+            "items": 10_662,
+            "rows": 10_662,
+            "dim": 384,
+            "labels": 2,
+            "params": 4_094_976,
+        },
+        {
+            "encoder": "word2vec",
+            "dataset": "supersense",
+            "items": 10_560,
+            "rows": 10_560,
+            "dim": 50,
+            "labels": 26,
+            "params": 529_326,
+        },
+    ]
+    correlations = [
+        {
+            "encoder": "miniLM",
+            "dataset": "polarity",
+            "scope": "all",
+            "points": 5005,
+            "pearson_r": -0.8083,
+            "spearman_rho": -0.9991,
+            "pearson_r_ci_low": -0.81,
+        },
+        {
+            "encoder": "miniLM",
+            "dataset": "polarity",
+            "scope": "seed0",
+            "points": 1001,
+            "pearson_r": -0.8082,
+            "spearman_rho": -0.9991,
+        },
+        {
+            "encoder": "miniLM",
+            "dataset": "polarity",
+            "scope": "seed1",
+            "points": 1001,
+            "pearson_r": -0.8084,
+            "spearman_rho": -0.9991,
+        },
+        {
+            "encoder": "word2vec",
+            "dataset": "supersense",
+            "scope": "all",
+            "points": 5005,
+            "pearson_r": 0.74,
+            "spearman_rho": 0.65,
+        },
+        {
+            "encoder": "word2vec",
+            "dataset": "supersense",
+            "scope": "seed0",
+            "points": 1001,
+            "pearson_r": 0.75,
+            "spearman_rho": 0.66,
+        },
+        {
+            "encoder": "word2vec",
+            "dataset": "supersense",
+            "scope": "seed1",
+            "points": 1001,
+            "pearson_r": 0.73,
+            "spearman_rho": 0.64,
+        },
+    ]
+    table = compared(
+        {"main_table1": pd.DataFrame(table1), "main_correlations": pd.DataFrame(correlations)}
+    )
     main = table[table["study"] == "main"]
     by = lambda q, s: main[(main["quantity"] == q) & (main["setup"] == s)].iloc[0]  # noqa: E731
     assert by("items", "miniLM/polarity")["verdict"] == T.AGREES
@@ -199,17 +413,50 @@ def test_counts_and_correlations_of_the_main_study():
 def test_the_join_is_generic_a_new_published_row_is_compared():
     published = read_published()
     extra = published[published["source"] == "Table 1, row supersense, column items"].copy()
-    extra[["paper", "source", "value", "paper_value"]] = ["Tikhonov et al. 2023", "their word list, labelled nouns", "2,275", 2275.0]  # fmt: skip
-    table1 = pd.DataFrame([{"encoder": "word2vec", "dataset": "supersense", "items": 2275, "rows": 2275, "dim": 300, "labels": 26, "params": 690_326}])  # fmt: skip
+    extra[["paper", "source", "value", "paper_value"]] = [
+        "Tikhonov et al. 2023",
+        "their word list, labelled nouns",
+        "2,275",
+        2275.0,
+    ]
+    table1 = pd.DataFrame(
+        [
+            {
+                "encoder": "word2vec",
+                "dataset": "supersense",
+                "items": 2275,
+                "rows": 2275,
+                "dim": 300,
+                "labels": 26,
+                "params": 690_326,
+            }
+        ]
+    )
     measured = measure({"main_table1": table1}, {}, StandIns())
     table = C.compare(pd.concat([published, extra]), measured, {"main"})
     rows = table[table["quantity"] == "items"].query("setup == 'word2vec/supersense'")
-    assert list(rows["paper"]) == [MICKUS, "Tikhonov et al. 2023"] and set(rows["verdict"]) == {T.AGREES}  # fmt: skip
+    assert list(rows["paper"]) == [MICKUS, "Tikhonov et al. 2023"] and set(rows["verdict"]) == {
+        T.AGREES
+    }
 
 
 def test_istar_direction_of_effect():
-    runs = [{"model": "miniLM", "task": "sst2", "regulariser": r, "lambda": lam, "seed": 0, "metric": m, "isoscore_star": i}
-            for r, lam, m, i in (("none", 0, 0.77, 0.04), ("istar", -5, 0.51, 0.0004), ("istar", 5, 0.51, 0.44))]  # fmt: skip
+    runs = [
+        {
+            "model": "miniLM",
+            "task": "sst2",
+            "regulariser": r,
+            "lambda": lam,
+            "seed": 0,
+            "metric": m,
+            "isoscore_star": i,
+        }
+        for r, lam, m, i in (
+            ("none", 0, 0.77, 0.04),
+            ("istar", -5, 0.51, 0.0004),
+            ("istar", 5, 0.51, 0.44),
+        )
+    ]
     config = {
         "models": {"miniLM": {"model": "sentence-transformers/all-MiniLM-L6-v2"}},
         "istar": {"models": ["miniLM"]},
@@ -235,26 +482,53 @@ def test_every_published_number_has_a_row_in_an_offline_run_without_results():
 def test_stand_ins_and_inputs_follow_the_configuration():
     config = offline_config()
     stand = describe_stand_ins(config, "/mirror")
-    assert stand["word_vectors"].startswith("GloVe 50-d (mirror file word_vectors/glove.6B.50d.subset.txt.gz)")  # fmt: skip
-    assert "WordNet POS labels" in stand["pos_labels"] and stand["corpus"] == "polarity sentences (polarity/rt-polarity.pos) for WikiText-2"  # fmt: skip
+    assert stand["word_vectors"].startswith(
+        "GloVe 50-d (mirror file word_vectors/glove.6B.50d.subset.txt.gz)"
+    )
+    assert (
+        "WordNet POS labels" in stand["pos_labels"]
+        and stand["corpus"] == "polarity sentences (polarity/rt-polarity.pos) for WikiText-2"
+    )
     assert stand["sts_split"].startswith("STS-B train split")
-    assert describe_stand_ins(yaml.safe_load((ROOT / "config.yaml").read_text()), None)["word_vectors"] == ""  # fmt: skip
+    assert (
+        describe_stand_ins(yaml.safe_load((ROOT / "config.yaml").read_text()), None)["word_vectors"]
+        == ""
+    )
     inputs = workflow_inputs(config)  # offline: main, glue, geometry
     assert {name for name in inputs if not name.endswith("_traces")} == {
-        "main_table1", "main_correlations", "glue_table2", "glue_table3",
-        "geometry_lid", "geometry_cosine", "geometry_sts", "geometry_classification",
-    }  # fmt: skip
+        "main_table1",
+        "main_correlations",
+        "glue_table2",
+        "glue_table3",
+        "geometry_lid",
+        "geometry_cosine",
+        "geometry_sts",
+        "geometry_classification",
+    }
     assert config_subset(config)["geometry"]["clusters"]["max_per_type"] == 20
 
 
 def test_claims_and_comparison_read_one_measurement():
     from isotropy.verdicts.claims import check_claims
 
-    correlations = pd.DataFrame([{"encoder": "miniLM", "dataset": "polarity", "scope": "all", "points": 26, "pearson_r": -0.97, "spearman_rho": -0.99}])  # fmt: skip
+    correlations = pd.DataFrame(
+        [
+            {
+                "encoder": "miniLM",
+                "dataset": "polarity",
+                "scope": "all",
+                "points": 26,
+                "pearson_r": -0.97,
+                "spearman_rho": -0.99,
+            }
+        ]
+    )
     measured = measure({"main_correlations": correlations}, {}, StandIns())
     claims = check_claims(measured, {"main"}).query("study == 'main'").set_index("claim")
     table = C.compare(read_published(), measured, {"main"})
-    pearson = table[(table["quantity"] == "pearson_r") & (table["setup"] == "miniLM/polarity")].iloc[0]  # fmt: skip
+    pearson = table[
+        (table["quantity"] == "pearson_r") & (table["setup"] == "miniLM/polarity")
+    ].iloc[0]
     assert claims.loc["pearson_negative", "measured"] == pearson["our_value"] == -0.97
     assert claims.loc["silhouette_rises", "verdict"] == "not run"  # no traces: nothing measured
 
@@ -263,11 +537,24 @@ def test_the_papers_supersense_data_is_checked_against_its_count():
     # supersense_source: tikhonov (config.yaml's default, a user with network): the paper's own
     # data, so no stand-in, and the item count is held to Mickus et al.'s Table 1 (2,275).
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
-    table1 = [{"encoder": "word2vec", "dataset": "supersense", "items": 2_275, "rows": 2_275, "dim": 300, "labels": 26, "params": 690_326}]  # fmt: skip
+    table1 = [
+        {
+            "encoder": "word2vec",
+            "dataset": "supersense",
+            "items": 2_275,
+            "rows": 2_275,
+            "dim": 300,
+            "labels": 26,
+            "params": 690_326,
+        }
+    ]
     stand = StandIns(**describe_stand_ins(config, None))  # online: word2vec itself, no stand-in
     table = C.compare_results({"main_table1": pd.DataFrame(table1)}, config_subset(config), stand)
     row = table[(table["quantity"] == "items") & (table["setup"] == "word2vec/supersense")].iloc[0]
     assert row["paper_value"] == 2_275 and row["verdict"] == T.AGREES
     assert "2,275 items are not reproduced" not in str(row["stand_in"])
     offline = offline_config()
-    assert "2,275 items are not reproduced" in describe_stand_ins(offline, "/mirror")["supersense_labels"]  # fmt: skip
+    assert (
+        "2,275 items are not reproduced"
+        in describe_stand_ins(offline, "/mirror")["supersense_labels"]
+    )

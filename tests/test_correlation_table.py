@@ -19,9 +19,15 @@ BY = ["encoder", "dataset"]
 
 def _run(seed, iso, sil, dataset="polarity", encoder="miniLM"):
     return pd.DataFrame(
-        {"encoder": encoder, "dataset": dataset, "seed": seed, "step": np.arange(len(iso)),
-         "isoscore": iso, "silhouette": sil}
-    )  # fmt: skip
+        {
+            "encoder": encoder,
+            "dataset": dataset,
+            "seed": seed,
+            "step": np.arange(len(iso)),
+            "isoscore": iso,
+            "silhouette": sil,
+        }
+    )
 
 
 def _falling(seed, n=26, dataset="polarity", encoder="miniLM"):
@@ -103,7 +109,10 @@ def test_the_papers_r_beside_ours():
     rng = np.random.default_rng(1)
     iso = np.linspace(0.3, 0.1, 13)
     # supersense: silhouette falls with IsoScore (r > 0) where the paper prints −0.978
-    same_sign = [_run(s, iso, iso + 0.01 * rng.standard_normal(13), "supersense", "word2vec") for s in range(3)]  # fmt: skip
+    same_sign = [
+        _run(s, iso, iso + 0.01 * rng.standard_normal(13), "supersense", "word2vec")
+        for s in range(3)
+    ]
     traces = pd.concat([_falling(s) for s in range(3)] + same_sign)
     table = with_paper_values(correlation_table(traces, BY), published, "main")
     pooled = table[table["scope"] == "all"].set_index("dataset")
@@ -126,5 +135,7 @@ def test_the_measurements_count_the_seed_of_a_one_seed_table():
 
     for seeds in (1, 3):
         table = correlation_table(pd.concat([_falling(s) for s in range(seeds)]), BY)
-        rows = optimisation_measurements("main", counts=None, correlations=table, traces=None, config={}, stand=StandIns())  # fmt: skip
+        rows = optimisation_measurements(
+            "main", counts=None, correlations=table, traces=None, config={}, stand=StandIns()
+        )
         assert {row["seeds"] for row in rows} == {seeds}

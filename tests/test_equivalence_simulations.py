@@ -40,7 +40,9 @@ RULES = [
 ]
 
 
-def mean_rule_verdicts(scale: str, paper: float, margin: str, seeds: int, m: float, noise: float, shift: float, rng) -> np.ndarray:  # fmt: skip
+def mean_rule_verdicts(
+    scale: str, paper: float, margin: str, seeds: int, m: float, noise: float, shift: float, rng
+) -> np.ndarray:
     """Verdicts of the mean rule over REPLICATIONS: our seeds ~ N(μ, noise²) on the judging
     scale, the paper's number the mean of m runs of the same distribution (m = 1: one run),
     μ set so that our truth lies ``shift`` margins from the paper's truth (0: a replication)."""
@@ -55,8 +57,12 @@ def mean_rule_verdicts(scale: str, paper: float, margin: str, seeds: int, m: flo
     # the paper's printed value is its draw: the region moves with it (the same map as ours)
     printed = s.back(drawn)
     lows, highs = s.regions(printed, margin)
-    p_agree, p_differ = eq.test_arrays(ours.mean(axis=1), eq.mean_se(ours, m), seeds - 1, lows, highs)  # fmt: skip
-    return np.where(p_agree < ALPHA, T.AGREES, np.where(p_differ < ALPHA, T.DIFFERS, T.INCONCLUSIVE))  # fmt: skip
+    p_agree, p_differ = eq.test_arrays(
+        ours.mean(axis=1), eq.mean_se(ours, m), seeds - 1, lows, highs
+    )
+    return np.where(
+        p_agree < ALPHA, T.AGREES, np.where(p_differ < ALPHA, T.DIFFERS, T.INCONCLUSIVE)
+    )
 
 
 @pytest.mark.parametrize("scale,paper,margin", RULES)
@@ -162,7 +168,9 @@ def test_pooled_draws_match_the_pooled_r_they_stand_for():
 # ------------------------------------------------------------------ constructed cases
 
 
-def traces_of(levels: list[tuple[float, float]], *, steps: int = 30, slope: float = -1.0, iso_end=None) -> pd.DataFrame:  # fmt: skip
+def traces_of(
+    levels: list[tuple[float, float]], *, steps: int = 30, slope: float = -1.0, iso_end=None
+) -> pd.DataFrame:
     """One monotone run per (IsoScore level, silhouette level): IsoScore falls by 0.2 over the
     run, silhouette = level + slope × (IsoScore − level); ``iso_end``: each seed's final
     IsoScore (a fall from 0.3 to it), overriding the levels."""
@@ -175,14 +183,25 @@ def traces_of(levels: list[tuple[float, float]], *, steps: int = 30, slope: floa
         else:
             iso = iso_level - 0.2 * t
             sil = sil_level + slope * (iso - iso_level)
-        rows += [{"encoder": "miniLM", "dataset": "polarity", "seed": seed, "step": int(k), "isoscore": float(a), "silhouette": float(b)}
-                 for k, a, b in zip(range(steps), iso, sil)]  # fmt: skip
+        rows += [
+            {
+                "encoder": "miniLM",
+                "dataset": "polarity",
+                "seed": seed,
+                "step": int(k),
+                "isoscore": float(a),
+                "silhouette": float(b),
+            }
+            for k, a, b in zip(range(steps), iso, sil)
+        ]
     return pd.DataFrame(rows)
 
 
 def measured_from(traces: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
     correlations = correlation_table(traces, by=["encoder", "dataset"])
-    return measure({"main_traces": traces, "main_correlations": correlations}, config or {}, StandIns())  # fmt: skip
+    return measure(
+        {"main_traces": traces, "main_correlations": correlations}, config or {}, StandIns()
+    )
 
 
 def claim_rows(measured: pd.DataFrame) -> dict[str, dict]:
@@ -199,7 +218,9 @@ def test_five_monotone_seeds_with_a_low_pooled_rho_are_strongly_negative():
     assert rho["value"] > -0.9 and all(v == pytest.approx(-1) for v in rho["per_seed"])
     assert claim_rows(measured)["spearman_strongly_negative"]["verdict"] == SUPPORTED
     table = compare(read_published(), measured, {"main"})
-    row = table[(table["quantity"] == "spearman_rho") & (table["setup"] == "miniLM/polarity")].iloc[0]  # fmt: skip
+    row = table[(table["quantity"] == "spearman_rho") & (table["setup"] == "miniLM/polarity")].iloc[
+        0
+    ]
     assert row["verdict"] == T.CONSISTENT and "every one of 5 seeds" in row["tolerance"]
 
 
@@ -207,19 +228,61 @@ def test_levels_that_differ_between_seeds_are_not_strongly_negative():
     """Rejected: per-seed ρ of −0.12…−0.18 with a pooled ρ of −0.97 read "strongly negative:
     supported"."""
     per_seed = (-0.12, -0.14, -0.15, -0.16, -0.18)
-    rows = [measurement("main", "spearman_rho", "miniLM/polarity", "polarity", -0.97, per_seed=per_seed, seeds=5, n=150, unit="correlation")]  # fmt: skip
+    rows = [
+        measurement(
+            "main",
+            "spearman_rho",
+            "miniLM/polarity",
+            "polarity",
+            -0.97,
+            per_seed=per_seed,
+            seeds=5,
+            n=150,
+            unit="correlation",
+        )
+    ]
     row = claim_rows(pd.DataFrame(rows))["spearman_strongly_negative"]
     assert row["verdict"] == NOT_SUPPORTED and "0 of 5 hold" in row["note"]
 
 
 def test_silhouette_falling_in_four_of_five_seeds_does_not_rise():
-    rows = [measurement("main", "silhouette_change", "miniLM/polarity", "polarity", -0.017, per_seed=(-0.02, -0.03, -0.025, -0.02, 0.01), seeds=5)]  # fmt: skip
+    rows = [
+        measurement(
+            "main",
+            "silhouette_change",
+            "miniLM/polarity",
+            "polarity",
+            -0.017,
+            per_seed=(-0.02, -0.03, -0.025, -0.02, 0.01),
+            seeds=5,
+        )
+    ]
     row = claim_rows(pd.DataFrame(rows))["silhouette_rises"]
     assert row["verdict"] == NOT_SUPPORTED and "1 of 5 seeds above 0" in row["note"]
     # every seed rising, clearly: supported; one of five against: not yet supported
-    rising = [measurement("main", "silhouette_change", "s", "polarity", 0.2, per_seed=(0.2, 0.21, 0.19, 0.2, 0.22), seeds=5)]  # fmt: skip
+    rising = [
+        measurement(
+            "main",
+            "silhouette_change",
+            "s",
+            "polarity",
+            0.2,
+            per_seed=(0.2, 0.21, 0.19, 0.2, 0.22),
+            seeds=5,
+        )
+    ]
     assert claim_rows(pd.DataFrame(rising))["silhouette_rises"]["verdict"] == SUPPORTED
-    mixed = [measurement("main", "silhouette_change", "s", "polarity", 0.15, per_seed=(0.2, 0.21, 0.19, 0.2, -0.05), seeds=5)]  # fmt: skip
+    mixed = [
+        measurement(
+            "main",
+            "silhouette_change",
+            "s",
+            "polarity",
+            0.15,
+            per_seed=(0.2, 0.21, 0.19, 0.2, -0.05),
+            seeds=5,
+        )
+    ]
     assert claim_rows(pd.DataFrame(mixed))["silhouette_rises"]["verdict"] == T.INCONCLUSIVE
 
 
@@ -236,14 +299,33 @@ def test_one_seed_ending_at_three_times_the_others_does_not_agree():
 def test_a_stand_in_row_is_not_judged_numerically():
     """Rejected: GloVe 50-d's POS parameters "differ" from word2vec's, and its item count
     "agrees" only because the stand-in's size is set to the paper's."""
-    stand = StandIns(word_vectors="GloVe 50-d (mirror file glove.6B.50d.txt) for NLPL word2vec model 222 (300-d)",
-                     pos_labels="WordNet POS labels of the 11462 most frequent words (pos_source: wordnet) for CoDWoE")  # fmt: skip
+    stand = StandIns(
+        word_vectors="GloVe 50-d (mirror file glove.6B.50d.txt) for NLPL word2vec model 222 "
+        "(300-d)",
+        pos_labels="WordNet POS labels of the 11462 most frequent words (pos_source: wordnet) "
+        "for CoDWoE",
+    )
     config = {"encoders": {"word2vec": {"kind": "word-vectors", "source": "word2vec"}}}
-    table1 = pd.DataFrame([{"encoder": "word2vec", "dataset": "pos", "items": 11_462, "rows": 11_462, "dim": 50, "labels": 4, "params": 573_304}])  # fmt: skip
+    table1 = pd.DataFrame(
+        [
+            {
+                "encoder": "word2vec",
+                "dataset": "pos",
+                "items": 11_462,
+                "rows": 11_462,
+                "dim": 50,
+                "labels": 4,
+                "params": 573_304,
+            }
+        ]
+    )
     table = compare(read_published(), measure({"main_table1": table1}, config, stand), {"main"})
     pos = table[(table["setup"] == "word2vec/pos")].set_index("quantity")
     assert set(pos["verdict"]) == {T.STAND_IN}
-    assert "GloVe 50-d" in pos.loc["parameters", "tolerance"] and pos.loc["items", "our_value"] == 11_462  # fmt: skip
+    assert (
+        "GloVe 50-d" in pos.loc["parameters", "tolerance"]
+        and pos.loc["items", "our_value"] == 11_462
+    )
 
 
 def test_a_coarser_stride_is_not_comparable_never_differs():
@@ -252,7 +334,9 @@ def test_a_coarser_stride_is_not_comparable_never_differs():
     measured = measured_from(traces, {"main": {"metric_stride": 10, "updates": 1000}})
     table = compare(read_published(), measured, {"main"})
     row = table[(table["quantity"] == "pearson_r") & (table["setup"] == "miniLM/polarity")].iloc[0]
-    assert row["verdict"] == T.NOT_COMPARABLE and "metric_stride 10, the paper's 1" in row["tolerance"]  # fmt: skip
+    assert (
+        row["verdict"] == T.NOT_COMPARABLE and "metric_stride 10, the paper's 1" in row["tolerance"]
+    )
 
 
 def test_both_pages_state_their_error_control():
@@ -267,17 +351,53 @@ def test_both_pages_state_their_error_control():
 
 def test_published_rows_without_declarations_get_documented_defaults(tmp_path):
     published = read_published()
-    header = ",".join(c for c in published.columns if c in ("paper", "source", "study", "quantity", "setup", "value", "unit", "precision", "model", "data", "sample_size", "convention", "tolerance", "why", "availability"))  # fmt: skip
+    header = ",".join(
+        c
+        for c in published.columns
+        if c
+        in (
+            "paper",
+            "source",
+            "study",
+            "quantity",
+            "setup",
+            "value",
+            "unit",
+            "precision",
+            "model",
+            "data",
+            "sample_size",
+            "convention",
+            "tolerance",
+            "why",
+            "availability",
+        )
+    )
     old = tmp_path / "old.csv"
-    old.write_text(header + "\nX,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,w,\n", encoding="utf-8")  # fmt: skip
+    old.write_text(
+        header + "\nX,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,w,\n",
+        encoding="utf-8",
+    )
     row = read_published(old).iloc[0]
     assert (row["estimand"], row["m"], row["margin"]) == ("single", "1", "r:0.05")
     assert row["declared"] == "default estimand, m, margin"
     bad = tmp_path / "bad.csv"
-    bad.write_text(header + ",estimand,m,margin,margin_reason,protocol\nX,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,w,,pooled,five,r:0.05,,\n", encoding="utf-8")  # fmt: skip
+    bad.write_text(
+        header
+        + ",estimand,m,margin,margin_reason,protocol\n"
+        + "X,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,w,,pooled,five,"
+        + "r:0.05,,\n",
+        encoding="utf-8",
+    )
     with pytest.raises(ValueError, match=r"row 2 .*m 'five' is not a whole number"):
         read_published(bad)
-    bad.write_text(header + ",estimand,m,margin,margin_reason,protocol\nX,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,w,,pooled,5,0.05,,stride\n", encoding="utf-8")  # fmt: skip
+    bad.write_text(
+        header
+        + ",estimand,m,margin,margin_reason,protocol\n"
+        + "X,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,w,,pooled,5,"
+        + "0.05,,stride\n",
+        encoding="utf-8",
+    )
     with pytest.raises(ValueError, match="margin '0.05' is not <kind>"):
         read_published(bad)
 
@@ -297,4 +417,8 @@ def test_what_the_interval_over_seeds_does_not_cover():
             new_seed += interval.low <= every[5] <= interval.high
             interval = T.seed_interval(coarse[:5])
             other_stride += interval.low <= every[0] <= interval.high
-        assert 0.6 < new_seed / 400 < 0.8 and 0.7 < other_stride / 400 < 0.88, (shape, new_seed, other_stride)  # fmt: skip
+        assert 0.6 < new_seed / 400 < 0.8 and 0.7 < other_stride / 400 < 0.88, (
+            shape,
+            new_seed,
+            other_stride,
+        )

@@ -198,12 +198,24 @@ def _cell_seeds(rs, **cell):
     base = {"setup": "supersense", "vectors": "word2vec", "label_set": "all", "lr_factor": 1.0}
     return pd.DataFrame(
         [
-            {**base, **cell, "seed": i, "dimension": 50, "clusters": 9, "items": 100,
-             "pearson_r": r, "spearman_rho": r, "r_before_min": -0.9, "r_after_min": 0.9,
-             "isoscore_start": 0.6, "isoscore_end": 0.62, "min_step": 300 + 50 * i}
+            {
+                **base,
+                **cell,
+                "seed": i,
+                "dimension": 50,
+                "clusters": 9,
+                "items": 100,
+                "pearson_r": r,
+                "spearman_rho": r,
+                "r_before_min": -0.9,
+                "r_after_min": 0.9,
+                "isoscore_start": 0.6,
+                "isoscore_end": 0.62,
+                "min_step": 300 + 50 * i,
+            }
             for i, r in enumerate(rs)
         ]
-    )  # fmt: skip
+    )
 
 
 def test_cells_have_intervals_over_seeds_and_a_markdown_row(tmp_path):
@@ -254,8 +266,12 @@ def test_figures_state_their_settings(tmp_path):
     assert "1000 updates, test settings" in texts and "t-interval over 5 seeds" in texts
     save_figure(figure, tmp_path / "f.pdf", tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 0
-    traces = pd.concat([_trace(s, 1.0).assign(setup="supersense", vectors="word2vec",
-                                              label_set="all") for s in range(3)])  # fmt: skip
+    traces = pd.concat(
+        [
+            _trace(s, 1.0).assign(setup="supersense", vectors="word2vec", label_set="all")
+            for s in range(3)
+        ]
+    )
     figure = phases(traces, "phase settings")
     assert "phase settings" in " ".join(t.get_text() for t in figure.texts)
     assert (
@@ -267,14 +283,21 @@ def test_the_default_grid_its_order_and_settings(config):
     cells = targets.sensitivity_cells(config)
     section = config["sensitivity"]
     assert cells[0] == {
-        "setup": "supersense", "vectors": "word2vec", "label_set": "all", "lr_factor": "1"
-    }  # fmt: skip
+        "setup": "supersense",
+        "vectors": "word2vec",
+        "label_set": "all",
+        "lr_factor": "1",
+    }
     assert len({tuple(c.values()) for c in cells}) == len(cells)  # a cell listed twice runs once
     runs = targets.sensitivity_runs(config)
     assert len(runs) == len(cells) * len(section["seeds"]) and len(section["seeds"]) == 5
     wildcards = {"dataset": "supersense", "encoder": "word2vec", "label_set": "all", "lr": "1"}
-    last = {**wildcards, "dataset": cells[-1]["setup"], "encoder": cells[-1]["vectors"],
-            "label_set": cells[-1]["label_set"]}  # fmt: skip
+    last = {
+        **wildcards,
+        "dataset": cells[-1]["setup"],
+        "encoder": cells[-1]["vectors"],
+        "label_set": cells[-1]["label_set"],
+    }
     assert targets.sensitivity_priority(config, wildcards) == len(cells)
     assert targets.sensitivity_priority(config, last) == 1
     settings = targets.sensitivity_settings(config, 3, "10")
@@ -287,8 +310,15 @@ def test_the_default_grid_its_order_and_settings(config):
     made_from = targets.sensitivity_derived_inputs(config, "word2vec_scaled", "supersense")
     assert made_from["norm_vectors"] == "resources/embeddings/miniLM/supersense/vectors.npy"
     vectors = {v for block in section["blocks"] for v in block["vectors"]}
-    for name in ("word2vec", "word2vec_scaled", "miniLM", "miniLM_scaled", "miniLM_pca50",
-                 "word2vec_pad300", "word2vec_rot5"):  # fmt: skip
+    for name in (
+        "word2vec",
+        "word2vec_scaled",
+        "miniLM",
+        "miniLM_scaled",
+        "miniLM_pca50",
+        "word2vec_pad300",
+        "word2vec_rot5",
+    ):
         assert name in vectors
 
 
@@ -304,19 +334,27 @@ def test_full_grid_overlay_is_valid(config):
 @pytest.mark.parametrize(
     "change, named",
     [
-        ({"blocks": [{"setups": ["pos"], "vectors": ["nope"], "label_sets": ["all"]}]},
-         "'nope' is neither an encoder"),
-        ({"blocks": [{"setups": ["pos"], "vectors": ["miniLM"], "label_sets": ["tikhonov"]}]},
-         "Tikhonov"),
+        (
+            {"blocks": [{"setups": ["pos"], "vectors": ["nope"], "label_sets": ["all"]}]},
+            "'nope' is neither an encoder",
+        ),
+        (
+            {"blocks": [{"setups": ["pos"], "vectors": ["miniLM"], "label_sets": ["tikhonov"]}]},
+            "Tikhonov",
+        ),
         ({"items_from": "nope"}, "sensitivity.items_from"),
-        ({"derived": {"x": {"of": "nope", "transform": "pad", "dim": 9}}},
-         "sensitivity.derived.x.of"),
+        (
+            {"derived": {"x": {"of": "nope", "transform": "pad", "dim": 9}}},
+            "sensitivity.derived.x.of",
+        ),
         ({"derived": {"x": {"of": "miniLM", "transform": "rescale"}}}, "needs norm_of"),
         ({"derived": {"x": {"of": "miniLM", "transform": "pad"}}}, "needs dim"),
-        ({"phases": [{"setup": "pos", "vectors": "miniLM", "label_set": "single"}]},
-         "not a cell of the grid"),
+        (
+            {"phases": [{"setup": "pos", "vectors": "miniLM", "label_set": "single"}]},
+            "not a grid cell",
+        ),
     ],
-)  # fmt: skip
+)
 def test_inconsistent_sections_are_refused(config, change, named):
     config["sensitivity"].update(change)
     validate(config, SCHEMA)
@@ -358,8 +396,11 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     assert smaller < base * 0.6
     every_10th = costs.sensitivity_run_seconds(
         {**config, "sensitivity": {**config["sensitivity"], "metric_stride": 10}},
-        run, "cpu", estimate.CPU_SECONDS, 0.011,
-    )  # fmt: skip
+        run,
+        "cpu",
+        estimate.CPU_SECONDS,
+        0.011,
+    )
     assert every_10th > 3 * base
 
 
@@ -425,14 +466,16 @@ def test_a_partial_grid_is_tabulated_naming_the_cells_not_run(tmp_path, monkeypa
     out = Path("results/sensitivity/partial")
     markdown = (out / "table.md").read_text()
     assert "| supersense | word2vec | 50 | all | 1 | 5 | +0.81 [+0.64, +0.90] |" in markdown
-    assert "1 of 22 cells run" in markdown
+    config = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
+    assert f"1 of {len(targets.sensitivity_cells(config))} cells run" in markdown
     assert "Not run (missing from this table): supersense/word2vec/single/1," in markdown
     assert (out / "r_by_condition.png").stat().st_size > 0
 
 
 def test_a_cell_of_perfect_and_near_perfect_rank_seeds_keeps_a_narrow_rho_interval():
-    """Spearman's ρ = −1 on 21 points is one swap from −0.9987: five such seeds must not open
-    the interval to [−1, +0.7] (ρ clipped at its resolution, as in correlations.csv)."""
+    """Spearman's ρ = −1 on 21 points is one swap from −0.9987: five such seeds must not read
+    [−1, +0.7] (a t-interval on z set by the clip); ρ is the median seed and the seeds' range,
+    as in correlations.csv (isotropy.summaries.spearman_summary)."""
     import pandas as pd
 
     from isotropy.sensitivity import cell_row
@@ -448,3 +491,119 @@ def test_a_cell_of_perfect_and_near_perfect_rank_seeds_keeps_a_narrow_rho_interv
     )
     row = cell_row(seeds)
     assert row["spearman_rho_high"] < -0.99 and row["spearman_rho_low"] >= -1.0
+    assert (row["spearman_rho"], row["spearman_rho_low"]) == (-1.0, -1.0)  # median, lowest
+    assert row["spearman_rho_high"] == pytest.approx(-0.9987012987012988)  # the highest seed
+
+
+def test_a_block_with_its_own_lr_factors_runs_only_those(config):
+    """The step-against-scale cells: GloVe at lr x 5.19 and GloVe x c at lr x 0.193, placed with
+    their blocks in the first pass, while the section's factors leave them alone."""
+    cells = [tuple(c.values()) for c in targets.sensitivity_cells(config)]
+    assert ("supersense", "word2vec", "all", "5.19") in cells
+    assert ("supersense", "word2vec_scaled", "all", "0.193") in cells
+    assert ("supersense", "word2vec", "single", "5.19") not in cells  # only the named cells
+    assert cells.index(("supersense", "word2vec", "all", "5.19")) < cells.index(
+        ("supersense", "word2vec_pad300", "all", "1")
+    )
+    config["sensitivity"]["lr_factors"] = [1, 10]
+    grid = targets.sensitivity_cells(config)
+    at = {f: {tuple(c.values())[:3] for c in grid if c["lr_factor"] == f} for f in ("1", "10")}
+    assert at["10"] == at["1"]  # the section's factors: every cell of the other blocks
+    assert ("supersense", "word2vec_scaled", "all", "0.193") in [tuple(c.values()) for c in grid]
+    assert "x 1, 10 (and x 5.19, 0.193 in the cells" in targets.sensitivity_settings_line(config)
+    block = {"setups": ["supersense"], "vectors": ["word2vec"], "label_sets": ["all"]}
+    for bad in ([0], [-1.0], []):
+        config["sensitivity"]["blocks"] = [{**block, "lr_factors": bad}]
+        with pytest.raises(Exception, match="lr_factors|minItems|minimum|should be"):
+            validate(config, SCHEMA)
+
+
+def test_pca_takes_a_norm_and_other_transforms_refuse_one(config):
+    derived = config["sensitivity"]["derived"]
+    spec = derived["miniLM_pca50_norm"]  # a dimension contrast at MiniLM's own RMS centred norm
+    assert (spec["of"], spec["transform"], spec["dim"], spec["norm_of"]) == (
+        "miniLM",
+        "pca",
+        50,
+        "miniLM",
+    )
+    workflow_config.check_config(config)
+    made_from = targets.sensitivity_derived_inputs(config, "miniLM_pca50_w2vnorm", "supersense")
+    assert made_from["norm_vectors"] == "resources/embeddings/word2vec/supersense/vectors.npy"
+    derived["x"] = {"of": "word2vec", "transform": "pad", "dim": 300, "norm_of": "miniLM"}
+    with pytest.raises(workflow_config.ConfigError, match="only transforms rescale, pca"):
+        workflow_config.check_config(config)
+
+
+def test_scaling_the_vectors_by_c_is_adams_step_divided_by_c_for_the_table():
+    """The correspondence docs/sensitivity.md states: with E' = cE, W' = W/c, b' = b the logits
+    are equal, E's gradient is divided by c and W's multiplied by c, and Adam's update does not
+    see a gradient's scale (up to eps). So full-batch Adam at lr η on the scaled table is, in the
+    unscaled coordinates, Adam at lr η/c on the table and η·c on the classifier's weights: the
+    table's trajectory is c times the unscaled one step for step (IsoScore and silhouette equal).
+    A cell at lr x 1/c matches the table's step only (not the classifier's, nor its start)."""
+    c, lr, steps = 0.193, 1e-3, 200
+    gen = torch.Generator().manual_seed(0)
+    table = torch.randn(40, 6, generator=gen, dtype=torch.float64)
+    weight = 0.3 * torch.randn(3, 6, generator=gen, dtype=torch.float64)
+    bias = torch.zeros(3, dtype=torch.float64)
+    labels = torch.randint(0, 3, (40,), generator=gen)
+
+    def train(e, w, b, rates, eps):
+        e, w, b = (t.clone().requires_grad_(True) for t in (e, w, b))
+        groups = [{"params": [p], "lr": r} for p, r in zip((e, w, b), rates)]
+        optimiser = torch.optim.Adam(groups, eps=eps)
+        for _ in range(steps):
+            optimiser.zero_grad()
+            torch.nn.functional.cross_entropy(e @ w.T + b, labels).backward()
+            optimiser.step()
+        return e.detach(), w.detach()
+
+    scaled, matched = (lr, lr, lr), (lr / c, lr * c, lr)
+    # the algebra, eps set to 0 (no gradient here is 0): equal to rounding
+    scaled_e, scaled_w = train(c * table, weight / c, bias, scaled, eps=0.0)
+    plain_e, plain_w = train(table, weight, bias, matched, eps=0.0)
+    assert torch.allclose(scaled_e, c * plain_e, rtol=0, atol=1e-12)
+    assert torch.allclose(scaled_w, plain_w / c, rtol=0, atol=1e-12)
+    # at PyTorch's eps (1e-8, the study's) the difference stays small against the movement
+    scaled_e, _ = train(c * table, weight / c, bias, scaled, eps=1e-8)
+    plain_e, _ = train(table, weight, bias, matched, eps=1e-8)
+    moved = (scaled_e - c * table).abs().max()
+    assert (scaled_e - c * plain_e).abs().max() < 1e-3 * moved
+    # one learning rate for both (the lr cell) moves the classifier by another step
+    one_e, _ = train(table, weight, bias, (lr / c, lr / c, lr / c), eps=1e-8)
+    assert (scaled_e - c * one_e).abs().max() > 0.1 * moved
+
+
+def test_the_doc_table_is_rewritten_between_its_markers_from_a_copy_of_the_seeds(tmp_path):
+    results, docs = tmp_path / "results", tmp_path / "docs"
+    results.mkdir()
+    docs.mkdir()
+    seeds = pd.concat(
+        [_cell_seeds([0.91, 0.63, 0.76, 0.82, 0.82]), _cell_seeds([-0.9] * 5, label_set="single")]
+    )
+    seeds.to_csv(results / "seeds.csv", index=False)
+    pd.DataFrame({"settings": ["test settings"]}).to_csv(results / "table.csv", index=False)
+    (results / "table.md").write_text("| table |\n\nNot run (missing from this table): x/y.\n")
+    doc = tmp_path / sensitivity.DOC
+    marked = f"# Title\n\nabove\n{sensitivity.DOC_BEGIN}\nstale\n{sensitivity.DOC_END}\nbelow\n"
+    doc.write_text(marked, encoding="utf-8")
+    sensitivity.write_doc(results, tmp_path)
+    text = doc.read_text(encoding="utf-8")
+    assert text.startswith("# Title\n\nabove\n") and text.endswith("\nbelow\n")
+    assert "stale" not in text
+    block = sensitivity.generated_block(text)
+    assert "| supersense | word2vec | 50 | all | 1 | 5 | +0.81 [+0.64, +0.90] |" in block
+    assert "Settings: test settings." in block
+    _, source = sensitivity.committed_doc_data(tmp_path)
+    assert source["sha256"] == sensitivity.sha256(results / "seeds.csv")
+    assert sensitivity.sha256(tmp_path / sensitivity.DOC_SEEDS) == source["sha256"]
+    assert sensitivity.committed_doc_block(tmp_path) == block
+    assert source["not_run"] == ["x/y"] and "Not run (missing from this table): x/y." in block
+    # a doc without its markers is refused, and nothing is written
+    doc.write_text("no markers\n", encoding="utf-8")
+    (results / "seeds.csv").write_text((results / "seeds.csv").read_text() + "\n")
+    with pytest.raises(ValueError, match="markers"):
+        sensitivity.write_doc(results, tmp_path)
+    assert doc.read_text(encoding="utf-8") == "no markers\n"
+    assert sensitivity.committed_doc_data(tmp_path)[1]["sha256"] == source["sha256"]

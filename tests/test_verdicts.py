@@ -28,19 +28,30 @@ def test_a_noisy_pooled_r_does_not_agree_with_the_paper():
     verdict, text = T.judge("printed", -0.86, -0.947, precision=0.001, per_seed=(-0.85, -0.98))
     assert verdict == T.INCONCLUSIVE and "t over 2 seeds" in text  # two such seeds fix nothing
     # five seeds that agree with each other near −0.86: D's interval lies beyond Δr 0.05
-    verdict, text = T.judge("printed", -0.86, -0.947, precision=0.001, per_seed=(-0.855, -0.86, -0.865, -0.858, -0.862))  # fmt: skip
+    verdict, text = T.judge(
+        "printed", -0.86, -0.947, precision=0.001, per_seed=(-0.855, -0.86, -0.865, -0.858, -0.862)
+    )
     assert verdict == T.DIFFERS and "t over 5 seeds" in text
     # the rule can agree: seeds around the printed value
-    assert T.judge("printed", -0.808, -0.808, precision=0.001, per_seed=(-0.8079, -0.8082, -0.8081))[0] == T.AGREES  # fmt: skip
+    assert (
+        T.judge("printed", -0.808, -0.808, precision=0.001, per_seed=(-0.8079, -0.8082, -0.8081))[0]
+        == T.AGREES
+    )
 
 
 def test_seeds_whose_signs_disagree_never_agree():
     """Rejected: supersense per-seed r +0.75 and +0.68, pooled −0.31, compared as one value."""
     verdict, text = T.judge("printed", -0.31, -0.978, precision=0.001, per_seed=(0.75, 0.68))
     assert verdict == T.INCONSISTENT_SEEDS and "+0.75" in text
-    assert T.judge("printed", -0.31, -0.30, precision=0.01, per_seed=(0.75, 0.68))[0] == T.INCONSISTENT_SEEDS  # fmt: skip
+    assert (
+        T.judge("printed", -0.31, -0.30, precision=0.01, per_seed=(0.75, 0.68))[0]
+        == T.INCONSISTENT_SEEDS
+    )
     assert T.judge("below:0", -0.31, per_seed=(0.75, 0.68))[0] == T.INCONSISTENT_SEEDS
-    assert T.judge("printed", -0.5, -0.5, precision=0.1, per_seed=(-0.9, 0.2, -0.7))[0] == T.INCONSISTENT_SEEDS  # fmt: skip
+    assert (
+        T.judge("printed", -0.5, -0.5, precision=0.1, per_seed=(-0.9, 0.2, -0.7))[0]
+        == T.INCONSISTENT_SEEDS
+    )
 
 
 def test_one_seed_is_not_judged_and_never_widens_with_noise():
@@ -49,15 +60,35 @@ def test_one_seed_is_not_judged_and_never_widens_with_noise():
             T.judge("printed", value, -0.808, precision=0.001, per_seed=(value,))[0] == T.ONE_SEED
         )
     # a seed-free quantity (no seed changes it) is compared exactly with the margin (2 points)
-    assert T.judge("printed", 56.16, 56.16, precision=0.01, per_seed=(56.16,), seed_free=True, scale=100)[0] == T.AGREES  # fmt: skip
-    assert T.judge("printed", 57.9, 56.16, precision=0.01, per_seed=(57.9,), seed_free=True, scale=100)[0] == T.AGREES  # fmt: skip
-    assert T.judge("printed", 58.3, 56.16, precision=0.01, per_seed=(58.3,), seed_free=True, scale=100)[0] == T.DIFFERS  # fmt: skip
+    assert (
+        T.judge(
+            "printed", 56.16, 56.16, precision=0.01, per_seed=(56.16,), seed_free=True, scale=100
+        )[0]
+        == T.AGREES
+    )
+    assert (
+        T.judge(
+            "printed", 57.9, 56.16, precision=0.01, per_seed=(57.9,), seed_free=True, scale=100
+        )[0]
+        == T.AGREES
+    )
+    assert (
+        T.judge(
+            "printed", 58.3, 56.16, precision=0.01, per_seed=(58.3,), seed_free=True, scale=100
+        )[0]
+        == T.DIFFERS
+    )
 
 
 def test_correlations_printed_times_100_use_the_correlation_scale():
-    verdict, text = T.judge("printed", 70.75, 70.75, precision=0.01, per_seed=(70.74, 70.76, 70.75), scale=100)  # fmt: skip
+    verdict, text = T.judge(
+        "printed", 70.75, 70.75, precision=0.01, per_seed=(70.74, 70.76, 70.75), scale=100
+    )
     assert verdict == T.AGREES and "Fisher z of r/100" in text
-    assert T.judge("printed", 80.0, 70.75, precision=0.01, per_seed=(79.9, 80.1, 80.0), scale=100)[0] == T.DIFFERS  # fmt: skip
+    assert (
+        T.judge("printed", 80.0, 70.75, precision=0.01, per_seed=(79.9, 80.1, 80.0), scale=100)[0]
+        == T.DIFFERS
+    )
 
 
 # ------------------------------------------------------------------ LID
@@ -66,12 +97,26 @@ def test_correlations_printed_times_100_use_the_correlation_scale():
 def test_lid_with_another_k_or_n_is_not_comparable():
     """Rejected: k = 10 judged against the paper's k = 100 (k moves cosine LID by ~20%), and n =
     400 against 1.19 M judged by a direction rule that does not hold."""
-    verdict, text = T.judge("lid:100", 5.6, 5.6, precision=0.1, our_n=1.0e6, paper_n=1.19e6, our_k=10, per_seed=(5.6, 5.6))  # fmt: skip
+    verdict, text = T.judge(
+        "lid:100",
+        5.6,
+        5.6,
+        precision=0.1,
+        our_n=1.0e6,
+        paper_n=1.19e6,
+        our_k=10,
+        per_seed=(5.6, 5.6),
+    )
     assert verdict == T.NOT_COMPARABLE
     assert "our n 1,000,000, k 10; theirs n 1,190,000, k 100" in text
-    verdict, text = T.judge("lid:100", 8.15, 5.6, precision=0.1, our_n=400, paper_n=1.19e6, our_k=10)  # fmt: skip
+    verdict, text = T.judge(
+        "lid:100", 8.15, 5.6, precision=0.1, our_n=400, paper_n=1.19e6, our_k=10
+    )
     assert verdict == T.NOT_COMPARABLE and "our n 400" in text
-    assert T.judge("lid:100", 5.0, 5.6, precision=0.1, our_n=400, paper_n=1.19e6, our_k=100)[0] == T.NOT_COMPARABLE  # fmt: skip
+    assert (
+        T.judge("lid:100", 5.0, 5.6, precision=0.1, our_n=400, paper_n=1.19e6, our_k=100)[0]
+        == T.NOT_COMPARABLE
+    )
 
 
 def test_lid_is_judged_at_the_papers_n_with_a_relative_margin():
@@ -86,7 +131,10 @@ def test_lid_is_judged_at_the_papers_n_with_a_relative_margin():
     for n in (0.6e6, 2.0e6):  # within the old factor 2, not the paper's n
         verdict, text = T.judge("lid:100", 7.3, 7.3, **{**common, "our_n": n})
         assert verdict == T.NOT_COMPARABLE, n
-    assert "lid_sample_size to 1190000" in T.judge("lid:100", 7.3, 7.3, **{**common, "our_n": 2.0e6})[1]  # fmt: skip
+    assert (
+        "lid_sample_size to 1190000"
+        in T.judge("lid:100", 7.3, 7.3, **{**common, "our_n": 2.0e6})[1]
+    )
     one = dict(precision=0.1, our_n=1.19e6, paper_n=1.19e6, our_k=100, per_seed=(7.31,))
     assert T.judge("lid:100", 7.31, 7.3, **one)[0] == T.ONE_SEED
     assert T.judge("lid:100", 7.31, 7.3, **one, seed_free=True)[0] == T.AGREES
@@ -114,9 +162,31 @@ def test_iw_is_judged_on_the_logit_scale():
 def istar_runs(differences: dict[float, list[float]]) -> pd.DataFrame:
     """Baseline metric per seed and λ < 0 runs offset from it by the given per-seed differences."""
     base = [0.55, 0.60, 0.58, 0.62, 0.57][: len(next(iter(differences.values())))]
-    rows = [{"model": "m", "task": "t", "regulariser": "none", "lambda": 0.0, "seed": s, "metric": b, "isoscore_star": 0.3} for s, b in enumerate(base)]  # fmt: skip
+    rows = [
+        {
+            "model": "m",
+            "task": "t",
+            "regulariser": "none",
+            "lambda": 0.0,
+            "seed": s,
+            "metric": b,
+            "isoscore_star": 0.3,
+        }
+        for s, b in enumerate(base)
+    ]
     for lam, diffs in differences.items():
-        rows += [{"model": "m", "task": "t", "regulariser": "istar", "lambda": lam, "seed": s, "metric": b + d, "isoscore_star": 0.2 + 0.01 * (s % 2)} for s, (b, d) in enumerate(zip(base, diffs))]  # fmt: skip
+        rows += [
+            {
+                "model": "m",
+                "task": "t",
+                "regulariser": "istar",
+                "lambda": lam,
+                "seed": s,
+                "metric": b + d,
+                "isoscore_star": 0.2 + 0.01 * (s % 2),
+            }
+            for s, (b, d) in enumerate(zip(base, diffs))
+        ]
     return pd.DataFrame(rows)
 
 
@@ -135,13 +205,23 @@ def test_istar_best_of_several_lambdas_is_corrected_over_the_whole_grid():
     within one model × task (P(≥ 1 supported) 0.89 under a global null at the configured grid)."""
     from isotropy.verdicts.claims import check_claims
 
-    runs = istar_runs({-1.0: [0.011, 0.000, 0.013, 0.001, 0.010], -2.0: [0.0, 0.01, -0.01, 0.0, 0.0], -5.0: [0.01, -0.01, 0.0, 0.0, 0.0]})  # fmt: skip
-    gains = {m["setup"]: m for m in istar_measurements(runs, {}) if m["quantity"] == "istar_metric_gain"}  # fmt: skip
+    runs = istar_runs(
+        {
+            -1.0: [0.011, 0.000, 0.013, 0.001, 0.010],
+            -2.0: [0.0, 0.01, -0.01, 0.0, 0.0],
+            -5.0: [0.01, -0.01, 0.0, 0.0, 0.0],
+        }
+    )
+    gains = {
+        m["setup"]: m for m in istar_measurements(runs, {}) if m["quantity"] == "istar_metric_gain"
+    }
     raw = stats.ttest_1samp([0.011, 0.000, 0.013, 0.001, 0.010], 0.0, alternative="greater").pvalue
     assert raw < T.ALPHA and gains["m/t, λ=-1"]["p_greater"] == pytest.approx(
         raw
     )  # the page adjusts
-    claims = check_claims(pd.DataFrame(istar_measurements(runs, {})), {"istar"}).set_index(["claim", "setup"])  # fmt: skip
+    claims = check_claims(pd.DataFrame(istar_measurements(runs, {})), {"istar"}).set_index(
+        ["claim", "setup"]
+    )
     row = claims.loc[("negative_lambda_improves_task", "m/t, λ=-1")]
     assert row["verdict"] == T.INCONCLUSIVE and "Holm over 6 tests" in row["note"]  # 2 claims × 3 λ
     # the comparison page adjusts over its own I-STAR grid too
@@ -152,14 +232,20 @@ def test_istar_best_of_several_lambdas_is_corrected_over_the_whole_grid():
         0
     ]
     assert gain["verdict"] == T.INCONCLUSIVE and f"p {min(1.0, 6 * raw):.4g}" in gain["tolerance"]
-    clear = istar_runs({-1.0: [0.05, 0.06, 0.055, 0.052, 0.058], -5.0: [-0.05, -0.06, -0.055, -0.052, -0.058]})  # fmt: skip
-    claims = check_claims(pd.DataFrame(istar_measurements(clear, {})), {"istar"}).set_index(["claim", "setup"])  # fmt: skip
+    clear = istar_runs(
+        {-1.0: [0.05, 0.06, 0.055, 0.052, 0.058], -5.0: [-0.05, -0.06, -0.055, -0.052, -0.058]}
+    )
+    claims = check_claims(pd.DataFrame(istar_measurements(clear, {})), {"istar"}).set_index(
+        ["claim", "setup"]
+    )
     assert claims.loc[("negative_lambda_improves_task", "m/t, λ=-1"), "verdict"] == "supported"
     assert claims.loc[("negative_lambda_improves_task", "m/t, λ=-5"), "verdict"] == "not supported"
 
 
 def test_holm_against_its_definition():
-    assert T.holm([0.01, 0.04, 0.03, math.nan]) == pytest.approx([0.03, 0.06, 0.06, math.nan], nan_ok=True)  # fmt: skip
+    assert T.holm([0.01, 0.04, 0.03, math.nan]) == pytest.approx(
+        [0.03, 0.06, 0.06, math.nan], nan_ok=True
+    )
     assert T.holm([0.5, 0.9]) == [1.0, 1.0]
 
 
@@ -195,11 +281,20 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     for overlay in ("config/offline.yaml", "tests/config/tiny.yaml"):
         config = deep_merge(config, yaml.safe_load((ROOT / overlay).read_text()))
     golden = ROOT / "tests" / "golden" / "results"
-    files = {"main_table1": "main/table1.csv", "main_correlations": "main/correlations.csv", "glue_table2": "glue/table2.csv",
-             "glue_table3": "glue/table3.csv", "geometry_lid": "geometry/lid.csv", "geometry_cosine": "geometry/cosine_by_layer.csv",
-             "geometry_sts": "geometry/sts.csv", "istar_runs": "istar/runs.csv"}  # fmt: skip
+    files = {
+        "main_table1": "main/table1.csv",
+        "main_correlations": "main/correlations.csv",
+        "glue_table2": "glue/table2.csv",
+        "glue_table3": "glue/table3.csv",
+        "geometry_lid": "geometry/lid.csv",
+        "geometry_cosine": "geometry/cosine_by_layer.csv",
+        "geometry_sts": "geometry/sts.csv",
+        "istar_runs": "istar/runs.csv",
+    }
     tables = {name: pd.read_csv(golden / path) for name, path in files.items()}
-    measured = measure(tables, config_subset(config), StandIns(**describe_stand_ins(config, "/mirror")))  # fmt: skip
+    measured = measure(
+        tables, config_subset(config), StandIns(**describe_stand_ins(config, "/mirror"))
+    )
     table = compare(read_published(), measured, {"main", "glue", "geometry", "istar"})
     lid = table[(table["quantity"] == "lid_cosine") & (table["verdict"] != T.NOT_RUN)]
     assert len(lid) == 2 and set(lid["verdict"]) == {T.STAND_IN}  # MiniLM for BERT, GloVe 50-d
@@ -208,12 +303,18 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     assert len(istar) == 2 and set(istar["verdict"]) == {T.ONE_SEED}
     poster = table[table["quantity"] == "poster_average_cosine"]  # Figures 2-3: an input, not run
     assert len(poster) == 2 and set(poster["verdict"]) == {T.NOT_RUN}
-    pearson = table[(table["quantity"] == "pearson_r") & (table["study"] == "main")].set_index("setup")  # fmt: skip
+    pearson = table[(table["quantity"] == "pearson_r") & (table["study"] == "main")].set_index(
+        "setup"
+    )
     assert pearson.loc["word2vec/supersense", "verdict"] == T.STAND_IN  # GloVe 50-d for word2vec
     # 12 updates against the paper's 1,000: not comparable, never "differs"
     assert pearson.loc["miniLM/polarity", "verdict"] == T.NOT_COMPARABLE
     assert "updates 12, the paper's 1000" in pearson.loc["miniLM/polarity", "tolerance"]
-    claims = check_claims(measured, {"main", "glue", "geometry", "istar"}).set_index(["claim", "setup"])  # fmt: skip
-    assert claims.loc[("pearson_negative", "word2vec/supersense"), "verdict"] == "not supported"  # fmt: skip
-    assert "judged on a stand-in" in claims.loc[("pearson_negative", "word2vec/supersense"), "note"]  # fmt: skip
-    assert claims.loc[("negative_lambda_improves_task", "miniLM/sst2, λ=-5"), "verdict"] == T.ONE_SEED  # fmt: skip
+    claims = check_claims(measured, {"main", "glue", "geometry", "istar"}).set_index(
+        ["claim", "setup"]
+    )
+    assert claims.loc[("pearson_negative", "word2vec/supersense"), "verdict"] == "not supported"
+    assert "judged on a stand-in" in claims.loc[("pearson_negative", "word2vec/supersense"), "note"]
+    assert (
+        claims.loc[("negative_lambda_improves_task", "miniLM/sst2, λ=-5"), "verdict"] == T.ONE_SEED
+    )

@@ -27,15 +27,24 @@ cross-checks are in :mod:`isotropy.workflow.config`.
 
 from __future__ import annotations
 
+import argparse
+import hashlib
+import json
 import math
+import os
+import shutil
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.statistics import R_LIMIT, seed_interval, signs_disagree, spearman_limit
+from isotropy import paths
+from isotropy.io import atomic_path
+from isotropy.statistics import R_LIMIT, seed_interval, signs_disagree
+from isotropy.summaries import spearman_summary
 
 STUDY = "sensitivity"
 
@@ -99,6 +108,9 @@ def label_set_table(
 
 TRANSFORMS = ("rescale", "pca", "rotate", "pad", "orthogonal")
 SPAN_TRANSFORMS = ("rotate", "pad", "orthogonal")  # those that keep the original span as a basis
+# Transforms that take ``norm_of``: rescale, and PCA then rescaled (a dimension contrast at a
+# matched scale: the reduced set at the RMS centred norm of another).
+NORM_TRANSFORMS = ("rescale", "pca")
 
 
 def rms_centred_norm(vectors: np.ndarray) -> float:
@@ -112,7 +124,7 @@ def rms_centred_norm(vectors: np.ndarray) -> float:
 
 
 def random_orthonormal(rows: int, columns: int, seed: int) -> np.ndarray:
-    """A seeded ``rows x columns`` matrix with orthonormal columns (QR of a Gaussian, signs fixed)."""
+    """A seeded ``rows x columns`` matrix, orthonormal columns (QR of a Gaussian, signs fixed)."""
     gaussian = np.random.default_rng(seed).standard_normal((rows, columns))
     q, r = np.linalg.qr(gaussian)
     return q * np.sign(np.diag(r))  # a unique Q for the seed
@@ -167,7 +179,10 @@ def derived_labels(derived: Mapping) -> dict[str, str]:
     """Derived vector set -> what it is, for figures ("word2vec rescaled to miniLM's norm")."""
     says = {
         "rescale": lambda spec: f"rescaled to {spec.get('norm_of')}'s norm",
-        "pca": lambda spec: f"PCA to {spec.get('dim')}-d",
+        "pca": lambda spec: (
+            f"PCA to {spec.get('dim')}-d"
+            + (f" at {spec['norm_of']}'s norm" if spec.get("norm_of") else "")
+        ),
         "rotate": lambda spec: f"rotated (seed {spec.get('seed', 0)})",
         "pad": lambda spec: f"zero-padded to {spec.get('dim')}-d",
         "orthogonal": lambda spec: (
@@ -239,7 +254,7 @@ def config_problems(config: Mapping) -> list[str]:
         for ls in block["label_sets"]
     }
     problems += [
-        f"sensitivity.phases: {p['setup']}/{p['vectors']}/{p['label_set']} is not a cell of the grid"
+        f"sensitivity.phases: {p['setup']}/{p['vectors']}/{p['label_set']} is not a grid cell"
         for p in section.get("phases") or []
         if (p["setup"], p["vectors"], p["label_set"]) not in cells
     ]
@@ -251,18 +266,17 @@ def config_problems(config: Mapping) -> list[str]:
 def _transform_problems(where: str, spec: Mapping, encoders: Mapping, derived: Mapping) -> list:
     """A derived vector set's settings that its transform needs or refuses."""
     kind, problems = spec["transform"], []
-    if kind == "rescale":
-        other = spec.get("norm_of")
-        if other is None:
-            problems.append(
-                f"{where}: transform rescale needs norm_of (the set whose norm it takes)"
-            )
-        elif other not in encoders and other not in derived:
-            problems.append(f"{where}.norm_of: {other!r} is neither an encoder nor a derived set")
-        elif other in derived and derived[other].get("norm_of"):
-            problems.append(f"{where}.norm_of: {other!r} is itself rescaled; name its source")
-    elif spec.get("norm_of"):
-        problems.append(f"{where}.norm_of: only transform rescale takes a norm")
+    other = spec.get("norm_of")
+    if kind == "rescale" and other is None:
+        problems.append(f"{where}: transform rescale needs norm_of (the set whose norm it takes)")
+    elif other is not None and kind not in NORM_TRANSFORMS:
+        problems.append(
+            f"{where}.norm_of: only transforms {', '.join(NORM_TRANSFORMS)} take a norm"
+        )
+    elif other is not None and other not in encoders and other not in derived:
+        problems.append(f"{where}.norm_of: {other!r} is neither an encoder nor a derived set")
+    elif other is not None and other in derived and derived[other].get("norm_of"):
+        problems.append(f"{where}.norm_of: {other!r} is itself rescaled; name its source")
     if kind in ("pca", "pad", "orthogonal") and "dim" not in spec:
         problems.append(f"{where}: transform {kind} needs dim")
     return problems
@@ -369,7 +383,10 @@ def seed_row(trace: pd.DataFrame) -> dict:
 
 
 # Correlations given per cell with their interval over seeds; other columns: mean over seeds.
-INTERVAL_COLUMNS = ["pearson_r", "spearman_rho", "r_before_min", "r_after_min", "r_span"]
+# Spearman's ρ is given as the median seed and the seeds' range (isotropy.summaries), as in the
+# main study's correlations.csv: ρ = -1 has no finite z, so a t-interval on z was set by where
+# ±1 is clipped.
+INTERVAL_COLUMNS = ["pearson_r", "r_before_min", "r_after_min", "r_span"]
 MEAN_COLUMNS = [
     "isoscore_start",
     "isoscore_end",
@@ -387,15 +404,18 @@ MEAN_COLUMNS = [
 def cell_row(seeds: pd.DataFrame, level: float = 0.95) -> dict:
     """One cell's row from its per-seed rows: intervals over seeds, means, the minimum's range."""
     row: dict = {"seeds": int(seeds["seed"].nunique())}
+    if "spearman_rho" in seeds and seeds["spearman_rho"].notna().any():
+        rho = seeds["spearman_rho"].to_numpy(dtype=float)
+        summary = spearman_summary(rho)
+        row["spearman_rho"] = summary["spearman_rho_seed_mean"]  # the median seed
+        row["spearman_rho_low"] = summary["spearman_rho_seed_low"]  # the lowest seed
+        row["spearman_rho_high"] = summary["spearman_rho_seed_high"]  # the highest seed
+        row["spearman_rho_seeds"] = " ".join(f"{v:+.2f}" for v in rho)
     for name in INTERVAL_COLUMNS:
         values = seeds[name].to_numpy(dtype=float) if name in seeds else np.array([])
         if not np.isfinite(values).any():
             continue
-        # ρ is discrete: ±1 clipped at its resolution on the run's points, as in correlations.csv
-        limit = R_LIMIT
-        if name == "spearman_rho" and "steps" in seeds:
-            limit = spearman_limit(int(seeds["steps"].min()))
-        interval = seed_interval(values, level, limit)
+        interval = seed_interval(values, level, R_LIMIT)
         row[name] = interval.estimate
         row[f"{name}_low"], row[f"{name}_high"] = interval.low, interval.high
         row[f"{name}_seeds"] = " ".join(f"{v:+.2f}" for v in values)
@@ -450,9 +470,11 @@ def _share_text(row: pd.Series) -> str:
 
 
 def markdown_table(table: pd.DataFrame) -> str:
-    """The cell table as Markdown: correlations as ``estimate [low, high]`` over seeds."""
+    """The cell table as Markdown: correlations as ``estimate [low, high]`` over seeds (ρ: the
+    median seed [the lowest, the highest seed])."""
     header = (
-        "| setup | vectors | dim | label set | lr × | seeds | r [CI] | ρ [CI] | r per seed "
+        "| setup | vectors | dim | label set | lr × | seeds | r [CI] | ρ median [range] "
+        "| r per seed "
         "| IsoScore start → end | min at update | r before min [CI] | r after min [CI] "
         "| row-space share start → end | inside span: IsoScore; r [CI]; outside |"
     )
@@ -486,7 +508,140 @@ def write_tables(
         table.to_csv(tmp, index=False)
     note = f"\nSettings: {settings_line}. Intervals: {table['interval'].iloc[0]}.\n"
     if missing:
-        note += f"\nNot run (missing from this table): {', '.join(missing)}.\n"
+        note += f"\n{NOT_RUN_NOTE}{', '.join(missing)}.\n"
     with opener(outputs.markdown) as tmp:
         tmp.write_text(markdown_table(table) + note, encoding="utf-8")
     return table
+
+
+# ---------------------------------------------------------------------------------------------
+# The results table of docs/sensitivity.md, generated (python -m isotropy.sensitivity): rendered
+# by :func:`cell_table` and :func:`markdown_table` from the per-seed file of a finished study,
+# copied beside the doc (``docs/data/``) with its checksum, so that a test re-renders the doc's
+# table from the committed copy (no results/ needed) and fails when the doc is stale.
+
+DOC = Path("docs/sensitivity.md")
+DOC_SEEDS = Path("docs/data/sensitivity_seeds.csv")
+DOC_SOURCE = Path("docs/data/sensitivity_source.json")
+DOC_BEGIN = (
+    "<!-- results table: generated by `python -m isotropy.sensitivity` from "
+    "docs/data/sensitivity_seeds.csv; do not edit by hand -->"
+)
+DOC_END = "<!-- end of the generated results table -->"
+
+
+def sha256(path: str | os.PathLike) -> str:
+    """The file's SHA-256, hex."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def read_seeds(path: str | os.PathLike) -> pd.DataFrame:
+    """A per-seed file (``results/sensitivity/seeds.csv`` or its committed copy)."""
+    seeds = pd.read_csv(path)
+    seeds["lr_factor"] = seeds["lr_factor"].astype(float)
+    return seeds
+
+
+NOT_RUN_NOTE = "Not run (missing from this table): "
+
+
+def doc_block(
+    seeds: pd.DataFrame, settings_line: str, level: float, not_run: list[str] | None = None
+) -> str:
+    """The doc's generated block: the cell table, the line saying what it states and the
+    configured cells that had not run (a partial grid, scripts/sensitivity_partial.py)."""
+    table = cell_table(seeds, level)
+    note = (
+        f"\nSettings: {settings_line}. r: tanh(mean Fisher z) over the seeds with its "
+        f"{table['interval'].iloc[0]}; ρ: the median seed [the lowest, the highest seed].\n"
+    )
+    if not_run:
+        note += f"\n{NOT_RUN_NOTE}{', '.join(not_run)}.\n"
+    return markdown_table(table) + note
+
+
+def not_run_cells(markdown: str) -> list[str]:
+    """The cells a table.md names as not run (:func:`write_tables`), in order."""
+    for line in markdown.splitlines():
+        if line.startswith(NOT_RUN_NOTE):
+            return line.removeprefix(NOT_RUN_NOTE).rstrip(".").split(", ")
+    return []
+
+
+def with_block(text: str, block: str) -> str:
+    """``text`` with what lies between :data:`DOC_BEGIN` and :data:`DOC_END` replaced by
+    ``block``; the markers must each appear once, in that order."""
+    if text.count(DOC_BEGIN) != 1 or text.count(DOC_END) != 1:
+        raise ValueError(f"the doc needs the markers {DOC_BEGIN!r} and {DOC_END!r} once each")
+    head, rest = text.split(DOC_BEGIN)
+    _, tail = rest.split(DOC_END)
+    if DOC_END in head:
+        raise ValueError("the doc's end marker comes before its begin marker")
+    return f"{head}{DOC_BEGIN}\n\n{block}\n{DOC_END}{tail}"
+
+
+def generated_block(text: str) -> str:
+    """What lies between the markers of ``text`` (as :func:`with_block` writes it)."""
+    return text.split(DOC_BEGIN)[1].split(DOC_END)[0].strip("\n") + "\n"
+
+
+def committed_doc_data(root: str | os.PathLike = ".") -> tuple[pd.DataFrame, dict]:
+    """The committed per-seed data of the doc's table and its source record."""
+    root = Path(root)
+    source = json.loads((root / DOC_SOURCE).read_text(encoding="utf-8"))
+    return read_seeds(root / DOC_SEEDS), source
+
+
+def committed_doc_block(root: str | os.PathLike = ".") -> str:
+    """The doc's table rendered again from the committed data (what the doc must hold)."""
+    seeds, source = committed_doc_data(root)
+    level, not_run = source["interval_level"], source.get("not_run") or []
+    return doc_block(seeds, source["settings_line"], level, not_run)
+
+
+def write_doc(results: str | os.PathLike, root: str | os.PathLike = ".", level: float = 0.95):
+    """Copy ``results``/seeds.csv beside the doc with its checksum, the study's settings line
+    (``results``/table.csv) and the cells not run (``results``/table.md), then rewrite the doc's
+    generated table from the copy."""
+    results, root = Path(results), Path(root)
+    seeds_file, table_file = results / "seeds.csv", results / "table.csv"
+    for needed in (seeds_file, table_file):
+        if not needed.is_file():
+            raise FileNotFoundError(f"{needed} is missing: run `snakemake sensitivity_study` first")
+    settings_line = str(pd.read_csv(table_file)["settings"].iloc[0])
+    markdown = results / "table.md"
+    not_run = not_run_cells(markdown.read_text(encoding="utf-8")) if markdown.is_file() else []
+    doc = (root / DOC).read_text(encoding="utf-8")
+    block = doc_block(read_seeds(seeds_file), settings_line, level, not_run)
+    new_doc = with_block(doc, block)  # refuses a doc without its markers before writing anything
+    source = {
+        "source": str(seeds_file),
+        "sha256": sha256(seeds_file),
+        "table": str(table_file),
+        "table_sha256": sha256(table_file),
+        "settings_line": settings_line,
+        "interval_level": level,
+        "not_run": not_run,
+    }
+    with atomic_path(root / DOC_SEEDS) as tmp:
+        shutil.copyfile(seeds_file, tmp)
+    with atomic_path(root / DOC_SOURCE) as tmp:
+        tmp.write_text(json.dumps(source, indent=2) + "\n", encoding="utf-8")
+    with atomic_path(root / DOC) as tmp:
+        tmp.write_text(new_doc, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m isotropy.sensitivity [--results results/sensitivity]``: regenerate the doc's
+    table (:func:`write_doc`)."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--results", default=os.path.dirname(paths.SENSITIVITY_TABLE))
+    parser.add_argument("--level", type=float, default=0.95, help="interval level (config)")
+    args = parser.parse_args(argv)
+    write_doc(args.results, level=args.level)
+    print(f"{DOC}: table regenerated from {args.results}/seeds.csv (copied to {DOC_SEEDS})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -17,7 +17,7 @@ from isotropy.statistics import R_LIMIT, seed_interval, signs_disagree
 from isotropy.traces import read_traces
 
 CORRELATIONS = ("pearson_r", "spearman_rho")
-# A correlation this close to ±1 is ±1 in meaning (e.g. identical ranks give ρ = -0.9999999999999999).
+# A correlation this close to ±1 is ±1 in meaning (identical ranks give ρ = -0.9999999999999999).
 _UNIT_TOLERANCE = 1e-12
 
 __all__ = ["correlation_table", "parameter_table", "read_traces"]  # read_traces: checked
@@ -31,7 +31,7 @@ def parameter_table(
     keys: Iterable[dict],
     vector_labels: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """One row per setup: items, unique rows, dim and parameter counts (from the real model objects).
+    """One row per setup: items, unique rows, dim and parameter counts (from the real models).
 
     Seeds of one setup share these counts; a disagreement means a corrupted run and is an error.
     ``vector_labels`` (encoder name → what its vectors are, e.g. the offline GloVe 50-d stand-in
@@ -62,7 +62,7 @@ def exact_unit(value: float) -> float:
 
 
 def _correlations(frame: pd.DataFrame, x: str, y: str) -> dict[str, float]:
-    """Pearson r and Spearman ρ of two columns; NaN on a constant or tiny series (stated, not hidden)."""
+    """Pearson r and Spearman ρ of two columns; NaN on a constant or tiny series (stated)."""
     if len(frame) < 3 or frame[x].nunique() < 2 or frame[y].nunique() < 2:
         return dict.fromkeys(CORRELATIONS, math.nan)
     return {
@@ -76,7 +76,8 @@ def correlation_table(
     by: list[str],
     level: float = 0.95,
 ) -> pd.DataFrame:
-    """Pearson r and Spearman ρ between IsoScore and silhouette per setup, with an interval over seeds.
+    """Pearson r and Spearman ρ between IsoScore and silhouette per setup, with intervals over
+    seeds.
 
     The two columns are the metric registry's correlated pair (:func:`registry.with_role`: the
     ``isotropy`` and the ``clusters`` metric). Per setup, one row of scope ``all`` (every recorded
@@ -85,9 +86,10 @@ def correlation_table(
     ``pearson_r_seed_mean`` (tanh of the mean Fisher z of the per-seed values) and
     ``pearson_r_seed_low``/``_seed_high``, the ``level`` t-interval over seeds
     (:mod:`isotropy.statistics`), the Spearman columns the median seed and the seeds'
-    range (:func:`spearman_summary`: stride-invariant, not set by a clip), ``interval`` naming it ("1 seed: no interval" with one seed:
-    empty bounds), and ``seed_signs_disagree`` (per-seed signs differ from each other or from the
-    pooled value). Values ±1 up to rounding are written as ±1.
+    range (:func:`spearman_summary`: stride-invariant, not set by a clip), ``interval`` naming
+    it ("1 seed: no interval" with one seed: empty bounds), and ``seed_signs_disagree``
+    (per-seed signs differ from each other or from the pooled value). Values ±1 up to rounding
+    are written as ±1.
     """
     x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
     rows = []
@@ -95,10 +97,18 @@ def correlation_table(
     for key, group in measured.groupby(by, sort=False):
         key = dict(zip(by, key if isinstance(key, tuple) else (key,)))
         runs = [(seed, run) for seed, run in group.groupby("seed", sort=True)]
-        per_seed = [{"scope": f"seed{seed}", "seeds": 1, "points": len(run), **_correlations(run, x, y)} for seed, run in runs]  # fmt: skip
-        pooled = {"scope": "all", "seeds": len(runs), "points": len(group), **_correlations(group, x, y)}  # fmt: skip
+        per_seed = [
+            {"scope": f"seed{seed}", "seeds": 1, "points": len(run), **_correlations(run, x, y)}
+            for seed, run in runs
+        ]
+        pooled = {
+            "scope": "all",
+            "seeds": len(runs),
+            "points": len(group),
+            **_correlations(group, x, y),
+        }
         pooled.update(_seed_columns(pooled, per_seed, level))
-        # seed<k> rows only where there are 2 or more seeds: one seed's row would repeat the pooled one
+        # seed<k> rows only with 2 or more seeds (one seed's row would repeat the pooled one)
         for row in [pooled] + (per_seed if len(runs) > 1 else []):
             rows.append({**key, **row})
     return pd.DataFrame(rows)
@@ -112,7 +122,9 @@ def spearman_summary(per_seed: Iterable[float]) -> dict[str, float]:
     same seeds). A monotone seed is ρ = −1 at any stride, so the range does not move with it."""
     values = np.array([v for v in per_seed if math.isfinite(v)], dtype=np.float64)
     if values.size == 0:
-        return dict.fromkeys(("spearman_rho_seed_mean", "spearman_rho_seed_low", "spearman_rho_seed_high"), math.nan)  # fmt: skip
+        return dict.fromkeys(
+            ("spearman_rho_seed_mean", "spearman_rho_seed_low", "spearman_rho_seed_high"), math.nan
+        )
     several = values.size >= 2
     return {
         "spearman_rho_seed_mean": exact_unit(float(np.median(values))),
@@ -127,7 +139,9 @@ def _seed_columns(pooled: dict, per_seed: list[dict], level: float) -> dict:
     interval = seed_interval([row["pearson_r"] for row in per_seed], level, R_LIMIT)
     columns["pearson_r_seed_mean"] = exact_unit(interval.estimate)
     columns["pearson_r_seed_low"] = math.nan if interval.low is None else exact_unit(interval.low)
-    columns["pearson_r_seed_high"] = math.nan if interval.high is None else exact_unit(interval.high)  # fmt: skip
+    columns["pearson_r_seed_high"] = (
+        math.nan if interval.high is None else exact_unit(interval.high)
+    )
     columns.update(spearman_summary([row["spearman_rho"] for row in per_seed]))
     columns["interval"] = seed_interval([row["pearson_r"] for row in per_seed], level).describe()
     columns["seed_signs_disagree"] = any(

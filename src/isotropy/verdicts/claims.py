@@ -50,7 +50,18 @@ from isotropy.verdicts.tolerances import (
     parse_tolerance,
 )
 
-COLUMNS = ["claim", "study", "setup", "statement", "measured", "threshold", "verdict", "paper", "evidence", "note"]  # fmt: skip
+COLUMNS = [
+    "claim",
+    "study",
+    "setup",
+    "statement",
+    "measured",
+    "threshold",
+    "verdict",
+    "paper",
+    "evidence",
+    "note",
+]
 SUPPORTED, NOT_SUPPORTED, NOT_RUN = "supported", "not supported", "not run"
 CLAIM_VERDICTS = (SUPPORTED, NOT_SUPPORTED, INCONSISTENT_SEEDS, INCONCLUSIVE, ONE_SEED, NOT_RUN)
 SPEARMAN_LIMIT = -0.998  # Mickus et al. §3.2: ρ "always below −0.998"
@@ -73,22 +84,107 @@ class Claim:
 
 def _optimisation(study: str, curves: str, correlation: str, seeds: str, rho: float) -> list[Claim]:
     return [
-        Claim("silhouette_rises", study, "silhouette_change", "silhouette rises over training (last step − step 0) in every seed", "above:0", curves, "direction"),
-        Claim("isoscore_falls", study, "isoscore_change", "IsoScore falls over training (last step − step 0) in every seed", "below:0", curves, "direction"),
-        Claim("spearman_strongly_negative", study, "spearman_rho", f"Spearman ρ between IsoScore and silhouette is below {rho:g} in every seed", f"below:{rho}", correlation, "every_run"),
-        Claim("pearson_negative", study, "pearson_r", "Pearson r between IsoScore and silhouette is negative in every seed", "below:0", correlation, "direction"),
-        Claim("seeds_agree", study, "seed_spread", f"the spread across seeds is negligible against the change (std of the final IsoScore / silhouette below {SEED_SPREAD_LIMIT:g} of its mean change)", f"below:{SEED_SPREAD_LIMIT}", seeds, "relative_spread"),
-    ]  # fmt: skip
+        Claim(
+            "silhouette_rises",
+            study,
+            "silhouette_change",
+            "silhouette rises over training (last step − step 0) in every seed",
+            "above:0",
+            curves,
+            "direction",
+        ),
+        Claim(
+            "isoscore_falls",
+            study,
+            "isoscore_change",
+            "IsoScore falls over training (last step − step 0) in every seed",
+            "below:0",
+            curves,
+            "direction",
+        ),
+        Claim(
+            "spearman_strongly_negative",
+            study,
+            "spearman_rho",
+            f"Spearman ρ between IsoScore and silhouette is below {rho:g} in every seed",
+            f"below:{rho}",
+            correlation,
+            "every_run",
+        ),
+        Claim(
+            "pearson_negative",
+            study,
+            "pearson_r",
+            "Pearson r between IsoScore and silhouette is negative in every seed",
+            "below:0",
+            correlation,
+            "direction",
+        ),
+        Claim(
+            "seeds_agree",
+            study,
+            "seed_spread",
+            "the spread across seeds is negligible against the change (std of the final "
+            f"IsoScore / silhouette below {SEED_SPREAD_LIMIT:g} of its mean change)",
+            f"below:{SEED_SPREAD_LIMIT}",
+            seeds,
+            "relative_spread",
+        ),
+    ]
 
 
 CLAIMS = [
-    *_optimisation("main", "Mickus et al. 2024, §3 and Figure 2", "Mickus et al. 2024, §3.2 (ρ always below −0.998)", "Mickus et al. 2024, §3", SPEARMAN_LIMIT),
-    *_optimisation("glue", "Mickus et al. 2024, appendix A, Figure 4", "Mickus et al. 2024, appendix A, Table 3 (strongly negative; our reading −0.5)", "Mickus et al. 2024, §3 / appendix A", GLUE_SPEARMAN_LIMIT),
-    Claim("negative_lambda_lowers_isoscore", "istar", "istar_isoscore_change", "I-STAR with this negative λ gives lower IsoScore* than no regulariser (over seeds, Holm over the page)", "seeds_below:0", "Rudman & Eickhoff 2024, Figure 5", "seeds"),
-    Claim("negative_lambda_improves_task", "istar", "istar_metric_gain", "I-STAR with this negative λ scores higher on the task than no regulariser (over seeds, Holm over the page)", "seeds_above:0", "Rudman & Eickhoff 2024, Figure 6", "seeds"),
-    Claim("cluster_based_raises_isotropy", "geometry", "sts_isotropy_ratio", "the cluster-based method raises isotropy I(W) over the raw embeddings (ratio)", "above:1", "Rajaei & Sheikhi 2020 slides, before/after table (I(W))"),
-    Claim("cluster_based_raises_sts", "geometry", "sts_spearman_gain", "the cluster-based method raises STS Spearman correlation (×100) over the raw embeddings", "above:0", "Rajaei & Sheikhi 2020 slides, before/after table"),
-]  # fmt: skip
+    *_optimisation(
+        "main",
+        "Mickus et al. 2024, §3 and Figure 2",
+        "Mickus et al. 2024, §3.2 (ρ always below −0.998)",
+        "Mickus et al. 2024, §3",
+        SPEARMAN_LIMIT,
+    ),
+    *_optimisation(
+        "glue",
+        "Mickus et al. 2024, appendix A, Figure 4",
+        "Mickus et al. 2024, appendix A, Table 3 (strongly negative; our reading −0.5)",
+        "Mickus et al. 2024, §3 / appendix A",
+        GLUE_SPEARMAN_LIMIT,
+    ),
+    Claim(
+        "negative_lambda_lowers_isoscore",
+        "istar",
+        "istar_isoscore_change",
+        "I-STAR with this negative λ gives lower IsoScore* than no regulariser (over seeds, "
+        "Holm over the page)",
+        "seeds_below:0",
+        "Rudman & Eickhoff 2024, Figure 5",
+        "seeds",
+    ),
+    Claim(
+        "negative_lambda_improves_task",
+        "istar",
+        "istar_metric_gain",
+        "I-STAR with this negative λ scores higher on the task than no regulariser (over "
+        "seeds, Holm over the page)",
+        "seeds_above:0",
+        "Rudman & Eickhoff 2024, Figure 6",
+        "seeds",
+    ),
+    Claim(
+        "cluster_based_raises_isotropy",
+        "geometry",
+        "sts_isotropy_ratio",
+        "the cluster-based method raises isotropy I(W) over the raw embeddings (ratio)",
+        "above:1",
+        "Rajaei & Sheikhi 2020 slides, before/after table (I(W))",
+    ),
+    Claim(
+        "cluster_based_raises_sts",
+        "geometry",
+        "sts_spearman_gain",
+        "the cluster-based method raises STS Spearman correlation (×100) over the raw embeddings",
+        "above:0",
+        "Rajaei & Sheikhi 2020 slides, before/after table",
+    ),
+]
 ABSENT = {
     "main": "the main study is not configured in this run",
     "glue": "the glue study is not configured in this run",
@@ -97,12 +193,27 @@ ABSENT = {
 }
 
 
-def _row(claim: Claim, setup: str, measured: float, threshold: str, verdict: str, evidence: str = "", note: str = "") -> dict:  # fmt: skip
+def _row(
+    claim: Claim,
+    setup: str,
+    measured: float,
+    threshold: str,
+    verdict: str,
+    evidence: str = "",
+    note: str = "",
+) -> dict:
     return {
-        "claim": claim.name, "study": claim.study, "setup": setup, "statement": claim.statement,
-        "measured": measured, "threshold": threshold, "verdict": verdict, "paper": claim.paper,
-        "evidence": evidence, "note": note,
-    }  # fmt: skip
+        "claim": claim.name,
+        "study": claim.study,
+        "setup": setup,
+        "statement": claim.statement,
+        "measured": measured,
+        "threshold": threshold,
+        "verdict": verdict,
+        "paper": claim.paper,
+        "evidence": evidence,
+        "note": note,
+    }
 
 
 def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int, int]:
@@ -116,12 +227,22 @@ def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int
     if np.ptp(y) == 0:  # every seed the same value: no spread, the sign decides
         way = holds_bound(kind, bound, float(values[0]))
         return (0.0, 1.0, along, len(y)) if way else (1.0, 0.0, along, len(y))
-    less, greater = (float(stats.ttest_1samp(y, fisher_z([bound])[0] if claim.quantity.endswith(("_r", "_rho")) else bound, alternative=a).pvalue) for a in ("less", "greater"))  # fmt: skip
+    less, greater = (
+        float(
+            stats.ttest_1samp(
+                y,
+                fisher_z([bound])[0] if claim.quantity.endswith(("_r", "_rho")) else bound,
+                alternative=a,
+            ).pvalue
+        )
+        for a in ("less", "greater")
+    )
     return (less, greater, along, len(y)) if kind == "below" else (greater, less, along, len(y))
 
 
 def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[float, float] | None]:
-    """(verdict, or None when the page's Holm adjustment decides; the rule in words; raw p-values)."""
+    """(verdict, or None when the page's Holm adjustment decides; the rule in words; raw
+    p-values)."""
     kind, bound = parse_tolerance(claim.bound)
     values = [float(v) for v in (m["per_seed"] or ()) if math.isfinite(float(v))]
     if claim.rule == "direction":
@@ -136,13 +257,26 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
         failing = [v for v in values if not holds_bound(kind, bound, v)]
         text = f"{kind} {bound:g} in every seed: {len(values) - len(failing)} of {len(values)} hold"
         if failing:
-            return NOT_SUPPORTED, text + " (failing: " + ", ".join(f"{v:+.4g}" for v in failing) + ")", None  # fmt: skip
+            return (
+                NOT_SUPPORTED,
+                text + " (failing: " + ", ".join(f"{v:+.4g}" for v in failing) + ")",
+                None,
+            )
         return SUPPORTED, text, None
     if claim.rule == "seeds":
-        p_claim, p_other = (m["p_less"], m["p_greater"]) if kind == "seeds_below" else (m["p_greater"], m["p_less"])  # fmt: skip
+        p_claim, p_other = (
+            (m["p_less"], m["p_greater"])
+            if kind == "seeds_below"
+            else (m["p_greater"], m["p_less"])
+        )
         if not math.isfinite(m["seeds"]) or m["seeds"] < 2:
             return ONE_SEED, "one seed: no spread to test with", None
-        return None, f"{'<' if kind == 'seeds_below' else '>'} {bound:g}: one-sided t over {int(m['seeds'])} seeds, Holm over the page", (p_claim, p_other)  # fmt: skip
+        return (
+            None,
+            f"{'<' if kind == 'seeds_below' else '>'} {bound:g}: one-sided t over "
+            f"{int(m['seeds'])} seeds, Holm over the page",
+            (p_claim, p_other),
+        )
     verdict, text = judge_measurement(claim.bound, m)
     return {CONSISTENT: SUPPORTED, NOT_CONSISTENT: NOT_SUPPORTED}.get(verdict, verdict), text, None
 
@@ -162,54 +296,86 @@ def _settle(claim: Claim, measured: pd.Series, p_claim: float, p_other: float) -
     return NOT_SUPPORTED if math.isfinite(p_other) and p_other < ALPHA else INCONCLUSIVE
 
 
-def check_claims(measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
+def check_claims(
+    measured: pd.DataFrame, studies: set[str], seed_claims: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Every claim judged on the measurements (``studies``: the studies this run has results of).
-    The tested rows (directions, I-STAR) are settled together: Holm over all of them."""
-    rows, tests = [], []
+    ``seed_claims``: the extension study's per-seed claim values (claim, setup, seed, value;
+    :func:`isotropy.extensions.results.claim_values`) when the run has them. The tested rows
+    (directions, I-STAR, the extension study's directions) are settled together: Holm over all
+    of them."""
+    rows: list[dict] = []
+    tests: list[tuple] = []
     for study in dict.fromkeys(c.study for c in CLAIMS):
         claims = [c for c in CLAIMS if c.study == study]
         ours = measured[measured["study"] == study]
-        if study not in studies:
-            rows += [_row(c, "all", math.nan, judge(c.bound, 0.0)[1], NOT_RUN, note=ABSENT[study]) for c in claims]  # fmt: skip
+        measured_here = ours["quantity"].isin([c.quantity for c in claims])
+        setups = sorted(set(ours.loc[measured_here, "setup"]))
+        absent = ABSENT[study] if study not in studies else ""
+        if absent or not setups:
+            note = absent or f"no results of the {study} study to measure"
+            threshold = {c.name: judge(c.bound, 0.0)[1] for c in claims}
+            rows += [
+                _row(c, "all", math.nan, threshold[c.name], NOT_RUN, note=note) for c in claims
+            ]
             continue
-        setups = sorted(set(ours.loc[ours["quantity"].isin([c.quantity for c in claims]), "setup"]))
-        if not setups:
-            rows += [_row(c, "all", math.nan, judge(c.bound, 0.0)[1], NOT_RUN, note=f"no results of the {study} study to measure") for c in claims]  # fmt: skip
         for setup in setups:
             for claim in claims:
                 found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
-                threshold = judge(claim.bound, 0.0)[1]
-                if found.empty:
-                    rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, note=f"no {claim.quantity} measured for this setup"))  # fmt: skip
-                    continue
-                m = found.iloc[0]
-                if m["missing"]:
-                    rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, m["evidence"], m["missing"]))  # fmt: skip
-                    continue
-                verdict, rule, p = _judge_claim(claim, m)
-                parts = [rule, m["note"] or ("" if math.isfinite(m["value"]) else "measurement undefined")]  # fmt: skip
-                if claim.quantity in ("pearson_r", "spearman_rho") and math.isfinite(m["n"]):
-                    parts.insert(1, f"{int(m['n'])} points pooled")
-                if m["stand_in"]:
-                    parts.append(f"judged on a stand-in (a direction, not a number): {m['stand_in']}")  # fmt: skip
-                if p is not None:
-                    tests.append((len(rows), claim, m, p))
-                rows.append(_row(claim, setup, float(m["value"]), threshold, verdict or INCONCLUSIVE, m["evidence"], "; ".join(s for s in parts if s)))  # fmt: skip
+                _claim_row(claim, setup, found, rows, tests)
+    if seed_claims is not None:  # the extension study's rows join this page's family
+        more_rows, more_tests = seed_claim_rows(seed_claims, EXTENSION_CLAIMS, "extensions")
+        tests += [(len(rows) + index, *rest) for index, *rest in more_tests]
+        rows += more_rows
+    settle_family(rows, tests)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests: list) -> None:
+    """Append one claim × setup row to ``rows`` (and its test to ``tests``, to be settled with
+    the page's others)."""
+    threshold = judge(claim.bound, 0.0)[1]
+    if found.empty:
+        note = f"no {claim.quantity} measured for this setup"
+        rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, note=note))
+        return
+    m = found.iloc[0]
+    if m["missing"]:
+        rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, m["evidence"], m["missing"]))
+        return
+    verdict, rule, p = _judge_claim(claim, m)
+    undefined = "" if math.isfinite(m["value"]) else "measurement undefined"
+    parts = [rule, m["note"] or undefined]
+    if claim.quantity in ("pearson_r", "spearman_rho") and math.isfinite(m["n"]):
+        parts.insert(1, f"{int(m['n'])} points pooled")
+    if m["stand_in"]:
+        parts.append(f"judged on a stand-in (a direction, not a number): {m['stand_in']}")
+    if p is not None:
+        tests.append((len(rows), claim, m, p))
+    note = "; ".join(s for s in parts if s)
+    value = float(m["value"])
+    rows.append(_row(claim, setup, value, threshold, verdict or INCONCLUSIVE, m["evidence"], note))
+
+
+def settle_family(rows: list[dict], tests: list[tuple]) -> None:
+    """Settle every tested row of a page at once: Holm over all of them (``tests``: row index,
+    claim, its measurement with ``per_seed``, raw (p the claimed way, p the other way))."""
     adjusted = zip(holm([p[0] for *_, p in tests]), holm([p[1] for *_, p in tests]))
     for (index, claim, m, _), (p_claim, p_other) in zip(tests, adjusted):
         rows[index]["verdict"] = _settle(claim, m, p_claim, p_other)
         # two digits: a p-value's third digit is float32 noise of the traces, not evidence
-        rows[index]["note"] += f"; Holm over {len(tests)} tests: p {p_claim:.2g} (other way {p_other:.2g})"  # fmt: skip
-    return pd.DataFrame(rows, columns=COLUMNS)
+        holm_note = f"; Holm over {len(tests)} tests: p {p_claim:.2g} (other way {p_other:.2g})"
+        rows[index]["note"] += holm_note
 
 
 ERROR_CONTROL = (
     "How the claims are tested (docs/verdicts.md): a claim is about every run, so it is judged per "
-    "seed. A direction (silhouette rises, IsoScore falls, r negative) is *supported* when every seed "
-    "goes that way and a one-sided t-test over seeds is significant (per row: a one-sided test at "
-    f"{ALPHA:g}); the {{n}} tested rows of this page "
-    f"(directions and every I-STAR model × task × λ) are Holm-adjusted together, so {ALPHA:g} bounds "
-    "the chance of any false *supported* (or false *not supported* by the test) on the page. "
+    "seed. A direction (silhouette rises, IsoScore falls, r negative, and each direction the "
+    "extension study's open questions state) is *supported* when every seed goes that way and a "
+    f"one-sided t-test over seeds is significant (per row: a one-sided test at {ALPHA:g}); the "
+    "{n} tested rows of this page (directions, every I-STAR model × task × λ, and the extension "
+    f"study's rows when the run has them) are Holm-adjusted together, so {ALPHA:g} bounds the "
+    "chance of any false *supported* (or false *not supported* by the test) on the page. "
     "Bounds stated for every run (ρ below −0.998) are checked in every seed, and the seeds' spread "
     "against the size of the change; these are exact checks of our seeds, no test."
 )
@@ -223,8 +389,14 @@ def _fmt(value: float) -> str:
 
 def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
     """A short markdown summary: a tally per study and claim, then every row."""
-    mark = {SUPPORTED: "✅ supported", NOT_SUPPORTED: "❌ not supported", INCONSISTENT_SEEDS: "⚠️ inconsistent across seeds",
-            INCONCLUSIVE: "❔ inconclusive", ONE_SEED: "➖ 1 seed: not judged", NOT_RUN: "➖ not run"}  # fmt: skip
+    mark = {
+        SUPPORTED: "✅ supported",
+        NOT_SUPPORTED: "❌ not supported",
+        INCONSISTENT_SEEDS: "⚠️ inconsistent across seeds",
+        INCONCLUSIVE: "❔ inconclusive",
+        ONE_SEED: "➖ 1 seed: not judged",
+        NOT_RUN: "➖ not run",
+    }
     counts = table["verdict"].value_counts()
     lines = [
         f"# {title}",
@@ -232,7 +404,9 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
         "Each claim of the replicated papers, checked on this run's results "
         "(`results/claims.csv` holds the same rows).",
         "",
-        ERROR_CONTROL.replace("{n}", str(int(table["note"].astype(str).str.contains("Holm over").sum()))),
+        ERROR_CONTROL.replace(
+            "{n}", str(int(table["note"].astype(str).str.contains("Holm over").sum()))
+        ),
         "",
         " · ".join(f"{mark[v]}: {int(counts.get(v, 0))}" for v in CLAIM_VERDICTS),
         "",
@@ -240,7 +414,7 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
         "",
         "| study | claim | paper | " + " | ".join(CLAIM_VERDICTS) + " |",
         "|---|---|---|" + "---|" * len(CLAIM_VERDICTS),
-    ]  # fmt: skip
+    ]
     for (study, claim), group in table.groupby(["study", "claim"], sort=False):
         tally = group["verdict"].value_counts()
         lines.append(
@@ -258,7 +432,8 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
     for row in table.itertuples(index=False):
         note = str(row.note).replace("|", "\\|")
         lines.append(
-            f"| {row.study} | {row.setup} | {row.claim} | {_fmt(row.measured)} | {row.threshold} | {mark[row.verdict]} | {note} |"
+            f"| {row.study} | {row.setup} | {row.claim} | {_fmt(row.measured)} | "
+            f"{row.threshold} | {mark[row.verdict]} | {note} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -283,16 +458,52 @@ class SeedClaim:
 
 _OPEN = "Mickus et al. 2024, Limitations"
 EXTENSION_CLAIMS = [
-    SeedClaim("criteria_same_optimum", "the criterion (oriented: higher = better clusters) rises and falls with the silhouette (Spearman rho over steps > 0)", "above", f"{_OPEN} (choice of objectives)"),
-    SeedClaim("deep_output_anisotropic", "a deep classifier's top hidden layer becomes less isotropic (IsoScore last - step 0 < 0)", "below", f"{_OPEN} (deep classifiers)"),
-    SeedClaim("anisotropy_spreads_down", "every layer below the top (hidden layers and table) becomes less isotropic (largest IsoScore change < 0)", "below", f"{_OPEN} (deep classifiers: 'spread to bottom layers')"),
-    SeedClaim("triplet_need_not_be_anisotropic", "triplet training over the labels does not lower the table's IsoScore (last - step 0 > 0)", "above", "Mickus et al. 2024, appendix B"),
-    SeedClaim("heldout_isoscore_follows", "fine-tuned end to end, held-out sentences' IsoScore falls as the training trend's (last epoch - epoch 0 < 0)", "below", f"{_OPEN} (idealised conditions)"),
-    SeedClaim("heldout_silhouette_follows", "fine-tuned end to end, held-out sentences' silhouette rises as the training trend's (last epoch - epoch 0 > 0)", "above", f"{_OPEN} (idealised conditions)"),
-]  # fmt: skip
+    SeedClaim(
+        "criteria_same_optimum",
+        "the criterion (oriented: higher = better clusters) rises and falls with the "
+        "silhouette (Spearman rho over steps > 0)",
+        "above",
+        f"{_OPEN} (choice of objectives)",
+    ),
+    SeedClaim(
+        "deep_output_anisotropic",
+        "a deep classifier's top hidden layer becomes less isotropic (IsoScore last - step 0 < 0)",
+        "below",
+        f"{_OPEN} (deep classifiers)",
+    ),
+    SeedClaim(
+        "anisotropy_spreads_down",
+        "every layer below the top (hidden layers and table) becomes less isotropic (largest "
+        "IsoScore change < 0)",
+        "below",
+        f"{_OPEN} (deep classifiers: 'spread to bottom layers')",
+    ),
+    SeedClaim(
+        "triplet_need_not_be_anisotropic",
+        "triplet training over the labels does not lower the table's IsoScore (last - step 0 > 0)",
+        "above",
+        "Mickus et al. 2024, appendix B",
+    ),
+    SeedClaim(
+        "heldout_isoscore_follows",
+        "fine-tuned end to end, held-out sentences' IsoScore falls as the training trend's "
+        "(last epoch - epoch 0 < 0)",
+        "below",
+        f"{_OPEN} (idealised conditions)",
+    ),
+    SeedClaim(
+        "heldout_silhouette_follows",
+        "fine-tuned end to end, held-out sentences' silhouette rises as the training trend's "
+        "(last epoch - epoch 0 > 0)",
+        "above",
+        f"{_OPEN} (idealised conditions)",
+    ),
+]
 
 
-def judge_seeds(values, direction: str, bound: float = 0.0, alpha: float = SIGN_TEST_ALPHA) -> tuple[str, str]:  # fmt: skip
+def judge_seeds(
+    values, direction: str, bound: float = 0.0, alpha: float = SIGN_TEST_ALPHA
+) -> tuple[str, str]:
     """(verdict, note) of a per-seed direction: supported when every seed lies beyond ``bound``
     in ``direction`` or a one-sided sign test says so (p < alpha), not supported when every seed
     or the sign test says the other way, inconsistent across seeds otherwise; one seed is not
@@ -318,18 +529,57 @@ def judge_seeds(values, direction: str, bound: float = 0.0, alpha: float = SIGN_
     return INCONSISTENT_SEEDS, note
 
 
-def check_seed_claims(per_seed: pd.DataFrame, claims: list[SeedClaim] = EXTENSION_CLAIMS, study: str = "extensions") -> pd.DataFrame:  # fmt: skip
-    """Every claim judged per setup on per-seed values (columns claim, setup, seed, value);
-    a claim without values gets one ``not run`` row. Rows in :data:`COLUMNS`."""
-    rows = []
-    for claim in claims:
-        threshold = f"{claim.direction} {claim.bound:g} in every seed or by a sign test (p < {SIGN_TEST_ALPHA})"  # fmt: skip
-        as_claim = Claim(claim.name, study, claim.name, claim.statement, "", claim.paper)
-        ours = per_seed[per_seed["claim"] == claim.name]
+def seed_claim_rows(
+    per_seed: pd.DataFrame, claims: list[SeedClaim], study: str
+) -> tuple[list[dict], list[tuple]]:
+    """Rows of per-seed direction claims (columns claim, setup, seed, value) and their tests,
+    judged as the page's directions are: every seed the claimed way and a one-sided t-test over
+    the seeds, settled with the page's other tests (:func:`settle_family`). A claim without
+    values gets one ``not run`` row; one seed is not judged unless it goes the other way."""
+    rows: list[dict] = []
+    tests: list[tuple] = []
+    for seed_claim in claims:
+        bound = f"{seed_claim.direction}:{seed_claim.bound:g}"
+        claim = Claim(
+            seed_claim.name,
+            study,
+            seed_claim.name,
+            seed_claim.statement,
+            bound,
+            seed_claim.paper,
+            "direction",
+        )
+        rule = f"one-sided t over seeds (Holm over the page, p < {ALPHA:g})"
+        threshold = f"{seed_claim.direction} {seed_claim.bound:g} in every seed and a {rule}"
+        ours = per_seed[per_seed["claim"] == seed_claim.name]
         if ours.empty:
-            rows.append(_row(as_claim, "all", math.nan, threshold, NOT_RUN, note="no run of this question in the results"))  # fmt: skip
+            note = "no run of this question in the results"
+            rows.append(_row(claim, "all", math.nan, threshold, NOT_RUN, note=note))
         for setup, group in ours.groupby("setup", sort=False):
-            verdict, note = judge_seeds(group["value"], claim.direction, claim.bound)
-            seeds = ", ".join(f"{v:.3g}" for v in group.sort_values("seed")["value"])
-            rows.append(_row(as_claim, setup, float(group["value"].mean()), threshold, verdict, f"per seed: {seeds}", note))  # fmt: skip
+            ordered = group.sort_values("seed")["value"].astype(float)
+            values = [v for v in ordered if math.isfinite(v)]
+            evidence = "per seed: " + ", ".join(f"{v:.3g}" for v in ordered)
+            p_claim, p_other, along, n = direction_test(claim, values)
+            note = f"{along}/{n} seeds {seed_claim.direction} {seed_claim.bound:g}"
+            mean = float(np.mean(values)) if values else math.nan
+            verdict = INCONCLUSIVE
+            if n == 0:
+                verdict = NOT_RUN
+            elif n == 1:  # one run going the other way contradicts a claim about every run
+                verdict = NOT_SUPPORTED if along < n else ONE_SEED
+            else:
+                tests.append((len(rows), claim, {"per_seed": values}, (p_claim, p_other)))
+            rows.append(_row(claim, setup, mean, threshold, verdict, evidence, note))
+    return rows, tests
+
+
+def check_seed_claims(
+    per_seed: pd.DataFrame, claims: list[SeedClaim] = EXTENSION_CLAIMS, study: str = "extensions"
+) -> pd.DataFrame:
+    """Every claim judged per setup on per-seed values (columns claim, setup, seed, value), as
+    a page of its own: Holm over its tested rows (:func:`seed_claim_rows`). Rows in
+    :data:`COLUMNS`. On the claims page the same rows join that page's family
+    (:func:`check_claims` with ``seed_claims``)."""
+    rows, tests = seed_claim_rows(per_seed, claims, study)
+    settle_family(rows, tests)
     return pd.DataFrame(rows, columns=COLUMNS)

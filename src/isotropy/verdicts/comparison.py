@@ -50,10 +50,35 @@ from isotropy.verdicts.tolerances import (
 )
 
 COLUMNS = [
-    "paper", "source", "study", "quantity", "setup", "paper_value", "printed", "our_value",
-    "our_n", "k", "per_type_cap", "paper_n", "paper_k", "seeds", "unit", "convention", "stand_in", "tolerance",
-    "verdict", "why", "note", "estimand", "m", "margin", "margin_reason", "declared", "p_agree", "p_differ",
-]  # fmt: skip
+    "paper",
+    "source",
+    "study",
+    "quantity",
+    "setup",
+    "paper_value",
+    "printed",
+    "our_value",
+    "our_n",
+    "k",
+    "per_type_cap",
+    "paper_n",
+    "paper_k",
+    "seeds",
+    "unit",
+    "convention",
+    "stand_in",
+    "tolerance",
+    "verdict",
+    "why",
+    "note",
+    "estimand",
+    "m",
+    "margin",
+    "margin_reason",
+    "declared",
+    "p_agree",
+    "p_differ",
+]
 STUDY_NAMES = {"main": "main", "glue": "GLUE", "geometry": "geometry", "istar": "I-STAR"}
 
 
@@ -80,21 +105,41 @@ def _paper_k(spec: str) -> float:
 
 def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
     row = {
-        "paper": published["paper"], "source": published["source"], "study": published["study"],
-        "quantity": published["quantity"], "setup": published["setup"], "paper_value": published["paper_value"],
-        "printed": published["value"], "paper_n": published["paper_n"], "unit": published["unit"],
-        "convention": published["convention"], "why": published["why"], "our_value": math.nan,
-        "our_n": math.nan, "k": math.nan, "per_type_cap": "", "stand_in": "", "tolerance": "", "note": "",
-        "seeds": math.nan, "paper_k": _paper_k(published["tolerance"]),
-        "estimand": published["estimand"], "m": published["m"], "margin": published["margin"],
-        "margin_reason": published["margin_reason"], "declared": published["declared"],
-        "p_agree": math.nan, "p_differ": math.nan,
-    }  # fmt: skip
+        "paper": published["paper"],
+        "source": published["source"],
+        "study": published["study"],
+        "quantity": published["quantity"],
+        "setup": published["setup"],
+        "paper_value": published["paper_value"],
+        "printed": published["value"],
+        "paper_n": published["paper_n"],
+        "unit": published["unit"],
+        "convention": published["convention"],
+        "why": published["why"],
+        "our_value": math.nan,
+        "our_n": math.nan,
+        "k": math.nan,
+        "per_type_cap": "",
+        "stand_in": "",
+        "tolerance": "",
+        "note": "",
+        "seeds": math.nan,
+        "paper_k": _paper_k(published["tolerance"]),
+        "estimand": published["estimand"],
+        "m": published["m"],
+        "margin": published["margin"],
+        "margin_reason": published["margin_reason"],
+        "declared": published["declared"],
+        "p_agree": math.nan,
+        "p_differ": math.nan,
+    }
     row.update(ours)
     return row
 
 
-def judge_row(paper: pd.Series, ours: pd.Series) -> tuple[str | None, str, float, Equivalence | None]:  # fmt: skip
+def judge_row(
+    paper: pd.Series, ours: pd.Series
+) -> tuple[str | None, str, float, Equivalence | None]:
     """(verdict or None when the page's adjustment decides, the rule as applied, our value of the
     declared statistic, the equivalence test) of one published row against one measurement."""
     kind, bound = parse_tolerance(paper["tolerance"])
@@ -102,20 +147,42 @@ def judge_row(paper: pd.Series, ours: pd.Series) -> tuple[str | None, str, float
     numeric = kind in EQUIVALENCE_RULES or kind in ("exact", "relative", "factor")
     if numeric and ours["stand_in"]:
         return STAND_IN, f"not judged: {ours['stand_in']}", value, None
-    if paper["protocol"] and (differences := declarations.protocol_differences(paper["protocol"], ours.get("protocol", ""))):  # fmt: skip
+    if paper["protocol"] and (
+        differences := declarations.protocol_differences(
+            paper["protocol"], ours.get("protocol", "")
+        )
+    ):
         return NOT_COMPARABLE, "protocol differs: " + "; ".join(differences), value, None
     if kind in EQUIVALENCE_RULES:
-        judged = judge_equivalence(kind, ours, paper["paper_value"], declarations.declared(paper), unit=paper["unit"], paper_n=paper["paper_n"], paper_k=_paper_k(paper["tolerance"]))  # fmt: skip
+        judged = judge_equivalence(
+            kind,
+            ours,
+            paper["paper_value"],
+            declarations.declared(paper),
+            unit=paper["unit"],
+            paper_n=paper["paper_n"],
+            paper_k=_paper_k(paper["tolerance"]),
+        )
         return judged.verdict, judged.text, judged.ours, judged.test
     seeds = [float(v) for v in (ours["per_seed"] or ()) if math.isfinite(float(v))]
     if kind in ("below", "above", "at_least") and paper["estimand"] == "every_run" and seeds:
         failing = [v for v in seeds if not holds_bound(kind, bound, v)]
-        text = f"{kind} {bound:g} in every one of {len(seeds)} seeds (a bound the paper states for every run)"  # fmt: skip
+        text = (
+            f"{kind} {bound:g} in every one of {len(seeds)} seeds (a bound the paper states "
+            "for every run)"
+        )
         if failing:
             listed = ", ".join(f"{v:+.4g}" for v in failing)
             return NOT_CONSISTENT, f"{text}: {len(failing)} fail ({listed})", value, None
         return CONSISTENT, text, value, None
-    verdict, text = judge_measurement(paper["tolerance"], ours, paper["paper_value"], precision=paper["precision_value"], paper_n=paper["paper_n"], unit=paper["unit"])  # fmt: skip
+    verdict, text = judge_measurement(
+        paper["tolerance"],
+        ours,
+        paper["paper_value"],
+        precision=paper["precision_value"],
+        paper_n=paper["paper_n"],
+        unit=paper["unit"],
+    )
     return verdict, text, value, None
 
 
@@ -132,13 +199,20 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
         ]
         hits = candidates[[matches(paper["setup"], s) for s in candidates["paper_setup"]]]
         if hits.empty:
-            rows.append(_row(paper, verdict=NOT_RUN, note=_not_run_reason(paper, measured, studies)))  # fmt: skip
+            rows.append(
+                _row(paper, verdict=NOT_RUN, note=_not_run_reason(paper, measured, studies))
+            )
             continue
         for _, ours in hits.iterrows():
             details = dict(
-                setup=ours["setup"], our_n=ours["n"], k=ours["k"], per_type_cap=ours["per_type_cap"], seeds=ours["seeds"],
-                stand_in=ours["stand_in"], convention=ours["convention"] or paper["convention"],
-            )  # fmt: skip
+                setup=ours["setup"],
+                our_n=ours["n"],
+                k=ours["k"],
+                per_type_cap=ours["per_type_cap"],
+                seeds=ours["seeds"],
+                stand_in=ours["stand_in"],
+                convention=ours["convention"] or paper["convention"],
+            )
             if ours["missing"]:
                 rows.append(_row(paper, verdict=NOT_RUN, note=ours["missing"], **details))
                 continue
@@ -148,33 +222,60 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             if test is not None:
                 tests.append((len(rows), test))
                 details.update(p_agree=test.p_agree, p_differ=test.p_differ)
-            rows.append(_row(paper, our_value=value, tolerance=tolerance, verdict=verdict, note=ours["note"], **details))  # fmt: skip
-    adjusted = zip(holm([t.p_agree for _, t in tests]), holm([t.p_differ for _, t in tests]))
-    for (index, test), (p_agree, p_differ) in zip(tests, adjusted):
-        rows[index]["verdict"] = settle(Equivalence(test.low, test.high, p_agree, p_differ))
-        rows[index]["tolerance"] += f"; Holm over {len(tests)} rows: p(agrees) {p_agree:.2g}, p(differs) {p_differ:.2g}"  # fmt: skip
-    # I-STAR's seed tests: Holm over the whole grid on this page (every model × task × λ)
-    adjusted = zip(holm([float(o["p_less"]) for *_, o in seed_tests]), holm([float(o["p_greater"]) for *_, o in seed_tests]))  # fmt: skip
-    for (index, spec, ours), (p_less, p_greater) in zip(seed_tests, adjusted):
-        kind, bound = parse_tolerance(spec)
-        rows[index]["verdict"], rows[index]["tolerance"] = judge_seed_test(kind, bound, seeds=float(ours["seeds"]), p_less=p_less, p_greater=p_greater)  # fmt: skip
+            rows.append(
+                _row(
+                    paper,
+                    our_value=value,
+                    tolerance=tolerance,
+                    verdict=verdict,
+                    note=ours["note"],
+                    **details,
+                )
+            )
+    _settle_page(rows, tests, seed_tests)
     table = pd.DataFrame(rows, columns=COLUMNS)
     if bad := set(table["verdict"]) - set(VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")
     return table
 
 
+def _settle_page(rows: list[dict], tests: list, seed_tests: list) -> None:
+    """Settle the page's equivalence rows (Holm over them, one family for *agrees* and one for
+    *differs*) and its I-STAR seed tests (Holm over the whole grid: every model × task × λ)."""
+    adjusted = zip(holm([t.p_agree for _, t in tests]), holm([t.p_differ for _, t in tests]))
+    for (index, test), (p_agree, p_differ) in zip(tests, adjusted):
+        rows[index]["verdict"] = settle(Equivalence(test.low, test.high, p_agree, p_differ))
+        rows[index]["tolerance"] += (
+            f"; Holm over {len(tests)} rows: p(agrees) {p_agree:.2g}, p(differs) {p_differ:.2g}"
+        )
+    adjusted = zip(
+        holm([float(o["p_less"]) for *_, o in seed_tests]),
+        holm([float(o["p_greater"]) for *_, o in seed_tests]),
+    )
+    for (index, spec, ours), (p_less, p_greater) in zip(seed_tests, adjusted):
+        kind, bound = parse_tolerance(spec)
+        rows[index]["verdict"], rows[index]["tolerance"] = judge_seed_test(
+            kind, bound, seeds=float(ours["seeds"]), p_less=p_less, p_greater=p_greater
+        )
+
+
 ERROR_CONTROL = (
-    "How the verdicts are made (docs/verdicts.md): each printed number is declared as one statistic "
+    "How the verdicts are made (docs/verdicts.md): each printed number is declared as one "
+    "statistic "
     "(one run, a mean or a pooled value over the paper's m runs, a bound for every run, a fixed "
-    "value) with an equivalence margin δ. For a correlation, LID or I(W), D = paper − ours gets a 95% "
+    "value) with an equivalence margin δ. For a correlation, LID or I(W), D = paper − ours "
+    "gets a 95% "
     "interval that includes the paper's own seed noise; *agrees* when it lies within ±δ, *differs* "
-    "when wholly outside, else *inconclusive*. Per row: a faithful replication reads *differs* with "
-    f"probability ≤ {ALPHA:g}, and a true gap of δ or more reads *agrees* with probability ≤ {ALPHA / 2:g}. "
-    "On this page the p-values of the {n} rows so judged are Holm-adjusted (one family for *agrees*, "
+    "when wholly outside, else *inconclusive*. Per row: a faithful replication reads *differs* "
+    "with "
+    f"probability ≤ {ALPHA:g}, and a true gap of δ or more reads *agrees* with probability ≤ "
+    f"{ALPHA / 2:g}. "
+    "On this page the p-values of the {n} rows so judged are Holm-adjusted (one family for "
+    "*agrees*, "
     f"one for *differs*), so {ALPHA:g} bounds the chance of any false *differs* and of any false "
     "*agrees* among them. Counts are exact; bounds stated for every run are checked in every seed. "
-    "A row whose model or data is a stand-in is *stand-in: not judged*; a run whose protocol differs "
+    "A row whose model or data is a stand-in is *stand-in: not judged*; a run whose protocol "
+    "differs "
     "where the number depends on it is *not comparable*."
 )
 
@@ -196,11 +297,13 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         "",
         ERROR_CONTROL.replace("{n}", str(judged)),
         "",
-        "Every number the seed papers print (config/published_values.csv, each with its paper, table, row "
+        "Every number the seed papers print (config/published_values.csv, each with its paper, "
+        "table, row "
         "and column), beside the value this run measured. Verdicts: "
         + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
         + ".",
-        "A *stand-in* names what we used where the paper used something else: its row shows our value beside the paper's and is not judged. "
+        "A *stand-in* names what we used where the paper used something else: its row shows "
+        "our value beside the paper's and is not judged. "
         "LID rows give our n, k and per-type cap beside the paper's n and k. "
         "What each verdict means: docs/verdicts.md.",
         "",
@@ -210,7 +313,8 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         lines += [
             f"## {paper}",
             "",
-            "| source | setup | printed | statistic (m, δ) | ours | n (ours / paper) | unit | tolerance | verdict | stand-in | note |",
+            "| source | setup | printed | statistic (m, δ) | ours | n (ours / paper) | unit | "
+            "tolerance | verdict | stand-in | note |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for _, r in part.iterrows():
@@ -222,9 +326,18 @@ def comparison_markdown(table: pd.DataFrame) -> str:
             if str(r["declared"]).startswith("default"):
                 statistic += f"; {r['declared']}"
             cells = [
-                r["source"], r["setup"], r["printed"], statistic, _number(r["our_value"]), n, r["unit"],
-                r["tolerance"], f"**{r['verdict']}**", r["stand_in"], r["note"],
-            ]  # fmt: skip
+                r["source"],
+                r["setup"],
+                r["printed"],
+                statistic,
+                _number(r["our_value"]),
+                n,
+                r["unit"],
+                r["tolerance"],
+                f"**{r['verdict']}**",
+                r["stand_in"],
+                r["note"],
+            ]
             lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
         lines.append("")
     return "\n".join(lines)
@@ -248,9 +361,22 @@ def compare_results(
 
 PUBLISHED_VALUES = Path(__file__).resolve().parents[3] / "config" / "published_values.csv"
 PUBLISHED_COLUMNS = [
-    "paper", "source", "study", "quantity", "setup", "value", "unit", "precision", "model",
-    "data", "sample_size", "convention", "tolerance", "why", "availability",
-]  # fmt: skip
+    "paper",
+    "source",
+    "study",
+    "quantity",
+    "setup",
+    "value",
+    "unit",
+    "precision",
+    "model",
+    "data",
+    "sample_size",
+    "convention",
+    "tolerance",
+    "why",
+    "availability",
+]
 STUDIES = ("main", "glue", "geometry", "istar")
 
 

@@ -35,7 +35,15 @@ from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts.tolerances import ESTIMANDS, Declared, default_margin, parse_tolerance
 
 DECLARED_COLUMNS = ["estimand", "m", "margin", "margin_reason", "protocol"]
-_DEFAULT_ESTIMAND = {"exact": "fixed", "none": "fixed", "below": "every_run", "above": "every_run", "at_least": "every_run", "seeds_below": "mean", "seeds_above": "mean"}  # fmt: skip
+_DEFAULT_ESTIMAND = {
+    "exact": "fixed",
+    "none": "fixed",
+    "below": "every_run",
+    "above": "every_run",
+    "at_least": "every_run",
+    "seeds_below": "mean",
+    "seeds_above": "mean",
+}
 
 
 def parse_protocol(text: str) -> dict[str, str]:
@@ -62,10 +70,16 @@ def protocol_differences(declared: str, ours: str) -> list[str]:
     """The declared settings our run set otherwise ('metric_stride 10, the paper's 1'); a
     setting our run does not report is not held against it."""
     theirs, mine = parse_protocol(declared), parse_protocol(ours)
-    return [f"{key} {mine[key]}, the paper's {value}" for key, value in theirs.items() if key in mine and not _same(mine[key], value)]  # fmt: skip
+    return [
+        f"{key} {mine[key]}, the paper's {value}"
+        for key, value in theirs.items()
+        if key in mine and not _same(mine[key], value)
+    ]
 
 
-def fill_declarations(table: pd.DataFrame, where: str = "config/published_values.csv") -> pd.DataFrame:  # fmt: skip
+def fill_declarations(
+    table: pd.DataFrame, where: str = "config/published_values.csv"
+) -> pd.DataFrame:
     """The published table with its declarations checked and the defaults filled in; adds
     ``declared`` ('row' or which columns were defaulted). A clear error on a bad value."""
     table = table.copy()
@@ -92,7 +106,7 @@ def fill_declarations(table: pd.DataFrame, where: str = "config/published_values
             except ValueError:
                 m = math.nan
             if not (m >= 1 and (math.isinf(m) or m == int(m))):
-                raise ValueError(f"{at}: m {row['m']!r} is not a whole number of runs ≥ 1 (or inf)")  # fmt: skip
+                raise ValueError(f"{at}: m {row['m']!r} is not a whole number of runs ≥ 1 (or inf)")
         if not row["margin"]:
             table.at[index, "margin"] = default_margin(row["tolerance"], row["unit"])
             defaulted.append("margin") if table.at[index, "margin"] else None

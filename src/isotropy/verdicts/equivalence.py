@@ -112,7 +112,12 @@ def parse_margin(spec: str) -> tuple[str, float]:
 def describe_margin(spec: str) -> str:
     """``'r:0.05'`` → ``'0.05 in r'``; ``'relative:0.1'`` → ``'10% of the paper's value'``."""
     kind, value = parse_margin(spec)
-    words = {"r": f"{value:g} in r", "points": f"{value:g} points", "relative": f"{value:.0%} of the paper's value", "logit": f"{value:.3g} on the logit (odds ×{math.exp(value):.3g})"}  # fmt: skip
+    words = {
+        "r": f"{value:g} in r",
+        "points": f"{value:g} points",
+        "relative": f"{value:.0%} of the paper's value",
+        "logit": f"{value:.3g} on the logit (odds ×{math.exp(value):.3g})",
+    }
     return words[kind]
 
 
@@ -141,7 +146,9 @@ def mean_prediction(values: Sequence[float], m: float) -> Prediction | None:
         return None
     se = float(mean_se(y[None, :], m)[0])
     runs = "no seed noise" if not math.isfinite(m) else f"m = {m:g}"
-    return Prediction(float(y.mean()), se, int(y.size - 1), f"t over {y.size} seeds, paper's {runs}")  # fmt: skip
+    return Prediction(
+        float(y.mean()), se, int(y.size - 1), f"t over {y.size} seeds, paper's {runs}"
+    )
 
 
 def pooled_r(moments: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -173,7 +180,9 @@ def pooled_prediction(
     if z.size < 2:
         return None
     se = float(z.std(ddof=1) * math.sqrt(n / (n - 1)) * math.sqrt(1 + m / n))
-    return Prediction(float(z.mean()), se, n - 1, f"pooled over m = {m} of our {n} seeds, {draws} draws")  # fmt: skip
+    return Prediction(
+        float(z.mean()), se, n - 1, f"pooled over m = {m} of our {n} seeds, {draws} draws"
+    )
 
 
 def exact_prediction(value: float) -> Prediction:
@@ -195,8 +204,14 @@ def test_arrays(centre, se, df, low, high) -> tuple[np.ndarray, np.ndarray]:
     """(p of *agrees*, p of *differs*) for arrays of predictions against regions [low, high]
     on the judging scale: two one-sided tests each, doubled so that both compare with α."""
     centre, se, low, high = (np.asarray(v, dtype=np.float64) for v in (centre, se, low, high))
-    p_agree = np.minimum(1.0, 2 * np.maximum(stats.t.sf((centre - low) / se, df), stats.t.sf((high - centre) / se, df)))  # fmt: skip
-    p_differ = np.minimum(1.0, 2 * np.minimum(stats.t.sf((low - centre) / se, df), stats.t.sf((centre - high) / se, df)))  # fmt: skip
+    p_agree = np.minimum(
+        1.0,
+        2 * np.maximum(stats.t.sf((centre - low) / se, df), stats.t.sf((high - centre) / se, df)),
+    )
+    p_differ = np.minimum(
+        1.0,
+        2 * np.minimum(stats.t.sf((low - centre) / se, df), stats.t.sf((centre - high) / se, df)),
+    )
     return p_agree, p_differ
 
 
@@ -207,7 +222,9 @@ def equivalence(prediction: Prediction, paper: float, margin: str, scale: Scale)
     if se == 0 or not math.isfinite(se):
         inside = low <= c <= high
         value = float(scale.back(np.array([c]))[0])
-        return Equivalence(paper - value, paper - value, 0.0 if inside else 1.0, 1.0 if inside else 0.0)  # fmt: skip
+        return Equivalence(
+            paper - value, paper - value, 0.0 if inside else 1.0, 1.0 if inside else 0.0
+        )
     t = stats.t.ppf(1 - ALPHA / 2, prediction.df)
     top, bottom = scale.back(np.array([c + t * se, c - t * se]))
     p_agree, p_differ = test_arrays(c, se, prediction.df, low, high)

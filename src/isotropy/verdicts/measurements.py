@@ -49,18 +49,39 @@ from isotropy.verdicts.standins import (
 )
 
 COLUMNS = [
-    "study", "quantity", "setup", "paper_setup", "value", "spread", "seeds", "n", "k",
-    "per_type_cap", "unit", "convention", "stand_in", "evidence", "note", "missing",
-    "per_seed", "seed_free", "p_less", "p_greater", "moments", "protocol",
-]  # fmt: skip
+    "study",
+    "quantity",
+    "setup",
+    "paper_setup",
+    "value",
+    "spread",
+    "seeds",
+    "n",
+    "k",
+    "per_type_cap",
+    "unit",
+    "convention",
+    "stand_in",
+    "evidence",
+    "note",
+    "missing",
+    "per_seed",
+    "seed_free",
+    "p_less",
+    "p_greater",
+    "moments",
+    "protocol",
+]
 _NUMBERS = ("value", "spread", "seeds", "n", "k", "p_less", "p_greater")
 CORRELATION_TABLES = {"main": "correlations", "glue": "table3"}
 COUNT_TABLES = {"main": "table1", "glue": "table2"}
 
 
-def measurement(study: str, quantity: str, setup: str, paper_setup: str, value: Any = None, **rest: Any) -> dict[str, Any]:  # fmt: skip
+def measurement(
+    study: str, quantity: str, setup: str, paper_setup: str, value: Any = None, **rest: Any
+) -> dict[str, Any]:
     """One measurement row; absent numbers are NaN, absent text ''."""
-    row = {column: "" for column in COLUMNS}
+    row: dict[str, Any] = {column: "" for column in COLUMNS}
     row.update(study=study, quantity=quantity, setup=setup, paper_setup=paper_setup)
     for column in _NUMBERS:
         row[column] = math.nan
@@ -94,7 +115,9 @@ def _paper_setup(study: str, encoder: str, dataset: str, config: Mapping[str, An
     return f"{encoder_paper_name(config, encoder)}/{dataset}"
 
 
-def _stand_in(study: str, encoder: str, dataset: str, config: Mapping[str, Any], stand: StandIns) -> str:  # fmt: skip
+def _stand_in(
+    study: str, encoder: str, dataset: str, config: Mapping[str, Any], stand: StandIns
+) -> str:
     if study != "main":
         return ""
     kind = ((config.get("encoders") or {}).get(encoder) or {}).get("kind")
@@ -134,12 +157,36 @@ def _count_measurements(
     counts_file = paths.study_file(f"{COUNT_TABLES[study]}.csv", study)
     for _, r in counts.iterrows():
         encoder, dataset = r["encoder"], r["dataset"]
-        common = dict(evidence=counts_file, stand_in=_stand_in(study, encoder, dataset, config, stand))  # fmt: skip
+        common = dict(
+            evidence=counts_file, stand_in=_stand_in(study, encoder, dataset, config, stand)
+        )
         setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
-        rows.append(measurement(study, "items", setup, paper, int(r["items"]), unit="items", convention="labelled items after dropping out-of-vocabulary words",
-                                note=f"{int(r['rows'])} unique rows", **common))  # fmt: skip
-        rows.append(measurement(study, "parameters", setup, paper, int(r["params"]), unit="parameters", convention="unique rows × dim + classifier weights (+ bias)",
-                                note=f"dim {int(r['dim'])}", **common))  # fmt: skip
+        rows.append(
+            measurement(
+                study,
+                "items",
+                setup,
+                paper,
+                int(r["items"]),
+                unit="items",
+                convention="labelled items after dropping out-of-vocabulary words",
+                note=f"{int(r['rows'])} unique rows",
+                **common,
+            )
+        )
+        rows.append(
+            measurement(
+                study,
+                "parameters",
+                setup,
+                paper,
+                int(r["params"]),
+                unit="parameters",
+                convention="unique rows × dim + classifier weights (+ bias)",
+                note=f"dim {int(r['dim'])}",
+                **common,
+            )
+        )
     return rows
 
 
@@ -153,7 +200,9 @@ def per_seed_correlations(
         return {}
     x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
     out: dict[tuple[str, str, str], list[float]] = {}
-    for (encoder, dataset, _), run in traces.dropna(subset=[x, y]).groupby(["encoder", "dataset", "seed"], sort=True):  # fmt: skip
+    for (encoder, dataset, _), run in traces.dropna(subset=[x, y]).groupby(
+        ["encoder", "dataset", "seed"], sort=True
+    ):
         defined = len(run) >= 3 and run[x].nunique() > 1 and run[y].nunique() > 1
         for column, method in (("pearson_r", stats.pearsonr), ("spearman_rho", stats.spearmanr)):
             value = float(method(run[x], run[y]).statistic) if defined else math.nan
@@ -161,7 +210,9 @@ def per_seed_correlations(
     return {key: tuple(values) for key, values in out.items()}
 
 
-def per_seed_moments(traces: pd.DataFrame | None) -> dict[tuple[str, str], tuple[tuple[float, ...], ...]]:  # fmt: skip
+def per_seed_moments(
+    traces: pd.DataFrame | None,
+) -> dict[tuple[str, str], tuple[tuple[float, ...], ...]]:
     """(encoder, dataset) → each seed's sums of IsoScore and silhouette (points, Σx, Σy, Σx²,
     Σy², Σxy), from which any pooling of seeds has its Pearson r
     (:func:`isotropy.verdicts.equivalence.pooled_r`)."""
@@ -169,7 +220,9 @@ def per_seed_moments(traces: pd.DataFrame | None) -> dict[tuple[str, str], tuple
         return {}
     x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
     out: dict[tuple[str, str], list[tuple[float, ...]]] = {}
-    for (encoder, dataset, _), run in traces.dropna(subset=[x, y]).groupby(["encoder", "dataset", "seed"], sort=True):  # fmt: skip
+    for (encoder, dataset, _), run in traces.dropna(subset=[x, y]).groupby(
+        ["encoder", "dataset", "seed"], sort=True
+    ):
         out.setdefault((encoder, dataset), []).append(series_moments(run[x], run[y]))
     return {key: tuple(values) for key, values in out.items()}
 
@@ -184,15 +237,21 @@ def run_protocol(config: Mapping[str, Any], study: str) -> str:
 
 
 def _correlation_measurements(
-    study: str, correlations: pd.DataFrame, traces: pd.DataFrame | None, config: Mapping[str, Any], stand: StandIns
-) -> list[dict[str, Any]]:  # fmt: skip
+    study: str,
+    correlations: pd.DataFrame,
+    traces: pd.DataFrame | None,
+    config: Mapping[str, Any],
+    stand: StandIns,
+) -> list[dict[str, Any]]:
     """Pearson r and Spearman ρ of IsoScore against silhouette per setup, seeds pooled, with
     each seed's value (from the traces when given, else the table's ``seed<k>`` rows)."""
     rows: list[dict[str, Any]] = []
     corr_file = paths.study_file(f"{CORRELATION_TABLES[study]}.csv", study)
     needed = {"encoder", "dataset", "scope", "pearson_r", "spearman_rho"}
     if missing := needed - set(correlations.columns):
-        raise ValueError(f"correlation table lacks columns {sorted(missing)}; found {list(correlations.columns)}")  # fmt: skip
+        raise ValueError(
+            f"correlation table lacks columns {sorted(missing)}; found {list(correlations.columns)}"
+        )
     from_traces = per_seed_correlations(traces)
     moments = per_seed_moments(traces)
     protocol = run_protocol(config, study)
@@ -201,26 +260,74 @@ def _correlation_measurements(
         seed_rows = group[group["scope"].astype(str).str.startswith("seed")]
         setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
         for column in ("pearson_r", "spearman_rho"):
-            name = "Pearson r" if column == "pearson_r" else "Spearman ρ"
-            common = dict(unit="correlation", evidence=corr_file, stand_in=_stand_in(study, encoder, dataset, config, stand))  # fmt: skip
+            common = dict(
+                unit="correlation",
+                evidence=corr_file,
+                stand_in=_stand_in(study, encoder, dataset, config, stand),
+            )
             if overall.empty:
-                rows.append(measurement(study, column, setup, paper, missing="no 'all' row for this setup in the correlation table", **common))  # fmt: skip
+                rows.append(
+                    measurement(
+                        study,
+                        column,
+                        setup,
+                        paper,
+                        missing="no 'all' row for this setup in the correlation table",
+                        **common,
+                    )
+                )
                 continue
-            per_seed = from_traces.get((encoder, dataset, column), tuple(seed_rows[column].astype(float)))  # fmt: skip
-            value = float(overall[column].iloc[0])
-            # A one-seed table has no seed0 row: its pooled row is that seed.
-            if not per_seed and "seeds" in overall and int(overall["seeds"].iloc[0]) == 1:
-                per_seed = (value,)
-            points = int(overall["points"].iloc[0]) if "points" in overall else None
-            listed = ", ".join(f"{v:+.3f}" for v in per_seed)
-            note = "; ".join(s for s in (
-                "" if math.isfinite(value) else "undefined: a constant series (see the correlation table)",
-                f"per seed: {listed}" if per_seed else "",
-            ) if s)  # fmt: skip
-            rows.append(measurement(study, column, setup, paper, value, spread=seed_std(pd.Series(per_seed, dtype=float)), seeds=len(per_seed), n=points, per_seed=per_seed,
-                                    moments=moments.get((encoder, dataset)) if column == "pearson_r" else None, protocol=protocol,
-                                    convention=f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled ({points} points)", note=note, **common))  # fmt: skip
+            per_seed = from_traces.get(
+                (encoder, dataset, column), tuple(seed_rows[column].astype(float))
+            )
+            extra = dict(
+                moments=moments.get((encoder, dataset)) if column == "pearson_r" else None,
+                protocol=protocol,
+                **common,
+            )
+            rows.append(_correlation_row(study, column, setup, paper, overall, per_seed, extra))
     return rows
+
+
+def _correlation_row(
+    study: str,
+    column: str,
+    setup: str,
+    paper: str,
+    overall: pd.DataFrame,
+    per_seed: tuple,
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    """One setup's pooled correlation (``overall``: its 'all' row) with each seed's value."""
+    name = "Pearson r" if column == "pearson_r" else "Spearman ρ"
+    value = float(overall[column].iloc[0])
+    # A one-seed table has no seed0 row: its pooled row is that seed.
+    if not per_seed and "seeds" in overall and int(overall["seeds"].iloc[0]) == 1:
+        per_seed = (value,)
+    points = int(overall["points"].iloc[0]) if "points" in overall else None
+    listed = ", ".join(f"{v:+.3f}" for v in per_seed)
+    constant = "undefined: a constant series (see the correlation table)"
+    undefined = "" if math.isfinite(value) else constant
+    note = "; ".join(s for s in (undefined, f"per seed: {listed}" if per_seed else "") if s)
+    convention = (
+        f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled "
+        f"({points} points)"
+    )
+    spread = seed_std(pd.Series(per_seed, dtype=float))
+    return measurement(
+        study,
+        column,
+        setup,
+        paper,
+        value,
+        spread=spread,
+        seeds=len(per_seed),
+        n=points,
+        per_seed=per_seed,
+        convention=convention,
+        note=note,
+        **extra,
+    )
 
 
 def _trace_measurements(
@@ -235,9 +342,12 @@ def _trace_measurements(
         setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
         evidence = paths.optimisation_run_file("trace.parquet", study, encoder, dataset, "*")
         ends = {
-            metric: pd.DataFrame([_endpoints(run, metric) for _, run in group.groupby("seed")], columns=["first", "last"])
+            metric: pd.DataFrame(
+                [_endpoints(run, metric) for _, run in group.groupby("seed")],
+                columns=["first", "last"],
+            )
             for metric in ("silhouette", "isoscore")
-        }  # fmt: skip
+        }
         seeds = group["seed"].nunique()
         protocol, stand_in = (
             run_protocol(config, study),
@@ -246,71 +356,163 @@ def _trace_measurements(
         for metric in ("silhouette", "isoscore"):
             first, last = ends[metric]["first"].mean(), ends[metric]["last"].mean()
             change = tuple(ends[metric]["last"] - ends[metric]["first"])
-            rows.append(measurement(study, f"{metric}_change", setup, paper, last - first, seeds=seeds, unit=f"{metric} difference", per_seed=change,
-                                    protocol=protocol, stand_in=stand_in, evidence=evidence, note=f"{first:.4f} → {last:.4f} over {seeds} seed(s); per seed: {', '.join(f'{v:+.4f}' for v in change)}"))  # fmt: skip
-        if seeds < 2:
-            rows.append(measurement(study, "seed_spread", setup, paper, seeds=seeds, evidence=evidence, missing="one seed only: no spread to measure"))  # fmt: skip
-        else:
-            # The spread of where the seeds end, relative to how far they move: "negligible" is
-            # about the effect, not an absolute number (0.05 exceeds a final IsoScore of 0.03).
-            ratios = {m: ends[m]["last"].std(ddof=1) / abs((ends[m]["last"] - ends[m]["first"]).mean()) for m in ("silhouette", "isoscore")}  # fmt: skip
-            worst = max(ratios, key=lambda m: ratios[m])
-            note = "; ".join(f"{m}: std of final {ends[m]['last'].std(ddof=1):.4g} / |mean change| {abs((ends[m]['last'] - ends[m]['first']).mean()):.4g}" for m in ratios)  # fmt: skip
-            rows.append(measurement(study, "seed_spread", setup, paper, ratios[worst], seeds=seeds, unit="std across seeds of the final value / |mean change|",
-                                    protocol=protocol, stand_in=stand_in, evidence=evidence, note=f"{seeds} seeds, largest for {worst}; {note}"))  # fmt: skip
+            rows.append(
+                measurement(
+                    study,
+                    f"{metric}_change",
+                    setup,
+                    paper,
+                    last - first,
+                    seeds=seeds,
+                    unit=f"{metric} difference",
+                    per_seed=change,
+                    protocol=protocol,
+                    stand_in=stand_in,
+                    evidence=evidence,
+                    note=f"{first:.4f} → {last:.4f} over {seeds} seed(s); per seed: "
+                    f"{', '.join(f'{v:+.4f}' for v in change)}",
+                )
+            )
+        rows.append(_spread_row(study, setup, paper, ends, seeds, protocol, stand_in, evidence))
     return rows
 
 
-def seed_test(treated: pd.DataFrame, baseline: pd.DataFrame, column: str) -> tuple[float, int, float, float]:  # fmt: skip
+def _spread_row(
+    study: str,
+    setup: str,
+    paper: str,
+    ends: Mapping[str, pd.DataFrame],
+    seeds: int,
+    protocol: str,
+    stand_in: str,
+    evidence: str,
+) -> dict[str, Any]:
+    """The seeds' spread: where they end, relative to how far they move ("negligible" is about
+    the effect, not an absolute number: 0.05 exceeds a final IsoScore of 0.03)."""
+    if seeds < 2:
+        missing = "one seed only: no spread to measure"
+        return measurement(
+            study, "seed_spread", setup, paper, seeds=seeds, evidence=evidence, missing=missing
+        )
+    spread = {m: ends[m]["last"].std(ddof=1) for m in ("silhouette", "isoscore")}
+    change = {m: abs((ends[m]["last"] - ends[m]["first"]).mean()) for m in spread}
+    ratios = {m: spread[m] / change[m] for m in spread}
+    worst = max(ratios, key=lambda m: ratios[m])
+    note = "; ".join(
+        f"{m}: std of final {spread[m]:.4g} / |mean change| {change[m]:.4g}" for m in ratios
+    )
+    unit = "std across seeds of the final value / |mean change|"
+    return measurement(
+        study,
+        "seed_spread",
+        setup,
+        paper,
+        ratios[worst],
+        seeds=seeds,
+        unit=unit,
+        protocol=protocol,
+        stand_in=stand_in,
+        evidence=evidence,
+        note=f"{seeds} seeds, largest for {worst}; {note}",
+    )
+
+
+def seed_test(
+    treated: pd.DataFrame, baseline: pd.DataFrame, column: str
+) -> tuple[float, int, float, float]:
     """(mean difference treated − baseline, seeds, one-sided p below 0, p above 0): a paired
     t-test over the seeds both have, else Welch's over the two groups; p NaN with one seed."""
-    paired = treated.groupby("seed")[column].mean().to_frame("t").join(baseline.groupby("seed")[column].mean().rename("b"), how="inner")  # fmt: skip
+    paired = (
+        treated.groupby("seed")[column]
+        .mean()
+        .to_frame("t")
+        .join(baseline.groupby("seed")[column].mean().rename("b"), how="inner")
+    )
     if len(paired) >= 2:
         d = (paired["t"] - paired["b"]).to_numpy()
         tests = [stats.ttest_1samp(d, 0.0, alternative=a).pvalue for a in ("less", "greater")]
-        return float(d.mean()), len(d), *(float(p) for p in tests)
+        p_less, p_greater = (float(p) for p in tests)
+        return float(d.mean()), len(d), p_less, p_greater
     t, b = treated[column].dropna().to_numpy(), baseline[column].dropna().to_numpy()
     diff = float(t.mean() - b.mean())
     if min(len(t), len(b)) < 2:
         return diff, min(len(t), len(b)), math.nan, math.nan
-    tests = [stats.ttest_ind(t, b, equal_var=False, alternative=a).pvalue for a in ("less", "greater")]  # fmt: skip
-    return diff, min(len(t), len(b)), *(float(p) for p in tests)
+    tests = [
+        stats.ttest_ind(t, b, equal_var=False, alternative=a).pvalue for a in ("less", "greater")
+    ]
+    p_less, p_greater = (float(p) for p in tests)
+    return diff, min(len(t), len(b)), p_less, p_greater
 
 
 ISTAR_QUANTITIES = {
-    "istar_isoscore_change": ("isoscore_star", "IsoScore* difference (λ minus no regulariser)", "IsoScore* (ζ = 0.75) of validation sentence embeddings"),
+    "istar_isoscore_change": (
+        "isoscore_star",
+        "IsoScore* difference (λ minus no regulariser)",
+        "IsoScore* (ζ = 0.75) of validation sentence embeddings",
+    ),
     "istar_metric_gain": ("metric", "metric difference (0-1 scale)", "task metric"),
-}  # fmt: skip
+}
 
 
-def istar_measurements(runs: pd.DataFrame, config: Mapping[str, Any], source: str = paths.ISTAR_RUNS) -> list[dict[str, Any]]:  # fmt: skip
+def istar_measurements(
+    runs: pd.DataFrame, config: Mapping[str, Any], source: str = paths.ISTAR_RUNS
+) -> list[dict[str, Any]]:
     """Per model × task × λ < 0: the IsoScore* change and the metric gain over the unregularised
     baseline, each tested over seeds (:func:`seed_test`), with raw one-sided p-values: each page
     Holm-adjusts them over its whole grid (every model × task × λ), so no best-of-several goes
     uncorrected."""
     needed = {"model", "task", "regulariser", "lambda", "seed", "metric", "isoscore_star"}
     if missing := needed - set(runs.columns):
-        raise ValueError(f"I-STAR runs table lacks columns {sorted(missing)}; found {list(runs.columns)}")  # fmt: skip
+        raise ValueError(
+            f"I-STAR runs table lacks columns {sorted(missing)}; found {list(runs.columns)}"
+        )
     rows = []
     for (model, task), group in runs.groupby(["model", "task"], sort=True):
-        stand_in = "" if paper_name(config, model) in ISTAR_MODELS else f"{model} ({hub_name(config, model)}) for BERT-base / ALBERT / DistilBERT"  # fmt: skip
+        stand_in = (
+            ""
+            if paper_name(config, model) in ISTAR_MODELS
+            else f"{model} ({hub_name(config, model)}) for BERT-base / ALBERT / DistilBERT"
+        )
         baseline = group[group["regulariser"] == "none"]
         negative = group[(group["regulariser"] == "istar") & (group["lambda"].astype(float) < 0)]
         common = dict(seeds=int(group["seed"].nunique()), evidence=source, stand_in=stand_in)
         if baseline.empty or negative.empty:
-            lacking = "no baseline (regulariser none)" if baseline.empty else "no I-STAR run with λ < 0"  # fmt: skip
-            rows += [measurement("istar", q, f"{model}/{task}", f"{model}/{task}", missing=lacking, **common) for q in ISTAR_QUANTITIES]  # fmt: skip
+            lacking = (
+                "no baseline (regulariser none)" if baseline.empty else "no I-STAR run with λ < 0"
+            )
+            rows += [
+                measurement(
+                    "istar", q, f"{model}/{task}", f"{model}/{task}", missing=lacking, **common
+                )
+                for q in ISTAR_QUANTITIES
+            ]
             continue
         lambdas = sorted(negative["lambda"].astype(float).unique())
         for quantity, (column, unit, convention) in ISTAR_QUANTITIES.items():
-            tests = [seed_test(negative[negative["lambda"].astype(float) == lam], baseline, column) for lam in lambdas]  # fmt: skip
+            tests = [
+                seed_test(negative[negative["lambda"].astype(float) == lam], baseline, column)
+                for lam in lambdas
+            ]
             p_less, p_greater = [t[2] for t in tests], [t[3] for t in tests]
             base = baseline[column].mean()
             for lam, (diff, seeds, _, _), low, high in zip(lambdas, tests, p_less, p_greater):
                 setup = f"{model}/{task}, λ={lam:g}"
-                rows.append(measurement("istar", quantity, setup, setup, diff, unit=unit, p_less=low, p_greater=high,
-                                        convention=f"{convention}, λ = {lam:g} minus no regulariser, {seeds} seed(s); raw one-sided p (each page adjusts over its whole grid)",
-                                        note=f"baseline {base:.4f}; λ={lam:g}: {base + diff:.4f}", **{**common, "seeds": seeds}))  # fmt: skip
+                rows.append(
+                    measurement(
+                        "istar",
+                        quantity,
+                        setup,
+                        setup,
+                        diff,
+                        unit=unit,
+                        p_less=low,
+                        p_greater=high,
+                        convention=f"{convention}, λ = {lam:g} minus no regulariser, {seeds} "
+                        "seed(s); raw one-sided p (each page adjusts over its whole grid)",
+                        note=f"baseline {base:.4f}; λ={lam:g}: {base + diff:.4f}",
+                        **{**common, "seeds": seeds},
+                    )
+                )
     return rows
 
 
@@ -342,62 +544,164 @@ def _lid_seed_free(config: Mapping[str, Any], kind: str) -> bool:
     return "lid_sample_size" in clusters and clusters["lid_sample_size"] is None
 
 
-def lid_measurements(lid: pd.DataFrame, config: Mapping[str, Any], stand: StandIns) -> list[dict[str, Any]]:  # fmt: skip
+def lid_measurements(
+    lid: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
+) -> list[dict[str, Any]]:
     """Per model (last layer) and for the static vectors: cosine LID (with each seed's value),
     its n and k, and the dimension."""
     rows = []
     keys = ["kind", "model"]
     for (kind, name), group in lid.groupby(keys, sort=False):
         last = group if kind == "static" else group[group["layer"] == group["layer"].max()]
-        cosine, euclidean = last[last["metric"] == "cosine"], last[last["metric"] == "euclidean"]
-        if kind == "static":
-            setup, paper, cap = "static word vectors", "GloVe", "one vector per word"
-            stand_in = stand.word_vectors.replace("for NLPL word2vec model 222 (300-d)", "for the paper's GloVe") if stand.word_vectors else ""  # fmt: skip
-            layers = ""
-        else:
-            paper = _cai_setup(config, name)
-            setup, cap = f"{name}, last layer ({int(last['layer'].iloc[0])})", _cap(config)
-            stand_in = "; ".join(
-                s for s in (model_stand_in(config, name, paper), stand.corpus) if s
-            )
-            per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
-            layers = f"cosine LID over layers {per_layer.min():.2f}–{per_layer.max():.2f}; Table 3 does not say which layer, the last is compared" if len(per_layer) else ""  # fmt: skip
+        setup, paper, cap, stand_in, layers = _lid_setup(kind, name, group, last, config, stand)
         source = last.iloc[0]
         n, k, dim = int(source["n"]), int(source["k"]), int(source["dim"])
         common = dict(n=n, k=k, per_type_cap=cap, stand_in=stand_in, evidence=LID_FILE)
-        euclid = f"Euclidean on Cai's squared-distance scale (their Figure 9) {euclidean['lid_cai_scale'].mean():.2f}, true-distance MLE {euclidean['lid_true_distances'].mean():.2f}" if len(euclidean) else ""  # fmt: skip
-        if cosine.empty:
-            rows.append(measurement("geometry", "lid_cosine", setup, paper, missing="no cosine LID in lid.csv (geometry.clusters.lid_metrics)", **common))  # fmt: skip
-        else:
-            per_seed = tuple(cosine.groupby("seed")["lid_cai_scale"].mean())
-            rows.append(measurement("geometry", "lid_cosine", setup, paper, cosine["lid_cai_scale"].mean(), spread=seed_std(cosine["lid_cai_scale"]), seeds=cosine["seed"].nunique(),
-                                    per_seed=per_seed, seed_free=_lid_seed_free(config, kind),
-                                    unit="dimensions", convention=f"Levina–Bickel MLE, cosine distance, k = {k}, neighbours within a sample of n = {n} (per-type cap {cap})",
-                                    note="; ".join(s for s in (euclid, layers) if s), **common))  # fmt: skip
-        rows.append(measurement("geometry", "lid_n", setup, paper, n, unit="tokens", convention="points indexed and queried (the LID sample)", **common))  # fmt: skip
-        rows.append(measurement("geometry", "dim", setup, paper, dim, unit="dimensions", convention="embedding dimension", **common))  # fmt: skip
+        rows.append(_lid_cosine_row(kind, last, setup, paper, layers, config, common))
+        rows.append(
+            measurement(
+                "geometry",
+                "lid_n",
+                setup,
+                paper,
+                n,
+                unit="tokens",
+                convention="points indexed and queried (the LID sample)",
+                **common,
+            )
+        )
+        rows.append(
+            measurement(
+                "geometry",
+                "dim",
+                setup,
+                paper,
+                dim,
+                unit="dimensions",
+                convention="embedding dimension",
+                **common,
+            )
+        )
     return rows
 
 
-def cosine_measurements(cosine: pd.DataFrame, config: Mapping[str, Any], stand: StandIns) -> list[dict[str, Any]]:  # fmt: skip
+def _lid_setup(
+    kind: str,
+    name: str,
+    group: pd.DataFrame,
+    last: pd.DataFrame,
+    config: Mapping[str, Any],
+    stand: StandIns,
+) -> tuple[str, str, str, str, str]:
+    """(our setup, the paper's, the per-type cap, the stand-in, the layers' note) of one model
+    or of the static vectors."""
+    if kind == "static":
+        glove = "for the paper's GloVe"
+        replaced = stand.word_vectors.replace("for NLPL word2vec model 222 (300-d)", glove)
+        stand_in = replaced if stand.word_vectors else ""
+        return "static word vectors", "GloVe", "one vector per word", stand_in, ""
+    paper = _cai_setup(config, name)
+    setup, cap = f"{name}, last layer ({int(last['layer'].iloc[0])})", _cap(config)
+    stand_in = "; ".join(s for s in (model_stand_in(config, name, paper), stand.corpus) if s)
+    per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
+    layers = ""
+    if len(per_layer):
+        layers = (
+            f"cosine LID over layers {per_layer.min():.2f}–{per_layer.max():.2f}; Table 3 "
+            "does not say which layer, the last is compared"
+        )
+    return setup, paper, cap, stand_in, layers
+
+
+def _lid_cosine_row(
+    kind: str,
+    last: pd.DataFrame,
+    setup: str,
+    paper: str,
+    layers: str,
+    config: Mapping[str, Any],
+    common: dict[str, Any],
+) -> dict[str, Any]:
+    """The cosine LID of one model's last layer (or of the static vectors), with each seed's."""
+    cosine, euclidean = last[last["metric"] == "cosine"], last[last["metric"] == "euclidean"]
+    if cosine.empty:
+        missing = "no cosine LID in lid.csv (geometry.clusters.lid_metrics)"
+        return measurement("geometry", "lid_cosine", setup, paper, missing=missing, **common)
+    euclid = ""
+    if len(euclidean):
+        euclid = (
+            "Euclidean on Cai's squared-distance scale (their Figure 9) "
+            f"{euclidean['lid_cai_scale'].mean():.2f}, true-distance MLE "
+            f"{euclidean['lid_true_distances'].mean():.2f}"
+        )
+    n, k, cap = common["n"], common["k"], common["per_type_cap"]
+    convention = (
+        f"Levina–Bickel MLE, cosine distance, k = {k}, neighbours within a sample of n = {n} "
+        f"(per-type cap {cap})"
+    )
+    return measurement(
+        "geometry",
+        "lid_cosine",
+        setup,
+        paper,
+        cosine["lid_cai_scale"].mean(),
+        spread=seed_std(cosine["lid_cai_scale"]),
+        seeds=cosine["seed"].nunique(),
+        per_seed=tuple(cosine.groupby("seed")["lid_cai_scale"].mean()),
+        seed_free=_lid_seed_free(config, kind),
+        unit="dimensions",
+        convention=convention,
+        note="; ".join(s for s in (euclid, layers) if s),
+        **common,
+    )
+
+
+def cosine_measurements(
+    cosine: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
+) -> list[dict[str, Any]]:
     """Per model: the largest |S_inter| after cluster-mean removal over layers (raw S_inter and
     S_intra ranges in the note)."""
     rows = []
     for name, group in cosine[cosine["kind"] == "contextual"].groupby("model", sort=False):
         paper = _cai_setup(config, name)
-        per_layer = group.groupby("layer")[["s_inter", "s_intra", "s_inter_adjusted", "s_intra_adjusted"]].mean()  # fmt: skip
+        per_layer = group.groupby("layer")[
+            ["s_inter", "s_intra", "s_inter_adjusted", "s_intra_adjusted"]
+        ].mean()
         note = "; ".join(
             f"{label} {per_layer[column].min():.3f}–{per_layer[column].max():.3f}"
-            for column, label in (("s_inter", "raw S_inter"), ("s_intra", "raw S_intra"), ("s_intra_adjusted", "S_intra adjusted"))
-        )  # fmt: skip
-        rows.append(measurement("geometry", "s_inter_adjusted_max", f"{name}, layers {int(per_layer.index.min())}–{int(per_layer.index.max())}", paper,
-                                float(per_layer["s_inter_adjusted"].abs().max()), unit="|mean cosine| (maximum over layers)",
-                                convention="per cluster: centred on its own mean, pairs inside the cluster, unweighted mean over clusters (Cai et al.'s --cluster_cos --center)",
-                                stand_in="; ".join(s for s in (model_stand_in(config, name, paper), stand.corpus) if s), evidence=COSINE_FILE, note=note))  # fmt: skip
+            for column, label in (
+                ("s_inter", "raw S_inter"),
+                ("s_intra", "raw S_intra"),
+                ("s_intra_adjusted", "S_intra adjusted"),
+            )
+        )
+        rows.append(
+            measurement(
+                "geometry",
+                "s_inter_adjusted_max",
+                f"{name}, layers {int(per_layer.index.min())}–{int(per_layer.index.max())}",
+                paper,
+                float(per_layer["s_inter_adjusted"].abs().max()),
+                unit="|mean cosine| (maximum over layers)",
+                convention="per cluster: centred on its own mean, pairs inside the cluster, "
+                "unweighted mean over clusters (Cai et al.'s --cluster_cos --center)",
+                stand_in="; ".join(
+                    s for s in (model_stand_in(config, name, paper), stand.corpus) if s
+                ),
+                evidence=COSINE_FILE,
+                note=note,
+            )
+        )
     return rows
 
 
-def sts_measurements(sts: pd.DataFrame, config: Mapping[str, Any], stand: StandIns, *, enhanced: str = "cluster-based") -> list[dict[str, Any]]:  # fmt: skip
+def sts_measurements(
+    sts: pd.DataFrame,
+    config: Mapping[str, Any],
+    stand: StandIns,
+    *,
+    enhanced: str = "cluster-based",
+) -> list[dict[str, Any]]:
     """Per model × STS data set × method: Pearson ×100, Spearman ×100 and I(W) (seed means);
     per model × data set, the cluster-based method's I(W) ratio and Spearman gain over none."""
     needed = {"model", "dataset", "method", "spearman", "isotropy"}
@@ -407,69 +711,193 @@ def sts_measurements(sts: pd.DataFrame, config: Mapping[str, Any], stand: StandI
     for (name, dataset), group in sts.groupby(["model", "dataset"], sort=True):
         split = str(group["split"].iloc[0]) if "split" in group else ""
         setup = f"{name}, {dataset} {split}".strip()
-        stand_in = "; ".join(s for s in (model_stand_in(config, name, "BERT"), stand.sts_split if dataset == "stsb" else "") if s)  # fmt: skip
-        pipeline = str(group["pipeline"].iloc[0]) if "pipeline" in group else "mean-pooled sentence vectors transformed"  # fmt: skip
+        split_stand_in = stand.sts_split if dataset == "stsb" else ""
+        stand_ins = (model_stand_in(config, name, "BERT"), split_stand_in)
+        stand_in = "; ".join(s for s in stand_ins if s)
+        pipeline = "mean-pooled sentence vectors transformed"
+        if "pipeline" in group:
+            pipeline = str(group["pipeline"].iloc[0])
         for method, runs in group.groupby("method", sort=False):
-            first = runs.iloc[0]
-            setting = f"{int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions" if method != "none" and "n_clusters" in runs else ""  # fmt: skip
-            for column, quantity in QUANTITY_OF_STS.items():
-                if column not in runs:
-                    continue
-                sign_free = f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}" if column == "isotropy" and "isotropy_sign_free" in runs else ""  # fmt: skip
-                convention = f"I(W) with the eigenvectors' signs as numpy returns them (Rajaee's isotropy()); {pipeline}" if column == "isotropy" else f"cosine of sentence vectors vs gold; {pipeline}"  # fmt: skip
-                per_seed = tuple(runs.groupby("seed")[column].mean()) if "seed" in runs else (runs[column].mean(),)  # fmt: skip
-                rows.append(measurement("geometry", quantity, setup, f"{dataset}/{method}", runs[column].mean(), spread=seed_std(runs[column]), seeds=runs["seed"].nunique() if "seed" in runs else None,
-                                        per_seed=per_seed, seed_free=method in SEED_FREE_METHODS,
-                                        n=int(first["n_pairs"]) if "n_pairs" in runs else None, unit="ratio (1 = isotropic)" if column == "isotropy" else "correlation ×100",
-                                        convention=convention, stand_in=stand_in, evidence=STS_FILE, note="; ".join(s for s in (setting, sign_free) if s)))  # fmt: skip
-        means = group.groupby("method")[["spearman", "isotropy"]].mean()
-        claim_setup = f"{name}/{dataset}"
-        if "none" not in means.index or enhanced not in means.index:
-            for quantity in ("sts_isotropy_ratio", "sts_spearman_gain"):
-                rows.append(measurement("geometry", quantity, claim_setup, claim_setup, evidence=STS_FILE, missing=f"sts.csv lacks method 'none' or {enhanced!r}"))  # fmt: skip
-            continue
-        before, after = means.loc["none"], means.loc[enhanced]
-        ratio = after["isotropy"] / before["isotropy"] if before["isotropy"] > 0 else float("nan")
-        rows.append(measurement("geometry", "sts_isotropy_ratio", claim_setup, claim_setup, ratio, unit="ratio", evidence=STS_FILE, note=f"I(W) {before['isotropy']:.3g} → {after['isotropy']:.3g}"))  # fmt: skip
-        # sts.csv stores correlations ×100 (isotropy.geometry.evaluate_sts), as the paper reports them.
-        rows.append(measurement("geometry", "sts_spearman_gain", claim_setup, claim_setup, after["spearman"] - before["spearman"], unit="Spearman ×100 difference",
-                                evidence=STS_FILE, note=f"Spearman×100 {before['spearman']:.2f} → {after['spearman']:.2f}"))  # fmt: skip
+            where = (setup, f"{dataset}/{method}", stand_in, pipeline)
+            rows += _sts_method_rows(method, runs, *where)
+        rows += _sts_gain_rows(f"{name}/{dataset}", group, enhanced)
     return rows
+
+
+def _sts_method_rows(
+    method: str, runs: pd.DataFrame, setup: str, paper: str, stand_in: str, pipeline: str
+) -> list[dict[str, Any]]:
+    """One model × data set × method: each STS quantity (seed means, with each seed's)."""
+    rows = []
+    first = runs.iloc[0]
+    setting = ""
+    if method != "none" and "n_clusters" in runs:
+        setting = f"{int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions"
+    for column, quantity in QUANTITY_OF_STS.items():
+        if column not in runs:
+            continue
+        sign_free = ""
+        if column == "isotropy" and "isotropy_sign_free" in runs:
+            sign_free = f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}"
+        convention = f"cosine of sentence vectors vs gold; {pipeline}"
+        if column == "isotropy":
+            convention = (
+                "I(W) with the eigenvectors' signs as numpy returns them (Rajaee's "
+                f"isotropy()); {pipeline}"
+            )
+        per_seed = (runs[column].mean(),)
+        if "seed" in runs:
+            per_seed = tuple(runs.groupby("seed")[column].mean())
+        unit = "ratio (1 = isotropic)" if column == "isotropy" else "correlation ×100"
+        rows.append(
+            measurement(
+                "geometry",
+                quantity,
+                setup,
+                paper,
+                runs[column].mean(),
+                spread=seed_std(runs[column]),
+                seeds=runs["seed"].nunique() if "seed" in runs else None,
+                per_seed=per_seed,
+                seed_free=method in SEED_FREE_METHODS,
+                n=int(first["n_pairs"]) if "n_pairs" in runs else None,
+                unit=unit,
+                convention=convention,
+                stand_in=stand_in,
+                evidence=STS_FILE,
+                note="; ".join(s for s in (setting, sign_free) if s),
+            )
+        )
+    return rows
+
+
+def _sts_gain_rows(claim_setup: str, group: pd.DataFrame, enhanced: str) -> list[dict[str, Any]]:
+    """The enhanced method's I(W) ratio and Spearman gain over none (one model × data set)."""
+    means = group.groupby("method")[["spearman", "isotropy"]].mean()
+    where = ("geometry",)
+    if "none" not in means.index or enhanced not in means.index:
+        missing = f"sts.csv lacks method 'none' or {enhanced!r}"
+        return [
+            measurement(
+                *where, quantity, claim_setup, claim_setup, evidence=STS_FILE, missing=missing
+            )
+            for quantity in ("sts_isotropy_ratio", "sts_spearman_gain")
+        ]
+    before, after = means.loc["none"], means.loc[enhanced]
+    ratio = after["isotropy"] / before["isotropy"] if before["isotropy"] > 0 else float("nan")
+    # sts.csv stores correlations ×100 (isotropy.geometry.evaluate_sts), as the paper reports.
+    return [
+        measurement(
+            "geometry",
+            "sts_isotropy_ratio",
+            claim_setup,
+            claim_setup,
+            ratio,
+            unit="ratio",
+            evidence=STS_FILE,
+            note=f"I(W) {before['isotropy']:.3g} → {after['isotropy']:.3g}",
+        ),
+        measurement(
+            "geometry",
+            "sts_spearman_gain",
+            claim_setup,
+            claim_setup,
+            after["spearman"] - before["spearman"],
+            unit="Spearman ×100 difference",
+            evidence=STS_FILE,
+            note=f"Spearman×100 {before['spearman']:.2f} → {after['spearman']:.2f}",
+        ),
+    ]
 
 
 CLASSIFICATION_FILE = paths.GEOMETRY_CLASSIFICATION
 CLASSIFICATION_READINGS = {
     "pooled": "mean of the transformed last-layer tokens (the STS path's sentence vector)",
-    "positions": "transformed last-layer tokens by position, flattened (the authors' classifier cell's input)",
+    "positions": "transformed last-layer tokens by position, flattened "
+    "(the authors' classifier cell's input)",
 }
 
 
-def classification_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> list[dict[str, Any]]:  # fmt: skip
+# I(W) as a ratio and ×100 (our reading of the slides' "84.36"): quantity, scale, unit.
+IW_READINGS = (("sst2_iw", 1, "ratio (1 = isotropic)"), ("sst2_iw_percent", 100, "I(W) ×100"))
+
+
+def _classification_note(first: pd.Series, method: str) -> str:
+    """The training sentences, the majority class and (cluster-based) what was fitted."""
+    fitted = ""
+    if method != "none":
+        fitted = (
+            f"{int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions, "
+            "fitted on the tokens of both splits"
+        )
+    train = (
+        f"{int(first['n_train'])} training sentences (config geometry.classification.train_subset)"
+    )
+    majority = f"majority class {first['majority_accuracy']:.2f}"
+    return "; ".join(s for s in (train, majority, fitted) if s)
+
+
+def classification_measurements(
+    table: pd.DataFrame, config: Mapping[str, Any]
+) -> list[dict[str, Any]]:
     """Per model × reading × method (none, cluster-based): validation accuracy ×100 of the linear
-    classifier, I(W) of the transformed tokens, and I(W) ×100 (our reading of the slides' "84.36")."""
+    classifier, I(W) of the transformed tokens, and I(W) ×100 (our reading of the slides'
+    "84.36")."""
     rows = []
     for (name, reading, method), runs in table.groupby(["model", "reading", "method"], sort=False):
         first = runs.iloc[0]
         setup = f"{name}, {first['task']} ({reading} features)"
         stand_in = model_stand_in(config, name, "BERT")
-        common = dict(seeds=runs["seed"].nunique(), seed_free=method == "none", n=int(first["n_validation"]),
-                      stand_in=stand_in, evidence=CLASSIFICATION_FILE)  # fmt: skip
-        fitted = f"{int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions, fitted on the tokens of both splits" if method != "none" else ""  # fmt: skip
-        note = "; ".join(s for s in (f"{int(first['n_train'])} training sentences (config geometry.classification.train_subset)",
-                                     f"majority class {first['majority_accuracy']:.2f}", fitted) if s)  # fmt: skip
+        seeds, n = runs["seed"].nunique(), int(first["n_validation"])
+        common = dict(seeds=seeds, seed_free=method == "none", n=n, stand_in=stand_in)
+        common["evidence"] = CLASSIFICATION_FILE
+        features = CLASSIFICATION_READINGS.get(reading, reading)
+        convention = f"logistic regression (C {first['C']:g}) on {features}; SST-2 validation"
         per_seed = runs.groupby("seed")
-        rows.append(measurement("geometry", "sst2_accuracy", setup, method, runs["accuracy"].mean(), spread=seed_std(runs["accuracy"]),
-                                per_seed=tuple(per_seed["accuracy"].mean()), unit="accuracy ×100",
-                                convention=f"logistic regression (C {first['C']:g}) on {CLASSIFICATION_READINGS.get(reading, reading)}; SST-2 validation", note=note, **common))  # fmt: skip
-        iw = f"I(W) of the transformed last-layer tokens ({int(first['n_tokens'])}), numpy's eigenvector signs; of the pooled sentences {runs['isotropy_sentences'].mean():.3g}"  # fmt: skip
-        rows.append(measurement("geometry", "sst2_iw", setup, method, runs["isotropy"].mean(), spread=seed_std(runs["isotropy"]),
-                                per_seed=tuple(per_seed["isotropy"].mean()), unit="ratio (1 = isotropic)", convention=iw, **common))  # fmt: skip
-        rows.append(measurement("geometry", "sst2_iw_percent", setup, method, 100 * runs["isotropy"].mean(), spread=100 * seed_std(runs["isotropy"]),
-                                per_seed=tuple(100 * per_seed["isotropy"].mean()), unit="I(W) ×100", convention=iw, **common))  # fmt: skip
+        rows.append(
+            measurement(
+                "geometry",
+                "sst2_accuracy",
+                setup,
+                method,
+                runs["accuracy"].mean(),
+                spread=seed_std(runs["accuracy"]),
+                per_seed=tuple(per_seed["accuracy"].mean()),
+                unit="accuracy ×100",
+                convention=convention,
+                note=_classification_note(first, method),
+                **common,
+            )
+        )
+        iw = (
+            f"I(W) of the transformed last-layer tokens ({int(first['n_tokens'])}), numpy's "
+            "eigenvector signs; of the pooled sentences "
+            f"{runs['isotropy_sentences'].mean():.3g}"
+        )
+        for quantity, scale, unit in IW_READINGS:
+            value = scale * runs["isotropy"].mean()
+            spread = scale * seed_std(runs["isotropy"])
+            iw_per_seed = tuple(scale * per_seed["isotropy"].mean())
+            rows.append(
+                measurement(
+                    "geometry",
+                    quantity,
+                    setup,
+                    method,
+                    value,
+                    spread=spread,
+                    per_seed=iw_per_seed,
+                    unit=unit,
+                    convention=iw,
+                    **common,
+                )
+            )
     return rows
 
 
-def geometry_measurements(tables: Mapping[str, pd.DataFrame | None], config: Mapping[str, Any], stand: StandIns) -> list[dict[str, Any]]:  # fmt: skip
+def geometry_measurements(
+    tables: Mapping[str, pd.DataFrame | None], config: Mapping[str, Any], stand: StandIns
+) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     if tables.get("geometry_classification") is not None:
         rows += classification_measurements(tables["geometry_classification"], config)
@@ -482,7 +910,9 @@ def geometry_measurements(tables: Mapping[str, pd.DataFrame | None], config: Map
     return rows
 
 
-def measure(tables: Mapping[str, pd.DataFrame | None], config: Mapping[str, Any], stand: StandIns) -> pd.DataFrame:  # fmt: skip
+def measure(
+    tables: Mapping[str, pd.DataFrame | None], config: Mapping[str, Any], stand: StandIns
+) -> pd.DataFrame:
     """Every measurement of this run. ``tables``: result tables by name (``main_table1``,
     ``main_correlations``, ``main_traces``, the same for ``glue_`` with ``table2`` / ``table3``,
     ``geometry_lid``, ``geometry_cosine``, ``geometry_sts``, ``istar_runs``); an absent name
@@ -514,11 +944,18 @@ def load_tables(
         if name.endswith("_traces"):
             study = name.removesuffix("_traces")
             keys = run_keys[study]
-            files = [str(v) for v in value]
+            if isinstance(value, (str, os.PathLike)):  # a single trace file
+                files = [str(value)]
+            else:
+                files = [str(v) for v in value]
             if len(keys) != len(files):
                 raise ValueError(f"{study}: {len(keys)} run keys for {len(files)} traces")
-            tables[name] = read_traces(files, [{k: v for k, v in key.items() if k != "seed"} for key in keys])  # fmt: skip
+            tables[name] = read_traces(
+                files, [{k: v for k, v in key.items() if k != "seed"} for key in keys]
+            )
         elif name != "published":
+            if not isinstance(value, (str, os.PathLike)):
+                raise TypeError(f"{name}: one result table, got {value!r}")
             tables[name] = read_result_table(Path(value))
     return tables
 

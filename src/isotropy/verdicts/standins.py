@@ -28,15 +28,23 @@ class StandIns:
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], mirror: str | None) -> StandIns:
-        """Stand-ins of a validated configuration; ``mirror`` is the mirror folder in use (or None)."""
+        """Stand-ins of a validated configuration; ``mirror``: the mirror folder read (or None)."""
         return cls(**describe_stand_ins(config, mirror))
 
 
 def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[str, str]:
     """Plain strings (so they can be rule params) naming each stand-in of this configuration."""
     out = dict.fromkeys(
-        ("word_vectors", "word_vectors_label", "pos_labels", "supersense_labels", "corpus", "sts_split"), ""
-    )  # fmt: skip
+        (
+            "word_vectors",
+            "word_vectors_label",
+            "pos_labels",
+            "supersense_labels",
+            "corpus",
+            "sts_split",
+        ),
+        "",
+    )
     source = (config.get("sources") or {}).get("word2vec") or {}
     if mirror and source.get("mirror"):
         files = ", ".join(source["mirror"])
@@ -51,11 +59,13 @@ def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[st
         out["word_vectors_label"] = label
     if config.get("pos_source") == "wordnet":
         out["pos_labels"] = (
-            f"WordNet POS labels of the {config.get('pos_standin_size', '')} most frequent words (pos_source: wordnet) for CoDWoE"
+            f"WordNet POS labels of the {config.get('pos_standin_size', '')} most frequent "
+            "words (pos_source: wordnet) for CoDWoE"
         )
     if config.get("supersense_source", "tikhonov") == "wordnet":
         out["supersense_labels"] = (
-            "Tikhonov et al.'s word list labelled with WordNet noun supersenses here (the paper's 2,275 items are not reproduced)"
+            "Tikhonov et al.'s word list labelled with WordNet noun supersenses here (the "
+            "paper's 2,275 items are not reproduced)"
         )
     geometry = config.get("geometry") or {}
     corpus = (geometry.get("clusters") or {}).get("corpus") or {}
@@ -63,11 +73,17 @@ def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[st
     if corpus.get("format") == "lines":  # a sentence-per-line file in place of the hub's WikiText-2
         paper = f"PTB / WikiText-2 in {windows}-token windows" if windows else "WikiText-2"
         out["corpus"] = (
-            f"{corpus.get('name')} sentences ({corpus.get('source')}/{corpus.get('file')}) for {paper}"
+            f"{corpus.get('name')} sentences ({corpus.get('source')}/{corpus.get('file')}) for "
+            f"{paper}"
         )
     elif windows:  # Cai et al.'s protocol on a hub WikiText split: PTB is not available here
-        split = (((config.get("sources") or {}).get(corpus.get("source")) or {}).get("hub") or {}).get("split", "")  # fmt: skip
-        out["corpus"] = f"WikiText-2 {split} split in {windows}-token windows (the paper names PTB and WikiText-2; PTB is not available here)"  # fmt: skip
+        split = (
+            ((config.get("sources") or {}).get(corpus.get("source")) or {}).get("hub") or {}
+        ).get("split", "")
+        out["corpus"] = (
+            f"WikiText-2 {split} split in {windows}-token windows (the paper names PTB and "
+            "WikiText-2; PTB is not available here)"
+        )
     split = ((geometry.get("sts") or {}).get("splits") or {}).get("stsb")
     if split and split != "validation":
         out["sts_split"] = f"STS-B {split} split (the authors' notebook reads dev.tsv)"
@@ -99,7 +115,9 @@ def encoder_paper_name(config: Mapping[str, Any], encoder: str) -> str:
     """Mickus et al.'s name of an encoder (Table 2): its model's ``paper``; its configured name
     for word vectors or a model no paper studied."""
     entry = (config.get("encoders") or {}).get(encoder) or {}
-    return (entry.get("kind") == "sentence-transformer" and paper_name(config, entry.get("model"))) or encoder  # fmt: skip
+    return (
+        entry.get("kind") == "sentence-transformer" and paper_name(config, entry.get("model"))
+    ) or encoder
 
 
 def model_stand_in(config: Mapping[str, Any], model: str, paper: str) -> str:
@@ -127,7 +145,7 @@ def encoder_labels(config: Mapping[str, Any], stand: Mapping[str, str]) -> dict[
 
 
 def workflow_stand_ins(config: Mapping[str, Any]) -> dict[str, str]:
-    """:func:`describe_stand_ins` with the mirror this run reads from ($ISOTROPY_MIRROR or config)."""
+    """:func:`describe_stand_ins` with the mirror this run reads ($ISOTROPY_MIRROR or config)."""
     from isotropy.sources import resolve_mirror
 
     mirror = resolve_mirror(config.get("mirror"))

@@ -52,11 +52,30 @@ NOT_COMPARABLE = "not comparable"
 ONE_SEED = "1 seed: not judged"
 STAND_IN = "stand-in: not judged"
 VERDICTS = (
-    AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, INCONCLUSIVE, INCONSISTENT_SEEDS,
-    NOT_COMPARABLE, ONE_SEED, STAND_IN, STATED, NOT_RUN,
-)  # fmt: skip
+    AGREES,
+    DIFFERS,
+    CONSISTENT,
+    NOT_CONSISTENT,
+    INCONCLUSIVE,
+    INCONSISTENT_SEEDS,
+    NOT_COMPARABLE,
+    ONE_SEED,
+    STAND_IN,
+    STATED,
+    NOT_RUN,
+)
 ALPHA = 0.05  # level of the seed tests; the intervals are 1 - ALPHA
-_WITH_ARGUMENT = ("relative", "factor", "iw_factor", "lid", "below", "above", "at_least", "seeds_below", "seeds_above")  # fmt: skip
+_WITH_ARGUMENT = (
+    "relative",
+    "factor",
+    "iw_factor",
+    "lid",
+    "below",
+    "above",
+    "at_least",
+    "seeds_below",
+    "seeds_above",
+)
 _BOUNDS = {"below": "<", "above": ">", "at_least": ">="}
 
 
@@ -71,7 +90,8 @@ def parse_tolerance(spec: str) -> tuple[str, float]:
         except ValueError:
             pass
     raise ValueError(
-        f"tolerance {spec!r} is not one of exact, printed, none, or {'/'.join(_WITH_ARGUMENT)}:<number>"
+        f"tolerance {spec!r} is not one of exact, printed, none, or "
+        f"{'/'.join(_WITH_ARGUMENT)}:<number>"
     )
 
 
@@ -145,12 +165,18 @@ def scale_of(unit: str, kind: str) -> eq.Scale:
     return eq.SCALES[_SCALE_OF_UNIT.get(str(unit), "identity")]
 
 
-def _prediction(scale: eq.Scale, measured: Mapping[str, Any], declared: Declared) -> tuple[eq.Prediction | None, float, str]:  # fmt: skip
+def _prediction(
+    scale: eq.Scale, measured: Mapping[str, Any], declared: Declared
+) -> tuple[eq.Prediction | None, float, str]:
     """(prediction of the paper's draw, our value of the declared statistic, words)."""
     seeds = _finite(measured.get("per_seed"))
     value = float(measured.get("value", math.nan))
     if bool(measured.get("seed_free", False)):
-        return eq.exact_prediction(float(scale.forward(np.array([value]))[0])), value, "seed-free: exact"  # fmt: skip
+        return (
+            eq.exact_prediction(float(scale.forward(np.array([value]))[0])),
+            value,
+            "seed-free: exact",
+        )
     if declared.estimand == "pooled":
         moments = measured.get("moments")
         if moments is None or len(moments) < 2:
@@ -168,9 +194,15 @@ def _prediction(scale: eq.Scale, measured: Mapping[str, Any], declared: Declared
 
 
 def judge_equivalence(
-    kind: str, measured: Mapping[str, Any], paper: float, declared: Declared, *, unit: str = "",
-    paper_n: float = math.nan, paper_k: float = math.nan,
-) -> Judged:  # fmt: skip
+    kind: str,
+    measured: Mapping[str, Any],
+    paper: float,
+    declared: Declared,
+    *,
+    unit: str = "",
+    paper_n: float = math.nan,
+    paper_k: float = math.nan,
+) -> Judged:
     """The equivalence rules (``printed``, ``lid:k``, ``iw_factor:f``; module docstring of
     :mod:`isotropy.verdicts.equivalence`), before any adjustment over a page."""
     number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
@@ -181,9 +213,16 @@ def judge_equivalence(
     scale = scale_of(unit, kind)
     per_seed = _finite(measured.get("per_seed"))
     pooled = number("value")
-    if kind == "printed" and signs_disagree([v / (100 if scale.name.endswith("/100") else 1) for v in per_seed], pooled if math.isfinite(pooled) else None):  # fmt: skip
+    if kind == "printed" and signs_disagree(
+        [v / (100 if scale.name.endswith("/100") else 1) for v in per_seed],
+        pooled if math.isfinite(pooled) else None,
+    ):
         listed = ", ".join(f"{s:+.3g}" for s in per_seed)
-        return Judged(INCONSISTENT_SEEDS, f"per-seed {listed}; pooled {_fmt(pooled)}: the signs disagree", pooled)  # fmt: skip
+        return Judged(
+            INCONSISTENT_SEEDS,
+            f"per-seed {listed}; pooled {_fmt(pooled)}: the signs disagree",
+            pooled,
+        )
     if not math.isfinite(number("value")):
         return Judged(DIFFERS, "our value is undefined", math.nan)
     prediction, ours, what = _prediction(scale, measured, declared)
@@ -218,17 +257,25 @@ def lid_not_comparable(our_n: float, paper_n: float, our_k: float, paper_k: floa
         return ""
     if our_n < paper_n:
         return f"{where}: fewer points than the paper's (LID depends on n)"
-    return f"{where}: more points than the paper's; set geometry.clusters.lid_sample_size to {int(paper_n)} to subsample ours to its n"  # fmt: skip
+    return (
+        f"{where}: more points than the paper's; set geometry.clusters.lid_sample_size to "
+        f"{int(paper_n)} to subsample ours to its n"
+    )
 
 
-def judge_seed_test(kind: str, bound: float, *, seeds: float, p_less: float, p_greater: float) -> tuple[str, str]:  # fmt: skip
+def judge_seed_test(
+    kind: str, bound: float, *, seeds: float, p_less: float, p_greater: float
+) -> tuple[str, str]:
     """The ``seeds_below`` / ``seeds_above`` rules on one-sided p-values (the pages pass them
     Holm-adjusted over their whole I-STAR grid)."""
     sign = "<" if kind == "seeds_below" else ">"
     if not math.isfinite(seeds) or seeds < 2:
         return ONE_SEED, f"{sign} {bound:g} over seeds: one seed, no spread to test with"
     claimed, other = (p_less, p_greater) if kind == "seeds_below" else (p_greater, p_less)
-    text = f"{sign} {bound:g}: one-sided t-test over {int(seeds)} seeds, p {_fmt(claimed)} (other way {_fmt(other)}; Holm-adjusted where the page adjusts), α {ALPHA:g}"  # fmt: skip
+    text = (
+        f"{sign} {bound:g}: one-sided t-test over {int(seeds)} seeds, p {_fmt(claimed)} (other "
+        f"way {_fmt(other)}; Holm-adjusted where the page adjusts), α {ALPHA:g}"
+    )
     if math.isfinite(claimed) and claimed < ALPHA:
         return CONSISTENT, text
     if math.isfinite(other) and other < ALPHA:
@@ -264,14 +311,26 @@ def judge(
         text = f"{_BOUNDS[kind]} {argument:g}"
         if signs_disagree(_finite(per_seed), ours if defined else None):
             return INCONSISTENT_SEEDS, text + "; per-seed signs disagree"
-        return (CONSISTENT if defined and holds_bound(kind, argument, ours) else NOT_CONSISTENT), text  # fmt: skip
+        return (
+            CONSISTENT if defined and holds_bound(kind, argument, ours) else NOT_CONSISTENT
+        ), text
     if kind == "exact":
         return (AGREES if defined and ours == paper else DIFFERS), "exact"
     if kind in EQUIVALENCE_RULES:  # one row alone: its own α, no page to adjust over
-        unit = {"lid": "dimensions", "iw_factor": "ratio (1 = isotropic)"}.get(kind, "correlation ×100" if scale == 100 else "correlation")  # fmt: skip
-        measured = {"value": ours, "per_seed": per_seed, "seed_free": seed_free, "n": our_n, "k": our_k}  # fmt: skip
+        unit = {"lid": "dimensions", "iw_factor": "ratio (1 = isotropic)"}.get(
+            kind, "correlation ×100" if scale == 100 else "correlation"
+        )
+        measured = {
+            "value": ours,
+            "per_seed": per_seed,
+            "seed_free": seed_free,
+            "n": our_n,
+            "k": our_k,
+        }
         declared = Declared(margin=default_margin(spec, unit))
-        judged = judge_equivalence(kind, measured, paper, declared, unit=unit, paper_n=paper_n, paper_k=argument)  # fmt: skip
+        judged = judge_equivalence(
+            kind, measured, paper, declared, unit=unit, paper_n=paper_n, paper_k=argument
+        )
         return (judged.verdict or settle(judged.test)), judged.text  # type: ignore[arg-type]
     if kind == "relative":
         close = defined and abs(ours - paper) <= argument * abs(paper)
@@ -284,14 +343,28 @@ holm = eq.holm  # one implementation, for the seed tests and the pages
 
 
 def judge_measurement(
-    spec: str, measured: Mapping[str, Any], paper: float = math.nan, *,
-    precision: float = math.nan, paper_n: float = math.nan, unit: str = "",
-) -> tuple[str, str]:  # fmt: skip
+    spec: str,
+    measured: Mapping[str, Any],
+    paper: float = math.nan,
+    *,
+    precision: float = math.nan,
+    paper_n: float = math.nan,
+    unit: str = "",
+) -> tuple[str, str]:
     """:func:`judge` of one row of :func:`isotropy.verdicts.measurements.measure`'s table."""
     number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
     return judge(
-        spec, number("value"), paper, precision=precision, our_n=number("n"), paper_n=paper_n,
-        our_k=number("k"), per_seed=measured.get("per_seed") or (), seeds=number("seeds"),
-        seed_free=bool(measured.get("seed_free", False)), p_less=number("p_less"),
-        p_greater=number("p_greater"), scale=100.0 if "×100" in str(unit) else 1.0,
-    )  # fmt: skip
+        spec,
+        number("value"),
+        paper,
+        precision=precision,
+        our_n=number("n"),
+        paper_n=paper_n,
+        our_k=number("k"),
+        per_seed=measured.get("per_seed") or (),
+        seeds=number("seeds"),
+        seed_free=bool(measured.get("seed_free", False)),
+        p_less=number("p_less"),
+        p_greater=number("p_greater"),
+        scale=100.0 if "×100" in str(unit) else 1.0,
+    )

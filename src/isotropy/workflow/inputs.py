@@ -45,6 +45,7 @@ __all__ = [
     "configured_studies",
     "workflow_run_keys",
     "workflow_inputs",
+    "claims_inputs",
     "preview_run_keys",
     "preview_inputs",
     "report_tables",
@@ -244,6 +245,16 @@ def workflow_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
         inputs.update(
             {name: path for name, path in GEOMETRY_VERDICT_TABLES.items() if path in made}
         )
+    return inputs
+
+
+def claims_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The inputs of rule check_claims: :func:`workflow_inputs`, and the extension study's
+    per-seed values (``extensions_seeds``) when config ``studies`` lists it, so that its claim
+    rows join the claims page's family (Holm over every tested row of the page)."""
+    inputs = workflow_inputs(config)
+    if "extensions" in configured_studies(config):
+        inputs["extensions_seeds"] = paths.extensions_file("seeds.csv")
     return inputs
 
 

@@ -335,6 +335,7 @@ def study_targets(config: Mapping[str, Any], studies: list[str]) -> list[str]:
         "glue": paths.glue_study_outputs,
         "istar": lambda: istar_outputs(config.get("istar")),
         "geometry": lambda: geometry_targets(config),
+        "extensions": extensions_outputs,
     }
     return [path for study in studies for path in targets[study]()]
 
@@ -397,18 +398,23 @@ def lr_name(factor: float) -> str:
 def sensitivity_cells(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every cell of the grid, in run order: block by block (config ``sensitivity.blocks``, the
     most decisive first), each block setups x vectors x label sets, then every learning-rate
-    factor; a cell listed twice keeps its first place."""
+    factor; a cell listed twice keeps its first place. A block with its own ``lr_factors`` runs
+    at those factors only (not the section's), all of them in its place in the first pass."""
     if "sensitivity" not in config:
         return []
     section = config["sensitivity"]
     cells: dict[tuple[str, ...], dict[str, Any]] = {}
-    for factor in section["lr_factors"]:
+    for first, factor in enumerate(section["lr_factors"]):
         for block in section["blocks"]:
-            for setup in block["setups"]:
-                for vectors in block["vectors"]:
-                    for label_set in block["label_sets"]:
-                        key = (setup, vectors, label_set, lr_name(factor))
-                        cells.setdefault(key, dict(zip(CELL_KEYS, key)))
+            factors = block.get("lr_factors")
+            if factors is not None and first:
+                continue  # a block with its own factors ran them all in the first pass
+            for block_factor in [factor] if factors is None else factors:
+                for setup in block["setups"]:
+                    for vectors in block["vectors"]:
+                        for label_set in block["label_sets"]:
+                            key = (setup, vectors, label_set, lr_name(block_factor))
+                            cells.setdefault(key, dict(zip(CELL_KEYS, key)))
     return list(cells.values())
 
 
@@ -521,6 +527,9 @@ def sensitivity_settings_line(config: Mapping[str, Any]) -> str:
     section = config["sensitivity"]
     seeds = section["seeds"]
     factors = ", ".join(lr_name(f) for f in section["lr_factors"])
+    own = [lr_name(f) for b in section["blocks"] for f in b.get("lr_factors") or []]
+    if own:
+        factors += f" (and x {', '.join(dict.fromkeys(own))} in the cells that name them)"
     return (
         f"{section['updates']} updates, Adam lr {section['learning_rate']} x {factors}, metrics "
         f"every {section['metric_stride']} updates"
