@@ -57,9 +57,7 @@ def _remove_top_directions(centred: np.ndarray, n_directions: int) -> np.ndarray
     """Remove the projections of already-centred rows on their top principal directions."""
     if n_directions == 0:
         return centred
-    # right singular vectors of the centred data = principal directions, by explained variance
-    _, _, vt = np.linalg.svd(centred, full_matrices=False)
-    top = vt[:n_directions]
+    top = _top_directions(centred, n_directions)
     return centred - (centred @ top.T) @ top
 
 
@@ -84,22 +82,30 @@ def all_but_the_top(points, n_directions: int) -> np.ndarray:
     return _remove_top_directions(centred, int(n_directions)).astype(dtype)
 
 
-def cluster_based_isotropy(
+@dataclass(frozen=True)
+class ClusterFit:
+    """What :func:`fit_cluster_transform` learns from a set of points: each point's cluster and,
+    per cluster, whether it is centred and the top principal directions removed from it (rows of
+    ``directions[cluster]``, k × d, k = 0 for none)."""
+
+    labels: np.ndarray
+    centred: dict[int, bool]
+    directions: dict[int, np.ndarray]
+
+
+def fit_cluster_transform(
     points,
     n_clusters: int = 27,
     n_directions: int = 12,
     seed: int = 0,
     method: str = "kmeans",
-) -> np.ndarray:
-    """Cluster-based isotropy enhancement (Rajaee & Pilehvar 2021), seeded.
+) -> ClusterFit:
+    """The clusters and per-cluster directions of :func:`cluster_based_isotropy` (seeded).
 
-    Clusters the points (``method='kmeans'``: k-means; ``'gmm'``: a diagonal-covariance Gaussian
-    mixture, hard assignments), centres every cluster on its own mean and removes that cluster's
-    top ``n_directions`` principal directions (``0``: per-cluster centring only). A cluster of m
-    points too small for that many directions loses m - 2 of them, so no member becomes the zero
-    vector; a single-point cluster is left uncentred for the same reason (both logged).
+    Kept apart from the transform so that it can be applied to other arrays of the same points,
+    e.g. torch tensors inside fine-tuning (isotropy.istar.cls_method).
     """
-    x, dtype = _check_points(points, min_rows=2)
+    x, _ = _check_points(points, min_rows=2)
     n = x.shape[0]
     if not 1 <= n_clusters <= n:
         raise ValueError(
@@ -121,14 +127,15 @@ def cluster_based_isotropy(
         ).fit_predict(x)
     else:
         raise ValueError(f"method must be 'kmeans' or 'gmm'; found {method!r}")
-    out = np.empty_like(x)
-    for cluster in np.unique(labels):
+    centred: dict[int, bool] = {}
+    directions: dict[int, np.ndarray] = {}
+    for cluster in (int(c) for c in np.unique(labels)):
         members = labels == cluster
         size = int(members.sum())
         if size == 1:
             # Centring a lone point makes it the zero vector, which has no cosine: keep it as it is.
             log.warning("cluster %d has a single point: left uncentred", cluster)
-            out[members] = x[members]
+            centred[cluster], directions[cluster] = False, np.empty((0, x.shape[1]))
             continue
         block = x[members] - x[members].mean(axis=0)
         # A centred cluster of m points spans at most m - 1 directions: removing them all would
@@ -142,7 +149,45 @@ def cluster_based_isotropy(
                 available,
                 n_directions,
             )
-        out[members] = _remove_top_directions(block, available)
+        centred[cluster] = True
+        directions[cluster] = _top_directions(block, available)
+    return ClusterFit(np.asarray(labels), centred, directions)
+
+
+def _top_directions(centred: np.ndarray, n_directions: int) -> np.ndarray:
+    """The top ``n_directions`` principal directions (rows) of already-centred rows."""
+    if n_directions == 0:
+        return np.empty((0, centred.shape[1]))
+    # right singular vectors of the centred data = principal directions, by explained variance
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    return vt[:n_directions]
+
+
+def cluster_based_isotropy(
+    points,
+    n_clusters: int = 27,
+    n_directions: int = 12,
+    seed: int = 0,
+    method: str = "kmeans",
+) -> np.ndarray:
+    """Cluster-based isotropy enhancement (Rajaee & Pilehvar 2021), seeded.
+
+    Clusters the points (``method='kmeans'``: k-means; ``'gmm'``: a diagonal-covariance Gaussian
+    mixture, hard assignments), centres every cluster on its own mean and removes that cluster's
+    top ``n_directions`` principal directions (``0``: per-cluster centring only). A cluster of m
+    points too small for that many directions loses m - 2 of them, so no member becomes the zero
+    vector; a single-point cluster is left uncentred for the same reason (both logged).
+    """
+    x, dtype = _check_points(points, min_rows=2)
+    fit = fit_cluster_transform(x, n_clusters, n_directions, seed, method)
+    out = np.empty_like(x)
+    for cluster, top in fit.directions.items():
+        members = fit.labels == cluster
+        if not fit.centred[cluster]:
+            out[members] = x[members]
+            continue
+        block = x[members] - x[members].mean(axis=0)
+        out[members] = block - (block @ top.T) @ top
     return out.astype(dtype)
 
 

@@ -11,7 +11,8 @@ import math
 import os
 import re
 import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from tqdm.auto import tqdm
 
 from isotropy import metrics
 from isotropy.compute import autocast
+from isotropy.istar.cls_method import cls_layer_geometry
 from isotropy.istar.features import Features, collate, model_inputs, to_device
 from isotropy.istar.regularisers import RunningCovariance
 from isotropy.istar.study import TaskSpec, TrainingSettings
@@ -38,8 +40,11 @@ def evaluate_model(
     device: torch.device,
     mixed_precision: bool = False,
     references: torch.Tensor | None = None,
+    head_method: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ) -> dict[str, Any]:
-    """Validation scores, IsoScore* per layer of the sentence embeddings and TwoNN of the last layer.
+    """Validation scores, IsoScore* per layer of the sentence embeddings and TwoNN of the last
+    layer; per layer, I(W), IsoScore and mean norms of the CLS states
+    (:func:`isotropy.istar.cls_method.cls_layer_geometry`).
 
     Sentence embedding = the position-0 token ([CLS]) of each layer. IsoScore* shrinks each layer's
     covariance towards that layer's Σ_S (ζ = ``settings.eval_zeta``), which keeps it stable when
@@ -48,11 +53,14 @@ def evaluate_model(
     (:func:`isotropy.istar.regularisers.estimate_reference_covariance` with ``per_layer``):
     ``isoscore_star``. Σ_S over every non-padding *validation* token, our earlier choice, gives
     ``isoscore_star_validation_reference``. Without ``references``, ``isoscore_star`` is the
-    validation-reference value.
+    validation-reference value. ``head_method``: the transform the head's input goes through
+    in every batch (the cluster-based method), applied again to each batch's last-layer CLS
+    states to measure what the head read.
     """
-    outputs, sentence, validation_references = _validation_pass(
-        model, tokenizer, spec, features, settings, device, mixed_precision
+    passed = _validation_pass(
+        model, tokenizer, spec, features, settings, device, mixed_precision, head_method
     )
+    outputs, sentence, validation_references = passed.outputs, passed.sentence, passed.covariance
     scores = _task_scores(spec, table, features, settings, outputs)
 
     def per_layer(reference: torch.Tensor) -> list[float]:
@@ -80,7 +88,23 @@ def evaluate_model(
         "twonn": float(metrics.twonn_dimension(torch.from_numpy(last))),
         "eval_sentences": int(sentence.shape[1]),
         "embedding_dim": int(sentence.shape[2]),
+        **cls_layer_geometry(sentence, passed.token_means, passed.token_norms, passed.head_input),
     }
+
+
+@dataclass
+class ValidationPass:
+    """What one pass over the validation features gives: the head's outputs per batch, the
+    position-0 states of every layer (layers × sentences × dim), Σ_S of the validation tokens,
+    the mean token state and mean token norm per layer, and the last layer's CLS states as the
+    head read them (after ``head_method``; None without one)."""
+
+    outputs: list[torch.Tensor]
+    sentence: torch.Tensor
+    covariance: torch.Tensor
+    token_means: torch.Tensor
+    token_norms: torch.Tensor
+    head_input: np.ndarray | None
 
 
 def _validation_pass(
@@ -91,15 +115,16 @@ def _validation_pass(
     settings: TrainingSettings,
     device: torch.device,
     mixed_precision: bool,
-) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
-    """One pass over the validation features: the head's outputs per batch, the position-0
-    sentence embeddings of every layer (layers × sentences × dim) and Σ_S of the validation tokens."""
+    head_method: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> ValidationPass:
+    """One pass over the validation features (:class:`ValidationPass`)."""
     was_training = model.training
     model.eval()
     outputs, sentence_chunks, moments = [], [], RunningCovariance()
-    for indices in tqdm(
-        torch.arange(len(features)).split(settings.eval_batch_size), desc="validation", leave=False
-    ):
+    head_chunks: list[torch.Tensor] = []
+    norm_sums: torch.Tensor | None = None
+    batches = torch.arange(len(features)).split(settings.eval_batch_size)
+    for indices in tqdm(batches, desc="validation", leave=False):
         batch = to_device(collate(features, indices.tolist(), tokenizer), device)
         with autocast(device, mixed_precision):
             out = model(**model_inputs(batch), output_hidden_states=True)
@@ -109,10 +134,22 @@ def _validation_pass(
             outputs.append(out.logits.float().cpu())
         layers = torch.stack(tuple(out.hidden_states[1:])).float()  # layers × batch × tokens × dim
         sentence_chunks.append(layers[:, :, 0, :].cpu())
-        moments.add(layers[:, batch["attention_mask"].bool()].double())  # layers × tokens × dim
+        if head_method is not None:
+            head_chunks.append(head_method(layers[-1, :, 0, :]).double().cpu())
+        tokens = layers[:, batch["attention_mask"].bool()].double()  # layers × tokens × dim
+        moments.add(tokens)
+        norms = tokens.norm(dim=-1).sum(dim=1).cpu()
+        norm_sums = norms if norm_sums is None else norm_sums + norms
     model.train(was_training)
-    sentence = torch.cat(sentence_chunks, dim=1)  # layers × sentences × dim
-    return outputs, sentence, moments.covariance().cpu()
+    assert moments.sums is not None and norm_sums is not None, "no validation features"
+    return ValidationPass(
+        outputs,
+        torch.cat(sentence_chunks, dim=1),
+        moments.covariance().cpu(),
+        (moments.sums / moments.count).cpu(),
+        norm_sums / moments.count,
+        torch.cat(head_chunks).numpy() if head_chunks else None,
+    )
 
 
 def _task_scores(

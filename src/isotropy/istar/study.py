@@ -14,7 +14,10 @@ from typing import Any
 
 from isotropy.paths import istar_run_file
 
-REGULARISERS = ("none", "istar", "cosreg")
+# "cluster": not a penalty but Rajaee & Pilehvar's cluster-based method applied to the CLS
+# states the head reads, in every batch (isotropy.istar.cls_method); like "none", λ = 0.
+REGULARISERS = ("none", "istar", "cosreg", "cluster")
+TRANSFORMS = ("none", "cluster")
 
 
 @dataclass(frozen=True)
@@ -77,8 +80,8 @@ def check_run(regulariser: str, lam: float) -> None:
     """A known regulariser with a finite λ (0 for the baseline)."""
     if regulariser not in REGULARISERS:
         raise ValueError(f"unknown regulariser {regulariser!r}; expected one of {REGULARISERS}")
-    if regulariser == "none" and lam != 0:
-        raise ValueError(f"regulariser 'none' takes λ = 0, got {lam}")
+    if regulariser in TRANSFORMS and lam != 0:
+        raise ValueError(f"regulariser {regulariser!r} takes λ = 0, got {lam}")
     if not math.isfinite(lam):
         raise ValueError(f"λ must be finite, got {lam}")
 
@@ -89,7 +92,7 @@ def run_grid(section: dict[str, Any]) -> list[dict[str, Any]]:
     for model in run_models(section):
         for task in section["tasks"]:
             for regulariser in section["regularisers"]:
-                lams = [0.0] if regulariser == "none" else section["lambdas"]
+                lams = [0.0] if regulariser in TRANSFORMS else section["lambdas"]
                 for lam in lams:
                     for seed in section["seeds"]:
                         runs.append(
@@ -128,7 +131,7 @@ def configured_lambda(section: dict[str, Any], regulariser: str, lam: str) -> fl
     Rule ``finetune`` passes this to its job, so λ is the configured number, never one parsed
     back from a path.
     """
-    choices = [0.0] if regulariser == "none" else section["lambdas"]
+    choices = [0.0] if regulariser in TRANSFORMS else section["lambdas"]
     for value in choices:
         if format_lambda(value) == lam:
             return float(value)
@@ -161,6 +164,10 @@ class TrainingSettings:
     max_answer_length: int = 30
     n_best: int = 20
     keep_checkpoint: bool = False
+    # regulariser "cluster": k-means clusters and top directions removed per cluster, over the
+    # CLS states of each batch (a batch of 32 holds too few states for the STS path's 27 and 12)
+    cls_clusters: int = 3
+    cls_directions: int = 2
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any]) -> TrainingSettings:

@@ -13,6 +13,7 @@ optimiser, scheduler, loss scaler and every random number generator.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -32,6 +33,7 @@ from tqdm.auto import tqdm
 
 from isotropy.compute import autocast, describe_device, resolve_device
 from isotropy.io import atomic_path, write_json
+from isotropy.istar.cls_method import cls_method, cls_transform, head_input_module
 from isotropy.istar.evaluation import evaluate_model
 from isotropy.istar.features import (
     Features,
@@ -51,6 +53,10 @@ from isotropy.istar.study import TrainingSettings, check_run, format_lambda, tas
 from isotropy.models import ModelSpec
 
 log = logging.getLogger(__name__)
+
+
+# The regularisers that add a penalty to the task loss (the others add none).
+PENALTIES = ("istar", "cosreg")
 
 
 class TrainingInterrupted(RuntimeError):
@@ -105,9 +111,9 @@ def batch_loss(
     in full precision.
     """
     with precision:
-        out = model(**batch, output_hidden_states=regulariser != "none")
+        out = model(**batch, output_hidden_states=regulariser in PENALTIES)
     task_loss = out.loss.float()
-    if regulariser == "none":
+    if regulariser not in PENALTIES:  # none, or the cluster method (a transform in the forward)
         return task_loss, task_loss, None
     mask = batch["attention_mask"]
     if regulariser == "istar":
@@ -137,7 +143,8 @@ def train_epoch(
     settings, device, lam = run["settings"], run["device"], run["lam"]
     sums, batches = collections.defaultdict(float), 0
     order = epoch_order(len(features), run["seed"], epoch).split(settings.batch_size)
-    label = f"{run['task']} {run['regulariser']} λ={format_lambda(lam)} epoch {epoch + 1}/{run['epochs']}"
+    what = f"{run['task']} {run['regulariser']} λ={format_lambda(lam)}"
+    label = f"{what} epoch {epoch + 1}/{run['epochs']}"
     progress = tqdm(order, desc=label, leave=False)
     for indices in progress:
         if step >= run["total_steps"]:
@@ -151,7 +158,8 @@ def train_epoch(
             sums["penalty"] += penalty.item()
         if not torch.isfinite(loss):
             raise FloatingPointError(
-                f"non-finite loss at step {step} (task loss {task_loss.item()}); lower λ or the learning rate"
+                f"non-finite loss at step {step} (task loss {task_loss.item()}); "
+                "lower λ or the learning rate"
             )
         optimizer.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()
@@ -233,36 +241,42 @@ def finetune(
         device,
         mixed_precision=mixed,
     )
-    model.train()
-    for epoch in range(start_epoch, epochs):
-        reference = None
-        if regulariser == "istar":
-            reference = sample_reference(seed=1_000_003 * (seed + 1) + 7919 * (epoch + 1))
-        step, means = train_epoch(
-            run, epoch, step, train_features, tokenizer, model, optimiser, reference
-        )
-        history.append({"epoch": epoch + 1, "step": step, **means})
-        log.info("epoch %d/%d: %s", epoch + 1, epochs, history[-1])
-        save_checkpoint(checkpoint_path, signature, epoch, step, history, model, *optimiser)
-        if stop_after_epoch is not None and epoch == stop_after_epoch:
-            raise TrainingInterrupted(
-                f"stopped after epoch {epoch + 1} as asked; {checkpoint_path} holds the state"
+    # The cluster method runs in every forward pass from here on, evaluation included.
+    method = head_method(model, regulariser, settings, seed)
+    with contextlib.ExitStack() as stack:
+        if method is not None:
+            stack.enter_context(cls_transform(model, *method))
+        model.train()
+        for epoch in range(start_epoch, epochs):
+            reference = None
+            if regulariser == "istar":
+                reference = sample_reference(seed=1_000_003 * (seed + 1) + 7919 * (epoch + 1))
+            step, means = train_epoch(
+                run, epoch, step, train_features, tokenizer, model, optimiser, reference
             )
+            history.append({"epoch": epoch + 1, "step": step, **means})
+            log.info("epoch %d/%d: %s", epoch + 1, epochs, history[-1])
+            save_checkpoint(checkpoint_path, signature, epoch, step, history, model, *optimiser)
+            if stop_after_epoch is not None and epoch == stop_after_epoch:
+                raise TrainingInterrupted(
+                    f"stopped after epoch {epoch + 1} as asked; {checkpoint_path} holds the state"
+                )
 
-    # Σ_S of the evaluation: up to reference_sample_size training token states per layer, as the
-    # authors' code builds it (the validation-token reference is kept as an extra column)
-    eval_reference = sample_reference(seed=1_000_003 * (seed + 1) + 104_729, per_layer=True)
-    evaluation = evaluate_model(
-        model,
-        tokenizer,
-        spec,
-        eval_table,
-        eval_features,
-        settings,
-        device,
-        mixed,
-        references=eval_reference,
-    )
+        # Σ_S of the evaluation: up to reference_sample_size training token states per layer, as
+        # the authors' code builds it (the validation-token reference is an extra column)
+        eval_reference = sample_reference(seed=1_000_003 * (seed + 1) + 104_729, per_layer=True)
+        evaluation = evaluate_model(
+            model,
+            tokenizer,
+            spec,
+            eval_table,
+            eval_features,
+            settings,
+            device,
+            mixed,
+            references=eval_reference,
+            head_method=None if method is None else cls_method(*method),
+        )
     return {
         "model": model_spec.as_record(),
         "task": task,
@@ -280,6 +294,16 @@ def finetune(
         "device": describe_device(device),
         "wall_seconds": time.perf_counter() - started,
     }
+
+
+def head_method(
+    model, regulariser: str, settings: TrainingSettings, seed: int
+) -> tuple[int, int, int] | None:
+    """(clusters, directions, seed) of the cluster method on the head's CLS input, or None."""
+    if regulariser != "cluster":
+        return None
+    head_input_module(model)  # fails early for a model with no head to apply it before
+    return settings.cls_clusters, settings.cls_directions, seed
 
 
 def run_and_save(metrics_path: str | os.PathLike, **kwargs) -> dict[str, Any]:
