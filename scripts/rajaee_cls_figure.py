@@ -14,7 +14,8 @@ def main(snakemake):
     subset = training["train_subset"] or "all"
     title = (
         f"CLS isotropy per layer after fine-tuning ({training['epochs']} epochs, {subset} "
-        f"training examples, max length {training['max_length']}, lr {training['learning_rate']:g}; "
+        f"training examples, max length {training['max_length']}, "
+        f"lr {training['learning_rate']:g}; "
         f"method: {training['cls_clusters']} k-means clusters, {training['cls_directions']} "
         f"directions per batch of {training['batch_size']}; {len(settings['seeds'])} seeds)"
     )

@@ -205,3 +205,36 @@ def test_rajaee_study_prints_an_estimate(capsys):
     )
     out = capsys.readouterr().out
     assert code == 0 and "rajaee_study: 10 fine-tuning runs" in out and "time left" in out
+
+
+def test_fine_tuning_rows_reach_the_paper_comparison_as_stand_ins():
+    from isotropy.verdicts.comparison import compare_results
+    from isotropy.verdicts.standins import StandIns
+    from isotropy.verdicts.tolerances import STAND_IN
+
+    config = load_config(["config.yaml", "config/offline.yaml"])
+    runs = pd.DataFrame(
+        [
+            {
+                "model": "miniLM",
+                "task": "rte",
+                "method": method,
+                "seed": seed,
+                "train_examples": 256,
+                "epochs": 2,
+                "accuracy": 0.5 + 0.01 * seed,
+                "cls_iw_head_input": 0.3 if method == "cluster" else 1e-4,
+                "eval_sentences": 277,
+            }
+            for method in ("none", "cluster")
+            for seed in (0, 1, 2)
+        ]
+    )
+    table = compare_results({"rajaee_cls_runs": runs}, config, StandIns(), studies={"geometry"})
+    rows = table[table["quantity"].str.startswith("rte_finetuned")]
+    assert len(rows) == 4 and set(rows["verdict"]) == {STAND_IN}
+    before = rows[(rows["quantity"] == "rte_finetuned_accuracy") & (rows["paper_value"] == 65.3)]
+    assert math.isclose(float(before["our_value"].iloc[0]), 51.0)
+    # WiC stays "not run" offline, with its reason
+    wic = table[table["quantity"].str.startswith("wic_finetuned")]
+    assert len(wic) == 4 and (wic["verdict"] == "not run").all()

@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 
 
 def _check_points(points, *, min_rows: int = 1) -> tuple[np.ndarray, np.dtype]:
-    """Validate an (n, d) numeric array without NaN/inf; returns a float64 copy and the output dtype."""
+    """Validate an (n, d) numeric array without NaN/inf; returns a float64 copy and the output
+    dtype."""
     if hasattr(points, "detach"):  # a torch tensor
         points = points.detach().cpu().numpy()
     array = np.asarray(points)
@@ -39,7 +40,8 @@ def _check_points(points, *, min_rows: int = 1) -> tuple[np.ndarray, np.dtype]:
         raise ValueError(f"points must be a numeric array; found dtype {array.dtype}")
     if array.ndim != 2:
         raise ValueError(
-            f"points must be a 2-D array of shape (n points, d dimensions); found {array.ndim}-D with shape {array.shape}"
+            "points must be a 2-D array of shape (n points, d dimensions); "
+            f"found {array.ndim}-D with shape {array.shape}"
         )
     if array.shape[0] < min_rows or array.shape[1] < 1:
         raise ValueError(
@@ -47,7 +49,8 @@ def _check_points(points, *, min_rows: int = 1) -> tuple[np.ndarray, np.dtype]:
         )
     if not np.isfinite(array).all():
         raise ValueError(
-            f"points contains {int((~np.isfinite(array)).sum())} NaN or infinite values; every value must be finite"
+            f"points contains {int((~np.isfinite(array)).sum())} NaN or infinite values; "
+            "every value must be finite"
         )
     out_dtype = array.dtype if array.dtype.kind == "f" else np.dtype(np.float64)
     return array.astype(np.float64), out_dtype
@@ -68,7 +71,8 @@ def centre(points) -> np.ndarray:
 
 
 def all_but_the_top(points, n_directions: int) -> np.ndarray:
-    """All-but-the-top (Mu & Viswanath 2018): centre, remove the top ``n_directions`` principal directions.
+    """All-but-the-top (Mu & Viswanath 2018): centre, remove the top ``n_directions`` principal
+    directions.
 
     ``n_directions = 0`` is centring only. It must be below min(n, d).
     """
@@ -252,10 +256,18 @@ def mean_pooled_embeddings(
     batched by length (less padding); rows come back in input order.
     """
     result: np.ndarray | None = None
-    for rows, inputs, _, hidden in layer_states_in_batches(
-        sentences, tokenizer, model, device=device, batch_size=batch_size,
-        max_length=max_length, layer=layer, desc="sentence embeddings", progress=progress,
-    ):  # fmt: skip
+    batches = layer_states_in_batches(
+        sentences,
+        tokenizer,
+        model,
+        device=device,
+        batch_size=batch_size,
+        max_length=max_length,
+        layer=layer,
+        desc="sentence embeddings",
+        progress=progress,
+    )
+    for rows, inputs, _, hidden in batches:
         mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
         pooled = ((hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)).float().cpu().numpy()
         if result is None:
@@ -310,7 +322,8 @@ def pair_cosines(vectors: np.ndarray, first: np.ndarray, second: np.ndarray) -> 
     norms = np.linalg.norm(vectors, axis=1)
     if (norms == 0).any():
         raise ValueError(
-            f"{int((norms == 0).sum())} embeddings are zero vectors after the transform; cosine is undefined"
+            f"{int((norms == 0).sum())} embeddings are zero vectors after the transform; "
+            "cosine is undefined"
         )
     unit = vectors / norms[:, None]
     return np.einsum("ij,ij->i", unit[first], unit[second])
@@ -395,7 +408,7 @@ def sts_table(
             embeddings.split,
         )
         return pd.DataFrame(columns=STS_COLUMNS)
-    labels = {
+    labels: dict[str, Any] = {
         "seed": seed,
         "model": model,
         "dataset": embeddings.dataset,
@@ -551,7 +564,8 @@ def pair_side_tokens(
     lengths = offsets[sides + 1] - offsets[sides]
     if (lengths == 0).any():
         raise ValueError(
-            f"{int((lengths == 0).sum())} STS sentences have no token left after removing special tokens; check the data set's sentences"
+            f"{int((lengths == 0).sum())} STS sentences have no token left after removing "
+            "special tokens; check the data set's sentences"
         )
     rows = np.concatenate([np.arange(offsets[s], offsets[s + 1]) for s in sides])
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])

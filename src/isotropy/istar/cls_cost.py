@@ -29,8 +29,10 @@ MEASURED_MAX_LENGTH = 128
 # Non-padding tokens per RTE pair (MiniLM's tokenizer, cut at 128): train 66.6, validation 64.6.
 TOKENS_PER_EXAMPLE = 66.0
 # Rows of the tasks' splits in the offline mirror (validation: the dev split the runs score).
-TASK_ROWS = {"rte": (2490, 277)}
-# Models measured (a BERT-size model costs about 4x MiniLM per example: 2x layers, 2x width).
+# WiC (online only): SuperGLUE's 5,428 training and 638 validation pairs, shorter than RTE's.
+TASK_ROWS = {"rte": (2490, 277), "wic": (5428, 638)}
+# MiniLM measured; a BERT-size model (12 layers, 768-d) is taken as 4x MiniLM per example (2x
+# the layers, about 2x the width's cost at these lengths): not measured.
 MODEL_FACTOR = {"miniLM": 1.0, "mpnet": 4.0, "bert": 4.0}
 
 
@@ -60,7 +62,8 @@ def describe(
     job_overhead: float,
     workdir: Path = Path("."),
 ) -> tuple[list[str], float]:
-    """(lines, seconds left) saying what target rajaee_study runs and how long what is left takes on this CPU:
+    """(lines, seconds left) saying what target rajaee_study runs and how long what is left
+    takes on this CPU:
     the runs not done (their metrics.json absent) from :data:`CPU_SECONDS` times ``speed`` (the
     speed probe's factor), ``cores // threads`` at a time, plus ``job_overhead`` wall seconds
     per job (the tables and figure jobs included)."""

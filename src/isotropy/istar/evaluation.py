@@ -72,7 +72,8 @@ def evaluate_model(
     on_validation = per_layer(validation_references)
     if references is not None and tuple(references.shape) != tuple(validation_references.shape):
         raise ValueError(
-            f"training Σ_S has shape {tuple(references.shape)}; the model's layers need {tuple(validation_references.shape)}"
+            f"training Σ_S has shape {tuple(references.shape)}; "
+            f"the model's layers need {tuple(validation_references.shape)}"
         )
     isoscores = per_layer(references.float().cpu()) if references is not None else on_validation
     last = sentence[-1].numpy()
@@ -225,7 +226,8 @@ RUN_COLUMNS = [
 def _validation_reference(record: dict, path: str | os.PathLike) -> float:
     if "isoscore_star_validation_reference" not in record:
         raise ValueError(
-            f"{path} predates IsoScore* with the training-token Σ_S (its isoscore_star used validation tokens); delete it so that rule finetune re-runs and re-evaluates"
+            f"{path} predates IsoScore* with the training-token Σ_S (its isoscore_star used "
+            "validation tokens); delete it so that rule finetune re-runs and re-evaluates"
         )
     return record["isoscore_star_validation_reference"]
 
@@ -343,13 +345,14 @@ def squad_f1(prediction: str, truth: str) -> float:
 def squad_scores(
     predictions: Sequence[str], references: Sequence[Sequence[str]]
 ) -> dict[str, float]:
-    """Exact match and F1 as fractions in [0, 1] (the official script's percentages / 100, so runs.csv
-    and Figure 6 average every task on one scale), each the best over an example's gold answers
-    (SQuAD v1.1 official script; computed here because ``evaluate`` cannot fetch its metric script
-    offline)."""
+    """Exact match and F1 as fractions in [0, 1] (the official script's percentages / 100, so
+    runs.csv and Figure 6 average every task on one scale), each the best over an example's gold
+    answers (SQuAD v1.1 official script; computed here because ``evaluate`` cannot fetch its
+    metric script offline)."""
     if len(predictions) != len(references) or not predictions:
         raise ValueError(
-            f"need one prediction per example, got {len(predictions)} predictions for {len(references)} examples"
+            f"need one prediction per example, got {len(predictions)} predictions for "
+            f"{len(references)} examples"
         )
     exact = [
         max(float(normalize_answer(p) == normalize_answer(g)) for g in gold)

@@ -60,6 +60,11 @@ TASKS: dict[str, TaskSpec] = {
     ),
     "sst5": TaskSpec("sst5", "classification", 5, "accuracy", "SetFit/sst5", None, ("text",)),
     "squad": TaskSpec("squad", "qa", 2, "f1", "rajpurkar/squad", None, ("question", "context")),
+    # SuperGLUE WiC (the Rajaei & Sheikhi slides' second fine-tuning task), online only: the two
+    # sentences as a pair; the target word is in both, not given to the model separately.
+    "wic": TaskSpec(
+        "wic", "classification", 2, "accuracy", "aps/super_glue", "wic", ("sentence1", "sentence2")
+    ),
 }
 
 
@@ -87,7 +92,8 @@ def check_run(regulariser: str, lam: float) -> None:
 
 
 def run_grid(section: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every run of the study (config ``istar``): the baseline at λ = 0 plus each regulariser × λ."""
+    """Every run of the study (config ``istar``): the baseline at λ = 0 plus each regulariser ×
+    λ."""
     runs = []
     for model in run_models(section):
         for task in section["tasks"]:
@@ -113,7 +119,8 @@ def run_models(section: dict[str, Any]) -> list[str]:
     unknown = [n for n in names if n not in section["models"]]
     if unknown:
         raise ValueError(
-            f"istar.run_models names {unknown}, which istar.models does not list (listed: {sorted(section['models'])})"
+            f"istar.run_models names {unknown}, which istar.models does not list "
+            f"(listed: {sorted(section['models'])})"
         )
     return list(names)
 
@@ -136,13 +143,15 @@ def configured_lambda(section: dict[str, Any], regulariser: str, lam: str) -> fl
         if format_lambda(value) == lam:
             return float(value)
     raise ValueError(
-        f"λ {lam!r} is not configured for regulariser {regulariser!r} (istar.lambdas: {section['lambdas']})"
+        f"λ {lam!r} is not configured for regulariser {regulariser!r} "
+        f"(istar.lambdas: {section['lambdas']})"
     )
 
 
 @dataclass
 class TrainingSettings:
-    """Optimisation, regularisation and evaluation settings of one run (config ``istar.training``)."""
+    """Optimisation, regularisation and evaluation settings of one run (config
+    ``istar.training``)."""
 
     learning_rate: float = 1e-5
     batch_size: int = 32

@@ -24,7 +24,7 @@ import random
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -60,7 +60,8 @@ PENALTIES = ("istar", "cosreg")
 
 
 class TrainingInterrupted(RuntimeError):
-    """Raised by ``stop_after_epoch`` after that epoch's checkpoint is written (simulates a kill)."""
+    """Raised by ``stop_after_epoch`` after that epoch's checkpoint is written (simulates a
+    kill)."""
 
 
 def seed_everything(seed: int) -> None:
@@ -117,6 +118,8 @@ def batch_loss(
         return task_loss, task_loss, None
     mask = batch["attention_mask"]
     if regulariser == "istar":
+        if reference is None:
+            raise ValueError("I-STAR needs the reference covariance Σ_S; none was given")
         penalty = istar_penalty(token_points(out.hidden_states, mask), reference, zeta)
     else:  # CosReg on the last layer's token states, as in the paper
         penalty = cosine_penalty(out.hidden_states[-1][mask.bool()])
@@ -141,7 +144,8 @@ def train_epoch(
     """
     optimizer, scheduler, scaler = optimiser
     settings, device, lam = run["settings"], run["device"], run["lam"]
-    sums, batches = collections.defaultdict(float), 0
+    sums: collections.defaultdict[str, float] = collections.defaultdict(float)
+    batches = 0
     order = epoch_order(len(features), run["seed"], epoch).split(settings.batch_size)
     what = f"{run['task']} {run['regulariser']} λ={format_lambda(lam)}"
     label = f"{what} epoch {epoch + 1}/{run['epochs']}"
@@ -308,7 +312,8 @@ def head_method(
 
 def run_and_save(metrics_path: str | os.PathLike, **kwargs) -> dict[str, Any]:
     """Run :func:`finetune` into the folder of ``metrics_path``, write its metrics atomically, then
-    drop the checkpoint unless ``settings.keep_checkpoint`` (it holds optimiser state: ~3× the model)."""
+    drop the checkpoint unless ``settings.keep_checkpoint`` (it holds optimiser state: ~3× the
+    model)."""
     metrics_path = Path(metrics_path)
     result = finetune(out_dir=metrics_path.parent, **kwargs)
     write_json(metrics_path, result)
@@ -332,7 +337,8 @@ EVALUATION_ONLY = (
 
 def rng_state() -> dict[str, Any]:
     # Tensors and plain data only, so that the checkpoint loads with weights_only=True.
-    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    legacy = cast(tuple[str, np.ndarray, int, int, float], np.random.get_state(legacy=True))
+    kind, keys, pos, has_gauss, cached = legacy
     numpy_state = {
         "kind": kind,
         "keys": torch.from_numpy(keys.astype(np.int64)),
@@ -413,17 +419,19 @@ def save_checkpoint(
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:
-    """A checkpoint's state, unpickling tensors and plain data only: a tampered file cannot run code."""
+    """A checkpoint's state, unpickling tensors and plain data only: a tampered file cannot run
+    code."""
     try:
         # On the CPU: the RNG states must stay CPU tensors; load_state_dict moves the rest.
         return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as error:
-        # torch's message is long; its "Unsupported global: GLOBAL io.open ..." part names the object.
+        # torch's message is long; its "Unsupported global: GLOBAL io.open ..." part names the
+        # object.
         found = re.search(r"Unsupported global: GLOBAL (\S+)", str(error))
         what = f"it asks to run {found.group(1)}" if found else "weights_only load failed"
         raise ValueError(
-            f"{path} holds objects other than tensors and plain data ({what}), so it is not a checkpoint this "
-            "workflow wrote and was not loaded; delete it to start this run afresh"
+            f"{path} holds objects other than tensors and plain data ({what}), so it is not a "
+            "checkpoint this workflow wrote and was not loaded; delete it to start this run afresh"
         ) from None
 
 

@@ -20,7 +20,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class GlueFormat:
-    """Columns of a GLUE task's tsv files: by header name, or by position when there is no header."""
+    """Columns of a GLUE task's tsv files: by header name, or by position when there is no
+    header."""
 
     text: str | int
     label: str | int
@@ -72,6 +73,7 @@ def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv
     lines = read_utf8_lines(path)
     if lines and lines[0].startswith("\ufeff"):  # GLUE's MRPC dev.tsv starts with a byte-order mark
         lines[0] = lines[0][1:]
+    index: dict[str | int, int]
     if spec.header:
         if not lines:
             raise ValueError(f"{path} is empty; expected a header line")
@@ -79,18 +81,23 @@ def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv
         width = len(header)
         try:
             index = {
-                key: header.index(key)
+                key: header.index(str(key))
                 for key in (spec.text, spec.text_pair, spec.label)
                 if key is not None
             }
         except ValueError as exc:
             raise ValueError(
-                f"{path}, line 1: header {header} lacks a column ({exc}); is this the {task} {file_name}?"
+                f"{path}, line 1: header {header} lacks a column ({exc}); "
+                f"is this the {task} {file_name}?"
             ) from exc
         body, first = lines[1:], 2
     else:
+        if spec.width is None:
+            raise ValueError(f"GLUE format of {task} has no header and no width")
         width = spec.width
-        index = {key: key for key in (spec.text, spec.text_pair, spec.label) if key is not None}
+        index = {
+            key: int(key) for key in (spec.text, spec.text_pair, spec.label) if key is not None
+        }
         body, first = lines, 1
     rows, unlabelled = [], 0
     for lineno, line in enumerate(body, first):
@@ -107,8 +114,8 @@ def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv
             continue
         if label not in spec.labels:
             raise ValueError(
-                f"{path}, line {lineno}: label {label!r} is not a {task} label (one of {', '.join(spec.labels)}); "
-                "fix or remove the row, or re-download the task"
+                f"{path}, line {lineno}: label {label!r} is not a {task} label "
+                f"(one of {', '.join(spec.labels)}); fix or remove the row, or re-download the task"
             )
         row = [fields[index[spec.text]].strip()]
         if spec.text_pair is not None:

@@ -329,6 +329,7 @@ def study_targets(config: Mapping[str, Any], studies: list[str]) -> list[str]:
         "glue": paths.glue_study_outputs,
         "istar": lambda: istar_outputs(config.get("istar")),
         "geometry": lambda: geometry_targets(config),
+        "rajaee": lambda: rajaee_outputs(config),
     }
     return [path for study in studies for path in targets[study]()]
 
