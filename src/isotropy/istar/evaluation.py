@@ -53,15 +53,14 @@ def evaluate_model(
     (:func:`isotropy.istar.regularisers.estimate_reference_covariance` with ``per_layer``):
     ``isoscore_star``. Σ_S over every non-padding *validation* token, our earlier choice, gives
     ``isoscore_star_validation_reference``. Without ``references``, ``isoscore_star`` is the
-    validation-reference value. ``head_method``: the transform the head's input goes through
-    in every batch (the cluster-based method), applied again to each batch's last-layer CLS
-    states to measure what the head read.
+    validation-reference value. ``head_method``: the head's input transform in every batch
+    (the cluster method), applied again to each batch's last-layer CLS states to measure them.
     """
     passed = _validation_pass(
         model, tokenizer, spec, features, settings, device, mixed_precision, head_method
     )
-    outputs, sentence, validation_references = passed.outputs, passed.sentence, passed.covariance
-    scores = _task_scores(spec, table, features, settings, outputs)
+    sentence, validation_references = passed.sentence, passed.covariance
+    scores = _task_scores(spec, table, features, settings, passed.outputs)
 
     def per_layer(reference: torch.Tensor) -> list[float]:
         return [
@@ -81,9 +80,7 @@ def evaluate_model(
         "scores": scores,
         "isoscore_star_layers": isoscores,
         "isoscore_star": isoscores[-1],
-        "isoscore_star_reference": "training tokens"
-        if references is not None
-        else "validation tokens",
+        "isoscore_star_reference": f"{'validation' if references is None else 'training'} tokens",
         "isoscore_star_layers_validation_reference": on_validation,
         "isoscore_star_validation_reference": on_validation[-1],
         "twonn": float(metrics.twonn_dimension(torch.from_numpy(last))),

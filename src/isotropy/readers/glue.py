@@ -60,19 +60,10 @@ GLUE_FORMATS: dict[str, GlueFormat] = {
 GLUE_TASKS = tuple(GLUE_FORMATS)
 
 
-def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv") -> pd.DataFrame:
-    """A GLUE task's split from its tsv file (tab-separated, no quoting; train.tsv by default).
-
-    Items without a label are dropped. Labels are kept as the strings in the file; one outside the
-    task's label domain is an error naming its line (it would otherwise become a class of its own).
-    """
-    if task not in GLUE_FORMATS:
-        raise ValueError(f"unknown GLUE task {task!r}; expected one of {GLUE_TASKS}")
-    spec = GLUE_FORMATS[task]
-    path = raw_file(raw_dir, file_name)
-    lines = read_utf8_lines(path)
-    if lines and lines[0].startswith("\ufeff"):  # GLUE's MRPC dev.tsv starts with a byte-order mark
-        lines[0] = lines[0][1:]
+def _columns(
+    spec: GlueFormat, lines: list[str], path: object, what: str
+) -> tuple[dict[str | int, int], int, list[str], int]:
+    """(field index of each column key, fields per row, body lines, line number of the first)."""
     index: dict[str | int, int]
     if spec.header:
         if not lines:
@@ -87,18 +78,34 @@ def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv
             }
         except ValueError as exc:
             raise ValueError(
-                f"{path}, line 1: header {header} lacks a column ({exc}); "
-                f"is this the {task} {file_name}?"
+                f"{path}, line 1: header {header} lacks a column ({exc}); is this {what}?"
             ) from exc
         body, first = lines[1:], 2
     else:
         if spec.width is None:
-            raise ValueError(f"GLUE format of {task} has no header and no width")
+            raise ValueError(f"the GLUE format of {what} has no header and no width")
         width = spec.width
         index = {
             key: int(key) for key in (spec.text, spec.text_pair, spec.label) if key is not None
         }
         body, first = lines, 1
+    return index, width, body, first
+
+
+def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv") -> pd.DataFrame:
+    """A GLUE task's split from its tsv file (tab-separated, no quoting; train.tsv by default).
+
+    Items without a label are dropped. Labels are kept as the strings in the file; one outside the
+    task's label domain is an error naming its line (it would otherwise become a class of its own).
+    """
+    if task not in GLUE_FORMATS:
+        raise ValueError(f"unknown GLUE task {task!r}; expected one of {GLUE_TASKS}")
+    spec = GLUE_FORMATS[task]
+    path = raw_file(raw_dir, file_name)
+    lines = read_utf8_lines(path)
+    if lines and lines[0].startswith("\ufeff"):  # GLUE's MRPC dev.tsv starts with a byte-order mark
+        lines[0] = lines[0][1:]
+    index, width, body, first = _columns(spec, lines, path, f"the {task} {file_name}")
     rows, unlabelled = [], 0
     for lineno, line in enumerate(body, first):
         if not line.strip():
