@@ -379,7 +379,7 @@ def validation_error_message(error: Any, schema: Mapping | None = None) -> str:
         return (
             f"config key {shown_key(key)} (value {_short(error.instance.get(unexpected[0]))}) is not allowed "
             f"{'under ' + repr(where) if where else 'at the top level'}; allowed there: {listed}. "
-            f"Check its spelling or remove it; {fix}"
+            "Check its spelling or remove it; schemas/config.schema.yaml documents every key."
         )
     return f"config key {where or '(top level)'!r} has value {_short(error.instance)}: {error.message}. {fix}"
 
