@@ -1,5 +1,6 @@
-"""Fine-tune one model on one task with one regulariser, λ and seed (I-STAR study); write
-metrics.json.
+"""Fine-tune one model on one task with one regulariser, λ and seed; write metrics.json. Rule
+finetune (I-STAR study; wildcard regulariser) and rule finetune_cls (the cluster method on CLS;
+wildcard method, none or cluster, λ = 0).
 
 The task's splits are the downloads of its sources (inputs train and validation). Resumes from
 checkpoint.pt in the output folder when a previous attempt was killed.
@@ -33,7 +34,7 @@ def main(snakemake):
         snakemake.output.metrics,
         model_spec=ModelSpec.from_record(snakemake.params.model),
         task=wildcards.task,
-        regulariser=wildcards.regulariser,
+        regulariser=wildcards.get("regulariser", wildcards.get("method")),
         lam=snakemake.params.lam,
         seed=int(wildcards.seed),
         data=(train, validation),

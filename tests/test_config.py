@@ -312,9 +312,10 @@ def test_every_hub_data_set_and_model_is_pinned_to_a_commit(config):
     models = [*config["models"].values(), *config["split_models"].values()]
     pinned = hub_sources + [m for m in models if m.get("model")]
     assert len(config["models"]) == 10  # openai-gpt: Cai et al.'s GPT (issue 50)
-    # 25: SICK-R is SemEval's own test file, a pinned URL (issue 35), not a hub split; WikiText-2's
-    # training split is one (Cai et al.'s protocol); the SemEval STS tests of 2012-2016 five more
-    assert len(hub_sources) == 25 and all(HEX40.match(str(e.get("revision"))) for e in pinned)
+    # 27: SICK-R is SemEval's own test file, a pinned URL (issue 35), not a hub split; WikiText-2's
+    # training split is one (Cai et al.'s protocol); the SemEval STS tests of 2012-2016 five more;
+    # WiC's two splits (the Rajaee CLS study) two more
+    assert len(hub_sources) == 27 and all(HEX40.match(str(e.get("revision"))) for e in pinned)
 
 
 def test_a_hub_data_set_without_a_revision_is_refused_by_the_schema(config):

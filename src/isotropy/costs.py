@@ -65,6 +65,9 @@ QUANTITIES: dict[str, tuple[str, ...]] = {
     "sensitivity_base_dim": (),
     "sensitivity_items": ("dataset",),
     "sensitivity_single_items": ("dataset",),
+    "cls_finetune_load_cpu_seconds": ("model",),
+    "cls_finetune_train_example_cpu_seconds": ("model", "dataset"),
+    "cls_finetune_eval_example_cpu_seconds": ("model", "dataset"),
 }
 
 

@@ -500,6 +500,27 @@ def _extensions_run_done(config: Mapping[str, Any], run: Mapping[str, Any], work
     return made_with(trace, {"run": settings, "device": config["device"]})
 
 
+def describe_rajaee(config: Mapping[str, Any], device: str, workdir: Path = Path(".")) -> list[str]:
+    """Target rajaee_study: the lines of isotropy.istar.cls_cost (its costs and estimate),
+    scaled to this machine by the speed probe, with the load-based factor when it is busy."""
+    from isotropy.istar import cls_cost
+
+    probe = speed_probe()
+    speed, cores = host_speed_factor(probe), available_cores() or 2
+    lines, total = cls_cost.describe(
+        config, device, speed=speed, cores=cores, job_overhead=JOB_OVERHEAD_SECONDS, workdir=workdir
+    )
+    lines.append(speed_line(probe, speed))
+    load = recent_load()
+    factor = busy_factor(load, cores, threads=config["rajaee_cls"]["resources"]["threads"])
+    if device == "cpu" and total and factor >= 1.25:
+        lines.append(
+            f"this machine is busy (load average {load:.1f} on {cores} cores): expect about "
+            f"{duration(total * factor)} while it stays so"
+        )
+    return lines
+
+
 def available_cores() -> int | None:
     """The cores this process may run on (its CPU affinity: a SLURM job's allocation)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -539,9 +560,14 @@ def main(argv: list[str] | None = None) -> int:
         for line in describe_extensions(config, device_kind(config["device"])):
             print(line)
         return 0
+    if args.target == "rajaee_study" and "rajaee_cls" in config:
+        for line in describe_rajaee(config, device_kind(config["device"])):
+            print(line)
+        return 0
     study = TARGET_STUDIES.get(args.target)
     if study is None or (study != "preview" and study not in config):
-        modelled = ", ".join([*TARGET_STUDIES, "sensitivity_study", "extensions_study"])
+        others = ["sensitivity_study", "extensions_study", "rajaee_study"]
+        modelled = ", ".join([*TARGET_STUDIES, *others])
         print(
             f"{args.target}: no time estimate: the measured costs cover {modelled}; "
             "docs/measurements.md gives the wall times measured for the other studies' runs"

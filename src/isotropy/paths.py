@@ -303,3 +303,23 @@ def logs(path: str) -> str:
 def benchmarks(path: str) -> str:
     """A rule's benchmark file: ``path`` (its output's path, ``.tsv``) under ``benchmarks/``."""
     return f"benchmarks/{path}"
+
+
+# The cluster-based method on CLS inside fine-tuning (config rajaee_cls, rules/istar.smk).
+RAJAEE_CLS = "results/rajaee_cls"
+
+
+def rajaee_cls_run_file(
+    artefact: str = "metrics.json",
+    model: str = "{model}",
+    task: str = "{task}",
+    method: str = "{method}",
+    seed: int | str = "{seed}",
+) -> str:
+    """One file of a fine-tuning run with (``cluster``) or without (``none``) the method."""
+    return f"{RAJAEE_CLS}/{model}/{task}/{method}/seed{seed}/{artefact}"
+
+
+def rajaee_cls_file(name: str) -> str:
+    """A table or figure of the CLS study: runs.csv, layers.csv, claims.csv, layers.png, ..."""
+    return f"{RAJAEE_CLS}/{name}"

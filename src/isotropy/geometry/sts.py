@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 
 
 def _check_points(points, *, min_rows: int = 1) -> tuple[np.ndarray, np.dtype]:
-    """Validate an (n, d) numeric array without NaN/inf; returns a float64 copy and the output dtype."""
+    """Validate an (n, d) numeric array without NaN/inf; returns a float64 copy and the output
+    dtype."""
     if hasattr(points, "detach"):  # a torch tensor
         points = points.detach().cpu().numpy()
     array = np.asarray(points)
@@ -39,7 +40,8 @@ def _check_points(points, *, min_rows: int = 1) -> tuple[np.ndarray, np.dtype]:
         raise ValueError(f"points must be a numeric array; found dtype {array.dtype}")
     if array.ndim != 2:
         raise ValueError(
-            f"points must be a 2-D array of shape (n points, d dimensions); found {array.ndim}-D with shape {array.shape}"
+            "points must be a 2-D array of shape (n points, d dimensions); "
+            f"found {array.ndim}-D with shape {array.shape}"
         )
     if array.shape[0] < min_rows or array.shape[1] < 1:
         raise ValueError(
@@ -47,7 +49,8 @@ def _check_points(points, *, min_rows: int = 1) -> tuple[np.ndarray, np.dtype]:
         )
     if not np.isfinite(array).all():
         raise ValueError(
-            f"points contains {int((~np.isfinite(array)).sum())} NaN or infinite values; every value must be finite"
+            f"points contains {int((~np.isfinite(array)).sum())} NaN or infinite values; "
+            "every value must be finite"
         )
     out_dtype = array.dtype if array.dtype.kind == "f" else np.dtype(np.float64)
     return array.astype(np.float64), out_dtype
@@ -57,9 +60,7 @@ def _remove_top_directions(centred: np.ndarray, n_directions: int) -> np.ndarray
     """Remove the projections of already-centred rows on their top principal directions."""
     if n_directions == 0:
         return centred
-    # right singular vectors of the centred data = principal directions, by explained variance
-    _, _, vt = np.linalg.svd(centred, full_matrices=False)
-    top = vt[:n_directions]
+    top = _top_directions(centred, n_directions)
     return centred - (centred @ top.T) @ top
 
 
@@ -70,7 +71,8 @@ def centre(points) -> np.ndarray:
 
 
 def all_but_the_top(points, n_directions: int) -> np.ndarray:
-    """All-but-the-top (Mu & Viswanath 2018): centre, remove the top ``n_directions`` principal directions.
+    """All-but-the-top (Mu & Viswanath 2018): centre, remove the top ``n_directions`` principal
+    directions.
 
     ``n_directions = 0`` is centring only. It must be below min(n, d).
     """
@@ -84,22 +86,30 @@ def all_but_the_top(points, n_directions: int) -> np.ndarray:
     return _remove_top_directions(centred, int(n_directions)).astype(dtype)
 
 
-def cluster_based_isotropy(
+@dataclass(frozen=True)
+class ClusterFit:
+    """What :func:`fit_cluster_transform` learns from a set of points: each point's cluster and,
+    per cluster, whether it is centred and the top principal directions removed from it (rows of
+    ``directions[cluster]``, k × d, k = 0 for none)."""
+
+    labels: np.ndarray
+    centred: dict[int, bool]
+    directions: dict[int, np.ndarray]
+
+
+def fit_cluster_transform(
     points,
     n_clusters: int = 27,
     n_directions: int = 12,
     seed: int = 0,
     method: str = "kmeans",
-) -> np.ndarray:
-    """Cluster-based isotropy enhancement (Rajaee & Pilehvar 2021), seeded.
+) -> ClusterFit:
+    """The clusters and per-cluster directions of :func:`cluster_based_isotropy` (seeded).
 
-    Clusters the points (``method='kmeans'``: k-means; ``'gmm'``: a diagonal-covariance Gaussian
-    mixture, hard assignments), centres every cluster on its own mean and removes that cluster's
-    top ``n_directions`` principal directions (``0``: per-cluster centring only). A cluster of m
-    points too small for that many directions loses m - 2 of them, so no member becomes the zero
-    vector; a single-point cluster is left uncentred for the same reason (both logged).
+    Kept apart from the transform so that it can be applied to other arrays of the same points,
+    e.g. torch tensors inside fine-tuning (isotropy.istar.cls_method).
     """
-    x, dtype = _check_points(points, min_rows=2)
+    x, _ = _check_points(points, min_rows=2)
     n = x.shape[0]
     if not 1 <= n_clusters <= n:
         raise ValueError(
@@ -121,14 +131,15 @@ def cluster_based_isotropy(
         ).fit_predict(x)
     else:
         raise ValueError(f"method must be 'kmeans' or 'gmm'; found {method!r}")
-    out = np.empty_like(x)
-    for cluster in np.unique(labels):
+    centred: dict[int, bool] = {}
+    directions: dict[int, np.ndarray] = {}
+    for cluster in (int(c) for c in np.unique(labels)):
         members = labels == cluster
         size = int(members.sum())
         if size == 1:
             # Centring a lone point makes it the zero vector, which has no cosine: keep it as it is.
             log.warning("cluster %d has a single point: left uncentred", cluster)
-            out[members] = x[members]
+            centred[cluster], directions[cluster] = False, np.empty((0, x.shape[1]))
             continue
         block = x[members] - x[members].mean(axis=0)
         # A centred cluster of m points spans at most m - 1 directions: removing them all would
@@ -142,7 +153,45 @@ def cluster_based_isotropy(
                 available,
                 n_directions,
             )
-        out[members] = _remove_top_directions(block, available)
+        centred[cluster] = True
+        directions[cluster] = _top_directions(block, available)
+    return ClusterFit(np.asarray(labels), centred, directions)
+
+
+def _top_directions(centred: np.ndarray, n_directions: int) -> np.ndarray:
+    """The top ``n_directions`` principal directions (rows) of already-centred rows."""
+    if n_directions == 0:
+        return np.empty((0, centred.shape[1]))
+    # right singular vectors of the centred data = principal directions, by explained variance
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    return vt[:n_directions]
+
+
+def cluster_based_isotropy(
+    points,
+    n_clusters: int = 27,
+    n_directions: int = 12,
+    seed: int = 0,
+    method: str = "kmeans",
+) -> np.ndarray:
+    """Cluster-based isotropy enhancement (Rajaee & Pilehvar 2021), seeded.
+
+    Clusters the points (``method='kmeans'``: k-means; ``'gmm'``: a diagonal-covariance Gaussian
+    mixture, hard assignments), centres every cluster on its own mean and removes that cluster's
+    top ``n_directions`` principal directions (``0``: per-cluster centring only). A cluster of m
+    points too small for that many directions loses m - 2 of them, so no member becomes the zero
+    vector; a single-point cluster is left uncentred for the same reason (both logged).
+    """
+    x, dtype = _check_points(points, min_rows=2)
+    fit = fit_cluster_transform(x, n_clusters, n_directions, seed, method)
+    out = np.empty_like(x)
+    for cluster, top in fit.directions.items():
+        members = fit.labels == cluster
+        if not fit.centred[cluster]:
+            out[members] = x[members]
+            continue
+        block = x[members] - x[members].mean(axis=0)
+        out[members] = block - (block @ top.T) @ top
     return out.astype(dtype)
 
 
@@ -207,10 +256,18 @@ def mean_pooled_embeddings(
     batched by length (less padding); rows come back in input order.
     """
     result: np.ndarray | None = None
-    for rows, inputs, _, hidden in layer_states_in_batches(
-        sentences, tokenizer, model, device=device, batch_size=batch_size,
-        max_length=max_length, layer=layer, desc="sentence embeddings", progress=progress,
-    ):  # fmt: skip
+    batches = layer_states_in_batches(
+        sentences,
+        tokenizer,
+        model,
+        device=device,
+        batch_size=batch_size,
+        max_length=max_length,
+        layer=layer,
+        desc="sentence embeddings",
+        progress=progress,
+    )
+    for rows, inputs, _, hidden in batches:
         mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
         pooled = ((hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)).float().cpu().numpy()
         if result is None:
@@ -265,7 +322,8 @@ def pair_cosines(vectors: np.ndarray, first: np.ndarray, second: np.ndarray) -> 
     norms = np.linalg.norm(vectors, axis=1)
     if (norms == 0).any():
         raise ValueError(
-            f"{int((norms == 0).sum())} embeddings are zero vectors after the transform; cosine is undefined"
+            f"{int((norms == 0).sum())} embeddings are zero vectors after the transform; "
+            "cosine is undefined"
         )
     unit = vectors / norms[:, None]
     return np.einsum("ij,ij->i", unit[first], unit[second])
@@ -350,7 +408,7 @@ def sts_table(
             embeddings.split,
         )
         return pd.DataFrame(columns=STS_COLUMNS)
-    labels = {
+    labels: dict[str, Any] = {
         "seed": seed,
         "model": model,
         "dataset": embeddings.dataset,
@@ -506,7 +564,8 @@ def pair_side_tokens(
     lengths = offsets[sides + 1] - offsets[sides]
     if (lengths == 0).any():
         raise ValueError(
-            f"{int((lengths == 0).sum())} STS sentences have no token left after removing special tokens; check the data set's sentences"
+            f"{int((lengths == 0).sum())} STS sentences have no token left after removing "
+            "special tokens; check the data set's sentences"
         )
     rows = np.concatenate([np.arange(offsets[s], offsets[s + 1]) for s in sides])
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])

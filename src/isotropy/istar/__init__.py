@@ -8,9 +8,10 @@ where the penalty is ``1 − IsoScore*(H)`` for I-STAR (H = the non-padding toke
 of every transformer layer in the mini-batch, shrunk towards Σ_S with ζ = 0.2, Σ_S re-estimated
 at the start of every epoch from a large sample of the current model's token states) and the
 authors' CosReg, (ΣW − N)/N² with W the cosine matrix of the batch's non-padding last-layer
-token states. λ < 0 pushes towards anisotropy. After training, the run reports the task's standard validation metric,
-IsoScore* (ζ = 0.75) of the validation sentence embeddings (position-0 token, [CLS]) of every
-layer, and the TwoNN intrinsic dimension of the last layer's sentence embeddings.
+token states. λ < 0 pushes towards anisotropy. After training, the run reports the task's
+standard validation metric, IsoScore* (ζ = 0.75) of the validation sentence embeddings
+(position-0 token, [CLS]) of every layer, and the TwoNN intrinsic dimension of the last layer's
+sentence embeddings.
 
 Modules, by concern (the task splits themselves are read by :mod:`isotropy.readers`):
 
@@ -24,6 +25,10 @@ Modules, by concern (the task splits themselves are read by :mod:`isotropy.reade
                   resume
     evaluation    validation scores (SQuAD v1.1 answer extraction and scoring included),
                   IsoScore* per layer, TwoNN; runs.csv from the runs' metrics
+    cls_method    regulariser "cluster": Rajaee & Pilehvar's cluster-based method on the CLS
+                  states the head reads, every batch; the CLS geometry per layer after training
+    cls_results   the CLS study's tables (config rajaee_cls) and its two claims
+    cls_cost      the time estimate of target rajaee_study (plain Python)
 
 This package imports nothing itself: ``study`` is plain Python (the workflow imports it while it
 parses); the others need torch.

@@ -11,7 +11,8 @@ import math
 import os
 import re
 import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from tqdm.auto import tqdm
 
 from isotropy import metrics
 from isotropy.compute import autocast
+from isotropy.istar.cls_method import cls_layer_geometry
 from isotropy.istar.features import Features, collate, model_inputs, to_device
 from isotropy.istar.regularisers import RunningCovariance
 from isotropy.istar.study import TrainingSettings
@@ -39,8 +41,11 @@ def evaluate_model(
     device: torch.device,
     mixed_precision: bool = False,
     references: torch.Tensor | None = None,
+    head_method: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ) -> dict[str, Any]:
-    """Validation scores, IsoScore* per layer of the sentence embeddings and TwoNN of the last layer.
+    """Validation scores, IsoScore* per layer of the sentence embeddings and TwoNN of the last
+    layer; per layer, I(W), IsoScore and mean norms of the CLS states
+    (:func:`isotropy.istar.cls_method.cls_layer_geometry`).
 
     Sentence embedding = the position-0 token ([CLS]) of each layer. IsoScore* shrinks each layer's
     covariance towards that layer's Σ_S (ζ = ``settings.eval_zeta``), which keeps it stable when
@@ -49,12 +54,14 @@ def evaluate_model(
     (:func:`isotropy.istar.regularisers.estimate_reference_covariance` with ``per_layer``):
     ``isoscore_star``. Σ_S over every non-padding *validation* token, our earlier choice, gives
     ``isoscore_star_validation_reference``. Without ``references``, ``isoscore_star`` is the
-    validation-reference value.
+    validation-reference value. ``head_method``: the head's input transform in every batch
+    (the cluster method), applied again to each batch's last-layer CLS states to measure them.
     """
-    outputs, sentence, validation_references = _validation_pass(
-        model, tokenizer, spec, features, settings, device, mixed_precision
+    passed = _validation_pass(
+        model, tokenizer, spec, features, settings, device, mixed_precision, head_method
     )
-    scores = _task_scores(spec, table, features, settings, outputs)
+    sentence, validation_references = passed.sentence, passed.covariance
+    scores = _task_scores(spec, table, features, settings, passed.outputs)
 
     def per_layer(reference: torch.Tensor) -> list[float]:
         return [
@@ -65,7 +72,8 @@ def evaluate_model(
     on_validation = per_layer(validation_references)
     if references is not None and tuple(references.shape) != tuple(validation_references.shape):
         raise ValueError(
-            f"training Σ_S has shape {tuple(references.shape)}; the model's layers need {tuple(validation_references.shape)}"
+            f"training Σ_S has shape {tuple(references.shape)}; "
+            f"the model's layers need {tuple(validation_references.shape)}"
         )
     isoscores = per_layer(references.float().cpu()) if references is not None else on_validation
     last = sentence[-1].numpy()
@@ -73,15 +81,29 @@ def evaluate_model(
         "scores": scores,
         "isoscore_star_layers": isoscores,
         "isoscore_star": isoscores[-1],
-        "isoscore_star_reference": "training tokens"
-        if references is not None
-        else "validation tokens",
+        "isoscore_star_reference": f"{'validation' if references is None else 'training'} tokens",
         "isoscore_star_layers_validation_reference": on_validation,
         "isoscore_star_validation_reference": on_validation[-1],
         "twonn": float(metrics.twonn_dimension(torch.from_numpy(last))),
         "eval_sentences": int(sentence.shape[1]),
         "embedding_dim": int(sentence.shape[2]),
+        **cls_layer_geometry(sentence, passed.token_means, passed.token_norms, passed.head_input),
     }
+
+
+@dataclass
+class ValidationPass:
+    """What one pass over the validation features gives: the head's outputs per batch, the
+    position-0 states of every layer (layers × sentences × dim), Σ_S of the validation tokens,
+    the mean token state and mean token norm per layer, and the last layer's CLS states as the
+    head read them (after ``head_method``; None without one)."""
+
+    outputs: list[torch.Tensor]
+    sentence: torch.Tensor
+    covariance: torch.Tensor
+    token_means: torch.Tensor
+    token_norms: torch.Tensor
+    head_input: np.ndarray | None
 
 
 def _validation_pass(
@@ -92,15 +114,16 @@ def _validation_pass(
     settings: TrainingSettings,
     device: torch.device,
     mixed_precision: bool,
-) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
-    """One pass over the validation features: the head's outputs per batch, the position-0
-    sentence embeddings of every layer (layers × sentences × dim) and Σ_S of the validation tokens."""
+    head_method: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> ValidationPass:
+    """One pass over the validation features (:class:`ValidationPass`)."""
     was_training = model.training
     model.eval()
     outputs, sentence_chunks, moments = [], [], RunningCovariance()
-    for indices in tqdm(
-        torch.arange(len(features)).split(settings.eval_batch_size), desc="validation", leave=False
-    ):
+    head_chunks: list[torch.Tensor] = []
+    norm_sums: torch.Tensor | None = None
+    batches = torch.arange(len(features)).split(settings.eval_batch_size)
+    for indices in tqdm(batches, desc="validation", leave=False):
         batch = to_device(collate(features, indices.tolist(), tokenizer), device)
         with autocast(device, mixed_precision):
             out = model(**model_inputs(batch), output_hidden_states=True)
@@ -110,10 +133,22 @@ def _validation_pass(
             outputs.append(out.logits.float().cpu())
         layers = torch.stack(tuple(out.hidden_states[1:])).float()  # layers × batch × tokens × dim
         sentence_chunks.append(layers[:, :, 0, :].cpu())
-        moments.add(layers[:, batch["attention_mask"].bool()].double())  # layers × tokens × dim
+        if head_method is not None:
+            head_chunks.append(head_method(layers[-1, :, 0, :]).double().cpu())
+        tokens = layers[:, batch["attention_mask"].bool()].double()  # layers × tokens × dim
+        moments.add(tokens)
+        norms = tokens.norm(dim=-1).sum(dim=1).cpu()
+        norm_sums = norms if norm_sums is None else norm_sums + norms
     model.train(was_training)
-    sentence = torch.cat(sentence_chunks, dim=1)  # layers × sentences × dim
-    return outputs, sentence, moments.covariance().cpu()
+    assert moments.sums is not None and norm_sums is not None, "no validation features"
+    return ValidationPass(
+        outputs,
+        torch.cat(sentence_chunks, dim=1),
+        moments.covariance().cpu(),
+        (moments.sums / moments.count).cpu(),
+        norm_sums / moments.count,
+        torch.cat(head_chunks).numpy() if head_chunks else None,
+    )
 
 
 def _task_scores(
@@ -189,7 +224,8 @@ RUN_COLUMNS = [
 def _validation_reference(record: dict, path: str | os.PathLike) -> float:
     if "isoscore_star_validation_reference" not in record:
         raise ValueError(
-            f"{path} predates IsoScore* with the training-token Σ_S (its isoscore_star used validation tokens); delete it so that rule finetune re-runs and re-evaluates"
+            f"{path} predates IsoScore* with the training-token Σ_S (its isoscore_star used "
+            "validation tokens); delete it so that rule finetune re-runs and re-evaluates"
         )
     return record["isoscore_star_validation_reference"]
 
@@ -307,13 +343,14 @@ def squad_f1(prediction: str, truth: str) -> float:
 def squad_scores(
     predictions: Sequence[str], references: Sequence[Sequence[str]]
 ) -> dict[str, float]:
-    """Exact match and F1 as fractions in [0, 1] (the official script's percentages / 100, so runs.csv
-    and Figure 6 average every task on one scale), each the best over an example's gold answers
-    (SQuAD v1.1 official script; computed here because ``evaluate`` cannot fetch its metric script
-    offline)."""
+    """Exact match and F1 as fractions in [0, 1] (the official script's percentages / 100, so
+    runs.csv and Figure 6 average every task on one scale), each the best over an example's gold
+    answers (SQuAD v1.1 official script; computed here because ``evaluate`` cannot fetch its
+    metric script offline)."""
     if len(predictions) != len(references) or not predictions:
         raise ValueError(
-            f"need one prediction per example, got {len(predictions)} predictions for {len(references)} examples"
+            f"need one prediction per example, got {len(predictions)} predictions for "
+            f"{len(references)} examples"
         )
     exact = [
         max(float(normalize_answer(p) == normalize_answer(g)) for g in gold)

@@ -59,10 +59,12 @@ class RunningCovariance:
     from float64 running sums, so that 250,000 × 768 states never sit in memory at once."""
 
     def __init__(self) -> None:
-        self.count, self.sums, self.products = 0, None, None
+        self.count = 0
+        self.sums: torch.Tensor | None = None
+        self.products: torch.Tensor | None = None
 
     def add(self, points: torch.Tensor) -> None:
-        if self.sums is None:
+        if self.sums is None or self.products is None:
             groups, _, dim = points.shape
             self.sums = torch.zeros(groups, dim, dtype=torch.float64, device=points.device)
             self.products = torch.zeros(groups, dim, dim, dtype=torch.float64, device=points.device)
@@ -72,6 +74,8 @@ class RunningCovariance:
 
     def covariance(self) -> torch.Tensor:
         """groups × dim × dim, float32."""
+        if self.sums is None or self.products is None:
+            raise ValueError("no points were added: the covariance is undefined")
         mean = self.sums / self.count
         centred = self.products - self.count * mean[:, :, None] * mean[:, None, :]
         return (centred / (self.count - 1)).float()

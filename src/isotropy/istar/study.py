@@ -14,7 +14,10 @@ from typing import Any
 
 from isotropy.paths import istar_run_file
 
-REGULARISERS = ("none", "istar", "cosreg")
+# "cluster": not a penalty but Rajaee & Pilehvar's cluster-based method applied to the CLS
+# states the head reads, in every batch (isotropy.istar.cls_method); like "none", λ = 0.
+REGULARISERS = ("none", "istar", "cosreg", "cluster")
+TRANSFORMS = ("none", "cluster")
 
 
 def format_lambda(lam: float) -> str:
@@ -27,19 +30,20 @@ def check_run(regulariser: str, lam: float) -> None:
     """A known regulariser with a finite λ (0 for the baseline)."""
     if regulariser not in REGULARISERS:
         raise ValueError(f"unknown regulariser {regulariser!r}; expected one of {REGULARISERS}")
-    if regulariser == "none" and lam != 0:
-        raise ValueError(f"regulariser 'none' takes λ = 0, got {lam}")
+    if regulariser in TRANSFORMS and lam != 0:
+        raise ValueError(f"regulariser {regulariser!r} takes λ = 0, got {lam}")
     if not math.isfinite(lam):
         raise ValueError(f"λ must be finite, got {lam}")
 
 
 def run_grid(section: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every run of the study (config ``istar``): the baseline at λ = 0 plus each regulariser × λ."""
+    """Every run of the study (config ``istar``): the baseline at λ = 0 plus each regulariser ×
+    λ."""
     runs = []
     for model in run_models(section):
         for task in section["tasks"]:
             for regulariser in section["regularisers"]:
-                lams = [0.0] if regulariser == "none" else section["lambdas"]
+                lams = [0.0] if regulariser in TRANSFORMS else section["lambdas"]
                 for lam in lams:
                     for seed in section["seeds"]:
                         runs.append(
@@ -60,7 +64,8 @@ def run_models(section: dict[str, Any]) -> list[str]:
     unknown = [n for n in names if n not in section["models"]]
     if unknown:
         raise ValueError(
-            f"istar.run_models names {unknown}, which istar.models does not list (listed: {sorted(section['models'])})"
+            f"istar.run_models names {unknown}, which istar.models does not list "
+            f"(listed: {sorted(section['models'])})"
         )
     return list(names)
 
@@ -78,18 +83,20 @@ def configured_lambda(section: dict[str, Any], regulariser: str, lam: str) -> fl
     Rule ``finetune`` passes this to its job, so λ is the configured number, never one parsed
     back from a path.
     """
-    choices = [0.0] if regulariser == "none" else section["lambdas"]
+    choices = [0.0] if regulariser in TRANSFORMS else section["lambdas"]
     for value in choices:
         if format_lambda(value) == lam:
             return float(value)
     raise ValueError(
-        f"λ {lam!r} is not configured for regulariser {regulariser!r} (istar.lambdas: {section['lambdas']})"
+        f"λ {lam!r} is not configured for regulariser {regulariser!r} "
+        f"(istar.lambdas: {section['lambdas']})"
     )
 
 
 @dataclass
 class TrainingSettings:
-    """Optimisation, regularisation and evaluation settings of one run (config ``istar.training``)."""
+    """Optimisation, regularisation and evaluation settings of one run (config
+    ``istar.training``)."""
 
     learning_rate: float = 1e-5
     batch_size: int = 32
@@ -111,6 +118,10 @@ class TrainingSettings:
     max_answer_length: int = 30
     n_best: int = 20
     keep_checkpoint: bool = False
+    # regulariser "cluster": k-means clusters and top directions removed per cluster, over the
+    # CLS states of each batch (a batch of 32 holds too few states for the STS path's 27 and 12)
+    cls_clusters: int = 3
+    cls_directions: int = 2
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any]) -> TrainingSettings:

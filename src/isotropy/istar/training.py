@@ -13,6 +13,7 @@ optimiser, scheduler, loss scaler and every random number generator.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -23,7 +24,7 @@ import random
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,7 @@ from tqdm.auto import tqdm
 
 from isotropy.compute import autocast, describe_device, resolve_device
 from isotropy.io import atomic_path, write_json
+from isotropy.istar.cls_method import cls_method, cls_transform, head_input_module
 from isotropy.istar.evaluation import evaluate_model
 from isotropy.istar.features import (
     Features,
@@ -54,8 +56,13 @@ from isotropy.readers.tasks import task_spec
 log = logging.getLogger(__name__)
 
 
+# The regularisers that add a penalty to the task loss (the others add none).
+PENALTIES = ("istar", "cosreg")
+
+
 class TrainingInterrupted(RuntimeError):
-    """Raised by ``stop_after_epoch`` after that epoch's checkpoint is written (simulates a kill)."""
+    """Raised by ``stop_after_epoch`` after that epoch's checkpoint is written (simulates a
+    kill)."""
 
 
 def seed_everything(seed: int) -> None:
@@ -106,12 +113,14 @@ def batch_loss(
     in full precision.
     """
     with precision:
-        out = model(**batch, output_hidden_states=regulariser != "none")
+        out = model(**batch, output_hidden_states=regulariser in PENALTIES)
     task_loss = out.loss.float()
-    if regulariser == "none":
+    if regulariser not in PENALTIES:  # none, or the cluster method (a transform in the forward)
         return task_loss, task_loss, None
     mask = batch["attention_mask"]
     if regulariser == "istar":
+        if reference is None:
+            raise ValueError("I-STAR needs the reference covariance Σ_S; none was given")
         penalty = istar_penalty(token_points(out.hidden_states, mask), reference, zeta)
     else:  # CosReg on the last layer's token states, as in the paper
         penalty = cosine_penalty(out.hidden_states[-1][mask.bool()])
@@ -136,9 +145,11 @@ def train_epoch(
     """
     optimizer, scheduler, scaler = optimiser
     settings, device, lam = run["settings"], run["device"], run["lam"]
-    sums, batches = collections.defaultdict(float), 0
+    sums: collections.defaultdict[str, float] = collections.defaultdict(float)
+    batches = 0
     order = epoch_order(len(features), run["seed"], epoch).split(settings.batch_size)
-    label = f"{run['task']} {run['regulariser']} λ={format_lambda(lam)} epoch {epoch + 1}/{run['epochs']}"
+    what = f"{run['task']} {run['regulariser']} λ={format_lambda(lam)}"
+    label = f"{what} epoch {epoch + 1}/{run['epochs']}"
     progress = tqdm(order, desc=label, leave=False)
     for indices in progress:
         if step >= run["total_steps"]:
@@ -152,7 +163,8 @@ def train_epoch(
             sums["penalty"] += penalty.item()
         if not torch.isfinite(loss):
             raise FloatingPointError(
-                f"non-finite loss at step {step} (task loss {task_loss.item()}); lower λ or the learning rate"
+                f"non-finite loss at step {step} (task loss {task_loss.item()}); "
+                "lower λ or the learning rate"
             )
         optimizer.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()
@@ -234,36 +246,42 @@ def finetune(
         device,
         mixed_precision=mixed,
     )
-    model.train()
-    for epoch in range(start_epoch, epochs):
-        reference = None
-        if regulariser == "istar":
-            reference = sample_reference(seed=1_000_003 * (seed + 1) + 7919 * (epoch + 1))
-        step, means = train_epoch(
-            run, epoch, step, train_features, tokenizer, model, optimiser, reference
-        )
-        history.append({"epoch": epoch + 1, "step": step, **means})
-        log.info("epoch %d/%d: %s", epoch + 1, epochs, history[-1])
-        save_checkpoint(checkpoint_path, signature, epoch, step, history, model, *optimiser)
-        if stop_after_epoch is not None and epoch == stop_after_epoch:
-            raise TrainingInterrupted(
-                f"stopped after epoch {epoch + 1} as asked; {checkpoint_path} holds the state"
+    # The cluster method runs in every forward pass from here on, evaluation included.
+    method = head_method(model, regulariser, settings, seed)
+    with contextlib.ExitStack() as stack:
+        if method is not None:
+            stack.enter_context(cls_transform(model, *method))
+        model.train()
+        for epoch in range(start_epoch, epochs):
+            reference = None
+            if regulariser == "istar":
+                reference = sample_reference(seed=1_000_003 * (seed + 1) + 7919 * (epoch + 1))
+            step, means = train_epoch(
+                run, epoch, step, train_features, tokenizer, model, optimiser, reference
             )
+            history.append({"epoch": epoch + 1, "step": step, **means})
+            log.info("epoch %d/%d: %s", epoch + 1, epochs, history[-1])
+            save_checkpoint(checkpoint_path, signature, epoch, step, history, model, *optimiser)
+            if stop_after_epoch is not None and epoch == stop_after_epoch:
+                raise TrainingInterrupted(
+                    f"stopped after epoch {epoch + 1} as asked; {checkpoint_path} holds the state"
+                )
 
-    # Σ_S of the evaluation: up to reference_sample_size training token states per layer, as the
-    # authors' code builds it (the validation-token reference is kept as an extra column)
-    eval_reference = sample_reference(seed=1_000_003 * (seed + 1) + 104_729, per_layer=True)
-    evaluation = evaluate_model(
-        model,
-        tokenizer,
-        spec,
-        eval_table,
-        eval_features,
-        settings,
-        device,
-        mixed,
-        references=eval_reference,
-    )
+        # Σ_S of the evaluation: up to reference_sample_size training token states per layer, as
+        # the authors' code builds it (the validation-token reference is an extra column)
+        eval_reference = sample_reference(seed=1_000_003 * (seed + 1) + 104_729, per_layer=True)
+        evaluation = evaluate_model(
+            model,
+            tokenizer,
+            spec,
+            eval_table,
+            eval_features,
+            settings,
+            device,
+            mixed,
+            references=eval_reference,
+            head_method=None if method is None else cls_method(*method),
+        )
     return {
         "model": model_spec.as_record(),
         "task": task,
@@ -283,9 +301,20 @@ def finetune(
     }
 
 
+def head_method(
+    model, regulariser: str, settings: TrainingSettings, seed: int
+) -> tuple[int, int, int] | None:
+    """(clusters, directions, seed) of the cluster method on the head's CLS input, or None."""
+    if regulariser != "cluster":
+        return None
+    head_input_module(model)  # fails early for a model with no head to apply it before
+    return settings.cls_clusters, settings.cls_directions, seed
+
+
 def run_and_save(metrics_path: str | os.PathLike, **kwargs) -> dict[str, Any]:
     """Run :func:`finetune` into the folder of ``metrics_path``, write its metrics atomically, then
-    drop the checkpoint unless ``settings.keep_checkpoint`` (it holds optimiser state: ~3× the model)."""
+    drop the checkpoint unless ``settings.keep_checkpoint`` (it holds optimiser state: ~3× the
+    model)."""
     metrics_path = Path(metrics_path)
     result = finetune(out_dir=metrics_path.parent, **kwargs)
     write_json(metrics_path, result)
@@ -309,7 +338,8 @@ EVALUATION_ONLY = (
 
 def rng_state() -> dict[str, Any]:
     # Tensors and plain data only, so that the checkpoint loads with weights_only=True.
-    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    legacy = cast(tuple[str, np.ndarray, int, int, float], np.random.get_state(legacy=True))
+    kind, keys, pos, has_gauss, cached = legacy
     numpy_state = {
         "kind": kind,
         "keys": torch.from_numpy(keys.astype(np.int64)),
@@ -390,17 +420,19 @@ def save_checkpoint(
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:
-    """A checkpoint's state, unpickling tensors and plain data only: a tampered file cannot run code."""
+    """A checkpoint's state, unpickling tensors and plain data only: a tampered file cannot run
+    code."""
     try:
         # On the CPU: the RNG states must stay CPU tensors; load_state_dict moves the rest.
         return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as error:
-        # torch's message is long; its "Unsupported global: GLOBAL io.open ..." part names the object.
+        # torch's message is long; its "Unsupported global: GLOBAL io.open ..." part names the
+        # object.
         found = re.search(r"Unsupported global: GLOBAL (\S+)", str(error))
         what = f"it asks to run {found.group(1)}" if found else "weights_only load failed"
         raise ValueError(
-            f"{path} holds objects other than tensors and plain data ({what}), so it is not a checkpoint this "
-            "workflow wrote and was not loaded; delete it to start this run afresh"
+            f"{path} holds objects other than tensors and plain data ({what}), so it is not a "
+            "checkpoint this workflow wrote and was not loaded; delete it to start this run afresh"
         ) from None
 
 

@@ -60,6 +60,38 @@ GLUE_FORMATS: dict[str, GlueFormat] = {
 GLUE_TASKS = tuple(GLUE_FORMATS)
 
 
+def _columns(
+    spec: GlueFormat, lines: list[str], path: object, what: str
+) -> tuple[dict[str | int, int], int, list[str], int]:
+    """(field index of each column key, fields per row, body lines, line number of the first)."""
+    index: dict[str | int, int]
+    if spec.header:
+        if not lines:
+            raise ValueError(f"{path} is empty; expected a header line")
+        header = lines[0].split("\t")
+        width = len(header)
+        try:
+            index = {
+                key: header.index(str(key))
+                for key in (spec.text, spec.text_pair, spec.label)
+                if key is not None
+            }
+        except ValueError as exc:
+            raise ValueError(
+                f"{path}, line 1: header {header} lacks a column ({exc}); is this {what}?"
+            ) from exc
+        body, first = lines[1:], 2
+    else:
+        if spec.width is None:
+            raise ValueError(f"the GLUE format of {what} has no header and no width")
+        width = spec.width
+        index = {
+            key: int(key) for key in (spec.text, spec.text_pair, spec.label) if key is not None
+        }
+        body, first = lines, 1
+    return index, width, body, first
+
+
 def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv") -> pd.DataFrame:
     """A GLUE task's split from its tsv file (tab-separated, no quoting; train.tsv by default).
 
@@ -73,27 +105,7 @@ def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv
     lines = read_utf8_lines(path)
     if lines and lines[0].startswith("\ufeff"):  # GLUE's MRPC dev.tsv starts with a byte-order mark
         lines[0] = lines[0][1:]
-    if spec.header:
-        if not lines:
-            raise ValueError(f"{path} is empty; expected a header line")
-        header = lines[0].split("\t")
-        width = len(header)
-        try:
-            index = {
-                key: header.index(key)
-                for key in (spec.text, spec.text_pair, spec.label)
-                if key is not None
-            }
-        except ValueError as exc:
-            raise ValueError(
-                f"{path}, line 1: header {header} lacks a column ({exc}); "
-                f"is this the {task} {file_name}?"
-            ) from exc
-        body, first = lines[1:], 2
-    else:
-        width = spec.width
-        index = {key: key for key in (spec.text, spec.text_pair, spec.label) if key is not None}
-        body, first = lines, 1
+    index, width, body, first = _columns(spec, lines, path, f"the {task} {file_name}")
     rows, unlabelled = [], 0
     for lineno, line in enumerate(body, first):
         if not line.strip():

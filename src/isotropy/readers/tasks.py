@@ -61,6 +61,11 @@ TASKS: dict[str, TaskSpec] = {
     ),
     "sst5": TaskSpec("sst5", "classification", 5, "accuracy", "SetFit/sst5", None, ("text",)),
     "squad": TaskSpec("squad", "qa", 2, "f1", "rajpurkar/squad", None, ("question", "context")),
+    # SuperGLUE WiC (the Rajaei & Sheikhi slides' second fine-tuning task), online only: the two
+    # sentences as a pair; the target word is in both, not given to the model separately.
+    "wic": TaskSpec(
+        "wic", "classification", 2, "accuracy", "aps/super_glue", "wic", ("sentence1", "sentence2")
+    ),
 }
 
 

@@ -442,7 +442,7 @@ def validation_error_message(error: Any, schema: Mapping | None = None) -> str:
             f"config key {shown_key(key)} (value {_short(error.instance.get(unexpected[0]))}) is "
             "not allowed "
             f"{'under ' + repr(where) if where else 'at the top level'}; allowed there: {listed}. "
-            f"Check its spelling or remove it; {fix}"
+            "Check its spelling or remove it; schemas/config.schema.yaml documents every key."
         )
     key = where or "(top level)"
     return f"config key {key!r} has value {_short(error.instance)}: {error.message}. {fix}"

@@ -336,6 +336,7 @@ def study_targets(config: Mapping[str, Any], studies: list[str]) -> list[str]:
         "istar": lambda: istar_outputs(config.get("istar")),
         "geometry": lambda: geometry_targets(config),
         "extensions": extensions_outputs,
+        "rajaee": lambda: rajaee_outputs(config),
     }
     return [path for study in studies for path in targets[study]()]
 
@@ -588,3 +589,39 @@ def extensions_outputs() -> list[str]:
     per-seed values; the claims."""
     names = [f"{q}.{ext}" for q in EXTENSIONS_QUESTIONS for ext in ("csv", "md", "pdf", "png")]
     return [paths.extensions_file(n) for n in [*names, "seeds.csv", "claims.csv", "claims.md"]]
+
+
+# ---------------------------------------------------------------------------------------------
+# The cluster-based method on CLS inside fine-tuning (rules/istar.smk, isotropy.istar.cls_method)
+
+RAJAEE_CLS_TABLES = ("runs.csv", "layers.csv", "claims.csv", "claims.md")
+RAJAEE_CLS_FIGURES = ("layers.pdf", "layers.png")
+
+
+def rajaee_cls_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every run of config ``rajaee_cls`` (models × tasks × methods × seeds; none without it)."""
+    section = config.get("rajaee_cls")
+    if not section:
+        return []
+    return [
+        {"model": model, "task": task, "method": method, "seed": seed}
+        for model in section["models"]
+        for task in section["tasks"]
+        for method in section["methods"]
+        for seed in section["seeds"]
+    ]
+
+
+def rajaee_cls_run_files(config: Mapping[str, Any]) -> list[str]:
+    return [
+        paths.rajaee_cls_run_file("metrics.json", r["model"], r["task"], r["method"], r["seed"])
+        for r in rajaee_cls_runs(config)
+    ]
+
+
+def rajaee_outputs(config: Mapping[str, Any]) -> list[str]:
+    """The final files of target rajaee_study: the CLS study's tables and figure."""
+    if not config.get("rajaee_cls"):
+        return []
+    names = RAJAEE_CLS_TABLES + RAJAEE_CLS_FIGURES
+    return [paths.rajaee_cls_file(name) for name in names]

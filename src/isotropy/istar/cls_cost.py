@@ -1,0 +1,112 @@
+"""The time estimate of target rajaee_study (config ``rajaee_cls``: fine-tuning with and without
+the cluster-based method on CLS), printed by ``python -m isotropy.estimate --target
+rajaee_study`` before the run (registered in isotropy.estimate). Plain Python: no torch.
+
+Costs: process-CPU seconds on one thread (the rule's default), MiniLM on the mirror's RTE at
+max length 128, batch 32, measured with ``benchmarks/rajaee_cls_cost.py`` and kept in
+config/costs.csv (with the date, machine and load), normalised by the speed probe to the host of
+isotropy.estimate.PROBE_CPU_SECONDS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from isotropy import costs, paths
+from isotropy.logs import duration
+
+# What one run costs, CPU-s on one thread at max length 128 (MiniLM: 6 layers, 384-d), as
+# measured on RTE: config/costs.csv (cls_finetune_*), with the date, machine and command.
+# I(W) and IsoScore of every layer's validation CLS states: an assumption, not measured.
+GEOMETRY_CPU_SECONDS = 1.0
+
+
+def measured_seconds() -> dict[str, float]:
+    """The measured costs of one run's parts (load; per training example and epoch; per
+    evaluated example), MiniLM on RTE, from the costs table."""
+    per_example = ("miniLM", "rte")
+    return {
+        "load": costs.by_model("cls_finetune_load_cpu_seconds")["miniLM"],
+        "train_example": costs.by_model("cls_finetune_train_example_cpu_seconds")[per_example],
+        "eval_example": costs.by_model("cls_finetune_eval_example_cpu_seconds")[per_example],
+    }
+
+
+MEASURED_MAX_LENGTH = 128
+# Non-padding tokens per RTE pair (MiniLM's tokenizer, cut at 128): train 66.6, validation 64.6.
+TOKENS_PER_EXAMPLE = 66.0
+# Rows of the tasks' splits in the offline mirror (validation: the dev split the runs score).
+# WiC (online only): SuperGLUE's 5,428 training and 638 validation pairs, shorter than RTE's.
+TASK_ROWS = {"rte": (2490, 277), "wic": (5428, 638)}
+# MiniLM measured; a BERT-size model (12 layers, 768-d) is taken as 4x MiniLM per example (2x
+# the layers, about 2x the width's cost at these lengths): not measured.
+MODEL_FACTOR = {"miniLM": 1.0, "mpnet": 4.0, "bert": 4.0}
+
+
+def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | None:
+    """CPU-s of one run on one thread (None: the task's size or the model's cost is unknown)."""
+    if task not in TASK_ROWS or model not in MODEL_FACTOR:
+        return None
+    training = section["training"]
+    train_rows, eval_rows = TASK_ROWS[task]
+    train = min(train_rows, training["train_subset"] or train_rows)
+    evaluated = min(eval_rows, training["eval_subset"] or eval_rows)
+    # the evaluation's Σ_S: forward passes over training examples until the sample is full
+    reference = min(train, training["reference_sample_size"] / TOKENS_PER_EXAMPLE)
+    length = min(training["max_length"], 2 * MEASURED_MAX_LENGTH) / MEASURED_MAX_LENGTH
+    per_example = MODEL_FACTOR[model] * length
+    seconds = measured_seconds()
+    work = training["epochs"] * train * seconds["train_example"]
+    work += (evaluated + reference) * seconds["eval_example"]
+    return seconds["load"] + GEOMETRY_CPU_SECONDS + per_example * work
+
+
+def describe(
+    config: Mapping[str, Any],
+    device: str,
+    *,
+    speed: float,
+    cores: int,
+    job_overhead: float,
+    workdir: Path = Path("."),
+) -> tuple[list[str], float]:
+    """(lines, seconds left) saying what target rajaee_study runs and how long what is left
+    takes on this CPU: the runs not done (their metrics.json absent) from the measured costs
+    (config/costs.csv) times ``speed`` (the speed probe's factor), ``cores // threads`` at a
+    time, plus ``job_overhead`` wall seconds per job (the tables and figure jobs included)."""
+    section = config["rajaee_cls"]
+    training = section["training"]
+    threads = section["resources"]["threads"]
+    runs = [
+        (m, t, method, s)
+        for m in section["models"]
+        for t in section["tasks"]
+        for method in section["methods"]
+        for s in section["seeds"]
+    ]
+    done = [(workdir / paths.rajaee_cls_run_file("metrics.json", *r)).is_file() for r in runs]
+    todo = [r for r, made in zip(runs, done, strict=True) if not made]
+    costs = [run_seconds(section, m, t) for m, t, _, _ in todo]
+    pairs = zip(todo, costs, strict=True)
+    unknown = sorted({f"{m}/{t}" for (m, t, _, _), c in pairs if c is None})
+    parallel = max(1, cores // threads)
+    work = speed * sum(c for c in costs if c is not None) / threads
+    total = (work + (len(todo) + 2) * job_overhead) / parallel
+    lines = [
+        f"rajaee_study: {len(runs)} fine-tuning runs ({len(section['models'])} models x "
+        f"{len(section['tasks'])} tasks x {len(section['methods'])} methods x "
+        f"{len(section['seeds'])} seeds) of {training['epochs']} epochs on "
+        f"{training['train_subset'] or 'all'} training examples, max length "
+        f"{training['max_length']}, device {device}",
+        f"{len(runs) - len(todo)} of {len(runs)} runs done; time left: about {duration(total)} "
+        f"on this CPU for idle cores ({parallel} run{'s' if parallel > 1 else ''} at a time, "
+        f"{threads} thread{'s' if threads > 1 else ''} each; costs measured with "
+        "benchmarks/rajaee_cls_cost.py, isotropy.istar.cls_cost)",
+    ]
+    if device == "cuda":
+        lines.append("on a GPU: no cost measured; the CPU estimate is an upper bound")
+    if unknown:
+        lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
+    return lines, total

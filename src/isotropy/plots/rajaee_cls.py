@@ -1,0 +1,49 @@
+"""The per-layer CLS isotropy after fine-tuning with and without the cluster-based method (the
+Rajaei & Sheikhi 2020 slides' figure), from results/rajaee_cls/layers.csv only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from isotropy.plots import plt, save_figure
+
+METHOD_LABELS = {"none": "without the method", "cluster": "with the method (cluster-based on CLS)"}
+PANELS = (("iw", "I(W) (log scale)"), ("isoscore", "IsoScore"))
+
+
+def layer_summary(layers: pd.DataFrame) -> pd.DataFrame:
+    """Mean and std (ddof = 1, 0 for one seed) over seeds per model, task, method and layer."""
+    if layers.empty:
+        raise ValueError("layers table is empty: no fine-tuning run to plot")
+    grouped = layers.groupby(["model", "task", "method", "layer"], sort=True)
+    table = grouped[["iw", "isoscore"]].agg(["mean", "std"]).fillna(0.0)
+    table.columns = [f"{a}_{b}" for a, b in table.columns]
+    table["seeds"] = grouped.size()
+    return table.reset_index()
+
+
+def plot_cls_layers(
+    layers: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, title: str
+) -> pd.DataFrame:
+    """Two panels (I(W), IsoScore) against the layer, one line per model/task × method, mean ±
+    std over seeds; ``title`` states the settings. Returns the plotted summary."""
+    summary = layer_summary(layers)
+    figure, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    for axis, (column, label) in zip(axes, PANELS, strict=True):
+        for (model, task, method), group in summary.groupby(["model", "task", "method"]):
+            mean, std = group[f"{column}_mean"], group[f"{column}_std"]
+            name = f"{model}/{task}, {METHOD_LABELS.get(method, method)}"
+            axis.errorbar(group["layer"], mean, yerr=std, marker="o", capsize=3, label=name)
+        if column == "iw":
+            axis.set_yscale("log")
+        axis.set_xlabel("layer (validation CLS states, before the method)")
+        axis.set_ylabel(label)
+        axis.set_xticks(np.unique(summary["layer"]))
+    axes[0].legend(fontsize=7)
+    figure.suptitle(title, fontsize=9)
+    figure.tight_layout()
+    save_figure(figure, pdf_path, png_path)
+    return summary

@@ -1,0 +1,240 @@
+"""The cluster-based method on the CLS states inside fine-tuning (isotropy.istar.cls_method),
+its tables and claims (isotropy.istar.cls_results), figure and estimate (isotropy.istar.cls_cost).
+
+Models are the tiny randomly initialised BERT of test_finetune (no download)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from test_finetune import SMALL, sentiment_table, tiny_bert  # noqa: F401 (a fixture)
+
+from isotropy import estimate, metrics, paths
+from isotropy.geometry.sts import cluster_based_isotropy
+from isotropy.istar import cls_cost
+from isotropy.istar.cls_method import cls_transform, cluster_cls, head_input_module
+from isotropy.istar.cls_results import LAYER_COLUMNS, RUN_COLUMNS, check_cls_claims, collect
+from isotropy.istar.features import load_model_and_tokenizer
+from isotropy.istar.study import TrainingSettings, check_run, task_spec
+from isotropy.istar.training import finetune
+from isotropy.plots.rajaee_cls import plot_cls_layers
+from isotropy.verdicts.claims import NOT_SUPPORTED, SUPPORTED
+from isotropy.workflow.config import ConfigError, load_config
+
+
+def test_cluster_cls_is_the_sts_method_and_passes_gradients():
+    rng = np.random.default_rng(0)
+    points = rng.standard_normal((32, 16)) + 3.0 * rng.standard_normal((1, 16))
+    states = torch.tensor(points, requires_grad=True)
+    out = cluster_cls(states, n_clusters=3, n_directions=2, seed=0)
+    expected = cluster_based_isotropy(points, n_clusters=3, n_directions=2, seed=0)
+    np.testing.assert_allclose(out.detach().numpy(), expected, atol=1e-10)
+    out.pow(2).sum().backward()
+    assert states.grad is not None and float(states.grad.abs().sum()) > 0
+    # centring inside each cluster: the gradient of the sum of the outputs is zero
+    states.grad = None
+    cluster_cls(states, 3, 2, 0).sum().backward()
+    assert float(states.grad.abs().max()) < 1e-10
+    # a short last batch: clusters cut to its size; a single state passes unchanged
+    assert cluster_cls(states[:2], 3, 0, 0).shape == (2, 16)
+    assert torch.equal(cluster_cls(states[:1], 3, 2, 0), states[:1])
+
+
+def test_method_raises_isotropy_of_what_the_head_reads():
+    rng = np.random.default_rng(1)
+    shared = 5.0 * rng.standard_normal(16)  # a common direction: anisotropic, as CLS states
+    points = torch.tensor(rng.standard_normal((64, 16)) + shared)
+    before = metrics.partition_isotropy(points.numpy())
+    after = metrics.partition_isotropy(cluster_cls(points, 3, 2, 0).numpy())
+    assert after > 10 * before
+
+
+def test_the_hook_changes_only_the_head_input_and_is_removed(tiny_bert):  # noqa: F811
+    model, tokenizer = load_model_and_tokenizer(tiny_bert, task_spec("sst2"))
+    model.eval()
+    batch = tokenizer(list(sentiment_table(8, 0)["text"]), return_tensors="pt", padding=True)
+    with torch.no_grad():
+        plain = model(**batch, output_hidden_states=True)
+        with cls_transform(model, 2, 1, 0) as module:
+            assert module is head_input_module(model) is model.bert.pooler
+            moved = model(**batch, output_hidden_states=True)
+        again = model(**batch, output_hidden_states=True)
+    # the model's own states are untouched; the logits (from the transformed CLS) are not
+    assert torch.equal(plain.hidden_states[-1], moved.hidden_states[-1])
+    assert not torch.allclose(plain.logits, moved.logits)
+    assert torch.equal(plain.logits, again.logits)
+
+
+def test_cluster_is_a_transform_with_lambda_zero():
+    check_run("cluster", 0.0)
+    with pytest.raises(ValueError, match="takes λ = 0"):
+        check_run("cluster", 1.0)
+
+
+def test_finetune_with_the_method_records_cls_geometry(tiny_bert, tmp_path):  # noqa: F811
+    data = (sentiment_table(64, 0), sentiment_table(40, 1))
+    settings = TrainingSettings(**{**SMALL, "epochs": 1, "cls_clusters": 2, "cls_directions": 1})
+    runs = {
+        method: finetune(tiny_bert, "sst2", method, 0.0, 0, tmp_path / method, data, settings)
+        for method in ("none", "cluster")
+    }
+    for result in runs.values():
+        assert len(result["cls_iw_layers"]) == 2 and len(result["cls_isoscore_layers"]) == 2
+        assert all(v > 0 for v in result["cls_token_mean_norm_layers"])
+    # without the method the head reads the model's own states; with it, transformed ones
+    assert runs["none"]["cls_iw_head_input"] == runs["none"]["cls_iw"]
+    assert runs["cluster"]["cls_iw_head_input"] > runs["cluster"]["cls_iw"]
+    # the recorded norms are those of the states (hand check on the last layer's CLS mean norm)
+    assert runs["none"]["cls_cls_mean_norm_layers"][-1] <= runs["none"]["cls_cls_norm_layers"][-1]
+
+
+def _layers(seed: int, method: str, cls_mean: float, iw: float) -> list[dict]:
+    return [
+        {
+            "model": "m",
+            "task": "rte",
+            "method": method,
+            "seed": seed,
+            "layer": layer,
+            "iw": iw,
+            "isoscore": 0.1,
+            "cls_mean_norm": cls_mean,
+            "cls_norm": 10.0,
+            "token_mean_norm": 2.0,
+            "token_norm": 10.0,
+        }
+        for layer in (1, 2)
+    ]
+
+
+def _tables(iw_with: list[float], cls_mean: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    runs, layers = [], []
+    for seed, raised in enumerate(iw_with):
+        for method, iw in (("none", 1e-4), ("cluster", raised)):
+            runs.append({"model": "m", "task": "rte", "method": method, "seed": seed, "cls_iw": iw})
+            layers += _layers(seed, method, cls_mean, iw)
+    return pd.DataFrame(runs), pd.DataFrame(layers)
+
+
+def _verdicts(table: pd.DataFrame) -> dict[str, str]:
+    return dict(zip(table["claim"], table["verdict"], strict=True))
+
+
+def test_claims_read_supported_when_they_hold():
+    runs, layers = _tables([5e-5, 2e-5, 8e-5], cls_mean=0.5)
+    verdicts = _verdicts(check_cls_claims(runs, layers, "stand-in: m"))
+    assert verdicts == {
+        "cls_method_cannot_raise_isotropy": SUPPORTED,
+        "cls_already_zero_mean": SUPPORTED,
+    }
+
+
+def test_claims_read_not_supported_in_the_constructed_counter_cases():
+    # the method raises I(W) in every seed; the CLS mean is 3x the token mean at every layer
+    runs, layers = _tables([1e-2, 3e-3, 5e-2], cls_mean=6.0)
+    table = check_cls_claims(runs, layers, "stand-in: m")
+    assert set(_verdicts(table).values()) == {NOT_SUPPORTED}
+    zero_mean = table[table["claim"] == "cls_already_zero_mean"].iloc[0]
+    assert math.isclose(zero_mean["measured"], math.log10(3.0))
+    assert all("stand-in: m" in note for note in table["note"])
+
+
+def test_tables_and_figure_from_metrics_files(tmp_path):
+    files, runs = [], []
+    for method in ("none", "cluster"):
+        for seed in (0, 1):
+            record = {
+                "train_examples": 8,
+                "settings": {"epochs": 2},
+                "steps": 2,
+                "scores": {"accuracy": 0.5},
+                "cls_iw": 1e-3,
+                "cls_iw_head_input": 0.3 if method == "cluster" else 1e-3,
+                "eval_sentences": 4,
+                **{f"cls_{c}_layers": [1e-3, 2e-3] for c in LAYER_COLUMNS[5:]},
+            }
+            path = tmp_path / f"{method}{seed}.json"
+            path.write_text(json.dumps(record))
+            files.append(path)
+            runs.append({"model": "m", "task": "rte", "method": method, "seed": seed})
+    table, layers = collect(files, runs)
+    assert list(table.columns) == RUN_COLUMNS and len(table) == 4 and len(layers) == 8
+    summary = plot_cls_layers(layers, tmp_path / "f.pdf", tmp_path / "f.png", "settings")
+    assert (tmp_path / "f.png").stat().st_size > 0 and set(summary["seeds"]) == {2}
+    stale = tmp_path / "stale.json"
+    stale.write_text(json.dumps({"scores": {}}))
+    with pytest.raises(ValueError, match="predates"):
+        collect([stale], runs[:1])
+
+
+def test_config_section_is_validated(tmp_path):
+    overlay = tmp_path / "bad.yaml"
+    overlay.write_text("rajaee_cls: {models: [miniLM], methods: [istar]}\n")
+    with pytest.raises(ConfigError, match="istar"):
+        load_config(["config.yaml", str(overlay)])
+
+
+def test_estimate_counts_the_runs_left(tmp_path):
+    config = load_config(["config.yaml", "config/offline.yaml"])
+    section = config["rajaee_cls"]
+    per_run = cls_cost.run_seconds(section, "miniLM", "rte")
+    assert per_run is not None and per_run > 0
+    lines, total = cls_cost.describe(
+        config, "cpu", speed=1.0, cores=2, job_overhead=0.0, workdir=tmp_path
+    )
+    runs = len(section["seeds"]) * len(section["methods"])
+    assert math.isclose(total, runs * per_run / 2) and lines[1].startswith(f"0 of {runs} runs")
+    done = tmp_path / paths.rajaee_cls_run_file("metrics.json", "miniLM", "rte", "none", 0)
+    done.parent.mkdir(parents=True)
+    done.write_text("{}")
+    _, left = cls_cost.describe(
+        config, "cpu", speed=1.0, cores=2, job_overhead=0.0, workdir=tmp_path
+    )
+    assert math.isclose(left, (runs - 1) * per_run / 2)
+    assert cls_cost.run_seconds(section, "miniLM", "squad") is None
+
+
+def test_rajaee_study_prints_an_estimate(capsys):
+    code = estimate.main(
+        ["--configfile", "config.yaml", "config/offline.yaml", "--target", "rajaee_study"]
+    )
+    out = capsys.readouterr().out
+    assert code == 0 and "rajaee_study: 10 fine-tuning runs" in out and "time left" in out
+
+
+def test_fine_tuning_rows_reach_the_paper_comparison_as_stand_ins():
+    from isotropy.verdicts.comparison import compare_results
+    from isotropy.verdicts.standins import StandIns
+    from isotropy.verdicts.tolerances import STAND_IN
+
+    config = load_config(["config.yaml", "config/offline.yaml"])
+    runs = pd.DataFrame(
+        [
+            {
+                "model": "miniLM",
+                "task": "rte",
+                "method": method,
+                "seed": seed,
+                "train_examples": 256,
+                "epochs": 2,
+                "accuracy": 0.5 + 0.01 * seed,
+                "cls_iw_head_input": 0.3 if method == "cluster" else 1e-4,
+                "eval_sentences": 277,
+            }
+            for method in ("none", "cluster")
+            for seed in (0, 1, 2)
+        ]
+    )
+    table = compare_results({"rajaee_cls_runs": runs}, config, StandIns(), studies={"geometry"})
+    rows = table[table["quantity"].str.startswith("rte_finetuned")]
+    assert len(rows) == 4 and set(rows["verdict"]) == {STAND_IN}
+    before = rows[(rows["quantity"] == "rte_finetuned_accuracy") & (rows["paper_value"] == 65.3)]
+    assert math.isclose(float(before["our_value"].iloc[0]), 51.0)
+    # WiC stays "not run" offline, with its reason
+    wic = table[table["quantity"].str.startswith("wic_finetuned")]
+    assert len(wic) == 4 and (wic["verdict"] == "not run").all()
