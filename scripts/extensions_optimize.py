@@ -24,9 +24,16 @@ def main(snakemake):
     head = Head(**run["head"])
     probe = None
     if head.hidden_layers:
-        probe = HiddenLayerProbe(problem, head.hidden_layers, device, settings.metric_sample_size, settings.seed)  # fmt: skip
+        sample_size = settings.metric_sample_size
+        probe = HiddenLayerProbe(problem, head.hidden_layers, device, sample_size, settings.seed)
     trace, summary = run_optimisation(problem, settings, device, probe=probe, head=head)
-    summary.update(dataset=snakemake.wildcards.dataset, head=snakemake.wildcards.head, head_settings=run["head"], item_sample=run["items"], item_seed=run["item_seed"])  # fmt: skip
+    summary.update(
+        dataset=snakemake.wildcards.dataset,
+        head=snakemake.wildcards.head,
+        head_settings=run["head"],
+        item_sample=run["items"],
+        item_seed=run["item_seed"],
+    )
     with atomic_path(snakemake.output.trace) as tmp:
         trace.to_parquet(tmp, index=False)
     write_json(snakemake.output.summary, summary)
