@@ -22,10 +22,10 @@ import torch
 from isotropy import estimate
 from isotropy.istar.cls_method import cls_transform
 from isotropy.istar.features import collate, load_model_and_tokenizer, model_inputs, task_features
-from isotropy.istar.study import TrainingSettings, task_spec
+from isotropy.istar.study import TrainingSettings
 from isotropy.istar.training import batch_loss, seed_everything
 from isotropy.models import ModelSpec
-from isotropy.readers.tasks import load_task_split
+from isotropy.readers.tasks import load_task_split, task_spec
 
 
 def main() -> None:

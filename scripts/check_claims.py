@@ -11,14 +11,17 @@ import pandas as pd
 
 from isotropy.extensions.results import claim_values
 from isotropy.io import atomic_path
+from isotropy.istar.cls_results import claim_values as cls_claim_values
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 from isotropy.verdicts.claims import (
+    CLS_CLAIMS,
     NOT_RUN,
     NOT_SUPPORTED,
     SUPPORTED,
     check_claims,
     claims_markdown,
+    with_cls_stand_in,
 )
 from isotropy.verdicts.measurements import as_preview, load_tables, measure
 from isotropy.verdicts.standins import StandIns
@@ -34,9 +37,15 @@ def main(snakemake):
     measured = measure(
         tables, dict(snakemake.params.config), StandIns(**snakemake.params.stand_ins)
     )
-    table = check_claims(measured, {name.split("_")[0] for name in tables}, seed_claims)
-    if "rajaee_cls_claims" in tables:  # judged by rule rajaee_cls_tables (its own tests)
-        table = pd.concat([table, tables["rajaee_cls_claims"]], ignore_index=True)
+    # the Rajaee CLS study's per-seed values (config studies lists rajaee): its claims join too
+    families = []
+    if "rajaee_cls_runs" in tables:
+        values = cls_claim_values(tables["rajaee_cls_runs"], tables.pop("rajaee_cls_layers"))
+        families.append((values, CLS_CLAIMS, "rajaee_cls"))
+    studies = {name.split("_")[0] for name in tables}
+    table = check_claims(measured, studies, seed_claims, families)
+    if "rajaee_cls_runs" in tables:
+        table = with_cls_stand_in(table, list(tables["rajaee_cls_runs"]["model"]))
     if snakemake.params.get("preview"):  # a preview's claims: results/preview/ as the main study
         table = as_preview(table, snakemake.params.preview)
     with atomic_path(snakemake.output.table) as tmp:

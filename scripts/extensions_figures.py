@@ -16,33 +16,44 @@ from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 from isotropy.traces import read_traces
 
-LABELS = {"isoscore": "IsoScore", "silhouette": "silhouette", "dunn": "Dunn", "calinski_harabasz": "Caliński–Harabasz", "davies_bouldin": "Davies–Bouldin (lower = better)"}  # fmt: skip
+LABELS = {
+    "isoscore": "IsoScore",
+    "silhouette": "silhouette",
+    "dunn": "Dunn",
+    "calinski_harabasz": "Caliński–Harabasz",
+    "davies_bouldin": "Davies–Bouldin (lower = better)",
+}
 
 
-def band(ax, frame: pd.DataFrame, x: str, column: str, label: str, colour: str, style: str = "-") -> None:  # fmt: skip
+def band(
+    ax, frame: pd.DataFrame, x: str, column: str, label: str, colour: str, style: str = "-"
+) -> None:
     stats = frame.groupby(x)[column].agg(["mean", "std"]).fillna(0.0)
-    ax.plot(stats.index, stats["mean"], style, color=colour, label=label)
-    ax.fill_between(stats.index, stats["mean"] - stats["std"], stats["mean"] + stats["std"], color=colour, alpha=0.2)  # fmt: skip
+    mean, std = stats["mean"], stats["std"]
+    ax.plot(stats.index, mean, style, color=colour, label=label)
+    ax.fill_between(stats.index, mean - std, mean + std, color=colour, alpha=0.2)
 
 
 def criteria_figure(traces: pd.DataFrame):
     linear = traces[traces["head"] == "linear"]
     names = [n for n in LABELS if n != "isoscore" and n in linear]
     setups = list(dict.fromkeys(linear["setup"]))
-    fig, axes = plt.subplots(len(setups), len(names), figsize=(3.2 * len(names), 2.6 * len(setups)), squeeze=False)  # fmt: skip
+    size = (3.2 * len(names), 2.6 * len(setups))
+    fig, axes = plt.subplots(len(setups), len(names), figsize=size, squeeze=False)
     for row, setup in enumerate(setups):
+        ours = linear[linear["setup"] == setup]
         for col, name in enumerate(names):
             ax = axes[row][col]
-            band(ax, linear[linear["setup"] == setup], "step", name, LABELS[name], "tab:red")
-            twin = ax.twinx()
-            band(twin, linear[linear["setup"] == setup], "step", "isoscore", "IsoScore", "tab:blue", "--")  # fmt: skip
+            band(ax, ours, "step", name, LABELS[name], "tab:red")
+            band(ax.twinx(), ours, "step", "isoscore", "IsoScore", "tab:blue", "--")
             ax.set_title(f"{setup}: {LABELS[name]}", fontsize=9)
             ax.set_xlabel("update")
     return fig
 
 
 def deep_figure(seeds: pd.DataFrame):
-    deep = seeds[(seeds["question"] == "deep") & (seeds["quantity"] == "isoscore_change") & ~seeds["item"].str.endswith("/summary")]  # fmt: skip
+    changes = seeds[(seeds["question"] == "deep") & (seeds["quantity"] == "isoscore_change")]
+    deep = changes[~changes["item"].str.endswith("/summary")]
     setups = list(dict.fromkeys(deep["setup"]))
     fig, axes = plt.subplots(1, len(setups), figsize=(6 * len(setups), 3.4), squeeze=False)
     for ax, setup in zip(axes[0], setups):
@@ -63,7 +74,8 @@ def deep_figure(seeds: pd.DataFrame):
 def triplet_figure(traces: pd.DataFrame):
     triplet = traces[traces["head"] == "triplet"]
     setups = list(dict.fromkeys(triplet["setup"]))
-    fig, axes = plt.subplots(1, max(1, len(setups)), figsize=(4.5 * max(1, len(setups)), 3.2), squeeze=False)  # fmt: skip
+    panels = max(1, len(setups))
+    fig, axes = plt.subplots(1, panels, figsize=(4.5 * panels, 3.2), squeeze=False)
     for ax, setup in zip(axes[0], setups):
         ours = triplet[triplet["setup"] == setup]
         band(ax, ours, "step", "isoscore", "IsoScore", "tab:blue")
@@ -88,7 +100,10 @@ def heldout_figure(epochs: pd.DataFrame):
 
 
 def save(fig, pdf: str, png: str, settings_line: str) -> None:
-    caption = f"Settings: {settings_line}. Curves: mean ± std over seeds. Made by scripts/extensions_figures.py."  # fmt: skip
+    caption = (
+        f"Settings: {settings_line}. Curves: mean ± std over seeds."
+        " Made by scripts/extensions_figures.py."
+    )
     fig.text(0.01, 0.0, textwrap.fill(caption, 180), fontsize=6, va="top")
     fig.tight_layout()
     for path in (pdf, png):
@@ -100,10 +115,18 @@ def save(fig, pdf: str, png: str, settings_line: str) -> None:
 def main(snakemake):
     configure_from_snakemake(snakemake)
     runs = snakemake.params.runs
-    traces = read_traces(list(snakemake.input.traces), [{"setup": r["dataset"], "head": r["head"]} for r in runs])  # fmt: skip
+    keys = [{"setup": r["dataset"], "head": r["head"]} for r in runs]
+    traces = read_traces(list(snakemake.input.traces), keys)
     seeds = pd.read_csv(snakemake.input.seeds)
-    epochs = pd.concat(map(pd.read_csv, snakemake.input.epochs)) if snakemake.input.epochs else pd.DataFrame()  # fmt: skip
-    figures = [criteria_figure(traces), deep_figure(seeds), triplet_figure(traces), heldout_figure(epochs)]  # fmt: skip
+    epochs = pd.DataFrame()
+    if snakemake.input.epochs:
+        epochs = pd.concat(map(pd.read_csv, snakemake.input.epochs))
+    figures = [
+        criteria_figure(traces),
+        deep_figure(seeds),
+        triplet_figure(traces),
+        heldout_figure(epochs),
+    ]
     for fig, pdf, png in zip(figures, snakemake.output.pdf, snakemake.output.png):
         save(fig, pdf, png, snakemake.params.settings_line)
     record_step(snakemake)

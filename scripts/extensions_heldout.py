@@ -17,9 +17,8 @@ def main(snakemake):
     settings = HeldoutSettings(**snakemake.params.settings)
     seed = int(snakemake.wildcards.seed)
     table = pd.read_parquet(snakemake.input.table)
-    epochs, summary = finetune(
-        ModelSpec.from_record(snakemake.params.model), table, settings, seed, device
-    )
+    spec = ModelSpec.from_record(snakemake.params.model)
+    epochs, summary = finetune(spec, table, settings, seed, device)
     epochs.insert(0, "setup", snakemake.wildcards.dataset)
     with atomic_path(snakemake.output.epochs) as tmp:
         epochs.to_csv(tmp, index=False)

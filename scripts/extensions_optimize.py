@@ -24,9 +24,8 @@ def main(snakemake):
     head = Head(**run["head"])
     probe = None
     if head.hidden_layers:
-        probe = HiddenLayerProbe(
-            problem, head.hidden_layers, device, settings.metric_sample_size, settings.seed
-        )
+        sample_size = settings.metric_sample_size
+        probe = HiddenLayerProbe(problem, head.hidden_layers, device, sample_size, settings.seed)
     trace, summary = run_optimisation(problem, settings, device, probe=probe, head=head)
     summary.update(
         dataset=snakemake.wildcards.dataset,

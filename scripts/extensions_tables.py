@@ -42,19 +42,18 @@ TITLES = {
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
-    seeds = seed_values(
-        snakemake.params.runs, list(snakemake.input.traces), list(snakemake.input.epochs)
-    )
+    traces, epochs = list(snakemake.input.traces), list(snakemake.input.epochs)
+    seeds = seed_values(snakemake.params.runs, traces, epochs)
     with atomic_path(snakemake.output.seeds) as tmp:
         seeds.to_csv(tmp, index=False)
     for question, csv, md in zip(TITLES, snakemake.output.tables, snakemake.output.markdown):
-        table = results.question_table(seeds[seeds["question"] == question], snakemake.params.level)
+        ours = seeds[seeds["question"] == question]
+        table = results.question_table(ours, snakemake.params.level)
         with atomic_path(csv) as tmp:
             table.to_csv(tmp, index=False)
         with atomic_path(md) as tmp:
-            tmp.write_text(
-                markdown(table, TITLES[question], snakemake.params.settings_line), encoding="utf-8"
-            )
+            text = markdown(table, TITLES[question], snakemake.params.settings_line)
+            tmp.write_text(text, encoding="utf-8")
     claims = check_seed_claims(results.claim_values(seeds))
     with atomic_path(snakemake.output.claims) as tmp:
         claims.to_csv(tmp, index=False)

@@ -4,7 +4,7 @@ import pandas as pd
 
 from isotropy.logs import configure_from_snakemake
 from isotropy.plots import geometry as geometry_plots
-from isotropy.plots import save_figure
+from isotropy.plots.checks import save_figure
 from isotropy.provenance import record_step
 
 

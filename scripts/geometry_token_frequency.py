@@ -10,7 +10,7 @@ from isotropy.geometry.tokens import token_frequencies, window_frequencies
 from isotropy.logs import configure_from_snakemake
 from isotropy.models import ModelSpec
 from isotropy.provenance import record_step
-from isotropy.readers import read_corpus, read_corpus_text
+from isotropy.readers.corpus import read_corpus, read_corpus_text
 
 
 def main(snakemake):

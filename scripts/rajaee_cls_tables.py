@@ -2,21 +2,16 @@
 every run's metrics.json (isotropy.istar.cls_results)."""
 
 from isotropy.io import atomic_path
-from isotropy.istar.cls_results import check_cls_claims, collect
+from isotropy.istar.cls_results import collect
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
-from isotropy.verdicts.claims import claims_markdown
-
-# The slides fine-tune BERT-base; any other model is a stand-in, said in every claim row.
-SLIDES_MODELS = ("bert",)
+from isotropy.verdicts.claims import check_cls_claims, claims_markdown
 
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
     runs, layers = collect(list(snakemake.input.metrics), list(snakemake.params.runs))
-    others = [m for m in snakemake.params.settings["models"] if m not in SLIDES_MODELS]
-    stand_in = f"stand-in: {', '.join(others)} for the slides' BERT-base" if others else None
-    claims = check_cls_claims(runs, layers, stand_in)
+    claims = check_cls_claims(runs, layers)
     for table, path in ((runs, "runs"), (layers, "layers"), (claims, "claims")):
         with atomic_path(snakemake.output[path]) as tmp:
             table.to_csv(tmp, index=False)

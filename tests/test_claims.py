@@ -422,7 +422,7 @@ def test_the_extension_studys_claims_join_the_claims_pages_holm_family():
 
     # clear: five seeds well above 0; marginal: five seeds above 0, one-sided t p 0.030;
     # null: seeds either side of 0
-    claim = "triplet_need_not_be_anisotropic"
+    claim = "heldout_silhouette_follows"  # one row per setup (the triplet claim is one row)
     clear = seeds(claim, "toy/clear", [0.30, 0.32, 0.31, 0.29, 0.33])
     marginal = seeds(claim, "toy/marginal", [0.05, 0.12, 0.02, 0.2, 0.04])
     null = seeds(claim, "toy/null", [0.1, -0.1, 0.05, -0.05, 0.02])

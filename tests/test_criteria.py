@@ -1,6 +1,6 @@
 """The cluster criteria of the extension study (isotropy.metrics.criteria) against independent
-references: scikit-learn for Caliński–Harabasz and Davies–Bouldin, a brute-force double loop for
-Dunn; and their place in the metric registry and in a main-study trace when configured."""
+references: scikit-learn for Caliński–Harabasz and Davies–Bouldin, a brute-force double loop
+for Dunn; and their place in the metric registry and in a main-study trace when configured."""
 
 from pathlib import Path
 
@@ -35,8 +35,12 @@ def test_calinski_harabasz_and_davies_bouldin_equal_scikit_learn(seed, k):
     x, y = x[order], y[order]
     layout = cluster_layout(y)
     points = torch.from_numpy(x).float()
-    assert float(calinski_harabasz_tensor(points, layout)) == pytest.approx(calinski_harabasz_score(x, y), rel=1e-5)  # fmt: skip
-    assert float(davies_bouldin_tensor(points, layout)) == pytest.approx(davies_bouldin_score(x, y), rel=1e-5)  # fmt: skip
+    calinski_harabasz = calinski_harabasz_score(x, y)
+    davies_bouldin = davies_bouldin_score(x, y)
+    assert float(calinski_harabasz_tensor(points, layout)) == pytest.approx(
+        calinski_harabasz, rel=1e-5
+    )
+    assert float(davies_bouldin_tensor(points, layout)) == pytest.approx(davies_bouldin, rel=1e-5)
 
 
 @pytest.mark.parametrize("seed,k,block", [(0, 2, None), (3, 4, 7), (5, 5, 1)])
@@ -44,16 +48,16 @@ def test_dunn_equals_a_brute_force_double_loop(seed, k, block):
     x, y = clustered(n=60, seed=seed, k=k, spread=2.0)
     expected = dunn_brute_force(x, y)
     assert 0 < expected < np.inf
-    assert float(dunn_tensor(torch.from_numpy(x), cluster_layout(y), block_size=block)) == pytest.approx(expected, rel=1e-12)  # fmt: skip
+    streamed = dunn_tensor(torch.from_numpy(x), cluster_layout(y), block_size=block)
+    assert float(streamed) == pytest.approx(expected, rel=1e-12)
     assert dunn(x, [f"c{v}" for v in y]) == pytest.approx(expected, rel=1e-12)
 
 
 def test_dunn_rises_when_clusters_separate():
     x, y = clustered(n=80, spread=2.0)
     means = np.stack([x[y == c].mean(axis=0) for c in range(3)])
-    apart = (
-        x + 3 * means[y]
-    )  # the clusters' centres four times as far apart, each cluster as it was
+    # the clusters' centres four times as far apart, each cluster as it was
+    apart = x + 3 * means[y]
     assert dunn(x, y) < dunn(apart, y)
 
 
@@ -77,15 +81,19 @@ def test_a_configured_trace_records_the_criteria_as_scikit_learn_computes_them()
     n = 60
     texts = [f"w{i}" for i in range(n)]
     table = pd.DataFrame({"text": texts, "label": [str(i % 3) for i in range(n)]})
-    problem = build_problem(table, pd.Series(texts), rng.standard_normal((n, 5)).astype(np.float32))  # fmt: skip
-    plain, _ = run_optimisation(problem, OptimisationSettings(updates=3, progress=False), torch.device("cpu"))  # fmt: skip
+    vectors = rng.standard_normal((n, 5)).astype(np.float32)
+    problem = build_problem(table, pd.Series(texts), vectors)
+    cpu = torch.device("cpu")
+    plain, _ = run_optimisation(problem, OptimisationSettings(updates=3, progress=False), cpu)
     assert "dunn" not in plain.columns
-    settings = OptimisationSettings(updates=3, progress=False, extra_metrics=("dunn", "calinski_harabasz", "davies_bouldin"))  # fmt: skip
-    trace, summary = run_optimisation(problem, settings, torch.device("cpu"))
+    criteria = ("dunn", "calinski_harabasz", "davies_bouldin")
+    settings = OptimisationSettings(updates=3, progress=False, extra_metrics=criteria)
+    trace, summary = run_optimisation(problem, settings, cpu)
     assert list(trace.columns[-3:]) == ["dunn", "calinski_harabasz", "davies_bouldin"]
     pd.testing.assert_frame_equal(trace[plain.columns], plain)  # the criteria change nothing else
     x, y = problem.vectors.astype(np.float64), problem.targets  # step 0: the untouched table
-    assert trace["calinski_harabasz"].iloc[0] == pytest.approx(calinski_harabasz_score(x, y), rel=1e-5)  # fmt: skip
+    calinski_harabasz = calinski_harabasz_score(x, y)
+    assert trace["calinski_harabasz"].iloc[0] == pytest.approx(calinski_harabasz, rel=1e-5)
     assert trace["davies_bouldin"].iloc[0] == pytest.approx(davies_bouldin_score(x, y), rel=1e-5)
     assert trace["dunn"].iloc[0] == pytest.approx(dunn_brute_force(x, y), rel=1e-5)
     assert summary["settings"]["extra_metrics"] == ["dunn", "calinski_harabasz", "davies_bouldin"]

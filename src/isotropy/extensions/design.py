@@ -84,7 +84,8 @@ def settings_line(config: Mapping[str, Any]) -> str:
         f"hidden layers {s['activation']}, width {s['width'] or 'of the representation'}; "
         f"triplet margin {s['triplet']['margin']}; {len(s['seeds'])} seeds. Held out: MiniLM "
         f"fine-tuned on {held['train_size']} training and scored on {held['heldout_size']} "
-        f"held-out sentences, lr {held['learning_rate']} (head {held['head_learning_rate']}), batch {held['batch_size']}, "
+        f"held-out sentences, lr {held['learning_rate']} (head {held['head_learning_rate']}), "
+        f"batch {held['batch_size']}, "
         f"max length {held['max_length']}, until held-out accuracy gains less than "
         f"{held['tolerance']} for {held['patience']} epoch(s) (at most {held['max_epochs']})"
     )

@@ -29,7 +29,7 @@ import torch
 from torch import nn
 
 from isotropy import metrics
-from isotropy.istar.features import (  # fmt: skip
+from isotropy.istar.features import (
     classification_features,
     collate,
     epoch_order,
@@ -62,7 +62,10 @@ class HeldoutSettings:
 def split(table: pd.DataFrame, train_size: int, heldout_size: int, seed: int):
     """Disjoint seeded samples (training, held-out) of a table's items, labels as ids 0..k-1."""
     if train_size + heldout_size > len(table):
-        raise ValueError(f"train_size + heldout_size = {train_size + heldout_size} exceeds the {len(table)} items; lower them")  # fmt: skip
+        wanted = train_size + heldout_size
+        raise ValueError(
+            f"train_size + heldout_size = {wanted} exceeds the {len(table)} items; lower them"
+        )
     names = sorted(table["label"].astype(str).unique())
     table = table.assign(label=table["label"].astype(str).map({n: i for i, n in enumerate(names)}))
     order = np.random.default_rng(seed).permutation(len(table))
@@ -143,9 +146,11 @@ def finetune(spec: ModelSpec, table: pd.DataFrame, settings: HeldoutSettings, se
     train, heldout = split(table, settings.train_size, settings.heldout_size, settings.split_seed)
     seed_everything(seed)  # the head's initialisation
     tokenizer = load_pretrained(spec, AutoTokenizer.from_pretrained)
-    model = SentenceClassifier(load_pretrained(spec, AutoModel.from_pretrained), train["label"].nunique()).to(device)  # fmt: skip
-    train_features = classification_features(train, tokenizer, settings.max_length, regression=False)  # fmt: skip
-    heldout_features = classification_features(heldout, tokenizer, settings.max_length, regression=False)  # fmt: skip
+    encoder = load_pretrained(spec, AutoModel.from_pretrained)
+    model = SentenceClassifier(encoder, train["label"].nunique()).to(device)
+    length = settings.max_length
+    train_features = classification_features(train, tokenizer, length, regression=False)
+    heldout_features = classification_features(heldout, tokenizer, length, regression=False)
     optimiser = torch.optim.AdamW(
         [
             {"params": model.encoder.parameters(), "lr": settings.learning_rate},
@@ -155,13 +160,22 @@ def finetune(spec: ModelSpec, table: pd.DataFrame, settings: HeldoutSettings, se
     )
     rows: list[dict] = []
     for epoch in range(settings.max_epochs + 1):
-        loss = math.nan if epoch == 0 else train_epoch(model, optimiser, train_features, tokenizer, settings, seed, epoch - 1, device)  # fmt: skip
-        held, trained = (score(model, f, tokenizer, settings, device) for f in (heldout_features, train_features))  # fmt: skip
-        rows.append({"seed": seed, "epoch": epoch, "train_loss": loss, **{f"heldout_{k}": v for k, v in held.items()}, **{f"train_{k}": v for k, v in trained.items()}})  # fmt: skip
+        loss = math.nan
+        if epoch > 0:
+            loss = train_epoch(
+                model, optimiser, train_features, tokenizer, settings, seed, epoch - 1, device
+            )
+        held = score(model, heldout_features, tokenizer, settings, device)
+        trained = score(model, train_features, tokenizer, settings, device)
+        row = {"seed": seed, "epoch": epoch, "train_loss": loss}
+        row |= {f"heldout_{k}": v for k, v in held.items()}
+        row |= {f"train_{k}": v for k, v in trained.items()}
+        rows.append(row)
         log.info("epoch %d/%d: %s", epoch, settings.max_epochs, rows[-1])
         if converged([r["heldout_accuracy"] for r in rows], settings.patience, settings.tolerance):
             break
     epochs = pd.DataFrame(rows)
+    accuracies = epochs["heldout_accuracy"].tolist()
     summary = {
         "seed": seed,
         "model": spec.as_record(),
@@ -169,9 +183,7 @@ def finetune(spec: ModelSpec, table: pd.DataFrame, settings: HeldoutSettings, se
         "train_items": len(train),
         "heldout_items": len(heldout),
         "epochs_run": int(epochs["epoch"].max()),
-        "converged": bool(
-            converged(epochs["heldout_accuracy"].tolist(), settings.patience, settings.tolerance)
-        ),  # fmt: skip
+        "converged": converged(accuracies, settings.patience, settings.tolerance),
         "wall_seconds": time.perf_counter() - started,
     }
     return epochs, summary

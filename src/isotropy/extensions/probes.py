@@ -13,13 +13,14 @@ import numpy as np
 import torch
 
 from isotropy import metrics
-from isotropy.metrics.clusters import silhouette_tensor
+from isotropy.metrics.clusters import ClusterLayout, silhouette_tensor
 from isotropy.metrics.isoscores import isoscore_tensor
 
 
 def hidden_columns(layers: int) -> tuple[str, ...]:
     """The probe's trace columns: isoscore_h<l> and silhouette_h<l> for l = 1..layers."""
-    return tuple(f"{name}_h{layer}" for layer in range(1, layers + 1) for name in ("isoscore", "silhouette"))  # fmt: skip
+    names = ("isoscore", "silhouette")
+    return tuple(f"{name}_h{layer}" for layer in range(1, layers + 1) for name in names)
 
 
 class HiddenLayerProbe:
@@ -29,17 +30,23 @@ class HiddenLayerProbe:
         self.columns = hidden_columns(layers)
         self.device = torch.device(device)
         self.left = torch.as_tensor(problem.left, device=self.device)
-        self.right = None if problem.right is None else torch.as_tensor(problem.right, device=self.device)  # fmt: skip
+        self.right: torch.Tensor | None = None
+        if problem.right is not None:
+            self.right = torch.as_tensor(problem.right, device=self.device)
         self.clusters = np.asarray(metrics.cluster_ids(problem.targets))
-        self.sample_size = sample_size if sample_size and sample_size < len(self.clusters) else None  # fmt: skip
-        self.layout = None if self.sample_size else metrics.cluster_layout(self.clusters, self.device)  # fmt: skip
+        samples = sample_size is not None and 0 < sample_size < len(self.clusters)
+        self.sample_size = sample_size if samples else None
+        self.layout: ClusterLayout | None = None
+        if not self.sample_size:
+            self.layout = metrics.cluster_layout(self.clusters, self.device)
         self.generator = torch.Generator().manual_seed(30_000 + seed)
 
     def __call__(self, model) -> dict[str, torch.Tensor]:
         with torch.no_grad():
             left, right, layout = self.left, self.right, self.layout
             if self.sample_size:
-                items = torch.randperm(len(self.clusters), generator=self.generator)[: self.sample_size]  # fmt: skip
+                order = torch.randperm(len(self.clusters), generator=self.generator)
+                items = order[: self.sample_size]
                 picked = items.to(self.device)
                 left, right = left[picked], None if right is None else right[picked]
                 layout = metrics.cluster_layout(self.clusters[items.numpy()], self.device)

@@ -36,13 +36,17 @@ def _change(run: pd.DataFrame, column: str) -> float:
 
 
 def _rows(question: str, setup: str, item: str, seed: int, values: dict) -> list[dict]:
-    return [{"question": question, "setup": setup, "item": item, "quantity": q, "seed": int(seed), "value": float(v)} for q, v in values.items()]  # fmt: skip
+    where = {"question": question, "setup": setup, "item": item}
+    return [
+        {**where, "quantity": q, "seed": int(seed), "value": float(v)} for q, v in values.items()
+    ]
 
 
 def criteria_seeds(traces: pd.DataFrame) -> pd.DataFrame:
     """Per seed of each linear run (columns setup, seed, step, isoscore, silhouette and the
     criteria): each criterion's change, Spearman ρ with IsoScore and, oriented so that higher
-    is better, with the silhouette, and the step of its optimum beside the silhouette's."""
+    is better, with the silhouette, the step of its optimum beside the silhouette's and their
+    distance in updates (0: the same optimum among the recorded steps)."""
     rows = []
     for (setup, seed), run in traces.sort_values("step").groupby(["setup", "seed"], sort=False):
         best_silhouette = int(run["step"].iloc[int(run["silhouette"].to_numpy().argmax())])
@@ -58,6 +62,7 @@ def criteria_seeds(traces: pd.DataFrame) -> pd.DataFrame:
             }
             if name != "silhouette":
                 values["rho_silhouette"] = _spearman(oriented, run["silhouette"])
+                values["optimum_distance"] = abs(values["optimum_step"] - best_silhouette)
             rows += _rows("criteria", setup, name, seed, values)
     return pd.DataFrame(rows, columns=SEED_COLUMNS)
 
@@ -67,15 +72,22 @@ def deep_seeds(traces: pd.DataFrame) -> pd.DataFrame:
     (``table``: the embedding table, and the silhouette of the items' representations;
     ``h<l>``: hidden layer l), the top hidden layer's, and the largest IsoScore change below it."""
     rows = []
-    for (setup, head, seed), run in traces.sort_values("step").groupby(["setup", "head", "seed"], sort=False):  # fmt: skip
-        layers = sorted(int(c[len("isoscore_h"):]) for c in run if c.startswith("isoscore_h") and run[c].notna().all())  # fmt: skip
+    runs = traces.sort_values("step").groupby(["setup", "head", "seed"], sort=False)
+    for (setup, head, seed), run in runs:
+        recorded = [c for c in run if c.startswith("isoscore_h") and run[c].notna().all()]
+        layers = sorted(int(c[len("isoscore_h") :]) for c in recorded)
         changes = {"table": (_change(run, "isoscore"), _change(run, "silhouette"))}
-        changes |= {f"h{k}": (_change(run, f"isoscore_h{k}"), _change(run, f"silhouette_h{k}")) for k in layers}  # fmt: skip
+        for k in layers:
+            changes[f"h{k}"] = (_change(run, f"isoscore_h{k}"), _change(run, f"silhouette_h{k}"))
         for layer, (iso, sil) in changes.items():
-            rows += _rows("deep", setup, f"{head}/{layer}", seed, {"isoscore_change": iso, "silhouette_change": sil})  # fmt: skip
+            values = {"isoscore_change": iso, "silhouette_change": sil}
+            rows += _rows("deep", setup, f"{head}/{layer}", seed, values)
         if layers:
             top, below = f"h{layers[-1]}", ["table", *[f"h{k}" for k in layers[:-1]]]
-            summary = {"top_isoscore_change": changes[top][0], "lower_isoscore_change_max": max(changes[b][0] for b in below)}  # fmt: skip
+            summary = {
+                "top_isoscore_change": changes[top][0],
+                "lower_isoscore_change_max": max(changes[b][0] for b in below),
+            }
             rows += _rows("deep", setup, f"{head}/summary", seed, summary)
     return pd.DataFrame(rows, columns=SEED_COLUMNS)
 
@@ -135,32 +147,30 @@ def question_table(seeds: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
             (estimate, low, high), how = mean_interval(values, level), "t-interval of the mean"
         row = {"setup": setup, "item": item, "quantity": quantity}
         row |= {f"seed{int(s)}": v for s, v in zip(group["seed"], values)}
-        row |= {"estimate": estimate, "low": low, "high": high, "interval": f"{100 * level:g}% {how} over {sum(map(math.isfinite, values))} seeds"}  # fmt: skip
+        finite = sum(map(math.isfinite, values))
+        interval = f"{100 * level:g}% {how} over {finite} seeds"
+        row |= {"estimate": estimate, "low": low, "high": high, "interval": interval}
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _summary(item: str) -> bool:
+    return item.endswith("/summary")
+
+
+def _named(name: str):
+    return lambda item: item == name
 
 
 # Which per-seed values each claim of the extension study is judged on (claims.EXTENSION_CLAIMS):
 # claim -> (question, item filter, quantity). The claim's setup is "<setup>/<item>".
 CLAIM_QUANTITIES = {
-    "criteria_same_optimum": ("criteria", lambda item: item in CRITERIA, "rho_silhouette"),
-    "deep_output_anisotropic": (
-        "deep",
-        lambda item: item.endswith("/summary"),
-        "top_isoscore_change",
-    ),  # fmt: skip
-    "anisotropy_spreads_down": (
-        "deep",
-        lambda item: item.endswith("/summary"),
-        "lower_isoscore_change_max",
-    ),  # fmt: skip
-    "triplet_need_not_be_anisotropic": (
-        "triplet",
-        lambda item: item == "triplet",
-        "isoscore_change",
-    ),  # fmt: skip
-    "heldout_isoscore_follows": ("heldout", lambda item: item == "heldout", "isoscore_change"),
-    "heldout_silhouette_follows": ("heldout", lambda item: item == "heldout", "silhouette_change"),
+    "criteria_same_optimum": ("criteria", lambda item: item in CRITERIA, "optimum_distance"),
+    "deep_output_anisotropic": ("deep", _summary, "top_isoscore_change"),
+    "anisotropy_spreads_down": ("deep", _summary, "lower_isoscore_change_max"),
+    "triplet_need_not_be_anisotropic": ("triplet", _named("triplet"), "isoscore_change"),
+    "heldout_isoscore_follows": ("heldout", _named("heldout"), "isoscore_change"),
+    "heldout_silhouette_follows": ("heldout", _named("heldout"), "silhouette_change"),
 }
 
 
@@ -171,5 +181,6 @@ def claim_values(seeds: pd.DataFrame) -> pd.DataFrame:
         picked = seeds[(seeds["question"] == question) & (seeds["quantity"] == quantity)]
         picked = picked.loc[picked["item"].map(wanted).astype(bool)]
         setup = picked["setup"] + "/" + picked["item"].str.replace("/summary", "")
-        frames.append(pd.DataFrame({"claim": claim, "setup": setup, "seed": picked["seed"], "value": picked["value"]}))  # fmt: skip
+        values = {"claim": claim, "setup": setup, "seed": picked["seed"], "value": picked["value"]}
+        frames.append(pd.DataFrame(values))
     return pd.concat(frames, ignore_index=True)

@@ -21,8 +21,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from isotropy.verdicts.claims import SeedClaim, check_seed_claims
-
 RUN_COLUMNS = [
     "model",
     "task",
@@ -49,23 +47,6 @@ LAYER_COLUMNS = [
     "cls_norm",
     "token_mean_norm",
     "token_norm",
-]
-_SLIDES = 'Rajaei & Sheikhi 2020, slides "Isotropic Word Representation in BERT", fine-tuning'
-CLS_CLAIMS = [
-    SeedClaim(
-        "cls_method_cannot_raise_isotropy",
-        "fine-tuning with the cluster-based method on the CLS states does not raise the "
-        "fine-tuned model's last-layer CLS isotropy (log10 I(W) with - without the method < 0)",
-        "below",
-        f"{_SLIDES} (CLS isotropy per layer after 2 epochs)",
-    ),
-    SeedClaim(
-        "cls_already_zero_mean",
-        "CLS states are already zero-mean: at every layer the norm of the mean CLS state is "
-        "below the norm of the mean token state (log10 of the largest ratio over layers < 0)",
-        "below",
-        f"{_SLIDES} (why centring the CLS states changes little)",
-    ),
 ]
 
 
@@ -115,9 +96,10 @@ def collect(
 
 
 def claim_values(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
-    """Per-seed values of :data:`CLS_CLAIMS` (columns claim, setup, seed, value; setup =
-    model/task): the log10 I(W) ratio of the paired runs with and without the method (same seed),
-    and per run without the method, log10 of the largest ‖mean CLS‖ / ‖mean token‖ over layers."""
+    """Per-seed values of the CLS claims (:data:`isotropy.verdicts.claims.CLS_CLAIMS`; columns
+    claim, setup, seed, value; setup = model/task): the log10 I(W) ratio of the paired runs with
+    and without the method (same seed), and per run without the method, log10 of the largest
+    ‖mean CLS‖ / ‖mean token‖ over layers."""
     rows = []
     for (model, task), group in runs.groupby(["model", "task"], sort=False):
         setup = f"{model}/{task}"
@@ -132,14 +114,3 @@ def claim_values(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
         largest = float((group["cls_mean_norm"] / group["token_mean_norm"]).max())
         rows.append(("cls_already_zero_mean", f"{model}/{task}", seed, math.log10(largest)))
     return pd.DataFrame(rows, columns=["claim", "setup", "seed", "value"])
-
-
-def check_cls_claims(
-    runs: pd.DataFrame, layers: pd.DataFrame, stand_in: str | None = None
-) -> pd.DataFrame:
-    """The two CLS claims, one row per claim × setup (isotropy.verdicts.claims.COLUMNS);
-    ``stand_in`` (e.g. "MiniLM stands in for BERT-base") goes into every row's note."""
-    table = check_seed_claims(claim_values(runs, layers), CLS_CLAIMS, study="rajaee_cls")
-    if stand_in:
-        table["note"] = [f"{note}; {stand_in}" if note else stand_in for note in table["note"]]
-    return table

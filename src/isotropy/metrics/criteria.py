@@ -97,7 +97,8 @@ def _checked(points: ArrayLike, labels) -> tuple[torch.Tensor, ClusterLayout]:
 
 
 def dunn(points: ArrayLike, labels) -> float:
-    """Dunn index (module docstring); labels as for :func:`~isotropy.metrics.clusters.silhouette`."""
+    """Dunn index (module docstring); labels as for
+    :func:`~isotropy.metrics.clusters.silhouette`."""
     return float(dunn_tensor(*_checked(points, labels)))
 
 

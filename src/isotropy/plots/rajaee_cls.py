@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from isotropy.plots import plt, save_figure
+from isotropy.plots.checks import plt, save_figure
 
 METHOD_LABELS = {"none": "without the method", "cluster": "with the method (cluster-based on CLS)"}
 PANELS = (("iw", "I(W) (log scale)"), ("isoscore", "IsoScore"))

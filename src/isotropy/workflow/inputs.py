@@ -248,7 +248,7 @@ def workflow_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     # The slides' fine-tuning rows and CLS claims: study "rajaee" (section rajaee_cls).
     if "rajaee" in setting_or_default(config, "studies") and config.get("rajaee_cls"):
         inputs["rajaee_cls_runs"] = paths.rajaee_cls_file("runs.csv")
-        inputs["rajaee_cls_claims"] = paths.rajaee_cls_file("claims.csv")
+        inputs["rajaee_cls_layers"] = paths.rajaee_cls_file("layers.csv")
     return inputs
 
 

@@ -1,0 +1,58 @@
+"""The extension study's answers in docs/extensions.md and the README are generated from the
+committed per-seed values (isotropy.verdicts.extension_answers), never typed: these tests fail
+when a page is stale, and show that the rendering follows the values."""
+
+import pandas as pd
+import pytest
+
+from isotropy.verdicts import extension_answers as answers
+
+
+def test_the_docs_and_the_readme_say_what_the_committed_values_render():
+    seeds, run = answers.load()
+    doc = (answers.ROOT / answers.DOC).read_text(encoding="utf-8")
+    command = "python -m isotropy.verdicts.extension_answers <seeds.csv> --run ..."
+    fix = f"run `{command}` or revert the edit"
+    assert answers.generated_block(doc) == answers.answers_markdown(seeds, run), fix
+    readme = (answers.ROOT / answers.README).read_text(encoding="utf-8").splitlines()
+    assert answers.readme_line(seeds) in readme, fix
+
+
+def test_every_claim_row_of_the_values_is_in_the_table():
+    seeds, run = answers.load()
+    table = answers.claims_table(seeds)
+    block = answers.answers_markdown(seeds, run)
+    for row in table.itertuples(index=False):
+        assert f"| `{row.claim}` | {row.setup} |" in block
+        assert f"*{row.verdict}* |" in block
+
+
+def test_the_rendering_follows_the_values():
+    """Turn every triplet run's IsoScore change the other way: the rendered verdict moves, so
+    the staleness test above cannot pass on a page written for other values."""
+    seeds, run = answers.load()
+    triplet = (seeds["question"] == "triplet") & (seeds["quantity"] == "isoscore_change")
+    if not triplet.any():
+        pytest.skip("the committed run has no triplet runs")
+    before = answers.claims_table(seeds).set_index("claim").loc["triplet_need_not_be_anisotropic"]
+    flipped = seeds.assign(value=seeds["value"].where(~triplet, -seeds["value"]))
+    after = answers.claims_table(flipped).set_index("claim").loc["triplet_need_not_be_anisotropic"]
+    assert after["verdict"] != before["verdict"]
+    assert answers.answers_markdown(flipped, run) != answers.answers_markdown(seeds, run)
+    assert answers.readme_line(flipped) != answers.readme_line(seeds)
+
+
+def test_a_page_without_its_place_is_refused():
+    with pytest.raises(ValueError, match="one line starting"):
+        answers.replace_readme_line("no such line\n", "x")
+    with pytest.raises(ValueError):
+        answers.generated_block("no markers")
+    text = f"before\n{answers.START}\nold\n{answers.END}\nafter\n"
+    new = f"{answers.START}\nnew\n{answers.END}\n"
+    assert answers.replace_block(text, new) == f"before\n{new}after\n"
+
+
+def test_claims_without_values_render_as_not_run():
+    empty = pd.DataFrame(columns=["question", "setup", "item", "quantity", "seed", "value"])
+    line = answers.readme_line(empty)
+    assert line.count("not run ×1") == len(answers.QUESTIONS)
