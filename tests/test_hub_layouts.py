@@ -66,8 +66,9 @@ def hub_sources(config: dict) -> list[str]:
 
 
 def test_every_hub_source_has_a_recorded_layout(config):
-    # SICK-R is SemEval's own file (kind files); the SemEval STS tests 2012-2016 are MTEB's copies
-    assert len(hub_sources(config)) == 25
+    # SICK-R is SemEval's own file (kind files); the SemEval STS tests 2012-2016 are MTEB's
+    # copies; WiC's two splits (the Rajaee CLS study) are SuperGLUE's
+    assert len(hub_sources(config)) == 27
     for name in hub_sources(config):
         assert (LAYOUTS / config["sources"][name]["hub"]["path"]).is_dir(), name
 
@@ -83,6 +84,7 @@ def test_every_hub_source_has_a_recorded_layout(config):
         ("qqp", True, [1, 0]),
         ("stsb", True, [5.0, 0.25]),
         ("sst5", False, [4, 2, 0]),
+        ("wic", True, [0, 1]),
     ],
 )
 @pytest.mark.parametrize("split", ["train", "validation"])

@@ -210,8 +210,9 @@ def test_truncated_vectors_are_named_before_any_job_and_no_result_is_lost(tmp_pa
 
 def test_dry_run_of_the_sensitivity_study_lists_its_grid(tmp_path):
     output = torch_free_dry_run(tmp_path, "sensitivity_study")
-    # config.yaml's default grid: 22 cells x 5 seeds
-    assert re.search(r"optimize_sensitivity\s+110\b", output), output[-3000:]
-    assert re.search(r"sensitivity_cell\s+22\b", output), output[-3000:]
+    # config.yaml's default grid: 26 cells x 5 seeds (22, the two learning-rate cells and the two
+    # matched-norm PCA cells of issue 47)
+    assert re.search(r"optimize_sensitivity\s+130\b", output), output[-3000:]
+    assert re.search(r"sensitivity_cell\s+26\b", output), output[-3000:]
     for rule in ("sensitivity_labels", "sensitivity_vectors", "plot_sensitivity_phases"):
         assert f"rule {rule}" in output, output[-3000:]

@@ -169,8 +169,40 @@ def squad() -> None:
         pq.write_table(pa.Table.from_pydict(data, schema=schema), path)
 
 
+def super_glue_wic() -> None:
+    # aps/super_glue: wic/<split>-00000-of-00001.parquet with SuperGLUE WiC's features (word,
+    # sentence1, sentence2, start1, start2, end1, end2, idx, label: False 0 / True 1).
+    rows = {
+        "word": ["bank", "run"],
+        "sentence1": ["He sat on the bank of the river.", "I run every morning."],
+        "sentence2": ["The bank approved the loan.", "She runs a small shop."],
+        "start1": [14, 2],
+        "start2": [4, 4],
+        "end1": [18, 5],
+        "end2": [8, 8],
+        "label": [0, 1],
+    }
+    for split in ("train", "validation", "test"):
+        data = {**rows, "idx": [0, 1]}
+        if split == "test":  # hidden labels, -1 as GLUE's
+            data["label"] = [-1, -1]
+        schema = pa.schema(
+            [
+                ("word", pa.string()),
+                ("sentence1", pa.string()),
+                ("sentence2", pa.string()),
+                *[(name, pa.int32()) for name in ("start1", "start2", "end1", "end2", "idx")],
+                ("label", pa.int64()),
+            ]
+        )
+        path = HERE / "aps/super_glue/wic" / SHARD.format(split=split)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.Table.from_pydict(data, schema=schema), path)
+
+
 if __name__ == "__main__":
     glue()
+    super_glue_wic()
     sst5()
     sickr()
     semeval_sts()
