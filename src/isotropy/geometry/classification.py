@@ -161,9 +161,16 @@ def token_features(
     sentences = [*train_sentences, *validation_sentences]
     per_sentence: list[np.ndarray | None] = [None] * len(sentences)
     for rows, inputs, _, hidden in layer_states_in_batches(
-        sentences, tokenizer, model, device=device, batch_size=batch_size,
-        max_length=max_length, layer=-1, desc="token features", progress=progress,
-    ):  # fmt: skip
+        sentences,
+        tokenizer,
+        model,
+        device=device,
+        batch_size=batch_size,
+        max_length=max_length,
+        layer=-1,
+        desc="token features",
+        progress=progress,
+    ):
         mask = inputs["attention_mask"].bool().cpu().numpy()
         states = hidden.float().cpu().numpy()
         for i, row in enumerate(rows):
@@ -249,31 +256,64 @@ def classification_table(
         raise ValueError(f"unknown readings {sorted(unknown)}; expected some of {READINGS}")
     tokens = np.asarray(features.tokens, dtype=np.float64)
     labels, train = features.labels, features.train
+    # the accuracy of always answering the training split's most common class
+    majority = float(np.mean(labels[~train] == np.bincount(labels[train]).argmax()))
     fixed = {
-        "model": model, "task": task, "n_train": int(train.sum()), "n_validation": int((~train).sum()),
-        "n_tokens": len(tokens), "dim": tokens.shape[1], "max_length": max_length, "C": C,
-        # the accuracy of always answering the training split's most common class
-        "majority_accuracy": 100 * float(np.mean(labels[~train] == np.bincount(labels[train]).argmax())),
-    }  # fmt: skip
+        "model": model,
+        "task": task,
+        "n_train": int(train.sum()),
+        "n_validation": int((~train).sum()),
+        "n_tokens": len(tokens),
+        "dim": tokens.shape[1],
+        "max_length": max_length,
+        "C": C,
+        "majority_accuracy": 100 * majority,
+    }
     rows = []
     for method in methods:
         for seed in seeds if method != "none" else seeds[:1]:
             transformed = np.asarray(
-                enhance(tokens, method, n_clusters=n_clusters, n_directions=n_directions, seed=seed),
+                enhance(
+                    tokens, method, n_clusters=n_clusters, n_directions=n_directions, seed=seed
+                ),
                 dtype=np.float64,
-            )  # fmt: skip
+            )
             sentences = pooled(transformed, features.offsets)
             measured = _feature_isotropy(transformed, sentences)
             for reading in readings:
-                inputs = sentences if reading == "pooled" else by_position(transformed, features.offsets, max_length)  # fmt: skip
-                accuracy, train_accuracy = linear_accuracy(inputs, labels, train, C=C, max_iter=max_iter)  # fmt: skip
-                log.info("%s %s %s seed %d: accuracy %.2f (train %.2f), I(W) %.3g", task, reading,
-                         method, seed, accuracy, train_accuracy, measured["isotropy"])  # fmt: skip
-                setting = {"n_clusters": n_clusters if method != "none" else 1,
-                           "n_directions": n_directions if method != "none" else 0}  # fmt: skip
+                inputs = (
+                    sentences
+                    if reading == "pooled"
+                    else by_position(transformed, features.offsets, max_length)
+                )
+                accuracy, train_accuracy = linear_accuracy(
+                    inputs, labels, train, C=C, max_iter=max_iter
+                )
+                log.info(
+                    "%s %s %s seed %d: accuracy %.2f (train %.2f), I(W) %.3g",
+                    task,
+                    reading,
+                    method,
+                    seed,
+                    accuracy,
+                    train_accuracy,
+                    measured["isotropy"],
+                )
+                setting = {
+                    "n_clusters": n_clusters if method != "none" else 1,
+                    "n_directions": n_directions if method != "none" else 0,
+                }
                 rows += [
-                    {**fixed, **setting, **measured, "reading": reading, "method": method, "seed": copy,
-                     "accuracy": accuracy, "train_accuracy": train_accuracy}
+                    {
+                        **fixed,
+                        **setting,
+                        **measured,
+                        "reading": reading,
+                        "method": method,
+                        "seed": copy,
+                        "accuracy": accuracy,
+                        "train_accuracy": train_accuracy,
+                    }
                     for copy in (seeds if method == "none" else [seed])
-                ]  # fmt: skip
+                ]
     return pd.DataFrame(rows, columns=CLASSIFICATION_COLUMNS)

@@ -68,8 +68,14 @@ def zeta_curves(
         for zeta in zetas:
             value = float(metrics.isoscore_star(x, reference, zeta=float(zeta)))
             rows.append(
-                {"n": n, "zeta": float(zeta), "isoscore_star": value, "isoscore": plain, "true_isoscore": truth}
-            )  # fmt: skip
+                {
+                    "n": n,
+                    "zeta": float(zeta),
+                    "isoscore_star": value,
+                    "isoscore": plain,
+                    "true_isoscore": truth,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -178,8 +184,13 @@ def average_activation(vectors: np.ndarray) -> pd.DataFrame:
     x = np.asarray(vectors, dtype=np.float64)
     if x.ndim != 2 or len(x) < 2:
         raise ValueError(f"need an (n >= 2, d) array of sentence embeddings; found shape {x.shape}")
-    return pd.DataFrame({"dimension": np.arange(x.shape[1]), "mean_activation": x.mean(axis=0),
-                         "std_activation": x.std(axis=0, ddof=1)})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "dimension": np.arange(x.shape[1]),
+            "mean_activation": x.mean(axis=0),
+            "std_activation": x.std(axis=0, ddof=1),
+        }
+    )
 
 
 def activation_summary(vectors: np.ndarray) -> dict[str, float]:
