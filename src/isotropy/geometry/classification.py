@@ -116,7 +116,8 @@ class TokenFeatures:
             )
         if self.offsets[0] != 0 or self.offsets[-1] != len(self.tokens):
             raise ValueError(
-                f"offsets run from {self.offsets[0]} to {self.offsets[-1]}, not 0 to {len(self.tokens)} tokens"
+                f"offsets run from {self.offsets[0]} to {self.offsets[-1]}, not 0 to "
+                f"{len(self.tokens)} tokens"
             )
         if (np.diff(self.offsets) <= 0).any():
             raise ValueError("every sentence needs at least one token")
@@ -213,7 +214,8 @@ def linear_accuracy(
     C: float = 1.0,
     max_iter: int = 1000,
 ) -> tuple[float, float]:
-    """Validation and training accuracy (×100) of a logistic regression trained on the training rows."""
+    """Validation and training accuracy (×100) of a logistic regression trained on the training
+    rows."""
     from sklearn.linear_model import LogisticRegression
 
     classifier = LogisticRegression(C=C, max_iter=max_iter)
