@@ -237,6 +237,36 @@ def _feature_isotropy(transformed: np.ndarray, sentences: np.ndarray) -> dict[st
     }
 
 
+# One line of the log per reading × method × seed.
+_RESULT_LOG = "%s %s %s seed %d: accuracy %.2f (train %.2f), I(W) %.3g"
+
+
+def _fixed_columns(
+    tokens: np.ndarray,
+    labels: np.ndarray,
+    train: np.ndarray,
+    *,
+    model: str,
+    task: str,
+    max_length: int,
+    C: float,
+) -> dict[str, Any]:
+    """The columns every row of :func:`classification_table` shares."""
+    # the accuracy of always answering the training split's most common class
+    majority = float(np.mean(labels[~train] == np.bincount(labels[train]).argmax()))
+    return {
+        "model": model,
+        "task": task,
+        "n_train": int(train.sum()),
+        "n_validation": int((~train).sum()),
+        "n_tokens": len(tokens),
+        "dim": tokens.shape[1],
+        "max_length": max_length,
+        "C": C,
+        "majority_accuracy": 100 * majority,
+    }
+
+
 def classification_table(
     features: TokenFeatures,
     *,
@@ -258,28 +288,16 @@ def classification_table(
         raise ValueError(f"unknown readings {sorted(unknown)}; expected some of {READINGS}")
     tokens = np.asarray(features.tokens, dtype=np.float64)
     labels, train = features.labels, features.train
-    # the accuracy of always answering the training split's most common class
-    majority = float(np.mean(labels[~train] == np.bincount(labels[train]).argmax()))
-    fixed = {
-        "model": model,
-        "task": task,
-        "n_train": int(train.sum()),
-        "n_validation": int((~train).sum()),
-        "n_tokens": len(tokens),
-        "dim": tokens.shape[1],
-        "max_length": max_length,
-        "C": C,
-        "majority_accuracy": 100 * majority,
-    }
+    fixed = _fixed_columns(
+        tokens, labels, train, model=model, task=task, max_length=max_length, C=C
+    )
     rows = []
     for method in methods:
         for seed in seeds if method != "none" else seeds[:1]:
-            transformed = np.asarray(
-                enhance(
-                    tokens, method, n_clusters=n_clusters, n_directions=n_directions, seed=seed
-                ),
-                dtype=np.float64,
+            enhanced = enhance(
+                tokens, method, n_clusters=n_clusters, n_directions=n_directions, seed=seed
             )
+            transformed = np.asarray(enhanced, dtype=np.float64)
             sentences = pooled(transformed, features.offsets)
             measured = _feature_isotropy(transformed, sentences)
             for reading in readings:
@@ -291,20 +309,10 @@ def classification_table(
                 accuracy, train_accuracy = linear_accuracy(
                     inputs, labels, train, C=C, max_iter=max_iter
                 )
-                log.info(
-                    "%s %s %s seed %d: accuracy %.2f (train %.2f), I(W) %.3g",
-                    task,
-                    reading,
-                    method,
-                    seed,
-                    accuracy,
-                    train_accuracy,
-                    measured["isotropy"],
-                )
-                setting = {
-                    "n_clusters": n_clusters if method != "none" else 1,
-                    "n_directions": n_directions if method != "none" else 0,
-                }
+                iw = measured["isotropy"]
+                log.info(_RESULT_LOG, task, reading, method, seed, accuracy, train_accuracy, iw)
+                kept = (n_clusters, n_directions) if method != "none" else (1, 0)
+                setting = {"n_clusters": kept[0], "n_directions": kept[1]}
                 rows += [
                     {
                         **fixed,
