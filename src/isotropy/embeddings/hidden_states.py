@@ -8,7 +8,7 @@ import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -319,8 +319,10 @@ def token_states_by_sentence(
         states = hidden.float().cpu().numpy()
         for b, i in enumerate(rows):
             per_sentence[i] = states[b][keep[b]]
-    lengths = np.array([len(t) for t in per_sentence], dtype=np.int64)
-    tokens = np.concatenate(per_sentence).astype(np.float32, copy=False)
+    # The batches are a permutation of every row (argsort), so no entry is left None.
+    filled = cast(list[np.ndarray], per_sentence)
+    lengths = np.array([len(t) for t in filled], dtype=np.int64)
+    tokens = np.concatenate(filled).astype(np.float32, copy=False)
     if not np.isfinite(tokens).all():
         raise ValueError("the model produced non-finite hidden states")
     return tokens, np.concatenate([[0], np.cumsum(lengths)])

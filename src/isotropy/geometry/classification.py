@@ -116,7 +116,8 @@ class TokenFeatures:
             )
         if self.offsets[0] != 0 or self.offsets[-1] != len(self.tokens):
             raise ValueError(
-                f"offsets run from {self.offsets[0]} to {self.offsets[-1]}, not 0 to {len(self.tokens)} tokens"
+                f"offsets run from {self.offsets[0]} to {self.offsets[-1]}, not 0 to "
+                f"{len(self.tokens)} tokens"
             )
         if (np.diff(self.offsets) <= 0).any():
             raise ValueError("every sentence needs at least one token")
@@ -161,9 +162,16 @@ def token_features(
     sentences = [*train_sentences, *validation_sentences]
     per_sentence: list[np.ndarray | None] = [None] * len(sentences)
     for rows, inputs, _, hidden in layer_states_in_batches(
-        sentences, tokenizer, model, device=device, batch_size=batch_size,
-        max_length=max_length, layer=-1, desc="token features", progress=progress,
-    ):  # fmt: skip
+        sentences,
+        tokenizer,
+        model,
+        device=device,
+        batch_size=batch_size,
+        max_length=max_length,
+        layer=-1,
+        desc="token features",
+        progress=progress,
+    ):
         mask = inputs["attention_mask"].bool().cpu().numpy()
         states = hidden.float().cpu().numpy()
         for i, row in enumerate(rows):
@@ -206,7 +214,8 @@ def linear_accuracy(
     C: float = 1.0,
     max_iter: int = 1000,
 ) -> tuple[float, float]:
-    """Validation and training accuracy (×100) of a logistic regression trained on the training rows."""
+    """Validation and training accuracy (×100) of a logistic regression trained on the training
+    rows."""
     from sklearn.linear_model import LogisticRegression
 
     classifier = LogisticRegression(C=C, max_iter=max_iter)
@@ -225,6 +234,36 @@ def _feature_isotropy(transformed: np.ndarray, sentences: np.ndarray) -> dict[st
         "isotropy": partition_isotropy(transformed, signs="solver"),
         "isotropy_sign_free": partition_isotropy(transformed, signs="both"),
         "isotropy_sentences": partition_isotropy(sentences, signs="solver"),
+    }
+
+
+# One line of the log per reading × method × seed.
+_RESULT_LOG = "%s %s %s seed %d: accuracy %.2f (train %.2f), I(W) %.3g"
+
+
+def _fixed_columns(
+    tokens: np.ndarray,
+    labels: np.ndarray,
+    train: np.ndarray,
+    *,
+    model: str,
+    task: str,
+    max_length: int,
+    C: float,
+) -> dict[str, Any]:
+    """The columns every row of :func:`classification_table` shares."""
+    # the accuracy of always answering the training split's most common class
+    majority = float(np.mean(labels[~train] == np.bincount(labels[train]).argmax()))
+    return {
+        "model": model,
+        "task": task,
+        "n_train": int(train.sum()),
+        "n_validation": int((~train).sum()),
+        "n_tokens": len(tokens),
+        "dim": tokens.shape[1],
+        "max_length": max_length,
+        "C": C,
+        "majority_accuracy": 100 * majority,
     }
 
 
@@ -249,31 +288,42 @@ def classification_table(
         raise ValueError(f"unknown readings {sorted(unknown)}; expected some of {READINGS}")
     tokens = np.asarray(features.tokens, dtype=np.float64)
     labels, train = features.labels, features.train
-    fixed = {
-        "model": model, "task": task, "n_train": int(train.sum()), "n_validation": int((~train).sum()),
-        "n_tokens": len(tokens), "dim": tokens.shape[1], "max_length": max_length, "C": C,
-        # the accuracy of always answering the training split's most common class
-        "majority_accuracy": 100 * float(np.mean(labels[~train] == np.bincount(labels[train]).argmax())),
-    }  # fmt: skip
+    fixed = _fixed_columns(
+        tokens, labels, train, model=model, task=task, max_length=max_length, C=C
+    )
     rows = []
     for method in methods:
         for seed in seeds if method != "none" else seeds[:1]:
-            transformed = np.asarray(
-                enhance(tokens, method, n_clusters=n_clusters, n_directions=n_directions, seed=seed),
-                dtype=np.float64,
-            )  # fmt: skip
+            enhanced = enhance(
+                tokens, method, n_clusters=n_clusters, n_directions=n_directions, seed=seed
+            )
+            transformed = np.asarray(enhanced, dtype=np.float64)
             sentences = pooled(transformed, features.offsets)
             measured = _feature_isotropy(transformed, sentences)
             for reading in readings:
-                inputs = sentences if reading == "pooled" else by_position(transformed, features.offsets, max_length)  # fmt: skip
-                accuracy, train_accuracy = linear_accuracy(inputs, labels, train, C=C, max_iter=max_iter)  # fmt: skip
-                log.info("%s %s %s seed %d: accuracy %.2f (train %.2f), I(W) %.3g", task, reading,
-                         method, seed, accuracy, train_accuracy, measured["isotropy"])  # fmt: skip
-                setting = {"n_clusters": n_clusters if method != "none" else 1,
-                           "n_directions": n_directions if method != "none" else 0}  # fmt: skip
+                inputs = (
+                    sentences
+                    if reading == "pooled"
+                    else by_position(transformed, features.offsets, max_length)
+                )
+                accuracy, train_accuracy = linear_accuracy(
+                    inputs, labels, train, C=C, max_iter=max_iter
+                )
+                iw = measured["isotropy"]
+                log.info(_RESULT_LOG, task, reading, method, seed, accuracy, train_accuracy, iw)
+                kept = (n_clusters, n_directions) if method != "none" else (1, 0)
+                setting = {"n_clusters": kept[0], "n_directions": kept[1]}
                 rows += [
-                    {**fixed, **setting, **measured, "reading": reading, "method": method, "seed": copy,
-                     "accuracy": accuracy, "train_accuracy": train_accuracy}
+                    {
+                        **fixed,
+                        **setting,
+                        **measured,
+                        "reading": reading,
+                        "method": method,
+                        "seed": copy,
+                        "accuracy": accuracy,
+                        "train_accuracy": train_accuracy,
+                    }
                     for copy in (seeds if method == "none" else [seed])
-                ]  # fmt: skip
+                ]
     return pd.DataFrame(rows, columns=CLASSIFICATION_COLUMNS)

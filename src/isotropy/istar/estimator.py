@@ -68,8 +68,14 @@ def zeta_curves(
         for zeta in zetas:
             value = float(metrics.isoscore_star(x, reference, zeta=float(zeta)))
             rows.append(
-                {"n": n, "zeta": float(zeta), "isoscore_star": value, "isoscore": plain, "true_isoscore": truth}
-            )  # fmt: skip
+                {
+                    "n": n,
+                    "zeta": float(zeta),
+                    "isoscore_star": value,
+                    "isoscore": plain,
+                    "true_isoscore": truth,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -110,7 +116,8 @@ def minibatch_stability(
 
 
 def average_cosine(points: np.ndarray) -> float:
-    """Mean cosine over all ordered pairs of distinct points, exactly: (‖Σ_i x̂_i‖² − n)/(n(n − 1))."""
+    """Mean cosine over all ordered pairs of distinct points, exactly:
+    (‖Σ_i x̂_i‖² − n)/(n(n − 1))."""
     unit = points / np.linalg.norm(points, axis=1, keepdims=True)
     n = len(unit)
     total = unit.sum(axis=0)
@@ -140,11 +147,11 @@ def _offset_for_cosine(base: np.ndarray, direction: np.ndarray, target: float) -
 def cosine_clouds(
     targets: tuple[float, float], n: int, seed: int
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Two 2-D clouds of ``n`` points (the line: n rounded down to even): an isotropic Gaussian shifted until its average cosine is
-    ``targets[0]``, and a thin line through the origin shifted along itself until it is
-    ``targets[1]``, the average cosine over all pairs (:func:`average_cosine`). Returns the points
-    (cloud, x, y) and a summary (cloud, average cosine exact and over 10,000 random pairs,
-    IsoScore, shift)."""
+    """Two 2-D clouds of ``n`` points (the line: n rounded down to even): an isotropic Gaussian
+    shifted until its average cosine is ``targets[0]``, and a thin line through the origin shifted
+    along itself until it is ``targets[1]``, the average cosine over all pairs
+    (:func:`average_cosine`). Returns the points (cloud, x, y) and a summary (cloud, average cosine
+    exact and over 10,000 random pairs, IsoScore, shift)."""
     rng = np.random.default_rng(seed)
     isotropic = rng.normal(size=(n, 2))
     half = np.column_stack([rng.normal(size=n // 2), 0.05 * rng.normal(size=n // 2)])
@@ -178,8 +185,13 @@ def average_activation(vectors: np.ndarray) -> pd.DataFrame:
     x = np.asarray(vectors, dtype=np.float64)
     if x.ndim != 2 or len(x) < 2:
         raise ValueError(f"need an (n >= 2, d) array of sentence embeddings; found shape {x.shape}")
-    return pd.DataFrame({"dimension": np.arange(x.shape[1]), "mean_activation": x.mean(axis=0),
-                         "std_activation": x.std(axis=0, ddof=1)})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "dimension": np.arange(x.shape[1]),
+            "mean_activation": x.mean(axis=0),
+            "std_activation": x.std(axis=0, ddof=1),
+        }
+    )
 
 
 def activation_summary(vectors: np.ndarray) -> dict[str, float]:

@@ -16,7 +16,8 @@ from isotropy.readers.tasks import TaskSpec
 
 
 def load_model_and_tokenizer(spec: ModelSpec, task: TaskSpec):
-    """The task model (sequence classification/regression head, or span extraction head) and its tokenizer."""
+    """The task model (sequence classification/regression head, or span extraction head) and its
+    tokenizer."""
     from transformers import (
         AutoModelForQuestionAnswering,
         AutoModelForSequenceClassification,
@@ -46,7 +47,8 @@ def load_model_and_tokenizer(spec: ModelSpec, task: TaskSpec):
 
 @dataclass
 class Features:
-    """Tokenised examples ready to batch; ``extra`` holds per-feature tensors (labels, positions)."""
+    """Tokenised examples ready to batch; ``extra`` holds per-feature tensors (labels,
+    positions)."""
 
     encodings: list[dict[str, list[int]]]
     extra: dict[str, list] = field(default_factory=dict)
@@ -167,7 +169,8 @@ def task_features(
     validation: pd.DataFrame,
     settings: TrainingSettings,
 ) -> tuple[Features, Features]:
-    """(training, evaluation) features of a task: SQuAD windows, or one sequence (pair) per example."""
+    """(training, evaluation) features of a task: SQuAD windows, or one sequence (pair) per
+    example."""
     if spec.kind == "qa":
         return (
             qa_train_features(train, tokenizer, settings.max_length, settings.doc_stride),

@@ -1,8 +1,8 @@
 """The I-STAR study's design, plain Python (the workflow imports it while it parses, without torch):
-the run grid of config ``istar`` (which runs exist, λ as it appears in paths, the models it runs; the
-study's final files: isotropy.workflow.targets.istar_outputs) and the settings of one fine-tuning
-run (config ``istar.training``). The tasks themselves (kind, labels, text columns, where their
-data come from, headline metric) are data-set records: :mod:`isotropy.readers.tasks`.
+the run grid of config ``istar`` (which runs exist, λ as it appears in paths, the models it runs;
+the study's final files: isotropy.workflow.targets.istar_outputs) and the settings of one
+fine-tuning run (config ``istar.training``). The tasks themselves (kind, labels, text columns,
+where their data come from, headline metric) are data-set records: :mod:`isotropy.readers.tasks`.
 """
 
 from __future__ import annotations

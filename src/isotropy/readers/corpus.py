@@ -88,15 +88,21 @@ def read_corpus_text(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> s
     raw_dir = Path(raw_dir)
     if corpus["format"] == "lines":
         if not corpus.get("file"):
-            raise ValueError("geometry.clusters.corpus.format is 'lines' but no file is set; give corpus.file")  # fmt: skip
+            raise ValueError(
+                "geometry.clusters.corpus.format is 'lines' but no file is set; give corpus.file"
+            )
         path = raw_dir / corpus["file"]
         if not path.is_file():
-            raise FileNotFoundError(f"corpus file {path} does not exist; fix geometry.clusters.corpus.file")  # fmt: skip
+            raise FileNotFoundError(
+                f"corpus file {path} does not exist; fix geometry.clusters.corpus.file"
+            )
         text = path.read_text(encoding="utf-8")
     elif corpus["format"] == "wikitext":
         text = "\n".join(pd.read_parquet(raw_file(raw_dir, HUB_FILE))["text"].astype(str))
     else:
-        raise ValueError(f"unknown corpus format {corpus['format']!r}; expected 'lines' or 'wikitext'")  # fmt: skip
+        raise ValueError(
+            f"unknown corpus format {corpus['format']!r}; expected 'lines' or 'wikitext'"
+        )
     if not text.strip():
         raise ValueError(f"the corpus in {raw_dir} holds no text")
     return text

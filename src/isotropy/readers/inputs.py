@@ -30,7 +30,8 @@ from isotropy.sources import (
 
 
 def pos_vocabulary_source(config: Mapping[str, Any]) -> str:
-    """The source of the word vectors used with the POS data (its setup's encoder, else the first word-vector encoder)."""
+    """The source of the word vectors used with the POS data (its setup's encoder, else the first
+    word-vector encoder)."""
     encoders = config.get("encoders", {})
     setup = config.get("main", {}).get("setups", {}).get("pos", {})
     candidates = [setup.get("encoder")] + list(encoders)
@@ -119,14 +120,16 @@ def _task_problem(task: str, config: Mapping[str, Any], mirror: Path) -> str | N
         files = config["sources"][name].get("mirror") or []
         if not files:
             return (
-                f"I-STAR task {task!r} is not part of the offline mirror {mirror} (only GLUE tsv files are); "
-                f"unset mirror/{MIRROR_ENV} to load {spec.hub_path!r} from the Hugging Face hub"
+                f"I-STAR task {task!r} is not part of the offline mirror {mirror} (only GLUE tsv "
+                f"files are); unset mirror/{MIRROR_ENV} to load {spec.hub_path!r} from the Hugging "
+                "Face hub"
             )
         missing = [rel for rel in files if not (mirror / rel).is_file()]
         if missing:
             return (
-                f"I-STAR task {task!r} needs its {split} split, {mirror / missing[0]}, which the mirror {mirror} "
-                f"does not have; unset mirror/{MIRROR_ENV} to load it from the Hugging Face hub, or choose another task"
+                f"I-STAR task {task!r} needs its {split} split, {mirror / missing[0]}, which the "
+                f"mirror {mirror} does not have; unset mirror/{MIRROR_ENV} to load it from the "
+                "Hugging Face hub, or choose another task"
             )
     return None
 
@@ -155,7 +158,8 @@ def check_tasks_available(tasks: Sequence[str], config: Mapping[str, Any]) -> No
 def task_inputs(
     config: Mapping[str, Any], task: str, root: str | os.PathLike = RAW_ROOT
 ) -> dict[str, str]:
-    """Rule ``finetune``'s inputs: split → the manifest of its download (after :func:`check_tasks_available`)."""
+    """Rule ``finetune``'s inputs: split → the manifest of its download (after
+    :func:`check_tasks_available`)."""
     check_tasks_available([task], config)
     sources = [task_source(task, split) for split in ISTAR_SPLITS]
     check_sources_available(sources, config)  # files the mirror holds but nothing can verify
@@ -182,7 +186,8 @@ def sts_inputs(
     source = sts_source(name, split)
     if source not in config["sources"]:
         raise ValueError(
-            f"geometry.sts.splits.{name}: {split!r} needs source {source!r}, which config 'sources' lacks"
+            f"geometry.sts.splits.{name}: {split!r} needs source {source!r}, which config "
+            "'sources' lacks"
         )
     mirror = resolve_mirror(config.get("mirror"))
     if name in OPTIONAL_STS and mirror is not None and missing_mirror_files(source, config, mirror):

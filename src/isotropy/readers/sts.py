@@ -128,7 +128,8 @@ def read_sts(name: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
         folders = sorted({p.parent for p in raw_dir.rglob("STS.input.*.txt")})
         if len(folders) != 1:
             raise FileNotFoundError(
-                f"{name} {split}: expected one folder of STS.input.*.txt files under {raw_dir}; found {len(folders)}"
+                f"{name} {split}: expected one folder of STS.input.*.txt files under {raw_dir}; "
+                f"found {len(folders)}"
             )
         return read_semeval_sts(folders[0])[["sentence1", "sentence2", "score"]]
     if name == "stsb":

@@ -171,10 +171,33 @@ def read_supersense(words_dir: str | os.PathLike, wordnet_dir: str | os.PathLike
 # The 26 WordNet noun lexicographer files (supersenses) of Tikhonov et al.'s feature file: its
 # columns word1.attrs.supersenses.is_<class> / word2.attrs.supersenses.is_<class>.
 SUPERSENSE_CLASSES = (
-    "Tops", "act", "animal", "artifact", "attribute", "body", "cognition", "communication",
-    "event", "feeling", "food", "group", "location", "motive", "object", "person", "phenomenon",
-    "plant", "possession", "process", "quantity", "relation", "shape", "state", "substance", "time",
-)  # fmt: skip
+    "Tops",
+    "act",
+    "animal",
+    "artifact",
+    "attribute",
+    "body",
+    "cognition",
+    "communication",
+    "event",
+    "feeling",
+    "food",
+    "group",
+    "location",
+    "motive",
+    "object",
+    "person",
+    "phenomenon",
+    "plant",
+    "possession",
+    "process",
+    "quantity",
+    "relation",
+    "shape",
+    "state",
+    "substance",
+    "time",
+)
 SUPERSENSE_FILE = "words_features.zip"
 _SUPERSENSE_COLUMN = FLAG_COLUMN
 _TRUE = {"true", "1", "1.0"}

@@ -106,7 +106,8 @@ def _glue_task_table(task: str, path: Path) -> pd.DataFrame:
 
 
 def _hub_task_table(spec: TaskSpec, table: pd.DataFrame) -> pd.DataFrame:
-    """A task split as the hub stores it → text[, text_pair], label (or SQuAD's question columns)."""
+    """A task split as the hub stores it → text[, text_pair], label (or SQuAD's question
+    columns)."""
     if spec.kind == "qa":
         return pd.DataFrame(
             {

@@ -476,12 +476,14 @@ def load_word_vectors(path: str | os.PathLike, limit: int | None = None):
     except (ValueError, EOFError) as error:
         where = "" if binary else _first_bad_word2vec_line(path, limit)
         raise ValueError(
-            f"{path}{where}: not a valid word2vec {'binary' if binary else 'text'} file ({error}); re-download its source"
+            f"{path}{where}: not a valid word2vec {'binary' if binary else 'text'} file ({error}); "
+            "re-download its source"
         ) from error
 
 
 def _first_bad_word2vec_line(path: str | os.PathLike, limit: int | None) -> str:
-    """', line N: what is wrong' for the first malformed line of a word2vec text file ('' if none)."""
+    """', line N: what is wrong' for the first malformed line of a word2vec text file ('' if
+    none)."""
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
         count, dim = (int(field) for field in handle.readline().split())
@@ -500,5 +502,8 @@ def _first_bad_word2vec_line(path: str | os.PathLike, limit: int | None) -> str:
             except ValueError:
                 return f", line {lineno}: a vector value is not a number"
         if lineno - 1 < expected:
-            return f", line {lineno}: the file ends after {lineno - 1} vectors, but its header promises {count}"
+            return (
+                f", line {lineno}: the file ends after {lineno - 1} vectors, "
+                f"but its header promises {count}"
+            )
     return ""

@@ -45,7 +45,8 @@ class LockMismatchError(ChecksumError):
 
 
 def lock_path(config: Mapping[str, Any] | None = None) -> Path:
-    """The lock file: ``$ISOTROPY_SOURCES_LOCK``, else config ``downloads.lock_file``, else the default."""
+    """The lock file: ``$ISOTROPY_SOURCES_LOCK``, else config ``downloads.lock_file``, else the
+    default."""
     env_value = os.environ.get(LOCK_ENV, "").strip()
     if env_value:
         return Path(env_value)
@@ -72,8 +73,8 @@ def read_lock(path: str | os.PathLike) -> dict[str, dict[str, dict[str, Any]]]:
     problem = _shape_problem(data)
     if problem is not None:
         raise ChecksumError(
-            f"sources lock {path} is damaged ({problem}); restore it from version control "
-            "(it is committed with the project) or delete the damaged source's entry and fetch again"
+            f"sources lock {path} is damaged ({problem}); restore it from version control (it is "
+            "committed with the project) or delete the damaged source's entry and fetch again"
         )
     return data
 
@@ -113,10 +114,10 @@ def check_locked(
         return entry
     raise LockMismatchError(
         f"sha256 mismatch for {url} (source {source!r}): the sources lock {path} recorded "
-        f"{entry['sha256']} ({entry['bytes']} bytes, trusted on first use {entry.get('locked', '?')}), "
-        f"got {sha256} ({size} bytes); nothing was kept: the file changed upstream or was damaged "
-        f"in transit. If the new file is known to be right, accept it deliberately: "
-        f"make relock SOURCE={source} (or run once with {RELOCK_ENV}={source})"
+        f"{entry['sha256']} ({entry['bytes']} bytes, trusted on first use "
+        f"{entry.get('locked', '?')}), got {sha256} ({size} bytes); nothing was kept: the file "
+        "changed upstream or was damaged in transit. If the new file is known to be right, accept "
+        f"it deliberately: make relock SOURCE={source} (or run once with {RELOCK_ENV}={source})"
     )
 
 

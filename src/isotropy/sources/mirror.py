@@ -33,7 +33,8 @@ log = logging.getLogger(__name__)
 
 
 def resolve_mirror(config_value: str | os.PathLike | None) -> Path | None:
-    """The mirror folder to read from: ``$ISOTROPY_MIRROR`` if set (non-empty), else the config value.
+    """The mirror folder to read from: ``$ISOTROPY_MIRROR`` if set (non-empty), else the config
+    value.
 
     Returns None for "use the original sources". A mirror that is not an existing folder is an
     error, not a silent fallback to the network.
@@ -64,7 +65,8 @@ def mirror_path_problem(rel: str) -> str | None:
 
 
 def files_missing_from(mirror: Path, name: str, rels: Sequence[str]) -> list[str]:
-    """Which of source ``name``'s mirror files ``rels`` the mirror lacks (a note if none are listed)."""
+    """Which of source ``name``'s mirror files ``rels`` the mirror lacks (a note if none are
+    listed)."""
     if not rels:
         return [f"(no mirror files configured for source {name!r})"]
     return [rel for rel in rels if not (mirror / rel).is_file()]
@@ -101,8 +103,9 @@ def source_unavailable(
         return None
     if kind == "hub" and not rels:
         return (
-            f"source {name!r} is the Hugging Face hub data set {source_cfg['hub']['path']!r}, which the mirror {mirror} "
-            f"does not hold; unset mirror/{MIRROR_ENV} to download it, or leave out what needs it"
+            f"source {name!r} is the Hugging Face hub data set {source_cfg['hub']['path']!r}, "
+            f"which the mirror {mirror} does not hold; unset mirror/{MIRROR_ENV} to download it, "
+            "or leave out what needs it"
         )
     message = f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}"
     if name.startswith("glue_") and sources is not None:
@@ -151,9 +154,10 @@ def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
             size = (row.get("bytes") or "").strip()
             if not rel or not _SHA256_RE.fullmatch(digest) or not size.isdigit():
                 raise UnverifiedFileError(
-                    f"{manifest} line {line}: row {rel or '(no path)'!r} needs a path, a byte count and a "
-                    f"64-hex-digit sha256 (bytes {size or 'missing'!r}, sha256 {digest or 'missing'!r}); "
-                    "fix the row from the original file or remove it (nothing was read from the mirror)"
+                    f"{manifest} line {line}: row {rel or '(no path)'!r} needs a path, a byte "
+                    f"count and a 64-hex-digit sha256 (bytes {size or 'missing'!r}, sha256 "
+                    f"{digest or 'missing'!r}); fix the row from the original file or remove it "
+                    "(nothing was read from the mirror)"
                 )
             pins[rel] = MirrorPin(digest, int(size))
     return pins
@@ -167,7 +171,8 @@ def unverified_message(label: str, mirror: Path, manifest: Mapping[str, Any] | N
     )
     return (
         f"{label} cannot be checked ({where}) and nothing was kept; add its path and sha256 to the "
-        f"mirror's MANIFEST.tsv, or set {ALLOW_UNVERIFIED_ENV}=1 (config downloads.allow_unverified_mirror) "
+        f"mirror's MANIFEST.tsv, or set {ALLOW_UNVERIFIED_ENV}=1 (config "
+        "downloads.allow_unverified_mirror) "
         "to read unchecked files"
     )
 
@@ -191,7 +196,8 @@ def config_pins_of_mirror_files(
         same = [rel for rel in rels if PurePosixPath(rel).name == filename]
         if not same:
             log.debug(
-                "sources.%s.sha256 pins %s, which the mirror %s does not hold: it pins downloads only",
+                "sources.%s.sha256 pins %s, which the mirror %s does not hold: it pins downloads "
+                "only",
                 name,
                 filename,
                 mirror,
@@ -216,7 +222,10 @@ def check_mirror_file(
     pinned_by = []
     if manifest is not None and rel in manifest:
         pin = manifest[rel]
-        damaged = "the mirror copy is damaged or was edited (nothing was kept); restore it from the original source"
+        damaged = (
+            "the mirror copy is damaged or was edited (nothing was kept); "
+            "restore it from the original source"
+        )
         if size is not None and size != pin.bytes:
             raise ChecksumError(
                 f"size mismatch for {label} (its MANIFEST.tsv entry): expected {pin.bytes} bytes, "
@@ -229,7 +238,8 @@ def check_mirror_file(
             digest,
             config_pin,
             f"{label} (config sources.{name}.sha256)",
-            f"nothing was kept; fix sources.{name}.sha256 in the config only if this file is known to be right",
+            f"nothing was kept; fix sources.{name}.sha256 in the config only if this file is known "
+            "to be right",
         )
         pinned_by.append("config")
     if pinned_by:

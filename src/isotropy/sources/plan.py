@@ -43,7 +43,8 @@ def source_outputs(name: str, root: str | os.PathLike = RAW_ROOT) -> list[str]:
 
 
 def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """Everything the download of ``name`` depends on (urls, sha256 pins, mirror files, kind, mirror).
+    """Everything the download of ``name`` depends on (urls, sha256 pins, mirror files, kind,
+    mirror).
 
     Used as the rule's params, so a change of any of them re-runs the download.
     """
@@ -118,7 +119,8 @@ def check_sources_available(names: Sequence[str], config: Mapping[str, Any]) -> 
 
 
 def _unverifiable_mirror_files(name: str, config: Mapping[str, Any], mirror: Path) -> list[str]:
-    """Why each mirror file of ``name`` that nothing could check would be refused (before any job runs)."""
+    """Why each mirror file of ``name`` that nothing could check would be refused (before any job
+    runs)."""
     params = source_params(config, name)
     if params["allow_unverified_mirror"]:
         return []

@@ -132,7 +132,8 @@ def new_session() -> requests.Session:
 
 @dataclass(frozen=True)
 class _Job:
-    """One download's settings; ``deadline`` (a ``time.monotonic`` value) bounds all its attempts."""
+    """One download's settings; ``deadline`` (a ``time.monotonic`` value) bounds all its
+    attempts."""
 
     url: str
     sha256: str | None
@@ -147,10 +148,10 @@ class _Job:
     def check_time(self, doing: str, received: int, wait: float = 0.0) -> None:
         if time.monotonic() + wait > self.deadline:
             raise DownloadError(
-                f"download of {self.url} passed its deadline of {self.max_seconds:g} s "
-                f"(config downloads.max_download_seconds) {doing}, {received} bytes received; the server "
-                "is too slow or asks to wait too long: try later, raise the limit, or read the data from "
-                f"a local copy ({MIRROR_ENV})"
+                f"download of {self.url} passed its deadline of {self.max_seconds:g} s (config "
+                f"downloads.max_download_seconds) {doing}, {received} bytes received; the server "
+                "is too slow or asks to wait too long: try later, raise the limit, or read the "
+                f"data from a local copy ({MIRROR_ENV})"
             )
 
 
@@ -248,8 +249,9 @@ def _attempts(
         except _Transient as exc:
             if attempt == retries:
                 raise DownloadError(
-                    f"download of {job.url} failed after {retries + 1} attempts: {exc}; check the network, "
-                    f"or read the data from a local copy: set {MIRROR_ENV} to a folder laid out like shared/mirror"
+                    f"download of {job.url} failed after {retries + 1} attempts: {exc}; check the "
+                    f"network, or read the data from a local copy: set {MIRROR_ENV} to a folder "
+                    "laid out like shared/mirror"
                 ) from exc
             wait = max(backoff * 2**attempt, exc.retry_after or 0.0)
             job.check_time(
@@ -271,7 +273,8 @@ def _attempts(
 
 
 def _stream_once(session: requests.Session, job: _Job, body: _Body) -> str:
-    """One attempt: the body's bytes appended to ``body`` (or it restarted); its sha256 when whole."""
+    """One attempt: the body's bytes appended to ``body`` (or it restarted); its sha256 when
+    whole."""
     headers = {"Accept-Encoding": "identity", **body.resume_headers(bool(job.sha256))}
     with _request(session, job, headers, body) as response:
         _start(response, body, job.url)
@@ -306,8 +309,9 @@ def _request(
         response = session.get(job.url, stream=True, timeout=job.timeout, headers=headers)
     except requests.TooManyRedirects:
         raise DownloadError(
-            f"download of {job.url} was redirected more than {session.max_redirects} times (a redirect "
-            "loop); the URL is wrong or the server is misconfigured: fix 'sources' in config.yaml or use a mirror"
+            f"download of {job.url} was redirected more than {session.max_redirects} times (a "
+            "redirect loop); the URL is wrong or the server is misconfigured: fix 'sources' in "
+            "config.yaml or use a mirror"
         ) from None
     except (requests.exceptions.InvalidSchema, requests.exceptions.InvalidURL) as exc:
         raise DownloadError(
@@ -336,7 +340,8 @@ def _request(
 
 
 def retry_after(value: str | None) -> float | None:
-    """Seconds a ``Retry-After`` header asks to wait (delay-seconds or an HTTP date); None if absent."""
+    """Seconds a ``Retry-After`` header asks to wait (delay-seconds or an HTTP date); None if
+    absent."""
     if not value or not value.strip():
         return None
     value = value.strip()
@@ -400,7 +405,8 @@ def _progress_bar(total: int | None, label: str) -> tqdm:
 
 
 def _receive(response: requests.Response, body: _Body, job: _Job, bar: tqdm) -> None:
-    """Append the body as sent (no decoding) to ``body``; short is transient, slow past the deadline fails.
+    """Append the body as sent (no decoding) to ``body``; short is transient, slow past the deadline
+    fails.
 
     Only reading is the network's: a write that fails (a full disk) is an ``OSError`` of its own.
     A body without length or chunking ends where the server closes the connection: a reset or a
@@ -450,9 +456,9 @@ def copy_local(
 def _accept_remedy(pin_key: str | None, actual: str | int) -> str:
     where = f"set {pin_key} to {actual}" if pin_key else f"change the pin to {actual}"
     return (
-        "nothing was kept: the file changed upstream or was damaged in transit. If the new file is "
-        f"known to be right, accept it deliberately: {where} in config.yaml (or in a file given with "
-        "--configfile)"
+        "nothing was kept: the file changed upstream or was damaged in transit. If the new file "
+        f"is known to be right, accept it deliberately: {where} in config.yaml (or in a file given "
+        "with --configfile)"
     )
 
 
@@ -545,9 +551,10 @@ def undo_content_encoding(
                 written += len(chunk)
                 if written > max_bytes:
                     raise ArchiveError(
-                        f"{url}: its {encoding}-encoded body decodes to more than {max_bytes} bytes, "
-                        "which looks like a decompression bomb; nothing was kept. Check the source, or "
-                        "raise downloads.max_extracted_bytes in the config if the file is known to be right"
+                        f"{url}: its {encoding}-encoded body decodes to more than {max_bytes} "
+                        "bytes, which looks like a decompression bomb; nothing was kept. Check "
+                        "the source, or raise downloads.max_extracted_bytes in the config if the "
+                        "file is known to be right"
                     )
                 writer.write(chunk)
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
