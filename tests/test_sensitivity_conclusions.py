@@ -30,7 +30,10 @@ TESTS = [
     ("scaled GloVe at 0.193", ("word2vec_scaled", "all", 0.193), ("word2vec", "all", 1.0)),
     ("at GloVe's own scale", ("word2vec", "all", 1.0), ("word2vec", "single", 1.0)),
     ("at MiniLM's scale", ("word2vec_scaled", "all", 1.0), ("word2vec_scaled", "single", 1.0)),
+    ("dimension at a matched norm", ("miniLM", "all", 1.0), ("miniLM_pca50_norm", "all", 1.0)),
 ]
+# The basis: no difference detected over the unrotated and the five rotated GloVe cells.
+BASES = ["word2vec"] + [f"word2vec_rot{i}" for i in range(1, 6)]
 
 
 def r(vectors: str, label_set: str = "all", lr: float = 1.0, setup: str = "supersense"):
@@ -97,6 +100,28 @@ def test_the_signs_the_conclusions_name():
     assert (r("word2vec", "single") < 0).all() and (r("word2vec_scaled", "single") < 0).all()
 
 
+def test_the_stated_basis_test_recomputes_and_finds_no_difference():
+    """Kruskal–Wallis over the six bases' per-seed r: the stated p, above 0.05 (no difference
+    detected), and r positive in every seed of every basis, as the README says."""
+    p = float(stats.kruskal(*[r(v) for v in BASES]).pvalue)
+    assert stated(sensitivity_section(), "Kruskal–Wallis over the six cells") == pytest.approx(
+        p, abs=0.005
+    )
+    assert p > 0.05 and all((r(v) > 0).all() for v in BASES)
+
+
+def test_the_matched_norm_cells_are_at_the_norm_they_claim():
+    """The dimension contrast compares equal scales: MiniLM's and its rescaled PCA-50's RMS
+    centred norms agree, and differ from PCA-50 as PCA leaves it."""
+
+    def norm(vectors: str) -> float:
+        cell = (SEEDS["setup"] == "supersense") & (SEEDS["label_set"] == "all")
+        return float(SEEDS.loc[cell & (SEEDS["vectors"] == vectors), "rms_centred_norm"].mean())
+
+    assert norm("miniLM_pca50_norm") == pytest.approx(norm("miniLM"), rel=1e-3)
+    assert abs(norm("miniLM_pca50") - norm("miniLM")) > 0.1
+
+
 def test_r_has_the_sign_of_isoscores_net_change_in_every_seed():
     """A description of every committed seed (no test): r's sign is the sign of IsoScore's net
     change over the run."""
@@ -105,8 +130,8 @@ def test_r_has_the_sign_of_isoscores_net_change_in_every_seed():
 
 
 def test_no_conclusion_without_its_cells():
-    """The conclusions name no contrast the committed data lacks: the dimension cells, the
-    rotations and the MiniLM cells did not run in the committed grid."""
+    """The conclusions name no contrast the committed data lacks, and none the data do not
+    support (a dimension effect at an unmatched scale, a basis effect, 'two phases')."""
     text = sensitivity_section()
     ran = set(zip(SEEDS["vectors"], SEEDS["label_set"], SEEDS["lr_factor"]))
     for unsupported in (
