@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from toy_dataset import TOY_DATASET_MODULE
 
 from isotropy import readers
 from isotropy import sources as download
@@ -354,32 +355,12 @@ def test_dataset_inputs_fail_early_for_missing_mirror_task(config, mirror_root, 
         readers.dataset_inputs(config, "mnli")
 
 
-TOY_READER = """
-from isotropy.readers.registry import register_dataset
-from isotropy.readers.registry import raw_file, read_utf8_lines
-import pandas as pd
-
-
-@register_dataset(
-    "toy",
-    sources={"raw_dir": "toy_words"},
-    layouts={"raw_dir": "files"},
-    unit="word",
-    option_keys=("mark",),
-    description="word<TAB>label lines",
-)
-def read_toy(raw_dir, *, mark=""):
-    rows = [line.split("\\t") for line in read_utf8_lines(raw_file(raw_dir, "words.tsv"))]
-    return pd.DataFrame([(w + mark, lab) for w, lab in rows], columns=["text", "label"])
-"""
-
-
 @pytest.fixture
 def toy_reader_module(tmp_path, monkeypatch):
     """A new reader module ``toy.py`` placed in the isotropy.readers package (its search path)."""
     folder = tmp_path / "package"
     folder.mkdir()
-    (folder / "toy.py").write_text(TOY_READER)
+    (folder / "toy.py").write_text(TOY_DATASET_MODULE)
     monkeypatch.setattr(readers, "__path__", [*readers.__path__, str(folder)])
     yield "isotropy.readers.toy"
     readers.DATASETS.pop("toy", None)

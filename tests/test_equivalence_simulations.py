@@ -25,7 +25,12 @@ from isotropy.summaries import correlation_table
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.claims import NOT_SUPPORTED, SUPPORTED, check_claims, claims_markdown
-from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
+from isotropy.verdicts.comparison import (
+    PUBLISHED_COLUMNS,
+    compare,
+    comparison_markdown,
+    read_published,
+)
 from isotropy.verdicts.measurements import measure, measurement
 from isotropy.verdicts.standins import StandIns
 
@@ -352,28 +357,7 @@ def test_both_pages_state_their_error_control():
 
 def test_published_rows_without_declarations_get_documented_defaults(tmp_path):
     published = read_published()
-    header = ",".join(
-        c
-        for c in published.columns
-        if c
-        in (
-            "paper",
-            "source",
-            "study",
-            "quantity",
-            "setup",
-            "value",
-            "unit",
-            "precision",
-            "model",
-            "data",
-            "sample_size",
-            "convention",
-            "tolerance",
-            "why",
-            "availability",
-        )
-    )
+    header = ",".join(c for c in published.columns if c in PUBLISHED_COLUMNS)
     old = tmp_path / "old.csv"
     old.write_text(
         header + "\nX,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,w,\n",

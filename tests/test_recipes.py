@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from toy_dataset import TOY_DATASET_MODULE
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ROOT / "docs" / "extending.md"
@@ -92,31 +93,6 @@ def test_a_model_added_in_an_overlay_is_planned_and_estimated(tmp_path):
     )
     assert estimate.returncode == 0, estimate.stderr[-3000:]
     assert "no measured cost for toy embeddings of polarity" in estimate.stdout, estimate.stdout
-
-
-TOY_DATASET_MODULE = '''"""Toy words with their part of speech: data set ``toy``."""
-
-from __future__ import annotations
-
-import os
-
-import pandas as pd
-
-from isotropy.readers.registry import raw_file, read_utf8_lines, register_dataset
-
-
-@register_dataset(
-    "toy",
-    sources={"raw_dir": "toy_words"},
-    layouts={"raw_dir": "files"},
-    unit="word",
-    option_keys=("mark",),
-    description="word<TAB>label lines",
-)
-def read_toy(raw_dir: str | os.PathLike, *, mark: str = "") -> pd.DataFrame:
-    rows = [line.split("\\t") for line in read_utf8_lines(raw_file(raw_dir, "words.tsv"))]
-    return pd.DataFrame([(word + mark, label) for word, label in rows], columns=["text", "label"])
-'''
 
 
 def _git(repo: Path, *args: str) -> str:
