@@ -68,6 +68,16 @@ QUANTITIES: dict[str, tuple[str, ...]] = {
     "cls_finetune_load_cpu_seconds": ("model",),
     "cls_finetune_train_example_cpu_seconds": ("model", "dataset"),
     "cls_finetune_eval_example_cpu_seconds": ("model", "dataset"),
+    "geometry_load_cpu_seconds": ("model",),
+    "geometry_token_sentence_cpu_seconds": ("model", "dataset"),
+    "geometry_sentence_cpu_seconds": ("model",),
+    "geometry_cosine_cpu_seconds_per_layer_token": (),
+    "geometry_isotropy_cpu_seconds_per_layer_token": (),
+    "geometry_lid_cpu_seconds_per_layer_token": (),
+    "geometry_benchmark_tokens": (),
+    "geometry_tokens_per_sentence": ("dataset",),
+    "geometry_sts_cpu_seconds_per_sentence": (),
+    "geometry_classification_cpu_seconds_per_token_seed": (),
 }
 
 

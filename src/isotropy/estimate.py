@@ -505,14 +505,41 @@ def describe_rajaee(config: Mapping[str, Any], device: str, workdir: Path = Path
     scaled to this machine by the speed probe, with the load-based factor when it is busy."""
     from isotropy.istar import cls_cost
 
+    threads = config["rajaee_cls"]["resources"]["threads"]
+    return _scaled(cls_cost.describe, config, device, threads, workdir=workdir)
+
+
+def describe_geometry(
+    config: Mapping[str, Any], device: str, workdir: Path = Path(".")
+) -> list[str]:
+    """Target geometry_study: the lines of isotropy.geometry.cost, scaled as describe_rajaee."""
+    from isotropy.geometry import cost
+
+    final = targets.geometry_targets(dict(config))
+    return _scaled(cost.describe, config, device, JOB_THREADS, final_files=final, workdir=workdir)
+
+
+def describe_istar(config: Mapping[str, Any], device: str, workdir: Path = Path(".")) -> list[str]:
+    """Target istar_study: the lines of isotropy.istar.grid_cost, scaled as describe_rajaee."""
+    from isotropy.istar import grid_cost
+
+    threads = config["istar"]["resources"]["threads"]
+    return _scaled(grid_cost.describe, config, device, threads, workdir=workdir)
+
+
+def _scaled(
+    describer: Any, config: Mapping[str, Any], device: str, threads: int, **kwargs: Any
+) -> list[str]:
+    """A study's lines and total from ``describer`` at this machine's speed probe and cores,
+    with the speed line and, when the machine is busy, the load-based expectation."""
     probe = speed_probe()
     speed, cores = host_speed_factor(probe), available_cores() or 2
-    lines, total = cls_cost.describe(
-        config, device, speed=speed, cores=cores, job_overhead=JOB_OVERHEAD_SECONDS, workdir=workdir
+    lines, total = describer(
+        config, device, speed=speed, cores=cores, job_overhead=JOB_OVERHEAD_SECONDS, **kwargs
     )
     lines.append(speed_line(probe, speed))
     load = recent_load()
-    factor = busy_factor(load, cores, threads=config["rajaee_cls"]["resources"]["threads"])
+    factor = busy_factor(load, cores, threads=threads)
     if device == "cpu" and total and factor >= 1.25:
         lines.append(
             f"this machine is busy (load average {load:.1f} on {cores} cores): expect about "
@@ -560,13 +587,19 @@ def main(argv: list[str] | None = None) -> int:
         for line in describe_extensions(config, device_kind(config["device"])):
             print(line)
         return 0
-    if args.target == "rajaee_study" and "rajaee_cls" in config:
-        for line in describe_rajaee(config, device_kind(config["device"])):
+    studies = {
+        "rajaee_study": ("rajaee_cls", describe_rajaee),
+        "geometry_study": ("geometry", describe_geometry),
+        "istar_study": ("istar", describe_istar),
+    }
+    section, describer = studies.get(args.target, ("", None))
+    if describer is not None and section in config:
+        for line in describer(config, device_kind(config["device"])):
             print(line)
         return 0
     study = TARGET_STUDIES.get(args.target)
     if study is None or (study != "preview" and study not in config):
-        others = ["sensitivity_study", "extensions_study", "rajaee_study"]
+        others = ["sensitivity_study", "extensions_study", *studies]
         modelled = ", ".join([*TARGET_STUDIES, *others])
         print(
             f"{args.target}: no time estimate: the measured costs cover {modelled}; "

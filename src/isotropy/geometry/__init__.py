@@ -20,5 +20,6 @@ Their result tables are written and joined by :mod:`isotropy.geometry.tables`; t
 states both read come from :mod:`isotropy.embeddings.hidden_states`. This package's face names
 its modules and exports nothing: callers import from the module that holds a name.
 Everything is a plain function of arrays and tables, so tests exercise it without Snakemake;
-the scripts in ``scripts/geometry_*.py`` only read inputs and write outputs.
+the scripts in ``scripts/geometry_*.py`` only read inputs and write outputs. The study's time
+estimate (target geometry_study, plain Python) is :mod:`isotropy.geometry.cost`.
 """

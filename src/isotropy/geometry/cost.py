@@ -1,0 +1,168 @@
+"""The time estimate of target geometry_study (config ``geometry``), printed by ``python -m
+isotropy.estimate --target geometry_study`` before the run. Plain Python: no torch.
+
+Costs: process-CPU seconds on one thread of all-MiniLM-L6-v2 on the mirror's polarity sentences,
+measured with ``benchmarks/geometry_cost.py`` and kept in config/costs.csv (``geometry_*``, with
+the date, machine and load), normalised by the speed probe. Other models are not measured: a
+forward pass is scaled by :data:`MODEL_FACTOR` (a BERT-size model, 12 layers and 768-d, as 4x
+MiniLM per sentence, as isotropy.istar.cls_cost does), the per-layer statistics by the model's
+layers and width (:data:`MODEL_SHAPE`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from isotropy import costs, paths
+from isotropy.logs import duration
+
+# (transformer layers, width) of the configured models; hidden-state layers are layers + 1.
+MODEL_SHAPE = {
+    "miniLM": (6, 384),
+    "mpnet": (12, 768),
+    "bert": (12, 768),
+    "distilbert": (6, 768),
+    "gpt2": (12, 768),
+    "openai-gpt": (12, 768),
+}
+# Per-sentence forward cost over MiniLM's (measured): scaled, not measured.
+MODEL_FACTOR = {"miniLM": 1.0, "mpnet": 4.0, "bert": 4.0, "distilbert": 2.0}
+MODEL_FACTOR |= {"gpt2": 4.0, "openai-gpt": 4.0}
+MEASURED_MAX_LENGTH = 128
+# Lines of the corpora (the mirror's rt-polarity.pos; WikiText-2's training split, online).
+CORPUS_SENTENCES = {"polarity": 5331, "wikitext2": 23767}
+# Sentences of the STS splits (two per scored pair: an upper bound on the unique ones).
+STS_SENTENCES = {"stsb": 11498, "sickr": 9854, "sts12": 6216, "sts13": 3000}
+STS_SENTENCES |= {"sts14": 7500, "sts15": 6000, "sts16": 2372}
+# SST-2: 872 validation sentences beside the training subset (67,349 in all); tokens per
+# sentence 16.9 (48,564 MiniLM tokens of 2,872 sentences); max length as configured.
+SST2_VALIDATION, SST2_TRAIN, SST2_TOKENS = 872, 67349, 16.9
+
+
+def _q(name: str) -> float:
+    return costs.value(name)
+
+
+def _forward(model: str, per_sentence: float, sentences: float, length: float) -> float:
+    factor = MODEL_FACTOR[model] * min(length, 2 * MEASURED_MAX_LENGTH) / MEASURED_MAX_LENGTH
+    return costs.by_model("geometry_load_cpu_seconds")["miniLM"] + factor * per_sentence * sentences
+
+
+def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
+    """(label, output file, CPU-s on one thread or None: no measured cost) of every costed job
+    (a model, corpus or data set without a measured cost or a known size: None)."""
+    section = config["geometry"]
+    clusters, corpus = section["clusters"], section["clusters"]["corpus"]
+    name, length = corpus["name"], section["max_length"]
+    found: list[tuple[str, str, float | None]] = []
+    per_sentence = costs.by_model("geometry_token_sentence_cpu_seconds").get(
+        ("miniLM", "polarity"), 0.0
+    )
+    kept = costs.by_dataset("geometry_tokens_per_sentence").get("polarity", 0.0)
+    lines = corpus.get("max_sentences") or CORPUS_SENTENCES.get(name, 0)
+    for model in clusters["models"]:
+        known = model in MODEL_SHAPE and lines > 0 and per_sentence > 0 and kept > 0
+        label = f"token embeddings {model}/{name}"
+        seconds = _forward(model, per_sentence, lines, length) if known else None
+        found.append((label, paths.token_embeddings(model, name), seconds))
+        if not known:
+            continue
+        layers, dim = MODEL_SHAPE[model][0] + 1, MODEL_SHAPE[model][1]
+        tokens = min(clusters["max_tokens"] or lines * kept, lines * kept)
+        lid = min(tokens, clusters["lid_sample_size"] or tokens)
+        width = dim / 384
+        stats = {
+            "cosine_by_layer.csv": _q("geometry_cosine_cpu_seconds_per_layer_token") * width,
+            "isotropy_by_layer.csv": _q("geometry_isotropy_cpu_seconds_per_layer_token") * width**2,
+            "lid.csv": _q("geometry_lid_cpu_seconds_per_layer_token")
+            * width
+            * lid
+            / tokens
+            * lid
+            / _q("geometry_benchmark_tokens"),
+        }
+        for seed in section["seeds"]:
+            for artefact, cost in stats.items():
+                out = paths.geometry_run_file(artefact, model, name, seed)
+                found.append((f"{artefact} {model}/{seed}", out, layers * tokens * cost))
+    sts = section["sts"]
+    pooled = costs.by_model("geometry_sentence_cpu_seconds").get("miniLM", 0.0)
+    for model in sts["models"]:
+        for data in sts["datasets"]:
+            sentences = STS_SENTENCES.get(data, 0)
+            known = model in MODEL_SHAPE and sentences > 0 and pooled > 0
+            out = paths.sentence_embeddings(model, data)
+            seconds = _forward(model, pooled, sentences, length) if known else None
+            found.append((f"sentence embeddings {model}/{data}", out, seconds))
+            if known:
+                table = sentences * _q("geometry_sts_cpu_seconds_per_sentence")
+                table *= MODEL_SHAPE[model][1] / 384 * len(sts["methods"]) / 5
+                for seed in section["seeds"]:
+                    out = paths.geometry_run_file("sts.csv", model, data, seed)
+                    found.append((f"sts {model}/{data}/{seed}", out, table))
+    found += _classification_jobs(section.get("classification") or {}, pooled)
+    return found
+
+
+def _classification_jobs(section: Mapping[str, Any], pooled: float) -> list:
+    found = []
+    for model in section.get("models") or []:
+        task = section["task"]
+        sentences = min(SST2_TRAIN, section["train_subset"] or SST2_TRAIN) + SST2_VALIDATION
+        known = model in MODEL_SHAPE and pooled > 0
+        features = _forward(model, pooled, sentences, section["max_length"]) if known else None
+        out = paths.classification_features(model, task)
+        found.append((f"classification features {model}/{task}", out, features))
+        seeds, methods = len(section["seeds"]), section["methods"]
+        weight = seeds * (sum(m != "none" for m in methods) + 0.2 * ("none" in methods))
+        table = sentences * SST2_TOKENS * weight
+        table *= _q("geometry_classification_cpu_seconds_per_token_seed")
+        out = paths.classification_run_file(model=model, task=task)
+        found.append((f"classification {model}/{task}", out, table))
+    return found
+
+
+def describe(
+    config: Mapping[str, Any],
+    device: str,
+    *,
+    speed: float,
+    cores: int,
+    job_overhead: float,
+    final_files: list[str],
+    workdir: Path = Path("."),
+) -> tuple[list[str], float]:
+    """(lines, seconds left) for target geometry_study on this CPU: the costed jobs whose output
+    is absent, from the measured costs times ``speed``, on the rules' 2 threads, ``cores // 2``
+    jobs at a time, plus ``job_overhead`` per job and per small job while a final file
+    (``final_files``) is absent (the collecting, figure, static-vector and
+    token-frequency jobs: overhead only, not measured)."""
+    section = config["geometry"]
+    planned = jobs(config)
+    todo = [(label, c) for label, out, c in planned if not (workdir / out).is_file()]
+    unknown = [label for label, c in todo if c is None]
+    finals = [t for t in final_files if not (workdir / t).is_file()]
+    threads, parallel = 2, max(1, cores // 2)
+    work = speed * sum(c for _, c in todo if c is not None) / threads
+    small = 8 + 2 * len(section["clusters"]["models"]) if finals else 0
+    total = (work + (len(todo) + small) * job_overhead) / parallel
+    models = sorted(
+        {*section["clusters"]["models"], *section["sts"]["models"]}
+        | set((section.get("classification") or {}).get("models") or [])
+    )
+    lines = [
+        f"geometry_study: {len(planned)} costed jobs (token embeddings and per-layer cosine, "
+        f"LID and I(W) statistics, STS embeddings and tables, SST-2 features and tables) for "
+        f"{', '.join(models) or 'no models'}, device {device}",
+        f"{len(planned) - len(todo)} of {len(planned)} costed jobs done; time left: about "
+        f"{duration(total)} on this CPU for idle cores ({parallel} job(s) at a time, "
+        f"{threads} threads each; MiniLM costs measured with benchmarks/geometry_cost.py, other "
+        "models scaled by size: isotropy.geometry.cost)",
+    ]
+    if device == "cuda":
+        lines.append("on a GPU: no cost measured; the CPU estimate is an upper bound")
+    if unknown:
+        lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
+    return lines, total
