@@ -30,14 +30,13 @@ MODEL_SHAPE = {
 # Per-sentence forward cost over MiniLM's (measured): scaled, not measured.
 MODEL_FACTOR = {"miniLM": 1.0, "mpnet": 4.0, "bert": 4.0, "distilbert": 2.0}
 MODEL_FACTOR |= {"gpt2": 4.0, "openai-gpt": 4.0}
-MEASURED_MAX_LENGTH = 128
 # Lines of the corpora (the mirror's rt-polarity.pos; WikiText-2's training split, online).
 CORPUS_SENTENCES = {"polarity": 5331, "wikitext2": 23767}
 # Sentences of the STS splits (two per scored pair: an upper bound on the unique ones).
 STS_SENTENCES = {"stsb": 11498, "sickr": 9854, "sts12": 6216, "sts13": 3000}
 STS_SENTENCES |= {"sts14": 7500, "sts15": 6000, "sts16": 2372}
 # SST-2: 872 validation sentences beside the training subset (67,349 in all); tokens per
-# sentence 16.9 (48,564 MiniLM tokens of 2,872 sentences); max length as configured.
+# sentence 16.9 (48,564 MiniLM tokens of 2,872 sentences).
 SST2_VALIDATION, SST2_TRAIN, SST2_TOKENS = 872, 67349, 16.9
 
 
@@ -45,8 +44,11 @@ def _q(name: str) -> float:
     return costs.value(name)
 
 
-def _forward(model: str, per_sentence: float, sentences: float, length: float) -> float:
-    factor = MODEL_FACTOR[model] * min(length, 2 * MEASURED_MAX_LENGTH) / MEASURED_MAX_LENGTH
+def _forward(model: str, per_sentence: float, sentences: float) -> float:
+    """Load plus ``sentences`` forward passes. Batches pad to their longest sentence, so the
+    cost follows the sentences' own lengths (polarity, STS and SST-2 sentences: mostly under
+    64 tokens), not max length: no scaling by it."""
+    factor = MODEL_FACTOR[model]
     return costs.by_model("geometry_load_cpu_seconds")["miniLM"] + factor * per_sentence * sentences
 
 
@@ -55,7 +57,7 @@ def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
     (a model, corpus or data set without a measured cost or a known size: None)."""
     section = config["geometry"]
     clusters, corpus = section["clusters"], section["clusters"]["corpus"]
-    name, length = corpus["name"], section["max_length"]
+    name = corpus["name"]
     found: list[tuple[str, str, float | None]] = []
     per_sentence = costs.by_model("geometry_token_sentence_cpu_seconds").get(
         ("miniLM", "polarity"), 0.0
@@ -65,7 +67,10 @@ def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
     for model in clusters["models"]:
         known = model in MODEL_SHAPE and lines > 0 and per_sentence > 0 and kept > 0
         label = f"token embeddings {model}/{name}"
-        seconds = _forward(model, per_sentence, lines, length) if known else None
+        # extraction stops once max_tokens are kept: the sentences read to keep them (more
+        # where max_per_type turns tokens away than the measured rate says)
+        read = min(lines, (clusters["max_tokens"] or lines * kept) / kept) if known else 0
+        seconds = _forward(model, per_sentence, read) if known else None
         found.append((label, paths.token_embeddings(model, name), seconds))
         if not known:
             continue
@@ -94,7 +99,7 @@ def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
             sentences = STS_SENTENCES.get(data, 0)
             known = model in MODEL_SHAPE and sentences > 0 and pooled > 0
             out = paths.sentence_embeddings(model, data)
-            seconds = _forward(model, pooled, sentences, length) if known else None
+            seconds = _forward(model, pooled, sentences) if known else None
             found.append((f"sentence embeddings {model}/{data}", out, seconds))
             if known:
                 table = sentences * _q("geometry_sts_cpu_seconds_per_sentence")
@@ -112,7 +117,7 @@ def _classification_jobs(section: Mapping[str, Any], pooled: float) -> list:
         task = section["task"]
         sentences = min(SST2_TRAIN, section["train_subset"] or SST2_TRAIN) + SST2_VALIDATION
         known = model in MODEL_SHAPE and pooled > 0
-        features = _forward(model, pooled, sentences, section["max_length"]) if known else None
+        features = _forward(model, pooled, sentences) if known else None
         out = paths.classification_features(model, task)
         found.append((f"classification features {model}/{task}", out, features))
         seeds, methods = len(section["seeds"]), section["methods"]
