@@ -81,6 +81,23 @@ QUANTITIES: dict[str, tuple[str, ...]] = {
 }
 
 
+# A model's forward-and-backward cost per example over MiniLM's (6 layers, 384-d, the model the
+# fine-tuning and geometry costs were measured with): 12-layer 768-d models 4x (2x the layers,
+# about 2x the width's cost at these lengths; ALBERT shares its weights, not its compute),
+# 6-layer 768-d DistilBERT 2x. Scaled, not measured: every estimate that reads it says so.
+MODEL_SIZE_FACTOR = {
+    "miniLM": 1.0,
+    "mpnet": 4.0,
+    "bert": 4.0,
+    "bert-cased": 4.0,
+    "albert": 4.0,
+    "gpt2": 4.0,
+    "openai-gpt": 4.0,
+    "distilbert": 2.0,
+    "distilbert-cased": 2.0,
+}
+
+
 @dataclass(frozen=True)
 class Cost:
     """One measured number of ``config/costs.csv`` with what measured it."""
@@ -135,6 +152,17 @@ def _cost(row: Mapping[str, str], where: str) -> Cost:
             raise ValueError(f"{where}: no {column}: say what measured {quantity}")
     text = {column: row[column] for column in COLUMNS if column != "value"}
     return Cost(value=value, **text)
+
+
+def caveats(device: str, unknown: list[str]) -> list[str]:
+    """The lines a study's estimate ends with: on a GPU its CPU costs are an upper bound, and the
+    jobs without a measured cost (``unknown``) are left out of the total."""
+    lines = []
+    if device == "cuda":
+        lines.append("on a GPU: no cost measured; the CPU estimate is an upper bound")
+    if unknown:
+        lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
+    return lines
 
 
 @functools.cache

@@ -27,9 +27,8 @@ MODEL_SHAPE = {
     "gpt2": (12, 768),
     "openai-gpt": (12, 768),
 }
-# Per-sentence forward cost over MiniLM's (measured): scaled, not measured.
-MODEL_FACTOR = {"miniLM": 1.0, "mpnet": 4.0, "bert": 4.0, "distilbert": 2.0}
-MODEL_FACTOR |= {"gpt2": 4.0, "openai-gpt": 4.0}
+# Per-sentence forward cost over MiniLM's (measured), scaled by size: not measured.
+MODEL_FACTOR = costs.MODEL_SIZE_FACTOR
 # Lines of the corpora (the mirror's rt-polarity.pos; WikiText-2's training split, online).
 CORPUS_SENTENCES = {"polarity": 5331, "wikitext2": 23767}
 # Sentences of the STS splits (two per scored pair: an upper bound on the unique ones).
@@ -166,8 +165,5 @@ def describe(
         f"{threads} threads each; MiniLM costs measured with benchmarks/geometry_cost.py, other "
         "models scaled by size: isotropy.geometry.cost)",
     ]
-    if device == "cuda":
-        lines.append("on a GPU: no cost measured; the CPU estimate is an upper bound")
-    if unknown:
-        lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
+    lines += costs.caveats(device, unknown)
     return lines, total

@@ -40,27 +40,39 @@ TOKENS_PER_EXAMPLE = 66.0
 # Rows of the tasks' splits in the offline mirror (validation: the dev split the runs score).
 # WiC (online only): SuperGLUE's 5,428 training and 638 validation pairs, shorter than RTE's.
 TASK_ROWS = {"rte": (2490, 277), "wic": (5428, 638)}
-# MiniLM measured; a BERT-size model (12 layers, 768-d) is taken as 4x MiniLM per example (2x
-# the layers, about 2x the width's cost at these lengths): not measured.
-MODEL_FACTOR = {"miniLM": 1.0, "mpnet": 4.0, "bert": 4.0}
+# MiniLM measured; other models scaled by size (costs.MODEL_SIZE_FACTOR): not measured.
+MODEL_FACTOR = costs.MODEL_SIZE_FACTOR
 
 
-def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | None:
-    """CPU-s of one run on one thread (None: the task's size or the model's cost is unknown)."""
-    if task not in TASK_ROWS or model not in MODEL_FACTOR:
+def finetune_seconds(
+    training: Mapping[str, Any], rows: tuple[int, int], model: str
+) -> float | None:
+    """CPU-s of one fine-tuning run on one thread from the measured MiniLM costs, scaled by model
+    size and max length (None: the model's size factor is unknown); ``rows``: the task's
+    (training, validation) rows. Shared by the CLS study and the I-STAR grid."""
+    if model not in MODEL_FACTOR:
         return None
-    training = section["training"]
-    train_rows, eval_rows = TASK_ROWS[task]
+    train_rows, eval_rows = rows
     train = min(train_rows, training["train_subset"] or train_rows)
     evaluated = min(eval_rows, training["eval_subset"] or eval_rows)
+    examples = training["epochs"] * train
+    if training.get("max_steps"):
+        examples = min(examples, training["max_steps"] * training["batch_size"])
     # the evaluation's Σ_S: forward passes over training examples until the sample is full
     reference = min(train, training["reference_sample_size"] / TOKENS_PER_EXAMPLE)
     length = min(training["max_length"], 2 * MEASURED_MAX_LENGTH) / MEASURED_MAX_LENGTH
-    per_example = MODEL_FACTOR[model] * length
     seconds = measured_seconds()
-    work = training["epochs"] * train * seconds["train_example"]
-    work += (evaluated + reference) * seconds["eval_example"]
-    return seconds["load"] + GEOMETRY_CPU_SECONDS + per_example * work
+    work = examples * seconds["train_example"] + (evaluated + reference) * seconds["eval_example"]
+    return seconds["load"] + MODEL_FACTOR[model] * length * work
+
+
+def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | None:
+    """CPU-s of one CLS run on one thread (None: the task's size or the model's cost is unknown):
+    the fine-tuning and its per-layer CLS geometry."""
+    if task not in TASK_ROWS:
+        return None
+    seconds = finetune_seconds(section["training"], TASK_ROWS[task], model)
+    return None if seconds is None else seconds + GEOMETRY_CPU_SECONDS
 
 
 def describe(
@@ -88,11 +100,11 @@ def describe(
     ]
     done = [(workdir / paths.rajaee_cls_run_file("metrics.json", *r)).is_file() for r in runs]
     todo = [r for r, made in zip(runs, done, strict=True) if not made]
-    costs = [run_seconds(section, m, t) for m, t, _, _ in todo]
-    pairs = zip(todo, costs, strict=True)
+    run_costs = [run_seconds(section, m, t) for m, t, _, _ in todo]
+    pairs = zip(todo, run_costs, strict=True)
     unknown = sorted({f"{m}/{t}" for (m, t, _, _), c in pairs if c is None})
     parallel = max(1, cores // threads)
-    work = speed * sum(c for c in costs if c is not None) / threads
+    work = speed * sum(c for c in run_costs if c is not None) / threads
     total = (work + (len(todo) + 2) * job_overhead) / parallel
     lines = [
         f"rajaee_study: {len(runs)} fine-tuning runs ({len(section['models'])} models x "
@@ -105,8 +117,5 @@ def describe(
         f"{threads} thread{'s' if threads > 1 else ''} each; costs measured with "
         "benchmarks/rajaee_cls_cost.py, isotropy.istar.cls_cost)",
     ]
-    if device == "cuda":
-        lines.append("on a GPU: no cost measured; the CPU estimate is an upper bound")
-    if unknown:
-        lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
+    lines += costs.caveats(device, unknown)
     return lines, total

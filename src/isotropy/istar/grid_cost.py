@@ -15,15 +15,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from isotropy import paths
+from isotropy import costs, paths
 from isotropy.istar import cls_cost
 from isotropy.istar import study as istar_study
 from isotropy.logs import duration
 
-# Per-example cost over MiniLM's (6 layers, 384-d): 12-layer 768-d models 4x (ALBERT shares
-# its weights, not its compute), 6-layer 768-d DistilBERT 2x. Scaled, not measured.
-MODEL_FACTOR = {"miniLM": 1.0, "mpnet": 4.0, "bert-cased": 4.0, "bert": 4.0, "albert": 4.0}
-MODEL_FACTOR |= {"distilbert-cased": 2.0, "distilbert": 2.0}
+# Per-example cost over MiniLM's, scaled by size (costs.MODEL_SIZE_FACTOR): not measured.
+MODEL_FACTOR = costs.MODEL_SIZE_FACTOR
 # (training, validation) rows of the tasks (GLUE, SST-5, SQuAD v1.1's published sizes).
 TASK_ROWS = {
     "sst2": (67349, 872),
@@ -41,21 +39,9 @@ TASK_ROWS = {
 
 def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | None:
     """CPU-s of one run on one thread (None: the task's size or the model's cost is unknown)."""
-    if task not in TASK_ROWS or model not in MODEL_FACTOR:
+    if task not in TASK_ROWS:
         return None
-    training = section["training"]
-    train_rows, eval_rows = TASK_ROWS[task]
-    train = min(train_rows, training["train_subset"] or train_rows)
-    evaluated = min(eval_rows, training["eval_subset"] or eval_rows)
-    examples = training["epochs"] * train
-    if training.get("max_steps"):
-        examples = min(examples, training["max_steps"] * training["batch_size"])
-    reference = min(train, training["reference_sample_size"] / cls_cost.TOKENS_PER_EXAMPLE)
-    length = min(training["max_length"], 2 * cls_cost.MEASURED_MAX_LENGTH)
-    factor = MODEL_FACTOR[model] * length / cls_cost.MEASURED_MAX_LENGTH
-    seconds = cls_cost.measured_seconds()
-    work = examples * seconds["train_example"] + (evaluated + reference) * seconds["eval_example"]
-    return seconds["load"] + factor * work
+    return cls_cost.finetune_seconds(section["training"], TASK_ROWS[task], model)
 
 
 def describe(
@@ -78,10 +64,10 @@ def describe(
         for r in runs
         if not (workdir / paths.istar_run_file("metrics.json", *(r[k] for k in keys))).is_file()
     ]
-    costs = [run_seconds(section, r["model"], r["task"]) for r in todo]
-    unknown = sorted({f"{r['model']}/{r['task']}" for r, c in zip(todo, costs) if c is None})
+    run_costs = [run_seconds(section, r["model"], r["task"]) for r in todo]
+    unknown = sorted({f"{r['model']}/{r['task']}" for r, c in zip(todo, run_costs) if c is None})
     parallel = max(1, cores // threads)
-    work = speed * sum(c for c in costs if c is not None) / threads
+    work = speed * sum(c for c in run_costs if c is not None) / threads
     total = (work + (len(todo) + 4) * job_overhead) / parallel
     models = istar_study.run_models(dict(section))
     lines = [
@@ -102,6 +88,5 @@ def describe(
         )
     if "istar" not in (config.get("studies") or ["istar"]):
         lines.append("istar is not among this configuration's studies: rule all leaves it out")
-    if unknown:
-        lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
+    lines += costs.caveats(device, unknown)
     return lines, total
