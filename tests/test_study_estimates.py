@@ -59,7 +59,7 @@ def test_a_done_job_is_counted_out(tmp_path):
 def test_a_model_without_a_cost_is_named(monkeypatch):
     config = load_config(TINY)
     monkeypatch.delitem(geometry_cost.MODEL_SHAPE, "miniLM")
-    monkeypatch.delitem(grid_cost.MODEL_FACTOR, "miniLM")
+    monkeypatch.delitem(costs.MODEL_SIZE_FACTOR, "miniLM")
     kwargs = {"speed": 1.0, "cores": 2, "job_overhead": 0.0}
     lines, _ = geometry_cost.describe(config, "cpu", final_files=[], **kwargs)
     assert lines[-1].startswith("no measured cost for token embeddings miniLM/polarity")

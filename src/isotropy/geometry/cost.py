@@ -4,9 +4,9 @@ isotropy.estimate --target geometry_study`` before the run. Plain Python: no tor
 Costs: process-CPU seconds on one thread of all-MiniLM-L6-v2 on the mirror's polarity sentences,
 measured with ``benchmarks/geometry_cost.py`` and kept in config/costs.csv (``geometry_*``, with
 the date, machine and load), normalised by the speed probe. Other models are not measured: a
-forward pass is scaled by :data:`MODEL_FACTOR` (a BERT-size model, 12 layers and 768-d, as 4x
-MiniLM per sentence, as isotropy.istar.cls_cost does), the per-layer statistics by the model's
-layers and width (:data:`MODEL_SHAPE`).
+forward pass is scaled by :data:`isotropy.costs.MODEL_SIZE_FACTOR` (a BERT-size model, 12
+layers and 768-d, as 4x MiniLM per sentence, as isotropy.istar.cls_cost does), the per-layer
+statistics by the model's layers and width (:data:`MODEL_SHAPE`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,6 @@ MODEL_SHAPE = {
     "gpt2": (12, 768),
     "openai-gpt": (12, 768),
 }
-# Per-sentence forward cost over MiniLM's (measured), scaled by size: not measured.
-MODEL_FACTOR = costs.MODEL_SIZE_FACTOR
 # Lines of the corpora (the mirror's rt-polarity.pos; WikiText-2's training split, online).
 CORPUS_SENTENCES = {"polarity": 5331, "wikitext2": 23767}
 # Sentences of the STS splits (two per scored pair: an upper bound on the unique ones).
@@ -47,7 +45,7 @@ def _forward(model: str, per_sentence: float, sentences: float) -> float:
     """Load plus ``sentences`` forward passes. Batches pad to their longest sentence, so the
     cost follows the sentences' own lengths (polarity, STS and SST-2 sentences: mostly under
     64 tokens), not max length: no scaling by it."""
-    factor = MODEL_FACTOR[model]
+    factor = costs.MODEL_SIZE_FACTOR[model]
     return costs.by_model("geometry_load_cpu_seconds")["miniLM"] + factor * per_sentence * sentences
 
 

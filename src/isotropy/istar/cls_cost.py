@@ -40,8 +40,6 @@ TOKENS_PER_EXAMPLE = 66.0
 # Rows of the tasks' splits in the offline mirror (validation: the dev split the runs score).
 # WiC (online only): SuperGLUE's 5,428 training and 638 validation pairs, shorter than RTE's.
 TASK_ROWS = {"rte": (2490, 277), "wic": (5428, 638)}
-# MiniLM measured; other models scaled by size (costs.MODEL_SIZE_FACTOR): not measured.
-MODEL_FACTOR = costs.MODEL_SIZE_FACTOR
 
 
 def finetune_seconds(
@@ -50,7 +48,7 @@ def finetune_seconds(
     """CPU-s of one fine-tuning run on one thread from the measured MiniLM costs, scaled by model
     size and max length (None: the model's size factor is unknown); ``rows``: the task's
     (training, validation) rows. Shared by the CLS study and the I-STAR grid."""
-    if model not in MODEL_FACTOR:
+    if model not in costs.MODEL_SIZE_FACTOR:
         return None
     train_rows, eval_rows = rows
     train = min(train_rows, training["train_subset"] or train_rows)
@@ -63,7 +61,7 @@ def finetune_seconds(
     length = min(training["max_length"], 2 * MEASURED_MAX_LENGTH) / MEASURED_MAX_LENGTH
     seconds = measured_seconds()
     work = examples * seconds["train_example"] + (evaluated + reference) * seconds["eval_example"]
-    return seconds["load"] + MODEL_FACTOR[model] * length * work
+    return seconds["load"] + costs.MODEL_SIZE_FACTOR[model] * length * work
 
 
 def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | None:

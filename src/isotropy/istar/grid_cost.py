@@ -4,9 +4,10 @@ finetune), printed by ``python -m isotropy.estimate --target istar_study``. Plai
 A reuse, not a measurement of this grid: the Rajaee CLS fine-tuning costs (config/costs.csv,
 ``cls_finetune_*``: MiniLM on the mirror's RTE at max length 128, one thread, measured with
 benchmarks/rajaee_cls_cost.py), per training example and epoch and per evaluated example,
-scaled by model size (:data:`MODEL_FACTOR`; only MiniLM is measured, the others are scaled: BERT,
-ALBERT and DistilBERT have no offline copy) and by max length over 128. The I-STAR and CosReg
-penalties' own cost is not measured (the CLS study's cluster step per batch was within noise).
+scaled by model size (:data:`isotropy.costs.MODEL_SIZE_FACTOR`; only MiniLM is measured, the
+others are scaled: BERT, ALBERT and DistilBERT have no offline copy) and by max length over
+128. The I-STAR and CosReg penalties' own cost is not measured (the CLS study's cluster step per
+batch was within noise).
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from isotropy.istar import cls_cost
 from isotropy.istar import study as istar_study
 from isotropy.logs import duration
 
-# Per-example cost over MiniLM's, scaled by size (costs.MODEL_SIZE_FACTOR): not measured.
-MODEL_FACTOR = costs.MODEL_SIZE_FACTOR
 # (training, validation) rows of the tasks (GLUE, SST-5, SQuAD v1.1's published sizes).
 TASK_ROWS = {
     "sst2": (67349, 872),
