@@ -87,9 +87,5 @@ def tiny_run(tmp_path_factory):
 @pytest.fixture
 def server():
     """A scriptable HTTP server on 127.0.0.1 (tests/local_server.py), stopped after the test."""
-    srv = Server()
-    srv.thread.start()
-    yield srv
-    srv.httpd.shutdown()
-    srv.httpd.server_close()
-    srv.thread.join(timeout=5)
+    with Server() as srv:
+        yield srv

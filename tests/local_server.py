@@ -1,14 +1,51 @@
-"""A scriptable local HTTP server for the download tests (tests/test_download.py,
+"""Local HTTP servers for the download and hub tests: :class:`LocalServer`, the one way they
+start and stop, and :class:`Server`, a scriptable file server (tests/test_download.py,
 tests/test_source_lock.py); the ``server`` fixture in tests/conftest.py starts one per test."""
 
 from __future__ import annotations
 
+import functools
 import gzip
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
 
 
-class Server:
+class LocalServer:
+    """A threading HTTP server on a free port of 127.0.0.1 answering with ``handler``; used as
+    a context manager, it serves from a daemon thread inside the block and is shut down, its
+    socket closed and its thread joined on the way out."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        # serve_forever checks for shutdown every poll_interval (0.5 s by default): a short
+        # one keeps each test's teardown from waiting half a second.
+        serve = functools.partial(self.httpd.serve_forever, poll_interval=0.02)
+        self.thread = threading.Thread(target=serve, daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def url(self, path: str) -> str:
+        return self.endpoint + path
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)
+
+
+class Server(LocalServer):
     """Serves ``files`` (path → bytes); ``script`` (path → list of actions) overrides the next
     requests.
 
@@ -64,8 +101,4 @@ class Server:
             def log_message(self, *args) -> None:  # keep test output quiet
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
+        super().__init__(Handler)

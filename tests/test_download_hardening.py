@@ -17,11 +17,12 @@ import time
 import zipfile
 import zlib
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 import yaml
+from local_server import LocalServer
 
 from isotropy import sources
 from isotropy.io import DiskFullError
@@ -37,7 +38,7 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-class Routes:
+class Routes(LocalServer):
     """A local HTTP/1.1 server whose answers are functions ``(handler, request number) -> None``."""
 
     def __init__(self) -> None:
@@ -62,11 +63,7 @@ class Routes:
             def log_message(self, *args) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
+        super().__init__(Handler)
 
 
 @pytest.fixture(autouse=True)
@@ -77,11 +74,8 @@ def online(monkeypatch):
 
 @pytest.fixture
 def http():
-    server = Routes()
-    server.thread.start()
-    yield server
-    server.httpd.shutdown()
-    server.httpd.server_close()
+    with Routes() as server:
+        yield server
 
 
 def reply(handler, status: int, body: bytes, **headers: str) -> None:

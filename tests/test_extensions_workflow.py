@@ -113,3 +113,22 @@ def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path, monke
     assert done_line({"run": run, "device": config["device"]}).startswith("1 of 16 runs")
     other = {**run, "items": 999}  # made for another item sample: still to do
     assert done_line({"run": other, "device": config["device"]}).startswith("0 of 16 runs")
+
+
+def test_captions_state_only_what_the_configuration_runs():
+    import copy
+
+    from isotropy.extensions import design
+    from isotropy.workflow import config as workflow_config
+
+    full = workflow_config.load_config([str(ROOT / "config.yaml")])
+    line = design.settings_line(full)
+    assert "deep heads of 1, 2, 3 hidden tanh layer(s)" in line
+    assert "Held out (polarity): MiniLM fine-tuned on 1000 training" in line
+    part = copy.deepcopy(full)
+    part["extensions"]["depths"] = [1]
+    part["extensions"]["heldout"]["setups"] = []
+    line = design.settings_line(part)
+    assert "deep heads of 1 hidden" in line and "2, 3" not in line
+    assert "Held out: no fine-tuning runs in this configuration" in line
+    assert "fine-tuned on" not in line

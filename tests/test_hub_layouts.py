@@ -10,14 +10,14 @@ import os
 import re
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pandas as pd
 import pytest
 import yaml
+from local_server import LocalServer
 
 from isotropy import sources
 from isotropy.readers.corpus import read_corpus, read_corpus_text
@@ -169,7 +169,7 @@ def test_sickr_is_not_read_from_the_hub(config):
 # revision is resolved by huggingface_hub and datasets as against the hub itself.
 
 
-class RecordedHub:
+class RecordedHub(LocalServer):
     """The hub API calls ``datasets.load_dataset`` makes, answered on 127.0.0.1 from the
     recorded layouts, for each repository's pinned commit only: another revision is unknown
     (404), as on the hub. The answers carry the fields huggingface_hub reads (``sha``,
@@ -200,12 +200,7 @@ class RecordedHub:
             def log_message(self, *args) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        super().__init__(Handler)
 
     def route(self, url) -> tuple[int, bytes, dict[str, str]]:
         api = re.match(r"^/api/datasets/([^/]+/[^/]+)/(revision|tree)/([^/]+)/?(.*)$", url.path)
@@ -257,11 +252,8 @@ def recorded_hub(config):
     pins = {
         s["hub"]["path"]: s["hub"]["revision"] for s in config["sources"].values() if s.get("hub")
     }
-    hub = RecordedHub(pins)
-    hub.thread.start()
-    yield hub
-    hub.httpd.shutdown()
-    hub.httpd.server_close()
+    with RecordedHub(pins) as hub:
+        yield hub
 
 
 # Fetches sources in a fresh interpreter, where HF_ENDPOINT is read at import as on a

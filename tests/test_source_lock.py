@@ -12,13 +12,13 @@ import io
 import multiprocessing
 import os
 import subprocess
-import threading
 import zipfile
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 import yaml
+from local_server import LocalServer
 from test_download import FAST, sha, tar_gz
 
 from isotropy import sources
@@ -391,7 +391,7 @@ def test_wordnet_is_checked_against_the_publishers_md5(server, tmp_path, config)
         sources.fetch_source("wordnet", params, tmp_path / "raw", **FAST)
 
 
-class Hub:
+class Hub(LocalServer):
     """A stand-in for the hub's ``HEAD /<repo>/resolve/<revision>/<file>``: the headers the real
     hub sends for an LFS file (its sha256 as ETag, the commit, the size)."""
 
@@ -414,9 +414,7 @@ class Hub:
             def log_message(self, *args) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.endpoint = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        super().__init__(Handler)
 
 
 def word2vec_zip(model: bytes) -> bytes:
@@ -434,17 +432,14 @@ def test_word2vec_is_compared_with_the_hub_copy(
     from huggingface_hub import constants
 
     model = b"2 1\na 1\nb 2\n"
-    hub = Hub({"/Word2vec/nlpl_222/resolve/main/model.bin": hub_model})
-    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     server.files["/222.zip"] = word2vec_zip(model)
     source = {**config["sources"]["word2vec"], "url": server.url("/222.zip")}
     params = sources.source_params({"sources": {"word2vec": source}, "mirror": None}, "word2vec")
-    try:
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    with Hub({"/Word2vec/nlpl_222/resolve/main/model.bin": hub_model}) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
         manifest = sources.fetch_source("word2vec", params, tmp_path / "raw", **FAST)
-    finally:
-        hub.httpd.shutdown()
     (check,) = manifest["cross_copy"]
     assert hub.heads == ["/Word2vec/nlpl_222/resolve/main/model.bin"]
     assert check["result"] == result and check["sha256"] == sha(model)

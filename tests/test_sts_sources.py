@@ -4,13 +4,13 @@ and their planning with and without a mirror."""
 from __future__ import annotations
 
 import functools
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
+from local_server import LocalServer
 from tiny_workflow import write_mirror_manifest
 
 from isotropy import sources
@@ -41,11 +41,8 @@ def http_folder(tmp_path):
     root.mkdir()
     handler = functools.partial(SimpleHTTPRequestHandler, directory=str(root))
     handler.log_message = lambda *args: None  # type: ignore[attr-defined]
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield root, f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with LocalServer(handler) as server:
+        yield root, server.endpoint
 
 
 @pytest.fixture(scope="module")

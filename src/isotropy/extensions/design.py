@@ -69,25 +69,45 @@ def sample_items(table: pd.DataFrame, size: int | None, seed: int) -> pd.DataFra
 
 
 def settings_line(config: Mapping[str, Any]) -> str:
-    """The settings every table and figure of the study states ('' without the section)."""
+    """The settings every table and figure of the study states ('' without the section): only
+    what this configuration runs, so an overlay that drops the deep heads or the held-out
+    fine-tuning is not captioned with them."""
     if SECTION not in config:
         return ""
     s = config[SECTION]
     sample = f"a seeded sample of {s['items']} items per setup" if s["items"] else "every item"
     metric_sample = s["metric_sample_size"]
     on = "" if metric_sample is None else f" on {metric_sample} sampled items"
-    held = s["heldout"]
+    depths = ", ".join(str(d) for d in s["depths"])
+    deep = (
+        f"deep heads of {depths} hidden {s['activation']} layer(s), "
+        f"width {s['width'] or 'of the representation'}; "
+        if s["depths"]
+        else "no deep heads; "
+    )
+    triplet = (
+        f"triplet margin {s['triplet']['margin']}; "
+        if s["triplet"]["enabled"]
+        else "no triplet runs; "
+    )
     return (
-        f"{sample} (seed {s['item_seed']}); full-batch Adam lr {s['learning_rate']}, "
-        f"{s['updates']} updates, metrics every {s['metric_stride']} updates"
-        f"{on}; "
-        f"hidden layers {s['activation']}, width {s['width'] or 'of the representation'}; "
-        f"triplet margin {s['triplet']['margin']}; {len(s['seeds'])} seeds. Held out: MiniLM "
-        f"fine-tuned on {held['train_size']} training and scored on {held['heldout_size']} "
-        f"held-out sentences, lr {held['learning_rate']} (head {held['head_learning_rate']}), "
-        f"batch {held['batch_size']}, "
-        f"max length {held['max_length']}, until held-out accuracy gains less than "
-        f"{held['tolerance']} for {held['patience']} epoch(s) (at most {held['max_epochs']})"
+        f"setups {', '.join(s['setups'])}; {sample} (seed {s['item_seed']}); full-batch Adam "
+        f"lr {s['learning_rate']}, {s['updates']} updates, metrics every {s['metric_stride']} "
+        f"updates{on}; {deep}{triplet}{len(s['seeds'])} seeds. {heldout_settings(s['heldout'])}"
+    )
+
+
+def heldout_settings(held: Mapping[str, Any]) -> str:
+    """The held-out fine-tuning's settings, or that this configuration runs none."""
+    if not held["setups"]:
+        return "Held out: no fine-tuning runs in this configuration"
+    return (
+        f"Held out ({', '.join(held['setups'])}): MiniLM fine-tuned on {held['train_size']} "
+        f"training and scored on {held['heldout_size']} held-out sentences, "
+        f"lr {held['learning_rate']} (head {held['head_learning_rate']}), "
+        f"batch {held['batch_size']}, max length {held['max_length']}, until held-out accuracy "
+        f"gains less than {held['tolerance']} for {held['patience']} epoch(s) "
+        f"(at most {held['max_epochs']})"
     )
 
 
