@@ -165,6 +165,16 @@ def caveats(device: str, unknown: list[str]) -> list[str]:
     return lines
 
 
+def job_share(
+    cpu_seconds: float, *, threads: int, speed: float, cores: int, job_overhead: float
+) -> float:
+    """Wall seconds one job adds to its study's total on ``cores`` idle cores: its one-thread
+    CPU cost times ``speed`` spread over its ``threads``, plus its start-up, with
+    ``cores // threads`` such jobs side by side. A study's estimate sums these; the run's
+    progress lines weigh its jobs by them (isotropy.estimate.job_seconds)."""
+    return (speed * cpu_seconds / threads + job_overhead) / max(1, cores // threads)
+
+
 @functools.cache
 def measured_costs() -> tuple[Cost, ...]:
     """The project's costs table (read once)."""

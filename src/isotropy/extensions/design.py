@@ -13,6 +13,8 @@ from typing import Any
 
 import pandas as pd
 
+from isotropy import costs
+
 SECTION = "extensions"
 QUESTIONS = ("criteria", "deep", "triplet", "heldout")
 
@@ -139,3 +141,36 @@ def heldout_seconds(config: Mapping[str, Any]) -> float:
     scored = held["heldout_size"] + held["train_size"]  # both are scored after every epoch
     score = (epochs + 1) * scored * HELDOUT_COST["scored_sentence"]
     return RUN_STARTUP_SECONDS + train + score
+
+
+def optimize_job_seconds(
+    config: Mapping[str, Any],
+    wildcards: Mapping[str, Any],
+    *,
+    speed: float,
+    cores: int,
+    job_overhead: float = 0.0,
+) -> float | None:
+    """Wall seconds one run (rule extensions_optimize; wildcards dataset, head, seed) adds to
+    the study's total: one thread, ``cores`` runs side by side, its start-up in
+    :func:`run_seconds` (``job_overhead`` unused; None: no measured cost)."""
+    seconds = run_seconds(config, wildcards["dataset"], wildcards["head"])
+    return None if seconds is None else speed * seconds / cores
+
+
+def heldout_job_seconds(
+    config: Mapping[str, Any],
+    wildcards: Mapping[str, Any],
+    *,
+    speed: float,
+    cores: int,
+    job_overhead: float = 0.0,
+) -> float:
+    """Wall seconds one fine-tuning run (rule extensions_heldout) adds to the study's total: one
+    at a time on the rule's 2 threads, which keep ``job_cores_used`` cores busy
+    (config/costs.csv); its start-up in :func:`heldout_seconds`."""
+    return speed * heldout_seconds(config) / costs.value("job_cores_used")
+
+
+# rule -> the wall seconds one of its jobs adds (isotropy.estimate.JOB_COSTS).
+JOB_COSTS = {"extensions_optimize": optimize_job_seconds, "extensions_heldout": heldout_job_seconds}
