@@ -78,6 +78,12 @@ QUANTITIES: dict[str, tuple[str, ...]] = {
     "geometry_tokens_per_sentence": ("dataset",),
     "geometry_sts_cpu_seconds_per_sentence": (),
     "geometry_classification_cpu_seconds_per_token_seed": (),
+    # the extension study's runs: model is the head (linear, deep<k>, triplet)
+    "extensions_update_cpu_seconds": ("model", "dataset"),
+    "extensions_evaluation_cpu_seconds": ("model", "dataset"),
+    "extensions_benchmark_items": (),
+    "extensions_heldout_train_cpu_seconds": (),
+    "extensions_heldout_score_cpu_seconds": (),
 }
 
 

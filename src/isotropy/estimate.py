@@ -444,8 +444,8 @@ def describe_extensions(
     config: Mapping[str, Any], device: str, workdir: Path = Path(".")
 ) -> list[str]:
     """What the extension study will run and how long what is left will take on this CPU: its
-    one-thread runs and 2-thread fine-tuning runs from their measured CPU costs
-    (isotropy.extensions.design.RUN_COST, HELDOUT_COST), the speed probe's factor, the MiniLM
+    one-thread runs and 2-thread fine-tuning runs from their measured CPU costs (config/costs.csv,
+    rows extensions_*; isotropy.extensions.design), the speed probe's factor, the MiniLM
     embeddings not yet written and a start-up per job."""
     section, runs = config["extensions"], targets.extensions_runs(config)
     held = targets.extensions_heldout_files(config, "epochs.csv")
