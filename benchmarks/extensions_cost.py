@@ -23,24 +23,21 @@ import datetime
 import os
 import sys
 import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import torch
 import yaml
 
 from isotropy import costs as cost_table
 from isotropy import estimate
-from isotropy.embeddings import load_embeddings
 from isotropy.extensions import design
-from isotropy.extensions.heldout import (
-    HeldoutSettings,
-    SentenceClassifier,
-    score,
-    split,
-    train_epoch,
-)
-from isotropy.extensions.probes import HiddenLayerProbe
-from isotropy.optimize import Head, OptimisationSettings, build_problem, run_optimisation
+
+if TYPE_CHECKING:
+    from isotropy.optimize import Head, OptimisationSettings
+
+# torch and the model stack are imported where they are used: the table's rows (table_rows)
+# are importable and tested without them.
 
 HEADS = ("linear", "deep1", "deep2", "deep3", "triplet")
 # (unit, note) of each row this prints, as config/costs.csv has them.
@@ -68,6 +65,11 @@ ROW_TEXT = {
 
 
 def cpu_seconds(problem, settings: OptimisationSettings, head: Head) -> float:
+    import torch
+
+    from isotropy.extensions.probes import HiddenLayerProbe
+    from isotropy.optimize import run_optimisation
+
     probe = (
         HiddenLayerProbe(problem, head.hidden_layers, "cpu", None, 0)
         if head.hidden_layers
@@ -79,6 +81,9 @@ def cpu_seconds(problem, settings: OptimisationSettings, head: Head) -> float:
 
 
 def run_costs(section: dict, dataset: str, items: int, updates: int) -> dict:
+    from isotropy.embeddings import load_embeddings
+    from isotropy.optimize import Head, OptimisationSettings, build_problem
+
     config = yaml.safe_load(open("config.yaml"))
     encoder = config["main"]["setups"][dataset]["encoder"]
     folder = f"resources/embeddings/{encoder}/{dataset}"
@@ -112,8 +117,16 @@ def run_costs(section: dict, dataset: str, items: int, updates: int) -> dict:
 
 
 def heldout_costs(section: dict, sentences: int) -> dict:
+    import torch
     from transformers import AutoModel, AutoTokenizer
 
+    from isotropy.extensions.heldout import (
+        HeldoutSettings,
+        SentenceClassifier,
+        score,
+        split,
+        train_epoch,
+    )
     from isotropy.istar.features import classification_features
     from isotropy.models import ModelSpec, load_pretrained
 
@@ -152,6 +165,8 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=128)
     parser.add_argument("--datasets", nargs="*", default=["polarity", "snli"])
     args = parser.parse_args()
+    import torch
+
     torch.set_num_threads(1)
     section = yaml.safe_load(open("config.yaml"))["extensions"]
     load_before = os.getloadavg()[0]
@@ -169,46 +184,75 @@ def main() -> None:
         f"{os.cpu_count()}-core machine, load average {load_before:.1f}-{load_after:.1f}, speed "
         f"probe {probe:.3f} CPU-s (normalised to {estimate.PROBE_CPU_SECONDS:.3f})"
     )
-    updates = f"{args.updates} and {2 * args.updates} updates per head, {args.items} items"
-    command = f"benchmarks/extensions_cost.py --updates {args.updates} ({updates})"
-    held_command = (
-        f"benchmarks/extensions_cost.py --updates {args.updates} (MiniLM on {args.sentences} "
-        f"polarity sentences, max length {section['heldout']['max_length']}, batch "
-        f"{section['heldout']['batch_size']})"
+    run_cost = {key: (u * scale, e * scale) for key, (u, e) in costs.items()}
+    held = {key: seconds * scale for key, seconds in held.items()}
+    print("rows for config/costs.csv:")
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerows(
+        table_rows(
+            run_cost,
+            held,
+            updates=args.updates,
+            items=args.items,
+            sentences=args.sentences,
+            heldout=section["heldout"],
+            machine=machine,
+            today=datetime.date.today().isoformat(),
+        )
     )
-    measured = [
+
+
+def table_rows(
+    run_cost: Mapping[tuple[str, str], tuple[float, float]],
+    held: Mapping[str, float],
+    *,
+    updates: int,
+    items: int,
+    sentences: int,
+    heldout: Mapping[str, Any],
+    machine: str,
+    today: str,
+) -> list[list[Any]]:
+    """The rows of config/costs.csv for these costs, normalised already: ``run_cost`` (setup,
+    head) -> (per update, per evaluation), ``held`` the fine-tuning's per training
+    sentence-epoch and per scored sentence; in the table's columns."""
+    runs = f"{updates} and {2 * updates} updates per head, {items} items"
+    command = f"benchmarks/extensions_cost.py --updates {updates} ({runs})"
+    held_command = (
+        f"benchmarks/extensions_cost.py --updates {updates} (MiniLM on {sentences} polarity "
+        f"sentences, max length {heldout['max_length']}, batch {heldout['batch_size']})"
+    )
+    measured: list[tuple[str, str, str, float, str]] = [
         *(
-            ("extensions_update_cpu_seconds", h, d, round(u * scale, 5), command)
-            for (d, h), (u, _) in costs.items()
+            ("extensions_update_cpu_seconds", h, d, round(u, 5), command)
+            for (d, h), (u, _) in run_cost.items()
         ),
         *(
-            ("extensions_evaluation_cpu_seconds", h, d, round(e * scale, 4), command)
-            for (d, h), (_, e) in costs.items()
+            ("extensions_evaluation_cpu_seconds", h, d, round(e, 4), command)
+            for (d, h), (_, e) in run_cost.items()
         ),
-        ("extensions_benchmark_items", "", "", args.items, command),
+        ("extensions_benchmark_items", "", "", items, command),
         (
             "extensions_heldout_train_cpu_seconds",
             "",
             "",
-            round(held["train_sentence_epoch"] * scale, 4),
+            round(held["train_sentence_epoch"], 4),
             held_command,
         ),
         (
             "extensions_heldout_score_cpu_seconds",
             "",
             "",
-            round(held["scored_sentence"] * scale, 4),
+            round(held["scored_sentence"], 4),
             held_command,
         ),
     ]
-    today = datetime.date.today().isoformat()
-    print("rows for config/costs.csv:")
-    writer = csv.writer(sys.stdout, lineterminator="\n")
+    rows = []
     for quantity, model, dataset, value, how in measured:
         unit, note = ROW_TEXT[quantity]
-        count = quantity == "extensions_benchmark_items"
-        where = "any (a count)" if count else machine
-        writer.writerow([quantity, model, dataset, value, unit, today, where, how, note])
+        where = "any (a count)" if quantity == "extensions_benchmark_items" else machine
+        rows.append([quantity, model, dataset, value, unit, today, where, how, note])
+    return rows
 
 
 if __name__ == "__main__":

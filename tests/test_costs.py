@@ -4,6 +4,7 @@ machine and command that measured it, and a table that says less refused."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import math
 from pathlib import Path
 
@@ -115,3 +116,36 @@ def test_a_head_measured_not_at_all_is_named_by_the_estimate(monkeypatch):
     monkeypatch.setattr(estimate, "speed_probe", lambda: estimate.PROBE_CPU_SECONDS)
     lines = estimate.describe_extensions(_extensions_config(), "cpu", Path("no-such-dir"))
     assert "no measured cost for polarity/deep3, snli/deep3: not included above" in lines
+
+
+def test_the_extension_benchmark_prints_the_table_rows():
+    """benchmarks/extensions_cost.py prints rows to paste over the table's extensions_* rows:
+    given the table's own numbers and machine, it prints those rows exactly."""
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location(
+        "extensions_cost", root / "benchmarks" / "extensions_cost.py"
+    )
+    assert spec is not None and spec.loader is not None
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    with costs.COSTS_TABLE.open(encoding="utf-8", newline="") as handle:
+        table = [r for r in csv.reader(handle) if r[0].startswith("extensions_")]
+    updates = costs.by_model("extensions_update_cpu_seconds")
+    evaluations = costs.by_model("extensions_evaluation_cpu_seconds")
+    run_cost = {(d, h): (u, evaluations[(h, d)]) for (h, d), u in updates.items()}
+    held = {
+        "train_sentence_epoch": costs.value("extensions_heldout_train_cpu_seconds"),
+        "scored_sentence": costs.value("extensions_heldout_score_cpu_seconds"),
+    }
+    rows = benchmark.table_rows(
+        run_cost,
+        held,
+        updates=10,
+        items=int(costs.value("extensions_benchmark_items")),
+        sentences=128,
+        heldout=_extensions_config()["extensions"]["heldout"],
+        machine=table[0][6],
+        today=table[0][5],
+    )
+    assert [[str(value) for value in row] for row in rows] == table
+    assert "torch" not in benchmark.__dict__  # imported where the measuring needs it
