@@ -1,7 +1,7 @@
-"""Measure what the extension study's estimate reads (isotropy.extensions.design: RUN_COST,
-HELDOUT_COST): process-CPU seconds on one thread (the rules' threads) per update and per metric
-evaluation of every head at the study's item sample, and of the held-out fine-tuning per
-training sentence-epoch and per sentence scored.
+"""Measure what the extension study's estimate reads (config/costs.csv, rows extensions_*, read by
+isotropy.extensions.design): process-CPU seconds on one thread (the rules' threads) per update
+and per metric evaluation of every head at the study's item sample, and of the held-out
+fine-tuning per training sentence-epoch and per sentence scored.
 
 Usage (after the workflow has prepared and embedded polarity and SNLI with MiniLM):
     PYTHONPATH=src python benchmarks/extensions_cost.py [--updates 10] [--items 2000]
@@ -9,38 +9,67 @@ Usage (after the workflow has prepared and embedded polarity and SNLI with MiniL
 Per head: ``updates`` and ``2 * updates`` updates with metrics at the ends only (the difference is
 the updates' cost), then ``updates`` updates with metrics after every one (less the updates: the
 evaluations'). Process-CPU time, not wall time: on a shared machine it is what one idle core
-would take. Prints the load average beside it and the two tables to paste, normalised by the
-estimate's speed probe (isotropy.estimate.speed_probe, before and after, the mean) to the host
-of isotropy.estimate.PROBE_CPU_SECONDS, as every cost the estimate scales is.
+would take. Prints the load average beside it, then the rows to paste over the table's
+``extensions_*`` rows (its columns, the date, the machine and this command filled in),
+normalised by the estimate's speed probe (isotropy.estimate.speed_probe, before and after, the
+mean) to the host of isotropy.estimate.PROBE_CPU_SECONDS, as every cost the estimate scales is.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import datetime
 import os
+import sys
 import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import torch
 import yaml
 
+from isotropy import costs as cost_table
 from isotropy import estimate
-from isotropy.embeddings import load_embeddings
 from isotropy.extensions import design
-from isotropy.extensions.heldout import (
-    HeldoutSettings,
-    SentenceClassifier,
-    score,
-    split,
-    train_epoch,
-)
-from isotropy.extensions.probes import HiddenLayerProbe
-from isotropy.optimize import Head, OptimisationSettings, build_problem, run_optimisation
+
+if TYPE_CHECKING:
+    from isotropy.optimize import Head, OptimisationSettings
+
+# torch and the model stack are imported where they are used: the table's rows (table_rows)
+# are importable and tested without them.
 
 HEADS = ("linear", "deep1", "deep2", "deep3", "triplet")
+# (unit, note) of each row this prints, as config/costs.csv has them.
+HEAD_UNIT = "{} on one thread (model: the head over the setup's MiniLM embeddings)"
+ROW_TEXT = {
+    "extensions_update_cpu_seconds": (
+        HEAD_UNIT.format("CPU-s per update"),
+        "rule extensions_optimize; scaled by items / extensions_benchmark_items",
+    ),
+    "extensions_evaluation_cpu_seconds": (
+        HEAD_UNIT.format("CPU-s per metric evaluation"),
+        "IsoScore and silhouette, the criteria on the linear head, the hidden layers' metrics on "
+        "the deep ones; scaled by (items / extensions_benchmark_items) squared",
+    ),
+    "extensions_benchmark_items": ("items of the seeded sample the run costs were measured on", ""),
+    "extensions_heldout_train_cpu_seconds": (
+        "CPU-s per training sentence-epoch on one thread",
+        "rule extensions_heldout: MiniLM fine-tuned end to end",
+    ),
+    "extensions_heldout_score_cpu_seconds": (
+        "CPU-s per sentence scored on one thread",
+        "rule extensions_heldout: held-out and training sentences, after every epoch",
+    ),
+}
 
 
 def cpu_seconds(problem, settings: OptimisationSettings, head: Head) -> float:
+    import torch
+
+    from isotropy.extensions.probes import HiddenLayerProbe
+    from isotropy.optimize import run_optimisation
+
     probe = (
         HiddenLayerProbe(problem, head.hidden_layers, "cpu", None, 0)
         if head.hidden_layers
@@ -52,6 +81,9 @@ def cpu_seconds(problem, settings: OptimisationSettings, head: Head) -> float:
 
 
 def run_costs(section: dict, dataset: str, items: int, updates: int) -> dict:
+    from isotropy.embeddings import load_embeddings
+    from isotropy.optimize import Head, OptimisationSettings, build_problem
+
     config = yaml.safe_load(open("config.yaml"))
     encoder = config["main"]["setups"][dataset]["encoder"]
     folder = f"resources/embeddings/{encoder}/{dataset}"
@@ -85,8 +117,16 @@ def run_costs(section: dict, dataset: str, items: int, updates: int) -> dict:
 
 
 def heldout_costs(section: dict, sentences: int) -> dict:
+    import torch
     from transformers import AutoModel, AutoTokenizer
 
+    from isotropy.extensions.heldout import (
+        HeldoutSettings,
+        SentenceClassifier,
+        score,
+        split,
+        train_epoch,
+    )
     from isotropy.istar.features import classification_features
     from isotropy.models import ModelSpec, load_pretrained
 
@@ -119,12 +159,17 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--updates", type=int, default=10)
-    parser.add_argument("--items", type=int, default=design.ITEMS_MEASURED)
+    parser.add_argument(
+        "--items", type=int, default=int(cost_table.value("extensions_benchmark_items"))
+    )
     parser.add_argument("--sentences", type=int, default=128)
     parser.add_argument("--datasets", nargs="*", default=["polarity", "snli"])
     args = parser.parse_args()
+    import torch
+
     torch.set_num_threads(1)
     section = yaml.safe_load(open("config.yaml"))["extensions"]
+    load_before = os.getloadavg()[0]
     print(f"load average before: {os.getloadavg()}", flush=True)
     probe = estimate.speed_probe()
     costs = {}
@@ -133,10 +178,81 @@ def main() -> None:
     held = heldout_costs(section, args.sentences)
     probe = (probe + estimate.speed_probe()) / 2
     scale = estimate.PROBE_CPU_SECONDS / probe
+    load_after = os.getloadavg()[0]
     print(f"load average after: {os.getloadavg()}; speed probe {probe:.4f} CPU-s (x {scale:.3f})")
-    run_cost = {k: (round(u * scale, 5), round(e * scale, 4)) for k, (u, e) in costs.items()}
-    print(f"RUN_COST = {run_cost}")
-    print(f"HELDOUT_COST = { {k: round(v * scale, 4) for k, v in held.items()} }")
+    machine = (
+        f"{os.cpu_count()}-core machine, load average {load_before:.1f}-{load_after:.1f}, speed "
+        f"probe {probe:.3f} CPU-s (normalised to {estimate.PROBE_CPU_SECONDS:.3f})"
+    )
+    run_cost = {key: (u * scale, e * scale) for key, (u, e) in costs.items()}
+    held = {key: seconds * scale for key, seconds in held.items()}
+    print("rows for config/costs.csv:")
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerows(
+        table_rows(
+            run_cost,
+            held,
+            updates=args.updates,
+            items=args.items,
+            sentences=args.sentences,
+            heldout=section["heldout"],
+            machine=machine,
+            today=datetime.date.today().isoformat(),
+        )
+    )
+
+
+def table_rows(
+    run_cost: Mapping[tuple[str, str], tuple[float, float]],
+    held: Mapping[str, float],
+    *,
+    updates: int,
+    items: int,
+    sentences: int,
+    heldout: Mapping[str, Any],
+    machine: str,
+    today: str,
+) -> list[list[Any]]:
+    """The rows of config/costs.csv for these costs, normalised already: ``run_cost`` (setup,
+    head) -> (per update, per evaluation), ``held`` the fine-tuning's per training
+    sentence-epoch and per scored sentence; in the table's columns."""
+    runs = f"{updates} and {2 * updates} updates per head, {items} items"
+    command = f"benchmarks/extensions_cost.py --updates {updates} ({runs})"
+    held_command = (
+        f"benchmarks/extensions_cost.py --updates {updates} (MiniLM on {sentences} polarity "
+        f"sentences, max length {heldout['max_length']}, batch {heldout['batch_size']})"
+    )
+    measured: list[tuple[str, str, str, float, str]] = [
+        *(
+            ("extensions_update_cpu_seconds", h, d, round(u, 5), command)
+            for (d, h), (u, _) in run_cost.items()
+        ),
+        *(
+            ("extensions_evaluation_cpu_seconds", h, d, round(e, 4), command)
+            for (d, h), (_, e) in run_cost.items()
+        ),
+        ("extensions_benchmark_items", "", "", items, command),
+        (
+            "extensions_heldout_train_cpu_seconds",
+            "",
+            "",
+            round(held["train_sentence_epoch"], 4),
+            held_command,
+        ),
+        (
+            "extensions_heldout_score_cpu_seconds",
+            "",
+            "",
+            round(held["scored_sentence"], 4),
+            held_command,
+        ),
+    ]
+    rows = []
+    for quantity, model, dataset, value, how in measured:
+        unit, note = ROW_TEXT[quantity]
+        where = "any (a count)" if quantity == "extensions_benchmark_items" else machine
+        rows.append([quantity, model, dataset, value, unit, today, where, how, note])
+    return rows
 
 
 if __name__ == "__main__":

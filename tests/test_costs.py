@@ -4,11 +4,15 @@ machine and command that measured it, and a table that says less refused."""
 from __future__ import annotations
 
 import csv
+import importlib.util
+import math
 from pathlib import Path
 
 import pytest
 
 from isotropy import costs, estimate
+from isotropy.extensions import design
+from isotropy.workflow.config import load_config
 
 
 def test_every_measured_cost_says_when_where_and_how_it_was_measured():
@@ -53,3 +57,95 @@ def _planted(tmp_path: Path, **change: str) -> Path:
 def test_a_cost_without_its_record_is_refused(tmp_path, change, named):
     with pytest.raises(ValueError, match=named):
         costs.read_costs(_planted(tmp_path, **change))
+
+
+def _without(monkeypatch, drop) -> None:
+    """The costs table without the rows ``drop`` selects, as the estimate reads it."""
+    rows = tuple(c for c in costs.measured_costs() if not drop(c))
+    monkeypatch.setattr(costs, "measured_costs", lambda: rows)
+
+
+def _extensions_config():
+    root = Path(__file__).resolve().parents[1]
+    return load_config([str(root / "config.yaml"), str(root / "config" / "offline.yaml")])
+
+
+def test_the_extension_costs_are_rows_of_the_table():
+    config = _extensions_config()
+    for dataset in config["extensions"]["setups"]:
+        for head in design.heads(config["extensions"]):
+            assert design.run_cost(dataset, head) == (
+                costs.by_model("extensions_update_cpu_seconds")[(head, dataset)],
+                costs.by_model("extensions_evaluation_cpu_seconds")[(head, dataset)],
+            )
+    # at the measured item count: the start-up, the updates and the evaluations (the first too)
+    section = config["extensions"]
+    assert section["items"] == costs.value("extensions_benchmark_items")
+    per_update, per_evaluation = design.run_cost("polarity", "linear")
+    evaluations = 1 + math.ceil(section["updates"] / section["metric_stride"])
+    expected = design.RUN_STARTUP_SECONDS + section["updates"] * per_update
+    expected += evaluations * per_evaluation
+    assert design.run_seconds(config, "polarity", "linear") == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    "quantity", ["extensions_heldout_train_cpu_seconds", "extensions_benchmark_items"]
+)
+def test_a_missing_extension_cost_row_is_a_clear_error(monkeypatch, quantity):
+    _without(monkeypatch, lambda c: c.quantity == quantity)
+    config = _extensions_config()
+    with pytest.raises(KeyError, match=f"0 rows of '{quantity}'"):
+        design.heldout_seconds(config) + design.run_seconds(config, "snli", "deep2")
+
+
+def test_a_run_cost_measured_by_half_names_the_missing_row(monkeypatch):
+    _without(
+        monkeypatch,
+        lambda c: (
+            (c.quantity, c.model, c.dataset)
+            == ("extensions_evaluation_cpu_seconds", "deep2", "snli")
+        ),
+    )
+    match = "no extensions_evaluation_cpu_seconds row for model 'deep2', dataset 'snli'"
+    with pytest.raises(KeyError, match=match):
+        design.run_seconds(_extensions_config(), "snli", "deep2")
+
+
+def test_a_head_measured_not_at_all_is_named_by_the_estimate(monkeypatch):
+    _without(monkeypatch, lambda c: c.quantity.startswith("extensions_") and c.model == "deep3")
+    monkeypatch.setattr(estimate, "speed_probe", lambda: estimate.PROBE_CPU_SECONDS)
+    lines = estimate.describe_extensions(_extensions_config(), "cpu", Path("no-such-dir"))
+    assert "no measured cost for polarity/deep3, snli/deep3: not included above" in lines
+
+
+def test_the_extension_benchmark_prints_the_table_rows():
+    """benchmarks/extensions_cost.py prints rows to paste over the table's extensions_* rows:
+    given the table's own numbers and machine, it prints those rows exactly."""
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location(
+        "extensions_cost", root / "benchmarks" / "extensions_cost.py"
+    )
+    assert spec is not None and spec.loader is not None
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    with costs.COSTS_TABLE.open(encoding="utf-8", newline="") as handle:
+        table = [r for r in csv.reader(handle) if r[0].startswith("extensions_")]
+    updates = costs.by_model("extensions_update_cpu_seconds")
+    evaluations = costs.by_model("extensions_evaluation_cpu_seconds")
+    run_cost = {(d, h): (u, evaluations[(h, d)]) for (h, d), u in updates.items()}
+    held = {
+        "train_sentence_epoch": costs.value("extensions_heldout_train_cpu_seconds"),
+        "scored_sentence": costs.value("extensions_heldout_score_cpu_seconds"),
+    }
+    rows = benchmark.table_rows(
+        run_cost,
+        held,
+        updates=10,
+        items=int(costs.value("extensions_benchmark_items")),
+        sentences=128,
+        heldout=_extensions_config()["extensions"]["heldout"],
+        machine=table[0][6],
+        today=table[0][5],
+    )
+    assert [[str(value) for value in row] for row in rows] == table
+    assert "torch" not in benchmark.__dict__  # imported where the measuring needs it

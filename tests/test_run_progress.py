@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+import tiny_workflow
 import yaml
 
 from isotropy import estimate
@@ -149,3 +151,83 @@ def test_a_progress_plan_that_fails_never_stops_the_run(tmp_path, capsys, monkey
     estimate.started(workflow, {"device": "cpu"})
     assert capsys.readouterr().err == "run progress lines off: RuntimeError: no jobs today\n"
     assert (tmp_path / "logs/effective-config/all.yaml").is_file()
+
+
+OFFLINE = [ROOT / "config.yaml", ROOT / "config" / "offline.yaml"]
+TINY = [*OFFLINE, ROOT / "tests" / "config" / "tiny.yaml"]
+# The offline I-STAR grid names tasks the mirror lacks (qnli, ...): its dry run stops there.
+MIRROR_TASKS = {"istar": {"tasks": ["sst2", "rte", "mrpc", "cola"]}}
+JOB_HEADER = re.compile(r"^(?:local)?rule (\w+):$")
+
+
+def _dry_run_jobs(workdir: Path, configs: list[Path], target: str) -> list[tuple[int, str, dict]]:
+    """(job id, rule, wildcards) of every job a dry run of ``target`` plans, as ``onstart``
+    gets them from the DAG (isotropy.estimate.attach), read from the dry run's job list."""
+    mirror = tiny_workflow.require_mirror()
+    result = tiny_workflow.run_snakemake(workdir, configs, mirror, "--dry-run", target)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    jobs: list[tuple[int, str, dict]] = []
+    for line in output.splitlines():
+        if header := JOB_HEADER.match(line):
+            jobs.append((-1, header.group(1), {}))
+        elif jobs and line.startswith("    jobid: "):
+            jobs[-1] = (int(line.split(": ", 1)[1]), jobs[-1][1], jobs[-1][2])
+        elif jobs and line.startswith("    wildcards: "):
+            pairs = line.split(": ", 1)[1].split(", ")
+            jobs[-1][2].update(pair.split("=", 1) for pair in pairs)
+    total = re.search(r"^total\s+(\d+)$", output, re.M)
+    assert total and len(jobs) == int(total.group(1)), output[-3000:]
+    return jobs
+
+
+def _seconds(printed: str) -> float:
+    """The seconds of a duration as isotropy.logs.duration writes it (within its rounding)."""
+    if match := re.fullmatch(r"(\d+) h (\d+) min", printed):
+        return 3600 * int(match.group(1)) + 60 * int(match.group(2))
+    number, unit = printed.split()
+    return float(number) * (60 if unit == "min" else 1)
+
+
+@pytest.mark.parametrize(
+    ("target", "configs", "overlay"),
+    [
+        ("extensions_study", OFFLINE, None),
+        ("geometry_study", OFFLINE, None),
+        ("rajaee_study", OFFLINE, None),
+        ("istar_study", OFFLINE, MIRROR_TASKS),
+        ("extensions_study", TINY, None),
+        ("geometry_study", TINY, None),
+        ("istar_study", TINY, None),
+    ],
+)
+def test_the_run_plans_each_study_as_its_printed_estimate(
+    target, configs, overlay, tmp_path, monkeypatch, capsys
+):
+    """The jobs a run plans (isotropy.estimate.plan, weighed by JOB_COSTS) add up to the total
+    the estimate printed for them before the run, on 2 idle cores at the measured speed. They
+    differ by the start-ups of the short jobs (downloads, preparation, tables, figures): the
+    plan gives each one, the printed estimates count a fixed few or none (the extension study);
+    and by the printed duration's rounding (2 significant digits). Before JOB_COSTS, the plan
+    costed the extension study's runs as start-ups only: 7.5 min against the printed 57."""
+    files = [*configs]
+    if overlay:
+        files.append(tmp_path / "overlay.yaml")
+        files[-1].write_text(yaml.safe_dump(overlay))
+    workdir = tmp_path / "work"
+    jobs = _dry_run_jobs(workdir, files, target)
+    config = workflow_config.load_config([str(f) for f in files])
+    planned = estimate.plan(config, jobs, workdir)
+    monkeypatch.chdir(workdir)  # the estimate counts what is written in the working directory
+    monkeypatch.setattr(estimate, "speed_probe", lambda: estimate.PROBE_CPU_SECONDS)
+    monkeypatch.setattr(estimate, "available_cores", lambda: 2)
+    monkeypatch.setattr(estimate, "recent_load", lambda: 0.0)
+    capsys.readouterr()
+    assert estimate.main(["--configfile", *map(str, files), "--target", target]) == 0
+    out = capsys.readouterr().out
+    printed = _seconds(re.search(r"time left: about (\d+ h \d+ min|[\d.]+ (?:s|min))", out)[1])
+    plan_total = sum(job.seconds for job in planned.values())
+    short_jobs = sum(job.rule not in estimate.JOB_COSTS for job in planned.values())
+    tolerance = short_jobs * estimate.JOB_OVERHEAD_SECONDS + 0.02 * printed
+    assert abs(plan_total - printed) <= tolerance, (plan_total, printed, out)
+    assert any(job.rule in estimate.JOB_COSTS for job in planned.values())

@@ -78,6 +78,12 @@ QUANTITIES: dict[str, tuple[str, ...]] = {
     "geometry_tokens_per_sentence": ("dataset",),
     "geometry_sts_cpu_seconds_per_sentence": (),
     "geometry_classification_cpu_seconds_per_token_seed": (),
+    # the extension study's runs: model is the head (linear, deep<k>, triplet)
+    "extensions_update_cpu_seconds": ("model", "dataset"),
+    "extensions_evaluation_cpu_seconds": ("model", "dataset"),
+    "extensions_benchmark_items": (),
+    "extensions_heldout_train_cpu_seconds": (),
+    "extensions_heldout_score_cpu_seconds": (),
 }
 
 
@@ -163,6 +169,16 @@ def caveats(device: str, unknown: list[str]) -> list[str]:
     if unknown:
         lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
     return lines
+
+
+def job_share(
+    cpu_seconds: float, *, threads: int, speed: float, cores: int, job_overhead: float
+) -> float:
+    """Wall seconds one job adds to its study's total on ``cores`` idle cores: its one-thread
+    CPU cost times ``speed`` spread over its ``threads``, plus its start-up, with
+    ``cores // threads`` such jobs side by side. A study's estimate sums these; the run's
+    progress lines weigh its jobs by them (isotropy.estimate.job_seconds)."""
+    return (speed * cpu_seconds / threads + job_overhead) / max(1, cores // threads)
 
 
 @functools.cache

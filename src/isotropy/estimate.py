@@ -20,9 +20,10 @@ estimate for other settings never changes what ``make report`` describes. Each r
 While it runs, one line per finished job gives the whole run's done share and time left. Each
 job's own log tells how far that job is (:class:`isotropy.logs.ProgressLog`); this says how
 far the run is. When a run starts (``onstart`` in rules/common.smk) every job Snakemake will run
-gets an expected cost from the same measured costs as the estimate (this module's:
-an optimisation run from its updates and metric evaluations, an embedding from its texts, every
-job a fixed start-up cost). A :class:`RunProgress` handler on Snakemake's logger then prints, for
+gets an expected cost from the same cost code as the estimate (this module's: an
+optimisation run from its updates and metric evaluations, an embedding from its texts, every
+job a fixed start-up cost; the other studies' runs from their own cost modules, through
+:data:`JOB_COSTS`). A :class:`RunProgress` handler on Snakemake's logger then prints, for
 every finished job::
 
     run: 9/22 jobs done (embed_sentences miniLM/snli), 31% of the expected work, 11 min elapsed,
@@ -54,10 +55,13 @@ import yaml
 
 from isotropy import compute, costs, paths
 from isotropy.extensions import design as extensions_design
+from isotropy.geometry import cost as geometry_cost
+from isotropy.istar import cls_cost, grid_cost
 from isotropy.logs import duration
 from isotropy.provenance import record_path
 from isotropy.traces import evaluation_count
 from isotropy.workflow import config as workflow_config
+from isotropy.workflow import inputs as workflow_inputs
 from isotropy.workflow import targets
 
 TARGET_STUDIES = {"main_study": "main", "preview_study": "preview", "glue_study": "glue"}
@@ -440,8 +444,8 @@ def describe_extensions(
     config: Mapping[str, Any], device: str, workdir: Path = Path(".")
 ) -> list[str]:
     """What the extension study will run and how long what is left will take on this CPU: its
-    one-thread runs and 2-thread fine-tuning runs from their measured CPU costs
-    (isotropy.extensions.design.RUN_COST, HELDOUT_COST), the speed probe's factor, the MiniLM
+    one-thread runs and 2-thread fine-tuning runs from their measured CPU costs (config/costs.csv,
+    rows extensions_*; isotropy.extensions.design), the speed probe's factor, the MiniLM
     embeddings not yet written and a start-up per job."""
     section, runs = config["extensions"], targets.extensions_runs(config)
     held = targets.extensions_heldout_files(config, "epochs.csv")
@@ -457,13 +461,16 @@ def describe_extensions(
     tuning = {k: v for k, v in section["heldout"].items() if k != "setups"}
     tuned = {"settings": tuning, "device": config["device"]}
     held_todo = [f for f in held if not made_with(workdir / f, tuned)]
-    run_costs = [extensions_design.run_seconds(config, r["dataset"], r["head"]) for r in todo]
-    unknown = sorted({f"{r['dataset']}/{r['head']}" for r, c in zip(todo, run_costs) if c is None})
     probe = speed_probe()
     speed = host_speed_factor(probe)
     cores = max(1, available_cores() or 2)
-    optimise = speed * sum(c for c in run_costs if c is not None) / cores  # one thread each
-    finetune = speed * len(held_todo) * extensions_design.heldout_seconds(config) / JOB_CORES_USED
+    run_costs = [
+        extensions_design.optimize_job_seconds(config, r, speed=speed, cores=cores) for r in todo
+    ]
+    unknown = sorted({f"{r['dataset']}/{r['head']}" for r, c in zip(todo, run_costs) if c is None})
+    optimise = sum(c for c in run_costs if c is not None)  # one thread each
+    held_run = extensions_design.heldout_job_seconds(config, {}, speed=speed, cores=cores)
+    finetune = len(held_todo) * held_run
     encoders = {(config["main"]["setups"][d]["encoder"], d) for d in section["setups"]}
     encoders |= {(config["main"]["setups"][d]["encoder"], d) for d in section["heldout"]["setups"]}
     embed = speed * sum(embedding_seconds(config, e, d, workdir) or 0.0 for e, d in encoders)
@@ -503,8 +510,6 @@ def _extensions_run_done(config: Mapping[str, Any], run: Mapping[str, Any], work
 def describe_rajaee(config: Mapping[str, Any], device: str, workdir: Path = Path(".")) -> list[str]:
     """Target rajaee_study: the lines of isotropy.istar.cls_cost (its costs and estimate),
     scaled to this machine by the speed probe, with the load-based factor when it is busy."""
-    from isotropy.istar import cls_cost
-
     threads = config["rajaee_cls"]["resources"]["threads"]
     return _scaled(cls_cost.describe, config, device, threads, workdir=workdir)
 
@@ -513,16 +518,15 @@ def describe_geometry(
     config: Mapping[str, Any], device: str, workdir: Path = Path(".")
 ) -> list[str]:
     """Target geometry_study: the lines of isotropy.geometry.cost, scaled as describe_rajaee."""
-    from isotropy.geometry import cost
-
     final = targets.geometry_targets(dict(config))
-    return _scaled(cost.describe, config, device, JOB_THREADS, final_files=final, workdir=workdir)
+    # the STS data sets the run plans: one the data mirror lacks gets no job
+    sts = workflow_inputs.geometry_sts_datasets(config)
+    kwargs = {"final_files": final, "sts_datasets": sts, "workdir": workdir}
+    return _scaled(geometry_cost.describe, config, device, JOB_THREADS, **kwargs)
 
 
 def describe_istar(config: Mapping[str, Any], device: str, workdir: Path = Path(".")) -> list[str]:
     """Target istar_study: the lines of isotropy.istar.grid_cost, scaled as describe_rajaee."""
-    from isotropy.istar import grid_cost
-
     threads = config["istar"]["resources"]["threads"]
     return _scaled(grid_cost.describe, config, device, threads, workdir=workdir)
 
@@ -622,11 +626,29 @@ class PlannedJob:
     seconds: float  # expected wall time on 2 idle cores
 
 
+# rule -> the wall seconds one of its jobs adds to its study's total, from the same cost code
+# as the study's printed estimate (each beside it); called with the keywords speed, cores and
+# job_overhead, None where no cost is measured.
+JOB_COSTS: dict[str, Callable[..., float | None]] = {
+    **extensions_design.JOB_COSTS,
+    **geometry_cost.JOB_COSTS,
+    **cls_cost.JOB_COSTS,
+    **grid_cost.JOB_COSTS,
+}
+
+
 def job_seconds(
     config: Mapping[str, Any], rule: str, wildcards: Mapping[str, str], workdir: Path
 ) -> float:
     """A job's expected wall time on 2 idle cores: its modelled work (optimisation runs,
-    embeddings and lookups; nothing for the short jobs) plus the start-up cost every job pays."""
+    embeddings and lookups; nothing for the short jobs) plus the start-up cost every job pays;
+    for a rule of :data:`JOB_COSTS`, what it adds to its study's estimate at speed 1 on 2 cores
+    (its start-up included)."""
+    if rule in JOB_COSTS:
+        seconds = JOB_COSTS[rule](
+            config, wildcards, speed=1.0, cores=JOB_THREADS, job_overhead=JOB_OVERHEAD_SECONDS
+        )
+        return JOB_OVERHEAD_SECONDS if seconds is None else seconds
     work = 0.0
     if rule in ("optimize_embeddings", "optimize_sensitivity") and "seed" in wildcards:
         seed = int(wildcards["seed"])

@@ -13,6 +13,8 @@ from typing import Any
 
 import pandas as pd
 
+from isotropy import costs
+
 SECTION = "extensions"
 QUESTIONS = ("criteria", "deep", "triplet", "heldout")
 
@@ -111,30 +113,33 @@ def heldout_settings(held: Mapping[str, Any]) -> str:
     )
 
 
-# Measured costs (benchmarks/extensions_cost.py; docs/measurements.md): process-CPU seconds on
-# one thread per update and per metric evaluation (IsoScore, silhouette, and the criteria on the
-# linear head, the hidden layers' metrics on the deep ones) of each head at ITEMS_MEASURED items,
-# and of the fine-tuning per training sentence-epoch and per sentence scored. Measured
-# 2026-11-25 07:25-07:29 UTC on the shared 2-core developer machine (load average 9.7-11.4 from
-# other sessions; process time, so what one idle core would take), 10 and 20 updates per head,
-# normalised by the estimate's speed probe (0.078 CPU-s here) to its reference host
-# (isotropy.estimate.PROBE_CPU_SECONDS), whose factor the estimate applies:
-#   PYTHONPATH=src python benchmarks/extensions_cost.py --updates 10
-ITEMS_MEASURED = 2000
-RUN_COST: dict[tuple[str, str], tuple[float, float]] = {
-    ("polarity", "linear"): (0.00665, 0.1788),
-    ("polarity", "deep1"): (0.02405, 0.1213),
-    ("polarity", "deep2"): (0.03875, 0.1745),
-    ("polarity", "deep3"): (0.05401, 0.2319),
-    ("polarity", "triplet"): (0.02003, 0.0602),
-    ("snli", "linear"): (0.02204, 0.3226),
-    ("snli", "deep1"): (0.07883, 0.2635),
-    ("snli", "deep2"): (0.13152, 0.3836),
-    ("snli", "deep3"): (0.18261, 0.4998),
-    ("snli", "triplet"): (0.03377, 0.099),
-}
-HELDOUT_COST = {"train_sentence_epoch": 0.0449, "scored_sentence": 0.0145}
+# The measured costs are rows of config/costs.csv (isotropy.costs), each with the date, machine
+# and command that measured it (benchmarks/extensions_cost.py prints them): process-CPU seconds
+# on one thread, normalised by the speed probe, per update and per metric evaluation of each
+# head (``extensions_update_cpu_seconds``, ``extensions_evaluation_cpu_seconds``: model = the
+# head) at ``extensions_benchmark_items`` items, and of the held-out fine-tuning per training
+# sentence-epoch and per sentence scored (``extensions_heldout_*``).
 RUN_STARTUP_SECONDS = 8.0  # Python, torch and the data per job (as isotropy.estimate's 7 s)
+
+
+def run_cost(dataset: str, head: str) -> tuple[float, float] | None:
+    """(CPU-s per update, per metric evaluation) of a head on a setup's items, as measured
+    (None: neither is measured); a table that holds one without the other is refused."""
+    measured = [
+        costs.by_model(quantity).get((head, dataset))
+        for quantity in ("extensions_update_cpu_seconds", "extensions_evaluation_cpu_seconds")
+    ]
+    per_update, per_evaluation = measured
+    if per_update is None and per_evaluation is None:
+        return None
+    if per_update is None or per_evaluation is None:
+        missing = "update" if per_update is None else "evaluation"
+        raise KeyError(
+            f"config/costs.csv has no extensions_{missing}_cpu_seconds row for model {head!r}, "
+            f"dataset {dataset!r} beside the other cost of that run: measure both "
+            "(benchmarks/extensions_cost.py)"
+        )
+    return per_update, per_evaluation
 
 
 def run_seconds(config: Mapping[str, Any], dataset: str, head: str) -> float | None:
@@ -142,10 +147,11 @@ def run_seconds(config: Mapping[str, Any], dataset: str, head: str) -> float | N
     head): updates scale with the items, evaluations with their square (the silhouette's and
     Dunn's pairs)."""
     section = config[SECTION]
-    if (dataset, head) not in RUN_COST:
+    measured = run_cost(dataset, head)
+    if measured is None:
         return None
-    per_update, per_evaluation = RUN_COST[(dataset, head)]
-    scale = (section["items"] or 10_000) / ITEMS_MEASURED
+    per_update, per_evaluation = measured
+    scale = (section["items"] or 10_000) / costs.value("extensions_benchmark_items")
     evaluations = 1 + -(-section["updates"] // section["metric_stride"])
     work = section["updates"] * per_update * scale + evaluations * per_evaluation * scale**2
     return RUN_STARTUP_SECONDS + work
@@ -155,7 +161,40 @@ def heldout_seconds(config: Mapping[str, Any]) -> float:
     """Estimated wall seconds of one held-out fine-tuning run at its largest epoch count."""
     held = config[SECTION]["heldout"]
     epochs = held["max_epochs"]
-    train = epochs * held["train_size"] * HELDOUT_COST["train_sentence_epoch"]
+    train = epochs * held["train_size"] * costs.value("extensions_heldout_train_cpu_seconds")
     scored = held["heldout_size"] + held["train_size"]  # both are scored after every epoch
-    score = (epochs + 1) * scored * HELDOUT_COST["scored_sentence"]
+    score = (epochs + 1) * scored * costs.value("extensions_heldout_score_cpu_seconds")
     return RUN_STARTUP_SECONDS + train + score
+
+
+def optimize_job_seconds(
+    config: Mapping[str, Any],
+    wildcards: Mapping[str, Any],
+    *,
+    speed: float,
+    cores: int,
+    job_overhead: float = 0.0,
+) -> float | None:
+    """Wall seconds one run (rule extensions_optimize; wildcards dataset, head, seed) adds to
+    the study's total: one thread, ``cores`` runs side by side, its start-up in
+    :func:`run_seconds` (``job_overhead`` unused; None: no measured cost)."""
+    seconds = run_seconds(config, wildcards["dataset"], wildcards["head"])
+    return None if seconds is None else speed * seconds / cores
+
+
+def heldout_job_seconds(
+    config: Mapping[str, Any],
+    wildcards: Mapping[str, Any],
+    *,
+    speed: float,
+    cores: int,
+    job_overhead: float = 0.0,
+) -> float:
+    """Wall seconds one fine-tuning run (rule extensions_heldout) adds to the study's total: one
+    at a time on the rule's 2 threads, which keep ``job_cores_used`` cores busy
+    (config/costs.csv); its start-up in :func:`heldout_seconds`."""
+    return speed * heldout_seconds(config) / costs.value("job_cores_used")
+
+
+# rule -> the wall seconds one of its jobs adds (isotropy.estimate.JOB_COSTS).
+JOB_COSTS = {"extensions_optimize": optimize_job_seconds, "extensions_heldout": heldout_job_seconds}

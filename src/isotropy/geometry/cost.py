@@ -11,6 +11,7 @@ statistics by the model's layers and width (:data:`MODEL_SHAPE`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -49,9 +50,12 @@ def _forward(model: str, per_sentence: float, sentences: float) -> float:
     return costs.by_model("geometry_load_cpu_seconds")["miniLM"] + factor * per_sentence * sentences
 
 
-def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
+def jobs(
+    config: Mapping[str, Any], sts_datasets: list[str] | None = None
+) -> list[tuple[str, str, float | None]]:
     """(label, output file, CPU-s on one thread or None: no measured cost) of every costed job
-    (a model, corpus or data set without a measured cost or a known size: None)."""
+    (a model, corpus or data set without a measured cost or a known size: None);
+    ``sts_datasets``: the STS data sets the run plans (default: every configured one)."""
     section = config["geometry"]
     clusters, corpus = section["clusters"], section["clusters"]["corpus"]
     name = corpus["name"]
@@ -92,7 +96,7 @@ def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
     sts = section["sts"]
     pooled = costs.by_model("geometry_sentence_cpu_seconds").get("miniLM", 0.0)
     for model in sts["models"]:
-        for data in sts["datasets"]:
+        for data in sts["datasets"] if sts_datasets is None else sts_datasets:
             sentences = STS_SENTENCES.get(data, 0)
             known = model in MODEL_SHAPE and sentences > 0 and pooled > 0
             out = paths.sentence_embeddings(model, data)
@@ -126,6 +130,45 @@ def _classification_jobs(section: Mapping[str, Any], pooled: float) -> list:
     return found
 
 
+# The costed rules' outputs, to find a job (its wildcards) among :func:`jobs`.
+RULE_OUTPUTS = {
+    "geometry_token_embeddings": paths.token_embeddings(),
+    "geometry_cosine": paths.geometry_run_file("cosine_by_layer.csv"),
+    "geometry_isotropy": paths.geometry_run_file("isotropy_by_layer.csv"),
+    "geometry_lid": paths.geometry_run_file("lid.csv"),
+    "geometry_sentence_embeddings": paths.sentence_embeddings(),
+    "geometry_sts": paths.geometry_run_file("sts.csv", data="{sts}"),
+    "geometry_classification_features": paths.classification_features(),
+    "geometry_classification": paths.classification_run_file(),
+}
+# Every costed job runs on the rules' 2 threads, as the estimate counts them.
+THREADS = 2
+
+
+def job_seconds(
+    rule: str,
+    config: Mapping[str, Any],
+    wildcards: Mapping[str, Any],
+    *,
+    speed: float,
+    cores: int,
+    job_overhead: float,
+) -> float | None:
+    """Wall seconds one job of a costed ``rule`` adds to the study's total: its entry of
+    :func:`jobs`, found by its output (:func:`isotropy.costs.job_share`; None: no cost)."""
+    output = RULE_OUTPUTS[rule].format(**wildcards)
+    cpu = next((c for _, out, c in jobs(config) if out == output), None)
+    if cpu is None:
+        return None
+    return costs.job_share(
+        cpu, threads=THREADS, speed=speed, cores=cores, job_overhead=job_overhead
+    )
+
+
+# rule -> the wall seconds one of its jobs adds (isotropy.estimate.JOB_COSTS).
+JOB_COSTS = {rule: functools.partial(job_seconds, rule) for rule in RULE_OUTPUTS}
+
+
 def describe(
     config: Mapping[str, Any],
     device: str,
@@ -134,22 +177,28 @@ def describe(
     cores: int,
     job_overhead: float,
     final_files: list[str],
+    sts_datasets: list[str] | None = None,
     workdir: Path = Path("."),
 ) -> tuple[list[str], float]:
     """(lines, seconds left) for target geometry_study on this CPU: the costed jobs whose output
     is absent, from the measured costs times ``speed``, on the rules' 2 threads, ``cores // 2``
     jobs at a time, plus ``job_overhead`` per job and per small job while a final file
     (``final_files``) is absent (the collecting, figure, static-vector and
-    token-frequency jobs: overhead only, not measured)."""
+    token-frequency jobs: overhead only, not measured); ``sts_datasets`` as :func:`jobs`."""
     section = config["geometry"]
-    planned = jobs(config)
+    planned = jobs(config, sts_datasets)
     todo = [(label, c) for label, out, c in planned if not (workdir / out).is_file()]
     unknown = [label for label, c in todo if c is None]
     finals = [t for t in final_files if not (workdir / t).is_file()]
-    threads, parallel = 2, max(1, cores // 2)
-    work = speed * sum(c for _, c in todo if c is not None) / threads
+    threads, parallel = THREADS, max(1, cores // THREADS)
     small = 8 + 2 * len(section["clusters"]["models"]) if finals else 0
-    total = (work + (len(todo) + small) * job_overhead) / parallel
+    # the jobs without a cost and the small ones: a start-up each
+    total = sum(
+        costs.job_share(c, threads=threads, speed=speed, cores=cores, job_overhead=job_overhead)
+        for _, c in todo
+        if c is not None
+    )
+    total += (len(unknown) + small) * job_overhead / parallel
     models = sorted(
         {*section["clusters"]["models"], *section["sts"]["models"]}
         | set((section.get("classification") or {}).get("models") or [])

@@ -73,6 +73,30 @@ def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | No
     return None if seconds is None else seconds + GEOMETRY_CPU_SECONDS
 
 
+def job_seconds(
+    config: Mapping[str, Any],
+    wildcards: Mapping[str, Any],
+    *,
+    speed: float,
+    cores: int,
+    job_overhead: float,
+) -> float | None:
+    """Wall seconds one run (rule finetune_cls; wildcards model, task, method, seed) adds to the
+    study's total (:func:`isotropy.costs.job_share`; None: no measured cost)."""
+    section = config["rajaee_cls"]
+    seconds = run_seconds(section, wildcards["model"], wildcards["task"])
+    if seconds is None:
+        return None
+    threads = section["resources"]["threads"]
+    return costs.job_share(
+        seconds, threads=threads, speed=speed, cores=cores, job_overhead=job_overhead
+    )
+
+
+# rule -> the wall seconds one of its jobs adds (isotropy.estimate.JOB_COSTS).
+JOB_COSTS = {"finetune_cls": job_seconds}
+
+
 def describe(
     config: Mapping[str, Any],
     device: str,
@@ -98,12 +122,23 @@ def describe(
     ]
     done = [(workdir / paths.rajaee_cls_run_file("metrics.json", *r)).is_file() for r in runs]
     todo = [r for r, made in zip(runs, done, strict=True) if not made]
-    run_costs = [run_seconds(section, m, t) for m, t, _, _ in todo]
-    pairs = zip(todo, run_costs, strict=True)
+    keys = ("model", "task", "method", "seed")
+    shares = [
+        job_seconds(
+            config,
+            dict(zip(keys, r, strict=True)),
+            speed=speed,
+            cores=cores,
+            job_overhead=job_overhead,
+        )
+        for r in todo
+    ]
+    pairs = zip(todo, shares, strict=True)
     unknown = sorted({f"{m}/{t}" for (m, t, _, _), c in pairs if c is None})
     parallel = max(1, cores // threads)
-    work = speed * sum(c for c in run_costs if c is not None) / threads
-    total = (work + (len(todo) + 2) * job_overhead) / parallel
+    # the runs without a cost, the tables and the figure: a start-up each
+    total = sum(c for c in shares if c is not None)
+    total += (shares.count(None) + 2) * job_overhead / parallel
     lines = [
         f"rajaee_study: {len(runs)} fine-tuning runs ({len(section['models'])} models x "
         f"{len(section['tasks'])} tasks x {len(section['methods'])} methods x "
