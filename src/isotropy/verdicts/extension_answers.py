@@ -81,7 +81,11 @@ def claims_table(seeds: pd.DataFrame) -> pd.DataFrame:
             intervals.append("; ".join(f"{setup}: {span}" for setup, span in spans))
         else:
             intervals.append(spans[0][1] if spans else "–")
-    return claims.assign(interval=intervals)
+    # claims in their stated order, each one's setups by name (the run's order is the jobs')
+    order = {claim.name: i for i, claim in enumerate(EXTENSION_CLAIMS)}
+    ranked = claims.assign(interval=intervals, rank=claims["claim"].map(order))
+    ranked = ranked.sort_values(["rank", "setup"], kind="stable")
+    return ranked.drop(columns="rank").reset_index(drop=True)
 
 
 def _claim_lines(seeds: pd.DataFrame) -> list[str]:
@@ -112,7 +116,7 @@ def _context_lines(seeds: pd.DataFrame) -> list[str]:
         ours = seeds[(seeds["question"] == question) & (seeds["quantity"] == quantity)]
         if items is not None:
             ours = ours[ours["item"].isin(items)]
-        for (setup, item), group in ours.groupby(["setup", "item"], sort=False):
+        for (setup, item), group in ours.groupby(["setup", "item"]):
             values = group.sort_values("seed")["value"].tolist()
             if quantity in results.CORRELATIONS:
                 found = results.seed_interval(values, 0.95)
