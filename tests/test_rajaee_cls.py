@@ -14,7 +14,7 @@ import pytest
 import torch
 from test_finetune import SMALL, sentiment_table, tiny_bert  # noqa: F401 (a fixture)
 
-from isotropy import estimate, metrics, paths
+from isotropy import costs, estimate, metrics, paths
 from isotropy.geometry.sts import cluster_based_isotropy
 from isotropy.istar import cls_cost
 from isotropy.istar.cls_method import cls_transform, cluster_cls, head_input_module
@@ -207,7 +207,7 @@ def test_estimate_counts_the_runs_left(tmp_path):
     per_run = cls_cost.run_seconds(section, "miniLM", "rte")
     assert per_run is not None and per_run > 0
     lines, total = cls_cost.describe(
-        config, "cpu", speed=1.0, cores=2, job_overhead=0.0, workdir=tmp_path
+        config, "cpu", costs.Pace(speed=1.0, cores=2, job_overhead=0.0), workdir=tmp_path
     )
     runs = len(section["seeds"]) * len(section["methods"])
     assert math.isclose(total, runs * per_run / 2) and lines[1].startswith(f"0 of {runs} runs")
@@ -215,7 +215,7 @@ def test_estimate_counts_the_runs_left(tmp_path):
     done.parent.mkdir(parents=True)
     done.write_text("{}")
     _, left = cls_cost.describe(
-        config, "cpu", speed=1.0, cores=2, job_overhead=0.0, workdir=tmp_path
+        config, "cpu", costs.Pace(speed=1.0, cores=2, job_overhead=0.0), workdir=tmp_path
     )
     assert math.isclose(left, (runs - 1) * per_run / 2)
     assert cls_cost.run_seconds(section, "miniLM", "squad") is None

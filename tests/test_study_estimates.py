@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 OFFLINE = [str(ROOT / "config.yaml"), str(ROOT / "config" / "offline.yaml")]
 TINY = [*OFFLINE, str(ROOT / "tests" / "config" / "tiny.yaml")]
 DURATION = re.compile(r"time left: about \d+(\.\d+)? (s|min|h)")
+# the measuring host's speed, 2 idle cores, no start-ups: the costs as measured
+IDLE = costs.Pace(speed=1.0, cores=2, job_overhead=0.0)
 
 
 @pytest.mark.parametrize("configs", [OFFLINE, TINY], ids=["offline", "tiny"])
@@ -31,7 +33,7 @@ def test_each_study_prints_a_duration(target, configs, capsys):
 
 def test_the_offline_istar_grid_is_said_to_be_gpu_scale():
     config = load_config(OFFLINE)
-    lines, total = grid_cost.describe(config, "cpu", speed=1.0, cores=2, job_overhead=0.0)
+    lines, total = grid_cost.describe(config, "cpu", IDLE)
     assert total > 1000 * 3600
     assert any(line.startswith("a GPU-scale grid") for line in lines)
 
@@ -39,20 +41,18 @@ def test_the_offline_istar_grid_is_said_to_be_gpu_scale():
 def test_a_done_job_is_counted_out(tmp_path):
     config = load_config(TINY)
     planned = geometry_cost.jobs(config)
-    kwargs = {"speed": 1.0, "cores": 2, "job_overhead": 0.0, "final_files": []}
-    _, before = geometry_cost.describe(config, "cpu", workdir=tmp_path, **kwargs)
+    kwargs = {"final_files": []}
+    _, before = geometry_cost.describe(config, "cpu", IDLE, workdir=tmp_path, **kwargs)
     label, out, seconds = planned[0]
     (tmp_path / out).parent.mkdir(parents=True)
     (tmp_path / out).write_text("")
-    lines, after = geometry_cost.describe(config, "cpu", workdir=tmp_path, **kwargs)
+    lines, after = geometry_cost.describe(config, "cpu", IDLE, workdir=tmp_path, **kwargs)
     assert after == pytest.approx(before - seconds / 2)
     assert f"1 of {len(planned)} costed jobs done" in lines[1]
     run = paths.istar_run_file("metrics.json", "miniLM", "sst2", "none", "0", 0)
     (tmp_path / run).parent.mkdir(parents=True)
     (tmp_path / run).write_text("{}")
-    lines, _ = grid_cost.describe(
-        config, "cpu", speed=1.0, cores=2, job_overhead=0.0, workdir=tmp_path
-    )
+    lines, _ = grid_cost.describe(config, "cpu", IDLE, workdir=tmp_path)
     assert "1 of 5 runs done" in lines[1]
 
 
@@ -60,10 +60,9 @@ def test_a_model_without_a_cost_is_named(monkeypatch):
     config = load_config(TINY)
     monkeypatch.delitem(geometry_cost.MODEL_SHAPE, "miniLM")
     monkeypatch.delitem(costs.MODEL_SIZE_FACTOR, "miniLM")
-    kwargs = {"speed": 1.0, "cores": 2, "job_overhead": 0.0}
-    lines, _ = geometry_cost.describe(config, "cpu", final_files=[], **kwargs)
+    lines, _ = geometry_cost.describe(config, "cpu", IDLE, final_files=[])
     assert lines[-1].startswith("no measured cost for token embeddings miniLM/polarity")
-    lines, _ = grid_cost.describe(config, "cpu", **kwargs)
+    lines, _ = grid_cost.describe(config, "cpu", IDLE)
     assert lines[-1] == "no measured cost for miniLM/sst2: not included above"
 
 

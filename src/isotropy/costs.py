@@ -20,7 +20,7 @@ import datetime
 import functools
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -171,14 +171,31 @@ def caveats(device: str, unknown: list[str]) -> list[str]:
     return lines
 
 
-def job_share(
-    cpu_seconds: float, *, threads: int, speed: float, cores: int, job_overhead: float
-) -> float:
-    """Wall seconds one job adds to its study's total on ``cores`` idle cores: its one-thread
-    CPU cost times ``speed`` spread over its ``threads``, plus its start-up, with
-    ``cores // threads`` such jobs side by side. A study's estimate sums these; the run's
-    progress lines weigh its jobs by them (isotropy.estimate.job_seconds)."""
-    return (speed * cpu_seconds / threads + job_overhead) / max(1, cores // threads)
+@dataclass(frozen=True)
+class Pace:
+    """How CPU seconds become wall seconds of a study on this machine: ``speed``, the speed
+    probe's factor (1 on the host where the costs were measured); ``cores``, the idle cores;
+    ``job_overhead``, the start-up every job pays."""
+
+    speed: float = 1.0
+    cores: int = 2
+    job_overhead: float = 0.0
+
+    def parallel(self, threads: int) -> int:
+        """How many jobs of ``threads`` threads run side by side."""
+        return max(1, self.cores // threads)
+
+    def share(self, cpu_seconds: float, threads: int) -> float:
+        """Wall seconds one job adds to its study's total: its one-thread CPU cost times
+        ``speed`` spread over its ``threads``, plus its start-up, with :meth:`parallel` such
+        jobs side by side. A study's estimate sums these; the run's progress lines weigh its
+        jobs by them (isotropy.estimate.job_seconds)."""
+        return (self.speed * cpu_seconds / threads + self.job_overhead) / self.parallel(threads)
+
+
+# A job's wall seconds from the configuration, its wildcards and the pace (None: no measured
+# cost); each study's cost module maps its rules to one (isotropy.estimate.JOB_COSTS).
+JobCost = Callable[[Mapping[str, Any], Mapping[str, Any], Pace], float | None]
 
 
 @functools.cache

@@ -464,12 +464,11 @@ def describe_extensions(
     probe = speed_probe()
     speed = host_speed_factor(probe)
     cores = max(1, available_cores() or 2)
-    run_costs = [
-        extensions_design.optimize_job_seconds(config, r, speed=speed, cores=cores) for r in todo
-    ]
+    pace = costs.Pace(speed=speed, cores=cores)
+    run_costs = [extensions_design.optimize_job_seconds(config, r, pace) for r in todo]
     unknown = sorted({f"{r['dataset']}/{r['head']}" for r, c in zip(todo, run_costs) if c is None})
     optimise = sum(c for c in run_costs if c is not None)  # one thread each
-    held_run = extensions_design.heldout_job_seconds(config, {}, speed=speed, cores=cores)
+    held_run = extensions_design.heldout_job_seconds(config, {}, pace)
     finetune = len(held_todo) * held_run
     encoders = {(config["main"]["setups"][d]["encoder"], d) for d in section["setups"]}
     encoders |= {(config["main"]["setups"][d]["encoder"], d) for d in section["heldout"]["setups"]}
@@ -538,9 +537,8 @@ def _scaled(
     with the speed line and, when the machine is busy, the load-based expectation."""
     probe = speed_probe()
     speed, cores = host_speed_factor(probe), available_cores() or 2
-    lines, total = describer(
-        config, device, speed=speed, cores=cores, job_overhead=JOB_OVERHEAD_SECONDS, **kwargs
-    )
+    pace = costs.Pace(speed=speed, cores=cores, job_overhead=JOB_OVERHEAD_SECONDS)
+    lines, total = describer(config, device, pace, **kwargs)
     lines.append(speed_line(probe, speed))
     load = recent_load()
     factor = busy_factor(load, cores, threads=threads)
@@ -627,9 +625,8 @@ class PlannedJob:
 
 
 # rule -> the wall seconds one of its jobs adds to its study's total, from the same cost code
-# as the study's printed estimate (each beside it); called with the keywords speed, cores and
-# job_overhead, None where no cost is measured.
-JOB_COSTS: dict[str, Callable[..., float | None]] = {
+# as the study's printed estimate (each beside it); None where no cost is measured.
+JOB_COSTS: dict[str, costs.JobCost] = {
     **extensions_design.JOB_COSTS,
     **geometry_cost.JOB_COSTS,
     **cls_cost.JOB_COSTS,
@@ -645,9 +642,8 @@ def job_seconds(
     for a rule of :data:`JOB_COSTS`, what it adds to its study's estimate at speed 1 on 2 cores
     (its start-up included)."""
     if rule in JOB_COSTS:
-        seconds = JOB_COSTS[rule](
-            config, wildcards, speed=1.0, cores=JOB_THREADS, job_overhead=JOB_OVERHEAD_SECONDS
-        )
+        pace = costs.Pace(speed=1.0, cores=JOB_THREADS, job_overhead=JOB_OVERHEAD_SECONDS)
+        seconds = JOB_COSTS[rule](config, wildcards, pace)
         return JOB_OVERHEAD_SECONDS if seconds is None else seconds
     work = 0.0
     if rule in ("optimize_embeddings", "optimize_sensitivity") and "seed" in wildcards:

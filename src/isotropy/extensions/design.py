@@ -168,32 +168,22 @@ def heldout_seconds(config: Mapping[str, Any]) -> float:
 
 
 def optimize_job_seconds(
-    config: Mapping[str, Any],
-    wildcards: Mapping[str, Any],
-    *,
-    speed: float,
-    cores: int,
-    job_overhead: float = 0.0,
+    config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
     """Wall seconds one run (rule extensions_optimize; wildcards dataset, head, seed) adds to
-    the study's total: one thread, ``cores`` runs side by side, its start-up in
-    :func:`run_seconds` (``job_overhead`` unused; None: no measured cost)."""
+    the study's total: one thread, ``pace.cores`` runs side by side, its start-up in
+    :func:`run_seconds` (not the pace's; None: no measured cost)."""
     seconds = run_seconds(config, wildcards["dataset"], wildcards["head"])
-    return None if seconds is None else speed * seconds / cores
+    return None if seconds is None else pace.speed * seconds / pace.cores
 
 
 def heldout_job_seconds(
-    config: Mapping[str, Any],
-    wildcards: Mapping[str, Any],
-    *,
-    speed: float,
-    cores: int,
-    job_overhead: float = 0.0,
+    config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float:
     """Wall seconds one fine-tuning run (rule extensions_heldout) adds to the study's total: one
     at a time on the rule's 2 threads, which keep ``job_cores_used`` cores busy
-    (config/costs.csv); its start-up in :func:`heldout_seconds`."""
-    return speed * heldout_seconds(config) / costs.value("job_cores_used")
+    (config/costs.csv); its start-up in :func:`heldout_seconds` (not the pace's)."""
+    return pace.speed * heldout_seconds(config) / costs.value("job_cores_used")
 
 
 # rule -> the wall seconds one of its jobs adds (isotropy.estimate.JOB_COSTS).

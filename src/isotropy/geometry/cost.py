@@ -146,23 +146,13 @@ THREADS = 2
 
 
 def job_seconds(
-    rule: str,
-    config: Mapping[str, Any],
-    wildcards: Mapping[str, Any],
-    *,
-    speed: float,
-    cores: int,
-    job_overhead: float,
+    rule: str, config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
     """Wall seconds one job of a costed ``rule`` adds to the study's total: its entry of
-    :func:`jobs`, found by its output (:func:`isotropy.costs.job_share`; None: no cost)."""
+    :func:`jobs`, found by its output (:meth:`isotropy.costs.Pace.share`; None: no cost)."""
     output = RULE_OUTPUTS[rule].format(**wildcards)
     cpu = next((c for _, out, c in jobs(config) if out == output), None)
-    if cpu is None:
-        return None
-    return costs.job_share(
-        cpu, threads=THREADS, speed=speed, cores=cores, job_overhead=job_overhead
-    )
+    return None if cpu is None else pace.share(cpu, THREADS)
 
 
 # rule -> the wall seconds one of its jobs adds (isotropy.estimate.JOB_COSTS).
@@ -172,17 +162,15 @@ JOB_COSTS = {rule: functools.partial(job_seconds, rule) for rule in RULE_OUTPUTS
 def describe(
     config: Mapping[str, Any],
     device: str,
+    pace: costs.Pace,
     *,
-    speed: float,
-    cores: int,
-    job_overhead: float,
     final_files: list[str],
     sts_datasets: list[str] | None = None,
     workdir: Path = Path("."),
 ) -> tuple[list[str], float]:
-    """(lines, seconds left) for target geometry_study on this CPU: the costed jobs whose output
-    is absent, from the measured costs times ``speed``, on the rules' 2 threads, ``cores // 2``
-    jobs at a time, plus ``job_overhead`` per job and per small job while a final file
+    """(lines, seconds left) for target geometry_study on this CPU at ``pace``: the costed jobs
+    whose output is absent, from the measured costs, on the rules' 2 threads, plus a start-up
+    per job and per small job while a final file
     (``final_files``) is absent (the collecting, figure, static-vector and
     token-frequency jobs: overhead only, not measured); ``sts_datasets`` as :func:`jobs`."""
     section = config["geometry"]
@@ -190,15 +178,11 @@ def describe(
     todo = [(label, c) for label, out, c in planned if not (workdir / out).is_file()]
     unknown = [label for label, c in todo if c is None]
     finals = [t for t in final_files if not (workdir / t).is_file()]
-    threads, parallel = THREADS, max(1, cores // THREADS)
+    threads, parallel = THREADS, pace.parallel(THREADS)
     small = 8 + 2 * len(section["clusters"]["models"]) if finals else 0
     # the jobs without a cost and the small ones: a start-up each
-    total = sum(
-        costs.job_share(c, threads=threads, speed=speed, cores=cores, job_overhead=job_overhead)
-        for _, c in todo
-        if c is not None
-    )
-    total += (len(unknown) + small) * job_overhead / parallel
+    total = sum(pace.share(c, threads) for _, c in todo if c is not None)
+    total += (len(unknown) + small) * pace.job_overhead / parallel
     models = sorted(
         {*section["clusters"]["models"], *section["sts"]["models"]}
         | set((section.get("classification") or {}).get("models") or [])

@@ -10,12 +10,15 @@ isotropy.estimate.PROBE_CPU_SECONDS.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from isotropy import costs, paths
 from isotropy.logs import duration
+
+# A run's one-thread CPU seconds from its section, model and task (None: unknown).
+RunCost = Callable[[Mapping[str, Any], str, str], float | None]
 
 # What one run costs, CPU-s on one thread at max length 128 (MiniLM: 6 layers, 384-d), as
 # measured on RTE: config/costs.csv (cls_finetune_*), with the date, machine and command.
@@ -73,25 +76,27 @@ def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | No
     return None if seconds is None else seconds + GEOMETRY_CPU_SECONDS
 
 
-def job_seconds(
-    config: Mapping[str, Any],
-    wildcards: Mapping[str, Any],
-    *,
-    speed: float,
-    cores: int,
-    job_overhead: float,
-) -> float | None:
-    """Wall seconds one run (rule finetune_cls; wildcards model, task, method, seed) adds to the
-    study's total (:func:`isotropy.costs.job_share`; None: no measured cost)."""
-    section = config["rajaee_cls"]
-    seconds = run_seconds(section, wildcards["model"], wildcards["task"])
-    if seconds is None:
-        return None
-    threads = section["resources"]["threads"]
-    return costs.job_share(
-        seconds, threads=threads, speed=speed, cores=cores, job_overhead=job_overhead
-    )
+def finetune_job_cost(section_name: str, run_cost: RunCost) -> costs.JobCost:
+    """The per-job cost of a fine-tuning rule whose runs are configured under
+    ``config[section_name]`` (wildcards model and task, and the rest of its grid): ``run_cost``
+    of the section, model and task spread by :meth:`isotropy.costs.Pace.share` over the
+    section's threads (None: no measured cost). The CLS study and the I-STAR grid share it."""
 
+    def job_seconds(
+        config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
+    ) -> float | None:
+        section = config[section_name]
+        seconds = run_cost(section, wildcards["model"], wildcards["task"])
+        if seconds is None:
+            return None
+        return pace.share(seconds, section["resources"]["threads"])
+
+    return job_seconds
+
+
+# Wall seconds one run (rule finetune_cls; wildcards model, task, method, seed) adds to the
+# study's total.
+job_seconds = finetune_job_cost("rajaee_cls", run_seconds)
 
 # rule -> the wall seconds one of its jobs adds (isotropy.estimate.JOB_COSTS).
 JOB_COSTS = {"finetune_cls": job_seconds}
@@ -100,16 +105,13 @@ JOB_COSTS = {"finetune_cls": job_seconds}
 def describe(
     config: Mapping[str, Any],
     device: str,
-    *,
-    speed: float,
-    cores: int,
-    job_overhead: float,
+    pace: costs.Pace,
     workdir: Path = Path("."),
 ) -> tuple[list[str], float]:
     """(lines, seconds left) saying what target rajaee_study runs and how long what is left
-    takes on this CPU: the runs not done (their metrics.json absent) from the measured costs
-    (config/costs.csv) times ``speed`` (the speed probe's factor), ``cores // threads`` at a
-    time, plus ``job_overhead`` wall seconds per job (the tables and figure jobs included)."""
+    takes on this CPU at ``pace``: the runs not done (their metrics.json absent) from the
+    measured costs (config/costs.csv), plus a start-up per job (the tables and figure jobs
+    included)."""
     section = config["rajaee_cls"]
     training = section["training"]
     threads = section["resources"]["threads"]
@@ -123,22 +125,13 @@ def describe(
     done = [(workdir / paths.rajaee_cls_run_file("metrics.json", *r)).is_file() for r in runs]
     todo = [r for r, made in zip(runs, done, strict=True) if not made]
     keys = ("model", "task", "method", "seed")
-    shares = [
-        job_seconds(
-            config,
-            dict(zip(keys, r, strict=True)),
-            speed=speed,
-            cores=cores,
-            job_overhead=job_overhead,
-        )
-        for r in todo
-    ]
+    shares = [job_seconds(config, dict(zip(keys, r, strict=True)), pace) for r in todo]
     pairs = zip(todo, shares, strict=True)
     unknown = sorted({f"{m}/{t}" for (m, t, _, _), c in pairs if c is None})
-    parallel = max(1, cores // threads)
+    parallel = pace.parallel(threads)
     # the runs without a cost, the tables and the figure: a start-up each
     total = sum(c for c in shares if c is not None)
-    total += (shares.count(None) + 2) * job_overhead / parallel
+    total += (shares.count(None) + 2) * pace.job_overhead / parallel
     lines = [
         f"rajaee_study: {len(runs)} fine-tuning runs ({len(section['models'])} models x "
         f"{len(section['tasks'])} tasks x {len(section['methods'])} methods x "

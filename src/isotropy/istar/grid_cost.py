@@ -43,25 +43,9 @@ def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | No
     return cls_cost.finetune_seconds(section["training"], TASK_ROWS[task], model)
 
 
-def job_seconds(
-    config: Mapping[str, Any],
-    wildcards: Mapping[str, Any],
-    *,
-    speed: float,
-    cores: int,
-    job_overhead: float,
-) -> float | None:
-    """Wall seconds one run (rule finetune; wildcards model, task, regulariser, lam, seed) adds
-    to the grid's total (:func:`isotropy.costs.job_share`; None: no cost known)."""
-    section = config["istar"]
-    seconds = run_seconds(section, wildcards["model"], wildcards["task"])
-    if seconds is None:
-        return None
-    threads = section["resources"]["threads"]
-    return costs.job_share(
-        seconds, threads=threads, speed=speed, cores=cores, job_overhead=job_overhead
-    )
-
+# Wall seconds one run (rule finetune; wildcards model, task, regulariser, lam, seed) adds to
+# the grid's total.
+job_seconds = cls_cost.finetune_job_cost("istar", run_seconds)
 
 # rule -> the wall seconds one of its jobs adds (isotropy.estimate.JOB_COSTS).
 JOB_COSTS = {"finetune": job_seconds}
@@ -70,14 +54,11 @@ JOB_COSTS = {"finetune": job_seconds}
 def describe(
     config: Mapping[str, Any],
     device: str,
-    *,
-    speed: float,
-    cores: int,
-    job_overhead: float,
+    pace: costs.Pace,
     workdir: Path = Path("."),
 ) -> tuple[list[str], float]:
-    """(lines, seconds left) for target istar_study on this CPU: the runs whose metrics.json is
-    absent, from the reused costs times ``speed``, ``cores // threads`` at a time."""
+    """(lines, seconds left) for target istar_study on this CPU at ``pace``: the runs whose
+    metrics.json is absent, from the reused costs."""
     section = config["istar"]
     training, threads = section["training"], section["resources"]["threads"]
     runs = istar_study.run_grid(dict(section))
@@ -87,14 +68,12 @@ def describe(
         for r in runs
         if not (workdir / paths.istar_run_file("metrics.json", *(r[k] for k in keys))).is_file()
     ]
-    shares = [
-        job_seconds(config, r, speed=speed, cores=cores, job_overhead=job_overhead) for r in todo
-    ]
+    shares = [job_seconds(config, r, pace) for r in todo]
     unknown = sorted({f"{r['model']}/{r['task']}" for r, c in zip(todo, shares) if c is None})
-    parallel = max(1, cores // threads)
+    parallel = pace.parallel(threads)
     # the runs without a cost, runs.csv and the figures: a start-up each
     total = sum(c for c in shares if c is not None)
-    total += (shares.count(None) + 4) * job_overhead / parallel
+    total += (shares.count(None) + 4) * pace.job_overhead / parallel
     models = istar_study.run_models(dict(section))
     lines = [
         f"istar_study: {len(runs)} fine-tuning runs ({len(models)} models x "
