@@ -6,8 +6,12 @@ mirror's positive polarity sentences (the offline corpus stand-in):
 - one sentence mean-pooled (rules geometry_sentence_embeddings and, at max length 64,
   geometry_classification_features);
 - per layer and token: the cosine statistics (k-means by silhouette), I(W), and LID per layer
-  and sampled token (rules geometry_cosine, geometry_isotropy, geometry_lid);
-- per sentence of an STS table: the six enhancement methods (rule geometry_sts).
+  and sampled token (rules geometry_cosine, geometry_isotropy, geometry_lid).
+
+The STS tables' and the SST-2 classification's rows are not measured here: they are the rules'
+own benchmark files of an idle geometry_study run (config/costs.csv says which), since their
+token pipelines on 27 clusters are what a stand-in on 200 sentences timed wrongly (1 s for a
+142-s job).
 
 Usage:
     PYTHONPATH=src ISOTROPY_MIRROR=../shared/mirror python benchmarks/geometry_cost.py
@@ -24,17 +28,14 @@ import argparse
 import os
 import time
 
-import numpy as np
 import torch
 
 from isotropy import estimate
 from isotropy.embeddings.hidden_states import extract_token_embeddings, load_hidden_state_model
 from isotropy.geometry.layer_isotropy import isotropy_by_layer
 from isotropy.geometry.layers import cosine_by_layer, lid_by_layer
-from isotropy.geometry.sts import enhance, mean_pooled_embeddings
+from isotropy.geometry.sts import mean_pooled_embeddings
 from isotropy.models import ModelSpec
-
-METHODS = ("none", "centring", "all-but-the-top", "kmeans-centring", "cluster-based")
 
 
 def clock(work):
@@ -63,9 +64,7 @@ def main() -> None:
     )
     n_layers, n_tokens, dim = tokens.layers.shape
     costs = {"load": load, "token_sentence": seconds / len(sentences)}
-    seconds, pooled = clock(
-        lambda: mean_pooled_embeddings(sentences, tokenizer, model, max_length=128)
-    )
+    seconds, _ = clock(lambda: mean_pooled_embeddings(sentences, tokenizer, model, max_length=128))
     costs["sentence"] = seconds / len(sentences)
     kwargs = {"model": "miniLM", "corpus": "polarity", "progress": False}
     seconds, _ = clock(
@@ -76,9 +75,6 @@ def main() -> None:
     costs["isotropy_layer_token"] = seconds / (n_layers * n_tokens)
     seconds, _ = clock(lambda: lid_by_layer(tokens, **kwargs, k=100, sample_size=None))
     costs["lid_layer_token"] = seconds / (n_layers * n_tokens)
-    points = np.asarray(pooled, dtype=np.float32)
-    seconds = sum(clock(lambda m=m: enhance(points, m, n_clusters=5))[0] for m in METHODS)
-    costs["sts_sentence"] = seconds / len(points)
     scale = estimate.PROBE_CPU_SECONDS / probe
     print(f"load average {os.getloadavg()}, speed probe {probe:.3f} CPU-s (scale {scale:.2f})")
     print(f"{len(sentences)} sentences, {n_tokens} tokens, {n_layers} layers, {dim}-d")

@@ -104,7 +104,7 @@ def jobs(
             found.append((f"sentence embeddings {model}/{data}", out, seconds))
             if known:
                 table = sentences * _q("geometry_sts_cpu_seconds_per_sentence")
-                table *= MODEL_SHAPE[model][1] / 384 * len(sts["methods"]) / 5
+                table *= MODEL_SHAPE[model][1] / 384 * len(sts["methods"]) / 6  # measured with 6
                 for seed in section["seeds"]:
                     out = paths.geometry_run_file("sts.csv", model, data, seed)
                     found.append((f"sts {model}/{data}/{seed}", out, table))
