@@ -468,6 +468,35 @@ def test_sts_token_states_drop_cls_and_sep(minilm, polarity_sentences):
         np.testing.assert_allclose(tokens[offsets[i] : offsets[i + 1]], hidden[1:-1], atol=1e-5)
 
 
+def test_sst2_token_features_keep_every_attended_token(minilm, polarity_sentences):
+    from isotropy.geometry.classification import token_features
+
+    _, tokenizer, model = minilm
+    sentences = polarity_sentences[:9]
+    features = token_features(
+        sentences[:6],
+        [0, 1] * 3,
+        sentences[6:],
+        [1, 0, 1],
+        tokenizer,
+        model,
+        batch_size=4,
+        max_length=64,
+        progress=False,
+    )
+    assert features.train.tolist() == [True] * 6 + [False] * 3
+    assert features.labels.tolist() == [0, 1, 0, 1, 0, 1, 1, 0, 1]
+    import torch
+
+    for i in (0, 7):
+        encoded = tokenizer(sentences[i], return_tensors="pt", truncation=True, max_length=64)
+        with torch.inference_mode():
+            hidden = model(**encoded).hidden_states[-1][0].numpy()
+        # [CLS] and [SEP] included, unlike the STS token states
+        rows = features.tokens[features.offsets[i] : features.offsets[i + 1]]
+        np.testing.assert_allclose(rows, hidden, atol=1e-5)
+
+
 def test_mean_pooling_matches_sentence_transformers(minilm, polarity_sentences):
     from sentence_transformers import SentenceTransformer
 

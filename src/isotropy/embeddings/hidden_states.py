@@ -295,9 +295,12 @@ def token_states_by_sentence(
     max_length: int = 128,
     layer: int = -1,
     progress: bool = True,
+    drop_special: bool = True,
+    desc: str = "STS token states",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One layer's hidden states of every sentence's tokens, special tokens ([CLS], [SEP]) and
-    padding removed, as Rajaee & Pilehvar feed them to the cluster-based method.
+    """One layer's hidden states of every sentence's tokens, padding removed and (with
+    ``drop_special``) the special tokens ([CLS], [SEP]) too, as Rajaee & Pilehvar feed them to
+    the cluster-based method; every attended token without it (the SST-2 token features).
 
     Returns ``(tokens, offsets)``: float32 (T, d), sentence i's tokens at
     ``offsets[i]:offsets[i+1]``.
@@ -311,11 +314,14 @@ def token_states_by_sentence(
         batch_size=batch_size,
         max_length=max_length,
         layer=layer,
-        desc="STS token states",
+        desc=desc,
         progress=progress,
     )
     for rows, inputs, special, hidden in batches:
-        keep = (inputs["attention_mask"].bool().cpu() & ~special.bool()).numpy()
+        keep = inputs["attention_mask"].bool().cpu()
+        if drop_special:
+            keep &= ~special.bool()
+        keep = keep.numpy()
         states = hidden.float().cpu().numpy()
         for b, i in enumerate(rows):
             per_sentence[i] = states[b][keep[b]]

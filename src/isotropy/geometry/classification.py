@@ -157,32 +157,23 @@ def token_features(
     progress: bool = True,
 ) -> TokenFeatures:
     """Last-layer states of the attended tokens of every training, then validation, sentence."""
-    from isotropy.embeddings.hidden_states import layer_states_in_batches
+    from isotropy.embeddings.hidden_states import token_states_by_sentence
 
-    sentences = [*train_sentences, *validation_sentences]
-    per_sentence: list[np.ndarray | None] = [None] * len(sentences)
-    for rows, inputs, _, hidden in layer_states_in_batches(
-        sentences,
+    tokens, offsets = token_states_by_sentence(
+        [*train_sentences, *validation_sentences],
         tokenizer,
         model,
         device=device,
         batch_size=batch_size,
         max_length=max_length,
         layer=-1,
-        desc="token features",
         progress=progress,
-    ):
-        mask = inputs["attention_mask"].bool().cpu().numpy()
-        states = hidden.float().cpu().numpy()
-        for i, row in enumerate(rows):
-            per_sentence[row] = states[i][mask[i]]
-    lengths = np.array([len(s) for s in per_sentence if s is not None])
-    tokens = np.concatenate([s for s in per_sentence if s is not None]).astype(np.float32)
-    if not np.isfinite(tokens).all():
-        raise ValueError("the model produced non-finite token states")
+        drop_special=False,
+        desc="token features",
+    )
     labels = np.asarray([*train_labels, *validation_labels], dtype=np.int64)
     train = np.r_[np.ones(len(train_sentences), bool), np.zeros(len(validation_sentences), bool)]
-    return TokenFeatures(tokens, np.concatenate([[0], np.cumsum(lengths)]), labels, train)
+    return TokenFeatures(tokens, offsets, labels, train)
 
 
 def pooled(tokens: np.ndarray, offsets: np.ndarray) -> np.ndarray:
