@@ -20,7 +20,7 @@ import datetime
 import functools
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -191,6 +191,14 @@ class Pace:
         jobs side by side. A study's estimate sums these; the run's progress lines weigh its
         jobs by them (isotropy.estimate.job_seconds)."""
         return (self.speed * cpu_seconds / threads + self.job_overhead) / self.parallel(threads)
+
+    def total(self, shares: Sequence[float | None], threads: int, small_jobs: int = 0) -> float:
+        """A study's wall seconds: its jobs' shares (:meth:`share`), and a start-up for each
+        job without a measured cost (None) and each of ``small_jobs`` not costed (tables,
+        figures), :meth:`parallel` at a time."""
+        uncosted = sum(s is None for s in shares) + small_jobs
+        known = sum(s for s in shares if s is not None)
+        return known + uncosted * self.job_overhead / self.parallel(threads)
 
 
 # A job's wall seconds from the configuration, its wildcards and the pace (None: no measured

@@ -180,9 +180,8 @@ def describe(
     finals = [t for t in final_files if not (workdir / t).is_file()]
     threads, parallel = THREADS, pace.parallel(THREADS)
     small = 8 + 2 * len(section["clusters"]["models"]) if finals else 0
-    # the jobs without a cost and the small ones: a start-up each
-    total = sum(pace.share(c, threads) for _, c in todo if c is not None)
-    total += (len(unknown) + small) * pace.job_overhead / parallel
+    shares = [None if c is None else pace.share(c, threads) for _, c in todo]
+    total = pace.total(shares, threads, small_jobs=small)
     models = sorted(
         {*section["clusters"]["models"], *section["sts"]["models"]}
         | set((section.get("classification") or {}).get("models") or [])

@@ -129,9 +129,7 @@ def describe(
     pairs = zip(todo, shares, strict=True)
     unknown = sorted({f"{m}/{t}" for (m, t, _, _), c in pairs if c is None})
     parallel = pace.parallel(threads)
-    # the runs without a cost, the tables and the figure: a start-up each
-    total = sum(c for c in shares if c is not None)
-    total += (shares.count(None) + 2) * pace.job_overhead / parallel
+    total = pace.total(shares, threads, small_jobs=2)  # the tables and the figure
     lines = [
         f"rajaee_study: {len(runs)} fine-tuning runs ({len(section['models'])} models x "
         f"{len(section['tasks'])} tasks x {len(section['methods'])} methods x "

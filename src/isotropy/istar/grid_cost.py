@@ -71,9 +71,7 @@ def describe(
     shares = [job_seconds(config, r, pace) for r in todo]
     unknown = sorted({f"{r['model']}/{r['task']}" for r, c in zip(todo, shares) if c is None})
     parallel = pace.parallel(threads)
-    # the runs without a cost, runs.csv and the figures: a start-up each
-    total = sum(c for c in shares if c is not None)
-    total += (shares.count(None) + 4) * pace.job_overhead / parallel
+    total = pace.total(shares, threads, small_jobs=4)  # runs.csv and the figures
     models = istar_study.run_models(dict(section))
     lines = [
         f"istar_study: {len(runs)} fine-tuning runs ({len(models)} models x "
