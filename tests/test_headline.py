@@ -1,0 +1,165 @@
+"""The main study's protocol run is committed, and what the docs say of it is generated from it
+(issue 59, item 1).
+
+``docs/data/main_*`` holds a finished ``make run`` (every seed's trace at every update, its
+table 1 and correlation table, a record with checksums). docs/main-study.md and the README's
+headline lines are rendered from that copy by the verdict code in force
+(``python -m isotropy.verdicts.headline``): these tests render them again and fail when either is
+stale, when a committed file no longer matches its recorded checksum, or when the committed run is
+not at the paper's protocol. The copying itself is tested on the golden tiny run's traces.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from isotropy.verdicts import headline
+from isotropy.verdicts.tolerances import VERDICTS
+from isotropy.workflow.config import load_config_files
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "tests" / "golden" / "results" / "main"
+SETUPS = {"miniLM/polarity", "miniLM/snli", "word2vec/pos", "word2vec/supersense"}
+COMMITTED = (ROOT / headline.RUN).is_file()
+needs_run = pytest.mark.skipif(not COMMITTED, reason="no committed protocol run yet")
+
+
+@needs_run
+def test_the_committed_files_match_their_record():
+    record = headline.committed_record(ROOT)
+    assert set(record["files_sha256"]) == {
+        str(headline.TRACES),
+        str(headline.TABLE1),
+        str(headline.CORRELATIONS),
+    }
+
+
+@needs_run
+def test_the_committed_run_is_at_the_papers_protocol():
+    """§3: five initialisations per setup, 1,000 updates, metrics after every update."""
+    traces = headline.committed_tables(ROOT)["main_traces"]
+    setups = set(traces["encoder"] + "/" + traces["dataset"])
+    assert setups == SETUPS
+    for _, run in traces.groupby(["encoder", "dataset", "seed"]):
+        assert sorted(run["step"]) == list(range(1001))
+    seeds = traces.groupby(["encoder", "dataset"])["seed"].nunique()
+    assert (seeds == 5).all(), seeds.to_dict()
+    main = headline.committed_record(ROOT)["config"]["main"]
+    assert main["metric_stride"] == 1 and main["updates"] == 1000
+
+
+@needs_run
+def test_the_page_is_the_committed_run_rendered():
+    page = (ROOT / headline.DOC).read_text(encoding="utf-8")
+    stale = "docs/main-study.md is stale: run `python -m isotropy.verdicts.headline`"
+    assert headline.generated(page, headline.DOC_BEGIN, headline.DOC_END) == (
+        headline.doc_block(ROOT)
+    ), stale
+
+
+@needs_run
+def test_the_readme_headline_is_the_committed_run_rendered():
+    readme = (ROOT / headline.README).read_text(encoding="utf-8")
+    stale = "the README's headline is stale: run `python -m isotropy.verdicts.headline`"
+    assert headline.generated(readme, headline.README_BEGIN, headline.README_END) == (
+        headline.readme_block(ROOT)
+    ), stale
+
+
+@needs_run
+def test_the_readme_names_every_setup_with_a_verdict():
+    block = headline.readme_block(ROOT)
+    for setup in SETUPS:
+        line = next(line for line in block.splitlines() if line.startswith(f"- {setup}"))
+        assert any(f"**{word}**" in line for word in VERDICTS), line
+
+
+# --- the copying, on the golden tiny run (2 seeds, metrics every 10th update) ---------------
+
+
+def _golden_results(tmp_path: Path) -> Path:
+    """The golden tiny run's main study laid out as a run's results/main (parquet traces)."""
+    results = tmp_path / "results" / "main"
+    for trace in GOLDEN.glob("*/*/seed*/trace.csv"):
+        target = results / trace.relative_to(GOLDEN).with_suffix(".parquet")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        pd.read_csv(trace).to_parquet(target)
+        record = {"code": {"git_commit": "0" * 40, "dirty": False}, "outputs": {}}
+        target.with_name("trace.parquet.provenance.json").write_text(json.dumps(record))
+    for name in ("table1.csv", "correlations.csv"):
+        shutil.copyfile(GOLDEN / name, results / name)
+    return results
+
+
+@pytest.fixture
+def copied(tmp_path, monkeypatch):
+    """A docs tree with the golden run copied in by :func:`headline.write_data`."""
+    monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
+    config = load_config_files([ROOT / "config.yaml"])
+    config["main"].update(seeds=[0, 1], metric_stride=10, updates=120)
+    effective = tmp_path / "effective.yaml"
+    effective.write_text(yaml.safe_dump(config), encoding="utf-8")
+    root = tmp_path / "repo"
+    (root / "docs" / "data").mkdir(parents=True)
+    facts = dict(started="2026-01-01T00:00", ended="2026-01-01T00:10", wall="10 min")
+    headline.write_data(_golden_results(tmp_path), effective, facts, root)
+    return root
+
+
+def test_the_copy_round_trips_every_trace_value(copied):
+    traces = headline.committed_tables(copied)["main_traces"]
+    for trace in GOLDEN.glob("*/*/seed*/trace.csv"):
+        encoder, dataset = trace.parts[-4], trace.parts[-3]
+        ours = traces[(traces["encoder"] == encoder) & (traces["dataset"] == dataset)]
+        original = pd.read_csv(trace)
+        ours = ours[ours["seed"] == original["seed"].iloc[0]].reset_index(drop=True)
+        pd.testing.assert_frame_equal(ours[original.columns], original, check_exact=True)
+
+
+def test_a_changed_committed_file_is_refused(copied):
+    headline.committed_record(copied)  # as written: accepted
+    table = copied / headline.CORRELATIONS
+    table.write_text(table.read_text().replace("-0.97", "-0.96", 1))
+    with pytest.raises(ValueError, match="does not match the checksum"):
+        headline.committed_record(copied)
+
+
+def test_the_record_names_the_code_and_stand_ins(copied):
+    record = headline.committed_record(copied)
+    assert record["code_commit"] == "0" * 40
+    assert record["config"]["main"]["metric_stride"] == 10
+    assert set(record["sources_sha256"]) == {
+        f"results/main/{trace.relative_to(GOLDEN).with_suffix('.parquet')}"
+        for trace in GOLDEN.glob("*/*/seed*/trace.csv")
+    }
+
+
+def test_the_page_judges_every_setup_and_a_stale_page_is_told(copied):
+    block = headline.doc_block(copied)
+    for setup in SETUPS:
+        assert f"\n| {setup} | Mickus et al. 2024, §3.2" in block
+    assert "every 10th update" in block
+    page = f"# page\n\n{headline.DOC_BEGIN}\n\nold table\n{headline.DOC_END}\ntail\n"
+    assert headline.generated(page, headline.DOC_BEGIN, headline.DOC_END) != block
+    renewed = headline.with_block(page, block, headline.DOC_BEGIN, headline.DOC_END)
+    assert headline.generated(renewed, headline.DOC_BEGIN, headline.DOC_END) == block
+    assert renewed.endswith("tail\n")
+
+
+def test_a_page_without_its_markers_is_refused():
+    with pytest.raises(ValueError, match="markers"):
+        headline.with_block("no markers", "block", headline.DOC_BEGIN, headline.DOC_END)
+
+
+def test_results_without_traces_are_refused(tmp_path):
+    (tmp_path / "main").mkdir()
+    for name in ("table1.csv", "correlations.csv"):
+        (tmp_path / "main" / name).write_text("x\n")
+    with pytest.raises(FileNotFoundError, match="no traces"):
+        headline.write_data(tmp_path / "main", tmp_path / "none.yaml", {}, tmp_path)
