@@ -128,6 +128,7 @@ lint: install
 	$(BIN)/snakefmt --check Snakefile rules
 	$(BIN)/mypy
 	$(BIN)/snakemake --lint --cores 1 $(CONFIGFILES)
+	$(BIN)/python .ci/commit_msg.py
 
 # Everything CI runs (.ci/run), end-to-end and SLURM tests included.
 test: install

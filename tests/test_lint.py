@@ -6,11 +6,13 @@ Runs the same commands as CI and a developer would (`make lint`):
     snakefmt --check Snakefile rules/
     mypy                  (the type checker; settings in pyproject.toml, [tool.mypy])
     snakemake --lint
+    python .ci/commit_msg.py (commit messages since .ci/commit-msg-baseline)
 and checks that the pre-commit hooks (.pre-commit-config.yaml) run those same commands.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shlex
@@ -18,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,3 +96,79 @@ def test_pre_commit_runs_the_same_checks_as_make_lint():
     entries = [shlex.split(hook["entry"]) for repo in hooks["repos"] for hook in repo["hooks"]]
     from_hooks = [[words[0].removeprefix(".venv/bin/"), *words[1:]] for words in entries]
     assert sorted(from_hooks) == sorted(_lint_commands_of_make())
+
+
+# ---- commit messages (issue 62, item 7) -------------------------------------------------------
+CHECKER = ROOT / ".ci" / "commit_msg.py"
+
+
+def _checker():
+    spec = importlib.util.spec_from_file_location("commit_msg", CHECKER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_commit_messages_since_the_baseline_are_clean():
+    result = _run([sys.executable, str(CHECKER)])
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("message", "files", "lines", "expected"),
+    [
+        ("Fix a typo in the README", 1, 2, []),
+        ("Fix a typo\n\nThe word was misspelt.\n", 1, 2, []),
+        ("A" * 72 + "\n\nWhy.", 3, 90, []),
+        ("A" * 73 + "\n\nWhy.", 1, 1, ["subject is 73 characters"]),
+        ("Subject\nno blank line", 1, 1, ["the second line must be blank"]),
+        ("Move the costs into config/costs.csv", 2, 5, ["no body, for a change of 2 file"]),
+        ("Rewrite the loop", 1, 11, ["no body, for a change of 1 file(s) and 11"]),
+        ("Rewrite the loop\n\n# a comment git drops\n", 1, 40, ["no body"]),
+        ("\n\nBody only", 1, 1, ["the subject (first line) is empty"]),
+    ],
+)
+def test_commit_message_problems(message, files, lines, expected):
+    found = _checker().problems(message, files, lines)
+    assert len(found) == len(expected), found
+    for problem, start in zip(found, expected):
+        assert problem.startswith(start), (problem, start)
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_the_check_reads_commits_after_the_baseline_and_installs_as_a_hook(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / ".ci").mkdir(parents=True)
+    (repo / ".ci" / "commit_msg.py").write_text(CHECKER.read_text())
+    _git(repo, "init", "-q")
+    (repo / "a.txt").write_text("a\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "An old commit whose subject is far too long " + "x" * 40)
+    baseline = _git(repo, "rev-parse", "HEAD").stdout.strip()
+    (repo / ".ci" / "commit-msg-baseline").write_text(baseline + "\n# the baseline\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "Record the baseline")
+    check = [sys.executable, ".ci/commit_msg.py"]
+    assert subprocess.run(check, cwd=repo).returncode == 0  # the old commit is not checked
+    (repo / "b.txt").write_text("b\n" * 30)
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "Add b")
+    result = subprocess.run(check, cwd=repo, capture_output=True, text=True)
+    assert result.returncode == 1 and "no body, for a change of 1 file(s) and 30" in result.stderr
+    _git(repo, "commit", "-q", "--amend", "-m", "Add b\n\nThirty lines the test needs.")
+    assert subprocess.run(check, cwd=repo).returncode == 0
+
+    assert subprocess.run([*check, "--install"], cwd=repo).returncode == 0
+    (repo / "c.txt").write_text("c\n")
+    _git(repo, "add", ".")
+    refused = _git(repo, "commit", "-q", "-m", "C" * 80)
+    assert refused.returncode != 0 and "subject is 80 characters" in refused.stderr
+    assert _git(repo, "commit", "-q", "-m", "Add c").returncode == 0

@@ -1,4 +1,4 @@
-"""File helpers shared by every step: atomic writes, so a failure never leaves half a file."""
+"""File helpers: atomic writes, so a failure never leaves half a file."""
 
 from __future__ import annotations
 

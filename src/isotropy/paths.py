@@ -147,9 +147,6 @@ def derived_file(artefact: str, name: str = "{vectors}", setup: str = "{dataset}
     return f"{SENSITIVITY_ROOT}/embeddings/{name}/{setup}/{artefact}"
 
 
-orthogonal_file = derived_file  # its name when the only derived set was the orthogonal one
-
-
 def label_set_file(setup: str = "{dataset}", label_set: str = "{label_set}") -> str:
     """The items of one label set of a word setup."""
     return f"{SENSITIVITY_ROOT}/labels/{setup}/{label_set}.parquet"
@@ -176,9 +173,6 @@ def sensitivity_cell_file(
 ) -> str:
     """The per-seed numbers of one cell, written as soon as its seeds have run."""
     return f"results/sensitivity/cells/{setup}/{vectors}/{label_set}/lr{lr}.csv"
-
-
-run_file = sensitivity_run_file  # the name isotropy.sensitivity gave it
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,7 +215,6 @@ GEOMETRY_LID = "results/geometry/lid.csv"
 GEOMETRY_STS = "results/geometry/sts.csv"
 GEOMETRY_ISOTROPY = "results/geometry/isotropy_by_layer.csv"
 GEOMETRY_CLASSIFICATION = "results/geometry/classification.csv"
-GEOMETRY_TABLES = {"cosine": GEOMETRY_COSINE, "lid": GEOMETRY_LID, "sts": GEOMETRY_STS}
 
 
 def geometry_table(name: str = "{table}") -> str:

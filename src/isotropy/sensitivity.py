@@ -46,9 +46,6 @@ from isotropy.io import atomic_path
 from isotropy.statistics import R_LIMIT, seed_interval, signs_disagree
 from isotropy.summaries import spearman_summary
 
-STUDY = "sensitivity"
-
-
 # ---------------------------------------------------------------------------------------------
 # Label sets: name -> (table of the setup's items, settings, rng) -> the items kept.
 
@@ -107,7 +104,6 @@ def label_set_table(
 # Vector sets: an encoder's own, or one derived from an encoder's (config ``sensitivity.derived``)
 
 TRANSFORMS = ("rescale", "pca", "rotate", "pad", "orthogonal")
-SPAN_TRANSFORMS = ("rotate", "pad", "orthogonal")  # those that keep the original span as a basis
 # Transforms that take ``norm_of``: rescale, and PCA then rescaled (a dimension contrast at a
 # matched scale: the reduced set at the RMS centred norm of another).
 NORM_TRANSFORMS = ("rescale", "pca")

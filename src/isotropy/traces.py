@@ -1,4 +1,4 @@
-"""Reading a run's trace and the result tables, validated before any step uses them.
+"""Reading a run's trace and the result tables, validated before any step reads them.
 
 A trace (``trace.parquet``, one row per recorded update) must have the registry's columns in the
 registry's order (a swap of two metric names is a different order), integer seeds and steps,

@@ -1,4 +1,4 @@
-"""The I-STAR study's design, plain Python (the workflow imports it while it parses, without torch):
+"""The I-STAR study's design, plain Python, no torch (``isotropy.workflow`` imports it at parse):
 the run grid of config ``istar`` (which runs exist, λ as it appears in paths, the models it runs;
 the study's final files: isotropy.workflow.targets.istar_outputs) and the settings of one
 fine-tuning run (config ``istar.training``). The tasks themselves (kind, labels, text columns,

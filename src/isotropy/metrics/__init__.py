@@ -1,6 +1,6 @@
-"""Isotropy and cluster metrics of the seed studies, in torch, one implementation for CPU and CUDA.
+"""The seed studies' metrics and section 2's objectives: one module per family, CPU and CUDA alike.
 
-Every function accepts a numpy array or a torch tensor (any device; the computation stays on that
+Every metric accepts a numpy array or a torch tensor (any device; the computation stays on that
 device) of shape ``(n points, d dimensions)`` and returns a Python float unless stated. Bad input
 (NaN/inf, too few points, wrong dimensionality, mismatched labels, a single cluster) raises a
 ``ValueError`` that says what was found and what is needed: no metric returns a silent NaN.
@@ -16,7 +16,8 @@ Exactness, checked by ``tests/test_metrics.py`` against independent implementati
   its documented k/(k-1) factor.
 
 Where a seed paper's released code computes a number differently, the authors' convention is a
-named option here, so our numbers can be set beside theirs (papers.md section 5):
+named option here, so our numbers can be set beside theirs (docs/methods.md, "Differences from the
+authors' code"):
 ``local_intrinsic_dimension(..., distances="squared")`` (Cai et al.'s faiss L2 scale),
 ``partition_isotropy(..., signs="solver")`` (Rajaee & Pilehvar's notebook) and
 :func:`per_cluster_cosine_statistics` (Cai et al.'s ``--cluster_cos --center``).
@@ -25,8 +26,10 @@ The package holds one module per family: :mod:`~isotropy.metrics.checks` (input 
 :mod:`~isotropy.metrics.isoscores` (IsoScore, IsoScore*, I(W)), :mod:`~isotropy.metrics.cosines`
 (average cosine, S_inter/S_intra), :mod:`~isotropy.metrics.clusters` (the streamed silhouette
 engine, k-means by silhouette, cluster indices),
-:mod:`~isotropy.metrics.dimensions` (LID, TwoNN), and :mod:`~isotropy.metrics.registry` (the
-per-update metrics of the direct optimisation). The public names below are re-exported lazily:
+:mod:`~isotropy.metrics.dimensions` (LID, TwoNN), :mod:`~isotropy.metrics.criteria` (Dunn,
+Caliński–Harabasz and Davies–Bouldin as per-update tensors), :mod:`~isotropy.metrics.objectives`
+(section 2 of the main paper as functions), and :mod:`~isotropy.metrics.registry` (the per-update
+metrics of the direct optimisation, torch-free). The public names below are re-exported lazily:
 the registry is read by torch-free code (summaries, plots), so importing this package must not
 import torch; a metric's module (and torch) is imported on first use of one of its names.
 """

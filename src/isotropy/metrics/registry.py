@@ -1,10 +1,15 @@
 """The per-update metrics of the direct optimisation, one entry each.
 
-Every consumer reads this table: :mod:`isotropy.optimize` evaluates each entry after every
-``metric_stride``-th update and records it in the trace column of its name (after ``loss`` and
-``accuracy``, in the order below), :mod:`isotropy.summaries` correlates the ``isotropy`` metric with
-the ``clusters`` metric, and :mod:`isotropy.plots.main` draws each curve with its label and colour.
-Adding a per-update metric is its tensor function in a metrics module plus one line here.
+``isotropy.metrics.registry`` is imported by ``isotropy.optimize``, ``isotropy.traces``,
+``isotropy.summaries``, ``isotropy.plots`` and ``isotropy.verdicts``: the optimisation evaluates
+each entry after every ``metric_stride``-th update and records it in the trace column of its name
+(after ``loss`` and ``accuracy``, in the order below), the traces are checked against its columns
+and bounds, the summaries and the verdicts correlate the ``isotropy`` metric with the ``clusters``
+metric, and :mod:`isotropy.plots.main` draws each curve with its label and colour. Adding a
+per-update metric is its tensor function in a metrics module, its entry here, and its columns'
+precision in ``tests/golden/precision.yaml``; an optional one is also named in the schema's
+``extra_metrics`` and ``extensions.criteria`` lists, and the extension study spells the criteria
+again (``isotropy.extensions.results.CRITERIA``, the figures' labels): issue 62, item 4.
 
 The tensor function is named as ``"module:function"`` inside :mod:`isotropy.metrics` and imported
 on first use, so that the torch-free readers of the registry (tables, figures) never import torch.

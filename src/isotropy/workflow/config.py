@@ -522,7 +522,8 @@ def setting(config: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
     ``default`` when it or a section on the way is absent (or null), so rule files parse for
     configs without that study.
 
-    The one way the rules read the configuration.
+    For the workflow layer's code (targets, input functions); the rules read a setting with
+    Snakemake's own ``lookup(dpath=..., within=config)``.
     """
     value: Any = config
     for key in keys:
