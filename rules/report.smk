@@ -1,6 +1,6 @@
 # The opening page of the HTML report (make report; report/workflow.rst inserts it): the forest
 # plot of every judged paper number, what ran, then every claim and every paper number with its
-# verdict. Science in isotropy.reporting and isotropy.plots.forest (the figure reads the paper
+# verdict. Science in isotropy.reporting and isotropy.verdicts.forest (the figure reads the paper
 # comparison only).
 
 

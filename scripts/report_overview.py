@@ -1,4 +1,4 @@
-"""The report's opening page: the forest plot of the paper comparison (isotropy.plots.forest),
+"""The report's opening page: the forest plot of the paper comparison (isotropy.verdicts.forest),
 then the run, its claims and the paper comparison (isotropy.reporting)."""
 
 from pathlib import Path
@@ -7,9 +7,10 @@ import pandas as pd
 
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
-from isotropy.plots.forest import forest_caption, plot_forest
 from isotropy.provenance import record_step
 from isotropy.reporting import configuration_line, forest_html, overview_html
+from isotropy.verdicts.comparison import as_shown
+from isotropy.verdicts.forest import forest_caption, listed_rows, plot_forest, undrawn_rows
 
 
 def main(snakemake):
@@ -26,11 +27,13 @@ def main(snakemake):
         Path(snakemake.output.forest_png).read_bytes(),
         caption,
         comparison,
-        " (PREVIEW)" if preview else "",
+        undrawn=undrawn_rows(comparison),
+        listed=listed_rows(comparison),
+        mark=" (PREVIEW)" if preview else "",
     )
     page = overview_html(
         pd.read_csv(snakemake.input.claims),
-        comparison,
+        as_shown(comparison),  # a stand-in named once per row
         studies=snakemake.params.studies,
         seeds=seeds,
         stand_ins=dict(snakemake.params.stand_ins),

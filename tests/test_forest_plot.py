@@ -1,4 +1,4 @@
-"""The report's opening forest plot (isotropy.plots.forest): drawn from a comparison table alone,
+"""The report's opening forest plot (isotropy.verdicts.forest): drawn from a comparison table alone,
 every band where the verdict's region lies, every judged row drawn or listed with its reason;
 the comparison's band and interval columns agree with the verdicts they stand beside; the page
 opens on the figure, and a real browser shows it."""
@@ -14,7 +14,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from isotropy.plots.forest import (
+from isotropy.reporting import forest_html, overview_html
+from isotropy.verdicts import tolerances as T
+from isotropy.verdicts.comparison import (
+    PUBLISHED_COLUMNS,
+    as_shown,
+    compare,
+    comparison_markdown,
+    read_published,
+)
+from isotropy.verdicts.forest import (
     forest_caption,
     forest_figure,
     forest_rows,
@@ -22,14 +31,6 @@ from isotropy.plots.forest import (
     listed_rows,
     plot_forest,
     undrawn_rows,
-)
-from isotropy.reporting import forest_html, overview_html
-from isotropy.verdicts import tolerances as T
-from isotropy.verdicts.comparison import (
-    PUBLISHED_COLUMNS,
-    compare,
-    comparison_markdown,
-    read_published,
 )
 from isotropy.verdicts.measurements import measurement
 
@@ -65,32 +66,112 @@ def small_table() -> pd.DataFrame:
     seeds (no interval), a bound (nothing to draw), a stand-in, a protocol and a one-seed row."""
     rajaei = {"paper": "Rajaei & Sheikhi 2020", "study": "geometry"}
     rows = [
-        _row("§3.2, r, polarity", "miniLM/polarity", -0.808, -0.808, T.INCONCLUSIVE,
-             (-0.05, 0.05), (-0.05, 0.05), p_agree=0.06),
-        _row("§3.2, r, snli", "miniLM/snli", -0.878, -0.873, T.AGREES,
-             (-0.01, 0.0), (-0.05, 0.05), p_agree=0.001),
-        _row("§3.2, r, supersense", "miniLM/supersense", -0.978, -0.99, T.DIFFERS,
-             (0.01, 0.03), (-0.05, 0.022), p_agree=0.9),
-        _row("Table 1, row snli, column items", "miniLM/snli", 9842, 9842, T.AGREES,
-             band=(0.0, 0.0)),
-        _row("Table 1, row polarity, column items", "miniLM/polarity", 10662, 160, T.DIFFERS,
-             band=(0.0, 0.0)),
-        _row("slides, methods table, row none, column STS-B", "none", 60.08, 61.08, T.AGREES,
-             (-1.0, -1.0), (-2.0, 2.0), **rajaei),
-        _row("slides, methods table, row cluster, column STS-B", "cluster", 60.0, 59.0,
-             T.INCONSISTENT_SEEDS, band=(-2.0, 2.0), **rajaei),
-        _row("§3.2, ρ always below", "miniLM/polarity", -0.998, -0.9945, T.NOT_CONSISTENT,
-             tolerance="below -0.998 in every one of 5 seeds: 5 fail"),
-        _row("§3.2, r, pos", "word2vec/pos", -0.947, 0.97, T.STAND_IN, (0.1, 0.2),
-             stand_in=f"{GLOVE}; {LABELS}", tolerance=f"not judged: {GLOVE}; {LABELS}"),
-        _row("§3.2, ρ, pos", "word2vec/pos", -0.998, 0.97, T.STAND_IN, stand_in=GLOVE,
-             tolerance=f"not judged: {GLOVE}"),
-        _row("§3.2, r, x", "miniLM/x", -0.9, 0.9, T.NOT_COMPARABLE,
-             tolerance="protocol differs: updates 12, the paper's 1000"),
-        _row("Figure 5", "miniLM/sst2, λ=-5", NAN, -0.04, T.ONE_SEED,
-             tolerance="< 0 over seeds: one seed, no spread to test with", study="istar"),
+        _row(
+            "§3.2, r, polarity",
+            "miniLM/polarity",
+            -0.808,
+            -0.808,
+            T.INCONCLUSIVE,
+            (-0.05, 0.05),
+            (-0.05, 0.05),
+            p_agree=0.06,
+        ),
+        _row(
+            "§3.2, r, snli",
+            "miniLM/snli",
+            -0.878,
+            -0.873,
+            T.AGREES,
+            (-0.01, 0.0),
+            (-0.05, 0.05),
+            p_agree=0.001,
+        ),
+        _row(
+            "§3.2, r, supersense",
+            "miniLM/supersense",
+            -0.978,
+            -0.99,
+            T.DIFFERS,
+            (0.01, 0.03),
+            (-0.05, 0.022),
+            p_agree=0.9,
+        ),
+        _row(
+            "Table 1, row snli, column items", "miniLM/snli", 9842, 9842, T.AGREES, band=(0.0, 0.0)
+        ),
+        _row(
+            "Table 1, row polarity, column items",
+            "miniLM/polarity",
+            10662,
+            160,
+            T.DIFFERS,
+            band=(0.0, 0.0),
+        ),
+        _row(
+            "slides, methods table, row none, column STS-B",
+            "none",
+            60.08,
+            61.08,
+            T.AGREES,
+            (-1.0, -1.0),
+            (-2.0, 2.0),
+            **rajaei,
+        ),
+        _row(
+            "slides, methods table, row cluster, column STS-B",
+            "cluster",
+            60.0,
+            59.0,
+            T.INCONSISTENT_SEEDS,
+            band=(-2.0, 2.0),
+            **rajaei,
+        ),
+        _row(
+            "§3.2, ρ always below",
+            "miniLM/polarity",
+            -0.998,
+            -0.9945,
+            T.NOT_CONSISTENT,
+            tolerance="below -0.998 in every one of 5 seeds: 5 fail",
+        ),
+        _row(
+            "§3.2, r, pos",
+            "word2vec/pos",
+            -0.947,
+            0.97,
+            T.STAND_IN,
+            (0.1, 0.2),
+            stand_in=f"{GLOVE}; {LABELS}",
+            tolerance=f"not judged: {GLOVE}; {LABELS}",
+        ),
+        _row(
+            "§3.2, ρ, pos",
+            "word2vec/pos",
+            -0.998,
+            0.97,
+            T.STAND_IN,
+            stand_in=GLOVE,
+            tolerance=f"not judged: {GLOVE}",
+        ),
+        _row(
+            "§3.2, r, x",
+            "miniLM/x",
+            -0.9,
+            0.9,
+            T.NOT_COMPARABLE,
+            tolerance="protocol differs: updates 12, the paper's 1000",
+        ),
+        _row(
+            "Figure 5",
+            "miniLM/sst2, λ=-5",
+            NAN,
+            -0.04,
+            T.ONE_SEED,
+            tolerance="< 0 over seeds: one seed, no spread to test with",
+            study="istar",
+        ),
         _row("Table 3, row ELMo", "ELMo", 9.1, NAN, T.NOT_RUN, tolerance=""),
-    ]  # fmt: skip
+    ]
     return pd.DataFrame(rows)
 
 
@@ -189,7 +270,13 @@ def test_the_page_opens_on_the_forest_plot_then_the_run(tmp_path):
     table = small_table()
     png = tmp_path / "forest.png"
     plot_forest(table, tmp_path / "forest.pdf", png)
-    forest = forest_html(png.read_bytes(), "the caption <b>", table)
+    forest = forest_html(
+        png.read_bytes(),
+        "the caption <b>",
+        table,
+        undrawn=undrawn_rows(table),
+        listed=listed_rows(table),
+    )
     claims = pd.DataFrame(
         [{"statement": "s", "setup": "miniLM/polarity", "verdict": "supported", "paper": "p"}]
     )
@@ -218,8 +305,7 @@ def test_the_comparison_names_a_stand_in_once_per_row():
     table["margin"], table["declared"] = "", "row"
     lines = [line for line in comparison_markdown(table).splitlines() if "word2vec/pos" in line]
     assert len(lines) == 2 and all(line.count(GLOVE) == 1 for line in lines), lines
-    page = overview_html(table.iloc[:0].assign(verdict=[]), table, studies=[], seeds={},
-                         stand_ins={})  # fmt: skip
+    page = overview_html(table.iloc[:0], as_shown(table), studies=[], seeds={}, stand_ins={})
     short = page[page.index("overview-comparison") : page.index("<h2>Tables</h2>")]
     rows = [row for row in short.split("<tr>") if "word2vec/pos" in row]
     assert len(rows) == 2 and all(row.count(GLOVE) == 1 for row in rows), rows
@@ -253,13 +339,20 @@ def test_the_band_and_interval_columns_say_what_the_verdict_says(
     the band, *differs* exactly when wholly outside it; the band is the declared margin as D."""
     published = _published(
         tmp_path,
-        [f'X,t,main,pearson_r,polarity,"{printed}",{unit},0.001,m,d,,c,{rule},w,,mean,1,{margin},'
-         "a priori,"],
-    )  # fmt: skip
+        [
+            f'X,t,main,pearson_r,polarity,"{printed}",{unit},0.001,m,d,,c,{rule},w,,mean,1,'
+            f"{margin},a priori,"
+        ],
+    )
     ours = measurement(
-        "main", "pearson_r", "miniLM/polarity", "polarity", float(np.mean(seeds)),
-        per_seed=seeds, seeds=len(seeds),
-    )  # fmt: skip
+        "main",
+        "pearson_r",
+        "miniLM/polarity",
+        "polarity",
+        float(np.mean(seeds)),
+        per_seed=seeds,
+        seeds=len(seeds),
+    )
     row = compare(published, pd.DataFrame([ours]), {"main"}).iloc[0]
     low, high, band_low, band_high = (row[c] for c in ("d_low", "d_high", "band_low", "band_high"))
     assert band_low < 0 < band_high and low < high
@@ -270,15 +363,20 @@ def test_the_band_and_interval_columns_say_what_the_verdict_says(
     assert f"[{low:+.4g}, {high:+.4g}]" in row["tolerance"]
 
 
+R_MARGIN = "mean,1,r:0.05,p,"  # estimand, m, margin, its reason, protocol
+
+
 def test_the_band_is_the_declared_margin_clipped_where_the_scale_ends(tmp_path):
     published = _published(
         tmp_path,
-        ["X,a,main,pearson_r,polarity,−0.808,correlation,0.001,m,d,,c,printed,w,,mean,1,r:0.05,p,",
-         "X,b,main,pearson_r,polarity,−0.978,correlation,0.001,m,d,,c,printed,w,,mean,1,r:0.05,p,",
-         'X,c,main,items,polarity,"10,662",items,1,m,d,,c,exact,w,,fixed,1,,a count,',
-         "X,d,main,pearson_r,polarity,−0.998,correlation,0.001,m,d,,c,below:-0.998,w,,every_run,"
-         "1,,a bound,"],
-    )  # fmt: skip
+        [
+            f"X,a,main,pearson_r,polarity,−0.808,correlation,0.001,m,d,,c,printed,w,,{R_MARGIN}",
+            f"X,b,main,pearson_r,polarity,−0.978,correlation,0.001,m,d,,c,printed,w,,{R_MARGIN}",
+            'X,c,main,items,polarity,"10,662",items,1,m,d,,c,exact,w,,fixed,1,,a count,',
+            "X,d,main,pearson_r,polarity,−0.998,correlation,0.001,m,d,,c,below:-0.998,w,,every_run,"
+            "1,,a bound,",
+        ],
+    )
     r = measurement(
         "main", "pearson_r", "miniLM/polarity", "polarity", -0.9, per_seed=(-0.9, -0.91)
     )
@@ -318,7 +416,13 @@ def test_a_browser_shows_the_forest_plot_first_on_the_page(tmp_path):
     table = small_table()
     png = tmp_path / "forest.png"
     plot_forest(table, tmp_path / "forest.pdf", png)
-    forest = forest_html(png.read_bytes(), forest_caption(table, {"main": [0]}, {}), table)
+    forest = forest_html(
+        png.read_bytes(),
+        forest_caption(table, {"main": [0]}, {}),
+        table,
+        undrawn=undrawn_rows(table),
+        listed=listed_rows(table),
+    )
     body = overview_html(table.iloc[:0], table, studies=[], seeds={}, stand_ins={}, forest=forest)
     page = tmp_path / "page.html"
     page.write_text(f"<html><body>{body}{IMAGE_PROBE}</body></html>", encoding="utf-8")

@@ -1,5 +1,5 @@
 """The opening page of the HTML report (``make report``): the forest plot of every judged paper
-number (:mod:`isotropy.plots.forest`) with the rows it cannot draw listed under it, then the run,
+number (:mod:`isotropy.verdicts.forest`) with the rows it cannot draw listed under it, then the run,
 its claims and its comparison with the papers' printed numbers, as compact tables, before any
 other figure or the rule graph.
 
@@ -19,8 +19,6 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from isotropy import paths
-from isotropy.plots.forest import listed_rows, undrawn_rows
-from isotropy.verdicts.comparison import shown_tolerance
 
 CLAIM_COLUMNS = {
     "verdict": "verdict",
@@ -77,11 +75,19 @@ def _table(frame: pd.DataFrame, columns: Mapping[str, str], css: str) -> str:
     return shown.to_html(index=False, na_rep="", classes=css, border=0, escape=True)
 
 
-def forest_html(png: bytes, caption: str, comparison: pd.DataFrame, mark: str = "") -> str:
+def forest_html(
+    png: bytes,
+    caption: str,
+    comparison: pd.DataFrame,
+    *,
+    undrawn: pd.DataFrame,
+    listed: pd.DataFrame,
+    mark: str = "",
+) -> str:
     """The page's opening: the forest plot (``png``, embedded) with its ``caption``, then the
-    judged rows it cannot draw and the rows measured but not judged, each with its reason."""
+    judged rows it cannot draw (``undrawn``) and the rows measured but not judged (``listed``),
+    each with its reason (:mod:`isotropy.verdicts.forest`)."""
     image = base64.b64encode(png).decode("ascii")
-    undrawn, listed = undrawn_rows(comparison), listed_rows(comparison)
     counts = comparison["verdict"].value_counts()
     parts = [
         f"<h2>Our numbers against the papers'{mark}</h2>",
@@ -180,11 +186,7 @@ def overview_html(
         f"<h2>Paper comparison{mark}</h2>",
         f"<p>{len(comparison)} numbers: {_counts(comparison['verdict'])}. "
         f"Conventions, stand-ins and notes: <code>{comparison_file}</code>, below.</p>",
-        _table(
-            comparison.assign(tolerance=[shown_tolerance(r) for _, r in comparison.iterrows()]),
-            COMPARISON_COLUMNS,
-            "overview-comparison",
-        ),
+        _table(comparison, COMPARISON_COLUMNS, "overview-comparison"),
         *tables_html({claims_file: claims, comparison_file: comparison} | dict(tables or {})),
         "<p>Figures and tables of each study are also in the menu; the rule graph follows "
         "below.</p>",

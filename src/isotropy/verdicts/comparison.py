@@ -80,6 +80,8 @@ COLUMNS = [
     "declared",
     "p_agree",
     "p_differ",
+    # D = paper − ours: its 95% interval (equivalence rows) and the region the verdict accepts,
+    # both in the printed units (margin_band); the report's forest plot reads them.
     "d_low",
     "d_high",
     "band_low",
@@ -329,6 +331,12 @@ def shown_tolerance(row: Mapping[str, Any]) -> str:
     """The tolerance as a page shows it: blank for a stand-in, whose row names the stand-in in
     its own column (the table's tolerance repeats it after 'not judged: ')."""
     return "" if row["verdict"] == STAND_IN else str(row["tolerance"])
+
+
+def as_shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The comparison as a page shows it: each stand-in named once per row
+    (:func:`shown_tolerance`)."""
+    return table.assign(tolerance=[shown_tolerance(row) for _, row in table.iterrows()])
 
 
 def comparison_markdown(table: pd.DataFrame) -> str:

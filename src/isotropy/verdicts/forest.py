@@ -10,6 +10,9 @@ its side. Every band then spans −1…+1 exactly where the verdict's region lie
 inside the band on the judging scale is inside it here (the maps are monotone). The printed D,
 its interval and its band stand on the right, in the row's own units.
 
+It lives with the verdicts (as the comparison's markdown page does): it reads their words, and
+the figures and the page below them never import the verdict engine.
+
 Rows measured but not judged (stand-ins, not comparable, one seed) and judged rows with nothing
 to draw (a bound or a direction, an undefined value) are returned by :func:`listed_rows` and
 :func:`undrawn_rows` for the page to list under the figure with their reason.
@@ -26,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from isotropy import paths
 from isotropy.plots.checks import DECORATION, plt, save_figure, stamp
 from isotropy.verdicts.tolerances import (
     AGREES,
@@ -60,10 +64,10 @@ def in_margins(d: Sequence[float], low: Sequence[float], high: Sequence[float]) 
     """D in units of the band [low, high] (low ≤ 0 ≤ high) on D's side: the band's edges map to
     −1 and +1, 0 stays 0; ±inf where that side of the band has no width (an exact count, a
     margin clipped at r = ±1); NaN where D is undefined."""
-    d, low, high = (np.asarray(v, dtype=np.float64) for v in (d, low, high))
+    values, lows, highs = (np.asarray(v, dtype=np.float64) for v in (d, low, high))
     with np.errstate(divide="ignore", invalid="ignore"):
-        scaled = np.where(d >= 0, d / high, d / -low)
-    return np.where(d == 0, 0.0, scaled)
+        scaled = np.where(values >= 0, values / highs, values / -lows)
+    return np.where(values == 0, 0.0, scaled)
 
 
 def _common_prefix(sources: Sequence[str]) -> str:
@@ -306,7 +310,7 @@ def forest_caption(
     table: pd.DataFrame,
     seeds: Mapping[str, Sequence[int]],
     recorded: Mapping[str, str],
-    source: str = "results/paper_comparison.csv",
+    source: str = paths.PAPER_COMPARISON,
 ) -> str:
     """The figure's caption: what it draws, from ``table``, and the settings that made it (the
     seeds and metric strides of the run, ``recorded``: study → 'every update', and the stand-ins
