@@ -228,9 +228,10 @@ def test_the_figure_draws_each_row_with_its_band_its_interval_and_its_verdict():
     assert left[0] == "Mickus et al. 2024 · main study" and left[6].startswith("Rajaei")
     assert "§3.2, r, snli · miniLM/snli" in left
     summaries = _ticks(right)
-    assert "D −0.005 [−0.01, 0]; band [−0.05, +0.05]; agrees" in summaries
-    assert "D +0.012 [+0.01, +0.03]; band [−0.05, +0.022]; differs" in summaries
-    assert "D +10,502; exact; differs" in summaries and "D 0; exact; agrees" in summaries
+    assert "−0.005 [−0.01, 0] in [−0.05, +0.05]: agrees" in summaries
+    assert "+0.012 [+0.01, +0.03] in [−0.05, +0.022]: differs" in summaries
+    assert "+10,502, exact: differs" in summaries and "0, exact: agrees" in summaries
+    assert "−1 in [−2, +2]: agrees" in summaries  # seed-free: no interval
     labels = [text.get_text() for text in figure.legends[0].get_texts()]
     assert labels[0] == "±δ band: the region the verdict accepts"
     assert {"agrees", "differs", "inconclusive", "agrees, no interval"} <= set(labels)

@@ -180,7 +180,8 @@ def test_report_opens_in_a_headless_browser(report, tmp_path):
     decoded at the size of results/report/forest.png), then the overview at full width, then
     the rule graph below it."""
     workdir, text = report
-    probed = text.replace("</body>", f"{IMAGE_PROBE}</body>")
+    head, tail = text.rsplit("</body>", 1)  # the page's own end (a script also holds one)
+    probed = f"{head}{IMAGE_PROBE}</body>{tail}"
     rendered = report_pages.open_in_browser(probed, tmp_path, "report_first_page_full.png")
     assert 'class="isotropy-overview"' in rendered, rendered[:2000]
     assert rendered.index("Claims check") < rendered.index("Paper comparison")

@@ -56,8 +56,11 @@ COLOURS = {
 }
 STUDY_NAMES = {"main": "main study", "glue": "GLUE study", "geometry": "geometry study"}
 STUDY_NAMES |= {"istar": "I-STAR study"}
-ROW_INCHES = 0.24  # one row of 7-pt labels with room between neighbours
-LABEL_CHARACTERS = 80
+# Sized for the report's page (about 11 inches across at 100 px each): 8.5-pt labels read there.
+FIGURE_INCHES = 11.0
+ROW_INCHES = 0.27  # one row of labels with room between neighbours
+LABEL_POINTS = 8.5
+LABEL_CHARACTERS = 68
 
 
 def in_margins(d: Sequence[float], low: Sequence[float], high: Sequence[float]) -> np.ndarray:
@@ -143,14 +146,12 @@ def _number(value: float) -> str:
 
 def summary(row: pd.Series) -> str:
     """The right-hand text of one row: D, its interval, its band, in the row's units."""
-    d = f"D {_number(row['d'])}"
+    d = _number(row["d"])
     if math.isfinite(row["x_low"]):
         d += f" [{_number(row['d_low'])}, {_number(row['d_high'])}]"
     if row["band_low"] == row["band_high"] == 0:
-        band = "exact"
-    else:
-        band = f"band [{_number(row['band_low'])}, {_number(row['band_high'])}]"
-    return f"{d}; {band}; {row['verdict']}"
+        return f"{d}, exact: {row['verdict']}"
+    return f"{d} in [{_number(row['band_low'])}, {_number(row['band_high'])}]: {row['verdict']}"
 
 
 def _layout(rows: pd.DataFrame) -> tuple[list[tuple[float, str, str, bool]], np.ndarray]:
@@ -260,7 +261,9 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
         stamp(figure, preview)
         return figure
     lines, ys = _layout(rows)
-    figure, axis = plt.subplots(figsize=(14, 1.8 + ROW_INCHES * len(lines)), layout="constrained")
+    figure, axis = plt.subplots(
+        figsize=(FIGURE_INCHES, 1.8 + ROW_INCHES * len(lines)), layout="constrained"
+    )
     limit = _limit(rows)
     _draw_rows(axis, rows, ys, limit)
     axis.axvline(0, color="0.3", linewidth=0.8, gid=DECORATION)
@@ -268,13 +271,15 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
         axis.axvline(edge, color="0.55", linewidth=0.6, linestyle=":", gid=DECORATION)
     axis.set_xlim(-limit * 1.04, limit * 1.04)
     axis.set_ylim(max(y for y, *_ in lines) + 1, -1)
-    axis.set_yticks([y for y, *_ in lines], [left for _, left, _, _ in lines], fontsize=7)
+    axis.set_yticks(
+        [y for y, *_ in lines], [left for _, left, _, _ in lines], fontsize=LABEL_POINTS
+    )
     for label, (*_, header) in zip(axis.get_yticklabels(), lines):
         label.set_fontweight("bold" if header else "normal")
     axis.tick_params(axis="y", length=0)
     right = axis.twinx()
     right.set_ylim(axis.get_ylim())
-    right.set_yticks([y for y, *_ in lines], [text for *_, text, _ in lines], fontsize=7)
+    right.set_yticks([y for y, *_ in lines], [text for *_, text, _ in lines], fontsize=LABEL_POINTS)
     right.tick_params(axis="y", length=0)
     axis.set_xlabel(
         "D = paper − ours, in units of the row's margin δ on D's side "
@@ -288,7 +293,7 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
         [labels[i] for i in order],
         loc="outside lower center",
         ncols=4,
-        fontsize=8,
+        fontsize=LABEL_POINTS,
         frameon=False,
     )
     stamp(figure, preview)
@@ -329,9 +334,9 @@ def forest_caption(
         "for correlations, the logit for I(W), natural units for LID and counts), so each is "
         "drawn in units of its own margin: D divided by the band's width on its side, which puts "
         "every band at −1…+1 where the verdict's region lies (an exact count has no band; a "
-        "margin clipped at r = ±1 keeps its clipped side). On the right: D, its interval and the "
-        "band in the row's own units, and the verdict (colour), settled over the page's rows "
-        "together (docs/verdicts.md), so an interval inside its band may still read "
+        "margin clipped at r = ±1 keeps its clipped side). On the right, in the row's own units: "
+        "D [its interval] in [the band], and the verdict (also the colour), settled over the "
+        "page's rows together (docs/verdicts.md), so an interval inside its band may still read "
         f"inconclusive. Seeds: {seed_text}. "
         f"Metrics recorded: {stride_text}. Stand-ins (not "
         f"judged, listed below): {'; '.join(names) or 'none'}."
