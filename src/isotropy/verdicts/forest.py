@@ -54,8 +54,12 @@ COLOURS = {
     CONSISTENT: "#1a7f37",
     NOT_CONSISTENT: "#cf222e",
 }
-STUDY_NAMES = {"main": "main study", "glue": "GLUE study", "geometry": "geometry study"}
-STUDY_NAMES |= {"istar": "I-STAR study"}
+STUDY_NAMES = {
+    "main": "main study",
+    "glue": "GLUE study",
+    "geometry": "geometry study",
+    "istar": "I-STAR study",
+}
 # Sized for the report's page (about 11 inches across at 100 px each): 8.5-pt labels read there.
 FIGURE_INCHES = 11.0
 ROW_INCHES = 0.27  # one row of labels with room between neighbours
