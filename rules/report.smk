@@ -1,5 +1,7 @@
-# The opening page of the HTML report (make report; report/workflow.rst inserts it): what ran,
-# then every claim and every paper number with its verdict. Science in isotropy.reporting.
+# The opening page of the HTML report (make report; report/workflow.rst inserts it): the forest
+# plot of every judged paper number, what ran, then every claim and every paper number with its
+# verdict. Science in isotropy.reporting and isotropy.verdicts.forest (the figure reads the paper
+# comparison only).
 
 
 rule report_overview:
@@ -11,6 +13,12 @@ rule report_overview:
         html=report(
             paths.REPORT_OVERVIEW,
             caption="../report/overview.rst",
+            category="claims and paper comparison",
+        ),
+        forest_pdf=f"{paths.REPORT_FOREST}.pdf",
+        forest_png=report(
+            f"{paths.REPORT_FOREST}.png",
+            caption="../report/forest.rst",
             category="claims and paper comparison",
         ),
     log:
@@ -27,6 +35,11 @@ rule report_overview:
             study: config[study]["seeds"]
             for study in inputs.configured_studies(config)
             if config.get(study, {}).get("seeds")
+        },
+        recorded={
+            study: targets.every_nth_update(config[study]["metric_stride"])
+            for study in inputs.configured_studies(config)
+            if config.get(study, {}).get("metric_stride")
         },
         stand_ins=STAND_INS,
         preview="",
@@ -46,10 +59,21 @@ use rule report_overview as report_overview_preview with:
             caption="../report/overview.rst",
             category="preview study",
         ),
+        forest_pdf=f"{paths.PREVIEW_REPORT_FOREST}.pdf",
+        forest_png=report(
+            f"{paths.PREVIEW_REPORT_FOREST}.png",
+            caption="../report/forest.rst",
+            category="preview study",
+        ),
     log:
         logs(f"{paths.PREVIEW_REPORT_OVERVIEW}.log"),
     params:
         studies=["preview"],
         seeds={"preview": list(targets.study_section(config, "preview")["seeds"])},
+        recorded={
+            "preview": targets.every_nth_update(
+                targets.study_section(config, "preview")["metric_stride"]
+            )
+        },
         stand_ins=STAND_INS,
         preview=targets.settings_stamp(config, "preview"),

@@ -1,27 +1,49 @@
-"""The report's opening page: the run, its claims and the paper comparison (isotropy.reporting)."""
+"""The report's opening page: the forest plot of the paper comparison (isotropy.verdicts.forest),
+then the run, its claims and the paper comparison (isotropy.reporting)."""
+
+from pathlib import Path
 
 import pandas as pd
 
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
-from isotropy.reporting import configuration_line, overview_html
+from isotropy.reporting import configuration_line, forest_html, overview_html
+from isotropy.verdicts.comparison import as_shown
+from isotropy.verdicts.forest import forest_caption, listed_rows, plot_forest, undrawn_rows
 
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
+    comparison = pd.read_csv(snakemake.input.comparison)
+    preview = snakemake.params.preview
+    seeds = dict(snakemake.params.seeds)
+    # The figure from the comparison table alone; its caption adds the settings that made it.
+    plot_forest(comparison, snakemake.output.forest_pdf, snakemake.output.forest_png, preview)
+    caption = forest_caption(
+        comparison, seeds, dict(snakemake.params.recorded), snakemake.input.comparison
+    )
+    forest = forest_html(
+        Path(snakemake.output.forest_png).read_bytes(),
+        caption,
+        comparison,
+        undrawn=undrawn_rows(comparison),
+        listed=listed_rows(comparison),
+        mark=" (PREVIEW)" if preview else "",
+    )
     page = overview_html(
         pd.read_csv(snakemake.input.claims),
-        pd.read_csv(snakemake.input.comparison),
+        as_shown(comparison),  # a stand-in named once per row
         studies=snakemake.params.studies,
-        seeds=dict(snakemake.params.seeds),
+        seeds=seeds,
         stand_ins=dict(snakemake.params.stand_ins),
         # Which files were laid over each other depends on how the run was invoked (the audit
         # re-reads the same configuration from one file), so a file list would make this page
         # stale on every audit: its content, by digest, is what made the run.
         configfiles=[configuration_line(snakemake.config, snakemake.output.html)],
-        preview=snakemake.params.preview,
+        preview=preview,
         tables={path: pd.read_csv(path) for path in snakemake.input.tables},
+        forest=forest,
     )
     with atomic_path(snakemake.output.html) as tmp:
         with open(tmp, "w", encoding="utf-8") as handle:

@@ -10,6 +10,8 @@ from html.parser import HTMLParser
 import pytest
 import report_pages
 import tiny_workflow
+from PIL import Image
+from test_forest_plot import IMAGE_PROBE, forest_image_size
 
 pytestmark = pytest.mark.slow
 
@@ -26,6 +28,7 @@ EXPECTED = {
     "results/claims.md": "Claims check",
     "results/paper_comparison.csv": "Paper comparison",
     "results/paper_comparison.md": "Paper comparison",
+    "results/report/forest.png": "forest plot",
 }
 # The other studies' figures, each with the paper it reproduces named in its caption.
 EXPECTED_OTHER = {
@@ -162,14 +165,29 @@ def test_first_page_opens_on_the_run_its_claims_and_the_paper_comparison(report)
             assert len(section) == 2, f"{path} is not shown as a table on the first page"
             assert section[1].index("<table") < section[1].index("</details>"), path
     assert "Configuration files" not in desc and "{'" not in desc and "['" not in desc
+    # It opens on the forest plot of the paper comparison, its caption stating what made it,
+    # the rows it cannot draw listed under it with their reason.
+    forest = desc[: desc.index("<h2>This run")]
+    assert forest.index('<figure class="overview-forest"') < forest.index("Measured, not judged")
+    assert "Seeds: main 0, 1; glue 0; istar 0; geometry 0." in forest
+    assert "Metrics recorded: main after every update; glue after every update." in forest
+    assert "Stand-ins (not judged, listed below): GloVe 50-d" in forest
+    assert "<td>stand-in: not judged</td>" in forest and "<td>not comparable</td>" in forest
 
 
 def test_report_opens_in_a_headless_browser(report, tmp_path):
-    """Chromium renders the report: the first page shows the overview at full width, then the
-    rule graph below it."""
-    _, text = report
-    rendered = report_pages.open_in_browser(text, tmp_path, "report_first_page_full.png")
+    """Chromium renders the report: the first page opens on the forest plot (the embedded image
+    decoded at the size of results/report/forest.png), then the overview at full width, then
+    the rule graph below it."""
+    workdir, text = report
+    head, tail = text.rsplit("</body>", 1)  # the page's own end (a script also holds one)
+    probed = f"{head}{IMAGE_PROBE}</body>{tail}"
+    rendered = report_pages.open_in_browser(probed, tmp_path, "report_first_page_full.png")
     assert 'class="isotropy-overview"' in rendered, rendered[:2000]
     assert rendered.index("Claims check") < rendered.index("Paper comparison")
     assert rendered.index("isotropy-overview") < rendered.index('id="rulegraph"')
+    page = rendered[rendered.index('class="isotropy-overview"') :]  # the DOM, not the scripts
+    assert page.index('class="overview-forest"') < page.index("This run")
+    size = Image.open(workdir / "results/report/forest.png").size
+    assert forest_image_size(rendered) == size and min(size) > 100
     assert rendered.count('overview-table"') >= 13  # claims, comparison, 11 study tables

@@ -274,12 +274,14 @@ CLAIMS_MARKDOWN = "results/claims.md"
 PAPER_COMPARISON = "results/paper_comparison.csv"
 PAPER_COMPARISON_MARKDOWN = "results/paper_comparison.md"
 REPORT_OVERVIEW = "results/report/overview.html"
+REPORT_FOREST = "results/report/forest"  # + .pdf / .png: the opening page's forest plot
 # A preview's verdicts and opening page (make preview; make report), judged on results/preview/.
 PREVIEW_CLAIMS = "results/preview/claims.csv"
 PREVIEW_CLAIMS_MARKDOWN = "results/preview/claims.md"
 PREVIEW_PAPER_COMPARISON = "results/preview/paper_comparison.csv"
 PREVIEW_PAPER_COMPARISON_MARKDOWN = "results/preview/paper_comparison.md"
 PREVIEW_REPORT_OVERVIEW = "results/preview/report/overview.html"
+PREVIEW_REPORT_FOREST = "results/preview/report/forest"
 AUDIT_TABLE = "results/audit.tsv"
 EFFECTIVE_CONFIG = "logs/effective-config"  # + /<target>.yaml, written when a run starts
 

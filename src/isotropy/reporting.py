@@ -1,5 +1,7 @@
-"""The opening page of the HTML report (``make report``): the run, its claims and its comparison
-with the papers' printed numbers, as compact tables, before any figure or the rule graph.
+"""The opening page of the HTML report (``make report``): the forest plot of every judged paper
+number (:mod:`isotropy.verdicts.forest`) with the rows it cannot draw listed under it, then the run,
+its claims and its comparison with the papers' printed numbers, as compact tables, before any
+other figure or the rule graph.
 
 Snakemake's report shows the workflow description (``report/workflow.rst``) on its first page;
 that description inserts the HTML written here (results/report/overview.html, rule
@@ -8,6 +10,7 @@ report_overview). The full tables stay in the report's "claims and paper compari
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import html
 import json
@@ -33,6 +36,15 @@ COMPARISON_COLUMNS = {
     "paper_value": "paper",
     "our_value": "ours",
     "tolerance": "tolerance",
+    "stand_in": "stand-in",
+}
+# The rows under the forest plot: what each is and why it is not drawn.
+REASON_COLUMNS = {
+    "verdict": "verdict",
+    "paper": "paper",
+    "source": "printed in",
+    "setup": "setup",
+    "reason": "reason",
 }
 VERDICT_ORDER = (
     "not supported",
@@ -61,6 +73,40 @@ def _table(frame: pd.DataFrame, columns: Mapping[str, str], css: str) -> str:
         if pd.api.types.is_float_dtype(shown[column]):
             shown[column] = shown[column].map(lambda x: "" if pd.isna(x) else f"{x:.4g}")
     return shown.to_html(index=False, na_rep="", classes=css, border=0, escape=True)
+
+
+def forest_html(
+    png: bytes,
+    caption: str,
+    comparison: pd.DataFrame,
+    *,
+    undrawn: pd.DataFrame,
+    listed: pd.DataFrame,
+    mark: str = "",
+) -> str:
+    """The page's opening: the forest plot (``png``, embedded) with its ``caption``, then the
+    judged rows it cannot draw (``undrawn``) and the rows measured but not judged (``listed``),
+    each with its reason (:mod:`isotropy.verdicts.forest`)."""
+    image = base64.b64encode(png).decode("ascii")
+    counts = comparison["verdict"].value_counts()
+    parts = [
+        f"<h2>Our numbers against the papers'{mark}</h2>",
+        '<figure class="overview-forest" style="margin: 0 0 1rem 0">',
+        f'<img src="data:image/png;base64,{image}" style="width: 100%; height: auto" '
+        'alt="Forest plot: D = paper − ours with its 95% interval against each row\'s margin">',
+        f"<figcaption>{html.escape(caption)}</figcaption>",
+        "</figure>",
+        f"<h3>Judged, with no band to draw{mark}</h3>",
+        f"<p>{len(undrawn)} rows: a bound or a direction, or an undefined value.</p>",
+        _table(undrawn, REASON_COLUMNS, "overview-forest-undrawn") if len(undrawn) else "",
+        f"<h3>Measured, not judged{mark}</h3>",
+        f"<p>{len(listed)} rows: {_counts(listed['verdict']) or 'none'}.</p>",
+        _table(listed, REASON_COLUMNS, "overview-forest-listed") if len(listed) else "",
+        f"<p>Not drawn either: {counts.get('not run', 0)} printed numbers this run does not "
+        f"produce (not run) and {counts.get('stated', 0)} stated beside ours; every row is in "
+        "the paper comparison below.</p>",
+    ]
+    return "\n".join(part for part in parts if part)
 
 
 def configuration_line(config: Mapping, page: str) -> str:
@@ -110,17 +156,16 @@ def overview_html(
     configfiles: Sequence[str] = (),
     preview: str = "",
     tables: Mapping[str, pd.DataFrame] | None = None,
+    forest: str = "",
 ) -> str:
-    """The first page: which run this is (target, configuration, seeds, stand-ins), every claim
-    and every paper number with its verdict (a preview's marked as such), then every table."""
+    """The first page: the forest plot (``forest``, :func:`forest_html`), which run this is
+    (target, configuration, seeds, stand-ins), every claim and every paper number with its
+    verdict (a preview's marked as such), then every table."""
     tried = claims[claims["verdict"] != "not run"] if "verdict" in claims else claims
     mark = " (PREVIEW)" if preview else ""
     claims_file = paths.PREVIEW_CLAIMS if preview else paths.CLAIMS
     comparison_file = paths.PREVIEW_PAPER_COMPARISON if preview else paths.PAPER_COMPARISON
-    parts = [
-        '<div class="isotropy-overview">',
-        f"<h2>This run{mark}</h2>",
-    ]
+    parts = ['<div class="isotropy-overview">', forest, f"<h2>This run{mark}</h2>"]
     if preview:
         parts.append(f'<p class="overview-preview"><strong>{html.escape(preview)}</strong></p>')
     parts += [

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from isotropy.published import matches
@@ -46,6 +47,7 @@ from isotropy.verdicts.tolerances import (
     judge_measurement,
     judge_seed_test,
     parse_tolerance,
+    scale_of,
     settle,
 )
 
@@ -78,6 +80,12 @@ COLUMNS = [
     "declared",
     "p_agree",
     "p_differ",
+    # D = paper − ours: its 95% interval (equivalence rows) and the region the verdict accepts,
+    # both in the printed units (margin_band); the report's forest plot reads them.
+    "d_low",
+    "d_high",
+    "band_low",
+    "band_high",
 ]
 STUDY_NAMES = {"main": "main", "glue": "GLUE", "geometry": "geometry", "istar": "I-STAR"}
 
@@ -132,9 +140,36 @@ def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
         "declared": published["declared"],
         "p_agree": math.nan,
         "p_differ": math.nan,
+        "d_low": math.nan,
+        "d_high": math.nan,
+        "band_low": math.nan,
+        "band_high": math.nan,
     }
     row.update(ours)
     return row
+
+
+def margin_band(paper: pd.Series) -> tuple[float, float]:
+    """The region a verdict accepts, as D = paper − ours in the printed units: the declared ±δ
+    mapped back from the judging scale (the region :func:`judge_row`'s test uses; clipped where
+    the scale ends, e.g. at r = ±1), ±r × the paper's value, a factor f, 0 for an exact count;
+    NaN where the rule has no region (bounds, seed tests, stated numbers)."""
+    kind, argument = parse_tolerance(paper["tolerance"])
+    value = float(paper["paper_value"])
+    if not math.isfinite(value):
+        return math.nan, math.nan
+    if kind in EQUIVALENCE_RULES:
+        scale = scale_of(paper["unit"], kind)
+        region = scale.region(value, declarations.declared(paper).margin)
+        low, high = (float(v) for v in scale.back(np.asarray(region, dtype=np.float64)))
+        return value - high, value - low
+    if kind == "exact":
+        return 0.0, 0.0
+    if kind == "relative":
+        return -argument * abs(value), argument * abs(value)
+    if kind == "factor" and value > 0:
+        return value - value * argument, value - value / argument
+    return math.nan, math.nan
 
 
 def judge_row(
@@ -221,7 +256,11 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 seed_tests.append((len(rows), paper["tolerance"], ours))
             if test is not None:
                 tests.append((len(rows), test))
-                details.update(p_agree=test.p_agree, p_differ=test.p_differ)
+                details.update(
+                    p_agree=test.p_agree, p_differ=test.p_differ, d_low=test.low, d_high=test.high
+                )
+            if verdict != STAND_IN:
+                details.update(zip(("band_low", "band_high"), margin_band(paper)))
             rows.append(
                 _row(
                     paper,
@@ -288,6 +327,18 @@ def _number(value: Any) -> str:
     return f"{value:.3g}" if abs(value) < 0.01 else f"{value:.4g}"
 
 
+def shown_tolerance(row: Mapping[str, Any]) -> str:
+    """The tolerance as a page shows it: blank for a stand-in, whose row names the stand-in in
+    its own column (the table's tolerance repeats it after 'not judged: ')."""
+    return "" if row["verdict"] == STAND_IN else str(row["tolerance"])
+
+
+def as_shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The comparison as a page shows it: each stand-in named once per row
+    (:func:`shown_tolerance`)."""
+    return table.assign(tolerance=[shown_tolerance(row) for _, row in table.iterrows()])
+
+
 def comparison_markdown(table: pd.DataFrame) -> str:
     """The comparison as a markdown document: counts of verdicts, then one table per paper."""
     counts = table["verdict"].value_counts()
@@ -333,7 +384,7 @@ def comparison_markdown(table: pd.DataFrame) -> str:
                 _number(r["our_value"]),
                 n,
                 r["unit"],
-                r["tolerance"],
+                shown_tolerance(r),
                 f"**{r['verdict']}**",
                 r["stand_in"],
                 r["note"],

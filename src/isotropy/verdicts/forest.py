@@ -1,0 +1,347 @@
+"""The report's opening figure: every judged row of the paper comparison as a forest plot, made
+from ``results/paper_comparison.csv`` alone (never from a run's results).
+
+One line per judged row, grouped by paper and study: D = paper − ours (dot) with its 95%
+interval (whisker), against the row's ±δ band (grey), the region its verdict accepts
+(``band_low``/``band_high`` of the table: the declared margin mapped back from the scale the row
+is judged on; 0 for an exact count). Rows are judged on different scales (Fisher z, the logit,
+natural units), so each is drawn in units of its own margin: D divided by the band's width on
+its side. Every band then spans −1…+1 exactly where the verdict's region lies, and an interval
+inside the band on the judging scale is inside it here (the maps are monotone). The printed D,
+its interval and its band stand on the right, in the row's own units.
+
+It lives with the verdicts (as the comparison's markdown page does): it reads their words, and
+the figures and the page below them never import the verdict engine.
+
+Rows measured but not judged (stand-ins, not comparable, one seed) and judged rows with nothing
+to draw (a bound or a direction, an undefined value) are returned by :func:`listed_rows` and
+:func:`undrawn_rows` for the page to list under the figure with their reason.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import textwrap
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from isotropy import paths
+from isotropy.plots.checks import DECORATION, plt, save_figure, stamp
+from isotropy.verdicts.tolerances import (
+    AGREES,
+    CONSISTENT,
+    DIFFERS,
+    INCONCLUSIVE,
+    INCONSISTENT_SEEDS,
+    NOT_COMPARABLE,
+    NOT_CONSISTENT,
+    ONE_SEED,
+    STAND_IN,
+)
+
+# Verdicts that judge a row, and those of a row measured but not judged (listed with a reason).
+JUDGED = (AGREES, DIFFERS, INCONCLUSIVE, INCONSISTENT_SEEDS, CONSISTENT, NOT_CONSISTENT)
+LISTED = (STAND_IN, NOT_COMPARABLE, ONE_SEED)
+COLOURS = {
+    AGREES: "#1a7f37",
+    DIFFERS: "#cf222e",
+    INCONCLUSIVE: "#9a6700",
+    INCONSISTENT_SEEDS: "#8250df",
+    CONSISTENT: "#1a7f37",
+    NOT_CONSISTENT: "#cf222e",
+}
+STUDY_NAMES = {
+    "main": "main study",
+    "glue": "GLUE study",
+    "geometry": "geometry study",
+    "istar": "I-STAR study",
+}
+# Sized for the report's page (about 11 inches across at 100 px each): 8.5-pt labels read there.
+FIGURE_INCHES = 11.0
+ROW_INCHES = 0.27  # one row of labels with room between neighbours
+LABEL_POINTS = 8.5
+LABEL_CHARACTERS = 68
+
+
+def in_margins(d: Sequence[float], low: Sequence[float], high: Sequence[float]) -> np.ndarray:
+    """D in units of the band [low, high] (low ≤ 0 ≤ high) on D's side: the band's edges map to
+    −1 and +1, 0 stays 0; ±inf where that side of the band has no width (an exact count, a
+    margin clipped at r = ±1); NaN where D is undefined."""
+    values, lows, highs = (np.asarray(v, dtype=np.float64) for v in (d, low, high))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scaled = np.where(values >= 0, values / highs, values / -lows)
+    return np.where(values == 0, 0.0, scaled)
+
+
+def _common_prefix(sources: Sequence[str]) -> str:
+    """What every source of a group begins with, cut after its last ', ' (none for one row)."""
+    if len(sources) < 2:
+        return ""
+    prefix = os.path.commonprefix(list(sources))
+    return prefix[: prefix.rfind(", ") + 2] if ", " in prefix else ""
+
+
+def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The judged rows that have a D and a band to draw, in the table's order, with ``group``
+    (paper · study), ``label``, ``d`` and ``x``/``x_low``/``x_high`` (D and its interval in units of
+    the margin; NaN ends where the row has no interval)."""
+    needed = ["paper_value", "our_value", "d_low", "d_high", "band_low", "band_high"]
+    if missing := [c for c in needed + ["verdict"] if c not in table]:
+        raise ValueError(
+            f"the comparison table has no column {missing}: re-run compare_with_papers"
+        )
+    numbers = table[needed].apply(pd.to_numeric, errors="coerce")
+    d = numbers["paper_value"] - numbers["our_value"]
+    drawn = table["verdict"].isin(JUDGED) & np.isfinite(d)
+    drawn &= np.isfinite(numbers["band_low"]) & np.isfinite(numbers["band_high"])
+    rows = table[drawn].copy()
+    rows["d"] = d[drawn]
+    for column in needed[2:]:
+        rows[column] = numbers.loc[drawn, column]
+    rows["group"] = [
+        f"{paper} · {STUDY_NAMES.get(study, study)}"
+        for paper, study in zip(rows["paper"], rows["study"])
+    ]
+    prefixes = {g: _common_prefix(list(p["source"])) for g, p in rows.groupby("group", sort=False)}
+    rows["label"] = [
+        textwrap.shorten(f"{source[len(prefixes[g]) :]} · {setup}", LABEL_CHARACTERS)
+        for g, source, setup in zip(rows["group"], rows["source"], rows["setup"])
+    ]
+    rows["prefix"] = rows["group"].map(prefixes)
+    bands = rows["band_low"], rows["band_high"]
+    rows["x"] = in_margins(rows["d"], *bands)
+    interval = np.isfinite(rows["d_low"]) & (rows["d_low"] < rows["d_high"])
+    rows["x_low"] = np.where(interval, in_margins(rows["d_low"], *bands), np.nan)
+    rows["x_high"] = np.where(interval, in_margins(rows["d_high"], *bands), np.nan)
+    return rows
+
+
+def undrawn_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """Judged rows with no D or no band to draw (a bound, a direction over seeds, an undefined
+    value): paper, study, source, setup, verdict and the rule as applied (``reason``)."""
+    judged = table[table["verdict"].isin(JUDGED)]
+    drawn = forest_rows(table).index
+    rows = judged[~judged.index.isin(drawn)]
+    return rows.assign(reason=rows["tolerance"].fillna(""))
+
+
+def listed_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows measured but not judged: stand-ins (the stand-in named), not comparable (what
+    differs) and one seed, each with its ``reason``."""
+    rows = table[table["verdict"].isin(LISTED)]
+    stand_in = rows["stand_in"].fillna("").astype(str)
+    reason = np.where(rows["verdict"] == STAND_IN, stand_in, rows["tolerance"].fillna(""))
+    return rows.assign(reason=reason)
+
+
+def _number(value: float) -> str:
+    if not math.isfinite(value):
+        return "–"
+    if value == 0:
+        return "0"
+    if abs(value) >= 1000:
+        return f"{value:+,.0f}"
+    return f"{value:+.3g}".replace("-", "−")
+
+
+def summary(row: pd.Series) -> str:
+    """The right-hand text of one row: D, its interval, its band, in the row's units."""
+    d = _number(row["d"])
+    if math.isfinite(row["x_low"]):
+        d += f" [{_number(row['d_low'])}, {_number(row['d_high'])}]"
+    if row["band_low"] == row["band_high"] == 0:
+        return f"{d}, exact: {row['verdict']}"
+    return f"{d} in [{_number(row['band_low'])}, {_number(row['band_high'])}]: {row['verdict']}"
+
+
+def _layout(rows: pd.DataFrame) -> tuple[list[tuple[float, str, str, bool]], np.ndarray]:
+    """(y, left label, right label, is a header) of every line, and each row's y."""
+    lines, ys, y = [], np.zeros(len(rows)), 0.0
+    for group, part in rows.groupby("group", sort=False):
+        prefix = part["prefix"].iloc[0].rstrip(", ")
+        header = textwrap.shorten(f"{group}: {prefix}" if prefix else group, LABEL_CHARACTERS)
+        lines.append((y, header, "", True))
+        for position, (_, row) in zip(np.flatnonzero(rows["group"] == group), part.iterrows()):
+            y += 1
+            lines.append((y, row["label"], summary(row), False))
+            ys[position] = y
+        y += 1.5
+    return lines, ys
+
+
+def _limit(rows: pd.DataFrame) -> float:
+    """Half the x-axis: every finite value shown, at least the band with room, at most 6 bands
+    (beyond: drawn at the edge, the value on the right)."""
+    values = rows[["x", "x_low", "x_high"]].to_numpy(dtype=np.float64).ravel()
+    finite = np.abs(values[np.isfinite(values)])
+    return float(min(6.0, max(1.5, 1.1 * finite.max(initial=0.0))))
+
+
+def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> None:
+    """Bands, intervals and points of every row, one labelled series per verdict and kind."""
+    # In units of the margin a band's side is 1 wide, or 0 where it has none (an exact count,
+    # a margin clipped at r = ±1).
+    left = np.where(rows["band_low"] < 0, -1.0, 0.0)
+    right = np.where(rows["band_high"] > 0, 1.0, 0.0)
+    wide = right > left
+    if wide.any():
+        axis.barh(
+            ys[wide],
+            (right - left)[wide],
+            left=left[wide],
+            height=0.7,
+            color="0.85",
+            label="±δ band: the region the verdict accepts",
+        )
+    x = rows["x"].to_numpy(dtype=np.float64)
+    inside = np.abs(x) <= limit
+    has_interval = np.isfinite(rows["x_low"].to_numpy(dtype=np.float64))
+    for verdict in dict.fromkeys(rows["verdict"]):
+        colour, mine = COLOURS[verdict], (rows["verdict"] == verdict).to_numpy()
+        with_bar = mine & inside & has_interval
+        if with_bar.any():
+            low = np.clip(rows["x_low"].to_numpy()[with_bar], -limit, limit)
+            high = np.clip(rows["x_high"].to_numpy()[with_bar], -limit, limit)
+            axis.errorbar(
+                x[with_bar],
+                ys[with_bar],
+                xerr=[x[with_bar] - low, high - x[with_bar]],
+                fmt="o",
+                color=colour,
+                markersize=4,
+                capsize=2,
+                label=verdict,
+            )
+        bare = mine & inside & ~has_interval
+        if bare.any():
+            axis.scatter(
+                x[bare],
+                ys[bare],
+                marker="D",
+                s=22,
+                facecolors="none",
+                edgecolors=colour,
+                label=f"{verdict}, no interval",
+            )
+    for side, marker, words in ((1, ">", "D beyond the axis →"), (-1, "<", "← D beyond the axis")):
+        beyond = ~inside & (np.sign(x) == side)
+        if beyond.any():
+            colours = [COLOURS[v] for v in rows["verdict"][beyond]]
+            axis.scatter(
+                np.full(beyond.sum(), side * limit),
+                ys[beyond],
+                marker=marker,
+                s=36,
+                c=colours,
+                label=f"{words} (value on the right)",
+            )
+
+
+def _legend_rank(label: str) -> tuple[int, int]:
+    """The band first, then the verdicts in :data:`COLOURS` order (with an interval before
+    without), then the markers beyond the axis."""
+    verdicts = list(COLOURS)
+    verdict = label.removesuffix(", no interval")
+    if verdict in verdicts:
+        return 1, 2 * verdicts.index(verdict) + (verdict != label)
+    return (0, 0) if label.startswith("±δ") else (2, 0)
+
+
+def forest_figure(rows: pd.DataFrame, preview: str = ""):
+    """The forest plot of :func:`forest_rows` (a note in its place where no row can be drawn)."""
+    if rows.empty:
+        figure = plt.figure(figsize=(9, 1.2))
+        figure.text(
+            0.01,
+            0.5,
+            "No judged row of this run has a paper value and a margin to draw "
+            "(every measured row is listed below with its reason).",
+            fontsize=10,
+        )
+        stamp(figure, preview)
+        return figure
+    lines, ys = _layout(rows)
+    figure, axis = plt.subplots(
+        figsize=(FIGURE_INCHES, 1.8 + ROW_INCHES * len(lines)), layout="constrained"
+    )
+    limit = _limit(rows)
+    _draw_rows(axis, rows, ys, limit)
+    axis.axvline(0, color="0.3", linewidth=0.8, gid=DECORATION)
+    for edge in (-1, 1):
+        axis.axvline(edge, color="0.55", linewidth=0.6, linestyle=":", gid=DECORATION)
+    axis.set_xlim(-limit * 1.04, limit * 1.04)
+    axis.set_ylim(max(y for y, *_ in lines) + 1, -1)
+    axis.set_yticks(
+        [y for y, *_ in lines], [left for _, left, _, _ in lines], fontsize=LABEL_POINTS
+    )
+    for label, (*_, header) in zip(axis.get_yticklabels(), lines):
+        label.set_fontweight("bold" if header else "normal")
+    axis.tick_params(axis="y", length=0)
+    right = axis.twinx()
+    right.set_ylim(axis.get_ylim())
+    right.set_yticks([y for y, *_ in lines], [text for *_, text, _ in lines], fontsize=LABEL_POINTS)
+    right.tick_params(axis="y", length=0)
+    axis.set_xlabel(
+        "D = paper − ours, in units of the row's margin δ on D's side "
+        "(the band's edges at −1 and +1)",
+        fontsize=9,
+    )
+    handles, labels = axis.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: _legend_rank(labels[i]))
+    figure.legend(
+        [handles[i] for i in order],
+        [labels[i] for i in order],
+        loc="outside lower center",
+        ncols=4,
+        fontsize=LABEL_POINTS,
+        frameon=False,
+    )
+    stamp(figure, preview)
+    return figure
+
+
+def plot_forest(
+    table: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, preview: str = ""
+) -> pd.DataFrame:
+    """The forest plot of the comparison ``table``, checked and saved (PDF and PNG) by
+    :func:`isotropy.plots.checks.save_figure`; ``preview`` stamps a preview's settings on it.
+    Returns the rows drawn."""
+    rows = forest_rows(table)
+    save_figure(forest_figure(rows, preview), pdf_path, png_path)
+    return rows
+
+
+def forest_caption(
+    table: pd.DataFrame,
+    seeds: Mapping[str, Sequence[int]],
+    recorded: Mapping[str, str],
+    source: str = paths.PAPER_COMPARISON,
+) -> str:
+    """The figure's caption: what it draws, from ``table``, and the settings that made it (the
+    seeds and metric strides of the run, ``recorded``: study → 'every update', and the stand-ins
+    by name, from the table)."""
+    rows = forest_rows(table)
+    named = table.loc[table["verdict"] == STAND_IN, "stand_in"].dropna().astype(str)
+    names = [s for s in dict.fromkeys(p.strip() for t in named for p in t.split("; ")) if s]
+    seed_text = "; ".join(f"{s} {', '.join(map(str, v))}" for s, v in seeds.items()) or "none"
+    stride_text = "; ".join(f"{s} after {words}" for s, words in recorded.items()) or "none"
+    return (
+        f"Every judged row of the paper comparison with a paper value and a margin ({len(rows)} "
+        f"of {len(table)} rows of {source}, grouped by paper and study): D = paper − ours (dot) "
+        "with its 95% interval (whisker; a hollow diamond where the row has none: a seed-free "
+        "value, an exact count, a verdict reached without a test), against the row's ±δ band "
+        "(grey), the region its verdict accepts. Rows are judged on different scales (Fisher z "
+        "for correlations, the logit for I(W), natural units for LID and counts), so each is "
+        "drawn in units of its own margin: D divided by the band's width on its side, which puts "
+        "every band at −1…+1 where the verdict's region lies (an exact count has no band; a "
+        "margin clipped at r = ±1 keeps its clipped side). On the right, in the row's own units: "
+        "D [its interval] in [the band], and the verdict (also the colour), settled over the "
+        "page's rows together (docs/verdicts.md), so an interval inside its band may still read "
+        f"inconclusive. Seeds: {seed_text}. "
+        f"Metrics recorded: {stride_text}. Stand-ins (not "
+        f"judged, listed below): {'; '.join(names) or 'none'}."
+    )
