@@ -19,6 +19,7 @@ from isotropy.verdicts.claims import (
     NOT_RUN,
     NOT_SUPPORTED,
     ONE_SEED,
+    STAND_IN,
     SUPPORTED,
     UNTESTED_HOLDS,
     check_claims,
@@ -346,6 +347,7 @@ def test_claims_of_the_tiny_run(tiny_run):
         SUPPORTED,
         NOT_SUPPORTED,
         INCONCLUSIVE,  # two seeds: a direction test over seeds may not reach α after Holm
+        STAND_IN,  # a bound at the paper's number on GloVe (issue 59)
     }
     glue = claims[claims["study"] == "glue"]
     assert set(glue["setup"]) == {"miniLM/rte", "miniLM/wnli"}
