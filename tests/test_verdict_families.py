@@ -399,3 +399,49 @@ def test_the_readme_and_docs_answers_read_the_claims_pages_verdicts():
     for claim, verdicts in own.groupby(level="claim"):
         said = ", ".join(f"{v} ×{n}" for v, n in verdicts.value_counts().items())
         assert f"`{claim}` {said}" in answers.readme_line(seeds)
+
+
+def test_every_istar_row_reads_the_same_verdict_on_both_pages():
+    """Issue 59: 5-16% of I-STAR rows got different words on the comparison and the claims page
+    (the comparison adjusted p below 0 and p above 0, the claims page the claimed direction and
+    the other). One family, adjusted the same way, on both."""
+    # IsoScore* falls clearly at every λ; the task gains at half of them with p 0.0035: Holm
+    # over the claimed directions (12 tiny p first) gives 12 × 0.0035 = 0.042, consistent
+    rows = []
+    for k, (model, lam) in enumerate(
+        (m, x) for m in ("m1", "m2", "m3") for x in (-0.5, -1, -2, -5)
+    ):
+        setup = f"{model}/t, λ={lam}"
+        gain = 0.0035 if k % 2 else 0.5
+        for quantity, p_less in (("istar_isoscore_change", 1e-4), ("istar_metric_gain", 1 - gain)):
+            rows.append(
+                measurement(
+                    "istar",
+                    quantity,
+                    setup,
+                    setup,
+                    0.0,
+                    seeds=5,
+                    p_less=p_less,
+                    p_greater=1 - p_less,
+                )
+            )
+    measured = pd.DataFrame(rows)
+    claims = check_claims(measured, {"istar"}).query("study == 'istar'")
+    quantity = {
+        "negative_lambda_lowers_isoscore": "istar_isoscore_change",
+        "negative_lambda_improves_task": "istar_metric_gain",
+    }
+    on_claims = {
+        (quantity[r.claim], r.setup): {
+            SUPPORTED: T.CONSISTENT,
+            NOT_SUPPORTED: T.NOT_CONSISTENT,
+        }.get(r.verdict, r.verdict)
+        for r in claims.itertuples()
+    }
+    table = compare(read_published(), measured, {"istar"})
+    grid = table[table["quantity"].isin(quantity.values())]
+    on_comparison = {(r.quantity, r.setup): r.verdict for r in grid.itertuples()}
+    assert len(on_claims) == 24 and on_claims == on_comparison
+    gains = [v for (q, _), v in on_comparison.items() if q == "istar_metric_gain"]
+    assert sorted(set(gains)) == [T.CONSISTENT, T.INCONCLUSIVE]
