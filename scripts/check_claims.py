@@ -31,13 +31,14 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     named = dict(snakemake.input.items())
     # the extension study's per-seed values (config studies lists it): its claims join the page
+    # as their own Holm family, so they read as on results/extensions/claims.md
     extensions = named.pop("extensions_seeds", None)
     seed_claims = None if extensions is None else claim_values(pd.read_csv(extensions))
     tables = load_tables(named, dict(snakemake.params.run_keys))
     measured = measure(
         tables, dict(snakemake.params.config), StandIns(**snakemake.params.stand_ins)
     )
-    # the Rajaee CLS study's per-seed values (config studies lists rajaee): its claims join too
+    # the Rajaee CLS study's per-seed values (config studies lists rajaee): their own family too
     families = []
     if "rajaee_cls_runs" in tables:
         values = cls_claim_values(tables["rajaee_cls_runs"], tables.pop("rajaee_cls_layers"))

@@ -298,7 +298,8 @@ def test_cai_table3_is_compared_with_cosine_lid_and_states_n_k_and_cap(tmp_path)
     ]
     assert pearson["our_value"] == pytest.approx(83.55) and "miniLM" in pearson["tolerance"]
     adjusted = table[table["quantity"] == "s_inter_adjusted_max"].iloc[0]
-    assert adjusted["our_value"] == pytest.approx(0.01) and adjusted["verdict"] == T.CONSISTENT
+    # a bound at the paper's number is not judged on MiniLM standing in for BERT (issue 59)
+    assert adjusted["our_value"] == pytest.approx(0.01) and adjusted["verdict"] == T.STAND_IN
     sts15 = table[table["source"].str.contains("SemEval 2015")]
     assert (
         set(sts15["verdict"]) == {T.NOT_RUN}
@@ -405,7 +406,8 @@ def test_counts_and_correlations_of_the_main_study():
     )
     assert by("pearson_r", "word2vec/supersense")["verdict"] == T.STAND_IN
     assert by("spearman_rho", "miniLM/polarity")["verdict"] == T.CONSISTENT  # < −0.998
-    assert by("spearman_rho", "word2vec/supersense")["verdict"] == T.NOT_CONSISTENT
+    # the bound "always below −0.998" is the paper's number: not judged on GloVe (issue 59)
+    assert by("spearman_rho", "word2vec/supersense")["verdict"] == T.STAND_IN
     snli = main[(main["quantity"] == "items") & (main["setup"] == "snli")].iloc[0]
     assert snli["verdict"] == T.NOT_RUN and "for polarity, supersense only" in snli["note"]
 

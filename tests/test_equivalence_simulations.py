@@ -297,7 +297,11 @@ def test_one_seed_ending_at_three_times_the_others_does_not_agree():
     absolute 0.05 exceeds the final IsoScore itself."""
     traces = traces_of([(0, 0)] * 5, iso_end=[0.03, 0.03, 0.03, 0.03, 0.09])
     row = claim_rows(measured_from(traces))["seeds_agree"]
-    assert row["verdict"] == NOT_SUPPORTED and row["measured"] > T.ALPHA  # spread / change > 5%
+    # spread / change 0.10 > 5%: never "agree"; five seeds cannot show it is above 5% either
+    # (a test of the spread, issue 59), so it is inconclusive
+    assert row["verdict"] == T.INCONCLUSIVE and row["measured"] > T.ALPHA
+    wide = traces_of([(0, 0)] * 5, iso_end=[0.03, 0.15, 0.09, 0.2, 0.01])
+    assert claim_rows(measured_from(wide))["seeds_agree"]["verdict"] == NOT_SUPPORTED
     same = traces_of([(0, 0)] * 5, iso_end=[0.030, 0.031, 0.029, 0.030, 0.0305])
     assert claim_rows(measured_from(same))["seeds_agree"]["verdict"] == SUPPORTED
 
@@ -349,10 +353,12 @@ def test_both_pages_state_their_error_control():
     traces = traces_of([(0.3, 0.0), (0.31, 0.01), (0.29, 0.0)])
     measured = measured_from(traces, {"main": {"metric_stride": 1, "updates": 1000}})
     comparison = comparison_markdown(compare(read_published(), measured, {"main"}))
-    assert "Holm-adjusted" in comparison and "any false *differs*" in comparison
+    assert "Holm-adjusted within declared families" in comparison
+    assert "any false *differs*" in comparison
     assert "probability ≤ 0.05" in comparison and "stand-in: not judged" in comparison
     claims = claims_markdown(check_claims(measured, {"main"}))
-    assert "Holm-adjusted together" in claims and "any false *supported*" in claims
+    assert "Holm-adjusted within declared families" in claims
+    assert "any false *supported*" in claims and "Mickus et al. 2024 · main (" in claims
 
 
 def test_published_rows_without_declarations_get_documented_defaults(tmp_path):

@@ -154,14 +154,14 @@ def test_claims_read_not_supported_in_the_constructed_counter_cases():
 
 
 def test_the_cls_claims_join_the_claims_pages_holm_family():
-    """Issue 47: on the claims page the CLS rows are adjusted with the page's other tested rows
-    (one family), not judged on a page of their own and appended."""
+    """Issues 47, 59: on the claims page the CLS rows form the same family as on their own page
+    (the study's), so they read the same verdicts on both."""
     runs, layers = _tables([5e-5, 2e-5, 8e-5, 4e-5, 6e-5], cls_mean=0.5)
     family = [(cls_claim_values(runs, layers), CLS_CLAIMS, "rajaee_cls")]
     empty = pd.DataFrame(columns=["study", "quantity", "setup"])
     page = check_claims(empty, set(), None, family)
     cls_rows = page[page["study"] == "rajaee_cls"]
-    assert len(cls_rows) == 2 and cls_rows["note"].str.contains("Holm over 2 tests").all()
+    assert len(cls_rows) == 2 and cls_rows["note"].str.contains("Holm over the 2 tests").all()
     alone = check_cls_claims(runs, layers)
     assert list(alone["verdict"]) == list(cls_rows["verdict"])
 

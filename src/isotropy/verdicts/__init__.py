@@ -5,13 +5,14 @@ The verdict words, defined once (docs/verdicts.md gives the rules behind them wi
 ``agrees``
     equivalence: the 95% interval for D = paper − ours, which includes the paper's own seed
     noise (:mod:`isotropy.verdicts.equivalence`), lies wholly within the declared margin ±δ
-    (Holm-adjusted over the page); a count: equal.
+    (Holm-adjusted within its family, one per paper × study: :mod:`isotropy.verdicts.families`);
+    a count: equal.
 ``differs``
     that interval lies wholly outside ±δ (or our value is undefined); a count: not equal.
 ``consistent`` / ``not consistent``
     a bound or direction the paper states without a number holds / does not hold; for a
-    direction tested over seeds, significant (Holm-adjusted one-sided p < 0.05) in the stated
-    direction / in the other one.
+    direction tested over seeds, significant (one-sided p < 0.05, Holm-adjusted within its
+    family) in the stated direction / in the other one.
 ``inconclusive``
     our seeds cannot decide: D's interval straddles ±δ, or a seed test is significant neither
     way.
@@ -22,9 +23,10 @@ The verdict words, defined once (docs/verdicts.md gives the rules behind them wi
     our protocol differs from the paper's where the number depends on it (the row's declared
     ``protocol``, e.g. metric stride or updates; LID: another n or k); the row names it.
 ``stand-in: not judged``
-    our model or data is a stand-in for the paper's (named in the row): our value is shown
-    beside the paper's, never set against it; claims (directions, signs) are still judged on
-    stand-ins and say so.
+    our model or data is a stand-in for the paper's (named in the row) and the rule sets our
+    value against the paper's number (a bound such as ρ below −0.998 included): our value is
+    shown beside the paper's, never set against it. Directions and signs are still judged on
+    stand-ins, and their verdict cell says *on a stand-in*.
 ``1 seed: not judged``
     the rule needs a spread across seeds and the run has one seed of a seeded quantity.
 ``stated``
@@ -34,7 +36,12 @@ The verdict words, defined once (docs/verdicts.md gives the rules behind them wi
     says why.
 
 The claims page uses ``supported`` / ``not supported`` where the engine says consistent / not
-consistent, and the other words as they are.
+consistent for a tested claim, and the other words as they are; a claim checked without a test
+has its own words:
+
+``untested: holds`` / ``untested: fails``
+    one value (a mean over seeds, or a seed-free value) compared with a bound: it holds / it
+    does not, with no test over seeds behind it, so no error rate is claimed.
 
 tolerances             the verdict engine: one judge for every tolerance rule
 equivalence            agreement as equivalence: the paper's draw predicted from our seeds
@@ -42,7 +49,10 @@ declarations           what each published number is (estimand, m, margin, proto
 measurements           the result tables the two rules read (a preview's rows stamped) and
                        every judged quantity, measured once from them (the geometry study's
                        LID, S_inter, STS and I(W) included)
-standins               what this run uses where the papers used something else
+standins               what this run uses where the papers used something else, and which
+                       rules a stand-in is not judged by
+families               the declared Holm families: one per paper × study, whatever else the
+                       run holds
 claims                 results/claims.{csv,md}: each claim, bound and verdict
 comparison             the papers' printed numbers as data (config/published_values.csv), and
                        results/paper_comparison.{csv,md}: printed numbers beside ours

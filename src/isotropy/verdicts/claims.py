@@ -3,27 +3,32 @@
 Each claim names a measured quantity (:mod:`isotropy.verdicts.measurements`, the same table
 the comparison with the papers reads) and how it is tested over seeds; one row per claim × setup
 with the measured value, the rule and a verdict: ``supported``, ``not supported``,
-``inconclusive``, ``1 seed: not judged``, ``inconsistent across seeds`` or ``not run``.
+``untested: holds``, ``untested: fails``, ``inconclusive``, ``1 seed: not judged``,
+``inconsistent across seeds``, ``stand-in: not judged`` or ``not run``.
 
-Rules (issue 47): a claim is about every run, so it is judged on each seed, never on a pooled
-number alone.
+Rules (issues 47, 59): a claim is about every run, so it is judged on each seed, never on a
+pooled number alone.
 
-* ``direction`` (silhouette rises, IsoScore falls, Pearson r negative): *supported* when every
-  seed goes the stated way **and** a one-sided t-test over the per-seed values (Fisher z for r)
-  is significant after Holm's adjustment over every test row of the page; *not supported* when
-  most seeds go the other way or the test the other way is significant; else *inconclusive*.
+* ``direction`` (silhouette rises, IsoScore falls, Pearson r below the paper's own level):
+  *supported* when every seed goes the stated way **and** a one-sided t-test over the per-seed
+  values (Fisher z for r) is significant after Holm's adjustment over its family; *not
+  supported* when most seeds go the other way or the test the other way is significant; else
+  *inconclusive*.
 * ``every_run`` (Spearman ρ "always below −0.998", the paper's own bound): each seed's ρ against
-  the bound; one seed failing makes it *not supported*.
-* ``relative_spread`` (seeds agree): the largest std across seeds of the final IsoScore or
-  silhouette, divided by the size of its mean change, below 0.05 (the spread negligible against
-  the effect).
-* ``seeds_below`` / ``seeds_above`` (I-STAR, one row per λ < 0): the one-sided t-test against no
-  regulariser, Holm-adjusted over the whole page (every model × task × λ and the direction
-  rows together), not per model × task.
-* a bound on a single value (the cluster-based method's I(W) ratio > 1 and Spearman gain > 0).
+  the bound; one seed failing makes it *not supported* (every seed checked: no test needed).
+* ``seeds`` (I-STAR, one row per λ < 0; the seeds' spread against the change): a one-sided
+  test over seeds, Holm-adjusted over its family.
+* ``value`` (the cluster-based method's I(W) ratio > 1 and Spearman gain > 0, on seed means):
+  a point comparison, no test: *untested: holds* / *untested: fails*.
 
-A claim measured on a stand-in (GloVe for word2vec, WordNet labels) is judged (a direction or a
-sign, not a number) and the note says which stand-in.
+A family (:mod:`isotropy.verdicts.families`) is one study's tested rows (the paper it checks ×
+the study), whatever else the page holds; the extension and CLS studies' own pages hold the
+same families, so a row reads the same verdict on every page.
+
+Stand-ins: a rule that sets our value against the paper's number (a bound such as ρ below
+−0.998 or r below −0.8) reads *stand-in: not judged* on a stand-in; a direction is judged on a
+stand-in and its verdict cell says so. A pooled correlation whose seeds disagree with it in
+size (Simpson: per-seed r −0.15, pooled −0.997) is flagged beside the pooled number.
 """
 
 from __future__ import annotations
@@ -38,7 +43,9 @@ from scipy import stats
 
 from isotropy.istar.cls_results import claim_values as cls_claim_values
 from isotropy.statistics import fisher_z
-from isotropy.verdicts.equivalence import holm
+from isotropy.verdicts.families import holm_by_family, study_family
+from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT
+from isotropy.verdicts.standins import ON_STAND_IN, states_a_number
 from isotropy.verdicts.tolerances import (
     ALPHA,
     CONSISTENT,
@@ -46,6 +53,7 @@ from isotropy.verdicts.tolerances import (
     INCONSISTENT_SEEDS,
     NOT_CONSISTENT,
     ONE_SEED,
+    STAND_IN,
     holds_bound,
     judge,
     judge_measurement,
@@ -65,10 +73,26 @@ COLUMNS = [
     "note",
 ]
 SUPPORTED, NOT_SUPPORTED, NOT_RUN = "supported", "not supported", "not run"
-CLAIM_VERDICTS = (SUPPORTED, NOT_SUPPORTED, INCONSISTENT_SEEDS, INCONCLUSIVE, ONE_SEED, NOT_RUN)
+# a point comparison that tests nothing (isotropy.verdicts docstring): its own words
+UNTESTED_HOLDS, UNTESTED_FAILS = "untested: holds", "untested: fails"
+CLAIM_VERDICTS = (
+    SUPPORTED,
+    NOT_SUPPORTED,
+    UNTESTED_HOLDS,
+    UNTESTED_FAILS,
+    INCONSISTENT_SEEDS,
+    INCONCLUSIVE,
+    ONE_SEED,
+    STAND_IN,
+    NOT_RUN,
+)
 SPEARMAN_LIMIT = -0.998  # Mickus et al. §3.2: ρ "always below −0.998"
 GLUE_SPEARMAN_LIMIT = -0.5  # appendix A: "strongly negative", its bounds lost from our copy
-SEED_SPREAD_LIMIT = 0.05  # std of the final value across seeds / |mean change|
+# Mickus et al. §3.2 prints r from −0.808 (polarity) to −0.978 (supersense): "strongly
+# negative" at the paper's own level is below −0.8, its weakest value to one decimal
+PEARSON_LIMIT = -0.8
+# A pooled correlation this far (in r) outside its seeds' range summarises none of them
+SIMPSON_GAP = 0.05
 
 
 @dataclass(frozen=True)
@@ -81,10 +105,15 @@ class Claim:
     statement: str
     bound: str  # a tolerance of isotropy.verdicts.tolerances: below:x, above:x, at_least:x
     paper: str
-    rule: str = "value"  # direction, every_run, relative_spread, value (module docstring)
+    rule: str = "value"  # direction, every_run, seeds, value (module docstring)
+    neutral: float = 0.0  # the quantity's no-change point (a bound there is a direction)
+    test: str = ""  # the test over seeds in words (rule seeds)
 
 
-def _optimisation(study: str, curves: str, correlation: str, seeds: str, rho: float) -> list[Claim]:
+def _optimisation(
+    study: str, curves: str, correlation: str, seeds: str, rho: float, r: tuple[float, str]
+) -> list[Claim]:
+    """The five claims of one optimisation study; ``r``: the Pearson level and its source."""
     return [
         Claim(
             "silhouette_rises",
@@ -117,8 +146,8 @@ def _optimisation(study: str, curves: str, correlation: str, seeds: str, rho: fl
             "pearson_negative",
             study,
             "pearson_r",
-            "Pearson r between IsoScore and silhouette is negative in every seed",
-            "below:0",
+            f"Pearson r between IsoScore and silhouette is below {r[0]:g} in every seed ({r[1]})",
+            f"below:{r[0]}",
             correlation,
             "direction",
         ),
@@ -127,10 +156,12 @@ def _optimisation(study: str, curves: str, correlation: str, seeds: str, rho: fl
             study,
             "seed_spread",
             "the spread across seeds is negligible against the change (std of the final "
-            f"IsoScore / silhouette below {SEED_SPREAD_LIMIT:g} of its mean change)",
-            f"below:{SEED_SPREAD_LIMIT}",
+            f"IsoScore and silhouette below {SEED_SPREAD_LIMIT:g} of its mean change)",
+            f"seeds_below:{SEED_SPREAD_LIMIT}",
             seeds,
-            "relative_spread",
+            "seeds",
+            test="confidence bounds of std / |mean change| (chi-square, t) over "
+            "{seeds} seeds, both metrics",
         ),
     ]
 
@@ -142,6 +173,7 @@ CLAIMS = [
         "Mickus et al. 2024, §3.2 (ρ always below −0.998)",
         "Mickus et al. 2024, §3",
         SPEARMAN_LIMIT,
+        (PEARSON_LIMIT, "the paper's own level: its weakest printed r, −0.808, to one decimal"),
     ),
     *_optimisation(
         "glue",
@@ -149,13 +181,14 @@ CLAIMS = [
         "Mickus et al. 2024, appendix A, Table 3 (strongly negative; our reading −0.5)",
         "Mickus et al. 2024, §3 / appendix A",
         GLUE_SPEARMAN_LIMIT,
+        (GLUE_SPEARMAN_LIMIT, "our reading of 'strongly negative', its bounds lost from our copy"),
     ),
     Claim(
         "negative_lambda_lowers_isoscore",
         "istar",
         "istar_isoscore_change",
         "I-STAR with this negative λ gives lower IsoScore* than no regulariser (over seeds, "
-        "Holm over the page)",
+        "Holm over the study's family)",
         "seeds_below:0",
         "Rudman & Eickhoff 2024, Figure 5",
         "seeds",
@@ -165,7 +198,7 @@ CLAIMS = [
         "istar",
         "istar_metric_gain",
         "I-STAR with this negative λ scores higher on the task than no regulariser (over "
-        "seeds, Holm over the page)",
+        "seeds, Holm over the study's family)",
         "seeds_above:0",
         "Rudman & Eickhoff 2024, Figure 6",
         "seeds",
@@ -177,6 +210,7 @@ CLAIMS = [
         "the cluster-based method raises isotropy I(W) over the raw embeddings (ratio)",
         "above:1",
         "Rajaei & Sheikhi 2020 slides, before/after table (I(W))",
+        neutral=1.0,
     ),
     Claim(
         "cluster_based_raises_sts",
@@ -243,13 +277,13 @@ def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int
 
 
 def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[float, float] | None]:
-    """(verdict, or None when the page's Holm adjustment decides; the rule in words; raw
+    """(verdict, or None when its family's Holm adjustment decides; the rule in words; raw
     p-values)."""
     kind, bound = parse_tolerance(claim.bound)
     values = [float(v) for v in (m["per_seed"] or ()) if math.isfinite(float(v))]
     if claim.rule == "direction":
         p_claim, p_other, along, n = direction_test(claim, values)
-        text = f"{along} of {n} seeds {kind} {bound:g}; one-sided t over seeds, Holm over the page"
+        text = f"{along} of {n} seeds {kind} {bound:g}; one-sided t over seeds, {_HOLM}"
         if n < 2:  # one run going the other way contradicts a claim about every run
             return (NOT_SUPPORTED if along < n else ONE_SEED), text, None
         return None, text, (p_claim, p_other)
@@ -257,7 +291,8 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
         if not values:
             return NOT_SUPPORTED, "no seed with a defined value", None
         failing = [v for v in values if not holds_bound(kind, bound, v)]
-        text = f"{kind} {bound:g} in every seed: {len(values) - len(failing)} of {len(values)} hold"
+        held = f"{len(values) - len(failing)} of {len(values)} hold"
+        text = f"{kind} {bound:g} in every seed (each checked, no test): {held}"
         if failing:
             return (
                 NOT_SUPPORTED,
@@ -273,14 +308,16 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
         )
         if not math.isfinite(m["seeds"]) or m["seeds"] < 2:
             return ONE_SEED, "one seed: no spread to test with", None
-        return (
-            None,
-            f"{'<' if kind == 'seeds_below' else '>'} {bound:g}: one-sided t over "
-            f"{int(m['seeds'])} seeds, Holm over the page",
-            (p_claim, p_other),
-        )
+        seeds = int(m["seeds"])
+        test = claim.test.format(seeds=seeds) if claim.test else f"one-sided t over {seeds} seeds"
+        sign = "<" if kind == "seeds_below" else ">"
+        return None, f"{sign} {bound:g}: {test}, {_HOLM}", (p_claim, p_other)
     verdict, text = judge_measurement(claim.bound, m)
-    return {CONSISTENT: SUPPORTED, NOT_CONSISTENT: NOT_SUPPORTED}.get(verdict, verdict), text, None
+    untested = {CONSISTENT: UNTESTED_HOLDS, NOT_CONSISTENT: UNTESTED_FAILS}
+    return untested.get(verdict, verdict), f"{text}: a point comparison, no test", None
+
+
+_HOLM = "Holm over the study's family"
 
 
 def _settle(claim: Claim, measured: pd.Series, p_claim: float, p_other: float) -> str:
@@ -307,9 +344,9 @@ def check_claims(
     """Every claim judged on the measurements (``studies``: the studies this run has results of).
     ``seed_claims``: the extension study's per-seed claim values (claim, setup, seed, value;
     :func:`isotropy.extensions.results.claim_values`) when the run has them; ``other_families``:
-    more per-seed claims as (values, claims, study), e.g. the Rajaee CLS study's. The tested rows
-    (directions, I-STAR, the extension study's and the others' directions) are settled together:
-    Holm over all of them."""
+    more per-seed claims as (values, claims, study), e.g. the Rajaee CLS study's. Each study's
+    tested rows are settled as its own family (:func:`settle_family`), so no row's verdict
+    depends on what else the page holds."""
     rows: list[dict] = []
     tests: list[tuple] = []
     for study in dict.fromkeys(c.study for c in CLAIMS):
@@ -320,17 +357,14 @@ def check_claims(
         absent = ABSENT[study] if study not in studies else ""
         if absent or not setups:
             note = absent or f"no results of the {study} study to measure"
-            threshold = {c.name: judge(c.bound, 0.0)[1] for c in claims}
-            rows += [
-                _row(c, "all", math.nan, threshold[c.name], NOT_RUN, note=note) for c in claims
-            ]
+            rows += [_row(c, "all", math.nan, _threshold(c), NOT_RUN, note=note) for c in claims]
             continue
         for setup in setups:
             for claim in claims:
                 found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
                 _claim_row(claim, setup, found, rows, tests)
     families = list(other_families)
-    if seed_claims is not None:  # the extension study's rows join this page's family
+    if seed_claims is not None:  # the extension study's rows: their own family, as on its page
         families.insert(0, (seed_claims, EXTENSION_CLAIMS, "extensions"))
     for values, seed_claims_of, study in families:
         more_rows, more_tests = seed_claim_rows(values, seed_claims_of, study)
@@ -341,10 +375,38 @@ def check_claims(
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def _threshold(claim: Claim) -> str:
+    """The claim's bound in words."""
+    kind, bound = parse_tolerance(claim.bound)
+    if claim.rule == "seeds":
+        return f"{'<' if kind == 'seeds_below' else '>'} {bound:g}, tested over seeds"
+    return judge(claim.bound, 0.0)[1]
+
+
+def simpson_flag(pooled: float, per_seed: Sequence[float]) -> str:
+    """A warning when a pooled correlation lies more than :data:`SIMPSON_GAP` outside the range
+    of its seeds' values (the seeds' levels differ, so the pooled value describes none of them);
+    '' otherwise."""
+    seeds = [float(v) for v in per_seed if math.isfinite(float(v))]
+    if len(seeds) < 2 or not math.isfinite(pooled):
+        return ""
+    low, high = min(seeds), max(seeds)
+    if low - SIMPSON_GAP <= pooled <= high + SIMPSON_GAP:
+        return ""
+    return (
+        f"{SIMPSON_MARK}: pooled {pooled:+.3f}, per seed {low:+.3f} to {high:+.3f} (the seeds' "
+        "levels differ; the pooled value describes none of them)"
+    )
+
+
+SIMPSON_MARK = "⚠ pooled outside its seeds"
+STAND_IN_NOTE = "judged on a stand-in"
+
+
 def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests: list) -> None:
     """Append one claim × setup row to ``rows`` (and its test to ``tests``, to be settled with
-    the page's others)."""
-    threshold = judge(claim.bound, 0.0)[1]
+    its family)."""
+    threshold = _threshold(claim)
     if found.empty:
         note = f"no {claim.quantity} measured for this setup"
         rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, note=note))
@@ -353,41 +415,60 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
     if m["missing"]:
         rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, m["evidence"], m["missing"]))
         return
+    value = float(m["value"])
+    flag = (
+        simpson_flag(value, m["per_seed"] or ()) if claim.quantity.endswith(("_r", "_rho")) else ""
+    )
+    if m["stand_in"] and states_a_number(*parse_tolerance(claim.bound), claim.neutral):
+        note = "; ".join(s for s in (f"not judged: {m['stand_in']}", m["note"], flag) if s)
+        rows.append(_row(claim, setup, value, threshold, STAND_IN, m["evidence"], note))
+        return
     verdict, rule, p = _judge_claim(claim, m)
     undefined = "" if math.isfinite(m["value"]) else "measurement undefined"
-    parts = [rule, m["note"] or undefined]
+    parts = [flag, rule, m["note"] or undefined]
     if claim.quantity in ("pearson_r", "spearman_rho") and math.isfinite(m["n"]):
-        parts.insert(1, f"{int(m['n'])} points pooled")
+        parts.insert(2, f"{int(m['n'])} points pooled")
     if m["stand_in"]:
-        parts.append(f"judged on a stand-in (a direction, not a number): {m['stand_in']}")
+        parts.append(f"{STAND_IN_NOTE} (a direction, not a number): {m['stand_in']}")
     if p is not None:
         tests.append((len(rows), claim, m, p))
     note = "; ".join(s for s in parts if s)
-    value = float(m["value"])
     rows.append(_row(claim, setup, value, threshold, verdict or INCONCLUSIVE, m["evidence"], note))
 
 
 def settle_family(rows: list[dict], tests: list[tuple]) -> None:
-    """Settle every tested row of a page at once: Holm over all of them (``tests``: row index,
-    claim, its measurement with ``per_seed``, raw (p the claimed way, p the other way))."""
-    adjusted = zip(holm([p[0] for *_, p in tests]), holm([p[1] for *_, p in tests]))
-    for (index, claim, m, _), (p_claim, p_other) in zip(tests, adjusted):
+    """Settle the tested rows of a page, Holm over each family (one per study: the paper it
+    checks × the study, :func:`isotropy.verdicts.families.study_family`) and never across them
+    (``tests``: row index, claim, its measurement with ``per_seed``, raw (p the claimed way,
+    p the other way))."""
+    families = [study_family(rows[index]["study"]) for index, *_ in tests]
+    claimed, other, sizes = holm_by_family(
+        families, [p[0] for *_, p in tests], [p[1] for *_, p in tests]
+    )
+    for (index, claim, m, _), family, p_claim, p_other in zip(tests, families, claimed, other):
         rows[index]["verdict"] = _settle(claim, m, p_claim, p_other)
         # two digits: a p-value's third digit is float32 noise of the traces, not evidence
-        holm_note = f"; Holm over {len(tests)} tests: p {p_claim:.2g} (other way {p_other:.2g})"
-        rows[index]["note"] += holm_note
+        rows[index]["note"] += (
+            f"; Holm over the {sizes[family]} tests of {family}: p {p_claim:.2g} (other way "
+            f"{p_other:.2g})"
+        )
 
 
 ERROR_CONTROL = (
     "How the claims are tested (docs/verdicts.md): a claim is about every run, so it is judged per "
-    "seed. A direction (silhouette rises, IsoScore falls, r negative, and each direction the "
-    "extension study's open questions state) is *supported* when every seed goes that way and a "
-    f"one-sided t-test over seeds is significant (per row: a one-sided test at {ALPHA:g}); the "
-    "{n} tested rows of this page (directions, every I-STAR model × task × λ, and the extension "
-    f"study's rows when the run has them) are Holm-adjusted together, so {ALPHA:g} bounds the "
-    "chance of any false *supported* (or false *not supported* by the test) on the page. "
-    "Bounds stated for every run (ρ below −0.998) are checked in every seed, and the seeds' spread "
-    "against the size of the change; these are exact checks of our seeds, no test."
+    "seed. A direction (silhouette rises, IsoScore falls, r below the paper's own level, and each "
+    "direction the extension study's open questions state) is *supported* when every seed goes "
+    f"that way and a one-sided t-test over seeds is significant (per row: a one-sided test at "
+    f"{ALPHA:g}). The tested rows are Holm-adjusted within declared families, one per study (the "
+    "paper it checks × the study), never across them, so a row's verdict does not depend on what "
+    f"else the page holds and {ALPHA:g} bounds the chance of any false *supported* (or false *not "
+    "supported* by the test) within a family; the extension and CLS studies' own pages hold the "
+    "same families. Families on this page: {families}. Bounds stated for every run (ρ below "
+    "−0.998) are checked in every seed (no test needed); the seeds' spread against the size of "
+    "the change is tested (confidence bounds of the ratio); a comparison of one value with a "
+    "bound tests nothing and reads *untested: holds* / *untested: fails*. A bound at the paper's "
+    "own number is not judged on a stand-in (*stand-in: not judged*); a direction is, and its "
+    "verdict says *on a stand-in*."
 )
 
 
@@ -397,16 +478,34 @@ def _fmt(value: float) -> str:
     return f"{value:.4g}"
 
 
+MARKS = {
+    SUPPORTED: "✅ supported",
+    NOT_SUPPORTED: "❌ not supported",
+    UNTESTED_HOLDS: "☑️ untested: holds",
+    UNTESTED_FAILS: "✖️ untested: fails",
+    INCONSISTENT_SEEDS: "⚠️ inconsistent across seeds",
+    INCONCLUSIVE: "❔ inconclusive",
+    ONE_SEED: "➖ 1 seed: not judged",
+    STAND_IN: "➖ stand-in: not judged",
+    NOT_RUN: "➖ not run",
+}
+
+
+def family_sizes(table: pd.DataFrame) -> str:
+    """'Mickus et al. 2024 · main (12 tests), …': each family's tested rows on a page."""
+    tested = table[table["note"].astype(str).str.contains("Holm over the ")]
+    sizes = tested.groupby("study", sort=False).size()
+    listed = [f"{study_family(study)} ({int(n)} tests)" for study, n in sizes.items()]
+    return ", ".join(listed) or "none"
+
+
+def verdict_cell(verdict: str, note: str) -> str:
+    """A row's verdict as printed: a direction judged on a stand-in says so."""
+    return MARKS[verdict] + (f" ({ON_STAND_IN})" if STAND_IN_NOTE in str(note) else "")
+
+
 def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
     """A short markdown summary: a tally per study and claim, then every row."""
-    mark = {
-        SUPPORTED: "✅ supported",
-        NOT_SUPPORTED: "❌ not supported",
-        INCONSISTENT_SEEDS: "⚠️ inconsistent across seeds",
-        INCONCLUSIVE: "❔ inconclusive",
-        ONE_SEED: "➖ 1 seed: not judged",
-        NOT_RUN: "➖ not run",
-    }
     counts = table["verdict"].value_counts()
     lines = [
         f"# {title}",
@@ -414,11 +513,9 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
         "Each claim of the replicated papers, checked on this run's results "
         "(`results/claims.csv` holds the same rows).",
         "",
-        ERROR_CONTROL.replace(
-            "{n}", str(int(table["note"].astype(str).str.contains("Holm over").sum()))
-        ),
+        ERROR_CONTROL.replace("{families}", family_sizes(table)),
         "",
-        " · ".join(f"{mark[v]}: {int(counts.get(v, 0))}" for v in CLAIM_VERDICTS),
+        " · ".join(f"{MARKS[v]}: {int(counts.get(v, 0))}" for v in CLAIM_VERDICTS),
         "",
         "## By claim",
         "",
@@ -441,9 +538,10 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
     ]
     for row in table.itertuples(index=False):
         note = str(row.note).replace("|", "\\|")
+        measured = _fmt(row.measured) + (" ⚠" if SIMPSON_MARK in note else "")
         lines.append(
-            f"| {row.study} | {row.setup} | {row.claim} | {_fmt(row.measured)} | "
-            f"{row.threshold} | {mark[row.verdict]} | {note} |"
+            f"| {row.study} | {row.setup} | {row.claim} | {measured} | "
+            f"{row.threshold} | {verdict_cell(row.verdict, note)} | {note} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -575,7 +673,7 @@ def seed_claim_rows(
 ) -> tuple[list[dict], list[tuple]]:
     """Rows of per-seed direction claims (columns claim, setup, seed, value) and their tests,
     judged as the page's directions are: every seed the claimed way and a one-sided t-test over
-    the seeds, settled with the page's other tests (:func:`settle_family`). A claim without
+    the seeds, settled as the study's own family (:func:`settle_family`). A claim without
     values gets one ``not run`` row; one seed is not judged unless it goes the other way."""
     rows: list[dict] = []
     tests: list[tuple] = []
@@ -590,7 +688,7 @@ def seed_claim_rows(
             seed_claim.paper,
             "direction",
         )
-        rule = f"one-sided t over seeds (Holm over the page, p < {ALPHA:g})"
+        rule = f"one-sided t over seeds ({_HOLM}, p < {ALPHA:g})"
         threshold = f"{seed_claim.direction} {seed_claim.bound:g} in every seed and a {rule}"
         if seed_claim.scope == "any setup":
             threshold = f"{threshold}, in at least one setup"
@@ -651,7 +749,7 @@ def check_seed_claims(
 ) -> pd.DataFrame:
     """Every claim judged per setup on per-seed values (columns claim, setup, seed, value), as
     a page of its own: Holm over its tested rows (:func:`seed_claim_rows`). Rows in
-    :data:`COLUMNS`. On the claims page the same rows join that page's family
+    :data:`COLUMNS`. On the claims page the same rows form the same family
     (:func:`check_claims` with ``seed_claims``)."""
     rows, tests = seed_claim_rows(per_seed, claims, study)
     settle_family(rows, tests)
@@ -696,13 +794,14 @@ def with_cls_stand_in(table: pd.DataFrame, models: Sequence[str]) -> pd.DataFram
     if stand_in:
         rows = table["study"] == "rajaee_cls"
         notes = table.loc[rows, "note"].fillna("").astype(str)
-        table.loc[rows, "note"] = [f"{n}; {stand_in}" if n else stand_in for n in notes]
+        judged = f"judged on a {stand_in}"  # a direction on a stand-in: said in its verdict
+        table.loc[rows, "note"] = [f"{n}; {judged}" if n else judged for n in notes]
     return table
 
 
 def check_cls_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
     """The two CLS claims on a page of their own (rule rajaee_cls_tables), one row per claim ×
     setup (:data:`COLUMNS`), the stand-in named in every row's note; on the claims page they
-    join that page's family (:func:`check_claims` with ``other_families``)."""
+    form the same family (:func:`check_claims` with ``other_families``)."""
     table = check_seed_claims(cls_claim_values(runs, layers), CLS_CLAIMS, study="rajaee_cls")
     return with_cls_stand_in(table, list(runs["model"]))

@@ -32,11 +32,18 @@ import pandas as pd
 
 from isotropy.published import matches
 from isotropy.verdicts import declarations
-from isotropy.verdicts.equivalence import Equivalence, holm
+from isotropy.verdicts.claims import SIMPSON_MARK, simpson_flag
+from isotropy.verdicts.equivalence import Equivalence
+from isotropy.verdicts.families import STUDY_LABELS, family_name, holm_by_family
+from isotropy.verdicts.standins import ON_STAND_IN, states_a_number
 from isotropy.verdicts.tolerances import (
+    AGREES,
     ALPHA,
     CONSISTENT,
+    DIFFERS,
     EQUIVALENCE_RULES,
+    INCONCLUSIVE,
+    INCONSISTENT_SEEDS,
     NOT_COMPARABLE,
     NOT_CONSISTENT,
     NOT_RUN,
@@ -87,7 +94,7 @@ COLUMNS = [
     "band_low",
     "band_high",
 ]
-STUDY_NAMES = {"main": "main", "glue": "GLUE", "geometry": "geometry", "istar": "I-STAR"}
+STUDY_NAMES = STUDY_LABELS
 
 
 def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[str]) -> str:
@@ -179,8 +186,7 @@ def judge_row(
     declared statistic, the equivalence test) of one published row against one measurement."""
     kind, bound = parse_tolerance(paper["tolerance"])
     value = float(ours["value"])
-    numeric = kind in EQUIVALENCE_RULES or kind in ("exact", "relative", "factor")
-    if numeric and ours["stand_in"]:
+    if ours["stand_in"] and states_a_number(kind, bound):  # bounds at the paper's number too
         return STAND_IN, f"not judged: {ours['stand_in']}", value, None
     if paper["protocol"] and (
         differences := declarations.protocol_differences(
@@ -223,11 +229,12 @@ def judge_row(
 
 def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
     """Every published row beside each matching measurement (``studies``: those of this run).
-    The equivalence rows are settled together: their p-values Holm-adjusted over the rows the
-    page judges (one family for *agrees*, one for *differs*)."""
+    The tested rows are settled within their declared family (:func:`_settle_page`)."""
     if "declared" not in published:
         published = declarations.fill_declarations(published)
-    rows, tests, seed_tests = [], [], []
+    rows: list[dict[str, Any]] = []
+    tests: list[tuple] = []
+    seed_tests: list[tuple] = []
     for _, paper in published.iterrows():
         candidates = measured[
             (measured["study"] == paper["study"]) & (measured["quantity"] == paper["quantity"])
@@ -238,6 +245,7 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 _row(paper, verdict=NOT_RUN, note=_not_run_reason(paper, measured, studies))
             )
             continue
+        family = family_name(paper["paper"], paper["study"])
         for _, ours in hits.iterrows():
             details = dict(
                 setup=ours["setup"],
@@ -252,71 +260,125 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 rows.append(_row(paper, verdict=NOT_RUN, note=ours["missing"], **details))
                 continue
             verdict, tolerance, value, test = judge_row(paper, ours)
-            if str(paper["tolerance"]).startswith("seeds_") and verdict != NOT_COMPARABLE:
-                seed_tests.append((len(rows), paper["tolerance"], ours))
+            if verdict is None or str(paper["tolerance"]).startswith("seeds_"):
+                (tests if test is not None else seed_tests).append(
+                    (len(rows), family, test if test is not None else paper["tolerance"], ours)
+                )
             if test is not None:
-                tests.append((len(rows), test))
                 details.update(
                     p_agree=test.p_agree, p_differ=test.p_differ, d_low=test.low, d_high=test.high
                 )
             if verdict != STAND_IN:
                 details.update(zip(("band_low", "band_high"), margin_band(paper)))
+            note = _flagged(paper, ours)
             rows.append(
                 _row(
                     paper,
                     our_value=value,
                     tolerance=tolerance,
                     verdict=verdict,
-                    note=ours["note"],
+                    note=note,
                     **details,
                 )
             )
-    _settle_page(rows, tests, seed_tests)
+    _settle_page(rows, tests, [t for t in seed_tests if rows[t[0]]["verdict"] != NOT_COMPARABLE])
     table = pd.DataFrame(rows, columns=COLUMNS)
     if bad := set(table["verdict"]) - set(VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")
     return table
 
 
+def _flagged(paper: pd.Series, ours: pd.Series) -> str:
+    """Our note, a pooled correlation whose seeds disagree with it in size flagged first."""
+    flag = ""
+    if paper["quantity"] in ("pearson_r", "spearman_rho"):
+        flag = simpson_flag(float(ours["value"]), ours["per_seed"] or ())
+    return "; ".join(s for s in (flag, ours["note"]) if s)
+
+
+def _exact(test: Equivalence, ours: pd.Series) -> bool:
+    """A seed-free value compared exactly (an interval of no width): no test, no family."""
+    return bool(ours["seed_free"]) or test.low == test.high
+
+
 def _settle_page(rows: list[dict], tests: list, seed_tests: list) -> None:
-    """Settle the page's equivalence rows (Holm over them, one family for *agrees* and one for
-    *differs*) and its I-STAR seed tests (Holm over the whole grid: every model × task × λ)."""
-    adjusted = zip(holm([t.p_agree for _, t in tests]), holm([t.p_differ for _, t in tests]))
-    for (index, test), (p_agree, p_differ) in zip(tests, adjusted):
+    """Settle the page's tested rows, each within its family (one per paper × study: Holm over
+    its equivalence rows, one adjustment for *agrees* and one for *differs*; over its tests
+    over seeds, one for the claimed direction and one for the other), never across families.
+    Exact comparisons (seed-free values) are settled alone, outside every family."""
+    exact = [t for t in tests if _exact(t[2], t[3])]
+    for index, _, test, _ in exact:
+        rows[index]["verdict"] = settle(test)
+        rows[index]["tolerance"] += "; seed-free: an exact comparison, in no Holm family"
+    tests = [t for t in tests if not _exact(t[2], t[3])]
+    families = [family for _, family, *_ in tests]
+    agree, differ, sizes = holm_by_family(
+        families, [t.p_agree for _, _, t, _ in tests], [t.p_differ for _, _, t, _ in tests]
+    )
+    for (index, family, test, _), p_agree, p_differ in zip(tests, agree, differ):
         rows[index]["verdict"] = settle(Equivalence(test.low, test.high, p_agree, p_differ))
         rows[index]["tolerance"] += (
-            f"; Holm over {len(tests)} rows: p(agrees) {p_agree:.2g}, p(differs) {p_differ:.2g}"
+            f"; Holm over the {sizes[family]} rows of {family}: p(agrees) {p_agree:.2g}, "
+            f"p(differs) {p_differ:.2g}"
         )
-    adjusted = zip(
-        holm([float(o["p_less"]) for *_, o in seed_tests]),
-        holm([float(o["p_greater"]) for *_, o in seed_tests]),
-    )
-    for (index, spec, ours), (p_less, p_greater) in zip(seed_tests, adjusted):
+    _settle_seed_tests(rows, seed_tests)
+
+
+def _settle_seed_tests(rows: list[dict], seed_tests: list) -> None:
+    """The tests over seeds (I-STAR, one row per λ), Holm within their family over the p of the
+    claimed direction and over the p of the other one (as the claims page does)."""
+    claimed, other = [], []
+    for _, _, spec, ours in seed_tests:
+        kind, _ = parse_tolerance(spec)
+        less, greater = float(ours["p_less"]), float(ours["p_greater"])
+        claimed.append(less if kind == "seeds_below" else greater)
+        other.append(greater if kind == "seeds_below" else less)
+    families = [family for _, family, *_ in seed_tests]
+    claimed, other, sizes = holm_by_family(families, claimed, other)
+    for (index, family, spec, ours), p_claim, p_other in zip(seed_tests, claimed, other):
         kind, bound = parse_tolerance(spec)
+        less, greater = (p_claim, p_other) if kind == "seeds_below" else (p_other, p_claim)
         rows[index]["verdict"], rows[index]["tolerance"] = judge_seed_test(
-            kind, bound, seeds=float(ours["seeds"]), p_less=p_less, p_greater=p_greater
+            kind, bound, seeds=float(ours["seeds"]), p_less=less, p_greater=greater
         )
+        if sizes.get(family):
+            rows[index]["tolerance"] += f"; Holm over the {sizes[family]} tests of {family}"
 
 
 ERROR_CONTROL = (
     "How the verdicts are made (docs/verdicts.md): each printed number is declared as one "
-    "statistic "
-    "(one run, a mean or a pooled value over the paper's m runs, a bound for every run, a fixed "
-    "value) with an equivalence margin δ. For a correlation, LID or I(W), D = paper − ours "
-    "gets a 95% "
-    "interval that includes the paper's own seed noise; *agrees* when it lies within ±δ, *differs* "
-    "when wholly outside, else *inconclusive*. Per row: a faithful replication reads *differs* "
-    "with "
-    f"probability ≤ {ALPHA:g}, and a true gap of δ or more reads *agrees* with probability ≤ "
-    f"{ALPHA / 2:g}. "
-    "On this page the p-values of the {n} rows so judged are Holm-adjusted (one family for "
-    "*agrees*, "
-    f"one for *differs*), so {ALPHA:g} bounds the chance of any false *differs* and of any false "
-    "*agrees* among them. Counts are exact; bounds stated for every run are checked in every seed. "
-    "A row whose model or data is a stand-in is *stand-in: not judged*; a run whose protocol "
-    "differs "
-    "where the number depends on it is *not comparable*."
+    "statistic (one run, a mean or a pooled value over the paper's m runs, a bound for every run, "
+    "a fixed value) with an equivalence margin δ. For a correlation, LID or I(W), D = paper − ours "
+    "gets a 95% interval that includes the paper's own seed noise; *agrees* when it lies within "
+    "±δ, *differs* when wholly outside, else *inconclusive*. Per row: a faithful replication reads "
+    f"*differs* with probability ≤ {ALPHA:g}, and a true gap of δ or more reads *agrees* with "
+    f"probability ≤ {ALPHA / 2:g}. The p-values are Holm-adjusted within declared families, one "
+    "per paper × study (one adjustment for *agrees*, one for *differs*; the tests over seeds "
+    "likewise), never across them, so a row's verdict does not depend on what else the run holds "
+    f"and {ALPHA:g} bounds the chance of any false *differs* and of any false *agrees* within a "
+    "family. Families on this page: {families}. Counts and seed-free values are compared exactly, "
+    "in no family; bounds stated for every run are checked in every seed. A row whose model or "
+    "data is a stand-in is *stand-in: not judged* when its rule sets ours against the paper's "
+    "number (bounds included); a direction is judged and its verdict says *on a stand-in*. A run "
+    "whose protocol differs where the number depends on it is *not comparable*."
 )
+
+
+def family_sizes(table: pd.DataFrame) -> str:
+    """'Mickus et al. 2024 · main (4 rows), …': each family's tested rows on the page."""
+    tested = table[table["tolerance"].astype(str).str.contains("; Holm over the ")]
+    sizes = tested.groupby(["paper", "study"], sort=False).size()
+    listed = [f"{family_name(paper, study)} ({int(n)} rows)" for (paper, study), n in sizes.items()]
+    return ", ".join(listed) or "none"
+
+
+JUDGED = (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, INCONCLUSIVE, INCONSISTENT_SEEDS)
+
+
+def verdict_cell(row: pd.Series) -> str:
+    """The verdict as printed: one judged on a stand-in (a direction) says so."""
+    judged_on_stand_in = bool(row["stand_in"]) and row["verdict"] in JUDGED
+    return f"**{row['verdict']}**" + (f" ({ON_STAND_IN})" if judged_on_stand_in else "")
 
 
 def _number(value: Any) -> str:
@@ -342,11 +404,10 @@ def as_shown(table: pd.DataFrame) -> pd.DataFrame:
 def comparison_markdown(table: pd.DataFrame) -> str:
     """The comparison as a markdown document: counts of verdicts, then one table per paper."""
     counts = table["verdict"].value_counts()
-    judged = int(table["p_agree"].notna().sum()) if "p_agree" in table else 0
     lines = [
         "# Our numbers beside the papers'",
         "",
-        ERROR_CONTROL.replace("{n}", str(judged)),
+        ERROR_CONTROL.replace("{families}", family_sizes(table)),
         "",
         "Every number the seed papers print (config/published_values.csv, each with its paper, "
         "table, row "
@@ -381,11 +442,11 @@ def comparison_markdown(table: pd.DataFrame) -> str:
                 r["setup"],
                 r["printed"],
                 statistic,
-                _number(r["our_value"]),
+                _number(r["our_value"]) + (" ⚠" if SIMPSON_MARK in str(r["note"]) else ""),
                 n,
                 r["unit"],
                 shown_tolerance(r),
-                f"**{r['verdict']}**",
+                verdict_cell(r),
                 r["stand_in"],
                 r["note"],
             ]

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from scipy import stats
 
@@ -401,6 +402,11 @@ def _spread_row(
     note = "; ".join(
         f"{m}: std of final {spread[m]:.4g} / |mean change| {change[m]:.4g}" for m in ratios
     )
+    # negligible for both metrics (an intersection-union test: the larger p), not negligible
+    # for either (Bonferroni over the two)
+    tests = [spread_test(ends[m]["last"], ends[m]["last"] - ends[m]["first"]) for m in ratios]
+    p_below = max(p for p, _ in tests)
+    p_above = min(1.0, len(tests) * min(p for _, p in tests))
     unit = "std across seeds of the final value / |mean change|"
     return measurement(
         study,
@@ -409,12 +415,57 @@ def _spread_row(
         paper,
         ratios[worst],
         seeds=seeds,
+        p_less=p_below,
+        p_greater=p_above,
         unit=unit,
         protocol=protocol,
         stand_in=stand_in,
         evidence=evidence,
         note=f"{seeds} seeds, largest for {worst}; {note}",
     )
+
+
+SEED_SPREAD_LIMIT = 0.05  # "negligible": the seeds' std below 5% of the mean change
+
+
+# The one-sided levels a at which the spread test's bounds are evaluated: log-spaced, so the
+# smallest a at which a bound holds is found to 1% (rounded up: the p-value errs large)
+_LEVELS = np.geomspace(1e-12, 0.5, 2600)
+
+
+def _ratio_bounds(final: np.ndarray, change: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(upper, lower) confidence bounds of std(final) / |mean(change)| at each level a of
+    :data:`_LEVELS`: the std's at one-sided a (chi-square) over |mean|'s at a (t, two-sided, so
+    either sign of the mean)."""
+    n, a = final.size, _LEVELS
+    s = final.std(ddof=1)
+    half = stats.t.ppf(1 - a / 2, n - 1) * change.std(ddof=1) / math.sqrt(n)
+    upper_s = s * np.sqrt((n - 1) / stats.chi2.ppf(a, n - 1))
+    lower_s = s * np.sqrt((n - 1) / stats.chi2.ppf(1 - a, n - 1))
+    low_mean, high_mean = np.maximum(0.0, abs(change.mean()) - half), abs(change.mean()) + half
+    with np.errstate(divide="ignore", invalid="ignore"):
+        upper = np.where(upper_s == 0, 0.0, upper_s / low_mean)
+        lower = lower_s / high_mean
+    return upper, lower
+
+
+def _p_value(holds: np.ndarray) -> float:
+    """Twice the smallest level at which a bound holds (it holds from there on); 1 if never."""
+    found = np.flatnonzero(holds)
+    return min(1.0, 2 * float(_LEVELS[found[0]])) if found.size else 1.0
+
+
+def spread_test(final, change, limit: float = SEED_SPREAD_LIMIT) -> tuple[float, float]:
+    """(p that the seeds' std of the final value is below ``limit`` × |mean change|, p that it
+    is above) over one metric's seeds: the ratio's confidence bounds, the std's (chi-square) and
+    the mean change's (t) each at level a, so each p = 2a bounds its error (a union bound).
+    NaN with fewer than two seeds. A test of spread against the effect, not a point ratio."""
+    final = np.asarray(final, dtype=np.float64)
+    change = np.asarray(change, dtype=np.float64)
+    if final.size < 2:
+        return math.nan, math.nan
+    upper, lower = _ratio_bounds(final, change)
+    return _p_value(upper < limit), _p_value(lower > limit)
 
 
 def seed_test(
@@ -720,7 +771,7 @@ def sts_measurements(
         for method, runs in group.groupby("method", sort=False):
             where = (setup, f"{dataset}/{method}", stand_in, pipeline)
             rows += _sts_method_rows(method, runs, *where)
-        rows += _sts_gain_rows(f"{name}/{dataset}", group, enhanced)
+        rows += _sts_gain_rows(f"{name}/{dataset}", group, enhanced, stand_in)
     return rows
 
 
@@ -771,7 +822,9 @@ def _sts_method_rows(
     return rows
 
 
-def _sts_gain_rows(claim_setup: str, group: pd.DataFrame, enhanced: str) -> list[dict[str, Any]]:
+def _sts_gain_rows(
+    claim_setup: str, group: pd.DataFrame, enhanced: str, stand_in: str = ""
+) -> list[dict[str, Any]]:
     """The enhanced method's I(W) ratio and Spearman gain over none (one model × data set)."""
     means = group.groupby("method")[["spearman", "isotropy"]].mean()
     where = ("geometry",)
@@ -794,6 +847,7 @@ def _sts_gain_rows(claim_setup: str, group: pd.DataFrame, enhanced: str) -> list
             claim_setup,
             ratio,
             unit="ratio",
+            stand_in=stand_in,
             evidence=STS_FILE,
             note=f"I(W) {before['isotropy']:.3g} → {after['isotropy']:.3g}",
         ),
@@ -804,6 +858,7 @@ def _sts_gain_rows(claim_setup: str, group: pd.DataFrame, enhanced: str) -> list
             claim_setup,
             after["spearman"] - before["spearman"],
             unit="Spearman ×100 difference",
+            stand_in=stand_in,
             evidence=STS_FILE,
             note=f"Spearman×100 {before['spearman']:.2f} → {after['spearman']:.2f}",
         ),

@@ -255,7 +255,7 @@ def workflow_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
 def claims_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     """The inputs of rule check_claims: :func:`workflow_inputs`, and the extension study's
     per-seed values (``extensions_seeds``) when config ``studies`` lists it, so that its claim
-    rows join the claims page's family (Holm over every tested row of the page)."""
+    rows join the claims page as their own Holm family (isotropy.verdicts.families)."""
     inputs = workflow_inputs(config)
     if "extensions" in configured_studies(config):
         inputs["extensions_seeds"] = paths.extensions_file("seeds.csv")

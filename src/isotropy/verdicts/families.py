@@ -1,0 +1,62 @@
+"""Holm families declared, not accidental (issue 59, item 3).
+
+A family is the tested rows of one paper × study on a page, one rule kind at a time
+(equivalence tests; tests over seeds), fixed by the row itself, whatever else the run holds: a
+row's verdict never moves because another study, more setups of another paper, or seed-free
+rows share its page. Exact comparisons (counts, seed-free values) test nothing and join no
+family. The rows both pages judge (the I-STAR tests over seeds) sit in the same family on both,
+and the extension and CLS studies' own pages hold the same family as the claims page, so the
+same row reads the same verdict wherever it is printed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from isotropy.verdicts.equivalence import holm
+
+# The name a study goes by in a family (and on the comparison page).
+STUDY_LABELS = {
+    "main": "main",
+    "glue": "GLUE",
+    "geometry": "geometry",
+    "istar": "I-STAR",
+    "extensions": "extensions",
+    "rajaee_cls": "CLS",
+}
+# The paper whose claims each study of the claims page checks.
+STUDY_PAPERS = {
+    "main": "Mickus et al. 2024",
+    "glue": "Mickus et al. 2024",
+    "extensions": "Mickus et al. 2024",
+    "istar": "Rudman & Eickhoff 2024",
+    "geometry": "Rajaei & Sheikhi 2020",
+    "rajaee_cls": "Rajaei & Sheikhi 2020",
+}
+
+
+def family_name(paper: str, study: str) -> str:
+    """'Mickus et al. 2024 · main': the family of a paper's rows of one study."""
+    return f"{paper} · {STUDY_LABELS.get(study, study)}"
+
+
+def study_family(study: str) -> str:
+    """The family of a claims-page study (the paper it checks × the study)."""
+    return family_name(STUDY_PAPERS.get(study, study), study)
+
+
+def holm_by_family(
+    families: Sequence[str], first: Sequence[float], second: Sequence[float]
+) -> tuple[list[float], list[float], dict[str, int]]:
+    """Both p-value lists Holm-adjusted within each family (the same positions as given), and
+    each family's size (its tests with a finite first p-value; NaN stays NaN, outside it)."""
+    adjusted_first, adjusted_second = [float("nan")] * len(first), [float("nan")] * len(first)
+    sizes: dict[str, int] = {}
+    for family in dict.fromkeys(families):
+        members = [i for i, f in enumerate(families) if f == family]
+        for i, a, b in zip(
+            members, holm([first[i] for i in members]), holm([second[i] for i in members])
+        ):
+            adjusted_first[i], adjusted_second[i] = a, b
+        sizes[family] = sum(1 for i in members if first[i] == first[i])
+    return adjusted_first, adjusted_second, sizes
