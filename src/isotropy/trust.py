@@ -557,24 +557,23 @@ def snakemake_call_problems(
     return problems
 
 
-# Snakemake unpickles this with --trust-io-cache (and writes it after every dry run).
-IOCACHE = Path(SNAKEMAKE_DIR) / "iocache"
+# Snakemake writes its inventory of the folder here after every dry run, and unpickles it with
+# --trust-io-cache (when it builds the DAG, after the workflow parsed: the option itself is not
+# known while it parses).
+IOCACHE = Path(SNAKEMAKE_DIR) / "iocache" / "latest.pkl"
 
 
-def iocache_problem(trusting: bool, workdir: str | os.PathLike = ".") -> str | None:
-    """Why Snakemake must not load the folder's inventory cache (None: it is not asked to, or
-    there is none). A pickle runs whatever code it names, and nothing shows that this machine
-    wrote the one in the folder."""
-    cache = Path(workdir) / IOCACHE
-    if not trusting or not os.path.lexists(cache):
-        return None
-    if cache.is_dir() and not cache.is_symlink() and not any(cache.iterdir()):
-        return None
-    return (
-        f"--trust-io-cache: Snakemake would unpickle {IOCACHE}/latest.pkl, and a pickle runs "
-        "whatever code it names; nothing shows that this machine wrote it (the folder may be "
-        f"someone else's): leave out --trust-io-cache, or remove {IOCACHE} first"
-    )
+def drop_io_cache(workdir: str | os.PathLike = ".") -> bool:
+    """Remove the folder's inventory cache (True if there was one). A pickle runs whatever code it
+    names when it is loaded, and nothing shows that this machine wrote the one in a folder; it is
+    only a cache (Snakemake drops it itself after every run that is not a dry run)."""
+    try:
+        os.remove(Path(workdir) / IOCACHE)
+    except FileNotFoundError:
+        return False
+    except IsADirectoryError:
+        return False  # Snakemake cannot open a folder as a pickle either
+    return True
 
 
 def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -> str:
