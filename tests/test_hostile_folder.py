@@ -330,8 +330,10 @@ def workflow_root(tmp_path_factory) -> Path:
     snakemake.symlink_to(ROOT / ".venv" / "bin" / "snakemake")
     (workdir / "Snakefile").write_text(TOY_SNAKEFILE)
     (workdir / "config.yaml").write_text((ROOT / "config.yaml").read_text())
+    (workdir / "config").mkdir()
+    (workdir / "config" / "offline.yaml").write_text((ROOT / "config" / "offline.yaml").read_text())
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(workdir)]
-    for step in (["init", "-q"], ["add", "Snakefile", "config.yaml"], ["commit", "-qm", "x"]):
+    for step in (["init", "-q"], ["add", "Snakefile", "config*"], ["commit", "-qm", "x"]):
         subprocess.run([*git, *step], check=True, capture_output=True, timeout=120)
     ran = _snakemake(workdir, "all")
     assert ran.returncode == 0, ran.stderr[-3000:]
@@ -359,10 +361,10 @@ def _b64(text: str) -> str:
 
 
 # B1: a conda_env written with YAML escapes decodes to "</script>" (the raw text holds none).
-ESCAPED = {
-    "\\x3c": 'name: "\\x3c/script><script>document.title=1</script>"\n',
-    "\\u003c": 'name: "\\u003c/script><script>document.title=1</script>"\n',
-    "escaped line break": 'name: "<\\\n/script><script>document.title=1</script>"\n',
+ESCAPED = {  # none holds "</" or "<!" in its raw text
+    "\\x3c": 'name: "\\x3c/script>\\x3cscript>document.title=1\\x3c/script>"\n',
+    "\\u003c": 'name: "\\u003c/script>\\u003cscript>document.title=1\\u003c/script>"\n',
+    "escaped line break": 'name: "<\\\n/script><\\\nscript>document.title=1<\\\n/script>"\n',
     "in a list": 'dependencies: ["\\x3c!--"]\n',
     "in a key": '"\\x3c/script>": x\n',
     "a line break": 'name: "a\\nb"\n',
@@ -525,13 +527,13 @@ def test_snakemake_never_writes_through_a_linked_snakemake_folder(workflow_root,
         shutil.move(folder, elsewhere)
     else:
         elsewhere.mkdir()
-    before = sorted(p.name for p in elsewhere.iterdir())
+    before = {p.name: p.read_bytes() for p in elsewhere.iterdir()}
     folder.symlink_to(elsewhere, target_is_directory=True)
     if linked == "metadata":
         ran = _snakemake(workdir, "all", "--forcerun", "make")
     else:
         ran = _make_slowly(workdir, "report")
-    assert sorted(p.name for p in elsewhere.iterdir()) == before, ran.stderr[-2000:]
+    assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before, ran.stderr[-2000:]
     assert ran.returncode != 0 and f".snakemake/{linked}: is a link to" in ran.stderr
 
 

@@ -1,29 +1,34 @@
-"""A results folder is data, never code: what Snakemake reads from a folder's ``.snakemake/`` is
-checked before it reads it, and its script jobs never import from there (issue 53).
+"""A results folder is data, never code: what Snakemake reads from a folder is checked before
+it reads it, nothing there is imported, waited on or written through (issues 53 and 60).
 
 Snakemake trusts its own bookkeeping. Its report decodes each record's ``conda_env`` and loads it
 with ``yaml.Loader``, which builds whatever Python object a tag names
-(``!!python/object/apply:os.system`` runs a command), and it puts ``rule`` and
+(``!!python/object/apply:os.system`` runs a command), and it puts ``rule``, ``conda_env`` and
 ``container_img_url`` into JSON inside a ``<script>`` without escaping ``</``. It runs each
 ``script:`` as ``python .snakemake/scripts/tmpXXXX.<name>.py``, so Python looks for imports in
-``.snakemake/scripts/`` before anywhere else. A folder someone else made (a shared project, an
-archive, a scratch directory) may hold forged records and planted modules, so:
+``.snakemake/scripts/`` before anywhere else, and it puts the Snakefile's folder first on
+``sys.path`` of each of its processes. A folder someone else made (a shared project, an archive, a
+scratch directory) may hold forged records, planted modules, links and pipes, so:
 
-* every record in ``.snakemake/metadata`` must have only Snakemake's keys with plain values
-  (:func:`metadata_problems`) before the workflow parses (rules/common.smk), before ``make report``
-  and ``make audit`` call Snakemake, and before the audit does;
-* no file or folder below ``results/``, ``logs/`` or ``benchmarks/`` is a link
-  (:func:`link_problems`): the workflow makes none, and would write or report through it;
-* the config files ``make report`` and ``make audit`` give Snakemake (the report's are the
-  folder's own effective configuration) are plain YAML: no ``__use_yte__``, whose YTE templating
-  Snakemake runs as Python while it loads the file (:func:`config_file_problem`);
-* Snakemake's jobs run with ``PYTHONSAFEPATH=1`` (:func:`protect_imports`): a script's own folder
-  is not put on ``sys.path``.
+* every record in ``.snakemake/metadata`` must have only Snakemake's keys with values of the types
+  Snakemake writes, every string checked after decoding (:func:`metadata_problems`);
+* no file or folder below ``results/``, ``logs/`` or ``benchmarks/``, nor ``.snakemake/`` or
+  anything below it, is a link (:func:`link_problems`), and nothing below the folder is a pipe, a
+  socket or a device (:func:`special_file_problems`);
+* no module or package that git does not track lies beside the Snakefile
+  (:func:`import_problems`);
+* the config files Snakemake is given (the report's are the folder's own effective configuration)
+  are plain YAML of modest size: no ``__use_yte__``, whose YTE templating Snakemake runs as Python
+  while it loads the file (:func:`config_file_problem`);
+* Snakemake's jobs run with ``PYTHONSAFEPATH=1`` (:func:`protect_imports`), and its pickled
+  inventory cache is removed before it could load it (:func:`drop_io_cache`).
+
+The checks run before the workflow parses (rules/common.smk), before the make targets call
+Snakemake, and before the audit does.
 
     python -m isotropy.trust [--directory .] [--configfile FILE ...]
 
-Exit 1 naming each refused record (its file, the output it describes) or link and why; 0
-otherwise.
+Exit 1 naming each refused file (for a record, the output it describes) and why; 0 otherwise.
 """
 
 from __future__ import annotations
@@ -80,6 +85,22 @@ def _text(pattern: re.Pattern[str] | None, what: str) -> Callable[[Any], str | N
         return None
 
     return check
+
+
+# What ends or disturbs the <script> the report puts a value in ("</", "<!"), and the control
+# characters (a line break above all) that no name or path of a record holds. Checked on values
+# after decoding: YAML's "\x3c/", "\u003c" and escaped line breaks all decode to "</".
+UNSAFE_TEXT = re.compile(r"<[/!]|[\x00-\x1f\x7f]")
+# The scalars JSON (Snakemake's report, its metadata) holds: a YAML date is not one.
+PLAIN_SCALARS = (str, int, float, bool, type(None))
+
+
+def text_problem(text: str) -> str | None:
+    """Why decoded text may not reach the report's <script> (None: it may)."""
+    if (found := UNSAFE_TEXT.search(text)) is not None:
+        cause = "would end the report's <script> or a line"
+        return f"holds {found.group()!r}, which {cause}: {text[:60]!r}"
+    return None
 
 
 def _strings(what: str) -> Callable[[Any], str | None]:
@@ -148,22 +169,6 @@ def _conda_env_text_problem(value: str) -> str | None:
     if not isinstance(loaded, dict):
         return "is not a conda environment (a YAML mapping)"
     return plain_data_problem(loaded)
-
-
-# What ends or disturbs the <script> the report puts a value in ("</", "<!"), and the control
-# characters (a line break above all) that no name or path of a record holds. Checked on values
-# after decoding: YAML's "\x3c/", "\u003c" and escaped line breaks all decode to "</".
-UNSAFE_TEXT = re.compile(r"<[/!]|[\x00-\x1f\x7f]")
-# The scalars JSON (Snakemake's report, its metadata) holds: a YAML date is not one.
-PLAIN_SCALARS = (str, int, float, bool, type(None))
-
-
-def text_problem(text: str) -> str | None:
-    """Why decoded text may not reach the report's <script> (None: it may)."""
-    if (found := UNSAFE_TEXT.search(text)) is not None:
-        cause = "would end the report's <script> or a line"
-        return f"holds {found.group()!r}, which {cause}: {text[:60]!r}"
-    return None
 
 
 def plain_data_problem(value: Any) -> str | None:
