@@ -472,15 +472,19 @@ def test_a_module_planted_beside_the_snakefile_is_never_imported(
 def test_only_untracked_importable_names_beside_the_snakefile_are_refused(tmp_path):
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
     subprocess.run([*git, "init", "-q"], check=True, timeout=60)
-    for name in ("tracked.py", "scripts/a.py", "mine.py", "yaml/x.txt", "pkg/__init__.py"):
+    for name in ("tracked.py", "steps/a.py", "mine.py", "yaml/x.txt", "pkg/__init__.py"):
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text("")
     for name in ("results/a.txt", "resources/b.py", "__pycache__/c.pyc", "a.b.py", "n.txt"):
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text("")
-    subprocess.run([*git, "add", "tracked.py", "scripts"], check=True, timeout=60)
+    subprocess.run([*git, "add", "tracked.py", "steps"], check=True, timeout=60)
     # yaml/ has no __init__ but joins (or shadows) the installed yaml; pkg/ is a package.
     assert [entry for entry, _ in trust.import_problems(tmp_path)] == ["mine.py", "pkg", "yaml"]
+    # Outside git (a workflow's scripts may lie beside its Snakefile): installed names only.
+    shutil.rmtree(tmp_path / ".git")
+    (tmp_path / "jsonschema.py").write_text("")
+    assert [entry for entry, _ in trust.import_problems(tmp_path)] == ["jsonschema.py", "yaml"]
 
 
 # B4, B5: links where make writes.

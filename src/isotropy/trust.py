@@ -477,9 +477,9 @@ IMPORT_SUFFIXES = tuple(importlib.machinery.all_suffixes())
 
 
 def _module_name(entry: Path) -> str | None:
-    """The module Python would import from ``entry`` at the front of ``sys.path`` (None: none it
-    would, or one no code imports: a folder without ``__init__`` whose name nothing installed
-    has)."""
+    """The module Python would import from ``entry`` at the front of ``sys.path`` (None: none):
+    a module file, a folder with an ``__init__``, or a folder named like an installed module (it
+    would shadow it or join its namespace package; other plain folders are nobody's import)."""
     if entry.is_dir():
         if not entry.name.isidentifier() or entry.name == "__pycache__":
             return None
@@ -494,8 +494,7 @@ def _module_name(entry: Path) -> str | None:
 
 def _installed(name: str, root: Path) -> bool:
     """Whether ``name`` is a module of the standard library or this environment, found anywhere
-    but ``root`` (a folder of that name first on sys.path would shadow it, or join its namespace
-    package)."""
+    but ``root`` (a module of that name first on sys.path would be imported in its place)."""
     if name in sys.stdlib_module_names:
         return True
     elsewhere = [p for p in sys.path if Path(p or ".").resolve() != root.resolve()]
@@ -508,8 +507,8 @@ def _installed(name: str, root: Path) -> bool:
         return True
 
 
-def _tracked(root: Path, names: list[str]) -> set[str]:
-    """Which of ``names`` (entries of ``root``) git tracks there (none outside a git work tree).
+def _tracked(root: Path, names: list[str]) -> set[str] | None:
+    """Which of ``names`` (entries of ``root``) git tracks there; None outside a git work tree.
     The index is only listed: no fsmonitor, no hook, no filter runs."""
     command = ["git", "-c", "core.fsmonitor=false", "--no-pager", "-C", str(root), "ls-files", "-z"]
     try:
@@ -517,17 +516,20 @@ def _tracked(root: Path, names: list[str]) -> set[str]:
             [*command, "--", *names], capture_output=True, timeout=120, check=False
         )
     except (OSError, subprocess.TimeoutExpired):
-        return set()
+        return None
     if listed.returncode != 0:
-        return set()
+        return None
     return {p.split(b"/")[0].decode("utf-8", "replace") for p in listed.stdout.split(b"\0") if p}
 
 
 def import_problems(workflow_root: str | os.PathLike) -> list[tuple[str, str]]:
-    """(entry, reason) for every module or package at the root of the workflow (the Snakefile's
-    folder) that git does not track there. Snakemake puts that folder first on ``sys.path`` in
-    each of its processes (``PYTHONSAFEPATH`` does not cover it), so a planted ``./jsonschema.py``
-    or ``./isotropy/__init__.py`` would be imported in place of the installed one."""
+    """(entry, reason) for every module or package beside the Snakefile that Snakemake's processes
+    could import in place of the real one. Snakemake puts the Snakefile's folder first on
+    ``sys.path`` (``PYTHONSAFEPATH`` does not cover it), so a planted ``./jsonschema.py`` or
+    ``./isotropy/__init__.py`` would be imported instead of the installed one. In a git work tree
+    (a clone of this workflow) every module git does not track is refused; elsewhere, where what
+    belongs to the workflow is unknown (its scripts may lie beside it), those named like a module
+    of the standard library or the environment."""
     root = Path(workflow_root)
     if not root.is_dir():
         return []
@@ -537,11 +539,16 @@ def import_problems(workflow_root: str | os.PathLike) -> list[tuple[str, str]]:
         (
             entry,
             f"Python would import it as module {module!r} in every Snakemake process (Snakemake "
-            "puts the workflow's folder first on sys.path), and git does not track it: remove "
-            f"it or move it out of {root.resolve()}",
+            "puts the workflow's folder first on sys.path), and "
+            + (
+                "git does not track it"
+                if tracked is not None
+                else "an installed module has that name"
+            )
+            + f": remove it or move it out of {root.resolve()}",
         )
         for entry, module in found.items()
-        if entry not in tracked
+        if (entry not in tracked if tracked is not None else _installed(module, root))
     ]
 
 
