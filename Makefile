@@ -29,7 +29,7 @@ remember = @mkdir -p logs && tmp=$$(mktemp logs/.last_run.XXXXXX) && \
 # beside the Snakefile and the config files are checked (isotropy.trust), and no `python -m`
 # here imports from it.
 TRUST = $(BIN)/python -m isotropy.trust
-run preview resume audit report folder-check: export PYTHONSAFEPATH = 1
+run preview resume folder-check: export PYTHONSAFEPATH = 1
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -96,6 +96,7 @@ relock: install
 # The audit of every result (see README), the browsable report, and the style checks.
 # The folder may be someone else's: Snakemake's records are checked before Snakemake reads them,
 # and no `python -m` here imports from the folder (isotropy.trust).
+audit report: export PYTHONSAFEPATH = 1
 audit: install
 	$(BIN)/python -m isotropy.trust --configfile $(CONFIG_FILES)
 	$(BIN)/snakemake --cores 1 audit $(CONFIGFILES) $(SNAKEMAKE_ARGS)
