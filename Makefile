@@ -15,14 +15,21 @@ CONFIGFILES := --configfile $(CONFIG_FILES)
 # Before a long run: the settings and the time left, from measured per-update costs.
 ESTIMATE = $(BIN)/python -m isotropy.estimate --configfile $(CONFIG_FILES) --target
 
-.PHONY: run preview sensitivity resume test test-fast figures audit report lint install clean-venv relock
+.PHONY: run preview sensitivity resume test test-fast figures audit report folder-check lint install clean-venv relock
 
 # `make run`, `make preview` and `make resume` remember their target in LAST_RUN (and the run,
 # when it starts, writes its effective configuration to logs/effective-config/<target>.yaml;
 # the estimate writes nothing); `make report` reports that run (or REPORT_TARGET=...
 # REPORT_CONFIG_FILES="..." instead).
+# Written beside it and renamed over it: a planted link there is replaced, never written through.
 LAST_RUN := logs/last_run.txt
-remember = @mkdir -p logs && printf 'TARGET=%s\nCONFIG_FILES=%s\n' '$(1)' '$(CONFIG_FILES)' > $(LAST_RUN)
+remember = @mkdir -p logs && tmp=$$(mktemp logs/.last_run.XXXXXX) && \
+	printf 'TARGET=%s\nCONFIG_FILES=%s\n' '$(1)' '$(CONFIG_FILES)' > "$$tmp" && mv -f "$$tmp" $(LAST_RUN)
+# The folder may be someone else's: before Snakemake starts, its records, links, pipes, modules
+# beside the Snakefile and the config files are checked (isotropy.trust), and no `python -m`
+# here imports from it.
+TRUST = $(BIN)/python -m isotropy.trust
+run preview resume folder-check: export PYTHONSAFEPATH = 1
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +44,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/activate
 install: $(VENV)/.installed
 
 run: install
+	$(TRUST) --configfile $(CONFIG_FILES)
 	$(call remember,main_study)
 	$(ESTIMATE) main_study
 	$(BIN)/snakemake --cores $(CORES) main_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
@@ -44,6 +52,7 @@ run: install
 # The main study's tables and figures with one seed and a coarse metric stride (config `preview`),
 # in results/preview/: a first look in minutes, never to be mistaken for results/main/.
 preview: install
+	$(TRUST) --configfile $(CONFIG_FILES)
 	$(call remember,preview_study)
 	$(ESTIMATE) preview_study
 	$(BIN)/snakemake --cores $(CORES) preview_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
@@ -59,6 +68,7 @@ sensitivity: install
 TARGET ?= main_study
 resume: install
 	$(BIN)/python -m isotropy.resume
+	$(TRUST) --configfile $(CONFIG_FILES)
 	$(call remember,$(TARGET))
 	$(BIN)/snakemake --unlock $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 	$(ESTIMATE) $(TARGET)
@@ -112,12 +122,17 @@ REPORT_ARGS = --configfile $(REPORT_CONFIG_FILES) $(if $(REPORT_STUDY),--config 
 REPORT_RULES = $(if $(filter preview_study,$(REPORT_TARGET)),check_claims_preview compare_with_papers_preview report_overview_preview,check_claims compare_with_papers report_overview)
 # The sensitivity study makes no claims: its report has none (report/workflow.rst says so).
 REPORT_OVERVIEW = $(if $(filter preview_study,$(REPORT_TARGET)),results/preview/report/overview.html,$(if $(filter sensitivity_study,$(REPORT_TARGET)),,results/report/overview.html))
-report: install
+# make expands a recipe whole before its first line runs, LAST_RUN read in: the folder is checked
+# first, as a prerequisite (a pipe there would block make itself).
+folder-check: install
+	$(TRUST)
+report: install folder-check
 	$(check_report_target)$(BIN)/python -m isotropy.resume --before report
-	$(BIN)/python -m isotropy.trust --configfile $(REPORT_CONFIG_FILES)
+	$(TRUST) --configfile $(REPORT_CONFIG_FILES)
 	@echo "make report: target $(REPORT_TARGET) with $(REPORT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); REPORT_TARGET=... REPORT_CONFIG_FILES=\"...\" choose another)"
 	$(if $(REPORT_OVERVIEW),$(BIN)/snakemake --cores 1 $(REPORT_OVERVIEW) $(REPORT_ARGS) --rerun-triggers mtime \
 		--forcerun $(REPORT_RULES) --allowed-rules $(REPORT_RULES) $(SNAKEMAKE_ARGS))
+	rm -f $(REPORT_PARTIAL)  # a planted link there is removed, never written through
 	$(BIN)/snakemake --cores 1 --report $(REPORT_PARTIAL) --report-stylesheet report/style.css \
 		$(REPORT_TARGET) $(REPORT_OVERVIEW) $(REPORT_ARGS) $(SNAKEMAKE_ARGS)
 	mv -f $(REPORT_PARTIAL) $(REPORT)

@@ -39,6 +39,8 @@ configuration.check_loaded_config(
 isotropy_workflow.trust.protect_imports()
 if workflow.is_main_process:
     isotropy_workflow.trust.refuse_hostile_folder(".")
+    # --trust-io-cache would unpickle it when the DAG is built (a pickle runs code).
+    isotropy_workflow.trust.drop_io_cache(".")
 # device: cuda on a machine without CUDA, refused before any job (jobs sent to a cluster by a
 # profile or an executor are checked where they run).
 if workflow.is_main_process and not configuration.submits_jobs_elsewhere(sys.argv):

@@ -9,7 +9,10 @@ killed while it is written.
 
 from __future__ import annotations
 
+import base64
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -276,3 +279,358 @@ write_tsv([Dying(f"f{{i}}", "ok", "all", "x" * 200) for i in range(1000)], {str(
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
     assert run.returncode == -signal.SIGKILL
     assert table.read_text() == "file\tstatus\tcheck\treason\nold\tok\tall\t\n"
+
+
+# --- issue 60: nothing from the folder runs, decoded values checked, no writes through links,
+# no reads that block (B1-B10). The Snakemake cases run the real Snakemake of .venv on one small
+# workflow root built once (`workflow_root`): a toy Snakefile over the project's rules/common.smk
+# and rules/provenance.smk, its config.yaml, git tracking both, and a virtual environment whose
+# snakemake is the real one.
+
+TOY_SNAKEFILE = f"""configfile: "config.yaml"
+include: "{ROOT}/rules/common.smk"
+include: "{ROOT}/rules/provenance.smk"
+
+rule all:
+    input: "out.txt"
+
+rule make:
+    output: report("out.txt", category="check")
+    params: size=3
+    shell: "echo made > {{output}}"
+"""
+OUT_RECORD = Path(".snakemake") / "metadata" / "b3V0LnR4dA=="  # urlsafe base64 of out.txt
+
+
+def _snakemake(workdir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    """The real Snakemake of .venv in ``workdir`` (targets first: --configfile takes several)."""
+    overlay = str(ROOT / "config" / "offline.yaml")
+    command = [sys.executable, "-m", "snakemake", *args, "--cores", "1", "--configfile", overlay]
+    env = {**os.environ, "PYTHONSAFEPATH": "1"}
+    # Its messages, on stdout or stderr (a dry run logs to stdout), together in .stderr.
+    ran = subprocess.run(
+        command,
+        cwd=workdir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+    return subprocess.CompletedProcess(ran.args, ran.returncode, "", ran.stdout)
+
+
+@pytest.fixture(scope="module")
+def workflow_root(tmp_path_factory) -> Path:
+    """A finished run of the toy workflow in a git work tree, with make's virtual environment
+    (its snakemake the real one); tests copy it (`_copy`) before they change anything."""
+    workdir = _workdir(tmp_path_factory.mktemp("root"), "TARGET=all\n")
+    snakemake = workdir / ".venv" / "bin" / "snakemake"
+    snakemake.unlink()
+    snakemake.symlink_to(ROOT / ".venv" / "bin" / "snakemake")
+    (workdir / "Snakefile").write_text(TOY_SNAKEFILE)
+    (workdir / "config.yaml").write_text((ROOT / "config.yaml").read_text())
+    (workdir / "config").mkdir()
+    (workdir / "config" / "offline.yaml").write_text((ROOT / "config" / "offline.yaml").read_text())
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(workdir)]
+    for step in (["init", "-q"], ["add", "Snakefile", "config*"], ["commit", "-qm", "x"]):
+        subprocess.run([*git, *step], check=True, capture_output=True, timeout=120)
+    ran = _snakemake(workdir, "all")
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert trust.folder_problems(workdir) == []
+    return workdir
+
+
+def _make_slowly(workdir: Path, target: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    """``make TARGET`` in ``workdir`` with a timeout for the real Snakemake (or a blocking read)."""
+    command = ["make", "-f", str(ROOT / "Makefile"), target]
+    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+
+
+def _copy(workflow_root: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(workflow_root, tmp_path / "work", symlinks=True))
+
+
+def _forge(workdir: Path, **change: object) -> None:
+    path = workdir / OUT_RECORD
+    path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+# B1: a conda_env written with YAML escapes decodes to "</script>" (the raw text holds none).
+ESCAPED = {  # none holds "</" or "<!" in its raw text
+    "\\x3c": 'name: "\\x3c/script>\\x3cscript>document.title=1\\x3c/script>"\n',
+    "\\u003c": 'name: "\\u003c/script>\\u003cscript>document.title=1\\u003c/script>"\n',
+    "escaped line break": 'name: "<\\\n/script><\\\nscript>document.title=1<\\\n/script>"\n',
+    "in a list": 'dependencies: ["\\x3c!--"]\n',
+    "in a key": '"\\x3c/script>": x\n',
+    "a line break": 'name: "a\\nb"\n',
+}
+
+
+@pytest.mark.parametrize("case", ESCAPED)
+def test_a_conda_env_is_checked_after_yaml_decoding(tmp_path, case):
+    """Issue 60, B1: the check looked for a literal "</" in the raw text."""
+    (tmp_path / OUT_RECORD).parent.mkdir(parents=True)
+    record = {"rule": "make", "record_format_version": 6, "conda_env": _b64(ESCAPED[case])}
+    (tmp_path / OUT_RECORD).write_text(json.dumps(record))
+    problems = trust.metadata_problems(tmp_path)
+    assert [file for file, _ in problems] == [str(OUT_RECORD)]
+    assert "the record of 'out.txt': its conda_env " in problems[0][1]
+    assert "which would end the report's <script> or a line" in problems[0][1]
+
+
+# B8: values Snakemake never writes (a YAML date, a mapping in params) crashed Snakemake with a
+# TypeError naming no record.
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        ({"conda_env": _b64("name: 2020-01-01\n")}, "its conda_env holds a date"),
+        ({"conda_env": _b64("2020-01-01: x\n")}, "its conda_env holds a key that is not text"),
+        ({"params": [{"a": 1}]}, "its params is not a list of text"),
+        ({"input": ["a\nb"]}, "its input holds '\\n'"),
+    ],
+)
+def test_record_values_must_be_what_snakemake_writes(tmp_path, change, expected):
+    (tmp_path / OUT_RECORD).parent.mkdir(parents=True)
+    (tmp_path / OUT_RECORD).write_text(json.dumps({"rule": "make", **change}))
+    problems = trust.metadata_problems(tmp_path)
+    assert len(problems) == 1 and expected in problems[0][1], problems
+
+
+@pytest.mark.slow
+def test_snakemake_refuses_a_params_mapping_naming_the_record(workflow_root, tmp_path):
+    """B8 with the real Snakemake: a TypeError traceback naming no record before."""
+    workdir = _copy(workflow_root, tmp_path)
+    _forge(workdir, params=[{"a": 1}])
+    ran = _snakemake(workdir, "all", "-n")
+    assert ran.returncode != 0 and "TypeError" not in ran.stderr
+    assert f"{OUT_RECORD}: the record of 'out.txt': its params is not a list" in ran.stderr
+
+
+@pytest.mark.slow
+def test_an_escaped_conda_env_never_reaches_the_report(workflow_root, tmp_path):
+    """B1 with the real Snakemake report: the decoded "</script>" ran in Chromium before."""
+    workdir = _copy(workflow_root, tmp_path)
+    _forge(workdir, conda_env=_b64(ESCAPED["\\x3c"]))
+    ran = _snakemake(workdir, "--report", "report.html", "all")
+    report = workdir / "report.html"
+    assert ran.returncode != 0 and not report.exists(), ran.stderr[-2000:]
+    assert f"{OUT_RECORD}: the record of 'out.txt': its conda_env holds '</'" in ran.stderr
+
+
+# B2: isotropy-audit -d DIR ran DIR/Snakefile, and the checkout's Snakefile ran DIR's YTE
+# config.yaml (its configfile: is read in the working folder).
+
+
+def test_the_audit_never_uses_the_folders_snakefile(tmp_path, monkeypatch):
+    from isotropy.audit import orchestration
+
+    (tmp_path / "Snakefile").write_text("open('MARKER', 'w').close()\n")
+    used = {}
+    monkeypatch.setattr(orchestration, "audit", lambda root, **kwargs: used.update(kwargs) or [])
+    assert orchestration.main(["-d", str(tmp_path)]) == 0
+    assert used["snakefile"] == orchestration.default_snakefile() != tmp_path / "Snakefile"
+
+
+@pytest.mark.slow
+def test_the_audit_refuses_a_yte_config_in_the_folder_before_snakemake(workflow_root, tmp_path):
+    workdir = _copy(workflow_root, tmp_path)
+    marker = tmp_path / "MARKER"
+    (workdir / "config.yaml").write_text(f'__use_yte__: true\nx: ?open("{marker}", "w").close()\n')
+    findings = audit(workdir, snakefile=workdir / "Snakefile")
+    assert not marker.exists()
+    refused = {(f.file, f.check): f.reason for f in findings if f.status == FAIL}
+    assert "sets __use_yte__" in refused[(str(workdir / "config.yaml"), "code")]
+
+
+# B3: Snakemake puts the Snakefile's folder first on sys.path of each of its processes.
+
+PLANTED = {"isotropy/__init__.py": "isotropy", "jsonschema.py": "jsonschema"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("planted", PLANTED)
+@pytest.mark.parametrize("target", ["report", "audit"])
+def test_a_module_planted_beside_the_snakefile_is_never_imported(
+    workflow_root, tmp_path, planted, target
+):
+    workdir = _copy(workflow_root, tmp_path)
+    marker = tmp_path / "MARKER"
+    (workdir / planted).parent.mkdir(exist_ok=True)
+    (workdir / planted).write_text(f"open({str(marker)!r}, 'w').close()\n")
+    result = _make_slowly(workdir, target)
+    assert not marker.exists(), result.stderr[-3000:]
+    assert result.returncode != 0
+    entry = planted.split("/")[0]
+    assert f"{entry}: Python would import it as module {PLANTED[planted]!r}" in result.stderr
+
+
+def test_only_untracked_importable_names_beside_the_snakefile_are_refused(tmp_path):
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    subprocess.run([*git, "init", "-q"], check=True, timeout=60)
+    for name in ("tracked.py", "steps/a.py", "mine.py", "yaml/x.txt", "pkg/__init__.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("")
+    for name in ("results/a.txt", "resources/b.py", "__pycache__/c.pyc", "a.b.py", "n.txt"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("")
+    subprocess.run([*git, "add", "tracked.py", "steps"], check=True, timeout=60)
+    # yaml/ has no __init__ but joins (or shadows) the installed yaml; pkg/ is a package.
+    assert [entry for entry, _ in trust.import_problems(tmp_path)] == ["mine.py", "pkg", "yaml"]
+    # Outside git (a workflow's scripts may lie beside its Snakefile): installed names only.
+    shutil.rmtree(tmp_path / ".git")
+    (tmp_path / "jsonschema.py").write_text("")
+    assert [entry for entry, _ in trust.import_problems(tmp_path)] == ["jsonschema.py", "yaml"]
+
+
+# B4, B5: links where make writes.
+
+
+def test_make_report_never_writes_through_a_planted_partial_report(tmp_path):
+    (tmp_path / "w").mkdir()
+    workdir = _workdir(tmp_path / "w", "TARGET=preview_study\n")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own file\n")
+    (workdir / "report.partial.html").symlink_to(victim)
+    result = run_make(workdir, "report")
+    assert victim.read_text() == "the user's own file\n", result.stderr
+    assert result.returncode == 0 and not (workdir / "report.html").is_symlink()
+    assert (workdir / "report.html").read_text() == "<html></html>\n"
+
+
+@pytest.mark.parametrize("target", ["preview", "run", "resume"])
+def test_make_never_writes_last_run_through_a_link(tmp_path, target):
+    (tmp_path / "w").mkdir()
+    workdir = _workdir(tmp_path / "w", "")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own file\n")
+    (workdir / "logs" / "last_run.txt").unlink()
+    (workdir / "logs" / "last_run.txt").symlink_to(victim)
+    result = run_make(workdir, target)
+    assert victim.read_text() == "the user's own file\n", result.stderr
+    assert result.returncode != 0 and not (workdir / "calls.txt").exists()
+    assert "logs/last_run.txt: is a link to" in result.stderr
+
+
+# B10: .snakemake/metadata or .snakemake/log as links: Snakemake wrote its records and logs there.
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("linked", ["metadata", "log"])
+def test_snakemake_never_writes_through_a_linked_snakemake_folder(workflow_root, tmp_path, linked):
+    """Records are written after the workflow parsed (and refused the link) by a plain snakemake
+    call; its log file is opened before: make checks the folder before Snakemake starts."""
+    workdir = _copy(workflow_root, tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    folder = workdir / ".snakemake" / linked
+    if folder.exists():
+        shutil.move(folder, elsewhere)
+    else:
+        elsewhere.mkdir()
+    before = {p.name: p.read_bytes() for p in elsewhere.iterdir()}
+    folder.symlink_to(elsewhere, target_is_directory=True)
+    if linked == "metadata":
+        ran = _snakemake(workdir, "all", "--forcerun", "make")
+    else:
+        ran = _make_slowly(workdir, "report")
+    assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before, ran.stderr[-2000:]
+    assert ran.returncode != 0 and f".snakemake/{linked}: is a link to" in ran.stderr
+
+
+# B6: pipes, devices and sockets; sizes.
+
+
+def _fifo(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+
+
+BLOCKING = [
+    "logs/effective-config/preview_study.yaml",
+    "logs/last_run.txt",
+    ".snakemake/locks/0.input.lock",
+    "results/preview/tables/counts.csv",
+    "results/preview/miniLM/polarity/seed0/trace.parquet",
+]
+
+
+@pytest.mark.parametrize("path", BLOCKING)
+def test_make_report_refuses_a_pipe_by_name_without_blocking(tmp_path, path):
+    """Each hung `make report` with no message (make itself for last_run.txt)."""
+    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
+    if path == "logs/last_run.txt":
+        (workdir / path).unlink()
+    _fifo(workdir / path)
+    result = _make_slowly(workdir, "report", timeout=60)
+    assert result.returncode != 0 and not (workdir / "calls.txt").exists(), result.stderr
+    assert f"{path}: is a pipe (FIFO), not a file" in result.stderr or (
+        f"{path}: is not a regular file" in result.stderr
+    )
+
+
+def test_a_socket_in_the_folder_is_refused_by_name(tmp_path):
+    import socket
+
+    (tmp_path / "results").mkdir()
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "results" / "s"))
+        problems = dict(trust.folder_problems(tmp_path))
+    assert problems["results/s"].startswith("is a socket, not a file")
+
+
+def test_a_huge_effective_config_or_last_run_is_refused_unread(tmp_path):
+    """A gigabyte of YAML parsed for minutes; make read any last_run.txt whole."""
+    config = tmp_path / "big.yaml"
+    with open(config, "w") as handle:
+        handle.write("# a comment\n" * (5 * 2**20 // 12))  # 5 MiB
+    start = time.monotonic()
+    assert "is larger than 4 MiB" in (trust.config_file_problem(config) or "")
+    assert time.monotonic() - start < 1
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "last_run.txt").write_text("TARGET=all\n" + "#" * 2**17)
+    assert "logs/last_run.txt" in dict(trust.folder_problems(tmp_path))
+
+
+# B7: a provenance record nested 100,000 deep ended the audit in a RecursionError traceback.
+
+
+def test_a_deeply_nested_record_is_one_line_in_the_audit(tmp_path):
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "x.txt").write_text("x\n")
+    deep = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    (tmp_path / "results" / "x.txt.provenance.json").write_text(deep)
+    ran = subprocess.run(
+        [sys.executable, "-m", "isotropy.audit", "-d", str(tmp_path), "--no-snakemake", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 1 and "Traceback" not in ran.stderr, ran.stderr[-2000:]
+    assert "MISMATCH results/x.txt: its provenance record x.txt.provenance.json" in ran.stderr
+    assert "nested deeper than 64 levels" in ran.stderr
+
+
+# B9: --trust-io-cache unpickled .snakemake/iocache/latest.pkl.
+
+
+@pytest.mark.slow
+def test_a_planted_io_cache_is_never_unpickled(workflow_root, tmp_path):
+    workdir = _copy(workflow_root, tmp_path)
+    marker = tmp_path / "MARKER"
+    cache = workdir / ".snakemake" / "iocache"
+    cache.mkdir(exist_ok=True)
+    planted = (
+        "import os, pickle\n"
+        "class P:\n"
+        f"    def __reduce__(self): return (os.system, ('touch {marker}',))\n"
+        f"pickle.dump(P(), open({str(cache / 'latest.pkl')!r}, 'wb'))\n"
+    )
+    subprocess.run([sys.executable, "-c", planted], check=True, timeout=60)
+    ran = _snakemake(workdir, "all", "-n", "--trust-io-cache")
+    assert not marker.exists(), ran.stderr[-2000:]
+    assert ran.returncode == 0, ran.stderr[-2000:]  # the dry run wrote its own cache again
+    assert b"touch" not in (cache / "latest.pkl").read_bytes()

@@ -122,7 +122,8 @@ def test_a_hostile_record_is_refused_naming_its_file_and_output(tmp_path, case):
         ('{"rule": "make", "endtime": Infinity}', "Infinity is not a number"),
         ("[1, 2]", "it is a JSON list, not an object"),
         ("{oops", "it is not JSON"),
-        ("[" * 100_000 + "]" * 100_000, "it is not JSON"),
+        ("[" * 100_000 + "]" * 100_000, "it is nested deeper than 64 levels"),
+        ("[" * 65 + "]" * 65, "it is nested deeper than 64 levels"),
     ],
 )
 def test_a_damaged_record_is_refused(tmp_path, text, expected):
@@ -181,13 +182,16 @@ def test_make_refuses_a_forged_record_before_snakemake(tmp_path, target):
 
 @pytest.mark.parametrize("target", ["report", "audit"])
 def test_make_imports_nothing_from_the_folder(tmp_path, target):
-    """`python -m isotropy.resume` put the folder first on sys.path: ./isotropy/ ran."""
+    """`python -m isotropy.resume` put the folder first on sys.path: ./isotropy/ ran. Now the
+    planted package is named and refused before Snakemake (which would import it: issue 60, B3,
+    tests/test_hostile_folder.py), and make's own `python -m` steps never import it."""
     workdir = _workdir(tmp_path, "TARGET=preview_study\n")
     (workdir / "isotropy").mkdir()
     (workdir / "isotropy" / "__init__.py").write_text("open('MARKER', 'w').close()\n")
     result = run_make(workdir, target)
     assert not (workdir / "MARKER").exists(), result.stderr
-    assert result.returncode == 0 and (workdir / "calls.txt").exists(), result.stderr
+    assert result.returncode != 0 and not (workdir / "calls.txt").exists(), result.stderr
+    assert "isotropy: Python would import it as module 'isotropy'" in result.stderr
 
 
 @pytest.mark.slow

@@ -1,29 +1,34 @@
-"""A results folder is data, never code: what Snakemake reads from a folder's ``.snakemake/`` is
-checked before it reads it, and its script jobs never import from there (issue 53).
+"""A results folder is data, never code: what Snakemake reads from a folder is checked before
+it reads it, nothing there is imported, waited on or written through (issues 53 and 60).
 
 Snakemake trusts its own bookkeeping. Its report decodes each record's ``conda_env`` and loads it
 with ``yaml.Loader``, which builds whatever Python object a tag names
-(``!!python/object/apply:os.system`` runs a command), and it puts ``rule`` and
+(``!!python/object/apply:os.system`` runs a command), and it puts ``rule``, ``conda_env`` and
 ``container_img_url`` into JSON inside a ``<script>`` without escaping ``</``. It runs each
 ``script:`` as ``python .snakemake/scripts/tmpXXXX.<name>.py``, so Python looks for imports in
-``.snakemake/scripts/`` before anywhere else. A folder someone else made (a shared project, an
-archive, a scratch directory) may hold forged records and planted modules, so:
+``.snakemake/scripts/`` before anywhere else, and it puts the Snakefile's folder first on
+``sys.path`` of each of its processes. A folder someone else made (a shared project, an archive, a
+scratch directory) may hold forged records, planted modules, links and pipes, so:
 
-* every record in ``.snakemake/metadata`` must have only Snakemake's keys with plain values
-  (:func:`metadata_problems`) before the workflow parses (rules/common.smk), before ``make report``
-  and ``make audit`` call Snakemake, and before the audit does;
-* no file or folder below ``results/``, ``logs/`` or ``benchmarks/`` is a link
-  (:func:`link_problems`): the workflow makes none, and would write or report through it;
-* the config files ``make report`` and ``make audit`` give Snakemake (the report's are the
-  folder's own effective configuration) are plain YAML: no ``__use_yte__``, whose YTE templating
-  Snakemake runs as Python while it loads the file (:func:`config_file_problem`);
-* Snakemake's jobs run with ``PYTHONSAFEPATH=1`` (:func:`protect_imports`): a script's own folder
-  is not put on ``sys.path``.
+* every record in ``.snakemake/metadata`` must have only Snakemake's keys with values of the types
+  Snakemake writes, every string checked after decoding (:func:`metadata_problems`);
+* no file or folder below ``results/``, ``logs/`` or ``benchmarks/``, nor ``.snakemake/`` or
+  anything below it, is a link (:func:`link_problems`), and nothing below the folder is a pipe, a
+  socket or a device (:func:`special_file_problems`);
+* no module or package that git does not track lies beside the Snakefile
+  (:func:`import_problems`);
+* the config files Snakemake is given (the report's are the folder's own effective configuration)
+  are plain YAML of modest size: no ``__use_yte__``, whose YTE templating Snakemake runs as Python
+  while it loads the file (:func:`config_file_problem`);
+* Snakemake's jobs run with ``PYTHONSAFEPATH=1`` (:func:`protect_imports`), and its pickled
+  inventory cache is removed before it could load it (:func:`drop_io_cache`).
+
+The checks run before the workflow parses (rules/common.smk), before the make targets call
+Snakemake, and before the audit does.
 
     python -m isotropy.trust [--directory .] [--configfile FILE ...]
 
-Exit 1 naming each refused record (its file, the output it describes) or link and why; 0
-otherwise.
+Exit 1 naming each refused file (for a record, the output it describes) and why; 0 otherwise.
 """
 
 from __future__ import annotations
@@ -32,11 +37,13 @@ import argparse
 import base64
 import binascii
 import functools
+import importlib.machinery
 import json
 import math
 import os
 import re
 import stat
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -80,10 +87,32 @@ def _text(pattern: re.Pattern[str] | None, what: str) -> Callable[[Any], str | N
     return check
 
 
-def _strings(value: Any) -> str | None:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        return "is not a list of paths"
+# What ends or disturbs the <script> the report puts a value in ("</", "<!"), and the control
+# characters (a line break above all) that no name or path of a record holds. Checked on values
+# after decoding: YAML's "\x3c/", "\u003c" and escaped line breaks all decode to "</".
+UNSAFE_TEXT = re.compile(r"<[/!]|[\x00-\x1f\x7f]")
+# The scalars JSON (Snakemake's report, its metadata) holds: a YAML date is not one.
+PLAIN_SCALARS = (str, int, float, bool, type(None))
+
+
+def text_problem(text: str) -> str | None:
+    """Why decoded text may not reach the report's <script> (None: it may)."""
+    if (found := UNSAFE_TEXT.search(text)) is not None:
+        cause = "would end the report's <script> or a line"
+        return f"holds {found.group()!r}, which {cause}: {text[:60]!r}"
     return None
+
+
+def _strings(what: str) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return f"is not a list of {what}"
+        for item in value:
+            if (problem := text_problem(item)) is not None:
+                return problem
+        return None
+
+    return check
 
 
 def _integer(value: Any) -> str | None:
@@ -102,6 +131,9 @@ def _checksums(value: Any) -> str | None:
         for k, v in value.items()
     ):
         return "is not a mapping of paths to hexadecimal checksums"
+    for key in value:
+        if (problem := text_problem(key)) is not None:
+            return f"names a path that {problem}"
     return None
 
 
@@ -136,8 +168,32 @@ def _conda_env_text_problem(value: str) -> str | None:
         return f"is not YAML: {str(error).splitlines()[0]}"
     if not isinstance(loaded, dict):
         return "is not a conda environment (a YAML mapping)"
-    if re.search(r"<[/!]", text):
-        return "holds '</' or '<!', which would end the report's <script>"
+    return plain_data_problem(loaded)
+
+
+def plain_data_problem(value: Any) -> str | None:
+    """Why a decoded value is not plain JSON data with safe text, keys included (None: it is):
+    only mappings with text keys, lists, text, finite numbers, true, false and null."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    return f"holds a key that is not text: {str(key)[:40]!r}"
+                if (problem := text_problem(key)) is not None:
+                    return f"holds a key that {problem}"
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif not isinstance(item, PLAIN_SCALARS):
+            return (
+                f"holds a {type(item).__name__} ({str(item)[:40]!r}), which Snakemake never writes"
+            )
+        elif isinstance(item, float) and not math.isfinite(item):
+            return f"holds the number {item}, which Snakemake never writes"
+        elif isinstance(item, str) and (problem := text_problem(item)) is not None:
+            return problem
     return None
 
 
@@ -145,10 +201,11 @@ def _conda_env_text_problem(value: str) -> str | None:
 # checks the list against the installed Snakemake), with what its value must be.
 FIELDS: dict[str, Callable[[Any], str | None]] = {
     "rule": _optional(_text(RULE_NAME, "a rule name (letters, digits, _)")),
-    "input": _optional(_strings),
-    "log": _optional(_strings),
+    "input": _optional(_strings("paths")),
+    "log": _optional(_strings("paths")),
     "shellcmd": _optional(_text(None, "")),
-    "params": _optional(lambda v: None if isinstance(v, list) else "is not a list"),
+    # Snakemake writes each parameter as its repr(): a list of text, never a mapping.
+    "params": _optional(_strings("text (each parameter's repr)")),
     "code": _optional(_text(None, "")),
     "record_format_version": _integer,
     "conda_env": _optional(conda_env_problem),
@@ -192,10 +249,39 @@ def _read_record(path: Path) -> Any:
         raise FolderError("it is not a regular file (a link, a pipe or a device)")
     if info.st_size > MAX_RECORD_BYTES:
         raise FolderError(f"it is larger than {MAX_RECORD_BYTES // 2**20} MiB")
+    return parse_json(path.read_bytes(), constants=False)
+
+
+# Snakemake's records and the workflow's provenance records nest a few levels; Python's own
+# parser gives up near 1,000 with a RecursionError, and code that walks a record recursively
+# sooner.
+MAX_JSON_DEPTH = 64
+
+
+def parse_json(data: str | bytes, *, constants: bool = True) -> Any:
+    """The JSON in ``data``, or :class:`FolderError` saying in one line why it is not (not JSON,
+    nested deeper than :data:`MAX_JSON_DEPTH`; without ``constants``, NaN or Infinity)."""
     try:
-        return json.loads(path.read_bytes(), parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        value = json.loads(data, **({} if constants else {"parse_constant": _no_constant}))
+    except RecursionError:
+        raise FolderError(f"it is nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except (UnicodeDecodeError, ValueError) as error:
         raise FolderError(f"it is not JSON ({str(error)[:80]})") from None
+    if _depth_over(value, MAX_JSON_DEPTH):
+        raise FolderError(f"it is nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _no_constant(name: str) -> Any:
@@ -247,43 +333,134 @@ def metadata_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]
 # The workflow makes no links under these folders: a linked file or folder there was put there,
 # and a log or result written to it would be written where it points (the report would embed it).
 WRITTEN = ("results", "logs", "benchmarks")
+# Snakemake writes its records, logs and locks below .snakemake/: neither it nor anything below
+# may be a link, except inside the environments and shadow folders Snakemake fills with links.
+SNAKEMAKE_DIR = ".snakemake"
+LINKED_INSIDE = frozenset({"conda", "singularity", "apptainer", "shadow"})
+# Never walked for pipes and devices: the checkout's own git folder and virtual environment.
+NOT_WALKED = frozenset({".git", ".venv"})
+
+
+def _link_reason(path: Path) -> str:
+    return (
+        f"is a link to {os.readlink(path)[:120]!r}: the workflow makes no links, and what it or "
+        "Snakemake writes or reports there would go through it; remove the link"
+    )
+
+
+def _walk(top: Path, skip: Callable[[Path], bool] = lambda _: False):
+    """Every path below ``top`` (links listed, never followed), pruning folders ``skip`` names."""
+    for folder, subfolders, files in os.walk(top):
+        subfolders[:] = [d for d in subfolders if not skip(Path(folder, d))]
+        for name in sorted(subfolders + files):
+            yield Path(folder) / name
 
 
 def link_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
     """(path, reason) for every link below ``results/``, ``logs/`` and ``benchmarks/`` (the
-    folders themselves may be links, e.g. to a scratch disk)."""
+    folders themselves may be links, e.g. to a scratch disk), and ``.snakemake/`` or anything
+    below it (environments and shadow folders aside) being a link."""
+    root = Path(workdir)
+    snakemake_dir = root / SNAKEMAKE_DIR
+    paths = [p for top in WRITTEN for p in _walk(root / top)]
+    paths.append(snakemake_dir)
+    if not snakemake_dir.is_symlink():
+        paths += _walk(
+            snakemake_dir, lambda p: p.parent == snakemake_dir and p.name in LINKED_INSIDE
+        )
+    return [(str(p.relative_to(root)), _link_reason(p)) for p in paths if p.is_symlink()]
+
+
+def special_file_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
+    """(path, reason) for everything below ``workdir`` that is neither a regular file, a folder
+    nor a link: a pipe, a device or a socket, which Snakemake, make or the report would wait on
+    forever when they read it (the checkout's .git and .venv, and Snakemake's environments, are
+    not walked)."""
+    root = Path(workdir)
+    tops = [root] + [root / t for t in WRITTEN if (root / t).is_symlink() and (root / t).is_dir()]
+
+    def skip(path: Path) -> bool:
+        if path.parent == root:
+            return path.name in NOT_WALKED
+        return path.parent == root / SNAKEMAKE_DIR and path.name in LINKED_INSIDE
+
     problems = []
-    for top in WRITTEN:
-        for folder, subfolders, files in os.walk(Path(workdir) / top):
-            for name in sorted(subfolders + files):
-                path = Path(folder) / name
-                if path.is_symlink():
-                    problems.append(
-                        (
-                            str(path.relative_to(workdir)),
-                            f"is a link to {os.readlink(path)[:120]!r}: the workflow makes no "
-                            "links, and what it writes or reports there would go through it; "
-                            "remove the link",
-                        )
-                    )
+    for top in tops:
+        for path in _walk(top, skip):
+            mode = path.lstat().st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                problems.append((str(path.relative_to(root)), _special_reason(mode)))
     return problems
+
+
+def _special_reason(mode: int) -> str:
+    kind = (
+        "a pipe (FIFO)"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+    )
+    return (
+        f"is {kind}, not a file: the workflow writes none, and reading it would wait forever; "
+        "remove it"
+    )
+
+
+# logs/last_run.txt: two short lines that make reads (TARGET=..., CONFIG_FILES=...).
+LAST_RUN = Path("logs") / "last_run.txt"
+MAX_LAST_RUN_BYTES = 64 * 2**10
+
+
+def last_run_problem(workdir: str | os.PathLike = ".") -> str | None:
+    """Why ``make report`` must not read the folder's logs/last_run.txt (None: it may, or there
+    is none)."""
+    path = Path(workdir) / LAST_RUN
+    if not os.path.lexists(path):
+        return None
+    info = path.lstat()
+    if not stat.S_ISREG(info.st_mode):
+        return "is not a regular file (a link, a pipe or a device): remove it"
+    if info.st_size > MAX_LAST_RUN_BYTES:
+        limit = f"{MAX_LAST_RUN_BYTES // 2**10} KiB"
+        return f"is larger than {limit} (make run writes two short lines): remove it"
+    return None
 
 
 def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
     """Everything in ``workdir`` that Snakemake must not read or write through: forged or damaged
-    metadata records, and links where the workflow writes."""
-    return metadata_problems(workdir) + link_problems(workdir)
+    metadata records, links where the workflow writes, pipes and devices anywhere, and a
+    last-run file make cannot read safely. Each path once."""
+    problems = metadata_problems(workdir) + link_problems(workdir)
+    if (problem := last_run_problem(workdir)) is not None:
+        problems.append((str(LAST_RUN), problem))
+    named = {file for file, _ in problems}
+    return problems + [p for p in special_file_problems(workdir) if p[0] not in named]
 
 
 # Snakemake reads every --configfile with YTE, which runs the Python in a file that sets this key.
 YTE_KEY = "__use_yte__"
 
 
+# An effective configuration is a few kilobytes; a gigabyte of YAML parses for minutes.
+MAX_CONFIG_BYTES = 4 * 2**20
+
+
 def config_file_problem(path: str | os.PathLike) -> str | None:
     """Why Snakemake must not load config file ``path`` (None: plain YAML). ``make report`` gives
-    Snakemake the folder's own logs/effective-config/<target>.yaml, so it is checked first."""
-    if not Path(path).is_file():
+    Snakemake the folder's own logs/effective-config/<target>.yaml, so it is checked first: a
+    regular file (a pipe would block Snakemake) under :data:`MAX_CONFIG_BYTES`, without YTE."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
         return None  # Snakemake says so itself
+    except OSError as error:
+        return f"cannot be read ({error.strerror})"
+    if not stat.S_ISREG(info.st_mode):
+        return "is not a regular file (a pipe or a device, which Snakemake would wait on forever)"
+    if info.st_size > MAX_CONFIG_BYTES:
+        limit = f"{MAX_CONFIG_BYTES // 2**20} MiB"
+        return f"is larger than {limit}: not a configuration this workflow writes"
     try:
         loaded = yaml.safe_load(Path(path).read_bytes())
     except OSError as error:
@@ -295,6 +472,122 @@ def config_file_problem(path: str | os.PathLike) -> str | None:
     return None
 
 
+# What Python imports a module from (.py, .pyc, extension modules).
+IMPORT_SUFFIXES = tuple(importlib.machinery.all_suffixes())
+
+
+def _module_name(entry: Path) -> str | None:
+    """The module Python would import from ``entry`` at the front of ``sys.path`` (None: none):
+    a module file, a folder with an ``__init__``, or a folder named like an installed module (it
+    would shadow it or join its namespace package; other plain folders are nobody's import)."""
+    if entry.is_dir():
+        if not entry.name.isidentifier() or entry.name == "__pycache__":
+            return None
+        package = any((entry / f"__init__{suffix}").exists() for suffix in IMPORT_SUFFIXES)
+        return entry.name if package or _installed(entry.name, entry.parent) else None
+    for suffix in IMPORT_SUFFIXES:
+        stem = entry.name.removesuffix(suffix)
+        if stem != entry.name and stem.isidentifier():
+            return stem
+    return None
+
+
+def _installed(name: str, root: Path) -> bool:
+    """Whether ``name`` is a module of the standard library or this environment, found anywhere
+    but ``root`` (a module of that name first on sys.path would be imported in its place)."""
+    if name in sys.stdlib_module_names:
+        return True
+    elsewhere = [p for p in sys.path if Path(p or ".").resolve() != root.resolve()]
+    finders = [f for f in sys.meta_path if f is not importlib.machinery.PathFinder]
+    try:
+        return importlib.machinery.PathFinder.find_spec(name, elsewhere) is not None or any(
+            f.find_spec(name, None) is not None for f in finders if hasattr(f, "find_spec")
+        )
+    except (ImportError, ValueError):
+        return True
+
+
+def _tracked(root: Path, names: list[str]) -> set[str] | None:
+    """Which of ``names`` (entries of ``root``) git tracks there; None outside a git work tree.
+    The index is only listed: no fsmonitor, no hook, no filter runs."""
+    command = ["git", "-c", "core.fsmonitor=false", "--no-pager", "-C", str(root), "ls-files", "-z"]
+    try:
+        listed = subprocess.run(
+            [*command, "--", *names], capture_output=True, timeout=120, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if listed.returncode != 0:
+        return None
+    return {p.split(b"/")[0].decode("utf-8", "replace") for p in listed.stdout.split(b"\0") if p}
+
+
+def import_problems(workflow_root: str | os.PathLike) -> list[tuple[str, str]]:
+    """(entry, reason) for every module or package beside the Snakefile that Snakemake's processes
+    could import in place of the real one. Snakemake puts the Snakefile's folder first on
+    ``sys.path`` (``PYTHONSAFEPATH`` does not cover it), so a planted ``./jsonschema.py`` or
+    ``./isotropy/__init__.py`` would be imported instead of the installed one. In a git work tree
+    (a clone of this workflow) every module git does not track is refused; elsewhere, where what
+    belongs to the workflow is unknown (its scripts may lie beside it), those named like a module
+    of the standard library or the environment."""
+    root = Path(workflow_root)
+    if not root.is_dir():
+        return []
+    found = {e.name: m for e in sorted(root.iterdir()) if (m := _module_name(e)) is not None}
+    tracked = _tracked(root, sorted(found)) if found else set()
+    return [
+        (
+            entry,
+            f"Python would import it as module {module!r} in every Snakemake process (Snakemake "
+            "puts the workflow's folder first on sys.path), and "
+            + (
+                "git does not track it"
+                if tracked is not None
+                else "an installed module has that name"
+            )
+            + f": remove it or move it out of {root.resolve()}",
+        )
+        for entry, module in found.items()
+        if (entry not in tracked if tracked is not None else _installed(module, root))
+    ]
+
+
+# Snakemake's configfile: directive (the Snakefile's config.yaml) is read in the working folder.
+WORKFLOW_CONFIG = "config.yaml"
+
+
+def snakemake_call_problems(
+    workdir: str | os.PathLike, snakefile: str | os.PathLike
+) -> list[tuple[str, str]]:
+    """What a Snakemake call with ``snakefile`` in ``workdir`` would run from the folders before
+    the workflow's own checks: the folder's config.yaml (the Snakefile's ``configfile:``, read in
+    the working folder, YTE and all) and untracked modules at the workflow's root."""
+    problems = import_problems(Path(snakefile).parent)
+    config = Path(workdir) / WORKFLOW_CONFIG
+    if (problem := config_file_problem(config)) is not None:
+        problems.append((str(config), problem))
+    return problems
+
+
+# Snakemake writes its inventory of the folder here after every dry run, and unpickles it with
+# --trust-io-cache (when it builds the DAG, after the workflow parsed: the option itself is not
+# known while it parses).
+IOCACHE = Path(SNAKEMAKE_DIR) / "iocache" / "latest.pkl"
+
+
+def drop_io_cache(workdir: str | os.PathLike = ".") -> bool:
+    """Remove the folder's inventory cache (True if there was one). A pickle runs whatever code it
+    names when it is loaded, and nothing shows that this machine wrote the one in a folder; it is
+    only a cache (Snakemake drops it itself after every run that is not a dry run)."""
+    try:
+        os.remove(Path(workdir) / IOCACHE)
+    except FileNotFoundError:
+        return False
+    except IsADirectoryError:
+        return False  # Snakemake cannot open a folder as a pickle either
+    return True
+
+
 def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -> str:
     """One message for the refused records: each file and why, and what to do."""
     lines = [f"{file}: {reason}" for file, reason in problems[:SHOWN]]
@@ -303,7 +596,7 @@ def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -
     return (
         f"{len(problems)} file(s) in {Path(workdir).resolve()} are not what this workflow and "
         "Snakemake write, and Snakemake would read them as its own (its report runs YAML tags "
-        "and pastes text into a <script>) or write through them:\n  "
+        "and pastes text into a <script>), import them, wait on them or write through them:\n  "
         + "\n  ".join(lines)
         + "\nThis folder was damaged or forged: do not run or report it as it is; audit its "
         "results without Snakemake (isotropy-audit --no-snakemake), or remove what is named "
@@ -335,10 +628,12 @@ def main(argv: list[str] | None = None) -> int:
         help="config files Snakemake will be given: checked to be plain YAML (no YTE)",
     )
     args = parser.parse_args(argv)
-    problems = folder_problems(args.directory)
+    # make runs in the workflow's root, whose Snakefile reads the folder's config.yaml.
+    configs = dict.fromkeys([*args.configfile, str(Path(args.directory) / WORKFLOW_CONFIG)])
+    problems = folder_problems(args.directory) + import_problems(args.directory)
     problems += [
         (str(file), problem)
-        for file in args.configfile
+        for file in configs
         if (problem := config_file_problem(file)) is not None
     ]
     if problems:

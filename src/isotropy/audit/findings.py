@@ -12,7 +12,6 @@ sha256 of each small input, and the time Snakemake finished writing the output.
 from __future__ import annotations
 
 import csv
-import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -23,6 +22,7 @@ from typing import Any
 from isotropy.io import atomic_path
 from isotropy.paths import AUDIT_TABLE
 from isotropy.provenance import record_path
+from isotropy.trust import parse_json
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 RESULTS = "results"
@@ -151,7 +151,7 @@ def read_checked_json(
     """A JSON file and why it cannot be used (``problem_of`` its shape; None: usable), or the
     reason it could not be read."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = parse_json(path.read_bytes())  # nesting capped: no RecursionError
     except (OSError, UnicodeDecodeError, ValueError) as error:
         return None, f"is not readable JSON ({type(error).__name__}: {str(error)[:80]})"
     return document, problem_of(document)

@@ -33,7 +33,13 @@ from isotropy.audit.findings import (
 )
 from isotropy.audit.records import walk
 from isotropy.io import plain_data
-from isotropy.trust import link_problems, metadata_problems, protect_imports
+from isotropy.trust import (
+    link_problems,
+    metadata_problems,
+    protect_imports,
+    snakemake_call_problems,
+    special_file_problems,
+)
 from isotropy.workflow.config import ConfigError, load_config, load_config_files
 
 
@@ -67,8 +73,11 @@ def audit(
             dumped.write_text(json.dumps(plain_data(config)))  # JSON is YAML
             files.append(dumped)
         current = config if config is not None else _load_configs(files, snakefile)
+        refused = refused_folder(root, snakefile)  # Snakemake would read (and run) them
+        if any(f.check == "special" for f in refused):  # reading a pipe would block the walk
+            return refused
         findings, tracked = walk(root, starts, current)
-        if refused := refused_folder(root):  # Snakemake would read (and run) them
+        if refused:
             return [*findings, *refused]
         if snakefile is None:
             skipped = "parameters not checked: no Snakefile given"
@@ -95,15 +104,27 @@ def audit(
     )
 
 
-def refused_folder(root: Path) -> list[Finding]:
+def refused_folder(root: Path, snakefile: str | os.PathLike | None = None) -> list[Finding]:
     """Snakemake's own records are data: each forged or damaged one is a mismatch, as is a link
-    where the workflow writes, and then Snakemake (whose report would run a forged record, and
-    whose jobs would write through a link) is not called on the folder."""
+    where the workflow writes, a pipe or a device anywhere, the folder's config.yaml when it is
+    not plain YAML and an untracked module beside the Snakefile; and then Snakemake (whose report
+    would run a forged record, whose jobs would write through a link) is not called on it."""
     refused = [
         Finding(file, FAIL, "metadata", f"{reason}: not what Snakemake writes (forged or damaged)")
         for file, reason in metadata_problems(root)
     ]
     refused += [Finding(file, FAIL, "link", reason) for file, reason in link_problems(root)]
+    named = {f.file for f in refused}
+    refused += [
+        Finding(file, FAIL, "special", reason)
+        for file, reason in special_file_problems(root)
+        if file not in named
+    ]
+    if snakefile is not None:
+        refused += [
+            Finding(file, FAIL, "code", reason)
+            for file, reason in snakemake_call_problems(root, snakefile)
+        ]
     if not refused:
         return []
     skipped = "parameters not checked: Snakemake is not run on forged metadata or links"
@@ -214,11 +235,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``isotropy-audit``: print the audit table; exit 1 on any mismatch, 0 otherwise."""
     args = _parser().parse_args(argv)
     root = Path(args.directory)
-    snakefile = None
-    if not args.no_snakemake:
-        snakefile = args.snakefile or (
-            root / "Snakefile" if (root / "Snakefile").is_file() else default_snakefile()
-        )
+    # The checkout's own Snakefile, never one in the audited folder (it would run as Python).
+    snakefile = None if args.no_snakemake else args.snakefile or default_snakefile()
     try:
         findings = audit(
             root,
@@ -251,7 +269,7 @@ def _parser() -> argparse.ArgumentParser:
         "--snakefile",
         "-s",
         default=None,
-        help="the workflow's Snakefile (default: ./Snakefile, else the repository's)",
+        help="the workflow's Snakefile (default: the installed checkout's, never the folder's)",
     )
     parser.add_argument(
         "--configfile",
