@@ -147,18 +147,17 @@ def judge_row(
     numeric = kind in EQUIVALENCE_RULES or kind in ("exact", "relative", "factor")
     if numeric and ours["stand_in"]:
         return STAND_IN, f"not judged: {ours['stand_in']}", value, None
-    if paper["protocol"] and (
-        differences := declarations.protocol_differences(
-            paper["protocol"], ours.get("protocol", "")
-        )
-    ):
-        return NOT_COMPARABLE, "protocol differs: " + "; ".join(differences), value, None
+    gate = declarations.protocol_gate(
+        paper["quantity"], paper["protocol"], ours.get("protocol", ""), kind in EQUIVALENCE_RULES
+    )
+    if gate.refusal:
+        return NOT_COMPARABLE, gate.refusal, value, None
     if kind in EQUIVALENCE_RULES:
         judged = judge_equivalence(
             kind,
             ours,
             paper["paper_value"],
-            declarations.declared(paper),
+            declarations.declared(paper, gate),
             unit=paper["unit"],
             paper_n=paper["paper_n"],
             paper_k=_paper_k(paper["tolerance"]),
@@ -268,7 +267,8 @@ ERROR_CONTROL = (
     "interval that includes the paper's own seed noise; *agrees* when it lies within ±δ, *differs* "
     "when wholly outside, else *inconclusive*. Per row: a faithful replication reads *differs* "
     "with "
-    f"probability ≤ {ALPHA:g}, and a true gap of δ or more reads *agrees* with probability ≤ "
+    f"probability ≤ {ALPHA:g}, and a true gap of δ or more (on the scale δ is declared on) reads "
+    f"*agrees* with probability ≤ "
     f"{ALPHA / 2:g}. "
     "On this page the p-values of the {n} rows so judged are Holm-adjusted (one family for "
     "*agrees*, "
