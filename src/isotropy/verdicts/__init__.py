@@ -20,7 +20,9 @@ The verdict words, defined once (docs/verdicts.md gives the rules behind them wi
     pooled number summarises nothing, so it is never judged as agreement.
 ``not comparable``
     our protocol differs from the paper's where the number depends on it (the row's declared
-    ``protocol``, e.g. metric stride or updates; LID: another n or k); the row names it.
+    ``protocol``, e.g. metric stride or updates; LID: another n or k) by more than the measured
+    bound of that setting's effect, or by a setting whose effect is not measured
+    (config/protocol_effects.csv); the row names it.
 ``stand-in: not judged``
     our model or data is a stand-in for the paper's (named in the row): our value is shown
     beside the paper's, never set against it; claims (directions, signs) are still judged on

@@ -78,6 +78,10 @@ COLUMNS = [
     "declared",
     "p_agree",
     "p_differ",
+    "d_low",
+    "d_high",
+    "band_low",
+    "band_high",
 ]
 STUDY_NAMES = {"main": "main", "glue": "GLUE", "geometry": "geometry", "istar": "I-STAR"}
 
@@ -132,6 +136,11 @@ def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
         "declared": published["declared"],
         "p_agree": math.nan,
         "p_differ": math.nan,
+        # D = paper − ours: its 95% interval and the margin ±δ as a range of D (printed units)
+        "d_low": math.nan,
+        "d_high": math.nan,
+        "band_low": math.nan,
+        "band_high": math.nan,
     }
     row.update(ours)
     return row
@@ -220,7 +229,14 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 seed_tests.append((len(rows), paper["tolerance"], ours))
             if test is not None:
                 tests.append((len(rows), test))
-                details.update(p_agree=test.p_agree, p_differ=test.p_differ)
+                details.update(
+                    p_agree=test.p_agree,
+                    p_differ=test.p_differ,
+                    d_low=test.low,
+                    d_high=test.high,
+                    band_low=test.band_low,
+                    band_high=test.band_high,
+                )
             rows.append(
                 _row(
                     paper,

@@ -280,6 +280,17 @@ def _measured_bound(effects: pd.DataFrame, quantity: str, key: str, paper: str, 
     return covering.loc[covering["ours_at_most"].astype(float).idxmin()]
 
 
+def _unmeasured(effects: pd.DataFrame, quantity: str, key: str, can_widen: bool) -> str:
+    """Why a differing setting cannot be judged within a measured effect, in words."""
+    if not can_widen:
+        return "the row's rule has no interval to widen by its effect"
+    rows = effects[(effects["quantity"] == quantity) & (effects["setting"] == key)]
+    if rows.empty:
+        return f"its effect on {quantity} is not measured"
+    reach = rows["ours_at_most"].astype(float).max()
+    return f"its effect on {quantity} is measured only up to {key} {reach:g}"
+
+
 def protocol_gate(
     quantity: str, declared: str, ours: str, can_widen: bool = True, effects=None
 ) -> Gate:
@@ -296,11 +307,14 @@ def protocol_gate(
         where = f"{key} {mine[key]}, the paper's {value}"
         effect = _measured_bound(effects, quantity, key, value, mine[key]) if can_widen else None
         if effect is None:
-            refused.append(f"{where}: its effect on {quantity} is not measured that far")
+            refused.append(f"{where}: {_unmeasured(effects, quantity, key, can_widen)}")
             continue
         allowance += float(effect["bound"])
-        used.append(f"{where}: ±{float(effect['bound']):g} on {effect['scale']} ({effect['how']})")
+        used.append(f"{where}: ±{float(effect['bound']):g} on {effect['scale']}")
     if refused:
         return Gate("protocol differs: " + "; ".join(refused) + " (config/protocol_effects.csv)")
-    text = "protocol differs within a measured effect, added to the interval: " + "; ".join(used)
+    text = (
+        "protocol differs within its measured effect (config/protocol_effects.csv), added to "
+        "the interval: " + "; ".join(used)
+    )
     return Gate("", allowance, text if used else "")

@@ -227,12 +227,16 @@ def exact_prediction(value: float) -> Prediction:
 @dataclass(frozen=True)
 class Equivalence:
     """One row's equivalence test. ``low``/``high``: the interval for D = paper − ours in the
-    printed units; p-values two-sided-equivalent (compare with α, or adjust over a page)."""
+    printed units; p-values two-sided-equivalent (compare with α, or adjust over a page);
+    ``band_low``/``band_high``: the margin ±δ as a range of D in printed units (asymmetric
+    where δ is declared on another scale, e.g. Fisher z)."""
 
     low: float
     high: float
     p_agree: float
     p_differ: float
+    band_low: float = math.nan
+    band_high: float = math.nan
 
 
 def test_arrays(centre, se, df, low, high) -> tuple[np.ndarray, np.ndarray]:
@@ -258,6 +262,8 @@ def equivalence(
     (config/protocol_effects.csv), added to both ends of the interval: *agrees* needs the
     prediction that far inside the margin, *differs* that far outside."""
     low, high = scale.region(paper, margin)
+    edges = scale.back(np.array([high, low]))
+    band = float(paper - edges[0]), float(paper - edges[1])
     c, se, b = prediction.centre, prediction.se, float(allowance)
     if se == 0 or not math.isfinite(se):
         inside = low + b <= c <= high - b
@@ -268,12 +274,15 @@ def equivalence(
             paper - float(bottom),
             0.0 if inside else 1.0,
             0.0 if outside else 1.0,
+            *band,
         )
     t = stats.t.ppf(1 - ALPHA / 2, prediction.df)
     top, bottom = scale.back(np.array([c + t * se + b, c - t * se - b]))
     p_agree, _ = test_arrays(c, se, prediction.df, low + b, high - b)
     _, p_differ = test_arrays(c, se, prediction.df, low - b, high + b)
-    return Equivalence(paper - float(top), paper - float(bottom), float(p_agree), float(p_differ))
+    return Equivalence(
+        paper - float(top), paper - float(bottom), float(p_agree), float(p_differ), *band
+    )
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

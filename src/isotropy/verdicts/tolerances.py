@@ -309,6 +309,8 @@ def _under_both(readings: list[tuple[str, Judged]]) -> Judged:
             max(t.high for t in tests),  # type: ignore[union-attr]
             max(t.p_agree for t in tests),  # type: ignore[union-attr]
             max(t.p_differ for t in tests),  # type: ignore[union-attr]
+            tests[0].band_low,  # type: ignore[union-attr]
+            tests[0].band_high,  # type: ignore[union-attr]
         )
         return Judged(None, head + texts, judged[0].ours, test)
     verdicts = {j.verdict or INCONCLUSIVE for j in judged}
