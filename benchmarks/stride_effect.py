@@ -16,10 +16,14 @@ comparison judges r on), two ways:
     stride-1 trace at its steps (the stride changes nothing in the training), and the pooled
     r of the two is compared the same way.
 
-Usage (the rows of config/protocol_effects.csv were made with these, niced):
-    python benchmarks/stride_effect.py simulate --strides 2 5 10
+Usage (the rows of config/protocol_effects.csv were made with these, niced, 2026-11-25):
+    python benchmarks/stride_effect.py simulate --strides 2 5 10 --replications 1000
     python benchmarks/stride_effect.py real resources/data/polarity.parquet \
-        resources/embeddings/miniLM/polarity --seeds 3 --updates 200 --strides 10
+        resources/embeddings/miniLM/polarity --seeds 1 --first-seed 0 --updates 60 \
+        --strides 2 5 10 --out traces_seed0.csv    # and --first-seed 1; the two CSVs
+                                                   # concatenated: tests/data/stride_traces.csv
+Measured: stride 10 moves z by at most 0.048 on simulated seeds (1000 updates) and by 0.056 on
+the real 60-update runs (7 recorded points each), so the declared bound is 0.06.
 """
 
 from __future__ import annotations
