@@ -44,6 +44,10 @@ rule compare_with_papers:
     input:
         **inputs.workflow_inputs(config),
         published=os.path.join(workflow.basedir, "config", "published_values.csv"),
+        # the measured effects of protocol settings (isotropy.verdicts.declarations.protocol_gate)
+        protocol_effects=os.path.join(
+            workflow.basedir, "config", "protocol_effects.csv"
+        ),
     output:
         table=report(
             paths.PAPER_COMPARISON,
@@ -123,6 +127,9 @@ use rule compare_with_papers as compare_with_papers_preview with:
     input:
         **inputs.preview_inputs(config),
         published=os.path.join(workflow.basedir, "config", "published_values.csv"),
+        protocol_effects=os.path.join(
+            workflow.basedir, "config", "protocol_effects.csv"
+        ),
     output:
         table=report(
             paths.PREVIEW_PAPER_COMPARISON,

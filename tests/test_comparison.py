@@ -144,7 +144,8 @@ def test_judge_by_rule():
         T.judge("exact", 10_662, 10_662)[0] == T.AGREES
         and T.judge("exact", 10_661, 10_662)[0] == T.DIFFERS
     )
-    # a correlation: equivalence within Δr 0.05 (the default margin), the paper's draw included
+    # a correlation: equivalence within 0.1 on Fisher z (the default margin), the paper's draw
+    # included
     assert (
         T.judge("printed", -0.8084, -0.808, precision=0.001, per_seed=(-0.8083, -0.8085))[0]
         == T.AGREES

@@ -39,8 +39,8 @@ REPLICATIONS = 4000
 NOISE = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4)  # sd of the per-seed value on the judging scale
 # (scale, paper's value, margin): Mickus's r, an STS Spearman ×100, a LID, an I(W)
 RULES = [
-    ("z", -0.808, "r:0.05"),
-    ("z100", 54.09, "points:2"),
+    ("z", -0.808, "z:0.1"),
+    ("z100", 54.09, "z:0.03"),
     ("identity", 5.6, "relative:0.1"),
     ("logit", 0.33, "logit:0.693"),
 ]
@@ -78,7 +78,10 @@ def test_a_faithful_replication_rarely_reads_differs(scale, paper, margin, seeds
     rng = np.random.default_rng(seeds * 100 + m)
     for noise in NOISE:
         verdicts = mean_rule_verdicts(scale, paper, margin, seeds, m, noise, 0.0, rng)
-        assert (verdicts == T.DIFFERS).mean() <= ALPHA, (noise, (verdicts == T.DIFFERS).mean())
+        # at most α within Monte-Carlo error: with the margin fixed on the judging scale the
+        # mean rule's P(differs) tends to exactly α as the seeds' noise outgrows δ
+        limit = ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / REPLICATIONS)
+        assert (verdicts == T.DIFFERS).mean() <= limit, (noise, (verdicts == T.DIFFERS).mean())
 
 
 @pytest.mark.parametrize("scale,paper,margin", RULES)
@@ -97,7 +100,7 @@ def test_noise_never_buys_agreement():
     agree = []
     for noise in NOISE:
         ours = rng.normal(np.arctanh(-0.70), noise, size=(REPLICATIONS, 5))
-        low, high = eq.SCALES["z"].region(-0.808, "r:0.05")
+        low, high = eq.SCALES["z"].region(-0.808, "z:0.1")
         p_agree, _ = eq.test_arrays(ours.mean(axis=1), eq.mean_se(ours, 1), 4, low, high)
         agree.append((p_agree < ALPHA).mean())
     assert max(agree) <= ALPHA and agree == sorted(agree, reverse=True), agree
@@ -107,7 +110,7 @@ def test_power_to_say_differs_at_two_margins_with_five_seeds(capsys):
     rng = np.random.default_rng(11)
     lines = []
     for noise in NOISE:
-        verdicts = mean_rule_verdicts("z", -0.808, "r:0.05", 5, 5, noise, 2.0, rng)
+        verdicts = mean_rule_verdicts("z", -0.808, "z:0.1", 5, 5, noise, 2.0, rng)
         lines.append(f"sd of z {noise:g}: P(differs) {(verdicts == T.DIFFERS).mean():.2f}")
     pooled = []
     for shape in sim.SHAPES:  # the paper's r 0.1 above the pooled r it drew (towards 0)
@@ -140,7 +143,7 @@ def pooled_verdicts(shape: str, seeds: int, shift: float, replications: int = 40
         moments = np.array([eq.series_moments(x, y) for x, y in zip(iso, sil)])
         prediction = eq.pooled_prediction(moments, 5, rng, draws=500)
         assert prediction is not None
-        test = eq.equivalence(prediction, paper, "r:0.05", eq.SCALES["z"])
+        test = eq.equivalence(prediction, paper, "z:0.1", eq.SCALES["z"])
         out.append(T.settle(test))
     return np.array(out)
 
@@ -338,14 +341,16 @@ def test_a_stand_in_row_is_not_judged_numerically():
     )
 
 
-def test_a_coarser_stride_is_not_comparable_never_differs():
-    """Rejected: a stride-10 run "differs" from the paper's every-update r."""
+def test_a_stride_beyond_its_measured_effect_is_not_comparable_never_differs():
+    """Rejected: a stride-10 run "differs" from the paper's every-update r. Stride 10 is now
+    judged within its measured effect (tests/test_protocol_effects.py); stride 20 is not
+    measured, so the row is not comparable and names the setting."""
     traces = traces_of([(0.3, 0.0), (0.31, 0.01), (0.29, 0.0)])
-    measured = measured_from(traces, {"main": {"metric_stride": 10, "updates": 1000}})
+    measured = measured_from(traces, {"main": {"metric_stride": 20, "updates": 1000}})
     table = compare(read_published(), measured, {"main"})
     row = table[(table["quantity"] == "pearson_r") & (table["setup"] == "miniLM/polarity")].iloc[0]
     assert (
-        row["verdict"] == T.NOT_COMPARABLE and "metric_stride 10, the paper's 1" in row["tolerance"]
+        row["verdict"] == T.NOT_COMPARABLE and "metric_stride 20, the paper's 1" in row["tolerance"]
     )
 
 
@@ -366,18 +371,20 @@ def test_published_rows_without_declarations_get_documented_defaults(tmp_path):
     header = ",".join(c for c in published.columns if c in PUBLISHED_COLUMNS)
     old = tmp_path / "old.csv"
     old.write_text(
-        header + "\nX,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,w,\n",
+        header + "\nX,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,,\n",
         encoding="utf-8",
     )
     row = read_published(old).iloc[0]
-    assert (row["estimand"], row["m"], row["margin"]) == ("single", "1", "r:0.05")
+    assert (row["estimand"], row["m"], row["margin"]) == ("single", "1", "z:0.1")
     assert row["declared"] == "default estimand, m, margin"
+    assert row["margin_reason"].startswith("default for a correlation")  # a default has a reason
+    assert "±0.1 on Fisher z" in row["why"]  # written from the rule, not typed
     bad = tmp_path / "bad.csv"
     bad.write_text(
         header
         + ",estimand,m,margin,margin_reason,protocol\n"
-        + "X,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,w,,pooled,five,"
-        + "r:0.05,,\n",
+        + "X,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,,,pooled,five,"
+        + "z:0.1,r,\n",
         encoding="utf-8",
     )
     with pytest.raises(ValueError, match=r"row 2 .*m 'five' is not a whole number"):
@@ -385,8 +392,8 @@ def test_published_rows_without_declarations_get_documented_defaults(tmp_path):
     bad.write_text(
         header
         + ",estimand,m,margin,margin_reason,protocol\n"
-        + "X,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,w,,pooled,5,"
-        + "0.05,,stride\n",
+        + "X,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,,,pooled,5,"
+        + "0.05,r,\n",
         encoding="utf-8",
     )
     with pytest.raises(ValueError, match="margin '0.05' is not <kind>"):

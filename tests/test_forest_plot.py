@@ -321,12 +321,12 @@ def _published(tmp_path, rows: list[str]) -> pd.DataFrame:
 
 # (printed value, unit, margin, rule) and our per-seed values: near the band's edges both ways
 CASES = [
-    ("−0.808", "correlation", "r:0.05", "printed", (-0.806, -0.804, -0.807, -0.805, -0.806)),
-    ("−0.808", "correlation", "r:0.05", "printed", (-0.77, -0.76, -0.765, -0.762, -0.768)),
-    ("−0.808", "correlation", "r:0.05", "printed", (-0.74, -0.80, -0.70, -0.85, -0.76)),
-    ("−0.978", "correlation", "r:0.05", "printed", (-0.99, -0.991, -0.989, -0.992, -0.99)),
-    ("−0.978", "correlation", "r:0.05", "printed", (-0.999, -0.9985, -0.9992, -0.9988, -0.999)),
-    ("54.09", "correlation ×100", "points:2", "printed", (55.0, 55.3, 54.8, 55.1, 55.6)),
+    ("−0.808", "correlation", "z:0.1", "printed", (-0.806, -0.804, -0.807, -0.805, -0.806)),
+    ("−0.808", "correlation", "z:0.1", "printed", (-0.77, -0.76, -0.765, -0.762, -0.768)),
+    ("−0.808", "correlation", "z:0.1", "printed", (-0.74, -0.80, -0.70, -0.85, -0.76)),
+    ("−0.978", "correlation", "z:0.1", "printed", (-0.99, -0.991, -0.989, -0.992, -0.99)),
+    ("−0.978", "correlation", "z:0.1", "printed", (-0.999, -0.9985, -0.9992, -0.9988, -0.999)),
+    ("54.09", "correlation ×100", "z:0.03", "printed", (55.0, 55.3, 54.8, 55.1, 55.6)),
     ("0.33", "ratio (1 = isotropic)", "logit:0.693", "iw_factor:2", (0.3, 0.31, 0.29, 0.32)),
     ("0.33", "ratio (1 = isotropic)", "logit:0.693", "iw_factor:2", (0.05, 0.06, 0.055, 0.07)),
 ]
@@ -341,7 +341,7 @@ def test_the_band_and_interval_columns_say_what_the_verdict_says(
     published = _published(
         tmp_path,
         [
-            f'X,t,main,pearson_r,polarity,"{printed}",{unit},0.001,m,d,,c,{rule},w,,mean,1,'
+            f'X,t,main,pearson_r,polarity,"{printed}",{unit},0.001,m,d,,c,{rule},,,mean,1,'
             f"{margin},a priori,"
         ],
     )
@@ -364,15 +364,15 @@ def test_the_band_and_interval_columns_say_what_the_verdict_says(
     assert f"[{low:+.4g}, {high:+.4g}]" in row["tolerance"]
 
 
-R_MARGIN = "mean,1,r:0.05,p,"  # estimand, m, margin, its reason, protocol
+R_MARGIN = "mean,1,z:0.1,p,"  # estimand, m, margin, its reason, protocol
 
 
-def test_the_band_is_the_declared_margin_clipped_where_the_scale_ends(tmp_path):
+def test_the_band_is_the_declared_margin_on_the_judging_scale(tmp_path):
     published = _published(
         tmp_path,
         [
-            f"X,a,main,pearson_r,polarity,−0.808,correlation,0.001,m,d,,c,printed,w,,{R_MARGIN}",
-            f"X,b,main,pearson_r,polarity,−0.978,correlation,0.001,m,d,,c,printed,w,,{R_MARGIN}",
+            f"X,a,main,pearson_r,polarity,−0.808,correlation,0.001,m,d,,c,printed,,,{R_MARGIN}",
+            f"X,b,main,pearson_r,polarity,−0.978,correlation,0.001,m,d,,c,printed,,,{R_MARGIN}",
             'X,c,main,items,polarity,"10,662",items,1,m,d,,c,exact,w,,fixed,1,,a count,',
             "X,d,main,pearson_r,polarity,−0.998,correlation,0.001,m,d,,c,below:-0.998,w,,every_run,"
             "1,,a bound,",
@@ -383,10 +383,12 @@ def test_the_band_is_the_declared_margin_clipped_where_the_scale_ends(tmp_path):
     )
     n = measurement("main", "items", "miniLM/polarity", "polarity", 160)
     table = compare(published, pd.DataFrame([r, n]), {"main"}).set_index("source")
-    assert (table.loc["a", "band_low"], table.loc["a", "band_high"]) == pytest.approx((-0.05, 0.05))
-    assert (table.loc["b", "band_low"], table.loc["b", "band_high"]) == pytest.approx(
-        (-0.05, 0.022)
-    )
+    for source, paper in (("a", -0.808), ("b", -0.978)):  # ±0.1 on Fisher z, as D in r
+        band = paper - np.tanh(np.arctanh(paper) + 0.1), paper - np.tanh(np.arctanh(paper) - 0.1)
+        assert (table.loc[source, "band_low"], table.loc[source, "band_high"]) == pytest.approx(
+            band
+        )
+        assert table.loc[source, "band_high"] < paper + 1  # never past r = -1
     assert (table.loc["c", "band_low"], table.loc["c", "band_high"]) == (0.0, 0.0)
     assert table.loc["d", ["band_low", "band_high", "d_low"]].isna().all()  # a bound: no band
 

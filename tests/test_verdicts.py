@@ -27,7 +27,7 @@ def test_a_noisy_pooled_r_does_not_agree_with_the_paper():
     """Rejected: pooled −0.86 "agrees" with −0.947 because two seeds (−0.85, −0.98) spread."""
     verdict, text = T.judge("printed", -0.86, -0.947, precision=0.001, per_seed=(-0.85, -0.98))
     assert verdict == T.INCONCLUSIVE and "t over 2 seeds" in text  # two such seeds fix nothing
-    # five seeds that agree with each other near −0.86: D's interval lies beyond Δr 0.05
+    # five seeds that agree with each other near −0.86: D's interval lies beyond 0.1 on z
     verdict, text = T.judge(
         "printed", -0.86, -0.947, precision=0.001, per_seed=(-0.855, -0.86, -0.865, -0.858, -0.862)
     )

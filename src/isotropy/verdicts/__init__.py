@@ -21,7 +21,9 @@ The verdict words, defined once (docs/verdicts.md gives the rules behind them wi
     pooled number summarises nothing, so it is never judged as agreement.
 ``not comparable``
     our protocol differs from the paper's where the number depends on it (the row's declared
-    ``protocol``, e.g. metric stride or updates; LID: another n or k); the row names it.
+    ``protocol``, e.g. metric stride or updates; LID: another n or k) by more than the measured
+    bound of that setting's effect, or by a setting whose effect is not measured
+    (config/protocol_effects.csv); the row names it.
 ``stand-in: not judged``
     our model or data is a stand-in for the paper's (named in the row) and the rule sets our
     value against the paper's number (a bound such as ρ below −0.998 included): our value is

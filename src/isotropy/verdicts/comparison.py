@@ -188,18 +188,17 @@ def judge_row(
     value = float(ours["value"])
     if ours["stand_in"] and states_a_number(kind, bound):  # bounds at the paper's number too
         return STAND_IN, f"not judged: {ours['stand_in']}", value, None
-    if paper["protocol"] and (
-        differences := declarations.protocol_differences(
-            paper["protocol"], ours.get("protocol", "")
-        )
-    ):
-        return NOT_COMPARABLE, "protocol differs: " + "; ".join(differences), value, None
+    gate = declarations.protocol_gate(
+        paper["quantity"], paper["protocol"], ours.get("protocol", ""), kind in EQUIVALENCE_RULES
+    )
+    if gate.refusal:
+        return NOT_COMPARABLE, gate.refusal, value, None
     if kind in EQUIVALENCE_RULES:
         judged = judge_equivalence(
             kind,
             ours,
             paper["paper_value"],
-            declarations.declared(paper),
+            declarations.declared(paper, gate),
             unit=paper["unit"],
             paper_n=paper["paper_n"],
             paper_k=_paper_k(paper["tolerance"]),
@@ -266,9 +265,14 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 )
             if test is not None:
                 details.update(
-                    p_agree=test.p_agree, p_differ=test.p_differ, d_low=test.low, d_high=test.high
+                    p_agree=test.p_agree,
+                    p_differ=test.p_differ,
+                    d_low=test.low,
+                    d_high=test.high,
+                    band_low=test.band_low,
+                    band_high=test.band_high,
                 )
-            if verdict != STAND_IN:
+            elif verdict != STAND_IN:
                 details.update(zip(("band_low", "band_high"), margin_band(paper)))
             note = _flagged(paper, ours)
             rows.append(
@@ -351,7 +355,8 @@ ERROR_CONTROL = (
     "a fixed value) with an equivalence margin δ. For a correlation, LID or I(W), D = paper − ours "
     "gets a 95% interval that includes the paper's own seed noise; *agrees* when it lies within "
     "±δ, *differs* when wholly outside, else *inconclusive*. Per row: a faithful replication reads "
-    f"*differs* with probability ≤ {ALPHA:g}, and a true gap of δ or more reads *agrees* with "
+    f"*differs* with probability ≤ {ALPHA:g}, and a true gap of δ or more (on the scale δ is "
+    "declared on) reads *agrees* with "
     f"probability ≤ {ALPHA / 2:g}. The p-values are Holm-adjusted within declared families, one "
     "per paper × study (one adjustment for *agrees*, one for *differs*; the tests over seeds "
     "likewise), never across them, so a row's verdict does not depend on what else the run holds "

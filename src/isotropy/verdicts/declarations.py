@@ -1,38 +1,61 @@
-"""What each published number is, declared beside it (config/published_values.csv, issue 47).
+"""What each published number is, declared beside it (config/published_values.csv, issues 47
+and 59), and the measured effects of protocol settings (config/protocol_effects.csv).
 
-Five columns after ``availability``; a row may leave any of them empty (rows added before
-they existed, or by someone who did not know): it then gets the conservative default below,
-and the comparison's ``declared`` column says "default".
+Five columns after ``availability``; every shipped row fills them (tests/test_declarations.py).
+A row added without them gets the default below, with the default's reason, and the
+comparison's ``declared`` column says "default".
 
 ``estimand``
     what the paper's number is: ``single`` (one run's value), ``mean`` (the mean over the
     paper's ``m`` runs of a per-run value), ``pooled`` (one statistic over the pooled series
     of ``m`` runs), ``every_run`` (a bound the paper states for every run: checked per seed),
-    ``fixed`` (no seed noise: a count, or a value computed on every point).
+    ``fixed`` (no seed noise: a count, or a value computed on every point). Where the paper does
+    not say which it printed, two readings, ``pooled|single`` or ``mean|single``: the row is
+    judged under both and keeps the verdict that holds under both.
     Default: ``fixed`` for counts and statements, ``every_run`` for bounds, ``single`` for the
     equivalence rules (one run has the most noise, so it calls the fewest rows *differs*).
 ``m``
     the paper's runs behind the number (``single``: 1). Default 1.
 ``margin``
-    the equivalence margin δ, ``kind:value``: ``r:0.05`` (Δr), ``points:2`` (STS ×100),
-    ``relative:0.1`` (a share of the paper's value), ``logit:0.693`` (I(W) odds within a
-    factor 2). Default by unit (:data:`isotropy.verdicts.tolerances.DEFAULT_MARGINS`).
+    the equivalence margin δ on the scale the row is judged on, ``kind:value``: ``z:0.1``
+    (Fisher z of r, or of r/100 for a correlation ×100), ``logit:0.693`` (I(W): odds within a
+    factor 2), ``relative:0.1`` (a share of the paper's value: only for a value with no seed
+    noise, whose edges cannot move with a draw). Default by unit, with its reason
+    (:data:`isotropy.verdicts.tolerances.DEFAULT_MARGINS`).
 ``margin_reason``
-    why δ is that size, fixed before looking at our results.
+    why δ is that size, fixed before looking at our results; required with a margin.
 ``protocol``
     the settings the number depends on, ``key=value; key=value`` (e.g. ``metric_stride=1;
-    updates=1000``): a run whose setting differs is *not comparable*, naming it.
+    updates=1000``). A run whose setting differs is judged with the measured bound of that
+    setting's effect (config/protocol_effects.csv) added to its interval; an unmeasured or
+    larger difference is *not comparable*, naming the setting (:func:`protocol_gate`).
+
+The ``why`` of an equivalence row is not typed: :func:`rule_text` writes it from the rule in
+force, so it cannot go stale.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from isotropy.verdicts import equivalence as eq
-from isotropy.verdicts.tolerances import ESTIMANDS, Declared, default_margin, parse_tolerance
+from isotropy.verdicts.tolerances import (
+    EQUIVALENCE_RULES,
+    ESTIMANDS,
+    LID_N_TOLERANCE,
+    READINGS,
+    Declared,
+    default_margin,
+    parse_tolerance,
+    scale_of,
+)
 
 DECLARED_COLUMNS = ["estimand", "m", "margin", "margin_reason", "protocol"]
 _DEFAULT_ESTIMAND = {
@@ -44,6 +67,18 @@ _DEFAULT_ESTIMAND = {
     "seeds_below": "mean",
     "seeds_above": "mean",
 }
+PROTOCOL_EFFECTS = Path(__file__).resolve().parents[3] / "config" / "protocol_effects.csv"
+EFFECT_COLUMNS = [
+    "quantity",
+    "setting",
+    "paper",
+    "ours_at_most",
+    "scale",
+    "bound",
+    "how",
+    "measured",
+    "command",
+]
 
 
 def parse_protocol(text: str) -> dict[str, str]:
@@ -77,55 +112,209 @@ def protocol_differences(declared: str, ours: str) -> list[str]:
     ]
 
 
+def _check_declared(row: pd.Series, kind: str) -> None:
+    """Refuse a declaration that cannot mean what the page says of it (a clear error)."""
+    if row["estimand"] not in ESTIMANDS + READINGS:
+        raise ValueError(f"estimand {row['estimand']!r} is not one of {ESTIMANDS + READINGS}")
+    try:
+        m = float(row["m"])
+    except ValueError:
+        m = math.nan
+    if not (m >= 1 and (math.isinf(m) or m == int(m))):
+        raise ValueError(f"m {row['m']!r} is not a whole number of runs ≥ 1 (or inf)")
+    parse_protocol(row["protocol"])
+    if kind not in EQUIVALENCE_RULES:
+        return
+    if str(row.get("why", "")).strip():
+        raise ValueError(
+            "the why of an equivalence row is written from its rule (leave it empty; the reason "
+            "for δ goes in margin_reason)"
+        )
+    if not row["margin_reason"]:
+        raise ValueError(f"margin {row['margin']!r} has no margin_reason")
+    margin_kind, _ = eq.parse_margin(row["margin"])
+    if margin_kind == "relative" and row["estimand"] != "fixed":
+        raise ValueError(
+            f"margin {row['margin']!r} is a share of the paper's value, whose edges move with its "
+            f"draw; estimand {row['estimand']!r} has one: declare δ on the judging scale"
+        )
+    paper = float(row.get("paper_value", math.nan))
+    if math.isfinite(paper):
+        scale_of(row["unit"], kind).region(paper, row["margin"])
+
+
+def _fill_row(table: pd.DataFrame, index: object, kind: str) -> list[str]:
+    """Fill the defaults of one row in place; the names of the columns defaulted."""
+    row, defaulted = table.loc[index], []
+    if not row["estimand"]:
+        table.at[index, "estimand"] = _DEFAULT_ESTIMAND.get(kind, "single")
+        defaulted.append("estimand")
+    if not row["m"]:
+        table.at[index, "m"] = "1"
+        defaulted.append("m")
+    if not row["margin"]:
+        margin, reason = default_margin(row["tolerance"], row["unit"])
+        if margin:
+            table.at[index, "margin"], defaulted = margin, [*defaulted, "margin"]
+            if not row["margin_reason"]:
+                table.at[index, "margin_reason"] = reason
+    return defaulted
+
+
 def fill_declarations(
     table: pd.DataFrame, where: str = "config/published_values.csv"
 ) -> pd.DataFrame:
     """The published table with its declarations checked and the defaults filled in; adds
-    ``declared`` ('row' or which columns were defaulted). A clear error on a bad value."""
+    ``declared`` ('row' or which columns were defaulted) and writes each equivalence row's
+    ``why`` from its rule (:func:`rule_text`). A clear error on a bad value."""
     table = table.copy()
     for column in DECLARED_COLUMNS:
         if column not in table:
             table[column] = ""
         table[column] = table[column].fillna("").astype(str).str.strip()
     declared_by = []
-    for index, row in table.iterrows():
+    for index in table.index:
+        row = table.loc[index]
         at = f"{where}, row {index + 2} ({row['paper']}, {row['source']})"
         kind, _ = parse_tolerance(row["tolerance"])
-        defaulted = []
-        if not row["estimand"]:
-            table.at[index, "estimand"] = _DEFAULT_ESTIMAND.get(kind, "single")
-            defaulted.append("estimand")
-        elif row["estimand"] not in ESTIMANDS:
-            raise ValueError(f"{at}: estimand {row['estimand']!r} is not one of {ESTIMANDS}")
-        if not row["m"]:
-            table.at[index, "m"] = "1"
-            defaulted.append("m")
-        else:
-            try:
-                m = float(row["m"])
-            except ValueError:
-                m = math.nan
-            if not (m >= 1 and (math.isinf(m) or m == int(m))):
-                raise ValueError(f"{at}: m {row['m']!r} is not a whole number of runs ≥ 1 (or inf)")
-        if not row["margin"]:
-            table.at[index, "margin"] = default_margin(row["tolerance"], row["unit"])
-            defaulted.append("margin") if table.at[index, "margin"] else None
-        else:
-            try:
-                eq.parse_margin(row["margin"])
-            except ValueError as error:
-                raise ValueError(f"{at}: {error}") from None
+        defaulted = _fill_row(table, index, kind)
         try:
-            parse_protocol(row["protocol"])
+            _check_declared(table.loc[index], kind)
         except ValueError as error:
             raise ValueError(f"{at}: {error}") from None
+        if kind in EQUIVALENCE_RULES:
+            table.at[index, "why"] = rule_text(table.loc[index])
         declared_by.append("default " + ", ".join(defaulted) if defaulted else "row")
     table["declared"] = declared_by
     return table
 
 
-def declared(row: Mapping[str, object]) -> Declared:
-    """The :class:`Declared` of one filled-in published row."""
+def declared(row: Mapping[str, object], gate: Gate | None = None) -> Declared:
+    """The :class:`Declared` of one filled-in published row (``gate``: its protocol's measured
+    effect, :func:`protocol_gate`)."""
     estimand = str(row["estimand"])
     m = math.inf if estimand == "fixed" else float(str(row["m"]))  # a fixed value has no seed noise
-    return Declared(estimand, m, str(row["margin"]))
+    gate = gate or Gate()
+    return Declared(estimand, m, str(row["margin"]), gate.allowance, gate.text)
+
+
+_READINGS_IN_WORDS = {
+    "single": "one run of the paper's",
+    "mean": "the mean of the paper's {m} runs",
+    "pooled": "one statistic pooled over the paper's {m} runs",
+    "fixed": "a value with no seed noise: compared without the paper's draw",
+    "pooled|single": (
+        "the paper does not say whether it is one r pooled over its {m} runs or one run's r: "
+        "judged under both readings, the verdict is the one that holds under both"
+    ),
+    "mean|single": (
+        "the paper does not say whether it is the mean of its {m} runs or one run: judged under "
+        "both readings, the verdict is the one that holds under both"
+    ),
+}
+
+
+def rule_text(row: Mapping[str, object]) -> str:
+    """The rule an equivalence row is judged by, in words, from the code's own settings."""
+    kind, argument = parse_tolerance(str(row["tolerance"]))
+    scale = scale_of(str(row["unit"]), kind)
+    m = str(row["m"])
+    reading = _READINGS_IN_WORDS[str(row["estimand"])].format(m=m)
+    text = (
+        f"equivalence on {scale.name}: the 95% interval for D = paper − ours, which includes the "
+        f"paper's draw of its statistic ({reading}), must lie within "
+        f"±{eq.describe_margin(str(row['margin']))} for *agrees*, wholly outside for *differs*"
+    )
+    paper = float(row.get("paper_value", math.nan))  # type: ignore[arg-type]
+    if math.isfinite(paper):
+        low, high = scale.back(np.array(scale.region(paper, str(row["margin"]))))
+        text += f" (in printed units, {low:.4g} to {high:.4g} around the printed {paper:g})"
+    if kind == "printed" and scale.margins == ("z",):
+        text += "; per-seed signs must agree"
+    if kind == "lid":
+        text += f"; only at the paper's n (±{LID_N_TOLERANCE:.1%}) and k = {argument:g}"
+    return text + "; one seed of a seeded quantity: not judged; a seed-free value: exact"
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A run's protocol against a row's: ``refusal`` (non-empty: *not comparable*, naming the
+    setting), else the measured bound of the differing settings' effect on the judging scale."""
+
+    refusal: str = ""
+    allowance: float = 0.0
+    text: str = ""
+
+
+@functools.lru_cache(maxsize=4)
+def read_effects(path: str = str(PROTOCOL_EFFECTS)) -> pd.DataFrame:
+    """config/protocol_effects.csv, checked: its columns, a positive bound per row."""
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if missing := [c for c in EFFECT_COLUMNS if c not in table.columns]:
+        raise ValueError(f"{path}: columns {missing} are missing; expected {EFFECT_COLUMNS}")
+    for index, row in table.iterrows():
+        try:
+            ok = float(row["bound"]) >= 0 and float(row["ours_at_most"]) >= float(row["paper"])
+        except ValueError:
+            ok = False
+        if not ok or not all(row[c] for c in ("how", "measured", "command")):
+            raise ValueError(
+                f"{path}, row {index + 2}: bound ≥ 0, ours_at_most ≥ paper (numbers) and how, "
+                "measured, command are required"
+            )
+    return table
+
+
+def _measured_bound(effects: pd.DataFrame, quantity: str, key: str, paper: str, ours: str):
+    """The smallest declared bound covering ``ours`` against ``paper`` (None: unmeasured)."""
+    try:
+        theirs, mine = float(paper), float(ours)
+    except ValueError:
+        return None
+    rows = effects[(effects["quantity"] == quantity) & (effects["setting"] == key)]
+    at = np.isclose(rows["paper"].astype(float).to_numpy(), theirs)
+    reach = rows["ours_at_most"].astype(float).to_numpy()
+    covering = rows[at & (theirs <= mine) & (mine <= reach)]
+    if covering.empty:
+        return None
+    return covering.loc[covering["ours_at_most"].astype(float).idxmin()]
+
+
+def _unmeasured(effects: pd.DataFrame, quantity: str, key: str, can_widen: bool) -> str:
+    """Why a differing setting cannot be judged within a measured effect, in words."""
+    if not can_widen:
+        return "the row's rule has no interval to widen by its effect"
+    rows = effects[(effects["quantity"] == quantity) & (effects["setting"] == key)]
+    if rows.empty:
+        return f"its effect on {quantity} is not measured"
+    reach = rows["ours_at_most"].astype(float).max()
+    return f"its effect on {quantity} is measured only up to {key} {reach:g}"
+
+
+def protocol_gate(
+    quantity: str, declared: str, ours: str, can_widen: bool = True, effects=None
+) -> Gate:
+    """Our run's protocol against the row's: a setting our run sets otherwise is allowed only
+    within a measured effect (config/protocol_effects.csv), whose bound is then added to the
+    interval (``can_widen``: the row's rule has an interval to widen); a setting our run does
+    not report is not held against it."""
+    effects = read_effects() if effects is None else effects
+    theirs, mine = parse_protocol(declared), parse_protocol(ours)
+    allowance, used, refused = 0.0, [], []
+    for key, value in theirs.items():
+        if key not in mine or _same(mine[key], value):
+            continue
+        where = f"{key} {mine[key]}, the paper's {value}"
+        effect = _measured_bound(effects, quantity, key, value, mine[key]) if can_widen else None
+        if effect is None:
+            refused.append(f"{where}: {_unmeasured(effects, quantity, key, can_widen)}")
+            continue
+        allowance += float(effect["bound"])
+        used.append(f"{where}: ±{float(effect['bound']):g} on {effect['scale']}")
+    if refused:
+        return Gate("protocol differs: " + "; ".join(refused) + " (config/protocol_effects.csv)")
+    text = (
+        "protocol differs within its measured effect (config/protocol_effects.csv), added to "
+        "the interval: " + "; ".join(used)
+    )
+    return Gate("", allowance, text if used else "")

@@ -5,14 +5,17 @@ runs), not a fixed truth. So the question is not "does our interval hold their n
 "where would the paper's statistic fall if its runs were ours": a *prediction* of the paper's
 draw from our seeds, on a scale where the statistic is near normal (Fisher z for correlations,
 logit for I(W), the natural one for STS points and LID), compared with an equivalence region
-[paper − δ, paper + δ] declared a priori (``margin`` in ``config/published_values.csv``).
+[paper − δ, paper + δ] declared a priori on that same scale (``margin`` in
+``config/published_values.csv``: ``z:0.1`` is ±0.1 on Fisher z wherever the paper's r lies), so
+its edges do not move with the paper's draw and never meet the end of the scale at ±1.
 
 With D = paper − ours and its 95% interval (the prediction's interval, subtracted from the
 paper's value): *agrees* when the whole interval lies within ±δ, *differs* when it lies wholly
 outside, *inconclusive* otherwise. A wider interval can only move a row towards inconclusive.
 
 Per row, for a faithful replication P(differs) ≤ α (the interval covers the paper's draw with
-1 − α), and for a true gap ≥ δ P(agrees) ≤ α/2 (two one-sided tests at α/2).
+1 − α), and for a true gap ≥ δ on the judging scale P(agrees) ≤ α/2 (two one-sided tests at
+α/2), on both sides of the paper's value (tests/test_equivalence_gap.py).
 :func:`equivalence` also returns the two p-values, so a page can adjust them together
 (:func:`holm`): then α bounds the chance of *any* false ``differs`` (or false ``agrees``) on the
 page.
@@ -47,11 +50,19 @@ _R_LIMIT = 1 - 1e-12
 
 @dataclass(frozen=True)
 class Scale:
-    """The scale a quantity is judged on: forward and back, and the margin's region on it."""
+    """The scale a quantity is judged on: forward and back, and the margin's region on it.
+
+    δ is declared on this scale (``z``: Fisher z, ``logit``), so the region [paper − δ,
+    paper + δ] has one width wherever the paper's draw lands: the draw enters the test once,
+    through the prediction's interval, never again through the margin's edges (issue 59, item
+    2). A ``relative`` margin is a share of the paper's value, so it is only declared for a value
+    with no seed noise (:mod:`isotropy.verdicts.declarations` refuses it otherwise)."""
 
     name: str
     forward: Callable[[np.ndarray], np.ndarray]
     back: Callable[[np.ndarray], np.ndarray]
+    margins: tuple[str, ...] = ()  # the margin kinds declared on this scale
+    bound: float = math.inf  # |printed value| at which the scale ends (±1 for r: z = ±∞)
 
     def region(self, paper: float, margin: str) -> tuple[float, float]:
         """[paper − δ, paper + δ] on this scale, δ as declared (``kind:value``)."""
@@ -61,16 +72,22 @@ class Scale:
     def regions(self, paper: np.ndarray, margin: str) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`region` of each of an array of printed values."""
         kind, value = parse_margin(margin)
+        if kind not in self.margins:
+            raise ValueError(
+                f"margin {margin!r} is not declared on {self.name} (kinds there: "
+                f"{', '.join(self.margins)}): a margin in printed units moves with the paper's draw"
+            )
         paper = np.asarray(paper, dtype=np.float64)
-        if kind == "logit":
-            centre = self.forward(paper)
-            return centre - value, centre + value
+        if np.any(np.abs(paper) >= self.bound):
+            raise ValueError(
+                f"a printed value at ±{self.bound:g} has no place on {self.name}: state it as a "
+                "bound (below:/above:), not as a value to agree with"
+            )
         if kind == "relative":
             ends = paper * (1 - value), paper * (1 + value)
-            low, high = np.minimum(*ends), np.maximum(*ends)
-        else:  # r or points: an absolute difference in the printed units
-            low, high = paper - value, paper + value
-        return self.forward(low), self.forward(high)
+            return self.forward(np.minimum(*ends)), self.forward(np.maximum(*ends))
+        centre = self.forward(paper)
+        return centre - value, centre + value
 
 
 def _z(values: np.ndarray) -> np.ndarray:
@@ -86,22 +103,41 @@ def _logit(values: np.ndarray) -> np.ndarray:
     return np.log(p) - np.log1p(-p)
 
 
+def _expit(values: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-np.asarray(values, dtype=np.float64)))
+
+
 SCALES = {
-    "z": Scale("Fisher z", _z, np.tanh),
-    "z100": Scale("Fisher z of r/100", _z100, lambda v: 100 * np.tanh(v)),
-    "logit": Scale("logit", _logit, lambda v: 1 / (1 + np.exp(-v))),
-    "identity": Scale("natural units", lambda v: np.asarray(v, dtype=np.float64), lambda v: v),
+    "z": Scale("Fisher z", _z, np.tanh, ("z",), 1.0),
+    "z100": Scale("Fisher z of r/100", _z100, lambda v: 100 * np.tanh(v), ("z",), 100.0),
+    "logit": Scale("logit", _logit, _expit, ("logit",)),
+    "logit100": Scale(
+        "logit of I(W) (the printed value /100)",
+        lambda v: _logit(np.asarray(v) / 100),
+        lambda v: 100 * _expit(v),
+        ("logit",),
+    ),
+    "identity": Scale(
+        "natural units", lambda v: np.asarray(v, dtype=np.float64), lambda v: v, ("relative",)
+    ),
 }
-MARGIN_KINDS = ("r", "points", "relative", "logit")
+MARGIN_KINDS = ("z", "logit", "relative")
+# Margins in printed units, retired: their edges moved with the paper's draw (issue 59, item 2).
+_RETIRED = {"r": "z", "points": "z"}
 
 
 def parse_margin(spec: str) -> tuple[str, float]:
-    """``'r:0.05'`` → ``('r', 0.05)``; a clear error on anything else."""
+    """``'z:0.1'`` → ``('z', 0.1)``; a clear error on anything else."""
     kind, _, value = str(spec).partition(":")
     try:
         number = float(value)
     except ValueError:
         number = math.nan
+    if kind in _RETIRED:
+        raise ValueError(
+            f"margin {spec!r} is in printed units, so its edges move with the paper's draw; "
+            f"declare δ on the judging scale ({_RETIRED[kind]}:<δ>)"
+        )
     if kind not in MARGIN_KINDS or not (math.isfinite(number) and number > 0):
         raise ValueError(
             f"margin {spec!r} is not <kind>:<positive number> with kind one of {MARGIN_KINDS}"
@@ -110,11 +146,10 @@ def parse_margin(spec: str) -> tuple[str, float]:
 
 
 def describe_margin(spec: str) -> str:
-    """``'r:0.05'`` → ``'0.05 in r'``; ``'relative:0.1'`` → ``'10% of the paper's value'``."""
+    """``'z:0.1'`` → ``'0.1 on Fisher z'``; ``'relative:0.1'`` → ``'10% of the paper's value'``."""
     kind, value = parse_margin(spec)
     words = {
-        "r": f"{value:g} in r",
-        "points": f"{value:g} points",
+        "z": f"{value:g} on Fisher z",
         "relative": f"{value:.0%} of the paper's value",
         "logit": f"{value:.3g} on the logit (odds ×{math.exp(value):.3g})",
     }
@@ -192,12 +227,16 @@ def exact_prediction(value: float) -> Prediction:
 @dataclass(frozen=True)
 class Equivalence:
     """One row's equivalence test. ``low``/``high``: the interval for D = paper − ours in the
-    printed units; p-values two-sided-equivalent (compare with α, or adjust over a page)."""
+    printed units; p-values two-sided-equivalent (compare with α, or adjust over a page);
+    ``band_low``/``band_high``: the margin ±δ as a range of D in printed units (asymmetric
+    where δ is declared on another scale, e.g. Fisher z)."""
 
     low: float
     high: float
     p_agree: float
     p_differ: float
+    band_low: float = math.nan
+    band_high: float = math.nan
 
 
 def test_arrays(centre, se, df, low, high) -> tuple[np.ndarray, np.ndarray]:
@@ -215,20 +254,35 @@ def test_arrays(centre, se, df, low, high) -> tuple[np.ndarray, np.ndarray]:
     return p_agree, p_differ
 
 
-def equivalence(prediction: Prediction, paper: float, margin: str, scale: Scale) -> Equivalence:
-    """D's interval and the p-values of *agrees* (TOST) and *differs* (outside the margin)."""
+def equivalence(
+    prediction: Prediction, paper: float, margin: str, scale: Scale, allowance: float = 0.0
+) -> Equivalence:
+    """D's interval and the p-values of *agrees* (TOST) and *differs* (outside the margin).
+    ``allowance``: the measured bound of a protocol setting's effect on the judging scale
+    (config/protocol_effects.csv), added to both ends of the interval: *agrees* needs the
+    prediction that far inside the margin, *differs* that far outside."""
     low, high = scale.region(paper, margin)
-    c, se = prediction.centre, prediction.se
+    edges = scale.back(np.array([high, low]))
+    band = float(paper - edges[0]), float(paper - edges[1])
+    c, se, b = prediction.centre, prediction.se, float(allowance)
     if se == 0 or not math.isfinite(se):
-        inside = low <= c <= high
-        value = float(scale.back(np.array([c]))[0])
+        inside = low + b <= c <= high - b
+        outside = c < low - b or c > high + b
+        top, bottom = scale.back(np.array([c + b, c - b]))
         return Equivalence(
-            paper - value, paper - value, 0.0 if inside else 1.0, 1.0 if inside else 0.0
+            paper - float(top),
+            paper - float(bottom),
+            0.0 if inside else 1.0,
+            0.0 if outside else 1.0,
+            *band,
         )
     t = stats.t.ppf(1 - ALPHA / 2, prediction.df)
-    top, bottom = scale.back(np.array([c + t * se, c - t * se]))
-    p_agree, p_differ = test_arrays(c, se, prediction.df, low, high)
-    return Equivalence(paper - float(top), paper - float(bottom), float(p_agree), float(p_differ))
+    top, bottom = scale.back(np.array([c + t * se + b, c - t * se - b]))
+    p_agree, _ = test_arrays(c, se, prediction.df, low + b, high - b)
+    _, p_differ = test_arrays(c, se, prediction.df, low - b, high + b)
+    return Equivalence(
+        paper - float(top), paper - float(bottom), float(p_agree), float(p_differ), *band
+    )
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -1062,7 +1062,7 @@ def load_tables(
             tables[name] = read_traces(
                 files, [{k: v for k, v in key.items() if k != "seed"} for key in keys]
             )
-        elif name != "published":
+        elif name not in ("published", "protocol_effects"):  # configuration, not results
             if not isinstance(value, (str, os.PathLike)):
                 raise TypeError(f"{name}: one result table, got {value!r}")
             tables[name] = read_result_table(Path(value))

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -65,6 +65,7 @@ VERDICTS = (
     NOT_RUN,
 )
 ALPHA = 0.05  # level of the seed tests; the intervals are 1 - ALPHA
+LID_N_TOLERANCE = 0.005  # our n against the paper's: its printed rounding (1.19 M: ±0.5%)
 _WITH_ARGUMENT = (
     "relative",
     "factor",
@@ -111,41 +112,78 @@ def _finite(values: Sequence[float] | None) -> list[float]:
     return [float(v) for v in (values or ()) if v is not None and math.isfinite(float(v))]
 
 
-# The margin of a row that declares none, by its unit: a documented, a-priori rule
-# (docs/verdicts.md, "What each printed number is"); counts and bounds need none.
+# The margin of a row that declares none, by its unit, with its reason (a documented, a-priori
+# rule: docs/verdicts.md, "What each printed number is"); counts and bounds need none. Each is
+# declared on the scale the unit is judged on, so δ means the same across the range.
 DEFAULT_MARGINS = {
-    "correlation": "r:0.05",
-    "correlation ×100": "points:2",
-    "dimensions": "relative:0.1",
-    "ratio (1 = isotropic)": "logit:0.693",
+    "correlation": (
+        "z:0.1",
+        "default for a correlation: 0.1 on Fisher z, under half the smallest gap (0.246) between "
+        "the setups Mickus et al. print (−0.808 and −0.878)",
+    ),
+    "correlation ×100": (
+        "z:0.03",
+        "default for a correlation ×100: 0.03 on Fisher z of r/100, about 2 points at r 0.6",
+    ),
+    "dimensions": (
+        "relative:0.1",
+        "default for a dimension estimate with no seed noise in the paper: 10% of its value",
+    ),
+    "ratio (1 = isotropic)": (
+        "logit:0.693",
+        "default for I(W): its odds within a factor 2 (logit ± ln 2)",
+    ),
 }
 EQUIVALENCE_RULES = ("printed", "lid", "iw_factor")
 
 
-def default_margin(spec: str, unit: str) -> str:
-    """The margin a row without one gets ('' where its rule needs none): by unit, and for
-    ``iw_factor:f`` the odds within a factor f (logit ± ln f)."""
+def default_margin(spec: str, unit: str) -> tuple[str, str]:
+    """(margin, its reason) of a row that declares none (('', '') where its rule needs none): by
+    unit, and for ``iw_factor:f`` the odds within a factor f (logit ± ln f)."""
     kind, argument = parse_tolerance(spec)
     if kind not in EQUIVALENCE_RULES:
-        return ""
+        return "", ""
     if kind == "iw_factor":
-        return f"logit:{math.log(argument):.4g}"
-    return DEFAULT_MARGINS.get(str(unit), "relative:0.1")
+        return (
+            f"logit:{math.log(argument):.4g}",
+            f"default for iw_factor:{argument:g}: the odds of I(W) within a factor {argument:g}",
+        )
+    return DEFAULT_MARGINS.get(str(unit), DEFAULT_MARGINS["dimensions"])
 
 
 ESTIMANDS = ("single", "mean", "pooled", "every_run", "fixed")
+# Two readings of a number whose statistic the paper does not name: judged under both.
+READINGS = ("pooled|single", "mean|single")
 # The scale each printed unit is judged on (isotropy.verdicts.equivalence.SCALES).
-_SCALE_OF_UNIT = {"correlation": "z", "correlation ×100": "z100", "ratio (1 = isotropic)": "logit"}
+_SCALE_OF_UNIT = {
+    "correlation": "z",
+    "correlation ×100": "z100",
+    "average cosine similarity": "z",
+    "ratio (1 = isotropic)": "logit",
+    "I(W) ×100 (our reading)": "logit100",
+}
 
 
 @dataclass(frozen=True)
 class Declared:
     """What a published row declares about its number (config/published_values.csv; defaults in
-    :mod:`isotropy.verdicts.declarations`): the statistic, the paper's runs, the margin."""
+    :mod:`isotropy.verdicts.declarations`): the statistic, the paper's runs, the margin, and the
+    measured effect of a protocol setting that differs (config/protocol_effects.csv)."""
 
-    estimand: str = "single"  # one of ESTIMANDS
+    estimand: str = "single"  # one of ESTIMANDS, or two READINGS
     m: float = 1.0  # the paper's runs behind the number (inf: no seed noise)
     margin: str = ""  # kind:value (isotropy.verdicts.equivalence.parse_margin)
+    allowance: float = 0.0  # on the judging scale, added to D's interval
+    allowance_text: str = ""
+
+    def readings(self) -> list[Declared]:
+        """One Declared per reading of the paper's number (one run: m = 1)."""
+        if "|" not in self.estimand:
+            return [self]
+        return [
+            replace(self, estimand=e, m=1.0 if e == "single" else self.m)
+            for e in self.estimand.split("|")
+        ]
 
 
 @dataclass(frozen=True)
@@ -160,7 +198,7 @@ class Judged:
 
 
 def scale_of(unit: str, kind: str) -> eq.Scale:
-    if kind == "iw_factor":
+    if kind == "iw_factor" and _SCALE_OF_UNIT.get(str(unit)) != "logit100":
         return eq.SCALES["logit"]
     return eq.SCALES[_SCALE_OF_UNIT.get(str(unit), "identity")]
 
@@ -225,16 +263,59 @@ def judge_equivalence(
         )
     if not math.isfinite(number("value")):
         return Judged(DIFFERS, "our value is undefined", math.nan)
+    readings = declared.readings()
+    judged = [_judge_reading(scale, measured, paper, d) for d in readings]
+    if len(judged) == 1:
+        return judged[0]
+    return _under_both([(_READING_WORDS[d.estimand], j) for d, j in zip(readings, judged)])
+
+
+_READING_WORDS = {
+    "single": "read as one run",
+    "mean": "read as the mean of the paper's runs",
+    "pooled": "read as one r pooled over the paper's runs",
+}
+
+
+def _judge_reading(
+    scale: eq.Scale, measured: Mapping[str, Any], paper: float, declared: Declared
+) -> Judged:
+    """One reading of the paper's number, judged (before any adjustment over a page)."""
     prediction, ours, what = _prediction(scale, measured, declared)
     if prediction is None:
-        verdict = ONE_SEED if len(per_seed) < 2 else INCONCLUSIVE
+        seeds = len(_finite(measured.get("per_seed")))
+        verdict = ONE_SEED if seeds < 2 else INCONCLUSIVE
         return Judged(verdict, f"{declared.estimand} (m {declared.m:g}): {what}", ours)
-    test = eq.equivalence(prediction, paper, declared.margin, scale)
+    test = eq.equivalence(prediction, paper, declared.margin, scale, declared.allowance)
+    allowance = f"; {declared.allowance_text}" if declared.allowance else ""
     text = (
         f"D = paper − ours in [{test.low:+.4g}, {test.high:+.4g}] ({100 * (1 - ALPHA):g}%, {what}, "
-        f"on {scale.name}); margin ±{eq.describe_margin(declared.margin)}"
+        f"on {scale.name}); margin ±{eq.describe_margin(declared.margin)}{allowance}"
     )
     return Judged(None, text, ours, test)
+
+
+def _under_both(readings: list[tuple[str, Judged]]) -> Judged:
+    """Two readings of a number whose statistic the paper does not name: the verdict that holds
+    under both (intersection–union: each p-value the larger of the two), so either reading's
+    error bounds hold whichever the paper meant."""
+    head = "the paper does not say which statistic it printed; judged under both readings: "
+    texts = "; ".join(f"{words}: {j.text}" for words, j in readings)
+    judged = [j for _, j in readings]
+    if all(j.test is not None for j in judged):
+        tests = [j.test for j in judged]
+        test = eq.Equivalence(
+            min(t.low for t in tests),  # type: ignore[union-attr]
+            max(t.high for t in tests),  # type: ignore[union-attr]
+            max(t.p_agree for t in tests),  # type: ignore[union-attr]
+            max(t.p_differ for t in tests),  # type: ignore[union-attr]
+            tests[0].band_low,  # type: ignore[union-attr]
+            tests[0].band_high,  # type: ignore[union-attr]
+        )
+        return Judged(None, head + texts, judged[0].ours, test)
+    verdicts = {j.verdict or INCONCLUSIVE for j in judged}
+    verdict = verdicts.pop() if len(verdicts) == 1 else INCONCLUSIVE
+    return Judged(verdict, head + texts, judged[0].ours)
 
 
 def settle(test: eq.Equivalence, alpha: float = ALPHA) -> str:
@@ -253,7 +334,7 @@ def lid_not_comparable(our_n: float, paper_n: float, our_k: float, paper_k: floa
         return f"{where}: another k"
     if not all(math.isfinite(v) and v > 0 for v in (our_n, paper_n)):
         return f"{where}: n unknown"
-    if abs(our_n / paper_n - 1) <= 0.005:
+    if abs(our_n / paper_n - 1) <= LID_N_TOLERANCE:
         return ""
     if our_n < paper_n:
         return f"{where}: fewer points than the paper's (LID depends on n)"
@@ -327,7 +408,7 @@ def judge(
             "n": our_n,
             "k": our_k,
         }
-        declared = Declared(margin=default_margin(spec, unit))
+        declared = Declared(margin=default_margin(spec, unit)[0])
         judged = judge_equivalence(
             kind, measured, paper, declared, unit=unit, paper_n=paper_n, paper_k=argument
         )
