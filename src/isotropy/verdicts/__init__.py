@@ -25,6 +25,9 @@ The verdict words, defined once (docs/verdicts.md gives the rules behind them wi
     our model or data is a stand-in for the paper's (named in the row): our value is shown
     beside the paper's, never set against it; claims (directions, signs) are still judged on
     stand-ins and say so.
+``not decided``
+    (claims) the run cannot tell: for "the same optimum", both optima sit at the last recorded
+    update in every seed, so neither has turned.
 ``1 seed: not judged``
     the rule needs a spread across seeds and the run has one seed of a seeded quantity.
 ``stated``

@@ -65,7 +65,11 @@ COLUMNS = [
     "note",
 ]
 SUPPORTED, NOT_SUPPORTED, NOT_RUN = "supported", "not supported", "not run"
-CLAIM_VERDICTS = (SUPPORTED, NOT_SUPPORTED, INCONSISTENT_SEEDS, INCONCLUSIVE, ONE_SEED, NOT_RUN)
+# the run cannot tell (isotropy.extensions.results.mark_undecided: both optima at its end)
+NOT_DECIDED = "not decided"
+CLAIM_VERDICTS = (
+    *(SUPPORTED, NOT_SUPPORTED, INCONSISTENT_SEEDS, INCONCLUSIVE, NOT_DECIDED, ONE_SEED, NOT_RUN),
+)
 SPEARMAN_LIMIT = -0.998  # Mickus et al. §3.2: ρ "always below −0.998"
 GLUE_SPEARMAN_LIMIT = -0.5  # appendix A: "strongly negative", its bounds lost from our copy
 SEED_SPREAD_LIMIT = 0.05  # std of the final value across seeds / |mean change|
@@ -404,6 +408,7 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
         NOT_SUPPORTED: "❌ not supported",
         INCONSISTENT_SEEDS: "⚠️ inconsistent across seeds",
         INCONCLUSIVE: "❔ inconclusive",
+        NOT_DECIDED: "❔ not decided",
         ONE_SEED: "➖ 1 seed: not judged",
         NOT_RUN: "➖ not run",
     }
