@@ -205,9 +205,12 @@ def _optima_at_end(seeds: pd.DataFrame, last_step: int | None) -> pd.Series:
     sit at the last recorded step."""
     criteria = seeds[(seeds["question"] == "criteria") & seeds["item"].isin(CRITERIA)]
     wide = criteria.pivot_table("value", ["setup", "item", "seed"], "quantity")
-    if "last_step" not in wide and last_step is None:
+    if "last_step" in wide:
+        last = wide["last_step"]
+    elif last_step is None:
         raise ValueError("the criteria values lack last_step: give the run's last update")
-    last = wide["last_step"] if "last_step" in wide else pd.Series(float(last_step), wide.index)
+    else:
+        last = pd.Series(float(last_step), wide.index)
     return (wide["optimum_step"] == last) & (wide["silhouette_optimum_step"] == last)
 
 
