@@ -208,7 +208,10 @@ def _optima_at_end(seeds: pd.DataFrame, last_step: int | None) -> pd.Series:
     if "last_step" in wide:
         last = wide["last_step"]
     elif last_step is None:
-        raise ValueError("the criteria values lack last_step: give the run's last update")
+        raise ValueError(
+            "the criteria values lack last_step (made before it was recorded): re-run rule "
+            "extensions_tables, or give the run's last recorded update"
+        )
     else:
         last = pd.Series(float(last_step), wide.index)
     return (wide["optimum_step"] == last) & (wide["silhouette_optimum_step"] == last)
