@@ -705,9 +705,11 @@ def _within_cluster_row(
     (:func:`isotropy.geometry.layers.within_cluster_isotropy`). Layers where k-means found one
     cluster are named, not judged; a model with one cluster at every layer gets no value."""
     per_layer = group.groupby("layer")[["n_clusters"]].max()
-    if "isoscore_within_ratio" in group:
-        within = group.groupby("layer")[["isoscore_within", "isoscore_within_ratio"]].mean()
-        per_layer = per_layer.join(within)
+    within = ["isoscore_within", "isoscore_within_ratio"]
+    if set(within) <= set(group):
+        per_layer = per_layer.join(group.groupby("layer")[within].mean())
+    else:  # a table made before the within-cluster IsoScore was recorded
+        per_layer = per_layer.assign(isoscore_within=math.nan, isoscore_within_ratio=math.nan)
     single = [int(layer) for layer, k in per_layer["n_clusters"].items() if k < 2]
     judged = per_layer.drop(index=single).dropna(subset=["isoscore_within_ratio"], how="any")
     layers = f"layers {int(per_layer.index.min())}–{int(per_layer.index.max())}"
