@@ -9,7 +9,7 @@ import logging
 
 import pandas as pd
 
-from isotropy.extensions.results import claim_values
+from isotropy.extensions.results import claim_values, mark_undecided
 from isotropy.io import atomic_path
 from isotropy.istar.cls_results import claim_values as cls_claim_values
 from isotropy.logs import configure_from_snakemake
@@ -45,6 +45,8 @@ def main(snakemake):
         families.append((values, CLS_CLAIMS, "rajaee_cls"))
     studies = {name.split("_")[0] for name in tables}
     table = check_claims(measured, studies, seed_claims, families)
+    if seed_claims is not None:  # same-optimum rows whose run cannot tell
+        table = mark_undecided(table, seed_claims)
     if "rajaee_cls_runs" in tables:
         table = with_cls_stand_in(table, list(tables["rajaee_cls_runs"]["model"]))
     if snakemake.params.get("preview"):  # a preview's claims: results/preview/ as the main study

@@ -54,7 +54,8 @@ def main(snakemake):
         with atomic_path(md) as tmp:
             text = markdown(table, TITLES[question], snakemake.params.settings_line)
             tmp.write_text(text, encoding="utf-8")
-    claims = check_seed_claims(results.claim_values(seeds))
+    values = results.claim_values(seeds)
+    claims = results.mark_undecided(check_seed_claims(values), values)
     with atomic_path(snakemake.output.claims) as tmp:
         claims.to_csv(tmp, index=False)
     with atomic_path(snakemake.output.claims_markdown) as tmp:

@@ -14,7 +14,7 @@ import yaml
 from isotropy.verdicts import comparison as C
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.comparison import printed_number, read_published
-from isotropy.verdicts.measurements import measure
+from isotropy.verdicts.measurements import measure, measurement
 from isotropy.verdicts.standins import StandIns, describe_stand_ins
 from isotropy.workflow.config import deep_merge
 from isotropy.workflow.inputs import config_subset, workflow_inputs
@@ -216,6 +216,10 @@ def write_geometry(tmp_path: Path) -> dict[str, pd.DataFrame]:
             "s_intra": 0.7,
             "s_inter_adjusted": 0.01 * (-1) ** layer,
             "s_intra_adjusted": 0.5,
+            # layer 0: one cluster (not judged); layers 1-2: the within-cluster IsoScore ratio
+            "n_clusters": 1 if layer == 0 else 3,
+            "isoscore_within": None if layer == 0 else 0.1 * layer,
+            "isoscore_within_ratio": None if layer == 0 else (0.9, 0.8)[layer - 1],
         }
         for layer in range(3)
     ]
@@ -298,9 +302,14 @@ def test_cai_table3_is_compared_with_cosine_lid_and_states_n_k_and_cap(tmp_path)
         0
     ]
     assert pearson["our_value"] == pytest.approx(83.55) and "miniLM" in pearson["tolerance"]
+    # Cai's centred cosine is stated beside ours (it cannot fail: issue 61); the within-cluster
+    # IsoScore ratio is measured over the layers with k >= 2, the k = 1 layer named, and not
+    # judged on MiniLM standing in for BERT (a bound away from no change: issue 59)
     adjusted = table[table["quantity"] == "s_inter_adjusted_max"].iloc[0]
-    # a bound at the paper's number is not judged on MiniLM standing in for BERT (issue 59)
-    assert adjusted["our_value"] == pytest.approx(0.01) and adjusted["verdict"] == T.STAND_IN
+    assert adjusted["our_value"] == pytest.approx(0.01) and adjusted["verdict"] == T.STATED
+    within = table[table["quantity"] == "isoscore_within_ratio_min"].iloc[0]
+    assert within["our_value"] == pytest.approx(0.8) and within["verdict"] == T.STAND_IN
+    assert "one cluster (k = 1) at layers 0" in within["note"]
     sts15 = table[table["source"].str.contains("SemEval 2015")]
     assert (
         set(sts15["verdict"]) == {T.NOT_RUN}
@@ -561,3 +570,24 @@ def test_the_papers_supersense_data_is_checked_against_its_count():
         "2,275 items are not reproduced"
         in describe_stand_ins(offline, "/mirror")["supersense_labels"]
     )
+
+
+def test_isotropy_within_clusters_fails_below_its_bound_and_states_a_single_cluster(tmp_path):
+    """The within-cluster row can say no (a ratio under 0.5 at one layer), and a model whose
+    k-means found one cluster at every layer reads not run, saying so, instead of a verdict."""
+    tables = write_geometry(tmp_path)
+    cosine = tables["geometry_cosine"]
+    low = cosine.assign(isoscore_within_ratio=cosine["isoscore_within_ratio"] * 0.25)
+    within = compared({**tables, "geometry_cosine": low})
+    row = within[within["quantity"] == "isoscore_within_ratio_min"].iloc[0]
+    assert row["our_value"] == pytest.approx(0.2) and row["verdict"] == T.STAND_IN  # MiniLM
+    for value, verdict in ((0.2, T.NOT_CONSISTENT), (0.8, T.CONSISTENT)):  # the paper's models
+        ours = measurement("geometry", "isoscore_within_ratio_min", "bert", "BERT", value)
+        judged = C.compare(C.read_published(), pd.DataFrame([ours]), {"geometry"})
+        row = judged[judged["quantity"] == "isoscore_within_ratio_min"].iloc[0]
+        assert row["verdict"] == verdict, (value, row["note"])
+    single = cosine.assign(n_clusters=1, isoscore_within=None, isoscore_within_ratio=None)
+    within = compared({**tables, "geometry_cosine": single})
+    row = within[within["quantity"] == "isoscore_within_ratio_min"].iloc[0]
+    assert row["verdict"] == T.NOT_RUN
+    assert "one cluster (k = 1) at every layer" in row["note"]

@@ -22,6 +22,7 @@ from isotropy.optimize import (
 from isotropy.verdicts.claims import (
     EXTENSION_CLAIMS,
     INCONSISTENT_SEEDS,
+    NOT_DECIDED,
     NOT_RUN,
     NOT_SUPPORTED,
     ONE_SEED,
@@ -160,9 +161,23 @@ def test_heldout_split_is_disjoint_and_convergence_is_as_stated():
 # per-seed values and the claims: each must read "not supported" where its expectation fails
 
 
+def judged(seeds: pd.DataFrame) -> pd.DataFrame:
+    """The claim rows as every page has them: judged, then undecided rows marked."""
+    values = results.claim_values(seeds)
+    return results.mark_undecided(check_seed_claims(values), values)
+
+
 def judge(seeds: pd.DataFrame, claim: str) -> set[str]:
-    table = check_seed_claims(results.claim_values(seeds))
+    table = judged(seeds)
     return set(table.loc[table["claim"] == claim, "verdict"])
+
+
+def turned(traces: pd.DataFrame) -> pd.DataFrame:
+    """``traces`` with one more recorded step per seed that repeats the one two steps before the
+    last: every rising curve turns, so each optimum lies inside the run."""
+    last = traces["step"].max()
+    back = traces[traces["step"] == last - 10].assign(step=last + 10)
+    return pd.concat([traces, back], ignore_index=True)
 
 
 def curve_traces(seeds=(0, 1, 2, 3, 4), steps=6, setup="toy", **curves) -> pd.DataFrame:
@@ -187,9 +202,9 @@ CRITERIA_BASE = dict(
 
 
 def test_criteria_claim_is_not_supported_when_a_criterion_moves_against_the_silhouette():
-    agree = results.criteria_seeds(curve_traces(**CRITERIA_BASE, dunn=(0.1, 0.01)))
-    against = results.criteria_seeds(curve_traces(**CRITERIA_BASE, dunn=(0.5, -0.05)))
-    table = check_seed_claims(results.claim_values(against))
+    agree = results.criteria_seeds(turned(curve_traces(**CRITERIA_BASE, dunn=(0.1, 0.01))))
+    against = results.criteria_seeds(turned(curve_traces(**CRITERIA_BASE, dunn=(0.5, -0.05))))
+    table = judged(against)
     rows = table[table["claim"] == "criteria_same_optimum"].set_index("setup")["verdict"]
     assert rows["toy/dunn"] == NOT_SUPPORTED
     assert rows["toy/calinski_harabasz"] == SUPPORTED and rows["toy/davies_bouldin"] == SUPPORTED
@@ -207,9 +222,40 @@ def test_criteria_claim_judges_the_optimum_not_the_correlation():
     dunn = seeds[seeds["item"] == "dunn"].set_index(["quantity", "seed"])["value"]
     assert (dunn["rho_silhouette"] > 0).all()
     assert (dunn["optimum_distance"] == 10).all()
-    table = check_seed_claims(results.claim_values(seeds))
+    table = judged(seeds)
     rows = table[table["claim"] == "criteria_same_optimum"].set_index("setup")["verdict"]
-    assert rows["toy/dunn"] == NOT_SUPPORTED and rows["toy/calinski_harabasz"] == SUPPORTED
+    # Dunn's optimum lies inside the run: decided; Caliński–Harabasz is best at the end with
+    # the silhouette, which cannot tell
+    assert rows["toy/dunn"] == NOT_SUPPORTED and rows["toy/calinski_harabasz"] == NOT_DECIDED
+
+
+def test_criteria_claim_reads_not_decided_when_both_optima_sit_at_the_end():
+    """Criterion and silhouette both still improving at the last recorded update in every
+    seed: a distance 0 that says nothing, so the row reads not decided (it read supported
+    before); the same traces recorded one step past the turn are decided (supported)."""
+    traces = curve_traces(**CRITERIA_BASE, dunn=(0.1, 0.01))
+    rows = judged(results.criteria_seeds(traces))
+    rows = rows[rows["claim"] == "criteria_same_optimum"].set_index("setup")
+    assert set(rows["verdict"]) == {NOT_DECIDED}
+    assert rows["note"].str.contains("5 of 5 seeds").all() and rows["measured"].isna().all()
+    assert judge(results.criteria_seeds(turned(traces)), "criteria_same_optimum") == {SUPPORTED}
+    # two seeds turn inside the run, three do not: judged on the two, the three said in the note
+    mixed = pd.concat(
+        [turned(traces[traces["seed"] < 2]), traces[traces["seed"] >= 2]], ignore_index=True
+    )
+    rows = judged(results.criteria_seeds(mixed))
+    rows = rows[rows["claim"] == "criteria_same_optimum"].set_index("setup")
+    assert (rows["verdict"] != NOT_DECIDED).all()
+    assert rows["note"].str.contains("3 of 5 seeds").all()
+
+
+def test_same_optimum_values_without_their_last_step_are_refused():
+    seeds = results.criteria_seeds(curve_traces(**CRITERIA_BASE, dunn=(0.1, 0.01)))
+    older = seeds[seeds["quantity"] != "last_step"]
+    with pytest.raises(ValueError, match="last_step"):
+        results.claim_values(older)
+    given = results.claim_values(older, last_step=50)
+    assert given["undecided"].equals(results.claim_values(seeds)["undecided"])
 
 
 def deep_traces(table_iso, top_iso, lower_iso=(0.5, -0.02)):

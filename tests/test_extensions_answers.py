@@ -56,3 +56,18 @@ def test_claims_without_values_render_as_not_run():
     empty = pd.DataFrame(columns=["question", "setup", "item", "quantity", "seed", "value"])
     line = answers.readme_line(empty)
     assert line.count("not run ×1") == len(answers.QUESTIONS)
+
+
+def test_the_readme_carries_each_verdicts_caveat_as_the_docs_table_does():
+    """The README line is rendered from the same claim rows as docs/extensions.md, caveats
+    included: the triplet row's 'cannot refute need not' and the undecided same-optimum rows."""
+    seeds, run = answers.load()
+    table = answers.claims_table(seeds)
+    line, block = answers.readme_line(seeds), answers.answers_markdown(seeds, run)
+    caveats = {answers.caveat(r.claim, r.verdict) for r in table.itertuples(index=False)} - {""}
+    assert caveats, "the committed run has no row with a caveat"
+    for said in caveats:
+        assert said in line and said in block, said
+    triplet = table.set_index("claim").loc["triplet_need_not_be_anisotropic", "verdict"]
+    if triplet == "not supported":
+        assert "cannot refute 'need not'" in line

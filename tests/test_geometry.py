@@ -32,6 +32,7 @@ from isotropy.geometry.layers import (
     cluster_cosine_statistics,
     lid_table,
     pca_view,
+    within_cluster_isotropy,
 )
 from isotropy.geometry.sts import (
     StsEmbeddings,
@@ -88,6 +89,62 @@ def test_cluster_centring_recovers_clusters_and_removes_shared_direction():
     # the common offset makes random cosines large; within-cluster centring leaves ~isotropic noise
     assert stats["average_cosine"] > 0.5
     assert abs(stats["average_cosine_adjusted"]) < 0.05
+
+
+def shaped_clusters(needle: bool, n_per_cluster=400, n_clusters=3, dim=20, seed=1):
+    """Far-apart clusters, each isotropic (unit Gaussian) or needle-shaped: the same Gaussian
+    with one random direction stretched 100x (variance 10⁴ times the others'). Both kinds are
+    symmetric about their means."""
+    rng = np.random.default_rng(seed)
+    centres = 2000.0 * np.eye(n_clusters, dim)
+    parts = []
+    for c in range(n_clusters):
+        noise = rng.normal(size=(n_per_cluster, dim))
+        if needle:
+            axis = np.linalg.qr(rng.normal(size=(dim, dim)))[0][:, 0]
+            noise += 99.0 * np.outer(noise @ axis, axis)
+        parts.append(centres[c] + noise)
+    return np.concatenate(parts), np.repeat(np.arange(n_clusters), n_per_cluster)
+
+
+def test_within_cluster_isoscore_fails_on_needles_that_the_centred_cosine_passes():
+    """Issue 61: Cai et al.'s statistic (mean cosine inside each cluster after centring it on
+    its own mean, read as 'isotropic' below 0.1) is about 0 for any symmetric cluster, needle or
+    not, so it passes both clouds; the within-cluster IsoScore relative to an isotropic cloud of
+    the same size passes the isotropic clusters and fails the needles."""
+    from IsoScore.IsoScore import IsoScore
+
+    from isotropy.metrics import per_cluster_cosine_statistics
+
+    verdicts = {}
+    for needle in (False, True):
+        points, labels = shaped_clusters(needle)
+        old = per_cluster_cosine_statistics(
+            points, np.arange(len(points)), labels, statistics=("s_inter",)
+        )
+        assert abs(old["s_inter"]) < 0.1, needle  # the old check passes both
+        found = within_cluster_isotropy(points, labels)
+        # the IsoScore package on each cluster's points gives the same mean
+        package = np.mean([float(IsoScore(points[labels == c])) for c in range(3)])
+        assert found["isoscore_within"] == pytest.approx(package, abs=1e-6)
+        verdicts[needle] = found["isoscore_within_ratio"]
+        # the same numbers through the geometry study's per-layer function (k-means clusters)
+        stats, clusters = cluster_cosine_statistics(
+            points.astype(np.float32), None, k_range=(2, 5), silhouette_sample_size=None
+        )
+        assert stats["n_clusters"] == 3
+        assert stats["isoscore_within_ratio"] == pytest.approx(verdicts[needle], abs=1e-3)
+    assert verdicts[False] > 0.9  # isotropic clusters: as isotropic as a Gaussian of their size
+    assert verdicts[True] < 0.05  # needles fail the 0.5 bound the comparison declares
+
+
+def test_a_single_cluster_is_not_judged_within_clusters():
+    points, _ = shaped_clusters(needle=False, n_clusters=1)
+    found = within_cluster_isotropy(points, np.zeros(len(points), dtype=int))
+    assert all(np.isnan(v) for v in found.values())
+    # clusters of fewer than 3 points are left out; none left: NaN
+    found = within_cluster_isotropy(points[:4], np.array([0, 0, 1, 1]))
+    assert np.isnan(found["isoscore_within_ratio"])
 
 
 def test_per_cluster_centring_raises_isotropy_per_isoscore_package():

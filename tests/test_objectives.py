@@ -274,8 +274,9 @@ def _ascend_eq3(n_per_class: list[int], d: int, steps: int, seed: int = 0):
     return x.detach(), y, w.detach()
 
 
-def test_eq3_optimum_collapses_each_class_and_class_vector_norms_follow_label_counts():
-    """The collapse (each class one point, on its class vector) and footnote 2 (‖w_c‖ ∝ n_c)."""
+def test_eq3_association_optimum_collapses_each_class_and_norms_follow_label_counts():
+    """The association term alone (:func:`O.linear_objective`): the collapse (each class one
+    point, on its class vector) and ‖w_c‖ ∝ n_c at its optimum."""
     counts = [40, 20, 10, 5]
     x, y, w = _ascend_eq3(counts, d=16, steps=600)
     assert float(O.intra_class_spread(x, y)) < 1e-8
@@ -289,6 +290,139 @@ def test_eq3_optimum_collapses_each_class_and_class_vector_norms_follow_label_co
     moved[0] = torch.nn.functional.normalize(moved[0] + 0.1 * torch.ones_like(moved[0]), dim=0)
     assert float(O.linear_objective(moved, y, w)) < float(O.linear_objective(x, y, w))
     assert float(O.intra_class_spread(moved, y)) > 1e-4
+
+
+# ---------------------------------------------------------------------------------------------
+# Eq. (3) in full: association with the item's class, dissociation from the other |Y| - 1
+# ---------------------------------------------------------------------------------------------
+
+
+def _brute_force_eq3(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+    """Eq. (3) item by item and class by class, the counting weights from the label counts."""
+    n, counts, total = len(y), np.bincount(y, minlength=len(w)), 0.0
+    for i in range(n):
+        for c in range(len(w)):
+            score = float(w[c] @ x[i])
+            total += score / counts[c] if y[i] == c else -score / (n - counts[c])
+    return total
+
+
+@pytest.mark.parametrize("cloud", ["random", "minilm"])
+def test_eq3_in_full_equals_the_brute_force_sum(cloud, glove, minilm):
+    rng = np.random.default_rng(2)
+    x = _clouds(glove, minilm)[cloud][:90]
+    y = np.repeat(np.arange(4), [40, 25, 15, 10])  # unequal counts: the weights show
+    w = rng.normal(size=(4, x.shape[1]))
+    expected = _brute_force_eq3(x, y, w)
+    assert float(O.classifier_objective(x, y, w)) == pytest.approx(expected, rel=1e-10)
+    # Eq. (4): the same sum over classes, w_c against the class mean minus the others' mean
+    contrasts = np.stack([x[y == c].mean(0) - x[y != c].mean(0) for c in range(4)])
+    np.testing.assert_allclose(O.class_contrasts(x, y).numpy(), contrasts, rtol=1e-10)
+    # perturbed twins: the association term alone, and the terms without counting weights
+    assert float(O.linear_objective(x, y, w)) != pytest.approx(expected, rel=1e-3)
+    unweighted = sum(
+        float(w[y[i]] @ x[i]) - float(sum(w[c] @ x[i] for c in range(4) if c != y[i]))
+        for i in range(len(y))
+    )
+    assert unweighted != pytest.approx(expected, rel=1e-3)
+
+
+def test_footnote_2_the_counting_weights_cancel_for_balanced_binary_tasks():
+    """Balanced binary: every weight is 2/n, so Eq. (3) = (2/n) Σ_i (w_{y_i} - w_other)ᵀx_i for
+    any W. Unbalanced: no common factor (the ratio moves with W)."""
+    rng = np.random.default_rng(3)
+    x = _random(n=60, d=7)
+
+    def ratio(y: np.ndarray, w: np.ndarray) -> float:
+        plain = sum(float((w[y[i]] - w[1 - y[i]]) @ x[i]) for i in range(len(y)))
+        return float(O.classifier_objective(x, y, w)) / plain
+
+    balanced, unbalanced = np.arange(60) % 2, (np.arange(60) >= 45).astype(int)
+    for _ in range(3):
+        w = rng.normal(size=(2, 7))
+        assert ratio(balanced, w) == pytest.approx(2 / 60, rel=1e-10)
+    ratios = [ratio(unbalanced, rng.normal(size=(2, 7))) for _ in range(3)]
+    assert max(ratios) - min(ratios) > 1e-3 * abs(np.mean(ratios))
+
+
+def _ascend_full_eq3(counts: list[int], d: int, steps: int = 1500, seed: int = 0):
+    """Projected gradient ascent of Eq. (3) in full over X (rows in the unit ball) and W (unit
+    Frobenius ball) from a random start; returns X, labels and W."""
+    generator = torch.Generator().manual_seed(seed)
+    y = torch.cat([torch.full((m,), c) for c, m in enumerate(counts)])
+    x = torch.randn(len(y), d, generator=generator, dtype=torch.float64).requires_grad_()
+    w = torch.randn(len(counts), d, generator=generator, dtype=torch.float64).requires_grad_()
+    optimiser = torch.optim.SGD([x, w], lr=0.5)
+    for _ in range(steps):
+        optimiser.zero_grad()
+        (-O.classifier_objective(x, y, w)).backward()
+        optimiser.step()
+        with torch.no_grad():
+            x /= x.norm(dim=1, keepdim=True).clamp_min(1.0)
+            w /= w.norm().clamp_min(1.0)
+    return x.detach(), y, w.detach()
+
+
+@pytest.mark.parametrize("counts", [[20, 20], [30, 10], [10, 10, 10], [8, 8, 8, 8]])
+def test_eq3_optimum_collapses_each_class_and_is_a_silhouette_optimum(counts):
+    """Where the paper's argument holds (binary tasks, balanced or not; balanced tasks with
+    k <= d classes): the optimum of Eq. (3) found by ascent collapses each class, W is the best
+    classifier for those points, Eq. (1) (squared distances, unit ball) sits at its upper bound
+    (so the layout is a silhouette-objective optimum), and IsoScore is below 1."""
+    d = 6
+    x, y, w = _ascend_full_eq3(counts, d)
+    value = float(O.classifier_objective(x, y, w))
+    assert float(O.intra_class_spread(x, y)) < 1e-10
+    assert value == pytest.approx(float(O.best_classifier_value(x, y)), rel=1e-9)
+    n, k = sum(counts), len(counts)
+    # Eq. (1)'s bound on the unit ball: 8 n0 n1 (binary), Σ_{i,j} ‖x_i - x_j‖² <= 2n² (any k)
+    bound = 8.0 * counts[0] * counts[1] if k == 2 else _sphere_bound(n)
+    assert float(O.silhouette_objective(x, y, "squared")) == pytest.approx(bound, rel=1e-9)
+    if k > 2:  # balanced: the optimum's value is k^(3/2)/(k - 1) (class means centred)
+        assert value == pytest.approx(k**1.5 / (k - 1), rel=1e-9)
+    assert M.isoscore(x) <= O.collapsed_isoscore_bound(k, d) + 1e-9 < 1
+    # a perturbed optimum (one point off its class point) is worse
+    moved = x.clone()
+    moved[0] = torch.nn.functional.normalize(moved[0] + 0.2 * torch.ones_like(moved[0]), dim=0)
+    assert float(O.best_classifier_value(moved, y)) < value - 1e-6
+
+
+def test_eq3_optimum_need_not_be_a_silhouette_optimum_with_unbalanced_classes():
+    """Not as argued in general: with k = 3 unbalanced classes (12/8/8) Eq. (3)'s optimum
+    collapses each class, but its layout misses Eq. (1)'s maximum 2n², which a collapsed layout
+    with Σ_c n_c p_c = 0 reaches; that layout in turn is worse for Eq. (3)."""
+    counts, d = [12, 8, 8], 6
+    x, y, _ = _ascend_full_eq3(counts, d, steps=3000)
+    n = sum(counts)
+    assert float(O.intra_class_spread(x, y)) < 1e-10
+    assert float(O.silhouette_objective(x, y, "squared")) < _sphere_bound(n) * (1 - 1e-4)
+    # Σ_c n_c p_c = 0 with unit p_c: 12 e1 + 8 p1 + 8 p2 = 0, p1,2 = (-3/4, ±√7/4)
+    points = np.zeros((3, d))
+    points[0, 0], points[1:, 0], points[1:, 1] = 1.0, -0.75, [7**0.5 / 4, -(7**0.5) / 4]
+    layout = points[y.numpy()]
+    assert float(O.silhouette_objective(layout, y, "squared")) == pytest.approx(
+        _sphere_bound(n), rel=1e-12
+    )
+    assert float(O.best_classifier_value(layout, y)) < float(O.best_classifier_value(x, y)) - 1e-4
+
+
+def test_eq3_optimum_can_be_isotropic_with_k_equal_to_d_plus_one():
+    """The counterexample of the joint optimum carries over: with k = d + 1 balanced classes on
+    a regular simplex, Eq. (3) reaches the value ascent finds (k^(3/2)/(k - 1)) and IsoScore is
+    exactly 1: the classifier's optimum need not be anisotropic when k > d."""
+    d = 4
+    labels = np.repeat(np.arange(d + 1), 4)
+    simplex = O.regular_simplex(d + 1, d)[labels]
+    x_y_w = _ascend_full_eq3([4] * (d + 1), d)
+    found = float(O.classifier_objective(*x_y_w))
+    assert float(O.best_classifier_value(simplex, labels)) == pytest.approx(found, rel=1e-9)
+    assert found == pytest.approx((d + 1) ** 1.5 / d, rel=1e-9)
+    assert M.isoscore(simplex) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_eq3_rejects_a_class_without_items():
+    with pytest.raises(ValueError, match="each with an item"):
+        O.classifier_objective(_random(n=6, d=3), np.array([0, 0, 0, 2, 2, 2]), np.ones((3, 3)))
 
 
 def test_cross_entropy_with_bounded_norms_moves_towards_the_collapse(minilm):

@@ -45,8 +45,9 @@ def _rows(question: str, setup: str, item: str, seed: int, values: dict) -> list
 def criteria_seeds(traces: pd.DataFrame) -> pd.DataFrame:
     """Per seed of each linear run (columns setup, seed, step, isoscore, silhouette and the
     criteria): each criterion's change, Spearman ρ with IsoScore and, oriented so that higher
-    is better, with the silhouette, the step of its optimum beside the silhouette's and their
-    distance in updates (0: the same optimum among the recorded steps)."""
+    is better, with the silhouette, the step of its optimum beside the silhouette's, their
+    distance in updates (0: the same optimum among the recorded steps) and the last recorded
+    step (both optima there: the run cannot tell whether they differ, :func:`mark_undecided`)."""
     rows = []
     for (setup, seed), run in traces.sort_values("step").groupby(["setup", "seed"], sort=False):
         best_silhouette = int(run["step"].iloc[int(run["silhouette"].to_numpy().argmax())])
@@ -59,6 +60,7 @@ def criteria_seeds(traces: pd.DataFrame) -> pd.DataFrame:
                 "rho_isoscore": _spearman(run[name], run["isoscore"]),
                 "optimum_step": int(run["step"].iloc[int(oriented.to_numpy().argmax())]),
                 "silhouette_optimum_step": best_silhouette,
+                "last_step": int(run["step"].iloc[-1]),
             }
             if name != "silhouette":
                 values["rho_silhouette"] = _spearman(oriented, run["silhouette"])
@@ -174,13 +176,69 @@ CLAIM_QUANTITIES = {
 }
 
 
-def claim_values(seeds: pd.DataFrame) -> pd.DataFrame:
-    """Per-seed values of every claim: columns claim, setup, seed, value."""
+def claim_values(seeds: pd.DataFrame, last_step: int | None = None) -> pd.DataFrame:
+    """Per-seed values of every claim: columns claim, setup, seed, value, undecided.
+
+    ``undecided`` marks a same-optimum seed whose criterion and silhouette are both best at the
+    last recorded step (``last_step`` rows of the values, or the ``last_step`` given for values
+    recorded before they had them): the run ends before either turns, so their distance 0 says
+    nothing; its value is left out (NaN) and :func:`mark_undecided` says so."""
     frames = []
     for claim, (question, wanted, quantity) in CLAIM_QUANTITIES.items():
         picked = seeds[(seeds["question"] == question) & (seeds["quantity"] == quantity)]
         picked = picked.loc[picked["item"].map(wanted).astype(bool)]
         setup = picked["setup"] + "/" + picked["item"].str.replace("/summary", "")
         values = {"claim": claim, "setup": setup, "seed": picked["seed"], "value": picked["value"]}
-        frames.append(pd.DataFrame(values))
+        frame = pd.DataFrame(values).assign(undecided=False)
+        if claim == "criteria_same_optimum" and len(frame):
+            at_end = _optima_at_end(seeds, last_step).reindex(
+                pd.MultiIndex.from_arrays([picked["setup"], picked["item"], picked["seed"]])
+            )
+            frame["undecided"] = at_end.to_numpy(dtype=bool)
+            frame.loc[frame["undecided"], "value"] = math.nan
+        frames.append(frame)
     return pd.concat(frames, ignore_index=True)
+
+
+def _optima_at_end(seeds: pd.DataFrame, last_step: int | None) -> pd.Series:
+    """Per (setup, criterion, seed): True when the criterion's and the silhouette's optima both
+    sit at the last recorded step."""
+    criteria = seeds[(seeds["question"] == "criteria") & seeds["item"].isin(CRITERIA)]
+    wide = criteria.pivot_table("value", ["setup", "item", "seed"], "quantity")
+    if "last_step" in wide:
+        last = wide["last_step"]
+    elif last_step is None:
+        raise ValueError(
+            "the criteria values lack last_step (made before it was recorded): re-run rule "
+            "extensions_tables, or give the run's last recorded update"
+        )
+    else:
+        last = pd.Series(float(last_step), wide.index)
+    return (wide["optimum_step"] == last) & (wide["silhouette_optimum_step"] == last)
+
+
+def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (claim rows) with each same-optimum row whose seeds are all undecided
+    (:func:`claim_values`) read *not decided*, and a row with some undecided seeds saying how
+    many were left out of its test."""
+    from isotropy.verdicts.claims import NOT_DECIDED
+
+    if "undecided" not in values:
+        return table
+    table = table.copy()
+    counts = values.groupby(["claim", "setup"])["undecided"].agg(["sum", "size"])
+    for index, row in table.iterrows():
+        if (row["claim"], row["setup"]) not in counts.index:
+            continue
+        undecided, seeds = counts.loc[(row["claim"], row["setup"])]
+        if undecided == 0:
+            continue
+        said = (
+            f"{int(undecided)} of {int(seeds)} seeds: the criterion and the silhouette both best"
+            " at the last recorded update, so the run cannot tell whether their optima differ"
+        )
+        if undecided == seeds:
+            table.loc[index, ["verdict", "measured", "note"]] = [NOT_DECIDED, math.nan, said]
+        else:
+            table.loc[index, "note"] = f"{row['note']}; {said} (left out of the test)"
+    return table

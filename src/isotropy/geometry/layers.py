@@ -8,6 +8,7 @@ the geometry tables (:mod:`isotropy.geometry`'s, the verdicts) are read in envir
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,6 +44,8 @@ def cluster_cosine_statistics(
     only, unweighted mean over clusters (:func:`isotropy.metrics.per_cluster_cosine_statistics`).
     The ``_adjusted_pooled`` values, and ``average_cosine_adjusted``, pool the whole centred space
     instead (all pairs, whatever their cluster): our earlier convention, kept as an extra.
+    ``isoscore_within*``: :func:`within_cluster_isotropy`, the judged measure (the centred cosines
+    are about 0 for any symmetric cluster, needle-shaped or not).
     With ``types=None`` (static vectors: one vector per word) every word is its own type: S_inter
     is the exact mean cosine over all pairs of different words (raw, pooled and per cluster
     alike; ``average_cosine`` stays the sampled estimate) and S_intra is undefined, so it is
@@ -82,7 +85,46 @@ def cluster_cosine_statistics(
     stats["s_inter_adjusted"] = per_cluster["s_inter"]
     if types is not None:
         stats["s_intra_adjusted"] = per_cluster["s_intra"]
+    stats.update(within_cluster_isotropy(points, clusters, seed))
     return stats, clusters
+
+
+# A cluster needs this many points for its IsoScore to mean something (3: a covariance of rank
+# 2, the least that can be more isotropic in one direction than in another).
+MIN_CLUSTER_POINTS = 3
+
+
+def within_cluster_isotropy(
+    points: np.ndarray, clusters: np.ndarray, seed: int = 0
+) -> dict[str, float]:
+    """Isotropy within clusters by a measure that can fail: IsoScore of each cluster's points
+    (a covariance, so centring on the cluster's mean changes nothing), beside the IsoScore of an
+    isotropic Gaussian sample of the same size and dimension (seeded), which is what a perfectly
+    isotropic cluster of that size scores (IsoScore is low when n is not much larger than d).
+
+    Returns, as unweighted means over the clusters with at least :data:`MIN_CLUSTER_POINTS`
+    points (Cai et al. average over clusters unweighted): ``isoscore_within``,
+    ``isoscore_within_isotropic`` and their ratio ``isoscore_within_ratio`` (about 1 for
+    isotropic clusters, about 0 for needle-shaped ones). All NaN with a single cluster (k = 1:
+    "within clusters" is then the whole cloud, which the raw statistics already describe) or
+    without a cluster of that size.
+    """
+    from isotropy.metrics import isoscore
+
+    x = np.asarray(points, dtype=np.float64)
+    ids = np.asarray(clusters)
+    sizes = {c: int((ids == c).sum()) for c in np.unique(ids)}
+    kept = [c for c, size in sizes.items() if size >= MIN_CLUSTER_POINTS]
+    nan = {"isoscore_within": math.nan, "isoscore_within_isotropic": math.nan}
+    if len(sizes) < 2 or not kept:
+        return {**nan, "isoscore_within_ratio": math.nan}
+    rng = np.random.default_rng(seed)
+    ours = [isoscore(x[ids == c]) for c in kept]
+    isotropic = [isoscore(rng.standard_normal((sizes[c], x.shape[1]))) for c in kept]
+    found = {"isoscore_within": float(np.mean(ours))}
+    found["isoscore_within_isotropic"] = float(np.mean(isotropic))
+    found["isoscore_within_ratio"] = found["isoscore_within"] / found["isoscore_within_isotropic"]
+    return found
 
 
 def centred_condition_number(points: np.ndarray) -> tuple[float, int]:
@@ -196,6 +238,7 @@ COSINE_COLUMNS = [
     *("s_inter_adjusted", "s_intra_adjusted", "average_cosine_adjusted"),
     *("s_inter_adjusted_pooled", "s_intra_adjusted_pooled"),
     *("condition_number", "numerical_rank"),
+    *("isoscore_within", "isoscore_within_isotropic", "isoscore_within_ratio"),
 ]
 # lid_cai_scale: Cai et al.'s code (Euclidean: squared distances, half the MLE, their Figure 9;
 # cosine: their Table 3);

@@ -19,10 +19,14 @@ printed, is in ``docs/methods.md`` ("Section 2 as executable checks").
 - Eq. (2), the isotropy objective (maximise cos θ): :func:`isotropy_objective`.
 - The joint optimum of Eqs. (1) and (2): :func:`collapsed_isoscore_bound`, the best IsoScore a
   cloud can have once every class is one point (rank of the covariance <= classes - 1).
-- Eqs. (3)-(4), the linear classifier's objective Σ_i w_{y_i}ᵀx_i, rewritten over class vectors
-  v_c = Σ_{i: y_i = c} x_i as Σ_c w_cᵀv_c: :func:`linear_objective`, :func:`class_vectors`,
-  :func:`linear_objective_by_class`; the collapse it drives: :func:`intra_class_spread`,
-  :func:`class_vector_distance`.
+- Eq. (3), the linear classifier's objective in full: each item associated with its own class
+  and dissociated from the other |Y| - 1, with counting weights (1/n_c for the association,
+  1/(n - n_c) for the dissociation: our reading, docs/methods.md), :func:`classifier_objective`;
+  rewritten over classes as Σ_c w_cᵀ(μ_c - μ_¬c) (Eq. (4)), :func:`class_contrasts`; its best
+  classifier for given points, :func:`best_classifier_value`. The association term alone,
+  Σ_i w_{y_i}ᵀx_i = Σ_c w_cᵀv_c over class vectors v_c = Σ_{i: y_i = c} x_i:
+  :func:`linear_objective`, :func:`class_vectors`, :func:`linear_objective_by_class`; the
+  collapse: :func:`intra_class_spread`, :func:`class_vector_distance`.
 
 Everything is torch (differentiable where a toy optimisation needs it) and takes an ``(n, d)``
 tensor or array; labels are integer class ids (one per point).
@@ -236,7 +240,9 @@ def class_vectors(points: ArrayLike, labels, n_classes: int | None = None) -> to
 
 
 def linear_objective(points: ArrayLike, labels, weights: ArrayLike) -> torch.Tensor:
-    """Eq. (3): Σ_i w_{y_i}ᵀ x_i, the summed score of each point's own class (k x d weights)."""
+    """The association term of Eq. (3) alone: Σ_i w_{y_i}ᵀ x_i, the summed score of each point's
+    own class (k x d weights), without the counting weights (:func:`classifier_objective` is
+    Eq. (3) in full)."""
     x = _points(points, min_rows=1)
     ids = _labels(labels, x.shape[0], x.device)
     w = torch.as_tensor(weights).to(device=x.device, dtype=torch.float64)
@@ -246,14 +252,58 @@ def linear_objective(points: ArrayLike, labels, weights: ArrayLike) -> torch.Ten
 
 
 def linear_objective_by_class(vectors: torch.Tensor, weights: ArrayLike) -> torch.Tensor:
-    """Eq. (4): Σ_c w_cᵀ v_c over the class vectors v_c (:func:`class_vectors`): the same value
-    as Eq. (3), with each class weighted by its label count through ‖v_c‖."""
+    """Σ_c w_cᵀ v_c over the class vectors v_c (:func:`class_vectors`): the association term
+    (:func:`linear_objective`) regrouped by class, each class weighted by its label count
+    through ‖v_c‖."""
     w = torch.as_tensor(weights).to(device=vectors.device, dtype=torch.float64)
     if w.shape != vectors.shape:
         raise ValueError(
             f"weights {tuple(w.shape)} and class vectors {tuple(vectors.shape)} differ"
         )
     return (w * vectors).sum()
+
+
+def counting_weights(labels, n_classes: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Eq. (3)'s counting weights per class: 1/n_c for associating an item with its class c and
+    1/(n - n_c) for dissociating an item of another class from c. Every class must have an item
+    and there must be at least two classes (else a weight divides by zero)."""
+    ids = _labels(labels, len(labels), torch.device("cpu"))
+    k = int(ids.max()) + 1 if n_classes is None else n_classes
+    counts = torch.bincount(ids, minlength=k).to(torch.float64)
+    if k < 2 or bool((counts == 0).any()):
+        raise ValueError(f"Eq. (3) needs >= 2 classes, each with an item; counts {counts.tolist()}")
+    return 1.0 / counts, 1.0 / (len(ids) - counts)
+
+
+def class_contrasts(points: ArrayLike, labels, n_classes: int | None = None) -> torch.Tensor:
+    """Eq. (4): u_c = μ_c - μ_¬c, the mean of class c's items minus the mean of the other items
+    (k x d), so that Eq. (3) = Σ_c w_cᵀu_c."""
+    x = _points(points, min_rows=2)
+    ids = _labels(labels, x.shape[0], x.device)
+    association, dissociation = counting_weights(ids.cpu(), n_classes)
+    vectors = class_vectors(x, ids, len(association))
+    others = vectors.sum(dim=0, keepdim=True) - vectors
+    return association.to(x)[:, None] * vectors - dissociation.to(x)[:, None] * others
+
+
+def classifier_objective(points: ArrayLike, labels, weights: ArrayLike) -> torch.Tensor:
+    """Eq. (3) in full: Σ_i [w_{y_i}ᵀx_i / n_{y_i} - Σ_{c != y_i} w_cᵀx_i / (n - n_c)], each item
+    associated with its own class and dissociated from the other |Y| - 1 (counting weights:
+    :func:`counting_weights`); computed as Σ_c w_cᵀ(μ_c - μ_¬c) (:func:`class_contrasts`).
+    For a balanced binary task every weight is 2/n: the weights cancel (footnote 2) and Eq. (3)
+    is (2/n) Σ_i (w_{y_i} - w_¬y_i)ᵀx_i. Differentiable 0-d float64 tensor."""
+    x = _points(points, min_rows=2)
+    w = torch.as_tensor(weights).to(device=x.device, dtype=torch.float64)
+    contrasts = class_contrasts(x, labels, w.shape[0] if w.dim() == 2 else None)
+    if w.shape != contrasts.shape:
+        raise ValueError(f"weights must be {tuple(contrasts.shape)}; found {tuple(w.shape)}")
+    return (w * contrasts).sum()
+
+
+def best_classifier_value(points: ArrayLike, labels) -> torch.Tensor:
+    """max of Eq. (3) over classifiers with ‖W‖_F <= 1 for fixed points: ‖U‖_F, reached at
+    W = U/‖U‖_F (Cauchy-Schwarz), U the class contrasts (:func:`class_contrasts`)."""
+    return torch.linalg.matrix_norm(class_contrasts(points, labels))
 
 
 def intra_class_spread(points: ArrayLike, labels) -> torch.Tensor:
@@ -319,8 +369,10 @@ def section2_state(
     ``points`` are the classified representations (n x d), ``indicator`` the n x k 0/1 label
     matrix (one-hot for single-label tasks), ``clusters`` the silhouette's cluster ids (label
     vectors), ``weights`` the classifier's k x d matrix (its bias is not part of Eq. (3)).
-    eq1_objective: mean inter- minus mean intra-cluster distance; eq3_objective: Eq. (3) per item,
-    Σ_i Σ_{c ∈ y_i} w_cᵀx_i / n (= Σ_c w_cᵀv_c / n, v_c = Σ_{i: c ∈ y_i} x_i); intra_class_spread:
+    eq1_objective: mean inter- minus mean intra-cluster distance; eq3_objective: the association
+    term of Eq. (3) per item (the column's name predates :func:`classifier_objective`; kept so
+    that traces stay comparable), Σ_i Σ_{c ∈ y_i} w_cᵀx_i / n (= Σ_c w_cᵀv_c / n,
+    v_c = Σ_{i: c ∈ y_i} x_i); intra_class_spread:
     :func:`intra_class_spread` over the clusters; class_vector_distance: mean of 1 - cos(x_i, w_c)
     over the (item, label) pairs.
     """
@@ -355,13 +407,14 @@ def eq3_ascent_trace(
     seed: int,
     every: int = 10,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Projected gradient ascent of Eq. (3) over the points (each kept in the ball of the largest
-    starting norm) and a random classifier W (‖W‖_F <= 1), from the given points.
+    """Projected gradient ascent of the association term of Eq. (3) (:func:`linear_objective`)
+    over the points (each kept in the ball of the largest starting norm) and a random classifier
+    W (‖W‖_F <= 1), from the given points.
 
     Returns the per-step trace (every ``every`` steps and the last: Eq. (1) with means, Eq. (2)
     (cos θ of the covariance eigenvalues: the pairwise-distance route is tested, not re-run here),
     IsoScore, silhouette, intra-class spread, Eq. (3)) and the final class table (label count n_c,
-    ‖w_c‖, ‖w_c‖/n_c: footnote 2 says the last is the same for every class at the optimum).
+    ‖w_c‖, ‖w_c‖/n_c: at the association term's optimum the last is the same for every class).
     """
     from isotropy.metrics.clusters import silhouette
     from isotropy.metrics.isoscores import isoscore

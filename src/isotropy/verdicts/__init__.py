@@ -29,6 +29,9 @@ The verdict words, defined once (docs/verdicts.md gives the rules behind them wi
     value against the paper's number (a bound such as ρ below −0.998 included): our value is
     shown beside the paper's, never set against it. Directions and signs are still judged on
     stand-ins, and their verdict cell says *on a stand-in*.
+``not decided``
+    (claims) the run cannot tell: for "the same optimum", both optima sit at the last recorded
+    update in every seed, so neither has turned.
 ``1 seed: not judged``
     the rule needs a spread across seeds and the run has one seed of a seeded quantity.
 ``stated``

@@ -75,6 +75,8 @@ COLUMNS = [
 SUPPORTED, NOT_SUPPORTED, NOT_RUN = "supported", "not supported", "not run"
 # a point comparison that tests nothing (isotropy.verdicts docstring): its own words
 UNTESTED_HOLDS, UNTESTED_FAILS = "untested: holds", "untested: fails"
+# the run cannot tell (isotropy.extensions.results.mark_undecided: both optima at its end)
+NOT_DECIDED = "not decided"
 CLAIM_VERDICTS = (
     SUPPORTED,
     NOT_SUPPORTED,
@@ -82,6 +84,7 @@ CLAIM_VERDICTS = (
     UNTESTED_FAILS,
     INCONSISTENT_SEEDS,
     INCONCLUSIVE,
+    NOT_DECIDED,
     ONE_SEED,
     STAND_IN,
     NOT_RUN,
@@ -485,6 +488,7 @@ MARKS = {
     UNTESTED_FAILS: "✖️ untested: fails",
     INCONSISTENT_SEEDS: "⚠️ inconsistent across seeds",
     INCONCLUSIVE: "❔ inconclusive",
+    NOT_DECIDED: "❔ not decided",
     ONE_SEED: "➖ 1 seed: not judged",
     STAND_IN: "➖ stand-in: not judged",
     NOT_RUN: "➖ not run",

@@ -22,7 +22,12 @@ from pathlib import Path
 import pandas as pd
 
 from isotropy.extensions import results
-from isotropy.verdicts.claims import EXTENSION_CLAIMS, check_seed_claims
+from isotropy.verdicts.claims import (
+    EXTENSION_CLAIMS,
+    NOT_DECIDED,
+    NOT_SUPPORTED,
+    check_seed_claims,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 SEEDS = Path("docs/data/extensions_seeds.csv")
@@ -53,6 +58,22 @@ CONTEXT = [
 ]
 
 
+# What a verdict cannot say, beside it on both pages: (claim, verdict) -> caveat.
+CAVEATS = {
+    ("triplet_need_not_be_anisotropic", NOT_SUPPORTED): (
+        "every setup's IsoScore fell, which cannot refute 'need not': another setup may keep it"
+    ),
+    ("criteria_same_optimum", NOT_DECIDED): (
+        "both optima at the last recorded update in every seed: the run ends before either turns"
+    ),
+}
+
+
+def caveat(claim: str, verdict: str) -> str:
+    """The caveat a claim's verdict carries on both pages ('' when none)."""
+    return CAVEATS.get((claim, verdict), "")
+
+
 def _number(value: float | None) -> str:
     return "–" if value is None or not math.isfinite(value) else f"{value:.3g}"
 
@@ -67,7 +88,7 @@ def _interval(values: list[float]) -> str:
 def claims_table(seeds: pd.DataFrame) -> pd.DataFrame:
     """Every claim row (check_seed_claims) with its per-seed values and their mean's interval."""
     values = results.claim_values(seeds)
-    claims = check_seed_claims(values)
+    claims = results.mark_undecided(check_seed_claims(values), values)
     intervals = []
     for row in claims.itertuples(index=False):
         ours = values[values["claim"] == row.claim]
@@ -91,15 +112,18 @@ def claims_table(seeds: pd.DataFrame) -> pd.DataFrame:
 def _claim_lines(seeds: pd.DataFrame) -> list[str]:
     statements = {c.name: c.statement for c in EXTENSION_CLAIMS}
     lines = [
-        "| question | claim | setup | per-seed values | mean [95% t-interval] | verdict |",
-        "|---|---|---|---|---|---|",
+        "| question | claim | setup | per-seed values | mean [95% t-interval] | verdict | caveat |",
+        "|---|---|---|---|---|---|---|",
     ]
     for row in claims_table(seeds).itertuples(index=False):
         evidence = str(row.evidence).removeprefix("per seed: ") or "–"
         if row.setup == "any setup":
             evidence = str(row.note)
+        if row.verdict == NOT_DECIDED:  # every seed left out: no value to show
+            evidence = "every seed: both optima at the last recorded update"
         cells = [QUESTIONS[row.claim], f"`{row.claim}`", row.setup, evidence, row.interval]
-        lines.append("| " + " | ".join([*cells, f"*{row.verdict}*"]) + " |")
+        cells += [f"*{row.verdict}*", caveat(row.claim, row.verdict) or "–"]
+        lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append("What each claim judges (its statement in `claims.csv`):")
     lines.append("")
@@ -156,12 +180,17 @@ def results_order(counts: dict) -> list[str]:
 
 
 def readme_line(seeds: pd.DataFrame) -> str:
-    """The README's one-line summary: each claim's verdicts over its rows."""
+    """The README's one-line summary: each claim's verdicts over its rows, each with the caveat
+    it carries in docs/extensions.md (:func:`caveat`)."""
     table = claims_table(seeds)
     parts = []
     for claim in QUESTIONS:
         verdicts = table.loc[table["claim"] == claim, "verdict"].value_counts()
-        said = ", ".join(f"{verdict} ×{count}" for verdict, count in verdicts.items())
+        said = ", ".join(
+            f"{verdict} ×{count}"
+            + (f" ({caveat(claim, verdict)})" if caveat(claim, verdict) else "")
+            for verdict, count in verdicts.items()
+        )
         parts.append(f"`{claim}` {said}")
     link = "[docs/extensions.md](docs/extensions.md#answers-of-the-last-run)"
     return f"{README_PREFIX} (verdict × rows; values and intervals in {link}): {'; '.join(parts)}."
@@ -189,9 +218,14 @@ def replace_readme_line(text: str, line: str) -> str:
 
 
 def load(root: Path = ROOT) -> tuple[pd.DataFrame, dict]:
-    """The committed per-seed values and the record of their run."""
+    """The committed per-seed values and the record of their run. Values recorded before the
+    criteria rows had their last recorded step get it from the record (``last_step``)."""
     seeds = pd.read_csv(root / SEEDS)
     run = json.loads((root / RUN).read_text(encoding="utf-8"))
+    criteria = seeds[(seeds["question"] == "criteria") & (seeds["quantity"] == "optimum_step")]
+    if "last_step" in run and not (seeds["quantity"] == "last_step").any() and len(criteria):
+        last = criteria.assign(quantity="last_step", value=float(run["last_step"]))
+        seeds = pd.concat([seeds, last], ignore_index=True)
     return seeds, run
 
 

@@ -711,7 +711,8 @@ def cosine_measurements(
     cosine: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
 ) -> list[dict[str, Any]]:
     """Per model: the largest |S_inter| after cluster-mean removal over layers (raw S_inter and
-    S_intra ranges in the note)."""
+    S_intra ranges in the note; Cai et al.'s own statistic, stated beside ours), and isotropy
+    within clusters by a measure that can fail (:func:`_within_cluster_row`)."""
     rows = []
     for name, group in cosine[cosine["kind"] == "contextual"].groupby("model", sort=False):
         paper = _cai_setup(config, name)
@@ -743,7 +744,64 @@ def cosine_measurements(
                 note=note,
             )
         )
+        rows.append(_within_cluster_row(name, group, paper, config, stand))
     return rows
+
+
+def _within_cluster_row(
+    name: str, group: pd.DataFrame, paper: str, config: Mapping[str, Any], stand: StandIns
+) -> dict[str, Any]:
+    """Isotropy within clusters by a measure that can fail: the smallest over layers of the
+    clusters' IsoScore relative to an isotropic cloud of the same sizes
+    (:func:`isotropy.geometry.layers.within_cluster_isotropy`). Layers where k-means found one
+    cluster are named, not judged; a model with one cluster at every layer gets no value."""
+    per_layer = group.groupby("layer")[["n_clusters"]].max()
+    within = ["isoscore_within", "isoscore_within_ratio"]
+    if set(within) <= set(group):
+        per_layer = per_layer.join(group.groupby("layer")[within].mean())
+    else:  # a table made before the within-cluster IsoScore was recorded
+        per_layer = per_layer.assign(isoscore_within=math.nan, isoscore_within_ratio=math.nan)
+    single = [int(layer) for layer, k in per_layer["n_clusters"].items() if k < 2]
+    judged = per_layer.drop(index=single).dropna(subset=["isoscore_within_ratio"], how="any")
+    layers = f"layers {int(per_layer.index.min())}–{int(per_layer.index.max())}"
+    common = dict(
+        unit="IsoScore within clusters / IsoScore of an isotropic cloud of the same sizes "
+        "(minimum over layers with k ≥ 2)",
+        convention="IsoScore of each cluster's points (k-means by silhouette, Cai et al.'s "
+        "clusters), unweighted mean over clusters, divided by the same mean for isotropic "
+        "Gaussian samples of the clusters' sizes and dimension",
+        stand_in="; ".join(s for s in (model_stand_in(config, name, paper), stand.corpus) if s),
+        evidence=COSINE_FILE,
+    )
+    one = f"k-means found one cluster (k = 1) at layers {', '.join(map(str, single))}"
+    if judged.empty:
+        missing = (
+            "k-means found one cluster (k = 1) at every layer: 'within clusters' is the whole "
+            "cloud, so isotropy within clusters is not judged"
+        )
+        if single != list(per_layer.index.astype(int)):
+            missing = "no layer with k ≥ 2 clusters has a within-cluster IsoScore"
+        return measurement(
+            "geometry",
+            "isoscore_within_ratio_min",
+            f"{name}, {layers}",
+            paper,
+            missing=missing,
+            **common,
+        )
+    note = (
+        f"within-cluster IsoScore {judged['isoscore_within'].min():.3f}–"
+        f"{judged['isoscore_within'].max():.3f} over {len(judged)} layers with k ≥ 2"
+    )
+    return measurement(
+        "geometry",
+        "isoscore_within_ratio_min",
+        f"{name}, {layers}",
+        paper,
+        float(judged["isoscore_within_ratio"].min()),
+        note="; ".join(s for s in (note, one if single else "") if s),
+        **common,
+    )
 
 
 def sts_measurements(
