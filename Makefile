@@ -87,9 +87,17 @@ relock: install
 # The folder may be someone else's: Snakemake's records are checked before Snakemake reads them,
 # and no `python -m` here imports from the folder (isotropy.trust).
 audit report: export PYTHONSAFEPATH = 1
+# The audit of the run the folder holds: the target of LAST_RUN and the configuration it ran with
+# (its effective configuration), as `make report` reports it; every result of that target must be
+# there (AUDIT_TARGET=... AUDIT_CONFIG_FILES="..." choose another).
+AUDIT_TARGET ?= $(or $(LAST_TARGET),all)
+AUDIT_CONFIG_FILES ?= $(or $(wildcard logs/effective-config/$(AUDIT_TARGET).yaml),$(CONFIG_FILES))
+check_audit_target = $(if $(filter-out 1,$(words $(AUDIT_TARGET)))$(filter-out $(REPORT_TARGETS),$(AUDIT_TARGET)),\
+	$(error make audit: target '$(AUDIT_TARGET)' (from $(if $(filter command line environment,$(origin AUDIT_TARGET)),AUDIT_TARGET,$(LAST_RUN))) is not one of: $(REPORT_TARGETS); give AUDIT_TARGET=<one of them>))
 audit: install
-	$(BIN)/python -m isotropy.trust --configfile $(CONFIG_FILES)
-	$(BIN)/snakemake --cores 1 audit $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+	$(check_audit_target)$(BIN)/python -m isotropy.trust --configfile $(AUDIT_CONFIG_FILES)
+	@echo "make audit: target $(AUDIT_TARGET) with $(AUDIT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); AUDIT_TARGET=... AUDIT_CONFIG_FILES=\"...\" choose another)"
+	ISOTROPY_AUDIT_TARGET=$(AUDIT_TARGET) $(BIN)/snakemake --cores 1 audit --configfile $(AUDIT_CONFIG_FILES) $(SNAKEMAKE_ARGS)
 
 # The report of the last run (LAST_RUN), with the configuration that run used (its effective
 # configuration, so later edits of the files do not change it): its target's results, and for a study target its claims,

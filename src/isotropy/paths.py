@@ -288,6 +288,10 @@ PREVIEW_PAPER_COMPARISON = "results/preview/paper_comparison.csv"
 PREVIEW_PAPER_COMPARISON_MARKDOWN = "results/preview/paper_comparison.md"
 PREVIEW_REPORT_OVERVIEW = "results/preview/report/overview.html"
 AUDIT_TABLE = "results/audit.tsv"
+# The papers' printed numbers: the workflow's file, and its copy in the results folder that every
+# step reads (a path inside the folder, the same in every clone; rule copy_published_values).
+WORKFLOW_PUBLISHED_VALUES = "config/published_values.csv"
+PUBLISHED_VALUES = "resources/published_values.csv"
 EFFECTIVE_CONFIG = "logs/effective-config"  # + /<target>.yaml, written when a run starts
 
 

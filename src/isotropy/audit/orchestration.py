@@ -67,7 +67,9 @@ def audit(
             dumped.write_text(json.dumps(plain_data(config)))  # JSON is YAML
             files.append(dumped)
         current = config if config is not None else _load_configs(files, snakefile)
-        findings, tracked = walk(root, starts, current)
+        # The code is this checkout's: the Snakefile's folder is the workflow's root.
+        code_root = Path(snakefile).resolve().parent if snakefile is not None else None
+        findings, tracked = walk(root, starts, current, workflow_root=code_root)
         if refused := refused_folder(root):  # Snakemake would read (and run) them
             return [*findings, *refused]
         if snakefile is None:
@@ -86,7 +88,7 @@ def audit(
                 env=env,
                 python=snakemake_python,
             )
-        except (RuntimeError, subprocess.TimeoutExpired, OSError) as error:
+        except (RuntimeError, ValueError, subprocess.TimeoutExpired, OSError) as error:
             failed = f"cannot check parameters and code against the workflow: {error}"
             return [*findings, Finding("(workflow)", FAIL, "params", failed)]
     records = {p: load_record(root, p)[0] or {} for p in tracked}
@@ -282,6 +284,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# What makes Snakemake plan a job again, for the audit: every trigger but "code", which for a
+# `script:` rule compares the script's modification time with the output's, so that a folder
+# copied into a fresh clone (every script newer than every result) would be all "update pending".
+# The script's and modules' content is checked by sha256 against each record (the walk), and the
+# code of `shell:` and `run:` rules by Snakemake as text ("rule implementation changed").
+RERUN_TRIGGERS = ("mtime", "params", "input", "software-env")
+
 # Snakemake --summary statuses that mean the result no longer matches the workflow.
 SUMMARY_STATUS = {
     "updated input files": (
@@ -324,6 +333,8 @@ def snakemake_summary(
     """
     if targets is not None and not targets:
         return {}
+    if bad := [t for t in targets or [] if not t or t.startswith("-")]:
+        raise ValueError(f"audit target {bad[0]!r} is not a target: it would be an option")
     # Targets first: --configfile and --quiet take several values and would swallow them.
     command = [
         python or sys.executable,
@@ -337,7 +348,7 @@ def snakemake_summary(
     ]
     if configfiles:
         command += ["--configfile", *map(str, configfiles)]
-    command += [*extra_args, "--summary"]
+    command += ["--rerun-triggers", *RERUN_TRIGGERS, *extra_args, "--summary"]
     # `python -m` puts the working directory first on sys.path: never the audited folder's.
     environ = dict(env if env is not None else os.environ)
     protect_imports(environ)
