@@ -280,9 +280,12 @@ def workflow_path(path: str | os.PathLike, root: str | os.PathLike | None) -> st
 
 
 def workflow_root_of(snakemake: Any) -> Path | None:
-    """The workflow's root folder: the one holding its ``scripts/`` (None outside a script)."""
+    """The workflow's root folder, the Snakefile's (None outside a script): the one holding the
+    step's ``scripts/`` folder (Snakemake's layout), else the script's own folder."""
     scriptdir = getattr(snakemake, "scriptdir", None)
-    return Path(scriptdir).parent if scriptdir else None
+    if not scriptdir:
+        return None
+    return Path(scriptdir).parent if Path(scriptdir).name == "scripts" else Path(scriptdir)
 
 
 def _original_script(snakemake: Any) -> str | None:
