@@ -22,8 +22,13 @@ rule copy_published_values:
         runtime=lambda wc, attempt: 5 * attempt,
     params:
         source=paths.WORKFLOW_PUBLISHED_VALUES,
+        # The file beside these rules (not beside the Snakefile, which may be a user's own).
         sha256=hashlib.sha256(
-            Path(workflow.basedir, paths.WORKFLOW_PUBLISHED_VALUES).read_bytes()
+            Path(
+                str(workflow.current_basedir),
+                os.pardir,
+                paths.WORKFLOW_PUBLISHED_VALUES,
+            ).read_bytes()
         ).hexdigest(),
     script:
         "../scripts/copy_workflow_file.py"
