@@ -50,10 +50,9 @@ def audit(
     targets: Sequence[str] | None = None,
     workflow_root: str | os.PathLike | None = None,
 ) -> list[Finding]:
-    """Every finding for the results under ``root`` (a Snakemake working directory).
-
-    Code is compared with the checkout at ``workflow_root`` (default: the Snakefile's folder,
-    else the checkout of this package): records name scripts relative to it.
+    """Every finding for the results under ``root`` (a Snakemake working directory), its code
+    against the checkout at ``workflow_root`` (default: the Snakefile's folder, else this
+    package's checkout; records name scripts relative to it).
 
     ``targets`` are the Snakemake targets whose results must all be there (default: the
     workflow's default target, rule ``all``).
@@ -71,9 +70,8 @@ def audit(
             dumped.write_text(json.dumps(plain_data(config)))  # JSON is YAML
             files.append(dumped)
         current = config if config is not None else _load_configs(files, snakefile)
-        if workflow_root is None and snakefile is not None:
-            workflow_root = Path(snakefile).resolve().parent
-        findings, tracked = walk(root, starts, current, workflow_root=workflow_root)
+        code_root = workflow_root or (Path(snakefile).resolve().parent if snakefile else None)
+        findings, tracked = walk(root, starts, current, workflow_root=code_root)
         if refused := refused_folder(root):  # Snakemake would read (and run) them
             return [*findings, *refused]
         if snakefile is None:
