@@ -97,9 +97,17 @@ relock: install
 # The folder may be someone else's: Snakemake's records are checked before Snakemake reads them,
 # and no `python -m` here imports from the folder (isotropy.trust).
 audit report: export PYTHONSAFEPATH = 1
-audit: install
-	$(BIN)/python -m isotropy.trust --configfile $(CONFIG_FILES)
-	$(BIN)/snakemake --cores 1 audit $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+# The audit of the run the folder holds: the target of LAST_RUN and the configuration it ran with
+# (its effective configuration), as `make report` reports it; every result of that target must be
+# there (AUDIT_TARGET=... AUDIT_CONFIG_FILES="..." choose another).
+AUDIT_TARGET ?= $(or $(LAST_TARGET),all)
+AUDIT_CONFIG_FILES ?= $(or $(wildcard logs/effective-config/$(AUDIT_TARGET).yaml),$(CONFIG_FILES))
+check_audit_target = $(if $(filter-out 1,$(words $(AUDIT_TARGET)))$(filter-out $(REPORT_TARGETS),$(AUDIT_TARGET)),\
+	$(error make audit: target '$(AUDIT_TARGET)' (from $(if $(filter command line environment,$(origin AUDIT_TARGET)),AUDIT_TARGET,$(LAST_RUN))) is not one of: $(REPORT_TARGETS); give AUDIT_TARGET=<one of them>))
+audit: install folder-check
+	$(check_audit_target)$(BIN)/python -m isotropy.trust --configfile $(AUDIT_CONFIG_FILES)
+	@echo "make audit: target $(AUDIT_TARGET) with $(AUDIT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); AUDIT_TARGET=... AUDIT_CONFIG_FILES=\"...\" choose another)"
+	ISOTROPY_AUDIT_TARGET=$(AUDIT_TARGET) $(BIN)/snakemake --cores 1 audit --configfile $(AUDIT_CONFIG_FILES) $(SNAKEMAKE_ARGS)
 
 # The report of the last run (LAST_RUN), with the configuration that run used (its effective
 # configuration, so later edits of the files do not change it): its target's results, and for a study target its claims,
@@ -120,6 +128,8 @@ REPORT_ARGS = --configfile $(REPORT_CONFIG_FILES) $(if $(REPORT_STUDY),--config 
 # Only the reported target's own overview rules: Snakemake plans every job of a forced rule, needed
 # or not, so forcing the other target's rules asks for results that run never made (issue 48).
 REPORT_RULES = $(if $(filter preview_study,$(REPORT_TARGET)),check_claims_preview compare_with_papers_preview report_overview_preview,check_claims compare_with_papers report_overview)
+# The workflow files the verdicts read, copied into the folder (rules/provenance.smk): cheap.
+COPY_RULES := copy_published_values copy_protocol_effects
 # The sensitivity study makes no claims: its report has none (report/workflow.rst says so).
 REPORT_OVERVIEW = $(if $(filter preview_study,$(REPORT_TARGET)),results/preview/report/overview.html,$(if $(filter sensitivity_study,$(REPORT_TARGET)),,results/report/overview.html))
 # make expands a recipe whole before its first line runs, LAST_RUN read in: the folder is checked
@@ -131,7 +141,7 @@ report: install folder-check
 	$(TRUST) --configfile $(REPORT_CONFIG_FILES)
 	@echo "make report: target $(REPORT_TARGET) with $(REPORT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); REPORT_TARGET=... REPORT_CONFIG_FILES=\"...\" choose another)"
 	$(if $(REPORT_OVERVIEW),$(BIN)/snakemake --cores 1 $(REPORT_OVERVIEW) $(REPORT_ARGS) --rerun-triggers mtime \
-		--forcerun $(REPORT_RULES) --allowed-rules $(REPORT_RULES) $(SNAKEMAKE_ARGS))
+		--forcerun $(REPORT_RULES) --allowed-rules $(REPORT_RULES) $(COPY_RULES) $(SNAKEMAKE_ARGS))
 	rm -f $(REPORT_PARTIAL)  # a planted link there is removed, never written through
 	$(BIN)/snakemake --cores 1 --report $(REPORT_PARTIAL) --report-stylesheet report/style.css \
 		$(REPORT_TARGET) $(REPORT_OVERVIEW) $(REPORT_ARGS) $(SNAKEMAKE_ARGS)

@@ -68,7 +68,7 @@ rule tabulate_correlations:
         traces=lambda wc: targets.optimisation_run_files(
             config, wc.study, "trace.parquet"
         ),
-        published=os.path.join(workflow.basedir, "config", "published_values.csv"),
+        published=paths.PUBLISHED_VALUES,
     output:
         table=report(
             paths.study_file("{table}.csv"),

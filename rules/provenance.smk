@@ -5,6 +5,53 @@
 # and compare_with_papers: the same result tables, measured by the same function.
 
 
+# The papers' printed numbers (config/published_values.csv, the workflow's file) copied into the
+# results folder, named by their sha256: the steps read the copy, so what Snakemake and the records
+# name is a path inside the folder, the same in every clone of the commit (a copied folder audits
+# clean there), and an edit of the workflow's file re-makes the copy and what reads it (params).
+rule copy_published_values:
+    output:
+        table=paths.PUBLISHED_VALUES,
+    log:
+        logs(f"{paths.PUBLISHED_VALUES}.log"),
+    conda:
+        "../envs/plots.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 500 * attempt,
+        runtime=lambda wc, attempt: 5 * attempt,
+    params:
+        source=paths.WORKFLOW_PUBLISHED_VALUES,
+        # The file beside these rules (not beside the Snakefile, which may be a user's own).
+        sha256=hashlib.sha256(
+            Path(
+                str(workflow.current_basedir),
+                os.pardir,
+                paths.WORKFLOW_PUBLISHED_VALUES,
+            ).read_bytes()
+        ).hexdigest(),
+    script:
+        "../scripts/copy_workflow_file.py"
+
+
+# The measured effects of protocol settings (isotropy.verdicts.declarations.protocol_gate), copied
+# into the results folder for the same reason as the published values.
+use rule copy_published_values as copy_protocol_effects with:
+    output:
+        table=paths.PROTOCOL_EFFECTS,
+    log:
+        logs(f"{paths.PROTOCOL_EFFECTS}.log"),
+    params:
+        source=paths.WORKFLOW_PROTOCOL_EFFECTS,
+        sha256=hashlib.sha256(
+            Path(
+                str(workflow.current_basedir),
+                os.pardir,
+                paths.WORKFLOW_PROTOCOL_EFFECTS,
+            ).read_bytes()
+        ).hexdigest(),
+
+
 # results/claims.csv (one row per claim × setup: measured value, threshold, verdict) and a
 # markdown summary. Its inputs are the result tables of every study in config `studies`, made
 # if needed (the I-STAR grid too, when listed); a study left out has its claims "not run".
@@ -43,11 +90,8 @@ rule check_claims:
 rule compare_with_papers:
     input:
         **inputs.workflow_inputs(config),
-        published=os.path.join(workflow.basedir, "config", "published_values.csv"),
-        # the measured effects of protocol settings (isotropy.verdicts.declarations.protocol_gate)
-        protocol_effects=os.path.join(
-            workflow.basedir, "config", "protocol_effects.csv"
-        ),
+        published=paths.PUBLISHED_VALUES,
+        protocol_effects=paths.PROTOCOL_EFFECTS,
     output:
         table=report(
             paths.PAPER_COMPARISON,
@@ -81,6 +125,8 @@ rule compare_with_papers:
 # whenever asked and never goes stale. Run it on its own: `snakemake audit`. Fails on any
 # mismatch; the table goes to the log and to results/audit.tsv. Snakemake is called with the
 # interpreter running this workflow (a conda env of the step need not hold Snakemake).
+# Every result of the target $ISOTROPY_AUDIT_TARGET must be there (default: rule all); `make
+# audit` sets it to the folder's last run (logs/last_run.txt), as `make report` reports it.
 rule audit:
     log:
         logs("audit.log"),
@@ -94,6 +140,7 @@ rule audit:
         snakefile=workflow.main_snakefile,
         snakemake_python=sys.executable,
         table=paths.AUDIT_TABLE,
+        targets=os.environ.get("ISOTROPY_AUDIT_TARGET", "").split(),
     script:
         "../scripts/audit_results.py"
 
@@ -126,10 +173,8 @@ use rule check_claims as check_claims_preview with:
 use rule compare_with_papers as compare_with_papers_preview with:
     input:
         **inputs.preview_inputs(config),
-        published=os.path.join(workflow.basedir, "config", "published_values.csv"),
-        protocol_effects=os.path.join(
-            workflow.basedir, "config", "protocol_effects.csv"
-        ),
+        published=paths.PUBLISHED_VALUES,
+        protocol_effects=paths.PROTOCOL_EFFECTS,
     output:
         table=report(
             paths.PREVIEW_PAPER_COMPARISON,

@@ -447,17 +447,17 @@ def test_toy_workflow_tampering_is_caught(toy, tmp_path):
     metric = _copy(workdir, tmp_path / "metric")
     with open(metric / "results/toy/metric.csv", "a") as handle:
         handle.write("99\n")
-    assert "results/toy/metric.csv" in _bad(audit(metric))
+    assert "results/toy/metric.csv" in _bad(audit(metric, workflow_root=workflow))
 
     raw = _copy(workdir, tmp_path / "raw")
     (raw / "resources/raw/toy/values.txt").write_text("1\n2\n4\n")
-    assert list(_bad(audit(raw))) == ["resources/raw/toy/values.txt"]
+    assert list(_bad(audit(raw, workflow_root=workflow))) == ["resources/raw/toy/values.txt"]
 
     original = (workflow / "metric.py").read_text()
     stat = (workflow / "metric.py").stat()
     try:
         (workflow / "metric.py").write_text(original + "# edited\n")
-        assert _bad(audit(workdir)) == {
+        assert _bad(audit(workdir, workflow_root=workflow)) == {
             "results/toy/metric.csv": ["code: its script metric.py changed since it was made"]
         }
     finally:
@@ -465,7 +465,7 @@ def test_toy_workflow_tampering_is_caught(toy, tmp_path):
         # Its time too: Snakemake takes a script newer than its outputs for changed code, and
         # the module's later tests share this workflow.
         os.utime(workflow / "metric.py", ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    assert not failures(audit(workdir))
+    assert not failures(audit(workdir, workflow_root=workflow))
 
 
 def _toy_args(workflow: Path, workdir: Path, *configs: Path) -> list[str]:

@@ -150,9 +150,9 @@ def _forge(workdir: Path, output: str, text: str, inputs: list[str]) -> None:
 def test_a_result_edited_with_its_record_is_caught(toy, tmp_path):
     """A leaf result (nothing reads it) edited together with its record used to pass."""
     work = shutil.copytree(toy[1], tmp_path / "work", symlinks=True)
-    assert not _bad(audit(work))
+    assert not _bad(audit(work, workflow_root=toy[0]))
     _forge(work, "results/table.csv", "total\n99\n", ["results/toy/metric.csv"])
-    bad = _bad(audit(work))
+    bad = _bad(audit(work, workflow_root=toy[0]))
     assert list(bad) == ["results/table.csv"]
     assert bad["results/table.csv"][0].startswith("checksum: modified after Snakemake made it")
 
@@ -166,7 +166,7 @@ def test_a_record_whose_inputs_differ_from_snakemakes_is_caught(toy, tmp_path, i
     stat = table.stat()
     _forge(work, "results/table.csv", table.read_text(), inputs)
     os.utime(table, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # the forger keeps the time too
-    reasons = _bad(audit(work))["results/table.csv"]
+    reasons = _bad(audit(work, workflow_root=toy[0]))["results/table.csv"]
     expected = "names inputs Snakemake did not give it" if inputs else "leaves out inputs"
     assert any(r.startswith("record: its record") and expected in r for r in reasons), reasons
 
@@ -185,7 +185,7 @@ def test_a_forged_chain_of_records_is_caught_by_snakemakes_input_checksums(toy, 
     forged = json.loads(record_path(metric).read_text())["outputs"]["results/toy/metric.csv"]
     record["inputs"]["results/toy/metric.csv"] = forged
     write_json(sidecar, record)
-    bad = _bad(audit(work))
+    bad = _bad(audit(work, workflow_root=toy[0]))
     assert list(bad) == ["results/table.csv"]
     assert any("Snakemake's metadata" in r for r in bad["results/table.csv"]), bad
 
@@ -201,8 +201,12 @@ def test_an_edited_result_is_named_once(toy, tmp_path):
     work = shutil.copytree(toy[1], tmp_path / "work", symlinks=True)
     with open(work / "results/table.csv", "a") as handle:
         handle.write("1\n")
-    assert _bad(audit(work))["results/table.csv"] == [
-        next(r for r in _bad(audit(work))["results/table.csv"] if r.startswith("checksum:"))
+    assert _bad(audit(work, workflow_root=toy[0]))["results/table.csv"] == [
+        next(
+            r
+            for r in _bad(audit(work, workflow_root=toy[0]))["results/table.csv"]
+            if r.startswith("checksum:")
+        )
     ]
 
 

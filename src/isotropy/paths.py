@@ -283,6 +283,12 @@ PREVIEW_PAPER_COMPARISON_MARKDOWN = "results/preview/paper_comparison.md"
 PREVIEW_REPORT_OVERVIEW = "results/preview/report/overview.html"
 PREVIEW_REPORT_FOREST = "results/preview/report/forest"
 AUDIT_TABLE = "results/audit.tsv"
+# The papers' printed numbers: the workflow's file, and its copy in the results folder that every
+# step reads (a path inside the folder, the same in every clone; rule copy_published_values).
+WORKFLOW_PUBLISHED_VALUES = "config/published_values.csv"
+PUBLISHED_VALUES = "resources/published_values.csv"
+WORKFLOW_PROTOCOL_EFFECTS = "config/protocol_effects.csv"
+PROTOCOL_EFFECTS = "resources/protocol_effects.csv"
 EFFECTIVE_CONFIG = "logs/effective-config"  # + /<target>.yaml, written when a run starts
 
 

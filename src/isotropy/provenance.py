@@ -202,7 +202,11 @@ def build_record(
     device: Any = None,
     seeds: list[int] | None = None,
     extra: dict | None = None,
+    workflow_root: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
+    """The record of one step. ``script`` is hashed as given, and named relative to
+    ``workflow_root`` when it lies there: a record names no folder of the checkout that made
+    it, so a results folder copied into another clone is audited against that clone's code."""
     record = {
         "record_version": RECORD_VERSION,
         "rule": rule,
@@ -212,7 +216,7 @@ def build_record(
         "outputs": file_entries(outputs),
         "code": {
             **code_version(),
-            "script": script,
+            "script": workflow_path(script, workflow_root) if script else None,
             "script_sha256": sha256_file(script) if script and Path(script).is_file() else None,
             "modules": module_hashes(),
         },
@@ -244,6 +248,7 @@ def record_step(
     )
     script = _original_script(snakemake)
     record = build_record(
+        workflow_root=workflow_root_of(snakemake),
         rule=snakemake.rule,
         inputs=[str(p) for p in snakemake.input],
         outputs=[str(p) for p in snakemake.output],
@@ -263,6 +268,24 @@ def record_step(
         remove_records(snakemake.output)  # all or none: never a record without its twin outputs
         raise
     return record
+
+
+def workflow_path(path: str | os.PathLike, root: str | os.PathLike | None) -> str:
+    """``path`` relative to the workflow's root folder (``scripts/x.py``) when it lies there,
+    else absolute (what the audit resolves against the auditing checkout, or as it is)."""
+    absolute = Path(path).resolve()
+    if root is not None and absolute.is_relative_to(Path(root).resolve()):
+        return absolute.relative_to(Path(root).resolve()).as_posix()
+    return str(absolute)
+
+
+def workflow_root_of(snakemake: Any) -> Path | None:
+    """The workflow's root folder, the Snakefile's (None outside a script): the one holding the
+    step's ``scripts/`` folder (Snakemake's layout), else the script's own folder."""
+    scriptdir = getattr(snakemake, "scriptdir", None)
+    if not scriptdir:
+        return None
+    return Path(scriptdir).parent if Path(scriptdir).name == "scripts" else Path(scriptdir)
 
 
 def _original_script(snakemake: Any) -> str | None:

@@ -54,8 +54,11 @@ def audit(
     env: Mapping[str, str] | None = None,
     snakemake_python: str | None = None,
     targets: Sequence[str] | None = None,
+    workflow_root: str | os.PathLike | None = None,
 ) -> list[Finding]:
-    """Every finding for the results under ``root`` (a Snakemake working directory).
+    """Every finding for the results under ``root`` (a Snakemake working directory), its code
+    against the checkout at ``workflow_root`` (default: the Snakefile's folder, else this
+    package's checkout; records name scripts relative to it).
 
     ``targets`` are the Snakemake targets whose results must all be there (default: the
     workflow's default target, rule ``all``).
@@ -73,10 +76,11 @@ def audit(
             dumped.write_text(json.dumps(plain_data(config)))  # JSON is YAML
             files.append(dumped)
         current = config if config is not None else _load_configs(files, snakefile)
+        code_root = workflow_root or (Path(snakefile).resolve().parent if snakefile else None)
         refused = refused_folder(root, snakefile)  # Snakemake would read (and run) them
         if any(f.check == "special" for f in refused):  # reading a pipe would block the walk
             return refused
-        findings, tracked = walk(root, starts, current)
+        findings, tracked = walk(root, starts, current, workflow_root=code_root)
         if refused:
             return [*findings, *refused]
         if snakefile is None:
@@ -95,7 +99,7 @@ def audit(
                 env=env,
                 python=snakemake_python,
             )
-        except (RuntimeError, subprocess.TimeoutExpired, OSError) as error:
+        except (RuntimeError, ValueError, subprocess.TimeoutExpired, OSError) as error:
             failed = f"cannot check parameters and code against the workflow: {error}"
             return [*findings, Finding("(workflow)", FAIL, "params", failed)]
     records = {p: load_record(root, p)[0] or {} for p in tracked}
@@ -300,6 +304,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# What makes Snakemake plan a job again, for the audit: every trigger but "code", which for a
+# `script:` rule compares the script's modification time with the output's, so that a folder
+# copied into a fresh clone (every script newer than every result) would be all "update pending".
+# The script's and modules' content is checked by sha256 against each record (the walk), and the
+# code of `shell:` and `run:` rules by Snakemake as text ("rule implementation changed").
+RERUN_TRIGGERS = ("mtime", "params", "input", "software-env")
+
 # Snakemake --summary statuses that mean the result no longer matches the workflow.
 SUMMARY_STATUS = {
     "updated input files": (
@@ -342,6 +353,8 @@ def snakemake_summary(
     """
     if targets is not None and not targets:
         return {}
+    if bad := [t for t in targets or [] if not t or t.startswith("-")]:
+        raise ValueError(f"audit target {bad[0]!r} is not a target: it would be an option")
     # Targets first: --configfile and --quiet take several values and would swallow them.
     command = [
         python or sys.executable,
@@ -355,7 +368,7 @@ def snakemake_summary(
     ]
     if configfiles:
         command += ["--configfile", *map(str, configfiles)]
-    command += [*extra_args, "--summary"]
+    command += ["--rerun-triggers", *RERUN_TRIGGERS, *extra_args, "--summary"]
     # `python -m` puts the working directory first on sys.path: never the audited folder's.
     environ = dict(env if env is not None else os.environ)
     protect_imports(environ)

@@ -13,6 +13,7 @@ from against today's pins (the mirror's MANIFEST.tsv and the config's sha256), r
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -42,6 +43,8 @@ from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.provenance import is_record, module_source, package_versions, snakemake_metadata
 
 MTIME_TOLERANCE_S = 1e-3
+# The checkout whose code the audit compares records with (the one this package lies in).
+WORKFLOW_ROOT = Path(__file__).resolve().parents[3]
 
 
 def result_files(root: Path) -> list[str]:
@@ -67,10 +70,15 @@ def _newer(root: Path, input_path: Path, output_path: Path) -> bool:
 
 
 def check_record(
-    root: Path, path: str, record: Mapping[str, Any], current_packages: Mapping[str, str | None]
+    root: Path,
+    path: str,
+    record: Mapping[str, Any],
+    current_packages: Mapping[str, str | None],
+    *,
+    workflow_root: Path | None = None,
 ) -> list[Finding]:
-    """The checks that need only the provenance record: checksum, inputs, staleness, code,
-    packages."""
+    """The checks that need only the provenance record: checksum (of every output it lists),
+    inputs, staleness, code (against the checkout at ``workflow_root``), packages."""
     target = resolve_path(root, path)
     findings = []
     recorded = record.get("outputs", {}).get(path) or record.get("outputs", {}).get(str(target))
@@ -81,7 +89,7 @@ def check_record(
             )
         )
     else:
-        actual = sha256_file(target)
+        actual = _sha256(target)
         if actual != recorded["sha256"]:
             findings.append(
                 Finding(
@@ -92,6 +100,7 @@ def check_record(
                     f"{short_digest(recorded['sha256'])}…, now {short_digest(actual)}…",
                 )
             )
+    findings += _twin_findings(root, path, record)
     missing, changed, newer, remade = _compare_files(root, target, record.get("inputs", {}))
     findings += _input_findings(path, missing, changed, newer)
     if remade:
@@ -104,9 +113,43 @@ def check_record(
                 "file but identical to what it was made from",
             )
         )
-    findings += _check_code(path, record.get("code") or {})
+    findings += _check_code(path, record.get("code") or {}, workflow_root or WORKFLOW_ROOT)
     findings += _check_packages(path, record.get("packages") or {}, current_packages)
     return findings
+
+
+def _twin_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[Finding]:
+    """The other outputs the record of ``path`` lists (the job's twins, each of which got a copy
+    of the same record) against the sha256 it gives them: a result replaced together with its own
+    record is still named by its twins' records, whatever its size and modification time."""
+    findings = []
+    for name, entry in sorted((record.get("outputs") or {}).items()):
+        twin = resolve_path(root, name)
+        rel = relative_path(root, twin)
+        if rel == path or not twin.is_file():  # a missing twin is the walk's (or declared) finding
+            continue
+        actual = _sha256(twin)
+        if actual != entry["sha256"]:
+            reason = (
+                f"differs from the sha256 that the record of {path}, made by the same job, gives "
+                f"it ({short_digest(entry['sha256'])}…, now {short_digest(actual)}…): replaced "
+                "after it was made, its own record rewritten or not"
+            )
+            findings.append(Finding(rel, FAIL, "checksum", reason))
+    return findings
+
+
+@functools.lru_cache(maxsize=4096)
+def _sha256_of(path: str, identity: tuple[int, ...]) -> str:
+    return sha256_file(path)
+
+
+def _sha256(path: Path) -> str:
+    """sha256 of ``path``, computed once per walk however many records name it (emptied when a
+    walk starts; a file whose inode, size or change time differs is hashed again)."""
+    stat = path.stat()
+    identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+    return _sha256_of(str(path), identity)
 
 
 def _compare_files(
@@ -174,16 +217,18 @@ def _input_findings(
     return findings
 
 
-def _check_code(path: str, code: Mapping[str, Any]) -> list[Finding]:
+def _check_code(path: str, code: Mapping[str, Any], workflow_root: Path) -> list[Finding]:
+    """The step's script (named relative to the workflow's root, which is the auditing
+    checkout's; older records name it by an absolute path) and project modules, by sha256."""
     findings = []
     script, recorded = code.get("script"), code.get("script_sha256")
     if script and recorded:
-        current = Path(script)
+        current = Path(script) if os.path.isabs(script) else workflow_root / script
         if not current.is_file():
             findings.append(
                 Finding(path, FAIL, "code", f"the script that made it, {script}, no longer exists")
             )
-        elif sha256_file(current) != recorded:
+        elif _sha256(current) != recorded:
             findings.append(
                 Finding(path, FAIL, "code", f"its script {current.name} changed since it was made")
             )
@@ -240,12 +285,17 @@ def walk(
     root: str | os.PathLike,
     starts: Iterable[str] | None = None,
     config: Mapping[str, Any] | None = None,
+    *,
+    workflow_root: str | os.PathLike | None = None,
 ) -> tuple[list[Finding], list[str]]:
-    """Audit ``starts`` (default: every result file) and everything they were made from.
+    """Audit ``starts`` (default: every result file) and everything they were made from, the
+    code against the checkout at ``workflow_root`` (default: the one this package lies in).
 
     Returns the findings and the audited files that have a provenance record or Snakemake
     metadata (the ones whose parameters :func:`snakemake_summary` can check).
     """
+    code_root = Path(workflow_root).resolve() if workflow_root else WORKFLOW_ROOT
+    _sha256_of.cache_clear()  # files may have changed since the last walk of this process
     root = Path(root).resolve()
     queue = deque(starts if starts is not None else result_files(root))
     asked = (
@@ -262,7 +312,9 @@ def walk(
         if path in seen:
             continue
         seen.add(path)
-        found, inputs = audit_file(root, path, config, packages, asked=path in asked)
+        found, inputs = audit_file(
+            root, path, config, packages, asked=path in asked, workflow_root=code_root
+        )
         findings += found
         if inputs is not None:
             queue.extend(inputs)
@@ -273,7 +325,25 @@ def walk(
             "not cross-checked against what Snakemake ran; audit the folder the workflow ran in"
         )
         findings.append(Finding("(workflow)", WARN, "record", reason))
-    return findings, tracked
+    return _one_per_cause(findings), tracked
+
+
+def _one_per_cause(findings: Sequence[Finding]) -> list[Finding]:
+    """One checksum mismatch per file (its own record's, else a twin's), and no "ok" line for
+    a file that a twin's record calls replaced."""
+    failed = {f.file for f in findings if f.status == FAIL}
+    kept, named = [], set()
+    own_first = sorted(findings, key=lambda f: not f.reason.startswith("modified after"))
+    for finding in own_first:
+        if finding.status == OK and finding.check == "all" and finding.file in failed:
+            continue
+        if finding.status == FAIL and finding.check == "checksum":
+            if finding.file in named:
+                continue
+            named.add(finding.file)
+        kept.append(finding)
+    order = {id(f): i for i, f in enumerate(findings)}
+    return sorted(kept, key=lambda f: order[id(f)])
 
 
 def audit_file(
@@ -283,6 +353,7 @@ def audit_file(
     packages: Mapping[str, str | None],
     *,
     asked: bool = False,
+    workflow_root: Path | None = None,
 ) -> tuple[list[Finding], list[str] | None]:
     """The findings of one file, and the inputs to walk on to (None: the file is not traced, it
     has neither a provenance record nor Snakemake metadata)."""
@@ -293,13 +364,15 @@ def audit_file(
     if is_manifest(path):
         found = check_manifest(root, path, config) + ([damaged] if damaged else [])
         if record is not None:  # a manifest with a record of its own is checked against it too
-            found += [f for f in check_record(root, path, record, packages) if f.status != OK]
+            checked = check_record(root, path, record, packages, workflow_root=workflow_root)
+            found += [f for f in checked if f.status != OK]
         return found, []
     if damaged is not None:  # nothing it says can be used: not even where to walk on to
         return [damaged], None
     inputs: list[str] | None
     if record is not None:
-        found, inputs = check_record(root, path, record, packages), list(record.get("inputs", {}))
+        found = check_record(root, path, record, packages, workflow_root=workflow_root)
+        inputs = list(record.get("inputs", {}))
         found += _relock_findings(root, path, record, config)
         named = {f.check for f in found if f.status == FAIL}  # one finding per cause
         found += [f for f in _cross_check(root, path, record) if f.check not in named]
