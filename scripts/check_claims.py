@@ -23,6 +23,7 @@ from isotropy.verdicts.claims import (
     claims_markdown,
     with_cls_stand_in,
 )
+from isotropy.verdicts.learning import guard_cls_claims, guard_heldout_claims
 from isotropy.verdicts.measurements import as_preview, load_tables, measure
 from isotropy.verdicts.standins import StandIns
 
@@ -32,7 +33,8 @@ def main(snakemake):
     named = dict(snakemake.input.items())
     # the extension study's per-seed values (config studies lists it): its claims join the page
     extensions = named.pop("extensions_seeds", None)
-    seed_claims = None if extensions is None else claim_values(pd.read_csv(extensions))
+    extension_seeds = None if extensions is None else pd.read_csv(extensions)
+    seed_claims = None if extension_seeds is None else claim_values(extension_seeds)
     tables = load_tables(named, dict(snakemake.params.run_keys))
     measured = measure(
         tables, dict(snakemake.params.config), StandIns(**snakemake.params.stand_ins)
@@ -44,7 +46,10 @@ def main(snakemake):
         families.append((values, CLS_CLAIMS, "rajaee_cls"))
     studies = {name.split("_")[0] for name in tables}
     table = check_claims(measured, studies, seed_claims, families)
+    if extension_seeds is not None:  # a held-out model that did not learn: not judged
+        table = guard_heldout_claims(table, extension_seeds)
     if "rajaee_cls_runs" in tables:
+        table = guard_cls_claims(table, tables["rajaee_cls_runs"])  # not learned: not judged
         table = with_cls_stand_in(table, list(tables["rajaee_cls_runs"]["model"]))
     if snakemake.params.get("preview"):  # a preview's claims: results/preview/ as the main study
         table = as_preview(table, snakemake.params.preview)

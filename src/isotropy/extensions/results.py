@@ -119,7 +119,11 @@ def heldout_seeds(epochs: pd.DataFrame) -> pd.DataFrame:
                 "final_accuracy": float(run[f"{part}_accuracy"].iloc[-1]),
             }
             rows += _rows("heldout", setup, part, seed, values)
-        rows += _rows("heldout", setup, "run", seed, {"epochs": float(run["epoch"].max())})
+        run_values = {"epochs": float(run["epoch"].max())}
+        if "heldout_majority" in run:  # the learning guard's inputs (older runs lack them)
+            run_values["majority_baseline"] = float(run["heldout_majority"].iloc[0])
+            run_values["heldout_items"] = float(run["heldout_items"].iloc[0])
+        rows += _rows("heldout", setup, "run", seed, run_values)
     return pd.DataFrame(rows, columns=SEED_COLUMNS)
 
 

@@ -25,6 +25,9 @@ The verdict words, defined once (docs/verdicts.md gives the rules behind them wi
     our model or data is a stand-in for the paper's (named in the row): our value is shown
     beside the paper's, never set against it; claims (directions, signs) are still judged on
     stand-ins and say so.
+``not judged: the model did not learn``
+    a claim or printed number about a fine-tuned model whose accuracy is not above its task's
+    majority baseline by the one-sided test of :mod:`isotropy.verdicts.learning`.
 ``1 seed: not judged``
     the rule needs a spread across seeds and the run has one seed of a seeded quantity.
 ``stated``
@@ -42,6 +45,7 @@ declarations           what each published number is (estimand, m, margin, proto
 measurements           the result tables the two rules read (a preview's rows stamped) and
                        every judged quantity, measured once from them (the geometry study's
                        LID, S_inter, STS and I(W) included)
+learning               the learning guard: did a fine-tuned model beat its majority baseline?
 standins               what this run uses where the papers used something else
 claims                 results/claims.{csv,md}: each claim, bound and verdict
 comparison             the papers' printed numbers as data (config/published_values.csv), and

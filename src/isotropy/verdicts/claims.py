@@ -39,12 +39,14 @@ from scipy import stats
 from isotropy.istar.cls_results import claim_values as cls_claim_values
 from isotropy.statistics import fisher_z
 from isotropy.verdicts.equivalence import holm
+from isotropy.verdicts.learning import guard_cls_claims
 from isotropy.verdicts.tolerances import (
     ALPHA,
     CONSISTENT,
     INCONCLUSIVE,
     INCONSISTENT_SEEDS,
     NOT_CONSISTENT,
+    NOT_LEARNED,
     ONE_SEED,
     holds_bound,
     judge,
@@ -65,7 +67,15 @@ COLUMNS = [
     "note",
 ]
 SUPPORTED, NOT_SUPPORTED, NOT_RUN = "supported", "not supported", "not run"
-CLAIM_VERDICTS = (SUPPORTED, NOT_SUPPORTED, INCONSISTENT_SEEDS, INCONCLUSIVE, ONE_SEED, NOT_RUN)
+CLAIM_VERDICTS = (
+    SUPPORTED,
+    NOT_SUPPORTED,
+    INCONSISTENT_SEEDS,
+    INCONCLUSIVE,
+    ONE_SEED,
+    NOT_LEARNED,
+    NOT_RUN,
+)
 SPEARMAN_LIMIT = -0.998  # Mickus et al. §3.2: ρ "always below −0.998"
 GLUE_SPEARMAN_LIMIT = -0.5  # appendix A: "strongly negative", its bounds lost from our copy
 SEED_SPREAD_LIMIT = 0.05  # std of the final value across seeds / |mean change|
@@ -353,6 +363,11 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
     if m["missing"]:
         rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, m["evidence"], m["missing"]))
         return
+    if m.get("not_learned"):  # a fine-tuned model not above its majority baseline
+        rows.append(
+            _row(claim, setup, m["value"], threshold, NOT_LEARNED, m["evidence"], m["not_learned"])
+        )
+        return
     verdict, rule, p = _judge_claim(claim, m)
     undefined = "" if math.isfinite(m["value"]) else "measurement undefined"
     parts = [rule, m["note"] or undefined]
@@ -405,6 +420,7 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
         INCONSISTENT_SEEDS: "⚠️ inconsistent across seeds",
         INCONCLUSIVE: "❔ inconclusive",
         ONE_SEED: "➖ 1 seed: not judged",
+        NOT_LEARNED: "➖ not judged: the model did not learn",
         NOT_RUN: "➖ not run",
     }
     counts = table["verdict"].value_counts()
@@ -705,4 +721,5 @@ def check_cls_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
     setup (:data:`COLUMNS`), the stand-in named in every row's note; on the claims page they
     join that page's family (:func:`check_claims` with ``other_families``)."""
     table = check_seed_claims(cls_claim_values(runs, layers), CLS_CLAIMS, study="rajaee_cls")
+    table = guard_cls_claims(table, runs)  # a model that did not learn is not judged
     return with_cls_stand_in(table, list(runs["model"]))

@@ -38,6 +38,7 @@ from isotropy.verdicts.tolerances import (
     EQUIVALENCE_RULES,
     NOT_COMPARABLE,
     NOT_CONSISTENT,
+    NOT_LEARNED,
     NOT_RUN,
     STAND_IN,
     VERDICTS,
@@ -144,6 +145,8 @@ def judge_row(
     declared statistic, the equivalence test) of one published row against one measurement."""
     kind, bound = parse_tolerance(paper["tolerance"])
     value = float(ours["value"])
+    if ours.get("not_learned"):  # a fine-tuned model not above its majority baseline
+        return NOT_LEARNED, ours["not_learned"], value, None
     numeric = kind in EQUIVALENCE_RULES or kind in ("exact", "relative", "factor")
     if numeric and ours["stand_in"]:
         return STAND_IN, f"not judged: {ours['stand_in']}", value, None
@@ -217,7 +220,10 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 rows.append(_row(paper, verdict=NOT_RUN, note=ours["missing"], **details))
                 continue
             verdict, tolerance, value, test = judge_row(paper, ours)
-            if str(paper["tolerance"]).startswith("seeds_") and verdict != NOT_COMPARABLE:
+            if str(paper["tolerance"]).startswith("seeds_") and verdict not in (
+                NOT_COMPARABLE,
+                NOT_LEARNED,
+            ):
                 seed_tests.append((len(rows), paper["tolerance"], ours))
             if test is not None:
                 tests.append((len(rows), test))

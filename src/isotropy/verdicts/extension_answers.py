@@ -23,6 +23,7 @@ import pandas as pd
 
 from isotropy.extensions import results
 from isotropy.verdicts.claims import EXTENSION_CLAIMS, check_seed_claims
+from isotropy.verdicts.learning import guard_heldout_claims
 
 ROOT = Path(__file__).resolve().parents[3]
 SEEDS = Path("docs/data/extensions_seeds.csv")
@@ -67,7 +68,7 @@ def _interval(values: list[float]) -> str:
 def claims_table(seeds: pd.DataFrame) -> pd.DataFrame:
     """Every claim row (check_seed_claims) with its per-seed values and their mean's interval."""
     values = results.claim_values(seeds)
-    claims = check_seed_claims(values)
+    claims = guard_heldout_claims(check_seed_claims(values), seeds)
     intervals = []
     for row in claims.itertuples(index=False):
         ours = values[values["claim"] == row.claim]
