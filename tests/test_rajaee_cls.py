@@ -207,14 +207,15 @@ def test_config_section_is_validated(tmp_path):
 def test_estimate_counts_the_runs_left(tmp_path):
     config = load_config(["config.yaml", "config/offline.yaml"])
     section = config["rajaee_cls"]
-    per_run = cls_cost.run_seconds(section, "miniLM", "rte")
+    per_run = cls_cost.run_seconds(section, "miniLM", section["tasks"][0])
     assert per_run is not None and per_run > 0
     lines, total = cls_cost.describe(
         config, "cpu", costs.Pace(speed=1.0, cores=2, job_overhead=0.0), workdir=tmp_path
     )
     runs = len(section["seeds"]) * len(section["methods"])
     assert math.isclose(total, runs * per_run / 2) and lines[1].startswith(f"0 of {runs} runs")
-    done = tmp_path / paths.rajaee_cls_run_file("metrics.json", "miniLM", "rte", "none", 0)
+    task = section["tasks"][0]
+    done = tmp_path / paths.rajaee_cls_run_file("metrics.json", "miniLM", task, "none", 0)
     done.parent.mkdir(parents=True)
     done.write_text("{}")
     _, left = cls_cost.describe(
@@ -263,3 +264,11 @@ def test_fine_tuning_rows_reach_the_paper_comparison_as_stand_ins():
     # WiC stays "not run" offline, with its reason
     wic = table[table["quantity"].str.startswith("wic_finetuned")]
     assert len(wic) == 4 and (wic["verdict"] == "not run").all()
+
+
+def test_each_task_is_costed_by_its_own_rows():
+    """SST-2's phrases (13.5 tokens) cost a fifth of RTE's pairs (66): its own rows of
+    config/costs.csv, not RTE's; a task without rows falls back to RTE's (the longest)."""
+    sst2, rte = cls_cost.measured_seconds("sst2"), cls_cost.measured_seconds("rte")
+    assert sst2["train_example"] < rte["train_example"] / 2
+    assert cls_cost.measured_seconds("qnli") == rte
