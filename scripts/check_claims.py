@@ -9,7 +9,7 @@ import logging
 
 import pandas as pd
 
-from isotropy.extensions.results import claim_values, mark_undecided
+from isotropy.extensions.results import claim_values
 from isotropy.io import atomic_path
 from isotropy.istar.cls_results import claim_values as cls_claim_values
 from isotropy.logs import configure_from_snakemake
@@ -21,8 +21,10 @@ from isotropy.verdicts.claims import (
     SUPPORTED,
     check_claims,
     claims_markdown,
+    mark_undecided,
     with_cls_stand_in,
 )
+from isotropy.verdicts.learning import guard_cls_claims, guard_heldout_claims
 from isotropy.verdicts.measurements import as_preview, load_tables, measure
 from isotropy.verdicts.standins import StandIns
 
@@ -33,7 +35,8 @@ def main(snakemake):
     # the extension study's per-seed values (config studies lists it): its claims join the page
     # as their own Holm family, so they read as on results/extensions/claims.md
     extensions = named.pop("extensions_seeds", None)
-    seed_claims = None if extensions is None else claim_values(pd.read_csv(extensions))
+    extension_seeds = None if extensions is None else pd.read_csv(extensions)
+    seed_claims = None if extension_seeds is None else claim_values(extension_seeds)
     tables = load_tables(named, dict(snakemake.params.run_keys))
     measured = measure(
         tables, dict(snakemake.params.config), StandIns(**snakemake.params.stand_ins)
@@ -47,7 +50,10 @@ def main(snakemake):
     table = check_claims(measured, studies, seed_claims, families)
     if seed_claims is not None:  # same-optimum rows whose run cannot tell
         table = mark_undecided(table, seed_claims)
+    if extension_seeds is not None:  # a held-out model that did not learn: not judged
+        table = guard_heldout_claims(table, extension_seeds)
     if "rajaee_cls_runs" in tables:
+        table = guard_cls_claims(table, tables["rajaee_cls_runs"])  # not learned: not judged
         table = with_cls_stand_in(table, list(tables["rajaee_cls_runs"]["model"]))
     if snakemake.params.get("preview"):  # a preview's claims: results/preview/ as the main study
         table = as_preview(table, snakemake.params.preview)

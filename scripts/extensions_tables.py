@@ -8,7 +8,8 @@ from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 from isotropy.traces import read_traces
-from isotropy.verdicts.claims import check_seed_claims, claims_markdown
+from isotropy.verdicts.claims import check_seed_claims, claims_markdown, mark_undecided
+from isotropy.verdicts.learning import guard_heldout_claims
 
 
 def seed_values(runs: list[dict], trace_paths: list[str], epoch_paths: list[str]) -> pd.DataFrame:
@@ -55,7 +56,8 @@ def main(snakemake):
             text = markdown(table, TITLES[question], snakemake.params.settings_line)
             tmp.write_text(text, encoding="utf-8")
     values = results.claim_values(seeds)
-    claims = results.mark_undecided(check_seed_claims(values), values)
+    claims = mark_undecided(check_seed_claims(values), values)
+    claims = guard_heldout_claims(claims, seeds)  # a model that did not learn: not judged
     with atomic_path(snakemake.output.claims) as tmp:
         claims.to_csv(tmp, index=False)
     with atomic_path(snakemake.output.claims_markdown) as tmp:

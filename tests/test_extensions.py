@@ -30,6 +30,7 @@ from isotropy.verdicts.claims import (
     check_seed_claims,
     judge_any_setup,
     judge_seeds,
+    mark_undecided,
 )
 
 CPU = torch.device("cpu")
@@ -164,7 +165,7 @@ def test_heldout_split_is_disjoint_and_convergence_is_as_stated():
 def judged(seeds: pd.DataFrame) -> pd.DataFrame:
     """The claim rows as every page has them: judged, then undecided rows marked."""
     values = results.claim_values(seeds)
-    return results.mark_undecided(check_seed_claims(values), values)
+    return mark_undecided(check_seed_claims(values), values)
 
 
 def judge(seeds: pd.DataFrame, claim: str) -> set[str]:

@@ -124,7 +124,9 @@ def _tables(iw_with: list[float], cls_mean: float) -> tuple[pd.DataFrame, pd.Dat
     runs, layers = [], []
     for seed, raised in enumerate(iw_with):
         for method, iw in (("none", 1e-4), ("cluster", raised)):
-            runs.append({"model": "m", "task": "rte", "method": method, "seed": seed, "cls_iw": iw})
+            run = {"model": "m", "task": "rte", "method": method, "seed": seed, "cls_iw": iw}
+            # a model that learned RTE (the guard, test_learning.py, judges only those)
+            runs.append(run | {"accuracy": 0.65, "majority_baseline": 0.527, "eval_sentences": 277})
             layers += _layers(seed, method, cls_mean, iw)
     return pd.DataFrame(runs), pd.DataFrame(layers)
 
@@ -175,6 +177,7 @@ def test_tables_and_figure_from_metrics_files(tmp_path):
                 "settings": {"epochs": 2},
                 "steps": 2,
                 "scores": {"accuracy": 0.5},
+                "majority_baseline": 0.5,
                 "cls_iw": 1e-3,
                 "cls_iw_head_input": 0.3 if method == "cluster" else 1e-3,
                 "eval_sentences": 4,
@@ -204,14 +207,15 @@ def test_config_section_is_validated(tmp_path):
 def test_estimate_counts_the_runs_left(tmp_path):
     config = load_config(["config.yaml", "config/offline.yaml"])
     section = config["rajaee_cls"]
-    per_run = cls_cost.run_seconds(section, "miniLM", "rte")
+    per_run = cls_cost.run_seconds(section, "miniLM", section["tasks"][0])
     assert per_run is not None and per_run > 0
     lines, total = cls_cost.describe(
         config, "cpu", costs.Pace(speed=1.0, cores=2, job_overhead=0.0), workdir=tmp_path
     )
     runs = len(section["seeds"]) * len(section["methods"])
     assert math.isclose(total, runs * per_run / 2) and lines[1].startswith(f"0 of {runs} runs")
-    done = tmp_path / paths.rajaee_cls_run_file("metrics.json", "miniLM", "rte", "none", 0)
+    task = section["tasks"][0]
+    done = tmp_path / paths.rajaee_cls_run_file("metrics.json", "miniLM", task, "none", 0)
     done.parent.mkdir(parents=True)
     done.write_text("{}")
     _, left = cls_cost.describe(
@@ -260,3 +264,11 @@ def test_fine_tuning_rows_reach_the_paper_comparison_as_stand_ins():
     # WiC stays "not run" offline, with its reason
     wic = table[table["quantity"].str.startswith("wic_finetuned")]
     assert len(wic) == 4 and (wic["verdict"] == "not run").all()
+
+
+def test_each_task_is_costed_by_its_own_rows():
+    """SST-2's phrases (13.5 tokens) cost a fifth of RTE's pairs (66): its own rows of
+    config/costs.csv, not RTE's; a task without rows falls back to RTE's (the longest)."""
+    sst2, rte = cls_cost.measured_seconds("sst2"), cls_cost.measured_seconds("rte")
+    assert sst2["train_example"] < rte["train_example"] / 2
+    assert cls_cost.measured_seconds("qnli") == rte

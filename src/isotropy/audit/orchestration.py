@@ -58,16 +58,10 @@ def audit(
 ) -> list[Finding]:
     """Every finding for the results under ``root`` (a Snakemake working directory), its code
     against the checkout at ``workflow_root`` (default: the Snakefile's folder, else this
-    package's checkout; records name scripts relative to it).
-
-    ``targets`` are the Snakemake targets whose results must all be there (default: the
-    workflow's default target, rule ``all``).
-
-    With ``snakefile`` the parameters, rule code and input sets are checked by Snakemake against
-    the current workflow; ``configfiles`` are the config files of the run (or ``config``, the
-    current configuration as a mapping, which is written to a temporary file). Without it those
-    checks are skipped and one warning says so.
-    """
+    package's checkout; records name scripts relative to it). ``targets``: whose results must
+    all be there (default: rule ``all``). With ``snakefile`` the parameters, rule code and input
+    sets are checked by Snakemake against the current workflow with ``configfiles`` (or
+    ``config``, written to a temporary file); without it one warning says they were skipped."""
     root = Path(root).resolve()
     with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
         files = list(configfiles)

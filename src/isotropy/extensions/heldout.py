@@ -148,6 +148,8 @@ def finetune(spec: ModelSpec, table: pd.DataFrame, settings: HeldoutSettings, se
     tokenizer = load_pretrained(spec, AutoTokenizer.from_pretrained)
     encoder = load_pretrained(spec, AutoModel.from_pretrained)
     model = SentenceClassifier(encoder, train["label"].nunique()).to(device)
+    # the accuracy of always answering the commonest label (the learning guard's baseline)
+    majority = float(heldout["label"].value_counts(normalize=True).max())
     length = settings.max_length
     train_features = classification_features(train, tokenizer, length, regression=False)
     heldout_features = classification_features(heldout, tokenizer, length, regression=False)
@@ -169,6 +171,7 @@ def finetune(spec: ModelSpec, table: pd.DataFrame, settings: HeldoutSettings, se
         trained = score(model, train_features, tokenizer, settings, device)
         row = {"seed": seed, "epoch": epoch, "train_loss": loss}
         row |= {f"heldout_{k}": v for k, v in held.items()}
+        row |= {"heldout_majority": majority, "heldout_items": len(heldout)}  # the guard's
         row |= {f"train_{k}": v for k, v in trained.items()}
         rows.append(row)
         log.info("epoch %d/%d: %s", epoch, settings.max_epochs, rows[-1])

@@ -47,7 +47,8 @@ def criteria_seeds(traces: pd.DataFrame) -> pd.DataFrame:
     criteria): each criterion's change, Spearman ρ with IsoScore and, oriented so that higher
     is better, with the silhouette, the step of its optimum beside the silhouette's, their
     distance in updates (0: the same optimum among the recorded steps) and the last recorded
-    step (both optima there: the run cannot tell whether they differ, :func:`mark_undecided`)."""
+    step (both optima there: the run cannot tell whether they differ; the claims page's
+    ``mark_undecided`` says so)."""
     rows = []
     for (setup, seed), run in traces.sort_values("step").groupby(["setup", "seed"], sort=False):
         best_silhouette = int(run["step"].iloc[int(run["silhouette"].to_numpy().argmax())])
@@ -121,7 +122,11 @@ def heldout_seeds(epochs: pd.DataFrame) -> pd.DataFrame:
                 "final_accuracy": float(run[f"{part}_accuracy"].iloc[-1]),
             }
             rows += _rows("heldout", setup, part, seed, values)
-        rows += _rows("heldout", setup, "run", seed, {"epochs": float(run["epoch"].max())})
+        run_values = {"epochs": float(run["epoch"].max())}
+        if "heldout_majority" in run:  # the learning guard's inputs (older runs lack them)
+            run_values["majority_baseline"] = float(run["heldout_majority"].iloc[0])
+            run_values["heldout_items"] = float(run["heldout_items"].iloc[0])
+        rows += _rows("heldout", setup, "run", seed, run_values)
     return pd.DataFrame(rows, columns=SEED_COLUMNS)
 
 
@@ -182,7 +187,7 @@ def claim_values(seeds: pd.DataFrame, last_step: int | None = None) -> pd.DataFr
     ``undecided`` marks a same-optimum seed whose criterion and silhouette are both best at the
     last recorded step (``last_step`` rows of the values, or the ``last_step`` given for values
     recorded before they had them): the run ends before either turns, so their distance 0 says
-    nothing; its value is left out (NaN) and :func:`mark_undecided` says so."""
+    nothing; its value is left out (NaN) and the claims page's ``mark_undecided`` says so."""
     frames = []
     for claim, (question, wanted, quantity) in CLAIM_QUANTITIES.items():
         picked = seeds[(seeds["question"] == question) & (seeds["quantity"] == quantity)]
@@ -215,30 +220,3 @@ def _optima_at_end(seeds: pd.DataFrame, last_step: int | None) -> pd.Series:
     else:
         last = pd.Series(float(last_step), wide.index)
     return (wide["optimum_step"] == last) & (wide["silhouette_optimum_step"] == last)
-
-
-def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
-    """``table`` (claim rows) with each same-optimum row whose seeds are all undecided
-    (:func:`claim_values`) read *not decided*, and a row with some undecided seeds saying how
-    many were left out of its test."""
-    from isotropy.verdicts.claims import NOT_DECIDED
-
-    if "undecided" not in values:
-        return table
-    table = table.copy()
-    counts = values.groupby(["claim", "setup"])["undecided"].agg(["sum", "size"])
-    for index, row in table.iterrows():
-        if (row["claim"], row["setup"]) not in counts.index:
-            continue
-        undecided, seeds = counts.loc[(row["claim"], row["setup"])]
-        if undecided == 0:
-            continue
-        said = (
-            f"{int(undecided)} of {int(seeds)} seeds: the criterion and the silhouette both best"
-            " at the last recorded update, so the run cannot tell whether their optima differ"
-        )
-        if undecided == seeds:
-            table.loc[index, ["verdict", "measured", "note"]] = [NOT_DECIDED, math.nan, said]
-        else:
-            table.loc[index, "note"] = f"{row['note']}; {said} (left out of the test)"
-    return table

@@ -44,12 +44,11 @@ def cluster_cosine_statistics(
     only, unweighted mean over clusters (:func:`isotropy.metrics.per_cluster_cosine_statistics`).
     The ``_adjusted_pooled`` values, and ``average_cosine_adjusted``, pool the whole centred space
     instead (all pairs, whatever their cluster): our earlier convention, kept as an extra.
-    ``isoscore_within*``: :func:`within_cluster_isotropy`, the judged measure (the centred cosines
-    are about 0 for any symmetric cluster, needle-shaped or not).
-    With ``types=None`` (static vectors: one vector per word) every word is its own type: S_inter
-    is the exact mean cosine over all pairs of different words (raw, pooled and per cluster
-    alike; ``average_cosine`` stays the sampled estimate) and S_intra is undefined, so it is
-    left out.
+    ``isoscore_within*``: :func:`within_cluster_isotropy`, the judged measure (the centred
+    cosines are about 0 for any symmetric cluster, needle-shaped or not). With ``types=None``
+    (static vectors: one vector per word) every word is its own type: S_inter is the exact mean
+    cosine over all pairs of different words (raw, pooled and per cluster alike;
+    ``average_cosine`` stays the sampled estimate) and S_intra is undefined, so it is left out.
     Returns the statistics and the cluster labels.
     """
     from isotropy.metrics import (

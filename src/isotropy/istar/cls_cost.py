@@ -26,31 +26,36 @@ RunCost = Callable[[Mapping[str, Any], str, str], float | None]
 GEOMETRY_CPU_SECONDS = 1.0
 
 
-def measured_seconds() -> dict[str, float]:
+def measured_seconds(task: str = "rte") -> dict[str, float]:
     """The measured costs of one run's parts (load; per training example and epoch; per
-    evaluated example), MiniLM on RTE, from the costs table."""
-    per_example = ("miniLM", "rte")
+    evaluated example), MiniLM on ``task`` where the costs table has its rows (RTE, SST-2),
+    else on RTE (the I-STAR grid's other tasks: RTE's pairs are the longest)."""
+    train = costs.by_model("cls_finetune_train_example_cpu_seconds")
+    evaluated = costs.by_model("cls_finetune_eval_example_cpu_seconds")
+    per_example = ("miniLM", task) if ("miniLM", task) in train else ("miniLM", "rte")
     return {
         "load": costs.by_model("cls_finetune_load_cpu_seconds")["miniLM"],
-        "train_example": costs.by_model("cls_finetune_train_example_cpu_seconds")[per_example],
-        "eval_example": costs.by_model("cls_finetune_eval_example_cpu_seconds")[per_example],
+        "train_example": train[per_example],
+        "eval_example": evaluated[per_example],
     }
 
 
 MEASURED_MAX_LENGTH = 128
-# Non-padding tokens per RTE pair (MiniLM's tokenizer, cut at 128): train 66.6, validation 64.6.
-TOKENS_PER_EXAMPLE = 66.0
+# Non-padding tokens per training example (MiniLM's tokenizer, cut at 128): an RTE pair 66.6
+# (validation 64.6), an SST-2 training phrase 13.5 (its dev sentences 25.2).
+TOKENS_PER_EXAMPLE = {"rte": 66.0, "sst2": 13.5}
 # Rows of the tasks' splits in the offline mirror (validation: the dev split the runs score).
 # WiC (online only): SuperGLUE's 5,428 training and 638 validation pairs, shorter than RTE's.
-TASK_ROWS = {"rte": (2490, 277), "wic": (5428, 638)}
+TASK_ROWS = {"rte": (2490, 277), "sst2": (67349, 872), "wic": (5428, 638)}
 
 
 def finetune_seconds(
-    training: Mapping[str, Any], rows: tuple[int, int], model: str
+    training: Mapping[str, Any], rows: tuple[int, int], model: str, task: str = "rte"
 ) -> float | None:
     """CPU-s of one fine-tuning run on one thread from the measured MiniLM costs, scaled by model
     size and max length (None: the model's size factor is unknown); ``rows``: the task's
-    (training, validation) rows. Shared by the CLS study and the I-STAR grid."""
+    (training, validation) rows; ``task``: whose measured per-example costs (RTE's when the
+    table has none). Shared by the CLS study and the I-STAR grid."""
     if model not in costs.MODEL_SIZE_FACTOR:
         return None
     train_rows, eval_rows = rows
@@ -60,9 +65,10 @@ def finetune_seconds(
     if training.get("max_steps"):
         examples = min(examples, training["max_steps"] * training["batch_size"])
     # the evaluation's Σ_S: forward passes over training examples until the sample is full
-    reference = min(train, training["reference_sample_size"] / TOKENS_PER_EXAMPLE)
+    tokens = TOKENS_PER_EXAMPLE.get(task, TOKENS_PER_EXAMPLE["rte"])
+    reference = min(train, training["reference_sample_size"] / tokens)
     length = min(training["max_length"], 2 * MEASURED_MAX_LENGTH) / MEASURED_MAX_LENGTH
-    seconds = measured_seconds()
+    seconds = measured_seconds(task)
     work = examples * seconds["train_example"] + (evaluated + reference) * seconds["eval_example"]
     return seconds["load"] + costs.MODEL_SIZE_FACTOR[model] * length * work
 
@@ -72,7 +78,7 @@ def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | No
     the fine-tuning and its per-layer CLS geometry."""
     if task not in TASK_ROWS:
         return None
-    seconds = finetune_seconds(section["training"], TASK_ROWS[task], model)
+    seconds = finetune_seconds(section["training"], TASK_ROWS[task], model, task)
     return None if seconds is None else seconds + GEOMETRY_CPU_SECONDS
 
 

@@ -30,6 +30,7 @@ RUN_COLUMNS = [
     "epochs",
     "steps",
     "accuracy",
+    "majority_baseline",
     "cls_iw",
     "cls_iw_head_input",
     "cls_isoscore",
@@ -57,6 +58,11 @@ def read_run(path: str | os.PathLike) -> dict:
             f"{path} has no per-layer CLS geometry (cls_iw_layers): it predates the CLS study; "
             "delete it so that its fine-tuning re-runs"
         )
+    if record.get("majority_baseline") is None:
+        raise ValueError(
+            f"{path} has no majority_baseline: it predates the learning guard "
+            "(isotropy.verdicts.learning); delete it so that its fine-tuning re-runs"
+        )
     return record
 
 
@@ -76,6 +82,7 @@ def collect(
                 "epochs": record["settings"]["epochs"],
                 "steps": record["steps"],
                 "accuracy": record["scores"]["accuracy"],
+                "majority_baseline": record["majority_baseline"],
                 "cls_iw": record["cls_iw"],
                 "cls_iw_head_input": record["cls_iw_head_input"],
                 "cls_isoscore": record["cls_isoscore_layers"][-1],

@@ -263,6 +263,9 @@ def collect_runs(
             "isoscore_star": record["isoscore_star"],
             "isoscore_star_validation_reference": _validation_reference(record, path),
             "twonn": record["twonn"],
+            # the learning guard's inputs (isotropy.verdicts.learning); absent in older runs
+            "majority_baseline": record.get("majority_baseline"),
+            "eval_sentences": record.get("eval_sentences"),
         }
         for layer, value in enumerate(record["isoscore_star_layers"], start=1):
             row[f"isoscore_star_layer{layer}"] = value

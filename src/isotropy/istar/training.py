@@ -290,6 +290,12 @@ def finetune(
         "seed": seed,
         "metric_name": spec.primary_metric,
         "metric": evaluation["scores"][spec.primary_metric],
+        # what always answering the evaluation set's most frequent label scores (the guard)
+        "majority_baseline": (
+            float(eval_table["label"].value_counts(normalize=True).max())
+            if "accuracy" in evaluation["scores"]
+            else None
+        ),
         **evaluation,
         "history": history,
         "settings": dataclasses.asdict(settings),

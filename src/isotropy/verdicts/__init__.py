@@ -32,6 +32,9 @@ The verdict words, defined once (docs/verdicts.md gives the rules behind them wi
 ``not decided``
     (claims) the run cannot tell: for "the same optimum", both optima sit at the last recorded
     update in every seed, so neither has turned.
+``not judged: the model did not learn``
+    a claim or printed number about a fine-tuned model whose accuracy is not above its task's
+    majority baseline by the one-sided test of :mod:`isotropy.verdicts.learning`.
 ``1 seed: not judged``
     the rule needs a spread across seeds and the run has one seed of a seeded quantity.
 ``stated``
@@ -54,6 +57,7 @@ declarations           what each published number is (estimand, m, margin, proto
 measurements           the result tables the two rules read (a preview's rows stamped) and
                        every judged quantity, measured once from them (the geometry study's
                        LID, S_inter, STS and I(W) included)
+learning               the learning guard: did a fine-tuned model beat its majority baseline?
 standins               what this run uses where the papers used something else, and which
                        rules a stand-in is not judged by
 families               the declared Holm families: one per paper × study, whatever else the

@@ -44,6 +44,7 @@ from scipy import stats
 from isotropy.istar.cls_results import claim_values as cls_claim_values
 from isotropy.statistics import fisher_z
 from isotropy.verdicts.families import holm_by_family, study_family
+from isotropy.verdicts.learning import guard_cls_claims
 from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT
 from isotropy.verdicts.standins import ON_STAND_IN, states_a_number
 from isotropy.verdicts.tolerances import (
@@ -52,6 +53,7 @@ from isotropy.verdicts.tolerances import (
     INCONCLUSIVE,
     INCONSISTENT_SEEDS,
     NOT_CONSISTENT,
+    NOT_LEARNED,
     ONE_SEED,
     STAND_IN,
     holds_bound,
@@ -75,7 +77,7 @@ COLUMNS = [
 SUPPORTED, NOT_SUPPORTED, NOT_RUN = "supported", "not supported", "not run"
 # a point comparison that tests nothing (isotropy.verdicts docstring): its own words
 UNTESTED_HOLDS, UNTESTED_FAILS = "untested: holds", "untested: fails"
-# the run cannot tell (isotropy.extensions.results.mark_undecided: both optima at its end)
+# the run cannot tell (mark_undecided: both optima at its end)
 NOT_DECIDED = "not decided"
 CLAIM_VERDICTS = (
     SUPPORTED,
@@ -86,6 +88,7 @@ CLAIM_VERDICTS = (
     INCONCLUSIVE,
     NOT_DECIDED,
     ONE_SEED,
+    NOT_LEARNED,
     STAND_IN,
     NOT_RUN,
 )
@@ -419,6 +422,10 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
         rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, m["evidence"], m["missing"]))
         return
     value = float(m["value"])
+    if m.get("not_learned"):  # a fine-tuned model not above its majority baseline
+        note = m["not_learned"]
+        rows.append(_row(claim, setup, value, threshold, NOT_LEARNED, m["evidence"], note))
+        return
     flag = (
         simpson_flag(value, m["per_seed"] or ()) if claim.quantity.endswith(("_r", "_rho")) else ""
     )
@@ -490,6 +497,7 @@ MARKS = {
     INCONCLUSIVE: "❔ inconclusive",
     NOT_DECIDED: "❔ not decided",
     ONE_SEED: "➖ 1 seed: not judged",
+    NOT_LEARNED: "➖ not judged: the model did not learn",
     STAND_IN: "➖ stand-in: not judged",
     NOT_RUN: "➖ not run",
 }
@@ -808,4 +816,30 @@ def check_cls_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
     setup (:data:`COLUMNS`), the stand-in named in every row's note; on the claims page they
     form the same family (:func:`check_claims` with ``other_families``)."""
     table = check_seed_claims(cls_claim_values(runs, layers), CLS_CLAIMS, study="rajaee_cls")
+    table = guard_cls_claims(table, runs)  # a model that did not learn is not judged
     return with_cls_stand_in(table, list(runs["model"]))
+
+
+def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (claim rows) with each same-optimum row whose seeds are all undecided
+    (``isotropy.extensions.results.claim_values``) read *not decided*, and a row with some
+    undecided seeds saying how many were left out of its test."""
+    if "undecided" not in values:
+        return table
+    table = table.copy()
+    counts = values.groupby(["claim", "setup"])["undecided"].agg(["sum", "size"])
+    for index, row in table.iterrows():
+        if (row["claim"], row["setup"]) not in counts.index:
+            continue
+        undecided, seeds = counts.loc[(row["claim"], row["setup"])]
+        if undecided == 0:
+            continue
+        said = (
+            f"{int(undecided)} of {int(seeds)} seeds: the criterion and the silhouette both best"
+            " at the last recorded update, so the run cannot tell whether their optima differ"
+        )
+        if undecided == seeds:
+            table.loc[index, ["verdict", "measured", "note"]] = [NOT_DECIDED, math.nan, said]
+        else:
+            table.loc[index, "note"] = f"{row['note']}; {said} (left out of the test)"
+    return table

@@ -46,6 +46,7 @@ from isotropy.verdicts.tolerances import (
     INCONSISTENT_SEEDS,
     NOT_COMPARABLE,
     NOT_CONSISTENT,
+    NOT_LEARNED,
     NOT_RUN,
     STAND_IN,
     VERDICTS,
@@ -186,6 +187,8 @@ def judge_row(
     declared statistic, the equivalence test) of one published row against one measurement."""
     kind, bound = parse_tolerance(paper["tolerance"])
     value = float(ours["value"])
+    if ours.get("not_learned"):  # a fine-tuned model not above its majority baseline
+        return NOT_LEARNED, ours["not_learned"], value, None
     if ours["stand_in"] and states_a_number(kind, bound):  # bounds at the paper's number too
         return STAND_IN, f"not judged: {ours['stand_in']}", value, None
     gate = declarations.protocol_gate(
@@ -232,7 +235,7 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
     if "declared" not in published:
         published = declarations.fill_declarations(published)
     rows: list[dict[str, Any]] = []
-    tests: list[tuple] = []
+    tests: list[tuple] = []  # the equivalence tests, then the seed tests: settled by family
     seed_tests: list[tuple] = []
     for _, paper in published.iterrows():
         candidates = measured[
@@ -275,17 +278,10 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             elif verdict != STAND_IN:
                 details.update(zip(("band_low", "band_high"), margin_band(paper)))
             note = _flagged(paper, ours)
-            rows.append(
-                _row(
-                    paper,
-                    our_value=value,
-                    tolerance=tolerance,
-                    verdict=verdict,
-                    note=note,
-                    **details,
-                )
-            )
-    _settle_page(rows, tests, [t for t in seed_tests if rows[t[0]]["verdict"] != NOT_COMPARABLE])
+            row = dict(our_value=value, tolerance=tolerance, verdict=verdict, note=note)
+            rows.append(_row(paper, **row, **details))
+    settled = [t for t in seed_tests if rows[t[0]]["verdict"] not in (NOT_COMPARABLE, NOT_LEARNED)]
+    _settle_page(rows, tests, settled)
     table = pd.DataFrame(rows, columns=COLUMNS)
     if bad := set(table["verdict"]) - set(VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")

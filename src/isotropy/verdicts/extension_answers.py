@@ -27,7 +27,9 @@ from isotropy.verdicts.claims import (
     NOT_DECIDED,
     NOT_SUPPORTED,
     check_seed_claims,
+    mark_undecided,
 )
+from isotropy.verdicts.learning import guard_heldout_claims
 
 ROOT = Path(__file__).resolve().parents[3]
 SEEDS = Path("docs/data/extensions_seeds.csv")
@@ -88,7 +90,8 @@ def _interval(values: list[float]) -> str:
 def claims_table(seeds: pd.DataFrame) -> pd.DataFrame:
     """Every claim row (check_seed_claims) with its per-seed values and their mean's interval."""
     values = results.claim_values(seeds)
-    claims = results.mark_undecided(check_seed_claims(values), values)
+    claims = mark_undecided(check_seed_claims(values), values)
+    claims = guard_heldout_claims(claims, seeds)
     intervals = []
     for row in claims.itertuples(index=False):
         ours = values[values["claim"] == row.claim]

@@ -39,6 +39,7 @@ from isotropy.defaults import setting_or_default
 from isotropy.metrics import registry
 from isotropy.traces import read_result_table, read_traces
 from isotropy.verdicts.equivalence import series_moments
+from isotropy.verdicts.learning import learning_test
 from isotropy.verdicts.standins import (
     CAI_MODELS,
     ISTAR_MODELS,
@@ -66,6 +67,7 @@ COLUMNS = [
     "evidence",
     "note",
     "missing",
+    "not_learned",
     "per_seed",
     "seed_free",
     "p_less",
@@ -539,11 +541,9 @@ def istar_measurements(
             ]
             continue
         lambdas = sorted(negative["lambda"].astype(float).unique())
+        runs_at = {lam: negative[negative["lambda"].astype(float) == lam] for lam in lambdas}
         for quantity, (column, unit, convention) in ISTAR_QUANTITIES.items():
-            tests = [
-                seed_test(negative[negative["lambda"].astype(float) == lam], baseline, column)
-                for lam in lambdas
-            ]
+            tests = [seed_test(runs_at[lam], baseline, column) for lam in lambdas]
             p_less, p_greater = [t[2] for t in tests], [t[3] for t in tests]
             base = baseline[column].mean()
             for lam, (diff, seeds, _, _), low, high in zip(lambdas, tests, p_less, p_greater):
@@ -561,6 +561,7 @@ def istar_measurements(
                         convention=f"{convention}, λ = {lam:g} minus no regulariser, {seeds} "
                         "seed(s); raw one-sided p (each page adjusts over its whole grid)",
                         note=f"baseline {base:.4f}; λ={lam:g}: {base + diff:.4f}",
+                        not_learned=fine_tuned_not_learned(baseline, runs_at[lam], column=ACC),
                         **{**common, "seeds": seeds},
                     )
                 )
@@ -1008,6 +1009,30 @@ def classification_measurements(
     return rows
 
 
+ACC = "score_accuracy"  # an I-STAR run's accuracy in runs.csv (tasks scored by accuracy)
+
+
+def fine_tuned_not_learned(*groups: pd.DataFrame, column: str = "accuracy") -> str:
+    """The guard's note when a group of fine-tuning runs (one setup's seeds; columns ``column``,
+    majority_baseline, eval_sentences) is not above its majority baseline
+    (:func:`isotropy.verdicts.learning.learning_test`), '' when every group learned or a group
+    lacks ``column`` or a majority baseline (a metric other than accuracy)."""
+    notes = []
+    for runs in groups:
+        if column not in runs or "majority_baseline" not in runs:
+            continue  # another metric than accuracy, or runs from before the guard
+        if runs["majority_baseline"].isna().any():
+            continue
+        tested = learning_test(
+            list(runs[column].astype(float)),
+            float(runs["majority_baseline"].iloc[0]),
+            int(runs["eval_sentences"].iloc[0]),
+        )
+        if not tested.learned:
+            notes.append(tested.note)
+    return "; ".join(notes)
+
+
 def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per model × task × method (none, cluster): dev accuracy ×100 after fine-tuning with and
     without the cluster-based method on the CLS states, and I(W) of the last layer's dev CLS
@@ -1027,6 +1052,7 @@ def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> l
             "epochs (config rajaee_cls.training)",
         )
         per_seed = runs.groupby("seed")
+        common["not_learned"] = fine_tuned_not_learned(runs)
         accuracy = 100 * runs["accuracy"]
         rows.append(
             measurement(

@@ -51,6 +51,7 @@ INCONCLUSIVE = "inconclusive"
 NOT_COMPARABLE = "not comparable"
 ONE_SEED = "1 seed: not judged"
 STAND_IN = "stand-in: not judged"
+NOT_LEARNED = "not judged: the model did not learn"  # isotropy.verdicts.learning decides it
 VERDICTS = (
     AGREES,
     DIFFERS,
@@ -61,6 +62,7 @@ VERDICTS = (
     NOT_COMPARABLE,
     ONE_SEED,
     STAND_IN,
+    NOT_LEARNED,
     STATED,
     NOT_RUN,
 )

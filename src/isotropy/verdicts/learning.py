@@ -1,0 +1,160 @@
+"""Did a fine-tuned model learn its task? The guard every page applies before judging a claim or
+a printed number about a fine-tuned model (the Rajaee CLS study, the I-STAR grid, the held-out
+fine-tuning of the extension study).
+
+A model whose evaluation accuracy is not above its task's majority baseline has learned nothing
+the claim could be about: its CLS isotropy, IsoScore* or held-out geometry is that of a model
+that did not learn. Such a row reads :data:`NOT_LEARNED` on every page, whatever its statistic.
+
+The test (:func:`learning_test`), one-sided, H0: expected accuracy ≤ baseline ``b``, over the
+n seeds of one setup evaluated on the same N examples:
+
+    T = (mean accuracy − b) / sqrt(s² / n + b (1 − b) / N),
+
+s the standard deviation of the seeds' accuracies, against Student's t with Welch–Satterthwaite
+degrees of freedom (s² / n estimated with n − 1, the evaluation term known under H0). Why both
+terms: the seeds are the replication unit of training (s² / n), but every seed scores the same
+evaluation set, so its sampling noise (b (1 − b) / N under H0) is shared by all of them and does
+not shrink as seeds are added. A t over seeds alone would call 53.5% against 52.7% "learned" on
+RTE's 277 dev pairs whenever the seeds agree closely; a binomial test on the predictions pooled
+over seeds would count each dev example n times. With one seed the evaluation term alone
+(z). Learned: p < :data:`isotropy.verdicts.tolerances.ALPHA`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from isotropy.verdicts.tolerances import ALPHA, NOT_LEARNED
+
+
+@dataclass(frozen=True)
+class Learning:
+    """The guard's answer for one setup's seeds."""
+
+    learned: bool
+    accuracies: tuple[float, ...]
+    baseline: float
+    n_eval: int
+    p: float
+
+    @property
+    def note(self) -> str:
+        """One line for a row's note: the accuracies, the baseline and the test."""
+        listed = ", ".join(f"{100 * a:.1f}" for a in self.accuracies)
+        word = "above" if self.learned else "not above"
+        return (
+            f"accuracy {word} the majority baseline {100 * self.baseline:.1f}% "
+            f"(per seed: {listed}; one-sided p = {self.p:.2g} over {len(self.accuracies)} "
+            f"seed(s) and {self.n_eval} evaluated examples)"
+        )
+
+
+def learning_test(accuracies: Sequence[float], baseline: float, n_eval: int) -> Learning:
+    """The one-sided test of the module docstring: is the seeds' accuracy above ``baseline``
+    (the evaluation set's majority share, a fraction) on ``n_eval`` evaluated examples?"""
+    if not 0 < baseline < 1:
+        raise ValueError(f"the majority baseline must lie in (0, 1), got {baseline}")
+    if n_eval < 1:
+        raise ValueError(f"the evaluated examples must be at least 1, got {n_eval}")
+    values = np.asarray([a for a in accuracies if math.isfinite(a)], dtype=float)
+    if values.size == 0:
+        return Learning(False, (), baseline, n_eval, math.nan)
+    shared = baseline * (1 - baseline) / n_eval  # the evaluation set's noise under H0
+    seeds = values.var(ddof=1) / values.size if values.size > 1 else 0.0
+    statistic = (values.mean() - baseline) / math.sqrt(seeds + shared)
+    if seeds > 0:
+        df = (seeds + shared) ** 2 / (seeds**2 / (values.size - 1))
+        p = float(stats.t.sf(statistic, df))
+    else:
+        p = float(stats.norm.sf(statistic))
+    return Learning(bool(p < ALPHA), tuple(float(v) for v in values), baseline, n_eval, p)
+
+
+def guard_rows(
+    rows: list[dict], unlearned: Mapping[tuple, str], keys: Sequence[str] = ("setup",)
+) -> list[dict]:
+    """The pages' hook: ``rows`` (dicts with ``verdict`` and ``note``) with every row whose
+    values of ``keys`` name an entry of ``unlearned`` (-> :attr:`Learning.note`) read
+    :data:`NOT_LEARNED`, its note saying why first; the other rows unchanged."""
+    guarded = []
+    for row in rows:
+        why = unlearned.get(tuple(str(row[k]) for k in keys))
+        if why is not None:
+            note = str(row.get("note") or "")
+            row = {**row, "verdict": NOT_LEARNED, "note": f"{why}; {note}" if note else why}
+        guarded.append(row)
+    return guarded
+
+
+# ---- the studies' hooks: which rows read which runs ------------------------------------------
+
+# The CLS study's claims (isotropy.verdicts.claims.CLS_CLAIMS) and the runs each one reads.
+CLS_CLAIM_METHODS = {
+    "cls_method_cannot_raise_isotropy": ("none", "cluster"),
+    "cls_already_zero_mean": ("none",),
+}
+CLS_METHOD_NAMES = {"none": "without the method", "cluster": "with the method"}
+
+
+def guard_cls_claims(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (claim rows) with each CLS claim whose runs (runs.csv of the CLS study: model,
+    task, method, accuracy, majority_baseline, eval_sentences) did not all learn read
+    :data:`NOT_LEARNED`."""
+    unlearned: dict[tuple, str] = {}
+    for (model, task, method), group in runs.groupby(["model", "task", "method"], sort=False):
+        tested = learning_test(
+            list(group["accuracy"].astype(float)),
+            float(group["majority_baseline"].iloc[0]),
+            int(group["eval_sentences"].iloc[0]),
+        )
+        for claim, methods in CLS_CLAIM_METHODS.items():
+            if method in methods and not tested.learned:
+                key = (claim, f"{model}/{task}")
+                why = f"{CLS_METHOD_NAMES.get(method, method)}: {tested.note}"
+                unlearned[key] = f"{unlearned[key]}; {why}" if key in unlearned else why
+    rows = guard_rows(table.to_dict("records"), unlearned, keys=("claim", "setup"))
+    return pd.DataFrame(rows, columns=table.columns)
+
+
+# The extension study's held-out claims: the geometry of a model fine-tuned on the task.
+HELDOUT_CLAIMS = ("heldout_isoscore_follows", "heldout_silhouette_follows")
+
+
+def guard_heldout_claims(table: pd.DataFrame, seeds: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (claim rows) with the held-out claims of each setup whose final held-out
+    accuracy (the extension study's per-seed values, isotropy.extensions.results.heldout_seeds)
+    is not above the held-out majority baseline read :data:`NOT_LEARNED`; setups without a
+    recorded baseline (runs from before the guard) unchanged."""
+    heldout = seeds[seeds["question"] == "heldout"]
+    unlearned: dict[tuple, str] = {}
+    for setup, run in heldout.groupby("setup", sort=False):
+        picked = {
+            quantity: list(
+                run[(run["item"] == item) & (run["quantity"] == quantity)]
+                .sort_values("seed")["value"]
+                .astype(float)
+            )
+            for item, quantity in (
+                ("heldout", "final_accuracy"),
+                ("run", "majority_baseline"),
+                ("run", "heldout_items"),
+            )
+        }
+        if not picked["majority_baseline"]:
+            continue
+        tested = learning_test(
+            picked["final_accuracy"],
+            picked["majority_baseline"][0],
+            int(picked["heldout_items"][0]),
+        )
+        if not tested.learned:
+            unlearned |= {(claim, f"{setup}/heldout"): tested.note for claim in HELDOUT_CLAIMS}
+    rows = guard_rows(table.to_dict("records"), unlearned, keys=("claim", "setup"))
+    return pd.DataFrame(rows, columns=table.columns)

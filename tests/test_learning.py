@@ -1,0 +1,180 @@
+"""The learning guard (isotropy.verdicts.learning): a claim or printed number about a fine-tuned
+model whose accuracy is not above its task's majority baseline reads "not judged: the model did
+not learn" on every page (issue 61, item 1): the CLS study's own page and the claims page, the
+paper comparison, the I-STAR rows of both pages, and the held-out fine-tuning's claims (its own
+page, the claims page, docs/extensions.md and the README line). Plain pandas, no model."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from test_rajaee_cls import _tables
+from test_verdicts import istar_runs
+
+from isotropy.extensions import results
+from isotropy.istar import cls_results
+from isotropy.verdicts import learning
+from isotropy.verdicts.claims import (
+    CLS_CLAIMS,
+    SUPPORTED,
+    check_claims,
+    check_cls_claims,
+    check_seed_claims,
+    claims_markdown,
+)
+from isotropy.verdicts.comparison import compare, read_published
+from isotropy.verdicts.extension_answers import claims_table
+from isotropy.verdicts.measurements import istar_measurements
+from isotropy.verdicts.tolerances import NOT_LEARNED, STAND_IN, VERDICTS
+
+RTE_DEV, RTE_MAJORITY = 277, 146 / 277  # the mirror's RTE dev split: 146 of 277 entailment
+# The CLS default before issue 61 (256 pairs, 2 epochs), as docs/measurements.md reports it:
+# 50.9% without the method, below the 52.7% majority baseline.
+CHANCE = [0.509, 0.495, 0.527, 0.513, 0.502]
+LEARNED = [0.621, 0.639, 0.614, 0.650, 0.628]
+
+
+def test_the_test_against_its_references():
+    # the dev term vanishes as N grows: the one-sample t over seeds (scipy) is the limit
+    seeds = [0.56, 0.58, 0.55, 0.57, 0.60]
+    limit = stats.ttest_1samp(seeds, 0.527, alternative="greater").pvalue
+    assert learning.learning_test(seeds, 0.527, 10**12).p == pytest.approx(limit, rel=1e-6)
+    # seeds that agree exactly: the binomial's normal approximation on the dev set alone
+    z = (0.58 - 0.527) / math.sqrt(0.527 * 0.473 / RTE_DEV)
+    agreed = learning.learning_test([0.58] * 5, 0.527, RTE_DEV)
+    assert agreed.p == pytest.approx(stats.norm.sf(z)) and agreed.learned
+    # and close to the exact binomial test of one seed's correct answers (161 of 277)
+    exact = stats.binomtest(161, RTE_DEV, 0.527, alternative="greater").pvalue
+    assert learning.learning_test([161 / RTE_DEV], 0.527, RTE_DEV).p == pytest.approx(
+        exact, abs=0.01
+    )
+
+
+def test_chance_and_learned_seeds():
+    assert not learning.learning_test(CHANCE, RTE_MAJORITY, RTE_DEV).learned
+    assert learning.learning_test(LEARNED, RTE_MAJORITY, RTE_DEV).learned
+    # seeds that agree closely just above the baseline: a t over seeds alone says "learned"
+    # (p < 1e-4); the dev set's 277 pairs cannot tell 53.5% from 52.7%
+    close = [0.534, 0.535, 0.536, 0.535, 0.534]
+    assert stats.ttest_1samp(close, RTE_MAJORITY, alternative="greater").pvalue < 1e-4
+    assert not learning.learning_test(close, RTE_MAJORITY, RTE_DEV).learned
+    with pytest.raises(ValueError, match="majority baseline"):
+        learning.learning_test(CHANCE, 1.0, RTE_DEV)
+    assert NOT_LEARNED in VERDICTS
+
+
+def _cls_runs(accuracy: list[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The test_rajaee_cls tables whose claims both hold, with these per-seed accuracies."""
+    runs, layers = _tables([5e-5, 2e-5, 8e-5, 4e-5, 6e-5], cls_mean=0.5)
+    runs["accuracy"] = [accuracy[s] for s in runs["seed"]]
+    return runs.assign(majority_baseline=RTE_MAJORITY, eval_sentences=RTE_DEV), layers
+
+
+def test_a_chance_level_cls_run_is_not_judged_on_its_page():
+    """Fails on the code before issue 61: both claims read supported at chance accuracy."""
+    table = check_cls_claims(*_cls_runs(CHANCE))
+    assert set(table["verdict"]) == {NOT_LEARNED}
+    assert all(n.startswith("without the method: accuracy not above") for n in table["note"])
+    assert "➖ not judged: the model did not learn: 2" in claims_markdown(table)
+
+
+def test_a_cls_run_above_the_baseline_is_judged():
+    table = check_cls_claims(*_cls_runs(LEARNED))
+    assert set(table["verdict"]) == {SUPPORTED}
+
+
+def test_only_the_claim_reading_the_unlearned_runs_is_guarded():
+    runs, layers = _cls_runs(LEARNED)
+    cluster = runs["method"] == "cluster"
+    runs.loc[cluster, "accuracy"] = [CHANCE[s] for s in runs.loc[cluster, "seed"]]
+    verdicts = dict(zip(*check_cls_claims(runs, layers)[["claim", "verdict"]].T.values))
+    assert verdicts == {
+        "cls_method_cannot_raise_isotropy": NOT_LEARNED,  # reads both methods
+        "cls_already_zero_mean": SUPPORTED,  # reads the runs without the method only
+    }
+
+
+def test_a_chance_level_cls_run_is_not_judged_on_the_claims_page():
+    runs, layers = _cls_runs(CHANCE)
+    family = [(cls_results.claim_values(runs, layers), CLS_CLAIMS, "rajaee_cls")]
+    empty = pd.DataFrame(columns=["study", "quantity", "setup"])
+    page = learning.guard_cls_claims(check_claims(empty, set(), None, family), runs)
+    assert set(page.loc[page["study"] == "rajaee_cls", "verdict"]) == {NOT_LEARNED}
+
+
+def _comparison(config_runs: pd.DataFrame) -> pd.DataFrame:
+    from isotropy.verdicts.comparison import compare_results
+    from isotropy.verdicts.standins import StandIns
+    from isotropy.workflow.config import load_config
+
+    config = load_config(["config.yaml", "config/offline.yaml"])
+    table = compare_results(
+        {"rajaee_cls_runs": config_runs}, config, StandIns(), studies={"geometry"}
+    )
+    return table[table["quantity"].str.startswith("rte_finetuned")]
+
+
+def test_the_comparison_page_guards_the_fine_tuned_rows():
+    runs, _ = _cls_runs(CHANCE)
+    runs = runs.assign(
+        model="miniLM", train_examples=256, epochs=2, cls_iw_head_input=runs["cls_iw"]
+    )
+    rows = _comparison(runs)
+    assert len(rows) == 4 and set(rows["verdict"]) == {NOT_LEARNED}
+    assert rows["tolerance"].str.contains("not above the majority baseline 52.7%").all()
+    learned, _ = _cls_runs(LEARNED)
+    learned = learned.assign(
+        model="miniLM", train_examples=256, epochs=2, cls_iw_head_input=learned["cls_iw"]
+    )
+    assert set(_comparison(learned)["verdict"]) == {STAND_IN}  # judged as before: a stand-in
+
+
+def _istar(accuracy: float) -> pd.DataFrame:
+    runs = istar_runs({-1.0: [0.05, 0.06, 0.055, 0.052, 0.058]})
+    spread = np.tile([0.0, 0.01, -0.01, 0.005, -0.005], 2)
+    return runs.assign(
+        score_accuracy=accuracy + spread, majority_baseline=0.509, eval_sentences=872
+    )
+
+
+def test_istar_rows_of_a_model_that_did_not_learn_are_not_judged():
+    """SST-2's dev majority 50.9%: a grid at chance reads not judged on both pages."""
+    measured = pd.DataFrame(istar_measurements(_istar(0.51), {}))
+    claims = check_claims(measured, {"istar"})
+    assert set(claims.loc[claims["study"] == "istar", "verdict"]) == {NOT_LEARNED}
+    table = compare(read_published(), measured, {"istar"})
+    ours = table[table["setup"].astype(str).str.startswith("m/t")]
+    assert len(ours) == 2 and set(ours["verdict"]) == {NOT_LEARNED}
+    judged = check_claims(pd.DataFrame(istar_measurements(_istar(0.85), {})), {"istar"})
+    assert NOT_LEARNED not in set(judged["verdict"])
+
+
+def _heldout_seeds(accuracy: list[float]) -> pd.DataFrame:
+    epochs = []
+    for seed, final in enumerate(accuracy):
+        for epoch, (iso, sil) in enumerate(((0.5, 0.01), (0.4, 0.05), (0.3, 0.09))):
+            row = {"setup": "polarity", "seed": seed, "epoch": epoch, "train_loss": 0.5}
+            for part in ("heldout", "train"):
+                row |= {f"{part}_accuracy": final, f"{part}_isoscore": iso - 0.01 * seed}
+                row |= {f"{part}_silhouette": sil + 0.001 * seed}
+            epochs.append(row | {"heldout_majority": 0.52, "heldout_items": 1000})
+    return results.heldout_seeds(pd.DataFrame(epochs))
+
+
+def test_heldout_claims_of_a_model_that_did_not_learn_are_not_judged():
+    seeds = _heldout_seeds([0.51, 0.52, 0.50, 0.53, 0.515])
+    page = learning.guard_heldout_claims(check_seed_claims(results.claim_values(seeds)), seeds)
+    held = page[page["claim"].isin(learning.HELDOUT_CLAIMS)]
+    assert len(held) == 2 and set(held["verdict"]) == {NOT_LEARNED}
+    # docs/extensions.md and the README line read the same table
+    answers = claims_table(seeds)
+    assert set(answers.loc[answers["claim"].isin(learning.HELDOUT_CLAIMS), "verdict"]) == {
+        NOT_LEARNED
+    }
+    learned = _heldout_seeds([0.78, 0.80, 0.79, 0.81, 0.77])
+    page = learning.guard_heldout_claims(check_seed_claims(results.claim_values(learned)), learned)
+    assert set(page.loc[page["claim"].isin(learning.HELDOUT_CLAIMS), "verdict"]) == {SUPPORTED}
