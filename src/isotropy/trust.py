@@ -262,7 +262,7 @@ def parse_json(data: str | bytes, *, constants: bool = True) -> Any:
     """The JSON in ``data``, or :class:`FolderError` saying in one line why it is not (not JSON,
     nested deeper than :data:`MAX_JSON_DEPTH`; without ``constants``, NaN or Infinity)."""
     try:
-        value = json.loads(data, **({} if constants else {"parse_constant": _no_constant}))
+        value = json.loads(data) if constants else json.loads(data, parse_constant=_no_constant)
     except RecursionError:
         raise FolderError(f"it is nested deeper than {MAX_JSON_DEPTH} levels") from None
     except (UnicodeDecodeError, ValueError) as error:

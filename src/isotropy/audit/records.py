@@ -379,8 +379,8 @@ def audit_file(
     else:
         found, inputs = _without_record(root, path, asked)
     if not any(f.file == path and f.status != OK for f in found):
-        checked = "checksum, inputs, code" + (" and record" if record else "")
-        found.append(Finding(path, OK, "all", checked))
+        what = "checksum, inputs, code" + (" and record" if record else "")
+        found.append(Finding(path, OK, "all", what))
     return found, inputs
 
 

@@ -756,7 +756,11 @@ def _within_cluster_row(
     clusters' IsoScore relative to an isotropic cloud of the same sizes
     (:func:`isotropy.geometry.layers.within_cluster_isotropy`). Layers where k-means found one
     cluster are named, not judged; a model with one cluster at every layer gets no value."""
-    per_layer = group.groupby("layer")[["n_clusters"]].max()
+    if "n_clusters" in group:
+        per_layer = group.groupby("layer")[["n_clusters"]].max()
+    else:  # a table made before the clusters were counted: no layer named single
+        layers = pd.Index(sorted(group["layer"].unique()), name="layer")
+        per_layer = pd.DataFrame({"n_clusters": math.nan}, index=layers)
     within = ["isoscore_within", "isoscore_within_ratio"]
     if set(within) <= set(group):
         per_layer = per_layer.join(group.groupby("layer")[within].mean())
