@@ -80,6 +80,19 @@ def test_the_readme_names_every_setup_with_a_verdict():
         assert any(f"**{word}**" in line for word in VERDICTS), line
 
 
+@needs_run
+def test_section_3_2_polarity_and_snli_agree_with_the_paper():
+    """Section 3.2's r for the two setups with the paper's own model and data (Mickus et al.
+    2024: polarity -0.808, SNLI -0.878) agree at the protocol, and rho stays below -0.998 in
+    every seed: a changed trace, table or verdict rule that moves them fails here."""
+    table = headline.verdicts(ROOT).set_index(["quantity", "setup"])
+    for setup, paper in (("miniLM/polarity", -0.808), ("miniLM/snli", -0.878)):
+        row = table.loc[("pearson_r", setup)]
+        assert row["verdict"] == "agrees", row["tolerance"]
+        assert abs(float(row["our_value"]) - paper) < 0.005
+        assert table.loc[("spearman_rho", setup), "verdict"] == "consistent"
+
+
 # --- the copying, on the golden tiny run (2 seeds, metrics every 10th update) ---------------
 
 

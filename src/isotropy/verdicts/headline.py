@@ -228,15 +228,16 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         f"{_stride_words(main.get('metric_stride'))}, seeds {_listed(main.get('seeds', []))}.",
         "",
         "| setup (ours) | paper row | paper | ours (seeds pooled) | D = paper − ours | verdict "
-        "| why |",
+        "| the rule as applied |",
         "|---|---|---|---|---|---|---|",
     ]
     for _, row in table.iterrows():
         paper, ours = row["paper_value"], row["our_value"]
         gap = _num(float(str(paper).replace("−", "-")) - float(ours)) if _finite(ours) else "–"
         lines.append(
-            f"| {row['setup']}{_stand_in_words(row)} | {row['paper']}, {row['source']} | {paper} "
-            f"| {_num(ours)} | {gap} | **{row['verdict']}** | {_cell(row['note'])} |"
+            f"| {row['setup']}{_stand_in_words(row)} | {row['paper']}, {row['source']} "
+            f"| {_num(paper, 3)} "
+            f"| {_num(ours)} | {gap} | **{row['verdict']}** | {_cell(row['tolerance'])} |"
         )
     lines += [
         "",
@@ -287,7 +288,7 @@ def readme_block(root: str | os.PathLike = ".") -> str:
     for setup, rows in table.groupby("setup", sort=False):
         parts = [
             f"{_quantity_name(row['quantity'])} ours {_num(row['our_value'], 3)}, paper "
-            f"{row['paper_value']}: **{row['verdict']}**"
+            f"{_num(row['paper_value'], 3)}: **{row['verdict']}**"
             for _, row in rows.iterrows()
         ]
         lines.append(f"- {setup}{_stand_in_words(rows.iloc[0])}: {'; '.join(parts)}")
