@@ -8,7 +8,7 @@ import pandas as pd
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
-from isotropy.reporting import configuration_line, forest_html, overview_html
+from isotropy.reporting import configuration_line, forest_html, overview_html, preview_mark
 from isotropy.verdicts.comparison import as_shown
 from isotropy.verdicts.forest import forest_caption, listed_rows, plot_forest, undrawn_rows
 
@@ -29,7 +29,7 @@ def main(snakemake):
         comparison,
         undrawn=undrawn_rows(comparison),
         listed=listed_rows(comparison),
-        mark=" (PREVIEW)" if preview else "",
+        mark=preview_mark(preview),
     )
     page = overview_html(
         pd.read_csv(snakemake.input.claims),

@@ -162,7 +162,7 @@ def overview_html(
     (target, configuration, seeds, stand-ins), every claim and every paper number with its
     verdict (a preview's marked as such), then every table."""
     tried = claims[claims["verdict"] != "not run"] if "verdict" in claims else claims
-    mark = " (PREVIEW)" if preview else ""
+    mark = preview_mark(preview)
     claims_file = paths.PREVIEW_CLAIMS if preview else paths.CLAIMS
     comparison_file = paths.PREVIEW_PAPER_COMPARISON if preview else paths.PAPER_COMPARISON
     parts = ['<div class="isotropy-overview">', forest, f"<h2>This run{mark}</h2>"]
@@ -193,3 +193,9 @@ def overview_html(
         "</div>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def preview_mark(preview: object) -> str:
+    """The mark a preview's headings carry (a main run's: none). Kept here, not in the script,
+    because the report shows each rule's script, and its text must not read as a preview's."""
+    return " (PREVIEW)" if preview else ""
