@@ -251,3 +251,33 @@ def test_progress_reaches_the_log_with_the_time_left(tmp_path):
         f"update {k}/40 ({k * 100 // 40}%)" for k in range(2, 41, 2)
     ]
     assert all(" elapsed, about " in p and p.endswith(" left") for p in progress)
+
+
+CUDA_ONLY = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+@CUDA_ONLY
+@pytest.mark.parametrize("multilabel", [False, True])
+def test_cuda_graph_replays_give_the_launched_evaluations_values(monkeypatch, multilabel):
+    """On CUDA the metrics are replayed as one graph; the trace equals the one evaluated as
+    launched (the same kernels on the same storage) at every recorded step."""
+    from isotropy import optimize
+
+    table, index, vectors = word_task(n=3000, dim=64, multilabel=multilabel)
+    problem = build_problem(table, index, vectors)
+    cuda = torch.device("cuda")
+    graphed, _ = run_optimisation(problem, settings(updates=40, metric_stride=3), cuda)
+    captured = []
+    original = optimize._GraphedEvaluation.__call__
+    monkeypatch.setattr(
+        optimize._GraphedEvaluation,
+        "__call__",
+        lambda self, evaluate: captured.append(1) or original(self, evaluate),
+    )
+    graphed_again, _ = run_optimisation(problem, settings(updates=40, metric_stride=3), cuda)
+    assert len(captured) == len(graphed_again)  # every recorded step went through the graph
+    monkeypatch.setattr(optimize._GraphedEvaluation, "__call__", lambda self, evaluate: None)
+    launched, _ = run_optimisation(problem, settings(updates=40, metric_stride=3), cuda)
+    pd.testing.assert_frame_equal(graphed, graphed_again)
+    pd.testing.assert_frame_equal(graphed, launched, check_exact=False, rtol=1e-6, atol=1e-9)
+    assert launched["silhouette"].iloc[-1] != launched["silhouette"].iloc[0]  # the state moved

@@ -138,6 +138,10 @@ _FEW_SEGMENTS = 8
 # Rows per distance block on the CPU: the block (n x 256 float32) stays in cache across its passes
 # and the product is near MKL's best (measured: 128 and 512 rows are slower).
 _CPU_BLOCK_ROWS = 256
+# Elements per distance block on accelerators (128 MB of float32): a few large products instead of
+# many small ones, whose launches dominated on an H100 (n = 10,662: 6.2 ms with the 16M default,
+# 3.0 ms with 4,096-row blocks; benchmarks/optimize.py).
+_ACCELERATOR_BLOCK_ELEMENTS = 1 << 25
 
 
 @dataclass(eq=False)
@@ -384,6 +388,8 @@ def silhouette_tensor(
     n = points.shape[0]
     if block_size is None and points.device.type == "cpu":
         block_size = _CPU_BLOCK_ROWS
+    elif block_size is None:
+        block_size = min(4096, max(64, _ACCELERATOR_BLOCK_ELEMENTS // max(n, 1)))
     block = default_block(n, block_size)
     with torch.no_grad(), ieee_float32_matmul():
         # sorted by cluster: each cluster becomes a contiguous slice (the mean is order-free)
