@@ -31,6 +31,7 @@ import yaml
 
 from isotropy.io import atomic_path
 from isotropy.traces import read_trace
+from isotropy.verdicts import devices
 
 DATA = Path("docs/data")
 TRACES = DATA / "main_traces.csv.gz"
@@ -251,6 +252,7 @@ def doc_block(root: str | os.PathLike = ".") -> str:
             f"| {_num(s['spearman_rho'])} | {_num(s['isoscore'][0])} → {_num(s['isoscore'][1])} "
             f"| {_num(s['silhouette'][0])} → {_num(s['silhouette'][1])} |"
         )
+    lines += devices.block_lines(root, committed_tables(root)["main_traces"])
     return "\n".join(lines) + "\n"
 
 
