@@ -16,12 +16,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from isotropy.metrics import registry
 from isotropy.statistics import seed_interval
 
 SEED_COLUMNS = ["question", "setup", "item", "quantity", "seed", "value"]
-CRITERIA = ("dunn", "calinski_harabasz", "davies_bouldin")
-# +1 where higher means tighter, better separated clusters, -1 where lower does (Davies–Bouldin).
-ORIENTATION = {"silhouette": 1, "dunn": 1, "calinski_harabasz": 1, "davies_bouldin": -1}
+# The cluster criteria beside the silhouette, as the metric registry names and orders them.
+CRITERIA = registry.cluster_criteria()
 CORRELATIONS = ("rho_isoscore", "rho_silhouette")
 
 
@@ -55,7 +55,7 @@ def criteria_seeds(traces: pd.DataFrame) -> pd.DataFrame:
         for name in ("silhouette", *CRITERIA):
             if name not in run:
                 continue
-            oriented = ORIENTATION[name] * run[name]
+            oriented = registry.orientation(name) * run[name]
             values = {
                 "change": _change(run, name),
                 "rho_isoscore": _spearman(run[name], run["isoscore"]),
