@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy import costs
+from isotropy.traces import evaluation_count
 
 SECTION = "extensions"
 QUESTIONS = ("criteria", "deep", "triplet", "heldout")
@@ -152,7 +153,7 @@ def run_seconds(config: Mapping[str, Any], dataset: str, head: str) -> float | N
         return None
     per_update, per_evaluation = measured
     scale = (section["items"] or 10_000) / costs.value("extensions_benchmark_items")
-    evaluations = 1 + -(-section["updates"] // section["metric_stride"])
+    evaluations = evaluation_count(section["updates"], section["metric_stride"])
     work = section["updates"] * per_update * scale + evaluations * per_evaluation * scale**2
     return RUN_STARTUP_SECONDS + work
 
