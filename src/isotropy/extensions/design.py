@@ -17,7 +17,15 @@ from isotropy import costs
 from isotropy.traces import evaluation_count
 
 SECTION = "extensions"
-QUESTIONS = ("criteria", "deep", "triplet", "heldout")
+# Each question's table title, in the order of the tables, figures and docs: the one spelling of
+# the questions (their files are keyed by these names, never paired by position).
+TITLES = {
+    "criteria": "Other cluster criteria beside the silhouette (linear head)",
+    "deep": "Deep classifier heads: IsoScore and silhouette change per layer",
+    "triplet": "Triplet objective over the labels (no classifier)",
+    "heldout": "Held-out data: MiniLM fine-tuned end to end with a linear head",
+}
+QUESTIONS = tuple(TITLES)
 
 
 def heads(section: Mapping[str, Any]) -> list[str]:
