@@ -8,6 +8,7 @@ of the setup's items (config ``extensions.items``), so heads compare on the same
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -70,6 +71,40 @@ def run_settings(config: Mapping[str, Any], dataset: str, head: str, seed: int) 
         "items": section["items"],
         "item_seed": section["item_seed"],
     }
+
+
+def setup_encoder(config: Mapping[str, Any], dataset: str) -> str:
+    """The encoder whose embeddings a setup's runs optimise: the main study's for that setup."""
+    return config["main"]["setups"][dataset]["encoder"]
+
+
+def heldout_model(config: Mapping[str, Any], dataset: str) -> str:
+    """The model a setup's held-out run fine-tunes: its encoder's (``models.<name>``)."""
+    return config["encoders"][setup_encoder(config, dataset)]["model"]
+
+
+def heldout_run_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments of :class:`isotropy.extensions.heldout.HeldoutSettings`: the section's
+    ``heldout`` block less its ``setups``."""
+    return {k: v for k, v in config[SECTION]["heldout"].items() if k != "setups"}
+
+
+def _alternatives(names) -> str:
+    return "|".join(re.escape(str(name)) for name in names) or "^$"  # none: nothing matches
+
+
+def run_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
+    """Regular expressions of a run's wildcards: only the configured setups and heads match."""
+    section = config.get(SECTION)
+    if not section:
+        return {"dataset": "^$", "head": "^$"}
+    return {"dataset": _alternatives(section["setups"]), "head": _alternatives(heads(section))}
+
+
+def heldout_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
+    """Regular expressions of a held-out run's wildcards: only the configured setups match."""
+    section = config.get(SECTION)
+    return {"dataset": _alternatives(section["heldout"]["setups"] if section else [])}
 
 
 def sample_items(table: pd.DataFrame, size: int | None, seed: int) -> pd.DataFrame:
