@@ -15,6 +15,7 @@ readers = isotropy_workflow.readers
 sources = isotropy_workflow.sources
 models = isotropy_workflow.models
 standins = isotropy_workflow.standins
+extensions_design = isotropy_workflow.extensions_design
 logs = paths.logs
 benchmarks = paths.benchmarks
 
@@ -64,6 +65,9 @@ ISTAR_WILDCARDS = targets.istar_wildcards(ISTAR)
 
 # Geometry (rules/geometry.smk): wildcards match only the configured models and corpus.
 GEOMETRY_WILDCARDS = targets.geometry_wildcards(config)
+
+# Extension study (rules/extensions.smk): the encoder of a run's setup, the main study's.
+EXTENSIONS_ENCODER = lookup(dpath="main/setups/{dataset}/encoder", within=config)
 
 # Sensitivity study (rules/sensitivity.smk): vector sets derived from an encoder's.
 SENSITIVITY_DERIVED = config.get("sensitivity", {}).get("derived", {})

@@ -9,13 +9,11 @@
 rule extensions_optimize:
     input:
         table=paths.dataset_table(),
-        vectors=lambda wc: paths.embedding_file(
-            "vectors.npy", config["main"]["setups"][wc.dataset]["encoder"], wc.dataset
+        vectors=inputs.verified_embedding(
+            config, "vectors.npy", encoder_of=EXTENSIONS_ENCODER
         ),
         index=lambda wc: paths.embedding_file(
-            "index.parquet",
-            config["main"]["setups"][wc.dataset]["encoder"],
-            wc.dataset,
+            "index.parquet", EXTENSIONS_ENCODER(wc), wc.dataset
         ),
     output:
         trace=paths.extensions_run_file("trace.parquet"),
@@ -25,8 +23,7 @@ rule extensions_optimize:
     benchmark:
         benchmarks(paths.extensions_run_file("optimize.tsv"))
     wildcard_constraints:
-        dataset="polarity|snli|pos|supersense",
-        head=r"linear|triplet|deep\d+",
+        **extensions_design.run_wildcards(config),
     conda:
         "../envs/torch.yaml"
     threads: 1
@@ -35,7 +32,7 @@ rule extensions_optimize:
         runtime=lambda wc, attempt: 60 * attempt,
         gpu=1,
     params:
-        run=lambda wc: targets.extensions_design.run_settings(
+        run=lambda wc: extensions_design.run_settings(
             config, wc.dataset, wc.head, int(wc.seed)
         ),
         device=lookup(dpath="device", within=config),
@@ -55,7 +52,7 @@ rule extensions_heldout:
     benchmark:
         benchmarks(paths.extensions_heldout_file("finetune.tsv"))
     wildcard_constraints:
-        dataset="polarity",
+        **extensions_design.heldout_wildcards(config),
     conda:
         "../envs/torch.yaml"
     threads: 2
@@ -65,14 +62,9 @@ rule extensions_heldout:
         gpu=1,
     params:
         model=lambda wc: configuration.model_record(
-            config,
-            config["encoders"][config["main"]["setups"][wc.dataset]["encoder"]][
-                "model"
-            ],
+            config, extensions_design.heldout_model(config, wc.dataset)
         ),
-        settings=lambda wc: {
-            k: v for k, v in config["extensions"]["heldout"].items() if k != "setups"
-        },
+        settings=lambda wc: extensions_design.heldout_run_settings(config),
         device=lookup(dpath="device", within=config),
     script:
         "../scripts/extensions_heldout.py"
@@ -88,14 +80,14 @@ rule extensions_tables:
         tables=report(
             expand(
                 paths.extensions_file("{question}.csv"),
-                question=targets.EXTENSIONS_QUESTIONS,
+                question=extensions_design.QUESTIONS,
             ),
             caption="../report/extensions_table.rst",
             category="extensions study",
         ),
         markdown=expand(
             paths.extensions_file("{question}.md"),
-            question=targets.EXTENSIONS_QUESTIONS,
+            question=extensions_design.QUESTIONS,
         ),
         claims=paths.extensions_file("claims.csv"),
         claims_markdown=paths.extensions_file("claims.md"),
@@ -106,7 +98,7 @@ rule extensions_tables:
     params:
         runs=targets.extensions_runs(config),
         level=lookup(dpath="extensions/interval_level", within=config),
-        settings_line=targets.extensions_design.settings_line(config),
+        settings_line=extensions_design.settings_line(config),
     script:
         "../scripts/extensions_tables.py"
 
@@ -120,14 +112,14 @@ rule extensions_figures:
         pdf=report(
             expand(
                 paths.extensions_file("{question}.pdf"),
-                question=targets.EXTENSIONS_QUESTIONS,
+                question=extensions_design.QUESTIONS,
             ),
             caption="../report/extensions_figure.rst",
             category="extensions study",
         ),
         png=expand(
             paths.extensions_file("{question}.png"),
-            question=targets.EXTENSIONS_QUESTIONS,
+            question=extensions_design.QUESTIONS,
         ),
     log:
         logs(paths.extensions_file("figures.log")),
@@ -135,7 +127,7 @@ rule extensions_figures:
         "../envs/plots.yaml"
     params:
         runs=targets.extensions_runs(config),
-        settings_line=targets.extensions_design.settings_line(config),
+        settings_line=extensions_design.settings_line(config),
     script:
         "../scripts/extensions_figures.py"
 

@@ -4,6 +4,7 @@ and the interval over seeds) and its claims (csv and markdown)."""
 import pandas as pd
 
 from isotropy.extensions import results
+from isotropy.extensions.design import TITLES
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
@@ -33,27 +34,21 @@ def markdown(table: pd.DataFrame, title: str, settings_line: str) -> str:
     return f"# {title}\n\nSettings: {settings_line}.\n\n{body}\n"
 
 
-TITLES = {
-    "criteria": "Other cluster criteria beside the silhouette (linear head)",
-    "deep": "Deep classifier heads: IsoScore and silhouette change per layer",
-    "triplet": "Triplet objective over the labels (no classifier)",
-    "heldout": "Held-out data: MiniLM fine-tuned end to end with a linear head",
-}
-
-
 def main(snakemake):
     configure_from_snakemake(snakemake)
     traces, epochs = list(snakemake.input.traces), list(snakemake.input.epochs)
     seeds = seed_values(snakemake.params.runs, traces, epochs)
     with atomic_path(snakemake.output.seeds) as tmp:
         seeds.to_csv(tmp, index=False)
-    for question, csv, md in zip(TITLES, snakemake.output.tables, snakemake.output.markdown):
+    csvs = results.by_question(snakemake.output.tables)
+    markdowns = results.by_question(snakemake.output.markdown)
+    for question, title in TITLES.items():
         ours = seeds[seeds["question"] == question]
         table = results.question_table(ours, snakemake.params.level)
-        with atomic_path(csv) as tmp:
+        with atomic_path(csvs[question]) as tmp:
             table.to_csv(tmp, index=False)
-        with atomic_path(md) as tmp:
-            text = markdown(table, TITLES[question], snakemake.params.settings_line)
+        with atomic_path(markdowns[question]) as tmp:
+            text = markdown(table, title, snakemake.params.settings_line)
             tmp.write_text(text, encoding="utf-8")
     values = results.claim_values(seeds)
     claims = mark_undecided(check_seed_claims(values), values)

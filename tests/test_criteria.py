@@ -7,12 +7,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import sklearn.metrics
 import torch
+import yaml
+from sklearn import datasets
 from sklearn.metrics import calinski_harabasz_score, davies_bouldin_score
 
-from isotropy.metrics import cluster_layout, registry
+from isotropy import metrics
+from isotropy.metrics import cluster_layout, clusters, registry
 from isotropy.metrics.criteria import (
+    calinski_harabasz,
     calinski_harabasz_tensor,
+    davies_bouldin,
     davies_bouldin_tensor,
     dunn,
     dunn_brute_force,
@@ -43,6 +49,38 @@ def test_calinski_harabasz_and_davies_bouldin_equal_scikit_learn(seed, k):
     assert float(davies_bouldin_tensor(points, layout)) == pytest.approx(davies_bouldin, rel=1e-5)
 
 
+# Real data shipped with scikit-learn (no download): measured flowers, wine chemistry, 8x8 digits.
+REAL = {"iris": datasets.load_iris, "wine": datasets.load_wine, "digits": datasets.load_digits}
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_calinski_harabasz_and_davies_bouldin_equal_scikit_learn_on_real_data(name):
+    x, y = REAL[name](return_X_y=True)
+    names = np.array([f"class {v}" for v in y])  # labels of any kind, as the workflow's
+    assert calinski_harabasz(x, names) == pytest.approx(calinski_harabasz_score(x, y), rel=1e-9)
+    assert davies_bouldin(x, names) == pytest.approx(davies_bouldin_score(x, y), rel=1e-9)
+    # the optimisation hands float32 tensors: still scikit-learn's value to float32 precision
+    points = torch.from_numpy(x).float()
+    assert calinski_harabasz(points, y) == pytest.approx(calinski_harabasz_score(x, y), rel=1e-5)
+    assert davies_bouldin(points, y) == pytest.approx(davies_bouldin_score(x, y), rel=1e-5)
+
+
+def test_calinski_harabasz_and_davies_bouldin_are_implemented_once(monkeypatch):
+    # The package's CH and DB are the tensor functions the optimisation records, not a second
+    # copy that calls scikit-learn: with scikit-learn's scores broken they still answer.
+    def broken(*args, **kwargs):
+        raise AssertionError("the package called scikit-learn for a cluster index")
+
+    monkeypatch.setattr(sklearn.metrics, "calinski_harabasz_score", broken)
+    monkeypatch.setattr(sklearn.metrics, "davies_bouldin_score", broken)
+    x, y = clustered(seed=4, k=3)
+    layout = cluster_layout(y)
+    points = torch.from_numpy(x)
+    assert metrics.calinski_harabasz(x, y) == float(calinski_harabasz_tensor(points, layout))
+    assert metrics.davies_bouldin(x, y) == float(davies_bouldin_tensor(points, layout))
+    assert not hasattr(clusters, "calinski_harabasz") and not hasattr(clusters, "davies_bouldin")
+
+
 @pytest.mark.parametrize("seed,k,block", [(0, 2, None), (3, 4, 7), (5, 5, 1)])
 def test_dunn_equals_a_brute_force_double_loop(seed, k, block):
     x, y = clustered(n=60, seed=seed, k=k, spread=2.0)
@@ -71,6 +109,7 @@ def test_dunn_refuses_bad_input_with_a_message():
 def test_optional_metrics_are_registered_but_not_recorded_by_default():
     names = [m.name for m in registry.optional_metrics()]
     assert names == ["dunn", "calinski_harabasz", "davies_bouldin"]
+    assert registry.cluster_criteria() == tuple(names)
     assert not set(names) & set(registry.metric_columns())
     with pytest.raises(ValueError, match="unknown optional metric"):
         OptimisationSettings(extra_metrics=("dunno",))
@@ -114,3 +153,37 @@ def test_the_main_study_records_the_criteria_only_when_configured(tmp_path):
     overlay.write_text("main:\n  extra_metrics: [dunno]\n")
     with pytest.raises(workflow_config.ConfigError, match="dunno"):
         workflow_config.load_config([str(root / "config.yaml"), str(overlay)])
+
+
+def schema_criteria_problems(schema: dict, criteria: tuple[str, ...]) -> list[str]:
+    """Where the schema names the cluster criteria otherwise than ``criteria`` (the registry's)."""
+    optimisation = schema["definitions"]["optimisation"]["properties"]["extra_metrics"]
+    extensions = schema["properties"]["extensions"]["properties"]["criteria"]
+    found = {
+        "optimisation.extra_metrics enum": optimisation["items"]["enum"],
+        "extensions.criteria enum": extensions["items"]["enum"],
+        "extensions.criteria default": extensions["default"],
+    }
+    return [f"{where}: {names}" for where, names in found.items() if tuple(names) != criteria]
+
+
+def test_the_schema_names_the_registry_criteria_in_its_order():
+    # The schema cannot import Python: its enums are a copy of the registry, kept equal here.
+    schema_file = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
+    schema = yaml.safe_load(schema_file.read_text(encoding="utf-8"))
+    assert schema_criteria_problems(schema, registry.cluster_criteria()) == []
+    # and the check says no when they part: a criterion the registry gains, or a reordering
+    assert len(schema_criteria_problems(schema, (*registry.cluster_criteria(), "gap"))) == 3
+    reordered = tuple(reversed(registry.cluster_criteria()))
+    assert len(schema_criteria_problems(schema, reordered)) == 3
+
+
+def test_which_way_is_better_is_the_registry_s():
+    assert [registry.orientation(n) for n in ("silhouette", *registry.cluster_criteria())] == [
+        1,
+        1,
+        1,
+        -1,
+    ]
+    with pytest.raises(ValueError, match="unknown cluster metric 'isoscore'"):
+        registry.orientation("isoscore")

@@ -144,6 +144,19 @@ def test_the_item_sample_is_seeded_and_every_head_shares_it():
     assert len(design.sample_items(table, None, 0)) == 50
 
 
+def test_the_rules_wildcards_match_only_the_configured_setups_and_heads():
+    import re
+
+    section = {"setups": ["polarity"], "depths": [0, 2], "triplet": {"enabled": False}}
+    config = {"extensions": section | {"heldout": {"setups": []}}}
+    runs, heldout = design.run_wildcards(config), design.heldout_wildcards(config)
+    assert runs == {"dataset": "polarity", "head": "linear|deep2"}
+    assert not any(re.fullmatch(heldout["dataset"], name) for name in ("polarity", "snli"))
+    # without the section no rule of the study matches anything
+    assert set(design.run_wildcards({}).values()) == set(design.heldout_wildcards({}).values())
+    assert design.heldout_wildcards({}) == {"dataset": "^$"}
+
+
 def test_heldout_split_is_disjoint_and_convergence_is_as_stated():
     table = pd.DataFrame({"text": [f"t{i}" for i in range(40)], "label": ["pos", "neg"] * 20})
     train, heldout = split(table, 10, 12, seed=0)

@@ -132,3 +132,52 @@ def test_captions_state_only_what_the_configuration_runs():
     assert "deep heads of 1 hidden" in line and "2, 3" not in line
     assert "Held out: no fine-tuning runs in this configuration" in line
     assert "fine-tuned on" not in line
+
+
+def test_a_damaged_embedding_is_named_before_any_extension_job(tmp_path):
+    # As rule optimize_embeddings: truncated vectors are refused while the DAG is built, before
+    # Snakemake removes the valid results made from them.
+    import os
+
+    import numpy as np
+
+    vectors = tmp_path / "work/resources/embeddings/miniLM/polarity/vectors.npy"
+    vectors.parent.mkdir(parents=True)
+    np.save(vectors, np.ones((30, 4), dtype=np.float32))
+    os.truncate(vectors, vectors.stat().st_size - 64)
+    trace = tmp_path / "work/results/extensions/runs/polarity/linear/seed0/trace.parquet"
+    trace.parent.mkdir(parents=True)
+    trace.write_bytes(b"a valid result")
+    mirror = tiny_workflow.require_mirror()
+    files = [tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror), TINY_EXTENSIONS]
+    result = tiny_workflow.run_snakemake(
+        tmp_path / "work", files, mirror, "--dry-run", "extensions_study"
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-3000:]
+    assert "it is truncated or damaged; re-make it: rm -f " in output, output[-3000:]
+    assert "resources/embeddings/miniLM/polarity/vectors.npy, then run again" in output
+    assert trace.read_bytes() == b"a valid result"
+
+
+@pytest.mark.parametrize(
+    "target,planned",
+    [
+        ("runs/polarity/deep1/seed0/trace.parquet", True),
+        ("runs/snli/deep1/seed0/trace.parquet", False),  # a setup the section does not name
+        ("runs/polarity/deep3/seed0/trace.parquet", False),  # a depth it does not name
+        ("heldout/snli/seed0/epochs.csv", False),
+    ],
+)
+def test_only_the_configured_setups_and_heads_make_extension_jobs(tmp_path, target, planned):
+    overlay = tmp_path / "polarity.yaml"
+    overlay.write_text("extensions:\n  setups: [polarity]\n  depths: [1]\n", encoding="utf-8")
+    mirror = tiny_workflow.require_mirror()
+    files = [tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror), overlay]
+    result = tiny_workflow.run_snakemake(
+        tmp_path / "work", files, mirror, "--dry-run", f"results/extensions/{target}"
+    )
+    output = result.stdout + result.stderr
+    assert (result.returncode == 0) == planned, output[-3000:]
+    if not planned:
+        assert "MissingRuleException" in output or "No rule to produce" in output, output[-3000:]

@@ -22,7 +22,7 @@ from torch import nn
 from isotropy import metrics
 from isotropy.logs import duration
 from isotropy.metrics import registry
-from isotropy.traces import evaluation_count
+from isotropy.traces import evaluates, evaluation_count
 
 log = logging.getLogger(__name__)
 
@@ -235,8 +235,8 @@ class OptimisationSettings:
 
     def records(self, step: int) -> bool:
         """Whether the state after ``step`` updates is evaluated and recorded
-        (:func:`isotropy.traces.evaluation_steps`)."""
-        return step == 0 or step % self.metric_stride == 0 or step == self.updates
+        (:func:`isotropy.traces.evaluates`)."""
+        return evaluates(step, self.updates, self.metric_stride)
 
     @property
     def evaluations(self) -> int:

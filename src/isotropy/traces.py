@@ -71,15 +71,24 @@ def _matches_record(path: Path) -> str | None:
     return None
 
 
+def evaluates(step: int, updates: int, stride: int) -> bool:
+    """Whether a run of ``updates`` updates with ``metric_stride`` ``stride`` evaluates the state
+    after ``step`` updates: step 0, every ``stride``-th update and the last. The one definition:
+    the optimisation records these steps, a trace is checked to hold one row each, the costs
+    count them."""
+    return step == 0 or step % stride == 0 or step == updates
+
+
 def evaluation_steps(updates: int, stride: int) -> list[int]:
-    """The steps a run of ``updates`` updates evaluates with ``metric_stride`` ``stride``: step 0,
-    every ``stride``-th update and the last (the one definition; a trace has one row each)."""
-    return [s for s in range(updates + 1) if s == 0 or s % stride == 0 or s == updates]
+    """The steps :func:`evaluates` picks, in order (a trace has one row each)."""
+    return [step for step in range(updates + 1) if evaluates(step, updates, stride)]
 
 
 def evaluation_count(updates: int, stride: int) -> int:
-    """``len(evaluation_steps(updates, stride))``, without the list."""
-    return 1 + -(-updates // stride)
+    """``len(evaluation_steps(updates, stride))`` without the list: step 0, the ``updates //
+    stride`` multiples of ``stride`` and the last step when it is not one (a test holds the two
+    equal)."""
+    return 1 + updates // stride + (updates % stride != 0)
 
 
 def _expected_steps(summary: Mapping) -> list[int] | None:

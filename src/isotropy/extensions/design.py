@@ -8,15 +8,25 @@ of the setup's items (config ``extensions.items``), so heads compare on the same
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
 from isotropy import costs
+from isotropy.traces import evaluation_count
 
 SECTION = "extensions"
-QUESTIONS = ("criteria", "deep", "triplet", "heldout")
+# Each question's table title, in the order of the tables, figures and docs: the one spelling of
+# the questions (their files are keyed by these names, never paired by position).
+TITLES = {
+    "criteria": "Other cluster criteria beside the silhouette (linear head)",
+    "deep": "Deep classifier heads: IsoScore and silhouette change per layer",
+    "triplet": "Triplet objective over the labels (no classifier)",
+    "heldout": "Held-out data: MiniLM fine-tuned end to end with a linear head",
+}
+QUESTIONS = tuple(TITLES)
 
 
 def heads(section: Mapping[str, Any]) -> list[str]:
@@ -61,6 +71,40 @@ def run_settings(config: Mapping[str, Any], dataset: str, head: str, seed: int) 
         "items": section["items"],
         "item_seed": section["item_seed"],
     }
+
+
+def setup_encoder(config: Mapping[str, Any], dataset: str) -> str:
+    """The encoder whose embeddings a setup's runs optimise: the main study's for that setup."""
+    return config["main"]["setups"][dataset]["encoder"]
+
+
+def heldout_model(config: Mapping[str, Any], dataset: str) -> str:
+    """The model a setup's held-out run fine-tunes: its encoder's (``models.<name>``)."""
+    return config["encoders"][setup_encoder(config, dataset)]["model"]
+
+
+def heldout_run_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments of :class:`isotropy.extensions.heldout.HeldoutSettings`: the section's
+    ``heldout`` block less its ``setups``."""
+    return {k: v for k, v in config[SECTION]["heldout"].items() if k != "setups"}
+
+
+def _alternatives(names) -> str:
+    return "|".join(re.escape(str(name)) for name in names) or "^$"  # none: nothing matches
+
+
+def run_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
+    """Regular expressions of a run's wildcards: only the configured setups and heads match."""
+    section = config.get(SECTION)
+    if not section:
+        return {"dataset": "^$", "head": "^$"}
+    return {"dataset": _alternatives(section["setups"]), "head": _alternatives(heads(section))}
+
+
+def heldout_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
+    """Regular expressions of a held-out run's wildcards: only the configured setups match."""
+    section = config.get(SECTION)
+    return {"dataset": _alternatives(section["heldout"]["setups"] if section else [])}
 
 
 def sample_items(table: pd.DataFrame, size: int | None, seed: int) -> pd.DataFrame:
@@ -152,7 +196,7 @@ def run_seconds(config: Mapping[str, Any], dataset: str, head: str) -> float | N
         return None
     per_update, per_evaluation = measured
     scale = (section["items"] or 10_000) / costs.value("extensions_benchmark_items")
-    evaluations = 1 + -(-section["updates"] // section["metric_stride"])
+    evaluations = evaluation_count(section["updates"], section["metric_stride"])
     work = section["updates"] * per_update * scale + evaluations * per_evaluation * scale**2
     return RUN_STARTUP_SECONDS + work
 

@@ -11,18 +11,33 @@ other quantities by the t-interval of their mean.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from isotropy.extensions.design import QUESTIONS
+from isotropy.metrics import registry
 from isotropy.statistics import seed_interval
 
 SEED_COLUMNS = ["question", "setup", "item", "quantity", "seed", "value"]
-CRITERIA = ("dunn", "calinski_harabasz", "davies_bouldin")
-# +1 where higher means tighter, better separated clusters, -1 where lower does (Davies–Bouldin).
-ORIENTATION = {"silhouette": 1, "dunn": 1, "calinski_harabasz": 1, "davies_bouldin": -1}
+# The cluster criteria beside the silhouette, as the metric registry names and orders them.
+CRITERIA = registry.cluster_criteria()
 CORRELATIONS = ("rho_isoscore", "rho_silhouette")
+
+
+def by_question(files: Iterable[str]) -> dict[str, str]:
+    """Each question's file among a rule's outputs, keyed by its name (``<question>.<ext>``), so
+    no file is paired with a question by position; refused unless there is one per question."""
+    files = [str(f) for f in files]
+    found = {Path(f).stem: f for f in files}
+    if sorted(found) != sorted(QUESTIONS) or len(found) != len(files):
+        raise ValueError(
+            f"expected one file per question {list(QUESTIONS)}, named after it; found {files}"
+        )
+    return {question: found[question] for question in QUESTIONS}
 
 
 def _spearman(x: pd.Series, y: pd.Series) -> float:
@@ -55,7 +70,7 @@ def criteria_seeds(traces: pd.DataFrame) -> pd.DataFrame:
         for name in ("silhouette", *CRITERIA):
             if name not in run:
                 continue
-            oriented = ORIENTATION[name] * run[name]
+            oriented = registry.orientation(name) * run[name]
             values = {
                 "change": _change(run, name),
                 "rho_isoscore": _spearman(run[name], run["isoscore"]),

@@ -25,13 +25,13 @@ authors' code"):
 The package holds one module per family: :mod:`~isotropy.metrics.checks` (input checks),
 :mod:`~isotropy.metrics.isoscores` (IsoScore, IsoScore*, I(W)), :mod:`~isotropy.metrics.cosines`
 (average cosine, S_inter/S_intra), :mod:`~isotropy.metrics.clusters` (the streamed silhouette
-engine, k-means by silhouette, cluster indices),
-:mod:`~isotropy.metrics.dimensions` (LID, TwoNN), :mod:`~isotropy.metrics.criteria` (Dunn,
-Caliński–Harabasz and Davies–Bouldin as per-update tensors), :mod:`~isotropy.metrics.objectives`
-(section 2 of the main paper as functions), and :mod:`~isotropy.metrics.registry` (the per-update
-metrics of the direct optimisation, torch-free). The public names below are re-exported lazily:
-the registry is read by torch-free code (summaries, plots), so importing this package must not
-import torch; a metric's module (and torch) is imported on first use of one of its names.
+engine, k-means by silhouette), :mod:`~isotropy.metrics.dimensions` (LID, TwoNN),
+:mod:`~isotropy.metrics.criteria` (Dunn, Caliński–Harabasz and Davies–Bouldin, per-update
+tensors and checked floats), :mod:`~isotropy.metrics.objectives` (section 2 of the main paper as
+functions), and :mod:`~isotropy.metrics.registry` (the per-update metrics of the direct
+optimisation, torch-free). The public names below are re-exported lazily: the registry is read
+by torch-free code (summaries, plots), so importing this package must not import torch; a
+metric's module (and torch) is imported on first use of one of its names.
 """
 
 from __future__ import annotations
@@ -50,15 +50,14 @@ _EXPORTS = {
     "cosines": ("average_cosine_similarity", "per_cluster_cosine_statistics", "s_inter", "s_intra"),
     "clusters": (
         "ClusterLayout",
-        "calinski_harabasz",
         "cluster_centred",
         "cluster_layout",
-        "davies_bouldin",
         "kmeans_by_silhouette",
         "silhouette",
         "silhouette_tensor",
         "to_device",
     ),
+    "criteria": ("calinski_harabasz", "davies_bouldin", "dunn"),
     "dimensions": ("cai_local_intrinsic_dimension", "local_intrinsic_dimension", "twonn_dimension"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}

@@ -1,5 +1,6 @@
-"""Clusters (Cai et al. 2021): k-means with k chosen by silhouette, cluster-centred points, and the
-scikit-learn cluster indices (Calinski–Harabasz, Davies–Bouldin).
+"""Clusters (Cai et al. 2021): k-means with k chosen by silhouette and cluster-centred points
+(the other cluster indices, Caliński–Harabasz, Davies–Bouldin and Dunn, are
+:mod:`isotropy.metrics.criteria`).
 
 Mean silhouette coefficient (scikit-learn's definition) streamed in distance blocks, without an
 n x n matrix, and the cluster layout prepared once for many silhouettes of the same points.
@@ -81,34 +82,6 @@ def cluster_centred(points: ArrayLike, clusters) -> np.ndarray:
     np.add.at(sums, ids, x)
     means = sums / np.bincount(ids, minlength=k)[:, None]
     return x - means[ids]
-
-
-# ----------------------------------------------------------------------------------------------
-# scikit-learn cluster indices
-# ----------------------------------------------------------------------------------------------
-
-
-def _sklearn_inputs(points: ArrayLike, labels) -> tuple[np.ndarray, np.ndarray]:
-    x = numpy_points(points, min_rows=2)
-    ids = checked_cluster_ids(labels, x.shape[0])
-    check_cluster_count(len(np.unique(ids)), x.shape[0])
-    return x, ids
-
-
-def calinski_harabasz(points: ArrayLike, labels) -> float:
-    """Calinski–Harabasz index (scikit-learn); labels as for :func:`silhouette`."""
-    from sklearn.metrics import calinski_harabasz_score
-
-    x, ids = _sklearn_inputs(points, labels)
-    return float(calinski_harabasz_score(x, ids))
-
-
-def davies_bouldin(points: ArrayLike, labels) -> float:
-    """Davies–Bouldin index (scikit-learn); labels as for :func:`silhouette`."""
-    from sklearn.metrics import davies_bouldin_score
-
-    x, ids = _sklearn_inputs(points, labels)
-    return float(davies_bouldin_score(x, ids))
 
 
 # Below this many points silhouette distances are computed in float64 (cheap there); above it in

@@ -14,8 +14,11 @@ Definitions (Euclidean distances, k clusters, centroids μ_c, overall mean μ):
   distance of cluster i's points to μ_i, scikit-learn's ``davies_bouldin_score``. Lower is
   better. O(n d + k² d).
 
-``tests/test_criteria.py`` checks CH and DB against scikit-learn and Dunn against a brute-force
-double loop on small data.
+These are the package's only implementations of the three indices (the optimisation records the
+tensor functions; :func:`calinski_harabasz`, :func:`davies_bouldin` and :func:`dunn` check their
+input and return floats). ``tests/test_criteria.py`` checks CH and DB against scikit-learn on
+random and real data, and Dunn against a brute-force double loop on small data. Which is better,
+higher or lower, is the metric registry's (:func:`isotropy.metrics.registry.orientation`).
 """
 
 from __future__ import annotations
@@ -25,12 +28,14 @@ import math
 import numpy as np
 import torch
 
-from isotropy.metrics.checks import ArrayLike, checked_cluster_ids, checked_points, default_block
+from isotropy.metrics.checks import (
+    ArrayLike,
+    check_cluster_count,
+    checked_cluster_ids,
+    checked_points,
+    default_block,
+)
 from isotropy.metrics.clusters import ClusterLayout, cluster_layout
-
-# Orientation of each criterion: +1 where a higher value means tighter, better separated
-# clusters (Dunn, CH, silhouette), -1 where lower does (DB). Read by the extension study.
-HIGHER_IS_BETTER = {"dunn": 1, "calinski_harabasz": 1, "davies_bouldin": -1, "silhouette": 1}
 
 
 def _sorted_points(points: torch.Tensor, layout: ClusterLayout) -> torch.Tensor:
@@ -93,7 +98,20 @@ def dunn_tensor(
 def _checked(points: ArrayLike, labels) -> tuple[torch.Tensor, ClusterLayout]:
     x = checked_points(points, min_rows=2)
     ids = checked_cluster_ids(labels, x.shape[0])
+    check_cluster_count(len(np.unique(ids)), x.shape[0])
     return x, cluster_layout(ids, x.device)
+
+
+def calinski_harabasz(points: ArrayLike, labels) -> float:
+    """Caliński–Harabasz index (module docstring); labels as for
+    :func:`~isotropy.metrics.clusters.silhouette`."""
+    return float(calinski_harabasz_tensor(*_checked(points, labels)))
+
+
+def davies_bouldin(points: ArrayLike, labels) -> float:
+    """Davies–Bouldin index (module docstring); labels as for
+    :func:`~isotropy.metrics.clusters.silhouette`."""
+    return float(davies_bouldin_tensor(*_checked(points, labels)))
 
 
 def dunn(points: ArrayLike, labels) -> float:

@@ -8,8 +8,8 @@ and bounds, the summaries and the verdicts correlate the ``isotropy`` metric wit
 metric, and :mod:`isotropy.plots.main` draws each curve with its label and colour. Adding a
 per-update metric is its tensor function in a metrics module, its entry here, and its columns'
 precision in ``tests/golden/precision.yaml``; an optional one is also named in the schema's
-``extra_metrics`` and ``extensions.criteria`` lists, and the extension study spells the criteria
-again (``isotropy.extensions.results.CRITERIA``, the figures' labels): issue 62, item 4.
+``extra_metrics`` and ``extensions.criteria`` enums (``tests/test_criteria.py`` checks they equal
+:func:`cluster_criteria`), which the extension study's tables, claims and figures read.
 
 The tensor function is named as ``"module:function"`` inside :mod:`isotropy.metrics` and imported
 on first use, so that the torch-free readers of the registry (tables, figures) never import torch.
@@ -50,6 +50,7 @@ class TraceMetric:
         -math.inf,
         math.inf,
     )  # its values' range: a trace outside is refused
+    higher_is_better: bool = True  # tighter, better separated clusters (False: Davies–Bouldin)
 
     def __post_init__(self) -> None:
         if self.points not in POINTS:
@@ -154,6 +155,7 @@ OPTIONAL_METRICS: tuple[TraceMetric, ...] = (
         colour="tab:brown",
         axis="right",
         bounds=(0.0, math.inf),
+        higher_is_better=False,
     ),
 )
 
@@ -165,3 +167,19 @@ def optional_metrics(names: tuple[str, ...] | list[str] = ()) -> tuple[TraceMetr
     if unknown:
         raise ValueError(f"unknown optional metric(s) {unknown}; known: {sorted(known)}")
     return tuple(known[name] for name in names) if names else OPTIONAL_METRICS
+
+
+def cluster_criteria() -> tuple[str, ...]:
+    """The names of the cluster criteria beside the silhouette (the optional metrics), in order:
+    the one list the schema's enums, the extension study and its figures follow."""
+    return tuple(metric.name for metric in OPTIONAL_METRICS)
+
+
+def orientation(name: str) -> int:
+    """+1 where a higher value of the cluster metric ``name`` means tighter, better separated
+    clusters, -1 where a lower one does (the silhouette's and the criteria's)."""
+    metrics = (*trace_metrics(), *OPTIONAL_METRICS)
+    known = {metric.name: metric for metric in metrics if metric.labels}
+    if name not in known:
+        raise ValueError(f"unknown cluster metric {name!r}; known: {sorted(known)}")
+    return 1 if known[name].higher_is_better else -1

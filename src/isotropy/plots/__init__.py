@@ -1,6 +1,7 @@
 """Figures: one function per figure, each reading stored results only (never retraining).
 
 Submodules by study: ``main`` (Figures 2-4 and the sensitivity study), ``istar`` (Figures 5-7),
-``geometry``, ``estimator`` (the I-STAR estimator's figures); ``checks``: every saved figure
+``geometry``, ``estimator`` (the I-STAR estimator's figures), ``extensions`` (one figure
+per question of the extension study); ``checks``: every saved figure
 checked to read at a glance (:func:`isotropy.plots.checks.save_figure`).
 """

@@ -17,6 +17,8 @@ the data-layer modules whose functions rules call directly, each with the config
 :mod:`isotropy.readers` (a data set's downloads and options), :mod:`isotropy.sources` (a
 download's params), :mod:`isotropy.models` (a split model's wheels) and
 :mod:`isotropy.verdicts.standins` (what a run uses in place of the paper's data and vectors),
+:mod:`isotropy.extensions.design` as ``extensions_design`` (the extension study's runs, wildcards
+and captions),
 :mod:`isotropy.trust` (a results folder is data, never code: Snakemake's records there checked
 before Snakemake reads them, its script jobs never importing from there).
 """
@@ -24,11 +26,13 @@ before Snakemake reads them, its script jobs never importing from there).
 from __future__ import annotations
 
 from isotropy import models, paths, readers, sources, trust
+from isotropy.extensions import design as extensions_design
 from isotropy.verdicts import standins
 from isotropy.workflow import config, inputs, targets
 
 __all__ = [
     "config",
+    "extensions_design",
     "inputs",
     "models",
     "paths",

@@ -53,17 +53,21 @@ __all__ = [
 ]
 
 
-def verified_embedding(config: Mapping[str, Any], artefact: str) -> Callable[[Any], str]:
+def verified_embedding(
+    config: Mapping[str, Any], artefact: str, encoder_of: Callable[[Any], str] | None = None
+) -> Callable[[Any], str]:
     """An embeddings file (vectors.npy) of a run, checked when it exists (size against header
     and record): a damaged one is named while the DAG is built, before Snakemake removes any
-    valid result made from it."""
+    valid result made from it. The encoder is the job's ``encoder`` wildcard, or
+    ``encoder_of(wildcards)`` for a rule that has none (the extension study's)."""
 
     def path(wildcards: Any) -> str:
-        file = paths.embedding_file(artefact, wildcards.encoder, wildcards.dataset)
+        name = wildcards.encoder if encoder_of is None else encoder_of(wildcards)
+        file = paths.embedding_file(artefact, name, wildcards.dataset)
         if os.path.isfile(file):
             problem = provenance.damaged_npy(file)
             if problem is not None:
-                kind = encoder(dict(config), wildcards.encoder)["kind"]
+                kind = encoder(dict(config), name)["kind"]
                 maker = (
                     "embed_sentences" if kind == "sentence-transformer" else "lookup_word_vectors"
                 )

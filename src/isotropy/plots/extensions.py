@@ -1,0 +1,156 @@
+"""The extension study's figures, one per question (isotropy.extensions), from its traces, per-seed
+values and fine-tuning epochs only: curves are the mean over seeds with a band of ± one standard
+deviation; bars are seed means with every seed's value as a dot. Each figure states its settings
+and the script that made it, and is saved through :func:`isotropy.plots.checks.save_figure`."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Mapping
+
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from isotropy.extensions.design import QUESTIONS
+from isotropy.metrics import registry
+from isotropy.plots.checks import DECORATION, plt, save_figure
+
+SCRIPT = "scripts/extensions_figures.py"
+
+
+def cluster_label(name: str) -> str:
+    """A cluster metric's label as the metric registry gives it, saying when lower is better."""
+    metrics = (*registry.trace_metrics(), *registry.OPTIONAL_METRICS)
+    label = next(metric.label for metric in metrics if metric.name == name)
+    return label if registry.orientation(name) > 0 else f"{label} (lower = better)"
+
+
+def band(ax, frame: pd.DataFrame, x: str, column: str, label: str, colour: str, style="-"):
+    """The mean of ``column`` over seeds against ``x``, in a band of ± one standard deviation."""
+    stats = frame.groupby(x)[column].agg(["mean", "std"]).fillna(0.0)
+    mean, std = stats["mean"], stats["std"]
+    (line,) = ax.plot(stats.index, mean, style, color=colour, label=label)
+    ax.fill_between(stats.index, mean - std, mean + std, color=colour, alpha=0.2)
+    return line
+
+
+def criteria_figure(traces: pd.DataFrame) -> Figure:
+    """Per setup (rows) and cluster metric (columns: the silhouette, then the registry's
+    criteria) of the linear runs: the metric and IsoScore (dashed, right axis) per update."""
+    linear = traces[traces["head"] == "linear"]
+    names = [n for n in ("silhouette", *registry.cluster_criteria()) if n in linear]
+    setups = list(dict.fromkeys(linear["setup"]))
+    size = (3.2 * len(names), 2.6 * len(setups) + 0.6)
+    fig, axes = plt.subplots(len(setups), len(names), figsize=size, squeeze=False)
+    legend = {}  # one legend above the panels: a panel's own would cover its twin's curve
+    for row, setup in enumerate(setups):
+        ours = linear[linear["setup"] == setup]
+        for col, name in enumerate(names):
+            ax = axes[row][col]
+            legend[name] = band(ax, ours, "step", name, cluster_label(name), "tab:red")
+            legend["isoscore"] = band(
+                ax.twinx(),
+                ours,
+                "step",
+                "isoscore",
+                "IsoScore (dashed, right axis)",
+                "tab:blue",
+                "--",
+            )
+            ax.set_title(f"{setup}: {cluster_label(name)}", fontsize=9)
+            ax.set_xlabel("update")
+    if legend:
+        fig.legend(
+            handles=list(legend.values()),
+            loc="lower center",
+            bbox_to_anchor=(0.5, 1.0),
+            ncols=len(legend),
+            fontsize=7,
+        )
+    return fig
+
+
+def deep_figure(seeds: pd.DataFrame) -> Figure:
+    """Per setup: the IsoScore change of each head's layers (the embedding table, hidden layers)."""
+    changes = seeds[(seeds["question"] == "deep") & (seeds["quantity"] == "isoscore_change")]
+    deep = changes[~changes["item"].str.endswith("/summary")]
+    setups = list(dict.fromkeys(deep["setup"]))
+    fig, axes = plt.subplots(1, len(setups), figsize=(6 * len(setups), 3.4), squeeze=False)
+    for ax, setup in zip(axes[0], setups):
+        ours = deep[deep["setup"] == setup]
+        items = list(dict.fromkeys(ours["item"]))
+        means = ours.groupby("item", sort=False)["value"].mean().reindex(items)
+        ax.bar(range(len(items)), means, color="tab:blue", alpha=0.6, label="mean over seeds")
+        position = ours["item"].map({item: i for i, item in enumerate(items)})
+        ax.plot(position, ours["value"], "k.", markersize=4, label="each seed")
+        ax.axhline(0, color="grey", lw=0.8, gid=DECORATION)
+        ax.set_xticks(range(len(items)), items, rotation=60, fontsize=7)
+        ax.set_ylabel("IsoScore change (last − step 0)")
+        ax.set_title(f"{setup}: per head / layer (table = embeddings)", fontsize=9)
+        ax.legend(fontsize=7)
+    return fig
+
+
+def triplet_figure(traces: pd.DataFrame) -> Figure:
+    """Per setup: IsoScore and silhouette per update of the triplet runs."""
+    triplet = traces[traces["head"] == "triplet"]
+    setups = list(dict.fromkeys(triplet["setup"]))
+    panels = max(1, len(setups))
+    fig, axes = plt.subplots(1, panels, figsize=(4.5 * panels, 3.2), squeeze=False)
+    for ax, setup in zip(axes[0], setups):
+        ours = triplet[triplet["setup"] == setup]
+        band(ax, ours, "step", "isoscore", "IsoScore", "tab:blue")
+        band(ax, ours, "step", "silhouette", "silhouette", "tab:red")
+        ax.set_title(f"{setup}: triplet objective", fontsize=9)
+        ax.set_xlabel("update")
+        ax.legend(fontsize=7)
+    return fig
+
+
+def heldout_figure(epochs: pd.DataFrame) -> Figure:
+    """IsoScore, silhouette and accuracy per epoch of the held-out and training sentences."""
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.2))
+    for ax, quantity in zip(axes, ("isoscore", "silhouette", "accuracy")):
+        for part, colour in (("heldout", "tab:red"), ("train", "tab:blue")):
+            if not epochs.empty:
+                band(ax, epochs, "epoch", f"{part}_{quantity}", part, colour)
+        ax.set_title(quantity, fontsize=9)
+        ax.set_xlabel("epoch (0 = pretrained)")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if not epochs.empty:
+            ax.legend(fontsize=7)
+    return fig
+
+
+def question_figures(
+    traces: pd.DataFrame, seeds: pd.DataFrame, epochs: pd.DataFrame
+) -> dict[str, Callable[[], Figure]]:
+    """Each question's figure, keyed by the question (drawn when called)."""
+    return {
+        "criteria": lambda: criteria_figure(traces),
+        "deep": lambda: deep_figure(seeds),
+        "triplet": lambda: triplet_figure(traces),
+        "heldout": lambda: heldout_figure(epochs),
+    }
+
+
+def save_question_figure(fig: Figure, pdf: str, png: str, settings_line: str) -> None:
+    """Caption ``fig`` with the settings and this script, then check and save it."""
+    caption = f"Settings: {settings_line}. Curves: mean ± std over seeds. Made by {SCRIPT}."
+    fig.text(0.01, 0.0, textwrap.fill(caption, 180), fontsize=6, va="top")
+    fig.tight_layout()
+    save_figure(fig, pdf, png, dpi=150)
+
+
+def save_question_figures(
+    figures: Mapping[str, Callable[[], Figure]],
+    pdfs: Mapping[str, str],
+    pngs: Mapping[str, str],
+    settings_line: str,
+) -> None:
+    """Draw and save every question's figure to its own files (all keyed by question)."""
+    if set(figures) != set(QUESTIONS):
+        raise ValueError(f"expected a figure per question {list(QUESTIONS)}; got {list(figures)}")
+    for question, draw in figures.items():
+        save_question_figure(draw(), pdfs[question], pngs[question], settings_line)

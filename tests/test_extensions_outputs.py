@@ -1,0 +1,187 @@
+"""The extension study's tables and figures as its scripts write them (without Snakemake): each
+question's file is found by its name, never by its place among the rule's outputs, and every
+figure goes through the figure checks (isotropy.plots.checks.save_figure)."""
+
+import importlib.util
+import types
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from isotropy.extensions import design, results
+from isotropy.plots import checks
+from isotropy.plots import extensions as figures
+
+ROOT = Path(__file__).resolve().parents[1]
+SETUPS, HEADS, SEEDS = ("polarity", "snli"), ("linear", "deep1", "triplet"), (0, 1)
+
+
+class Named(list):
+    """Snakemake's input/output/params: every file in one list, each part also an attribute."""
+
+    def __init__(self, **parts):
+        super().__init__(
+            f for part in parts.values() for f in (part if isinstance(part, list) else [part])
+        )
+        self.__dict__.update(parts)
+
+    def items(self):
+        return [(k, v) for k, v in self.__dict__.items()]
+
+
+def load_script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def synthetic_traces() -> pd.DataFrame:
+    """Traces of every (setup, head, seed): IsoScore falls, the cluster metrics rise (DB falls)."""
+    rows = []
+    for setup in SETUPS:
+        for head in HEADS:
+            for seed in SEEDS:
+                for step in range(0, 60, 10):
+                    t = step / 50 + 0.01 * seed
+                    row = {"setup": setup, "head": head, "seed": seed, "step": step}
+                    row |= {"isoscore": 0.6 - 0.3 * t, "silhouette": 0.1 + 0.4 * t}
+                    if head == "linear":
+                        row |= {"dunn": 0.2 + t, "calinski_harabasz": 5 + 20 * t}
+                        row |= {"davies_bouldin": 3 - 2 * t}
+                    if head == "deep1":
+                        row |= {"isoscore_h1": 0.5 - 0.2 * t, "silhouette_h1": 0.2 + 0.5 * t}
+                    rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def synthetic_epochs() -> pd.DataFrame:
+    rows = []
+    for seed in SEEDS:
+        for epoch in range(3):
+            row = {"setup": "polarity", "seed": seed, "epoch": epoch}
+            for part in ("heldout", "train"):
+                row |= {f"{part}_isoscore": 0.5 - 0.1 * epoch + 0.01 * seed}
+                row |= {
+                    f"{part}_silhouette": 0.05 + 0.1 * epoch,
+                    f"{part}_accuracy": 0.6 + 0.1 * epoch,
+                }
+            rows.append(row | {"heldout_majority": 0.5, "heldout_items": 100})
+    return pd.DataFrame(rows)
+
+
+def fake_snakemake(tmp_path, rule, inputs, outputs, params):
+    return types.SimpleNamespace(
+        rule=rule,
+        input=Named(**inputs),
+        output=Named(**outputs),
+        params=Named(**params),
+        log=[],
+        wildcards={},
+        config={},
+        scriptdir=None,
+    )
+
+
+def question_files(tmp_path, ext: str) -> list[str]:
+    """The question files in the reverse of the questions' order: only their names pair them."""
+    return [str(tmp_path / f"{q}.{ext}") for q in reversed(design.QUESTIONS)]
+
+
+def test_each_question_s_table_is_written_to_the_file_named_after_it(tmp_path, monkeypatch):
+    script = load_script("extensions_tables")
+    traces = synthetic_traces()
+    seeds = pd.concat(
+        [
+            results.criteria_seeds(traces[traces["head"] == "linear"]),
+            results.deep_seeds(traces[traces["head"] != "triplet"]),
+            results.triplet_seeds(traces[traces["head"] == "triplet"]),
+            results.heldout_seeds(synthetic_epochs()),
+        ],
+        ignore_index=True,
+    )
+    monkeypatch.setattr(script, "seed_values", lambda runs, traces, epochs: seeds)
+    outputs = {
+        "seeds": str(tmp_path / "seeds.csv"),
+        "tables": question_files(tmp_path, "csv"),
+        "markdown": question_files(tmp_path, "md"),
+        "claims": str(tmp_path / "claims.csv"),
+        "claims_markdown": str(tmp_path / "claims.md"),
+    }
+    params = {"runs": [], "level": 0.95, "settings_line": "toy settings"}
+    inputs = {"traces": [], "epochs": []}
+    script.main(fake_snakemake(tmp_path, "extensions_tables", inputs, outputs, params))
+    titles = {"criteria": "# Other cluster", "deep": "# Deep", "triplet": "# Triplet"}
+    for question, title in (titles | {"heldout": "# Held-out"}).items():
+        table = pd.read_csv(tmp_path / f"{question}.csv")
+        expected = results.question_table(seeds[seeds["question"] == question])
+        assert set(table["item"]) == set(expected["item"]), question
+        text = (tmp_path / f"{question}.md").read_text(encoding="utf-8")
+        assert text.startswith(title), question
+
+
+def test_each_question_s_figure_is_checked_and_saved_to_the_files_named_after_it(
+    tmp_path, monkeypatch
+):
+    script = load_script("extensions_figures")
+    traces, seeds_file = synthetic_traces(), tmp_path / "seeds.csv"
+    results.deep_seeds(traces[traces["head"] != "triplet"]).to_csv(seeds_file, index=False)
+    epochs_file = tmp_path / "epochs.csv"
+    synthetic_epochs().to_csv(epochs_file, index=False)
+    monkeypatch.setattr(script, "read_traces", lambda paths, keys: traces)
+    checked = {}
+    check_figure = checks.check_figure
+
+    def recording_check(figure, name, **kwargs):
+        checked[name] = " ".join(ax.get_title() for ax in figure.axes)
+        return check_figure(figure, name, **kwargs)
+
+    monkeypatch.setattr(checks, "check_figure", recording_check)
+    inputs = {"seeds": str(seeds_file), "traces": [], "epochs": [str(epochs_file)]}
+    outputs = {"pdf": question_files(tmp_path, "pdf"), "png": question_files(tmp_path, "png")}
+    params = {"runs": [], "settings_line": "toy settings"}
+    script.main(fake_snakemake(tmp_path, "extensions_figures", inputs, outputs, params))
+    # every figure went through the checks, each to its own question's file
+    assert sorted(checked) == sorted(f"{q}.pdf" for q in design.QUESTIONS)
+    assert "Dunn index" in checked["criteria.pdf"] and "per head" in checked["deep.pdf"]
+    assert "triplet objective" in checked["triplet.pdf"] and "accuracy" in checked["heldout.pdf"]
+    for question in design.QUESTIONS:
+        assert (tmp_path / f"{question}.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("question", design.QUESTIONS)
+def test_every_figure_reads_at_a_glance(question, tmp_path, monkeypatch):
+    monkeypatch.setenv("ISOTROPY_FIGURE_CHECK", "strict")  # a problem raises FigureCheckError
+    traces = synthetic_traces()
+    seeds = results.deep_seeds(traces[traces["head"] != "triplet"])
+    draw = figures.question_figures(traces, seeds, synthetic_epochs())[question]
+    pdf, png = tmp_path / f"{question}.pdf", tmp_path / f"{question}.png"
+    figures.save_question_figure(draw(), str(pdf), str(png), "toy settings " * 30)
+    assert pdf.stat().st_size > 0 and png.stat().st_size > 0
+
+
+def test_the_criteria_figure_labels_each_criterion_as_the_registry_does():
+    fig = figures.criteria_figure(synthetic_traces())
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles[:4] == [
+        "polarity: Silhouette",
+        "polarity: Dunn index",
+        "polarity: Caliński–Harabasz index",
+        "polarity: Davies–Bouldin index (lower = better)",
+    ]
+
+
+def test_question_files_are_paired_by_name_and_refused_otherwise():
+    names = [f"out/{q}.csv" for q in reversed(design.QUESTIONS)]
+    assert results.by_question(names) == {q: f"out/{q}.csv" for q in design.QUESTIONS}
+    assert list(results.by_question(names)) == list(design.QUESTIONS)
+    with pytest.raises(ValueError, match="one file per question"):
+        results.by_question(names[1:])
+    with pytest.raises(ValueError, match="one file per question"):
+        results.by_question([*names, "out/extra.csv"])
+    with pytest.raises(ValueError, match="one file per question"):
+        results.by_question([*names, "other/criteria.csv"])
+    assert tuple(figures.question_figures(*[pd.DataFrame()] * 3)) == design.QUESTIONS
+    assert np.all([q in design.TITLES for q in design.QUESTIONS])
