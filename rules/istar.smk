@@ -228,11 +228,10 @@ rule finetune_cls:
         gpu=lookup(dpath="rajaee_cls/resources/gpu", within=config, default=0),
     params:
         model=lambda wildcards: configuration.model_record(config, wildcards.model),
-        lam=0.0,
         training=lookup(dpath="rajaee_cls/training", within=config),
         device=lookup(dpath="device", within=config),
     script:
-        "../scripts/finetune_model.py"
+        "../scripts/rajaee_cls_finetune.py"
 
 
 # runs.csv (accuracy, last-layer CLS I(W) per run), layers.csv (per layer: I(W), IsoScore, CLS

@@ -15,16 +15,17 @@ import torch
 from test_finetune import SMALL, sentiment_table, tiny_bert  # noqa: F401 (a fixture)
 
 from isotropy import costs, estimate, metrics, paths
-from isotropy.geometry.sts import cluster_based_isotropy
+from isotropy.finetune.features import load_model_and_tokenizer
+from isotropy.finetune.head import head_input_module, transform_head_input
+from isotropy.finetune.settings import TrainingSettings, check_run
+from isotropy.finetune.training import finetune
 from isotropy.istar import cls_cost
-from isotropy.istar.cls_method import cls_transform, cluster_cls, head_input_module
+from isotropy.istar.cls_method import cluster_cls, cluster_method
 from isotropy.istar.cls_results import LAYER_COLUMNS, RUN_COLUMNS, collect
 from isotropy.istar.cls_results import claim_values as cls_claim_values
-from isotropy.istar.features import load_model_and_tokenizer
-from isotropy.istar.study import TrainingSettings, check_run
-from isotropy.istar.training import finetune
 from isotropy.plots.rajaee_cls import plot_cls_layers
 from isotropy.readers.tasks import task_spec
+from isotropy.transforms import cluster_based_isotropy
 from isotropy.verdicts.claims import (
     CLS_CLAIMS,
     NOT_SUPPORTED,
@@ -68,7 +69,7 @@ def test_the_hook_changes_only_the_head_input_and_is_removed(tiny_bert):  # noqa
     batch = tokenizer(list(sentiment_table(8, 0)["text"]), return_tensors="pt", padding=True)
     with torch.no_grad():
         plain = model(**batch, output_hidden_states=True)
-        with cls_transform(model, 2, 1, 0) as module:
+        with transform_head_input(model, cluster_method(2, 1, 0).transform) as module:
             assert module is head_input_module(model) is model.bert.pooler
             moved = model(**batch, output_hidden_states=True)
         again = model(**batch, output_hidden_states=True)
@@ -78,18 +79,22 @@ def test_the_hook_changes_only_the_head_input_and_is_removed(tiny_bert):  # noqa
     assert torch.equal(plain.logits, again.logits)
 
 
-def test_cluster_is_a_transform_with_lambda_zero():
-    check_run("cluster", 0.0)
-    with pytest.raises(ValueError, match="takes λ = 0"):
-        check_run("cluster", 1.0)
+def test_the_method_is_not_a_regulariser_of_the_loss():
+    # the cluster method transforms the head's input (a HeadTransform); the loss has no penalty
+    with pytest.raises(ValueError, match="unknown regulariser 'cluster'"):
+        check_run("cluster", 0.0)
+    assert cluster_method(3, 2, 0).record() == {"name": "cluster", "clusters": 3, "directions": 2}
 
 
 def test_finetune_with_the_method_records_cls_geometry(tiny_bert, tmp_path):  # noqa: F811
     data = (sentiment_table(64, 0), sentiment_table(40, 1))
-    settings = TrainingSettings(**{**SMALL, "epochs": 1, "cls_clusters": 2, "cls_directions": 1})
+    settings = TrainingSettings(**{**SMALL, "epochs": 1})
+    transforms = {"none": None, "cluster": cluster_method(2, 1, 0)}
     runs = {
-        method: finetune(tiny_bert, "sst2", method, 0.0, 0, tmp_path / method, data, settings)
-        for method in ("none", "cluster")
+        method: finetune(
+            tiny_bert, "sst2", "none", 0.0, 0, tmp_path / method, data, settings, head_transform=how
+        )
+        for method, how in transforms.items()
     }
     for result in runs.values():
         assert len(result["cls_iw_layers"]) == 2 and len(result["cls_isoscore_layers"]) == 2

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
+from isotropy import transforms
 from isotropy.defaults import CONFIG_SCHEMA
+from isotropy.finetune.settings import TrainingSettings
 from isotropy.geometry import classification, sts
-from isotropy.istar.study import TrainingSettings
 from isotropy.optimize import OptimisationSettings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,7 +73,7 @@ def all_mismatches(schema: Mapping[str, Any]) -> list[str]:
     problems = mismatches("istar.training", dataclass_defaults(TrainingSettings), training)
     problems += mismatches("main", dataclass_defaults(OptimisationSettings), optimisation)
     for function in (
-        sts.cluster_based_isotropy,
+        transforms.cluster_based_isotropy,
         sts.enhance,
         sts.evaluate_sts,
         sts.evaluate_sts_tokens,
