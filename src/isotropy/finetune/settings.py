@@ -55,10 +55,6 @@ class TrainingSettings:
     max_answer_length: int = 30
     n_best: int = 20
     keep_checkpoint: bool = False
-    # regulariser "cluster": k-means clusters and top directions removed per cluster, over the
-    # CLS states of each batch (a batch of 32 holds too few states for the STS path's 27 and 12)
-    cls_clusters: int = 3
-    cls_directions: int = 2
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any]) -> TrainingSettings:

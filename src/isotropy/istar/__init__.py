@@ -21,9 +21,8 @@ Modules, by concern:
                   paths, outputs)
     runs          runs.csv from the runs' metrics
     estimator     the poster's estimator figures on point clouds of known isotropy
-    cls_method    Rajaee & Pilehvar's cluster-based method on the CLS states the head reads
-    cls_results   the CLS study's tables (config rajaee_cls) and its two claims
-    cls_cost      the time estimate of target rajaee_study (plain Python)
+    cls_cost      the time estimate of target rajaee_cls_study (plain Python; the Rajaee CLS
+                  study's own modules are :mod:`isotropy.rajaee_cls`)
     grid_cost     the time estimate of target istar_study (plain Python; reuses cls_cost's costs)
 
 This package imports nothing itself: ``study`` is plain Python (the workflow imports it while it

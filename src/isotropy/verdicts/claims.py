@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.istar.cls_results import claim_values as cls_claim_values
+from isotropy.rajaee_cls.results import claim_values as cls_claim_values
 from isotropy.statistics import fisher_z
 from isotropy.verdicts.families import holm_by_family, study_family
 from isotropy.verdicts.learning import guard_cls_claims
