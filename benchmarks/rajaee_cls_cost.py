@@ -29,8 +29,8 @@ from isotropy.finetune.features import (
 from isotropy.finetune.head import transform_head_input
 from isotropy.finetune.settings import TrainingSettings
 from isotropy.finetune.training import batch_loss, seed_everything
-from isotropy.istar.cls_method import cluster_method
 from isotropy.models import ModelSpec
+from isotropy.rajaee_cls.method import ClusterSettings, head_transform
 from isotropy.readers.tasks import load_task_split, task_spec
 
 
@@ -52,13 +52,15 @@ def main() -> None:
     train_features, eval_features = task_features(spec, tokenizer, train, train, settings)
     optimiser = torch.optim.AdamW(model.parameters(), lr=1e-5)
     costs = {"load": load}
+    cluster = head_transform("cluster", ClusterSettings(3, 2), 0)
+    assert cluster is not None
     for method in ("none", "cluster"):
         model.train()
         start = time.process_time()
         for step in range(args.updates):
             batch = collate(train_features, list(range(32 * step, 32 * (step + 1))), tokenizer)
             with (
-                transform_head_input(model, cluster_method(3, 2, 0).transform)
+                transform_head_input(model, cluster.transform)
                 if method == "cluster"
                 else _nothing()
             ):

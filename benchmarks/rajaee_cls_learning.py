@@ -23,8 +23,8 @@ from isotropy import estimate
 from isotropy.finetune.settings import TrainingSettings
 from isotropy.finetune.training import finetune
 from isotropy.istar import cls_cost
-from isotropy.istar.cls_method import cluster_method
 from isotropy.models import ModelSpec
+from isotropy.rajaee_cls.method import ClusterSettings, head_transform
 from isotropy.readers.tasks import load_task_split
 
 # The mirror's GLUE folders of the tasks the study's estimate knows.
@@ -73,7 +73,7 @@ def main() -> None:
                 (train, validation),
                 settings,
                 device="cpu",
-                head_transform=cluster_method(3, 2, seed) if args.method == "cluster" else None,
+                head_transform=head_transform(args.method, ClusterSettings(), seed),
             )
         record = {
             "task": args.task,

@@ -770,7 +770,7 @@ def check_seed_claims(
 
 
 # The Rajaei & Sheikhi slides' two CLS claims (the cluster method on CLS inside fine-tuning),
-# judged on the per-seed values of isotropy.istar.cls_results.claim_values.
+# judged on the per-seed values of isotropy.rajaee_cls.results.claim_values.
 _SLIDES = 'Rajaei & Sheikhi 2020, slides "Isotropic Word Representation in BERT", fine-tuning'
 CLS_CLAIMS = [
     SeedClaim(
