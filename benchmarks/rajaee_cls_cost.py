@@ -20,11 +20,17 @@ import time
 import torch
 
 from isotropy import estimate
-from isotropy.istar.cls_method import cls_transform
-from isotropy.istar.features import collate, load_model_and_tokenizer, model_inputs, task_features
-from isotropy.istar.study import TrainingSettings
-from isotropy.istar.training import batch_loss, seed_everything
+from isotropy.finetune.features import (
+    collate,
+    load_model_and_tokenizer,
+    model_inputs,
+    task_features,
+)
+from isotropy.finetune.head import transform_head_input
+from isotropy.finetune.settings import TrainingSettings
+from isotropy.finetune.training import batch_loss, seed_everything
 from isotropy.models import ModelSpec
+from isotropy.rajaee_cls.method import ClusterSettings, head_transform
 from isotropy.readers.tasks import load_task_split, task_spec
 
 
@@ -46,12 +52,18 @@ def main() -> None:
     train_features, eval_features = task_features(spec, tokenizer, train, train, settings)
     optimiser = torch.optim.AdamW(model.parameters(), lr=1e-5)
     costs = {"load": load}
+    cluster = head_transform("cluster", ClusterSettings(3, 2), 0)
+    assert cluster is not None
     for method in ("none", "cluster"):
         model.train()
         start = time.process_time()
         for step in range(args.updates):
             batch = collate(train_features, list(range(32 * step, 32 * (step + 1))), tokenizer)
-            with cls_transform(model, 3, 2, 0) if method == "cluster" else _nothing():
+            with (
+                transform_head_input(model, cluster.transform)
+                if method == "cluster"
+                else _nothing()
+            ):
                 loss, _, _ = batch_loss(model, batch, "none", 0.0, None, 0.2, _nothing())
             optimiser.zero_grad()
             loss.backward()

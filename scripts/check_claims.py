@@ -11,9 +11,9 @@ import pandas as pd
 
 from isotropy.extensions.results import claim_values
 from isotropy.io import atomic_path
-from isotropy.istar.cls_results import claim_values as cls_claim_values
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
+from isotropy.rajaee_cls.results import claim_values as cls_claim_values
 from isotropy.verdicts.claims import (
     CLS_CLAIMS,
     NOT_RUN,
@@ -41,7 +41,7 @@ def main(snakemake):
     measured = measure(
         tables, dict(snakemake.params.config), StandIns(**snakemake.params.stand_ins)
     )
-    # the Rajaee CLS study's per-seed values (config studies lists rajaee): their own family too
+    # the Rajaee CLS study's per-seed values (config studies lists rajaee_cls): their own family too
     families = []
     if "rajaee_cls_runs" in tables:
         values = cls_claim_values(tables["rajaee_cls_runs"], tables.pop("rajaee_cls_layers"))

@@ -1,7 +1,7 @@
 """Collect every I-STAR run's metrics.json into results/istar/runs.csv (one row per run)."""
 
 from isotropy.io import atomic_path
-from isotropy.istar.evaluation import collect_runs
+from isotropy.istar.runs import collect_runs
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 

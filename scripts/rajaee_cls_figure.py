@@ -1,4 +1,4 @@
-"""The per-layer CLS isotropy figure of the CLS study (isotropy.plots.rajaee_cls)."""
+"""The per-layer CLS isotropy figure of the Rajaee CLS study (isotropy.plots.rajaee_cls)."""
 
 import pandas as pd
 
@@ -16,7 +16,8 @@ def main(snakemake):
         f"CLS isotropy per layer after fine-tuning ({training['epochs']} epochs, {subset} "
         f"training examples, max length {training['max_length']}, "
         f"lr {training['learning_rate']:g}; "
-        f"method: {training['cls_clusters']} k-means clusters, {training['cls_directions']} "
+        f"method: {settings['cluster_method']['clusters']} k-means clusters, "
+        f"{settings['cluster_method']['directions']} "
         f"directions per batch of {training['batch_size']}; {len(settings['seeds'])} seeds)"
     )
     plot_cls_layers(

@@ -1,10 +1,10 @@
-"""The CLS study's tables (runs.csv, layers.csv) and its two claims (claims.csv, claims.md) from
-every run's metrics.json (isotropy.istar.cls_results)."""
+"""The Rajaee CLS study's tables (runs.csv, layers.csv) and its two claims (claims.csv, claims.md)
+from every run's metrics.json (isotropy.rajaee_cls.results)."""
 
 from isotropy.io import atomic_path
-from isotropy.istar.cls_results import collect
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
+from isotropy.rajaee_cls.results import collect
 from isotropy.verdicts.claims import check_cls_claims, claims_markdown
 
 

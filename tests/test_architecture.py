@@ -16,7 +16,7 @@ PACKAGE = ROOT / "src" / "isotropy"
 MAX_FUNCTION_LINES = 60
 # Functions allowed to be longer, each with its reason.
 LONG_FUNCTIONS = {
-    "isotropy.istar.training.finetune": (
+    "isotropy.finetune.training.finetune": (
         "the training loop reads top to bottom as the authors' released script does (epochs, "
         "steps, penalty, checkpoint); split into helpers it would pass a dozen loop variables "
         "around"
@@ -539,4 +539,54 @@ def test_the_layer_checks_find_planted_imports(tmp_path):
     ]
     assert _forbidden_imports(files, ("isotropy.summaries_planted",), VERDICTS) == [
         "isotropy.summaries_planted imports isotropy.verdicts.tolerances"
+    ]
+
+
+# ---- no study imports another study (issue 62, item 2) ----------------------------------------
+# Each study's own modules. What two studies share lives in a neutral module both import:
+# fine-tuning (isotropy.finetune), the isotropy-enhancing transforms (isotropy.transforms),
+# metrics, statistics, and the main study's optimisation and traces (isotropy.optimize,
+# isotropy.traces), which the extension study re-runs. The main study's own modules are its
+# summaries and the sensitivity analysis.
+STUDY_PACKAGES = {
+    "main": ("isotropy.summaries", "isotropy.sensitivity"),
+    "istar": ("isotropy.istar",),
+    "geometry": ("isotropy.geometry",),
+    "extensions": ("isotropy.extensions",),
+    "rajaee_cls": ("isotropy.rajaee_cls",),
+}
+
+
+def _study_of(module: str) -> str | None:
+    return next((name for name, own in STUDY_PACKAGES.items() if _within(module, own)), None)
+
+
+def _cross_study_imports(files: dict[str, Path]) -> list[str]:
+    """``importer (study) imports target (other study)`` for every module of a study that
+    imports a module of another, at module level or deferred into a function."""
+    return [
+        f"{module} ({study}) imports {target} ({other})"
+        for module, path in sorted(files.items())
+        if (study := _study_of(module)) is not None
+        for target in sorted(_imports(path, top_level_only=False))
+        if (other := _study_of(target)) not in (None, study)
+    ]
+
+
+def test_no_study_imports_another_study():
+    wrong = _cross_study_imports(_package_files())
+    assert not wrong, "a study importing another (move what they share out):\n" + "\n".join(wrong)
+
+
+def test_the_study_check_finds_a_planted_import(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "from isotropy.finetune import training\n"
+        "def fit(points):\n"
+        "    from isotropy.geometry import sts\n"
+        "    return sts.enhance\n"
+    )
+    files = {"isotropy.istar.planted": planted, "isotropy.geometry.planted": planted}
+    assert _cross_study_imports(files) == [
+        "isotropy.istar.planted (istar) imports isotropy.geometry.sts (geometry)"
     ]

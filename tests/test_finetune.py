@@ -17,8 +17,8 @@ import torch
 import yaml
 
 from isotropy import metrics
-from isotropy.istar.evaluation import squad_predictions, squad_scores
-from isotropy.istar.features import (
+from isotropy.finetune.evaluation import squad_predictions, squad_scores
+from isotropy.finetune.features import (
     classification_features,
     collate,
     load_model_and_tokenizer,
@@ -26,14 +26,20 @@ from isotropy.istar.features import (
     qa_eval_features,
     qa_train_features,
 )
-from isotropy.istar.regularisers import (
+from isotropy.finetune.regularisers import (
     cosine_penalty,
     estimate_reference_covariance,
     istar_penalty,
     token_points,
 )
-from isotropy.istar.study import TrainingSettings, check_run, run_grid, run_path
-from isotropy.istar.training import CHECKPOINT_NAME, TrainingInterrupted, finetune, run_and_save
+from isotropy.finetune.settings import TrainingSettings, check_run
+from isotropy.finetune.training import (
+    CHECKPOINT_NAME,
+    TrainingInterrupted,
+    finetune,
+    run_and_save,
+)
+from isotropy.istar.study import run_grid, run_path
 from isotropy.models import ModelSpec
 from isotropy.readers import check_tasks_available
 from isotropy.readers.tasks import load_task_split, read_task_split, task_spec

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from isotropy.istar.evaluation import RUN_COLUMNS, collect_runs
+from isotropy.istar.runs import RUN_COLUMNS, collect_runs
 from isotropy.istar.study import format_lambda, run_path
 from isotropy.plots import istar as istar_plots
 from isotropy.plots.checks import save_figure

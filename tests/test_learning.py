@@ -16,7 +16,7 @@ from test_rajaee_cls import _tables
 from test_verdicts import istar_runs
 
 from isotropy.extensions import results
-from isotropy.istar import cls_results
+from isotropy.rajaee_cls import results as cls_results
 from isotropy.verdicts import learning
 from isotropy.verdicts.claims import (
     CLS_CLAIMS,

@@ -226,8 +226,8 @@ def test_every_statement_of_the_architecture_page_about_imports_is_true():
             "not a checkable statement",
         ),
         (
-            "the transforms are in `isotropy.geometry.sts`, imported by `isotropy.geometry`",
-            "also by ['isotropy.istar.cls_method']",
+            "the transforms are in `isotropy.transforms`, imported by `isotropy.geometry`",
+            "also by ['isotropy.rajaee_cls.method']",
         ),
         ("`isotropy.paths` is imported by `isotropy.plots`", "not by ['isotropy.plots']"),
         ("`isotropy.workflow` imports nothing", "isotropy.workflow imports nothing, yet"),
@@ -249,8 +249,8 @@ def test_true_statements_pass():
 
 
 def test_a_torch_free_claim_is_checked(monkeypatch):
-    assert not loads_torch("isotropy.istar.study") and loads_torch("isotropy.istar.training")
+    assert not loads_torch("isotropy.istar.study") and loads_torch("isotropy.finetune.training")
     monkeypatch.setattr(__import__(__name__), "_first_line", lambda path: "Training, plain Python.")
-    assert docstring_problems("isotropy.istar.training") == [
-        "isotropy.istar.training: it says it runs without torch, yet importing it imports torch"
+    assert docstring_problems("isotropy.finetune.training") == [
+        "isotropy.finetune.training: it says it runs without torch, yet importing it imports torch"
     ]

@@ -1,5 +1,6 @@
-"""The cluster-based method on the CLS states inside fine-tuning (isotropy.istar.cls_method),
-its tables and claims (isotropy.istar.cls_results), figure and estimate (isotropy.istar.cls_cost).
+"""The Rajaee CLS study: the cluster-based method on the CLS states inside fine-tuning
+(isotropy.rajaee_cls.method), its tables and claims (isotropy.rajaee_cls.results), figure,
+estimate (isotropy.istar.cls_cost) and settings (config rajaee_cls).
 
 Models are the tiny randomly initialised BERT of test_finetune (no download)."""
 
@@ -7,24 +8,31 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+import yaml
 from test_finetune import SMALL, sentiment_table, tiny_bert  # noqa: F401 (a fixture)
 
 from isotropy import costs, estimate, metrics, paths
-from isotropy.geometry.sts import cluster_based_isotropy
+from isotropy.finetune.features import load_model_and_tokenizer
+from isotropy.finetune.head import head_input_module, transform_head_input
+from isotropy.finetune.settings import TrainingSettings, check_run
 from isotropy.istar import cls_cost
-from isotropy.istar.cls_method import cls_transform, cluster_cls, head_input_module
-from isotropy.istar.cls_results import LAYER_COLUMNS, RUN_COLUMNS, collect
-from isotropy.istar.cls_results import claim_values as cls_claim_values
-from isotropy.istar.features import load_model_and_tokenizer
-from isotropy.istar.study import TrainingSettings, check_run
-from isotropy.istar.training import finetune
 from isotropy.plots.rajaee_cls import plot_cls_layers
+from isotropy.rajaee_cls.method import (
+    ClusterSettings,
+    cluster_cls,
+    finetune_with_method,
+    head_transform,
+)
+from isotropy.rajaee_cls.results import LAYER_COLUMNS, RUN_COLUMNS, collect
+from isotropy.rajaee_cls.results import claim_values as cls_claim_values
 from isotropy.readers.tasks import task_spec
+from isotropy.transforms import cluster_based_isotropy
 from isotropy.verdicts.claims import (
     CLS_CLAIMS,
     NOT_SUPPORTED,
@@ -68,7 +76,7 @@ def test_the_hook_changes_only_the_head_input_and_is_removed(tiny_bert):  # noqa
     batch = tokenizer(list(sentiment_table(8, 0)["text"]), return_tensors="pt", padding=True)
     with torch.no_grad():
         plain = model(**batch, output_hidden_states=True)
-        with cls_transform(model, 2, 1, 0) as module:
+        with transform_head_input(model, _cluster(2, 1, 0).transform) as module:
             assert module is head_input_module(model) is model.bert.pooler
             moved = model(**batch, output_hidden_states=True)
         again = model(**batch, output_hidden_states=True)
@@ -78,17 +86,36 @@ def test_the_hook_changes_only_the_head_input_and_is_removed(tiny_bert):  # noqa
     assert torch.equal(plain.logits, again.logits)
 
 
-def test_cluster_is_a_transform_with_lambda_zero():
-    check_run("cluster", 0.0)
-    with pytest.raises(ValueError, match="takes λ = 0"):
-        check_run("cluster", 1.0)
+def test_the_method_is_not_a_regulariser_of_the_loss():
+    # the cluster method transforms the head's input (a HeadTransform); the loss has no penalty
+    with pytest.raises(ValueError, match="unknown regulariser 'cluster'"):
+        check_run("cluster", 0.0)
+    assert _cluster(3, 2, 0).record() == {"name": "cluster", "clusters": 3, "directions": 2}
+    assert head_transform("none", ClusterSettings(), 0) is None
+    with pytest.raises(ValueError, match="unknown method 'istar'"):
+        head_transform("istar", ClusterSettings(), 0)
+
+
+def _cluster(clusters: int, directions: int, seed: int):
+    transform = head_transform("cluster", ClusterSettings(clusters, directions), seed)
+    assert transform is not None
+    return transform
 
 
 def test_finetune_with_the_method_records_cls_geometry(tiny_bert, tmp_path):  # noqa: F811
     data = (sentiment_table(64, 0), sentiment_table(40, 1))
-    settings = TrainingSettings(**{**SMALL, "epochs": 1, "cls_clusters": 2, "cls_directions": 1})
+    settings = TrainingSettings(**{**SMALL, "epochs": 1})
     runs = {
-        method: finetune(tiny_bert, "sst2", method, 0.0, 0, tmp_path / method, data, settings)
+        method: finetune_with_method(
+            method,
+            ClusterSettings(2, 1),
+            seed=0,
+            model_spec=tiny_bert,
+            task="sst2",
+            out_dir=tmp_path / method,
+            data=data,
+            settings=settings,
+        )
         for method in ("none", "cluster")
     }
     for result in runs.values():
@@ -197,6 +224,30 @@ def test_tables_and_figure_from_metrics_files(tmp_path):
         collect([stale], runs[:1])
 
 
+def test_a_config_without_the_section_gets_the_studys_defaults(tmp_path):
+    """Every key of rajaee_cls has a schema default, and they are the study's: config.yaml's
+    section restates them."""
+    written = yaml.safe_load(Path("config.yaml").read_text(encoding="utf-8"))
+    without = {key: value for key, value in written.items() if key != "rajaee_cls"}
+    path = tmp_path / "without.yaml"
+    path.write_text(yaml.safe_dump(without), encoding="utf-8")
+    config = load_config([str(path)])
+    assert config["rajaee_cls"] == load_config(["config.yaml"])["rajaee_cls"]
+    assert config["rajaee_cls"]["cluster_method"] == {"clusters": 3, "directions": 2}
+    assert config["rajaee_cls"]["training"]["train_subset"] == 1024
+    assert ClusterSettings() == ClusterSettings(**config["rajaee_cls"]["cluster_method"])
+
+
+def test_the_old_study_name_fails_naming_the_new_one(tmp_path):
+    overlay = tmp_path / "old.yaml"
+    overlay.write_text("studies: [main, rajaee]\n")
+    with pytest.raises(ConfigError, match="study 'rajaee' is now called 'rajaee_cls'"):
+        load_config(["config.yaml", str(overlay)])
+    overlay.write_text("rajaee_cls: {training: {cls_clusters: 3}}\n")  # moved to cluster_method
+    with pytest.raises(ConfigError, match="cls_clusters"):
+        load_config(["config.yaml", str(overlay)])
+
+
 def test_config_section_is_validated(tmp_path):
     overlay = tmp_path / "bad.yaml"
     overlay.write_text("rajaee_cls: {models: [miniLM], methods: [istar]}\n")
@@ -225,12 +276,12 @@ def test_estimate_counts_the_runs_left(tmp_path):
     assert cls_cost.run_seconds(section, "miniLM", "squad") is None
 
 
-def test_rajaee_study_prints_an_estimate(capsys):
+def test_rajaee_cls_study_prints_an_estimate(capsys):
     code = estimate.main(
-        ["--configfile", "config.yaml", "config/offline.yaml", "--target", "rajaee_study"]
+        ["--configfile", "config.yaml", "config/offline.yaml", "--target", "rajaee_cls_study"]
     )
     out = capsys.readouterr().out
-    assert code == 0 and "rajaee_study: 10 fine-tuning runs" in out and "time left" in out
+    assert code == 0 and "rajaee_cls_study: 10 fine-tuning runs" in out and "time left" in out
 
 
 def test_fine_tuning_rows_reach_the_paper_comparison_as_stand_ins():

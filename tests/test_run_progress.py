@@ -194,7 +194,7 @@ def _seconds(printed: str) -> float:
     [
         ("extensions_study", OFFLINE, None),
         ("geometry_study", OFFLINE, None),
-        ("rajaee_study", OFFLINE, None),
+        ("rajaee_cls_study", OFFLINE, None),
         ("istar_study", OFFLINE, MIRROR_TASKS),
         ("extensions_study", TINY, None),
         ("geometry_study", TINY, None),

@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 import yaml
 
+from isotropy import transforms
 from isotropy.defaults import CONFIG_SCHEMA
+from isotropy.finetune.settings import TrainingSettings
 from isotropy.geometry import classification, sts
-from isotropy.istar.study import TrainingSettings
 from isotropy.optimize import OptimisationSettings
+from isotropy.rajaee_cls.method import ClusterSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,9 +72,13 @@ def all_mismatches(schema: Mapping[str, Any]) -> list[str]:
     }
     geometry_sts = schema_defaults(properties["geometry"]["properties"]["sts"])
     problems = mismatches("istar.training", dataclass_defaults(TrainingSettings), training)
+    cluster = schema_defaults(properties["rajaee_cls"]["properties"]["cluster_method"])
+    problems += mismatches(
+        "rajaee_cls.cluster_method", dataclass_defaults(ClusterSettings), cluster
+    )
     problems += mismatches("main", dataclass_defaults(OptimisationSettings), optimisation)
     for function in (
-        sts.cluster_based_isotropy,
+        transforms.cluster_based_isotropy,
         sts.enhance,
         sts.evaluate_sts,
         sts.evaluate_sts_tokens,
@@ -95,13 +101,11 @@ def test_every_restated_default_equals_the_schemas(schema):
     assert all_mismatches(schema) == []
     # Each comparison covers the keys it should: none is vacuous.
     training = schema_defaults(schema["properties"]["istar"]["properties"]["training"])
-    # The cluster method's two settings have no schema default on purpose (an I-STAR run's
-    # params stay as they were); the Rajaee CLS study sets them, to the dataclass's values.
-    cls_only = {"cls_clusters", "cls_directions"}
-    assert set(dataclass_defaults(TrainingSettings)) == set(training) | cls_only
-    rajaee = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))["rajaee_cls"]
-    for key in cls_only:
-        assert rajaee["training"][key] == dataclass_defaults(TrainingSettings)[key], key
+    assert set(dataclass_defaults(TrainingSettings)) == set(training)
+    # the Rajaee CLS study's training block has the same keys (its own defaults)
+    rajaee = schema["properties"]["rajaee_cls"]["properties"]
+    assert set(schema_defaults(rajaee["training"])) == set(training)
+    assert set(dataclass_defaults(ClusterSettings)) == set(rajaee["cluster_method"]["properties"])
     for function in (sts.enhance, sts.evaluate_sts, sts.evaluate_sts_tokens):
         assert {"n_clusters", "n_directions", "abtt_directions"} <= set(
             signature_defaults(function)

@@ -9,7 +9,7 @@ from sklearn.decomposition import PCA
 from sklearn.mixture import GaussianMixture
 
 from isotropy import metrics as M
-from isotropy.geometry import sts as T
+from isotropy import transforms as T
 
 
 def _anisotropic_clusters(n=600, d=24, clusters=4, seed=0):

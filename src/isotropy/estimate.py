@@ -507,7 +507,7 @@ def _extensions_run_done(config: Mapping[str, Any], run: Mapping[str, Any], work
 
 
 def describe_rajaee(config: Mapping[str, Any], device: str, workdir: Path = Path(".")) -> list[str]:
-    """Target rajaee_study: the lines of isotropy.istar.cls_cost (its costs and estimate),
+    """Target rajaee_cls_study: the lines of isotropy.istar.cls_cost (its costs and estimate),
     scaled to this machine by the speed probe, with the load-based factor when it is busy."""
     threads = config["rajaee_cls"]["resources"]["threads"]
     return _scaled(cls_cost.describe, config, device, threads, workdir=workdir)
@@ -590,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
         return 0
     studies = {
-        "rajaee_study": ("rajaee_cls", describe_rajaee),
+        "rajaee_cls_study": ("rajaee_cls", describe_rajaee),
         "geometry_study": ("geometry", describe_geometry),
         "istar_study": ("istar", describe_istar),
     }

@@ -4,7 +4,7 @@ sample of a single-text task, scored after every epoch on held-out sentences it 
 The sentence embedding is the encoder's as the main study takes it (sentence-transformers'
 all-MiniLM-L6-v2: mean of the last layer's token states over the attention mask, then unit
 norm); the head is one linear layer on it. The featurisation, batching and epoch order are the
-I-STAR fine-tuning code path's (:mod:`isotropy.istar.features`); the model differs (I-STAR's
+I-STAR fine-tuning code path's (:mod:`isotropy.finetune.features`); the model differs (I-STAR's
 ``AutoModelForSequenceClassification`` head is a pooler with tanh, not a linear head on the
 main study's sentence embedding). AdamW: the encoder at a fine-tuning rate (2e-5), the new head
 at the main study's rate (1e-3): on unit-norm embeddings a head at 2e-5 barely moves in a few
@@ -29,14 +29,14 @@ import torch
 from torch import nn
 
 from isotropy import metrics
-from isotropy.istar.features import (
+from isotropy.finetune.features import (
     classification_features,
     collate,
     epoch_order,
     model_inputs,
     to_device,
 )
-from isotropy.istar.training import seed_everything
+from isotropy.finetune.training import seed_everything
 from isotropy.models import ModelSpec, load_pretrained
 
 log = logging.getLogger(__name__)

@@ -13,22 +13,16 @@ standard validation metric, IsoScore* (ζ = 0.75) of the validation sentence emb
 (position-0 token, [CLS]) of every layer, and the TwoNN intrinsic dimension of the last layer's
 sentence embeddings.
 
-Modules, by concern (the task splits themselves are read by :mod:`isotropy.readers`):
+The runs fine-tune through the shared loop of :mod:`isotropy.finetune` (features, the
+penalties and Σ_S, training, evaluation); the task splits are read by :mod:`isotropy.readers`.
+Modules, by concern:
 
-    study         the study's design: the tasks (kind, labels, text columns, headline metric),
-                  the runs (models × tasks × regularisers × λ × seeds, λ in paths, outputs) and
-                  the settings of one run (config ``istar.training``)
-    features      the pretrained model with a new task head and its tokenizer; tokenisation into
-                  features and batches (classification, regression, SQuAD)
-    regularisers  the I-STAR and CosReg penalties, and Σ_S
-    training      the training loop (``finetune``, ``run_and_save``), per-epoch checkpoints and
-                  resume
-    evaluation    validation scores (SQuAD v1.1 answer extraction and scoring included),
-                  IsoScore* per layer, TwoNN; runs.csv from the runs' metrics
-    cls_method    regulariser "cluster": Rajaee & Pilehvar's cluster-based method on the CLS
-                  states the head reads, every batch; the CLS geometry per layer after training
-    cls_results   the CLS study's tables (config rajaee_cls) and its two claims
-    cls_cost      the time estimate of target rajaee_study (plain Python)
+    study         the study's design: the runs (models × tasks × regularisers × λ × seeds, λ in
+                  paths, outputs)
+    runs          runs.csv from the runs' metrics
+    estimator     the poster's estimator figures on point clouds of known isotropy
+    cls_cost      the time estimate of target rajaee_cls_study (plain Python; the Rajaee CLS
+                  study's own modules are :mod:`isotropy.rajaee_cls`)
     grid_cost     the time estimate of target istar_study (plain Python; reuses cls_cost's costs)
 
 This package imports nothing itself: ``study`` is plain Python (the workflow imports it while it

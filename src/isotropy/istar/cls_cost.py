@@ -1,6 +1,6 @@
-"""The time estimate of target rajaee_study (config ``rajaee_cls``: fine-tuning with and without
+"""The time estimate of target rajaee_cls_study (config ``rajaee_cls``: fine-tuning with and without
 the cluster-based method on CLS), printed by ``python -m isotropy.estimate --target
-rajaee_study`` before the run (registered in isotropy.estimate). Plain Python: no torch.
+rajaee_cls_study`` before the run (registered in isotropy.estimate). Plain Python: no torch.
 
 Costs: process-CPU seconds on one thread (the rule's default), MiniLM on the mirror's RTE at
 max length 128, batch 32, measured with ``benchmarks/rajaee_cls_cost.py`` and kept in
@@ -100,12 +100,12 @@ def finetune_job_cost(section_name: str, run_cost: RunCost) -> costs.JobCost:
     return job_seconds
 
 
-# Wall seconds one run (rule finetune_cls; wildcards model, task, method, seed) adds to the
+# Wall seconds one run (rule rajaee_cls_finetune; wildcards model, task, method, seed) adds to the
 # study's total.
 job_seconds = finetune_job_cost("rajaee_cls", run_seconds)
 
 # rule -> the wall seconds one of its jobs adds (isotropy.estimate.JOB_COSTS).
-JOB_COSTS = {"finetune_cls": job_seconds}
+JOB_COSTS = {"rajaee_cls_finetune": job_seconds}
 
 
 def describe(
@@ -114,7 +114,7 @@ def describe(
     pace: costs.Pace,
     workdir: Path = Path("."),
 ) -> tuple[list[str], float]:
-    """(lines, seconds left) saying what target rajaee_study runs and how long what is left
+    """(lines, seconds left) saying what target rajaee_cls_study runs and how long what is left
     takes on this CPU at ``pace``: the runs not done (their metrics.json absent) from the
     measured costs (config/costs.csv), plus a start-up per job (the tables and figure jobs
     included)."""
@@ -137,7 +137,7 @@ def describe(
     parallel = pace.parallel(threads)
     total = pace.total(shares, threads, small_jobs=2)  # the tables and the figure
     lines = [
-        f"rajaee_study: {len(runs)} fine-tuning runs ({len(section['models'])} models x "
+        f"rajaee_cls_study: {len(runs)} fine-tuning runs ({len(section['models'])} models x "
         f"{len(section['tasks'])} tasks x {len(section['methods'])} methods x "
         f"{len(section['seeds'])} seeds) of {training['epochs']} epochs on "
         f"{training['train_subset'] or 'all'} training examples, max length "

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.istar.cls_results import claim_values as cls_claim_values
+from isotropy.rajaee_cls.results import claim_values as cls_claim_values
 from isotropy.statistics import fisher_z
 from isotropy.verdicts.families import holm_by_family, study_family
 from isotropy.verdicts.learning import guard_cls_claims
@@ -770,7 +770,7 @@ def check_seed_claims(
 
 
 # The Rajaei & Sheikhi slides' two CLS claims (the cluster method on CLS inside fine-tuning),
-# judged on the per-seed values of isotropy.istar.cls_results.claim_values.
+# judged on the per-seed values of isotropy.rajaee_cls.results.claim_values.
 _SLIDES = 'Rajaei & Sheikhi 2020, slides "Isotropic Word Representation in BERT", fine-tuning'
 CLS_CLAIMS = [
     SeedClaim(

@@ -583,9 +583,17 @@ def check_geometry_config(config: Mapping[str, Any]) -> None:
         raise ConfigError("geometry configuration is inconsistent:\n  " + "\n  ".join(problems))
 
 
+# Study names that changed: the old one fails validation naming the new one.
+RENAMED_STUDIES = {"rajaee": "rajaee_cls"}
+
+
 def validate_config(config: dict, schema: str | os.PathLike = SCHEMA) -> None:
     """Validate ``config`` against the schema, filling in its defaults; a violation is a
     :class:`ConfigError` of one short paragraph naming the key (not the whole schema)."""
+    studies = config.get("studies")
+    for old, new in RENAMED_STUDIES.items():
+        if isinstance(studies, list) and old in studies:
+            raise ConfigError(f"config key 'studies': study {old!r} is now called {new!r}")
     try:
         validate(config, str(schema))
     except WorkflowError as error:

@@ -249,8 +249,8 @@ def workflow_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
         inputs.update(
             {name: path for name, path in GEOMETRY_VERDICT_TABLES.items() if path in made}
         )
-    # The slides' fine-tuning rows and CLS claims: study "rajaee" (section rajaee_cls).
-    if "rajaee" in setting_or_default(config, "studies") and config.get("rajaee_cls"):
+    # The slides' fine-tuning rows and CLS claims: study "rajaee_cls".
+    if "rajaee_cls" in setting_or_default(config, "studies") and config.get("rajaee_cls"):
         inputs["rajaee_cls_runs"] = paths.rajaee_cls_file("runs.csv")
         inputs["rajaee_cls_layers"] = paths.rajaee_cls_file("layers.csv")
     return inputs

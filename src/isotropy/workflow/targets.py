@@ -336,7 +336,7 @@ def study_targets(config: Mapping[str, Any], studies: list[str]) -> list[str]:
         "istar": lambda: istar_outputs(config.get("istar")),
         "geometry": lambda: geometry_targets(config),
         "extensions": extensions_outputs,
-        "rajaee": lambda: rajaee_outputs(config),
+        "rajaee_cls": lambda: rajaee_outputs(config),
     }
     return [path for study in studies for path in targets[study]()]
 
@@ -592,7 +592,7 @@ def extensions_outputs() -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The cluster-based method on CLS inside fine-tuning (rules/istar.smk, isotropy.istar.cls_method)
+# The Rajaee CLS study (rules/rajaee_cls.smk, isotropy.rajaee_cls)
 
 RAJAEE_CLS_TABLES = ("runs.csv", "layers.csv", "claims.csv", "claims.md")
 RAJAEE_CLS_FIGURES = ("layers.pdf", "layers.png")
@@ -620,7 +620,7 @@ def rajaee_cls_run_files(config: Mapping[str, Any]) -> list[str]:
 
 
 def rajaee_outputs(config: Mapping[str, Any]) -> list[str]:
-    """The final files of target rajaee_study: the CLS study's tables and figure."""
+    """The final files of target rajaee_cls_study: the study's tables and figure."""
     if not config.get("rajaee_cls"):
         return []
     names = RAJAEE_CLS_TABLES + RAJAEE_CLS_FIGURES

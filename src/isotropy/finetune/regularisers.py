@@ -11,7 +11,7 @@ from tqdm.auto import tqdm
 
 from isotropy import metrics
 from isotropy.compute import autocast
-from isotropy.istar.features import Features, collate, model_inputs, to_device
+from isotropy.finetune.features import Features, collate, model_inputs, to_device
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
-"""Evaluation after training: the task's validation scores, IsoScore* per layer and TwoNN; and
-runs.csv, one row per fine-tuning run, collected from the runs' metrics.json files.
+"""Evaluation of a fine-tuned model: the task's validation scores, IsoScore* per layer, TwoNN and
+the CLS states' geometry per layer (:mod:`isotropy.finetune.cls_geometry`).
 
 SQuAD v1.1 scoring: best answer span per example, official normalisation, exact match and F1.
 """
@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import collections
 import math
-import os
 import re
 import string
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,10 +21,10 @@ from tqdm.auto import tqdm
 
 from isotropy import metrics
 from isotropy.compute import autocast
-from isotropy.istar.cls_method import cls_layer_geometry
-from isotropy.istar.features import Features, collate, model_inputs, to_device
-from isotropy.istar.regularisers import RunningCovariance
-from isotropy.istar.study import TrainingSettings
+from isotropy.finetune.cls_geometry import cls_layer_geometry
+from isotropy.finetune.features import Features, collate, model_inputs, to_device
+from isotropy.finetune.regularisers import RunningCovariance
+from isotropy.finetune.settings import TrainingSettings
 from isotropy.readers.tasks import TaskSpec
 
 
@@ -45,13 +43,13 @@ def evaluate_model(
 ) -> dict[str, Any]:
     """Validation scores, IsoScore* per layer of the sentence embeddings and TwoNN of the last
     layer; per layer, I(W), IsoScore and mean norms of the CLS states
-    (:func:`isotropy.istar.cls_method.cls_layer_geometry`).
+    (:func:`isotropy.finetune.cls_geometry.cls_layer_geometry`).
 
     Sentence embedding = the position-0 token ([CLS]) of each layer. IsoScore* shrinks each layer's
     covariance towards that layer's Σ_S (ζ = ``settings.eval_zeta``), which keeps it stable when
     there are fewer sentences than dims. ``references`` (layers × dim × dim) is Σ_S from up to
     ``reference_sample_size`` *training* token states, as the authors' code builds it
-    (:func:`isotropy.istar.regularisers.estimate_reference_covariance` with ``per_layer``):
+    (:func:`isotropy.finetune.regularisers.estimate_reference_covariance` with ``per_layer``):
     ``isoscore_star``. Σ_S over every non-padding *validation* token, our earlier choice, gives
     ``isoscore_star_validation_reference``. Without ``references``, ``isoscore_star`` is the
     validation-reference value. ``head_method``: the head's input transform in every batch
@@ -203,84 +201,6 @@ def classification_scores(
     if spec.name == "cola":
         scores["matthews_correlation"] = float(matthews_corrcoef(labels, predictions))
     return scores
-
-
-# isoscore_star: Σ_S from training token states (the authors' evaluation); the validation-token
-# reference is kept as isoscore_star_validation_reference.
-RUN_COLUMNS = [
-    "model",
-    "task",
-    "regulariser",
-    "lambda",
-    "seed",
-    "metric_name",
-    "metric",
-    "isoscore_star",
-    "isoscore_star_validation_reference",
-    "twonn",
-]
-
-
-def _validation_reference(record: dict, path: str | os.PathLike) -> float:
-    if "isoscore_star_validation_reference" not in record:
-        raise ValueError(
-            f"{path} predates IsoScore* with the training-token Σ_S (its isoscore_star used "
-            "validation tokens); delete it so that rule finetune re-runs and re-evaluates"
-        )
-    return record["isoscore_star_validation_reference"]
-
-
-def collect_runs(
-    metrics_files: Iterable[str | os.PathLike], model_names: Sequence[str] | None = None
-) -> pd.DataFrame:
-    """One row per run (runs.csv): the config name of the model, task, regulariser, λ, seed, the
-    task's headline metric, IsoScore* (ζ = 0.75, last layer's sentence embeddings) and TwoNN.
-
-    ``model_names`` gives each file's config model name (the metrics hold only its source).
-    Per-layer IsoScore* goes to columns ``isoscore_star_layer<k>`` (k = 1 … layers).
-    """
-    import json
-
-    rows = []
-    files = list(metrics_files)
-    if model_names is not None and len(model_names) != len(files):
-        raise ValueError(f"{len(model_names)} model names for {len(files)} metrics files")
-    for i, path in enumerate(files):
-        record = json.loads(Path(path).read_text())
-        model = (
-            model_names[i]
-            if model_names is not None
-            else (record["model"].get("path") or record["model"]["model"])
-        )
-        row = {
-            "model": model,
-            "task": record["task"],
-            "regulariser": record["regulariser"],
-            "lambda": record["lambda"],
-            "seed": record["seed"],
-            "metric_name": record["metric_name"],
-            "metric": record["metric"],
-            "isoscore_star": record["isoscore_star"],
-            "isoscore_star_validation_reference": _validation_reference(record, path),
-            "twonn": record["twonn"],
-            # the learning guard's inputs (isotropy.verdicts.learning); absent in older runs
-            "majority_baseline": record.get("majority_baseline"),
-            "eval_sentences": record.get("eval_sentences"),
-        }
-        for layer, value in enumerate(record["isoscore_star_layers"], start=1):
-            row[f"isoscore_star_layer{layer}"] = value
-        for name, value in record["scores"].items():
-            row[f"score_{name}"] = value
-        rows.append(row)
-    if not rows:
-        raise ValueError("no I-STAR runs to collect")
-    table = pd.DataFrame(rows)
-    if table[["metric", "isoscore_star", "twonn"]].isna().any().any():
-        bad = table[table[["metric", "isoscore_star", "twonn"]].isna().any(axis=1)]
-        raise ValueError(f"NaN metric, IsoScore* or TwoNN in runs:\n{bad[RUN_COLUMNS].to_string()}")
-    return table.sort_values(["model", "task", "regulariser", "lambda", "seed"]).reset_index(
-        drop=True
-    )
 
 
 def squad_predictions(

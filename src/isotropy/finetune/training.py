@@ -1,4 +1,5 @@
-"""The training loop of one I-STAR / CosReg / baseline run, with checkpoint and resume.
+"""The training loop of one fine-tuning run (regulariser none, I-STAR or CosReg; optionally a
+transform of the CLS states the head reads), with checkpoint and resume.
 
 A run checkpoints after every epoch into its output folder and resumes from there; training is
 deterministic per seed on the CPU (seeded initialisation, per-epoch seeded shuffling, restored
@@ -32,10 +33,8 @@ import torch
 from tqdm.auto import tqdm
 
 from isotropy.compute import autocast, describe_device, resolve_device
-from isotropy.io import atomic_path, write_json
-from isotropy.istar.cls_method import cls_method, cls_transform, head_input_module
-from isotropy.istar.evaluation import evaluate_model
-from isotropy.istar.features import (
+from isotropy.finetune.evaluation import evaluate_model
+from isotropy.finetune.features import (
     Features,
     collate,
     epoch_order,
@@ -43,15 +42,17 @@ from isotropy.istar.features import (
     task_features,
     to_device,
 )
-from isotropy.istar.regularisers import (
+from isotropy.finetune.head import HeadTransform, head_input_module, transform_head_input
+from isotropy.finetune.regularisers import (
     cosine_penalty,
     estimate_reference_covariance,
     istar_penalty,
     token_points,
 )
-from isotropy.istar.study import TrainingSettings, check_run, format_lambda
+from isotropy.finetune.settings import TrainingSettings, check_run, format_lambda
+from isotropy.io import atomic_path, write_json
 from isotropy.models import ModelSpec
-from isotropy.readers.tasks import task_spec
+from isotropy.readers.tasks import load_task_split, task_spec
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ def batch_loss(
     with precision:
         out = model(**batch, output_hidden_states=regulariser in PENALTIES)
     task_loss = out.loss.float()
-    if regulariser not in PENALTIES:  # none, or the cluster method (a transform in the forward)
+    if regulariser not in PENALTIES:  # none
         return task_loss, task_loss, None
     mask = batch["attention_mask"]
     if regulariser == "istar":
@@ -192,8 +193,12 @@ def finetune(
     settings: TrainingSettings | None = None,
     device: str | torch.device = "auto",
     stop_after_epoch: int | None = None,
+    head_transform: HeadTransform | None = None,
 ) -> dict[str, Any]:
     """Fine-tune one model on one task with one regulariser, λ and seed; return its metrics.
+
+    ``head_transform``: a transform of the CLS states the head reads, applied in every forward
+    pass, training and evaluation alike (the Rajaee CLS study's method), or None.
 
     Checkpoints go to ``out_dir/checkpoint.pt`` after every epoch; an existing checkpoint of the
     same run is resumed. ``stop_after_epoch`` (0-based) raises :class:`TrainingInterrupted` right
@@ -214,13 +219,15 @@ def finetune(
     seed_everything(seed)  # seeds the task head's initialisation
     model, tokenizer = load_model_and_tokenizer(model_spec, spec)
     model.to(device)
+    if head_transform is not None:
+        head_input_module(model)  # fails early for a model with no head to transform the input of
     train_features, eval_features = task_features(
         spec, tokenizer, train_table, eval_table, settings
     )
     total_steps, epochs = training_schedule(len(train_features), settings)
     optimiser = make_optimiser(model, settings, total_steps, mixed)
 
-    signature = run_signature(model_spec, task, regulariser, lam, seed, settings)
+    signature = run_signature(model_spec, task, regulariser, lam, seed, settings, head_transform)
     checkpoint_path = out_dir / CHECKPOINT_NAME
     start_epoch, step, history = resume(checkpoint_path, signature, model, *optimiser)
     run = {
@@ -246,11 +253,10 @@ def finetune(
         device,
         mixed_precision=mixed,
     )
-    # The cluster method runs in every forward pass from here on, evaluation included.
-    method = head_method(model, regulariser, settings, seed)
+    # The head transform runs in every forward pass from here on, evaluation included.
     with contextlib.ExitStack() as stack:
-        if method is not None:
-            stack.enter_context(cls_transform(model, *method))
+        if head_transform is not None:
+            stack.enter_context(transform_head_input(model, head_transform.transform))
         model.train()
         for epoch in range(start_epoch, epochs):
             reference = None
@@ -280,7 +286,7 @@ def finetune(
             device,
             mixed,
             references=eval_reference,
-            head_method=None if method is None else cls_method(*method),
+            head_method=None if head_transform is None else head_transform.transform,
         )
     return {
         "model": model_spec.as_record(),
@@ -304,17 +310,23 @@ def finetune(
         "steps": step,
         "device": describe_device(device),
         "wall_seconds": time.perf_counter() - started,
+        **({} if head_transform is None else {"head_transform": head_transform.record()}),
     }
 
 
-def head_method(
-    model, regulariser: str, settings: TrainingSettings, seed: int
-) -> tuple[int, int, int] | None:
-    """(clusters, directions, seed) of the cluster method on the head's CLS input, or None."""
-    if regulariser != "cluster":
-        return None
-    head_input_module(model)  # fails early for a model with no head to apply it before
-    return settings.cls_clusters, settings.cls_directions, seed
+def task_splits(
+    task: str, train_folder: str | os.PathLike, validation_folder: str | os.PathLike, settings
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(train, validation) tables of ``task`` from its splits' downloads, each cut to the
+    settings' subset (``train_subset``, ``eval_subset``; seeded by ``subset_seed``)."""
+    return (
+        load_task_split(
+            task, "train", Path(train_folder), settings.train_subset, settings.subset_seed
+        ),
+        load_task_split(
+            task, "validation", Path(validation_folder), settings.eval_subset, settings.subset_seed
+        ),
+    )
 
 
 def run_and_save(metrics_path: str | os.PathLike, **kwargs) -> dict[str, Any]:
@@ -383,12 +395,13 @@ def run_signature(
     lam: float,
     seed: int,
     settings: TrainingSettings,
+    head_transform: HeadTransform | None = None,
 ) -> dict:
     """What a checkpoint must match to be resumed (evaluation-only settings may change freely)."""
     training = dataclasses.asdict(settings)
     for name in EVALUATION_ONLY:
         training.pop(name)
-    return {
+    signature = {
         "model": model_spec.as_record(),
         "task": task,
         "regulariser": regulariser,
@@ -396,6 +409,9 @@ def run_signature(
         "seed": seed,
         "training": training,
     }
+    if head_transform is not None:
+        signature["head_transform"] = head_transform.record()
+    return signature
 
 
 def save_checkpoint(

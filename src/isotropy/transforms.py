@@ -1,0 +1,189 @@
+"""Isotropy-enhancing transforms of a set of embeddings (numpy in, numpy out).
+
+The geometry study's STS comparison applies them to sentence embeddings, the Rajaee CLS study
+inside fine-tuning to each batch's CLS states:
+
+- :func:`centre`: subtract the mean.
+- :func:`all_but_the_top` (Mu & Viswanath 2018): centre, then remove the projections on the
+  top-D principal directions.
+- :func:`cluster_based_isotropy` (Rajaee & Pilehvar 2021): cluster (k-means, or a Gaussian
+  mixture), centre every cluster on its own mean and remove each cluster's top principal
+  directions; :func:`fit_cluster_transform` is its fit alone (the clusters and directions), to
+  apply to other arrays of the same points.
+
+Computation is in float64; the result has the input's floating dtype (float32 stays float32).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+
+def _check_points(points, *, min_rows: int = 1) -> tuple[np.ndarray, np.dtype]:
+    """Validate an (n, d) numeric array without NaN/inf; returns a float64 copy and the output
+    dtype."""
+    if hasattr(points, "detach"):  # a torch tensor
+        points = points.detach().cpu().numpy()
+    array = np.asarray(points)
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"points must be a numeric array; found dtype {array.dtype}")
+    if array.ndim != 2:
+        raise ValueError(
+            "points must be a 2-D array of shape (n points, d dimensions); "
+            f"found {array.ndim}-D with shape {array.shape}"
+        )
+    if array.shape[0] < min_rows or array.shape[1] < 1:
+        raise ValueError(
+            f"points needs at least {min_rows} rows and 1 column; found shape {array.shape}"
+        )
+    if not np.isfinite(array).all():
+        raise ValueError(
+            f"points contains {int((~np.isfinite(array)).sum())} NaN or infinite values; "
+            "every value must be finite"
+        )
+    out_dtype = array.dtype if array.dtype.kind == "f" else np.dtype(np.float64)
+    return array.astype(np.float64), out_dtype
+
+
+def _remove_top_directions(centred: np.ndarray, n_directions: int) -> np.ndarray:
+    """Remove the projections of already-centred rows on their top principal directions."""
+    if n_directions == 0:
+        return centred
+    top = _top_directions(centred, n_directions)
+    return centred - (centred @ top.T) @ top
+
+
+def centre(points) -> np.ndarray:
+    """Subtract the mean vector."""
+    x, dtype = _check_points(points)
+    return (x - x.mean(axis=0)).astype(dtype)
+
+
+def all_but_the_top(points, n_directions: int) -> np.ndarray:
+    """All-but-the-top (Mu & Viswanath 2018): centre, remove the top ``n_directions`` principal
+    directions.
+
+    ``n_directions = 0`` is centring only. It must be below min(n, d).
+    """
+    x, dtype = _check_points(points, min_rows=2)
+    limit = min(x.shape) - 1
+    if not 0 <= n_directions <= limit:
+        raise ValueError(
+            f"n_directions must be between 0 and min(n, d) - 1 = {limit}; found {n_directions}"
+        )
+    centred = x - x.mean(axis=0)
+    return _remove_top_directions(centred, int(n_directions)).astype(dtype)
+
+
+@dataclass(frozen=True)
+class ClusterFit:
+    """What :func:`fit_cluster_transform` learns from a set of points: each point's cluster and,
+    per cluster, whether it is centred and the top principal directions removed from it (rows of
+    ``directions[cluster]``, k × d, k = 0 for none)."""
+
+    labels: np.ndarray
+    centred: dict[int, bool]
+    directions: dict[int, np.ndarray]
+
+
+def fit_cluster_transform(
+    points,
+    n_clusters: int = 27,
+    n_directions: int = 12,
+    seed: int = 0,
+    method: str = "kmeans",
+) -> ClusterFit:
+    """The clusters and per-cluster directions of :func:`cluster_based_isotropy` (seeded).
+
+    Kept apart from the transform so that it can be applied to other arrays of the same points,
+    e.g. torch tensors inside fine-tuning (isotropy.rajaee_cls.method).
+    """
+    x, _ = _check_points(points, min_rows=2)
+    n = x.shape[0]
+    if not 1 <= n_clusters <= n:
+        raise ValueError(
+            f"n_clusters must be between 1 and the number of points {n}; found {n_clusters}"
+        )
+    if n_directions < 0 or n_directions >= x.shape[1]:
+        raise ValueError(
+            f"n_directions must be between 0 and d - 1 = {x.shape[1] - 1}; found {n_directions}"
+        )
+    if method == "kmeans":
+        from sklearn.cluster import KMeans
+
+        labels = KMeans(n_clusters=n_clusters, random_state=seed, n_init="auto").fit_predict(x)
+    elif method == "gmm":
+        from sklearn.mixture import GaussianMixture
+
+        labels = GaussianMixture(
+            n_components=n_clusters, covariance_type="diag", random_state=seed
+        ).fit_predict(x)
+    else:
+        raise ValueError(f"method must be 'kmeans' or 'gmm'; found {method!r}")
+    centred: dict[int, bool] = {}
+    directions: dict[int, np.ndarray] = {}
+    for cluster in (int(c) for c in np.unique(labels)):
+        members = labels == cluster
+        size = int(members.sum())
+        if size == 1:
+            # Centring a lone point makes it the zero vector, which has no cosine: keep it as it is.
+            log.warning("cluster %d has a single point: left uncentred", cluster)
+            centred[cluster], directions[cluster] = False, np.empty((0, x.shape[1]))
+            continue
+        block = x[members] - x[members].mean(axis=0)
+        # A centred cluster of m points spans at most m - 1 directions: removing them all would
+        # zero every member, so at least one is kept.
+        available = min(n_directions, size - 2)
+        if available < n_directions:
+            log.info(
+                "cluster %d has %d points: removing %d directions instead of %d",
+                cluster,
+                size,
+                available,
+                n_directions,
+            )
+        centred[cluster] = True
+        directions[cluster] = _top_directions(block, available)
+    return ClusterFit(np.asarray(labels), centred, directions)
+
+
+def _top_directions(centred: np.ndarray, n_directions: int) -> np.ndarray:
+    """The top ``n_directions`` principal directions (rows) of already-centred rows."""
+    if n_directions == 0:
+        return np.empty((0, centred.shape[1]))
+    # right singular vectors of the centred data = principal directions, by explained variance
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    return vt[:n_directions]
+
+
+def cluster_based_isotropy(
+    points,
+    n_clusters: int = 27,
+    n_directions: int = 12,
+    seed: int = 0,
+    method: str = "kmeans",
+) -> np.ndarray:
+    """Cluster-based isotropy enhancement (Rajaee & Pilehvar 2021), seeded.
+
+    Clusters the points (``method='kmeans'``: k-means; ``'gmm'``: a diagonal-covariance Gaussian
+    mixture, hard assignments), centres every cluster on its own mean and removes that cluster's
+    top ``n_directions`` principal directions (``0``: per-cluster centring only). A cluster of m
+    points too small for that many directions loses m - 2 of them, so no member becomes the zero
+    vector; a single-point cluster is left uncentred for the same reason (both logged).
+    """
+    x, dtype = _check_points(points, min_rows=2)
+    fit = fit_cluster_transform(x, n_clusters, n_directions, seed, method)
+    out = np.empty_like(x)
+    for cluster, top in fit.directions.items():
+        members = fit.labels == cluster
+        if not fit.centred[cluster]:
+            out[members] = x[members]
+            continue
+        block = x[members] - x[members].mean(axis=0)
+        out[members] = block - (block @ top.T) @ top
+    return out.astype(dtype)
