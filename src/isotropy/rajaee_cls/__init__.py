@@ -1,1 +1,1 @@
-"""The Rajaee & Pilehvar (2021) CLS study: the cluster-based method on the CLS token in fine-tuning."""
+"""The Rajaee & Pilehvar (2021) CLS study: the cluster-based method on the CLS token."""
