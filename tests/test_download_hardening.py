@@ -163,9 +163,9 @@ def test_a_206_with_the_wrong_range_starts_again(http, tmp_path):
 # Close-delimited bodies (issue 35.5)
 
 
-def raw_server(answer: bytes, reset: bool) -> tuple[socket.socket, str]:
-    """A bare TCP server answering every request with ``answer`` (no length, no chunking) and
-    then closing: with a reset (RST), or cleanly (FIN)."""
+def bare_server(handle: Callable[[socket.socket], None]) -> socket.socket:
+    """A listening socket on a free local port whose thread hands every connection it accepts
+    to ``handle``, until the socket is closed."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
@@ -176,14 +176,25 @@ def raw_server(answer: bytes, reset: bool) -> tuple[socket.socket, str]:
                 conn, _ = listener.accept()
             except OSError:
                 return
-            conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + answer)
-            if reset:
-                time.sleep(0.05)
-                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            conn.close()
+            handle(conn)
 
     threading.Thread(target=serve, daemon=True).start()
+    return listener
+
+
+def raw_server(answer: bytes, reset: bool) -> tuple[socket.socket, str]:
+    """A bare TCP server answering every request with ``answer`` (no length, no chunking) and
+    then closing: with a reset (RST), or cleanly (FIN)."""
+
+    def respond(conn: socket.socket) -> None:
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + answer)
+        if reset:
+            time.sleep(0.05)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        conn.close()
+
+    listener = bare_server(respond)
     return listener, f"http://127.0.0.1:{listener.getsockname()[1]}/body.txt"
 
 
@@ -603,29 +614,21 @@ def tls_server(folder: Path, answer: bytes, clean: bool) -> tuple[socket.socket,
 
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
 
-    def serve() -> None:
-        while True:
-            try:
-                raw, _ = listener.accept()
-            except OSError:
-                return
-            try:
-                conn = context.wrap_socket(raw, server_side=True)
-                conn.recv(65536)
-                conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + answer)
-                if clean:
-                    conn.unwrap().close()
-                else:
-                    conn.shutdown(socket.SHUT_RDWR)  # TCP FIN, no close_notify
-                    conn.close()
-            except (OSError, ssl.SSLError):
-                raw.close()
+    def respond(raw: socket.socket) -> None:
+        try:
+            conn = context.wrap_socket(raw, server_side=True)
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + answer)
+            if clean:
+                conn.unwrap().close()
+            else:
+                conn.shutdown(socket.SHUT_RDWR)  # TCP FIN, no close_notify
+                conn.close()
+        except (OSError, ssl.SSLError):
+            raw.close()
 
-    threading.Thread(target=serve, daemon=True).start()
+    listener = bare_server(respond)
     return listener, f"https://127.0.0.1:{listener.getsockname()[1]}/body.txt"
 
 

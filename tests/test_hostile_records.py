@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from test_audit import TOY_SCRIPTS, TOY_SNAKEFILE, _bad, _manifest, _toy_steps
+import test_audit
+from test_audit import _bad, _manifest, _toy_steps
 
 from isotropy.audit import FAIL, WARN, audit, main
 from isotropy.io import write_json
@@ -113,24 +113,7 @@ def test_a_damaged_download_manifest_is_one_mismatch(chain, manifest, capsys):
 # --- case 4: records are cross-checked against Snakemake's metadata ----------------------------
 
 
-@pytest.fixture(scope="module")
-def toy(tmp_path_factory):
-    """The audit tests' toy workflow, run once by Snakemake: (workflow folder, working folder)."""
-    base = tmp_path_factory.mktemp("toy")
-    workflow = base / "workflow"
-    workflow.mkdir()
-    (workflow / "Snakefile").write_text(TOY_SNAKEFILE)
-    (workflow / "config.yaml").write_text("factor: 2\n")
-    for name, text in TOY_SCRIPTS.items():
-        (workflow / name).write_text(text)
-    workdir = base / "work"
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(workflow / "Snakefile")]
-    command += ["--directory", str(workdir), "--configfile", str(workflow / "config.yaml")]
-    result = subprocess.run(
-        [*command, "--cores", "1", "--quiet", "all"], capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return workflow, workdir
+toy = test_audit.toy  # the audit tests' toy workflow, run once by Snakemake (a fixture)
 
 
 def _forge(workdir: Path, output: str, text: str, inputs: list[str]) -> None:

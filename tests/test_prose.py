@@ -51,7 +51,11 @@ def _imports(module: str, top_level_only: bool = False) -> frozenset[str]:
     """What ``module`` imports: package modules (``from a import b`` names ``a.b`` when that is
     a module) and third-party top-level names, anywhere in it or at module level only."""
     tree = ast.parse(_sources()[module].read_text(encoding="utf-8"))
-    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    return frozenset(_imported(tree.body if top_level_only else list(ast.walk(tree))))
+
+
+def _imported(nodes) -> set[str]:
+    """The names the import statements among ``nodes`` import (see :func:`_imports`)."""
     found = set()
     for node in nodes:
         if isinstance(node, ast.Import):
@@ -60,7 +64,7 @@ def _imports(module: str, top_level_only: bool = False) -> frozenset[str]:
             for alias in node.names:
                 sub = f"{node.module}.{alias.name}"
                 found.add(sub if sub in _sources() else node.module)
-    return frozenset(found)
+    return found
 
 
 def _within(module: str, name: str) -> bool:
@@ -276,15 +280,7 @@ RULE_IMPORT = re.compile(
 
 def _tree_imports(tree: ast.AST) -> set[str]:
     """The package modules one parsed file imports (``from a import b``: ``a.b`` when a module)."""
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                sub = f"{node.module}.{alias.name}"
-                found.add(sub if sub in _sources() else node.module)
-    return {name for name in found if name.split(".")[0] == "isotropy"}
+    return {name for name in _imported(ast.walk(tree)) if name.split(".")[0] == "isotropy"}
 
 
 def _rule_imports(text: str) -> set[str]:
