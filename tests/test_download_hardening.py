@@ -14,7 +14,6 @@ import socket
 import struct
 import threading
 import time
-import zipfile
 import zlib
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
@@ -23,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 from local_server import LocalServer
+from test_download import zip_bytes
 
 from isotropy import sources
 from isotropy.io import DiskFullError
@@ -388,14 +388,6 @@ def test_a_full_disk_while_laying_out_a_source_names_the_source(http, tmp_path, 
 
 # ---------------------------------------------------------------------------------------------
 # Duplicate archive members (issue 34.6)
-
-
-def zip_bytes(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 def tar_gz(members: list[tuple[str, bytes]]) -> bytes:

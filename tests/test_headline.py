@@ -56,21 +56,17 @@ def test_the_committed_run_is_at_the_papers_protocol():
 
 
 @needs_run
-def test_the_page_is_the_committed_run_rendered():
-    page = (ROOT / headline.DOC).read_text(encoding="utf-8")
-    stale = "docs/main-study.md is stale: run `python -m isotropy.verdicts.headline`"
-    assert generated_block(page, headline.DOC_BEGIN, headline.DOC_END) == (
-        headline.doc_block(ROOT)
-    ), stale
-
-
-@needs_run
-def test_the_readme_headline_is_the_committed_run_rendered():
-    readme = (ROOT / headline.README).read_text(encoding="utf-8")
-    stale = "the README's headline is stale: run `python -m isotropy.verdicts.headline`"
-    assert generated_block(readme, headline.README_BEGIN, headline.README_END) == (
-        headline.readme_block(ROOT)
-    ), stale
+@pytest.mark.parametrize(
+    ("page", "begin", "end", "render"),
+    [
+        (headline.DOC, headline.DOC_BEGIN, headline.DOC_END, headline.doc_block),
+        (headline.README, headline.README_BEGIN, headline.README_END, headline.readme_block),
+    ],
+)
+def test_the_page_and_the_readme_are_the_committed_run_rendered(page, begin, end, render):
+    text = (ROOT / page).read_text(encoding="utf-8")
+    stale = f"{page} is stale: run `python -m isotropy.verdicts.headline`"
+    assert generated_block(text, begin, end) == render(ROOT), stale
 
 
 @needs_run

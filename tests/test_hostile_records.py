@@ -15,21 +15,15 @@ from pathlib import Path
 
 import pytest
 import test_audit
-from test_audit import _bad, _manifest, _toy_steps
+from test_audit import _bad
 
 from isotropy.audit import FAIL, WARN, audit, main
 from isotropy.io import write_json
 from isotropy.provenance import build_record, module_source, record_path
 
-
-@pytest.fixture
-def chain(tmp_path, monkeypatch):
-    """raw download → metric → table, each step with its provenance record (no Snakemake)."""
-    monkeypatch.chdir(tmp_path)
-    _manifest(Path("resources/raw/toy"))
-    Path("step.py").write_text("# the step's script\n")
-    _toy_steps()
-    return tmp_path
+# The audit tests' fixtures: raw download → metric → table, each step with its record (chain),
+# and their toy workflow run once by Snakemake (toy).
+chain, toy = test_audit.chain, test_audit.toy
 
 
 # --- case 3: nothing a record names is imported ------------------------------------------------
@@ -111,9 +105,6 @@ def test_a_damaged_download_manifest_is_one_mismatch(chain, manifest, capsys):
 
 
 # --- case 4: records are cross-checked against Snakemake's metadata ----------------------------
-
-
-toy = test_audit.toy  # the audit tests' toy workflow, run once by Snakemake (a fixture)
 
 
 def _forge(workdir: Path, output: str, text: str, inputs: list[str]) -> None:
