@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import yaml
@@ -168,6 +169,24 @@ def run_with_mirror(
     env = snakemake_environment(mirror)
     return subprocess.run(
         command, capture_output=True, text=True, env=env, timeout=timeout, **kwargs
+    )
+
+
+def write_started_snakefile(folder: Path, rules: str) -> None:
+    """A Snakefile in ``folder`` whose onstart calls ``estimate.started`` as rules/common.smk
+    does, then ``rules`` (dedented)."""
+    started = "from isotropy import estimate\n\nonstart:\n"
+    started += '    estimate.started(workflow, {"device": "cpu"})\n'
+    (folder / "Snakefile").write_text(started + textwrap.dedent(rules))
+
+
+def snakemake_in(
+    folder: Path, *args: str, timeout: int = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """``python -m snakemake ARGS`` in ``folder`` with no workflow profile, output captured."""
+    command = [sys.executable, "-m", "snakemake", *args, "--workflow-profile", "none"]
+    return subprocess.run(
+        command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout
     )
 
 
