@@ -11,7 +11,7 @@ import pandas as pd
 
 from isotropy import paths
 from isotropy.defaults import setting_or_default
-from isotropy.verdicts.measurements.rows import measurement, seed_std
+from isotropy.verdicts.measurements.rows import measurement, over_seeds
 from isotropy.verdicts.standins import CAI_MODELS, StandIns, model_stand_in, paper_name
 
 LID_FILE, COSINE_FILE = paths.GEOMETRY_LID, paths.GEOMETRY_COSINE
@@ -137,10 +137,8 @@ def _lid_cosine_row(
         "lid_cosine",
         setup,
         paper,
-        cosine["lid_cai_scale"].mean(),
-        spread=seed_std(cosine["lid_cai_scale"]),
+        **over_seeds(cosine, "lid_cai_scale"),
         seeds=cosine["seed"].nunique(),
-        per_seed=tuple(cosine.groupby("seed")["lid_cai_scale"].mean()),
         seed_free=_lid_seed_free(config, kind),
         unit="dimensions",
         convention=convention,

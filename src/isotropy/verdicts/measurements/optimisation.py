@@ -81,32 +81,33 @@ def _count_measurements(
             evidence=counts_file, stand_in=_stand_in(study, encoder, dataset, config, stand)
         )
         setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
-        rows.append(
-            measurement(
-                study,
+        for quantity, value, convention, note in (
+            (
                 "items",
-                setup,
-                paper,
-                int(r["items"]),
-                unit="items",
-                convention="labelled items after dropping out-of-vocabulary words",
-                note=f"{int(r['rows'])} unique rows",
-                **common,
-            )
-        )
-        rows.append(
-            measurement(
-                study,
+                r["items"],
+                "labelled items after dropping out-of-vocabulary words",
+                f"{int(r['rows'])} unique rows",
+            ),
+            (
                 "parameters",
-                setup,
-                paper,
-                int(r["params"]),
-                unit="parameters",
-                convention="unique rows × dim + classifier weights (+ bias)",
-                note=f"dim {int(r['dim'])}",
-                **common,
+                r["params"],
+                "unique rows × dim + classifier weights (+ bias)",
+                f"dim {int(r['dim'])}",
+            ),
+        ):
+            rows.append(
+                measurement(
+                    study,
+                    quantity,
+                    setup,
+                    paper,
+                    int(value),
+                    unit=quantity,
+                    convention=convention,
+                    note=note,
+                    **common,
+                )
             )
-        )
     return rows
 
 

@@ -58,3 +58,13 @@ def seed_std(values: pd.Series) -> float:
     """Standard deviation across seeds (ddof 1), NaN with fewer than two."""
     values = values.dropna()
     return float(values.std(ddof=1)) if len(values) >= 2 else math.nan
+
+
+def over_seeds(runs: pd.DataFrame, column: str) -> dict[str, Any]:
+    """A seeded quantity over ``runs`` (rows of one setup) as :func:`measurement` takes it: the
+    mean (``value``), the standard deviation across rows (``spread``) and each seed's mean
+    (``per_seed``; the one mean when ``runs`` has no seed column)."""
+    per_seed = (runs[column].mean(),)
+    if "seed" in runs:
+        per_seed = tuple(runs.groupby("seed")[column].mean())
+    return {"value": runs[column].mean(), "spread": seed_std(runs[column]), "per_seed": per_seed}

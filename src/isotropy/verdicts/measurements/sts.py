@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy import paths
-from isotropy.verdicts.measurements.rows import measurement, seed_std
+from isotropy.verdicts.measurements.rows import measurement, over_seeds, seed_std
 from isotropy.verdicts.standins import StandIns, model_stand_in
 
 STS_FILE = paths.GEOMETRY_STS
@@ -68,9 +68,6 @@ def _sts_method_rows(
                 "I(W) with the eigenvectors' signs as numpy returns them (Rajaee's "
                 f"isotropy()); {pipeline}"
             )
-        per_seed = (runs[column].mean(),)
-        if "seed" in runs:
-            per_seed = tuple(runs.groupby("seed")[column].mean())
         unit = "ratio (1 = isotropic)" if column == "isotropy" else "correlation ×100"
         rows.append(
             measurement(
@@ -78,10 +75,8 @@ def _sts_method_rows(
                 quantity,
                 setup,
                 paper,
-                runs[column].mean(),
-                spread=seed_std(runs[column]),
+                **over_seeds(runs, column),
                 seeds=runs["seed"].nunique() if "seed" in runs else None,
-                per_seed=per_seed,
                 seed_free=method in SEED_FREE_METHODS,
                 n=int(first["n_pairs"]) if "n_pairs" in runs else None,
                 unit=unit,
@@ -187,9 +182,7 @@ def classification_measurements(
                 "sst2_accuracy",
                 setup,
                 method,
-                runs["accuracy"].mean(),
-                spread=seed_std(runs["accuracy"]),
-                per_seed=tuple(per_seed["accuracy"].mean()),
+                **over_seeds(runs, "accuracy"),
                 unit="accuracy ×100",
                 convention=convention,
                 note=_classification_note(first, method),
