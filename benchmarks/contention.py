@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from isotropy.compute import THREAD_POLICIES, WAIT_VARIABLES
@@ -89,6 +89,28 @@ def compare_from_args(
         repeats=args.contention_repeats,
         unit=unit,
     )
+
+
+def run_mode(
+    args: argparse.Namespace,
+    script: str,
+    worker: Callable[[], None],
+    worker_options: Sequence[str],
+    unit: str,
+) -> bool:
+    """The contention mode the options ask for, if any: as the worker (``worker()`` on the
+    rule's ``--threads``), or the comparison of policies (:func:`compare_from_args`). False when
+    neither is asked, so the benchmark goes on."""
+    if args.contention_worker:
+        import torch
+
+        torch.set_num_threads(args.threads)
+        worker()
+        return True
+    if args.contention is not None:
+        compare_from_args(args, script, worker_options, unit)
+        return True
+    return False
 
 
 def policy_names(text: str) -> list[str]:

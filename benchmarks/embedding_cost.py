@@ -23,6 +23,7 @@ and the loaded/idle ratios:
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import time
 from pathlib import Path
@@ -72,13 +73,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=128, help="with --contention")
     contention.add_arguments(parser)
     args = parser.parse_args()
-    if args.contention_worker:
-        torch.set_num_threads(args.threads)
-        contention_worker(args.sample, args.batch_size)
-        return
-    if args.contention is not None:
-        options = ["--sample", str(args.sample), "--batch-size", str(args.batch_size)]
-        contention.compare_from_args(args, __file__, options, unit="text")
+    options = ["--sample", str(args.sample), "--batch-size", str(args.batch_size)]
+    worker = functools.partial(contention_worker, args.sample, args.batch_size)
+    if contention.run_mode(args, __file__, worker, options, unit="text"):
         return
     if not args.configfile:
         parser.error("give --configfile (or --contention K)")

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import gc
 import resource
 import time
@@ -399,13 +400,9 @@ def main() -> None:
     )
     contention.add_arguments(parser)
     args = parser.parse_args()
-    if args.contention_worker:
-        torch.set_num_threads(args.threads)
-        contention_worker(args.updates, args.bias)
-        return
-    if args.contention is not None:
-        options = ["--updates", str(args.updates)] + (["--bias"] if args.bias else [])
-        contention.compare_from_args(args, __file__, options, unit="update")
+    options = ["--updates", str(args.updates)] + (["--bias"] if args.bias else [])
+    worker = functools.partial(contention_worker, args.updates, args.bias)
+    if contention.run_mode(args, __file__, worker, options, unit="update"):
         return
     skip = {s for s in args.skip.split(",") if s}
     if unknown := skip - set(SECTIONS):

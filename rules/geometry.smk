@@ -1,4 +1,4 @@
-# Geometry study (papers.md §4): clusters, manifolds and LID of contextual token embeddings
+# Geometry study (docs/methods.md): clusters, manifolds and LID of contextual token embeddings
 # (Cai et al. 2021) and cluster-based isotropy enhancement on STS (Rajaee & Pilehvar 2021).
 # The science lives in isotropy.geometry; targets: isotropy.workflow.targets.geometry_targets.
 

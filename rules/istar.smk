@@ -1,4 +1,4 @@
-# I-STAR study (papers.md §3): fine-tuning with IsoScore* regularisation, CosReg and no
+# I-STAR study (docs/methods.md): fine-tuning with IsoScore* regularisation, CosReg and no
 # regulariser; performance against isotropy (Figures 5-7). Science in isotropy.istar and
 # isotropy.plots.istar; the grid, its wildcards and final files: isotropy.workflow.targets.
 

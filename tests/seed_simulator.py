@@ -79,3 +79,20 @@ def population_truth(shape: str, draws: int = 20000, seed: int = 12345) -> float
     """The truth the interval should cover: the mean over seeds of each seed's population r
     (its curves at every update), estimated from ``draws`` simulated seeds."""
     return float(seed_correlations(shape, draws, np.random.default_rng(seed), 1).mean())
+
+
+def trace_rows(
+    seed: int, steps, isoscore, silhouette, encoder: str = "miniLM", dataset: str = "polarity"
+) -> list[dict]:
+    """One run's trace rows: IsoScore and silhouette at each recorded step."""
+    return [
+        {
+            "encoder": encoder,
+            "dataset": dataset,
+            "seed": seed,
+            "step": int(k),
+            "isoscore": float(a),
+            "silhouette": float(b),
+        }
+        for k, a, b in zip(steps, isoscore, silhouette)
+    ]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from test_make_report_safety import _workdir
+from tiny_workflow import run_make
 
 from isotropy.audit import FAIL, OK, walk
 from isotropy.io import write_json
@@ -37,13 +38,7 @@ def _audit_call(tmp_path: Path, last_run: str, *make_args: str) -> subprocess.Co
     snakemake.write_text('#!/bin/sh\necho "$ISOTROPY_AUDIT_TARGET: snakemake $*" >> calls.txt\n')
     (workdir / "logs" / "effective-config").mkdir()
     (workdir / "logs" / "effective-config" / "preview_study.yaml").write_text("studies: []\n")
-    return subprocess.run(
-        ["make", "-f", str(ROOT / "Makefile"), "audit", *make_args],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_make(workdir, "audit", *make_args)
 
 
 def test_make_audit_audits_the_last_runs_target_with_its_configuration(tmp_path):

@@ -319,18 +319,15 @@ def test_check_results_marks_absent_studies_not_run(tmp_path):
 @pytest.mark.slow
 def test_claims_of_the_tiny_run(tiny_run):
     """results/claims.csv of the tiny run, re-measured from its traces with pandas and scipy."""
-    import subprocess
 
     import tiny_workflow
 
     workdir, command, mirror = tiny_run
     if not (workdir / "results/claims.csv").is_file():  # the shared fixture may not have made it
         base = list(command)
-        result = subprocess.run(
+        result = tiny_workflow.run_with_mirror(
             base + ["check_claims"],
-            capture_output=True,
-            text=True,
-            env=tiny_workflow.snakemake_environment(mirror),
+            mirror,
             timeout=900,
         )
         assert result.returncode == 0, result.stderr[-4000:]

@@ -801,6 +801,12 @@ def test_crafted_zip_members_are_refused(server, tmp_path, name):
     assert not (tmp_path.parent / "escaped.txt").exists()
 
 
+def sst5_hub_config(hub: dict) -> dict:
+    """A configuration whose one source is SST-5's training split on the hub."""
+    url = "https://huggingface.co/datasets/SetFit/sst5"
+    return {"sources": {"hf_sst5_train": {"kind": "hub", "url": url, "hub": hub}}}
+
+
 def test_hub_source_is_downloaded_as_parquet(tmp_path, monkeypatch):
     import datasets
 
@@ -818,15 +824,7 @@ def test_hub_source_is_downloaded_as_parquet(tmp_path, monkeypatch):
         "split": "train",
         "revision": "e51bdcd8cd3a30da231967c1a249ba59361279a3",
     }
-    config = {
-        "sources": {
-            "hf_sst5_train": {
-                "kind": "hub",
-                "url": "https://huggingface.co/datasets/SetFit/sst5",
-                "hub": hub,
-            }
-        }
-    }
+    config = sst5_hub_config(hub)
     params = sources.source_params(config, "hf_sst5_train")
     manifest = sources.fetch_source("hf_sst5_train", params, tmp_path / "raw")
     assert calls == [(("SetFit/sst5",), {"split": "train", "revision": hub["revision"]})]
@@ -844,15 +842,7 @@ def test_hub_source_is_downloaded_as_parquet(tmp_path, monkeypatch):
 def test_hub_source_without_mirror_files_is_named_at_dag_time(tmp_path, monkeypatch):
     monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))
     hub = {"path": "SetFit/sst5", "split": "train"}
-    config = {
-        "sources": {
-            "hf_sst5_train": {
-                "kind": "hub",
-                "url": "https://huggingface.co/datasets/SetFit/sst5",
-                "hub": hub,
-            }
-        }
-    }
+    config = sst5_hub_config(hub)
     with pytest.raises(
         FileNotFoundError,
         match="'hf_sst5_train' is the Hugging Face hub data set 'SetFit/sst5', which the mirror",

@@ -14,7 +14,6 @@ import socket
 import struct
 import threading
 import time
-import zipfile
 import zlib
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
@@ -23,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 from local_server import LocalServer
+from test_download import zip_bytes
 
 from isotropy import sources
 from isotropy.io import DiskFullError
@@ -163,9 +163,9 @@ def test_a_206_with_the_wrong_range_starts_again(http, tmp_path):
 # Close-delimited bodies (issue 35.5)
 
 
-def raw_server(answer: bytes, reset: bool) -> tuple[socket.socket, str]:
-    """A bare TCP server answering every request with ``answer`` (no length, no chunking) and
-    then closing: with a reset (RST), or cleanly (FIN)."""
+def bare_server(handle: Callable[[socket.socket], None]) -> socket.socket:
+    """A listening socket on a free local port whose thread hands every connection it accepts
+    to ``handle``, until the socket is closed."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
@@ -176,14 +176,25 @@ def raw_server(answer: bytes, reset: bool) -> tuple[socket.socket, str]:
                 conn, _ = listener.accept()
             except OSError:
                 return
-            conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + answer)
-            if reset:
-                time.sleep(0.05)
-                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            conn.close()
+            handle(conn)
 
     threading.Thread(target=serve, daemon=True).start()
+    return listener
+
+
+def raw_server(answer: bytes, reset: bool) -> tuple[socket.socket, str]:
+    """A bare TCP server answering every request with ``answer`` (no length, no chunking) and
+    then closing: with a reset (RST), or cleanly (FIN)."""
+
+    def respond(conn: socket.socket) -> None:
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + answer)
+        if reset:
+            time.sleep(0.05)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        conn.close()
+
+    listener = bare_server(respond)
     return listener, f"http://127.0.0.1:{listener.getsockname()[1]}/body.txt"
 
 
@@ -377,14 +388,6 @@ def test_a_full_disk_while_laying_out_a_source_names_the_source(http, tmp_path, 
 
 # ---------------------------------------------------------------------------------------------
 # Duplicate archive members (issue 34.6)
-
-
-def zip_bytes(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 def tar_gz(members: list[tuple[str, bytes]]) -> bytes:
@@ -603,29 +606,21 @@ def tls_server(folder: Path, answer: bytes, clean: bool) -> tuple[socket.socket,
 
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
 
-    def serve() -> None:
-        while True:
-            try:
-                raw, _ = listener.accept()
-            except OSError:
-                return
-            try:
-                conn = context.wrap_socket(raw, server_side=True)
-                conn.recv(65536)
-                conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + answer)
-                if clean:
-                    conn.unwrap().close()
-                else:
-                    conn.shutdown(socket.SHUT_RDWR)  # TCP FIN, no close_notify
-                    conn.close()
-            except (OSError, ssl.SSLError):
-                raw.close()
+    def respond(raw: socket.socket) -> None:
+        try:
+            conn = context.wrap_socket(raw, server_side=True)
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + answer)
+            if clean:
+                conn.unwrap().close()
+            else:
+                conn.shutdown(socket.SHUT_RDWR)  # TCP FIN, no close_notify
+                conn.close()
+        except (OSError, ssl.SSLError):
+            raw.close()
 
-    threading.Thread(target=serve, daemon=True).start()
+    listener = bare_server(respond)
     return listener, f"https://127.0.0.1:{listener.getsockname()[1]}/body.txt"
 
 

@@ -192,17 +192,7 @@ def traces_of(
         else:
             iso = iso_level - 0.2 * t
             sil = sil_level + slope * (iso - iso_level)
-        rows += [
-            {
-                "encoder": "miniLM",
-                "dataset": "polarity",
-                "seed": seed,
-                "step": int(k),
-                "isoscore": float(a),
-                "silhouette": float(b),
-            }
-            for k, a, b in zip(range(steps), iso, sil)
-        ]
+        rows += sim.trace_rows(seed, range(steps), iso, sil)
     return pd.DataFrame(rows)
 
 

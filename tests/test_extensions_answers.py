@@ -5,6 +5,7 @@ when a page is stale, and show that the rendering follows the values."""
 import pandas as pd
 import pytest
 
+from isotropy.io import generated_block, with_block
 from isotropy.verdicts import extension_answers as answers
 
 
@@ -13,7 +14,9 @@ def test_the_docs_and_the_readme_say_what_the_committed_values_render():
     doc = (answers.ROOT / answers.DOC).read_text(encoding="utf-8")
     command = "python -m isotropy.verdicts.extension_answers <seeds.csv> --run ..."
     fix = f"run `{command}` or revert the edit"
-    assert answers.generated_block(doc) == answers.answers_markdown(seeds, run), fix
+    assert generated_block(doc, answers.START, answers.END) == answers.answers_markdown(
+        seeds, run
+    ), fix
     readme = (answers.ROOT / answers.README).read_text(encoding="utf-8").splitlines()
     assert answers.readme_line(seeds) in readme, fix
 
@@ -45,11 +48,11 @@ def test_the_rendering_follows_the_values():
 def test_a_page_without_its_place_is_refused():
     with pytest.raises(ValueError, match="one line starting"):
         answers.replace_readme_line("no such line\n", "x")
-    with pytest.raises(ValueError):
-        answers.generated_block("no markers")
+    with pytest.raises(ValueError, match="markers"):
+        generated_block("no markers", answers.START, answers.END)
     text = f"before\n{answers.START}\nold\n{answers.END}\nafter\n"
-    new = f"{answers.START}\nnew\n{answers.END}\n"
-    assert answers.replace_block(text, new) == f"before\n{new}after\n"
+    renewed = with_block(text, "new\n", answers.START, answers.END)
+    assert renewed == f"before\n{answers.START}\n\nnew\n\n{answers.END}\nafter\n"
 
 
 def test_claims_without_values_render_as_not_run():

@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from isotropy.io import generated_block, with_block
 from isotropy.verdicts import headline
 from isotropy.verdicts.tolerances import VERDICTS
 from isotropy.workflow.config import load_config_files
@@ -55,21 +56,17 @@ def test_the_committed_run_is_at_the_papers_protocol():
 
 
 @needs_run
-def test_the_page_is_the_committed_run_rendered():
-    page = (ROOT / headline.DOC).read_text(encoding="utf-8")
-    stale = "docs/main-study.md is stale: run `python -m isotropy.verdicts.headline`"
-    assert headline.generated(page, headline.DOC_BEGIN, headline.DOC_END) == (
-        headline.doc_block(ROOT)
-    ), stale
-
-
-@needs_run
-def test_the_readme_headline_is_the_committed_run_rendered():
-    readme = (ROOT / headline.README).read_text(encoding="utf-8")
-    stale = "the README's headline is stale: run `python -m isotropy.verdicts.headline`"
-    assert headline.generated(readme, headline.README_BEGIN, headline.README_END) == (
-        headline.readme_block(ROOT)
-    ), stale
+@pytest.mark.parametrize(
+    ("page", "begin", "end", "render"),
+    [
+        (headline.DOC, headline.DOC_BEGIN, headline.DOC_END, headline.doc_block),
+        (headline.README, headline.README_BEGIN, headline.README_END, headline.readme_block),
+    ],
+)
+def test_the_page_and_the_readme_are_the_committed_run_rendered(page, begin, end, render):
+    text = (ROOT / page).read_text(encoding="utf-8")
+    stale = f"{page} is stale: run `python -m isotropy.verdicts.headline`"
+    assert generated_block(text, begin, end) == render(ROOT), stale
 
 
 @needs_run
@@ -159,15 +156,15 @@ def test_the_page_judges_every_setup_and_a_stale_page_is_told(copied):
         assert f"\n| {setup} | Mickus et al. 2024, §3.2" in block
     assert "every 10th update" in block
     page = f"# page\n\n{headline.DOC_BEGIN}\n\nold table\n{headline.DOC_END}\ntail\n"
-    assert headline.generated(page, headline.DOC_BEGIN, headline.DOC_END) != block
-    renewed = headline.with_block(page, block, headline.DOC_BEGIN, headline.DOC_END)
-    assert headline.generated(renewed, headline.DOC_BEGIN, headline.DOC_END) == block
+    assert generated_block(page, headline.DOC_BEGIN, headline.DOC_END) != block
+    renewed = with_block(page, block, headline.DOC_BEGIN, headline.DOC_END)
+    assert generated_block(renewed, headline.DOC_BEGIN, headline.DOC_END) == block
     assert renewed.endswith("tail\n")
 
 
 def test_a_page_without_its_markers_is_refused():
     with pytest.raises(ValueError, match="markers"):
-        headline.with_block("no markers", "block", headline.DOC_BEGIN, headline.DOC_END)
+        with_block("no markers", "block", headline.DOC_BEGIN, headline.DOC_END)
 
 
 def test_results_without_traces_are_refused(tmp_path):

@@ -10,26 +10,20 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from test_audit import TOY_SCRIPTS, TOY_SNAKEFILE, _bad, _manifest, _toy_steps
+import test_audit
+from test_audit import _bad
 
 from isotropy.audit import FAIL, WARN, audit, main
 from isotropy.io import write_json
 from isotropy.provenance import build_record, module_source, record_path
 
-
-@pytest.fixture
-def chain(tmp_path, monkeypatch):
-    """raw download → metric → table, each step with its provenance record (no Snakemake)."""
-    monkeypatch.chdir(tmp_path)
-    _manifest(Path("resources/raw/toy"))
-    Path("step.py").write_text("# the step's script\n")
-    _toy_steps()
-    return tmp_path
+# The audit tests' fixtures: raw download → metric → table, each step with its record (chain),
+# and their toy workflow run once by Snakemake (toy).
+chain, toy = test_audit.chain, test_audit.toy
 
 
 # --- case 3: nothing a record names is imported ------------------------------------------------
@@ -111,26 +105,6 @@ def test_a_damaged_download_manifest_is_one_mismatch(chain, manifest, capsys):
 
 
 # --- case 4: records are cross-checked against Snakemake's metadata ----------------------------
-
-
-@pytest.fixture(scope="module")
-def toy(tmp_path_factory):
-    """The audit tests' toy workflow, run once by Snakemake: (workflow folder, working folder)."""
-    base = tmp_path_factory.mktemp("toy")
-    workflow = base / "workflow"
-    workflow.mkdir()
-    (workflow / "Snakefile").write_text(TOY_SNAKEFILE)
-    (workflow / "config.yaml").write_text("factor: 2\n")
-    for name, text in TOY_SCRIPTS.items():
-        (workflow / name).write_text(text)
-    workdir = base / "work"
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(workflow / "Snakefile")]
-    command += ["--directory", str(workdir), "--configfile", str(workflow / "config.yaml")]
-    result = subprocess.run(
-        [*command, "--cores", "1", "--quiet", "all"], capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return workflow, workdir
 
 
 def _forge(workdir: Path, output: str, text: str, inputs: list[str]) -> None:

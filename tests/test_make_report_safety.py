@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tiny_workflow import run_make
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,13 +37,7 @@ def _workdir(tmp_path: Path, last_run: str) -> Path:
 
 
 def _make(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        ["make", "-f", str(ROOT / "Makefile"), "report", *args],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_make(workdir, "report", *args, timeout=60)
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ import pytest
 
 from isotropy import costs, estimate
 from isotropy.verdicts import measurements
+from isotropy.verdicts.measurements import optimisation
 from isotropy.verdicts.standins import StandIns
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow.inputs import config_subset
@@ -90,7 +91,7 @@ def test_a_hub_name_that_looks_like_the_papers_model_is_not_taken_for_it(config)
 
 def test_a_renamed_encoder_keeps_its_papers_name_its_dimension_and_its_cost(config, tmp_path):
     config["encoders"]["small"] = dict(config["encoders"]["miniLM"])
-    assert measurements._paper_setup("glue", "small", "cola", config) == "miniLM/cola"
+    assert optimisation._paper_setup("glue", "small", "cola", config) == "miniLM/cola"
     config["sensitivity"]["derived"] = {}
     assert costs.vector_dim(config, "small") == 384
     assert estimate.embedding_seconds(config, "small", "polarity", tmp_path) == pytest.approx(

@@ -85,17 +85,7 @@ def five_seeds(stride: int) -> pd.DataFrame:
     for seed in range(5):
         iso = 0.3 - 0.2 * t
         sil = 0.02 + 0.2 * t + 0.0516 * (1 + 0.004 * (seed - 2)) * np.sin(2 * np.pi * 3 * t)
-        rows += [
-            {
-                "encoder": "miniLM",
-                "dataset": "polarity",
-                "seed": seed,
-                "step": int(k),
-                "isoscore": float(a),
-                "silhouette": float(b),
-            }
-            for k, a, b in zip(steps, iso, sil)
-        ]
+        rows += sim.trace_rows(seed, steps, iso, sil)
     return pd.DataFrame(rows)
 
 

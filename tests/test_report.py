@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from html.parser import HTMLParser
 
 import pytest
@@ -61,11 +60,9 @@ def report(tiny_run, tmp_path_factory):
     workdir, command, mirror = tiny_run
     path = tmp_path_factory.mktemp("report") / "report.html"
     stylesheet = str(tiny_workflow.ROOT / "report/style.css")
-    result = subprocess.run(
+    result = tiny_workflow.run_with_mirror(
         command + ["--report", str(path), "--report-stylesheet", stylesheet, "all"],
-        capture_output=True,
-        text=True,
-        env=tiny_workflow.snakemake_environment(mirror),
+        mirror,
         timeout=900,
     )
     assert result.returncode == 0, result.stderr[-4000:]

@@ -5,9 +5,6 @@ from __future__ import annotations
 import io
 import logging
 import re
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -86,44 +83,27 @@ def test_snakemake_reports_finished_jobs_to_the_handler(tmp_path):
     """Snakemake 9 logs each finished job on its logger; the handler that onstart attaches (as
     rules/common.smk does) sees them all and prints one line for each. The run, not its dry
     run, records the effective configuration of its target."""
-    (tmp_path / "Snakefile").write_text(
-        textwrap.dedent(
-            """
-            from isotropy import estimate
+    tiny_workflow.write_started_snakefile(
+        tmp_path,
+        """
+        rule all:
+            input: "b.txt"
 
-            onstart:
-                estimate.started(workflow, {"device": "cpu"})
+        rule a:
+            output: "a.txt"
+            shell: "echo a > {output}"
 
-            rule all:
-                input: "b.txt"
-
-            rule a:
-                output: "a.txt"
-                shell: "echo a > {output}"
-
-            rule b:
-                input: "a.txt"
-                output: "b.txt"
-                shell: "cat {input} > {output}"
-            """
-        )
+        rule b:
+            input: "a.txt"
+            output: "b.txt"
+            shell: "cat {input} > {output}"
+        """,
     )
-    command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "all",
-        "--cores",
-        "1",
-        "--workflow-profile",
-        "none",
-    ]
-    dry = subprocess.run(
-        [*command, "-n"], cwd=tmp_path, capture_output=True, text=True, timeout=300
-    )
+    command = ["all", "--cores", "1"]
+    dry = tiny_workflow.snakemake_in(tmp_path, *command, "-n")
     assert dry.returncode == 0, dry.stderr[-2000:]
     assert "run: " not in dry.stderr and not (tmp_path / "logs").exists()  # a dry run: nothing
-    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    result = tiny_workflow.snakemake_in(tmp_path, *command)
     assert result.returncode == 0, result.stderr[-2000:]
     assert yaml.safe_load((tmp_path / "logs/effective-config/all.yaml").read_text()) == {
         "device": "cpu"

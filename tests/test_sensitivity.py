@@ -15,7 +15,7 @@ import yaml
 from snakemake.utils import validate
 
 from isotropy import costs, estimate, sensitivity
-from isotropy.io import atomic_path
+from isotropy.io import atomic_path, generated_block
 from isotropy.metrics import isoscore
 from isotropy.optimize import EmbeddingClassifier, OptimisationSettings, Problem, run_optimisation
 from isotropy.workflow import config as workflow_config
@@ -592,7 +592,7 @@ def test_the_doc_table_is_rewritten_between_its_markers_from_a_copy_of_the_seeds
     text = doc.read_text(encoding="utf-8")
     assert text.startswith("# Title\n\nabove\n") and text.endswith("\nbelow\n")
     assert "stale" not in text
-    block = sensitivity.generated_block(text)
+    block = generated_block(text, sensitivity.DOC_BEGIN, sensitivity.DOC_END)
     assert "| supersense | word2vec | 50 | all | 1 | 5 | +0.81 [+0.64, +0.90] |" in block
     assert "Settings: test settings." in block
     _, source = sensitivity.committed_doc_data(tmp_path)

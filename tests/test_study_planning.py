@@ -4,7 +4,6 @@ accumulate run by run, and data sets the mirror lacks planned out at parse time.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pandas as pd
@@ -173,7 +172,7 @@ def test_glue_table_job_reads_the_earlier_runs_and_the_new_one(tmp_path):
     overlay = tmp_path / "mpnet_wnli.yaml"
     overlay.write_text("glue: {encoders: [mpnet], tasks: [wnli]}\nstudies: [glue]\n")
     root = tiny_workflow.ROOT
-    result = subprocess.run(
+    result = tiny_workflow.run_with_mirror(
         [
             sys.executable,
             "-m",
@@ -191,10 +190,7 @@ def test_glue_table_job_reads_the_earlier_runs_and_the_new_one(tmp_path):
             "--dry-run",
             "results/glue/table2.csv",
         ],
-        capture_output=True,
-        text=True,
-        env=tiny_workflow.snakemake_environment(mirror),
-        timeout=600,
+        mirror,
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]

@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 import pytest
+import tiny_workflow
 
 from isotropy import compute
 
@@ -56,20 +57,14 @@ def test_use_threads_refuses_no_threads():
 def test_a_script_job_gets_its_rules_threads_and_the_wait_policy(tmp_path):
     """A rule asking for 8 threads on --cores 2 runs with 2 in torch, OpenMP and BLAS, and with
     the wait policy that onstart (as rules/common.smk calls it) put in the environment."""
-    (tmp_path / "Snakefile").write_text(
-        textwrap.dedent(
-            """
-            from isotropy import estimate
-
-            onstart:
-                estimate.started(workflow, {"device": "cpu"})
-
-            rule job:
-                output: "seen.json"
-                threads: 8
-                script: "job.py"
-            """
-        )
+    tiny_workflow.write_started_snakefile(
+        tmp_path,
+        """
+        rule job:
+            output: "seen.json"
+            threads: 8
+            script: "job.py"
+        """,
     )
     (tmp_path / "job.py").write_text(
         textwrap.dedent(
@@ -94,14 +89,7 @@ def test_a_script_job_gets_its_rules_threads_and_the_wait_policy(tmp_path):
     )
     environ = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     environ.pop("GOMP_SPINCOUNT", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "2", "--workflow-profile", "none"],
-        cwd=tmp_path,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = tiny_workflow.snakemake_in(tmp_path, "--cores", "2", env=environ, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads((tmp_path / "seen.json").read_text())
     assert seen["threads"] == 2 and seen["torch"] == 2 and seen["omp"] == "2"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import seed_simulator as sim
 
 from isotropy.summaries import correlation_table
 from isotropy.verdicts import tolerances as T
@@ -23,7 +24,8 @@ from isotropy.verdicts.claims import (
     mark_undecided,
 )
 from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
-from isotropy.verdicts.measurements import _spread_row, measure, measurement, spread_test
+from isotropy.verdicts.measurements import measure, measurement, spread_test
+from isotropy.verdicts.measurements.optimisation import _spread_row
 from isotropy.verdicts.standins import StandIns
 
 PROTOCOL = {"main": {"metric_stride": 1, "updates": 1000}}
@@ -36,17 +38,7 @@ def polarity_traces(noise: float = 0.044, seed: int = 5, steps: int = 1000) -> p
     for run in range(5):
         iso = 0.5 - 0.2 * np.linspace(0, 1, steps) + rng.normal(0, 0.02, steps)
         sil = 0.3 - (iso - 0.5) + rng.normal(0, noise, steps)
-        rows += [
-            {
-                "encoder": "miniLM",
-                "dataset": "polarity",
-                "seed": run,
-                "step": k,
-                "isoscore": a,
-                "silhouette": b,
-            }
-            for k, (a, b) in enumerate(zip(iso, sil))
-        ]
+        rows += sim.trace_rows(run, range(len(iso)), iso, sil)
     return pd.DataFrame(rows)
 
 
@@ -216,17 +208,7 @@ def supersense_traces() -> pd.DataFrame:
     for seed in range(5):
         iso = np.linspace(0.5, 0.3, 30)
         sil = 0.02 + np.linspace(0, 0.2, 30) + (0.01 * np.sin(np.arange(30)) if seed == 0 else 0)
-        rows += [
-            {
-                "encoder": "word2vec",
-                "dataset": "supersense",
-                "seed": seed,
-                "step": k,
-                "isoscore": a,
-                "silhouette": b,
-            }
-            for k, (a, b) in enumerate(zip(iso, sil))
-        ]
+        rows += sim.trace_rows(seed, range(len(iso)), iso, sil, "word2vec", "supersense")
     return pd.DataFrame(rows)
 
 
@@ -420,18 +402,8 @@ def test_every_istar_row_reads_the_same_verdict_on_both_pages():
         setup = f"{model}/t, λ={lam}"
         gain = 0.0035 if k % 2 else 0.5
         for quantity, p_less in (("istar_isoscore_change", 1e-4), ("istar_metric_gain", 1 - gain)):
-            rows.append(
-                measurement(
-                    "istar",
-                    quantity,
-                    setup,
-                    setup,
-                    0.0,
-                    seeds=5,
-                    p_less=p_less,
-                    p_greater=1 - p_less,
-                )
-            )
+            tested = {"seeds": 5, "p_less": p_less, "p_greater": 1 - p_less}
+            rows.append(measurement("istar", quantity, setup, setup, 0.0, **tested))
     measured = pd.DataFrame(rows)
     claims = check_claims(measured, {"istar"}).query("study == 'istar'")
     quantity = {

@@ -2,7 +2,6 @@
 
 import hashlib
 import json
-import subprocess
 
 import matplotlib.image
 import matplotlib.pyplot
@@ -113,12 +112,9 @@ def test_traces_and_provenance(tiny_run):
 
 def test_rerun_has_nothing_to_do(tiny_run):
     workdir, command, mirror = tiny_run
-    result = subprocess.run(
+    result = tiny_workflow.run_with_mirror(
         command + ["--dry-run"],
-        capture_output=True,
-        text=True,
-        env=tiny_workflow.snakemake_environment(mirror),
-        timeout=600,
+        mirror,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Nothing to be done" in result.stdout + result.stderr
@@ -131,7 +127,7 @@ def test_figures_are_redrawn_without_training(tiny_run, tmp_path):
     overlay.write_text("main: {updates: 13}\n")
     configfiles = ["--configfile", command[command.index("--configfile") + 1], str(overlay)]
     plot_rules = ["plot_metric_curves", "plot_silhouette_vs_isoscore"]
-    result = subprocess.run(
+    result = tiny_workflow.run_with_mirror(
         command
         + [
             "figures",
@@ -144,10 +140,7 @@ def test_figures_are_redrawn_without_training(tiny_run, tmp_path):
             "--forcerun",
             *plot_rules,
         ],
-        capture_output=True,
-        text=True,
-        env=tiny_workflow.snakemake_environment(mirror),
-        timeout=600,
+        mirror,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     stats = result.stdout.split("Job stats:")[1].splitlines()[3:]  # after the header and its rule

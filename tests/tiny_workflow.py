@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import yaml
@@ -161,6 +162,34 @@ def run_snakemake(
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
 
 
+def run_with_mirror(
+    command: list[str], mirror: Path, timeout: int = 600, **kwargs
+) -> subprocess.CompletedProcess:
+    """``command`` (a Snakemake call) in :func:`snakemake_environment`, its output captured."""
+    env = snakemake_environment(mirror)
+    return subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=timeout, **kwargs
+    )
+
+
+def write_started_snakefile(folder: Path, rules: str) -> None:
+    """A Snakefile in ``folder`` whose onstart calls ``estimate.started`` as rules/common.smk
+    does, then ``rules`` (dedented)."""
+    started = "from isotropy import estimate\n\nonstart:\n"
+    started += '    estimate.started(workflow, {"device": "cpu"})\n'
+    (folder / "Snakefile").write_text(started + textwrap.dedent(rules))
+
+
+def snakemake_in(
+    folder: Path, *args: str, timeout: int = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """``python -m snakemake ARGS`` in ``folder`` with no workflow profile, output captured."""
+    command = [sys.executable, "-m", "snakemake", *args, "--workflow-profile", "none"]
+    return subprocess.run(
+        command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
 def minilm_polarity(per_class: int):
     """Real all-MiniLM-L6-v2 embeddings (float32) of the mirror's first ``per_class`` positive and
     ``per_class`` negative polarity sentences, and whether each is positive (skips without the
@@ -180,13 +209,16 @@ def minilm_polarity(per_class: int):
     return vectors, np.array([True] * len(pos) + [False] * len(neg))
 
 
-def run_make(workdir: Path, target: str, **kwargs) -> subprocess.CompletedProcess:
-    """``make TARGET`` of this repository's Makefile, run in ``workdir`` (a results folder)."""
+def run_make(
+    workdir: Path, target: str, *args: str, timeout: int = 120, **kwargs
+) -> subprocess.CompletedProcess:
+    """``make TARGET ARGS`` of this repository's Makefile, run in ``workdir`` (a results
+    folder)."""
     return subprocess.run(
-        ["make", "-f", str(ROOT / "Makefile"), target],
+        ["make", "-f", str(ROOT / "Makefile"), target, *args],
         cwd=workdir,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         **kwargs,
     )

@@ -1,4 +1,4 @@
-"""File helpers: atomic writes, so a failure never leaves half a file."""
+"""File helpers: atomic writes, so a failure never leaves half a file; a page's generated block."""
 
 from __future__ import annotations
 
@@ -199,3 +199,23 @@ def open_npz(path: str | os.PathLike) -> Iterator[Any]:
             f"{path} cannot be read ({type(error).__name__}: {error}): it is truncated or damaged; "
             f"re-make it: delete it (rm -f {path}) and run the workflow again"
         ) from error
+
+
+def _markers_once(text: str, begin: str, end: str) -> None:
+    if text.count(begin) != 1 or text.count(end) != 1 or text.index(end) < text.index(begin):
+        raise ValueError(f"the text needs the markers {begin!r} and {end!r} once each, in order")
+
+
+def with_block(text: str, block: str, begin: str, end: str) -> str:
+    """``text`` with what lies between ``begin`` and ``end`` replaced by ``block`` (a page's
+    generated part); the markers must each appear once, in that order."""
+    _markers_once(text, begin, end)
+    head, rest = text.split(begin)
+    _, tail = rest.split(end)
+    return f"{head}{begin}\n\n{block}\n{end}{tail}"
+
+
+def generated_block(text: str, begin: str, end: str) -> str:
+    """What lies between the markers of ``text`` (as :func:`with_block` writes it)."""
+    _markers_once(text, begin, end)
+    return text.split(begin)[1].split(end)[0].strip("\n") + "\n"

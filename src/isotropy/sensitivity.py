@@ -42,7 +42,7 @@ import pandas as pd
 from scipy import stats
 
 from isotropy import paths
-from isotropy.io import atomic_path
+from isotropy.io import atomic_path, with_block
 from isotropy.statistics import R_LIMIT, seed_interval, signs_disagree
 from isotropy.summaries import spearman_summary
 
@@ -576,23 +576,6 @@ def not_run_cells(markdown: str) -> list[str]:
     return []
 
 
-def with_block(text: str, block: str) -> str:
-    """``text`` with what lies between :data:`DOC_BEGIN` and :data:`DOC_END` replaced by
-    ``block``; the markers must each appear once, in that order."""
-    if text.count(DOC_BEGIN) != 1 or text.count(DOC_END) != 1:
-        raise ValueError(f"the doc needs the markers {DOC_BEGIN!r} and {DOC_END!r} once each")
-    head, rest = text.split(DOC_BEGIN)
-    _, tail = rest.split(DOC_END)
-    if DOC_END in head:
-        raise ValueError("the doc's end marker comes before its begin marker")
-    return f"{head}{DOC_BEGIN}\n\n{block}\n{DOC_END}{tail}"
-
-
-def generated_block(text: str) -> str:
-    """What lies between the markers of ``text`` (as :func:`with_block` writes it)."""
-    return text.split(DOC_BEGIN)[1].split(DOC_END)[0].strip("\n") + "\n"
-
-
 def committed_doc_data(root: str | os.PathLike = ".") -> tuple[pd.DataFrame, dict]:
     """The committed per-seed data of the doc's table and its source record."""
     root = Path(root)
@@ -621,7 +604,8 @@ def write_doc(results: str | os.PathLike, root: str | os.PathLike = ".", level: 
     not_run = not_run_cells(markdown.read_text(encoding="utf-8")) if markdown.is_file() else []
     doc = (root / DOC).read_text(encoding="utf-8")
     block = doc_block(read_seeds(seeds_file), settings_line, level, not_run)
-    new_doc = with_block(doc, block)  # refuses a doc without its markers before writing anything
+    # refuses a doc without its markers before writing anything
+    new_doc = with_block(doc, block, DOC_BEGIN, DOC_END)
     source = {
         "source": str(seeds_file),
         "sha256": sha256(seeds_file),

@@ -69,6 +69,15 @@ def _newer(root: Path, input_path: Path, output_path: Path) -> bool:
     return input_path.stat().st_mtime > output_path.stat().st_mtime + MTIME_TOLERANCE_S
 
 
+def _digest_findings(path: str, check: str, what: str, recorded: str, actual: str) -> list[Finding]:
+    """A failure of ``check`` when a file's ``actual`` sha256 is not the ``recorded`` one:
+    ``what`` happened, then both digests, shortened."""
+    if actual == recorded:
+        return []
+    digests = f"sha256 recorded {short_digest(recorded)}…, now {short_digest(actual)}…"
+    return [Finding(path, FAIL, check, f"{what}: {digests}")]
+
+
 def check_record(
     root: Path,
     path: str,
@@ -89,17 +98,8 @@ def check_record(
             )
         )
     else:
-        actual = _sha256(target)
-        if actual != recorded["sha256"]:
-            findings.append(
-                Finding(
-                    path,
-                    FAIL,
-                    "checksum",
-                    "modified after it was made: sha256 recorded "
-                    f"{short_digest(recorded['sha256'])}…, now {short_digest(actual)}…",
-                )
-            )
+        made = "modified after it was made"
+        findings += _digest_findings(path, "checksum", made, recorded["sha256"], _sha256(target))
     findings += _twin_findings(root, path, record)
     missing, changed, newer, remade = _compare_files(root, target, record.get("inputs", {}))
     findings += _input_findings(path, missing, changed, newer)
@@ -486,17 +486,8 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
         if not raw.is_file():
             findings.append(Finding(rel, FAIL, "raw", f"raw file missing (listed in {path})"))
             continue
-        actual = sha256_file(raw)
-        if actual != entry["sha256"]:
-            findings.append(
-                Finding(
-                    rel,
-                    FAIL,
-                    "raw",
-                    f"raw file differs from its download manifest {path}: sha256 recorded "
-                    f"{short_digest(entry['sha256'])}…, now {short_digest(actual)}…",
-                )
-            )
+        differs = f"raw file differs from its download manifest {path}"
+        findings += _digest_findings(rel, "raw", differs, entry["sha256"], sha256_file(raw))
     findings += check_pins(path, manifest, config, lock=_lock_of(root, config))
     if not any(f.status == FAIL for f in findings):
         origin = manifest.get("origin", "?")

@@ -1,4 +1,4 @@
-"""Cluster analyses of contextual embedding spaces (papers.md section 4).
+"""Cluster analyses of contextual embedding spaces (docs/methods.md, "Geometry").
 
 Two studies, both built on the metrics engine (``isotropy.metrics``):
 

@@ -51,20 +51,10 @@ def cluster_cosine_statistics(
     ``average_cosine`` stays the sampled estimate) and S_intra is undefined, so it is left out.
     Returns the statistics and the cluster labels.
     """
-    from isotropy.metrics import (
-        cluster_centred,
-        kmeans_by_silhouette,
-        per_cluster_cosine_statistics,
-    )
+    from isotropy.metrics import cluster_centred, per_cluster_cosine_statistics
 
-    clusters = np.asarray(
-        kmeans_by_silhouette(
-            points,
-            k_range=tuple(k_range),
-            threshold=silhouette_threshold,
-            seed=seed,
-            sample_size=silhouette_sample_size,
-        )
+    clusters = _silhouette_clusters(
+        points, k_range, silhouette_threshold, silhouette_sample_size, seed
     )
     centred = cluster_centred(points, clusters)
     stats: dict[str, float] = {"n_clusters": int(len(np.unique(clusters)))}
@@ -86,6 +76,23 @@ def cluster_cosine_statistics(
         stats["s_intra_adjusted"] = per_cluster["s_intra"]
     stats.update(within_cluster_isotropy(points, clusters, seed))
     return stats, clusters
+
+
+def _silhouette_clusters(
+    points: np.ndarray,
+    k_range: tuple[int, int],
+    threshold: float,
+    sample_size: int,
+    seed: int,
+) -> np.ndarray:
+    """k-means labels for the k in ``k_range`` of best silhouette (one cluster when none
+    reaches ``threshold``, as in Cai et al.)."""
+    from isotropy.metrics import kmeans_by_silhouette
+
+    labels = kmeans_by_silhouette(
+        points, k_range=tuple(k_range), threshold=threshold, seed=seed, sample_size=sample_size
+    )
+    return np.asarray(labels)
 
 
 # A cluster needs this many points for its IsoScore to mean something (3: a covariance of rank
@@ -399,8 +406,6 @@ def pca_view(
     """
     from sklearn.decomposition import PCA
 
-    from isotropy.metrics import kmeans_by_silhouette
-
     try:
         index = range(embeddings.n_layers)[layer]
     except IndexError:
@@ -412,14 +417,8 @@ def pca_view(
         if len(clusters) != len(points):
             raise ValueError(f"{len(clusters)} cluster labels for {len(points)} points")
     else:
-        clusters = np.asarray(
-            kmeans_by_silhouette(
-                points,
-                k_range=tuple(k_range),
-                threshold=silhouette_threshold,
-                seed=seed,
-                sample_size=silhouette_sample_size,
-            )
+        clusters = _silhouette_clusters(
+            points, k_range, silhouette_threshold, silhouette_sample_size, seed
         )
     clusters = np.asarray(clusters)
     pca = PCA(n_components=3, random_state=seed).fit(points)

@@ -126,11 +126,17 @@ def _model_styles(models) -> dict[str, tuple[str, tuple[float, ...]]]:
     }
 
 
-def plot_figure5(runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path) -> pd.DataFrame:
-    """:func:`figure5`, saved as PDF and PNG; returns the table it plots."""
-    figure, table = figure5(runs)
+def _saved(
+    figure: plt.Figure, table: pd.DataFrame, pdf_path: str | Path, png_path: str | Path
+) -> pd.DataFrame:
+    """Save ``figure`` as PDF and PNG (checked, :func:`save_figure`); the table it plots."""
     save_figure(figure, pdf_path, png_path)
     return table
+
+
+def plot_figure5(runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path) -> pd.DataFrame:
+    """:func:`figure5`, saved as PDF and PNG; returns the table it plots."""
+    return _saved(*figure5(runs), pdf_path, png_path)
 
 
 def figure5(runs: pd.DataFrame) -> tuple[plt.Figure, pd.DataFrame]:
@@ -191,9 +197,7 @@ def plot_figure6(
     runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, selection: str = "best"
 ) -> pd.DataFrame:
     """:func:`figure6`, saved as PDF and PNG; returns the table it plots."""
-    figure, table = figure6(runs, selection)
-    save_figure(figure, pdf_path, png_path)
-    return table
+    return _saved(*figure6(runs, selection), pdf_path, png_path)
 
 
 def figure6(runs: pd.DataFrame, selection: str = "best") -> tuple[plt.Figure, pd.DataFrame]:
@@ -222,9 +226,7 @@ def plot_figure7(
     runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, task: str = "sst2"
 ) -> pd.DataFrame:
     """:func:`figure7`, saved as PDF and PNG; returns the table it plots."""
-    figure, table = figure7(runs, task)
-    save_figure(figure, pdf_path, png_path)
-    return table
+    return _saved(*figure7(runs, task), pdf_path, png_path)
 
 
 def figure7(runs: pd.DataFrame, task: str = "sst2") -> tuple[plt.Figure, pd.DataFrame]:

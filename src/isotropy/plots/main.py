@@ -432,6 +432,18 @@ def phases(
     return fig
 
 
+# Section 2 on real points: the curves of each panel (trace column, label, colour).
+SECTION2_SCORES = (
+    ("isoscore", "IsoScore", "tab:blue"),
+    ("eq2_objective", "Eq. (2): cos(λ, 1)", "tab:cyan"),
+    ("silhouette", "silhouette", "tab:red"),
+)
+SECTION2_DISTANCES = (
+    ("eq1_objective", "Eq. (1): mean inter − intra distance", "tab:purple"),
+    ("intra_class_spread", "intra-class spread", "tab:orange"),
+)
+
+
 def plot_section2(
     trace: pd.DataFrame, classes: pd.DataFrame, pdf_path: str | Path, png_path: str | Path
 ) -> None:
@@ -439,23 +451,15 @@ def plot_section2(
     isotropy side (IsoScore, Eq. (2)) and the silhouette; right, Eq. (1) and the intra-class
     spread."""
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
-    for column, label, colour in (
-        ("isoscore", "IsoScore", "tab:blue"),
-        ("eq2_objective", "Eq. (2): cos(λ, 1)", "tab:cyan"),
-        ("silhouette", "silhouette", "tab:red"),
+    for ax, unit, curves in (
+        (left, "score", SECTION2_SCORES),
+        (right, "distance", SECTION2_DISTANCES),
     ):
-        left.plot(trace["step"], trace[column], color=colour, label=label)
-    left.set_xlabel("ascent step on Eq. (3)")
-    left.set_ylabel("score")
-    left.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    for column, label, colour in (
-        ("eq1_objective", "Eq. (1): mean inter − intra distance", "tab:purple"),
-        ("intra_class_spread", "intra-class spread", "tab:orange"),
-    ):
-        right.plot(trace["step"], trace[column], color=colour, label=label)
-    right.set_xlabel("ascent step on Eq. (3)")
-    right.set_ylabel("distance")
-    right.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        for column, label, colour in curves:
+            ax.plot(trace["step"], trace[column], color=colour, label=label)
+        ax.set_xlabel("ascent step on Eq. (3)")
+        ax.set_ylabel(unit)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ratio = classes["norm_per_count"]
     figure.suptitle(
         f"‖w_c‖ / n_c per class: {', '.join(f'{v:.4g}' for v in ratio)} (footnote 2: equal at the "

@@ -54,9 +54,8 @@ has its own words:
 tolerances             the verdict engine: one judge for every tolerance rule
 equivalence            agreement as equivalence: the paper's draw predicted from our seeds
 declarations           what each published number is (estimand, m, margin, protocol), defaults
-measurements           the result tables the two rules read (a preview's rows stamped) and
-                       every judged quantity, measured once from them (the geometry study's
-                       LID, S_inter, STS and I(W) included)
+measurements           every judged quantity, measured once from the result tables the two
+                       rules read, one module per study (a preview's rows stamped)
 learning               the learning guard: did a fine-tuned model beat its majority baseline?
 standins               what this run uses where the papers used something else, and which
                        rules a stand-in is not judged by

@@ -101,17 +101,6 @@ def _same(a: str, b: str) -> bool:
         return a.strip().lower() == b.strip().lower()
 
 
-def protocol_differences(declared: str, ours: str) -> list[str]:
-    """The declared settings our run set otherwise ('metric_stride 10, the paper's 1'); a
-    setting our run does not report is not held against it."""
-    theirs, mine = parse_protocol(declared), parse_protocol(ours)
-    return [
-        f"{key} {mine[key]}, the paper's {value}"
-        for key, value in theirs.items()
-        if key in mine and not _same(mine[key], value)
-    ]
-
-
 def _check_declared(row: pd.Series, kind: str) -> None:
     """Refuse a declaration that cannot mean what the page says of it (a clear error)."""
     if row["estimand"] not in ESTIMANDS + READINGS:

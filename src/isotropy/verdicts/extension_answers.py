@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from isotropy.extensions import results
+from isotropy.io import with_block
 from isotropy.verdicts.claims import (
     EXTENSION_CLAIMS,
     NOT_DECIDED,
@@ -157,12 +158,11 @@ def _context_lines(seeds: pd.DataFrame) -> list[str]:
 
 
 def answers_markdown(seeds: pd.DataFrame, run: dict) -> str:
-    """The generated block of docs/extensions.md: the run, every claim row, the context."""
+    """The generated block of docs/extensions.md (between :data:`START` and :data:`END`): the
+    run, every claim row, the context."""
     counts = seeds.groupby("question")["seed"].nunique().to_dict()
     ran = ", ".join(f"{q}: {counts[q]} seeds" for q in results_order(counts))
     lines = [
-        START,
-        "",
         f"Run: {run['run']}. Per-seed values: `{SEEDS.as_posix()}` ({ran}).",
         "",
         *_claim_lines(seeds),
@@ -171,8 +171,6 @@ def answers_markdown(seeds: pd.DataFrame, run: dict) -> str:
         " t-interval, other quantities by the t-interval of the mean):",
         "",
         *_context_lines(seeds),
-        "",
-        END,
     ]
     return "\n".join(lines) + "\n"
 
@@ -197,18 +195,6 @@ def readme_line(seeds: pd.DataFrame) -> str:
         parts.append(f"`{claim}` {said}")
     link = "[docs/extensions.md](docs/extensions.md#answers-of-the-last-run)"
     return f"{README_PREFIX} (verdict × rows; values and intervals in {link}): {'; '.join(parts)}."
-
-
-def replace_block(text: str, block: str) -> str:
-    """``text`` with the generated block (START ... END) replaced by ``block``."""
-    start, end = text.index(START), text.index(END) + len(END) + 1
-    return text[:start] + block + text[end:]
-
-
-def generated_block(text: str) -> str:
-    """The generated block of a page (START ... END, newline included)."""
-    start, end = text.index(START), text.index(END) + len(END) + 1
-    return text[start:end]
 
 
 def replace_readme_line(text: str, line: str) -> str:
@@ -242,7 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     (ROOT / RUN).write_text(json.dumps({"run": args.run}, indent=2) + "\n", encoding="utf-8")
     seeds, run = load()
     doc = (ROOT / DOC).read_text(encoding="utf-8")
-    (ROOT / DOC).write_text(replace_block(doc, answers_markdown(seeds, run)), encoding="utf-8")
+    (ROOT / DOC).write_text(
+        with_block(doc, answers_markdown(seeds, run), START, END), encoding="utf-8"
+    )
     readme = (ROOT / README).read_text(encoding="utf-8")
     (ROOT / README).write_text(replace_readme_line(readme, readme_line(seeds)), encoding="utf-8")
     return 0

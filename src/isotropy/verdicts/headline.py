@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from isotropy.io import atomic_path
+from isotropy.io import atomic_path, with_block
 from isotropy.traces import read_trace
 from isotropy.verdicts import devices
 
@@ -301,21 +301,6 @@ def readme_block(root: str | os.PathLike = ".") -> str:
         f"{run.get('printed', '?')} printed by `make run` before it started.",
     ]
     return "\n".join(lines) + "\n"
-
-
-def with_block(text: str, block: str, begin: str, end: str) -> str:
-    """``text`` with what lies between ``begin`` and ``end`` replaced by ``block``; the markers
-    must each appear once, in that order."""
-    if text.count(begin) != 1 or text.count(end) != 1 or text.index(end) < text.index(begin):
-        raise ValueError(f"the text needs the markers {begin!r} and {end!r} once each, in order")
-    head, rest = text.split(begin)
-    _, tail = rest.split(end)
-    return f"{head}{begin}\n\n{block}\n{end}{tail}"
-
-
-def generated(text: str, begin: str, end: str) -> str:
-    """What lies between the markers of ``text`` (as :func:`with_block` writes it)."""
-    return text.split(begin)[1].split(end)[0].strip("\n") + "\n"
 
 
 def write_pages(root: str | os.PathLike = ".") -> None:

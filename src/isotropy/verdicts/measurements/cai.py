@@ -1,0 +1,248 @@
+"""The geometry study after Cai et al.: LID with n, k and the per-type cap (Table 3 is cosine
+LID), the cosine statistics by layer and the cluster-adjusted S_inter."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from isotropy import paths
+from isotropy.defaults import setting_or_default
+from isotropy.verdicts.measurements.rows import measurement, over_seeds
+from isotropy.verdicts.standins import CAI_MODELS, StandIns, model_stand_in, paper_name
+
+LID_FILE, COSINE_FILE = paths.GEOMETRY_LID, paths.GEOMETRY_COSINE
+
+
+def _cai_setup(config: Mapping[str, Any], name: str) -> str:
+    """The Table 3 row a model is compared with: its own, or BERT (the paper's main model) for a
+    model the paper did not study."""
+    paper = paper_name(config, name)
+    return paper if paper in CAI_MODELS else "BERT"
+
+
+def _cap(config: Mapping[str, Any]) -> str:
+    cap = setting_or_default(config, "geometry", "clusters", "max_per_type")
+    return "none" if cap is None else str(cap)
+
+
+def _lid_seed_free(config: Mapping[str, Any], kind: str) -> bool:
+    """Whether no seed changes the LID: every point indexed (no seeded sample)."""
+    clusters = (config.get("geometry") or {}).get("clusters") or {}
+    if kind == "static":
+        return setting_or_default(config, "geometry", "clusters", "static", "sample_size") is None
+    return "lid_sample_size" in clusters and clusters["lid_sample_size"] is None
+
+
+def lid_measurements(
+    lid: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
+) -> list[dict[str, Any]]:
+    """Per model (last layer) and for the static vectors: cosine LID (with each seed's value),
+    its n and k, and the dimension."""
+    rows = []
+    keys = ["kind", "model"]
+    for (kind, name), group in lid.groupby(keys, sort=False):
+        last = group if kind == "static" else group[group["layer"] == group["layer"].max()]
+        setup, paper, cap, stand_in, layers = _lid_setup(kind, name, group, last, config, stand)
+        source = last.iloc[0]
+        n, k, dim = int(source["n"]), int(source["k"]), int(source["dim"])
+        common = dict(n=n, k=k, per_type_cap=cap, stand_in=stand_in, evidence=LID_FILE)
+        rows.append(_lid_cosine_row(kind, last, setup, paper, layers, config, common))
+        rows.append(
+            measurement(
+                "geometry",
+                "lid_n",
+                setup,
+                paper,
+                n,
+                unit="tokens",
+                convention="points indexed and queried (the LID sample)",
+                **common,
+            )
+        )
+        rows.append(
+            measurement(
+                "geometry",
+                "dim",
+                setup,
+                paper,
+                dim,
+                unit="dimensions",
+                convention="embedding dimension",
+                **common,
+            )
+        )
+    return rows
+
+
+def _lid_setup(
+    kind: str,
+    name: str,
+    group: pd.DataFrame,
+    last: pd.DataFrame,
+    config: Mapping[str, Any],
+    stand: StandIns,
+) -> tuple[str, str, str, str, str]:
+    """(our setup, the paper's, the per-type cap, the stand-in, the layers' note) of one model
+    or of the static vectors."""
+    if kind == "static":
+        glove = "for the paper's GloVe"
+        replaced = stand.word_vectors.replace("for NLPL word2vec model 222 (300-d)", glove)
+        stand_in = replaced if stand.word_vectors else ""
+        return "static word vectors", "GloVe", "one vector per word", stand_in, ""
+    paper = _cai_setup(config, name)
+    setup, cap = f"{name}, last layer ({int(last['layer'].iloc[0])})", _cap(config)
+    stand_in = "; ".join(s for s in (model_stand_in(config, name, paper), stand.corpus) if s)
+    per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
+    layers = ""
+    if len(per_layer):
+        layers = (
+            f"cosine LID over layers {per_layer.min():.2f}–{per_layer.max():.2f}; Table 3 "
+            "does not say which layer, the last is compared"
+        )
+    return setup, paper, cap, stand_in, layers
+
+
+def _lid_cosine_row(
+    kind: str,
+    last: pd.DataFrame,
+    setup: str,
+    paper: str,
+    layers: str,
+    config: Mapping[str, Any],
+    common: dict[str, Any],
+) -> dict[str, Any]:
+    """The cosine LID of one model's last layer (or of the static vectors), with each seed's."""
+    cosine, euclidean = last[last["metric"] == "cosine"], last[last["metric"] == "euclidean"]
+    if cosine.empty:
+        missing = "no cosine LID in lid.csv (geometry.clusters.lid_metrics)"
+        return measurement("geometry", "lid_cosine", setup, paper, missing=missing, **common)
+    euclid = ""
+    if len(euclidean):
+        euclid = (
+            "Euclidean on Cai's squared-distance scale (their Figure 9) "
+            f"{euclidean['lid_cai_scale'].mean():.2f}, true-distance MLE "
+            f"{euclidean['lid_true_distances'].mean():.2f}"
+        )
+    n, k, cap = common["n"], common["k"], common["per_type_cap"]
+    convention = (
+        f"Levina–Bickel MLE, cosine distance, k = {k}, neighbours within a sample of n = {n} "
+        f"(per-type cap {cap})"
+    )
+    return measurement(
+        "geometry",
+        "lid_cosine",
+        setup,
+        paper,
+        **over_seeds(cosine, "lid_cai_scale"),
+        seeds=cosine["seed"].nunique(),
+        seed_free=_lid_seed_free(config, kind),
+        unit="dimensions",
+        convention=convention,
+        note="; ".join(s for s in (euclid, layers) if s),
+        **common,
+    )
+
+
+def cosine_measurements(
+    cosine: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
+) -> list[dict[str, Any]]:
+    """Per model: the largest |S_inter| after cluster-mean removal over layers (raw S_inter and
+    S_intra ranges in the note; Cai et al.'s own statistic, stated beside ours), and isotropy
+    within clusters by a measure that can fail (:func:`_within_cluster_row`)."""
+    rows = []
+    for name, group in cosine[cosine["kind"] == "contextual"].groupby("model", sort=False):
+        paper = _cai_setup(config, name)
+        per_layer = group.groupby("layer")[
+            ["s_inter", "s_intra", "s_inter_adjusted", "s_intra_adjusted"]
+        ].mean()
+        note = "; ".join(
+            f"{label} {per_layer[column].min():.3f}–{per_layer[column].max():.3f}"
+            for column, label in (
+                ("s_inter", "raw S_inter"),
+                ("s_intra", "raw S_intra"),
+                ("s_intra_adjusted", "S_intra adjusted"),
+            )
+        )
+        rows.append(
+            measurement(
+                "geometry",
+                "s_inter_adjusted_max",
+                f"{name}, layers {int(per_layer.index.min())}–{int(per_layer.index.max())}",
+                paper,
+                float(per_layer["s_inter_adjusted"].abs().max()),
+                unit="|mean cosine| (maximum over layers)",
+                convention="per cluster: centred on its own mean, pairs inside the cluster, "
+                "unweighted mean over clusters (Cai et al.'s --cluster_cos --center)",
+                stand_in="; ".join(
+                    s for s in (model_stand_in(config, name, paper), stand.corpus) if s
+                ),
+                evidence=COSINE_FILE,
+                note=note,
+            )
+        )
+        rows.append(_within_cluster_row(name, group, paper, config, stand))
+    return rows
+
+
+def _within_cluster_row(
+    name: str, group: pd.DataFrame, paper: str, config: Mapping[str, Any], stand: StandIns
+) -> dict[str, Any]:
+    """Isotropy within clusters by a measure that can fail: the smallest over layers of the
+    clusters' IsoScore relative to an isotropic cloud of the same sizes
+    (:func:`isotropy.geometry.layers.within_cluster_isotropy`). Layers where k-means found one
+    cluster are named, not judged; a model with one cluster at every layer gets no value."""
+    if "n_clusters" in group:
+        per_layer = group.groupby("layer")[["n_clusters"]].max()
+    else:  # a table made before the clusters were counted: no layer named single
+        layers = pd.Index(sorted(group["layer"].unique()), name="layer")
+        per_layer = pd.DataFrame({"n_clusters": math.nan}, index=layers)
+    within = ["isoscore_within", "isoscore_within_ratio"]
+    if set(within) <= set(group):
+        per_layer = per_layer.join(group.groupby("layer")[within].mean())
+    else:  # a table made before the within-cluster IsoScore was recorded
+        per_layer = per_layer.assign(isoscore_within=math.nan, isoscore_within_ratio=math.nan)
+    single = [int(layer) for layer, k in per_layer["n_clusters"].items() if k < 2]
+    judged = per_layer.drop(index=single).dropna(subset=["isoscore_within_ratio"], how="any")
+    layers = f"layers {int(per_layer.index.min())}–{int(per_layer.index.max())}"
+    common = dict(
+        unit="IsoScore within clusters / IsoScore of an isotropic cloud of the same sizes "
+        "(minimum over layers with k ≥ 2)",
+        convention="IsoScore of each cluster's points (k-means by silhouette, Cai et al.'s "
+        "clusters), unweighted mean over clusters, divided by the same mean for isotropic "
+        "Gaussian samples of the clusters' sizes and dimension",
+        stand_in="; ".join(s for s in (model_stand_in(config, name, paper), stand.corpus) if s),
+        evidence=COSINE_FILE,
+    )
+    one = f"k-means found one cluster (k = 1) at layers {', '.join(map(str, single))}"
+    if judged.empty:
+        missing = (
+            "k-means found one cluster (k = 1) at every layer: 'within clusters' is the whole "
+            "cloud, so isotropy within clusters is not judged"
+        )
+        if single != list(per_layer.index.astype(int)):
+            missing = "no layer with k ≥ 2 clusters has a within-cluster IsoScore"
+        return measurement(
+            "geometry",
+            "isoscore_within_ratio_min",
+            f"{name}, {layers}",
+            paper,
+            missing=missing,
+            **common,
+        )
+    note = (
+        f"within-cluster IsoScore {judged['isoscore_within'].min():.3f}–"
+        f"{judged['isoscore_within'].max():.3f} over {len(judged)} layers with k ≥ 2"
+    )
+    return measurement(
+        "geometry",
+        "isoscore_within_ratio_min",
+        f"{name}, {layers}",
+        paper,
+        float(judged["isoscore_within_ratio"].min()),
+        note="; ".join(s for s in (note, one if single else "") if s),
+        **common,
+    )

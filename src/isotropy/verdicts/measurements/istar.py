@@ -1,0 +1,87 @@
+"""The I-STAR grid: per model × task × λ < 0, the IsoScore* change and the metric gain over the
+unregularised baseline, tested over seeds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from isotropy import paths
+from isotropy.verdicts.measurements.rows import measurement
+from isotropy.verdicts.measurements.seeds import fine_tuned_not_learned, seed_test
+from isotropy.verdicts.standins import ISTAR_MODELS, hub_name, paper_name
+
+ACC = "score_accuracy"  # an I-STAR run's accuracy in runs.csv (tasks scored by accuracy)
+
+
+ISTAR_QUANTITIES = {
+    "istar_isoscore_change": (
+        "isoscore_star",
+        "IsoScore* difference (λ minus no regulariser)",
+        "IsoScore* (ζ = 0.75) of validation sentence embeddings",
+    ),
+    "istar_metric_gain": ("metric", "metric difference (0-1 scale)", "task metric"),
+}
+
+
+def istar_measurements(
+    runs: pd.DataFrame, config: Mapping[str, Any], source: str = paths.ISTAR_RUNS
+) -> list[dict[str, Any]]:
+    """Per model × task × λ < 0: the IsoScore* change and the metric gain over the unregularised
+    baseline, each tested over seeds (:func:`seed_test`), with raw one-sided p-values: each page
+    Holm-adjusts them over its whole grid (every model × task × λ), so no best-of-several goes
+    uncorrected."""
+    needed = {"model", "task", "regulariser", "lambda", "seed", "metric", "isoscore_star"}
+    if missing := needed - set(runs.columns):
+        raise ValueError(
+            f"I-STAR runs table lacks columns {sorted(missing)}; found {list(runs.columns)}"
+        )
+    rows = []
+    for (model, task), group in runs.groupby(["model", "task"], sort=True):
+        stand_in = (
+            ""
+            if paper_name(config, model) in ISTAR_MODELS
+            else f"{model} ({hub_name(config, model)}) for BERT-base / ALBERT / DistilBERT"
+        )
+        baseline = group[group["regulariser"] == "none"]
+        negative = group[(group["regulariser"] == "istar") & (group["lambda"].astype(float) < 0)]
+        common = dict(seeds=int(group["seed"].nunique()), evidence=source, stand_in=stand_in)
+        if baseline.empty or negative.empty:
+            lacking = (
+                "no baseline (regulariser none)" if baseline.empty else "no I-STAR run with λ < 0"
+            )
+            rows += [
+                measurement(
+                    "istar", q, f"{model}/{task}", f"{model}/{task}", missing=lacking, **common
+                )
+                for q in ISTAR_QUANTITIES
+            ]
+            continue
+        lambdas = sorted(negative["lambda"].astype(float).unique())
+        runs_at = {lam: negative[negative["lambda"].astype(float) == lam] for lam in lambdas}
+        for quantity, (column, unit, convention) in ISTAR_QUANTITIES.items():
+            tests = [seed_test(runs_at[lam], baseline, column) for lam in lambdas]
+            p_less, p_greater = [t[2] for t in tests], [t[3] for t in tests]
+            base = baseline[column].mean()
+            for lam, (diff, seeds, _, _), low, high in zip(lambdas, tests, p_less, p_greater):
+                setup = f"{model}/{task}, λ={lam:g}"
+                rows.append(
+                    measurement(
+                        "istar",
+                        quantity,
+                        setup,
+                        setup,
+                        diff,
+                        unit=unit,
+                        p_less=low,
+                        p_greater=high,
+                        convention=f"{convention}, λ = {lam:g} minus no regulariser, {seeds} "
+                        "seed(s); raw one-sided p (each page adjusts over its whole grid)",
+                        note=f"baseline {base:.4f}; λ={lam:g}: {base + diff:.4f}",
+                        not_learned=fine_tuned_not_learned(baseline, runs_at[lam], column=ACC),
+                        **{**common, "seeds": seeds},
+                    )
+                )
+    return rows

@@ -1,0 +1,345 @@
+"""The direct optimisation studies (the main study and GLUE): counts, correlations and the
+traces' ends, per seed and pooled."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+from scipy import stats
+
+from isotropy import paths
+from isotropy.metrics import registry
+from isotropy.verdicts.equivalence import series_moments
+from isotropy.verdicts.measurements.rows import measurement, seed_std
+from isotropy.verdicts.measurements.seeds import spread_test
+from isotropy.verdicts.standins import StandIns, encoder_paper_name
+
+CORRELATION_TABLES = {"main": "correlations", "glue": "table3"}
+COUNT_TABLES = {"main": "table1", "glue": "table2"}
+
+
+def _endpoints(trace: pd.DataFrame, metric: str) -> tuple[float, float]:
+    """The metric at the first and at the last recorded step of one run (NaN rows skipped)."""
+    rows = trace.dropna(subset=[metric]).sort_values("step")
+    if rows.empty:
+        raise ValueError(f"run has no recorded {metric}: every value is NaN")
+    return float(rows[metric].iloc[0]), float(rows[metric].iloc[-1])
+
+
+def _paper_setup(study: str, encoder: str, dataset: str, config: Mapping[str, Any]) -> str:
+    if study == "main":
+        return dataset
+    return f"{encoder_paper_name(config, encoder)}/{dataset}"
+
+
+def _stand_in(
+    study: str, encoder: str, dataset: str, config: Mapping[str, Any], stand: StandIns
+) -> str:
+    if study != "main":
+        return ""
+    kind = ((config.get("encoders") or {}).get(encoder) or {}).get("kind")
+    parts = (
+        stand.word_vectors if kind == "word-vectors" else "",
+        stand.pos_labels if dataset == "pos" else "",
+        stand.supersense_labels if dataset == "supersense" else "",
+    )
+    return "; ".join(s for s in parts if s)
+
+
+def optimisation_measurements(
+    study: str,
+    *,
+    counts: pd.DataFrame | None,
+    correlations: pd.DataFrame | None,
+    traces: pd.DataFrame | None,
+    config: Mapping[str, Any],
+    stand: StandIns,
+) -> list[dict[str, Any]]:
+    """Counts, correlations and the curves' endpoints of one direct-optimisation study."""
+    rows: list[dict[str, Any]] = []
+    if counts is not None:
+        rows += _count_measurements(study, counts, config, stand)
+    if correlations is not None:
+        rows += _correlation_measurements(study, correlations, traces, config, stand)
+    if traces is not None:
+        rows += _trace_measurements(study, traces, config, stand)
+    return rows
+
+
+def _count_measurements(
+    study: str, counts: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
+) -> list[dict[str, Any]]:
+    """Items and parameters of every setup (Tables 1 and 2)."""
+    rows: list[dict[str, Any]] = []
+    counts_file = paths.study_file(f"{COUNT_TABLES[study]}.csv", study)
+    for _, r in counts.iterrows():
+        encoder, dataset = r["encoder"], r["dataset"]
+        common = dict(
+            evidence=counts_file, stand_in=_stand_in(study, encoder, dataset, config, stand)
+        )
+        setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
+        for quantity, value, convention, note in (
+            (
+                "items",
+                r["items"],
+                "labelled items after dropping out-of-vocabulary words",
+                f"{int(r['rows'])} unique rows",
+            ),
+            (
+                "parameters",
+                r["params"],
+                "unique rows × dim + classifier weights (+ bias)",
+                f"dim {int(r['dim'])}",
+            ),
+        ):
+            rows.append(
+                measurement(
+                    study,
+                    quantity,
+                    setup,
+                    paper,
+                    int(value),
+                    unit=quantity,
+                    convention=convention,
+                    note=note,
+                    **common,
+                )
+            )
+    return rows
+
+
+def per_seed_correlations(
+    traces: pd.DataFrame | None,
+) -> dict[tuple[str, str, str], tuple[float, ...]]:
+    """(encoder, dataset, column) → each seed's Pearson r / Spearman ρ of IsoScore against
+    silhouette, computed here from the traces (every recorded step of that seed; NaN for a
+    constant or tiny series), in seed order."""
+    if traces is None:
+        return {}
+    x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
+    out: dict[tuple[str, str, str], list[float]] = {}
+    for (encoder, dataset, _), run in traces.dropna(subset=[x, y]).groupby(
+        ["encoder", "dataset", "seed"], sort=True
+    ):
+        defined = len(run) >= 3 and run[x].nunique() > 1 and run[y].nunique() > 1
+        for column, method in (("pearson_r", stats.pearsonr), ("spearman_rho", stats.spearmanr)):
+            value = float(method(run[x], run[y]).statistic) if defined else math.nan
+            out.setdefault((encoder, dataset, column), []).append(value)
+    return {key: tuple(values) for key, values in out.items()}
+
+
+def per_seed_moments(
+    traces: pd.DataFrame | None,
+) -> dict[tuple[str, str], tuple[tuple[float, ...], ...]]:
+    """(encoder, dataset) → each seed's sums of IsoScore and silhouette (points, Σx, Σy, Σx²,
+    Σy², Σxy), from which any pooling of seeds has its Pearson r
+    (:func:`isotropy.verdicts.equivalence.pooled_r`)."""
+    if traces is None:
+        return {}
+    x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
+    out: dict[tuple[str, str], list[tuple[float, ...]]] = {}
+    for (encoder, dataset, _), run in traces.dropna(subset=[x, y]).groupby(
+        ["encoder", "dataset", "seed"], sort=True
+    ):
+        out.setdefault((encoder, dataset), []).append(series_moments(run[x], run[y]))
+    return {key: tuple(values) for key, values in out.items()}
+
+
+def run_protocol(config: Mapping[str, Any], study: str) -> str:
+    """The settings of a study's runs that its printed numbers depend on, ``key=value; …``
+    (matched against the ``protocol`` column of config/published_values.csv)."""
+    keys = ("metric_stride", "updates", "metric_sample_size")
+    section = config.get(study) or {}
+    values = {key: section.get(key) for key in keys}
+    return "; ".join(f"{key}={value}" for key, value in values.items() if value is not None)
+
+
+def _correlation_measurements(
+    study: str,
+    correlations: pd.DataFrame,
+    traces: pd.DataFrame | None,
+    config: Mapping[str, Any],
+    stand: StandIns,
+) -> list[dict[str, Any]]:
+    """Pearson r and Spearman ρ of IsoScore against silhouette per setup, seeds pooled, with
+    each seed's value (from the traces when given, else the table's ``seed<k>`` rows)."""
+    rows: list[dict[str, Any]] = []
+    corr_file = paths.study_file(f"{CORRELATION_TABLES[study]}.csv", study)
+    needed = {"encoder", "dataset", "scope", "pearson_r", "spearman_rho"}
+    if missing := needed - set(correlations.columns):
+        raise ValueError(
+            f"correlation table lacks columns {sorted(missing)}; found {list(correlations.columns)}"
+        )
+    from_traces = per_seed_correlations(traces)
+    moments = per_seed_moments(traces)
+    protocol = run_protocol(config, study)
+    for (encoder, dataset), group in correlations.groupby(["encoder", "dataset"], sort=True):
+        overall = group[group["scope"] == "all"]
+        seed_rows = group[group["scope"].astype(str).str.startswith("seed")]
+        setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
+        for column in ("pearson_r", "spearman_rho"):
+            common = dict(
+                unit="correlation",
+                evidence=corr_file,
+                stand_in=_stand_in(study, encoder, dataset, config, stand),
+            )
+            if overall.empty:
+                rows.append(
+                    measurement(
+                        study,
+                        column,
+                        setup,
+                        paper,
+                        missing="no 'all' row for this setup in the correlation table",
+                        **common,
+                    )
+                )
+                continue
+            per_seed = from_traces.get(
+                (encoder, dataset, column), tuple(seed_rows[column].astype(float))
+            )
+            extra = dict(
+                moments=moments.get((encoder, dataset)) if column == "pearson_r" else None,
+                protocol=protocol,
+                **common,
+            )
+            rows.append(_correlation_row(study, column, setup, paper, overall, per_seed, extra))
+    return rows
+
+
+def _correlation_row(
+    study: str,
+    column: str,
+    setup: str,
+    paper: str,
+    overall: pd.DataFrame,
+    per_seed: tuple,
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    """One setup's pooled correlation (``overall``: its 'all' row) with each seed's value."""
+    name = "Pearson r" if column == "pearson_r" else "Spearman ρ"
+    value = float(overall[column].iloc[0])
+    # A one-seed table has no seed0 row: its pooled row is that seed.
+    if not per_seed and "seeds" in overall and int(overall["seeds"].iloc[0]) == 1:
+        per_seed = (value,)
+    points = int(overall["points"].iloc[0]) if "points" in overall else None
+    listed = ", ".join(f"{v:+.3f}" for v in per_seed)
+    constant = "undefined: a constant series (see the correlation table)"
+    undefined = "" if math.isfinite(value) else constant
+    note = "; ".join(s for s in (undefined, f"per seed: {listed}" if per_seed else "") if s)
+    convention = (
+        f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled "
+        f"({points} points)"
+    )
+    spread = seed_std(pd.Series(per_seed, dtype=float))
+    return measurement(
+        study,
+        column,
+        setup,
+        paper,
+        value,
+        spread=spread,
+        seeds=len(per_seed),
+        n=points,
+        per_seed=per_seed,
+        convention=convention,
+        note=note,
+        **extra,
+    )
+
+
+def _trace_measurements(
+    study: str, traces: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
+) -> list[dict[str, Any]]:
+    """How far silhouette and IsoScore move over a run, and how much the seeds spread."""
+    rows: list[dict[str, Any]] = []
+    needed = {"encoder", "dataset", "seed", "step", "isoscore", "silhouette"}
+    if missing := needed - set(traces.columns):
+        raise ValueError(f"traces lack columns {sorted(missing)}; found {list(traces.columns)}")
+    for (encoder, dataset), group in traces.groupby(["encoder", "dataset"], sort=True):
+        setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
+        evidence = paths.optimisation_run_file("trace.parquet", study, encoder, dataset, "*")
+        ends = {
+            metric: pd.DataFrame(
+                [_endpoints(run, metric) for _, run in group.groupby("seed")],
+                columns=["first", "last"],
+            )
+            for metric in ("silhouette", "isoscore")
+        }
+        seeds = group["seed"].nunique()
+        protocol, stand_in = (
+            run_protocol(config, study),
+            _stand_in(study, encoder, dataset, config, stand),
+        )
+        for metric in ("silhouette", "isoscore"):
+            first, last = ends[metric]["first"].mean(), ends[metric]["last"].mean()
+            change = tuple(ends[metric]["last"] - ends[metric]["first"])
+            rows.append(
+                measurement(
+                    study,
+                    f"{metric}_change",
+                    setup,
+                    paper,
+                    last - first,
+                    seeds=seeds,
+                    unit=f"{metric} difference",
+                    per_seed=change,
+                    protocol=protocol,
+                    stand_in=stand_in,
+                    evidence=evidence,
+                    note=f"{first:.4f} → {last:.4f} over {seeds} seed(s); per seed: "
+                    f"{', '.join(f'{v:+.4f}' for v in change)}",
+                )
+            )
+        rows.append(_spread_row(study, setup, paper, ends, seeds, protocol, stand_in, evidence))
+    return rows
+
+
+def _spread_row(
+    study: str,
+    setup: str,
+    paper: str,
+    ends: Mapping[str, pd.DataFrame],
+    seeds: int,
+    protocol: str,
+    stand_in: str,
+    evidence: str,
+) -> dict[str, Any]:
+    """The seeds' spread: where they end, relative to how far they move ("negligible" is about
+    the effect, not an absolute number: 0.05 exceeds a final IsoScore of 0.03)."""
+    if seeds < 2:
+        missing = "one seed only: no spread to measure"
+        return measurement(
+            study, "seed_spread", setup, paper, seeds=seeds, evidence=evidence, missing=missing
+        )
+    spread = {m: ends[m]["last"].std(ddof=1) for m in ("silhouette", "isoscore")}
+    change = {m: abs((ends[m]["last"] - ends[m]["first"]).mean()) for m in spread}
+    ratios = {m: spread[m] / change[m] for m in spread}
+    worst = max(ratios, key=lambda m: ratios[m])
+    note = "; ".join(
+        f"{m}: std of final {spread[m]:.4g} / |mean change| {change[m]:.4g}" for m in ratios
+    )
+    # negligible for both metrics (an intersection-union test: the larger p), not negligible
+    # for either (Bonferroni over the two)
+    tests = [spread_test(ends[m]["last"], ends[m]["last"] - ends[m]["first"]) for m in ratios]
+    p_below = max(p for p, _ in tests)
+    p_above = min(1.0, len(tests) * min(p for _, p in tests))
+    unit = "std across seeds of the final value / |mean change|"
+    return measurement(
+        study,
+        "seed_spread",
+        setup,
+        paper,
+        ratios[worst],
+        seeds=seeds,
+        p_less=p_below,
+        p_greater=p_above,
+        unit=unit,
+        protocol=protocol,
+        stand_in=stand_in,
+        evidence=evidence,
+        note=f"{seeds} seeds, largest for {worst}; {note}",
+    )

@@ -1,0 +1,125 @@
+"""Every quantity the two pages judge, measured once from this run's result tables.
+
+:func:`measure` turns the result tables into one long table, one row per quantity × setup:
+``value`` (NaN with ``missing`` saying why when it cannot be measured), ``spread`` (standard
+deviation across seeds, NaN for one seed), ``per_seed`` (each seed's value, where the verdict
+needs them: correlations, LID, STS), ``seed_free`` (True where no seed changes the value),
+``p_less`` / ``p_greater`` (raw one-sided p-values of a seed test; the pages adjust them),
+``moments`` (each seed's sums for a pooled correlation), ``protocol`` (the run's settings the
+numbers depend on), ``n`` (points it was measured on), ``paper_setup``
+(the paper's name of the setup, which :mod:`isotropy.verdicts.comparison` joins on), unit,
+convention, stand-in, evidence (the file) and a note. Both the claims page
+(:mod:`isotropy.verdicts.claims`) and the comparison with the papers read this table only.
+The geometry study's quantities (Cai et al.; Rajaee & Pilehvar): LID with n, k and the
+per-type cap, the cluster-adjusted S_inter, STS correlations and I(W) per method. Cai et al.'s
+Table 3 is cosine LID (their slides: "A comparison of LIDs (using cosine similarity)"), so
+``lid_cosine`` is the cosine estimate; the Euclidean one on their code's squared-distance scale
+(their Figure 9) is stated in the note.
+
+Rules ``check_claims`` and ``compare_with_papers`` (rules/provenance.smk): loading the result
+tables for :func:`measure`. Their inputs are
+:func:`isotropy.workflow.inputs.workflow_inputs`, the configuration they read
+:func:`isotropy.workflow.inputs.config_subset`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from isotropy import paths
+from isotropy.traces import read_result_table, read_traces
+from isotropy.verdicts.measurements.cai import cosine_measurements, lid_measurements
+from isotropy.verdicts.measurements.istar import istar_measurements
+from isotropy.verdicts.measurements.optimisation import (
+    CORRELATION_TABLES,
+    COUNT_TABLES,
+    optimisation_measurements,
+)
+from isotropy.verdicts.measurements.rajaee_cls import rajaee_cls_measurements
+from isotropy.verdicts.measurements.rows import COLUMNS
+from isotropy.verdicts.measurements.sts import classification_measurements, sts_measurements
+from isotropy.verdicts.standins import StandIns
+
+
+def geometry_measurements(
+    tables: Mapping[str, pd.DataFrame | None], config: Mapping[str, Any], stand: StandIns
+) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    if tables.get("geometry_classification") is not None:
+        rows += classification_measurements(tables["geometry_classification"], config)
+    if tables.get("geometry_lid") is not None:
+        rows += lid_measurements(tables["geometry_lid"], config, stand)
+    if tables.get("geometry_cosine") is not None:
+        rows += cosine_measurements(tables["geometry_cosine"], config, stand)
+    if tables.get("geometry_sts") is not None:
+        rows += sts_measurements(tables["geometry_sts"], config, stand)
+    if tables.get("rajaee_cls_runs") is not None:
+        rows += rajaee_cls_measurements(tables["rajaee_cls_runs"], config)
+    return rows
+
+
+def measure(
+    tables: Mapping[str, pd.DataFrame | None], config: Mapping[str, Any], stand: StandIns
+) -> pd.DataFrame:
+    """Every measurement of this run. ``tables``: result tables by name (``main_table1``,
+    ``main_correlations``, ``main_traces``, the same for ``glue_`` with ``table2`` / ``table3``,
+    ``geometry_lid``, ``geometry_cosine``, ``geometry_sts``, ``istar_runs``); an absent name
+    means that table is not part of the run."""
+    rows: list[dict[str, Any]] = []
+    for study in ("main", "glue"):
+        rows += optimisation_measurements(
+            study,
+            counts=tables.get(f"{study}_{COUNT_TABLES[study]}"),
+            correlations=tables.get(f"{study}_{CORRELATION_TABLES[study]}"),
+            traces=tables.get(f"{study}_traces"),
+            config=config,
+            stand=stand,
+        )
+    rows += geometry_measurements(tables, config, stand)
+    if tables.get("istar_runs") is not None:
+        rows += istar_measurements(tables["istar_runs"], config)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def load_tables(
+    inputs: Mapping[str, str | os.PathLike | Sequence[str | os.PathLike]],
+    run_keys: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> dict[str, pd.DataFrame]:
+    """The result tables named by :func:`isotropy.workflow.inputs.workflow_inputs`, read (traces
+    tagged with their keys)."""
+    tables = {}
+    for name, value in inputs.items():
+        if name.endswith("_traces"):
+            study = name.removesuffix("_traces")
+            keys = run_keys[study]
+            if isinstance(value, (str, os.PathLike)):  # a single trace file
+                files = [str(value)]
+            else:
+                files = [str(v) for v in value]
+            if len(keys) != len(files):
+                raise ValueError(f"{study}: {len(keys)} run keys for {len(files)} traces")
+            tables[name] = read_traces(
+                files, [{k: v for k, v in key.items() if k != "seed"} for key in keys]
+            )
+        elif name not in ("published", "protocol_effects"):  # configuration, not results
+            if not isinstance(value, (str, os.PathLike)):
+                raise TypeError(f"{name}: one result table, got {value!r}")
+            tables[name] = read_result_table(Path(value))
+    return tables
+
+
+def as_preview(table: pd.DataFrame, stamp: str) -> pd.DataFrame:
+    """A verdict table (claims or paper comparison) measured on a preview's results as the main
+    study's: its main-study rows only, evidence pointing at the preview's folder, and the preview's
+    stamp in a first column ``preview`` on every row (as the preview's own tables have it)."""
+    rows = table[table["study"] == "main"].reset_index(drop=True)
+    if "evidence" in rows:
+        main, preview = paths.study_file("", "main"), paths.study_file("", "preview")
+        rows["evidence"] = rows["evidence"].astype(str).str.replace(main, preview, regex=False)
+    rows.insert(0, "preview", stamp)
+    return rows

@@ -1,0 +1,102 @@
+"""Tests over seeds: the seeds' spread against the mean change, a difference between two
+groups of runs, and the learning guard's note on a group of fine-tuning runs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from isotropy.verdicts.learning import learning_test
+
+SEED_SPREAD_LIMIT = 0.05  # "negligible": the seeds' std below 5% of the mean change
+
+
+# The one-sided levels a at which the spread test's bounds are evaluated: log-spaced, so the
+# smallest a at which a bound holds is found to 1% (rounded up: the p-value errs large)
+_LEVELS = np.geomspace(1e-12, 0.5, 2600)
+
+
+def _ratio_bounds(final: np.ndarray, change: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(upper, lower) confidence bounds of std(final) / |mean(change)| at each level a of
+    :data:`_LEVELS`: the std's at one-sided a (chi-square) over |mean|'s at a (t, two-sided, so
+    either sign of the mean)."""
+    n, a = final.size, _LEVELS
+    s = final.std(ddof=1)
+    half = stats.t.ppf(1 - a / 2, n - 1) * change.std(ddof=1) / math.sqrt(n)
+    upper_s = s * np.sqrt((n - 1) / stats.chi2.ppf(a, n - 1))
+    lower_s = s * np.sqrt((n - 1) / stats.chi2.ppf(1 - a, n - 1))
+    low_mean, high_mean = np.maximum(0.0, abs(change.mean()) - half), abs(change.mean()) + half
+    with np.errstate(divide="ignore", invalid="ignore"):
+        upper = np.where(upper_s == 0, 0.0, upper_s / low_mean)
+        lower = lower_s / high_mean
+    return upper, lower
+
+
+def _p_value(holds: np.ndarray) -> float:
+    """Twice the smallest level at which a bound holds (it holds from there on); 1 if never."""
+    found = np.flatnonzero(holds)
+    return min(1.0, 2 * float(_LEVELS[found[0]])) if found.size else 1.0
+
+
+def spread_test(final, change, limit: float = SEED_SPREAD_LIMIT) -> tuple[float, float]:
+    """(p that the seeds' std of the final value is below ``limit`` × |mean change|, p that it
+    is above) over one metric's seeds: the ratio's confidence bounds, the std's (chi-square) and
+    the mean change's (t) each at level a, so each p = 2a bounds its error (a union bound).
+    NaN with fewer than two seeds. A test of spread against the effect, not a point ratio."""
+    final = np.asarray(final, dtype=np.float64)
+    change = np.asarray(change, dtype=np.float64)
+    if final.size < 2:
+        return math.nan, math.nan
+    upper, lower = _ratio_bounds(final, change)
+    return _p_value(upper < limit), _p_value(lower > limit)
+
+
+def seed_test(
+    treated: pd.DataFrame, baseline: pd.DataFrame, column: str
+) -> tuple[float, int, float, float]:
+    """(mean difference treated − baseline, seeds, one-sided p below 0, p above 0): a paired
+    t-test over the seeds both have, else Welch's over the two groups; p NaN with one seed."""
+    paired = (
+        treated.groupby("seed")[column]
+        .mean()
+        .to_frame("t")
+        .join(baseline.groupby("seed")[column].mean().rename("b"), how="inner")
+    )
+    if len(paired) >= 2:
+        d = (paired["t"] - paired["b"]).to_numpy()
+        tests = [stats.ttest_1samp(d, 0.0, alternative=a).pvalue for a in ("less", "greater")]
+        p_less, p_greater = (float(p) for p in tests)
+        return float(d.mean()), len(d), p_less, p_greater
+    t, b = treated[column].dropna().to_numpy(), baseline[column].dropna().to_numpy()
+    diff = float(t.mean() - b.mean())
+    if min(len(t), len(b)) < 2:
+        return diff, min(len(t), len(b)), math.nan, math.nan
+    tests = [
+        stats.ttest_ind(t, b, equal_var=False, alternative=a).pvalue for a in ("less", "greater")
+    ]
+    p_less, p_greater = (float(p) for p in tests)
+    return diff, min(len(t), len(b)), p_less, p_greater
+
+
+def fine_tuned_not_learned(*groups: pd.DataFrame, column: str = "accuracy") -> str:
+    """The guard's note when a group of fine-tuning runs (one setup's seeds; columns ``column``,
+    majority_baseline, eval_sentences) is not above its majority baseline
+    (:func:`isotropy.verdicts.learning.learning_test`), '' when every group learned or a group
+    lacks ``column`` or a majority baseline (a metric other than accuracy)."""
+    notes = []
+    for runs in groups:
+        if column not in runs or "majority_baseline" not in runs:
+            continue  # another metric than accuracy, or runs from before the guard
+        if runs["majority_baseline"].isna().any():
+            continue
+        tested = learning_test(
+            list(runs[column].astype(float)),
+            float(runs["majority_baseline"].iloc[0]),
+            int(runs["eval_sentences"].iloc[0]),
+        )
+        if not tested.learned:
+            notes.append(tested.note)
+    return "; ".join(notes)

@@ -1,0 +1,215 @@
+"""The geometry study after Rajaee & Pilehvar: STS correlations and I(W) per method, and the
+SST-2 classification with and without the cluster-based method."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from isotropy import paths
+from isotropy.verdicts.measurements.rows import measurement, over_seeds, seed_std
+from isotropy.verdicts.standins import StandIns, model_stand_in
+
+STS_FILE = paths.GEOMETRY_STS
+# STS methods no seed enters (no k-means / GMM clustering): one run is the whole measurement.
+SEED_FREE_METHODS = ("none", "centring", "all-but-the-top")
+QUANTITY_OF_STS = {"pearson": "sts_pearson", "spearman": "sts_spearman", "isotropy": "isotropy_iw"}
+
+
+def sts_measurements(
+    sts: pd.DataFrame,
+    config: Mapping[str, Any],
+    stand: StandIns,
+    *,
+    enhanced: str = "cluster-based",
+) -> list[dict[str, Any]]:
+    """Per model × STS data set × method: Pearson ×100, Spearman ×100 and I(W) (seed means);
+    per model × data set, the cluster-based method's I(W) ratio and Spearman gain over none."""
+    needed = {"model", "dataset", "method", "spearman", "isotropy"}
+    if missing := needed - set(sts.columns):
+        raise ValueError(f"STS table lacks columns {sorted(missing)}; found {list(sts.columns)}")
+    rows = []
+    for (name, dataset), group in sts.groupby(["model", "dataset"], sort=True):
+        split = str(group["split"].iloc[0]) if "split" in group else ""
+        setup = f"{name}, {dataset} {split}".strip()
+        split_stand_in = stand.sts_split if dataset == "stsb" else ""
+        stand_ins = (model_stand_in(config, name, "BERT"), split_stand_in)
+        stand_in = "; ".join(s for s in stand_ins if s)
+        pipeline = "mean-pooled sentence vectors transformed"
+        if "pipeline" in group:
+            pipeline = str(group["pipeline"].iloc[0])
+        for method, runs in group.groupby("method", sort=False):
+            where = (setup, f"{dataset}/{method}", stand_in, pipeline)
+            rows += _sts_method_rows(method, runs, *where)
+        rows += _sts_gain_rows(f"{name}/{dataset}", group, enhanced, stand_in)
+    return rows
+
+
+def _sts_method_rows(
+    method: str, runs: pd.DataFrame, setup: str, paper: str, stand_in: str, pipeline: str
+) -> list[dict[str, Any]]:
+    """One model × data set × method: each STS quantity (seed means, with each seed's)."""
+    rows = []
+    first = runs.iloc[0]
+    setting = ""
+    if method != "none" and "n_clusters" in runs:
+        setting = f"{int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions"
+    for column, quantity in QUANTITY_OF_STS.items():
+        if column not in runs:
+            continue
+        sign_free = ""
+        if column == "isotropy" and "isotropy_sign_free" in runs:
+            sign_free = f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}"
+        convention = f"cosine of sentence vectors vs gold; {pipeline}"
+        if column == "isotropy":
+            convention = (
+                "I(W) with the eigenvectors' signs as numpy returns them (Rajaee's "
+                f"isotropy()); {pipeline}"
+            )
+        unit = "ratio (1 = isotropic)" if column == "isotropy" else "correlation ×100"
+        rows.append(
+            measurement(
+                "geometry",
+                quantity,
+                setup,
+                paper,
+                **over_seeds(runs, column),
+                seeds=runs["seed"].nunique() if "seed" in runs else None,
+                seed_free=method in SEED_FREE_METHODS,
+                n=int(first["n_pairs"]) if "n_pairs" in runs else None,
+                unit=unit,
+                convention=convention,
+                stand_in=stand_in,
+                evidence=STS_FILE,
+                note="; ".join(s for s in (setting, sign_free) if s),
+            )
+        )
+    return rows
+
+
+def _sts_gain_rows(
+    claim_setup: str, group: pd.DataFrame, enhanced: str, stand_in: str = ""
+) -> list[dict[str, Any]]:
+    """The enhanced method's I(W) ratio and Spearman gain over none (one model × data set)."""
+    means = group.groupby("method")[["spearman", "isotropy"]].mean()
+    where = ("geometry",)
+    if "none" not in means.index or enhanced not in means.index:
+        missing = f"sts.csv lacks method 'none' or {enhanced!r}"
+        return [
+            measurement(
+                *where, quantity, claim_setup, claim_setup, evidence=STS_FILE, missing=missing
+            )
+            for quantity in ("sts_isotropy_ratio", "sts_spearman_gain")
+        ]
+    before, after = means.loc["none"], means.loc[enhanced]
+    ratio = after["isotropy"] / before["isotropy"] if before["isotropy"] > 0 else float("nan")
+    # sts.csv stores correlations ×100 (isotropy.geometry.evaluate_sts), as the paper reports.
+    return [
+        measurement(
+            "geometry",
+            "sts_isotropy_ratio",
+            claim_setup,
+            claim_setup,
+            ratio,
+            unit="ratio",
+            stand_in=stand_in,
+            evidence=STS_FILE,
+            note=f"I(W) {before['isotropy']:.3g} → {after['isotropy']:.3g}",
+        ),
+        measurement(
+            "geometry",
+            "sts_spearman_gain",
+            claim_setup,
+            claim_setup,
+            after["spearman"] - before["spearman"],
+            unit="Spearman ×100 difference",
+            stand_in=stand_in,
+            evidence=STS_FILE,
+            note=f"Spearman×100 {before['spearman']:.2f} → {after['spearman']:.2f}",
+        ),
+    ]
+
+
+CLASSIFICATION_FILE = paths.GEOMETRY_CLASSIFICATION
+CLASSIFICATION_READINGS = {
+    "pooled": "mean of the transformed last-layer tokens (the STS path's sentence vector)",
+    "positions": "transformed last-layer tokens by position, flattened "
+    "(the authors' classifier cell's input)",
+}
+
+
+# I(W) as a ratio and ×100 (our reading of the slides' "84.36"): quantity, scale, unit.
+IW_READINGS = (("sst2_iw", 1, "ratio (1 = isotropic)"), ("sst2_iw_percent", 100, "I(W) ×100"))
+
+
+def _classification_note(first: pd.Series, method: str) -> str:
+    """The training sentences, the majority class and (cluster-based) what was fitted."""
+    fitted = ""
+    if method != "none":
+        fitted = (
+            f"{int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions, "
+            "fitted on the tokens of both splits"
+        )
+    train = (
+        f"{int(first['n_train'])} training sentences (config geometry.classification.train_subset)"
+    )
+    majority = f"majority class {first['majority_accuracy']:.2f}"
+    return "; ".join(s for s in (train, majority, fitted) if s)
+
+
+def classification_measurements(
+    table: pd.DataFrame, config: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """Per model × reading × method (none, cluster-based): validation accuracy ×100 of the linear
+    classifier, I(W) of the transformed tokens, and I(W) ×100 (our reading of the slides'
+    "84.36")."""
+    rows = []
+    for (name, reading, method), runs in table.groupby(["model", "reading", "method"], sort=False):
+        first = runs.iloc[0]
+        setup = f"{name}, {first['task']} ({reading} features)"
+        stand_in = model_stand_in(config, name, "BERT")
+        seeds, n = runs["seed"].nunique(), int(first["n_validation"])
+        common = dict(seeds=seeds, seed_free=method == "none", n=n, stand_in=stand_in)
+        common["evidence"] = CLASSIFICATION_FILE
+        features = CLASSIFICATION_READINGS.get(reading, reading)
+        convention = f"logistic regression (C {first['C']:g}) on {features}; SST-2 validation"
+        per_seed = runs.groupby("seed")
+        rows.append(
+            measurement(
+                "geometry",
+                "sst2_accuracy",
+                setup,
+                method,
+                **over_seeds(runs, "accuracy"),
+                unit="accuracy ×100",
+                convention=convention,
+                note=_classification_note(first, method),
+                **common,
+            )
+        )
+        iw = (
+            f"I(W) of the transformed last-layer tokens ({int(first['n_tokens'])}), numpy's "
+            "eigenvector signs; of the pooled sentences "
+            f"{runs['isotropy_sentences'].mean():.3g}"
+        )
+        for quantity, scale, unit in IW_READINGS:
+            value = scale * runs["isotropy"].mean()
+            spread = scale * seed_std(runs["isotropy"])
+            iw_per_seed = tuple(scale * per_seed["isotropy"].mean())
+            rows.append(
+                measurement(
+                    "geometry",
+                    quantity,
+                    setup,
+                    method,
+                    value,
+                    spread=spread,
+                    per_seed=iw_per_seed,
+                    unit=unit,
+                    convention=iw,
+                    **common,
+                )
+            )
+    return rows
