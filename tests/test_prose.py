@@ -392,12 +392,7 @@ def write_import_table(path: Path = ARCHITECTURE) -> None:
 # imported name anywhere in src/, scripts/, tests/ and benchmarks/ (outside the name's own
 # definition), or a word of the rules, the Snakefile, pyproject.toml or the Makefile. A name
 # registered by a decorator is used by its registry. Names kept on purpose, with the reason:
-UNREFERENCED_ON_PURPOSE = {
-    "isotropy.metrics.criteria.HIGHER_IS_BETTER": (
-        "issue 62, item 4 (helper extstyle) names the criteria once, in the metric registry; "
-        "this entry leaves with it"
-    ),
-}
+UNREFERENCED_ON_PURPOSE: dict[str, str] = {}
 CODE_DIRS = ("src", "scripts", "tests", "benchmarks")
 WORD_FILES = ("rules/*.smk", "Snakefile", "pyproject.toml", "Makefile")
 
