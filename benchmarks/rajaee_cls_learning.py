@@ -19,7 +19,7 @@ import time
 
 import torch
 
-from isotropy import estimate
+from isotropy import costs
 from isotropy.istar import cls_cost
 from isotropy.istar.study import TrainingSettings
 from isotropy.istar.training import finetune
@@ -59,7 +59,7 @@ def main() -> None:
         {"training": {**training, "eval_subset": None}}, "miniLM", args.task
     )
     for seed in args.seeds:
-        probe = estimate.speed_probe()
+        probe = costs.speed_probe()
         cpu, wall = time.process_time(), time.perf_counter()
         with tempfile.TemporaryDirectory() as folder:
             result = finetune(
