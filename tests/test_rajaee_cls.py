@@ -1,5 +1,5 @@
 """The cluster-based method on the CLS states inside fine-tuning (isotropy.istar.cls_method),
-its tables and claims (isotropy.istar.cls_results), figure and estimate (isotropy.istar.cls_cost).
+its tables and claims (isotropy.istar.cls_results), figure and estimate (isotropy.rajaee_cls.spec).
 
 Models are the tiny randomly initialised BERT of test_finetune (no download)."""
 
@@ -16,7 +16,6 @@ from test_finetune import SMALL, sentiment_table, tiny_bert  # noqa: F401 (a fix
 
 from isotropy import costs, estimate, metrics, paths
 from isotropy.geometry.sts import cluster_based_isotropy
-from isotropy.istar import cls_cost
 from isotropy.istar.cls_method import cls_transform, cluster_cls, head_input_module
 from isotropy.istar.cls_results import LAYER_COLUMNS, RUN_COLUMNS, collect
 from isotropy.istar.cls_results import claim_values as cls_claim_values
@@ -24,6 +23,7 @@ from isotropy.istar.features import load_model_and_tokenizer
 from isotropy.istar.study import TrainingSettings, check_run
 from isotropy.istar.training import finetune
 from isotropy.plots.rajaee_cls import plot_cls_layers
+from isotropy.rajaee_cls import spec as rajaee_spec
 from isotropy.readers.tasks import task_spec
 from isotropy.verdicts.claims import (
     CLS_CLAIMS,
@@ -207,9 +207,9 @@ def test_config_section_is_validated(tmp_path):
 def test_estimate_counts_the_runs_left(tmp_path):
     config = load_config(["config.yaml", "config/offline.yaml"])
     section = config["rajaee_cls"]
-    per_run = cls_cost.run_seconds(section, "miniLM", section["tasks"][0])
+    per_run = rajaee_spec.run_seconds(section, "miniLM", section["tasks"][0])
     assert per_run is not None and per_run > 0
-    lines, total = cls_cost.describe(
+    lines, total = rajaee_spec.estimate(
         config, "cpu", costs.Pace(speed=1.0, cores=2, job_overhead=0.0), workdir=tmp_path
     )
     runs = len(section["seeds"]) * len(section["methods"])
@@ -218,11 +218,11 @@ def test_estimate_counts_the_runs_left(tmp_path):
     done = tmp_path / paths.rajaee_cls_run_file("metrics.json", "miniLM", task, "none", 0)
     done.parent.mkdir(parents=True)
     done.write_text("{}")
-    _, left = cls_cost.describe(
+    _, left = rajaee_spec.estimate(
         config, "cpu", costs.Pace(speed=1.0, cores=2, job_overhead=0.0), workdir=tmp_path
     )
     assert math.isclose(left, (runs - 1) * per_run / 2)
-    assert cls_cost.run_seconds(section, "miniLM", "squad") is None
+    assert rajaee_spec.run_seconds(section, "miniLM", "squad") is None
 
 
 def test_rajaee_study_prints_an_estimate(capsys):
@@ -269,6 +269,6 @@ def test_fine_tuning_rows_reach_the_paper_comparison_as_stand_ins():
 def test_each_task_is_costed_by_its_own_rows():
     """SST-2's phrases (13.5 tokens) cost a fifth of RTE's pairs (66): its own rows of
     config/costs.csv, not RTE's; a task without rows falls back to RTE's (the longest)."""
-    sst2, rte = cls_cost.measured_seconds("sst2"), cls_cost.measured_seconds("rte")
+    sst2, rte = costs.finetune_measured("sst2"), costs.finetune_measured("rte")
     assert sst2["train_example"] < rte["train_example"] / 2
-    assert cls_cost.measured_seconds("qnli") == rte
+    assert costs.finetune_measured("qnli") == rte

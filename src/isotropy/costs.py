@@ -199,7 +199,7 @@ class Pace:
 
 
 # A job's wall seconds from the configuration, its wildcards and the pace (None: no measured
-# cost); each study's cost module maps its rules to one (isotropy.estimate.JOB_COSTS).
+# cost); each study's record maps its rules to one (StudySpec.job_costs).
 JobCost = Callable[[Mapping[str, Any], Mapping[str, Any], Pace], float | None]
 
 
@@ -229,6 +229,94 @@ def by_model(quantity: str, rows: tuple[Cost, ...] | None = None) -> dict[Any, f
         for c in rows or measured_costs()
         if c.quantity == quantity
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# A fine-tuning run (the I-STAR grid, the Rajaee CLS study): MiniLM measured on the mirror's RTE
+# (and SST-2) at max length 128, batch 32, one thread (benchmarks/rajaee_cls_cost.py, rows
+# cls_finetune_*), scaled by model size and max length.
+
+FINETUNE_MEASURED_MAX_LENGTH = 128
+# Non-padding tokens per training example (MiniLM's tokenizer, cut at 128): an RTE pair 66.6
+# (validation 64.6), an SST-2 training phrase 13.5 (its dev sentences 25.2).
+TOKENS_PER_EXAMPLE = {"rte": 66.0, "sst2": 13.5}
+
+
+def finetune_measured(task: str = "rte") -> dict[str, float]:
+    """The measured costs of one run's parts (load; per training example and epoch; per
+    evaluated example), MiniLM on ``task`` where the costs table has its rows (RTE, SST-2),
+    else on RTE (the I-STAR grid's other tasks: RTE's pairs are the longest)."""
+    train = by_model("cls_finetune_train_example_cpu_seconds")
+    evaluated = by_model("cls_finetune_eval_example_cpu_seconds")
+    per_example = ("miniLM", task) if ("miniLM", task) in train else ("miniLM", "rte")
+    return {
+        "load": by_model("cls_finetune_load_cpu_seconds")["miniLM"],
+        "train_example": train[per_example],
+        "eval_example": evaluated[per_example],
+    }
+
+
+def finetune_seconds(
+    training: Mapping[str, Any], rows: tuple[int, int], model: str, task: str = "rte"
+) -> float | None:
+    """CPU-s of one fine-tuning run on one thread from the measured MiniLM costs, scaled by model
+    size and max length (None: the model's size factor is unknown); ``rows``: the task's
+    (training, validation) rows; ``task``: whose measured per-example costs (RTE's when the
+    table has none)."""
+    if model not in MODEL_SIZE_FACTOR:
+        return None
+    train_rows, eval_rows = rows
+    train = min(train_rows, training["train_subset"] or train_rows)
+    evaluated = min(eval_rows, training["eval_subset"] or eval_rows)
+    examples = training["epochs"] * train
+    if training.get("max_steps"):
+        examples = min(examples, training["max_steps"] * training["batch_size"])
+    # the evaluation's Σ_S: forward passes over training examples until the sample is full
+    tokens = TOKENS_PER_EXAMPLE.get(task, TOKENS_PER_EXAMPLE["rte"])
+    reference = min(train, training["reference_sample_size"] / tokens)
+    measured = FINETUNE_MEASURED_MAX_LENGTH
+    length = min(training["max_length"], 2 * measured) / measured
+    seconds = finetune_measured(task)
+    work = examples * seconds["train_example"] + (evaluated + reference) * seconds["eval_example"]
+    return seconds["load"] + MODEL_SIZE_FACTOR[model] * length * work
+
+
+# A run's one-thread CPU seconds from its section, model and task (None: unknown).
+RunCost = Callable[[Mapping[str, Any], str, str], float | None]
+
+
+def finetune_job_cost(section_name: str, run_cost: RunCost) -> JobCost:
+    """The per-job cost of a fine-tuning rule whose runs are configured under
+    ``config[section_name]`` (wildcards model and task, and the rest of its grid): ``run_cost``
+    of the section, model and task spread by :meth:`Pace.share` over the section's threads
+    (None: no measured cost)."""
+
+    def job_seconds(
+        config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: Pace
+    ) -> float | None:
+        section = config[section_name]
+        seconds = run_cost(section, wildcards["model"], wildcards["task"])
+        if seconds is None:
+            return None
+        return pace.share(seconds, section["resources"]["threads"])
+
+    return job_seconds
+
+
+def finetune_left(
+    config: Mapping[str, Any],
+    section_name: str,
+    job: JobCost,
+    todo: Sequence[Mapping[str, Any]],
+    pace: Pace,
+    small_jobs: int,
+) -> tuple[float, list[str]]:
+    """(wall seconds left, the model/task pairs without a measured cost) of a fine-tuning grid's
+    runs ``todo``, each costed by ``job`` (:func:`finetune_job_cost`), and its ``small_jobs``."""
+    shares = [job(config, run, pace) for run in todo]
+    unknown = sorted({f"{r['model']}/{r['task']}" for r, c in zip(todo, shares) if c is None})
+    threads = config[section_name]["resources"]["threads"]
+    return pace.total(shares, threads, small_jobs=small_jobs), unknown
 
 
 # ---------------------------------------------------------------------------------------------
@@ -286,7 +374,7 @@ def speed_line(probe: float, speed: float) -> str:
     return (
         f"CPU costs x {speed:.2f}{clamped}: a fixed one-thread workload took {probe:.3f} CPU-s "
         f"here against {PROBE_CPU_SECONDS:.3f} where the costs were measured "
-        "(isotropy.estimate.speed_probe; docs/measurements.md)"
+        "(isotropy.costs.speed_probe; docs/measurements.md)"
     )
 
 

@@ -28,8 +28,7 @@ Modules, by concern (the task splits themselves are read by :mod:`isotropy.reade
     cls_method    regulariser "cluster": Rajaee & Pilehvar's cluster-based method on the CLS
                   states the head reads, every batch; the CLS geometry per layer after training
     cls_results   the CLS study's tables (config rajaee_cls) and its two claims
-    cls_cost      the time estimate of target rajaee_study (plain Python)
-    grid_cost     the time estimate of target istar_study (plain Python; reuses cls_cost's costs)
+    spec          the study's record and its estimate (plain Python; isotropy.studies)
 
 This package imports nothing itself: ``study`` is plain Python (the workflow imports it while it
 parses); the others need torch.
