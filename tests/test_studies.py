@@ -142,3 +142,34 @@ def test_every_spec_module_is_found(tmp_path):
     found = studies.spec_modules()
     for package in ("extensions", "geometry", "istar", "paper_studies", "rajaee_cls"):
         assert f"isotropy.{package}.spec" in found
+
+
+@pytest.mark.slow
+def test_each_target_rule_builds_its_records_outputs(tmp_path):
+    """The target rules (in the studies' rule files) take exactly their records' outputs, and
+    rule all the records' (studies.rule_all_targets): one dry run of every target."""
+    import os
+    import subprocess
+    import sys
+
+    from isotropy.workflow import config as workflow_config
+
+    config = workflow_config.load_config([str(ROOT / "config.yaml")])
+    specs = [s for s in studies.registry() if s.target]
+    env = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}
+    dry = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile")]
+        + ["--directory", str(tmp_path), "--configfile", str(ROOT / "config.yaml")]
+        + ["--cores", "1", "-n", "--forceall", "all"]
+        + [s.target for s in specs],
+        cwd=ROOT,
+        env={**env, "HF_HUB_OFFLINE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    planned = dict(re.findall(r"^(?:local)?rule (\w+):\n\s+input: ([^\n]*)", dry.stdout, re.M))
+    for spec in specs:
+        assert planned[spec.target].split(", ") == spec.outputs(config), spec.target
+    assert planned["all"].split(", ")[:-3] == studies.rule_all_targets(config)

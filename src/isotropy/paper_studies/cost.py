@@ -309,31 +309,27 @@ def sensitivity_run_seconds(
     return costs.value("sensitivity_run_cpu_startup") + part
 
 
+def run_settings(config: Mapping[str, Any], wildcards: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of the run a job of rule optimize_embeddings (wildcards study) or
+    optimize_sensitivity (wildcards lr) makes."""
+    seed = int(wildcards["seed"])
+    if "study" in wildcards:
+        return targets.optimisation_settings(
+            dict(config), wildcards["study"], wildcards["dataset"], seed
+        )
+    return targets.sensitivity_settings(config, seed, wildcards.get("lr", "1"))
+
+
 def optimisation_job_seconds(
     config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float:
-    """Wall seconds of one run of rule optimize_embeddings (wildcards study, encoder, dataset,
-    seed) at ``pace``: :func:`run_seconds` (0 where no cost is measured) and its start-up."""
+    """Wall seconds of one run of rule optimize_embeddings or optimize_sensitivity at ``pace``:
+    :func:`run_seconds` of its data set and settings (0 where no cost is measured) and its
+    start-up."""
     if "seed" not in wildcards:
         return pace.job_overhead
-    settings = targets.optimisation_settings(
-        dict(config), wildcards["study"], wildcards["dataset"], int(wildcards["seed"])
-    )
-    work = run_seconds(wildcards["dataset"], settings, costs.device_kind(config["device"]))
-    return (work or 0.0) + pace.job_overhead
-
-
-def sensitivity_job_seconds(
-    config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
-) -> float:
-    """Wall seconds of one run of rule optimize_sensitivity at ``pace``, costed as the main
-    study's runs on its data set (:func:`run_seconds`) with the grid's settings."""
-    if "seed" not in wildcards:
-        return pace.job_overhead
-    settings = targets.sensitivity_settings(
-        config, int(wildcards["seed"]), wildcards.get("lr", "1")
-    )
-    work = run_seconds(wildcards["dataset"], settings, costs.device_kind(config["device"]))
+    device = costs.device_kind(config["device"])
+    work = run_seconds(wildcards["dataset"], run_settings(config, wildcards), device)
     return (work or 0.0) + pace.job_overhead
 
 

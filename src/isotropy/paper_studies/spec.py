@@ -104,7 +104,7 @@ SENSITIVITY = StudySpec(
     ],
     rules="rules/sensitivity.smk",
     rule_all="never",
-    job_costs={"optimize_sensitivity": cost.sensitivity_job_seconds},
+    job_costs={"optimize_sensitivity": cost.optimisation_job_seconds},
     describe=cost.describe_sensitivity,
     gpu_rules=("optimize_sensitivity",),
 )
