@@ -30,17 +30,7 @@ from isotropy.logs import duration
 from isotropy.provenance import record_path
 
 COSTS_TABLE = Path(__file__).resolve().parents[2] / "config" / "costs.csv"
-COLUMNS = (
-    "quantity",
-    "model",
-    "dataset",
-    "value",
-    "unit",
-    "measured",
-    "machine",
-    "command",
-    "note",
-)
+COLUMNS = tuple("quantity model dataset value unit measured machine command note".split())
 # quantity -> the key columns that name what it was measured for.
 QUANTITIES: dict[str, tuple[str, ...]] = {
     "update_cpu_seconds": ("dataset",),
