@@ -173,3 +173,23 @@ def test_each_target_rule_builds_its_records_outputs(tmp_path):
     for spec in specs:
         assert planned[spec.target].split(", ") == spec.outputs(config), spec.target
     assert planned["all"].split(", ")[:-3] == studies.rule_all_targets(config)
+
+
+def test_the_claim_families_come_from_the_tables_in_registry_order():
+    """Rule check_claims judges each listed study's per-seed claims as its own family, the
+    extension study's before the Rajaee CLS study's (as the page always had them)."""
+    import sys
+
+    import pandas as pd
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_rajaee_cls import _tables
+
+    assert studies.claim_families({"main_table1": pd.DataFrame()}) == []
+    runs, layers = _tables([5e-5, 2e-5, 8e-5], cls_mean=0.5)
+    seeds = pd.read_csv(ROOT / "docs/data/extensions_seeds.csv")
+    seeds = seeds[seeds["question"] != "criteria"]  # its same-optimum values need last_step
+    tables = {"rajaee_cls_runs": runs, "rajaee_cls_layers": layers, "extensions_seeds": seeds}
+    families = studies.claim_families(tables)
+    assert [f.name for f in families] == ["extensions", "rajaee_cls"]
+    assert {c.name for c in families[1].claims} >= {"cls_method_cannot_raise_isotropy"}

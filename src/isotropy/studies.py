@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import importlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,19 @@ Describer = Callable[[Config, str], list[str]]
 
 
 @dataclass(frozen=True)
+class ClaimFamily:
+    """A study's own per-seed claims on the claims page, judged as their own Holm family:
+    ``values`` (claim, setup, seed, value), the ``claims`` they test, the family's ``name`` (its
+    rows' study), and ``guard``, which marks the judged rows its runs cannot support (a model
+    that did not learn, an optimum no seed decides)."""
+
+    values: Any
+    claims: Sequence[Any]
+    name: str
+    guard: Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
 class StudySpec:
     """One study: ``name`` (config ``studies`` names it when ``rule_all`` is ``when_listed``),
     its config ``section`` (None: none of its own), its ``target`` rule (None: rule all only),
@@ -45,8 +58,10 @@ class StudySpec:
     per-job costs of its costed rules (:data:`isotropy.costs.JobCost`), the estimate's
     ``describe`` (None: no measured cost), its named inputs of the claims and the paper
     comparison (``verdict_inputs``) and of the claims only (``claims_inputs``), read when
-    config ``studies`` lists it, its GPU rules (resources gpu=1; the SLURM profile lists them),
-    and ``check``: a configuration problem that stops its estimate (None: none)."""
+    config ``studies`` lists it, its per-seed claims from the loaded result tables
+    (``claim_family``: None when the tables hold none), its GPU rules (resources gpu=1; the
+    SLURM profile lists them), and ``check``: a configuration problem that stops its estimate
+    (None: none)."""
 
     name: str
     section: str | None
@@ -58,6 +73,7 @@ class StudySpec:
     describe: Describer | None = None
     verdict_inputs: Callable[[Config], dict[str, Any]] | None = None
     claims_inputs: Callable[[Config], dict[str, Any]] | None = None
+    claim_family: Callable[[Mapping[str, Any]], ClaimFamily | None] | None = None
     gpu_rules: tuple[str, ...] = ()
     check: Callable[[Config], str | None] | None = None
 
@@ -166,3 +182,10 @@ def claims_inputs(config: Config) -> dict[str, Any]:
         if (own := by_name(name).claims_inputs) is not None:
             inputs.update(own(config))
     return inputs
+
+
+def claim_families(tables: Mapping[str, Any]) -> list[ClaimFamily]:
+    """The per-seed claim families the loaded result tables (by input name) hold, in registry
+    order (rule check_claims: each its own Holm family, then its guard)."""
+    families = [s.claim_family(tables) for s in registry() if s.claim_family is not None]
+    return [family for family in families if family is not None]

@@ -11,7 +11,7 @@ from isotropy import costs, paths
 from isotropy.extensions import design as extensions_design
 from isotropy.logs import duration
 from isotropy.paper_studies.cost import embedding_seconds
-from isotropy.studies import StudySpec
+from isotropy.studies import ClaimFamily, StudySpec
 from isotropy.workflow import targets
 
 
@@ -80,6 +80,26 @@ def claims_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
+def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
+    """The study's claims from its per-seed values (``extensions_seeds``), guarded: a
+    same-optimum row whose seeds cannot tell is not decided, and a held-out setup whose model
+    did not learn is not judged."""
+    from isotropy.extensions.results import claim_values
+    from isotropy.verdicts.claims import EXTENSION_CLAIMS, mark_undecided
+    from isotropy.verdicts.learning import guard_heldout_claims
+
+    seeds = tables.get("extensions_seeds")
+    if seeds is None:
+        return None
+    values = claim_values(seeds)
+    return ClaimFamily(
+        values,
+        EXTENSION_CLAIMS,
+        "extensions",
+        lambda table: guard_heldout_claims(mark_undecided(table, values), seeds),
+    )
+
+
 STUDIES = (
     StudySpec(
         name="extensions",
@@ -90,6 +110,7 @@ STUDIES = (
         job_costs=extensions_design.JOB_COSTS,
         describe=describe,
         claims_inputs=claims_inputs,
+        claim_family=claim_family,
         gpu_rules=("extensions_optimize", "extensions_heldout"),
     ),
 )

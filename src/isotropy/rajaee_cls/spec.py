@@ -15,7 +15,7 @@ from typing import Any
 
 from isotropy import costs, paths
 from isotropy.logs import duration
-from isotropy.studies import StudySpec
+from isotropy.studies import ClaimFamily, StudySpec
 from isotropy.workflow import targets
 
 # I(W) and IsoScore of every layer's validation CLS states: an assumption, not measured.
@@ -77,6 +77,26 @@ def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     return {f"rajaee_cls_{t}": paths.rajaee_cls_file(f"{t}.csv") for t in ("runs", "layers")}
 
 
+def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
+    """The CLS claims from the study's runs and layers tables, guarded: a claim whose runs did
+    not all learn is not judged, and a stand-in model is said."""
+    from isotropy.istar.cls_results import claim_values
+    from isotropy.verdicts.claims import CLS_CLAIMS, with_cls_stand_in
+    from isotropy.verdicts.learning import guard_cls_claims
+
+    runs = tables.get("rajaee_cls_runs")
+    if runs is None:
+        return None
+    values = claim_values(runs, tables["rajaee_cls_layers"])
+    models = list(runs["model"])
+    return ClaimFamily(
+        values,
+        CLS_CLAIMS,
+        "rajaee_cls",
+        lambda table: with_cls_stand_in(guard_cls_claims(table, runs), models),
+    )
+
+
 def describe(config: Mapping[str, Any], device: str) -> list[str]:
     """:func:`estimate` at this machine's pace."""
     return costs.scaled(estimate, config, device, config["rajaee_cls"]["resources"]["threads"])
@@ -92,6 +112,7 @@ STUDIES = (
         job_costs={"finetune_cls": job_seconds},
         describe=describe,
         verdict_inputs=verdict_inputs,
+        claim_family=claim_family,
         gpu_rules=("finetune_cls",),
     ),
 )
