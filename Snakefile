@@ -14,12 +14,18 @@ report: "report/workflow.rst"
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/embed.smk"
-include: "rules/optimize.smk"
-include: "rules/sensitivity.smk"
-include: "rules/extensions.smk"
-include: "rules/istar.smk"
-include: "rules/rajaee_cls.smk"
-include: "rules/geometry.smk"
+
+
+# The studies, one record each (isotropy.studies): each brings its rule file, and rule all
+# builds a study one way, the one its record says (listed in config `studies`, or configured).
+studies = isotropy_workflow.studies
+
+
+for study_rules in studies.rule_files():
+
+    include: study_rules
+
+
 include: "rules/provenance.smk"
 include: "rules/report.smk"
 
@@ -27,9 +33,7 @@ include: "rules/report.smk"
 rule all:
     default_target: True
     input:
-        targets.study_targets(config, config["studies"]),
-        targets.istar_estimator_outputs(config),
-        targets.section2_outputs(config),
+        studies.rule_all_targets(config),
         paths.CLAIMS,
         paths.PAPER_COMPARISON,
         paths.REPORT_OVERVIEW,

@@ -11,8 +11,8 @@ the updates' cost), then ``updates`` updates with metrics after every one (less 
 evaluations'). Process-CPU time, not wall time: on a shared machine it is what one idle core
 would take. Prints the load average beside it, then the rows to paste over the table's
 ``extensions_*`` rows (its columns, the date, the machine and this command filled in),
-normalised by the estimate's speed probe (isotropy.estimate.speed_probe, before and after, the
-mean) to the host of isotropy.estimate.PROBE_CPU_SECONDS, as every cost the estimate scales is.
+normalised by the estimate's speed probe (isotropy.costs.speed_probe, before and after, the
+mean) to the host of isotropy.costs.PROBE_CPU_SECONDS, as every cost the estimate scales is.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import pandas as pd
 import yaml
 
 from isotropy import costs as cost_table
-from isotropy import estimate
 from isotropy.extensions import design
 
 if TYPE_CHECKING:
@@ -171,18 +170,18 @@ def main() -> None:
     section = yaml.safe_load(open("config.yaml"))["extensions"]
     load_before = os.getloadavg()[0]
     print(f"load average before: {os.getloadavg()}", flush=True)
-    probe = estimate.speed_probe()
+    probe = costs.speed_probe()
     costs = {}
     for dataset in args.datasets:
         costs |= run_costs(section, dataset, args.items, args.updates)
     held = heldout_costs(section, args.sentences)
-    probe = (probe + estimate.speed_probe()) / 2
-    scale = estimate.PROBE_CPU_SECONDS / probe
+    probe = (probe + costs.speed_probe()) / 2
+    scale = costs.PROBE_CPU_SECONDS / probe
     load_after = os.getloadavg()[0]
     print(f"load average after: {os.getloadavg()}; speed probe {probe:.4f} CPU-s (x {scale:.3f})")
     machine = (
         f"{os.cpu_count()}-core machine, load average {load_before:.1f}-{load_after:.1f}, speed "
-        f"probe {probe:.3f} CPU-s (normalised to {estimate.PROBE_CPU_SECONDS:.3f})"
+        f"probe {probe:.3f} CPU-s (normalised to {costs.PROBE_CPU_SECONDS:.3f})"
     )
     run_cost = {key: (u * scale, e * scale) for key, (u, e) in costs.items()}
     held = {key: seconds * scale for key, seconds in held.items()}

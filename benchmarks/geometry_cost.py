@@ -18,7 +18,7 @@ Usage:
 
 Process-CPU time on one thread: what one idle core would take. Prints the load average and the
 speed probe beside the costs, normalised by the probe to the host of
-isotropy.estimate.PROBE_CPU_SECONDS. mpnet (12 layers, 768-d) is not measured: the estimate
+isotropy.costs.PROBE_CPU_SECONDS. mpnet (12 layers, 768-d) is not measured: the estimate
 scales MiniLM (isotropy.geometry_cost).
 """
 
@@ -30,7 +30,7 @@ import time
 
 import torch
 
-from isotropy import estimate
+from isotropy.costs import PROBE_CPU_SECONDS, speed_probe
 from isotropy.embeddings.hidden_states import extract_token_embeddings, load_hidden_state_model
 from isotropy.geometry.layer_isotropy import isotropy_by_layer
 from isotropy.geometry.layers import cosine_by_layer, lid_by_layer
@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=200)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    probe = estimate.speed_probe()
+    probe = speed_probe()
     mirror = os.environ["ISOTROPY_MIRROR"]
     with open(os.path.join(mirror, "polarity/rt-polarity.pos"), encoding="latin-1") as handle:
         sentences = [line.strip() for line in handle if line.strip()][: args.sentences]
@@ -75,7 +75,7 @@ def main() -> None:
     costs["isotropy_layer_token"] = seconds / (n_layers * n_tokens)
     seconds, _ = clock(lambda: lid_by_layer(tokens, **kwargs, k=100, sample_size=None))
     costs["lid_layer_token"] = seconds / (n_layers * n_tokens)
-    scale = estimate.PROBE_CPU_SECONDS / probe
+    scale = PROBE_CPU_SECONDS / probe
     print(f"load average {os.getloadavg()}, speed probe {probe:.3f} CPU-s (scale {scale:.2f})")
     print(f"{len(sentences)} sentences, {n_tokens} tokens, {n_layers} layers, {dim}-d")
     for name, value in costs.items():

@@ -8,7 +8,7 @@ Usage (the offline mirror's RTE, the installed MiniLM):
 
 Process-CPU time, not wall time: on a shared machine it is what one idle core would take. Prints
 the load average beside it and the costs normalised by the estimate's speed probe (before and
-after, the mean) to the host of isotropy.estimate.PROBE_CPU_SECONDS.
+after, the mean) to the host of isotropy.costs.PROBE_CPU_SECONDS.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import time
 
 import torch
 
-from isotropy import estimate
+from isotropy.costs import PROBE_CPU_SECONDS, speed_probe
 from isotropy.finetune.features import (
     collate,
     load_model_and_tokenizer,
@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--rte", default=os.path.join(os.environ["ISOTROPY_MIRROR"], "glue/RTE"))
     args = parser.parse_args()
     torch.set_num_threads(1)
-    probe_before = estimate.speed_probe()
+    probe_before = speed_probe()
     settings = TrainingSettings(max_length=args.max_length, batch_size=32)
     spec = task_spec("rte")
     start = time.process_time()
@@ -76,8 +76,8 @@ def main() -> None:
             batch = collate(eval_features, list(range(32 * step, 32 * (step + 1))), tokenizer)
             model(**model_inputs(batch), output_hidden_states=True)
     costs["eval"] = (time.process_time() - start) / (32 * args.updates)
-    probe = (probe_before + estimate.speed_probe()) / 2
-    scale = estimate.PROBE_CPU_SECONDS / probe
+    probe = (probe_before + speed_probe()) / 2
+    scale = PROBE_CPU_SECONDS / probe
     print(f"load average {os.getloadavg()}; speed probe {probe:.3f} CPU-s")
     for name, value in costs.items():
         print(f"{name}: {value:.4f} CPU-s here, {value * scale:.4f} normalised")

@@ -1,7 +1,7 @@
 """Does a fine-tuning setting of the Rajaee CLS study learn its task? One real run per seed
 (the study's own ``isotropy.finetune.training.finetune``, MiniLM, the mirror's RTE or SST-2),
 printing each run's dev accuracy beside the dev majority baseline, its process-CPU and wall
-seconds, and what ``isotropy.istar.cls_cost.run_seconds`` modelled for it (CPU-s on one thread
+seconds, and what ``isotropy.rajaee_cls.spec.run_seconds`` modelled for it (CPU-s on one thread
 at the costs' host; the speed probe is printed beside it to normalise).
 
 Usage (the offline mirror, the installed MiniLM; one line of JSON per run):
@@ -19,11 +19,11 @@ import time
 
 import torch
 
-from isotropy import estimate
+from isotropy import costs
 from isotropy.finetune.settings import TrainingSettings
 from isotropy.finetune.training import finetune
-from isotropy.istar import cls_cost
 from isotropy.models import ModelSpec
+from isotropy.rajaee_cls import spec as rajaee_spec
 from isotropy.rajaee_cls.method import ClusterSettings, head_transform
 from isotropy.readers.tasks import load_task_split
 
@@ -56,11 +56,11 @@ def main() -> None:
     train = load_task_split(args.task, "train", folder, settings.train_subset, 0)
     validation = load_task_split(args.task, "validation", folder)
     baseline = float(validation["label"].value_counts(normalize=True).max())
-    modelled = cls_cost.run_seconds(
+    modelled = rajaee_spec.run_seconds(
         {"training": {**training, "eval_subset": None}}, "miniLM", args.task
     )
     for seed in args.seeds:
-        probe = estimate.speed_probe()
+        probe = costs.speed_probe()
         cpu, wall = time.process_time(), time.perf_counter()
         with tempfile.TemporaryDirectory() as folder:
             result = finetune(

@@ -169,7 +169,7 @@ rule figures:
     input:
         [
             p
-            for p in targets.study_targets(
+            for p in studies.study_targets(
                 config, targets.optimisation_studies(config)
             )
             if "figure" in p

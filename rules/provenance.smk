@@ -1,7 +1,7 @@
 # Audit of every result against its provenance records, and the check of the paper's claims.
 # Records: every step writes <output>.provenance.json (isotropy.provenance.record_step); raw
 # downloads end in resources/raw/<source>/manifest.json. Science in isotropy.audit and
-# isotropy.verdicts; isotropy.workflow.inputs.workflow_inputs decides the inputs of check_claims
+# isotropy.verdicts; isotropy.studies.verdict_inputs decides the inputs of check_claims
 # and compare_with_papers: the same result tables, measured by the same function.
 
 
@@ -57,7 +57,7 @@ use rule copy_published_values as copy_protocol_effects with:
 # if needed (the I-STAR grid too, when listed); a study left out has its claims "not run".
 rule check_claims:
     input:
-        **inputs.claims_inputs(config),
+        **studies.claims_inputs(config),
     output:
         table=report(
             paths.CLAIMS,
@@ -89,7 +89,7 @@ rule check_claims:
 # beside ours, with the convention, the stand-in and a verdict with its tolerance.
 rule compare_with_papers:
     input:
-        **inputs.workflow_inputs(config),
+        **studies.verdict_inputs(config),
         published=paths.PUBLISHED_VALUES,
         protocol_effects=paths.PROTOCOL_EFFECTS,
     output:

@@ -373,7 +373,8 @@ def test_workflow_inputs_follow_the_configured_studies():
 
     import yaml
 
-    from isotropy.workflow.inputs import workflow_inputs, workflow_run_keys
+    from isotropy.studies import verdict_inputs as workflow_inputs
+    from isotropy.workflow.inputs import workflow_run_keys
 
     config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
     inputs = workflow_inputs(config)
@@ -473,7 +474,8 @@ def test_the_claims_page_reads_the_extension_seeds_only_when_studies_list_them()
 
     import yaml
 
-    from isotropy.workflow.inputs import claims_inputs, workflow_inputs
+    from isotropy.studies import claims_inputs
+    from isotropy.studies import verdict_inputs as workflow_inputs
 
     config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
     assert claims_inputs(config) == workflow_inputs(config)  # default studies: no extensions

@@ -11,13 +11,14 @@ import pandas as pd
 import pytest
 import yaml
 
+from isotropy.studies import verdict_inputs as workflow_inputs
 from isotropy.verdicts import comparison as C
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.comparison import printed_number, read_published
 from isotropy.verdicts.measurements import measure, measurement
 from isotropy.verdicts.standins import StandIns, describe_stand_ins
 from isotropy.workflow.config import deep_merge
-from isotropy.workflow.inputs import config_subset, workflow_inputs
+from isotropy.workflow.inputs import config_subset
 
 ROOT = Path(__file__).resolve().parents[1]
 MICKUS, CAI, RAJAEI = "Mickus et al. 2024", "Cai et al. 2021", "Rajaei & Sheikhi 2020"

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from isotropy import costs, estimate
+from isotropy import costs
 from isotropy.extensions import design
+from isotropy.extensions import spec as extensions_spec
+from isotropy.paper_studies import cost as paper_cost
 from isotropy.workflow.config import load_config
 
 
@@ -21,12 +23,12 @@ def test_every_measured_cost_says_when_where_and_how_it_was_measured():
     for row in rows:
         assert row.measured.startswith("2026-") and row.machine and row.command, row
     # The estimate's numbers are the table's.
-    assert estimate.CPU_SECONDS["polarity"] == (
+    assert paper_cost.CPU_SECONDS["polarity"] == (
         costs.by_dataset("update_cpu_seconds")["polarity"],
         costs.by_dataset("evaluation_cpu_seconds")["polarity"],
     )
-    assert estimate.PROBE_CPU_SECONDS == costs.value("probe_cpu_seconds")
-    assert set(estimate.MIRROR_UNIQUE_TEXTS) == set(estimate.CPU_SECONDS)
+    assert costs.PROBE_CPU_SECONDS == costs.value("probe_cpu_seconds")
+    assert set(paper_cost.MIRROR_UNIQUE_TEXTS) == set(paper_cost.CPU_SECONDS)
 
 
 def _planted(tmp_path: Path, **change: str) -> Path:
@@ -113,8 +115,8 @@ def test_a_run_cost_measured_by_half_names_the_missing_row(monkeypatch):
 
 def test_a_head_measured_not_at_all_is_named_by_the_estimate(monkeypatch):
     _without(monkeypatch, lambda c: c.quantity.startswith("extensions_") and c.model == "deep3")
-    monkeypatch.setattr(estimate, "speed_probe", lambda: estimate.PROBE_CPU_SECONDS)
-    lines = estimate.describe_extensions(_extensions_config(), "cpu", Path("no-such-dir"))
+    monkeypatch.setattr(costs, "speed_probe", lambda: costs.PROBE_CPU_SECONDS)
+    lines = extensions_spec.describe(_extensions_config(), "cpu", Path("no-such-dir"))
     assert "no measured cost for polarity/deep3, snli/deep3: not included above" in lines
 
 

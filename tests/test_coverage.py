@@ -29,7 +29,7 @@ import pytest
 import tiny_workflow
 import yaml
 
-from isotropy import paths
+from isotropy import paths, studies
 from isotropy.workflow import targets
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -301,7 +301,7 @@ def _workflow_targets() -> set[str]:
     (``rule <name>_study``), evaluated with ``config.yaml`` (so a target added to or dropped
     from them counts here too)."""
     config = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
-    names = {"targets": targets, "paths": paths, "config": config}
+    names = {"targets": targets, "paths": paths, "config": config, "studies": studies}
     made = _rule_inputs((ROOT / "Snakefile").read_text(encoding="utf-8"), "rule all:", names)
     assert made, "rule all lists no input"
     for file in sorted((ROOT / "rules").glob("*.smk")):

@@ -13,19 +13,20 @@ import pandas as pd
 import pytest
 import yaml
 
-from isotropy import estimate
+from isotropy import costs, estimate
+from isotropy.paper_studies import cost as paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
 ROOT = Path(__file__).resolve().parents[1]
-SPEED_PROBE = estimate.speed_probe  # the real one: the fixture below stands in for it
+SPEED_PROBE = costs.speed_probe  # the real one: the fixture below stands in for it
 
 
 @pytest.fixture(autouse=True)
 def _measured_cpu_speed(monkeypatch):
     """The probe as it ran where the costs were measured (factor 1), so that the figures below
     do not depend on this machine's speed; the tests of the probe itself undo it."""
-    monkeypatch.setattr(estimate, "speed_probe", lambda: estimate.PROBE_CPU_SECONDS)
+    monkeypatch.setattr(costs, "speed_probe", lambda: costs.PROBE_CPU_SECONDS)
 
 
 def _make_dry_run(target: str, *variables: str) -> list[list[str]]:
@@ -90,29 +91,29 @@ def test_effective_config_errors_are_short(tmp_path):
 
 def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     monkeypatch.setattr(
-        estimate,
+        paper_cost,
         "CPU_SECONDS",
         {name: (0.5, 2.0) for name in ("polarity", "snli", "pos", "supersense")},
     )
     monkeypatch.setattr(
-        estimate,
+        paper_cost,
         "EMBED_CPU_SECONDS_PER_TEXT",
         {("sentence-transformers/all-MiniLM-L6-v2", "polarity"): 0.01},
     )
-    monkeypatch.setattr(estimate, "EMBED_LOAD_CPU_SECONDS", 4.0)
-    monkeypatch.setattr(estimate, "WORD_VECTOR_CPU_SECONDS", 30.0)
+    monkeypatch.setattr(paper_cost, "EMBED_LOAD_CPU_SECONDS", 4.0)
+    monkeypatch.setattr(paper_cost, "WORD_VECTOR_CPU_SECONDS", 30.0)
     monkeypatch.setattr(
-        estimate,
+        paper_cost,
         "MIRROR_UNIQUE_TEXTS",
         {"polarity": 1000, "snli": 2000, "pos": 500, "supersense": 500},
     )
-    monkeypatch.setattr(estimate, "available_cores", lambda: 2)
+    monkeypatch.setattr(costs, "available_cores", lambda: 2)
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
     config["main"]["metric_stride"] = 50
     # 1,000 updates at 0.5 s, metrics at step 0 and every 50th update (21 evaluations) at 2 s.
     per_run = 1000 * 0.5 + 21 * 2.0
     assert (
-        estimate.run_seconds(
+        paper_cost.run_seconds(
             "polarity", targets.optimisation_settings(config, "main", "polarity", 0), "cpu"
         )
         == per_run
@@ -126,12 +127,12 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     # SNLI (not measured: polarity's cost per text stands in): 2,000 texts at 0.01 CPU-s plus
     # 4 CPU-s to load the model, on 2 threads: 12 s.
     # Word vectors: one 30 s lookup for pos and one for supersense: 60 s.
-    assert estimate.embedding_seconds(config, "miniLM", "snli", tmp_path) == 12.0
+    assert paper_cost.embedding_seconds(config, "miniLM", "snli", tmp_path) == 12.0
     # Jobs to start: 19 runs, 3 embeddings or lookups, download and preparation of 4 data
     # sets, table 1, correlations and two figures: 34, at the fixed start-up cost each.
-    overhead = 34 * estimate.JOB_OVERHEAD_SECONDS
+    overhead = 34 * costs.JOB_OVERHEAD_SECONDS
     total = 19 * per_run + 12.0 + 60.0 + overhead
-    lines = estimate.describe(config, "main", "cpu", workdir=tmp_path)
+    lines = paper_cost.describe(config, "main", "cpu", workdir=tmp_path)
     assert lines[0].startswith(
         "main: 20 runs (4 setups x 5 seeds) of 1000 updates, metrics after every 50th update"
     )
@@ -166,15 +167,15 @@ def test_a_run_is_done_only_with_the_settings_asked_for(tmp_path):
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
     settings = targets.optimisation_settings(config, "main", "polarity", 0)
     trace = _write_trace(tmp_path, config, "polarity", 0)
-    assert estimate.run_is_done(trace, settings, config["device"])
+    assert costs.run_is_done(trace, settings, config["device"])
     _write_trace(tmp_path, config, "polarity", 0, updates=settings["updates"] + 6)
-    assert not estimate.run_is_done(trace, settings, config["device"])
+    assert not costs.run_is_done(trace, settings, config["device"])
     _write_trace(tmp_path, config, "snli", 1)
     (tmp_path / "results/main/miniLM/snli/seed1/trace.parquet.provenance.json").write_text("{")
     snli = targets.optimisation_settings(config, "main", "snli", 1)
-    assert not estimate.run_is_done(trace.parents[2] / "snli/seed1/trace.parquet", snli, "auto")
+    assert not costs.run_is_done(trace.parents[2] / "snli/seed1/trace.parquet", snli, "auto")
     _write_trace(tmp_path, config, "pos", 2)
-    lines = estimate.describe(config, "main", "cpu", workdir=tmp_path)
+    lines = paper_cost.describe(config, "main", "cpu", workdir=tmp_path)
     assert lines[1].startswith("1 of 20 runs done"), lines  # pos seed 2 only
 
 
@@ -205,39 +206,39 @@ def test_the_run_records_its_effective_configuration_for_word_targets(tmp_path):
 def test_a_busy_machine_shares_its_cores():
     # A 2-thread job keeps 1.35 cores busy when idle: among 6 runnable threads on 2 cores it
     # gets 2 / (6 + 1.35) of what it needs.
-    assert estimate.busy_factor(6.0, 2, policy="passive") == pytest.approx(7.35 / 2)
-    assert estimate.busy_factor(0.0, 2, policy="passive") == 1.0  # idle: no slowdown
-    assert estimate.busy_factor(0.3, 2, policy="passive") == 1.0  # room for its 1.35 cores
-    assert estimate.busy_factor(1.0, 2, policy="passive") == pytest.approx(1.175)
-    assert estimate.busy_factor(2.0, 16, policy="passive") == 1.0
+    assert costs.busy_factor(6.0, 2, policy="passive") == pytest.approx(7.35 / 2)
+    assert costs.busy_factor(0.0, 2, policy="passive") == 1.0  # idle: no slowdown
+    assert costs.busy_factor(0.3, 2, policy="passive") == 1.0  # room for its 1.35 cores
+    assert costs.busy_factor(1.0, 2, policy="passive") == pytest.approx(1.175)
+    assert costs.busy_factor(2.0, 16, policy="passive") == 1.0
 
 
 def test_spinning_threads_cost_more_than_their_share_on_a_busy_machine(monkeypatch):
     """The measured excess of the library's spinning wait (CONTENTION_EXCESS) multiplies the
     share; an idle machine has no contention to pay for. Jobs of a process whose user chose
     OMP_WAIT_POLICY=ACTIVE spin, and the estimate says so."""
-    excess = estimate.CONTENTION_EXCESS["default"]
+    excess = costs.CONTENTION_EXCESS["default"]
     assert excess > 1.5
-    assert estimate.busy_factor(6.0, 2, policy="default") == pytest.approx(7.35 / 2 * excess)
-    assert estimate.busy_factor(0.0, 2, policy="default") == 1.0
+    assert costs.busy_factor(6.0, 2, policy="default") == pytest.approx(7.35 / 2 * excess)
+    assert costs.busy_factor(0.0, 2, policy="default") == 1.0
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
-    assert estimate.busy_factor(6.0, 2) == pytest.approx(7.35 / 2 * excess)
-    assert "policy 'default' (spinning" in estimate.contention_model()
+    assert costs.busy_factor(6.0, 2) == pytest.approx(7.35 / 2 * excess)
+    assert "policy 'default' (spinning" in costs.contention_model()
     monkeypatch.delenv("OMP_WAIT_POLICY")
     monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
-    assert estimate.busy_factor(6.0, 2) == pytest.approx(7.35 / 2)  # the workflow's: passive
+    assert costs.busy_factor(6.0, 2) == pytest.approx(7.35 / 2)  # the workflow's: passive
 
 
 def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
     """The 1-minute load alone dips between other jobs (a preview started at 3.4 ran at 5.5-7):
     the larger of the 1- and 5-minute averages is the load the run will meet."""
-    monkeypatch.setattr(estimate.os, "getloadavg", lambda: (3.4, 5.0, 3.2))
-    monkeypatch.setattr(estimate.os, "nice", lambda increment: 10)
-    monkeypatch.setattr(estimate, "available_cores", lambda: 2)
-    monkeypatch.setattr(estimate.compute, "busy_sessions", lambda: None)  # per thread
-    assert estimate.recent_load() == 5.0
+    monkeypatch.setattr(costs.os, "getloadavg", lambda: (3.4, 5.0, 3.2))
+    monkeypatch.setattr(costs.os, "nice", lambda increment: 10)
+    monkeypatch.setattr(costs, "available_cores", lambda: 2)
+    monkeypatch.setattr(costs.compute, "busy_sessions", lambda: None)  # per thread
+    assert costs.recent_load() == 5.0
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
-    lines = estimate.describe(config, "preview", "cpu", workdir=ROOT / "no-such-dir")
+    lines = paper_cost.describe(config, "preview", "cpu", workdir=ROOT / "no-such-dir")
     assert lines[2].startswith("CPU costs x 1.00: a fixed one-thread workload took 0.090 CPU-s")
     assert lines[3].startswith(
         "this machine is busy (load average 5.0 on 2 cores, before this run starts): expect about "
@@ -250,22 +251,22 @@ def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):
     table = tmp_path / "resources/data/snli.parquet"
     table.parent.mkdir(parents=True)
     pd.DataFrame({"text": ["a b", "a b", "c"], "text_pair": ["c", "d", "a b"]}).to_parquet(table)
-    assert estimate.unique_text_count("snli", tmp_path) == 3  # "a b", "c", "d"
-    assert estimate.unique_text_count("snli", tmp_path / "fresh") == 12_982
+    assert paper_cost.unique_text_count("snli", tmp_path) == 3  # "a b", "c", "d"
+    assert paper_cost.unique_text_count("snli", tmp_path / "fresh") == 12_982
 
 
 def test_gpu_estimate_needs_no_cpu_cost_and_grows_with_the_updates():
     # On a GPU every run costs the measured H100 time per update, whatever the data set or the
     # metric sample (the CPU table has neither entry).
     short, long = (
-        estimate.run_seconds(
+        paper_cost.run_seconds(
             "no-such-set", {"updates": n, "metric_stride": 1, "metric_sample_size": 500}, "cuda"
         )
         for n in (250, 1000)
     )
     assert short > 0 and long == pytest.approx(4 * short)
     assert (
-        estimate.run_seconds(
+        paper_cost.run_seconds(
             "no-such-set", {"updates": 1000, "metric_stride": 1, "metric_sample_size": None}, "cpu"
         )
         is None
@@ -277,11 +278,12 @@ def test_every_main_setup_has_a_measured_cost():
         [str(ROOT / "config.yaml"), str(ROOT / "config/offline.yaml")]
     )
     for dataset, setup in config["main"]["setups"].items():
-        per_update, per_evaluation = estimate.CPU_SECONDS[dataset]
+        per_update, per_evaluation = paper_cost.CPU_SECONDS[dataset]
         assert per_update > 0 and per_evaluation > 0, dataset
-        assert estimate.MIRROR_UNIQUE_TEXTS[dataset] > 0, dataset
+        assert paper_cost.MIRROR_UNIQUE_TEXTS[dataset] > 0, dataset
         assert (
-            estimate.embedding_seconds(config, setup["encoder"], dataset, ROOT / "no-such-dir") > 0
+            paper_cost.embedding_seconds(config, setup["encoder"], dataset, ROOT / "no-such-dir")
+            > 0
         )
 
 
@@ -358,17 +360,17 @@ def test_where_sessions_share_the_cpu_a_run_gets_its_sessions_part():
     by thread."""
     from isotropy.compute import Sessions
 
-    factor = estimate.busy_factor
+    factor = costs.busy_factor
     assert factor(3.0, 2, policy="passive", sessions=Sessions(3.0, 0.0)) == pytest.approx(2.7)
     assert factor(9.0, 2, policy="passive", sessions=Sessions(0.0, 0.0)) == 1.0
     # Half the CPU, shared with 2 other runnable threads of the session: 1 x 1.35 / 3.35.
     assert factor(0.0, 2, policy="passive", sessions=Sessions(1.0, 2.0)) == pytest.approx(3.35)
     assert factor(3.0, 2, policy="default", sessions=Sessions(3.0, 0.0)) == pytest.approx(
-        2.7 * estimate.CONTENTION_EXCESS["default"]
+        2.7 * costs.CONTENTION_EXCESS["default"]
     )
-    line = estimate.contention_model("passive", Sessions(3.0, 0.0))
+    line = costs.contention_model("passive", Sessions(3.0, 0.0))
     assert "between sessions (autogroup): 3.0 other busy session(s)" in line
-    assert "threads share the cores: (load + 1.35) / cores" in estimate.contention_model("passive")
+    assert "threads share the cores: (load + 1.35) / cores" in costs.contention_model("passive")
 
 
 def test_the_probe_measures_work_not_time_passing():
@@ -383,25 +385,25 @@ def test_a_machine_half_as_fast_doubles_every_cpu_cost(monkeypatch):
     """Where the probe takes twice the CPU time it took where the costs were measured, every
     CPU cost of the estimate doubles (runs, embeddings, lookups), and the line says so; the
     jobs' start-up, interpreter and disk rather than arithmetic, stays as it is."""
-    monkeypatch.setattr(estimate, "available_cores", lambda: 2)
-    monkeypatch.setattr(estimate.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    monkeypatch.setattr(estimate, "duration", lambda seconds: f"<{seconds}>")
+    monkeypatch.setattr(costs, "available_cores", lambda: 2)
+    monkeypatch.setattr(costs.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(paper_cost, "duration", lambda seconds: f"<{seconds}>")
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
 
     def seconds_and_speed_line(probe):
-        monkeypatch.setattr(estimate, "speed_probe", lambda: probe)
-        lines = estimate.describe(config, "main", "cpu", workdir=ROOT / "no-such-dir")
+        monkeypatch.setattr(costs, "speed_probe", lambda: probe)
+        lines = paper_cost.describe(config, "main", "cpu", workdir=ROOT / "no-such-dir")
         return [float(x) for x in re.findall(r"<([^>]+)>", lines[1])], lines[2]
 
-    there, _ = seconds_and_speed_line(estimate.PROBE_CPU_SECONDS)
-    here, line = seconds_and_speed_line(2 * estimate.PROBE_CPU_SECONDS)
+    there, _ = seconds_and_speed_line(costs.PROBE_CPU_SECONDS)
+    here, line = seconds_and_speed_line(2 * costs.PROBE_CPU_SECONDS)
     assert len(there) == 5 and there[0] > 0  # total, runs, embeddings, lookups, start-up
     runs, embeddings, lookups, start_up = there[1:]
     assert here[1:] == pytest.approx([2 * runs, 2 * embeddings, 2 * lookups, start_up])
     assert here[0] == pytest.approx(sum(here[1:]))
     assert line.startswith("CPU costs x 2.00: a fixed one-thread workload took 0.180 CPU-s")
     assert "(clamped)" not in line
-    _, line = seconds_and_speed_line(100 * estimate.PROBE_CPU_SECONDS)
+    _, line = seconds_and_speed_line(100 * costs.PROBE_CPU_SECONDS)
     assert line.startswith("CPU costs x 4.00 (clamped)")
 
 
@@ -410,7 +412,8 @@ def test_a_target_without_a_cost_model_says_so_and_where_its_times_are(capsys):
     to the measured wall times, rather than printing a time it does not know."""
     assert estimate.main(["--configfile", str(ROOT / "config.yaml"), "--target", "x_study"]) == 0
     out = capsys.readouterr().out.splitlines()[-1]
-    assert out.startswith("x_study: no time estimate: the measured costs cover main_study, ")
+    assert out.startswith("x_study: no time estimate: the measured costs cover ")
+    assert "main_study" in out and "preview_study" in out and "glue_study" in out
     assert "geometry_study" in out and "istar_study" in out and "rajaee_cls_study" in out
     assert out.endswith(
         "docs/measurements.md gives the wall times measured for the other studies' runs"

@@ -9,7 +9,8 @@ import tiny_workflow
 import yaml
 from test_workflow_parse import WRAPPER
 
-from isotropy import estimate
+from isotropy import costs, estimate
+from isotropy.extensions import spec as extensions_spec
 from isotropy.verdicts.claims import CLAIM_VERDICTS, EXTENSION_CLAIMS
 
 ROOT = tiny_workflow.ROOT
@@ -99,7 +100,7 @@ def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path, monke
     from isotropy.provenance import record_path
     from isotropy.workflow import config as workflow_config
 
-    monkeypatch.setattr(estimate, "speed_probe", lambda: estimate.PROBE_CPU_SECONDS)
+    monkeypatch.setattr(costs, "speed_probe", lambda: costs.PROBE_CPU_SECONDS)
     config = workflow_config.load_config([str(ROOT / "config.yaml"), str(TINY_EXTENSIONS)])
     trace = tmp_path / paths.extensions_run_file("trace.parquet", "polarity", "linear", 0)
     trace.parent.mkdir(parents=True)
@@ -107,7 +108,7 @@ def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path, monke
 
     def done_line(params):
         record_path(trace).write_text(json.dumps({"params": params}))
-        return estimate.describe_extensions(config, "cpu", tmp_path)[1]
+        return extensions_spec.describe(config, "cpu", tmp_path)[1]
 
     run = design.run_settings(config, "polarity", "linear", 0)
     assert done_line({"run": run, "device": config["device"]}).startswith("1 of 16 runs")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from isotropy import costs, estimate
+from isotropy.paper_studies import cost as paper_cost
 from isotropy.verdicts import measurements
 from isotropy.verdicts.measurements import optimisation
 from isotropy.verdicts.standins import StandIns
@@ -93,11 +93,11 @@ def test_a_renamed_encoder_keeps_its_papers_name_its_dimension_and_its_cost(conf
     config["encoders"]["small"] = dict(config["encoders"]["miniLM"])
     assert optimisation._paper_setup("glue", "small", "cola", config) == "miniLM/cola"
     config["sensitivity"]["derived"] = {}
-    assert costs.vector_dim(config, "small") == 384
-    assert estimate.embedding_seconds(config, "small", "polarity", tmp_path) == pytest.approx(
-        estimate.embedding_seconds(config, "miniLM", "polarity", tmp_path)
+    assert paper_cost.vector_dim(config, "small") == 384
+    assert paper_cost.embedding_seconds(config, "small", "polarity", tmp_path) == pytest.approx(
+        paper_cost.embedding_seconds(config, "miniLM", "polarity", tmp_path)
     )
     # A model without a stated dimension or a measured cost is unknown, not guessed.
     config["models"]["miniLM"].update(model="someone/other-model", dimension=None)
-    assert costs.vector_dim(config, "small") is None
-    assert estimate.embedding_seconds(config, "small", "polarity", tmp_path) is None
+    assert paper_cost.vector_dim(config, "small") is None
+    assert paper_cost.embedding_seconds(config, "small", "polarity", tmp_path) is None

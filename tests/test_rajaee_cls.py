@@ -1,6 +1,6 @@
 """The Rajaee CLS study: the cluster-based method on the CLS states inside fine-tuning
 (isotropy.rajaee_cls.method), its tables and claims (isotropy.rajaee_cls.results), figure,
-estimate (isotropy.istar.cls_cost) and settings (config rajaee_cls).
+estimate (isotropy.rajaee_cls.spec) and settings (config rajaee_cls).
 
 Models are the tiny randomly initialised BERT of test_finetune (no download)."""
 
@@ -21,8 +21,8 @@ from isotropy import costs, estimate, metrics, paths
 from isotropy.finetune.features import load_model_and_tokenizer
 from isotropy.finetune.head import head_input_module, transform_head_input
 from isotropy.finetune.settings import TrainingSettings, check_run
-from isotropy.istar import cls_cost
 from isotropy.plots.rajaee_cls import plot_cls_layers
+from isotropy.rajaee_cls import spec as rajaee_spec
 from isotropy.rajaee_cls.method import (
     ClusterSettings,
     cluster_cls,
@@ -258,9 +258,9 @@ def test_config_section_is_validated(tmp_path):
 def test_estimate_counts_the_runs_left(tmp_path):
     config = load_config(["config.yaml", "config/offline.yaml"])
     section = config["rajaee_cls"]
-    per_run = cls_cost.run_seconds(section, "miniLM", section["tasks"][0])
+    per_run = rajaee_spec.run_seconds(section, "miniLM", section["tasks"][0])
     assert per_run is not None and per_run > 0
-    lines, total = cls_cost.describe(
+    lines, total = rajaee_spec.estimate(
         config, "cpu", costs.Pace(speed=1.0, cores=2, job_overhead=0.0), workdir=tmp_path
     )
     runs = len(section["seeds"]) * len(section["methods"])
@@ -269,11 +269,11 @@ def test_estimate_counts_the_runs_left(tmp_path):
     done = tmp_path / paths.rajaee_cls_run_file("metrics.json", "miniLM", task, "none", 0)
     done.parent.mkdir(parents=True)
     done.write_text("{}")
-    _, left = cls_cost.describe(
+    _, left = rajaee_spec.estimate(
         config, "cpu", costs.Pace(speed=1.0, cores=2, job_overhead=0.0), workdir=tmp_path
     )
     assert math.isclose(left, (runs - 1) * per_run / 2)
-    assert cls_cost.run_seconds(section, "miniLM", "squad") is None
+    assert rajaee_spec.run_seconds(section, "miniLM", "squad") is None
 
 
 def test_rajaee_cls_study_prints_an_estimate(capsys):
@@ -320,6 +320,6 @@ def test_fine_tuning_rows_reach_the_paper_comparison_as_stand_ins():
 def test_each_task_is_costed_by_its_own_rows():
     """SST-2's phrases (13.5 tokens) cost a fifth of RTE's pairs (66): its own rows of
     config/costs.csv, not RTE's; a task without rows falls back to RTE's (the longest)."""
-    sst2, rte = cls_cost.measured_seconds("sst2"), cls_cost.measured_seconds("rte")
+    sst2, rte = costs.finetune_measured("sst2"), costs.finetune_measured("rte")
     assert sst2["train_example"] < rte["train_example"] / 2
-    assert cls_cost.measured_seconds("qnli") == rte
+    assert costs.finetune_measured("qnli") == rte

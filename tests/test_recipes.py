@@ -169,3 +169,125 @@ def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
         "text": ["dog!", "run!", "cat!"],
         "label": ["noun", "verb", "noun"],
     }
+
+
+TOY_STUDY_INIT = '"""A toy study: the study recipe of docs/extending.md, followed."""\n'
+TOY_STUDY_SPEC = '''"""The toy study's record."""
+
+from isotropy import paths
+from isotropy.studies import StudySpec
+
+
+def outputs(config):
+    return [paths.study_file("table.csv", "toy")]
+
+
+def describe(config, device):
+    return [f"toy_study: one table of {config['toy']['rows']} rows, seconds on a CPU ({device})"]
+
+
+STUDIES = (
+    StudySpec(
+        name="toy",
+        section="toy",
+        target="toy_study",
+        outputs=outputs,
+        rules="rules/toy.smk",
+        job_costs={"toy_table": lambda config, wildcards, pace: 1.0 + pace.job_overhead},
+        describe=describe,
+    ),
+)
+'''
+TOY_STUDY_RULES = """rule toy_table:
+    output:
+        paths.study_file("table.csv", "toy"),
+    params:
+        rows=lookup(dpath="toy/rows", within=config),
+    script:
+        "../scripts/toy_table.py"
+
+
+rule toy_study:
+    input:
+        studies.by_name("toy").outputs(config),
+"""
+TOY_STUDY_SCRIPT = '''"""Thin entry point for rule toy_table."""
+
+from pathlib import Path
+
+Path(snakemake.output[0]).write_text(  # noqa: F821
+    "row\\n" + "".join(f"{i}\\n" for i in range(snakemake.params.rows))  # noqa: F821
+)
+'''
+
+
+def _add_toy_study(repo: Path) -> None:
+    """The study recipe: a package with its record, a rule file, a script, a config section
+    (named in ``studies``) and its schema entry."""
+    package = repo / "src/isotropy/toy"
+    package.mkdir()
+    (package / "__init__.py").write_text(TOY_STUDY_INIT, encoding="utf-8")
+    (package / "spec.py").write_text(TOY_STUDY_SPEC, encoding="utf-8")
+    (repo / "rules/toy.smk").write_text(TOY_STUDY_RULES, encoding="utf-8")
+    (repo / "scripts/toy_table.py").write_text(TOY_STUDY_SCRIPT, encoding="utf-8")
+    config = yaml.safe_load((repo / "config.yaml").read_text(encoding="utf-8"))
+    config["studies"] = [*config["studies"], "toy"]
+    config["toy"] = {"rows": 3}
+    (repo / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    schema_file = repo / "schemas/config.schema.yaml"
+    schema = yaml.safe_load(schema_file.read_text(encoding="utf-8"))
+    schema["properties"]["studies"]["items"]["enum"].append("toy")
+    schema["properties"]["toy"] = {
+        "type": ["object", "null"],
+        "additionalProperties": False,
+        "properties": {"rows": {"type": "integer", "minimum": 1, "default": 3}},
+    }
+    schema_file.write_text(yaml.safe_dump(schema, sort_keys=False), encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_a_study_is_its_package_a_rule_file_a_script_and_its_config(tmp_path):
+    """docs/extending.md's study recipe followed in a copy of the repository: the toy study's
+    package (its record), rule file, script, config section and schema entry are all it
+    touches; rule all and the dry run plan its table, its target runs, and the estimate and
+    the run's progress lines read its record."""
+    repo = tmp_path / "repo"
+    for name in _git(ROOT, "ls-files").splitlines():
+        if (ROOT / name).is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, repo / name)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "copy")
+    _add_toy_study(repo)
+    touched = sorted(line[3:] for line in _git(repo, "status", "--porcelain", "-uall").splitlines())
+    assert touched == [
+        "config.yaml",
+        "rules/toy.smk",
+        "schemas/config.schema.yaml",
+        "scripts/toy_table.py",
+        "src/isotropy/toy/__init__.py",
+        "src/isotropy/toy/spec.py",
+    ], touched
+
+    env = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}
+    env.update(PYTHONPATH=str(repo / "src"), HF_HUB_OFFLINE="1")
+    run = {"cwd": repo, "env": env, "capture_output": True, "text": True, "timeout": 900}
+    snakemake = [sys.executable, "-m", "snakemake", "--cores", "1"]
+    dry = subprocess.run([*snakemake, "-n", "--forceall"], **run)
+    assert dry.returncode == 0, dry.stderr[-3000:] + dry.stdout[-3000:]
+    rule_all = re.search(r"rule all:\n\s+input: ([^\n]*)", dry.stdout)
+    assert rule_all and "results/toy/table.csv" in rule_all.group(1).split(", ")
+    assert re.search(r"rule toy_table:\n\s+output: results/toy/table.csv", dry.stdout)
+
+    made = subprocess.run([*snakemake, "toy_study"], **run)
+    assert made.returncode == 0, made.stderr[-3000:]
+    assert (repo / "results/toy/table.csv").read_text() == "row\n0\n1\n2\n"
+
+    estimate = [sys.executable, "-m", "isotropy.estimate", "--configfile", "config.yaml"]
+    printed = subprocess.run([*estimate, "--target", "toy_study"], **run)
+    assert printed.returncode == 0, printed.stderr[-3000:]
+    assert "toy_study: one table of 3 rows, seconds on a CPU" in printed.stdout, printed.stdout
+    costed = "from isotropy import estimate; print(sorted(estimate.JOB_COSTS))"
+    listed = subprocess.run([sys.executable, "-c", costed], **run)
+    assert "'toy_table'" in listed.stdout, listed.stderr[-3000:]

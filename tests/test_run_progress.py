@@ -11,7 +11,8 @@ import pytest
 import tiny_workflow
 import yaml
 
-from isotropy import estimate
+from isotropy import costs, estimate
+from isotropy.paper_studies import cost as paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
@@ -67,13 +68,12 @@ def test_jobs_are_weighed_by_the_estimate_costs():
             (6, "embed_sentences", {"encoder": "miniLM", "dataset": "snli"}),
             (7, "download_source", {"source": "polarity"}),
         ],
-        ROOT / "no-such-dir",
     )
     settings = targets.optimisation_settings(config, "preview", "polarity", 0)
-    overhead = estimate.JOB_OVERHEAD_SECONDS
-    assert planned[5].seconds == estimate.run_seconds("polarity", settings, "cpu") + overhead
+    overhead = costs.JOB_OVERHEAD_SECONDS
+    assert planned[5].seconds == paper_cost.run_seconds("polarity", settings, "cpu") + overhead
     assert planned[5].label == "optimize_embeddings preview/miniLM/polarity/0"
-    snli = estimate.embedding_seconds(config, "miniLM", "snli", ROOT / "no-such-dir")
+    snli = paper_cost.embedding_seconds(config, "miniLM", "snli", ROOT / "no-such-dir")
     assert planned[6].seconds == snli + overhead
     assert planned[7].seconds == overhead
 
@@ -197,17 +197,17 @@ def test_the_run_plans_each_study_as_its_printed_estimate(
     workdir = tmp_path / "work"
     jobs = _dry_run_jobs(workdir, files, target)
     config = workflow_config.load_config([str(f) for f in files])
-    planned = estimate.plan(config, jobs, workdir)
+    planned = estimate.plan(config, jobs)
     monkeypatch.chdir(workdir)  # the estimate counts what is written in the working directory
-    monkeypatch.setattr(estimate, "speed_probe", lambda: estimate.PROBE_CPU_SECONDS)
-    monkeypatch.setattr(estimate, "available_cores", lambda: 2)
-    monkeypatch.setattr(estimate, "recent_load", lambda: 0.0)
+    monkeypatch.setattr(costs, "speed_probe", lambda: costs.PROBE_CPU_SECONDS)
+    monkeypatch.setattr(costs, "available_cores", lambda: 2)
+    monkeypatch.setattr(costs, "recent_load", lambda: 0.0)
     capsys.readouterr()
     assert estimate.main(["--configfile", *map(str, files), "--target", target]) == 0
     out = capsys.readouterr().out
     printed = _seconds(re.search(r"time left: about (\d+ h \d+ min|[\d.]+ (?:s|min))", out)[1])
     plan_total = sum(job.seconds for job in planned.values())
     short_jobs = sum(job.rule not in estimate.JOB_COSTS for job in planned.values())
-    tolerance = short_jobs * estimate.JOB_OVERHEAD_SECONDS + 0.02 * printed
+    tolerance = short_jobs * costs.JOB_OVERHEAD_SECONDS + 0.02 * printed
     assert abs(plan_total - printed) <= tolerance, (plan_total, printed, out)
     assert any(job.rule in estimate.JOB_COSTS for job in planned.values())

@@ -14,10 +14,11 @@ import torch
 import yaml
 from snakemake.utils import validate
 
-from isotropy import costs, estimate, sensitivity
+from isotropy import costs, sensitivity
 from isotropy.io import atomic_path, generated_block
 from isotropy.metrics import isoscore
 from isotropy.optimize import EmbeddingClassifier, OptimisationSettings, Problem, run_optimisation
+from isotropy.paper_studies import cost as paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
@@ -365,40 +366,40 @@ def test_inconsistent_sections_are_refused(config, change, named):
 def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))  # a mirror: its GloVe is 50-d
     monkeypatch.chdir(tmp_path)  # no stored embeddings or traces
-    assert costs.vector_dim(config, "word2vec") == 50
-    assert costs.vector_dim(config, "miniLM") == 384
-    assert costs.vector_dim(config, "word2vec_pad300") == 300
-    assert costs.vector_dim(config, "miniLM_scaled") == 384
+    assert paper_cost.vector_dim(config, "word2vec") == 50
+    assert paper_cost.vector_dim(config, "miniLM") == 384
+    assert paper_cost.vector_dim(config, "word2vec_pad300") == 300
+    assert paper_cost.vector_dim(config, "miniLM_scaled") == 384
     # The record, not a file name: the URL's files are NLPL model 222's 300-d vectors.
-    assert costs.vector_dim({**config, "mirror": None}, "word2vec") == 50  # the variable wins
+    assert paper_cost.vector_dim({**config, "mirror": None}, "word2vec") == 50  # the variable wins
     monkeypatch.delenv("ISOTROPY_MIRROR")
-    assert costs.vector_dim({**config, "mirror": None}, "word2vec") == 300
+    assert paper_cost.vector_dim({**config, "mirror": None}, "word2vec") == 300
     del config["sources"]["word2vec"]["dimension"]
-    assert costs.vector_dim({**config, "mirror": None}, "word2vec") is None
+    assert paper_cost.vector_dim({**config, "mirror": None}, "word2vec") is None
     config["sources"]["word2vec"]["dimension"] = {"url": 300, "mirror": 50}
     monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))
     runs = targets.sensitivity_runs(config)
-    lines = estimate.describe_sensitivity(config, "cpu", workdir=tmp_path)
+    lines = paper_cost.describe_sensitivity(config, "cpu", workdir=tmp_path)
     assert lines[0].startswith(f"sensitivity: {len(runs)} runs ({len(runs) // 5} cells x 5 seeds")
     assert f"0 of {len(runs)} runs done" in lines[1] and "on one GPU" in lines[1]
     run = {"vectors": "word2vec", "setup": "supersense", "label_set": "all", "seed": 0}
-    base = costs.sensitivity_run_seconds(config, run, "cpu", estimate.CPU_SECONDS, 0.011)
+    base = paper_cost.sensitivity_run_seconds(config, run, "cpu", paper_cost.CPU_SECONDS, 0.011)
     assert base == pytest.approx(
         costs.value("sensitivity_run_cpu_startup") + costs.value("sensitivity_run_cpu_part")
     )
-    bigger = costs.sensitivity_run_seconds(
-        config, {**run, "vectors": "word2vec_pad300"}, "cpu", estimate.CPU_SECONDS, 0.011
+    bigger = paper_cost.sensitivity_run_seconds(
+        config, {**run, "vectors": "word2vec_pad300"}, "cpu", paper_cost.CPU_SECONDS, 0.011
     )
     assert 65 < bigger < 80  # measured here: 71-75 CPU-s
-    smaller = costs.sensitivity_run_seconds(
-        config, {**run, "label_set": "single"}, "cpu", estimate.CPU_SECONDS, 0.011
+    smaller = paper_cost.sensitivity_run_seconds(
+        config, {**run, "label_set": "single"}, "cpu", paper_cost.CPU_SECONDS, 0.011
     )
     assert smaller < base * 0.6
-    every_10th = costs.sensitivity_run_seconds(
+    every_10th = paper_cost.sensitivity_run_seconds(
         {**config, "sensitivity": {**config["sensitivity"], "metric_stride": 10}},
         run,
         "cpu",
-        estimate.CPU_SECONDS,
+        paper_cost.CPU_SECONDS,
         0.011,
     )
     assert every_10th > 3 * base

@@ -1,5 +1,5 @@
 """The geometry and I-STAR studies' time estimates (isotropy.geometry.cost,
-isotropy.istar.grid_cost): printed for the offline and tiny configurations from the measured
+isotropy.istar.spec): printed for the offline and tiny configurations from the measured
 costs, what is done already counted out, and a missing cost named. Fast, no network."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from isotropy import costs, estimate, paths
 from isotropy.geometry import cost as geometry_cost
-from isotropy.istar import grid_cost
+from isotropy.istar import spec as istar_spec
 from isotropy.workflow.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +33,7 @@ def test_each_study_prints_a_duration(target, configs, capsys):
 
 def test_the_offline_istar_grid_is_said_to_be_gpu_scale():
     config = load_config(OFFLINE)
-    lines, total = grid_cost.describe(config, "cpu", IDLE)
+    lines, total = istar_spec.estimate(config, "cpu", IDLE)
     assert total > 1000 * 3600
     assert any(line.startswith("a GPU-scale grid") for line in lines)
 
@@ -52,7 +52,7 @@ def test_a_done_job_is_counted_out(tmp_path):
     run = paths.istar_run_file("metrics.json", "miniLM", "sst2", "none", "0", 0)
     (tmp_path / run).parent.mkdir(parents=True)
     (tmp_path / run).write_text("{}")
-    lines, _ = grid_cost.describe(config, "cpu", IDLE, workdir=tmp_path)
+    lines, _ = istar_spec.estimate(config, "cpu", IDLE, workdir=tmp_path)
     assert "1 of 5 runs done" in lines[1]
 
 
@@ -62,7 +62,7 @@ def test_a_model_without_a_cost_is_named(monkeypatch):
     monkeypatch.delitem(costs.MODEL_SIZE_FACTOR, "miniLM")
     lines, _ = geometry_cost.describe(config, "cpu", IDLE, final_files=[])
     assert lines[-1].startswith("no measured cost for token embeddings miniLM/polarity")
-    lines, _ = grid_cost.describe(config, "cpu", IDLE)
+    lines, _ = istar_spec.estimate(config, "cpu", IDLE)
     assert lines[-1] == "no measured cost for miniLM/sst2: not included above"
 
 

@@ -6,11 +6,9 @@ A row is ``quantity`` (what was measured, one of :data:`QUANTITIES`), the ``mode
 ``measured`` (an ISO date), ``machine``, ``command`` and ``note``. A number without its date,
 machine or command is refused, as is a quantity the estimate does not read.
 
-What one job of a study costs from these numbers lives beside the study's estimate: the main
-study's in :mod:`isotropy.estimate`, the sensitivity grid's here (:func:`sensitivity_run_seconds`,
-:func:`vector_dim`), since it needs the width of each vector set, which each model's and each
-word-vector source's record gives (config ``models.<name>.dimension``,
-``sources.<name>.dimension``).
+What one job of a study costs from these numbers lives with the study (its record's per-job
+costs, :mod:`isotropy.studies`); how those CPU seconds become wall time on this machine now (the
+speed probe, the cores, the load) is here, for every study's estimate alike.
 """
 
 from __future__ import annotations
@@ -18,32 +16,21 @@ from __future__ import annotations
 import csv
 import datetime
 import functools
+import json
 import math
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from isotropy import paths
-from isotropy.models import ModelSpec
-from isotropy.sources import resolve_mirror
-from isotropy.traces import evaluation_count
+from isotropy import compute
+from isotropy.logs import duration
+from isotropy.provenance import record_path
 
 COSTS_TABLE = Path(__file__).resolve().parents[2] / "config" / "costs.csv"
-COLUMNS = (
-    "quantity",
-    "model",
-    "dataset",
-    "value",
-    "unit",
-    "measured",
-    "machine",
-    "command",
-    "note",
-)
+COLUMNS = tuple("quantity model dataset value unit measured machine command note".split())
 # quantity -> the key columns that name what it was measured for.
 QUANTITIES: dict[str, tuple[str, ...]] = {
     "update_cpu_seconds": ("dataset",),
@@ -202,7 +189,7 @@ class Pace:
 
 
 # A job's wall seconds from the configuration, its wildcards and the pace (None: no measured
-# cost); each study's cost module maps its rules to one (isotropy.estimate.JOB_COSTS).
+# cost); each study's record maps its rules to one (StudySpec.job_costs).
 JobCost = Callable[[Mapping[str, Any], Mapping[str, Any], Pace], float | None]
 
 
@@ -235,60 +222,277 @@ def by_model(quantity: str, rows: tuple[Cost, ...] | None = None) -> dict[Any, f
 
 
 # ---------------------------------------------------------------------------------------------
-# The sensitivity grid's runs (python -m isotropy.estimate --target sensitivity_study)
+# A fine-tuning run (the I-STAR grid, the Rajaee CLS study): MiniLM measured on the mirror's RTE
+# (and SST-2) at max length 128, batch 32, one thread (benchmarks/rajaee_cls_cost.py, rows
+# cls_finetune_*), scaled by model size and max length.
+
+FINETUNE_MEASURED_MAX_LENGTH = 128
+# Non-padding tokens per training example (MiniLM's tokenizer, cut at 128): an RTE pair 66.6
+# (validation 64.6), an SST-2 training phrase 13.5 (its dev sentences 25.2).
+TOKENS_PER_EXAMPLE = {"rte": 66.0, "sst2": 13.5}
 
 
-def vector_dim(config: Mapping[str, Any], name: str) -> int | None:
-    """The width of a vector set: an existing vectors.npy's, else its record's (a derived set's
-    ``dim`` or its origin's; a sentence encoder's model, ``models.<name>.dimension``; a
-    word-vector source's ``sources.<name>.dimension``, for the files of the origin in use: the
-    mirror's or the URL's). None: no record gives it."""
-    derived = dict(config["sensitivity"].get("derived") or {})
-    if name in derived:
-        spec = derived[name]
-        return spec.get("dim") or vector_dim(config, spec["of"])
-    for setup in ("supersense", "pos"):
-        path = paths.embedding_file("vectors.npy", name, setup)
-        if os.path.isfile(path):
-            return int(np.load(path, mmap_mode="r").shape[1])
-    spec = config["encoders"][name]
-    if spec["kind"] == "sentence-transformer":
-        return ModelSpec.from_config(config, spec["model"]).dimension
-    widths = config["sources"][spec["source"]].get("dimension") or {}
-    return widths.get("mirror" if resolve_mirror(config.get("mirror")) else "url")
+def finetune_measured(task: str = "rte") -> dict[str, float]:
+    """The measured costs of one run's parts (load; per training example and epoch; per
+    evaluated example), MiniLM on ``task`` where the costs table has its rows (RTE, SST-2),
+    else on RTE (the I-STAR grid's other tasks: RTE's pairs are the longest)."""
+    train = by_model("cls_finetune_train_example_cpu_seconds")
+    evaluated = by_model("cls_finetune_eval_example_cpu_seconds")
+    per_example = ("miniLM", task) if ("miniLM", task) in train else ("miniLM", "rte")
+    return {
+        "load": by_model("cls_finetune_load_cpu_seconds")["miniLM"],
+        "train_example": train[per_example],
+        "eval_example": evaluated[per_example],
+    }
 
 
-def sensitivity_run_seconds(
-    config: Mapping[str, Any],
-    run: Mapping[str, Any],
-    device: str,
-    cpu_seconds: Mapping[str, Any],
-    gpu_per_update: float,
+def finetune_seconds(
+    training: Mapping[str, Any], rows: tuple[int, int], model: str, task: str = "rte"
 ) -> float | None:
-    """Estimated wall time of one sensitivity run: on a CPU, a fixed start-up plus a part that
-    grows as items² and as dimension^power (the ``sensitivity_*`` rows of config/costs.csv);
-    on a GPU, the main study's per-update cost at 384-d, scaled by dimension beyond it.
-
-    The items of a label set are ``sensitivity_single_items`` (counted on the mirror); one not
-    counted is costed as ``all`` (an upper bound: it keeps a subset)."""
-    section = config["sensitivity"]
-    dim = vector_dim(config, run["vectors"])
-    if dim is None or run["setup"] not in cpu_seconds:
+    """CPU-s of one fine-tuning run on one thread from the measured MiniLM costs, scaled by model
+    size and max length (None: the model's size factor is unknown); ``rows``: the task's
+    (training, validation) rows; ``task``: whose measured per-example costs (RTE's when the
+    table has none)."""
+    if model not in MODEL_SIZE_FACTOR:
         return None
-    base_items = by_dataset("sensitivity_items")
-    single = by_dataset("sensitivity_single_items")
-    items = section["paper_size"] if run["label_set"] == "paper_size" else base_items[run["setup"]]
-    if run["label_set"] == "single":
-        items = single.get(run["setup"], items)
-    scale_items = items / base_items["supersense"]
-    updates, stride = section["updates"], section["metric_stride"]
-    if device == "cuda":  # measured at 384-d, every update; larger tables scale with dimension
-        return updates * gpu_per_update * max(1.0, dim / 384)
-    evaluations = evaluation_count(updates, stride)
-    if section["metric_sample_size"]:
-        scale_items = min(scale_items, section["metric_sample_size"] / base_items["supersense"])
-    share = value("sensitivity_evaluation_share")
-    work = (1 - share) * updates / 1000 + share * evaluations / 21
-    width = (dim / value("sensitivity_base_dim")) ** value("sensitivity_dim_power")
-    part = value("sensitivity_run_cpu_part") * work * scale_items**2 * width
-    return value("sensitivity_run_cpu_startup") + part
+    train_rows, eval_rows = rows
+    train = min(train_rows, training["train_subset"] or train_rows)
+    evaluated = min(eval_rows, training["eval_subset"] or eval_rows)
+    examples = training["epochs"] * train
+    if training.get("max_steps"):
+        examples = min(examples, training["max_steps"] * training["batch_size"])
+    # the evaluation's Σ_S: forward passes over training examples until the sample is full
+    tokens = TOKENS_PER_EXAMPLE.get(task, TOKENS_PER_EXAMPLE["rte"])
+    reference = min(train, training["reference_sample_size"] / tokens)
+    measured = FINETUNE_MEASURED_MAX_LENGTH
+    length = min(training["max_length"], 2 * measured) / measured
+    seconds = finetune_measured(task)
+    work = examples * seconds["train_example"] + (evaluated + reference) * seconds["eval_example"]
+    return seconds["load"] + MODEL_SIZE_FACTOR[model] * length * work
+
+
+# A run's one-thread CPU seconds from its section, model and task (None: unknown).
+RunCost = Callable[[Mapping[str, Any], str, str], float | None]
+
+
+def finetune_job_cost(section_name: str, run_cost: RunCost) -> JobCost:
+    """The per-job cost of a fine-tuning rule whose runs are configured under
+    ``config[section_name]`` (wildcards model and task, and the rest of its grid): ``run_cost``
+    of the section, model and task spread by :meth:`Pace.share` over the section's threads
+    (None: no measured cost)."""
+
+    def job_seconds(
+        config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: Pace
+    ) -> float | None:
+        section = config[section_name]
+        seconds = run_cost(section, wildcards["model"], wildcards["task"])
+        if seconds is None:
+            return None
+        return pace.share(seconds, section["resources"]["threads"])
+
+    return job_seconds
+
+
+def finetune_left(
+    config: Mapping[str, Any],
+    section_name: str,
+    job: JobCost,
+    todo: Sequence[Mapping[str, Any]],
+    pace: Pace,
+    small_jobs: int,
+) -> tuple[float, list[str]]:
+    """(wall seconds left, the model/task pairs without a measured cost) of a fine-tuning grid's
+    runs ``todo``, each costed by ``job`` (:func:`finetune_job_cost`), and its ``small_jobs``."""
+    shares = [job(config, run, pace) for run in todo]
+    unknown = sorted({f"{r['model']}/{r['task']}" for r, c in zip(todo, shares) if c is None})
+    threads = config[section_name]["resources"]["threads"]
+    return pace.total(shares, threads, small_jobs=small_jobs), unknown
+
+
+# ---------------------------------------------------------------------------------------------
+# How the measured CPU costs become wall time on this machine now (every study's estimate)
+
+# By how idle OpenMP threads wait (isotropy.compute.THREAD_POLICIES).
+CONTENTION_EXCESS = {
+    policy: value(f"contention_excess_{policy}") for policy in ("passive", "default")
+}
+
+JOB_OVERHEAD_SECONDS = value("job_overhead_seconds")
+
+# The optimisation and embedding jobs take 2 threads each (rules/optimize.smk, rules/embed.smk)
+# but keep JOB_CORES_USED of the cores busy on an idle machine.
+JOB_THREADS = 2
+
+JOB_CORES_USED = value("job_cores_used")
+
+PROBE_CPU_SECONDS = value("probe_cpu_seconds")
+
+# Bounds on that factor: beyond them a probe says more about a burst on the machine than its CPU.
+SPEED_FACTOR_BOUNDS = (0.25, 4.0)
+
+
+def speed_probe(repeats: int = 3, products: int = 100) -> float:
+    """Process-CPU seconds of a fixed one-thread workload: ``products`` float32 384 x 384
+    matrix products (the operation the optimisation and the encoders spend their time in), the
+    best of ``repeats`` after a warm-up. Process time, not wall time: other processes on the
+    machine do not count, only how fast this CPU does the work (about 0.05 s each here)."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    matrix = np.random.default_rng(0).standard_normal((384, 384), dtype=np.float32) / 384**0.5
+    times = []
+    with threadpool_limits(1):
+        for attempt in range(repeats + 1):
+            product, start = matrix.copy(), time.process_time()
+            for _ in range(products):
+                product = np.tanh(matrix @ product)
+            if attempt:  # the first warms caches and clocks
+                times.append(time.process_time() - start)
+    return min(times)
+
+
+def host_speed_factor(probe: float | None = None) -> float:
+    """How much longer the measured CPU costs take on this machine now: the probe's time here
+    over :data:`PROBE_CPU_SECONDS`, within :data:`SPEED_FACTOR_BOUNDS`."""
+    low, high = SPEED_FACTOR_BOUNDS
+    return min(high, max(low, (speed_probe() if probe is None else probe) / PROBE_CPU_SECONDS))
+
+
+def speed_line(probe: float, speed: float) -> str:
+    """The line that says how the measured CPU costs were scaled to this machine."""
+    clamped = " (clamped)" if speed in SPEED_FACTOR_BOUNDS else ""
+    return (
+        f"CPU costs x {speed:.2f}{clamped}: a fixed one-thread workload took {probe:.3f} CPU-s "
+        f"here against {PROBE_CPU_SECONDS:.3f} where the costs were measured "
+        "(isotropy.costs.speed_probe; docs/measurements.md)"
+    )
+
+
+def device_kind(configured: str) -> str:
+    """The kind of device (cuda, cpu) a run configured with ``configured`` (auto, cpu, cuda)
+    will use, by name, for the cost estimate; isotropy.compute.resolve_device gives the
+    torch.device itself."""
+    if configured != "auto":
+        return configured
+    import torch  # only here: the estimate for an explicit device needs no torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def recent_load() -> float:
+    """The load to expect over a run of many minutes: the larger of the 1- and 5-minute load
+    averages (the 1-minute one alone dips between other people's jobs: a preview started at
+    3.4 ran at 5.5-7)."""
+    one, five, _ = os.getloadavg()
+    return max(one, five)
+
+
+def available_cores() -> int | None:
+    """The cores this process may run on (its CPU affinity: a SLURM job's allocation)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def run_is_done(trace: Path, settings: Mapping[str, Any], device: str) -> bool:
+    """Whether a run's trace exists and was made with these settings and this device setting:
+    its provenance record (written by the rule beside the trace) holds the rule's params. A trace
+    without a readable record, or with other params, is a run still to do (Snakemake re-makes it
+    when the params changed)."""
+    if not trace.is_file():
+        return False
+    try:
+        params = json.loads(record_path(trace).read_text()).get("params", {})
+    except (OSError, ValueError, AttributeError):
+        return False
+    return params == {"settings": dict(settings), "device": device}
+
+
+def made_with(result: Path, params: Mapping[str, Any]) -> bool:
+    """Whether a result exists and its provenance record holds these rule params (others in the
+    record are not compared); a result without a readable record is still to make."""
+    if not result.is_file():
+        return False
+    try:
+        recorded = json.loads(record_path(result).read_text()).get("params", {})
+    except (OSError, ValueError, AttributeError):
+        return False
+    return all(recorded.get(key) == value for key, value in params.items())
+
+
+def busy_factor(
+    load: float,
+    cores: int,
+    threads: int = JOB_THREADS,
+    policy: str | None = None,
+    sessions: compute.Sessions | None = None,
+) -> float:
+    """How much longer a job of ``threads`` threads takes on ``cores`` cores shared with other
+    work, times what its threads waste waiting under the wait ``policy``
+    (:data:`CONTENTION_EXCESS`; default: the policy jobs of this process would run under). 1
+    when the cores are free enough.
+
+    The job needs the cores it keeps busy when the machine is idle (``used``:
+    :data:`JOB_CORES_USED` for the rules' 2 threads), and is slowed by what it gets against
+    that. Where the kernel shares the CPU between sessions (``sessions``, from
+    :func:`isotropy.compute.busy_sessions`), this run's session gets ``cores / (others + 1)``
+    of it, and the job its part of that among the session's runnable threads. Otherwise the
+    scheduler shares the cores among all ``load`` runnable threads (the load average before
+    the run starts) and the job's: ``(load + used) / cores``."""
+    used = min(float(threads), JOB_CORES_USED * threads / JOB_THREADS)
+    if sessions is not None:
+        part = cores / (sessions.others + 1) * used / (used + sessions.own_threads)
+        share = used / min(used, part)
+    else:
+        share = max(1.0, (load + used) / max(cores, used))
+    if share <= 1.0:
+        return 1.0
+    return share * CONTENTION_EXCESS[policy or compute.policy_in_effect()]
+
+
+def contention_model(policy: str | None = None, sessions: compute.Sessions | None = None) -> str:
+    """The one line that says which contention model the busy-machine estimate used."""
+    policy = policy or compute.policy_in_effect()
+    sharing = (
+        f"the kernel shares the cores between sessions (autogroup): {sessions.others:.1f} other "
+        f"busy session(s), {sessions.own_threads:.1f} other runnable thread(s) in this one, so "
+        f"a {JOB_THREADS}-thread job, {JOB_CORES_USED} cores busy when idle, gets cores / "
+        "(sessions + 1) x its part"
+        if sessions is not None
+        else f"threads share the cores: (load + {JOB_CORES_USED}) / cores, {JOB_CORES_USED} "
+        f"being what a {JOB_THREADS}-thread job keeps busy when idle"
+    )
+    return (
+        f"contention model: {sharing}; jobs' threads wait as policy '{policy}' "
+        + (
+            "(OMP_WAIT_POLICY=PASSIVE)"
+            if policy == "passive"
+            else "(spinning, the library default)"
+        )
+        + f", x {CONTENTION_EXCESS[policy]:.1f} measured beside busy processes "
+        "(benchmarks/optimize.py --contention; docs/measurements.md)"
+    )
+
+
+def scaled(
+    describer: Any, config: Mapping[str, Any], device: str, threads: int, **kwargs: Any
+) -> list[str]:
+    """A study's lines and total from ``describer`` at this machine's speed probe and cores,
+    with the speed line and, when the machine is busy, the load-based expectation."""
+    probe = speed_probe()
+    speed, cores = host_speed_factor(probe), available_cores() or 2
+    pace = Pace(speed=speed, cores=cores, job_overhead=JOB_OVERHEAD_SECONDS)
+    lines, total = describer(config, device, pace, **kwargs)
+    lines.append(speed_line(probe, speed))
+    return lines + busy_lines(device, total, cores, threads)
+
+
+def busy_lines(device: str, total: float, cores: int, threads: int = JOB_THREADS) -> list[str]:
+    """On a busy CPU (:func:`busy_factor` 1.25 or more), the line with the wall time to expect
+    while it stays so; none otherwise."""
+    load = recent_load()
+    factor = busy_factor(load, cores, threads=threads)
+    if device != "cpu" or not total or factor < 1.25:
+        return []
+    return [
+        f"this machine is busy (load average {load:.1f} on {cores} cores): expect about "
+        f"{duration(total * factor)} while it stays so"
+    ]

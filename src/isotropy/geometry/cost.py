@@ -5,7 +5,7 @@ Costs: process-CPU seconds on one thread of all-MiniLM-L6-v2 on the mirror's pol
 measured with ``benchmarks/geometry_cost.py`` and kept in config/costs.csv (``geometry_*``, with
 the date, machine and load), normalised by the speed probe. Other models are not measured: a
 forward pass is scaled by :data:`isotropy.costs.MODEL_SIZE_FACTOR` (a BERT-size model, 12
-layers and 768-d, as 4x MiniLM per sentence, as isotropy.istar.cls_cost does), the per-layer
+layers and 768-d, as 4x MiniLM per sentence, as isotropy.costs.finetune_seconds does), the per-layer
 statistics by the model's layers and width (:data:`MODEL_SHAPE`).
 """
 

@@ -21,9 +21,7 @@ Modules, by concern:
                   paths, outputs)
     runs          runs.csv from the runs' metrics
     estimator     the poster's estimator figures on point clouds of known isotropy
-    cls_cost      the time estimate of target rajaee_cls_study (plain Python; the Rajaee CLS
-                  study's own modules are :mod:`isotropy.rajaee_cls`)
-    grid_cost     the time estimate of target istar_study (plain Python; reuses cls_cost's costs)
+    spec          the study's record and its estimate (plain Python; isotropy.studies)
 
 This package imports nothing itself: ``study`` is plain Python (the workflow imports it while it
 parses); the others need torch.

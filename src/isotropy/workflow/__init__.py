@@ -6,6 +6,8 @@ other way round (tests/test_architecture.py).
   loader of the Snakefile, ``isotropy.estimate`` and the audit), schema validation and every
   cross-check, each problem in one sentence;
 - :mod:`~isotropy.workflow.targets`: each study's runs, settings and final files;
+- :mod:`isotropy.studies`: the studies, one record each (rule all, the rule files, the
+  estimate, the verdicts' inputs and the GPU rules loop over it);
 - :mod:`~isotropy.workflow.inputs`: the input functions the rules call, and what the claims,
   the paper comparison and the report read.
 
@@ -25,7 +27,7 @@ before Snakemake reads them, its script jobs never importing from there).
 
 from __future__ import annotations
 
-from isotropy import models, paths, readers, sources, trust
+from isotropy import models, paths, readers, sources, studies, trust
 from isotropy.extensions import design as extensions_design
 from isotropy.verdicts import standins
 from isotropy.workflow import config, inputs, targets
@@ -39,6 +41,7 @@ __all__ = [
     "readers",
     "sources",
     "standins",
+    "studies",
     "targets",
     "trust",
 ]

@@ -20,17 +20,14 @@ from typing import Any
 
 from snakemake.exceptions import WorkflowError
 
-from isotropy import paths, provenance, sources
+from isotropy import paths, provenance, sources, studies
 from isotropy.defaults import setting_or_default
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
 from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
 from isotropy.workflow.config import encoder, encoder_word_vector_source, model_spec, setting
 from isotropy.workflow.targets import (
     geometry_models,
-    geometry_targets,
-    istar_runs,
     study_runs,
-    study_targets,
 )
 
 __all__ = [
@@ -44,8 +41,6 @@ __all__ = [
     "word_vector_file",
     "configured_studies",
     "workflow_run_keys",
-    "workflow_inputs",
-    "claims_inputs",
     "preview_run_keys",
     "preview_inputs",
     "report_tables",
@@ -190,15 +185,9 @@ def collected_sts_files(config: Mapping[str, Any]) -> Callable[[Any], list[str]]
     return files
 
 
-# Claims and paper comparison (rules/provenance.smk): both rules take the same inputs and
-# measure them with the same function, so the two pages cannot disagree about a number.
-
-GEOMETRY_VERDICT_TABLES = {
-    "geometry_lid": paths.GEOMETRY_LID,
-    "geometry_cosine": paths.GEOMETRY_COSINE,
-    "geometry_sts": paths.GEOMETRY_STS,
-    "geometry_classification": paths.GEOMETRY_CLASSIFICATION,
-}
+# Claims and paper comparison (rules/provenance.smk): both rules take the same inputs
+# (isotropy.studies.verdict_inputs, each study's) and measure them with the same function, so
+# the two pages cannot disagree about a number.
 
 
 def configured_studies(config: Mapping[str, Any]) -> list[str]:
@@ -222,48 +211,6 @@ def workflow_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any
         study: [dict(r) for r in study_runs(dict(config), study)]
         for study in _measured_optimisation_studies(config)
     }
-
-
-def workflow_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The named inputs of rules check_claims and compare_with_papers: the result tables of the
-    studies this run builds.
-
-    A study counts when config ``studies`` lists it (see :func:`configured_studies`), so the
-    verdicts judge exactly what ``snakemake`` (rule all) made; a study left out is "not run".
-    """
-    studies = configured_studies(config)
-    inputs: dict[str, Any] = {}
-    for study, runs in workflow_run_keys(config).items():
-        inputs[f"{study}_traces"] = [
-            paths.optimisation_run_file(
-                "trace.parquet", study, r["encoder"], r["dataset"], r["seed"]
-            )
-            for r in runs
-        ]
-        for table in (COUNT_TABLES[study], CORRELATION_TABLES[study]):
-            inputs[f"{study}_{table}"] = paths.study_file(f"{table}.csv", study)
-    if "istar" in studies and istar_runs(config["istar"]):
-        inputs["istar_runs"] = paths.ISTAR_RUNS
-    if "geometry" in studies:
-        made = geometry_targets(dict(config))
-        inputs.update(
-            {name: path for name, path in GEOMETRY_VERDICT_TABLES.items() if path in made}
-        )
-    # The slides' fine-tuning rows and CLS claims: study "rajaee_cls".
-    if "rajaee_cls" in setting_or_default(config, "studies") and config.get("rajaee_cls"):
-        inputs["rajaee_cls_runs"] = paths.rajaee_cls_file("runs.csv")
-        inputs["rajaee_cls_layers"] = paths.rajaee_cls_file("layers.csv")
-    return inputs
-
-
-def claims_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The inputs of rule check_claims: :func:`workflow_inputs`, and the extension study's
-    per-seed values (``extensions_seeds``) when config ``studies`` lists it, so that its claim
-    rows join the claims page as their own Holm family (isotropy.verdicts.families)."""
-    inputs = workflow_inputs(config)
-    if "extensions" in configured_studies(config):
-        inputs["extensions_seeds"] = paths.extensions_file("seeds.csv")
-    return inputs
 
 
 def preview_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -294,7 +241,7 @@ def report_tables(config: Mapping[str, Any], preview: bool = False) -> list[str]
     builds (of the preview alone for a preview)."""
     if preview:
         return [path for path in paths.main_study_outputs("preview") if path.endswith(".csv")]
-    made = study_targets(dict(config), configured_studies(config))
+    made = studies.study_targets(dict(config), configured_studies(config))
     return [path for path in made if path.endswith(".csv")]
 
 

@@ -328,19 +328,6 @@ def optimisation_studies(config: Mapping[str, Any]) -> list[str]:
     return [study for study in config["studies"] if study in ("main", "glue")]
 
 
-def study_targets(config: Mapping[str, Any], studies: list[str]) -> list[str]:
-    """The final outputs of each listed study (the inputs of its target rule)."""
-    targets = {
-        "main": lambda: paths.main_study_outputs(),
-        "glue": paths.glue_study_outputs,
-        "istar": lambda: istar_outputs(config.get("istar")),
-        "geometry": lambda: geometry_targets(config),
-        "extensions": extensions_outputs,
-        "rajaee_cls": lambda: rajaee_outputs(config),
-    }
-    return [path for study in studies for path in targets[study]()]
-
-
 def names_pattern(names: Any) -> str:
     """A wildcard's regular expression matching exactly ``names`` (nothing when there are none)."""
     return "|".join(re.escape(name) for name in names) or "^$"

@@ -1,0 +1,116 @@
+"""The extension study's record (:class:`isotropy.studies.StudySpec`) and its estimate's lines:
+other cluster criteria, deeper heads, a triplet objective and held-out fine-tuning."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from isotropy import costs, paths
+from isotropy.extensions import design as extensions_design
+from isotropy.logs import duration
+from isotropy.paper_studies.cost import embedding_seconds
+from isotropy.studies import ClaimFamily, StudySpec
+from isotropy.workflow import targets
+
+
+def describe(config: Mapping[str, Any], device: str, workdir: Path = Path(".")) -> list[str]:
+    """What the extension study will run and how long what is left will take on this CPU: its
+    one-thread runs and 2-thread fine-tuning runs from their measured CPU costs (config/costs.csv,
+    rows extensions_*; isotropy.extensions.design), the speed probe's factor, the MiniLM
+    embeddings not yet written and a start-up per job."""
+    section, runs = config["extensions"], targets.extensions_runs(config)
+    held = targets.extensions_heldout_files(config, "epochs.csv")
+    lines = [
+        f"extensions: {len(runs)} optimisation runs ({len(section['setups'])} setups x "
+        f"{len(extensions_design.heads(section))} heads x {len(section['seeds'])} seeds) of "
+        f"{section['updates']} updates on {section['items'] or 'all'} items, metrics after "
+        f"{targets.every_nth_update(section['metric_stride'])}; {len(held)} fine-tuning runs of "
+        f"at most {section['heldout']['max_epochs']} epochs on {section['heldout']['train_size']} "
+        f"sentences; device {device}"
+    ]
+    todo = [r for r in runs if not run_done(config, r, workdir)]
+    tuning = {k: v for k, v in section["heldout"].items() if k != "setups"}
+    tuned = {"settings": tuning, "device": config["device"]}
+    held_todo = [f for f in held if not costs.made_with(workdir / f, tuned)]
+    probe = costs.speed_probe()
+    speed = costs.host_speed_factor(probe)
+    cores = max(1, costs.available_cores() or 2)
+    pace = costs.Pace(speed=speed, cores=cores)
+    run_costs = [extensions_design.optimize_job_seconds(config, r, pace) for r in todo]
+    unknown = sorted({f"{r['dataset']}/{r['head']}" for r, c in zip(todo, run_costs) if c is None})
+    optimise = sum(c for c in run_costs if c is not None)  # one thread each
+    held_run = extensions_design.heldout_job_seconds(config, {}, pace)
+    finetune = len(held_todo) * held_run
+    encoders = {(config["main"]["setups"][d]["encoder"], d) for d in section["setups"]}
+    encoders |= {(config["main"]["setups"][d]["encoder"], d) for d in section["heldout"]["setups"]}
+    embed = speed * sum(embedding_seconds(config, e, d, workdir) or 0.0 for e, d in encoders)
+    total = optimise + finetune + embed
+    lines.append(
+        f"{len(runs) - len(todo)} of {len(runs)} runs and {len(held) - len(held_todo)} of "
+        f"{len(held)} fine-tuning runs done; time left: about {duration(total)} on this CPU "
+        f"(runs {duration(optimise)}, {cores} at a time; fine-tuning {duration(finetune)}; "
+        f"embeddings {duration(embed)}; for idle cores, start-ups included; costs measured "
+        "with benchmarks/extensions_cost.py, isotropy.extensions.design)"
+    )
+    lines.append(costs.speed_line(probe, speed))
+    if device == "cuda":
+        lines.append(
+            "on a GPU: no cost measured for these heads; the CPU estimate is an upper bound"
+        )
+    if unknown:
+        lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
+    return lines + costs.busy_lines(device, total, cores)
+
+
+def run_done(config: Mapping[str, Any], run: Mapping[str, Any], workdir: Path) -> bool:
+    """Whether an extension run's trace was made with these settings (its provenance record)."""
+    dataset, head, seed = run["dataset"], run["head"], run["seed"]
+    trace = workdir / paths.extensions_run_file("trace.parquet", dataset, head, seed)
+    settings = extensions_design.run_settings(config, dataset, head, seed)
+    return costs.made_with(trace, {"run": settings, "device": config["device"]})
+
+
+def claims_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The per-seed values: the study's claims join the claims page as their own Holm family
+    (isotropy.verdicts.families)."""
+    return (
+        {"extensions_seeds": paths.extensions_file("seeds.csv")} if config.get("extensions") else {}
+    )
+
+
+def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
+    """The study's claims from its per-seed values (``extensions_seeds``), guarded: a
+    same-optimum row whose seeds cannot tell is not decided, and a held-out setup whose model
+    did not learn is not judged."""
+    from isotropy.extensions.results import claim_values
+    from isotropy.verdicts.claims import EXTENSION_CLAIMS, mark_undecided
+    from isotropy.verdicts.learning import guard_heldout_claims
+
+    seeds = tables.get("extensions_seeds")
+    if seeds is None:
+        return None
+    values = claim_values(seeds)
+    return ClaimFamily(
+        values,
+        EXTENSION_CLAIMS,
+        "extensions",
+        lambda table: guard_heldout_claims(mark_undecided(table, values), seeds),
+    )
+
+
+STUDIES = (
+    StudySpec(
+        name="extensions",
+        section=extensions_design.SECTION,
+        target="extensions_study",
+        outputs=lambda config: targets.extensions_outputs(),
+        rules="rules/extensions.smk",
+        job_costs=extensions_design.JOB_COSTS,
+        describe=describe,
+        claims_inputs=claims_inputs,
+        claim_family=claim_family,
+        gpu_rules=("extensions_optimize", "extensions_heldout"),
+    ),
+)

@@ -1,0 +1,118 @@
+"""The records (:class:`isotropy.studies.StudySpec`) of the I-STAR fine-tuning grid (Figures
+5-7) and of the I-STAR poster's estimator figures 1-4 (CPU minutes: built whenever their
+section is present), and the grid's estimate.
+
+The grid's costs are a reuse, not a measurement of this grid: the Rajaee CLS fine-tuning costs
+(:func:`isotropy.costs.finetune_seconds`, RTE's per example), scaled by model size (only MiniLM
+is measured; BERT, ALBERT and DistilBERT have no offline copy) and max length. The I-STAR and
+CosReg penalties' own cost is not measured (the CLS study's cluster step per batch was within
+noise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from isotropy import costs, paths
+from isotropy.istar import study as istar_study
+from isotropy.logs import duration
+from isotropy.studies import StudySpec
+from isotropy.workflow import targets
+
+RULES = "rules/istar.smk"
+# (training, validation) rows of the tasks (GLUE, SST-5, SQuAD v1.1's published sizes).
+TASK_ROWS = {
+    "sst2": (67349, 872),
+    "qnli": (104743, 5463),
+    "rte": (2490, 277),
+    "mrpc": (3668, 408),
+    "qqp": (363846, 40430),
+    "cola": (8551, 1043),
+    "stsb": (5749, 1500),
+    "sst5": (8544, 1101),
+    "squad": (87599, 10570),
+    "wnli": (635, 71),
+}
+
+
+def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | None:
+    """CPU-s of one run on one thread (None: the task's size or the model's cost is unknown)."""
+    if task not in TASK_ROWS:
+        return None
+    return costs.finetune_seconds(section["training"], TASK_ROWS[task], model)
+
+
+# Wall seconds one run (rule finetune; wildcards model, task, regulariser, lam, seed) adds.
+job_seconds = costs.finetune_job_cost("istar", run_seconds)
+
+
+def estimate(
+    config: Mapping[str, Any], device: str, pace: costs.Pace, workdir: Path = Path(".")
+) -> tuple[list[str], float]:
+    """(lines, seconds left) of target istar_study at ``pace``: the runs whose metrics.json is
+    absent, from the reused costs, plus runs.csv and the figures."""
+    section, training = config["istar"], config["istar"]["training"]
+    threads = section["resources"]["threads"]
+    runs = istar_study.run_grid(dict(section))
+    keys = ("model", "task", "regulariser", "lam", "seed")
+    todo = [
+        r
+        for r in runs
+        if not (workdir / paths.istar_run_file("metrics.json", *(r[k] for k in keys))).is_file()
+    ]
+    total, unknown = costs.finetune_left(config, "istar", job_seconds, todo, pace, 4)
+    models = istar_study.run_models(dict(section))
+    lines = [
+        f"istar_study: {len(runs)} fine-tuning runs ({len(models)} models x "
+        f"{len(section['tasks'])} tasks x regularisers and lambdas x {len(section['seeds'])} "
+        f"seeds) of {training['epochs']} epochs on {training['train_subset'] or 'all'} training "
+        f"examples, max length {training['max_length']}, device {device}",
+        f"{len(runs) - len(todo)} of {len(runs)} runs done; time left: about {duration(total)} "
+        f"on this CPU for idle cores ({pace.parallel(threads)} run(s) at a time, {threads} "
+        "thread(s) each; the Rajaee CLS fine-tuning costs of MiniLM reused, scaled by model size "
+        "and max length: isotropy.istar.spec)",
+    ]
+    if total > 3600:
+        lines.append(
+            f"a GPU-scale grid: {duration(total)} (about {total / 86400:.0f} days) on this CPU; "
+            "it is meant for a GPU "
+            f"(resources.gpu {section['resources'].get('gpu', 0)}), where no cost is measured"
+        )
+    if "istar" not in (config.get("studies") or ["istar"]):
+        lines.append("istar is not among this configuration's studies: rule all leaves it out")
+    return lines + costs.caveats(device, unknown), total
+
+
+def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The grid's runs.csv, when the section configures runs."""
+    return {"istar_runs": paths.ISTAR_RUNS} if targets.istar_runs(config.get("istar")) else {}
+
+
+def describe(config: Mapping[str, Any], device: str) -> list[str]:
+    """:func:`estimate` at this machine's pace."""
+    return costs.scaled(estimate, config, device, config["istar"]["resources"]["threads"])
+
+
+STUDIES = (
+    StudySpec(
+        name="istar",
+        section="istar",
+        target="istar_study",
+        outputs=lambda config: targets.istar_outputs(config.get("istar")),
+        rules=RULES,
+        job_costs={"finetune": job_seconds},
+        describe=describe,
+        verdict_inputs=verdict_inputs,
+        gpu_rules=("finetune",),
+    ),
+    StudySpec(
+        name="istar_estimator",
+        section="istar_estimator",
+        target=None,
+        outputs=targets.istar_estimator_outputs,
+        rules=RULES,
+        rule_all="when_configured",
+    ),
+)

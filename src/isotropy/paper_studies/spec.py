@@ -1,0 +1,111 @@
+"""The records (:class:`isotropy.studies.StudySpec`) of the main study, its preview, GLUE, the
+section-2 figure and the sensitivity grid."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from isotropy import paths
+from isotropy.paper_studies import cost
+from isotropy.studies import StudySpec
+from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
+from isotropy.workflow import config as workflow_config
+from isotropy.workflow import targets
+
+RULES = "rules/optimize.smk"
+
+
+def optimisation_verdict_inputs(study: str):
+    """The claims' and comparison's inputs of a direct-optimisation study (main, glue): every
+    run's trace and the study's count and correlation tables (none without runs)."""
+
+    def inputs(config: Mapping[str, Any]) -> dict[str, Any]:
+        runs = targets.study_runs(dict(config), study) if config.get(study) else []
+        if not runs:
+            return {}
+        traces = [
+            paths.optimisation_run_file(
+                "trace.parquet", study, r["encoder"], r["dataset"], r["seed"]
+            )
+            for r in runs
+        ]
+        tables = (COUNT_TABLES[study], CORRELATION_TABLES[study])
+        return {
+            f"{study}_traces": traces,
+            **{f"{study}_{t}": paths.study_file(f"{t}.csv", study) for t in tables},
+        }
+
+    return inputs
+
+
+def preview_problem(config: Mapping[str, Any]) -> str | None:
+    """A preview whose metric stride the main study's cannot be compared with."""
+    return workflow_config.preview_stride_problem(config) if "main" in config else None
+
+
+OPTIMISATION_COSTS = {"optimize_embeddings": cost.optimisation_job_seconds}
+MAIN = StudySpec(
+    name="main",
+    section="main",
+    target="main_study",
+    outputs=lambda config: paths.main_study_outputs(),
+    rules=RULES,
+    job_costs={
+        **OPTIMISATION_COSTS,
+        "embed_sentences": cost.embedding_job_seconds,
+        "lookup_word_vectors": cost.embedding_job_seconds,
+    },
+    describe=lambda config, device: cost.describe(config, "main", device),
+    verdict_inputs=optimisation_verdict_inputs("main"),
+    gpu_rules=("embed_sentences", "optimize_embeddings"),
+)
+PREVIEW = StudySpec(
+    name="preview",
+    section="main",  # the main study's setups with the preview's seeds and stride
+    target="preview_study",
+    outputs=lambda config: paths.main_study_outputs("preview"),
+    rules=RULES,
+    rule_all="never",
+    describe=lambda config, device: cost.describe(config, "preview", device),
+    gpu_rules=("optimize_embeddings",),
+    check=preview_problem,
+)
+GLUE = StudySpec(
+    name="glue",
+    section="glue",
+    target="glue_study",
+    outputs=lambda config: paths.glue_study_outputs(),
+    rules=RULES,
+    describe=lambda config, device: cost.describe(config, "glue", device),
+    verdict_inputs=optimisation_verdict_inputs("glue"),
+    gpu_rules=("optimize_embeddings",),
+)
+SECTION2 = StudySpec(
+    name="section2",
+    section="section2",
+    target=None,
+    outputs=targets.section2_outputs,
+    rules=RULES,
+    rule_all="when_configured",  # seconds on a CPU
+)
+SENSITIVITY = StudySpec(
+    name="sensitivity",
+    section="sensitivity",
+    target="sensitivity_study",
+    outputs=lambda config: [
+        paths.SENSITIVITY_TABLE,
+        paths.SENSITIVITY_MARKDOWN,
+        *(
+            paths.sensitivity_figure(e, n)
+            for n in ("r_by_condition", "phases")
+            for e in ("pdf", "png")
+        ),
+    ],
+    rules="rules/sensitivity.smk",
+    rule_all="never",
+    job_costs={"optimize_sensitivity": cost.optimisation_job_seconds},
+    describe=cost.describe_sensitivity,
+    gpu_rules=("optimize_sensitivity",),
+)
+STUDIES = (MAIN, PREVIEW, GLUE, SECTION2, SENSITIVITY)

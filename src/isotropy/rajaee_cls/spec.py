@@ -1,0 +1,118 @@
+"""The Rajaee CLS study's record (:class:`isotropy.studies.StudySpec`) and its estimate: config
+``studies``, its settings (config ``rajaee_cls``), its target rajaee_cls_study and its rules
+are all named ``rajaee_cls``.
+
+Costs: the fine-tuning runs' (:func:`isotropy.costs.finetune_seconds`: MiniLM measured on the
+mirror's RTE and SST-2 at max length 128, one thread, the rule's default), plus the per-layer
+CLS geometry of each run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from isotropy import costs, paths
+from isotropy.logs import duration
+from isotropy.studies import ClaimFamily, StudySpec
+from isotropy.workflow import targets
+
+# I(W) and IsoScore of every layer's validation CLS states: an assumption, not measured.
+GEOMETRY_CPU_SECONDS = 1.0
+# Rows of the tasks' splits in the offline mirror (validation: the dev split the runs score).
+# WiC (online only): SuperGLUE's 5,428 training and 638 validation pairs, shorter than RTE's.
+TASK_ROWS = {"rte": (2490, 277), "sst2": (67349, 872), "wic": (5428, 638)}
+
+
+def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | None:
+    """CPU-s of one CLS run on one thread (None: the task's size or the model's cost is unknown):
+    the fine-tuning and its per-layer CLS geometry."""
+    if task not in TASK_ROWS:
+        return None
+    seconds = costs.finetune_seconds(section["training"], TASK_ROWS[task], model, task)
+    return None if seconds is None else seconds + GEOMETRY_CPU_SECONDS
+
+
+# Wall seconds one run (rule rajaee_cls_finetune; wildcards model, task, method, seed) adds.
+job_seconds = costs.finetune_job_cost("rajaee_cls", run_seconds)
+
+
+def estimate(
+    config: Mapping[str, Any], device: str, pace: costs.Pace, workdir: Path = Path(".")
+) -> tuple[list[str], float]:
+    """(lines, seconds left) of target rajaee_cls_study at ``pace``: the runs whose metrics.json is
+    absent, plus a start-up per job (the tables and the figure included)."""
+    section, training = config["rajaee_cls"], config["rajaee_cls"]["training"]
+    threads = section["resources"]["threads"]
+    runs = targets.rajaee_cls_runs(config)
+    keys = ("model", "task", "method", "seed")
+    todo = [
+        r
+        for r in runs
+        if not (
+            workdir / paths.rajaee_cls_run_file("metrics.json", *(r[k] for k in keys))
+        ).is_file()
+    ]
+    total, unknown = costs.finetune_left(config, "rajaee_cls", job_seconds, todo, pace, 2)
+    parallel = pace.parallel(threads)
+    lines = [
+        f"rajaee_cls_study: {len(runs)} fine-tuning runs ({len(section['models'])} models x "
+        f"{len(section['tasks'])} tasks x {len(section['methods'])} methods x "
+        f"{len(section['seeds'])} seeds) of {training['epochs']} epochs on "
+        f"{training['train_subset'] or 'all'} training examples, max length "
+        f"{training['max_length']}, device {device}",
+        f"{len(runs) - len(todo)} of {len(runs)} runs done; time left: about {duration(total)} "
+        f"on this CPU for idle cores ({parallel} run{'s' if parallel > 1 else ''} at a time, "
+        f"{threads} thread{'s' if threads > 1 else ''} each; costs measured with "
+        "benchmarks/rajaee_cls_cost.py, isotropy.rajaee_cls.spec)",
+    ]
+    return lines + costs.caveats(device, unknown), total
+
+
+def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The slides' fine-tuning rows and the CLS claims: the study's runs and layers tables."""
+    if not config.get("rajaee_cls"):
+        return {}
+    return {f"rajaee_cls_{t}": paths.rajaee_cls_file(f"{t}.csv") for t in ("runs", "layers")}
+
+
+def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
+    """The CLS claims from the study's runs and layers tables, guarded: a claim whose runs did
+    not all learn is not judged, and a stand-in model is said."""
+    from isotropy.rajaee_cls.results import claim_values
+    from isotropy.verdicts.claims import CLS_CLAIMS, with_cls_stand_in
+    from isotropy.verdicts.learning import guard_cls_claims
+
+    runs = tables.get("rajaee_cls_runs")
+    if runs is None:
+        return None
+    values = claim_values(runs, tables["rajaee_cls_layers"])
+    models = list(runs["model"])
+    return ClaimFamily(
+        values,
+        CLS_CLAIMS,
+        "rajaee_cls",
+        lambda table: with_cls_stand_in(guard_cls_claims(table, runs), models),
+    )
+
+
+def describe(config: Mapping[str, Any], device: str) -> list[str]:
+    """:func:`estimate` at this machine's pace."""
+    return costs.scaled(estimate, config, device, config["rajaee_cls"]["resources"]["threads"])
+
+
+STUDIES = (
+    StudySpec(
+        name="rajaee_cls",
+        section="rajaee_cls",
+        target="rajaee_cls_study",
+        outputs=targets.rajaee_outputs,
+        rules="rules/rajaee_cls.smk",
+        job_costs={"rajaee_cls_finetune": job_seconds},
+        describe=describe,
+        verdict_inputs=verdict_inputs,
+        claim_family=claim_family,
+        gpu_rules=("rajaee_cls_finetune",),
+    ),
+)

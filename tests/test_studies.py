@@ -1,0 +1,195 @@
+"""The study registry (isotropy.studies): every switchboard that names studies reads it.
+
+The schema's ``studies`` list, the SLURM profile's GPU rules and the rule files are checked
+against it; ``rule all`` builds the studies one way, through the registry, and a planted second
+way is caught.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from isotropy import studies
+from isotropy.studies import StudySpec
+
+ROOT = Path(__file__).resolve().parents[1]
+# What rule all may list beside the studies' files: the verdict pages and the report.
+RULE_ALL_EXTRAS = {"paths.CLAIMS", "paths.PAPER_COMPARISON", "paths.REPORT_OVERVIEW"}
+
+
+def test_the_schema_lists_exactly_the_studies_config_studies_may_name():
+    schema = yaml.safe_load((ROOT / "schemas/config.schema.yaml").read_text(encoding="utf-8"))
+    enum = schema["properties"]["studies"]["items"]["enum"]
+    assert sorted(enum) == sorted(studies.listed_names())
+    assert set(schema["properties"]["studies"]["default"]) <= set(enum)
+
+
+def _rules_declaring_gpu() -> set[str]:
+    declaring = set()
+    for smk in (ROOT / "rules").glob("*.smk"):
+        for rule, body in re.findall(
+            r"^rule (\w+):\n((?:[ \t]+.*\n|\n)+)", smk.read_text(), re.MULTILINE
+        ):
+            if re.search(r"^\s+gpu\s*=", body, re.MULTILINE):
+                declaring.add(rule)
+    return declaring
+
+
+def _profile_gpu_rules() -> set[str]:
+    text = (ROOT / "profiles/slurm/config.yaml").read_text(encoding="utf-8")
+    block = text[text.index("# set-resources:") :]
+    return set(re.findall(r"^#   (\w+):$", block, re.MULTILINE))
+
+
+def test_the_gpu_rules_of_the_records_are_the_rules_and_the_profiles():
+    assert set(studies.gpu_rules()) == _rules_declaring_gpu()
+    assert set(studies.gpu_rules()) == _profile_gpu_rules()
+
+
+def _rule_all_entries(snakefile: str) -> list[str]:
+    """The entries of ``rule all``'s input, one per line as the Snakefile spells them."""
+    block = re.search(r"^rule all:\n((?:[ \t]+.*\n|\n)+)", snakefile, re.MULTILINE)
+    assert block, "the Snakefile has no rule all"
+    body = block.group(1).split("input:", 1)[1]
+    return [line.strip().rstrip(",") for line in body.splitlines() if line.strip()]
+
+
+def _other_ways_into_rule_all(snakefile: str) -> list[str]:
+    return [
+        entry
+        for entry in _rule_all_entries(snakefile)
+        if entry not in RULE_ALL_EXTRAS and entry != "studies.rule_all_targets(config)"
+    ]
+
+
+def test_rule_all_builds_the_studies_one_way():
+    """Rule all lists the studies through the registry alone (each record says when)."""
+    snakefile = (ROOT / "Snakefile").read_text(encoding="utf-8")
+    assert "studies.rule_all_targets(config)" in _rule_all_entries(snakefile)
+    assert _other_ways_into_rule_all(snakefile) == []
+
+
+def test_a_planted_second_way_into_rule_all_is_caught():
+    """Before the registry, rule all added the section-2 and poster figures by their own calls
+    beside config ``studies``: such a line is what the check above refuses."""
+    snakefile = (ROOT / "Snakefile").read_text(encoding="utf-8")
+    planted = snakefile.replace(
+        "        studies.rule_all_targets(config),\n",
+        "        studies.rule_all_targets(config),\n        targets.section2_outputs(config),\n",
+    )
+    assert _other_ways_into_rule_all(planted) == ["targets.section2_outputs(config)"]
+
+
+def test_a_record_joins_rule_all_one_of_three_ways():
+    with pytest.raises(ValueError, match="joins rule all one way"):
+        StudySpec(name="toy", section="toy", target=None, outputs=list, rule_all="always")
+    config = {"studies": ["main"], "section2": {"dataset": "polarity"}}
+    listed = StudySpec(name="toy", section="toy", target=None, outputs=list)
+    assert not listed.in_rule_all({**config, "toy": {"x": 1}})  # configured, not listed
+    assert listed.in_rule_all({**config, "studies": ["toy"]})
+    present = StudySpec("toy", "toy", None, list, rule_all="when_configured")
+    assert present.in_rule_all({"studies": [], "toy": {"x": 1}})
+    assert not present.in_rule_all({"studies": ["toy"], "toy": None})
+
+
+def test_each_record_is_consistent_with_the_rule_files():
+    """Each record's rule file exists and defines its target rule and its costed rules; a
+    study's name, target and costed rules are its own."""
+    defined = {
+        smk.relative_to(ROOT).as_posix(): set(re.findall(r"^rule (\w+):", smk.read_text(), re.M))
+        for smk in (ROOT / "rules").glob("*.smk")
+    }
+    for spec in studies.registry():
+        assert spec.rules in defined, spec.name
+        if spec.target:
+            assert spec.target in defined[spec.rules], (spec.name, spec.target)
+        every_rule = set().union(*defined.values())
+        assert set(spec.job_costs) <= every_rule, spec.name
+        assert set(spec.gpu_rules) <= every_rule, spec.name
+    assert set(studies.rule_files()) <= set(defined)
+    names = [s.name for s in studies.registry()]
+    assert len(names) == len(set(names))
+
+
+def test_rule_all_takes_the_listed_studies_in_order_then_the_configured_ones():
+    from isotropy.workflow import config as workflow_config
+
+    config = workflow_config.load_config([str(ROOT / "config.yaml")])
+    made = studies.rule_all_targets(config)
+    expected = [
+        *studies.study_targets(config, list(config["studies"])),
+        *studies.by_name("istar_estimator").outputs(config),
+        *studies.by_name("section2").outputs(config),
+    ]
+    assert made == expected
+    assert made[0] == "results/main/table1.csv" and "results/section2/figure.pdf" in made
+    trimmed = {**config, "studies": ["glue"], "section2": None}
+    assert studies.rule_all_targets(trimmed)[:4] == studies.by_name("glue").outputs(config)
+    assert "results/section2/figure.pdf" not in studies.rule_all_targets(trimmed)
+
+
+def test_every_spec_module_is_found(tmp_path):
+    """Discovery finds a package's spec.py and nothing else."""
+    (tmp_path / "toy").mkdir()
+    (tmp_path / "toy" / "spec.py").write_text("STUDIES = ()\n")
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "other.py").write_text("")
+    assert studies.spec_modules(tmp_path) == ["isotropy.toy.spec"]
+    found = studies.spec_modules()
+    for package in ("extensions", "geometry", "istar", "paper_studies", "rajaee_cls"):
+        assert f"isotropy.{package}.spec" in found
+
+
+@pytest.mark.slow
+def test_each_target_rule_builds_its_records_outputs(tmp_path):
+    """The target rules (in the studies' rule files) take exactly their records' outputs, and
+    rule all the records' (studies.rule_all_targets): one dry run of every target."""
+    import os
+    import subprocess
+    import sys
+
+    from isotropy.workflow import config as workflow_config
+
+    config = workflow_config.load_config([str(ROOT / "config.yaml")])
+    specs = [s for s in studies.registry() if s.target]
+    env = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}
+    dry = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile")]
+        + ["--directory", str(tmp_path), "--configfile", str(ROOT / "config.yaml")]
+        + ["--cores", "1", "-n", "--forceall", "all"]
+        + [s.target for s in specs],
+        cwd=ROOT,
+        env={**env, "HF_HUB_OFFLINE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    planned = dict(re.findall(r"^(?:local)?rule (\w+):\n\s+input: ([^\n]*)", dry.stdout, re.M))
+    for spec in specs:
+        assert planned[spec.target].split(", ") == spec.outputs(config), spec.target
+    assert planned["all"].split(", ")[:-3] == studies.rule_all_targets(config)
+
+
+def test_the_claim_families_come_from_the_tables_in_registry_order():
+    """Rule check_claims judges each listed study's per-seed claims as its own family, the
+    extension study's before the Rajaee CLS study's (as the page always had them)."""
+    import sys
+
+    import pandas as pd
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_rajaee_cls import _tables
+
+    assert studies.claim_families({"main_table1": pd.DataFrame()}) == []
+    runs, layers = _tables([5e-5, 2e-5, 8e-5], cls_mean=0.5)
+    seeds = pd.read_csv(ROOT / "docs/data/extensions_seeds.csv")
+    seeds = seeds[seeds["question"] != "criteria"]  # its same-optimum values need last_step
+    tables = {"rajaee_cls_runs": runs, "rajaee_cls_layers": layers, "extensions_seeds": seeds}
+    families = studies.claim_families(tables)
+    assert [f.name for f in families] == ["extensions", "rajaee_cls"]
+    assert {c.name for c in families[1].claims} >= {"cls_method_cannot_raise_isotropy"}
