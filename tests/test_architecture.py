@@ -163,6 +163,7 @@ WORKFLOW_SIDE = (
     "isotropy.debug",
     "isotropy.studies",
     "isotropy.paper_studies",
+    "isotropy.embedding_cost",
 )
 
 
@@ -558,10 +559,11 @@ def test_the_layer_checks_find_planted_imports(tmp_path):
 # Each study's own modules. What two studies share lives in a neutral module both import:
 # fine-tuning (isotropy.finetune), the isotropy-enhancing transforms (isotropy.transforms),
 # metrics, statistics, and the main study's optimisation and traces (isotropy.optimize,
-# isotropy.traces), which the extension study re-runs. The main study's own modules are its
-# summaries and the sensitivity analysis.
+# isotropy.traces), which the extension study re-runs, and the cost of an embedding job
+# (isotropy.embedding_cost). The main study's own modules are its summaries, the sensitivity
+# analysis and the records of the paper's studies (isotropy.paper_studies).
 STUDY_PACKAGES = {
-    "main": ("isotropy.summaries", "isotropy.sensitivity"),
+    "main": ("isotropy.summaries", "isotropy.sensitivity", "isotropy.paper_studies"),
     "istar": ("isotropy.istar",),
     "geometry": ("isotropy.geometry",),
     "extensions": ("isotropy.extensions",),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from isotropy import costs
+from isotropy import costs, embedding_cost
 from isotropy.extensions import design
 from isotropy.extensions import spec as extensions_spec
 from isotropy.paper_studies import cost as paper_cost
@@ -28,7 +28,7 @@ def test_every_measured_cost_says_when_where_and_how_it_was_measured():
         costs.by_dataset("evaluation_cpu_seconds")["polarity"],
     )
     assert costs.PROBE_CPU_SECONDS == costs.value("probe_cpu_seconds")
-    assert set(paper_cost.MIRROR_UNIQUE_TEXTS) == set(paper_cost.CPU_SECONDS)
+    assert set(embedding_cost.MIRROR_UNIQUE_TEXTS) == set(paper_cost.CPU_SECONDS)
 
 
 def _planted(tmp_path: Path, **change: str) -> Path:

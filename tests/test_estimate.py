@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from isotropy import costs, estimate
+from isotropy import costs, embedding_cost, estimate
 from isotropy.paper_studies import cost as paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
@@ -96,14 +96,14 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
         {name: (0.5, 2.0) for name in ("polarity", "snli", "pos", "supersense")},
     )
     monkeypatch.setattr(
-        paper_cost,
+        embedding_cost,
         "EMBED_CPU_SECONDS_PER_TEXT",
         {("sentence-transformers/all-MiniLM-L6-v2", "polarity"): 0.01},
     )
-    monkeypatch.setattr(paper_cost, "EMBED_LOAD_CPU_SECONDS", 4.0)
-    monkeypatch.setattr(paper_cost, "WORD_VECTOR_CPU_SECONDS", 30.0)
+    monkeypatch.setattr(embedding_cost, "EMBED_LOAD_CPU_SECONDS", 4.0)
+    monkeypatch.setattr(embedding_cost, "WORD_VECTOR_CPU_SECONDS", 30.0)
     monkeypatch.setattr(
-        paper_cost,
+        embedding_cost,
         "MIRROR_UNIQUE_TEXTS",
         {"polarity": 1000, "snli": 2000, "pos": 500, "supersense": 500},
     )
@@ -127,7 +127,7 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     # SNLI (not measured: polarity's cost per text stands in): 2,000 texts at 0.01 CPU-s plus
     # 4 CPU-s to load the model, on 2 threads: 12 s.
     # Word vectors: one 30 s lookup for pos and one for supersense: 60 s.
-    assert paper_cost.embedding_seconds(config, "miniLM", "snli", tmp_path) == 12.0
+    assert embedding_cost.embedding_seconds(config, "miniLM", "snli", tmp_path) == 12.0
     # Jobs to start: 19 runs, 3 embeddings or lookups, download and preparation of 4 data
     # sets, table 1, correlations and two figures: 34, at the fixed start-up cost each.
     overhead = 34 * costs.JOB_OVERHEAD_SECONDS
@@ -251,8 +251,8 @@ def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):
     table = tmp_path / "resources/data/snli.parquet"
     table.parent.mkdir(parents=True)
     pd.DataFrame({"text": ["a b", "a b", "c"], "text_pair": ["c", "d", "a b"]}).to_parquet(table)
-    assert paper_cost.unique_text_count("snli", tmp_path) == 3  # "a b", "c", "d"
-    assert paper_cost.unique_text_count("snli", tmp_path / "fresh") == 12_982
+    assert embedding_cost.unique_text_count("snli", tmp_path) == 3  # "a b", "c", "d"
+    assert embedding_cost.unique_text_count("snli", tmp_path / "fresh") == 12_982
 
 
 def test_gpu_estimate_needs_no_cpu_cost_and_grows_with_the_updates():
@@ -280,9 +280,11 @@ def test_every_main_setup_has_a_measured_cost():
     for dataset, setup in config["main"]["setups"].items():
         per_update, per_evaluation = paper_cost.CPU_SECONDS[dataset]
         assert per_update > 0 and per_evaluation > 0, dataset
-        assert paper_cost.MIRROR_UNIQUE_TEXTS[dataset] > 0, dataset
+        assert embedding_cost.MIRROR_UNIQUE_TEXTS[dataset] > 0, dataset
         assert (
-            paper_cost.embedding_seconds(config, setup["encoder"], dataset, ROOT / "no-such-dir")
+            embedding_cost.embedding_seconds(
+                config, setup["encoder"], dataset, ROOT / "no-such-dir"
+            )
             > 0
         )
 

@@ -11,7 +11,7 @@ import pytest
 import tiny_workflow
 import yaml
 
-from isotropy import costs, estimate
+from isotropy import costs, embedding_cost, estimate
 from isotropy.paper_studies import cost as paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
@@ -73,7 +73,7 @@ def test_jobs_are_weighed_by_the_estimate_costs():
     overhead = costs.JOB_OVERHEAD_SECONDS
     assert planned[5].seconds == paper_cost.run_seconds("polarity", settings, "cpu") + overhead
     assert planned[5].label == "optimize_embeddings preview/miniLM/polarity/0"
-    snli = paper_cost.embedding_seconds(config, "miniLM", "snli", ROOT / "no-such-dir")
+    snli = embedding_cost.embedding_seconds(config, "miniLM", "snli", ROOT / "no-such-dir")
     assert planned[6].seconds == snli + overhead
     assert planned[7].seconds == overhead
 

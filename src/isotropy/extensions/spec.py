@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from isotropy import costs, paths
+from isotropy.embedding_cost import embedding_seconds
 from isotropy.extensions import design as extensions_design
 from isotropy.logs import duration
-from isotropy.paper_studies.cost import embedding_seconds
 from isotropy.studies import ClaimFamily, StudySpec
 from isotropy.workflow import targets
 

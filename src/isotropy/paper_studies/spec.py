@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from isotropy import paths
+from isotropy import embedding_cost, paths
 from isotropy.paper_studies import cost
 from isotropy.studies import StudySpec
 from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
@@ -53,8 +53,8 @@ MAIN = StudySpec(
     rules=RULES,
     job_costs={
         **OPTIMISATION_COSTS,
-        "embed_sentences": cost.embedding_job_seconds,
-        "lookup_word_vectors": cost.embedding_job_seconds,
+        "embed_sentences": embedding_cost.embedding_job_seconds,
+        "lookup_word_vectors": embedding_cost.embedding_job_seconds,
     },
     describe=lambda config, device: cost.describe(config, "main", device),
     verdict_inputs=optimisation_verdict_inputs("main"),
