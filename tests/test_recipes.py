@@ -94,13 +94,9 @@ def _git(repo: Path, *args: str) -> str:
     return subprocess.run(command, cwd=repo, check=True, capture_output=True, text=True).stdout
 
 
-@pytest.mark.slow
-def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
-    """docs/extending.md's data-set recipe followed in a copy of the repository: a new reader
-    module and one config.yaml entry (its source, its main setup, its option) are all it
-    touches; the configuration passes the schema and every check, the dry run plans the data
-    set's download, preparation, lookup and runs, and the two jobs that make its table run."""
-    repo = tmp_path / "repo"
+def _committed_copy(repo: Path) -> Path:
+    """The files git tracks in this checkout, copied to ``repo`` and committed there, so that
+    ``git status`` in the copy shows what a recipe then touches."""
     for name in _git(ROOT, "ls-files").splitlines():
         if (ROOT / name).is_file():
             (repo / name).parent.mkdir(parents=True, exist_ok=True)
@@ -108,6 +104,16 @@ def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "copy")
+    return repo
+
+
+@pytest.mark.slow
+def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
+    """docs/extending.md's data-set recipe followed in a copy of the repository: a new reader
+    module and one config.yaml entry (its source, its main setup, its option) are all it
+    touches; the configuration passes the schema and every check, the dry run plans the data
+    set's download, preparation, lookup and runs, and the two jobs that make its table run."""
+    repo = _committed_copy(tmp_path / "repo")
     words = tmp_path / "words.tsv"
     words.write_text("dog\tnoun\nrun\tverb\ncat\tnoun\n", encoding="utf-8")
     # The recipe: one module ...
@@ -226,14 +232,7 @@ def test_a_study_is_its_package_a_rule_file_a_script_and_its_config(tmp_path):
     package (its record), rule file, script, config section and schema entry are all it
     touches; rule all and the dry run plan its table, its target runs, and the estimate and
     the run's progress lines read its record."""
-    repo = tmp_path / "repo"
-    for name in _git(ROOT, "ls-files").splitlines():
-        if (ROOT / name).is_file():
-            (repo / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, repo / name)
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "copy")
+    repo = _committed_copy(tmp_path / "repo")
     _add_toy_study(repo)
     touched = sorted(line[3:] for line in _git(repo, "status", "--porcelain", "-uall").splitlines())
     assert touched == [
