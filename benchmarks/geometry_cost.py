@@ -31,10 +31,13 @@ import time
 import torch
 
 from isotropy.costs import PROBE_CPU_SECONDS, speed_probe
-from isotropy.embeddings.hidden_states import extract_token_embeddings, load_hidden_state_model
+from isotropy.embeddings.hidden_states import (
+    extract_token_embeddings,
+    load_hidden_state_model,
+    mean_pooled_embeddings,
+)
 from isotropy.geometry.layer_isotropy import isotropy_by_layer
 from isotropy.geometry.layers import cosine_by_layer, lid_by_layer
-from isotropy.geometry.sts import mean_pooled_embeddings
 from isotropy.models import ModelSpec
 
 

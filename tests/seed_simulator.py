@@ -96,3 +96,13 @@ def trace_rows(
         }
         for k, a, b in zip(steps, isoscore, silhouette)
     ]
+
+
+def seed_measurement(quantity: str, setup: str, paper_setup: str, per_seed) -> dict:
+    """The main study's measurement of ``quantity`` whose value is the mean of its seeds'."""
+    from isotropy.verdicts.measurements import measurement
+
+    value = float(np.mean(per_seed))
+    return measurement(
+        "main", quantity, setup, paper_setup, value, per_seed=per_seed, seeds=len(per_seed)
+    )

@@ -17,6 +17,19 @@ ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = str(ROOT / "schemas" / "config.schema.yaml")
 
 
+def assert_refused(config: dict, match: str) -> None:
+    """The cross-checks refuse ``config`` with a ConfigError whose message matches ``match``."""
+    with pytest.raises(workflow_config.ConfigError, match=match):
+        workflow_config.check_config(config)
+
+
+def refusal_lines(overlay: Path) -> list[str]:
+    """The problems, one a line, of the ConfigError refusing config.yaml with ``overlay``."""
+    with pytest.raises(workflow_config.ConfigError) as info:
+        workflow_config.load_config([ROOT / "config.yaml", overlay])
+    return str(info.value).splitlines()[1:]
+
+
 @pytest.fixture
 def config():
     return yaml.safe_load((ROOT / "config.yaml").read_text())
@@ -95,8 +108,7 @@ def test_bad_values_are_rejected(config):
 
 def test_undefined_encoder_is_a_config_error(config):
     config["main"]["setups"]["polarity"]["encoder"] = "no-such-model"
-    with pytest.raises(workflow_config.ConfigError, match="no-such-model"):
-        workflow_config.check_config(config)
+    assert_refused(config, "no-such-model")
 
 
 def test_main_study_runs_and_settings(config):
@@ -164,19 +176,14 @@ def test_preview_is_the_main_study_with_one_seed_and_a_coarse_stride(config):
 
 def test_word_vectors_in_a_sentence_study_are_refused(config):
     config["glue"]["encoders"] = ["miniLM", "word2vec"]
-    with pytest.raises(
-        workflow_config.ConfigError,
-        match=r"glue.encoders\[1\]: 'word2vec' is a word-vectors encoder.*"
+    assert_refused(
+        config,
+        r"glue.encoders\[1\]: 'word2vec' is a word-vectors encoder.*"
         r"name a sentence-transformer encoder instead \(defined: miniLM, mpnet, roberta\)",
-    ):
-        workflow_config.check_config(config)
+    )
     config["glue"]["encoders"] = ["miniLM"]
     config["main"]["setups"]["snli"]["encoder"] = "word2vec"
-    with pytest.raises(
-        workflow_config.ConfigError,
-        match=r"main.setups.snli.encoder: 'word2vec' is a word-vectors encoder",
-    ):
-        workflow_config.check_config(config)
+    assert_refused(config, r"main.setups.snli.encoder: 'word2vec' is a word-vectors encoder")
     # Word datasets may use either kind.
     config["main"]["setups"]["snli"]["encoder"] = "miniLM"
     config["main"]["setups"]["pos"]["encoder"] = "miniLM"
@@ -210,40 +217,32 @@ def test_negative_infinity_is_refused_by_the_schema_or_the_cross_checks(config):
     config["istar"]["training"]["learning_rate"] = 1e-5
     config["istar"]["lambdas"] = [-5, float("-inf")]  # no minimum: the cross-checks name it
     validate(config, SCHEMA)
-    with pytest.raises(
-        workflow_config.ConfigError, match=r"istar.lambdas\[1\]: -inf is not a finite number"
-    ):
-        workflow_config.check_config(config)
+    assert_refused(config, r"istar.lambdas\[1\]: -inf is not a finite number")
 
 
 def test_nan_from_yaml_is_refused(config):
     config["main"]["learning_rate"] = yaml.safe_load("learning_rate: .nan")["learning_rate"]
     validate(config, SCHEMA)
-    with pytest.raises(
-        workflow_config.ConfigError, match=r"main.learning_rate: nan is not a finite number"
-    ):
-        workflow_config.check_config(config)
+    assert_refused(config, r"main.learning_rate: nan is not a finite number")
 
 
 @pytest.mark.parametrize("rel", ["../outside.txt", "/etc/passwd", "glue/../../x.tsv"])
 def test_mirror_paths_outside_the_mirror_are_refused(config, rel):
     config["sources"]["supersense_words"]["mirror"] = [rel]
-    with pytest.raises(
-        workflow_config.ConfigError,
-        match=rf"sources.supersense_words.mirror: '{re.escape(rel)}' is not a "
+    assert_refused(
+        config,
+        rf"sources.supersense_words.mirror: '{re.escape(rel)}' is not a "
         r"path inside the mirror folder; list files relative to the mirror",
-    ):
-        workflow_config.check_config(config)
+    )
 
 
 def test_url_without_a_file_name_is_refused(config):
     config["sources"]["snli"]["url"] = "https://nlp.stanford.edu/projects/snli/%2e%2e"
-    with pytest.raises(
-        workflow_config.ConfigError,
-        match=r"sources.snli.url: URL '.*%2e%2e' ends in '..' once decoded, "
+    assert_refused(
+        config,
+        r"sources.snli.url: URL '.*%2e%2e' ends in '..' once decoded, "
         r"which is not a file name; give the address of the file itself",
-    ):
-        workflow_config.check_config(config)
+    )
 
 
 def test_downloads_section_defaults_and_limits(config):
@@ -336,10 +335,7 @@ def test_a_hub_model_without_a_revision_is_refused(config, section, name):
     entries.setdefault(name, {"model": "someone/model", "parts": []})
     entries[name]["revision"] = None
     key = f"{section}.{name}"
-    with pytest.raises(
-        workflow_config.ConfigError, match=rf"{re.escape(key)}: .* has revision None; pin it"
-    ):
-        workflow_config.check_config(config)
+    assert_refused(config, rf"{re.escape(key)}: .* has revision None; pin it")
     # A model read from a local folder needs no revision.
     entries[name]["path"] = "/some/folder"
     assert not [p for p in workflow_config.unpinned_hub_entries(config) if p.startswith(key + ":")]
@@ -400,9 +396,7 @@ def test_load_config_refuses_a_misspelt_main_setup_in_one_sentence(tmp_path):
 
     overlay = tmp_path / "typo.yaml"
     overlay.write_text("main:\n  setups:\n    polarty: {encoder: miniLM, bias: false}\n")
-    with pytest.raises(workflow_config.ConfigError) as info:
-        workflow_config.load_config([ROOT / "config.yaml", overlay])
-    problems = str(info.value).splitlines()[1:]
+    problems = refusal_lines(overlay)
     assert problems == [
         f"  main.setups: 'polarty' is not a registered data set (registered: "
         f"{', '.join(sorted(DATASETS))}); check its spelling"
@@ -425,9 +419,7 @@ def test_load_config_refuses_an_unknown_model_name_in_one_sentence(tmp_path, ove
     typo = tmp_path / "typo.yaml"
     typo.write_text(overlay)
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
-    with pytest.raises(workflow_config.ConfigError) as info:
-        workflow_config.load_config([ROOT / "config.yaml", typo])
-    problems = str(info.value).splitlines()[1:]
+    problems = refusal_lines(typo)
     assert problems == [
         f"  {key}: 'miniLN' is not defined under 'models' (registered: "
         f"{', '.join(sorted(config['models']))}); check its spelling"

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pandas as pd
+from processes import run_ok
 
 from isotropy.debug import ROOT
 
@@ -19,7 +20,7 @@ def test_a_step_runs_outside_snakemake(tmp_path):
     env = {
         k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"
     }  # the originals: no mirror check
-    result = subprocess.run(
+    run_ok(
         [
             sys.executable,
             "-m",
@@ -31,12 +32,9 @@ def test_a_step_runs_outside_snakemake(tmp_path):
             "--configfile",
             str(ROOT / "config" / "offline.yaml"),
         ],
-        capture_output=True,
-        text=True,
         env=env,
         timeout=300,
     )
-    assert result.returncode == 0, result.stderr[-3000:]
     table = pd.read_parquet(tmp_path / "resources/data/polarity.parquet")
     assert table.to_dict("list") == {
         "text": ["a fine film", "sharp and funny", "a dull plot"],

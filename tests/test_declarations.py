@@ -17,16 +17,15 @@ import math
 import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
+from seed_simulator import seed_measurement
 
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.claims import check_claims
 from isotropy.verdicts.comparison import printed_number, read_published
 from isotropy.verdicts.declarations import fill_declarations
-from isotropy.verdicts.measurements import measurement
 
 ROOT = Path(__file__).resolve().parents[1]
 CSV = ROOT / "config" / "published_values.csv"
@@ -95,17 +94,7 @@ def test_sst2_iw_percent_is_judged_like_the_other_iw_rows():
 
 
 def _claim(per_seed: tuple[float, ...]) -> str:
-    rows = [
-        measurement(
-            "main",
-            "silhouette_change",
-            "s",
-            "polarity",
-            float(np.mean(per_seed)),
-            per_seed=per_seed,
-            seeds=len(per_seed),
-        )
-    ]
+    rows = [seed_measurement("silhouette_change", "s", "polarity", per_seed)]
     table = check_claims(pd.DataFrame(rows), {"main"})
     return table.loc[table["claim"] == "silhouette_rises", "verdict"].iloc[0]
 

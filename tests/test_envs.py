@@ -23,6 +23,7 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from processes import run_captured
 
 ROOT = Path(__file__).resolve().parents[1]
 ENVS = ROOT / "envs"
@@ -420,14 +421,8 @@ def test_post_deploy_installs_the_project_package(tmp_path):
         "HOME": str(tmp_path),
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
     }
-    result = subprocess.run(
-        ["bash", str(ENVS / "torch.post-deploy.sh")],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    post_deploy = ["bash", str(ENVS / "torch.post-deploy.sh")]
+    result = run_captured(post_deploy, cwd=ROOT, env=env, timeout=300)
     if (
         result.returncode != 0
         and "Could not find a version that satisfies the requirement setuptools" in result.stderr
@@ -435,7 +430,7 @@ def test_post_deploy_installs_the_project_package(tmp_path):
         pytest.skip("PyPI unreachable: pip cannot fetch the build backend (setuptools)")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     # No dependencies were installed: the environment file pins those, not pip.
-    check = subprocess.run(
+    check = run_captured(
         [
             str(bin_dir / "python"),
             "-c",
@@ -443,8 +438,6 @@ def test_post_deploy_installs_the_project_package(tmp_path):
         ],
         cwd=tmp_path,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=60,
     )
     assert check.returncode == 0, check.stderr
@@ -452,22 +445,13 @@ def test_post_deploy_installs_the_project_package(tmp_path):
         Path(check.stdout.strip()).resolve()
         == (ROOT / "src" / "isotropy" / "__init__.py").resolve()
     )
-    freeze = subprocess.run(
+    freeze = run_captured(
         [str(bin_dir / "python"), "-m", "pip", "list", "--format=freeze"],
         env=env,
-        capture_output=True,
-        text=True,
         timeout=60,
     ).stdout
     assert "torch" not in freeze and "numpy" not in freeze, freeze
 
     # Run from elsewhere without ISOTROPY_REPO, the script refuses with a clear message.
-    wrong = subprocess.run(
-        ["bash", str(ENVS / "torch.post-deploy.sh")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    wrong = run_captured(post_deploy, cwd=tmp_path, env=env, timeout=60)
     assert wrong.returncode == 1 and "set ISOTROPY_REPO" in wrong.stderr

@@ -22,6 +22,7 @@ from isotropy.embeddings.hidden_states import (
     extract_token_embeddings,
     extract_window_embeddings,
     load_hidden_state_model,
+    mean_pooled_embeddings,
     text_windows,
     token_states_by_sentence,
 )
@@ -39,7 +40,6 @@ from isotropy.geometry.sts import (
     enhance,
     evaluate_sts,
     evaluate_sts_tokens,
-    mean_pooled_embeddings,
     pair_cosines,
     pair_side_tokens,
     sts_sentence_index,

@@ -255,23 +255,28 @@ def test_eq3_equals_eq4_over_class_vectors(cloud, glove, minilm):
     assert float(O.linear_objective_by_class(means, w)) != pytest.approx(eq3, rel=1e-3)
 
 
-def _ascend_eq3(n_per_class: list[int], d: int, steps: int, seed: int = 0):
-    """Projected gradient ascent of Eq. (3) over X (rows in the unit ball) and W (unit Frobenius
-    ball) from a random start; returns X, labels and W."""
+def _ascend(objective, counts: list[int], d: int, *, steps: int, lr: float, seed: int = 0):
+    """Projected gradient ascent of ``objective(X, labels, W)`` over X (rows in the unit ball)
+    and W (unit Frobenius ball) from a random start, ``counts[c]`` points of class c; returns X,
+    labels and W."""
     generator = torch.Generator().manual_seed(seed)
-    y = torch.cat([torch.full((m,), c) for c, m in enumerate(n_per_class)])
+    y = torch.cat([torch.full((m,), c) for c, m in enumerate(counts)])
     x = torch.randn(len(y), d, generator=generator, dtype=torch.float64).requires_grad_()
-    w = torch.randn(len(n_per_class), d, generator=generator, dtype=torch.float64)
-    w.requires_grad_()
-    optimiser = torch.optim.SGD([x, w], lr=1.0)
+    w = torch.randn(len(counts), d, generator=generator, dtype=torch.float64).requires_grad_()
+    optimiser = torch.optim.SGD([x, w], lr=lr)
     for _ in range(steps):
         optimiser.zero_grad()
-        (-O.linear_objective(x, y, w)).backward()
+        (-objective(x, y, w)).backward()
         optimiser.step()
         with torch.no_grad():
             x /= x.norm(dim=1, keepdim=True).clamp_min(1.0)
             w /= w.norm().clamp_min(1.0)
     return x.detach(), y, w.detach()
+
+
+def _ascend_eq3(n_per_class: list[int], d: int, steps: int, seed: int = 0):
+    """:func:`_ascend` on Eq. (3)'s association term alone."""
+    return _ascend(O.linear_objective, n_per_class, d, steps=steps, lr=1.0, seed=seed)
 
 
 def test_eq3_association_optimum_collapses_each_class_and_norms_follow_label_counts():
@@ -346,21 +351,8 @@ def test_footnote_2_the_counting_weights_cancel_for_balanced_binary_tasks():
 
 
 def _ascend_full_eq3(counts: list[int], d: int, steps: int = 1500, seed: int = 0):
-    """Projected gradient ascent of Eq. (3) in full over X (rows in the unit ball) and W (unit
-    Frobenius ball) from a random start; returns X, labels and W."""
-    generator = torch.Generator().manual_seed(seed)
-    y = torch.cat([torch.full((m,), c) for c, m in enumerate(counts)])
-    x = torch.randn(len(y), d, generator=generator, dtype=torch.float64).requires_grad_()
-    w = torch.randn(len(counts), d, generator=generator, dtype=torch.float64).requires_grad_()
-    optimiser = torch.optim.SGD([x, w], lr=0.5)
-    for _ in range(steps):
-        optimiser.zero_grad()
-        (-O.classifier_objective(x, y, w)).backward()
-        optimiser.step()
-        with torch.no_grad():
-            x /= x.norm(dim=1, keepdim=True).clamp_min(1.0)
-            w /= w.norm().clamp_min(1.0)
-    return x.detach(), y, w.detach()
+    """:func:`_ascend` on Eq. (3) in full."""
+    return _ascend(O.classifier_objective, counts, d, steps=steps, lr=0.5, seed=seed)
 
 
 @pytest.mark.parametrize("counts", [[20, 20], [30, 10], [10, 10, 10], [8, 8, 8, 8]])

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from processes import run_ok
 from toy_dataset import TOY_DATASET_MODULE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,7 +56,7 @@ def test_a_model_added_in_an_overlay_is_planned_and_estimated(tmp_path):
     configs = [str(ROOT / "config.yaml"), str(ROOT / "config/offline.yaml"), str(overlay)]
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     bin_dir = Path(sys.executable).parent
-    dry = subprocess.run(
+    dry = run_ok(
         [
             str(bin_dir / "snakemake"),
             "main_study",
@@ -68,14 +69,10 @@ def test_a_model_added_in_an_overlay_is_planned_and_estimated(tmp_path):
         ],
         cwd=ROOT,
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
     )
-    assert dry.returncode == 0, dry.stderr[-3000:] + dry.stdout[-3000:]
     assert "resources/embeddings/toy/polarity/vectors.npy" in dry.stdout
     assert "results/main/toy/polarity/seed0/trace.parquet" in dry.stdout
-    estimate = subprocess.run(
+    estimate = run_ok(
         [
             sys.executable,
             "-m",
@@ -87,11 +84,8 @@ def test_a_model_added_in_an_overlay_is_planned_and_estimated(tmp_path):
         ],
         cwd=tmp_path,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=300,
     )
-    assert estimate.returncode == 0, estimate.stderr[-3000:]
     assert "no measured cost for toy embeddings of polarity" in estimate.stdout, estimate.stdout
 
 
@@ -100,13 +94,9 @@ def _git(repo: Path, *args: str) -> str:
     return subprocess.run(command, cwd=repo, check=True, capture_output=True, text=True).stdout
 
 
-@pytest.mark.slow
-def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
-    """docs/extending.md's data-set recipe followed in a copy of the repository: a new reader
-    module and one config.yaml entry (its source, its main setup, its option) are all it
-    touches; the configuration passes the schema and every check, the dry run plans the data
-    set's download, preparation, lookup and runs, and the two jobs that make its table run."""
-    repo = tmp_path / "repo"
+def _committed_copy(repo: Path) -> Path:
+    """The files git tracks in this checkout, copied to ``repo`` and committed there, so that
+    ``git status`` in the copy shows what a recipe then touches."""
     for name in _git(ROOT, "ls-files").splitlines():
         if (ROOT / name).is_file():
             (repo / name).parent.mkdir(parents=True, exist_ok=True)
@@ -114,6 +104,16 @@ def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "copy")
+    return repo
+
+
+@pytest.mark.slow
+def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
+    """docs/extending.md's data-set recipe followed in a copy of the repository: a new reader
+    module and one config.yaml entry (its source, its main setup, its option) are all it
+    touches; the configuration passes the schema and every check, the dry run plans the data
+    set's download, preparation, lookup and runs, and the two jobs that make its table run."""
+    repo = _committed_copy(tmp_path / "repo")
     words = tmp_path / "words.tsv"
     words.write_text("dog\tnoun\nrun\tverb\ncat\tnoun\n", encoding="utf-8")
     # The recipe: one module ...
@@ -134,20 +134,9 @@ def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}
     env.update(PYTHONPATH=str(repo / "src"), HF_HUB_OFFLINE="1")
     load = "from isotropy.workflow.config import load_config; load_config(['config.yaml'])"
-    checked = subprocess.run(
-        [sys.executable, "-c", load], cwd=repo, env=env, capture_output=True, text=True
-    )
-    assert checked.returncode == 0, checked.stderr[-3000:]
+    run_ok([sys.executable, "-c", load], cwd=repo, env=env)
     snakemake = [sys.executable, "-m", "snakemake", "--cores", "1"]
-    dry = subprocess.run(
-        [*snakemake, "-n", "main_study"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert dry.returncode == 0, dry.stderr[-3000:] + dry.stdout[-3000:]
+    dry = run_ok([*snakemake, "-n", "main_study"], cwd=repo, env=env)
     for planned in (
         "resources/raw/toy_words/manifest.json",
         "resources/data/toy.parquet",
@@ -155,15 +144,7 @@ def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
         "results/main/word2vec/toy/seed0/trace.parquet",
     ):
         assert planned in dry.stdout, planned
-    made = subprocess.run(
-        [*snakemake, "resources/data/toy.parquet"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert made.returncode == 0, made.stderr[-3000:]
+    run_ok([*snakemake, "resources/data/toy.parquet"], cwd=repo, env=env)
     table = pd.read_parquet(repo / "resources/data/toy.parquet")
     assert table.to_dict("list") == {
         "text": ["dog!", "run!", "cat!"],
@@ -251,14 +232,7 @@ def test_a_study_is_its_package_a_rule_file_a_script_and_its_config(tmp_path):
     package (its record), rule file, script, config section and schema entry are all it
     touches; rule all and the dry run plan its table, its target runs, and the estimate and
     the run's progress lines read its record."""
-    repo = tmp_path / "repo"
-    for name in _git(ROOT, "ls-files").splitlines():
-        if (ROOT / name).is_file():
-            (repo / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, repo / name)
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "copy")
+    repo = _committed_copy(tmp_path / "repo")
     _add_toy_study(repo)
     touched = sorted(line[3:] for line in _git(repo, "status", "--porcelain", "-uall").splitlines())
     assert touched == [

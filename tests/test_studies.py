@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_slurm import _rules_declaring_gpu
 
 from isotropy import studies
 from isotropy.studies import StudySpec
@@ -26,17 +27,6 @@ def test_the_schema_lists_exactly_the_studies_config_studies_may_name():
     enum = schema["properties"]["studies"]["items"]["enum"]
     assert sorted(enum) == sorted(studies.listed_names())
     assert set(schema["properties"]["studies"]["default"]) <= set(enum)
-
-
-def _rules_declaring_gpu() -> set[str]:
-    declaring = set()
-    for smk in (ROOT / "rules").glob("*.smk"):
-        for rule, body in re.findall(
-            r"^rule (\w+):\n((?:[ \t]+.*\n|\n)+)", smk.read_text(), re.MULTILINE
-        ):
-            if re.search(r"^\s+gpu\s*=", body, re.MULTILINE):
-                declaring.add(rule)
-    return declaring
 
 
 def _profile_gpu_rules() -> set[str]:

@@ -1,5 +1,5 @@
 """Hidden states of a pretrained transformer: every layer for token instances (Cai et al.),
-or one layer per sentence (Rajaee & Pilehvar's token-level STS)."""
+or one layer per sentence (Rajaee & Pilehvar's token-level STS), or its mean per sentence."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import logging
 import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, cast
+from dataclasses import dataclass, fields
+from typing import Any, Self, cast
 
 import numpy as np
 
@@ -71,7 +71,22 @@ def tokenize_batch(tokenizer, sentences: Sequence[str], max_length: int):
 
 
 @dataclass
-class TokenEmbeddings:
+class ArrayRecord:
+    """A dataclass whose every field is an array, stored as one ``.npz`` file with an array per
+    field (hidden states and what goes with them)."""
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write every field to one ``.npz`` file, atomically."""
+        save_npz(path, **{f.name: np.asarray(getattr(self, f.name)) for f in fields(self)})
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Self:
+        with open_npz(path) as data:
+            return cls(*(data[f.name] for f in fields(cls)))
+
+
+@dataclass
+class TokenEmbeddings(ArrayRecord):
     """Contextual embeddings of token instances at every layer.
 
     ``layers[l, i]`` is instance ``i`` at hidden-state layer ``l`` (0 = the embedding layer);
@@ -99,21 +114,6 @@ class TokenEmbeddings:
     @property
     def n_layers(self) -> int:
         return self.layers.shape[0]
-
-    def save(self, path: str | os.PathLike) -> None:
-        """Write all arrays to one ``.npz`` file, atomically."""
-        save_npz(
-            path,
-            layers=self.layers,
-            token_ids=self.token_ids,
-            tokens=np.asarray(self.tokens, dtype=str),
-            sentence_index=self.sentence_index,
-        )
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> TokenEmbeddings:
-        with open_npz(path) as data:
-            return cls(data["layers"], data["token_ids"], data["tokens"], data["sentence_index"])
 
 
 def extract_token_embeddings(
@@ -283,6 +283,46 @@ def layer_states_in_batches(
             hidden = model(**inputs).hidden_states[layer]
         yield rows, inputs, special, hidden
         logged.update(len(rows))
+
+
+def mean_pooled_embeddings(
+    sentences: Sequence[str],
+    tokenizer,
+    model,
+    *,
+    device: Any = "cpu",
+    batch_size: int = 32,
+    max_length: int = 128,
+    layer: int = -1,
+    progress: bool = True,
+) -> np.ndarray:
+    """Sentence embeddings: the mean of one layer's hidden states over the attended tokens.
+
+    Special tokens are included, as in sentence-transformers' mean pooling. Sentences are
+    batched by length (less padding); rows come back in input order.
+    """
+    result: np.ndarray | None = None
+    batches = layer_states_in_batches(
+        sentences,
+        tokenizer,
+        model,
+        device=device,
+        batch_size=batch_size,
+        max_length=max_length,
+        layer=layer,
+        desc="sentence embeddings",
+        progress=progress,
+    )
+    for rows, inputs, _, hidden in batches:
+        mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = ((hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)).float().cpu().numpy()
+        if result is None:
+            result = np.empty((len(sentences), pooled.shape[1]), dtype=np.float32)
+        result[rows] = pooled
+    assert result is not None
+    if not np.isfinite(result).all():
+        raise ValueError("the model produced non-finite sentence embeddings")
+    return result
 
 
 def token_states_by_sentence(

@@ -24,7 +24,6 @@ protocol is inferred (docs/methods.md, "SST-2 classification"). What is fixed he
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,8 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from isotropy.embeddings.hidden_states import ArrayRecord
 from isotropy.geometry.sts import enhance
-from isotropy.io import open_npz, save_npz
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +94,7 @@ def classification_seconds(features: TokenFeatures, **settings: Any) -> float:
 
 
 @dataclass
-class TokenFeatures:
+class TokenFeatures(ArrayRecord):
     """Last-layer states of every attended token of a task's sentences, frozen encoder.
 
     Sentence ``j``'s tokens are rows ``offsets[j]:offsets[j+1]`` of ``tokens`` in position order;
@@ -127,20 +126,6 @@ class TokenFeatures:
     @property
     def lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
-
-    def save(self, path: str | os.PathLike) -> None:
-        save_npz(
-            path,
-            tokens=self.tokens,
-            offsets=self.offsets,
-            labels=self.labels,
-            train=self.train,
-        )
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> TokenFeatures:
-        with open_npz(path) as data:
-            return cls(data["tokens"], data["offsets"], data["labels"], data["train"])
 
 
 def token_features(

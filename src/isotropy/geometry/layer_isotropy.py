@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from isotropy.embeddings.hidden_states import TokenEmbeddings
+from isotropy.geometry.layers import layer_row
 
 log = logging.getLogger(__name__)
 
@@ -72,18 +73,7 @@ def isotropy_by_layer(
     for layer in tqdm(range(embeddings.n_layers), desc=f"{model} I(W)", disable=not progress):
         points = embeddings.layers[layer]
         values = layer_isotropy(points)
-        rows.append(
-            {
-                "model": model,
-                "kind": "contextual",
-                "corpus": corpus,
-                "seed": seed,
-                "layer": layer,
-                "n": int(points.shape[0]),
-                "dim": int(points.shape[1]),
-                **values,
-            }
-        )
+        rows.append({**layer_row(model, corpus, seed, layer, points), **values})
         log.info(
             "%s layer %d: I(W) %.3g (sign-free %.3g, centred %.3g)",
             model,

@@ -78,6 +78,21 @@ def cluster_cosine_statistics(
     return stats, clusters
 
 
+def layer_row(model: str, corpus: str, seed: int, layer: int, points: np.ndarray) -> dict:
+    """What opens a contextual layer's row in the per-layer tables: the model, corpus, seed and
+    layer, and how many points of what dimension were measured."""
+    n, dim = points.shape
+    return {
+        "model": model,
+        "kind": "contextual",
+        "corpus": corpus,
+        "seed": seed,
+        "layer": layer,
+        "n": int(n),
+        "dim": int(dim),
+    }
+
+
 def _silhouette_clusters(
     points: np.ndarray,
     k_range: tuple[int, int],
@@ -214,17 +229,10 @@ def cosine_by_layer(
             silhouette_sample_size=silhouette_sample_size,
             seed=seed,
         )
-        n, dim = embeddings.layers[layer].shape
         rows.append(
             {
-                "model": model,
-                "kind": "contextual",
-                "corpus": corpus,
-                "seed": seed,
-                "layer": layer,
-                "n": n,
+                **layer_row(model, corpus, seed, layer, embeddings.layers[layer]),
                 "n_types": int(len(np.unique(embeddings.token_ids))),
-                "dim": dim,
                 **stats,
             }
         )

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from isotropy.embeddings.hidden_states import layer_states_in_batches
 from isotropy.io import open_npz, save_npz
 from isotropy.transforms import all_but_the_top, centre, cluster_based_isotropy
 
@@ -63,46 +62,6 @@ def sts_sentence_index(table: pd.DataFrame) -> tuple[list[str], np.ndarray, np.n
     first = np.array([position[s] for s in table["sentence1"].astype(str)], dtype=np.int64)
     second = np.array([position[s] for s in table["sentence2"].astype(str)], dtype=np.int64)
     return list(position), first, second
-
-
-def mean_pooled_embeddings(
-    sentences: Sequence[str],
-    tokenizer,
-    model,
-    *,
-    device: Any = "cpu",
-    batch_size: int = 32,
-    max_length: int = 128,
-    layer: int = -1,
-    progress: bool = True,
-) -> np.ndarray:
-    """Sentence embeddings: the mean of one layer's hidden states over the attended tokens.
-
-    Special tokens are included, as in sentence-transformers' mean pooling. Sentences are
-    batched by length (less padding); rows come back in input order.
-    """
-    result: np.ndarray | None = None
-    batches = layer_states_in_batches(
-        sentences,
-        tokenizer,
-        model,
-        device=device,
-        batch_size=batch_size,
-        max_length=max_length,
-        layer=layer,
-        desc="sentence embeddings",
-        progress=progress,
-    )
-    for rows, inputs, _, hidden in batches:
-        mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-        pooled = ((hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)).float().cpu().numpy()
-        if result is None:
-            result = np.empty((len(sentences), pooled.shape[1]), dtype=np.float32)
-        result[rows] = pooled
-    assert result is not None
-    if not np.isfinite(result).all():
-        raise ValueError("the model produced non-finite sentence embeddings")
-    return result
 
 
 def enhance(
