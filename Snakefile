@@ -18,9 +18,6 @@ include: "rules/embed.smk"
 
 # The studies, one record each (isotropy.studies): each brings its rule file, and rule all
 # builds a study one way, the one its record says (listed in config `studies`, or configured).
-studies = isotropy_workflow.studies
-
-
 for study_rules in studies.rule_files():
 
     include: study_rules

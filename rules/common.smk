@@ -16,6 +16,7 @@ sources = isotropy_workflow.sources
 models = isotropy_workflow.models
 standins = isotropy_workflow.standins
 extensions_design = isotropy_workflow.extensions_design
+studies = isotropy_workflow.studies
 logs = paths.logs
 benchmarks = paths.benchmarks
 

@@ -4,12 +4,16 @@ optimisation, a linear, deep or triplet head; hidden layers' metrics recorded pe
 import pandas as pd
 
 from isotropy.compute import resolve_device
-from isotropy.embeddings import load_embeddings
 from isotropy.extensions.design import sample_items
 from isotropy.extensions.probes import HiddenLayerProbe
-from isotropy.io import atomic_path, write_json
 from isotropy.logs import configure_from_snakemake
-from isotropy.optimize import Head, OptimisationSettings, build_problem, run_optimisation
+from isotropy.optimize import (
+    Head,
+    OptimisationSettings,
+    problem_from_files,
+    run_optimisation,
+    save_run,
+)
 from isotropy.provenance import record_step
 
 
@@ -18,8 +22,7 @@ def main(snakemake):
     device = resolve_device(snakemake.params.device)
     run = snakemake.params.run
     table = sample_items(pd.read_parquet(snakemake.input.table), run["items"], run["item_seed"])
-    vectors, index = load_embeddings(snakemake.input.vectors, snakemake.input.index)
-    problem = build_problem(table, index, vectors)
+    problem = problem_from_files(table, snakemake.input.vectors, snakemake.input.index)
     settings = OptimisationSettings(**run["settings"])
     head = Head(**run["head"])
     probe = None
@@ -34,9 +37,7 @@ def main(snakemake):
         item_sample=run["items"],
         item_seed=run["item_seed"],
     )
-    with atomic_path(snakemake.output.trace) as tmp:
-        trace.to_parquet(tmp, index=False)
-    write_json(snakemake.output.summary, summary)
+    save_run(trace, summary, snakemake.output.trace, snakemake.output.summary)
     record_step(snakemake, device=device, seeds=[settings.seed])
 
 

@@ -4,10 +4,8 @@ import numpy as np
 import pandas as pd
 
 from isotropy.compute import resolve_device
-from isotropy.embeddings import load_embeddings
-from isotropy.io import atomic_path, write_json
 from isotropy.logs import configure_from_snakemake
-from isotropy.optimize import OptimisationSettings, build_problem, run_optimisation
+from isotropy.optimize import OptimisationSettings, problem_from_files, run_optimisation, save_run
 from isotropy.provenance import record_step
 from isotropy.sensitivity import SubspaceProbe, rms_centred_norm
 
@@ -16,8 +14,7 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     device = resolve_device(snakemake.params.device)
     table = pd.read_parquet(snakemake.input.table)
-    vectors, index = load_embeddings(snakemake.input.vectors, snakemake.input.index)
-    problem = build_problem(table, index, vectors)
+    problem = problem_from_files(table, snakemake.input.vectors, snakemake.input.index)
     basis = np.load(snakemake.input.basis) if snakemake.input.get("basis") else None
     probe = SubspaceProbe(basis if basis is not None and basis.size else None, device)
     settings = OptimisationSettings(**snakemake.params.settings)
@@ -28,9 +25,7 @@ def main(snakemake):
         dataset=snakemake.wildcards.dataset,
         rms_centred_norm=norm,
     )
-    with atomic_path(snakemake.output.trace) as tmp:
-        trace.to_parquet(tmp, index=False)
-    write_json(snakemake.output.summary, summary)
+    save_run(trace, summary, snakemake.output.trace, snakemake.output.summary)
     record_step(snakemake, device=device, seeds=[settings.seed], extra={"rms_centred_norm": norm})
 
 

@@ -485,6 +485,14 @@ def scaled(
     return lines + busy_lines(device, total, cores, threads)
 
 
+def paced(describer: Any, section: str) -> Any:
+    """A study record's ``describe``: ``describer`` :func:`scaled` to this machine, at the
+    threads per job of config ``<section>.resources``."""
+    return lambda config, device: scaled(
+        describer, config, device, config[section]["resources"]["threads"]
+    )
+
+
 def busy_lines(device: str, total: float, cores: int, threads: int = JOB_THREADS) -> list[str]:
     """On a busy CPU (:func:`busy_factor` 1.25 or more), the line with the wall time to expect
     while it stays so; none otherwise."""

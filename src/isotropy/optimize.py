@@ -10,6 +10,7 @@ representations with respect to the labels.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
@@ -20,6 +21,7 @@ import torch
 from torch import nn
 
 from isotropy import metrics
+from isotropy.io import atomic_path, write_json
 from isotropy.logs import duration
 from isotropy.metrics import registry
 from isotropy.traces import evaluates, evaluation_count
@@ -116,6 +118,29 @@ def build_problem(table: pd.DataFrame, index: pd.Series, vectors: np.ndarray) ->
         multilabel=multilabel,
         dropped_items=dropped,
     )
+
+
+def problem_from_files(
+    table: pd.DataFrame, vectors_path: str | os.PathLike, index_path: str | os.PathLike
+) -> Problem:
+    """:func:`build_problem` for a prepared table and its embeddings' files (checked as they
+    load: :func:`isotropy.embeddings.load_embeddings`)."""
+    from isotropy.embeddings import load_embeddings
+
+    vectors, index = load_embeddings(vectors_path, index_path)
+    return build_problem(table, index, vectors)
+
+
+def save_run(
+    trace: pd.DataFrame,
+    summary: dict,
+    trace_path: str | os.PathLike,
+    summary_path: str | os.PathLike,
+) -> None:
+    """A run's trace (parquet) and summary (JSON), each written whole or not at all."""
+    with atomic_path(trace_path) as tmp:
+        trace.to_parquet(tmp, index=False)
+    write_json(summary_path, summary)
 
 
 @dataclass(frozen=True)

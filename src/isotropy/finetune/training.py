@@ -329,6 +329,24 @@ def task_splits(
     )
 
 
+def rule_run(snakemake: Any) -> dict[str, Any]:
+    """What every fine-tuning rule (I-STAR's ``finetune``, the Rajaee CLS study's
+    ``rajaee_cls_finetune``) passes to its run: the model, the task and its splits (the downloads
+    of its sources, inputs ``train`` and ``validation``), the training settings, the seed and the
+    configured device."""
+    settings = TrainingSettings.from_mapping(dict(snakemake.params.training))
+    task = snakemake.wildcards.task
+    train, validation = (Path(snakemake.input[split]).parent for split in ("train", "validation"))
+    return {
+        "model_spec": ModelSpec.from_record(snakemake.params.model),
+        "task": task,
+        "seed": int(snakemake.wildcards.seed),
+        "data": task_splits(task, train, validation, settings),
+        "settings": settings,
+        "device": snakemake.params.device,
+    }
+
+
 def run_and_save(metrics_path: str | os.PathLike, **kwargs) -> dict[str, Any]:
     """Run :func:`finetune` into the folder of ``metrics_path``, write its metrics atomically, then
     drop the checkpoint unless ``settings.keep_checkpoint`` (it holds optimiser state: ~3× the

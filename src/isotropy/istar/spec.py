@@ -90,11 +90,6 @@ def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     return {"istar_runs": paths.ISTAR_RUNS} if targets.istar_runs(config.get("istar")) else {}
 
 
-def describe(config: Mapping[str, Any], device: str) -> list[str]:
-    """:func:`estimate` at this machine's pace."""
-    return costs.scaled(estimate, config, device, config["istar"]["resources"]["threads"])
-
-
 STUDIES = (
     StudySpec(
         name="istar",
@@ -103,7 +98,7 @@ STUDIES = (
         outputs=lambda config: targets.istar_outputs(config.get("istar")),
         rules=RULES,
         job_costs={"finetune": job_seconds},
-        describe=describe,
+        describe=costs.paced(estimate, "istar"),
         verdict_inputs=verdict_inputs,
         gpu_rules=("finetune",),
     ),

@@ -97,11 +97,6 @@ def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
     )
 
 
-def describe(config: Mapping[str, Any], device: str) -> list[str]:
-    """:func:`estimate` at this machine's pace."""
-    return costs.scaled(estimate, config, device, config["rajaee_cls"]["resources"]["threads"])
-
-
 STUDIES = (
     StudySpec(
         name="rajaee_cls",
@@ -110,7 +105,7 @@ STUDIES = (
         outputs=targets.rajaee_outputs,
         rules="rules/rajaee_cls.smk",
         job_costs={"rajaee_cls_finetune": job_seconds},
-        describe=describe,
+        describe=costs.paced(estimate, "rajaee_cls"),
         verdict_inputs=verdict_inputs,
         claim_family=claim_family,
         gpu_rules=("rajaee_cls_finetune",),
