@@ -537,13 +537,20 @@ def test_the_data_layer_imports_no_study():
     assert not wrong, "the data layer importing a study module:\n" + "\n".join(wrong)
 
 
-def test_the_layer_checks_find_planted_imports(tmp_path):
+def _planted_module(tmp_path: Path, top: str, deferred: str, returned: str) -> Path:
+    """A planted offender: a module with one import at its top and one deferred into a
+    function."""
     planted = tmp_path / "planted.py"
-    planted.write_text(
-        "from isotropy.istar.study import run_grid\n"
-        "def interval(values):\n"
-        "    from isotropy.verdicts import tolerances\n"
-        "    return tolerances.judge\n"
+    planted.write_text(f"{top}\ndef planted(values):\n    {deferred}\n    return {returned}\n")
+    return planted
+
+
+def test_the_layer_checks_find_planted_imports(tmp_path):
+    planted = _planted_module(
+        tmp_path,
+        "from isotropy.istar.study import run_grid",
+        "from isotropy.verdicts import tolerances",
+        "tolerances.judge",
     )
     files = {"isotropy.readers.planted": planted, "isotropy.summaries_planted": planted}
     assert _forbidden_imports(files, DATA_LAYER, STUDIES) == [
@@ -593,12 +600,11 @@ def test_no_study_imports_another_study():
 
 
 def test_the_study_check_finds_a_planted_import(tmp_path):
-    planted = tmp_path / "planted.py"
-    planted.write_text(
-        "from isotropy.finetune import training\n"
-        "def fit(points):\n"
-        "    from isotropy.geometry import sts\n"
-        "    return sts.enhance\n"
+    planted = _planted_module(
+        tmp_path,
+        "from isotropy.finetune import training",
+        "from isotropy.geometry import sts",
+        "sts.enhance",
     )
     files = {"isotropy.istar.planted": planted, "isotropy.geometry.planted": planted}
     assert _cross_study_imports(files) == [

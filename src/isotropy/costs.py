@@ -392,30 +392,30 @@ def available_cores() -> int | None:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
+def _recorded_params(result: Path) -> dict | None:
+    """The rule params in a result's provenance record; None when the result or a readable
+    record is missing (a result still to make)."""
+    if not result.is_file():
+        return None
+    try:
+        return dict(json.loads(record_path(result).read_text()).get("params", {}))
+    except (OSError, ValueError, AttributeError, TypeError):
+        return None
+
+
 def run_is_done(trace: Path, settings: Mapping[str, Any], device: str) -> bool:
     """Whether a run's trace exists and was made with these settings and this device setting:
     its provenance record (written by the rule beside the trace) holds the rule's params. A trace
     without a readable record, or with other params, is a run still to do (Snakemake re-makes it
     when the params changed)."""
-    if not trace.is_file():
-        return False
-    try:
-        params = json.loads(record_path(trace).read_text()).get("params", {})
-    except (OSError, ValueError, AttributeError):
-        return False
-    return params == {"settings": dict(settings), "device": device}
+    return _recorded_params(trace) == {"settings": dict(settings), "device": device}
 
 
 def made_with(result: Path, params: Mapping[str, Any]) -> bool:
     """Whether a result exists and its provenance record holds these rule params (others in the
     record are not compared); a result without a readable record is still to make."""
-    if not result.is_file():
-        return False
-    try:
-        recorded = json.loads(record_path(result).read_text()).get("params", {})
-    except (OSError, ValueError, AttributeError):
-        return False
-    return all(recorded.get(key) == value for key, value in params.items())
+    recorded = _recorded_params(result)
+    return recorded is not None and all(recorded.get(k) == v for k, v in params.items())
 
 
 def busy_factor(

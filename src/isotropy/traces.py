@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -147,17 +147,21 @@ def _summary_problem(frame: pd.DataFrame, summary: Mapping) -> str | None:
     return None
 
 
+def _read_checked(path: Path, read: Callable[[Path], pd.DataFrame], what: str, remake: str):
+    """``read(path)`` once the file matches its record; a file that does not, or that ``read``
+    cannot parse (UnicodeDecodeError is a ValueError), is a ResultFileError saying so."""
+    if (problem := _matches_record(path)) is not None:
+        raise ResultFileError(path, problem, remake)
+    try:
+        return read(path)
+    except (OSError, ValueError) as error:
+        raise ResultFileError(path, f"not {what} ({error})", remake) from None
+
+
 def read_trace(path: str | os.PathLike) -> pd.DataFrame:
     """A run's trace, checked (:func:`trace_problem`, its summary.json beside it, its record)."""
     path = Path(path)
-    if (problem := _matches_record(path)) is not None:
-        raise ResultFileError(path, problem, REMAKE_TRACE)
-    try:
-        frame = pd.read_parquet(path)
-    except (OSError, ValueError) as error:
-        raise ResultFileError(
-            path, f"not a readable parquet file ({error})", REMAKE_TRACE
-        ) from None
+    frame = _read_checked(path, pd.read_parquet, "a readable parquet file", REMAKE_TRACE)
     summary_path = path.with_name("summary.json")
     summary = None
     if summary_path.is_file():
@@ -189,12 +193,7 @@ def read_traces(paths: Iterable[str | Path], keys: Iterable[dict]) -> pd.DataFra
 def read_result_table(path: str | os.PathLike) -> pd.DataFrame:
     """A result table (CSV) the verdicts read: its record's sha256, parsed, rows, its columns."""
     path = Path(path)
-    if (problem := _matches_record(path)) is not None:
-        raise ResultFileError(path, problem, REMAKE_TABLE)
-    try:
-        table = pd.read_csv(path)
-    except (OSError, ValueError, UnicodeDecodeError) as error:
-        raise ResultFileError(path, f"not a readable CSV table ({error})", REMAKE_TABLE) from None
+    table = _read_checked(path, pd.read_csv, "a readable CSV table", REMAKE_TABLE)
     missing = [c for c in TABLE_COLUMNS.get(path.stem, ()) if c not in table.columns]
     if missing:
         raise ResultFileError(path, f"it lacks the columns {missing}", REMAKE_TABLE)

@@ -44,40 +44,45 @@ def preview_problem(config: Mapping[str, Any]) -> str | None:
     return workflow_config.preview_stride_problem(config) if "main" in config else None
 
 
-OPTIMISATION_COSTS = {"optimize_embeddings": cost.optimisation_job_seconds}
-MAIN = StudySpec(
-    name="main",
-    section="main",
-    target="main_study",
-    outputs=lambda config: paths.main_study_outputs(),
-    rules=RULES,
+def optimisation_study(name: str, section: str, outputs, **record: Any) -> StudySpec:
+    """The record of a study of direct-optimisation runs (rules/optimize.smk): its target and
+    its estimate (:func:`isotropy.paper_studies.cost.describe`) named after it."""
+    return StudySpec(
+        name=name,
+        section=section,
+        target=f"{name}_study",
+        outputs=outputs,
+        rules=RULES,
+        describe=lambda config, device: cost.describe(config, name, device),
+        **record,
+    )
+
+
+MAIN = optimisation_study(
+    "main",
+    "main",
+    lambda config: paths.main_study_outputs(),
     job_costs={
-        **OPTIMISATION_COSTS,
+        "optimize_embeddings": cost.optimisation_job_seconds,
         "embed_sentences": embedding_cost.embedding_job_seconds,
         "lookup_word_vectors": embedding_cost.embedding_job_seconds,
     },
-    describe=lambda config, device: cost.describe(config, "main", device),
     verdict_inputs=optimisation_verdict_inputs("main"),
     gpu_rules=("embed_sentences", "optimize_embeddings"),
 )
-PREVIEW = StudySpec(
-    name="preview",
-    section="main",  # the main study's setups with the preview's seeds and stride
-    target="preview_study",
-    outputs=lambda config: paths.main_study_outputs("preview"),
-    rules=RULES,
+# the main study's setups with the preview's seeds and stride
+PREVIEW = optimisation_study(
+    "preview",
+    "main",
+    lambda config: paths.main_study_outputs("preview"),
     rule_all="never",
-    describe=lambda config, device: cost.describe(config, "preview", device),
     gpu_rules=("optimize_embeddings",),
     check=preview_problem,
 )
-GLUE = StudySpec(
-    name="glue",
-    section="glue",
-    target="glue_study",
-    outputs=lambda config: paths.glue_study_outputs(),
-    rules=RULES,
-    describe=lambda config, device: cost.describe(config, "glue", device),
+GLUE = optimisation_study(
+    "glue",
+    "glue",
+    lambda config: paths.glue_study_outputs(),
     verdict_inputs=optimisation_verdict_inputs("glue"),
     gpu_rules=("optimize_embeddings",),
 )
