@@ -56,6 +56,26 @@ PAPER_TEXT_WIDTH = 6.3
 MIN_POINTS = 6.0
 
 
+def panel_grid(
+    panels: int, max_columns: int, panel: tuple[float, float], margin: tuple[float, float]
+) -> tuple[Figure, np.ndarray]:
+    """A figure of ``panels`` axes in rows of at most ``max_columns``, each cell ``panel`` inches
+    plus ``margin`` for the whole figure (constrained layout): (figure, a 2-d array of axes),
+    the cells past the last panel hidden."""
+    columns = min(max_columns, panels)
+    rows = -(-panels // columns)
+    figure, axes = plt.subplots(
+        rows,
+        columns,
+        figsize=(panel[0] * columns + margin[0], panel[1] * rows + margin[1]),
+        squeeze=False,
+        layout="constrained",
+    )
+    for ax in axes.flat[panels:]:
+        ax.set_visible(False)
+    return figure, axes
+
+
 def figure_problems(figure: Figure, dpi: float = 200, page_width: float | None = None) -> list[str]:
     """Every overlap and unlabelled curve of ``figure`` as saved (and, with ``page_width``, every
     text too small at that width), one sentence each (empty: it passes)."""

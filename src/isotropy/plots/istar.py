@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import ListedColormap
 
-from isotropy.plots.checks import DECORATION, plt, save_figure
+from isotropy.plots.checks import DECORATION, panel_grid, plt, save_figure
 
 REQUIRED = ["model", "task", "regulariser", "lambda", "seed", "metric", "isoscore_star", "twonn"]
 SELECTIONS = ("best", "mean")
@@ -146,15 +146,7 @@ def figure5(runs: pd.DataFrame) -> tuple[plt.Figure, pd.DataFrame]:
     if table.empty:
         raise ValueError("Figure 5 needs I-STAR or baseline runs; the runs table has neither")
     tasks = sorted(table["task"].unique())
-    cols = min(3, len(tasks))
-    rows = int(np.ceil(len(tasks) / cols))
-    figure, axes = plt.subplots(
-        rows,
-        cols,
-        figsize=(4.2 * cols + 1.0, 3.4 * rows + 0.4),
-        squeeze=False,
-        layout="constrained",
-    )
+    figure, axes = panel_grid(len(tasks), 3, panel=(4.2, 3.4), margin=(1.0, 0.4))
     lams = sorted(table["lambda"].unique())
     cmap = plt.get_cmap("coolwarm")
     norm = plt.Normalize(min(lams + [-1.0]), max(lams + [1.0]))
@@ -180,8 +172,6 @@ def figure5(runs: pd.DataFrame) -> tuple[plt.Figure, pd.DataFrame]:
         ax.set_title(task)
         ax.set_xlabel("IsoScore* (ζ = 0.75)")
         ax.set_ylabel(f"validation {metric_names.get(task, 'metric')}")
-    for ax in list(axes.flat)[len(tasks) :]:
-        ax.set_visible(False)
     handles = [
         plt.Line2D([], [], ls="", marker=m, color="0.3", label=name)
         for name, (m, _) in styles.items()

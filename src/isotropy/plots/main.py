@@ -19,7 +19,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
 
 from isotropy.metrics import registry
-from isotropy.plots.checks import DECORATION, save_figure
+from isotropy.plots.checks import DECORATION, panel_grid, save_figure
 
 
 def _mean_std(frame: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -275,17 +275,7 @@ def silhouette_vs_isoscore(
     """
     isotropy, clusters = registry.with_role("isotropy"), registry.with_role("clusters")
     panels = list(dict.fromkeys(traces[panel]))
-    columns = min(len(panels), 2)
-    lines = -(-len(panels) // columns)
-    fig, axes = plt.subplots(
-        lines,
-        columns,
-        figsize=(3.6 * columns + 0.8, 3.3 * lines + 0.8),
-        squeeze=False,
-        layout="constrained",
-    )
-    for ax in axes.flat[len(panels) :]:
-        ax.set_visible(False)
+    fig, axes = panel_grid(len(panels), 2, panel=(3.6, 3.3), margin=(0.8, 0.8))
     measured = traces.dropna(subset=registry.metric_columns())
     log = isotropy_scale(measured[isotropy.name])
     for ax, panel_value in zip(axes.flat, panels):
