@@ -20,16 +20,11 @@ from pathlib import Path
 
 import pandas as pd
 import torch
+from optimize import synchronise
 
-from isotropy.embeddings import load_embeddings
-from isotropy.optimize import OptimisationSettings, build_problem, run_optimisation
+from isotropy.optimize import OptimisationSettings, problem_from_files, run_optimisation
 
 RUN_RECORD = Path(__file__).resolve().parents[1] / "docs" / "data" / "main_run.json"
-
-
-def synchronise(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def run_setup(resources: Path, dataset: str, setup: dict, section: dict, device: torch.device):
@@ -37,8 +32,7 @@ def run_setup(resources: Path, dataset: str, setup: dict, section: dict, device:
     encoder = setup["encoder"]
     table = pd.read_parquet(resources / "data" / f"{dataset}.parquet")
     folder = resources / "embeddings" / encoder / dataset
-    vectors, index = load_embeddings(folder / "vectors.npy", folder / "index.parquet")
-    problem = build_problem(table, index, vectors)
+    problem = problem_from_files(table, folder / "vectors.npy", folder / "index.parquet")
     traces, walls = [], []
     for seed in section["seeds"]:
         settings = OptimisationSettings(

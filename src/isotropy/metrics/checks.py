@@ -146,9 +146,11 @@ def float64_mean(x: torch.Tensor) -> torch.Tensor:
     return (total / n)[None, :]
 
 
-def default_block(n: int, block_size: int | None) -> int:
+def default_block(n: int, block_size: int | None, elements: int = BLOCK_ELEMENTS) -> int:
+    """Rows per block: ``block_size`` checked, or (None) about ``elements`` per block of n
+    columns, 64 to 4,096 rows."""
     if block_size is None:
-        return int(min(4096, max(64, BLOCK_ELEMENTS // max(n, 1))))
+        return int(min(4096, max(64, elements // max(n, 1))))
     if block_size < 1:
         raise ValueError(f"block_size must be a positive number of rows; found {block_size}")
     return int(block_size)

@@ -361,9 +361,7 @@ def silhouette_tensor(
     n = points.shape[0]
     if block_size is None and points.device.type == "cpu":
         block_size = _CPU_BLOCK_ROWS
-    elif block_size is None:
-        block_size = min(4096, max(64, _ACCELERATOR_BLOCK_ELEMENTS // max(n, 1)))
-    block = default_block(n, block_size)
+    block = default_block(n, block_size, _ACCELERATOR_BLOCK_ELEMENTS)
     with torch.no_grad(), ieee_float32_matmul():
         # sorted by cluster: each cluster becomes a contiguous slice (the mean is order-free)
         compute = torch.float64 if n < _SILHOUETTE_FLOAT64_BELOW else torch.float32
@@ -385,8 +383,8 @@ def silhouette(
         points: (n, d) array or tensor; the computation runs on its device.
         labels: 1-D labels (any hashable values) or a 2-D 0/1 multi-label matrix, where each
             distinct row is one cluster.
-        block_size: rows per distance block (memory O(block_size x n)); default ~16M elements
-            (256 rows on the CPU, where a smaller block stays in cache).
+        block_size: rows per distance block (memory O(block_size x n)); default 256 rows on
+            the CPU, where a smaller block stays in cache, and ~32M elements on accelerators.
         sample_size: compute on a random subset of this many points, drawn exactly as
             ``sklearn.metrics.silhouette_score(..., sample_size, random_state=seed)`` draws it.
         seed: seed of the sub-sample (None: fresh randomness).

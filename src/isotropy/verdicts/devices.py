@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from isotropy.metrics import registry
 from isotropy.summaries import correlation_table
 
 H100_TRACES = Path("docs/data/main_traces_h100.csv.gz")
 H100_RUN = Path("docs/data/main_h100_run.json")
 KEYS = ["encoder", "dataset", "seed", "step"]
-VALUES = ["loss", "accuracy", "isoscore", "silhouette"]
+VALUES = list(registry.trace_columns())  # loss, accuracy, then every registered metric
 
 
 def compare(cpu: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
