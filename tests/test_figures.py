@@ -122,6 +122,7 @@ SETUPS = [
 
 
 @pytest.mark.parametrize("seeds", [(0,), (0, 1)])
+@pytest.mark.covers("mickus:fig2")
 def test_figure2_names_both_curves_on_every_panel(seeds):
     figure = metric_curves(_traces(SETUPS, seeds), panel="dataset")
     texts = [t.get_text() for legend in figure.legends for t in legend.get_texts()]
@@ -181,6 +182,7 @@ def test_figure2_panels_state_the_change_they_show():
     assert _close(figure) == []
 
 
+@pytest.mark.covers("mickus:fig4")
 def test_figure4_grid_of_encoders_and_tasks():
     traces = _traces([("miniLM", t) for t in ("rte", "wnli", "cola")] + [("mpnet", "wnli")], (0,))
     assert _close(metric_curves(traces, panel="dataset", row="encoder")) == []
@@ -201,6 +203,7 @@ def _paper_named(traces):
     return traces
 
 
+@pytest.mark.covers("mickus:fig3")
 def test_figure3_titles_give_the_interval_over_seeds_and_say_what_it_is():
     traces = _paper_named(_traces(SETUPS, seeds=(0, 1, 2)))
     figure = silhouette_vs_isoscore(traces, "dataset", _correlations(traces))
@@ -425,6 +428,7 @@ def test_condition_number_panel_and_token_views():
         geometry_plots.plot_token_views(view, counts.iloc[1:], "gpt2 on wikitext2")
 
 
+@pytest.mark.covers("cai:token-kinds")
 def test_token_kinds_of_the_pca_view():
     kinds = [
         geometry_plots.token_kind(t) for t in ("film", "##s", "...", "'", "[SEP]", "<s>", "3d")

@@ -164,6 +164,7 @@ def test_subset_is_seeded_and_independent_of_run(mirror_root):
 # ----------------------------------------------------------------------------- penalties
 
 
+@pytest.mark.covers("istar:cosreg")
 def test_cosine_penalty_is_the_authors_formula():
     """(ΣW − N)/N², W the N×N cosine matrix (I-STAR regularizers.py): diagonal out, N² divisor."""
     from sklearn.metrics.pairwise import cosine_similarity
@@ -175,6 +176,7 @@ def test_cosine_penalty_is_the_authors_formula():
     assert cosine_penalty(x).item() == pytest.approx(39 / 40 * distinct, abs=1e-5)
 
 
+@pytest.mark.covers("istar:cosreg")
 def test_cosine_penalty_on_a_hand_checkable_batch():
     # rows (1,0), (0,2), (1,1): cosines 0, 1/√2, 1/√2 off the diagonal; ΣW = 3 + 2·√2;
     # (ΣW − 3)/9 = 2√2/9 (the old ΣW/N² gave 1/3 more)
@@ -195,6 +197,7 @@ def test_token_points_drop_padding_and_embedding_layer():
     assert sorted(points[:, 0].tolist()) == [1, 1, 1, 2, 2, 2]
 
 
+@pytest.mark.covers("istar:loss")
 def test_reference_covariance_matches_numpy(tiny_bert):
     spec = task_spec("sst2")
     model, tokenizer = load_model_and_tokenizer(tiny_bert, spec)
@@ -228,6 +231,7 @@ def test_reference_covariance_matches_numpy(tiny_bert):
 
 
 @pytest.mark.parametrize("lam", [1.0, -1.0])
+@pytest.mark.covers("istar:loss")
 def test_istar_penalty_gradient_moves_isoscore_star_the_intended_way(tiny_bert, lam):
     """Descending λ·(1 − IsoScore*) raises IsoScore* for λ > 0 and lowers it for λ < 0."""
     spec = task_spec("sst2")

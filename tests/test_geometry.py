@@ -183,6 +183,7 @@ def test_pca_view_projects_with_the_planted_clusters():
         pca_view(tokens, 3)
 
 
+@pytest.mark.covers("cai:condition")
 def test_condition_number_is_numpy_cond_of_the_centred_matrix():
     """Cai et al.'s motivation: the ratio of the extreme singular values of the centred layer,
     against numpy.linalg.cond (an independent SVD) on the same centred float64 matrix."""
@@ -435,6 +436,7 @@ def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences
     assert list(loaded.tokens) == list(embeddings.tokens)
 
 
+@pytest.mark.covers("cai:frequency")
 def test_token_frequencies_count_the_whole_corpus_as_the_tokenizer_splits_it(
     minilm, polarity_sentences
 ):
@@ -478,6 +480,7 @@ def test_a_tokenizer_without_padding_or_end_of_text_pads_with_its_unknown_token(
         hidden_states.load_tokenizer(spec)
 
 
+@pytest.mark.covers("cai:pca-layers")
 def test_per_model_pca_layers_and_the_openai_gpt_entry():
     """Cai et al.'s slides show GPT and GPT-2 at layer 2 (papers.md): the defaults; every other
     model at pca_layer. A layer that is not an integer, or a key that names no model, is refused."""

@@ -42,6 +42,7 @@ def test_the_committed_files_match_their_record():
 
 
 @needs_run
+@pytest.mark.covers("mickus:protocol")
 def test_the_committed_run_is_at_the_papers_protocol():
     """§3: five initialisations per setup, 1,000 updates, metrics after every update."""
     traces = headline.committed_tables(ROOT)["main_traces"]
@@ -78,6 +79,7 @@ def test_the_readme_names_every_setup_with_a_verdict():
 
 
 @needs_run
+@pytest.mark.covers("mickus:pearson", "mickus:spearman")
 def test_section_3_2_polarity_and_snli_agree_with_the_paper():
     """Section 3.2's r for the two setups with the paper's own model and data (Mickus et al.
     2024: polarity -0.808, SNLI -0.878) agree at the protocol, and rho stays below -0.998 in

@@ -69,6 +69,7 @@ DATASETS = {
 
 
 @pytest.mark.parametrize("name", DATASETS)
+@pytest.mark.covers("mickus:defs")
 def test_isoscore_equals_package(name):
     x = DATASETS[name]()
     assert M.isoscore(x) == pytest.approx(float(IsoScore(x)), abs=1e-6)
@@ -121,6 +122,7 @@ def test_covariance_is_unbiased():
     )
 
 
+@pytest.mark.covers("istar:def")
 def test_isoscore_star_zero_zeta_equals_isoscore():
     x = torch.from_numpy(_anisotropic())
     reference = M.covariance(torch.from_numpy(_random(d=30)))
@@ -129,6 +131,7 @@ def test_isoscore_star_zero_zeta_equals_isoscore():
 
 
 @pytest.mark.parametrize("zeta", [0.2, 0.75])
+@pytest.mark.covers("istar:def")
 def test_isoscore_star_equals_package(zeta):
     x = _anisotropic(n=60)  # few points: the shrinkage matters
     reference = np.cov(_random(n=2000, d=30, seed=9), rowvar=False)
@@ -138,6 +141,7 @@ def test_isoscore_star_equals_package(zeta):
     )
 
 
+@pytest.mark.covers("istar:loss")
 def test_isoscore_star_is_differentiable():
     rng = np.random.default_rng(5)
     x = torch.tensor(rng.normal(size=(12, 4)) * [1.0, 2.0, 0.5, 3.0], requires_grad=True)
@@ -161,6 +165,7 @@ def test_isoscore_star_is_differentiable():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.covers("mickus:defs")
 def test_silhouette_equals_sklearn_on_clusters():
     x, y = _clustered()
     assert M.silhouette(x, y) == pytest.approx(silhouette_score(x, y), abs=1e-6)
@@ -516,6 +521,7 @@ def _rajaee_isotropy(representations):
     return min(sums) / max(sums)
 
 
+@pytest.mark.covers("rajaee:iw")
 def test_partition_isotropy_follows_the_solver_signs_of_rajaee_and_pilehvar():
     # by hand: WᵀW = diag(5, 0.25), eigenvectors ±e1, ±e2;
     # Z(s1·e1) = e^s1 + e^2s1 + 1, Z(s2·e2) = 2 + e^(s2/2)

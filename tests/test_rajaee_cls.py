@@ -43,6 +43,7 @@ from isotropy.verdicts.claims import (
 from isotropy.workflow.config import ConfigError, load_config
 
 
+@pytest.mark.covers("rajaee:cls")
 def test_cluster_cls_is_the_sts_method_and_passes_gradients():
     rng = np.random.default_rng(0)
     points = rng.standard_normal((32, 16)) + 3.0 * rng.standard_normal((1, 16))
@@ -162,6 +163,7 @@ def _verdicts(table: pd.DataFrame) -> dict[str, str]:
     return dict(zip(table["claim"], table["verdict"], strict=True))
 
 
+@pytest.mark.covers("rajaee:cls-claims")
 def test_claims_read_supported_when_they_hold():
     # five seeds (the page's rule: every seed and a one-sided t over seeds, Holm over both)
     runs, layers = _tables([5e-5, 2e-5, 8e-5, 4e-5, 6e-5], cls_mean=0.5)
@@ -172,6 +174,7 @@ def test_claims_read_supported_when_they_hold():
     }
 
 
+@pytest.mark.covers("rajaee:cls-claims")
 def test_claims_read_not_supported_in_the_constructed_counter_cases():
     # the method raises I(W) in every seed; the CLS mean is 3x the token mean at every layer
     runs, layers = _tables([1e-2, 3e-3, 5e-2], cls_mean=6.0)
@@ -195,6 +198,7 @@ def test_the_cls_claims_join_the_claims_pages_holm_family():
     assert list(alone["verdict"]) == list(cls_rows["verdict"])
 
 
+@pytest.mark.covers("rajaee:cls-figure")
 def test_tables_and_figure_from_metrics_files(tmp_path):
     files, runs = [], []
     for method in ("none", "cluster"):
@@ -284,6 +288,7 @@ def test_rajaee_cls_study_prints_an_estimate(capsys):
     assert code == 0 and "rajaee_cls_study: 10 fine-tuning runs" in out and "time left" in out
 
 
+@pytest.mark.covers("rajaee:cls")
 def test_fine_tuning_rows_reach_the_paper_comparison_as_stand_ins():
     from isotropy.verdicts.comparison import compare_results
     from isotropy.verdicts.standins import StandIns

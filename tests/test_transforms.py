@@ -53,6 +53,7 @@ def test_all_but_the_top_makes_space_more_isotropic():
     assert M.partition_isotropy(T.all_but_the_top(x, 2)) > 1e3 * M.partition_isotropy(x)
 
 
+@pytest.mark.covers("rajaee:method")
 def test_cluster_based_isotropy_matches_kmeans_pca_construction():
     x, _ = _anisotropic_clusters()
     x64 = x.astype(np.float64)
@@ -87,6 +88,7 @@ def test_cluster_based_isotropy_improves_isotropy_more_than_global_removal():
     assert M.isoscore(local) > M.isoscore(x) + 0.3
 
 
+@pytest.mark.covers("rajaee:method")
 def test_cluster_based_isotropy_gmm_variant():
     x, _ = _anisotropic_clusters()
     out = T.cluster_based_isotropy(x, n_clusters=4, n_directions=0, seed=1, method="gmm")
