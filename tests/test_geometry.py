@@ -78,6 +78,7 @@ def clustered_cloud(
     return points.astype(np.float32), labels
 
 
+@pytest.mark.covers("cai:centring")
 def test_cluster_centring_recovers_clusters_and_removes_shared_direction():
     points, labels = clustered_cloud()
     stats, clusters = cluster_cosine_statistics(

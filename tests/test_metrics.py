@@ -271,6 +271,7 @@ def test_silhouette_float32_path_on_larger_data():
     )
 
 
+@pytest.mark.covers("mickus:multilabel")
 def test_silhouette_multilabel_rows_are_clusters():
     rng = np.random.default_rng(7)
     matrix = rng.integers(0, 2, size=(200, 4))
@@ -328,6 +329,7 @@ def test_average_cosine_similarity_matches_all_pairs_mean():
     assert M.average_cosine_similarity(same) == pytest.approx(1.0)
 
 
+@pytest.mark.covers("cai:cosine-defs")
 def test_s_inter_and_s_intra_against_pair_loops():
     rng = np.random.default_rng(8)
     types = np.repeat(np.array(["the", "cat", "sat", "on", "mat"]), [6, 4, 3, 2, 1])
@@ -352,6 +354,7 @@ def test_s_inter_and_s_intra_against_pair_loops():
     assert capped != M.s_intra(x, types) and -1 <= capped <= 1
 
 
+@pytest.mark.covers("cai:centring")
 def test_per_cluster_statistics_average_inside_clusters_unweighted():
     # by hand: cluster A = four points at ±e1, ±e2 of types a,b,a,b after centring; cluster B = a
     # pair of one type, far away. Inside A: S_intra = mean(cos(e1,-e1), cos(e2,-e2)) = -1;
@@ -395,6 +398,7 @@ def test_s_inter_needs_two_types_and_s_intra_repeats():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.covers("cai:kmeans-k1")
 def test_kmeans_by_silhouette_finds_blobs_and_no_structure():
     x, y = make_blobs(n_samples=600, n_features=8, centers=5, cluster_std=0.5, random_state=0)
     found = M.kmeans_by_silhouette(x, seed=0, sample_size=400)
@@ -422,6 +426,7 @@ def _manifold(n=500, intrinsic=4, ambient=12, seed=10):
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+@pytest.mark.covers("cai:lid-def")
 def test_lid_equals_skdim_mle(metric):
     x, k = _manifold(), 20
     dist, idx = NearestNeighbors(n_neighbors=k, metric=metric).fit(x).kneighbors()
@@ -435,6 +440,7 @@ def test_lid_equals_skdim_mle(metric):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.covers("cai:lid-def")
 def test_squared_distance_lid_is_exactly_half_on_any_cloud(seed):
     # Cai et al.'s faiss IndexFlatL2 returns r²: log(r²_ij/r²_ik) = 2 log(r_ij/r_ik), so LID halves
     rng = np.random.default_rng(seed)
@@ -464,6 +470,7 @@ def test_lid_recovers_linear_manifold_dimension_and_drops_duplicates():
 
 
 @pytest.mark.parametrize("ambient", [12, 40])  # skdim: kd-tree path (d <= 25) and distance chunks
+@pytest.mark.covers("istar:twonn")
 def test_twonn_equals_skdim(ambient):
     x = _manifold(n=800, intrinsic=6, ambient=ambient)
     assert M.twonn_dimension(x) == pytest.approx(skdim.id.TwoNN().fit(x).dimension_, abs=1e-6)

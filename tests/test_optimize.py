@@ -72,6 +72,7 @@ def test_trace_matches_independent_metrics_at_the_end():
     )
 
 
+@pytest.mark.covers("mickus:pairs")
 def test_pairs_classify_the_concatenation_and_share_rows():
     rng = np.random.default_rng(1)
     texts = [f"s{i}" for i in range(30)]
@@ -91,6 +92,7 @@ def test_pairs_classify_the_concatenation_and_share_rows():
     assert summary["params"] == 30 * 8 + (2 * 8) * 3 + 3  # rows × dim + W[u;v] + bias
 
 
+@pytest.mark.covers("mickus:no-bias")
 def test_polarity_setup_has_no_bias_and_counts_match_the_paper_formula():
     table, index, vectors = word_task(n=50, dim=4, labels=2)
     problem = build_problem(table, index, vectors)
@@ -98,6 +100,7 @@ def test_polarity_setup_has_no_bias_and_counts_match_the_paper_formula():
     assert summary["params"] == 50 * 4 + 4 * 2
 
 
+@pytest.mark.covers("mickus:multilabel")
 def test_multilabel_uses_one_cluster_per_label_vector():
     table, index, vectors = word_task(multilabel=True)
     problem = build_problem(table, index, vectors)
@@ -124,6 +127,7 @@ def test_runs_are_deterministic_per_seed_and_differ_across_seeds():
     assert not np.allclose(a["loss"].iloc[1:], c["loss"].iloc[1:])
 
 
+@pytest.mark.covers("mickus:glue-sample")
 def test_metric_stride_and_sampling():
     table, index, vectors = word_task(n=120, dim=8)
     problem = build_problem(table, index, vectors)
