@@ -223,10 +223,12 @@ def unlisted(published: pd.DataFrame, data: pd.DataFrame, root: Path = ROOT) -> 
 def _held_up_by(row, root: Path) -> str:
     words = []
     for check in checks_of(row):
-        kind, _, _ = outcome(root, row["id"], check)
+        kind, reads, _ = outcome(root, row["id"], check)
         if kind == "table":
             selected, _ = select(root, *TABLE.fullmatch(check).groups())
-            verdicts = sorted(set(selected.get("verdict", pd.Series()).dropna())) or ["computed"]
+            verdicts = sorted(set(selected.get("verdict", pd.Series()).dropna()))
+            if not verdicts:
+                verdicts = ["states the stand-in" if "stated stand-in" in reads else "computed"]
             words.append(f"{Path(check.split('[')[0]).name}: {', '.join(verdicts)}")
         elif kind in ("test", "plan"):
             words.append({"test": "a test", "plan": "a dry run's plan"}[kind])
