@@ -35,6 +35,17 @@ def test_every_row_is_held_up_by_checks_whose_outcome_fits_its_status():
     assert not problems, "\n".join(problems)
 
 
+def test_every_item_a_test_names_is_a_row():
+    ids = set(C.rows()["id"])
+    named = {
+        f"{file.name}::{test} names {item}"
+        for file in sorted((ROOT / "tests").glob("test_*.py"))
+        for test, items in C.covers(ROOT, f"tests/{file.name}").items()
+        for item in items - ids
+    }
+    assert not named, sorted(named)
+
+
 PLANTED = [
     # the old row 9: Spearman ρ "reproduced" by a golden claim that reads not supported
     (
