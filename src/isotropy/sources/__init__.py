@@ -118,14 +118,9 @@ class LockMismatchError(ChecksumError):
 # Parse time: the download rule's outputs and params, and whether the mirror holds every source
 
 
-def source_dir(name: str, root: str | os.PathLike = RAW_ROOT) -> Path:
-    """Folder of a source's raw files."""
-    return Path(root) / name
-
-
 def source_outputs(name: str, root: str | os.PathLike = RAW_ROOT) -> list[str]:
     """Snakemake outputs of the download of ``name``: its manifest (written last, when complete)."""
-    return [str(source_dir(name, root) / MANIFEST_NAME)]
+    return [str(Path(root) / name / MANIFEST_NAME)]
 
 
 def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -265,14 +260,16 @@ def check_sources_available(names: Sequence[str], config: Mapping[str, Any]) -> 
     problems = [p for name in names if (p := source_unavailable(name, config, mirror))]
     if problems:
         raise FileNotFoundError("\n".join(problems))
-    manifest = read_mirror_manifest(mirror)
-    unchecked = [
-        unverified_message(f"mirror file {mirror / rel}", mirror, manifest)
-        for name in names
-        if not (params := source_params(config, name))["allow_unverified_mirror"]
-        for rel in params["mirror_files"]
-        if rel not in (manifest or {}) and rel not in _config_pins_of_mirror_files(params)
-    ]
+    unchecked = []
+    for params in (source_params(config, name) for name in names):
+        if params["allow_unverified_mirror"]:
+            continue
+        manifest, pins = read_mirror_manifest(mirror), _config_pins_of_mirror_files(params)
+        unchecked += [
+            unverified_message(f"mirror file {mirror / rel}", mirror, manifest)
+            for rel in params["mirror_files"]
+            if rel not in (manifest or {}) and rel not in pins
+        ]
     if unchecked:
         raise UnverifiedFileError("\n".join(unchecked))
 
@@ -435,7 +432,7 @@ def _from_mirror(
         local = fetched_dir / Path(rel).name
         digest = copy_local(mirror / rel, local, None, f"mirror file {mirror / rel}")
         pinned_by = _check_mirror_file(
-            rel, digest, local.stat().st_size, mirror, manifest, config_pins.get(rel), params
+            name, rel, digest, local.stat().st_size, mirror, manifest, config_pins.get(rel), params
         )
         items.append(Fetched(rel, local))
         inputs.append(
@@ -1124,6 +1121,7 @@ def _config_pins_of_mirror_files(params: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _check_mirror_file(
+    name: str,
     rel: str,
     digest: str,
     size: int,
@@ -1149,7 +1147,6 @@ def _check_mirror_file(
         check_digest(digest, pin.sha256, f"{label} (its MANIFEST.tsv entry)", damaged)
         pinned_by.append("MANIFEST.tsv")
     if config_pin is not None:
-        name = params["name"]
         check_digest(
             digest,
             config_pin,
@@ -1224,11 +1221,6 @@ def _lock_shape_problem(data: Any) -> str | None:
     return None
 
 
-def locked_entry(path: str | os.PathLike, source: str, url: str) -> dict[str, Any] | None:
-    """The lock's record of ``url`` of ``source`` (None: never downloaded, so first use)."""
-    return read_lock(path).get(source, {}).get(url)
-
-
 def check_locked(
     path: str | os.PathLike, source: str, url: str, sha256: str, size: int
 ) -> dict[str, Any] | None:
@@ -1237,7 +1229,7 @@ def check_locked(
     A difference raises :class:`LockMismatchError`, unless a relock of ``source`` was asked
     for (``$ISOTROPY_RELOCK``: then the record that will be replaced is returned).
     """
-    entry = locked_entry(path, source, url)
+    entry = read_lock(path).get(source, {}).get(url)
     if entry is None or (entry["sha256"] == sha256 and entry["bytes"] == size):
         return entry
     if source in os.environ.get(RELOCK_ENV, "").replace(",", " ").split():

@@ -380,16 +380,13 @@ def _named_file(kind: str, filename: str, items: list[Fetched], staging: Path) -
     raise ValueError(f"{kind} source: none of {[i.name for i in items]} is or holds {filename}")
 
 
-for _kind, _filename in (
-    ("snli", "snli_1.0_dev.jsonl"),
-    ("supersense_words", "words.txt"),
-    ("supersense_features", "words_features.zip"),
-):
-    LAYOUTS[_kind] = functools.partial(
-        lambda kind, filename, items, origin, staging: _named_file(kind, filename, items, staging),
-        _kind,
-        _filename,
-    )
+def _single_file_layout(kind: str, filename: str) -> None:
+    LAYOUTS[kind] = lambda items, origin, staging: _named_file(kind, filename, items, staging)
+
+
+_single_file_layout("snli", "snli_1.0_dev.jsonl")
+_single_file_layout("supersense_words", "words.txt")
+_single_file_layout("supersense_features", "words_features.zip")
 
 
 @_layout("wordnet")
