@@ -162,8 +162,8 @@ def _entries(item: Fetched) -> Iterator[tuple[str, int, bool, Any, Callable[[], 
     elif tarfile.is_tarfile(item.path):
         with tarfile.open(item.path) as archive:
             for member in archive:  # lazily: a bomb's headers are never all loaded
-                read = functools.partial(archive.extractfile, member)
-                yield member.name, member.size, member.isfile(), member, read
+                extract = functools.partial(archive.extractfile, member)
+                yield member.name, member.size, member.isfile(), member, extract
     else:
         raise ValueError(f"{item.path} is neither a zip nor a tar archive")
 
@@ -224,11 +224,11 @@ class _MemberReader:
         return self
 
     def __exit__(self, kind: Any, *exc: Any) -> None:
+        item = self.budget.item
         try:
-            if kind is None and self.digest is not None and self.budget.item.members is not None:
+            if kind is None and self.digest is not None and item.members is not None:
                 if not self.ended:  # a partial read cannot be checked: read the rest first
                     self.read()
-                item = self.budget.item
                 item.members.check(item.name, self.member, self.size, self.digest.hexdigest())
         finally:
             self.reader.close()
