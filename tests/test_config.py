@@ -344,7 +344,6 @@ def test_a_hub_model_without_a_revision_is_refused(config, section, name):
 def test_url_pins_agree_with_the_mirror_manifest(config):
     """A URL source whose file the mirror holds unchanged carries that file's sha256 as its pin."""
     from isotropy import sources
-    from isotropy.sources import plan
 
     mirror = Path(os.environ.get(sources.MIRROR_ENV) or ROOT.parent / "shared" / "mirror").resolve()
     manifest = sources.read_mirror_manifest(mirror) if mirror.is_dir() else None
@@ -354,7 +353,7 @@ def test_url_pins_agree_with_the_mirror_manifest(config):
     assert words["sha256"] == manifest["supersense/words.txt"].sha256
     assert "/bc02c012a580edeebdca037d8b855cae5343ed29/" in words["url"]
     for name, source in config["sources"].items():
-        urls, pins = plan._as_list(source["url"]), plan._as_list(source.get("sha256"))
+        urls, pins = sources._as_list(source["url"]), sources._as_list(source.get("sha256"))
         for url, pin in zip(urls, pins):
             same = [rel for rel in source.get("mirror") or [] if Path(rel).name == Path(url).name]
             for rel in same:

@@ -27,7 +27,7 @@ from test_download import zip_bytes
 from isotropy import sources
 from isotropy.io import DiskFullError
 from isotropy.readers.sts import read_sts
-from isotropy.sources import ArchiveError, ChecksumError, DownloadError, transfer
+from isotropy.sources import ArchiveError, ChecksumError, DownloadError
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = {"backoff": 0.01, "timeout": 5}
@@ -297,9 +297,9 @@ def test_a_retry_after_beyond_the_deadline_stops_at_once(http, tmp_path):
 
 
 def test_retry_after_as_an_http_date():
-    assert transfer.retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
-    assert transfer.retry_after("120") == 120.0
-    assert transfer.retry_after("soon") is None and transfer.retry_after(None) is None
+    assert sources.retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
+    assert sources.retry_after("120") == 120.0
+    assert sources.retry_after("soon") is None and sources.retry_after(None) is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -344,7 +344,7 @@ def test_a_full_disk_during_a_download_is_not_a_network_problem(
     http, tmp_path, monkeypatch, full_disk
 ):
     http.routes["/f.bin"] = lambda h, n: reply(h, 200, DATA)
-    monkeypatch.setattr(transfer, "open", full_disk, raising=False)
+    monkeypatch.setattr(sources, "open", full_disk, raising=False)
     started = time.monotonic()
     with pytest.raises(DiskFullError) as info:
         sources.download_file(http.url("/f.bin"), tmp_path / "f.bin", backoff=5, timeout=5)
@@ -628,7 +628,7 @@ def test_a_tls_body_cut_without_close_notify_is_not_kept(tls_files, tmp_path, mo
     for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):  # they would override session.verify
         monkeypatch.delenv(name, raising=False)
     listener, url = tls_server(tls_files, DATA[:5000], clean=False)
-    session = transfer.new_session()
+    session = sources.new_session()
     session.verify = str(tls_files / "cert.pem")
     with pytest.raises(DownloadError, match="stream interrupted"):
         sources.download_file(url, tmp_path / "cut", retries=1, session=session, **FAST)

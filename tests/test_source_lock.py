@@ -463,7 +463,7 @@ def test_source_params_do_not_change_when_snakemake_reads_the_config_as_json():
     same (their repr is what Snakemake compares), or every such download looks re-configured."""
     from collections import OrderedDict
 
-    from isotropy.sources.plan import source_params
+    from isotropy.sources import source_params
 
     entry = {
         "url": "https://example.org/a.tar.gz",

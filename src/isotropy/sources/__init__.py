@@ -1,139 +1,1529 @@
-"""Raw sources: fetched into ``resources/raw/<source>/`` from their original URLs or a mirror.
+"""Raw sources: each fetched into ``resources/raw/<source>/``, every file checked against its pins.
 
-Modules, in the order one download passes through them:
+One data-set name is walked top-down in this module, one section per step:
 
-- :mod:`~isotropy.sources.plan`: what the workflow asks at parse time (the download rule's
-  outputs and params, and whether every needed source is in the mirror);
-- :mod:`~isotropy.sources.fetch`: :func:`fetch_source`, one source from a mirror, the hub or its
-  URLs, laid out and swapped into its folder with a manifest; and reading a fetched source's
-  files (its manifest, a word2vec file);
-- :mod:`~isotropy.sources.mirror`: the mirror folder, its MANIFEST.tsv, and the availability check
-  that parse time and run time share;
-- :mod:`~isotropy.sources.transfer`: one file over HTTP(S) (streaming, retries that resume
-  with Range, Retry-After, one deadline, TLS that must close cleanly, a Content-Encoding undone
-  as a stream within a limit) or copied; the sha256 / git-blob / size pins; the environment
-  switches, defaults and errors the whole data path shares;
-- :mod:`~isotropy.sources.layouts`: per-kind raw layouts (``files`` copies a data set's files as
-  they are, so a plain new source needs no layout code), archive members read within extraction
-  limits and checked against their pins;
-- :mod:`~isotropy.sources.lock`: the sources lock, where a download that no published pin checks
-  is recorded on first use and compared ever after (``make relock SOURCE=<name>`` accepts a change);
-- :mod:`~isotropy.sources.crosscopy`: a fetched file compared with a second public copy, recorded.
+- **parse time**: the download rule's outputs and params (:func:`source_params`), and the early
+  check that every needed source is in the mirror and checkable (:func:`check_sources_available`);
+- **fetch**: :func:`fetch_source` copies the source's mirror files, loads its hub split, or streams
+  its URLs; checks each against its pins; lays them out (:mod:`isotropy.sources.layouts`) in a
+  staging folder; swaps them into the source's folder; and writes ``manifest.json`` last (the
+  rule's output: its presence means the folder is complete; a failure leaves neither it nor half a
+  file). The manifest records where the data came from and the sha256 of every file;
+- **one file over HTTP(S)** (:func:`download_file`, with ``requests``): transient failures (5xx,
+  408, 429, timeouts, resets, a stream cut short) are retried with exponential backoff or after
+  the server's ``Retry-After``, other 4xx fail at once; a retry resumes with ``Range`` where that
+  cannot splice two versions; one deadline bounds the whole download; TLS must close cleanly; a
+  ``Content-Encoding`` is undone as a stream within a size limit (a bomb is refused); a full disk
+  is reported as such (:class:`isotropy.io.DiskFullError`), never as a network problem;
+- **pins**: a configured sha256 (or git object id, md5, size) pins a download, and a file that
+  does not match is never kept. A mirror file is checked against the mirror's ``MANIFEST.tsv``;
+  like ``pip --require-hashes``, one nothing can check is refused unless unverified mirrors are
+  allowed (``downloads.allow_unverified_mirror`` or ``$ISOTROPY_ALLOW_UNVERIFIED_MIRROR=1``);
+- **the sources lock** (``config/sources.lock``, config ``downloads.lock_file`` or
+  ``$ISOTROPY_SOURCES_LOCK``; kept and committed like ``poetry.lock``): a download that no published
+  pin checks is recorded on first use and compared ever after; ``make relock SOURCE=<name>``
+  (``$ISOTROPY_RELOCK=<name>`` for one run) accepts a change on purpose, keeping the replaced
+  record under ``replaced``. Writes are safe with parallel jobs (an exclusive ``flock`` on
+  ``<lock>.flock``, the new text renamed into place);
+- **cross-copies**: where no public record pins a file but a second public copy exists (a
+  published sha256, or a hub LFS file whose sha256 the hub gives), the two are compared and the
+  result recorded (``same``, ``differs``, ``not checked``): a record, not a pin;
+- **reading** a fetched source: its manifest, what each input rests on, its files, a word2vec file.
 """
 
-from isotropy.sources.crosscopy import compare_copy, hub_file_sha256
-from isotropy.sources.fetch import (
-    fetch_source,
-    is_word2vec_binary,
-    load_word_vectors,
-    read_source_manifest,
-    source_files,
-    source_trust,
-    word_vectors_file,
-)
+from __future__ import annotations
+
+import csv
+import email.utils
+import errno
+import fcntl
+import gzip
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import ssl
+import tempfile
+import time
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any, NamedTuple
+from urllib.parse import unquote, urlparse
+
+import requests
+import urllib3
+import yaml
+from tqdm.auto import tqdm
+
+from isotropy.defaults import schema_default
+from isotropy.io import DiskFullError, atomic_path, plain_data, sha256_file, write_json
+from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.sources.layouts import (
-    LAYOUTS,
-    POLARITY_FILES,
+    HUB_FILE,
+    LAYOUTS,  # noqa: F401 (re-exported)
+    POLARITY_FILES,  # noqa: F401 (re-exported)
+    ArchiveError,
+    ChecksumError,
     ExtractionLimits,
     Fetched,
     MemberPins,
-    build_mrpc_train,
-    decode_text,
+    build_mrpc_train,  # noqa: F401 (re-exported)
+    decode_text,  # noqa: F401 (re-exported)
+    layout_of,
+    mirror_path_problem,
     source_kind,
 )
-from isotropy.sources.lock import (
-    LOCK_ENV,
-    RELOCK_ENV,
-    TRUST_LOCK,
-    TRUST_PUBLISHED,
-    LockMismatchError,
-    lock_path,
-    locked_entry,
-    read_lock,
-    record_downloads,
-    relocked_after,
-)
-from isotropy.sources.mirror import (
-    MirrorPin,
-    mirror_path_problem,
-    read_mirror_manifest,
-    resolve_mirror,
-)
-from isotropy.sources.plan import (
-    available_glue_tasks,
-    check_sources_available,
-    missing_mirror_files,
-    source_dir,
-    source_outputs,
-    source_params,
-    url_pins,
-)
-from isotropy.sources.transfer import (
-    ALLOW_UNVERIFIED_ENV,
-    DOWNLOAD_DEFAULTS,
-    HUB_FILE,
-    MIRROR_ENV,
-    ArchiveError,
-    ChecksumError,
-    DownloadError,
-    UnverifiedFileError,
-    download_file,
-    git_blob_id,
-    md5_file,
-    url_file_name,
-    url_problem,
-)
 
-__all__ = [
-    "ALLOW_UNVERIFIED_ENV",
-    "DOWNLOAD_DEFAULTS",
-    "HUB_FILE",
-    "LAYOUTS",
-    "POLARITY_FILES",
-    "LOCK_ENV",
-    "MIRROR_ENV",
-    "RELOCK_ENV",
-    "TRUST_LOCK",
-    "TRUST_PUBLISHED",
-    "ArchiveError",
-    "ChecksumError",
-    "DownloadError",
-    "ExtractionLimits",
-    "Fetched",
-    "LockMismatchError",
-    "MemberPins",
-    "MirrorPin",
-    "UnverifiedFileError",
-    "available_glue_tasks",
-    "build_mrpc_train",
-    "check_sources_available",
-    "compare_copy",
-    "decode_text",
-    "download_file",
-    "fetch_source",
-    "git_blob_id",
-    "hub_file_sha256",
-    "is_word2vec_binary",
-    "load_word_vectors",
-    "lock_path",
-    "locked_entry",
-    "md5_file",
-    "mirror_path_problem",
-    "missing_mirror_files",
-    "read_lock",
-    "read_mirror_manifest",
-    "read_source_manifest",
-    "record_downloads",
-    "relocked_after",
-    "resolve_mirror",
-    "source_dir",
-    "source_files",
-    "source_kind",
-    "source_outputs",
-    "source_params",
-    "source_trust",
-    "url_file_name",
-    "url_pins",
-    "url_problem",
-    "word_vectors_file",
-]
+log = logging.getLogger(__name__)
+MIRROR_ENV = "ISOTROPY_MIRROR"
+ALLOW_UNVERIFIED_ENV = "ISOTROPY_ALLOW_UNVERIFIED_MIRROR"
+LOCK_ENV = "ISOTROPY_SOURCES_LOCK"
+RELOCK_ENV = "ISOTROPY_RELOCK"
+TRUST_PUBLISHED = "published pin"
+TRUST_LOCK = "lock (trusted on first use)"
+MIRROR_TRUST = {"MANIFEST.tsv": "the mirror's MANIFEST.tsv", "config": TRUST_PUBLISHED}
+# Defaults of config `downloads`, from the schema: far above the largest real archive (NLPL
+# 222.zip unpacks to a few GB); a trickling server is abandoned after 6 hours for one file.
+DOWNLOAD_DEFAULTS = {
+    key: schema_default("downloads", key)
+    for key in (
+        "allow_unverified_mirror",
+        "max_extracted_bytes",
+        "max_archive_members",
+        "max_download_seconds",
+        "lock_file",
+    )
+}
+
+
+class DownloadError(RuntimeError):
+    """A download failed for good (client error, or retries exhausted)."""
+
+
+class UnverifiedFileError(ChecksumError):
+    """A mirror file that no sha256 (MANIFEST.tsv or config pin) can check."""
+
+
+class LockMismatchError(ChecksumError):
+    """A download differs from what the sources lock recorded on first use."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Parse time: the download rule's outputs and params, and whether the mirror holds every source
+
+
+def source_outputs(name: str, root: str | os.PathLike = RAW_ROOT) -> list[str]:
+    """Snakemake outputs of the download of ``name``: its manifest (written last, when complete)."""
+    return [str(Path(root) / name / MANIFEST_NAME)]
+
+
+def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """Everything the download of ``name`` depends on (urls, sha256 pins, mirror files, kind,
+    mirror).
+
+    Used as the rule's params, so a change of any of them re-runs the download.
+    """
+    sources = config.get("sources", {})
+    if name not in sources:
+        raise ValueError(f"source {name!r} is not in config 'sources' (known: {sorted(sources)})")
+    cfg = sources[name]
+    mirror = resolve_mirror(config.get("mirror"))
+    settings = {**DOWNLOAD_DEFAULTS, **(config.get("downloads") or {})}
+    settings.pop("lock_file", None)  # where the lock lives changes no download's bytes
+    if os.environ.get(ALLOW_UNVERIFIED_ENV, "").strip() not in ("", "0"):
+        settings["allow_unverified_mirror"] = True
+    return {
+        "name": name,
+        "kind": source_kind(name, cfg),
+        "urls": _as_list(cfg["url"]),
+        "sha256": _aligned_pins(cfg),
+        "mirror_files": list(cfg.get("mirror") or []),
+        "mirror": str(mirror) if mirror else None,
+        **settings,
+        **({"hub": plain_data(cfg["hub"])} if cfg.get("hub") else {}),
+        # Only where given, so that the params (and the re-runs they trigger) of the others stay.
+        **({"git_blob": _aligned_pins(cfg, "git_blob")} if cfg.get("git_blob") else {}),
+        **({"bytes": _aligned_pins(cfg, "bytes")} if cfg.get("bytes") else {}),
+        **({"md5": _aligned_pins(cfg, "md5")} if cfg.get("md5") else {}),
+        **({"members": plain_data(cfg["members"])} if cfg.get("members") else {}),
+        **({"cross_copy": plain_data(cfg["cross_copy"])} if cfg.get("cross_copy") else {}),
+    }
+
+
+def url_pins(source_cfg: Mapping[str, Any], key: str = "sha256") -> dict[str, str | None]:
+    """URL → its configured ``key`` pin (sha256, git_blob …; None where unpinned), for one entry
+    of config 'sources'."""
+    return dict(zip(_as_list(source_cfg.get("url")), _aligned_pins(source_cfg, key)))
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _aligned_pins(cfg: Mapping[str, Any], key: str = "sha256") -> list[str | None]:
+    urls = _as_list(cfg["url"])
+    pins = _as_list(cfg.get(key))
+    if len(pins) > len(urls):
+        raise ValueError(f"{len(pins)} {key} values given for {len(urls)} urls")
+    return pins + [None] * (len(urls) - len(pins))
+
+
+def resolve_mirror(config_value: str | os.PathLike | None) -> Path | None:
+    """The mirror folder to read from: ``$ISOTROPY_MIRROR`` if set (non-empty), else the config
+    value.
+
+    Returns None for "use the original sources". A mirror that is not an existing folder is an
+    error, not a silent fallback to the network.
+    """
+    env_value = os.environ.get(MIRROR_ENV, "").strip()
+    value = env_value or (str(config_value) if config_value not in (None, "") else "")
+    if not value:
+        return None
+    path = Path(value).expanduser().resolve()
+    origin = f"environment variable {MIRROR_ENV}" if env_value else "config key 'mirror'"
+    if not path.is_dir():
+        raise FileNotFoundError(
+            f"mirror folder {path} (from {origin}) does not exist; point it at a folder laid out "
+            "like shared/mirror, or unset it to download from the original sources"
+        )
+    return path
+
+
+def missing_mirror_files(
+    name: str, config: Mapping[str, Any], mirror: Path | None = None
+) -> list[str]:
+    """Mirror files of source ``name`` that the mirror lacks (empty without a mirror; a note if
+    the source lists none)."""
+    mirror = mirror if mirror is not None else resolve_mirror(config.get("mirror"))
+    if mirror is None:
+        return []
+    rels = config["sources"][name].get("mirror") or []
+    if not rels:
+        return [f"(no mirror files configured for source {name!r})"]
+    return [rel for rel in rels if not (mirror / rel).is_file()]
+
+
+def available_glue_tasks(config: Mapping[str, Any], mirror: Path | None = None) -> list[str]:
+    """GLUE tasks (sources ``glue_<task>`` of config ``sources``, the one list of them) whose
+    files the mirror holds (all of them without a mirror)."""
+    mirror = mirror if mirror is not None else resolve_mirror(config.get("mirror"))
+    return sorted(
+        name.removeprefix("glue_")
+        for name in config["sources"]
+        if name.startswith("glue_") and not missing_mirror_files(name, config, mirror)
+    )
+
+
+def source_unavailable(
+    name: str, config: Mapping[str, Any], mirror: Path, source_cfg: Mapping[str, Any] | None = None
+) -> str | None:
+    """Why source ``name`` cannot come from ``mirror`` (None when every mirror file it lists is
+    there); for a GLUE task, naming the tasks the mirror does hold.
+
+    Run at parse time for every needed source, and again by :func:`fetch_source` before copying
+    (the mirror may have changed since).
+    """
+    source_cfg = source_cfg if source_cfg is not None else config["sources"][name]
+    missing = missing_mirror_files(name, {"sources": {name: source_cfg}}, mirror)
+    if not missing:
+        return None
+    if source_kind(name, source_cfg) == "hub" and not source_cfg.get("mirror"):
+        return (
+            f"source {name!r} is the Hugging Face hub data set {source_cfg['hub']['path']!r}, "
+            f"which the mirror {mirror} does not hold; unset mirror/{MIRROR_ENV} to download it, "
+            "or leave out what needs it"
+        )
+    message = f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}"
+    if name.startswith("glue_") and config.get("sources"):
+        available = available_glue_tasks(config, mirror)
+        message += (
+            f"; GLUE tasks available in this mirror: {', '.join(available) or 'none'} "
+            "(list only those in config 'glue.tasks', or download from the original sources)"
+        )
+    return message
+
+
+def check_sources_available(names: Sequence[str], config: Mapping[str, Any]) -> None:
+    """Fail early (at DAG construction) when a needed source's files are absent from the mirror,
+    or when nothing could check one of them."""
+    mirror = resolve_mirror(config.get("mirror"))
+    if mirror is None:
+        return
+    problems = [p for name in names if (p := source_unavailable(name, config, mirror))]
+    if problems:
+        raise FileNotFoundError("\n".join(problems))
+    unchecked = []
+    for params in (source_params(config, name) for name in names):
+        if params["allow_unverified_mirror"]:
+            continue
+        manifest, pins = read_mirror_manifest(mirror), _config_pins_of_mirror_files(params)
+        unchecked += [
+            unverified_message(f"mirror file {mirror / rel}", mirror, manifest)
+            for rel in params["mirror_files"]
+            if rel not in (manifest or {}) and rel not in pins
+        ]
+    if unchecked:
+        raise UnverifiedFileError("\n".join(unchecked))
+
+
+# ---------------------------------------------------------------------------------------------
+# Fetch: one source from a mirror, the hub or its URLs, laid out, swapped in, with its manifest
+
+
+def fetch_source(
+    name: str,
+    params: Mapping[str, Any],
+    raw_dir: str | os.PathLike,
+    *,
+    config: Mapping[str, Any] | None = None,
+    lock_file: str | os.PathLike | None = None,
+    retries: int = 5,
+    backoff: float = 2.0,
+    timeout: float = 60.0,
+) -> dict[str, Any]:
+    """Fetch source ``name`` (``params`` as made by :func:`source_params`) into ``raw_dir``.
+
+    Returns the manifest, also written to ``raw_dir/manifest.json`` once every file is in place.
+    On failure nothing new is left in ``raw_dir``. ``config`` (the workflow's configuration, when
+    known) lets a source the mirror lacks be reported as at parse time, with the GLUE tasks the
+    mirror holds, and names the sources lock (``lock_file`` overrides it): a downloaded file
+    that no published pin checks is compared with the lock, and recorded there on first use.
+    """
+    raw_dir, settings = Path(raw_dir), {**DOWNLOAD_DEFAULTS, **params}
+    layout = layout_of(name, params["kind"])
+    lock = Path(lock_file) if lock_file is not None else lock_path(config)
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=raw_dir))
+    try:
+        fetched_dir, staging = work / "fetched", work / "staging"
+        fetched_dir.mkdir()
+        staging.mkdir()
+        transfer = {"retries": retries, "backoff": backoff, "timeout": timeout}
+        origin, items, inputs = _fetch_inputs(name, settings, fetched_dir, config, lock, transfer)
+        files = _lay_out(layout, items, origin, staging, name)
+        if origin == "url":
+            _check_members(name, items, inputs)
+        records = [_file_record(staging / rel, rel) for rel in files]
+        checks = [
+            compare_copy(name, spec, inputs, records)
+            for spec in ((params.get("cross_copy") or []) if origin == "url" else [])
+        ]
+        _lock_inputs(name, lock, inputs)
+        _replace_contents(raw_dir, staging, files, keep=work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    manifest = {
+        "source": name,
+        "kind": params["kind"],
+        "origin": origin,
+        "mirror": str(Path(params["mirror"])) if params.get("mirror") else None,
+        "inputs": inputs,
+        "files": records,
+        **({"cross_copy": checks} if checks else {}),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    write_json(raw_dir / MANIFEST_NAME, manifest)
+    log.info("source %s: %d file(s) from %s in %s", name, len(records), origin, raw_dir)
+    return manifest
+
+
+def _fetch_inputs(
+    name: str,
+    params: Mapping[str, Any],
+    fetched_dir: Path,
+    config: Mapping[str, Any] | None,
+    lock: Path,
+    transfer: Mapping[str, Any],
+) -> tuple[str, list[Fetched], list[dict]]:
+    """(origin, fetched items bound to the extraction limits and member pins, their manifest
+    entries)."""
+    if params.get("mirror"):
+        origin, (items, inputs) = "mirror", _from_mirror(name, params, fetched_dir, config)
+    elif params["kind"] == "hub":
+        origin, (items, inputs) = "url", _from_hub(name, params, fetched_dir)
+    else:
+        origin, (items, inputs) = "url", _from_urls(params, fetched_dir, lock, **transfer)
+    limits = ExtractionLimits(params["max_extracted_bytes"], params["max_archive_members"])
+    pins = params.get("members")
+    bound = [
+        replace(item, limits=limits, members=MemberPins(name, pins) if pins else None)
+        for item in items
+    ]
+    return origin, bound, inputs
+
+
+def _file_record(path: Path, rel: str) -> dict[str, Any]:
+    return {"path": rel, "bytes": path.stat().st_size, "sha256": sha256_file(path)}
+
+
+def _check_members(name: str, items: list[Fetched], inputs: list[dict]) -> None:
+    """Every pinned archive member was read and matched (the layout checked each as it read it)."""
+    for item, entry in zip(items, inputs):
+        if item.members is None:
+            continue
+        if missing := item.members.unchecked():
+            raise ArchiveError(
+                f"archive {item.name} of source {name!r} holds no member {', '.join(missing)}, "
+                f"which sources.{name}.members pins; the archive is not the published one"
+            )
+        entry["members"] = dict(item.members.checked)
+        entry["checked_against"] = [*entry.get("checked_against", []), "members"]
+
+
+def _lock_inputs(name: str, lock: Path, inputs: list[dict]) -> None:
+    """Record the downloads that rest on the lock (first use, or a relock asked for)."""
+    locked = [entry for entry in inputs if entry.get("trust") == TRUST_LOCK]
+    if not locked:
+        return
+    for entry, record in zip(locked, record_downloads(lock, name, locked)):
+        entry["lock"] = {"file": str(lock), **record}
+        if record.get("replaced") and record["replaced"][0].get("relocked") == record["locked"]:
+            log.warning(
+                "source %s: RELOCKED %s: sha256 %s accepted in %s (was %s)",
+                name,
+                entry["url"],
+                record["sha256"],
+                lock,
+                record["replaced"][0]["sha256"],
+            )
+
+
+def _lay_out(layout: Any, items: list[Fetched], origin: str, staging: Path, name: str) -> list[str]:
+    """The source's raw files written into ``staging``; a full disk names the source's folder."""
+    try:
+        return layout(items, origin, staging)
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT) or isinstance(error, DiskFullError):
+            raise
+        written = sum(p.stat().st_size for p in staging.rglob("*") if p.is_file())
+        full = DiskFullError(staging.parent.parent, written, error)
+        full.strerror = f"laying out source {name!r}: {full.strerror}"
+        raise full from error
+
+
+def _from_mirror(
+    name: str, params: Mapping[str, Any], fetched_dir: Path, config: Mapping[str, Any] | None
+) -> tuple[list[Fetched], list[dict]]:
+    """Copy the source's mirror files, each checked against MANIFEST.tsv and any config pin."""
+    mirror, rels = Path(params["mirror"]), params.get("mirror_files") or []
+    if not rels:
+        raise FileNotFoundError(
+            f"source {name!r} lists no mirror files in config 'sources.{name}.mirror'"
+        )
+    confined = [problem for rel in rels if (problem := mirror_path_problem(rel)) is not None]
+    if confined:
+        raise ValueError(f"sources.{name}.mirror: {confined[0]}")
+    cfg = {"mirror": rels, "kind": params["kind"]}
+    if (problem := source_unavailable(name, config or {}, mirror, cfg)) is not None:
+        raise FileNotFoundError(problem)
+    manifest = read_mirror_manifest(mirror)
+    config_pins = _config_pins_of_mirror_files(params)
+    items, inputs = [], []
+    for rel in rels:
+        # Copy first, then hash the copy: what is checked is exactly what is parsed.
+        local = fetched_dir / Path(rel).name
+        digest = copy_local(mirror / rel, local, None, f"mirror file {mirror / rel}")
+        pinned_by = _check_mirror_file(
+            name, rel, digest, local.stat().st_size, mirror, manifest, config_pins.get(rel), params
+        )
+        items.append(Fetched(rel, local))
+        inputs.append(
+            {
+                "mirror_path": rel,
+                "sha256": digest,
+                "pinned": bool(pinned_by),
+                "pinned_by": pinned_by,
+                "trust": " and ".join(MIRROR_TRUST[by] for by in pinned_by) or "unverified",
+            }
+        )
+    return items, inputs
+
+
+def _from_hub(
+    name: str, params: Mapping[str, Any], fetched_dir: Path
+) -> tuple[list[Fetched], list[dict]]:
+    """One split of a Hugging Face hub data set (``datasets``; needs the hub or its cache)."""
+    import datasets  # Hugging Face's, heavy: loaded only when a hub split is fetched
+
+    hub = params.get("hub") or {}
+    if not hub.get("path") or not hub.get("split"):
+        raise ValueError(
+            f"source {name!r} of kind hub needs sources.{name}.hub.path and .split in config.yaml"
+        )
+    args = (hub["path"], hub["name"]) if hub.get("name") else (hub["path"],)
+    log.info("loading %s (split %s) from the Hugging Face hub", "/".join(args), hub["split"])
+    dataset = datasets.load_dataset(*args, split=hub["split"], revision=hub.get("revision"))
+    local = fetched_dir / HUB_FILE
+    dataset.to_parquet(str(local))
+    entry = {
+        "hub": hub["path"],
+        "config": hub.get("name"),
+        "split": hub["split"],
+        "revision": hub.get("revision"),
+        "fingerprint": getattr(dataset, "_fingerprint", None),
+        "sha256": sha256_file(local),
+        "pinned": True,  # by its hub commit, a published pin (not by the parquet's own bytes)
+        "checked_against": ["revision"],
+        "trust": TRUST_PUBLISHED,
+    }
+    return [Fetched(HUB_FILE, local)], [entry]
+
+
+def _from_urls(
+    params: Mapping[str, Any], fetched_dir: Path, lock: Path, **transfer: Any
+) -> tuple[list[Fetched], list[dict]]:
+    items, inputs = [], []
+    name, count = params["name"], len(params["urls"])
+    pins = {
+        key: params.get(key) or [None] * count for key in ("sha256", "git_blob", "bytes", "md5")
+    }
+    with new_session() as session:
+        for index, url in enumerate(params["urls"]):
+            pin = {key: values[index] for key, values in pins.items()}
+            local = fetched_dir / url_file_name(url)
+            log.info("downloading %s", url)
+            try:
+                digest = download_file(
+                    url,
+                    local,
+                    pin["sha256"],
+                    session=session,
+                    size=pin["bytes"],
+                    pin_key=f"sources.{name}.sha256",
+                    max_bytes=params["max_extracted_bytes"],
+                    max_seconds=params["max_download_seconds"],
+                    **transfer,
+                )
+            except DownloadError as error:
+                raise DownloadError(f"source {name!r}: {error}") from error
+            items.append(Fetched(local.name, local))
+            inputs.append(_checked_download(name, url, local, digest, pin, lock))
+    return items, inputs
+
+
+def _checked_download(
+    name: str, url: str, local: Path, digest: str, pin: Mapping[str, Any], lock: Path
+) -> dict[str, Any]:
+    """One downloaded file's manifest entry, after its git object id and md5 pins, or the lock
+    where no published pin checks it (sha256 and size were checked while it arrived)."""
+    entry: dict[str, Any] = {"url": url, "sha256": digest, "bytes": local.stat().st_size}
+    for key, what, digest_of in (
+        ("git_blob", "git object id", git_blob_id),
+        ("md5", "md5", md5_file),
+    ):
+        if pin[key] is not None:
+            entry[key] = digest_of(local)
+            check_digest(entry[key], pin[key], url, pin_key=f"sources.{name}.{key}", what=what)
+    published = pin["sha256"] is not None or pin["git_blob"] is not None
+    entry["pinned"] = published
+    entry["pinned_by"] = ["config"] if pin["sha256"] is not None else []
+    # What it was checked against: its config pins, strongest first.
+    entry["checked_against"] = [
+        k for k in ("sha256", "git_blob", "md5", "bytes") if pin[k] is not None
+    ]
+    entry["trust"] = TRUST_PUBLISHED if published else TRUST_LOCK
+    if not published:
+        first = check_locked(lock, name, url, digest, entry["bytes"]) is None
+        entry["pinned_by"] = ["lock"]
+        entry["checked_against"].append("lock")
+        if first:
+            log.warning(
+                "%s: sha256 %s, %d bytes: no published pin; trusted on first use and recorded in "
+                "the sources lock %s (commit it with the project)",
+                url,
+                digest,
+                entry["bytes"],
+                lock,
+            )
+    return entry
+
+
+def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:
+    """Swap the staged files into ``raw_dir``, removing what an earlier fetch left there."""
+    for entry in raw_dir.iterdir():
+        if entry == keep:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    for rel in files:
+        target = raw_dir / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / rel, target)
+
+
+# ---------------------------------------------------------------------------------------------
+# One file over HTTP(S), or copied, with its pins
+
+RETRYABLE_4XX = {408, 429}  # request timeout and rate limiting: worth retrying although 4xx
+PROGRESS_MIN_BYTES = 1 << 20  # a progress bar only for files above 1 MiB
+CONTENT_RANGE = re.compile(r"^bytes (\d+)-(\d+)/(\d+|\*)$")
+GZIP_MAGIC = b"\x1f\x8b"
+CHUNK = 1 << 20
+
+
+def url_problem(url: str) -> str | None:
+    """Why a download URL cannot be saved under its own file name (None if it can)."""
+    name = PurePosixPath(unquote(urlparse(url).path)).name
+    if name in (".", "..") or "\0" in name:
+        return (
+            f"URL {url!r} ends in {name!r} once decoded, which is not a file name; "
+            "give the address of the file itself"
+        )
+    return None
+
+
+def url_file_name(url: str) -> str:
+    """The file name a download is saved under: the last part of the URL's decoded path."""
+    if (problem := url_problem(url)) is not None:
+        raise ValueError(problem)
+    return PurePosixPath(unquote(urlparse(url).path)).name or "download"
+
+
+class _StrictEOFContext(ssl.SSLContext):
+    """TLS whose sockets report a stream cut without ``close_notify`` as an error.
+
+    Python hides such a cut as the end of the stream (``suppress_ragged_eofs``). A body that
+    carries its length or chunks never reads to that end; a body delimited by the connection's
+    close does, and must then fail (and be retried) rather than be kept short.
+    """
+
+    def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
+        kwargs["suppress_ragged_eofs"] = False
+        return super().wrap_socket(*args, **kwargs)
+
+
+class _StrictEOFAdapter(requests.adapters.HTTPAdapter):
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        context = _StrictEOFContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.load_default_certs()
+        kwargs["ssl_context"] = context
+        super().init_poolmanager(*args, **kwargs)
+
+
+def new_session() -> requests.Session:
+    """A ``requests`` session whose https connections end only where TLS says they end."""
+    session = requests.Session()
+    session.mount("https://", _StrictEOFAdapter())
+    return session
+
+
+class _Transient(Exception):
+    """Internal: a failure worth retrying (after ``retry_after`` seconds, if the server said)."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def download_file(
+    url: str,
+    dest: str | os.PathLike,
+    sha256: str | None = None,
+    *,
+    retries: int = 5,
+    backoff: float = 2.0,
+    timeout: float = 60.0,
+    session: requests.Session | None = None,
+    chunk_size: int = 1 << 20,
+    max_bytes: int = DOWNLOAD_DEFAULTS["max_extracted_bytes"],
+    max_seconds: float = DOWNLOAD_DEFAULTS["max_download_seconds"],
+    size: int | None = None,
+    pin_key: str | None = None,
+) -> str:
+    """Stream ``url`` to ``dest`` atomically and return the file's sha256.
+
+    Transient failures (HTTP 5xx, 408, 429, timeouts, connection errors, a stream cut short) are
+    retried ``retries`` times, waiting ``backoff * 2**attempt`` seconds or the server's
+    ``Retry-After``, resuming where the last attempt stopped when the server allows it; another
+    4xx fails at once, and so does passing ``max_seconds`` in all. A ``sha256`` (or ``size``) pin
+    that does not match raises :class:`ChecksumError` naming ``pin_key`` (the config key of the
+    pin); ``dest`` is then not created. A body that a ``Content-Encoding`` inflates beyond
+    ``max_bytes`` is refused. ``file://`` URLs are copied with the same checks.
+    """
+    parsed = urlparse(url)
+    if parsed.scheme == "file":
+        return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, pin_key=pin_key)
+    if parsed.scheme not in {"http", "https"}:
+        raise ValueError(f"unsupported URL scheme in {url!r}; expected http(s):// or file://")
+    limit = min(max_bytes, size) if size is not None else max_bytes
+    own_session, session = session is None, session or new_session()
+    try:
+        with atomic_path(dest) as tmp:
+            job = _Download(
+                url, sha256, size, pin_key, timeout, chunk_size, limit, max_seconds, tmp
+            )
+            digest = job.attempts(session, retries, backoff)
+            check_size(tmp.stat().st_size, size, url, pin_key)
+            check_digest(digest, sha256, url, pin_key=pin_key)
+        return digest
+    finally:
+        if own_session:
+            session.close()
+
+
+@dataclass
+class _Download:
+    """One download's settings, and what it has received so far (kept across attempts so that a
+    retry can resume); ``deadline`` (a ``time.monotonic`` value) bounds all its attempts."""
+
+    url: str
+    sha256: str | None
+    size: int | None
+    pin_key: str | None
+    timeout: float
+    chunk_size: int
+    max_bytes: int
+    max_seconds: float
+    path: Path
+    deadline: float = field(init=False)
+    received: int = 0
+    digest: Any = field(default_factory=hashlib.sha256)
+    total: int | None = None  # the whole body's length, when the server said it
+    validator: str | None = None  # strong ETag or Last-Modified of the response the bytes came from
+    encoding: str = ""
+
+    def __post_init__(self) -> None:
+        self.deadline = time.monotonic() + self.max_seconds
+
+    def check_time(self, doing: str, wait: float = 0.0) -> None:
+        if time.monotonic() + wait > self.deadline:
+            raise DownloadError(
+                f"download of {self.url} passed its deadline of {self.max_seconds:g} s (config "
+                f"downloads.max_download_seconds) {doing}, {self.received} bytes received; the "
+                "server is too slow or asks to wait too long: try later, raise the limit, or read "
+                f"the data from a local copy ({MIRROR_ENV})"
+            )
+
+    def restart(self) -> None:
+        self.path.write_bytes(b"")
+        self.received, self.digest, self.total, self.validator = 0, hashlib.sha256(), None, None
+
+    def resume_headers(self) -> dict[str, str]:
+        """``Range`` for the missing bytes, where resuming cannot splice two versions unnoticed:
+        the server named the version (``If-Range``), or a pin checks the whole file."""
+        if not self.received or self.encoding or not (self.validator or self.sha256):
+            return {}
+        headers = {"Range": f"bytes={self.received}-"}
+        if self.validator:
+            headers["If-Range"] = self.validator
+        return headers
+
+    def attempts(self, session: requests.Session, retries: int, backoff: float) -> str:
+        for attempt in range(retries + 1):
+            try:
+                return self.stream_once(session)
+            except _Transient as exc:
+                if attempt == retries:
+                    raise DownloadError(
+                        f"download of {self.url} failed after {retries + 1} attempts: {exc}; "
+                        "check the network, or read the data from a local copy: set "
+                        f"{MIRROR_ENV} to a folder laid out like shared/mirror"
+                    ) from exc
+                wait = max(backoff * 2**attempt, exc.retry_after or 0.0)
+                self.check_time(f"(waiting {wait:.0f} s before retry {attempt + 1})", wait)
+                resuming = f", resuming at byte {self.received}" if self.resume_headers() else ""
+                log.warning(
+                    "transient failure for %s (%s); retry %d/%d in %.1fs%s",
+                    self.url,
+                    exc,
+                    attempt + 1,
+                    retries,
+                    wait,
+                    resuming,
+                )
+                time.sleep(wait)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def stream_once(self, session: requests.Session) -> str:
+        """One attempt: the body's bytes appended (or restarted); its sha256 when whole."""
+        headers = {"Accept-Encoding": "identity", **self.resume_headers()}
+        with self.request(session, headers) as response:
+            self.start(response)
+            with tqdm(
+                total=self.total,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1024,
+                desc=url_file_name(self.url),
+                disable=self.total is not None and self.total < PROGRESS_MIN_BYTES,
+                leave=False,
+            ) as bar:
+                bar.update(self.received)
+                self.receive(response, bar)
+        if not self.encoding:
+            return self.digest.hexdigest()
+        # The body exactly as sent (its length is what Content-Length counts), decoded here by us.
+        decoded = self.path.with_name(self.path.name + ".decoded")
+        try:
+            undo_content_encoding(
+                self.path, decoded, self.encoding, self.url, url_file_name(self.url), self.max_bytes
+            )
+            os.replace(decoded, self.path)
+        except BodyDecodeError as exc:
+            self.restart()
+            raise _Transient(str(exc)) from exc
+        finally:
+            decoded.unlink(missing_ok=True)
+        return sha256_file(self.path)
+
+    def request(self, session: requests.Session, headers: dict[str, str]) -> requests.Response:
+        """The streamed response; a failure worth retrying raises :class:`_Transient`."""
+        try:
+            # identity: the server is asked for the published file's own bytes, so that its
+            # Content-Length and a sha256 pin are that file's (requests would ask for gzip, and
+            # GitHub's raw server then sends text gzipped, with the compressed size as length).
+            response = session.get(self.url, stream=True, timeout=self.timeout, headers=headers)
+        except requests.TooManyRedirects:
+            raise DownloadError(
+                f"download of {self.url} was redirected more than {session.max_redirects} times "
+                "(a redirect loop); the URL is wrong or the server is misconfigured: fix "
+                "'sources' in config.yaml or use a mirror"
+            ) from None
+        except (requests.exceptions.InvalidSchema, requests.exceptions.InvalidURL) as exc:
+            raise DownloadError(
+                f"download of {self.url} was redirected to an address that is not http(s) "
+                f"({exc}); refused: fix 'sources' in config.yaml or use a mirror"
+            ) from None
+        except (requests.Timeout, requests.ConnectionError) as exc:
+            raise _Transient(f"{type(exc).__name__}: {exc}") from exc
+        status = response.status_code
+        if status == 416 and "Range" in headers:  # the partial file is not a prefix of this version
+            response.close()
+            self.restart()
+            raise _Transient("the server refused to resume (HTTP 416); starting again")
+        if status >= 500 or status in RETRYABLE_4XX:
+            wait = retry_after(response.headers.get("Retry-After"))
+            response.close()
+            said = f" (Retry-After: {wait:.0f} s)" if wait is not None else ""
+            raise _Transient(f"HTTP {status} {response.reason}{said}", wait)
+        if status >= 400:
+            response.close()
+            raise DownloadError(
+                f"download of {self.url} failed with HTTP {status} {response.reason}; the URL is "
+                "wrong or the file was moved: fix 'sources' in config.yaml or use a mirror"
+            )
+        return response
+
+    def start(self, response: requests.Response) -> None:
+        """Where this response's bytes go: after those kept (a 206 for exactly them), or from 0."""
+        encoding = response.headers.get("Content-Encoding", "").strip().lower()
+        encoding = "" if encoding == "identity" else encoding
+        if response.status_code == 206:
+            content_range = response.headers.get("Content-Range", "").strip()
+            match = CONTENT_RANGE.match(content_range)
+            whole = None if match is None or match[3] == "*" else int(match[3])
+            if (
+                match is None
+                or encoding
+                or int(match[1]) != self.received
+                or (whole is not None and int(match[2]) != whole - 1)
+                or (self.total is not None and whole not in (None, self.total))
+            ):
+                response.close()
+                self.restart()
+                raise _Transient(
+                    f"the server answered a request for bytes {self.received}- with Content-Range "
+                    f"{content_range!r}; starting again"
+                )
+            log.info("%s: resuming at byte %d of %s", self.url, self.received, whole or "?")
+            self.total = whole
+            return
+        if self.received:
+            log.info(
+                "%s: the server sent the whole file again (HTTP 200); starting again", self.url
+            )
+        self.restart()
+        self.encoding = encoding
+        length = response.headers.get("Content-Length", "").strip()
+        self.total = int(length) if length.isdigit() else None
+        etag = response.headers.get("ETag", "")
+        strong = etag if etag and not etag.startswith("W/") else None
+        self.validator = strong or response.headers.get("Last-Modified")
+
+    def receive(self, response: requests.Response, bar: tqdm) -> None:
+        """Append the body as sent (no decoding); short is transient, slow past the deadline fails.
+
+        Only reading is the network's: a write that fails (a full disk) is an ``OSError`` of its
+        own. A body without length or chunking ends where the server closes the connection: a
+        reset or a broken TLS stream is a failure (retried), and a pin checks the rest.
+        """
+        with open(self.path, "ab") as handle:
+            while True:
+                try:
+                    chunk = response.raw.read1(self.chunk_size, decode_content=False)
+                except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+                    raise _Transient(
+                        f"stream interrupted after {self.received} bytes: {exc}"
+                    ) from exc
+                if not chunk:
+                    break
+                handle.write(chunk)
+                self.received += len(chunk)
+                self.digest.update(chunk)
+                bar.update(len(chunk))
+                self.check_time("while receiving")
+                if self.size is not None and not self.encoding and self.received > self.size:
+                    label = f"{self.url} (more sent than pinned)"
+                    check_size(self.received, self.size, label, self.pin_key)
+        if self.total is not None and self.received != self.total:
+            raise _Transient(f"received {self.received} bytes, expected {self.total}")
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait (delay-seconds or an HTTP date); None if
+    absent."""
+    if not value or not value.strip():
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+class BodyDecodeError(ValueError):
+    """The encoded body does not decode (damaged in transit: worth fetching again)."""
+
+
+def undo_content_encoding(
+    wire: Path, out: Path, encoding: str, url: str, file_name: str, max_bytes: int
+) -> None:
+    """Write to ``out`` the file a body sent with ``Content-Encoding: encoding`` stands for,
+    decoded chunk by chunk, never whole in memory, and stopped (nothing kept) once the output
+    passes ``max_bytes`` (config ``downloads.max_extracted_bytes``, or a ``bytes`` pin): a small
+    body that decodes to gigabytes is a decompression bomb.
+
+    A gzip-encoded body is unzipped, except where the published file is itself gzip (``.gz``,
+    ``.tgz``) and the unzipped body is not: then the server only labelled the file's own
+    compression (Apache's ``AddEncoding x-gzip .gz``), and the body is the file.
+    """
+    try:
+        if encoding in ("gzip", "x-gzip"):
+            if file_name.lower().endswith((".gz", ".tgz")):
+                with gzip.open(wire, "rb") as inner:
+                    if inner.read(2) != GZIP_MAGIC:
+                        shutil.copyfile(wire, out)
+                        return
+            chunks = _gunzip(wire)
+        elif encoding == "deflate":
+            chunks = _inflate(wire)
+        else:
+            raise DownloadError(
+                f"{url} came with Content-Encoding {encoding!r}, which this downloader cannot "
+                "undo; download the file by hand and read it from a mirror folder"
+            )
+        written = 0
+        with open(out, "wb") as writer:
+            for chunk in chunks:
+                written += len(chunk)
+                if written > max_bytes:
+                    raise ArchiveError(
+                        f"{url}: its {encoding}-encoded body decodes to more than {max_bytes} "
+                        "bytes, which looks like a decompression bomb; nothing was kept. Check "
+                        "the source, or raise downloads.max_extracted_bytes in the config if the "
+                        "file is known to be right"
+                    )
+                writer.write(chunk)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise BodyDecodeError(f"the {encoding}-encoded body does not decode: {exc}") from exc
+
+
+def _gunzip(path: Path) -> Iterator[bytes]:
+    with gzip.open(path, "rb") as reader:  # every member of a multi-member body
+        while chunk := reader.read(CHUNK):
+            yield chunk
+
+
+def _inflate(path: Path) -> Iterator[bytes]:
+    """A deflate body: zlib-wrapped as the standard says, or raw as some servers send it."""
+    with open(path, "rb") as reader:
+        head = reader.read(2)
+        reader.seek(0)
+        wrapped = len(head) == 2 and head[0] & 0x0F == 8 and (head[0] << 8 | head[1]) % 31 == 0
+        inflater = zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+        while data := reader.read(CHUNK):
+            while data:
+                yield inflater.decompress(data, CHUNK)
+                data = inflater.unconsumed_tail
+        yield inflater.flush()
+
+
+def copy_local(
+    src: Path,
+    dest: Path,
+    sha256: str | None,
+    label: str,
+    remedy: str | None = None,
+    *,
+    pin_key: str | None = None,
+) -> str:
+    """Copy a local file atomically, checked against its sha256 pin; return its sha256."""
+    if not src.is_file():
+        raise DownloadError(f"{label}: local file {src} does not exist")
+    digest = hashlib.sha256()
+    with atomic_path(dest) as tmp, open(src, "rb") as reader, open(tmp, "wb") as writer:
+        for chunk in iter(lambda: reader.read(CHUNK), b""):  # the bytes kept are those hashed
+            writer.write(chunk)
+            digest.update(chunk)
+        writer.flush()
+        check_digest(digest.hexdigest(), sha256, label, remedy, pin_key=pin_key)
+    return digest.hexdigest()
+
+
+def _accept_remedy(pin_key: str | None, actual: str | int) -> str:
+    where = f"set {pin_key} to {actual}" if pin_key else f"change the pin to {actual}"
+    return (
+        "nothing was kept: the file changed upstream or was damaged in transit. If the new file "
+        f"is known to be right, accept it deliberately: {where} in config.yaml (or in a file given "
+        "with --configfile)"
+    )
+
+
+def check_digest(
+    actual: str,
+    expected: str | None,
+    label: str,
+    remedy: str | None = None,
+    *,
+    pin_key: str | None = None,
+    what: str = "sha256",
+) -> None:
+    if expected is not None and actual != expected.lower():
+        raise ChecksumError(
+            f"{what} mismatch for {label}: pinned {expected}"
+            f"{f' ({pin_key})' if pin_key else ''}, got {actual}; "
+            f"{remedy or _accept_remedy(pin_key, actual)}"
+        )
+
+
+def check_size(actual: int, expected: int | None, label: str, pin_key: str | None) -> None:
+    """A size pin (config ``bytes``: a file whose sha256 no public source gives)."""
+    if expected is not None and actual != expected:
+        key = pin_key.rsplit(".", 1)[0] + ".bytes" if pin_key else None
+        raise ChecksumError(
+            f"size mismatch for {label}: pinned {expected} bytes{f' ({key})' if key else ''}, "
+            f"got {actual}; {_accept_remedy(key, actual)}"
+        )
+
+
+def md5_file(path: str | os.PathLike) -> str:
+    """The md5 of ``path``: only to compare with a publisher's md5 (nltk_data's index.xml), beside
+    a stronger pin, never as the only one."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, lambda: hashlib.md5(usedforsecurity=False)).hexdigest()
+
+
+def git_blob_id(path: str | os.PathLike) -> str:
+    """The id git gives ``path``'s bytes as a blob: sha1 of ``blob <size>\\0`` + the bytes.
+
+    It pins a file of a git repository whose sha256 is not known but whose tree is
+    (``git ls-tree`` lists it).
+    """
+    digest = hashlib.sha1(f"blob {Path(path).stat().st_size}\0".encode())
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# The mirror's MANIFEST.tsv, and what vouches for a mirror file
+
+
+class MirrorPin(NamedTuple):
+    """One MANIFEST.tsv row: the sha256 and byte count a mirror file must have."""
+
+    sha256: str
+    bytes: int
+
+
+_SHA256_RE = re.compile(r"[0-9a-f]{64}")
+
+
+def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
+    """path → (sha256, bytes) from the mirror's MANIFEST.tsv (None if it has none).
+
+    A row without a well-formed sha256 (64 hex digits) and byte count is an error naming its line:
+    a row cut short must never turn the check off for its file.
+    """
+    manifest = mirror / "MANIFEST.tsv"
+    if not manifest.is_file():
+        return None
+    pins: dict[str, MirrorPin] = {}
+    with open(manifest, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle, delimiter="\t")
+        missing = {"path", "bytes", "sha256"} - set(reader.fieldnames or [])
+        if missing:
+            raise UnverifiedFileError(
+                f"{manifest} has no {', '.join(sorted(missing))} column (header: "
+                f"{reader.fieldnames}); its header must name path, bytes and sha256, tab-separated"
+            )
+        for row in reader:
+            if not any((value or "").strip() for value in row.values() if isinstance(value, str)):
+                continue  # a blank line
+            rel = (row.get("path") or "").strip()
+            digest = (row.get("sha256") or "").strip().lower()
+            size = (row.get("bytes") or "").strip()
+            if not rel or not _SHA256_RE.fullmatch(digest) or not size.isdigit():
+                raise UnverifiedFileError(
+                    f"{manifest} line {reader.line_num}: row {rel or '(no path)'!r} needs a path, "
+                    f"a byte count and a 64-hex-digit sha256 (bytes {size or 'missing'!r}, sha256 "
+                    f"{digest or 'missing'!r}); fix the row from the original file or remove it "
+                    "(nothing was read from the mirror)"
+                )
+            pins[rel] = MirrorPin(digest, int(size))
+    return pins
+
+
+def unverified_message(label: str, mirror: Path, manifest: Mapping[str, Any] | None) -> str:
+    where = (
+        f"{mirror} has no MANIFEST.tsv"
+        if manifest is None
+        else f"{mirror / 'MANIFEST.tsv'} does not list it"
+    )
+    return (
+        f"{label} cannot be checked ({where}) and nothing was kept; add its path and sha256 to the "
+        f"mirror's MANIFEST.tsv, or set {ALLOW_UNVERIFIED_ENV}=1 (config "
+        "downloads.allow_unverified_mirror) to read unchecked files"
+    )
+
+
+def _config_pins_of_mirror_files(params: Mapping[str, Any]) -> dict[str, str]:
+    """mirror path → the config sha256 pin of the URL whose file it is (same file name).
+
+    A pin of a published file the mirror does not hold (an archive whose members the mirror
+    keeps, say) pins the download only: the mirror's files are then checked against its
+    MANIFEST.tsv (a pin is never taken to check a file it does not describe).
+    """
+    rels = params.get("mirror_files") or []
+    return {
+        rel: pin
+        for url, pin in zip(params.get("urls") or [], params.get("sha256") or [])
+        if pin is not None and url_problem(url) is None
+        for rel in rels
+        if PurePosixPath(rel).name == url_file_name(url)
+    }
+
+
+def _check_mirror_file(
+    name: str,
+    rel: str,
+    digest: str,
+    size: int,
+    mirror: Path,
+    manifest: Mapping[str, MirrorPin] | None,
+    config_pin: str | None,
+    params: Mapping[str, Any],
+) -> list[str]:
+    """Check one copied mirror file against its pins; return what pinned it and was compared (an
+    error when nothing may)."""
+    label, pinned_by = f"mirror file {mirror / rel}", []
+    if manifest is not None and rel in manifest:
+        pin = manifest[rel]
+        damaged = (
+            "the mirror copy is damaged or was edited (nothing was kept); "
+            "restore it from the original source"
+        )
+        if size != pin.bytes:
+            raise ChecksumError(
+                f"size mismatch for {label} (its MANIFEST.tsv entry): expected {pin.bytes} bytes, "
+                f"got {size}; {damaged}"
+            )
+        check_digest(digest, pin.sha256, f"{label} (its MANIFEST.tsv entry)", damaged)
+        pinned_by.append("MANIFEST.tsv")
+    if config_pin is not None:
+        check_digest(
+            digest,
+            config_pin,
+            f"{label} (config sources.{name}.sha256)",
+            f"nothing was kept; fix sources.{name}.sha256 in the config only if this file is known "
+            "to be right",
+        )
+        pinned_by.append("config")
+    if pinned_by:
+        return pinned_by
+    if not params.get("allow_unverified_mirror"):
+        raise UnverifiedFileError(unverified_message(label, mirror, manifest))
+    log.warning(
+        "UNVERIFIED: %s is read without any sha256 check (unverified mirrors are allowed)", label
+    )
+    return pinned_by
+
+
+# ---------------------------------------------------------------------------------------------
+# The sources lock: a downloaded file that no public record pins is trusted on first use
+
+LOCK_HEADER = """\
+# The sources lock: the sha256 and size of every downloaded file that no public record pins,
+# written by the workflow on its first download (trusted on first use) and checked on every
+# later download and by the audit (isotropy.sources). Commit it with the project, like a
+# package lock. Never edit it by hand: a changed upstream file is accepted on purpose with
+# `make relock SOURCE=<name>`, which keeps the record it replaces under `replaced`.
+"""
+
+
+def lock_path(config: Mapping[str, Any] | None = None) -> Path:
+    """The lock file: ``$ISOTROPY_SOURCES_LOCK``, else config ``downloads.lock_file``, else the
+    default."""
+    env_value = os.environ.get(LOCK_ENV, "").strip()
+    if env_value:
+        return Path(env_value)
+    configured = ((config or {}).get("downloads") or {}).get("lock_file")
+    return Path(configured or DOWNLOAD_DEFAULTS["lock_file"])
+
+
+def read_lock(path: str | os.PathLike) -> dict[str, dict[str, dict[str, Any]]]:
+    """source → URL → its record (``sha256``, ``bytes``, ``locked``, ``replaced``); {} if no lock.
+
+    A lock that is not this shape is an error naming the file: a damaged lock must never turn
+    the check off.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return {}
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    problem = _lock_shape_problem(data)
+    if problem is not None:
+        raise ChecksumError(
+            f"sources lock {path} is damaged ({problem}); restore it from version control (it is "
+            "committed with the project) or delete the damaged source's entry and fetch again"
+        )
+    return data
+
+
+def _lock_shape_problem(data: Any) -> str | None:
+    if not isinstance(data, dict):
+        return "not a mapping of sources"
+    for source, urls in data.items():
+        if not isinstance(urls, dict):
+            return f"source {source!r} is not a mapping of URLs"
+        for url, entry in urls.items():
+            if not isinstance(entry, dict):
+                return f"{source}: {url} has no record"
+            digest, size = entry.get("sha256"), entry.get("bytes")
+            if not isinstance(digest, str) or len(digest) != 64 or not isinstance(size, int):
+                return f"{source}: {url} needs a 64-hex-digit sha256 and a byte count"
+    return None
+
+
+def check_locked(
+    path: str | os.PathLike, source: str, url: str, sha256: str, size: int
+) -> dict[str, Any] | None:
+    """Compare one download with its lock record; the record when it matches, None on first use.
+
+    A difference raises :class:`LockMismatchError`, unless a relock of ``source`` was asked
+    for (``$ISOTROPY_RELOCK``: then the record that will be replaced is returned).
+    """
+    entry = read_lock(path).get(source, {}).get(url)
+    if entry is None or (entry["sha256"] == sha256 and entry["bytes"] == size):
+        return entry
+    if source in os.environ.get(RELOCK_ENV, "").replace(",", " ").split():
+        return entry
+    raise LockMismatchError(
+        f"sha256 mismatch for {url} (source {source!r}): the sources lock {path} recorded "
+        f"{entry['sha256']} ({entry['bytes']} bytes, trusted on first use "
+        f"{entry.get('locked', '?')}), got {sha256} ({size} bytes); nothing was kept: the file "
+        "changed upstream or was damaged in transit. If the new file is known to be right, accept "
+        f"it deliberately: make relock SOURCE={source} (or run once with {RELOCK_ENV}={source})"
+    )
+
+
+@contextmanager
+def _exclusive(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``<path>.flock`` (one writer of the lock at a time)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".flock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def record_downloads(
+    path: str | os.PathLike, source: str, downloads: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Write each download (``url``, ``sha256``, ``bytes``) of ``source`` into the lock.
+
+    Re-checked under the file lock: a record another job wrote since is compared like any other.
+    Returns the records now in the lock, in order; a relocked one carries what it replaced.
+    """
+    path = Path(path)
+    now = datetime.now(UTC).isoformat()  # to the microsecond: compared with records' times
+    with _exclusive(path):
+        data = read_lock(path)
+        urls = data.setdefault(source, {})
+        for download in downloads:
+            url, digest, size = download["url"], download["sha256"], download["bytes"]
+            old = check_locked(path, source, url, digest, size)
+            if old is not None and old["sha256"] == digest and old["bytes"] == size:
+                continue
+            entry: dict[str, Any] = {"sha256": digest, "bytes": size, "locked": now}
+            if old is not None:
+                replaced = {k: old[k] for k in ("sha256", "bytes", "locked") if k in old}
+                entry["replaced"] = [{**replaced, "relocked": now}, *old.get("replaced", [])]
+            urls[url] = entry
+        text = yaml.safe_dump(dict(data), sort_keys=True, default_flow_style=False, width=100)
+        with atomic_path(path) as tmp:
+            tmp.write_text(LOCK_HEADER + text, encoding="utf-8")
+        return [dict(urls[d["url"]]) for d in downloads]
+
+
+def relocked_after(
+    path: str | os.PathLike, source: str, when: str
+) -> list[tuple[str, dict[str, Any]]]:
+    """(url, replaced record with ``now``, the sha256 that replaced it) of each relock of
+    ``source`` later than the ISO time ``when`` (a file made at ``when`` was made before it)."""
+    made = _moment(when)
+    if made is None:
+        return []
+    found = []
+    for url, entry in read_lock(path).get(source, {}).items():
+        for old in entry.get("replaced") or []:
+            relocked = _moment(old.get("relocked"))
+            if relocked is not None and relocked > made:
+                found.append((url, {**old, "now": entry["sha256"]}))
+    return found
+
+
+def _moment(value: Any) -> datetime | None:
+    """An ISO time as an aware datetime (UTC where it names no zone); None if it is not one."""
+    try:
+        moment = datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+# ---------------------------------------------------------------------------------------------
+# Cross-copies: a fetched file compared with a second public copy of the same bytes, recorded
+#
+# A copy is given by its published sha256 (config ``sources.<name>.cross_copy.sha256``), or as a
+# file of a Hugging Face hub repository (``hub``, ``hub_file``), whose sha256 the hub gives for
+# every LFS file without the file being downloaded (``huggingface_hub.get_hf_file_metadata``). A
+# differing copy is logged and shown by the audit; the lock still decides what is accepted.
+
+SAME, DIFFERS, NOT_CHECKED = "same", "differs", "not checked"
+
+
+class CopyUnavailable(RuntimeError):
+    """The second copy's digest cannot be had now (no network, no hub, no sha256 given)."""
+
+
+def compare_copy(
+    source: str,
+    spec: Mapping[str, Any],
+    inputs: Sequence[Mapping[str, Any]],
+    files: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """The result of comparing ``spec['file']`` (a fetched input's file name, or a raw file of
+    the layout) with the copy ``spec`` names; logged, and returned for the manifest."""
+    ours = _our_file(spec["file"], inputs, files)
+    result: dict[str, Any] = {"file": spec["file"], "copy": spec.get("record", ""), "sha256": ours}
+    if ours is None:
+        result.update(result=NOT_CHECKED, reason=f"no fetched or raw file named {spec['file']}")
+        return result
+    try:
+        theirs, where = _copy_digest(spec)
+    except CopyUnavailable as error:
+        result.update(result=NOT_CHECKED, reason=str(error))
+        log.info(
+            "source %s: %s not compared with %s: %s", source, spec["file"], result["copy"], error
+        )
+        return result
+    result.update(copy_sha256=theirs, where=where, result=SAME if theirs == ours else DIFFERS)
+    if result["result"] == DIFFERS:
+        log.warning(
+            "source %s: %s (sha256 %s) differs from the public copy %s (sha256 %s)",
+            source,
+            spec["file"],
+            ours,
+            where,
+            theirs,
+        )
+    return result
+
+
+def _our_file(
+    name: str, inputs: Sequence[Mapping[str, Any]], files: Sequence[Mapping[str, Any]]
+) -> str | None:
+    for entry in inputs:
+        if "url" in entry and url_file_name(entry["url"]) == name:
+            return str(entry["sha256"])
+    for record in files:
+        if record["path"] == name:
+            return str(record["sha256"])
+    return None
+
+
+def _copy_digest(spec: Mapping[str, Any]) -> tuple[str, str]:
+    """(sha256, where) of the second copy."""
+    if spec.get("sha256"):
+        return str(spec["sha256"]), str(spec.get("url") or spec.get("record") or "its record")
+    if spec.get("hub"):
+        return hub_file_sha256(
+            spec["hub"], spec.get("hub_file") or spec["file"], spec.get("revision")
+        )
+    raise CopyUnavailable("the cross_copy gives neither a sha256 nor a hub repository")
+
+
+def hub_file_sha256(repo: str, filename: str, revision: str | None = None) -> tuple[str, str]:
+    """The sha256 the Hugging Face hub gives for an LFS file (its ETag), without downloading it."""
+    import huggingface_hub
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
+        raise CopyUnavailable("offline (HF_HUB_OFFLINE=1): the hub copy was not checked")
+    endpoint = os.environ.get("HF_ENDPOINT") or None
+    url = huggingface_hub.hf_hub_url(repo, filename, revision=revision, endpoint=endpoint)
+    try:
+        meta = huggingface_hub.get_hf_file_metadata(url)
+    except Exception as error:  # any failure to reach the hub: the comparison is only recorded
+        raise CopyUnavailable(
+            f"the hub could not be asked ({type(error).__name__}: {error})"
+        ) from error
+    etag = (meta.etag or "").strip('"').lower()
+    if not _SHA256_RE.fullmatch(etag):
+        raise CopyUnavailable(
+            f"the hub gives no sha256 for {url} (ETag {meta.etag!r}: not an LFS file)"
+        )
+    return etag, f"{url} (commit {meta.commit_hash})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a fetched source: its manifest, what its inputs rest on, its files, a word2vec file
+
+
+def read_source_manifest(raw_dir: str | os.PathLike) -> dict[str, Any]:
+    """The manifest of a fetched source; an error if the folder was never (fully) fetched."""
+
+    path = Path(raw_dir) / MANIFEST_NAME
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path} is missing: source folder {raw_dir} was not fetched (run its download rule)"
+        )
+    return json.loads(path.read_text())
+
+
+def source_trust(raw_dir: str | os.PathLike) -> dict[str, str]:
+    """What each input of a fetched source rests on (its URL, mirror path or hub data set →
+    ``published pin``, ``lock (trusted on first use)``, the mirror's MANIFEST.tsv …), for the
+    provenance records of what is made from it."""
+    trust = {}
+    for entry in read_source_manifest(raw_dir).get("inputs") or []:
+        label = entry.get("url") or entry.get("mirror_path") or entry.get("hub") or "?"
+        trust[str(label)] = str(
+            entry.get("trust") or ("pinned" if entry.get("pinned") else "unverified")
+        )
+    return trust
+
+
+def source_files(raw_dir: str | os.PathLike) -> list[Path]:
+    """The raw files of a fetched source, as listed in its manifest."""
+    raw_dir = Path(raw_dir)
+    return [raw_dir / record["path"] for record in read_source_manifest(raw_dir)["files"]]
+
+
+def word_vectors_file(raw_dir: str | os.PathLike) -> Path:
+    """The one word2vec file of a fetched word-vector source."""
+    files = source_files(raw_dir)
+    if len(files) != 1:
+        raise ValueError(
+            f"word-vector source {raw_dir} should hold one file, its manifest lists {files}"
+        )
+    return files[0]
+
+
+def is_word2vec_binary(path: str | os.PathLike) -> bool:
+    """Whether a word2vec file is binary, judged from its first vector record.
+
+    The header (``<count> <dim>``) is text in both formats. In the text format the next line is a
+    word followed by ``dim`` decimal numbers; in the binary format it is a word followed by raw
+    float32 bytes, which never parse as ``dim`` numbers.
+    """
+
+    path = Path(path)
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        header = handle.readline()
+        first = handle.readline(1 << 20)
+    fields = header.split()
+    if len(fields) != 2 or not all(f.isdigit() for f in fields):
+        raise ValueError(
+            f"{path}, line 1: expected a word2vec header '<count> <dim>', found {header[:80]!r}"
+        )
+    dim = int(fields[1])
+    parts = first.split()
+    if len(parts) == dim + 1:
+        try:
+            [float(x) for x in parts[-dim:]]
+            return False
+        except ValueError:
+            pass
+    return True
+
+
+def load_word_vectors(path: str | os.PathLike, limit: int | None = None):
+    """Load a word2vec file (text or binary, optionally gzipped) as gensim ``KeyedVectors``.
+
+    Binary or text is detected from the file itself; ``limit`` keeps the first (most frequent)
+    ``limit`` words.
+    """
+    from gensim.models import KeyedVectors
+
+    binary = is_word2vec_binary(path)
+    log.info("loading word vectors from %s (%s)", path, "binary" if binary else "text")
+    try:
+        # "replace": a stray broken token in a large crawled vocabulary only fails its own lookup.
+        return KeyedVectors.load_word2vec_format(
+            str(path), binary=binary, limit=limit, unicode_errors="replace"
+        )
+    except (ValueError, EOFError) as error:
+        where = "" if binary else _first_bad_word2vec_line(path, limit)
+        raise ValueError(
+            f"{path}{where}: not a valid word2vec {'binary' if binary else 'text'} file ({error}); "
+            "re-download its source"
+        ) from error
+
+
+def _first_bad_word2vec_line(path: str | os.PathLike, limit: int | None) -> str:
+    """', line N: what is wrong' for the first malformed line of a word2vec text file ('' if
+    none)."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+        count, dim = (int(field) for field in handle.readline().split())
+        expected = count if limit is None else min(count, limit)
+        lineno = 1
+        for lineno, line in enumerate(handle, 2):
+            if lineno - 1 > expected:
+                break
+            parts = line.rstrip("\n").rstrip().split(" ")
+            if len(parts) != dim + 1:
+                return (
+                    f", line {lineno}: expected a word and {dim} numbers, found {len(parts)} fields"
+                )
+            try:
+                [float(x) for x in parts[1:]]
+            except ValueError:
+                return f", line {lineno}: a vector value is not a number"
+        if lineno - 1 < expected:
+            return (
+                f", line {lineno}: the file ends after {lineno - 1} vectors, "
+                f"but its header promises {count}"
+            )
+    return ""

@@ -44,20 +44,40 @@ import tarfile
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+from isotropy.defaults import schema_default
 from isotropy.io import DiskFullError
-from isotropy.sources.mirror import mirror_path_problem
-from isotropy.sources.transfer import DOWNLOAD_DEFAULTS, HUB_FILE, ArchiveError, ChecksumError
+
+HUB_FILE = "data.parquet"  # a hub data set's split, as downloaded
+
+
+class ChecksumError(ValueError):
+    """A file's sha256 (or another pin) differs from the pinned value."""
+
+
+class ArchiveError(ValueError):
+    """An archive that is unsafe to unpack: a member escaping its folder, a link, or a bomb."""
+
+
+def mirror_path_problem(rel: str) -> str | None:
+    """Why a mirror file (or an archive member) would lie outside its folder (None if inside)."""
+    path = PurePosixPath(rel)
+    if not rel or path.is_absolute() or ".." in path.parts or "\0" in rel:
+        return (
+            f"{rel!r} is not a path inside the mirror folder; "
+            "list files relative to the mirror, without '..' or a leading '/'"
+        )
+    return None
 
 
 @dataclass(frozen=True)
 class ExtractionLimits:
     """What unpacking one archive may take (config ``downloads``): beyond it, a bomb is assumed."""
 
-    max_bytes: int = DOWNLOAD_DEFAULTS["max_extracted_bytes"]
-    max_members: int = DOWNLOAD_DEFAULTS["max_archive_members"]
+    max_bytes: int = schema_default("downloads", "max_extracted_bytes")
+    max_members: int = schema_default("downloads", "max_archive_members")
 
 
 @dataclass(frozen=True)
@@ -78,8 +98,7 @@ class MemberPins:
                 f"archive {archive}: member {member!r} has sha256 {digest} ({size} bytes), pinned "
                 f"{pin['sha256']} ({pin['bytes']} bytes) (sources.{self.source}.members.{base}); "
                 "nothing was kept: the archive is not the published one. If its new member is "
-                "known "
-                f"to be right, change sources.{self.source}.members.{base} in config.yaml "
+                f"known to be right, change sources.{self.source}.members.{base} in config.yaml "
                 "deliberately"
             )
         self.checked[base] = {"member": member, "sha256": digest, "bytes": size}
@@ -109,83 +128,48 @@ def archive_members(item: Fetched) -> Iterator[tuple[str, Callable[[], Any]]]:
     the archive must stay within ``item.limits``; the openers count what is read against them.
     """
     budget = _ByteBudget(item)
+    for count, (name, size, regular, tar_member, read) in enumerate(_entries(item), 1):
+        if count > item.limits.max_members:
+            raise ArchiveError(
+                f"archive {item.name} holds more than {item.limits.max_members} members, which "
+                "looks like an archive bomb; check the source, or raise "
+                "downloads.max_archive_members in the config if it is known to be right"
+            )
+        if mirror_path_problem(name.rstrip("/")) is not None:
+            raise ArchiveError(
+                f"archive {item.name}: member {name!r} would unpack outside its folder; "
+                "the archive is damaged or crafted, so fetch it again from a trusted source"
+            )
+        try:
+            if tar_member is not None:
+                tarfile.data_filter(tar_member, str(item.path.parent))
+        except tarfile.FilterError as exc:
+            raise ArchiveError(
+                f"archive {item.name}: member {name!r} is unsafe to unpack ({exc}); "
+                "the archive is damaged or crafted, so fetch it again from a trusted source"
+            ) from exc
+        if regular and not is_debris(name):
+            yield name, functools.partial(_open_member, budget, name, size, read)
+
+
+def _entries(item: Fetched) -> Iterator[tuple[str, int, bool, Any, Callable[[], Any]]]:
+    """(name, declared size, regular file?, tar member, reader) of each member, the archive open."""
     if zipfile.is_zipfile(item.path):
         with zipfile.ZipFile(item.path) as archive:
-            infos = archive.infolist()
-            _check_member_count(item, len(infos))
-            for info in infos:
-                _check_member_name(item, info.filename)
-                if not info.is_dir() and not is_debris(info.filename):
-                    yield (
-                        info.filename,
-                        _opener(
-                            budget,
-                            info.filename,
-                            info.file_size,
-                            functools.partial(archive.open, info),
-                            item,
-                        ),
-                    )
+            for info in archive.infolist():
+                read = functools.partial(archive.open, info)
+                yield info.filename, info.file_size, not info.is_dir(), None, read
     elif tarfile.is_tarfile(item.path):
         with tarfile.open(item.path) as archive:
-            for count, member in enumerate(
-                archive, 1
-            ):  # lazily: a bomb's headers are never all loaded
-                _check_member_count(item, count)
-                _check_member_name(item, member.name)
-                try:
-                    tarfile.data_filter(member, str(item.path.parent))
-                except tarfile.FilterError as exc:
-                    raise ArchiveError(
-                        f"archive {item.name}: member {member.name!r} is unsafe to unpack ({exc}); "
-                        "the archive is damaged or crafted, so fetch it again from a trusted source"
-                    ) from exc
-                if member.isfile() and not is_debris(member.name):
-                    yield (
-                        member.name,
-                        _opener(
-                            budget,
-                            member.name,
-                            member.size,
-                            functools.partial(archive.extractfile, member),
-                            item,
-                        ),
-                    )
+            for member in archive:  # lazily: a bomb's headers are never all loaded
+                extract = functools.partial(archive.extractfile, member)
+                yield member.name, member.size, member.isfile(), member, extract
     else:
         raise ValueError(f"{item.path} is neither a zip nor a tar archive")
 
 
-def _opener(
-    budget: _ByteBudget, name: str, declared: int, read: Callable[[], Any], item: Fetched
-) -> Callable[[], Any]:
-    """Open one member when called (never before: members are read one at a time), its bytes
-    counted against the archive's budget, and checked against its pin if it has one."""
-
-    def open_member() -> Any:
-        reader = budget.open(name, declared, read())
-        if item.members is None or Path(name).name not in item.members.pins:
-            return reader
-        return _PinnedReader(reader, item, name)
-
-    return open_member
-
-
-def _check_member_count(item: Fetched, count: int) -> None:
-    if count > item.limits.max_members:
-        raise ArchiveError(
-            f"archive {item.name} holds more than {item.limits.max_members} members, which looks "
-            "like an archive "
-            "bomb; check the source, or raise downloads.max_archive_members in the config if it "
-            "is known to be right"
-        )
-
-
-def _check_member_name(item: Fetched, name: str) -> None:
-    if mirror_path_problem(name.rstrip("/")) is not None:
-        raise ArchiveError(
-            f"archive {item.name}: member {name!r} would unpack outside its folder; "
-            "the archive is damaged or crafted, so fetch it again from a trusted source"
-        )
+def _open_member(budget: _ByteBudget, name: str, size: int, read: Callable[[], Any]) -> Any:
+    return budget.open(name, size, read())
 
 
 class _ByteBudget:
@@ -194,75 +178,69 @@ class _ByteBudget:
     def __init__(self, item: Fetched) -> None:
         self.item, self.left = item, item.limits.max_bytes
 
-    def open(self, member: str, declared: int, reader: Any) -> Any:
-        self._spend(member, declared, commit=False)  # refuse a declared bomb before reading a byte
-        return _CountingReader(reader, lambda n: self._spend(member, n))
+    def open(self, member: str, declared: int, reader: Any) -> _MemberReader:
+        self.spend(member, declared, commit=False)  # refuse a declared bomb before reading a byte
+        return _MemberReader(self, member, reader)
 
-    def _spend(self, member: str, size: int, commit: bool = True) -> None:
+    def spend(self, member: str, size: int, commit: bool = True) -> None:
         if size > self.left:
             raise ArchiveError(
                 f"archive {self.item.name} unpacks to more than {self.item.limits.max_bytes} "
-                "bytes (at member "
-                f"{member!r}), which looks like a decompression bomb; check the source, or raise "
-                "downloads.max_extracted_bytes in the config if it is known to be right"
+                f"bytes (at member {member!r}), which looks like a decompression bomb; check the "
+                "source, or raise downloads.max_extracted_bytes in the config if it is known to "
+                "be right"
             )
         if commit:
             self.left -= size
 
 
-class _CountingReader:
-    """A member's reader that charges every byte read to a budget (declared sizes can lie)."""
+class _MemberReader:
+    """A member's reader: every byte read is charged to the budget (declared sizes can lie); a
+    pinned member is hashed as read and checked when closed after a whole read (before a layout
+    decodes or keeps it)."""
 
-    def __init__(self, reader: Any, charge: Callable[[int], None]) -> None:
-        self.reader, self.charge = reader, charge
-
-    def read(self, size: int = -1) -> bytes:
-        data = self.reader.read(size)
-        self.charge(len(data))
-        return data
-
-    def __enter__(self) -> _CountingReader:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.reader.close()
-
-
-class _PinnedReader:
-    """A pinned member's reader: hashed as read, checked when closed after a whole read (before
-    the layout decodes or keeps what it read)."""
-
-    def __init__(self, reader: _CountingReader, item: Fetched, member: str) -> None:
-        self.reader, self.item, self.member = reader, item, member
-        self.size, self.digest, self.ended = 0, hashlib.sha256(), False
+    def __init__(self, budget: _ByteBudget, member: str, reader: Any) -> None:
+        pins = budget.item.members
+        self.budget, self.member, self.reader, self.size, self.ended = (
+            budget,
+            member,
+            reader,
+            0,
+            False,
+        )
+        pinned = pins is not None and Path(member).name in pins.pins
+        self.digest = hashlib.sha256() if pinned else None
 
     def read(self, size: int = -1) -> bytes:
         data = self.reader.read(size)
+        self.budget.spend(self.member, len(data))
         self.size += len(data)
-        self.digest.update(data)
+        if self.digest is not None:
+            self.digest.update(data)
         self.ended = self.ended or size < 0 or not data
         return data
 
-    def __enter__(self) -> _PinnedReader:
+    def __enter__(self) -> _MemberReader:
         return self
 
     def __exit__(self, kind: Any, *exc: Any) -> None:
+        item = self.budget.item
         try:
-            if kind is None and self.item.members is not None:
+            if kind is None and self.digest is not None and item.members is not None:
                 if not self.ended:  # a partial read cannot be checked: read the rest first
                     self.read()
-                digest = self.digest.hexdigest()
-                self.item.members.check(self.item.name, self.member, self.size, digest)
+                item.members.check(item.name, self.member, self.size, self.digest.hexdigest())
         finally:
-            self.reader.__exit__(kind, *exc)
+            self.reader.close()
 
 
 def is_debris(name: str) -> bool:
     return "__MACOSX" in name or Path(name).name.startswith("._")
 
 
-def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path) -> list[str]:
-    """Copy the archive members for which ``wanted(member)`` into ``staging`` (by base name).
+def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path) -> dict[str, str]:
+    """Copy the archive members for which ``wanted(member)`` into ``staging`` (by base name);
+    return base name → member.
 
     An error if none is wanted, or if two wanted members share a base name (one would silently
     replace the other: a crafted archive could swap a real file for its own). A full disk names
@@ -273,7 +251,12 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
         if wanted(member):
             target = Path(member).name
             if target in written:
-                raise ArchiveError(duplicate_message(item, target, written[target], member))
+                raise ArchiveError(
+                    f"archive {item.name} holds two members named {target} "
+                    f"({written[target]!r} and {member!r}); which one is the data cannot be told, "
+                    "so neither is used: the archive is damaged or crafted, fetch it again from a "
+                    "trusted source"
+                )
             with opener() as reader:
                 _write_member(item, member, reader, staging / target)
             written[target] = member
@@ -282,15 +265,7 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
             f"archive {item.name} holds none of the expected files; its layout changed or the URL "
             "is wrong"
         )
-    return list(written)
-
-
-def duplicate_message(item: Fetched, target: str, first: str, second: str) -> str:
-    return (
-        f"archive {item.name} holds two members named {target} ({first!r} and {second!r}); "
-        "which one is the data cannot be told, so neither is used: the archive is damaged or "
-        "crafted, fetch it again from a trusted source"
-    )
+    return written
 
 
 def _write_member(item: Fetched, member: str, reader: Any, target: Path) -> None:
@@ -372,47 +347,41 @@ POLARITY_ENCODING = {"url": "cp1252", "mirror": "utf-8"}
 
 @_layout("polarity")
 def _polarity(items: list[Fetched], origin: str, staging: Path) -> list[str]:
-    encoding = POLARITY_ENCODING[origin]
-    texts: dict[str, tuple[bytes, str]] = {}
+    labels: dict[str, str] = {}  # raw file → where its bytes came from
     for item in items:
+        name = Path(item.name).name
         if is_archive(item.path):
-            for member, opener in archive_members(item):
-                if Path(member).name in POLARITY_FILES:
-                    if Path(member).name in texts:
-                        raise ArchiveError(
-                            duplicate_message(
-                                item, Path(member).name, texts[Path(member).name][1], member
-                            )
-                        )
-                    with opener() as reader:
-                        texts[Path(member).name] = (reader.read(), f"{item.name}:{member}")
-        elif Path(item.name).name in POLARITY_FILES:
-            if Path(item.name).name in texts:
-                raise ValueError(f"polarity source: two files named {Path(item.name).name}")
-            texts[Path(item.name).name] = (item.path.read_bytes(), item.name)
-    missing = [name for name in POLARITY_FILES if name not in texts]
+            found = extract_members(item, lambda m: Path(m).name in POLARITY_FILES, staging)
+            labels.update({base: f"{item.name}:{member}" for base, member in found.items()})
+        elif name in POLARITY_FILES:
+            if name in labels:
+                raise ValueError(f"polarity source: two files named {name}")
+            labels[name] = item.name
+            copy_into(item, staging, name)
+    missing = [name for name in POLARITY_FILES if name not in labels]
     if missing:
         raise ValueError(
             f"polarity source lacks {', '.join(missing)} (got {[i.name for i in items]})"
         )
-    for name, (data, label) in texts.items():
-        (staging / name).write_text(decode_text(data, encoding, label), encoding="utf-8")
+    for name, label in labels.items():
+        text = decode_text((staging / name).read_bytes(), POLARITY_ENCODING[origin], label)
+        (staging / name).write_text(text, encoding="utf-8")
     return list(POLARITY_FILES)
 
 
+def _named_file(kind: str, filename: str, items: list[Fetched], staging: Path) -> list[str]:
+    """A raw form that is one named file, either plain or inside an archive."""
+    for item in items:
+        if Path(item.name).name == filename:
+            return [copy_into(item, staging, filename)]
+    for item in items:
+        if is_archive(item.path):
+            return list(extract_members(item, lambda m: Path(m).name == filename, staging))
+    raise ValueError(f"{kind} source: none of {[i.name for i in items]} is or holds {filename}")
+
+
 def _single_file_layout(kind: str, filename: str) -> None:
-    """A layout whose raw form is one named file, either plain or inside an archive."""
-
-    def normalise(items: list[Fetched], origin: str, staging: Path) -> list[str]:
-        for item in items:
-            if Path(item.name).name == filename:
-                return [copy_into(item, staging, filename)]
-        for item in items:
-            if is_archive(item.path):
-                return extract_members(item, lambda m: Path(m).name == filename, staging)[:1]
-        raise ValueError(f"{kind} source: none of {[i.name for i in items]} is or holds {filename}")
-
-    LAYOUTS[kind] = normalise
+    LAYOUTS[kind] = lambda items, origin, staging: _named_file(kind, filename, items, staging)
 
 
 _single_file_layout("snli", "snli_1.0_dev.jsonl")
@@ -478,7 +447,7 @@ def _word_vectors(items: list[Fetched], origin: str, staging: Path) -> list[str]
             f"{item.name}: expected one model.bin or word2vec file inside, found "
             f"{chosen or members}"
         )
-    return extract_members(item, lambda m: m == chosen[0], staging)
+    return list(extract_members(item, lambda m: m == chosen[0], staging))
 
 
 @_layout("glue")
@@ -493,13 +462,7 @@ def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
             staging / "train.tsv",
         )
         return ["train.tsv"]
-    if "train.tsv" in names:
-        return [copy_into(names["train.tsv"], staging, "train.tsv")]
-    for item in items:
-        if is_archive(item.path):
-            # GLUE task zips hold <Task>/{train,dev,test}.tsv.
-            return extract_members(item, lambda m: Path(m).name == "train.tsv", staging)[:1]
-    raise ValueError(f"GLUE source: none of {[i.name for i in items]} is or holds train.tsv")
+    return _named_file("GLUE", "train.tsv", items, staging)  # GLUE zips hold <Task>/train.tsv
 
 
 @_layout("hub")
