@@ -1,4 +1,4 @@
-"""The recipes of docs/extending.md (README "Further reading"), each followed on a toy example.
+"""The recipes of docs/extending.md (README "Where to read on"), each followed on a toy example.
 
 A metric has its own toy-example test beside the code it extends
 (tests/test_metric_registry.py::test_a_registered_metric_gains_its_trace_column); a data set
