@@ -5,7 +5,6 @@ the schema, so the two cannot drift (regenerate: ``.venv/bin/python tests/test_c
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -98,14 +97,6 @@ def undocumented_keys(config, schema: dict) -> list[str]:
     return sorted(set(missing))
 
 
-def _default(nodes: list) -> str:
-    default = next((n["default"] for n in nodes if "default" in n), None)
-    if default is None or default == {} or default == []:
-        return ""
-    shown = json.dumps(default, ensure_ascii=False)
-    return f"`{shown}`" if len(shown) <= 40 else "`…`"
-
-
 def _uses(nodes: list) -> list[str]:
     """The shared definitions whose keys ``nodes`` take (``allOf: [$ref]``)."""
     return sorted(
@@ -119,31 +110,36 @@ def _uses(nodes: list) -> list[str]:
 
 
 def reference(schema: dict) -> str:
-    """One table per top-level key: every documented key under it, its default, its
-    description; the keys of a shared definition (``definitions``) once, at the end."""
-    out = []
+    """One line per documented key, grouped by top-level key, nested under its parent; the
+    keys of a shared definition (``definitions``) once, at the end. No defaults: config.yaml
+    shows them, one line per key."""
+    out: list[str] = []
+    plain: list[str] = []
 
-    def walk(nodes, path, rows):
+    def walk(nodes, path, rows, parent="", depth=0):
         for key, subnodes in _children(schema, nodes, shared=False).items():
             where = f"{path}{key}" if key == ITEM else f"{path}.{key}".lstrip(".")
             if key != ITEM and (said := _description(subnodes)):
                 for name in _uses(subnodes):
                     said += f" Its keys: [`{name}`](#{name})."
-                rows.append(f"| `{where}` | {_default(subnodes)} | {said.replace('|', '/')} |")
-            walk(subnodes, where, rows)
+                shown = where[len(parent) :].removeprefix("[]").lstrip(".")
+                rows.append(f"{'  ' * depth}- `{shown}`: {said}")
+                walk(subnodes, where, rows, where, depth + 1)
+            else:
+                walk(subnodes, where, rows, parent, depth)
 
-    def table(title, text, nodes, path):
+    def section(title, text, nodes):
         rows: list[str] = []
-        walk(nodes, path, rows)
-        out.extend([f"### {title}", "", text, ""])
-        if rows:
-            out.extend(["| key | default | what it sets |", "|---|---|---|", *rows, ""])
+        walk(nodes, "", rows)
+        if not rows:
+            return plain.append(f"- `{title}`: {text}")
+        out.extend([f"### {title}", "", text, "", *rows, ""])
 
     for key, nodes in _children(schema, [schema]).items():
         text = _description(nodes) or "(no description)"
         for name in _uses(nodes):
             text += f" Also the keys of [`{name}`](#{name}) (a study's default wins)."
-        table(f"`{key}`", text, nodes, key)
+        section(key, text, nodes)
     shared = {
         name: node for name, node in schema.get("definitions", {}).items() if node.get("properties")
     }
@@ -151,8 +147,8 @@ def reference(schema: dict) -> str:
         users = ", ".join(
             f"`{k}`" for k, n in schema["properties"].items() if f"#/definitions/{name}" in str(n)
         )
-        table(name, f"Keys shared by {users}.", [node], name)
-    return "\n".join(out).rstrip() + "\n"
+        section(name, f"Keys shared by {users}.", [node])
+    return "\n".join(["### Top-level keys", "", *plain, "", *out]).rstrip() + "\n"
 
 
 def _load(path: Path):
@@ -201,7 +197,7 @@ def test_the_reference_follows_the_schema():
     schema = _load(SCHEMA)
     before = reference(schema)
     schema["properties"]["geometry"]["properties"]["batch_size"]["description"] = "Planted."
-    assert "| `geometry.batch_size` | `32` | Planted. |" in reference(schema) != before
+    assert "\n- `batch_size`: Planted.\n" in reference(schema) != before
 
 
 def write(path: Path = PAGE) -> None:
