@@ -595,7 +595,7 @@ def test_the_doc_table_is_rewritten_between_its_markers_from_a_copy_of_the_seeds
     assert text.startswith("# Title\n\nabove\n") and text.endswith("\nbelow\n")
     assert "stale" not in text
     block = generated_block(text, sensitivity.DOC_BEGIN, sensitivity.DOC_END)
-    assert "| supersense | word2vec | 50 | all | 1 | 5 | +0.81 [+0.64, +0.90] |" in block
+    assert "| supersense | word2vec | 50 | all | 1 | +0.81 [+0.64, +0.90] |" in block
     assert "Settings: test settings." in block
     _, source = sensitivity.committed_doc_data(tmp_path)
     assert source["sha256"] == sensitivity.sha256(results / "seeds.csv")
