@@ -57,7 +57,7 @@ preview: install
 	$(ESTIMATE) preview_study
 	$(BIN)/snakemake --cores $(CORES) preview_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
-# The sensitivity study (config `sensitivity`; README "Sensitivity study"): its cost first.
+# The sensitivity study (config `sensitivity`; docs/sensitivity.md): its cost first.
 sensitivity: install
 	$(ESTIMATE) sensitivity_study
 	$(BIN)/snakemake --cores $(CORES) sensitivity_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)

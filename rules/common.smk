@@ -22,12 +22,14 @@ benchmarks = paths.benchmarks
 
 # The files Snakemake laid over each other (the Snakefile's config.yaml first, then --configfile):
 # an empty mapping in an overlay removes nothing and is refused, naming the file. Snakemake's
-# merge of the same files is `config`, validated (defaults filled in) and cross-checked here, as
-# configuration.load_config does for python -m isotropy.estimate and the audit.
+# merge of the same files is `config`, laid over config/sources.yaml, validated (defaults filled
+# in) and cross-checked here, as configuration.load_config does for python -m isotropy.estimate
+# and the audit.
 configuration.load_config_files(
     [f for f in workflow.configfiles if f not in workflow.overwrite_configfiles]
     + list(workflow.overwrite_configfiles)
 )
+configuration.with_sources(config)
 # The schema beside these rules (not beside the Snakefile, which may be a user's own).
 configuration.check_loaded_config(
     config,

@@ -27,6 +27,7 @@ from isotropy.verdicts.claims import (
 )
 from isotropy.verdicts.measurements import load_tables, measure
 from isotropy.verdicts.standins import StandIns
+from isotropy.workflow.config import with_sources
 
 
 def judged(tables: dict, study: str) -> list[dict]:
@@ -377,7 +378,9 @@ def test_workflow_inputs_follow_the_configured_studies():
     from isotropy.studies import verdict_inputs as workflow_inputs
     from isotropy.workflow.inputs import workflow_run_keys
 
-    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    config = with_sources(
+        yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    )
     inputs = workflow_inputs(config)
     assert set(inputs) == {
         "main_traces",
@@ -478,7 +481,9 @@ def test_the_claims_page_reads_the_extension_seeds_only_when_studies_list_them()
     from isotropy.studies import claims_inputs
     from isotropy.studies import verdict_inputs as workflow_inputs
 
-    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    config = with_sources(
+        yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    )
     assert claims_inputs(config) == workflow_inputs(config)  # default studies: no extensions
     config["studies"] = [*config["studies"], "extensions"]
     assert claims_inputs(config)["extensions_seeds"] == "results/extensions/seeds.csv"

@@ -17,7 +17,7 @@ from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.comparison import printed_number, read_published
 from isotropy.verdicts.measurements import measure, measurement
 from isotropy.verdicts.standins import StandIns, describe_stand_ins
-from isotropy.workflow.config import deep_merge
+from isotropy.workflow.config import deep_merge, with_sources
 from isotropy.workflow.inputs import config_subset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +25,7 @@ MICKUS, CAI, RAJAEI = "Mickus et al. 2024", "Cai et al. 2021", "Rajaei & Sheikhi
 
 
 def offline_config() -> dict:
-    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    config = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
     return deep_merge(config, yaml.safe_load((ROOT / "config" / "offline.yaml").read_text()))
 
 
@@ -504,7 +504,9 @@ def test_stand_ins_and_inputs_follow_the_configuration():
     )
     assert stand["sts_split"].startswith("STS-B train split")
     assert (
-        describe_stand_ins(yaml.safe_load((ROOT / "config.yaml").read_text()), None)["word_vectors"]
+        describe_stand_ins(with_sources(yaml.safe_load((ROOT / "config.yaml").read_text())), None)[
+            "word_vectors"
+        ]
         == ""
     )
     inputs = workflow_inputs(config)  # offline: main, glue, geometry
@@ -549,7 +551,7 @@ def test_claims_and_comparison_read_one_measurement():
 def test_the_papers_supersense_data_is_checked_against_its_count():
     # supersense_source: tikhonov (config.yaml's default, a user with network): the paper's own
     # data, so no stand-in, and the item count is held to Mickus et al.'s Table 1 (2,275).
-    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    config = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
     table1 = [
         {
             "encoder": "word2vec",

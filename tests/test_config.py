@@ -12,6 +12,7 @@ from snakemake.utils import validate
 
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
+from isotropy.workflow.config import with_sources
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = str(ROOT / "schemas" / "config.schema.yaml")
@@ -32,7 +33,7 @@ def refusal_lines(overlay: Path) -> list[str]:
 
 @pytest.fixture
 def config():
-    return yaml.safe_load((ROOT / "config.yaml").read_text())
+    return with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
 
 
 def test_shipped_configs_are_valid(config):
@@ -62,6 +63,19 @@ def test_overlays_are_merged_deeply_like_snakemake(config):
     # tiny.yaml unpins one source's sha256 (its mirror holds a cut-down file); the rest stays.
     words = {**config["sources"]["supersense_words"], "sha256": None}
     assert merged["sources"] == {**config["sources"], "supersense_words": words}
+
+
+def test_sources_live_in_their_own_file_that_overlays_still_change(tmp_path):
+    """config/sources.yaml (SOURCES_CONFIG) is laid under every configuration, so config.yaml
+    stays short and an overlay changes a source key by key, as it did inside config.yaml."""
+    assert "sources" not in yaml.safe_load((ROOT / "config.yaml").read_text())
+    shipped = yaml.safe_load(workflow_config.SOURCES_CONFIG.read_text())["sources"]
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text("sources:\n  snli: {bytes: 1}\n")
+    config = workflow_config.load_config([ROOT / "config.yaml", overlay])
+    assert config["sources"].keys() == shipped.keys()
+    snli = {key: config["sources"]["snli"][key] for key in shipped["snli"]}
+    assert snli == {**shipped["snli"], "bytes": 1}
 
 
 def test_unknown_keys_are_rejected_and_named(config):

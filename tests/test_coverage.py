@@ -18,6 +18,7 @@ import yaml
 
 from isotropy import paths, studies
 from isotropy.workflow import targets
+from isotropy.workflow.config import with_sources
 
 ROOT = C.ROOT
 
@@ -233,7 +234,7 @@ def _workflow_targets() -> set[str]:
     """The inputs of the Snakefile's ``rule all`` and of every study's own target rule
     (``rule <name>_study``), evaluated with ``config.yaml`` (so a target added to or dropped
     from them counts here too)."""
-    config = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
+    config = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8")))
     names = {"targets": targets, "paths": paths, "config": config, "studies": studies}
     made = _rule_inputs((ROOT / "Snakefile").read_text(encoding="utf-8"), "rule all:", names)
     assert made, "rule all lists no input"

@@ -23,6 +23,7 @@ from isotropy.readers.pos import open_wordnet, pos_standin, read_pos_codwoe
 from isotropy.readers.snli import read_snli
 from isotropy.readers.supersense import SUPERSENSE_CLASSES, read_supersense_tikhonov
 from isotropy.workflow import config as workflow_config
+from isotropy.workflow.config import with_sources
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MIRROR_SOURCES = [
@@ -42,7 +43,7 @@ MIRROR_SOURCES = [
 
 @pytest.fixture(scope="module")
 def config() -> dict:
-    return yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
+    return with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
 
 
 @pytest.fixture(scope="module")
@@ -567,7 +568,7 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
     snakemake = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
     workdir = tmp_path / "work"
     workdir.mkdir()
-    config = yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
+    config = with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
     config["mirror"] = str(mirror_root)
     config["supersense_source"] = "wordnet"  # the mirror lacks Tikhonov et al.'s feature file
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))

@@ -25,6 +25,7 @@ from isotropy.sources import (
     UnverifiedFileError,
     layouts,
 )
+from isotropy.workflow.config import with_sources
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -198,7 +199,7 @@ def mirror_params(name: str, config: dict, mirror: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def config() -> dict:
-    return yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
+    return with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
 
 
 def test_polarity_tarball_latin1_matches_mirror_utf8(server, tmp_path, mirror_root, config):

@@ -391,7 +391,7 @@ def test_published_rows_without_declarations_get_documented_defaults(tmp_path):
 
 
 def test_what_the_interval_over_seeds_does_not_cover():
-    """docs/intervals.md: the 95% interval over 5 seeds is for the seeds' typical r at the
+    """docs/verdicts.md: the 95% interval over 5 seeds is for the seeds' typical r at the
     recorded stride; a sixth seed's r (0.71–0.72) and a seed's r at every update against the
     interval at stride 50 (0.78–0.81) fall inside it far less often than 95%."""
     for shape in sim.SHAPES:

@@ -43,6 +43,7 @@ from isotropy.istar.study import run_grid, run_path
 from isotropy.models import ModelSpec
 from isotropy.readers import check_tasks_available
 from isotropy.readers.tasks import load_task_split, read_task_split, task_spec
+from isotropy.workflow.config import with_sources
 
 CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
 
@@ -148,7 +149,10 @@ def test_task_missing_from_the_mirror_is_a_clear_error(mirror_root, monkeypatch)
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
     with pytest.raises(FileNotFoundError, match=r"STS-B/dev.tsv is missing; re-run the download"):
         load_task_split("stsb", "validation", mirror_root / "glue" / "STS-B")
-    config = {"mirror": str(mirror_root), "sources": yaml.safe_load(CONFIG.read_text())["sources"]}
+    config = {
+        "mirror": str(mirror_root),
+        "sources": with_sources(yaml.safe_load(CONFIG.read_text()))["sources"],
+    }
     with pytest.raises(FileNotFoundError, match="'squad' is not part of the offline mirror"):
         check_tasks_available(["squad"], config)
     with pytest.raises(ValueError, match="unknown I-STAR task"):
@@ -531,7 +535,10 @@ def test_tasks_missing_from_the_mirror_are_named_before_any_job(tmp_path, monkey
         (tmp_path / "glue" / "SST-2" / f"{split}.tsv").write_text("sentence\tlabel\ngood .\t1\n")
     (tmp_path / "glue" / "RTE").mkdir()
     (tmp_path / "glue" / "RTE" / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")
-    config = {"mirror": str(tmp_path), "sources": yaml.safe_load(CONFIG.read_text())["sources"]}
+    config = {
+        "mirror": str(tmp_path),
+        "sources": with_sources(yaml.safe_load(CONFIG.read_text()))["sources"],
+    }
     check_tasks_available(["sst2"], config)  # held: nothing to say
     with pytest.raises(FileNotFoundError) as error:
         check_tasks_available(["sst2", "rte", "squad"], config)

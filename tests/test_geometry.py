@@ -51,6 +51,7 @@ from isotropy.readers.corpus import read_corpus, read_corpus_text, wikitext_sent
 from isotropy.readers.sts import read_sts
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets as workflow_targets
+from isotropy.workflow.config import with_sources
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MINILM_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
@@ -487,7 +488,7 @@ def test_per_model_pca_layers_and_the_openai_gpt_entry():
     model at pca_layer. A layer that is not an integer, or a key that names no model, is refused."""
     from snakemake.utils import validate
 
-    config = yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
+    config = with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
     validate(config, str(REPO_ROOT / "schemas" / "config.schema.yaml"))
     clusters = config["geometry"]["clusters"]
     assert clusters["pca_layers"] == {"gpt2": 2, "openai-gpt": 2}
@@ -498,7 +499,7 @@ def test_per_model_pca_layers_and_the_openai_gpt_entry():
     assert gpt["revision"] == "61cf0c79fa2d7a182fcec7970e1f4c03a04e339b"
     targets = workflow_targets.geometry_targets(config)
     assert "results/geometry/figures/openai-gpt/wikitext2/seed0/token_views.png" in targets
-    bad = yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
+    bad = with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
     bad["geometry"]["clusters"]["pca_layers"] = {"gpt2": "two"}
     with pytest.raises(Exception, match="is not of type 'integer'"):
         validate(bad, str(REPO_ROOT / "schemas" / "config.schema.yaml"))
@@ -600,7 +601,9 @@ def test_sts_on_the_mirror_stsb_split(minilm, mirror_root):
 
 def test_sts_sources_and_the_mirror(mirror_root, monkeypatch):
     monkeypatch.setenv("ISOTROPY_MIRROR", str(mirror_root))
-    config = {"sources": yaml.safe_load((REPO_ROOT / "config.yaml").read_text())["sources"]}
+    config = {
+        "sources": with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))["sources"]
+    }
     # SICK-R is optional: a mirror without it gives the job no input (it is marked unavailable).
     assert readers.sts_inputs(config, "sickr", "test") == {}
     assert readers.sts_inputs(config, "stsb", "train") == {
@@ -619,7 +622,7 @@ def test_sts_sources_and_the_mirror(mirror_root, monkeypatch):
 def test_config_section_validates_and_is_cross_checked():
     from snakemake.utils import validate
 
-    config = yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
+    config = with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
     validate(config, str(REPO_ROOT / "schemas" / "config.schema.yaml"))
     workflow_config.check_geometry_config(config)
     targets = workflow_targets.geometry_targets(config)
@@ -820,7 +823,7 @@ def test_cai_protocol_overlay_validates_and_names_its_stand_in():
     from isotropy.workflow import config as workflow_config
 
     root = Path(__file__).resolve().parents[1]
-    base = yaml.safe_load((root / "config.yaml").read_text())
+    base = with_sources(yaml.safe_load((root / "config.yaml").read_text()))
     cai = yaml.safe_load((root / "config/cai_protocol.yaml").read_text())
     offline = yaml.safe_load((root / "config/offline.yaml").read_text())
     online = workflow_config.deep_merge(copy.deepcopy(base), cai)

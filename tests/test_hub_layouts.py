@@ -23,6 +23,7 @@ from isotropy import sources
 from isotropy.readers.corpus import read_corpus, read_corpus_text
 from isotropy.readers.sts import read_sts, sts_source
 from isotropy.readers.tasks import read_task_split, task_source
+from isotropy.workflow.config import with_sources
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYOUTS = ROOT / "tests" / "data" / "hub"
@@ -30,7 +31,7 @@ LAYOUTS = ROOT / "tests" / "data" / "hub"
 
 @pytest.fixture(scope="module")
 def config() -> dict:
-    return yaml.safe_load((ROOT / "config.yaml").read_text())
+    return with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The recipes of docs/extending.md (README "Further reading"), each followed on a toy example.
+"""The recipes of docs/extending.md (README "Where to read on"), each followed on a toy example.
 
 A metric has its own toy-example test beside the code it extends
 (tests/test_metric_registry.py::test_a_registered_metric_gains_its_trace_column); a data set
@@ -110,26 +110,28 @@ def _committed_copy(repo: Path) -> Path:
 @pytest.mark.slow
 def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
     """docs/extending.md's data-set recipe followed in a copy of the repository: a new reader
-    module and one config.yaml entry (its source, its main setup, its option) are all it
-    touches; the configuration passes the schema and every check, the dry run plans the data
+    module, its source in config/sources.yaml and its main setup and option in config.yaml are
+    all it touches; the configuration passes the schema and every check, the dry run plans the data
     set's download, preparation, lookup and runs, and the two jobs that make its table run."""
     repo = _committed_copy(tmp_path / "repo")
     words = tmp_path / "words.tsv"
     words.write_text("dog\tnoun\nrun\tverb\ncat\tnoun\n", encoding="utf-8")
     # The recipe: one module ...
     (repo / "src/isotropy/readers/toy.py").write_text(TOY_DATASET_MODULE, encoding="utf-8")
-    # ... and one config entry: its source (a plain file, kind files), its setup, its option.
-    config = yaml.safe_load((repo / "config.yaml").read_text(encoding="utf-8"))
-    config["sources"]["toy_words"] = {
+    # ... and its entries: its source (a plain file, kind files), its setup, its option.
+    registry = yaml.safe_load((repo / "config/sources.yaml").read_text(encoding="utf-8"))
+    registry["sources"]["toy_words"] = {
         "kind": "files",
         "url": words.as_uri(),
         "sha256": hashlib.sha256(words.read_bytes()).hexdigest(),
     }
+    (repo / "config/sources.yaml").write_text(yaml.safe_dump(registry, sort_keys=False))
+    config = yaml.safe_load((repo / "config.yaml").read_text(encoding="utf-8"))
     config["main"]["setups"]["toy"] = {"encoder": "word2vec", "bias": True}
     config["dataset_options"] = {"toy": {"mark": "!"}}
     (repo / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     touched = sorted(line[3:] for line in _git(repo, "status", "--porcelain", "-uall").splitlines())
-    assert touched == ["config.yaml", "src/isotropy/readers/toy.py"], touched
+    assert touched == ["config.yaml", "config/sources.yaml", "src/isotropy/readers/toy.py"]
 
     env = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}
     env.update(PYTHONPATH=str(repo / "src"), HF_HUB_OFFLINE="1")

@@ -21,6 +21,7 @@ from isotropy.optimize import EmbeddingClassifier, OptimisationSettings, Problem
 from isotropy.paper_studies import cost as paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
+from isotropy.workflow.config import with_sources
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = str(ROOT / "schemas" / "config.schema.yaml")
@@ -28,7 +29,7 @@ SCHEMA = str(ROOT / "schemas" / "config.schema.yaml")
 
 @pytest.fixture
 def config():
-    loaded = yaml.safe_load((ROOT / "config.yaml").read_text())
+    loaded = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
     validate(loaded, SCHEMA)
     return loaded
 
@@ -467,7 +468,7 @@ def test_a_partial_grid_is_tabulated_naming_the_cells_not_run(tmp_path, monkeypa
     out = Path("results/sensitivity/partial")
     markdown = (out / "table.md").read_text()
     assert "| supersense | word2vec | 50 | all | 1 | 5 | +0.81 [+0.64, +0.90] |" in markdown
-    config = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
+    config = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8")))
     assert f"1 of {len(targets.sensitivity_cells(config))} cells run" in markdown
     assert "Not run (missing from this table): supersense/word2vec/single/1," in markdown
     assert (out / "r_by_condition.png").stat().st_size > 0
@@ -594,7 +595,7 @@ def test_the_doc_table_is_rewritten_between_its_markers_from_a_copy_of_the_seeds
     assert text.startswith("# Title\n\nabove\n") and text.endswith("\nbelow\n")
     assert "stale" not in text
     block = generated_block(text, sensitivity.DOC_BEGIN, sensitivity.DOC_END)
-    assert "| supersense | word2vec | 50 | all | 1 | 5 | +0.81 [+0.64, +0.90] |" in block
+    assert "| supersense | word2vec | 50 | all | 1 | +0.81 [+0.64, +0.90] |" in block
     assert "Settings: test settings." in block
     _, source = sensitivity.committed_doc_data(tmp_path)
     assert source["sha256"] == sensitivity.sha256(results / "seeds.csv")

@@ -3,9 +3,9 @@
 docs/sensitivity.md's results table is generated (``python -m isotropy.sensitivity``) from the
 per-seed file of a finished (or partial) run, copied to docs/data/sensitivity_seeds.csv with
 its checksum. These tests re-render the table from that copy (CI has no results/) and fail when
-the doc is stale, and recompute every test the README's conclusions state from the same per-seed
+the doc is stale, and recompute every test its conclusions state from the same per-seed
 values: Welch's t-test on the Fisher z of two cells' per-seed r (sensitivity.contrast_p), each p
-stated as printed, and Holm's adjustment over every test the README states (the contrasts and
+stated as printed, and Holm's adjustment over every test they state (the contrasts and
 the Kruskal–Wallis test of the bases: the family is the list, not a cut of it).
 """
 
@@ -25,7 +25,8 @@ from isotropy.verdicts.equivalence import holm
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS, SOURCE = sensitivity.committed_doc_data(ROOT)
 
-# The README's tests: (phrase the p follows, cell a, cell b); a cell is (vectors, label set, lr).
+# The tests the conclusions state: (phrase the p follows, cell a, cell b); a cell is
+# (vectors, label set, lr).
 TESTS = [
     ("flips GloVe", ("word2vec", "all", 1.0), ("word2vec_scaled", "all", 1.0)),
     ("GloVe at 5.19", ("word2vec", "all", 5.19), ("word2vec_scaled", "all", 1.0)),
@@ -51,10 +52,10 @@ def r(vectors: str, label_set: str = "all", lr: float = 1.0, setup: str = "super
 
 
 def sensitivity_section() -> str:
-    """The README's conclusions, whitespace normalised (a phrase may wrap across lines)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = readme.index("**What sets the sign of the supersense correlation**")
-    return " ".join(readme[start : readme.index("## Beyond the paper")].split())
+    """The doc's conclusions, whitespace normalised (a phrase may wrap across lines)."""
+    doc = (ROOT / sensitivity.DOC).read_text(encoding="utf-8")
+    start = doc.index("**What sets the sign of the supersense correlation**")
+    return " ".join(doc[start : doc.index("**The paper's pair**")].split())
 
 
 def stated(text: str, after: str) -> float:
@@ -97,7 +98,7 @@ def test_each_stated_test_recomputes_from_the_committed_seeds():
 
 
 def test_the_stated_differences_hold_after_holm_over_every_stated_test():
-    """The family is every test the README states: the 6 contrasts and the Kruskal–Wallis test
+    """The family is every test the doc states: the 6 contrasts and the Kruskal–Wallis test
     of the bases (issue 61: 'all 6 hold' held only for the family cut to the 6)."""
     p = [contrast(a, b) for _, a, b in TESTS] + [kruskal_bases()]
     adjusted = holm(p)
@@ -114,7 +115,7 @@ def test_the_stated_differences_hold_after_holm_over_every_stated_test():
 def test_the_rank_tests_floor_cannot_carry_the_stated_family():
     """Why the contrasts are not Mann–Whitney tests: at five seeds against five its smallest p
     (2/252) exceeds 0.05/7, so after Holm over the 7 stated tests none of the 6 would hold, and
-    the README says so rather than cutting the family to 6."""
+    the doc says so rather than cutting the family to 6."""
     p = [mann_whitney(a, b) for _, a, b in TESTS]
     assert p == pytest.approx([2 / 252] * len(TESTS))
     assert all(held > 0.05 for held in holm(p + [kruskal_bases()])[: len(TESTS)])
@@ -129,7 +130,7 @@ def test_the_signs_the_conclusions_name():
 
 def test_the_stated_basis_test_recomputes_and_finds_no_difference():
     """Kruskal–Wallis over the six bases' per-seed r: the stated p, above 0.05 (no difference
-    detected), and r positive in every seed of every basis, as the README says."""
+    detected), and r positive in every seed of every basis, as the doc says."""
     p = float(stats.kruskal(*[r(v) for v in BASES]).pvalue)
     assert stated(sensitivity_section(), "Kruskal–Wallis over the six cells") == pytest.approx(
         p, abs=0.005

@@ -26,6 +26,7 @@ from isotropy.audit import FAIL, OK, walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 from isotropy.sources import ChecksumError, LockMismatchError
+from isotropy.workflow.config import with_sources
 
 ROOT = Path(__file__).resolve().parents[1]
 V1, V2 = b"word,pos\nrun,verb\n", b"word,pos\nrun,noun\n"
@@ -39,7 +40,7 @@ def online(monkeypatch):
 
 @pytest.fixture(scope="module")
 def config() -> dict:
-    return yaml.safe_load((ROOT / "config.yaml").read_text())
+    return with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
 
 
 def files_params(name: str, url: str) -> dict:

@@ -18,6 +18,7 @@ from isotropy.geometry.classification import (
     pooled,
 )
 from isotropy.geometry.sts import evaluate_sts_tokens
+from isotropy.workflow.config import with_sources
 
 
 def clustered_tokens(n_sentences=120, dim=16, seed=0):
@@ -140,7 +141,9 @@ def test_sst2_rows_of_the_paper_comparison_are_judged_from_the_table():
     from isotropy.verdicts.measurements import classification_measurements, measurement
     from isotropy.verdicts.tolerances import NOT_RUN
 
-    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    config = with_sources(
+        yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    )
     features = clustered_tokens()
     table = classification_table(
         features, model="miniLM", seeds=(0, 1), n_clusters=4, n_directions=2, max_length=8
@@ -174,7 +177,8 @@ def test_geometry_study_plans_the_table_only_for_configured_models(monkeypatch):
 
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
     root = Path(__file__).resolve().parents[1]
-    config = workflow_config.load_config_files([root / "config.yaml", root / "config/offline.yaml"])
+    files = [root / "config.yaml", root / "config/offline.yaml"]
+    config = workflow_config.with_sources(workflow_config.load_config_files(files))
     planned = targets.geometry_targets(config)
     assert paths.GEOMETRY_CLASSIFICATION in planned and paths.GEOMETRY_ISOTROPY in planned
     assert workflow_inputs.classification_files(config) == [

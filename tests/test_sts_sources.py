@@ -17,6 +17,7 @@ from isotropy import sources
 from isotropy.readers.sts import read_semeval_sts, read_sts, sts_source
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import inputs as workflow_inputs
+from isotropy.workflow.config import with_sources
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Two subsets of STS 2015 in SentEval's layout; the second line of 'belief' has no gold score
@@ -47,7 +48,7 @@ def http_folder(tmp_path):
 
 @pytest.fixture(scope="module")
 def config() -> dict:
-    return yaml.safe_load((REPO_ROOT / "config.yaml").read_text())
+    return with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
 
 
 def expected_pairs() -> pd.DataFrame:
@@ -142,8 +143,10 @@ def test_configured_hub_copy_is_fetched_at_its_pin_and_read(name, config, tmp_pa
 
 def test_offline_run_plans_the_sets_out_with_one_line_each(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
-    config = workflow_config.load_config_files(
-        [REPO_ROOT / "config.yaml", REPO_ROOT / "config" / "offline.yaml"]
+    config = workflow_config.with_sources(
+        workflow_config.load_config_files(
+            [REPO_ROOT / "config.yaml", REPO_ROOT / "config" / "offline.yaml"]
+        )
     )
     config["mirror"] = str(tmp_path)  # a mirror without the STS sets (nor SICK-R)
     assert set(workflow_inputs.unavailable_sts_datasets(config)) == {

@@ -16,12 +16,13 @@ from isotropy.verdicts import standins
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import inputs as workflow_inputs
 from isotropy.workflow import targets
+from isotropy.workflow.config import with_sources
 
 GLUE_MIRROR_TASKS = ("cola", "mrpc", "rte", "sst2", "wnli")
 
 
 def _config(**sections):
-    config = yaml.safe_load((tiny_workflow.ROOT / "config.yaml").read_text())
+    config = with_sources(yaml.safe_load((tiny_workflow.ROOT / "config.yaml").read_text()))
     config = workflow_config.deep_merge(
         config, yaml.safe_load((tiny_workflow.ROOT / "config/offline.yaml").read_text())
     )

@@ -281,10 +281,10 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     from isotropy.verdicts.comparison import compare, read_published
     from isotropy.verdicts.measurements import measure
     from isotropy.verdicts.standins import StandIns, describe_stand_ins
-    from isotropy.workflow.config import deep_merge
+    from isotropy.workflow.config import deep_merge, with_sources
     from isotropy.workflow.inputs import config_subset
 
-    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    config = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
     for overlay in ("config/offline.yaml", "tests/config/tiny.yaml"):
         config = deep_merge(config, yaml.safe_load((ROOT / overlay).read_text()))
     golden = ROOT / "tests" / "golden" / "results"

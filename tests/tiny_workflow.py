@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from isotropy.workflow.config import deep_merge
+from isotropy.workflow.config import deep_merge, with_sources
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_CONFIG = ROOT / "tests" / "config" / "tiny.yaml"
@@ -110,7 +110,8 @@ def write_tiny_config(dest: Path, mirror: Path) -> Path:
     """The tiny configuration with the mirror filled in (its miniLM is the packaged
     all-MiniLM-L6-v2 folder, tests/config/tiny.yaml ``models.miniLM.path``)."""
     config = deep_merge(
-        yaml.safe_load((ROOT / "config.yaml").read_text()), yaml.safe_load(TINY_CONFIG.read_text())
+        with_sources(yaml.safe_load((ROOT / "config.yaml").read_text())),
+        yaml.safe_load(TINY_CONFIG.read_text()),
     )
     config["mirror"] = str(mirror)
     dest.parent.mkdir(parents=True, exist_ok=True)

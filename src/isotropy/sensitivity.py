@@ -477,22 +477,33 @@ def _share_text(row: pd.Series) -> str:
     return f"{row['rowspace_share_start']:.2f} → {row['rowspace_share_end']:.2f}"
 
 
-def markdown_table(table: pd.DataFrame) -> str:
+def markdown_table(table: pd.DataFrame, compact: bool = False) -> str:
     """The cell table as Markdown: correlations as ``estimate [low, high]`` over seeds (ρ: the
-    median seed [the lowest, the highest seed])."""
+    median seed [the lowest, the highest seed]). ``compact``: the doc's columns only (r, its
+    seeds and IsoScore's change; the rest is in the per-seed file beside it)."""
     header = (
         "| setup | vectors | dim | label set | lr × | seeds | r [CI] | ρ median [range] "
         "| r per seed "
         "| IsoScore start → end | min at update | r before min [CI] | r after min [CI] "
         "| row-space share start → end | inside span: IsoScore; r [CI]; outside |"
     )
-    lines = [header, "|" + "---|" * 15]
+    if compact:
+        header = "| setup | vectors | dim | labels | lr × | r [CI] | r per seed | IsoScore |"
+    lines = [header, "|" + "---|" * header.count(" | ") + "---|"]
     for _, row in table.iterrows():
+        r = _with_interval(row, "pearson_r")
+        isoscore = f"{row['isoscore_start']:.3f} → {row['isoscore_end']:.3f}"
+        if compact:
+            lines.append(
+                f"| {row['setup']} | {row['vectors']} | {row['dimension']} | {row['label_set']} "
+                f"| {row['lr_factor']:g} | {r} | {row.get('pearson_r_seeds', '')} | {isoscore} |"
+            )
+            continue
         lines.append(
             f"| {row['setup']} | {row['vectors']} | {row['dimension']} | {row['label_set']} "
-            f"| {row['lr_factor']:g} | {row['seeds']} | {_with_interval(row, 'pearson_r')} "
+            f"| {row['lr_factor']:g} | {row['seeds']} | {r} "
             f"| {_with_interval(row, 'spearman_rho')} | {row.get('pearson_r_seeds', '')} "
-            f"| {row['isoscore_start']:.3f} → {row['isoscore_end']:.3f} "
+            f"| {isoscore} "
             f"| {row['min_step_low']}–{row['min_step_high']} "
             f"| {_with_interval(row, 'r_before_min')} | {_with_interval(row, 'r_after_min')} "
             f"| {_share_text(row)} | {_span_text(row)} |"
@@ -561,11 +572,11 @@ def doc_block(
     table = cell_table(seeds, level)
     note = (
         f"\nSettings: {settings_line}. r: tanh(mean Fisher z) over the seeds with its "
-        f"{table['interval'].iloc[0]}; ρ: the median seed [the lowest, the highest seed].\n"
+        f"{table['interval'].iloc[0]}.\n"
     )
     if not_run:
         note += f"\n{NOT_RUN_NOTE}{', '.join(not_run)}.\n"
-    return markdown_table(table) + note
+    return markdown_table(table, compact=True) + note
 
 
 def not_run_cells(markdown: str) -> list[str]:

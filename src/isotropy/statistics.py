@@ -14,7 +14,7 @@ measure and no interval: ``low`` and ``high`` are None and :meth:`SeedInterval.d
 "1 seed: no interval". Seeds whose correlation is undefined (a constant series) are left out and
 counted. ±1 has no finite z: it is clipped to ±``limit``, for Spearman's ρ at the data's
 resolution (:func:`spearman_limit`). Coverage at 5 seeds is checked on simulated seeds in
-tests/test_seed_interval_coverage.py (docs/intervals.md).
+tests/test_seed_interval_coverage.py (docs/verdicts.md).
 """
 
 from __future__ import annotations

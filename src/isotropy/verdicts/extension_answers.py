@@ -116,17 +116,18 @@ def claims_table(seeds: pd.DataFrame) -> pd.DataFrame:
 def _claim_lines(seeds: pd.DataFrame) -> list[str]:
     statements = {c.name: c.statement for c in EXTENSION_CLAIMS}
     lines = [
-        "| question | claim | setup | per-seed values | mean [95% t-interval] | verdict | caveat |",
-        "|---|---|---|---|---|---|---|",
+        "| claim | setup | mean [95% t-interval] | verdict | caveat |",
+        "|---|---|---|---|---|",
     ]
+    said = set()  # a caveat once, where its claim's rows begin
     for row in claims_table(seeds).itertuples(index=False):
-        evidence = str(row.evidence).removeprefix("per seed: ") or "–"
-        if row.setup == "any setup":
-            evidence = str(row.note)
+        interval = row.interval
         if row.verdict == NOT_DECIDED:  # every seed left out: no value to show
-            evidence = "every seed: both optima at the last recorded update"
-        cells = [QUESTIONS[row.claim], f"`{row.claim}`", row.setup, evidence, row.interval]
-        cells += [f"*{row.verdict}*", caveat(row.claim, row.verdict) or "–"]
+            interval = "–"
+        note = caveat(row.claim, row.verdict)
+        shown = "–" if not note else ("as above" if note in said else note)
+        said.add(note)
+        cells = [f"`{row.claim}`", row.setup, interval, f"*{row.verdict}*", shown]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append("What each claim judges (its statement in `claims.csv`):")
@@ -136,10 +137,7 @@ def _claim_lines(seeds: pd.DataFrame) -> list[str]:
 
 
 def _context_lines(seeds: pd.DataFrame) -> list[str]:
-    lines = [
-        "| question | setup | item | quantity | per-seed values | mean [95% interval] |",
-        "|---|---|---|---|---|---|",
-    ]
+    lines = ["| setup | item | quantity | mean [95% interval] |", "|---|---|---|---|"]
     for question, items, quantity, what in CONTEXT:
         ours = seeds[(seeds["question"] == question) & (seeds["quantity"] == quantity)]
         if items is not None:
@@ -152,8 +150,7 @@ def _context_lines(seeds: pd.DataFrame) -> list[str]:
                 span = f"{_number(found.estimate)} [{_number(low)}, {_number(high)}]"
             else:
                 span = _interval(values)
-            shown = ", ".join(_number(v) for v in values)
-            lines.append(f"| {question} | {setup} | {item} | {what} | {shown} | {span} |")
+            lines.append(f"| {setup} | {item} | {what} | {span} |")
     return lines
 
 

@@ -35,6 +35,10 @@ from isotropy.defaults import CONFIG_SCHEMA
 from isotropy.models import ModelSpec, unknown_model_problems
 
 SCHEMA = CONFIG_SCHEMA
+# The data sources (URLs, checksums, mirror files): long and seldom edited, so in a file of their
+# own, laid under every configuration by :func:`with_sources` (config.yaml and overlays still
+# change a source key by key, as Snakemake merges).
+SOURCES_CONFIG = SCHEMA.parents[1] / "config" / "sources.yaml"
 GEOMETRY_RESERVED_MODEL_NAMES = {"static", "figures"}  # folder names of results/geometry/ itself
 
 
@@ -607,8 +611,16 @@ def load_config(
     them (later files win key by key, an empty mapping over a full one refused), validated
     against the schema with its defaults filled in, and every cross-check run
     (:func:`check_config`, :func:`check_geometry_config`). Any problem is a :class:`ConfigError`."""
-    config = load_config_files(files)
+    config = with_sources(load_config_files(files))
     check_loaded_config(config, schema)
+    return config
+
+
+def with_sources(config: dict) -> dict:
+    """``config`` laid over :data:`SOURCES_CONFIG`, in place (the Snakefile's ``config`` is
+    Snakemake's own object): its ``sources`` fill in what the configuration files leave out."""
+    base = read_config_file(SOURCES_CONFIG)
+    config.update(deep_merge(base, {key: config[key] for key in base if key in config}))
     return config
 
 
