@@ -456,7 +456,8 @@ def _from_hub(
     hub = params.get("hub") or {}
     if not hub.get("path") or not hub.get("split"):
         raise ValueError(
-            f"source {name!r} of kind hub needs sources.{name}.hub.path and .split in config.yaml"
+            f"source {name!r} of kind hub needs sources.{name}.hub.path and .split "
+            "in config/sources.yaml"
         )
     args = (hub["path"], hub["name"]) if hub.get("name") else (hub["path"],)
     log.info("loading %s (split %s) from the Hugging Face hub", "/".join(args), hub["split"])
@@ -787,12 +788,12 @@ class _Download:
             raise DownloadError(
                 f"download of {self.url} was redirected more than {session.max_redirects} times "
                 "(a redirect loop); the URL is wrong or the server is misconfigured: fix "
-                "'sources' in config.yaml or use a mirror"
+                "'sources' in config/sources.yaml or use a mirror"
             ) from None
         except (requests.exceptions.InvalidSchema, requests.exceptions.InvalidURL) as exc:
             raise DownloadError(
                 f"download of {self.url} was redirected to an address that is not http(s) "
-                f"({exc}); refused: fix 'sources' in config.yaml or use a mirror"
+                f"({exc}); refused: fix 'sources' in config/sources.yaml or use a mirror"
             ) from None
         except (requests.Timeout, requests.ConnectionError) as exc:
             raise _Transient(f"{type(exc).__name__}: {exc}") from exc
@@ -810,7 +811,7 @@ class _Download:
             response.close()
             raise DownloadError(
                 f"download of {self.url} failed with HTTP {status} {response.reason}; the URL is "
-                "wrong or the file was moved: fix 'sources' in config.yaml or use a mirror"
+                "wrong or the file was moved: fix 'sources' in config/sources.yaml or use a mirror"
             )
         return response
 
@@ -989,8 +990,8 @@ def _accept_remedy(pin_key: str | None, actual: str | int) -> str:
     where = f"set {pin_key} to {actual}" if pin_key else f"change the pin to {actual}"
     return (
         "nothing was kept: the file changed upstream or was damaged in transit. If the new file "
-        f"is known to be right, accept it deliberately: {where} in config.yaml (or in a file given "
-        "with --configfile)"
+        f"is known to be right, accept it deliberately: {where} in config/sources.yaml "
+        "(or in a file given with --configfile)"
     )
 
 

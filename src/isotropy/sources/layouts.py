@@ -98,8 +98,8 @@ class MemberPins:
                 f"archive {archive}: member {member!r} has sha256 {digest} ({size} bytes), pinned "
                 f"{pin['sha256']} ({pin['bytes']} bytes) (sources.{self.source}.members.{base}); "
                 "nothing was kept: the archive is not the published one. If its new member is "
-                f"known to be right, change sources.{self.source}.members.{base} in config.yaml "
-                "deliberately"
+                f"known to be right, change sources.{self.source}.members.{base} in "
+                "config/sources.yaml deliberately"
             )
         self.checked[base] = {"member": member, "sha256": digest, "bytes": size}
 
@@ -310,7 +310,7 @@ def source_kind(name: str, source_cfg: Mapping[str, Any] | None = None) -> str:
     if name in LAYOUTS:
         return name
     raise ValueError(
-        f"source {name!r} has no known layout; give it a 'kind' in config.yaml "
+        f"source {name!r} has no known layout; give it a 'kind' in config/sources.yaml "
         f"(one of {sorted(LAYOUTS)})"
     )
 
