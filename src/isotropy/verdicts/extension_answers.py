@@ -67,7 +67,8 @@ CAVEATS = {
         "every setup's IsoScore fell, which cannot refute 'need not': another setup may keep it"
     ),
     ("criteria_same_optimum", NOT_DECIDED): (
-        "both optima at the last recorded update in every seed: the run ends before either turns"
+        "both optima at the same end of the run in every seed (its first or last recorded "
+        "update): neither turns within it"
     ),
 }
 
@@ -124,7 +125,7 @@ def _claim_lines(seeds: pd.DataFrame) -> list[str]:
         if row.setup == "any setup":
             evidence = str(row.note)
         if row.verdict == NOT_DECIDED:  # every seed left out: no value to show
-            evidence = "every seed: both optima at the last recorded update"
+            evidence = "every seed: both optima at the same end of the run"
         cells = [QUESTIONS[row.claim], f"`{row.claim}`", row.setup, evidence, row.interval]
         cells += [f"*{row.verdict}*", caveat(row.claim, row.verdict) or "–"]
         lines.append("| " + " | ".join(cells) + " |")
