@@ -21,6 +21,7 @@ from isotropy.optimize import (
 )
 from isotropy.verdicts.claims import (
     EXTENSION_CLAIMS,
+    INCONCLUSIVE,
     INCONSISTENT_SEEDS,
     NOT_DECIDED,
     NOT_RUN,
@@ -216,8 +217,10 @@ CRITERIA_BASE = dict(
 
 
 def test_criteria_claim_is_not_supported_when_a_criterion_moves_against_the_silhouette():
-    agree = results.criteria_seeds(turned(curve_traces(**CRITERIA_BASE, dunn=(0.1, 0.01))))
-    against = results.criteria_seeds(turned(curve_traces(**CRITERIA_BASE, dunn=(0.5, -0.05))))
+    # ten seeds: tied seeds are decided by their count (sign test), 1/32 for five is too weak
+    ten = range(10)
+    agree = results.criteria_seeds(turned(curve_traces(ten, **CRITERIA_BASE, dunn=(0.1, 0.01))))
+    against = results.criteria_seeds(turned(curve_traces(ten, **CRITERIA_BASE, dunn=(0.5, -0.05))))
     table = judged(against)
     rows = table[table["claim"] == "criteria_same_optimum"].set_index("setup")["verdict"]
     assert rows["toy/dunn"] == NOT_SUPPORTED
@@ -252,7 +255,8 @@ def test_criteria_claim_reads_not_decided_when_both_optima_sit_at_the_end():
     rows = rows[rows["claim"] == "criteria_same_optimum"].set_index("setup")
     assert set(rows["verdict"]) == {NOT_DECIDED}
     assert rows["note"].str.contains("5 of 5 seeds").all() and rows["measured"].isna().all()
-    assert judge(results.criteria_seeds(turned(traces)), "criteria_same_optimum") == {SUPPORTED}
+    ten = turned(curve_traces(range(10), **CRITERIA_BASE, dunn=(0.1, 0.01)))
+    assert judge(results.criteria_seeds(ten), "criteria_same_optimum") == {SUPPORTED}
     # two seeds turn inside the run, three do not: judged on the two, the three said in the note
     mixed = pd.concat(
         [turned(traces[traces["seed"] < 2]), traces[traces["seed"] >= 2]], ignore_index=True
@@ -261,6 +265,25 @@ def test_criteria_claim_reads_not_decided_when_both_optima_sit_at_the_end():
     rows = rows[rows["claim"] == "criteria_same_optimum"].set_index("setup")
     assert (rows["verdict"] != NOT_DECIDED).all()
     assert rows["note"].str.contains("3 of 5 seeds").all()
+    # two equal seeds have no spread: the count decides (sign test, p = 0.25), not p = 0; read
+    # supported before issue 66
+    assert set(rows["verdict"]) == {INCONCLUSIVE}
+
+
+def test_criteria_claim_reads_not_decided_when_both_optima_sit_at_the_start():
+    """Criterion and silhouette both best at the first recorded update (both only get worse):
+    as undecided as both at the last (read supported before issue 66)."""
+    falling = dict(
+        isoscore=(0.5, -0.05),
+        silhouette=(0.5, -0.05),
+        dunn=(0.5, -0.05),
+        calinski_harabasz=(20, -2),
+        davies_bouldin=(1, 0.1),
+    )
+    rows = judged(results.criteria_seeds(curve_traces(**falling)))
+    rows = rows[rows["claim"] == "criteria_same_optimum"]
+    assert len(rows) == 3 and set(rows["verdict"]) == {NOT_DECIDED}
+    assert rows["note"].str.contains("5 of 5 seeds").all()
 
 
 def test_same_optimum_values_without_their_last_step_are_refused():

@@ -92,6 +92,47 @@ def test_section_3_2_polarity_and_snli_agree_with_the_paper():
         assert table.loc[("spearman_rho", setup), "verdict"] == "consistent"
 
 
+@needs_run
+def test_the_headline_words_carry_their_rule():
+    """Issue 66: *agrees* with its margin in r; a ρ row with what monotone traces guarantee."""
+    line = next(
+        line
+        for line in headline.readme_block(ROOT).splitlines()
+        if line.startswith("- miniLM/polarity")
+    )
+    assert "**agrees** within −0.037 to +0.032 in r (D = paper − ours)" in line
+    assert "**consistent** (near-guaranteed by monotone traces" in line
+    assert "IsoScore goes against its trend at 2 of 1000 updates" in line
+
+
+@needs_run
+def test_the_p_values_beside_a_verdict_are_the_ones_it_used():
+    """paper_comparison.csv's p_agree/p_differ are the Holm-adjusted p-values of the verdict's
+    text (they were the unadjusted ones: SNLI 4.7e-6 in the CSV, 9.4e-6 in the verdict)."""
+    table = headline.verdicts(ROOT)
+    rows = table[table["quantity"] == "pearson_r"].dropna(subset=["p_agree"])
+    assert len(rows) == 2
+    for _, row in rows.iterrows():
+        said = f"p(agrees) {row['p_agree']:.2g}, p(differs) {row['p_differ']:.2g}"
+        assert said in row["tolerance"], (said, row["tolerance"])
+
+
+def test_the_monotone_words_count_what_goes_against_the_trend():
+    """Strictly monotone traces guarantee ρ = ±1 and say so; a planted reversal is counted."""
+    steps = list(range(6))
+    rows = [
+        {"encoder": "e", "dataset": "d", "seed": s, "step": k, "isoscore": 1 - k, "silhouette": k}
+        for s in (0, 1)
+        for k in steps
+    ]
+    traces = pd.DataFrame(rows)
+    assert headline._monotone_words(traces, "e/d").startswith("guaranteed by monotone traces")
+    traces.loc[(traces["seed"] == 1) & (traces["step"] == 3), "isoscore"] = 5.0
+    assert "IsoScore goes against its trend at 1 of 5 updates" in headline._monotone_words(
+        traces, "e/d"
+    )
+
+
 # --- the copying, on the golden tiny run (2 seeds, metrics every 10th update) ---------------
 
 

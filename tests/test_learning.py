@@ -1,8 +1,9 @@
 """The learning guard (isotropy.verdicts.learning): a claim or printed number about a fine-tuned
-model whose accuracy is not above its task's majority baseline reads "not judged: the model did
-not learn" on every page (issue 61, item 1): the CLS study's own page and the claims page, the
-paper comparison, the I-STAR rows of both pages, and the held-out fine-tuning's claims (its own
-page, the claims page, docs/extensions.md and the README line). Plain pandas, no model."""
+model whose accuracy is not above its task's majority baseline, or whose baseline was not
+recorded (issue 66), reads "not judged: learning not shown" on every page (issue 61, item 1):
+the CLS study's own page and the claims page, the paper comparison, the I-STAR rows of both
+pages, and the held-out fine-tuning's claims (its own page, the claims page, docs/extensions.md
+and the README line). Plain pandas, no model."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from isotropy.verdicts.claims import (
 )
 from isotropy.verdicts.comparison import compare, read_published
 from isotropy.verdicts.extension_answers import claims_table
-from isotropy.verdicts.measurements import istar_measurements
+from isotropy.verdicts.measurements import fine_tuned_not_learned, istar_measurements
 from isotropy.verdicts.tolerances import NOT_LEARNED, STAND_IN, VERDICTS
 
 RTE_DEV, RTE_MAJORITY = 277, 146 / 277  # the mirror's RTE dev split: 146 of 277 entailment
@@ -79,7 +80,7 @@ def test_a_chance_level_cls_run_is_not_judged_on_its_page():
     table = check_cls_claims(*_cls_runs(CHANCE))
     assert set(table["verdict"]) == {NOT_LEARNED}
     assert all(n.startswith("without the method: accuracy not above") for n in table["note"])
-    assert "➖ not judged: the model did not learn: 2" in claims_markdown(table)
+    assert "➖ not judged: learning not shown: 2" in claims_markdown(table)
 
 
 def test_a_cls_run_above_the_baseline_is_judged():
@@ -178,3 +179,30 @@ def test_heldout_claims_of_a_model_that_did_not_learn_are_not_judged():
     learned = _heldout_seeds([0.78, 0.80, 0.79, 0.81, 0.77])
     page = learning.guard_heldout_claims(check_seed_claims(results.claim_values(learned)), learned)
     assert set(page.loc[page["claim"].isin(learning.HELDOUT_CLAIMS), "verdict"]) == {SUPPORTED}
+
+
+@pytest.mark.parametrize("lost", ["missing", "NaN"])
+def test_heldout_claims_without_a_recorded_baseline_are_not_judged(lost):
+    """Runs from before the guard (docs/data/extensions_seeds.csv has no baseline): the guard
+    cannot tell, so it refuses to judge (passed them silently before issue 66)."""
+    seeds = _heldout_seeds([0.78, 0.80, 0.79, 0.81, 0.77])
+    baseline = seeds["quantity"] == "majority_baseline"
+    seeds = (
+        seeds[~baseline] if lost == "missing" else seeds.assign(value=seeds["value"].mask(baseline))
+    )
+    page = learning.guard_heldout_claims(check_seed_claims(results.claim_values(seeds)), seeds)
+    held = page[page["claim"].isin(learning.HELDOUT_CLAIMS)]
+    assert len(held) == 2 and set(held["verdict"]) == {NOT_LEARNED}
+    assert held["note"].str.startswith(learning.NO_BASELINE).all()
+
+
+def test_fine_tuned_runs_without_a_recorded_baseline_are_not_judged():
+    """The pages' guard (CLS, I-STAR): accuracy with no baseline, or a NaN one, is refused;
+    another metric than accuracy has no baseline to beat and passes."""
+    runs = pd.DataFrame({"accuracy": LEARNED, "eval_sentences": RTE_DEV})
+    assert fine_tuned_not_learned(runs)  # '' before issue 66
+    assert fine_tuned_not_learned(runs) == learning.NO_BASELINE
+    nan = runs.assign(majority_baseline=math.nan)
+    assert fine_tuned_not_learned(nan) == learning.NO_BASELINE
+    assert fine_tuned_not_learned(runs.assign(majority_baseline=RTE_MAJORITY)) == ""
+    assert fine_tuned_not_learned(runs.rename(columns={"accuracy": "mcc"})) == ""

@@ -62,8 +62,8 @@ def criteria_seeds(traces: pd.DataFrame) -> pd.DataFrame:
     criteria): each criterion's change, Spearman ρ with IsoScore and, oriented so that higher
     is better, with the silhouette, the step of its optimum beside the silhouette's, their
     distance in updates (0: the same optimum among the recorded steps) and the last recorded
-    step (both optima there: the run cannot tell whether they differ; the claims page's
-    ``mark_undecided`` says so)."""
+    step (both optima there, or both at step 0: the run cannot tell whether they differ; the
+    claims page's ``mark_undecided`` says so)."""
     rows = []
     for (setup, seed), run in traces.sort_values("step").groupby(["setup", "seed"], sort=False):
         best_silhouette = int(run["step"].iloc[int(run["silhouette"].to_numpy().argmax())])
@@ -200,9 +200,10 @@ def claim_values(seeds: pd.DataFrame, last_step: int | None = None) -> pd.DataFr
     """Per-seed values of every claim: columns claim, setup, seed, value, undecided.
 
     ``undecided`` marks a same-optimum seed whose criterion and silhouette are both best at the
-    last recorded step (``last_step`` rows of the values, or the ``last_step`` given for values
-    recorded before they had them): the run ends before either turns, so their distance 0 says
-    nothing; its value is left out (NaN) and the claims page's ``mark_undecided`` says so."""
+    first recorded step (step 0, before any update) or both at the last (``last_step`` rows of
+    the values, or the ``last_step`` given for values recorded before they had them): neither
+    turns within the run, so their distance 0 says nothing; its value is left out (NaN) and the
+    claims page's ``mark_undecided`` says so."""
     frames = []
     for claim, (question, wanted, quantity) in CLAIM_QUANTITIES.items():
         picked = seeds[(seeds["question"] == question) & (seeds["quantity"] == quantity)]
@@ -211,7 +212,7 @@ def claim_values(seeds: pd.DataFrame, last_step: int | None = None) -> pd.DataFr
         values = {"claim": claim, "setup": setup, "seed": picked["seed"], "value": picked["value"]}
         frame = pd.DataFrame(values).assign(undecided=False)
         if claim == "criteria_same_optimum" and len(frame):
-            at_end = _optima_at_end(seeds, last_step).reindex(
+            at_end = _optima_at_an_end(seeds, last_step).reindex(
                 pd.MultiIndex.from_arrays([picked["setup"], picked["item"], picked["seed"]])
             )
             frame["undecided"] = at_end.to_numpy(dtype=bool)
@@ -220,9 +221,9 @@ def claim_values(seeds: pd.DataFrame, last_step: int | None = None) -> pd.DataFr
     return pd.concat(frames, ignore_index=True)
 
 
-def _optima_at_end(seeds: pd.DataFrame, last_step: int | None) -> pd.Series:
+def _optima_at_an_end(seeds: pd.DataFrame, last_step: int | None) -> pd.Series:
     """Per (setup, criterion, seed): True when the criterion's and the silhouette's optima both
-    sit at the last recorded step."""
+    sit at the first recorded step (0) or both at the last."""
     criteria = seeds[(seeds["question"] == "criteria") & seeds["item"].isin(CRITERIA)]
     wide = criteria.pivot_table("value", ["setup", "item", "seed"], "quantity")
     if "last_step" in wide:
@@ -234,4 +235,5 @@ def _optima_at_end(seeds: pd.DataFrame, last_step: int | None) -> pd.Series:
         )
     else:
         last = pd.Series(float(last_step), wide.index)
-    return (wide["optimum_step"] == last) & (wide["silhouette_optimum_step"] == last)
+    at_an_end = (wide["optimum_step"] == 0) | (wide["optimum_step"] == last)
+    return at_an_end & (wide["optimum_step"] == wide["silhouette_optimum_step"])

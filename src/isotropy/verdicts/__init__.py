@@ -30,11 +30,12 @@ The verdict words, defined once (docs/verdicts.md gives the rules behind them wi
     shown beside the paper's, never set against it. Directions and signs are still judged on
     stand-ins, and their verdict cell says *on a stand-in*.
 ``not decided``
-    (claims) the run cannot tell: for "the same optimum", both optima sit at the last recorded
-    update in every seed, so neither has turned.
-``not judged: the model did not learn``
+    (claims) the run cannot tell: for "the same optimum", both optima sit at the same end of the
+    run (its first or last recorded update) in every seed, so neither turns within it.
+``not judged: learning not shown``
     a claim or printed number about a fine-tuned model whose accuracy is not above its task's
-    majority baseline by the one-sided test of :mod:`isotropy.verdicts.learning`.
+    majority baseline by the one-sided test of :mod:`isotropy.verdicts.learning`, or whose
+    baseline was not recorded (the test cannot be made).
 ``1 seed: not judged``
     the rule needs a spread across seeds and the run has one seed of a seeded quantity.
 ``stated``

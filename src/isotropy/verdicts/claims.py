@@ -77,7 +77,7 @@ COLUMNS = [
 SUPPORTED, NOT_SUPPORTED, NOT_RUN = "supported", "not supported", "not run"
 # a point comparison that tests nothing (isotropy.verdicts docstring): its own words
 UNTESTED_HOLDS, UNTESTED_FAILS = "untested: holds", "untested: fails"
-# the run cannot tell (mark_undecided: both optima at its end)
+# the run cannot tell (mark_undecided: both optima at the same end of the run)
 NOT_DECIDED = "not decided"
 CLAIM_VERDICTS = (
     SUPPORTED,
@@ -260,15 +260,18 @@ def _row(
 
 def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int, int]:
     """(one-sided p in the claimed direction, p the other way, seeds that go the claimed way,
-    seeds) of a direction claim; r on Fisher's z. p NaN with fewer than two seeds."""
+    seeds) of a direction claim; r on Fisher's z. p NaN with fewer than two seeds. Every seed
+    the same value (no spread for a t): the sign test's p, 0.5 ** seeds the way they all go."""
     kind, bound = parse_tolerance(claim.bound)
     y = fisher_z(values) if claim.quantity in ("pearson_r", "spearman_rho") else np.asarray(values)
     along = int(sum(holds_bound(kind, bound, v) for v in values))
     if len(y) < 2:
         return math.nan, math.nan, along, len(y)
-    if np.ptp(y) == 0:  # every seed the same value: no spread, the sign decides
-        way = holds_bound(kind, bound, float(values[0]))
-        return (0.0, 1.0, along, len(y)) if way else (1.0, 0.0, along, len(y))
+    if np.ptp(y) == 0:  # every seed the same value: no spread, the count of seeds decides
+        sign = 0.5 ** len(y)
+        if along or float(values[0]) == bound:  # on the bound: neither way
+            return (sign if along else 1.0), 1.0, along, len(y)
+        return 1.0, sign, along, len(y)
     less, greater = (
         float(
             stats.ttest_1samp(
@@ -497,7 +500,7 @@ MARKS = {
     INCONCLUSIVE: "❔ inconclusive",
     NOT_DECIDED: "❔ not decided",
     ONE_SEED: "➖ 1 seed: not judged",
-    NOT_LEARNED: "➖ not judged: the model did not learn",
+    NOT_LEARNED: "➖ not judged: learning not shown",
     STAND_IN: "➖ stand-in: not judged",
     NOT_RUN: "➖ not run",
 }
@@ -836,7 +839,8 @@ def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
             continue
         said = (
             f"{int(undecided)} of {int(seeds)} seeds: the criterion and the silhouette both best"
-            " at the last recorded update, so the run cannot tell whether their optima differ"
+            " at the same end of the run (its first or last recorded update), so the run cannot"
+            " tell whether their optima differ"
         )
         if undecided == seeds:
             table.loc[index, ["verdict", "measured", "note"]] = [NOT_DECIDED, math.nan, said]

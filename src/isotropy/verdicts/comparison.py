@@ -32,6 +32,7 @@ import pandas as pd
 
 from isotropy.published import matches
 from isotropy.verdicts import declarations
+from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts.claims import SIMPSON_MARK, simpson_flag
 from isotropy.verdicts.equivalence import Equivalence
 from isotropy.verdicts.families import STUDY_LABELS, family_name, holm_by_family
@@ -86,6 +87,7 @@ COLUMNS = [
     "margin",
     "margin_reason",
     "declared",
+    # the p-values of *agrees* and *differs* the verdict used: Holm-adjusted within the family
     "p_agree",
     "p_differ",
     # D = paper − ours: its 95% interval (equivalence rows) and the region the verdict accepts,
@@ -161,15 +163,16 @@ def margin_band(paper: pd.Series) -> tuple[float, float]:
     """The region a verdict accepts, as D = paper − ours in the printed units: the declared ±δ
     mapped back from the judging scale (the region :func:`judge_row`'s test uses; clipped where
     the scale ends, e.g. at r = ±1), ±r × the paper's value, a factor f, 0 for an exact count;
-    NaN where the rule has no region (bounds, seed tests, stated numbers)."""
+    NaN where the rule has no region (bounds, seed tests, stated numbers). An equivalence region
+    is the one *agrees* needs: within ±δ of every value the printed one stands for."""
     kind, argument = parse_tolerance(paper["tolerance"])
     value = float(paper["paper_value"])
     if not math.isfinite(value):
         return math.nan, math.nan
     if kind in EQUIVALENCE_RULES:
-        scale = scale_of(paper["unit"], kind)
-        region = scale.region(value, declarations.declared(paper).margin)
-        low, high = (float(v) for v in scale.back(np.asarray(region, dtype=np.float64)))
+        scale, declared = scale_of(paper["unit"], kind), declarations.declared(paper)
+        region, _ = eq.tested_regions(scale, [value], declared.margin, declared.half)
+        low, high = (float(v[0]) for v in scale.back(np.asarray(region, dtype=np.float64)))
         return value - high, value - low
     if kind == "exact":
         return 0.0, 0.0
@@ -317,6 +320,7 @@ def _settle_page(rows: list[dict], tests: list, seed_tests: list) -> None:
     )
     for (index, family, test, _), p_agree, p_differ in zip(tests, agree, differ):
         rows[index]["verdict"] = settle(Equivalence(test.low, test.high, p_agree, p_differ))
+        rows[index].update(p_agree=p_agree, p_differ=p_differ)  # the p-values the verdict used
         rows[index]["tolerance"] += (
             f"; Holm over the {sizes[family]} rows of {family}: p(agrees) {p_agree:.2g}, "
             f"p(differs) {p_differ:.2g}"
@@ -350,10 +354,13 @@ ERROR_CONTROL = (
     "statistic (one run, a mean or a pooled value over the paper's m runs, a bound for every run, "
     "a fixed value) with an equivalence margin δ. For a correlation, LID or I(W), D = paper − ours "
     "gets a 95% interval that includes the paper's own seed noise; *agrees* when it lies within "
-    "±δ, *differs* when wholly outside, else *inconclusive*. Per row: a faithful replication reads "
-    f"*differs* with probability ≤ {ALPHA:g}, and a true gap of δ or more (on the scale δ is "
-    "declared on) reads *agrees* with "
-    f"probability ≤ {ALPHA / 2:g}. The p-values are Holm-adjusted within declared families, one "
+    "±δ of every value the printed number stands for (± half its last digit), *differs* when "
+    "wholly outside the region of every one of them, else *inconclusive*. Per row: a faithful "
+    f"replication reads *differs* with probability ≤ {ALPHA:g}, and a true gap of δ or more (on "
+    "the scale δ is declared on) between the paper's unrounded statistic and ours reads *agrees* "
+    f"with probability ≤ {ALPHA / 2:g}, whatever the print rounds (a protocol setting's effect "
+    "within its measured bound). The p-values shown are the ones the verdict used: Holm-adjusted "
+    "within declared families, one "
     "per paper × study (one adjustment for *agrees*, one for *differs*; the tests over seeds "
     "likewise), never across them, so a row's verdict does not depend on what else the run holds "
     f"and {ALPHA:g} bounds the chance of any false *differs* and of any false *agrees* within a "

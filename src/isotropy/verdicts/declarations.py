@@ -184,7 +184,9 @@ def declared(row: Mapping[str, object], gate: Gate | None = None) -> Declared:
     estimand = str(row["estimand"])
     m = math.inf if estimand == "fixed" else float(str(row["m"]))  # a fixed value has no seed noise
     gate = gate or Gate()
-    return Declared(estimand, m, str(row["margin"]), gate.allowance, gate.text)
+    precision = float(row.get("precision_value", math.nan))  # type: ignore[arg-type]
+    half = precision / 2 if math.isfinite(precision) else 0.0
+    return Declared(estimand, m, str(row["margin"]), gate.allowance, gate.text, half)
 
 
 _READINGS_IN_WORDS = {
@@ -216,8 +218,11 @@ def rule_text(row: Mapping[str, object]) -> str:
     )
     paper = float(row.get("paper_value", math.nan))  # type: ignore[arg-type]
     if math.isfinite(paper):
-        low, high = scale.back(np.array(scale.region(paper, str(row["margin"]))))
-        text += f" (in printed units, {low:.4g} to {high:.4g} around the printed {paper:g})"
+        half = declared(row).half
+        (low, high), _ = eq.tested_regions(scale, [paper], str(row["margin"]), half)
+        low, high = scale.back(np.array([low[0], high[0]]))
+        text += f" (in printed units, {low:.4g} to {high:.4g} around the printed {paper:g}"
+        text += f", within ±δ of every value it stands for, ±{half:g})" if half else ")"
     if kind == "printed" and scale.margins == ("z",):
         text += "; per-seed signs must agree"
     if kind == "lid":

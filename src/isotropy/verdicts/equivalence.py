@@ -13,9 +13,15 @@ With D = paper − ours and its 95% interval (the prediction's interval, subtrac
 paper's value): *agrees* when the whole interval lies within ±δ, *differs* when it lies wholly
 outside, *inconclusive* otherwise. A wider interval can only move a row towards inconclusive.
 
+The printed value stands for any value within ± half its last digit (``half``: the
+``precision`` column, halved), so *agrees* needs the interval within ±δ of every value the print
+stands for (the region narrowed by the rounding, on the judging scale) and *differs* needs it
+outside the region of every one of them (widened by it): :func:`tested_regions`.
+
 Per row, for a faithful replication P(differs) ≤ α (the interval covers the paper's draw with
-1 − α), and for a true gap ≥ δ on the judging scale P(agrees) ≤ α/2 (two one-sided tests at
-α/2), on both sides of the paper's value (tests/test_equivalence_gap.py).
+1 − α), and for a true gap ≥ δ on the judging scale between the paper's unrounded statistic and
+ours, P(agrees) ≤ α/2 (two one-sided tests at α/2) whatever the print rounds, on both sides of
+the paper's value (tests/test_equivalence_gap.py).
 :func:`equivalence` also returns the two p-values, so a page can adjust them together
 (:func:`holm`): then α bounds the chance of *any* false ``differs`` (or false ``agrees``) on the
 page.
@@ -254,20 +260,41 @@ def test_arrays(centre, se, df, low, high) -> tuple[np.ndarray, np.ndarray]:
     return p_agree, p_differ
 
 
+def tested_regions(
+    scale: Scale, paper, margin: str, half: float = 0.0
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """(the region *agrees* tests against, the one *differs* tests against) on the judging scale
+    for printed values ``paper`` (an array): the regions of every value within ±``half`` of the
+    print (its rounding), intersected and joined."""
+    paper = np.asarray(paper, dtype=np.float64)
+    low_a, high_a = scale.regions(paper - half, margin)
+    low_b, high_b = scale.regions(paper + half, margin)
+    inner = np.maximum(low_a, low_b), np.minimum(high_a, high_b)
+    return inner, (np.minimum(low_a, low_b), np.maximum(high_a, high_b))
+
+
 def equivalence(
-    prediction: Prediction, paper: float, margin: str, scale: Scale, allowance: float = 0.0
+    prediction: Prediction,
+    paper: float,
+    margin: str,
+    scale: Scale,
+    allowance: float = 0.0,
+    half: float = 0.0,
 ) -> Equivalence:
     """D's interval and the p-values of *agrees* (TOST) and *differs* (outside the margin).
     ``allowance``: the measured bound of a protocol setting's effect on the judging scale
     (config/protocol_effects.csv), added to both ends of the interval: *agrees* needs the
-    prediction that far inside the margin, *differs* that far outside."""
-    low, high = scale.region(paper, margin)
+    prediction that far inside the margin, *differs* that far outside. ``half``: the printed
+    value's rounding (:func:`tested_regions`). The band is the region *agrees* needs, as D."""
+    (low, high), (outer_low, outer_high) = (
+        (float(a[0]), float(b[0])) for a, b in tested_regions(scale, [paper], margin, half)
+    )
     edges = scale.back(np.array([high, low]))
     band = float(paper - edges[0]), float(paper - edges[1])
     c, se, b = prediction.centre, prediction.se, float(allowance)
     if se == 0 or not math.isfinite(se):
         inside = low + b <= c <= high - b
-        outside = c < low - b or c > high + b
+        outside = c < outer_low - b or c > outer_high + b
         top, bottom = scale.back(np.array([c + b, c - b]))
         return Equivalence(
             paper - float(top),
@@ -279,7 +306,7 @@ def equivalence(
     t = stats.t.ppf(1 - ALPHA / 2, prediction.df)
     top, bottom = scale.back(np.array([c + t * se + b, c - t * se - b]))
     p_agree, _ = test_arrays(c, se, prediction.df, low + b, high - b)
-    _, p_differ = test_arrays(c, se, prediction.df, low - b, high + b)
+    _, p_differ = test_arrays(c, se, prediction.df, outer_low - b, outer_high + b)
     return Equivalence(
         paper - float(top), paper - float(bottom), float(p_agree), float(p_differ), *band
     )

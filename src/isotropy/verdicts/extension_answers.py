@@ -67,7 +67,8 @@ CAVEATS = {
         "every setup's IsoScore fell, which cannot refute 'need not': another setup may keep it"
     ),
     ("criteria_same_optimum", NOT_DECIDED): (
-        "both optima at the last recorded update in every seed: the run ends before either turns"
+        "both optima at the same end of the run in every seed (its first or last recorded "
+        "update): neither turns within it"
     ),
 }
 

@@ -4,7 +4,9 @@ fine-tuning of the extension study).
 
 A model whose evaluation accuracy is not above its task's majority baseline has learned nothing
 the claim could be about: its CLS isotropy, IsoScore* or held-out geometry is that of a model
-that did not learn. Such a row reads :data:`NOT_LEARNED` on every page, whatever its statistic.
+that did not learn. Such a row reads :data:`NOT_LEARNED` on every page, whatever its statistic;
+so does one whose runs were scored by accuracy with no baseline recorded (:data:`NO_BASELINE`):
+the guard cannot tell, and a guard that passes what it cannot test would say nothing.
 
 The test (:func:`learning_test`), one-sided, H0: expected accuracy ≤ baseline ``b``, over the
 n seeds of one setup evaluated on the same N examples:
@@ -32,6 +34,12 @@ import pandas as pd
 from scipy import stats
 
 from isotropy.verdicts.tolerances import ALPHA, NOT_LEARNED
+
+# The note of runs scored by accuracy with no majority baseline recorded (missing or NaN).
+NO_BASELINE = (
+    "no majority baseline recorded (runs from before the learning guard): whether the model "
+    "learned cannot be told, so it is not judged"
+)
 
 
 @dataclass(frozen=True)
@@ -130,8 +138,8 @@ HELDOUT_CLAIMS = ("heldout_isoscore_follows", "heldout_silhouette_follows")
 def guard_heldout_claims(table: pd.DataFrame, seeds: pd.DataFrame) -> pd.DataFrame:
     """``table`` (claim rows) with the held-out claims of each setup whose final held-out
     accuracy (the extension study's per-seed values, isotropy.extensions.results.heldout_seeds)
-    is not above the held-out majority baseline read :data:`NOT_LEARNED`; setups without a
-    recorded baseline (runs from before the guard) unchanged."""
+    is not above the held-out majority baseline, or has none recorded (runs from before the
+    guard: :data:`NO_BASELINE`), read :data:`NOT_LEARNED`."""
     heldout = seeds[seeds["question"] == "heldout"]
     unlearned: dict[tuple, str] = {}
     for setup, run in heldout.groupby("setup", sort=False):
@@ -147,14 +155,13 @@ def guard_heldout_claims(table: pd.DataFrame, seeds: pd.DataFrame) -> pd.DataFra
                 ("run", "heldout_items"),
             )
         }
-        if not picked["majority_baseline"]:
-            continue
-        tested = learning_test(
-            picked["final_accuracy"],
-            picked["majority_baseline"][0],
-            int(picked["heldout_items"][0]),
-        )
-        if not tested.learned:
-            unlearned |= {(claim, f"{setup}/heldout"): tested.note for claim in HELDOUT_CLAIMS}
+        baseline, items = picked["majority_baseline"], picked["heldout_items"]
+        if not (baseline and items) or not np.isfinite(baseline + items).all():
+            note = NO_BASELINE
+        else:
+            tested = learning_test(picked["final_accuracy"], baseline[0], int(items[0]))
+            note = "" if tested.learned else tested.note
+        if note:
+            unlearned |= {(claim, f"{setup}/heldout"): note for claim in HELDOUT_CLAIMS}
     rows = guard_rows(table.to_dict("records"), unlearned, keys=("claim", "setup"))
     return pd.DataFrame(rows, columns=table.columns)

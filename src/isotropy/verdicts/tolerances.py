@@ -51,7 +51,7 @@ INCONCLUSIVE = "inconclusive"
 NOT_COMPARABLE = "not comparable"
 ONE_SEED = "1 seed: not judged"
 STAND_IN = "stand-in: not judged"
-NOT_LEARNED = "not judged: the model did not learn"  # isotropy.verdicts.learning decides it
+NOT_LEARNED = "not judged: learning not shown"  # isotropy.verdicts.learning decides it
 VERDICTS = (
     AGREES,
     DIFFERS,
@@ -177,6 +177,7 @@ class Declared:
     margin: str = ""  # kind:value (isotropy.verdicts.equivalence.parse_margin)
     allowance: float = 0.0  # on the judging scale, added to D's interval
     allowance_text: str = ""
+    half: float = 0.0  # the printed value's rounding: half its last digit (``precision`` / 2)
 
     def readings(self) -> list[Declared]:
         """One Declared per reading of the paper's number (one run: m = 1)."""
@@ -288,11 +289,18 @@ def _judge_reading(
         seeds = len(_finite(measured.get("per_seed")))
         verdict = ONE_SEED if seeds < 2 else INCONCLUSIVE
         return Judged(verdict, f"{declared.estimand} (m {declared.m:g}): {what}", ours)
-    test = eq.equivalence(prediction, paper, declared.margin, scale, declared.allowance)
+    test = eq.equivalence(
+        prediction, paper, declared.margin, scale, declared.allowance, declared.half
+    )
     allowance = f"; {declared.allowance_text}" if declared.allowance else ""
+    rounding = (
+        f" of every value the printed {paper:g} stands for (±{declared.half:g})"
+        if declared.half
+        else ""
+    )
     text = (
         f"D = paper − ours in [{test.low:+.4g}, {test.high:+.4g}] ({100 * (1 - ALPHA):g}%, {what}, "
-        f"on {scale.name}); margin ±{eq.describe_margin(declared.margin)}{allowance}"
+        f"on {scale.name}); margin ±{eq.describe_margin(declared.margin)}{rounding}{allowance}"
     )
     return Judged(None, text, ours, test)
 
@@ -410,7 +418,8 @@ def judge(
             "n": our_n,
             "k": our_k,
         }
-        declared = Declared(margin=default_margin(spec, unit)[0])
+        half = precision / 2 if math.isfinite(precision) else 0.0
+        declared = Declared(margin=default_margin(spec, unit)[0], half=half)
         judged = judge_equivalence(
             kind, measured, paper, declared, unit=unit, paper_n=paper_n, paper_k=argument
         )

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.verdicts.learning import learning_test
+from isotropy.verdicts.learning import NO_BASELINE, learning_test
 
 SEED_SPREAD_LIMIT = 0.05  # "negligible": the seeds' std below 5% of the mean change
 
@@ -84,13 +84,15 @@ def seed_test(
 def fine_tuned_not_learned(*groups: pd.DataFrame, column: str = "accuracy") -> str:
     """The guard's note when a group of fine-tuning runs (one setup's seeds; columns ``column``,
     majority_baseline, eval_sentences) is not above its majority baseline
-    (:func:`isotropy.verdicts.learning.learning_test`), '' when every group learned or a group
-    lacks ``column`` or a majority baseline (a metric other than accuracy)."""
+    (:func:`isotropy.verdicts.learning.learning_test`) or has none recorded (missing or NaN: the
+    guard cannot tell), '' when every group learned or lacks ``column`` (a metric other than
+    accuracy)."""
     notes = []
     for runs in groups:
-        if column not in runs or "majority_baseline" not in runs:
-            continue  # another metric than accuracy, or runs from before the guard
-        if runs["majority_baseline"].isna().any():
+        if column not in runs:
+            continue  # another metric than accuracy: no majority baseline to beat
+        if "majority_baseline" not in runs or runs["majority_baseline"].isna().any():
+            notes.append(NO_BASELINE)
             continue
         tested = learning_test(
             list(runs[column].astype(float)),
