@@ -725,7 +725,8 @@ def test_device_script_runs_a_tiny_grid_end_to_end(
     script.main()
     printed = capsys.readouterr().out
     for regulariser in ("none", "istar", "cosreg"):
-        assert re.search(rf"^  {regulariser} +[\d.]+ ms wall, .* [\d.]+x plain$", printed, re.M)
+        line = rf"^  {regulariser} +[\d.]+ ms wall, .* [\d.]+x plain \(wall\), [\d.]+x \(CPU\)$"
+        assert re.search(line, printed, re.M)
     assert "plan: 3 runs on 64 training rows (1 epoch(s))" in printed
     runs = pd.read_csv(out / "runs.csv")
     assert len(runs) == 3 and set(runs["regulariser"]) == {"none", "istar", "cosreg"}
