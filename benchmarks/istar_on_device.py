@@ -1,0 +1,449 @@
+"""The I-STAR grid of ``config/istar_gpu.yaml`` on one GPU, through the workflow's own code, with
+the cost per optimiser step of plain fine-tuning, I-STAR and CosReg measured in the same call.
+
+MiniLM (all-MiniLM-L6-v2, the packaged weights rounded to float16 to travel) is a stand-in for the
+poster's BERT, ALBERT and DistilBERT. The runs are :func:`isotropy.istar.study.run_grid`'s, each
+fine-tuned by :func:`isotropy.finetune.training.run_and_save` (what rule ``finetune`` runs) and
+collected by :func:`isotropy.istar.runs.collect_runs` (rule ``istar_runs``).
+
+GPU runbook (also in docs/measurements.md, "I-STAR at scale on one GPU"):
+
+1. Here (CPU, seconds): check config.yaml + the overlay as the workflow does and pack what the
+   device needs into ``.istar_device/`` (git-ignored, 48 MiB beside the 6 MiB tree: under the
+   64 MiB a call carries): MiniLM as float16 safetensors, SST-2's two mirror files, plan.json::
+
+       ISOTROPY_MIRROR=../shared/mirror .venv/bin/python benchmarks/istar_on_device.py pack
+
+2. On the device, one call of the device tool's ``run`` (carry ``[".istar_device"]``,
+   timeout_s 570; about 7 minutes: the CUDA tests, then the measured, sized grid)::
+
+       export PYTHONPATH=src:benchmarks PYTHONUNBUFFERED=1; timeout 90 python3 -m pytest -q
+       -p no:cacheprovider tests/test_finetune.py -k "cuda or mixed_precision or unscaled"
+       2>&1 | tee $OUT/cuda_tests.log; python3 benchmarks/istar_on_device.py run --out $OUT
+       2>&1 | tee $OUT/run.log
+
+3. Commit ``runs.csv``, ``metrics.jsonl``, ``costs.csv`` and ``record.json`` from ``$OUT`` under
+   ``docs/data/`` as ``istar_gpu_*`` (record.json holds their checksums, the device, versions).
+
+``run`` unpacks MiniLM to float32, measures seconds per optimiser step of the three regularisers
+on the same batches (best of ``--rounds``; the penalty's overhead as a ratio to plain, target
+<= 1.15) and each run's fixed costs (model load, tokenising, Σ_S, evaluation), prints its
+estimate of the grid, and takes the largest seeded training subset (a multiple of 1,000 rows, at
+most the overlay's ``train_subset``; null: the whole split) whose estimate fits ``--budget-s``.
+Then it runs the grid seed by seed, rewriting its outputs after every run (a run that fails,
+e.g. a non-finite loss, is recorded in record.json and the grid goes on), and starts no run that
+its estimate says would end past ``--deadline-s`` seconds after its start. ``costs`` measures
+the steps alone (the CPU figures of docs/measurements.md). Figures only: nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import platform
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from isotropy.compute import job_environment, mixed_precision_dtype, resolve_device
+
+# Before torch and tqdm load: idle threads sleep as in the workflow's jobs; no progress bars.
+os.environ.update(job_environment(os.environ))
+os.environ.setdefault("TQDM_DISABLE", "1")
+
+import pandas as pd
+import torch
+from optimize import synchronise
+
+from isotropy.finetune.evaluation import evaluate_model
+from isotropy.finetune.features import load_model_and_tokenizer, task_features
+from isotropy.finetune.regularisers import estimate_reference_covariance
+from isotropy.finetune.settings import TrainingSettings
+from isotropy.finetune.training import (
+    make_optimiser,
+    run_and_save,
+    task_splits,
+    train_epoch,
+)
+from isotropy.io import sha256_file, write_json
+from isotropy.istar.runs import collect_runs
+from isotropy.istar.study import configured_lambda, run_grid, run_path
+from isotropy.models import ModelSpec
+from isotropy.readers.tasks import task_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+PACK = ROOT / ".istar_device"
+WEIGHTS = "model.safetensors"
+REGULARISERS = ("none", "istar", "cosreg")
+STAND_IN = "MiniLM (all-MiniLM-L6-v2), a stand-in for the I-STAR poster's BERT, ALBERT, DistilBERT"
+SUBSET_STEP = 1000  # the training subset is a multiple of this many rows
+# Training rows the fixed costs are measured on: enough for Σ_S's 250,000 token states on SST-2
+# (11.3 MiniLM tokens a sentence), so that its cost is the one every run pays.
+MEASURED_ROWS = 25_000
+
+
+# ----------------------------------------------------------------------------- float16 weights
+
+
+def convert_weights(source: Path, dest: Path, dtype: torch.dtype) -> None:
+    """Copy a model folder's top-level files to ``dest`` with every floating tensor of its
+    ``model.safetensors`` cast to ``dtype`` (float16 to travel: half the bytes; float32 back)."""
+    from safetensors.torch import load_file, save_file
+
+    dest.mkdir(parents=True, exist_ok=True)
+    for path in source.iterdir():
+        if path.is_file() and path.name != WEIGHTS and path.suffix in (".json", ".txt"):
+            shutil.copyfile(path, dest / path.name)
+    tensors = load_file(source / WEIGHTS)
+    cast = {k: v.to(dtype) if v.is_floating_point() else v for k, v in tensors.items()}
+    overflow = [k for k, v in cast.items() if v.is_floating_point() and not v.isfinite().all()]
+    if overflow:
+        raise ValueError(f"{overflow[:3]} overflow in {dtype}: these weights cannot travel so")
+    save_file(cast, dest / WEIGHTS, metadata={"format": "pt"})
+
+
+def pack(config_files: list[Path], mirror: Path, dest: Path) -> dict:
+    """Check ``config_files`` as the workflow does, write the first run model as float16 weights,
+    the task's mirror files and ``plan.json`` (the istar section, checksums, the code's commit)
+    into ``dest``."""
+    from isotropy.readers.tasks import task_source
+    from isotropy.workflow.config import load_config
+
+    config = load_config(config_files)
+    section = config["istar"]
+    models, tasks = {r["model"] for r in run_grid(section)}, section["tasks"]
+    if len(models) != 1 or len(tasks) != 1:
+        raise ValueError("the device script runs one model on one task; the overlay lists more")
+    name, task = models.pop(), tasks[0]
+    shutil.rmtree(dest, ignore_errors=True)
+    convert_weights(Path(ModelSpec.from_config(config, name).source), dest / "model", torch.float16)
+    for split in ("train", "validation"):
+        for file in config["sources"][task_source(task, split)]["mirror"]:
+            (dest / "data").mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(mirror / file, dest / "data" / Path(file).name)
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True
+    ).stdout.strip()
+    plan = {
+        "config_files": [os.path.relpath(p, ROOT) for p in config_files],
+        "model_name": name,
+        "stand_in": STAND_IN,
+        "task": task,
+        "istar": section,
+        "code_commit": commit,
+        "files_sha256": {
+            str(p.relative_to(dest)): sha256_file(p) for p in sorted(dest.rglob("*")) if p.is_file()
+        },
+    }
+    write_json(dest / "plan.json", plan)
+    size = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file())
+    print(f"packed {name} ({task}) into {dest}: {size / 2**20:.1f} MiB")
+    return plan
+
+
+# ----------------------------------------------------------------------------- costs
+
+
+def reference(model, tokenizer, features, settings, device) -> torch.Tensor:
+    """Σ_S of the model's training token states, as I-STAR's training penalty takes it."""
+    mixed = mixed_precision_dtype(device, settings.mixed_precision) is not None
+    return estimate_reference_covariance(
+        model,
+        features,
+        tokenizer,
+        settings.reference_sample_size,
+        settings.eval_batch_size,
+        device,
+        seed=0,
+        mixed_precision=mixed,
+    )
+
+
+def step_costs(model, tokenizer, features, sigma, settings, device, steps: int, rounds: int):
+    """Seconds per optimiser step (wall, and process CPU) of each regulariser, best of ``rounds``
+    on the same first ``steps`` batches of epoch 0, through :func:`train_epoch` (λ = 1; the cost
+    does not depend on λ's value; ``sigma``: Σ_S)."""
+    precision = mixed_precision_dtype(device, settings.mixed_precision)
+    optimiser = make_optimiser(model, settings, 10**6, precision)
+
+    def timed(regulariser: str, count: int) -> tuple[float, float]:
+        lam = 0.0 if regulariser == "none" else 1.0
+        mixed = precision is not None
+        run = dict(task="sst2", regulariser=regulariser, lam=lam, seed=0, settings=settings)
+        run |= dict(device=device, mixed=mixed, epochs=1, total_steps=count)
+        synchronise(device)
+        wall, cpu = time.perf_counter(), time.process_time()
+        train_epoch(run, 0, 0, features, tokenizer, model, optimiser, sigma)
+        synchronise(device)
+        return (time.perf_counter() - wall) / count, (time.process_time() - cpu) / count
+
+    model.train()
+    for regulariser in REGULARISERS:
+        timed(regulariser, 2)  # warm-up: first calls, kernels, allocator
+    best = {r: (math.inf, math.inf) for r in REGULARISERS}
+    for _ in range(rounds):
+        for regulariser in REGULARISERS:
+            best[regulariser] = min(best[regulariser], timed(regulariser, steps))
+    return {
+        f"{part}_{r}": best[r][index]
+        for r in REGULARISERS
+        for index, part in enumerate(("step_s", "step_cpu_s"))
+    }
+
+
+def print_costs(costs: dict, device: torch.device, settings) -> None:
+    print(f"per optimiser step on {device_name(device)} (batch {settings.batch_size}):")
+    for r in REGULARISERS:
+        wall, cpu = costs[f"step_s_{r}"], costs[f"step_cpu_s_{r}"]
+        print(
+            f"  {r:6s} {wall * 1e3:8.1f} ms wall, {cpu * 1e3:8.1f} ms process CPU; "
+            f"{wall / costs['step_s_none']:.3f}x plain (wall), "
+            f"{cpu / costs['step_cpu_s_none']:.3f}x (CPU)"
+        )
+
+
+def fixed_costs(spec: ModelSpec, task: str, data, settings, device):
+    """Seconds of what every run does besides its steps: loading the model onto the device,
+    tokenising (per training row), Σ_S of training tokens (per layer or pooled: the same passes)
+    and the evaluation on the validation split; and (model, tokenizer, features, Σ_S)."""
+    started = time.perf_counter()
+    model, tokenizer = load_model_and_tokenizer(spec, task_spec(task))
+    model.to(device)
+    synchronise(device)
+    costs = {"load_s": time.perf_counter() - started}
+    sample = data[0].head(min(settings.train_subset or MEASURED_ROWS, MEASURED_ROWS))
+    started = time.perf_counter()
+    train, validation = task_features(task_spec(task), tokenizer, sample, data[1], settings)
+    costs["features_s_per_row"] = (time.perf_counter() - started) / len(sample)
+    started = time.perf_counter()
+    sigma = reference(model, tokenizer, train, settings, device)
+    synchronise(device)
+    costs["reference_s"] = time.perf_counter() - started
+    mixed = mixed_precision_dtype(device, settings.mixed_precision) is not None
+    started = time.perf_counter()
+    evaluate_model(model, tokenizer, task_spec(task), data[1], validation, settings, device, mixed)
+    costs["evaluation_s"] = time.perf_counter() - started
+    return costs, (model, tokenizer, train, sigma)
+
+
+def run_seconds(run: dict, rows: int, costs: dict, settings) -> float:
+    """The estimate of one run on ``rows`` training rows."""
+    per_epoch = math.ceil(rows / settings.batch_size)
+    steps = per_epoch * settings.epochs
+    if settings.max_steps is not None:
+        steps = min(steps, settings.max_steps)
+    epochs = math.ceil(steps / per_epoch)
+    sigma = costs["reference_s"] * (1 + (epochs if run["regulariser"] == "istar" else 0))
+    fixed = costs["load_s"] + costs["features_s_per_row"] * rows + sigma + costs["evaluation_s"]
+    return fixed + steps * costs[f"step_s_{run['regulariser']}"]
+
+
+def fit_subset(runs, rows: int, cap: int | None, costs: dict, settings, budget: float):
+    """(training rows, estimated seconds): the whole split when it fits ``budget`` (and ``cap``
+    allows), else the largest multiple of :data:`SUBSET_STEP` rows that does. ValueError when
+    not even one step's worth fits."""
+    top = rows if cap is None else min(cap, rows)
+    candidates = [top] + list(range(top // SUBSET_STEP * SUBSET_STEP, 0, -SUBSET_STEP))
+    for n in candidates:
+        total = sum(run_seconds(run, n, costs, settings) for run in runs)
+        if total <= budget:
+            return n, total
+    raise ValueError(
+        f"even {SUBSET_STEP} rows take {total:.0f} s, over the budget of {budget:.0f} s: "
+        "give more --budget-s or fewer runs"
+    )
+
+
+def device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
+
+
+# ----------------------------------------------------------------------------- the grid
+
+
+def load_plan(folder: Path) -> dict:
+    """plan.json, every packed file checked against its checksum."""
+    plan = json.loads((folder / "plan.json").read_text())
+    for name, digest in plan["files_sha256"].items():
+        if sha256_file(folder / name) != digest:
+            raise ValueError(f"{folder / name} is not the file packed (checksum differs)")
+    return plan
+
+
+def run_grid_on_device(args: argparse.Namespace) -> None:
+    begun = time.perf_counter()
+    plan = load_plan(args.pack)
+    device = resolve_device(args.device)
+    section = plan["istar"]
+    work = args.work or args.pack / "work"
+    model_folder = work / "model-float32"
+    convert_weights(args.pack / "model", model_folder, torch.float32)
+    spec = ModelSpec(path=str(model_folder), name=plan["model_name"])
+    settings = TrainingSettings.from_mapping(dict(section["training"]))
+    data_folder = args.pack / "data"
+    whole = task_splits(
+        plan["task"], data_folder, data_folder, dataclasses.replace(settings, train_subset=None)
+    )
+    print(f"{plan['stand_in']}; {plan['task']}: {len(whole[0])} training rows in the split")
+
+    costs, measured = fixed_costs(spec, plan["task"], whole, settings, device)
+    costs |= step_costs(*measured, settings, device, args.steps, args.rounds)
+    del measured
+    print_costs(costs, device, settings)
+    fixed = ", ".join(f"{k} {v:.3g}" for k, v in costs.items() if "step" not in k)
+    print(f"fixed per run: {fixed}")
+
+    runs = sorted(run_grid(dict(section)), key=lambda r: r["seed"])  # whole seeds first
+    rows, estimate = fit_subset(
+        runs, len(whole[0]), settings.train_subset, costs, settings, args.budget_s
+    )
+    settings.train_subset = None if rows >= len(whole[0]) else rows
+    training = {**section["training"], "train_subset": settings.train_subset}
+    section = {**section, "training": training}
+    print(
+        f"plan: {len(runs)} runs on {rows} training rows ({settings.epochs} epoch(s)), "
+        f"estimated {estimate:.0f} s (budget {args.budget_s:.0f} s)"
+    )
+    data = task_splits(plan["task"], data_folder, data_folder, settings)
+    args.out.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame([costs]).to_csv(args.out / "costs.csv", index=False)
+    record = {
+        "what": f"the I-STAR grid of {plan['config_files'][-1]} on one device ({STAND_IN})",
+        "code_commit": plan["code_commit"],
+        "device": device_name(device),
+        "versions": versions(device),
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "command": "python benchmarks/istar_on_device.py run --out OUT "
+        f"--budget-s {args.budget_s:g} --deadline-s {args.deadline_s:g}",
+        "istar": section,
+        "costs": costs,
+        "overhead_vs_plain": {
+            r: costs[f"step_s_{r}"] / costs["step_s_none"] for r in ("istar", "cosreg")
+        },
+        "estimated_seconds": round(estimate, 1),
+        "wall_seconds_per_run": {},
+        "failed": {},
+        "runs_not_started": [run_path(r) for r in runs],
+        "inputs_sha256": plan["files_sha256"],
+    }
+    done = []
+    for run in runs:
+        key, predicted = run_path(run), run_seconds(run, rows, costs, settings)
+        if time.perf_counter() - begun + predicted > args.deadline_s:
+            print(f"{key}: not started (the deadline would pass)")
+            continue
+        record["runs_not_started"].remove(key)
+        started = time.perf_counter()
+        try:
+            run_and_save(
+                work / key,
+                model_spec=spec,
+                task=run["task"],
+                regulariser=run["regulariser"],
+                lam=configured_lambda(section, run["regulariser"], run["lam"]),
+                seed=run["seed"],
+                data=data,
+                settings=settings,
+                device=device,
+            )
+            done.append(run)
+        except (FloatingPointError, torch.OutOfMemoryError) as error:  # recorded, not hidden
+            record["failed"][key] = f"{type(error).__name__}: {error}"
+        record["wall_seconds_per_run"][key] = round(time.perf_counter() - started, 2)
+        print(f"{key}: {record['wall_seconds_per_run'][key]:.1f} s (estimated {predicted:.1f})")
+        record["wall_seconds_total"] = round(time.perf_counter() - begun, 1)
+        write_outputs(args.out, record, [work / run_path(r) for r in done], done)
+    print(f"{len(done)} of {len(runs)} runs in {time.perf_counter() - begun:.0f} s")
+
+
+def write_outputs(out: Path, record: dict, files: list[Path], runs: list[dict]) -> None:
+    """runs.csv, metrics.jsonl (every run's metrics.json, one a line) and record.json with the
+    checksums of all three and costs.csv: rewritten after every run, so a cut call keeps them."""
+    if files:
+        collect_runs(files, [r["model"] for r in runs]).to_csv(out / "runs.csv", index=False)
+    lines = [json.dumps(json.loads(path.read_text())) + "\n" for path in files]
+    (out / "metrics.jsonl").write_text("".join(lines))
+    names = ("runs.csv", "metrics.jsonl", "costs.csv")
+    record["files_sha256"] = {n: sha256_file(out / n) for n in names if (out / n).is_file()}
+    write_json(out / "record.json", record)
+
+
+def versions(device: torch.device) -> dict:
+    import transformers
+
+    found = {"torch": torch.__version__, "transformers": transformers.__version__}
+    if device.type == "cuda":
+        found["cuda"] = str(torch.version.cuda)
+        query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
+        try:
+            found["driver"] = subprocess.run(query, capture_output=True, text=True).stdout.strip()
+        except OSError:
+            pass
+    return found
+
+
+def measure_steps(args: argparse.Namespace) -> None:
+    """``costs``: seconds per step of the three regularisers, the overlay's model and settings
+    (a smaller Σ_S sample: the step's cost does not depend on it) on ``--rows`` SST-2 rows."""
+    from isotropy.workflow.config import load_config
+
+    device = resolve_device(args.device)
+    config = load_config(args.config)
+    settings = TrainingSettings.from_mapping(dict(config["istar"]["training"]))
+    settings.train_subset, settings.reference_sample_size = args.rows, args.reference_sample_size
+    folder = args.mirror / "glue" / "SST-2"
+    data = task_splits("sst2", folder, folder, settings)
+    spec = ModelSpec.from_config(config, run_grid(config["istar"])[0]["model"])
+    model, tokenizer = load_model_and_tokenizer(spec, task_spec("sst2"))
+    model.to(device)
+    features, _ = task_features(task_spec("sst2"), tokenizer, *data, settings)
+    sigma = reference(model, tokenizer, features, settings, device)
+    costs = step_costs(model, tokenizer, features, sigma, settings, device, args.steps, args.rounds)
+    print_costs(costs, device, settings)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    packing = commands.add_parser("pack", help="here: check the overlay, pack model and data")
+    packing.add_argument("--to", type=Path, default=PACK)
+    running = commands.add_parser("run", help="on the device: costs, sizing, the grid")
+    running.add_argument("--pack", type=Path, default=PACK)
+    running.add_argument("--work", type=Path, default=None, help="runs' folders (PACK/work)")
+    running.add_argument("--out", type=Path, required=True)
+    running.add_argument("--budget-s", type=float, default=300.0, help="the grid's estimate")
+    running.add_argument("--deadline-s", type=float, default=420.0, help="no run ends past it")
+    stepping = commands.add_parser("costs", help="seconds per step of the three regularisers")
+    stepping.add_argument("--rows", type=int, default=1024)
+    stepping.add_argument("--reference-sample-size", type=int, default=4000)
+    for sub in (packing, stepping):
+        sub.add_argument(
+            "--mirror", type=Path, default=Path(os.environ.get("ISOTROPY_MIRROR", "."))
+        )
+        sub.add_argument(
+            "--config",
+            type=Path,
+            nargs="+",
+            default=[ROOT / "config.yaml", ROOT / "config" / "istar_gpu.yaml"],
+        )
+    for sub in (running, stepping):
+        sub.add_argument("--device", default="auto")
+        sub.add_argument("--steps", type=int, default=20, help="timed steps per regulariser")
+        sub.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    if args.command == "pack":
+        pack(args.config, args.mirror, args.to)
+    elif args.command == "run":
+        run_grid_on_device(args)
+    else:
+        measure_steps(args)
+
+
+if __name__ == "__main__":
+    main()
