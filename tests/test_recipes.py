@@ -152,11 +152,10 @@ def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
     }
 
 
-TOY_STUDY_INIT = '"""A toy study: the study recipe of docs/extending.md, followed."""\n'
-TOY_STUDY_SPEC = '''"""The toy study's record."""
+TOY_STUDY_SPEC = '''"""The toy study's record: the study recipe of docs/extending.md, followed."""
 
 from isotropy import paths
-from isotropy.studies import StudySpec
+from isotropy.studies.record import StudySpec
 
 
 def outputs(config):
@@ -203,12 +202,16 @@ Path(snakemake.output[0]).write_text(  # noqa: F821
 
 
 def _add_toy_study(repo: Path) -> None:
-    """The study recipe: a package with its record, a rule file, a script, a config section
-    (named in ``studies``) and its schema entry."""
-    package = repo / "src/isotropy/toy"
-    package.mkdir()
-    (package / "__init__.py").write_text(TOY_STUDY_INIT, encoding="utf-8")
-    (package / "spec.py").write_text(TOY_STUDY_SPEC, encoding="utf-8")
+    """The study recipe: its record (a module of isotropy.studies, listed in its ``MODULES``), a
+    rule file, a script, a config section (named in ``studies``) and its schema entry. A toy
+    study has no science of its own: its script is all it computes."""
+    (repo / "src/isotropy/studies/toy.py").write_text(TOY_STUDY_SPEC, encoding="utf-8")
+    registry = repo / "src/isotropy/studies/__init__.py"
+    text = registry.read_text(encoding="utf-8")
+    for listed in ("istar, paper, rajaee_cls", "istar, paper, rajaee_cls)"):
+        assert listed in text, listed
+    text = text.replace("istar, paper, rajaee_cls", "istar, paper, rajaee_cls, toy")
+    registry.write_text(text, encoding="utf-8")
     (repo / "rules/toy.smk").write_text(TOY_STUDY_RULES, encoding="utf-8")
     (repo / "scripts/toy_table.py").write_text(TOY_STUDY_SCRIPT, encoding="utf-8")
     config = yaml.safe_load((repo / "config.yaml").read_text(encoding="utf-8"))
@@ -227,11 +230,11 @@ def _add_toy_study(repo: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_study_is_its_package_a_rule_file_a_script_and_its_config(tmp_path):
+def test_a_study_is_its_record_a_rule_file_a_script_and_its_config(tmp_path):
     """docs/extending.md's study recipe followed in a copy of the repository: the toy study's
-    package (its record), rule file, script, config section and schema entry are all it
-    touches; rule all and the dry run plan its table, its target runs, and the estimate and
-    the run's progress lines read its record."""
+    record (and its line in the registry's tuple), rule file, script, config section and schema
+    entry are all it touches; rule all and the dry run plan its table, its target runs, and
+    the estimate and the run's progress lines read its record."""
     repo = _committed_copy(tmp_path / "repo")
     _add_toy_study(repo)
     touched = sorted(line[3:] for line in _git(repo, "status", "--porcelain", "-uall").splitlines())
@@ -240,8 +243,8 @@ def test_a_study_is_its_package_a_rule_file_a_script_and_its_config(tmp_path):
         "rules/toy.smk",
         "schemas/config.schema.yaml",
         "scripts/toy_table.py",
-        "src/isotropy/toy/__init__.py",
-        "src/isotropy/toy/spec.py",
+        "src/isotropy/studies/__init__.py",
+        "src/isotropy/studies/toy.py",
     ], touched
 
     env = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}

@@ -18,7 +18,7 @@ from isotropy import costs, sensitivity
 from isotropy.io import atomic_path, generated_block
 from isotropy.metrics import isoscore
 from isotropy.optimize import EmbeddingClassifier, OptimisationSettings, Problem, run_optimisation
-from isotropy.paper_studies import cost as paper_cost
+from isotropy.studies import paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 

@@ -1,14 +1,15 @@
-"""The records (:class:`isotropy.studies.StudySpec`) of the main study, its preview, GLUE, the
-section-2 figure and the sensitivity grid."""
+"""The records of the main study, its preview, GLUE, the section-2 figure and the sensitivity
+grid (their runs and files: isotropy.workflow.targets; their costs: paper_cost)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from isotropy import embedding_cost, paths
-from isotropy.paper_studies import cost
-from isotropy.studies import StudySpec
+from isotropy import paths
+from isotropy.studies import embedding_cost
+from isotropy.studies import paper_cost as cost
+from isotropy.studies.record import StudySpec
 from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
@@ -46,7 +47,7 @@ def preview_problem(config: Mapping[str, Any]) -> str | None:
 
 def optimisation_study(name: str, section: str, outputs, **record: Any) -> StudySpec:
     """The record of a study of direct-optimisation runs (rules/optimize.smk): its target and
-    its estimate (:func:`isotropy.paper_studies.cost.describe`) named after it."""
+    its estimate (:func:`isotropy.studies.paper_cost.describe`) named after it."""
     return StudySpec(
         name=name,
         section=section,

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from isotropy import compute, costs, paths
-from isotropy.embedding_cost import embedding_seconds
 from isotropy.logs import duration
 from isotropy.models import ModelSpec
 from isotropy.sources import resolve_mirror
+from isotropy.studies.embedding_cost import embedding_seconds
 from isotropy.traces import evaluation_count
 from isotropy.workflow import targets
 
