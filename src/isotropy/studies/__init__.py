@@ -114,6 +114,20 @@ def claims_inputs(config: Config) -> dict[str, Any]:
     return inputs
 
 
+def table_measures() -> dict[str, Any]:
+    """Input name -> what measures that judged table, from every record that brings its own
+    (:attr:`StudySpec.measures`; rules check_claims and compare_with_papers)."""
+    return {name: measure for s in registry() for name, measure in s.measures.items()}
+
+
+def published_studies() -> tuple[str, ...]:
+    """The studies config/published_values.csv may hold rows of: the verdict engine's, then
+    each whose record measures tables of its own."""
+    from isotropy.verdicts.comparison import STUDIES
+
+    return (*STUDIES, *(s.name for s in registry() if s.measures and s.name not in STUDIES))
+
+
 def claim_families(tables: Mapping[str, Any]) -> list[ClaimFamily]:
     """The per-seed claim families the loaded result tables (by input name) hold, in registry
     order (rule check_claims: each its own Holm family, then its guard)."""

@@ -40,8 +40,10 @@ class StudySpec:
     comparison (``verdict_inputs``) and of the claims only (``claims_inputs``), read when
     config ``studies`` lists it, its per-seed claims from the loaded result tables
     (``claim_family``: None when the tables hold none), its GPU rules (resources gpu=1; the
-    SLURM profile lists them), and ``check``: a configuration problem that stops its estimate
-    (None: none)."""
+    SLURM profile lists them), ``check``: a configuration problem that stops its estimate
+    (None: none), and ``measures``: what measures each of its judged tables (input name ->
+    function of the table, the configuration and the stand-ins, returning rows of
+    :func:`isotropy.verdicts.measurements.measurement`), beside the verdict engine's own."""
 
     name: str
     section: str | None
@@ -56,6 +58,7 @@ class StudySpec:
     claim_family: Callable[[Mapping[str, Any]], ClaimFamily | None] | None = None
     gpu_rules: tuple[str, ...] = ()
     check: Callable[[Config], str | None] | None = None
+    measures: Mapping[str, Callable[..., list[dict[str, Any]]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.rule_all not in RULE_ALL:

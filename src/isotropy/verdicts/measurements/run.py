@@ -66,12 +66,15 @@ BY_TABLE: dict[str, TableMeasure] = {
 
 
 def measure(
-    tables: Mapping[str, pd.DataFrame | None], config: Mapping[str, Any], stand: StandIns
+    tables: Mapping[str, pd.DataFrame | None],
+    config: Mapping[str, Any],
+    stand: StandIns,
+    more: Mapping[str, TableMeasure] | None = None,
 ) -> pd.DataFrame:
     """Every measurement of this run. ``tables``: result tables by name (``main_table1``,
     ``main_correlations``, ``main_traces``, the same for ``glue_`` with ``table2`` / ``table3``,
-    and each name of :data:`BY_TABLE`); an absent name means that table is not part of the
-    run."""
+    and each name of :data:`BY_TABLE` or of ``more``, what the studies' records measure, after
+    them); an absent name means that table is not part of the run."""
     rows: list[dict[str, Any]] = []
     for study in ("main", "glue"):
         rows += optimisation_measurements(
@@ -82,7 +85,7 @@ def measure(
             config=config,
             stand=stand,
         )
-    for name, measure_table in BY_TABLE.items():
+    for name, measure_table in {**BY_TABLE, **(more or {})}.items():
         if (table := tables.get(name)) is not None:
             rows += measure_table(table, config, stand)
     return pd.DataFrame(rows, columns=COLUMNS)
