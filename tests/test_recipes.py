@@ -239,9 +239,10 @@ def _add_toy_study(repo: Path) -> None:
     (repo / "src/isotropy/studies/toy.py").write_text(TOY_STUDY_SPEC, encoding="utf-8")
     registry = repo / "src/isotropy/studies/__init__.py"
     text = registry.read_text(encoding="utf-8")
-    for listed in ("istar, paper, rajaee_cls", "istar, paper, rajaee_cls)"):
-        assert listed in text, listed
-    text = text.replace("istar, paper, rajaee_cls", "istar, paper, rajaee_cls, toy")
+    imported, listed = "rajaee_cls, sensitivity\n", "sensitivity, rajaee_cls)"
+    assert imported in text and listed in text
+    text = text.replace(imported, "rajaee_cls, sensitivity, toy\n")
+    text = text.replace(listed, "sensitivity, rajaee_cls, toy)")
     registry.write_text(text, encoding="utf-8")
     (repo / "rules/toy.smk").write_text(TOY_STUDY_RULES, encoding="utf-8")
     (repo / "scripts/toy_table.py").write_text(TOY_STUDY_SCRIPT, encoding="utf-8")

@@ -25,12 +25,12 @@ from typing import Any
 from isotropy import paths
 from isotropy.costs import JobCost
 from isotropy.defaults import setting_or_default
-from isotropy.studies import extensions, geometry, istar, paper, rajaee_cls
+from isotropy.studies import extensions, geometry, istar, paper, rajaee_cls, sensitivity
 from isotropy.studies.record import ClaimFamily, Config, StudySpec
 from isotropy.workflow import inputs
 
 # The study modules, in registry order.
-MODULES = (extensions, geometry, istar, paper, rajaee_cls)
+MODULES = (extensions, geometry, istar, paper, sensitivity, rajaee_cls)
 
 
 @functools.cache

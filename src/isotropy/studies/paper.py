@@ -95,23 +95,4 @@ SECTION2 = StudySpec(
     rules=RULES,
     rule_all="when_configured",  # seconds on a CPU
 )
-SENSITIVITY = StudySpec(
-    name="sensitivity",
-    section="sensitivity",
-    target="sensitivity_study",
-    outputs=lambda config: [
-        paths.SENSITIVITY_TABLE,
-        paths.SENSITIVITY_MARKDOWN,
-        *(
-            paths.sensitivity_figure(e, n)
-            for n in ("r_by_condition", "phases")
-            for e in ("pdf", "png")
-        ),
-    ],
-    rules="rules/sensitivity.smk",
-    rule_all="never",
-    job_costs={"optimize_sensitivity": cost.optimisation_job_seconds},
-    describe=cost.describe_sensitivity,
-    gpu_rules=("optimize_sensitivity",),
-)
-STUDIES = (MAIN, PREVIEW, GLUE, SECTION2, SENSITIVITY)
+STUDIES = (MAIN, PREVIEW, GLUE, SECTION2)

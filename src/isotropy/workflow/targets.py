@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from isotropy import paths, readers, sensitivity
+from isotropy import paths, readers
 from isotropy.readers.glue import GLUE_TASKS
 from isotropy.workflow.config import (
     ConfigError,
@@ -245,163 +245,9 @@ def wildcard_patterns(config: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
-# ---------------------------------------------------------------------------------------------
-# Sensitivity study (rules/sensitivity.smk, science in isotropy.sensitivity)
-
-
-SENSITIVITY_LABEL_SETS = tuple(sensitivity.LABEL_SETS)
-CELL_KEYS = ("setup", "vectors", "label_set", "lr_factor")
-
-
-def lr_name(factor: float) -> str:
-    """A learning-rate factor as it appears in paths (``1``, ``0.1``, ``10``)."""
-    return f"{factor:g}"
-
-
-def sensitivity_cells(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every cell of the grid, in run order: block by block (config ``sensitivity.blocks``, the
-    most decisive first), each block setups x vectors x label sets, then every learning-rate
-    factor; a cell listed twice keeps its first place. A block with its own ``lr_factors`` runs
-    at those factors only (not the section's), all of them in its place in the first pass."""
-    if "sensitivity" not in config:
-        return []
-    section = config["sensitivity"]
-    cells: dict[tuple[str, ...], dict[str, Any]] = {}
-    for first, factor in enumerate(section["lr_factors"]):
-        for block in section["blocks"]:
-            factors = block.get("lr_factors")
-            if factors is not None and first:
-                continue  # a block with its own factors ran them all in the first pass
-            for block_factor in [factor] if factors is None else factors:
-                for setup in block["setups"]:
-                    for vectors in block["vectors"]:
-                        for label_set in block["label_sets"]:
-                            key = (setup, vectors, label_set, lr_name(block_factor))
-                            cells.setdefault(key, dict(zip(CELL_KEYS, key)))
-    return list(cells.values())
-
-
-def sensitivity_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every (cell, seed) of the grid, cells in run order."""
-    seeds = config["sensitivity"]["seeds"] if "sensitivity" in config else []
-    return [{**cell, "seed": seed} for cell in sensitivity_cells(config) for seed in seeds]
-
-
-def sensitivity_cell_of(wildcards: Any) -> dict[str, str]:
-    """The cell (:data:`CELL_KEYS`) a sensitivity job's wildcards name."""
-    return {
-        "setup": wildcards.dataset,
-        "vectors": wildcards.encoder,
-        "label_set": wildcards.label_set,
-        "lr_factor": wildcards.lr,
-    }
-
-
-def sensitivity_priority(config: Mapping[str, Any], wildcards: Any) -> int:
-    """A cell's Snakemake priority: the earlier in run order, the higher (0 if not configured)."""
-    key = tuple(wildcards[name] for name in ("dataset", "encoder", "label_set", "lr"))
-    order = [tuple(cell[k] for k in CELL_KEYS) for cell in sensitivity_cells(config)]
-    return len(order) - order.index(key) if key in order else 0
-
-
-def sensitivity_run_files(config: Mapping[str, Any], artefact: str, cell=None) -> list[str]:
-    """One artefact (trace.parquet, summary.json) of every run of the grid, or of one cell."""
-    return [
-        paths.sensitivity_run_file(
-            artefact, r["vectors"], r["setup"], r["label_set"], r["seed"], r["lr_factor"]
-        )
-        for r in sensitivity_runs(config)
-        if cell is None or all(r[k] == cell[k] for k in CELL_KEYS)
-    ]
-
-
-def sensitivity_cell_files(config: Mapping[str, Any]) -> list[str]:
-    """The per-seed file of every cell, in run order."""
-    return [
-        paths.sensitivity_cell_file(c["setup"], c["vectors"], c["label_set"], c["lr_factor"])
-        for c in sensitivity_cells(config)
-    ]
-
-
-def sensitivity_phase_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The runs the phases figure draws: every seed of the cells under ``sensitivity.phases``
-    (at learning-rate factor 1)."""
-    if "sensitivity" not in config:
-        return []
-    section = config["sensitivity"]
-    return [
-        {**phase, "lr_factor": "1", "seed": seed}
-        for phase in section["phases"]
-        for seed in section["seeds"]
-    ]
-
-
-def sensitivity_phase_files(config: Mapping[str, Any]) -> list[str]:
-    """The traces of :func:`sensitivity_phase_runs`."""
-    return [
-        paths.sensitivity_run_file(
-            "trace.parquet", r["vectors"], r["setup"], r["label_set"], r["seed"], r["lr_factor"]
-        )
-        for r in sensitivity_phase_runs(config)
-    ]
-
-
-def sensitivity_vector_inputs(config: Mapping[str, Any], name: str, setup: str) -> dict[str, Any]:
-    """The vectors.npy, index.parquet (and basis.npy) a run of vector set ``name`` reads: a
-    derived set's (config ``sensitivity.derived``) or an encoder's own (no basis)."""
-    if name in (config["sensitivity"].get("derived") or {}):
-        return {
-            artefact.split(".")[0]: paths.derived_file(artefact, name, setup)
-            for artefact in ("vectors.npy", "index.parquet", "basis.npy")
-        }
-    return {
-        "vectors": paths.embedding_file("vectors.npy", name, setup),
-        "index": paths.embedding_file("index.parquet", name, setup),
-        "basis": [],
-    }
-
-
-def sensitivity_derived_inputs(config: Mapping[str, Any], name: str, setup: str) -> dict[str, Any]:
-    """What a derived vector set is made from: its encoder's files (and, to rescale, the files
-    of the vector set whose norm it takes)."""
-    spec = config["sensitivity"]["derived"][name]
-    files = {
-        "vectors": paths.embedding_file("vectors.npy", spec["of"], setup),
-        "index": paths.embedding_file("index.parquet", spec["of"], setup),
-    }
-    if spec.get("norm_of"):
-        other = sensitivity_vector_inputs(config, spec["norm_of"], setup)
-        files.update(norm_vectors=other["vectors"], norm_index=other["index"])
-    return files
-
-
 def sensitivity_settings(config: Mapping[str, Any], seed: int, lr_factor: str) -> dict[str, Any]:
     """Keyword arguments of :class:`isotropy.optimize.OptimisationSettings` for one run."""
     section = config["sensitivity"]
     keys = ("updates", "bias", "metric_stride", "metric_sample_size")
     learning_rate = section["learning_rate"] * float(lr_factor)
     return {**{key: section[key] for key in keys}, "learning_rate": learning_rate, "seed": seed}
-
-
-def sensitivity_settings_line(config: Mapping[str, Any]) -> str:
-    """The settings every sensitivity table and figure states ('' without the section)."""
-    if "sensitivity" not in config:
-        return ""
-    section = config["sensitivity"]
-    seeds = section["seeds"]
-    factors = ", ".join(lr_name(f) for f in section["lr_factors"])
-    own = [lr_name(f) for b in section["blocks"] for f in b.get("lr_factors") or []]
-    if own:
-        factors += f" (and x {', '.join(dict.fromkeys(own))} in the cells that name them)"
-    return (
-        f"{section['updates']} updates, Adam lr {section['learning_rate']} x {factors}, metrics "
-        f"every {section['metric_stride']} updates"
-        + (
-            f" on {section['metric_sample_size']} sampled items"
-            if section["metric_sample_size"]
-            else ""
-        )
-        + f", seeds {', '.join(map(str, seeds))}"
-        + f"; items: words with a {section['items_from']} vector"
-        + f"; {100 * section['interval_level']:g}% t-intervals over seeds on Fisher z"
-    )
