@@ -1,6 +1,6 @@
-"""What the workflow makes of the direct-optimisation studies (main, its preview, GLUE, section
-2, the sensitivity grid): their runs, settings and final files, and the wildcards every rule
-shares. The other studies' are their records' (:mod:`isotropy.studies`).
+"""What the workflow makes of the direct-optimisation studies (main, its preview, GLUE, and the
+sensitivity grid's run settings): their runs and settings, the geometry study's models, and
+the wildcards every rule shares. The rest of each study is its record's (:mod:`isotropy.studies`).
 
 Plain Python: the workflow imports it while it parses; every path comes from
 :mod:`isotropy.paths`.
@@ -193,17 +193,6 @@ def geometry_models(config: Mapping[str, Any]) -> list[str]:
         *(setting(config, "geometry", "classification", "models") or []),
     ]
     return list(dict.fromkeys(names))
-
-
-def section2_outputs(config: Mapping[str, Any]) -> list[str]:
-    """The section 2 figure and its tables; none without the ``section2`` section. Its input is
-    a main-study data set's embeddings (polarity with MiniLM by default): seconds on a CPU."""
-    if not config.get("section2"):
-        return []
-    return [
-        paths.section2_file(name)
-        for name in ("figure.pdf", "figure.png", "trace.csv", "classes.csv")
-    ]
 
 
 def optimisation_run_files(config: dict, study: str, artefact: str) -> list[str]:
