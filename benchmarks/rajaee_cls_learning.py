@@ -1,7 +1,7 @@
 """Does a fine-tuning setting of the Rajaee CLS study learn its task? One real run per seed
 (the study's own ``isotropy.finetune.training.finetune``, MiniLM, the mirror's RTE or SST-2),
 printing each run's dev accuracy beside the dev majority baseline, its process-CPU and wall
-seconds, and what ``isotropy.rajaee_cls.spec.run_seconds`` modelled for it (CPU-s on one thread
+seconds, and what ``isotropy.studies.rajaee_cls.run_seconds`` modelled for it (CPU-s on one thread
 at the costs' host; the speed probe is printed beside it to normalise).
 
 Usage (the offline mirror, the installed MiniLM; one line of JSON per run):
@@ -23,9 +23,9 @@ from isotropy import costs
 from isotropy.finetune.settings import TrainingSettings
 from isotropy.finetune.training import finetune
 from isotropy.models import ModelSpec
-from isotropy.rajaee_cls import spec as rajaee_spec
 from isotropy.rajaee_cls.method import ClusterSettings, head_transform
 from isotropy.readers.tasks import load_task_split
+from isotropy.studies import rajaee_cls as rajaee_spec
 
 # The mirror's GLUE folders of the tasks the study's estimate knows.
 FOLDERS = {"rte": "glue/RTE", "sst2": "glue/SST-2"}

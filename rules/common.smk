@@ -1,11 +1,11 @@
 # Configuration validation and the names every stage uses. Stage files hold rules only; they call
 # the package's functions directly, the configuration first, and read settings with Snakemake's
-# lookup(dpath=..., within=config). Everything here comes from one package, isotropy.workflow (and
-# the estimate, over it, for onstart), all plain Python (no torch): a dry run, a lint or a report
-# needs only Snakemake and that code.
+# lookup(dpath=..., within=config). Everything here comes from one package, isotropy.workflow, and
+# the layer over it: the studies' records (isotropy.studies) and the estimate, for onstart; all
+# plain Python (no torch): a dry run, a lint or a report needs only Snakemake and that code.
 import sys
 
-from isotropy import estimate, workflow as isotropy_workflow
+from isotropy import estimate, studies, workflow as isotropy_workflow
 
 configuration = isotropy_workflow.config
 targets = isotropy_workflow.targets
@@ -15,8 +15,7 @@ readers = isotropy_workflow.readers
 sources = isotropy_workflow.sources
 models = isotropy_workflow.models
 standins = isotropy_workflow.standins
-extensions_design = isotropy_workflow.extensions_design
-studies = isotropy_workflow.studies
+extensions_design = studies.extensions.design
 logs = paths.logs
 benchmarks = paths.benchmarks
 
@@ -64,10 +63,10 @@ ENCODER_LABELS = standins.encoder_labels(
 
 # I-STAR (rules/istar.smk): the run grid of config `istar` (empty without the section).
 ISTAR = config.get("istar", {})
-ISTAR_WILDCARDS = targets.istar_wildcards(ISTAR)
+ISTAR_WILDCARDS = studies.istar.wildcards(ISTAR)
 
 # Geometry (rules/geometry.smk): wildcards match only the configured models and corpus.
-GEOMETRY_WILDCARDS = targets.geometry_wildcards(config)
+GEOMETRY_WILDCARDS = studies.geometry.wildcards(config)
 
 # Extension study (rules/extensions.smk): the encoder of a run's setup, the main study's.
 EXTENSIONS_ENCODER = lookup(dpath="main/setups/{dataset}/encoder", within=config)

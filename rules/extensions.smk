@@ -73,8 +73,8 @@ rule extensions_heldout:
 # Per-seed values, one table per question (seeds and interval), the claims.
 rule extensions_tables:
     input:
-        traces=targets.extensions_run_files(config, "trace.parquet"),
-        epochs=targets.extensions_heldout_files(config, "epochs.csv"),
+        traces=studies.extensions.run_files(config, "trace.parquet"),
+        epochs=studies.extensions.heldout_files(config, "epochs.csv"),
     output:
         seeds=paths.extensions_file("seeds.csv"),
         tables=report(
@@ -96,7 +96,7 @@ rule extensions_tables:
     conda:
         "../envs/plots.yaml"
     params:
-        runs=targets.extensions_runs(config),
+        runs=studies.extensions.runs(config),
         level=lookup(dpath="extensions/interval_level", within=config),
         settings_line=extensions_design.settings_line(config),
     script:
@@ -106,8 +106,8 @@ rule extensions_tables:
 rule extensions_figures:
     input:
         seeds=paths.extensions_file("seeds.csv"),
-        traces=targets.extensions_run_files(config, "trace.parquet"),
-        epochs=targets.extensions_heldout_files(config, "epochs.csv"),
+        traces=studies.extensions.run_files(config, "trace.parquet"),
+        epochs=studies.extensions.heldout_files(config, "epochs.csv"),
     output:
         pdf=report(
             expand(
@@ -126,7 +126,7 @@ rule extensions_figures:
     conda:
         "../envs/plots.yaml"
     params:
-        runs=targets.extensions_runs(config),
+        runs=studies.extensions.runs(config),
         settings_line=extensions_design.settings_line(config),
     script:
         "../scripts/extensions_figures.py"
@@ -134,4 +134,4 @@ rule extensions_figures:
 
 rule extensions_study:
     input:
-        targets.extensions_outputs(),
+        studies.extensions.outputs(),

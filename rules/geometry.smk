@@ -1,6 +1,6 @@
 # Geometry study (docs/methods.md): clusters, manifolds and LID of contextual token embeddings
 # (Cai et al. 2021) and cluster-based isotropy enhancement on STS (Rajaee & Pilehvar 2021).
-# The science lives in isotropy.geometry; targets: isotropy.workflow.targets.geometry_targets.
+# The science lives in isotropy.geometry; targets: isotropy.studies.geometry.outputs.
 
 
 # Hidden states of every layer for capped token instances of the corpus (GPU when present).
@@ -56,8 +56,8 @@ rule geometry_cosine:
         mem_mb=lambda wildcards, attempt: 16000 * attempt,
         runtime=lambda wildcards, attempt: 240 * attempt,
     params:
-        **targets.geometry_clustering_params(config),
-        pca_layer=lambda wc: targets.geometry_pca_layer(config, wc.model),
+        **studies.geometry.clustering_params(config),
+        pca_layer=lambda wc: studies.geometry.pca_layer(config, wc.model),
         pca_sample_size=lookup(dpath="geometry/clusters/pca_sample_size", within=config),
     script:
         "../scripts/geometry_cosine.py"
@@ -107,7 +107,7 @@ rule geometry_static:
         mem_mb=lambda wildcards, attempt: 8000 * attempt,
         runtime=lambda wildcards, attempt: 60 * attempt,
     params:
-        **targets.geometry_clustering_params(config),
+        **studies.geometry.clustering_params(config),
         max_words=lookup(dpath="geometry/clusters/static/max_words", within=config),
         sample_size=lookup(dpath="geometry/clusters/static/sample_size", within=config),
         lid_k=lookup(dpath="geometry/clusters/lid_k", within=config),
@@ -256,7 +256,7 @@ rule geometry_collect_sts:
 rule geometry_plot_table:
     input:
         table=lambda wildcards: paths.geometry_table(
-            targets.GEOMETRY_FIGURE_TABLES[wildcards.figure]
+            studies.geometry.FIGURE_TABLES[wildcards.figure]
         ),
     output:
         pdf=paths.geometry_figure(ext="pdf"),
@@ -268,7 +268,7 @@ rule geometry_plot_table:
     log:
         logs(paths.geometry_figure(ext="pdf.log")),
     wildcard_constraints:
-        figure="|".join(targets.GEOMETRY_FIGURE_TABLES),
+        figure="|".join(studies.geometry.FIGURE_TABLES),
     conda:
         "../envs/plots.yaml"
     threads: 1
@@ -312,7 +312,7 @@ rule geometry_plot_pca_view:
 
 rule geometry_study:
     input:
-        targets.geometry_targets(config),
+        studies.geometry.outputs(config),
 
 
 # I(W) of every layer's token states (the slides' "Pre-trained BERT Isotropy" figure).

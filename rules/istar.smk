@@ -34,7 +34,7 @@ rule finetune:
         gpu=lookup(dpath="istar/resources/gpu", within=config, default=1),
     params:
         model=lambda wildcards: configuration.model_record(config, wildcards.model),
-        lam=lambda wc: targets.istar_lambda(ISTAR, wc.regulariser, wc.lam),
+        lam=lambda wc: studies.istar.run_lambda(ISTAR, wc.regulariser, wc.lam),
         training=lookup(dpath="istar/training", within=config),
         device=lookup(dpath="device", within=config),
     script:
@@ -44,7 +44,7 @@ rule finetune:
 # runs.csv: one row per run (model, task, regulariser, λ, seed, metric, IsoScore*, TwoNN).
 rule istar_runs:
     input:
-        metrics=targets.istar_run_files(ISTAR),
+        metrics=studies.istar.run_files(ISTAR),
     output:
         table=report(
             paths.ISTAR_RUNS,
@@ -60,7 +60,7 @@ rule istar_runs:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        models=[r["model"] for r in targets.istar_runs(ISTAR)],
+        models=[r["model"] for r in studies.istar.runs(ISTAR)],
     script:
         "../scripts/istar_runs.py"
 
@@ -96,7 +96,7 @@ rule istar_figure:
 
 rule istar_study:
     input:
-        targets.istar_outputs(ISTAR),
+        studies.istar.outputs(ISTAR),
 
 
 # The poster's estimator figures on point clouds of known isotropy (CPU seconds, no model):

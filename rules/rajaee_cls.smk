@@ -47,7 +47,7 @@ rule rajaee_cls_finetune:
 # and token mean norms) and the two CLS claims judged over seeds (claims.csv, claims.md).
 rule rajaee_cls_tables:
     input:
-        metrics=targets.rajaee_cls_run_files(config),
+        metrics=studies.rajaee_cls.run_files(config),
     output:
         runs=paths.rajaee_cls_file("runs.csv"),
         layers=paths.rajaee_cls_file("layers.csv"),
@@ -66,7 +66,7 @@ rule rajaee_cls_tables:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        runs=targets.rajaee_cls_runs(config),
+        runs=studies.rajaee_cls.runs(config),
         settings=lookup(dpath="rajaee_cls", within=config),
     script:
         "../scripts/rajaee_cls_tables.py"
@@ -99,4 +99,4 @@ rule rajaee_cls_figure:
 
 rule rajaee_cls_study:
     input:
-        targets.rajaee_outputs(config),
+        studies.rajaee_cls.outputs(config),

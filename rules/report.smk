@@ -8,7 +8,7 @@ rule report_overview:
     input:
         claims=paths.CLAIMS,
         comparison=paths.PAPER_COMPARISON,
-        tables=inputs.report_tables(config),
+        tables=studies.report_tables(config),
     output:
         html=report(
             paths.REPORT_OVERVIEW,
@@ -52,7 +52,7 @@ use rule report_overview as report_overview_preview with:
     input:
         claims=paths.PREVIEW_CLAIMS,
         comparison=paths.PREVIEW_PAPER_COMPARISON,
-        tables=inputs.report_tables(config, preview=True),
+        tables=studies.report_tables(config, preview=True),
     output:
         html=report(
             paths.PREVIEW_REPORT_OVERVIEW,

@@ -21,7 +21,7 @@ rule sensitivity_labels:
         logs("resources/sensitivity/labels/{dataset}/{label_set}.log"),
     wildcard_constraints:
         dataset="supersense|pos",
-        label_set="|".join(targets.SENSITIVITY_LABEL_SETS),
+        label_set="|".join(studies.sensitivity.LABEL_SETS),
     priority: 1000  # cheap, and the runs' priorities do not pass to their inputs
     conda:
         "../envs/data.yaml"
@@ -42,7 +42,7 @@ rule sensitivity_labels:
 rule sensitivity_vectors:
     input:
         unpack(
-            lambda wc: targets.sensitivity_derived_inputs(
+            lambda wc: studies.sensitivity.derived_inputs(
                 config, wc.vectors, wc.dataset
             )
         ),
@@ -72,7 +72,7 @@ rule sensitivity_vectors:
 rule optimize_sensitivity:
     input:
         unpack(
-            lambda wc: targets.sensitivity_vector_inputs(
+            lambda wc: studies.sensitivity.vector_inputs(
                 config, wc.encoder, wc.dataset
             )
         ),
@@ -86,9 +86,9 @@ rule optimize_sensitivity:
         benchmarks(paths.sensitivity_run_file("optimize.tsv"))
     wildcard_constraints:
         dataset="supersense|pos",
-        label_set="|".join(targets.SENSITIVITY_LABEL_SETS),
+        label_set="|".join(studies.sensitivity.LABEL_SETS),
         lr=r"[0-9.e+-]+",
-    priority: lambda wc: targets.sensitivity_priority(config, wc)
+    priority: lambda wc: studies.sensitivity.priority(config, wc)
     conda:
         "../envs/torch.yaml"
     threads: 1
@@ -106,11 +106,11 @@ rule optimize_sensitivity:
 # One cell's per-seed numbers (isotropy.sensitivity.seed_row), as soon as it has run.
 rule sensitivity_cell:
     input:
-        traces=lambda wc: targets.sensitivity_run_files(
-            config, "trace.parquet", targets.sensitivity_cell_of(wc)
+        traces=lambda wc: studies.sensitivity.run_files(
+            config, "trace.parquet", studies.sensitivity.cell_of(wc)
         ),
-        summaries=lambda wc: targets.sensitivity_run_files(
-            config, "summary.json", targets.sensitivity_cell_of(wc)
+        summaries=lambda wc: studies.sensitivity.run_files(
+            config, "summary.json", studies.sensitivity.cell_of(wc)
         ),
     output:
         seeds=paths.sensitivity_cell_file(),
@@ -119,18 +119,18 @@ rule sensitivity_cell:
     wildcard_constraints:
         dataset="supersense|pos",
         lr=r"[0-9.e+-]+",
-    priority: lambda wc: targets.sensitivity_priority(config, wc)
+    priority: lambda wc: studies.sensitivity.priority(config, wc)
     conda:
         "../envs/plots.yaml"
     params:
-        cell=targets.sensitivity_cell_of,
+        cell=studies.sensitivity.cell_of,
     script:
         "../scripts/sensitivity_cell.py"
 
 
 rule tabulate_sensitivity:
     input:
-        cells=targets.sensitivity_cell_files(config),
+        cells=studies.sensitivity.cell_files(config),
     output:
         table=report(
             paths.SENSITIVITY_TABLE,
@@ -145,7 +145,7 @@ rule tabulate_sensitivity:
         "../envs/plots.yaml"
     params:
         level=lookup(dpath="sensitivity/interval_level", within=config),
-        settings_line=targets.sensitivity_settings_line(config),
+        settings_line=studies.sensitivity.settings_line(config),
     script:
         "../scripts/tabulate_sensitivity.py"
 
@@ -167,7 +167,7 @@ rule plot_sensitivity:
     params:
         encoder_labels=ENCODER_LABELS,
         derived=SENSITIVITY_DERIVED,
-        settings_line=targets.sensitivity_settings_line(config),
+        settings_line=studies.sensitivity.settings_line(config),
     script:
         "../scripts/plot_sensitivity.py"
 
@@ -175,7 +175,7 @@ rule plot_sensitivity:
 # IsoScore and silhouette against updates for the configured `phases` cells, minimum marked.
 rule plot_sensitivity_phases:
     input:
-        traces=targets.sensitivity_phase_files(config),
+        traces=studies.sensitivity.phase_files(config),
     output:
         pdf=report(
             paths.sensitivity_figure("pdf", "phases"),
@@ -188,10 +188,10 @@ rule plot_sensitivity_phases:
     conda:
         "../envs/plots.yaml"
     params:
-        runs=targets.sensitivity_phase_runs(config),
+        runs=studies.sensitivity.phase_runs(config),
         encoder_labels=ENCODER_LABELS,
         derived=SENSITIVITY_DERIVED,
-        settings_line=targets.sensitivity_settings_line(config),
+        settings_line=studies.sensitivity.settings_line(config),
     script:
         "../scripts/plot_sensitivity_phases.py"
 

@@ -25,9 +25,8 @@ from isotropy.verdicts.standins import StandIns
 def main(snakemake):
     configure_from_snakemake(snakemake)
     tables = load_tables(dict(snakemake.input.items()), dict(snakemake.params.run_keys))
-    measured = measure(
-        tables, dict(snakemake.params.config), StandIns(**snakemake.params.stand_ins)
-    )
+    config, stand = dict(snakemake.params.config), StandIns(**snakemake.params.stand_ins)
+    measured = measure(tables, config, stand, studies.table_measures())
     # the listed studies' own per-seed claims (their records, isotropy.studies): each its own
     # Holm family, as on the study's page, then its guard
     families = studies.claim_families(tables)

@@ -8,6 +8,7 @@ Thin entry point for rule ``compare_with_papers``: the published values are data
 
 import logging
 
+from isotropy import studies
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
@@ -20,11 +21,12 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     inputs = dict(snakemake.input.items())
     tables = load_tables(inputs, dict(snakemake.params.run_keys))
-    measured = measure(
-        tables, dict(snakemake.params.config), StandIns(**snakemake.params.stand_ins)
-    )
+    config, stand = dict(snakemake.params.config), StandIns(**snakemake.params.stand_ins)
+    measured = measure(tables, config, stand, studies.table_measures())
     table = compare(
-        read_published(inputs["published"]), measured, {name.split("_")[0] for name in tables}
+        read_published(inputs["published"], studies.published_studies()),
+        measured,
+        {name.split("_")[0] for name in tables},
     )
     if snakemake.params.get("preview"):  # a preview's comparison: results/preview/ as main's
         table = as_preview(table, snakemake.params.preview)

@@ -16,13 +16,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from isotropy import studies
 from isotropy.io import atomic_path
 from isotropy.plots.checks import save_figure
 from isotropy.plots.main import phases, r_by_condition
 from isotropy.sensitivity import derived_labels, write_tables
 from isotropy.verdicts import standins
 from isotropy.workflow import config as workflow_config
-from isotropy.workflow import paths, targets
+from isotropy.workflow import paths
 
 
 def main(argv=None) -> int:
@@ -30,8 +31,8 @@ def main(argv=None) -> int:
     parser.add_argument("--configfile", nargs="+", required=True)
     args = parser.parse_args(argv)
     config = workflow_config.load_config(args.configfile)
-    cells = targets.sensitivity_cells(config)
-    files = targets.sensitivity_cell_files(config)
+    cells = studies.sensitivity.cells(config)
+    files = studies.sensitivity.cell_files(config)
     done = [f for f in files if os.path.isfile(f)]
     missing = ["/".join(c.values()) for c, f in zip(cells, files) if not os.path.isfile(f)]
     if not done:
@@ -42,7 +43,7 @@ def main(argv=None) -> int:
     outputs = types.SimpleNamespace(
         table=out / "table.csv", markdown=out / "table.md", seeds=out / "seeds.csv"
     )
-    line = targets.sensitivity_settings_line(config) + f"; {len(done)} of {len(cells)} cells run"
+    line = studies.sensitivity.settings_line(config) + f"; {len(done)} of {len(cells)} cells run"
     level = config["sensitivity"]["interval_level"]
     table = write_tables(done, outputs, line, level, atomic_path, missing)
     labels = {
@@ -55,7 +56,7 @@ def main(argv=None) -> int:
     runs = [
         (run, path)
         for run, path in zip(
-            targets.sensitivity_phase_runs(config), targets.sensitivity_phase_files(config)
+            studies.sensitivity.phase_runs(config), studies.sensitivity.phase_files(config)
         )
         if os.path.isfile(path)
     ]

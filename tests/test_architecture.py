@@ -11,6 +11,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import import_graph
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "isotropy"
 MAX_FUNCTION_LINES = 60
@@ -153,17 +155,14 @@ def test_every_result_path_is_spelled_in_isotropy_paths_only():
 # The workflow layer (isotropy.workflow) and the front ends over it (the estimate, the run's
 # progress lines, the audit, the debugger) import the science and data packages; those never
 # import them back.
-# The study records (isotropy.studies, each study's ``spec`` module, and isotropy.paper_studies,
-# the records and estimate of the studies whose science sits in top-level modules) are the
-# studies' face to the workflow: on its side.
+# The study records (isotropy.studies: each study's record, targets, estimate and costs) are the
+# studies' face to the workflow: on its side, above it.
 WORKFLOW_SIDE = (
     "isotropy.workflow",
     "isotropy.estimate",
     "isotropy.audit",
     "isotropy.debug",
     "isotropy.studies",
-    "isotropy.paper_studies",
-    "isotropy.embedding_cost",
 )
 
 
@@ -190,9 +189,7 @@ def _imports(path: Path, top_level_only: bool) -> set[str]:
 
 
 def _on_workflow_side(module: str) -> bool:
-    return module.endswith(".spec") or any(
-        module == side or module.startswith(side + ".") for side in WORKFLOW_SIDE
-    )
+    return any(module == side or module.startswith(side + ".") for side in WORKFLOW_SIDE)
 
 
 def test_science_and_data_never_import_the_workflow_layer():
@@ -567,10 +564,10 @@ def test_the_layer_checks_find_planted_imports(tmp_path):
 # fine-tuning (isotropy.finetune), the isotropy-enhancing transforms (isotropy.transforms),
 # metrics, statistics, and the main study's optimisation and traces (isotropy.optimize,
 # isotropy.traces), which the extension study re-runs, and the cost of an embedding job
-# (isotropy.embedding_cost). The main study's own modules are its summaries, the sensitivity
-# analysis and the records of the paper's studies (isotropy.paper_studies).
+# (isotropy.studies.embedding_cost). The main study's own modules are its summaries and the
+# sensitivity analysis. The records (isotropy.studies) sit above every study: not a study.
 STUDY_PACKAGES = {
-    "main": ("isotropy.summaries", "isotropy.sensitivity", "isotropy.paper_studies"),
+    "main": ("isotropy.summaries", "isotropy.sensitivity"),
     "istar": ("isotropy.istar",),
     "geometry": ("isotropy.geometry",),
     "extensions": ("isotropy.extensions",),
@@ -610,3 +607,61 @@ def test_the_study_check_finds_a_planted_import(tmp_path):
     assert _cross_study_imports(files) == [
         "isotropy.istar.planted (istar) imports isotropy.geometry.sts (geometry)"
     ]
+
+
+# ---- the package graph (issue 70): no package-level cycle, no arrow up a floor -----------------
+# tests/import_graph.py draws the graph at the grain of packages (a top-level subpackage or module
+# of isotropy) and of files, deferred imports included; `python tests/import_graph.py` prints it.
+# Seven packages once imported each other in one loop, through the study records' spec modules,
+# while no single pair of files did: the module-level cycle check above could not see it.
+
+
+def test_no_package_imports_a_package_that_imports_it():
+    loops = import_graph.cycles(import_graph.package_graph(import_graph.file_graph()))
+    assert not loops, "package-level import cycles:\n" + "\n".join(" ".join(c) for c in loops)
+
+
+def test_no_import_goes_from_a_lower_floor_to_a_higher_one():
+    files = import_graph.file_graph()
+    wrong = import_graph.upward(import_graph.package_graph(files)) + import_graph.upward(files)
+    assert not wrong, "imports up a floor (tests/import_graph.py FLOORS):\n" + "\n".join(wrong)
+
+
+def test_every_package_has_a_floor():
+    """A new package is placed on a floor on purpose (FLOORS), not by default."""
+    named = set(import_graph.FLOORS) | set(import_graph.FOUNDATION)
+    packages = set(import_graph.package_graph(import_graph.file_graph())) - {"isotropy"}
+    assert packages <= named, f"packages on no floor: {sorted(packages - named)}"
+
+
+def _planted_package(tmp_path: Path) -> Path:
+    """A planted offender: two packages and a module of a third, no pair of files in a loop, the
+    packages in one (``b.late`` imports ``a`` in a function, ``a`` imports ``b.early``)."""
+    root = tmp_path / "isotropy"
+    for folder in (root, root / "a", root / "b"):
+        folder.mkdir()
+        (folder / "__init__.py").write_text("")
+    (root / "a" / "core.py").write_text("from isotropy.b import early\n")
+    (root / "b" / "early.py").write_text("VALUE = 1\n")
+    (root / "b" / "late.py").write_text("def f():\n    from isotropy.a import core\n")
+    (root / "c.py").write_text("from isotropy.b import late\n")
+    return root
+
+
+def test_the_package_checks_find_a_planted_cycle(tmp_path):
+    files = import_graph.file_graph(_planted_package(tmp_path))
+    assert import_graph.cycles(files) == []  # no two files loop
+    assert import_graph.cycles(import_graph.package_graph(files)) == [["a", "b"]]
+    assert import_graph.upward({"isotropy.readers.x": {"isotropy.workflow.targets"}}) == [
+        "isotropy.readers.x (1) -> isotropy.workflow.targets (4)"
+    ]
+
+
+def test_the_architecture_page_draws_the_package_graph():
+    page = import_graph.ARCHITECTURE.read_text(encoding="utf-8")
+    packages = import_graph.package_graph(import_graph.file_graph())
+    problems = import_graph.page_problems(page, packages)
+    assert not problems, "\n".join(problems)
+    # a planted arrow the page does not draw
+    planted = {**packages, "reporting": {*packages["reporting"], "io"}}
+    assert any("reporting" in p for p in import_graph.page_problems(page, planted))

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from isotropy import costs, embedding_cost
+from isotropy import costs
 from isotropy.extensions import design
-from isotropy.extensions import spec as extensions_spec
-from isotropy.paper_studies import cost as paper_cost
+from isotropy.studies import embedding_cost, paper_cost
+from isotropy.studies import extensions as extensions_spec
 from isotropy.workflow.config import load_config
 
 

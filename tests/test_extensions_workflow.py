@@ -10,7 +10,7 @@ import yaml
 from test_workflow_parse import WRAPPER
 
 from isotropy import costs, estimate
-from isotropy.extensions import spec as extensions_spec
+from isotropy.studies import extensions as extensions_spec
 from isotropy.verdicts.claims import CLAIM_VERDICTS, EXTENSION_CLAIMS
 
 ROOT = tiny_workflow.ROOT

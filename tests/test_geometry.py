@@ -49,8 +49,8 @@ from isotropy.geometry.tokens import FREQUENCY_COLUMNS, token_frequencies, windo
 from isotropy.models import ModelSpec, unknown_model_problems
 from isotropy.readers.corpus import read_corpus, read_corpus_text, wikitext_sentences
 from isotropy.readers.sts import read_sts
+from isotropy.studies import geometry as geometry_record
 from isotropy.workflow import config as workflow_config
-from isotropy.workflow import targets as workflow_targets
 from isotropy.workflow.config import with_sources
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -492,12 +492,12 @@ def test_per_model_pca_layers_and_the_openai_gpt_entry():
     validate(config, str(REPO_ROOT / "schemas" / "config.schema.yaml"))
     clusters = config["geometry"]["clusters"]
     assert clusters["pca_layers"] == {"gpt2": 2, "openai-gpt": 2}
-    layers = {m: workflow_targets.geometry_pca_layer(config, m) for m in clusters["models"]}
+    layers = {m: geometry_record.pca_layer(config, m) for m in clusters["models"]}
     assert layers == {"bert": -1, "distilbert": -1, "gpt2": 2, "openai-gpt": 2}
     gpt = config["models"]["openai-gpt"]
     assert gpt["model"] == "openai-community/openai-gpt" and gpt["paper"] == "GPT"
     assert gpt["revision"] == "61cf0c79fa2d7a182fcec7970e1f4c03a04e339b"
-    targets = workflow_targets.geometry_targets(config)
+    targets = geometry_record.outputs(config)
     assert "results/geometry/figures/openai-gpt/wikitext2/seed0/token_views.png" in targets
     bad = with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
     bad["geometry"]["clusters"]["pca_layers"] = {"gpt2": "two"}
@@ -625,15 +625,12 @@ def test_config_section_validates_and_is_cross_checked():
     config = with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
     validate(config, str(REPO_ROOT / "schemas" / "config.schema.yaml"))
     workflow_config.check_geometry_config(config)
-    targets = workflow_targets.geometry_targets(config)
+    targets = geometry_record.outputs(config)
     assert (
         "results/geometry/sts.csv" in targets
         and "results/geometry/figures/bert/wikitext2/seed0/pca_view.png" in targets
     )
-    assert (
-        workflow_targets.geometry_targets({k: v for k, v in config.items() if k != "geometry"})
-        == []
-    )
+    assert geometry_record.outputs({k: v for k, v in config.items() if k != "geometry"}) == []
     config["geometry"]["sts"]["models"] = ["static"]
     config["geometry"]["clusters"]["static"]["source"] = "fasttext"
     with pytest.raises(

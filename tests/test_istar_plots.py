@@ -13,7 +13,7 @@ from isotropy.istar.runs import RUN_COLUMNS, collect_runs
 from isotropy.istar.study import format_lambda, run_path
 from isotropy.plots import istar as istar_plots
 from isotropy.plots.checks import save_figure
-from isotropy.workflow.targets import istar_outputs as study_outputs
+from isotropy.studies.istar import outputs as study_outputs
 
 
 def write_run(root, model, task, regulariser, lam, seed, metric, iso, twonn):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from isotropy.paper_studies import cost as paper_cost
+from isotropy.studies import paper_cost
 from isotropy.verdicts import measurements
 from isotropy.verdicts.measurements import optimisation
 from isotropy.verdicts.standins import StandIns

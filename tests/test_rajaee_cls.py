@@ -1,6 +1,6 @@
 """The Rajaee CLS study: the cluster-based method on the CLS states inside fine-tuning
 (isotropy.rajaee_cls.method), its tables and claims (isotropy.rajaee_cls.results), figure,
-estimate (isotropy.rajaee_cls.spec) and settings (config rajaee_cls).
+estimate (isotropy.studies.rajaee_cls) and settings (config rajaee_cls).
 
 Models are the tiny randomly initialised BERT of test_finetune (no download)."""
 
@@ -22,7 +22,6 @@ from isotropy.finetune.features import load_model_and_tokenizer
 from isotropy.finetune.head import head_input_module, transform_head_input
 from isotropy.finetune.settings import TrainingSettings, check_run
 from isotropy.plots.rajaee_cls import plot_cls_layers
-from isotropy.rajaee_cls import spec as rajaee_spec
 from isotropy.rajaee_cls.method import (
     ClusterSettings,
     cluster_cls,
@@ -32,6 +31,7 @@ from isotropy.rajaee_cls.method import (
 from isotropy.rajaee_cls.results import LAYER_COLUMNS, RUN_COLUMNS, collect
 from isotropy.rajaee_cls.results import claim_values as cls_claim_values
 from isotropy.readers.tasks import task_spec
+from isotropy.studies import rajaee_cls as rajaee_spec
 from isotropy.transforms import cluster_based_isotropy
 from isotropy.verdicts.claims import (
     CLS_CLAIMS,

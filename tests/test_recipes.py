@@ -154,19 +154,41 @@ def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
     }
 
 
-TOY_STUDY_INIT = '"""A toy study: the study recipe of docs/extending.md, followed."""\n'
-TOY_STUDY_SPEC = '''"""The toy study's record."""
+TOY_STUDY_SPEC = '''"""The toy study's record: the study recipe of docs/extending.md, followed,
+with one claim judged over its seeds and one number a paper published."""
+
+import pandas as pd
 
 from isotropy import paths
-from isotropy.studies import StudySpec
+from isotropy.studies.record import ClaimFamily, StudySpec
+from isotropy.verdicts.claims import SeedClaim
+from isotropy.verdicts.measurements import measurement
+
+TABLE = paths.study_file("table.csv", "toy")
+CLAIMS = [SeedClaim("toy_positive", "every toy value is above 0", "above", "Toy et al. 2025")]
 
 
 def outputs(config):
-    return [paths.study_file("table.csv", "toy")]
+    return [TABLE]
 
 
 def describe(config, device):
     return [f"toy_study: one table of {config['toy']['rows']} rows, seconds on a CPU ({device})"]
+
+
+def verdict_inputs(config):
+    return {"toy_table": TABLE} if config.get("toy") else {}
+
+
+def measure_rows(table, config, stand):
+    return [measurement("toy", "rows", "toy", "toy", len(table), seed_free=True, evidence=TABLE)]
+
+
+def claim_family(tables):
+    if (table := tables.get("toy_table")) is None:
+        return None
+    values = pd.DataFrame({"claim": "toy_positive", "setup": "toy", **table[["seed", "value"]]})
+    return ClaimFamily(values, CLAIMS, "toy", lambda page: page)
 
 
 STUDIES = (
@@ -178,6 +200,9 @@ STUDIES = (
         rules="rules/toy.smk",
         job_costs={"toy_table": lambda config, wildcards, pace: 1.0 + pace.job_overhead},
         describe=describe,
+        verdict_inputs=verdict_inputs,
+        measures={"toy_table": measure_rows},
+        claim_family=claim_family,
     ),
 )
 '''
@@ -194,23 +219,33 @@ rule toy_study:
     input:
         studies.by_name("toy").outputs(config),
 """
-TOY_STUDY_SCRIPT = '''"""Thin entry point for rule toy_table."""
+TOY_STUDY_SCRIPT = '''"""Thin entry point for rule toy_table: one value per seed."""
 
 from pathlib import Path
 
 Path(snakemake.output[0]).write_text(  # noqa: F821
-    "row\\n" + "".join(f"{i}\\n" for i in range(snakemake.params.rows))  # noqa: F821
+    "seed,value\\n" + "".join(f"{i},{i + 1}\\n" for i in range(snakemake.params.rows))  # noqa: F821
 )
 '''
+TOY_PUBLISHED = (
+    'Toy et al. 2025,"Table 1, rows",toy,rows,toy,3,rows,1,none,the toy table,,table rows,exact,'
+    "a count,,fixed,1,,a count: equal or not,\n"
+)
 
 
 def _add_toy_study(repo: Path) -> None:
-    """The study recipe: a package with its record, a rule file, a script, a config section
-    (named in ``studies``) and its schema entry."""
-    package = repo / "src/isotropy/toy"
-    package.mkdir()
-    (package / "__init__.py").write_text(TOY_STUDY_INIT, encoding="utf-8")
-    (package / "spec.py").write_text(TOY_STUDY_SPEC, encoding="utf-8")
+    """The study recipe: its record (a module of isotropy.studies, listed in its ``MODULES``), a
+    rule file, a script, a config section (named in ``studies``), its schema entry and the
+    number a paper published. A toy study has no science of its own: its script is all it
+    computes."""
+    (repo / "src/isotropy/studies/toy.py").write_text(TOY_STUDY_SPEC, encoding="utf-8")
+    registry = repo / "src/isotropy/studies/__init__.py"
+    text = registry.read_text(encoding="utf-8")
+    imported, listed = "rajaee_cls, sensitivity\n", "sensitivity, rajaee_cls)"
+    assert imported in text and listed in text
+    text = text.replace(imported, "rajaee_cls, sensitivity, toy\n")
+    text = text.replace(listed, "sensitivity, rajaee_cls, toy)")
+    registry.write_text(text, encoding="utf-8")
     (repo / "rules/toy.smk").write_text(TOY_STUDY_RULES, encoding="utf-8")
     (repo / "scripts/toy_table.py").write_text(TOY_STUDY_SCRIPT, encoding="utf-8")
     config = yaml.safe_load((repo / "config.yaml").read_text(encoding="utf-8"))
@@ -226,25 +261,30 @@ def _add_toy_study(repo: Path) -> None:
         "properties": {"rows": {"type": "integer", "minimum": 1, "default": 3}},
     }
     schema_file.write_text(yaml.safe_dump(schema, sort_keys=False), encoding="utf-8")
+    with (repo / "config/published_values.csv").open("a", encoding="utf-8") as published:
+        published.write(TOY_PUBLISHED)
 
 
 @pytest.mark.slow
-def test_a_study_is_its_package_a_rule_file_a_script_and_its_config(tmp_path):
+def test_a_study_is_its_record_a_rule_file_a_script_and_its_config(tmp_path):
     """docs/extending.md's study recipe followed in a copy of the repository: the toy study's
-    package (its record), rule file, script, config section and schema entry are all it
-    touches; rule all and the dry run plan its table, its target runs, and the estimate and
+    record (and its line in the registry's tuple), rule file, script, config section and schema
+    entry, and a published value, are all it touches; rule all and the dry run plan its table,
+    its target runs, its claim is judged and its published value compared, and the estimate and
     the run's progress lines read its record."""
     repo = _committed_copy(tmp_path / "repo")
     _add_toy_study(repo)
     touched = sorted(line[3:] for line in _git(repo, "status", "--porcelain", "-uall").splitlines())
     assert touched == [
         "config.yaml",
+        "config/published_values.csv",
         "rules/toy.smk",
         "schemas/config.schema.yaml",
         "scripts/toy_table.py",
-        "src/isotropy/toy/__init__.py",
-        "src/isotropy/toy/spec.py",
+        "src/isotropy/studies/__init__.py",
+        "src/isotropy/studies/toy.py",
     ], touched
+    assert len(touched) <= 8  # a study judged against a paper: issue 70's budget
 
     env = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}
     env.update(PYTHONPATH=str(repo / "src"), HF_HUB_OFFLINE="1")
@@ -258,7 +298,23 @@ def test_a_study_is_its_package_a_rule_file_a_script_and_its_config(tmp_path):
 
     made = subprocess.run([*snakemake, "toy_study"], **run)
     assert made.returncode == 0, made.stderr[-3000:]
-    assert (repo / "results/toy/table.csv").read_text() == "row\n0\n1\n2\n"
+    assert (repo / "results/toy/table.csv").read_text() == "seed,value\n0,1\n1,2\n2,3\n"
+
+    # its claim judged over its seeds, its published number beside ours: the two verdict rules,
+    # for the toy study alone
+    judged = subprocess.run(
+        [*snakemake, "check_claims", "compare_with_papers", "--config", "studies=['toy']"], **run
+    )
+    assert judged.returncode == 0, judged.stderr[-3000:]
+    claims = pd.read_csv(repo / "results/claims.csv")
+    assert claims.loc[claims["study"] == "toy", ["claim", "verdict"]].values.tolist() == [
+        ["toy_positive", "supported"]
+    ]
+    compared = pd.read_csv(repo / "results/paper_comparison.csv")
+    toy = compared[compared["study"] == "toy"]
+    assert toy[["quantity", "paper_value", "our_value", "verdict"]].values.tolist() == [
+        ["rows", 3.0, 3.0, "agrees"]
+    ]
 
     estimate = [sys.executable, "-m", "isotropy.estimate", "--configfile", "config.yaml"]
     printed = subprocess.run([*estimate, "--target", "toy_study"], **run)

@@ -11,8 +11,8 @@ import pytest
 import tiny_workflow
 import yaml
 
-from isotropy import costs, embedding_cost, estimate
-from isotropy.paper_studies import cost as paper_cost
+from isotropy import costs, estimate
+from isotropy.studies import embedding_cost, paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 

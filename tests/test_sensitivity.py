@@ -14,11 +14,11 @@ import torch
 import yaml
 from snakemake.utils import validate
 
-from isotropy import costs, sensitivity
+from isotropy import costs, sensitivity, studies
 from isotropy.io import atomic_path, generated_block
 from isotropy.metrics import isoscore
 from isotropy.optimize import EmbeddingClassifier, OptimisationSettings, Problem, run_optimisation
-from isotropy.paper_studies import cost as paper_cost
+from isotropy.studies import paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 from isotropy.workflow.config import with_sources
@@ -282,7 +282,7 @@ def test_figures_state_their_settings(tmp_path):
 
 
 def test_the_default_grid_its_order_and_settings(config):
-    cells = targets.sensitivity_cells(config)
+    cells = studies.sensitivity.cells(config)
     section = config["sensitivity"]
     assert cells[0] == {
         "setup": "supersense",
@@ -291,7 +291,7 @@ def test_the_default_grid_its_order_and_settings(config):
         "lr_factor": "1",
     }
     assert len({tuple(c.values()) for c in cells}) == len(cells)  # a cell listed twice runs once
-    runs = targets.sensitivity_runs(config)
+    runs = studies.sensitivity.runs(config)
     assert len(runs) == len(cells) * len(section["seeds"]) and len(section["seeds"]) == 5
     wildcards = {"dataset": "supersense", "encoder": "word2vec", "label_set": "all", "lr": "1"}
     last = {
@@ -300,16 +300,16 @@ def test_the_default_grid_its_order_and_settings(config):
         "encoder": cells[-1]["vectors"],
         "label_set": cells[-1]["label_set"],
     }
-    assert targets.sensitivity_priority(config, wildcards) == len(cells)
-    assert targets.sensitivity_priority(config, last) == 1
+    assert studies.sensitivity.priority(config, wildcards) == len(cells)
+    assert studies.sensitivity.priority(config, last) == 1
     settings = targets.sensitivity_settings(config, 3, "10")
     assert settings["seed"] == 3 and settings["learning_rate"] == pytest.approx(0.01)
-    inputs = targets.sensitivity_vector_inputs(config, "word2vec_pad300", "supersense")
+    inputs = studies.sensitivity.vector_inputs(config, "word2vec_pad300", "supersense")
     assert (
         inputs["basis"] == "resources/sensitivity/embeddings/word2vec_pad300/supersense/basis.npy"
     )
-    assert targets.sensitivity_vector_inputs(config, "miniLM", "pos")["basis"] == []
-    made_from = targets.sensitivity_derived_inputs(config, "word2vec_scaled", "supersense")
+    assert studies.sensitivity.vector_inputs(config, "miniLM", "pos")["basis"] == []
+    made_from = studies.sensitivity.derived_inputs(config, "word2vec_scaled", "supersense")
     assert made_from["norm_vectors"] == "resources/embeddings/miniLM/supersense/vectors.npy"
     vectors = {v for block in section["blocks"] for v in block["vectors"]}
     for name in (
@@ -330,7 +330,7 @@ def test_full_grid_overlay_is_valid(config):
     validate(merged, SCHEMA)
     workflow_config.check_config(merged)
     assert sorted(merged["sensitivity"]["lr_factors"]) == [0.1, 1, 10]
-    assert len(targets.sensitivity_cells(merged)) > 3 * len(targets.sensitivity_cells(config))
+    assert len(studies.sensitivity.cells(merged)) > 3 * len(studies.sensitivity.cells(config))
 
 
 @pytest.mark.parametrize(
@@ -379,8 +379,8 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     assert paper_cost.vector_dim({**config, "mirror": None}, "word2vec") is None
     config["sources"]["word2vec"]["dimension"] = {"url": 300, "mirror": 50}
     monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))
-    runs = targets.sensitivity_runs(config)
-    lines = paper_cost.describe_sensitivity(config, "cpu", workdir=tmp_path)
+    runs = studies.sensitivity.runs(config)
+    lines = studies.sensitivity.describe(config, "cpu", workdir=tmp_path)
     assert lines[0].startswith(f"sensitivity: {len(runs)} runs ({len(runs) // 5} cells x 5 seeds")
     assert f"0 of {len(runs)} runs done" in lines[1] and "on one GPU" in lines[1]
     run = {"vectors": "word2vec", "setup": "supersense", "label_set": "all", "seed": 0}
@@ -469,7 +469,7 @@ def test_a_partial_grid_is_tabulated_naming_the_cells_not_run(tmp_path, monkeypa
     markdown = (out / "table.md").read_text()
     assert "| supersense | word2vec | 50 | all | 1 | 5 | +0.81 [+0.64, +0.90] |" in markdown
     config = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8")))
-    assert f"1 of {len(targets.sensitivity_cells(config))} cells run" in markdown
+    assert f"1 of {len(studies.sensitivity.cells(config))} cells run" in markdown
     assert "Not run (missing from this table): supersense/word2vec/single/1," in markdown
     assert (out / "r_by_condition.png").stat().st_size > 0
 
@@ -500,7 +500,7 @@ def test_a_cell_of_perfect_and_near_perfect_rank_seeds_keeps_a_narrow_rho_interv
 def test_a_block_with_its_own_lr_factors_runs_only_those(config):
     """The step-against-scale cells: GloVe at lr x 5.19 and GloVe x c at lr x 0.193, placed with
     their blocks in the first pass, while the section's factors leave them alone."""
-    cells = [tuple(c.values()) for c in targets.sensitivity_cells(config)]
+    cells = [tuple(c.values()) for c in studies.sensitivity.cells(config)]
     assert ("supersense", "word2vec", "all", "5.19") in cells
     assert ("supersense", "word2vec_scaled", "all", "0.193") in cells
     assert ("supersense", "word2vec", "single", "5.19") not in cells  # only the named cells
@@ -508,11 +508,11 @@ def test_a_block_with_its_own_lr_factors_runs_only_those(config):
         ("supersense", "word2vec_pad300", "all", "1")
     )
     config["sensitivity"]["lr_factors"] = [1, 10]
-    grid = targets.sensitivity_cells(config)
+    grid = studies.sensitivity.cells(config)
     at = {f: {tuple(c.values())[:3] for c in grid if c["lr_factor"] == f} for f in ("1", "10")}
     assert at["10"] == at["1"]  # the section's factors: every cell of the other blocks
     assert ("supersense", "word2vec_scaled", "all", "0.193") in [tuple(c.values()) for c in grid]
-    assert "x 1, 10 (and x 5.19, 0.193 in the cells" in targets.sensitivity_settings_line(config)
+    assert "x 1, 10 (and x 5.19, 0.193 in the cells" in studies.sensitivity.settings_line(config)
     block = {"setups": ["supersense"], "vectors": ["word2vec"], "label_sets": ["all"]}
     for bad in ([0], [-1.0], []):
         config["sensitivity"]["blocks"] = [{**block, "lr_factors": bad}]
@@ -530,7 +530,7 @@ def test_pca_takes_a_norm_and_other_transforms_refuse_one(config):
         "miniLM",
     )
     workflow_config.check_config(config)
-    made_from = targets.sensitivity_derived_inputs(config, "miniLM_pca50_w2vnorm", "supersense")
+    made_from = studies.sensitivity.derived_inputs(config, "miniLM_pca50_w2vnorm", "supersense")
     assert made_from["norm_vectors"] == "resources/embeddings/word2vec/supersense/vectors.npy"
     derived["x"] = {"of": "word2vec", "transform": "pad", "dim": 300, "norm_of": "miniLM"}
     with pytest.raises(workflow_config.ConfigError, match="only transforms rescale, pca"):

@@ -170,21 +170,20 @@ def test_sst2_rows_of_the_paper_comparison_are_judged_from_the_table():
 
 
 def test_geometry_study_plans_the_table_only_for_configured_models(monkeypatch):
-    from isotropy import paths
+    from isotropy import paths, studies
     from isotropy.workflow import config as workflow_config
     from isotropy.workflow import inputs as workflow_inputs
-    from isotropy.workflow import targets
 
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
     root = Path(__file__).resolve().parents[1]
     files = [root / "config.yaml", root / "config/offline.yaml"]
     config = workflow_config.with_sources(workflow_config.load_config_files(files))
-    planned = targets.geometry_targets(config)
+    planned = studies.geometry.outputs(config)
     assert paths.GEOMETRY_CLASSIFICATION in planned and paths.GEOMETRY_ISOTROPY in planned
     assert workflow_inputs.classification_files(config) == [
         "results/geometry/miniLM/sst2/classification.csv"
     ]
-    assert "miniLM" in targets.geometry_wildcards(config)["model"]
+    assert "miniLM" in studies.geometry.wildcards(config)["model"]
     config["geometry"]["classification"]["models"] = []
-    assert paths.GEOMETRY_CLASSIFICATION not in targets.geometry_targets(config)
+    assert paths.GEOMETRY_CLASSIFICATION not in studies.geometry.outputs(config)
     assert workflow_inputs.classification_files(config) == []

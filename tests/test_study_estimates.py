@@ -1,5 +1,5 @@
 """The geometry and I-STAR studies' time estimates (isotropy.geometry.cost,
-isotropy.istar.spec): printed for the offline and tiny configurations from the measured
+isotropy.studies.istar): printed for the offline and tiny configurations from the measured
 costs, what is done already counted out, and a missing cost named. Fast, no network."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from isotropy import costs, estimate, paths
 from isotropy.geometry import cost as geometry_cost
-from isotropy.istar import spec as istar_spec
+from isotropy.studies import istar as istar_spec
 from isotropy.workflow.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]

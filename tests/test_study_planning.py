@@ -11,6 +11,7 @@ import pytest
 import tiny_workflow
 import yaml
 
+from isotropy import studies
 from isotropy.summaries import parameter_table
 from isotropy.verdicts import standins
 from isotropy.workflow import config as workflow_config
@@ -204,10 +205,10 @@ def test_glue_table_job_reads_the_earlier_runs_and_the_new_one(tmp_path):
 
 def test_pca_view_layer_per_model():
     config = {"geometry": {"clusters": {"pca_layer": -1, "pca_layers": {"gpt2": 2}}}}
-    assert targets.geometry_pca_layer(config, "gpt2") == 2
-    assert targets.geometry_pca_layer(config, "miniLM") == -1
+    assert studies.geometry.pca_layer(config, "gpt2") == 2
+    assert studies.geometry.pca_layer(config, "miniLM") == -1
     del config["geometry"]["clusters"]["pca_layers"]
-    assert targets.geometry_pca_layer(config, "gpt2") == -1
+    assert studies.geometry.pca_layer(config, "gpt2") == -1
 
 
 def test_section2_metrics_parameter_only_when_a_study_records_them():

@@ -1,6 +1,6 @@
-"""The I-STAR study's design, plain Python, no torch (``isotropy.workflow`` imports it at parse):
+"""The I-STAR study's design, plain Python, no torch (``isotropy.studies`` imports it at parse):
 the run grid of config ``istar`` (which runs exist, λ as it appears in paths, the models it runs;
-the study's final files: isotropy.workflow.targets.istar_outputs) and the settings of one
+the study's final files: isotropy.studies.istar.outputs) and the settings of one
 fine-tuning run (config ``istar.training``). The tasks themselves (kind, labels, text columns,
 where their data come from, headline metric) are data-set records: :mod:`isotropy.readers.tasks`.
 """

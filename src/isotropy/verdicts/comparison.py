@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -515,16 +515,19 @@ def printed_number(text: str) -> float:
         raise ValueError(f"published value {text!r} is not a number as printed") from None
 
 
-def read_published(path: str | os.PathLike = PUBLISHED_VALUES) -> pd.DataFrame:
-    """The published table, checked: known columns and studies, parseable values and tolerances.
-    Adds ``paper_value`` and ``paper_n`` (the printed value and sample size as numbers)."""
+def read_published(
+    path: str | os.PathLike = PUBLISHED_VALUES, studies: Collection[str] = STUDIES
+) -> pd.DataFrame:
+    """The published table, checked: known columns and ``studies``, parseable values and
+    tolerances. Adds ``paper_value`` and ``paper_n`` (the printed value and sample size as
+    numbers)."""
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     if missing := [c for c in PUBLISHED_COLUMNS if c not in table.columns]:
         raise ValueError(f"{path}: columns {missing} are missing; expected {PUBLISHED_COLUMNS}")
     for index, row in table.iterrows():
         where = f"{path}, row {index + 2} ({row['paper']}, {row['source']})"
-        if row["study"] not in STUDIES:
-            raise ValueError(f"{where}: study {row['study']!r} is not one of {STUDIES}")
+        if row["study"] not in studies:
+            raise ValueError(f"{where}: study {row['study']!r} is not one of {tuple(studies)}")
         if not row["quantity"] or not row["setup"] or not row["source"]:
             raise ValueError(f"{where}: quantity, setup and source must be filled in")
         try:

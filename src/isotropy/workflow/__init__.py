@@ -6,12 +6,12 @@ other way round (tests/test_architecture.py).
   loader of the Snakefile, ``isotropy.estimate`` and the audit), schema validation and every
   cross-check, each problem in one sentence;
 - :mod:`~isotropy.workflow.targets`: each study's runs, settings and final files;
-- :mod:`isotropy.studies`: the studies, one record each (rule all, the rule files, the
-  estimate, the verdicts' inputs and the GPU rules loop over it);
 - :mod:`~isotropy.workflow.inputs`: the input functions the rules call, and what the claims,
   the paper comparison and the report read.
 
-What a run does when it starts (``onstart``) is the estimate's: :func:`isotropy.estimate.started`.
+The studies' records (:mod:`isotropy.studies`) sit above this layer: they import it, it
+never imports them. What a run does when it starts (``onstart``) is the estimate's:
+:func:`isotropy.estimate.started`.
 
 ``from isotropy import workflow`` (rules/common.smk) gives these as attributes, and beside them
 the data-layer modules whose functions rules call directly, each with the configuration first:
@@ -19,29 +19,24 @@ the data-layer modules whose functions rules call directly, each with the config
 :mod:`isotropy.readers` (a data set's downloads and options), :mod:`isotropy.sources` (a
 download's params), :mod:`isotropy.models` (a split model's wheels) and
 :mod:`isotropy.verdicts.standins` (what a run uses in place of the paper's data and vectors),
-:mod:`isotropy.extensions.design` as ``extensions_design`` (the extension study's runs, wildcards
-and captions),
 :mod:`isotropy.trust` (a results folder is data, never code: Snakemake's records there checked
 before Snakemake reads them, its script jobs never importing from there).
 """
 
 from __future__ import annotations
 
-from isotropy import models, paths, readers, sources, studies, trust
-from isotropy.extensions import design as extensions_design
+from isotropy import models, paths, readers, sources, trust
 from isotropy.verdicts import standins
 from isotropy.workflow import config, inputs, targets
 
 __all__ = [
     "config",
-    "extensions_design",
     "inputs",
     "models",
     "paths",
     "readers",
     "sources",
     "standins",
-    "studies",
     "targets",
     "trust",
 ]

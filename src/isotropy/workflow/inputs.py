@@ -20,7 +20,7 @@ from typing import Any
 
 from snakemake.exceptions import WorkflowError
 
-from isotropy import paths, provenance, sources, studies
+from isotropy import paths, provenance, sources
 from isotropy.defaults import setting_or_default
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
 from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
@@ -43,7 +43,6 @@ __all__ = [
     "workflow_run_keys",
     "preview_run_keys",
     "preview_inputs",
-    "report_tables",
     "config_subset",
 ]
 
@@ -234,15 +233,6 @@ def preview_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
             for table in (COUNT_TABLES["main"], CORRELATION_TABLES["main"])
         },
     }
-
-
-def report_tables(config: Mapping[str, Any], preview: bool = False) -> list[str]:
-    """The tables the report's opening page shows in full: every CSV of the studies this run
-    builds (of the preview alone for a preview)."""
-    if preview:
-        return [path for path in paths.main_study_outputs("preview") if path.endswith(".csv")]
-    made = studies.study_targets(dict(config), configured_studies(config))
-    return [path for path in made if path.endswith(".csv")]
 
 
 def _protocol(config: Mapping[str, Any], study: str) -> dict[str, Any]:

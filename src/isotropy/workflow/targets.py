@@ -1,7 +1,9 @@
-"""What the workflow makes: each study's runs, settings and final files (targets of rule all).
+"""What the workflow makes of the direct-optimisation studies (main, its preview, GLUE, and the
+sensitivity grid's run settings): their runs and settings, the geometry study's models, and
+the wildcards every rule shares. The rest of each study is its record's (:mod:`isotropy.studies`).
 
-Plain Python: the workflow imports it while it parses. The I-STAR grid is
-:mod:`isotropy.istar.study`; every path comes from :mod:`isotropy.paths`.
+Plain Python: the workflow imports it while it parses; every path comes from
+:mod:`isotropy.paths`.
 """
 
 from __future__ import annotations
@@ -11,12 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from isotropy import paths, readers, sensitivity
-from isotropy.extensions import design as extensions_design
-from isotropy.istar import study as istar_study
+from isotropy import paths, readers
 from isotropy.readers.glue import GLUE_TASKS
-from isotropy.readers.sts import STS_DATASETS
-from isotropy.readers.tasks import TASKS
 from isotropy.workflow.config import (
     ConfigError,
     deep_merge,
@@ -27,12 +25,6 @@ OPTIMISATION_STUDIES = ("main", "glue", "preview")
 # `make preview`: the main study's setups with one seed and a coarser metric stride, written to
 # results/preview/ so that it is never mistaken for the paper's protocol in results/main/.
 PREVIEW_KEYS = ("seeds", "metric_stride")
-GEOMETRY_FIGURE_TABLES = {
-    "cosine_by_layer": "cosine_by_layer",
-    "lid_by_layer": "lid",
-    "sts": "sts",
-    "isotropy_by_layer": "isotropy_by_layer",
-}  # figure → table
 
 
 def study_section(config: dict, study: str) -> dict[str, Any]:
@@ -193,13 +185,6 @@ def section2_params(config: dict) -> dict[str, Any]:
     return {"section2_metrics": lambda wildcards: section2_metrics(config, wildcards.study)}
 
 
-def geometry_pca_layer(config: Mapping[str, Any], model: str) -> int:
-    """The layer of ``model``'s PCA view: its entry in ``geometry.clusters.pca_layers``, else
-    ``pca_layer`` (the same value as before for every model not listed: no job is re-made)."""
-    clusters = config["geometry"]["clusters"]
-    return int((clusters.get("pca_layers") or {}).get(model, clusters["pca_layer"]))
-
-
 def geometry_models(config: Mapping[str, Any]) -> list[str]:
     """The models (keys of ``models``) the geometry study runs: clusters' then sts' models."""
     names = [
@@ -208,102 +193,6 @@ def geometry_models(config: Mapping[str, Any]) -> list[str]:
         *(setting(config, "geometry", "classification", "models") or []),
     ]
     return list(dict.fromkeys(names))
-
-
-def geometry_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
-    """Regular expressions of the study's wildcards: only configured models and corpus match."""
-    models = geometry_models(config)
-    corpus = setting(config, "geometry", "clusters", "corpus", "name")
-    return {
-        "model": "|".join(re.escape(name) for name in models) or "^$",
-        "corpus": re.escape(corpus) if corpus else "^$",
-        "sts": "|".join(STS_DATASETS),
-        "seed": r"\d+",
-        "task": "sst2",
-    }
-
-
-def geometry_clustering_params(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The k-means-by-silhouette settings shared by the cosine, PCA and static steps."""
-    keys = ("k_range", "silhouette_threshold", "silhouette_sample_size")
-    return {key: setting(config, "geometry", "clusters", key) for key in keys}
-
-
-def geometry_targets(config: Mapping[str, Any]) -> list[str]:
-    """Every final output of the geometry study for a validated config (for ``rule all``).
-
-    Empty when the config has no ``geometry`` section.
-    """
-    if "geometry" not in config:
-        return []
-    geometry = config["geometry"]
-    corpus = geometry["clusters"]["corpus"]["name"]
-    targets = []
-    if geometry["clusters"]["models"] or geometry["clusters"]["static"].get("source"):
-        targets += [paths.GEOMETRY_COSINE, paths.GEOMETRY_LID]
-        for figure in ("cosine_by_layer", "lid_by_layer"):
-            targets += [paths.geometry_figure(figure, ext) for ext in ("pdf", "png")]
-    if geometry["clusters"]["models"]:  # I(W) per layer of every encoder (contextual only)
-        targets += [paths.GEOMETRY_ISOTROPY]
-        targets += [paths.geometry_figure("isotropy_by_layer", e) for e in ("pdf", "png")]
-    if geometry["sts"]["models"]:
-        targets += [paths.GEOMETRY_STS] + [paths.geometry_figure("sts", e) for e in ("pdf", "png")]
-    if (geometry.get("classification") or {}).get("models"):
-        targets.append(paths.GEOMETRY_CLASSIFICATION)
-    for model in geometry["clusters"]["models"]:
-        for seed in geometry["seeds"]:
-            for ext in ("pdf", "png"):
-                targets.append(paths.pca_view_figure(ext, model, corpus, seed))
-                targets.append(paths.token_views_figure(ext, model, corpus, seed))
-    return targets
-
-
-def istar_outputs(section: Mapping[str, Any] | None) -> list[str]:
-    """The I-STAR study's final files: runs.csv and Figures 5-7 (Figure 7 only when its task
-    is run), each figure with the table it draws."""
-    if not section:
-        return []
-    figures = ["figure5", "figure6"] + (
-        ["figure7"] if section["figure7_task"] in section["tasks"] else []
-    )
-    outputs = [paths.ISTAR_RUNS]
-    for figure in figures:
-        outputs += [paths.istar_figure(figure, ext) for ext in ("pdf", "png", "csv")]
-    return outputs
-
-
-def istar_estimator_outputs(config: Mapping[str, Any]) -> list[str]:
-    """The I-STAR poster's figures 1-4 and their tables; none without the ``istar_estimator``
-    section, Figure 1 only with ``figure1_encoders``. CPU minutes: part of rule all whatever the
-    studies."""
-    if not config.get("istar_estimator"):
-        return []
-    names = ["figure4.pdf", "figure4.png", "figure4_zeta.csv", "figure4_batches.csv"]
-    names += ["figures2_3.pdf", "figures2_3.png", "figures2_3.csv", "figures2_3_points.csv"]
-    if config["istar_estimator"].get("figure1_encoders"):
-        names += ["figure1.pdf", "figure1.png", "figure1.csv", "figure1_summary.csv"]
-    return [paths.istar_estimator_file(name) for name in names]
-
-
-def section2_outputs(config: Mapping[str, Any]) -> list[str]:
-    """The section 2 figure and its tables; none without the ``section2`` section. Its input is
-    a main-study data set's embeddings (polarity with MiniLM by default): seconds on a CPU."""
-    if not config.get("section2"):
-        return []
-    return [
-        paths.section2_file(name)
-        for name in ("figure.pdf", "figure.png", "trace.csv", "classes.csv")
-    ]
-
-
-def istar_run_files(section: Mapping[str, Any] | None, artefact: str = "metrics.json") -> list[str]:
-    """The file ``artefact`` of every run of the I-STAR grid (none without the section)."""
-    if not section:
-        return []
-    return [
-        paths.istar_run_file(artefact, r["model"], r["task"], r["regulariser"], r["lam"], r["seed"])
-        for r in istar_study.run_grid(dict(section))
-    ]
 
 
 def optimisation_run_files(config: dict, study: str, artefact: str) -> list[str]:
@@ -345,270 +234,9 @@ def wildcard_patterns(config: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
-# ---------------------------------------------------------------------------------------------
-# I-STAR study (rules/istar.smk)
-
-
-def istar_wildcards(section: Mapping[str, Any]) -> dict[str, str]:
-    """Regular expressions of the I-STAR wildcards: only configured models match."""
-    return {
-        "model": "|".join(re.escape(m) for m in section.get("models", {})) or "^$",
-        "task": "|".join(TASKS),
-        "regulariser": "|".join(istar_study.REGULARISERS),
-        "lam": r"-?\d+(\.\d+)?(e-?\d+)?",
-        "seed": r"\d+",
-    }
-
-
-def istar_runs(section: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """Every run of the I-STAR grid (none without the section)."""
-    return istar_study.run_grid(dict(section)) if section else []
-
-
-def istar_lambda(section: Mapping[str, Any], regulariser: str, lam: str) -> float:
-    """The configured λ of a run (never parsed back from its path)."""
-    return istar_study.configured_lambda(dict(section), regulariser, lam)
-
-
-# ---------------------------------------------------------------------------------------------
-# Sensitivity study (rules/sensitivity.smk, science in isotropy.sensitivity)
-
-
-SENSITIVITY_LABEL_SETS = tuple(sensitivity.LABEL_SETS)
-CELL_KEYS = ("setup", "vectors", "label_set", "lr_factor")
-
-
-def lr_name(factor: float) -> str:
-    """A learning-rate factor as it appears in paths (``1``, ``0.1``, ``10``)."""
-    return f"{factor:g}"
-
-
-def sensitivity_cells(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every cell of the grid, in run order: block by block (config ``sensitivity.blocks``, the
-    most decisive first), each block setups x vectors x label sets, then every learning-rate
-    factor; a cell listed twice keeps its first place. A block with its own ``lr_factors`` runs
-    at those factors only (not the section's), all of them in its place in the first pass."""
-    if "sensitivity" not in config:
-        return []
-    section = config["sensitivity"]
-    cells: dict[tuple[str, ...], dict[str, Any]] = {}
-    for first, factor in enumerate(section["lr_factors"]):
-        for block in section["blocks"]:
-            factors = block.get("lr_factors")
-            if factors is not None and first:
-                continue  # a block with its own factors ran them all in the first pass
-            for block_factor in [factor] if factors is None else factors:
-                for setup in block["setups"]:
-                    for vectors in block["vectors"]:
-                        for label_set in block["label_sets"]:
-                            key = (setup, vectors, label_set, lr_name(block_factor))
-                            cells.setdefault(key, dict(zip(CELL_KEYS, key)))
-    return list(cells.values())
-
-
-def sensitivity_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every (cell, seed) of the grid, cells in run order."""
-    seeds = config["sensitivity"]["seeds"] if "sensitivity" in config else []
-    return [{**cell, "seed": seed} for cell in sensitivity_cells(config) for seed in seeds]
-
-
-def sensitivity_cell_of(wildcards: Any) -> dict[str, str]:
-    """The cell (:data:`CELL_KEYS`) a sensitivity job's wildcards name."""
-    return {
-        "setup": wildcards.dataset,
-        "vectors": wildcards.encoder,
-        "label_set": wildcards.label_set,
-        "lr_factor": wildcards.lr,
-    }
-
-
-def sensitivity_priority(config: Mapping[str, Any], wildcards: Any) -> int:
-    """A cell's Snakemake priority: the earlier in run order, the higher (0 if not configured)."""
-    key = tuple(wildcards[name] for name in ("dataset", "encoder", "label_set", "lr"))
-    order = [tuple(cell[k] for k in CELL_KEYS) for cell in sensitivity_cells(config)]
-    return len(order) - order.index(key) if key in order else 0
-
-
-def sensitivity_run_files(config: Mapping[str, Any], artefact: str, cell=None) -> list[str]:
-    """One artefact (trace.parquet, summary.json) of every run of the grid, or of one cell."""
-    return [
-        paths.sensitivity_run_file(
-            artefact, r["vectors"], r["setup"], r["label_set"], r["seed"], r["lr_factor"]
-        )
-        for r in sensitivity_runs(config)
-        if cell is None or all(r[k] == cell[k] for k in CELL_KEYS)
-    ]
-
-
-def sensitivity_cell_files(config: Mapping[str, Any]) -> list[str]:
-    """The per-seed file of every cell, in run order."""
-    return [
-        paths.sensitivity_cell_file(c["setup"], c["vectors"], c["label_set"], c["lr_factor"])
-        for c in sensitivity_cells(config)
-    ]
-
-
-def sensitivity_phase_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The runs the phases figure draws: every seed of the cells under ``sensitivity.phases``
-    (at learning-rate factor 1)."""
-    if "sensitivity" not in config:
-        return []
-    section = config["sensitivity"]
-    return [
-        {**phase, "lr_factor": "1", "seed": seed}
-        for phase in section["phases"]
-        for seed in section["seeds"]
-    ]
-
-
-def sensitivity_phase_files(config: Mapping[str, Any]) -> list[str]:
-    """The traces of :func:`sensitivity_phase_runs`."""
-    return [
-        paths.sensitivity_run_file(
-            "trace.parquet", r["vectors"], r["setup"], r["label_set"], r["seed"], r["lr_factor"]
-        )
-        for r in sensitivity_phase_runs(config)
-    ]
-
-
-def sensitivity_vector_inputs(config: Mapping[str, Any], name: str, setup: str) -> dict[str, Any]:
-    """The vectors.npy, index.parquet (and basis.npy) a run of vector set ``name`` reads: a
-    derived set's (config ``sensitivity.derived``) or an encoder's own (no basis)."""
-    if name in (config["sensitivity"].get("derived") or {}):
-        return {
-            artefact.split(".")[0]: paths.derived_file(artefact, name, setup)
-            for artefact in ("vectors.npy", "index.parquet", "basis.npy")
-        }
-    return {
-        "vectors": paths.embedding_file("vectors.npy", name, setup),
-        "index": paths.embedding_file("index.parquet", name, setup),
-        "basis": [],
-    }
-
-
-def sensitivity_derived_inputs(config: Mapping[str, Any], name: str, setup: str) -> dict[str, Any]:
-    """What a derived vector set is made from: its encoder's files (and, to rescale, the files
-    of the vector set whose norm it takes)."""
-    spec = config["sensitivity"]["derived"][name]
-    files = {
-        "vectors": paths.embedding_file("vectors.npy", spec["of"], setup),
-        "index": paths.embedding_file("index.parquet", spec["of"], setup),
-    }
-    if spec.get("norm_of"):
-        other = sensitivity_vector_inputs(config, spec["norm_of"], setup)
-        files.update(norm_vectors=other["vectors"], norm_index=other["index"])
-    return files
-
-
 def sensitivity_settings(config: Mapping[str, Any], seed: int, lr_factor: str) -> dict[str, Any]:
     """Keyword arguments of :class:`isotropy.optimize.OptimisationSettings` for one run."""
     section = config["sensitivity"]
     keys = ("updates", "bias", "metric_stride", "metric_sample_size")
     learning_rate = section["learning_rate"] * float(lr_factor)
     return {**{key: section[key] for key in keys}, "learning_rate": learning_rate, "seed": seed}
-
-
-def sensitivity_settings_line(config: Mapping[str, Any]) -> str:
-    """The settings every sensitivity table and figure states ('' without the section)."""
-    if "sensitivity" not in config:
-        return ""
-    section = config["sensitivity"]
-    seeds = section["seeds"]
-    factors = ", ".join(lr_name(f) for f in section["lr_factors"])
-    own = [lr_name(f) for b in section["blocks"] for f in b.get("lr_factors") or []]
-    if own:
-        factors += f" (and x {', '.join(dict.fromkeys(own))} in the cells that name them)"
-    return (
-        f"{section['updates']} updates, Adam lr {section['learning_rate']} x {factors}, metrics "
-        f"every {section['metric_stride']} updates"
-        + (
-            f" on {section['metric_sample_size']} sampled items"
-            if section["metric_sample_size"]
-            else ""
-        )
-        + f", seeds {', '.join(map(str, seeds))}"
-        + f"; items: words with a {section['items_from']} vector"
-        + f"; {100 * section['interval_level']:g}% t-intervals over seeds on Fisher z"
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# The extension study (rules/extensions.smk; isotropy.extensions)
-
-EXTENSIONS_QUESTIONS = extensions_design.QUESTIONS
-
-
-def extensions_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every (setup, head, seed) direct-optimisation run, heads in run order."""
-    if extensions_design.SECTION not in config:
-        return []
-    section = config[extensions_design.SECTION]
-    return [
-        {"dataset": d, "head": h, "seed": s}
-        for h in extensions_design.heads(section)
-        for d in section["setups"]
-        for s in section["seeds"]
-    ]
-
-
-def extensions_run_files(config: Mapping[str, Any], artefact: str) -> list[str]:
-    """One file of every direct-optimisation run of the extension study."""
-    return [
-        paths.extensions_run_file(artefact, r["dataset"], r["head"], r["seed"])
-        for r in extensions_runs(config)
-    ]
-
-
-def extensions_heldout_files(config: Mapping[str, Any], artefact: str) -> list[str]:
-    """One file of every held-out fine-tuning run of the extension study."""
-    if extensions_design.SECTION not in config:
-        return []
-    section = config[extensions_design.SECTION]
-    return [
-        paths.extensions_heldout_file(artefact, d, s)
-        for d in section["heldout"]["setups"]
-        for s in section["seeds"]
-    ]
-
-
-def extensions_outputs() -> list[str]:
-    """The study's final files: per question a table (csv, md) and a figure (pdf, png); the
-    per-seed values; the claims."""
-    names = [f"{q}.{ext}" for q in EXTENSIONS_QUESTIONS for ext in ("csv", "md", "pdf", "png")]
-    return [paths.extensions_file(n) for n in [*names, "seeds.csv", "claims.csv", "claims.md"]]
-
-
-# ---------------------------------------------------------------------------------------------
-# The Rajaee CLS study (rules/rajaee_cls.smk, isotropy.rajaee_cls)
-
-RAJAEE_CLS_TABLES = ("runs.csv", "layers.csv", "claims.csv", "claims.md")
-RAJAEE_CLS_FIGURES = ("layers.pdf", "layers.png")
-
-
-def rajaee_cls_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every run of config ``rajaee_cls`` (models × tasks × methods × seeds; none without it)."""
-    section = config.get("rajaee_cls")
-    if not section:
-        return []
-    return [
-        {"model": model, "task": task, "method": method, "seed": seed}
-        for model in section["models"]
-        for task in section["tasks"]
-        for method in section["methods"]
-        for seed in section["seeds"]
-    ]
-
-
-def rajaee_cls_run_files(config: Mapping[str, Any]) -> list[str]:
-    return [
-        paths.rajaee_cls_run_file("metrics.json", r["model"], r["task"], r["method"], r["seed"])
-        for r in rajaee_cls_runs(config)
-    ]
-
-
-def rajaee_outputs(config: Mapping[str, Any]) -> list[str]:
-    """The final files of target rajaee_cls_study: the study's tables and figure."""
-    if not config.get("rajaee_cls"):
-        return []
-    names = RAJAEE_CLS_TABLES + RAJAEE_CLS_FIGURES
-    return [paths.rajaee_cls_file(name) for name in names]

@@ -36,7 +36,6 @@ from isotropy.verdicts.measurements.rajaee_cls import rajaee_cls_measurements
 from isotropy.verdicts.measurements.rows import COLUMNS, measurement, seed_std
 from isotropy.verdicts.measurements.run import (
     as_preview,
-    geometry_measurements,
     load_tables,
     measure,
 )
@@ -76,7 +75,6 @@ __all__ = [
     "classification_measurements",
     "cosine_measurements",
     "fine_tuned_not_learned",
-    "geometry_measurements",
     "istar_measurements",
     "lid_measurements",
     "load_tables",

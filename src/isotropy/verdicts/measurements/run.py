@@ -25,7 +25,7 @@ tables for :func:`measure`. Their inputs are
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,31 +45,36 @@ from isotropy.verdicts.measurements.rows import COLUMNS
 from isotropy.verdicts.measurements.sts import classification_measurements, sts_measurements
 from isotropy.verdicts.standins import StandIns
 
+# What measures one judged result table: (table, config, stand-ins) -> rows.
+TableMeasure = Callable[[pd.DataFrame, Mapping[str, Any], StandIns], list[dict[str, Any]]]
 
-def geometry_measurements(
-    tables: Mapping[str, pd.DataFrame | None], config: Mapping[str, Any], stand: StandIns
-) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    if tables.get("geometry_classification") is not None:
-        rows += classification_measurements(tables["geometry_classification"], config)
-    if tables.get("geometry_lid") is not None:
-        rows += lid_measurements(tables["geometry_lid"], config, stand)
-    if tables.get("geometry_cosine") is not None:
-        rows += cosine_measurements(tables["geometry_cosine"], config, stand)
-    if tables.get("geometry_sts") is not None:
-        rows += sts_measurements(tables["geometry_sts"], config, stand)
-    if tables.get("rajaee_cls_runs") is not None:
-        rows += rajaee_cls_measurements(tables["rajaee_cls_runs"], config)
-    return rows
+
+def _without_stand_ins(measure_table: Callable[..., list[dict[str, Any]]]) -> TableMeasure:
+    return lambda table, config, stand: measure_table(table, config)
+
+
+# What measures each judged result table of a study (by input name), in the pages' row order;
+# the optimisation studies' (main, GLUE) come first, from several tables each.
+BY_TABLE: dict[str, TableMeasure] = {
+    "geometry_classification": _without_stand_ins(classification_measurements),
+    "geometry_lid": lid_measurements,
+    "geometry_cosine": cosine_measurements,
+    "geometry_sts": sts_measurements,
+    "rajaee_cls_runs": _without_stand_ins(rajaee_cls_measurements),
+    "istar_runs": _without_stand_ins(istar_measurements),
+}
 
 
 def measure(
-    tables: Mapping[str, pd.DataFrame | None], config: Mapping[str, Any], stand: StandIns
+    tables: Mapping[str, pd.DataFrame | None],
+    config: Mapping[str, Any],
+    stand: StandIns,
+    more: Mapping[str, TableMeasure] | None = None,
 ) -> pd.DataFrame:
     """Every measurement of this run. ``tables``: result tables by name (``main_table1``,
     ``main_correlations``, ``main_traces``, the same for ``glue_`` with ``table2`` / ``table3``,
-    ``geometry_lid``, ``geometry_cosine``, ``geometry_sts``, ``istar_runs``); an absent name
-    means that table is not part of the run."""
+    and each name of :data:`BY_TABLE` or of ``more``, what the studies' records measure, after
+    them); an absent name means that table is not part of the run."""
     rows: list[dict[str, Any]] = []
     for study in ("main", "glue"):
         rows += optimisation_measurements(
@@ -80,9 +85,9 @@ def measure(
             config=config,
             stand=stand,
         )
-    rows += geometry_measurements(tables, config, stand)
-    if tables.get("istar_runs") is not None:
-        rows += istar_measurements(tables["istar_runs"], config)
+    for name, measure_table in {**BY_TABLE, **(more or {})}.items():
+        if (table := tables.get(name)) is not None:
+            rows += measure_table(table, config, stand)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

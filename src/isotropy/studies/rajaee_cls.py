@@ -1,6 +1,6 @@
-"""The Rajaee CLS study's record (:class:`isotropy.studies.StudySpec`) and its estimate: config
-``studies``, its settings (config ``rajaee_cls``), its target rajaee_cls_study and its rules
-are all named ``rajaee_cls``.
+"""The Rajaee CLS study's record, runs, final files and estimate: config ``studies``, its
+settings (config ``rajaee_cls``), its target rajaee_cls_study and its rules are all named
+``rajaee_cls``.
 
 Costs: the fine-tuning runs' (:func:`isotropy.costs.finetune_seconds`: MiniLM measured on the
 mirror's RTE and SST-2 at max length 128, one thread, the rule's default), plus the per-layer
@@ -15,14 +15,46 @@ from typing import Any
 
 from isotropy import costs, paths
 from isotropy.logs import duration
-from isotropy.studies import ClaimFamily, StudySpec
-from isotropy.workflow import targets
+from isotropy.studies.record import ClaimFamily, StudySpec
 
 # I(W) and IsoScore of every layer's validation CLS states: an assumption, not measured.
 GEOMETRY_CPU_SECONDS = 1.0
 # Rows of the tasks' splits in the offline mirror (validation: the dev split the runs score).
 # WiC (online only): SuperGLUE's 5,428 training and 638 validation pairs, shorter than RTE's.
 TASK_ROWS = {"rte": (2490, 277), "sst2": (67349, 872), "wic": (5428, 638)}
+
+
+TABLES = ("runs.csv", "layers.csv", "claims.csv", "claims.md")
+FIGURES = ("layers.pdf", "layers.png")
+
+
+def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every run of config ``rajaee_cls`` (models × tasks × methods × seeds; none without it)."""
+    section = config.get("rajaee_cls")
+    if not section:
+        return []
+    return [
+        {"model": model, "task": task, "method": method, "seed": seed}
+        for model in section["models"]
+        for task in section["tasks"]
+        for method in section["methods"]
+        for seed in section["seeds"]
+    ]
+
+
+def run_files(config: Mapping[str, Any]) -> list[str]:
+    return [
+        paths.rajaee_cls_run_file("metrics.json", r["model"], r["task"], r["method"], r["seed"])
+        for r in runs(config)
+    ]
+
+
+def outputs(config: Mapping[str, Any]) -> list[str]:
+    """The final files of target rajaee_cls_study: the study's tables and figure."""
+    if not config.get("rajaee_cls"):
+        return []
+    names = TABLES + FIGURES
+    return [paths.rajaee_cls_file(name) for name in names]
 
 
 def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | None:
@@ -45,11 +77,11 @@ def estimate(
     absent, plus a start-up per job (the tables and the figure included)."""
     section, training = config["rajaee_cls"], config["rajaee_cls"]["training"]
     threads = section["resources"]["threads"]
-    runs = targets.rajaee_cls_runs(config)
+    grid = runs(config)
     keys = ("model", "task", "method", "seed")
     todo = [
         r
-        for r in runs
+        for r in grid
         if not (
             workdir / paths.rajaee_cls_run_file("metrics.json", *(r[k] for k in keys))
         ).is_file()
@@ -57,15 +89,15 @@ def estimate(
     total, unknown = costs.finetune_left(config, "rajaee_cls", job_seconds, todo, pace, 2)
     parallel = pace.parallel(threads)
     lines = [
-        f"rajaee_cls_study: {len(runs)} fine-tuning runs ({len(section['models'])} models x "
+        f"rajaee_cls_study: {len(grid)} fine-tuning runs ({len(section['models'])} models x "
         f"{len(section['tasks'])} tasks x {len(section['methods'])} methods x "
         f"{len(section['seeds'])} seeds) of {training['epochs']} epochs on "
         f"{training['train_subset'] or 'all'} training examples, max length "
         f"{training['max_length']}, device {device}",
-        f"{len(runs) - len(todo)} of {len(runs)} runs done; time left: about {duration(total)} "
+        f"{len(grid) - len(todo)} of {len(grid)} runs done; time left: about {duration(total)} "
         f"on this CPU for idle cores ({parallel} run{'s' if parallel > 1 else ''} at a time, "
         f"{threads} thread{'s' if threads > 1 else ''} each; costs measured with "
-        "benchmarks/rajaee_cls_cost.py, isotropy.rajaee_cls.spec)",
+        "benchmarks/rajaee_cls_cost.py, isotropy.studies.rajaee_cls)",
     ]
     return lines + costs.caveats(device, unknown), total
 
@@ -102,7 +134,7 @@ STUDIES = (
         name="rajaee_cls",
         section="rajaee_cls",
         target="rajaee_cls_study",
-        outputs=targets.rajaee_outputs,
+        outputs=outputs,
         rules="rules/rajaee_cls.smk",
         job_costs={"rajaee_cls_finetune": job_seconds},
         describe=costs.paced(estimate, "rajaee_cls"),

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from isotropy import compute, costs, paths
-from isotropy.embedding_cost import embedding_seconds
 from isotropy.logs import duration
 from isotropy.models import ModelSpec
 from isotropy.sources import resolve_mirror
+from isotropy.studies.embedding_cost import embedding_seconds
 from isotropy.traces import evaluation_count
 from isotropy.workflow import targets
 
@@ -151,57 +151,6 @@ def _embeddings_left(
         else:
             embed[config["encoders"][encoder]["kind"]] += seconds
     return embed
-
-
-def describe_sensitivity(
-    config: Mapping[str, Any], device: str, workdir: Path = Path(".")
-) -> list[str]:
-    """What the sensitivity grid will run and how long what is left will take, here and on a GPU."""
-    section, runs = config["sensitivity"], targets.sensitivity_runs(config)
-    cells = targets.sensitivity_cells(config)
-    factors = ", ".join(dict.fromkeys(c["lr_factor"] for c in cells))
-    lines = [
-        f"sensitivity: {len(runs)} runs ({len(cells)} cells x {len(section['seeds'])} seeds; "
-        f"learning-rate factors {factors}) "
-        f"of {section['updates']} updates, metrics after "
-        f"{targets.every_nth_update(section['metric_stride'])}, device {device}"
-    ]
-    left = {"cpu": 0.0, "cuda": 0.0}
-    unknown, done = set(), 0
-    for run in runs:
-        trace = workdir / paths.sensitivity_run_file(
-            "trace.parquet",
-            run["vectors"],
-            run["setup"],
-            run["label_set"],
-            run["seed"],
-            run["lr_factor"],
-        )
-        settings = targets.sensitivity_settings(config, run["seed"], run["lr_factor"])
-        if costs.run_is_done(trace, settings, config["device"]):
-            done += 1
-            continue
-        for kind in left:
-            seconds = sensitivity_run_seconds(
-                config, run, kind, CPU_SECONDS, GPU_SECONDS_PER_UPDATE_WITH_METRICS
-            )
-            if seconds is None:
-                unknown.add(run["vectors"])
-            else:
-                left[kind] += seconds
-    parallel = max(1, costs.available_cores() or 2)  # one-thread runs (rule optimize_sensitivity)
-    here, gpu = duration(left["cpu"] / parallel), duration(left["cuda"])
-    lines.append(
-        f"{done} of {len(runs)} runs done; time left: about {here} on this "
-        f"CPU ({parallel} run{'s' if parallel > 1 else ''} at a time), about {gpu} on "
-        "one GPU (estimates: CPU-seconds of this grid's one-thread runs measured on a loaded "
-        "2-core machine, scaled by items squared, dimension and evaluations "
-        "(isotropy.costs.sensitivity_run_seconds); "
-        "the GPU's by dimension from one H100 run at 384-d; embeddings come on top)"
-    )
-    if unknown:
-        lines.append(f"no dimension known for {', '.join(sorted(unknown))}: not included above")
-    return lines
 
 
 def vector_dim(config: Mapping[str, Any], name: str) -> int | None:

@@ -1,6 +1,6 @@
-"""The records (:class:`isotropy.studies.StudySpec`) of the I-STAR fine-tuning grid (Figures
-5-7) and of the I-STAR poster's estimator figures 1-4 (CPU minutes: built whenever their
-section is present), and the grid's estimate.
+"""The records of the I-STAR fine-tuning grid (Figures 5-7) and of the I-STAR poster's
+estimator figures 1-4 (CPU minutes: built whenever their section is present), the grid's runs,
+wildcards and final files, and its estimate (science: isotropy.istar).
 
 The grid's costs are a reuse, not a measurement of this grid: the Rajaee CLS fine-tuning costs
 (:func:`isotropy.costs.finetune_seconds`, RTE's per example), scaled by model size (only MiniLM
@@ -11,6 +11,7 @@ noise).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,8 @@ from typing import Any
 from isotropy import costs, paths
 from isotropy.istar import study as istar_study
 from isotropy.logs import duration
-from isotropy.studies import StudySpec
-from isotropy.workflow import targets
+from isotropy.readers.tasks import TASKS
+from isotropy.studies.record import StudySpec
 
 RULES = "rules/istar.smk"
 # (training, validation) rows of the tasks (GLUE, SST-5, SQuAD v1.1's published sizes).
@@ -35,6 +36,64 @@ TASK_ROWS = {
     "squad": (87599, 10570),
     "wnli": (635, 71),
 }
+
+
+def outputs(section: Mapping[str, Any] | None) -> list[str]:
+    """The I-STAR study's final files: runs.csv and Figures 5-7 (Figure 7 only when its task
+    is run), each figure with the table it draws."""
+    if not section:
+        return []
+    figures = ["figure5", "figure6"] + (
+        ["figure7"] if section["figure7_task"] in section["tasks"] else []
+    )
+    outputs = [paths.ISTAR_RUNS]
+    for figure in figures:
+        outputs += [paths.istar_figure(figure, ext) for ext in ("pdf", "png", "csv")]
+    return outputs
+
+
+def estimator_outputs(config: Mapping[str, Any]) -> list[str]:
+    """The I-STAR poster's figures 1-4 and their tables; none without the ``istar_estimator``
+    section, Figure 1 only with ``figure1_encoders``. CPU minutes: part of rule all whatever the
+    studies."""
+    if not config.get("istar_estimator"):
+        return []
+    names = ["figure4.pdf", "figure4.png", "figure4_zeta.csv", "figure4_batches.csv"]
+    names += ["figures2_3.pdf", "figures2_3.png", "figures2_3.csv", "figures2_3_points.csv"]
+    if config["istar_estimator"].get("figure1_encoders"):
+        names += ["figure1.pdf", "figure1.png", "figure1.csv", "figure1_summary.csv"]
+    return [paths.istar_estimator_file(name) for name in names]
+
+
+def run_files(section: Mapping[str, Any] | None, artefact: str = "metrics.json") -> list[str]:
+    """The file ``artefact`` of every run of the I-STAR grid (none without the section)."""
+    if not section:
+        return []
+    return [
+        paths.istar_run_file(artefact, r["model"], r["task"], r["regulariser"], r["lam"], r["seed"])
+        for r in istar_study.run_grid(dict(section))
+    ]
+
+
+def wildcards(section: Mapping[str, Any]) -> dict[str, str]:
+    """Regular expressions of the I-STAR wildcards: only configured models match."""
+    return {
+        "model": "|".join(re.escape(m) for m in section.get("models", {})) or "^$",
+        "task": "|".join(TASKS),
+        "regulariser": "|".join(istar_study.REGULARISERS),
+        "lam": r"-?\d+(\.\d+)?(e-?\d+)?",
+        "seed": r"\d+",
+    }
+
+
+def runs(section: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Every run of the I-STAR grid (none without the section)."""
+    return istar_study.run_grid(dict(section)) if section else []
+
+
+def run_lambda(section: Mapping[str, Any], regulariser: str, lam: str) -> float:
+    """The configured λ of a run (never parsed back from its path)."""
+    return istar_study.configured_lambda(dict(section), regulariser, lam)
 
 
 def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | None:
@@ -55,24 +114,24 @@ def estimate(
     absent, from the reused costs, plus runs.csv and the figures."""
     section, training = config["istar"], config["istar"]["training"]
     threads = section["resources"]["threads"]
-    runs = istar_study.run_grid(dict(section))
+    grid = istar_study.run_grid(dict(section))
     keys = ("model", "task", "regulariser", "lam", "seed")
     todo = [
         r
-        for r in runs
+        for r in grid
         if not (workdir / paths.istar_run_file("metrics.json", *(r[k] for k in keys))).is_file()
     ]
     total, unknown = costs.finetune_left(config, "istar", job_seconds, todo, pace, 4)
     models = istar_study.run_models(dict(section))
     lines = [
-        f"istar_study: {len(runs)} fine-tuning runs ({len(models)} models x "
+        f"istar_study: {len(grid)} fine-tuning runs ({len(models)} models x "
         f"{len(section['tasks'])} tasks x regularisers and lambdas x {len(section['seeds'])} "
         f"seeds) of {training['epochs']} epochs on {training['train_subset'] or 'all'} training "
         f"examples, max length {training['max_length']}, device {device}",
-        f"{len(runs) - len(todo)} of {len(runs)} runs done; time left: about {duration(total)} "
+        f"{len(grid) - len(todo)} of {len(grid)} runs done; time left: about {duration(total)} "
         f"on this CPU for idle cores ({pace.parallel(threads)} run(s) at a time, {threads} "
         "thread(s) each; the Rajaee CLS fine-tuning costs of MiniLM reused, scaled by model size "
-        "and max length: isotropy.istar.spec)",
+        "and max length: isotropy.studies.istar)",
     ]
     if total > 3600:
         lines.append(
@@ -87,7 +146,7 @@ def estimate(
 
 def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     """The grid's runs.csv, when the section configures runs."""
-    return {"istar_runs": paths.ISTAR_RUNS} if targets.istar_runs(config.get("istar")) else {}
+    return {"istar_runs": paths.ISTAR_RUNS} if runs(config.get("istar")) else {}
 
 
 STUDIES = (
@@ -95,7 +154,7 @@ STUDIES = (
         name="istar",
         section="istar",
         target="istar_study",
-        outputs=lambda config: targets.istar_outputs(config.get("istar")),
+        outputs=lambda config: outputs(config.get("istar")),
         rules=RULES,
         job_costs={"finetune": job_seconds},
         describe=costs.paced(estimate, "istar"),
@@ -106,7 +165,7 @@ STUDIES = (
         name="istar_estimator",
         section="istar_estimator",
         target=None,
-        outputs=targets.istar_estimator_outputs,
+        outputs=estimator_outputs,
         rules=RULES,
         rule_all="when_configured",
     ),

@@ -1,19 +1,31 @@
-"""The records (:class:`isotropy.studies.StudySpec`) of the main study, its preview, GLUE, the
-section-2 figure and the sensitivity grid."""
+"""The records of the main study, its preview, GLUE, the section-2 figure and the sensitivity
+grid (their runs and files: isotropy.workflow.targets; their costs: paper_cost)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from isotropy import embedding_cost, paths
-from isotropy.paper_studies import cost
-from isotropy.studies import StudySpec
+from isotropy import paths
+from isotropy.studies import embedding_cost
+from isotropy.studies import paper_cost as cost
+from isotropy.studies.record import StudySpec
 from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
 RULES = "rules/optimize.smk"
+
+
+def section2_outputs(config: Mapping[str, Any]) -> list[str]:
+    """The section 2 figure and its tables; none without the ``section2`` section. Its input is
+    a main-study data set's embeddings (polarity with MiniLM by default): seconds on a CPU."""
+    if not config.get("section2"):
+        return []
+    return [
+        paths.section2_file(name)
+        for name in ("figure.pdf", "figure.png", "trace.csv", "classes.csv")
+    ]
 
 
 def optimisation_verdict_inputs(study: str):
@@ -46,7 +58,7 @@ def preview_problem(config: Mapping[str, Any]) -> str | None:
 
 def optimisation_study(name: str, section: str, outputs, **record: Any) -> StudySpec:
     """The record of a study of direct-optimisation runs (rules/optimize.smk): its target and
-    its estimate (:func:`isotropy.paper_studies.cost.describe`) named after it."""
+    its estimate (:func:`isotropy.studies.paper_cost.describe`) named after it."""
     return StudySpec(
         name=name,
         section=section,
@@ -90,27 +102,8 @@ SECTION2 = StudySpec(
     name="section2",
     section="section2",
     target=None,
-    outputs=targets.section2_outputs,
+    outputs=section2_outputs,
     rules=RULES,
     rule_all="when_configured",  # seconds on a CPU
 )
-SENSITIVITY = StudySpec(
-    name="sensitivity",
-    section="sensitivity",
-    target="sensitivity_study",
-    outputs=lambda config: [
-        paths.SENSITIVITY_TABLE,
-        paths.SENSITIVITY_MARKDOWN,
-        *(
-            paths.sensitivity_figure(e, n)
-            for n in ("r_by_condition", "phases")
-            for e in ("pdf", "png")
-        ),
-    ],
-    rules="rules/sensitivity.smk",
-    rule_all="never",
-    job_costs={"optimize_sensitivity": cost.optimisation_job_seconds},
-    describe=cost.describe_sensitivity,
-    gpu_rules=("optimize_sensitivity",),
-)
-STUDIES = (MAIN, PREVIEW, GLUE, SECTION2, SENSITIVITY)
+STUDIES = (MAIN, PREVIEW, GLUE, SECTION2)

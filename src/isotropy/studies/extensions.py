@@ -1,5 +1,5 @@
-"""The extension study's record (:class:`isotropy.studies.StudySpec`) and its estimate's lines:
-other cluster criteria, deeper heads, a triplet objective and held-out fine-tuning."""
+"""The extension study's record, runs, final files and estimate: other cluster criteria,
+deeper heads, a triplet objective and held-out fine-tuning (science: isotropy.extensions)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,51 @@ from pathlib import Path
 from typing import Any
 
 from isotropy import costs, paths
-from isotropy.embedding_cost import embedding_seconds
-from isotropy.extensions import design as extensions_design
+from isotropy.extensions import design
 from isotropy.logs import duration
-from isotropy.studies import ClaimFamily, StudySpec
+from isotropy.studies.embedding_cost import embedding_seconds
+from isotropy.studies.record import ClaimFamily, StudySpec
 from isotropy.workflow import targets
+
+
+def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every (setup, head, seed) direct-optimisation run, heads in run order."""
+    if design.SECTION not in config:
+        return []
+    section = config[design.SECTION]
+    return [
+        {"dataset": d, "head": h, "seed": s}
+        for h in design.heads(section)
+        for d in section["setups"]
+        for s in section["seeds"]
+    ]
+
+
+def run_files(config: Mapping[str, Any], artefact: str) -> list[str]:
+    """One file of every direct-optimisation run of the extension study."""
+    return [
+        paths.extensions_run_file(artefact, r["dataset"], r["head"], r["seed"])
+        for r in runs(config)
+    ]
+
+
+def heldout_files(config: Mapping[str, Any], artefact: str) -> list[str]:
+    """One file of every held-out fine-tuning run of the extension study."""
+    if design.SECTION not in config:
+        return []
+    section = config[design.SECTION]
+    return [
+        paths.extensions_heldout_file(artefact, d, s)
+        for d in section["heldout"]["setups"]
+        for s in section["seeds"]
+    ]
+
+
+def outputs() -> list[str]:
+    """The study's final files: per question a table (csv, md) and a figure (pdf, png); the
+    per-seed values; the claims."""
+    names = [f"{q}.{ext}" for q in design.QUESTIONS for ext in ("csv", "md", "pdf", "png")]
+    return [paths.extensions_file(n) for n in [*names, "seeds.csv", "claims.csv", "claims.md"]]
 
 
 def describe(config: Mapping[str, Any], device: str, workdir: Path = Path(".")) -> list[str]:
@@ -20,17 +60,17 @@ def describe(config: Mapping[str, Any], device: str, workdir: Path = Path(".")) 
     one-thread runs and 2-thread fine-tuning runs from their measured CPU costs (config/costs.csv,
     rows extensions_*; isotropy.extensions.design), the speed probe's factor, the MiniLM
     embeddings not yet written and a start-up per job."""
-    section, runs = config["extensions"], targets.extensions_runs(config)
-    held = targets.extensions_heldout_files(config, "epochs.csv")
+    section, planned = config["extensions"], runs(config)
+    held = heldout_files(config, "epochs.csv")
     lines = [
-        f"extensions: {len(runs)} optimisation runs ({len(section['setups'])} setups x "
-        f"{len(extensions_design.heads(section))} heads x {len(section['seeds'])} seeds) of "
+        f"extensions: {len(planned)} optimisation runs ({len(section['setups'])} setups x "
+        f"{len(design.heads(section))} heads x {len(section['seeds'])} seeds) of "
         f"{section['updates']} updates on {section['items'] or 'all'} items, metrics after "
         f"{targets.every_nth_update(section['metric_stride'])}; {len(held)} fine-tuning runs of "
         f"at most {section['heldout']['max_epochs']} epochs on {section['heldout']['train_size']} "
         f"sentences; device {device}"
     ]
-    todo = [r for r in runs if not run_done(config, r, workdir)]
+    todo = [r for r in planned if not run_done(config, r, workdir)]
     tuning = {k: v for k, v in section["heldout"].items() if k != "setups"}
     tuned = {"settings": tuning, "device": config["device"]}
     held_todo = [f for f in held if not costs.made_with(workdir / f, tuned)]
@@ -38,17 +78,17 @@ def describe(config: Mapping[str, Any], device: str, workdir: Path = Path(".")) 
     speed = costs.host_speed_factor(probe)
     cores = max(1, costs.available_cores() or 2)
     pace = costs.Pace(speed=speed, cores=cores)
-    run_costs = [extensions_design.optimize_job_seconds(config, r, pace) for r in todo]
+    run_costs = [design.optimize_job_seconds(config, r, pace) for r in todo]
     unknown = sorted({f"{r['dataset']}/{r['head']}" for r, c in zip(todo, run_costs) if c is None})
     optimise = sum(c for c in run_costs if c is not None)  # one thread each
-    held_run = extensions_design.heldout_job_seconds(config, {}, pace)
+    held_run = design.heldout_job_seconds(config, {}, pace)
     finetune = len(held_todo) * held_run
     encoders = {(config["main"]["setups"][d]["encoder"], d) for d in section["setups"]}
     encoders |= {(config["main"]["setups"][d]["encoder"], d) for d in section["heldout"]["setups"]}
     embed = speed * sum(embedding_seconds(config, e, d, workdir) or 0.0 for e, d in encoders)
     total = optimise + finetune + embed
     lines.append(
-        f"{len(runs) - len(todo)} of {len(runs)} runs and {len(held) - len(held_todo)} of "
+        f"{len(planned) - len(todo)} of {len(planned)} runs and {len(held) - len(held_todo)} of "
         f"{len(held)} fine-tuning runs done; time left: about {duration(total)} on this CPU "
         f"(runs {duration(optimise)}, {cores} at a time; fine-tuning {duration(finetune)}; "
         f"embeddings {duration(embed)}; for idle cores, start-ups included; costs measured "
@@ -68,7 +108,7 @@ def run_done(config: Mapping[str, Any], run: Mapping[str, Any], workdir: Path) -
     """Whether an extension run's trace was made with these settings (its provenance record)."""
     dataset, head, seed = run["dataset"], run["head"], run["seed"]
     trace = workdir / paths.extensions_run_file("trace.parquet", dataset, head, seed)
-    settings = extensions_design.run_settings(config, dataset, head, seed)
+    settings = design.run_settings(config, dataset, head, seed)
     return costs.made_with(trace, {"run": settings, "device": config["device"]})
 
 
@@ -103,11 +143,11 @@ def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
 STUDIES = (
     StudySpec(
         name="extensions",
-        section=extensions_design.SECTION,
+        section=design.SECTION,
         target="extensions_study",
-        outputs=lambda config: targets.extensions_outputs(),
+        outputs=lambda config: outputs(),
         rules="rules/extensions.smk",
-        job_costs=extensions_design.JOB_COSTS,
+        job_costs=design.JOB_COSTS,
         describe=describe,
         claims_inputs=claims_inputs,
         claim_family=claim_family,

@@ -1,0 +1,121 @@
+"""The geometry study's record, wildcards and final files: Cai et al. (2021)'s clusters, LID
+and STS analyses and the slides' SST-2 classification (science: isotropy.geometry)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from isotropy import costs, paths
+from isotropy.geometry import cost
+from isotropy.readers.sts import STS_DATASETS
+from isotropy.studies.record import StudySpec
+from isotropy.workflow import inputs
+from isotropy.workflow.config import setting
+from isotropy.workflow.targets import geometry_models
+
+# The collected tables the claims and the paper comparison read, when the run makes them.
+VERDICT_TABLES = {
+    "geometry_lid": paths.GEOMETRY_LID,
+    "geometry_cosine": paths.GEOMETRY_COSINE,
+    "geometry_sts": paths.GEOMETRY_STS,
+    "geometry_classification": paths.GEOMETRY_CLASSIFICATION,
+}
+
+FIGURE_TABLES = {
+    "cosine_by_layer": "cosine_by_layer",
+    "lid_by_layer": "lid",
+    "sts": "sts",
+    "isotropy_by_layer": "isotropy_by_layer",
+}  # figure → table
+
+
+def pca_layer(config: Mapping[str, Any], model: str) -> int:
+    """The layer of ``model``'s PCA view: its entry in ``geometry.clusters.pca_layers``, else
+    ``pca_layer`` (the same value as before for every model not listed: no job is re-made)."""
+    clusters = config["geometry"]["clusters"]
+    return int((clusters.get("pca_layers") or {}).get(model, clusters["pca_layer"]))
+
+
+def wildcards(config: Mapping[str, Any]) -> dict[str, str]:
+    """Regular expressions of the study's wildcards: only configured models and corpus match."""
+    models = geometry_models(config)
+    corpus = setting(config, "geometry", "clusters", "corpus", "name")
+    return {
+        "model": "|".join(re.escape(name) for name in models) or "^$",
+        "corpus": re.escape(corpus) if corpus else "^$",
+        "sts": "|".join(STS_DATASETS),
+        "seed": r"\d+",
+        "task": "sst2",
+    }
+
+
+def clustering_params(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The k-means-by-silhouette settings shared by the cosine, PCA and static steps."""
+    keys = ("k_range", "silhouette_threshold", "silhouette_sample_size")
+    return {key: setting(config, "geometry", "clusters", key) for key in keys}
+
+
+def outputs(config: Mapping[str, Any]) -> list[str]:
+    """Every final output of the geometry study for a validated config (for ``rule all``).
+
+    Empty when the config has no ``geometry`` section.
+    """
+    if "geometry" not in config:
+        return []
+    geometry = config["geometry"]
+    corpus = geometry["clusters"]["corpus"]["name"]
+    files = []
+    if geometry["clusters"]["models"] or geometry["clusters"]["static"].get("source"):
+        files += [paths.GEOMETRY_COSINE, paths.GEOMETRY_LID]
+        for figure in ("cosine_by_layer", "lid_by_layer"):
+            files += [paths.geometry_figure(figure, ext) for ext in ("pdf", "png")]
+    if geometry["clusters"]["models"]:  # I(W) per layer of every encoder (contextual only)
+        files += [paths.GEOMETRY_ISOTROPY]
+        files += [paths.geometry_figure("isotropy_by_layer", e) for e in ("pdf", "png")]
+    if geometry["sts"]["models"]:
+        files += [paths.GEOMETRY_STS] + [paths.geometry_figure("sts", e) for e in ("pdf", "png")]
+    if (geometry.get("classification") or {}).get("models"):
+        files.append(paths.GEOMETRY_CLASSIFICATION)
+    for model in geometry["clusters"]["models"]:
+        for seed in geometry["seeds"]:
+            for ext in ("pdf", "png"):
+                files.append(paths.pca_view_figure(ext, model, corpus, seed))
+                files.append(paths.token_views_figure(ext, model, corpus, seed))
+    return files
+
+
+def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The collected tables this configuration makes (none without the section)."""
+    made = outputs(dict(config)) if config.get("geometry") else []
+    return {name: path for name, path in VERDICT_TABLES.items() if path in made}
+
+
+def describe(config: Mapping[str, Any], device: str) -> list[str]:
+    """The lines of :func:`isotropy.geometry.cost.describe` at this machine's pace, for the STS
+    data sets the run plans (one the data mirror lacks gets no job)."""
+    final = outputs(dict(config))
+    sts = inputs.geometry_sts_datasets(config)
+    return costs.scaled(
+        cost.describe, config, device, costs.JOB_THREADS, final_files=final, sts_datasets=sts
+    )
+
+
+STUDIES = (
+    StudySpec(
+        name="geometry",
+        section="geometry",
+        target="geometry_study",
+        outputs=outputs,
+        rules="rules/geometry.smk",
+        job_costs=cost.JOB_COSTS,
+        describe=describe,
+        verdict_inputs=verdict_inputs,
+        gpu_rules=(
+            "geometry_token_embeddings",
+            "geometry_sentence_embeddings",
+            "geometry_classification_features",
+        ),
+    ),
+)

@@ -1,0 +1,80 @@
+"""A study's record (:class:`StudySpec`) and its own per-seed claims (:class:`ClaimFamily`):
+what the workflow builds, estimates and judges of one study (:mod:`isotropy.studies`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from isotropy.costs import JobCost
+
+RULE_ALL = ("when_listed", "when_configured", "never")
+
+Config = Mapping[str, Any]
+# The estimate's lines for a study's target (python -m isotropy.estimate) on a device kind.
+Describer = Callable[[Config, str], list[str]]
+
+
+@dataclass(frozen=True)
+class ClaimFamily:
+    """A study's own per-seed claims on the claims page, judged as their own Holm family:
+    ``values`` (claim, setup, seed, value), the ``claims`` they test, the family's ``name`` (its
+    rows' study), and ``guard``, which marks the judged rows its runs cannot support (a model
+    that did not learn, an optimum no seed decides)."""
+
+    values: Any
+    claims: Sequence[Any]
+    name: str
+    guard: Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    """One study: ``name`` (config ``studies`` names it when ``rule_all`` is ``when_listed``),
+    its config ``section`` (None: none of its own), its ``target`` rule (None: rule all only),
+    its final files ``outputs(config)``, the ``rules`` file the Snakefile includes for it, the
+    per-job costs of its costed rules (:data:`isotropy.costs.JobCost`), the estimate's
+    ``describe`` (None: no measured cost), its named inputs of the claims and the paper
+    comparison (``verdict_inputs``) and of the claims only (``claims_inputs``), read when
+    config ``studies`` lists it, its per-seed claims from the loaded result tables
+    (``claim_family``: None when the tables hold none), its GPU rules (resources gpu=1; the
+    SLURM profile lists them), ``check``: a configuration problem that stops its estimate
+    (None: none), and ``measures``: what measures each of its judged tables (input name ->
+    function of the table, the configuration and the stand-ins, returning rows of
+    :func:`isotropy.verdicts.measurements.measurement`), beside the verdict engine's own."""
+
+    name: str
+    section: str | None
+    target: str | None
+    outputs: Callable[[Config], list[str]]
+    rules: str | None = None
+    rule_all: str = "when_listed"
+    job_costs: Mapping[str, JobCost] = field(default_factory=dict)
+    describe: Describer | None = None
+    verdict_inputs: Callable[[Config], dict[str, Any]] | None = None
+    claims_inputs: Callable[[Config], dict[str, Any]] | None = None
+    claim_family: Callable[[Mapping[str, Any]], ClaimFamily | None] | None = None
+    gpu_rules: tuple[str, ...] = ()
+    check: Callable[[Config], str | None] | None = None
+    measures: Mapping[str, Callable[..., list[dict[str, Any]]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.rule_all not in RULE_ALL:
+            raise ValueError(
+                f"study {self.name!r}: rule_all {self.rule_all!r}; a study joins rule all one "
+                f"way of {RULE_ALL}"
+            )
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
+            raise ValueError(f"study name {self.name!r}: lower-case letters, digits and _")
+
+    def configured(self, config: Config) -> bool:
+        """Whether the configuration has this study's section (a study without one: always)."""
+        return self.section is None or bool(config.get(self.section))
+
+    def in_rule_all(self, config: Config) -> bool:
+        """Whether ``rule all`` builds this study under ``config`` (its one way)."""
+        if self.rule_all == "when_listed":
+            return self.name in (config.get("studies") or ())
+        return self.rule_all == "when_configured" and self.configured(config)

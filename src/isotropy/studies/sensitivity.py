@@ -1,0 +1,235 @@
+"""The sensitivity grid around section 3's record: its cells, runs, inputs, settings and final
+files, and its estimate (its costs: paper_cost; science: isotropy.sensitivity)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from isotropy import costs, paths, sensitivity
+from isotropy.logs import duration
+from isotropy.studies import paper_cost as cost
+from isotropy.studies.record import StudySpec
+from isotropy.workflow import targets
+
+LABEL_SETS = tuple(sensitivity.LABEL_SETS)
+CELL_KEYS = ("setup", "vectors", "label_set", "lr_factor")
+
+
+def lr_name(factor: float) -> str:
+    """A learning-rate factor as it appears in paths (``1``, ``0.1``, ``10``)."""
+    return f"{factor:g}"
+
+
+def cells(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every cell of the grid, in run order: block by block (config ``sensitivity.blocks``, the
+    most decisive first), each block setups x vectors x label sets, then every learning-rate
+    factor; a cell listed twice keeps its first place. A block with its own ``lr_factors`` runs
+    at those factors only (not the section's), all of them in its place in the first pass."""
+    if "sensitivity" not in config:
+        return []
+    section = config["sensitivity"]
+    cells: dict[tuple[str, ...], dict[str, Any]] = {}
+    for first, factor in enumerate(section["lr_factors"]):
+        for block in section["blocks"]:
+            factors = block.get("lr_factors")
+            if factors is not None and first:
+                continue  # a block with its own factors ran them all in the first pass
+            for block_factor in [factor] if factors is None else factors:
+                for setup in block["setups"]:
+                    for vectors in block["vectors"]:
+                        for label_set in block["label_sets"]:
+                            key = (setup, vectors, label_set, lr_name(block_factor))
+                            cells.setdefault(key, dict(zip(CELL_KEYS, key)))
+    return list(cells.values())
+
+
+def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every (cell, seed) of the grid, cells in run order."""
+    seeds = config["sensitivity"]["seeds"] if "sensitivity" in config else []
+    return [{**cell, "seed": seed} for cell in cells(config) for seed in seeds]
+
+
+def cell_of(wildcards: Any) -> dict[str, str]:
+    """The cell (:data:`CELL_KEYS`) a sensitivity job's wildcards name."""
+    return {
+        "setup": wildcards.dataset,
+        "vectors": wildcards.encoder,
+        "label_set": wildcards.label_set,
+        "lr_factor": wildcards.lr,
+    }
+
+
+def priority(config: Mapping[str, Any], wildcards: Any) -> int:
+    """A cell's Snakemake priority: the earlier in run order, the higher (0 if not configured)."""
+    key = tuple(wildcards[name] for name in ("dataset", "encoder", "label_set", "lr"))
+    order = [tuple(cell[k] for k in CELL_KEYS) for cell in cells(config)]
+    return len(order) - order.index(key) if key in order else 0
+
+
+def run_files(config: Mapping[str, Any], artefact: str, cell=None) -> list[str]:
+    """One artefact (trace.parquet, summary.json) of every run of the grid, or of one cell."""
+    return [
+        paths.sensitivity_run_file(
+            artefact, r["vectors"], r["setup"], r["label_set"], r["seed"], r["lr_factor"]
+        )
+        for r in runs(config)
+        if cell is None or all(r[k] == cell[k] for k in CELL_KEYS)
+    ]
+
+
+def cell_files(config: Mapping[str, Any]) -> list[str]:
+    """The per-seed file of every cell, in run order."""
+    return [
+        paths.sensitivity_cell_file(c["setup"], c["vectors"], c["label_set"], c["lr_factor"])
+        for c in cells(config)
+    ]
+
+
+def phase_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The runs the phases figure draws: every seed of the cells under ``sensitivity.phases``
+    (at learning-rate factor 1)."""
+    if "sensitivity" not in config:
+        return []
+    section = config["sensitivity"]
+    return [
+        {**phase, "lr_factor": "1", "seed": seed}
+        for phase in section["phases"]
+        for seed in section["seeds"]
+    ]
+
+
+def phase_files(config: Mapping[str, Any]) -> list[str]:
+    """The traces of :func:`phase_runs`."""
+    return [
+        paths.sensitivity_run_file(
+            "trace.parquet", r["vectors"], r["setup"], r["label_set"], r["seed"], r["lr_factor"]
+        )
+        for r in phase_runs(config)
+    ]
+
+
+def vector_inputs(config: Mapping[str, Any], name: str, setup: str) -> dict[str, Any]:
+    """The vectors.npy, index.parquet (and basis.npy) a run of vector set ``name`` reads: a
+    derived set's (config ``sensitivity.derived``) or an encoder's own (no basis)."""
+    if name in (config["sensitivity"].get("derived") or {}):
+        return {
+            artefact.split(".")[0]: paths.derived_file(artefact, name, setup)
+            for artefact in ("vectors.npy", "index.parquet", "basis.npy")
+        }
+    return {
+        "vectors": paths.embedding_file("vectors.npy", name, setup),
+        "index": paths.embedding_file("index.parquet", name, setup),
+        "basis": [],
+    }
+
+
+def derived_inputs(config: Mapping[str, Any], name: str, setup: str) -> dict[str, Any]:
+    """What a derived vector set is made from: its encoder's files (and, to rescale, the files
+    of the vector set whose norm it takes)."""
+    spec = config["sensitivity"]["derived"][name]
+    files = {
+        "vectors": paths.embedding_file("vectors.npy", spec["of"], setup),
+        "index": paths.embedding_file("index.parquet", spec["of"], setup),
+    }
+    if spec.get("norm_of"):
+        other = vector_inputs(config, spec["norm_of"], setup)
+        files.update(norm_vectors=other["vectors"], norm_index=other["index"])
+    return files
+
+
+def settings_line(config: Mapping[str, Any]) -> str:
+    """The settings every sensitivity table and figure states ('' without the section)."""
+    if "sensitivity" not in config:
+        return ""
+    section = config["sensitivity"]
+    seeds = section["seeds"]
+    factors = ", ".join(lr_name(f) for f in section["lr_factors"])
+    own = [lr_name(f) for b in section["blocks"] for f in b.get("lr_factors") or []]
+    if own:
+        factors += f" (and x {', '.join(dict.fromkeys(own))} in the cells that name them)"
+    return (
+        f"{section['updates']} updates, Adam lr {section['learning_rate']} x {factors}, metrics "
+        f"every {section['metric_stride']} updates"
+        + (
+            f" on {section['metric_sample_size']} sampled items"
+            if section["metric_sample_size"]
+            else ""
+        )
+        + f", seeds {', '.join(map(str, seeds))}"
+        + f"; items: words with a {section['items_from']} vector"
+        + f"; {100 * section['interval_level']:g}% t-intervals over seeds on Fisher z"
+    )
+
+
+def describe(config: Mapping[str, Any], device: str, workdir: Path = Path(".")) -> list[str]:
+    """What the sensitivity grid will run and how long what is left will take, here and on a GPU."""
+    section, grid = config["sensitivity"], runs(config)
+    planned = cells(config)
+    factors = ", ".join(dict.fromkeys(c["lr_factor"] for c in planned))
+    lines = [
+        f"sensitivity: {len(grid)} runs ({len(planned)} cells x {len(section['seeds'])} seeds; "
+        f"learning-rate factors {factors}) "
+        f"of {section['updates']} updates, metrics after "
+        f"{targets.every_nth_update(section['metric_stride'])}, device {device}"
+    ]
+    left = {"cpu": 0.0, "cuda": 0.0}
+    unknown, done = set(), 0
+    for run in grid:
+        trace = workdir / paths.sensitivity_run_file(
+            "trace.parquet",
+            run["vectors"],
+            run["setup"],
+            run["label_set"],
+            run["seed"],
+            run["lr_factor"],
+        )
+        settings = targets.sensitivity_settings(config, run["seed"], run["lr_factor"])
+        if costs.run_is_done(trace, settings, config["device"]):
+            done += 1
+            continue
+        for kind in left:
+            seconds = cost.sensitivity_run_seconds(
+                config, run, kind, cost.CPU_SECONDS, cost.GPU_SECONDS_PER_UPDATE_WITH_METRICS
+            )
+            if seconds is None:
+                unknown.add(run["vectors"])
+            else:
+                left[kind] += seconds
+    parallel = max(1, costs.available_cores() or 2)  # one-thread runs (rule optimize_sensitivity)
+    here, gpu = duration(left["cpu"] / parallel), duration(left["cuda"])
+    lines.append(
+        f"{done} of {len(grid)} runs done; time left: about {here} on this "
+        f"CPU ({parallel} run{'s' if parallel > 1 else ''} at a time), about {gpu} on "
+        "one GPU (estimates: CPU-seconds of this grid's one-thread runs measured on a loaded "
+        "2-core machine, scaled by items squared, dimension and evaluations "
+        "(isotropy.studies.paper_cost.sensitivity_run_seconds); "
+        "the GPU's by dimension from one H100 run at 384-d; embeddings come on top)"
+    )
+    if unknown:
+        lines.append(f"no dimension known for {', '.join(sorted(unknown))}: not included above")
+    return lines
+
+
+STUDIES = (
+    StudySpec(
+        name="sensitivity",
+        section="sensitivity",
+        target="sensitivity_study",
+        outputs=lambda config: [
+            paths.SENSITIVITY_TABLE,
+            paths.SENSITIVITY_MARKDOWN,
+            *(
+                paths.sensitivity_figure(e, n)
+                for n in ("r_by_condition", "phases")
+                for e in ("pdf", "png")
+            ),
+        ],
+        rules="rules/sensitivity.smk",
+        rule_all="never",
+        job_costs={"optimize_sensitivity": cost.optimisation_job_seconds},
+        describe=describe,
+        gpu_rules=("optimize_sensitivity",),
+    ),
+)

@@ -1,0 +1,247 @@
+"""The import graph of ``src/isotropy`` at the grain of files and of packages.
+
+Every ``import`` statement counts, those deferred into functions included (a deferred import
+that closes a cycle only hides it). A package is a top-level subpackage or module of
+``isotropy`` (``isotropy.verdicts``, ``isotropy.costs``). Run it to print
+
+- the package graph, one line per package with what it imports;
+- arrows from a lower floor to a higher one (:data:`FLOORS`), at both grains;
+- the package-level cycles (strongly connected components of more than one package);
+- studies importing studies (:data:`STUDIES`), at both grains.
+
+``python tests/import_graph.py`` prints them (``--write``: the package graph into
+docs/architecture.md, too); tests/test_architecture.py asserts them.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import textwrap
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "isotropy"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+BEGIN = "<!-- package graph: `.venv/bin/python tests/import_graph.py --write` -->"
+END = "<!-- end of the package graph -->"
+
+# Floors, lowest first: a package imports only its own floor or lower ones. Floor 0, the shared
+# foundation every layer may import:
+FOUNDATION = (
+    "compute",
+    "costs",
+    "defaults",
+    "io",
+    "logs",
+    "models",
+    "paths",
+    "provenance",
+    "published",
+    "resume",
+    "statistics",
+    "trust",
+)
+FLOORS: dict[str, int] = {
+    **dict.fromkeys(FOUNDATION, 0),
+    # the data layer: raw sources, tables, vectors
+    **dict.fromkeys(("sources", "readers", "embeddings"), 1),
+    # the science: metrics, optimisation, fine-tuning and the studies
+    **dict.fromkeys(
+        (
+            "metrics",
+            "transforms",
+            "optimize",
+            "finetune",
+            "traces",
+            "summaries",
+            "sensitivity",
+            "geometry",
+            "istar",
+            "rajaee_cls",
+            "extensions",
+        ),
+        2,
+    ),
+    # figures of what the science computed, and the verdicts on it
+    **dict.fromkeys(("plots", "verdicts", "reporting"), 3),
+    # what Snakemake asks while it parses
+    "workflow": 4,
+    # the study records over it (each study's targets, estimate, verdict inputs), the tools
+    **dict.fromkeys(("studies", "estimate", "audit", "debug"), 5),
+}
+
+# Each study's own packages. What two studies share lives in a neutral package.
+STUDIES: dict[str, tuple[str, ...]] = {
+    "main": ("summaries", "sensitivity"),
+    "istar": ("istar",),
+    "geometry": ("geometry",),
+    "extensions": ("extensions",),
+    "rajaee_cls": ("rajaee_cls",),
+}
+
+
+def dotted(path: Path, package: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def file_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """module -> the package's modules it imports anywhere in it (``from a import b`` names
+    ``a.b`` when that is a module; ``from . import x`` resolved)."""
+    files = {dotted(p, package): p for p in sorted(package.rglob("*.py"))}
+    graph = {}
+    for module, path in files.items():
+        base = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                source = node.module or ""
+                if node.level:
+                    up = base.split(".")[: len(base.split(".")) - node.level + 1]
+                    source = ".".join(up + ([source] if source else []))
+                for alias in node.names:
+                    sub = f"{source}.{alias.name}"
+                    found.add(sub if sub in files else source)
+        graph[module] = {t for t in found if t in files and t != module}
+    return graph
+
+
+def package_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def package_graph(files: Mapping[str, set[str]]) -> dict[str, set[str]]:
+    """package -> the other packages its modules import."""
+    graph: dict[str, set[str]] = {}
+    for module, targets in files.items():
+        own = package_of(module)
+        graph.setdefault(own, set()).update(package_of(t) for t in targets)
+    return {p: targets - {p} for p, targets in graph.items()}
+
+
+def floor(name: str) -> int:
+    return FLOORS.get(package_of(name) if name.startswith("isotropy.") else name, 0)
+
+
+def upward(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """``a (floor) -> b (floor)`` for every arrow from a lower floor to a higher one."""
+    return [
+        f"{a} ({floor(a)}) -> {b} ({floor(b)})"
+        for a in sorted(graph)
+        for b in sorted(graph[a])
+        if floor(a) < floor(b)
+    ]
+
+
+def cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def study_of(name: str) -> str | None:
+    package = package_of(name) if name.startswith("isotropy.") else name
+    return next((s for s, own in STUDIES.items() if package in own), None)
+
+
+def cross_study(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """``a (study) -> b (other study)`` for every arrow between two studies' code."""
+    return [
+        f"{a} ({study}) -> {b} ({other})"
+        for a in sorted(graph)
+        if (study := study_of(a)) is not None
+        for b in sorted(graph[a])
+        if (other := study_of(b)) not in (None, study)
+    ]
+
+
+def graph_lines(packages: Mapping[str, Iterable[str]]) -> list[str]:
+    """The package graph, one package a line (wrapped at 100 characters), by floor: ``floor
+    package -> what it imports``."""
+    lines = []
+    for name in sorted(set(packages) - {"isotropy"}, key=lambda p: (floor(p), p)):
+        head = f"{floor(name)} {name:<13} -> "
+        lines += textwrap.wrap(
+            ", ".join(sorted(packages[name])) or "-",
+            width=100,
+            initial_indent=head,
+            subsequent_indent=" " * len(head),
+        )
+    return lines
+
+
+def page_problems(page: str, packages: Mapping[str, Iterable[str]]) -> list[str]:
+    """How docs/architecture.md's package graph (between :data:`BEGIN` and :data:`END`) differs
+    from the graph's lines."""
+    if BEGIN not in page or END not in page:
+        return [f"docs/architecture.md has no package graph between {BEGIN!r} and {END!r}"]
+    stated = page.split(BEGIN, 1)[1].split(END, 1)[0].strip().strip("`").strip().splitlines()
+    actual = graph_lines(packages)
+    if stated == actual:
+        return []
+    return (
+        [f"the page says {line!r}" for line in stated if line not in actual]
+        + [f"the graph says {line!r}" for line in actual if line not in stated]
+        + ["regenerate it: .venv/bin/python tests/import_graph.py --write"]
+    )
+
+
+def write_page(path: Path = ARCHITECTURE) -> None:
+    page = path.read_text(encoding="utf-8")
+    before, rest = page.split(BEGIN, 1)
+    block = "\n".join(graph_lines(package_graph(file_graph())))
+    path.write_text(f"{before}{BEGIN}\n```\n{block}\n```\n{END}{rest.split(END, 1)[1]}")
+
+
+def report(package: Path = PACKAGE) -> str:
+    files = file_graph(package)
+    packages = package_graph(files)
+    lines = ["package graph (floor package -> what it imports):"]
+    lines += [f"  {line}" for line in graph_lines(packages)]
+    for grain, graph in (("package", packages), ("file", files)):
+        up, across = upward(graph), cross_study(graph)
+        lines.append(f"{grain} graph: {len(up)} arrows from a lower floor to a higher one")
+        lines += [f"  {arrow}" for arrow in up]
+        lines.append(f"{grain} graph: {len(across)} arrows from a study to another")
+        lines += [f"  {arrow}" for arrow in across]
+    loops = cycles(packages)
+    lines.append(f"package cycles: {len(loops)}")
+    lines += [f"  {' '.join(loop)}" for loop in loops]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--write"]:
+        write_page()
+    sys.stdout.write(report() + "\n")
