@@ -17,7 +17,7 @@ from isotropy.workflow import inputs
 def filled():
     """config.yaml's required sections alone, with the defaults the schema fills in."""
     with open(CONFIG_SCHEMA.parents[1] / "config.yaml", encoding="utf-8") as handle:
-        full = yaml.safe_load(handle)
+        full = workflow_config.with_sources(yaml.safe_load(handle))
     config = {key: full[key] for key in ("sources", "encoders", "main", "models")}
     workflow_config.validate_config(config)
     return config
