@@ -54,7 +54,7 @@ TRACKED_PACKAGES = (
 
 # Project modules that never change a result (they only log, write records or check files): not
 # tracked as code.
-UNTRACKED_MODULES = ("isotropy.provenance", "isotropy.logs", "isotropy.intake")
+UNTRACKED_MODULES = ("isotropy.provenance", "isotropy.logs", "isotropy.intake", "isotropy.trust")
 
 
 def record_path(path: str | os.PathLike) -> Path:
