@@ -360,8 +360,10 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
     last_run = root / LAST_RUN
     if last_run.is_file() and last_run.lstat().st_size > MAX_LAST_RUN_BYTES:
         problems.append((str(LAST_RUN), "is larger than 64 KiB (make run writes two short lines)"))
-    named: set[str] = set()
-    return [p for p in problems if not (p[0] in named or named.add(p[0]))]
+    first: dict[str, str] = {}
+    for file, reason in problems:
+        first.setdefault(file, reason)
+    return list(first.items())
 
 
 # An effective configuration is a few kilobytes; a gigabyte of YAML parses for minutes.

@@ -83,25 +83,46 @@ def audit(
             skipped = "parameters not checked: Snakemake is not run on forged or refused files"
             code = [Finding(escaped(f), FAIL, "code", reason) for f, reason in problems]
             return [*findings, *code, Finding("(workflow)", FAIL, "params", skipped)]
-        # The Snakefile's own configfile (config.yaml) is the checkout's, never the folder's.
-        checkout_config = Path(snakefile).resolve().parent / "config.yaml"
-        if checkout_config.is_file():
-            shutil.copyfile(checkout_config, workspace / "config.yaml")
-        try:
-            # The whole workflow of this configuration (its default target): what it declares,
-            # and Snakemake's view of each of its files. Never the audited files as targets: a
-            # result of another configuration has no rule here and would fail the whole call.
-            call = {"extra_args": snakemake_args, "env": env, "python": snakemake_python}
-            summary = snakemake_summary(
-                workspace, targets or None, snakefile=snakefile, configfiles=files, **call
-            )
-        except (RuntimeError, ValueError, subprocess.TimeoutExpired, OSError) as error:
-            failed = f"cannot check parameters and code against the workflow: {error}"
-            return [*findings, Finding("(workflow)", FAIL, "params", failed)]
+        summary = _summary_in(
+            workspace, snakefile, targets, files, snakemake_args, env, snakemake_python
+        )
+        if isinstance(summary, Finding):
+            return [*findings, summary]
         records = {p: load_record(workspace, p)[0] or {} for p in tracked}
     return with_snakemake_view(
         findings, summary, tracked, records, current, complete=starts is None
     )
+
+
+def _summary_in(
+    workspace: Path,
+    snakefile: str | os.PathLike,
+    targets: Sequence[str] | None,
+    files: Sequence[str | os.PathLike],
+    extra_args: Sequence[str],
+    env: Mapping[str, str] | None,
+    python: str | None,
+) -> dict[str, tuple[str, str]] | Finding:
+    """``snakemake --summary`` in the intake's copy, with the checkout's config.yaml (the
+    Snakefile's ``configfile:``, never the folder's), or the finding saying why not. The whole
+    workflow of this configuration (its default target), never the audited files as targets: a
+    result of another configuration has no rule here and would fail the whole call."""
+    checkout_config = Path(snakefile).resolve().parent / "config.yaml"
+    if checkout_config.is_file():
+        shutil.copyfile(checkout_config, workspace / "config.yaml")
+    try:
+        return snakemake_summary(
+            workspace,
+            targets or None,
+            snakefile=snakefile,
+            configfiles=files,
+            extra_args=extra_args,
+            env=env,
+            python=python,
+        )
+    except (RuntimeError, ValueError, subprocess.TimeoutExpired, OSError) as error:
+        failed = f"cannot check parameters and code against the workflow: {error}"
+        return Finding("(workflow)", FAIL, "params", failed)
 
 
 def quarantine(
