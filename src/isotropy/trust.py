@@ -341,7 +341,7 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
     problems = metadata_problems(workdir)
     for name in FOLDERS:
         path = root / name
-        if os.path.lexists(path) and not (path.is_dir() and not path.is_symlink()):
+        if os.path.lexists(path) and not path.is_symlink() and not path.is_dir():
             problems.append(
                 (name, "is not a folder: Snakemake and the workflow keep records there")
             )

@@ -38,7 +38,7 @@ from isotropy.audit.records import walk
 from isotropy.intake import FolderError, escaped, intake
 from isotropy.io import plain_data
 from isotropy.sources import MIRROR_ENV
-from isotropy.trust import import_problems, protect_imports, record_problem
+from isotropy.trust import config_file_problem, import_problems, protect_imports, record_problem
 from isotropy.workflow.config import ConfigError, load_config, load_config_files
 
 
@@ -78,7 +78,7 @@ def audit(
         if snakefile is None:
             skipped = "parameters not checked: no Snakefile given"
             return [*findings, Finding("(workflow)", WARN, "params", skipped)]
-        problems = import_problems(Path(snakefile).parent)
+        problems = workflow_problems(snakefile)
         if refused or problems:
             skipped = "parameters not checked: Snakemake is not run on forged or refused files"
             code = [Finding(escaped(f), FAIL, "code", reason) for f, reason in problems]
@@ -92,6 +92,15 @@ def audit(
     return with_snakemake_view(
         findings, summary, tracked, records, current, complete=starts is None
     )
+
+
+def workflow_problems(snakefile: str | os.PathLike) -> list[tuple[str, str]]:
+    """What Snakemake would run from the workflow's folder before its own checks: untracked
+    modules beside the Snakefile, and its config.yaml (the Snakefile's ``configfile:``) when it
+    is not plain YAML (YTE runs Python)."""
+    config = Path(snakefile).resolve().parent / "config.yaml"
+    problem = config_file_problem(config)
+    return import_problems(Path(snakefile).parent) + ([(str(config), problem)] if problem else [])
 
 
 def _summary_in(
@@ -125,6 +134,13 @@ def _summary_in(
         return Finding("(workflow)", FAIL, "params", failed)
 
 
+NOT_COPIED = ": not copied, not audited"
+ASKED = (
+    "; given as a file to audit: config files go after --configfile (isotropy-audit "
+    "--configfile a.yaml b.yaml)"
+)
+
+
 def quarantine(
     root: Path, workspace: Path, starts: Sequence[str] | None, config: Mapping | None
 ) -> tuple[list[Finding], Mapping | None]:
@@ -132,9 +148,10 @@ def quarantine(
     file, and ``config`` without a mirror that lies inside the folder (its pins are the folder's
     own, never believed)."""
     workspace.mkdir()
+    asked = set(starts or ())
     try:
         refused = [
-            Finding(escaped(name), FAIL, "intake", f"{cause}: not copied, not audited")
+            Finding(escaped(name), FAIL, "intake", cause + (ASKED if name in asked else NOT_COPIED))
             for name, cause in intake(root, workspace, starts, record_problem).items()
         ]
     except (FolderError, OSError) as error:
