@@ -296,9 +296,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.gate and bad:
         files, _, check, reason = bad[0]
         print(
-            f"{args.gate}: refused: the audit of {escaped(str(root.resolve()))} finds {len(bad)} "
-            f"mismatch(es) (first: {files}: {check}: {reason}); nothing is re-made from results "
-            "this folder's records do not vouch for: run make audit to see them all",
+            f"{args.gate}: refused: the audit of {escaped(str(root.resolve()))} finds "
+            f"mismatches of {len(bad)} cause(s) (first: {files}: {check}: {reason}); nothing is "
+            "re-made from results this folder's records do not vouch for: run make audit to see "
+            "them all",
             file=sys.stderr,
         )
     elif not args.gate:
