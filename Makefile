@@ -114,7 +114,8 @@ audit: install folder-check
 # paper comparison and overview page (re-made here in seconds, judging that study alone; nothing
 # upstream is ever re-made: --allowed-rules). One self-contained HTML file, figures as PNG.
 REPORT ?= report.html
-# Written beside it, then renamed: a report killed while it is written never replaces the last whole one.
+# Written beside it, then renamed (isotropy.intake.place): a report killed while it is written
+# never replaces the last whole one, and a link or a folder there is refused, never written into.
 REPORT_PARTIAL = $(basename $(REPORT)).partial$(suffix $(REPORT))
 # LAST_RUN is read as text by make (never by a shell), and the target must be one of these.
 REPORT_TARGETS := all main_study preview_study glue_study istar_study geometry_study sensitivity_study
@@ -132,6 +133,11 @@ REPORT_RULES = $(if $(filter preview_study,$(REPORT_TARGET)),check_claims_previe
 COPY_RULES := copy_published_values copy_protocol_effects
 # The sensitivity study makes no claims: its report has none (report/workflow.rst says so).
 REPORT_OVERVIEW = $(if $(filter preview_study,$(REPORT_TARGET)),results/preview/report/overview.html,$(if $(filter sensitivity_study,$(REPORT_TARGET)),,results/report/overview.html))
+# Nothing is re-made from results the folder's records do not vouch for: the record walk of the
+# audit (its intake's copy of the folder) first, and on any mismatch one line and a stop, so a
+# result forged with its own record stays a finding after any number of reports.
+AUDIT_GATE = $(BIN)/python -m isotropy.audit --no-snakemake --gate 'make report' \
+	$(if $(wildcard logs/effective-config/$(REPORT_TARGET).yaml),--configfile logs/effective-config/$(REPORT_TARGET).yaml)
 # make expands a recipe whole before its first line runs, LAST_RUN read in: the folder is checked
 # first, as a prerequisite (a pipe there would block make itself).
 folder-check: install
@@ -139,13 +145,14 @@ folder-check: install
 report: install folder-check
 	$(check_report_target)$(BIN)/python -m isotropy.resume --before report
 	$(TRUST) --configfile $(REPORT_CONFIG_FILES)
+	$(AUDIT_GATE)
 	@echo "make report: target $(REPORT_TARGET) with $(REPORT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); REPORT_TARGET=... REPORT_CONFIG_FILES=\"...\" choose another)"
 	$(if $(REPORT_OVERVIEW),$(BIN)/snakemake --cores 1 $(REPORT_OVERVIEW) $(REPORT_ARGS) --rerun-triggers mtime \
 		--forcerun $(REPORT_RULES) --allowed-rules $(REPORT_RULES) $(COPY_RULES) $(SNAKEMAKE_ARGS))
 	rm -f $(REPORT_PARTIAL)  # a planted link there is removed, never written through
 	$(BIN)/snakemake --cores 1 --report $(REPORT_PARTIAL) --report-stylesheet report/style.css \
 		$(REPORT_TARGET) $(REPORT_OVERVIEW) $(REPORT_ARGS) $(SNAKEMAKE_ARGS)
-	mv -f $(REPORT_PARTIAL) $(REPORT)
+	$(BIN)/python -m isotropy.intake place $(REPORT_PARTIAL) $(REPORT)
 
 lint: install
 	$(BIN)/ruff check .

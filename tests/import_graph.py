@@ -33,6 +33,7 @@ FOUNDATION = (
     "compute",
     "costs",
     "defaults",
+    "intake",
     "io",
     "logs",
     "models",

@@ -153,11 +153,13 @@ def test_tampered_raw_download_is_caught(chain):
     )
 
 
-def _mirror_manifest(chain: Path, row: str | None) -> Path:
-    """A mirror with values.txt and a MANIFEST.tsv holding ``row`` (None: no row), and the toy
-    download manifest re-written as fetched from it, pinned by MANIFEST.tsv."""
-    mirror = chain / "mirror"
+def _mirror_manifest(chain: Path, row: str | None, monkeypatch) -> Path:
+    """A mirror with values.txt and a MANIFEST.tsv holding ``row`` (None: no row), the user's
+    configured mirror (the audit never believes the one a manifest names), and the toy download
+    manifest re-written as fetched from it, pinned by MANIFEST.tsv."""
+    mirror = chain.parent / f"{chain.name}-mirror"
     mirror.mkdir()
+    monkeypatch.setenv("ISOTROPY_MIRROR", str(mirror))
     (mirror / "values.txt").write_text("1\n2\n3\n")
     (mirror / "MANIFEST.tsv").write_text("path\tbytes\tsha256\n" + (row + "\n" if row else ""))
     manifest = json.loads(Path("resources/raw/toy/manifest.json").read_text())
@@ -180,15 +182,15 @@ def _mirror_manifest(chain: Path, row: str | None) -> Path:
     return mirror
 
 
-def test_raw_inputs_are_checked_against_the_pins_not_the_record(chain):
+def test_raw_inputs_are_checked_against_the_pins_not_the_record(chain, monkeypatch):
     digest = hashlib.sha256(b"1\n2\n3\n").hexdigest()
-    _mirror_manifest(chain, f"values.txt\t6\t{digest}")
+    _mirror_manifest(chain, f"values.txt\t6\t{digest}", monkeypatch)
     assert not failures(audit(chain))  # the record and the pin agree
 
 
-def test_raw_input_whose_pin_differs_is_a_mismatch(chain):
+def test_raw_input_whose_pin_differs_is_a_mismatch(chain, monkeypatch):
     other = hashlib.sha256(b"1\n2\n4\n").hexdigest()
-    _mirror_manifest(chain, f"values.txt\t6\t{other}")
+    _mirror_manifest(chain, f"values.txt\t6\t{other}", monkeypatch)
     bad = _bad(audit(chain))["resources/raw/toy/manifest.json"]
     assert any(
         r.startswith("raw: mirror file values.txt was fetched with sha256")
@@ -197,8 +199,8 @@ def test_raw_input_whose_pin_differs_is_a_mismatch(chain):
     )
 
 
-def test_raw_input_recorded_as_pinned_without_a_pin_is_a_mismatch(chain):
-    _mirror_manifest(chain, None)
+def test_raw_input_recorded_as_pinned_without_a_pin_is_a_mismatch(chain, monkeypatch):
+    _mirror_manifest(chain, None, monkeypatch)
     bad = _bad(audit(chain))["resources/raw/toy/manifest.json"]
     assert (
         "raw: mirror file values.txt is recorded as pinned by MANIFEST.tsv, but no such pin exists "
@@ -206,8 +208,8 @@ def test_raw_input_recorded_as_pinned_without_a_pin_is_a_mismatch(chain):
     )
 
 
-def test_raw_input_pinned_by_a_row_cut_short_is_a_mismatch(chain):
-    _mirror_manifest(chain, "values.txt\t6")  # the row cut short before its sha256
+def test_raw_input_pinned_by_a_row_cut_short_is_a_mismatch(chain, monkeypatch):
+    _mirror_manifest(chain, "values.txt\t6", monkeypatch)  # the row cut short before its sha256
     bad = _bad(audit(chain))["resources/raw/toy/manifest.json"]
     assert any("the mirror's pins cannot be read" in r and "line 2" in r for r in bad)
 

@@ -224,7 +224,7 @@ def test_the_repeat_on_another_device_matches_its_record_and_shows_a_planted_dif
     from isotropy.verdicts import devices
 
     record = json.loads((ROOT / devices.H100_RUN).read_text(encoding="utf-8"))
-    assert record["files_sha256"][str(devices.H100_TRACES)] == headline.sha256(
+    assert record["files_sha256"][str(devices.H100_TRACES)] == headline.sha256_file(
         ROOT / devices.H100_TRACES
     )
     cpu = headline.committed_tables(ROOT)["main_traces"]

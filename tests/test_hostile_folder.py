@@ -57,7 +57,7 @@ def _linked_folder(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 def test_links_where_the_workflow_writes_are_named(tmp_path):
     workdir, victim, _ = _linked_folder(tmp_path)
-    problems = dict(trust.link_problems(workdir))
+    problems = dict(trust.folder_problems(workdir))
     assert set(problems) == {
         "logs/audit.log",
         "results/report/overview.html",
@@ -74,7 +74,7 @@ def test_a_linked_results_folder_itself_is_allowed(tmp_path):
     (scratch / "main" / "table.csv").write_text("x\n1\n")
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "results").symlink_to(scratch, target_is_directory=True)
-    assert trust.link_problems(tmp_path / "work") == []
+    assert trust.folder_problems(tmp_path / "work") == []
 
 
 @pytest.mark.parametrize("target", ["audit", "report"])
@@ -89,10 +89,13 @@ def test_make_refuses_a_folder_with_links_before_snakemake(tmp_path, target):
 
 
 def test_the_audit_calls_a_link_a_mismatch(tmp_path):
+    """The audit reads only its intake's copy: a linked result is refused, never followed (the
+    links it never reads, in logs/ and benchmarks/, are the folder check's, above)."""
     workdir, _, _ = _linked_folder(tmp_path)
     findings = audit(workdir, snakefile=workdir / "no such Snakefile")
-    links = {f.file for f in findings if f.status == FAIL and f.check == "link"}
-    assert links == {"logs/audit.log", "results/report/overview.html", "benchmarks/main"}
+    links = {f.file: f.reason for f in findings if f.status == FAIL and f.check == "intake"}
+    assert set(links) == {"results/report/overview.html"}
+    assert "a link on its path" in links["results/report/overview.html"]
 
 
 # --- an overlay's paths and names stay inside their folders ---------------------------------

@@ -598,8 +598,8 @@ def test_the_doc_table_is_rewritten_between_its_markers_from_a_copy_of_the_seeds
     assert "| supersense | word2vec | 50 | all | 1 | +0.81 [+0.64, +0.90] |" in block
     assert "Settings: test settings." in block
     _, source = sensitivity.committed_doc_data(tmp_path)
-    assert source["sha256"] == sensitivity.sha256(results / "seeds.csv")
-    assert sensitivity.sha256(tmp_path / sensitivity.DOC_SEEDS) == source["sha256"]
+    assert source["sha256"] == sensitivity.sha256_file(results / "seeds.csv")
+    assert sensitivity.sha256_file(tmp_path / sensitivity.DOC_SEEDS) == source["sha256"]
     assert sensitivity.committed_doc_block(tmp_path) == block
     assert source["not_run"] == ["x/y"] and "Not run (missing from this table): x/y." in block
     # a doc without its markers is refused, and nothing is written

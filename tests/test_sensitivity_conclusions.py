@@ -87,7 +87,7 @@ def test_the_doc_table_is_the_committed_data_rendered():
 
 
 def test_the_committed_seeds_are_the_copied_file():
-    assert sensitivity.sha256(ROOT / sensitivity.DOC_SEEDS) == SOURCE["sha256"]
+    assert sensitivity.sha256_file(ROOT / sensitivity.DOC_SEEDS) == SOURCE["sha256"]
     assert SOURCE["source"].endswith("seeds.csv") and SOURCE["settings_line"]
 
 

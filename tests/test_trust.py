@@ -140,7 +140,7 @@ def test_links_and_pipes_in_the_metadata_are_refused_unread(tmp_path):
     (metadata / "@outside").symlink_to("/etc", target_is_directory=True)
     problems = dict(trust.metadata_problems(tmp_path))
     assert set(problems) == {f".snakemake/metadata/{n}" for n in ("eA==", "eQ==", "@outside")}
-    assert "the record of 'x': it is not a regular file" in problems[".snakemake/metadata/eA=="]
+    assert "the record of 'x': it is a link, not a file" in problems[".snakemake/metadata/eA=="]
 
 
 def test_the_command_line_names_each_refused_record(tmp_path):
@@ -163,7 +163,7 @@ def test_the_audit_calls_a_forged_record_a_mismatch_and_runs_no_snakemake(tmp_pa
     _folder(tmp_path, {**PLAIN, "container_img_url": f"x{SCRIPT}"})
     findings = audit(tmp_path, snakefile=tmp_path / "no such Snakefile")
     bad = {(f.file, f.check): f.reason for f in findings if f.status == FAIL}
-    assert "container_img_url" in bad[(f".snakemake/metadata/{OUT}", "metadata")]
+    assert "container_img_url" in bad[(f".snakemake/metadata/{OUT}", "intake")]
     assert "Snakemake is not run on forged" in bad[("(workflow)", "params")]
 
 
@@ -328,7 +328,7 @@ def test_make_report_refuses_the_folders_effective_config_if_it_is_a_yte_templat
     result = run_make(workdir, "report")
     assert result.returncode != 0 and not (workdir / "calls.txt").exists(), result.stderr
     assert (
-        "logs/effective-config/preview_study.yaml: sets __use_yte__, which makes Snakemake run"
+        "logs/effective-config/preview_study.yaml: sets __use_yte__: Snakemake would run"
         in result.stderr
     )
 

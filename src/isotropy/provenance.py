@@ -10,9 +10,7 @@ records back to the raw downloads.
 
 from __future__ import annotations
 
-import base64
 import datetime as _dt
-import json
 import os
 import platform
 import socket
@@ -23,6 +21,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from isotropy.intake import parse_json
 from isotropy.io import sha256_file, write_json
 
 SUFFIX = ".provenance.json"
@@ -53,8 +52,9 @@ TRACKED_PACKAGES = (
 )
 
 
-# Project modules that never change a result (they only log or write records): not tracked as code.
-UNTRACKED_MODULES = ("isotropy.provenance", "isotropy.logs")
+# Project modules that never change a result (they only log, write records or check files): not
+# tracked as code.
+UNTRACKED_MODULES = ("isotropy.provenance", "isotropy.logs", "isotropy.intake", "isotropy.trust")
 
 
 def record_path(path: str | os.PathLike) -> Path:
@@ -306,7 +306,7 @@ def _original_script(snakemake: Any) -> str | None:
 def read_record(path: str | os.PathLike) -> dict | None:
     """The provenance record beside ``path`` (None when there is none)."""
     sidecar = record_path(path)
-    return json.loads(sidecar.read_text()) if sidecar.is_file() else None
+    return parse_json(sidecar.read_bytes()) if sidecar.is_file() else None
 
 
 def damaged_npy(path: str | os.PathLike) -> str | None:
@@ -338,27 +338,18 @@ def iter_recorded(root: str | os.PathLike) -> Iterator[Path]:
 
 
 def snakemake_metadata(path: str | os.PathLike, workdir: str | os.PathLike = ".") -> dict | None:
-    """What Snakemake itself recorded about output ``path`` (``.snakemake/metadata``), or None.
+    """What Snakemake itself recorded about output ``path`` (``.snakemake/metadata``), or None
+    (none, or not shaped like Snakemake's). ``path`` is relative to ``workdir``.
 
     Snakemake keeps, per output, the rule, its input paths, params, start/end times and the
     sha256 of small inputs; the audit falls back on it for files without a provenance record.
-    ``path`` is relative to ``workdir``, as Snakemake names it.
     """
-    subject = Path(workdir) / ".snakemake" / "metadata"
-    if not subject.is_dir():
-        return None
-    b64 = base64.urlsafe_b64encode(str(path).encode()).decode()
+    from isotropy.intake import METADATA, metadata_name
+
+    recpath = Path(workdir) / METADATA / metadata_name(str(path))
     try:
-        max_len = os.pathconf(subject, "PC_NAME_MAX") or 255
+        meta = parse_json(recpath.read_bytes()) if recpath.is_file() else None
     except (OSError, ValueError):
-        max_len = 255
-    parts = [b64[i : i + max_len - 1] for i in range(0, len(b64), max_len - 1)]
-    recpath = subject.joinpath(*(["@" + p for p in parts[:-1]] + [parts[-1]]))
-    if not recpath.is_file():
-        return None
-    try:
-        meta = json.loads(recpath.read_text())
-    except (OSError, UnicodeDecodeError, ValueError):
         return None
     if not isinstance(meta, dict) or not isinstance(meta.get("input") or [], list):
         return None  # another shape is not Snakemake's

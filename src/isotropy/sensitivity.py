@@ -28,7 +28,6 @@ cross-checks are in :mod:`isotropy.workflow.config`.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -42,7 +41,7 @@ import pandas as pd
 from scipy import stats
 
 from isotropy import paths
-from isotropy.io import atomic_path, with_block
+from isotropy.io import atomic_path, sha256_file, with_block
 from isotropy.statistics import R_LIMIT, seed_interval, signs_disagree
 from isotropy.summaries import spearman_summary
 
@@ -549,11 +548,6 @@ DOC_BEGIN = (
 DOC_END = "<!-- end of the generated results table -->"
 
 
-def sha256(path: str | os.PathLike) -> str:
-    """The file's SHA-256, hex."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def read_seeds(path: str | os.PathLike) -> pd.DataFrame:
     """A per-seed file (``results/sensitivity/seeds.csv`` or its committed copy)."""
     seeds = pd.read_csv(path)
@@ -619,9 +613,9 @@ def write_doc(results: str | os.PathLike, root: str | os.PathLike = ".", level: 
     new_doc = with_block(doc, block, DOC_BEGIN, DOC_END)
     source = {
         "source": str(seeds_file),
-        "sha256": sha256(seeds_file),
+        "sha256": sha256_file(seeds_file),
         "table": str(table_file),
-        "table_sha256": sha256(table_file),
+        "table_sha256": sha256_file(table_file),
         "settings_line": settings_line,
         "interval_level": level,
         "not_run": not_run,

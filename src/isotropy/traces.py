@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from isotropy.intake import parse_json, rows_problem
 from isotropy.io import sha256_file
 from isotropy.metrics import registry
 from isotropy.provenance import record_path
@@ -56,7 +57,7 @@ def column_bounds() -> dict[str, tuple[float, float]]:
 def _matches_record(path: Path) -> str | None:
     """Why ``path`` differs from its provenance record (None: it matches, or has no record)."""
     try:
-        record = json.loads(record_path(path).read_text(encoding="utf-8"))
+        record = parse_json(record_path(path).read_bytes())  # nesting and size capped
         entries = {Path(name).resolve(): entry for name, entry in record["outputs"].items()}
         entry = entries.get(path.resolve())
         recorded = None if entry is None else str(entry["sha256"])
@@ -158,10 +159,17 @@ def _read_checked(path: Path, read: Callable[[Path], pd.DataFrame], what: str, r
         raise ResultFileError(path, f"not {what} ({error})", remake) from None
 
 
+def _parquet(path: Path) -> pd.DataFrame:
+    """The table, once its footer says it holds no more rows than the intake takes."""
+    if (problem := rows_problem(path)) is not None:
+        raise ValueError(problem)
+    return pd.read_parquet(path)
+
+
 def read_trace(path: str | os.PathLike) -> pd.DataFrame:
     """A run's trace, checked (:func:`trace_problem`, its summary.json beside it, its record)."""
     path = Path(path)
-    frame = _read_checked(path, pd.read_parquet, "a readable parquet file", REMAKE_TRACE)
+    frame = _read_checked(path, _parquet, "a readable parquet file", REMAKE_TRACE)
     summary_path = path.with_name("summary.json")
     summary = None
     if summary_path.is_file():

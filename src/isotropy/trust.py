@@ -38,7 +38,6 @@ import base64
 import binascii
 import functools
 import importlib.machinery
-import json
 import math
 import os
 import re
@@ -50,6 +49,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from isotropy.intake import FolderError, escaped, file_problem, parse_json, plain_config_problem
 
 METADATA = Path(".snakemake") / "metadata"
 # A record of Snakemake 9 is well under a megabyte; its conda environment a few kilobytes.
@@ -66,10 +67,6 @@ JOB_ID = re.compile(r"[A-Za-z0-9._:@+-]*\Z")
 MAX_TIME = 1e11
 # Listed before the folder is refused; the rest are counted.
 SHOWN = 10
-
-
-class FolderError(ValueError):
-    """A results folder whose Snakemake bookkeeping is not what Snakemake writes."""
 
 
 def _optional(check: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
@@ -245,47 +242,11 @@ def _output_named(name: Path) -> str:
 def _read_record(path: Path) -> Any:
     """The parsed record at ``path``, refusing anything but a regular file of modest size."""
     info = path.lstat()
-    if not stat.S_ISREG(info.st_mode):
-        raise FolderError("it is not a regular file (a link, a pipe or a device)")
+    if (problem := file_problem(info)) is not None:
+        raise FolderError(f"it {problem}")
     if info.st_size > MAX_RECORD_BYTES:
         raise FolderError(f"it is larger than {MAX_RECORD_BYTES // 2**20} MiB")
     return parse_json(path.read_bytes(), constants=False)
-
-
-# Snakemake's records and the workflow's provenance records nest a few levels; Python's own
-# parser gives up near 1,000 with a RecursionError, and code that walks a record recursively
-# sooner.
-MAX_JSON_DEPTH = 64
-
-
-def parse_json(data: str | bytes, *, constants: bool = True) -> Any:
-    """The JSON in ``data``, or :class:`FolderError` saying in one line why it is not (not JSON,
-    nested deeper than :data:`MAX_JSON_DEPTH`; without ``constants``, NaN or Infinity)."""
-    try:
-        value = json.loads(data) if constants else json.loads(data, parse_constant=_no_constant)
-    except RecursionError:
-        raise FolderError(f"it is nested deeper than {MAX_JSON_DEPTH} levels") from None
-    except (UnicodeDecodeError, ValueError) as error:
-        raise FolderError(f"it is not JSON ({str(error)[:80]})") from None
-    if _depth_over(value, MAX_JSON_DEPTH):
-        raise FolderError(f"it is nested deeper than {MAX_JSON_DEPTH} levels")
-    return value
-
-
-def _depth_over(value: Any, limit: int) -> bool:
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth > limit:
-                return True
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-    return False
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number Snakemake writes")
 
 
 def incomplete_problem(record: Any) -> str | None:
@@ -330,25 +291,22 @@ def metadata_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]
     return problems
 
 
-# The workflow makes no links under these folders: a linked file or folder there was put there,
-# and a log or result written to it would be written where it points (the report would embed it).
-WRITTEN = ("results", "logs", "benchmarks")
-# Snakemake writes its records, logs and locks below .snakemake/: neither it nor anything below
-# may be a link, except inside the environments and shadow folders Snakemake fills with links.
+# The workflow makes no links under these folders (they themselves may be links, e.g. to a
+# scratch disk), and no hard links there or below .snakemake/: what it or Snakemake writes or
+# reports through one would reach a file elsewhere. Snakemake's environments and shadow folders
+# are its own links; the checkout's .git and .venv are not walked.
+WRITTEN = frozenset({"results", "logs", "benchmarks", "resources"})
 SNAKEMAKE_DIR = ".snakemake"
 LINKED_INSIDE = frozenset({"conda", "singularity", "apptainer", "shadow"})
-# Never walked for pipes and devices: the checkout's own git folder and virtual environment.
 NOT_WALKED = frozenset({".git", ".venv"})
+# Where Snakemake and the workflow keep records: folders, or absent.
+FOLDERS = (SNAKEMAKE_DIR, str(METADATA), "logs/effective-config")
+# logs/last_run.txt: two short lines that make reads (TARGET=..., CONFIG_FILES=...).
+LAST_RUN = Path("logs") / "last_run.txt"
+MAX_LAST_RUN_BYTES = 64 * 2**10
 
 
-def _link_reason(path: Path) -> str:
-    return (
-        f"is a link to {os.readlink(path)[:120]!r}: the workflow makes no links, and what it or "
-        "Snakemake writes or reports there would go through it; remove the link"
-    )
-
-
-def _walk(top: Path, skip: Callable[[Path], bool] = lambda _: False):
+def _walk(top: Path, skip: Callable[[Path], bool]):
     """Every path below ``top`` (links listed, never followed), pruning folders ``skip`` names."""
     for folder, subfolders, files in os.walk(top):
         subfolders[:] = [d for d in subfolders if not skip(Path(folder, d))]
@@ -356,27 +314,37 @@ def _walk(top: Path, skip: Callable[[Path], bool] = lambda _: False):
             yield Path(folder) / name
 
 
-def link_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
-    """(path, reason) for every link below ``results/``, ``logs/`` and ``benchmarks/`` (the
-    folders themselves may be links, e.g. to a scratch disk), and ``.snakemake/`` or anything
-    below it (environments and shadow folders aside) being a link."""
-    root = Path(workdir)
-    snakemake_dir = root / SNAKEMAKE_DIR
-    paths = [p for top in WRITTEN for p in _walk(root / top)]
-    paths.append(snakemake_dir)
-    if not snakemake_dir.is_symlink():
-        paths += _walk(
-            snakemake_dir, lambda p: p.parent == snakemake_dir and p.name in LINKED_INSIDE
-        )
-    return [(str(p.relative_to(root)), _link_reason(p)) for p in paths if p.is_symlink()]
+def path_problem(root: Path, rel: Path, info: os.stat_result) -> str | None:
+    """Why an entry of the folder (``rel`` relative to it) is not one the workflow makes."""
+    top = rel.parts[0]
+    if stat.S_ISLNK(info.st_mode):
+        if top == SNAKEMAKE_DIR or (top in WRITTEN and len(rel.parts) > 1):
+            target = escaped(os.readlink(root / rel)[:120])
+            return (
+                f"is a link to {target!r}: the workflow makes none, and what it or Snakemake "
+                "writes or reports there would go through it; remove the link"
+            )
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        return None
+    if not stat.S_ISREG(info.st_mode) or (top in WRITTEN or top == SNAKEMAKE_DIR):
+        return file_problem(info)
+    return None
 
 
-def special_file_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
-    """(path, reason) for everything below ``workdir`` that is neither a regular file, a folder
-    nor a link: a pipe, a device or a socket, which Snakemake, make or the report would wait on
-    forever when they read it (the checkout's .git and .venv, and Snakemake's environments, are
-    not walked)."""
+def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
+    """Everything in ``workdir`` that Snakemake must not read or write through: forged or damaged
+    metadata records; links, hard links, pipes, sockets and devices (:func:`path_problem`);
+    Snakemake's record folders that are not folders; a last-run file make cannot read safely.
+    Each path once."""
     root = Path(workdir)
+    problems = metadata_problems(workdir)
+    for name in FOLDERS:
+        path = root / name
+        if os.path.lexists(path) and not path.is_symlink() and not path.is_dir():
+            problems.append(
+                (name, "is not a folder: Snakemake and the workflow keep records there")
+            )
     tops = [root] + [root / t for t in WRITTEN if (root / t).is_symlink() and (root / t).is_dir()]
 
     def skip(path: Path) -> bool:
@@ -384,62 +352,18 @@ def special_file_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, s
             return path.name in NOT_WALKED
         return path.parent == root / SNAKEMAKE_DIR and path.name in LINKED_INSIDE
 
-    problems = []
     for top in tops:
         for path in _walk(top, skip):
-            mode = path.lstat().st_mode
-            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-                problems.append((str(path.relative_to(root)), _special_reason(mode)))
-    return problems
-
-
-def _special_reason(mode: int) -> str:
-    kind = (
-        "a pipe (FIFO)"
-        if stat.S_ISFIFO(mode)
-        else "a socket"
-        if stat.S_ISSOCK(mode)
-        else "a device"
-    )
-    return (
-        f"is {kind}, not a file: the workflow writes none, and reading it would wait forever; "
-        "remove it"
-    )
-
-
-# logs/last_run.txt: two short lines that make reads (TARGET=..., CONFIG_FILES=...).
-LAST_RUN = Path("logs") / "last_run.txt"
-MAX_LAST_RUN_BYTES = 64 * 2**10
-
-
-def last_run_problem(workdir: str | os.PathLike = ".") -> str | None:
-    """Why ``make report`` must not read the folder's logs/last_run.txt (None: it may, or there
-    is none)."""
-    path = Path(workdir) / LAST_RUN
-    if not os.path.lexists(path):
-        return None
-    info = path.lstat()
-    if not stat.S_ISREG(info.st_mode):
-        return "is not a regular file (a link, a pipe or a device): remove it"
-    if info.st_size > MAX_LAST_RUN_BYTES:
-        limit = f"{MAX_LAST_RUN_BYTES // 2**10} KiB"
-        return f"is larger than {limit} (make run writes two short lines): remove it"
-    return None
-
-
-def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
-    """Everything in ``workdir`` that Snakemake must not read or write through: forged or damaged
-    metadata records, links where the workflow writes, pipes and devices anywhere, and a
-    last-run file make cannot read safely. Each path once."""
-    problems = metadata_problems(workdir) + link_problems(workdir)
-    if (problem := last_run_problem(workdir)) is not None:
-        problems.append((str(LAST_RUN), problem))
-    named = {file for file, _ in problems}
-    return problems + [p for p in special_file_problems(workdir) if p[0] not in named]
-
-
-# Snakemake reads every --configfile with YTE, which runs the Python in a file that sets this key.
-YTE_KEY = "__use_yte__"
+            rel = path.relative_to(root)
+            if (problem := path_problem(root, rel, path.lstat())) is not None:
+                problems.append((str(rel), problem))
+    last_run = root / LAST_RUN
+    if last_run.is_file() and last_run.lstat().st_size > MAX_LAST_RUN_BYTES:
+        problems.append((str(LAST_RUN), "is larger than 64 KiB (make run writes two short lines)"))
+    first: dict[str, str] = {}
+    for file, reason in problems:
+        first.setdefault(file, reason)
+    return list(first.items())
 
 
 # An effective configuration is a few kilobytes; a gigabyte of YAML parses for minutes.
@@ -449,7 +373,9 @@ MAX_CONFIG_BYTES = 4 * 2**20
 def config_file_problem(path: str | os.PathLike) -> str | None:
     """Why Snakemake must not load config file ``path`` (None: plain YAML). ``make report`` gives
     Snakemake the folder's own logs/effective-config/<target>.yaml, so it is checked first: a
-    regular file (a pipe would block Snakemake) under :data:`MAX_CONFIG_BYTES`, without YTE."""
+    regular file (a pipe would block Snakemake) under :data:`MAX_CONFIG_BYTES`, then the
+    workflow's own check (:func:`isotropy.intake.plain_config_problem`: no YTE, no alias bomb),
+    before Snakemake merges it."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -467,9 +393,7 @@ def config_file_problem(path: str | os.PathLike) -> str | None:
         return f"cannot be read ({error.strerror})"
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         return f"is not plain YAML ({str(error).splitlines()[0][:80]})"
-    if isinstance(loaded, dict) and YTE_KEY in loaded:
-        return f"sets {YTE_KEY}, which makes Snakemake run the Python it holds (YTE templating)"
-    return None
+    return plain_config_problem(loaded)
 
 
 # What Python imports a module from (.py, .pyc, extension modules).
@@ -556,19 +480,6 @@ def import_problems(workflow_root: str | os.PathLike) -> list[tuple[str, str]]:
 WORKFLOW_CONFIG = "config.yaml"
 
 
-def snakemake_call_problems(
-    workdir: str | os.PathLike, snakefile: str | os.PathLike
-) -> list[tuple[str, str]]:
-    """What a Snakemake call with ``snakefile`` in ``workdir`` would run from the folders before
-    the workflow's own checks: the folder's config.yaml (the Snakefile's ``configfile:``, read in
-    the working folder, YTE and all) and untracked modules at the workflow's root."""
-    problems = import_problems(Path(snakefile).parent)
-    config = Path(workdir) / WORKFLOW_CONFIG
-    if (problem := config_file_problem(config)) is not None:
-        problems.append((str(config), problem))
-    return problems
-
-
 # Snakemake writes its inventory of the folder here after every dry run, and unpickles it with
 # --trust-io-cache (when it builds the DAG, after the workflow parsed: the option itself is not
 # known while it parses).
@@ -590,7 +501,7 @@ def drop_io_cache(workdir: str | os.PathLike = ".") -> bool:
 
 def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -> str:
     """One message for the refused records: each file and why, and what to do."""
-    lines = [f"{file}: {reason}" for file, reason in problems[:SHOWN]]
+    lines = [f"{escaped(file)}: {escaped(reason)}" for file, reason in problems[:SHOWN]]
     if len(problems) > SHOWN:
         lines.append(f"… and {len(problems) - SHOWN} more")
     return (
@@ -630,12 +541,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # make runs in the workflow's root, whose Snakefile reads the folder's config.yaml.
     configs = dict.fromkeys([*args.configfile, str(Path(args.directory) / WORKFLOW_CONFIG)])
-    problems = folder_problems(args.directory) + import_problems(args.directory)
-    problems += [
-        (str(file), problem)
-        for file in configs
-        if (problem := config_file_problem(file)) is not None
-    ]
+    try:
+        problems = folder_problems(args.directory) + import_problems(args.directory)
+        problems += [(str(f), p) for f in configs if (p := config_file_problem(f)) is not None]
+    except OSError as error:  # a folder that cannot be read: one line
+        print(f"refused: {escaped(str(error))}", file=sys.stderr)
+        return 1
     if problems:
         print(f"refused: {refusal(problems, args.directory)}", file=sys.stderr)
         return 1

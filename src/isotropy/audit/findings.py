@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from isotropy.intake import escaped, name_problem, parse_json
 from isotropy.io import atomic_path
 from isotropy.paths import AUDIT_TABLE
 from isotropy.provenance import record_path
-from isotropy.trust import parse_json
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 RESULTS = "results"
@@ -54,7 +54,10 @@ def short_digest(digest: str | None) -> str:
 
 
 def resolve_path(root: Path, path: str) -> Path:
-    return Path(path) if os.path.isabs(path) else root / path
+    """``path`` inside ``root``; a name outside it (absolute, '..') where nothing is."""
+    if name_problem(path) is not None:
+        return root / ".outside" / escaped(path).replace("/", "%")
+    return root / path
 
 
 def relative_path(root: Path, path: Path) -> str:
@@ -73,16 +76,33 @@ def failures(findings: Iterable[Finding]) -> list[Finding]:
     return [f for f in findings if f.status == FAIL]
 
 
+def grouped(findings: Iterable[Finding]) -> list[tuple[str, str, str, str]]:
+    """(files, status, check, reason) per cause, every name escaped onto one line: findings of
+    one status, check and reason are one row naming the first files and how many there are."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for f in findings:
+        groups.setdefault((f.status, f.check, f.reason), []).append(escaped(f.file))
+    return [
+        (
+            files[0] if len(files) == 1 else f"{listing(files)} ({len(files):,} files)",
+            status,
+            check,
+            escaped(reason),
+        )
+        for (status, check, reason), files in groups.items()
+    ]
+
+
 def format_table(findings: Sequence[Finding], *, show_ok: bool = True) -> str:
-    """The findings as an aligned text table, mismatches first, then a one-line tally."""
+    """The findings as an aligned text table, mismatches first, one line per cause, then a
+    one-line tally."""
     order = {FAIL: 0, WARN: 1, OK: 2}
     rows = sorted(
         (f for f in findings if show_ok or f.status != OK),
         key=lambda f: (order.get(f.status, 3), f.file, f.check),
     )
-    header = ("FILE", "STATUS", "CHECK", "REASON")
-    cells = [header] + [(f.file, f.status, f.check, f.reason) for f in rows]
-    widths = [max(len(c[i]) for c in cells) for i in range(3)]
+    cells = [("FILE", "STATUS", "CHECK", "REASON"), *grouped(rows)]
+    widths = [min(max(len(c[i]) for c in cells), 80) for i in range(3)]
     lines = ["  ".join(c[i].ljust(widths[i]) for i in range(3)) + "  " + c[3] for c in cells]
     files = {f.file for f in findings if not f.file.startswith("(")}
     bad = {f.file for f in findings if f.status == FAIL}
@@ -95,7 +115,8 @@ def format_table(findings: Sequence[Finding], *, show_ok: bool = True) -> str:
 
 
 def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
-    """The findings as a TSV table (file, status, check, reason), written atomically."""
+    """The findings as a TSV table (file, status, check, reason) by the csv module (a name with a
+    tab or a line break is quoted, never a new row), written atomically."""
 
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(

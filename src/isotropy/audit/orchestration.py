@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,19 +28,17 @@ from isotropy.audit.findings import (
     Finding,
     failures,
     format_table,
+    grouped,
     listing,
     load_record,
+    relative_path,
     write_tsv,
 )
 from isotropy.audit.records import walk
+from isotropy.intake import FolderError, escaped, intake
 from isotropy.io import plain_data
-from isotropy.trust import (
-    link_problems,
-    metadata_problems,
-    protect_imports,
-    snakemake_call_problems,
-    special_file_problems,
-)
+from isotropy.sources import MIRROR_ENV
+from isotropy.trust import config_file_problem, import_problems, protect_imports, record_problem
 from isotropy.workflow.config import ConfigError, load_config, load_config_files
 
 
@@ -56,13 +55,14 @@ def audit(
     targets: Sequence[str] | None = None,
     workflow_root: str | os.PathLike | None = None,
 ) -> list[Finding]:
-    """Every finding for the results under ``root`` (a Snakemake working directory), its code
-    against the checkout at ``workflow_root`` (default: the Snakefile's folder, else this
-    package's checkout; records name scripts relative to it). ``targets``: whose results must
-    all be there (default: rule ``all``). With ``snakefile`` the parameters, rule code and input
-    sets are checked by Snakemake against the current workflow with ``configfiles`` (or
-    ``config``, written to a temporary file); without it one warning says they were skipped."""
+    """Every finding for the results under ``root`` (a Snakemake working directory), read from
+    its intake's copy, its code against the checkout at ``workflow_root`` (default: the
+    Snakefile's folder, else this package's). ``targets``: whose results must all be there
+    (default: rule ``all``). With ``snakefile``, Snakemake checks parameters, rule code and input
+    sets against ``configfiles`` (or ``config``); without it one warning says they were not."""
     root = Path(root).resolve()
+    if starts is not None:
+        starts = [relative_path(root, resolve_abs(root, s)) for s in starts]
     with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
         files = list(configfiles)
         if config is not None:
@@ -70,63 +70,105 @@ def audit(
             dumped.write_text(json.dumps(plain_data(config)))  # JSON is YAML
             files.append(dumped)
         current = config if config is not None else _load_configs(files, snakefile)
+        workspace = Path(tmp) / "folder"  # all below reads this copy, never the folder
+        refused, current = quarantine(root, workspace, starts, current)
         code_root = workflow_root or (Path(snakefile).resolve().parent if snakefile else None)
-        refused = refused_folder(root, snakefile)  # Snakemake would read (and run) them
-        if any(f.check == "special" for f in refused):  # reading a pipe would block the walk
-            return refused
-        findings, tracked = walk(root, starts, current, workflow_root=code_root)
-        if refused:
-            return [*findings, *refused]
+        findings, tracked = walk(workspace, starts, current, workflow_root=code_root)
+        findings = [*refused, *findings]
         if snakefile is None:
             skipped = "parameters not checked: no Snakefile given"
             return [*findings, Finding("(workflow)", WARN, "params", skipped)]
-        try:
-            # The whole workflow of this configuration (its default target): what it declares,
-            # and Snakemake's view of each of its files. Never the audited files as targets: a
-            # result of another configuration has no rule here and would fail the whole call.
-            summary = snakemake_summary(
-                root,
-                list(targets) if targets else None,
-                snakefile=snakefile,
-                configfiles=files,
-                extra_args=snakemake_args,
-                env=env,
-                python=snakemake_python,
-            )
-        except (RuntimeError, ValueError, subprocess.TimeoutExpired, OSError) as error:
-            failed = f"cannot check parameters and code against the workflow: {error}"
-            return [*findings, Finding("(workflow)", FAIL, "params", failed)]
-    records = {p: load_record(root, p)[0] or {} for p in tracked}
+        problems = workflow_problems(snakefile)
+        if refused or problems:
+            skipped = "parameters not checked: Snakemake is not run on forged or refused files"
+            code = [Finding(escaped(f), FAIL, "code", reason) for f, reason in problems]
+            return [*findings, *code, Finding("(workflow)", FAIL, "params", skipped)]
+        summary = _summary_in(
+            workspace, snakefile, targets, files, snakemake_args, env, snakemake_python
+        )
+        if isinstance(summary, Finding):
+            return [*findings, summary]
+        records = {p: load_record(workspace, p)[0] or {} for p in tracked}
     return with_snakemake_view(
         findings, summary, tracked, records, current, complete=starts is None
     )
 
 
-def refused_folder(root: Path, snakefile: str | os.PathLike | None = None) -> list[Finding]:
-    """Snakemake's own records are data: each forged or damaged one is a mismatch, as is a link
-    where the workflow writes, a pipe or a device anywhere, the folder's config.yaml when it is
-    not plain YAML and an untracked module beside the Snakefile; and then Snakemake (whose report
-    would run a forged record, whose jobs would write through a link) is not called on it."""
-    refused = [
-        Finding(file, FAIL, "metadata", f"{reason}: not what Snakemake writes (forged or damaged)")
-        for file, reason in metadata_problems(root)
-    ]
-    refused += [Finding(file, FAIL, "link", reason) for file, reason in link_problems(root)]
-    named = {f.file for f in refused}
-    refused += [
-        Finding(file, FAIL, "special", reason)
-        for file, reason in special_file_problems(root)
-        if file not in named
-    ]
-    if snakefile is not None:
-        refused += [
-            Finding(file, FAIL, "code", reason)
-            for file, reason in snakemake_call_problems(root, snakefile)
+def workflow_problems(snakefile: str | os.PathLike) -> list[tuple[str, str]]:
+    """What Snakemake would run from the workflow's folder before its own checks: untracked
+    modules beside the Snakefile, and its config.yaml (the Snakefile's ``configfile:``) when it
+    is not plain YAML (YTE runs Python)."""
+    config = Path(snakefile).resolve().parent / "config.yaml"
+    problem = config_file_problem(config)
+    return import_problems(Path(snakefile).parent) + ([(str(config), problem)] if problem else [])
+
+
+def _summary_in(
+    workspace: Path,
+    snakefile: str | os.PathLike,
+    targets: Sequence[str] | None,
+    files: Sequence[str | os.PathLike],
+    extra_args: Sequence[str],
+    env: Mapping[str, str] | None,
+    python: str | None,
+) -> dict[str, tuple[str, str]] | Finding:
+    """``snakemake --summary`` in the intake's copy, with the checkout's config.yaml (the
+    Snakefile's ``configfile:``, never the folder's), or the finding saying why not. The whole
+    workflow of this configuration (its default target), never the audited files as targets: a
+    result of another configuration has no rule here and would fail the whole call."""
+    checkout_config = Path(snakefile).resolve().parent / "config.yaml"
+    if checkout_config.is_file():
+        shutil.copyfile(checkout_config, workspace / "config.yaml")
+    try:
+        return snakemake_summary(
+            workspace,
+            targets or None,
+            snakefile=snakefile,
+            configfiles=files,
+            extra_args=extra_args,
+            env=env,
+            python=python,
+        )
+    except (RuntimeError, ValueError, subprocess.TimeoutExpired, OSError) as error:
+        failed = f"cannot check parameters and code against the workflow: {error}"
+        return Finding("(workflow)", FAIL, "params", failed)
+
+
+NOT_COPIED = ": not copied, not audited"
+ASKED = (
+    "; given as a file to audit: config files go after --configfile (isotropy-audit "
+    "--configfile a.yaml b.yaml)"
+)
+
+
+def quarantine(
+    root: Path, workspace: Path, starts: Sequence[str] | None, config: Mapping | None
+) -> tuple[list[Finding], Mapping | None]:
+    """The intake of ``root`` into ``workspace`` (:mod:`isotropy.intake`): a finding per refused
+    file, and ``config`` without a mirror that lies inside the folder (its pins are the folder's
+    own, never believed)."""
+    workspace.mkdir()
+    asked = set(starts or ())
+    try:
+        refused = [
+            Finding(escaped(name), FAIL, "intake", cause + (ASKED if name in asked else NOT_COPIED))
+            for name, cause in intake(root, workspace, starts, record_problem).items()
         ]
-    if not refused:
-        return []
-    skipped = "parameters not checked: Snakemake is not run on forged metadata or links"
-    return [*refused, Finding("(workflow)", FAIL, "params", skipped)]
+    except (FolderError, OSError) as error:
+        refused = [Finding(escaped(str(root)), FAIL, "intake", f"cannot be read: {error}")]
+    if _inside(root, os.environ.get(MIRROR_ENV) or (config or {}).get("mirror")):
+        reason = "the configured mirror lies inside the audited folder: its pins are not believed"
+        refused.append(Finding("(workflow)", FAIL, "raw", reason))
+        config = {**(config or {}), "mirror": None}
+    return refused, config
+
+
+def resolve_abs(root: Path, name: str) -> Path:
+    return Path(name) if os.path.isabs(name) else root / name
+
+
+def _inside(root: Path, path: Any) -> bool:
+    return bool(path) and Path(str(path)).resolve().is_relative_to(root)
 
 
 def with_snakemake_view(
@@ -243,15 +285,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             configfiles=[Path(c).resolve() for c in args.configfile],
             targets=args.target,
         )
-    except ConfigError as error:
-        print(f"isotropy-audit: {error}", file=sys.stderr)
+        if not args.gate:
+            print(format_table(findings, show_ok=not args.quiet))
+        if args.output:
+            write_tsv(findings, args.output)
+    except (ConfigError, OSError) as error:  # a full disk as well: one line
+        print(f"isotropy-audit: {escaped(str(error))}", file=sys.stderr)
         return 2
-    print(format_table(findings, show_ok=not args.quiet))
-    if args.output:
-        write_tsv(findings, args.output)
-    bad = failures(findings)
-    for finding in bad:
-        print(f"MISMATCH {finding.file}: {finding.reason}", file=sys.stderr)
+    bad = grouped(failures(findings))
+    if args.gate and bad:
+        files, _, check, reason = bad[0]
+        print(
+            f"{args.gate}: refused: the audit of {escaped(str(root.resolve()))} finds "
+            f"mismatches of {len(bad)} cause(s) (first: {files}: {check}: {reason}); nothing is "
+            "re-made from results this folder's records do not vouch for: run make audit to see "
+            "them all",
+            file=sys.stderr,
+        )
+    elif not args.gate:
+        for files, _, _check, reason in bad:
+            print(f"MISMATCH {files}: {reason}", file=sys.stderr)
     return 1 if bad else 0
 
 
@@ -290,6 +343,12 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="TARGET",
         help="Snakemake target(s) whose results must all be there, e.g. main_study (default: all)",
+    )
+    parser.add_argument(
+        "--gate",
+        default=None,
+        metavar="NAME",
+        help="print nothing but, on a mismatch, one line saying NAME stops (make report)",
     )
     parser.add_argument("--output", "-o", default=None, help="also write the table as TSV here")
     parser.add_argument(

@@ -38,6 +38,7 @@ from isotropy.audit.findings import (
     resolve_path,
     short_digest,
 )
+from isotropy.intake import escaped, name_problem, under_proc
 from isotropy.io import sha256_file
 from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.provenance import is_record, module_source, package_versions, snakemake_metadata
@@ -223,8 +224,11 @@ def _check_code(path: str, code: Mapping[str, Any], workflow_root: Path) -> list
     findings = []
     script, recorded = code.get("script"), code.get("script_sha256")
     if script and recorded:
-        current = Path(script) if os.path.isabs(script) else workflow_root / script
-        if not current.is_file():
+        current = workflow_root / script  # an absolute name (older records) stays as it is
+        if under_proc(current):
+            reason = f"its record names a script under /proc, {escaped(script)}: never read"
+            findings.append(Finding(path, FAIL, "code", reason))
+        elif not current.is_file():
             findings.append(
                 Finding(path, FAIL, "code", f"the script that made it, {script}, no longer exists")
             )
@@ -308,7 +312,10 @@ def walk(
     tracked: list[str] = []
     packages = package_versions()
     while queue:
-        path = relative_path(root, resolve_path(root, queue.popleft()))
+        name = queue.popleft()
+        if name_problem(name) is not None:  # the intake's finding: never read
+            continue
+        path = relative_path(root, resolve_path(root, name))
         if path in seen:
             continue
         seen.add(path)
@@ -505,9 +512,10 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
 
 
 def _lock_of(root: Path, config: Mapping[str, Any] | None) -> Path:
-    """The sources lock as the workflow that ran in ``root`` uses it (relative to ``root``)."""
+    """The project's own sources lock ($ISOTROPY_SOURCES_LOCK, else the checkout's): never one
+    the audited folder holds."""
     lock = sources.lock_path(config)
-    return lock if lock.is_absolute() else root / lock
+    return lock if lock.is_absolute() else WORKFLOW_ROOT / lock
 
 
 def trust_summary(manifest: Mapping[str, Any]) -> str:
@@ -556,7 +564,7 @@ def check_pins(
         return []
     source_cfg = ((config or {}).get("sources") or {}).get(manifest.get("source")) or {}
     url_pins = sources.url_pins(source_cfg) if source_cfg.get("url") else {}
-    mirror_pins, unreadable = _mirror_pins(path, manifest)
+    mirror_pins, unreadable = _mirror_pins(path, manifest, config)
     if unreadable is not None:
         return [unreadable]
     try:
@@ -590,21 +598,24 @@ def _git_blob_findings(
 
 
 def _mirror_pins(
-    path: str, manifest: Mapping[str, Any]
+    path: str, manifest: Mapping[str, Any], config: Mapping[str, Any] | None
 ) -> tuple[Mapping[str, Any] | None, Finding | None]:
     """The pins of the mirror a source was fetched from, or why they cannot be re-checked."""
-    mirror = manifest.get("mirror")
-    if not mirror or not any("mirror_path" in entry for entry in manifest["inputs"]):
+    if not any("mirror_path" in entry for entry in manifest["inputs"]):
         return None, None
-    if not Path(mirror).is_dir():
-        return None, Finding(
-            path,
-            WARN,
-            "raw",
-            f"the mirror {mirror} it was fetched from is not here: its pins were not re-checked",
+    try:  # the mirror this user configured, never the one the folder's manifest names
+        mirror = sources.resolve_mirror((config or {}).get("mirror"))
+    except FileNotFoundError as error:
+        return None, Finding(path, FAIL, "raw", f"its mirror's pins cannot be re-checked: {error}")
+    if mirror is None:
+        reason = (
+            "fetched from a mirror, but no mirror is configured here "
+            f"({sources.MIRROR_ENV} or config 'mirror'): its pins cannot be re-checked; set it "
+            "to your copy of the mirror"
         )
+        return None, Finding(path, FAIL, "raw", reason)
     try:
-        return sources.read_mirror_manifest(Path(mirror)) or {}, None
+        return sources.read_mirror_manifest(mirror) or {}, None
     except (OSError, UnicodeDecodeError, sources.UnverifiedFileError) as error:
         return None, Finding(path, FAIL, "raw", f"the mirror's pins cannot be read: {error}")
 

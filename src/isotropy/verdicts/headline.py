@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
 import io
 import json
 import math
@@ -29,7 +28,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from isotropy.io import atomic_path, with_block
+from isotropy.io import atomic_path, sha256_file, with_block
 from isotropy.traces import read_trace
 from isotropy.verdicts import devices
 from isotropy.verdicts.tolerances import AGREES, CONSISTENT, NOT_CONSISTENT
@@ -56,11 +55,6 @@ QUANTITIES = ("pearson_r", "spearman_rho")
 # What the verdicts read of the run's configuration (the measurements' protocol and stand-ins).
 KEYS = ("encoder", "dataset", "seed")
 CONFIG_KEYS = ("main", "encoders", "datasets", "word_vectors", "pos_source", "supersense_source")
-
-
-def sha256(path: str | os.PathLike) -> str:
-    """The file's SHA-256, hex."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _trace_files(results: Path) -> list[tuple[dict[str, Any], Path]]:
@@ -108,7 +102,7 @@ def write_data(
     for key, trace in runs:
         frame = read_trace(trace)  # checked against its provenance record
         frames.append(frame.assign(encoder=key["encoder"], dataset=key["dataset"]))
-        sources[str(trace.relative_to(results.parent.parent))] = sha256(trace)
+        sources[str(trace.relative_to(results.parent.parent))] = sha256_file(trace)
     traces = pd.concat(frames, ignore_index=True)
     order = ["encoder", "dataset", "seed"] + [c for c in traces.columns if c not in KEYS]
     with atomic_path(root / TRACES) as tmp:
@@ -123,7 +117,7 @@ def write_data(
         "config": _config_subset(config),
         "stand_ins": workflow_stand_ins(config),
         "sources_sha256": sources,
-        "files_sha256": {str(p): sha256(root / p) for p in (TRACES, TABLE1, CORRELATIONS)},
+        "files_sha256": {str(p): sha256_file(root / p) for p in (TRACES, TABLE1, CORRELATIONS)},
     }
     with atomic_path(root / RUN) as tmp:
         tmp.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -146,7 +140,7 @@ def committed_record(root: str | os.PathLike = ".") -> dict[str, Any]:
     root = Path(root)
     record = json.loads((root / RUN).read_text(encoding="utf-8"))
     for name, digest in record["files_sha256"].items():
-        if sha256(root / name) != digest:
+        if sha256_file(root / name) != digest:
             raise ValueError(f"{name} does not match the checksum {RUN} records for it")
     return record
 

@@ -30,8 +30,9 @@ from jsonschema.exceptions import best_match
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from isotropy import readers, sensitivity, sources, trust
+from isotropy import readers, sensitivity, sources
 from isotropy.defaults import CONFIG_SCHEMA
+from isotropy.intake import plain_config_problem
 from isotropy.models import ModelSpec, unknown_model_problems
 
 SCHEMA = CONFIG_SCHEMA
@@ -95,36 +96,9 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
             f"config file {path} holds a {type(loaded).__name__}, not a mapping of settings (key: "
             "value)"
         )
-    if trust.YTE_KEY in loaded:
-        raise ConfigError(
-            f"config file {path} sets {trust.YTE_KEY}: Snakemake would run the Python it holds "
-            "(YTE templating); give plain YAML"
-        )
-    if value_count(loaded, MAX_CONFIG_VALUES) > MAX_CONFIG_VALUES:
-        raise ConfigError(
-            f"config file {path} stands for more than {MAX_CONFIG_VALUES:,} values (YAML aliases "
-            "repeating aliases: an alias bomb); write the settings out without nested aliases"
-        )
+    if (problem := plain_config_problem(loaded)) is not None:
+        raise ConfigError(f"config file {path} {problem}")
     return loaded
-
-
-# A YAML alias repeats a value without copying it: nested ones make a few lines stand for
-# billions of values, which every later check (the schema above all) would walk.
-MAX_CONFIG_VALUES = 200_000
-
-
-def value_count(value: Any, limit: int) -> int:
-    """How many keys and values ``value`` holds, aliases counted each time; stops past ``limit``."""
-    count, stack = 0, [value]
-    while stack and count <= limit:
-        item = stack.pop()
-        count += 1
-        if isinstance(item, Mapping):
-            count += len(item)
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-    return count
 
 
 def load_config_files(paths: Sequence[str | os.PathLike]) -> dict[str, Any]:

@@ -1,0 +1,423 @@
+"""The intake: a results folder made elsewhere is audited (and reported) only through a copy.
+
+:func:`intake` copies what the audit reads -- every result file, the provenance record beside
+it, Snakemake's record of it, what those records name as inputs (walked back to the download
+manifests and their raw files), and the run's effective configuration -- from the folder into a
+fresh workspace. It opens each path once, component by component from the folder's own file
+descriptor with ``O_NOFOLLOW | O_NONBLOCK``, and takes only what :func:`fstat` calls a regular
+file with one link, within the caps below. Everything after reads the copy; nothing is
+refused silently: each refusal is (path, cause), one line.
+
+Refused: a link anywhere on the path (the folders ``results``, ``logs`` and ``benchmarks``
+themselves aside), a file with more than one hard link, a pipe, socket or device, a path that
+is absolute, holds ``..`` or lies under ``/proc``, a file over :data:`MAX_FILE_BYTES` or past
+:data:`MAX_TOTAL_BYTES` in all, a Parquet table of more than :data:`MAX_ROWS` rows (read from
+its footer, before any read of the table), a JSON record nested deeper than 64 levels or
+holding more than :data:`MAX_RECORD_VALUES` values, a config file the workflow would refuse
+(YTE, an alias bomb).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+from collections import deque
+from collections.abc import Callable, Iterable
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+
+# Caps, each overridable by an environment variable of the same name with ISOTROPY_INTAKE_.
+MAX_FILE_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILE_BYTES", 16 * 2**30))
+MAX_TOTAL_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_TOTAL_BYTES", 256 * 2**30))
+MAX_ROWS = int(os.environ.get("ISOTROPY_INTAKE_MAX_ROWS", 50_000_000))
+MAX_RECORD_VALUES = int(os.environ.get("ISOTROPY_INTAKE_MAX_RECORD_VALUES", 200_000))
+MAX_JSON_DEPTH = 64  # records nest a few levels; Python's parser gives up near 1,000
+MAX_FILES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILES", 500_000))
+# Folders of the workflow that may themselves be links (to a scratch disk); nothing below them.
+LINKABLE = frozenset({"results", "logs", "benchmarks"})
+PROC = Path("/proc")
+RECORD_SUFFIX = ".provenance.json"
+EFFECTIVE_CONFIG = "logs/effective-config"
+METADATA = ".snakemake/metadata"
+
+
+class FolderError(ValueError):
+    """A folder, or a file of it, that the intake (or the folder check) refuses; one line."""
+
+
+def escaped(text: str) -> str:
+    """``text`` with every character that is not printable (line breaks, control and format
+    characters) and every backslash escaped: a printed name is one line whatever it holds, and
+    never reads as another row."""
+    return "".join(
+        c if c.isprintable() and c != "\\" else c.encode("unicode_escape").decode("ascii")
+        for c in text
+    )
+
+
+def name_problem(name: str) -> str | None:
+    """Why a path a record names is not a path inside the folder (None: it is)."""
+    path = PurePosixPath(name)
+    if not name or "\0" in name or path.is_absolute() or ".." in path.parts:
+        return "names a path outside the folder (absolute, or with '..'): never read"
+    return None
+
+
+def under_proc(path: str | os.PathLike) -> bool:
+    real = Path(os.path.realpath(path))
+    return real == PROC or PROC in real.parents
+
+
+def open_inside(root_fd: int, name: str) -> int:
+    """A read-only descriptor of ``name`` below the folder ``root_fd``, every component opened
+    with O_NOFOLLOW from the one before (ELOOP/ENOTDIR: a link on the way), never blocking."""
+    parts = PurePosixPath(name).parts
+    fd = os.dup(root_fd)
+    try:
+        for index, part in enumerate(parts[:-1]):
+            follow = 0 if index == 0 and part in LINKABLE else os.O_NOFOLLOW
+            flags = os.O_RDONLY | os.O_DIRECTORY | follow
+            fd, parent = os.open(part, flags, dir_fd=fd), fd
+            os.close(parent)
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+        return os.open(parts[-1], flags, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a link"
+    if stat.S_ISFIFO(mode):
+        return "a pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a device"
+
+
+def file_problem(info: os.stat_result) -> str | None:
+    """Why a file with this status is not one the workflow wrote (None: a plain file)."""
+    if not stat.S_ISREG(info.st_mode):
+        waits = ", and reading it would wait forever" if kind(info.st_mode)[2] in "pds" else ""
+        return f"is {kind(info.st_mode)}, not a file: the workflow writes none{waits}; remove it"
+    if info.st_nlink > 1:
+        return (
+            f"has {info.st_nlink} hard links: the workflow makes none, and a write to it would "
+            "reach the other names"
+        )
+    return None
+
+
+def parse_json(data: str | bytes, *, constants: bool = True) -> Any:
+    """The JSON in ``data``, nested at most :data:`MAX_JSON_DEPTH` levels and holding at most
+    :data:`MAX_RECORD_VALUES` values (without ``constants``, no NaN or Infinity either), or
+    :class:`FolderError` saying in one line why not."""
+    try:
+        value = json.loads(data) if constants else json.loads(data, parse_constant=_no_constant)
+    except RecursionError:
+        raise FolderError(f"it is nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except (UnicodeDecodeError, ValueError) as error:
+        raise FolderError(f"it is not JSON ({str(error)[:80]})") from None
+    if value_count(value, MAX_RECORD_VALUES) > MAX_RECORD_VALUES:
+        raise FolderError(f"it holds more than {MAX_RECORD_VALUES:,} values")
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                raise FolderError(f"it is nested deeper than {MAX_JSON_DEPTH} levels")
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number Snakemake writes")
+
+
+def metadata_name(path: str) -> str:
+    """Where Snakemake keeps its record of output ``path``, relative to its metadata folder."""
+    import base64
+
+    encoded = base64.urlsafe_b64encode(path.encode()).decode()
+    parts = [encoded[i : i + 254] for i in range(0, len(encoded), 254)]
+    return "/".join(["@" + p for p in parts[:-1]] + [parts[-1]])
+
+
+class Intake:
+    """One copy of a folder's audited files into ``workspace``; :attr:`refused` says what not."""
+
+    def __init__(
+        self,
+        folder: str | os.PathLike,
+        workspace: str | os.PathLike,
+        metadata_problem: Callable[[Any], str | None],
+    ) -> None:
+        self.folder, self.workspace = Path(folder), Path(workspace)
+        self.metadata_problem = metadata_problem
+        self.refused: dict[str, str] = {}
+        self.taken: set[str] = set()
+        self.total = 0
+        self.queue: deque[str] = deque()
+        self.metadata: dict[str, Any] = {}
+        if under_proc(self.folder):
+            raise FolderError(f"{self.folder} lies under /proc: not a results folder")
+        self.root = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY)
+
+    def close(self) -> None:
+        os.close(self.root)
+
+    def refuse(self, name: str, cause: str) -> None:
+        self.refused.setdefault(name, cause)
+
+    def take(self, name: str) -> bytes | None:
+        """Copy ``name`` into the workspace once; its bytes when it is small enough to check
+        (records, manifests, configuration), else b"". None: absent or refused."""
+        if name in self.taken or name in self.refused:
+            return None
+        if (problem := name_problem(name)) is not None:
+            self.refuse(name, problem)
+            return None
+        self.taken.add(name)
+        if len(self.taken) > MAX_FILES:
+            self.refuse(name, f"is past the {MAX_FILES:,} files the intake copies")
+            return None
+        try:
+            fd = open_inside(self.root, name)
+        except FileNotFoundError:
+            return None  # the audit names what is missing
+        except OSError as error:
+            cause = "a link on its path" if error.errno in (errno.ELOOP, errno.ENOTDIR) else ""
+            self.refuse(name, f"cannot be opened ({cause or error.strerror}): never followed")
+            return None
+        try:
+            return self._copy(name, fd)
+        except OSError as error:
+            self.refuse(name, f"cannot be copied ({error.strerror})")
+            return None
+        finally:
+            os.close(fd)
+
+    def _copy(self, name: str, fd: int) -> bytes | None:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):  # a folder Snakemake names as an input: its files
+            self.queue.extend(f"{name}/{child}" for child in sorted(os.listdir(fd)))
+            return None
+        if (problem := file_problem(info)) is not None:
+            self.refuse(name, problem)
+            return None
+        if info.st_size > MAX_FILE_BYTES:
+            self.refuse(name, f"is larger than the intake's cap of {MAX_FILE_BYTES:,} bytes")
+            return None
+        if self.total + info.st_size > MAX_TOTAL_BYTES:
+            self.refuse(name, f"passes the intake's cap of {MAX_TOTAL_BYTES:,} bytes in all")
+            return None
+        self.total += info.st_size
+        target = self.workspace / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        keep = name.endswith((".json", ".yaml")) or name.startswith(METADATA)
+        kept = bytearray()
+        with open(target, "xb") as out:
+            left = info.st_size
+            while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+                out.write(chunk)
+                left -= len(chunk)
+                if keep:
+                    kept += chunk
+        os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
+        if name.endswith(".parquet") and (problem := rows_problem(target)) is not None:
+            target.unlink()
+            self.refuse(name, problem)
+            return None
+        return bytes(kept)
+
+    def parsed(self, name: str, parse: Any = parse_json, *, refuse: bool = True) -> Any:
+        """``name`` copied and parsed; None when it fails, and then, with ``refuse``, a refusal
+        and the copy removed (without, the copy stays for the audit to name it damaged)."""
+        data = self.take(name)
+        if not data:
+            return None
+        try:
+            return parse(data)
+        except FolderError as error:
+            if refuse:
+                (self.workspace / name).unlink()
+                self.refuse(name, str(error).removeprefix("it "))
+            return None
+
+    def follow(self, name: str) -> None:
+        """Copy ``name`` with its provenance record and Snakemake's, and queue what they name."""
+        manifest = self.parsed(name, refuse=False) if _is_manifest(name) else self.take(name)
+        if name in self.refused:
+            return
+        record = self.parsed(name + RECORD_SUFFIX, refuse=False)
+        if isinstance(record, dict):
+            for key in ("inputs", "outputs"):
+                if isinstance(entries := record.get(key), dict):
+                    self.queue.extend(str(n) for n in entries)
+        meta = self.metadata.get(f"{METADATA}/{metadata_name(name)}")
+        if isinstance(meta, dict) and isinstance(meta.get("input"), list):
+            self.queue.extend(str(n) for n in meta["input"])
+        if _is_manifest(name) and isinstance(manifest, dict):
+            folder = PurePosixPath(name).parent
+            for entry in manifest.get("files") or []:
+                if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                    self.queue.append(str(folder / entry["path"]))
+
+    def _snakemake_record(self, data: bytes) -> Any:
+        record = parse_json(data, constants=False)
+        if (problem := self.metadata_problem(record)) is not None:
+            raise FolderError(f"is not what Snakemake writes: {problem}")
+        return record
+
+    def run(self, starts: Iterable[str] | None) -> dict[str, str]:
+        self.queue.extend(starts if starts is not None else self.listing("results"))
+        for config in self.listing(EFFECTIVE_CONFIG):
+            self.parsed(config, _plain_config)
+        for marker in self.listing(".snakemake/incomplete"):  # jobs Snakemake never finished
+            self.parsed(marker)
+        for name in self.listing(METADATA):  # every record checked, as data: never run
+            if PurePosixPath(name).name != "migration_underway":  # Snakemake's marker
+                self.metadata[name] = self.parsed(name, self._snakemake_record)
+        while self.queue:
+            name = self.queue.popleft().removeprefix("./")
+            if name not in self.taken and name not in self.refused:
+                self.follow(name)
+        return self.refused
+
+    def listing(self, top: str) -> list[str]:
+        """Every file, link, pipe and device below ``top`` (not records, not hidden)."""
+        names = []
+        for folder, subfolders, files in os.walk(self.folder / top):
+            subfolders[:] = [d for d in subfolders if not d.startswith(".")]
+            for entry in sorted(files + [d for d in subfolders if Path(folder, d).is_symlink()]):
+                rel = Path(folder, entry).relative_to(self.folder).as_posix()
+                if not entry.startswith(".") and not rel.endswith(RECORD_SUFFIX):
+                    names.append(rel)
+            subfolders[:] = [d for d in subfolders if not Path(folder, d).is_symlink()]
+        return names
+
+
+def rows_problem(path: Path) -> str | None:
+    """Why a Parquet table is not taken: unreadable, or past :data:`MAX_ROWS` by its footer."""
+    import pyarrow.parquet as pq
+
+    try:
+        rows = pq.ParquetFile(path).metadata.num_rows
+    except Exception as error:  # whatever the footer holds: one line
+        return f"is not a readable Parquet table ({type(error).__name__}: {str(error)[:80]})"
+    if rows > MAX_ROWS:
+        return f"holds {rows:,} rows (its footer says), past the intake's cap of {MAX_ROWS:,}"
+    return None
+
+
+def _plain_config(data: bytes) -> Any:
+    try:
+        loaded = yaml.safe_load(data)
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise FolderError(f"is not plain YAML ({str(error).splitlines()[0][:80]})") from None
+    if (problem := plain_config_problem(loaded)) is not None:
+        raise FolderError(problem)
+    return loaded
+
+
+# Snakemake reads every --configfile with YTE, which runs the Python in a file that sets this key.
+YTE_KEY = "__use_yte__"
+# A YAML alias repeats a value without copying it: nested ones make a few lines stand for
+# billions of values, which whatever merges or walks the file would expand.
+MAX_CONFIG_VALUES = 200_000
+
+
+def plain_config_problem(loaded: Any) -> str | None:
+    """Why a loaded config file is not plain settings (None: it is); the one check of the
+    workflow's loader, the folder check and the intake."""
+    if isinstance(loaded, dict) and YTE_KEY in loaded:
+        return (
+            f"sets {YTE_KEY}: Snakemake would run the Python it holds (YTE templating); give "
+            "plain YAML"
+        )
+    if value_count(loaded, MAX_CONFIG_VALUES) > MAX_CONFIG_VALUES:
+        return (
+            f"stands for more than {MAX_CONFIG_VALUES:,} values (YAML aliases repeating aliases: "
+            "an alias bomb); write the settings out without nested aliases"
+        )
+    return None
+
+
+def value_count(value: Any, limit: int) -> int:
+    """How many keys and values ``value`` holds, aliases counted each time; stops past ``limit``."""
+    count, stack = 0, [value]
+    while stack and count <= limit:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            count += len(item)
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return count
+
+
+def _is_manifest(name: str) -> bool:
+    parts = PurePosixPath(name).parts
+    return len(parts) == 4 and parts[0] == "resources" and parts[3] == "manifest.json"
+
+
+def intake(
+    folder: str | os.PathLike,
+    workspace: str | os.PathLike,
+    starts: Iterable[str] | None = None,
+    metadata_problem: Callable[[Any], str | None] = lambda record: None,
+) -> dict[str, str]:
+    """Copy what the audit of ``folder`` reads into the empty folder ``workspace`` (every result
+    file, or ``starts``, and what their records name; Snakemake's records each checked by
+    ``metadata_problem``); return path → why it was refused."""
+    taker = Intake(folder, workspace, metadata_problem)
+    try:
+        return taker.run(starts)
+    finally:
+        taker.close()
+
+
+def place(written: str | os.PathLike, target: str | os.PathLike) -> None:
+    """Rename the file ``written`` over ``target`` (``make report``'s report.html), which must be
+    a regular file with one link, or absent: a link or a folder there is refused, never written
+    through or into (:class:`FolderError`, one line)."""
+    for path in (written, target):
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            if path == written:
+                raise
+            continue
+        if (problem := file_problem(info)) is not None:
+            raise FolderError(
+                f"{escaped(str(path))} {problem}: remove it, nothing is written there"
+            )
+    os.replace(written, target)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m isotropy.intake place WRITTEN TARGET``: :func:`place`, failures in one line."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 3 or args[0] != "place":
+        print("usage: python -m isotropy.intake place WRITTEN TARGET", file=sys.stderr)
+        return 2
+    try:
+        place(args[1], args[2])
+    except (FolderError, OSError) as error:
+        print(f"refused: {escaped(str(error))}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

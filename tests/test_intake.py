@@ -1,0 +1,337 @@
+"""Someone else's folder, audited in quarantine (issue 67): one intake copies what the audit reads,
+``make report`` re-makes nothing the audit does not vouch for, and every name is printed escaped.
+
+One test per cause of the issue's table; each failed on the code before the intake."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_make_report_safety import _make, _workdir
+
+from isotropy import intake, trust
+from isotropy.audit import FAIL, Finding, audit, format_table
+from isotropy.audit import orchestration as audit_cli
+from isotropy.io import sha256_file, write_json
+
+DIGEST = "0" * 64
+
+
+def _entries(files: dict[str, str]) -> dict:
+    return {name: {"sha256": digest, "bytes": 1, "mtime": 0} for name, digest in files.items()}
+
+
+def _record(outputs: dict[str, str], inputs: dict[str, str] | None = None) -> dict:
+    return {"rule": "r", "outputs": _entries(outputs), "inputs": _entries(inputs or {})}
+
+
+def _result(folder: Path, name: str, text: str, inputs: dict[str, str] | None = None) -> Path:
+    """A result file with a provenance record that vouches for it (and names ``inputs``)."""
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    write_json(f"{path}.provenance.json", _record({name: sha256_file(path)}, inputs))
+    return path
+
+
+def _cli(folder: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "isotropy.audit", "-d", str(folder), "--no-snakemake", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+
+
+# --- loss: report.html a link to a folder, or a folder ----------------------------------------
+
+
+@pytest.mark.parametrize("planted", ["folder", "link to a folder"])
+def test_report_html_that_is_not_a_file_is_refused_not_written_into(tmp_path, planted):
+    """`mv -f report.partial.html report.html` moved the report into the folder, over a file."""
+    (tmp_path / "work").mkdir()
+    workdir = _workdir(tmp_path / "work", "TARGET=preview_study\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "report.partial.html").write_text("the user's own file\n")
+    if planted == "folder":
+        (workdir / "report.html").mkdir()
+        (workdir / "report.html" / "report.partial.html").write_text("the user's own file\n")
+        kept = workdir / "report.html" / "report.partial.html"
+    else:
+        (workdir / "report.html").symlink_to(elsewhere, target_is_directory=True)
+        kept = elsewhere / "report.partial.html"
+    result = _make(workdir)
+    assert result.returncode != 0
+    assert kept.read_text() == "the user's own file\n"
+    assert "report.html is a " in result.stderr and "remove it" in result.stderr
+
+
+def test_the_report_is_renamed_over_a_plain_file(tmp_path):
+    written, target = tmp_path / "new.html", tmp_path / "report.html"
+    written.write_text("new")
+    target.write_text("old")
+    intake.place(written, target)
+    assert target.read_text() == "new" and not written.exists()
+
+
+# --- loss: hard links are not checked ---------------------------------------------------------
+
+
+def test_a_hard_linked_record_or_result_is_refused(tmp_path):
+    """Snakemake rewrites a forced output's metadata record in place: through a hard link."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("a file elsewhere\n")
+    folder = tmp_path / "work"
+    (folder / ".snakemake" / "metadata").mkdir(parents=True)
+    os.link(outside, folder / ".snakemake" / "metadata" / "cmVzdWx0cy94")
+    (folder / "results").mkdir()
+    os.link(outside, folder / "results" / "table.csv")
+    problems = dict(trust.folder_problems(folder))
+    assert "hard links" in problems["results/table.csv"]
+    assert "hard links" in problems[".snakemake/metadata/cmVzdWx0cy94"]
+    refused = intake.intake(folder, tmp_path / "copy")
+    assert "hard links" in refused["results/table.csv"]
+    assert not (tmp_path / "copy" / "results" / "table.csv").exists()
+
+
+# --- wrong: `make report` launders a forgery --------------------------------------------------
+
+
+def _forged(folder: Path) -> None:
+    """table.csv edited and its own record rewritten; its consumer's record still names the
+    sha256 it was made from."""
+    _result(folder, "results/table.csv", "the real table\n")
+    made_from = sha256_file(folder / "results" / "table.csv")
+    _result(folder, "results/claims.csv", "claims\n", {"results/table.csv": made_from})
+    _result(folder, "results/table.csv", "a forged table\n")
+
+
+def test_make_report_on_a_forgery_stops_in_one_line_and_re_makes_nothing(tmp_path):
+    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
+    _forged(workdir)
+    for _ in range(2):  # any number of reports: the forgery stays a finding
+        result = _make(workdir)
+        assert result.returncode != 0
+        assert not (workdir / "calls.txt").exists()  # Snakemake never ran
+        refusal = [line for line in result.stderr.splitlines() if "refused" in line]
+        assert len(refusal) == 1 and "make report: refused: the audit of" in refusal[0]
+        assert "results/claims.csv" in refusal[0] and "changed" in refusal[0]
+
+
+# --- wrong: pins from the folder --------------------------------------------------------------
+
+
+def _mirrored_source(folder: Path, mirror: str, content: bytes) -> str:
+    raw = folder / "resources" / "raw" / "src"
+    raw.mkdir(parents=True)
+    (raw / "data.txt").write_bytes(content)
+    digest = sha256_file(raw / "data.txt")
+    manifest = {
+        "source": "src",
+        "mirror": mirror,
+        "files": [{"path": "data.txt", "sha256": digest}],
+        "inputs": [{"mirror_path": "data.txt", "sha256": digest, "pinned_by": ["MANIFEST.tsv"]}],
+    }
+    write_json(raw / "manifest.json", manifest)
+    return digest
+
+
+def _mirror(path: Path, content: bytes) -> Path:
+    import hashlib
+
+    path.mkdir(parents=True)
+    (path / "data.txt").write_bytes(content)
+    digest = hashlib.sha256(content).hexdigest()
+    (path / "MANIFEST.tsv").write_text(f"path\tbytes\tsha256\ndata.txt\t{len(content)}\t{digest}\n")
+    return path
+
+
+def test_pins_come_from_the_users_mirror_never_the_folders(tmp_path, monkeypatch):
+    """A fake mirror inside the folder pinned a poisoned download: no finding."""
+    folder = tmp_path / "work"
+    fake = _mirror(folder / "fake_mirror", b"poisoned\n")
+    _mirrored_source(folder, str(fake), b"poisoned\n")
+    monkeypatch.setenv("ISOTROPY_MIRROR", str(_mirror(tmp_path / "mirror", b"honest\n")))
+    findings = audit(folder, starts=["resources/raw/src/manifest.json"])
+    pins = [f for f in findings if f.status == FAIL and f.check == "raw"]
+    assert pins and "MANIFEST.tsv pins" in pins[0].reason
+    monkeypatch.delenv("ISOTROPY_MIRROR")  # no mirror here: a mismatch, never a warning
+    findings = audit(folder, starts=["resources/raw/src/manifest.json"])
+    assert any(f.status == FAIL and "no mirror is configured" in f.reason for f in findings)
+
+
+# --- wrong: names printed raw -----------------------------------------------------------------
+
+
+def test_a_name_with_line_breaks_prints_on_one_line(tmp_path):
+    forged = "results/x.csv\nresults/y.csv  ok      all    checksum\n2 files audited: 2 ok"
+    table = format_table([Finding(forged, FAIL, "checksum", "modified\rafter it was made")])
+    lines = table.splitlines()
+    assert len(lines) == 3 and "\\n" in lines[1] and "\\r" in lines[1]
+    assert not any(line.startswith(("results/y.csv", "2 files")) for line in lines)
+    folder = tmp_path / "work"
+    _result(folder, forged.replace("/", "_").replace("results_x", "results/x"), "x\n")
+    result = _cli(folder)
+    assert all("\n" not in line for line in result.stdout.splitlines())
+    assert not any(line.startswith("2 files audited") for line in result.stdout.splitlines())
+
+
+def test_the_audit_table_is_written_by_the_csv_module(tmp_path):
+    import csv
+
+    from isotropy.audit import write_tsv
+
+    write_tsv([Finding("a\tb\nc", FAIL, "checksum", "x")], tmp_path / "t.tsv")
+    with open(tmp_path / "t.tsv", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    assert [r["file"] for r in rows] == ["a\tb\nc"]
+
+
+# --- hang: absolute paths in a record are hashed as given -------------------------------------
+
+
+@pytest.mark.parametrize("name", ["/proc/self/pagemap", "/proc/self/mem", "../outside.txt"])
+def test_a_record_naming_a_path_outside_the_folder_is_never_read(tmp_path, name):
+    folder = tmp_path / "work"
+    _result(folder, "results/table.csv", "x\n", {name: DIGEST})
+    record = json.loads((folder / "results" / "table.csv.provenance.json").read_text())
+    record["code"] = {"script": name, "script_sha256": DIGEST, "modules": {}}
+    record["outputs"][name] = {"sha256": DIGEST, "bytes": 1, "mtime": 0}
+    write_json(folder / "results" / "table.csv.provenance.json", record)
+    result = _cli(folder, timeout=60)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    rows = [line.split() for line in result.stdout.splitlines()]
+    assert [name, "FAIL", "intake"] in [row[:3] for row in rows]
+    assert "outside the folder" in result.stdout
+    assert "/proc" not in name or "script under /proc" in result.stdout
+
+
+# --- hang: resources/ outside the link and pipe checks ----------------------------------------
+
+
+def test_a_pipe_behind_a_link_in_resources_is_refused(tmp_path):
+    """A FIFO behind resources/published_values.csv blocked `make report`."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    folder = tmp_path / "work"
+    (folder / "resources").mkdir(parents=True)
+    (folder / "resources" / "published_values.csv").symlink_to(fifo)
+    problems = dict(trust.folder_problems(folder))
+    assert "is a link" in problems["resources/published_values.csv"]
+    os.remove(folder / "resources" / "published_values.csv")
+    os.mkfifo(folder / "resources" / "published_values.csv")
+    assert "pipe" in dict(trust.folder_problems(folder))["resources/published_values.csv"]
+    refused = intake.intake(folder, tmp_path / "copy", ["resources/published_values.csv"])
+    assert "pipe" in refused["resources/published_values.csv"]
+
+
+# --- memory: a mapping alias bomb in the effective config -------------------------------------
+
+
+def test_a_mapping_alias_bomb_in_a_config_is_refused(tmp_path):
+    levels = ["a0: &a0 {x: 1, y: 2, z: 3, w: 4, v: 5, u: 6, t: 7, s: 8, r: 9}"]
+    for i in range(1, 10):
+        keys = ", ".join(f"k{j}: *a{i - 1}" for j in range(9))
+        levels.append(f"a{i}: &a{i} {{{keys}}}")
+    bomb = tmp_path / "effective.yaml"
+    bomb.write_text("\n".join(levels) + "\n")
+    assert bomb.stat().st_size < 1024
+    problem = trust.config_file_problem(bomb)
+    assert problem is not None and "alias" in problem
+    result = subprocess.run(
+        [sys.executable, "-m", "isotropy.trust", "-d", str(tmp_path), "--configfile", str(bomb)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1 and "alias" in result.stderr
+
+
+# --- crash: a trace of millions of rows, read whole before any row check ----------------------
+
+
+def test_rows_are_counted_from_the_footer_before_any_read(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from isotropy.traces import ResultFileError, read_trace
+
+    monkeypatch.setattr(intake, "MAX_ROWS", 1000)
+    folder = tmp_path / "work"
+    trace = folder / "results" / "main" / "trace.parquet"
+    trace.parent.mkdir(parents=True)
+    pd.DataFrame({"seed": [0] * 2000, "step": range(2000)}).to_parquet(trace)
+    refused = intake.intake(folder, tmp_path / "copy")
+    assert "2,000 rows (its footer says)" in refused["results/main/trace.parquet"]
+    with pytest.raises(ResultFileError, match="2,000 rows"):
+        read_trace(trace)
+
+
+# --- crash: .snakemake/metadata, .snakemake or logs/effective-config a plain file -------------
+
+
+@pytest.mark.parametrize("name", [".snakemake", ".snakemake/metadata", "logs/effective-config"])
+def test_a_record_folder_that_is_a_file_is_refused(tmp_path, name):
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_text("not a folder\n")
+    assert "is not a folder" in dict(trust.folder_problems(tmp_path))[name]
+
+
+# --- crash: a full disk ------------------------------------------------------------------------
+
+
+def test_a_full_disk_is_one_line_naming_the_cause(tmp_path, monkeypatch, capsys):
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp_path / "audit.tsv"))
+
+    monkeypatch.setattr(audit_cli, "write_tsv", full)
+    code = audit_cli.main(["-d", str(tmp_path), "--no-snakemake", "-o", str(tmp_path / "a.tsv")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "No space left on device" in err
+    monkeypatch.setattr(os, "replace", full)
+    (tmp_path / "new.html").write_text("report")
+    assert intake.main(["place", str(tmp_path / "new.html"), str(tmp_path / "r.html")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "No space left on device" in err
+
+
+# --- crash: one record naming 400,000 inputs --------------------------------------------------
+
+
+def test_a_record_naming_many_inputs_is_one_finding(tmp_path):
+    folder = tmp_path / "work"
+    _result(
+        folder, "results/table.csv", "x\n", {f"results/in{i}.csv": DIGEST for i in range(70_000)}
+    )
+    findings = audit(folder)
+    table = format_table(findings)
+    assert len(table.splitlines()) < 10
+    assert "holds more than 200,000 values" in table
+
+
+def test_findings_of_one_cause_are_one_line_with_a_count():
+    findings = [
+        Finding(f"results/{i}.csv", FAIL, "missing", "file does not exist") for i in range(5000)
+    ]
+    lines = format_table(findings).splitlines()
+    assert len(lines) == 3 and "(5,000 files)" in lines[1]
+
+
+# --- crash: a record nested 100,000 deep ------------------------------------------------------
+
+
+def test_a_deeply_nested_record_is_named_in_one_line(tmp_path):
+    import pandas as pd
+
+    from isotropy.traces import ResultFileError, read_trace
+
+    trace = tmp_path / "results" / "trace.parquet"
+    trace.parent.mkdir()
+    pd.DataFrame({"seed": [0], "step": [0]}).to_parquet(trace)
+    Path(f"{trace}.provenance.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ResultFileError, match="provenance record"):
+        read_trace(trace)
+    (finding,) = [f for f in audit(tmp_path) if f.check == "record"]
+    assert finding.file == "results/trace.parquet" and "nested deeper than 64" in finding.reason
