@@ -6,7 +6,6 @@ from isotropy.logs import configure_from_snakemake
 from isotropy.plots.rajaee_cls import plot_cls_layers
 from isotropy.provenance import record_step
 
-
 # Where the method's clusters are fitted, as the title says it.
 FITTED = {"offline": "on the training set", "batch": "per batch"}
 

@@ -234,7 +234,11 @@ def test_a_config_without_the_section_gets_the_studys_defaults(tmp_path):
     path.write_text(yaml.safe_dump(without), encoding="utf-8")
     config = load_config([str(path)])
     assert config["rajaee_cls"] == load_config(["config.yaml"])["rajaee_cls"]
-    assert config["rajaee_cls"]["cluster_method"] == {"clusters": 3, "directions": 2, "fit": "offline"}
+    assert config["rajaee_cls"]["cluster_method"] == {
+        "clusters": 3,
+        "directions": 2,
+        "fit": "offline",
+    }
     assert config["rajaee_cls"]["training"]["train_subset"] == 1024
     assert ClusterSettings() == ClusterSettings(**config["rajaee_cls"]["cluster_method"])
 

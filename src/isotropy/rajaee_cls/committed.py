@@ -67,7 +67,7 @@ def write_data(
     record = {
         "what": "the Rajaee CLS study's default grid (target rajaee_cls_study, config.yaml + "
         "config/offline.yaml) and the cause sweep (benchmarks/rajaee_cls_learning.py --measure)",
-        "code_commit": _one(records, lambda r: r["code"]["git_commit"], "code versions"),
+        "code_commit": _one(records, _commit, "code versions"),
         "run": dict(run),
         "config": {
             "rajaee_cls": section,
@@ -91,6 +91,11 @@ def write_data(
 def _provenance(path: Path) -> dict[str, Any]:
     record_file = path.with_name(path.name + ".provenance.json")
     return json.loads(record_file.read_text(encoding="utf-8"))
+
+
+def _commit(record: Mapping[str, Any]) -> str:
+    code = record["code"]
+    return f"{code.get('git_commit')}{' (dirty)' if code.get('dirty') else ''}"
 
 
 def _one(records: list[dict[str, Any]], key, what: str) -> Any:
