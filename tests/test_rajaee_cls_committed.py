@@ -17,7 +17,7 @@ from isotropy.io import generated_block
 from isotropy.rajaee_cls import committed
 from isotropy.rajaee_cls.method import ClusterSettings
 from isotropy.rajaee_cls.results import RUN_COLUMNS
-from isotropy.workflow.config import load_config_files
+from isotropy.workflow.config import load_config, load_config_files
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = (ROOT / committed.RUN).is_file()
@@ -36,7 +36,8 @@ def test_the_committed_grid_is_the_default_grid():
     """Every method and seed of config.yaml's rajaee_cls section, at its settings and method."""
     record = committed.committed_record(ROOT)
     assert set(record["files_sha256"]) == {str(committed.SEEDS), str(committed.CAUSE)}
-    section = load_config_files([ROOT / "config.yaml"])["rajaee_cls"]
+    overlays = [str(ROOT / "config.yaml"), str(ROOT / "config" / "offline.yaml")]
+    section = load_config(overlays)["rajaee_cls"]
     assert record["config"]["rajaee_cls"] == section
     assert ClusterSettings(**section["cluster_method"]) == ClusterSettings()
     seeds = pd.read_csv(ROOT / committed.SEEDS)
