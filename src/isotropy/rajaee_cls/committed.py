@@ -166,8 +166,9 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         "k = 3 without the method) with the labels, mean over batches, on the CLS states before "
         "the method.",
         "",
-        "| trained with | seed | accuracy % | majority % | ARI per batch, training (before epoch 1 → 2) "
-        "| ARI per batch, evaluation | ARI offline, evaluation | wall s |",
+        "| trained with | seed | accuracy % | majority % "
+        "| ARI per batch, training (before epoch 1 → 2) | ARI per batch, evaluation "
+        "| ARI offline, evaluation | wall s |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for entry in cause:
