@@ -100,7 +100,10 @@ def test_offline_fit_is_the_method_on_its_own_points_and_ignores_batch_mates():
     assert leaf.grad is not None and float(leaf.grad.abs().sum()) > 0
 
 
-def test_offline_run_fits_before_each_epoch_and_measures_agreement(tiny_bert, tmp_path):  # noqa: F811
+def test_offline_run_fits_before_each_epoch_and_measures_agreement(
+    tiny_bert,  # noqa: F811
+    tmp_path,
+):
     train, validation = sentiment_table(48, 0), sentiment_table(32, 1)
     settings = TrainingSettings(**SMALL)
     cluster = ClusterSettings(2, 1, "offline")

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from isotropy.io import generated_block
+from isotropy.io import generated_block, sha256_file
 from isotropy.rajaee_cls import committed
 from isotropy.rajaee_cls.method import ClusterSettings
 from isotropy.rajaee_cls.results import RUN_COLUMNS
@@ -116,7 +116,7 @@ def test_a_stale_page_is_told_and_rewritten(copied):
     seeds = copied / committed.SEEDS
     seeds.write_text(seeds.read_text().replace("0.71", "0.61", 1))
     record = json.loads((copied / committed.RUN).read_text())
-    record["files_sha256"][str(committed.SEEDS)] = committed.sha256(seeds)
+    record["files_sha256"][str(committed.SEEDS)] = sha256_file(seeds)
     (copied / committed.RUN).write_text(json.dumps(record))
     assert generated_block(page.read_text(), committed.BEGIN, committed.END) != (
         committed.doc_block(copied)

@@ -35,7 +35,7 @@ def batch_agreement(
 ) -> list[float]:
     """ARI of each batch's k-means clusters (as :func:`isotropy.rajaee_cls.method.cluster_cls`
     finds them) with the batch's labels; batches of fewer than 2 states are skipped."""
-    labels = np.asarray(labels)
+    label_array = np.asarray(labels)
     values = []
     for batch in batches:
         index = np.asarray(batch)
@@ -43,7 +43,7 @@ def batch_agreement(
             continue
         k = min(n_clusters, len(index))
         found = fit_cluster_transform(states[index], k, 0, seed=seed).labels
-        values.append(float(adjusted_rand_score(labels[index], found)))
+        values.append(float(adjusted_rand_score(label_array[index], found)))
     return values
 
 
@@ -132,7 +132,7 @@ class Measurements:
         states = cls_states(model, features, tokenizer, settings.eval_batch_size, device)
         epoch = len(self.records)
         whole = OfflineFit.fit(states, self.n_clusters, 0, self.seed)
-        record = {
+        record: dict[str, Any] = {
             "epoch": epoch,
             "train_offline_ari": offline_agreement(whole, states, self.train_labels),
         }

@@ -78,7 +78,9 @@ def write_data(
             records, lambda r: json.dumps(r["packages"], sort_keys=True), "package sets"
         ),
         "device": _one(records, lambda r: f"{r['device']}: {r['hardware']}", "devices"),
-        "sources_sha256": {str(p.relative_to(results.parent.parent)): sha256_file(p) for p in metrics},
+        "sources_sha256": {
+            str(p.relative_to(results.parent.parent)): sha256_file(p) for p in metrics
+        },
         "files_sha256": {str(p): sha256_file(root / p) for p in (SEEDS, CAUSE)},
     }
     record["packages"] = json.loads(record["packages"])
@@ -133,31 +135,9 @@ def _variant(run: Mapping[str, Any]) -> str:
     return f"{method['fit']}, k = {method['clusters']}, d = {method['directions']}"
 
 
-def doc_block(root: str | os.PathLike = ".") -> str:
-    """The page's generated block: the grid per seed, the sweep's agreement and accuracies."""
-    record = committed_record(root)
-    seeds, cause = committed_tables(root)
-    section = record["config"]["rajaee_cls"]
-    method, training = section["cluster_method"], section["training"]
-    run = record["run"]
-    lines = [
-        f"Grid: {', '.join(section['models'])} on {', '.join(section['tasks'])}, "
-        f"{training['train_subset']} training examples x {training['epochs']} epochs, batch "
-        f"{training['batch_size']}, lr {training['learning_rate']:g}, seeds "
-        f"{', '.join(map(str, record['seeds']))}; the method: k = {method['clusters']}, "
-        f"d = {method['directions']}, fitted {method['fit']}. Code {record['code_commit'][:12]}, "
-        f"{run.get('started', '?')} to {run.get('ended', '?')} UTC ({run.get('wall', '?')} wall, "
-        f"{run.get('machine', '?')}); stand-in: {'; '.join(record['stand_ins'].values())}.",
-        "",
-        "| method | seed | accuracy % | majority % | I(W) of the CLS states | I(W) the head read |",
-        "|---|---|---|---|---|---|",
-    ]
-    for _, row in seeds.iterrows():
-        lines.append(
-            f"| {row['method']} | {row['seed']} | {_pct(row['accuracy'])} "
-            f"| {_pct(row['majority_baseline'])} | {row['cls_iw']:.2e} "
-            f"| {row['cls_iw_head_input']:.2e} |"
-        )
+def _cause_lines(cause: list[dict[str, Any]]) -> list[str]:
+    """The cause sweep's two tables: agreement per variant, and accuracy after training."""
+    lines: list[str] = []
     lines += [
         "",
         "The cause sweep (`benchmarks/rajaee_cls_learning.py --measure`): each variant trained "
@@ -198,6 +178,35 @@ def doc_block(root: str | os.PathLike = ".") -> str:
             f"| {seed} | {p['fit']} | {p['clusters']} | {p['directions']} | {_pct(p['accuracy'])} |"
             for seed, p in posthoc
         ]
+    return lines
+
+
+def doc_block(root: str | os.PathLike = ".") -> str:
+    """The page's generated block: the grid per seed, the sweep's agreement and accuracies."""
+    record = committed_record(root)
+    seeds, cause = committed_tables(root)
+    section = record["config"]["rajaee_cls"]
+    method, training = section["cluster_method"], section["training"]
+    run = record["run"]
+    lines = [
+        f"Grid: {', '.join(section['models'])} on {', '.join(section['tasks'])}, "
+        f"{training['train_subset']} training examples x {training['epochs']} epochs, batch "
+        f"{training['batch_size']}, lr {training['learning_rate']:g}, seeds "
+        f"{', '.join(map(str, record['seeds']))}; the method: k = {method['clusters']}, "
+        f"d = {method['directions']}, fitted {method['fit']}. Code {record['code_commit'][:12]}, "
+        f"{run.get('started', '?')} to {run.get('ended', '?')} UTC ({run.get('wall', '?')} wall, "
+        f"{run.get('machine', '?')}); stand-in: {'; '.join(record['stand_ins'].values())}.",
+        "",
+        "| method | seed | accuracy % | majority % | I(W) of the CLS states | I(W) the head read |",
+        "|---|---|---|---|---|---|",
+    ]
+    for _, row in seeds.iterrows():
+        lines.append(
+            f"| {row['method']} | {row['seed']} | {_pct(row['accuracy'])} "
+            f"| {_pct(row['majority_baseline'])} | {row['cls_iw']:.2e} "
+            f"| {row['cls_iw_head_input']:.2e} |"
+        )
+    lines += _cause_lines(cause)
     return "\n".join(lines) + "\n"
 
 
