@@ -171,6 +171,17 @@ def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+def checked_record(root: str | os.PathLike, record: str | os.PathLike) -> dict[str, Any]:
+    """A committed run's JSON record (``root/record``), every file it lists under
+    ``files_sha256`` checked against the checksum it states."""
+    root = Path(root)
+    found = json.loads((root / record).read_text(encoding="utf-8"))
+    for name, digest in found["files_sha256"].items():
+        if sha256_file(root / name) != digest:
+            raise ValueError(f"{name} does not match the checksum {record} records for it")
+    return found
+
+
 def save_npz(path: str | os.PathLike, **arrays: Any) -> None:
     """``np.savez`` of ``arrays`` to ``path`` through a temporary file renamed into place, so a
     killed job never leaves a half-written archive that :func:`open_npz` would have to refuse."""

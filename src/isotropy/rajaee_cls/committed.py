@@ -29,7 +29,7 @@ import pandas as pd
 import yaml
 
 from isotropy import paths
-from isotropy.io import atomic_path, sha256_file, with_block
+from isotropy.io import atomic_path, checked_record, sha256_file, with_block
 
 DATA = Path("docs/data")
 SEEDS = DATA / "rajaee_cls_seeds.csv"
@@ -108,12 +108,7 @@ def _one(records: list[dict[str, Any]], key, what: str) -> Any:
 
 def committed_record(root: str | os.PathLike = ".") -> dict[str, Any]:
     """The committed record, its files checked against the checksums it states."""
-    root = Path(root)
-    record = json.loads((root / RUN).read_text(encoding="utf-8"))
-    for name, digest in record["files_sha256"].items():
-        if sha256_file(root / name) != digest:
-            raise ValueError(f"{name} does not match the checksum {RUN} records for it")
-    return record
+    return checked_record(root, RUN)
 
 
 def committed_tables(root: str | os.PathLike = ".") -> tuple[pd.DataFrame, list[dict[str, Any]]]:

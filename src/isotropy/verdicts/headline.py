@@ -28,7 +28,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from isotropy.io import atomic_path, sha256_file, with_block
+from isotropy.io import atomic_path, checked_record, sha256_file, with_block
 from isotropy.traces import read_trace
 from isotropy.verdicts import devices
 from isotropy.verdicts.tolerances import AGREES, CONSISTENT, NOT_CONSISTENT
@@ -137,12 +137,7 @@ def _commit_of(results: Path) -> str:
 
 def committed_record(root: str | os.PathLike = ".") -> dict[str, Any]:
     """The committed run's record, its files checked against the checksums it states."""
-    root = Path(root)
-    record = json.loads((root / RUN).read_text(encoding="utf-8"))
-    for name, digest in record["files_sha256"].items():
-        if sha256_file(root / name) != digest:
-            raise ValueError(f"{name} does not match the checksum {RUN} records for it")
-    return record
+    return checked_record(root, RUN)
 
 
 def committed_tables(root: str | os.PathLike = ".") -> dict[str, pd.DataFrame]:
