@@ -206,7 +206,11 @@ def _make_report_commands(workdir, *args):
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.replace("\\\n", " ").splitlines()  # continuation lines joined
-    return [line for line in lines if "snakemake" in line or "echo" in line]
+    # the audit gate runs first, on the configuration the report will use (issue 67)
+    gate = [line for line in lines if "isotropy.audit" in line and "--gate" in line]
+    assert len(gate) == 1 and "--no-snakemake" in gate[0], lines
+    assert lines.index(gate[0]) < min(i for i, line in enumerate(lines) if "bin/snakemake" in line)
+    return [line for line in lines if "bin/snakemake" in line or "echo" in line]
 
 
 def test_make_report_reports_the_last_run_with_its_effective_configuration(tmp_path):
