@@ -175,7 +175,9 @@ def _result(root: Path, source: str) -> str:
 
 def test_the_audit_flags_a_result_made_before_a_relock(server, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(sources.LOCK_ENV)  # the lock where the workflow keeps it: config/
+    # the project's own lock, where the workflow keeps it (config/ of the working directory);
+    # the audit reads the project's lock, never the folder's (issue 67), so name it
+    monkeypatch.setenv(sources.LOCK_ENV, str(tmp_path / "config/sources.lock"))
     server.files["/lexicon.csv"] = V1
     url = server.url("/lexicon.csv")
     config = {"sources": {"lexicon": {"kind": "files", "url": url, "sha256": None}}}
@@ -204,7 +206,7 @@ def test_the_audit_flags_a_download_the_lock_no_longer_holds(server, tmp_path, m
     """A relock recorded elsewhere (a pulled lock): the raw folder fetched before it no longer
     matches."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(sources.LOCK_ENV)
+    monkeypatch.setenv(sources.LOCK_ENV, str(tmp_path / "config/sources.lock"))  # as above
     server.files["/lexicon.csv"] = V1
     url = server.url("/lexicon.csv")
     config = {"sources": {"lexicon": {"kind": "files", "url": url, "sha256": None}}}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import datetime
 import functools
+import importlib.util
 import json
 import math
 import os
@@ -374,9 +375,14 @@ def device_kind(configured: str) -> str:
     torch.device itself."""
     if configured != "auto":
         return configured
-    import torch  # only here: the estimate for an explicit device needs no torch
+    if importlib.util.find_spec("torch") is None:
+        # an environment without torch (the plots one, where rules check_claims and
+        # compare_with_papers load the study records) has no CUDA to offer either
+        return "cpu"
+    else:
+        import torch  # only here: the estimate for an explicit device needs no torch
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+        return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def recent_load() -> float:
