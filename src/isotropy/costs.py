@@ -379,7 +379,7 @@ def device_kind(configured: str) -> str:
         # an environment without torch (the plots one, where rules check_claims and
         # compare_with_papers load the study records) has no CUDA to offer either
         return "cpu"
-    else:
+    else:  # a conditional import: tests/test_envs.py counts torch as optional here
         import torch  # only here: the estimate for an explicit device needs no torch
 
         return "cuda" if torch.cuda.is_available() else "cpu"

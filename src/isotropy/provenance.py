@@ -16,7 +16,7 @@ import platform
 import socket
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -307,6 +307,16 @@ def read_record(path: str | os.PathLike) -> dict | None:
     """The provenance record beside ``path`` (None when there is none)."""
     sidecar = record_path(path)
     return parse_json(sidecar.read_bytes()) if sidecar.is_file() else None
+
+
+def single_commit(records: Iterable[Mapping[str, Any]], what: str) -> str:
+    """The one code version (git commit, " (dirty)" when tracked files differed) that made every
+    record of ``what``; a ValueError naming them when there are several, or none."""
+    codes = [record.get("code") or {} for record in records]
+    found = {f"{c.get('git_commit')}{' (dirty)' if c.get('dirty') else ''}" for c in codes}
+    if len(found) != 1:
+        raise ValueError(f"{what} were made by {len(found)} code versions: {sorted(found)}")
+    return found.pop()
 
 
 def damaged_npy(path: str | os.PathLike) -> str | None:

@@ -30,6 +30,7 @@ import yaml
 
 from isotropy import paths
 from isotropy.io import atomic_path, checked_record, sha256_file, with_block
+from isotropy.provenance import read_record, single_commit
 
 DATA = Path("docs/data")
 SEEDS = DATA / "rajaee_cls_seeds.csv"
@@ -58,7 +59,10 @@ def write_data(
         raise FileNotFoundError(f"{results} holds no finished grid: run rajaee_cls_study first")
     config = yaml.safe_load(Path(effective_config).read_text(encoding="utf-8"))
     section = config["rajaee_cls"]
-    records = [_provenance(path) for path in metrics]
+    found = [read_record(path) for path in metrics]
+    records = [record for record in found if record is not None]
+    if len(records) != len(found):
+        raise FileNotFoundError(f"{results}: a run's metrics.json has no provenance record")
     with atomic_path(root / SEEDS) as tmp:
         shutil.copyfile(results / "runs.csv", tmp)
     with atomic_path(root / CAUSE) as tmp:
@@ -66,7 +70,7 @@ def write_data(
     record = {
         "what": "the Rajaee CLS study's default grid (target rajaee_cls_study, config.yaml + "
         "config/offline.yaml) and the cause sweep (benchmarks/rajaee_cls_learning.py --measure)",
-        "code_commit": _one(records, _commit, "code versions"),
+        "code_commit": single_commit(records, "the grid's runs"),
         "run": dict(run),
         "config": {
             "rajaee_cls": section,
@@ -87,16 +91,6 @@ def write_data(
     with atomic_path(root / RUN) as tmp:
         tmp.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return record
-
-
-def _provenance(path: Path) -> dict[str, Any]:
-    record_file = path.with_name(path.name + ".provenance.json")
-    return json.loads(record_file.read_text(encoding="utf-8"))
-
-
-def _commit(record: Mapping[str, Any]) -> str:
-    code = record["code"]
-    return f"{code.get('git_commit')}{' (dirty)' if code.get('dirty') else ''}"
 
 
 def _one(records: list[dict[str, Any]], key, what: str) -> Any:

@@ -29,6 +29,7 @@ import pandas as pd
 import yaml
 
 from isotropy.io import atomic_path, checked_record, sha256_file, with_block
+from isotropy.provenance import single_commit
 from isotropy.traces import read_trace
 from isotropy.verdicts import devices
 from isotropy.verdicts.tolerances import AGREES, CONSISTENT, NOT_CONSISTENT
@@ -126,13 +127,8 @@ def write_data(
 
 def _commit_of(results: Path) -> str:
     """The code commit the run's traces were made with (their provenance records), one only."""
-    commits = set()
-    for record in results.glob("*/*/seed*/trace.parquet.provenance.json"):
-        code = json.loads(record.read_text(encoding="utf-8")).get("code", {})
-        commits.add(f"{code.get('git_commit')}{' (dirty)' if code.get('dirty') else ''}")
-    if len(commits) != 1:
-        raise ValueError(f"the traces were made by {len(commits)} code versions: {sorted(commits)}")
-    return commits.pop()
+    records = results.glob("*/*/seed*/trace.parquet.provenance.json")
+    return single_commit((json.loads(r.read_text(encoding="utf-8")) for r in records), "the traces")
 
 
 def committed_record(root: str | os.PathLike = ".") -> dict[str, Any]:
