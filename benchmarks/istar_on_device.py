@@ -17,10 +17,14 @@ GPU runbook (also in docs/measurements.md, "I-STAR at scale on one GPU"):
 2. On the device, one call of the device tool's ``run`` (carry ``[".istar_device"]``,
    timeout_s 570; about 7 minutes: the CUDA tests, then the measured, sized grid)::
 
-       export PYTHONPATH=src:benchmarks PYTHONUNBUFFERED=1; timeout 90 python3 -m pytest -q
-       -p no:cacheprovider tests/test_finetune.py -k "cuda or mixed_precision or unscaled"
-       2>&1 | tee $OUT/cuda_tests.log; python3 benchmarks/istar_on_device.py run --out $OUT
-       2>&1 | tee $OUT/run.log
+       export PYTHONPATH=src:benchmarks:tests PYTHONUNBUFFERED=1; timeout 60 python3 -m pytest
+       -q -p no:cacheprovider tests/test_finetune_cuda.py 2>&1 | tee $OUT/cuda_tests.log;
+       python3 benchmarks/istar_on_device.py run --out $OUT 2>&1 | tee $OUT/run.log
+
+   (tests/test_finetune_cuda.py imports nothing of the workflow: the device image has no
+   Snakemake or jsonschema.) A call cut by its deadline is finished by another with
+   ``--finish record.json`` (the first call's, carried in the pack folder): the runs it did not
+   start, on its training subset, paced by its measured costs.
 
 3. Commit ``runs.csv``, ``metrics.jsonl``, ``costs.csv`` and ``record.json`` from ``$OUT`` under
    ``docs/data/`` as ``istar_gpu_*`` (record.json holds their checksums, the device, versions).
@@ -292,17 +296,23 @@ def run_grid_on_device(args: argparse.Namespace) -> None:
     )
     print(f"{plan['stand_in']}; {plan['task']}: {len(whole[0])} training rows in the split")
 
-    costs, measured = fixed_costs(spec, plan["task"], whole, settings, device)
-    costs |= step_costs(*measured, settings, device, args.steps, args.rounds)
-    del measured
-    print_costs(costs, device, settings)
-    fixed = ", ".join(f"{k} {v:.3g}" for k, v in costs.items() if "step" not in k)
-    print(f"fixed per run: {fixed}")
-
     runs = sorted(run_grid(dict(section)), key=lambda r: r["seed"])  # whole seeds first
-    rows, estimate = fit_subset(
-        runs, len(whole[0]), settings.train_subset, costs, settings, args.budget_s
-    )
+    if args.finish:  # a cut call's runs not started, on its subset, paced by its costs
+        earlier = json.loads(args.finish.read_text())
+        costs, rows = earlier["costs"], earlier["istar"]["training"]["train_subset"]
+        runs = [r for r in runs if run_path(r) in earlier["runs_not_started"]]
+        rows = rows or len(whole[0])
+        estimate = sum(run_seconds(run, rows, costs, settings) for run in runs)
+    else:
+        costs, measured = fixed_costs(spec, plan["task"], whole, settings, device)
+        costs |= step_costs(*measured, settings, device, args.steps, args.rounds)
+        del measured
+        print_costs(costs, device, settings)
+        fixed = ", ".join(f"{k} {v:.3g}" for k, v in costs.items() if "step" not in k)
+        print(f"fixed per run: {fixed}")
+        rows, estimate = fit_subset(
+            runs, len(whole[0]), settings.train_subset, costs, settings, args.budget_s
+        )
     settings.train_subset = None if rows >= len(whole[0]) else rows
     training = {**section["training"], "train_subset": settings.train_subset}
     section = {**section, "training": training}
@@ -320,7 +330,8 @@ def run_grid_on_device(args: argparse.Namespace) -> None:
         "versions": versions(device),
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "command": "python benchmarks/istar_on_device.py run --out OUT "
-        f"--budget-s {args.budget_s:g} --deadline-s {args.deadline_s:g}",
+        f"--budget-s {args.budget_s:g} --deadline-s {args.deadline_s:g}"
+        + (f" --finish {args.finish.name}" if args.finish else ""),
         "istar": section,
         "costs": costs,
         "overhead_vs_plain": {
@@ -419,6 +430,9 @@ def main() -> None:
     running.add_argument("--out", type=Path, required=True)
     running.add_argument("--budget-s", type=float, default=300.0, help="the grid's estimate")
     running.add_argument("--deadline-s", type=float, default=420.0, help="no run ends past it")
+    running.add_argument(
+        "--finish", type=Path, default=None, help="a cut call's record.json: run what it did not"
+    )
     stepping = commands.add_parser("costs", help="seconds per step of the three regularisers")
     stepping.add_argument("--rows", type=int, default=1024)
     stepping.add_argument("--reference-sample-size", type=int, default=4000)

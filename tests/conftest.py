@@ -84,6 +84,32 @@ def tiny_run(tmp_path_factory):
     return workdir, command, mirror
 
 
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory):
+    """A 2-layer, 32-dim BERT with a word-level vocabulary, saved as a local model folder."""
+    import torch
+    from tiny_bert import WORDS
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
+
+    from isotropy.models import ModelSpec
+
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
+    tokenizer = BertTokenizer(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=True)
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
+    BertForSequenceClassification(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return ModelSpec(path=str(folder))
+
+
 @pytest.fixture
 def server():
     """A scriptable HTTP server on 127.0.0.1 (tests/local_server.py), stopped after the test."""

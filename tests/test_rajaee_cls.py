@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import torch
 import yaml
-from test_finetune import SMALL, sentiment_table, tiny_bert  # noqa: F401 (a fixture)
+from tiny_bert import SMALL, sentiment_table
 
 from isotropy import costs, estimate, metrics, paths
 from isotropy.finetune.features import load_model_and_tokenizer
@@ -71,7 +71,7 @@ def test_method_raises_isotropy_of_what_the_head_reads():
     assert after > 10 * before
 
 
-def test_the_hook_changes_only_the_head_input_and_is_removed(tiny_bert):  # noqa: F811
+def test_the_hook_changes_only_the_head_input_and_is_removed(tiny_bert):
     model, tokenizer = load_model_and_tokenizer(tiny_bert, task_spec("sst2"))
     model.eval()
     batch = tokenizer(list(sentiment_table(8, 0)["text"]), return_tensors="pt", padding=True)
@@ -104,7 +104,7 @@ def _cluster(clusters: int, directions: int, seed: int):
     return transform
 
 
-def test_finetune_with_the_method_records_cls_geometry(tiny_bert, tmp_path):  # noqa: F811
+def test_finetune_with_the_method_records_cls_geometry(tiny_bert, tmp_path):
     data = (sentiment_table(64, 0), sentiment_table(40, 1))
     settings = TrainingSettings(**{**SMALL, "epochs": 1})
     runs = {
