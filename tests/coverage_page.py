@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from isotropy.io import with_block
+from isotropy.io import generated_block, write_block
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path("docs/coverage.csv")
@@ -256,15 +256,11 @@ def block(root: Path = ROOT) -> str:
     return "\n".join(lines) + "\n"
 
 
-def page(root: Path = ROOT) -> str:
-    return with_block((root / PAGE).read_text(encoding="utf-8"), block(root), BEGIN, END)
-
-
 def stale(text: str, root: Path = ROOT) -> bool:
     """Whether a page's generated part is not what the file and the checks' outcomes render."""
-    return with_block(text, block(root), BEGIN, END) != text
+    return generated_block(text, BEGIN, END) != block(root)
 
 
 if __name__ == "__main__":
-    (ROOT / PAGE).write_text(page(), encoding="utf-8")
+    write_block(ROOT / PAGE, block(), BEGIN, END)
     print(f"wrote {PAGE}", file=sys.stderr)

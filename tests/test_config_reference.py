@@ -10,6 +10,8 @@ from pathlib import Path
 
 import yaml
 
+from isotropy.io import generated_block, write_block
+
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "schemas" / "config.schema.yaml"
 PAGE = ROOT / "docs" / "configuration.md"
@@ -155,12 +157,6 @@ def _load(path: Path):
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
-def _block(page: str) -> str:
-    if BEGIN not in page or END not in page:
-        raise ValueError(f"{PAGE.name} has no block between {BEGIN!r} and {END!r}")
-    return page.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n") + "\n"
-
-
 def test_every_key_of_config_yaml_is_described_by_the_schema():
     missing = undocumented_keys(_load(ROOT / "config.yaml"), _load(SCHEMA))
     assert not missing, "keys without a description in the schema:\n" + "\n".join(missing)
@@ -187,10 +183,12 @@ def test_a_planted_key_without_a_description_is_found():
 
 
 def test_the_page_is_the_schemas_reference():
-    stated = _block(PAGE.read_text(encoding="utf-8"))
-    assert stated == reference(_load(SCHEMA)), (
-        "docs/configuration.md is stale: .venv/bin/python tests/test_config_reference.py --write"
-    )
+    page = PAGE.read_text(encoding="utf-8")
+    fix = "docs/configuration.md is stale: .venv/bin/python tests/test_config_reference.py --write"
+    assert generated_block(page, BEGIN, END) == reference(_load(SCHEMA)), fix
+    # a hand edit of the generated part is told
+    edited = page.replace("- `updates`:", "- `updates`: Planted.", 1)
+    assert generated_block(edited, BEGIN, END) != reference(_load(SCHEMA))
 
 
 def test_the_reference_follows_the_schema():
@@ -200,16 +198,7 @@ def test_the_reference_follows_the_schema():
     assert "\n- `batch_size`: Planted.\n" in reference(schema) != before
 
 
-def write(path: Path = PAGE) -> None:
-    page = path.read_text(encoding="utf-8")
-    _block(page)
-    before, rest = page.split(BEGIN, 1)
-    after = rest.split(END, 1)[1]
-    body = reference(_load(SCHEMA))
-    path.write_text(f"{before}{BEGIN}\n\n{body}\n{END}{after}", encoding="utf-8")
-
-
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
         raise SystemExit("usage: python tests/test_config_reference.py --write")
-    write()
+    write_block(PAGE, reference(_load(SCHEMA)), BEGIN, END)

@@ -230,3 +230,11 @@ def generated_block(text: str, begin: str, end: str) -> str:
     """What lies between the markers of ``text`` (as :func:`with_block` writes it)."""
     _markers_once(text, begin, end)
     return text.split(begin)[1].split(end)[0].strip("\n") + "\n"
+
+
+def write_block(path: str | os.PathLike, block: str, begin: str, end: str) -> None:
+    """Rewrite the generated block of the page at ``path`` (:func:`with_block`), atomically; a
+    staleness test compares :func:`generated_block` of the page with what its writer renders."""
+    text = with_block(Path(path).read_text(encoding="utf-8"), block, begin, end)
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")

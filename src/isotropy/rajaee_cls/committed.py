@@ -29,7 +29,7 @@ import pandas as pd
 import yaml
 
 from isotropy import paths
-from isotropy.io import atomic_path, checked_record, sha256_file, with_block
+from isotropy.io import atomic_path, checked_record, sha256_file, write_block
 from isotropy.provenance import read_record, single_commit
 
 DATA = Path("docs/data")
@@ -201,10 +201,7 @@ def doc_block(root: str | os.PathLike = ".") -> str:
 
 def write_page(root: str | os.PathLike = ".") -> None:
     """Rewrite docs/rajaee-cls.md's generated block from the committed data."""
-    page = Path(root) / DOC
-    text = with_block(page.read_text(encoding="utf-8"), doc_block(root), BEGIN, END)
-    with atomic_path(page) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    write_block(Path(root) / DOC, doc_block(root), BEGIN, END)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,7 +28,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from isotropy.io import atomic_path, checked_record, sha256_file, with_block
+from isotropy.io import atomic_path, checked_record, sha256_file, write_block
 from isotropy.provenance import single_commit
 from isotropy.traces import read_trace
 from isotropy.verdicts import devices
@@ -335,13 +335,8 @@ def readme_block(root: str | os.PathLike = ".") -> str:
 def write_pages(root: str | os.PathLike = ".") -> None:
     """Rewrite the generated blocks of docs/main-study.md and the README from the committed data."""
     root = Path(root)
-    for page, block, begin, end in (
-        (DOC, doc_block(root), DOC_BEGIN, DOC_END),
-        (README, readme_block(root), README_BEGIN, README_END),
-    ):
-        text = with_block((root / page).read_text(encoding="utf-8"), block, begin, end)
-        with atomic_path(root / page) as tmp:
-            tmp.write_text(text, encoding="utf-8")
+    write_block(root / DOC, doc_block(root), DOC_BEGIN, DOC_END)
+    write_block(root / README, readme_block(root), README_BEGIN, README_END)
 
 
 def main(argv: list[str] | None = None) -> int:
