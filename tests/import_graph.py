@@ -21,13 +21,12 @@ import textwrap
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from isotropy.io import write_block
+from isotropy.io import markers, write_block
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "isotropy"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
-BEGIN = "<!-- package graph: `.venv/bin/python tests/import_graph.py --write` -->"
-END = "<!-- end of the package graph -->"
+BEGIN, END = markers("package graph", ".venv/bin/python tests/import_graph.py --write")
 
 # Floors, lowest first: a package imports only its own floor or lower ones. Floor 0, the shared
 # foundation every layer may import:
