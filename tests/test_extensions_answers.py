@@ -53,10 +53,13 @@ def test_the_rendering_follows_the_values():
 
 
 def test_a_page_without_its_place_is_refused():
+    """isotropy.io's marker-block helper, as every generated page uses it."""
     with pytest.raises(ValueError, match="markers"):
         generated_block("no such line\n", answers.README_START, answers.README_END)
     with pytest.raises(ValueError, match="markers"):
         generated_block("no markers", answers.START, answers.END)
+    with pytest.raises(ValueError, match="markers"):
+        with_block("no markers", "block", answers.START, answers.END)
     text = f"before\n{answers.START}\nold\n{answers.END}\nafter\n"
     renewed = with_block(text, "new\n", answers.START, answers.END)
     assert renewed == f"before\n{answers.START}\n\nnew\n\n{answers.END}\nafter\n"
