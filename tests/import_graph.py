@@ -21,11 +21,12 @@ import textwrap
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from isotropy.io import markers, write_block
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "isotropy"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
-BEGIN = "<!-- package graph: `.venv/bin/python tests/import_graph.py --write` -->"
-END = "<!-- end of the package graph -->"
+BEGIN, END = markers("package graph", ".venv/bin/python tests/import_graph.py --write")
 
 # Floors, lowest first: a package imports only its own floor or lower ones. Floor 0, the shared
 # foundation every layer may import:
@@ -202,27 +203,9 @@ def graph_lines(packages: Mapping[str, Iterable[str]]) -> list[str]:
     return lines
 
 
-def page_problems(page: str, packages: Mapping[str, Iterable[str]]) -> list[str]:
-    """How docs/architecture.md's package graph (between :data:`BEGIN` and :data:`END`) differs
-    from the graph's lines."""
-    if BEGIN not in page or END not in page:
-        return [f"docs/architecture.md has no package graph between {BEGIN!r} and {END!r}"]
-    stated = page.split(BEGIN, 1)[1].split(END, 1)[0].strip().strip("`").strip().splitlines()
-    actual = graph_lines(packages)
-    if stated == actual:
-        return []
-    return (
-        [f"the page says {line!r}" for line in stated if line not in actual]
-        + [f"the graph says {line!r}" for line in actual if line not in stated]
-        + ["regenerate it: .venv/bin/python tests/import_graph.py --write"]
-    )
-
-
-def write_page(path: Path = ARCHITECTURE) -> None:
-    page = path.read_text(encoding="utf-8")
-    before, rest = page.split(BEGIN, 1)
-    block = "\n".join(graph_lines(package_graph(file_graph())))
-    path.write_text(f"{before}{BEGIN}\n```\n{block}\n```\n{END}{rest.split(END, 1)[1]}")
+def graph_block(packages: Mapping[str, Iterable[str]]) -> str:
+    """docs/architecture.md's package graph (between :data:`BEGIN` and :data:`END`)."""
+    return "```\n" + "\n".join(graph_lines(packages)) + "\n```\n"
 
 
 def report(package: Path = PACKAGE) -> str:
@@ -244,5 +227,5 @@ def report(package: Path = PACKAGE) -> str:
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--write"]:
-        write_page()
+        write_block(ARCHITECTURE, graph_block(package_graph(file_graph())), BEGIN, END)
     sys.stdout.write(report() + "\n")

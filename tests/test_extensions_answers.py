@@ -12,13 +12,20 @@ from isotropy.verdicts import extension_answers as answers
 def test_the_docs_and_the_readme_say_what_the_committed_values_render():
     seeds, run = answers.load()
     doc = (answers.ROOT / answers.DOC).read_text(encoding="utf-8")
-    command = "python -m isotropy.verdicts.extension_answers <seeds.csv> --run ..."
-    fix = f"run `{command}` or revert the edit"
+    fix = "run `python -m isotropy.verdicts.extension_answers` or revert the edit"
     assert generated_block(doc, answers.START, answers.END) == answers.answers_markdown(
         seeds, run
     ), fix
-    readme = (answers.ROOT / answers.README).read_text(encoding="utf-8").splitlines()
-    assert answers.readme_line(seeds) in readme, fix
+    readme = (answers.ROOT / answers.README).read_text(encoding="utf-8")
+    line = generated_block(readme, answers.README_START, answers.README_END)
+    assert line == answers.readme_line(seeds), fix
+    # a hand edit of either generated part is told
+    edited = doc.replace("*supported*", "*not supported*", 1)
+    assert generated_block(edited, answers.START, answers.END) != answers.answers_markdown(
+        seeds, run
+    )
+    edited = readme.replace("supported ×6", "supported ×5", 1)
+    assert generated_block(edited, answers.README_START, answers.README_END) != line
 
 
 def test_every_claim_row_of_the_values_is_in_the_table():
@@ -46,10 +53,13 @@ def test_the_rendering_follows_the_values():
 
 
 def test_a_page_without_its_place_is_refused():
-    with pytest.raises(ValueError, match="one line starting"):
-        answers.replace_readme_line("no such line\n", "x")
+    """isotropy.io's marker-block helper, as every generated page uses it."""
+    with pytest.raises(ValueError, match="markers"):
+        generated_block("no such line\n", answers.README_START, answers.README_END)
     with pytest.raises(ValueError, match="markers"):
         generated_block("no markers", answers.START, answers.END)
+    with pytest.raises(ValueError, match="markers"):
+        with_block("no markers", "block", answers.START, answers.END)
     text = f"before\n{answers.START}\nold\n{answers.END}\nafter\n"
     renewed = with_block(text, "new\n", answers.START, answers.END)
     assert renewed == f"before\n{answers.START}\n\nnew\n\n{answers.END}\nafter\n"

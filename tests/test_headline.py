@@ -205,11 +205,6 @@ def test_the_page_judges_every_setup_and_a_stale_page_is_told(copied):
     assert renewed.endswith("tail\n")
 
 
-def test_a_page_without_its_markers_is_refused():
-    with pytest.raises(ValueError, match="markers"):
-        with_block("no markers", "block", headline.DOC_BEGIN, headline.DOC_END)
-
-
 def test_results_without_traces_are_refused(tmp_path):
     (tmp_path / "main").mkdir()
     for name in ("table1.csv", "correlations.csv"):

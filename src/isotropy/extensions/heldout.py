@@ -22,6 +22,7 @@ import logging
 import math
 import time
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,9 @@ from isotropy.finetune.features import (
 )
 from isotropy.finetune.training import seed_everything
 from isotropy.models import ModelSpec, load_pretrained
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 log = logging.getLogger(__name__)
 
@@ -77,11 +81,10 @@ def split(table: pd.DataFrame, train_size: int, heldout_size: int, seed: int):
 class SentenceClassifier(nn.Module):
     """An encoder, the main study's sentence embedding (masked mean, unit norm), a linear head."""
 
-    def __init__(self, encoder: nn.Module, labels: int):
+    def __init__(self, encoder: PreTrainedModel, labels: int):
         super().__init__()
         self.encoder = encoder
-        width = int(encoder.config.hidden_size)  # type: ignore[union-attr,arg-type]  # transformers
-        self.head = nn.Linear(width, labels)
+        self.head = nn.Linear(encoder.config.hidden_size, labels)
 
     def embed(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         states = self.encoder(**model_inputs(batch)).last_hidden_state
