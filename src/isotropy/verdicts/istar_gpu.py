@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -114,9 +115,8 @@ def _claims(runs: pd.DataFrame, record: dict[str, Any]) -> list[str]:
     lines = ["| setup | claim | measured | verdict | note |", "|---|---|---|---|---|"]
     for row in table[table["study"] == "istar"].itertuples(index=False):
         cell = verdict_cell(row.verdict, row.note)
-        lines.append(
-            f"| {row.setup} | {row.statement} | {row.measured:.4g} | {cell} | {row.note} |"
-        )
+        note = re.sub(r"judged on a stand-in \(.*?\): [^;]*; ", "", str(row.note))
+        lines.append(f"| {row.setup} | {row.claim} | {row.measured:.4g} | {cell} | {note} |")
     return lines
 
 
