@@ -145,6 +145,10 @@ def page(root: Path = Path(".")) -> str:
         f"{runs['majority_baseline'].iloc[0]:.4f}). {len(runs)} of "
         f"{len(runs) + len(missing)} runs in {len(calls)} device calls "
         f"({sum(walls.values()):.0f} s of runs); not run: {', '.join(missing) or 'none'}. "
+        f"The first call estimated {first['estimated_seconds'] / (len(runs) + len(missing)):.1f}"
+        f" s a run from its measured costs; the runs took {pd.Series(walls).mean():.1f} s on "
+        f"average (median {pd.Series(walls).median():.1f} s; the slowest "
+        f"{max(walls.values()):.0f} s: {max(walls, key=walls.__getitem__)}). "
         f"The CUDA tests (tests/test_finetune_cuda.py) on the same card: {tests.strip('= ')}.",
         "",
         "## Accuracy against λ (Figure 6's counterpart)",
