@@ -66,15 +66,11 @@ from isotropy.io import DiskFullError, atomic_path, plain_data, sha256_file, wri
 from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.sources.layouts import (
     HUB_FILE,
-    LAYOUTS,  # noqa: F401 (re-exported)
-    POLARITY_FILES,  # noqa: F401 (re-exported)
     ArchiveError,
     ChecksumError,
     ExtractionLimits,
     Fetched,
     MemberPins,
-    build_mrpc_train,  # noqa: F401 (re-exported)
-    decode_text,  # noqa: F401 (re-exported)
     layout_of,
     mirror_path_problem,
     source_kind,
@@ -87,6 +83,7 @@ LOCK_ENV = "ISOTROPY_SOURCES_LOCK"
 RELOCK_ENV = "ISOTROPY_RELOCK"
 TRUST_PUBLISHED = "published pin"
 TRUST_LOCK = "lock (trusted on first use)"
+PIN_KEYS = ("sha256", "git_blob", "md5", "bytes")  # a value per URL; strongest first
 MIRROR_TRUST = {"MANIFEST.tsv": "the mirror's MANIFEST.tsv", "config": TRUST_PUBLISHED}
 # Defaults of config `downloads`, from the schema: far above the largest real archive (NLPL
 # 222.zip unpacks to a few GB); a trickling server is abandoned after 6 hours for one file.
@@ -138,7 +135,7 @@ def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
     settings.pop("lock_file", None)  # where the lock lives changes no download's bytes
     if os.environ.get(ALLOW_UNVERIFIED_ENV, "").strip() not in ("", "0"):
         settings["allow_unverified_mirror"] = True
-    return {
+    params = {
         "name": name,
         "kind": source_kind(name, cfg),
         "urls": _as_list(cfg["url"]),
@@ -146,14 +143,12 @@ def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
         "mirror_files": list(cfg.get("mirror") or []),
         "mirror": str(mirror) if mirror else None,
         **settings,
-        **({"hub": plain_data(cfg["hub"])} if cfg.get("hub") else {}),
-        # Only where given, so that the params (and the re-runs they trigger) of the others stay.
-        **({"git_blob": _aligned_pins(cfg, "git_blob")} if cfg.get("git_blob") else {}),
-        **({"bytes": _aligned_pins(cfg, "bytes")} if cfg.get("bytes") else {}),
-        **({"md5": _aligned_pins(cfg, "md5")} if cfg.get("md5") else {}),
-        **({"members": plain_data(cfg["members"])} if cfg.get("members") else {}),
-        **({"cross_copy": plain_data(cfg["cross_copy"])} if cfg.get("cross_copy") else {}),
     }
+    # Only where given, so that the params (and the re-runs they trigger) of the others stay.
+    for key in ("hub", "git_blob", "bytes", "md5", "members", "cross_copy"):
+        if cfg.get(key):
+            params[key] = _aligned_pins(cfg, key) if key in PIN_KEYS else plain_data(cfg[key])
+    return params
 
 
 def url_pins(source_cfg: Mapping[str, Any], key: str = "sha256") -> dict[str, str | None]:
@@ -297,25 +292,43 @@ def fetch_source(
     mirror holds, and names the sources lock (``lock_file`` overrides it): a downloaded file
     that no published pin checks is compared with the lock, and recorded there on first use.
     """
-    raw_dir, settings = Path(raw_dir), {**DOWNLOAD_DEFAULTS, **params}
+    raw_dir, params = Path(raw_dir), {**DOWNLOAD_DEFAULTS, **params}
     layout = layout_of(name, params["kind"])
     lock = Path(lock_file) if lock_file is not None else lock_path(config)
     raw_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=raw_dir))
     try:
-        fetched_dir, staging = work / "fetched", work / "staging"
-        fetched_dir.mkdir()
+        fetched, staging = work / "fetched", work / "staging"
+        fetched.mkdir()
         staging.mkdir()
-        transfer = {"retries": retries, "backoff": backoff, "timeout": timeout}
-        origin, items, inputs = _fetch_inputs(name, settings, fetched_dir, config, lock, transfer)
+        if params.get("mirror"):
+            origin, (items, inputs) = "mirror", _from_mirror(name, params, fetched, config)
+        elif params["kind"] == "hub":
+            origin, (items, inputs) = "url", _from_hub(name, params, fetched)
+        else:
+            transfer = {"retries": retries, "backoff": backoff, "timeout": timeout}
+            origin, (items, inputs) = "url", _from_urls(params, fetched, lock, transfer)
+        limits = ExtractionLimits(params["max_extracted_bytes"], params["max_archive_members"])
+        pins = params.get("members")
+        items = [
+            replace(item, limits=limits, members=MemberPins(name, pins) if pins else None)
+            for item in items
+        ]
         files = _lay_out(layout, items, origin, staging, name)
+        records = [
+            {
+                "path": rel,
+                "bytes": (staging / rel).stat().st_size,
+                "sha256": sha256_file(staging / rel),
+            }
+            for rel in files
+        ]
+        checks = []
         if origin == "url":
             _check_members(name, items, inputs)
-        records = [_file_record(staging / rel, rel) for rel in files]
-        checks = [
-            compare_copy(name, spec, inputs, records)
-            for spec in ((params.get("cross_copy") or []) if origin == "url" else [])
-        ]
+            checks = [
+                compare_copy(name, spec, inputs, records) for spec in params.get("cross_copy") or []
+            ]
         _lock_inputs(name, lock, inputs)
         _replace_contents(raw_dir, staging, files, keep=work)
     finally:
@@ -335,35 +348,6 @@ def fetch_source(
     return manifest
 
 
-def _fetch_inputs(
-    name: str,
-    params: Mapping[str, Any],
-    fetched_dir: Path,
-    config: Mapping[str, Any] | None,
-    lock: Path,
-    transfer: Mapping[str, Any],
-) -> tuple[str, list[Fetched], list[dict]]:
-    """(origin, fetched items bound to the extraction limits and member pins, their manifest
-    entries)."""
-    if params.get("mirror"):
-        origin, (items, inputs) = "mirror", _from_mirror(name, params, fetched_dir, config)
-    elif params["kind"] == "hub":
-        origin, (items, inputs) = "url", _from_hub(name, params, fetched_dir)
-    else:
-        origin, (items, inputs) = "url", _from_urls(params, fetched_dir, lock, **transfer)
-    limits = ExtractionLimits(params["max_extracted_bytes"], params["max_archive_members"])
-    pins = params.get("members")
-    bound = [
-        replace(item, limits=limits, members=MemberPins(name, pins) if pins else None)
-        for item in items
-    ]
-    return origin, bound, inputs
-
-
-def _file_record(path: Path, rel: str) -> dict[str, Any]:
-    return {"path": rel, "bytes": path.stat().st_size, "sha256": sha256_file(path)}
-
-
 def _check_members(name: str, items: list[Fetched], inputs: list[dict]) -> None:
     """Every pinned archive member was read and matched (the layout checked each as it read it)."""
     for item, entry in zip(items, inputs):
@@ -381,9 +365,7 @@ def _check_members(name: str, items: list[Fetched], inputs: list[dict]) -> None:
 def _lock_inputs(name: str, lock: Path, inputs: list[dict]) -> None:
     """Record the downloads that rest on the lock (first use, or a relock asked for)."""
     locked = [entry for entry in inputs if entry.get("trust") == TRUST_LOCK]
-    if not locked:
-        return
-    for entry, record in zip(locked, record_downloads(lock, name, locked)):
+    for entry, record in zip(locked, record_downloads(lock, name, locked) if locked else []):
         entry["lock"] = {"file": str(lock), **record}
         if record.get("replaced") and record["replaced"][0].get("relocked") == record["locked"]:
             log.warning(
@@ -409,8 +391,23 @@ def _lay_out(layout: Any, items: list[Fetched], origin: str, staging: Path, name
         raise full from error
 
 
+def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:
+    """Swap the staged files into ``raw_dir``, removing what an earlier fetch left there."""
+    for entry in raw_dir.iterdir():
+        if entry == keep:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    for rel in files:
+        target = raw_dir / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / rel, target)
+
+
 def _from_mirror(
-    name: str, params: Mapping[str, Any], fetched_dir: Path, config: Mapping[str, Any] | None
+    name: str, params: Mapping[str, Any], fetched: Path, config: Mapping[str, Any] | None
 ) -> tuple[list[Fetched], list[dict]]:
     """Copy the source's mirror files, each checked against MANIFEST.tsv and any config pin."""
     mirror, rels = Path(params["mirror"]), params.get("mirror_files") or []
@@ -424,16 +421,27 @@ def _from_mirror(
     cfg = {"mirror": rels, "kind": params["kind"]}
     if (problem := source_unavailable(name, config or {}, mirror, cfg)) is not None:
         raise FileNotFoundError(problem)
-    manifest = read_mirror_manifest(mirror)
-    config_pins = _config_pins_of_mirror_files(params)
+    manifest, config_pins = read_mirror_manifest(mirror), _config_pins_of_mirror_files(params)
     items, inputs = [], []
     for rel in rels:
         # Copy first, then hash the copy: what is checked is exactly what is parsed.
-        local = fetched_dir / Path(rel).name
-        digest = copy_local(mirror / rel, local, None, f"mirror file {mirror / rel}")
+        local, label = fetched / Path(rel).name, f"mirror file {mirror / rel}"
+        digest = copy_local(mirror / rel, local, None, label)
         pinned_by = _check_mirror_file(
-            name, rel, digest, local.stat().st_size, mirror, manifest, config_pins.get(rel), params
+            name,
+            label,
+            digest,
+            local.stat().st_size,
+            (manifest or {}).get(rel),
+            config_pins.get(rel),
         )
+        if not pinned_by and not params.get("allow_unverified_mirror"):
+            raise UnverifiedFileError(unverified_message(label, mirror, manifest))
+        if not pinned_by:
+            log.warning(
+                "UNVERIFIED: %s is read without any sha256 check (unverified mirrors are allowed)",
+                label,
+            )
         items.append(Fetched(rel, local))
         inputs.append(
             {
@@ -448,7 +456,7 @@ def _from_mirror(
 
 
 def _from_hub(
-    name: str, params: Mapping[str, Any], fetched_dir: Path
+    name: str, params: Mapping[str, Any], fetched: Path
 ) -> tuple[list[Fetched], list[dict]]:
     """One split of a Hugging Face hub data set (``datasets``; needs the hub or its cache)."""
     import datasets  # Hugging Face's, heavy: loaded only when a hub split is fetched
@@ -462,7 +470,7 @@ def _from_hub(
     args = (hub["path"], hub["name"]) if hub.get("name") else (hub["path"],)
     log.info("loading %s (split %s) from the Hugging Face hub", "/".join(args), hub["split"])
     dataset = datasets.load_dataset(*args, split=hub["split"], revision=hub.get("revision"))
-    local = fetched_dir / HUB_FILE
+    local = fetched / HUB_FILE
     dataset.to_parquet(str(local))
     entry = {
         "hub": hub["path"],
@@ -479,17 +487,16 @@ def _from_hub(
 
 
 def _from_urls(
-    params: Mapping[str, Any], fetched_dir: Path, lock: Path, **transfer: Any
+    params: Mapping[str, Any], fetched: Path, lock: Path, transfer: Mapping[str, Any]
 ) -> tuple[list[Fetched], list[dict]]:
-    items, inputs = [], []
-    name, count = params["name"], len(params["urls"])
-    pins = {
-        key: params.get(key) or [None] * count for key in ("sha256", "git_blob", "bytes", "md5")
-    }
+    """Each URL downloaded (its sha256 and size checked as it arrives), then checked against its
+    git object id and md5 pins, or against the lock where no published pin checks it."""
+    items, inputs, name = [], [], params["name"]
+    pins = {key: params.get(key) or [None] * len(params["urls"]) for key in PIN_KEYS}
     with new_session() as session:
         for index, url in enumerate(params["urls"]):
             pin = {key: values[index] for key, values in pins.items()}
-            local = fetched_dir / url_file_name(url)
+            local = fetched / url_file_name(url)
             log.info("downloading %s", url)
             try:
                 digest = download_file(
@@ -505,61 +512,37 @@ def _from_urls(
                 )
             except DownloadError as error:
                 raise DownloadError(f"source {name!r}: {error}") from error
+            entry: dict[str, Any] = {"url": url, "sha256": digest, "bytes": local.stat().st_size}
+            for key, what, digest_of in (
+                ("git_blob", "git object id", git_blob_id),
+                ("md5", "md5", md5_file),
+            ):
+                if pin[key] is not None:
+                    entry[key] = digest_of(local)
+                    check_digest(
+                        entry[key], pin[key], url, pin_key=f"sources.{name}.{key}", what=what
+                    )
+            published = pin["sha256"] is not None or pin["git_blob"] is not None
+            entry["pinned"] = published
+            entry["pinned_by"] = ["config"] if pin["sha256"] is not None else []
+            # What it was checked against: its config pins, strongest first (then the lock).
+            entry["checked_against"] = [k for k in PIN_KEYS if pin[k] is not None]
+            entry["trust"] = TRUST_PUBLISHED if published else TRUST_LOCK
+            if not published:
+                entry["pinned_by"] = ["lock"]
+                entry["checked_against"].append("lock")
+            if not published and check_locked(lock, name, url, digest, entry["bytes"]) is None:
+                log.warning(
+                    "%s: sha256 %s, %d bytes: no published pin; trusted on first use and recorded "
+                    "in the sources lock %s (commit it with the project)",
+                    url,
+                    digest,
+                    entry["bytes"],
+                    lock,
+                )
             items.append(Fetched(local.name, local))
-            inputs.append(_checked_download(name, url, local, digest, pin, lock))
+            inputs.append(entry)
     return items, inputs
-
-
-def _checked_download(
-    name: str, url: str, local: Path, digest: str, pin: Mapping[str, Any], lock: Path
-) -> dict[str, Any]:
-    """One downloaded file's manifest entry, after its git object id and md5 pins, or the lock
-    where no published pin checks it (sha256 and size were checked while it arrived)."""
-    entry: dict[str, Any] = {"url": url, "sha256": digest, "bytes": local.stat().st_size}
-    for key, what, digest_of in (
-        ("git_blob", "git object id", git_blob_id),
-        ("md5", "md5", md5_file),
-    ):
-        if pin[key] is not None:
-            entry[key] = digest_of(local)
-            check_digest(entry[key], pin[key], url, pin_key=f"sources.{name}.{key}", what=what)
-    published = pin["sha256"] is not None or pin["git_blob"] is not None
-    entry["pinned"] = published
-    entry["pinned_by"] = ["config"] if pin["sha256"] is not None else []
-    # What it was checked against: its config pins, strongest first.
-    entry["checked_against"] = [
-        k for k in ("sha256", "git_blob", "md5", "bytes") if pin[k] is not None
-    ]
-    entry["trust"] = TRUST_PUBLISHED if published else TRUST_LOCK
-    if not published:
-        first = check_locked(lock, name, url, digest, entry["bytes"]) is None
-        entry["pinned_by"] = ["lock"]
-        entry["checked_against"].append("lock")
-        if first:
-            log.warning(
-                "%s: sha256 %s, %d bytes: no published pin; trusted on first use and recorded in "
-                "the sources lock %s (commit it with the project)",
-                url,
-                digest,
-                entry["bytes"],
-                lock,
-            )
-    return entry
-
-
-def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:
-    """Swap the staged files into ``raw_dir``, removing what an earlier fetch left there."""
-    for entry in raw_dir.iterdir():
-        if entry == keep:
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-    for rel in files:
-        target = raw_dir / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / rel, target)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1122,30 +1105,22 @@ def _config_pins_of_mirror_files(params: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _check_mirror_file(
-    name: str,
-    rel: str,
-    digest: str,
-    size: int,
-    mirror: Path,
-    manifest: Mapping[str, MirrorPin] | None,
-    config_pin: str | None,
-    params: Mapping[str, Any],
+    name: str, label: str, digest: str, size: int, row: MirrorPin | None, config_pin: str | None
 ) -> list[str]:
-    """Check one copied mirror file against its pins; return what pinned it and was compared (an
-    error when nothing may)."""
-    label, pinned_by = f"mirror file {mirror / rel}", []
-    if manifest is not None and rel in manifest:
-        pin = manifest[rel]
+    """Check one copied mirror file against its MANIFEST.tsv ``row`` and its config pin; return
+    what pinned it."""
+    pinned_by = []
+    if row is not None:
         damaged = (
             "the mirror copy is damaged or was edited (nothing was kept); "
             "restore it from the original source"
         )
-        if size != pin.bytes:
+        if size != row.bytes:
             raise ChecksumError(
-                f"size mismatch for {label} (its MANIFEST.tsv entry): expected {pin.bytes} bytes, "
+                f"size mismatch for {label} (its MANIFEST.tsv entry): expected {row.bytes} bytes, "
                 f"got {size}; {damaged}"
             )
-        check_digest(digest, pin.sha256, f"{label} (its MANIFEST.tsv entry)", damaged)
+        check_digest(digest, row.sha256, f"{label} (its MANIFEST.tsv entry)", damaged)
         pinned_by.append("MANIFEST.tsv")
     if config_pin is not None:
         check_digest(
@@ -1156,13 +1131,6 @@ def _check_mirror_file(
             "to be right",
         )
         pinned_by.append("config")
-    if pinned_by:
-        return pinned_by
-    if not params.get("allow_unverified_mirror"):
-        raise UnverifiedFileError(unverified_message(label, mirror, manifest))
-    log.warning(
-        "UNVERIFIED: %s is read without any sha256 check (unverified mirrors are allowed)", label
-    )
     return pinned_by
 
 
@@ -1448,83 +1416,3 @@ def word_vectors_file(raw_dir: str | os.PathLike) -> Path:
             f"word-vector source {raw_dir} should hold one file, its manifest lists {files}"
         )
     return files[0]
-
-
-def is_word2vec_binary(path: str | os.PathLike) -> bool:
-    """Whether a word2vec file is binary, judged from its first vector record.
-
-    The header (``<count> <dim>``) is text in both formats. In the text format the next line is a
-    word followed by ``dim`` decimal numbers; in the binary format it is a word followed by raw
-    float32 bytes, which never parse as ``dim`` numbers.
-    """
-
-    path = Path(path)
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rb") as handle:
-        header = handle.readline()
-        first = handle.readline(1 << 20)
-    fields = header.split()
-    if len(fields) != 2 or not all(f.isdigit() for f in fields):
-        raise ValueError(
-            f"{path}, line 1: expected a word2vec header '<count> <dim>', found {header[:80]!r}"
-        )
-    dim = int(fields[1])
-    parts = first.split()
-    if len(parts) == dim + 1:
-        try:
-            [float(x) for x in parts[-dim:]]
-            return False
-        except ValueError:
-            pass
-    return True
-
-
-def load_word_vectors(path: str | os.PathLike, limit: int | None = None):
-    """Load a word2vec file (text or binary, optionally gzipped) as gensim ``KeyedVectors``.
-
-    Binary or text is detected from the file itself; ``limit`` keeps the first (most frequent)
-    ``limit`` words.
-    """
-    from gensim.models import KeyedVectors
-
-    binary = is_word2vec_binary(path)
-    log.info("loading word vectors from %s (%s)", path, "binary" if binary else "text")
-    try:
-        # "replace": a stray broken token in a large crawled vocabulary only fails its own lookup.
-        return KeyedVectors.load_word2vec_format(
-            str(path), binary=binary, limit=limit, unicode_errors="replace"
-        )
-    except (ValueError, EOFError) as error:
-        where = "" if binary else _first_bad_word2vec_line(path, limit)
-        raise ValueError(
-            f"{path}{where}: not a valid word2vec {'binary' if binary else 'text'} file ({error}); "
-            "re-download its source"
-        ) from error
-
-
-def _first_bad_word2vec_line(path: str | os.PathLike, limit: int | None) -> str:
-    """', line N: what is wrong' for the first malformed line of a word2vec text file ('' if
-    none)."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
-        count, dim = (int(field) for field in handle.readline().split())
-        expected = count if limit is None else min(count, limit)
-        lineno = 1
-        for lineno, line in enumerate(handle, 2):
-            if lineno - 1 > expected:
-                break
-            parts = line.rstrip("\n").rstrip().split(" ")
-            if len(parts) != dim + 1:
-                return (
-                    f", line {lineno}: expected a word and {dim} numbers, found {len(parts)} fields"
-                )
-            try:
-                [float(x) for x in parts[1:]]
-            except ValueError:
-                return f", line {lineno}: a vector value is not a number"
-        if lineno - 1 < expected:
-            return (
-                f", line {lineno}: the file ends after {lineno - 1} vectors, "
-                f"but its header promises {count}"
-            )
-    return ""
