@@ -1287,8 +1287,6 @@ def _moment(value: Any) -> datetime | None:
 # every LFS file without the file being downloaded (``huggingface_hub.get_hf_file_metadata``). A
 # differing copy is logged and shown by the audit; the lock still decides what is accepted.
 
-SAME, DIFFERS, NOT_CHECKED = "same", "differs", "not checked"
-
 
 class CopyUnavailable(RuntimeError):
     """The second copy's digest cannot be had now (no network, no hub, no sha256 given)."""
@@ -1302,53 +1300,37 @@ def compare_copy(
 ) -> dict[str, Any]:
     """The result of comparing ``spec['file']`` (a fetched input's file name, or a raw file of
     the layout) with the copy ``spec`` names; logged, and returned for the manifest."""
-    ours = _our_file(spec["file"], inputs, files)
-    result: dict[str, Any] = {"file": spec["file"], "copy": spec.get("record", ""), "sha256": ours}
-    if ours is None:
-        result.update(result=NOT_CHECKED, reason=f"no fetched or raw file named {spec['file']}")
-        return result
+    name = spec["file"]
+    found = [e["sha256"] for e in inputs if "url" in e and url_file_name(e["url"]) == name]
+    found += [record["sha256"] for record in files if record["path"] == name]
+    result: dict[str, Any] = {"file": name, "copy": spec.get("record", ""), "sha256": None}
+    if not found:
+        return {**result, "result": "not checked", "reason": f"no fetched or raw file named {name}"}
+    ours = result["sha256"] = str(found[0])
     try:
-        theirs, where = _copy_digest(spec)
+        if spec.get("sha256"):
+            theirs = str(spec["sha256"])
+            where = str(spec.get("url") or spec.get("record") or "its record")
+        elif spec.get("hub"):
+            theirs, where = hub_file_sha256(
+                spec["hub"], spec.get("hub_file") or name, spec.get("revision")
+            )
+        else:
+            raise CopyUnavailable("the cross_copy gives neither a sha256 nor a hub repository")
     except CopyUnavailable as error:
-        result.update(result=NOT_CHECKED, reason=str(error))
-        log.info(
-            "source %s: %s not compared with %s: %s", source, spec["file"], result["copy"], error
-        )
-        return result
-    result.update(copy_sha256=theirs, where=where, result=SAME if theirs == ours else DIFFERS)
-    if result["result"] == DIFFERS:
+        log.info("source %s: %s not compared with %s: %s", source, name, result["copy"], error)
+        return {**result, "result": "not checked", "reason": str(error)}
+    result.update(copy_sha256=theirs, where=where, result="same" if theirs == ours else "differs")
+    if theirs != ours:
         log.warning(
             "source %s: %s (sha256 %s) differs from the public copy %s (sha256 %s)",
             source,
-            spec["file"],
+            name,
             ours,
             where,
             theirs,
         )
     return result
-
-
-def _our_file(
-    name: str, inputs: Sequence[Mapping[str, Any]], files: Sequence[Mapping[str, Any]]
-) -> str | None:
-    for entry in inputs:
-        if "url" in entry and url_file_name(entry["url"]) == name:
-            return str(entry["sha256"])
-    for record in files:
-        if record["path"] == name:
-            return str(record["sha256"])
-    return None
-
-
-def _copy_digest(spec: Mapping[str, Any]) -> tuple[str, str]:
-    """(sha256, where) of the second copy."""
-    if spec.get("sha256"):
-        return str(spec["sha256"]), str(spec.get("url") or spec.get("record") or "its record")
-    if spec.get("hub"):
-        return hub_file_sha256(
-            spec["hub"], spec.get("hub_file") or spec["file"], spec.get("revision")
-        )
-    raise CopyUnavailable("the cross_copy gives neither a sha256 nor a hub repository")
 
 
 def hub_file_sha256(repo: str, filename: str, revision: str | None = None) -> tuple[str, str]:
