@@ -4,31 +4,22 @@ One data-set name is walked top-down in this module, one section per step:
 
 - **parse time**: the download rule's outputs and params (:func:`source_params`), and the early
   check that every needed source is in the mirror and checkable (:func:`check_sources_available`);
-- **fetch**: :func:`fetch_source` copies the source's mirror files, loads its hub split, or streams
-  its URLs; checks each against its pins; lays them out (:mod:`isotropy.sources.layouts`) in a
-  staging folder; swaps them into the source's folder; and writes ``manifest.json`` last (the
-  rule's output: its presence means the folder is complete; a failure leaves neither it nor half a
-  file). The manifest records where the data came from and the sha256 of every file;
-- **one file over HTTP(S)** (:func:`download_file`, with ``requests``): transient failures (5xx,
-  408, 429, timeouts, resets, a stream cut short) are retried with exponential backoff or after
-  the server's ``Retry-After``, other 4xx fail at once; a retry resumes with ``Range`` where that
-  cannot splice two versions; one deadline bounds the whole download; TLS must close cleanly; a
-  ``Content-Encoding`` is undone as a stream within a size limit (a bomb is refused); a full disk
-  is reported as such (:class:`isotropy.io.DiskFullError`), never as a network problem;
-- **pins**: a configured sha256 (or git object id, md5, size) pins a download, and a file that
-  does not match is never kept. A mirror file is checked against the mirror's ``MANIFEST.tsv``;
-  like ``pip --require-hashes``, one nothing can check is refused unless unverified mirrors are
-  allowed (``downloads.allow_unverified_mirror`` or ``$ISOTROPY_ALLOW_UNVERIFIED_MIRROR=1``);
-- **the sources lock** (``config/sources.lock``, config ``downloads.lock_file`` or
-  ``$ISOTROPY_SOURCES_LOCK``; kept and committed like ``poetry.lock``): a download that no published
-  pin checks is recorded on first use and compared ever after; ``make relock SOURCE=<name>``
-  (``$ISOTROPY_RELOCK=<name>`` for one run) accepts a change on purpose, keeping the replaced
-  record under ``replaced``. Writes are safe with parallel jobs (an exclusive ``flock`` on
-  ``<lock>.flock``, the new text renamed into place);
-- **cross-copies**: where no public record pins a file but a second public copy exists (a
-  published sha256, or a hub LFS file whose sha256 the hub gives), the two are compared and the
-  result recorded (``same``, ``differs``, ``not checked``): a record, not a pin;
-- **reading** a fetched source: its manifest, what each input rests on, its files, a word2vec file.
+- **fetch** (:func:`fetch_source`): the source's mirror files copied, its hub split loaded, or its
+  URLs streamed; each checked against its pins; laid out (:mod:`isotropy.sources.layouts`) in a
+  staging folder and swapped into the source's folder; ``manifest.json`` written last (the rule's
+  output: its presence means the folder is complete; a failure leaves neither it nor half a file);
+- **one file over HTTP(S)** (:func:`download_file`, with ``requests``): retries, resume, one
+  deadline, clean TLS ends, ``Content-Encoding`` undone within a size limit, a full disk reported
+  as such (:class:`isotropy.io.DiskFullError`), never as a network problem;
+- **pins**: a configured sha256 (or git object id, md5, size) pins a download; a mirror file is
+  checked against the mirror's ``MANIFEST.tsv``. Like ``pip --require-hashes``, a file nothing
+  can check is refused unless unverified mirrors are allowed; one that does not match is never
+  kept;
+- **the sources lock** (:data:`LOCK_HEADER`): a download that no published pin checks is recorded
+  on first use and compared ever after;
+- **cross-copies**: a file compared with a second public copy, where one exists: a record, not a
+  pin;
+- **reading** a fetched source: its manifest, what each input rests on, its files.
 """
 
 from __future__ import annotations
@@ -636,7 +627,7 @@ def download_file(
     """
     parsed = urlparse(url)
     if parsed.scheme == "file":
-        return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, pin_key=pin_key)
+        return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, pin_key)
     if parsed.scheme not in {"http", "https"}:
         raise ValueError(f"unsupported URL scheme in {url!r}; expected http(s):// or file://")
     limit = min(max_bytes, size) if size is not None else max_bytes
@@ -948,13 +939,7 @@ def _inflate(path: Path) -> Iterator[bytes]:
 
 
 def copy_local(
-    src: Path,
-    dest: Path,
-    sha256: str | None,
-    label: str,
-    remedy: str | None = None,
-    *,
-    pin_key: str | None = None,
+    src: Path, dest: Path, sha256: str | None, label: str, pin_key: str | None = None
 ) -> str:
     """Copy a local file atomically, checked against its sha256 pin; return its sha256."""
     if not src.is_file():
@@ -965,7 +950,7 @@ def copy_local(
             writer.write(chunk)
             digest.update(chunk)
         writer.flush()
-        check_digest(digest.hexdigest(), sha256, label, remedy, pin_key=pin_key)
+        check_digest(digest.hexdigest(), sha256, label, pin_key=pin_key)
     return digest.hexdigest()
 
 
@@ -1018,11 +1003,9 @@ def git_blob_id(path: str | os.PathLike) -> str:
     It pins a file of a git repository whose sha256 is not known but whose tree is
     (``git ls-tree`` lists it).
     """
-    digest = hashlib.sha1(f"blob {Path(path).stat().st_size}\0".encode())
+    seeded = hashlib.sha1(f"blob {Path(path).stat().st_size}\0".encode())
     with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, lambda: seeded).hexdigest()
 
 
 # ---------------------------------------------------------------------------------------------
