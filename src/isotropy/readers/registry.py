@@ -179,9 +179,9 @@ class DatasetSpec:
 
     ``sources`` maps config → {role (the reader's argument): source name}; ``layouts`` maps a
     role → the raw layout (config ``sources.<name>.kind``,
-    :data:`isotropy.sources.layouts.LAYOUTS`) its source must have; ``unit`` is one of :data:`UNITS`; ``options`` maps config → the keyword
-    options the reader takes (the config values the data set depends on), whose names are
-    ``option_keys``.
+    :data:`isotropy.sources.layouts.LAYOUTS`) its source must have; ``unit`` is one of
+    :data:`UNITS`; ``options`` maps config → the keyword options the reader takes (the config
+    values the data set depends on), whose names are ``option_keys``.
     """
 
     sources: SourcesOf

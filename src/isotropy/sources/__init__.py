@@ -299,29 +299,11 @@ def fetch_source(
         else:
             transfer = {"retries": retries, "backoff": backoff, "timeout": timeout}
             origin, (items, inputs) = "url", _from_urls(params, fetched, lock, transfer)
-        limits = ExtractionLimits(params["max_extracted_bytes"], params["max_archive_members"])
-        pins = params.get("members")
-        items = [
-            replace(item, limits=limits, members=MemberPins(name, pins) if pins else None)
-            for item in items
-        ]
-        files = _lay_out(layout, items, origin, staging, name)
-        records = [
-            {
-                "path": rel,
-                "bytes": (staging / rel).stat().st_size,
-                "sha256": sha256_file(staging / rel),
-            }
-            for rel in files
-        ]
-        checks = []
-        if origin == "url":
-            _check_members(name, items, inputs)
-            checks = [
-                compare_copy(name, spec, inputs, records) for spec in params.get("cross_copy") or []
-            ]
+        records = _lay_out(name, params, layout, origin, items, inputs, staging)
+        copies = (params.get("cross_copy") or []) if origin == "url" else []
+        checks = [compare_copy(name, spec, inputs, records) for spec in copies]
         _lock_inputs(name, lock, inputs)
-        _replace_contents(raw_dir, staging, files, keep=work)
+        _replace_contents(raw_dir, staging, [record["path"] for record in records], keep=work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     manifest = {
@@ -369,10 +351,28 @@ def _lock_inputs(name: str, lock: Path, inputs: list[dict]) -> None:
             )
 
 
-def _lay_out(layout: Any, items: list[Fetched], origin: str, staging: Path, name: str) -> list[str]:
-    """The source's raw files written into ``staging``; a full disk names the source's folder."""
+def _lay_out(
+    name: str,
+    params: Mapping[str, Any],
+    layout: Any,
+    origin: str,
+    items: list[Fetched],
+    inputs: list[dict],
+    staging: Path,
+) -> list[dict[str, Any]]:
+    """The source's raw files written into ``staging`` by its layout, within the extraction limits,
+    every pinned archive member checked (downloads only); their records (path, bytes, sha256).
+
+    A full disk names the source's folder.
+    """
+    limits = ExtractionLimits(params["max_extracted_bytes"], params["max_archive_members"])
+    pins = params.get("members")
+    items = [
+        replace(item, limits=limits, members=MemberPins(name, pins) if pins else None)
+        for item in items
+    ]
     try:
-        return layout(items, origin, staging)
+        files = layout(items, origin, staging)
     except OSError as error:
         if error.errno not in (errno.ENOSPC, errno.EDQUOT) or isinstance(error, DiskFullError):
             raise
@@ -380,6 +380,12 @@ def _lay_out(layout: Any, items: list[Fetched], origin: str, staging: Path, name
         full = DiskFullError(staging.parent.parent, written, error)
         full.strerror = f"laying out source {name!r}: {full.strerror}"
         raise full from error
+    if origin == "url":
+        _check_members(name, items, inputs)
+    return [
+        {"path": rel, "bytes": (staging / rel).stat().st_size, "sha256": sha256_file(staging / rel)}
+        for rel in files
+    ]
 
 
 def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:
