@@ -528,15 +528,15 @@ def _from_urls(
             if not published:
                 entry["pinned_by"] = ["lock"]
                 entry["checked_against"].append("lock")
-            if not published and check_locked(lock, name, url, digest, entry["bytes"]) is None:
-                log.warning(
-                    "%s: sha256 %s, %d bytes: no published pin; trusted on first use and recorded "
-                    "in the sources lock %s (commit it with the project)",
-                    url,
-                    digest,
-                    entry["bytes"],
-                    lock,
-                )
+                if check_locked(lock, name, url, digest, entry["bytes"]) is None:
+                    log.warning(
+                        "%s: sha256 %s, %d bytes: no published pin; trusted on first use and "
+                        "recorded in the sources lock %s (commit it with the project)",
+                        url,
+                        digest,
+                        entry["bytes"],
+                        lock,
+                    )
             items.append(Fetched(local.name, local))
             inputs.append(entry)
     return items, inputs
