@@ -39,7 +39,8 @@ from isotropy.embeddings import (
     lookup_word_vectors,
     unique_texts,
 )
-from isotropy.sources import load_word_vectors, word_vectors_file
+from isotropy.embeddings.word_vectors import load_word_vectors
+from isotropy.sources import word_vectors_file
 from isotropy.workflow.config import load_config, sentence_encoder_spec
 
 

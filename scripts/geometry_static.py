@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from isotropy import sources
+from isotropy.embeddings.word_vectors import load_word_vectors
 from isotropy.geometry.layers import static_geometry
 from isotropy.geometry.tables import write_table
 from isotropy.logs import configure_from_snakemake
@@ -14,7 +15,7 @@ def main(snakemake):
     params = snakemake.params
     seed = int(snakemake.wildcards.seed)
     path = sources.word_vectors_file(Path(snakemake.input.manifest).parent)
-    vectors = sources.load_word_vectors(path, limit=params.max_words).vectors
+    vectors = load_word_vectors(path, limit=params.max_words).vectors
     cosine, lid = static_geometry(
         vectors,
         name=snakemake.wildcards.source,

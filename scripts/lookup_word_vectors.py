@@ -6,11 +6,12 @@ import numpy as np
 import pandas as pd
 
 from isotropy.embeddings import lookup_word_vectors
+from isotropy.embeddings.word_vectors import load_word_vectors
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 from isotropy.sensitivity import rms_centred_norm
-from isotropy.sources import load_word_vectors, word_vectors_file
+from isotropy.sources import word_vectors_file
 
 
 def main(snakemake):

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from isotropy import readers, sources
+from isotropy import readers
 from isotropy.defaults import CONFIG_SCHEMA
 from isotropy.readers.polarity import POLARITY_LABELS
+from isotropy.sources.layouts import LAYOUTS, POLARITY_FILES
 from isotropy.workflow import config as workflow_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,7 +65,7 @@ def registry_problems(
 
 
 def test_the_schema_lists_what_the_registries_hold(schema):
-    assert registry_problems(schema, readers.DATASETS, sources.LAYOUTS) == []
+    assert registry_problems(schema, readers.DATASETS, LAYOUTS) == []
 
 
 def test_the_registry_check_finds_planted_mismatches(schema):
@@ -79,7 +80,7 @@ def test_the_registry_check_finds_planted_mismatches(schema):
             spec.sources, spec.reader, "word", spec.options, layouts={"raw_dir": "nope"}
         ),
     }
-    found = "\n".join(registry_problems(planted, datasets, sources.LAYOUTS))
+    found = "\n".join(registry_problems(planted, datasets, LAYOUTS))
     assert "'tarball'" in found
     assert "sensitivity setups name 'pos'" in found
     assert "layout 'nope'" in found
@@ -91,7 +92,7 @@ def test_each_record_names_its_unit_layouts_and_options(config, schema):
     assert readers.DATASETS["snli"].unit == "pair"
     assert workflow_config.word_datasets() == {"pos", "supersense"}
     # Polarity's files are named once, by the layout; the reader labels them from there.
-    assert list(POLARITY_LABELS) == list(sources.POLARITY_FILES)
+    assert list(POLARITY_LABELS) == list(POLARITY_FILES)
     for name, spec in readers.DATASETS.items():
         assert set(spec.options(config)) <= set(spec.option_keys), name
     # pos and supersense read their options from the configuration's own keys: schema keys.

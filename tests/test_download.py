@@ -18,6 +18,7 @@ import yaml
 from tiny_workflow import write_mirror_manifest
 
 from isotropy import sources
+from isotropy.embeddings import word_vectors
 from isotropy.sources import (
     ArchiveError,
     ChecksumError,
@@ -322,8 +323,8 @@ def test_nlpl_zip_gives_model_bin_and_loads(server, tmp_path):
     )
     path = sources.word_vectors_file(tmp_path / "raw")
     assert path.name == "model.bin"
-    assert sources.is_word2vec_binary(path)
-    loaded = sources.load_word_vectors(path)
+    assert word_vectors.is_word2vec_binary(path)
+    loaded = word_vectors.load_word_vectors(path)
     assert loaded.index_to_key == words
     np.testing.assert_allclose(loaded["dog"], vectors["dog"])
 
@@ -333,30 +334,30 @@ def test_word2vec_text_gz_detected_as_text(tmp_path):
     vectors.save_word2vec_format(str(tmp_path / "v.txt"), binary=False)
     with gzip.open(tmp_path / "v.txt.gz", "wb") as handle:
         handle.write((tmp_path / "v.txt").read_bytes())
-    assert not sources.is_word2vec_binary(tmp_path / "v.txt.gz")
-    assert sources.load_word_vectors(tmp_path / "v.txt.gz").index_to_key == words
+    assert not word_vectors.is_word2vec_binary(tmp_path / "v.txt.gz")
+    assert word_vectors.load_word_vectors(tmp_path / "v.txt.gz").index_to_key == words
     (tmp_path / "bad.txt").write_text("not a header\n")
     with pytest.raises(ValueError, match="line 1: expected a word2vec header"):
-        sources.is_word2vec_binary(tmp_path / "bad.txt")
+        word_vectors.is_word2vec_binary(tmp_path / "bad.txt")
 
 
 def test_malformed_word2vec_text_names_file_and_line(tmp_path):
     path = tmp_path / "v.txt"
     path.write_text("3 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 x 0.4\nand 0.1 0.2 0.3 0.4\n")
     with pytest.raises(ValueError, match=r"v.txt, line 3: a vector value is not a number"):
-        sources.load_word_vectors(path)
+        word_vectors.load_word_vectors(path)
     path.write_text("3 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 0.3\nand 0.1 0.2 0.3 0.4\n")
     with pytest.raises(
         ValueError, match=r"v.txt, line 3: expected a word and 4 numbers, found 4 fields"
     ):
-        sources.load_word_vectors(path)
+        word_vectors.load_word_vectors(path)
     path.write_text("4 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 0.3 0.4\n")
     with pytest.raises(
         ValueError, match=r"v.txt, line 3: the file ends after 2 vectors, but its header promises 4"
     ):
-        sources.load_word_vectors(path)
+        word_vectors.load_word_vectors(path)
     assert (
-        len(sources.load_word_vectors(path, limit=2)) == 2
+        len(word_vectors.load_word_vectors(path, limit=2)) == 2
     )  # what a limit does not reach is not read
 
 
@@ -365,8 +366,8 @@ def test_mirror_word_vectors_are_glove_text(mirror_root, config, tmp_path):
         "word2vec", mirror_params("word2vec", config, mirror_root), tmp_path / "raw"
     )
     path = sources.word_vectors_file(tmp_path / "raw")
-    assert not sources.is_word2vec_binary(path)
-    vectors = sources.load_word_vectors(path, limit=100)
+    assert not word_vectors.is_word2vec_binary(path)
+    vectors = word_vectors.load_word_vectors(path, limit=100)
     assert vectors.vector_size == 50 and vectors.index_to_key[0] == "the"
 
 
@@ -721,10 +722,9 @@ def test_size_is_counted_as_read_not_as_declared(server, tmp_path):
         "x.tar", tmp_path / "x.tar", sources.ExtractionLimits(max_bytes=100, max_members=10)
     )
     (tmp_path / "x.tar").write_bytes(tar_gz({"train.tsv": b"a" * 500}))
-    budget = layouts._ByteBudget(item)
-    reader = budget.open("train.tsv", 10, io.BytesIO(b"a" * 500))  # declares 10 bytes, holds 500
+    reader = io.BytesIO(b"a" * 500)  # declares 10 bytes, holds 500
     with pytest.raises(ArchiveError, match="more than 100 bytes"):
-        reader.read()
+        layouts._write_member(item, "train.tsv", 10, reader, tmp_path / "train.tsv", 100)
 
 
 def test_archive_with_too_many_members_is_refused(server, tmp_path):

@@ -7,7 +7,7 @@ import os
 import pandas as pd
 
 from isotropy.readers.registry import raw_file, read_utf8_lines, register_dataset
-from isotropy.sources import POLARITY_FILES
+from isotropy.sources.layouts import POLARITY_FILES
 
 # The layout's two files (named once, in isotropy.sources.layouts), by the label each holds.
 POLARITY_LABELS = dict(zip(POLARITY_FILES, ("positive", "negative"), strict=True))

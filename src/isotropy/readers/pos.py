@@ -20,9 +20,11 @@ from typing import Any
 
 import pandas as pd
 
+from isotropy.embeddings.word_vectors import load_word_vectors
 from isotropy.readers.inputs import pos_options, pos_sources
 from isotropy.readers.registry import multi_label_frame, raw_file, register_dataset
-from isotropy.sources import decode_text, load_word_vectors, source_files, word_vectors_file
+from isotropy.sources import source_files, word_vectors_file
+from isotropy.sources.layouts import decode_text
 
 log = logging.getLogger(__name__)
 

@@ -38,7 +38,8 @@ import pandas as pd
 
 from isotropy.io import atomic_path
 from isotropy.paths import MANIFEST_NAME
-from isotropy.sources import decode_text, source_files
+from isotropy.sources import source_files
+from isotropy.sources.layouts import decode_text
 
 
 def read_utf8_lines(path: Path) -> list[str]:
@@ -177,10 +178,10 @@ class DatasetSpec:
     """One data set's record: what building it needs and what it holds.
 
     ``sources`` maps config → {role (the reader's argument): source name}; ``layouts`` maps a
-    role → the raw layout (config ``sources.<name>.kind``, :data:`isotropy.sources.LAYOUTS`) its
-    source must have; ``unit`` is one of :data:`UNITS`; ``options`` maps config → the keyword
-    options the reader takes (the config values the data set depends on), whose names are
-    ``option_keys``.
+    role → the raw layout (config ``sources.<name>.kind``,
+    :data:`isotropy.sources.layouts.LAYOUTS`) its source must have; ``unit`` is one of
+    :data:`UNITS`; ``options`` maps config → the keyword options the reader takes (the config
+    values the data set depends on), whose names are ``option_keys``.
     """
 
     sources: SourcesOf

@@ -30,7 +30,7 @@ import pandas as pd
 from isotropy.readers.inputs import supersense_options, supersense_sources
 from isotropy.readers.pos import open_wordnet
 from isotropy.readers.registry import multi_label_frame, raw_file, read_utf8_lines, register_dataset
-from isotropy.sources import decode_text
+from isotropy.sources.layouts import decode_text
 
 log = logging.getLogger(__name__)
 

@@ -4,31 +4,22 @@ One data-set name is walked top-down in this module, one section per step:
 
 - **parse time**: the download rule's outputs and params (:func:`source_params`), and the early
   check that every needed source is in the mirror and checkable (:func:`check_sources_available`);
-- **fetch**: :func:`fetch_source` copies the source's mirror files, loads its hub split, or streams
-  its URLs; checks each against its pins; lays them out (:mod:`isotropy.sources.layouts`) in a
-  staging folder; swaps them into the source's folder; and writes ``manifest.json`` last (the
-  rule's output: its presence means the folder is complete; a failure leaves neither it nor half a
-  file). The manifest records where the data came from and the sha256 of every file;
-- **one file over HTTP(S)** (:func:`download_file`, with ``requests``): transient failures (5xx,
-  408, 429, timeouts, resets, a stream cut short) are retried with exponential backoff or after
-  the server's ``Retry-After``, other 4xx fail at once; a retry resumes with ``Range`` where that
-  cannot splice two versions; one deadline bounds the whole download; TLS must close cleanly; a
-  ``Content-Encoding`` is undone as a stream within a size limit (a bomb is refused); a full disk
-  is reported as such (:class:`isotropy.io.DiskFullError`), never as a network problem;
-- **pins**: a configured sha256 (or git object id, md5, size) pins a download, and a file that
-  does not match is never kept. A mirror file is checked against the mirror's ``MANIFEST.tsv``;
-  like ``pip --require-hashes``, one nothing can check is refused unless unverified mirrors are
-  allowed (``downloads.allow_unverified_mirror`` or ``$ISOTROPY_ALLOW_UNVERIFIED_MIRROR=1``);
-- **the sources lock** (``config/sources.lock``, config ``downloads.lock_file`` or
-  ``$ISOTROPY_SOURCES_LOCK``; kept and committed like ``poetry.lock``): a download that no published
-  pin checks is recorded on first use and compared ever after; ``make relock SOURCE=<name>``
-  (``$ISOTROPY_RELOCK=<name>`` for one run) accepts a change on purpose, keeping the replaced
-  record under ``replaced``. Writes are safe with parallel jobs (an exclusive ``flock`` on
-  ``<lock>.flock``, the new text renamed into place);
-- **cross-copies**: where no public record pins a file but a second public copy exists (a
-  published sha256, or a hub LFS file whose sha256 the hub gives), the two are compared and the
-  result recorded (``same``, ``differs``, ``not checked``): a record, not a pin;
-- **reading** a fetched source: its manifest, what each input rests on, its files, a word2vec file.
+- **fetch** (:func:`fetch_source`): the source's mirror files copied, its hub split loaded, or its
+  URLs streamed; each checked against its pins; laid out (:mod:`isotropy.sources.layouts`) in a
+  staging folder and swapped into the source's folder; ``manifest.json`` written last (the rule's
+  output: its presence means the folder is complete; a failure leaves neither it nor half a file);
+- **one file over HTTP(S)** (:func:`download_file`, with ``requests``): retries, resume, one
+  deadline, clean TLS ends, ``Content-Encoding`` undone within a size limit, a full disk reported
+  as such (:class:`isotropy.io.DiskFullError`), never as a network problem;
+- **pins**: a configured sha256 (or git object id, md5, size) pins a download; a mirror file is
+  checked against the mirror's ``MANIFEST.tsv``. Like ``pip --require-hashes``, a file nothing
+  can check is refused unless unverified mirrors are allowed; one that does not match is never
+  kept;
+- **the sources lock** (:data:`LOCK_HEADER`): a download that no published pin checks is recorded
+  on first use and compared ever after;
+- **cross-copies**: a file compared with a second public copy, where one exists: a record, not a
+  pin;
+- **reading** a fetched source: its manifest, what each input rests on, its files.
 """
 
 from __future__ import annotations
@@ -66,15 +57,11 @@ from isotropy.io import DiskFullError, atomic_path, plain_data, sha256_file, wri
 from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.sources.layouts import (
     HUB_FILE,
-    LAYOUTS,  # noqa: F401 (re-exported)
-    POLARITY_FILES,  # noqa: F401 (re-exported)
     ArchiveError,
     ChecksumError,
     ExtractionLimits,
     Fetched,
     MemberPins,
-    build_mrpc_train,  # noqa: F401 (re-exported)
-    decode_text,  # noqa: F401 (re-exported)
     layout_of,
     mirror_path_problem,
     source_kind,
@@ -87,6 +74,7 @@ LOCK_ENV = "ISOTROPY_SOURCES_LOCK"
 RELOCK_ENV = "ISOTROPY_RELOCK"
 TRUST_PUBLISHED = "published pin"
 TRUST_LOCK = "lock (trusted on first use)"
+PIN_KEYS = ("sha256", "git_blob", "md5", "bytes")  # a value per URL; strongest first
 MIRROR_TRUST = {"MANIFEST.tsv": "the mirror's MANIFEST.tsv", "config": TRUST_PUBLISHED}
 # Defaults of config `downloads`, from the schema: far above the largest real archive (NLPL
 # 222.zip unpacks to a few GB); a trickling server is abandoned after 6 hours for one file.
@@ -138,7 +126,7 @@ def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
     settings.pop("lock_file", None)  # where the lock lives changes no download's bytes
     if os.environ.get(ALLOW_UNVERIFIED_ENV, "").strip() not in ("", "0"):
         settings["allow_unverified_mirror"] = True
-    return {
+    params = {
         "name": name,
         "kind": source_kind(name, cfg),
         "urls": _as_list(cfg["url"]),
@@ -146,14 +134,12 @@ def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
         "mirror_files": list(cfg.get("mirror") or []),
         "mirror": str(mirror) if mirror else None,
         **settings,
-        **({"hub": plain_data(cfg["hub"])} if cfg.get("hub") else {}),
-        # Only where given, so that the params (and the re-runs they trigger) of the others stay.
-        **({"git_blob": _aligned_pins(cfg, "git_blob")} if cfg.get("git_blob") else {}),
-        **({"bytes": _aligned_pins(cfg, "bytes")} if cfg.get("bytes") else {}),
-        **({"md5": _aligned_pins(cfg, "md5")} if cfg.get("md5") else {}),
-        **({"members": plain_data(cfg["members"])} if cfg.get("members") else {}),
-        **({"cross_copy": plain_data(cfg["cross_copy"])} if cfg.get("cross_copy") else {}),
     }
+    # Only where given, so that the params (and the re-runs they trigger) of the others stay.
+    for key in ("hub", "git_blob", "bytes", "md5", "members", "cross_copy"):
+        if cfg.get(key):
+            params[key] = _aligned_pins(cfg, key) if key in PIN_KEYS else plain_data(cfg[key])
+    return params
 
 
 def url_pins(source_cfg: Mapping[str, Any], key: str = "sha256") -> dict[str, str | None]:
@@ -297,27 +283,27 @@ def fetch_source(
     mirror holds, and names the sources lock (``lock_file`` overrides it): a downloaded file
     that no published pin checks is compared with the lock, and recorded there on first use.
     """
-    raw_dir, settings = Path(raw_dir), {**DOWNLOAD_DEFAULTS, **params}
+    raw_dir, params = Path(raw_dir), {**DOWNLOAD_DEFAULTS, **params}
     layout = layout_of(name, params["kind"])
     lock = Path(lock_file) if lock_file is not None else lock_path(config)
     raw_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=raw_dir))
     try:
-        fetched_dir, staging = work / "fetched", work / "staging"
-        fetched_dir.mkdir()
+        fetched, staging = work / "fetched", work / "staging"
+        fetched.mkdir()
         staging.mkdir()
-        transfer = {"retries": retries, "backoff": backoff, "timeout": timeout}
-        origin, items, inputs = _fetch_inputs(name, settings, fetched_dir, config, lock, transfer)
-        files = _lay_out(layout, items, origin, staging, name)
-        if origin == "url":
-            _check_members(name, items, inputs)
-        records = [_file_record(staging / rel, rel) for rel in files]
-        checks = [
-            compare_copy(name, spec, inputs, records)
-            for spec in ((params.get("cross_copy") or []) if origin == "url" else [])
-        ]
+        if params.get("mirror"):
+            origin, (items, inputs) = "mirror", _from_mirror(name, params, fetched, config)
+        elif params["kind"] == "hub":
+            origin, (items, inputs) = "url", _from_hub(name, params, fetched)
+        else:
+            transfer = {"retries": retries, "backoff": backoff, "timeout": timeout}
+            origin, (items, inputs) = "url", _from_urls(params, fetched, lock, transfer)
+        records = _lay_out(name, params, layout, origin, items, inputs, staging)
+        copies = (params.get("cross_copy") or []) if origin == "url" else []
+        checks = [compare_copy(name, spec, inputs, records) for spec in copies]
         _lock_inputs(name, lock, inputs)
-        _replace_contents(raw_dir, staging, files, keep=work)
+        _replace_contents(raw_dir, staging, [record["path"] for record in records], keep=work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     manifest = {
@@ -333,35 +319,6 @@ def fetch_source(
     write_json(raw_dir / MANIFEST_NAME, manifest)
     log.info("source %s: %d file(s) from %s in %s", name, len(records), origin, raw_dir)
     return manifest
-
-
-def _fetch_inputs(
-    name: str,
-    params: Mapping[str, Any],
-    fetched_dir: Path,
-    config: Mapping[str, Any] | None,
-    lock: Path,
-    transfer: Mapping[str, Any],
-) -> tuple[str, list[Fetched], list[dict]]:
-    """(origin, fetched items bound to the extraction limits and member pins, their manifest
-    entries)."""
-    if params.get("mirror"):
-        origin, (items, inputs) = "mirror", _from_mirror(name, params, fetched_dir, config)
-    elif params["kind"] == "hub":
-        origin, (items, inputs) = "url", _from_hub(name, params, fetched_dir)
-    else:
-        origin, (items, inputs) = "url", _from_urls(params, fetched_dir, lock, **transfer)
-    limits = ExtractionLimits(params["max_extracted_bytes"], params["max_archive_members"])
-    pins = params.get("members")
-    bound = [
-        replace(item, limits=limits, members=MemberPins(name, pins) if pins else None)
-        for item in items
-    ]
-    return origin, bound, inputs
-
-
-def _file_record(path: Path, rel: str) -> dict[str, Any]:
-    return {"path": rel, "bytes": path.stat().st_size, "sha256": sha256_file(path)}
 
 
 def _check_members(name: str, items: list[Fetched], inputs: list[dict]) -> None:
@@ -381,9 +338,7 @@ def _check_members(name: str, items: list[Fetched], inputs: list[dict]) -> None:
 def _lock_inputs(name: str, lock: Path, inputs: list[dict]) -> None:
     """Record the downloads that rest on the lock (first use, or a relock asked for)."""
     locked = [entry for entry in inputs if entry.get("trust") == TRUST_LOCK]
-    if not locked:
-        return
-    for entry, record in zip(locked, record_downloads(lock, name, locked)):
+    for entry, record in zip(locked, record_downloads(lock, name, locked) if locked else []):
         entry["lock"] = {"file": str(lock), **record}
         if record.get("replaced") and record["replaced"][0].get("relocked") == record["locked"]:
             log.warning(
@@ -396,10 +351,28 @@ def _lock_inputs(name: str, lock: Path, inputs: list[dict]) -> None:
             )
 
 
-def _lay_out(layout: Any, items: list[Fetched], origin: str, staging: Path, name: str) -> list[str]:
-    """The source's raw files written into ``staging``; a full disk names the source's folder."""
+def _lay_out(
+    name: str,
+    params: Mapping[str, Any],
+    layout: Any,
+    origin: str,
+    items: list[Fetched],
+    inputs: list[dict],
+    staging: Path,
+) -> list[dict[str, Any]]:
+    """The source's raw files written into ``staging`` by its layout, within the extraction limits,
+    every pinned archive member checked (downloads only); their records (path, bytes, sha256).
+
+    A full disk names the source's folder.
+    """
+    limits = ExtractionLimits(params["max_extracted_bytes"], params["max_archive_members"])
+    pins = params.get("members")
+    items = [
+        replace(item, limits=limits, members=MemberPins(name, pins) if pins else None)
+        for item in items
+    ]
     try:
-        return layout(items, origin, staging)
+        files = layout(items, origin, staging)
     except OSError as error:
         if error.errno not in (errno.ENOSPC, errno.EDQUOT) or isinstance(error, DiskFullError):
             raise
@@ -407,10 +380,31 @@ def _lay_out(layout: Any, items: list[Fetched], origin: str, staging: Path, name
         full = DiskFullError(staging.parent.parent, written, error)
         full.strerror = f"laying out source {name!r}: {full.strerror}"
         raise full from error
+    if origin == "url":
+        _check_members(name, items, inputs)
+    return [
+        {"path": rel, "bytes": (staging / rel).stat().st_size, "sha256": sha256_file(staging / rel)}
+        for rel in files
+    ]
+
+
+def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:
+    """Swap the staged files into ``raw_dir``, removing what an earlier fetch left there."""
+    for entry in raw_dir.iterdir():
+        if entry == keep:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    for rel in files:
+        target = raw_dir / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / rel, target)
 
 
 def _from_mirror(
-    name: str, params: Mapping[str, Any], fetched_dir: Path, config: Mapping[str, Any] | None
+    name: str, params: Mapping[str, Any], fetched: Path, config: Mapping[str, Any] | None
 ) -> tuple[list[Fetched], list[dict]]:
     """Copy the source's mirror files, each checked against MANIFEST.tsv and any config pin."""
     mirror, rels = Path(params["mirror"]), params.get("mirror_files") or []
@@ -424,16 +418,27 @@ def _from_mirror(
     cfg = {"mirror": rels, "kind": params["kind"]}
     if (problem := source_unavailable(name, config or {}, mirror, cfg)) is not None:
         raise FileNotFoundError(problem)
-    manifest = read_mirror_manifest(mirror)
-    config_pins = _config_pins_of_mirror_files(params)
+    manifest, config_pins = read_mirror_manifest(mirror), _config_pins_of_mirror_files(params)
     items, inputs = [], []
     for rel in rels:
         # Copy first, then hash the copy: what is checked is exactly what is parsed.
-        local = fetched_dir / Path(rel).name
-        digest = copy_local(mirror / rel, local, None, f"mirror file {mirror / rel}")
+        local, label = fetched / Path(rel).name, f"mirror file {mirror / rel}"
+        digest = copy_local(mirror / rel, local, None, label)
         pinned_by = _check_mirror_file(
-            name, rel, digest, local.stat().st_size, mirror, manifest, config_pins.get(rel), params
+            name,
+            label,
+            digest,
+            local.stat().st_size,
+            (manifest or {}).get(rel),
+            config_pins.get(rel),
         )
+        if not pinned_by and not params.get("allow_unverified_mirror"):
+            raise UnverifiedFileError(unverified_message(label, mirror, manifest))
+        if not pinned_by:
+            log.warning(
+                "UNVERIFIED: %s is read without any sha256 check (unverified mirrors are allowed)",
+                label,
+            )
         items.append(Fetched(rel, local))
         inputs.append(
             {
@@ -448,7 +453,7 @@ def _from_mirror(
 
 
 def _from_hub(
-    name: str, params: Mapping[str, Any], fetched_dir: Path
+    name: str, params: Mapping[str, Any], fetched: Path
 ) -> tuple[list[Fetched], list[dict]]:
     """One split of a Hugging Face hub data set (``datasets``; needs the hub or its cache)."""
     import datasets  # Hugging Face's, heavy: loaded only when a hub split is fetched
@@ -462,7 +467,7 @@ def _from_hub(
     args = (hub["path"], hub["name"]) if hub.get("name") else (hub["path"],)
     log.info("loading %s (split %s) from the Hugging Face hub", "/".join(args), hub["split"])
     dataset = datasets.load_dataset(*args, split=hub["split"], revision=hub.get("revision"))
-    local = fetched_dir / HUB_FILE
+    local = fetched / HUB_FILE
     dataset.to_parquet(str(local))
     entry = {
         "hub": hub["path"],
@@ -479,17 +484,16 @@ def _from_hub(
 
 
 def _from_urls(
-    params: Mapping[str, Any], fetched_dir: Path, lock: Path, **transfer: Any
+    params: Mapping[str, Any], fetched: Path, lock: Path, transfer: Mapping[str, Any]
 ) -> tuple[list[Fetched], list[dict]]:
-    items, inputs = [], []
-    name, count = params["name"], len(params["urls"])
-    pins = {
-        key: params.get(key) or [None] * count for key in ("sha256", "git_blob", "bytes", "md5")
-    }
+    """Each URL downloaded (its sha256 and size checked as it arrives), then checked against its
+    git object id and md5 pins, or against the lock where no published pin checks it."""
+    items, inputs, name = [], [], params["name"]
+    pins = {key: params.get(key) or [None] * len(params["urls"]) for key in PIN_KEYS}
     with new_session() as session:
         for index, url in enumerate(params["urls"]):
             pin = {key: values[index] for key, values in pins.items()}
-            local = fetched_dir / url_file_name(url)
+            local = fetched / url_file_name(url)
             log.info("downloading %s", url)
             try:
                 digest = download_file(
@@ -505,61 +509,37 @@ def _from_urls(
                 )
             except DownloadError as error:
                 raise DownloadError(f"source {name!r}: {error}") from error
+            entry: dict[str, Any] = {"url": url, "sha256": digest, "bytes": local.stat().st_size}
+            for key, what, digest_of in (
+                ("git_blob", "git object id", git_blob_id),
+                ("md5", "md5", md5_file),
+            ):
+                if pin[key] is not None:
+                    entry[key] = digest_of(local)
+                    check_digest(
+                        entry[key], pin[key], url, pin_key=f"sources.{name}.{key}", what=what
+                    )
+            published = pin["sha256"] is not None or pin["git_blob"] is not None
+            entry["pinned"] = published
+            entry["pinned_by"] = ["config"] if pin["sha256"] is not None else []
+            # What it was checked against: its config pins, strongest first (then the lock).
+            entry["checked_against"] = [k for k in PIN_KEYS if pin[k] is not None]
+            entry["trust"] = TRUST_PUBLISHED if published else TRUST_LOCK
+            if not published:
+                entry["pinned_by"] = ["lock"]
+                entry["checked_against"].append("lock")
+                if check_locked(lock, name, url, digest, entry["bytes"]) is None:
+                    log.warning(
+                        "%s: sha256 %s, %d bytes: no published pin; trusted on first use and "
+                        "recorded in the sources lock %s (commit it with the project)",
+                        url,
+                        digest,
+                        entry["bytes"],
+                        lock,
+                    )
             items.append(Fetched(local.name, local))
-            inputs.append(_checked_download(name, url, local, digest, pin, lock))
+            inputs.append(entry)
     return items, inputs
-
-
-def _checked_download(
-    name: str, url: str, local: Path, digest: str, pin: Mapping[str, Any], lock: Path
-) -> dict[str, Any]:
-    """One downloaded file's manifest entry, after its git object id and md5 pins, or the lock
-    where no published pin checks it (sha256 and size were checked while it arrived)."""
-    entry: dict[str, Any] = {"url": url, "sha256": digest, "bytes": local.stat().st_size}
-    for key, what, digest_of in (
-        ("git_blob", "git object id", git_blob_id),
-        ("md5", "md5", md5_file),
-    ):
-        if pin[key] is not None:
-            entry[key] = digest_of(local)
-            check_digest(entry[key], pin[key], url, pin_key=f"sources.{name}.{key}", what=what)
-    published = pin["sha256"] is not None or pin["git_blob"] is not None
-    entry["pinned"] = published
-    entry["pinned_by"] = ["config"] if pin["sha256"] is not None else []
-    # What it was checked against: its config pins, strongest first.
-    entry["checked_against"] = [
-        k for k in ("sha256", "git_blob", "md5", "bytes") if pin[k] is not None
-    ]
-    entry["trust"] = TRUST_PUBLISHED if published else TRUST_LOCK
-    if not published:
-        first = check_locked(lock, name, url, digest, entry["bytes"]) is None
-        entry["pinned_by"] = ["lock"]
-        entry["checked_against"].append("lock")
-        if first:
-            log.warning(
-                "%s: sha256 %s, %d bytes: no published pin; trusted on first use and recorded in "
-                "the sources lock %s (commit it with the project)",
-                url,
-                digest,
-                entry["bytes"],
-                lock,
-            )
-    return entry
-
-
-def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:
-    """Swap the staged files into ``raw_dir``, removing what an earlier fetch left there."""
-    for entry in raw_dir.iterdir():
-        if entry == keep:
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-    for rel in files:
-        target = raw_dir / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / rel, target)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -653,7 +633,7 @@ def download_file(
     """
     parsed = urlparse(url)
     if parsed.scheme == "file":
-        return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, pin_key=pin_key)
+        return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, pin_key)
     if parsed.scheme not in {"http", "https"}:
         raise ValueError(f"unsupported URL scheme in {url!r}; expected http(s):// or file://")
     limit = min(max_bytes, size) if size is not None else max_bytes
@@ -965,13 +945,7 @@ def _inflate(path: Path) -> Iterator[bytes]:
 
 
 def copy_local(
-    src: Path,
-    dest: Path,
-    sha256: str | None,
-    label: str,
-    remedy: str | None = None,
-    *,
-    pin_key: str | None = None,
+    src: Path, dest: Path, sha256: str | None, label: str, pin_key: str | None = None
 ) -> str:
     """Copy a local file atomically, checked against its sha256 pin; return its sha256."""
     if not src.is_file():
@@ -982,7 +956,7 @@ def copy_local(
             writer.write(chunk)
             digest.update(chunk)
         writer.flush()
-        check_digest(digest.hexdigest(), sha256, label, remedy, pin_key=pin_key)
+        check_digest(digest.hexdigest(), sha256, label, pin_key=pin_key)
     return digest.hexdigest()
 
 
@@ -1035,11 +1009,9 @@ def git_blob_id(path: str | os.PathLike) -> str:
     It pins a file of a git repository whose sha256 is not known but whose tree is
     (``git ls-tree`` lists it).
     """
-    digest = hashlib.sha1(f"blob {Path(path).stat().st_size}\0".encode())
+    seeded = hashlib.sha1(f"blob {Path(path).stat().st_size}\0".encode())
     with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, lambda: seeded).hexdigest()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1122,30 +1094,22 @@ def _config_pins_of_mirror_files(params: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _check_mirror_file(
-    name: str,
-    rel: str,
-    digest: str,
-    size: int,
-    mirror: Path,
-    manifest: Mapping[str, MirrorPin] | None,
-    config_pin: str | None,
-    params: Mapping[str, Any],
+    name: str, label: str, digest: str, size: int, row: MirrorPin | None, config_pin: str | None
 ) -> list[str]:
-    """Check one copied mirror file against its pins; return what pinned it and was compared (an
-    error when nothing may)."""
-    label, pinned_by = f"mirror file {mirror / rel}", []
-    if manifest is not None and rel in manifest:
-        pin = manifest[rel]
+    """Check one copied mirror file against its MANIFEST.tsv ``row`` and its config pin; return
+    what pinned it."""
+    pinned_by = []
+    if row is not None:
         damaged = (
             "the mirror copy is damaged or was edited (nothing was kept); "
             "restore it from the original source"
         )
-        if size != pin.bytes:
+        if size != row.bytes:
             raise ChecksumError(
-                f"size mismatch for {label} (its MANIFEST.tsv entry): expected {pin.bytes} bytes, "
+                f"size mismatch for {label} (its MANIFEST.tsv entry): expected {row.bytes} bytes, "
                 f"got {size}; {damaged}"
             )
-        check_digest(digest, pin.sha256, f"{label} (its MANIFEST.tsv entry)", damaged)
+        check_digest(digest, row.sha256, f"{label} (its MANIFEST.tsv entry)", damaged)
         pinned_by.append("MANIFEST.tsv")
     if config_pin is not None:
         check_digest(
@@ -1156,13 +1120,6 @@ def _check_mirror_file(
             "to be right",
         )
         pinned_by.append("config")
-    if pinned_by:
-        return pinned_by
-    if not params.get("allow_unverified_mirror"):
-        raise UnverifiedFileError(unverified_message(label, mirror, manifest))
-    log.warning(
-        "UNVERIFIED: %s is read without any sha256 check (unverified mirrors are allowed)", label
-    )
     return pinned_by
 
 
@@ -1319,8 +1276,6 @@ def _moment(value: Any) -> datetime | None:
 # every LFS file without the file being downloaded (``huggingface_hub.get_hf_file_metadata``). A
 # differing copy is logged and shown by the audit; the lock still decides what is accepted.
 
-SAME, DIFFERS, NOT_CHECKED = "same", "differs", "not checked"
-
 
 class CopyUnavailable(RuntimeError):
     """The second copy's digest cannot be had now (no network, no hub, no sha256 given)."""
@@ -1334,53 +1289,37 @@ def compare_copy(
 ) -> dict[str, Any]:
     """The result of comparing ``spec['file']`` (a fetched input's file name, or a raw file of
     the layout) with the copy ``spec`` names; logged, and returned for the manifest."""
-    ours = _our_file(spec["file"], inputs, files)
-    result: dict[str, Any] = {"file": spec["file"], "copy": spec.get("record", ""), "sha256": ours}
-    if ours is None:
-        result.update(result=NOT_CHECKED, reason=f"no fetched or raw file named {spec['file']}")
-        return result
+    name = spec["file"]
+    found = [e["sha256"] for e in inputs if "url" in e and url_file_name(e["url"]) == name]
+    found += [record["sha256"] for record in files if record["path"] == name]
+    result: dict[str, Any] = {"file": name, "copy": spec.get("record", ""), "sha256": None}
+    if not found:
+        return {**result, "result": "not checked", "reason": f"no fetched or raw file named {name}"}
+    ours = result["sha256"] = str(found[0])
     try:
-        theirs, where = _copy_digest(spec)
+        if spec.get("sha256"):
+            theirs = str(spec["sha256"])
+            where = str(spec.get("url") or spec.get("record") or "its record")
+        elif spec.get("hub"):
+            theirs, where = hub_file_sha256(
+                spec["hub"], spec.get("hub_file") or name, spec.get("revision")
+            )
+        else:
+            raise CopyUnavailable("the cross_copy gives neither a sha256 nor a hub repository")
     except CopyUnavailable as error:
-        result.update(result=NOT_CHECKED, reason=str(error))
-        log.info(
-            "source %s: %s not compared with %s: %s", source, spec["file"], result["copy"], error
-        )
-        return result
-    result.update(copy_sha256=theirs, where=where, result=SAME if theirs == ours else DIFFERS)
-    if result["result"] == DIFFERS:
+        log.info("source %s: %s not compared with %s: %s", source, name, result["copy"], error)
+        return {**result, "result": "not checked", "reason": str(error)}
+    result.update(copy_sha256=theirs, where=where, result="same" if theirs == ours else "differs")
+    if theirs != ours:
         log.warning(
             "source %s: %s (sha256 %s) differs from the public copy %s (sha256 %s)",
             source,
-            spec["file"],
+            name,
             ours,
             where,
             theirs,
         )
     return result
-
-
-def _our_file(
-    name: str, inputs: Sequence[Mapping[str, Any]], files: Sequence[Mapping[str, Any]]
-) -> str | None:
-    for entry in inputs:
-        if "url" in entry and url_file_name(entry["url"]) == name:
-            return str(entry["sha256"])
-    for record in files:
-        if record["path"] == name:
-            return str(record["sha256"])
-    return None
-
-
-def _copy_digest(spec: Mapping[str, Any]) -> tuple[str, str]:
-    """(sha256, where) of the second copy."""
-    if spec.get("sha256"):
-        return str(spec["sha256"]), str(spec.get("url") or spec.get("record") or "its record")
-    if spec.get("hub"):
-        return hub_file_sha256(
-            spec["hub"], spec.get("hub_file") or spec["file"], spec.get("revision")
-        )
-    raise CopyUnavailable("the cross_copy gives neither a sha256 nor a hub repository")
 
 
 def hub_file_sha256(repo: str, filename: str, revision: str | None = None) -> tuple[str, str]:
@@ -1448,83 +1387,3 @@ def word_vectors_file(raw_dir: str | os.PathLike) -> Path:
             f"word-vector source {raw_dir} should hold one file, its manifest lists {files}"
         )
     return files[0]
-
-
-def is_word2vec_binary(path: str | os.PathLike) -> bool:
-    """Whether a word2vec file is binary, judged from its first vector record.
-
-    The header (``<count> <dim>``) is text in both formats. In the text format the next line is a
-    word followed by ``dim`` decimal numbers; in the binary format it is a word followed by raw
-    float32 bytes, which never parse as ``dim`` numbers.
-    """
-
-    path = Path(path)
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rb") as handle:
-        header = handle.readline()
-        first = handle.readline(1 << 20)
-    fields = header.split()
-    if len(fields) != 2 or not all(f.isdigit() for f in fields):
-        raise ValueError(
-            f"{path}, line 1: expected a word2vec header '<count> <dim>', found {header[:80]!r}"
-        )
-    dim = int(fields[1])
-    parts = first.split()
-    if len(parts) == dim + 1:
-        try:
-            [float(x) for x in parts[-dim:]]
-            return False
-        except ValueError:
-            pass
-    return True
-
-
-def load_word_vectors(path: str | os.PathLike, limit: int | None = None):
-    """Load a word2vec file (text or binary, optionally gzipped) as gensim ``KeyedVectors``.
-
-    Binary or text is detected from the file itself; ``limit`` keeps the first (most frequent)
-    ``limit`` words.
-    """
-    from gensim.models import KeyedVectors
-
-    binary = is_word2vec_binary(path)
-    log.info("loading word vectors from %s (%s)", path, "binary" if binary else "text")
-    try:
-        # "replace": a stray broken token in a large crawled vocabulary only fails its own lookup.
-        return KeyedVectors.load_word2vec_format(
-            str(path), binary=binary, limit=limit, unicode_errors="replace"
-        )
-    except (ValueError, EOFError) as error:
-        where = "" if binary else _first_bad_word2vec_line(path, limit)
-        raise ValueError(
-            f"{path}{where}: not a valid word2vec {'binary' if binary else 'text'} file ({error}); "
-            "re-download its source"
-        ) from error
-
-
-def _first_bad_word2vec_line(path: str | os.PathLike, limit: int | None) -> str:
-    """', line N: what is wrong' for the first malformed line of a word2vec text file ('' if
-    none)."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
-        count, dim = (int(field) for field in handle.readline().split())
-        expected = count if limit is None else min(count, limit)
-        lineno = 1
-        for lineno, line in enumerate(handle, 2):
-            if lineno - 1 > expected:
-                break
-            parts = line.rstrip("\n").rstrip().split(" ")
-            if len(parts) != dim + 1:
-                return (
-                    f", line {lineno}: expected a word and {dim} numbers, found {len(parts)} fields"
-                )
-            try:
-                [float(x) for x in parts[1:]]
-            except ValueError:
-                return f", line {lineno}: a vector value is not a number"
-        if lineno - 1 < expected:
-            return (
-                f", line {lineno}: the file ends after {lineno - 1} vectors, "
-                f"but its header promises {count}"
-            )
-    return ""

@@ -30,7 +30,7 @@ are read and written under their base name. Every member must still pass
 :func:`tarfile.data_filter` (zip members the same name rules), and an archive with more members
 or more unpacked bytes than the ``downloads`` limits is refused (a zip or tar bomb would
 otherwise fill the disk). A member pinned by config ``sources.<name>.members`` (:class:`MemberPins`)
-is hashed as it is read and checked when its reader closes, before a layout decodes or keeps it.
+is hashed as it is read and checked once read, before a layout decodes or keeps it.
 """
 
 from __future__ import annotations
@@ -121,13 +121,13 @@ def is_archive(path: Path) -> bool:
     return zipfile.is_zipfile(path) or tarfile.is_tarfile(path)
 
 
-def archive_members(item: Fetched) -> Iterator[tuple[str, Callable[[], Any]]]:
-    """(member name, opener) for the regular files of a zip or tar archive, skipping macOS debris.
+def archive_members(item: Fetched) -> Iterator[tuple[str, int, Callable[[], Any]]]:
+    """(member name, declared size, opener) for the regular files of a zip or tar archive,
+    skipping macOS debris.
 
     Every member must pass tarfile's ``data`` filter (zip members: no absolute path, no '..'), and
-    the archive must stay within ``item.limits``; the openers count what is read against them.
+    the archive must hold no more than ``item.limits.max_members``.
     """
-    budget = _ByteBudget(item)
     for count, (name, size, regular, tar_member, read) in enumerate(_entries(item), 1):
         if count > item.limits.max_members:
             raise ArchiveError(
@@ -149,7 +149,7 @@ def archive_members(item: Fetched) -> Iterator[tuple[str, Callable[[], Any]]]:
                 "the archive is damaged or crafted, so fetch it again from a trusted source"
             ) from exc
         if regular and not is_debris(name):
-            yield name, functools.partial(_open_member, budget, name, size, read)
+            yield name, size, read
 
 
 def _entries(item: Fetched) -> Iterator[tuple[str, int, bool, Any, Callable[[], Any]]]:
@@ -168,72 +168,6 @@ def _entries(item: Fetched) -> Iterator[tuple[str, int, bool, Any, Callable[[], 
         raise ValueError(f"{item.path} is neither a zip nor a tar archive")
 
 
-def _open_member(budget: _ByteBudget, name: str, size: int, read: Callable[[], Any]) -> Any:
-    return budget.open(name, size, read())
-
-
-class _ByteBudget:
-    """The bytes one archive may still unpack to; a member that would exceed it stops the fetch."""
-
-    def __init__(self, item: Fetched) -> None:
-        self.item, self.left = item, item.limits.max_bytes
-
-    def open(self, member: str, declared: int, reader: Any) -> _MemberReader:
-        self.spend(member, declared, commit=False)  # refuse a declared bomb before reading a byte
-        return _MemberReader(self, member, reader)
-
-    def spend(self, member: str, size: int, commit: bool = True) -> None:
-        if size > self.left:
-            raise ArchiveError(
-                f"archive {self.item.name} unpacks to more than {self.item.limits.max_bytes} "
-                f"bytes (at member {member!r}), which looks like a decompression bomb; check the "
-                "source, or raise downloads.max_extracted_bytes in the config if it is known to "
-                "be right"
-            )
-        if commit:
-            self.left -= size
-
-
-class _MemberReader:
-    """A member's reader: every byte read is charged to the budget (declared sizes can lie); a
-    pinned member is hashed as read and checked when closed after a whole read (before a layout
-    decodes or keeps it)."""
-
-    def __init__(self, budget: _ByteBudget, member: str, reader: Any) -> None:
-        pins = budget.item.members
-        self.budget, self.member, self.reader, self.size, self.ended = (
-            budget,
-            member,
-            reader,
-            0,
-            False,
-        )
-        pinned = pins is not None and Path(member).name in pins.pins
-        self.digest = hashlib.sha256() if pinned else None
-
-    def read(self, size: int = -1) -> bytes:
-        data = self.reader.read(size)
-        self.budget.spend(self.member, len(data))
-        self.size += len(data)
-        if self.digest is not None:
-            self.digest.update(data)
-        self.ended = self.ended or size < 0 or not data
-        return data
-
-    def __enter__(self) -> _MemberReader:
-        return self
-
-    def __exit__(self, kind: Any, *exc: Any) -> None:
-        item = self.budget.item
-        try:
-            if kind is None and self.digest is not None and item.members is not None:
-                if not self.ended:  # a partial read cannot be checked: read the rest first
-                    self.read()
-                item.members.check(item.name, self.member, self.size, self.digest.hexdigest())
-        finally:
-            self.reader.close()
-
-
 def is_debris(name: str) -> bool:
     return "__MACOSX" in name or Path(name).name.startswith("._")
 
@@ -243,11 +177,11 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
     return base name → member.
 
     An error if none is wanted, or if two wanted members share a base name (one would silently
-    replace the other: a crafted archive could swap a real file for its own). A full disk names
-    the member and the archive (:class:`isotropy.io.DiskFullError`).
+    replace the other: a crafted archive could swap a real file for its own).
     """
     written: dict[str, str] = {}
-    for member, opener in archive_members(item):
+    left = item.limits.max_bytes  # what the archive may still unpack to
+    for member, declared, read in archive_members(item):
         if wanted(member):
             target = Path(member).name
             if target in written:
@@ -257,8 +191,8 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
                     "so neither is used: the archive is damaged or crafted, fetch it again from a "
                     "trusted source"
                 )
-            with opener() as reader:
-                _write_member(item, member, reader, staging / target)
+            with read() as reader:
+                left -= _write_member(item, member, declared, reader, staging / target, left)
             written[target] = member
     if not written:
         raise ValueError(
@@ -268,10 +202,24 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
     return written
 
 
-def _write_member(item: Fetched, member: str, reader: Any, target: Path) -> None:
+def _write_member(
+    item: Fetched, member: str, declared: int, reader: Any, target: Path, left: int
+) -> int:
+    """Write one member to ``target`` and return its size; past ``left`` bytes it is a bomb.
+
+    A declared bomb is refused before a byte is read, and every byte read counts (declared sizes
+    can lie). A pinned member is hashed as read and checked before any layout decodes or keeps
+    it. A full disk names the member and the archive (:class:`isotropy.io.DiskFullError`).
+    """
+    if declared > left:
+        raise _bomb(item, member)
+    size, digest = 0, hashlib.sha256()
     try:
         with open(target, "wb") as writer:
-            shutil.copyfileobj(reader, writer, 1 << 20)
+            while size <= left and (chunk := reader.read(1 << 20)):
+                size += len(chunk)
+                digest.update(chunk)
+                writer.write(chunk)
     except OSError as error:
         if error.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
@@ -280,6 +228,19 @@ def _write_member(item: Fetched, member: str, reader: Any, target: Path) -> None
         full = DiskFullError(target, written, error)
         full.strerror = f"unpacking member {member!r} of archive {item.name}: {full.strerror}"
         raise full from error
+    if size > left:
+        raise _bomb(item, member)
+    if item.members is not None and Path(member).name in item.members.pins:
+        item.members.check(item.name, member, size, digest.hexdigest())
+    return size
+
+
+def _bomb(item: Fetched, member: str) -> ArchiveError:
+    return ArchiveError(
+        f"archive {item.name} unpacks to more than {item.limits.max_bytes} bytes (at member "
+        f"{member!r}), which looks like a decompression bomb; check the source, or raise "
+        "downloads.max_extracted_bytes in the config if it is known to be right"
+    )
 
 
 def copy_into(item: Fetched, staging: Path, target: str) -> str:
