@@ -6,7 +6,7 @@ poster's BERT, ALBERT and DistilBERT. The runs are :func:`isotropy.istar.study.r
 fine-tuned by :func:`isotropy.finetune.training.run_and_save` (what rule ``finetune`` runs) and
 collected by :func:`isotropy.istar.runs.collect_runs` (rule ``istar_runs``).
 
-GPU runbook (also in docs/measurements.md, "I-STAR at scale on one GPU"):
+GPU runbook (its run on an H200: docs/istar-gpu.md):
 
 1. Here (CPU, seconds): check config.yaml + the overlay as the workflow does and pack what the
    device needs into ``.istar_device/`` (git-ignored, 48 MiB beside the 6 MiB tree: under the
@@ -37,7 +37,7 @@ most the overlay's ``train_subset``; null: the whole split) whose estimate fits 
 Then it runs the grid seed by seed, rewriting its outputs after every run (a run that fails,
 e.g. a non-finite loss, is recorded in record.json and the grid goes on), and starts no run that
 its estimate says would end past ``--deadline-s`` seconds after its start. ``costs`` measures
-the steps alone (the CPU figures of docs/measurements.md). Figures only: nothing here asserts.
+the steps alone (on a CPU, say). Figures only: nothing here asserts.
 """
 
 from __future__ import annotations
