@@ -165,24 +165,24 @@ def measured_costs() -> tuple[Cost, ...]:
     return tuple(read_costs())
 
 
-def value(quantity: str, rows: tuple[Cost, ...] | None = None) -> float:
+def value(quantity: str) -> float:
     """The one number of a quantity measured for no model or data set in particular."""
-    found = [c.value for c in rows or measured_costs() if c.quantity == quantity]
+    found = [c.value for c in measured_costs() if c.quantity == quantity]
     if len(found) != 1:
         raise KeyError(f"config/costs.csv holds {len(found)} rows of {quantity!r}, expected 1")
     return found[0]
 
 
-def by_dataset(quantity: str, rows: tuple[Cost, ...] | None = None) -> dict[str, float]:
+def by_dataset(quantity: str) -> dict[str, float]:
     """A quantity's numbers by the data set they were measured on."""
-    return {c.dataset: c.value for c in rows or measured_costs() if c.quantity == quantity}
+    return {c.dataset: c.value for c in measured_costs() if c.quantity == quantity}
 
 
-def by_model(quantity: str, rows: tuple[Cost, ...] | None = None) -> dict[Any, float]:
+def by_model(quantity: str) -> dict[Any, float]:
     """A quantity's numbers by model (and data set, where the quantity names one)."""
     return {
         ((c.model, c.dataset) if c.dataset else c.model): c.value
-        for c in rows or measured_costs()
+        for c in measured_costs()
         if c.quantity == quantity
     }
 
@@ -293,7 +293,8 @@ JOB_CORES_USED = value("job_cores_used")
 
 PROBE_CPU_SECONDS = value("probe_cpu_seconds")
 
-# Bounds on that factor: beyond them a probe says more about a burst on the machine than its CPU.
+# Bounds on the speed factor (Pace.here): beyond them a probe says more about a burst on the
+# machine than its CPU.
 SPEED_FACTOR_BOUNDS = (0.25, 4.0)
 
 
@@ -313,11 +314,13 @@ class Pace:
 
     @classmethod
     def here(cls) -> Pace:
-        """This machine now: the speed probe's factor, the cores this process may use, the
-        measured start-up of a job."""
+        """This machine now: how much longer the measured CPU costs take here (the speed probe's
+        time over :data:`PROBE_CPU_SECONDS`, within :data:`SPEED_FACTOR_BOUNDS`), the cores this
+        process may use, the measured start-up of a job."""
         probe = speed_probe()
-        cores = available_cores() or 2
-        return cls(host_speed_factor(probe), cores, JOB_OVERHEAD_SECONDS, probe)
+        low, high = SPEED_FACTOR_BOUNDS
+        speed = min(high, max(low, probe / PROBE_CPU_SECONDS))
+        return cls(speed, available_cores() or 2, JOB_OVERHEAD_SECONDS, probe)
 
     def parallel(self, threads: int) -> int:
         """How many jobs of ``threads`` threads run side by side."""
@@ -371,13 +374,6 @@ def speed_probe(repeats: int = 3, products: int = 100) -> float:
             if attempt:  # the first warms caches and clocks
                 times.append(time.process_time() - start)
     return min(times)
-
-
-def host_speed_factor(probe: float | None = None) -> float:
-    """How much longer the measured CPU costs take on this machine now: the probe's time here
-    over :data:`PROBE_CPU_SECONDS`, within :data:`SPEED_FACTOR_BOUNDS`."""
-    low, high = SPEED_FACTOR_BOUNDS
-    return min(high, max(low, (speed_probe() if probe is None else probe) / PROBE_CPU_SECONDS))
 
 
 def device_kind(configured: str) -> str:

@@ -206,15 +206,14 @@ def attach(workflow: Any, config: Mapping[str, Any]) -> RunProgress | None:
     jobs = [(dag.jobid(job), job.rule.name, dict(job.wildcards_dict)) for job in dag.needrun_jobs()]
     if not jobs:
         return None
-    cores = costs.available_cores() or 2
-    device = costs.device_kind(config["device"])
+    pace, device = costs.Pace.here(), costs.device_kind(config["device"])
     factor = (
-        costs.busy_factor(costs.recent_load(), cores, sessions=compute.busy_sessions())
-        * costs.host_speed_factor()
+        costs.busy_factor(costs.recent_load(), pace.cores, sessions=compute.busy_sessions())
+        * pace.speed
         if device == "cpu"
         else 1.0
     )
-    parallel = 1 if device == "cuda" else max(1, cores // costs.JOB_THREADS)
+    parallel = 1 if device == "cuda" else pace.parallel(costs.JOB_THREADS)
     handler = RunProgress(plan(config, jobs), prior_factor=factor / parallel)
     logging.getLogger("snakemake.logging").addHandler(handler)
     return handler
