@@ -566,7 +566,7 @@ def test_the_layer_checks_find_planted_imports(tmp_path):
 # fine-tuning (isotropy.finetune), the isotropy-enhancing transforms (isotropy.transforms),
 # metrics, statistics, and the main study's optimisation and traces (isotropy.optimize,
 # isotropy.traces), which the extension study re-runs, and the cost of an embedding job
-# (isotropy.studies.embedding_cost). The main study's own modules are its summaries and the
+# (isotropy.studies.paper_cost). The main study's own modules are its summaries and the
 # sensitivity analysis. The records (isotropy.studies) sit above every study: not a study.
 STUDY_PACKAGES = {
     "main": ("isotropy.summaries", "isotropy.sensitivity"),

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from isotropy import costs
+from isotropy import costs, estimate, studies
 from isotropy.extensions import design
-from isotropy.studies import embedding_cost, paper_cost
-from isotropy.studies import extensions as extensions_spec
+from isotropy.studies import paper_cost
 from isotropy.workflow.config import load_config
 
 
@@ -28,7 +27,7 @@ def test_every_measured_cost_says_when_where_and_how_it_was_measured():
         costs.by_dataset("evaluation_cpu_seconds")["polarity"],
     )
     assert costs.PROBE_CPU_SECONDS == costs.value("probe_cpu_seconds")
-    assert set(embedding_cost.MIRROR_UNIQUE_TEXTS) == set(paper_cost.CPU_SECONDS)
+    assert set(paper_cost.MIRROR_UNIQUE_TEXTS) == set(paper_cost.CPU_SECONDS)
 
 
 def _planted(tmp_path: Path, **change: str) -> Path:
@@ -116,7 +115,9 @@ def test_a_run_cost_measured_by_half_names_the_missing_row(monkeypatch):
 def test_a_head_measured_not_at_all_is_named_by_the_estimate(monkeypatch):
     _without(monkeypatch, lambda c: c.quantity.startswith("extensions_") and c.model == "deep3")
     monkeypatch.setattr(costs, "speed_probe", lambda: costs.PROBE_CPU_SECONDS)
-    lines = extensions_spec.describe(_extensions_config(), "cpu", Path("no-such-dir"))
+    lines = estimate.describe(
+        studies.by_name("extensions").estimate, _extensions_config(), "cpu", Path("no-such-dir")
+    )
     assert "no measured cost for polarity/deep3, snli/deep3: not included above" in lines
 
 

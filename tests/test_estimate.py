@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from isotropy import costs, estimate
-from isotropy.studies import embedding_cost, paper_cost
+from isotropy import costs, estimate, studies
+from isotropy.studies import paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
@@ -96,14 +96,14 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
         {name: (0.5, 2.0) for name in ("polarity", "snli", "pos", "supersense")},
     )
     monkeypatch.setattr(
-        embedding_cost,
+        paper_cost,
         "EMBED_CPU_SECONDS_PER_TEXT",
         {("sentence-transformers/all-MiniLM-L6-v2", "polarity"): 0.01},
     )
-    monkeypatch.setattr(embedding_cost, "EMBED_LOAD_CPU_SECONDS", 4.0)
-    monkeypatch.setattr(embedding_cost, "WORD_VECTOR_CPU_SECONDS", 30.0)
+    monkeypatch.setattr(paper_cost, "EMBED_LOAD_CPU_SECONDS", 4.0)
+    monkeypatch.setattr(paper_cost, "WORD_VECTOR_CPU_SECONDS", 30.0)
     monkeypatch.setattr(
-        embedding_cost,
+        paper_cost,
         "MIRROR_UNIQUE_TEXTS",
         {"polarity": 1000, "snli": 2000, "pos": 500, "supersense": 500},
     )
@@ -127,12 +127,12 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     # SNLI (not measured: polarity's cost per text stands in): 2,000 texts at 0.01 CPU-s plus
     # 4 CPU-s to load the model, on 2 threads: 12 s.
     # Word vectors: one 30 s lookup for pos and one for supersense: 60 s.
-    assert embedding_cost.embedding_seconds(config, "miniLM", "snli", tmp_path) == 12.0
+    assert paper_cost.embedding_seconds(config, "miniLM", "snli", tmp_path) == 12.0
     # Jobs to start: 19 runs, 3 embeddings or lookups, download and preparation of 4 data
     # sets, table 1, correlations and two figures: 34, at the fixed start-up cost each.
     overhead = 34 * costs.JOB_OVERHEAD_SECONDS
     total = 19 * per_run + 12.0 + 60.0 + overhead
-    lines = paper_cost.describe(config, "main", "cpu", workdir=tmp_path)
+    lines = estimate.describe(studies.by_name("main").estimate, config, "cpu", workdir=tmp_path)
     assert lines[0].startswith(
         "main: 20 runs (4 setups x 5 seeds) of 1000 updates, metrics after every 50th update"
     )
@@ -175,7 +175,7 @@ def test_a_run_is_done_only_with_the_settings_asked_for(tmp_path):
     snli = targets.optimisation_settings(config, "main", "snli", 1)
     assert not costs.run_is_done(trace.parents[2] / "snli/seed1/trace.parquet", snli, "auto")
     _write_trace(tmp_path, config, "pos", 2)
-    lines = paper_cost.describe(config, "main", "cpu", workdir=tmp_path)
+    lines = estimate.describe(studies.by_name("main").estimate, config, "cpu", workdir=tmp_path)
     assert lines[1].startswith("1 of 20 runs done"), lines  # pos seed 2 only
 
 
@@ -238,7 +238,9 @@ def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
     monkeypatch.setattr(costs.compute, "busy_sessions", lambda: None)  # per thread
     assert costs.recent_load() == 5.0
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
-    lines = paper_cost.describe(config, "preview", "cpu", workdir=ROOT / "no-such-dir")
+    lines = estimate.describe(
+        studies.by_name("preview").estimate, config, "cpu", ROOT / "no-such-dir"
+    )
     assert lines[2].startswith("CPU costs x 1.00: a fixed one-thread workload took 0.090 CPU-s")
     assert lines[3].startswith(
         "this machine is busy (load average 5.0 on 2 cores, before this run starts): expect about "
@@ -251,8 +253,8 @@ def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):
     table = tmp_path / "resources/data/snli.parquet"
     table.parent.mkdir(parents=True)
     pd.DataFrame({"text": ["a b", "a b", "c"], "text_pair": ["c", "d", "a b"]}).to_parquet(table)
-    assert embedding_cost.unique_text_count("snli", tmp_path) == 3  # "a b", "c", "d"
-    assert embedding_cost.unique_text_count("snli", tmp_path / "fresh") == 12_982
+    assert paper_cost.unique_text_count("snli", tmp_path) == 3  # "a b", "c", "d"
+    assert paper_cost.unique_text_count("snli", tmp_path / "fresh") == 12_982
 
 
 def test_gpu_estimate_needs_no_cpu_cost_and_grows_with_the_updates():
@@ -280,11 +282,9 @@ def test_every_main_setup_has_a_measured_cost():
     for dataset, setup in config["main"]["setups"].items():
         per_update, per_evaluation = paper_cost.CPU_SECONDS[dataset]
         assert per_update > 0 and per_evaluation > 0, dataset
-        assert embedding_cost.MIRROR_UNIQUE_TEXTS[dataset] > 0, dataset
+        assert paper_cost.MIRROR_UNIQUE_TEXTS[dataset] > 0, dataset
         assert (
-            embedding_cost.embedding_seconds(
-                config, setup["encoder"], dataset, ROOT / "no-such-dir"
-            )
+            paper_cost.embedding_seconds(config, setup["encoder"], dataset, ROOT / "no-such-dir")
             > 0
         )
 
@@ -394,7 +394,9 @@ def test_a_machine_half_as_fast_doubles_every_cpu_cost(monkeypatch):
 
     def seconds_and_speed_line(probe):
         monkeypatch.setattr(costs, "speed_probe", lambda: probe)
-        lines = paper_cost.describe(config, "main", "cpu", workdir=ROOT / "no-such-dir")
+        lines = estimate.describe(
+            studies.by_name("main").estimate, config, "cpu", ROOT / "no-such-dir"
+        )
         return [float(x) for x in re.findall(r"<([^>]+)>", lines[1])], lines[2]
 
     there, _ = seconds_and_speed_line(costs.PROBE_CPU_SECONDS)

@@ -9,8 +9,7 @@ import tiny_workflow
 import yaml
 from test_workflow_parse import WRAPPER
 
-from isotropy import costs, estimate
-from isotropy.studies import extensions as extensions_spec
+from isotropy import costs, estimate, studies
 from isotropy.verdicts.claims import CLAIM_VERDICTS, EXTENSION_CLAIMS
 
 ROOT = tiny_workflow.ROOT
@@ -108,7 +107,7 @@ def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path, monke
 
     def done_line(params):
         record_path(trace).write_text(json.dumps({"params": params}))
-        return extensions_spec.describe(config, "cpu", tmp_path)[1]
+        return estimate.describe(studies.by_name("extensions").estimate, config, "cpu", tmp_path)[1]
 
     run = design.run_settings(config, "polarity", "linear", 0)
     assert done_line({"run": run, "device": config["device"]}).startswith("1 of 16 runs")

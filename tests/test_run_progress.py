@@ -12,7 +12,7 @@ import tiny_workflow
 import yaml
 
 from isotropy import costs, estimate
-from isotropy.studies import embedding_cost, paper_cost
+from isotropy.studies import paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
@@ -73,7 +73,7 @@ def test_jobs_are_weighed_by_the_estimate_costs():
     overhead = costs.JOB_OVERHEAD_SECONDS
     assert planned[5].seconds == paper_cost.run_seconds("polarity", settings, "cpu") + overhead
     assert planned[5].label == "optimize_embeddings preview/miniLM/polarity/0"
-    snli = embedding_cost.embedding_seconds(config, "miniLM", "snli", ROOT / "no-such-dir")
+    snli = paper_cost.embedding_seconds(config, "miniLM", "snli", ROOT / "no-such-dir")
     assert planned[6].seconds == snli + overhead
     assert planned[7].seconds == overhead
 

@@ -14,7 +14,7 @@ import torch
 import yaml
 from snakemake.utils import validate
 
-from isotropy import costs, sensitivity, studies
+from isotropy import costs, estimate, sensitivity, studies
 from isotropy.io import atomic_path, generated_block
 from isotropy.metrics import isoscore
 from isotropy.optimize import EmbeddingClassifier, OptimisationSettings, Problem, run_optimisation
@@ -380,7 +380,7 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     config["sources"]["word2vec"]["dimension"] = {"url": 300, "mirror": 50}
     monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))
     runs = studies.sensitivity.runs(config)
-    lines = studies.sensitivity.describe(config, "cpu", workdir=tmp_path)
+    lines = estimate.describe(studies.by_name("sensitivity").estimate, config, "cpu", tmp_path)
     assert lines[0].startswith(f"sensitivity: {len(runs)} runs ({len(runs) // 5} cells x 5 seeds")
     assert f"0 of {len(runs)} runs done" in lines[1] and "on one GPU" in lines[1]
     run = {"vectors": "word2vec", "setup": "supersense", "label_set": "all", "seed": 0}

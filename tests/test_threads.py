@@ -135,6 +135,22 @@ def test_busy_sessions_counts_other_sessions_and_this_sessions_threads(tmp_path)
     assert compute.busy_sessions(proc=tmp_path / "no-proc") is None
 
 
+def test_a_process_that_exits_mid_scan_is_skipped(tmp_path, monkeypatch):
+    """/proc changes while it is read: a process listed, then gone before its tasks are, is
+    skipped (Path.glob raised FileNotFoundError there and stopped the estimate)."""
+    proc = _fake_proc(tmp_path, tasks=[(100, 2, "R"), (101, 3, "R")])
+    scandir = os.scandir
+
+    def vanishing(path="."):
+        if os.fspath(path).endswith("101/task"):
+            raise FileNotFoundError(2, "No such file or directory", os.fspath(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", vanishing)
+    seen = compute.busy_sessions(samples=1, interval=0, proc=proc)
+    assert seen == compute.Sessions(others=1.0, own_threads=0.0)
+
+
 # A CPU-bound program that forks FORKS times (its children share its session), then says the
 # pids of its processes and spins.
 SPINNER = """

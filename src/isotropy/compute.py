@@ -23,6 +23,7 @@ while it parses.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import platform
 import sys
@@ -118,7 +119,8 @@ def busy_sessions(
     own_threads = 0
     for _ in range(samples):
         running: set[str] = set()
-        for stat in proc.glob("[0-9]*/task/[0-9]*/stat"):
+        # glob.glob, not Path.glob: a process that exits mid-scan is skipped, not an error
+        for stat in map(Path, glob.glob(str(proc / "[0-9]*/task/[0-9]*/stat"))):
             process = stat.parent.parent.parent
             try:
                 text = stat.read_text()

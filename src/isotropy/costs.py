@@ -159,65 +159,30 @@ def caveats(device: str, unknown: list[str]) -> list[str]:
     return lines
 
 
-@dataclass(frozen=True)
-class Pace:
-    """How CPU seconds become wall seconds of a study on this machine: ``speed``, the speed
-    probe's factor (1 on the host where the costs were measured); ``cores``, the idle cores;
-    ``job_overhead``, the start-up every job pays."""
-
-    speed: float = 1.0
-    cores: int = 2
-    job_overhead: float = 0.0
-
-    def parallel(self, threads: int) -> int:
-        """How many jobs of ``threads`` threads run side by side."""
-        return max(1, self.cores // threads)
-
-    def share(self, cpu_seconds: float, threads: int) -> float:
-        """Wall seconds one job adds to its study's total: its one-thread CPU cost times
-        ``speed`` spread over its ``threads``, plus its start-up, with :meth:`parallel` such
-        jobs side by side. A study's estimate sums these; the run's progress lines weigh its
-        jobs by them (isotropy.estimate.job_seconds)."""
-        return (self.speed * cpu_seconds / threads + self.job_overhead) / self.parallel(threads)
-
-    def total(self, shares: Sequence[float | None], threads: int, small_jobs: int = 0) -> float:
-        """A study's wall seconds: its jobs' shares (:meth:`share`), and a start-up for each
-        job without a measured cost (None) and each of ``small_jobs`` not costed (tables,
-        figures), :meth:`parallel` at a time."""
-        uncosted = sum(s is None for s in shares) + small_jobs
-        known = sum(s for s in shares if s is not None)
-        return known + uncosted * self.job_overhead / self.parallel(threads)
-
-
-# A job's wall seconds from the configuration, its wildcards and the pace (None: no measured
-# cost); each study's record maps its rules to one (StudySpec.job_costs).
-JobCost = Callable[[Mapping[str, Any], Mapping[str, Any], Pace], float | None]
-
-
 @functools.cache
 def measured_costs() -> tuple[Cost, ...]:
     """The project's costs table (read once)."""
     return tuple(read_costs())
 
 
-def value(quantity: str, rows: tuple[Cost, ...] | None = None) -> float:
+def value(quantity: str) -> float:
     """The one number of a quantity measured for no model or data set in particular."""
-    found = [c.value for c in rows or measured_costs() if c.quantity == quantity]
+    found = [c.value for c in measured_costs() if c.quantity == quantity]
     if len(found) != 1:
         raise KeyError(f"config/costs.csv holds {len(found)} rows of {quantity!r}, expected 1")
     return found[0]
 
 
-def by_dataset(quantity: str, rows: tuple[Cost, ...] | None = None) -> dict[str, float]:
+def by_dataset(quantity: str) -> dict[str, float]:
     """A quantity's numbers by the data set they were measured on."""
-    return {c.dataset: c.value for c in rows or measured_costs() if c.quantity == quantity}
+    return {c.dataset: c.value for c in measured_costs() if c.quantity == quantity}
 
 
-def by_model(quantity: str, rows: tuple[Cost, ...] | None = None) -> dict[Any, float]:
+def by_model(quantity: str) -> dict[Any, float]:
     """A quantity's numbers by model (and data set, where the quantity names one)."""
     return {
         ((c.model, c.dataset) if c.dataset else c.model): c.value
-        for c in rows or measured_costs()
+        for c in measured_costs()
         if c.quantity == quantity
     }
 
@@ -328,8 +293,67 @@ JOB_CORES_USED = value("job_cores_used")
 
 PROBE_CPU_SECONDS = value("probe_cpu_seconds")
 
-# Bounds on that factor: beyond them a probe says more about a burst on the machine than its CPU.
+# Bounds on the speed factor (Pace.here): beyond them a probe says more about a burst on the
+# machine than its CPU.
 SPEED_FACTOR_BOUNDS = (0.25, 4.0)
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How CPU seconds become wall seconds of a study on this machine: ``speed``, the speed
+    probe's factor (1 on the host where the costs were measured); ``cores``, the idle cores;
+    ``job_overhead``, the start-up every job pays; ``probe``, the probe's CPU seconds that gave
+    ``speed`` (by default the measuring host's, where ``speed`` is 1). Every study's estimate is
+    paced by one (:meth:`here`; isotropy.estimate.describe), the run's progress lines by an idle
+    one (isotropy.estimate.job_seconds)."""
+
+    speed: float = 1.0
+    cores: int = 2
+    job_overhead: float = 0.0
+    probe: float = PROBE_CPU_SECONDS
+
+    @classmethod
+    def here(cls) -> Pace:
+        """This machine now: how much longer the measured CPU costs take here (the speed probe's
+        time over :data:`PROBE_CPU_SECONDS`, within :data:`SPEED_FACTOR_BOUNDS`), the cores this
+        process may use, the measured start-up of a job."""
+        probe = speed_probe()
+        low, high = SPEED_FACTOR_BOUNDS
+        speed = min(high, max(low, probe / PROBE_CPU_SECONDS))
+        return cls(speed, available_cores() or 2, JOB_OVERHEAD_SECONDS, probe)
+
+    def parallel(self, threads: int) -> int:
+        """How many jobs of ``threads`` threads run side by side."""
+        return max(1, self.cores // threads)
+
+    def share(self, cpu_seconds: float, threads: int) -> float:
+        """Wall seconds one job adds to its study's total: its one-thread CPU cost times
+        ``speed`` spread over its ``threads``, plus its start-up, with :meth:`parallel` such
+        jobs side by side. A study's estimate sums these; the run's progress lines weigh its
+        jobs by them (isotropy.estimate.job_seconds)."""
+        return (self.speed * cpu_seconds / threads + self.job_overhead) / self.parallel(threads)
+
+    def total(self, shares: Sequence[float | None], threads: int, small_jobs: int = 0) -> float:
+        """A study's wall seconds: its jobs' shares (:meth:`share`), and a start-up for each
+        job without a measured cost (None) and each of ``small_jobs`` not costed (tables,
+        figures), :meth:`parallel` at a time."""
+        uncosted = sum(s is None for s in shares) + small_jobs
+        known = sum(s for s in shares if s is not None)
+        return known + uncosted * self.job_overhead / self.parallel(threads)
+
+    def speed_line(self) -> str:
+        """The line that says how the measured CPU costs were scaled to this machine."""
+        clamped = " (clamped)" if self.speed in SPEED_FACTOR_BOUNDS else ""
+        return (
+            f"CPU costs x {self.speed:.2f}{clamped}: a fixed one-thread workload took "
+            f"{self.probe:.3f} CPU-s here against {PROBE_CPU_SECONDS:.3f} where the costs were "
+            "measured (isotropy.costs.speed_probe; docs/measurements.md)"
+        )
+
+
+# A job's wall seconds from the configuration, its wildcards and the pace (None: no measured
+# cost); each study's record maps its rules to one (StudySpec.job_costs).
+JobCost = Callable[[Mapping[str, Any], Mapping[str, Any], Pace], float | None]
 
 
 def speed_probe(repeats: int = 3, products: int = 100) -> float:
@@ -350,23 +374,6 @@ def speed_probe(repeats: int = 3, products: int = 100) -> float:
             if attempt:  # the first warms caches and clocks
                 times.append(time.process_time() - start)
     return min(times)
-
-
-def host_speed_factor(probe: float | None = None) -> float:
-    """How much longer the measured CPU costs take on this machine now: the probe's time here
-    over :data:`PROBE_CPU_SECONDS`, within :data:`SPEED_FACTOR_BOUNDS`."""
-    low, high = SPEED_FACTOR_BOUNDS
-    return min(high, max(low, (speed_probe() if probe is None else probe) / PROBE_CPU_SECONDS))
-
-
-def speed_line(probe: float, speed: float) -> str:
-    """The line that says how the measured CPU costs were scaled to this machine."""
-    clamped = " (clamped)" if speed in SPEED_FACTOR_BOUNDS else ""
-    return (
-        f"CPU costs x {speed:.2f}{clamped}: a fixed one-thread workload took {probe:.3f} CPU-s "
-        f"here against {PROBE_CPU_SECONDS:.3f} where the costs were measured "
-        "(isotropy.costs.speed_probe; docs/measurements.md)"
-    )
 
 
 def device_kind(configured: str) -> str:
@@ -478,35 +485,20 @@ def contention_model(policy: str | None = None, sessions: compute.Sessions | Non
     )
 
 
-def scaled(
-    describer: Any, config: Mapping[str, Any], device: str, threads: int, **kwargs: Any
-) -> list[str]:
-    """A study's lines and total from ``describer`` at this machine's speed probe and cores,
-    with the speed line and, when the machine is busy, the load-based expectation."""
-    probe = speed_probe()
-    speed, cores = host_speed_factor(probe), available_cores() or 2
-    pace = Pace(speed=speed, cores=cores, job_overhead=JOB_OVERHEAD_SECONDS)
-    lines, total = describer(config, device, pace, **kwargs)
-    lines.append(speed_line(probe, speed))
-    return lines + busy_lines(device, total, cores, threads)
-
-
-def paced(describer: Any, section: str) -> Any:
-    """A study record's ``describe``: ``describer`` :func:`scaled` to this machine, at the
-    threads per job of config ``<section>.resources``."""
-    return lambda config, device: scaled(
-        describer, config, device, config[section]["resources"]["threads"]
-    )
-
-
-def busy_lines(device: str, total: float, cores: int, threads: int = JOB_THREADS) -> list[str]:
-    """On a busy CPU (:func:`busy_factor` 1.25 or more), the line with the wall time to expect
-    while it stays so; none otherwise."""
-    load = recent_load()
-    factor = busy_factor(load, cores, threads=threads)
-    if device != "cpu" or not total or factor < 1.25:
+def busy_lines(device: str, total: float, cores: int) -> list[str]:
+    """On a busy CPU (:func:`busy_factor` 1.25 or more for the rules' 2-thread jobs, under the
+    sessions' sharing where the kernel shares by session), the wall time ``total`` takes while
+    it stays so and the contention model that gave it; none otherwise."""
+    if device != "cpu" or not total:
+        return []
+    load, sessions = recent_load(), compute.busy_sessions()
+    factor = busy_factor(load, cores, sessions=sessions)
+    if factor < 1.25:
         return []
     return [
-        f"this machine is busy (load average {load:.1f} on {cores} cores): expect about "
-        f"{duration(total * factor)} while it stays so"
+        f"this machine is busy (load average {load:.1f} on {cores} cores, before this run "
+        f"starts): expect about {duration(total * factor)} while it stays so"
+        + (f", longer at niceness {os.nice(0)}" if os.nice(0) > 0 else "")
+        + "; the run prints its done share and time left after every job",
+        contention_model(sessions=sessions),
     ]

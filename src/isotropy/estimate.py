@@ -53,6 +53,7 @@ import yaml
 
 from isotropy import compute, costs, paths, studies
 from isotropy.logs import duration
+from isotropy.studies.record import Estimator
 from isotropy.workflow import config as workflow_config
 
 
@@ -83,16 +84,28 @@ def main(argv: list[str] | None = None) -> int:
         f"Configuration: {' + '.join(args.configfile)} (later files win); the run records its "
         f"effective configuration in {recorded} when it starts"
     )
-    if study is None or study.describe is None or not study.configured(config):
-        modelled = [s.target for s in studies.registry() if s.describe and s.target]
+    if study is None or study.estimate is None or not study.configured(config):
+        modelled = [s.target for s in studies.registry() if s.estimate and s.target]
         print(
             f"{args.target}: no time estimate: the measured costs cover {', '.join(modelled)}; "
             "docs/measurements.md gives the wall times measured for the other studies' runs"
         )
         return 0
-    for line in study.describe(config, costs.device_kind(config["device"])):
+    for line in describe(study.estimate, config, costs.device_kind(config["device"])):
         print(line)
     return 0
+
+
+def describe(
+    estimate: Estimator, config: Mapping[str, Any], device: str, workdir: Path = Path(".")
+) -> list[str]:
+    """The one way a study's ``estimate`` is paced: its lines and wall seconds left at this
+    machine's pace (:meth:`isotropy.costs.Pace.here`: the speed probe, the cores, the start-up
+    of a job), then, on a busy CPU, the wall time to expect while it stays so
+    (:func:`isotropy.costs.busy_lines`)."""
+    pace = costs.Pace.here()
+    lines, seconds = estimate(config, device, pace, workdir)
+    return lines + costs.busy_lines(device, seconds, pace.cores)
 
 
 # Seconds of expected work the load-based prior counts for against the observed rate.
@@ -193,15 +206,14 @@ def attach(workflow: Any, config: Mapping[str, Any]) -> RunProgress | None:
     jobs = [(dag.jobid(job), job.rule.name, dict(job.wildcards_dict)) for job in dag.needrun_jobs()]
     if not jobs:
         return None
-    cores = costs.available_cores() or 2
-    device = costs.device_kind(config["device"])
+    pace, device = costs.Pace.here(), costs.device_kind(config["device"])
     factor = (
-        costs.busy_factor(costs.recent_load(), cores, sessions=compute.busy_sessions())
-        * costs.host_speed_factor()
+        costs.busy_factor(costs.recent_load(), pace.cores, sessions=compute.busy_sessions())
+        * pace.speed
         if device == "cpu"
         else 1.0
     )
-    parallel = 1 if device == "cuda" else max(1, cores // costs.JOB_THREADS)
+    parallel = 1 if device == "cuda" else pace.parallel(costs.JOB_THREADS)
     handler = RunProgress(plan(config, jobs), prior_factor=factor / parallel)
     logging.getLogger("snakemake.logging").addHandler(handler)
     return handler

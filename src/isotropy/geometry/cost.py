@@ -194,6 +194,7 @@ def describe(
         f"{duration(total)} on this CPU for idle cores ({parallel} job(s) at a time, "
         f"{threads} threads each; MiniLM costs measured with benchmarks/geometry_cost.py, other "
         "models scaled by size: isotropy.geometry.cost)",
+        pace.speed_line(),
     ]
     lines += costs.caveats(device, unknown)
     return lines, total

@@ -10,7 +10,7 @@ from typing import Any
 from isotropy import costs, paths
 from isotropy.extensions import design
 from isotropy.logs import duration
-from isotropy.studies.embedding_cost import embedding_seconds
+from isotropy.studies.paper_cost import embedding_seconds
 from isotropy.studies.record import ClaimFamily, StudySpec
 from isotropy.workflow import targets
 
@@ -55,11 +55,12 @@ def outputs() -> list[str]:
     return [paths.extensions_file(n) for n in [*names, "seeds.csv", "claims.csv", "claims.md"]]
 
 
-def describe(config: Mapping[str, Any], device: str, workdir: Path = Path(".")) -> list[str]:
-    """What the extension study will run and how long what is left will take on this CPU: its
-    one-thread runs and 2-thread fine-tuning runs from their measured CPU costs (config/costs.csv,
-    rows extensions_*; isotropy.extensions.design), the speed probe's factor, the MiniLM
-    embeddings not yet written and a start-up per job."""
+def estimate(
+    config: Mapping[str, Any], device: str, pace: costs.Pace, workdir: Path = Path(".")
+) -> tuple[list[str], float]:
+    """(lines, wall seconds left) of the extension study at ``pace``: its one-thread runs and
+    2-thread fine-tuning runs from their measured CPU costs (config/costs.csv, rows extensions_*;
+    isotropy.extensions.design), the MiniLM embeddings not yet written and a start-up per job."""
     section, planned = config["extensions"], runs(config)
     held = heldout_files(config, "epochs.csv")
     lines = [
@@ -74,34 +75,29 @@ def describe(config: Mapping[str, Any], device: str, workdir: Path = Path(".")) 
     tuning = {k: v for k, v in section["heldout"].items() if k != "setups"}
     tuned = {"settings": tuning, "device": config["device"]}
     held_todo = [f for f in held if not costs.made_with(workdir / f, tuned)]
-    probe = costs.speed_probe()
-    speed = costs.host_speed_factor(probe)
-    cores = max(1, costs.available_cores() or 2)
-    pace = costs.Pace(speed=speed, cores=cores)
     run_costs = [design.optimize_job_seconds(config, r, pace) for r in todo]
     unknown = sorted({f"{r['dataset']}/{r['head']}" for r, c in zip(todo, run_costs) if c is None})
     optimise = sum(c for c in run_costs if c is not None)  # one thread each
-    held_run = design.heldout_job_seconds(config, {}, pace)
-    finetune = len(held_todo) * held_run
+    finetune = len(held_todo) * design.heldout_job_seconds(config, {}, pace)
     encoders = {(config["main"]["setups"][d]["encoder"], d) for d in section["setups"]}
     encoders |= {(config["main"]["setups"][d]["encoder"], d) for d in section["heldout"]["setups"]}
-    embed = speed * sum(embedding_seconds(config, e, d, workdir) or 0.0 for e, d in encoders)
+    embed = pace.speed * sum(embedding_seconds(config, e, d, workdir) or 0.0 for e, d in encoders)
     total = optimise + finetune + embed
     lines.append(
         f"{len(planned) - len(todo)} of {len(planned)} runs and {len(held) - len(held_todo)} of "
         f"{len(held)} fine-tuning runs done; time left: about {duration(total)} on this CPU "
-        f"(runs {duration(optimise)}, {cores} at a time; fine-tuning {duration(finetune)}; "
+        f"(runs {duration(optimise)}, {pace.cores} at a time; fine-tuning {duration(finetune)}; "
         f"embeddings {duration(embed)}; for idle cores, start-ups included; costs measured "
         "with benchmarks/extensions_cost.py, isotropy.extensions.design)"
     )
-    lines.append(costs.speed_line(probe, speed))
+    lines.append(pace.speed_line())
     if device == "cuda":
         lines.append(
             "on a GPU: no cost measured for these heads; the CPU estimate is an upper bound"
         )
     if unknown:
         lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
-    return lines + costs.busy_lines(device, total, cores)
+    return lines, total
 
 
 def run_done(config: Mapping[str, Any], run: Mapping[str, Any], workdir: Path) -> bool:
@@ -148,7 +144,7 @@ STUDIES = (
         outputs=lambda config: outputs(),
         rules="rules/extensions.smk",
         job_costs=design.JOB_COSTS,
-        describe=describe,
+        estimate=estimate,
         claims_inputs=claims_inputs,
         claim_family=claim_family,
         gpu_rules=("extensions_optimize", "extensions_heldout"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from isotropy import costs, paths
@@ -92,14 +93,14 @@ def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     return {name: path for name, path in VERDICT_TABLES.items() if path in made}
 
 
-def describe(config: Mapping[str, Any], device: str) -> list[str]:
-    """The lines of :func:`isotropy.geometry.cost.describe` at this machine's pace, for the STS
-    data sets the run plans (one the data mirror lacks gets no job)."""
+def estimate(
+    config: Mapping[str, Any], device: str, pace: costs.Pace, workdir: Path = Path(".")
+) -> tuple[list[str], float]:
+    """:func:`isotropy.geometry.cost.describe` at ``pace``, for the STS data sets the run plans
+    (one the data mirror lacks gets no job)."""
     final = outputs(dict(config))
     sts = inputs.geometry_sts_datasets(config)
-    return costs.scaled(
-        cost.describe, config, device, costs.JOB_THREADS, final_files=final, sts_datasets=sts
-    )
+    return cost.describe(config, device, pace, final_files=final, sts_datasets=sts, workdir=workdir)
 
 
 STUDIES = (
@@ -110,7 +111,7 @@ STUDIES = (
         outputs=outputs,
         rules="rules/geometry.smk",
         job_costs=cost.JOB_COSTS,
-        describe=describe,
+        estimate=estimate,
         verdict_inputs=verdict_inputs,
         gpu_rules=(
             "geometry_token_embeddings",

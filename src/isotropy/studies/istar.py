@@ -132,6 +132,7 @@ def estimate(
         f"on this CPU for idle cores ({pace.parallel(threads)} run(s) at a time, {threads} "
         "thread(s) each; the Rajaee CLS fine-tuning costs of MiniLM reused, scaled by model size "
         "and max length: isotropy.studies.istar)",
+        pace.speed_line(),
     ]
     if total > 3600:
         lines.append(
@@ -157,7 +158,7 @@ STUDIES = (
         outputs=lambda config: outputs(config.get("istar")),
         rules=RULES,
         job_costs={"finetune": job_seconds},
-        describe=costs.paced(estimate, "istar"),
+        estimate=estimate,
         verdict_inputs=verdict_inputs,
         gpu_rules=("finetune",),
     ),

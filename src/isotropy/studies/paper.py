@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from isotropy import paths
-from isotropy.studies import embedding_cost
 from isotropy.studies import paper_cost as cost
 from isotropy.studies.record import StudySpec
 from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
@@ -58,14 +57,16 @@ def preview_problem(config: Mapping[str, Any]) -> str | None:
 
 def optimisation_study(name: str, section: str, outputs, **record: Any) -> StudySpec:
     """The record of a study of direct-optimisation runs (rules/optimize.smk): its target and
-    its estimate (:func:`isotropy.studies.paper_cost.describe`) named after it."""
+    its estimate (:func:`isotropy.studies.paper_cost.estimate`) named after it."""
     return StudySpec(
         name=name,
         section=section,
         target=f"{name}_study",
         outputs=outputs,
         rules=RULES,
-        describe=lambda config, device: cost.describe(config, name, device),
+        estimate=lambda config, device, pace, workdir: cost.estimate(
+            config, name, device, pace, workdir
+        ),
         **record,
     )
 
@@ -76,8 +77,8 @@ MAIN = optimisation_study(
     lambda config: paths.main_study_outputs(),
     job_costs={
         "optimize_embeddings": cost.optimisation_job_seconds,
-        "embed_sentences": embedding_cost.embedding_job_seconds,
-        "lookup_word_vectors": embedding_cost.embedding_job_seconds,
+        "embed_sentences": cost.embedding_job_seconds,
+        "lookup_word_vectors": cost.embedding_job_seconds,
     },
     verdict_inputs=optimisation_verdict_inputs("main"),
     gpu_rules=("embed_sentences", "optimize_embeddings"),

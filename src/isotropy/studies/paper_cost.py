@@ -1,7 +1,8 @@
 """What the paper's optimisation studies cost (the main study, its preview, GLUE, the sensitivity
-grid): one run from its updates and metric evaluations, an embedding from its texts, and the
-estimate's lines for their targets (python -m isotropy.estimate). The numbers are rows of
-config/costs.csv (:mod:`isotropy.costs`).
+grid): one run from its updates and metric evaluations, an embedding from its texts (for every
+study that reads sentence embeddings or word vectors), and the estimate's lines for their
+targets (python -m isotropy.estimate). The numbers are rows of config/costs.csv
+(:mod:`isotropy.costs`). Plain Python (no torch): the estimate imports it.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from isotropy import compute, costs, paths
+from isotropy import costs, paths
 from isotropy.logs import duration
 from isotropy.models import ModelSpec
 from isotropy.sources import resolve_mirror
-from isotropy.studies.embedding_cost import embedding_seconds
 from isotropy.traces import evaluation_count
+from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
 # The measured costs are data: config/costs.csv, each number with the date, the machine and the
@@ -33,6 +34,68 @@ CPU_SECONDS = {
 GPU_SECONDS_PER_UPDATE_WITH_METRICS = costs.value("gpu_seconds_per_update_with_metrics")
 
 
+# (hub name, data set): process-CPU s per unique text on one thread; keyed by the model measured
+# (models.<name>.model), whatever the encoder is called.
+EMBED_CPU_SECONDS_PER_TEXT = costs.by_model("embed_cpu_seconds_per_text")
+
+EMBED_LOAD_CPU_SECONDS = max(costs.by_model("embed_load_cpu_seconds").values())
+
+WORD_VECTOR_CPU_SECONDS = costs.value("word_vector_lookup_cpu_seconds")
+
+# Unique texts of each data set as prepared from the offline mirror, used before the data are
+# prepared; a prepared table is counted instead.
+MIRROR_UNIQUE_TEXTS = {
+    dataset: int(count) for dataset, count in costs.by_dataset("mirror_unique_texts").items()
+}
+
+
+def unique_text_count(dataset: str, workdir: Path = Path(".")) -> int | None:
+    """Unique texts of a data set: counted in its prepared table, else the mirror's count."""
+    table = workdir / paths.dataset_table(dataset)
+    if not table.is_file():
+        return MIRROR_UNIQUE_TEXTS.get(dataset)
+    # Here, not at the top: isotropy.embeddings belongs to the model stack, which the estimate
+    # (run before every `make run`) should not load for a count.
+    import pandas as pd
+
+    from isotropy.embeddings import unique_texts
+
+    return len(unique_texts(pd.read_parquet(table)))
+
+
+def embedding_seconds(
+    config: Mapping[str, Any], encoder: str, dataset: str, workdir: Path = Path(".")
+) -> float | None:
+    """Estimated wall time to embed (or look up) one data set on 2 idle cores (None: no cost
+    measured); 0 where its vectors are written already."""
+    if (workdir / paths.embedding_file("vectors.npy", encoder, dataset)).is_file():
+        return 0.0
+    if config["encoders"][encoder]["kind"] == "word-vectors":
+        return WORD_VECTOR_CPU_SECONDS  # the rule runs on one thread
+    texts = unique_text_count(dataset, workdir)
+    spec = workflow_config.model_spec(config, config["encoders"][encoder]["model"])
+    model = spec.model or config["encoders"][encoder]["model"]  # a folder-only model: its name
+    measured = [v for (m, _), v in EMBED_CPU_SECONDS_PER_TEXT.items() if m == model]
+    per_text: float | None = EMBED_CPU_SECONDS_PER_TEXT.get((model, dataset))
+    if per_text is None and measured:
+        per_text = max(measured)  # another data set of the same model: its dearest per text
+    if texts is None or per_text is None:
+        return None
+    return (EMBED_LOAD_CPU_SECONDS + texts * per_text) / 2  # the rule's 2 threads
+
+
+def embedding_job_seconds(
+    config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
+) -> float:
+    """Wall seconds of one embedding or word-vector lookup job: :func:`embedding_seconds` as if
+    its vectors were absent (the job is to run; 0 where no cost is measured), and its start-up."""
+    encoder, dataset = wildcards.get("encoder", ""), wildcards.get("dataset", "")
+    if encoder not in config.get("encoders", {}) or not dataset:
+        return pace.job_overhead
+    work = embedding_seconds(config, encoder, dataset, Path("-"))  # "-": no vectors there
+    return (work or 0.0) + pace.job_overhead
+
+
 def run_seconds(dataset: str, settings: Mapping[str, Any], device: str) -> float | None:
     """Estimated wall time of one run (None: no cost measured for this data set)."""
     updates, stride = settings["updates"], settings["metric_stride"]
@@ -44,10 +107,10 @@ def run_seconds(dataset: str, settings: Mapping[str, Any], device: str) -> float
     return updates * per_update + evaluation_count(updates, stride) * per_evaluation
 
 
-def describe(
-    config: Mapping[str, Any], study: str, device: str, workdir: Path = Path(".")
-) -> list[str]:
-    """Lines saying what the study will run and how long what is left will take."""
+def estimate(
+    config: Mapping[str, Any], study: str, device: str, pace: costs.Pace, workdir: Path
+) -> tuple[list[str], float]:
+    """(lines, wall seconds left) of the study's runs, embeddings and jobs at ``pace``."""
     section = targets.study_section(dict(config), study)
     runs = targets.study_runs(dict(config), study)
     setups, seeds = len({r["dataset"] for r in runs}), len(section["seeds"])
@@ -60,17 +123,13 @@ def describe(
     embed = _embeddings_left(config, runs, unknown, workdir)
     jobs = _jobs_left(runs, len(runs) - done, workdir)
     # The rule takes 2 threads: a CPU runs cores // 2 jobs side by side; one GPU runs one at a time.
-    parallel = (
-        1 if device == "cuda" else max(1, (costs.available_cores() or 2) // costs.JOB_THREADS)
-    )
+    parallel = 1 if device == "cuda" else pace.parallel(costs.JOB_THREADS)
     # The CPU costs were measured on one machine; this one may be faster or slower.
-    probe = costs.speed_probe()
-    speed = costs.host_speed_factor(probe)
-    left *= 1.0 if device == "cuda" else speed
-    embed = {kind: seconds * speed for kind, seconds in embed.items()}
+    left *= 1.0 if device == "cuda" else pace.speed
+    embed = {kind: seconds * pace.speed for kind, seconds in embed.items()}
     # Not scaled: starting a job is the interpreter and the disk, not the arithmetic the probe
     # times (where it read 5.2x, the preview's short jobs took 0.6-1.5 s each; measurements.md).
-    overhead = jobs * costs.JOB_OVERHEAD_SECONDS
+    overhead = jobs * pace.job_overhead
     total = (left + sum(embed.values()) + overhead) / parallel
     basis = (
         "runs as measured on one H100 (polarity), embeddings as on 2 CPU cores"
@@ -85,21 +144,10 @@ def describe(
         f"{duration(overhead / parallel)}; {basis}; {parallel} job{'s' if parallel > 1 else ''} "
         "at a time)"
     )
-    lines.append(costs.speed_line(probe, speed))
+    lines.append(pace.speed_line())
     if unknown:
         lines.append(f"no measured cost for {', '.join(sorted(unknown))}: not included above")
-    cores, load = costs.available_cores() or 2, costs.recent_load()
-    sessions = compute.busy_sessions() if device == "cpu" and total else None
-    factor = costs.busy_factor(load, cores, sessions=sessions)
-    if device == "cpu" and total and factor >= 1.25:
-        lines.append(
-            f"this machine is busy (load average {load:.1f} on {cores} cores, before this run "
-            f"starts): expect about {duration(total * factor)} while it stays so"
-            + (f", longer at niceness {os.nice(0)}" if os.nice(0) > 0 else "")
-            + "; the run prints its done share and time left after every job"
-        )
-        lines.append(costs.contention_model(sessions=sessions))
-    return lines
+    return lines, total
 
 
 def _jobs_left(runs: list[dict], runs_left: int, workdir: Path) -> int:

@@ -98,6 +98,7 @@ def estimate(
         f"on this CPU for idle cores ({parallel} run{'s' if parallel > 1 else ''} at a time, "
         f"{threads} thread{'s' if threads > 1 else ''} each; costs measured with "
         "benchmarks/rajaee_cls_cost.py, isotropy.studies.rajaee_cls)",
+        pace.speed_line(),
     ]
     return lines + costs.caveats(device, unknown), total
 
@@ -137,7 +138,7 @@ STUDIES = (
         outputs=outputs,
         rules="rules/rajaee_cls.smk",
         job_costs={"rajaee_cls_finetune": job_seconds},
-        describe=costs.paced(estimate, "rajaee_cls"),
+        estimate=estimate,
         verdict_inputs=verdict_inputs,
         claim_family=claim_family,
         gpu_rules=("rajaee_cls_finetune",),

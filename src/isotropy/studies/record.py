@@ -6,15 +6,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from isotropy.costs import JobCost
+from isotropy.costs import JobCost, Pace
 
 RULE_ALL = ("when_listed", "when_configured", "never")
 
 Config = Mapping[str, Any]
-# The estimate's lines for a study's target (python -m isotropy.estimate) on a device kind.
-Describer = Callable[[Config, str], list[str]]
+# A study's estimate (python -m isotropy.estimate --target): its lines and wall seconds left on
+# a device kind at a pace (isotropy.estimate.describe), counting what is written in a folder.
+Estimator = Callable[[Config, str, Pace, Path], tuple[list[str], float]]
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,8 @@ class StudySpec:
     """One study: ``name`` (config ``studies`` names it when ``rule_all`` is ``when_listed``),
     its config ``section`` (None: none of its own), its ``target`` rule (None: rule all only),
     its final files ``outputs(config)``, the ``rules`` file the Snakefile includes for it, the
-    per-job costs of its costed rules (:data:`isotropy.costs.JobCost`), the estimate's
-    ``describe`` (None: no measured cost), its named inputs of the claims and the paper
+    per-job costs of its costed rules (:data:`isotropy.costs.JobCost`), its ``estimate``
+    (:data:`Estimator`; None: no measured cost), its named inputs of the claims and the paper
     comparison (``verdict_inputs``) and of the claims only (``claims_inputs``), read when
     config ``studies`` lists it, its per-seed claims from the loaded result tables
     (``claim_family``: None when the tables hold none), its GPU rules (resources gpu=1; the
@@ -52,7 +54,7 @@ class StudySpec:
     rules: str | None = None
     rule_all: str = "when_listed"
     job_costs: Mapping[str, JobCost] = field(default_factory=dict)
-    describe: Describer | None = None
+    estimate: Estimator | None = None
     verdict_inputs: Callable[[Config], dict[str, Any]] | None = None
     claims_inputs: Callable[[Config], dict[str, Any]] | None = None
     claim_family: Callable[[Mapping[str, Any]], ClaimFamily | None] | None = None

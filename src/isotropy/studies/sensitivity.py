@@ -163,8 +163,12 @@ def settings_line(config: Mapping[str, Any]) -> str:
     )
 
 
-def describe(config: Mapping[str, Any], device: str, workdir: Path = Path(".")) -> list[str]:
-    """What the sensitivity grid will run and how long what is left will take, here and on a GPU."""
+def estimate(
+    config: Mapping[str, Any], device: str, pace: costs.Pace, workdir: Path = Path(".")
+) -> tuple[list[str], float]:
+    """(lines, wall seconds left on this CPU) of the sensitivity grid, which the lines give on
+    a GPU too. Its CPU costs were fitted before the speed probe existed: ``pace`` gives its
+    cores only, not a speed."""
     section, grid = config["sensitivity"], runs(config)
     planned = cells(config)
     factors = ", ".join(dict.fromkeys(c["lr_factor"] for c in planned))
@@ -197,7 +201,7 @@ def describe(config: Mapping[str, Any], device: str, workdir: Path = Path(".")) 
                 unknown.add(run["vectors"])
             else:
                 left[kind] += seconds
-    parallel = max(1, costs.available_cores() or 2)  # one-thread runs (rule optimize_sensitivity)
+    parallel = pace.parallel(1)  # one-thread runs (rule optimize_sensitivity)
     here, gpu = duration(left["cpu"] / parallel), duration(left["cuda"])
     lines.append(
         f"{done} of {len(grid)} runs done; time left: about {here} on this "
@@ -209,7 +213,7 @@ def describe(config: Mapping[str, Any], device: str, workdir: Path = Path(".")) 
     )
     if unknown:
         lines.append(f"no dimension known for {', '.join(sorted(unknown))}: not included above")
-    return lines
+    return lines, left["cpu"] / parallel
 
 
 STUDIES = (
@@ -229,7 +233,7 @@ STUDIES = (
         rules="rules/sensitivity.smk",
         rule_all="never",
         job_costs={"optimize_sensitivity": cost.optimisation_job_seconds},
-        describe=describe,
+        estimate=estimate,
         gpu_rules=("optimize_sensitivity",),
     ),
 )
