@@ -97,20 +97,6 @@ def _change(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _grid(count: int, rows: list, columns: int) -> tuple[plt.Figure, np.ndarray]:
-    """Panels for ``count`` setups (a grid of ``rows`` × setups when rows are given), sized so that
-    a 2-column figure reads at a paper's text width (isotropy.plots.checks.PAPER_TEXT_WIDTH)."""
-    lines = len(rows) if rows != [None] else -(-count // columns)
-    width = columns if rows == [None] else count
-    return plt.subplots(
-        lines,
-        width,
-        figsize=(3.7 * width, 2.9 * lines + 0.6),
-        squeeze=False,
-        layout="constrained",
-    )
-
-
 def metric_curves(
     traces: pd.DataFrame, panel: str, title: str | None = None, row: str | None = None
 ) -> plt.Figure:
@@ -125,8 +111,10 @@ def metric_curves(
     """
     panels = list(dict.fromkeys(traces[panel]))
     rows = list(dict.fromkeys(traces[row])) if row else [None]
-    fig, axes = _grid(len(panels), rows, min(len(panels), 2))
     cells = [(r, p) for r in rows for p in panels]
+    # sized so that a 2-column figure reads at a paper's text width (checks.PAPER_TEXT_WIDTH)
+    columns = len(panels) if row else min(len(panels), 2)
+    fig, axes = panel_grid(len(cells), columns, panel=(3.7, 2.9), margin=(0, 0.6))
     banded = False
     for ax, (row_value, panel_value) in zip(axes.flat, cells):
         frame = traces[
@@ -144,8 +132,6 @@ def metric_curves(
         ax.set_title(heading, fontsize=9)
         ax.tick_params(axis="x", labelsize=8)
         ax.set_xlabel("update", fontsize=9)
-    for ax in axes.flat[len(cells) :]:
-        ax.set_visible(False)
     _metric_legend(fig, banded)
     if title:
         fig.suptitle(title)
