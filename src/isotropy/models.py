@@ -61,16 +61,9 @@ class PartError(RuntimeError):
 # Configuration helpers (used by the rules)
 
 
-def parts_name(path: str | None) -> str | None:
-    """``<name>`` of a ``parts:<name>`` model path, None for any other path."""
-    if path and str(path).startswith(PARTS_PREFIX):
-        return str(path)[len(PARTS_PREFIX) :]
-    return None
-
-
 def required_manifests(config: Mapping[str, Any], paths: Sequence[str | None]) -> list[str]:
     """Manifests of the split models among ``paths`` (the inputs that make a rule wait for them)."""
-    names = [name for name in (parts_name(p) for p in paths) if name is not None]
+    names = [p.removeprefix(PARTS_PREFIX) for p in paths if p and p.startswith(PARTS_PREFIX)]
     unknown = sorted(set(names) - set(config.get("split_models") or {}))
     if unknown:
         raise ValueError(
@@ -478,11 +471,6 @@ class ModelSpec:
             raise ValueError("a model entry needs `model` (hub name) or `path` (local folder)")
         return self.model
 
-    @property
-    def from_pretrained_kwargs(self) -> dict[str, Any]:
-        """The hub revision pin; nothing for a local folder."""
-        return {} if self.path else {"revision": self.revision}
-
     def as_record(self) -> dict[str, Any]:
         """model, revision and path, as results and checkpoints record them."""
         return {"model": self.model, "revision": self.revision, "path": self.path}
@@ -523,4 +511,4 @@ def load_pretrained(spec: ModelSpec, load: Callable[..., Any], **kwargs: Any) ->
     ``AutoTokenizer.from_pretrained``, ``AutoModel.from_pretrained`` or ``SentenceTransformer``.
     A local folder (``path``) is loaded as it is; a hub name at its pinned revision.
     """
-    return load(spec.source, **spec.from_pretrained_kwargs, **kwargs)
+    return load(spec.source, **({} if spec.path else {"revision": spec.revision}), **kwargs)

@@ -10,17 +10,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
+from isotropy.plots.checks import require_columns
+
 _STATISTICS = (("s_inter", "$S_{inter}$"), ("s_intra", "$S_{intra}$"))
-
-
-def _check_columns(table: pd.DataFrame, needed: set[str], what: str) -> None:
-    missing = needed - set(table.columns)
-    if missing:
-        raise ValueError(
-            f"{what} table lacks columns {sorted(missing)}; found {list(table.columns)}"
-        )
-    if table.empty:
-        raise ValueError(f"{what} table is empty; nothing to plot")
 
 
 def _model_colours(models: Iterable[str]) -> dict[str, tuple[float, ...]]:
@@ -74,7 +66,7 @@ def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
     Static word vectors (one vector per word) appear as a horizontal line in the S_inter panel
     (and in the condition-number panel).
     """
-    _check_columns(
+    require_columns(
         table,
         {"model", "kind", "layer", "s_inter", "s_intra", "s_inter_adjusted", "s_intra_adjusted"},
         "cosine",
@@ -108,7 +100,7 @@ def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
     Drawn on Cai et al.'s scale (``lid_cai_scale``: squared Euclidean distances, half the MLE
     on distances), the scale of their Figure 9 (Euclidean) and Table 3 (cosine).
     """
-    _check_columns(table, {"model", "kind", "layer", "metric", "k", "lid_cai_scale"}, "LID")
+    require_columns(table, {"model", "kind", "layer", "metric", "k", "lid_cai_scale"}, "LID")
     metrics = list(table["metric"].unique())
     figure, axes = plt.subplots(
         1,
@@ -158,7 +150,7 @@ def token_kind(token: str) -> str:
 def plot_isotropy_by_layer(table: pd.DataFrame) -> plt.Figure:
     """I(W) per layer and model on a log scale (the slides' "Pre-trained BERT Isotropy"): solid
     with numpy's eigenvector signs (Rajaee & Pilehvar's number), dashed after centring."""
-    _check_columns(table, {"model", "layer", "isotropy", "isotropy_centred"}, "I(W) by layer")
+    require_columns(table, {"model", "layer", "isotropy", "isotropy_centred"}, "I(W) by layer")
     figure, ax = plt.subplots(figsize=(6.5, 3.6), layout="constrained")
     # I(W) can underflow to 0 in float64: the log axis shows the smallest positive double
     floor = np.finfo(float).tiny
@@ -179,7 +171,7 @@ def plot_pca_view(table: pd.DataFrame, title: str) -> plt.Figure:
     """One layer's token embeddings on their first principal components, coloured by k-means
     cluster; with a ``token`` column, a third panel colours PC1/PC2 by token kind
     (:func:`token_kind`)."""
-    _check_columns(table, {"pc1", "pc2", "pc3", "cluster", "layer"}, "PCA view")
+    require_columns(table, {"pc1", "pc2", "pc3", "cluster", "layer"}, "PCA view")
     kinds = "token" in table
     figure = plt.figure(figsize=(15 if kinds else 10, 4.5))
     flat = figure.add_subplot(1, 3 if kinds else 2, 1)
@@ -257,8 +249,8 @@ def plot_token_views(view: pd.DataFrame, frequencies: pd.DataFrame, title: str) 
     (:func:`token_kind`: word, sub-word piece, symbol, special) and by the band of the token's
     corpus count (:func:`frequency_band`, from ``frequencies``: one row per token type with its
     ``count`` over the whole corpus)."""
-    _check_columns(view, {"pc1", "pc2", "layer", "token"}, "PCA view")
-    _check_columns(frequencies, {"token", "count"}, "token frequency")
+    require_columns(view, {"pc1", "pc2", "layer", "token"}, "PCA view")
+    require_columns(frequencies, {"token", "count"}, "token frequency")
     counts = frequencies.groupby("token")["count"].sum()
     missing = sorted(set(view["token"]) - set(counts.index))
     if missing:
@@ -281,7 +273,7 @@ def plot_token_views(view: pd.DataFrame, frequencies: pd.DataFrame, title: str) 
 
 def plot_sts(table: pd.DataFrame) -> plt.Figure:
     """STS correlation (Spearman x100, Pearson as dots) and I(W) per enhancement method."""
-    _check_columns(table, {"model", "dataset", "method", "pearson", "spearman", "isotropy"}, "STS")
+    require_columns(table, {"model", "dataset", "method", "pearson", "spearman", "isotropy"}, "STS")
     summary = (
         table.groupby(["model", "dataset", "method"], sort=False)[
             ["pearson", "spearman", "isotropy"]

@@ -14,32 +14,15 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import ListedColormap
 
-from isotropy.plots.checks import DECORATION, panel_grid, plt, save_figure
+from isotropy.plots.checks import DECORATION, panel_grid, plt, save_figure, seed_means
 
-REQUIRED = ["model", "task", "regulariser", "lambda", "seed", "metric", "isoscore_star", "twonn"]
 SELECTIONS = ("best", "mean")
 
 
-def _check(runs: pd.DataFrame) -> None:
-    missing = [c for c in REQUIRED if c not in runs]
-    if missing:
-        raise ValueError(
-            f"runs table lacks columns {missing}; it needs {REQUIRED} (results/istar/runs.csv)"
-        )
-    if runs.empty:
-        raise ValueError("runs table is empty: no I-STAR run to plot")
-
-
 def seed_summary(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean and std (ddof = 1; 0 for a single seed) over seeds per model, task, regulariser and
-    λ."""
-    _check(runs)
-    grouped = runs.groupby(["model", "task", "regulariser", "lambda"], sort=True)
-    table = grouped[["metric", "isoscore_star", "twonn"]].agg(["mean", "std"])
-    table.columns = [f"{a}_{b}" for a, b in table.columns]
-    table = table.fillna({c: 0.0 for c in table.columns if c.endswith("_std")})
-    table["seeds"] = grouped.size()
-    return table.reset_index()
+    """Mean and std over seeds per model, task, regulariser and λ (:func:`seed_means`)."""
+    keys, columns = ["model", "task", "regulariser", "lambda"], ["metric", "isoscore_star", "twonn"]
+    return seed_means(runs, keys, columns, "I-STAR runs (results/istar/runs.csv)")
 
 
 def figure5_table(runs: pd.DataFrame) -> pd.DataFrame:
