@@ -8,9 +8,8 @@ file. Plain Python: the workflow imports it while it parses.
 from __future__ import annotations
 
 RAW_ROOT = "resources/raw"
-MANIFEST_NAME = (
-    "manifest.json"  # written last by a download: its presence means the folder is complete
-)
+# Written last by a download: its presence means the folder is complete.
+MANIFEST_NAME = "manifest.json"
 
 
 def raw_manifest(source: str = "{source}") -> str:
