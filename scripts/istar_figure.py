@@ -14,16 +14,11 @@ def main(snakemake):
     runs = pd.read_csv(snakemake.input.runs)
     figure = snakemake.wildcards.figure
     out = snakemake.output
-    if figure == "figure5":
-        table = istar_plots.plot_figure5(runs, out.pdf, out.png)
-    elif figure == "figure6":
-        table = istar_plots.plot_figure6(
-            runs, out.pdf, out.png, selection=snakemake.params.figure6_selection
-        )
-    elif figure == "figure7":
-        table = istar_plots.plot_figure7(runs, out.pdf, out.png, task=snakemake.params.figure7_task)
-    else:
-        raise ValueError(f"unknown I-STAR figure {figure!r}; expected figure5, figure6 or figure7")
+    options = {
+        "figure6": {"selection": snakemake.params.figure6_selection},
+        "figure7": {"task": snakemake.params.figure7_task},
+    }.get(figure, {})
+    table = istar_plots.plot_figure(figure, runs, out.pdf, out.png, **options)
     with atomic_path(out.table) as tmp:
         table.to_csv(tmp, index=False)
     record_step(snakemake)

@@ -6,7 +6,7 @@ from isotropy.logs import configure_from_snakemake
 from isotropy.plots.checks import PAPER_TEXT_WIDTH, save_figure, stamp
 from isotropy.plots.main import setup_label, silhouette_vs_isoscore
 from isotropy.provenance import record_step
-from isotropy.summaries import read_traces
+from isotropy.traces import read_traces
 
 
 def main(snakemake):

@@ -4,7 +4,8 @@ each seed's values and the interval over seeds, with the paper's printed r besid
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
-from isotropy.summaries import correlation_table, read_traces, with_paper_values
+from isotropy.summaries import correlation_table, with_paper_values
+from isotropy.traces import read_traces
 from isotropy.verdicts.comparison import read_published
 
 

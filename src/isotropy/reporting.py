@@ -66,9 +66,12 @@ def _counts(verdicts: pd.Series) -> str:
     return ", ".join(f"{n} {html.escape(str(v) or 'no verdict')}" for v, n in ordered)
 
 
-def _table(frame: pd.DataFrame, columns: Mapping[str, str], css: str) -> str:
-    present = {k: v for k, v in columns.items() if k in frame}
-    shown = frame[list(present)].rename(columns=present)
+def _table(frame: pd.DataFrame, css: str, columns: Mapping[str, str] | None = None) -> str:
+    """``frame`` as HTML, floats to 4 significant digits; only ``columns``, renamed, when given."""
+    if columns is not None:
+        present = {k: v for k, v in columns.items() if k in frame}
+        frame = frame[list(present)].rename(columns=present)
+    shown = frame.copy()
     for column in shown:
         if pd.api.types.is_float_dtype(shown[column]):
             shown[column] = shown[column].map(lambda x: "" if pd.isna(x) else f"{x:.4g}")
@@ -98,10 +101,10 @@ def forest_html(
         "</figure>",
         f"<h3>Judged, with no band to draw{mark}</h3>",
         f"<p>{len(undrawn)} rows: a bound or a direction, or an undefined value.</p>",
-        _table(undrawn, REASON_COLUMNS, "overview-forest-undrawn") if len(undrawn) else "",
+        _table(undrawn, "overview-forest-undrawn", REASON_COLUMNS) if len(undrawn) else "",
         f"<h3>Measured, not judged{mark}</h3>",
         f"<p>{len(listed)} rows: {_counts(listed['verdict']) or 'none'}.</p>",
-        _table(listed, REASON_COLUMNS, "overview-forest-listed") if len(listed) else "",
+        _table(listed, "overview-forest-listed", REASON_COLUMNS) if len(listed) else "",
         f"<p>Not drawn either: {counts.get('not run', 0)} printed numbers this run does not "
         f"produce (not run) and {counts.get('stated', 0)} stated beside ours; every row is in "
         "the paper comparison below.</p>",
@@ -134,13 +137,9 @@ def tables_html(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     """Every table of the run in full, one folded section each (path as its title)."""
     parts = ["<h2>Tables</h2>", "<p>Every table of this run, in full (click to unfold).</p>"]
     for path, frame in tables.items():
-        shown = frame.copy()
-        for column in shown:
-            if pd.api.types.is_float_dtype(shown[column]):
-                shown[column] = shown[column].map(lambda x: "" if pd.isna(x) else f"{x:.4g}")
         parts += [
             f"<details><summary><code>{html.escape(path)}</code> ({len(frame)} rows)</summary>",
-            shown.to_html(index=False, na_rep="", classes="overview-table", border=0, escape=True),
+            _table(frame, "overview-table"),
             "</details>",
         ]
     return parts
@@ -182,11 +181,11 @@ def overview_html(
         f"<h2>Claims check{mark}</h2>",
         f"<p>{len(claims)} checks: {_counts(claims['verdict'])}. "
         f"Full table with evidence and notes: <code>{claims_file}</code>, below.</p>",
-        _table(tried, CLAIM_COLUMNS, "overview-claims"),
+        _table(tried, "overview-claims", CLAIM_COLUMNS),
         f"<h2>Paper comparison{mark}</h2>",
         f"<p>{len(comparison)} numbers: {_counts(comparison['verdict'])}. "
         f"Conventions, stand-ins and notes: <code>{comparison_file}</code>, below.</p>",
-        _table(comparison, COMPARISON_COLUMNS, "overview-comparison"),
+        _table(comparison, "overview-comparison", COMPARISON_COLUMNS),
         *tables_html({claims_file: claims, comparison_file: comparison} | dict(tables or {})),
         "<p>Figures and tables of each study are also in the menu; the rule graph follows "
         "below.</p>",

@@ -14,13 +14,10 @@ from scipy import stats
 from isotropy.metrics import registry
 from isotropy.published import matches
 from isotropy.statistics import R_LIMIT, seed_interval, signs_disagree
-from isotropy.traces import read_traces
 
 CORRELATIONS = ("pearson_r", "spearman_rho")
 # A correlation this close to ±1 is ±1 in meaning (identical ranks give ρ = -0.9999999999999999).
 _UNIT_TOLERANCE = 1e-12
-
-__all__ = ["correlation_table", "parameter_table", "read_traces"]  # read_traces: checked
 
 
 COUNT_COLUMNS = ("items", "rows", "dim", "labels", "params", "classifier_params", "dropped_items")

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import matplotlib
 import numpy as np
+import pandas as pd
 
 matplotlib.use("Agg")  # headless: figures are files, never windows
 import matplotlib.pyplot as plt
@@ -54,6 +55,29 @@ DECORATION = "decoration"
 # text that reads there.
 PAPER_TEXT_WIDTH = 6.3
 MIN_POINTS = 6.0
+
+
+def require_columns(table: pd.DataFrame, needed: set[str], what: str) -> None:
+    """Refuse a ``what`` table to plot that lacks one of ``needed`` or has no row."""
+    missing = needed - set(table.columns)
+    if missing:
+        raise ValueError(
+            f"{what} table lacks columns {sorted(missing)}; found {list(table.columns)}"
+        )
+    if table.empty:
+        raise ValueError(f"{what} table is empty; nothing to plot")
+
+
+def seed_means(table: pd.DataFrame, keys: list[str], columns: list[str], what: str) -> pd.DataFrame:
+    """Mean and std (ddof = 1; 0 for a single seed) over seeds of each of ``columns`` per
+    ``keys`` (``<column>_mean``, ``<column>_std``), and ``seeds``, the runs in each group."""
+    require_columns(table, {*keys, *columns}, what)
+    grouped = table.groupby(keys, sort=True)
+    summary = grouped[columns].agg(["mean", "std"])
+    summary.columns = [f"{a}_{b}" for a, b in summary.columns]
+    summary = summary.fillna({c: 0.0 for c in summary.columns if c.endswith("_std")})
+    summary["seeds"] = grouped.size()
+    return summary.reset_index()
 
 
 def panel_grid(
@@ -296,21 +320,16 @@ def _unlabelled(figure: Figure) -> list[str]:
         if not curves:
             continue
         name = _axes_name(group[0])
+        legend_labels = figure_labels.union(*(_legend_texts(other.get_legend()) for other in group))
         if len(curves) == 1:
             holder = next(other for other in group if curves[0] in _curves(other))
-            labels = [holder.get_xlabel(), holder.get_ylabel()]
-            if all(label.strip() for label in labels) or curves[0][
-                0
-            ] in figure_labels | set().union(
-                *(_legend_texts(other.get_legend()) for other in group)
-            ):
-                continue
-            problems.append(
-                f"unlabelled curve: the one curve of {name} has neither both axis labels nor a "
-                "legend entry"
-            )
+            named = holder.get_xlabel().strip() and holder.get_ylabel().strip()
+            if not named and curves[0][0] not in legend_labels:
+                problems.append(
+                    f"unlabelled curve: the one curve of {name} has neither both axis labels nor "
+                    "a legend entry"
+                )
             continue
-        legend_labels = figure_labels.union(*(_legend_texts(other.get_legend()) for other in group))
         for label, _ in curves:
             if label.startswith("_") or label not in legend_labels:
                 problems.append(

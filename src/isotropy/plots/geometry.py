@@ -10,17 +10,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
+from isotropy.plots.checks import require_columns
+
 _STATISTICS = (("s_inter", "$S_{inter}$"), ("s_intra", "$S_{intra}$"))
-
-
-def _check_columns(table: pd.DataFrame, needed: set[str], what: str) -> None:
-    missing = needed - set(table.columns)
-    if missing:
-        raise ValueError(
-            f"{what} table lacks columns {sorted(missing)}; found {list(table.columns)}"
-        )
-    if table.empty:
-        raise ValueError(f"{what} table is empty; nothing to plot")
 
 
 def _model_colours(models: Iterable[str]) -> dict[str, tuple[float, ...]]:
@@ -36,6 +28,36 @@ def name_static_rows(table: pd.DataFrame, label: str) -> pd.DataFrame:
     return table
 
 
+def _by_layer(
+    ax: plt.Axes,
+    contextual: pd.DataFrame,
+    static: pd.DataFrame,
+    colours: dict[str, tuple[float, ...]],
+    curves: tuple[tuple[str, str, str], ...],
+) -> None:
+    """Per contextual model, each of ``curves`` (column, label suffix, line style) as its mean
+    over seeds per layer; per static model (one vector per word: no layer), the first curve's
+    mean as a grey dotted line. Integer layers on x, a light grid."""
+    for model, rows in contextual.groupby("model", sort=False):
+        means = rows.groupby("layer")[[column for column, _, _ in curves]].mean()
+        for column, suffix, style in curves:
+            ax.plot(
+                means.index,
+                means[column].to_numpy(),
+                marker="o",
+                linestyle=style,
+                color=colours[model],
+                label=f"{model}{suffix}",
+            )
+    for model, rows in static.groupby("model", sort=False):
+        ax.axhline(
+            rows[curves[0][0]].mean(), color="grey", linestyle=":", label=f"{model} (static)"
+        )
+    ax.set_xlabel("layer")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(alpha=0.3)
+
+
 def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
     """S_inter and S_intra per layer and model: solid raw, dashed after cluster centring; with a
     ``condition_number`` column, a third panel: the condition number of the centred layer on its
@@ -44,7 +66,7 @@ def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
     Static word vectors (one vector per word) appear as a horizontal line in the S_inter panel
     (and in the condition-number panel).
     """
-    _check_columns(
+    require_columns(
         table,
         {"model", "kind", "layer", "s_inter", "s_intra", "s_inter_adjusted", "s_intra_adjusted"},
         "cosine",
@@ -56,55 +78,20 @@ def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
     axes[1].sharey(axes[0])
     colours = _model_colours(contextual["model"].unique())
     for ax, (column, label) in zip(axes, _STATISTICS):
-        for model, rows in contextual.groupby("model", sort=False):
-            rows = rows.groupby("layer")[[column, f"{column}_adjusted"]].mean()  # mean over seeds
-            ax.plot(rows.index, rows[column], marker="o", color=colours[model], label=f"{model}")
-            ax.plot(
-                rows.index,
-                rows[f"{column}_adjusted"],
-                marker="o",
-                linestyle="--",
-                color=colours[model],
-                label=f"{model}, per-cluster centred",
-            )
-        if column == "s_inter":
-            for model, rows in static.groupby("model", sort=False):
-                ax.axhline(
-                    rows["s_inter"].mean(), color="grey", linestyle=":", label=f"{model} (static)"
-                )
-        ax.set_xlabel("layer")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        curves = ((column, "", "-"), (f"{column}_adjusted", ", per-cluster centred", "--"))
+        _by_layer(ax, contextual, static if column == "s_inter" else static[:0], colours, curves)
         ax.set_title(label)
-        ax.grid(alpha=0.3)
     axes[0].set_ylabel("mean cosine similarity")
     if conditioned:
-        _plot_condition_numbers(axes[2], contextual, static, colours)
+        # s_max / s_r of each centred layer (r its numerical rank); the figure's legend names them
+        _by_layer(axes[2], contextual, static, colours, (("condition_number", "", "-"),))
+        axes[2].set_yscale("log")
+        axes[2].set_title("condition number, centred", fontsize=10)
+        axes[2].set_ylabel("$s_{max} / s_{min}$ (numerical rank)")
     handles, labels = axes[0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     figure.tight_layout()
     return figure
-
-
-def _plot_condition_numbers(
-    ax: plt.Axes,
-    contextual: pd.DataFrame,
-    static: pd.DataFrame,
-    colours: dict[str, tuple[float, ...]],
-) -> None:
-    """s_max / s_r of each centred layer (r its numerical rank), log scale; static dotted."""
-    for model, rows in contextual.groupby("model", sort=False):
-        values = rows.groupby("layer")["condition_number"].mean()
-        ax.plot(values.index, values.to_numpy(), marker="o", color=colours[model], label=model)
-    for model, rows in static.groupby("model", sort=False):
-        # the labels of the S_inter panel's lines: the figure's legend names them
-        value = rows["condition_number"].mean()
-        ax.axhline(value, color="grey", linestyle=":", label=f"{model} (static)")
-    ax.set_yscale("log")
-    ax.set_xlabel("layer")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title("condition number, centred", fontsize=10)
-    ax.set_ylabel("$s_{max} / s_{min}$ (numerical rank)")
-    ax.grid(alpha=0.3)
 
 
 def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
@@ -113,7 +100,7 @@ def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
     Drawn on Cai et al.'s scale (``lid_cai_scale``: squared Euclidean distances, half the MLE
     on distances), the scale of their Figure 9 (Euclidean) and Table 3 (cosine).
     """
-    _check_columns(table, {"model", "kind", "layer", "metric", "k", "lid_cai_scale"}, "LID")
+    require_columns(table, {"model", "kind", "layer", "metric", "k", "lid_cai_scale"}, "LID")
     metrics = list(table["metric"].unique())
     figure, axes = plt.subplots(
         1,
@@ -125,22 +112,14 @@ def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
     contextual = table[table["kind"] == "contextual"]
     colours = _model_colours(contextual["model"].unique())
     for ax, metric in zip(axes[0], metrics):
-        for model, rows in contextual[contextual["metric"] == metric].groupby("model", sort=False):
-            rows = rows.groupby("layer")["lid_cai_scale"].mean()
-            ax.plot(rows.index, rows.values, marker="o", color=colours[model], label=model)
-        for model, rows in table[(table["kind"] == "static") & (table["metric"] == metric)].groupby(
-            "model", sort=False
-        ):
-            ax.axhline(
-                rows["lid_cai_scale"].mean(), color="grey", linestyle=":", label=f"{model} (static)"
-            )
-        k = ", ".join(str(v) for v in sorted(table.loc[table["metric"] == metric, "k"].unique()))
+        rows = table[table["metric"] == metric]
+        static = rows[rows["kind"] == "static"]
+        lid = (("lid_cai_scale", "", "-"),)
+        _by_layer(ax, contextual[contextual["metric"] == metric], static, colours, lid)
+        k = ", ".join(str(v) for v in sorted(rows["k"].unique()))
         squared = ", squared (Cai et al.)"
         ax.set_title(f"{metric} distance{squared if metric == 'euclidean' else ''} (k = {k})")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel("layer")
         ax.set_ylabel("mean LID, Cai et al.'s scale" if metric == "euclidean" else "mean LID")
-        ax.grid(alpha=0.3)
     # one legend for every panel, beside them (a legend inside a panel would cover its lines)
     handles, labels = axes[0][0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside right upper", frameon=False)
@@ -171,28 +150,19 @@ def token_kind(token: str) -> str:
 def plot_isotropy_by_layer(table: pd.DataFrame) -> plt.Figure:
     """I(W) per layer and model on a log scale (the slides' "Pre-trained BERT Isotropy"): solid
     with numpy's eigenvector signs (Rajaee & Pilehvar's number), dashed after centring."""
-    _check_columns(table, {"model", "layer", "isotropy", "isotropy_centred"}, "I(W) by layer")
+    require_columns(table, {"model", "layer", "isotropy", "isotropy_centred"}, "I(W) by layer")
     figure, ax = plt.subplots(figsize=(6.5, 3.6), layout="constrained")
-    colours = _model_colours(table["model"].unique())
-    for model, rows in table.groupby("model", sort=False):
-        rows = rows.groupby("layer")[["isotropy", "isotropy_centred"]].mean()
-        # I(W) can underflow to 0 in float64: the log axis shows the smallest positive double
-        floor = np.finfo(float).tiny
-        raw, centred = (rows[c].clip(lower=floor) for c in ("isotropy", "isotropy_centred"))
-        ax.plot(rows.index, raw, marker="o", color=colours[model], label=f"{model}")
-        ax.plot(
-            rows.index,
-            centred,
-            marker="o",
-            linestyle="--",
-            color=colours[model],
-            label=f"{model}, centred",
-        )
+    # I(W) can underflow to 0 in float64: the log axis shows the smallest positive double
+    floor = np.finfo(float).tiny
+    clipped = table.assign(
+        isotropy=table["isotropy"].clip(lower=floor),
+        isotropy_centred=table["isotropy_centred"].clip(lower=floor),
+    )
+    curves = (("isotropy", "", "-"), ("isotropy_centred", ", centred", "--"))
+    _by_layer(ax, clipped, table[:0], _model_colours(table["model"].unique()), curves)
     ax.set_yscale("log")
     ax.set_xlabel("layer (0 = embeddings)")
     ax.set_ylabel("I(W) (1 = isotropic)")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.grid(alpha=0.3)
     figure.legend(loc="outside right upper", frameon=False)
     return figure
 
@@ -201,7 +171,7 @@ def plot_pca_view(table: pd.DataFrame, title: str) -> plt.Figure:
     """One layer's token embeddings on their first principal components, coloured by k-means
     cluster; with a ``token`` column, a third panel colours PC1/PC2 by token kind
     (:func:`token_kind`)."""
-    _check_columns(table, {"pc1", "pc2", "pc3", "cluster", "layer"}, "PCA view")
+    require_columns(table, {"pc1", "pc2", "pc3", "cluster", "layer"}, "PCA view")
     kinds = "token" in table
     figure = plt.figure(figsize=(15 if kinds else 10, 4.5))
     flat = figure.add_subplot(1, 3 if kinds else 2, 1)
@@ -279,8 +249,8 @@ def plot_token_views(view: pd.DataFrame, frequencies: pd.DataFrame, title: str) 
     (:func:`token_kind`: word, sub-word piece, symbol, special) and by the band of the token's
     corpus count (:func:`frequency_band`, from ``frequencies``: one row per token type with its
     ``count`` over the whole corpus)."""
-    _check_columns(view, {"pc1", "pc2", "layer", "token"}, "PCA view")
-    _check_columns(frequencies, {"token", "count"}, "token frequency")
+    require_columns(view, {"pc1", "pc2", "layer", "token"}, "PCA view")
+    require_columns(frequencies, {"token", "count"}, "token frequency")
     counts = frequencies.groupby("token")["count"].sum()
     missing = sorted(set(view["token"]) - set(counts.index))
     if missing:
@@ -303,7 +273,7 @@ def plot_token_views(view: pd.DataFrame, frequencies: pd.DataFrame, title: str) 
 
 def plot_sts(table: pd.DataFrame) -> plt.Figure:
     """STS correlation (Spearman x100, Pearson as dots) and I(W) per enhancement method."""
-    _check_columns(table, {"model", "dataset", "method", "pearson", "spearman", "isotropy"}, "STS")
+    require_columns(table, {"model", "dataset", "method", "pearson", "spearman", "isotropy"}, "STS")
     summary = (
         table.groupby(["model", "dataset", "method"], sort=False)[
             ["pearson", "spearman", "isotropy"]

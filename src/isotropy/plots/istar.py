@@ -14,32 +14,15 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import ListedColormap
 
-from isotropy.plots.checks import DECORATION, panel_grid, plt, save_figure
+from isotropy.plots.checks import DECORATION, panel_grid, plt, save_figure, seed_means
 
-REQUIRED = ["model", "task", "regulariser", "lambda", "seed", "metric", "isoscore_star", "twonn"]
 SELECTIONS = ("best", "mean")
 
 
-def _check(runs: pd.DataFrame) -> None:
-    missing = [c for c in REQUIRED if c not in runs]
-    if missing:
-        raise ValueError(
-            f"runs table lacks columns {missing}; it needs {REQUIRED} (results/istar/runs.csv)"
-        )
-    if runs.empty:
-        raise ValueError("runs table is empty: no I-STAR run to plot")
-
-
 def seed_summary(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean and std (ddof = 1; 0 for a single seed) over seeds per model, task, regulariser and
-    λ."""
-    _check(runs)
-    grouped = runs.groupby(["model", "task", "regulariser", "lambda"], sort=True)
-    table = grouped[["metric", "isoscore_star", "twonn"]].agg(["mean", "std"])
-    table.columns = [f"{a}_{b}" for a, b in table.columns]
-    table = table.fillna({c: 0.0 for c in table.columns if c.endswith("_std")})
-    table["seeds"] = grouped.size()
-    return table.reset_index()
+    """Mean and std over seeds per model, task, regulariser and λ (:func:`seed_means`)."""
+    keys, columns = ["model", "task", "regulariser", "lambda"], ["metric", "isoscore_star", "twonn"]
+    return seed_means(runs, keys, columns, "I-STAR runs (results/istar/runs.csv)")
 
 
 def figure5_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -126,19 +109,6 @@ def _model_styles(models) -> dict[str, tuple[str, tuple[float, ...]]]:
     }
 
 
-def _saved(
-    figure: plt.Figure, table: pd.DataFrame, pdf_path: str | Path, png_path: str | Path
-) -> pd.DataFrame:
-    """Save ``figure`` as PDF and PNG (checked, :func:`save_figure`); the table it plots."""
-    save_figure(figure, pdf_path, png_path)
-    return table
-
-
-def plot_figure5(runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path) -> pd.DataFrame:
-    """:func:`figure5`, saved as PDF and PNG; returns the table it plots."""
-    return _saved(*figure5(runs), pdf_path, png_path)
-
-
 def figure5(runs: pd.DataFrame) -> tuple[plt.Figure, pd.DataFrame]:
     """IsoScore* against performance, one panel per task; colour = λ, marker = model (named in
     the legend above the panels, clear of the panel titles)."""
@@ -183,13 +153,6 @@ def figure5(runs: pd.DataFrame) -> tuple[plt.Figure, pd.DataFrame]:
     return figure, table
 
 
-def plot_figure6(
-    runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, selection: str = "best"
-) -> pd.DataFrame:
-    """:func:`figure6`, saved as PDF and PNG; returns the table it plots."""
-    return _saved(*figure6(runs, selection), pdf_path, png_path)
-
-
 def figure6(runs: pd.DataFrame, selection: str = "best") -> tuple[plt.Figure, pd.DataFrame]:
     """Grouped bars: average performance per model for I-STAR (λ < 0), no regulariser, CosReg
     (legend beside the axes, never on a bar)."""
@@ -210,13 +173,6 @@ def figure6(runs: pd.DataFrame, selection: str = "best") -> tuple[plt.Figure, pd
     ax.set_ylabel(f"mean task metric over {int(table['tasks'].max())} task(s)")
     ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return figure, table
-
-
-def plot_figure7(
-    runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, task: str = "sst2"
-) -> pd.DataFrame:
-    """:func:`figure7`, saved as PDF and PNG; returns the table it plots."""
-    return _saved(*figure7(runs, task), pdf_path, png_path)
 
 
 def figure7(runs: pd.DataFrame, task: str = "sst2") -> tuple[plt.Figure, pd.DataFrame]:
@@ -242,3 +198,18 @@ def figure7(runs: pd.DataFrame, task: str = "sst2") -> tuple[plt.Figure, pd.Data
     ax.set_ylabel(f"TwoNN ID, {task} validation")
     ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return figure, table
+
+
+FIGURES = {"figure5": figure5, "figure6": figure6, "figure7": figure7}
+
+
+def plot_figure(
+    name: str, runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, **options
+) -> pd.DataFrame:
+    """Figure ``name`` of :data:`FIGURES` (``options``: figure 6's ``selection``, figure 7's
+    ``task``), saved as PDF and PNG (checked, :func:`save_figure`); returns the table it plots."""
+    if name not in FIGURES:
+        raise ValueError(f"unknown I-STAR figure {name!r}; expected one of {list(FIGURES)}")
+    figure, table = FIGURES[name](runs, **options)
+    save_figure(figure, pdf_path, png_path)
+    return table

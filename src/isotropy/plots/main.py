@@ -97,20 +97,6 @@ def _change(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _grid(count: int, rows: list, columns: int) -> tuple[plt.Figure, np.ndarray]:
-    """Panels for ``count`` setups (a grid of ``rows`` × setups when rows are given), sized so that
-    a 2-column figure reads at a paper's text width (isotropy.plots.checks.PAPER_TEXT_WIDTH)."""
-    lines = len(rows) if rows != [None] else -(-count // columns)
-    width = columns if rows == [None] else count
-    return plt.subplots(
-        lines,
-        width,
-        figsize=(3.7 * width, 2.9 * lines + 0.6),
-        squeeze=False,
-        layout="constrained",
-    )
-
-
 def metric_curves(
     traces: pd.DataFrame, panel: str, title: str | None = None, row: str | None = None
 ) -> plt.Figure:
@@ -125,8 +111,10 @@ def metric_curves(
     """
     panels = list(dict.fromkeys(traces[panel]))
     rows = list(dict.fromkeys(traces[row])) if row else [None]
-    fig, axes = _grid(len(panels), rows, min(len(panels), 2))
     cells = [(r, p) for r in rows for p in panels]
+    # sized so that a 2-column figure reads at a paper's text width (checks.PAPER_TEXT_WIDTH)
+    columns = len(panels) if row else min(len(panels), 2)
+    fig, axes = panel_grid(len(cells), columns, panel=(3.7, 2.9), margin=(0, 0.6))
     banded = False
     for ax, (row_value, panel_value) in zip(axes.flat, cells):
         frame = traces[
@@ -144,8 +132,6 @@ def metric_curves(
         ax.set_title(heading, fontsize=9)
         ax.tick_params(axis="x", labelsize=8)
         ax.set_xlabel("update", fontsize=9)
-    for ax in axes.flat[len(cells) :]:
-        ax.set_visible(False)
     _metric_legend(fig, banded)
     if title:
         fig.suptitle(title)
@@ -214,7 +200,8 @@ def isotropy_axis(
     ax: plt.Axes, values: pd.Series, label: str = "IsoScore", log: bool = True
 ) -> str:
     """The isotropy metric (IsoScore) on x, one convention for every panel of a figure
-    (:func:`isotropy_scale`): a log axis, where late updates near 0 show their path, or linear.
+    (:func:`silhouette_vs_isoscore`): a log axis, where late updates near 0 show their path, or
+    linear.
     A panel spanning more than a decade is labelled on the decades; a narrower one gets 3 plain
     ticks (a log axis labels none inside a decade). Returns the scale."""
     if not log:
@@ -233,11 +220,6 @@ def isotropy_axis(
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
         ax.xaxis.set_minor_locator(NullLocator())
     return "log"
-
-
-def isotropy_scale(values: pd.Series) -> bool:
-    """One x-scale for all of figure 3's panels: log when every value is positive, else linear."""
-    return bool(len(values)) and bool((values > 0).all())
 
 
 def _figure3_panel(ax: plt.Axes, frame: pd.DataFrame, title: str, warning: str, log: bool):
@@ -268,7 +250,8 @@ def silhouette_vs_isoscore(
     """Silhouette against IsoScore, one panel per setup, points coloured by update (paper Figure 3).
 
     The two metrics are the registry's correlated pair (:func:`registry.with_role`): the isotropy
-    metric on x, one scale for every panel (:func:`isotropy_scale`), the cluster metric on y.
+    metric on x, one scale for every panel (log when every value is positive, else linear), the
+    cluster metric on y.
     Titles give the pooled r and ρ and the interval over seeds (:func:`panel_title`); a note under
     the panels says what they are; a red frame marks a sign against the paper. Two panels a row;
     constrained layout keeps labels, the note and the colour bar clear of each other.
@@ -277,7 +260,8 @@ def silhouette_vs_isoscore(
     panels = list(dict.fromkeys(traces[panel]))
     fig, axes = panel_grid(len(panels), 2, panel=(3.6, 3.3), margin=(0.8, 0.8))
     measured = traces.dropna(subset=registry.metric_columns())
-    log = isotropy_scale(measured[isotropy.name])
+    values = measured[isotropy.name]
+    log = bool(len(values)) and bool((values > 0).all())
     for ax, panel_value in zip(axes.flat, panels):
         correlation, per_seed = None, []
         if correlations is not None:

@@ -8,21 +8,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from isotropy.plots.checks import plt, save_figure
+from isotropy.plots.checks import plt, save_figure, seed_means
 
 METHOD_LABELS = {"none": "without the method", "cluster": "with the method (cluster-based on CLS)"}
 PANELS = (("iw", "I(W) (log scale)"), ("isoscore", "IsoScore"))
-
-
-def layer_summary(layers: pd.DataFrame) -> pd.DataFrame:
-    """Mean and std (ddof = 1, 0 for one seed) over seeds per model, task, method and layer."""
-    if layers.empty:
-        raise ValueError("layers table is empty: no fine-tuning run to plot")
-    grouped = layers.groupby(["model", "task", "method", "layer"], sort=True)
-    table = grouped[["iw", "isoscore"]].agg(["mean", "std"]).fillna(0.0)
-    table.columns = [f"{a}_{b}" for a, b in table.columns]
-    table["seeds"] = grouped.size()
-    return table.reset_index()
 
 
 def plot_cls_layers(
@@ -30,7 +19,8 @@ def plot_cls_layers(
 ) -> pd.DataFrame:
     """Two panels (I(W), IsoScore) against the layer, one line per model/task × method, mean ±
     std over seeds; ``title`` states the settings. Returns the plotted summary."""
-    summary = layer_summary(layers)
+    keys = ["model", "task", "method", "layer"]
+    summary = seed_means(layers, keys, ["iw", "isoscore"], "CLS layers").fillna(0.0)
     figure, axes = plt.subplots(1, 2, figsize=(9, 3.6))
     for axis, (column, label) in zip(axes, PANELS, strict=True):
         for (model, task, method), group in summary.groupby(["model", "task", "method"]):

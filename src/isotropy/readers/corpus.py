@@ -27,23 +27,6 @@ def split_sentences(paragraph: str) -> list[str]:
     return [part.strip() for part in _SENTENCE_BOUNDARY.split(paragraph.strip()) if part.strip()]
 
 
-def read_text_file(path: str | os.PathLike, max_sentences: int | None = None) -> list[str]:
-    """One sentence per non-empty line of a UTF-8 text file (the first ``max_sentences``)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"corpus file {path} does not exist; fix geometry.clusters.corpus.file"
-        )
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as error:
-        raise ValueError(f"corpus file {path} is not UTF-8 ({error}); convert it first") from error
-    sentences = [line.strip() for line in lines if line.strip()]
-    if not sentences:
-        raise ValueError(f"corpus file {path} holds no non-empty line")
-    return sentences[:max_sentences] if max_sentences else sentences
-
-
 def wikitext_sentences(lines: Iterable[str], max_sentences: int | None = None) -> list[str]:
     """Sentences of WikiText raw lines: headings (`` = Title = ``) and empty lines dropped."""
     sentences: list[str] = []
@@ -57,35 +40,9 @@ def wikitext_sentences(lines: Iterable[str], max_sentences: int | None = None) -
     return sentences
 
 
-def read_corpus(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> list[str]:
-    """The sentences of the configured corpus (``geometry.clusters.corpus``) from its download.
-
-    ``format: lines``: one sentence per line of ``file`` in the folder; ``format: wikitext``: the
-    WikiText split downloaded from the hub (``data.parquet``), split into sentences.
-    """
-    raw_dir = Path(raw_dir)
-    max_sentences = corpus.get("max_sentences")
-    if corpus["format"] == "lines":
-        if not corpus.get("file"):
-            raise ValueError(
-                "geometry.clusters.corpus.format is 'lines' but no file is set; give corpus.file"
-            )
-        return read_text_file(raw_dir / corpus["file"], max_sentences)
-    if corpus["format"] == "wikitext":
-        sentences = wikitext_sentences(
-            pd.read_parquet(raw_file(raw_dir, HUB_FILE))["text"], max_sentences
-        )
-        if not sentences:
-            raise ValueError(f"the WikiText split in {raw_dir} yielded no sentence")
-        return sentences
-    raise ValueError(f"unknown corpus format {corpus['format']!r}; expected 'lines' or 'wikitext'")
-
-
-def read_corpus_text(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> str:
-    """The configured corpus as one running text, for contiguous windows (Cai et al.'s code
-    reads the training file whole): every line of ``file`` (``format: lines``) or of the
-    WikiText split (headings included, as in the raw file), in order, joined by newlines."""
-    raw_dir = Path(raw_dir)
+def _corpus_lines(corpus: Mapping[str, Any], raw_dir: Path) -> list[str]:
+    """The raw lines of the configured corpus: of ``file`` in the folder (``format: lines``, line
+    ends kept) or the rows of the WikiText split downloaded from the hub (``format: wikitext``)."""
     if corpus["format"] == "lines":
         if not corpus.get("file"):
             raise ValueError(
@@ -96,13 +53,38 @@ def read_corpus_text(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> s
             raise FileNotFoundError(
                 f"corpus file {path} does not exist; fix geometry.clusters.corpus.file"
             )
-        text = path.read_text(encoding="utf-8")
-    elif corpus["format"] == "wikitext":
-        text = "\n".join(pd.read_parquet(raw_file(raw_dir, HUB_FILE))["text"].astype(str))
+        try:
+            return path.read_text(encoding="utf-8").splitlines(keepends=True)
+        except UnicodeDecodeError as error:
+            raise ValueError(
+                f"corpus file {path} is not UTF-8 ({error}); convert it first"
+            ) from error
+    if corpus["format"] == "wikitext":
+        return list(pd.read_parquet(raw_file(raw_dir, HUB_FILE))["text"].astype(str))
+    raise ValueError(f"unknown corpus format {corpus['format']!r}; expected 'lines' or 'wikitext'")
+
+
+def read_corpus(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> list[str]:
+    """The sentences of the configured corpus (``geometry.clusters.corpus``) from its download:
+    one per non-empty line of ``file`` (``format: lines``), or the WikiText split split into
+    sentences (``format: wikitext``); the first ``max_sentences``."""
+    lines = _corpus_lines(corpus, Path(raw_dir))
+    max_sentences = corpus.get("max_sentences")
+    if corpus["format"] == "wikitext":
+        sentences = wikitext_sentences(lines, max_sentences)
     else:
-        raise ValueError(
-            f"unknown corpus format {corpus['format']!r}; expected 'lines' or 'wikitext'"
-        )
+        sentences = [line.strip() for line in lines if line.strip()][: max_sentences or None]
+    if not sentences:
+        raise ValueError(f"the corpus in {raw_dir} yielded no sentence")
+    return sentences
+
+
+def read_corpus_text(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> str:
+    """The configured corpus as one running text, for contiguous windows (Cai et al.'s code
+    reads the training file whole): the file as it is (``format: lines``) or the WikiText
+    split's rows (headings included, as in the raw file), in order, joined by newlines."""
+    lines = _corpus_lines(corpus, Path(raw_dir))
+    text = ("" if corpus["format"] == "lines" else "\n").join(lines)
     if not text.strip():
         raise ValueError(f"the corpus in {raw_dir} holds no text")
     return text

@@ -64,32 +64,21 @@ def _columns(
     spec: GlueFormat, lines: list[str], path: object, what: str
 ) -> tuple[dict[str | int, int], int, list[str], int]:
     """(field index of each column key, fields per row, body lines, line number of the first)."""
-    index: dict[str | int, int]
-    if spec.header:
-        if not lines:
-            raise ValueError(f"{path} is empty; expected a header line")
-        header = lines[0].split("\t")
-        width = len(header)
-        try:
-            index = {
-                key: header.index(str(key))
-                for key in (spec.text, spec.text_pair, spec.label)
-                if key is not None
-            }
-        except ValueError as exc:
-            raise ValueError(
-                f"{path}, line 1: header {header} lacks a column ({exc}); is this {what}?"
-            ) from exc
-        body, first = lines[1:], 2
-    else:
+    keys = [key for key in (spec.text, spec.text_pair, spec.label) if key is not None]
+    if not spec.header:
         if spec.width is None:
             raise ValueError(f"the GLUE format of {what} has no header and no width")
-        width = spec.width
-        index = {
-            key: int(key) for key in (spec.text, spec.text_pair, spec.label) if key is not None
-        }
-        body, first = lines, 1
-    return index, width, body, first
+        return {key: int(key) for key in keys}, spec.width, lines, 1
+    if not lines:
+        raise ValueError(f"{path} is empty; expected a header line")
+    header = lines[0].split("\t")
+    try:
+        index: dict[str | int, int] = {key: header.index(str(key)) for key in keys}
+    except ValueError as exc:
+        raise ValueError(
+            f"{path}, line 1: header {header} lacks a column ({exc}); is this {what}?"
+        ) from exc
+    return index, len(header), lines[1:], 2
 
 
 def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv") -> pd.DataFrame:

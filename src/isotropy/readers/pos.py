@@ -67,8 +67,8 @@ def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
                 keys = sorted(item) if isinstance(item, dict) else type(item).__name__
                 raise ValueError(
                     f"{where}: expected 'word' and 'pos' keys, found {keys}; the CoDWoE training "
-                    "files lack them, "
-                    "use the release with words and parts of speech (trial, reference or full data)"
+                    "files lack them, use the release with words and parts of speech (trial, "
+                    "reference or full data)"
                 )
             word, pos = item["word"], item["pos"]
             if (
@@ -133,8 +133,7 @@ def read_pos_wordnet(
         table = pos_standin(load_word_vectors(path).index_to_key, wordnet, size)
     log.warning(
         "pos: using the WordNet stand-in (config pos_source: wordnet), NOT CoDWoE: %d most "
-        "frequent "
-        "WordNet headwords of %s",
+        "frequent WordNet headwords of %s",
         len(table),
         vectors_dir,
     )

@@ -43,8 +43,7 @@ from isotropy.sources.layouts import decode_text
 
 
 def read_utf8_lines(path: Path) -> list[str]:
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing; re-run the download of its source")
+    """The lines of ``path`` (a :func:`raw_file`), each decoded as UTF-8 and free of NUL bytes."""
     # Lines end at "\n" only: str.splitlines() would also break inside a field at U+2028, U+0085,
     # form feeds and other separators that real corpora contain.
     lines = decode_text(path.read_bytes(), "utf-8", str(path)).split("\n")
@@ -163,16 +162,6 @@ OptionsOf = Callable[[Mapping[str, Any]], dict[str, Any]]
 UNITS = ("word", "sentence", "pair")
 
 
-def configured_options(name: str) -> OptionsOf:
-    """The options of data set ``name`` as the configuration gives them: ``dataset_options.<name>``
-    (empty when absent), for a data set whose reader takes options beyond the sources."""
-
-    def options_of(config: Mapping[str, Any]) -> dict[str, Any]:
-        return dict((config.get("dataset_options") or {}).get(name) or {})
-
-    return options_of
-
-
 @dataclass(frozen=True)
 class DatasetSpec:
     """One data set's record: what building it needs and what it holds.
@@ -224,6 +213,9 @@ def register_dataset(
         def sources_of(config: Mapping[str, Any]) -> dict[str, str]:
             return dict(fixed)
 
+    def configured(config: Mapping[str, Any]) -> dict[str, Any]:  # dataset_options.<name>
+        return dict((config.get("dataset_options") or {}).get(name) or {})
+
     def register(reader: Callable[..., pd.DataFrame]) -> Callable[..., pd.DataFrame]:
         if name in DATASETS:
             raise ValueError(
@@ -234,7 +226,7 @@ def register_dataset(
             sources=sources_of,
             reader=reader,
             unit=unit,
-            options=options or configured_options(name),
+            options=options or configured,
             option_keys=tuple(option_keys),
             layouts=dict(layouts or {}),
             description=description,

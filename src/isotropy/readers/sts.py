@@ -77,7 +77,8 @@ def read_semeval_sts(folder: str | os.PathLike) -> pd.DataFrame:
                 raise ValueError(f"{path}, line {number}: expected two tab-separated sentences")
             rows.append((parts[0], parts[1], float(score), subset))
         frames.append(pd.DataFrame(rows, columns=["sentence1", "sentence2", "score", "subset"]))
-    return _check_sts(pd.concat(frames, ignore_index=True), str(folder))
+    table = pd.concat(frames, ignore_index=True)
+    return _pairs(table, str(folder)).assign(subset=table["subset"])
 
 
 def read_sts_tsv(path: str | os.PathLike) -> pd.DataFrame:
@@ -92,17 +93,17 @@ def read_sts_tsv(path: str | os.PathLike) -> pd.DataFrame:
         keep_default_na=False,
         dtype={"sentence1": str, "sentence2": str},
     )
+    return _pairs(table, str(path))
+
+
+def _pairs(table: pd.DataFrame, origin: str) -> pd.DataFrame:
+    """(sentence1, sentence2, score) of an STS table, each pair with a finite gold score."""
     missing = {"sentence1", "sentence2", "score"} - set(table.columns)
     if missing:
         raise ValueError(
-            f"STS file {path} lacks columns {sorted(missing)}; found {list(table.columns)}"
+            f"STS data from {origin} lacks columns {sorted(missing)}; found {list(table.columns)}"
         )
-    return _check_sts(
-        table[["sentence1", "sentence2", "score"]].astype({"score": float}), str(path)
-    )
-
-
-def _check_sts(table: pd.DataFrame, origin: str) -> pd.DataFrame:
+    table = table[["sentence1", "sentence2", "score"]].astype({"score": float})
     if table.empty:
         raise ValueError(f"STS data from {origin} has no pair")
     if not np.isfinite(table["score"].to_numpy(dtype=float)).all():
@@ -120,10 +121,7 @@ def read_sts(name: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
         data = pd.read_parquet(hub)
         if name == "stsb":
             data = data.rename(columns={"label": "score"})
-        return _check_sts(
-            data[["sentence1", "sentence2", "score"]].astype({"score": float}),
-            f"{hub} ({name} {split})",
-        )
+        return _pairs(data, f"{hub} ({name} {split})")
     if name in SEMEVAL_STS:
         folders = sorted({p.parent for p in raw_dir.rglob("STS.input.*.txt")})
         if len(folders) != 1:
@@ -146,14 +144,7 @@ def read_sts(name: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
         log.info("SICK-R %s: SemEval-2014's own file %s", split, path)
     elif split != "all":
         table = table[table["SemEval_set"].str.upper() == split.upper()]
-    missing = {"sentence_A", "sentence_B", "relatedness_score"} - set(table.columns)
-    if missing:
-        raise ValueError(
-            f"SICK file {path} lacks columns {sorted(missing)}; found {list(table.columns)}"
-        )
     table = table.rename(
         columns={"sentence_A": "sentence1", "sentence_B": "sentence2", "relatedness_score": "score"}
     )
-    return _check_sts(
-        table[["sentence1", "sentence2", "score"]].astype({"score": float}), str(path)
-    )
+    return _pairs(table, str(path))

@@ -199,7 +199,6 @@ SUPERSENSE_CLASSES = (
     "time",
 )
 SUPERSENSE_FILE = "words_features.zip"
-_SUPERSENSE_COLUMN = FLAG_COLUMN
 _TRUE = {"true", "1", "1.0"}
 _FALSE = {"false", "0", "0.0", ""}
 
@@ -231,13 +230,9 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
     table = table.fillna("").astype(str)
     flags: dict[str, dict[str, str]] = {"word1": {}, "word2": {}}
     for column in table.columns:
-        if match := _SUPERSENSE_COLUMN.match(column):
+        if match := FLAG_COLUMN.match(column):
             flags[match.group(1)][match.group(2)] = column
-    for word in ("word1", "word2"):
-        if word not in table.columns:
-            raise ValueError(
-                f"{label}: column {word!r} is missing; expected Tikhonov et al.'s word pairs"
-            )
+    for word in WORDS:  # the word columns themselves: read_feature_table names them
         missing = sorted(set(SUPERSENSE_CLASSES) - set(flags[word]))
         unknown = sorted(set(flags[word]) - set(SUPERSENSE_CLASSES))
         if missing or unknown:

@@ -37,36 +37,31 @@ class TaskSpec:
     hub_columns: tuple[str, ...]  # text columns on the hub, in (text, text_pair) order
 
 
-TASKS: dict[str, TaskSpec] = {
-    "sst2": TaskSpec(
-        "sst2", "classification", 2, "accuracy", "nyu-mll/glue", "sst2", ("sentence",)
-    ),
-    "qnli": TaskSpec(
+_TASKS = (
+    TaskSpec("sst2", "classification", 2, "accuracy", "nyu-mll/glue", "sst2", ("sentence",)),
+    TaskSpec(
         "qnli", "classification", 2, "accuracy", "nyu-mll/glue", "qnli", ("question", "sentence")
     ),
-    "rte": TaskSpec(
+    TaskSpec(
         "rte", "classification", 2, "accuracy", "nyu-mll/glue", "rte", ("sentence1", "sentence2")
     ),
-    "mrpc": TaskSpec(
-        "mrpc", "classification", 2, "f1", "nyu-mll/glue", "mrpc", ("sentence1", "sentence2")
-    ),
-    "qqp": TaskSpec(
-        "qqp", "classification", 2, "f1", "nyu-mll/glue", "qqp", ("question1", "question2")
-    ),
-    "cola": TaskSpec(
+    TaskSpec("mrpc", "classification", 2, "f1", "nyu-mll/glue", "mrpc", ("sentence1", "sentence2")),
+    TaskSpec("qqp", "classification", 2, "f1", "nyu-mll/glue", "qqp", ("question1", "question2")),
+    TaskSpec(
         "cola", "classification", 2, "matthews_correlation", "nyu-mll/glue", "cola", ("sentence",)
     ),
-    "stsb": TaskSpec(
+    TaskSpec(
         "stsb", "regression", 1, "pearson", "nyu-mll/glue", "stsb", ("sentence1", "sentence2")
     ),
-    "sst5": TaskSpec("sst5", "classification", 5, "accuracy", "SetFit/sst5", None, ("text",)),
-    "squad": TaskSpec("squad", "qa", 2, "f1", "rajpurkar/squad", None, ("question", "context")),
+    TaskSpec("sst5", "classification", 5, "accuracy", "SetFit/sst5", None, ("text",)),
+    TaskSpec("squad", "qa", 2, "f1", "rajpurkar/squad", None, ("question", "context")),
     # SuperGLUE WiC (the Rajaei & Sheikhi slides' second fine-tuning task), online only: the two
     # sentences as a pair; the target word is in both, not given to the model separately.
-    "wic": TaskSpec(
+    TaskSpec(
         "wic", "classification", 2, "accuracy", "aps/super_glue", "wic", ("sentence1", "sentence2")
     ),
-}
+)
+TASKS: dict[str, TaskSpec] = {spec.name: spec for spec in _TASKS}
 
 
 def task_spec(task: str) -> TaskSpec:
