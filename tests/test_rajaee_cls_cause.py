@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from test_finetune import SMALL, sentiment_table, tiny_bert  # noqa: F401 (a fixture)
+from tiny_bert import SMALL, sentiment_table
 
 from isotropy.finetune.features import epoch_order, load_model_and_tokenizer, task_features
 from isotropy.finetune.settings import TrainingSettings
@@ -101,7 +101,7 @@ def test_offline_fit_is_the_method_on_its_own_points_and_ignores_batch_mates():
 
 
 def test_offline_run_fits_before_each_epoch_and_measures_agreement(
-    tiny_bert,  # noqa: F811
+    tiny_bert,
     tmp_path,
 ):
     train, validation = sentiment_table(48, 0), sentiment_table(32, 1)
