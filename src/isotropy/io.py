@@ -63,7 +63,10 @@ class DiskFullError(OSError):
         needed: bool = False,
     ) -> None:
         path = Path(path)
-        free = free_bytes(path.parent)
+        try:
+            free = shutil.disk_usage(path.parent).free
+        except OSError:
+            free = 0
         # ``size`` is what the write asked for (needed) or what it wrote before the disk filled.
         if needed:
             amount = f"{_size(size)} needed"
@@ -78,14 +81,6 @@ class DiskFullError(OSError):
 
     def __str__(self) -> str:
         return self.strerror or ""
-
-
-def free_bytes(folder: str | os.PathLike) -> int:
-    """Bytes free for this user on the file system of ``folder``."""
-    try:
-        return shutil.disk_usage(folder).free
-    except OSError:
-        return 0
 
 
 def _size(count: float) -> str:

@@ -25,26 +25,7 @@ from isotropy.defaults import setting_or_default
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
 from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
 from isotropy.workflow.config import encoder, encoder_word_vector_source, model_spec, setting
-from isotropy.workflow.targets import (
-    geometry_models,
-    study_runs,
-)
-
-__all__ = [
-    "collected_sts_files",
-    "unavailable_sts_datasets",
-    "geometry_sts_files",
-    "geometry_sts_datasets",
-    "geometry_static_files",
-    "geometry_cluster_files",
-    "verified_embedding",
-    "word_vector_file",
-    "configured_studies",
-    "workflow_run_keys",
-    "preview_run_keys",
-    "preview_inputs",
-    "config_subset",
-]
+from isotropy.workflow.targets import geometry_models, study_runs
 
 
 def verified_embedding(
