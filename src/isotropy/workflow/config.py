@@ -201,7 +201,7 @@ def check_config(config: dict) -> None:
     for study in ("main", "glue"):  # preview runs main's setups
         if study in config:
             problems += _encoder_problems(config, study)
-    problems += _setup_problems(config) + dataset_problems(config) + markup_problems(config)
+    problems += dataset_problems(config) + markup_problems(config)
     problems += path_problems(config) + huge_number_problems(config)
     problems += _stride_problems(config) + _geometry_problems(config)
     problems += sensitivity.config_problems(config)
@@ -257,27 +257,24 @@ def unpinned_hub_entries(config: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _setup_problems(config: dict) -> list[str]:
-    """Main-study setups that name no registered data set (a misspelt key plans no run)."""
+def dataset_problems(config: Mapping[str, Any]) -> list[str]:
+    """What the data sets' records refuse: a main-study setup that names no registered data set
+    (a misspelt key plans no run), ``dataset_options`` for a data set or an option no record
+    names, and a main-study data set whose source has another raw layout than its record asks
+    (``sources.<name>.kind``)."""
+    registered = ", ".join(sorted(readers.DATASETS))
     setups = (config.get("main") or {}).get("setups") or {}
-    return [
-        f"main.setups: {shown_key(name)} is not a registered data set (registered: "
-        f"{', '.join(sorted(readers.DATASETS))}); check its spelling"
+    problems = [
+        f"main.setups: {shown_key(name)} is not a registered data set (registered: {registered}); "
+        "check its spelling"
         for name in setups
         if name not in readers.DATASETS
     ]
-
-
-def dataset_problems(config: Mapping[str, Any]) -> list[str]:
-    """What the data sets' records refuse: ``dataset_options`` for a data set or an option no
-    record names, and a main-study data set whose source has another raw layout than its record
-    asks (``sources.<name>.kind``)."""
-    problems = []
     for dataset, options in (config.get("dataset_options") or {}).items():
         if dataset not in readers.DATASETS:
             problems.append(
                 f"dataset_options: {shown_key(dataset)} is not a registered data set "
-                f"(registered: {', '.join(sorted(readers.DATASETS))})"
+                f"(registered: {registered})"
             )
             continue
         keys = readers.DATASETS[dataset].option_keys
@@ -288,9 +285,9 @@ def dataset_problems(config: Mapping[str, Any]) -> list[str]:
             if key not in keys
         ]
     configured = config.get("sources") or {}
-    for dataset in (config.get("main") or {}).get("setups") or {}:
+    for dataset in setups:
         if dataset not in readers.DATASETS:
-            continue  # _setup_problems names it
+            continue  # named above
         layouts = readers.DATASETS[dataset].layouts
         try:
             roles = readers.dataset_sources(config, dataset)
