@@ -169,7 +169,7 @@ def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
 def commit_files(
     root: str | os.PathLike,
     record: str | os.PathLike,
-    files: Mapping[str | os.PathLike, bytes | str | os.PathLike],
+    files: Mapping[Path, bytes | Path],
     facts: Mapping[str, Any],
 ) -> dict[str, Any]:
     """Copy a finished run beside the docs: each of ``files`` (a path under ``root``) from the

@@ -77,7 +77,7 @@ def write_data(
             str(p.relative_to(results.parent.parent)): sha256_file(p) for p in metrics
         },
     }
-    return commit_files(root, RUN, {SEEDS: results / "runs.csv", CAUSE: cause}, facts)
+    return commit_files(root, RUN, {SEEDS: results / "runs.csv", CAUSE: Path(cause)}, facts)
 
 
 def _one(records: list[dict[str, Any]], key, what: str) -> Any:

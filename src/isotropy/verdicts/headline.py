@@ -92,7 +92,7 @@ def write_data(
     ]
     traces = pd.concat(frames, ignore_index=True)
     order = ["encoder", "dataset", "seed"] + [c for c in traces.columns if c not in KEYS]
-    files = {
+    files: dict[Path, bytes | Path] = {
         TRACES: _gzip_bytes(traces[order].to_csv(index=False)),
         TABLE1: results / "table1.csv",
         CORRELATIONS: results / "correlations.csv",
