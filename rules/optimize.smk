@@ -54,7 +54,7 @@ rule tabulate_parameters:
     conda:
         "../envs/plots.yaml"
     params:
-        run_keys=lambda wc: targets.run_keys(config, wc.study),
+        run_keys=lambda wc: targets.table_runs(config, wc.study),
         stand_ins=STAND_INS,
         encoder_labels=ENCODER_LABELS,
         stamp=lambda wc: targets.settings_stamp(config, wc.study),
@@ -82,7 +82,7 @@ rule tabulate_correlations:
     conda:
         "../envs/plots.yaml"
     params:
-        run_keys=lambda wc: targets.run_keys(config, wc.study),
+        run_keys=lambda wc: targets.table_runs(config, wc.study),
         stand_ins=STAND_INS,
         encoder_labels=ENCODER_LABELS,
         stamp=lambda wc: targets.settings_stamp(config, wc.study),
@@ -110,7 +110,7 @@ rule plot_metric_curves:
     conda:
         "../envs/plots.yaml"
     params:
-        run_keys=lambda wc: targets.run_keys(config, wc.study),
+        run_keys=lambda wc: targets.table_runs(config, wc.study),
         stand_ins=STAND_INS,
         encoder_labels=ENCODER_LABELS,
         stamp=lambda wc: targets.settings_stamp(config, wc.study),
@@ -137,7 +137,7 @@ rule plot_silhouette_vs_isoscore:
     conda:
         "../envs/plots.yaml"
     params:
-        run_keys=lambda wc: targets.run_keys(config, wc.study),
+        run_keys=lambda wc: targets.table_runs(config, wc.study),
         stand_ins=STAND_INS,
         encoder_labels=ENCODER_LABELS,
         stamp=lambda wc: targets.settings_stamp(config, wc.study),

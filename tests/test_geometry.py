@@ -505,7 +505,7 @@ def test_per_model_pca_layers_and_the_openai_gpt_entry():
         validate(bad, str(REPO_ROOT / "schemas" / "config.schema.yaml"))
     bad["geometry"]["clusters"]["pca_layers"] = {"gtp2": 2}
     with pytest.raises(workflow_config.ConfigError, match="pca_layers: 'gtp2' is not a model"):
-        workflow_config.check_geometry_config(bad)
+        workflow_config.check_config(bad)
     # offline, the hub-only models are named as such in one line of the overlay
     offline = (REPO_ROOT / "config" / "offline.yaml").read_text()
     assert [line for line in offline.splitlines() if "openai-gpt" in line] == [
@@ -624,7 +624,7 @@ def test_config_section_validates_and_is_cross_checked():
 
     config = with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
     validate(config, str(REPO_ROOT / "schemas" / "config.schema.yaml"))
-    workflow_config.check_geometry_config(config)
+    workflow_config.check_config(config)
     targets = geometry_record.outputs(config)
     assert (
         "results/geometry/sts.csv" in targets
@@ -636,7 +636,7 @@ def test_config_section_validates_and_is_cross_checked():
     with pytest.raises(
         ValueError, match="'static' is a reserved folder name.*\\n.*'fasttext' is not defined"
     ):
-        workflow_config.check_geometry_config(config)
+        workflow_config.check_config(config)
     # A model name is a key of `models`, checked with every other reference to it.
     config["geometry"]["sts"]["models"] = ["roberta-typo"]
     assert "geometry.sts.models: 'roberta-typo' is not defined under 'models'" in "".join(

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from isotropy.io import generated_block, with_block
+from isotropy.io import checked_record, generated_block, with_block
 from isotropy.verdicts import headline
 from isotropy.verdicts.tolerances import VERDICTS
 from isotropy.workflow.config import load_config_files
@@ -33,7 +33,7 @@ needs_run = pytest.mark.skipif(not COMMITTED, reason="no committed protocol run 
 
 @needs_run
 def test_the_committed_files_match_their_record():
-    record = headline.committed_record(ROOT)
+    record = checked_record(ROOT, headline.RUN)
     assert set(record["files_sha256"]) == {
         str(headline.TRACES),
         str(headline.TABLE1),
@@ -52,7 +52,7 @@ def test_the_committed_run_is_at_the_papers_protocol():
         assert sorted(run["step"]) == list(range(1001))
     seeds = traces.groupby(["encoder", "dataset"])["seed"].nunique()
     assert (seeds == 5).all(), seeds.to_dict()
-    main = headline.committed_record(ROOT)["config"]["main"]
+    main = checked_record(ROOT, headline.RUN)["config"]["main"]
     assert main["metric_stride"] == 1 and main["updates"] == 1000
 
 
@@ -176,15 +176,15 @@ def test_the_copy_round_trips_every_trace_value(copied):
 
 
 def test_a_changed_committed_file_is_refused(copied):
-    headline.committed_record(copied)  # as written: accepted
+    checked_record(copied, headline.RUN)  # as written: accepted
     table = copied / headline.CORRELATIONS
     table.write_text(table.read_text().replace("-0.97", "-0.96", 1))
     with pytest.raises(ValueError, match="does not match the checksum"):
-        headline.committed_record(copied)
+        checked_record(copied, headline.RUN)
 
 
 def test_the_record_names_the_code_and_stand_ins(copied):
-    record = headline.committed_record(copied)
+    record = checked_record(copied, headline.RUN)
     assert record["code_commit"] == "0" * 40
     assert record["config"]["main"]["metric_stride"] == 10
     assert set(record["sources_sha256"]) == {

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from isotropy.io import generated_block, sha256_file
+from isotropy.io import checked_record, generated_block, sha256_file
 from isotropy.rajaee_cls import committed
 from isotropy.rajaee_cls.method import ClusterSettings
 from isotropy.rajaee_cls.results import RUN_COLUMNS
@@ -34,7 +34,7 @@ def test_the_page_is_the_committed_data_rendered():
 @needs_run
 def test_the_committed_grid_is_the_default_grid():
     """Every method and seed of config.yaml's rajaee_cls section, at its settings and method."""
-    record = committed.committed_record(ROOT)
+    record = checked_record(ROOT, committed.RUN)
     assert set(record["files_sha256"]) == {str(committed.SEEDS), str(committed.CAUSE)}
     overlays = [str(ROOT / "config.yaml"), str(ROOT / "config" / "offline.yaml")]
     section = load_config(overlays)["rajaee_cls"]
@@ -91,7 +91,7 @@ def copied(tmp_path):
 
 
 def test_the_record_names_code_settings_and_sources(copied):
-    record = committed.committed_record(copied)
+    record = checked_record(copied, committed.RUN)
     assert record["code_commit"] == "0" * 40 and record["seeds"] == [0, 1]
     assert record["packages"] == {"torch": "2"} and record["device"].startswith("cpu")
     assert record["stand_ins"] == {"miniLM": "miniLM for the slides' BERT-base"}
@@ -102,7 +102,7 @@ def test_a_changed_committed_file_is_refused(copied):
     seeds = copied / committed.SEEDS
     seeds.write_text(seeds.read_text().replace("0.71", "0.91", 1))
     with pytest.raises(ValueError, match="does not match the checksum"):
-        committed.committed_record(copied)
+        checked_record(copied, committed.RUN)
 
 
 def test_a_stale_page_is_told_and_rewritten(copied):

@@ -63,7 +63,10 @@ class DiskFullError(OSError):
         needed: bool = False,
     ) -> None:
         path = Path(path)
-        free = free_bytes(path.parent)
+        try:
+            free = shutil.disk_usage(path.parent).free
+        except OSError:
+            free = 0
         # ``size`` is what the write asked for (needed) or what it wrote before the disk filled.
         if needed:
             amount = f"{_size(size)} needed"
@@ -78,14 +81,6 @@ class DiskFullError(OSError):
 
     def __str__(self) -> str:
         return self.strerror or ""
-
-
-def free_bytes(folder: str | os.PathLike) -> int:
-    """Bytes free for this user on the file system of ``folder``."""
-    try:
-        return shutil.disk_usage(folder).free
-    except OSError:
-        return 0
 
 
 def _size(count: float) -> str:
@@ -171,9 +166,31 @@ def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+def commit_files(
+    root: str | os.PathLike,
+    record: str | os.PathLike,
+    files: Mapping[Path, bytes | Path],
+    facts: Mapping[str, Any],
+) -> dict[str, Any]:
+    """Copy a finished run beside the docs: each of ``files`` (a path under ``root``) from the
+    bytes or the file given for it, then its JSON record ``root/record``: ``facts`` (what made
+    it: code commit, settings, versions, device) and every file's sha256 under
+    ``files_sha256``, which :func:`checked_record` checks when the record is read."""
+    root = Path(root)
+    for name, source in files.items():
+        with atomic_path(root / name) as tmp:
+            if isinstance(source, bytes):
+                tmp.write_bytes(source)
+            else:
+                shutil.copyfile(source, tmp)
+    written = {**facts, "files_sha256": {str(name): sha256_file(root / name) for name in files}}
+    write_json(root / record, written)
+    return written
+
+
 def checked_record(root: str | os.PathLike, record: str | os.PathLike) -> dict[str, Any]:
-    """A committed run's JSON record (``root/record``), every file it lists under
-    ``files_sha256`` checked against the checksum it states."""
+    """A committed run's JSON record (``root/record``, :func:`commit_files`), every file it lists
+    under ``files_sha256`` checked against the checksum it states."""
     root = Path(root)
     found = json.loads((root / record).read_text(encoding="utf-8"))
     for name, digest in found["files_sha256"].items():

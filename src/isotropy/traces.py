@@ -49,11 +49,6 @@ def trace_columns() -> list[str]:
     return ["seed", "step", *registry.trace_columns()]
 
 
-def column_bounds() -> dict[str, tuple[float, float]]:
-    """Inclusive bounds of every value column of a trace."""
-    return {**STATE_BOUNDS, **{m.name: m.bounds for m in registry.trace_metrics()}}
-
-
 def _matches_record(path: Path) -> str | None:
     """Why ``path`` differs from its provenance record (None: it matches, or has no record)."""
     try:
@@ -116,7 +111,8 @@ def trace_problem(frame: pd.DataFrame, summary: Mapping | None = None) -> str | 
     if not np.isfinite(values.to_numpy(dtype=float)).all():
         bad = [c for c in values if not np.isfinite(values[c].to_numpy(dtype=float)).all()]
         return f"column {bad[0]} holds NaN or infinite values"
-    for name, (low, high) in column_bounds().items():
+    bounds = {**STATE_BOUNDS, **{m.name: m.bounds for m in registry.trace_metrics()}}
+    for name, (low, high) in bounds.items():
         if not frame[name].between(low, high).all():
             return f"column {name} leaves its range [{low:g}, {high:g}]"
     steps = frame["step"].tolist()

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,7 +28,7 @@ import pandas as pd
 import yaml
 
 from isotropy import paths
-from isotropy.io import atomic_path, checked_record, markers, sha256_file, write_block
+from isotropy.io import checked_record, commit_files, markers, sha256_file, write_block
 from isotropy.provenance import read_record, single_commit
 
 DATA = Path("docs/data")
@@ -49,7 +48,7 @@ def write_data(
 ) -> dict[str, Any]:
     """Copy a finished grid (``results``: its ``results/rajaee_cls``) and the cause sweep's JSON
     lines beside the docs with their record; ``run``: facts no file holds (start, end, machine)."""
-    results, root = Path(results), Path(root)
+    results = Path(results)
     metrics = sorted(results.glob("*/*/*/seed*/metrics.json"))
     if not (results / "runs.csv").is_file() or not metrics:
         raise FileNotFoundError(f"{results} holds no finished grid: run rajaee_cls_study first")
@@ -59,11 +58,7 @@ def write_data(
     records = [record for record in found if record is not None]
     if len(records) != len(found):
         raise FileNotFoundError(f"{results}: a run's metrics.json has no provenance record")
-    with atomic_path(root / SEEDS) as tmp:
-        shutil.copyfile(results / "runs.csv", tmp)
-    with atomic_path(root / CAUSE) as tmp:
-        shutil.copyfile(cause, tmp)
-    record = {
+    facts = {
         "what": "the Rajaee CLS study's default grid (target rajaee_cls_study, config.yaml + "
         "config/offline.yaml) and the cause sweep (benchmarks/rajaee_cls_learning.py --measure)",
         "code_commit": single_commit(records, "the grid's runs"),
@@ -74,19 +69,15 @@ def write_data(
         },
         "stand_ins": {m: f"{m} for the slides' BERT-base" for m in section["models"]},
         "seeds": section["seeds"],
-        "packages": _one(
-            records, lambda r: json.dumps(r["packages"], sort_keys=True), "package sets"
+        "packages": json.loads(
+            _one(records, lambda r: json.dumps(r["packages"], sort_keys=True), "package sets")
         ),
         "device": _one(records, lambda r: f"{r['device']}: {r['hardware']}", "devices"),
         "sources_sha256": {
             str(p.relative_to(results.parent.parent)): sha256_file(p) for p in metrics
         },
-        "files_sha256": {str(p): sha256_file(root / p) for p in (SEEDS, CAUSE)},
     }
-    record["packages"] = json.loads(record["packages"])
-    with atomic_path(root / RUN) as tmp:
-        tmp.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return record
+    return commit_files(root, RUN, {SEEDS: results / "runs.csv", CAUSE: Path(cause)}, facts)
 
 
 def _one(records: list[dict[str, Any]], key, what: str) -> Any:
@@ -96,15 +87,10 @@ def _one(records: list[dict[str, Any]], key, what: str) -> Any:
     return found.pop()
 
 
-def committed_record(root: str | os.PathLike = ".") -> dict[str, Any]:
-    """The committed record, its files checked against the checksums it states."""
-    return checked_record(root, RUN)
-
-
 def committed_tables(root: str | os.PathLike = ".") -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """(the grid's per-seed rows, the sweep's runs), checked against the record."""
     root = Path(root)
-    committed_record(root)
+    checked_record(root, RUN)
     lines = (root / CAUSE).read_text(encoding="utf-8").splitlines()
     return pd.read_csv(root / SEEDS), [json.loads(line) for line in lines if line.strip()]
 
@@ -168,7 +154,7 @@ def _cause_lines(cause: list[dict[str, Any]]) -> list[str]:
 
 def doc_block(root: str | os.PathLike = ".") -> str:
     """The page's generated block: the grid per seed, the sweep's agreement and accuracies."""
-    record = committed_record(root)
+    record = checked_record(root, RUN)
     seeds, cause = committed_tables(root)
     section = record["config"]["rajaee_cls"]
     method, training = section["cluster_method"], section["training"]

@@ -19,7 +19,6 @@ import io
 import json
 import math
 import os
-import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from isotropy.io import atomic_path, checked_record, markers, sha256_file, write_block
+from isotropy.io import checked_record, commit_files, markers, sha256_file, write_block
 from isotropy.provenance import single_commit
 from isotropy.traces import read_trace
 from isotropy.verdicts import devices
@@ -71,10 +70,6 @@ def _gzip_bytes(text: str) -> bytes:
     return buffer.getvalue()
 
 
-def _config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: config[key] for key in CONFIG_KEYS if key in config}
-
-
 def write_data(
     results: str | os.PathLike,
     effective_config: str | os.PathLike,
@@ -85,47 +80,40 @@ def write_data(
     record; ``run``: facts of the run no file holds (start, end, printed estimate, machine)."""
     from isotropy.verdicts.standins import workflow_stand_ins
 
-    results, root = Path(results), Path(root)
+    results = Path(results)
     for needed in (results / "table1.csv", results / "correlations.csv"):
         if not needed.is_file():
             raise FileNotFoundError(f"{needed} is missing: the run has not finished")
     runs = _trace_files(results)
     config = yaml.safe_load(Path(effective_config).read_text(encoding="utf-8"))
-    frames, sources = [], {}
-    for key, trace in runs:
-        frame = read_trace(trace)  # checked against its provenance record
-        frames.append(frame.assign(encoder=key["encoder"], dataset=key["dataset"]))
-        sources[str(trace.relative_to(results.parent.parent))] = sha256_file(trace)
+    frames = [  # each checked against its provenance record
+        read_trace(trace).assign(encoder=key["encoder"], dataset=key["dataset"])
+        for key, trace in runs
+    ]
     traces = pd.concat(frames, ignore_index=True)
     order = ["encoder", "dataset", "seed"] + [c for c in traces.columns if c not in KEYS]
-    with atomic_path(root / TRACES) as tmp:
-        tmp.write_bytes(_gzip_bytes(traces[order].to_csv(index=False)))
-    for name, target in (("table1.csv", TABLE1), ("correlations.csv", CORRELATIONS)):
-        with atomic_path(root / target) as tmp:
-            shutil.copyfile(results / name, tmp)
-    record = {
+    files: dict[Path, bytes | Path] = {
+        TRACES: _gzip_bytes(traces[order].to_csv(index=False)),
+        TABLE1: results / "table1.csv",
+        CORRELATIONS: results / "correlations.csv",
+    }
+    facts = {
         "what": "`make run` on the offline mirror: the main study at the paper's protocol",
         "code_commit": _commit_of(results),
         "run": dict(run),
-        "config": _config_subset(config),
+        "config": {key: config[key] for key in CONFIG_KEYS if key in config},
         "stand_ins": workflow_stand_ins(config),
-        "sources_sha256": sources,
-        "files_sha256": {str(p): sha256_file(root / p) for p in (TRACES, TABLE1, CORRELATIONS)},
+        "sources_sha256": {
+            str(trace.relative_to(results.parent.parent)): sha256_file(trace) for _, trace in runs
+        },
     }
-    with atomic_path(root / RUN) as tmp:
-        tmp.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return record
+    return commit_files(root, RUN, files, facts)
 
 
 def _commit_of(results: Path) -> str:
     """The code commit the run's traces were made with (their provenance records), one only."""
     records = results.glob("*/*/seed*/trace.parquet.provenance.json")
     return single_commit((json.loads(r.read_text(encoding="utf-8")) for r in records), "the traces")
-
-
-def committed_record(root: str | os.PathLike = ".") -> dict[str, Any]:
-    """The committed run's record, its files checked against the checksums it states."""
-    return checked_record(root, RUN)
 
 
 def committed_tables(root: str | os.PathLike = ".") -> dict[str, pd.DataFrame]:
@@ -146,7 +134,7 @@ def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
     from isotropy.verdicts.measurements import measure
     from isotropy.verdicts.standins import StandIns
 
-    record = committed_record(root)
+    record = checked_record(root, RUN)
     measured = measure(committed_tables(root), record["config"], StandIns(**record["stand_ins"]))
     table = compare(read_published(), measured, {"main"})
     rows = table[(table["study"] == "main") & table["quantity"].isin(QUANTITIES)]
@@ -238,7 +226,7 @@ def _monotone_words(traces: pd.DataFrame, setup: str) -> str:
 
 def doc_block(root: str | os.PathLike = ".") -> str:
     """The page's generated block: the run's settings, each §3.2 row judged, each seed's values."""
-    record, table, seeds = committed_record(root), verdicts(root), per_seed(root)
+    record, table, seeds = checked_record(root, RUN), verdicts(root), per_seed(root)
     run, main = record["run"], record["config"].get("main", {})
     lines = [
         f"Run: {record['what']}, code {record['code_commit'][:12]}, {run.get('machine', '')}; "
@@ -298,7 +286,7 @@ def _cell(text: Any) -> str:
 
 def readme_block(root: str | os.PathLike = ".") -> str:
     """The README's headline: one line per §3.2 setup, each of its rows with its verdict."""
-    record, table = committed_record(root), verdicts(root)
+    record, table = checked_record(root, RUN), verdicts(root)
     main = record["config"].get("main", {})
     seeds = len(main.get("seeds", []))
     lines = [

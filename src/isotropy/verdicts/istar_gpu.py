@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.io import checked_record, sha256_file, write_json
+from isotropy.io import checked_record, commit_files
 from isotropy.verdicts.claims import check_claims, verdict_cell
 from isotropy.verdicts.measurements.istar import istar_measurements
 
@@ -38,26 +38,22 @@ def combine(calls: list[Path], root: Path = Path(".")) -> dict[str, Any]:
         [pd.read_csv(call / "runs.csv") for call in calls if (call / "runs.csv").is_file()]
     )
     runs = runs.sort_values(["regulariser", "lambda", "seed"], key=_regulariser_order)
-    (root / DATA).mkdir(parents=True, exist_ok=True)
-    runs.to_csv(root / RUNS, index=False)
-    lines = [(c / "metrics.jsonl").read_text(encoding="utf-8") for c in calls]
-    (root / METRICS).write_text("".join(lines), encoding="utf-8")
-    (root / COSTS).write_bytes((calls[0] / "costs.csv").read_bytes())  # measured by the first
+    files: dict[Path, bytes | Path] = {
+        RUNS: runs.to_csv(index=False).encode("utf-8"),
+        METRICS: "".join((c / "metrics.jsonl").read_text(encoding="utf-8") for c in calls).encode(),
+        COSTS: calls[0] / "costs.csv",  # measured by the first
+    }
     logs = [c / "cuda_tests.log" for c in calls if (c / "cuda_tests.log").is_file()]
-    files = [RUNS, METRICS, COSTS]
     if logs:
-        (root / TESTS).write_bytes(logs[-1].read_bytes())
-        files.append(TESTS)
+        files[TESTS] = logs[-1]
     for one in records:
         one.pop("files_sha256", None)
-    record = {
+    facts = {
         "what": "the I-STAR grid of config/istar_gpu.yaml on one GPU, in "
         f"{len(calls)} device call(s), the later ones finishing what a cut call did not start",
         "calls": records,
-        "files_sha256": {str(f): sha256_file(root / f) for f in files},
     }
-    write_json(root / RECORD, record)
-    return record
+    return commit_files(root, RECORD, files, facts)
 
 
 def _regulariser_order(column: pd.Series) -> pd.Series:

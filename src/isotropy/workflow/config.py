@@ -201,9 +201,9 @@ def check_config(config: dict) -> None:
     for study in ("main", "glue"):  # preview runs main's setups
         if study in config:
             problems += _encoder_problems(config, study)
-    problems += _setup_problems(config) + dataset_problems(config) + markup_problems(config)
+    problems += dataset_problems(config) + markup_problems(config)
     problems += path_problems(config) + huge_number_problems(config)
-    problems += _stride_problems(config)
+    problems += _stride_problems(config) + _geometry_problems(config)
     problems += sensitivity.config_problems(config)
     for name, spec in config["encoders"].items():
         if spec["kind"] == "word-vectors" and spec["source"] not in config["sources"]:
@@ -257,27 +257,24 @@ def unpinned_hub_entries(config: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _setup_problems(config: dict) -> list[str]:
-    """Main-study setups that name no registered data set (a misspelt key plans no run)."""
+def dataset_problems(config: Mapping[str, Any]) -> list[str]:
+    """What the data sets' records refuse: a main-study setup that names no registered data set
+    (a misspelt key plans no run), ``dataset_options`` for a data set or an option no record
+    names, and a main-study data set whose source has another raw layout than its record asks
+    (``sources.<name>.kind``)."""
+    registered = ", ".join(sorted(readers.DATASETS))
     setups = (config.get("main") or {}).get("setups") or {}
-    return [
-        f"main.setups: {shown_key(name)} is not a registered data set (registered: "
-        f"{', '.join(sorted(readers.DATASETS))}); check its spelling"
+    problems = [
+        f"main.setups: {shown_key(name)} is not a registered data set (registered: {registered}); "
+        "check its spelling"
         for name in setups
         if name not in readers.DATASETS
     ]
-
-
-def dataset_problems(config: Mapping[str, Any]) -> list[str]:
-    """What the data sets' records refuse: ``dataset_options`` for a data set or an option no
-    record names, and a main-study data set whose source has another raw layout than its record
-    asks (``sources.<name>.kind``)."""
-    problems = []
     for dataset, options in (config.get("dataset_options") or {}).items():
         if dataset not in readers.DATASETS:
             problems.append(
                 f"dataset_options: {shown_key(dataset)} is not a registered data set "
-                f"(registered: {', '.join(sorted(readers.DATASETS))})"
+                f"(registered: {registered})"
             )
             continue
         keys = readers.DATASETS[dataset].option_keys
@@ -288,9 +285,9 @@ def dataset_problems(config: Mapping[str, Any]) -> list[str]:
             if key not in keys
         ]
     configured = config.get("sources") or {}
-    for dataset in (config.get("main") or {}).get("setups") or {}:
+    for dataset in setups:
         if dataset not in readers.DATASETS:
-            continue  # _setup_problems names it
+            continue  # named above
         layouts = readers.DATASETS[dataset].layouts
         try:
             roles = readers.dataset_sources(config, dataset)
@@ -453,17 +450,25 @@ def config_validation_error(error: Exception, schema_path: str) -> Exception:
     return ConfigError(validation_error_message(cause, schema))
 
 
-def non_finite_numbers(value: Any, key: str = "") -> Iterator[tuple[str, float]]:
-    """(dotted key, value) of every NaN or infinity in a configuration: JSON schema cannot refuse
-    them."""
+def _walk(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
+    """(dotted key, item) of every mapping key (as text) and every other value inside
+    ``value``, in order: the one walk of the checks JSON schema cannot make."""
     if isinstance(value, Mapping):
         for name, item in value.items():
-            yield from non_finite_numbers(item, f"{key}.{name}" if key else str(name))
+            path = f"{key}.{name}" if key else str(name)
+            yield path, str(name)
+            yield from _walk(item, path)
     elif isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
-            yield from non_finite_numbers(item, f"{key}[{index}]")
-    elif isinstance(value, float) and not math.isfinite(value):
+            yield from _walk(item, f"{key}[{index}]")
+    else:
         yield key, value
+
+
+def non_finite_numbers(value: Any) -> Iterator[tuple[str, float]]:
+    """(dotted key, value) of every NaN or infinity in a configuration: JSON schema cannot refuse
+    them."""
+    return ((k, v) for k, v in _walk(value) if isinstance(v, float) and not math.isfinite(v))
 
 
 def _encoder_problems(config: dict, study: str) -> list[str]:
@@ -511,11 +516,10 @@ def setting(config: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
-def check_geometry_config(config: Mapping[str, Any]) -> None:
-    """Cross-references of the ``geometry`` section the schema cannot express; one error lists
-    all."""
+def _geometry_problems(config: Mapping[str, Any]) -> list[str]:
+    """Cross-references of the ``geometry`` section the schema cannot express."""
     if "geometry" not in config:
-        return
+        return []
     geometry = config["geometry"]
     problems = []
     for part in ("clusters", "sts"):
@@ -557,8 +561,7 @@ def check_geometry_config(config: Mapping[str, Any]) -> None:
     low, high = geometry["clusters"]["k_range"]
     if high < low:
         problems.append(f"geometry.clusters.k_range: {low} > {high}")
-    if problems:
-        raise ConfigError("geometry configuration is inconsistent:\n  " + "\n  ".join(problems))
+    return problems
 
 
 # Study names that changed: the old one fails validation naming the new one.
@@ -584,7 +587,7 @@ def load_config(
     """The configuration the workflow runs: ``files`` laid over each other as Snakemake lays
     them (later files win key by key, an empty mapping over a full one refused), validated
     against the schema with its defaults filled in, and every cross-check run
-    (:func:`check_config`, :func:`check_geometry_config`). Any problem is a :class:`ConfigError`."""
+    (:func:`check_config`). Any problem is a :class:`ConfigError`."""
     config = with_sources(load_config_files(files))
     check_loaded_config(config, schema)
     return config
@@ -603,7 +606,6 @@ def check_loaded_config(config: dict, schema: str | os.PathLike = SCHEMA) -> Non
     :func:`load_config` does after merging, for the Snakefile, whose ``config`` Snakemake merged."""
     validate_config(config, schema)
     check_config(config)
-    check_geometry_config(config)
 
 
 # < > close a <script> or open a tag; ` opens or closes reStructuredText literals, roles and
@@ -613,20 +615,6 @@ MARKUP_CHARACTERS = re.compile(r"[<>`|\x00-\x1f\x7f]")
 RST_DIRECTIVE = re.compile(r"(^|\s)\.\.(\s|$)|::")
 # docutils turns a bare scheme:... into a link; these schemes run code in a browser.
 SCRIPT_URL = re.compile(r"\b(javascript|vbscript|data)\s*:", re.IGNORECASE)
-
-
-def _strings(value: Any, key: str = "") -> Iterator[tuple[str, str]]:
-    """(key path, text) of every mapping key and string value inside ``value``."""
-    if isinstance(value, Mapping):
-        for name, item in value.items():
-            path = f"{key}.{name}" if key else str(name)
-            yield path, str(name)
-            yield from _strings(item, path)
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            yield from _strings(item, f"{key}[{index}]")
-    elif isinstance(value, str):
-        yield key, value
 
 
 def text_problem(text: str) -> str | None:
@@ -645,8 +633,8 @@ def markup_problems(config: Mapping[str, Any]) -> list[str]:
     return [
         f"{path}: {text[:60]!r} {problem}, which the report would render as markup; "
         "use plain names and paths (letters, digits, . _ - / : and spaces)"
-        for path, text in _strings(config)
-        if (problem := text_problem(text)) is not None
+        for path, text in _walk(config)
+        if isinstance(text, str) and (problem := text_problem(text)) is not None
     ]
 
 
@@ -675,25 +663,20 @@ def path_problems(config: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def huge_number_problems(value: Any, key: str = "") -> list[str]:
+def huge_number_problems(config: Mapping[str, Any]) -> list[str]:
     """Integers beyond 64 bits (numpy and torch overflow on them) and learning rates beyond float32,
     each with its dotted key."""
-    if isinstance(value, Mapping):
-        return [
-            p
-            for k, v in value.items()
-            for p in huge_number_problems(v, f"{key}.{k}" if key else str(k))
-        ]
-    if isinstance(value, (list, tuple)):
-        return [p for i, v in enumerate(value) for p in huge_number_problems(v, f"{key}[{i}]")]
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
-        return [f"{key}: {value:.3g} does not fit in 64 bits; give a realistic value"]
-    if key.endswith("learning_rate") and isinstance(value, float) and value >= FLOAT32_MAX:
-        return [
-            f"{key}: {value:g} is beyond float32's range ({FLOAT32_MAX:.3g}): every float32 weight "
-            "would overflow at the first update and the run diverge; lower the learning rate"
-        ]
-    return []
+    problems = []
+    for key, value in _walk(config):
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+            problems.append(f"{key}: {value:.3g} does not fit in 64 bits; give a realistic value")
+        elif key.endswith("learning_rate") and isinstance(value, float) and value >= FLOAT32_MAX:
+            problems.append(
+                f"{key}: {value:g} is beyond float32's range ({FLOAT32_MAX:.3g}): every float32 "
+                "weight would overflow at the first update and the run diverge; lower the "
+                "learning rate"
+            )
+    return problems
 
 
 FLOAT32_MAX = 3.4028234663852886e38  # numpy.finfo(numpy.float32).max, without importing numpy here

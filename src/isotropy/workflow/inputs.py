@@ -25,26 +25,7 @@ from isotropy.defaults import setting_or_default
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
 from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
 from isotropy.workflow.config import encoder, encoder_word_vector_source, model_spec, setting
-from isotropy.workflow.targets import (
-    geometry_models,
-    study_runs,
-)
-
-__all__ = [
-    "collected_sts_files",
-    "unavailable_sts_datasets",
-    "geometry_sts_files",
-    "geometry_sts_datasets",
-    "geometry_static_files",
-    "geometry_cluster_files",
-    "verified_embedding",
-    "word_vector_file",
-    "configured_studies",
-    "workflow_run_keys",
-    "preview_run_keys",
-    "preview_inputs",
-    "config_subset",
-]
+from isotropy.workflow.targets import geometry_models, study_runs
 
 
 def verified_embedding(
@@ -196,25 +177,16 @@ def configured_studies(config: Mapping[str, Any]) -> list[str]:
     return [study for study in wanted if config.get(study)]
 
 
-def _measured_optimisation_studies(config: Mapping[str, Any]) -> list[str]:
-    return [
-        study
-        for study in CORRELATION_TABLES
-        if study in configured_studies(config) and study_runs(dict(config), study)
-    ]
-
-
 def workflow_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Per configured optimisation study, the key (encoder, dataset, seed) of each trace input."""
-    return {
-        study: [dict(r) for r in study_runs(dict(config), study)]
-        for study in _measured_optimisation_studies(config)
-    }
+    configured = configured_studies(config)
+    runs = {s: study_runs(dict(config), s) for s in CORRELATION_TABLES if s in configured}
+    return {study: keys for study, keys in runs.items() if keys}
 
 
 def preview_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """A preview's runs, measured as the main study's (its setups, with the preview's seeds)."""
-    return {"main": [dict(r) for r in study_runs(dict(config), "preview")]}
+    return {"main": study_runs(dict(config), "preview")}
 
 
 def preview_inputs(config: Mapping[str, Any]) -> dict[str, Any]:

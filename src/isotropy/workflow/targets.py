@@ -15,11 +15,7 @@ from typing import Any
 
 from isotropy import paths, readers
 from isotropy.readers.glue import GLUE_TASKS
-from isotropy.workflow.config import (
-    ConfigError,
-    deep_merge,
-    setting,
-)
+from isotropy.workflow.config import ConfigError, deep_merge, setting
 
 OPTIMISATION_STUDIES = ("main", "glue", "preview")
 # `make preview`: the main study's setups with one seed and a coarser metric stride, written to
@@ -98,7 +94,8 @@ def table_runs(config: dict, study: str, root: str = ".") -> list[dict[str, Any]
     GLUE keeps a present run whose encoder is defined under ``encoders`` (and whose task is a
     GLUE task): adding ``glue: {encoders: [mpnet], tasks: [wnli]}`` after a five-task miniLM run
     tabulates all six. The main study (and its preview) keeps present runs of a configured setup
-    (the data set with its configured encoder) at any seed.
+    (the data set with its configured encoder) at any seed. The rules tag each run's file with
+    these keys (``run_keys``), in :func:`optimisation_run_files` order.
     """
     runs = study_runs(config, study)
     known = {(r["encoder"], r["dataset"], r["seed"]) for r in runs}
@@ -199,15 +196,6 @@ def optimisation_run_files(config: dict, study: str, artefact: str) -> list[str]
     """Paths of one artefact (trace.parquet, summary.json) for every run of a study's tables."""
     return [
         paths.optimisation_run_file(artefact, study, r["encoder"], r["dataset"], r["seed"])
-        for r in table_runs(config, study)
-    ]
-
-
-def run_keys(config: dict, study: str) -> list[dict[str, Any]]:
-    """The keys that tag each run's file in tables and figures, in
-    :func:`optimisation_run_files` order."""
-    return [
-        {"encoder": r["encoder"], "dataset": r["dataset"], "seed": r["seed"]}
         for r in table_runs(config, study)
     ]
 
