@@ -31,7 +31,7 @@ def main(snakemake):
     # Holm family, as on the study's page, then its guard
     families = studies.claim_families(tables)
     run = {name.split("_")[0] for name in tables}
-    table = check_claims(measured, run, None, [(f.values, f.claims, f.name) for f in families])
+    table = check_claims(measured, run, [(f.values, f.claims, f.name) for f in families])
     for family in families:
         table = family.guard(table)
     if snakemake.params.get("preview"):  # a preview's claims: results/preview/ as the main study

@@ -10,8 +10,9 @@ import yaml
 from test_workflow_parse import WRAPPER
 
 from isotropy import costs, estimate
+from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.studies import extensions as extensions_spec
-from isotropy.verdicts.claims import CLAIM_VERDICTS, EXTENSION_CLAIMS
+from isotropy.verdicts.claims import CLAIM_VERDICTS
 
 ROOT = tiny_workflow.ROOT
 TINY_EXTENSIONS = ROOT / "config" / "extensions_tiny.yaml"

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import seed_simulator as sim
 
+from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.summaries import correlation_table
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.claims import (
@@ -150,7 +151,7 @@ def test_no_claim_verdict_of_the_main_study_moves_when_other_studies_join():
     ]
     extension = pd.DataFrame(values, columns=["claim", "setup", "seed", "value"])
     crowded = pd.concat([main, pd.DataFrame(istar_rows())], ignore_index=True)
-    beside = check_claims(crowded, {"main", "istar"}, extension)
+    beside = check_claims(crowded, {"main", "istar"}, [(extension, EXTENSION_CLAIMS, "extensions")])
     pd.testing.assert_frame_equal(_main_rows(alone, "claim"), _main_rows(beside, "claim"))
     assert "Holm over the 1 tests of Mickus et al. 2024 · main" in rises["note"].item()
     note = beside[(beside["claim"] == "silhouette_rises") & (beside["setup"] == "s")]["note"]
@@ -169,7 +170,7 @@ def test_an_extension_row_reads_the_same_verdict_on_its_page_and_the_claims_page
         [(claim, setup, s, v) for setup, vs in values.items() for s, v in enumerate(vs)],
         columns=["claim", "setup", "seed", "value"],
     )
-    own = check_seed_claims(per_seed).set_index(["claim", "setup"])
+    own = check_seed_claims(per_seed, EXTENSION_CLAIMS, "extensions").set_index(["claim", "setup"])
     # a family of two: Holm 1 × 0.030 for the larger p, so supported on its own page
     assert own.loc[(claim, "toy/marginal"), "verdict"] == SUPPORTED
     noisy = pd.DataFrame(
@@ -186,7 +187,8 @@ def test_an_extension_row_reads_the_same_verdict_on_its_page_and_the_claims_page
             for k in range(10)
         ]
     )
-    page = check_claims(noisy, {"main"}, per_seed).set_index(["claim", "setup"])
+    page = check_claims(noisy, {"main"}, [(per_seed, EXTENSION_CLAIMS, "extensions")])
+    page = page.set_index(["claim", "setup"])
     rows = [(claim, setup) for setup in values]
     assert list(page.loc[rows, "verdict"]) == list(own.loc[rows, "verdict"])
     assert list(page.loc[rows, "note"]) == list(own.loc[rows, "note"])
@@ -379,7 +381,8 @@ def test_the_readme_and_docs_answers_read_the_claims_pages_verdicts():
     seeds, _ = answers.load()
     own = answers.claims_table(seeds).set_index(["claim", "setup"])["verdict"]
     values = results.claim_values(seeds)
-    page = mark_undecided(check_claims(main_measured(), {"main"}, values), values)
+    family = [(values, EXTENSION_CLAIMS, "extensions")]
+    page = mark_undecided(check_claims(main_measured(), {"main"}, family), values)
     page = guard_heldout_claims(page, seeds)  # as the claims page's hook (extensions/spec.py)
     shared = page[page["study"] == "extensions"].set_index(["claim", "setup"])["verdict"]
     assert len(own) > 10

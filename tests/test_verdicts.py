@@ -277,6 +277,7 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     a stand-in)."""
     import yaml
 
+    from isotropy import studies
     from isotropy.verdicts.claims import check_claims
     from isotropy.verdicts.comparison import compare, read_published
     from isotropy.verdicts.measurements import measure
@@ -300,7 +301,10 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     }
     tables = {name: pd.read_csv(golden / path) for name, path in files.items()}
     measured = measure(
-        tables, config_subset(config), StandIns(**describe_stand_ins(config, "/mirror"))
+        tables,
+        config_subset(config),
+        StandIns(**describe_stand_ins(config, "/mirror")),
+        studies.table_measures(),
     )
     table = compare(read_published(), measured, {"main", "glue", "geometry", "istar"})
     lid = table[(table["quantity"] == "lid_cosine") & (table["verdict"] != T.NOT_RUN)]

@@ -11,6 +11,12 @@ from isotropy import costs, paths
 from isotropy.geometry import cost
 from isotropy.readers.sts import STS_DATASETS
 from isotropy.studies.record import StudySpec
+from isotropy.verdicts.measurements import (
+    classification_measurements,
+    cosine_measurements,
+    lid_measurements,
+    sts_measurements,
+)
 from isotropy.workflow import inputs
 from isotropy.workflow.config import setting
 from isotropy.workflow.targets import geometry_models
@@ -112,6 +118,14 @@ STUDIES = (
         job_costs=cost.JOB_COSTS,
         describe=describe,
         verdict_inputs=verdict_inputs,
+        measures={
+            "geometry_classification": lambda table, config, stand: classification_measurements(
+                table, config
+            ),
+            "geometry_lid": lid_measurements,
+            "geometry_cosine": cosine_measurements,
+            "geometry_sts": sts_measurements,
+        },
         gpu_rules=(
             "geometry_token_embeddings",
             "geometry_sentence_embeddings",

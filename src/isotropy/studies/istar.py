@@ -21,6 +21,7 @@ from isotropy.istar import study as istar_study
 from isotropy.logs import duration
 from isotropy.readers.tasks import TASKS
 from isotropy.studies.record import StudySpec
+from isotropy.verdicts.measurements import istar_measurements
 
 RULES = "rules/istar.smk"
 # (training, validation) rows of the tasks (GLUE, SST-5, SQuAD v1.1's published sizes).
@@ -159,6 +160,7 @@ STUDIES = (
         job_costs={"finetune": job_seconds},
         describe=costs.paced(estimate, "istar"),
         verdict_inputs=verdict_inputs,
+        measures={"istar_runs": lambda table, config, stand: istar_measurements(table, config)},
         gpu_rules=("finetune",),
     ),
     StudySpec(

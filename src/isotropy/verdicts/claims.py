@@ -41,10 +41,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.rajaee_cls.results import claim_values as cls_claim_values
+from isotropy.published import SeedClaim
 from isotropy.statistics import fisher_z
 from isotropy.verdicts.families import holm_by_family, study_family
-from isotropy.verdicts.learning import guard_cls_claims
 from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT
 from isotropy.verdicts.standins import ON_STAND_IN, states_a_number
 from isotropy.verdicts.tolerances import (
@@ -347,15 +346,13 @@ def _settle(claim: Claim, measured: pd.Series, p_claim: float, p_other: float) -
 def check_claims(
     measured: pd.DataFrame,
     studies: set[str],
-    seed_claims: pd.DataFrame | None = None,
-    other_families: Sequence[tuple[pd.DataFrame, list[SeedClaim], str]] = (),
+    families: Sequence[tuple[pd.DataFrame, Sequence[SeedClaim], str]] = (),
 ) -> pd.DataFrame:
     """Every claim judged on the measurements (``studies``: the studies this run has results of).
-    ``seed_claims``: the extension study's per-seed claim values (claim, setup, seed, value;
-    :func:`isotropy.extensions.results.claim_values`) when the run has them; ``other_families``:
-    more per-seed claims as (values, claims, study), e.g. the Rajaee CLS study's. Each study's
-    tested rows are settled as its own family (:func:`settle_family`), so no row's verdict
-    depends on what else the page holds."""
+    ``families``: the studies' own per-seed claims as (values: claim, setup, seed, value;
+    claims; study), e.g. the extension and Rajaee CLS studies' (their records'
+    ``claim_family``). Each study's tested rows are settled as its own family
+    (:func:`settle_family`), so no row's verdict depends on what else the page holds."""
     rows: list[dict] = []
     tests: list[tuple] = []
     for study in dict.fromkeys(c.study for c in CLAIMS):
@@ -372,9 +369,6 @@ def check_claims(
             for claim in claims:
                 found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
                 _claim_row(claim, setup, found, rows, tests)
-    families = list(other_families)
-    if seed_claims is not None:  # the extension study's rows: their own family, as on its page
-        families.insert(0, (seed_claims, EXTENSION_CLAIMS, "extensions"))
     for values, seed_claims_of, study in families:
         more_rows, more_tests = seed_claim_rows(values, seed_claims_of, study)
         tests += [(len(rows) + index, *rest) for index, *rest in more_tests]
@@ -562,109 +556,8 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# The main paper's open questions (the extension study, isotropy.extensions): each claim is a
-# direction judged per seed — it holds in every seed, or a one-sided sign test over the seeds
-# says so — so that it plugs into any judgement over seeds (judge_seeds is the one place).
-SIGN_TEST_ALPHA = 0.05
-
-
-@dataclass(frozen=True)
-class SeedClaim:
-    """A claim about a per-seed value's direction: ``above`` or ``below`` ``bound``.
-
-    ``scope`` ``each setup`` judges every setup on its own (one row each); ``any setup`` is an
-    existence claim ("need not", "not necessarily"): one row, supported when some setup holds
-    by the test over its seeds, not supported when every setup goes the other way."""
-
-    name: str
-    statement: str
-    direction: str
-    paper: str
-    bound: float = 0.0
-    scope: str = "each setup"
-
-
-_OPEN = "Mickus et al. 2024, Limitations"
-EXTENSION_CLAIMS = [
-    SeedClaim(
-        "criteria_same_optimum",
-        "the criterion (oriented: higher = better clusters) is at its best at the recorded update"
-        " where the silhouette is: |update of its optimum - update of the silhouette's| < 1,"
-        " over the layouts the linear head's optimisation visits (the criterion is not itself"
-        " optimised)",
-        "below",
-        f"{_OPEN} (choice of objectives: 'imply the same optimum layout as Equation 4')",
-        bound=1.0,
-    ),
-    SeedClaim(
-        "deep_output_anisotropic",
-        "a deep head's output embeddings (its top hidden layer, input of its linear classifier)"
-        " become less isotropic over the optimisation (IsoScore last - step 0 < 0)",
-        "below",
-        f"{_OPEN} (deep classifiers: output embeddings 'would tend to be anisotropic')",
-    ),
-    SeedClaim(
-        "anisotropy_spreads_down",
-        "anisotropy reaches every layer below the top, to some extent: each lower hidden"
-        " layer's and the table's IsoScore falls, by any amount (largest change < 0)",
-        "below",
-        f"{_OPEN} (deep classifiers: 'spread to bottom layers to some extent')",
-    ),
-    SeedClaim(
-        "triplet_need_not_be_anisotropic",
-        "triplet training does not necessarily make the table anisotropic: in at least one"
-        " setup the table's IsoScore does not fall (last - step 0 > 0) by the test over seeds;"
-        " not supported = every setup falls (no such setup here, which cannot refute 'need not')",
-        "above",
-        "Mickus et al. 2024, appendix B ('does not entail ... will necessarily develop"
-        " anisotropic representations')",
-        scope="any setup",
-    ),
-    SeedClaim(
-        "heldout_isoscore_follows",
-        "fine-tuned end to end until the stated convergence (or max_epochs), the held-out"
-        " sentences' IsoScore falls, the trained items' direction in the paper's argument"
-        " (last epoch - epoch 0 < 0)",
-        "below",
-        f"{_OPEN} (idealised conditions: 'trained until convergence on held out data')",
-    ),
-    SeedClaim(
-        "heldout_silhouette_follows",
-        "fine-tuned end to end until the stated convergence (or max_epochs), the held-out"
-        " sentences' silhouette rises, the trained items' direction in the paper's argument"
-        " (last epoch - epoch 0 > 0)",
-        "above",
-        f"{_OPEN} (idealised conditions: 'trained until convergence on held out data')",
-    ),
-]
-
-
-def judge_seeds(
-    values, direction: str, bound: float = 0.0, alpha: float = SIGN_TEST_ALPHA
-) -> tuple[str, str]:
-    """(verdict, note) of a per-seed direction: supported when every seed lies beyond ``bound``
-    in ``direction`` or a one-sided sign test says so (p < alpha), not supported when every seed
-    or the sign test says the other way, inconsistent across seeds otherwise; one seed is not
-    judged, none is not run. A seed on the bound counts against the claim."""
-    from scipy.stats import binomtest
-
-    if direction not in ("above", "below"):
-        raise ValueError(f"direction must be 'above' or 'below', got {direction!r}")
-    x = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
-    n = int(x.size)
-    if n == 0:
-        return NOT_RUN, "no finite per-seed value"
-    if n == 1:
-        return ONE_SEED, f"1 seed: {x[0]:.4g}"
-    holds = int(((x > bound) if direction == "above" else (x < bound)).sum())
-    p_for = binomtest(holds, n, 0.5, alternative="greater").pvalue
-    p_against = binomtest(n - holds, n, 0.5, alternative="greater").pvalue
-    note = f"{holds}/{n} seeds {direction} {bound:g}; sign test p = {p_for:.3g}"
-    if holds == n or p_for < alpha:
-        return SUPPORTED, note
-    if holds == 0 or p_against < alpha:
-        return NOT_SUPPORTED, note
-    return INCONSISTENT_SEEDS, note
+# Per-seed claims (isotropy.published.SeedClaim, a study's own): a direction judged per seed, as
+# the page's directions are (seed_claim_rows).
 
 
 def judge_any_setup(verdicts: list[str]) -> str:
@@ -684,7 +577,7 @@ def judge_any_setup(verdicts: list[str]) -> str:
 
 
 def seed_claim_rows(
-    per_seed: pd.DataFrame, claims: list[SeedClaim], study: str
+    per_seed: pd.DataFrame, claims: Sequence[SeedClaim], study: str
 ) -> tuple[list[dict], list[tuple]]:
     """Rows of per-seed direction claims (columns claim, setup, seed, value) and their tests,
     judged as the page's directions are: every seed the claimed way and a one-sided t-test over
@@ -729,7 +622,7 @@ def seed_claim_rows(
     return rows, tests
 
 
-def collapse_any_setup(rows: list[dict], claims: list[SeedClaim]) -> list[dict]:
+def collapse_any_setup(rows: list[dict], claims: Sequence[SeedClaim]) -> list[dict]:
     """The settled per-setup rows of each ``any setup`` claim as its one row (after
     :func:`settle_family`, so each setup's test is Holm-adjusted with the page's others): the
     verdict by :func:`judge_any_setup`, measured the largest setup mean for ``above``, the
@@ -760,7 +653,7 @@ def collapse_any_setup(rows: list[dict], claims: list[SeedClaim]) -> list[dict]:
 
 
 def check_seed_claims(
-    per_seed: pd.DataFrame, claims: list[SeedClaim] = EXTENSION_CLAIMS, study: str = "extensions"
+    per_seed: pd.DataFrame, claims: Sequence[SeedClaim], study: str
 ) -> pd.DataFrame:
     """Every claim judged per setup on per-seed values (columns claim, setup, seed, value), as
     a page of its own: Holm over its tested rows (:func:`seed_claim_rows`). Rows in
@@ -770,57 +663,6 @@ def check_seed_claims(
     settle_family(rows, tests)
     rows = collapse_any_setup(rows, claims)
     return pd.DataFrame(rows, columns=COLUMNS)
-
-
-# The Rajaei & Sheikhi slides' two CLS claims (the cluster method on CLS inside fine-tuning),
-# judged on the per-seed values of isotropy.rajaee_cls.results.claim_values.
-_SLIDES = 'Rajaei & Sheikhi 2020, slides "Isotropic Word Representation in BERT", fine-tuning'
-CLS_CLAIMS = [
-    SeedClaim(
-        "cls_method_cannot_raise_isotropy",
-        "fine-tuning with the cluster-based method on the CLS states does not raise the "
-        "fine-tuned model's last-layer CLS isotropy (log10 I(W) with - without the method < 0)",
-        "below",
-        f"{_SLIDES} (CLS isotropy per layer after 2 epochs)",
-    ),
-    SeedClaim(
-        "cls_already_zero_mean",
-        "CLS states are already zero-mean: at every layer the norm of the mean CLS state is "
-        "below the norm of the mean token state (log10 of the largest ratio over layers < 0)",
-        "below",
-        f"{_SLIDES} (why centring the CLS states changes little)",
-    ),
-]
-
-
-# The slides fine-tune BERT-base; any other model is a stand-in, said in every CLS claim row.
-CLS_SLIDES_MODELS = ("bert",)
-
-
-def cls_stand_in(models: Sequence[str]) -> str | None:
-    """The note every CLS claim row carries when a model is not the slides' (None when none)."""
-    others = [m for m in dict.fromkeys(models) if m not in CLS_SLIDES_MODELS]
-    return f"stand-in: {', '.join(others)} for the slides' BERT-base" if others else None
-
-
-def with_cls_stand_in(table: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:
-    """``table`` with the stand-in note (:func:`cls_stand_in`) on its CLS claim rows."""
-    stand_in = cls_stand_in(models)
-    if stand_in:
-        rows = table["study"] == "rajaee_cls"
-        notes = table.loc[rows, "note"].fillna("").astype(str)
-        judged = f"judged on a {stand_in}"  # a direction on a stand-in: said in its verdict
-        table.loc[rows, "note"] = [f"{n}; {judged}" if n else judged for n in notes]
-    return table
-
-
-def check_cls_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
-    """The two CLS claims on a page of their own (rule rajaee_cls_tables), one row per claim ×
-    setup (:data:`COLUMNS`), the stand-in named in every row's note; on the claims page they
-    form the same family (:func:`check_claims` with ``other_families``)."""
-    table = check_seed_claims(cls_claim_values(runs, layers), CLS_CLAIMS, study="rajaee_cls")
-    table = guard_cls_claims(table, runs)  # a model that did not learn is not judged
-    return with_cls_stand_in(table, list(runs["model"]))
 
 
 def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:

@@ -463,22 +463,6 @@ def comparison_markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def compare_results(
-    tables: Mapping[str, pd.DataFrame | None],
-    config: Mapping[str, Any],
-    stand: Any,
-    published: pd.DataFrame | None = None,
-    studies: set[str] | None = None,
-) -> pd.DataFrame:
-    """Measure this run's tables once and set every published number beside them."""
-    from isotropy.verdicts.measurements import measure
-
-    measured = measure(tables, config, stand)
-    if studies is None:
-        studies = {name.split("_")[0] for name, table in tables.items() if table is not None}
-    return compare(read_published() if published is None else published, measured, studies)
-
-
 PUBLISHED_VALUES = Path(__file__).resolve().parents[3] / "config" / "published_values.csv"
 PUBLISHED_COLUMNS = [
     "paper",

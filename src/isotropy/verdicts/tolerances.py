@@ -312,15 +312,15 @@ def _under_both(readings: list[tuple[str, Judged]]) -> Judged:
     head = "the paper does not say which statistic it printed; judged under both readings: "
     texts = "; ".join(f"{words}: {j.text}" for words, j in readings)
     judged = [j for _, j in readings]
-    if all(j.test is not None for j in judged):
-        tests = [j.test for j in judged]
+    tests = [j.test for j in judged if j.test is not None]
+    if len(tests) == len(judged):
         test = eq.Equivalence(
-            min(t.low for t in tests),  # type: ignore[union-attr]
-            max(t.high for t in tests),  # type: ignore[union-attr]
-            max(t.p_agree for t in tests),  # type: ignore[union-attr]
-            max(t.p_differ for t in tests),  # type: ignore[union-attr]
-            tests[0].band_low,  # type: ignore[union-attr]
-            tests[0].band_high,  # type: ignore[union-attr]
+            min(t.low for t in tests),
+            max(t.high for t in tests),
+            max(t.p_agree for t in tests),
+            max(t.p_differ for t in tests),
+            tests[0].band_low,
+            tests[0].band_high,
         )
         return Judged(None, head + texts, judged[0].ours, test)
     verdicts = {j.verdict or INCONCLUSIVE for j in judged}
@@ -423,7 +423,9 @@ def judge(
         judged = judge_equivalence(
             kind, measured, paper, declared, unit=unit, paper_n=paper_n, paper_k=argument
         )
-        return (judged.verdict or settle(judged.test)), judged.text  # type: ignore[arg-type]
+        if judged.test is None:  # no test left: its verdict is final
+            return str(judged.verdict), judged.text
+        return judged.verdict or settle(judged.test), judged.text
     if kind == "relative":
         close = defined and abs(ours - paper) <= argument * abs(paper)
         return (AGREES if close else DIFFERS), f"±{argument:.0%}"
