@@ -26,7 +26,7 @@ from isotropy.verdicts.claims import (
     check_claims,
     claims_markdown,
 )
-from isotropy.verdicts.measurements import load_tables, measure
+from isotropy.verdicts.measurements.run import load_tables, measure
 from isotropy.verdicts.standins import StandIns
 from isotropy.workflow.config import with_sources
 

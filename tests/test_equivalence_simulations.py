@@ -31,7 +31,8 @@ from isotropy.verdicts.comparison import (
     comparison_markdown,
     read_published,
 )
-from isotropy.verdicts.measurements import measure, measurement
+from isotropy.verdicts.measurements.rows import measurement
+from isotropy.verdicts.measurements.run import measure
 from isotropy.verdicts.standins import StandIns
 
 ALPHA = eq.ALPHA

@@ -25,8 +25,10 @@ from isotropy.verdicts.claims import (
     mark_undecided,
 )
 from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
-from isotropy.verdicts.measurements import measure, measurement, spread_test
 from isotropy.verdicts.measurements.optimisation import _spread_row
+from isotropy.verdicts.measurements.rows import measurement
+from isotropy.verdicts.measurements.run import measure
+from isotropy.verdicts.measurements.seeds import spread_test
 from isotropy.verdicts.standins import StandIns
 
 PROTOCOL = {"main": {"metric_stride": 1, "updates": 1000}}

@@ -16,7 +16,7 @@ from scipy import stats
 
 import isotropy.verdicts
 from isotropy.verdicts import tolerances as T
-from isotropy.verdicts.measurements import istar_measurements
+from isotropy.verdicts.measurements.istar import istar_measurements
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -280,7 +280,7 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     from isotropy import studies
     from isotropy.verdicts.claims import check_claims
     from isotropy.verdicts.comparison import compare, read_published
-    from isotropy.verdicts.measurements import measure
+    from isotropy.verdicts.measurements.run import measure
     from isotropy.verdicts.standins import StandIns, describe_stand_ins
     from isotropy.workflow.config import deep_merge, with_sources
     from isotropy.workflow.inputs import config_subset

@@ -11,12 +11,8 @@ from isotropy import costs, paths
 from isotropy.geometry import cost
 from isotropy.readers.sts import STS_DATASETS
 from isotropy.studies.record import StudySpec
-from isotropy.verdicts.measurements import (
-    classification_measurements,
-    cosine_measurements,
-    lid_measurements,
-    sts_measurements,
-)
+from isotropy.verdicts.measurements.cai import cosine_measurements, lid_measurements
+from isotropy.verdicts.measurements.sts import classification_measurements, sts_measurements
 from isotropy.workflow import inputs
 from isotropy.workflow.config import setting
 from isotropy.workflow.targets import geometry_models

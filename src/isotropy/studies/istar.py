@@ -21,7 +21,7 @@ from isotropy.istar import study as istar_study
 from isotropy.logs import duration
 from isotropy.readers.tasks import TASKS
 from isotropy.studies.record import StudySpec
-from isotropy.verdicts.measurements import istar_measurements
+from isotropy.verdicts.measurements.istar import istar_measurements
 
 RULES = "rules/istar.smk"
 # (training, validation) rows of the tasks (GLUE, SST-5, SQuAD v1.1's published sizes).

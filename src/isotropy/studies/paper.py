@@ -10,7 +10,7 @@ from isotropy import paths
 from isotropy.studies import embedding_cost
 from isotropy.studies import paper_cost as cost
 from isotropy.studies.record import StudySpec
-from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
+from isotropy.verdicts.measurements.optimisation import CORRELATION_TABLES, COUNT_TABLES
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 

@@ -43,7 +43,7 @@ class StudySpec:
     SLURM profile lists them), ``check``: a configuration problem that stops its estimate
     (None: none), and ``measures``: what measures each of its judged tables (input name ->
     function of the table, the configuration and the stand-ins, returning rows of
-    :func:`isotropy.verdicts.measurements.measurement`), beside the verdict engine's own."""
+    :func:`isotropy.verdicts.measurements.rows.measurement`), beside the verdict engine's own."""
 
     name: str
     section: str | None

@@ -44,7 +44,7 @@ from scipy import stats
 from isotropy.published import SeedClaim
 from isotropy.statistics import fisher_z
 from isotropy.verdicts.families import holm_by_family, study_family
-from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT
+from isotropy.verdicts.measurements.seeds import SEED_SPREAD_LIMIT
 from isotropy.verdicts.standins import ON_STAND_IN, states_a_number
 from isotropy.verdicts.tolerances import (
     ALPHA,

@@ -445,7 +445,7 @@ def judge_measurement(
     paper_n: float = math.nan,
     unit: str = "",
 ) -> tuple[str, str]:
-    """:func:`judge` of one row of :func:`isotropy.verdicts.measurements.measure`'s table."""
+    """:func:`judge` of one row of :func:`isotropy.verdicts.measurements.run.measure`'s table."""
     number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
     return judge(
         spec,
