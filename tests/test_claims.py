@@ -34,7 +34,9 @@ from isotropy.workflow.config import with_sources
 def judged(tables: dict, study: str) -> list[dict]:
     """The claim rows of one study, measured from ``tables`` as the rules do."""
     measured = measure(tables, {}, StandIns(), studies.table_measures())
-    table = check_claims(measured, {name.split("_")[0] for name in tables})
+    table = check_claims(
+        measured, {name.split("_")[0] for name in tables}, studies.measured_claims()
+    )
     return table[table["study"] == study].to_dict("records")
 
 
@@ -55,7 +57,11 @@ def check_results(*, traces, correlations, run_keys) -> pd.DataFrame:
     inputs = {f"{study}_traces": paths for study, paths in traces.items()}
     inputs.update({f"{study}_correlations": path for study, path in correlations.items()})
     tables = load_tables(inputs, run_keys)
-    return check_claims(measure(tables, {}, StandIns()), {name.split("_")[0] for name in tables})
+    return check_claims(
+        measure(tables, {}, StandIns()),
+        {name.split("_")[0] for name in tables},
+        studies.measured_claims(),
+    )
 
 
 def synthetic_traces(
@@ -455,9 +461,11 @@ def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
         "main_correlations": correlation_table(traces, by=["encoder", "dataset"]),
     }
     measured = measure(tables, {}, StandIns())
-    page = check_claims(measured, {"main"}, [(per_seed, EXTENSION_CLAIMS, "extensions")])
+    page = check_claims(
+        measured, {"main"}, studies.measured_claims(), [(per_seed, EXTENSION_CLAIMS, "extensions")]
+    )
     tested = page["note"].astype(str).str.contains("Holm over")
-    main_only = check_claims(measured, {"main"})
+    main_only = check_claims(measured, {"main"}, studies.measured_claims())
     n_main = int(main_only["note"].astype(str).str.contains("Holm over").sum())
     assert n_main > 0 and int(tested.sum()) == n_main + 3
     extension = page[page["study"] == "extensions"].set_index("setup")

@@ -552,7 +552,11 @@ def test_claims_and_comparison_read_one_measurement():
         ]
     )
     measured = measure({"main_correlations": correlations}, {}, StandIns())
-    claims = check_claims(measured, {"main"}).query("study == 'main'").set_index("claim")
+    claims = (
+        check_claims(measured, {"main"}, studies.measured_claims())
+        .query("study == 'main'")
+        .set_index("claim")
+    )
     table = C.compare(read_published(), measured, {"main"})
     pearson = table[
         (table["quantity"] == "pearson_r") & (table["setup"] == "miniLM/polarity")

@@ -17,6 +17,7 @@ from test_comparison import compare_results
 from test_rajaee_cls import _tables
 from test_verdicts import istar_runs
 
+from isotropy import studies
 from isotropy.extensions import results
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.rajaee_cls import results as cls_results
@@ -105,7 +106,9 @@ def test_a_chance_level_cls_run_is_not_judged_on_the_claims_page():
     runs, layers = _cls_runs(CHANCE)
     family = [(cls_results.claim_values(runs, layers), cls_record.CLAIMS, "rajaee_cls")]
     empty = pd.DataFrame(columns=["study", "quantity", "setup"])
-    page = cls_record.guard_claims(check_claims(empty, set(), family), runs)
+    page = cls_record.guard_claims(
+        check_claims(empty, set(), studies.measured_claims(), family), runs
+    )
     assert set(page.loc[page["study"] == "rajaee_cls", "verdict"]) == {NOT_LEARNED}
 
 
@@ -144,12 +147,14 @@ def _istar(accuracy: float) -> pd.DataFrame:
 def test_istar_rows_of_a_model_that_did_not_learn_are_not_judged():
     """SST-2's dev majority 50.9%: a grid at chance reads not judged on both pages."""
     measured = pd.DataFrame(istar_measurements(_istar(0.51), {}))
-    claims = check_claims(measured, {"istar"})
+    claims = check_claims(measured, {"istar"}, studies.measured_claims())
     assert set(claims.loc[claims["study"] == "istar", "verdict"]) == {NOT_LEARNED}
     table = compare(read_published(), measured, {"istar"})
     ours = table[table["setup"].astype(str).str.startswith("m/t")]
     assert len(ours) == 2 and set(ours["verdict"]) == {NOT_LEARNED}
-    judged = check_claims(pd.DataFrame(istar_measurements(_istar(0.85), {})), {"istar"})
+    judged = check_claims(
+        pd.DataFrame(istar_measurements(_istar(0.85), {})), {"istar"}, studies.measured_claims()
+    )
     assert NOT_LEARNED not in set(judged["verdict"])
 
 

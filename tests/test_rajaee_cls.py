@@ -17,7 +17,7 @@ import torch
 import yaml
 from tiny_bert import SMALL, sentiment_table
 
-from isotropy import costs, estimate, metrics, paths
+from isotropy import costs, estimate, metrics, paths, studies
 from isotropy.finetune.features import load_model_and_tokenizer
 from isotropy.finetune.head import head_input_module, transform_head_input
 from isotropy.finetune.settings import TrainingSettings, check_run
@@ -186,7 +186,7 @@ def test_the_cls_claims_join_the_claims_pages_holm_family():
     runs, layers = _tables([5e-5, 2e-5, 8e-5, 4e-5, 6e-5], cls_mean=0.5)
     family = [(cls_claim_values(runs, layers), rajaee_spec.CLAIMS, "rajaee_cls")]
     empty = pd.DataFrame(columns=["study", "quantity", "setup"])
-    page = check_claims(empty, set(), family)
+    page = check_claims(empty, set(), studies.measured_claims(), family)
     cls_rows = page[page["study"] == "rajaee_cls"]
     assert len(cls_rows) == 2 and cls_rows["note"].str.contains("Holm over the 2 tests").all()
     alone = rajaee_spec.check_claims(runs, layers)

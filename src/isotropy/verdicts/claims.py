@@ -34,7 +34,7 @@ size (Simpson: per-seed r −0.15, pooled −0.997) is flagged beside the pooled
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,7 +44,6 @@ from scipy import stats
 from isotropy.published import SeedClaim
 from isotropy.statistics import fisher_z
 from isotropy.verdicts.families import holm_by_family, study_family
-from isotropy.verdicts.measurements.seeds import SEED_SPREAD_LIMIT
 from isotropy.verdicts.standins import ON_STAND_IN, states_a_number
 from isotropy.verdicts.tolerances import (
     ALPHA,
@@ -91,11 +90,6 @@ CLAIM_VERDICTS = (
     STAND_IN,
     NOT_RUN,
 )
-SPEARMAN_LIMIT = -0.998  # Mickus et al. §3.2: ρ "always below −0.998"
-GLUE_SPEARMAN_LIMIT = -0.5  # appendix A: "strongly negative", its bounds lost from our copy
-# Mickus et al. §3.2 prints r from −0.808 (polarity) to −0.978 (supersense): "strongly
-# negative" at the paper's own level is below −0.8, its weakest value to one decimal
-PEARSON_LIMIT = -0.8
 # A pooled correlation this far (in r) outside its seeds' range summarises none of them
 SIMPSON_GAP = 0.05
 
@@ -113,125 +107,6 @@ class Claim:
     rule: str = "value"  # direction, every_run, seeds, value (module docstring)
     neutral: float = 0.0  # the quantity's no-change point (a bound there is a direction)
     test: str = ""  # the test over seeds in words (rule seeds)
-
-
-def _optimisation(
-    study: str, curves: str, correlation: str, seeds: str, rho: float, r: tuple[float, str]
-) -> list[Claim]:
-    """The five claims of one optimisation study; ``r``: the Pearson level and its source."""
-    return [
-        Claim(
-            "silhouette_rises",
-            study,
-            "silhouette_change",
-            "silhouette rises over training (last step − step 0) in every seed",
-            "above:0",
-            curves,
-            "direction",
-        ),
-        Claim(
-            "isoscore_falls",
-            study,
-            "isoscore_change",
-            "IsoScore falls over training (last step − step 0) in every seed",
-            "below:0",
-            curves,
-            "direction",
-        ),
-        Claim(
-            "spearman_strongly_negative",
-            study,
-            "spearman_rho",
-            f"Spearman ρ between IsoScore and silhouette is below {rho:g} in every seed",
-            f"below:{rho}",
-            correlation,
-            "every_run",
-        ),
-        Claim(
-            "pearson_negative",
-            study,
-            "pearson_r",
-            f"Pearson r between IsoScore and silhouette is below {r[0]:g} in every seed ({r[1]})",
-            f"below:{r[0]}",
-            correlation,
-            "direction",
-        ),
-        Claim(
-            "seeds_agree",
-            study,
-            "seed_spread",
-            "the spread across seeds is negligible against the change (std of the final "
-            f"IsoScore and silhouette below {SEED_SPREAD_LIMIT:g} of its mean change)",
-            f"seeds_below:{SEED_SPREAD_LIMIT}",
-            seeds,
-            "seeds",
-            test="confidence bounds of std / |mean change| (chi-square, t) over "
-            "{seeds} seeds, both metrics",
-        ),
-    ]
-
-
-CLAIMS = [
-    *_optimisation(
-        "main",
-        "Mickus et al. 2024, §3 and Figure 2",
-        "Mickus et al. 2024, §3.2 (ρ always below −0.998)",
-        "Mickus et al. 2024, §3",
-        SPEARMAN_LIMIT,
-        (PEARSON_LIMIT, "the paper's own level: its weakest printed r, −0.808, to one decimal"),
-    ),
-    *_optimisation(
-        "glue",
-        "Mickus et al. 2024, appendix A, Figure 4",
-        "Mickus et al. 2024, appendix A, Table 3 (strongly negative; our reading −0.5)",
-        "Mickus et al. 2024, §3 / appendix A",
-        GLUE_SPEARMAN_LIMIT,
-        (GLUE_SPEARMAN_LIMIT, "our reading of 'strongly negative', its bounds lost from our copy"),
-    ),
-    Claim(
-        "negative_lambda_lowers_isoscore",
-        "istar",
-        "istar_isoscore_change",
-        "I-STAR with this negative λ gives lower IsoScore* than no regulariser (over seeds, "
-        "Holm over the study's family)",
-        "seeds_below:0",
-        "Rudman & Eickhoff 2024, Figure 5",
-        "seeds",
-    ),
-    Claim(
-        "negative_lambda_improves_task",
-        "istar",
-        "istar_metric_gain",
-        "I-STAR with this negative λ scores higher on the task than no regulariser (over "
-        "seeds, Holm over the study's family)",
-        "seeds_above:0",
-        "Rudman & Eickhoff 2024, Figure 6",
-        "seeds",
-    ),
-    Claim(
-        "cluster_based_raises_isotropy",
-        "geometry",
-        "sts_isotropy_ratio",
-        "the cluster-based method raises isotropy I(W) over the raw embeddings (ratio)",
-        "above:1",
-        "Rajaei & Sheikhi 2020 slides, before/after table (I(W))",
-        neutral=1.0,
-    ),
-    Claim(
-        "cluster_based_raises_sts",
-        "geometry",
-        "sts_spearman_gain",
-        "the cluster-based method raises STS Spearman correlation (×100) over the raw embeddings",
-        "above:0",
-        "Rajaei & Sheikhi 2020 slides, before/after table",
-    ),
-]
-ABSENT = {
-    "main": "the main study is not configured in this run",
-    "glue": "the glue study is not configured in this run",
-    "istar": "the I-STAR study is not part of this run (config studies)",
-    "geometry": "results/geometry/sts.csv is not part of this run (make the geometry study first)",
-}
 
 
 def _row(
@@ -346,27 +221,29 @@ def _settle(claim: Claim, measured: pd.Series, p_claim: float, p_other: float) -
 def check_claims(
     measured: pd.DataFrame,
     studies: set[str],
+    claims: Mapping[str, tuple[str, Sequence[Claim]]],
     families: Sequence[tuple[pd.DataFrame, Sequence[SeedClaim], str]] = (),
 ) -> pd.DataFrame:
     """Every claim judged on the measurements (``studies``: the studies this run has results of).
+    ``claims``: study -> (why its claims read not run when the run lacks it, its claims), in
+    the page's order (the studies' records: :func:`isotropy.studies.measured_claims`).
     ``families``: the studies' own per-seed claims as (values: claim, setup, seed, value;
     claims; study), e.g. the extension and Rajaee CLS studies' (their records'
     ``claim_family``). Each study's tested rows are settled as its own family
     (:func:`settle_family`), so no row's verdict depends on what else the page holds."""
     rows: list[dict] = []
     tests: list[tuple] = []
-    for study in dict.fromkeys(c.study for c in CLAIMS):
-        claims = [c for c in CLAIMS if c.study == study]
+    for study, (not_run, judged) in claims.items():
         ours = measured[measured["study"] == study]
-        measured_here = ours["quantity"].isin([c.quantity for c in claims])
+        measured_here = ours["quantity"].isin([c.quantity for c in judged])
         setups = sorted(set(ours.loc[measured_here, "setup"]))
-        absent = ABSENT[study] if study not in studies else ""
+        absent = not_run if study not in studies else ""
         if absent or not setups:
             note = absent or f"no results of the {study} study to measure"
-            rows += [_row(c, "all", math.nan, _threshold(c), NOT_RUN, note=note) for c in claims]
+            rows += [_row(c, "all", math.nan, _threshold(c), NOT_RUN, note=note) for c in judged]
             continue
         for setup in setups:
-            for claim in claims:
+            for claim in judged:
                 found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
                 _claim_row(claim, setup, found, rows, tests)
     for values, seed_claims_of, study in families:
