@@ -22,9 +22,9 @@ from isotropy.verdicts.claims import (
     SUPPORTED,
     check_claims,
     check_seed_claims,
-    claims_markdown,
     mark_undecided,
 )
+from isotropy.verdicts.claims_page import claims_markdown
 from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
 from isotropy.verdicts.measurements.optimisation import _spread_row
 from isotropy.verdicts.measurements.rows import measurement

@@ -33,7 +33,6 @@ import pandas as pd
 from isotropy.published import matches
 from isotropy.verdicts import declarations
 from isotropy.verdicts import equivalence as eq
-from isotropy.verdicts.claims import SIMPSON_MARK, simpson_flag
 from isotropy.verdicts.equivalence import Equivalence
 from isotropy.verdicts.families import STUDY_LABELS, family_name, holm_by_family
 from isotropy.verdicts.standins import ON_STAND_IN, states_a_number
@@ -49,6 +48,7 @@ from isotropy.verdicts.tolerances import (
     NOT_CONSISTENT,
     NOT_LEARNED,
     NOT_RUN,
+    SIMPSON_MARK,
     STAND_IN,
     VERDICTS,
     holds_bound,
@@ -58,6 +58,7 @@ from isotropy.verdicts.tolerances import (
     parse_tolerance,
     scale_of,
     settle,
+    simpson_flag,
 )
 
 COLUMNS = [

@@ -462,3 +462,24 @@ def judge_measurement(
         p_greater=number("p_greater"),
         scale=100.0 if "×100" in str(unit) else 1.0,
     )
+
+
+# A pooled correlation this far (in r) outside its seeds' range summarises none of them
+SIMPSON_GAP = 0.05
+SIMPSON_MARK = "⚠ pooled outside its seeds"
+
+
+def simpson_flag(pooled: float, per_seed: Sequence[float]) -> str:
+    """A warning when a pooled correlation lies more than :data:`SIMPSON_GAP` outside the range
+    of its seeds' values (the seeds' levels differ, so the pooled value describes none of them);
+    '' otherwise."""
+    seeds = [float(v) for v in per_seed if math.isfinite(float(v))]
+    if len(seeds) < 2 or not math.isfinite(pooled):
+        return ""
+    low, high = min(seeds), max(seeds)
+    if low - SIMPSON_GAP <= pooled <= high + SIMPSON_GAP:
+        return ""
+    return (
+        f"{SIMPSON_MARK}: pooled {pooled:+.3f}, per seed {low:+.3f} to {high:+.3f} (the seeds' "
+        "levels differ; the pooled value describes none of them)"
+    )
