@@ -1,8 +1,9 @@
 """Check the papers' claims on this run's results: results/claims.csv and results/claims.md.
 
 Thin entry point for rule ``check_claims``: the quantities are measured by
-:func:`isotropy.verdicts.measurements.measure` (the same function rule ``compare_with_papers``
-uses), the claims and their bounds are in :mod:`isotropy.verdicts.claims`.
+:func:`isotropy.verdicts.measurements.run.measure` (the same function rule ``compare_with_papers``
+uses), the claims and their bounds in the studies' records (:mod:`isotropy.studies`), judged by
+:mod:`isotropy.verdicts.claims`.
 """
 
 import logging
@@ -16,9 +17,9 @@ from isotropy.verdicts.claims import (
     NOT_SUPPORTED,
     SUPPORTED,
     check_claims,
-    claims_markdown,
 )
-from isotropy.verdicts.measurements import as_preview, load_tables, measure
+from isotropy.verdicts.claims_page import claims_markdown
+from isotropy.verdicts.measurements.run import as_preview, load_tables, measure
 from isotropy.verdicts.standins import StandIns
 
 
@@ -31,7 +32,8 @@ def main(snakemake):
     # Holm family, as on the study's page, then its guard
     families = studies.claim_families(tables)
     run = {name.split("_")[0] for name in tables}
-    table = check_claims(measured, run, None, [(f.values, f.claims, f.name) for f in families])
+    per_seed = [(f.values, f.claims, f.name) for f in families]
+    table = check_claims(measured, run, studies.measured_claims(), per_seed)
     for family in families:
         table = family.guard(table)
     if snakemake.params.get("preview"):  # a preview's claims: results/preview/ as the main study

@@ -5,13 +5,14 @@ from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 from isotropy.rajaee_cls.results import collect
-from isotropy.verdicts.claims import check_cls_claims, claims_markdown
+from isotropy.studies.rajaee_cls import check_claims
+from isotropy.verdicts.claims_page import claims_markdown
 
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
     runs, layers = collect(list(snakemake.input.metrics), list(snakemake.params.runs))
-    claims = check_cls_claims(runs, layers)
+    claims = check_claims(runs, layers)
     for table, path in ((runs, "runs"), (layers, "layers"), (claims, "claims")):
         with atomic_path(snakemake.output[path]) as tmp:
             table.to_csv(tmp, index=False)

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from isotropy import studies
 from isotropy.summaries import correlation_table
 from isotropy.traces import trace_columns
 from isotropy.verdicts.claims import (
@@ -23,16 +24,19 @@ from isotropy.verdicts.claims import (
     SUPPORTED,
     UNTESTED_HOLDS,
     check_claims,
-    claims_markdown,
 )
-from isotropy.verdicts.measurements import load_tables, measure
+from isotropy.verdicts.claims_page import claims_markdown
+from isotropy.verdicts.measurements.run import load_tables, measure
 from isotropy.verdicts.standins import StandIns
 from isotropy.workflow.config import with_sources
 
 
 def judged(tables: dict, study: str) -> list[dict]:
     """The claim rows of one study, measured from ``tables`` as the rules do."""
-    table = check_claims(measure(tables, {}, StandIns()), {name.split("_")[0] for name in tables})
+    measured = measure(tables, {}, StandIns(), studies.table_measures())
+    table = check_claims(
+        measured, {name.split("_")[0] for name in tables}, studies.measured_claims()
+    )
     return table[table["study"] == study].to_dict("records")
 
 
@@ -53,7 +57,11 @@ def check_results(*, traces, correlations, run_keys) -> pd.DataFrame:
     inputs = {f"{study}_traces": paths for study, paths in traces.items()}
     inputs.update({f"{study}_correlations": path for study, path in correlations.items()})
     tables = load_tables(inputs, run_keys)
-    return check_claims(measure(tables, {}, StandIns()), {name.split("_")[0] for name in tables})
+    return check_claims(
+        measure(tables, {}, StandIns()),
+        {name.split("_")[0] for name in tables},
+        studies.measured_claims(),
+    )
 
 
 def synthetic_traces(
@@ -421,7 +429,9 @@ def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
     """Issues 47/49/59: the extension study's claim rows are judged as the page's directions are
     (every seed and a one-sided t over seeds) and adjusted as one family, the study's own, on
     the claims page as on their own page: the same verdicts on both."""
-    from isotropy.verdicts.claims import ERROR_CONTROL, EXTENSION_CLAIMS, check_seed_claims
+    from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
+    from isotropy.verdicts.claims import check_seed_claims
+    from isotropy.verdicts.claims_page import ERROR_CONTROL
 
     def seeds(claim: str, setup: str, values: list[float]) -> pd.DataFrame:
         rows = {"claim": claim, "setup": setup, "seed": range(len(values)), "value": values}
@@ -435,10 +445,10 @@ def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
     null = seeds(claim, "toy/null", [0.1, -0.1, 0.05, -0.05, 0.02])
     p_marginal = stats.ttest_1samp(marginal["value"], 0, alternative="greater").pvalue
     assert 0.025 < p_marginal < 0.035
-    by_itself = check_seed_claims(marginal).set_index("setup")
+    by_itself = check_seed_claims(marginal, EXTENSION_CLAIMS, "extensions").set_index("setup")
     assert by_itself.loc["toy/marginal", "verdict"] == SUPPORTED  # a family of one
     per_seed = pd.concat([clear, marginal, null], ignore_index=True)
-    alone = check_seed_claims(per_seed).set_index("setup")
+    alone = check_seed_claims(per_seed, EXTENSION_CLAIMS, "extensions").set_index("setup")
     assert alone.loc["toy/clear", "verdict"] == SUPPORTED
     assert (
         "Holm over the 3 tests of Mickus et al. 2024 · extensions" in alone.loc["toy/clear", "note"]
@@ -452,9 +462,11 @@ def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
         "main_correlations": correlation_table(traces, by=["encoder", "dataset"]),
     }
     measured = measure(tables, {}, StandIns())
-    page = check_claims(measured, {"main"}, per_seed)
+    page = check_claims(
+        measured, {"main"}, studies.measured_claims(), [(per_seed, EXTENSION_CLAIMS, "extensions")]
+    )
     tested = page["note"].astype(str).str.contains("Holm over")
-    main_only = check_claims(measured, {"main"})
+    main_only = check_claims(measured, {"main"}, studies.measured_claims())
     n_main = int(main_only["note"].astype(str).str.contains("Holm over").sum())
     assert n_main > 0 and int(tested.sum()) == n_main + 3
     extension = page[page["study"] == "extensions"].set_index("setup")
@@ -468,7 +480,9 @@ def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
         c.name for c in EXTENSION_CLAIMS
     }
     # one seed going against a claim about every run: not supported, no test
-    against = check_seed_claims(seeds("deep_output_anisotropic", "toy", [0.2]))
+    against = check_seed_claims(
+        seeds("deep_output_anisotropic", "toy", [0.2]), EXTENSION_CLAIMS, "extensions"
+    )
     assert against.loc[against["setup"] == "toy", "verdict"].item() == NOT_SUPPORTED
     assert "within declared families" in ERROR_CONTROL and "same families" in ERROR_CONTROL
 

@@ -11,11 +11,13 @@ import pandas as pd
 import pytest
 import yaml
 
+from isotropy import studies
 from isotropy.studies import verdict_inputs as workflow_inputs
 from isotropy.verdicts import comparison as C
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.comparison import printed_number, read_published
-from isotropy.verdicts.measurements import measure, measurement
+from isotropy.verdicts.measurements.rows import measurement
+from isotropy.verdicts.measurements.run import measure
 from isotropy.verdicts.standins import StandIns, describe_stand_ins
 from isotropy.workflow.config import deep_merge, with_sources
 from isotropy.workflow.inputs import config_subset
@@ -29,10 +31,21 @@ def offline_config() -> dict:
     return deep_merge(config, yaml.safe_load((ROOT / "config" / "offline.yaml").read_text()))
 
 
+def compare_results(
+    tables: dict, config: dict, stand: StandIns, studies_run: set[str] | None = None
+) -> pd.DataFrame:
+    """Measure the tables once, as the rules do (the records' measures included), and set every
+    published number beside them (``studies_run``: by default the tables' studies)."""
+    measured = measure(tables, config, stand, studies.table_measures())
+    if studies_run is None:
+        studies_run = {name.split("_")[0] for name, table in tables.items() if table is not None}
+    return C.compare(read_published(), measured, studies_run)
+
+
 def compared(tables: dict, config: dict | None = None) -> pd.DataFrame:
     config = offline_config() if config is None else config
     stand = StandIns(**describe_stand_ins(config, "/mirror"))
-    return C.compare_results(tables, config_subset(config), stand)
+    return compare_results(tables, config_subset(config), stand)
 
 
 def published_value(paper: str, source_start: str) -> str:
@@ -539,7 +552,11 @@ def test_claims_and_comparison_read_one_measurement():
         ]
     )
     measured = measure({"main_correlations": correlations}, {}, StandIns())
-    claims = check_claims(measured, {"main"}).query("study == 'main'").set_index("claim")
+    claims = (
+        check_claims(measured, {"main"}, studies.measured_claims())
+        .query("study == 'main'")
+        .set_index("claim")
+    )
     table = C.compare(read_published(), measured, {"main"})
     pearson = table[
         (table["quantity"] == "pearson_r") & (table["setup"] == "miniLM/polarity")
@@ -564,7 +581,7 @@ def test_the_papers_supersense_data_is_checked_against_its_count():
         }
     ]
     stand = StandIns(**describe_stand_ins(config, None))  # online: word2vec itself, no stand-in
-    table = C.compare_results({"main_table1": pd.DataFrame(table1)}, config_subset(config), stand)
+    table = compare_results({"main_table1": pd.DataFrame(table1)}, config_subset(config), stand)
     row = table[(table["quantity"] == "items") & (table["setup"] == "word2vec/supersense")].iloc[0]
     assert row["paper_value"] == 2_275 and row["verdict"] == T.AGREES
     assert "2,275 items are not reproduced" not in str(row["stand_in"])

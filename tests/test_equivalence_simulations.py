@@ -20,18 +20,21 @@ import pytest
 import seed_simulator as sim
 from scipy import stats
 
+from isotropy import studies
 from isotropy.statistics import seed_interval
 from isotropy.summaries import correlation_table
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts import tolerances as T
-from isotropy.verdicts.claims import NOT_SUPPORTED, SUPPORTED, check_claims, claims_markdown
+from isotropy.verdicts.claims import NOT_SUPPORTED, SUPPORTED, check_claims
+from isotropy.verdicts.claims_page import claims_markdown
 from isotropy.verdicts.comparison import (
     PUBLISHED_COLUMNS,
     compare,
     comparison_markdown,
     read_published,
 )
-from isotropy.verdicts.measurements import measure, measurement
+from isotropy.verdicts.measurements.rows import measurement
+from isotropy.verdicts.measurements.run import measure
 from isotropy.verdicts.standins import StandIns
 
 ALPHA = eq.ALPHA
@@ -204,7 +207,7 @@ def measured_from(traces: pd.DataFrame, config: dict | None = None) -> pd.DataFr
 
 
 def claim_rows(measured: pd.DataFrame) -> dict[str, dict]:
-    table = check_claims(measured, {"main"})
+    table = check_claims(measured, {"main"}, studies.measured_claims())
     return {r["claim"]: r for r in table[table["study"] == "main"].to_dict("records")}
 
 
@@ -351,7 +354,7 @@ def test_both_pages_state_their_error_control():
     assert "Holm-adjusted within declared families" in comparison
     assert "any false *differs*" in comparison
     assert "probability ≤ 0.05" in comparison and "stand-in: not judged" in comparison
-    claims = claims_markdown(check_claims(measured, {"main"}))
+    claims = claims_markdown(check_claims(measured, {"main"}, studies.measured_claims()))
     assert "Holm-adjusted within declared families" in claims
     assert "any false *supported*" in claims and "Mickus et al. 2024 · main (" in claims
 

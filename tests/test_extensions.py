@@ -12,6 +12,7 @@ from sklearn.metrics import silhouette_score
 from isotropy.extensions import design, results
 from isotropy.extensions.heldout import converged, split
 from isotropy.extensions.probes import HiddenLayerProbe
+from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.optimize import (
     EmbeddingClassifier,
     Head,
@@ -20,7 +21,6 @@ from isotropy.optimize import (
     run_optimisation,
 )
 from isotropy.verdicts.claims import (
-    EXTENSION_CLAIMS,
     INCONCLUSIVE,
     INCONSISTENT_SEEDS,
     NOT_DECIDED,
@@ -30,7 +30,6 @@ from isotropy.verdicts.claims import (
     SUPPORTED,
     check_seed_claims,
     judge_any_setup,
-    judge_seeds,
     mark_undecided,
 )
 
@@ -179,7 +178,7 @@ def test_heldout_split_is_disjoint_and_convergence_is_as_stated():
 def judged(seeds: pd.DataFrame) -> pd.DataFrame:
     """The claim rows as every page has them: judged, then undecided rows marked."""
     values = results.claim_values(seeds)
-    return mark_undecided(check_seed_claims(values), values)
+    return mark_undecided(check_seed_claims(values, EXTENSION_CLAIMS, "extensions"), values)
 
 
 def judge(seeds: pd.DataFrame, claim: str) -> set[str]:
@@ -324,7 +323,7 @@ def triplet_setups(**isoscore) -> pd.DataFrame:
 
 
 def triplet_row(seeds: pd.DataFrame) -> pd.Series:
-    table = check_seed_claims(results.claim_values(seeds))
+    table = check_seed_claims(results.claim_values(seeds), EXTENSION_CLAIMS, "extensions")
     rows = table[table["claim"] == "triplet_need_not_be_anisotropic"]
     assert len(rows) == 1 and rows["setup"].iloc[0] == "any setup"  # one existence claim
     return rows.iloc[0]
@@ -382,21 +381,9 @@ def test_heldout_claims_are_not_supported_when_held_out_embeddings_go_the_other_
 
 def test_every_claim_without_runs_reads_not_run():
     empty = pd.DataFrame(columns=results.SEED_COLUMNS)
-    table = check_seed_claims(results.claim_values(empty))
+    table = check_seed_claims(results.claim_values(empty), EXTENSION_CLAIMS, "extensions")
     assert set(table["claim"]) == {c.name for c in EXTENSION_CLAIMS}
     assert set(table["verdict"]) == {NOT_RUN}
-
-
-def test_judge_seeds_by_every_seed_or_a_sign_test():
-    assert judge_seeds([0.1, 0.2, 0.3], "above")[0] == SUPPORTED
-    assert judge_seeds([-0.1, -0.2, -0.3], "above")[0] == NOT_SUPPORTED
-    assert judge_seeds([0.1, -0.2, 0.3, 0.2, 0.1], "above")[0] == INCONSISTENT_SEEDS  # 4/5: p 0.19
-    assert judge_seeds([0.1] * 9 + [-0.1], "above")[0] == SUPPORTED  # 9/10: sign test p 0.011
-    assert judge_seeds([0.0, 0.0], "above")[0] == NOT_SUPPORTED  # on the bound counts against
-    assert judge_seeds([0.2], "above")[0] == ONE_SEED
-    assert judge_seeds([np.nan], "below")[0] == NOT_RUN
-    with pytest.raises(ValueError, match="direction"):
-        judge_seeds([1.0], "up")
 
 
 def test_question_table_gives_each_seed_and_the_interval():

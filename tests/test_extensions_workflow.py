@@ -10,7 +10,8 @@ import yaml
 from test_workflow_parse import WRAPPER
 
 from isotropy import costs, estimate, studies
-from isotropy.verdicts.claims import CLAIM_VERDICTS, EXTENSION_CLAIMS
+from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
+from isotropy.verdicts.claims import CLAIM_VERDICTS
 
 ROOT = tiny_workflow.ROOT
 TINY_EXTENSIONS = ROOT / "config" / "extensions_tiny.yaml"

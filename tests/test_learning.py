@@ -13,23 +13,26 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from test_comparison import compare_results
 from test_rajaee_cls import _tables
 from test_verdicts import istar_runs
 
+from isotropy import studies
 from isotropy.extensions import results
+from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.rajaee_cls import results as cls_results
+from isotropy.studies import rajaee_cls as cls_record
 from isotropy.verdicts import learning
 from isotropy.verdicts.claims import (
-    CLS_CLAIMS,
     SUPPORTED,
     check_claims,
-    check_cls_claims,
     check_seed_claims,
-    claims_markdown,
 )
+from isotropy.verdicts.claims_page import claims_markdown
 from isotropy.verdicts.comparison import compare, read_published
 from isotropy.verdicts.extension_answers import claims_table
-from isotropy.verdicts.measurements import fine_tuned_not_learned, istar_measurements
+from isotropy.verdicts.measurements.istar import istar_measurements
+from isotropy.verdicts.measurements.seeds import fine_tuned_not_learned
 from isotropy.verdicts.tolerances import NOT_LEARNED, STAND_IN, VERDICTS
 
 RTE_DEV, RTE_MAJORITY = 277, 146 / 277  # the mirror's RTE dev split: 146 of 277 entailment
@@ -77,14 +80,14 @@ def _cls_runs(accuracy: list[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def test_a_chance_level_cls_run_is_not_judged_on_its_page():
     """Fails on the code before issue 61: both claims read supported at chance accuracy."""
-    table = check_cls_claims(*_cls_runs(CHANCE))
+    table = cls_record.check_claims(*_cls_runs(CHANCE))
     assert set(table["verdict"]) == {NOT_LEARNED}
     assert all(n.startswith("without the method: accuracy not above") for n in table["note"])
     assert "➖ not judged: learning not shown: 2" in claims_markdown(table)
 
 
 def test_a_cls_run_above_the_baseline_is_judged():
-    table = check_cls_claims(*_cls_runs(LEARNED))
+    table = cls_record.check_claims(*_cls_runs(LEARNED))
     assert set(table["verdict"]) == {SUPPORTED}
 
 
@@ -92,7 +95,7 @@ def test_only_the_claim_reading_the_unlearned_runs_is_guarded():
     runs, layers = _cls_runs(LEARNED)
     cluster = runs["method"] == "cluster"
     runs.loc[cluster, "accuracy"] = [CHANCE[s] for s in runs.loc[cluster, "seed"]]
-    verdicts = dict(zip(*check_cls_claims(runs, layers)[["claim", "verdict"]].T.values))
+    verdicts = dict(zip(*cls_record.check_claims(runs, layers)[["claim", "verdict"]].T.values))
     assert verdicts == {
         "cls_method_cannot_raise_isotropy": NOT_LEARNED,  # reads both methods
         "cls_already_zero_mean": SUPPORTED,  # reads the runs without the method only
@@ -101,21 +104,20 @@ def test_only_the_claim_reading_the_unlearned_runs_is_guarded():
 
 def test_a_chance_level_cls_run_is_not_judged_on_the_claims_page():
     runs, layers = _cls_runs(CHANCE)
-    family = [(cls_results.claim_values(runs, layers), CLS_CLAIMS, "rajaee_cls")]
+    family = [(cls_results.claim_values(runs, layers), cls_record.CLAIMS, "rajaee_cls")]
     empty = pd.DataFrame(columns=["study", "quantity", "setup"])
-    page = learning.guard_cls_claims(check_claims(empty, set(), None, family), runs)
+    page = cls_record.guard_claims(
+        check_claims(empty, set(), studies.measured_claims(), family), runs
+    )
     assert set(page.loc[page["study"] == "rajaee_cls", "verdict"]) == {NOT_LEARNED}
 
 
 def _comparison(config_runs: pd.DataFrame) -> pd.DataFrame:
-    from isotropy.verdicts.comparison import compare_results
     from isotropy.verdicts.standins import StandIns
     from isotropy.workflow.config import load_config
 
     config = load_config(["config.yaml", "config/offline.yaml"])
-    table = compare_results(
-        {"rajaee_cls_runs": config_runs}, config, StandIns(), studies={"geometry"}
-    )
+    table = compare_results({"rajaee_cls_runs": config_runs}, config, StandIns(), {"geometry"})
     return table[table["quantity"].str.startswith("rte_finetuned")]
 
 
@@ -145,12 +147,14 @@ def _istar(accuracy: float) -> pd.DataFrame:
 def test_istar_rows_of_a_model_that_did_not_learn_are_not_judged():
     """SST-2's dev majority 50.9%: a grid at chance reads not judged on both pages."""
     measured = pd.DataFrame(istar_measurements(_istar(0.51), {}))
-    claims = check_claims(measured, {"istar"})
+    claims = check_claims(measured, {"istar"}, studies.measured_claims())
     assert set(claims.loc[claims["study"] == "istar", "verdict"]) == {NOT_LEARNED}
     table = compare(read_published(), measured, {"istar"})
     ours = table[table["setup"].astype(str).str.startswith("m/t")]
     assert len(ours) == 2 and set(ours["verdict"]) == {NOT_LEARNED}
-    judged = check_claims(pd.DataFrame(istar_measurements(_istar(0.85), {})), {"istar"})
+    judged = check_claims(
+        pd.DataFrame(istar_measurements(_istar(0.85), {})), {"istar"}, studies.measured_claims()
+    )
     assert NOT_LEARNED not in set(judged["verdict"])
 
 
@@ -168,7 +172,9 @@ def _heldout_seeds(accuracy: list[float]) -> pd.DataFrame:
 
 def test_heldout_claims_of_a_model_that_did_not_learn_are_not_judged():
     seeds = _heldout_seeds([0.51, 0.52, 0.50, 0.53, 0.515])
-    page = learning.guard_heldout_claims(check_seed_claims(results.claim_values(seeds)), seeds)
+    page = learning.guard_heldout_claims(
+        check_seed_claims(results.claim_values(seeds), EXTENSION_CLAIMS, "extensions"), seeds
+    )
     held = page[page["claim"].isin(learning.HELDOUT_CLAIMS)]
     assert len(held) == 2 and set(held["verdict"]) == {NOT_LEARNED}
     # docs/extensions.md and the README line read the same table
@@ -177,7 +183,9 @@ def test_heldout_claims_of_a_model_that_did_not_learn_are_not_judged():
         NOT_LEARNED
     }
     learned = _heldout_seeds([0.78, 0.80, 0.79, 0.81, 0.77])
-    page = learning.guard_heldout_claims(check_seed_claims(results.claim_values(learned)), learned)
+    page = learning.guard_heldout_claims(
+        check_seed_claims(results.claim_values(learned), EXTENSION_CLAIMS, "extensions"), learned
+    )
     assert set(page.loc[page["claim"].isin(learning.HELDOUT_CLAIMS), "verdict"]) == {SUPPORTED}
 
 
@@ -190,7 +198,9 @@ def test_heldout_claims_without_a_recorded_baseline_are_not_judged(lost):
     seeds = (
         seeds[~baseline] if lost == "missing" else seeds.assign(value=seeds["value"].mask(baseline))
     )
-    page = learning.guard_heldout_claims(check_seed_claims(results.claim_values(seeds)), seeds)
+    page = learning.guard_heldout_claims(
+        check_seed_claims(results.claim_values(seeds), EXTENSION_CLAIMS, "extensions"), seeds
+    )
     held = page[page["claim"].isin(learning.HELDOUT_CLAIMS)]
     assert len(held) == 2 and set(held["verdict"]) == {NOT_LEARNED}
     assert held["note"].str.startswith(learning.NO_BASELINE).all()

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 from isotropy.studies import paper_cost
-from isotropy.verdicts import measurements
 from isotropy.verdicts.measurements import optimisation
+from isotropy.verdicts.measurements.cai import cosine_measurements
+from isotropy.verdicts.measurements.istar import istar_measurements
 from isotropy.verdicts.standins import StandIns
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow.inputs import config_subset
@@ -46,7 +47,7 @@ def _cosine(model: str) -> pd.DataFrame:
 
 def _cosine_row(config, model):
     # the centred-cosine row and the within-cluster row name the model alike
-    row, within = measurements.cosine_measurements(_cosine(model), config, StandIns())
+    row, within = cosine_measurements(_cosine(model), config, StandIns())
     assert (within["paper_setup"], within["stand_in"]) == (row["paper_setup"], row["stand_in"])
     return row["paper_setup"], row["stand_in"]
 
@@ -80,10 +81,10 @@ def test_a_hub_name_that_looks_like_the_papers_model_is_not_taken_for_it(config)
             "isoscore_star": [0.1, 0.05],
         }
     )
-    stated = measurements.istar_measurements(runs, config)
+    stated = istar_measurements(runs, config)
     assert {row["stand_in"] for row in stated} == {""}
     config["models"]["bert-cased"]["paper"] = None
-    unstated = measurements.istar_measurements(runs, config)
+    unstated = istar_measurements(runs, config)
     assert {row["stand_in"] for row in unstated} == {
         "bert-cased (google-bert/bert-base-cased) for BERT-base / ALBERT / DistilBERT"
     }

@@ -22,7 +22,7 @@ from isotropy.summaries import correlation_table
 from isotropy.verdicts import declarations as D
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.comparison import compare, read_published
-from isotropy.verdicts.measurements import measure
+from isotropy.verdicts.measurements.run import measure
 from isotropy.verdicts.standins import StandIns
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

@@ -17,7 +17,7 @@ import torch
 import yaml
 from tiny_bert import SMALL, sentiment_table
 
-from isotropy import costs, estimate, metrics, paths
+from isotropy import costs, estimate, metrics, paths, studies
 from isotropy.finetune.features import load_model_and_tokenizer
 from isotropy.finetune.head import head_input_module, transform_head_input
 from isotropy.finetune.settings import TrainingSettings, check_run
@@ -33,13 +33,7 @@ from isotropy.rajaee_cls.results import claim_values as cls_claim_values
 from isotropy.readers.tasks import task_spec
 from isotropy.studies import rajaee_cls as rajaee_spec
 from isotropy.transforms import cluster_based_isotropy
-from isotropy.verdicts.claims import (
-    CLS_CLAIMS,
-    NOT_SUPPORTED,
-    SUPPORTED,
-    check_claims,
-    check_cls_claims,
-)
+from isotropy.verdicts.claims import NOT_SUPPORTED, SUPPORTED, check_claims
 from isotropy.workflow.config import ConfigError, load_config
 
 
@@ -168,7 +162,7 @@ def _verdicts(table: pd.DataFrame) -> dict[str, str]:
 def test_claims_read_supported_when_they_hold():
     # five seeds (the page's rule: every seed and a one-sided t over seeds, Holm over both)
     runs, layers = _tables([5e-5, 2e-5, 8e-5, 4e-5, 6e-5], cls_mean=0.5)
-    verdicts = _verdicts(check_cls_claims(runs, layers))
+    verdicts = _verdicts(rajaee_spec.check_claims(runs, layers))
     assert verdicts == {
         "cls_method_cannot_raise_isotropy": SUPPORTED,
         "cls_already_zero_mean": SUPPORTED,
@@ -179,7 +173,7 @@ def test_claims_read_supported_when_they_hold():
 def test_claims_read_not_supported_in_the_constructed_counter_cases():
     # the method raises I(W) in every seed; the CLS mean is 3x the token mean at every layer
     runs, layers = _tables([1e-2, 3e-3, 5e-2], cls_mean=6.0)
-    table = check_cls_claims(runs, layers)
+    table = rajaee_spec.check_claims(runs, layers)
     assert set(_verdicts(table).values()) == {NOT_SUPPORTED}
     zero_mean = table[table["claim"] == "cls_already_zero_mean"].iloc[0]
     assert math.isclose(zero_mean["measured"], math.log10(3.0))
@@ -190,12 +184,12 @@ def test_the_cls_claims_join_the_claims_pages_holm_family():
     """Issues 47, 59: on the claims page the CLS rows form the same family as on their own page
     (the study's), so they read the same verdicts on both."""
     runs, layers = _tables([5e-5, 2e-5, 8e-5, 4e-5, 6e-5], cls_mean=0.5)
-    family = [(cls_claim_values(runs, layers), CLS_CLAIMS, "rajaee_cls")]
+    family = [(cls_claim_values(runs, layers), rajaee_spec.CLAIMS, "rajaee_cls")]
     empty = pd.DataFrame(columns=["study", "quantity", "setup"])
-    page = check_claims(empty, set(), None, family)
+    page = check_claims(empty, set(), studies.measured_claims(), family)
     cls_rows = page[page["study"] == "rajaee_cls"]
     assert len(cls_rows) == 2 and cls_rows["note"].str.contains("Holm over the 2 tests").all()
-    alone = check_cls_claims(runs, layers)
+    alone = rajaee_spec.check_claims(runs, layers)
     assert list(alone["verdict"]) == list(cls_rows["verdict"])
 
 
@@ -295,7 +289,8 @@ def test_rajaee_cls_study_prints_an_estimate(capsys):
 
 @pytest.mark.covers("rajaee:cls")
 def test_fine_tuning_rows_reach_the_paper_comparison_as_stand_ins():
-    from isotropy.verdicts.comparison import compare_results
+    from test_comparison import compare_results
+
     from isotropy.verdicts.standins import StandIns
     from isotropy.verdicts.tolerances import STAND_IN
 
@@ -318,7 +313,7 @@ def test_fine_tuning_rows_reach_the_paper_comparison_as_stand_ins():
             for seed in (0, 1, 2)
         ]
     )
-    table = compare_results({"rajaee_cls_runs": runs}, config, StandIns(), studies={"geometry"})
+    table = compare_results({"rajaee_cls_runs": runs}, config, StandIns(), {"geometry"})
     rows = table[table["quantity"].str.startswith("rte_finetuned")]
     assert len(rows) == 4 and set(rows["verdict"]) == {STAND_IN}
     before = rows[(rows["quantity"] == "rte_finetuned_accuracy") & (rows["paper_value"] == 65.3)]

@@ -160,9 +160,9 @@ with one claim judged over its seeds and one number a paper published."""
 import pandas as pd
 
 from isotropy import paths
+from isotropy.published import SeedClaim
 from isotropy.studies.record import ClaimFamily, StudySpec
-from isotropy.verdicts.claims import SeedClaim
-from isotropy.verdicts.measurements import measurement
+from isotropy.verdicts.measurements.rows import measurement
 
 TABLE = paths.study_file("table.csv", "toy")
 CLAIMS = [SeedClaim("toy_positive", "every toy value is above 0", "above", "Toy et al. 2025")]

@@ -122,7 +122,7 @@ def test_a_previews_overview_says_so_and_names_its_target_and_configuration():
 
 
 def test_a_previews_verdicts_are_the_main_studys_marked_and_pointing_at_the_preview():
-    from isotropy.verdicts.measurements import as_preview
+    from isotropy.verdicts.measurements.run import as_preview
 
     table = pd.DataFrame(
         {

@@ -112,8 +112,8 @@ def test_rule_all_takes_the_listed_studies_in_order_then_the_configured_ones():
     made = studies.rule_all_targets(config)
     expected = [
         *studies.study_targets(config, list(config["studies"])),
-        *studies.by_name("istar_estimator").outputs(config),
         *studies.by_name("section2").outputs(config),
+        *studies.by_name("istar_estimator").outputs(config),
     ]
     assert made == expected
     assert made[0] == "results/main/table1.csv" and "results/section2/figure.pdf" in made

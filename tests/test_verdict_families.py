@@ -13,6 +13,8 @@ import pandas as pd
 import pytest
 import seed_simulator as sim
 
+from isotropy import studies
+from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.summaries import correlation_table
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.claims import (
@@ -20,12 +22,14 @@ from isotropy.verdicts.claims import (
     SUPPORTED,
     check_claims,
     check_seed_claims,
-    claims_markdown,
     mark_undecided,
 )
+from isotropy.verdicts.claims_page import claims_markdown
 from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
-from isotropy.verdicts.measurements import measure, measurement, spread_test
 from isotropy.verdicts.measurements.optimisation import _spread_row
+from isotropy.verdicts.measurements.rows import measurement
+from isotropy.verdicts.measurements.run import measure
+from isotropy.verdicts.measurements.seeds import spread_test
 from isotropy.verdicts.standins import StandIns
 
 PROTOCOL = {"main": {"metric_stride": 1, "updates": 1000}}
@@ -139,7 +143,7 @@ def test_no_claim_verdict_of_the_main_study_moves_when_other_studies_join():
             )
         ]
     )
-    alone = check_claims(main, {"main"})
+    alone = check_claims(main, {"main"}, studies.measured_claims())
     rises = alone[(alone["claim"] == "silhouette_rises") & (alone["setup"] == "s")]
     assert rises["verdict"].item() == SUPPORTED
     values = [
@@ -150,7 +154,12 @@ def test_no_claim_verdict_of_the_main_study_moves_when_other_studies_join():
     ]
     extension = pd.DataFrame(values, columns=["claim", "setup", "seed", "value"])
     crowded = pd.concat([main, pd.DataFrame(istar_rows())], ignore_index=True)
-    beside = check_claims(crowded, {"main", "istar"}, extension)
+    beside = check_claims(
+        crowded,
+        {"main", "istar"},
+        studies.measured_claims(),
+        [(extension, EXTENSION_CLAIMS, "extensions")],
+    )
     pd.testing.assert_frame_equal(_main_rows(alone, "claim"), _main_rows(beside, "claim"))
     assert "Holm over the 1 tests of Mickus et al. 2024 · main" in rises["note"].item()
     note = beside[(beside["claim"] == "silhouette_rises") & (beside["setup"] == "s")]["note"]
@@ -169,7 +178,7 @@ def test_an_extension_row_reads_the_same_verdict_on_its_page_and_the_claims_page
         [(claim, setup, s, v) for setup, vs in values.items() for s, v in enumerate(vs)],
         columns=["claim", "setup", "seed", "value"],
     )
-    own = check_seed_claims(per_seed).set_index(["claim", "setup"])
+    own = check_seed_claims(per_seed, EXTENSION_CLAIMS, "extensions").set_index(["claim", "setup"])
     # a family of two: Holm 1 × 0.030 for the larger p, so supported on its own page
     assert own.loc[(claim, "toy/marginal"), "verdict"] == SUPPORTED
     noisy = pd.DataFrame(
@@ -186,7 +195,10 @@ def test_an_extension_row_reads_the_same_verdict_on_its_page_and_the_claims_page
             for k in range(10)
         ]
     )
-    page = check_claims(noisy, {"main"}, per_seed).set_index(["claim", "setup"])
+    page = check_claims(
+        noisy, {"main"}, studies.measured_claims(), [(per_seed, EXTENSION_CLAIMS, "extensions")]
+    )
+    page = page.set_index(["claim", "setup"])
     rows = [(claim, setup) for setup in values]
     assert list(page.loc[rows, "verdict"]) == list(own.loc[rows, "verdict"])
     assert list(page.loc[rows, "note"]) == list(own.loc[rows, "note"])
@@ -225,7 +237,11 @@ def test_bounds_at_the_papers_number_are_not_judged_on_a_stand_in_on_both_pages(
     table = compare(read_published(), measured, {"main"})
     row = table[(table["quantity"] == "spearman_rho") & (table["setup"] == "word2vec/supersense")]
     assert row["verdict"].item() == T.STAND_IN and "GloVe 50-d" in row["tolerance"].item()
-    claims = check_claims(measured, {"main"}).query("study == 'main'").set_index("claim")
+    claims = (
+        check_claims(measured, {"main"}, studies.measured_claims())
+        .query("study == 'main'")
+        .set_index("claim")
+    )
     assert claims.loc["spearman_strongly_negative", "verdict"] == T.STAND_IN
     assert claims.loc["pearson_negative", "verdict"] == T.STAND_IN  # r below the paper's −0.8
     # a direction is judged on the stand-in, and its verdict cell says so
@@ -288,7 +304,7 @@ def _spread(final_sd: float, n: int, rng: np.random.Generator) -> dict:
 
 
 def _seeds_agree(rows: pd.DataFrame) -> str:
-    table = check_claims(rows, {"main"})
+    table = check_claims(rows, {"main"}, studies.measured_claims())
     return table.query("study == 'main' and claim == 'seeds_agree'")["verdict"].item()
 
 
@@ -322,7 +338,9 @@ def test_pearson_negative_holds_r_against_the_papers_level_not_zero():
     row = measurement(
         "main", "pearson_r", "miniLM/polarity", "polarity", -0.3, per_seed=weak, seeds=5, n=500
     )
-    claims = check_claims(pd.DataFrame([row]), {"main"}).query("study == 'main'")
+    claims = check_claims(pd.DataFrame([row]), {"main"}, studies.measured_claims()).query(
+        "study == 'main'"
+    )
     claims = claims.set_index("claim")
     assert claims.loc["pearson_negative", "verdict"] == NOT_SUPPORTED
     assert claims.loc["pearson_negative", "threshold"] == "< -0.8"
@@ -334,7 +352,7 @@ def test_a_pooled_value_its_seeds_disagree_with_is_flagged_beside_it():
     row = measurement(
         "main", "pearson_r", "miniLM/polarity", "polarity", -0.997, per_seed=seeds, seeds=5, n=500
     )
-    claims = check_claims(pd.DataFrame([row]), {"main"})
+    claims = check_claims(pd.DataFrame([row]), {"main"}, studies.measured_claims())
     pearson = claims[claims["claim"] == "pearson_negative"].iloc[0]
     assert "⚠ pooled outside its seeds" in pearson["note"] and pearson["verdict"] == NOT_SUPPORTED
     assert "| -0.997 ⚠ |" in claims_markdown(claims)
@@ -353,7 +371,12 @@ def test_a_pooled_value_its_seeds_disagree_with_is_flagged_beside_it():
         seeds=3,
         n=500,
     )
-    assert "⚠" not in check_claims(pd.DataFrame([close]), {"main"})["note"].str.cat()
+    assert (
+        "⚠"
+        not in check_claims(pd.DataFrame([close]), {"main"}, studies.measured_claims())[
+            "note"
+        ].str.cat()
+    )
 
 
 def test_a_point_comparison_reads_untested():
@@ -363,7 +386,9 @@ def test_a_point_comparison_reads_untested():
         measurement("geometry", "sts_isotropy_ratio", "bert/stsb", "bert/stsb", 3.0),
         measurement("geometry", "sts_spearman_gain", "bert/stsb", "bert/stsb", -1.0),
     ]
-    claims = check_claims(pd.DataFrame(rows), {"geometry"}).query("study == 'geometry'")
+    claims = check_claims(pd.DataFrame(rows), {"geometry"}, studies.measured_claims()).query(
+        "study == 'geometry'"
+    )
     claims = claims.set_index("claim")
     assert claims.loc["cluster_based_raises_isotropy", "verdict"] == UNTESTED_HOLDS
     assert claims.loc["cluster_based_raises_sts", "verdict"] == UNTESTED_FAILS
@@ -379,7 +404,10 @@ def test_the_readme_and_docs_answers_read_the_claims_pages_verdicts():
     seeds, _ = answers.load()
     own = answers.claims_table(seeds).set_index(["claim", "setup"])["verdict"]
     values = results.claim_values(seeds)
-    page = mark_undecided(check_claims(main_measured(), {"main"}, values), values)
+    family = [(values, EXTENSION_CLAIMS, "extensions")]
+    page = mark_undecided(
+        check_claims(main_measured(), {"main"}, studies.measured_claims(), family), values
+    )
     page = guard_heldout_claims(page, seeds)  # as the claims page's hook (extensions/spec.py)
     shared = page[page["study"] == "extensions"].set_index(["claim", "setup"])["verdict"]
     assert len(own) > 10
@@ -407,7 +435,7 @@ def test_every_istar_row_reads_the_same_verdict_on_both_pages():
             tested = {"seeds": 5, "p_less": p_less, "p_greater": 1 - p_less}
             rows.append(measurement("istar", quantity, setup, setup, 0.0, **tested))
     measured = pd.DataFrame(rows)
-    claims = check_claims(measured, {"istar"}).query("study == 'istar'")
+    claims = check_claims(measured, {"istar"}, studies.measured_claims()).query("study == 'istar'")
     quantity = {
         "negative_lambda_lowers_isoscore": "istar_isoscore_change",
         "negative_lambda_improves_task": "istar_metric_gain",

@@ -15,8 +15,9 @@ import pytest
 from scipy import stats
 
 import isotropy.verdicts
+from isotropy import studies
 from isotropy.verdicts import tolerances as T
-from isotropy.verdicts.measurements import istar_measurements
+from isotropy.verdicts.measurements.istar import istar_measurements
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -219,9 +220,9 @@ def test_istar_best_of_several_lambdas_is_corrected_over_the_whole_grid():
     assert raw < T.ALPHA and gains["m/t, λ=-1"]["p_greater"] == pytest.approx(
         raw
     )  # the page adjusts
-    claims = check_claims(pd.DataFrame(istar_measurements(runs, {})), {"istar"}).set_index(
-        ["claim", "setup"]
-    )
+    claims = check_claims(
+        pd.DataFrame(istar_measurements(runs, {})), {"istar"}, studies.measured_claims()
+    ).set_index(["claim", "setup"])
     row = claims.loc[("negative_lambda_improves_task", "m/t, λ=-1")]
     assert (
         row["verdict"] == T.INCONCLUSIVE and "Holm over the 6 tests" in row["note"]
@@ -241,9 +242,9 @@ def test_istar_best_of_several_lambdas_is_corrected_over_the_whole_grid():
     clear = istar_runs(
         {-1.0: [0.05, 0.06, 0.055, 0.052, 0.058], -5.0: [-0.05, -0.06, -0.055, -0.052, -0.058]}
     )
-    claims = check_claims(pd.DataFrame(istar_measurements(clear, {})), {"istar"}).set_index(
-        ["claim", "setup"]
-    )
+    claims = check_claims(
+        pd.DataFrame(istar_measurements(clear, {})), {"istar"}, studies.measured_claims()
+    ).set_index(["claim", "setup"])
     assert claims.loc[("negative_lambda_improves_task", "m/t, λ=-1"), "verdict"] == "supported"
     assert claims.loc[("negative_lambda_improves_task", "m/t, λ=-5"), "verdict"] == "not supported"
 
@@ -279,7 +280,7 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
 
     from isotropy.verdicts.claims import check_claims
     from isotropy.verdicts.comparison import compare, read_published
-    from isotropy.verdicts.measurements import measure
+    from isotropy.verdicts.measurements.run import measure
     from isotropy.verdicts.standins import StandIns, describe_stand_ins
     from isotropy.workflow.config import deep_merge, with_sources
     from isotropy.workflow.inputs import config_subset
@@ -300,7 +301,10 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     }
     tables = {name: pd.read_csv(golden / path) for name, path in files.items()}
     measured = measure(
-        tables, config_subset(config), StandIns(**describe_stand_ins(config, "/mirror"))
+        tables,
+        config_subset(config),
+        StandIns(**describe_stand_ins(config, "/mirror")),
+        studies.table_measures(),
     )
     table = compare(read_published(), measured, {"main", "glue", "geometry", "istar"})
     lid = table[(table["quantity"] == "lid_cosine") & (table["verdict"] != T.NOT_RUN)]
@@ -317,9 +321,9 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     # 12 updates against the paper's 1,000: not comparable, never "differs"
     assert pearson.loc["miniLM/polarity", "verdict"] == T.NOT_COMPARABLE
     assert "updates 12, the paper's 1000" in pearson.loc["miniLM/polarity", "tolerance"]
-    claims = check_claims(measured, {"main", "glue", "geometry", "istar"}).set_index(
-        ["claim", "setup"]
-    )
+    claims = check_claims(
+        measured, {"main", "glue", "geometry", "istar"}, studies.measured_claims()
+    ).set_index(["claim", "setup"])
     # r below the paper's −0.8 and ρ below −0.998 are the paper's numbers: not judged on GloVe
     # (issue 59)
     for claim in ("pearson_negative", "spearman_strongly_negative"):

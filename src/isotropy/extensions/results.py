@@ -1,6 +1,7 @@
 """The extension study's numbers: per-seed values of each question from the runs' traces, one
-table per question with every seed's value and the interval over seeds, and the per-seed values
-each claim is judged on (:func:`isotropy.verdicts.claims.check_seed_claims`).
+table per question with every seed's value and the interval over seeds, the study's claims
+(:data:`CLAIMS`) and the per-seed values each is judged on
+(:func:`isotropy.verdicts.claims.check_seed_claims`).
 
 A per-seed value is one run's number (a change from step 0 to the last step, a correlation over
 its recorded steps, the step of an optimum). Intervals over seeds: correlations by
@@ -20,6 +21,7 @@ from scipy import stats
 
 from isotropy.extensions.design import QUESTIONS
 from isotropy.metrics import registry
+from isotropy.published import SeedClaim
 from isotropy.statistics import seed_interval
 
 SEED_COLUMNS = ["question", "setup", "item", "quantity", "seed", "value"]
@@ -184,7 +186,64 @@ def _named(name: str):
     return lambda item: item == name
 
 
-# Which per-seed values each claim of the extension study is judged on (claims.EXTENSION_CLAIMS):
+# The main paper's open questions as claims about per-seed values (judged by
+# isotropy.verdicts.claims.check_seed_claims; the study's record: isotropy.studies.extensions).
+_OPEN = "Mickus et al. 2024, Limitations"
+CLAIMS = [
+    SeedClaim(
+        "criteria_same_optimum",
+        "the criterion (oriented: higher = better clusters) is at its best at the recorded update"
+        " where the silhouette is: |update of its optimum - update of the silhouette's| < 1,"
+        " over the layouts the linear head's optimisation visits (the criterion is not itself"
+        " optimised)",
+        "below",
+        f"{_OPEN} (choice of objectives: 'imply the same optimum layout as Equation 4')",
+        bound=1.0,
+    ),
+    SeedClaim(
+        "deep_output_anisotropic",
+        "a deep head's output embeddings (its top hidden layer, input of its linear classifier)"
+        " become less isotropic over the optimisation (IsoScore last - step 0 < 0)",
+        "below",
+        f"{_OPEN} (deep classifiers: output embeddings 'would tend to be anisotropic')",
+    ),
+    SeedClaim(
+        "anisotropy_spreads_down",
+        "anisotropy reaches every layer below the top, to some extent: each lower hidden"
+        " layer's and the table's IsoScore falls, by any amount (largest change < 0)",
+        "below",
+        f"{_OPEN} (deep classifiers: 'spread to bottom layers to some extent')",
+    ),
+    SeedClaim(
+        "triplet_need_not_be_anisotropic",
+        "triplet training does not necessarily make the table anisotropic: in at least one"
+        " setup the table's IsoScore does not fall (last - step 0 > 0) by the test over seeds;"
+        " not supported = every setup falls (no such setup here, which cannot refute 'need not')",
+        "above",
+        "Mickus et al. 2024, appendix B ('does not entail ... will necessarily develop"
+        " anisotropic representations')",
+        scope="any setup",
+    ),
+    SeedClaim(
+        "heldout_isoscore_follows",
+        "fine-tuned end to end until the stated convergence (or max_epochs), the held-out"
+        " sentences' IsoScore falls, the trained items' direction in the paper's argument"
+        " (last epoch - epoch 0 < 0)",
+        "below",
+        f"{_OPEN} (idealised conditions: 'trained until convergence on held out data')",
+    ),
+    SeedClaim(
+        "heldout_silhouette_follows",
+        "fine-tuned end to end until the stated convergence (or max_epochs), the held-out"
+        " sentences' silhouette rises, the trained items' direction in the paper's argument"
+        " (last epoch - epoch 0 > 0)",
+        "above",
+        f"{_OPEN} (idealised conditions: 'trained until convergence on held out data')",
+    ),
+]
+
+
+# Which per-seed values each claim of the extension study is judged on (:data:`CLAIMS`):
 # claim -> (question, item filter, quantity). The claim's setup is "<setup>/<item>".
 CLAIM_QUANTITIES = {
     "criteria_same_optimum": ("criteria", lambda item: item in CRITERIA, "optimum_distance"),

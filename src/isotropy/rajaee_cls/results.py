@@ -7,7 +7,8 @@ the runs' metrics.json files, and its two claims judged over seeds (plain pandas
 - layers.csv: one row per run × layer: I(W), IsoScore, norm of the mean CLS state and mean CLS
   norm, norm of the mean token state and mean token norm.
 - claims: the slides' "the method cannot raise CLS isotropy during fine-tuning" and "CLS tokens
-  are already zero-mean", as :class:`isotropy.verdicts.claims.SeedClaim` rows judged with
+  are already zero-mean", as :class:`isotropy.published.SeedClaim` rows (the study's record,
+  :mod:`isotropy.studies.rajaee_cls`) judged with
   :func:`isotropy.verdicts.claims.check_seed_claims` (every seed, or a sign test).
 """
 
@@ -103,7 +104,7 @@ def collect(
 
 
 def claim_values(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
-    """Per-seed values of the CLS claims (:data:`isotropy.verdicts.claims.CLS_CLAIMS`; columns
+    """Per-seed values of the CLS claims (:data:`isotropy.studies.rajaee_cls.CLAIMS`; columns
     claim, setup, seed, value; setup = model/task): the log10 I(W) ratio of the paired runs with
     and without the method (same seed), and per run without the method, log10 of the largest
     ‖mean CLS‖ / ‖mean token‖ over layers."""

@@ -29,8 +29,8 @@ from isotropy.studies import extensions, geometry, istar, paper, rajaee_cls, sen
 from isotropy.studies.record import ClaimFamily, Config, StudySpec
 from isotropy.workflow import inputs
 
-# The study modules, in registry order.
-MODULES = (extensions, geometry, istar, paper, sensitivity, rajaee_cls)
+# The study modules, in registry order (the claims page's, too).
+MODULES = (extensions, paper, istar, geometry, sensitivity, rajaee_cls)
 
 
 @functools.cache
@@ -126,6 +126,13 @@ def published_studies() -> tuple[str, ...]:
     from isotropy.verdicts.comparison import STUDIES
 
     return (*STUDIES, *(s.name for s in registry() if s.measures and s.name not in STUDIES))
+
+
+def measured_claims() -> dict[str, tuple[str, Any]]:
+    """Study -> (why its claims read not run when the run lacks it, its claims judged on the
+    measurements), in registry order (rule check_claims:
+    :func:`isotropy.verdicts.claims.check_claims`)."""
+    return {s.name: (s.claims_not_run, s.claims) for s in registry() if s.claims}
 
 
 def claim_families(tables: Mapping[str, Any]) -> list[ClaimFamily]:

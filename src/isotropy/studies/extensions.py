@@ -7,11 +7,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from isotropy import costs, paths
-from isotropy.extensions import design
+from isotropy.extensions import design, results
 from isotropy.logs import duration
 from isotropy.studies.paper_cost import embedding_seconds
 from isotropy.studies.record import ClaimFamily, StudySpec
+from isotropy.verdicts.claims import check_seed_claims, mark_undecided
+from isotropy.verdicts.learning import guard_heldout_claims
 from isotropy.workflow import targets
 
 
@@ -116,21 +120,26 @@ def claims_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
+def check_claims(seeds: pd.DataFrame) -> pd.DataFrame:
+    """The study's claims on a page of their own (rule extensions_tables), from its per-seed
+    values, guarded (:func:`claim_family`'s guard); on the claims page they form the same
+    family."""
+    values = results.claim_values(seeds)
+    table = check_seed_claims(values, results.CLAIMS, "extensions")
+    return guard_heldout_claims(mark_undecided(table, values), seeds)
+
+
 def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
     """The study's claims from its per-seed values (``extensions_seeds``), guarded: a
     same-optimum row whose seeds cannot tell is not decided, and a held-out setup whose model
     did not learn is not judged."""
-    from isotropy.extensions.results import claim_values
-    from isotropy.verdicts.claims import EXTENSION_CLAIMS, mark_undecided
-    from isotropy.verdicts.learning import guard_heldout_claims
-
     seeds = tables.get("extensions_seeds")
     if seeds is None:
         return None
-    values = claim_values(seeds)
+    values = results.claim_values(seeds)
     return ClaimFamily(
         values,
-        EXTENSION_CLAIMS,
+        results.CLAIMS,
         "extensions",
         lambda table: guard_heldout_claims(mark_undecided(table, values), seeds),
     )

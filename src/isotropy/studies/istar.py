@@ -21,6 +21,8 @@ from isotropy.istar import study as istar_study
 from isotropy.logs import duration
 from isotropy.readers.tasks import TASKS
 from isotropy.studies.record import StudySpec
+from isotropy.verdicts.claims import Claim
+from isotropy.verdicts.measurements.istar import istar_measurements
 
 RULES = "rules/istar.smk"
 # (training, validation) rows of the tasks (GLUE, SST-5, SQuAD v1.1's published sizes).
@@ -150,6 +152,30 @@ def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     return {"istar_runs": paths.ISTAR_RUNS} if runs(config.get("istar")) else {}
 
 
+# Rudman & Eickhoff's claims, one row per λ < 0, each tested over seeds.
+CLAIMS = (
+    Claim(
+        "negative_lambda_lowers_isoscore",
+        "istar",
+        "istar_isoscore_change",
+        "I-STAR with this negative λ gives lower IsoScore* than no regulariser (over seeds, "
+        "Holm over the study's family)",
+        "seeds_below:0",
+        "Rudman & Eickhoff 2024, Figure 5",
+        "seeds",
+    ),
+    Claim(
+        "negative_lambda_improves_task",
+        "istar",
+        "istar_metric_gain",
+        "I-STAR with this negative λ scores higher on the task than no regulariser (over "
+        "seeds, Holm over the study's family)",
+        "seeds_above:0",
+        "Rudman & Eickhoff 2024, Figure 6",
+        "seeds",
+    ),
+)
+
 STUDIES = (
     StudySpec(
         name="istar",
@@ -160,6 +186,9 @@ STUDIES = (
         job_costs={"finetune": job_seconds},
         estimate=estimate,
         verdict_inputs=verdict_inputs,
+        measures={"istar_runs": lambda table, config, stand: istar_measurements(table, config)},
+        claims=CLAIMS,
+        claims_not_run="the I-STAR study is not part of this run (config studies)",
         gpu_rules=("finetune",),
     ),
     StudySpec(

@@ -9,13 +9,20 @@ CLS geometry of each run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from isotropy import costs, paths
 from isotropy.logs import duration
+from isotropy.published import SeedClaim
+from isotropy.rajaee_cls.results import claim_values
 from isotropy.studies.record import ClaimFamily, StudySpec
+from isotropy.verdicts.claims import check_seed_claims
+from isotropy.verdicts.learning import guard_rows, learning_test
+from isotropy.verdicts.measurements.rajaee_cls import rajaee_cls_measurements
 
 # I(W) and IsoScore of every layer's validation CLS states: an assumption, not measured.
 GEOMETRY_CPU_SECONDS = 1.0
@@ -110,13 +117,84 @@ def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     return {f"rajaee_cls_{t}": paths.rajaee_cls_file(f"{t}.csv") for t in ("runs", "layers")}
 
 
+# The Rajaei & Sheikhi slides' two CLS claims (the cluster method on CLS inside fine-tuning),
+# judged on the per-seed values of isotropy.rajaee_cls.results.claim_values.
+_SLIDES = 'Rajaei & Sheikhi 2020, slides "Isotropic Word Representation in BERT", fine-tuning'
+CLAIMS = [
+    SeedClaim(
+        "cls_method_cannot_raise_isotropy",
+        "fine-tuning with the cluster-based method on the CLS states does not raise the "
+        "fine-tuned model's last-layer CLS isotropy (log10 I(W) with - without the method < 0)",
+        "below",
+        f"{_SLIDES} (CLS isotropy per layer after 2 epochs)",
+    ),
+    SeedClaim(
+        "cls_already_zero_mean",
+        "CLS states are already zero-mean: at every layer the norm of the mean CLS state is "
+        "below the norm of the mean token state (log10 of the largest ratio over layers < 0)",
+        "below",
+        f"{_SLIDES} (why centring the CLS states changes little)",
+    ),
+]
+# The runs each claim reads (the learning guard's: a claim is judged only if they all learned).
+CLAIM_METHODS = {
+    "cls_method_cannot_raise_isotropy": ("none", "cluster"),
+    "cls_already_zero_mean": ("none",),
+}
+METHOD_NAMES = {"none": "without the method", "cluster": "with the method"}
+# The slides fine-tune BERT-base; any other model is a stand-in, said in every CLS claim row.
+SLIDES_MODELS = ("bert",)
+
+
+def stand_in(models: Sequence[str]) -> str | None:
+    """The note every CLS claim row carries when a model is not the slides' (None when none)."""
+    others = [m for m in dict.fromkeys(models) if m not in SLIDES_MODELS]
+    return f"stand-in: {', '.join(others)} for the slides' BERT-base" if others else None
+
+
+def with_stand_in(table: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:
+    """``table`` with the stand-in note (:func:`stand_in`) on its CLS claim rows."""
+    said = stand_in(models)
+    if said:
+        rows = table["study"] == "rajaee_cls"
+        notes = table.loc[rows, "note"].fillna("").astype(str)
+        judged = f"judged on a {said}"  # a direction on a stand-in: said in its verdict
+        table.loc[rows, "note"] = [f"{n}; {judged}" if n else judged for n in notes]
+    return table
+
+
+def guard_claims(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (claim rows) with each CLS claim whose runs (runs.csv of the CLS study: model,
+    task, method, accuracy, majority_baseline, eval_sentences) did not all learn read
+    :data:`isotropy.verdicts.tolerances.NOT_LEARNED` (:mod:`isotropy.verdicts.learning`)."""
+    unlearned: dict[tuple, str] = {}
+    for (model, task, method), group in runs.groupby(["model", "task", "method"], sort=False):
+        tested = learning_test(
+            list(group["accuracy"].astype(float)),
+            float(group["majority_baseline"].iloc[0]),
+            int(group["eval_sentences"].iloc[0]),
+        )
+        for claim, methods in CLAIM_METHODS.items():
+            if method in methods and not tested.learned:
+                key = (claim, f"{model}/{task}")
+                why = f"{METHOD_NAMES.get(method, method)}: {tested.note}"
+                unlearned[key] = f"{unlearned[key]}; {why}" if key in unlearned else why
+    rows = guard_rows(table.to_dict("records"), unlearned, keys=("claim", "setup"))
+    return pd.DataFrame(rows, columns=table.columns)
+
+
+def check_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
+    """The two CLS claims on a page of their own (rule rajaee_cls_tables), one row per claim ×
+    setup (:data:`isotropy.verdicts.claims.COLUMNS`), the stand-in named in every row's note;
+    on the claims page they form the same family (:func:`claim_family`)."""
+    table = check_seed_claims(claim_values(runs, layers), CLAIMS, study="rajaee_cls")
+    table = guard_claims(table, runs)  # a model that did not learn is not judged
+    return with_stand_in(table, list(runs["model"]))
+
+
 def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
     """The CLS claims from the study's runs and layers tables, guarded: a claim whose runs did
     not all learn is not judged, and a stand-in model is said."""
-    from isotropy.rajaee_cls.results import claim_values
-    from isotropy.verdicts.claims import CLS_CLAIMS, with_cls_stand_in
-    from isotropy.verdicts.learning import guard_cls_claims
-
     runs = tables.get("rajaee_cls_runs")
     if runs is None:
         return None
@@ -124,9 +202,9 @@ def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
     models = list(runs["model"])
     return ClaimFamily(
         values,
-        CLS_CLAIMS,
+        CLAIMS,
         "rajaee_cls",
-        lambda table: with_cls_stand_in(guard_cls_claims(table, runs), models),
+        lambda table: with_stand_in(guard_claims(table, runs), models),
     )
 
 
@@ -142,5 +220,8 @@ STUDIES = (
         verdict_inputs=verdict_inputs,
         claim_family=claim_family,
         gpu_rules=("rajaee_cls_finetune",),
+        measures={
+            "rajaee_cls_runs": lambda table, config, stand: rajaee_cls_measurements(table, config)
+        },
     ),
 )

@@ -62,7 +62,9 @@ standins               what this run uses where the papers used something else, 
                        rules a stand-in is not judged by
 families               the declared Holm families: one per paper × study, whatever else the
                        run holds
-claims                 results/claims.{csv,md}: each claim, bound and verdict
+claims                 results/claims.csv: each claim, bound and verdict (the claims: the
+                       studies' records)
+claims_page            results/claims.md: the claims page as markdown
 comparison             the papers' printed numbers as data (config/published_values.csv), and
                        results/paper_comparison.{csv,md}: printed numbers beside ours
 """

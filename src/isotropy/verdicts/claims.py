@@ -34,19 +34,17 @@ size (Simpson: per-seed r −0.15, pooled −0.997) is flagged beside the pooled
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.rajaee_cls.results import claim_values as cls_claim_values
+from isotropy.published import SeedClaim
 from isotropy.statistics import fisher_z
 from isotropy.verdicts.families import holm_by_family, study_family
-from isotropy.verdicts.learning import guard_cls_claims
-from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT
-from isotropy.verdicts.standins import ON_STAND_IN, states_a_number
+from isotropy.verdicts.standins import states_a_number
 from isotropy.verdicts.tolerances import (
     ALPHA,
     CONSISTENT,
@@ -60,6 +58,7 @@ from isotropy.verdicts.tolerances import (
     judge,
     judge_measurement,
     parse_tolerance,
+    simpson_flag,
 )
 
 COLUMNS = [
@@ -92,13 +91,6 @@ CLAIM_VERDICTS = (
     STAND_IN,
     NOT_RUN,
 )
-SPEARMAN_LIMIT = -0.998  # Mickus et al. §3.2: ρ "always below −0.998"
-GLUE_SPEARMAN_LIMIT = -0.5  # appendix A: "strongly negative", its bounds lost from our copy
-# Mickus et al. §3.2 prints r from −0.808 (polarity) to −0.978 (supersense): "strongly
-# negative" at the paper's own level is below −0.8, its weakest value to one decimal
-PEARSON_LIMIT = -0.8
-# A pooled correlation this far (in r) outside its seeds' range summarises none of them
-SIMPSON_GAP = 0.05
 
 
 @dataclass(frozen=True)
@@ -114,125 +106,6 @@ class Claim:
     rule: str = "value"  # direction, every_run, seeds, value (module docstring)
     neutral: float = 0.0  # the quantity's no-change point (a bound there is a direction)
     test: str = ""  # the test over seeds in words (rule seeds)
-
-
-def _optimisation(
-    study: str, curves: str, correlation: str, seeds: str, rho: float, r: tuple[float, str]
-) -> list[Claim]:
-    """The five claims of one optimisation study; ``r``: the Pearson level and its source."""
-    return [
-        Claim(
-            "silhouette_rises",
-            study,
-            "silhouette_change",
-            "silhouette rises over training (last step − step 0) in every seed",
-            "above:0",
-            curves,
-            "direction",
-        ),
-        Claim(
-            "isoscore_falls",
-            study,
-            "isoscore_change",
-            "IsoScore falls over training (last step − step 0) in every seed",
-            "below:0",
-            curves,
-            "direction",
-        ),
-        Claim(
-            "spearman_strongly_negative",
-            study,
-            "spearman_rho",
-            f"Spearman ρ between IsoScore and silhouette is below {rho:g} in every seed",
-            f"below:{rho}",
-            correlation,
-            "every_run",
-        ),
-        Claim(
-            "pearson_negative",
-            study,
-            "pearson_r",
-            f"Pearson r between IsoScore and silhouette is below {r[0]:g} in every seed ({r[1]})",
-            f"below:{r[0]}",
-            correlation,
-            "direction",
-        ),
-        Claim(
-            "seeds_agree",
-            study,
-            "seed_spread",
-            "the spread across seeds is negligible against the change (std of the final "
-            f"IsoScore and silhouette below {SEED_SPREAD_LIMIT:g} of its mean change)",
-            f"seeds_below:{SEED_SPREAD_LIMIT}",
-            seeds,
-            "seeds",
-            test="confidence bounds of std / |mean change| (chi-square, t) over "
-            "{seeds} seeds, both metrics",
-        ),
-    ]
-
-
-CLAIMS = [
-    *_optimisation(
-        "main",
-        "Mickus et al. 2024, §3 and Figure 2",
-        "Mickus et al. 2024, §3.2 (ρ always below −0.998)",
-        "Mickus et al. 2024, §3",
-        SPEARMAN_LIMIT,
-        (PEARSON_LIMIT, "the paper's own level: its weakest printed r, −0.808, to one decimal"),
-    ),
-    *_optimisation(
-        "glue",
-        "Mickus et al. 2024, appendix A, Figure 4",
-        "Mickus et al. 2024, appendix A, Table 3 (strongly negative; our reading −0.5)",
-        "Mickus et al. 2024, §3 / appendix A",
-        GLUE_SPEARMAN_LIMIT,
-        (GLUE_SPEARMAN_LIMIT, "our reading of 'strongly negative', its bounds lost from our copy"),
-    ),
-    Claim(
-        "negative_lambda_lowers_isoscore",
-        "istar",
-        "istar_isoscore_change",
-        "I-STAR with this negative λ gives lower IsoScore* than no regulariser (over seeds, "
-        "Holm over the study's family)",
-        "seeds_below:0",
-        "Rudman & Eickhoff 2024, Figure 5",
-        "seeds",
-    ),
-    Claim(
-        "negative_lambda_improves_task",
-        "istar",
-        "istar_metric_gain",
-        "I-STAR with this negative λ scores higher on the task than no regulariser (over "
-        "seeds, Holm over the study's family)",
-        "seeds_above:0",
-        "Rudman & Eickhoff 2024, Figure 6",
-        "seeds",
-    ),
-    Claim(
-        "cluster_based_raises_isotropy",
-        "geometry",
-        "sts_isotropy_ratio",
-        "the cluster-based method raises isotropy I(W) over the raw embeddings (ratio)",
-        "above:1",
-        "Rajaei & Sheikhi 2020 slides, before/after table (I(W))",
-        neutral=1.0,
-    ),
-    Claim(
-        "cluster_based_raises_sts",
-        "geometry",
-        "sts_spearman_gain",
-        "the cluster-based method raises STS Spearman correlation (×100) over the raw embeddings",
-        "above:0",
-        "Rajaei & Sheikhi 2020 slides, before/after table",
-    ),
-]
-ABSENT = {
-    "main": "the main study is not configured in this run",
-    "glue": "the glue study is not configured in this run",
-    "istar": "the I-STAR study is not part of this run (config studies)",
-    "geometry": "results/geometry/sts.csv is not part of this run (make the geometry study first)",
-}
 
 
 def _row(
@@ -347,34 +220,31 @@ def _settle(claim: Claim, measured: pd.Series, p_claim: float, p_other: float) -
 def check_claims(
     measured: pd.DataFrame,
     studies: set[str],
-    seed_claims: pd.DataFrame | None = None,
-    other_families: Sequence[tuple[pd.DataFrame, list[SeedClaim], str]] = (),
+    claims: Mapping[str, tuple[str, Sequence[Claim]]],
+    families: Sequence[tuple[pd.DataFrame, Sequence[SeedClaim], str]] = (),
 ) -> pd.DataFrame:
     """Every claim judged on the measurements (``studies``: the studies this run has results of).
-    ``seed_claims``: the extension study's per-seed claim values (claim, setup, seed, value;
-    :func:`isotropy.extensions.results.claim_values`) when the run has them; ``other_families``:
-    more per-seed claims as (values, claims, study), e.g. the Rajaee CLS study's. Each study's
-    tested rows are settled as its own family (:func:`settle_family`), so no row's verdict
-    depends on what else the page holds."""
+    ``claims``: study -> (why its claims read not run when the run lacks it, its claims), in
+    the page's order (the studies' records: :func:`isotropy.studies.measured_claims`).
+    ``families``: the studies' own per-seed claims as (values: claim, setup, seed, value;
+    claims; study), e.g. the extension and Rajaee CLS studies' (their records'
+    ``claim_family``). Each study's tested rows are settled as its own family
+    (:func:`settle_family`), so no row's verdict depends on what else the page holds."""
     rows: list[dict] = []
     tests: list[tuple] = []
-    for study in dict.fromkeys(c.study for c in CLAIMS):
-        claims = [c for c in CLAIMS if c.study == study]
+    for study, (not_run, judged) in claims.items():
         ours = measured[measured["study"] == study]
-        measured_here = ours["quantity"].isin([c.quantity for c in claims])
+        measured_here = ours["quantity"].isin([c.quantity for c in judged])
         setups = sorted(set(ours.loc[measured_here, "setup"]))
-        absent = ABSENT[study] if study not in studies else ""
+        absent = not_run if study not in studies else ""
         if absent or not setups:
             note = absent or f"no results of the {study} study to measure"
-            rows += [_row(c, "all", math.nan, _threshold(c), NOT_RUN, note=note) for c in claims]
+            rows += [_row(c, "all", math.nan, _threshold(c), NOT_RUN, note=note) for c in judged]
             continue
         for setup in setups:
-            for claim in claims:
+            for claim in judged:
                 found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
                 _claim_row(claim, setup, found, rows, tests)
-    families = list(other_families)
-    if seed_claims is not None:  # the extension study's rows: their own family, as on its page
-        families.insert(0, (seed_claims, EXTENSION_CLAIMS, "extensions"))
     for values, seed_claims_of, study in families:
         more_rows, more_tests = seed_claim_rows(values, seed_claims_of, study)
         tests += [(len(rows) + index, *rest) for index, *rest in more_tests]
@@ -392,23 +262,6 @@ def _threshold(claim: Claim) -> str:
     return judge(claim.bound, 0.0)[1]
 
 
-def simpson_flag(pooled: float, per_seed: Sequence[float]) -> str:
-    """A warning when a pooled correlation lies more than :data:`SIMPSON_GAP` outside the range
-    of its seeds' values (the seeds' levels differ, so the pooled value describes none of them);
-    '' otherwise."""
-    seeds = [float(v) for v in per_seed if math.isfinite(float(v))]
-    if len(seeds) < 2 or not math.isfinite(pooled):
-        return ""
-    low, high = min(seeds), max(seeds)
-    if low - SIMPSON_GAP <= pooled <= high + SIMPSON_GAP:
-        return ""
-    return (
-        f"{SIMPSON_MARK}: pooled {pooled:+.3f}, per seed {low:+.3f} to {high:+.3f} (the seeds' "
-        "levels differ; the pooled value describes none of them)"
-    )
-
-
-SIMPSON_MARK = "⚠ pooled outside its seeds"
 STAND_IN_NOTE = "judged on a stand-in"
 
 
@@ -467,204 +320,9 @@ def settle_family(rows: list[dict], tests: list[tuple]) -> None:
         )
 
 
-ERROR_CONTROL = (
-    "How the claims are tested (docs/verdicts.md): a claim is about every run, so it is judged per "
-    "seed. A direction (silhouette rises, IsoScore falls, r below the paper's own level, and each "
-    "direction the extension study's open questions state) is *supported* when every seed goes "
-    f"that way and a one-sided t-test over seeds is significant (per row: a one-sided test at "
-    f"{ALPHA:g}). The tested rows are Holm-adjusted within declared families, one per study (the "
-    "paper it checks × the study), never across them, so a row's verdict does not depend on what "
-    f"else the page holds and {ALPHA:g} bounds the chance of any false *supported* (or false *not "
-    "supported* by the test) within a family; the extension and CLS studies' own pages hold the "
-    "same families. Families on this page: {families}. Bounds stated for every run (ρ below "
-    "−0.998) are checked in every seed (no test needed); the seeds' spread against the size of "
-    "the change is tested (confidence bounds of the ratio); a comparison of one value with a "
-    "bound tests nothing and reads *untested: holds* / *untested: fails*. A bound at the paper's "
-    "own number is not judged on a stand-in (*stand-in: not judged*); a direction is, and its "
-    "verdict says *on a stand-in*."
-)
-
-
-def _fmt(value: float) -> str:
-    if value is None or not np.isfinite(value):
-        return "–"
-    return f"{value:.4g}"
-
-
-MARKS = {
-    SUPPORTED: "✅ supported",
-    NOT_SUPPORTED: "❌ not supported",
-    UNTESTED_HOLDS: "☑️ untested: holds",
-    UNTESTED_FAILS: "✖️ untested: fails",
-    INCONSISTENT_SEEDS: "⚠️ inconsistent across seeds",
-    INCONCLUSIVE: "❔ inconclusive",
-    NOT_DECIDED: "❔ not decided",
-    ONE_SEED: "➖ 1 seed: not judged",
-    NOT_LEARNED: "➖ not judged: learning not shown",
-    STAND_IN: "➖ stand-in: not judged",
-    NOT_RUN: "➖ not run",
-}
-
-
-def family_sizes(table: pd.DataFrame) -> str:
-    """'Mickus et al. 2024 · main (12 tests), …': each family's tested rows on a page."""
-    tested = table[table["note"].astype(str).str.contains("Holm over the ")]
-    sizes = tested.groupby("study", sort=False).size()
-    listed = [f"{study_family(study)} ({int(n)} tests)" for study, n in sizes.items()]
-    return ", ".join(listed) or "none"
-
-
-def verdict_cell(verdict: str, note: str) -> str:
-    """A row's verdict as printed: a direction judged on a stand-in says so."""
-    return MARKS[verdict] + (f" ({ON_STAND_IN})" if STAND_IN_NOTE in str(note) else "")
-
-
-def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
-    """A short markdown summary: a tally per study and claim, then every row."""
-    counts = table["verdict"].value_counts()
-    lines = [
-        f"# {title}",
-        "",
-        "Each claim of the replicated papers, checked on this run's results "
-        "(`results/claims.csv` holds the same rows).",
-        "",
-        ERROR_CONTROL.replace("{families}", family_sizes(table)),
-        "",
-        " · ".join(f"{MARKS[v]}: {int(counts.get(v, 0))}" for v in CLAIM_VERDICTS),
-        "",
-        "## By claim",
-        "",
-        "| study | claim | paper | " + " | ".join(CLAIM_VERDICTS) + " |",
-        "|---|---|---|" + "---|" * len(CLAIM_VERDICTS),
-    ]
-    for (study, claim), group in table.groupby(["study", "claim"], sort=False):
-        tally = group["verdict"].value_counts()
-        lines.append(
-            f"| {study} | {claim} | {group['paper'].iloc[0]} | "
-            + " | ".join(str(int(tally.get(v, 0))) for v in CLAIM_VERDICTS)
-            + " |"
-        )
-    lines += [
-        "",
-        "## Every check",
-        "",
-        "| study | setup | claim | measured | threshold | verdict | note |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for row in table.itertuples(index=False):
-        note = str(row.note).replace("|", "\\|")
-        measured = _fmt(row.measured) + (" ⚠" if SIMPSON_MARK in note else "")
-        lines.append(
-            f"| {row.study} | {row.setup} | {row.claim} | {measured} | "
-            f"{row.threshold} | {verdict_cell(row.verdict, note)} | {note} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
 # ---------------------------------------------------------------------------------------------
-# The main paper's open questions (the extension study, isotropy.extensions): each claim is a
-# direction judged per seed — it holds in every seed, or a one-sided sign test over the seeds
-# says so — so that it plugs into any judgement over seeds (judge_seeds is the one place).
-SIGN_TEST_ALPHA = 0.05
-
-
-@dataclass(frozen=True)
-class SeedClaim:
-    """A claim about a per-seed value's direction: ``above`` or ``below`` ``bound``.
-
-    ``scope`` ``each setup`` judges every setup on its own (one row each); ``any setup`` is an
-    existence claim ("need not", "not necessarily"): one row, supported when some setup holds
-    by the test over its seeds, not supported when every setup goes the other way."""
-
-    name: str
-    statement: str
-    direction: str
-    paper: str
-    bound: float = 0.0
-    scope: str = "each setup"
-
-
-_OPEN = "Mickus et al. 2024, Limitations"
-EXTENSION_CLAIMS = [
-    SeedClaim(
-        "criteria_same_optimum",
-        "the criterion (oriented: higher = better clusters) is at its best at the recorded update"
-        " where the silhouette is: |update of its optimum - update of the silhouette's| < 1,"
-        " over the layouts the linear head's optimisation visits (the criterion is not itself"
-        " optimised)",
-        "below",
-        f"{_OPEN} (choice of objectives: 'imply the same optimum layout as Equation 4')",
-        bound=1.0,
-    ),
-    SeedClaim(
-        "deep_output_anisotropic",
-        "a deep head's output embeddings (its top hidden layer, input of its linear classifier)"
-        " become less isotropic over the optimisation (IsoScore last - step 0 < 0)",
-        "below",
-        f"{_OPEN} (deep classifiers: output embeddings 'would tend to be anisotropic')",
-    ),
-    SeedClaim(
-        "anisotropy_spreads_down",
-        "anisotropy reaches every layer below the top, to some extent: each lower hidden"
-        " layer's and the table's IsoScore falls, by any amount (largest change < 0)",
-        "below",
-        f"{_OPEN} (deep classifiers: 'spread to bottom layers to some extent')",
-    ),
-    SeedClaim(
-        "triplet_need_not_be_anisotropic",
-        "triplet training does not necessarily make the table anisotropic: in at least one"
-        " setup the table's IsoScore does not fall (last - step 0 > 0) by the test over seeds;"
-        " not supported = every setup falls (no such setup here, which cannot refute 'need not')",
-        "above",
-        "Mickus et al. 2024, appendix B ('does not entail ... will necessarily develop"
-        " anisotropic representations')",
-        scope="any setup",
-    ),
-    SeedClaim(
-        "heldout_isoscore_follows",
-        "fine-tuned end to end until the stated convergence (or max_epochs), the held-out"
-        " sentences' IsoScore falls, the trained items' direction in the paper's argument"
-        " (last epoch - epoch 0 < 0)",
-        "below",
-        f"{_OPEN} (idealised conditions: 'trained until convergence on held out data')",
-    ),
-    SeedClaim(
-        "heldout_silhouette_follows",
-        "fine-tuned end to end until the stated convergence (or max_epochs), the held-out"
-        " sentences' silhouette rises, the trained items' direction in the paper's argument"
-        " (last epoch - epoch 0 > 0)",
-        "above",
-        f"{_OPEN} (idealised conditions: 'trained until convergence on held out data')",
-    ),
-]
-
-
-def judge_seeds(
-    values, direction: str, bound: float = 0.0, alpha: float = SIGN_TEST_ALPHA
-) -> tuple[str, str]:
-    """(verdict, note) of a per-seed direction: supported when every seed lies beyond ``bound``
-    in ``direction`` or a one-sided sign test says so (p < alpha), not supported when every seed
-    or the sign test says the other way, inconsistent across seeds otherwise; one seed is not
-    judged, none is not run. A seed on the bound counts against the claim."""
-    from scipy.stats import binomtest
-
-    if direction not in ("above", "below"):
-        raise ValueError(f"direction must be 'above' or 'below', got {direction!r}")
-    x = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
-    n = int(x.size)
-    if n == 0:
-        return NOT_RUN, "no finite per-seed value"
-    if n == 1:
-        return ONE_SEED, f"1 seed: {x[0]:.4g}"
-    holds = int(((x > bound) if direction == "above" else (x < bound)).sum())
-    p_for = binomtest(holds, n, 0.5, alternative="greater").pvalue
-    p_against = binomtest(n - holds, n, 0.5, alternative="greater").pvalue
-    note = f"{holds}/{n} seeds {direction} {bound:g}; sign test p = {p_for:.3g}"
-    if holds == n or p_for < alpha:
-        return SUPPORTED, note
-    if holds == 0 or p_against < alpha:
-        return NOT_SUPPORTED, note
-    return INCONSISTENT_SEEDS, note
+# Per-seed claims (isotropy.published.SeedClaim, a study's own): a direction judged per seed, as
+# the page's directions are (seed_claim_rows).
 
 
 def judge_any_setup(verdicts: list[str]) -> str:
@@ -684,7 +342,7 @@ def judge_any_setup(verdicts: list[str]) -> str:
 
 
 def seed_claim_rows(
-    per_seed: pd.DataFrame, claims: list[SeedClaim], study: str
+    per_seed: pd.DataFrame, claims: Sequence[SeedClaim], study: str
 ) -> tuple[list[dict], list[tuple]]:
     """Rows of per-seed direction claims (columns claim, setup, seed, value) and their tests,
     judged as the page's directions are: every seed the claimed way and a one-sided t-test over
@@ -729,7 +387,7 @@ def seed_claim_rows(
     return rows, tests
 
 
-def collapse_any_setup(rows: list[dict], claims: list[SeedClaim]) -> list[dict]:
+def collapse_any_setup(rows: list[dict], claims: Sequence[SeedClaim]) -> list[dict]:
     """The settled per-setup rows of each ``any setup`` claim as its one row (after
     :func:`settle_family`, so each setup's test is Holm-adjusted with the page's others): the
     verdict by :func:`judge_any_setup`, measured the largest setup mean for ``above``, the
@@ -760,7 +418,7 @@ def collapse_any_setup(rows: list[dict], claims: list[SeedClaim]) -> list[dict]:
 
 
 def check_seed_claims(
-    per_seed: pd.DataFrame, claims: list[SeedClaim] = EXTENSION_CLAIMS, study: str = "extensions"
+    per_seed: pd.DataFrame, claims: Sequence[SeedClaim], study: str
 ) -> pd.DataFrame:
     """Every claim judged per setup on per-seed values (columns claim, setup, seed, value), as
     a page of its own: Holm over its tested rows (:func:`seed_claim_rows`). Rows in
@@ -770,57 +428,6 @@ def check_seed_claims(
     settle_family(rows, tests)
     rows = collapse_any_setup(rows, claims)
     return pd.DataFrame(rows, columns=COLUMNS)
-
-
-# The Rajaei & Sheikhi slides' two CLS claims (the cluster method on CLS inside fine-tuning),
-# judged on the per-seed values of isotropy.rajaee_cls.results.claim_values.
-_SLIDES = 'Rajaei & Sheikhi 2020, slides "Isotropic Word Representation in BERT", fine-tuning'
-CLS_CLAIMS = [
-    SeedClaim(
-        "cls_method_cannot_raise_isotropy",
-        "fine-tuning with the cluster-based method on the CLS states does not raise the "
-        "fine-tuned model's last-layer CLS isotropy (log10 I(W) with - without the method < 0)",
-        "below",
-        f"{_SLIDES} (CLS isotropy per layer after 2 epochs)",
-    ),
-    SeedClaim(
-        "cls_already_zero_mean",
-        "CLS states are already zero-mean: at every layer the norm of the mean CLS state is "
-        "below the norm of the mean token state (log10 of the largest ratio over layers < 0)",
-        "below",
-        f"{_SLIDES} (why centring the CLS states changes little)",
-    ),
-]
-
-
-# The slides fine-tune BERT-base; any other model is a stand-in, said in every CLS claim row.
-CLS_SLIDES_MODELS = ("bert",)
-
-
-def cls_stand_in(models: Sequence[str]) -> str | None:
-    """The note every CLS claim row carries when a model is not the slides' (None when none)."""
-    others = [m for m in dict.fromkeys(models) if m not in CLS_SLIDES_MODELS]
-    return f"stand-in: {', '.join(others)} for the slides' BERT-base" if others else None
-
-
-def with_cls_stand_in(table: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:
-    """``table`` with the stand-in note (:func:`cls_stand_in`) on its CLS claim rows."""
-    stand_in = cls_stand_in(models)
-    if stand_in:
-        rows = table["study"] == "rajaee_cls"
-        notes = table.loc[rows, "note"].fillna("").astype(str)
-        judged = f"judged on a {stand_in}"  # a direction on a stand-in: said in its verdict
-        table.loc[rows, "note"] = [f"{n}; {judged}" if n else judged for n in notes]
-    return table
-
-
-def check_cls_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
-    """The two CLS claims on a page of their own (rule rajaee_cls_tables), one row per claim ×
-    setup (:data:`COLUMNS`), the stand-in named in every row's note; on the claims page they
-    form the same family (:func:`check_claims` with ``other_families``)."""
-    table = check_seed_claims(cls_claim_values(runs, layers), CLS_CLAIMS, study="rajaee_cls")
-    table = guard_cls_claims(table, runs)  # a model that did not learn is not judged
-    return with_cls_stand_in(table, list(runs["model"]))
 
 
 def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:

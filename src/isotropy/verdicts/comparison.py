@@ -33,7 +33,6 @@ import pandas as pd
 from isotropy.published import matches
 from isotropy.verdicts import declarations
 from isotropy.verdicts import equivalence as eq
-from isotropy.verdicts.claims import SIMPSON_MARK, simpson_flag
 from isotropy.verdicts.equivalence import Equivalence
 from isotropy.verdicts.families import STUDY_LABELS, family_name, holm_by_family
 from isotropy.verdicts.standins import ON_STAND_IN, states_a_number
@@ -49,6 +48,7 @@ from isotropy.verdicts.tolerances import (
     NOT_CONSISTENT,
     NOT_LEARNED,
     NOT_RUN,
+    SIMPSON_MARK,
     STAND_IN,
     VERDICTS,
     holds_bound,
@@ -58,6 +58,7 @@ from isotropy.verdicts.tolerances import (
     parse_tolerance,
     scale_of,
     settle,
+    simpson_flag,
 )
 
 COLUMNS = [
@@ -461,22 +462,6 @@ def comparison_markdown(table: pd.DataFrame) -> str:
             lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
         lines.append("")
     return "\n".join(lines)
-
-
-def compare_results(
-    tables: Mapping[str, pd.DataFrame | None],
-    config: Mapping[str, Any],
-    stand: Any,
-    published: pd.DataFrame | None = None,
-    studies: set[str] | None = None,
-) -> pd.DataFrame:
-    """Measure this run's tables once and set every published number beside them."""
-    from isotropy.verdicts.measurements import measure
-
-    measured = measure(tables, config, stand)
-    if studies is None:
-        studies = {name.split("_")[0] for name, table in tables.items() if table is not None}
-    return compare(read_published() if published is None else published, measured, studies)
 
 
 PUBLISHED_VALUES = Path(__file__).resolve().parents[3] / "config" / "published_values.csv"

@@ -41,6 +41,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -178,13 +179,13 @@ def fill_declarations(
     return table
 
 
-def declared(row: Mapping[str, object], gate: Gate | None = None) -> Declared:
+def declared(row: Mapping[str, Any], gate: Gate | None = None) -> Declared:
     """The :class:`Declared` of one filled-in published row (``gate``: its protocol's measured
     effect, :func:`protocol_gate`)."""
     estimand = str(row["estimand"])
     m = math.inf if estimand == "fixed" else float(str(row["m"]))  # a fixed value has no seed noise
     gate = gate or Gate()
-    precision = float(row.get("precision_value", math.nan))  # type: ignore[arg-type]
+    precision = float(row.get("precision_value", math.nan))
     half = precision / 2 if math.isfinite(precision) else 0.0
     return Declared(estimand, m, str(row["margin"]), gate.allowance, gate.text, half)
 
@@ -205,7 +206,7 @@ _READINGS_IN_WORDS = {
 }
 
 
-def rule_text(row: Mapping[str, object]) -> str:
+def rule_text(row: Mapping[str, Any]) -> str:
     """The rule an equivalence row is judged by, in words, from the code's own settings."""
     kind, argument = parse_tolerance(str(row["tolerance"]))
     scale = scale_of(str(row["unit"]), kind)
@@ -216,7 +217,7 @@ def rule_text(row: Mapping[str, object]) -> str:
         f"paper's draw of its statistic ({reading}), must lie within "
         f"±{eq.describe_margin(str(row['margin']))} for *agrees*, wholly outside for *differs*"
     )
-    paper = float(row.get("paper_value", math.nan))  # type: ignore[arg-type]
+    paper = float(row.get("paper_value", math.nan))
     if math.isfinite(paper):
         half = declared(row).half
         (low, high), _ = eq.tested_regions(scale, [paper], str(row["margin"]), half)

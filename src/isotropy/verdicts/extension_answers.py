@@ -23,9 +23,9 @@ from pathlib import Path
 import pandas as pd
 
 from isotropy.extensions import results
+from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.io import markers, write_block
 from isotropy.verdicts.claims import (
-    EXTENSION_CLAIMS,
     NOT_DECIDED,
     NOT_SUPPORTED,
     check_seed_claims,
@@ -93,7 +93,7 @@ def _interval(values: list[float]) -> str:
 def claims_table(seeds: pd.DataFrame) -> pd.DataFrame:
     """Every claim row (check_seed_claims) with its per-seed values and their mean's interval."""
     values = results.claim_values(seeds)
-    claims = mark_undecided(check_seed_claims(values), values)
+    claims = mark_undecided(check_seed_claims(values, EXTENSION_CLAIMS, "extensions"), values)
     claims = guard_heldout_claims(claims, seeds)
     intervals = []
     for row in claims.itertuples(index=False):

@@ -131,7 +131,7 @@ def committed_tables(root: str | os.PathLike = ".") -> dict[str, pd.DataFrame]:
 def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
     """§3.2's comparison rows judged now, on the committed run, by the verdict code in force."""
     from isotropy.verdicts.comparison import compare, read_published
-    from isotropy.verdicts.measurements import measure
+    from isotropy.verdicts.measurements.run import measure
     from isotropy.verdicts.standins import StandIns
 
     record = checked_record(root, RUN)
@@ -143,7 +143,7 @@ def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
 
 def per_seed(root: str | os.PathLike = ".") -> pd.DataFrame:
     """Each seed's Pearson r and Spearman ρ, steps and end points, from the committed traces."""
-    from isotropy.verdicts.measurements import per_seed_correlations
+    from isotropy.verdicts.measurements.optimisation import per_seed_correlations
 
     traces = committed_tables(root)["main_traces"]
     values = per_seed_correlations(traces)

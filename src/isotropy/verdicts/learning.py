@@ -103,34 +103,6 @@ def guard_rows(
 
 # ---- the studies' hooks: which rows read which runs ------------------------------------------
 
-# The CLS study's claims (isotropy.verdicts.claims.CLS_CLAIMS) and the runs each one reads.
-CLS_CLAIM_METHODS = {
-    "cls_method_cannot_raise_isotropy": ("none", "cluster"),
-    "cls_already_zero_mean": ("none",),
-}
-CLS_METHOD_NAMES = {"none": "without the method", "cluster": "with the method"}
-
-
-def guard_cls_claims(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """``table`` (claim rows) with each CLS claim whose runs (runs.csv of the CLS study: model,
-    task, method, accuracy, majority_baseline, eval_sentences) did not all learn read
-    :data:`NOT_LEARNED`."""
-    unlearned: dict[tuple, str] = {}
-    for (model, task, method), group in runs.groupby(["model", "task", "method"], sort=False):
-        tested = learning_test(
-            list(group["accuracy"].astype(float)),
-            float(group["majority_baseline"].iloc[0]),
-            int(group["eval_sentences"].iloc[0]),
-        )
-        for claim, methods in CLS_CLAIM_METHODS.items():
-            if method in methods and not tested.learned:
-                key = (claim, f"{model}/{task}")
-                why = f"{CLS_METHOD_NAMES.get(method, method)}: {tested.note}"
-                unlearned[key] = f"{unlearned[key]}; {why}" if key in unlearned else why
-    rows = guard_rows(table.to_dict("records"), unlearned, keys=("claim", "setup"))
-    return pd.DataFrame(rows, columns=table.columns)
-
-
 # The extension study's held-out claims: the geometry of a model fine-tuned on the task.
 HELDOUT_CLAIMS = ("heldout_isoscore_follows", "heldout_silhouette_follows")
 

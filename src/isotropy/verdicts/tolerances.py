@@ -312,15 +312,15 @@ def _under_both(readings: list[tuple[str, Judged]]) -> Judged:
     head = "the paper does not say which statistic it printed; judged under both readings: "
     texts = "; ".join(f"{words}: {j.text}" for words, j in readings)
     judged = [j for _, j in readings]
-    if all(j.test is not None for j in judged):
-        tests = [j.test for j in judged]
+    tests = [j.test for j in judged if j.test is not None]
+    if len(tests) == len(judged):
         test = eq.Equivalence(
-            min(t.low for t in tests),  # type: ignore[union-attr]
-            max(t.high for t in tests),  # type: ignore[union-attr]
-            max(t.p_agree for t in tests),  # type: ignore[union-attr]
-            max(t.p_differ for t in tests),  # type: ignore[union-attr]
-            tests[0].band_low,  # type: ignore[union-attr]
-            tests[0].band_high,  # type: ignore[union-attr]
+            min(t.low for t in tests),
+            max(t.high for t in tests),
+            max(t.p_agree for t in tests),
+            max(t.p_differ for t in tests),
+            tests[0].band_low,
+            tests[0].band_high,
         )
         return Judged(None, head + texts, judged[0].ours, test)
     verdicts = {j.verdict or INCONCLUSIVE for j in judged}
@@ -423,7 +423,9 @@ def judge(
         judged = judge_equivalence(
             kind, measured, paper, declared, unit=unit, paper_n=paper_n, paper_k=argument
         )
-        return (judged.verdict or settle(judged.test)), judged.text  # type: ignore[arg-type]
+        if judged.test is None:  # no test left: its verdict is final
+            return str(judged.verdict), judged.text
+        return judged.verdict or settle(judged.test), judged.text
     if kind == "relative":
         close = defined and abs(ours - paper) <= argument * abs(paper)
         return (AGREES if close else DIFFERS), f"±{argument:.0%}"
@@ -443,7 +445,7 @@ def judge_measurement(
     paper_n: float = math.nan,
     unit: str = "",
 ) -> tuple[str, str]:
-    """:func:`judge` of one row of :func:`isotropy.verdicts.measurements.measure`'s table."""
+    """:func:`judge` of one row of :func:`isotropy.verdicts.measurements.run.measure`'s table."""
     number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
     return judge(
         spec,
@@ -459,4 +461,25 @@ def judge_measurement(
         p_less=number("p_less"),
         p_greater=number("p_greater"),
         scale=100.0 if "×100" in str(unit) else 1.0,
+    )
+
+
+# A pooled correlation this far (in r) outside its seeds' range summarises none of them
+SIMPSON_GAP = 0.05
+SIMPSON_MARK = "⚠ pooled outside its seeds"
+
+
+def simpson_flag(pooled: float, per_seed: Sequence[float]) -> str:
+    """A warning when a pooled correlation lies more than :data:`SIMPSON_GAP` outside the range
+    of its seeds' values (the seeds' levels differ, so the pooled value describes none of them);
+    '' otherwise."""
+    seeds = [float(v) for v in per_seed if math.isfinite(float(v))]
+    if len(seeds) < 2 or not math.isfinite(pooled):
+        return ""
+    low, high = min(seeds), max(seeds)
+    if low - SIMPSON_GAP <= pooled <= high + SIMPSON_GAP:
+        return ""
+    return (
+        f"{SIMPSON_MARK}: pooled {pooled:+.3f}, per seed {low:+.3f} to {high:+.3f} (the seeds' "
+        "levels differ; the pooled value describes none of them)"
     )

@@ -23,7 +23,7 @@ from snakemake.exceptions import WorkflowError
 from isotropy import paths, provenance, sources
 from isotropy.defaults import setting_or_default
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
-from isotropy.verdicts.measurements import CORRELATION_TABLES, COUNT_TABLES
+from isotropy.verdicts.measurements.optimisation import CORRELATION_TABLES, COUNT_TABLES
 from isotropy.workflow.config import encoder, encoder_word_vector_source, model_spec, setting
 from isotropy.workflow.targets import geometry_models, study_runs
 

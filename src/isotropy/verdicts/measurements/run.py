@@ -33,48 +33,29 @@ import pandas as pd
 
 from isotropy import paths
 from isotropy.traces import read_result_table, read_traces
-from isotropy.verdicts.measurements.cai import cosine_measurements, lid_measurements
-from isotropy.verdicts.measurements.istar import istar_measurements
 from isotropy.verdicts.measurements.optimisation import (
     CORRELATION_TABLES,
     COUNT_TABLES,
     optimisation_measurements,
 )
-from isotropy.verdicts.measurements.rajaee_cls import rajaee_cls_measurements
 from isotropy.verdicts.measurements.rows import COLUMNS
-from isotropy.verdicts.measurements.sts import classification_measurements, sts_measurements
 from isotropy.verdicts.standins import StandIns
 
 # What measures one judged result table: (table, config, stand-ins) -> rows.
 TableMeasure = Callable[[pd.DataFrame, Mapping[str, Any], StandIns], list[dict[str, Any]]]
 
 
-def _without_stand_ins(measure_table: Callable[..., list[dict[str, Any]]]) -> TableMeasure:
-    return lambda table, config, stand: measure_table(table, config)
-
-
-# What measures each judged result table of a study (by input name), in the pages' row order;
-# the optimisation studies' (main, GLUE) come first, from several tables each.
-BY_TABLE: dict[str, TableMeasure] = {
-    "geometry_classification": _without_stand_ins(classification_measurements),
-    "geometry_lid": lid_measurements,
-    "geometry_cosine": cosine_measurements,
-    "geometry_sts": sts_measurements,
-    "rajaee_cls_runs": _without_stand_ins(rajaee_cls_measurements),
-    "istar_runs": _without_stand_ins(istar_measurements),
-}
-
-
 def measure(
     tables: Mapping[str, pd.DataFrame | None],
     config: Mapping[str, Any],
     stand: StandIns,
-    more: Mapping[str, TableMeasure] | None = None,
+    measures: Mapping[str, TableMeasure] | None = None,
 ) -> pd.DataFrame:
     """Every measurement of this run. ``tables``: result tables by name (``main_table1``,
     ``main_correlations``, ``main_traces``, the same for ``glue_`` with ``table2`` / ``table3``,
-    and each name of :data:`BY_TABLE` or of ``more``, what the studies' records measure, after
-    them); an absent name means that table is not part of the run."""
+    and each name of ``measures``, what the studies' records measure:
+    :func:`isotropy.studies.table_measures`); an absent name means that table is not part of
+    the run."""
     rows: list[dict[str, Any]] = []
     for study in ("main", "glue"):
         rows += optimisation_measurements(
@@ -85,7 +66,7 @@ def measure(
             config=config,
             stand=stand,
         )
-    for name, measure_table in {**BY_TABLE, **(more or {})}.items():
+    for name, measure_table in (measures or {}).items():
         if (table := tables.get(name)) is not None:
             rows += measure_table(table, config, stand)
     return pd.DataFrame(rows, columns=COLUMNS)
