@@ -279,7 +279,7 @@ class Intake:
     def run(self, starts: Iterable[str] | None) -> dict[str, str]:
         self.queue.extend(starts if starts is not None else self.listing("results"))
         for config in self.listing(EFFECTIVE_CONFIG):
-            self.parsed(config, _plain_config)
+            self.parsed(config, plain_config)
         for marker in self.listing(".snakemake/incomplete"):  # jobs Snakemake never finished
             self.parsed(marker)
         for name in self.listing(METADATA):  # every record checked, as data: never run
@@ -317,7 +317,8 @@ def rows_problem(path: Path) -> str | None:
     return None
 
 
-def _plain_config(data: bytes) -> Any:
+def plain_config(data: bytes) -> Any:
+    """A config file's settings, or :class:`FolderError`: not YAML, or not plain settings."""
     try:
         loaded = yaml.safe_load(data)
     except (yaml.YAMLError, UnicodeDecodeError) as error:

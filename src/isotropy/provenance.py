@@ -16,7 +16,7 @@ import platform
 import socket
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -338,13 +338,6 @@ def remove_records(outputs: Iterable[str | os.PathLike]) -> None:
     removed the files already) or one that failed leaves no record of a file that is not there."""
     for output in outputs:
         record_path(output).unlink(missing_ok=True)
-
-
-def iter_recorded(root: str | os.PathLike) -> Iterator[Path]:
-    """Every file under ``root`` that has a provenance record beside it, in sorted order."""
-    for sidecar in sorted(Path(root).rglob(f"*{SUFFIX}")):
-        target = Path(str(sidecar)[: -len(SUFFIX)])
-        yield target
 
 
 def snakemake_metadata(path: str | os.PathLike, workdir: str | os.PathLike = ".") -> dict | None:

@@ -50,7 +50,7 @@ from typing import Any
 
 import yaml
 
-from isotropy.intake import FolderError, escaped, file_problem, parse_json, plain_config_problem
+from isotropy.intake import FolderError, escaped, file_problem, parse_json, plain_config
 
 METADATA = Path(".snakemake") / "metadata"
 # A record of Snakemake 9 is well under a megabyte; its conda environment a few kilobytes.
@@ -374,8 +374,8 @@ def config_file_problem(path: str | os.PathLike) -> str | None:
     """Why Snakemake must not load config file ``path`` (None: plain YAML). ``make report`` gives
     Snakemake the folder's own logs/effective-config/<target>.yaml, so it is checked first: a
     regular file (a pipe would block Snakemake) under :data:`MAX_CONFIG_BYTES`, then the
-    workflow's own check (:func:`isotropy.intake.plain_config_problem`: no YTE, no alias bomb),
-    before Snakemake merges it."""
+    intake's and the workflow's own check (:func:`isotropy.intake.plain_config`: plain YAML, no
+    YTE, no alias bomb), before Snakemake merges it."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -388,12 +388,12 @@ def config_file_problem(path: str | os.PathLike) -> str | None:
         limit = f"{MAX_CONFIG_BYTES // 2**20} MiB"
         return f"is larger than {limit}: not a configuration this workflow writes"
     try:
-        loaded = yaml.safe_load(Path(path).read_bytes())
+        plain_config(Path(path).read_bytes())
     except OSError as error:
         return f"cannot be read ({error.strerror})"
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        return f"is not plain YAML ({str(error).splitlines()[0][:80]})"
-    return plain_config_problem(loaded)
+    except FolderError as error:
+        return str(error)
+    return None
 
 
 # What Python imports a module from (.py, .pyc, extension modules).

@@ -34,7 +34,7 @@ from isotropy.audit.findings import (
     relative_path,
     write_tsv,
 )
-from isotropy.audit.records import walk
+from isotropy.audit.records import WORKFLOW_ROOT, walk
 from isotropy.intake import FolderError, escaped, intake
 from isotropy.io import plain_data
 from isotropy.sources import MIRROR_ENV
@@ -260,14 +260,9 @@ def _load_configs(
     return load_config(files, schema) if schema.is_file() else load_config_files(files)
 
 
-DESCRIPTION = (
-    "Audit every result against its provenance: is it intact, current, and made by today's code?"
-)
-
-
 def default_snakefile() -> Path | None:
     """The repository's Snakefile beside the installed package (an editable install), if any."""
-    candidate = Path(__file__).resolve().parents[3] / "Snakefile"
+    candidate = WORKFLOW_ROOT / "Snakefile"
     return candidate if candidate.is_file() else None
 
 
@@ -309,7 +304,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="isotropy-audit", description=DESCRIPTION)
+    parser = argparse.ArgumentParser(
+        prog="isotropy-audit",
+        description="Audit every result against its provenance: is it intact, current, and made "
+        "by today's code?",
+    )
     parser.add_argument(
         "files", nargs="*", help="files to audit (default: every file under results/)"
     )

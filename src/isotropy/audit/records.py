@@ -396,7 +396,7 @@ def _relock_findings(
 ) -> list[Finding]:
     """A file made from a raw source before that source was relocked (``make relock``) was made
     from the bytes the relock replaced: a mismatch, whatever its inputs' checksums say now."""
-    lock = _lock_of(root, config)
+    lock = _lock_of(config)
     found = []
     for name in record.get("inputs") or {}:
         rel = relative_path(root, resolve_path(root, name))
@@ -495,7 +495,7 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
             continue
         differs = f"raw file differs from its download manifest {path}"
         findings += _digest_findings(rel, "raw", differs, entry["sha256"], sha256_file(raw))
-    findings += check_pins(path, manifest, config, lock=_lock_of(root, config))
+    findings += check_pins(path, manifest, config)
     if not any(f.status == FAIL for f in findings):
         origin = manifest.get("origin", "?")
         findings.append(
@@ -511,7 +511,7 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
     return findings
 
 
-def _lock_of(root: Path, config: Mapping[str, Any] | None) -> Path:
+def _lock_of(config: Mapping[str, Any] | None) -> Path:
     """The project's own sources lock ($ISOTROPY_SOURCES_LOCK, else the checkout's): never one
     the audited folder holds."""
     lock = sources.lock_path(config)
@@ -545,56 +545,44 @@ def _cross_copy_findings(path: str, manifest: Mapping[str, Any]) -> list[Finding
 
 
 def check_pins(
-    path: str,
-    manifest: Mapping[str, Any],
-    config: Mapping[str, Any] | None = None,
-    *,
-    lock: Path | None = None,
+    path: str, manifest: Mapping[str, Any], config: Mapping[str, Any] | None
 ) -> list[Finding]:
     """Each fetched input's recorded sha256 against its pins, re-read now (never the record's word).
 
-    A mirror file is compared with the mirror's MANIFEST.tsv (and the config pin of its URL), a
-    downloaded file with its config pin (when ``config`` is given) or, where no published pin
-    exists, with the sources ``lock`` as it is now (a relock since is a mismatch). An input that
-    nothing pins is a warning; one whose pin differs, or that the record calls pinned while
-    nothing pins it now, is a mismatch.
+    A mirror file is compared with the MANIFEST.tsv of the mirror this user configured (and the
+    config pin of its URL), a downloaded file with its config pin (when ``config`` is given) or
+    its git object id, or, where no published pin exists, with the project's own sources lock as
+    it is now (a relock since is a mismatch). An input that nothing pins is a warning; one whose
+    pin differs, or that the record calls pinned while nothing pins it now, is a mismatch.
     """
     inputs = manifest.get("inputs") or []
     if not inputs:
         return []
     source_cfg = ((config or {}).get("sources") or {}).get(manifest.get("source")) or {}
     url_pins = sources.url_pins(source_cfg) if source_cfg.get("url") else {}
+    blobs = sources.url_pins(source_cfg, "git_blob") if source_cfg.get("url") else {}
     mirror_pins, unreadable = _mirror_pins(path, manifest, config)
     if unreadable is not None:
         return [unreadable]
     try:
-        lock_records = sources.read_lock(lock) if lock else {}
-        source = manifest.get("source")
-        locked = lock_records.get(str(source), {}) if source is not None else {}
+        locked = sources.read_lock(_lock_of(config)).get(str(manifest.get("source")), {})
     except (OSError, ValueError) as error:
         return [Finding(path, FAIL, "raw", f"the sources lock cannot be read: {error}")]
     findings = []
     for entry in inputs:
-        findings += _git_blob_findings(path, entry, source_cfg)
+        url = entry.get("url")
+        if (blob := blobs.get(url)) and entry.get("git_blob") != blob:
+            reason = (
+                f"{url} was fetched with git object id {entry.get('git_blob') or '(none recorded)'}"
+                f", but the config pins {blob}; {REFETCH} from a file that matches its pin"
+            )
+            findings.append(Finding(path, FAIL, "raw", reason))
+        if blob and not url_pins.get(url):
+            continue  # pinned by its git object id alone
         expected = _expected_pins(entry, url_pins, mirror_pins, config, locked, source_cfg)
         if expected is not None:
             findings += _pin_findings(path, entry, *expected, config)
     return findings
-
-
-def _git_blob_findings(
-    path: str, entry: Mapping[str, Any], source_cfg: Mapping[str, Any]
-) -> list[Finding]:
-    """A download pinned by a git object id: the recorded id against today's pin."""
-    blob = sources.url_pins(source_cfg, "git_blob").get(entry["url"]) if "url" in entry else None
-    if not blob or entry.get("git_blob") == blob:
-        return []
-    reason = (
-        f"{entry['url']} was fetched with git object id "
-        f"{entry.get('git_blob') or '(none recorded)'}, "
-        f"but the config pins {blob}; {REFETCH} from a file that matches its pin"
-    )
-    return [Finding(path, FAIL, "raw", reason)]
 
 
 def _mirror_pins(
@@ -625,36 +613,32 @@ def _expected_pins(
     url_pins: Mapping[str, str | None],
     mirror_pins: Mapping[str, Any] | None,
     config: Mapping[str, Any] | None,
-    locked: Mapping[str, Mapping[str, Any]] | None = None,
-    source_cfg: Mapping[str, Any] | None = None,
+    locked: Mapping[str, Mapping[str, Any]],
+    source_cfg: Mapping[str, Any],
 ) -> tuple[str, dict[str, str]] | None:
     """(label, pinned by → sha256) of one fetched input; None when nothing can be re-derived.
-
-    A download without a published sha256 is compared with the lock (``locked``: URL → record);
-    one pinned by its git object id is compared with that id instead (``git_blob`` → id)."""
+    A download without a published sha256 is compared with the lock (``locked``: URL → record)."""
     expected: dict[str, str] = {}
-    if "url" in entry and not url_pins.get(entry["url"]) and source_cfg:
-        if sources.url_pins(source_cfg, "git_blob").get(entry["url"]):
-            return None  # pinned by its git object id: _git_blob_findings
-        if (locked or {}).get(entry["url"]):
-            return entry["url"], {"lock": locked[entry["url"]]["sha256"]}  # type: ignore[index]
-    if "hub" in entry and source_cfg and source_cfg.get("hub"):
+    url = entry.get("url")
+    if source_cfg and url is not None and not url_pins.get(url) and (record := locked.get(url)):
+        return url, {"lock": record["sha256"]}
+    if "hub" in entry and source_cfg.get("hub"):
         if entry.get("revision") == source_cfg["hub"].get("revision"):
             return None  # pinned by its hub commit, as configured now
     if "mirror_path" in entry:
         rel = entry["mirror_path"]
         if mirror_pins and rel in mirror_pins:
             expected["MANIFEST.tsv"] = mirror_pins[rel].sha256
-        for url, pin in url_pins.items():
-            if pin and sources.url_file_name(url) == Path(rel).name:
+        for pinned_url, pin in url_pins.items():
+            if pin and sources.url_file_name(pinned_url) == Path(rel).name:
                 expected["config"] = pin
         return f"mirror file {rel}", expected
-    if "url" in entry:
-        if pin := url_pins.get(entry["url"]):
+    if url is not None:
+        if pin := url_pins.get(url):
             expected["config"] = pin
         elif config is None:
             return None  # the config's pins are not known: nothing to re-derive
-        return entry["url"], expected
+        return url, expected
     return f"hub data set {entry.get('hub', '?')}", expected
 
 
