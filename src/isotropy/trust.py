@@ -476,8 +476,16 @@ def import_problems(workflow_root: str | os.PathLike) -> list[tuple[str, str]]:
     ]
 
 
-# Snakemake's configfile: directive (the Snakefile's config.yaml) is read in the working folder.
-WORKFLOW_CONFIG = "config.yaml"
+def workflow_problems(
+    workflow_root: str | os.PathLike, configfiles: list[str] | None = None
+) -> list[tuple[str, str]]:
+    """What Snakemake would run from the workflow's folder before the workflow's own checks:
+    untracked modules beside the Snakefile (:func:`import_problems`), and each config file it is
+    given, the Snakefile's ``configfile:`` (its folder's config.yaml) included, that is not plain
+    YAML (YTE runs Python; :func:`config_file_problem`)."""
+    configs = dict.fromkeys([*(configfiles or []), str(Path(workflow_root) / "config.yaml")])
+    problems = import_problems(workflow_root)
+    return problems + [(f, p) for f in configs if (p := config_file_problem(f)) is not None]
 
 
 # Snakemake writes its inventory of the folder here after every dry run, and unpickles it with
@@ -539,11 +547,9 @@ def main(argv: list[str] | None = None) -> int:
         help="config files Snakemake will be given: checked to be plain YAML (no YTE)",
     )
     args = parser.parse_args(argv)
-    # make runs in the workflow's root, whose Snakefile reads the folder's config.yaml.
-    configs = dict.fromkeys([*args.configfile, str(Path(args.directory) / WORKFLOW_CONFIG)])
-    try:
-        problems = folder_problems(args.directory) + import_problems(args.directory)
-        problems += [(str(f), p) for f in configs if (p := config_file_problem(f)) is not None]
+    try:  # make runs in the workflow's root, whose Snakefile reads the folder's config.yaml
+        problems = folder_problems(args.directory)
+        problems += workflow_problems(args.directory, args.configfile)
     except OSError as error:  # a folder that cannot be read: one line
         print(f"refused: {escaped(str(error))}", file=sys.stderr)
         return 1

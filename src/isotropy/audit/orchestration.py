@@ -38,7 +38,7 @@ from isotropy.audit.records import WORKFLOW_ROOT, walk
 from isotropy.intake import FolderError, escaped, intake
 from isotropy.io import plain_data
 from isotropy.sources import MIRROR_ENV
-from isotropy.trust import config_file_problem, import_problems, protect_imports, record_problem
+from isotropy.trust import protect_imports, record_problem, workflow_problems
 from isotropy.workflow.config import ConfigError, load_config, load_config_files
 
 
@@ -78,7 +78,7 @@ def audit(
         if snakefile is None:
             skipped = "parameters not checked: no Snakefile given"
             return [*findings, Finding("(workflow)", WARN, "params", skipped)]
-        problems = workflow_problems(snakefile)
+        problems = workflow_problems(Path(snakefile).resolve().parent)
         if refused or problems:
             skipped = "parameters not checked: Snakemake is not run on forged or refused files"
             code = [Finding(escaped(f), FAIL, "code", reason) for f, reason in problems]
@@ -92,15 +92,6 @@ def audit(
     return with_snakemake_view(
         findings, summary, tracked, records, current, complete=starts is None
     )
-
-
-def workflow_problems(snakefile: str | os.PathLike) -> list[tuple[str, str]]:
-    """What Snakemake would run from the workflow's folder before its own checks: untracked
-    modules beside the Snakefile, and its config.yaml (the Snakefile's ``configfile:``) when it
-    is not plain YAML (YTE runs Python)."""
-    config = Path(snakefile).resolve().parent / "config.yaml"
-    problem = config_file_problem(config)
-    return import_problems(Path(snakefile).parent) + ([(str(config), problem)] if problem else [])
 
 
 def _summary_in(
