@@ -7,24 +7,18 @@ with ``yaml.Loader``, which builds whatever Python object a tag names
 ``container_img_url`` into JSON inside a ``<script>`` without escaping ``</``. It runs each
 ``script:`` as ``python .snakemake/scripts/tmpXXXX.<name>.py``, so Python looks for imports in
 ``.snakemake/scripts/`` before anywhere else, and it puts the Snakefile's folder first on
-``sys.path`` of each of its processes. A folder someone else made (a shared project, an archive, a
-scratch directory) may hold forged records, planted modules, links and pipes, so:
+``sys.path`` of each of its processes. A folder someone else made (a shared project, an
+archive, a scratch directory) may hold forged records, planted modules, links and pipes, so
+:func:`folder_problems` refuses records that are not what Snakemake writes (every string checked
+after decoding), links, hard links, pipes, sockets and devices, and record folders that are not
+folders; :func:`workflow_problems` refuses modules beside the Snakefile that git does not track
+and config files that are not plain YAML (``__use_yte__`` runs Python while Snakemake loads the
+file); Snakemake's jobs run with ``PYTHONSAFEPATH=1`` (:func:`protect_imports`), and its pickled
+inventory cache is removed before it could load it (:func:`drop_io_cache`).
 
-* every record in ``.snakemake/metadata`` must have only Snakemake's keys with values of the types
-  Snakemake writes, every string checked after decoding (:func:`metadata_problems`);
-* no file or folder below ``results/``, ``logs/`` or ``benchmarks/``, nor ``.snakemake/`` or
-  anything below it, is a link (:func:`link_problems`), and nothing below the folder is a pipe, a
-  socket or a device (:func:`special_file_problems`);
-* no module or package that git does not track lies beside the Snakefile
-  (:func:`import_problems`);
-* the config files Snakemake is given (the report's are the folder's own effective configuration)
-  are plain YAML of modest size: no ``__use_yte__``, whose YTE templating Snakemake runs as Python
-  while it loads the file (:func:`config_file_problem`);
-* Snakemake's jobs run with ``PYTHONSAFEPATH=1`` (:func:`protect_imports`), and its pickled
-  inventory cache is removed before it could load it (:func:`drop_io_cache`).
-
-The checks run before the workflow parses (rules/common.smk), before the make targets call
-Snakemake, and before the audit does.
+The checks run before the workflow parses (rules/common.smk) and before the make targets call
+Snakemake. The audit reads only its intake's copy (:mod:`isotropy.intake`), each Snakemake
+record there checked by :func:`record_problem`.
 
     python -m isotropy.trust [--directory .] [--configfile FILE ...]
 

@@ -110,8 +110,8 @@ def check_record(
                 path,
                 WARN,
                 "stale",
-                f"input {listing(remade)} {'is' if len(remade) == 1 else 'are'} newer than this "
-                "file but identical to what it was made from",
+                f"input {listing(remade)} {_are(remade)} newer than this file but identical to "
+                "what it was made from",
             )
         )
     findings += _check_code(path, record.get("code") or {}, workflow_root or WORKFLOW_ROOT)
@@ -167,7 +167,7 @@ def _compare_files(
         if not source.is_file():
             missing.append(name)
             continue
-        actual = sha256_file(source)
+        actual = _sha256(source)
         if actual != entry["sha256"]:
             changed.append(
                 f"{name} (sha256 recorded {short_digest(entry['sha256'])}…, now "
@@ -181,41 +181,23 @@ def _compare_files(
 
 
 def _input_findings(
-    path: str,
-    missing: Sequence[str],
-    changed: Sequence[str],
-    newer: Sequence[str],
-    noun: str = "input",
-    check: str = "input",
+    path: str, missing: Sequence[str], changed: Sequence[str], newer: Sequence[str]
 ) -> list[Finding]:
     """One finding per kind of input problem, naming the inputs (the first few of many)."""
-    findings = []
-    if missing:
-        findings.append(
-            Finding(
-                path,
-                FAIL,
-                check,
-                f"{noun} {listing(missing)} {'is' if len(missing) == 1 else 'are'} missing",
-            )
-        )
-    if changed:
-        findings.append(
-            Finding(
-                path, FAIL, check, f"{noun} {listing(changed)} changed since this file was made"
-            )
-        )
-    if newer:
-        findings.append(
-            Finding(
-                path,
-                FAIL,
-                "stale",
-                f"{noun} {listing(newer)} {'is' if len(newer) == 1 else 'are'} newer than this "
-                "file",
-            )
-        )
-    return findings
+    kinds = (
+        (missing, "input", "{names} {are} missing"),
+        (changed, "input", "{names} changed since this file was made"),
+        (newer, "stale", "{names} {are} newer than this file"),
+    )
+    return [
+        Finding(path, FAIL, check, "input " + text.format(names=listing(names), are=_are(names)))
+        for names, check, text in kinds
+        if names
+    ]
+
+
+def _are(names: Sequence[str]) -> str:
+    return "is" if len(names) == 1 else "are"
 
 
 def _check_code(path: str, code: Mapping[str, Any], workflow_root: Path) -> list[Finding]:
@@ -242,7 +224,7 @@ def _check_code(path: str, code: Mapping[str, Any], workflow_root: Path) -> list
             findings.append(
                 Finding(path, FAIL, "code", f"module {module}, which made it, no longer exists")
             )
-        elif sha256_file(source) != digest:
+        elif _sha256(source) != digest:
             findings.append(
                 Finding(path, FAIL, "code", f"module {module} changed since it was made")
             )
@@ -278,7 +260,7 @@ def check_metadata_only(root: Path, path: str, meta: Mapping[str, Any]) -> list[
         recorded = (meta.get("input_checksums") or {}).get(name)
         if recorded:
             algorithm, _, digest = recorded.partition(":")
-            if algorithm == "sha256" and sha256_file(source) != digest:
+            if algorithm == "sha256" and _sha256(source) != digest:
                 changed.append(f"{name} (Snakemake's input checksum)")
         if _newer(root, source, target):
             newer.append(name)
@@ -443,24 +425,20 @@ def _without_record(root: Path, path: str, asked: bool) -> tuple[list[Finding], 
         found = [Finding(path, status, "record", reason)]
         return found + check_metadata_only(root, path, meta), list(meta.get("input") or [])
     if under_results:
-        status, reason = (
-            FAIL,
-            "no provenance record and no Snakemake metadata: its origin is unknown",
-        )
-    elif asked:  # named on the command line: a file the audit cannot audit
-        status, reason = (
-            FAIL,
+        reason = "no provenance record and no Snakemake metadata: its origin is unknown"
+        return [Finding(path, FAIL, "record", reason)], None
+    if asked:  # named on the command line: a file the audit cannot audit
+        reason = (
             "given as a file to audit, but not made by the workflow (no record, no Snakemake "
             "metadata); config files go after --configfile (isotropy-audit --configfile a.yaml "
-            "b.yaml)",
+            "b.yaml)"
         )
-    else:
-        status, reason = (
-            WARN,
-            "not made by the workflow (no record, no Snakemake metadata); checked by its "
-            "consumers' sha256 only",
-        )
-    return [Finding(path, status, "record", reason)], None
+        return [Finding(path, FAIL, "record", reason)], None
+    reason = (
+        "not made by the workflow (no record, no Snakemake metadata); checked by its consumers' "
+        "sha256 only"
+    )
+    return [Finding(path, WARN, "record", reason)], None
 
 
 REFETCH = "re-fetch the source (snakemake --forcerun download_source)"
@@ -494,7 +472,7 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
             findings.append(Finding(rel, FAIL, "raw", f"raw file missing (listed in {path})"))
             continue
         differs = f"raw file differs from its download manifest {path}"
-        findings += _digest_findings(rel, "raw", differs, entry["sha256"], sha256_file(raw))
+        findings += _digest_findings(rel, "raw", differs, entry["sha256"], _sha256(raw))
     findings += check_pins(path, manifest, config)
     if not any(f.status == FAIL for f in findings):
         origin = manifest.get("origin", "?")
