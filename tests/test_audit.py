@@ -31,8 +31,9 @@ from isotropy.audit import (
     walk,
     write_tsv,
 )
+from isotropy.audit.findings import snakemake_metadata
 from isotropy.io import write_json
-from isotropy.provenance import build_record, record_path, snakemake_metadata
+from isotropy.provenance import build_record, record_path
 
 # ---------------------------------------------------------------------------------------------
 # Synthetic records

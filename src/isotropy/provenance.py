@@ -338,24 +338,3 @@ def remove_records(outputs: Iterable[str | os.PathLike]) -> None:
     removed the files already) or one that failed leaves no record of a file that is not there."""
     for output in outputs:
         record_path(output).unlink(missing_ok=True)
-
-
-def snakemake_metadata(path: str | os.PathLike, workdir: str | os.PathLike = ".") -> dict | None:
-    """What Snakemake itself recorded about output ``path`` (``.snakemake/metadata``), or None
-    (none, or not shaped like Snakemake's). ``path`` is relative to ``workdir``.
-
-    Snakemake keeps, per output, the rule, its input paths, params, start/end times and the
-    sha256 of small inputs; the audit falls back on it for files without a provenance record.
-    """
-    from isotropy.intake import METADATA, metadata_name
-
-    recpath = Path(workdir) / METADATA / metadata_name(str(path))
-    try:
-        meta = parse_json(recpath.read_bytes()) if recpath.is_file() else None
-    except (OSError, ValueError):
-        return None
-    if not isinstance(meta, dict) or not isinstance(meta.get("input") or [], list):
-        return None  # another shape is not Snakemake's
-    if not isinstance(meta.get("input_checksums") or {}, dict):
-        return None
-    return meta

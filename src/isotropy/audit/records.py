@@ -37,11 +37,12 @@ from isotropy.audit.findings import (
     relative_path,
     resolve_path,
     short_digest,
+    snakemake_metadata,
 )
 from isotropy.intake import escaped, name_problem, under_proc
 from isotropy.io import sha256_file
 from isotropy.paths import MANIFEST_NAME, RAW_ROOT
-from isotropy.provenance import is_record, module_source, package_versions, snakemake_metadata
+from isotropy.provenance import is_record, module_source, package_versions
 
 MTIME_TOLERANCE_S = 1e-3
 # The checkout whose code the audit compares records with (the one this package lies in).
