@@ -200,39 +200,26 @@ def declared_findings(
         f.file for f in findings if Path(f.file).parts[:1] == (RESULTS,) and f.check != "missing"
     }
     out = []
-    if complete:
-        absent = sorted(declared - audited)
-        if absent:
-            out.append(
-                Finding(
-                    "(workflow)",
-                    FAIL,
-                    "declared",
-                    f"{len(audited & declared)} of the {len(declared)} result files this "
-                    "configuration "
-                    f"declares were audited; absent: {listing(absent)} (make them, e.g. make run; "
-                    "give "
-                    "the config files they were made with, --configfile a.yaml b.yaml; or name the "
-                    "target that made them, --target main_study)",
-                )
-            )
+    if complete and (absent := sorted(declared - audited)):
+        reason = (
+            f"{len(audited & declared)} of the {len(declared)} result files this configuration "
+            f"declares were audited; absent: {listing(absent)} (make them, e.g. make run; give the "
+            "config files they were made with, --configfile a.yaml b.yaml; or name the target "
+            "that made them, --target main_study)"
+        )
+        out.append(Finding("(workflow)", FAIL, "declared", reason))
     for path in sorted(audited - declared):
-        record = records.get(path) or {}
-        made_with = record.get("config") or {}
+        made_with = (records.get(path) or {}).get("config") or {}
         hint = config_differences(made_with, config or {}, section=None, limit=3)
         studies = made_with.get("studies")
-        out.append(
-            Finding(
-                path,
-                WARN,
-                "config",
-                "a result of another configuration (not in this workflow's targets"
-                + (f"; its record names studies {studies}" if studies else "")
-                + (", and differs at " + ", ".join(hint) if hint else "")
-                + "): checksums, inputs and code audited, parameters not; give its config files to "
-                "audit it fully",
-            )
+        reason = (
+            "a result of another configuration (not in this workflow's targets"
+            + (f"; its record names studies {studies}" if studies else "")
+            + (", and differs at " + ", ".join(hint) if hint else "")
+            + "): checksums, inputs and code audited, parameters not; give its config files to "
+            "audit it fully"
         )
+        out.append(Finding(path, WARN, "config", reason))
     return out
 
 
@@ -474,11 +461,8 @@ def summary_findings(
                     reason += "; config now differs at " + ", ".join(hint)
             findings.append(Finding(path, FAIL, check, reason))
         elif status == "ok" and plan == "update pending":
-            findings.append(
-                Finding(
-                    path, FAIL, "stale", "Snakemake would re-make it: something upstream changed"
-                )
-            )
+            reason = "Snakemake would re-make it: something upstream changed"
+            findings.append(Finding(path, FAIL, "stale", reason))
     return findings
 
 

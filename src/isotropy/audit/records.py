@@ -94,11 +94,8 @@ def check_record(
     findings = []
     recorded = record.get("outputs", {}).get(path) or record.get("outputs", {}).get(str(target))
     if recorded is None:
-        findings.append(
-            Finding(
-                path, FAIL, "record", "its provenance record does not list this file as an output"
-            )
-        )
+        reason = "its provenance record does not list this file as an output"
+        findings.append(Finding(path, FAIL, "record", reason))
     else:
         made = "modified after it was made"
         findings += _digest_findings(path, "checksum", made, recorded["sha256"], _sha256(target))
@@ -106,15 +103,11 @@ def check_record(
     missing, changed, newer, remade = _compare_files(root, target, record.get("inputs", {}))
     findings += _input_findings(path, missing, changed, newer)
     if remade:
-        findings.append(
-            Finding(
-                path,
-                WARN,
-                "stale",
-                f"input {listing(remade)} {_are(remade)} newer than this file but identical to "
-                "what it was made from",
-            )
+        reason = (
+            f"input {listing(remade)} {_are(remade)} newer than this file but identical to what "
+            "it was made from"
         )
+        findings.append(Finding(path, WARN, "stale", reason))
     findings += _check_code(path, record.get("code") or {}, workflow_root or WORKFLOW_ROOT)
     findings += _check_packages(path, record.get("packages") or {}, current_packages)
     return findings
@@ -240,13 +233,8 @@ def _check_packages(
         for name, old in sorted(recorded.items())
         if name in current and current[name] != old
     ]
-    if changed:
-        return [
-            Finding(
-                path, WARN, "packages", "made with other package versions: " + ", ".join(changed)
-            )
-        ]
-    return []
+    reason = "made with other package versions: " + ", ".join(changed)
+    return [Finding(path, WARN, "packages", reason)] if changed else []
 
 
 def check_metadata_only(root: Path, path: str, meta: Mapping[str, Any]) -> list[Finding]:
@@ -477,15 +465,8 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
     findings += check_pins(path, manifest, config)
     if not any(f.status == FAIL for f in findings):
         origin = manifest.get("origin", "?")
-        findings.append(
-            Finding(
-                path,
-                OK,
-                "raw",
-                f"{len(entries)} raw file(s) match the manifest (from {origin}; "
-                f"{trust_summary(manifest)})",
-            )
-        )
+        matched = f"{len(entries)} raw file(s) match the manifest (from {origin}; "
+        findings.append(Finding(path, OK, "raw", f"{matched}{trust_summary(manifest)})"))
     findings += _cross_copy_findings(path, manifest)
     return findings
 
