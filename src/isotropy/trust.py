@@ -44,7 +44,7 @@ from typing import Any
 
 import yaml
 
-from isotropy.intake import FolderError, escaped, file_problem, parse_json, plain_config
+from isotropy.intake import FolderError, config_file_problem, escaped, file_problem, parse_json
 
 METADATA = Path(".snakemake") / "metadata"
 # A record of Snakemake 9 is well under a megabyte; its conda environment a few kilobytes.
@@ -358,36 +358,6 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
     for file, reason in problems:
         first.setdefault(file, reason)
     return list(first.items())
-
-
-# An effective configuration is a few kilobytes; a gigabyte of YAML parses for minutes.
-MAX_CONFIG_BYTES = 4 * 2**20
-
-
-def config_file_problem(path: str | os.PathLike) -> str | None:
-    """Why Snakemake must not load config file ``path`` (None: plain YAML). ``make report`` gives
-    Snakemake the folder's own logs/effective-config/<target>.yaml, so it is checked first: a
-    regular file (a pipe would block Snakemake) under :data:`MAX_CONFIG_BYTES`, then the
-    intake's and the workflow's own check (:func:`isotropy.intake.plain_config`: plain YAML, no
-    YTE, no alias bomb), before Snakemake merges it."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return None  # Snakemake says so itself
-    except OSError as error:
-        return f"cannot be read ({error.strerror})"
-    if not stat.S_ISREG(info.st_mode):
-        return "is not a regular file (a pipe or a device, which Snakemake would wait on forever)"
-    if info.st_size > MAX_CONFIG_BYTES:
-        limit = f"{MAX_CONFIG_BYTES // 2**20} MiB"
-        return f"is larger than {limit}: not a configuration this workflow writes"
-    try:
-        plain_config(Path(path).read_bytes())
-    except OSError as error:
-        return f"cannot be read ({error.strerror})"
-    except FolderError as error:
-        return str(error)
-    return None
 
 
 # What Python imports a module from (.py, .pyc, extension modules).
