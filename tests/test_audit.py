@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from isotropy import audit as audit_module
 from isotropy.audit import (
     FAIL,
     OK,
@@ -27,11 +26,14 @@ from isotropy.audit import (
     failures,
     format_table,
     main,
+    orchestration,
+    records,
     walk,
     write_tsv,
 )
+from isotropy.audit.findings import snakemake_metadata
 from isotropy.io import write_json
-from isotropy.provenance import build_record, record_path, snakemake_metadata
+from isotropy.provenance import build_record, record_path
 
 # ---------------------------------------------------------------------------------------------
 # Synthetic records
@@ -255,7 +257,7 @@ def test_input_newer_than_output(chain):
     )
     # A file without a provenance record has only Snakemake's metadata; no checksum: stale.
     meta = {"rule": "table", "input": ["results/toy/metric.csv"]}
-    assert audit_module.check_metadata_only(chain, "results/table.csv", meta) == [
+    assert records.check_metadata_only(chain, "results/table.csv", meta) == [
         Finding(
             "results/table.csv",
             FAIL,
@@ -310,7 +312,7 @@ def test_table_and_tsv(chain, tmp_path):
 def test_config_differences_hint():
     recorded = {"main": {"updates": 12, "seeds": [0, 1]}, "glue": {"updates": 8}, "device": "cpu"}
     current = {"main": {"updates": 13, "seeds": [0, 1]}, "glue": {"updates": 9}, "device": "cuda"}
-    assert audit_module.config_differences(recorded, current, section="main") == [
+    assert orchestration.config_differences(recorded, current, section="main") == [
         "device ('cpu' → 'cuda')",
         "main.updates (12 → 13)",
     ]

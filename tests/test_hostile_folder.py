@@ -26,7 +26,7 @@ from test_make_report_safety import _workdir
 from test_trace_validation import _refused, _rewrite, _run
 from tiny_workflow import run_make
 
-from isotropy import trust
+from isotropy import intake, trust
 from isotropy.audit import FAIL, audit
 from isotropy.io import write_json
 from isotropy.optimize import OptimisationSettings
@@ -591,7 +591,7 @@ def test_a_huge_effective_config_or_last_run_is_refused_unread(tmp_path):
     with open(config, "w") as handle:
         handle.write("# a comment\n" * (5 * 2**20 // 12))  # 5 MiB
     start = time.monotonic()
-    assert "is larger than 4 MiB" in (trust.config_file_problem(config) or "")
+    assert "is larger than 4 MiB" in (intake.config_file_problem(config) or "")
     assert time.monotonic() - start < 1
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "last_run.txt").write_text("TARGET=all\n" + "#" * 2**17)

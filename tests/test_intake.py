@@ -239,7 +239,7 @@ def test_a_mapping_alias_bomb_in_a_config_is_refused(tmp_path):
     bomb = tmp_path / "effective.yaml"
     bomb.write_text("\n".join(levels) + "\n")
     assert bomb.stat().st_size < 1024
-    problem = trust.config_file_problem(bomb)
+    problem = intake.config_file_problem(bomb)
     assert problem is not None and "alias" in problem
     result = subprocess.run(
         [sys.executable, "-m", "isotropy.trust", "-d", str(tmp_path), "--configfile", str(bomb)],

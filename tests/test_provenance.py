@@ -16,7 +16,6 @@ from isotropy import provenance
 from isotropy.provenance import (
     SUFFIX,
     build_record,
-    iter_recorded,
     read_record,
     record_path,
     record_step,
@@ -114,7 +113,10 @@ def test_record_step_writes_a_record_beside_every_output(files):
     assert record["params"] == {"k": 1, "nested": {"a": [1, 2]}} and record["extra"] == {
         "note": "test"
     }
-    assert list(iter_recorded(".")) == [Path("out.csv"), Path("second.json")]
+    assert sorted(Path(".").rglob(f"*{SUFFIX}")) == [
+        Path(f"out.csv{SUFFIX}"),
+        Path(f"second.json{SUFFIX}"),
+    ]
 
 
 def test_original_script_is_found_beside_snakemakes_temporary_copy(files, monkeypatch):
@@ -213,7 +215,7 @@ def test_a_record_that_cannot_be_written_takes_its_twins_with_it(files, monkeypa
     monkeypatch.setattr(provenance, "write_json", full_on_second)
     with pytest.raises(OSError):
         record_step(snakemake)
-    assert list(iter_recorded(".")) == []
+    assert list(Path(".").rglob(f"*{SUFFIX}")) == []
 
 
 def test_a_job_starting_removes_the_records_of_the_outputs_it_re_makes(files):

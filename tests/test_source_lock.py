@@ -480,3 +480,17 @@ def test_source_params_do_not_change_when_snakemake_reads_the_config_as_json():
     as_yaml = source_params({"sources": {"polarity": plain}}, "polarity")
     assert repr(as_json) == repr(as_yaml)
     assert "OrderedDict" not in repr(as_json)
+
+
+def test_the_audit_checks_a_download_against_its_git_object_id_pin():
+    """A download pinned only by its git object id: the recorded id against today's pin."""
+    from isotropy.audit.records import check_pins
+
+    url, pin = "https://example.org/a.txt", "1" * 40
+    config = {"sources": {"s": {"url": url, "git_blob": pin}}}
+    fetched = {"url": url, "sha256": "ab" * 32, "git_blob": pin}
+    manifest = {"source": "s", "inputs": [fetched]}
+    assert check_pins("resources/raw/s/manifest.json", manifest, config) == []
+    manifest["inputs"] = [{**fetched, "git_blob": "2" * 40}]
+    (finding,) = check_pins("resources/raw/s/manifest.json", manifest, config)
+    assert finding.status == FAIL and f"but the config pins {pin}" in finding.reason

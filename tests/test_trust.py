@@ -22,7 +22,7 @@ import pytest
 from test_make_report_safety import _workdir
 from tiny_workflow import run_make
 
-from isotropy import trust
+from isotropy import intake, trust
 from isotropy.audit import FAIL, audit, snakemake_summary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -338,7 +338,7 @@ def test_a_config_file_that_is_not_plain_yaml_is_refused_by_the_loader_too(tmp_p
     from isotropy.workflow.config import ConfigError, read_config_file
 
     (tmp_path / "c.yaml").write_text(text)
-    assert trust.config_file_problem(tmp_path / "c.yaml") is not None
+    assert intake.config_file_problem(tmp_path / "c.yaml") is not None
     with pytest.raises(ConfigError, match="c.yaml"):
         read_config_file(tmp_path / "c.yaml")
     assert not Path("MARKER").exists()

@@ -279,7 +279,7 @@ class Intake:
     def run(self, starts: Iterable[str] | None) -> dict[str, str]:
         self.queue.extend(starts if starts is not None else self.listing("results"))
         for config in self.listing(EFFECTIVE_CONFIG):
-            self.parsed(config, _plain_config)
+            self.parsed(config, plain_config)
         for marker in self.listing(".snakemake/incomplete"):  # jobs Snakemake never finished
             self.parsed(marker)
         for name in self.listing(METADATA):  # every record checked, as data: never run
@@ -317,7 +317,37 @@ def rows_problem(path: Path) -> str | None:
     return None
 
 
-def _plain_config(data: bytes) -> Any:
+# An effective configuration is a few kilobytes; a gigabyte of YAML parses for minutes.
+MAX_CONFIG_BYTES = 4 * 2**20
+
+
+def config_file_problem(path: str | os.PathLike) -> str | None:
+    """Why Snakemake must not load config file ``path`` (None: plain settings, or absent, which
+    Snakemake says itself). ``make report`` gives Snakemake the folder's own effective
+    configuration, so it is checked first: a regular file (a pipe would block Snakemake), then
+    :func:`plain_config`, before Snakemake merges it."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return (
+                "is not a regular file (a pipe or a device, which Snakemake would wait on forever)"
+            )
+        with open(path, "rb") as handle:
+            plain_config(handle.read(MAX_CONFIG_BYTES + 1))
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return f"cannot be read ({error.strerror})"
+    except FolderError as error:
+        return str(error)
+    return None
+
+
+def plain_config(data: bytes) -> Any:
+    """A config file's settings, or :class:`FolderError`: over :data:`MAX_CONFIG_BYTES`, not
+    YAML, or not plain settings (:func:`plain_config_problem`)."""
+    if len(data) > MAX_CONFIG_BYTES:
+        limit = f"{MAX_CONFIG_BYTES // 2**20} MiB"
+        raise FolderError(f"is larger than {limit}: not a configuration this workflow writes")
     try:
         loaded = yaml.safe_load(data)
     except (yaml.YAMLError, UnicodeDecodeError) as error:

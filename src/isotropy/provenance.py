@@ -16,7 +16,7 @@ import platform
 import socket
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -338,31 +338,3 @@ def remove_records(outputs: Iterable[str | os.PathLike]) -> None:
     removed the files already) or one that failed leaves no record of a file that is not there."""
     for output in outputs:
         record_path(output).unlink(missing_ok=True)
-
-
-def iter_recorded(root: str | os.PathLike) -> Iterator[Path]:
-    """Every file under ``root`` that has a provenance record beside it, in sorted order."""
-    for sidecar in sorted(Path(root).rglob(f"*{SUFFIX}")):
-        target = Path(str(sidecar)[: -len(SUFFIX)])
-        yield target
-
-
-def snakemake_metadata(path: str | os.PathLike, workdir: str | os.PathLike = ".") -> dict | None:
-    """What Snakemake itself recorded about output ``path`` (``.snakemake/metadata``), or None
-    (none, or not shaped like Snakemake's). ``path`` is relative to ``workdir``.
-
-    Snakemake keeps, per output, the rule, its input paths, params, start/end times and the
-    sha256 of small inputs; the audit falls back on it for files without a provenance record.
-    """
-    from isotropy.intake import METADATA, metadata_name
-
-    recpath = Path(workdir) / METADATA / metadata_name(str(path))
-    try:
-        meta = parse_json(recpath.read_bytes()) if recpath.is_file() else None
-    except (OSError, ValueError):
-        return None
-    if not isinstance(meta, dict) or not isinstance(meta.get("input") or [], list):
-        return None  # another shape is not Snakemake's
-    if not isinstance(meta.get("input_checksums") or {}, dict):
-        return None
-    return meta

@@ -7,24 +7,18 @@ with ``yaml.Loader``, which builds whatever Python object a tag names
 ``container_img_url`` into JSON inside a ``<script>`` without escaping ``</``. It runs each
 ``script:`` as ``python .snakemake/scripts/tmpXXXX.<name>.py``, so Python looks for imports in
 ``.snakemake/scripts/`` before anywhere else, and it puts the Snakefile's folder first on
-``sys.path`` of each of its processes. A folder someone else made (a shared project, an archive, a
-scratch directory) may hold forged records, planted modules, links and pipes, so:
+``sys.path`` of each of its processes. A folder someone else made (a shared project, an
+archive, a scratch directory) may hold forged records, planted modules, links and pipes, so
+:func:`folder_problems` refuses records that are not what Snakemake writes (every string checked
+after decoding), links, hard links, pipes, sockets and devices, and record folders that are not
+folders; :func:`workflow_problems` refuses modules beside the Snakefile that git does not track
+and config files that are not plain YAML (``__use_yte__`` runs Python while Snakemake loads the
+file); Snakemake's jobs run with ``PYTHONSAFEPATH=1`` (:func:`protect_imports`), and its pickled
+inventory cache is removed before it could load it (:func:`drop_io_cache`).
 
-* every record in ``.snakemake/metadata`` must have only Snakemake's keys with values of the types
-  Snakemake writes, every string checked after decoding (:func:`metadata_problems`);
-* no file or folder below ``results/``, ``logs/`` or ``benchmarks/``, nor ``.snakemake/`` or
-  anything below it, is a link (:func:`link_problems`), and nothing below the folder is a pipe, a
-  socket or a device (:func:`special_file_problems`);
-* no module or package that git does not track lies beside the Snakefile
-  (:func:`import_problems`);
-* the config files Snakemake is given (the report's are the folder's own effective configuration)
-  are plain YAML of modest size: no ``__use_yte__``, whose YTE templating Snakemake runs as Python
-  while it loads the file (:func:`config_file_problem`);
-* Snakemake's jobs run with ``PYTHONSAFEPATH=1`` (:func:`protect_imports`), and its pickled
-  inventory cache is removed before it could load it (:func:`drop_io_cache`).
-
-The checks run before the workflow parses (rules/common.smk), before the make targets call
-Snakemake, and before the audit does.
+The checks run before the workflow parses (rules/common.smk) and before the make targets call
+Snakemake. The audit reads only its intake's copy (:mod:`isotropy.intake`), each Snakemake
+record there checked by :func:`record_problem`.
 
     python -m isotropy.trust [--directory .] [--configfile FILE ...]
 
@@ -50,7 +44,7 @@ from typing import Any
 
 import yaml
 
-from isotropy.intake import FolderError, escaped, file_problem, parse_json, plain_config_problem
+from isotropy.intake import FolderError, config_file_problem, escaped, file_problem, parse_json
 
 METADATA = Path(".snakemake") / "metadata"
 # A record of Snakemake 9 is well under a megabyte; its conda environment a few kilobytes.
@@ -366,36 +360,6 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
     return list(first.items())
 
 
-# An effective configuration is a few kilobytes; a gigabyte of YAML parses for minutes.
-MAX_CONFIG_BYTES = 4 * 2**20
-
-
-def config_file_problem(path: str | os.PathLike) -> str | None:
-    """Why Snakemake must not load config file ``path`` (None: plain YAML). ``make report`` gives
-    Snakemake the folder's own logs/effective-config/<target>.yaml, so it is checked first: a
-    regular file (a pipe would block Snakemake) under :data:`MAX_CONFIG_BYTES`, then the
-    workflow's own check (:func:`isotropy.intake.plain_config_problem`: no YTE, no alias bomb),
-    before Snakemake merges it."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return None  # Snakemake says so itself
-    except OSError as error:
-        return f"cannot be read ({error.strerror})"
-    if not stat.S_ISREG(info.st_mode):
-        return "is not a regular file (a pipe or a device, which Snakemake would wait on forever)"
-    if info.st_size > MAX_CONFIG_BYTES:
-        limit = f"{MAX_CONFIG_BYTES // 2**20} MiB"
-        return f"is larger than {limit}: not a configuration this workflow writes"
-    try:
-        loaded = yaml.safe_load(Path(path).read_bytes())
-    except OSError as error:
-        return f"cannot be read ({error.strerror})"
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        return f"is not plain YAML ({str(error).splitlines()[0][:80]})"
-    return plain_config_problem(loaded)
-
-
 # What Python imports a module from (.py, .pyc, extension modules).
 IMPORT_SUFFIXES = tuple(importlib.machinery.all_suffixes())
 
@@ -476,8 +440,16 @@ def import_problems(workflow_root: str | os.PathLike) -> list[tuple[str, str]]:
     ]
 
 
-# Snakemake's configfile: directive (the Snakefile's config.yaml) is read in the working folder.
-WORKFLOW_CONFIG = "config.yaml"
+def workflow_problems(
+    workflow_root: str | os.PathLike, configfiles: list[str] | None = None
+) -> list[tuple[str, str]]:
+    """What Snakemake would run from the workflow's folder before the workflow's own checks:
+    untracked modules beside the Snakefile (:func:`import_problems`), and each config file it is
+    given, the Snakefile's ``configfile:`` (its folder's config.yaml) included, that is not plain
+    YAML (YTE runs Python; :func:`config_file_problem`)."""
+    configs = dict.fromkeys([*(configfiles or []), str(Path(workflow_root) / "config.yaml")])
+    problems = import_problems(workflow_root)
+    return problems + [(f, p) for f in configs if (p := config_file_problem(f)) is not None]
 
 
 # Snakemake writes its inventory of the folder here after every dry run, and unpickles it with
@@ -539,11 +511,9 @@ def main(argv: list[str] | None = None) -> int:
         help="config files Snakemake will be given: checked to be plain YAML (no YTE)",
     )
     args = parser.parse_args(argv)
-    # make runs in the workflow's root, whose Snakefile reads the folder's config.yaml.
-    configs = dict.fromkeys([*args.configfile, str(Path(args.directory) / WORKFLOW_CONFIG)])
-    try:
-        problems = folder_problems(args.directory) + import_problems(args.directory)
-        problems += [(str(f), p) for f in configs if (p := config_file_problem(f)) is not None]
+    try:  # make runs in the workflow's root, whose Snakefile reads the folder's config.yaml
+        problems = folder_problems(args.directory)
+        problems += workflow_problems(args.directory, args.configfile)
     except OSError as error:  # a folder that cannot be read: one line
         print(f"refused: {escaped(str(error))}", file=sys.stderr)
         return 1

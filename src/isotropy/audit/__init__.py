@@ -27,64 +27,20 @@ merges both views (:func:`audit`) and is ``isotropy-audit`` (rule
 ``audit`` runs :func:`audit` through ``scripts/audit_results.py``).
 """
 
-from isotropy.audit.findings import (
-    AUDIT_OUTPUTS,
-    FAIL,
-    OK,
-    RESULTS,
-    WARN,
-    Finding,
-    failures,
-    format_table,
-    write_tsv,
-)
-from isotropy.audit.orchestration import (
-    SUMMARY_STATUS,
-    audit,
-    config_differences,
-    declared_findings,
-    default_snakefile,
-    main,
-    snakemake_summary,
-    summary_findings,
-    with_snakemake_view,
-)
-from isotropy.audit.records import (
-    audit_file,
-    check_manifest,
-    check_metadata_only,
-    check_pins,
-    check_record,
-    is_manifest,
-    result_files,
-    walk,
-)
+from isotropy.audit.findings import FAIL, OK, WARN, Finding, failures, format_table, write_tsv
+from isotropy.audit.orchestration import audit, main, snakemake_summary
+from isotropy.audit.records import walk
 
 __all__ = [
-    "AUDIT_OUTPUTS",
     "FAIL",
     "OK",
-    "RESULTS",
-    "SUMMARY_STATUS",
     "WARN",
     "Finding",
     "audit",
-    "audit_file",
-    "check_manifest",
-    "check_metadata_only",
-    "check_pins",
-    "check_record",
-    "config_differences",
-    "declared_findings",
-    "default_snakefile",
     "failures",
     "format_table",
-    "is_manifest",
     "main",
-    "result_files",
     "snakemake_summary",
-    "summary_findings",
     "walk",
-    "with_snakemake_view",
     "write_tsv",
 ]

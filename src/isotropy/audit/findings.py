@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from isotropy.intake import escaped, name_problem, parse_json
+from isotropy.intake import METADATA, escaped, metadata_name, name_problem, parse_json
 from isotropy.io import atomic_path
 from isotropy.paths import AUDIT_TABLE
 from isotropy.provenance import record_path
+from isotropy.trust import record_problem as snakemake_record_problem
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 RESULTS = "results"
@@ -212,6 +213,20 @@ def manifest_problem(manifest: Any) -> str | None:
     if not all(isinstance(e.get("pinned_by") or [], list) for e in inputs):
         return "an input's 'pinned_by' is not a list"
     return None
+
+
+def snakemake_metadata(path: str, workdir: str | os.PathLike) -> dict | None:
+    """What Snakemake itself recorded about output ``path`` (``.snakemake/metadata``, relative to
+    ``workdir``), or None: none, or not what Snakemake writes (the intake's check,
+    :func:`isotropy.trust.record_problem`). Snakemake keeps, per output, the rule, its input
+    paths, params, start/end times and the sha256 of small inputs; the audit falls back on it for
+    files without a provenance record."""
+    recpath = Path(workdir, METADATA, metadata_name(path))
+    try:
+        meta = parse_json(recpath.read_bytes(), constants=False) if recpath.is_file() else None
+    except (OSError, ValueError):
+        return None
+    return meta if meta is not None and snakemake_record_problem(meta) is None else None
 
 
 def _covered(name: str, recorded: list[str]) -> bool:

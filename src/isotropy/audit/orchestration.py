@@ -34,11 +34,11 @@ from isotropy.audit.findings import (
     relative_path,
     write_tsv,
 )
-from isotropy.audit.records import walk
+from isotropy.audit.records import WORKFLOW_ROOT, walk
 from isotropy.intake import FolderError, escaped, intake
 from isotropy.io import plain_data
 from isotropy.sources import MIRROR_ENV
-from isotropy.trust import config_file_problem, import_problems, protect_imports, record_problem
+from isotropy.trust import protect_imports, record_problem, workflow_problems
 from isotropy.workflow.config import ConfigError, load_config, load_config_files
 
 
@@ -78,7 +78,7 @@ def audit(
         if snakefile is None:
             skipped = "parameters not checked: no Snakefile given"
             return [*findings, Finding("(workflow)", WARN, "params", skipped)]
-        problems = workflow_problems(snakefile)
+        problems = workflow_problems(Path(snakefile).resolve().parent)
         if refused or problems:
             skipped = "parameters not checked: Snakemake is not run on forged or refused files"
             code = [Finding(escaped(f), FAIL, "code", reason) for f, reason in problems]
@@ -92,15 +92,6 @@ def audit(
     return with_snakemake_view(
         findings, summary, tracked, records, current, complete=starts is None
     )
-
-
-def workflow_problems(snakefile: str | os.PathLike) -> list[tuple[str, str]]:
-    """What Snakemake would run from the workflow's folder before its own checks: untracked
-    modules beside the Snakefile, and its config.yaml (the Snakefile's ``configfile:``) when it
-    is not plain YAML (YTE runs Python)."""
-    config = Path(snakefile).resolve().parent / "config.yaml"
-    problem = config_file_problem(config)
-    return import_problems(Path(snakefile).parent) + ([(str(config), problem)] if problem else [])
 
 
 def _summary_in(
@@ -209,39 +200,26 @@ def declared_findings(
         f.file for f in findings if Path(f.file).parts[:1] == (RESULTS,) and f.check != "missing"
     }
     out = []
-    if complete:
-        absent = sorted(declared - audited)
-        if absent:
-            out.append(
-                Finding(
-                    "(workflow)",
-                    FAIL,
-                    "declared",
-                    f"{len(audited & declared)} of the {len(declared)} result files this "
-                    "configuration "
-                    f"declares were audited; absent: {listing(absent)} (make them, e.g. make run; "
-                    "give "
-                    "the config files they were made with, --configfile a.yaml b.yaml; or name the "
-                    "target that made them, --target main_study)",
-                )
-            )
+    if complete and (absent := sorted(declared - audited)):
+        reason = (
+            f"{len(audited & declared)} of the {len(declared)} result files this configuration "
+            f"declares were audited; absent: {listing(absent)} (make them, e.g. make run; give the "
+            "config files they were made with, --configfile a.yaml b.yaml; or name the target "
+            "that made them, --target main_study)"
+        )
+        out.append(Finding("(workflow)", FAIL, "declared", reason))
     for path in sorted(audited - declared):
-        record = records.get(path) or {}
-        made_with = record.get("config") or {}
+        made_with = (records.get(path) or {}).get("config") or {}
         hint = config_differences(made_with, config or {}, section=None, limit=3)
         studies = made_with.get("studies")
-        out.append(
-            Finding(
-                path,
-                WARN,
-                "config",
-                "a result of another configuration (not in this workflow's targets"
-                + (f"; its record names studies {studies}" if studies else "")
-                + (", and differs at " + ", ".join(hint) if hint else "")
-                + "): checksums, inputs and code audited, parameters not; give its config files to "
-                "audit it fully",
-            )
+        reason = (
+            "a result of another configuration (not in this workflow's targets"
+            + (f"; its record names studies {studies}" if studies else "")
+            + (", and differs at " + ", ".join(hint) if hint else "")
+            + "): checksums, inputs and code audited, parameters not; give its config files to "
+            "audit it fully"
         )
+        out.append(Finding(path, WARN, "config", reason))
     return out
 
 
@@ -260,14 +238,9 @@ def _load_configs(
     return load_config(files, schema) if schema.is_file() else load_config_files(files)
 
 
-DESCRIPTION = (
-    "Audit every result against its provenance: is it intact, current, and made by today's code?"
-)
-
-
 def default_snakefile() -> Path | None:
     """The repository's Snakefile beside the installed package (an editable install), if any."""
-    candidate = Path(__file__).resolve().parents[3] / "Snakefile"
+    candidate = WORKFLOW_ROOT / "Snakefile"
     return candidate if candidate.is_file() else None
 
 
@@ -309,7 +282,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="isotropy-audit", description=DESCRIPTION)
+    parser = argparse.ArgumentParser(
+        prog="isotropy-audit",
+        description="Audit every result against its provenance: is it intact, current, and made "
+        "by today's code?",
+    )
     parser.add_argument(
         "files", nargs="*", help="files to audit (default: every file under results/)"
     )
@@ -484,11 +461,8 @@ def summary_findings(
                     reason += "; config now differs at " + ", ".join(hint)
             findings.append(Finding(path, FAIL, check, reason))
         elif status == "ok" and plan == "update pending":
-            findings.append(
-                Finding(
-                    path, FAIL, "stale", "Snakemake would re-make it: something upstream changed"
-                )
-            )
+            reason = "Snakemake would re-make it: something upstream changed"
+            findings.append(Finding(path, FAIL, "stale", reason))
     return findings
 
 

@@ -37,11 +37,12 @@ from isotropy.audit.findings import (
     relative_path,
     resolve_path,
     short_digest,
+    snakemake_metadata,
 )
 from isotropy.intake import escaped, name_problem, under_proc
 from isotropy.io import sha256_file
 from isotropy.paths import MANIFEST_NAME, RAW_ROOT
-from isotropy.provenance import is_record, module_source, package_versions, snakemake_metadata
+from isotropy.provenance import is_record, module_source, package_versions
 
 MTIME_TOLERANCE_S = 1e-3
 # The checkout whose code the audit compares records with (the one this package lies in).
@@ -93,11 +94,8 @@ def check_record(
     findings = []
     recorded = record.get("outputs", {}).get(path) or record.get("outputs", {}).get(str(target))
     if recorded is None:
-        findings.append(
-            Finding(
-                path, FAIL, "record", "its provenance record does not list this file as an output"
-            )
-        )
+        reason = "its provenance record does not list this file as an output"
+        findings.append(Finding(path, FAIL, "record", reason))
     else:
         made = "modified after it was made"
         findings += _digest_findings(path, "checksum", made, recorded["sha256"], _sha256(target))
@@ -105,15 +103,11 @@ def check_record(
     missing, changed, newer, remade = _compare_files(root, target, record.get("inputs", {}))
     findings += _input_findings(path, missing, changed, newer)
     if remade:
-        findings.append(
-            Finding(
-                path,
-                WARN,
-                "stale",
-                f"input {listing(remade)} {'is' if len(remade) == 1 else 'are'} newer than this "
-                "file but identical to what it was made from",
-            )
+        reason = (
+            f"input {listing(remade)} {_are(remade)} newer than this file but identical to what "
+            "it was made from"
         )
+        findings.append(Finding(path, WARN, "stale", reason))
     findings += _check_code(path, record.get("code") or {}, workflow_root or WORKFLOW_ROOT)
     findings += _check_packages(path, record.get("packages") or {}, current_packages)
     return findings
@@ -167,7 +161,7 @@ def _compare_files(
         if not source.is_file():
             missing.append(name)
             continue
-        actual = sha256_file(source)
+        actual = _sha256(source)
         if actual != entry["sha256"]:
             changed.append(
                 f"{name} (sha256 recorded {short_digest(entry['sha256'])}…, now "
@@ -181,41 +175,23 @@ def _compare_files(
 
 
 def _input_findings(
-    path: str,
-    missing: Sequence[str],
-    changed: Sequence[str],
-    newer: Sequence[str],
-    noun: str = "input",
-    check: str = "input",
+    path: str, missing: Sequence[str], changed: Sequence[str], newer: Sequence[str]
 ) -> list[Finding]:
     """One finding per kind of input problem, naming the inputs (the first few of many)."""
-    findings = []
-    if missing:
-        findings.append(
-            Finding(
-                path,
-                FAIL,
-                check,
-                f"{noun} {listing(missing)} {'is' if len(missing) == 1 else 'are'} missing",
-            )
-        )
-    if changed:
-        findings.append(
-            Finding(
-                path, FAIL, check, f"{noun} {listing(changed)} changed since this file was made"
-            )
-        )
-    if newer:
-        findings.append(
-            Finding(
-                path,
-                FAIL,
-                "stale",
-                f"{noun} {listing(newer)} {'is' if len(newer) == 1 else 'are'} newer than this "
-                "file",
-            )
-        )
-    return findings
+    kinds = (
+        (missing, "input", "{names} {are} missing"),
+        (changed, "input", "{names} changed since this file was made"),
+        (newer, "stale", "{names} {are} newer than this file"),
+    )
+    return [
+        Finding(path, FAIL, check, "input " + text.format(names=listing(names), are=_are(names)))
+        for names, check, text in kinds
+        if names
+    ]
+
+
+def _are(names: Sequence[str]) -> str:
+    return "is" if len(names) == 1 else "are"
 
 
 def _check_code(path: str, code: Mapping[str, Any], workflow_root: Path) -> list[Finding]:
@@ -242,7 +218,7 @@ def _check_code(path: str, code: Mapping[str, Any], workflow_root: Path) -> list
             findings.append(
                 Finding(path, FAIL, "code", f"module {module}, which made it, no longer exists")
             )
-        elif sha256_file(source) != digest:
+        elif _sha256(source) != digest:
             findings.append(
                 Finding(path, FAIL, "code", f"module {module} changed since it was made")
             )
@@ -257,13 +233,8 @@ def _check_packages(
         for name, old in sorted(recorded.items())
         if name in current and current[name] != old
     ]
-    if changed:
-        return [
-            Finding(
-                path, WARN, "packages", "made with other package versions: " + ", ".join(changed)
-            )
-        ]
-    return []
+    reason = "made with other package versions: " + ", ".join(changed)
+    return [Finding(path, WARN, "packages", reason)] if changed else []
 
 
 def check_metadata_only(root: Path, path: str, meta: Mapping[str, Any]) -> list[Finding]:
@@ -278,7 +249,7 @@ def check_metadata_only(root: Path, path: str, meta: Mapping[str, Any]) -> list[
         recorded = (meta.get("input_checksums") or {}).get(name)
         if recorded:
             algorithm, _, digest = recorded.partition(":")
-            if algorithm == "sha256" and sha256_file(source) != digest:
+            if algorithm == "sha256" and _sha256(source) != digest:
                 changed.append(f"{name} (Snakemake's input checksum)")
         if _newer(root, source, target):
             newer.append(name)
@@ -396,7 +367,7 @@ def _relock_findings(
 ) -> list[Finding]:
     """A file made from a raw source before that source was relocked (``make relock``) was made
     from the bytes the relock replaced: a mismatch, whatever its inputs' checksums say now."""
-    lock = _lock_of(root, config)
+    lock = _lock_of(config)
     found = []
     for name in record.get("inputs") or {}:
         rel = relative_path(root, resolve_path(root, name))
@@ -443,24 +414,20 @@ def _without_record(root: Path, path: str, asked: bool) -> tuple[list[Finding], 
         found = [Finding(path, status, "record", reason)]
         return found + check_metadata_only(root, path, meta), list(meta.get("input") or [])
     if under_results:
-        status, reason = (
-            FAIL,
-            "no provenance record and no Snakemake metadata: its origin is unknown",
-        )
-    elif asked:  # named on the command line: a file the audit cannot audit
-        status, reason = (
-            FAIL,
+        reason = "no provenance record and no Snakemake metadata: its origin is unknown"
+        return [Finding(path, FAIL, "record", reason)], None
+    if asked:  # named on the command line: a file the audit cannot audit
+        reason = (
             "given as a file to audit, but not made by the workflow (no record, no Snakemake "
             "metadata); config files go after --configfile (isotropy-audit --configfile a.yaml "
-            "b.yaml)",
+            "b.yaml)"
         )
-    else:
-        status, reason = (
-            WARN,
-            "not made by the workflow (no record, no Snakemake metadata); checked by its "
-            "consumers' sha256 only",
-        )
-    return [Finding(path, status, "record", reason)], None
+        return [Finding(path, FAIL, "record", reason)], None
+    reason = (
+        "not made by the workflow (no record, no Snakemake metadata); checked by its consumers' "
+        "sha256 only"
+    )
+    return [Finding(path, WARN, "record", reason)], None
 
 
 REFETCH = "re-fetch the source (snakemake --forcerun download_source)"
@@ -494,24 +461,17 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
             findings.append(Finding(rel, FAIL, "raw", f"raw file missing (listed in {path})"))
             continue
         differs = f"raw file differs from its download manifest {path}"
-        findings += _digest_findings(rel, "raw", differs, entry["sha256"], sha256_file(raw))
-    findings += check_pins(path, manifest, config, lock=_lock_of(root, config))
+        findings += _digest_findings(rel, "raw", differs, entry["sha256"], _sha256(raw))
+    findings += check_pins(path, manifest, config)
     if not any(f.status == FAIL for f in findings):
         origin = manifest.get("origin", "?")
-        findings.append(
-            Finding(
-                path,
-                OK,
-                "raw",
-                f"{len(entries)} raw file(s) match the manifest (from {origin}; "
-                f"{trust_summary(manifest)})",
-            )
-        )
+        matched = f"{len(entries)} raw file(s) match the manifest (from {origin}; "
+        findings.append(Finding(path, OK, "raw", f"{matched}{trust_summary(manifest)})"))
     findings += _cross_copy_findings(path, manifest)
     return findings
 
 
-def _lock_of(root: Path, config: Mapping[str, Any] | None) -> Path:
+def _lock_of(config: Mapping[str, Any] | None) -> Path:
     """The project's own sources lock ($ISOTROPY_SOURCES_LOCK, else the checkout's): never one
     the audited folder holds."""
     lock = sources.lock_path(config)
@@ -545,56 +505,44 @@ def _cross_copy_findings(path: str, manifest: Mapping[str, Any]) -> list[Finding
 
 
 def check_pins(
-    path: str,
-    manifest: Mapping[str, Any],
-    config: Mapping[str, Any] | None = None,
-    *,
-    lock: Path | None = None,
+    path: str, manifest: Mapping[str, Any], config: Mapping[str, Any] | None
 ) -> list[Finding]:
     """Each fetched input's recorded sha256 against its pins, re-read now (never the record's word).
 
-    A mirror file is compared with the mirror's MANIFEST.tsv (and the config pin of its URL), a
-    downloaded file with its config pin (when ``config`` is given) or, where no published pin
-    exists, with the sources ``lock`` as it is now (a relock since is a mismatch). An input that
-    nothing pins is a warning; one whose pin differs, or that the record calls pinned while
-    nothing pins it now, is a mismatch.
+    A mirror file is compared with the MANIFEST.tsv of the mirror this user configured (and the
+    config pin of its URL), a downloaded file with its config pin (when ``config`` is given) or
+    its git object id, or, where no published pin exists, with the project's own sources lock as
+    it is now (a relock since is a mismatch). An input that nothing pins is a warning; one whose
+    pin differs, or that the record calls pinned while nothing pins it now, is a mismatch.
     """
     inputs = manifest.get("inputs") or []
     if not inputs:
         return []
     source_cfg = ((config or {}).get("sources") or {}).get(manifest.get("source")) or {}
     url_pins = sources.url_pins(source_cfg) if source_cfg.get("url") else {}
+    blobs = sources.url_pins(source_cfg, "git_blob") if source_cfg.get("url") else {}
     mirror_pins, unreadable = _mirror_pins(path, manifest, config)
     if unreadable is not None:
         return [unreadable]
     try:
-        lock_records = sources.read_lock(lock) if lock else {}
-        source = manifest.get("source")
-        locked = lock_records.get(str(source), {}) if source is not None else {}
+        locked = sources.read_lock(_lock_of(config)).get(str(manifest.get("source")), {})
     except (OSError, ValueError) as error:
         return [Finding(path, FAIL, "raw", f"the sources lock cannot be read: {error}")]
     findings = []
     for entry in inputs:
-        findings += _git_blob_findings(path, entry, source_cfg)
+        url = entry.get("url")
+        if (blob := blobs.get(url)) and entry.get("git_blob") != blob:
+            reason = (
+                f"{url} was fetched with git object id {entry.get('git_blob') or '(none recorded)'}"
+                f", but the config pins {blob}; {REFETCH} from a file that matches its pin"
+            )
+            findings.append(Finding(path, FAIL, "raw", reason))
+        if blob and not url_pins.get(url):
+            continue  # pinned by its git object id alone
         expected = _expected_pins(entry, url_pins, mirror_pins, config, locked, source_cfg)
         if expected is not None:
             findings += _pin_findings(path, entry, *expected, config)
     return findings
-
-
-def _git_blob_findings(
-    path: str, entry: Mapping[str, Any], source_cfg: Mapping[str, Any]
-) -> list[Finding]:
-    """A download pinned by a git object id: the recorded id against today's pin."""
-    blob = sources.url_pins(source_cfg, "git_blob").get(entry["url"]) if "url" in entry else None
-    if not blob or entry.get("git_blob") == blob:
-        return []
-    reason = (
-        f"{entry['url']} was fetched with git object id "
-        f"{entry.get('git_blob') or '(none recorded)'}, "
-        f"but the config pins {blob}; {REFETCH} from a file that matches its pin"
-    )
-    return [Finding(path, FAIL, "raw", reason)]
 
 
 def _mirror_pins(
@@ -625,36 +573,32 @@ def _expected_pins(
     url_pins: Mapping[str, str | None],
     mirror_pins: Mapping[str, Any] | None,
     config: Mapping[str, Any] | None,
-    locked: Mapping[str, Mapping[str, Any]] | None = None,
-    source_cfg: Mapping[str, Any] | None = None,
+    locked: Mapping[str, Mapping[str, Any]],
+    source_cfg: Mapping[str, Any],
 ) -> tuple[str, dict[str, str]] | None:
     """(label, pinned by → sha256) of one fetched input; None when nothing can be re-derived.
-
-    A download without a published sha256 is compared with the lock (``locked``: URL → record);
-    one pinned by its git object id is compared with that id instead (``git_blob`` → id)."""
+    A download without a published sha256 is compared with the lock (``locked``: URL → record)."""
     expected: dict[str, str] = {}
-    if "url" in entry and not url_pins.get(entry["url"]) and source_cfg:
-        if sources.url_pins(source_cfg, "git_blob").get(entry["url"]):
-            return None  # pinned by its git object id: _git_blob_findings
-        if (locked or {}).get(entry["url"]):
-            return entry["url"], {"lock": locked[entry["url"]]["sha256"]}  # type: ignore[index]
-    if "hub" in entry and source_cfg and source_cfg.get("hub"):
+    url = entry.get("url")
+    if source_cfg and url is not None and not url_pins.get(url) and (record := locked.get(url)):
+        return url, {"lock": record["sha256"]}
+    if "hub" in entry and source_cfg.get("hub"):
         if entry.get("revision") == source_cfg["hub"].get("revision"):
             return None  # pinned by its hub commit, as configured now
     if "mirror_path" in entry:
         rel = entry["mirror_path"]
         if mirror_pins and rel in mirror_pins:
             expected["MANIFEST.tsv"] = mirror_pins[rel].sha256
-        for url, pin in url_pins.items():
-            if pin and sources.url_file_name(url) == Path(rel).name:
+        for pinned_url, pin in url_pins.items():
+            if pin and sources.url_file_name(pinned_url) == Path(rel).name:
                 expected["config"] = pin
         return f"mirror file {rel}", expected
-    if "url" in entry:
-        if pin := url_pins.get(entry["url"]):
+    if url is not None:
+        if pin := url_pins.get(url):
             expected["config"] = pin
         elif config is None:
             return None  # the config's pins are not known: nothing to re-derive
-        return entry["url"], expected
+        return url, expected
     return f"hub data set {entry.get('hub', '?')}", expected
 
 
