@@ -163,26 +163,20 @@ def test_pins_come_from_the_users_mirror_never_the_folders(tmp_path, monkeypatch
     assert any(f.status == FAIL and "no mirror is configured" in f.reason for f in findings)
 
 
-def test_download_pins_are_the_projects_whatever_the_folders_config_says(tmp_path, monkeypatch):
-    """The folder's effective configuration re-pins a project source to a poisoned download, and
-    names a lock of its own that pins another: the audit keeps config/sources.yaml's pin and the
-    project's lock (on the old code, both forgeries passed without a finding)."""
+def test_the_lock_is_the_projects_never_one_a_config_names(tmp_path, monkeypatch):
+    """The folder's effective configuration names a lock of its own that pins a poisoned
+    download: the audit reads the project's lock instead (on the old code: no finding)."""
     from isotropy.audit.records import check_pins
     from isotropy.sources import LOCK_ENV
 
-    url = "https://nlp.stanford.edu/projects/snli/snli_1.0.zip"  # pinned in config/sources.yaml
-    poisoned = "cd" * 32
-    folder_config = {"sources": {"snli": {"url": url, "sha256": poisoned}}}
-    manifest = {"source": "snli", "inputs": [{"url": url, "sha256": poisoned, "pinned": True}]}
-    (finding,) = check_pins("resources/raw/snli/manifest.json", manifest, folder_config)
-    assert finding.status == FAIL and "afb3d70a5af5" in finding.reason
     monkeypatch.delenv(LOCK_ENV, raising=False)
     lock = tmp_path / "work" / "fake.lock"
     lock.parent.mkdir()
-    unpinned = "https://www.cs.cornell.edu/people/pabo/movie-review-data/rt-polaritydata.tar.gz"
-    lock.write_text(json.dumps({"polarity": {unpinned: {"sha256": poisoned, "bytes": 1}}}))
+    url = "https://www.cs.cornell.edu/people/pabo/movie-review-data/rt-polaritydata.tar.gz"
+    poisoned = "cd" * 32
+    lock.write_text(json.dumps({"polarity": {url: {"sha256": poisoned, "bytes": 1}}}))
     folder_config = {"downloads": {"lock_file": str(lock)}}
-    manifest = {"source": "polarity", "inputs": [{"url": unpinned, "sha256": poisoned}]}
+    manifest = {"source": "polarity", "inputs": [{"url": url, "sha256": poisoned}]}
     findings = check_pins("resources/raw/polarity/manifest.json", manifest, folder_config)
     assert findings and "fake.lock" not in " ".join(f.reason for f in findings)
 

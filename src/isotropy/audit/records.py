@@ -43,7 +43,6 @@ from isotropy.intake import escaped, name_problem, under_proc
 from isotropy.io import sha256_file
 from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.provenance import is_record, module_source, package_versions
-from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
 
 MTIME_TOLERANCE_S = 1e-3
 # The checkout whose code the audit compares records with (the one this package lies in).
@@ -479,19 +478,6 @@ def _lock_of(config: Mapping[str, Any] | None) -> Path:
     return lock if lock.is_absolute() else WORKFLOW_ROOT / lock
 
 
-@functools.cache
-def _project_sources() -> Mapping[str, Any]:
-    return read_config_file(SOURCES_CONFIG)["sources"]
-
-
-def _source_pins(config: Mapping[str, Any] | None, source: str) -> Mapping[str, Any]:
-    """A source's download settings as pinned: the project's own (config/sources.yaml) for a
-    source it defines, whatever the given configuration says (it may be the audited folder's
-    effective configuration); the given one's for a source only it defines."""
-    ours = _project_sources().get(source)
-    return ours or ((config or {}).get("sources") or {}).get(source) or {}
-
-
 def trust_summary(manifest: Mapping[str, Any]) -> str:
     """What the fetched inputs rest on: a published pin, the lock (trusted on first use), the
     mirror's MANIFEST.tsv, or nothing."""
@@ -532,7 +518,7 @@ def check_pins(
     inputs = manifest.get("inputs") or []
     if not inputs:
         return []
-    source_cfg = _source_pins(config, str(manifest.get("source")))
+    source_cfg = ((config or {}).get("sources") or {}).get(manifest.get("source")) or {}
     url_pins = sources.url_pins(source_cfg) if source_cfg.get("url") else {}
     blobs = sources.url_pins(source_cfg, "git_blob") if source_cfg.get("url") else {}
     mirror_pins, unreadable = _mirror_pins(path, manifest, config)
