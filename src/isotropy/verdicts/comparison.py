@@ -98,13 +98,30 @@ COLUMNS = [
     "band_low",
     "band_high",
 ]
-STUDY_NAMES = STUDY_LABELS
+# The columns a row copies from its published row, as they are named there.
+_FROM_PUBLISHED = (
+    "paper",
+    "source",
+    "study",
+    "quantity",
+    "setup",
+    "paper_value",
+    "paper_n",
+    "unit",
+    "convention",
+    "why",
+    "estimand",
+    "m",
+    "margin",
+    "margin_reason",
+    "declared",
+)
 
 
 def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[str]) -> str:
     study, quantity = published["study"], published["quantity"]
     if study not in studies:
-        reason = f"the {STUDY_NAMES[study]} study is not part of this run"
+        reason = f"the {STUDY_LABELS[study]} study is not part of this run"
     else:
         same = (measured["study"] == study) & (measured["quantity"] == quantity)
         found = sorted(set(measured.loc[same, "paper_setup"]))
@@ -123,39 +140,12 @@ def _paper_k(spec: str) -> float:
 
 
 def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
-    row = {
-        "paper": published["paper"],
-        "source": published["source"],
-        "study": published["study"],
-        "quantity": published["quantity"],
-        "setup": published["setup"],
-        "paper_value": published["paper_value"],
-        "printed": published["value"],
-        "paper_n": published["paper_n"],
-        "unit": published["unit"],
-        "convention": published["convention"],
-        "why": published["why"],
-        "our_value": math.nan,
-        "our_n": math.nan,
-        "k": math.nan,
-        "per_type_cap": "",
-        "stand_in": "",
-        "tolerance": "",
-        "note": "",
-        "seeds": math.nan,
-        "paper_k": _paper_k(published["tolerance"]),
-        "estimand": published["estimand"],
-        "m": published["m"],
-        "margin": published["margin"],
-        "margin_reason": published["margin_reason"],
-        "declared": published["declared"],
-        "p_agree": math.nan,
-        "p_differ": math.nan,
-        "d_low": math.nan,
-        "d_high": math.nan,
-        "band_low": math.nan,
-        "band_high": math.nan,
-    }
+    """One row of :data:`COLUMNS`: the published row's own columns, ``ours`` over them, and
+    what neither gives blank (NaN for a number, '' for text)."""
+    row: dict[str, Any] = dict.fromkeys(COLUMNS, math.nan)
+    row.update({column: published[column] for column in _FROM_PUBLISHED})
+    row.update(dict.fromkeys(("per_type_cap", "stand_in", "tolerance", "note"), ""))
+    row.update(printed=published["value"], paper_k=_paper_k(published["tolerance"]))
     row.update(ours)
     return row
 

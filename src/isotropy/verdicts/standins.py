@@ -5,7 +5,7 @@ guessed from a hub name."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from isotropy.models import ModelSpec
@@ -26,25 +26,10 @@ class StandIns:
     corpus: str = ""  # Cai et al.'s WikiText-2 / PTB
     sts_split: str = ""
 
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any], mirror: str | None) -> StandIns:
-        """Stand-ins of a validated configuration; ``mirror``: the mirror folder read (or None)."""
-        return cls(**describe_stand_ins(config, mirror))
-
 
 def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[str, str]:
     """Plain strings (so they can be rule params) naming each stand-in of this configuration."""
-    out = dict.fromkeys(
-        (
-            "word_vectors",
-            "word_vectors_label",
-            "pos_labels",
-            "supersense_labels",
-            "corpus",
-            "sts_split",
-        ),
-        "",
-    )
+    out = dict.fromkeys((field.name for field in fields(StandIns)), "")
     source = (config.get("sources") or {}).get("word2vec") or {}
     if mirror and source.get("mirror"):
         files = ", ".join(source["mirror"])

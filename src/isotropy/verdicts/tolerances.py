@@ -213,11 +213,8 @@ def _prediction(
     seeds = _finite(measured.get("per_seed"))
     value = float(measured.get("value", math.nan))
     if bool(measured.get("seed_free", False)):
-        return (
-            eq.exact_prediction(float(scale.forward(np.array([value]))[0])),
-            value,
-            "seed-free: exact",
-        )
+        centre = float(scale.forward(np.array([value]))[0])
+        return eq.Prediction(centre, 0.0, 0, "seed-free: exact"), value, "seed-free: exact"
     if declared.estimand == "pooled":
         moments = measured.get("moments")
         if moments is None or len(moments) < 2:
@@ -431,9 +428,6 @@ def judge(
         return (AGREES if close else DIFFERS), f"±{argument:.0%}"
     close = defined and ours > 0 and 1 / argument <= ours / paper <= argument  # factor
     return (AGREES if close else DIFFERS), f"within a factor {argument:g}"
-
-
-holm = eq.holm  # one implementation, for the seed tests and the pages
 
 
 def judge_measurement(
