@@ -212,14 +212,7 @@ def judge_row(
             listed = ", ".join(f"{v:+.4g}" for v in failing)
             return NOT_CONSISTENT, f"{text}: {len(failing)} fail ({listed})", value, None
         return CONSISTENT, text, value, None
-    verdict, text = judge_measurement(
-        paper["tolerance"],
-        ours,
-        paper["paper_value"],
-        precision=paper["precision_value"],
-        paper_n=paper["paper_n"],
-        unit=paper["unit"],
-    )
+    verdict, text = judge_measurement(paper["tolerance"], ours, paper["paper_value"])
     return verdict, text, value, None
 
 

@@ -431,30 +431,20 @@ def judge(
 
 
 def judge_measurement(
-    spec: str,
-    measured: Mapping[str, Any],
-    paper: float = math.nan,
-    *,
-    precision: float = math.nan,
-    paper_n: float = math.nan,
-    unit: str = "",
+    spec: str, measured: Mapping[str, Any], paper: float = math.nan
 ) -> tuple[str, str]:
-    """:func:`judge` of one row of :func:`isotropy.verdicts.measurements.run.measure`'s table."""
+    """:func:`judge` of one row of :func:`isotropy.verdicts.measurements.run.measure`'s table by
+    a rule that needs no declaration (the equivalence rules take the published row's:
+    :func:`judge_equivalence`)."""
     number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
     return judge(
         spec,
         number("value"),
         paper,
-        precision=precision,
-        our_n=number("n"),
-        paper_n=paper_n,
-        our_k=number("k"),
         per_seed=measured.get("per_seed") or (),
         seeds=number("seeds"),
-        seed_free=bool(measured.get("seed_free", False)),
         p_less=number("p_less"),
         p_greater=number("p_greater"),
-        scale=100.0 if "×100" in str(unit) else 1.0,
     )
 
 
