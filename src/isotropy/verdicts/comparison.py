@@ -37,13 +37,10 @@ from isotropy.verdicts.equivalence import Equivalence
 from isotropy.verdicts.families import STUDY_LABELS, family_name, holm_by_family
 from isotropy.verdicts.standins import ON_STAND_IN, states_a_number
 from isotropy.verdicts.tolerances import (
-    AGREES,
     ALPHA,
     CONSISTENT,
-    DIFFERS,
     EQUIVALENCE_RULES,
-    INCONCLUSIVE,
-    INCONSISTENT_SEEDS,
+    JUDGED,
     NOT_COMPARABLE,
     NOT_CONSISTENT,
     NOT_LEARNED,
@@ -98,24 +95,6 @@ COLUMNS = [
     "band_low",
     "band_high",
 ]
-# The columns a row copies from its published row, as they are named there.
-_FROM_PUBLISHED = (
-    "paper",
-    "source",
-    "study",
-    "quantity",
-    "setup",
-    "paper_value",
-    "paper_n",
-    "unit",
-    "convention",
-    "why",
-    "estimand",
-    "m",
-    "margin",
-    "margin_reason",
-    "declared",
-)
 
 
 def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[str]) -> str:
@@ -141,9 +120,8 @@ def _paper_k(spec: str) -> float:
 
 def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
     """One row of :data:`COLUMNS`: the published row's own columns, ``ours`` over them, and
-    what neither gives blank (NaN for a number, '' for text)."""
-    row: dict[str, Any] = dict.fromkeys(COLUMNS, math.nan)
-    row.update({column: published[column] for column in _FROM_PUBLISHED})
+    what neither gives blank (NaN for a number, '' for text; the rule as applied is ours)."""
+    row = {c: published[c] if c in published.index else math.nan for c in COLUMNS}
     row.update(dict.fromkeys(("per_type_cap", "stand_in", "tolerance", "note"), ""))
     row.update(printed=published["value"], paper_k=_paper_k(published["tolerance"]))
     row.update(ours)
@@ -362,9 +340,6 @@ def family_sizes(table: pd.DataFrame) -> str:
     sizes = tested.groupby(["paper", "study"], sort=False).size()
     listed = [f"{family_name(paper, study)} ({int(n)} rows)" for (paper, study), n in sizes.items()]
     return ", ".join(listed) or "none"
-
-
-JUDGED = (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, INCONCLUSIVE, INCONSISTENT_SEEDS)
 
 
 def verdict_cell(row: pd.Series) -> str:

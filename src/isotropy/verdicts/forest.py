@@ -38,14 +38,14 @@ from isotropy.verdicts.tolerances import (
     DIFFERS,
     INCONCLUSIVE,
     INCONSISTENT_SEEDS,
+    JUDGED,
     NOT_COMPARABLE,
     NOT_CONSISTENT,
     ONE_SEED,
     STAND_IN,
 )
 
-# Verdicts that judge a row, and those of a row measured but not judged (listed with a reason).
-JUDGED = (AGREES, DIFFERS, INCONCLUSIVE, INCONSISTENT_SEEDS, CONSISTENT, NOT_CONSISTENT)
+# The verdicts of a row measured but not judged (listed with a reason).
 LISTED = (STAND_IN, NOT_COMPARABLE, ONE_SEED)
 COLOURS = {
     AGREES: "#1a7f37",

@@ -66,6 +66,8 @@ VERDICTS = (
     STATED,
     NOT_RUN,
 )
+# The verdicts that judge a row (the rest: measured but not judged, or not run).
+JUDGED = (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, INCONCLUSIVE, INCONSISTENT_SEEDS)
 ALPHA = 0.05  # level of the seed tests; the intervals are 1 - ALPHA
 LID_N_TOLERANCE = 0.005  # our n against the paper's: its printed rounding (1.19 M: ±0.5%)
 _WITH_ARGUMENT = (
