@@ -54,6 +54,7 @@ from isotropy.verdicts.tolerances import (
     NOT_LEARNED,
     ONE_SEED,
     STAND_IN,
+    claimed_first,
     holds_bound,
     judge,
     judge_measurement,
@@ -78,19 +79,21 @@ SUPPORTED, NOT_SUPPORTED, NOT_RUN = "supported", "not supported", "not run"
 UNTESTED_HOLDS, UNTESTED_FAILS = "untested: holds", "untested: fails"
 # the run cannot tell (mark_undecided: both optima at the same end of the run)
 NOT_DECIDED = "not decided"
-CLAIM_VERDICTS = (
-    SUPPORTED,
-    NOT_SUPPORTED,
-    UNTESTED_HOLDS,
-    UNTESTED_FAILS,
-    INCONSISTENT_SEEDS,
-    INCONCLUSIVE,
-    NOT_DECIDED,
-    ONE_SEED,
-    NOT_LEARNED,
-    STAND_IN,
-    NOT_RUN,
-)
+# Every verdict of the claims page, in the page's order, with the mark it is printed with.
+CLAIM_MARKS = {
+    SUPPORTED: "✅",
+    NOT_SUPPORTED: "❌",
+    UNTESTED_HOLDS: "☑️",
+    UNTESTED_FAILS: "✖️",
+    INCONSISTENT_SEEDS: "⚠️",
+    INCONCLUSIVE: "❔",
+    NOT_DECIDED: "❔",
+    ONE_SEED: "➖",
+    NOT_LEARNED: "➖",
+    STAND_IN: "➖",
+    NOT_RUN: "➖",
+}
+CLAIM_VERDICTS = tuple(CLAIM_MARKS)
 
 
 @dataclass(frozen=True)
@@ -183,11 +186,7 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
             )
         return SUPPORTED, text, None
     if claim.rule == "seeds":
-        p_claim, p_other = (
-            (m["p_less"], m["p_greater"])
-            if kind == "seeds_below"
-            else (m["p_greater"], m["p_less"])
-        )
+        p_claim, p_other = claimed_first(kind, m["p_less"], m["p_greater"])
         if not math.isfinite(m["seeds"]) or m["seeds"] < 2:
             return ONE_SEED, "one seed: no spread to test with", None
         seeds = int(m["seeds"])

@@ -34,7 +34,7 @@ from isotropy.published import matches
 from isotropy.verdicts import declarations
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts.equivalence import Equivalence
-from isotropy.verdicts.families import STUDY_LABELS, family_name, holm_by_family
+from isotropy.verdicts.families import STUDY_LABELS, family_name, family_sizes, holm_by_family
 from isotropy.verdicts.standins import ON_STAND_IN, states_a_number
 from isotropy.verdicts.tolerances import (
     ALPHA,
@@ -48,6 +48,7 @@ from isotropy.verdicts.tolerances import (
     SIMPSON_MARK,
     STAND_IN,
     VERDICTS,
+    claimed_first,
     holds_bound,
     judge_equivalence,
     judge_measurement,
@@ -293,17 +294,15 @@ def _settle_page(rows: list[dict], tests: list, seed_tests: list) -> None:
 def _settle_seed_tests(rows: list[dict], seed_tests: list) -> None:
     """The tests over seeds (I-STAR, one row per λ), Holm within their family over the p of the
     claimed direction and over the p of the other one (as the claims page does)."""
-    claimed, other = [], []
-    for _, _, spec, ours in seed_tests:
-        kind, _ = parse_tolerance(spec)
-        less, greater = float(ours["p_less"]), float(ours["p_greater"])
-        claimed.append(less if kind == "seeds_below" else greater)
-        other.append(greater if kind == "seeds_below" else less)
+    pairs = [
+        claimed_first(parse_tolerance(spec)[0], float(ours["p_less"]), float(ours["p_greater"]))
+        for _, _, spec, ours in seed_tests
+    ]
     families = [family for _, family, *_ in seed_tests]
-    claimed, other, sizes = holm_by_family(families, claimed, other)
+    claimed, other, sizes = holm_by_family(families, [p for p, _ in pairs], [q for _, q in pairs])
     for (index, family, spec, ours), p_claim, p_other in zip(seed_tests, claimed, other):
         kind, bound = parse_tolerance(spec)
-        less, greater = (p_claim, p_other) if kind == "seeds_below" else (p_other, p_claim)
+        less, greater = claimed_first(kind, p_claim, p_other)
         rows[index]["verdict"], rows[index]["tolerance"] = judge_seed_test(
             kind, bound, seeds=float(ours["seeds"]), p_less=less, p_greater=greater
         )
@@ -332,14 +331,6 @@ ERROR_CONTROL = (
     "number (bounds included); a direction is judged and its verdict says *on a stand-in*. A run "
     "whose protocol differs where the number depends on it is *not comparable*."
 )
-
-
-def family_sizes(table: pd.DataFrame) -> str:
-    """'Mickus et al. 2024 · main (4 rows), …': each family's tested rows on the page."""
-    tested = table[table["tolerance"].astype(str).str.contains("; Holm over the ")]
-    sizes = tested.groupby(["paper", "study"], sort=False).size()
-    listed = [f"{family_name(paper, study)} ({int(n)} rows)" for (paper, study), n in sizes.items()]
-    return ", ".join(listed) or "none"
 
 
 def verdict_cell(row: pd.Series) -> str:
@@ -371,10 +362,12 @@ def as_shown(table: pd.DataFrame) -> pd.DataFrame:
 def comparison_markdown(table: pd.DataFrame) -> str:
     """The comparison as a markdown document: counts of verdicts, then one table per paper."""
     counts = table["verdict"].value_counts()
+    held = table[table["tolerance"].astype(str).str.contains("; Holm over the ")]
+    tested = map(family_name, held["paper"], held["study"])
     lines = [
         "# Our numbers beside the papers'",
         "",
-        ERROR_CONTROL.replace("{families}", family_sizes(table)),
+        ERROR_CONTROL.replace("{families}", family_sizes(tested, "rows")),
         "",
         "Every number the seed papers print (config/published_values.csv, each with its paper, "
         "table, row "

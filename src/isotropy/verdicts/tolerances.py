@@ -353,6 +353,12 @@ def lid_not_comparable(our_n: float, paper_n: float, our_k: float, paper_k: floa
     )
 
 
+def claimed_first(kind: str, less: float, greater: float) -> tuple[float, float]:
+    """(p the claimed way, p the other way) of a ``seeds_below`` / ``seeds_above`` rule from its
+    one-sided p-values below and above; applied to that pair, the one-sided p-values back."""
+    return (less, greater) if kind == "seeds_below" else (greater, less)
+
+
 def judge_seed_test(
     kind: str, bound: float, *, seeds: float, p_less: float, p_greater: float
 ) -> tuple[str, str]:
@@ -361,7 +367,7 @@ def judge_seed_test(
     sign = "<" if kind == "seeds_below" else ">"
     if not math.isfinite(seeds) or seeds < 2:
         return ONE_SEED, f"{sign} {bound:g} over seeds: one seed, no spread to test with"
-    claimed, other = (p_less, p_greater) if kind == "seeds_below" else (p_greater, p_less)
+    claimed, other = claimed_first(kind, p_less, p_greater)
     text = (
         f"{sign} {bound:g}: one-sided t-test over {int(seeds)} seeds, p {_fmt(claimed)} (other "
         f"way {_fmt(other)}; Holm-adjusted where the page adjusts), α {ALPHA:g}"
