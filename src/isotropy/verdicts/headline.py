@@ -228,12 +228,13 @@ def doc_block(root: str | os.PathLike = ".") -> str:
     """The page's generated block: the run's settings, each §3.2 row judged, each seed's values."""
     record, table, seeds = checked_record(root, RUN), verdicts(root), per_seed(root)
     run, main = record["run"], record["config"].get("main", {})
+    seed_list = ", ".join(str(seed) for seed in main.get("seeds", []))
     lines = [
         f"Run: {record['what']}, code {record['code_commit'][:12]}, {run.get('machine', '')}; "
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "
         f"against {run.get('printed', '?')} printed before it started.",
         f"Settings: {main.get('updates')} updates, metrics after every "
-        f"{_stride_words(main.get('metric_stride'))}, seeds {_listed(main.get('seeds', []))}.",
+        f"{_stride_words(main.get('metric_stride'))}, seeds {seed_list}.",
         "",
         "| setup (ours) | paper row | paper | ours (seeds pooled) | D = paper − ours | verdict "
         "| the rule as applied |",
@@ -266,10 +267,6 @@ def doc_block(root: str | os.PathLike = ".") -> str:
 
 def _stride_words(stride: Any) -> str:
     return "update" if stride in (1, None) else f"{stride}th update"
-
-
-def _listed(values: list[Any]) -> str:
-    return ", ".join(str(value) for value in values)
 
 
 def _finite(value: Any) -> bool:

@@ -218,6 +218,7 @@ def _within_cluster_row(
         evidence=COSINE_FILE,
     )
     one = f"k-means found one cluster (k = 1) at layers {', '.join(map(str, single))}"
+    value, missing, note = None, "", ""
     if judged.empty:
         missing = (
             "k-means found one cluster (k = 1) at every layer: 'within clusters' is the whole "
@@ -225,24 +226,20 @@ def _within_cluster_row(
         )
         if single != list(per_layer.index.astype(int)):
             missing = "no layer with k ≥ 2 clusters has a within-cluster IsoScore"
-        return measurement(
-            "geometry",
-            "isoscore_within_ratio_min",
-            f"{name}, {layers}",
-            paper,
-            missing=missing,
-            **common,
+    else:
+        value = float(judged["isoscore_within_ratio"].min())
+        spread = (
+            f"within-cluster IsoScore {judged['isoscore_within'].min():.3f}–"
+            f"{judged['isoscore_within'].max():.3f} over {len(judged)} layers with k ≥ 2"
         )
-    note = (
-        f"within-cluster IsoScore {judged['isoscore_within'].min():.3f}–"
-        f"{judged['isoscore_within'].max():.3f} over {len(judged)} layers with k ≥ 2"
-    )
+        note = "; ".join(s for s in (spread, one if single else "") if s)
     return measurement(
         "geometry",
         "isoscore_within_ratio_min",
         f"{name}, {layers}",
         paper,
-        float(judged["isoscore_within_ratio"].min()),
-        note="; ".join(s for s in (note, one if single else "") if s),
+        value,
+        missing=missing,
+        note=note,
         **common,
     )
