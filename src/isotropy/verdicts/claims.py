@@ -422,11 +422,8 @@ def check_seed_claims(
     """Every claim judged per setup on per-seed values (columns claim, setup, seed, value), as
     a page of its own: Holm over its tested rows (:func:`seed_claim_rows`). Rows in
     :data:`COLUMNS`. On the claims page the same rows form the same family
-    (:func:`check_claims` with ``seed_claims``)."""
-    rows, tests = seed_claim_rows(per_seed, claims, study)
-    settle_family(rows, tests)
-    rows = collapse_any_setup(rows, claims)
-    return pd.DataFrame(rows, columns=COLUMNS)
+    (:func:`check_claims` with ``families``), as here: a page of this one family."""
+    return check_claims(pd.DataFrame(), set(), {}, [(per_seed, claims, study)])
 
 
 def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
