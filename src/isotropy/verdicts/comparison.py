@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -347,16 +347,14 @@ def _number(value: Any) -> str:
     return f"{value:.3g}" if abs(value) < 0.01 else f"{value:.4g}"
 
 
-def shown_tolerance(row: Mapping[str, Any]) -> str:
-    """The tolerance as a page shows it: blank for a stand-in, whose row names the stand-in in
-    its own column (the table's tolerance repeats it after 'not judged: ')."""
-    return "" if row["verdict"] == STAND_IN else str(row["tolerance"])
-
-
 def as_shown(table: pd.DataFrame) -> pd.DataFrame:
-    """The comparison as a page shows it: each stand-in named once per row
-    (:func:`shown_tolerance`)."""
-    return table.assign(tolerance=[shown_tolerance(row) for _, row in table.iterrows()])
+    """The comparison as a page shows it: each stand-in named once per row, the tolerance blank
+    for a stand-in, whose row names the stand-in in its own column (the table's tolerance
+    repeats it after 'not judged: ')."""
+    shown = [str(t) for t in table["tolerance"]]
+    return table.assign(
+        tolerance=["" if v == STAND_IN else t for v, t in zip(table["verdict"], shown)]
+    )
 
 
 def comparison_markdown(table: pd.DataFrame) -> str:
@@ -381,7 +379,7 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         "",
     ]
     for paper in dict.fromkeys(table["paper"]):
-        part = table[table["paper"] == paper]
+        part = as_shown(table[table["paper"] == paper])
         lines += [
             f"## {paper}",
             "",
@@ -405,7 +403,7 @@ def comparison_markdown(table: pd.DataFrame) -> str:
                 _number(r["our_value"]) + (" ⚠" if SIMPSON_MARK in str(r["note"]) else ""),
                 n,
                 r["unit"],
-                shown_tolerance(r),
+                r["tolerance"],
                 verdict_cell(r),
                 r["stand_in"],
                 r["note"],
