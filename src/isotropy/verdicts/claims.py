@@ -44,6 +44,7 @@ from scipy import stats
 from isotropy.published import SeedClaim
 from isotropy.statistics import fisher_z
 from isotropy.verdicts.families import holm_by_family, study_family
+from isotropy.verdicts.measurements.seeds import one_sided
 from isotropy.verdicts.standins import states_a_number
 from isotropy.verdicts.tolerances import (
     ALPHA,
@@ -148,16 +149,8 @@ def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int
         if along or float(values[0]) == bound:  # on the bound: neither way
             return (sign if along else 1.0), 1.0, along, len(y)
         return 1.0, sign, along, len(y)
-    less, greater = (
-        float(
-            stats.ttest_1samp(
-                y,
-                fisher_z([bound])[0] if claim.quantity.endswith(("_r", "_rho")) else bound,
-                alternative=a,
-            ).pvalue
-        )
-        for a in ("less", "greater")
-    )
+    centre = fisher_z([bound])[0] if claim.quantity.endswith(("_r", "_rho")) else bound
+    less, greater = one_sided(stats.ttest_1samp, y, centre)
     return (less, greater, along, len(y)) if kind == "below" else (greater, less, along, len(y))
 
 
