@@ -90,12 +90,6 @@ def paper_name(config: Mapping[str, Any], model: str | None) -> str | None:
     return spec.paper if spec else None
 
 
-def hub_name(config: Mapping[str, Any], model: str) -> str:
-    """``models.<model>.model`` (the hub name), or the configured name for a folder-only model."""
-    spec = _model(config, model)
-    return (spec.model if spec else None) or model
-
-
 def encoder_paper_name(config: Mapping[str, Any], encoder: str) -> str:
     """Mickus et al.'s name of an encoder (Table 2): its model's ``paper``; its configured name
     for word vectors or a model no paper studied."""
@@ -106,10 +100,12 @@ def encoder_paper_name(config: Mapping[str, Any], encoder: str) -> str:
 
 
 def model_stand_in(config: Mapping[str, Any], model: str, paper: str) -> str:
-    """'' when ``models.<model>`` is the paper's ``paper`` itself, else 'model (hub) for paper'."""
-    if paper_name(config, model) == paper:
+    """'' when ``models.<model>`` is the paper's ``paper`` itself, else 'model (hub) for paper'
+    (hub: ``models.<model>.model``, or the configured name for a folder-only model)."""
+    spec = _model(config, model)
+    if spec and spec.paper == paper:
         return ""
-    return f"{model} ({hub_name(config, model)}) for {paper}"
+    return f"{model} ({(spec.model if spec else None) or model}) for {paper}"
 
 
 def encoder_labels(config: Mapping[str, Any], stand: Mapping[str, str]) -> dict[str, str]:
