@@ -216,19 +216,17 @@ def test_results_without_traces_are_refused(tmp_path):
 def test_the_repeat_on_another_device_matches_its_record_and_shows_a_planted_difference():
     """The committed H100 repeat is the file its record names, and the comparison reports a
     planted change of one value and refuses a repeat with a step missing."""
-    from isotropy.verdicts import devices
-
-    record = json.loads((ROOT / devices.H100_RUN).read_text(encoding="utf-8"))
-    assert record["files_sha256"][str(devices.H100_TRACES)] == headline.sha256_file(
-        ROOT / devices.H100_TRACES
+    record = json.loads((ROOT / headline.H100_RUN).read_text(encoding="utf-8"))
+    assert record["files_sha256"][str(headline.H100_TRACES)] == headline.sha256_file(
+        ROOT / headline.H100_TRACES
     )
     cpu = headline.committed_tables(ROOT)["main_traces"]
-    other = pd.read_csv(ROOT / devices.H100_TRACES)
-    clean = devices.compare(cpu, other)
+    other = pd.read_csv(ROOT / headline.H100_TRACES)
+    clean = headline.device_differences(cpu, other)
     assert (clean["steps"] == 5005).all() and (clean["silhouette"] < 1e-5).all()
     planted = other.copy()
     planted.loc[planted["dataset"].eq("snli") & planted["step"].eq(500), "silhouette"] += 0.01
-    shown = devices.compare(cpu, planted).set_index("dataset")["silhouette"]
+    shown = headline.device_differences(cpu, planted).set_index("dataset")["silhouette"]
     assert shown["snli"] == pytest.approx(0.01, abs=1e-5) and shown["polarity"] < 1e-5
     with pytest.raises(ValueError, match="one device only"):
-        devices.compare(cpu, other.iloc[1:])
+        headline.device_differences(cpu, other.iloc[1:])

@@ -167,7 +167,7 @@ def guard_claims(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """``table`` (claim rows) with each CLS claim whose runs (runs.csv of the CLS study: model,
     task, method, accuracy, majority_baseline, eval_sentences) did not all learn read
     :data:`isotropy.verdicts.tolerances.NOT_LEARNED` (:mod:`isotropy.verdicts.learning`)."""
-    unlearned: dict[tuple, str] = {}
+    unlearned: dict[tuple[str, str], str] = {}
     for (model, task, method), group in runs.groupby(["model", "task", "method"], sort=False):
         tested = learning_test(
             list(group["accuracy"].astype(float)),
@@ -179,8 +179,7 @@ def guard_claims(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
                 key = (claim, f"{model}/{task}")
                 why = f"{METHOD_NAMES.get(method, method)}: {tested.note}"
                 unlearned[key] = f"{unlearned[key]}; {why}" if key in unlearned else why
-    rows = guard_rows(table.to_dict("records"), unlearned, keys=("claim", "setup"))
-    return pd.DataFrame(rows, columns=table.columns)
+    return guard_rows(table, unlearned)
 
 
 def check_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:

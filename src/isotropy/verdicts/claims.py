@@ -44,6 +44,7 @@ from scipy import stats
 from isotropy.published import SeedClaim
 from isotropy.statistics import fisher_z
 from isotropy.verdicts.families import holm_by_family, study_family
+from isotropy.verdicts.measurements.seeds import one_sided
 from isotropy.verdicts.standins import states_a_number
 from isotropy.verdicts.tolerances import (
     ALPHA,
@@ -54,6 +55,7 @@ from isotropy.verdicts.tolerances import (
     NOT_LEARNED,
     ONE_SEED,
     STAND_IN,
+    claimed_first,
     holds_bound,
     judge,
     judge_measurement,
@@ -78,19 +80,21 @@ SUPPORTED, NOT_SUPPORTED, NOT_RUN = "supported", "not supported", "not run"
 UNTESTED_HOLDS, UNTESTED_FAILS = "untested: holds", "untested: fails"
 # the run cannot tell (mark_undecided: both optima at the same end of the run)
 NOT_DECIDED = "not decided"
-CLAIM_VERDICTS = (
-    SUPPORTED,
-    NOT_SUPPORTED,
-    UNTESTED_HOLDS,
-    UNTESTED_FAILS,
-    INCONSISTENT_SEEDS,
-    INCONCLUSIVE,
-    NOT_DECIDED,
-    ONE_SEED,
-    NOT_LEARNED,
-    STAND_IN,
-    NOT_RUN,
-)
+# Every verdict of the claims page, in the page's order, with the mark it is printed with.
+CLAIM_MARKS = {
+    SUPPORTED: "✅",
+    NOT_SUPPORTED: "❌",
+    UNTESTED_HOLDS: "☑️",
+    UNTESTED_FAILS: "✖️",
+    INCONSISTENT_SEEDS: "⚠️",
+    INCONCLUSIVE: "❔",
+    NOT_DECIDED: "❔",
+    ONE_SEED: "➖",
+    NOT_LEARNED: "➖",
+    STAND_IN: "➖",
+    NOT_RUN: "➖",
+}
+CLAIM_VERDICTS = tuple(CLAIM_MARKS)
 
 
 @dataclass(frozen=True)
@@ -145,16 +149,8 @@ def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int
         if along or float(values[0]) == bound:  # on the bound: neither way
             return (sign if along else 1.0), 1.0, along, len(y)
         return 1.0, sign, along, len(y)
-    less, greater = (
-        float(
-            stats.ttest_1samp(
-                y,
-                fisher_z([bound])[0] if claim.quantity.endswith(("_r", "_rho")) else bound,
-                alternative=a,
-            ).pvalue
-        )
-        for a in ("less", "greater")
-    )
+    centre = fisher_z([bound])[0] if claim.quantity.endswith(("_r", "_rho")) else bound
+    less, greater = one_sided(stats.ttest_1samp, y, centre)
     return (less, greater, along, len(y)) if kind == "below" else (greater, less, along, len(y))
 
 
@@ -183,11 +179,7 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
             )
         return SUPPORTED, text, None
     if claim.rule == "seeds":
-        p_claim, p_other = (
-            (m["p_less"], m["p_greater"])
-            if kind == "seeds_below"
-            else (m["p_greater"], m["p_less"])
-        )
+        p_claim, p_other = claimed_first(kind, m["p_less"], m["p_greater"])
         if not math.isfinite(m["seeds"]) or m["seeds"] < 2:
             return ONE_SEED, "one seed: no spread to test with", None
         seeds = int(m["seeds"])
@@ -423,11 +415,8 @@ def check_seed_claims(
     """Every claim judged per setup on per-seed values (columns claim, setup, seed, value), as
     a page of its own: Holm over its tested rows (:func:`seed_claim_rows`). Rows in
     :data:`COLUMNS`. On the claims page the same rows form the same family
-    (:func:`check_claims` with ``seed_claims``)."""
-    rows, tests = seed_claim_rows(per_seed, claims, study)
-    settle_family(rows, tests)
-    rows = collapse_any_setup(rows, claims)
-    return pd.DataFrame(rows, columns=COLUMNS)
+    (:func:`check_claims` with ``families``), as here: a page of this one family."""
+    return check_claims(pd.DataFrame(), set(), {}, [(per_seed, claims, study)])
 
 
 def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:

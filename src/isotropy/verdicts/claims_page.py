@@ -7,27 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from isotropy.verdicts.claims import (
-    CLAIM_VERDICTS,
-    NOT_DECIDED,
-    NOT_RUN,
-    NOT_SUPPORTED,
-    STAND_IN_NOTE,
-    SUPPORTED,
-    UNTESTED_FAILS,
-    UNTESTED_HOLDS,
-)
-from isotropy.verdicts.families import study_family
+from isotropy.verdicts.claims import CLAIM_MARKS, CLAIM_VERDICTS, STAND_IN_NOTE
+from isotropy.verdicts.families import family_sizes, study_family
 from isotropy.verdicts.standins import ON_STAND_IN
-from isotropy.verdicts.tolerances import (
-    ALPHA,
-    INCONCLUSIVE,
-    INCONSISTENT_SEEDS,
-    NOT_LEARNED,
-    ONE_SEED,
-    SIMPSON_MARK,
-    STAND_IN,
-)
+from isotropy.verdicts.tolerances import ALPHA, SIMPSON_MARK
 
 ERROR_CONTROL = (
     "How the claims are tested (docs/verdicts.md): a claim is about every run, so it is judged per "
@@ -53,27 +36,7 @@ def _fmt(value: float) -> str:
     return f"{value:.4g}"
 
 
-MARKS = {
-    SUPPORTED: "✅ supported",
-    NOT_SUPPORTED: "❌ not supported",
-    UNTESTED_HOLDS: "☑️ untested: holds",
-    UNTESTED_FAILS: "✖️ untested: fails",
-    INCONSISTENT_SEEDS: "⚠️ inconsistent across seeds",
-    INCONCLUSIVE: "❔ inconclusive",
-    NOT_DECIDED: "❔ not decided",
-    ONE_SEED: "➖ 1 seed: not judged",
-    NOT_LEARNED: "➖ not judged: learning not shown",
-    STAND_IN: "➖ stand-in: not judged",
-    NOT_RUN: "➖ not run",
-}
-
-
-def family_sizes(table: pd.DataFrame) -> str:
-    """'Mickus et al. 2024 · main (12 tests), …': each family's tested rows on a page."""
-    tested = table[table["note"].astype(str).str.contains("Holm over the ")]
-    sizes = tested.groupby("study", sort=False).size()
-    listed = [f"{study_family(study)} ({int(n)} tests)" for study, n in sizes.items()]
-    return ", ".join(listed) or "none"
+MARKS = {verdict: f"{mark} {verdict}" for verdict, mark in CLAIM_MARKS.items()}
 
 
 def verdict_cell(verdict: str, note: str) -> str:
@@ -84,13 +47,14 @@ def verdict_cell(verdict: str, note: str) -> str:
 def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
     """A short markdown summary: a tally per study and claim, then every row."""
     counts = table["verdict"].value_counts()
+    tested = table.loc[table["note"].astype(str).str.contains("Holm over the "), "study"]
     lines = [
         f"# {title}",
         "",
         "Each claim of the replicated papers, checked on this run's results "
         "(`results/claims.csv` holds the same rows).",
         "",
-        ERROR_CONTROL.replace("{families}", family_sizes(table)),
+        ERROR_CONTROL.replace("{families}", family_sizes(map(study_family, tested), "tests")),
         "",
         " · ".join(f"{MARKS[v]}: {int(counts.get(v, 0))}" for v in CLAIM_VERDICTS),
         "",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +34,13 @@ from isotropy.published import matches
 from isotropy.verdicts import declarations
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts.equivalence import Equivalence
-from isotropy.verdicts.families import STUDY_LABELS, family_name, holm_by_family
+from isotropy.verdicts.families import STUDY_LABELS, family_name, family_sizes, holm_by_family
 from isotropy.verdicts.standins import ON_STAND_IN, states_a_number
 from isotropy.verdicts.tolerances import (
-    AGREES,
     ALPHA,
     CONSISTENT,
-    DIFFERS,
     EQUIVALENCE_RULES,
-    INCONCLUSIVE,
-    INCONSISTENT_SEEDS,
+    JUDGED,
     NOT_COMPARABLE,
     NOT_CONSISTENT,
     NOT_LEARNED,
@@ -51,6 +48,7 @@ from isotropy.verdicts.tolerances import (
     SIMPSON_MARK,
     STAND_IN,
     VERDICTS,
+    claimed_first,
     holds_bound,
     judge_equivalence,
     judge_measurement,
@@ -98,13 +96,12 @@ COLUMNS = [
     "band_low",
     "band_high",
 ]
-STUDY_NAMES = STUDY_LABELS
 
 
 def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[str]) -> str:
     study, quantity = published["study"], published["quantity"]
     if study not in studies:
-        reason = f"the {STUDY_NAMES[study]} study is not part of this run"
+        reason = f"the {STUDY_LABELS[study]} study is not part of this run"
     else:
         same = (measured["study"] == study) & (measured["quantity"] == quantity)
         found = sorted(set(measured.loc[same, "paper_setup"]))
@@ -123,39 +120,11 @@ def _paper_k(spec: str) -> float:
 
 
 def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
-    row = {
-        "paper": published["paper"],
-        "source": published["source"],
-        "study": published["study"],
-        "quantity": published["quantity"],
-        "setup": published["setup"],
-        "paper_value": published["paper_value"],
-        "printed": published["value"],
-        "paper_n": published["paper_n"],
-        "unit": published["unit"],
-        "convention": published["convention"],
-        "why": published["why"],
-        "our_value": math.nan,
-        "our_n": math.nan,
-        "k": math.nan,
-        "per_type_cap": "",
-        "stand_in": "",
-        "tolerance": "",
-        "note": "",
-        "seeds": math.nan,
-        "paper_k": _paper_k(published["tolerance"]),
-        "estimand": published["estimand"],
-        "m": published["m"],
-        "margin": published["margin"],
-        "margin_reason": published["margin_reason"],
-        "declared": published["declared"],
-        "p_agree": math.nan,
-        "p_differ": math.nan,
-        "d_low": math.nan,
-        "d_high": math.nan,
-        "band_low": math.nan,
-        "band_high": math.nan,
-    }
+    """One row of :data:`COLUMNS`: the published row's own columns, ``ours`` over them, and
+    what neither gives blank (NaN for a number, '' for text; the rule as applied is ours)."""
+    row = {c: published[c] if c in published.index else math.nan for c in COLUMNS}
+    row.update(dict.fromkeys(("per_type_cap", "stand_in", "tolerance", "note"), ""))
+    row.update(printed=published["value"], paper_k=_paper_k(published["tolerance"]))
     row.update(ours)
     return row
 
@@ -222,14 +191,7 @@ def judge_row(
             listed = ", ".join(f"{v:+.4g}" for v in failing)
             return NOT_CONSISTENT, f"{text}: {len(failing)} fail ({listed})", value, None
         return CONSISTENT, text, value, None
-    verdict, text = judge_measurement(
-        paper["tolerance"],
-        ours,
-        paper["paper_value"],
-        precision=paper["precision_value"],
-        paper_n=paper["paper_n"],
-        unit=paper["unit"],
-    )
+    verdict, text = judge_measurement(paper["tolerance"], ours, paper["paper_value"])
     return verdict, text, value, None
 
 
@@ -332,17 +294,15 @@ def _settle_page(rows: list[dict], tests: list, seed_tests: list) -> None:
 def _settle_seed_tests(rows: list[dict], seed_tests: list) -> None:
     """The tests over seeds (I-STAR, one row per λ), Holm within their family over the p of the
     claimed direction and over the p of the other one (as the claims page does)."""
-    claimed, other = [], []
-    for _, _, spec, ours in seed_tests:
-        kind, _ = parse_tolerance(spec)
-        less, greater = float(ours["p_less"]), float(ours["p_greater"])
-        claimed.append(less if kind == "seeds_below" else greater)
-        other.append(greater if kind == "seeds_below" else less)
+    pairs = [
+        claimed_first(parse_tolerance(spec)[0], float(ours["p_less"]), float(ours["p_greater"]))
+        for _, _, spec, ours in seed_tests
+    ]
     families = [family for _, family, *_ in seed_tests]
-    claimed, other, sizes = holm_by_family(families, claimed, other)
+    claimed, other, sizes = holm_by_family(families, [p for p, _ in pairs], [q for _, q in pairs])
     for (index, family, spec, ours), p_claim, p_other in zip(seed_tests, claimed, other):
         kind, bound = parse_tolerance(spec)
-        less, greater = (p_claim, p_other) if kind == "seeds_below" else (p_other, p_claim)
+        less, greater = claimed_first(kind, p_claim, p_other)
         rows[index]["verdict"], rows[index]["tolerance"] = judge_seed_test(
             kind, bound, seeds=float(ours["seeds"]), p_less=less, p_greater=greater
         )
@@ -373,17 +333,6 @@ ERROR_CONTROL = (
 )
 
 
-def family_sizes(table: pd.DataFrame) -> str:
-    """'Mickus et al. 2024 · main (4 rows), …': each family's tested rows on the page."""
-    tested = table[table["tolerance"].astype(str).str.contains("; Holm over the ")]
-    sizes = tested.groupby(["paper", "study"], sort=False).size()
-    listed = [f"{family_name(paper, study)} ({int(n)} rows)" for (paper, study), n in sizes.items()]
-    return ", ".join(listed) or "none"
-
-
-JUDGED = (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, INCONCLUSIVE, INCONSISTENT_SEEDS)
-
-
 def verdict_cell(row: pd.Series) -> str:
     """The verdict as printed: one judged on a stand-in (a direction) says so."""
     judged_on_stand_in = bool(row["stand_in"]) and row["verdict"] in JUDGED
@@ -398,25 +347,25 @@ def _number(value: Any) -> str:
     return f"{value:.3g}" if abs(value) < 0.01 else f"{value:.4g}"
 
 
-def shown_tolerance(row: Mapping[str, Any]) -> str:
-    """The tolerance as a page shows it: blank for a stand-in, whose row names the stand-in in
-    its own column (the table's tolerance repeats it after 'not judged: ')."""
-    return "" if row["verdict"] == STAND_IN else str(row["tolerance"])
-
-
 def as_shown(table: pd.DataFrame) -> pd.DataFrame:
-    """The comparison as a page shows it: each stand-in named once per row
-    (:func:`shown_tolerance`)."""
-    return table.assign(tolerance=[shown_tolerance(row) for _, row in table.iterrows()])
+    """The comparison as a page shows it: each stand-in named once per row, the tolerance blank
+    for a stand-in, whose row names the stand-in in its own column (the table's tolerance
+    repeats it after 'not judged: ')."""
+    shown = [str(t) for t in table["tolerance"]]
+    return table.assign(
+        tolerance=["" if v == STAND_IN else t for v, t in zip(table["verdict"], shown)]
+    )
 
 
 def comparison_markdown(table: pd.DataFrame) -> str:
     """The comparison as a markdown document: counts of verdicts, then one table per paper."""
     counts = table["verdict"].value_counts()
+    held = table[table["tolerance"].astype(str).str.contains("; Holm over the ")]
+    tested = map(family_name, held["paper"], held["study"])
     lines = [
         "# Our numbers beside the papers'",
         "",
-        ERROR_CONTROL.replace("{families}", family_sizes(table)),
+        ERROR_CONTROL.replace("{families}", family_sizes(tested, "rows")),
         "",
         "Every number the seed papers print (config/published_values.csv, each with its paper, "
         "table, row "
@@ -430,7 +379,7 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         "",
     ]
     for paper in dict.fromkeys(table["paper"]):
-        part = table[table["paper"] == paper]
+        part = as_shown(table[table["paper"] == paper])
         lines += [
             f"## {paper}",
             "",
@@ -454,7 +403,7 @@ def comparison_markdown(table: pd.DataFrame) -> str:
                 _number(r["our_value"]) + (" ⚠" if SIMPSON_MARK in str(r["note"]) else ""),
                 n,
                 r["unit"],
-                shown_tolerance(r),
+                r["tolerance"],
                 verdict_cell(r),
                 r["stand_in"],
                 r["note"],

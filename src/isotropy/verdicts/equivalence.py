@@ -226,10 +226,6 @@ def pooled_prediction(
     )
 
 
-def exact_prediction(value: float) -> Prediction:
-    return Prediction(float(value), 0.0, 0, "seed-free: exact")
-
-
 @dataclass(frozen=True)
 class Equivalence:
     """One row's equivalence test. ``low``/``high``: the interval for D = paper − ours in the

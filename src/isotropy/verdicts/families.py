@@ -11,7 +11,8 @@ same row reads the same verdict wherever it is printed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
 from isotropy.verdicts.equivalence import holm
 
@@ -43,6 +44,13 @@ def family_name(paper: str, study: str) -> str:
 def study_family(study: str) -> str:
     """The family of a claims-page study (the paper it checks × the study)."""
     return family_name(STUDY_PAPERS.get(study, study), study)
+
+
+def family_sizes(families: Iterable[str], noun: str) -> str:
+    """'Mickus et al. 2024 · main (4 rows), …': the family of each tested row of a page, counted
+    in the page's order ('none' without any)."""
+    counted = Counter(families)
+    return ", ".join(f"{family} ({n} {noun})" for family, n in counted.items()) or "none"
 
 
 def holm_by_family(

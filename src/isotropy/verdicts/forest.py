@@ -31,20 +31,21 @@ import pandas as pd
 
 from isotropy import paths
 from isotropy.plots.checks import DECORATION, plt, save_figure, stamp
+from isotropy.verdicts.families import family_name
 from isotropy.verdicts.tolerances import (
     AGREES,
     CONSISTENT,
     DIFFERS,
     INCONCLUSIVE,
     INCONSISTENT_SEEDS,
+    JUDGED,
     NOT_COMPARABLE,
     NOT_CONSISTENT,
     ONE_SEED,
     STAND_IN,
 )
 
-# Verdicts that judge a row, and those of a row measured but not judged (listed with a reason).
-JUDGED = (AGREES, DIFFERS, INCONCLUSIVE, INCONSISTENT_SEEDS, CONSISTENT, NOT_CONSISTENT)
+# The verdicts of a row measured but not judged (listed with a reason).
 LISTED = (STAND_IN, NOT_COMPARABLE, ONE_SEED)
 COLOURS = {
     AGREES: "#1a7f37",
@@ -53,12 +54,6 @@ COLOURS = {
     INCONSISTENT_SEEDS: "#8250df",
     CONSISTENT: "#1a7f37",
     NOT_CONSISTENT: "#cf222e",
-}
-STUDY_NAMES = {
-    "main": "main study",
-    "glue": "GLUE study",
-    "geometry": "geometry study",
-    "istar": "I-STAR study",
 }
 # Sized for the report's page (about 11 inches across at 100 px each): 8.5-pt labels read there.
 FIGURE_INCHES = 11.0
@@ -103,8 +98,7 @@ def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
     for column in needed[2:]:
         rows[column] = numbers.loc[drawn, column]
     rows["group"] = [
-        f"{paper} · {STUDY_NAMES.get(study, study)}"
-        for paper, study in zip(rows["paper"], rows["study"])
+        f"{family_name(paper, study)} study" for paper, study in zip(rows["paper"], rows["study"])
     ]
     prefixes = {g: _common_prefix(list(p["source"])) for g, p in rows.groupby("group", sort=False)}
     rows["label"] = [

@@ -28,9 +28,10 @@ import pandas as pd
 import yaml
 
 from isotropy.io import checked_record, commit_files, markers, sha256_file, write_block
+from isotropy.metrics import registry
 from isotropy.provenance import single_commit
+from isotropy.summaries import correlation_table
 from isotropy.traces import read_trace
-from isotropy.verdicts import devices
 from isotropy.verdicts.tolerances import AGREES, CONSISTENT, NOT_CONSISTENT
 
 DATA = Path("docs/data")
@@ -46,6 +47,10 @@ README_BEGIN, README_END = markers("headline lines", "python -m isotropy.verdict
 QUANTITIES = ("pearson_r", "spearman_rho")
 # What the verdicts read of the run's configuration (the measurements' protocol and stand-ins).
 KEYS = ("encoder", "dataset", "seed")
+# The same runs repeated on one H100, compared with the committed CPU run step by step.
+H100_TRACES = DATA / "main_traces_h100.csv.gz"
+H100_RUN = DATA / "main_h100_run.json"
+VALUES = list(registry.trace_columns())  # loss, accuracy, then every registered metric
 CONFIG_KEYS = ("main", "encoders", "datasets", "word_vectors", "pos_source", "supersense_source")
 
 
@@ -228,12 +233,13 @@ def doc_block(root: str | os.PathLike = ".") -> str:
     """The page's generated block: the run's settings, each §3.2 row judged, each seed's values."""
     record, table, seeds = checked_record(root, RUN), verdicts(root), per_seed(root)
     run, main = record["run"], record["config"].get("main", {})
+    seed_list = ", ".join(str(seed) for seed in main.get("seeds", []))
     lines = [
         f"Run: {record['what']}, code {record['code_commit'][:12]}, {run.get('machine', '')}; "
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "
         f"against {run.get('printed', '?')} printed before it started.",
         f"Settings: {main.get('updates')} updates, metrics after every "
-        f"{_stride_words(main.get('metric_stride'))}, seeds {_listed(main.get('seeds', []))}.",
+        f"{_stride_words(main.get('metric_stride'))}, seeds {seed_list}.",
         "",
         "| setup (ours) | paper row | paper | ours (seeds pooled) | D = paper − ours | verdict "
         "| the rule as applied |",
@@ -260,16 +266,68 @@ def doc_block(root: str | os.PathLike = ".") -> str:
             f"| {_num(s['spearman_rho'])} | {_num(s['isoscore'][0])} → {_num(s['isoscore'][1])} "
             f"| {_num(s['silhouette'][0])} → {_num(s['silhouette'][1])} |"
         )
-    lines += devices.block_lines(root, traces)
+    lines += device_lines(root, traces)
     return "\n".join(lines) + "\n"
+
+
+def device_differences(cpu: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """Per setup: the largest |other − cpu| of each value over matching steps, the steps matched,
+    and the pooled Pearson r and Spearman ρ of each. Steps present on one side only are refused:
+    a partial repeat would compare less than it claims."""
+    merged = cpu.merge(
+        other, on=[*KEYS, "step"], how="outer", suffixes=("_cpu", "_other"), indicator=True
+    )
+    unmatched = merged[merged["_merge"] != "both"]
+    if len(unmatched):
+        first = unmatched.iloc[0]
+        raise ValueError(
+            f"{len(unmatched)} recorded steps are on one device only, e.g. "
+            f"{first['dataset']} seed {first['seed']} step {first['step']}"
+        )
+    for value in VALUES:
+        merged[value] = (merged[f"{value}_other"] - merged[f"{value}_cpu"]).abs()
+    largest = merged.groupby(["encoder", "dataset"], sort=False)[VALUES].max()
+    largest["steps"] = merged.groupby(["encoder", "dataset"], sort=False).size()
+    by = ["encoder", "dataset"]
+    for name, traces in (("cpu", cpu), ("other", other)):
+        table = correlation_table(traces, by)
+        table = table[table["scope"] == "all"].set_index(by)
+        largest[f"pearson_r_{name}"] = table["pearson_r"]
+        largest[f"spearman_rho_{name}"] = table["spearman_rho"]
+    return largest.reset_index()
+
+
+def device_lines(root: str | os.PathLike, cpu: pd.DataFrame) -> list[str]:
+    """The page's section on the committed run repeated on another device (same inputs, settings
+    and code: ``benchmarks/main_on_device.py``), or nothing when no repeat is committed."""
+    root = Path(root)
+    if not (root / H100_TRACES).is_file():
+        return []
+    record = json.loads((root / H100_RUN).read_text(encoding="utf-8"))
+    table = device_differences(cpu, pd.read_csv(root / H100_TRACES))
+    lines = [
+        "",
+        f"The same runs on another device: {record['device']}, {record['date']}, "
+        f"{record['wall_seconds_total']:.0f} s for all {len(record['wall_seconds_per_run'])} runs "
+        f"({H100_TRACES.as_posix()}; {H100_RUN.as_posix()}). Largest difference over every "
+        "recorded step and seed, and the pooled correlations from each device's traces:",
+        "",
+        "| setup | steps | max Δ loss | max Δ accuracy | max Δ IsoScore | max Δ silhouette "
+        "| Pearson r: CPU / GPU | Spearman ρ: CPU / GPU |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for _, row in table.iterrows():
+        lines.append(
+            f"| {row['encoder']}/{row['dataset']} | {row['steps']} | {row['loss']:.1e} "
+            f"| {row['accuracy']:.1e} | {row['isoscore']:.1e} | {row['silhouette']:.1e} "
+            f"| {row['pearson_r_cpu']:.6f} / {row['pearson_r_other']:.6f} "
+            f"| {row['spearman_rho_cpu']:.6f} / {row['spearman_rho_other']:.6f} |"
+        )
+    return lines
 
 
 def _stride_words(stride: Any) -> str:
     return "update" if stride in (1, None) else f"{stride}th update"
-
-
-def _listed(values: list[Any]) -> str:
-    return ", ".join(str(value) for value in values)
 
 
 def _finite(value: Any) -> bool:

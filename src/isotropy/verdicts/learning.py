@@ -85,20 +85,18 @@ def learning_test(accuracies: Sequence[float], baseline: float, n_eval: int) -> 
     return Learning(bool(p < ALPHA), tuple(float(v) for v in values), baseline, n_eval, p)
 
 
-def guard_rows(
-    rows: list[dict], unlearned: Mapping[tuple, str], keys: Sequence[str] = ("setup",)
-) -> list[dict]:
-    """The pages' hook: ``rows`` (dicts with ``verdict`` and ``note``) with every row whose
-    values of ``keys`` name an entry of ``unlearned`` (-> :attr:`Learning.note`) read
-    :data:`NOT_LEARNED`, its note saying why first; the other rows unchanged."""
+def guard_rows(table: pd.DataFrame, unlearned: Mapping[tuple[str, str], str]) -> pd.DataFrame:
+    """The pages' hook: ``table`` (claim rows) with every row whose (claim, setup) names an entry
+    of ``unlearned`` (-> :attr:`Learning.note`) read :data:`NOT_LEARNED`, its note saying why
+    first; the other rows unchanged."""
     guarded = []
-    for row in rows:
-        why = unlearned.get(tuple(str(row[k]) for k in keys))
+    for row in table.to_dict("records"):
+        why = unlearned.get((str(row["claim"]), str(row["setup"])))
         if why is not None:
             note = str(row.get("note") or "")
             row = {**row, "verdict": NOT_LEARNED, "note": f"{why}; {note}" if note else why}
         guarded.append(row)
-    return guarded
+    return pd.DataFrame(guarded, columns=table.columns)
 
 
 # ---- the studies' hooks: which rows read which runs ------------------------------------------
@@ -113,7 +111,7 @@ def guard_heldout_claims(table: pd.DataFrame, seeds: pd.DataFrame) -> pd.DataFra
     is not above the held-out majority baseline, or has none recorded (runs from before the
     guard: :data:`NO_BASELINE`), read :data:`NOT_LEARNED`."""
     heldout = seeds[seeds["question"] == "heldout"]
-    unlearned: dict[tuple, str] = {}
+    unlearned: dict[tuple[str, str], str] = {}
     for setup, run in heldout.groupby("setup", sort=False):
         picked = {
             quantity: list(
@@ -135,5 +133,4 @@ def guard_heldout_claims(table: pd.DataFrame, seeds: pd.DataFrame) -> pd.DataFra
             note = "" if tested.learned else tested.note
         if note:
             unlearned |= {(claim, f"{setup}/heldout"): note for claim in HELDOUT_CLAIMS}
-    rows = guard_rows(table.to_dict("records"), unlearned, keys=("claim", "setup"))
-    return pd.DataFrame(rows, columns=table.columns)
+    return guard_rows(table, unlearned)

@@ -5,7 +5,7 @@ guessed from a hub name."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from isotropy.models import ModelSpec
@@ -26,25 +26,10 @@ class StandIns:
     corpus: str = ""  # Cai et al.'s WikiText-2 / PTB
     sts_split: str = ""
 
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any], mirror: str | None) -> StandIns:
-        """Stand-ins of a validated configuration; ``mirror``: the mirror folder read (or None)."""
-        return cls(**describe_stand_ins(config, mirror))
-
 
 def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[str, str]:
     """Plain strings (so they can be rule params) naming each stand-in of this configuration."""
-    out = dict.fromkeys(
-        (
-            "word_vectors",
-            "word_vectors_label",
-            "pos_labels",
-            "supersense_labels",
-            "corpus",
-            "sts_split",
-        ),
-        "",
-    )
+    out = dict.fromkeys((field.name for field in fields(StandIns)), "")
     source = (config.get("sources") or {}).get("word2vec") or {}
     if mirror and source.get("mirror"):
         files = ", ".join(source["mirror"])
@@ -105,12 +90,6 @@ def paper_name(config: Mapping[str, Any], model: str | None) -> str | None:
     return spec.paper if spec else None
 
 
-def hub_name(config: Mapping[str, Any], model: str) -> str:
-    """``models.<model>.model`` (the hub name), or the configured name for a folder-only model."""
-    spec = _model(config, model)
-    return (spec.model if spec else None) or model
-
-
 def encoder_paper_name(config: Mapping[str, Any], encoder: str) -> str:
     """Mickus et al.'s name of an encoder (Table 2): its model's ``paper``; its configured name
     for word vectors or a model no paper studied."""
@@ -121,10 +100,12 @@ def encoder_paper_name(config: Mapping[str, Any], encoder: str) -> str:
 
 
 def model_stand_in(config: Mapping[str, Any], model: str, paper: str) -> str:
-    """'' when ``models.<model>`` is the paper's ``paper`` itself, else 'model (hub) for paper'."""
-    if paper_name(config, model) == paper:
+    """'' when ``models.<model>`` is the paper's ``paper`` itself, else 'model (hub) for paper'
+    (hub: ``models.<model>.model``, or the configured name for a folder-only model)."""
+    spec = _model(config, model)
+    if spec and spec.paper == paper:
         return ""
-    return f"{model} ({hub_name(config, model)}) for {paper}"
+    return f"{model} ({(spec.model if spec else None) or model}) for {paper}"
 
 
 def encoder_labels(config: Mapping[str, Any], stand: Mapping[str, str]) -> dict[str, str]:

@@ -66,6 +66,8 @@ VERDICTS = (
     STATED,
     NOT_RUN,
 )
+# The verdicts that judge a row (the rest: measured but not judged, or not run).
+JUDGED = (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, INCONCLUSIVE, INCONSISTENT_SEEDS)
 ALPHA = 0.05  # level of the seed tests; the intervals are 1 - ALPHA
 LID_N_TOLERANCE = 0.005  # our n against the paper's: its printed rounding (1.19 M: ±0.5%)
 _WITH_ARGUMENT = (
@@ -213,11 +215,8 @@ def _prediction(
     seeds = _finite(measured.get("per_seed"))
     value = float(measured.get("value", math.nan))
     if bool(measured.get("seed_free", False)):
-        return (
-            eq.exact_prediction(float(scale.forward(np.array([value]))[0])),
-            value,
-            "seed-free: exact",
-        )
+        centre = float(scale.forward(np.array([value]))[0])
+        return eq.Prediction(centre, 0.0, 0, "seed-free: exact"), value, "seed-free: exact"
     if declared.estimand == "pooled":
         moments = measured.get("moments")
         if moments is None or len(moments) < 2:
@@ -354,6 +353,12 @@ def lid_not_comparable(our_n: float, paper_n: float, our_k: float, paper_k: floa
     )
 
 
+def claimed_first(kind: str, less: float, greater: float) -> tuple[float, float]:
+    """(p the claimed way, p the other way) of a ``seeds_below`` / ``seeds_above`` rule from its
+    one-sided p-values below and above; applied to that pair, the one-sided p-values back."""
+    return (less, greater) if kind == "seeds_below" else (greater, less)
+
+
 def judge_seed_test(
     kind: str, bound: float, *, seeds: float, p_less: float, p_greater: float
 ) -> tuple[str, str]:
@@ -362,7 +367,7 @@ def judge_seed_test(
     sign = "<" if kind == "seeds_below" else ">"
     if not math.isfinite(seeds) or seeds < 2:
         return ONE_SEED, f"{sign} {bound:g} over seeds: one seed, no spread to test with"
-    claimed, other = (p_less, p_greater) if kind == "seeds_below" else (p_greater, p_less)
+    claimed, other = claimed_first(kind, p_less, p_greater)
     text = (
         f"{sign} {bound:g}: one-sided t-test over {int(seeds)} seeds, p {_fmt(claimed)} (other "
         f"way {_fmt(other)}; Holm-adjusted where the page adjusts), α {ALPHA:g}"
@@ -433,34 +438,21 @@ def judge(
     return (AGREES if close else DIFFERS), f"within a factor {argument:g}"
 
 
-holm = eq.holm  # one implementation, for the seed tests and the pages
-
-
 def judge_measurement(
-    spec: str,
-    measured: Mapping[str, Any],
-    paper: float = math.nan,
-    *,
-    precision: float = math.nan,
-    paper_n: float = math.nan,
-    unit: str = "",
+    spec: str, measured: Mapping[str, Any], paper: float = math.nan
 ) -> tuple[str, str]:
-    """:func:`judge` of one row of :func:`isotropy.verdicts.measurements.run.measure`'s table."""
+    """:func:`judge` of one row of :func:`isotropy.verdicts.measurements.run.measure`'s table by
+    a rule that needs no declaration (the equivalence rules take the published row's:
+    :func:`judge_equivalence`)."""
     number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
     return judge(
         spec,
         number("value"),
         paper,
-        precision=precision,
-        our_n=number("n"),
-        paper_n=paper_n,
-        our_k=number("k"),
         per_seed=measured.get("per_seed") or (),
         seeds=number("seeds"),
-        seed_free=bool(measured.get("seed_free", False)),
         p_less=number("p_less"),
         p_greater=number("p_greater"),
-        scale=100.0 if "×100" in str(unit) else 1.0,
     )
 
 

@@ -24,6 +24,11 @@ def _cai_setup(config: Mapping[str, Any], name: str) -> str:
     return paper if paper in CAI_MODELS else "BERT"
 
 
+def _model_stand_in(config: Mapping[str, Any], name: str, paper: str, stand: StandIns) -> str:
+    """A contextual model's stand-ins: the model, and the corpus its tokens come from."""
+    return "; ".join(s for s in (model_stand_in(config, name, paper), stand.corpus) if s)
+
+
 def _cap(config: Mapping[str, Any]) -> str:
     cap = setting_or_default(config, "geometry", "clusters", "max_per_type")
     return "none" if cap is None else str(cap)
@@ -51,30 +56,22 @@ def lid_measurements(
         n, k, dim = int(source["n"]), int(source["k"]), int(source["dim"])
         common = dict(n=n, k=k, per_type_cap=cap, stand_in=stand_in, evidence=LID_FILE)
         rows.append(_lid_cosine_row(kind, last, setup, paper, layers, config, common))
-        rows.append(
-            measurement(
-                "geometry",
-                "lid_n",
-                setup,
-                paper,
-                n,
-                unit="tokens",
-                convention="points indexed and queried (the LID sample)",
-                **common,
+        for quantity, value, unit, convention in (
+            ("lid_n", n, "tokens", "points indexed and queried (the LID sample)"),
+            ("dim", dim, "dimensions", "embedding dimension"),
+        ):
+            rows.append(
+                measurement(
+                    "geometry",
+                    quantity,
+                    setup,
+                    paper,
+                    value,
+                    unit=unit,
+                    convention=convention,
+                    **common,
+                )
             )
-        )
-        rows.append(
-            measurement(
-                "geometry",
-                "dim",
-                setup,
-                paper,
-                dim,
-                unit="dimensions",
-                convention="embedding dimension",
-                **common,
-            )
-        )
     return rows
 
 
@@ -95,7 +92,7 @@ def _lid_setup(
         return "static word vectors", "GloVe", "one vector per word", stand_in, ""
     paper = _cai_setup(config, name)
     setup, cap = f"{name}, last layer ({int(last['layer'].iloc[0])})", _cap(config)
-    stand_in = "; ".join(s for s in (model_stand_in(config, name, paper), stand.corpus) if s)
+    stand_in = _model_stand_in(config, name, paper, stand)
     per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
     layers = ""
     if len(per_layer):
@@ -177,9 +174,7 @@ def cosine_measurements(
                 unit="|mean cosine| (maximum over layers)",
                 convention="per cluster: centred on its own mean, pairs inside the cluster, "
                 "unweighted mean over clusters (Cai et al.'s --cluster_cos --center)",
-                stand_in="; ".join(
-                    s for s in (model_stand_in(config, name, paper), stand.corpus) if s
-                ),
+                stand_in=_model_stand_in(config, name, paper, stand),
                 evidence=COSINE_FILE,
                 note=note,
             )
@@ -214,10 +209,11 @@ def _within_cluster_row(
         convention="IsoScore of each cluster's points (k-means by silhouette, Cai et al.'s "
         "clusters), unweighted mean over clusters, divided by the same mean for isotropic "
         "Gaussian samples of the clusters' sizes and dimension",
-        stand_in="; ".join(s for s in (model_stand_in(config, name, paper), stand.corpus) if s),
+        stand_in=_model_stand_in(config, name, paper, stand),
         evidence=COSINE_FILE,
     )
     one = f"k-means found one cluster (k = 1) at layers {', '.join(map(str, single))}"
+    value, missing, note = None, "", ""
     if judged.empty:
         missing = (
             "k-means found one cluster (k = 1) at every layer: 'within clusters' is the whole "
@@ -225,24 +221,20 @@ def _within_cluster_row(
         )
         if single != list(per_layer.index.astype(int)):
             missing = "no layer with k ≥ 2 clusters has a within-cluster IsoScore"
-        return measurement(
-            "geometry",
-            "isoscore_within_ratio_min",
-            f"{name}, {layers}",
-            paper,
-            missing=missing,
-            **common,
+    else:
+        value = float(judged["isoscore_within_ratio"].min())
+        spread = (
+            f"within-cluster IsoScore {judged['isoscore_within'].min():.3f}–"
+            f"{judged['isoscore_within'].max():.3f} over {len(judged)} layers with k ≥ 2"
         )
-    note = (
-        f"within-cluster IsoScore {judged['isoscore_within'].min():.3f}–"
-        f"{judged['isoscore_within'].max():.3f} over {len(judged)} layers with k ≥ 2"
-    )
+        note = "; ".join(s for s in (spread, one if single else "") if s)
     return measurement(
         "geometry",
         "isoscore_within_ratio_min",
         f"{name}, {layers}",
         paper,
-        float(judged["isoscore_within_ratio"].min()),
-        note="; ".join(s for s in (note, one if single else "") if s),
+        value,
+        missing=missing,
+        note=note,
         **common,
     )

@@ -9,9 +9,9 @@ from typing import Any
 import pandas as pd
 
 from isotropy import paths
-from isotropy.verdicts.measurements.rows import measurement
+from isotropy.verdicts.measurements.rows import measurement, require_columns
 from isotropy.verdicts.measurements.seeds import fine_tuned_not_learned, seed_test
-from isotropy.verdicts.standins import ISTAR_MODELS, hub_name, paper_name
+from isotropy.verdicts.standins import ISTAR_MODELS, model_stand_in, paper_name
 
 ACC = "score_accuracy"  # an I-STAR run's accuracy in runs.csv (tasks scored by accuracy)
 
@@ -34,17 +34,12 @@ def istar_measurements(
     Holm-adjusts them over its whole grid (every model × task × λ), so no best-of-several goes
     uncorrected."""
     needed = {"model", "task", "regulariser", "lambda", "seed", "metric", "isoscore_star"}
-    if missing := needed - set(runs.columns):
-        raise ValueError(
-            f"I-STAR runs table lacks columns {sorted(missing)}; found {list(runs.columns)}"
-        )
+    require_columns(runs, needed, "I-STAR runs table")
     rows = []
     for (model, task), group in runs.groupby(["model", "task"], sort=True):
-        stand_in = (
-            ""
-            if paper_name(config, model) in ISTAR_MODELS
-            else f"{model} ({hub_name(config, model)}) for BERT-base / ALBERT / DistilBERT"
-        )
+        stand_in = ""
+        if paper_name(config, model) not in ISTAR_MODELS:
+            stand_in = model_stand_in(config, model, "BERT-base / ALBERT / DistilBERT")
         baseline = group[group["regulariser"] == "none"]
         negative = group[(group["regulariser"] == "istar") & (group["lambda"].astype(float) < 0)]
         common = dict(seeds=int(group["seed"].nunique()), evidence=source, stand_in=stand_in)

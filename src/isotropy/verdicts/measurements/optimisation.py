@@ -13,7 +13,7 @@ from scipy import stats
 from isotropy import paths
 from isotropy.metrics import registry
 from isotropy.verdicts.equivalence import series_moments
-from isotropy.verdicts.measurements.rows import measurement, seed_std
+from isotropy.verdicts.measurements.rows import measurement, require_columns, seed_std
 from isotropy.verdicts.measurements.seeds import spread_test
 from isotropy.verdicts.standins import StandIns, encoder_paper_name
 
@@ -169,10 +169,7 @@ def _correlation_measurements(
     rows: list[dict[str, Any]] = []
     corr_file = paths.study_file(f"{CORRELATION_TABLES[study]}.csv", study)
     needed = {"encoder", "dataset", "scope", "pearson_r", "spearman_rho"}
-    if missing := needed - set(correlations.columns):
-        raise ValueError(
-            f"correlation table lacks columns {sorted(missing)}; found {list(correlations.columns)}"
-        )
+    require_columns(correlations, needed, "correlation table")
     from_traces = per_seed_correlations(traces)
     moments = per_seed_moments(traces)
     protocol = run_protocol(config, study)
@@ -257,8 +254,7 @@ def _trace_measurements(
     """How far silhouette and IsoScore move over a run, and how much the seeds spread."""
     rows: list[dict[str, Any]] = []
     needed = {"encoder", "dataset", "seed", "step", "isoscore", "silhouette"}
-    if missing := needed - set(traces.columns):
-        raise ValueError(f"traces lack columns {sorted(missing)}; found {list(traces.columns)}")
+    require_columns(traces, needed, "trace table")
     for (encoder, dataset), group in traces.groupby(["encoder", "dataset"], sort=True):
         setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
         evidence = paths.optimisation_run_file("trace.parquet", study, encoder, dataset, "*")

@@ -54,6 +54,12 @@ def measurement(
     return row
 
 
+def require_columns(table: pd.DataFrame, needed: set[str], what: str) -> None:
+    """Refuse a result table (``what``, for the message) that lacks a column of ``needed``."""
+    if missing := needed - set(table.columns):
+        raise ValueError(f"{what} lacks columns {sorted(missing)}; found {list(table.columns)}")
+
+
 def seed_std(values: pd.Series) -> float:
     """Standard deviation across seeds (ddof 1), NaN with fewer than two."""
     values = values.dropna()

@@ -4,6 +4,8 @@ groups of runs, and the learning guard's note on a group of fine-tuning runs."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -54,6 +56,14 @@ def spread_test(final, change, limit: float = SEED_SPREAD_LIMIT) -> tuple[float,
     return _p_value(upper < limit), _p_value(lower > limit)
 
 
+def one_sided(test: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[float, float]:
+    """(p below, p above) of a scipy test that takes ``alternative`` (a t-test over seeds)."""
+    less, greater = (
+        float(test(*args, alternative=a, **kwargs).pvalue) for a in ("less", "greater")
+    )
+    return less, greater
+
+
 def seed_test(
     treated: pd.DataFrame, baseline: pd.DataFrame, column: str
 ) -> tuple[float, int, float, float]:
@@ -67,18 +77,12 @@ def seed_test(
     )
     if len(paired) >= 2:
         d = (paired["t"] - paired["b"]).to_numpy()
-        tests = [stats.ttest_1samp(d, 0.0, alternative=a).pvalue for a in ("less", "greater")]
-        p_less, p_greater = (float(p) for p in tests)
-        return float(d.mean()), len(d), p_less, p_greater
+        return float(d.mean()), len(d), *one_sided(stats.ttest_1samp, d, 0.0)
     t, b = treated[column].dropna().to_numpy(), baseline[column].dropna().to_numpy()
     diff = float(t.mean() - b.mean())
     if min(len(t), len(b)) < 2:
         return diff, min(len(t), len(b)), math.nan, math.nan
-    tests = [
-        stats.ttest_ind(t, b, equal_var=False, alternative=a).pvalue for a in ("less", "greater")
-    ]
-    p_less, p_greater = (float(p) for p in tests)
-    return diff, min(len(t), len(b)), p_less, p_greater
+    return diff, min(len(t), len(b)), *one_sided(stats.ttest_ind, t, b, equal_var=False)
 
 
 def fine_tuned_not_learned(*groups: pd.DataFrame, column: str = "accuracy") -> str:

@@ -9,7 +9,12 @@ from typing import Any
 import pandas as pd
 
 from isotropy import paths
-from isotropy.verdicts.measurements.rows import measurement, over_seeds, seed_std
+from isotropy.verdicts.measurements.rows import (
+    measurement,
+    over_seeds,
+    require_columns,
+    seed_std,
+)
 from isotropy.verdicts.standins import StandIns, model_stand_in
 
 STS_FILE = paths.GEOMETRY_STS
@@ -28,8 +33,7 @@ def sts_measurements(
     """Per model × STS data set × method: Pearson ×100, Spearman ×100 and I(W) (seed means);
     per model × data set, the cluster-based method's I(W) ratio and Spearman gain over none."""
     needed = {"model", "dataset", "method", "spearman", "isotropy"}
-    if missing := needed - set(sts.columns):
-        raise ValueError(f"STS table lacks columns {sorted(missing)}; found {list(sts.columns)}")
+    require_columns(sts, needed, "STS table")
     rows = []
     for (name, dataset), group in sts.groupby(["model", "dataset"], sort=True):
         split = str(group["split"].iloc[0]) if "split" in group else ""
