@@ -85,14 +85,7 @@ def estimate(
     section, training = config["rajaee_cls"], config["rajaee_cls"]["training"]
     threads = section["resources"]["threads"]
     grid = runs(config)
-    keys = ("model", "task", "method", "seed")
-    todo = [
-        r
-        for r in grid
-        if not (
-            workdir / paths.rajaee_cls_run_file("metrics.json", *(r[k] for k in keys))
-        ).is_file()
-    ]
+    todo = [r for r, f in zip(grid, run_files(config)) if not (workdir / f).is_file()]
     total, unknown = costs.finetune_left(config, "rajaee_cls", job_seconds, todo, pace, 2)
     parallel = pace.parallel(threads)
     lines = [
