@@ -237,15 +237,13 @@ def finetune_seconds(
     return seconds["load"] + MODEL_SIZE_FACTOR[model] * length * work
 
 
-# A run's one-thread CPU seconds from its section, model and task (None: unknown).
-RunCost = Callable[[Mapping[str, Any], str, str], float | None]
-
-
-def finetune_job_cost(section_name: str, run_cost: RunCost) -> JobCost:
+def finetune_job_cost(
+    section_name: str, run_cost: Callable[[Mapping[str, Any], str, str], float | None]
+) -> JobCost:
     """The per-job cost of a fine-tuning rule whose runs are configured under
-    ``config[section_name]`` (wildcards model and task, and the rest of its grid): ``run_cost``
-    of the section, model and task spread by :meth:`Pace.share` over the section's threads
-    (None: no measured cost)."""
+    ``config[section_name]`` (wildcards model and task, and the rest of its grid): ``run_cost``,
+    one run's one-thread CPU seconds from the section, model and task (None: unknown), spread
+    by :meth:`Pace.share` over the section's threads (None: no measured cost)."""
 
     def job_seconds(
         config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: Pace
@@ -434,12 +432,11 @@ def made_with(result: Path, params: Mapping[str, Any]) -> bool:
 def busy_factor(
     load: float,
     cores: int,
-    threads: int = JOB_THREADS,
     policy: str | None = None,
     sessions: compute.Sessions | None = None,
 ) -> float:
-    """How much longer a job of ``threads`` threads takes on ``cores`` cores shared with other
-    work, times what its threads waste waiting under the wait ``policy``
+    """How much longer a job of the rules' :data:`JOB_THREADS` threads takes on ``cores`` cores
+    shared with other work, times what its threads waste waiting under the wait ``policy``
     (:data:`CONTENTION_EXCESS`; default: the policy jobs of this process would run under). 1
     when the cores are free enough.
 
@@ -450,7 +447,7 @@ def busy_factor(
     of it, and the job its part of that among the session's runnable threads. Otherwise the
     scheduler shares the cores among all ``load`` runnable threads (the load average before
     the run starts) and the job's: ``(load + used) / cores``."""
-    used = min(float(threads), JOB_CORES_USED * threads / JOB_THREADS)
+    used = min(float(JOB_THREADS), JOB_CORES_USED)
     if sessions is not None:
         part = cores / (sessions.others + 1) * used / (used + sessions.own_threads)
         share = used / min(used, part)

@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         "--target", required=True, help="the Snakemake target: main_study, preview_study, ..."
     )
     args = parser.parse_args(argv)
-    study = studies.by_target(args.target)
+    study = next((s for s in studies.registry() if s.target == args.target), None)
     try:
         config = workflow_config.load_config(args.configfile)
         problem = workflow_config.cuda_problem(config)

@@ -56,11 +56,6 @@ def by_name(name: str) -> StudySpec:
     raise KeyError(f"no study {name!r}; registered: {[s.name for s in registry()]}")
 
 
-def by_target(target: str) -> StudySpec | None:
-    """The study whose target rule is ``target`` (None: no study's)."""
-    return next((s for s in registry() if s.target == target), None)
-
-
 def listed_names() -> list[str]:
     """The studies config ``studies`` may name (the schema's list): those ``when_listed``."""
     return [s.name for s in registry() if s.rule_all == "when_listed"]

@@ -99,9 +99,7 @@ def estimate(
         lines.append(
             "on a GPU: no cost measured for these heads; the CPU estimate is an upper bound"
         )
-    if unknown:
-        lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
-    return lines, total
+    return lines + costs.caveats("cpu", unknown), total
 
 
 def run_done(config: Mapping[str, Any], run: Mapping[str, Any], workdir: Path) -> bool:

@@ -69,11 +69,9 @@ def estimator_outputs(config: Mapping[str, Any]) -> list[str]:
 
 def run_files(section: Mapping[str, Any] | None, artefact: str = "metrics.json") -> list[str]:
     """The file ``artefact`` of every run of the I-STAR grid (none without the section)."""
-    if not section:
-        return []
     return [
         paths.istar_run_file(artefact, r["model"], r["task"], r["regulariser"], r["lam"], r["seed"])
-        for r in istar_study.run_grid(dict(section))
+        for r in runs(section)
     ]
 
 
@@ -117,12 +115,7 @@ def estimate(
     section, training = config["istar"], config["istar"]["training"]
     threads = section["resources"]["threads"]
     grid = istar_study.run_grid(dict(section))
-    keys = ("model", "task", "regulariser", "lam", "seed")
-    todo = [
-        r
-        for r in grid
-        if not (workdir / paths.istar_run_file("metrics.json", *(r[k] for k in keys))).is_file()
-    ]
+    todo = [r for r, f in zip(grid, run_files(section)) if not (workdir / f).is_file()]
     total, unknown = costs.finetune_left(config, "istar", job_seconds, todo, pace, 4)
     models = istar_study.run_models(dict(section))
     lines = [

@@ -109,8 +109,8 @@ def _claims(runs: pd.DataFrame, record: dict[str, Any]) -> list[str]:
     model = {"model": "sentence-transformers/all-MiniLM-L6-v2", "path": None}
     config = {"models": {"miniLM": model}, "istar": record["calls"][0]["istar"]}
     measured = pd.DataFrame(istar_measurements(runs, config, source=str(RUNS)))
-    record = by_name("istar")
-    table = check_claims(measured, {"istar"}, {"istar": (record.claims_not_run, record.claims)})
+    study = by_name("istar")
+    table = check_claims(measured, {"istar"}, {"istar": (study.claims_not_run, study.claims)})
     lines = ["| setup | claim | measured | verdict | note |", "|---|---|---|---|---|"]
     for row in table[table["study"] == "istar"].itertuples(index=False):
         cell = verdict_cell(row.verdict, row.note)

@@ -144,10 +144,7 @@ def estimate(
         f"{duration(overhead / parallel)}; {basis}; {parallel} job{'s' if parallel > 1 else ''} "
         "at a time)"
     )
-    lines.append(pace.speed_line())
-    if unknown:
-        lines.append(f"no measured cost for {', '.join(sorted(unknown))}: not included above")
-    return lines, total
+    return [*lines, pace.speed_line(), *costs.caveats("cpu", sorted(unknown))], total
 
 
 def _jobs_left(runs: list[dict], runs_left: int, workdir: Path) -> int:
@@ -225,8 +222,8 @@ def sensitivity_run_seconds(
     config: Mapping[str, Any],
     run: Mapping[str, Any],
     device: str,
-    cpu_seconds: Mapping[str, Any],
-    gpu_per_update: float,
+    cpu_seconds: Mapping[str, Any] = CPU_SECONDS,
+    gpu_per_update: float = GPU_SECONDS_PER_UPDATE_WITH_METRICS,
 ) -> float | None:
     """Estimated wall time of one sensitivity run: on a CPU, a fixed start-up plus a part that
     grows as items² and as dimension^power (the ``sensitivity_*`` rows of config/costs.csv);

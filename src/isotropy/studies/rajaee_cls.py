@@ -85,14 +85,7 @@ def estimate(
     section, training = config["rajaee_cls"], config["rajaee_cls"]["training"]
     threads = section["resources"]["threads"]
     grid = runs(config)
-    keys = ("model", "task", "method", "seed")
-    todo = [
-        r
-        for r in grid
-        if not (
-            workdir / paths.rajaee_cls_run_file("metrics.json", *(r[k] for k in keys))
-        ).is_file()
-    ]
+    todo = [r for r, f in zip(grid, run_files(config)) if not (workdir / f).is_file()]
     total, unknown = costs.finetune_left(config, "rajaee_cls", job_seconds, todo, pace, 2)
     parallel = pace.parallel(threads)
     lines = [
@@ -152,17 +145,6 @@ def stand_in(models: Sequence[str]) -> str | None:
     return f"stand-in: {', '.join(others)} for the slides' BERT-base" if others else None
 
 
-def with_stand_in(table: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:
-    """``table`` with the stand-in note (:func:`stand_in`) on its CLS claim rows."""
-    said = stand_in(models)
-    if said:
-        rows = table["study"] == "rajaee_cls"
-        notes = table.loc[rows, "note"].fillna("").astype(str)
-        judged = f"judged on a {said}"  # a direction on a stand-in: said in its verdict
-        table.loc[rows, "note"] = [f"{n}; {judged}" if n else judged for n in notes]
-    return table
-
-
 def guard_claims(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """``table`` (claim rows) with each CLS claim whose runs (runs.csv of the CLS study: model,
     task, method, accuracy, majority_baseline, eval_sentences) did not all learn read
@@ -182,13 +164,25 @@ def guard_claims(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     return guard_rows(table, unlearned)
 
 
+def guarded(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """The CLS claim rows of ``table`` guarded (:func:`guard_claims`: a model that did not learn
+    is not judged), then with the stand-in note (:func:`stand_in`) on each: the guard of their
+    page (:func:`check_claims`) and of their family on the claims page (:func:`claim_family`)."""
+    table = guard_claims(table, runs)
+    said = stand_in(list(runs["model"]))
+    if said:
+        rows = table["study"] == "rajaee_cls"
+        notes = table.loc[rows, "note"].fillna("").astype(str)
+        judged = f"judged on a {said}"  # a direction on a stand-in: said in its verdict
+        table.loc[rows, "note"] = [f"{n}; {judged}" if n else judged for n in notes]
+    return table
+
+
 def check_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
     """The two CLS claims on a page of their own (rule rajaee_cls_tables), one row per claim ×
     setup (:data:`isotropy.verdicts.claims.COLUMNS`), the stand-in named in every row's note;
     on the claims page they form the same family (:func:`claim_family`)."""
-    table = check_seed_claims(claim_values(runs, layers), CLAIMS, study="rajaee_cls")
-    table = guard_claims(table, runs)  # a model that did not learn is not judged
-    return with_stand_in(table, list(runs["model"]))
+    return guarded(check_seed_claims(claim_values(runs, layers), CLAIMS, study="rajaee_cls"), runs)
 
 
 def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
@@ -198,13 +192,7 @@ def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
     if runs is None:
         return None
     values = claim_values(runs, tables["rajaee_cls_layers"])
-    models = list(runs["model"])
-    return ClaimFamily(
-        values,
-        CLAIMS,
-        "rajaee_cls",
-        lambda table: with_stand_in(guard_claims(table, runs), models),
-    )
+    return ClaimFamily(values, CLAIMS, "rajaee_cls", lambda table: guarded(table, runs))
 
 
 STUDIES = (

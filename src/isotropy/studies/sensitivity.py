@@ -180,23 +180,13 @@ def estimate(
     ]
     left = {"cpu": 0.0, "cuda": 0.0}
     unknown, done = set(), 0
-    for run in grid:
-        trace = workdir / paths.sensitivity_run_file(
-            "trace.parquet",
-            run["vectors"],
-            run["setup"],
-            run["label_set"],
-            run["seed"],
-            run["lr_factor"],
-        )
+    for run, trace in zip(grid, run_files(config, "trace.parquet")):
         settings = targets.sensitivity_settings(config, run["seed"], run["lr_factor"])
-        if costs.run_is_done(trace, settings, config["device"]):
+        if costs.run_is_done(workdir / trace, settings, config["device"]):
             done += 1
             continue
         for kind in left:
-            seconds = cost.sensitivity_run_seconds(
-                config, run, kind, cost.CPU_SECONDS, cost.GPU_SECONDS_PER_UPDATE_WITH_METRICS
-            )
+            seconds = cost.sensitivity_run_seconds(config, run, kind)
             if seconds is None:
                 unknown.add(run["vectors"])
             else:
