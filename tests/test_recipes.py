@@ -172,8 +172,9 @@ def outputs(config):
     return [TABLE]
 
 
-def describe(config, device):
-    return [f"toy_study: one table of {config['toy']['rows']} rows, seconds on a CPU ({device})"]
+def estimate(config, device, pace, workdir):
+    lines = [f"toy_study: one table of {config['toy']['rows']} rows, seconds on a CPU ({device})"]
+    return lines, 1.0 + pace.job_overhead
 
 
 def verdict_inputs(config):
@@ -199,7 +200,7 @@ STUDIES = (
         outputs=outputs,
         rules="rules/toy.smk",
         job_costs={"toy_table": lambda config, wildcards, pace: 1.0 + pace.job_overhead},
-        describe=describe,
+        estimate=estimate,
         verdict_inputs=verdict_inputs,
         measures={"toy_table": measure_rows},
         claim_family=claim_family,
