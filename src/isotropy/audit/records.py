@@ -351,7 +351,7 @@ def audit_file(
     if record is not None:
         found = check_record(root, path, record, packages, workflow_root=workflow_root)
         inputs = list(record.get("inputs", {}))
-        found += _relock_findings(root, path, record, config)
+        found += _relock_findings(root, path, record)
         named = {f.check for f in found if f.status == FAIL}  # one finding per cause
         found += [f for f in _cross_check(root, path, record) if f.check not in named]
     else:
@@ -362,12 +362,10 @@ def audit_file(
     return found, inputs
 
 
-def _relock_findings(
-    root: Path, path: str, record: Mapping[str, Any], config: Mapping[str, Any] | None
-) -> list[Finding]:
+def _relock_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[Finding]:
     """A file made from a raw source before that source was relocked (``make relock``) was made
     from the bytes the relock replaced: a mismatch, whatever its inputs' checksums say now."""
-    lock = _lock_of(config)
+    lock = _lock_of()
     found = []
     for name in record.get("inputs") or {}:
         rel = relative_path(root, resolve_path(root, name))
@@ -471,7 +469,7 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
     return findings
 
 
-def _lock_of(config: Mapping[str, Any] | None) -> Path:
+def _lock_of() -> Path:
     """The project's own sources lock ($ISOTROPY_SOURCES_LOCK, else the checkout's default):
     never one a configuration names, since the audited folder's own may be the one given."""
     lock = sources.lock_path(None)
@@ -525,7 +523,7 @@ def check_pins(
     if unreadable is not None:
         return [unreadable]
     try:
-        locked = sources.read_lock(_lock_of(config)).get(str(manifest.get("source")), {})
+        locked = sources.read_lock(_lock_of()).get(str(manifest.get("source")), {})
     except (OSError, ValueError) as error:
         return [Finding(path, FAIL, "raw", f"the sources lock cannot be read: {error}")]
     findings = []
