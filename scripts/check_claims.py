@@ -20,7 +20,7 @@ from isotropy.verdicts.claims import (
 )
 from isotropy.verdicts.claims_page import claims_markdown
 from isotropy.verdicts.measurements.run import as_preview, load_tables, measure
-from isotropy.verdicts.standins import StandIns
+from isotropy.standins import StandIns
 
 
 def main(snakemake):

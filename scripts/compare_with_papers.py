@@ -14,7 +14,7 @@ from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
 from isotropy.verdicts.measurements.run import as_preview, load_tables, measure
-from isotropy.verdicts.standins import StandIns
+from isotropy.standins import StandIns
 
 
 def main(snakemake):

@@ -27,7 +27,7 @@ from isotropy.verdicts.claims import (
 )
 from isotropy.verdicts.claims_page import claims_markdown
 from isotropy.verdicts.measurements.run import load_tables, measure
-from isotropy.verdicts.standins import StandIns
+from isotropy.standins import StandIns
 from isotropy.workflow.config import with_sources
 
 

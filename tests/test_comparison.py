@@ -18,7 +18,7 @@ from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.comparison import printed_number, read_published
 from isotropy.verdicts.measurements.rows import measurement
 from isotropy.verdicts.measurements.run import measure
-from isotropy.verdicts.standins import StandIns, describe_stand_ins
+from isotropy.standins import StandIns, describe_stand_ins
 from isotropy.workflow.config import deep_merge, with_sources
 from isotropy.workflow.inputs import config_subset
 

@@ -35,7 +35,7 @@ from isotropy.verdicts.comparison import (
 )
 from isotropy.verdicts.measurements.rows import measurement
 from isotropy.verdicts.measurements.run import measure
-from isotropy.verdicts.standins import StandIns
+from isotropy.standins import StandIns
 
 ALPHA = eq.ALPHA
 REPLICATIONS = 4000

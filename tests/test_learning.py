@@ -113,7 +113,7 @@ def test_a_chance_level_cls_run_is_not_judged_on_the_claims_page():
 
 
 def _comparison(config_runs: pd.DataFrame) -> pd.DataFrame:
-    from isotropy.verdicts.standins import StandIns
+    from isotropy.standins import StandIns
     from isotropy.workflow.config import load_config
 
     config = load_config(["config.yaml", "config/offline.yaml"])

@@ -14,7 +14,7 @@ from isotropy.studies import paper_cost
 from isotropy.verdicts.measurements import optimisation
 from isotropy.verdicts.measurements.cai import cosine_measurements
 from isotropy.verdicts.measurements.istar import istar_measurements
-from isotropy.verdicts.standins import StandIns
+from isotropy.standins import StandIns
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow.inputs import config_subset
 

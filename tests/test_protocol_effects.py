@@ -23,7 +23,7 @@ from isotropy.verdicts import declarations as D
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.comparison import compare, read_published
 from isotropy.verdicts.measurements.run import measure
-from isotropy.verdicts.standins import StandIns
+from isotropy.standins import StandIns
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import stride_effect

@@ -13,7 +13,7 @@ import yaml
 
 from isotropy import studies
 from isotropy.summaries import parameter_table
-from isotropy.verdicts import standins
+from isotropy import standins
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import inputs as workflow_inputs
 from isotropy.workflow import targets

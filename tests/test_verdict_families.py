@@ -30,7 +30,7 @@ from isotropy.verdicts.measurements.optimisation import _spread_row
 from isotropy.verdicts.measurements.rows import measurement
 from isotropy.verdicts.measurements.run import measure
 from isotropy.verdicts.measurements.seeds import spread_test
-from isotropy.verdicts.standins import StandIns
+from isotropy.standins import StandIns
 
 PROTOCOL = {"main": {"metric_stride": 1, "updates": 1000}}
 

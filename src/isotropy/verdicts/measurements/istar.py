@@ -11,7 +11,7 @@ import pandas as pd
 from isotropy import paths
 from isotropy.verdicts.measurements.rows import measurement, require_columns
 from isotropy.verdicts.measurements.seeds import fine_tuned_not_learned, seed_test
-from isotropy.verdicts.standins import ISTAR_MODELS, model_stand_in, paper_name
+from isotropy.standins import ISTAR_MODELS, model_stand_in, paper_name
 
 ACC = "score_accuracy"  # an I-STAR run's accuracy in runs.csv (tasks scored by accuracy)
 

@@ -15,7 +15,7 @@ from isotropy.metrics import registry
 from isotropy.verdicts.equivalence import series_moments
 from isotropy.verdicts.measurements.rows import measurement, require_columns, seed_std
 from isotropy.verdicts.measurements.seeds import spread_test
-from isotropy.verdicts.standins import StandIns, encoder_paper_name
+from isotropy.standins import StandIns, encoder_paper_name
 
 CORRELATION_TABLES = {"main": "correlations", "glue": "table3"}
 COUNT_TABLES = {"main": "table1", "glue": "table2"}

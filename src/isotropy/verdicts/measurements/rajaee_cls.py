@@ -11,7 +11,7 @@ import pandas as pd
 from isotropy import paths
 from isotropy.verdicts.measurements.rows import measurement, seed_std
 from isotropy.verdicts.measurements.seeds import fine_tuned_not_learned
-from isotropy.verdicts.standins import model_stand_in
+from isotropy.standins import model_stand_in
 
 
 def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> list[dict[str, Any]]:

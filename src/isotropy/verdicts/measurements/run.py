@@ -39,7 +39,7 @@ from isotropy.verdicts.measurements.optimisation import (
     optimisation_measurements,
 )
 from isotropy.verdicts.measurements.rows import COLUMNS
-from isotropy.verdicts.standins import StandIns
+from isotropy.standins import StandIns
 
 # What measures one judged result table: (table, config, stand-ins) -> rows.
 TableMeasure = Callable[[pd.DataFrame, Mapping[str, Any], StandIns], list[dict[str, Any]]]

@@ -15,7 +15,7 @@ from isotropy.verdicts.measurements.rows import (
     require_columns,
     seed_std,
 )
-from isotropy.verdicts.standins import StandIns, model_stand_in
+from isotropy.standins import StandIns, model_stand_in
 
 STS_FILE = paths.GEOMETRY_STS
 # STS methods no seed enters (no k-means / GMM clustering): one run is the whole measurement.
