@@ -17,10 +17,6 @@ from isotropy.verdicts.measurements.rows import measurement, require_columns, se
 from isotropy.verdicts.measurements.seeds import spread_test
 from isotropy.standins import StandIns, encoder_paper_name
 
-CORRELATION_TABLES = {"main": "correlations", "glue": "table3"}
-COUNT_TABLES = {"main": "table1", "glue": "table2"}
-
-
 def _endpoints(trace: pd.DataFrame, metric: str) -> tuple[float, float]:
     """The metric at the first and at the last recorded step of one run (NaN rows skipped)."""
     rows = trace.dropna(subset=[metric]).sort_values("step")
@@ -74,7 +70,7 @@ def _count_measurements(
 ) -> list[dict[str, Any]]:
     """Items and parameters of every setup (Tables 1 and 2)."""
     rows: list[dict[str, Any]] = []
-    counts_file = paths.study_file(f"{COUNT_TABLES[study]}.csv", study)
+    counts_file = paths.study_file(f"{paths.COUNT_TABLES[study]}.csv", study)
     for _, r in counts.iterrows():
         encoder, dataset = r["encoder"], r["dataset"]
         common = dict(
@@ -167,7 +163,7 @@ def _correlation_measurements(
     """Pearson r and Spearman ρ of IsoScore against silhouette per setup, seeds pooled, with
     each seed's value (from the traces when given, else the table's ``seed<k>`` rows)."""
     rows: list[dict[str, Any]] = []
-    corr_file = paths.study_file(f"{CORRELATION_TABLES[study]}.csv", study)
+    corr_file = paths.study_file(f"{paths.CORRELATION_TABLES[study]}.csv", study)
     needed = {"encoder", "dataset", "scope", "pearson_r", "spearman_rho"}
     require_columns(correlations, needed, "correlation table")
     from_traces = per_seed_correlations(traces)

@@ -33,11 +33,7 @@ import pandas as pd
 
 from isotropy import paths
 from isotropy.traces import read_result_table, read_traces
-from isotropy.verdicts.measurements.optimisation import (
-    CORRELATION_TABLES,
-    COUNT_TABLES,
-    optimisation_measurements,
-)
+from isotropy.verdicts.measurements.optimisation import optimisation_measurements
 from isotropy.verdicts.measurements.rows import COLUMNS
 from isotropy.standins import StandIns
 
@@ -60,8 +56,8 @@ def measure(
     for study in ("main", "glue"):
         rows += optimisation_measurements(
             study,
-            counts=tables.get(f"{study}_{COUNT_TABLES[study]}"),
-            correlations=tables.get(f"{study}_{CORRELATION_TABLES[study]}"),
+            counts=tables.get(f"{study}_{paths.COUNT_TABLES[study]}"),
+            correlations=tables.get(f"{study}_{paths.CORRELATION_TABLES[study]}"),
             traces=tables.get(f"{study}_traces"),
             config=config,
             stand=stand,
