@@ -21,6 +21,7 @@ import seed_simulator as sim
 from scipy import stats
 
 from isotropy import studies
+from isotropy.standins import StandIns
 from isotropy.statistics import seed_interval
 from isotropy.summaries import correlation_table
 from isotropy.verdicts import equivalence as eq
@@ -33,9 +34,8 @@ from isotropy.verdicts.comparison import (
     comparison_markdown,
     read_published,
 )
-from isotropy.verdicts.measurements.rows import measurement
+from isotropy.verdicts.measurements import measurement
 from isotropy.verdicts.measurements.run import measure
-from isotropy.standins import StandIns
 
 ALPHA = eq.ALPHA
 REPLICATIONS = 4000

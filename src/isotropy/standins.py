@@ -131,4 +131,3 @@ def workflow_stand_ins(config: Mapping[str, Any]) -> dict[str, str]:
 
     mirror = resolve_mirror(config.get("mirror"))
     return describe_stand_ins(config, str(mirror) if mirror else None)
-

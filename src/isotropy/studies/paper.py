@@ -10,7 +10,7 @@ from isotropy import paths
 from isotropy.studies import paper_cost as cost
 from isotropy.studies.record import StudySpec
 from isotropy.verdicts.claims import Claim
-from isotropy.verdicts.measurements.seeds import SEED_SPREAD_LIMIT
+from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 

@@ -44,7 +44,7 @@ from scipy import stats
 from isotropy.published import SeedClaim
 from isotropy.statistics import fisher_z
 from isotropy.verdicts.families import holm_by_family, study_family
-from isotropy.verdicts.measurements.seeds import one_sided
+from isotropy.verdicts.measurements import one_sided
 from isotropy.verdicts.tolerances import (
     ALPHA,
     CONSISTENT,

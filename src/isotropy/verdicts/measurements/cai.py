@@ -11,8 +11,8 @@ import pandas as pd
 
 from isotropy import paths
 from isotropy.defaults import setting_or_default
-from isotropy.verdicts.measurements.rows import measurement, over_seeds
 from isotropy.standins import CAI_MODELS, StandIns, model_stand_in, paper_name
+from isotropy.verdicts.measurements import measurement, over_seeds
 
 LID_FILE, COSINE_FILE = paths.GEOMETRY_LID, paths.GEOMETRY_COSINE
 

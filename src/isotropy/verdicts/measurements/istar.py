@@ -9,9 +9,13 @@ from typing import Any
 import pandas as pd
 
 from isotropy import paths
-from isotropy.verdicts.measurements.rows import measurement, require_columns
-from isotropy.verdicts.measurements.seeds import fine_tuned_not_learned, seed_test
 from isotropy.standins import ISTAR_MODELS, model_stand_in, paper_name
+from isotropy.verdicts.measurements import (
+    fine_tuned_not_learned,
+    measurement,
+    require_columns,
+    seed_test,
+)
 
 ACC = "score_accuracy"  # an I-STAR run's accuracy in runs.csv (tasks scored by accuracy)
 

@@ -12,10 +12,10 @@ from scipy import stats
 
 from isotropy import paths
 from isotropy.metrics import registry
-from isotropy.verdicts.equivalence import series_moments
-from isotropy.verdicts.measurements.rows import measurement, require_columns, seed_std
-from isotropy.verdicts.measurements.seeds import spread_test
 from isotropy.standins import StandIns, encoder_paper_name
+from isotropy.verdicts.equivalence import series_moments
+from isotropy.verdicts.measurements import measurement, require_columns, seed_std, spread_test
+
 
 def _endpoints(trace: pd.DataFrame, metric: str) -> tuple[float, float]:
     """The metric at the first and at the last recorded step of one run (NaN rows skipped)."""

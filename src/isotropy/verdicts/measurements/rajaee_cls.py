@@ -9,9 +9,8 @@ from typing import Any
 import pandas as pd
 
 from isotropy import paths
-from isotropy.verdicts.measurements.rows import measurement, seed_std
-from isotropy.verdicts.measurements.seeds import fine_tuned_not_learned
 from isotropy.standins import model_stand_in
+from isotropy.verdicts.measurements import fine_tuned_not_learned, measurement, seed_std
 
 
 def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> list[dict[str, Any]]:

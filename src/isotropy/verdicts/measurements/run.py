@@ -32,10 +32,10 @@ from typing import Any
 import pandas as pd
 
 from isotropy import paths
-from isotropy.traces import read_result_table, read_traces
-from isotropy.verdicts.measurements.optimisation import optimisation_measurements
-from isotropy.verdicts.measurements.rows import COLUMNS
 from isotropy.standins import StandIns
+from isotropy.traces import read_result_table, read_traces
+from isotropy.verdicts.measurements import COLUMNS
+from isotropy.verdicts.measurements.optimisation import optimisation_measurements
 
 # What measures one judged result table: (table, config, stand-ins) -> rows.
 TableMeasure = Callable[[pd.DataFrame, Mapping[str, Any], StandIns], list[dict[str, Any]]]

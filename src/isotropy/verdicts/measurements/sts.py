@@ -9,13 +9,13 @@ from typing import Any
 import pandas as pd
 
 from isotropy import paths
-from isotropy.verdicts.measurements.rows import (
+from isotropy.standins import StandIns, model_stand_in
+from isotropy.verdicts.measurements import (
     measurement,
     over_seeds,
     require_columns,
     seed_std,
 )
-from isotropy.standins import StandIns, model_stand_in
 
 STS_FILE = paths.GEOMETRY_STS
 # STS methods no seed enters (no k-means / GMM clustering): one run is the whole measurement.
