@@ -240,7 +240,6 @@ def test_levels_that_differ_between_seeds_are_not_strongly_negative():
             per_seed=per_seed,
             seeds=5,
             n=150,
-            unit="correlation",
         )
     ]
     row = claim_rows(pd.DataFrame(rows))["spearman_strongly_negative"]

@@ -73,7 +73,6 @@ def seed_free_sts_rows(published: pd.DataFrame) -> list[dict]:
                 seeds=3,
                 per_seed=(value,) * 3,
                 seed_free=True,
-                unit=paper["unit"],
             )
         )
     return rows

@@ -1,10 +1,18 @@
-"""Every quantity the two pages judge, measured once from this run's result tables by study
-(:func:`measure` in ``run``; each study's quantities in its own module: ``optimisation``,
-``istar``, ``cai``, ``sts``, ``rajaee_cls``), and what the studies' modules share: the long
-table's columns and one row (:func:`measurement`, NaN and '' for what is absent), the seeds'
-standard deviation, and the tests over seeds (the seeds' spread against the mean change, a
-difference between two groups of runs, the learning guard's note on a group of fine-tuning
-runs)."""
+"""Every quantity the two pages judge, measured once from this run's result tables: one long
+table, one row per quantity × setup (:func:`measure` in ``run``; each study's quantities in its
+own module: ``optimisation``, ``istar``, ``cai``, ``sts``, ``rajaee_cls``). Both the claims page
+(:mod:`isotropy.verdicts.claims`) and the comparison with the papers read this table only.
+
+Its columns (:func:`measurement` builds a row, NaN and '' for what is absent): ``value`` (NaN
+with ``missing`` saying why when it cannot be measured), ``per_seed`` (each seed's value, where
+the verdict needs them: correlations, LID, STS), ``seed_free`` (True where no seed changes the
+value), ``p_less`` / ``p_greater`` (raw one-sided p-values of a seed test; the pages adjust
+them), ``moments`` (each seed's sums for a pooled correlation), ``protocol`` (the run's settings
+the numbers depend on), ``n`` (points it was measured on), ``paper_setup`` (the paper's name of
+the setup, which :mod:`isotropy.verdicts.comparison` joins on), convention, stand-in, evidence
+(the file) and a note. Here too what the studies' modules share: the tests over seeds (the
+seeds' spread against the mean change, a difference between two groups of runs, the learning
+guard's note on a group of fine-tuning runs)."""
 
 from __future__ import annotations
 
@@ -24,12 +32,10 @@ COLUMNS = [
     "setup",
     "paper_setup",
     "value",
-    "spread",
     "seeds",
     "n",
     "k",
     "per_type_cap",
-    "unit",
     "convention",
     "stand_in",
     "evidence",
@@ -43,7 +49,7 @@ COLUMNS = [
     "moments",
     "protocol",
 ]
-_NUMBERS = ("value", "spread", "seeds", "n", "k", "p_less", "p_greater")
+_NUMBERS = ("value", "seeds", "n", "k", "p_less", "p_greater")
 
 
 def measurement(
@@ -70,20 +76,14 @@ def require_columns(table: pd.DataFrame, needed: set[str], what: str) -> None:
         raise ValueError(f"{what} lacks columns {sorted(missing)}; found {list(table.columns)}")
 
 
-def seed_std(values: pd.Series) -> float:
-    """Standard deviation across seeds (ddof 1), NaN with fewer than two."""
-    values = values.dropna()
-    return float(values.std(ddof=1)) if len(values) >= 2 else math.nan
-
-
 def over_seeds(runs: pd.DataFrame, column: str) -> dict[str, Any]:
     """A seeded quantity over ``runs`` (rows of one setup) as :func:`measurement` takes it: the
-    mean (``value``), the standard deviation across rows (``spread``) and each seed's mean
+    mean (``value``) and each seed's mean
     (``per_seed``; the one mean when ``runs`` has no seed column)."""
     per_seed = (runs[column].mean(),)
     if "seed" in runs:
         per_seed = tuple(runs.groupby("seed")[column].mean())
-    return {"value": runs[column].mean(), "spread": seed_std(runs[column]), "per_seed": per_seed}
+    return {"value": runs[column].mean(), "per_seed": per_seed}
 
 
 SEED_SPREAD_LIMIT = 0.05  # "negligible": the seeds' std below 5% of the mean change

@@ -10,7 +10,7 @@ import pandas as pd
 
 from isotropy import paths
 from isotropy.standins import model_stand_in
-from isotropy.verdicts.measurements import fine_tuned_not_learned, measurement, seed_std
+from isotropy.verdicts.measurements import fine_tuned_not_learned, measurement
 
 
 def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -41,9 +41,7 @@ def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> l
                 setup,
                 paper_setup,
                 accuracy.mean(),
-                spread=seed_std(accuracy),
                 per_seed=tuple(100 * per_seed["accuracy"].mean()),
-                unit="accuracy ×100",
                 convention="dev accuracy after fine-tuning",
                 **common,
             )
@@ -56,9 +54,7 @@ def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> l
                 setup,
                 paper_setup,
                 iw.mean(),
-                spread=seed_std(iw),
                 per_seed=tuple(per_seed["cls_iw_head_input"].mean()),
-                unit="ratio (1 = isotropic)",
                 convention="I(W) of the dev CLS states the head reads (after the method)",
                 **common,
             )
