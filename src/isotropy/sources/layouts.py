@@ -73,14 +73,6 @@ def mirror_path_problem(rel: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class ExtractionLimits:
-    """What unpacking one archive may take (config ``downloads``): beyond it, a bomb is assumed."""
-
-    max_bytes: int = schema_default("downloads", "max_extracted_bytes")
-    max_members: int = schema_default("downloads", "max_archive_members")
-
-
-@dataclass(frozen=True)
 class MemberPins:
     """Pins of named archive members (config ``sources.<source>.members``: base name → ``sha256``
     and ``bytes``), checked as each member is read, before any layout decodes it; ``checked``
@@ -109,11 +101,14 @@ class MemberPins:
 
 @dataclass(frozen=True)
 class Fetched:
-    """One fetched input: ``name`` is the URL's file name or the mirror-relative path."""
+    """One fetched input: ``name`` is the URL's file name or the mirror-relative path; what
+    unpacking it may take (config ``downloads``: beyond it, a bomb is assumed); its pinned
+    members."""
 
     name: str
     path: Path
-    limits: ExtractionLimits = ExtractionLimits()
+    max_bytes: int = schema_default("downloads", "max_extracted_bytes")
+    max_members: int = schema_default("downloads", "max_archive_members")
     members: MemberPins | None = None
 
 
@@ -126,12 +121,12 @@ def archive_members(item: Fetched) -> Iterator[tuple[str, int, Callable[[], Any]
     skipping macOS debris.
 
     Every member must pass tarfile's ``data`` filter (zip members: no absolute path, no '..'), and
-    the archive must hold no more than ``item.limits.max_members``.
+    the archive must hold no more than ``item.max_members``.
     """
     for count, (name, size, regular, tar_member, read) in enumerate(_entries(item), 1):
-        if count > item.limits.max_members:
+        if count > item.max_members:
             raise ArchiveError(
-                f"archive {item.name} holds more than {item.limits.max_members} members, which "
+                f"archive {item.name} holds more than {item.max_members} members, which "
                 "looks like an archive bomb; check the source, or raise "
                 "downloads.max_archive_members in the config if it is known to be right"
             )
@@ -180,7 +175,7 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
     replace the other: a crafted archive could swap a real file for its own).
     """
     written: dict[str, str] = {}
-    left = item.limits.max_bytes  # what the archive may still unpack to
+    left = item.max_bytes  # what the archive may still unpack to
     for member, declared, read in archive_members(item):
         if wanted(member):
             target = Path(member).name
@@ -237,7 +232,7 @@ def _write_member(
 
 def _bomb(item: Fetched, member: str) -> ArchiveError:
     return ArchiveError(
-        f"archive {item.name} unpacks to more than {item.limits.max_bytes} bytes (at member "
+        f"archive {item.name} unpacks to more than {item.max_bytes} bytes (at member "
         f"{member!r}), which looks like a decompression bomb; check the source, or raise "
         "downloads.max_extracted_bytes in the config if it is known to be right"
     )
