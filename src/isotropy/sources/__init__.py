@@ -1050,13 +1050,14 @@ def _mirror_pins(
         for url, pin in zip(params.get("urls") or [], params.get("sha256") or [])
         if pin is not None and url_problem(url) is None
     }
-    pins: dict[str, dict[str, Any]] = {}
+    rows, pins = manifest or {}, {}
     for rel in params.get("mirror_files") or []:
-        pins[rel] = {}
-        if rel in (manifest or {}):
-            pins[rel]["MANIFEST.tsv"] = manifest[rel]
-        if PurePosixPath(rel).name in config_pins:
-            pins[rel]["config"] = config_pins[PurePosixPath(rel).name]
+        by: dict[str, Any] = {}
+        if rel in rows:
+            by["MANIFEST.tsv"] = rows[rel]
+        if (pin := config_pins.get(PurePosixPath(rel).name)) is not None:
+            by["config"] = pin
+        pins[rel] = by
     return manifest, pins
 
 

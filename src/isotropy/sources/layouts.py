@@ -23,14 +23,10 @@ files                every fetched file as it is, under its own name (no layout 
 ===================  ==============================================================
 
 A layout is a function ``(items, origin, staging) -> files written`` registered under its kind;
-``origin`` is ``"url"`` or ``"mirror"``.
-
-Archives are read member by member, within limits, never with ``extractall``. The wanted members
-are read and written under their base name. Every member must still pass
-:func:`tarfile.data_filter` (zip members the same name rules), and an archive with more members
-or more unpacked bytes than the ``downloads`` limits is refused (a zip or tar bomb would
-otherwise fill the disk). A member pinned by config ``sources.<name>.members`` (:class:`MemberPins`)
-is hashed as it is read and checked once read, before a layout decodes or keeps it.
+``origin`` is ``"url"`` or ``"mirror"``. Archives are read member by member within the
+``downloads`` limits (a zip or tar bomb would otherwise fill the disk), never with
+``extractall``: each member passes :func:`tarfile.data_filter`, a wanted one is written under its
+base name, and a pinned one (:class:`MemberPins`) is checked before a layout decodes or keeps it.
 """
 
 from __future__ import annotations
@@ -117,8 +113,8 @@ def is_archive(path: Path) -> bool:
 
 
 def archive_members(item: Fetched) -> Iterator[tuple[str, int, Callable[[], Any]]]:
-    """(member name, declared size, opener) for the regular files of a zip or tar archive,
-    skipping macOS debris.
+    """(member name, declared size, opener) for the regular files of a zip or tar archive (read
+    lazily: a bomb's headers are never all loaded), skipping macOS debris.
 
     Every member must pass tarfile's ``data`` filter (zip members: no absolute path, no '..'), and
     the archive must hold no more than ``item.max_members``.
@@ -130,18 +126,17 @@ def archive_members(item: Fetched) -> Iterator[tuple[str, int, Callable[[], Any]
                 "looks like an archive bomb; check the source, or raise "
                 "downloads.max_archive_members in the config if it is known to be right"
             )
+        crafted = "the archive is damaged or crafted, so fetch it again from a trusted source"
         if mirror_path_problem(name.rstrip("/")) is not None:
             raise ArchiveError(
-                f"archive {item.name}: member {name!r} would unpack outside its folder; "
-                "the archive is damaged or crafted, so fetch it again from a trusted source"
+                f"archive {item.name}: member {name!r} would unpack outside its folder; {crafted}"
             )
         try:
             if tar_member is not None:
                 tarfile.data_filter(tar_member, str(item.path.parent))
         except tarfile.FilterError as exc:
             raise ArchiveError(
-                f"archive {item.name}: member {name!r} is unsafe to unpack ({exc}); "
-                "the archive is damaged or crafted, so fetch it again from a trusted source"
+                f"archive {item.name}: member {name!r} is unsafe to unpack ({exc}); {crafted}"
             ) from exc
         if regular and not is_debris(name):
             yield name, size, read
@@ -156,7 +151,7 @@ def _entries(item: Fetched) -> Iterator[tuple[str, int, bool, Any, Callable[[], 
                 yield info.filename, info.file_size, not info.is_dir(), None, read
     elif tarfile.is_tarfile(item.path):
         with tarfile.open(item.path) as archive:
-            for member in archive:  # lazily: a bomb's headers are never all loaded
+            for member in archive:
                 extract = functools.partial(archive.extractfile, member)
                 yield member.name, member.size, member.isfile(), member, extract
     else:
