@@ -315,10 +315,6 @@ def _from_mirror(
 ) -> tuple[list[Fetched], list[dict]]:
     """Copy the source's mirror files, each checked against MANIFEST.tsv and any config pin."""
     mirror, rels = Path(params["mirror"]), params.get("mirror_files") or []
-    if not rels:
-        raise FileNotFoundError(
-            f"source {name!r} lists no mirror files in config 'sources.{name}.mirror'"
-        )
     if confined := [problem for rel in rels if (problem := mirror_path_problem(rel))]:
         raise ValueError(f"sources.{name}.mirror: {confined[0]}")
     cfg = {"mirror": rels, "kind": params["kind"]}
@@ -1118,14 +1114,20 @@ def _lock_shape_problem(data: Any) -> str | None:
 
 
 def check_locked(
-    path: str | os.PathLike, source: str, url: str, sha256: str, size: int
+    path: str | os.PathLike,
+    source: str,
+    url: str,
+    sha256: str,
+    size: int,
+    data: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | None:
-    """Compare one download with its lock record; the record when it matches, None on first use.
+    """Compare one download with its lock record (in ``data``, the lock as already read, else
+    read now); the record when it matches, None on first use.
 
     A difference raises :class:`LockMismatchError`, unless a relock of ``source`` was asked
     for (``$ISOTROPY_RELOCK``: then the record that will be replaced is returned).
     """
-    entry = read_lock(path).get(source, {}).get(url)
+    entry = (read_lock(path) if data is None else data).get(source, {}).get(url)
     if entry is None or (entry["sha256"] == sha256 and entry["bytes"] == size):
         return entry
     if source in os.environ.get(RELOCK_ENV, "").replace(",", " ").split():
@@ -1166,7 +1168,7 @@ def record_downloads(
         urls = data.setdefault(source, {})
         for download in downloads:
             url, digest, size = download["url"], download["sha256"], download["bytes"]
-            old = check_locked(path, source, url, digest, size)
+            old = check_locked(path, source, url, digest, size, data)
             if old is not None and old["sha256"] == digest and old["bytes"] == size:
                 continue
             entry: dict[str, Any] = {"sha256": digest, "bytes": size, "locked": now}
