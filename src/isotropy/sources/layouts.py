@@ -239,18 +239,6 @@ def copy_into(item: Fetched, staging: Path, target: str) -> str:
     return target
 
 
-Normaliser = Callable[[list[Fetched], str, Path], list[str]]
-LAYOUTS: dict[str, Normaliser] = {}
-
-
-def _layout(kind: str) -> Callable[[Normaliser], Normaliser]:
-    def register(func: Normaliser) -> Normaliser:
-        LAYOUTS[kind] = func
-        return func
-
-    return register
-
-
 def source_kind(name: str, source_cfg: Mapping[str, Any] | None = None) -> str:
     """How a source is laid out: its config ``kind`` if given, else the layout of its name
     (``polarity``), or ``glue`` for a GLUE task's ``glue_<task>``."""
@@ -296,7 +284,6 @@ POLARITY_FILES = ("rt-polarity.pos", "rt-polarity.neg")
 POLARITY_ENCODING = {"url": "cp1252", "mirror": "utf-8"}
 
 
-@_layout("polarity")
 def _polarity(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     labels: dict[str, str] = {}  # raw file → where its bytes came from
     for item in items:
@@ -320,7 +307,9 @@ def _polarity(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     return list(POLARITY_FILES)
 
 
-def _named_file(kind: str, filename: str, items: list[Fetched], staging: Path) -> list[str]:
+def _named_file(
+    kind: str, filename: str, items: list[Fetched], origin: str, staging: Path
+) -> list[str]:
     """A raw form that is one named file, either plain or inside an archive."""
     for item in items:
         if Path(item.name).name == filename:
@@ -331,16 +320,6 @@ def _named_file(kind: str, filename: str, items: list[Fetched], staging: Path) -
     raise ValueError(f"{kind} source: none of {[i.name for i in items]} is or holds {filename}")
 
 
-def _single_file_layout(kind: str, filename: str) -> None:
-    LAYOUTS[kind] = lambda items, origin, staging: _named_file(kind, filename, items, staging)
-
-
-_single_file_layout("snli", "snli_1.0_dev.jsonl")
-_single_file_layout("supersense_words", "words.txt")
-_single_file_layout("supersense_features", "words_features.zip")
-
-
-@_layout("wordnet")
 def _wordnet(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     if len(items) != 1:
         raise ValueError(
@@ -363,7 +342,6 @@ def _wordnet(items: list[Fetched], origin: str, staging: Path) -> list[str]:
 CODWOE_MEMBER = re.compile(r"^en\.[^/]*\.(json|csv)$")
 
 
-@_layout("codwoe")
 def _codwoe(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     written: list[str] = []
     for item in items:
@@ -379,7 +357,6 @@ def _codwoe(items: list[Fetched], origin: str, staging: Path) -> list[str]:
 WORD_VECTOR_SUFFIXES = (".bin", ".txt", ".vec", ".bin.gz", ".txt.gz", ".vec.gz")
 
 
-@_layout("word_vectors")
 def _word_vectors(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     if len(items) != 1:
         raise ValueError(f"word-vector source expects one file, got {[i.name for i in items]}")
@@ -401,7 +378,6 @@ def _word_vectors(items: list[Fetched], origin: str, staging: Path) -> list[str]
     return list(extract_members(item, lambda m: m == chosen[0], staging))
 
 
-@_layout("glue")
 def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     names = {Path(item.name).name: item for item in items}
     if "msr_paraphrase_train.txt" in names:
@@ -413,10 +389,11 @@ def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
             staging / "train.tsv",
         )
         return ["train.tsv"]
-    return _named_file("GLUE", "train.tsv", items, staging)  # GLUE zips hold <Task>/train.tsv
+    return _named_file(
+        "GLUE", "train.tsv", items, origin, staging
+    )  # GLUE zips hold <Task>/train.tsv
 
 
-@_layout("hub")
 def _hub(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     parquet = [item for item in items if item.name.endswith(".parquet")]
     if origin == "url" and len(parquet) == 1:
@@ -462,10 +439,27 @@ def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> int:
     return len(rows) - 1
 
 
-@_layout("files")
 def _files(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     """A data set's files used as they are: each fetched file under its own base name."""
     names = [Path(item.name).name for item in items]
     if len(set(names)) != len(names):
         raise ValueError(f"files source: two fetched files share a name ({names})")
     return [copy_into(item, staging, name) for item, name in zip(items, names)]
+
+
+Normaliser = Callable[[list[Fetched], str, Path], list[str]]
+# Every kind of source (config ``sources.<name>.kind``) and its layout, as the table above lists.
+LAYOUTS: dict[str, Normaliser] = {
+    "polarity": _polarity,
+    "snli": functools.partial(_named_file, "snli", "snli_1.0_dev.jsonl"),
+    "wordnet": _wordnet,
+    "supersense_words": functools.partial(_named_file, "supersense_words", "words.txt"),
+    "supersense_features": functools.partial(
+        _named_file, "supersense_features", "words_features.zip"
+    ),
+    "codwoe": _codwoe,
+    "word_vectors": _word_vectors,
+    "glue": _glue,
+    "hub": _hub,
+    "files": _files,
+}
