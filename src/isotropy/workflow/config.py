@@ -351,24 +351,6 @@ def submits_jobs_elsewhere(argv: Sequence[str]) -> bool:
     return False
 
 
-def cuda_problem(config: Mapping[str, Any]) -> str | None:
-    """Why ``device: cuda`` cannot be used on this machine (None if it can, or the device is
-    auto or cpu: the schema allows no other, so no GPU index to check).
-
-    Imports torch only for a CUDA device, so that a dry run of a CPU configuration stays light.
-    """
-    if config.get("device", "auto") != "cuda":
-        return None
-    import torch
-
-    if torch.cuda.is_available():
-        return None
-    return (
-        f"device: 'cuda' asks for a CUDA GPU, but this machine has none visible to torch "
-        f"{torch.__version__}; set device: auto (CUDA when present, else the CPU) or cpu"
-    )
-
-
 def validation_error_message(error: Any, schema: Mapping | None = None) -> str:
     """One short paragraph for a jsonschema ``ValidationError``: the key, its value and what is
     allowed.
