@@ -188,7 +188,7 @@ def check_config(config: dict) -> None:
             problems += _encoder_problems(config, study)
     problems += dataset_problems(config) + markup_problems(config)
     problems += path_problems(config) + huge_number_problems(config)
-    problems += [p for study in ("main", "glue") if (p := _stride_problem(config, study, study))]
+    problems += [p for study in ("main", "glue") if (p := stride_problem(config, study, study))]
     problems += _geometry_problems(config)
     problems += sensitivity.config_problems(config)
     for name, spec in config["encoders"].items():
@@ -305,15 +305,9 @@ def word_datasets() -> set[str]:
     return {name for name, spec in readers.DATASETS.items() if spec.unit == "word"}
 
 
-def preview_stride_problem(config: Mapping[str, Any]) -> str | None:
-    """The same for ``make preview``, which runs main's updates with its own stride: checked only
-    when the preview is the target (python -m isotropy.estimate), since its default stride (10)
-    would refuse a small main study that no preview is asked of."""
-    return _stride_problem(config, "preview", "main")
-
-
-def _stride_problem(config: Mapping[str, Any], study: str, of: str) -> str | None:
-    """A stride that leaves fewer than 3 metric evaluations per run: no per-seed correlation."""
+def stride_problem(config: Mapping[str, Any], study: str, of: str) -> str | None:
+    """A stride of ``study`` that leaves fewer than 3 metric evaluations per run of ``of`` (whose
+    updates it runs: the preview runs main's): no per-seed correlation."""
     updates = (config.get(of) or {}).get("updates")
     stride = (config.get(study) or {}).get("metric_stride")
     if isinstance(updates, int) and isinstance(stride, int) and stride >= updates:
