@@ -58,8 +58,12 @@ def optimisation_verdict_inputs(study: str):
 
 
 def preview_problem(config: Mapping[str, Any]) -> str | None:
-    """A preview whose metric stride the main study's cannot be compared with."""
-    return workflow_config.preview_stride_problem(config) if "main" in config else None
+    """A preview whose stride leaves main's runs too few metric evaluations: checked only when
+    the preview is the target (python -m isotropy.estimate), since its default stride (10) would
+    refuse a small main study that no preview is asked of."""
+    if "main" not in config:
+        return None
+    return workflow_config.stride_problem(config, "preview", "main")
 
 
 def optimisation_claims(
