@@ -74,6 +74,12 @@ def rule_all_targets(config: Config) -> list[str]:
     return study_targets(config, listed + [n for n in present if by_name(n).in_rule_all(config)])
 
 
+def target_rules(config: Config) -> dict[str, list[str]]:
+    """Each study's target rule -> its record's final files: the Snakefile's one loop writes
+    every target rule (no rule file writes its own)."""
+    return {s.target: s.outputs(config) for s in registry() if s.target}
+
+
 def rule_files() -> list[str]:
     """The rule files the studies bring (each once), for the Snakefile's includes."""
     return list(dict.fromkeys(s.rules for s in registry() if s.rules))
