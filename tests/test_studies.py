@@ -1,8 +1,7 @@
 """The study registry (isotropy.studies): every switchboard that names studies reads it.
 
-The schema's ``studies`` list, the SLURM profile's GPU rules and the rule files are checked
-against it; ``rule all`` builds the studies one way, through the registry, and a planted second
-way is caught.
+The schema's ``studies`` list and the rule files are checked against it; ``rule all`` builds
+the studies one way, through the registry, and a planted second way is caught.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_slurm import _rules_declaring_gpu
 
 from isotropy import studies
 from isotropy.studies import StudySpec
@@ -27,17 +25,6 @@ def test_the_schema_lists_exactly_the_studies_config_studies_may_name():
     enum = schema["properties"]["studies"]["items"]["enum"]
     assert sorted(enum) == sorted(studies.listed_names())
     assert set(schema["properties"]["studies"]["default"]) <= set(enum)
-
-
-def _profile_gpu_rules() -> set[str]:
-    text = (ROOT / "profiles/slurm/config.yaml").read_text(encoding="utf-8")
-    block = text[text.index("# set-resources:") :]
-    return set(re.findall(r"^#   (\w+):$", block, re.MULTILINE))
-
-
-def test_the_gpu_rules_of_the_records_are_the_rules_and_the_profiles():
-    assert set(studies.gpu_rules()) == _rules_declaring_gpu()
-    assert set(studies.gpu_rules()) == _profile_gpu_rules()
 
 
 def _rule_all_entries(snakefile: str) -> list[str]:
@@ -101,7 +88,6 @@ def test_each_record_is_consistent_with_the_rule_files():
         every_rule = set().union(*defined.values())
         assert spec.target not in every_rule, (spec.name, spec.target)
         assert set(spec.job_costs) <= every_rule, spec.name
-        assert set(spec.gpu_rules) <= every_rule, spec.name
     assert set(studies.rule_files()) <= set(defined)
     names = [s.name for s in studies.registry()]
     assert len(names) == len(set(names))

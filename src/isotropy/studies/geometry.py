@@ -147,10 +147,5 @@ STUDIES = (
         claims_not_run=(
             "results/geometry/sts.csv is not part of this run (make the geometry study first)"
         ),
-        gpu_rules=(
-            "geometry_token_embeddings",
-            "geometry_sentence_embeddings",
-            "geometry_classification_features",
-        ),
     ),
 )

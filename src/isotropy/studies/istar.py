@@ -182,7 +182,6 @@ STUDIES = (
         measures={"istar_runs": lambda table, config, stand: istar_measurements(table, config)},
         claims=CLAIMS,
         claims_not_run="the I-STAR study is not part of this run (config studies)",
-        gpu_rules=("finetune",),
     ),
     StudySpec(
         name="istar_estimator",

@@ -202,7 +202,6 @@ STUDIES = (
         estimate=estimate,
         verdict_inputs=verdict_inputs,
         claim_family=claim_family,
-        gpu_rules=("rajaee_cls_finetune",),
         measures={
             "rajaee_cls_runs": lambda table, config, stand: rajaee_cls_measurements(table, config)
         },
