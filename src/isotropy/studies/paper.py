@@ -148,7 +148,6 @@ MAIN = optimisation_study(
         "lookup_word_vectors": cost.embedding_job_seconds,
     },
     verdict_inputs=optimisation_verdict_inputs("main"),
-    gpu_rules=("embed_sentences", "optimize_embeddings"),
     claims=optimisation_claims(
         "main",
         "Mickus et al. 2024, §3 and Figure 2",
@@ -165,7 +164,6 @@ PREVIEW = optimisation_study(
     "main",
     lambda config: paths.main_study_outputs("preview"),
     rule_all="never",
-    gpu_rules=("optimize_embeddings",),
     check=preview_problem,
 )
 GLUE = optimisation_study(
@@ -173,7 +171,6 @@ GLUE = optimisation_study(
     "glue",
     lambda config: paths.glue_study_outputs(),
     verdict_inputs=optimisation_verdict_inputs("glue"),
-    gpu_rules=("optimize_embeddings",),
     claims=optimisation_claims(
         "glue",
         "Mickus et al. 2024, appendix A, Figure 4",
