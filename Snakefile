@@ -16,11 +16,21 @@ include: "rules/data.smk"
 include: "rules/embed.smk"
 
 
-# The studies, one record each (isotropy.studies): each brings its rule file, and rule all
-# builds a study one way, the one its record says (listed in config `studies`, or configured).
+# The studies, one record each (isotropy.studies): each brings its rule file, its target rule
+# builds its record's final files, and rule all builds a study one way, the one its record says
+# (listed in config `studies`, or configured).
 for study_rules in studies.rule_files():
 
     include: study_rules
+
+
+for study_target, final_files in studies.target_rules(config).items():
+
+    rule:
+        name:
+            study_target
+        input:
+            final_files,
 
 
 include: "rules/provenance.smk"

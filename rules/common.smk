@@ -1,11 +1,12 @@
 # Configuration validation and the names every stage uses. Stage files hold rules only; they call
 # the package's functions directly, the configuration first, and read settings with Snakemake's
 # lookup(dpath=..., within=config). Everything here comes from one package, isotropy.workflow, and
-# the layer over it: the studies' records (isotropy.studies) and the estimate, for onstart; all
-# plain Python (no torch): a dry run, a lint or a report needs only Snakemake and that code.
+# the layer over it: the studies' records (isotropy.studies) and the estimate, for onstart; beside
+# them isotropy.compute's device check. All plain Python (no torch): a dry run, a lint or a report
+# needs only Snakemake and that code.
 import sys
 
-from isotropy import estimate, studies, workflow as isotropy_workflow
+from isotropy import compute, estimate, studies, workflow as isotropy_workflow
 
 configuration = isotropy_workflow.config
 targets = isotropy_workflow.targets
@@ -47,7 +48,7 @@ if workflow.is_main_process:
 # device: cuda on a machine without CUDA, refused before any job (jobs sent to a cluster by a
 # profile or an executor are checked where they run).
 if workflow.is_main_process and not configuration.submits_jobs_elsewhere(sys.argv):
-    if (problem := configuration.cuda_problem(config)) is not None:
+    if (problem := compute.cuda_problem(config["device"])) is not None:
         raise configuration.ConfigError(problem)
 
 

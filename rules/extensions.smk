@@ -130,8 +130,3 @@ rule extensions_figures:
         settings_line=extensions_design.settings_line(config),
     script:
         "../scripts/extensions_figures.py"
-
-
-rule extensions_study:
-    input:
-        studies.extensions.outputs(),

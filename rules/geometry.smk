@@ -310,11 +310,6 @@ rule geometry_plot_pca_view:
         "../scripts/geometry_plot.py"
 
 
-rule geometry_study:
-    input:
-        studies.geometry.outputs(config),
-
-
 # I(W) of every layer's token states (the slides' "Pre-trained BERT Isotropy" figure).
 rule geometry_isotropy:
     input:

@@ -94,11 +94,6 @@ rule istar_figure:
         "../scripts/istar_figure.py"
 
 
-rule istar_study:
-    input:
-        studies.istar.outputs(ISTAR),
-
-
 # The poster's estimator figures on point clouds of known isotropy (CPU seconds, no model):
 # Figure 4 (IsoScore* against ζ; IsoScore vs IsoScore* against the mini-batch size).
 rule istar_figure4:

@@ -146,22 +146,6 @@ rule plot_silhouette_vs_isoscore:
         "../scripts/plot_silhouette_vs_isoscore.py"
 
 
-rule main_study:
-    input:
-        paths.main_study_outputs(),
-
-
-rule preview_study:
-    # make preview: the main study with one seed and a coarse metric stride (config `preview`).
-    input:
-        paths.main_study_outputs("preview"),
-
-
-rule glue_study:
-    input:
-        paths.glue_study_outputs(),
-
-
 rule figures:
     # The figures of the configured optimisation studies. To re-draw them from stored
     # traces without ever training, run with --allowed-rules and --forcerun on the plot

@@ -96,8 +96,3 @@ rule rajaee_cls_figure:
         settings=lookup(dpath="rajaee_cls", within=config),
     script:
         "../scripts/rajaee_cls_figure.py"
-
-
-rule rajaee_cls_study:
-    input:
-        studies.rajaee_cls.outputs(config),

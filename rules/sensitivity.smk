@@ -194,13 +194,3 @@ rule plot_sensitivity_phases:
         settings_line=studies.sensitivity.settings_line(config),
     script:
         "../scripts/plot_sensitivity_phases.py"
-
-
-rule sensitivity_study:
-    input:
-        paths.SENSITIVITY_TABLE,
-        paths.SENSITIVITY_MARKDOWN,
-        paths.sensitivity_figure("pdf"),
-        paths.sensitivity_figure("png"),
-        paths.sensitivity_figure("pdf", "phases"),
-        paths.sensitivity_figure("png", "phases"),

@@ -47,7 +47,7 @@ FOUNDATION = (
 )
 FLOORS: dict[str, int] = {
     **dict.fromkeys(FOUNDATION, 0),
-    # the data layer: raw sources, tables, vectors
+    # the data layer: raw sources, tables, vectors (it imports no study)
     **dict.fromkeys(("sources", "readers", "embeddings", "standins"), 1),
     # the science: metrics, optimisation, fine-tuning and the studies
     **dict.fromkeys(
@@ -66,15 +66,21 @@ FLOORS: dict[str, int] = {
         ),
         2,
     ),
-    # figures of what the science computed, and the verdicts on it
-    **dict.fromkeys(("plots", "verdicts", "reporting"), 3),
+    # figures of what the science computed
+    **dict.fromkeys(("plots", "reporting"), 3),
+    # the verdicts on it: they import the science, never the reverse (what both need, such as
+    # intervals over seeds, lives in a neutral module: isotropy.statistics, isotropy.published)
+    "verdicts": 4,
     # what Snakemake asks while it parses
-    "workflow": 4,
+    "workflow": 5,
     # the study records over it (each study's targets, estimate, verdict inputs), the tools
-    **dict.fromkeys(("studies", "estimate", "audit", "debug"), 5),
+    **dict.fromkeys(("studies", "estimate", "audit", "debug"), 6),
 }
 
-# Each study's own packages. What two studies share lives in a neutral package.
+# Each study's own packages. What two studies share lives in a neutral package both import:
+# fine-tuning, the isotropy-enhancing transforms, metrics, statistics, and the main study's
+# optimisation and traces, which the extension study re-runs. The main study's own packages are
+# its summaries and the sensitivity analysis; the records (isotropy.studies) are not a study.
 STUDIES: dict[str, tuple[str, ...]] = {
     "main": ("summaries", "sensitivity"),
     "istar": ("istar",),

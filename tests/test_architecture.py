@@ -6,7 +6,6 @@ read the source (ast), so they hold for code added later too.
 """
 
 import ast
-import functools
 import re
 import tomllib
 from pathlib import Path
@@ -154,81 +153,22 @@ def test_every_result_path_is_spelled_in_isotropy_paths_only():
 
 
 # ---- import direction and cycles --------------------------------------------------------------
-# The workflow layer (isotropy.workflow) and the front ends over it (the estimate, the run's
-# progress lines, the audit, the debugger) import the science and data packages; those never
-# import them back.
-# The study records (isotropy.studies: each study's record, targets, estimate and costs) are the
-# studies' face to the workflow: on its side, above it.
-WORKFLOW_SIDE = (
-    "isotropy.workflow",
-    "isotropy.estimate",
-    "isotropy.audit",
-    "isotropy.debug",
-    "isotropy.studies",
-)
-
-
-@functools.cache
-def _module_names() -> frozenset[str]:
-    return frozenset(_dotted(p) for p in _modules())
-
-
-def _imports(path: Path, top_level_only: bool) -> set[str]:
-    """The isotropy modules a file imports (``from a import b`` names ``a.b`` when that is a
-    module), at module level only or anywhere in it."""
-    known = _module_names()
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    nodes = tree.body if top_level_only else list(ast.walk(tree))
-    found = set()
-    for node in nodes:
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.startswith("isotropy")}
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("isotropy"):
-            for alias in node.names:
-                sub = f"{node.module}.{alias.name}"
-                found.add(sub if sub in known else node.module)
-    return found & known
-
-
-def _on_workflow_side(module: str) -> bool:
-    return any(module == side or module.startswith(side + ".") for side in WORKFLOW_SIDE)
-
-
-def test_science_and_data_never_import_the_workflow_layer():
-    wrong = [
-        f"{_dotted(path)} imports {target}"
-        for path in _modules()
-        if not _on_workflow_side(_dotted(path))
-        for target in sorted(_imports(path, top_level_only=False))
-        if _on_workflow_side(target)
-    ]
-    assert not wrong, "imports against the layers' direction:\n" + "\n".join(wrong)
+# tests/import_graph.py reads every import (deferred ones included) into a graph of files and of
+# packages; the checks below and the package-graph ones (issue 70, at the end) assert it. Its
+# floors (FLOORS) say which way imports point: the science and data never import the workflow
+# layer or the verdicts, the data layer imports no study.
 
 
 def test_the_package_has_no_import_cycle():
     """Imports between the package's modules, at module level or deferred into a function (a
     deferred import that closes a cycle only hides it), form no cycle. A submodule importing
     its own package's ``__init__`` is not one: Python runs the ``__init__`` first."""
-    graph = {_dotted(p): _imports(p, top_level_only=False) for p in _modules()}
-    for module, targets in graph.items():
-        # A submodule importing from its own package's __init__ re-exports leans on the
-        # __init__ having run; count that edge as the re-exported module itself only.
-        graph[module] = {t for t in targets if not module.startswith(t + ".")}
-    cycles, state = [], {}
-
-    def visit(module: str, stack: list[str]) -> None:
-        state[module] = "open"
-        for target in sorted(graph.get(module, ())):
-            if state.get(target) == "open":
-                cycles.append(" -> ".join(stack[stack.index(target) :] + [target]))
-            elif target not in state:
-                visit(target, stack + [target])
-        state[module] = "done"
-
-    for module in sorted(graph):
-        if module not in state:
-            visit(module, [module])
-    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+    graph = {
+        module: {t for t in targets if not module.startswith(t + ".")}
+        for module, targets in import_graph.file_graph().items()
+    }
+    loops = import_graph.cycles(graph)
+    assert not loops, "import cycles:\n" + "\n".join(" ".join(loop) for loop in loops)
 
 
 def _delegates(tree, prefix):
@@ -478,139 +418,6 @@ def test_the_mypy_check_finds_planted_exemptions(tmp_path):
     assert found == ["src/isotropy/coded.py", "src/isotropy/bare.py:1", "src/isotropy/whole.py:1"]
 
 
-# ---- layers within the science and data packages (issue 54) -----------------------------------
-# Science computes, the verdicts judge what it computed: the verdict engine imports the science,
-# never the reverse (what both need, such as intervals over seeds, lives in a neutral module:
-# isotropy.statistics, isotropy.published). The data layer reads raw sources into tables for
-# every study: it imports no study module (what it needs from one is a data record and lives in
-# the data layer, such as the I-STAR tasks in isotropy.readers.tasks).
-VERDICTS = ("isotropy.verdicts",)
-DATA_LAYER = ("isotropy.sources", "isotropy.readers", "isotropy.embeddings")
-STUDIES = (
-    "isotropy.istar",
-    "isotropy.extensions",
-    "isotropy.sensitivity",
-    "isotropy.geometry",
-    "isotropy.optimize",
-    "isotropy.summaries",
-    "isotropy.plots",
-    "isotropy.reporting",
-    *VERDICTS,
-)
-
-
-def _within(module: str, prefixes: tuple[str, ...]) -> bool:
-    return any(module == p or module.startswith(p + ".") for p in prefixes)
-
-
-def _forbidden_imports(
-    files: dict[str, Path], importers: tuple[str, ...], forbidden: tuple[str, ...]
-) -> list[str]:
-    """``importer imports target`` for every module of ``importers`` (by dotted name) that
-    imports one of ``forbidden``, at module level or deferred into a function."""
-    return [
-        f"{module} imports {target}"
-        for module, path in sorted(files.items())
-        if _within(module, importers)
-        for target in sorted(_imports(path, top_level_only=False))
-        if _within(target, forbidden) and not _within(target, (module,))
-    ]
-
-
-def _package_files() -> dict[str, Path]:
-    return {_dotted(p): p for p in _modules()}
-
-
-def test_science_never_imports_the_verdicts():
-    science = {
-        module: path
-        for module, path in _package_files().items()
-        if not _within(module, VERDICTS) and not _on_workflow_side(module)
-    }
-    wrong = _forbidden_imports(science, ("isotropy",), VERDICTS)
-    assert not wrong, "science importing the verdict engine:\n" + "\n".join(wrong)
-
-
-def test_the_data_layer_imports_no_study():
-    wrong = _forbidden_imports(_package_files(), DATA_LAYER, STUDIES)
-    assert not wrong, "the data layer importing a study module:\n" + "\n".join(wrong)
-
-
-def _planted_module(tmp_path: Path, top: str, deferred: str, returned: str) -> Path:
-    """A planted offender: a module with one import at its top and one deferred into a
-    function."""
-    planted = tmp_path / "planted.py"
-    planted.write_text(f"{top}\ndef planted(values):\n    {deferred}\n    return {returned}\n")
-    return planted
-
-
-def test_the_layer_checks_find_planted_imports(tmp_path):
-    planted = _planted_module(
-        tmp_path,
-        "from isotropy.istar.study import run_grid",
-        "from isotropy.verdicts import tolerances",
-        "tolerances.judge",
-    )
-    files = {"isotropy.readers.planted": planted, "isotropy.summaries_planted": planted}
-    assert _forbidden_imports(files, DATA_LAYER, STUDIES) == [
-        "isotropy.readers.planted imports isotropy.istar.study",
-        "isotropy.readers.planted imports isotropy.verdicts.tolerances",
-    ]
-    assert _forbidden_imports(files, ("isotropy.summaries_planted",), VERDICTS) == [
-        "isotropy.summaries_planted imports isotropy.verdicts.tolerances"
-    ]
-
-
-# ---- no study imports another study (issue 62, item 2) ----------------------------------------
-# Each study's own modules. What two studies share lives in a neutral module both import:
-# fine-tuning (isotropy.finetune), the isotropy-enhancing transforms (isotropy.transforms),
-# metrics, statistics, and the main study's optimisation and traces (isotropy.optimize,
-# isotropy.traces), which the extension study re-runs, and the cost of an embedding job
-# (isotropy.studies.paper_cost). The main study's own modules are its summaries and the
-# sensitivity analysis. The records (isotropy.studies) sit above every study: not a study.
-STUDY_PACKAGES = {
-    "main": ("isotropy.summaries", "isotropy.sensitivity"),
-    "istar": ("isotropy.istar",),
-    "geometry": ("isotropy.geometry",),
-    "extensions": ("isotropy.extensions",),
-    "rajaee_cls": ("isotropy.rajaee_cls",),
-}
-
-
-def _study_of(module: str) -> str | None:
-    return next((name for name, own in STUDY_PACKAGES.items() if _within(module, own)), None)
-
-
-def _cross_study_imports(files: dict[str, Path]) -> list[str]:
-    """``importer (study) imports target (other study)`` for every module of a study that
-    imports a module of another, at module level or deferred into a function."""
-    return [
-        f"{module} ({study}) imports {target} ({other})"
-        for module, path in sorted(files.items())
-        if (study := _study_of(module)) is not None
-        for target in sorted(_imports(path, top_level_only=False))
-        if (other := _study_of(target)) not in (None, study)
-    ]
-
-
-def test_no_study_imports_another_study():
-    wrong = _cross_study_imports(_package_files())
-    assert not wrong, "a study importing another (move what they share out):\n" + "\n".join(wrong)
-
-
-def test_the_study_check_finds_a_planted_import(tmp_path):
-    planted = _planted_module(
-        tmp_path,
-        "from isotropy.finetune import training",
-        "from isotropy.geometry import sts",
-        "sts.enhance",
-    )
-    files = {"isotropy.istar.planted": planted, "isotropy.geometry.planted": planted}
-    assert _cross_study_imports(files) == [
-        "isotropy.istar.planted (istar) imports isotropy.geometry.sts (geometry)"
-    ]
-
-
 # ---- the package graph (issue 70): no package-level cycle, no arrow up a floor -----------------
 # tests/import_graph.py draws the graph at the grain of packages (a top-level subpackage or module
 # of isotropy) and of files, deferred imports included; `python tests/import_graph.py` prints it.
@@ -655,7 +462,31 @@ def test_the_package_checks_find_a_planted_cycle(tmp_path):
     assert import_graph.cycles(files) == []  # no two files loop
     assert import_graph.cycles(import_graph.package_graph(files)) == [["a", "b"]]
     assert import_graph.upward({"isotropy.readers.x": {"isotropy.workflow.targets"}}) == [
-        "isotropy.readers.x (1) -> isotropy.workflow.targets (4)"
+        "isotropy.readers.x (1) -> isotropy.workflow.targets (5)"
+    ]
+
+
+def test_no_study_imports_another_study():
+    wrong = import_graph.cross_study(import_graph.file_graph())
+    assert not wrong, "a study importing another (move what they share out):\n" + "\n".join(wrong)
+
+
+def test_the_layer_and_study_checks_find_planted_imports():
+    """Planted offenders: the data layer importing a study and the verdicts, a science module
+    importing the verdicts, a study importing another study's module (and, allowed, the neutral
+    fine-tuning)."""
+    files = {
+        "isotropy.readers.planted": {"isotropy.istar.study", "isotropy.verdicts.tolerances"},
+        "isotropy.summaries.planted": {"isotropy.verdicts.tolerances"},
+        "isotropy.istar.planted": {"isotropy.finetune.training", "isotropy.geometry.sts"},
+    }
+    assert import_graph.upward(files) == [
+        "isotropy.readers.planted (1) -> isotropy.istar.study (2)",
+        "isotropy.readers.planted (1) -> isotropy.verdicts.tolerances (4)",
+        "isotropy.summaries.planted (2) -> isotropy.verdicts.tolerances (4)",
+    ]
+    assert import_graph.cross_study(files) == [
+        "isotropy.istar.planted (istar) -> isotropy.geometry.sts (geometry)"
     ]
 
 

@@ -231,18 +231,14 @@ def _rule_inputs(text: str, header: str, names: dict) -> set[str]:
 
 
 def _workflow_targets() -> set[str]:
-    """The inputs of the Snakefile's ``rule all`` and of every study's own target rule
-    (``rule <name>_study``), evaluated with ``config.yaml`` (so a target added to or dropped
-    from them counts here too)."""
+    """The inputs of the Snakefile's ``rule all`` and of every study's own target rule (the
+    Snakefile's loop over :func:`isotropy.studies.target_rules`), evaluated with
+    ``config.yaml`` (so a target added to or dropped from them counts here too)."""
     config = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8")))
     names = {"targets": targets, "paths": paths, "config": config, "studies": studies}
     made = _rule_inputs((ROOT / "Snakefile").read_text(encoding="utf-8"), "rule all:", names)
     assert made, "rule all lists no input"
-    for file in sorted((ROOT / "rules").glob("*.smk")):
-        text = file.read_text(encoding="utf-8")
-        for header in re.findall(r"^rule \w+_study:", text, flags=re.M):
-            made |= _rule_inputs(text, header, names)
-    return made
+    return made | {path for files in studies.target_rules(config).values() for path in files}
 
 
 def test_every_named_file_is_a_target_or_in_the_repository():

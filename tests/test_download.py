@@ -556,7 +556,7 @@ def test_mirror_file_of_another_size_is_refused_even_with_its_hash(tmp_path, con
     (mirror / "MANIFEST.tsv").write_text(
         f"path\tbytes\tsha256\nsupersense/words.txt\t9\t{digest}\n"
     )
-    with pytest.raises(ChecksumError, match=r"size mismatch .*: expected 9 bytes, got 8"):
+    with pytest.raises(ChecksumError, match=r"size mismatch .*: pinned 9 bytes, got 8"):
         sources.fetch_source(
             "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
         )
@@ -718,9 +718,7 @@ def test_zip_bomb_is_refused_by_unpacked_size(server, tmp_path):
 
 def test_size_is_counted_as_read_not_as_declared(server, tmp_path):
     """A tar header may understate its member; the bytes actually read are what count."""
-    item = sources.Fetched(
-        "x.tar", tmp_path / "x.tar", sources.ExtractionLimits(max_bytes=100, max_members=10)
-    )
+    item = sources.Fetched("x.tar", tmp_path / "x.tar", max_bytes=100, max_members=10)
     (tmp_path / "x.tar").write_bytes(tar_gz({"train.tsv": b"a" * 500}))
     reader = io.BytesIO(b"a" * 500)  # declares 10 bytes, holds 500
     with pytest.raises(ArchiveError, match="more than 100 bytes"):

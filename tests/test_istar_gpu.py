@@ -1,5 +1,5 @@
 """The I-STAR grid run on a GPU (issue 69) is committed under docs/data/istar_gpu_*, and
-docs/istar-gpu.md is rendered from it (isotropy.studies.istar_gpu): these tests fail when the page
+docs/istar-gpu.md is rendered from it (tests/istar_gpu_page.py): these tests fail when the page
 is stale or a committed file differs from its record's checksum (shown on planted edits), and
 check that the device calls' folders combine into exactly the committed files."""
 
@@ -9,17 +9,16 @@ import json
 import shutil
 from pathlib import Path
 
+import istar_gpu_page as istar_gpu
 import pandas as pd
 import pytest
-
-from isotropy.studies import istar_gpu
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.covers("istar:fig5", "istar:fig6", "istar:fig7", "istar:finding")
 def test_the_page_is_the_committed_grid_rendered():
-    stale = f"{istar_gpu.DOC} is stale: run `python -m isotropy.studies.istar_gpu`"
+    stale = f"{istar_gpu.DOC} is stale: run `python tests/istar_gpu_page.py`"
     assert (ROOT / istar_gpu.DOC).read_text(encoding="utf-8") == istar_gpu.page(ROOT), stale
 
 

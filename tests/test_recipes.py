@@ -214,11 +214,6 @@ TOY_STUDY_RULES = """rule toy_table:
         rows=lookup(dpath="toy/rows", within=config),
     script:
         "../scripts/toy_table.py"
-
-
-rule toy_study:
-    input:
-        studies.by_name("toy").outputs(config),
 """
 TOY_STUDY_SCRIPT = '''"""Thin entry point for rule toy_table: one value per seed."""
 

@@ -141,6 +141,22 @@ def busy_sessions(
     return Sessions(others=sum(busy.values()) / samples, own_threads=own_threads / samples)
 
 
+def cuda_problem(device: str) -> str | None:
+    """Why config ``device: cuda`` cannot be used here (None if it can, or it is auto or cpu),
+    said when the workflow parses and again where a job runs (:func:`resolve_device`). Imports
+    torch only for CUDA, so that a dry run of a CPU configuration stays light."""
+    if device != "cuda":
+        return None
+    import torch
+
+    if torch.cuda.is_available():
+        return None
+    return (
+        f"device: 'cuda' asks for a CUDA GPU, but this machine has none visible to torch "
+        f"{torch.__version__}; set device: auto (CUDA when present, else the CPU) or cpu"
+    )
+
+
 def resolve_device(name: str = "auto") -> torch.device:
     """Map a config value (``auto``, ``cpu``, ``cuda``) to a torch device.
 
@@ -150,10 +166,8 @@ def resolve_device(name: str = "auto") -> torch.device:
 
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError(
-            "device 'cuda' was requested but no CUDA GPU is visible; set device: auto or cpu"
-        )
+    if (problem := cuda_problem(name)) is not None:
+        raise RuntimeError(problem)
     if name not in {"cpu", "cuda"} and not name.startswith("cuda:"):
         raise ValueError(f"unknown device {name!r}; expected auto, cpu or cuda")
     return torch.device(name)

@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     study = next((s for s in studies.registry() if s.target == args.target), None)
     try:
         config = workflow_config.load_config(args.configfile)
-        problem = workflow_config.cuda_problem(config)
+        problem = compute.cuda_problem(config["device"])
         if study is not None and study.check is not None:
             problem = problem or study.check(config)
         if problem:

@@ -229,9 +229,14 @@ def open_npz(path: str | os.PathLike) -> Iterator[Any]:
         ) from error
 
 
-def _markers_once(text: str, begin: str, end: str) -> None:
+def _split_at_markers(text: str, begin: str, end: str) -> tuple[str, str, str]:
+    """What lies before ``begin``, between the markers and after ``end``; the markers must each
+    appear once, in that order."""
     if text.count(begin) != 1 or text.count(end) != 1 or text.index(end) < text.index(begin):
         raise ValueError(f"the text needs the markers {begin!r} and {end!r} once each, in order")
+    head, rest = text.split(begin)
+    block, tail = rest.split(end)
+    return head, block, tail
 
 
 def markers(what: str, command: str) -> tuple[str, str]:
@@ -246,16 +251,13 @@ def markers(what: str, command: str) -> tuple[str, str]:
 def with_block(text: str, block: str, begin: str, end: str) -> str:
     """``text`` with what lies between ``begin`` and ``end`` replaced by ``block`` (a page's
     generated part); the markers must each appear once, in that order."""
-    _markers_once(text, begin, end)
-    head, rest = text.split(begin)
-    _, tail = rest.split(end)
+    head, _, tail = _split_at_markers(text, begin, end)
     return f"{head}{begin}\n\n{block}\n{end}{tail}"
 
 
 def generated_block(text: str, begin: str, end: str) -> str:
     """What lies between the markers of ``text`` (as :func:`with_block` writes it)."""
-    _markers_once(text, begin, end)
-    return text.split(begin)[1].split(end)[0].strip("\n") + "\n"
+    return _split_at_markers(text, begin, end)[1].strip("\n") + "\n"
 
 
 def write_block(path: str | os.PathLike, block: str, begin: str, end: str) -> None:

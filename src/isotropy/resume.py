@@ -4,8 +4,7 @@ re-making the files the report reads (it would fail with "does not exist", or mi
 
     python -m isotropy.resume [--directory .] [--before resume|report]
 
-Exit 1 naming the running processes (pid and command), 0 when none runs there. Reads /proc
-(Linux); elsewhere it cannot tell and says so without refusing.
+Exit 1 naming the running processes (pid and command), 0 when none runs there.
 """
 
 from __future__ import annotations
@@ -15,6 +14,8 @@ import os
 import sys
 from pathlib import Path
 
+import psutil
+
 
 def _is_snakemake(argv: list[str]) -> bool:
     """A Snakemake process: `snakemake ...`, `python .../snakemake ...` or `python -m snakemake
@@ -23,24 +24,17 @@ def _is_snakemake(argv: list[str]) -> bool:
     return "snakemake" in names or argv[1:3] == ["-m", "snakemake"]
 
 
-def running_snakemake(
-    directory: str | os.PathLike, proc: str | os.PathLike = "/proc"
-) -> list[tuple[int, str]]:
-    """(pid, command line) of every Snakemake process whose working directory is ``directory``."""
+def running_snakemake(directory: str | os.PathLike) -> list[tuple[int, str]]:
+    """(pid, command line) of every Snakemake process whose working directory is ``directory``
+    (another user's process, whose folder cannot be read, is not one)."""
     folder = Path(directory).resolve()
     found = []
-    for entry in Path(proc).iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+    for process in psutil.process_iter(["cmdline", "cwd"]):
+        argv, cwd = process.info["cmdline"], process.info["cwd"]
+        if process.pid == os.getpid() or not argv or cwd is None:
             continue
-        try:
-            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-            cwd = Path(os.readlink(entry / "cwd")).resolve()
-        except OSError:  # gone, or another user's
-            continue
-        if argv and argv[-1] == "":
-            argv.pop()
-        if argv and _is_snakemake(argv) and cwd == folder:
-            found.append((int(entry.name), " ".join(argv)))
+        if _is_snakemake(argv) and Path(cwd).resolve() == folder:
+            found.append((process.pid, " ".join(argv)))
     return sorted(found)
 
 
@@ -54,9 +48,6 @@ def main(argv: list[str] | None = None) -> int:
         help="what waits for the run: make resume (unlocks) or make report (reads its results)",
     )
     args = parser.parse_args(argv)
-    if not Path("/proc").is_dir():
-        print("resume: cannot tell whether Snakemake still runs here (no /proc)", file=sys.stderr)
-        return 0
     running = running_snakemake(args.directory)
     if running:
         pid, command = running[0]

@@ -1,24 +1,19 @@
 """Raw sources: each fetched into ``resources/raw/<source>/``, every file checked against its pins.
 
-One data-set name is walked top-down in this module, one section per step:
+The walk of one source name, top to bottom:
 
 - **parse time**: the download rule's outputs and params (:func:`source_params`), and the early
   check that every needed source is in the mirror and checkable (:func:`check_sources_available`);
-- **fetch** (:func:`fetch_source`): the source's mirror files copied, its hub split loaded, or its
-  URLs streamed; each checked against its pins; laid out (:mod:`isotropy.sources.layouts`) in a
-  staging folder and swapped into the source's folder; ``manifest.json`` written last (the rule's
-  output: its presence means the folder is complete; a failure leaves neither it nor half a file);
-- **one file over HTTP(S)** (:func:`download_file`, with ``requests``): retries, resume, one
-  deadline, clean TLS ends, ``Content-Encoding`` undone within a size limit, a full disk reported
-  as such (:class:`isotropy.io.DiskFullError`), never as a network problem;
-- **pins**: a configured sha256 (or git object id, md5, size) pins a download; a mirror file is
-  checked against the mirror's ``MANIFEST.tsv``. Like ``pip --require-hashes``, a file nothing
-  can check is refused unless unverified mirrors are allowed; one that does not match is never
-  kept;
-- **the sources lock** (:data:`LOCK_HEADER`): a download that no published pin checks is recorded
-  on first use and compared ever after;
-- **cross-copies**: a file compared with a second public copy, where one exists: a record, not a
-  pin;
+- **fetch** (:func:`fetch_source`): each input got once (a mirror file copied, a hub split loaded,
+  or a URL streamed by :func:`download_file`: retries, resume, one deadline, clean TLS ends,
+  ``Content-Encoding`` undone within a size limit, a full disk reported as such); checked against
+  every pin that applies (a configured sha256, git object id, md5 or size; the mirror's
+  ``MANIFEST.tsv``; else the sources lock, :data:`LOCK_HEADER`, recorded on first use); laid out
+  (:mod:`isotropy.sources.layouts`) in a staging folder, swapped in, ``manifest.json`` written last
+  (its presence means the folder is complete; a failure leaves neither it nor half a file). Like
+  ``pip --require-hashes``, a file nothing can check is refused unless unverified mirrors are
+  allowed; one that does not match is never kept. A second public copy (``cross_copy``) is
+  compared and recorded: a record, not a pin;
 - **reading** a fetched source: its manifest, what each input rests on, its files.
 """
 
@@ -59,7 +54,6 @@ from isotropy.sources.layouts import (
     HUB_FILE,
     ArchiveError,
     ChecksumError,
-    ExtractionLimits,
     Fetched,
     MemberPins,
     layout_of,
@@ -155,8 +149,7 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def _aligned_pins(cfg: Mapping[str, Any], key: str = "sha256") -> list[str | None]:
-    urls = _as_list(cfg["url"])
-    pins = _as_list(cfg.get(key))
+    urls, pins = _as_list(cfg["url"]), _as_list(cfg.get(key))
     if len(pins) > len(urls):
         raise ValueError(f"{len(pins)} {key} values given for {len(urls)} urls")
     return pins + [None] * (len(urls) - len(pins))
@@ -164,9 +157,7 @@ def _aligned_pins(cfg: Mapping[str, Any], key: str = "sha256") -> list[str | Non
 
 def resolve_mirror(config_value: str | os.PathLike | None) -> Path | None:
     """The mirror folder to read from: ``$ISOTROPY_MIRROR`` if set (non-empty), else the config
-    value.
-
-    Returns None for "use the original sources". A mirror that is not an existing folder is an
+    value; None for "use the original sources". A mirror that is not an existing folder is an
     error, not a silent fallback to the network.
     """
     env_value = os.environ.get(MIRROR_ENV, "").strip()
@@ -174,8 +165,8 @@ def resolve_mirror(config_value: str | os.PathLike | None) -> Path | None:
     if not value:
         return None
     path = Path(value).expanduser().resolve()
-    origin = f"environment variable {MIRROR_ENV}" if env_value else "config key 'mirror'"
     if not path.is_dir():
+        origin = f"environment variable {MIRROR_ENV}" if env_value else "config key 'mirror'"
         raise FileNotFoundError(
             f"mirror folder {path} (from {origin}) does not exist; point it at a folder laid out "
             "like shared/mirror, or unset it to download from the original sources"
@@ -208,60 +199,58 @@ def available_glue_tasks(config: Mapping[str, Any], mirror: Path | None = None) 
     )
 
 
-def source_unavailable(
-    name: str, config: Mapping[str, Any], mirror: Path, source_cfg: Mapping[str, Any] | None = None
+def _unavailable(
+    name: str, config: Mapping[str, Any], mirror: Path, cfg: Mapping[str, Any] | None = None
 ) -> str | None:
-    """Why source ``name`` cannot come from ``mirror`` (None when every mirror file it lists is
-    there); for a GLUE task, naming the tasks the mirror does hold.
+    """Why source ``name`` (config entry ``cfg``, else the config's) cannot come from ``mirror``
+    (None when it holds every file listed); for a GLUE task, naming the tasks the mirror holds.
 
     Run at parse time for every needed source, and again by :func:`fetch_source` before copying
     (the mirror may have changed since).
     """
-    source_cfg = source_cfg if source_cfg is not None else config["sources"][name]
-    missing = missing_mirror_files(name, {"sources": {name: source_cfg}}, mirror)
-    if not missing:
+    cfg = cfg if cfg is not None else config["sources"][name]
+    if not (missing := missing_mirror_files(name, {"sources": {name: cfg}}, mirror)):
         return None
-    if source_kind(name, source_cfg) == "hub" and not source_cfg.get("mirror"):
+    if source_kind(name, cfg) == "hub" and not cfg.get("mirror"):
         return (
-            f"source {name!r} is the Hugging Face hub data set {source_cfg['hub']['path']!r}, "
-            f"which the mirror {mirror} does not hold; unset mirror/{MIRROR_ENV} to download it, "
-            "or leave out what needs it"
+            f"source {name!r} is the Hugging Face hub data set {cfg['hub']['path']!r}, which the "
+            f"mirror {mirror} does not hold; unset mirror/{MIRROR_ENV} to download it, or leave "
+            "out what needs it"
         )
     message = f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}"
     if name.startswith("glue_") and config.get("sources"):
-        available = available_glue_tasks(config, mirror)
         message += (
-            f"; GLUE tasks available in this mirror: {', '.join(available) or 'none'} "
-            "(list only those in config 'glue.tasks', or download from the original sources)"
+            f"; GLUE tasks available in this mirror: "
+            f"{', '.join(available_glue_tasks(config, mirror)) or 'none'} (list only those in "
+            "config 'glue.tasks', or download from the original sources)"
         )
     return message
 
 
 def check_sources_available(names: Sequence[str], config: Mapping[str, Any]) -> None:
     """Fail early (at DAG construction) when a needed source's files are absent from the mirror,
-    or when nothing could check one of them."""
+    or when nothing could check one of them (the fetch refuses it the same way, later)."""
     mirror = resolve_mirror(config.get("mirror"))
     if mirror is None:
         return
-    problems = [p for name in names if (p := source_unavailable(name, config, mirror))]
-    if problems:
+    if problems := [p for name in names if (p := _unavailable(name, config, mirror))]:
         raise FileNotFoundError("\n".join(problems))
     unchecked = []
     for params in (source_params(config, name) for name in names):
         if params["allow_unverified_mirror"]:
             continue
-        manifest, pins = read_mirror_manifest(mirror), _config_pins_of_mirror_files(params)
+        manifest, pins = _mirror_pins(params, mirror)
         unchecked += [
             unverified_message(f"mirror file {mirror / rel}", mirror, manifest)
-            for rel in params["mirror_files"]
-            if rel not in (manifest or {}) and rel not in pins
+            for rel, by in pins.items()
+            if not by
         ]
     if unchecked:
         raise UnverifiedFileError("\n".join(unchecked))
 
 
 # ---------------------------------------------------------------------------------------------
-# Fetch: one source from a mirror, the hub or its URLs, laid out, swapped in, with its manifest
+# Fetch: one source from a mirror, the hub or its URLs, checked, laid out, swapped in
 
 
 def fetch_source(
@@ -278,27 +267,27 @@ def fetch_source(
     """Fetch source ``name`` (``params`` as made by :func:`source_params`) into ``raw_dir``.
 
     Returns the manifest, also written to ``raw_dir/manifest.json`` once every file is in place.
-    On failure nothing new is left in ``raw_dir``. ``config`` (the workflow's configuration, when
-    known) lets a source the mirror lacks be reported as at parse time, with the GLUE tasks the
-    mirror holds, and names the sources lock (``lock_file`` overrides it): a downloaded file
-    that no published pin checks is compared with the lock, and recorded there on first use.
+    On failure nothing new is left in ``raw_dir``. A downloaded file that no published pin checks
+    is compared with the sources lock (``lock_file``, else the one ``config`` names), and
+    recorded there on first use.
     """
     raw_dir, params = Path(raw_dir), {**DOWNLOAD_DEFAULTS, **params}
     layout = layout_of(name, params["kind"])
     lock = Path(lock_file) if lock_file is not None else lock_path(config)
+    origin = "mirror" if params.get("mirror") else "url"
     raw_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=raw_dir))
+    fetched, staging = work / "fetched", work / "staging"
     try:
-        fetched, staging = work / "fetched", work / "staging"
         fetched.mkdir()
         staging.mkdir()
-        if params.get("mirror"):
-            origin, (items, inputs) = "mirror", _from_mirror(name, params, fetched, config)
+        if origin == "mirror":
+            items, inputs = _from_mirror(name, params, fetched, config)
         elif params["kind"] == "hub":
-            origin, (items, inputs) = "url", _from_hub(name, params, fetched)
+            items, inputs = _from_hub(name, params, fetched)
         else:
             transfer = {"retries": retries, "backoff": backoff, "timeout": timeout}
-            origin, (items, inputs) = "url", _from_urls(params, fetched, lock, transfer)
+            items, inputs = _from_urls(params, fetched, lock, transfer)
         records = _lay_out(name, params, layout, origin, items, inputs, staging)
         copies = (params.get("cross_copy") or []) if origin == "url" else []
         checks = [compare_copy(name, spec, inputs, records) for spec in copies]
@@ -321,120 +310,41 @@ def fetch_source(
     return manifest
 
 
-def _check_members(name: str, items: list[Fetched], inputs: list[dict]) -> None:
-    """Every pinned archive member was read and matched (the layout checked each as it read it)."""
-    for item, entry in zip(items, inputs):
-        if item.members is None:
-            continue
-        if missing := item.members.unchecked():
-            raise ArchiveError(
-                f"archive {item.name} of source {name!r} holds no member {', '.join(missing)}, "
-                f"which sources.{name}.members pins; the archive is not the published one"
-            )
-        entry["members"] = dict(item.members.checked)
-        entry["checked_against"] = [*entry.get("checked_against", []), "members"]
-
-
-def _lock_inputs(name: str, lock: Path, inputs: list[dict]) -> None:
-    """Record the downloads that rest on the lock (first use, or a relock asked for)."""
-    locked = [entry for entry in inputs if entry.get("trust") == TRUST_LOCK]
-    for entry, record in zip(locked, record_downloads(lock, name, locked) if locked else []):
-        entry["lock"] = {"file": str(lock), **record}
-        if record.get("replaced") and record["replaced"][0].get("relocked") == record["locked"]:
-            log.warning(
-                "source %s: RELOCKED %s: sha256 %s accepted in %s (was %s)",
-                name,
-                entry["url"],
-                record["sha256"],
-                lock,
-                record["replaced"][0]["sha256"],
-            )
-
-
-def _lay_out(
-    name: str,
-    params: Mapping[str, Any],
-    layout: Any,
-    origin: str,
-    items: list[Fetched],
-    inputs: list[dict],
-    staging: Path,
-) -> list[dict[str, Any]]:
-    """The source's raw files written into ``staging`` by its layout, within the extraction limits,
-    every pinned archive member checked (downloads only); their records (path, bytes, sha256).
-
-    A full disk names the source's folder.
-    """
-    limits = ExtractionLimits(params["max_extracted_bytes"], params["max_archive_members"])
-    pins = params.get("members")
-    items = [
-        replace(item, limits=limits, members=MemberPins(name, pins) if pins else None)
-        for item in items
-    ]
-    try:
-        files = layout(items, origin, staging)
-    except OSError as error:
-        if error.errno not in (errno.ENOSPC, errno.EDQUOT) or isinstance(error, DiskFullError):
-            raise
-        written = sum(p.stat().st_size for p in staging.rglob("*") if p.is_file())
-        full = DiskFullError(staging.parent.parent, written, error)
-        full.strerror = f"laying out source {name!r}: {full.strerror}"
-        raise full from error
-    if origin == "url":
-        _check_members(name, items, inputs)
-    return [
-        {"path": rel, "bytes": (staging / rel).stat().st_size, "sha256": sha256_file(staging / rel)}
-        for rel in files
-    ]
-
-
-def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:
-    """Swap the staged files into ``raw_dir``, removing what an earlier fetch left there."""
-    for entry in raw_dir.iterdir():
-        if entry == keep:
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-    for rel in files:
-        target = raw_dir / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / rel, target)
-
-
 def _from_mirror(
     name: str, params: Mapping[str, Any], fetched: Path, config: Mapping[str, Any] | None
 ) -> tuple[list[Fetched], list[dict]]:
     """Copy the source's mirror files, each checked against MANIFEST.tsv and any config pin."""
     mirror, rels = Path(params["mirror"]), params.get("mirror_files") or []
-    if not rels:
-        raise FileNotFoundError(
-            f"source {name!r} lists no mirror files in config 'sources.{name}.mirror'"
-        )
-    confined = [problem for rel in rels if (problem := mirror_path_problem(rel)) is not None]
-    if confined:
+    if confined := [problem for rel in rels if (problem := mirror_path_problem(rel))]:
         raise ValueError(f"sources.{name}.mirror: {confined[0]}")
     cfg = {"mirror": rels, "kind": params["kind"]}
-    if (problem := source_unavailable(name, config or {}, mirror, cfg)) is not None:
+    if (problem := _unavailable(name, config or {}, mirror, cfg)) is not None:
         raise FileNotFoundError(problem)
-    manifest, config_pins = read_mirror_manifest(mirror), _config_pins_of_mirror_files(params)
+    manifest, pins = _mirror_pins(params, mirror)
+    damaged = (
+        "the mirror copy is damaged or was edited (nothing was kept); restore it from the original "
+        "source"
+    )
     items, inputs = [], []
     for rel in rels:
         # Copy first, then hash the copy: what is checked is exactly what is parsed.
-        local, label = fetched / Path(rel).name, f"mirror file {mirror / rel}"
+        local, label, by = fetched / Path(rel).name, f"mirror file {mirror / rel}", pins[rel]
         digest = copy_local(mirror / rel, local, None, label)
-        pinned_by = _check_mirror_file(
-            name,
-            label,
-            digest,
-            local.stat().st_size,
-            (manifest or {}).get(rel),
-            config_pins.get(rel),
-        )
-        if not pinned_by and not params.get("allow_unverified_mirror"):
+        if (row := by.get("MANIFEST.tsv")) is not None:
+            where = f"{label} (its MANIFEST.tsv entry)"
+            check_size(local.stat().st_size, row.bytes, where, None, damaged)
+            check_digest(digest, row.sha256, where, damaged)
+        if "config" in by:
+            check_digest(
+                digest,
+                str(by["config"]),
+                f"{label} (config sources.{name}.sha256)",
+                f"nothing was kept; fix sources.{name}.sha256 in the config only if this file is "
+                "known to be right",
+            )
+        if not by and not params.get("allow_unverified_mirror"):
             raise UnverifiedFileError(unverified_message(label, mirror, manifest))
-        if not pinned_by:
+        if not by:
             log.warning(
                 "UNVERIFIED: %s is read without any sha256 check (unverified mirrors are allowed)",
                 label,
@@ -444,9 +354,9 @@ def _from_mirror(
             {
                 "mirror_path": rel,
                 "sha256": digest,
-                "pinned": bool(pinned_by),
-                "pinned_by": pinned_by,
-                "trust": " and ".join(MIRROR_TRUST[by] for by in pinned_by) or "unverified",
+                "pinned": bool(by),
+                "pinned_by": list(by),
+                "trust": " and ".join(MIRROR_TRUST[key] for key in by) or "unverified",
             }
         )
     return items, inputs
@@ -516,9 +426,8 @@ def _from_urls(
             ):
                 if pin[key] is not None:
                     entry[key] = digest_of(local)
-                    check_digest(
-                        entry[key], pin[key], url, pin_key=f"sources.{name}.{key}", what=what
-                    )
+                    key_name = f"sources.{name}.{key}"
+                    check_digest(entry[key], pin[key], url, pin_key=key_name, what=what)
             published = pin["sha256"] is not None or pin["git_blob"] is not None
             entry["pinned"] = published
             entry["pinned_by"] = ["config"] if pin["sha256"] is not None else []
@@ -542,14 +451,94 @@ def _from_urls(
     return items, inputs
 
 
+def _lay_out(
+    name: str,
+    params: Mapping[str, Any],
+    layout: Any,
+    origin: str,
+    items: list[Fetched],
+    inputs: list[dict],
+    staging: Path,
+) -> list[dict[str, Any]]:
+    """The source's raw files written into ``staging`` by its layout, within the extraction limits,
+    every pinned archive member read and matched (downloads only); their records (path, bytes,
+    sha256). A full disk names the source's folder.
+    """
+    pins = params.get("members")
+    items = [
+        replace(
+            item,
+            max_bytes=params["max_extracted_bytes"],
+            max_members=params["max_archive_members"],
+            members=MemberPins(name, pins) if pins else None,
+        )
+        for item in items
+    ]
+    try:
+        files = layout(items, origin, staging)
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT) or isinstance(error, DiskFullError):
+            raise
+        written = sum(p.stat().st_size for p in staging.rglob("*") if p.is_file())
+        full = DiskFullError(staging.parent.parent, written, error)
+        full.strerror = f"laying out source {name!r}: {full.strerror}"
+        raise full from error
+    for item, entry in zip(items, inputs):
+        if origin != "url" or item.members is None:
+            continue
+        if missing := item.members.unchecked():
+            raise ArchiveError(
+                f"archive {item.name} of source {name!r} holds no member {', '.join(missing)}, "
+                f"which sources.{name}.members pins; the archive is not the published one"
+            )
+        entry["members"] = dict(item.members.checked)
+        entry["checked_against"] = [*entry.get("checked_against", []), "members"]
+    return [
+        {"path": rel, "bytes": (staging / rel).stat().st_size, "sha256": sha256_file(staging / rel)}
+        for rel in files
+    ]
+
+
+def _lock_inputs(name: str, lock: Path, inputs: list[dict]) -> None:
+    """Record the downloads that rest on the lock (first use, or a relock asked for)."""
+    locked = [entry for entry in inputs if entry.get("trust") == TRUST_LOCK]
+    for entry, record in zip(locked, record_downloads(lock, name, locked) if locked else []):
+        entry["lock"] = {"file": str(lock), **record}
+        old = (record.get("replaced") or [{}])[0]
+        if old.get("relocked") == record["locked"]:
+            log.warning(
+                "source %s: RELOCKED %s: sha256 %s accepted in %s (was %s)",
+                name,
+                entry["url"],
+                record["sha256"],
+                lock,
+                old["sha256"],
+            )
+
+
+def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:
+    """Swap the staged files into ``raw_dir``, removing what an earlier fetch left there."""
+    for entry in raw_dir.iterdir():
+        if entry == keep:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    for rel in files:
+        (raw_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / rel, raw_dir / rel)
+
+
 # ---------------------------------------------------------------------------------------------
-# One file over HTTP(S), or copied, with its pins
+# One file over HTTP(S), or copied, with its pins: the one place a file's bytes are checked
 
 RETRYABLE_4XX = {408, 429}  # request timeout and rate limiting: worth retrying although 4xx
 PROGRESS_MIN_BYTES = 1 << 20  # a progress bar only for files above 1 MiB
 CONTENT_RANGE = re.compile(r"^bytes (\d+)-(\d+)/(\d+|\*)$")
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
+ENCODINGS = ("gzip", "x-gzip", "deflate")  # a Content-Encoding urllib3 undoes, chunk by chunk
 
 
 def url_problem(url: str) -> str | None:
@@ -672,6 +661,7 @@ class _Download:
     total: int | None = None  # the whole body's length, when the server said it
     validator: str | None = None  # strong ETag or Last-Modified of the response the bytes came from
     encoding: str = ""
+    decode: bool = False  # the body decoded as it arrives (urllib3, within max_bytes)
 
     def __post_init__(self) -> None:
         self.deadline = time.monotonic() + self.max_seconds
@@ -741,20 +731,9 @@ class _Download:
             ) as bar:
                 bar.update(self.received)
                 self.receive(response, bar)
-        if not self.encoding:
+        if not self.encoding or self.decode:
             return self.digest.hexdigest()
-        # The body exactly as sent (its length is what Content-Length counts), decoded here by us.
-        decoded = self.path.with_name(self.path.name + ".decoded")
-        try:
-            undo_content_encoding(
-                self.path, decoded, self.encoding, self.url, url_file_name(self.url), self.max_bytes
-            )
-            os.replace(decoded, self.path)
-        except BodyDecodeError as exc:
-            self.restart()
-            raise _Transient(str(exc)) from exc
-        finally:
-            decoded.unlink(missing_ok=True)
+        self.gunzip_once_more()
         return sha256_file(self.path)
 
     def request(self, session: requests.Session, headers: dict[str, str]) -> requests.Response:
@@ -823,8 +802,16 @@ class _Download:
             log.info(
                 "%s: the server sent the whole file again (HTTP 200); starting again", self.url
             )
+        if encoding and encoding not in ENCODINGS:
+            raise DownloadError(
+                f"{self.url} came with Content-Encoding {encoding!r}, which this downloader cannot "
+                "undo; download the file by hand and read it from a mirror folder"
+            )
         self.restart()
+        # A .gz sent gzip-encoded is kept as sent, and unzipped after only if gzipped twice.
+        gz_name = url_file_name(self.url).lower().endswith((".gz", ".tgz"))
         self.encoding = encoding
+        self.decode = bool(encoding) and not (gz_name and "gzip" in encoding)
         length = response.headers.get("Content-Length", "").strip()
         self.total = int(length) if length.isdigit() else None
         etag = response.headers.get("ETag", "")
@@ -832,7 +819,8 @@ class _Download:
         self.validator = strong or response.headers.get("Last-Modified")
 
     def receive(self, response: requests.Response, bar: tqdm) -> None:
-        """Append the body as sent (no decoding); short is transient, slow past the deadline fails.
+        """Append the body (decoded as it arrives where it is encoded); short is transient, slow
+        past the deadline fails, and decoded past ``max_bytes`` is a decompression bomb.
 
         Only reading is the network's: a write that fails (a full disk) is an ``OSError`` of its
         own. A body without length or chunking ends where the server closes the connection: a
@@ -841,7 +829,7 @@ class _Download:
         with open(self.path, "ab") as handle:
             while True:
                 try:
-                    chunk = response.raw.read1(self.chunk_size, decode_content=False)
+                    chunk = response.raw.read1(self.chunk_size, decode_content=self.decode)
                 except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
                     raise _Transient(
                         f"stream interrupted after {self.received} bytes: {exc}"
@@ -853,11 +841,42 @@ class _Download:
                 self.digest.update(chunk)
                 bar.update(len(chunk))
                 self.check_time("while receiving")
+                if self.decode and self.received > self.max_bytes:
+                    raise self.bomb()
                 if self.size is not None and not self.encoding and self.received > self.size:
                     label = f"{self.url} (more sent than pinned)"
                     check_size(self.received, self.size, label, self.pin_key)
-        if self.total is not None and self.received != self.total:
+        if not self.decode and self.total is not None and self.received != self.total:
             raise _Transient(f"received {self.received} bytes, expected {self.total}")
+
+    def gunzip_once_more(self) -> None:
+        """A ``.gz`` file sent gzip-encoded: a server that only labelled the file's own compression
+        (Apache's ``AddEncoding x-gzip .gz``) sent the file itself; one that gzipped it once more
+        sent it gzipped twice, undone here once, within ``max_bytes``."""
+        decoded, written = self.path.with_name(self.path.name + ".decoded"), 0
+        try:
+            with gzip.open(self.path, "rb") as inner:
+                if inner.read(2) != GZIP_MAGIC:
+                    return
+                inner.seek(0)
+                with open(decoded, "wb") as writer:
+                    while chunk := inner.read(CHUNK):
+                        written += len(chunk)
+                        if written > self.max_bytes:
+                            raise self.bomb()
+                        writer.write(chunk)
+            os.replace(decoded, self.path)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise _Transient(f"the gzip-encoded body does not decode: {exc}") from exc
+        finally:
+            decoded.unlink(missing_ok=True)
+
+    def bomb(self) -> ArchiveError:
+        return ArchiveError(
+            f"{self.url}: its {self.encoding}-encoded body decodes to more than {self.max_bytes} "
+            "bytes, which looks like a decompression bomb; nothing was kept. Check the source, or "
+            "raise downloads.max_extracted_bytes in the config if the file is known to be right"
+        )
 
 
 def retry_after(value: str | None) -> float | None:
@@ -875,73 +894,6 @@ def retry_after(value: str | None) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
-
-
-class BodyDecodeError(ValueError):
-    """The encoded body does not decode (damaged in transit: worth fetching again)."""
-
-
-def undo_content_encoding(
-    wire: Path, out: Path, encoding: str, url: str, file_name: str, max_bytes: int
-) -> None:
-    """Write to ``out`` the file a body sent with ``Content-Encoding: encoding`` stands for,
-    decoded chunk by chunk, never whole in memory, and stopped (nothing kept) once the output
-    passes ``max_bytes`` (config ``downloads.max_extracted_bytes``, or a ``bytes`` pin): a small
-    body that decodes to gigabytes is a decompression bomb.
-
-    A gzip-encoded body is unzipped, except where the published file is itself gzip (``.gz``,
-    ``.tgz``) and the unzipped body is not: then the server only labelled the file's own
-    compression (Apache's ``AddEncoding x-gzip .gz``), and the body is the file.
-    """
-    try:
-        if encoding in ("gzip", "x-gzip"):
-            if file_name.lower().endswith((".gz", ".tgz")):
-                with gzip.open(wire, "rb") as inner:
-                    if inner.read(2) != GZIP_MAGIC:
-                        shutil.copyfile(wire, out)
-                        return
-            chunks = _gunzip(wire)
-        elif encoding == "deflate":
-            chunks = _inflate(wire)
-        else:
-            raise DownloadError(
-                f"{url} came with Content-Encoding {encoding!r}, which this downloader cannot "
-                "undo; download the file by hand and read it from a mirror folder"
-            )
-        written = 0
-        with open(out, "wb") as writer:
-            for chunk in chunks:
-                written += len(chunk)
-                if written > max_bytes:
-                    raise ArchiveError(
-                        f"{url}: its {encoding}-encoded body decodes to more than {max_bytes} "
-                        "bytes, which looks like a decompression bomb; nothing was kept. Check "
-                        "the source, or raise downloads.max_extracted_bytes in the config if the "
-                        "file is known to be right"
-                    )
-                writer.write(chunk)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise BodyDecodeError(f"the {encoding}-encoded body does not decode: {exc}") from exc
-
-
-def _gunzip(path: Path) -> Iterator[bytes]:
-    with gzip.open(path, "rb") as reader:  # every member of a multi-member body
-        while chunk := reader.read(CHUNK):
-            yield chunk
-
-
-def _inflate(path: Path) -> Iterator[bytes]:
-    """A deflate body: zlib-wrapped as the standard says, or raw as some servers send it."""
-    with open(path, "rb") as reader:
-        head = reader.read(2)
-        reader.seek(0)
-        wrapped = len(head) == 2 and head[0] & 0x0F == 8 and (head[0] << 8 | head[1]) % 31 == 0
-        inflater = zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
-        while data := reader.read(CHUNK):
-            while data:
-                yield inflater.decompress(data, CHUNK)
-                data = inflater.unconsumed_tail
-        yield inflater.flush()
 
 
 def copy_local(
@@ -986,13 +938,16 @@ def check_digest(
         )
 
 
-def check_size(actual: int, expected: int | None, label: str, pin_key: str | None) -> None:
-    """A size pin (config ``bytes``: a file whose sha256 no public source gives)."""
+def check_size(
+    actual: int, expected: int | None, label: str, pin_key: str | None, remedy: str | None = None
+) -> None:
+    """A size pin (config ``bytes``, for a file whose sha256 no public source gives, or a
+    MANIFEST.tsv row)."""
     if expected is not None and actual != expected:
         key = pin_key.rsplit(".", 1)[0] + ".bytes" if pin_key else None
         raise ChecksumError(
             f"size mismatch for {label}: pinned {expected} bytes{f' ({key})' if key else ''}, "
-            f"got {actual}; {_accept_remedy(key, actual)}"
+            f"got {actual}; {remedy or _accept_remedy(key, actual)}"
         )
 
 
@@ -1076,51 +1031,30 @@ def unverified_message(label: str, mirror: Path, manifest: Mapping[str, Any] | N
     )
 
 
-def _config_pins_of_mirror_files(params: Mapping[str, Any]) -> dict[str, str]:
-    """mirror path → the config sha256 pin of the URL whose file it is (same file name).
+def _mirror_pins(
+    params: Mapping[str, Any], mirror: Path
+) -> tuple[dict[str, MirrorPin] | None, dict[str, dict[str, Any]]]:
+    """The mirror's MANIFEST.tsv, and what vouches for each mirror file of a source: its
+    ``MANIFEST.tsv`` row, and the config sha256 of the URL whose file it is (same file name).
 
     A pin of a published file the mirror does not hold (an archive whose members the mirror
-    keeps, say) pins the download only: the mirror's files are then checked against its
-    MANIFEST.tsv (a pin is never taken to check a file it does not describe).
+    keeps, say) pins the download only: a pin never checks a file it does not describe.
     """
-    rels = params.get("mirror_files") or []
-    return {
-        rel: pin
+    manifest = read_mirror_manifest(mirror)
+    config_pins = {
+        url_file_name(url): pin
         for url, pin in zip(params.get("urls") or [], params.get("sha256") or [])
         if pin is not None and url_problem(url) is None
-        for rel in rels
-        if PurePosixPath(rel).name == url_file_name(url)
     }
-
-
-def _check_mirror_file(
-    name: str, label: str, digest: str, size: int, row: MirrorPin | None, config_pin: str | None
-) -> list[str]:
-    """Check one copied mirror file against its MANIFEST.tsv ``row`` and its config pin; return
-    what pinned it."""
-    pinned_by = []
-    if row is not None:
-        damaged = (
-            "the mirror copy is damaged or was edited (nothing was kept); "
-            "restore it from the original source"
-        )
-        if size != row.bytes:
-            raise ChecksumError(
-                f"size mismatch for {label} (its MANIFEST.tsv entry): expected {row.bytes} bytes, "
-                f"got {size}; {damaged}"
-            )
-        check_digest(digest, row.sha256, f"{label} (its MANIFEST.tsv entry)", damaged)
-        pinned_by.append("MANIFEST.tsv")
-    if config_pin is not None:
-        check_digest(
-            digest,
-            config_pin,
-            f"{label} (config sources.{name}.sha256)",
-            f"nothing was kept; fix sources.{name}.sha256 in the config only if this file is known "
-            "to be right",
-        )
-        pinned_by.append("config")
-    return pinned_by
+    rows, pins = manifest or {}, {}
+    for rel in params.get("mirror_files") or []:
+        by: dict[str, Any] = {}
+        if rel in rows:
+            by["MANIFEST.tsv"] = rows[rel]
+        if (pin := config_pins.get(PurePosixPath(rel).name)) is not None:
+            by["config"] = pin
+        pins[rel] = by
+    return manifest, pins
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1180,14 +1114,20 @@ def _lock_shape_problem(data: Any) -> str | None:
 
 
 def check_locked(
-    path: str | os.PathLike, source: str, url: str, sha256: str, size: int
+    path: str | os.PathLike,
+    source: str,
+    url: str,
+    sha256: str,
+    size: int,
+    data: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | None:
-    """Compare one download with its lock record; the record when it matches, None on first use.
+    """Compare one download with its lock record (in ``data``, the lock as already read, else
+    read now); the record when it matches, None on first use.
 
     A difference raises :class:`LockMismatchError`, unless a relock of ``source`` was asked
     for (``$ISOTROPY_RELOCK``: then the record that will be replaced is returned).
     """
-    entry = read_lock(path).get(source, {}).get(url)
+    entry = (read_lock(path) if data is None else data).get(source, {}).get(url)
     if entry is None or (entry["sha256"] == sha256 and entry["bytes"] == size):
         return entry
     if source in os.environ.get(RELOCK_ENV, "").replace(",", " ").split():
@@ -1228,7 +1168,7 @@ def record_downloads(
         urls = data.setdefault(source, {})
         for download in downloads:
             url, digest, size = download["url"], download["sha256"], download["bytes"]
-            old = check_locked(path, source, url, digest, size)
+            old = check_locked(path, source, url, digest, size, data)
             if old is not None and old["sha256"] == digest and old["bytes"] == size:
                 continue
             entry: dict[str, Any] = {"sha256": digest, "bytes": size, "locked": now}

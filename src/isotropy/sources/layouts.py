@@ -23,14 +23,10 @@ files                every fetched file as it is, under its own name (no layout 
 ===================  ==============================================================
 
 A layout is a function ``(items, origin, staging) -> files written`` registered under its kind;
-``origin`` is ``"url"`` or ``"mirror"``.
-
-Archives are read member by member, within limits, never with ``extractall``. The wanted members
-are read and written under their base name. Every member must still pass
-:func:`tarfile.data_filter` (zip members the same name rules), and an archive with more members
-or more unpacked bytes than the ``downloads`` limits is refused (a zip or tar bomb would
-otherwise fill the disk). A member pinned by config ``sources.<name>.members`` (:class:`MemberPins`)
-is hashed as it is read and checked once read, before a layout decodes or keeps it.
+``origin`` is ``"url"`` or ``"mirror"``. Archives are read member by member within the
+``downloads`` limits (a zip or tar bomb would otherwise fill the disk), never with
+``extractall``: each member passes :func:`tarfile.data_filter`, a wanted one is written under its
+base name, and a pinned one (:class:`MemberPins`) is checked before a layout decodes or keeps it.
 """
 
 from __future__ import annotations
@@ -73,14 +69,6 @@ def mirror_path_problem(rel: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class ExtractionLimits:
-    """What unpacking one archive may take (config ``downloads``): beyond it, a bomb is assumed."""
-
-    max_bytes: int = schema_default("downloads", "max_extracted_bytes")
-    max_members: int = schema_default("downloads", "max_archive_members")
-
-
-@dataclass(frozen=True)
 class MemberPins:
     """Pins of named archive members (config ``sources.<source>.members``: base name → ``sha256``
     and ``bytes``), checked as each member is read, before any layout decodes it; ``checked``
@@ -109,11 +97,14 @@ class MemberPins:
 
 @dataclass(frozen=True)
 class Fetched:
-    """One fetched input: ``name`` is the URL's file name or the mirror-relative path."""
+    """One fetched input: ``name`` is the URL's file name or the mirror-relative path; what
+    unpacking it may take (config ``downloads``: beyond it, a bomb is assumed); its pinned
+    members."""
 
     name: str
     path: Path
-    limits: ExtractionLimits = ExtractionLimits()
+    max_bytes: int = schema_default("downloads", "max_extracted_bytes")
+    max_members: int = schema_default("downloads", "max_archive_members")
     members: MemberPins | None = None
 
 
@@ -122,31 +113,30 @@ def is_archive(path: Path) -> bool:
 
 
 def archive_members(item: Fetched) -> Iterator[tuple[str, int, Callable[[], Any]]]:
-    """(member name, declared size, opener) for the regular files of a zip or tar archive,
-    skipping macOS debris.
+    """(member name, declared size, opener) for the regular files of a zip or tar archive (read
+    lazily: a bomb's headers are never all loaded), skipping macOS debris.
 
     Every member must pass tarfile's ``data`` filter (zip members: no absolute path, no '..'), and
-    the archive must hold no more than ``item.limits.max_members``.
+    the archive must hold no more than ``item.max_members``.
     """
     for count, (name, size, regular, tar_member, read) in enumerate(_entries(item), 1):
-        if count > item.limits.max_members:
+        if count > item.max_members:
             raise ArchiveError(
-                f"archive {item.name} holds more than {item.limits.max_members} members, which "
+                f"archive {item.name} holds more than {item.max_members} members, which "
                 "looks like an archive bomb; check the source, or raise "
                 "downloads.max_archive_members in the config if it is known to be right"
             )
+        crafted = "the archive is damaged or crafted, so fetch it again from a trusted source"
         if mirror_path_problem(name.rstrip("/")) is not None:
             raise ArchiveError(
-                f"archive {item.name}: member {name!r} would unpack outside its folder; "
-                "the archive is damaged or crafted, so fetch it again from a trusted source"
+                f"archive {item.name}: member {name!r} would unpack outside its folder; {crafted}"
             )
         try:
             if tar_member is not None:
                 tarfile.data_filter(tar_member, str(item.path.parent))
         except tarfile.FilterError as exc:
             raise ArchiveError(
-                f"archive {item.name}: member {name!r} is unsafe to unpack ({exc}); "
-                "the archive is damaged or crafted, so fetch it again from a trusted source"
+                f"archive {item.name}: member {name!r} is unsafe to unpack ({exc}); {crafted}"
             ) from exc
         if regular and not is_debris(name):
             yield name, size, read
@@ -161,7 +151,7 @@ def _entries(item: Fetched) -> Iterator[tuple[str, int, bool, Any, Callable[[], 
                 yield info.filename, info.file_size, not info.is_dir(), None, read
     elif tarfile.is_tarfile(item.path):
         with tarfile.open(item.path) as archive:
-            for member in archive:  # lazily: a bomb's headers are never all loaded
+            for member in archive:
                 extract = functools.partial(archive.extractfile, member)
                 yield member.name, member.size, member.isfile(), member, extract
     else:
@@ -180,7 +170,7 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
     replace the other: a crafted archive could swap a real file for its own).
     """
     written: dict[str, str] = {}
-    left = item.limits.max_bytes  # what the archive may still unpack to
+    left = item.max_bytes  # what the archive may still unpack to
     for member, declared, read in archive_members(item):
         if wanted(member):
             target = Path(member).name
@@ -237,7 +227,7 @@ def _write_member(
 
 def _bomb(item: Fetched, member: str) -> ArchiveError:
     return ArchiveError(
-        f"archive {item.name} unpacks to more than {item.limits.max_bytes} bytes (at member "
+        f"archive {item.name} unpacks to more than {item.max_bytes} bytes (at member "
         f"{member!r}), which looks like a decompression bomb; check the source, or raise "
         "downloads.max_extracted_bytes in the config if it is known to be right"
     )
@@ -247,18 +237,6 @@ def copy_into(item: Fetched, staging: Path, target: str) -> str:
     (staging / target).parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(item.path, staging / target)
     return target
-
-
-Normaliser = Callable[[list[Fetched], str, Path], list[str]]
-LAYOUTS: dict[str, Normaliser] = {}
-
-
-def _layout(kind: str) -> Callable[[Normaliser], Normaliser]:
-    def register(func: Normaliser) -> Normaliser:
-        LAYOUTS[kind] = func
-        return func
-
-    return register
 
 
 def source_kind(name: str, source_cfg: Mapping[str, Any] | None = None) -> str:
@@ -306,7 +284,6 @@ POLARITY_FILES = ("rt-polarity.pos", "rt-polarity.neg")
 POLARITY_ENCODING = {"url": "cp1252", "mirror": "utf-8"}
 
 
-@_layout("polarity")
 def _polarity(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     labels: dict[str, str] = {}  # raw file → where its bytes came from
     for item in items:
@@ -330,7 +307,9 @@ def _polarity(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     return list(POLARITY_FILES)
 
 
-def _named_file(kind: str, filename: str, items: list[Fetched], staging: Path) -> list[str]:
+def _named_file(
+    kind: str, filename: str, items: list[Fetched], origin: str, staging: Path
+) -> list[str]:
     """A raw form that is one named file, either plain or inside an archive."""
     for item in items:
         if Path(item.name).name == filename:
@@ -341,16 +320,6 @@ def _named_file(kind: str, filename: str, items: list[Fetched], staging: Path) -
     raise ValueError(f"{kind} source: none of {[i.name for i in items]} is or holds {filename}")
 
 
-def _single_file_layout(kind: str, filename: str) -> None:
-    LAYOUTS[kind] = lambda items, origin, staging: _named_file(kind, filename, items, staging)
-
-
-_single_file_layout("snli", "snli_1.0_dev.jsonl")
-_single_file_layout("supersense_words", "words.txt")
-_single_file_layout("supersense_features", "words_features.zip")
-
-
-@_layout("wordnet")
 def _wordnet(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     if len(items) != 1:
         raise ValueError(
@@ -373,7 +342,6 @@ def _wordnet(items: list[Fetched], origin: str, staging: Path) -> list[str]:
 CODWOE_MEMBER = re.compile(r"^en\.[^/]*\.(json|csv)$")
 
 
-@_layout("codwoe")
 def _codwoe(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     written: list[str] = []
     for item in items:
@@ -389,7 +357,6 @@ def _codwoe(items: list[Fetched], origin: str, staging: Path) -> list[str]:
 WORD_VECTOR_SUFFIXES = (".bin", ".txt", ".vec", ".bin.gz", ".txt.gz", ".vec.gz")
 
 
-@_layout("word_vectors")
 def _word_vectors(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     if len(items) != 1:
         raise ValueError(f"word-vector source expects one file, got {[i.name for i in items]}")
@@ -411,7 +378,6 @@ def _word_vectors(items: list[Fetched], origin: str, staging: Path) -> list[str]
     return list(extract_members(item, lambda m: m == chosen[0], staging))
 
 
-@_layout("glue")
 def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     names = {Path(item.name).name: item for item in items}
     if "msr_paraphrase_train.txt" in names:
@@ -423,10 +389,11 @@ def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
             staging / "train.tsv",
         )
         return ["train.tsv"]
-    return _named_file("GLUE", "train.tsv", items, staging)  # GLUE zips hold <Task>/train.tsv
+    return _named_file(
+        "GLUE", "train.tsv", items, origin, staging
+    )  # GLUE zips hold <Task>/train.tsv
 
 
-@_layout("hub")
 def _hub(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     parquet = [item for item in items if item.name.endswith(".parquet")]
     if origin == "url" and len(parquet) == 1:
@@ -472,10 +439,27 @@ def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> int:
     return len(rows) - 1
 
 
-@_layout("files")
 def _files(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     """A data set's files used as they are: each fetched file under its own base name."""
     names = [Path(item.name).name for item in items]
     if len(set(names)) != len(names):
         raise ValueError(f"files source: two fetched files share a name ({names})")
     return [copy_into(item, staging, name) for item, name in zip(items, names)]
+
+
+Normaliser = Callable[[list[Fetched], str, Path], list[str]]
+# Every kind of source (config ``sources.<name>.kind``) and its layout, as the table above lists.
+LAYOUTS: dict[str, Normaliser] = {
+    "polarity": _polarity,
+    "snli": functools.partial(_named_file, "snli", "snli_1.0_dev.jsonl"),
+    "wordnet": _wordnet,
+    "supersense_words": functools.partial(_named_file, "supersense_words", "words.txt"),
+    "supersense_features": functools.partial(
+        _named_file, "supersense_features", "words_features.zip"
+    ),
+    "codwoe": _codwoe,
+    "word_vectors": _word_vectors,
+    "glue": _glue,
+    "hub": _hub,
+    "files": _files,
+}

@@ -5,8 +5,8 @@ A study registers in a module of this package whose ``STUDIES`` is a tuple of
 and final files, its estimate and what its verdicts read. ``rule all`` and the study target
 rules, the rule files the Snakefile includes, the estimate (``python -m isotropy.estimate
 --target``) and the run's progress lines, the inputs of the claims and of the paper
-comparison, the SLURM profile's GPU rules and the schema's ``studies`` list all read the
-registry (docs/extending.md, "A study").
+comparison and the schema's ``studies`` list all read the registry (docs/extending.md, "A
+study").
 
 A study joins ``rule all`` one way, its :attr:`StudySpec.rule_all`: ``when_listed`` (named in
 config ``studies``; those names are the schema's list), ``when_configured`` (its section is
@@ -74,6 +74,12 @@ def rule_all_targets(config: Config) -> list[str]:
     return study_targets(config, listed + [n for n in present if by_name(n).in_rule_all(config)])
 
 
+def target_rules(config: Config) -> dict[str, list[str]]:
+    """Each study's target rule -> its record's final files: the Snakefile's one loop writes
+    every target rule (no rule file writes its own)."""
+    return {s.target: s.outputs(config) for s in registry() if s.target}
+
+
 def rule_files() -> list[str]:
     """The rule files the studies bring (each once), for the Snakefile's includes."""
     return list(dict.fromkeys(s.rules for s in registry() if s.rules))
@@ -82,11 +88,6 @@ def rule_files() -> list[str]:
 def job_costs() -> dict[str, JobCost]:
     """rule -> the wall seconds one of its jobs adds to its study's estimate, every study's."""
     return {rule: cost for s in registry() for rule, cost in s.job_costs.items()}
-
-
-def gpu_rules() -> list[str]:
-    """Every rule that asks for a GPU (resources gpu=1), sorted."""
-    return sorted({rule for s in registry() for rule in s.gpu_rules})
 
 
 def verdict_inputs(config: Config) -> dict[str, Any]:

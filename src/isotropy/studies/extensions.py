@@ -154,6 +154,5 @@ STUDIES = (
         estimate=estimate,
         claims_inputs=claims_inputs,
         claim_family=claim_family,
-        gpu_rules=("extensions_optimize", "extensions_heldout"),
     ),
 )

@@ -3,7 +3,6 @@ and STS analyses and the slides' SST-2 classification (science: isotropy.geometr
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from isotropy.verdicts.measurements.cai import cosine_measurements, lid_measurem
 from isotropy.verdicts.measurements.sts import classification_measurements, sts_measurements
 from isotropy.workflow import inputs
 from isotropy.workflow.config import setting
-from isotropy.workflow.targets import geometry_models
+from isotropy.workflow.targets import geometry_models, names_pattern
 
 # The collected tables the claims and the paper comparison read, when the run makes them.
 VERDICT_TABLES = {
@@ -44,11 +43,10 @@ def pca_layer(config: Mapping[str, Any], model: str) -> int:
 
 def wildcards(config: Mapping[str, Any]) -> dict[str, str]:
     """Regular expressions of the study's wildcards: only configured models and corpus match."""
-    models = geometry_models(config)
     corpus = setting(config, "geometry", "clusters", "corpus", "name")
     return {
-        "model": "|".join(re.escape(name) for name in models) or "^$",
-        "corpus": re.escape(corpus) if corpus else "^$",
+        "model": names_pattern(geometry_models(config)),
+        "corpus": names_pattern([corpus] if corpus else []),
         "sts": "|".join(STS_DATASETS),
         "seed": r"\d+",
         "task": "sst2",
@@ -148,11 +146,6 @@ STUDIES = (
         claims=CLAIMS,
         claims_not_run=(
             "results/geometry/sts.csv is not part of this run (make the geometry study first)"
-        ),
-        gpu_rules=(
-            "geometry_token_embeddings",
-            "geometry_sentence_embeddings",
-            "geometry_classification_features",
         ),
     ),
 )

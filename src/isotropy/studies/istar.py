@@ -11,7 +11,6 @@ noise).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from isotropy.readers.tasks import TASKS
 from isotropy.studies.record import StudySpec
 from isotropy.verdicts.claims import Claim
 from isotropy.verdicts.measurements.istar import istar_measurements
+from isotropy.workflow.targets import names_pattern
 
 RULES = "rules/istar.smk"
 # (training, validation) rows of the tasks (GLUE, SST-5, SQuAD v1.1's published sizes).
@@ -78,7 +78,7 @@ def run_files(section: Mapping[str, Any] | None, artefact: str = "metrics.json")
 def wildcards(section: Mapping[str, Any]) -> dict[str, str]:
     """Regular expressions of the I-STAR wildcards: only configured models match."""
     return {
-        "model": "|".join(re.escape(m) for m in section.get("models", {})) or "^$",
+        "model": names_pattern(section.get("models", {})),
         "task": "|".join(TASKS),
         "regulariser": "|".join(istar_study.REGULARISERS),
         "lam": r"-?\d+(\.\d+)?(e-?\d+)?",
@@ -182,7 +182,6 @@ STUDIES = (
         measures={"istar_runs": lambda table, config, stand: istar_measurements(table, config)},
         claims=CLAIMS,
         claims_not_run="the I-STAR study is not part of this run (config studies)",
-        gpu_rules=("finetune",),
     ),
     StudySpec(
         name="istar_estimator",

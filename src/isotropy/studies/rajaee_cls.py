@@ -31,10 +31,6 @@ GEOMETRY_CPU_SECONDS = 1.0
 TASK_ROWS = {"rte": (2490, 277), "sst2": (67349, 872), "wic": (5428, 638)}
 
 
-TABLES = ("runs.csv", "layers.csv", "claims.csv", "claims.md")
-FIGURES = ("layers.pdf", "layers.png")
-
-
 def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every run of config ``rajaee_cls`` (models × tasks × methods × seeds; none without it)."""
     section = config.get("rajaee_cls")
@@ -60,7 +56,7 @@ def outputs(config: Mapping[str, Any]) -> list[str]:
     """The final files of target rajaee_cls_study: the study's tables and figure."""
     if not config.get("rajaee_cls"):
         return []
-    names = TABLES + FIGURES
+    names = ("runs.csv", "layers.csv", "claims.csv", "claims.md", "layers.pdf", "layers.png")
     return [paths.rajaee_cls_file(name) for name in names]
 
 
@@ -206,7 +202,6 @@ STUDIES = (
         estimate=estimate,
         verdict_inputs=verdict_inputs,
         claim_family=claim_family,
-        gpu_rules=("rajaee_cls_finetune",),
         measures={
             "rajaee_cls_runs": lambda table, config, stand: rajaee_cls_measurements(table, config)
         },

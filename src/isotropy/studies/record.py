@@ -41,8 +41,8 @@ class StudySpec:
     (:data:`Estimator`; None: no measured cost), its named inputs of the claims and the paper
     comparison (``verdict_inputs``) and of the claims only (``claims_inputs``), read when
     config ``studies`` lists it, its per-seed claims from the loaded result tables
-    (``claim_family``: None when the tables hold none), its GPU rules (resources gpu=1; the
-    SLURM profile lists them), ``check``: a configuration problem that stops its estimate
+    (``claim_family``: None when the tables hold none), ``check``: a configuration problem
+    that stops its estimate
     (None: none), and ``measures``: what measures each of its judged tables (input name ->
     function of the table, the configuration and the stand-ins, returning rows of
     :func:`isotropy.verdicts.measurements.measurement`), beside the verdict engine's own;
@@ -61,7 +61,6 @@ class StudySpec:
     verdict_inputs: Callable[[Config], dict[str, Any]] | None = None
     claims_inputs: Callable[[Config], dict[str, Any]] | None = None
     claim_family: Callable[[Mapping[str, Any]], ClaimFamily | None] | None = None
-    gpu_rules: tuple[str, ...] = ()
     check: Callable[[Config], str | None] | None = None
     measures: Mapping[str, Callable[..., list[dict[str, Any]]]] = field(default_factory=dict)
     claims: Sequence[Any] = ()

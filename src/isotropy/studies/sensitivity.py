@@ -224,6 +224,5 @@ STUDIES = (
         rule_all="never",
         job_costs={"optimize_sensitivity": cost.optimisation_job_seconds},
         estimate=estimate,
-        gpu_rules=("optimize_sensitivity",),
     ),
 )

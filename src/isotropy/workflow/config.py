@@ -35,11 +35,10 @@ from isotropy.defaults import CONFIG_SCHEMA
 from isotropy.intake import plain_config_problem
 from isotropy.models import ModelSpec, unknown_model_problems
 
-SCHEMA = CONFIG_SCHEMA
 # The data sources (URLs, checksums, mirror files): long and seldom edited, so in a file of their
 # own, laid under every configuration by :func:`with_sources` (config.yaml and overlays still
 # change a source key by key, as Snakemake merges).
-SOURCES_CONFIG = SCHEMA.parents[1] / "config" / "sources.yaml"
+SOURCES_CONFIG = CONFIG_SCHEMA.parents[1] / "config" / "sources.yaml"
 GEOMETRY_RESERVED_MODEL_NAMES = {"static", "figures"}  # folder names of results/geometry/ itself
 
 
@@ -103,26 +102,19 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
 
 def load_config_files(paths: Sequence[str | os.PathLike]) -> dict[str, Any]:
     """The files laid over each other as Snakemake does (later files win key by key), each named
-    when it cannot be read, and an empty mapping in a later file refused (:func:`check_overlay`)."""
+    when it cannot be read, and an empty mapping in a later file refused."""
     merged: dict[str, Any] = {}
-    for index, path in enumerate(paths):
+    for path in paths:
         overlay = read_config_file(path)
-        if index:
-            check_overlay(merged, overlay, path)
+        # An empty mapping laid over a non-empty one: merged key by key, it removes nothing.
+        for key, empty in _empty_over_full(merged, overlay):
+            raise ConfigError(
+                f"{key}: {{}} in config file {path} leaves the {len(empty)} entries the earlier "
+                f"config files give it ({', '.join(map(str, list(empty)[:4]))}) in place, since "
+                "config files are merged key by key; list the entries to keep instead"
+            )
         merged = deep_merge(merged, overlay)
     return merged
-
-
-def check_overlay(base: Mapping[str, Any], overlay: Mapping[str, Any], path: Any) -> None:
-    """Refuse an empty mapping laid over a non-empty one: merged key by key, it removes nothing."""
-    for key, empty in _empty_over_full(base, overlay):
-        raise ConfigError(
-            f"{key}: {{}} in config file {path} leaves the {len(empty)} entries the earlier "
-            "config files "
-            f"give it ({', '.join(map(str, list(empty)[:4]))}) in place, since config files are "
-            "merged "
-            "key by key; list the entries to keep instead"
-        )
 
 
 def _empty_over_full(
@@ -180,13 +172,6 @@ def model_spec(config: Mapping[str, Any], name: str) -> ModelSpec:
         raise ConfigError(str(error)) from None
 
 
-def encoder_word_vector_source(config: dict, name: str) -> str:
-    spec = encoder(config, name)
-    if spec["kind"] != "word-vectors":
-        raise ConfigError(f"encoder {name!r} is not a word-vector encoder")
-    return spec["source"]
-
-
 def encoders_of_kind(config: dict, kind: str) -> list[str]:
     return [name for name, spec in config["encoders"].items() if spec["kind"] == kind]
 
@@ -203,7 +188,8 @@ def check_config(config: dict) -> None:
             problems += _encoder_problems(config, study)
     problems += dataset_problems(config) + markup_problems(config)
     problems += path_problems(config) + huge_number_problems(config)
-    problems += _stride_problems(config) + _geometry_problems(config)
+    problems += [p for study in ("main", "glue") if (p := stride_problem(config, study, study))]
+    problems += _geometry_problems(config)
     problems += sensitivity.config_problems(config)
     for name, spec in config["encoders"].items():
         if spec["kind"] == "word-vectors" and spec["source"] not in config["sources"]:
@@ -319,20 +305,9 @@ def word_datasets() -> set[str]:
     return {name for name, spec in readers.DATASETS.items() if spec.unit == "word"}
 
 
-def _stride_problems(config: dict) -> list[str]:
-    """Strides that leave fewer than 3 metric evaluations per run: no per-seed correlation."""
-    problems = [_stride_problem(config, study, study) for study in ("main", "glue")]
-    return [problem for problem in problems if problem]
-
-
-def preview_stride_problem(config: Mapping[str, Any]) -> str | None:
-    """The same for ``make preview``, which runs main's updates with its own stride: checked only
-    when the preview is the target (python -m isotropy.estimate), since its default stride (10)
-    would refuse a small main study that no preview is asked of."""
-    return _stride_problem(config, "preview", "main")
-
-
-def _stride_problem(config: Mapping[str, Any], study: str, of: str) -> str | None:
+def stride_problem(config: Mapping[str, Any], study: str, of: str) -> str | None:
+    """A stride of ``study`` that leaves fewer than 3 metric evaluations per run of ``of`` (whose
+    updates it runs: the preview runs main's): no per-seed correlation."""
     updates = (config.get(of) or {}).get("updates")
     stride = (config.get(study) or {}).get("metric_stride")
     if isinstance(updates, int) and isinstance(stride, int) and stride >= updates:
@@ -368,31 +343,6 @@ def submits_jobs_elsewhere(argv: Sequence[str]) -> bool:
             if value not in ("local", "dryrun", "touch"):
                 return True
     return False
-
-
-def cuda_problem(config: Mapping[str, Any]) -> str | None:
-    """Why ``device`` cannot be used on this machine (None if it can, or it is not CUDA).
-
-    Imports torch only for a CUDA device, so that a dry run of a CPU configuration stays light.
-    """
-    device = str(config.get("device", "auto"))
-    if device != "cuda" and not device.startswith("cuda:"):
-        return None
-    import torch
-
-    if not torch.cuda.is_available():
-        return (
-            f"device: {device!r} asks for a CUDA GPU, but this machine has none visible to torch "
-            f"{torch.__version__}; set device: auto (CUDA when present, else the CPU) or cpu"
-        )
-    index = int(device.split(":")[1]) if ":" in device else 0
-    if index >= torch.cuda.device_count():
-        return (
-            f"device: {device!r} names GPU {index}, but this machine has "
-            f"{torch.cuda.device_count()}; "
-            "set device: cuda or auto"
-        )
-    return None
 
 
 def validation_error_message(error: Any, schema: Mapping | None = None) -> str:
@@ -568,7 +518,7 @@ def _geometry_problems(config: Mapping[str, Any]) -> list[str]:
 RENAMED_STUDIES = {"rajaee": "rajaee_cls"}
 
 
-def validate_config(config: dict, schema: str | os.PathLike = SCHEMA) -> None:
+def validate_config(config: dict, schema: str | os.PathLike = CONFIG_SCHEMA) -> None:
     """Validate ``config`` against the schema, filling in its defaults; a violation is a
     :class:`ConfigError` of one short paragraph naming the key (not the whole schema)."""
     studies = config.get("studies")
@@ -582,7 +532,7 @@ def validate_config(config: dict, schema: str | os.PathLike = SCHEMA) -> None:
 
 
 def load_config(
-    files: Sequence[str | os.PathLike], schema: str | os.PathLike = SCHEMA
+    files: Sequence[str | os.PathLike], schema: str | os.PathLike = CONFIG_SCHEMA
 ) -> dict[str, Any]:
     """The configuration the workflow runs: ``files`` laid over each other as Snakemake lays
     them (later files win key by key, an empty mapping over a full one refused), validated
@@ -601,7 +551,7 @@ def with_sources(config: dict) -> dict:
     return config
 
 
-def check_loaded_config(config: dict, schema: str | os.PathLike = SCHEMA) -> None:
+def check_loaded_config(config: dict, schema: str | os.PathLike = CONFIG_SCHEMA) -> None:
     """Validate an already merged configuration (filling in defaults) and cross-check it: what
     :func:`load_config` does after merging, for the Snakefile, whose ``config`` Snakemake merged."""
     validate_config(config, schema)

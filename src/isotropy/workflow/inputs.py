@@ -23,7 +23,7 @@ from snakemake.exceptions import WorkflowError
 from isotropy import paths, provenance, sources
 from isotropy.defaults import setting_or_default
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
-from isotropy.workflow.config import encoder, encoder_word_vector_source, model_spec, setting
+from isotropy.workflow.config import encoder, model_spec, setting
 from isotropy.workflow.targets import geometry_models, study_runs
 
 
@@ -55,12 +55,11 @@ def verified_embedding(
 
 
 def word_vector_file(config: Mapping[str, Any]) -> Callable[[Any], str]:
-    """The manifest of the downloaded word-vector source the job's encoder looks words up in."""
+    """The manifest of the downloaded word-vector source the job's encoder looks words up in
+    (rule lookup_word_vectors' wildcard constraint admits word-vector encoders only)."""
 
     def path(wildcards: Any) -> str:
-        return sources.source_outputs(encoder_word_vector_source(dict(config), wildcards.encoder))[
-            0
-        ]
+        return sources.source_outputs(encoder(dict(config), wildcards.encoder)["source"])[0]
 
     return path
 
