@@ -80,7 +80,7 @@ def cpu_seconds(problem, settings: OptimisationSettings, head: Head) -> float:
 
 
 def run_costs(section: dict, dataset: str, items: int, updates: int) -> dict:
-    from isotropy.embeddings import load_embeddings
+    from isotropy.embeddings.texts import load_embeddings
     from isotropy.optimize import Head, OptimisationSettings, build_problem
 
     config = yaml.safe_load(open("config.yaml"))

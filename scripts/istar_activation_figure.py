@@ -8,8 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from isotropy.compute import resolve_device
-from isotropy.embeddings import SentenceEncoderSpec
-from isotropy.embeddings.texts import load_sentence_encoder
+from isotropy.embeddings.texts import SentenceEncoderSpec, load_sentence_encoder
 from isotropy.io import atomic_path
 from isotropy.istar import estimator
 from isotropy.logs import configure_from_snakemake

@@ -80,6 +80,17 @@ def seed_means(table: pd.DataFrame, keys: list[str], columns: list[str], what: s
     return summary.reset_index()
 
 
+def band(ax, frame: pd.DataFrame, x: str, column: str, label: str, colour, style="-", **fill):
+    """The mean of ``column`` over seeds against ``x``, in a band of ± one standard deviation
+    (``fill``: the band's matplotlib options; ``alpha=0`` draws none)."""
+    stats = frame.groupby(x)[column].agg(["mean", "std"]).fillna(0.0)
+    mean, std = stats["mean"], stats["std"]
+    (line,) = ax.plot(stats.index, mean, style, color=colour, label=label)
+    if fill.setdefault("alpha", 0.2):
+        ax.fill_between(stats.index, mean - std, mean + std, color=colour, linewidth=0, **fill)
+    return line
+
+
 def panel_grid(
     panels: int, max_columns: int, panel: tuple[float, float], margin: tuple[float, float]
 ) -> tuple[Figure, np.ndarray]:

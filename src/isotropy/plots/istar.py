@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.colors import ListedColormap
 
 from isotropy.plots.checks import DECORATION, panel_grid, plt, save_figure, seed_means
 
@@ -97,15 +96,10 @@ def figure7_table(runs: pd.DataFrame, task: str = "sst2") -> pd.DataFrame:
 
 
 def _model_styles(models) -> dict[str, tuple[str, tuple[float, ...]]]:
-    """Each model's marker and colour (tab10's RGB triples), by its place in sorted order."""
+    """Each model's marker and colour (tab10's), by its place in sorted order."""
     markers = ["o", "s", "^", "D", "v", "P", "X"]
-    palette = plt.get_cmap("tab10")
-    if not isinstance(palette, ListedColormap):
-        raise TypeError("the model palette tab10 is expected to be a list of colours")
-    colours = [tuple(float(v) for v in rgb) for rgb in np.asarray(palette.colors, dtype=float)]
     return {
-        m: (markers[i % len(markers)], colours[i % len(colours)])
-        for i, m in enumerate(sorted(models))
+        m: (markers[i % len(markers)], plt.cm.tab10(i % 10)) for i, m in enumerate(sorted(models))
     }
 
 

@@ -151,7 +151,6 @@ def read_pos_wordnet(
     unit="word",
     option_keys=("pos_source", "pos_standin_size"),
     options=pos_options,
-    description="CoDWoE English words with their POS (multi-label)",
 )
 def _pos_reader(
     raw_dir=None, vectors_dir=None, wordnet_dir=None, *, pos_source: str, pos_standin_size: int = 0

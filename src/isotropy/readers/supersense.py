@@ -292,7 +292,6 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
     unit="word",
     option_keys=("supersense_source",),
     options=supersense_options,
-    description="Tikhonov et al. (2023) words with their noun supersenses (multi-label)",
 )
 def _supersense_reader(raw_dir=None, words_dir=None, wordnet_dir=None, *, supersense_source: str):
     if supersense_source == "wordnet":
