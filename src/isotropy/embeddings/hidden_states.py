@@ -173,7 +173,22 @@ def extract_token_embeddings(
             bar.update(100 * share - bar.n)
             if max_tokens is not None and n_kept >= max_tokens:
                 break
-    return _token_embeddings(chunks, kept_ids, kept_sentences, len(counts), sentences, tokenizer)
+    if not chunks:
+        raise ValueError(
+            f"no token left after skipping special tokens in {len(sentences)} sentences"
+        )
+    embeddings = _token_embeddings(chunks, kept_ids, kept_sentences, tokenizer)
+    n_layers, n_kept, dim = embeddings.layers.shape
+    log.info(
+        "kept %d token instances of %d types from the first %d of %d sentences, %d layers (dim %d)",
+        n_kept,
+        len(counts),
+        max(kept_sentences) + 1,
+        len(sentences),
+        n_layers,
+        dim,
+    )
+    return embeddings
 
 
 def _pick_tokens(
@@ -214,39 +229,15 @@ def _states_at(model, inputs, rows: list[int], cols: list[int], device: Any) -> 
     return picked.float().cpu().numpy()
 
 
-def _token_embeddings(
-    chunks: list[np.ndarray],
-    kept_ids: list[int],
-    kept_sentences: list[int],
-    n_types: int,
-    sentences: Sequence[str],
-    tokenizer,
-) -> TokenEmbeddings:
-    """The kept instances, checked and joined into one :class:`TokenEmbeddings`."""
-    if not chunks:
-        raise ValueError(
-            f"no token left after skipping special tokens in {len(sentences)} sentences"
-        )
+def _token_embeddings(chunks: list[np.ndarray], ids: list[int], index: list[int], tokenizer):
+    """Every layer's states of the kept instances (``chunks``, joined along the instances), their
+    token ids and sentence (or window) index, checked and held in one :class:`TokenEmbeddings`."""
     layers = np.concatenate(chunks, axis=1).astype(np.float32, copy=False)
     if not np.isfinite(layers).all():
         raise ValueError("the model produced non-finite hidden states")
-    ids = np.asarray(kept_ids, dtype=np.int64)
-    n_layers, n_kept, dim = layers.shape
-    log.info(
-        "kept %d token instances of %d types from the first %d of %d sentences, %d layers (dim %d)",
-        n_kept,
-        n_types,
-        max(kept_sentences) + 1,
-        len(sentences),
-        n_layers,
-        dim,
-    )
-    return TokenEmbeddings(
-        layers,
-        ids,
-        np.asarray(tokenizer.convert_ids_to_tokens(ids.tolist()), dtype=str),
-        np.asarray(kept_sentences, dtype=np.int64),
-    )
+    token_ids = np.asarray(ids, dtype=np.int64)
+    tokens = np.asarray(tokenizer.convert_ids_to_tokens(token_ids.tolist()), dtype=str)
+    return TokenEmbeddings(layers, token_ids, tokens, np.asarray(index, dtype=np.int64))
 
 
 def layer_states_in_batches(
@@ -435,16 +426,12 @@ def extract_window_embeddings(
         ids += batch.flatten().tolist()
         index += [start + b for b in range(len(batch)) for _ in range(batch.shape[1])]
         logged.update(len(batch))
-    layers = np.concatenate(chunks, axis=1).astype(np.float32, copy=False)
-    if not np.isfinite(layers).all():
-        raise ValueError("the model produced non-finite hidden states")
-    token_ids = np.asarray(ids, dtype=np.int64)
+    embeddings = _token_embeddings(chunks, ids, index, tokenizer)
     log.info(
         "kept every position of %d windows of %d tokens: %d instances, %d layers",
         len(windows),
         len(windows[0]),
-        layers.shape[1],
-        layers.shape[0],
+        embeddings.layers.shape[1],
+        embeddings.n_layers,
     )
-    tokens = np.asarray(tokenizer.convert_ids_to_tokens(token_ids.tolist()), dtype=str)
-    return TokenEmbeddings(layers, token_ids, tokens, np.asarray(index, dtype=np.int64))
+    return embeddings
