@@ -173,22 +173,9 @@ def extract_token_embeddings(
             bar.update(100 * share - bar.n)
             if max_tokens is not None and n_kept >= max_tokens:
                 break
-    if not chunks:
-        raise ValueError(
-            f"no token left after skipping special tokens in {len(sentences)} sentences"
-        )
-    embeddings = _token_embeddings(chunks, kept_ids, kept_sentences, tokenizer)
-    n_layers, n_kept, dim = embeddings.layers.shape
-    log.info(
-        "kept %d token instances of %d types from the first %d of %d sentences, %d layers (dim %d)",
-        n_kept,
-        len(counts),
-        max(kept_sentences) + 1,
-        len(sentences),
-        n_layers,
-        dim,
-    )
-    return embeddings
+    read = max(kept_sentences, default=-1) + 1
+    kept = f"{len(counts)} types, from the first {read} of {len(sentences)} sentences"
+    return _token_embeddings(chunks, kept_ids, kept_sentences, tokenizer, kept)
 
 
 def _pick_tokens(
@@ -229,12 +216,19 @@ def _states_at(model, inputs, rows: list[int], cols: list[int], device: Any) -> 
     return picked.float().cpu().numpy()
 
 
-def _token_embeddings(chunks: list[np.ndarray], ids: list[int], index: list[int], tokenizer):
+def _token_embeddings(
+    chunks: list[np.ndarray], ids: list[int], index: list[int], tokenizer, kept: str
+) -> TokenEmbeddings:
     """Every layer's states of the kept instances (``chunks``, joined along the instances), their
-    token ids and sentence (or window) index, checked and held in one :class:`TokenEmbeddings`."""
+    token ids and sentence (or window) index, checked and held in one :class:`TokenEmbeddings`;
+    the log says which they are (``kept``)."""
+    if not chunks:
+        raise ValueError(f"no token left after skipping special tokens: {kept}")
     layers = np.concatenate(chunks, axis=1).astype(np.float32, copy=False)
     if not np.isfinite(layers).all():
         raise ValueError("the model produced non-finite hidden states")
+    n_layers, n_kept, dim = layers.shape
+    log.info("kept %d token instances (%s), %d layers (dim %d)", n_kept, kept, n_layers, dim)
     token_ids = np.asarray(ids, dtype=np.int64)
     tokens = np.asarray(tokenizer.convert_ids_to_tokens(token_ids.tolist()), dtype=str)
     return TokenEmbeddings(layers, token_ids, tokens, np.asarray(index, dtype=np.int64))
@@ -426,12 +420,5 @@ def extract_window_embeddings(
         ids += batch.flatten().tolist()
         index += [start + b for b in range(len(batch)) for _ in range(batch.shape[1])]
         logged.update(len(batch))
-    embeddings = _token_embeddings(chunks, ids, index, tokenizer)
-    log.info(
-        "kept every position of %d windows of %d tokens: %d instances, %d layers",
-        len(windows),
-        len(windows[0]),
-        embeddings.layers.shape[1],
-        embeddings.n_layers,
-    )
-    return embeddings
+    kept = f"every position of {len(windows)} windows of {len(windows[0])} tokens"
+    return _token_embeddings(chunks, ids, index, tokenizer, kept)
