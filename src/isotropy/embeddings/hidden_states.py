@@ -239,12 +239,12 @@ def layer_states_in_batches(
     tokenizer,
     model,
     *,
-    device: Any,
-    batch_size: int,
-    max_length: int,
-    layer: int,
     desc: str,
-    progress: bool,
+    device: Any = "cpu",
+    batch_size: int = 32,
+    max_length: int = 128,
+    layer: int = -1,
+    progress: bool = True,
 ) -> Iterator[tuple[np.ndarray, dict[str, Any], Any, Any]]:
     """One layer's hidden states of ``sentences``, batched by length (less padding): yields
     ``(rows, inputs, special, hidden)`` per batch (the batch's indices into ``sentences``, its
@@ -274,29 +274,17 @@ def mean_pooled_embeddings(
     sentences: Sequence[str],
     tokenizer,
     model,
-    *,
-    device: Any = "cpu",
-    batch_size: int = 32,
-    max_length: int = 128,
-    layer: int = -1,
-    progress: bool = True,
+    **settings: Any,
 ) -> np.ndarray:
     """Sentence embeddings: the mean of one layer's hidden states over the attended tokens.
 
     Special tokens are included, as in sentence-transformers' mean pooling. Sentences are
-    batched by length (less padding); rows come back in input order.
+    batched by length (less padding); rows come back in input order. ``settings``: device,
+    batch size, max length, layer and progress, as :func:`layer_states_in_batches` takes them.
     """
     result: np.ndarray | None = None
     batches = layer_states_in_batches(
-        sentences,
-        tokenizer,
-        model,
-        device=device,
-        batch_size=batch_size,
-        max_length=max_length,
-        layer=layer,
-        desc="sentence embeddings",
-        progress=progress,
+        sentences, tokenizer, model, desc="sentence embeddings", **settings
     )
     for rows, inputs, _, hidden in batches:
         mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
@@ -315,33 +303,21 @@ def token_states_by_sentence(
     tokenizer,
     model,
     *,
-    device: Any = "cpu",
-    batch_size: int = 32,
-    max_length: int = 128,
-    layer: int = -1,
-    progress: bool = True,
     drop_special: bool = True,
     desc: str = "STS token states",
+    **settings: Any,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One layer's hidden states of every sentence's tokens, padding removed and (with
     ``drop_special``) the special tokens ([CLS], [SEP]) too, as Rajaee & Pilehvar feed them to
     the cluster-based method; every attended token without it (the SST-2 token features).
+    ``settings``: device, batch size, max length, layer and progress, as
+    :func:`layer_states_in_batches` takes them.
 
     Returns ``(tokens, offsets)``: float32 (T, d), sentence i's tokens at
     ``offsets[i]:offsets[i+1]``.
     """
     per_sentence: list[np.ndarray | None] = [None] * len(sentences)
-    batches = layer_states_in_batches(
-        sentences,
-        tokenizer,
-        model,
-        device=device,
-        batch_size=batch_size,
-        max_length=max_length,
-        layer=layer,
-        desc=desc,
-        progress=progress,
-    )
+    batches = layer_states_in_batches(sentences, tokenizer, model, desc=desc, **settings)
     for rows, inputs, special, hidden in batches:
         keep = inputs["attention_mask"].bool().cpu()
         if drop_special:
