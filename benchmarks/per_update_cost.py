@@ -25,7 +25,7 @@ import pandas as pd
 import torch
 import yaml
 
-from isotropy.embeddings import load_embeddings
+from isotropy.embeddings.texts import load_embeddings
 from isotropy.optimize import OptimisationSettings, build_problem, run_optimisation
 from isotropy.workflow import targets
 

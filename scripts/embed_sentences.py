@@ -3,7 +3,7 @@
 import pandas as pd
 
 from isotropy.compute import resolve_device
-from isotropy.embeddings import SentenceEncoderSpec, embed_sentences
+from isotropy.embeddings.texts import SentenceEncoderSpec, embed_sentences
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 

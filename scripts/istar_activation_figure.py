@@ -8,12 +8,11 @@ from pathlib import Path
 import pandas as pd
 
 from isotropy.compute import resolve_device
-from isotropy.embeddings import SentenceEncoderSpec
-from isotropy.embeddings.texts import load_sentence_encoder
+from isotropy.embeddings.texts import SentenceEncoderSpec, load_sentence_encoder
 from isotropy.io import atomic_path
 from isotropy.istar import estimator
 from isotropy.logs import configure_from_snakemake
-from isotropy.plots import estimator as estimator_plots
+from isotropy.plots import istar as istar_plots
 from isotropy.provenance import record_step
 from isotropy.readers.tasks import load_task_split
 
@@ -40,7 +39,7 @@ def main(snakemake):
     for frame, path in ((activations, snakemake.output.table), (summary, snakemake.output.summary)):
         with atomic_path(path) as tmp:
             frame.to_csv(tmp, index=False)
-    estimator_plots.plot_figure1(activations, snakemake.output.pdf, snakemake.output.png)
+    istar_plots.plot_figure1(activations, snakemake.output.pdf, snakemake.output.png)
     record_step(snakemake, device=device)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from isotropy.io import atomic_path
 from isotropy.istar import estimator
 from isotropy.logs import configure_from_snakemake
-from isotropy.plots import estimator as estimator_plots
+from isotropy.plots import istar as istar_plots
 from isotropy.provenance import record_step
 
 
@@ -48,7 +48,7 @@ def main(snakemake):
         log.info("mini-batch stability:\n%s", stability.to_string(index=False))
         _csv(curves, out.zeta_table)
         _csv(stability, out.batch_table)
-        estimator_plots.plot_figure4(curves, stability, out.pdf, out.png)
+        istar_plots.plot_figure4(curves, stability, out.pdf, out.png)
     else:
         points, summary = estimator.cosine_clouds(
             tuple(np.asarray(settings["cosine_targets"], dtype=float)),
@@ -58,7 +58,7 @@ def main(snakemake):
         log.info("Figures 2-3:\n%s", summary.to_string(index=False))
         _csv(summary, out.table)
         _csv(points, out.points)
-        estimator_plots.plot_figures2_3(points, summary, out.pdf, out.png)
+        istar_plots.plot_figures2_3(points, summary, out.pdf, out.png)
     record_step(snakemake)
 
 

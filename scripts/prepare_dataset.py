@@ -1,13 +1,14 @@
 """Build one prepared data set, resources/data/<dataset>.parquet, from its fetched raw sources.
 
-Thin entry point for rule ``prepare_dataset``: the work is :func:`isotropy.readers.prepare_dataset`.
+Thin entry point for rule ``prepare_dataset``: the work is
+:func:`isotropy.readers.registry.prepare_dataset`.
 """
 
 from pathlib import Path
 
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
-from isotropy.readers import prepare_dataset, write_dataset
+from isotropy.readers.registry import prepare_dataset, write_dataset
 from isotropy.sources import source_trust
 
 

@@ -7,7 +7,7 @@ import logging
 import numpy as np
 import pandas as pd
 
-from isotropy.embeddings import load_embeddings
+from isotropy.embeddings.texts import load_embeddings
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.metrics import objectives

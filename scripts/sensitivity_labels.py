@@ -6,7 +6,7 @@ import pandas as pd
 
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
-from isotropy.readers import write_dataset
+from isotropy.readers.registry import write_dataset
 from isotropy.sensitivity import label_set_table
 
 log = logging.getLogger(__name__)

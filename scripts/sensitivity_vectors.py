@@ -5,7 +5,7 @@ import shutil
 
 import numpy as np
 
-from isotropy.embeddings import load_embeddings
+from isotropy.embeddings.texts import load_embeddings
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step

@@ -23,6 +23,19 @@ def sources_lock(tmp_path_factory, monkeypatch) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True, scope="session")
+def figure_checks():
+    """Every figure a test saves (isotropy.plots.checks.save_figure) is checked first: an
+    overlap, an unnamed curve or text too small at the stated page width fails the test."""
+    from figure_checks import check_figure
+
+    from isotropy.plots import checks
+
+    checks.FIGURE_CHECKS.append(check_figure)
+    yield check_figure
+    checks.FIGURE_CHECKS.remove(check_figure)
+
+
 @pytest.fixture(scope="session")
 def mirror_root() -> Path:
     """The offline data mirror: $ISOTROPY_MIRROR, else ../shared/mirror beside the repository.

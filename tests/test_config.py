@@ -393,7 +393,7 @@ def test_metric_stride_not_below_updates_is_refused(config):
 
 
 def test_misspelt_main_setup_is_refused_naming_the_registered_datasets(config):
-    from isotropy.readers import DATASETS
+    from isotropy.readers.registry import DATASETS
 
     config["main"]["setups"]["polarty"] = config["main"]["setups"].pop("polarity")
     with pytest.raises(workflow_config.ConfigError) as info:
@@ -405,7 +405,7 @@ def test_misspelt_main_setup_is_refused_naming_the_registered_datasets(config):
 
 def test_load_config_refuses_a_misspelt_main_setup_in_one_sentence(tmp_path):
     """The one loader of the Snakefile, the estimate and the audit runs every cross-check."""
-    from isotropy.readers import DATASETS
+    from isotropy.readers.registry import DATASETS
 
     overlay = tmp_path / "typo.yaml"
     overlay.write_text("main:\n  setups:\n    polarty: {encoder: miniLM, bias: false}\n")

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from isotropy.embeddings import lookup_word_vectors
+from isotropy.embeddings.texts import lookup_word_vectors
 
 
 def test_nan_word_vectors_name_their_words_and_file(tmp_path):

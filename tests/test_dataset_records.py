@@ -1,4 +1,4 @@
-"""One record per data set (isotropy.readers.DatasetSpec): the schema, the configuration's
+"""One record per data set (isotropy.readers.registry.DatasetSpec): the schema, the configuration's
 checks and the layouts agree with the registry, each check tested on a planted mismatch."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def config() -> dict:
 
 def registry_problems(
     schema: Mapping[str, Any],
-    datasets: Mapping[str, readers.DatasetSpec],
+    datasets: Mapping[str, readers.registry.DatasetSpec],
     layouts: Mapping[str, Any],
 ) -> list[str]:
     """Where the schema lists what the registries hold, and where a record names a layout no
@@ -65,18 +65,18 @@ def registry_problems(
 
 
 def test_the_schema_lists_what_the_registries_hold(schema):
-    assert registry_problems(schema, readers.DATASETS, LAYOUTS) == []
+    assert registry_problems(schema, readers.registry.DATASETS, LAYOUTS) == []
 
 
 def test_the_registry_check_finds_planted_mismatches(schema):
     planted = copy.deepcopy(schema)
     kinds = planted["properties"]["sources"]["additionalProperties"]["properties"]["kind"]
     kinds["enum"].append("tarball")
-    spec = readers.DATASETS["polarity"]
+    spec = readers.registry.DATASETS["polarity"]
     datasets = {
-        **readers.DATASETS,
-        "pos": readers.DatasetSpec(spec.sources, spec.reader, "sentence", spec.options),
-        "toy": readers.DatasetSpec(
+        **readers.registry.DATASETS,
+        "pos": readers.registry.DatasetSpec(spec.sources, spec.reader, "sentence", spec.options),
+        "toy": readers.registry.DatasetSpec(
             spec.sources, spec.reader, "word", spec.options, layouts={"raw_dir": "nope"}
         ),
     }
@@ -87,17 +87,17 @@ def test_the_registry_check_finds_planted_mismatches(schema):
 
 
 def test_each_record_names_its_unit_layouts_and_options(config, schema):
-    assert {readers.DATASETS[name].unit for name in ("pos", "supersense")} == {"word"}
-    assert readers.DATASETS["polarity"].unit == "sentence"
-    assert readers.DATASETS["snli"].unit == "pair"
+    assert {readers.registry.DATASETS[name].unit for name in ("pos", "supersense")} == {"word"}
+    assert readers.registry.DATASETS["polarity"].unit == "sentence"
+    assert readers.registry.DATASETS["snli"].unit == "pair"
     assert workflow_config.word_datasets() == {"pos", "supersense"}
     # Polarity's files are named once, by the layout; the reader labels them from there.
     assert list(POLARITY_LABELS) == list(POLARITY_FILES)
-    for name, spec in readers.DATASETS.items():
+    for name, spec in readers.registry.DATASETS.items():
         assert set(spec.options(config)) <= set(spec.option_keys), name
     # pos and supersense read their options from the configuration's own keys: schema keys.
     for name in ("pos", "supersense"):
-        for key in readers.DATASETS[name].option_keys:
+        for key in readers.registry.DATASETS[name].option_keys:
             assert key in schema["properties"], key
 
 

@@ -63,11 +63,11 @@ def wordnet(raw_dirs):
 
 
 def prepare(name: str, raw_dirs, config) -> pd.DataFrame:
-    return readers.prepare_dataset(
+    return readers.registry.prepare_dataset(
         name,
         raw_dirs,
-        readers.dataset_sources(config, name),
-        readers.dataset_options(config, name),
+        readers.inputs.dataset_sources(config, name),
+        readers.inputs.dataset_options(config, name),
     )
 
 
@@ -166,8 +166,8 @@ def test_pos_standin_small_vocabulary(wordnet):
 
 def test_pos_standin_from_mirror_vectors(raw_dirs, config):
     config = {**config, "pos_source": "wordnet", "pos_standin_size": 300}
-    assert readers.required_sources("pos", config) == ["word2vec", "wordnet"]
-    assert readers.dataset_options(config, "pos") == {
+    assert readers.inputs.required_sources("pos", config) == ["word2vec", "wordnet"]
+    assert readers.inputs.dataset_options(config, "pos") == {
         "pos_source": "wordnet",
         "pos_standin_size": 300,
     }
@@ -220,11 +220,11 @@ def test_supersense_from_tikhonov_features(tmp_path, config):
         ),  # case kept, stripped
     ]
     raw = write_features_zip(tmp_path / "supersense_features", supersense_csv(rows))
-    table = readers.prepare_dataset(
+    table = readers.registry.prepare_dataset(
         "supersense",
         {"supersense_features": raw},
-        readers.dataset_sources(config, "supersense"),
-        readers.dataset_options(config, "supersense"),
+        readers.inputs.dataset_sources(config, "supersense"),
+        readers.inputs.dataset_options(config, "supersense"),
     )
     assert table.to_dict("list") == {
         "text": ["dog", "cat", "idea", "Bank"],
@@ -331,30 +331,30 @@ def test_tikhonov_table_encodings(tmp_path):
 
 
 def test_required_sources(config):
-    assert readers.required_sources("polarity", config) == ["polarity"]
-    assert readers.required_sources("supersense", config) == ["supersense_features"]
-    assert readers.dataset_options(config, "supersense") == {"supersense_source": "tikhonov"}
+    assert readers.inputs.required_sources("polarity", config) == ["polarity"]
+    assert readers.inputs.required_sources("supersense", config) == ["supersense_features"]
+    assert readers.inputs.dataset_options(config, "supersense") == {"supersense_source": "tikhonov"}
     standin = {**config, "supersense_source": "wordnet"}
-    assert readers.required_sources("supersense", standin) == ["supersense_words", "wordnet"]
-    assert readers.required_sources("pos", config) == ["codwoe"]
-    assert readers.dataset_options(config, "pos") == {"pos_source": "codwoe"}
-    assert readers.dataset_options(config, "snli") == {}
+    assert readers.inputs.required_sources("supersense", standin) == ["supersense_words", "wordnet"]
+    assert readers.inputs.required_sources("pos", config) == ["codwoe"]
+    assert readers.inputs.dataset_options(config, "pos") == {"pos_source": "codwoe"}
+    assert readers.inputs.dataset_options(config, "snli") == {}
     for task in GLUE_TASKS:
-        assert readers.required_sources(task, config) == [f"glue_{task}"]
+        assert readers.inputs.required_sources(task, config) == [f"glue_{task}"]
     with pytest.raises(ValueError, match="unknown data set"):
-        readers.required_sources("nope", config)
+        readers.inputs.required_sources("nope", config)
 
 
 def test_dataset_inputs_fail_early_for_missing_mirror_task(config, mirror_root, monkeypatch):
     monkeypatch.setenv(download.MIRROR_ENV, str(mirror_root))
-    assert readers.dataset_inputs(config, "cola") == {
+    assert readers.inputs.dataset_inputs(config, "cola") == {
         "glue_cola": "resources/raw/glue_cola/manifest.json"
     }
     with pytest.raises(
         FileNotFoundError,
         match=r"glue/MNLI/train.tsv.*available in this mirror: cola, mrpc, rte, sst2, wnli",
     ):
-        readers.dataset_inputs(config, "mnli")
+        readers.inputs.dataset_inputs(config, "mnli")
 
 
 @pytest.fixture
@@ -365,15 +365,15 @@ def toy_reader_module(tmp_path, monkeypatch):
     (folder / "toy.py").write_text(TOY_DATASET_MODULE)
     monkeypatch.setattr(readers, "__path__", [*readers.__path__, str(folder)])
     yield "isotropy.readers.toy"
-    readers.DATASETS.pop("toy", None)
+    readers.registry.DATASETS.pop("toy", None)
     sys.modules.pop("isotropy.readers.toy", None)
 
 
 def test_a_new_reader_module_is_a_new_data_set(toy_reader_module, config, tmp_path, monkeypatch):
     """A data set is one config entry plus one reader module: no registry or list is edited."""
     monkeypatch.delenv(download.MIRROR_ENV, raising=False)
-    assert "toy" not in readers.DATASETS
-    assert toy_reader_module in readers.discover_readers()
+    assert "toy" not in readers.registry.DATASETS
+    assert toy_reader_module in readers.registry.discover_readers()
     config = copy.deepcopy(config)  # the schema fills defaults in: not into the shared fixture
     toy_config = {
         **config,
@@ -384,38 +384,38 @@ def test_a_new_reader_module_is_a_new_data_set(toy_reader_module, config, tmp_pa
     }
     # A real configuration: through the schema (defaults filled) and every cross-check.
     workflow_config.check_loaded_config(toy_config)
-    assert readers.DATASETS["toy"].unit == "word"
-    assert readers.required_sources("toy", toy_config) == ["toy_words"]
-    assert readers.dataset_inputs(toy_config, "toy") == {
+    assert readers.registry.DATASETS["toy"].unit == "word"
+    assert readers.inputs.required_sources("toy", toy_config) == ["toy_words"]
+    assert readers.inputs.dataset_inputs(toy_config, "toy") == {
         "toy_words": "resources/raw/toy_words/manifest.json"
     }
-    assert readers.dataset_options(toy_config, "toy") == {"mark": "!"}
+    assert readers.inputs.dataset_options(toy_config, "toy") == {"mark": "!"}
     raw = tmp_path / "raw" / "toy_words"
     raw.mkdir(parents=True)
     (raw / "words.tsv").write_text("dog\tnoun\nrun\tverb\n")
-    table = readers.prepare_dataset(
+    table = readers.registry.prepare_dataset(
         "toy",
         {"toy_words": raw},
-        readers.dataset_sources(toy_config, "toy"),
-        readers.dataset_options(toy_config, "toy"),
+        readers.inputs.dataset_sources(toy_config, "toy"),
+        readers.inputs.dataset_options(toy_config, "toy"),
     )
     assert table.to_dict("list") == {"text": ["dog!", "run!"], "label": ["noun", "verb"]}
     with pytest.raises(ValueError, match="registered twice"):
-        readers.register_dataset("toy", sources={"raw_dir": "toy_words"}, unit="word")(
+        readers.registry.register_dataset("toy", sources={"raw_dir": "toy_words"}, unit="word")(
             lambda raw_dir: None
         )
 
 
 def test_write_and_read_roundtrip(tmp_path):
     table = pd.DataFrame({"text": ["dog", "run"], "labels": [["noun", "verb"], ["verb"]]})
-    readers.write_dataset(table, tmp_path / "data" / "x.parquet")
-    back = readers.read_dataset(tmp_path / "data" / "x.parquet")
+    readers.registry.write_dataset(table, tmp_path / "data" / "x.parquet")
+    back = readers.registry.read_dataset(tmp_path / "data" / "x.parquet")
     assert back["labels"].tolist() == [["noun", "verb"], ["verb"]]
     assert [p.name for p in (tmp_path / "data").iterdir()] == ["x.parquet"]
     with pytest.raises(ValueError, match="exactly one of label/labels"):
-        readers.write_dataset(pd.DataFrame({"text": ["a"]}), tmp_path / "bad.parquet")
+        readers.registry.write_dataset(pd.DataFrame({"text": ["a"]}), tmp_path / "bad.parquet")
     with pytest.raises(ValueError, match="non-empty lists"):
-        readers.validate_table(pd.DataFrame({"text": ["a"], "labels": [[]]}))
+        readers.registry.validate_table(pd.DataFrame({"text": ["a"], "labels": [[]]}))
     assert not (tmp_path / "bad.parquet").exists()
 
 
@@ -627,7 +627,7 @@ def test_qnli_reader_on_glues_real_dev_file(mirror_root):
 
 def _prepare(dataset: str, raw_dir: Path):
     sources = {"raw_dir": dataset}
-    return readers.prepare_dataset(dataset, {dataset: raw_dir}, sources)
+    return readers.registry.prepare_dataset(dataset, {dataset: raw_dir}, sources)
 
 
 def test_nul_byte_in_a_sentence_is_refused_naming_file_and_line(tmp_path):
@@ -670,4 +670,4 @@ def test_empty_snli_and_header_only_rte_are_refused_naming_the_file(tmp_path):
     rte.mkdir()
     (rte / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")
     with pytest.raises(ValueError, match=r"data set 'rte' has no rows.*rte/train.tsv"):
-        readers.prepare_dataset("rte", {"glue_rte": rte}, {"raw_dir": "glue_rte"})
+        readers.registry.prepare_dataset("rte", {"glue_rte": rte}, {"raw_dir": "glue_rte"})

@@ -30,7 +30,9 @@ def test_the_download_defaults_are_the_schemas(filled):
 
 def test_a_partial_configuration_reads_the_same_defaults_as_a_validated_one(filled):
     for dataset in ("pos", "supersense"):
-        assert readers.dataset_options({}, dataset) == readers.dataset_options(filled, dataset)
+        assert readers.inputs.dataset_options({}, dataset) == readers.inputs.dataset_options(
+            filled, dataset
+        )
     assert inputs.configured_studies({"main": {"updates": 9}}) == ["main"]
     assert setting_or_default({}, "studies") == filled["studies"]
 

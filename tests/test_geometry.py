@@ -605,12 +605,12 @@ def test_sts_sources_and_the_mirror(mirror_root, monkeypatch):
         "sources": with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))["sources"]
     }
     # SICK-R is optional: a mirror without it gives the job no input (it is marked unavailable).
-    assert readers.sts_inputs(config, "sickr", "test") == {}
-    assert readers.sts_inputs(config, "stsb", "train") == {
+    assert readers.inputs.sts_inputs(config, "sickr", "test") == {}
+    assert readers.inputs.sts_inputs(config, "stsb", "train") == {
         "data": "resources/raw/hf_stsb_train/manifest.json"
     }
     with pytest.raises(FileNotFoundError, match="mirror .* lacks glue/STS-B/dev.tsv"):
-        readers.sts_inputs(config, "stsb", "validation")
+        readers.inputs.sts_inputs(config, "stsb", "validation")
     with pytest.raises(FileNotFoundError, match="STS-B/dev.tsv is missing"):
         read_sts("stsb", "validation", mirror_root / "glue" / "STS-B")
 

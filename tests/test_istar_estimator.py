@@ -11,7 +11,7 @@ import torch
 
 from isotropy import metrics
 from isotropy.istar import estimator
-from isotropy.plots import estimator as estimator_plots
+from isotropy.plots import istar as istar_plots
 
 VARIANCES = estimator.spectrum(16, 20.0)
 
@@ -77,9 +77,9 @@ def test_cosine_clouds_hit_the_printed_cosines_with_opposite_isoscores():
 def test_figures_render(tmp_path):
     curves = estimator.zeta_curves(VARIANCES, [16, 256], [0.0, 0.5, 1.0], 2_000, seed=0)
     stability = estimator.minibatch_stability(VARIANCES, [8, 32], 3, 0.75, 2_000, seed=0)
-    estimator_plots.plot_figure4(curves, stability, tmp_path / "f4.pdf", tmp_path / "f4.png")
+    istar_plots.plot_figure4(curves, stability, tmp_path / "f4.pdf", tmp_path / "f4.png")
     points, summary = estimator.cosine_clouds((0.978, 0.005), 100, seed=0)
-    estimator_plots.plot_figures2_3(points, summary, tmp_path / "f2.pdf", tmp_path / "f2.png")
+    istar_plots.plot_figures2_3(points, summary, tmp_path / "f2.pdf", tmp_path / "f2.png")
     assert all((tmp_path / name).stat().st_size > 1000 for name in ("f4.png", "f2.png"))
 
 

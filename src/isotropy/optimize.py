@@ -124,8 +124,8 @@ def problem_from_files(
     table: pd.DataFrame, vectors_path: str | os.PathLike, index_path: str | os.PathLike
 ) -> Problem:
     """:func:`build_problem` for a prepared table and its embeddings' files (checked as they
-    load: :func:`isotropy.embeddings.load_embeddings`)."""
-    from isotropy.embeddings import load_embeddings
+    load: :func:`isotropy.embeddings.texts.load_embeddings`)."""
+    from isotropy.embeddings.texts import load_embeddings
 
     vectors, index = load_embeddings(vectors_path, index_path)
     return build_problem(table, index, vectors)

@@ -173,7 +173,9 @@ def extract_token_embeddings(
             bar.update(100 * share - bar.n)
             if max_tokens is not None and n_kept >= max_tokens:
                 break
-    return _token_embeddings(chunks, kept_ids, kept_sentences, len(counts), sentences, tokenizer)
+    read = max(kept_sentences, default=-1) + 1
+    kept = f"{len(counts)} types, from the first {read} of {len(sentences)} sentences"
+    return _token_embeddings(chunks, kept_ids, kept_sentences, tokenizer, kept)
 
 
 def _pick_tokens(
@@ -215,38 +217,21 @@ def _states_at(model, inputs, rows: list[int], cols: list[int], device: Any) -> 
 
 
 def _token_embeddings(
-    chunks: list[np.ndarray],
-    kept_ids: list[int],
-    kept_sentences: list[int],
-    n_types: int,
-    sentences: Sequence[str],
-    tokenizer,
+    chunks: list[np.ndarray], ids: list[int], index: list[int], tokenizer, kept: str
 ) -> TokenEmbeddings:
-    """The kept instances, checked and joined into one :class:`TokenEmbeddings`."""
+    """Every layer's states of the kept instances (``chunks``, joined along the instances), their
+    token ids and sentence (or window) index, checked and held in one :class:`TokenEmbeddings`;
+    the log says which they are (``kept``)."""
     if not chunks:
-        raise ValueError(
-            f"no token left after skipping special tokens in {len(sentences)} sentences"
-        )
+        raise ValueError(f"no token left after skipping special tokens: {kept}")
     layers = np.concatenate(chunks, axis=1).astype(np.float32, copy=False)
     if not np.isfinite(layers).all():
         raise ValueError("the model produced non-finite hidden states")
-    ids = np.asarray(kept_ids, dtype=np.int64)
     n_layers, n_kept, dim = layers.shape
-    log.info(
-        "kept %d token instances of %d types from the first %d of %d sentences, %d layers (dim %d)",
-        n_kept,
-        n_types,
-        max(kept_sentences) + 1,
-        len(sentences),
-        n_layers,
-        dim,
-    )
-    return TokenEmbeddings(
-        layers,
-        ids,
-        np.asarray(tokenizer.convert_ids_to_tokens(ids.tolist()), dtype=str),
-        np.asarray(kept_sentences, dtype=np.int64),
-    )
+    log.info("kept %d token instances (%s), %d layers (dim %d)", n_kept, kept, n_layers, dim)
+    token_ids = np.asarray(ids, dtype=np.int64)
+    tokens = np.asarray(tokenizer.convert_ids_to_tokens(token_ids.tolist()), dtype=str)
+    return TokenEmbeddings(layers, token_ids, tokens, np.asarray(index, dtype=np.int64))
 
 
 def layer_states_in_batches(
@@ -254,12 +239,12 @@ def layer_states_in_batches(
     tokenizer,
     model,
     *,
-    device: Any,
-    batch_size: int,
-    max_length: int,
-    layer: int,
     desc: str,
-    progress: bool,
+    device: Any = "cpu",
+    batch_size: int = 32,
+    max_length: int = 128,
+    layer: int = -1,
+    progress: bool = True,
 ) -> Iterator[tuple[np.ndarray, dict[str, Any], Any, Any]]:
     """One layer's hidden states of ``sentences``, batched by length (less padding): yields
     ``(rows, inputs, special, hidden)`` per batch (the batch's indices into ``sentences``, its
@@ -289,29 +274,17 @@ def mean_pooled_embeddings(
     sentences: Sequence[str],
     tokenizer,
     model,
-    *,
-    device: Any = "cpu",
-    batch_size: int = 32,
-    max_length: int = 128,
-    layer: int = -1,
-    progress: bool = True,
+    **settings: Any,
 ) -> np.ndarray:
     """Sentence embeddings: the mean of one layer's hidden states over the attended tokens.
 
     Special tokens are included, as in sentence-transformers' mean pooling. Sentences are
-    batched by length (less padding); rows come back in input order.
+    batched by length (less padding); rows come back in input order. ``settings``: device,
+    batch size, max length, layer and progress, as :func:`layer_states_in_batches` takes them.
     """
     result: np.ndarray | None = None
     batches = layer_states_in_batches(
-        sentences,
-        tokenizer,
-        model,
-        device=device,
-        batch_size=batch_size,
-        max_length=max_length,
-        layer=layer,
-        desc="sentence embeddings",
-        progress=progress,
+        sentences, tokenizer, model, desc="sentence embeddings", **settings
     )
     for rows, inputs, _, hidden in batches:
         mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
@@ -330,33 +303,21 @@ def token_states_by_sentence(
     tokenizer,
     model,
     *,
-    device: Any = "cpu",
-    batch_size: int = 32,
-    max_length: int = 128,
-    layer: int = -1,
-    progress: bool = True,
     drop_special: bool = True,
     desc: str = "STS token states",
+    **settings: Any,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One layer's hidden states of every sentence's tokens, padding removed and (with
     ``drop_special``) the special tokens ([CLS], [SEP]) too, as Rajaee & Pilehvar feed them to
     the cluster-based method; every attended token without it (the SST-2 token features).
+    ``settings``: device, batch size, max length, layer and progress, as
+    :func:`layer_states_in_batches` takes them.
 
     Returns ``(tokens, offsets)``: float32 (T, d), sentence i's tokens at
     ``offsets[i]:offsets[i+1]``.
     """
     per_sentence: list[np.ndarray | None] = [None] * len(sentences)
-    batches = layer_states_in_batches(
-        sentences,
-        tokenizer,
-        model,
-        device=device,
-        batch_size=batch_size,
-        max_length=max_length,
-        layer=layer,
-        desc=desc,
-        progress=progress,
-    )
+    batches = layer_states_in_batches(sentences, tokenizer, model, desc=desc, **settings)
     for rows, inputs, special, hidden in batches:
         keep = inputs["attention_mask"].bool().cpu()
         if drop_special:
@@ -435,16 +396,5 @@ def extract_window_embeddings(
         ids += batch.flatten().tolist()
         index += [start + b for b in range(len(batch)) for _ in range(batch.shape[1])]
         logged.update(len(batch))
-    layers = np.concatenate(chunks, axis=1).astype(np.float32, copy=False)
-    if not np.isfinite(layers).all():
-        raise ValueError("the model produced non-finite hidden states")
-    token_ids = np.asarray(ids, dtype=np.int64)
-    log.info(
-        "kept every position of %d windows of %d tokens: %d instances, %d layers",
-        len(windows),
-        len(windows[0]),
-        layers.shape[1],
-        layers.shape[0],
-    )
-    tokens = np.asarray(tokenizer.convert_ids_to_tokens(token_ids.tolist()), dtype=str)
-    return TokenEmbeddings(layers, token_ids, tokens, np.asarray(index, dtype=np.int64))
+    kept = f"every position of {len(windows)} windows of {len(windows[0])} tokens"
+    return _token_embeddings(chunks, ids, index, tokenizer, kept)

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from isotropy.metrics import registry
-from isotropy.plots.checks import DECORATION, plt, save_figure
+from isotropy.plots.checks import DECORATION, band, plt, save_figure
 
 SCRIPT = "scripts/extensions_figures.py"
 
@@ -23,15 +23,6 @@ def cluster_label(name: str) -> str:
     metrics = (*registry.trace_metrics(), *registry.OPTIONAL_METRICS)
     label = next(metric.label for metric in metrics if metric.name == name)
     return label if registry.orientation(name) > 0 else f"{label} (lower = better)"
-
-
-def band(ax, frame: pd.DataFrame, x: str, column: str, label: str, colour: str, style="-"):
-    """The mean of ``column`` over seeds against ``x``, in a band of ± one standard deviation."""
-    stats = frame.groupby(x)[column].agg(["mean", "std"]).fillna(0.0)
-    mean, std = stats["mean"], stats["std"]
-    (line,) = ax.plot(stats.index, mean, style, color=colour, label=label)
-    ax.fill_between(stats.index, mean - std, mean + std, color=colour, alpha=0.2)
-    return line
 
 
 def criteria_figure(traces: pd.DataFrame) -> Figure:

@@ -19,11 +19,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
 
 from isotropy.metrics import registry
-from isotropy.plots.checks import DECORATION, panel_grid, save_figure
-
-
-def _mean_std(frame: pd.DataFrame, column: str) -> pd.DataFrame:
-    return frame.groupby("step")[column].agg(["mean", "std"]).reset_index().fillna({"std": 0.0})
+from isotropy.plots.checks import DECORATION, band, panel_grid, save_figure
 
 
 def setup_label(dataset: str, encoder: str, encoder_labels: dict[str, str]) -> str:
@@ -55,19 +51,12 @@ def _panel_curves(ax: plt.Axes, frame: pd.DataFrame, seeds: int) -> bool:
         axis.tick_params(axis="y", labelcolor=colour, labelsize=8)
         if frame.empty:
             continue
+        banded = seeds >= 2  # one seed has no spread: no band
         for metric in drawn:
-            stats = _mean_std(frame, metric.name)
-            axis.plot(stats["step"], stats["mean"], color=metric.colour, label=_curve_name(metric))
-            if seeds >= 2:  # one seed has no spread: no band
-                banded = True
-                axis.fill_between(
-                    stats["step"],
-                    stats["mean"] - stats["std"],
-                    stats["mean"] + stats["std"],
-                    color=metric.colour,
-                    alpha=0.25,
-                    linewidth=0,
-                )
+            label = _curve_name(metric)
+            band(
+                axis, frame, "step", metric.name, label, metric.colour, alpha=0.25 if banded else 0
+            )
     return banded
 
 

@@ -21,7 +21,7 @@ def plot_cls_layers(
     std over seeds; ``title`` states the settings. Returns the plotted summary."""
     keys = ["model", "task", "method", "layer"]
     summary = seed_means(layers, keys, ["iw", "isoscore"], "CLS layers").fillna(0.0)
-    figure, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    figure, axes = plt.subplots(1, 2, figsize=(9, 3.6), layout="constrained")
     for axis, (column, label) in zip(axes, PANELS, strict=True):
         for (model, task, method), group in summary.groupby(["model", "task", "method"]):
             mean, std = group[f"{column}_mean"], group[f"{column}_std"]
@@ -32,8 +32,8 @@ def plot_cls_layers(
         axis.set_xlabel("layer (validation CLS states, before the method)")
         axis.set_ylabel(label)
         axis.set_xticks(np.unique(summary["layer"]))
-    axes[0].legend(fontsize=7)
+    # one legend under both panels: each panel draws the same curves
+    figure.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", fontsize=7)
     figure.suptitle(title, fontsize=9)
-    figure.tight_layout()
     save_figure(figure, pdf_path, png_path)
     return summary

@@ -129,5 +129,4 @@ for _task, _format in GLUE_FORMATS.items():
         sources={"raw_dir": f"glue_{_task}"},
         layouts={"raw_dir": "glue"},
         unit="sentence" if _format.text_pair is None else "pair",
-        description=f"GLUE {_task} training split",
     )(partial(read_glue, _task))

@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from isotropy.defaults import setting_or_default
 from isotropy.paths import RAW_ROOT
 from isotropy.readers.registry import dataset_spec
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
@@ -24,49 +23,6 @@ from isotropy.sources import (
     resolve_mirror,
     source_outputs,
 )
-
-# ---------------------------------------------------------------------------------------------
-# Section 3 data sets whose sources follow the configuration
-
-
-def pos_vocabulary_source(config: Mapping[str, Any]) -> str:
-    """The source of the word vectors used with the POS data (its setup's encoder, else the first
-    word-vector encoder)."""
-    encoders = config.get("encoders", {})
-    setup = config.get("main", {}).get("setups", {}).get("pos", {})
-    candidates = [setup.get("encoder")] + list(encoders)
-    for name in candidates:
-        if name in encoders and encoders[name].get("kind") == "word-vectors":
-            return encoders[name]["source"]
-    raise ValueError(
-        "pos_source 'wordnet' needs a word-vector encoder in config 'encoders' (kind: word-vectors)"
-    )
-
-
-def pos_sources(config: Mapping[str, Any]) -> dict[str, str]:
-    if setting_or_default(config, "pos_source") == "wordnet":
-        return {"vectors_dir": pos_vocabulary_source(config), "wordnet_dir": "wordnet"}
-    return {"raw_dir": "codwoe"}
-
-
-def supersense_sources(config: Mapping[str, Any]) -> dict[str, str]:
-    if setting_or_default(config, "supersense_source") == "wordnet":
-        return {"words_dir": "supersense_words", "wordnet_dir": "wordnet"}
-    return {"raw_dir": "supersense_features"}
-
-
-def pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
-    source = setting_or_default(config, "pos_source")
-    options: dict[str, Any] = {"pos_source": source}
-    if source == "wordnet":
-        # Only the stand-in depends on its size: with codwoe a changed size triggers no re-run.
-        options["pos_standin_size"] = int(setting_or_default(config, "pos_standin_size"))
-    return options
-
-
-def supersense_options(config: Mapping[str, Any]) -> dict[str, Any]:
-    return {"supersense_source": setting_or_default(config, "supersense_source")}
-
 
 # ---------------------------------------------------------------------------------------------
 # Any registered data set

@@ -18,7 +18,6 @@ POLARITY_LABELS = dict(zip(POLARITY_FILES, ("positive", "negative"), strict=True
     sources={"raw_dir": "polarity"},
     layouts={"raw_dir": "polarity"},
     unit="sentence",
-    description="Pang & Lee sentence polarity v1.0",
 )
 def read_polarity(raw_dir: str | os.PathLike) -> pd.DataFrame:
     """Pang & Lee sentence polarity v1.0: one sentence per line, label from the file (10,662

@@ -14,14 +14,14 @@ import logging
 import os
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from isotropy.defaults import setting_or_default
 from isotropy.embeddings.word_vectors import load_word_vectors
-from isotropy.readers.inputs import pos_options, pos_sources
 from isotropy.readers.registry import multi_label_frame, raw_file, register_dataset
 from isotropy.sources import source_files, word_vectors_file
 from isotropy.sources.layouts import decode_text
@@ -144,6 +144,35 @@ def read_pos_wordnet(
 # The data set: CoDWoE's words, or the WordNet stand-in (config pos_source)
 
 
+def pos_vocabulary_source(config: Mapping[str, Any]) -> str:
+    """The source of the word vectors used with the POS data (its setup's encoder, else the first
+    word-vector encoder)."""
+    encoders = config.get("encoders", {})
+    setup = config.get("main", {}).get("setups", {}).get("pos", {})
+    candidates = [setup.get("encoder")] + list(encoders)
+    for name in candidates:
+        if name in encoders and encoders[name].get("kind") == "word-vectors":
+            return encoders[name]["source"]
+    raise ValueError(
+        "pos_source 'wordnet' needs a word-vector encoder in config 'encoders' (kind: word-vectors)"
+    )
+
+
+def pos_sources(config: Mapping[str, Any]) -> dict[str, str]:
+    if setting_or_default(config, "pos_source") == "wordnet":
+        return {"vectors_dir": pos_vocabulary_source(config), "wordnet_dir": "wordnet"}
+    return {"raw_dir": "codwoe"}
+
+
+def pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
+    source = setting_or_default(config, "pos_source")
+    options: dict[str, Any] = {"pos_source": source}
+    if source == "wordnet":
+        # Only the stand-in depends on its size: with codwoe a changed size triggers no re-run.
+        options["pos_standin_size"] = int(setting_or_default(config, "pos_standin_size"))
+    return options
+
+
 @register_dataset(
     "pos",
     sources=pos_sources,
@@ -151,7 +180,6 @@ def read_pos_wordnet(
     unit="word",
     option_keys=("pos_source", "pos_standin_size"),
     options=pos_options,
-    description="CoDWoE English words with their POS (multi-label)",
 )
 def _pos_reader(
     raw_dir=None, vectors_dir=None, wordnet_dir=None, *, pos_source: str, pos_standin_size: int = 0

@@ -179,7 +179,6 @@ class DatasetSpec:
     options: OptionsOf
     option_keys: tuple[str, ...] = ()
     layouts: Mapping[str, str] = field(default_factory=dict)
-    description: str = ""
 
 
 DATASETS: dict[str, DatasetSpec] = {}
@@ -193,7 +192,6 @@ def register_dataset(
     layouts: Mapping[str, str] | None = None,
     option_keys: tuple[str, ...] = (),
     options: OptionsOf | None = None,
-    description: str = "",
 ) -> Callable[[Callable[..., pd.DataFrame]], Callable[..., pd.DataFrame]]:
     """Register data set ``name``, built by the decorated reader.
 
@@ -229,7 +227,6 @@ def register_dataset(
             options=options or configured,
             option_keys=tuple(option_keys),
             layouts=dict(layouts or {}),
-            description=description,
         )
         return reader
 

@@ -20,7 +20,6 @@ SNLI_LABELS = ("entailment", "neutral", "contradiction")
     sources={"raw_dir": "snli"},
     layouts={"raw_dir": "snli"},
     unit="pair",
-    description="SNLI 1.0 validation, gold-labelled pairs",
 )
 def read_snli(raw_dir: str | os.PathLike) -> pd.DataFrame:
     """SNLI 1.0 validation pairs with a gold label (9,842 rows); the ``-`` (no consensus) ones

@@ -22,12 +22,14 @@ import logging
 import os
 import re
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from isotropy.readers.inputs import supersense_options, supersense_sources
+from isotropy.defaults import setting_or_default
 from isotropy.readers.pos import open_wordnet
 from isotropy.readers.registry import multi_label_frame, raw_file, read_utf8_lines, register_dataset
 from isotropy.sources.layouts import decode_text
@@ -281,6 +283,16 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
     return multi_label_frame(kept)
 
 
+def supersense_sources(config: Mapping[str, Any]) -> dict[str, str]:
+    if setting_or_default(config, "supersense_source") == "wordnet":
+        return {"words_dir": "supersense_words", "wordnet_dir": "wordnet"}
+    return {"raw_dir": "supersense_features"}
+
+
+def supersense_options(config: Mapping[str, Any]) -> dict[str, Any]:
+    return {"supersense_source": setting_or_default(config, "supersense_source")}
+
+
 @register_dataset(
     "supersense",
     sources=supersense_sources,
@@ -292,7 +304,6 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
     unit="word",
     option_keys=("supersense_source",),
     options=supersense_options,
-    description="Tikhonov et al. (2023) words with their noun supersenses (multi-label)",
 )
 def _supersense_reader(raw_dir=None, words_dir=None, wordnet_dir=None, *, supersense_source: str):
     if supersense_source == "wordnet":

@@ -58,7 +58,7 @@ def unique_text_count(dataset: str, workdir: Path = Path(".")) -> int | None:
     # (run before every `make run`) should not load for a count.
     import pandas as pd
 
-    from isotropy.embeddings import unique_texts
+    from isotropy.embeddings.texts import unique_texts
 
     return len(unique_texts(pd.read_parquet(table)))
 

@@ -30,10 +30,12 @@ from jsonschema.exceptions import best_match
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from isotropy import readers, sensitivity, sources
+from isotropy import sensitivity, sources
 from isotropy.defaults import CONFIG_SCHEMA
 from isotropy.intake import plain_config_problem
 from isotropy.models import ModelSpec, unknown_model_problems
+from isotropy.readers.inputs import dataset_sources
+from isotropy.readers.registry import DATASETS
 
 # The data sources (URLs, checksums, mirror files): long and seldom edited, so in a file of their
 # own, laid under every configuration by :func:`with_sources` (config.yaml and overlays still
@@ -143,7 +145,7 @@ def encoder(config: dict, name: str) -> dict[str, Any]:
 def sentence_encoder_spec(config: dict, name: str) -> dict[str, Any]:
     """The embedding rule's ``encoder`` parameter: its model's record without the name, then the
     encoder's own settings (batch_size, max_seq_length); scripts read it with
-    :meth:`isotropy.embeddings.SentenceEncoderSpec.from_params`.
+    :meth:`isotropy.embeddings.texts.SentenceEncoderSpec.from_params`.
 
     The model's name is left out, unlike :func:`model_record`, because adding it would change
     the parameter every cached (write-protected) embedding was made with, and Snakemake would
@@ -248,22 +250,22 @@ def dataset_problems(config: Mapping[str, Any]) -> list[str]:
     (a misspelt key plans no run), ``dataset_options`` for a data set or an option no record
     names, and a main-study data set whose source has another raw layout than its record asks
     (``sources.<name>.kind``)."""
-    registered = ", ".join(sorted(readers.DATASETS))
+    registered = ", ".join(sorted(DATASETS))
     setups = (config.get("main") or {}).get("setups") or {}
     problems = [
         f"main.setups: {shown_key(name)} is not a registered data set (registered: {registered}); "
         "check its spelling"
         for name in setups
-        if name not in readers.DATASETS
+        if name not in DATASETS
     ]
     for dataset, options in (config.get("dataset_options") or {}).items():
-        if dataset not in readers.DATASETS:
+        if dataset not in DATASETS:
             problems.append(
                 f"dataset_options: {shown_key(dataset)} is not a registered data set "
                 f"(registered: {registered})"
             )
             continue
-        keys = readers.DATASETS[dataset].option_keys
+        keys = DATASETS[dataset].option_keys
         problems += [
             f"dataset_options.{dataset}: {shown_key(key)} is not an option of its reader "
             f"(its record names: {', '.join(keys) or 'none'})"
@@ -272,11 +274,11 @@ def dataset_problems(config: Mapping[str, Any]) -> list[str]:
         ]
     configured = config.get("sources") or {}
     for dataset in setups:
-        if dataset not in readers.DATASETS:
+        if dataset not in DATASETS:
             continue  # named above
-        layouts = readers.DATASETS[dataset].layouts
+        layouts = DATASETS[dataset].layouts
         try:
-            roles = readers.dataset_sources(config, dataset)
+            roles = dataset_sources(config, dataset)
         except ValueError as error:  # e.g. pos from WordNet without a word-vector encoder
             problems.append(f"main.setups.{dataset}: {error}")
             continue
@@ -302,7 +304,7 @@ def _kind_or_none(name: str, entry: Mapping[str, Any]) -> str | None:
 def word_datasets() -> set[str]:
     """Data sets whose items are single words (their records' unit); every other one holds
     sentences or pairs, which word vectors (a lookup of one word) cannot embed."""
-    return {name for name, spec in readers.DATASETS.items() if spec.unit == "word"}
+    return {name for name, spec in DATASETS.items() if spec.unit == "word"}
 
 
 def stride_problem(config: Mapping[str, Any], study: str, of: str) -> str | None:

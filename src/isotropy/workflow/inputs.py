@@ -3,7 +3,7 @@ of the data layer: which file a job reads, checked where a damaged or missing fi
 before any job runs, and the geometry study's per-model tables.
 
 Each takes the configuration first, as every function the rules call does (the data layer's
-too: ``readers.dataset_inputs(config, dataset)``, ``sources.source_params(config, source)``).
+too: ``readers.inputs.dataset_inputs(config, dataset)``, ``sources.source_params(config, source)``).
 Then the inputs and settings of the verdict rules (rules/provenance.smk: check_claims and
 compare_with_papers take the same ones), and the studies the report covers; the verdicts
 themselves are :mod:`isotropy.verdicts`.

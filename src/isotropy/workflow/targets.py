@@ -218,7 +218,7 @@ def wildcard_patterns(config: Mapping[str, Any]) -> dict[str, str]:
         "encoder": r"[A-Za-z0-9_\-]+",
         "seed": r"\d+",
         "source": "|".join(re.escape(name) for name in config["sources"]),
-        "dataset": "|".join(re.escape(name) for name in readers.DATASETS),
+        "dataset": "|".join(re.escape(name) for name in readers.registry.DATASETS),
     }
 
 

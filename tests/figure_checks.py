@@ -1,0 +1,296 @@
+"""The figure checks: every saved figure reads at a glance, no text box sits on another, every
+curve is named. The tests run them on every figure they save (tests/conftest.py registers
+:func:`check_figure` in :data:`isotropy.plots.checks.FIGURE_CHECKS`, so a problem fails the test)
+and on every figure of the tiny run (tests/test_figures.py); tests/test_figures.py also shows
+each check failing on a figure built to fail.
+
+:func:`figure_problems` inspects a :class:`matplotlib.figure.Figure` (after drawing it) and
+returns one sentence per problem:
+
+- *overlap*: two text boxes intersect (figure titles and texts, axes titles, axis labels,
+  legends, colour bars), two tick labels of one axis run into each other, or a legend inside a
+  panel covers its data (bars, line vertices, scatter points);
+- *unlabelled curve*: a panel (an axes with its twins) holds several curves and one of them has
+  no entry in a legend of that panel, of its twin or of the figure; a panel with a single curve
+  is named by its two axis labels instead ("y against x").
+
+The checks run on the layout of the *saved* file: the figure is rendered as
+:func:`isotropy.plots.checks.save_figure` saves it (PNG, ``bbox_inches="tight"``, which lays the
+figure out again in the cropped page) and the boxes are measured during that final draw. A check
+at draw time alone missed figure 2's legend drawn over the PREVIEW stamp in the saved file
+(issue 36).
+
+With ``page_width`` (inches), :func:`figure_problems` also reports *small text*: a text whose
+size, once the saved figure is scaled to that width, falls below :data:`MIN_POINTS` points.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.collections import PathCollection
+from matplotlib.container import BarContainer, ErrorbarContainer
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+from matplotlib.transforms import Bbox
+
+from isotropy.plots.checks import DECORATION
+
+# The smallest text that reads at a paper's width (isotropy.plots.checks.PAPER_TEXT_WIDTH).
+MIN_POINTS = 6.0
+
+
+def figure_problems(figure: Figure, dpi: float = 200, page_width: float | None = None) -> list[str]:
+    """Every overlap and unlabelled curve of ``figure`` as saved (and, with ``page_width``, every
+    text too small at that width), one sentence each (empty: it passes)."""
+    found: list[list[str]] = []
+    failures: list[BaseException] = []
+
+    def on_draw(event) -> None:  # the last draw of a savefig is the saved layout
+        try:
+            found.append(_problems(figure, event.renderer, page_width))
+        except Exception as error:  # re-raised below, not lost in the callback
+            failures.append(error)
+
+    connection = figure.canvas.mpl_connect("draw_event", on_draw)
+    try:
+        figure.savefig(io.BytesIO(), format="png", dpi=dpi, bbox_inches="tight")
+    finally:
+        figure.canvas.mpl_disconnect(connection)
+    if failures:
+        raise failures[-1]
+    return found[-1]
+
+
+def _problems(figure: Figure, renderer, page_width: float | None) -> list[str]:
+    problems = (
+        _overlaps(figure, renderer)
+        + _tick_label_overlaps(figure, renderer)
+        + _legend_covers_data(figure, renderer)
+        + _unlabelled(figure)
+    )
+    return problems + (_small_text(figure, renderer, page_width) if page_width else [])
+
+
+def _small_text(figure: Figure, renderer, page_width: float) -> list[str]:
+    """Texts smaller than MIN_POINTS once the saved figure is scaled down to ``page_width``."""
+    width = figure.get_tightbbox(renderer).width  # inches, as saved with bbox_inches="tight"
+    scale = min(1.0, page_width / width)
+    texts = [
+        text
+        for text in figure.findobj(Text)
+        if text.get_visible()
+        and text.get_text().strip()
+        and (text.axes is None or text.axes.get_visible())  # a hidden panel's labels are not drawn
+    ]
+    small = sorted(
+        {
+            round(float(t.get_fontsize()), 1)
+            for t in texts
+            if float(t.get_fontsize()) * scale < MIN_POINTS
+        }
+    )
+    if not small:
+        return []
+    return [
+        f"small text: {', '.join(f'{size:g}' for size in small)} pt on a {width:.1f}-inch figure "
+        f"reads below {MIN_POINTS:g} pt at a {page_width:g}-inch page width"
+    ]
+
+
+def _is_colorbar(ax: object) -> bool:
+    return getattr(ax, "_colorbar", None) is not None
+
+
+def _text_boxes(figure: Figure, renderer) -> list[tuple[str, object, Bbox]]:
+    """(description, owner, window extent) of every non-empty text box; owner groups a colour
+    bar."""
+    boxes = []
+
+    def add(name, owner, artist):
+        if artist is None or not artist.get_visible():
+            return
+        if hasattr(artist, "get_text") and not artist.get_text().strip():
+            return
+        extent = artist.get_window_extent(renderer)
+        if extent.width > 0 and extent.height > 0:
+            boxes.append((name, owner, extent))
+
+    add("figure title", figure, getattr(figure, "_suptitle", None))
+    for i, text in enumerate(figure.texts):
+        if text is not getattr(figure, "_suptitle", None):  # suptitle may sit in texts too
+            add(f"figure text {i} {text.get_text()[:30]!r}", figure, text)
+    for i, legend in enumerate(figure.legends):
+        add(f"figure legend {i}", figure, legend)
+    for ax in figure.axes:
+        if not ax.get_visible():
+            continue
+        name = _axes_name(ax)
+        if _is_colorbar(ax):
+            extent = ax.get_tightbbox(renderer)
+            if extent is not None:
+                boxes.append((f"colour bar {name}", ax, extent))
+            continue
+        for title in (
+            ax.title,
+            getattr(ax, "_left_title", None),
+            getattr(ax, "_right_title", None),
+        ):
+            add(f"title of {name}", ax, title)
+        for axis_name in ("xaxis", "yaxis", "zaxis"):
+            axis = getattr(ax, axis_name, None)
+            if axis is not None:
+                add(f"{axis_name[0]} label of {name}", ax, axis.label)
+        add(f"legend of {name}", ax, ax.get_legend())
+    return boxes
+
+
+def _axes_name(ax: Axes) -> str:
+    title = ax.get_title() or ax.get_ylabel() or str(ax.get_label() or "") or "untitled"
+    return f"panel {title.splitlines()[0][:40]!r}"
+
+
+def _overlaps(figure: Figure, renderer) -> list[str]:
+    problems = []
+    for (name_a, owner_a, box_a), (name_b, owner_b, box_b) in itertools.combinations(
+        _text_boxes(figure, renderer), 2
+    ):
+        if owner_a is owner_b and _is_colorbar(owner_a):
+            continue
+        if box_a.overlaps(box_b):
+            problems.append(f"overlap: {name_a} and {name_b} intersect")
+    return problems
+
+
+def _tick_label_overlaps(figure: Figure, renderer) -> list[str]:
+    """Neighbouring tick labels of one axis must not run into each other (e.g. a log axis over
+    less than a decade labels every minor tick)."""
+    problems = []
+    for ax in figure.axes:
+        if not ax.get_visible() or _is_colorbar(ax):
+            continue
+        for axis in (ax.xaxis, ax.yaxis):
+            ticks = axis._update_ticks() if hasattr(axis, "_update_ticks") else []
+            boxes = [
+                label.get_window_extent(renderer)
+                for tick in ticks
+                for label in (tick.label1, tick.label2)
+                if label.get_visible()
+                and label.get_text().strip()
+                and label.get_rotation() % 90 == 0  # a slanted label's box is no outline
+            ]
+            if any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2)):
+                problems.append(f"overlap: tick labels of {_axes_name(ax)} run into each other")
+    return problems
+
+
+def _legend_covers_data(figure: Figure, renderer) -> list[str]:
+    """A legend drawn inside a panel must not cover that panel's bars, line vertices or points."""
+    problems = []
+    for ax in figure.axes:
+        legend = ax.get_legend()
+        if _is_colorbar(ax) or legend is None or not legend.get_visible():
+            continue
+        box = legend.get_window_extent(renderer)
+        for other in _twins(ax, figure):
+            for patch in other.patches:
+                if patch.get_visible() and box.overlaps(patch.get_window_extent(renderer)):
+                    problems.append(f"overlap: legend of {_axes_name(ax)} covers a bar")
+                    break
+            points = [
+                line.get_transform().transform(line.get_xydata())
+                for line in other.lines
+                if line.get_visible() and line.get_gid() != DECORATION
+            ] + [
+                c.get_offset_transform().transform(c.get_offsets())
+                for c in other.collections
+                if isinstance(c, PathCollection) and c.get_visible()
+            ]
+            for xy in points:
+                if any(box.contains(x, y) for x, y in xy):
+                    problems.append(f"overlap: legend of {_axes_name(ax)} covers data points")
+                    break
+    return problems
+
+
+def _twins(ax: Axes, figure: Figure) -> list[Axes]:
+    """``ax`` and every axes drawn in the same place (twinx/twiny)."""
+    return [
+        other
+        for other in figure.axes
+        if not _is_colorbar(other) and other.get_position().bounds == ax.get_position().bounds
+    ]
+
+
+def _curves(ax: Axes) -> list[tuple[str, object]]:
+    """(label, artist) of every data series of one axes: containers, then loose lines and
+    scatters."""
+    curves: list[tuple[str, object]] = []
+    inside: set[int] = set()
+    for container in ax.containers:
+        if isinstance(container, (BarContainer, ErrorbarContainer)):
+            curves.append((container.get_label() or "", container))
+            for child in container.get_children():
+                inside.add(id(child))
+    for line in ax.lines:
+        if id(line) in inside or line.get_gid() == DECORATION or not line.get_visible():
+            continue
+        curves.append((str(line.get_label() or ""), line))
+    for collection in ax.collections:
+        if isinstance(collection, PathCollection) and collection.get_visible():
+            if id(collection) not in inside and len(np.asarray(collection.get_offsets())):
+                curves.append((str(collection.get_label() or ""), collection))
+    return curves
+
+
+def _legend_texts(legend) -> set[str]:
+    return {text.get_text() for text in legend.get_texts()} if legend is not None else set()
+
+
+def _unlabelled(figure: Figure) -> list[str]:
+    problems: list[str] = []
+    seen: set[int] = set()
+    figure_labels = set().union(*(_legend_texts(legend) for legend in figure.legends))
+    for ax in figure.axes:
+        if _is_colorbar(ax) or not ax.get_visible() or id(ax) in seen:
+            continue
+        group = _twins(ax, figure)
+        seen.update(id(other) for other in group)
+        curves = [curve for other in group for curve in _curves(other)]
+        if not curves:
+            continue
+        name = _axes_name(group[0])
+        legend_labels = figure_labels.union(*(_legend_texts(other.get_legend()) for other in group))
+        if len(curves) == 1:
+            holder = next(other for other in group if curves[0] in _curves(other))
+            named = holder.get_xlabel().strip() and holder.get_ylabel().strip()
+            if not named and curves[0][0] not in legend_labels:
+                problems.append(
+                    f"unlabelled curve: the one curve of {name} has neither both axis labels nor "
+                    "a legend entry"
+                )
+            continue
+        for label, _ in curves:
+            if label.startswith("_") or label not in legend_labels:
+                problems.append(
+                    f"unlabelled curve: {name} has {len(curves)} curves and one "
+                    f"({label or 'no label'!r}) is named in no legend of the panel or the figure"
+                )
+    return problems
+
+
+class FigureCheckError(ValueError):
+    """A figure with overlapping text boxes or an unlabelled curve (:func:`figure_problems`)."""
+
+
+def check_figure(
+    figure: Figure, name: str = "figure", dpi: float = 200, page_width: float | None = None
+) -> None:
+    """Raise :class:`FigureCheckError` naming every problem :func:`figure_problems` finds in the
+    saved layout of ``figure`` (and, with ``page_width``, text too small at that width)."""
+    problems = figure_problems(figure, dpi=dpi, page_width=page_width)
+    if problems:
+        raise FigureCheckError(f"{name} does not read at a glance: " + "; ".join(problems))
