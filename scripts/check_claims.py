@@ -12,6 +12,7 @@ from isotropy import studies
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
+from isotropy.standins import StandIns
 from isotropy.verdicts.claims import (
     NOT_RUN,
     NOT_SUPPORTED,
@@ -20,7 +21,6 @@ from isotropy.verdicts.claims import (
 )
 from isotropy.verdicts.claims_page import claims_markdown
 from isotropy.verdicts.measurements.run import as_preview, load_tables, measure
-from isotropy.verdicts.standins import StandIns
 
 
 def main(snakemake):

@@ -16,12 +16,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from isotropy import studies
+from isotropy import standins, studies
 from isotropy.io import atomic_path
 from isotropy.plots.checks import save_figure
 from isotropy.plots.main import phases, r_by_condition
 from isotropy.sensitivity import derived_labels, write_tables
-from isotropy.verdicts import standins
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import paths
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from isotropy import standins as comparison
 from isotropy.plots import geometry as geometry_plots
 from isotropy.plots import istar as istar_plots
 from isotropy.plots.main import metric_curves, setup_label, silhouette_vs_isoscore
 from isotropy.traces import read_traces
-from isotropy.verdicts import standins as comparison
 from isotropy.workflow import targets
 
 

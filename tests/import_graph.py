@@ -48,7 +48,7 @@ FOUNDATION = (
 FLOORS: dict[str, int] = {
     **dict.fromkeys(FOUNDATION, 0),
     # the data layer: raw sources, tables, vectors (it imports no study)
-    **dict.fromkeys(("sources", "readers", "embeddings"), 1),
+    **dict.fromkeys(("sources", "readers", "embeddings", "standins"), 1),
     # the science: metrics, optimisation, fine-tuning and the studies
     **dict.fromkeys(
         (

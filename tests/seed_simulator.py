@@ -100,7 +100,7 @@ def trace_rows(
 
 def seed_measurement(quantity: str, setup: str, paper_setup: str, per_seed) -> dict:
     """The main study's measurement of ``quantity`` whose value is the mean of its seeds'."""
-    from isotropy.verdicts.measurements.rows import measurement
+    from isotropy.verdicts.measurements import measurement
 
     value = float(np.mean(per_seed))
     return measurement(

@@ -12,6 +12,7 @@ import pytest
 from scipy import stats
 
 from isotropy import studies
+from isotropy.standins import StandIns
 from isotropy.summaries import correlation_table
 from isotropy.traces import trace_columns
 from isotropy.verdicts.claims import (
@@ -27,7 +28,6 @@ from isotropy.verdicts.claims import (
 )
 from isotropy.verdicts.claims_page import claims_markdown
 from isotropy.verdicts.measurements.run import load_tables, measure
-from isotropy.verdicts.standins import StandIns
 from isotropy.workflow.config import with_sources
 
 

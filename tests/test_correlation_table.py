@@ -130,8 +130,8 @@ def test_the_papers_r_beside_ours():
 
 def test_the_measurements_count_the_seed_of_a_one_seed_table():
     """A one-seed table has no seed0 row: the verdicts read the run count from ``seeds``."""
+    from isotropy.standins import StandIns
     from isotropy.verdicts.measurements.optimisation import optimisation_measurements
-    from isotropy.verdicts.standins import StandIns
 
     for seeds in (1, 3):
         table = correlation_table(pd.concat([_falling(s) for s in range(seeds)]), BY)

@@ -21,6 +21,7 @@ import seed_simulator as sim
 from scipy import stats
 
 from isotropy import studies
+from isotropy.standins import StandIns
 from isotropy.statistics import seed_interval
 from isotropy.summaries import correlation_table
 from isotropy.verdicts import equivalence as eq
@@ -33,9 +34,8 @@ from isotropy.verdicts.comparison import (
     comparison_markdown,
     read_published,
 )
-from isotropy.verdicts.measurements.rows import measurement
+from isotropy.verdicts.measurements import measurement
 from isotropy.verdicts.measurements.run import measure
-from isotropy.verdicts.standins import StandIns
 
 ALPHA = eq.ALPHA
 REPLICATIONS = 4000
@@ -240,7 +240,6 @@ def test_levels_that_differ_between_seeds_are_not_strongly_negative():
             per_seed=per_seed,
             seeds=5,
             n=150,
-            unit="correlation",
         )
     ]
     row = claim_rows(pd.DataFrame(rows))["spearman_strongly_negative"]

@@ -33,7 +33,7 @@ from isotropy.verdicts.forest import (
     plot_forest,
     undrawn_rows,
 )
-from isotropy.verdicts.measurements.rows import measurement
+from isotropy.verdicts.measurements import measurement
 
 NAN = math.nan
 GLOVE = "GloVe 50-d for NLPL word2vec model 222 (300-d)"

@@ -816,7 +816,7 @@ def test_cai_protocol_overlay_validates_and_names_its_stand_in():
 
     import yaml
 
-    from isotropy.verdicts.standins import describe_stand_ins
+    from isotropy.standins import describe_stand_ins
     from isotropy.workflow import config as workflow_config
 
     root = Path(__file__).resolve().parents[1]

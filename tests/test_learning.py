@@ -31,8 +31,8 @@ from isotropy.verdicts.claims import (
 from isotropy.verdicts.claims_page import claims_markdown
 from isotropy.verdicts.comparison import compare, read_published
 from isotropy.verdicts.extension_answers import claims_table
+from isotropy.verdicts.measurements import fine_tuned_not_learned
 from isotropy.verdicts.measurements.istar import istar_measurements
-from isotropy.verdicts.measurements.seeds import fine_tuned_not_learned
 from isotropy.verdicts.tolerances import NOT_LEARNED, STAND_IN, VERDICTS
 
 RTE_DEV, RTE_MAJORITY = 277, 146 / 277  # the mirror's RTE dev split: 146 of 277 entailment
@@ -113,7 +113,7 @@ def test_a_chance_level_cls_run_is_not_judged_on_the_claims_page():
 
 
 def _comparison(config_runs: pd.DataFrame) -> pd.DataFrame:
-    from isotropy.verdicts.standins import StandIns
+    from isotropy.standins import StandIns
     from isotropy.workflow.config import load_config
 
     config = load_config(["config.yaml", "config/offline.yaml"])

@@ -10,11 +10,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from isotropy.standins import StandIns
 from isotropy.studies import paper_cost
 from isotropy.verdicts.measurements import optimisation
 from isotropy.verdicts.measurements.cai import cosine_measurements
 from isotropy.verdicts.measurements.istar import istar_measurements
-from isotropy.verdicts.standins import StandIns
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow.inputs import config_subset
 

@@ -18,12 +18,12 @@ import pandas as pd
 import pytest
 import seed_simulator as sim
 
+from isotropy.standins import StandIns
 from isotropy.summaries import correlation_table
 from isotropy.verdicts import declarations as D
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.comparison import compare, read_published
 from isotropy.verdicts.measurements.run import measure
-from isotropy.verdicts.standins import StandIns
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import stride_effect

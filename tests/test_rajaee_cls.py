@@ -291,7 +291,7 @@ def test_rajaee_cls_study_prints_an_estimate(capsys):
 def test_fine_tuning_rows_reach_the_paper_comparison_as_stand_ins():
     from test_comparison import compare_results
 
-    from isotropy.verdicts.standins import StandIns
+    from isotropy.standins import StandIns
     from isotropy.verdicts.tolerances import STAND_IN
 
     config = load_config(["config.yaml", "config/offline.yaml"])

@@ -162,7 +162,7 @@ import pandas as pd
 from isotropy import paths
 from isotropy.published import SeedClaim
 from isotropy.studies.record import ClaimFamily, StudySpec
-from isotropy.verdicts.measurements.rows import measurement
+from isotropy.verdicts.measurements import measurement
 
 TABLE = paths.study_file("table.csv", "toy")
 CLAIMS = [SeedClaim("toy_positive", "every toy value is above 0", "above", "Toy et al. 2025")]

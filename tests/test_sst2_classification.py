@@ -138,7 +138,7 @@ def test_sst2_rows_of_the_paper_comparison_are_judged_from_the_table():
     import yaml
 
     from isotropy.verdicts.comparison import compare, read_published
-    from isotropy.verdicts.measurements.rows import measurement
+    from isotropy.verdicts.measurements import measurement
     from isotropy.verdicts.measurements.sts import classification_measurements
     from isotropy.verdicts.tolerances import NOT_RUN
 

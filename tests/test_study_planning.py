@@ -11,9 +11,8 @@ import pytest
 import tiny_workflow
 import yaml
 
-from isotropy import studies
+from isotropy import standins, studies
 from isotropy.summaries import parameter_table
-from isotropy.verdicts import standins
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import inputs as workflow_inputs
 from isotropy.workflow import targets

@@ -15,6 +15,7 @@ import seed_simulator as sim
 
 from isotropy import studies
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
+from isotropy.standins import StandIns
 from isotropy.summaries import correlation_table
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.claims import (
@@ -26,11 +27,9 @@ from isotropy.verdicts.claims import (
 )
 from isotropy.verdicts.claims_page import claims_markdown
 from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
+from isotropy.verdicts.measurements import measurement, spread_test
 from isotropy.verdicts.measurements.optimisation import _spread_row
-from isotropy.verdicts.measurements.rows import measurement
 from isotropy.verdicts.measurements.run import measure
-from isotropy.verdicts.measurements.seeds import spread_test
-from isotropy.verdicts.standins import StandIns
 
 PROTOCOL = {"main": {"metric_stride": 1, "updates": 1000}}
 
@@ -74,7 +73,6 @@ def seed_free_sts_rows(published: pd.DataFrame) -> list[dict]:
                 seeds=3,
                 per_seed=(value,) * 3,
                 seed_free=True,
-                unit=paper["unit"],
             )
         )
     return rows

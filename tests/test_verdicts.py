@@ -279,10 +279,10 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     a stand-in)."""
     import yaml
 
+    from isotropy.standins import StandIns, describe_stand_ins
     from isotropy.verdicts.claims import check_claims
     from isotropy.verdicts.comparison import compare, read_published
     from isotropy.verdicts.measurements.run import measure
-    from isotropy.verdicts.standins import StandIns, describe_stand_ins
     from isotropy.workflow.config import deep_merge, with_sources
     from isotropy.workflow.inputs import config_subset
 

@@ -104,6 +104,11 @@ def static_geometry_file(
 # ---------------------------------------------------------------------------------------------
 # Direct-optimisation studies (main, preview, glue): tables and figures
 
+# Each study's count table and correlation table (Mickus et al.'s Tables 1-3): the verdicts read
+# them, the workflow names them as the verdicts' inputs.
+COUNT_TABLES = {"main": "table1", "glue": "table2"}
+CORRELATION_TABLES = {"main": "correlations", "glue": "table3"}
+
 
 def study_file(name: str, study: str = "{study}") -> str:
     """One table (``table1.csv``) or figure (``figure2.pdf``) of a direct-optimisation study."""

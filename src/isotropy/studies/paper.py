@@ -10,8 +10,7 @@ from isotropy import paths
 from isotropy.studies import paper_cost as cost
 from isotropy.studies.record import StudySpec
 from isotropy.verdicts.claims import Claim
-from isotropy.verdicts.measurements.optimisation import CORRELATION_TABLES, COUNT_TABLES
-from isotropy.verdicts.measurements.seeds import SEED_SPREAD_LIMIT
+from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
@@ -48,7 +47,7 @@ def optimisation_verdict_inputs(study: str):
             )
             for r in runs
         ]
-        tables = (COUNT_TABLES[study], CORRELATION_TABLES[study])
+        tables = (paths.COUNT_TABLES[study], paths.CORRELATION_TABLES[study])
         return {
             f"{study}_traces": traces,
             **{f"{study}_{t}": paths.study_file(f"{t}.csv", study) for t in tables},

@@ -45,7 +45,7 @@ class StudySpec:
     that stops its estimate
     (None: none), and ``measures``: what measures each of its judged tables (input name ->
     function of the table, the configuration and the stand-ins, returning rows of
-    :func:`isotropy.verdicts.measurements.rows.measurement`), beside the verdict engine's own;
+    :func:`isotropy.verdicts.measurements.measurement`), beside the verdict engine's own;
     ``claims``: its claims judged on those measurements (:class:`isotropy.verdicts.claims.Claim`,
     in the claims page's order), which read *not run* with ``claims_not_run`` as their note when
     the run lacks the study."""

@@ -51,20 +51,4 @@ has its own words:
 ``untested: holds`` / ``untested: fails``
     one value (a mean over seeds, or a seed-free value) compared with a bound: it holds / it
     does not, with no test over seeds behind it, so no error rate is claimed.
-
-tolerances             the verdict engine: one judge for every tolerance rule
-equivalence            agreement as equivalence: the paper's draw predicted from our seeds
-declarations           what each published number is (estimand, m, margin, protocol), defaults
-measurements           every judged quantity, measured once from the result tables the two
-                       rules read, one module per study (a preview's rows stamped)
-learning               the learning guard: did a fine-tuned model beat its majority baseline?
-standins               what this run uses where the papers used something else, and which
-                       rules a stand-in is not judged by
-families               the declared Holm families: one per paper × study, whatever else the
-                       run holds
-claims                 results/claims.csv: each claim, bound and verdict (the claims: the
-                       studies' records)
-claims_page            results/claims.md: the claims page as markdown
-comparison             the papers' printed numbers as data (config/published_values.csv), and
-                       results/paper_comparison.{csv,md}: printed numbers beside ours
 """

@@ -44,8 +44,7 @@ from scipy import stats
 from isotropy.published import SeedClaim
 from isotropy.statistics import fisher_z
 from isotropy.verdicts.families import holm_by_family, study_family
-from isotropy.verdicts.measurements.seeds import one_sided
-from isotropy.verdicts.standins import states_a_number
+from isotropy.verdicts.measurements import one_sided
 from isotropy.verdicts.tolerances import (
     ALPHA,
     CONSISTENT,
@@ -61,6 +60,7 @@ from isotropy.verdicts.tolerances import (
     judge_measurement,
     parse_tolerance,
     simpson_flag,
+    states_a_number,
 )
 
 COLUMNS = [

@@ -9,8 +9,7 @@ import pandas as pd
 
 from isotropy.verdicts.claims import CLAIM_MARKS, CLAIM_VERDICTS, STAND_IN_NOTE
 from isotropy.verdicts.families import family_sizes, study_family
-from isotropy.verdicts.standins import ON_STAND_IN
-from isotropy.verdicts.tolerances import ALPHA, SIMPSON_MARK
+from isotropy.verdicts.tolerances import ALPHA, ON_STAND_IN, SIMPSON_MARK
 
 ERROR_CONTROL = (
     "How the claims are tested (docs/verdicts.md): a claim is about every run, so it is judged per "

@@ -35,7 +35,6 @@ from isotropy.verdicts import declarations
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts.equivalence import Equivalence
 from isotropy.verdicts.families import STUDY_LABELS, family_name, family_sizes, holm_by_family
-from isotropy.verdicts.standins import ON_STAND_IN, states_a_number
 from isotropy.verdicts.tolerances import (
     ALPHA,
     CONSISTENT,
@@ -45,6 +44,7 @@ from isotropy.verdicts.tolerances import (
     NOT_CONSISTENT,
     NOT_LEARNED,
     NOT_RUN,
+    ON_STAND_IN,
     SIMPSON_MARK,
     STAND_IN,
     VERDICTS,
@@ -57,6 +57,7 @@ from isotropy.verdicts.tolerances import (
     scale_of,
     settle,
     simpson_flag,
+    states_a_number,
 )
 
 COLUMNS = [

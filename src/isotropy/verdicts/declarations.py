@@ -52,6 +52,7 @@ from isotropy.verdicts.tolerances import (
     ESTIMANDS,
     LID_N_TOLERANCE,
     READINGS,
+    RULE_KINDS,
     Declared,
     default_margin,
     parse_tolerance,
@@ -59,15 +60,6 @@ from isotropy.verdicts.tolerances import (
 )
 
 DECLARED_COLUMNS = ["estimand", "m", "margin", "margin_reason", "protocol"]
-_DEFAULT_ESTIMAND = {
-    "exact": "fixed",
-    "none": "fixed",
-    "below": "every_run",
-    "above": "every_run",
-    "at_least": "every_run",
-    "seeds_below": "mean",
-    "seeds_above": "mean",
-}
 PROTOCOL_EFFECTS = Path(__file__).resolve().parents[3] / "config" / "protocol_effects.csv"
 EFFECT_COLUMNS = [
     "quantity",
@@ -137,7 +129,7 @@ def _fill_row(table: pd.DataFrame, index: object, kind: str) -> list[str]:
     """Fill the defaults of one row in place; the names of the columns defaulted."""
     row, defaulted = table.loc[index], []
     if not row["estimand"]:
-        table.at[index, "estimand"] = _DEFAULT_ESTIMAND.get(kind, "single")
+        table.at[index, "estimand"] = RULE_KINDS[kind][1]
         defaulted.append("estimand")
     if not row["m"]:
         table.at[index, "m"] = "1"

@@ -83,7 +83,7 @@ def write_data(
 ) -> dict[str, Any]:
     """Copy a finished main run (``results``: its ``results/main``) beside the docs with its
     record; ``run``: facts of the run no file holds (start, end, printed estimate, machine)."""
-    from isotropy.verdicts.standins import workflow_stand_ins
+    from isotropy.standins import workflow_stand_ins
 
     results = Path(results)
     for needed in (results / "table1.csv", results / "correlations.csv"):
@@ -135,9 +135,9 @@ def committed_tables(root: str | os.PathLike = ".") -> dict[str, pd.DataFrame]:
 
 def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
     """§3.2's comparison rows judged now, on the committed run, by the verdict code in force."""
+    from isotropy.standins import StandIns
     from isotropy.verdicts.comparison import compare, read_published
     from isotropy.verdicts.measurements.run import measure
-    from isotropy.verdicts.standins import StandIns
 
     record = checked_record(root, RUN)
     measured = measure(committed_tables(root), record["config"], StandIns(**record["stand_ins"]))

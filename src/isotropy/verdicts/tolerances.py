@@ -70,33 +70,40 @@ VERDICTS = (
 JUDGED = (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, INCONCLUSIVE, INCONSISTENT_SEEDS)
 ALPHA = 0.05  # level of the seed tests; the intervals are 1 - ALPHA
 LID_N_TOLERANCE = 0.005  # our n against the paper's: its printed rounding (1.19 M: ±0.5%)
-_WITH_ARGUMENT = (
-    "relative",
-    "factor",
-    "iw_factor",
-    "lid",
-    "below",
-    "above",
-    "at_least",
-    "seeds_below",
-    "seeds_above",
-)
+# Every rule kind: whether it takes a number (``kind:x``), and the estimand of a published row
+# that declares none (isotropy.verdicts.declarations; one run has the most noise, so the
+# equivalence rules then call the fewest rows *differs*).
+RULE_KINDS = {
+    "exact": (False, "fixed"),
+    "printed": (False, "single"),
+    "none": (False, "fixed"),
+    "relative": (True, "single"),
+    "factor": (True, "single"),
+    "iw_factor": (True, "single"),
+    "lid": (True, "single"),
+    "below": (True, "every_run"),
+    "above": (True, "every_run"),
+    "at_least": (True, "every_run"),
+    "seeds_below": (True, "mean"),
+    "seeds_above": (True, "mean"),
+}
 _BOUNDS = {"below": "<", "above": ">", "at_least": ">="}
 
 
 def parse_tolerance(spec: str) -> tuple[str, float]:
     """``'below:-0.998'`` → ``('below', -0.998)``; ``'exact'`` → ``('exact', nan)``."""
     kind, _, argument = str(spec).partition(":")
-    if kind in ("exact", "printed", "none") and not argument:
+    number, _ = RULE_KINDS.get(kind, (None, ""))
+    if number is False and not argument:
         return kind, math.nan
-    if kind in _WITH_ARGUMENT and argument:
+    if number and argument:
         try:
             return kind, float(argument)
         except ValueError:
             pass
+    with_number = "/".join(kind for kind, (number, _) in RULE_KINDS.items() if number)
     raise ValueError(
-        f"tolerance {spec!r} is not one of exact, printed, none, or "
-        f"{'/'.join(_WITH_ARGUMENT)}:<number>"
+        f"tolerance {spec!r} is not one of exact, printed, none, or {with_number}:<number>"
     )
 
 
@@ -475,3 +482,20 @@ def simpson_flag(pooled: float, per_seed: Sequence[float]) -> str:
         f"{SIMPSON_MARK}: pooled {pooled:+.3f}, per seed {low:+.3f} to {high:+.3f} (the seeds' "
         "levels differ; the pooled value describes none of them)"
     )
+
+
+# The words a verdict cell adds when a direction was judged on a stand-in (issue 59, item 5).
+ON_STAND_IN = "on a stand-in"
+
+
+def states_a_number(kind: str, bound: float = 0.0, neutral: float = 0.0) -> bool:
+    """Whether a rule sets our value against a number the paper's own model and data produced,
+    so that a stand-in's row is not judged (the stand-in gate): every numeric rule, and a bound
+    (``below``/``above``/``at_least``) anywhere but the quantity's no-change point ``neutral``
+    (0 for a difference or a correlation, 1 for a ratio). A direction (a bound at that point, a
+    test over seeds against no change) is judged on a stand-in, and says so."""
+    if kind in ("seeds_below", "seeds_above", "none"):
+        return False
+    if kind in ("below", "above", "at_least"):
+        return bound != neutral
+    return True

@@ -18,15 +18,14 @@ the data-layer modules whose functions rules call directly, each with the config
 :mod:`isotropy.paths` (every path between rules and every result, spelled once),
 :mod:`isotropy.readers` (a data set's downloads and options), :mod:`isotropy.sources` (a
 download's params), :mod:`isotropy.models` (a split model's wheels) and
-:mod:`isotropy.verdicts.standins` (what a run uses in place of the paper's data and vectors),
+:mod:`isotropy.standins` (what a run uses in place of the paper's data and vectors),
 :mod:`isotropy.trust` (a results folder is data, never code: Snakemake's records there checked
 before Snakemake reads them, its script jobs never importing from there).
 """
 
 from __future__ import annotations
 
-from isotropy import models, paths, readers, sources, trust
-from isotropy.verdicts import standins
+from isotropy import models, paths, readers, sources, standins, trust
 from isotropy.workflow import config, inputs, targets
 
 __all__ = [

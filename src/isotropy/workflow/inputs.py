@@ -23,7 +23,6 @@ from snakemake.exceptions import WorkflowError
 from isotropy import paths, provenance, sources
 from isotropy.defaults import setting_or_default
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
-from isotropy.verdicts.measurements.optimisation import CORRELATION_TABLES, COUNT_TABLES
 from isotropy.workflow.config import encoder, model_spec, setting
 from isotropy.workflow.targets import geometry_models, study_runs
 
@@ -179,7 +178,7 @@ def configured_studies(config: Mapping[str, Any]) -> list[str]:
 def workflow_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Per configured optimisation study, the key (encoder, dataset, seed) of each trace input."""
     configured = configured_studies(config)
-    runs = {s: study_runs(dict(config), s) for s in CORRELATION_TABLES if s in configured}
+    runs = {s: study_runs(dict(config), s) for s in paths.CORRELATION_TABLES if s in configured}
     return {study: keys for study, keys in runs.items() if keys}
 
 
@@ -201,7 +200,7 @@ def preview_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
         ],
         **{
             f"main_{table}": paths.study_file(f"{table}.csv", "preview")
-            for table in (COUNT_TABLES["main"], CORRELATION_TABLES["main"])
+            for table in (paths.COUNT_TABLES["main"], paths.CORRELATION_TABLES["main"])
         },
     }
 

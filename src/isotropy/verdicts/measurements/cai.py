@@ -11,8 +11,8 @@ import pandas as pd
 
 from isotropy import paths
 from isotropy.defaults import setting_or_default
-from isotropy.verdicts.measurements.rows import measurement, over_seeds
-from isotropy.verdicts.standins import CAI_MODELS, StandIns, model_stand_in, paper_name
+from isotropy.standins import CAI_MODELS, StandIns, model_stand_in, paper_name
+from isotropy.verdicts.measurements import measurement, over_seeds
 
 LID_FILE, COSINE_FILE = paths.GEOMETRY_LID, paths.GEOMETRY_COSINE
 
@@ -56,9 +56,9 @@ def lid_measurements(
         n, k, dim = int(source["n"]), int(source["k"]), int(source["dim"])
         common = dict(n=n, k=k, per_type_cap=cap, stand_in=stand_in, evidence=LID_FILE)
         rows.append(_lid_cosine_row(kind, last, setup, paper, layers, config, common))
-        for quantity, value, unit, convention in (
-            ("lid_n", n, "tokens", "points indexed and queried (the LID sample)"),
-            ("dim", dim, "dimensions", "embedding dimension"),
+        for quantity, value, convention in (
+            ("lid_n", n, "points indexed and queried (the LID sample)"),
+            ("dim", dim, "embedding dimension"),
         ):
             rows.append(
                 measurement(
@@ -67,7 +67,6 @@ def lid_measurements(
                     setup,
                     paper,
                     value,
-                    unit=unit,
                     convention=convention,
                     **common,
                 )
@@ -137,7 +136,6 @@ def _lid_cosine_row(
         **over_seeds(cosine, "lid_cai_scale"),
         seeds=cosine["seed"].nunique(),
         seed_free=_lid_seed_free(config, kind),
-        unit="dimensions",
         convention=convention,
         note="; ".join(s for s in (euclid, layers) if s),
         **common,
@@ -171,7 +169,6 @@ def cosine_measurements(
                 f"{name}, layers {int(per_layer.index.min())}–{int(per_layer.index.max())}",
                 paper,
                 float(per_layer["s_inter_adjusted"].abs().max()),
-                unit="|mean cosine| (maximum over layers)",
                 convention="per cluster: centred on its own mean, pairs inside the cluster, "
                 "unweighted mean over clusters (Cai et al.'s --cluster_cos --center)",
                 stand_in=_model_stand_in(config, name, paper, stand),
@@ -204,8 +201,6 @@ def _within_cluster_row(
     judged = per_layer.drop(index=single).dropna(subset=["isoscore_within_ratio"], how="any")
     layers = f"layers {int(per_layer.index.min())}–{int(per_layer.index.max())}"
     common = dict(
-        unit="IsoScore within clusters / IsoScore of an isotropic cloud of the same sizes "
-        "(minimum over layers with k ≥ 2)",
         convention="IsoScore of each cluster's points (k-means by silhouette, Cai et al.'s "
         "clusters), unweighted mean over clusters, divided by the same mean for isotropic "
         "Gaussian samples of the clusters' sizes and dimension",

@@ -9,20 +9,24 @@ from typing import Any
 import pandas as pd
 
 from isotropy import paths
-from isotropy.verdicts.measurements.rows import measurement, require_columns
-from isotropy.verdicts.measurements.seeds import fine_tuned_not_learned, seed_test
-from isotropy.verdicts.standins import ISTAR_MODELS, model_stand_in, paper_name
+from isotropy.standins import ISTAR_MODELS, model_stand_in, paper_name
+from isotropy.verdicts.measurements import (
+    fine_tuned_not_learned,
+    measurement,
+    require_columns,
+    seed_test,
+)
 
 ACC = "score_accuracy"  # an I-STAR run's accuracy in runs.csv (tasks scored by accuracy)
 
 
+# Each quantity's column of runs.csv, differenced λ minus no regulariser, and what it is.
 ISTAR_QUANTITIES = {
     "istar_isoscore_change": (
         "isoscore_star",
-        "IsoScore* difference (λ minus no regulariser)",
         "IsoScore* (ζ = 0.75) of validation sentence embeddings",
     ),
-    "istar_metric_gain": ("metric", "metric difference (0-1 scale)", "task metric"),
+    "istar_metric_gain": ("metric", "task metric"),
 }
 
 
@@ -56,7 +60,7 @@ def istar_measurements(
             continue
         lambdas = sorted(negative["lambda"].astype(float).unique())
         runs_at = {lam: negative[negative["lambda"].astype(float) == lam] for lam in lambdas}
-        for quantity, (column, unit, convention) in ISTAR_QUANTITIES.items():
+        for quantity, (column, convention) in ISTAR_QUANTITIES.items():
             tests = [seed_test(runs_at[lam], baseline, column) for lam in lambdas]
             p_less, p_greater = [t[2] for t in tests], [t[3] for t in tests]
             base = baseline[column].mean()
@@ -69,7 +73,6 @@ def istar_measurements(
                         setup,
                         setup,
                         diff,
-                        unit=unit,
                         p_less=low,
                         p_greater=high,
                         convention=f"{convention}, λ = {lam:g} minus no regulariser, {seeds} "

@@ -12,13 +12,9 @@ from scipy import stats
 
 from isotropy import paths
 from isotropy.metrics import registry
+from isotropy.standins import StandIns, encoder_paper_name
 from isotropy.verdicts.equivalence import series_moments
-from isotropy.verdicts.measurements.rows import measurement, require_columns, seed_std
-from isotropy.verdicts.measurements.seeds import spread_test
-from isotropy.verdicts.standins import StandIns, encoder_paper_name
-
-CORRELATION_TABLES = {"main": "correlations", "glue": "table3"}
-COUNT_TABLES = {"main": "table1", "glue": "table2"}
+from isotropy.verdicts.measurements import measurement, require_columns, spread_test
 
 
 def _endpoints(trace: pd.DataFrame, metric: str) -> tuple[float, float]:
@@ -74,7 +70,7 @@ def _count_measurements(
 ) -> list[dict[str, Any]]:
     """Items and parameters of every setup (Tables 1 and 2)."""
     rows: list[dict[str, Any]] = []
-    counts_file = paths.study_file(f"{COUNT_TABLES[study]}.csv", study)
+    counts_file = paths.study_file(f"{paths.COUNT_TABLES[study]}.csv", study)
     for _, r in counts.iterrows():
         encoder, dataset = r["encoder"], r["dataset"]
         common = dict(
@@ -102,7 +98,6 @@ def _count_measurements(
                     setup,
                     paper,
                     int(value),
-                    unit=quantity,
                     convention=convention,
                     note=note,
                     **common,
@@ -167,7 +162,7 @@ def _correlation_measurements(
     """Pearson r and Spearman ρ of IsoScore against silhouette per setup, seeds pooled, with
     each seed's value (from the traces when given, else the table's ``seed<k>`` rows)."""
     rows: list[dict[str, Any]] = []
-    corr_file = paths.study_file(f"{CORRELATION_TABLES[study]}.csv", study)
+    corr_file = paths.study_file(f"{paths.CORRELATION_TABLES[study]}.csv", study)
     needed = {"encoder", "dataset", "scope", "pearson_r", "spearman_rho"}
     require_columns(correlations, needed, "correlation table")
     from_traces = per_seed_correlations(traces)
@@ -179,7 +174,6 @@ def _correlation_measurements(
         setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
         for column in ("pearson_r", "spearman_rho"):
             common = dict(
-                unit="correlation",
                 evidence=corr_file,
                 stand_in=_stand_in(study, encoder, dataset, config, stand),
             )
@@ -231,14 +225,12 @@ def _correlation_row(
         f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled "
         f"({points} points)"
     )
-    spread = seed_std(pd.Series(per_seed, dtype=float))
     return measurement(
         study,
         column,
         setup,
         paper,
         value,
-        spread=spread,
         seeds=len(per_seed),
         n=points,
         per_seed=per_seed,
@@ -281,7 +273,6 @@ def _trace_measurements(
                     paper,
                     last - first,
                     seeds=seeds,
-                    unit=f"{metric} difference",
                     per_seed=change,
                     protocol=protocol,
                     stand_in=stand_in,
@@ -323,7 +314,6 @@ def _spread_row(
     tests = [spread_test(ends[m]["last"], ends[m]["last"] - ends[m]["first"]) for m in ratios]
     p_below = max(p for p, _ in tests)
     p_above = min(1.0, len(tests) * min(p for _, p in tests))
-    unit = "std across seeds of the final value / |mean change|"
     return measurement(
         study,
         "seed_spread",
@@ -333,7 +323,6 @@ def _spread_row(
         seeds=seeds,
         p_less=p_below,
         p_greater=p_above,
-        unit=unit,
         protocol=protocol,
         stand_in=stand_in,
         evidence=evidence,

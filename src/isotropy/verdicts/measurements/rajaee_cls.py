@@ -9,9 +9,14 @@ from typing import Any
 import pandas as pd
 
 from isotropy import paths
-from isotropy.verdicts.measurements.rows import measurement, seed_std
-from isotropy.verdicts.measurements.seeds import fine_tuned_not_learned
-from isotropy.verdicts.standins import model_stand_in
+from isotropy.standins import model_stand_in
+from isotropy.verdicts.measurements import fine_tuned_not_learned, measurement
+
+# What is measured of each group of runs: (quantity suffix, runs.csv column, scale, convention).
+QUANTITIES = (
+    ("accuracy", "accuracy", 100, "dev accuracy after fine-tuning"),
+    ("iw", "cls_iw_head_input", 1, "I(W) of the dev CLS states the head reads (after the method)"),
+)
 
 
 def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -34,34 +39,17 @@ def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> l
         )
         per_seed = runs.groupby("seed")
         common["not_learned"] = fine_tuned_not_learned(runs)
-        accuracy = 100 * runs["accuracy"]
-        rows.append(
-            measurement(
-                "geometry",
-                f"{task}_finetuned_accuracy",
-                setup,
-                paper_setup,
-                accuracy.mean(),
-                spread=seed_std(accuracy),
-                per_seed=tuple(100 * per_seed["accuracy"].mean()),
-                unit="accuracy ×100",
-                convention="dev accuracy after fine-tuning",
-                **common,
+        for quantity, column, scale, convention in QUANTITIES:
+            rows.append(
+                measurement(
+                    "geometry",
+                    f"{task}_finetuned_{quantity}",
+                    setup,
+                    paper_setup,
+                    (scale * runs[column]).mean(),
+                    per_seed=tuple(scale * per_seed[column].mean()),
+                    convention=convention,
+                    **common,
+                )
             )
-        )
-        iw = runs["cls_iw_head_input"]
-        rows.append(
-            measurement(
-                "geometry",
-                f"{task}_finetuned_iw",
-                setup,
-                paper_setup,
-                iw.mean(),
-                spread=seed_std(iw),
-                per_seed=tuple(per_seed["cls_iw_head_input"].mean()),
-                unit="ratio (1 = isotropic)",
-                convention="I(W) of the dev CLS states the head reads (after the method)",
-                **common,
-            )
-        )
     return rows

@@ -1,26 +1,8 @@
-"""Every quantity the two pages judge, measured once from this run's result tables.
-
-:func:`measure` turns the result tables into one long table, one row per quantity × setup:
-``value`` (NaN with ``missing`` saying why when it cannot be measured), ``spread`` (standard
-deviation across seeds, NaN for one seed), ``per_seed`` (each seed's value, where the verdict
-needs them: correlations, LID, STS), ``seed_free`` (True where no seed changes the value),
-``p_less`` / ``p_greater`` (raw one-sided p-values of a seed test; the pages adjust them),
-``moments`` (each seed's sums for a pooled correlation), ``protocol`` (the run's settings the
-numbers depend on), ``n`` (points it was measured on), ``paper_setup``
-(the paper's name of the setup, which :mod:`isotropy.verdicts.comparison` joins on), unit,
-convention, stand-in, evidence (the file) and a note. Both the claims page
-(:mod:`isotropy.verdicts.claims`) and the comparison with the papers read this table only.
-The geometry study's quantities (Cai et al.; Rajaee & Pilehvar): LID with n, k and the
-per-type cap, the cluster-adjusted S_inter, STS correlations and I(W) per method. Cai et al.'s
-Table 3 is cosine LID (their slides: "A comparison of LIDs (using cosine similarity)"), so
-``lid_cosine`` is the cosine estimate; the Euclidean one on their code's squared-distance scale
-(their Figure 9) is stated in the note.
-
-Rules ``check_claims`` and ``compare_with_papers`` (rules/provenance.smk): loading the result
-tables for :func:`measure`. Their inputs are
+""":func:`measure`: every measurement of this run (:mod:`isotropy.verdicts.measurements`), and for
+rules ``check_claims`` and ``compare_with_papers`` (rules/provenance.smk) the result tables
+loaded for it and a preview's rows stamped. Their inputs are
 :func:`isotropy.workflow.inputs.workflow_inputs`, the configuration they read
-:func:`isotropy.workflow.inputs.config_subset`.
-"""
+:func:`isotropy.workflow.inputs.config_subset`."""
 
 from __future__ import annotations
 
@@ -32,14 +14,10 @@ from typing import Any
 import pandas as pd
 
 from isotropy import paths
+from isotropy.standins import StandIns
 from isotropy.traces import read_result_table, read_traces
-from isotropy.verdicts.measurements.optimisation import (
-    CORRELATION_TABLES,
-    COUNT_TABLES,
-    optimisation_measurements,
-)
-from isotropy.verdicts.measurements.rows import COLUMNS
-from isotropy.verdicts.standins import StandIns
+from isotropy.verdicts.measurements import COLUMNS
+from isotropy.verdicts.measurements.optimisation import optimisation_measurements
 
 # What measures one judged result table: (table, config, stand-ins) -> rows.
 TableMeasure = Callable[[pd.DataFrame, Mapping[str, Any], StandIns], list[dict[str, Any]]]
@@ -60,8 +38,8 @@ def measure(
     for study in ("main", "glue"):
         rows += optimisation_measurements(
             study,
-            counts=tables.get(f"{study}_{COUNT_TABLES[study]}"),
-            correlations=tables.get(f"{study}_{CORRELATION_TABLES[study]}"),
+            counts=tables.get(f"{study}_{paths.COUNT_TABLES[study]}"),
+            correlations=tables.get(f"{study}_{paths.CORRELATION_TABLES[study]}"),
             traces=tables.get(f"{study}_traces"),
             config=config,
             stand=stand,

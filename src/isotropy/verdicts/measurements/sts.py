@@ -9,13 +9,12 @@ from typing import Any
 import pandas as pd
 
 from isotropy import paths
-from isotropy.verdicts.measurements.rows import (
+from isotropy.standins import StandIns, model_stand_in
+from isotropy.verdicts.measurements import (
     measurement,
     over_seeds,
     require_columns,
-    seed_std,
 )
-from isotropy.verdicts.standins import StandIns, model_stand_in
 
 STS_FILE = paths.GEOMETRY_STS
 # STS methods no seed enters (no k-means / GMM clustering): one run is the whole measurement.
@@ -72,7 +71,6 @@ def _sts_method_rows(
                 "I(W) with the eigenvectors' signs as numpy returns them (Rajaee's "
                 f"isotropy()); {pipeline}"
             )
-        unit = "ratio (1 = isotropic)" if column == "isotropy" else "correlation ×100"
         rows.append(
             measurement(
                 "geometry",
@@ -83,7 +81,6 @@ def _sts_method_rows(
                 seeds=runs["seed"].nunique() if "seed" in runs else None,
                 seed_free=method in SEED_FREE_METHODS,
                 n=int(first["n_pairs"]) if "n_pairs" in runs else None,
-                unit=unit,
                 convention=convention,
                 stand_in=stand_in,
                 evidence=STS_FILE,
@@ -117,7 +114,6 @@ def _sts_gain_rows(
             claim_setup,
             claim_setup,
             ratio,
-            unit="ratio",
             stand_in=stand_in,
             evidence=STS_FILE,
             note=f"I(W) {before['isotropy']:.3g} → {after['isotropy']:.3g}",
@@ -128,7 +124,6 @@ def _sts_gain_rows(
             claim_setup,
             claim_setup,
             after["spearman"] - before["spearman"],
-            unit="Spearman ×100 difference",
             stand_in=stand_in,
             evidence=STS_FILE,
             note=f"Spearman×100 {before['spearman']:.2f} → {after['spearman']:.2f}",
@@ -144,8 +139,8 @@ CLASSIFICATION_READINGS = {
 }
 
 
-# I(W) as a ratio and ×100 (our reading of the slides' "84.36"): quantity, scale, unit.
-IW_READINGS = (("sst2_iw", 1, "ratio (1 = isotropic)"), ("sst2_iw_percent", 100, "I(W) ×100"))
+# I(W) as a ratio and ×100 (our reading of the slides' "84.36"): quantity, scale.
+IW_READINGS = (("sst2_iw", 1), ("sst2_iw_percent", 100))
 
 
 def _classification_note(first: pd.Series, method: str) -> str:
@@ -187,7 +182,6 @@ def classification_measurements(
                 setup,
                 method,
                 **over_seeds(runs, "accuracy"),
-                unit="accuracy ×100",
                 convention=convention,
                 note=_classification_note(first, method),
                 **common,
@@ -198,9 +192,8 @@ def classification_measurements(
             "eigenvector signs; of the pooled sentences "
             f"{runs['isotropy_sentences'].mean():.3g}"
         )
-        for quantity, scale, unit in IW_READINGS:
+        for quantity, scale in IW_READINGS:
             value = scale * runs["isotropy"].mean()
-            spread = scale * seed_std(runs["isotropy"])
             iw_per_seed = tuple(scale * per_seed["isotropy"].mean())
             rows.append(
                 measurement(
@@ -209,9 +202,7 @@ def classification_measurements(
                     setup,
                     method,
                     value,
-                    spread=spread,
                     per_seed=iw_per_seed,
-                    unit=unit,
                     convention=iw,
                     **common,
                 )

@@ -131,20 +131,3 @@ def workflow_stand_ins(config: Mapping[str, Any]) -> dict[str, str]:
 
     mirror = resolve_mirror(config.get("mirror"))
     return describe_stand_ins(config, str(mirror) if mirror else None)
-
-
-# The words a verdict cell adds when a direction was judged on a stand-in (issue 59, item 5).
-ON_STAND_IN = "on a stand-in"
-
-
-def states_a_number(kind: str, bound: float = 0.0, neutral: float = 0.0) -> bool:
-    """Whether a rule sets our value against a number the paper's own model and data produced,
-    so that a stand-in's row is not judged (the stand-in gate): every numeric rule, and a bound
-    (``below``/``above``/``at_least``) anywhere but the quantity's no-change point ``neutral``
-    (0 for a difference or a correlation, 1 for a ratio). A direction (a bound at that point, a
-    test over seeds against no change) is judged on a stand-in, and says so."""
-    if kind in ("seeds_below", "seeds_above", "none"):
-        return False
-    if kind in ("below", "above", "at_least"):
-        return bound != neutral
-    return True
