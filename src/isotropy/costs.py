@@ -295,12 +295,16 @@ class Pace:
         """How many jobs of ``threads`` threads run side by side."""
         return max(1, self.cores // threads)
 
-    def share(self, cpu_seconds: float, threads: int) -> float:
-        """Wall seconds one job adds to its study's total: its one-thread CPU cost times
-        ``speed`` spread over its ``threads``, plus its start-up, with :meth:`parallel` such
-        jobs side by side. A study's estimate sums these; the run's progress lines weigh its
-        jobs by them (isotropy.estimate.job_seconds)."""
-        return (self.speed * cpu_seconds / threads + self.job_overhead) / self.parallel(threads)
+    def share(self, cpu_seconds: float, threads: int, device: str = "cpu") -> float:
+        """Wall seconds one job adds to the total: its one-thread CPU cost times ``speed``
+        spread over its ``threads``, plus its start-up, with :meth:`parallel` such jobs side by
+        side (one at a time on one GPU). The start-up is not scaled: starting a job is the
+        interpreter and the disk, not the arithmetic the probe times (where it read 5.2x, the
+        preview's short jobs took 0.6-1.5 s each; docs/measurements.md). The estimate sums
+        these over the dry run's jobs, and the run's progress lines weigh its jobs by them
+        (isotropy.estimate.job_seconds)."""
+        parallel = 1 if device == "cuda" else self.parallel(threads)
+        return (self.speed * cpu_seconds / threads + self.job_overhead) / parallel
 
     def speed_line(self) -> str:
         """The line that says how the measured CPU costs were scaled to this machine."""

@@ -206,8 +206,7 @@ def job_seconds(
     (one at a time on one GPU)."""
     if rule in JOB_COSTS:
         return JOB_COSTS[rule](config, wildcards, pace)
-    parallel = 1 if device == "cuda" else pace.parallel(costs.JOB_THREADS)
-    return pace.job_overhead / parallel
+    return pace.share(0.0, costs.JOB_THREADS, device)
 
 
 def plan(

@@ -82,16 +82,6 @@ def embedding_seconds(
     return (EMBED_LOAD_CPU_SECONDS + texts * per_text) / 2  # the rule's 2 threads
 
 
-def paced(seconds: float, pace: costs.Pace, device: str) -> float:
-    """Wall seconds a job of the rules' 2 threads adds to the total: ``seconds`` (scaled to this
-    machine already) and its start-up, with as many such jobs side by side as the cores allow,
-    or one at a time on one GPU. Start-ups are not scaled: starting a job is the interpreter and
-    the disk, not the arithmetic the probe times (where it read 5.2x, the preview's short jobs
-    took 0.6-1.5 s each; docs/measurements.md)."""
-    parallel = 1 if device == "cuda" else pace.parallel(costs.JOB_THREADS)
-    return (seconds + pace.job_overhead) / parallel
-
-
 def embedding_job_seconds(
     config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
@@ -101,7 +91,8 @@ def embedding_job_seconds(
     encoder, dataset = wildcards["encoder"], wildcards["dataset"]
     work = embedding_seconds(config, encoder, dataset)
     device = costs.device_kind(config["device"])
-    return None if work is None else paced(pace.speed * work, pace, device)
+    # on the rule's 2 threads: 2 x work of one thread
+    return None if work is None else pace.share(2 * work, costs.JOB_THREADS, device)
 
 
 def run_seconds(dataset: str, settings: Mapping[str, Any], device: str) -> float | None:
@@ -184,7 +175,9 @@ def optimisation_job_seconds(
     work = run_seconds(wildcards["dataset"], settings, device)
     if work is None:
         return None
-    return paced(work if device == "cuda" else pace.speed * work, pace, device)
+    if device == "cuda":  # measured on the GPU: not scaled by the CPU's speed, one at a time
+        return work + pace.job_overhead
+    return pace.share(2 * work, costs.JOB_THREADS)  # on the rule's 2 threads
 
 
 def sensitivity_job_seconds(
