@@ -8,7 +8,8 @@ machine or command is refused, as is a quantity the estimate does not read.
 
 What one job of a study costs from these numbers lives with the study (its record's per-job
 costs, :mod:`isotropy.studies`); how those CPU seconds become wall time on this machine now (the
-speed probe, the cores, the load) is here, for every study's estimate alike.
+speed probe, the cores, the load: :class:`Pace`, :func:`busy_factor`) is here, for every job
+alike.
 """
 
 from __future__ import annotations
