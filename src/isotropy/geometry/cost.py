@@ -48,12 +48,10 @@ def _forward(model: str, per_sentence: float, sentences: float) -> float:
     return costs.by_model("geometry_load_cpu_seconds")["miniLM"] + factor * per_sentence * sentences
 
 
-def jobs(
-    config: Mapping[str, Any], sts_datasets: list[str] | None = None
-) -> list[tuple[str, str, float | None]]:
+def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
     """(label, output file, CPU-s on one thread or None: no measured cost) of every costed job
-    (a model, corpus or data set without a measured cost or a known size: None);
-    ``sts_datasets``: the STS data sets the run plans (default: every configured one)."""
+    (a model, corpus or data set without a measured cost or a known size: None), for every
+    configured STS data set (the dry run has no job for one the mirror lacks)."""
     section = config["geometry"]
     clusters, corpus = section["clusters"], section["clusters"]["corpus"]
     name = corpus["name"]
@@ -94,7 +92,7 @@ def jobs(
     sts = section["sts"]
     pooled = costs.by_model("geometry_sentence_cpu_seconds").get("miniLM", 0.0)
     for model in sts["models"]:
-        for data in sts["datasets"] if sts_datasets is None else sts_datasets:
+        for data in sts["datasets"]:
             sentences = STS_SENTENCES.get(data, 0)
             known = model in MODEL_SHAPE and sentences > 0 and pooled > 0
             out = paths.sentence_embeddings(model, data)
