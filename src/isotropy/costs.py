@@ -246,7 +246,7 @@ def finetune_job_cost(
 
 
 # ---------------------------------------------------------------------------------------------
-# How the measured CPU costs become wall time on this machine now (every study's estimate)
+# How the measured CPU costs become wall time on this machine now (every job alike)
 
 # By how idle OpenMP threads wait (isotropy.compute.THREAD_POLICIES).
 CONTENTION_EXCESS = {
