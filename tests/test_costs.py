@@ -115,10 +115,18 @@ def test_a_run_cost_measured_by_half_names_the_missing_row(monkeypatch):
 def test_a_head_measured_not_at_all_is_named_by_the_estimate(monkeypatch):
     _without(monkeypatch, lambda c: c.quantity.startswith("extensions_") and c.model == "deep3")
     monkeypatch.setattr(costs, "speed_probe", lambda: costs.PROBE_CPU_SECONDS)
-    lines = estimate.describe(
-        studies.by_name("extensions").estimate, _extensions_config(), "cpu", Path("no-such-dir")
-    )
-    assert "no measured cost for polarity/deep3, snli/deep3: not included above" in lines
+    config = _extensions_config()
+    jobs = [
+        (
+            "extensions_optimize",
+            {"dataset": r["dataset"], "head": r["head"], "seed": str(r["seed"])},
+        )
+        for r in studies.extensions.runs(config)
+    ]
+    lines, _ = estimate.describe(config, jobs, "cpu", "extensions_study")
+    named = next(line for line in lines if line.startswith("no measured cost for "))
+    assert named.startswith("no measured cost for extensions_optimize polarity/deep3/0, ")
+    assert "extensions_optimize snli/deep3/0" in named and "linear" not in named
 
 
 def test_the_extension_benchmark_prints_the_table_rows():

@@ -3,17 +3,17 @@ over from every file given, and the time left from measured per-update costs."""
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
-from isotropy import costs, estimate, studies
+from isotropy import costs, estimate
 from isotropy.studies import paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
@@ -89,7 +89,33 @@ def test_effective_config_errors_are_short(tmp_path):
         workflow_config.load_config([str(ROOT / "config.yaml"), str(bad)])
 
 
+def _main_jobs(config, study="main", skip=()):
+    """(rule, wildcards) of a study's runs, embeddings and lookups, as the dry run names them,
+    less the runs in ``skip`` ((dataset, seed): written already)."""
+    runs = targets.study_runs(config, study)
+    jobs = [
+        (
+            "optimize_embeddings",
+            {
+                "study": study,
+                "encoder": r["encoder"],
+                "dataset": r["dataset"],
+                "seed": str(r["seed"]),
+            },
+        )
+        for r in runs
+        if (r["dataset"], r["seed"]) not in skip
+    ]
+    for encoder, dataset in dict.fromkeys((r["encoder"], r["dataset"]) for r in runs):
+        kind = config["encoders"][encoder]["kind"]
+        rule = "lookup_word_vectors" if kind == "word-vectors" else "embed_sentences"
+        jobs.append((rule, {"encoder": encoder, "dataset": dataset}))
+    return jobs
+
+
 def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
+    """The estimate is the jobs the dry run plans, each at its measured cost: here all but
+    polarity's first run and its embeddings, which are written (Snakemake leaves them out)."""
     monkeypatch.setattr(
         paper_cost,
         "CPU_SECONDS",
@@ -110,6 +136,7 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     monkeypatch.setattr(costs, "available_cores", lambda: 2)
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
     config["main"]["metric_stride"] = 50
+    config["device"] = "cpu"
     # 1,000 updates at 0.5 s, metrics at step 0 and every 50th update (21 evaluations) at 2 s.
     per_run = 1000 * 0.5 + 21 * 2.0
     assert (
@@ -118,71 +145,88 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
         )
         == per_run
     )
-    # Polarity's first run (with these settings) and its embeddings are written: neither is
-    # counted again.
-    _write_trace(tmp_path, config, "polarity", 0)
-    written = tmp_path / "resources/embeddings/miniLM/polarity/vectors.npy"
-    written.parent.mkdir(parents=True)
-    written.write_bytes(b"")
     # SNLI (not measured: polarity's cost per text stands in): 2,000 texts at 0.01 CPU-s plus
     # 4 CPU-s to load the model, on 2 threads: 12 s.
     # Word vectors: one 30 s lookup for pos and one for supersense: 60 s.
     assert paper_cost.embedding_seconds(config, "miniLM", "snli", tmp_path) == 12.0
+    jobs = [
+        job
+        for job in _main_jobs(config, skip={("polarity", 0)})
+        if job[1] != {"encoder": "miniLM", "dataset": "polarity"}
+    ]
     # Jobs to start: 19 runs, 3 embeddings or lookups, download and preparation of 4 data
     # sets, table 1, correlations and two figures: 34, at the fixed start-up cost each.
+    jobs += [("download_source", {}), ("prepare_dataset", {})] * 4 + [("plot", {})] * 4
     overhead = 34 * costs.JOB_OVERHEAD_SECONDS
     total = 19 * per_run + 12.0 + 60.0 + overhead
-    lines = estimate.describe(studies.by_name("main").estimate, config, "cpu", workdir=tmp_path)
+    lines, seconds = estimate.describe(config, jobs, "cpu", "main_study")
+    assert seconds == pytest.approx(total)
     assert lines[0].startswith(
-        "main: 20 runs (4 setups x 5 seeds) of 1000 updates, metrics after every 50th update"
+        f"main_study: 34 jobs to run (Snakemake's dry run), device cpu; time left: about "
+        f"{estimate.duration(total)} for 2 idle cores"
     )
-    assert lines[1].startswith(
-        f"1 of 20 runs done; time left: about {estimate.duration(total)} in all "
-        f"(runs {estimate.duration(19 * per_run)}, sentence embeddings 12 s, "
-        f"word-vector lookups 1.0 min, starting 34 jobs {estimate.duration(overhead)};"
-    )
+    start_up = costs.JOB_OVERHEAD_SECONDS
+    assert lines[1:5] == [
+        f"  optimize_embeddings: 19 jobs, {estimate.duration(19 * (per_run + start_up))}",
+        f"  lookup_word_vectors: 2 jobs, {estimate.duration(60 + 2 * start_up)}",
+        f"  embed_sentences: 1 jobs, {estimate.duration(12 + start_up)}",
+        f"  12 short jobs (downloads, preparation, tables, figures): start-ups only, "
+        f"{estimate.duration(12 * start_up)}",
+    ]
     assert estimate.duration(total) == "2 h 57 min" and estimate.duration(0) == "0 s"
     assert estimate.duration(330) == "5.5 min"
 
 
-def _write_trace(root, config, dataset, seed, **changed):
-    """A run's trace and its provenance record, with the rule's params (``changed`` alters the
-    settings, as an earlier run with other settings would have left them)."""
-    settings = {**targets.optimisation_settings(config, "main", dataset, seed), **changed}
-    encoder = config["main"]["setups"][dataset]["encoder"]
-    trace = root / f"results/main/{encoder}/{dataset}/seed{seed}/trace.parquet"
-    trace.parent.mkdir(parents=True, exist_ok=True)
-    trace.write_bytes(b"")
-    record = {
-        "rule": "optimize_embeddings",
-        "params": {"settings": settings, "device": config["device"]},
-    }
-    (trace.parent / "trace.parquet.provenance.json").write_text(json.dumps(record))
-    return trace
+TOY_SNAKEFILE = """
+rule all:
+    input: "table.csv"
+
+rule optimize:
+    output: "trace.txt"
+    params: updates=config["updates"]
+    shell: "echo {params.updates} > {output}"
+
+rule tabulate:
+    input: "trace.txt"
+    output: "table.csv"
+    shell: "cat {input} > {output}"
+"""
 
 
 def test_a_run_is_done_only_with_the_settings_asked_for(tmp_path):
     """Issue 34, case 11: a trace of 12 updates counted as done for an estimate of 6 ("8 of 8
-    runs done"). A run counts as done when its record holds the params this run would use."""
-    config = workflow_config.load_config([str(ROOT / "config.yaml")])
-    settings = targets.optimisation_settings(config, "main", "polarity", 0)
-    trace = _write_trace(tmp_path, config, "polarity", 0)
-    assert costs.run_is_done(trace, settings, config["device"])
-    _write_trace(tmp_path, config, "polarity", 0, updates=settings["updates"] + 6)
-    assert not costs.run_is_done(trace, settings, config["device"])
-    _write_trace(tmp_path, config, "snli", 1)
-    (tmp_path / "results/main/miniLM/snli/seed1/trace.parquet.provenance.json").write_text("{")
-    snli = targets.optimisation_settings(config, "main", "snli", 1)
-    assert not costs.run_is_done(trace.parents[2] / "snli/seed1/trace.parquet", snli, "auto")
-    _write_trace(tmp_path, config, "pos", 2)
-    lines = estimate.describe(studies.by_name("main").estimate, config, "cpu", workdir=tmp_path)
-    assert lines[1].startswith("1 of 20 runs done"), lines  # pos seed 2 only
+    runs done"). What is done is what Snakemake will not run again: a job run with other params
+    (here the toy's updates), or whose output is gone, is in the dry run's jobs, and so in the
+    estimate; one written with the same params is not."""
+    snakefile = tmp_path / "Snakefile"
+    snakefile.write_text(TOY_SNAKEFILE)
+    twelve, six = tmp_path / "twelve.yaml", tmp_path / "six.yaml"
+    twelve.write_text("updates: 12\n")
+    six.write_text("updates: 6\n")
+    command = [sys.executable, "-m", "snakemake", "--cores", "1", "-s", str(snakefile)]
+    made = subprocess.run(
+        [*command, "-d", str(tmp_path), "--configfile", str(twelve)], capture_output=True
+    )
+    assert made.returncode == 0, made.stderr[-2000:]
+
+    def planned(config):
+        return estimate.dry_run_jobs([str(config)], "all", tmp_path, snakefile)
+
+    assert planned(twelve) == []  # written with these settings: nothing left
+    assert [rule for rule, _ in planned(six)] == ["optimize", "tabulate", "all"]
+    (tmp_path / "table.csv").unlink()
+    assert [rule for rule, _ in planned(twelve)] == ["tabulate", "all"]
+    lines, _ = estimate.describe({}, [("tabulate", {}), ("all", {})], "cpu", "all")
+    assert lines[0].startswith("all: 2 jobs to run (Snakemake's dry run)")
+    with pytest.raises(RuntimeError, match="Snakemake's dry run failed"):
+        estimate.dry_run_jobs([str(twelve)], "no_such_rule", tmp_path, snakefile)
 
 
 def test_the_estimate_writes_no_effective_configuration(tmp_path, monkeypatch, capsys):
     """Issue 34, case 11: the estimate wrote logs/effective-config/<target>.yaml before any run,
     and `make report` then described other results with its settings."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)  # config.yaml's sources: the URLs
     mine = tmp_path / "mine.yaml"
     mine.write_text("main: {updates: 6}\ndevice: cpu\n")
     args = ["--configfile", str(ROOT / "config.yaml"), str(mine), "--target", "main_study"]
@@ -238,15 +282,13 @@ def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
     monkeypatch.setattr(costs.compute, "busy_sessions", lambda: None)  # per thread
     assert costs.recent_load() == 5.0
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
-    lines = estimate.describe(
-        studies.by_name("preview").estimate, config, "cpu", ROOT / "no-such-dir"
-    )
-    assert lines[2].startswith("CPU costs x 1.00: a fixed one-thread workload took 0.090 CPU-s")
-    assert lines[3].startswith(
+    lines, _ = estimate.describe(config, _main_jobs(config, "preview"), "cpu", "preview_study")
+    assert lines[-3].startswith("CPU costs x 1.00: a fixed one-thread workload took 0.090 CPU-s")
+    assert lines[-2].startswith(
         "this machine is busy (load average 5.0 on 2 cores, before this run starts): expect about "
     ), lines
-    assert ", longer at niceness 10;" in lines[3]
-    assert lines[4].startswith("contention model: threads share the cores: (load + 1.35) / cores,")
+    assert ", longer at niceness 10;" in lines[-2]
+    assert lines[-1].startswith("contention model: threads share the cores: (load + 1.35) / cores,")
 
 
 def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):
@@ -389,36 +431,36 @@ def test_a_machine_half_as_fast_doubles_every_cpu_cost(monkeypatch):
     jobs' start-up, interpreter and disk rather than arithmetic, stays as it is."""
     monkeypatch.setattr(costs, "available_cores", lambda: 2)
     monkeypatch.setattr(costs.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    monkeypatch.setattr(paper_cost, "duration", lambda seconds: f"<{seconds}>")
+    monkeypatch.setattr(estimate, "duration", lambda seconds: f"<{seconds}>")
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
+    config["device"] = "cpu"
+    jobs = [*_main_jobs(config), ("download_source", {}), ("plot", {})]
+    start_up = costs.JOB_OVERHEAD_SECONDS
 
     def seconds_and_speed_line(probe):
         monkeypatch.setattr(costs, "speed_probe", lambda: probe)
-        lines = estimate.describe(
-            studies.by_name("main").estimate, config, "cpu", ROOT / "no-such-dir"
-        )
-        return [float(x) for x in re.findall(r"<([^>]+)>", lines[1])], lines[2]
+        lines, _ = estimate.describe(config, jobs, "cpu", "main_study")
+        found = [[float(x) for x in re.findall(r"<([^>]+)>", line)] for line in lines[:5]]
+        counts = [int(re.search(r": (\d+) jobs", line)[1]) for line in lines[1:4]]
+        return [f[0] for f in found], counts, lines[5]
 
-    there, _ = seconds_and_speed_line(costs.PROBE_CPU_SECONDS)
-    here, line = seconds_and_speed_line(2 * costs.PROBE_CPU_SECONDS)
-    assert len(there) == 5 and there[0] > 0  # total, runs, embeddings, lookups, start-up
-    runs, embeddings, lookups, start_up = there[1:]
-    assert here[1:] == pytest.approx([2 * runs, 2 * embeddings, 2 * lookups, start_up])
+    there, counts, _ = seconds_and_speed_line(costs.PROBE_CPU_SECONDS)
+    here, _, line = seconds_and_speed_line(2 * costs.PROBE_CPU_SECONDS)
+    assert counts == [20, 2, 2] and there[0] > 0  # runs, embeddings, lookups
+    for rule_there, rule_here, n in zip(there[1:4], here[1:4], counts):
+        assert rule_here - n * start_up == pytest.approx(2 * (rule_there - n * start_up))
+    assert here[4] == there[4] == 2 * start_up  # the short jobs: start-ups only
     assert here[0] == pytest.approx(sum(here[1:]))
     assert line.startswith("CPU costs x 2.00: a fixed one-thread workload took 0.180 CPU-s")
     assert "(clamped)" not in line
-    _, line = seconds_and_speed_line(100 * costs.PROBE_CPU_SECONDS)
+    _, _, line = seconds_and_speed_line(100 * costs.PROBE_CPU_SECONDS)
     assert line.startswith("CPU costs x 4.00 (clamped)")
 
 
-def test_a_target_without_a_cost_model_says_so_and_where_its_times_are(capsys):
-    """A target no estimate covers (here a made-up one) says which targets it covers and points
-    to the measured wall times, rather than printing a time it does not know."""
-    assert estimate.main(["--configfile", str(ROOT / "config.yaml"), "--target", "x_study"]) == 0
-    out = capsys.readouterr().out.splitlines()[-1]
-    assert out.startswith("x_study: no time estimate: the measured costs cover ")
-    assert "main_study" in out and "preview_study" in out and "glue_study" in out
-    assert "geometry_study" in out and "istar_study" in out and "rajaee_cls_study" in out
-    assert out.endswith(
-        "docs/measurements.md gives the wall times measured for the other studies' runs"
-    )
+def test_a_target_snakemake_cannot_make_says_so(capsys):
+    """A target the dry run refuses (here a made-up one) gets no time, only the dry run's
+    reason, rather than a time the estimate does not know; and the run would stop there too."""
+    assert estimate.main(["--configfile", str(ROOT / "config.yaml"), "--target", "x_study"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("x_study: no time estimate: Snakemake's dry run failed: "), err
+    assert "x_study" in err.split("failed: ")[1]

@@ -9,7 +9,7 @@ import tiny_workflow
 import yaml
 from test_workflow_parse import WRAPPER
 
-from isotropy import costs, estimate, studies
+from isotropy import estimate
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.verdicts.claims import CLAIM_VERDICTS
 
@@ -51,7 +51,7 @@ def test_the_estimate_prints_a_time_from_measured_costs(capsys, monkeypatch):
     files = [str(ROOT / "config.yaml"), str(ROOT / "config" / "offline.yaml")]
     assert estimate.main(["--configfile", *files, "--target", "extensions_study"]) == 0
     out = capsys.readouterr().out
-    assert "extensions: 50 optimisation runs (2 setups x 5 heads x 5 seeds)" in out
+    assert "  extensions_optimize: 50 jobs, " in out  # 2 setups x 5 heads x 5 seeds
     assert re.search(r"time left: about \d", out), out
     assert "no measured cost" not in out, out
 
@@ -92,28 +92,20 @@ def test_the_tiny_version_runs_end_to_end(tmp_path):
     assert f"a seeded sample of {config_used['items']} items" in (out / "criteria.md").read_text()
 
 
-def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path, monkeypatch):
-    import json
-
-    from isotropy import paths
+def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path):
+    """A run made for another item sample is to do again: the rule's params carry the run's
+    settings, so Snakemake's params trigger plans it again and the estimate, which sums the dry
+    run's jobs, counts it (the trigger itself: test_estimate.py, issue 34 case 11)."""
     from isotropy.extensions import design
-    from isotropy.provenance import record_path
     from isotropy.workflow import config as workflow_config
 
-    monkeypatch.setattr(costs, "speed_probe", lambda: costs.PROBE_CPU_SECONDS)
     config = workflow_config.load_config([str(ROOT / "config.yaml"), str(TINY_EXTENSIONS)])
-    trace = tmp_path / paths.extensions_run_file("trace.parquet", "polarity", "linear", 0)
-    trace.parent.mkdir(parents=True)
-    trace.write_bytes(b"a trace")
-
-    def done_line(params):
-        record_path(trace).write_text(json.dumps({"params": params}))
-        return estimate.describe(studies.by_name("extensions").estimate, config, "cpu", tmp_path)[1]
-
     run = design.run_settings(config, "polarity", "linear", 0)
-    assert done_line({"run": run, "device": config["device"]}).startswith("1 of 16 runs")
-    other = {**run, "items": 999}  # made for another item sample: still to do
-    assert done_line({"run": other, "device": config["device"]}).startswith("0 of 16 runs")
+    other = {**config, "extensions": {**config["extensions"], "items": 999}}
+    assert design.run_settings(other, "polarity", "linear", 0) == {**run, "items": 999}
+    rules = (ROOT / "rules" / "extensions.smk").read_text(encoding="utf-8")
+    optimize = rules.split("rule extensions_optimize:")[1].split("\nrule ")[0]
+    assert "design.run_settings(" in optimize.split("params:")[1], optimize
 
 
 def test_captions_state_only_what_the_configuration_runs():

@@ -17,7 +17,7 @@ import torch
 import yaml
 from tiny_bert import SMALL, sentiment_table
 
-from isotropy import costs, estimate, metrics, paths, studies
+from isotropy import costs, estimate, metrics, studies
 from isotropy.finetune.features import load_model_and_tokenizer
 from isotropy.finetune.head import head_input_module, transform_head_input
 from isotropy.finetune.settings import TrainingSettings, check_run
@@ -263,18 +263,16 @@ def test_estimate_counts_the_runs_left(tmp_path):
     section = config["rajaee_cls"]
     per_run = rajaee_spec.run_seconds(section, "miniLM", section["tasks"][0])
     assert per_run is not None and per_run > 0
-    lines, total = rajaee_spec.estimate(
-        config, "cpu", costs.Pace(speed=1.0, cores=2, job_overhead=0.0), workdir=tmp_path
-    )
+    idle = costs.Pace(speed=1.0, cores=2, job_overhead=0.0)
+    jobs = [
+        ("rajaee_cls_finetune", {k: str(r[k]) for k in ("model", "task", "method", "seed")})
+        for r in rajaee_spec.runs(config)
+    ]
+    lines, total = estimate.describe(config, jobs, "cpu", "rajaee_cls_study", idle)
     runs = len(section["seeds"]) * len(section["methods"])
-    assert math.isclose(total, runs * per_run / 2) and lines[1].startswith(f"0 of {runs} runs")
-    task = section["tasks"][0]
-    done = tmp_path / paths.rajaee_cls_run_file("metrics.json", "miniLM", task, "none", 0)
-    done.parent.mkdir(parents=True)
-    done.write_text("{}")
-    _, left = rajaee_spec.estimate(
-        config, "cpu", costs.Pace(speed=1.0, cores=2, job_overhead=0.0), workdir=tmp_path
-    )
+    assert math.isclose(total, runs * per_run / 2)
+    assert lines[1] == f"  rajaee_cls_finetune: {runs} jobs, {estimate.duration(total)}"
+    _, left = estimate.describe(config, jobs[1:], "cpu", "rajaee_cls_study", idle)  # one done
     assert math.isclose(left, (runs - 1) * per_run / 2)
     assert rajaee_spec.run_seconds(section, "miniLM", "squad") is None
 
@@ -284,7 +282,7 @@ def test_rajaee_cls_study_prints_an_estimate(capsys):
         ["--configfile", "config.yaml", "config/offline.yaml", "--target", "rajaee_cls_study"]
     )
     out = capsys.readouterr().out
-    assert code == 0 and "rajaee_cls_study: 10 fine-tuning runs" in out and "time left" in out
+    assert code == 0 and "  rajaee_cls_finetune: 10 jobs, " in out and "time left" in out
 
 
 @pytest.mark.covers("rajaee:cls")

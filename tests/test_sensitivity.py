@@ -380,9 +380,17 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     config["sources"]["word2vec"]["dimension"] = {"url": 300, "mirror": 50}
     monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))
     runs = studies.sensitivity.runs(config)
-    lines = estimate.describe(studies.by_name("sensitivity").estimate, config, "cpu", tmp_path)
-    assert lines[0].startswith(f"sensitivity: {len(runs)} runs ({len(runs) // 5} cells x 5 seeds")
-    assert f"0 of {len(runs)} runs done" in lines[1] and "on one GPU" in lines[1]
+    keys = {"dataset": "setup", "encoder": "vectors", "label_set": "label_set", "lr": "lr_factor"}
+    jobs = [
+        (
+            "optimize_sensitivity",
+            {**{k: str(r[v]) for k, v in keys.items()}, "seed": str(r["seed"])},
+        )
+        for r in runs
+    ]
+    lines, total = estimate.describe({**config, "device": "cpu"}, jobs, "cpu", "sensitivity_study")
+    assert lines[1].startswith(f"  optimize_sensitivity: {len(runs)} jobs, ")
+    assert "no measured cost" not in "\n".join(lines) and total > 0
     run = {"vectors": "word2vec", "setup": "supersense", "label_set": "all", "seed": 0}
     base = paper_cost.sensitivity_run_seconds(config, run, "cpu", paper_cost.CPU_SECONDS, 0.011)
     assert base == pytest.approx(

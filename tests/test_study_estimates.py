@@ -1,6 +1,7 @@
-"""The geometry and I-STAR studies' time estimates (isotropy.geometry.cost,
-isotropy.studies.istar): printed for the offline and tiny configurations from the measured
-costs, what is done already counted out, and a missing cost named. Fast, no network."""
+"""The geometry and I-STAR studies' time estimates (their per-job costs: isotropy.geometry.cost,
+isotropy.studies.istar, summed over the dry run by isotropy.estimate): printed for the offline
+and tiny configurations from the measured costs, what is done already counted out, and a
+missing cost named. No network."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
-from isotropy import costs, estimate, paths
+from isotropy import costs, estimate
 from isotropy.geometry import cost as geometry_cost
 from isotropy.studies import istar as istar_spec
 from isotropy.workflow.config import load_config
@@ -22,48 +24,71 @@ DURATION = re.compile(r"time left: about \d+(\.\d+)? (s|min|h)")
 IDLE = costs.Pace(speed=1.0, cores=2, job_overhead=0.0)
 
 
+# The offline I-STAR grid names tasks the mirror lacks (qnli, ...): its dry run stops there.
+MIRROR_TASKS = {"istar": {"tasks": ["sst2", "rte", "mrpc", "cola"]}}
+
+
+def _files(configs, target, tmp_path):
+    """``configs``, with the mirror's tasks for the offline I-STAR grid."""
+    if target != "istar_study" or configs is TINY:
+        return configs
+    overlay = tmp_path / "tasks.yaml"
+    overlay.write_text(yaml.safe_dump(MIRROR_TASKS))
+    return [*configs, str(overlay)]
+
+
 @pytest.mark.parametrize("configs", [OFFLINE, TINY], ids=["offline", "tiny"])
 @pytest.mark.parametrize("target", ["geometry_study", "istar_study"])
-def test_each_study_prints_a_duration(target, configs, capsys):
-    assert estimate.main(["--configfile", *configs, "--target", target]) == 0
+def test_each_study_prints_a_duration(target, configs, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # nothing written here: every job is to run
+    files = _files(configs, target, tmp_path)
+    assert estimate.main(["--configfile", *files, "--target", target]) == 0
     out = capsys.readouterr().out
     assert f"{target}: " in out and DURATION.search(out), out
     assert "no time estimate" not in out and "no measured cost" not in out
 
 
+def _istar_jobs(config):
+    """The finetune jobs of the I-STAR grid, as the dry run names them."""
+    keys = ("model", "task", "regulariser", "lam", "seed")
+    return [("finetune", {k: str(r[k]) for k in keys}) for r in istar_spec.runs(config["istar"])]
+
+
 def test_the_offline_istar_grid_is_said_to_be_gpu_scale():
     config = load_config(OFFLINE)
-    lines, total = istar_spec.estimate(config, "cpu", IDLE)
+    lines, total = estimate.describe(config, _istar_jobs(config), "cpu", "istar_study", IDLE)
     assert total > 1000 * 3600
-    assert any(line.startswith("a GPU-scale grid") for line in lines)
+    assert any(line.startswith("a GPU-scale run") for line in lines)
 
 
 def test_a_done_job_is_counted_out(tmp_path):
+    """A job the dry run leaves out (written already) takes its cost out of the total: the
+    geometry study's costed jobs are found by their output (isotropy.geometry.cost.jobs)."""
     config = load_config(TINY)
+    jobs = estimate.dry_run_jobs(TINY, "geometry_study", tmp_path)
+    _, before = estimate.describe(config, jobs, "cpu", "geometry_study", IDLE)
     planned = geometry_cost.jobs(config)
-    kwargs = {"final_files": []}
-    _, before = geometry_cost.describe(config, "cpu", IDLE, workdir=tmp_path, **kwargs)
     label, out, seconds = planned[0]
-    (tmp_path / out).parent.mkdir(parents=True)
-    (tmp_path / out).write_text("")
-    lines, after = geometry_cost.describe(config, "cpu", IDLE, workdir=tmp_path, **kwargs)
+    assert label == "token embeddings miniLM/polarity" and seconds
+    left = [job for job in jobs if job[0] != "geometry_token_embeddings"]
+    assert len(left) == len(jobs) - 1
+    lines, after = estimate.describe(config, left, "cpu", "geometry_study", IDLE)
     assert after == pytest.approx(before - seconds / 2)
-    assert f"1 of {len(planned)} costed jobs done" in lines[1]
-    run = paths.istar_run_file("metrics.json", "miniLM", "sst2", "none", "0", 0)
-    (tmp_path / run).parent.mkdir(parents=True)
-    (tmp_path / run).write_text("{}")
-    lines, _ = istar_spec.estimate(config, "cpu", IDLE, workdir=tmp_path)
-    assert "1 of 5 runs done" in lines[1]
+    assert lines[0].startswith(f"geometry_study: {len(jobs) - 1} jobs to run")
 
 
-def test_a_model_without_a_cost_is_named(monkeypatch):
+def test_a_model_without_a_cost_is_named(monkeypatch, tmp_path):
     config = load_config(TINY)
+    jobs = estimate.dry_run_jobs(TINY, "geometry_study", tmp_path)
     monkeypatch.delitem(geometry_cost.MODEL_SHAPE, "miniLM")
     monkeypatch.delitem(costs.MODEL_SIZE_FACTOR, "miniLM")
-    lines, _ = geometry_cost.describe(config, "cpu", IDLE, final_files=[])
-    assert lines[-1].startswith("no measured cost for token embeddings miniLM/polarity")
-    lines, _ = istar_spec.estimate(config, "cpu", IDLE)
-    assert lines[-1] == "no measured cost for miniLM/sst2: not included above"
+    lines, _ = estimate.describe(config, jobs, "cpu", "geometry_study", IDLE)
+    named = next(line for line in lines if line.startswith("no measured cost for "))
+    assert named.startswith("no measured cost for geometry_token_embeddings miniLM/polarity")
+    lines, _ = estimate.describe(config, _istar_jobs(config), "cpu", "istar_study", IDLE)
+    named = next(line for line in lines if line.startswith("no measured cost for "))
+    assert named.startswith("no measured cost for finetune miniLM/sst2/")
+    assert named.endswith(": not included above")
 
 
 def test_a_missing_cost_row_is_a_clear_error(monkeypatch):

@@ -8,7 +8,8 @@ machine or command is refused, as is a quantity the estimate does not read.
 
 What one job of a study costs from these numbers lives with the study (its record's per-job
 costs, :mod:`isotropy.studies`); how those CPU seconds become wall time on this machine now (the
-speed probe, the cores, the load) is here, for every study's estimate alike.
+speed probe, the cores, the load: :class:`Pace`, :func:`busy_factor`) is here, for every job
+alike.
 """
 
 from __future__ import annotations
@@ -17,18 +18,16 @@ import csv
 import datetime
 import functools
 import importlib.util
-import json
 import math
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from isotropy import compute
 from isotropy.logs import duration
-from isotropy.provenance import record_path
 
 COSTS_TABLE = Path(__file__).resolve().parents[2] / "config" / "costs.csv"
 COLUMNS = tuple("quantity model dataset value unit measured machine command note".split())
@@ -148,17 +147,6 @@ def _cost(row: Mapping[str, str], where: str) -> Cost:
     return Cost(value=value, **text)
 
 
-def caveats(device: str, unknown: list[str]) -> list[str]:
-    """The lines a study's estimate ends with: on a GPU its CPU costs are an upper bound, and the
-    jobs without a measured cost (``unknown``) are left out of the total."""
-    lines = []
-    if device == "cuda":
-        lines.append("on a GPU: no cost measured; the CPU estimate is an upper bound")
-    if unknown:
-        lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
-    return lines
-
-
 @functools.cache
 def measured_costs() -> tuple[Cost, ...]:
     """The project's costs table (read once)."""
@@ -257,24 +245,8 @@ def finetune_job_cost(
     return job_seconds
 
 
-def finetune_left(
-    config: Mapping[str, Any],
-    section_name: str,
-    job: JobCost,
-    todo: Sequence[Mapping[str, Any]],
-    pace: Pace,
-    small_jobs: int,
-) -> tuple[float, list[str]]:
-    """(wall seconds left, the model/task pairs without a measured cost) of a fine-tuning grid's
-    runs ``todo``, each costed by ``job`` (:func:`finetune_job_cost`), and its ``small_jobs``."""
-    shares = [job(config, run, pace) for run in todo]
-    unknown = sorted({f"{r['model']}/{r['task']}" for r, c in zip(todo, shares) if c is None})
-    threads = config[section_name]["resources"]["threads"]
-    return pace.total(shares, threads, small_jobs=small_jobs), unknown
-
-
 # ---------------------------------------------------------------------------------------------
-# How the measured CPU costs become wall time on this machine now (every study's estimate)
+# How the measured CPU costs become wall time on this machine now (every job alike)
 
 # By how idle OpenMP threads wait (isotropy.compute.THREAD_POLICIES).
 CONTENTION_EXCESS = {
@@ -324,20 +296,16 @@ class Pace:
         """How many jobs of ``threads`` threads run side by side."""
         return max(1, self.cores // threads)
 
-    def share(self, cpu_seconds: float, threads: int) -> float:
-        """Wall seconds one job adds to its study's total: its one-thread CPU cost times
-        ``speed`` spread over its ``threads``, plus its start-up, with :meth:`parallel` such
-        jobs side by side. A study's estimate sums these; the run's progress lines weigh its
-        jobs by them (isotropy.estimate.job_seconds)."""
-        return (self.speed * cpu_seconds / threads + self.job_overhead) / self.parallel(threads)
-
-    def total(self, shares: Sequence[float | None], threads: int, small_jobs: int = 0) -> float:
-        """A study's wall seconds: its jobs' shares (:meth:`share`), and a start-up for each
-        job without a measured cost (None) and each of ``small_jobs`` not costed (tables,
-        figures), :meth:`parallel` at a time."""
-        uncosted = sum(s is None for s in shares) + small_jobs
-        known = sum(s for s in shares if s is not None)
-        return known + uncosted * self.job_overhead / self.parallel(threads)
+    def share(self, cpu_seconds: float, threads: int, device: str = "cpu") -> float:
+        """Wall seconds one job adds to the total: its one-thread CPU cost times ``speed``
+        spread over its ``threads``, plus its start-up, with :meth:`parallel` such jobs side by
+        side (one at a time on one GPU). The start-up is not scaled: starting a job is the
+        interpreter and the disk, not the arithmetic the probe times (where it read 5.2x, the
+        preview's short jobs took 0.6-1.5 s each; docs/measurements.md). The estimate sums
+        these over the dry run's jobs, and the run's progress lines weigh its jobs by them
+        (isotropy.estimate.job_seconds)."""
+        parallel = 1 if device == "cuda" else self.parallel(threads)
+        return (self.speed * cpu_seconds / threads + self.job_overhead) / parallel
 
     def speed_line(self) -> str:
         """The line that says how the measured CPU costs were scaled to this machine."""
@@ -401,32 +369,6 @@ def recent_load() -> float:
 def available_cores() -> int | None:
     """The cores this process may run on (its CPU affinity: a SLURM job's allocation)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-
-
-def _recorded_params(result: Path) -> dict | None:
-    """The rule params in a result's provenance record; None when the result or a readable
-    record is missing (a result still to make)."""
-    if not result.is_file():
-        return None
-    try:
-        return dict(json.loads(record_path(result).read_text()).get("params", {}))
-    except (OSError, ValueError, AttributeError, TypeError):
-        return None
-
-
-def run_is_done(trace: Path, settings: Mapping[str, Any], device: str) -> bool:
-    """Whether a run's trace exists and was made with these settings and this device setting:
-    its provenance record (written by the rule beside the trace) holds the rule's params. A trace
-    without a readable record, or with other params, is a run still to do (Snakemake re-makes it
-    when the params changed)."""
-    return _recorded_params(trace) == {"settings": dict(settings), "device": device}
-
-
-def made_with(result: Path, params: Mapping[str, Any]) -> bool:
-    """Whether a result exists and its provenance record holds these rule params (others in the
-    record are not compared); a result without a readable record is still to make."""
-    recorded = _recorded_params(result)
-    return recorded is not None and all(recorded.get(k) == v for k, v in params.items())
 
 
 def busy_factor(

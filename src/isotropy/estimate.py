@@ -5,26 +5,23 @@
         --target main_study
 
 Lays the files over each other as Snakemake does (later files win key by key), validates the
-result against the schema (defaults filled), prints the settings that decide the cost and
-estimates the time left, as one total: every run of the target not done yet with these settings
-(a trace whose provenance record holds other settings counts as not done), times the measured
-cost of an update and of one evaluation of the metrics on the device the run will use, plus the
-sentence embeddings and word-vector lookups those runs read that are not written yet (measured
-cost per text per encoder; benchmarks/embedding_cost.py), plus a fixed start-up cost per job.
+result against the schema (defaults filled), then asks Snakemake's dry run which jobs the target
+needs now (what is written with the same settings, code and inputs is not run again: Snakemake
+decides, as it will for the run) and sums what each costs: for a rule of :data:`JOB_COSTS` (each
+study record's per-job costs, :mod:`isotropy.studies`, from config/costs.csv) its measured cost
+on the device the run will use at this machine's pace (:meth:`isotropy.costs.Pace.here`), for
+any other rule (downloads, tables, figures) its start-up. One job list, one cost per job: the
+estimate, the run's progress lines and every study share them.
 
 It writes nothing: the run itself records its effective configuration in
 ``logs/effective-config/<target>.yaml`` when it starts (``onstart`` in rules/common.smk), so an
 estimate for other settings never changes what ``make report`` describes. Each result's
 ``.provenance.json`` records the configuration that made it, too.
 
-While it runs, one line per finished job gives the whole run's done share and time left. Each
-job's own log tells how far that job is (:class:`isotropy.logs.ProgressLog`); this says how
-far the run is. When a run starts (``onstart`` in rules/common.smk) every job Snakemake will run
-gets an expected cost from the same cost code as the estimate (this module's: an
-optimisation run from its updates and metric evaluations, an embedding from its texts, every
-job a fixed start-up cost; every study's costed rules from its record, through
-:data:`JOB_COSTS`: :mod:`isotropy.studies`). A :class:`RunProgress` handler on Snakemake's
-logger then prints, for every finished job::
+While it runs, one line per finished job gives the whole run's done share and time left. When
+a run starts (``onstart``) every job Snakemake will run gets its expected cost from the same
+:func:`job_seconds`, at the pace of 2 idle cores, and a :class:`RunProgress` handler on
+Snakemake's logger prints, for every finished job::
 
     run: 9/22 jobs done (embed_sentences miniLM/snli), 31% of the expected work, 11 min elapsed,
     about 24 min left
@@ -42,9 +39,10 @@ from __future__ import annotations
 import argparse
 import logging
 import re
+import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -53,8 +51,9 @@ import yaml
 
 from isotropy import compute, costs, paths, studies
 from isotropy.logs import duration
-from isotropy.studies.record import Estimator
 from isotropy.workflow import config as workflow_config
+
+SNAKEFILE = Path(__file__).resolve().parents[2] / "Snakefile"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,28 +83,92 @@ def main(argv: list[str] | None = None) -> int:
         f"Configuration: {' + '.join(args.configfile)} (later files win); the run records its "
         f"effective configuration in {recorded} when it starts"
     )
-    if study is None or study.estimate is None or not study.configured(config):
-        modelled = [s.target for s in studies.registry() if s.estimate and s.target]
-        print(
-            f"{args.target}: no time estimate: the measured costs cover {', '.join(modelled)}; "
-            "docs/measurements.md gives the wall times measured for the other studies' runs"
-        )
-        return 0
-    for line in describe(study.estimate, config, costs.device_kind(config["device"])):
-        print(line)
+    try:
+        jobs = dry_run_jobs(args.configfile, args.target)
+    except RuntimeError as error:
+        print(f"{args.target}: no time estimate: {error}", file=sys.stderr)
+        return 1
+    lines, _ = describe(config, jobs, costs.device_kind(config["device"]), args.target)
+    print("\n".join(lines))
     return 0
 
 
+JOB_HEADER = re.compile(r"^(?:local)?rule (\w+):$")
+
+
+def dry_run_jobs(
+    configfiles: Sequence[str], target: str, workdir: Path = Path("."), snakefile: Path = SNAKEFILE
+) -> list[tuple[str, dict[str, str]]]:
+    """(rule, wildcards) of every job Snakemake's dry run of ``target`` in ``workdir`` plans: what
+    the run would do now. A dry run that fails, or a job list that does not add up to the dry
+    run's own count, raises RuntimeError with the reason."""
+    command = [sys.executable, "-m", "snakemake", "--dry-run", "--cores", "1", target]
+    command += ["--snakefile", str(snakefile), "--directory", str(workdir), "--configfile"]
+    command += [str(Path(file).resolve()) for file in configfiles]
+    done = subprocess.run(command, capture_output=True, text=True)
+    output = done.stdout + done.stderr
+    if done.returncode != 0:
+        said = [line.strip() for line in output.splitlines() if line.strip()]
+        end = max(len(said) - 3, 0)
+        first = next((i for i, x in enumerate(said) if re.search(r"Error|Exception", x)), end)
+        raise RuntimeError("Snakemake's dry run failed: " + " ".join(said[first : first + 3]))
+    jobs: list[tuple[str, dict[str, str]]] = []
+    for line in output.splitlines():
+        if header := JOB_HEADER.match(line):
+            jobs.append((header.group(1), {}))
+        elif jobs and line.startswith("    wildcards: "):
+            pairs = (pair.partition("=") for pair in line[15:].split(", "))
+            jobs[-1][1].update((name, value) for name, _, value in pairs)
+    total = re.search(r"^total\s+(\d+)$", output, re.M)
+    counted = int(total.group(1)) if total else 0  # none: "Nothing to be done"
+    if len(jobs) != counted:
+        raise RuntimeError(f"read {len(jobs)} jobs of the {counted} Snakemake's dry run counts")
+    return jobs
+
+
 def describe(
-    estimate: Estimator, config: Mapping[str, Any], device: str, workdir: Path = Path(".")
-) -> list[str]:
-    """The one way a study's ``estimate`` is paced: its lines and wall seconds left at this
-    machine's pace (:meth:`isotropy.costs.Pace.here`: the speed probe, the cores, the start-up
-    of a job), then, on a busy CPU, the wall time to expect while it stays so
-    (:func:`isotropy.costs.busy_lines`)."""
-    pace = costs.Pace.here()
-    lines, seconds = estimate(config, device, pace, workdir)
-    return lines + costs.busy_lines(device, seconds, pace.cores)
+    config: Mapping[str, Any],
+    jobs: Sequence[tuple[str, Mapping[str, str]]],
+    device: str,
+    target: str,
+    pace: costs.Pace | None = None,
+) -> tuple[list[str], float]:
+    """The one way an estimate is paced: the lines and wall seconds of ``jobs`` (rule,
+    wildcards) at ``pace`` (default: :meth:`isotropy.costs.Pace.here`, this machine now), each
+    costed by :func:`job_seconds`; then, on a busy CPU, the wall time to expect while it stays
+    so (:func:`isotropy.costs.busy_lines`)."""
+    pace = pace or costs.Pace.here()
+    by_rule: dict[str, list[float]] = {}
+    unknown = []
+    for rule, wildcards in jobs:
+        seconds = job_seconds(config, rule, wildcards, pace, device)
+        if seconds is None:
+            unknown.append(label(rule, wildcards))
+        by_rule.setdefault(rule, []).append(seconds or 0.0)
+    total = sum(map(sum, by_rule.values()))
+    costed = sorted((r for r in by_rule if r in JOB_COSTS), key=lambda r: -sum(by_rule[r]))
+    short = [seconds for rule, all_ in by_rule.items() if rule not in JOB_COSTS for seconds in all_]
+    lines = [
+        f"{target}: {len(jobs)} jobs to run (Snakemake's dry run), device {device}; time left: "
+        f"about {duration(total)} for {pace.cores} idle cores, start-ups included",
+        *(f"  {r}: {len(by_rule[r])} jobs, {duration(sum(by_rule[r]))}" for r in costed),
+        f"  {len(short)} short jobs (downloads, preparation, tables, figures): start-ups only, "
+        f"{duration(sum(short))}",
+        pace.speed_line(),
+    ]
+    if device == "cuda":
+        lines.append(
+            "on a GPU: only the direct-optimisation runs have a measured GPU cost; the other "
+            "jobs are costed as on this CPU, an upper bound"
+        )
+    elif total > 86400:
+        lines.append(
+            f"a GPU-scale run: about {total / 86400:.0f} days on this CPU; its long rules ask for "
+            "a GPU (resources gpu=1), where no cost is measured"
+        )
+    if unknown:
+        lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
+    return lines + costs.busy_lines(device, total, pace.cores), total
 
 
 # Seconds of expected work the load-based prior counts for against the observed rate.
@@ -119,35 +182,43 @@ class PlannedJob:
     seconds: float  # expected wall time on 2 idle cores
 
 
-# rule -> the wall seconds one of its jobs adds to its study's total, from the same cost code
-# as the study's printed estimate (each study's record: isotropy.studies); None where no cost is
-# measured.
+# rule -> the wall seconds one of its jobs adds at a pace (each study's record:
+# isotropy.studies); a rule without one counts its start-up.
 JOB_COSTS: dict[str, costs.JobCost] = studies.job_costs()
 
 
-def job_seconds(config: Mapping[str, Any], rule: str, wildcards: Mapping[str, str]) -> float:
-    """A job's expected wall time on 2 idle cores: for a rule of :data:`JOB_COSTS`, what it adds
-    to its study's estimate at speed 1 on 2 cores (its start-up included); any other job (the
-    short ones: tables, figures, downloads) its start-up alone."""
-    if rule not in JOB_COSTS:
-        return costs.JOB_OVERHEAD_SECONDS
-    pace = costs.Pace(speed=1.0, cores=costs.JOB_THREADS, job_overhead=costs.JOB_OVERHEAD_SECONDS)
-    seconds = JOB_COSTS[rule](config, wildcards, pace)
-    return costs.JOB_OVERHEAD_SECONDS if seconds is None else seconds
+def label(rule: str, wildcards: Mapping[str, str]) -> str:
+    """A job as the lines name it: its rule and its wildcards' values, e.g.
+    "optimize_embeddings main/miniLM/polarity/0"."""
+    return " ".join([rule, "/".join(str(v) for v in wildcards.values())]).strip()
+
+
+def job_seconds(
+    config: Mapping[str, Any],
+    rule: str,
+    wildcards: Mapping[str, str],
+    pace: costs.Pace,
+    device: str = "cpu",
+) -> float | None:
+    """The wall seconds one job adds to the total at ``pace``: for a rule of :data:`JOB_COSTS`
+    its measured cost (None: none measured for these wildcards), for any other rule (the short
+    ones: tables, figures, downloads) its start-up, as many side by side as the cores allow
+    (one at a time on one GPU)."""
+    if rule in JOB_COSTS:
+        return JOB_COSTS[rule](config, wildcards, pace)
+    return pace.share(0.0, costs.JOB_THREADS, device)
 
 
 def plan(
     config: Mapping[str, Any], jobs: Iterable[tuple[int, str, Mapping[str, str]]]
 ) -> dict[int, PlannedJob]:
     """Every job to run (Snakemake's job id, rule name, wildcards) with its expected cost."""
-    return {
-        jobid: PlannedJob(
-            rule,
-            " ".join([rule, "/".join(str(v) for v in wildcards.values())]).strip(),
-            job_seconds(config, rule, wildcards),
-        )
-        for jobid, rule, wildcards in jobs
-    }
+    idle = costs.Pace(speed=1.0, cores=costs.JOB_THREADS, job_overhead=costs.JOB_OVERHEAD_SECONDS)
+    planned = {}
+    for jobid, rule, wildcards in jobs:
+        seconds = job_seconds(config, rule, wildcards, idle)
+        planned[jobid] = PlannedJob(rule, label(rule, wildcards), seconds or idle.job_overhead)
+    return planned
 
 
 class RunProgress(logging.Handler):

@@ -1,5 +1,5 @@
-"""The time estimate of target geometry_study (config ``geometry``), printed by ``python -m
-isotropy.estimate --target geometry_study`` before the run. Plain Python: no torch.
+"""What one job of target geometry_study (config ``geometry``) costs, for the estimate ``python -m
+isotropy.estimate --target geometry_study`` prints before the run. Plain Python: no torch.
 
 Costs: process-CPU seconds on one thread of all-MiniLM-L6-v2 on the mirror's polarity sentences,
 measured with ``benchmarks/geometry_cost.py`` and kept in config/costs.csv (``geometry_*``, with
@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from isotropy import costs, paths
-from isotropy.logs import duration
 
 # (transformer layers, width) of the configured models; hidden-state layers are layers + 1.
 MODEL_SHAPE = {
@@ -50,12 +48,10 @@ def _forward(model: str, per_sentence: float, sentences: float) -> float:
     return costs.by_model("geometry_load_cpu_seconds")["miniLM"] + factor * per_sentence * sentences
 
 
-def jobs(
-    config: Mapping[str, Any], sts_datasets: list[str] | None = None
-) -> list[tuple[str, str, float | None]]:
+def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
     """(label, output file, CPU-s on one thread or None: no measured cost) of every costed job
-    (a model, corpus or data set without a measured cost or a known size: None);
-    ``sts_datasets``: the STS data sets the run plans (default: every configured one)."""
+    (a model, corpus or data set without a measured cost or a known size: None), for every
+    configured STS data set (the dry run has no job for one the mirror lacks)."""
     section = config["geometry"]
     clusters, corpus = section["clusters"], section["clusters"]["corpus"]
     name = corpus["name"]
@@ -96,7 +92,7 @@ def jobs(
     sts = section["sts"]
     pooled = costs.by_model("geometry_sentence_cpu_seconds").get("miniLM", 0.0)
     for model in sts["models"]:
-        for data in sts["datasets"] if sts_datasets is None else sts_datasets:
+        for data in sts["datasets"]:
             sentences = STS_SENTENCES.get(data, 0)
             known = model in MODEL_SHAPE and sentences > 0 and pooled > 0
             out = paths.sentence_embeddings(model, data)
@@ -157,44 +153,3 @@ def job_seconds(
 
 # rule -> the wall seconds one of its jobs adds (isotropy.estimate.JOB_COSTS).
 JOB_COSTS = {rule: functools.partial(job_seconds, rule) for rule in RULE_OUTPUTS}
-
-
-def describe(
-    config: Mapping[str, Any],
-    device: str,
-    pace: costs.Pace,
-    *,
-    final_files: list[str],
-    sts_datasets: list[str] | None = None,
-    workdir: Path = Path("."),
-) -> tuple[list[str], float]:
-    """(lines, seconds left) for target geometry_study on this CPU at ``pace``: the costed jobs
-    whose output is absent, from the measured costs, on the rules' 2 threads, plus a start-up
-    per job and per small job while a final file
-    (``final_files``) is absent (the collecting, figure, static-vector and
-    token-frequency jobs: overhead only, not measured); ``sts_datasets`` as :func:`jobs`."""
-    section = config["geometry"]
-    planned = jobs(config, sts_datasets)
-    todo = [(label, c) for label, out, c in planned if not (workdir / out).is_file()]
-    unknown = [label for label, c in todo if c is None]
-    finals = [t for t in final_files if not (workdir / t).is_file()]
-    threads, parallel = THREADS, pace.parallel(THREADS)
-    small = 8 + 2 * len(section["clusters"]["models"]) if finals else 0
-    shares = [None if c is None else pace.share(c, threads) for _, c in todo]
-    total = pace.total(shares, threads, small_jobs=small)
-    models = sorted(
-        {*section["clusters"]["models"], *section["sts"]["models"]}
-        | set((section.get("classification") or {}).get("models") or [])
-    )
-    lines = [
-        f"geometry_study: {len(planned)} costed jobs (token embeddings and per-layer cosine, "
-        f"LID and I(W) statistics, STS embeddings and tables, SST-2 features and tables) for "
-        f"{', '.join(models) or 'no models'}, device {device}",
-        f"{len(planned) - len(todo)} of {len(planned)} costed jobs done; time left: about "
-        f"{duration(total)} on this CPU for idle cores ({parallel} job(s) at a time, "
-        f"{threads} threads each; MiniLM costs measured with benchmarks/geometry_cost.py, other "
-        "models scaled by size: isotropy.geometry.cost)",
-        pace.speed_line(),
-    ]
-    lines += costs.caveats(device, unknown)
-    return lines, total

@@ -2,7 +2,7 @@
 
 A study registers in a module of this package whose ``STUDIES`` is a tuple of
 :class:`~isotropy.studies.record.StudySpec`, listed in :data:`MODULES`: its record, its runs
-and final files, its estimate and what its verdicts read. ``rule all`` and the study target
+and final files, its per-job costs and what its verdicts read. ``rule all`` and the study target
 rules, the rule files the Snakefile includes, the estimate (``python -m isotropy.estimate
 --target``) and the run's progress lines, the inputs of the claims and of the paper
 comparison and the schema's ``studies`` list all read the registry (docs/extending.md, "A
@@ -86,7 +86,7 @@ def rule_files() -> list[str]:
 
 
 def job_costs() -> dict[str, JobCost]:
-    """rule -> the wall seconds one of its jobs adds to its study's estimate, every study's."""
+    """rule -> the wall seconds one of its jobs adds to the estimate, every study's."""
     return {rule: cost for s in registry() for rule, cost in s.job_costs.items()}
 
 

@@ -1,22 +1,18 @@
-"""The extension study's record, runs, final files and estimate: other cluster criteria,
+"""The extension study's record, runs and final files: other cluster criteria,
 deeper heads, a triplet objective and held-out fine-tuning (science: isotropy.extensions)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from isotropy import costs, paths
+from isotropy import paths
 from isotropy.extensions import design, results
-from isotropy.logs import duration
-from isotropy.studies.paper_cost import embedding_seconds
 from isotropy.studies.record import ClaimFamily, StudySpec
 from isotropy.verdicts.claims import check_seed_claims, mark_undecided
 from isotropy.verdicts.learning import guard_heldout_claims
-from isotropy.workflow import targets
 
 
 def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -57,57 +53,6 @@ def outputs() -> list[str]:
     per-seed values; the claims."""
     names = [f"{q}.{ext}" for q in design.QUESTIONS for ext in ("csv", "md", "pdf", "png")]
     return [paths.extensions_file(n) for n in [*names, "seeds.csv", "claims.csv", "claims.md"]]
-
-
-def estimate(
-    config: Mapping[str, Any], device: str, pace: costs.Pace, workdir: Path = Path(".")
-) -> tuple[list[str], float]:
-    """(lines, wall seconds left) of the extension study at ``pace``: its one-thread runs and
-    2-thread fine-tuning runs from their measured CPU costs (config/costs.csv, rows extensions_*;
-    isotropy.extensions.design), the MiniLM embeddings not yet written and a start-up per job."""
-    section, planned = config["extensions"], runs(config)
-    held = heldout_files(config, "epochs.csv")
-    lines = [
-        f"extensions: {len(planned)} optimisation runs ({len(section['setups'])} setups x "
-        f"{len(design.heads(section))} heads x {len(section['seeds'])} seeds) of "
-        f"{section['updates']} updates on {section['items'] or 'all'} items, metrics after "
-        f"{targets.every_nth_update(section['metric_stride'])}; {len(held)} fine-tuning runs of "
-        f"at most {section['heldout']['max_epochs']} epochs on {section['heldout']['train_size']} "
-        f"sentences; device {device}"
-    ]
-    todo = [r for r in planned if not run_done(config, r, workdir)]
-    tuning = {k: v for k, v in section["heldout"].items() if k != "setups"}
-    tuned = {"settings": tuning, "device": config["device"]}
-    held_todo = [f for f in held if not costs.made_with(workdir / f, tuned)]
-    run_costs = [design.optimize_job_seconds(config, r, pace) for r in todo]
-    unknown = sorted({f"{r['dataset']}/{r['head']}" for r, c in zip(todo, run_costs) if c is None})
-    optimise = sum(c for c in run_costs if c is not None)  # one thread each
-    finetune = len(held_todo) * design.heldout_job_seconds(config, {}, pace)
-    encoders = {(config["main"]["setups"][d]["encoder"], d) for d in section["setups"]}
-    encoders |= {(config["main"]["setups"][d]["encoder"], d) for d in section["heldout"]["setups"]}
-    embed = pace.speed * sum(embedding_seconds(config, e, d, workdir) or 0.0 for e, d in encoders)
-    total = optimise + finetune + embed
-    lines.append(
-        f"{len(planned) - len(todo)} of {len(planned)} runs and {len(held) - len(held_todo)} of "
-        f"{len(held)} fine-tuning runs done; time left: about {duration(total)} on this CPU "
-        f"(runs {duration(optimise)}, {pace.cores} at a time; fine-tuning {duration(finetune)}; "
-        f"embeddings {duration(embed)}; for idle cores, start-ups included; costs measured "
-        "with benchmarks/extensions_cost.py, isotropy.extensions.design)"
-    )
-    lines.append(pace.speed_line())
-    if device == "cuda":
-        lines.append(
-            "on a GPU: no cost measured for these heads; the CPU estimate is an upper bound"
-        )
-    return lines + costs.caveats("cpu", unknown), total
-
-
-def run_done(config: Mapping[str, Any], run: Mapping[str, Any], workdir: Path) -> bool:
-    """Whether an extension run's trace was made with these settings (its provenance record)."""
-    dataset, head, seed = run["dataset"], run["head"], run["seed"]
-    trace = workdir / paths.extensions_run_file("trace.parquet", dataset, head, seed)
-    settings = design.run_settings(config, dataset, head, seed)
-    return costs.made_with(trace, {"run": settings, "device": config["device"]})
 
 
 def claims_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -151,7 +96,6 @@ STUDIES = (
         outputs=lambda config: outputs(),
         rules="rules/extensions.smk",
         job_costs=design.JOB_COSTS,
-        estimate=estimate,
         claims_inputs=claims_inputs,
         claim_family=claim_family,
     ),

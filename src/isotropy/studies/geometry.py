@@ -4,17 +4,15 @@ and STS analyses and the slides' SST-2 classification (science: isotropy.geometr
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from isotropy import costs, paths
+from isotropy import paths
 from isotropy.geometry import cost
 from isotropy.readers.sts import STS_DATASETS
 from isotropy.studies.record import StudySpec
 from isotropy.verdicts.claims import Claim
 from isotropy.verdicts.measurements.cai import cosine_measurements, lid_measurements
 from isotropy.verdicts.measurements.sts import classification_measurements, sts_measurements
-from isotropy.workflow import inputs
 from isotropy.workflow.config import setting
 from isotropy.workflow.targets import geometry_models, names_pattern
 
@@ -94,16 +92,6 @@ def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     return {name: path for name, path in VERDICT_TABLES.items() if path in made}
 
 
-def estimate(
-    config: Mapping[str, Any], device: str, pace: costs.Pace, workdir: Path = Path(".")
-) -> tuple[list[str], float]:
-    """:func:`isotropy.geometry.cost.describe` at ``pace``, for the STS data sets the run plans
-    (one the data mirror lacks gets no job)."""
-    final = outputs(dict(config))
-    sts = inputs.geometry_sts_datasets(config)
-    return cost.describe(config, device, pace, final_files=final, sts_datasets=sts, workdir=workdir)
-
-
 # The cluster-based method's before/after table (Rajaei & Sheikhi's slides), on seed means.
 CLAIMS = (
     Claim(
@@ -133,7 +121,6 @@ STUDIES = (
         outputs=outputs,
         rules="rules/geometry.smk",
         job_costs=cost.JOB_COSTS,
-        estimate=estimate,
         verdict_inputs=verdict_inputs,
         measures={
             "geometry_classification": lambda table, config, stand: classification_measurements(

@@ -1,6 +1,6 @@
 """The records of the I-STAR fine-tuning grid (Figures 5-7) and of the I-STAR poster's
 estimator figures 1-4 (CPU minutes: built whenever their section is present), the grid's runs,
-wildcards and final files, and its estimate (science: isotropy.istar).
+wildcards, final files and per-job cost (science: isotropy.istar).
 
 The grid's costs are a reuse, not a measurement of this grid: the Rajaee CLS fine-tuning costs
 (:func:`isotropy.costs.finetune_seconds`, RTE's per example), scaled by model size (only MiniLM
@@ -12,12 +12,10 @@ noise).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from isotropy import costs, paths
 from isotropy.istar import study as istar_study
-from isotropy.logs import duration
 from isotropy.readers.tasks import TASKS
 from isotropy.studies.record import StudySpec
 from isotropy.verdicts.claims import Claim
@@ -107,39 +105,6 @@ def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | No
 job_seconds = costs.finetune_job_cost("istar", run_seconds)
 
 
-def estimate(
-    config: Mapping[str, Any], device: str, pace: costs.Pace, workdir: Path = Path(".")
-) -> tuple[list[str], float]:
-    """(lines, seconds left) of target istar_study at ``pace``: the runs whose metrics.json is
-    absent, from the reused costs, plus runs.csv and the figures."""
-    section, training = config["istar"], config["istar"]["training"]
-    threads = section["resources"]["threads"]
-    grid = istar_study.run_grid(dict(section))
-    todo = [r for r, f in zip(grid, run_files(section)) if not (workdir / f).is_file()]
-    total, unknown = costs.finetune_left(config, "istar", job_seconds, todo, pace, 4)
-    models = istar_study.run_models(dict(section))
-    lines = [
-        f"istar_study: {len(grid)} fine-tuning runs ({len(models)} models x "
-        f"{len(section['tasks'])} tasks x regularisers and lambdas x {len(section['seeds'])} "
-        f"seeds) of {training['epochs']} epochs on {training['train_subset'] or 'all'} training "
-        f"examples, max length {training['max_length']}, device {device}",
-        f"{len(grid) - len(todo)} of {len(grid)} runs done; time left: about {duration(total)} "
-        f"on this CPU for idle cores ({pace.parallel(threads)} run(s) at a time, {threads} "
-        "thread(s) each; the Rajaee CLS fine-tuning costs of MiniLM reused, scaled by model size "
-        "and max length: isotropy.studies.istar)",
-        pace.speed_line(),
-    ]
-    if total > 3600:
-        lines.append(
-            f"a GPU-scale grid: {duration(total)} (about {total / 86400:.0f} days) on this CPU; "
-            "it is meant for a GPU "
-            f"(resources.gpu {section['resources'].get('gpu', 0)}), where no cost is measured"
-        )
-    if "istar" not in (config.get("studies") or ["istar"]):
-        lines.append("istar is not among this configuration's studies: rule all leaves it out")
-    return lines + costs.caveats(device, unknown), total
-
-
 def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     """The grid's runs.csv, when the section configures runs."""
     return {"istar_runs": paths.ISTAR_RUNS} if runs(config.get("istar")) else {}
@@ -177,7 +142,6 @@ STUDIES = (
         outputs=lambda config: outputs(config.get("istar")),
         rules=RULES,
         job_costs={"finetune": job_seconds},
-        estimate=estimate,
         verdict_inputs=verdict_inputs,
         measures={"istar_runs": lambda table, config, stand: istar_measurements(table, config)},
         claims=CLAIMS,

@@ -122,17 +122,14 @@ def optimisation_claims(
 
 
 def optimisation_study(name: str, section: str, outputs, **record: Any) -> StudySpec:
-    """The record of a study of direct-optimisation runs (rules/optimize.smk): its target and
-    its estimate (:func:`isotropy.studies.paper_cost.estimate`) named after it."""
+    """The record of a study of direct-optimisation runs (rules/optimize.smk): its target named
+    after it."""
     return StudySpec(
         name=name,
         section=section,
         target=f"{name}_study",
         outputs=outputs,
         rules=RULES,
-        estimate=lambda config, device, pace, workdir: cost.estimate(
-            config, name, device, pace, workdir
-        ),
         **record,
     )
 

@@ -1,7 +1,8 @@
 """What the paper's optimisation studies cost (the main study, its preview, GLUE, the sensitivity
 grid): one run from its updates and metric evaluations, an embedding from its texts (for every
-study that reads sentence embeddings or word vectors), and the estimate's lines for their
-targets (python -m isotropy.estimate). The numbers are rows of config/costs.csv
+study that reads sentence embeddings or word vectors), as the wall seconds one job of their
+rules adds (the per-job costs of their records, which python -m isotropy.estimate sums over
+Snakemake's dry run). The numbers are rows of config/costs.csv
 (:mod:`isotropy.costs`). Plain Python (no torch): the estimate imports it.
 """
 
@@ -15,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from isotropy import costs, paths
-from isotropy.logs import duration
 from isotropy.models import ModelSpec
 from isotropy.sources import resolve_mirror
 from isotropy.traces import evaluation_count
@@ -67,9 +67,7 @@ def embedding_seconds(
     config: Mapping[str, Any], encoder: str, dataset: str, workdir: Path = Path(".")
 ) -> float | None:
     """Estimated wall time to embed (or look up) one data set on 2 idle cores (None: no cost
-    measured); 0 where its vectors are written already."""
-    if (workdir / paths.embedding_file("vectors.npy", encoder, dataset)).is_file():
-        return 0.0
+    measured)."""
     if config["encoders"][encoder]["kind"] == "word-vectors":
         return WORD_VECTOR_CPU_SECONDS  # the rule runs on one thread
     texts = unique_text_count(dataset, workdir)
@@ -86,14 +84,15 @@ def embedding_seconds(
 
 def embedding_job_seconds(
     config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
-) -> float:
-    """Wall seconds of one embedding or word-vector lookup job: :func:`embedding_seconds` as if
-    its vectors were absent (the job is to run; 0 where no cost is measured), and its start-up."""
-    encoder, dataset = wildcards.get("encoder", ""), wildcards.get("dataset", "")
-    if encoder not in config.get("encoders", {}) or not dataset:
-        return pace.job_overhead
-    work = embedding_seconds(config, encoder, dataset, Path("-"))  # "-": no vectors there
-    return (work or 0.0) + pace.job_overhead
+) -> float | None:
+    """Wall seconds of one embedding or word-vector lookup job (rules embed_sentences,
+    lookup_word_vectors) at ``pace``: :func:`embedding_seconds`, measured on the CPU (on a GPU
+    an upper bound), and its start-up (None: no measured cost)."""
+    encoder, dataset = wildcards["encoder"], wildcards["dataset"]
+    work = embedding_seconds(config, encoder, dataset)
+    device = costs.device_kind(config["device"])
+    # on the rule's 2 threads: 2 x work of one thread
+    return None if work is None else pace.share(2 * work, costs.JOB_THREADS, device)
 
 
 def run_seconds(dataset: str, settings: Mapping[str, Any], device: str) -> float | None:
@@ -105,97 +104,6 @@ def run_seconds(dataset: str, settings: Mapping[str, Any], device: str) -> float
         return None
     per_update, per_evaluation = CPU_SECONDS[dataset]
     return updates * per_update + evaluation_count(updates, stride) * per_evaluation
-
-
-def estimate(
-    config: Mapping[str, Any], study: str, device: str, pace: costs.Pace, workdir: Path
-) -> tuple[list[str], float]:
-    """(lines, wall seconds left) of the study's runs, embeddings and jobs at ``pace``."""
-    section = targets.study_section(dict(config), study)
-    runs = targets.study_runs(dict(config), study)
-    setups, seeds = len({r["dataset"] for r in runs}), len(section["seeds"])
-    lines = [
-        f"{study}: {len(runs)} runs ({setups} setups x {seeds} "
-        f"seed{'s' if seeds > 1 else ''}) of {section['updates']} updates, metrics "
-        f"after {targets.every_nth_update(section['metric_stride'])}, device {device}"
-    ]
-    left, unknown, done = _runs_left(config, study, runs, device, workdir)
-    embed = _embeddings_left(config, runs, unknown, workdir)
-    jobs = _jobs_left(runs, len(runs) - done, workdir)
-    # The rule takes 2 threads: a CPU runs cores // 2 jobs side by side; one GPU runs one at a time.
-    parallel = 1 if device == "cuda" else pace.parallel(costs.JOB_THREADS)
-    # The CPU costs were measured on one machine; this one may be faster or slower.
-    left *= 1.0 if device == "cuda" else pace.speed
-    embed = {kind: seconds * pace.speed for kind, seconds in embed.items()}
-    # Not scaled: starting a job is the interpreter and the disk, not the arithmetic the probe
-    # times (where it read 5.2x, the preview's short jobs took 0.6-1.5 s each; measurements.md).
-    overhead = jobs * pace.job_overhead
-    total = (left + sum(embed.values()) + overhead) / parallel
-    basis = (
-        "runs as measured on one H100 (polarity), embeddings as on 2 CPU cores"
-        if device == "cuda"
-        else "for 2 idle cores"
-    )
-    lines.append(
-        f"{done} of {len(runs)} runs done; time left: about {duration(total)} in all "
-        f"(runs {duration(left / parallel)}, sentence embeddings "
-        f"{duration(embed['sentence-transformer'] / parallel)}, word-vector lookups "
-        f"{duration(embed['word-vectors'] / parallel)}, starting {jobs} jobs "
-        f"{duration(overhead / parallel)}; {basis}; {parallel} job{'s' if parallel > 1 else ''} "
-        "at a time)"
-    )
-    return [*lines, pace.speed_line(), *costs.caveats("cpu", sorted(unknown))], total
-
-
-def _jobs_left(runs: list[dict], runs_left: int, workdir: Path) -> int:
-    """Jobs the run will start: each run not done, each embedding or lookup not written, a
-    download and a preparation per data set not prepared, and the study's tables and figures
-    (table 1, correlations, figures 2 and 3) when a run is left."""
-    pairs = dict.fromkeys((r["encoder"], r["dataset"]) for r in runs)
-    embeddings = sum(
-        not (workdir / paths.embedding_file("vectors.npy", e, d)).is_file() for e, d in pairs
-    )
-    datasets = {d for _, d in pairs}
-    unprepared = sum(not (workdir / paths.dataset_table(d)).is_file() for d in datasets)
-    return runs_left + embeddings + 2 * unprepared + (4 if runs_left else 0)
-
-
-def _runs_left(
-    config: Mapping[str, Any], study: str, runs: list[dict], device: str, workdir: Path
-) -> tuple[float, set[str], int]:
-    """Seconds the runs not done with these settings will take, the data sets with no measured
-    cost, and how many runs are done."""
-    left, unknown, done = 0.0, set(), 0
-    for run in runs:
-        trace = workdir / paths.optimisation_run_file(
-            "trace.parquet", study, run["encoder"], run["dataset"], run["seed"]
-        )
-        settings = targets.optimisation_settings(dict(config), study, run["dataset"], run["seed"])
-        if costs.run_is_done(trace, settings, config["device"]):
-            done += 1
-            continue
-        seconds = run_seconds(run["dataset"], settings, device)
-        if seconds is None:
-            unknown.add(run["dataset"])
-        else:
-            left += seconds
-    return left, unknown, done
-
-
-def _embeddings_left(
-    config: Mapping[str, Any], runs: list[dict], unknown: set[str], workdir: Path
-) -> dict[str, float]:
-    """Seconds per encoder kind for what the runs read first: sentence embeddings and
-    word-vector lookups not yet written (adds what has no measured cost to ``unknown``).
-    Costs measured on the CPU; a GPU embeds faster, so there they are an upper bound."""
-    embed = {"sentence-transformer": 0.0, "word-vectors": 0.0}
-    for encoder, dataset in dict.fromkeys((r["encoder"], r["dataset"]) for r in runs):
-        seconds = embedding_seconds(config, encoder, dataset, workdir)
-        if seconds is None:
-            unknown.add(f"{encoder} embeddings of {dataset}")
-        else:
-            embed[config["encoders"][encoder]["kind"]] += seconds
-    return embed
 
 
 def vector_dim(config: Mapping[str, Any], name: str) -> int | None:
@@ -254,25 +162,38 @@ def sensitivity_run_seconds(
     return costs.value("sensitivity_run_cpu_startup") + part
 
 
-def run_settings(config: Mapping[str, Any], wildcards: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings of the run a job of rule optimize_embeddings (wildcards study) or
-    optimize_sensitivity (wildcards lr) makes."""
-    seed = int(wildcards["seed"])
-    if "study" in wildcards:
-        return targets.optimisation_settings(
-            dict(config), wildcards["study"], wildcards["dataset"], seed
-        )
-    return targets.sensitivity_settings(config, seed, wildcards.get("lr", "1"))
-
-
 def optimisation_job_seconds(
     config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
-) -> float:
-    """Wall seconds of one run of rule optimize_embeddings or optimize_sensitivity at ``pace``:
-    :func:`run_seconds` of its data set and settings (0 where no cost is measured) and its
-    start-up."""
-    if "seed" not in wildcards:
-        return pace.job_overhead
+) -> float | None:
+    """Wall seconds of one run of rule optimize_embeddings (wildcards study, encoder, dataset,
+    seed) at ``pace``: :func:`run_seconds` of its settings, on a CPU scaled by the speed probe
+    (None: no measured cost)."""
     device = costs.device_kind(config["device"])
-    work = run_seconds(wildcards["dataset"], run_settings(config, wildcards), device)
-    return (work or 0.0) + pace.job_overhead
+    settings = targets.optimisation_settings(
+        dict(config), wildcards["study"], wildcards["dataset"], int(wildcards["seed"])
+    )
+    work = run_seconds(wildcards["dataset"], settings, device)
+    if work is None:
+        return None
+    if device == "cuda":  # measured on the GPU: not scaled by the CPU's speed, one at a time
+        return work + pace.job_overhead
+    return pace.share(2 * work, costs.JOB_THREADS)  # on the rule's 2 threads
+
+
+def sensitivity_job_seconds(
+    config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
+) -> float | None:
+    """Wall seconds of one run of rule optimize_sensitivity (wildcards dataset, encoder,
+    label_set, lr, seed): :func:`sensitivity_run_seconds`, its start-up included, one thread
+    each, as many side by side as the cores; fitted before the speed probe existed, so not
+    scaled by it (None: no dimension known)."""
+    device = costs.device_kind(config["device"])
+    run = {
+        "setup": wildcards["dataset"],
+        "vectors": wildcards["encoder"],
+        "label_set": wildcards["label_set"],
+    }
+    seconds = sensitivity_run_seconds(config, run, device)
+    if seconds is None:
+        return None
+    return seconds if device == "cuda" else seconds / pace.parallel(1)

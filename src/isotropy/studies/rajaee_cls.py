@@ -1,4 +1,4 @@
-"""The Rajaee CLS study's record, runs, final files and estimate: config ``studies``, its
+"""The Rajaee CLS study's record, runs, final files and per-job cost: config ``studies``, its
 settings (config ``rajaee_cls``), its target rajaee_cls_study and its rules are all named
 ``rajaee_cls``.
 
@@ -10,13 +10,11 @@ CLS geometry of each run.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from isotropy import costs, paths
-from isotropy.logs import duration
 from isotropy.published import SeedClaim
 from isotropy.rajaee_cls.results import claim_values
 from isotropy.studies.record import ClaimFamily, StudySpec
@@ -71,32 +69,6 @@ def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | No
 
 # Wall seconds one run (rule rajaee_cls_finetune; wildcards model, task, method, seed) adds.
 job_seconds = costs.finetune_job_cost("rajaee_cls", run_seconds)
-
-
-def estimate(
-    config: Mapping[str, Any], device: str, pace: costs.Pace, workdir: Path = Path(".")
-) -> tuple[list[str], float]:
-    """(lines, seconds left) of target rajaee_cls_study at ``pace``: the runs whose metrics.json is
-    absent, plus a start-up per job (the tables and the figure included)."""
-    section, training = config["rajaee_cls"], config["rajaee_cls"]["training"]
-    threads = section["resources"]["threads"]
-    grid = runs(config)
-    todo = [r for r, f in zip(grid, run_files(config)) if not (workdir / f).is_file()]
-    total, unknown = costs.finetune_left(config, "rajaee_cls", job_seconds, todo, pace, 2)
-    parallel = pace.parallel(threads)
-    lines = [
-        f"rajaee_cls_study: {len(grid)} fine-tuning runs ({len(section['models'])} models x "
-        f"{len(section['tasks'])} tasks x {len(section['methods'])} methods x "
-        f"{len(section['seeds'])} seeds) of {training['epochs']} epochs on "
-        f"{training['train_subset'] or 'all'} training examples, max length "
-        f"{training['max_length']}, device {device}",
-        f"{len(grid) - len(todo)} of {len(grid)} runs done; time left: about {duration(total)} "
-        f"on this CPU for idle cores ({parallel} run{'s' if parallel > 1 else ''} at a time, "
-        f"{threads} thread{'s' if threads > 1 else ''} each; costs measured with "
-        "benchmarks/rajaee_cls_cost.py, isotropy.studies.rajaee_cls)",
-        pace.speed_line(),
-    ]
-    return lines + costs.caveats(device, unknown), total
 
 
 def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -199,7 +171,6 @@ STUDIES = (
         outputs=outputs,
         rules="rules/rajaee_cls.smk",
         job_costs={"rajaee_cls_finetune": job_seconds},
-        estimate=estimate,
         verdict_inputs=verdict_inputs,
         claim_family=claim_family,
         measures={

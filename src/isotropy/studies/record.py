@@ -6,17 +6,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from isotropy.costs import JobCost, Pace
+from isotropy.costs import JobCost
 
 RULE_ALL = ("when_listed", "when_configured", "never")
 
 Config = Mapping[str, Any]
-# A study's estimate (python -m isotropy.estimate --target): its lines and wall seconds left on
-# a device kind at a pace (isotropy.estimate.describe), counting what is written in a folder.
-Estimator = Callable[[Config, str, Pace, Path], tuple[list[str], float]]
 
 
 @dataclass(frozen=True)
@@ -37,18 +33,17 @@ class StudySpec:
     """One study: ``name`` (config ``studies`` names it when ``rule_all`` is ``when_listed``),
     its config ``section`` (None: none of its own), its ``target`` rule (None: rule all only),
     its final files ``outputs(config)``, the ``rules`` file the Snakefile includes for it, the
-    per-job costs of its costed rules (:data:`isotropy.costs.JobCost`), its ``estimate``
-    (:data:`Estimator`; None: no measured cost), its named inputs of the claims and the paper
-    comparison (``verdict_inputs``) and of the claims only (``claims_inputs``), read when
-    config ``studies`` lists it, its per-seed claims from the loaded result tables
-    (``claim_family``: None when the tables hold none), ``check``: a configuration problem
-    that stops its estimate
-    (None: none), and ``measures``: what measures each of its judged tables (input name ->
-    function of the table, the configuration and the stand-ins, returning rows of
-    :func:`isotropy.verdicts.measurements.measurement`), beside the verdict engine's own;
-    ``claims``: its claims judged on those measurements (:class:`isotropy.verdicts.claims.Claim`,
-    in the claims page's order), which read *not run* with ``claims_not_run`` as their note when
-    the run lacks the study."""
+    per-job costs of its costed rules (:data:`isotropy.costs.JobCost`: what the estimate sums
+    over Snakemake's dry run; a rule without one counts a start-up), its named inputs of the
+    claims and the paper comparison (``verdict_inputs``) and of the claims only
+    (``claims_inputs``), read when config ``studies`` lists it, its per-seed claims from the
+    loaded result tables (``claim_family``: None when the tables hold none), ``check``: a
+    configuration problem that stops its estimate (None: none), and ``measures``: what measures
+    each of its judged tables (input name -> function of the table, the configuration and the
+    stand-ins, returning rows of :func:`isotropy.verdicts.measurements.measurement`),
+    beside the verdict engine's own; ``claims``: its claims judged on those measurements
+    (:class:`isotropy.verdicts.claims.Claim`, in the claims page's order), which read *not run*
+    with ``claims_not_run`` as their note when the run lacks the study."""
 
     name: str
     section: str | None
@@ -57,7 +52,6 @@ class StudySpec:
     rules: str | None = None
     rule_all: str = "when_listed"
     job_costs: Mapping[str, JobCost] = field(default_factory=dict)
-    estimate: Estimator | None = None
     verdict_inputs: Callable[[Config], dict[str, Any]] | None = None
     claims_inputs: Callable[[Config], dict[str, Any]] | None = None
     claim_family: Callable[[Mapping[str, Any]], ClaimFamily | None] | None = None

@@ -1,17 +1,14 @@
 """The sensitivity grid around section 3's record: its cells, runs, inputs, settings and final
-files, and its estimate (its costs: paper_cost; science: isotropy.sensitivity)."""
+files (its costs: paper_cost; science: isotropy.sensitivity)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from isotropy import costs, paths, sensitivity
-from isotropy.logs import duration
+from isotropy import paths, sensitivity
 from isotropy.studies import paper_cost as cost
 from isotropy.studies.record import StudySpec
-from isotropy.workflow import targets
 
 LABEL_SETS = tuple(sensitivity.LABEL_SETS)
 CELL_KEYS = ("setup", "vectors", "label_set", "lr_factor")
@@ -163,49 +160,6 @@ def settings_line(config: Mapping[str, Any]) -> str:
     )
 
 
-def estimate(
-    config: Mapping[str, Any], device: str, pace: costs.Pace, workdir: Path = Path(".")
-) -> tuple[list[str], float]:
-    """(lines, wall seconds left on this CPU) of the sensitivity grid, which the lines give on
-    a GPU too. Its CPU costs were fitted before the speed probe existed: ``pace`` gives its
-    cores only, not a speed."""
-    section, grid = config["sensitivity"], runs(config)
-    planned = cells(config)
-    factors = ", ".join(dict.fromkeys(c["lr_factor"] for c in planned))
-    lines = [
-        f"sensitivity: {len(grid)} runs ({len(planned)} cells x {len(section['seeds'])} seeds; "
-        f"learning-rate factors {factors}) "
-        f"of {section['updates']} updates, metrics after "
-        f"{targets.every_nth_update(section['metric_stride'])}, device {device}"
-    ]
-    left = {"cpu": 0.0, "cuda": 0.0}
-    unknown, done = set(), 0
-    for run, trace in zip(grid, run_files(config, "trace.parquet")):
-        settings = targets.sensitivity_settings(config, run["seed"], run["lr_factor"])
-        if costs.run_is_done(workdir / trace, settings, config["device"]):
-            done += 1
-            continue
-        for kind in left:
-            seconds = cost.sensitivity_run_seconds(config, run, kind)
-            if seconds is None:
-                unknown.add(run["vectors"])
-            else:
-                left[kind] += seconds
-    parallel = pace.parallel(1)  # one-thread runs (rule optimize_sensitivity)
-    here, gpu = duration(left["cpu"] / parallel), duration(left["cuda"])
-    lines.append(
-        f"{done} of {len(grid)} runs done; time left: about {here} on this "
-        f"CPU ({parallel} run{'s' if parallel > 1 else ''} at a time), about {gpu} on "
-        "one GPU (estimates: CPU-seconds of this grid's one-thread runs measured on a loaded "
-        "2-core machine, scaled by items squared, dimension and evaluations "
-        "(isotropy.studies.paper_cost.sensitivity_run_seconds); "
-        "the GPU's by dimension from one H100 run at 384-d; embeddings come on top)"
-    )
-    if unknown:
-        lines.append(f"no dimension known for {', '.join(sorted(unknown))}: not included above")
-    return lines, left["cpu"] / parallel
-
-
 STUDIES = (
     StudySpec(
         name="sensitivity",
@@ -222,7 +176,6 @@ STUDIES = (
         ],
         rules="rules/sensitivity.smk",
         rule_all="never",
-        job_costs={"optimize_sensitivity": cost.optimisation_job_seconds},
-        estimate=estimate,
+        job_costs={"optimize_sensitivity": cost.sensitivity_job_seconds},
     ),
 )
