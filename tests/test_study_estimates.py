@@ -84,7 +84,8 @@ def test_a_model_without_a_cost_is_named(monkeypatch, tmp_path):
     monkeypatch.delitem(costs.MODEL_SIZE_FACTOR, "miniLM")
     lines, _ = estimate.describe(config, jobs, "cpu", "geometry_study", IDLE)
     named = next(line for line in lines if line.startswith("no measured cost for "))
-    assert named.startswith("no measured cost for geometry_token_embeddings miniLM/polarity")
+    # the dry run's job order is Snakemake's: name the job, not its place in the line
+    assert "geometry_token_embeddings miniLM/polarity," in named
     lines, _ = estimate.describe(config, _istar_jobs(config), "cpu", "istar_study", IDLE)
     named = next(line for line in lines if line.startswith("no measured cost for "))
     assert named.startswith("no measured cost for finetune miniLM/sst2/")
