@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from test_make_report_safety import _make, _workdir
 
 from isotropy import intake, trust
@@ -21,6 +22,7 @@ from isotropy.audit import orchestration as audit_cli
 from isotropy.io import sha256_file, write_json
 
 DIGEST = "0" * 64
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _entries(files: dict[str, str]) -> dict:
@@ -179,6 +181,42 @@ def test_the_lock_is_the_projects_never_one_a_config_names(tmp_path, monkeypatch
     manifest = {"source": "polarity", "inputs": [{"url": url, "sha256": poisoned}]}
     findings = check_pins("resources/raw/polarity/manifest.json", manifest, folder_config)
     assert findings and "fake.lock" not in " ".join(f.reason for f in findings)
+
+
+WORDS = "supersense_words"  # config/sources.yaml pins its sha256; tests/config/tiny.yaml unpins it
+
+
+def test_a_folders_config_that_re_pins_a_source_is_not_believed(tmp_path):
+    """The folder's effective configuration re-pins a source to the poisoned file it downloaded:
+    on the old code no finding; now the project's pin names it. The same overlay given by the user
+    (outside the folder), or the project's own tiny overlay, still re-pins."""
+    from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
+
+    project = read_config_file(SOURCES_CONFIG)["sources"][WORDS]
+    raw = tmp_path / "work" / "resources" / "raw" / WORDS
+    raw.mkdir(parents=True)
+    (raw / "words.txt").write_bytes(b"poisoned\n")
+    poisoned = sha256_file(raw / "words.txt")
+    fetched = {"url": project["url"], "sha256": poisoned, "git_blob": project["git_blob"]}
+    manifest = {"source": WORDS, "files": [{"path": "words.txt", "sha256": poisoned}]}
+    manifest["inputs"] = [{**fetched, "pinned_by": ["config"]}]
+    write_json(raw / "manifest.json", manifest)
+    overlay = yaml.safe_dump({"sources": {WORDS: {"sha256": poisoned}}})
+    effective = tmp_path / "work" / "logs" / "effective-config" / "all.yaml"
+    effective.parent.mkdir(parents=True)
+    effective.write_text(overlay)
+    yours = tmp_path / "yours.yaml"
+    yours.write_text(overlay)
+    start = [f"resources/raw/{WORDS}/manifest.json"]
+    findings = audit(tmp_path / "work", starts=start, configfiles=[ROOT / "config.yaml", effective])
+    named = [f.reason for f in findings if f.status == FAIL and f.check == "raw"]
+    assert named and f"config pins {project['sha256'][:12]}" in named[0]
+    findings = audit(tmp_path / "work", starts=start, configfiles=[ROOT / "config.yaml", yours])
+    assert [f for f in findings if f.status == FAIL] == []
+    from isotropy.audit.records import with_project_pins
+
+    tiny = with_project_pins({"sources": {WORDS: {**project, "sha256": None}}})
+    assert tiny is not None and tiny["sources"][WORDS]["sha256"] is None
 
 
 # --- wrong: names printed raw -----------------------------------------------------------------

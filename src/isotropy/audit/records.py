@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
+import subprocess
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -43,6 +44,7 @@ from isotropy.intake import escaped, name_problem, under_proc
 from isotropy.io import sha256_file
 from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.provenance import is_record, module_source, package_versions
+from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
 
 MTIME_TOLERANCE_S = 1e-3
 # The checkout whose code the audit compares records with (the one this package lies in).
@@ -474,6 +476,57 @@ def _lock_of() -> Path:
     never one a configuration names, since the audited folder's own may be the one given."""
     lock = sources.lock_path(None)
     return lock if lock.is_absolute() else WORKFLOW_ROOT / lock
+
+
+# The project's own config files (as git tracks them in the checkout): the source settings they
+# give are the project's pins, whoever names them (the tiny overlay unpins a cut-down file).
+PROJECT_CONFIGS = ("config.yaml", "config/*.yaml", "tests/config/*.yaml")
+PIN_KEYS = ("url", "sha256", "git_blob", "hub")
+
+
+@functools.cache
+def _pin_choices(trusted: tuple[str, ...]) -> dict[str, list[Mapping[str, Any]]]:
+    """source → every setting of it that config/sources.yaml, the project's tracked config files
+    and the ``trusted`` ones give (config/sources.yaml's first)."""
+    listed = subprocess.run(
+        ["git", "-C", str(WORKFLOW_ROOT), "ls-files", "-z", "--", *PROJECT_CONFIGS],
+        capture_output=True,
+        check=False,
+    )
+    tracked = listed.stdout.decode().split("\0") if listed.returncode == 0 else []
+    choices: dict[str, list[Mapping[str, Any]]] = {}
+    for path in [SOURCES_CONFIG, *(WORKFLOW_ROOT / t for t in tracked if t), *trusted]:
+        for name, settings in (read_config_file(path).get("sources") or {}).items():
+            choices.setdefault(name, []).append(settings or {})
+    return choices
+
+
+def _pin_value(key: str, value: Any) -> Any:
+    return value.get("revision") if key == "hub" and isinstance(value, Mapping) else value
+
+
+def with_project_pins(
+    config: Mapping[str, Any] | None, trusted: Sequence[str | os.PathLike] = ()
+) -> Mapping[str, Any] | None:
+    """``config`` whose sources keep a pin (url, sha256, git_blob, hub revision) only where a
+    trusted file gives that source that very value, else take config/sources.yaml's: trusted are
+    the project's own config files and ``trusted`` (the user's, outside the audited folder). The
+    audited folder's effective configuration may choose among them, never pin a file itself."""
+    if config is None:
+        return None
+    choices = _pin_choices(tuple(str(Path(t).resolve()) for t in trusted))
+    pinned = {}
+    for name, settings in (config.get("sources") or {}).items():
+        options = choices.get(name, [])
+        kept = {k: v for k, v in settings.items() if k not in PIN_KEYS}
+        for key in PIN_KEYS:
+            given = _pin_value(key, settings.get(key))
+            if any(key in o and _pin_value(key, o[key]) == given for o in options):
+                kept[key] = settings[key] if key in settings else None
+            elif options and key in options[0]:
+                kept[key] = options[0][key]
+        pinned[name] = kept
+    return {**config, "sources": pinned}
 
 
 def trust_summary(manifest: Mapping[str, Any]) -> str:
