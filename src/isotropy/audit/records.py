@@ -136,17 +136,15 @@ def _twin_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[Fin
     return findings
 
 
-@functools.lru_cache(maxsize=4096)
-def _sha256_of(path: str, identity: tuple[int, ...]) -> str:
-    return sha256_file(path)
+# sha256 of each file of the intake's copy, hashed once however many records name it (emptied
+# when a walk starts: nothing changes the copy during one).
+_HASHED: dict[Path, str] = {}
 
 
 def _sha256(path: Path) -> str:
-    """sha256 of ``path``, computed once per walk however many records name it (emptied when a
-    walk starts; a file whose inode, size or change time differs is hashed again)."""
-    stat = path.stat()
-    identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
-    return _sha256_of(str(path), identity)
+    if path not in _HASHED:
+        _HASHED[path] = sha256_file(path)
+    return _HASHED[path]
 
 
 def _compare_files(
@@ -272,7 +270,7 @@ def walk(
     metadata (the ones whose parameters :func:`snakemake_summary` can check).
     """
     code_root = Path(workflow_root).resolve() if workflow_root else WORKFLOW_ROOT
-    _sha256_of.cache_clear()  # files may have changed since the last walk of this process
+    _HASHED.clear()  # files may have changed since the last walk of this process
     root = Path(root).resolve()
     queue = deque(starts if starts is not None else result_files(root))
     asked = (
