@@ -325,6 +325,26 @@ def test_rows_are_counted_from_the_footer_before_any_read(tmp_path, monkeypatch)
         read_trace(trace)
 
 
+def test_the_size_and_count_caps_refuse_before_a_copy(tmp_path, monkeypatch):
+    """A file over the per-file cap, past the cap in all, or past the file count is refused,
+    named, and not copied; what fits is copied."""
+    folder = tmp_path / "work"
+    for name, size in (("a.txt", 10), ("b.txt", 30), ("c.txt", 10), ("d.txt", 10), ("e.txt", 1)):
+        (folder / "results").mkdir(parents=True, exist_ok=True)
+        (folder / "results" / name).write_bytes(b"x" * size)
+    monkeypatch.setattr(intake, "MAX_FILE_BYTES", 20)
+    monkeypatch.setattr(intake, "MAX_TOTAL_BYTES", 25)
+    refused = intake.intake(folder, tmp_path / "copy")
+    assert "larger than the intake's cap of 20 bytes" in refused["results/b.txt"]
+    assert "passes the intake's cap of 25 bytes in all" in refused["results/d.txt"]
+    copied = sorted(p.name for p in (tmp_path / "copy" / "results").iterdir())
+    assert copied == ["a.txt", "c.txt", "e.txt"]
+    monkeypatch.setattr(intake, "MAX_FILES", 2)
+    refused = intake.intake(folder, tmp_path / "copy2")
+    assert "past the 2 files the intake copies" in refused["results/e.txt"]
+    assert sorted(p.name for p in (tmp_path / "copy2" / "results").iterdir()) == copied[:2]
+
+
 # --- crash: .snakemake/metadata, .snakemake or logs/effective-config a plain file -------------
 
 
