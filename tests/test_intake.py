@@ -304,6 +304,12 @@ def test_a_mapping_alias_bomb_in_a_config_is_refused(tmp_path):
         timeout=60,
     )
     assert result.returncode == 1 and "alias" in result.stderr
+    effective = tmp_path / "work" / "logs" / "effective-config" / "all.yaml"
+    effective.parent.mkdir(parents=True)
+    effective.write_bytes(bomb.read_bytes())
+    refused = intake.intake(tmp_path / "work", tmp_path / "copy")
+    assert "alias" in refused["logs/effective-config/all.yaml"]
+    assert not (tmp_path / "copy" / "logs" / "effective-config" / "all.yaml").exists()
 
 
 # --- crash: a trace of millions of rows, read whole before any row check ----------------------
