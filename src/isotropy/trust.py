@@ -380,9 +380,10 @@ def _installed(name: str, root: Path) -> bool:
         return True
 
 
-def _tracked(root: Path, names: list[str]) -> set[str] | None:
-    """Which of ``names`` (entries of ``root``) git tracks there; None outside a git work tree.
-    The index is only listed: no fsmonitor, no hook, no filter runs."""
+def tracked(root: Path, names: list[str]) -> list[str] | None:
+    """The files git tracks in ``root`` that ``names`` (paths or pathspecs) match, as paths
+    relative to it; None outside a git work tree. The index is only listed: no fsmonitor, no
+    hook, no filter runs (the work tree may be someone else's)."""
     command = ["git", "-c", "core.fsmonitor=false", "--no-pager", "-C", str(root), "ls-files", "-z"]
     try:
         listed = subprocess.run(
@@ -392,7 +393,7 @@ def _tracked(root: Path, names: list[str]) -> set[str] | None:
         return None
     if listed.returncode != 0:
         return None
-    return {p.split(b"/")[0].decode("utf-8", "replace") for p in listed.stdout.split(b"\0") if p}
+    return [p.decode("utf-8", "replace") for p in listed.stdout.split(b"\0") if p]
 
 
 def import_problems(workflow_root: str | os.PathLike) -> list[tuple[str, str]]:
@@ -407,21 +408,18 @@ def import_problems(workflow_root: str | os.PathLike) -> list[tuple[str, str]]:
     if not root.is_dir():
         return []
     found = {e.name: m for e in sorted(root.iterdir()) if (m := _module_name(e)) is not None}
-    tracked = _tracked(root, sorted(found)) if found else set()
+    listed = tracked(root, sorted(found)) if found else []
+    tops = None if listed is None else {path.split("/")[0] for path in listed}
     return [
         (
             entry,
             f"Python would import it as module {module!r} in every Snakemake process (Snakemake "
             "puts the workflow's folder first on sys.path), and "
-            + (
-                "git does not track it"
-                if tracked is not None
-                else "an installed module has that name"
-            )
+            + ("git does not track it" if tops is not None else "an installed module has that name")
             + f": remove it or move it out of {root.resolve()}",
         )
         for entry, module in found.items()
-        if (entry not in tracked if tracked is not None else _installed(module, root))
+        if (entry not in tops if tops is not None else _installed(module, root))
     ]
 
 

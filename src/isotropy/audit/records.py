@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -44,6 +43,7 @@ from isotropy.intake import escaped, name_problem, under_proc
 from isotropy.io import sha256_file
 from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.provenance import is_record, module_source, package_versions
+from isotropy.trust import tracked
 from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
 
 MTIME_TOLERANCE_S = 1e-3
@@ -486,14 +486,9 @@ PIN_KEYS = ("url", "sha256", "git_blob", "hub")
 def _pin_choices(trusted: tuple[str, ...]) -> dict[str, list[Mapping[str, Any]]]:
     """source → every setting of it that config/sources.yaml, the project's tracked config files
     and the ``trusted`` ones give (config/sources.yaml's first)."""
-    listed = subprocess.run(
-        ["git", "-C", str(WORKFLOW_ROOT), "ls-files", "-z", "--", *PROJECT_CONFIGS],
-        capture_output=True,
-        check=False,
-    )
-    tracked = listed.stdout.decode().split("\0") if listed.returncode == 0 else []
+    ours = tracked(WORKFLOW_ROOT, list(PROJECT_CONFIGS)) or []
     choices: dict[str, list[Mapping[str, Any]]] = {}
-    for path in [SOURCES_CONFIG, *(WORKFLOW_ROOT / t for t in tracked if t), *trusted]:
+    for path in [SOURCES_CONFIG, *(WORKFLOW_ROOT / name for name in ours), *trusted]:
         for name, settings in (read_config_file(path).get("sources") or {}).items():
             choices.setdefault(name, []).append(settings or {})
     return choices
