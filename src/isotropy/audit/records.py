@@ -488,7 +488,8 @@ def _pin_choices(trusted: tuple[str, ...]) -> dict[str, list[Mapping[str, Any]]]
     and the ``trusted`` ones give (config/sources.yaml's first)."""
     ours = tracked(WORKFLOW_ROOT, list(PROJECT_CONFIGS)) or []
     choices: dict[str, list[Mapping[str, Any]]] = {}
-    for path in [SOURCES_CONFIG, *(WORKFLOW_ROOT / name for name in ours), *trusted]:
+    paths: list[str | os.PathLike] = [SOURCES_CONFIG, *(WORKFLOW_ROOT / n for n in ours), *trusted]
+    for path in paths:
         for name, settings in (read_config_file(path).get("sources") or {}).items():
             choices.setdefault(name, []).append(settings or {})
     return choices
