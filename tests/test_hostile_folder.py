@@ -380,7 +380,7 @@ def test_a_conda_env_is_checked_after_yaml_decoding(tmp_path, case):
     (tmp_path / OUT_RECORD).parent.mkdir(parents=True)
     record = {"rule": "make", "record_format_version": 6, "conda_env": _b64(ESCAPED[case])}
     (tmp_path / OUT_RECORD).write_text(json.dumps(record))
-    problems = trust.metadata_problems(tmp_path)
+    problems = trust.folder_problems(tmp_path)
     assert [file for file, _ in problems] == [str(OUT_RECORD)]
     assert "the record of 'out.txt': its conda_env " in problems[0][1]
     assert "which would end the report's <script> or a line" in problems[0][1]
@@ -400,7 +400,7 @@ def test_a_conda_env_is_checked_after_yaml_decoding(tmp_path, case):
 def test_record_values_must_be_what_snakemake_writes(tmp_path, change, expected):
     (tmp_path / OUT_RECORD).parent.mkdir(parents=True)
     (tmp_path / OUT_RECORD).write_text(json.dumps({"rule": "make", **change}))
-    problems = trust.metadata_problems(tmp_path)
+    problems = trust.folder_problems(tmp_path)
     assert len(problems) == 1 and expected in problems[0][1], problems
 
 

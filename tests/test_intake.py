@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from test_make_report_safety import _make, _workdir
 
 from isotropy import intake, trust
@@ -21,6 +22,7 @@ from isotropy.audit import orchestration as audit_cli
 from isotropy.io import sha256_file, write_json
 
 DIGEST = "0" * 64
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _entries(files: dict[str, str]) -> dict:
@@ -181,6 +183,42 @@ def test_the_lock_is_the_projects_never_one_a_config_names(tmp_path, monkeypatch
     assert findings and "fake.lock" not in " ".join(f.reason for f in findings)
 
 
+WORDS = "supersense_words"  # config/sources.yaml pins its sha256; tests/config/tiny.yaml unpins it
+
+
+def test_a_folders_config_that_re_pins_a_source_is_not_believed(tmp_path):
+    """The folder's effective configuration re-pins a source to the poisoned file it downloaded:
+    on the old code no finding; now the project's pin names it. The same overlay given by the user
+    (outside the folder), or the project's own tiny overlay, still re-pins."""
+    from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
+
+    project = read_config_file(SOURCES_CONFIG)["sources"][WORDS]
+    raw = tmp_path / "work" / "resources" / "raw" / WORDS
+    raw.mkdir(parents=True)
+    (raw / "words.txt").write_bytes(b"poisoned\n")
+    poisoned = sha256_file(raw / "words.txt")
+    fetched = {"url": project["url"], "sha256": poisoned, "git_blob": project["git_blob"]}
+    manifest = {"source": WORDS, "files": [{"path": "words.txt", "sha256": poisoned}]}
+    manifest["inputs"] = [{**fetched, "pinned_by": ["config"]}]
+    write_json(raw / "manifest.json", manifest)
+    overlay = yaml.safe_dump({"sources": {WORDS: {"sha256": poisoned}}})
+    effective = tmp_path / "work" / "logs" / "effective-config" / "all.yaml"
+    effective.parent.mkdir(parents=True)
+    effective.write_text(overlay)
+    yours = tmp_path / "yours.yaml"
+    yours.write_text(overlay)
+    start = [f"resources/raw/{WORDS}/manifest.json"]
+    findings = audit(tmp_path / "work", starts=start, configfiles=[ROOT / "config.yaml", effective])
+    named = [f.reason for f in findings if f.status == FAIL and f.check == "raw"]
+    assert named and f"config pins {project['sha256'][:12]}" in named[0]
+    findings = audit(tmp_path / "work", starts=start, configfiles=[ROOT / "config.yaml", yours])
+    assert [f for f in findings if f.status == FAIL] == []
+    from isotropy.audit.records import with_project_pins
+
+    tiny = with_project_pins({"sources": {WORDS: {**project, "sha256": None}}})
+    assert tiny is not None and tiny["sources"][WORDS]["sha256"] is None
+
+
 # --- wrong: names printed raw -----------------------------------------------------------------
 
 
@@ -266,6 +304,12 @@ def test_a_mapping_alias_bomb_in_a_config_is_refused(tmp_path):
         timeout=60,
     )
     assert result.returncode == 1 and "alias" in result.stderr
+    effective = tmp_path / "work" / "logs" / "effective-config" / "all.yaml"
+    effective.parent.mkdir(parents=True)
+    effective.write_bytes(bomb.read_bytes())
+    refused = intake.intake(tmp_path / "work", tmp_path / "copy")
+    assert "alias" in refused["logs/effective-config/all.yaml"]
+    assert not (tmp_path / "copy" / "logs" / "effective-config" / "all.yaml").exists()
 
 
 # --- crash: a trace of millions of rows, read whole before any row check ----------------------
@@ -285,6 +329,26 @@ def test_rows_are_counted_from_the_footer_before_any_read(tmp_path, monkeypatch)
     assert "2,000 rows (its footer says)" in refused["results/main/trace.parquet"]
     with pytest.raises(ResultFileError, match="2,000 rows"):
         read_trace(trace)
+
+
+def test_the_size_and_count_caps_refuse_before_a_copy(tmp_path, monkeypatch):
+    """A file over the per-file cap, past the cap in all, or past the file count is refused,
+    named, and not copied; what fits is copied."""
+    folder = tmp_path / "work"
+    for name, size in (("a.txt", 10), ("b.txt", 30), ("c.txt", 10), ("d.txt", 10), ("e.txt", 1)):
+        (folder / "results").mkdir(parents=True, exist_ok=True)
+        (folder / "results" / name).write_bytes(b"x" * size)
+    monkeypatch.setattr(intake, "MAX_FILE_BYTES", 20)
+    monkeypatch.setattr(intake, "MAX_TOTAL_BYTES", 25)
+    refused = intake.intake(folder, tmp_path / "copy")
+    assert "larger than the intake's cap of 20 bytes" in refused["results/b.txt"]
+    assert "passes the intake's cap of 25 bytes in all" in refused["results/d.txt"]
+    copied = sorted(p.name for p in (tmp_path / "copy" / "results").iterdir())
+    assert copied == ["a.txt", "c.txt", "e.txt"]
+    monkeypatch.setattr(intake, "MAX_FILES", 2)
+    refused = intake.intake(folder, tmp_path / "copy2")
+    assert "past the 2 files the intake copies" in refused["results/e.txt"]
+    assert sorted(p.name for p in (tmp_path / "copy2" / "results").iterdir()) == copied[:2]
 
 
 # --- crash: .snakemake/metadata, .snakemake or logs/effective-config a plain file -------------

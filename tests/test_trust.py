@@ -101,14 +101,14 @@ def test_the_fields_are_the_ones_snakemake_writes():
 
 
 def test_a_record_snakemake_wrote_passes(tmp_path):
-    assert trust.metadata_problems(_folder(tmp_path, PLAIN)) == []
-    assert trust.metadata_problems(tmp_path / "nothing here") == []
+    assert trust.folder_problems(_folder(tmp_path, PLAIN)) == []
+    assert trust.folder_problems(tmp_path / "nothing here") == []
 
 
 @pytest.mark.parametrize("case", HOSTILE)
 def test_a_hostile_record_is_refused_naming_its_file_and_output(tmp_path, case):
     change, expected = HOSTILE[case]
-    problems = trust.metadata_problems(_folder(tmp_path, {**PLAIN, **change}))
+    problems = trust.folder_problems(_folder(tmp_path, {**PLAIN, **change}))
     assert len(problems) == 1, problems
     file, reason = problems[0]
     assert file == f".snakemake/metadata/{OUT}" and "the record of 'out.txt': " in reason
@@ -127,7 +127,7 @@ def test_a_hostile_record_is_refused_naming_its_file_and_output(tmp_path, case):
     ],
 )
 def test_a_damaged_record_is_refused(tmp_path, text, expected):
-    problems = trust.metadata_problems(_folder(tmp_path, text))
+    problems = trust.folder_problems(_folder(tmp_path, text))
     assert [p[0] for p in problems] == [f".snakemake/metadata/{OUT}"]
     assert expected in problems[0][1]
 
@@ -138,9 +138,10 @@ def test_links_and_pipes_in_the_metadata_are_refused_unread(tmp_path):
     (metadata / "eA==").symlink_to("/dev/zero")
     os.mkfifo(metadata / "eQ==")
     (metadata / "@outside").symlink_to("/etc", target_is_directory=True)
-    problems = dict(trust.metadata_problems(tmp_path))
+    problems = dict(trust.folder_problems(tmp_path))
     assert set(problems) == {f".snakemake/metadata/{n}" for n in ("eA==", "eQ==", "@outside")}
-    assert "the record of 'x': it is a link, not a file" in problems[".snakemake/metadata/eA=="]
+    assert "is a link to '/dev/zero'" in problems[".snakemake/metadata/eA=="]
+    assert "is a pipe (FIFO), not a file" in problems[".snakemake/metadata/eQ=="]
 
 
 def test_the_command_line_names_each_refused_record(tmp_path):
@@ -246,7 +247,7 @@ def toy(tmp_path_factory) -> Path:
     assert ran.returncode == 0, ran.stderr[-3000:]
     # What Snakemake writes passes (input checksums included).
     assert "sha256:" in (workdir / ".snakemake" / "metadata" / OUT).read_text()
-    assert trust.metadata_problems(workdir) == []
+    assert trust.folder_problems(workdir) == []
     return workdir
 
 
@@ -350,9 +351,9 @@ def test_snakemakes_incomplete_markers_are_checked_too(tmp_path):
     incomplete.mkdir(parents=True)
     (incomplete / OUT).write_text(json.dumps({"external_jobid": "4242_1"}))
     (incomplete / "migration_underway").write_text("")
-    assert trust.metadata_problems(tmp_path) == []
+    assert trust.folder_problems(tmp_path) == []
     (incomplete / OUT).write_text(json.dumps({"external_jobid": "1; scancel -u $USER"}))
     (incomplete / "eA==").write_text(json.dumps({"external_jobid": None, "cmd": "x"}))
-    problems = dict(trust.metadata_problems(tmp_path))
+    problems = dict(trust.folder_problems(tmp_path))
     assert "its external_jobid is not a job id" in problems[f".snakemake/incomplete/{OUT}"]
     assert "not an object holding only external_jobid" in problems[".snakemake/incomplete/eA=="]

@@ -163,7 +163,7 @@ class Intake:
         self.metadata_problem = metadata_problem
         self.refused: dict[str, str] = {}
         self.taken: set[str] = set()
-        self.total = 0
+        self.total = self.files = 0
         self.queue: deque[str] = deque()
         self.metadata: dict[str, Any] = {}
         if under_proc(self.folder):
@@ -185,9 +185,6 @@ class Intake:
             self.refuse(name, problem)
             return None
         self.taken.add(name)
-        if len(self.taken) > MAX_FILES:
-            self.refuse(name, f"is past the {MAX_FILES:,} files the intake copies")
-            return None
         try:
             fd = open_inside(self.root, name)
         except FileNotFoundError:
@@ -218,7 +215,10 @@ class Intake:
         if self.total + info.st_size > MAX_TOTAL_BYTES:
             self.refuse(name, f"passes the intake's cap of {MAX_TOTAL_BYTES:,} bytes in all")
             return None
-        self.total += info.st_size
+        if self.files >= MAX_FILES:
+            self.refuse(name, f"is past the {MAX_FILES:,} files the intake copies")
+            return None
+        self.total, self.files = self.total + info.st_size, self.files + 1
         target = self.workspace / name
         target.parent.mkdir(parents=True, exist_ok=True)
         keep = name.endswith((".json", ".yaml")) or name.startswith(METADATA)

@@ -233,16 +233,6 @@ def _output_named(name: Path) -> str:
         return "an output it does not name"
 
 
-def _read_record(path: Path) -> Any:
-    """The parsed record at ``path``, refusing anything but a regular file of modest size."""
-    info = path.lstat()
-    if (problem := file_problem(info)) is not None:
-        raise FolderError(f"it {problem}")
-    if info.st_size > MAX_RECORD_BYTES:
-        raise FolderError(f"it is larger than {MAX_RECORD_BYTES // 2**20} MiB")
-    return parse_json(path.read_bytes(), constants=False)
-
-
 def incomplete_problem(record: Any) -> str | None:
     """Why a marker of ``.snakemake/incomplete`` is not what Snakemake writes, or None."""
     if not isinstance(record, dict) or set(record) - {"external_jobid"}:
@@ -258,31 +248,23 @@ SUBJECTS = {METADATA: record_problem, Path(".snakemake") / "incomplete": incompl
 MIGRATION_MARKER = "migration_underway"
 
 
-def metadata_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
-    """(file, reason) for every record in ``workdir``'s ``.snakemake/metadata`` (and marker in
-    ``.snakemake/incomplete``) that is not what Snakemake writes; the file relative to
-    ``workdir``. Nothing is followed out of the folder."""
-    problems = []
-    for subject, check in SUBJECTS.items():
-        root = Path(workdir) / subject
-        if not root.is_dir():
-            continue
-        for folder, subfolders, files in os.walk(root):
-            links = [d for d in subfolders if Path(folder, d).is_symlink()]
-            for name in sorted(set(files) - {MIGRATION_MARKER}) + links:
-                path = Path(folder) / name
-                try:
-                    problem = check(_read_record(path))
-                except FolderError as error:
-                    problem = str(error)
-                except OSError as error:
-                    problem = f"it cannot be read ({error.strerror})"
-                if problem is not None:
-                    output = _output_named(path.relative_to(root))
-                    problems.append(
-                        (str(path.relative_to(workdir)), f"the record of {output}: {problem}")
-                    )
-    return problems
+def snakemake_record_problem(root: Path, rel: Path, size: int) -> str | None:
+    """Why the regular file ``rel`` is not a record Snakemake writes, naming the output it
+    describes (None: it is one, or it lies outside Snakemake's record folders)."""
+    subject = next((s for s in SUBJECTS if rel.is_relative_to(s)), None)
+    if subject is None or rel.name == MIGRATION_MARKER:
+        return None
+    try:
+        if size > MAX_RECORD_BYTES:
+            raise FolderError(f"it is larger than {MAX_RECORD_BYTES // 2**20} MiB")
+        problem = SUBJECTS[subject](parse_json((root / rel).read_bytes(), constants=False))
+    except FolderError as error:
+        problem = str(error)
+    except OSError as error:
+        problem = f"it cannot be read ({error.strerror})"
+    if problem is None:
+        return None
+    return f"the record of {_output_named(rel.relative_to(subject))}: {problem}"
 
 
 # The workflow makes no links under these folders (they themselves may be links, e.g. to a
@@ -327,12 +309,12 @@ def path_problem(root: Path, rel: Path, info: os.stat_result) -> str | None:
 
 
 def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
-    """Everything in ``workdir`` that Snakemake must not read or write through: forged or damaged
-    metadata records; links, hard links, pipes, sockets and devices (:func:`path_problem`);
-    Snakemake's record folders that are not folders; a last-run file make cannot read safely.
-    Each path once."""
+    """Everything in ``workdir`` that Snakemake must not read or write through, in one walk:
+    forged or damaged records of Snakemake's (:func:`snakemake_record_problem`); links, hard
+    links, pipes, sockets and devices (:func:`path_problem`); Snakemake's record folders that
+    are not folders; a last-run file make cannot read safely. Each path once."""
     root = Path(workdir)
-    problems = metadata_problems(workdir)
+    problems = []
     for name in FOLDERS:
         path = root / name
         if os.path.lexists(path) and not path.is_symlink() and not path.is_dir():
@@ -348,8 +330,11 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
 
     for top in tops:
         for path in _walk(top, skip):
-            rel = path.relative_to(root)
-            if (problem := path_problem(root, rel, path.lstat())) is not None:
+            rel, info = path.relative_to(root), path.lstat()
+            problem = path_problem(root, rel, info)
+            if problem is None and stat.S_ISREG(info.st_mode):
+                problem = snakemake_record_problem(root, rel, info.st_size)
+            if problem is not None:
                 problems.append((str(rel), problem))
     last_run = root / LAST_RUN
     if last_run.is_file() and last_run.lstat().st_size > MAX_LAST_RUN_BYTES:
@@ -395,9 +380,10 @@ def _installed(name: str, root: Path) -> bool:
         return True
 
 
-def _tracked(root: Path, names: list[str]) -> set[str] | None:
-    """Which of ``names`` (entries of ``root``) git tracks there; None outside a git work tree.
-    The index is only listed: no fsmonitor, no hook, no filter runs."""
+def tracked(root: Path, names: list[str]) -> list[str] | None:
+    """The files git tracks in ``root`` that ``names`` (paths or pathspecs) match, as paths
+    relative to it; None outside a git work tree. The index is only listed: no fsmonitor, no
+    hook, no filter runs (the work tree may be someone else's)."""
     command = ["git", "-c", "core.fsmonitor=false", "--no-pager", "-C", str(root), "ls-files", "-z"]
     try:
         listed = subprocess.run(
@@ -407,7 +393,7 @@ def _tracked(root: Path, names: list[str]) -> set[str] | None:
         return None
     if listed.returncode != 0:
         return None
-    return {p.split(b"/")[0].decode("utf-8", "replace") for p in listed.stdout.split(b"\0") if p}
+    return [p.decode("utf-8", "replace") for p in listed.stdout.split(b"\0") if p]
 
 
 def import_problems(workflow_root: str | os.PathLike) -> list[tuple[str, str]]:
@@ -422,21 +408,18 @@ def import_problems(workflow_root: str | os.PathLike) -> list[tuple[str, str]]:
     if not root.is_dir():
         return []
     found = {e.name: m for e in sorted(root.iterdir()) if (m := _module_name(e)) is not None}
-    tracked = _tracked(root, sorted(found)) if found else set()
+    listed = tracked(root, sorted(found)) if found else []
+    tops = None if listed is None else {path.split("/")[0] for path in listed}
     return [
         (
             entry,
             f"Python would import it as module {module!r} in every Snakemake process (Snakemake "
             "puts the workflow's folder first on sys.path), and "
-            + (
-                "git does not track it"
-                if tracked is not None
-                else "an installed module has that name"
-            )
+            + ("git does not track it" if tops is not None else "an installed module has that name")
             + f": remove it or move it out of {root.resolve()}",
         )
         for entry, module in found.items()
-        if (entry not in tracked if tracked is not None else _installed(module, root))
+        if (entry not in tops if tops is not None else _installed(module, root))
     ]
 
 

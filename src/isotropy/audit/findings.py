@@ -23,7 +23,6 @@ from isotropy.intake import METADATA, escaped, metadata_name, name_problem, pars
 from isotropy.io import atomic_path
 from isotropy.paths import AUDIT_TABLE
 from isotropy.provenance import record_path
-from isotropy.trust import record_problem as snakemake_record_problem
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 RESULTS = "results"
@@ -217,16 +216,12 @@ def manifest_problem(manifest: Any) -> str | None:
 
 def snakemake_metadata(path: str, workdir: str | os.PathLike) -> dict | None:
     """What Snakemake itself recorded about output ``path`` (``.snakemake/metadata``, relative to
-    ``workdir``), or None: none, or not what Snakemake writes (the intake's check,
-    :func:`isotropy.trust.record_problem`). Snakemake keeps, per output, the rule, its input
-    paths, params, start/end times and the sha256 of small inputs; the audit falls back on it for
-    files without a provenance record."""
+    ``workdir``, the intake's copy, where every record is one the intake checked:
+    :func:`isotropy.trust.record_problem`), or None. Snakemake keeps, per output, the rule, its
+    input paths, params, start/end times and the sha256 of small inputs; the audit falls back on
+    it for files without a provenance record."""
     recpath = Path(workdir, METADATA, metadata_name(path))
-    try:
-        meta = parse_json(recpath.read_bytes(), constants=False) if recpath.is_file() else None
-    except (OSError, ValueError):
-        return None
-    return meta if meta is not None and snakemake_record_problem(meta) is None else None
+    return parse_json(recpath.read_bytes()) if recpath.is_file() else None
 
 
 def _covered(name: str, recorded: list[str]) -> bool:

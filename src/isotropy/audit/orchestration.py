@@ -34,7 +34,7 @@ from isotropy.audit.findings import (
     relative_path,
     write_tsv,
 )
-from isotropy.audit.records import WORKFLOW_ROOT, walk
+from isotropy.audit.records import WORKFLOW_ROOT, walk, with_project_pins
 from isotropy.intake import FolderError, escaped, intake
 from isotropy.io import plain_data
 from isotropy.sources import MIRROR_ENV
@@ -70,6 +70,9 @@ def audit(
             dumped.write_text(json.dumps(plain_data(config)))  # JSON is YAML
             files.append(dumped)
         current = config if config is not None else _load_configs(files, snakefile)
+        # Pins come from the project's files and the user's own, never the folder's alone.
+        yours = [f for f in configfiles if not _inside(root, f)]
+        current = with_project_pins(current, yours)
         workspace = Path(tmp) / "folder"  # all below reads this copy, never the folder
         refused, current = quarantine(root, workspace, starts, current)
         code_root = workflow_root or (Path(snakefile).resolve().parent if snakefile else None)

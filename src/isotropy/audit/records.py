@@ -43,6 +43,8 @@ from isotropy.intake import escaped, name_problem, under_proc
 from isotropy.io import sha256_file
 from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.provenance import is_record, module_source, package_versions
+from isotropy.trust import tracked
+from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
 
 MTIME_TOLERANCE_S = 1e-3
 # The checkout whose code the audit compares records with (the one this package lies in).
@@ -134,17 +136,15 @@ def _twin_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[Fin
     return findings
 
 
-@functools.lru_cache(maxsize=4096)
-def _sha256_of(path: str, identity: tuple[int, ...]) -> str:
-    return sha256_file(path)
+# sha256 of each file of the intake's copy, hashed once however many records name it (emptied
+# when a walk starts: nothing changes the copy during one).
+_HASHED: dict[Path, str] = {}
 
 
 def _sha256(path: Path) -> str:
-    """sha256 of ``path``, computed once per walk however many records name it (emptied when a
-    walk starts; a file whose inode, size or change time differs is hashed again)."""
-    stat = path.stat()
-    identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
-    return _sha256_of(str(path), identity)
+    if path not in _HASHED:
+        _HASHED[path] = sha256_file(path)
+    return _HASHED[path]
 
 
 def _compare_files(
@@ -270,7 +270,7 @@ def walk(
     metadata (the ones whose parameters :func:`snakemake_summary` can check).
     """
     code_root = Path(workflow_root).resolve() if workflow_root else WORKFLOW_ROOT
-    _sha256_of.cache_clear()  # files may have changed since the last walk of this process
+    _HASHED.clear()  # files may have changed since the last walk of this process
     root = Path(root).resolve()
     queue = deque(starts if starts is not None else result_files(root))
     asked = (
@@ -474,6 +474,53 @@ def _lock_of() -> Path:
     never one a configuration names, since the audited folder's own may be the one given."""
     lock = sources.lock_path(None)
     return lock if lock.is_absolute() else WORKFLOW_ROOT / lock
+
+
+# The project's own config files (as git tracks them in the checkout): the source settings they
+# give are the project's pins, whoever names them (the tiny overlay unpins a cut-down file).
+PROJECT_CONFIGS = ("config.yaml", "config/*.yaml", "tests/config/*.yaml")
+PIN_KEYS = ("url", "sha256", "git_blob", "hub")
+
+
+@functools.cache
+def _pin_choices(trusted: tuple[str, ...]) -> dict[str, list[Mapping[str, Any]]]:
+    """source → every setting of it that config/sources.yaml, the project's tracked config files
+    and the ``trusted`` ones give (config/sources.yaml's first)."""
+    ours = tracked(WORKFLOW_ROOT, list(PROJECT_CONFIGS)) or []
+    choices: dict[str, list[Mapping[str, Any]]] = {}
+    paths: list[str | os.PathLike] = [SOURCES_CONFIG, *(WORKFLOW_ROOT / n for n in ours), *trusted]
+    for path in paths:
+        for name, settings in (read_config_file(path).get("sources") or {}).items():
+            choices.setdefault(name, []).append(settings or {})
+    return choices
+
+
+def _pin_value(key: str, value: Any) -> Any:
+    return value.get("revision") if key == "hub" and isinstance(value, Mapping) else value
+
+
+def with_project_pins(
+    config: Mapping[str, Any] | None, trusted: Sequence[str | os.PathLike] = ()
+) -> Mapping[str, Any] | None:
+    """``config`` whose sources keep a pin (url, sha256, git_blob, hub revision) only where a
+    trusted file gives that source that very value, else take config/sources.yaml's: trusted are
+    the project's own config files and ``trusted`` (the user's, outside the audited folder). The
+    audited folder's effective configuration may choose among them, never pin a file itself."""
+    if config is None:
+        return None
+    choices = _pin_choices(tuple(str(Path(t).resolve()) for t in trusted))
+    pinned = {}
+    for name, settings in (config.get("sources") or {}).items():
+        options = choices.get(name, [])
+        kept = {k: v for k, v in settings.items() if k not in PIN_KEYS}
+        for key in PIN_KEYS:
+            given = _pin_value(key, settings.get(key))
+            if any(key in o and _pin_value(key, o[key]) == given for o in options):
+                kept[key] = settings[key] if key in settings else None
+            elif options and key in options[0]:
+                kept[key] = options[0][key]
+        pinned[name] = kept
+    return {**config, "sources": pinned}
 
 
 def trust_summary(manifest: Mapping[str, Any]) -> str:
