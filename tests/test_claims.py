@@ -58,7 +58,7 @@ def check_results(*, traces, correlations, run_keys) -> pd.DataFrame:
     inputs.update({f"{study}_correlations": path for study, path in correlations.items()})
     tables = load_tables(inputs, run_keys)
     return check_claims(
-        measure(tables, {}, StandIns()),
+        measure(tables, {}, StandIns(), studies.table_measures()),
         {name.split("_")[0] for name in tables},
         studies.measured_claims(),
     )
@@ -461,7 +461,7 @@ def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
         "main_traces": traces,
         "main_correlations": correlation_table(traces, by=["encoder", "dataset"]),
     }
-    measured = measure(tables, {}, StandIns())
+    measured = measure(tables, {}, StandIns(), studies.table_measures())
     page = check_claims(
         measured, {"main"}, studies.measured_claims(), [(per_seed, EXTENSION_CLAIMS, "extensions")]
     )

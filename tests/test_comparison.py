@@ -458,7 +458,7 @@ def test_the_join_is_generic_a_new_published_row_is_compared():
             }
         ]
     )
-    measured = measure({"main_table1": table1}, {}, StandIns())
+    measured = measure({"main_table1": table1}, {}, StandIns(), studies.table_measures())
     table = C.compare(pd.concat([published, extra]), measured, {"main"})
     rows = table[table["quantity"] == "items"].query("setup == 'word2vec/supersense'")
     assert list(rows["paper"]) == [MICKUS, "Tikhonov et al. 2023"] and set(rows["verdict"]) == {
@@ -551,7 +551,9 @@ def test_claims_and_comparison_read_one_measurement():
             }
         ]
     )
-    measured = measure({"main_correlations": correlations}, {}, StandIns())
+    measured = measure(
+        {"main_correlations": correlations}, {}, StandIns(), studies.table_measures()
+    )
     claims = (
         check_claims(measured, {"main"}, studies.measured_claims())
         .query("study == 'main'")

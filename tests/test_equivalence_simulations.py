@@ -201,9 +201,8 @@ def traces_of(
 
 def measured_from(traces: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
     correlations = correlation_table(traces, by=["encoder", "dataset"])
-    return measure(
-        {"main_traces": traces, "main_correlations": correlations}, config or {}, StandIns()
-    )
+    tables = {"main_traces": traces, "main_correlations": correlations}
+    return measure(tables, config or {}, StandIns(), studies.table_measures())
 
 
 def claim_rows(measured: pd.DataFrame) -> dict[str, dict]:
@@ -324,7 +323,8 @@ def test_a_stand_in_row_is_not_judged_numerically():
             }
         ]
     )
-    table = compare(read_published(), measure({"main_table1": table1}, config, stand), {"main"})
+    measured = measure({"main_table1": table1}, config, stand, studies.table_measures())
+    table = compare(read_published(), measured, {"main"})
     pos = table[(table["setup"] == "word2vec/pos")].set_index("quantity")
     assert set(pos["verdict"]) == {T.STAND_IN}
     assert (

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 import seed_simulator as sim
 
+from isotropy import studies
 from isotropy.standins import StandIns
 from isotropy.summaries import correlation_table
 from isotropy.verdicts import declarations as D
@@ -97,7 +98,8 @@ def judged(stride: int) -> pd.DataFrame:
         "main_correlations": correlation_table(traces, ["encoder", "dataset"]),
     }
     config = {"main": {"metric_stride": stride, "updates": 1000}}
-    table = compare(read_published(), measure(tables, config, StandIns()), {"main"})
+    measured = measure(tables, config, StandIns(), studies.table_measures())
+    table = compare(read_published(), measured, {"main"})
     return table[table["setup"] == "miniLM/polarity"].set_index("quantity")
 
 

@@ -110,18 +110,16 @@ def claims_inputs(config: Config) -> dict[str, Any]:
     return inputs
 
 
-def table_measures() -> dict[str, Any]:
-    """Input name -> what measures that judged table, from every record that brings its own
+def table_measures() -> dict[Any, Any]:
+    """Input name(s) -> what measures those judged tables, every record's, in registry order
     (:attr:`StudySpec.measures`; rules check_claims and compare_with_papers)."""
     return {name: measure for s in registry() for name, measure in s.measures.items()}
 
 
 def published_studies() -> tuple[str, ...]:
-    """The studies config/published_values.csv may hold rows of: the verdict engine's, then
-    each whose record measures tables of its own."""
-    from isotropy.verdicts.comparison import STUDIES
-
-    return (*STUDIES, *(s.name for s in registry() if s.measures and s.name not in STUDIES))
+    """The studies config/published_values.csv may hold rows of: each whose record measures
+    tables."""
+    return tuple(s.name for s in registry() if s.measures)
 
 
 def measured_claims() -> dict[str, tuple[str, Any]]:

@@ -3,6 +3,7 @@ grid (their runs and files: isotropy.workflow.targets; their costs: paper_cost).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,6 +12,7 @@ from isotropy.studies import paper_cost as cost
 from isotropy.studies.record import StudySpec
 from isotropy.verdicts.claims import Claim
 from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT
+from isotropy.verdicts.measurements.optimisation import optimisation_measurements
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
@@ -33,9 +35,12 @@ def section2_outputs(config: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def optimisation_verdict_inputs(study: str):
-    """The claims' and comparison's inputs of a direct-optimisation study (main, glue): every
-    run's trace and the study's count and correlation tables (none without runs)."""
+def optimisation_verdicts(study: str) -> dict[str, Any]:
+    """What the claims and the comparison read of a direct-optimisation study (main, glue): its
+    inputs, every run's trace and the study's count and correlation tables (none without runs),
+    and what measures them, the three together (the correlations' per-seed values come from the
+    traces)."""
+    tables = (paths.COUNT_TABLES[study], paths.CORRELATION_TABLES[study])
 
     def inputs(config: Mapping[str, Any]) -> dict[str, Any]:
         runs = targets.study_runs(dict(config), study) if config.get(study) else []
@@ -47,13 +52,14 @@ def optimisation_verdict_inputs(study: str):
             )
             for r in runs
         ]
-        tables = (paths.COUNT_TABLES[study], paths.CORRELATION_TABLES[study])
         return {
             f"{study}_traces": traces,
             **{f"{study}_{t}": paths.study_file(f"{t}.csv", study) for t in tables},
         }
 
-    return inputs
+    names = tuple(f"{study}_{t}" for t in (*tables, "traces"))
+    measures = {names: functools.partial(optimisation_measurements, study)}
+    return dict(verdict_inputs=inputs, measures=measures)
 
 
 def preview_problem(config: Mapping[str, Any]) -> str | None:
@@ -143,7 +149,7 @@ MAIN = optimisation_study(
         "embed_sentences": cost.embedding_job_seconds,
         "lookup_word_vectors": cost.embedding_job_seconds,
     },
-    verdict_inputs=optimisation_verdict_inputs("main"),
+    **optimisation_verdicts("main"),
     claims=optimisation_claims(
         "main",
         "Mickus et al. 2024, §3 and Figure 2",
@@ -166,7 +172,7 @@ GLUE = optimisation_study(
     "glue",
     "glue",
     lambda config: paths.glue_study_outputs(),
-    verdict_inputs=optimisation_verdict_inputs("glue"),
+    **optimisation_verdicts("glue"),
     claims=optimisation_claims(
         "glue",
         "Mickus et al. 2024, appendix A, Figure 4",

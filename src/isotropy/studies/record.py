@@ -39,11 +39,11 @@ class StudySpec:
     (``claims_inputs``), read when config ``studies`` lists it, its per-seed claims from the
     loaded result tables (``claim_family``: None when the tables hold none), ``check``: a
     configuration problem that stops its estimate (None: none), and ``measures``: what measures
-    each of its judged tables (input name -> function of the table, the configuration and the
-    stand-ins, returning rows of :func:`isotropy.verdicts.measurements.measurement`),
-    beside the verdict engine's own; ``claims``: its claims judged on those measurements
-    (:class:`isotropy.verdicts.claims.Claim`, in the claims page's order), which read *not run*
-    with ``claims_not_run`` as their note when the run lacks the study."""
+    each of its judged tables (input name, or the names one function reads together -> function
+    of those tables, the configuration and the stand-ins, returning rows of
+    :func:`isotropy.verdicts.measurements.measurement`); ``claims``: its claims judged on those
+    measurements (:class:`isotropy.verdicts.claims.Claim`, in the claims page's order), which
+    read *not run* with ``claims_not_run`` as their note when the run lacks the study."""
 
     name: str
     section: str | None
@@ -56,7 +56,7 @@ class StudySpec:
     claims_inputs: Callable[[Config], dict[str, Any]] | None = None
     claim_family: Callable[[Mapping[str, Any]], ClaimFamily | None] | None = None
     check: Callable[[Config], str | None] | None = None
-    measures: Mapping[str, Callable[..., list[dict[str, Any]]]] = field(default_factory=dict)
+    measures: Mapping[Any, Callable[..., list[dict[str, Any]]]] = field(default_factory=dict)
     claims: Sequence[Any] = ()
     claims_not_run: str = ""
 

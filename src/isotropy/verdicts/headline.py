@@ -122,14 +122,14 @@ def _commit_of(results: Path) -> str:
 
 
 def committed_tables(root: str | os.PathLike = ".") -> dict[str, pd.DataFrame]:
-    """The committed run's tables under the names the verdicts read (``main_traces`` …)."""
+    """The committed run's tables by the names the verdicts read, in the order they measure them."""
     root = Path(root)
     with gzip.open(root / TRACES, "rt", encoding="utf-8") as handle:
         traces = pd.read_csv(handle)
     return {
-        "main_traces": traces,
         "main_table1": pd.read_csv(root / TABLE1),
         "main_correlations": pd.read_csv(root / CORRELATIONS),
+        "main_traces": traces,
     }
 
 
@@ -137,11 +137,14 @@ def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
     """§3.2's comparison rows judged now, on the committed run, by the verdict code in force."""
     from isotropy.standins import StandIns
     from isotropy.verdicts.comparison import compare, read_published
-    from isotropy.verdicts.measurements.run import measure
+    from isotropy.verdicts.measurements.optimisation import optimisation_measurements
 
     record = checked_record(root, RUN)
-    measured = measure(committed_tables(root), record["config"], StandIns(**record["stand_ins"]))
-    table = compare(read_published(), measured, {"main"})
+    counts, correlations, traces = committed_tables(root).values()
+    measured = optimisation_measurements(
+        "main", counts, correlations, traces, record["config"], StandIns(**record["stand_ins"])
+    )
+    table = compare(read_published(), pd.DataFrame(measured), {"main"})
     rows = table[(table["study"] == "main") & table["quantity"].isin(QUANTITIES)]
     return rows.reset_index(drop=True)
 

@@ -47,7 +47,6 @@ def _stand_in(
 
 def optimisation_measurements(
     study: str,
-    *,
     counts: pd.DataFrame | None,
     correlations: pd.DataFrame | None,
     traces: pd.DataFrame | None,

@@ -17,36 +17,23 @@ from isotropy import paths
 from isotropy.standins import StandIns
 from isotropy.traces import read_result_table, read_traces
 from isotropy.verdicts.measurements import COLUMNS
-from isotropy.verdicts.measurements.optimisation import optimisation_measurements
-
-# What measures one judged result table: (table, config, stand-ins) -> rows.
-TableMeasure = Callable[[pd.DataFrame, Mapping[str, Any], StandIns], list[dict[str, Any]]]
 
 
 def measure(
     tables: Mapping[str, pd.DataFrame | None],
     config: Mapping[str, Any],
     stand: StandIns,
-    measures: Mapping[str, TableMeasure] | None = None,
+    measures: Mapping[str | tuple[str, ...], Callable[..., list[dict[str, Any]]]],
 ) -> pd.DataFrame:
-    """Every measurement of this run. ``tables``: result tables by name (``main_table1``,
-    ``main_correlations``, ``main_traces``, the same for ``glue_`` with ``table2`` / ``table3``,
-    and each name of ``measures``, what the studies' records measure:
-    :func:`isotropy.studies.table_measures`); an absent name means that table is not part of
-    the run."""
+    """Every measurement of this run. ``tables``: result tables by input name, an absent name
+    meaning that table is not part of the run; ``measures`` (what the studies' records measure,
+    :func:`isotropy.studies.table_measures`): input name, or names read together -> (each of
+    those tables, None where absent, config, stand-ins) -> rows, called when one is present."""
     rows: list[dict[str, Any]] = []
-    for study in ("main", "glue"):
-        rows += optimisation_measurements(
-            study,
-            counts=tables.get(f"{study}_{paths.COUNT_TABLES[study]}"),
-            correlations=tables.get(f"{study}_{paths.CORRELATION_TABLES[study]}"),
-            traces=tables.get(f"{study}_traces"),
-            config=config,
-            stand=stand,
-        )
-    for name, measure_table in (measures or {}).items():
-        if (table := tables.get(name)) is not None:
-            rows += measure_table(table, config, stand)
+    for names, measure_tables in measures.items():
+        read = [tables.get(name) for name in ((names,) if isinstance(names, str) else names)]
+        if any(table is not None for table in read):
+            rows += measure_tables(*read, config, stand)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
