@@ -12,7 +12,7 @@ from isotropy.studies import paper_cost as cost
 from isotropy.studies.record import StudySpec
 from isotropy.verdicts.claims import Claim
 from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT
-from isotropy.verdicts.measurements.optimisation import optimisation_measurements
+from isotropy.verdicts.measurements.optimisation import optimisation_measurements, table_names
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
@@ -57,8 +57,7 @@ def optimisation_verdicts(study: str) -> dict[str, Any]:
             **{f"{study}_{t}": paths.study_file(f"{t}.csv", study) for t in tables},
         }
 
-    names = tuple(f"{study}_{t}" for t in (*tables, "traces"))
-    measures = {names: functools.partial(optimisation_measurements, study)}
+    measures = {table_names(study): functools.partial(optimisation_measurements, study)}
     return dict(verdict_inputs=inputs, measures=measures)
 
 

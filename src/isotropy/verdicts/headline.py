@@ -14,6 +14,7 @@ and a test fails when either is stale (tests/test_headline.py).
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import io
 import json
@@ -122,7 +123,7 @@ def _commit_of(results: Path) -> str:
 
 
 def committed_tables(root: str | os.PathLike = ".") -> dict[str, pd.DataFrame]:
-    """The committed run's tables by the names the verdicts read, in the order they measure them."""
+    """The committed run's tables under the names the verdicts read (``main_traces`` …)."""
     root = Path(root)
     with gzip.open(root / TRACES, "rt", encoding="utf-8") as handle:
         traces = pd.read_csv(handle)
@@ -137,14 +138,17 @@ def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
     """§3.2's comparison rows judged now, on the committed run, by the verdict code in force."""
     from isotropy.standins import StandIns
     from isotropy.verdicts.comparison import compare, read_published
-    from isotropy.verdicts.measurements.optimisation import optimisation_measurements
+    from isotropy.verdicts.measurements.optimisation import optimisation_measurements, table_names
+    from isotropy.verdicts.measurements.run import measure
 
     record = checked_record(root, RUN)
-    counts, correlations, traces = committed_tables(root).values()
-    measured = optimisation_measurements(
-        "main", counts, correlations, traces, record["config"], StandIns(**record["stand_ins"])
-    )
-    table = compare(read_published(), pd.DataFrame(measured), {"main"})
+    # the main study's measures as its record gives them (verdicts cannot import the records)
+    measures: dict[str | tuple[str, ...], Any] = {
+        table_names("main"): functools.partial(optimisation_measurements, "main")
+    }
+    stand = StandIns(**record["stand_ins"])
+    measured = measure(committed_tables(root), record["config"], stand, measures)
+    table = compare(read_published(), measured, {"main"})
     rows = table[(table["study"] == "main") & table["quantity"].isin(QUANTITIES)]
     return rows.reset_index(drop=True)
 

@@ -45,6 +45,13 @@ def _stand_in(
     return "; ".join(s for s in parts if s)
 
 
+def table_names(study: str) -> tuple[str, ...]:
+    """The input names of a direct-optimisation study's judged tables, in the order
+    :func:`optimisation_measurements` takes them: counts, correlations, traces."""
+    tables = (paths.COUNT_TABLES[study], paths.CORRELATION_TABLES[study], "traces")
+    return tuple(f"{study}_{table}" for table in tables)
+
+
 def optimisation_measurements(
     study: str,
     counts: pd.DataFrame | None,
