@@ -12,8 +12,7 @@ The walk of one source name, top to bottom:
   (:mod:`isotropy.sources.layouts`) in a staging folder, swapped in, ``manifest.json`` written last
   (its presence means the folder is complete; a failure leaves neither it nor half a file). Like
   ``pip --require-hashes``, a file nothing can check is refused unless unverified mirrors are
-  allowed; one that does not match is never kept. A second public copy (``cross_copy``) is
-  compared and recorded: a record, not a pin;
+  allowed; one that does not match is never kept;
 - **reading** a fetched source: its manifest, what each input rests on, its files.
 """
 
@@ -130,7 +129,7 @@ def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
         **settings,
     }
     # Only where given, so that the params (and the re-runs they trigger) of the others stay.
-    for key in ("hub", "git_blob", "bytes", "md5", "members", "cross_copy"):
+    for key in ("hub", "git_blob", "bytes", "md5", "members"):
         if cfg.get(key):
             params[key] = _aligned_pins(cfg, key) if key in PIN_KEYS else plain_data(cfg[key])
     return params
@@ -289,8 +288,6 @@ def fetch_source(
             transfer = {"retries": retries, "backoff": backoff, "timeout": timeout}
             items, inputs = _from_urls(params, fetched, lock, transfer)
         records = _lay_out(name, params, layout, origin, items, inputs, staging)
-        copies = (params.get("cross_copy") or []) if origin == "url" else []
-        checks = [compare_copy(name, spec, inputs, records) for spec in copies]
         _lock_inputs(name, lock, inputs)
         _replace_contents(raw_dir, staging, [record["path"] for record in records], keep=work)
     finally:
@@ -302,7 +299,6 @@ def fetch_source(
         "mirror": str(Path(params["mirror"])) if params.get("mirror") else None,
         "inputs": inputs,
         "files": records,
-        **({"cross_copy": checks} if checks else {}),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     write_json(raw_dir / MANIFEST_NAME, manifest)
@@ -1206,83 +1202,6 @@ def _moment(value: Any) -> datetime | None:
     except ValueError:
         return None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-# ---------------------------------------------------------------------------------------------
-# Cross-copies: a fetched file compared with a second public copy of the same bytes, recorded
-#
-# A copy is given by its published sha256 (config ``sources.<name>.cross_copy.sha256``), or as a
-# file of a Hugging Face hub repository (``hub``, ``hub_file``), whose sha256 the hub gives for
-# every LFS file without the file being downloaded (``huggingface_hub.get_hf_file_metadata``). A
-# differing copy is logged and shown by the audit; the lock still decides what is accepted.
-
-
-class CopyUnavailable(RuntimeError):
-    """The second copy's digest cannot be had now (no network, no hub, no sha256 given)."""
-
-
-def compare_copy(
-    source: str,
-    spec: Mapping[str, Any],
-    inputs: Sequence[Mapping[str, Any]],
-    files: Sequence[Mapping[str, Any]],
-) -> dict[str, Any]:
-    """The result of comparing ``spec['file']`` (a fetched input's file name, or a raw file of
-    the layout) with the copy ``spec`` names; logged, and returned for the manifest."""
-    name = spec["file"]
-    found = [e["sha256"] for e in inputs if "url" in e and url_file_name(e["url"]) == name]
-    found += [record["sha256"] for record in files if record["path"] == name]
-    result: dict[str, Any] = {"file": name, "copy": spec.get("record", ""), "sha256": None}
-    if not found:
-        return {**result, "result": "not checked", "reason": f"no fetched or raw file named {name}"}
-    ours = result["sha256"] = str(found[0])
-    try:
-        if spec.get("sha256"):
-            theirs = str(spec["sha256"])
-            where = str(spec.get("url") or spec.get("record") or "its record")
-        elif spec.get("hub"):
-            theirs, where = hub_file_sha256(
-                spec["hub"], spec.get("hub_file") or name, spec.get("revision")
-            )
-        else:
-            raise CopyUnavailable("the cross_copy gives neither a sha256 nor a hub repository")
-    except CopyUnavailable as error:
-        log.info("source %s: %s not compared with %s: %s", source, name, result["copy"], error)
-        return {**result, "result": "not checked", "reason": str(error)}
-    result.update(copy_sha256=theirs, where=where, result="same" if theirs == ours else "differs")
-    if theirs != ours:
-        log.warning(
-            "source %s: %s (sha256 %s) differs from the public copy %s (sha256 %s)",
-            source,
-            name,
-            ours,
-            where,
-            theirs,
-        )
-    return result
-
-
-def hub_file_sha256(repo: str, filename: str, revision: str | None = None) -> tuple[str, str]:
-    """The sha256 the Hugging Face hub gives for an LFS file (its ETag), without downloading it."""
-    import huggingface_hub
-    from huggingface_hub import constants
-
-    if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
-        raise CopyUnavailable("offline (HF_HUB_OFFLINE=1): the hub copy was not checked")
-    endpoint = os.environ.get("HF_ENDPOINT") or None
-    url = huggingface_hub.hf_hub_url(repo, filename, revision=revision, endpoint=endpoint)
-    try:
-        meta = huggingface_hub.get_hf_file_metadata(url)
-    except Exception as error:  # any failure to reach the hub: the comparison is only recorded
-        raise CopyUnavailable(
-            f"the hub could not be asked ({type(error).__name__}: {error})"
-        ) from error
-    etag = (meta.etag or "").strip('"').lower()
-    if not _SHA256_RE.fullmatch(etag):
-        raise CopyUnavailable(
-            f"the hub gives no sha256 for {url} (ETag {meta.etag!r}: not an LFS file)"
-        )
-    return etag, f"{url} (commit {meta.commit_hash})"
 
 
 # ---------------------------------------------------------------------------------------------
