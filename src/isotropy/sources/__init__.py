@@ -5,7 +5,7 @@ The walk of one source name, top to bottom:
 - **parse time**: the download rule's outputs and params (:func:`source_params`), and the early
   check that every needed source is in the mirror and checkable (:func:`check_sources_available`);
 - **fetch** (:func:`fetch_source`): each input got once (a mirror file copied, a hub split loaded,
-  or a URL streamed by :func:`download_file`: retries, resume, one deadline, clean TLS ends,
+  or a URL streamed by :func:`download_file`: retries, one deadline, clean TLS ends,
   ``Content-Encoding`` undone within a size limit, a full disk reported as such); checked against
   every pin that applies (a configured sha256, git object id, md5 or size; the mirror's
   ``MANIFEST.tsv``; else the sources lock, :data:`LOCK_HEADER`, recorded on first use); laid out
@@ -19,7 +19,6 @@ The walk of one source name, top to bottom:
 from __future__ import annotations
 
 import csv
-import email.utils
 import errno
 import fcntl
 import gzip
@@ -45,6 +44,7 @@ import requests
 import urllib3
 import yaml
 from tqdm.auto import tqdm
+from urllib3.util import Retry
 
 from isotropy.defaults import schema_default
 from isotropy.io import DiskFullError, atomic_path, plain_data, sha256_file, write_json
@@ -531,7 +531,6 @@ def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: 
 
 RETRYABLE_4XX = {408, 429}  # request timeout and rate limiting: worth retrying although 4xx
 PROGRESS_MIN_BYTES = 1 << 20  # a progress bar only for files above 1 MiB
-CONTENT_RANGE = re.compile(r"^bytes (\d+)-(\d+)/(\d+|\*)$")
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
 ENCODINGS = ("gzip", "x-gzip", "deflate")  # a Content-Encoding urllib3 undoes, chunk by chunk
@@ -609,12 +608,12 @@ def download_file(
     """Stream ``url`` to ``dest`` atomically and return the file's sha256.
 
     Transient failures (HTTP 5xx, 408, 429, timeouts, connection errors, a stream cut short) are
-    retried ``retries`` times, waiting ``backoff * 2**attempt`` seconds or the server's
-    ``Retry-After``, resuming where the last attempt stopped when the server allows it; another
-    4xx fails at once, and so does passing ``max_seconds`` in all. A ``sha256`` (or ``size``) pin
-    that does not match raises :class:`ChecksumError` naming ``pin_key`` (the config key of the
-    pin); ``dest`` is then not created. A body that a ``Content-Encoding`` inflates beyond
-    ``max_bytes`` is refused. ``file://`` URLs are copied with the same checks.
+    retried from the start ``retries`` times, waiting ``backoff * 2**attempt`` seconds or the
+    server's ``Retry-After``; another 4xx fails at once, and so does passing ``max_seconds`` in
+    all. A ``sha256`` (or ``size``) pin that does not match raises :class:`ChecksumError` naming
+    ``pin_key`` (the config key of the pin); ``dest`` is then not created. A body that a
+    ``Content-Encoding`` inflates beyond ``max_bytes`` is refused. ``file://`` URLs are copied
+    with the same checks.
     """
     parsed = urlparse(url)
     if parsed.scheme == "file":
@@ -639,8 +638,8 @@ def download_file(
 
 @dataclass
 class _Download:
-    """One download's settings, and what it has received so far (kept across attempts so that a
-    retry can resume); ``deadline`` (a ``time.monotonic`` value) bounds all its attempts."""
+    """One download's settings, and what its current attempt has received; ``deadline`` (a
+    ``time.monotonic`` value) bounds all its attempts."""
 
     url: str
     sha256: str | None
@@ -655,7 +654,6 @@ class _Download:
     received: int = 0
     digest: Any = field(default_factory=hashlib.sha256)
     total: int | None = None  # the whole body's length, when the server said it
-    validator: str | None = None  # strong ETag or Last-Modified of the response the bytes came from
     encoding: str = ""
     decode: bool = False  # the body decoded as it arrives (urllib3, within max_bytes)
 
@@ -671,20 +669,6 @@ class _Download:
                 f"the data from a local copy ({MIRROR_ENV})"
             )
 
-    def restart(self) -> None:
-        self.path.write_bytes(b"")
-        self.received, self.digest, self.total, self.validator = 0, hashlib.sha256(), None, None
-
-    def resume_headers(self) -> dict[str, str]:
-        """``Range`` for the missing bytes, where resuming cannot splice two versions unnoticed:
-        the server named the version (``If-Range``), or a pin checks the whole file."""
-        if not self.received or self.encoding or not (self.validator or self.sha256):
-            return {}
-        headers = {"Range": f"bytes={self.received}-"}
-        if self.validator:
-            headers["If-Range"] = self.validator
-        return headers
-
     def attempts(self, session: requests.Session, retries: int, backoff: float) -> str:
         for attempt in range(retries + 1):
             try:
@@ -698,23 +682,20 @@ class _Download:
                     ) from exc
                 wait = max(backoff * 2**attempt, exc.retry_after or 0.0)
                 self.check_time(f"(waiting {wait:.0f} s before retry {attempt + 1})", wait)
-                resuming = f", resuming at byte {self.received}" if self.resume_headers() else ""
                 log.warning(
-                    "transient failure for %s (%s); retry %d/%d in %.1fs%s",
+                    "transient failure for %s (%s); retry %d/%d in %.1fs",
                     self.url,
                     exc,
                     attempt + 1,
                     retries,
                     wait,
-                    resuming,
                 )
                 time.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def stream_once(self, session: requests.Session) -> str:
-        """One attempt: the body's bytes appended (or restarted); its sha256 when whole."""
-        headers = {"Accept-Encoding": "identity", **self.resume_headers()}
-        with self.request(session, headers) as response:
+        """One attempt, from the first byte: the body's sha256 when whole."""
+        with self.request(session) as response:
             self.start(response)
             with tqdm(
                 total=self.total,
@@ -725,20 +706,21 @@ class _Download:
                 disable=self.total is not None and self.total < PROGRESS_MIN_BYTES,
                 leave=False,
             ) as bar:
-                bar.update(self.received)
                 self.receive(response, bar)
         if not self.encoding or self.decode:
             return self.digest.hexdigest()
         self.gunzip_once_more()
         return sha256_file(self.path)
 
-    def request(self, session: requests.Session, headers: dict[str, str]) -> requests.Response:
+    def request(self, session: requests.Session) -> requests.Response:
         """The streamed response; a failure worth retrying raises :class:`_Transient`."""
         try:
             # identity: the server is asked for the published file's own bytes, so that its
             # Content-Length and a sha256 pin are that file's (requests would ask for gzip, and
             # GitHub's raw server then sends text gzipped, with the compressed size as length).
-            response = session.get(self.url, stream=True, timeout=self.timeout, headers=headers)
+            response = session.get(
+                self.url, stream=True, timeout=self.timeout, headers={"Accept-Encoding": "identity"}
+            )
         except requests.TooManyRedirects:
             raise DownloadError(
                 f"download of {self.url} was redirected more than {session.max_redirects} times "
@@ -753,10 +735,6 @@ class _Download:
         except (requests.Timeout, requests.ConnectionError) as exc:
             raise _Transient(f"{type(exc).__name__}: {exc}") from exc
         status = response.status_code
-        if status == 416 and "Range" in headers:  # the partial file is not a prefix of this version
-            response.close()
-            self.restart()
-            raise _Transient("the server refused to resume (HTTP 416); starting again")
         if status >= 500 or status in RETRYABLE_4XX:
             wait = retry_after(response.headers.get("Retry-After"))
             response.close()
@@ -768,61 +746,37 @@ class _Download:
                 f"download of {self.url} failed with HTTP {status} {response.reason}; the URL is "
                 "wrong or the file was moved: fix 'sources' in config/sources.yaml or use a mirror"
             )
+        if status != 200:  # a part (206) nobody asked for, or no body: never kept
+            response.close()
+            raise _Transient(f"HTTP {status} {response.reason} where the whole file was asked for")
         return response
 
     def start(self, response: requests.Response) -> None:
-        """Where this response's bytes go: after those kept (a 206 for exactly them), or from 0."""
+        """What this response's bytes are: their encoding and announced length."""
         encoding = response.headers.get("Content-Encoding", "").strip().lower()
         encoding = "" if encoding == "identity" else encoding
-        if response.status_code == 206:
-            content_range = response.headers.get("Content-Range", "").strip()
-            match = CONTENT_RANGE.match(content_range)
-            whole = None if match is None or match[3] == "*" else int(match[3])
-            if (
-                match is None
-                or encoding
-                or int(match[1]) != self.received
-                or (whole is not None and int(match[2]) != whole - 1)
-                or (self.total is not None and whole not in (None, self.total))
-            ):
-                response.close()
-                self.restart()
-                raise _Transient(
-                    f"the server answered a request for bytes {self.received}- with Content-Range "
-                    f"{content_range!r}; starting again"
-                )
-            log.info("%s: resuming at byte %d of %s", self.url, self.received, whole or "?")
-            self.total = whole
-            return
-        if self.received:
-            log.info(
-                "%s: the server sent the whole file again (HTTP 200); starting again", self.url
-            )
         if encoding and encoding not in ENCODINGS:
             raise DownloadError(
                 f"{self.url} came with Content-Encoding {encoding!r}, which this downloader cannot "
                 "undo; download the file by hand and read it from a mirror folder"
             )
-        self.restart()
+        self.received, self.digest = 0, hashlib.sha256()
         # A .gz sent gzip-encoded is kept as sent, and unzipped after only if gzipped twice.
         gz_name = url_file_name(self.url).lower().endswith((".gz", ".tgz"))
         self.encoding = encoding
         self.decode = bool(encoding) and not (gz_name and "gzip" in encoding)
         length = response.headers.get("Content-Length", "").strip()
         self.total = int(length) if length.isdigit() else None
-        etag = response.headers.get("ETag", "")
-        strong = etag if etag and not etag.startswith("W/") else None
-        self.validator = strong or response.headers.get("Last-Modified")
 
     def receive(self, response: requests.Response, bar: tqdm) -> None:
-        """Append the body (decoded as it arrives where it is encoded); short is transient, slow
+        """Write the body (decoded as it arrives where it is encoded); short is transient, slow
         past the deadline fails, and decoded past ``max_bytes`` is a decompression bomb.
 
         Only reading is the network's: a write that fails (a full disk) is an ``OSError`` of its
         own. A body without length or chunking ends where the server closes the connection: a
         reset or a broken TLS stream is a failure (retried), and a pin checks the rest.
         """
-        with open(self.path, "ab") as handle:
+        with open(self.path, "wb") as handle:
             while True:
                 try:
                     chunk = response.raw.read1(self.chunk_size, decode_content=self.decode)
@@ -876,20 +830,12 @@ class _Download:
 
 
 def retry_after(value: str | None) -> float | None:
-    """Seconds a ``Retry-After`` header asks to wait (delay-seconds or an HTTP date); None if
-    absent."""
-    if not value or not value.strip():
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
+    """Seconds a ``Retry-After`` header asks to wait (delay-seconds or an HTTP date, as urllib3
+    reads it); None if absent or unreadable."""
     try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        return float(Retry().parse_retry_after(value)) if value and value.strip() else None
+    except urllib3.exceptions.InvalidHeader:
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def copy_local(
