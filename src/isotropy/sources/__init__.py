@@ -7,7 +7,7 @@ The walk of one source name, top to bottom:
 - **fetch** (:func:`fetch_source`): each input got once (a mirror file copied, a hub split loaded,
   or a URL streamed by :func:`download_file`: retries, one deadline, clean TLS ends,
   ``Content-Encoding`` undone within a size limit, a full disk reported as such); checked against
-  every pin that applies (a configured sha256, git object id, md5 or size; the mirror's
+  every pin that applies (a configured sha256, git object id or size; the mirror's
   ``MANIFEST.tsv``; else the sources lock, :data:`LOCK_HEADER`, recorded on first use); laid out
   (:mod:`isotropy.sources.layouts`) in a staging folder, swapped in, ``manifest.json`` written last
   (its presence means the folder is complete; a failure leaves neither it nor half a file). Like
@@ -67,7 +67,7 @@ LOCK_ENV = "ISOTROPY_SOURCES_LOCK"
 RELOCK_ENV = "ISOTROPY_RELOCK"
 TRUST_PUBLISHED = "published pin"
 TRUST_LOCK = "lock (trusted on first use)"
-PIN_KEYS = ("sha256", "git_blob", "md5", "bytes")  # a value per URL; strongest first
+PIN_KEYS = ("sha256", "git_blob", "bytes")  # a value per URL; strongest first
 MIRROR_TRUST = {"MANIFEST.tsv": "the mirror's MANIFEST.tsv", "config": TRUST_PUBLISHED}
 # Defaults of config `downloads`, from the schema: far above the largest real archive (NLPL
 # 222.zip unpacks to a few GB); a trickling server is abandoned after 6 hours for one file.
@@ -129,7 +129,7 @@ def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
         **settings,
     }
     # Only where given, so that the params (and the re-runs they trigger) of the others stay.
-    for key in ("hub", "git_blob", "bytes", "md5", "members"):
+    for key in ("hub", "git_blob", "bytes", "members"):
         if cfg.get(key):
             params[key] = _aligned_pins(cfg, key) if key in PIN_KEYS else plain_data(cfg[key])
     return params
@@ -393,7 +393,7 @@ def _from_urls(
     params: Mapping[str, Any], fetched: Path, lock: Path, transfer: Mapping[str, Any]
 ) -> tuple[list[Fetched], list[dict]]:
     """Each URL downloaded (its sha256 and size checked as it arrives), then checked against its
-    git object id and md5 pins, or against the lock where no published pin checks it."""
+    git object id, or against the lock where no published pin checks it."""
     items, inputs, name = [], [], params["name"]
     pins = {key: params.get(key) or [None] * len(params["urls"]) for key in PIN_KEYS}
     with new_session() as session:
@@ -416,14 +416,10 @@ def _from_urls(
             except DownloadError as error:
                 raise DownloadError(f"source {name!r}: {error}") from error
             entry: dict[str, Any] = {"url": url, "sha256": digest, "bytes": local.stat().st_size}
-            for key, what, digest_of in (
-                ("git_blob", "git object id", git_blob_id),
-                ("md5", "md5", md5_file),
-            ):
-                if pin[key] is not None:
-                    entry[key] = digest_of(local)
-                    key_name = f"sources.{name}.{key}"
-                    check_digest(entry[key], pin[key], url, pin_key=key_name, what=what)
+            if pin["git_blob"] is not None:
+                entry["git_blob"] = git_blob_id(local)
+                key_name, what = f"sources.{name}.git_blob", "git object id"
+                check_digest(entry["git_blob"], pin["git_blob"], url, pin_key=key_name, what=what)
             published = pin["sha256"] is not None or pin["git_blob"] is not None
             entry["pinned"] = published
             entry["pinned_by"] = ["config"] if pin["sha256"] is not None else []
@@ -891,13 +887,6 @@ def check_size(
             f"size mismatch for {label}: pinned {expected} bytes{f' ({key})' if key else ''}, "
             f"got {actual}; {remedy or _accept_remedy(key, actual)}"
         )
-
-
-def md5_file(path: str | os.PathLike) -> str:
-    """The md5 of ``path``: only to compare with a publisher's md5 (nltk_data's index.xml), beside
-    a stronger pin, never as the only one."""
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, lambda: hashlib.md5(usedforsecurity=False)).hexdigest()
 
 
 def git_blob_id(path: str | os.PathLike) -> str:
