@@ -56,19 +56,30 @@ def words_and_tarball() -> dict[str, bytes]:
     return {"/data/words.txt": words, "/rt-polaritydata.tar.gz": tar_gz({"a/b.txt": words})}
 
 
-@pytest.mark.parametrize("mode", ["negotiate", "always"])
 @pytest.mark.parametrize("path", ["/data/words.txt", "/rt-polaritydata.tar.gz"])
-def test_gzip_encoded_response_saves_the_published_bytes(server, tmp_path, path, mode):
-    # The server gzips the body and announces the compressed length (GitHub's raw server does so
-    # for text when asked for gzip): the saved file is the published one, its sha256 that file's.
+def test_gzip_encoded_response_saves_the_published_bytes(server, tmp_path, path):
+    # A server that gzips the body when asked for gzip (GitHub's raw server does so for text) is
+    # asked for the file's own bytes: the saved file is the published one, its sha256 that file's.
     original = words_and_tarball()[path]
     server.files[path] = original
-    server.encode[path] = mode
+    server.encode[path] = "negotiate"
     digest = sources.download_file(
         server.url(path), tmp_path / "f", sha(original), retries=0, **FAST
     )
     assert (tmp_path / "f").read_bytes() == original and digest == sha(original)
     assert server.accept_encodings == ["identity"] and list(tmp_path.iterdir()) == [tmp_path / "f"]
+
+
+@pytest.mark.parametrize("path", ["/data/words.txt", "/rt-polaritydata.tar.gz"])
+def test_a_body_gzipped_against_the_request_is_not_the_pinned_file(server, tmp_path, path):
+    # One that gzips whatever it is asked sends other bytes: kept as sent, never inflated, so
+    # the pin refuses them and nothing is kept.
+    original = words_and_tarball()[path]
+    server.files[path] = original
+    server.encode[path] = "always"
+    with pytest.raises(ChecksumError, match="sha256 mismatch"):
+        sources.download_file(server.url(path), tmp_path / "f", sha(original), retries=0, **FAST)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_gz_file_merely_labelled_gzip_is_kept_as_sent(server, tmp_path):

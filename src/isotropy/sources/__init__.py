@@ -5,8 +5,8 @@ The walk of one source name, top to bottom:
 - **parse time**: the download rule's outputs and params (:func:`source_params`), and the early
   check that every needed source is in the mirror and checkable (:func:`check_sources_available`);
 - **fetch** (:func:`fetch_source`): each input got once (a mirror file copied, a hub split loaded,
-  or a URL streamed by :func:`download_file`: retries, one deadline, clean TLS ends,
-  ``Content-Encoding`` undone within a size limit, a full disk reported as such); checked against
+  or a URL streamed by :func:`download_file`: retries, one deadline, clean TLS ends, the bytes
+  as sent within a size limit, a full disk reported as such); checked against
   every pin that applies (a configured sha256, git object id or size; the mirror's
   ``MANIFEST.tsv``; else the sources lock, :data:`LOCK_HEADER`, recorded on first use); laid out
   (:mod:`isotropy.sources.layouts`) in a staging folder, swapped in, ``manifest.json`` written last
@@ -21,7 +21,6 @@ from __future__ import annotations
 import csv
 import errno
 import fcntl
-import gzip
 import hashlib
 import json
 import logging
@@ -31,7 +30,6 @@ import shutil
 import ssl
 import tempfile
 import time
-import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -525,11 +523,10 @@ def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: 
 # ---------------------------------------------------------------------------------------------
 # One file over HTTP(S), or copied, with its pins: the one place a file's bytes are checked
 
+FIX_URL = "fix 'sources' in config/sources.yaml or use a mirror"
 RETRYABLE_4XX = {408, 429}  # request timeout and rate limiting: worth retrying although 4xx
 PROGRESS_MIN_BYTES = 1 << 20  # a progress bar only for files above 1 MiB
-GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
-ENCODINGS = ("gzip", "x-gzip", "deflate")  # a Content-Encoding urllib3 undoes, chunk by chunk
 
 
 def url_problem(url: str) -> str | None:
@@ -604,26 +601,25 @@ def download_file(
     """Stream ``url`` to ``dest`` atomically and return the file's sha256.
 
     Transient failures (HTTP 5xx, 408, 429, timeouts, connection errors, a stream cut short) are
-    retried from the start ``retries`` times, waiting ``backoff * 2**attempt`` seconds or the
-    server's ``Retry-After``; another 4xx fails at once, and so does passing ``max_seconds`` in
-    all. A ``sha256`` (or ``size``) pin that does not match raises :class:`ChecksumError` naming
-    ``pin_key`` (the config key of the pin); ``dest`` is then not created. A body that a
-    ``Content-Encoding`` inflates beyond ``max_bytes`` is refused. ``file://`` URLs are copied
-    with the same checks.
+    retried from the first byte ``retries`` times, waiting ``backoff * 2**attempt`` seconds or
+    the server's ``Retry-After``; another 4xx fails at once, and so does passing ``max_seconds``
+    in all. The server is asked for the file's own bytes (``Accept-Encoding: identity``), and
+    what it sends is kept as sent, never inflated: a body it encoded anyway is other bytes, which
+    a pin refuses. A body beyond ``size`` or ``max_bytes`` is stopped as it arrives. A ``sha256``
+    (or ``size``) pin that does not match raises :class:`ChecksumError` naming ``pin_key`` (the
+    config key of the pin); ``dest`` is then not created. ``file://`` URLs are copied with the
+    same checks.
     """
     parsed = urlparse(url)
     if parsed.scheme == "file":
         return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, pin_key)
     if parsed.scheme not in {"http", "https"}:
         raise ValueError(f"unsupported URL scheme in {url!r}; expected http(s):// or file://")
-    limit = min(max_bytes, size) if size is not None else max_bytes
+    job = _Download(url, size, pin_key, timeout, chunk_size, max_bytes, max_seconds)
     own_session, session = session is None, session or new_session()
     try:
         with atomic_path(dest) as tmp:
-            job = _Download(
-                url, sha256, size, pin_key, timeout, chunk_size, limit, max_seconds, tmp
-            )
-            digest = job.attempts(session, retries, backoff)
+            digest = job.attempts(session, tmp, retries, backoff)
             check_size(tmp.stat().st_size, size, url, pin_key)
             check_digest(digest, sha256, url, pin_key=pin_key)
         return digest
@@ -638,20 +634,14 @@ class _Download:
     ``time.monotonic`` value) bounds all its attempts."""
 
     url: str
-    sha256: str | None
     size: int | None
     pin_key: str | None
     timeout: float
     chunk_size: int
     max_bytes: int
     max_seconds: float
-    path: Path
     deadline: float = field(init=False)
     received: int = 0
-    digest: Any = field(default_factory=hashlib.sha256)
-    total: int | None = None  # the whole body's length, when the server said it
-    encoding: str = ""
-    decode: bool = False  # the body decoded as it arrives (urllib3, within max_bytes)
 
     def __post_init__(self) -> None:
         self.deadline = time.monotonic() + self.max_seconds
@@ -665,10 +655,11 @@ class _Download:
                 f"the data from a local copy ({MIRROR_ENV})"
             )
 
-    def attempts(self, session: requests.Session, retries: int, backoff: float) -> str:
+    def attempts(self, session: requests.Session, path: Path, retries: int, backoff: float) -> str:
         for attempt in range(retries + 1):
             try:
-                return self.stream_once(session)
+                with self.request(session) as response:
+                    return self.receive(response, path)
             except _Transient as exc:
                 if attempt == retries:
                     raise DownloadError(
@@ -689,25 +680,6 @@ class _Download:
                 time.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def stream_once(self, session: requests.Session) -> str:
-        """One attempt, from the first byte: the body's sha256 when whole."""
-        with self.request(session) as response:
-            self.start(response)
-            with tqdm(
-                total=self.total,
-                unit="B",
-                unit_scale=True,
-                unit_divisor=1024,
-                desc=url_file_name(self.url),
-                disable=self.total is not None and self.total < PROGRESS_MIN_BYTES,
-                leave=False,
-            ) as bar:
-                self.receive(response, bar)
-        if not self.encoding or self.decode:
-            return self.digest.hexdigest()
-        self.gunzip_once_more()
-        return sha256_file(self.path)
-
     def request(self, session: requests.Session) -> requests.Response:
         """The streamed response; a failure worth retrying raises :class:`_Transient`."""
         try:
@@ -720,13 +692,12 @@ class _Download:
         except requests.TooManyRedirects:
             raise DownloadError(
                 f"download of {self.url} was redirected more than {session.max_redirects} times "
-                "(a redirect loop); the URL is wrong or the server is misconfigured: fix "
-                "'sources' in config/sources.yaml or use a mirror"
+                f"(a redirect loop); the URL is wrong or the server is misconfigured: {FIX_URL}"
             ) from None
         except (requests.exceptions.InvalidSchema, requests.exceptions.InvalidURL) as exc:
             raise DownloadError(
                 f"download of {self.url} was redirected to an address that is not http(s) "
-                f"({exc}); refused: fix 'sources' in config/sources.yaml or use a mirror"
+                f"({exc}); refused: {FIX_URL}"
             ) from None
         except (requests.Timeout, requests.ConnectionError) as exc:
             raise _Transient(f"{type(exc).__name__}: {exc}") from exc
@@ -740,42 +711,37 @@ class _Download:
             response.close()
             raise DownloadError(
                 f"download of {self.url} failed with HTTP {status} {response.reason}; the URL is "
-                "wrong or the file was moved: fix 'sources' in config/sources.yaml or use a mirror"
+                f"wrong or the file was moved: {FIX_URL}"
             )
         if status != 200:  # a part (206) nobody asked for, or no body: never kept
             response.close()
             raise _Transient(f"HTTP {status} {response.reason} where the whole file was asked for")
         return response
 
-    def start(self, response: requests.Response) -> None:
-        """What this response's bytes are: their encoding and announced length."""
-        encoding = response.headers.get("Content-Encoding", "").strip().lower()
-        encoding = "" if encoding == "identity" else encoding
-        if encoding and encoding not in ENCODINGS:
-            raise DownloadError(
-                f"{self.url} came with Content-Encoding {encoding!r}, which this downloader cannot "
-                "undo; download the file by hand and read it from a mirror folder"
-            )
-        self.received, self.digest = 0, hashlib.sha256()
-        # A .gz sent gzip-encoded is kept as sent, and unzipped after only if gzipped twice.
-        gz_name = url_file_name(self.url).lower().endswith((".gz", ".tgz"))
-        self.encoding = encoding
-        self.decode = bool(encoding) and not (gz_name and "gzip" in encoding)
-        length = response.headers.get("Content-Length", "").strip()
-        self.total = int(length) if length.isdigit() else None
-
-    def receive(self, response: requests.Response, bar: tqdm) -> None:
-        """Write the body (decoded as it arrives where it is encoded); short is transient, slow
-        past the deadline fails, and decoded past ``max_bytes`` is a decompression bomb.
+    def receive(self, response: requests.Response, path: Path) -> str:
+        """Write the body as sent and return its sha256; short is transient, slow past the
+        deadline fails, and past the size pin or ``max_bytes`` it is refused as it arrives.
 
         Only reading is the network's: a write that fails (a full disk) is an ``OSError`` of its
         own. A body without length or chunking ends where the server closes the connection: a
         reset or a broken TLS stream is a failure (retried), and a pin checks the rest.
         """
-        with open(self.path, "wb") as handle:
+        length = response.headers.get("Content-Length", "").strip()
+        total = int(length) if length.isdigit() else None
+        self.received, digest = 0, hashlib.sha256()
+        progress = tqdm(
+            total=total,
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1024,
+            desc=url_file_name(self.url),
+            disable=total is not None and total < PROGRESS_MIN_BYTES,
+            leave=False,
+        )
+        with progress, open(path, "wb") as handle:
             while True:
                 try:
-                    chunk = response.raw.read1(self.chunk_size, decode_content=self.decode)
+                    chunk = response.raw.read1(self.chunk_size, decode_content=False)
                 except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
                     raise _Transient(
                         f"stream interrupted after {self.received} bytes: {exc}"
@@ -784,45 +750,21 @@ class _Download:
                     break
                 handle.write(chunk)
                 self.received += len(chunk)
-                self.digest.update(chunk)
-                bar.update(len(chunk))
+                digest.update(chunk)
+                progress.update(len(chunk))
                 self.check_time("while receiving")
-                if self.decode and self.received > self.max_bytes:
-                    raise self.bomb()
-                if self.size is not None and not self.encoding and self.received > self.size:
+                if self.size is not None and self.received > self.size:
                     label = f"{self.url} (more sent than pinned)"
                     check_size(self.received, self.size, label, self.pin_key)
-        if not self.decode and self.total is not None and self.received != self.total:
-            raise _Transient(f"received {self.received} bytes, expected {self.total}")
-
-    def gunzip_once_more(self) -> None:
-        """A ``.gz`` file sent gzip-encoded: a server that only labelled the file's own compression
-        (Apache's ``AddEncoding x-gzip .gz``) sent the file itself; one that gzipped it once more
-        sent it gzipped twice, undone here once, within ``max_bytes``."""
-        decoded, written = self.path.with_name(self.path.name + ".decoded"), 0
-        try:
-            with gzip.open(self.path, "rb") as inner:
-                if inner.read(2) != GZIP_MAGIC:
-                    return
-                inner.seek(0)
-                with open(decoded, "wb") as writer:
-                    while chunk := inner.read(CHUNK):
-                        written += len(chunk)
-                        if written > self.max_bytes:
-                            raise self.bomb()
-                        writer.write(chunk)
-            os.replace(decoded, self.path)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            raise _Transient(f"the gzip-encoded body does not decode: {exc}") from exc
-        finally:
-            decoded.unlink(missing_ok=True)
-
-    def bomb(self) -> ArchiveError:
-        return ArchiveError(
-            f"{self.url}: its {self.encoding}-encoded body decodes to more than {self.max_bytes} "
-            "bytes, which looks like a decompression bomb; nothing was kept. Check the source, or "
-            "raise downloads.max_extracted_bytes in the config if the file is known to be right"
-        )
+                if self.received > self.max_bytes:
+                    raise ArchiveError(
+                        f"{self.url} sends more than {self.max_bytes} bytes; nothing was kept. "
+                        "Check the source, or raise downloads.max_extracted_bytes in the config "
+                        "if the file is known to be right"
+                    )
+        if total is not None and self.received != total:
+            raise _Transient(f"received {self.received} bytes, expected {total}")
+        return digest.hexdigest()
 
 
 def retry_after(value: str | None) -> float | None:
