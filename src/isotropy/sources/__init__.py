@@ -49,11 +49,11 @@ from isotropy.io import DiskFullError, atomic_path, plain_data, sha256_file, wri
 from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.sources.layouts import (
     HUB_FILE,
+    LAYOUTS,
     ArchiveError,
     ChecksumError,
     Fetched,
     MemberPins,
-    layout_of,
     mirror_path_problem,
     source_kind,
 )
@@ -185,27 +185,13 @@ def missing_mirror_files(
     return [rel for rel in rels if not (mirror / rel).is_file()]
 
 
-def available_glue_tasks(config: Mapping[str, Any], mirror: Path | None = None) -> list[str]:
-    """GLUE tasks (sources ``glue_<task>`` of config ``sources``, the one list of them) whose
-    files the mirror holds (all of them without a mirror)."""
-    mirror = mirror if mirror is not None else resolve_mirror(config.get("mirror"))
-    return sorted(
-        name.removeprefix("glue_")
-        for name in config["sources"]
-        if name.startswith("glue_") and not missing_mirror_files(name, config, mirror)
-    )
-
-
-def _unavailable(
-    name: str, config: Mapping[str, Any], mirror: Path, cfg: Mapping[str, Any] | None = None
-) -> str | None:
-    """Why source ``name`` (config entry ``cfg``, else the config's) cannot come from ``mirror``
-    (None when it holds every file listed); for a GLUE task, naming the tasks the mirror holds.
+def _unavailable(name: str, cfg: Mapping[str, Any], mirror: Path) -> str | None:
+    """Why source ``name`` (config entry ``cfg``) cannot come from ``mirror`` (None when it holds
+    every file listed).
 
     Run at parse time for every needed source, and again by :func:`fetch_source` before copying
     (the mirror may have changed since).
     """
-    cfg = cfg if cfg is not None else config["sources"][name]
     if not (missing := missing_mirror_files(name, {"sources": {name: cfg}}, mirror)):
         return None
     if source_kind(name, cfg) == "hub" and not cfg.get("mirror"):
@@ -214,14 +200,7 @@ def _unavailable(
             f"mirror {mirror} does not hold; unset mirror/{MIRROR_ENV} to download it, or leave "
             "out what needs it"
         )
-    message = f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}"
-    if name.startswith("glue_") and config.get("sources"):
-        message += (
-            f"; GLUE tasks available in this mirror: "
-            f"{', '.join(available_glue_tasks(config, mirror)) or 'none'} (list only those in "
-            "config 'glue.tasks', or download from the original sources)"
-        )
-    return message
+    return f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}"
 
 
 def check_sources_available(names: Sequence[str], config: Mapping[str, Any]) -> None:
@@ -230,7 +209,9 @@ def check_sources_available(names: Sequence[str], config: Mapping[str, Any]) -> 
     mirror = resolve_mirror(config.get("mirror"))
     if mirror is None:
         return
-    if problems := [p for name in names if (p := _unavailable(name, config, mirror))]:
+    if problems := [
+        p for name in names if (p := _unavailable(name, config["sources"][name], mirror))
+    ]:
         raise FileNotFoundError("\n".join(problems))
     unchecked = []
     for params in (source_params(config, name) for name in names):
@@ -269,7 +250,6 @@ def fetch_source(
     recorded there on first use.
     """
     raw_dir, params = Path(raw_dir), {**DOWNLOAD_DEFAULTS, **params}
-    layout = layout_of(name, params["kind"])
     lock = Path(lock_file) if lock_file is not None else lock_path(config)
     origin = "mirror" if params.get("mirror") else "url"
     raw_dir.mkdir(parents=True, exist_ok=True)
@@ -279,13 +259,13 @@ def fetch_source(
         fetched.mkdir()
         staging.mkdir()
         if origin == "mirror":
-            items, inputs = _from_mirror(name, params, fetched, config)
+            items, inputs = _from_mirror(name, params, fetched)
         elif params["kind"] == "hub":
             items, inputs = _from_hub(name, params, fetched)
         else:
             transfer = {"retries": retries, "backoff": backoff, "timeout": timeout}
             items, inputs = _from_urls(params, fetched, lock, transfer)
-        records = _lay_out(name, params, layout, origin, items, inputs, staging)
+        records = _lay_out(name, params, origin, items, inputs, staging)
         _lock_inputs(name, lock, inputs)
         _replace_contents(raw_dir, staging, [record["path"] for record in records], keep=work)
     finally:
@@ -305,14 +285,14 @@ def fetch_source(
 
 
 def _from_mirror(
-    name: str, params: Mapping[str, Any], fetched: Path, config: Mapping[str, Any] | None
+    name: str, params: Mapping[str, Any], fetched: Path
 ) -> tuple[list[Fetched], list[dict]]:
     """Copy the source's mirror files, each checked against MANIFEST.tsv and any config pin."""
     mirror, rels = Path(params["mirror"]), params.get("mirror_files") or []
     if confined := [problem for rel in rels if (problem := mirror_path_problem(rel))]:
         raise ValueError(f"sources.{name}.mirror: {confined[0]}")
     cfg = {"mirror": rels, "kind": params["kind"]}
-    if (problem := _unavailable(name, config or {}, mirror, cfg)) is not None:
+    if (problem := _unavailable(name, cfg, mirror)) is not None:
         raise FileNotFoundError(problem)
     manifest, pins = _mirror_pins(params, mirror)
     damaged = (
@@ -444,7 +424,6 @@ def _from_urls(
 def _lay_out(
     name: str,
     params: Mapping[str, Any],
-    layout: Any,
     origin: str,
     items: list[Fetched],
     inputs: list[dict],
@@ -465,7 +444,7 @@ def _lay_out(
         for item in items
     ]
     try:
-        files = layout(items, origin, staging)
+        files = LAYOUTS[params["kind"]](items, origin, staging)
     except OSError as error:
         if error.errno not in (errno.ENOSPC, errno.EDQUOT) or isinstance(error, DiskFullError):
             raise
