@@ -622,41 +622,28 @@ def unpinned_words(config: dict) -> dict:
     return {**config, "sources": sources}
 
 
-def test_mirror_without_manifest_is_refused_unless_allowed(tmp_path, config, monkeypatch, caplog):
+def test_mirror_without_manifest_is_refused(tmp_path, config):
     config = unpinned_words(config)
     mirror = small_mirror(tmp_path, manifest=False)
-    monkeypatch.delenv(sources.ALLOW_UNVERIFIED_ENV, raising=False)
     p = mirror_params("supersense_words", config, mirror)
-    assert p["allow_unverified_mirror"] is False
     with pytest.raises(UnverifiedFileError) as info:
         sources.fetch_source("supersense_words", p, tmp_path / "raw")
     assert str(info.value) == (
         f"mirror file {mirror / 'supersense/words.txt'} cannot be checked ({mirror} has no "
         "MANIFEST.tsv) and "
-        "nothing was kept; add its path and sha256 to the mirror's MANIFEST.tsv, or set "
-        "ISOTROPY_ALLOW_UNVERIFIED_MIRROR=1 (config downloads.allow_unverified_mirror) to read "
-        "unchecked files"
+        "nothing was kept; add its path and sha256 to the mirror's MANIFEST.tsv"
     )
     assert list((tmp_path / "raw").iterdir()) == []
     # A MANIFEST.tsv that does not list the file is no better.
     (mirror / "MANIFEST.tsv").write_text("path\tbytes\tsha256\n")
     with pytest.raises(UnverifiedFileError, match="MANIFEST.tsv does not list it"):
         sources.fetch_source("supersense_words", p, tmp_path / "raw")
-    # Explicitly allowed (environment or config): read, loudly, and recorded as unpinned.
-    monkeypatch.setenv(sources.ALLOW_UNVERIFIED_ENV, "1")
-    p = mirror_params("supersense_words", config, mirror)
-    with caplog.at_level("WARNING"):
-        manifest = sources.fetch_source("supersense_words", p, tmp_path / "raw")
-    assert manifest["inputs"][0]["pinned"] is False and "UNVERIFIED" in caplog.text
-    monkeypatch.delenv(sources.ALLOW_UNVERIFIED_ENV)
-    allowed = {**config, "downloads": {**config["downloads"], "allow_unverified_mirror": True}}
-    assert mirror_params("supersense_words", allowed, mirror)["allow_unverified_mirror"] is True
+    assert list((tmp_path / "raw").iterdir()) == []
 
 
 def test_unverifiable_mirror_files_stop_the_dag_before_any_job(tmp_path, config, monkeypatch):
     config = unpinned_words(config)
     mirror = small_mirror(tmp_path, manifest=False)
-    monkeypatch.delenv(sources.ALLOW_UNVERIFIED_ENV, raising=False)
     monkeypatch.setenv(sources.MIRROR_ENV, str(mirror))
     with pytest.raises(
         UnverifiedFileError,
@@ -664,9 +651,6 @@ def test_unverifiable_mirror_files_stop_the_dag_before_any_job(tmp_path, config,
     ):
         sources.check_sources_available(["supersense_words"], config)
     write_mirror_manifest(mirror)
-    sources.check_sources_available(["supersense_words"], config)
-    monkeypatch.setenv(sources.ALLOW_UNVERIFIED_ENV, "1")
-    (mirror / "MANIFEST.tsv").unlink()
     sources.check_sources_available(["supersense_words"], config)
 
 

@@ -11,8 +11,8 @@ The walk of one source name, top to bottom:
   ``MANIFEST.tsv``; else the sources lock, :data:`LOCK_HEADER`, recorded on first use); laid out
   (:mod:`isotropy.sources.layouts`) in a staging folder, swapped in, ``manifest.json`` written last
   (its presence means the folder is complete; a failure leaves neither it nor half a file). Like
-  ``pip --require-hashes``, a file nothing can check is refused unless unverified mirrors are
-  allowed; one that does not match is never kept;
+  ``pip --require-hashes``, a file nothing can check is refused, and one that does not match is
+  never kept;
 - **reading** a fetched source: its manifest, what each input rests on, its files.
 """
 
@@ -60,7 +60,6 @@ from isotropy.sources.layouts import (
 
 log = logging.getLogger(__name__)
 MIRROR_ENV = "ISOTROPY_MIRROR"
-ALLOW_UNVERIFIED_ENV = "ISOTROPY_ALLOW_UNVERIFIED_MIRROR"
 LOCK_ENV = "ISOTROPY_SOURCES_LOCK"
 RELOCK_ENV = "ISOTROPY_RELOCK"
 TRUST_PUBLISHED = "published pin"
@@ -72,7 +71,6 @@ MIRROR_TRUST = {"MANIFEST.tsv": "the mirror's MANIFEST.tsv", "config": TRUST_PUB
 DOWNLOAD_DEFAULTS = {
     key: schema_default("downloads", key)
     for key in (
-        "allow_unverified_mirror",
         "max_extracted_bytes",
         "max_archive_members",
         "max_download_seconds",
@@ -115,8 +113,6 @@ def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
     mirror = resolve_mirror(config.get("mirror"))
     settings = {**DOWNLOAD_DEFAULTS, **(config.get("downloads") or {})}
     settings.pop("lock_file", None)  # where the lock lives changes no download's bytes
-    if os.environ.get(ALLOW_UNVERIFIED_ENV, "").strip() not in ("", "0"):
-        settings["allow_unverified_mirror"] = True
     params = {
         "name": name,
         "kind": source_kind(name, cfg),
@@ -215,8 +211,6 @@ def check_sources_available(names: Sequence[str], config: Mapping[str, Any]) -> 
         raise FileNotFoundError("\n".join(problems))
     unchecked = []
     for params in (source_params(config, name) for name in names):
-        if params["allow_unverified_mirror"]:
-            continue
         manifest, pins = _mirror_pins(params, mirror)
         unchecked += [
             unverified_message(f"mirror file {mirror / rel}", mirror, manifest)
@@ -316,21 +310,16 @@ def _from_mirror(
                 f"nothing was kept; fix sources.{name}.sha256 in the config only if this file is "
                 "known to be right",
             )
-        if not by and not params.get("allow_unverified_mirror"):
-            raise UnverifiedFileError(unverified_message(label, mirror, manifest))
         if not by:
-            log.warning(
-                "UNVERIFIED: %s is read without any sha256 check (unverified mirrors are allowed)",
-                label,
-            )
+            raise UnverifiedFileError(unverified_message(label, mirror, manifest))
         items.append(Fetched(rel, local))
         inputs.append(
             {
                 "mirror_path": rel,
                 "sha256": digest,
-                "pinned": bool(by),
+                "pinned": True,
                 "pinned_by": list(by),
-                "trust": " and ".join(MIRROR_TRUST[key] for key in by) or "unverified",
+                "trust": " and ".join(MIRROR_TRUST[key] for key in by),
             }
         )
     return items, inputs
@@ -878,8 +867,7 @@ def unverified_message(label: str, mirror: Path, manifest: Mapping[str, Any] | N
     )
     return (
         f"{label} cannot be checked ({where}) and nothing was kept; add its path and sha256 to the "
-        f"mirror's MANIFEST.tsv, or set {ALLOW_UNVERIFIED_ENV}=1 (config "
-        "downloads.allow_unverified_mirror) to read unchecked files"
+        "mirror's MANIFEST.tsv"
     )
 
 
