@@ -295,7 +295,6 @@ def _from_mirror(
     )
     items, inputs = [], []
     for rel in rels:
-        # Copy first, then hash the copy: what is checked is exactly what is parsed.
         local, label, by = fetched / Path(rel).name, f"mirror file {mirror / rel}", pins[rel]
         digest = copy_local(mirror / rel, local, None, label)
         if (row := by.get("MANIFEST.tsv")) is not None:
@@ -328,15 +327,11 @@ def _from_mirror(
 def _from_hub(
     name: str, params: Mapping[str, Any], fetched: Path
 ) -> tuple[list[Fetched], list[dict]]:
-    """One split of a Hugging Face hub data set (``datasets``; needs the hub or its cache)."""
+    """One split of a Hugging Face hub data set (``datasets``; needs the hub or its cache); the
+    schema requires its path, split and revision."""
     import datasets  # Hugging Face's, heavy: loaded only when a hub split is fetched
 
-    hub = params.get("hub") or {}
-    if not hub.get("path") or not hub.get("split"):
-        raise ValueError(
-            f"source {name!r} of kind hub needs sources.{name}.hub.path and .split "
-            "in config/sources.yaml"
-        )
+    hub = params["hub"]
     args = (hub["path"], hub["name"]) if hub.get("name") else (hub["path"],)
     log.info("loading %s (split %s) from the Hugging Face hub", "/".join(args), hub["split"])
     dataset = datasets.load_dataset(*args, split=hub["split"], revision=hub.get("revision"))
@@ -494,7 +489,6 @@ def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: 
 FIX_URL = "fix 'sources' in config/sources.yaml or use a mirror"
 RETRYABLE_4XX = {408, 429}  # request timeout and rate limiting: worth retrying although 4xx
 PROGRESS_MIN_BYTES = 1 << 20  # a progress bar only for files above 1 MiB
-CHUNK = 1 << 20
 
 
 def url_problem(url: str) -> str | None:
@@ -747,17 +741,17 @@ def retry_after(value: str | None) -> float | None:
 def copy_local(
     src: Path, dest: Path, sha256: str | None, label: str, pin_key: str | None = None
 ) -> str:
-    """Copy a local file atomically, checked against its sha256 pin; return its sha256."""
+    """Copy a local file atomically, checked against its sha256 pin; return its sha256.
+
+    The copy is hashed, not the original: what is checked is exactly what is kept.
+    """
     if not src.is_file():
         raise DownloadError(f"{label}: local file {src} does not exist")
-    digest = hashlib.sha256()
-    with atomic_path(dest) as tmp, open(src, "rb") as reader, open(tmp, "wb") as writer:
-        for chunk in iter(lambda: reader.read(CHUNK), b""):  # the bytes kept are those hashed
-            writer.write(chunk)
-            digest.update(chunk)
-        writer.flush()
-        check_digest(digest.hexdigest(), sha256, label, pin_key=pin_key)
-    return digest.hexdigest()
+    with atomic_path(dest) as tmp:
+        shutil.copyfile(src, tmp)
+        digest = sha256_file(tmp)
+        check_digest(digest, sha256, label, pin_key=pin_key)
+    return digest
 
 
 def _accept_remedy(pin_key: str | None, actual: str | int) -> str:
