@@ -30,8 +30,7 @@ import shutil
 import ssl
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -489,6 +488,7 @@ def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: 
 FIX_URL = "fix 'sources' in config/sources.yaml or use a mirror"
 RETRYABLE_4XX = {408, 429}  # request timeout and rate limiting: worth retrying although 4xx
 PROGRESS_MIN_BYTES = 1 << 20  # a progress bar only for files above 1 MiB
+CHUNK = 1 << 20
 
 
 def url_problem(url: str) -> str | None:
@@ -554,7 +554,6 @@ def download_file(
     backoff: float = 2.0,
     timeout: float = 60.0,
     session: requests.Session | None = None,
-    chunk_size: int = 1 << 20,
     max_bytes: int = DOWNLOAD_DEFAULTS["max_extracted_bytes"],
     max_seconds: float = DOWNLOAD_DEFAULTS["max_download_seconds"],
     size: int | None = None,
@@ -577,7 +576,7 @@ def download_file(
         return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, pin_key)
     if parsed.scheme not in {"http", "https"}:
         raise ValueError(f"unsupported URL scheme in {url!r}; expected http(s):// or file://")
-    job = _Download(url, size, pin_key, timeout, chunk_size, max_bytes, max_seconds)
+    job = _Download(url, size, pin_key, timeout, max_bytes, max_seconds)
     own_session, session = session is None, session or new_session()
     try:
         with atomic_path(dest) as tmp:
@@ -599,7 +598,6 @@ class _Download:
     size: int | None
     pin_key: str | None
     timeout: float
-    chunk_size: int
     max_bytes: int
     max_seconds: float
     deadline: float = field(init=False)
@@ -703,7 +701,7 @@ class _Download:
         with progress, open(path, "wb") as handle:
             while True:
                 try:
-                    chunk = response.raw.read1(self.chunk_size, decode_content=False)
+                    chunk = response.raw.read1(CHUNK, decode_content=False)
                 except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
                     raise _Transient(
                         f"stream interrupted after {self.received} bytes: {exc}"
@@ -975,29 +973,20 @@ def check_locked(
     )
 
 
-@contextmanager
-def _exclusive(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``<path>.flock`` (one writer of the lock at a time)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".flock"), "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def record_downloads(
     path: str | os.PathLike, source: str, downloads: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
     """Write each download (``url``, ``sha256``, ``bytes``) of ``source`` into the lock.
 
-    Re-checked under the file lock: a record another job wrote since is compared like any other.
-    Returns the records now in the lock, in order; a relocked one carries what it replaced.
+    Re-checked under an exclusive ``flock`` of ``<path>.flock`` (one writer of the lock at a
+    time; closing the file releases it): a record another job wrote since is compared like any
+    other. Returns the records now in the lock, in order; a relocked one carries what it replaced.
     """
     path = Path(path)
     now = datetime.now(UTC).isoformat()  # to the microsecond: compared with records' times
-    with _exclusive(path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".flock"), "a") as flock:
+        fcntl.flock(flock, fcntl.LOCK_EX)
         data = read_lock(path)
         urls = data.setdefault(source, {})
         for download in downloads:
