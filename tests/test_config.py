@@ -263,7 +263,6 @@ def test_downloads_section_defaults_and_limits(config):
     del config["downloads"]
     validate(config, SCHEMA)
     assert config["downloads"] == {
-        "allow_unverified_mirror": False,
         "max_extracted_bytes": 32 * 1024**3,
         "max_archive_members": 100000,
         "max_download_seconds": 21600,
