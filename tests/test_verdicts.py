@@ -14,7 +14,6 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-import isotropy.verdicts
 from isotropy import studies
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.equivalence import holm
@@ -260,12 +259,11 @@ def test_holm_against_its_definition():
 # ------------------------------------------------------------------ the words
 
 
-def test_every_verdict_word_is_defined_once_in_the_package_and_the_docs():
+def test_every_verdict_word_is_defined_once_in_the_docs():
     docs = (ROOT / "docs" / "verdicts.md").read_text()
     from isotropy.verdicts.claims import CLAIM_VERDICTS
 
     for word in (*T.VERDICTS, *CLAIM_VERDICTS):
-        assert f"``{word}``" in isotropy.verdicts.__doc__, word
         assert f"**{word}**" in docs, word
 
 

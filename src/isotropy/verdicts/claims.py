@@ -1,34 +1,12 @@
 """The papers' claims as checks on our results: ``results/claims.{csv,md}``.
 
-Each claim names a measured quantity (:mod:`isotropy.verdicts.measurements`, the same table
-the comparison with the papers reads) and how it is tested over seeds; one row per claim × setup
-with the measured value, the rule and a verdict: ``supported``, ``not supported``,
-``untested: holds``, ``untested: fails``, ``inconclusive``, ``1 seed: not judged``,
-``inconsistent across seeds``, ``stand-in: not judged`` or ``not run``.
-
-Rules (issues 47, 59): a claim is about every run, so it is judged on each seed, never on a
-pooled number alone.
-
-* ``direction`` (silhouette rises, IsoScore falls, Pearson r below the paper's own level):
-  *supported* when every seed goes the stated way **and** a one-sided t-test over the per-seed
-  values (Fisher z for r) is significant after Holm's adjustment over its family; *not
-  supported* when most seeds go the other way or the test the other way is significant; else
-  *inconclusive*.
-* ``every_run`` (Spearman ρ "always below −0.998", the paper's own bound): each seed's ρ against
-  the bound; one seed failing makes it *not supported* (every seed checked: no test needed).
-* ``seeds`` (I-STAR, one row per λ < 0; the seeds' spread against the change): a one-sided
-  test over seeds, Holm-adjusted over its family.
-* ``value`` (the cluster-based method's I(W) ratio > 1 and Spearman gain > 0, on seed means):
-  a point comparison, no test: *untested: holds* / *untested: fails*.
-
-A family (:mod:`isotropy.verdicts.families`) is one study's tested rows (the paper it checks ×
-the study), whatever else the page holds; the extension and CLS studies' own pages hold the
-same families, so a row reads the same verdict on every page.
-
-Stand-ins: a rule that sets our value against the paper's number (a bound such as ρ below
-−0.998 or r below −0.8) reads *stand-in: not judged* on a stand-in; a direction is judged on a
-stand-in and its verdict cell says so. A pooled correlation whose seeds disagree with it in
-size (Simpson: per-seed r −0.15, pooled −0.997) is flagged beside the pooled number.
+Each claim names a measured quantity (:mod:`isotropy.verdicts.measurements`, the table the
+comparison with the papers reads too) and its rule (``Claim.rule``: ``direction``,
+``every_run``, ``seeds``, ``value``); one row per claim × setup. A claim is about every run, so
+it is judged on each seed, never on a pooled number alone (docs/verdicts.md, "Claims"). The
+tested rows are Holm-adjusted within their study's family (:mod:`isotropy.verdicts.families`),
+which the extension and CLS studies' own pages hold too, so a row reads the same verdict on
+every page.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """Our numbers beside the papers': ``results/paper_comparison.{csv,md}``.
 
-A generic join of the published table (:func:`read_published`, below) with this run's
-measurements (:mod:`isotropy.verdicts.measurements`): a published row matches every
-measurement of its study and quantity whose ``paper_setup`` fits its ``setup`` pattern, and
-each match is one row judged by the published row's tolerance
-(:func:`isotropy.verdicts.tolerances.judge`). A published number that no measurement matches
-keeps its row, ``not run``, with the reason. No value and no paper lives in this code.
-
-The numbers the seed papers print, as data: ``config/published_values.csv``.
-
-One row per printed number (or, for a statement without a number, per statement): the paper;
-``source``, its table or figure, row and column; ``study`` and ``quantity``, the measurement
-of this workflow it is compared with; ``setup``, the paper's setup as a pattern over our
-measurements' paper setups (``fnmatch``; alternatives separated by ``|``; ``*`` = every one);
-``value`` as printed (thousands separators, a unicode minus, ``M`` for millions kept); unit,
-precision, model and data; ``sample_size`` (points the number was measured on, as printed);
-the convention; ``tolerance``, the rule of the verdict (see :mod:`isotropy.verdicts.tolerances`)
-and ``why``; ``availability``, why a run may be unable to produce the number.
+A generic join of the published table (``config/published_values.csv``, :func:`read_published`;
+its columns: :data:`PUBLISHED_COLUMNS` and docs/verdicts.md) with this run's measurements
+(:mod:`isotropy.verdicts.measurements`): a published row matches every measurement of its study
+and quantity whose ``paper_setup`` fits its ``setup`` pattern
+(:func:`isotropy.published.matches`), and each match is one row judged by the published row's
+rule. A published number that no measurement matches keeps its row, ``not run``, with the
+reason. No value and no paper lives in this code.
 """
 
 from __future__ import annotations

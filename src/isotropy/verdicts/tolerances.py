@@ -1,29 +1,9 @@
-"""The verdict engine: intervals over seeds, and one function that judges our value against a
-published one by the row's rule.
+"""The verdict engine: one function that judges our value against a published one by the row's
+rule (the ``tolerance`` column of ``config/published_values.csv``: :data:`RULE_KINDS`).
 
-The verdict words are defined once, in :mod:`isotropy.verdicts`. Rules (the ``tolerance`` column
-of ``config/published_values.csv``; claims use the bounds and the seed tests):
-
-* ``exact`` – counts: equal, else ``differs``.
-* ``printed`` (correlations), ``lid:k`` (LID), ``iw_factor:f`` (I(W)) – equivalence with the
-  paper's own noise (:mod:`isotropy.verdicts.equivalence`): the 95% interval for D = paper − ours,
-  which includes the paper's draw of its declared statistic (``estimand`` and ``m`` of the row),
-  against the declared margin ±δ: ``agrees`` inside, ``differs`` wholly outside, else
-  ``inconclusive``; a page Holm-adjusts its rows (:func:`isotropy.verdicts.comparison.compare`).
-  Correlations on Fisher z (×100 values on z of r/100), I(W) on the logit (margin ln f by
-  default), LID as it is, only at the paper's n and k (:func:`lid_not_comparable`). Per-seed
-  signs that disagree: ``inconsistent across seeds``; one seed of a seeded quantity:
-  ``1 seed: not judged``; a seed-free value is compared exactly.
-* ``relative:r`` / ``factor:f`` – within r × the paper's value / within a factor f.
-* ``below:x`` / ``above:x`` / ``at_least:x`` – a bound; stated for every run (estimand
-  ``every_run``) it is checked in every seed by the pages.
-* ``seeds_below:x`` / ``seeds_above:x`` – a direction tested over seeds (I-STAR, one row per λ):
-  ``consistent`` when the one-sided p (Holm-adjusted by the page over its whole grid) is below
-  :data:`ALPHA` in the stated direction, ``not consistent`` the other way, else
-  ``inconclusive``; one seed: ``1 seed: not judged``.
-* ``none`` – stated beside ours, not judged (e.g. a sample size).
-
-Intervals over seeds: :mod:`isotropy.statistics`.
+Each rule, and why it is what it is, is stated once in docs/verdicts.md ("The rules");
+equivalence with the paper's own noise is :mod:`isotropy.verdicts.equivalence`, a page's Holm
+adjustment :func:`isotropy.verdicts.comparison.compare`.
 """
 
 from __future__ import annotations
