@@ -35,7 +35,6 @@ from isotropy.verdicts.tolerances import (
     claimed_first,
     holds_bound,
     judge,
-    judge_measurement,
     parse_tolerance,
     simpson_flag,
     states_a_number,
@@ -164,7 +163,7 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
         test = claim.test.format(seeds=seeds) if claim.test else f"one-sided t over {seeds} seeds"
         sign = "<" if kind == "seeds_below" else ">"
         return None, f"{sign} {bound:g}: {test}, {_HOLM}", (p_claim, p_other)
-    verdict, text = judge_measurement(claim.bound, m)
+    verdict, text = judge(claim.bound, m)
     untested = {CONSISTENT: UNTESTED_HOLDS, NOT_CONSISTENT: UNTESTED_FAILS}
     return untested.get(verdict, verdict), f"{text}: a point comparison, no test", None
 
@@ -229,7 +228,7 @@ def _threshold(claim: Claim) -> str:
     kind, bound = parse_tolerance(claim.bound)
     if claim.rule == "seeds":
         return f"{'<' if kind == 'seeds_below' else '>'} {bound:g}, tested over seeds"
-    return judge(claim.bound, 0.0)[1]
+    return judge(claim.bound, {"value": 0.0})[1]
 
 
 STAND_IN_NOTE = "judged on a stand-in"

@@ -40,8 +40,8 @@ from isotropy.verdicts.tolerances import (
     VERDICTS,
     claimed_first,
     holds_bound,
+    judge,
     judge_equivalence,
-    judge_measurement,
     judge_seed_test,
     parse_tolerance,
     scale_of,
@@ -182,7 +182,7 @@ def judge_row(
             listed = ", ".join(f"{v:+.4g}" for v in failing)
             return NOT_CONSISTENT, f"{text}: {len(failing)} fail ({listed})", value, None
         return CONSISTENT, text, value, None
-    verdict, text = judge_measurement(paper["tolerance"], ours, paper["paper_value"])
+    verdict, text = judge(paper["tolerance"], ours, paper["paper_value"])
     return verdict, text, value, None
 
 

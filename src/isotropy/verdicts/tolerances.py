@@ -366,81 +366,42 @@ def judge_seed_test(
     return INCONCLUSIVE, text
 
 
-def judge(
-    spec: str,
-    ours: float,
-    paper: float = math.nan,
-    *,
-    precision: float = math.nan,
-    our_n: float = math.nan,
-    paper_n: float = math.nan,
-    our_k: float = math.nan,
-    per_seed: Sequence[float] = (),
-    seeds: float = math.nan,
-    seed_free: bool = False,
-    p_less: float = math.nan,
-    p_greater: float = math.nan,
-    scale: float = 1.0,
-) -> tuple[str, str]:
-    """(verdict, the tolerance as applied, in words) of ``ours`` against ``paper`` by ``spec``.
-    An undefined value of ours (NaN) ``differs`` / is ``not consistent``."""
+def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tuple[str, str]:
+    """(verdict, the rule as applied, in words) of one measurement (a row of
+    :func:`isotropy.verdicts.measurements.run.measure`'s table: ``value``, ``per_seed``,
+    ``seeds``, ``p_less``, ``p_greater``) against ``paper`` by a rule that needs no declaration;
+    the equivalence rules take the published row's (:func:`judge_equivalence`). An undefined
+    value of ours (NaN) ``differs`` / is ``not consistent``."""
     kind, argument = parse_tolerance(spec)
-    defined = ours is not None and math.isfinite(ours)
+    number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
+    ours = number("value")
+    defined = math.isfinite(ours)
     if kind == "none":
         return STATED, "not judged"
     if kind in ("seeds_below", "seeds_above"):
-        return judge_seed_test(kind, argument, seeds=seeds, p_less=p_less, p_greater=p_greater)
+        return judge_seed_test(
+            kind,
+            argument,
+            seeds=number("seeds"),
+            p_less=number("p_less"),
+            p_greater=number("p_greater"),
+        )
     if kind in _BOUNDS:
         text = f"{_BOUNDS[kind]} {argument:g}"
-        if signs_disagree(_finite(per_seed), ours if defined else None):
+        if signs_disagree(_finite(measured.get("per_seed")), ours if defined else None):
             return INCONSISTENT_SEEDS, text + "; per-seed signs disagree"
         return (
             CONSISTENT if defined and holds_bound(kind, argument, ours) else NOT_CONSISTENT
         ), text
     if kind == "exact":
         return (AGREES if defined and ours == paper else DIFFERS), "exact"
-    if kind in EQUIVALENCE_RULES:  # one row alone: its own α, no page to adjust over
-        unit = {"lid": "dimensions", "iw_factor": "ratio (1 = isotropic)"}.get(
-            kind, "correlation ×100" if scale == 100 else "correlation"
-        )
-        measured = {
-            "value": ours,
-            "per_seed": per_seed,
-            "seed_free": seed_free,
-            "n": our_n,
-            "k": our_k,
-        }
-        half = precision / 2 if math.isfinite(precision) else 0.0
-        declared = Declared(margin=default_margin(spec, unit)[0], half=half)
-        judged = judge_equivalence(
-            kind, measured, paper, declared, unit=unit, paper_n=paper_n, paper_k=argument
-        )
-        if judged.test is None:  # no test left: its verdict is final
-            return str(judged.verdict), judged.text
-        return judged.verdict or settle(judged.test), judged.text
     if kind == "relative":
         close = defined and abs(ours - paper) <= argument * abs(paper)
         return (AGREES if close else DIFFERS), f"±{argument:.0%}"
-    close = defined and ours > 0 and 1 / argument <= ours / paper <= argument  # factor
-    return (AGREES if close else DIFFERS), f"within a factor {argument:g}"
-
-
-def judge_measurement(
-    spec: str, measured: Mapping[str, Any], paper: float = math.nan
-) -> tuple[str, str]:
-    """:func:`judge` of one row of :func:`isotropy.verdicts.measurements.run.measure`'s table by
-    a rule that needs no declaration (the equivalence rules take the published row's:
-    :func:`judge_equivalence`)."""
-    number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
-    return judge(
-        spec,
-        number("value"),
-        paper,
-        per_seed=measured.get("per_seed") or (),
-        seeds=number("seeds"),
-        p_less=number("p_less"),
-        p_greater=number("p_greater"),
-    )
+    if kind == "factor":
+        close = defined and ours > 0 and 1 / argument <= ours / paper <= argument
+        return (AGREES if close else DIFFERS), f"within a factor {argument:g}"
+    raise ValueError(f"rule {spec!r} is judged with its row's declaration: judge_equivalence")
 
 
 # A pooled correlation this far (in r) outside its seeds' range summarises none of them
