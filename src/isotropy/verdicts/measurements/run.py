@@ -48,19 +48,15 @@ def load_tables(
         if name.endswith("_traces"):
             study = name.removesuffix("_traces")
             keys = run_keys[study]
-            if isinstance(value, (str, os.PathLike)):  # a single trace file
-                files = [str(value)]
-            else:
-                files = [str(v) for v in value]
+            one = isinstance(value, (str, os.PathLike))  # a single trace file
+            files = [str(value)] if one else [str(v) for v in value]
             if len(keys) != len(files):
                 raise ValueError(f"{study}: {len(keys)} run keys for {len(files)} traces")
             tables[name] = read_traces(
                 files, [{k: v for k, v in key.items() if k != "seed"} for key in keys]
             )
         elif name not in ("published", "protocol_effects"):  # configuration, not results
-            if not isinstance(value, (str, os.PathLike)):
-                raise TypeError(f"{name}: one result table, got {value!r}")
-            tables[name] = read_result_table(Path(value))
+            tables[name] = read_result_table(Path(str(value)))
     return tables
 
 
