@@ -98,18 +98,9 @@ def _row(
     evidence: str = "",
     note: str = "",
 ) -> dict:
-    return {
-        "claim": claim.name,
-        "study": claim.study,
-        "setup": setup,
-        "statement": claim.statement,
-        "measured": measured,
-        "threshold": threshold,
-        "verdict": verdict,
-        "paper": claim.paper,
-        "evidence": evidence,
-        "note": note,
-    }
+    """One row of :data:`COLUMNS`."""
+    values = (claim.name, claim.study, setup, claim.statement, measured, threshold, verdict)
+    return dict(zip(COLUMNS, (*values, claim.paper, evidence, note), strict=True))
 
 
 def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int, int]:

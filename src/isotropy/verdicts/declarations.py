@@ -36,17 +36,6 @@ from isotropy.verdicts.tolerances import (
 
 DECLARED_COLUMNS = ["estimand", "m", "margin", "margin_reason", "protocol"]
 PROTOCOL_EFFECTS = Path(__file__).resolve().parents[3] / "config" / "protocol_effects.csv"
-EFFECT_COLUMNS = [
-    "quantity",
-    "setting",
-    "paper",
-    "ours_at_most",
-    "scale",
-    "bound",
-    "how",
-    "measured",
-    "command",
-]
 
 
 def parse_protocol(text: str) -> dict[str, str]:
@@ -210,21 +199,9 @@ class Gate:
 
 @functools.lru_cache(maxsize=4)
 def read_effects(path: str = str(PROTOCOL_EFFECTS)) -> pd.DataFrame:
-    """config/protocol_effects.csv, checked: its columns, a positive bound per row."""
-    table = pd.read_csv(path, dtype=str, keep_default_na=False)
-    if missing := [c for c in EFFECT_COLUMNS if c not in table.columns]:
-        raise ValueError(f"{path}: columns {missing} are missing; expected {EFFECT_COLUMNS}")
-    for index, row in table.iterrows():
-        try:
-            ok = float(row["bound"]) >= 0 and float(row["ours_at_most"]) >= float(row["paper"])
-        except ValueError:
-            ok = False
-        if not ok or not all(row[c] for c in ("how", "measured", "command")):
-            raise ValueError(
-                f"{path}, row {index + 2}: bound ≥ 0, ours_at_most ≥ paper (numbers) and how, "
-                "measured, command are required"
-            )
-    return table
+    """config/protocol_effects.csv (written by ``benchmarks/stride_effect.py --write``; its rows
+    are checked by tests/test_protocol_effects.py)."""
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
 def _measured_bound(effects: pd.DataFrame, quantity: str, key: str, paper: str, ours: str):
