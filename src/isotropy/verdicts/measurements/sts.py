@@ -95,39 +95,37 @@ def _sts_gain_rows(
 ) -> list[dict[str, Any]]:
     """The enhanced method's I(W) ratio and Spearman gain over none (one model × data set)."""
     means = group.groupby("method")[["spearman", "isotropy"]].mean()
-    where = ("geometry",)
     if "none" not in means.index or enhanced not in means.index:
         missing = f"sts.csv lacks method 'none' or {enhanced!r}"
         return [
             measurement(
-                *where, quantity, claim_setup, claim_setup, evidence=STS_FILE, missing=missing
+                "geometry", quantity, claim_setup, claim_setup, evidence=STS_FILE, missing=missing
             )
             for quantity in ("sts_isotropy_ratio", "sts_spearman_gain")
         ]
     before, after = means.loc["none"], means.loc[enhanced]
     ratio = after["isotropy"] / before["isotropy"] if before["isotropy"] > 0 else float("nan")
     # sts.csv stores correlations ×100 (isotropy.geometry.evaluate_sts), as the paper reports.
+    gains = (
+        ("sts_isotropy_ratio", ratio, f"I(W) {before['isotropy']:.3g} → {after['isotropy']:.3g}"),
+        (
+            "sts_spearman_gain",
+            after["spearman"] - before["spearman"],
+            f"Spearman×100 {before['spearman']:.2f} → {after['spearman']:.2f}",
+        ),
+    )
     return [
         measurement(
             "geometry",
-            "sts_isotropy_ratio",
+            quantity,
             claim_setup,
             claim_setup,
-            ratio,
+            value,
             stand_in=stand_in,
             evidence=STS_FILE,
-            note=f"I(W) {before['isotropy']:.3g} → {after['isotropy']:.3g}",
-        ),
-        measurement(
-            "geometry",
-            "sts_spearman_gain",
-            claim_setup,
-            claim_setup,
-            after["spearman"] - before["spearman"],
-            stand_in=stand_in,
-            evidence=STS_FILE,
-            note=f"Spearman×100 {before['spearman']:.2f} → {after['spearman']:.2f}",
-        ),
+            note=note,
+        )
+        for quantity, value, note in gains
     ]
 
 
