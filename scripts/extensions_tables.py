@@ -10,7 +10,7 @@ from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 from isotropy.studies.extensions import check_claims
 from isotropy.traces import read_traces
-from isotropy.verdicts.claims_page import claims_markdown
+from isotropy.verdicts.claims import claims_markdown
 
 
 def seed_values(runs: list[dict], trace_paths: list[str], epoch_paths: list[str]) -> pd.DataFrame:
