@@ -1,5 +1,6 @@
-"""The geometry study after Rajaee & Pilehvar: STS correlations and I(W) per method, and the
-SST-2 classification with and without the cluster-based method."""
+"""The geometry study after Rajaee & Pilehvar: STS correlations and I(W) per method, the SST-2
+classification with and without the cluster-based method, and (the Rajaee CLS study) dev
+accuracy and I(W) of the CLS states after fine-tuning with and without it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pandas as pd
 from isotropy import paths
 from isotropy.standins import StandIns, model_stand_in
 from isotropy.verdicts.measurements import (
+    fine_tuned_not_learned,
     measurement,
     over_seeds,
     require_columns,
@@ -202,6 +204,49 @@ def classification_measurements(
                     value,
                     per_seed=iw_per_seed,
                     convention=iw,
+                    **common,
+                )
+            )
+    return rows
+
+
+# What is measured of each group of runs: (quantity suffix, runs.csv column, scale, convention).
+CLS_QUANTITIES = (
+    ("accuracy", "accuracy", 100, "dev accuracy after fine-tuning"),
+    ("iw", "cls_iw_head_input", 1, "I(W) of the dev CLS states the head reads (after the method)"),
+)
+
+
+def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per model × task × method (none, cluster): dev accuracy ×100 after fine-tuning with and
+    without the cluster-based method on the CLS states, and I(W) of the last layer's dev CLS
+    states as the head read them (after the method; the model's own without it)."""
+    rows = []
+    source = paths.rajaee_cls_file("runs.csv")
+    for (name, task, method), runs in table.groupby(["model", "task", "method"], sort=False):
+        first = runs.iloc[0]
+        setup = f"{name}, {task} fine-tuned"
+        paper_setup = "cluster-based" if method == "cluster" else method
+        common = dict(
+            seeds=runs["seed"].nunique(),
+            n=int(first["eval_sentences"]),
+            stand_in=model_stand_in(config, name, "BERT"),
+            evidence=source,
+            note=f"{int(first['train_examples'])} training examples, {int(first['epochs'])} "
+            "epochs (config rajaee_cls.training)",
+        )
+        per_seed = runs.groupby("seed")
+        common["not_learned"] = fine_tuned_not_learned(runs)
+        for quantity, column, scale, convention in CLS_QUANTITIES:
+            rows.append(
+                measurement(
+                    "geometry",
+                    f"{task}_finetuned_{quantity}",
+                    setup,
+                    paper_setup,
+                    (scale * runs[column]).mean(),
+                    per_seed=tuple(scale * per_seed[column].mean()),
+                    convention=convention,
                     **common,
                 )
             )
