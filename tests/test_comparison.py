@@ -148,6 +148,10 @@ def test_a_bad_published_row_is_refused(tmp_path):
     table.to_csv(tmp_path / "bad.csv", index=False)
     with pytest.raises(ValueError, match="row 2 .*tolerance 'roughly'"):
         read_published(tmp_path / "bad.csv")
+    table.loc[0, ["tolerance", "study"]] = ["exact", "nostudy"]
+    table.to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(ValueError, match="row 2 .*study 'nostudy' is not one of"):
+        read_published(tmp_path / "bad.csv", studies.published_studies())
 
 
 # ------------------------------------------------------------------ the judge
