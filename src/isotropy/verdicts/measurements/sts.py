@@ -25,11 +25,7 @@ QUANTITY_OF_STS = {"pearson": "sts_pearson", "spearman": "sts_spearman", "isotro
 
 
 def sts_measurements(
-    sts: pd.DataFrame,
-    config: Mapping[str, Any],
-    stand: StandIns,
-    *,
-    enhanced: str = "cluster-based",
+    sts: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
 ) -> list[dict[str, Any]]:
     """Per model × STS data set × method: Pearson ×100, Spearman ×100 and I(W) (seed means);
     per model × data set, the cluster-based method's I(W) ratio and Spearman gain over none."""
@@ -48,7 +44,7 @@ def sts_measurements(
         for method, runs in group.groupby("method", sort=False):
             where = (setup, f"{dataset}/{method}", stand_in, pipeline)
             rows += _sts_method_rows(method, runs, *where)
-        rows += _sts_gain_rows(f"{name}/{dataset}", group, enhanced, stand_in)
+        rows += _sts_gain_rows(f"{name}/{dataset}", group, stand_in)
     return rows
 
 
@@ -93,9 +89,11 @@ def _sts_method_rows(
 
 
 def _sts_gain_rows(
-    claim_setup: str, group: pd.DataFrame, enhanced: str, stand_in: str = ""
+    claim_setup: str, group: pd.DataFrame, stand_in: str = ""
 ) -> list[dict[str, Any]]:
-    """The enhanced method's I(W) ratio and Spearman gain over none (one model × data set)."""
+    """The cluster-based method's I(W) ratio and Spearman gain over none (one model × data
+    set)."""
+    enhanced = "cluster-based"
     means = group.groupby("method")[["spearman", "isotropy"]].mean()
     if "none" not in means.index or enhanced not in means.index:
         missing = f"sts.csv lacks method 'none' or {enhanced!r}"
