@@ -6,12 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import pandas as pd
-
 from isotropy import paths
 from isotropy.extensions import design, results
 from isotropy.studies.record import ClaimFamily, StudySpec
-from isotropy.verdicts.claims import check_seed_claims, mark_undecided
+from isotropy.verdicts.claims import mark_undecided
 from isotropy.verdicts.learning import guard_heldout_claims
 
 
@@ -61,15 +59,6 @@ def claims_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     return (
         {"extensions_seeds": paths.extensions_file("seeds.csv")} if config.get("extensions") else {}
     )
-
-
-def check_claims(seeds: pd.DataFrame) -> pd.DataFrame:
-    """The study's claims on a page of their own (rule extensions_tables), from its per-seed
-    values, guarded (:func:`claim_family`'s guard); on the claims page they form the same
-    family."""
-    values = results.claim_values(seeds)
-    table = check_seed_claims(values, results.CLAIMS, "extensions")
-    return guard_heldout_claims(mark_undecided(table, values), seeds)
 
 
 def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
