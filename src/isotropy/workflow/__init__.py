@@ -10,17 +10,9 @@ other way round (tests/test_architecture.py).
   the paper comparison and the report read.
 
 The studies' records (:mod:`isotropy.studies`) sit above this layer: they import it, it
-never imports them. What a run does when it starts (``onstart``) is the estimate's:
-:func:`isotropy.estimate.started`.
-
-``from isotropy import workflow`` (rules/common.smk) gives these as attributes, and beside them
-the data-layer modules whose functions rules call directly, each with the configuration first:
-:mod:`isotropy.paths` (every path between rules and every result, spelled once),
-:mod:`isotropy.readers` (a data set's downloads and options), :mod:`isotropy.sources` (a
-download's params), :mod:`isotropy.models` (a split model's wheels) and
-:mod:`isotropy.standins` (what a run uses in place of the paper's data and vectors),
-:mod:`isotropy.trust` (a results folder is data, never code: Snakemake's records there checked
-before Snakemake reads them, its script jobs never importing from there).
+never imports them. ``from isotropy import workflow`` (rules/common.smk, the rules' one import)
+gives these modules as attributes, and beside them the data-layer modules whose functions rules
+call directly, each with the configuration first; nothing study-specific.
 """
 
 from __future__ import annotations
