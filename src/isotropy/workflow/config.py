@@ -484,8 +484,6 @@ def _geometry_problems(config: Mapping[str, Any]) -> list[str]:
         problems.append(
             f"geometry.clusters.corpus.source: {corpus['source']!r} is not defined under 'sources'"
         )
-    if corpus["format"] == "lines" and not corpus.get("file"):
-        problems.append("geometry.clusters.corpus: format 'lines' needs a file")
     for name in geometry["sts"]["models"] and geometry["sts"]["datasets"]:
         split = geometry["sts"]["splits"].get(name, "validation" if name == "stsb" else "test")
         if f"hf_{name}_{split}" not in config.get("sources", {}):
@@ -516,17 +514,9 @@ def _geometry_problems(config: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-# Study names that changed: the old one fails validation naming the new one.
-RENAMED_STUDIES = {"rajaee": "rajaee_cls"}
-
-
 def validate_config(config: dict, schema: str | os.PathLike = CONFIG_SCHEMA) -> None:
     """Validate ``config`` against the schema, filling in its defaults; a violation is a
     :class:`ConfigError` of one short paragraph naming the key (not the whole schema)."""
-    studies = config.get("studies")
-    for old, new in RENAMED_STUDIES.items():
-        if isinstance(studies, list) and old in studies:
-            raise ConfigError(f"config key 'studies': study {old!r} is now called {new!r}")
     try:
         validate(config, str(schema))
     except WorkflowError as error:
