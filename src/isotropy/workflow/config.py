@@ -500,15 +500,6 @@ def _geometry_problems(config: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def validate_config(config: dict, schema: str | os.PathLike = CONFIG_SCHEMA) -> None:
-    """Validate ``config`` against the schema, filling in its defaults; a violation is a
-    :class:`ConfigError` of one short paragraph naming the key (not the whole schema)."""
-    try:
-        validate(config, str(schema))
-    except WorkflowError as error:
-        raise config_validation_error(error, str(schema)) from None
-
-
 def load_config(
     files: Sequence[str | os.PathLike], schema: str | os.PathLike = CONFIG_SCHEMA
 ) -> dict[str, Any]:
@@ -529,8 +520,13 @@ def with_sources(config: dict) -> dict:
 
 def check_loaded_config(config: dict, schema: str | os.PathLike = CONFIG_SCHEMA) -> None:
     """What :func:`load_config` does after merging, for the Snakefile, whose ``config``
-    Snakemake merged."""
-    validate_config(config, schema)
+    Snakemake merged: validation against the schema, filling in its defaults (a violation is a
+    :class:`ConfigError` of one short paragraph naming the key, not the whole schema), then
+    :func:`check_config`."""
+    try:
+        validate(config, str(schema))
+    except WorkflowError as error:
+        raise config_validation_error(error, str(schema)) from None
     check_config(config)
 
 
