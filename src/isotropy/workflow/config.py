@@ -13,6 +13,7 @@ escaped from our side.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import re
@@ -25,7 +26,7 @@ import yaml
 from jsonschema import ValidationError
 from jsonschema.exceptions import best_match
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
+from snakemake.utils import update_config, validate
 
 from isotropy import sensitivity, sources
 from isotropy.defaults import CONFIG_SCHEMA
@@ -46,15 +47,10 @@ class ConfigError(ValueError):
 
 
 def deep_merge(base: dict, override: Mapping) -> dict:
-    """``override`` laid over ``base`` as Snakemake merges config files: dicts key by key, the
-    rest replaced."""
-    merged = dict(base)
-    for key, value in override.items():
-        merged[key] = (
-            deep_merge(base[key], value)
-            if isinstance(value, Mapping) and isinstance(base.get(key), dict)
-            else value
-        )
+    """``override`` laid over a copy of ``base`` by Snakemake's own merge of config files: dicts
+    key by key, the rest replaced."""
+    merged = copy.deepcopy(base)
+    update_config(merged, override)
     return merged
 
 
