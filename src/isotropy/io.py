@@ -157,13 +157,10 @@ def write_json(path: str | os.PathLike, data: Any) -> None:
         tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
 
 
-def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
+def sha256_file(path: str | os.PathLike) -> str:
     """Hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(chunk_size), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def commit_files(
