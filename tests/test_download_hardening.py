@@ -504,12 +504,12 @@ def test_a_size_pin_is_enforced(http, tmp_path):
 
 
 def test_an_ftp_url_is_refused_by_the_schema_naming_the_key(config):
-    from isotropy.workflow.config import ConfigError, validate_config
+    from isotropy.workflow.config import ConfigError, check_loaded_config
 
     broken = copy.deepcopy(config)
     broken["sources"]["polarity"]["url"] = "ftp://example.org/rt-polaritydata.tar.gz"
     with pytest.raises(ConfigError) as info:
-        validate_config(broken)
+        check_loaded_config(broken)
     message = str(info.value)
     assert "sources.polarity.url" in message and "does not match '^(https?|file)://'" in message
     assert "is not of type" not in message
