@@ -465,8 +465,7 @@ def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -
         "and pastes text into a <script>), import them, wait on them or write through them:\n  "
         + "\n  ".join(lines)
         + "\nThis folder was damaged or forged: do not run or report it as it is; audit its "
-        "results without Snakemake (isotropy-audit --no-snakemake), or remove what is named "
-        "(removing .snakemake/metadata loses Snakemake's cross-checks)"
+        "results (isotropy-audit, which reads none of .snakemake/), or remove what is named"
     )
 
 
