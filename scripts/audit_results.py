@@ -9,7 +9,8 @@ and the reason.
 import logging
 import sys
 
-from isotropy.audit import audit, failures, format_table, write_tsv
+from isotropy.audit.findings import failures, format_table, write_tsv
+from isotropy.audit.orchestration import audit
 from isotropy.logs import configure_from_snakemake
 
 

@@ -17,18 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from isotropy.audit import (
-    FAIL,
-    OK,
-    WARN,
-    Finding,
-    audit,
-    failures,
-    format_table,
-    main,
-    walk,
-    write_tsv,
-)
+from isotropy.audit.findings import FAIL, OK, WARN, Finding, failures, format_table, write_tsv
+from isotropy.audit.orchestration import audit, main
+from isotropy.audit.records import walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 

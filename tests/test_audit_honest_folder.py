@@ -20,7 +20,8 @@ import pytest
 from test_make_report_safety import _workdir
 from tiny_workflow import run_make
 
-from isotropy.audit import FAIL, OK, walk
+from isotropy.audit.findings import FAIL, OK
+from isotropy.audit.records import walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 

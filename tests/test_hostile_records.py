@@ -17,7 +17,8 @@ import pytest
 import test_audit
 from test_audit import _bad
 
-from isotropy.audit import FAIL, audit, main
+from isotropy.audit.findings import FAIL
+from isotropy.audit.orchestration import audit, main
 from isotropy.io import write_json
 from isotropy.provenance import build_record, module_source, record_path
 

@@ -22,7 +22,8 @@ from local_server import LocalServer
 from test_download import FAST, sha, tar_gz
 
 from isotropy import sources
-from isotropy.audit import FAIL, OK, walk
+from isotropy.audit.findings import FAIL, OK
+from isotropy.audit.records import walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 from isotropy.sources import ChecksumError, LockMismatchError

@@ -23,8 +23,7 @@ from test_make_report_safety import _workdir
 from tiny_workflow import run_make
 
 from isotropy import intake, trust
-from isotropy.audit import audit
-from isotropy.audit.orchestration import declared_results
+from isotropy.audit.orchestration import audit, declared_results
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = base64.urlsafe_b64encode(b"out.txt").decode()

@@ -20,20 +20,3 @@ today's are warnings. :mod:`~isotropy.audit.records` walks the records,
 returns and formats them, :mod:`~isotropy.audit.orchestration` is :func:`audit` and
 ``isotropy-audit`` (rule ``audit`` runs :func:`audit` through ``scripts/audit_results.py``).
 """
-
-from isotropy.audit.findings import FAIL, OK, WARN, Finding, failures, format_table, write_tsv
-from isotropy.audit.orchestration import audit, main
-from isotropy.audit.records import walk
-
-__all__ = [
-    "FAIL",
-    "OK",
-    "WARN",
-    "Finding",
-    "audit",
-    "failures",
-    "format_table",
-    "main",
-    "walk",
-    "write_tsv",
-]

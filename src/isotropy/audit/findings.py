@@ -8,6 +8,7 @@ record is one mismatch naming it, never a traceback).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -22,9 +23,7 @@ from isotropy.provenance import record_path
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 RESULTS = "results"
-# The audit's own outputs, and files that are never results.
-AUDIT_OUTPUTS = (AUDIT_TABLE,)
-IGNORED_NAMES = (".snakemake_timestamp",)
+AUDIT_OUTPUTS = (AUDIT_TABLE,)  # the audit's own outputs: never results
 
 
 @dataclass(frozen=True)
@@ -35,14 +34,6 @@ class Finding:
     status: str
     check: str
     reason: str
-
-    def as_row(self) -> dict[str, str]:
-        return {
-            "file": self.file,
-            "status": self.status,
-            "check": self.check,
-            "reason": self.reason,
-        }
 
 
 def short_digest(digest: str | None) -> str:
@@ -119,7 +110,7 @@ def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
             handle, fieldnames=["file", "status", "check", "reason"], delimiter="\t"
         )
         writer.writeheader()
-        writer.writerows(f.as_row() for f in findings)
+        writer.writerows(dataclasses.asdict(f) for f in findings)
 
 
 SHA256 = re.compile(r"[0-9a-f]{64}")

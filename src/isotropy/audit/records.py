@@ -22,7 +22,6 @@ from isotropy import sources
 from isotropy.audit.findings import (
     AUDIT_OUTPUTS,
     FAIL,
-    IGNORED_NAMES,
     OK,
     RESULTS,
     WARN,
@@ -49,24 +48,14 @@ WORKFLOW_ROOT = Path(__file__).resolve().parents[3]
 
 def result_files(root: Path) -> list[str]:
     """Every file under ``root/results`` (records, hidden files and the audit's outputs aside)."""
-    base = root / RESULTS
-    if not base.is_dir():
-        return []
-    files = []
-    for path in sorted(base.rglob("*")):
-        rel = relative_path(root, path)
-        if not path.is_file() or is_record(path) or rel in AUDIT_OUTPUTS:
-            continue
-        if path.name in IGNORED_NAMES or any(
-            part.startswith(".") for part in path.relative_to(base).parts
-        ):
-            continue
-        files.append(rel)
-    return files
-
-
-def _newer(root: Path, input_path: Path, output_path: Path) -> bool:
-    return input_path.stat().st_mtime > output_path.stat().st_mtime + MTIME_TOLERANCE_S
+    files = (path.relative_to(root) for path in (root / RESULTS).rglob("*") if path.is_file())
+    return sorted(
+        str(rel)
+        for rel in files
+        if not is_record(rel)
+        and str(rel) not in AUDIT_OUTPUTS
+        and not any(part.startswith(".") for part in rel.parts)
+    )
 
 
 def _digest_findings(path: str, check: str, what: str, recorded: str, actual: str) -> list[Finding]:
@@ -163,7 +152,7 @@ def _compare_files(
                 f"{name} (sha256 recorded {short_digest(entry['sha256'])}…, now "
                 f"{short_digest(actual)}…)"
             )
-        if _newer(root, source, target):
+        if source.stat().st_mtime > target.stat().st_mtime + MTIME_TOLERANCE_S:
             # Re-made with identical content: this file is still what that content gives, and
             # Snakemake (which compares checksums of small inputs) agrees.
             (newer if actual != entry["sha256"] else remade).append(name)
