@@ -128,7 +128,7 @@ def _file_entries_problem(entries: Any, key: str) -> str | None:
     return None
 
 
-def record_problem(record: Any) -> str | None:
+def provenance_problem(record: Any) -> str | None:
     """Why ``record`` is not a well-formed provenance record (None: it is)."""
     if not isinstance(record, Mapping):
         return f"it holds a JSON {type(record).__name__}, not an object"
@@ -169,7 +169,7 @@ def load_record(root: Path, path: str) -> tuple[Mapping[str, Any] | None, Findin
     sidecar = record_path(resolve_path(root, path))
     if not sidecar.is_file():
         return None, None
-    record, problem = read_checked_json(sidecar, record_problem)
+    record, problem = read_checked_json(sidecar, provenance_problem)
     if problem is None:
         return record, None
     return None, Finding(
