@@ -120,7 +120,7 @@ rule compare_with_papers:
 
 
 # The audit walks every result back to the raw downloads (checksums, staleness, code) and asks
-# Snakemake whether parameters and rule code are still those of today's workflow and config.
+# Snakemake, in an empty folder, which results today's workflow and config declare.
 # No inputs on purpose: it checks what exists and never (re)builds it; no output, so it runs
 # whenever asked and never goes stale. Run it on its own: `snakemake audit`. Fails on any
 # mismatch; the table goes to the log and to results/audit.tsv. Snakemake is called with the

@@ -1,15 +1,16 @@
 """Audit every result of the working directory (rule ``audit``; the CLI is ``isotropy-audit``).
 
-Walks each result's provenance record back to the raw downloads, asks Snakemake whether
-parameters and rule code are unchanged (:mod:`isotropy.audit`) and whether every result of
-``params.targets`` (default: rule all) is there, writes the table to the log and to
-``params.table``, and exits non-zero on any mismatch, naming each file and the reason.
+Walks each result's provenance record back to the raw downloads (:mod:`isotropy.audit`), asks
+Snakemake whether every result of ``params.targets`` (default: rule all) is there, writes the
+table to the log and to ``params.table``, and exits non-zero on any mismatch, naming each file
+and the reason.
 """
 
 import logging
 import sys
 
-from isotropy.audit import audit, failures, format_table, write_tsv
+from isotropy.audit.findings import failures, format_table, write_tsv
+from isotropy.audit.orchestration import audit
 from isotropy.logs import configure_from_snakemake
 
 

@@ -20,7 +20,8 @@ import pytest
 from test_make_report_safety import _workdir
 from tiny_workflow import run_make
 
-from isotropy.audit import FAIL, OK, walk
+from isotropy.audit.findings import FAIL, OK
+from isotropy.audit.records import walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 
@@ -98,12 +99,12 @@ def test_a_record_names_its_script_relative_to_the_workflow_and_is_audited_in_an
     assert '"script": "scripts/plot.py"' in record and str(tmp_path) not in record
     shutil.rmtree(tmp_path / "maker")  # the maker's checkout is gone
     _checkout(tmp_path / "clone", "print('plot')\n")
-    findings, _ = walk(folder, workflow_root=tmp_path / "clone")
+    findings = walk(folder, workflow_root=tmp_path / "clone")
     assert [(f.file, f.status) for f in findings if f.check != "record"] == [
         ("results/figure.png", OK)
     ]
     _checkout(tmp_path / "edited", "print('another plot')\n")
-    findings, _ = walk(folder, workflow_root=tmp_path / "edited")
+    findings = walk(folder, workflow_root=tmp_path / "edited")
     bad = {(f.file, f.reason) for f in findings if f.status == FAIL}
     assert bad == {("results/figure.png", "its script plot.py changed since it was made")}
 
@@ -121,14 +122,14 @@ def test_a_leaf_replaced_with_its_record_and_mtime_is_named_by_its_twins_record(
     _recorded_step(folder, figure, script)
     png = folder / "results/figure.png"
     made = png.stat()
-    findings, _ = walk(folder, workflow_root=tmp_path / "checkout")
+    findings = walk(folder, workflow_root=tmp_path / "checkout")
     assert not [f for f in findings if f.status == FAIL]
     forged = tmp_path / "forged"  # the forger's own run: the figure and a record that matches
     _recorded_step(forged, {"results/figure.png": "y" * 238_000}, script)
     shutil.copy2(forged / "results/figure.png", png)
     shutil.copy2(record_path(forged / "results/figure.png"), record_path(png))
     os.utime(png, ns=(made.st_atime_ns, made.st_mtime_ns))
-    findings, _ = walk(folder, workflow_root=tmp_path / "checkout")
+    findings = walk(folder, workflow_root=tmp_path / "checkout")
     bad = [(f.file, f.check) for f in findings if f.status == FAIL]
     assert bad == [("results/figure.png", "checksum")]
     reason = next(f.reason for f in findings if f.status == FAIL)
@@ -142,7 +143,7 @@ def test_a_result_edited_without_its_record_is_named_once(tmp_path):
     folder = tmp_path / "work"
     _recorded_step(folder, {"results/a.csv": "a\n", "results/b.csv": "b\n"}, script)
     (folder / "results/a.csv").write_text("edited\n")
-    findings, _ = walk(folder, workflow_root=tmp_path / "checkout")
+    findings = walk(folder, workflow_root=tmp_path / "checkout")
     bad = [(f.file, f.check, f.reason[:26]) for f in findings if f.status == FAIL]
     assert bad == [("results/a.csv", "checksum", "modified after it was made")]
 

@@ -17,8 +17,9 @@ import yaml
 from test_make_report_safety import _make, _workdir
 
 from isotropy import intake, trust
-from isotropy.audit import FAIL, Finding, audit, format_table
 from isotropy.audit import orchestration as audit_cli
+from isotropy.audit.findings import FAIL, Finding, format_table
+from isotropy.audit.orchestration import audit
 from isotropy.io import sha256_file, write_json
 
 DIGEST = "0" * 64
@@ -238,7 +239,7 @@ def test_a_name_with_line_breaks_prints_on_one_line(tmp_path):
 def test_the_audit_table_is_written_by_the_csv_module(tmp_path):
     import csv
 
-    from isotropy.audit import write_tsv
+    from isotropy.audit.findings import write_tsv
 
     write_tsv([Finding("a\tb\nc", FAIL, "checksum", "x")], tmp_path / "t.tsv")
     with open(tmp_path / "t.tsv", newline="") as handle:

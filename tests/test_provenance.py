@@ -132,7 +132,7 @@ def test_original_script_is_found_beside_snakemakes_temporary_copy(files, monkey
 
 
 def test_audit_main_is_the_console_entry(files, capsys):
-    from isotropy.audit import main as audit_main
+    from isotropy.audit.orchestration import main as audit_main
 
     Path("results").mkdir()
     Path("results/t.csv").write_text("a\n1\n")

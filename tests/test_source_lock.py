@@ -20,7 +20,8 @@ import yaml
 from test_download import FAST, sha, tar_gz
 
 from isotropy import sources
-from isotropy.audit import FAIL, OK, walk
+from isotropy.audit.findings import FAIL, OK
+from isotropy.audit.records import walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 from isotropy.sources import ChecksumError, LockMismatchError
@@ -182,7 +183,7 @@ def test_the_audit_flags_a_result_made_before_a_relock(server, tmp_path, monkeyp
     fetch("lexicon", url, tmp_path / "resources/raw/lexicon")
     assert (tmp_path / "config/sources.lock").is_file()
     result = _result(tmp_path, "lexicon")
-    findings, _ = walk(tmp_path, config=config)
+    findings = walk(tmp_path, config=config)
     assert not [f for f in findings if f.status == FAIL]
     raw_ok = [f for f in findings if f.file.endswith("manifest.json") and f.status == OK]
     assert "lock (trusted on first use): lexicon.csv" in raw_ok[0].reason
@@ -190,7 +191,7 @@ def test_the_audit_flags_a_result_made_before_a_relock(server, tmp_path, monkeyp
     server.files["/lexicon.csv"] = V2
     monkeypatch.setenv(sources.RELOCK_ENV, "lexicon")
     fetch("lexicon", url, tmp_path / "resources/raw/lexicon")
-    findings, _ = walk(tmp_path, config=config)
+    findings = walk(tmp_path, config=config)
     flagged = [f.reason for f in findings if f.file == result and f.status == FAIL]
     assert any(
         "made before source lexicon was relocked" in reason
@@ -213,7 +214,7 @@ def test_the_audit_flags_a_download_the_lock_no_longer_holds(server, tmp_path, m
     sources.record_downloads(
         "config/sources.lock", "lexicon", [{"url": url, "sha256": sha(V2), "bytes": len(V2)}]
     )
-    findings, _ = walk(tmp_path, starts=["resources/raw/lexicon/manifest.json"], config=config)
+    findings = walk(tmp_path, starts=["resources/raw/lexicon/manifest.json"], config=config)
     reasons = [f.reason for f in findings if f.status == FAIL]
     assert any("lock pins" in r and "relocked since" in r for r in reasons), reasons
 

@@ -23,7 +23,7 @@ from test_make_report_safety import _workdir
 from tiny_workflow import run_make
 
 from isotropy import intake, trust
-from isotropy.audit import FAIL, audit, snakemake_summary
+from isotropy.audit.orchestration import audit, declared_results
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = base64.urlsafe_b64encode(b"out.txt").decode()
@@ -160,12 +160,15 @@ def test_the_command_line_names_each_refused_record(tmp_path):
     assert "Traceback" not in result.stderr
 
 
-def test_the_audit_calls_a_forged_record_a_mismatch_and_runs_no_snakemake(tmp_path):
+def test_the_audit_reads_no_forged_record_and_the_folder_check_refuses_it(tmp_path):
+    """Nothing of the folder's .snakemake/ is believed: the audit copies none of it, and the
+    folder check that make runs before Snakemake names the forged record."""
     _folder(tmp_path, {**PLAIN, "container_img_url": f"x{SCRIPT}"})
     findings = audit(tmp_path, snakefile=tmp_path / "no such Snakefile")
-    bad = {(f.file, f.check): f.reason for f in findings if f.status == FAIL}
-    assert "container_img_url" in bad[(f".snakemake/metadata/{OUT}", "intake")]
-    assert "Snakemake is not run on forged" in bad[("(workflow)", "params")]
+    assert not [f for f in findings if f.file.startswith(".snakemake")]
+    assert (
+        "container_img_url" in dict(trust.folder_problems(tmp_path))[f".snakemake/metadata/{OUT}"]
+    )
 
 
 # --- make report / make audit: the check runs before Snakemake; no `python -m` imports the folder
@@ -206,9 +209,9 @@ def test_the_audits_snakemake_imports_nothing_from_the_folder(tmp_path, monkeypa
         'rule all:\n    output: "x.txt"\n    shell: "touch {output}"\n'
     )
     monkeypatch.chdir(tmp_path)
-    summary = snakemake_summary(tmp_path, None, snakefile=tmp_path / "Snakefile")
+    declared = declared_results(tmp_path, tmp_path / "Snakefile", None)
     assert not (tmp_path / "MARKER").exists()
-    assert summary["x.txt"][0] == "missing"
+    assert declared == ["x.txt"]
 
 
 # --- the workflow itself: Snakemake never reads a forged record, scripts import nothing planted

@@ -1,7 +1,7 @@
 """The intake: a results folder made elsewhere is audited (and reported) only through a copy.
 
 :func:`intake` copies what the audit reads -- every result file, the provenance record beside
-it, Snakemake's record of it, what those records name as inputs (walked back to the download
+it, what those records name as inputs (walked back to the download
 manifests and their raw files), and the run's effective configuration -- from the folder into a
 fresh workspace. It opens each path once, component by component from the folder's own file
 descriptor with ``O_NOFOLLOW | O_NONBLOCK``, and takes only what :func:`fstat` calls a regular
@@ -24,7 +24,7 @@ import json
 import os
 import stat
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -42,7 +42,6 @@ LINKABLE = frozenset({"results", "logs", "benchmarks"})
 PROC = Path("/proc")
 RECORD_SUFFIX = ".provenance.json"
 EFFECTIVE_CONFIG = "logs/effective-config"
-METADATA = ".snakemake/metadata"
 
 
 class FolderError(ValueError):
@@ -141,31 +140,15 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number Snakemake writes")
 
 
-def metadata_name(path: str) -> str:
-    """Where Snakemake keeps its record of output ``path``, relative to its metadata folder."""
-    import base64
-
-    encoded = base64.urlsafe_b64encode(path.encode()).decode()
-    parts = [encoded[i : i + 254] for i in range(0, len(encoded), 254)]
-    return "/".join(["@" + p for p in parts[:-1]] + [parts[-1]])
-
-
 class Intake:
     """One copy of a folder's audited files into ``workspace``; :attr:`refused` says what not."""
 
-    def __init__(
-        self,
-        folder: str | os.PathLike,
-        workspace: str | os.PathLike,
-        metadata_problem: Callable[[Any], str | None],
-    ) -> None:
+    def __init__(self, folder: str | os.PathLike, workspace: str | os.PathLike) -> None:
         self.folder, self.workspace = Path(folder), Path(workspace)
-        self.metadata_problem = metadata_problem
         self.refused: dict[str, str] = {}
         self.taken: set[str] = set()
         self.total = self.files = 0
         self.queue: deque[str] = deque()
-        self.metadata: dict[str, Any] = {}
         if under_proc(self.folder):
             raise FolderError(f"{self.folder} lies under /proc: not a results folder")
         self.root = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY)
@@ -221,7 +204,7 @@ class Intake:
         self.total, self.files = self.total + info.st_size, self.files + 1
         target = self.workspace / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        keep = name.endswith((".json", ".yaml")) or name.startswith(METADATA)
+        keep = name.endswith((".json", ".yaml"))
         kept = bytearray()
         with open(target, "xb") as out:
             left = info.st_size
@@ -252,7 +235,7 @@ class Intake:
             return None
 
     def follow(self, name: str) -> None:
-        """Copy ``name`` with its provenance record and Snakemake's, and queue what they name."""
+        """Copy ``name`` with its provenance record, and queue what the record names."""
         manifest = self.parsed(name, refuse=False) if _is_manifest(name) else self.take(name)
         if name in self.refused:
             return
@@ -261,30 +244,16 @@ class Intake:
             for key in ("inputs", "outputs"):
                 if isinstance(entries := record.get(key), dict):
                     self.queue.extend(str(n) for n in entries)
-        meta = self.metadata.get(f"{METADATA}/{metadata_name(name)}")
-        if isinstance(meta, dict) and isinstance(meta.get("input"), list):
-            self.queue.extend(str(n) for n in meta["input"])
         if _is_manifest(name) and isinstance(manifest, dict):
             folder = PurePosixPath(name).parent
             for entry in manifest.get("files") or []:
                 if isinstance(entry, dict) and isinstance(entry.get("path"), str):
                     self.queue.append(str(folder / entry["path"]))
 
-    def _snakemake_record(self, data: bytes) -> Any:
-        record = parse_json(data, constants=False)
-        if (problem := self.metadata_problem(record)) is not None:
-            raise FolderError(f"is not what Snakemake writes: {problem}")
-        return record
-
     def run(self, starts: Iterable[str] | None) -> dict[str, str]:
         self.queue.extend(starts if starts is not None else self.listing("results"))
         for config in self.listing(EFFECTIVE_CONFIG):
             self.parsed(config, plain_config)
-        for marker in self.listing(".snakemake/incomplete"):  # jobs Snakemake never finished
-            self.parsed(marker)
-        for name in self.listing(METADATA):  # every record checked, as data: never run
-            if PurePosixPath(name).name != "migration_underway":  # Snakemake's marker
-                self.metadata[name] = self.parsed(name, self._snakemake_record)
         while self.queue:
             name = self.queue.popleft().removeprefix("./")
             if name not in self.taken and name not in self.refused:
@@ -403,12 +372,10 @@ def intake(
     folder: str | os.PathLike,
     workspace: str | os.PathLike,
     starts: Iterable[str] | None = None,
-    metadata_problem: Callable[[Any], str | None] = lambda record: None,
 ) -> dict[str, str]:
     """Copy what the audit of ``folder`` reads into the empty folder ``workspace`` (every result
-    file, or ``starts``, and what their records name; Snakemake's records each checked by
-    ``metadata_problem``); return path → why it was refused."""
-    taker = Intake(folder, workspace, metadata_problem)
+    file, or ``starts``, and what their records name); return path → why it was refused."""
+    taker = Intake(folder, workspace)
     try:
         return taker.run(starts)
     finally:

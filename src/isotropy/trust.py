@@ -1,24 +1,17 @@
-"""A results folder is data, never code: what Snakemake reads from a folder is checked before
-it reads it, nothing there is imported, waited on or written through (issues 53 and 60).
+"""A results folder is data, never code: what Snakemake reads from the folder it runs in is
+checked before it reads it; nothing there is imported, waited on or written through (issues 53
+and 60).
 
-Snakemake trusts its own bookkeeping. Its report decodes each record's ``conda_env`` and loads it
-with ``yaml.Loader``, which builds whatever Python object a tag names
-(``!!python/object/apply:os.system`` runs a command), and it puts ``rule``, ``conda_env`` and
-``container_img_url`` into JSON inside a ``<script>`` without escaping ``</``. It runs each
-``script:`` as ``python .snakemake/scripts/tmpXXXX.<name>.py``, so Python looks for imports in
-``.snakemake/scripts/`` before anywhere else, and it puts the Snakefile's folder first on
-``sys.path`` of each of its processes. A folder someone else made (a shared project, an
-archive, a scratch directory) may hold forged records, planted modules, links and pipes, so
-:func:`folder_problems` refuses records that are not what Snakemake writes (every string checked
-after decoding), links, hard links, pipes, sockets and devices, and record folders that are not
-folders; :func:`workflow_problems` refuses modules beside the Snakefile that git does not track
-and config files that are not plain YAML (``__use_yte__`` runs Python while Snakemake loads the
-file); Snakemake's jobs run with ``PYTHONSAFEPATH=1`` (:func:`protect_imports`), and its pickled
-inventory cache is removed before it could load it (:func:`drop_io_cache`).
-
-The checks run before the workflow parses (rules/common.smk) and before the make targets call
-Snakemake. The audit reads only its intake's copy (:mod:`isotropy.intake`), each Snakemake
-record there checked by :func:`record_problem`.
+Snakemake trusts its own bookkeeping: its report loads each record's ``conda_env`` with
+``yaml.Loader`` (a tag such as ``!!python/object/apply:os.system`` runs a command) and pastes
+``rule`` and ``container_img_url`` unescaped into a ``<script>``; it puts ``.snakemake/scripts/``
+and the Snakefile's folder first on ``sys.path``. So :func:`folder_problems` refuses records that
+are not what Snakemake writes, links, hard links, pipes, sockets and devices, and record folders
+that are not folders; :func:`workflow_problems` refuses modules beside the Snakefile that git does
+not track and config files that are not plain YAML; jobs run with ``PYTHONSAFEPATH=1``
+(:func:`protect_imports`) and the pickled inventory cache is removed unread
+(:func:`drop_io_cache`). The checks run before the make targets call Snakemake and again when the
+workflow parses (rules/common.smk). The audit reads none of this: only its intake's copy.
 
     python -m isotropy.trust [--directory .] [--configfile FILE ...]
 
@@ -465,8 +458,7 @@ def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -
         "and pastes text into a <script>), import them, wait on them or write through them:\n  "
         + "\n  ".join(lines)
         + "\nThis folder was damaged or forged: do not run or report it as it is; audit its "
-        "results without Snakemake (isotropy-audit --no-snakemake), or remove what is named "
-        "(removing .snakemake/metadata loses Snakemake's cross-checks)"
+        "results (isotropy-audit, which reads none of .snakemake/), or remove what is named"
     )
 
 

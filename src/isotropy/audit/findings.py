@@ -1,17 +1,14 @@
 """What every audit check returns: a :class:`Finding`, its statuses and the helpers they share;
 and the findings as a text table (the console, the rule's log) and as a TSV file.
 
-A provenance record is believed only as far as it is cross-checked.
-
 A record is a file anyone can edit: before the audit uses it, its shape is checked (a damaged
-record is one mismatch naming it, never a traceback), and its claims are compared with
-Snakemake's own metadata (``.snakemake/metadata``): the rule, the input list, Snakemake's
-sha256 of each small input, and the time Snakemake finished writing the output.
+record is one mismatch naming it, never a traceback).
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -19,16 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from isotropy.intake import METADATA, escaped, metadata_name, name_problem, parse_json
+from isotropy.intake import escaped, name_problem, parse_json
 from isotropy.io import atomic_path
 from isotropy.paths import AUDIT_TABLE
 from isotropy.provenance import record_path
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 RESULTS = "results"
-# The audit's own outputs, and files that are never results.
-AUDIT_OUTPUTS = (AUDIT_TABLE,)
-IGNORED_NAMES = (".snakemake_timestamp",)
+AUDIT_OUTPUTS = (AUDIT_TABLE,)  # the audit's own outputs: never results
 
 
 @dataclass(frozen=True)
@@ -39,14 +34,6 @@ class Finding:
     status: str
     check: str
     reason: str
-
-    def as_row(self) -> dict[str, str]:
-        return {
-            "file": self.file,
-            "status": self.status,
-            "check": self.check,
-            "reason": self.reason,
-        }
 
 
 def short_digest(digest: str | None) -> str:
@@ -123,12 +110,10 @@ def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
             handle, fieldnames=["file", "status", "check", "reason"], delimiter="\t"
         )
         writer.writeheader()
-        writer.writerows(f.as_row() for f in findings)
+        writer.writerows(dataclasses.asdict(f) for f in findings)
 
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
-# Snakemake records as endtime the output's modification time when the job ended.
-ENDTIME_TOLERANCE_S = 1.0
 REMAKE = "re-make it (snakemake --forcerun <its rule>) or delete the record and the file"
 
 
@@ -143,7 +128,7 @@ def _file_entries_problem(entries: Any, key: str) -> str | None:
     return None
 
 
-def record_problem(record: Any) -> str | None:
+def provenance_problem(record: Any) -> str | None:
     """Why ``record`` is not a well-formed provenance record (None: it is)."""
     if not isinstance(record, Mapping):
         return f"it holds a JSON {type(record).__name__}, not an object"
@@ -184,7 +169,7 @@ def load_record(root: Path, path: str) -> tuple[Mapping[str, Any] | None, Findin
     sidecar = record_path(resolve_path(root, path))
     if not sidecar.is_file():
         return None, None
-    record, problem = read_checked_json(sidecar, record_problem)
+    record, problem = read_checked_json(sidecar, provenance_problem)
     if problem is None:
         return record, None
     return None, Finding(
@@ -212,74 +197,3 @@ def manifest_problem(manifest: Any) -> str | None:
     if not all(isinstance(e.get("pinned_by") or [], list) for e in inputs):
         return "an input's 'pinned_by' is not a list"
     return None
-
-
-def snakemake_metadata(path: str, workdir: str | os.PathLike) -> dict | None:
-    """What Snakemake itself recorded about output ``path`` (``.snakemake/metadata``, relative to
-    ``workdir``, the intake's copy, where every record is one the intake checked:
-    :func:`isotropy.trust.record_problem`), or None. Snakemake keeps, per output, the rule, its
-    input paths, params, start/end times and the sha256 of small inputs; the audit falls back on
-    it for files without a provenance record."""
-    recpath = Path(workdir, METADATA, metadata_name(path))
-    return parse_json(recpath.read_bytes()) if recpath.is_file() else None
-
-
-def _covered(name: str, recorded: list[str]) -> bool:
-    """Whether Snakemake's input ``name`` (a file or a folder) appears among the record's files."""
-    prefix = name.rstrip("/") + "/"
-    return any(r == name or r.startswith(prefix) for r in recorded)
-
-
-def metadata_cross_check(
-    root: Path, path: str, record: Mapping[str, Any], meta: Mapping[str, Any]
-) -> list[Finding]:
-    """The record of ``path`` against what Snakemake recorded for the job that made it."""
-    findings = []
-    if meta.get("rule") and record.get("rule") and meta["rule"] != record["rule"]:
-        reason = f"its record names rule {record['rule']}, Snakemake's metadata rule {meta['rule']}"
-        findings.append(Finding(path, FAIL, "record", f"{reason}; {REMAKE}"))
-    listed = meta.get("input")
-    ran = [str(name) for name in listed] if isinstance(listed, list) else []
-    recorded = sorted(record.get("inputs") or {})
-    foreign = [r for r in recorded if not any(_covered(n, [r]) for n in ran)]
-    absent = [n for n in ran if not _covered(n, recorded) and _has_files(root, n)]
-    if foreign or absent:
-        parts = [f"names inputs Snakemake did not give it: {listing(foreign)}"] if foreign else []
-        parts += [f"leaves out inputs Snakemake gave it: {listing(absent)}"] if absent else []
-        reason = f"its record {' and '.join(parts)}; {REMAKE}"
-        findings.append(Finding(path, FAIL, "record", reason))
-    findings += _checksum_findings(path, record, meta)
-    target = resolve_path(root, path)
-    endtime = meta.get("endtime")
-    if isinstance(endtime, (int, float)) and target.stat().st_mtime > endtime + ENDTIME_TOLERANCE_S:
-        reason = (
-            "modified after Snakemake made it (its modification time is later than the end of "
-            f"the job Snakemake recorded), whatever its record says; {REMAKE}"
-        )
-        findings.append(Finding(path, FAIL, "checksum", reason))
-    return findings
-
-
-def _has_files(root: Path, name: str) -> bool:
-    source = resolve_path(root, name)
-    return source.is_file() or (source.is_dir() and any(p.is_file() for p in source.rglob("*")))
-
-
-def _checksum_findings(
-    path: str, record: Mapping[str, Any], meta: Mapping[str, Any]
-) -> list[Finding]:
-    """Snakemake's own sha256 of each small input against the record's."""
-    out = []
-    checksums = meta.get("input_checksums")
-    for name, checksum in sorted(checksums.items() if isinstance(checksums, Mapping) else []):
-        algorithm, _, digest = str(checksum).partition(":")
-        entry = (record.get("inputs") or {}).get(name)
-        if algorithm != "sha256" or entry is None:
-            continue
-        if entry["sha256"] != digest:
-            reason = (
-                f"its record gives input {name} sha256 {short_digest(entry['sha256'])}…, "
-                f"Snakemake's metadata {short_digest(digest)}…; {REMAKE}"
-            )
-            out.append(Finding(path, FAIL, "input", reason))
-    return out  # a file that differs from both is named once, by the record walk

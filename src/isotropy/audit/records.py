@@ -1,9 +1,7 @@
 """Walking the provenance records: from each result back through its inputs to the raw downloads.
 
 For every file on the way: its checksum, its inputs (present, unchanged, not newer), the code
-that made it, and the package versions. A file without a provenance record falls back on
-Snakemake's metadata (its input list and input checksums) so that the walk still reaches the raw
-data; under ``results/`` a missing record is a mismatch.
+that made it, and the package versions; under ``results/`` a missing record is a mismatch.
 
 The end of every walk: a raw source's (or an assembled model's) download manifest.
 
@@ -24,7 +22,6 @@ from isotropy import sources
 from isotropy.audit.findings import (
     AUDIT_OUTPUTS,
     FAIL,
-    IGNORED_NAMES,
     OK,
     RESULTS,
     WARN,
@@ -32,12 +29,10 @@ from isotropy.audit.findings import (
     listing,
     load_record,
     manifest_problem,
-    metadata_cross_check,
     read_checked_json,
     relative_path,
     resolve_path,
     short_digest,
-    snakemake_metadata,
 )
 from isotropy.intake import escaped, name_problem, under_proc
 from isotropy.io import sha256_file
@@ -53,24 +48,14 @@ WORKFLOW_ROOT = Path(__file__).resolve().parents[3]
 
 def result_files(root: Path) -> list[str]:
     """Every file under ``root/results`` (records, hidden files and the audit's outputs aside)."""
-    base = root / RESULTS
-    if not base.is_dir():
-        return []
-    files = []
-    for path in sorted(base.rglob("*")):
-        rel = relative_path(root, path)
-        if not path.is_file() or is_record(path) or rel in AUDIT_OUTPUTS:
-            continue
-        if path.name in IGNORED_NAMES or any(
-            part.startswith(".") for part in path.relative_to(base).parts
-        ):
-            continue
-        files.append(rel)
-    return files
-
-
-def _newer(root: Path, input_path: Path, output_path: Path) -> bool:
-    return input_path.stat().st_mtime > output_path.stat().st_mtime + MTIME_TOLERANCE_S
+    files = (path.relative_to(root) for path in (root / RESULTS).rglob("*") if path.is_file())
+    return sorted(
+        str(rel)
+        for rel in files
+        if not is_record(rel)
+        and str(rel) not in AUDIT_OUTPUTS
+        and not any(part.startswith(".") for part in rel.parts)
+    )
 
 
 def _digest_findings(path: str, check: str, what: str, recorded: str, actual: str) -> list[Finding]:
@@ -167,7 +152,7 @@ def _compare_files(
                 f"{name} (sha256 recorded {short_digest(entry['sha256'])}…, now "
                 f"{short_digest(actual)}…)"
             )
-        if _newer(root, source, target):
+        if source.stat().st_mtime > target.stat().st_mtime + MTIME_TOLERANCE_S:
             # Re-made with identical content: this file is still what that content gives, and
             # Snakemake (which compares checksums of small inputs) agrees.
             (newer if actual != entry["sha256"] else remade).append(name)
@@ -237,38 +222,15 @@ def _check_packages(
     return [Finding(path, WARN, "packages", reason)] if changed else []
 
 
-def check_metadata_only(root: Path, path: str, meta: Mapping[str, Any]) -> list[Finding]:
-    """A file without a provenance record: Snakemake's input checksums and the input mtimes."""
-    target = resolve_path(root, path)
-    missing, changed, newer = [], [], []
-    for name in meta.get("input") or []:
-        source = resolve_path(root, name)
-        if not source.is_file():
-            missing.append(name)
-            continue
-        recorded = (meta.get("input_checksums") or {}).get(name)
-        if recorded:
-            algorithm, _, digest = recorded.partition(":")
-            if algorithm == "sha256" and _sha256(source) != digest:
-                changed.append(f"{name} (Snakemake's input checksum)")
-        if _newer(root, source, target):
-            newer.append(name)
-    return _input_findings(path, missing, changed, newer)
-
-
 def walk(
     root: str | os.PathLike,
     starts: Iterable[str] | None = None,
     config: Mapping[str, Any] | None = None,
     *,
     workflow_root: str | os.PathLike | None = None,
-) -> tuple[list[Finding], list[str]]:
+) -> list[Finding]:
     """Audit ``starts`` (default: every result file) and everything they were made from, the
-    code against the checkout at ``workflow_root`` (default: the one this package lies in).
-
-    Returns the findings and the audited files that have a provenance record or Snakemake
-    metadata (the ones whose parameters :func:`snakemake_summary` can check).
-    """
+    code against the checkout at ``workflow_root`` (default: the one this package lies in)."""
     code_root = Path(workflow_root).resolve() if workflow_root else WORKFLOW_ROOT
     _HASHED.clear()  # files may have changed since the last walk of this process
     root = Path(root).resolve()
@@ -280,7 +242,6 @@ def walk(
     )
     seen: set[str] = set()
     findings: list[Finding] = []
-    tracked: list[str] = []
     packages = package_versions()
     while queue:
         name = queue.popleft()
@@ -294,16 +255,8 @@ def walk(
             root, path, config, packages, asked=path in asked, workflow_root=code_root
         )
         findings += found
-        if inputs is not None:
-            queue.extend(inputs)
-            tracked.append(path)
-    if tracked and not (root / ".snakemake" / "metadata").is_dir():
-        reason = (
-            f"no Snakemake metadata (.snakemake/metadata) in {root}: the provenance records were "
-            "not cross-checked against what Snakemake ran; audit the folder the workflow ran in"
-        )
-        findings.append(Finding("(workflow)", WARN, "record", reason))
-    return _one_per_cause(findings), tracked
+        queue.extend(inputs)
+    return _one_per_cause(findings)
 
 
 def _one_per_cause(findings: Sequence[Finding]) -> list[Finding]:
@@ -332,12 +285,11 @@ def audit_file(
     *,
     asked: bool = False,
     workflow_root: Path | None = None,
-) -> tuple[list[Finding], list[str] | None]:
-    """The findings of one file, and the inputs to walk on to (None: the file is not traced, it
-    has neither a provenance record nor Snakemake metadata)."""
+) -> tuple[list[Finding], list[str]]:
+    """The findings of one file, and the inputs its record names, to walk on to."""
     target = resolve_path(root, path)
     if not target.is_file():
-        return [Finding(path, FAIL, "missing", "file does not exist")], None
+        return [Finding(path, FAIL, "missing", "file does not exist")], []
     record, damaged = load_record(root, path)
     if is_manifest(path):
         found = check_manifest(root, path, config) + ([damaged] if damaged else [])
@@ -346,20 +298,14 @@ def audit_file(
             found += [f for f in checked if f.status != OK]
         return found, []
     if damaged is not None:  # nothing it says can be used: not even where to walk on to
-        return [damaged], None
-    inputs: list[str] | None
-    if record is not None:
-        found = check_record(root, path, record, packages, workflow_root=workflow_root)
-        inputs = list(record.get("inputs", {}))
-        found += _relock_findings(root, path, record)
-        named = {f.check for f in found if f.status == FAIL}  # one finding per cause
-        found += [f for f in _cross_check(root, path, record) if f.check not in named]
-    else:
-        found, inputs = _without_record(root, path, asked)
+        return [damaged], []
+    if record is None:
+        return [_without_record(path, asked)], []
+    found = check_record(root, path, record, packages, workflow_root=workflow_root)
+    found += _relock_findings(root, path, record)
     if not any(f.file == path and f.status != OK for f in found):
-        what = "checksum, inputs, code" + (" and record" if record else "")
-        found.append(Finding(path, OK, "all", what))
-    return found, inputs
+        found.append(Finding(path, OK, "all", "checksum, inputs, code and record"))
+    return found, list(record.get("inputs", {}))
 
 
 def _relock_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[Finding]:
@@ -386,46 +332,19 @@ def _relock_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[F
     return found
 
 
-def _cross_check(root: Path, path: str, record: Mapping[str, Any]) -> list[Finding]:
-    """The record against Snakemake's metadata of the same file, where Snakemake ran here."""
-    meta = snakemake_metadata(path, root)
-    if meta is not None:
-        return metadata_cross_check(root, path, record, meta)
-    if Path(path).parts[:1] == (RESULTS,) and (root / ".snakemake" / "metadata").is_dir():
+def _without_record(path: str, asked: bool) -> Finding:
+    """A file without a provenance record: under ``results/``, or named to be audited, a
+    mismatch; elsewhere (a file the workflow did not make) checked by its consumers' sha256."""
+    if Path(path).parts[:1] == (RESULTS,):
+        return Finding(path, FAIL, "record", "no provenance record: its origin is unknown")
+    if asked:
         reason = (
-            "Snakemake has no metadata for it (made elsewhere, or its metadata was removed): its "
-            "provenance record is not cross-checked; re-make it here to audit it fully"
+            "given as a file to audit, but not made by the workflow (no record); config files go "
+            "after --configfile (isotropy-audit --configfile a.yaml b.yaml)"
         )
-        return [Finding(path, WARN, "record", reason)]
-    return []
-
-
-def _without_record(root: Path, path: str, asked: bool) -> tuple[list[Finding], list[str] | None]:
-    """A file without a provenance record: traced through Snakemake's metadata where it has any."""
-    meta = snakemake_metadata(path, root)
-    under_results = Path(path).parts[:1] == (RESULTS,)
-    if meta is not None:
-        status = FAIL if under_results else WARN
-        reason = (
-            f"no provenance record (rule {meta.get('rule')}); traced through Snakemake's metadata"
-        )
-        found = [Finding(path, status, "record", reason)]
-        return found + check_metadata_only(root, path, meta), list(meta.get("input") or [])
-    if under_results:
-        reason = "no provenance record and no Snakemake metadata: its origin is unknown"
-        return [Finding(path, FAIL, "record", reason)], None
-    if asked:  # named on the command line: a file the audit cannot audit
-        reason = (
-            "given as a file to audit, but not made by the workflow (no record, no Snakemake "
-            "metadata); config files go after --configfile (isotropy-audit --configfile a.yaml "
-            "b.yaml)"
-        )
-        return [Finding(path, FAIL, "record", reason)], None
-    reason = (
-        "not made by the workflow (no record, no Snakemake metadata); checked by its consumers' "
-        "sha256 only"
-    )
-    return [Finding(path, WARN, "record", reason)], None
+        return Finding(path, FAIL, "record", reason)
+    reason = "not made by the workflow (no record); checked by its consumers' sha256 only"
+    return Finding(path, WARN, "record", reason)
 
 
 REFETCH = "re-fetch the source (snakemake --forcerun download_source)"
