@@ -384,7 +384,6 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
         origin = manifest.get("origin", "?")
         matched = f"{len(entries)} raw file(s) match the manifest (from {origin}; "
         findings.append(Finding(path, OK, "raw", f"{matched}{trust_summary(manifest)})"))
-    findings += _cross_copy_findings(path, manifest)
     return findings
 
 
@@ -451,21 +450,6 @@ def trust_summary(manifest: Mapping[str, Any]) -> str:
         trust = entry.get("trust") or ("pinned" if entry.get("pinned") else "unverified")
         kinds.setdefault(str(trust), []).append(Path(str(label)).name)
     return "; ".join(f"{trust}: {listing(names)}" for trust, names in kinds.items()) or "no inputs"
-
-
-def _cross_copy_findings(path: str, manifest: Mapping[str, Any]) -> list[Finding]:
-    """A second public copy that differs is a warning (a record, not a pin)."""
-    found = []
-    for check in manifest.get("cross_copy") or []:
-        if check.get("result") == "differs":
-            reason = (
-                f"{check.get('file')} (sha256 {short_digest(check.get('sha256'))}…) differs from "
-                "the "
-                f"public copy {check.get('where') or check.get('copy')} (sha256 "
-                f"{short_digest(check.get('copy_sha256'))}…)"
-            )
-            found.append(Finding(path, WARN, "raw", reason))
-    return found
 
 
 def check_pins(
