@@ -368,8 +368,10 @@ def test_bad_input_is_refused_with_a_reason():
         pair_cosines(np.zeros((4, 3)), np.arange(2), np.arange(2, 4))
     with pytest.raises(ValueError, match="needs more than 50 points"):
         lid_table(vectors[:30], k=50)
-    with pytest.raises(ValueError, match="unknown corpus format"):
-        read_corpus({"source": "polarity", "format": "ptb"}, ".")
+    config = with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
+    config["geometry"]["clusters"]["corpus"]["format"] = "ptb"  # refused by the schema
+    with pytest.raises(workflow_config.ConfigError, match="'ptb' is not one of"):
+        workflow_config.validate_config(config)
 
 
 def test_wikitext_lines_become_sentences():

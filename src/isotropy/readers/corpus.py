@@ -59,9 +59,8 @@ def _corpus_lines(corpus: Mapping[str, Any], raw_dir: Path) -> list[str]:
             raise ValueError(
                 f"corpus file {path} is not UTF-8 ({error}); convert it first"
             ) from error
-    if corpus["format"] == "wikitext":
-        return list(pd.read_parquet(raw_file(raw_dir, HUB_FILE))["text"].astype(str))
-    raise ValueError(f"unknown corpus format {corpus['format']!r}; expected 'lines' or 'wikitext'")
+    # the schema allows "lines" or "wikitext" only
+    return list(pd.read_parquet(raw_file(raw_dir, HUB_FILE))["text"].astype(str))
 
 
 def read_corpus(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> list[str]:

@@ -184,11 +184,9 @@ def pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
 def _pos_reader(
     raw_dir=None, vectors_dir=None, wordnet_dir=None, *, pos_source: str, pos_standin_size: int = 0
 ):
-    if pos_source == "wordnet":
+    if pos_source == "wordnet":  # the schema allows "codwoe" or "wordnet" only
         return read_pos_wordnet(vectors_dir, wordnet_dir, pos_standin_size)
-    if pos_source == "codwoe":
-        return read_pos_codwoe(raw_dir)
-    raise ValueError(f"pos_source must be 'codwoe' or 'wordnet', found {pos_source!r}")
+    return read_pos_codwoe(raw_dir)
 
 
 def open_wordnet(raw_dir: str | os.PathLike):

@@ -306,10 +306,6 @@ def supersense_options(config: Mapping[str, Any]) -> dict[str, Any]:
     options=supersense_options,
 )
 def _supersense_reader(raw_dir=None, words_dir=None, wordnet_dir=None, *, supersense_source: str):
-    if supersense_source == "wordnet":
+    if supersense_source == "wordnet":  # the schema allows "tikhonov" or "wordnet" only
         return read_supersense(words_dir, wordnet_dir)
-    if supersense_source == "tikhonov":
-        return read_supersense_tikhonov(raw_dir)
-    raise ValueError(
-        f"supersense_source must be 'tikhonov' or 'wordnet', found {supersense_source!r}"
-    )
+    return read_supersense_tikhonov(raw_dir)
