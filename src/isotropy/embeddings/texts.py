@@ -1,10 +1,7 @@
 """Vectors for the texts of a prepared data set, one row per unique text: a sentence
-transformer's embeddings, or static word vectors (word2vec, GloVe) looked up.
-
-Sentence transformers are run batch by batch and streamed to a memory-mapped ``.npy`` file,
-so even the largest GLUE tasks (~500k unique sentences) never sit in memory at once. Words
-missing from a word-vector vocabulary are reported and left out.
-"""
+transformer's embeddings, streamed batch by batch to a memory-mapped ``.npy`` file (the largest
+GLUE tasks, ~500k sentences, never sit in memory at once), or static word vectors looked up
+(missing words reported and left out)."""
 
 from __future__ import annotations
 
@@ -30,17 +27,11 @@ TEXT_COLUMNS = ("text", "text_pair")
 
 def unique_texts(table: pd.DataFrame) -> list[str]:
     """All distinct texts of a prepared table (both sides of pairs), in order of first
-    appearance."""
-    if "text" not in table.columns:
-        raise ValueError(
-            f"prepared table needs a 'text' column; found columns {list(table.columns)}"
-        )
-    columns = [table[c] for c in TEXT_COLUMNS if c in table.columns]
+    appearance (its shape: :func:`isotropy.readers.registry.validate_table`)."""
     seen: dict[str, None] = {}
-    for column in columns:
-        if column.isna().any():
-            raise ValueError(f"column {column.name!r} has {int(column.isna().sum())} missing texts")
-        seen.update(dict.fromkeys(column.astype(str).tolist()))
+    for column in TEXT_COLUMNS:
+        if column in table.columns:
+            seen.update(dict.fromkeys(table[column].tolist()))
     return list(seen)
 
 
@@ -60,11 +51,6 @@ class SentenceEncoderSpec:
         encoder's settings."""
         settings = {k: v for k, v in params.items() if k not in RECORD_KEYS}
         return cls(model=ModelSpec.from_record(params), **settings)
-
-    @property
-    def source(self) -> str:
-        """The local folder, else the hub name (for messages)."""
-        return self.model.path or self.model.model or "?"
 
 
 def load_sentence_encoder(spec: SentenceEncoderSpec, device: str):
@@ -130,14 +116,8 @@ def embed_sentences(
     count."""
     texts = unique_texts(table)
     model = load_sentence_encoder(spec, device)
-    dim = (
-        model.get_embedding_dimension()
-        if hasattr(model, "get_embedding_dimension")
-        else model.get_sentence_embedding_dimension()
-    )
-    log.info(
-        "encoding %d unique texts with %s on %s (dim %d)", len(texts), spec.source, device, dim
-    )
+    dim = model.get_embedding_dimension()
+    log.info("encoding %d unique texts with %s on %s (dim %d)", len(texts), spec.model, device, dim)
 
     def encode_batch(batch: list[str]) -> np.ndarray:
         return model.encode(

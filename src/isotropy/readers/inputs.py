@@ -1,9 +1,6 @@
-"""What Snakemake asks of the readers at parse time, from the configuration.
-
-Each function maps the configuration (and a wildcard) to the sources a data set, an I-STAR task
-split, the cluster corpus or an STS split reads, or to the options a data set depends on. With a
-mirror set, a needed file the mirror lacks fails here, while the DAG is built.
-"""
+"""What Snakemake asks of the readers at parse time: the sources (and options) a data set, an
+I-STAR task split, the cluster corpus or an STS split reads. With a mirror set, a needed file the
+mirror lacks fails here, while the DAG is built."""
 
 from __future__ import annotations
 
@@ -23,9 +20,6 @@ from isotropy.sources import (
     resolve_mirror,
     source_outputs,
 )
-
-# ---------------------------------------------------------------------------------------------
-# Any registered data set
 
 
 def dataset_sources(config: Mapping[str, Any], dataset: str) -> dict[str, str]:
@@ -47,11 +41,8 @@ def required_sources(dataset: str, config: Mapping[str, Any]) -> list[str]:
 def dataset_inputs(
     config: Mapping[str, Any], dataset: str, root: str | os.PathLike = RAW_ROOT
 ) -> dict[str, str]:
-    """Snakemake inputs of ``dataset``: source name → that source's manifest.
-
-    With a mirror set, a needed source the mirror lacks fails here, while the DAG is built, with
-    a message naming the missing file (and, for GLUE, the tasks that are available).
-    """
+    """Snakemake inputs of ``dataset``: source name → that source's manifest (checked against
+    the mirror)."""
     names = required_sources(dataset, config)
     check_sources_available(names, config)
     return {name: source_outputs(name, root)[0] for name in names}
@@ -60,10 +51,6 @@ def dataset_inputs(
 def dataset_options(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
     """Config values the building of ``dataset`` depends on (besides its sources)."""
     return dataset_spec(dataset).options(config)
-
-
-# ---------------------------------------------------------------------------------------------
-# I-STAR task splits
 
 
 def _task_problem(task: str, config: Mapping[str, Any], mirror: Path) -> str | None:
@@ -91,12 +78,8 @@ def _task_problem(task: str, config: Mapping[str, Any], mirror: Path) -> str | N
 
 
 def check_tasks_available(tasks: Sequence[str], config: Mapping[str, Any]) -> None:
-    """With a mirror set, every task needs both its splits there: one error naming all that do not.
-
-    Called by rule ``finetune``'s input function while the workflow builds its DAG, so a missing
-    file stops the run before any job starts, with the tasks the mirror does hold; a DAG that
-    needs no I-STAR run is not concerned. Without a mirror (the hub) nothing is checked.
-    """
+    """With a mirror set, every task needs both its splits there: one error naming all that do
+    not, and the tasks the mirror does hold. Without a mirror (the hub) nothing is checked."""
     mirror = resolve_mirror(config.get("mirror"))
     if mirror is None:
         return
@@ -120,10 +103,6 @@ def task_inputs(
     sources = [task_source(task, split) for split in ISTAR_SPLITS]
     check_sources_available(sources, config)  # files the mirror holds but nothing can verify
     return dict(zip(ISTAR_SPLITS, (source_outputs(name, root)[0] for name in sources), strict=True))
-
-
-# ---------------------------------------------------------------------------------------------
-# Geometry study: the cluster corpus and the STS splits
 
 
 def corpus_inputs(config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT) -> dict[str, str]:

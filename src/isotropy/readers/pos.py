@@ -1,10 +1,7 @@
-"""Part-of-speech data (section 3): data set ``pos``.
-
-The paper's data is CoDWoE's English words with their parts of speech (:func:`read_pos_codwoe`,
-config ``pos_source: codwoe``); the documented stand-in labels the most frequent words of a
-word-vector source from WordNet (:func:`read_pos_wordnet`, ``pos_source: wordnet``), read with
-nltk's WordNet reader over the downloaded ``wordnet`` source (:func:`open_wordnet`, which the
-supersense stand-in reads too).
+"""Part-of-speech data (section 3): data set ``pos``: CoDWoE's English words with their parts of
+speech (:func:`read_pos_codwoe`, config ``pos_source: codwoe``), or the documented stand-in, the
+most frequent words of a word-vector source labelled from WordNet (:func:`read_pos_wordnet`;
+:func:`open_wordnet` serves the supersense stand-in too).
 """
 
 from __future__ import annotations
@@ -138,10 +135,6 @@ def read_pos_wordnet(
         vectors_dir,
     )
     return table
-
-
-# ---------------------------------------------------------------------------------------------
-# The data set: CoDWoE's words, or the WordNet stand-in (config pos_source)
 
 
 def pos_vocabulary_source(config: Mapping[str, Any]) -> str:

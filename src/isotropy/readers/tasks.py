@@ -145,8 +145,6 @@ def load_task_split(
     ``subset`` keeps a seeded random sample of that many rows (the same for every run), for
     scaled-down runs. Rows without a gold label (label −1) are dropped.
     """
-    if split not in ISTAR_SPLITS:
-        raise ValueError(f"split must be 'train' or 'validation', got {split!r}")
     spec = task_spec(task)
     table = read_task_split(task, split, raw_dir)
     if spec.kind != "qa":
