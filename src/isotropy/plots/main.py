@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.artist import Artist
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
@@ -277,7 +278,10 @@ def silhouette_vs_isoscore(
 
 
 def _caption(fig: plt.Figure, text: str, bottom: float) -> None:
-    fig.get_layout_engine().set(rect=(0, bottom, 1, 1 - bottom))  # a constrained layout
+    engine = fig.get_layout_engine()
+    if not isinstance(engine, ConstrainedLayoutEngine):
+        raise TypeError("a captioned figure is laid out by matplotlib's constrained layout")
+    engine.set(rect=(0, bottom, 1, 1 - bottom))
     fig.text(0.5, 0.0, "\n".join(textwrap.wrap(text, 120)), ha="center", va="bottom", fontsize=8)
 
 
