@@ -74,10 +74,9 @@ def read_semeval_sts(folder: str | os.PathLike) -> pd.DataFrame:
             parts = line.split("\t")
             if len(parts) < 2:
                 raise ValueError(f"{path}, line {number}: expected two tab-separated sentences")
-            rows.append((parts[0], parts[1], float(score), subset))
-        frames.append(pd.DataFrame(rows, columns=["sentence1", "sentence2", "score", "subset"]))
-    table = pd.concat(frames, ignore_index=True)
-    return _pairs(table, str(folder)).assign(subset=table["subset"])
+            rows.append((parts[0], parts[1], float(score)))
+        frames.append(pd.DataFrame(rows, columns=["sentence1", "sentence2", "score"]))
+    return _pairs(pd.concat(frames, ignore_index=True), str(folder))
 
 
 def read_sts_tsv(path: str | os.PathLike) -> pd.DataFrame:
@@ -127,7 +126,7 @@ def read_sts(name: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
                 f"{name} {split}: expected one folder of STS.input.*.txt files under {raw_dir}; "
                 f"found {len(folders)}"
             )
-        return read_semeval_sts(folders[0])[["sentence1", "sentence2", "score"]]
+        return read_semeval_sts(folders[0])
     if name == "stsb":  # the schema allows its train and validation splits only
         return read_sts_tsv(raw_file(raw_dir, _STS_SPLIT_FILES[split]))
     semeval = raw_dir / _SICK_SEMEVAL_FILES.get(split, f"SICK_{split}.txt")
