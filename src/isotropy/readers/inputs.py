@@ -12,7 +12,7 @@ from typing import Any
 from isotropy.paths import RAW_ROOT
 from isotropy.readers.registry import dataset_spec
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
-from isotropy.readers.tasks import ISTAR_SPLITS, TASKS, task_source, task_spec
+from isotropy.readers.tasks import ISTAR_SPLITS, TASKS, task_source
 from isotropy.sources import (
     MIRROR_ENV,
     check_sources_available,
@@ -55,17 +55,16 @@ def dataset_options(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
 
 def _task_problem(task: str, config: Mapping[str, Any], mirror: Path) -> str | None:
     """Why the mirror cannot serve ``task`` (a split missing), or None when it holds both splits."""
-    spec = task_spec(task)
     for split in ISTAR_SPLITS:
         name = task_source(task, split)
         if name not in config["sources"]:
             return f"I-STAR task {task!r} needs source {name!r}, which config 'sources' lacks"
         files = config["sources"][name].get("mirror") or []
         if not files:
+            hub = (config["sources"][name].get("hub") or {}).get("path")
             return (
                 f"I-STAR task {task!r} is not part of the offline mirror {mirror} (only GLUE tsv "
-                f"files are); unset mirror/{MIRROR_ENV} to load {spec.hub_path!r} from the Hugging "
-                "Face hub"
+                f"files are); unset mirror/{MIRROR_ENV} to load {hub!r} from the Hugging Face hub"
             )
         missing = [rel for rel in files if not (mirror / rel).is_file()]
         if missing:
