@@ -70,36 +70,30 @@ def encode_to_file(
     dim: int,
     vectors_path: str | os.PathLike,
     chunk_size: int = 2048,
-    progress: bool = True,
 ) -> None:
     """Encode ``texts`` chunk by chunk into a float32 ``.npy`` file written atomically.
 
     ``encode_batch(list_of_texts) -> np.ndarray`` does the work; only one chunk is in memory.
     """
-    from tqdm.auto import tqdm
-
-    logged = ProgressLog(len(texts), "encoded texts")  # the log file gets the time left too
+    logged = ProgressLog(len(texts), "encoded texts")  # the time left, in the log
     with atomic_path(vectors_path) as tmp:
         out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(len(texts), dim))
         reserve(
             tmp, os.path.getsize(tmp), vectors_path
         )  # a full disk named now, not a SIGBUS later
-        with tqdm(total=len(texts), desc="encoding", unit="text", disable=not progress) as bar:
-            for start in range(0, len(texts), chunk_size):
-                chunk = list(texts[start : start + chunk_size])
-                vectors = np.asarray(encode_batch(chunk), dtype=np.float32)
-                if vectors.shape != (len(chunk), dim):
-                    raise ValueError(
-                        f"encoder returned shape {vectors.shape}, expected {(len(chunk), dim)}"
-                    )
-                if not np.isfinite(vectors).all():
-                    raise ValueError(
-                        "encoder returned non-finite values for texts "
-                        f"{start}..{start + len(chunk)}"
-                    )
-                out[start : start + len(chunk)] = vectors
-                bar.update(len(chunk))
-                logged.update(len(chunk))
+        for start in range(0, len(texts), chunk_size):
+            chunk = list(texts[start : start + chunk_size])
+            vectors = np.asarray(encode_batch(chunk), dtype=np.float32)
+            if vectors.shape != (len(chunk), dim):
+                raise ValueError(
+                    f"encoder returned shape {vectors.shape}, expected {(len(chunk), dim)}"
+                )
+            if not np.isfinite(vectors).all():
+                raise ValueError(
+                    f"encoder returned non-finite values for texts {start}..{start + len(chunk)}"
+                )
+            out[start : start + len(chunk)] = vectors
+            logged.update(len(chunk))
         out.flush()
         del out
 
@@ -110,7 +104,6 @@ def embed_sentences(
     device: str,
     vectors_path: str | os.PathLike,
     index_path: str | os.PathLike,
-    progress: bool = True,
 ) -> int:
     """Embed every unique text of ``table``; write vectors and their text index. Returns the row
     count."""
@@ -124,7 +117,7 @@ def embed_sentences(
             batch, batch_size=spec.batch_size, convert_to_numpy=True, show_progress_bar=False
         )
 
-    encode_to_file(texts, encode_batch, dim, vectors_path, progress=progress)
+    encode_to_file(texts, encode_batch, dim, vectors_path)
     write_index(texts, index_path)
     return len(texts)
 
