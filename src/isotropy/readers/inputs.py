@@ -5,16 +5,14 @@ mirror lacks fails here, while the DAG is built."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from isotropy.paths import RAW_ROOT
 from isotropy.readers.registry import dataset_spec
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
-from isotropy.readers.tasks import ISTAR_SPLITS, TASKS, task_source
+from isotropy.readers.tasks import ISTAR_SPLITS, task_source
 from isotropy.sources import (
-    MIRROR_ENV,
     check_sources_available,
     missing_mirror_files,
     resolve_mirror,
@@ -53,54 +51,13 @@ def dataset_options(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
     return dataset_spec(dataset).options(config)
 
 
-def _task_problem(task: str, config: Mapping[str, Any], mirror: Path) -> str | None:
-    """Why the mirror cannot serve ``task`` (a split missing), or None when it holds both splits."""
-    for split in ISTAR_SPLITS:
-        name = task_source(task, split)
-        if name not in config["sources"]:
-            return f"I-STAR task {task!r} needs source {name!r}, which config 'sources' lacks"
-        files = config["sources"][name].get("mirror") or []
-        if not files:
-            hub = (config["sources"][name].get("hub") or {}).get("path")
-            return (
-                f"I-STAR task {task!r} is not part of the offline mirror {mirror} (only GLUE tsv "
-                f"files are); unset mirror/{MIRROR_ENV} to load {hub!r} from the Hugging Face hub"
-            )
-        missing = [rel for rel in files if not (mirror / rel).is_file()]
-        if missing:
-            return (
-                f"I-STAR task {task!r} needs its {split} split, {mirror / missing[0]}, which the "
-                f"mirror {mirror} does not have; unset mirror/{MIRROR_ENV} to load it from the "
-                "Hugging Face hub, or choose another task"
-            )
-    return None
-
-
-def check_tasks_available(tasks: Sequence[str], config: Mapping[str, Any]) -> None:
-    """With a mirror set, every task needs both its splits there: one error naming all that do
-    not, and the tasks the mirror does hold. Without a mirror (the hub) nothing is checked."""
-    mirror = resolve_mirror(config.get("mirror"))
-    if mirror is None:
-        return
-    problems = [
-        problem for problem in (_task_problem(task, config, mirror) for task in tasks) if problem
-    ]
-    if problems:
-        held = [task for task in TASKS if _task_problem(task, config, mirror) is None]
-        raise FileNotFoundError(
-            "; ".join(problems)
-            + f". Tasks the mirror holds: {', '.join(held) or 'none'} (set istar.tasks to those)"
-        )
-
-
 def task_inputs(
     config: Mapping[str, Any], task: str, root: str | os.PathLike = RAW_ROOT
 ) -> dict[str, str]:
-    """Rule ``finetune``'s inputs: split → the manifest of its download (after
-    :func:`check_tasks_available`)."""
-    check_tasks_available([task], config)
+    """Rule ``finetune``'s inputs: split → the manifest of its download (checked against the
+    mirror while the DAG is built)."""
     sources = [task_source(task, split) for split in ISTAR_SPLITS]
-    check_sources_available(sources, config)  # files the mirror holds but nothing can verify
+    check_sources_available(sources, config)
     return dict(zip(ISTAR_SPLITS, (source_outputs(name, root)[0] for name in sources), strict=True))
 
 
