@@ -62,7 +62,7 @@ def main() -> None:
     load, (tokenizer, model) = clock(lambda: load_hidden_state_model(spec, "cpu"))
     seconds, tokens = clock(
         lambda: extract_token_embeddings(
-            sentences, tokenizer, model, max_length=128, max_per_type=20, progress=False
+            sentences, tokenizer, model, max_length=128, max_per_type=20
         )
     )
     n_layers, n_tokens, dim = tokens.layers.shape

@@ -5,7 +5,7 @@ import pandas as pd
 
 from isotropy.extensions import results
 from isotropy.logs import configure_from_snakemake
-from isotropy.plots.extensions import question_figures, save_question_figures
+from isotropy.plots.extensions import question_figures, save_question_figure
 from isotropy.provenance import record_step
 from isotropy.traces import read_traces
 
@@ -18,12 +18,9 @@ def main(snakemake):
     epochs = pd.DataFrame()
     if snakemake.input.epochs:
         epochs = pd.concat(map(pd.read_csv, snakemake.input.epochs))
-    save_question_figures(
-        question_figures(traces, seeds, epochs),
-        results.by_question(snakemake.output.pdf),
-        results.by_question(snakemake.output.png),
-        snakemake.params.settings_line,
-    )
+    pdfs, pngs = map(results.by_question, (snakemake.output.pdf, snakemake.output.png))
+    for question, draw in question_figures(traces, seeds, epochs).items():
+        save_question_figure(draw(), pdfs[question], pngs[question], snakemake.params.settings_line)
     record_step(snakemake)
 
 

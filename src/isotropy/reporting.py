@@ -1,11 +1,7 @@
 """The opening page of the HTML report (``make report``): the forest plot of every judged paper
-number (:mod:`isotropy.verdicts.forest`) with the rows it cannot draw listed under it, then the run,
-its claims and its comparison with the papers' printed numbers, as compact tables, before any
-other figure or the rule graph.
-
-Snakemake's report shows the workflow description (``report/workflow.rst``) on its first page;
-that description inserts the HTML written here (results/report/overview.html, rule
-report_overview). The full tables stay in the report's "claims and paper comparison" category.
+number with the rows it cannot draw, then the run, its claims and its comparison with the papers'
+printed numbers. ``report/workflow.rst``, the first page of Snakemake's report, inserts the HTML
+written here (results/report/overview.html, rule report_overview).
 """
 
 from __future__ import annotations

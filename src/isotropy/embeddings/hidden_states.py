@@ -126,7 +126,6 @@ def extract_token_embeddings(
     max_length: int = 128,
     max_per_type: int | None = None,
     max_tokens: int | None = None,
-    progress: bool = True,
 ) -> TokenEmbeddings:
     """Hidden states of every layer for the token instances of ``sentences``.
 
@@ -134,45 +133,30 @@ def extract_token_embeddings(
     any one token type are kept (the first ones in corpus order), so frequent function words
     do not swamp the sample; extraction stops once ``max_tokens`` instances are kept.
     """
-    from tqdm.auto import tqdm
-
     if not sentences:
         raise ValueError("no sentences to embed")
-    if max_per_type is not None and max_per_type < 1:
-        raise ValueError(f"max_per_type must be at least 1 (or None); got {max_per_type}")
     counts: Counter[int] = Counter()
     chunks: list[np.ndarray] = []
     kept_ids: list[int] = []
     kept_sentences: list[int] = []
     n_kept = 0
-    logged = ProgressLog(
-        len(sentences), "token embeddings, sentences read"
-    )  # time left, in the log
-    # One progress measure: the bar shows the log's share of the work (sentences read, or kept
-    # tokens against max_tokens when that cap is nearer), never a second count of its own.
-    with tqdm(
-        total=100,
-        desc="token embeddings, share of the work",
-        bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
-        disable=not progress,
-    ) as bar:
-        for start in range(0, len(sentences), batch_size):
-            batch = sentences[start : start + batch_size]
-            inputs, special = tokenize_batch(tokenizer, batch, max_length)
-            room = None if max_tokens is None else max_tokens - n_kept
-            rows, cols = _pick_tokens(inputs, special, counts, max_per_type, room)
-            if rows:
-                kept_ids.extend(int(inputs["input_ids"][b, t]) for b, t in zip(rows, cols))
-                kept_sentences.extend(start + b for b in rows)
-                chunks.append(_states_at(model, inputs, rows, cols, device))
-                n_kept += len(rows)
-            # Extraction stops at max_tokens: the work done is whichever limit is nearer.
-            read = (start + len(batch)) / len(sentences)
-            share = min(1.0, max(read, n_kept / max_tokens) if max_tokens else read)
-            logged.update(len(batch), share=share if max_tokens else None)
-            bar.update(100 * share - bar.n)
-            if max_tokens is not None and n_kept >= max_tokens:
-                break
+    logged = ProgressLog(len(sentences), "token embeddings, sentences read")  # time left
+    for start in range(0, len(sentences), batch_size):
+        batch = sentences[start : start + batch_size]
+        inputs, special = tokenize_batch(tokenizer, batch, max_length)
+        room = None if max_tokens is None else max_tokens - n_kept
+        rows, cols = _pick_tokens(inputs, special, counts, max_per_type, room)
+        if rows:
+            kept_ids.extend(int(inputs["input_ids"][b, t]) for b, t in zip(rows, cols))
+            kept_sentences.extend(start + b for b in rows)
+            chunks.append(_states_at(model, inputs, rows, cols, device))
+            n_kept += len(rows)
+        # Extraction stops at max_tokens: the work done is whichever limit is nearer.
+        read = (start + len(batch)) / len(sentences)
+        share = min(1.0, max(read, n_kept / max_tokens) if max_tokens else read)
+        logged.update(len(batch), share=share if max_tokens else None)
+        if max_tokens is not None and n_kept >= max_tokens:
+            break
     read = max(kept_sentences, default=-1) + 1
     kept = f"{len(counts)} types, from the first {read} of {len(sentences)} sentences"
     return _token_embeddings(chunks, kept_ids, kept_sentences, tokenizer, kept)
@@ -249,18 +233,15 @@ def layer_states_in_batches(
     """One layer's hidden states of ``sentences``, batched by length (less padding): yields
     ``(rows, inputs, special, hidden)`` per batch (the batch's indices into ``sentences``, its
     tokenizer inputs on ``device``, its special-token mask on the CPU, the layer's states,
-    batch x time x dim), with progress in the terminal and the log. The one batching loop of
-    the STS embeddings, token states and mean-pooled alike."""
+    batch x time x dim), with the time left in the log (``progress=False``: its last line
+    only). The one batching loop of the STS embeddings, token states and mean-pooled alike."""
     import torch
-    from tqdm.auto import tqdm
 
     if not sentences:
         raise ValueError("no sentences to embed")
     order = np.argsort([len(s) for s in sentences], kind="stable")
-    logged = ProgressLog(len(sentences), desc)  # time left, in the log
-    for start in tqdm(
-        range(0, len(order), batch_size), desc=desc, unit="batch", disable=not progress
-    ):
+    logged = ProgressLog(len(sentences), desc, every=30.0 if progress else float("inf"))
+    for start in range(0, len(order), batch_size):
         rows = order[start : start + batch_size]
         inputs, special = tokenize_batch(tokenizer, [sentences[i] for i in rows], max_length)
         inputs = {key: value.to(device) for key, value in inputs.items()}

@@ -1,10 +1,7 @@
 """Vectors for the texts of a prepared data set, one row per unique text: a sentence
-transformer's embeddings, or static word vectors (word2vec, GloVe) looked up.
-
-Sentence transformers are run batch by batch and streamed to a memory-mapped ``.npy`` file,
-so even the largest GLUE tasks (~500k unique sentences) never sit in memory at once. Words
-missing from a word-vector vocabulary are reported and left out.
-"""
+transformer's embeddings, streamed batch by batch to a memory-mapped ``.npy`` file (the largest
+GLUE tasks, ~500k sentences, never sit in memory at once), or static word vectors looked up
+(missing words reported and left out)."""
 
 from __future__ import annotations
 
@@ -30,17 +27,11 @@ TEXT_COLUMNS = ("text", "text_pair")
 
 def unique_texts(table: pd.DataFrame) -> list[str]:
     """All distinct texts of a prepared table (both sides of pairs), in order of first
-    appearance."""
-    if "text" not in table.columns:
-        raise ValueError(
-            f"prepared table needs a 'text' column; found columns {list(table.columns)}"
-        )
-    columns = [table[c] for c in TEXT_COLUMNS if c in table.columns]
+    appearance (its shape: :func:`isotropy.readers.registry.validate_table`)."""
     seen: dict[str, None] = {}
-    for column in columns:
-        if column.isna().any():
-            raise ValueError(f"column {column.name!r} has {int(column.isna().sum())} missing texts")
-        seen.update(dict.fromkeys(column.astype(str).tolist()))
+    for column in TEXT_COLUMNS:
+        if column in table.columns:
+            seen.update(dict.fromkeys(table[column].tolist()))
     return list(seen)
 
 
@@ -61,11 +52,6 @@ class SentenceEncoderSpec:
         settings = {k: v for k, v in params.items() if k not in RECORD_KEYS}
         return cls(model=ModelSpec.from_record(params), **settings)
 
-    @property
-    def source(self) -> str:
-        """The local folder, else the hub name (for messages)."""
-        return self.model.path or self.model.model or "?"
-
 
 def load_sentence_encoder(spec: SentenceEncoderSpec, device: str):
     """Load a sentence-transformers model on ``device`` (hub name at a pinned revision, or a
@@ -84,36 +70,30 @@ def encode_to_file(
     dim: int,
     vectors_path: str | os.PathLike,
     chunk_size: int = 2048,
-    progress: bool = True,
 ) -> None:
     """Encode ``texts`` chunk by chunk into a float32 ``.npy`` file written atomically.
 
     ``encode_batch(list_of_texts) -> np.ndarray`` does the work; only one chunk is in memory.
     """
-    from tqdm.auto import tqdm
-
-    logged = ProgressLog(len(texts), "encoded texts")  # the log file gets the time left too
+    logged = ProgressLog(len(texts), "encoded texts")  # the time left, in the log
     with atomic_path(vectors_path) as tmp:
         out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(len(texts), dim))
         reserve(
             tmp, os.path.getsize(tmp), vectors_path
         )  # a full disk named now, not a SIGBUS later
-        with tqdm(total=len(texts), desc="encoding", unit="text", disable=not progress) as bar:
-            for start in range(0, len(texts), chunk_size):
-                chunk = list(texts[start : start + chunk_size])
-                vectors = np.asarray(encode_batch(chunk), dtype=np.float32)
-                if vectors.shape != (len(chunk), dim):
-                    raise ValueError(
-                        f"encoder returned shape {vectors.shape}, expected {(len(chunk), dim)}"
-                    )
-                if not np.isfinite(vectors).all():
-                    raise ValueError(
-                        "encoder returned non-finite values for texts "
-                        f"{start}..{start + len(chunk)}"
-                    )
-                out[start : start + len(chunk)] = vectors
-                bar.update(len(chunk))
-                logged.update(len(chunk))
+        for start in range(0, len(texts), chunk_size):
+            chunk = list(texts[start : start + chunk_size])
+            vectors = np.asarray(encode_batch(chunk), dtype=np.float32)
+            if vectors.shape != (len(chunk), dim):
+                raise ValueError(
+                    f"encoder returned shape {vectors.shape}, expected {(len(chunk), dim)}"
+                )
+            if not np.isfinite(vectors).all():
+                raise ValueError(
+                    f"encoder returned non-finite values for texts {start}..{start + len(chunk)}"
+                )
+            out[start : start + len(chunk)] = vectors
+            logged.update(len(chunk))
         out.flush()
         del out
 
@@ -124,27 +104,20 @@ def embed_sentences(
     device: str,
     vectors_path: str | os.PathLike,
     index_path: str | os.PathLike,
-    progress: bool = True,
 ) -> int:
     """Embed every unique text of ``table``; write vectors and their text index. Returns the row
     count."""
     texts = unique_texts(table)
     model = load_sentence_encoder(spec, device)
-    dim = (
-        model.get_embedding_dimension()
-        if hasattr(model, "get_embedding_dimension")
-        else model.get_sentence_embedding_dimension()
-    )
-    log.info(
-        "encoding %d unique texts with %s on %s (dim %d)", len(texts), spec.source, device, dim
-    )
+    dim = model.get_embedding_dimension()
+    log.info("encoding %d unique texts with %s on %s (dim %d)", len(texts), spec.model, device, dim)
 
     def encode_batch(batch: list[str]) -> np.ndarray:
         return model.encode(
             batch, batch_size=spec.batch_size, convert_to_numpy=True, show_progress_bar=False
         )
 
-    encode_to_file(texts, encode_batch, dim, vectors_path, progress=progress)
+    encode_to_file(texts, encode_batch, dim, vectors_path)
     write_index(texts, index_path)
     return len(texts)
 

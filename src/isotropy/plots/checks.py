@@ -1,8 +1,6 @@
-"""The figure helpers every figure module shares, and the one saver: :func:`save_figure` runs
-every check of :data:`FIGURE_CHECKS` on a figure, then saves it. The checks themselves (overlaps,
-unnamed curves, text too small at a page's width) are the tests' (tests/figure_checks.py, which
-tests/conftest.py registers here for every test). The module sets matplotlib's headless backend;
-the figure modules take ``plt`` from here.
+"""The figure helpers every figure module shares, and the one saver, :func:`save_figure`, which
+runs the checks the tests register (tests/figure_checks.py: overlaps, unnamed curves, text too
+small at a page's width). The figure modules take the headless ``plt`` from here.
 """
 
 from __future__ import annotations

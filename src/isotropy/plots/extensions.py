@@ -6,7 +6,7 @@ and the script that made it, and is saved through :func:`isotropy.plots.checks.s
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -131,15 +131,3 @@ def save_question_figure(fig: Figure, pdf: str, png: str, settings_line: str) ->
     fig.text(0.01, 0.0, textwrap.fill(caption, 180), fontsize=6, va="top")
     fig.tight_layout()
     save_figure(fig, pdf, png, dpi=150)
-
-
-def save_question_figures(
-    figures: Mapping[str, Callable[[], Figure]],
-    pdfs: Mapping[str, str],
-    pngs: Mapping[str, str],
-    settings_line: str,
-) -> None:
-    """Draw and save every question's figure to its own files (all keyed by question; the files
-    paired with the questions by :func:`isotropy.extensions.results.by_question`)."""
-    for question, draw in figures.items():
-        save_question_figure(draw(), pdfs[question], pngs[question], settings_line)

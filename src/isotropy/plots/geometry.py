@@ -66,11 +66,6 @@ def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
     Static word vectors (one vector per word) appear as a horizontal line in the S_inter panel
     (and in the condition-number panel).
     """
-    require_columns(
-        table,
-        {"model", "kind", "layer", "s_inter", "s_intra", "s_inter_adjusted", "s_intra_adjusted"},
-        "cosine",
-    )
     contextual = table[table["kind"] == "contextual"]
     static = table[table["kind"] == "static"]
     conditioned = "condition_number" in table
@@ -100,7 +95,6 @@ def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
     Drawn on Cai et al.'s scale (``lid_cai_scale``: squared Euclidean distances, half the MLE
     on distances), the scale of their Figure 9 (Euclidean) and Table 3 (cosine).
     """
-    require_columns(table, {"model", "kind", "layer", "metric", "k", "lid_cai_scale"}, "LID")
     metrics = list(table["metric"].unique())
     figure, axes = plt.subplots(
         1,
@@ -150,7 +144,6 @@ def token_kind(token: str) -> str:
 def plot_isotropy_by_layer(table: pd.DataFrame) -> plt.Figure:
     """I(W) per layer and model on a log scale (the slides' "Pre-trained BERT Isotropy"): solid
     with numpy's eigenvector signs (Rajaee & Pilehvar's number), dashed after centring."""
-    require_columns(table, {"model", "layer", "isotropy", "isotropy_centred"}, "I(W) by layer")
     figure, ax = plt.subplots(figsize=(6.5, 3.6), layout="constrained")
     # I(W) can underflow to 0 in float64: the log axis shows the smallest positive double
     floor = np.finfo(float).tiny
@@ -273,7 +266,6 @@ def plot_token_views(view: pd.DataFrame, frequencies: pd.DataFrame, title: str) 
 
 def plot_sts(table: pd.DataFrame) -> plt.Figure:
     """STS correlation (Spearman x100, Pearson as dots) and I(W) per enhancement method."""
-    require_columns(table, {"model", "dataset", "method", "pearson", "spearman", "isotropy"}, "STS")
     summary = (
         table.groupby(["model", "dataset", "method"], sort=False)[
             ["pearson", "spearman", "isotropy"]

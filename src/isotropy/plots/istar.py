@@ -19,8 +19,6 @@ import pandas as pd
 
 from isotropy.plots.checks import DECORATION, panel_grid, plt, save_figure, seed_means
 
-SELECTIONS = ("best", "mean")
-
 
 def seed_summary(runs: pd.DataFrame) -> pd.DataFrame:
     """Mean and std over seeds per model, task, regulariser and λ (:func:`seed_means`)."""
@@ -42,8 +40,6 @@ def figure6_table(runs: pd.DataFrame, selection: str = "best") -> pd.DataFrame:
     (``selection="best"``: negative λ for I-STAR, any λ for CosReg) or averaged over those λ
     (``"mean"``). The table then averages over the tasks every method has; ``tasks`` counts them.
     """
-    if selection not in SELECTIONS:
-        raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
     summary = seed_summary(runs)
     methods = {
         "istar<0": summary[(summary["regulariser"] == "istar") & (summary["lambda"] < 0)],
@@ -206,8 +202,6 @@ def plot_figure(
 ) -> pd.DataFrame:
     """Figure ``name`` of :data:`FIGURES` (``options``: figure 6's ``selection``, figure 7's
     ``task``), saved as PDF and PNG (checked, :func:`save_figure`); returns the table it plots."""
-    if name not in FIGURES:
-        raise ValueError(f"unknown I-STAR figure {name!r}; expected one of {list(FIGURES)}")
     figure, table = FIGURES[name](runs, **options)
     save_figure(figure, pdf_path, png_path)
     return table

@@ -14,6 +14,7 @@ import pandas as pd
 
 from isotropy.readers.registry import raw_file
 from isotropy.sources import HUB_FILE
+from isotropy.sources.layouts import decode_text
 
 _SENTENCE_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])")
 
@@ -53,15 +54,9 @@ def _corpus_lines(corpus: Mapping[str, Any], raw_dir: Path) -> list[str]:
             raise FileNotFoundError(
                 f"corpus file {path} does not exist; fix geometry.clusters.corpus.file"
             )
-        try:
-            return path.read_text(encoding="utf-8").splitlines(keepends=True)
-        except UnicodeDecodeError as error:
-            raise ValueError(
-                f"corpus file {path} is not UTF-8 ({error}); convert it first"
-            ) from error
-    if corpus["format"] == "wikitext":
-        return list(pd.read_parquet(raw_file(raw_dir, HUB_FILE))["text"].astype(str))
-    raise ValueError(f"unknown corpus format {corpus['format']!r}; expected 'lines' or 'wikitext'")
+        return decode_text(path.read_bytes(), "utf-8", str(path)).splitlines(keepends=True)
+    # the schema allows "lines" or "wikitext" only
+    return list(pd.read_parquet(raw_file(raw_dir, HUB_FILE))["text"].astype(str))
 
 
 def read_corpus(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> list[str]:

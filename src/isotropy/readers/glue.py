@@ -26,14 +26,13 @@ class GlueFormat:
     text: str | int
     label: str | int
     text_pair: str | int | None = None
-    header: bool = True
-    width: int | None = None  # number of fields in a header-less row
+    width: int | None = None  # number of fields in a row, for a file without a header
     labels: tuple[str, ...] = ("0", "1")  # the task's label domain, as written in the file
 
 
 GLUE_FORMATS: dict[str, GlueFormat] = {
     # CoLA: source, label, original annotation, sentence; no header.
-    "cola": GlueFormat(text=3, label=1, header=False, width=4),
+    "cola": GlueFormat(text=3, label=1, width=4),
     "sst2": GlueFormat(text="sentence", label="label"),
     "mrpc": GlueFormat(text="#1 String", text_pair="#2 String", label="Quality"),
     "qqp": GlueFormat(text="question1", text_pair="question2", label="is_duplicate"),
@@ -65,9 +64,7 @@ def _columns(
 ) -> tuple[dict[str | int, int], int, list[str], int]:
     """(field index of each column key, fields per row, body lines, line number of the first)."""
     keys = [key for key in (spec.text, spec.text_pair, spec.label) if key is not None]
-    if not spec.header:
-        if spec.width is None:
-            raise ValueError(f"the GLUE format of {what} has no header and no width")
+    if spec.width is not None:  # no header: columns by position
         return {key: int(key) for key in keys}, spec.width, lines, 1
     if not lines:
         raise ValueError(f"{path} is empty; expected a header line")
@@ -87,8 +84,6 @@ def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv
     Items without a label are dropped. Labels are kept as the strings in the file; one outside the
     task's label domain is an error naming its line (it would otherwise become a class of its own).
     """
-    if task not in GLUE_FORMATS:
-        raise ValueError(f"unknown GLUE task {task!r}; expected one of {GLUE_TASKS}")
     spec = GLUE_FORMATS[task]
     path = raw_file(raw_dir, file_name)
     lines = read_utf8_lines(path)

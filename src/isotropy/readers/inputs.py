@@ -1,31 +1,23 @@
-"""What Snakemake asks of the readers at parse time, from the configuration.
-
-Each function maps the configuration (and a wildcard) to the sources a data set, an I-STAR task
-split, the cluster corpus or an STS split reads, or to the options a data set depends on. With a
-mirror set, a needed file the mirror lacks fails here, while the DAG is built.
-"""
+"""What Snakemake asks of the readers at parse time: the sources (and options) a data set, an
+I-STAR task split, the cluster corpus or an STS split reads. With a mirror set, a needed file the
+mirror lacks fails here, while the DAG is built."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from isotropy.paths import RAW_ROOT
 from isotropy.readers.registry import dataset_spec
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
-from isotropy.readers.tasks import ISTAR_SPLITS, TASKS, task_source, task_spec
+from isotropy.readers.tasks import ISTAR_SPLITS, task_source
 from isotropy.sources import (
-    MIRROR_ENV,
     check_sources_available,
     missing_mirror_files,
     resolve_mirror,
     source_outputs,
 )
-
-# ---------------------------------------------------------------------------------------------
-# Any registered data set
 
 
 def dataset_sources(config: Mapping[str, Any], dataset: str) -> dict[str, str]:
@@ -47,11 +39,8 @@ def required_sources(dataset: str, config: Mapping[str, Any]) -> list[str]:
 def dataset_inputs(
     config: Mapping[str, Any], dataset: str, root: str | os.PathLike = RAW_ROOT
 ) -> dict[str, str]:
-    """Snakemake inputs of ``dataset``: source name → that source's manifest.
-
-    With a mirror set, a needed source the mirror lacks fails here, while the DAG is built, with
-    a message naming the missing file.
-    """
+    """Snakemake inputs of ``dataset``: source name → that source's manifest (checked against
+    the mirror)."""
     names = required_sources(dataset, config)
     check_sources_available(names, config)
     return {name: source_outputs(name, root)[0] for name in names}
@@ -62,68 +51,14 @@ def dataset_options(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
     return dataset_spec(dataset).options(config)
 
 
-# ---------------------------------------------------------------------------------------------
-# I-STAR task splits
-
-
-def _task_problem(task: str, config: Mapping[str, Any], mirror: Path) -> str | None:
-    """Why the mirror cannot serve ``task`` (a split missing), or None when it holds both splits."""
-    spec = task_spec(task)
-    for split in ISTAR_SPLITS:
-        name = task_source(task, split)
-        if name not in config["sources"]:
-            return f"I-STAR task {task!r} needs source {name!r}, which config 'sources' lacks"
-        files = config["sources"][name].get("mirror") or []
-        if not files:
-            return (
-                f"I-STAR task {task!r} is not part of the offline mirror {mirror} (only GLUE tsv "
-                f"files are); unset mirror/{MIRROR_ENV} to load {spec.hub_path!r} from the Hugging "
-                "Face hub"
-            )
-        missing = [rel for rel in files if not (mirror / rel).is_file()]
-        if missing:
-            return (
-                f"I-STAR task {task!r} needs its {split} split, {mirror / missing[0]}, which the "
-                f"mirror {mirror} does not have; unset mirror/{MIRROR_ENV} to load it from the "
-                "Hugging Face hub, or choose another task"
-            )
-    return None
-
-
-def check_tasks_available(tasks: Sequence[str], config: Mapping[str, Any]) -> None:
-    """With a mirror set, every task needs both its splits there: one error naming all that do not.
-
-    Called by rule ``finetune``'s input function while the workflow builds its DAG, so a missing
-    file stops the run before any job starts, with the tasks the mirror does hold; a DAG that
-    needs no I-STAR run is not concerned. Without a mirror (the hub) nothing is checked.
-    """
-    mirror = resolve_mirror(config.get("mirror"))
-    if mirror is None:
-        return
-    problems = [
-        problem for problem in (_task_problem(task, config, mirror) for task in tasks) if problem
-    ]
-    if problems:
-        held = [task for task in TASKS if _task_problem(task, config, mirror) is None]
-        raise FileNotFoundError(
-            "; ".join(problems)
-            + f". Tasks the mirror holds: {', '.join(held) or 'none'} (set istar.tasks to those)"
-        )
-
-
 def task_inputs(
     config: Mapping[str, Any], task: str, root: str | os.PathLike = RAW_ROOT
 ) -> dict[str, str]:
-    """Rule ``finetune``'s inputs: split → the manifest of its download (after
-    :func:`check_tasks_available`)."""
-    check_tasks_available([task], config)
+    """Rule ``finetune``'s inputs: split → the manifest of its download (checked against the
+    mirror while the DAG is built)."""
     sources = [task_source(task, split) for split in ISTAR_SPLITS]
-    check_sources_available(sources, config)  # files the mirror holds but nothing can verify
+    check_sources_available(sources, config)
     return dict(zip(ISTAR_SPLITS, (source_outputs(name, root)[0] for name in sources), strict=True))
-
-
-# ---------------------------------------------------------------------------------------------
-# Geometry study: the cluster corpus and the STS splits
 
 
 def corpus_inputs(config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT) -> dict[str, str]:

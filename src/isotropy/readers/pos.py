@@ -1,10 +1,7 @@
-"""Part-of-speech data (section 3): data set ``pos``.
-
-The paper's data is CoDWoE's English words with their parts of speech (:func:`read_pos_codwoe`,
-config ``pos_source: codwoe``); the documented stand-in labels the most frequent words of a
-word-vector source from WordNet (:func:`read_pos_wordnet`, ``pos_source: wordnet``), read with
-nltk's WordNet reader over the downloaded ``wordnet`` source (:func:`open_wordnet`, which the
-supersense stand-in reads too).
+"""Part-of-speech data (section 3): data set ``pos``: CoDWoE's English words with their parts of
+speech (:func:`read_pos_codwoe`, config ``pos_source: codwoe``), or the documented stand-in, the
+most frequent words of a word-vector source labelled from WordNet (:func:`read_pos_wordnet`;
+:func:`open_wordnet` serves the supersense stand-in too).
 """
 
 from __future__ import annotations
@@ -140,10 +137,6 @@ def read_pos_wordnet(
     return table
 
 
-# ---------------------------------------------------------------------------------------------
-# The data set: CoDWoE's words, or the WordNet stand-in (config pos_source)
-
-
 def pos_vocabulary_source(config: Mapping[str, Any]) -> str:
     """The source of the word vectors used with the POS data (its setup's encoder, else the first
     word-vector encoder)."""
@@ -184,11 +177,9 @@ def pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
 def _pos_reader(
     raw_dir=None, vectors_dir=None, wordnet_dir=None, *, pos_source: str, pos_standin_size: int = 0
 ):
-    if pos_source == "wordnet":
+    if pos_source == "wordnet":  # the schema allows "codwoe" or "wordnet" only
         return read_pos_wordnet(vectors_dir, wordnet_dir, pos_standin_size)
-    if pos_source == "codwoe":
-        return read_pos_codwoe(raw_dir)
-    raise ValueError(f"pos_source must be 'codwoe' or 'wordnet', found {pos_source!r}")
+    return read_pos_codwoe(raw_dir)
 
 
 def open_wordnet(raw_dir: str | os.PathLike):

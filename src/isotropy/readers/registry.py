@@ -1,26 +1,11 @@
-"""The data-set registry: data set → its record (:class:`DatasetSpec`): the sources it reads by
-role and the raw layout each must have, its unit (word, sentence or pair), its option keys and
-its reader.
+"""The data-set registry: data set → its record (:class:`DatasetSpec`), registered by its reader
+module with :func:`register_dataset`; this module never names one. :func:`discover_readers`
+imports every module of the package, so adding a data set is one config entry plus one module.
 
-A reader module registers its data set next to its reader with :func:`register_dataset`; this
-module never names one. Every consumer reads the record: the rules (sources, options), the
-configuration's checks (a word-vector encoder only for words; a source of the right layout;
-``dataset_options`` keys the reader takes), and the estimate (its measured costs, by the data
-set's name in ``config/costs.csv``). :func:`discover_readers` imports every module of a package (the
-``isotropy.readers`` package does so when it is imported), so adding a data set is one entry in
-config ``sources`` (and ``main.setups``) plus one new module in this package: no list to edit.
-
-:func:`prepare_dataset` is the one path that builds a registered data set from its raw folders.
-
-Every reader returns one table shape, checked here, and builds it with the helpers here
-(:func:`raw_file`, :func:`read_utf8_lines`, :func:`multi_label_frame`). A prepared data set
-is a pandas DataFrame (stored as ``resources/data/<dataset>.parquet``) with ``text`` (str),
-``text_pair`` (str, pair tasks only) and either ``label`` (str, single-label
-tasks) or ``labels`` (sorted list of str, multi-label tasks). Surrounding whitespace of texts is
-stripped; labels are strings.
-
-Malformed input (a bad row, a wrong encoding, a missing file) raises ``ValueError`` or
-``FileNotFoundError`` naming the file and line.
+:func:`prepare_dataset` is the one path that builds a data set from its raw folders. A prepared
+data set (``resources/data/<dataset>.parquet``) has ``text``, ``text_pair`` (pair tasks only) and
+either ``label`` (str) or ``labels`` (sorted list of str, multi-label tasks), texts stripped.
+Malformed input raises ``ValueError`` or ``FileNotFoundError`` naming the file and line.
 """
 
 from __future__ import annotations
@@ -90,8 +75,6 @@ def validate_table(table: pd.DataFrame) -> None:
             f"prepared table has columns {sorted(columns)}; needed: text, optional text_pair, "
             "and exactly one of label/labels"
         )
-    if len(table) == 0:
-        raise ValueError("prepared table is empty")
     for column in columns - {"labels"}:
         bad = table[column].map(lambda v: not isinstance(v, str))
         if bad.any():
@@ -145,14 +128,6 @@ def _listed_files(raw_dir: Path) -> list[Path]:
         return sorted(p for p in Path(raw_dir).glob("*") if p.is_file() and p.name != MANIFEST_NAME)
 
 
-def read_dataset(path: str | os.PathLike) -> pd.DataFrame:
-    """Load a prepared data set (labels lists come back as Python lists of str)."""
-    table = pd.read_parquet(path)
-    if "labels" in table.columns:
-        table["labels"] = table["labels"].map(lambda v: [str(x) for x in v])
-    return table
-
-
 log = logging.getLogger(__name__)
 
 SourcesOf = Callable[[Mapping[str, Any]], dict[str, str]]
@@ -164,14 +139,8 @@ UNITS = ("word", "sentence", "pair")
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """One data set's record: what building it needs and what it holds.
-
-    ``sources`` maps config → {role (the reader's argument): source name}; ``layouts`` maps a
-    role → the raw layout (config ``sources.<name>.kind``,
-    :data:`isotropy.sources.layouts.LAYOUTS`) its source must have; ``unit`` is one of
-    :data:`UNITS`; ``options`` maps config → the keyword options the reader takes (the config
-    values the data set depends on), whose names are ``option_keys``.
-    """
+    """One data set's record (the arguments of :func:`register_dataset`, ``sources`` and
+    ``options`` as functions of the config)."""
 
     sources: SourcesOf
     reader: Callable[..., pd.DataFrame]
@@ -195,11 +164,10 @@ def register_dataset(
 ) -> Callable[[Callable[..., pd.DataFrame]], Callable[..., pd.DataFrame]]:
     """Register data set ``name``, built by the decorated reader.
 
-    ``sources``: {reader argument: source name} (keys of config ``sources``), or a function of
-    the config giving it; ``layouts``: {reader argument: the raw layout its source must have};
-    ``unit``: one of :data:`UNITS`; ``option_keys``: the keyword options the reader takes,
-    which ``options`` (a function of the config) gives, by default from config
-    ``dataset_options.<name>``. A name registered twice is an error naming both readers.
+    ``sources``: {reader argument: source name}, or a function of the config giving it;
+    ``layouts``: {reader argument: the raw layout (``sources.<name>.kind``) its source must have};
+    ``option_keys``: the keyword options the reader takes, which ``options`` (a function of the
+    config) gives, by default config ``dataset_options.<name>``.
     """
     if unit not in UNITS:
         raise ValueError(f"data set {name!r}: unit {unit!r} is not one of {UNITS}")
@@ -252,8 +220,6 @@ def discover_readers(package: str = "isotropy.readers") -> list[str]:
 
 
 def dataset_spec(dataset: str) -> DatasetSpec:
-    """The registered record of ``dataset``; an unknown name is an error listing the registered
-    ones."""
     if dataset not in DATASETS:
         raise ValueError(f"unknown data set {dataset!r}; expected one of {sorted(DATASETS)}")
     return DATASETS[dataset]
@@ -265,16 +231,9 @@ def prepare_dataset(
     sources: Mapping[str, str],
     options: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """Build ``dataset`` from fetched sources.
-
-    ``raw_dirs`` maps source name → its raw folder; ``sources`` maps reader argument → source
-    name (from :func:`isotropy.readers.inputs.dataset_sources`); ``options`` from
-    :func:`isotropy.readers.inputs.dataset_options`.
-    """
+    """Build ``dataset`` from its sources' raw folders (``raw_dirs``: source name → folder;
+    ``sources``, ``options``: :mod:`isotropy.readers.inputs`)."""
     spec = dataset_spec(dataset)
-    missing = [name for name in sources.values() if name not in raw_dirs]
-    if missing:
-        raise ValueError(f"data set {dataset!r} needs the raw folders of {missing}")
     kwargs = {role: Path(raw_dirs[name]) for role, name in sources.items()}
     table = spec.reader(**kwargs, **dict(options or {}))
     check_prepared(

@@ -42,9 +42,8 @@ OPTIONAL_STS = tuple(name for name in STS_DATASETS if name != "stsb")
 
 
 def sts_source(name: str, split: str) -> str:
-    """The source (config ``sources``) of one split of an STS set (:data:`STS_DATASETS`)."""
-    if name not in STS_DATASETS:
-        raise ValueError(f"unknown STS data set {name!r}; expected one of {STS_DATASETS}")
+    """The source (config ``sources``) of one split of an STS set (the schema allows only
+    :data:`STS_DATASETS`)."""
     return f"hf_{name}_{split}"
 
 
@@ -75,10 +74,9 @@ def read_semeval_sts(folder: str | os.PathLike) -> pd.DataFrame:
             parts = line.split("\t")
             if len(parts) < 2:
                 raise ValueError(f"{path}, line {number}: expected two tab-separated sentences")
-            rows.append((parts[0], parts[1], float(score), subset))
-        frames.append(pd.DataFrame(rows, columns=["sentence1", "sentence2", "score", "subset"]))
-    table = pd.concat(frames, ignore_index=True)
-    return _pairs(table, str(folder)).assign(subset=table["subset"])
+            rows.append((parts[0], parts[1], float(score)))
+        frames.append(pd.DataFrame(rows, columns=["sentence1", "sentence2", "score"]))
+    return _pairs(pd.concat(frames, ignore_index=True), str(folder))
 
 
 def read_sts_tsv(path: str | os.PathLike) -> pd.DataFrame:
@@ -115,7 +113,6 @@ def read_sts(name: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
     """Pairs and gold scores (sentence1, sentence2, score) of an STS split from its download:
     the hub's ``data.parquet``, or the mirror's original file (STS-B tsv, SICK.txt)."""
     raw_dir = Path(raw_dir)
-    sts_source(name, split)
     hub = raw_dir / HUB_FILE
     if hub.is_file():
         data = pd.read_parquet(hub)
@@ -129,12 +126,8 @@ def read_sts(name: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
                 f"{name} {split}: expected one folder of STS.input.*.txt files under {raw_dir}; "
                 f"found {len(folders)}"
             )
-        return read_semeval_sts(folders[0])[["sentence1", "sentence2", "score"]]
-    if name == "stsb":
-        if split not in _STS_SPLIT_FILES:
-            raise ValueError(
-                f"unknown STS-B split {split!r}; expected one of {sorted(_STS_SPLIT_FILES)}"
-            )
+        return read_semeval_sts(folders[0])
+    if name == "stsb":  # the schema allows its train and validation splits only
         return read_sts_tsv(raw_file(raw_dir, _STS_SPLIT_FILES[split]))
     semeval = raw_dir / _SICK_SEMEVAL_FILES.get(split, f"SICK_{split}.txt")
     path = semeval if semeval.is_file() else raw_file(raw_dir, _SICK_FILE)

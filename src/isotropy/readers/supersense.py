@@ -1,17 +1,10 @@
-"""Supersense data (section 3): data set ``supersense``.
-
-The paper's data is Tikhonov et al.'s words with their supersense flags
-(:func:`read_supersense_tikhonov`, config ``supersense_source: tikhonov``); the documented
-stand-in labels Tikhonov et al.'s word list from WordNet (:func:`read_supersense`,
-``supersense_source: wordnet``).
-
-Reading Tikhonov et al.'s supersense feature file: within a size limit, its encoding told,
-and its word columns found from the file itself.
+"""Supersense data (section 3): data set ``supersense``: Tikhonov et al.'s words with their
+supersense flags (:func:`read_supersense_tikhonov`, config ``supersense_source: tikhonov``), or
+the documented stand-in, their word list labelled from WordNet (:func:`read_supersense`).
 
 The authors' notebook names the 26 flag columns of each word of a pair
 (``word{1,2}.attrs.supersenses.is_<class>``) but never the columns holding the words; those are
-found here as the non-flag columns holding text (:func:`find_word_columns`), and the reader says
-which it used, or stops naming the columns it found when it cannot tell.
+found from the file (:func:`find_word_columns`), and the reader says which it used.
 """
 
 from __future__ import annotations
@@ -212,8 +205,7 @@ def read_supersense_tikhonov(raw_dir: str | os.PathLike) -> pd.DataFrame:
     ``word2`` and, per word, 26 flags ``word<k>.attrs.supersenses.is_<class>`` (the word
     columns are found from the file: :func:`~isotropy.readers.supersense.find_word_columns`).
     Every word of either column becomes one item labelled ``noun.<class>`` for each flag set
-    (the names WordNet gives its lexicographer files, as the WordNet stand-in labels them). The
-    paper leaves open, and this reader chooses:
+    (WordNet's names, as the stand-in's). The paper leaves open, and this reader chooses:
 
     - a word that occurs in several pairs is one item, labelled with the union of its flags
       over all its occurrences (occurrences that disagree are counted in the log);
@@ -306,10 +298,6 @@ def supersense_options(config: Mapping[str, Any]) -> dict[str, Any]:
     options=supersense_options,
 )
 def _supersense_reader(raw_dir=None, words_dir=None, wordnet_dir=None, *, supersense_source: str):
-    if supersense_source == "wordnet":
+    if supersense_source == "wordnet":  # the schema allows "tikhonov" or "wordnet" only
         return read_supersense(words_dir, wordnet_dir)
-    if supersense_source == "tikhonov":
-        return read_supersense_tikhonov(raw_dir)
-    raise ValueError(
-        f"supersense_source must be 'tikhonov' or 'wordnet', found {supersense_source!r}"
-    )
+    return read_supersense_tikhonov(raw_dir)

@@ -25,41 +25,30 @@ from isotropy.sources import HUB_FILE
 class TaskSpec:
     """What a task is: its kind, labels, text columns on the hub and headline metric.
 
-    Its data: the sources ``hf_<task>_<split>`` (:func:`task_source`).
+    Its data: the sources ``hf_<task>_<split>`` (:func:`task_source`), whose hub data set config
+    ``sources`` names.
     """
 
     name: str
     kind: str  # "classification", "regression" or "qa"
     num_labels: int
     primary_metric: str
-    hub_path: str  # Hugging Face datasets path
-    hub_name: str | None  # configuration name (GLUE task)
     hub_columns: tuple[str, ...]  # text columns on the hub, in (text, text_pair) order
 
 
 _TASKS = (
-    TaskSpec("sst2", "classification", 2, "accuracy", "nyu-mll/glue", "sst2", ("sentence",)),
-    TaskSpec(
-        "qnli", "classification", 2, "accuracy", "nyu-mll/glue", "qnli", ("question", "sentence")
-    ),
-    TaskSpec(
-        "rte", "classification", 2, "accuracy", "nyu-mll/glue", "rte", ("sentence1", "sentence2")
-    ),
-    TaskSpec("mrpc", "classification", 2, "f1", "nyu-mll/glue", "mrpc", ("sentence1", "sentence2")),
-    TaskSpec("qqp", "classification", 2, "f1", "nyu-mll/glue", "qqp", ("question1", "question2")),
-    TaskSpec(
-        "cola", "classification", 2, "matthews_correlation", "nyu-mll/glue", "cola", ("sentence",)
-    ),
-    TaskSpec(
-        "stsb", "regression", 1, "pearson", "nyu-mll/glue", "stsb", ("sentence1", "sentence2")
-    ),
-    TaskSpec("sst5", "classification", 5, "accuracy", "SetFit/sst5", None, ("text",)),
-    TaskSpec("squad", "qa", 2, "f1", "rajpurkar/squad", None, ("question", "context")),
+    TaskSpec("sst2", "classification", 2, "accuracy", ("sentence",)),
+    TaskSpec("qnli", "classification", 2, "accuracy", ("question", "sentence")),
+    TaskSpec("rte", "classification", 2, "accuracy", ("sentence1", "sentence2")),
+    TaskSpec("mrpc", "classification", 2, "f1", ("sentence1", "sentence2")),
+    TaskSpec("qqp", "classification", 2, "f1", ("question1", "question2")),
+    TaskSpec("cola", "classification", 2, "matthews_correlation", ("sentence",)),
+    TaskSpec("stsb", "regression", 1, "pearson", ("sentence1", "sentence2")),
+    TaskSpec("sst5", "classification", 5, "accuracy", ("text",)),
+    TaskSpec("squad", "qa", 2, "f1", ("question", "context")),
     # SuperGLUE WiC (the Rajaei & Sheikhi slides' second fine-tuning task), online only: the two
     # sentences as a pair; the target word is in both, not given to the model separately.
-    TaskSpec(
-        "wic", "classification", 2, "accuracy", "aps/super_glue", "wic", ("sentence1", "sentence2")
-    ),
+    TaskSpec("wic", "classification", 2, "accuracy", ("sentence1", "sentence2")),
 )
 TASKS: dict[str, TaskSpec] = {spec.name: spec for spec in _TASKS}
 
@@ -145,8 +134,6 @@ def load_task_split(
     ``subset`` keeps a seeded random sample of that many rows (the same for every run), for
     scaled-down runs. Rows without a gold label (label −1) are dropped.
     """
-    if split not in ISTAR_SPLITS:
-        raise ValueError(f"split must be 'train' or 'validation', got {split!r}")
     spec = task_spec(task)
     table = read_task_split(task, split, raw_dir)
     if spec.kind != "qa":
