@@ -447,12 +447,16 @@ def test_model_shipped_in_a_package_is_a_valid_source():
 
 def test_tasks_missing_from_the_mirror_are_named_before_any_job(tmp_path, monkeypatch):
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)  # it would win over the folder given
-    monkeypatch.setenv("ISOTROPY_ALLOW_UNVERIFIED_MIRROR", "1")  # no MANIFEST.tsv here
-    for split in ("train", "dev"):
-        (tmp_path / "glue" / "SST-2").mkdir(parents=True, exist_ok=True)
-        (tmp_path / "glue" / "SST-2" / f"{split}.tsv").write_text("sentence\tlabel\ngood .\t1\n")
-    (tmp_path / "glue" / "RTE").mkdir()
-    (tmp_path / "glue" / "RTE" / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")
+    rows = []
+    for name, text in (
+        ("SST-2/train.tsv", "sentence\tlabel\ngood .\t1\n"),
+        ("SST-2/dev.tsv", "sentence\tlabel\ngood .\t1\n"),
+        ("RTE/train.tsv", "index\tsentence1\tsentence2\tlabel\n"),
+    ):
+        (tmp_path / "glue" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "glue" / name).write_text(text)
+        rows.append(f"glue/{name}\t{len(text)}\t{sha256_file(tmp_path / 'glue' / name)}")
+    (tmp_path / "MANIFEST.tsv").write_text("path\tbytes\tsha256\n" + "\n".join(rows) + "\n")
     config = {
         "mirror": str(tmp_path),
         "sources": with_sources(yaml.safe_load(CONFIG.read_text()))["sources"],
