@@ -91,7 +91,6 @@ def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
 STUDIES = (
     StudySpec(
         name="extensions",
-        section=design.SECTION,
         target="extensions_study",
         outputs=lambda config: outputs(),
         rules="rules/extensions.smk",

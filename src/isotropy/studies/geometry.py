@@ -116,7 +116,6 @@ CLAIMS = (
 STUDIES = (
     StudySpec(
         name="geometry",
-        section="geometry",
         target="geometry_study",
         outputs=outputs,
         rules="rules/geometry.smk",

@@ -166,7 +166,6 @@ def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
 STUDIES = (
     StudySpec(
         name="rajaee_cls",
-        section="rajaee_cls",
         target="rajaee_cls_study",
         outputs=outputs,
         rules="rules/rajaee_cls.smk",

@@ -163,7 +163,6 @@ def settings_line(config: Mapping[str, Any]) -> str:
 STUDIES = (
     StudySpec(
         name="sensitivity",
-        section="sensitivity",
         target="sensitivity_study",
         outputs=lambda config: [
             paths.SENSITIVITY_TABLE,
