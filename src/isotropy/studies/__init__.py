@@ -1,12 +1,8 @@
 """The studies, one record each: what the workflow builds, estimates and judges is a loop here.
 
-A study registers in a module of this package whose ``STUDIES`` is a tuple of
-:class:`~isotropy.studies.record.StudySpec`, listed in :data:`MODULES`: its record, its runs
-and final files, its per-job costs and what its verdicts read. ``rule all`` and the study target
-rules, the rule files the Snakefile includes, the estimate (``python -m isotropy.estimate
---target``) and the run's progress lines, the inputs of the claims and of the paper
-comparison and the schema's ``studies`` list all read the registry (docs/extending.md, "A
-study").
+A study registers in a module of this package, listed in :data:`MODULES`, whose ``STUDIES`` is
+a tuple of :class:`~isotropy.studies.record.StudySpec` (docs/extending.md, "A study"): rule all,
+the target rules, the Snakefile's includes, the estimate and the verdicts' inputs all read it.
 
 Workflow side, the top floor: a study module may import the workflow layer, the science and
 the verdicts; none of them imports this package (tests/test_architecture.py).
@@ -52,8 +48,7 @@ def rule_all_targets(config: Config) -> list[str]:
 
 
 def target_rules(config: Config) -> dict[str, list[str]]:
-    """Each study's target rule -> its record's final files: the Snakefile's one loop writes
-    every target rule (no rule file writes its own)."""
+    """Each study's target rule -> its final files, for the Snakefile's one loop of them."""
     return {s.target: s.outputs(config) for s in REGISTRY if s.target}
 
 
@@ -81,14 +76,12 @@ def verdict_inputs(config: Config, claims: bool = False) -> dict[str, Any]:
 
 
 def table_measures() -> dict[Any, Any]:
-    """Input name(s) -> what measures those judged tables, every record's, in registry order
-    (:attr:`StudySpec.measures`; rules check_claims and compare_with_papers)."""
+    """Every record's :attr:`StudySpec.measures`, in registry order."""
     return {name: measure for s in REGISTRY for name, measure in s.measures.items()}
 
 
 def published_studies() -> tuple[str, ...]:
-    """The studies config/published_values.csv may hold rows of: each whose record measures
-    tables."""
+    """The studies config/published_values.csv may hold rows of: those that measure tables."""
     return tuple(s.name for s in REGISTRY if s.measures)
 
 

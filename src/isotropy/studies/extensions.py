@@ -29,7 +29,7 @@ def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def run_files(config: Mapping[str, Any], artefact: str) -> list[str]:
-    """One file of every direct-optimisation run of the extension study."""
+    """One file of every direct-optimisation run."""
     return [
         paths.extensions_run_file(artefact, r["dataset"], r["head"], r["seed"])
         for r in runs(config)
@@ -37,7 +37,7 @@ def run_files(config: Mapping[str, Any], artefact: str) -> list[str]:
 
 
 def heldout_files(config: Mapping[str, Any], artefact: str) -> list[str]:
-    """One file of every held-out fine-tuning run of the extension study."""
+    """One file of every held-out fine-tuning run."""
     if design.SECTION not in config:
         return []
     section = config[design.SECTION]
