@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from isotropy.costs import JobCost
-from isotropy.defaults import setting_or_default
 from isotropy.studies import extensions, geometry, istar, paper, rajaee_cls, sensitivity
 from isotropy.studies.record import ClaimFamily, Config, StudySpec
 from isotropy.workflow import inputs
@@ -63,16 +62,16 @@ def job_costs() -> dict[str, JobCost]:
 
 
 def verdict_inputs(config: Config, claims: bool = False) -> dict[str, Any]:
-    """The named inputs of rules check_claims and compare_with_papers: each study's that config
-    ``studies`` lists, in that order (a study left out has its claims "not run"); with
-    ``claims``, then what the listed studies bring to the claims alone (a study's own Holm family
-    of per-seed values)."""
-    listed = [by_name(name) for name in setting_or_default(config, "studies")]
-    inputs: dict[str, Any] = {}
+    """The named inputs of rules check_claims and compare_with_papers: each study's that this
+    run builds (:func:`isotropy.workflow.inputs.configured_studies`), in config ``studies``
+    order (a study left out has its claims "not run"); with ``claims``, then what those studies
+    bring to the claims alone (a study's own Holm family of per-seed values)."""
+    listed = [by_name(name) for name in inputs.configured_studies(config)]
+    found: dict[str, Any] = {}
     for own in [s.verdict_inputs for s in listed] + [s.claims_inputs for s in listed if claims]:
         if own is not None:
-            inputs.update(own(config))
-    return inputs
+            found.update(own(config))
+    return found
 
 
 def table_measures() -> dict[Any, Any]:

@@ -55,14 +55,6 @@ def outputs() -> list[str]:
     return [paths.extensions_file(n) for n in [*names, "seeds.csv", "claims.csv", "claims.md"]]
 
 
-def claims_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The per-seed values: the study's claims join the claims page as their own Holm family
-    (isotropy.verdicts.families)."""
-    return (
-        {"extensions_seeds": paths.extensions_file("seeds.csv")} if config.get("extensions") else {}
-    )
-
-
 def check_claims(seeds: pd.DataFrame) -> pd.DataFrame:
     """The study's claims on a page of their own (rule extensions_tables), from its per-seed
     values, guarded (:func:`claim_family`'s guard); on the claims page they form the same
@@ -95,7 +87,8 @@ STUDIES = (
         outputs=lambda config: outputs(),
         rules="rules/extensions.smk",
         job_costs=design.JOB_COSTS,
-        claims_inputs=claims_inputs,
+        # its per-seed values: its claims join the claims page as their own Holm family
+        claims_inputs=lambda config: {"extensions_seeds": paths.extensions_file("seeds.csv")},
         claim_family=claim_family,
     ),
 )

@@ -87,8 +87,8 @@ def outputs(config: Mapping[str, Any]) -> list[str]:
 
 
 def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The collected tables this configuration makes (none without the section)."""
-    made = outputs(dict(config)) if config.get("geometry") else []
+    """The collected tables this configuration makes."""
+    made = outputs(dict(config))
     return {name: path for name, path in VERDICT_TABLES.items() if path in made}
 
 

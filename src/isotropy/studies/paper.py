@@ -43,7 +43,7 @@ def optimisation_verdicts(study: str) -> dict[str, Any]:
     tables = (paths.COUNT_TABLES[study], paths.CORRELATION_TABLES[study])
 
     def inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-        runs = targets.study_runs(dict(config), study) if config.get(study) else []
+        runs = targets.study_runs(dict(config), study)
         if not runs:
             return {}
         traces = [
