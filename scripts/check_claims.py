@@ -18,8 +18,8 @@ from isotropy.verdicts.claims import (
     NOT_SUPPORTED,
     SUPPORTED,
     check_claims,
+    claims_markdown,
 )
-from isotropy.verdicts.claims_page import claims_markdown
 from isotropy.verdicts.measurements.run import as_preview, load_tables, measure
 
 

@@ -8,9 +8,9 @@ from isotropy.extensions.design import TITLES
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
-from isotropy.studies.extensions import check_claims
 from isotropy.traces import read_traces
-from isotropy.verdicts.claims_page import claims_markdown
+from isotropy.verdicts.claims import claims_markdown
+from isotropy.verdicts.extension_answers import judged_claims
 
 
 def seed_values(runs: list[dict], trace_paths: list[str], epoch_paths: list[str]) -> pd.DataFrame:
@@ -50,7 +50,7 @@ def main(snakemake):
         with atomic_path(markdowns[question]) as tmp:
             text = markdown(table, title, snakemake.params.settings_line)
             tmp.write_text(text, encoding="utf-8")
-    claims = check_claims(seeds)  # a model that did not learn: not judged
+    claims = judged_claims(seeds)  # a model that did not learn: not judged
     with atomic_path(snakemake.output.claims) as tmp:
         claims.to_csv(tmp, index=False)
     with atomic_path(snakemake.output.claims_markdown) as tmp:

@@ -6,7 +6,7 @@ from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 from isotropy.rajaee_cls.results import collect
 from isotropy.studies.rajaee_cls import check_claims
-from isotropy.verdicts.claims_page import claims_markdown
+from isotropy.verdicts.claims import claims_markdown
 
 
 def main(snakemake):

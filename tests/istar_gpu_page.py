@@ -20,8 +20,7 @@ import pandas as pd
 
 from isotropy.io import checked_record, commit_files
 from isotropy.studies import by_name
-from isotropy.verdicts.claims import check_claims
-from isotropy.verdicts.claims_page import verdict_cell
+from isotropy.verdicts.claims import check_claims, verdict_cell
 from isotropy.verdicts.measurements.istar import istar_measurements
 
 DATA = Path("docs/data")

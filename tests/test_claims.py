@@ -25,8 +25,8 @@ from isotropy.verdicts.claims import (
     SUPPORTED,
     UNTESTED_HOLDS,
     check_claims,
+    claims_markdown,
 )
-from isotropy.verdicts.claims_page import claims_markdown
 from isotropy.verdicts.measurements.run import load_tables, measure
 from isotropy.workflow.config import with_sources
 
@@ -430,8 +430,7 @@ def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
     (every seed and a one-sided t over seeds) and adjusted as one family, the study's own, on
     the claims page as on their own page: the same verdicts on both."""
     from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
-    from isotropy.verdicts.claims import check_seed_claims
-    from isotropy.verdicts.claims_page import ERROR_CONTROL
+    from isotropy.verdicts.claims import ERROR_CONTROL, check_seed_claims
 
     def seeds(claim: str, setup: str, values: list[float]) -> pd.DataFrame:
         rows = {"claim": claim, "setup": setup, "seed": range(len(values)), "value": values}

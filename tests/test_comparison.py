@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from judge_one import judge_one
 
 from isotropy import studies
 from isotropy.standins import StandIns, describe_stand_ins
@@ -147,6 +148,10 @@ def test_a_bad_published_row_is_refused(tmp_path):
     table.to_csv(tmp_path / "bad.csv", index=False)
     with pytest.raises(ValueError, match="row 2 .*tolerance 'roughly'"):
         read_published(tmp_path / "bad.csv")
+    table.loc[0, ["tolerance", "study"]] = ["exact", "nostudy"]
+    table.to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(ValueError, match="row 2 .*study 'nostudy' is not one of"):
+        read_published(tmp_path / "bad.csv", studies.published_studies())
 
 
 # ------------------------------------------------------------------ the judge
@@ -155,30 +160,30 @@ def test_a_bad_published_row_is_refused(tmp_path):
 def test_judge_by_rule():
     # the rejection tests of every rule are in tests/test_verdicts.py
     assert (
-        T.judge("exact", 10_662, 10_662)[0] == T.AGREES
-        and T.judge("exact", 10_661, 10_662)[0] == T.DIFFERS
+        judge_one("exact", 10_662, 10_662)[0] == T.AGREES
+        and judge_one("exact", 10_661, 10_662)[0] == T.DIFFERS
     )
     # a correlation: equivalence within 0.1 on Fisher z (the default margin), the paper's draw
     # included
     assert (
-        T.judge("printed", -0.8084, -0.808, precision=0.001, per_seed=(-0.8083, -0.8085))[0]
+        judge_one("printed", -0.8084, -0.808, precision=0.001, per_seed=(-0.8083, -0.8085))[0]
         == T.AGREES
     )
     assert (
-        T.judge("printed", -0.7000, -0.808, precision=0.001, per_seed=(-0.69999, -0.70001))[0]
+        judge_one("printed", -0.7000, -0.808, precision=0.001, per_seed=(-0.69999, -0.70001))[0]
         == T.DIFFERS
     )
-    assert T.judge("printed", math.nan, -0.808, precision=0.001, seed_free=True)[0] == T.DIFFERS
+    assert judge_one("printed", math.nan, -0.808, precision=0.001, seed_free=True)[0] == T.DIFFERS
     # a bound is tested as a bound
     assert (
-        T.judge("below:-0.998", -0.9995)[0] == T.CONSISTENT
-        and T.judge("below:-0.998", -0.99)[0] == T.NOT_CONSISTENT
+        judge_one("below:-0.998", -0.9995)[0] == T.CONSISTENT
+        and judge_one("below:-0.998", -0.99)[0] == T.NOT_CONSISTENT
     )
     assert (
-        T.judge("factor:2", 1.2, 0.64)[0] == T.AGREES
-        and T.judge("factor:2", 1.3, 0.64)[0] == T.DIFFERS
+        judge_one("factor:2", 1.2, 0.64)[0] == T.AGREES
+        and judge_one("factor:2", 1.3, 0.64)[0] == T.DIFFERS
     )
-    assert T.judge("none", 400, 1.19e6)[0] == T.STATED
+    assert judge_one("none", 400, 1.19e6)[0] == T.STATED
     with pytest.raises(ValueError, match="tolerance 'lid_n:0.2'"):
         T.parse_tolerance("lid_n:0.2")  # the rule that read neither k nor a spread is gone
 

@@ -263,7 +263,6 @@ def test_downloads_section_defaults_and_limits(config):
     del config["downloads"]
     validate(config, SCHEMA)
     assert config["downloads"] == {
-        "allow_unverified_mirror": False,
         "max_extracted_bytes": 32 * 1024**3,
         "max_archive_members": 100000,
         "max_download_seconds": 21600,
@@ -511,3 +510,15 @@ def test_empty_mapping_in_an_overlay_is_refused(tmp_path):
     message = str(info.value)
     assert message.startswith(f"main.setups: {{}} in config file {overlay} leaves the 4 entries")
     assert "merged key by key; list the entries to keep instead" in message
+
+
+@pytest.mark.parametrize("file", ["", "file: null\n      "])
+def test_a_corpus_of_lines_needs_its_file(tmp_path, file):
+    """The schema says it (if format is lines, then file is a string)."""
+    overlay = tmp_path / "corpus.yaml"
+    overlay.write_text(
+        "geometry:\n  clusters:\n    corpus:\n      "
+        f"{file}name: mine\n      source: hf_wikitext2\n      format: lines\n"
+    )
+    with pytest.raises(workflow_config.ConfigError, match="geometry.clusters.corpus"):
+        workflow_config.load_config([ROOT / "config.yaml", overlay])

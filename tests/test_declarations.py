@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from judge_one import judge_one
 from seed_simulator import seed_measurement
 
 from isotropy import studies
@@ -106,7 +107,7 @@ def _lid_comparable(ratio: float) -> bool:
 
 def _half_digit_applies(_: re.Match) -> bool:
     """A seed-free r 0.6 of a printed digit off: rejected if the half-digit rule were in force."""
-    return T.judge("printed", -0.8086, -0.808, precision=0.001, seed_free=True)[0] != T.AGREES
+    return judge_one("printed", -0.8086, -0.808, precision=0.001, seed_free=True)[0] != T.AGREES
 
 
 def _lid_factor_applies(match: re.Match) -> bool:
@@ -120,7 +121,7 @@ def _lid_percent_applies(match: re.Match) -> bool:
 
 def _iw_raw_factor_applies(_: re.Match) -> bool:
     """0.6 against 0.33: within a factor 2 on I(W) and on 1 − I(W), odds ×3.05."""
-    return T.judge("iw_factor:2", 0.6, 0.33, per_seed=(0.599, 0.6, 0.601))[0] == T.AGREES
+    return judge_one("iw_factor:2", 0.6, 0.33, per_seed=(0.599, 0.6, 0.601))[0] == T.AGREES
 
 
 def _one_seed_against_applies(match: re.Match) -> bool:

@@ -19,7 +19,7 @@ def filled():
     with open(CONFIG_SCHEMA.parents[1] / "config.yaml", encoding="utf-8") as handle:
         full = workflow_config.with_sources(yaml.safe_load(handle))
     config = {key: full[key] for key in ("sources", "encoders", "main", "models")}
-    workflow_config.validate_config(config)
+    workflow_config.check_loaded_config(config)
     return config
 
 

@@ -26,8 +26,7 @@ from isotropy.statistics import seed_interval
 from isotropy.summaries import correlation_table
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts import tolerances as T
-from isotropy.verdicts.claims import NOT_SUPPORTED, SUPPORTED, check_claims
-from isotropy.verdicts.claims_page import claims_markdown
+from isotropy.verdicts.claims import NOT_SUPPORTED, SUPPORTED, check_claims, claims_markdown
 from isotropy.verdicts.comparison import (
     PUBLISHED_COLUMNS,
     compare,

@@ -27,8 +27,8 @@ from isotropy.verdicts.claims import (
     SUPPORTED,
     check_claims,
     check_seed_claims,
+    claims_markdown,
 )
-from isotropy.verdicts.claims_page import claims_markdown
 from isotropy.verdicts.comparison import compare, read_published
 from isotropy.verdicts.extension_answers import claims_table
 from isotropy.verdicts.measurements import fine_tuned_not_learned

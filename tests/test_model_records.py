@@ -41,6 +41,9 @@ def _cosine(model: str) -> pd.DataFrame:
             "s_intra": [0.6, 0.5],
             "s_inter_adjusted": [0.02, -0.03],
             "s_intra_adjusted": [0.2, 0.1],
+            "n_clusters": [1, 3],
+            "isoscore_within": [None, 0.1],
+            "isoscore_within_ratio": [None, 0.9],
         }
     )
 

@@ -41,6 +41,7 @@ def test_every_effect_states_how_when_and_the_command():
     assert set(effects["setting"]) == {"metric_stride"}  # updates, sample size: not measured
     for _, row in effects.iterrows():
         assert row["command"] == stride_effect.COMMAND and row["measured"][:4] == "2026"
+        assert float(row["bound"]) >= 0 and float(row["ours_at_most"]) >= float(row["paper"])
         assert "simulated" in row["how"] and "protocol run" in row["how"]
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from isotropy.statistics import seed_interval, signs_disagree, spearman_limit
+from isotropy.statistics import R_LIMIT, seed_interval, signs_disagree
 
 
 def test_the_interval_is_the_t_interval_of_fisher_z():
@@ -52,6 +52,16 @@ def test_sign_disagreement():
     assert signs_disagree([0.85, -0.2])
     assert not signs_disagree([0.85, 0.98], pooled=0.9)
     assert not signs_disagree([0.0, 0.5, math.nan])
+
+
+def spearman_limit(points: int) -> float:
+    """The |ρ| that stands for ρ = ±1 on Fisher's z scale with ``points`` ranks: halfway between 1
+    and the largest attainable |ρ| below it, 1 − 12 / (n (n² − 1)) (one adjacent swap). Spearman's
+    ρ is discrete, so ρ = −1 on 13 points is one swap from −0.9945; clipping it at 1 − 1e-12 instead
+    would put it 11 units of z away and turn two such seeds into an interval of [−1, 1]."""
+    if points < 3:
+        return R_LIMIT
+    return 1 - 6 / (points * (points**2 - 1))
 
 
 def test_spearman_at_minus_one_is_clipped_at_the_data_resolution():

@@ -1,5 +1,5 @@
 """Every online input verified (issue 52): the sources lock (trusted on first use, refused when
-changed, relocked on purpose, flagged by the audit), archive member pins, cross-copies, and a
+changed, relocked on purpose, flagged by the audit), archive member pins, and a
 check that no source of config.yaml is downloaded without a published pin or the lock.
 
 On a local HTTP server (tests/test_download.py's ``server``)."""
@@ -13,12 +13,10 @@ import multiprocessing
 import os
 import subprocess
 import zipfile
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 import yaml
-from local_server import LocalServer
 from test_download import FAST, sha, tar_gz
 
 from isotropy import sources
@@ -263,12 +261,7 @@ def test_a_tarball_with_the_pinned_members_is_accepted(server, tmp_path, config,
     assert {name: (m["bytes"], m["sha256"]) for name, m in entry["members"].items()} == {
         name: (pin["bytes"], pin["sha256"]) for name, pin in pins.items()
     }
-    # The seldon copy's record is compared and recorded, not enforced.
-    # (A tarball built here is not the seldon copy's bytes: recorded as differing, not refused.)
-    (check,) = manifest["cross_copy"]
-    seldon = config["sources"]["polarity"]["cross_copy"][0]
-    assert (check["result"], check["copy_sha256"]) == ("differs", seldon["sha256"])
-    assert check["file"] == "rt-polaritydata.tar.gz" and check["sha256"] == sha(tarball)
+    assert entry["url"].endswith("rt-polaritydata.tar.gz") and entry["sha256"] == sha(tarball)
     for name in POLARITY:
         assert (tmp_path / "raw" / name).read_bytes() == (
             mirror_root / "polarity" / name
@@ -376,93 +369,28 @@ def test_a_first_download_without_a_published_pin_is_recorded_in_the_lock(server
 
 
 # ---------------------------------------------------------------------------------------------
-# wordnet's md5 beside its git object id; word2vec's hub copy
+# wordnet's git object id (nltk_data's md5 of it is only a comment: the id pins the same bytes)
 
 
-def test_wordnet_is_checked_against_the_publishers_md5(server, tmp_path, config):
+def test_wordnet_is_checked_against_its_git_object_id(server, tmp_path, config):
     data = b"PK not wordnet"
     server.files["/wordnet.zip"] = data
     source = {
         **config["sources"]["wordnet"],
         "url": server.url("/wordnet.zip"),
-        "git_blob": None,
         "bytes": None,
     }
     params = sources.source_params({"sources": {"wordnet": source}, "mirror": None}, "wordnet")
-    assert params["md5"] == ["b3f38606f626e54c6f060548546f71f0"]
-    with pytest.raises(ChecksumError, match=r"md5 mismatch .*\(sources.wordnet.md5\)"):
+    assert params["git_blob"] == ["3c68cd207844f071a5206f7fbed23e5c607ec02f"]
+    with pytest.raises(
+        ChecksumError, match=r"git object id mismatch .*\(sources.wordnet.git_blob\)"
+    ):
         sources.fetch_source("wordnet", params, tmp_path / "raw", **FAST)
-
-
-class Hub(LocalServer):
-    """A stand-in for the hub's ``HEAD /<repo>/resolve/<revision>/<file>``: the headers the real
-    hub sends for an LFS file (its sha256 as ETag, the commit, the size)."""
-
-    def __init__(self, files: dict[str, bytes]) -> None:
-        hub = self
-        self.files, self.heads = files, []
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_HEAD(self) -> None:
-                hub.heads.append(self.path)
-                data = hub.files.get(self.path)
-                self.send_response(200 if data is not None else 404)
-                if data is not None:
-                    self.send_header("X-Linked-Etag", f'"{sha(data)}"')
-                    self.send_header("X-Linked-Size", str(len(data)))
-                    self.send_header("X-Repo-Commit", "c" * 40)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args) -> None:
-                pass
-
-        super().__init__(Handler)
-
-
-def word2vec_zip(model: bytes) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("model.bin", model)
-        archive.writestr("meta.json", b"{}")
-    return buffer.getvalue()
-
-
-@pytest.mark.parametrize("hub_model, result", [(b"2 1\na 1\nb 2\n", "same"), (b"other", "differs")])
-def test_word2vec_is_compared_with_the_hub_copy(
-    server, tmp_path, config, monkeypatch, hub_model, result
-):
-    from huggingface_hub import constants
-
-    model = b"2 1\na 1\nb 2\n"
-    server.files["/222.zip"] = word2vec_zip(model)
-    source = {**config["sources"]["word2vec"], "url": server.url("/222.zip")}
-    params = sources.source_params({"sources": {"word2vec": source}, "mirror": None}, "word2vec")
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    with Hub({"/Word2vec/nlpl_222/resolve/main/model.bin": hub_model}) as hub:
-        monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
-        manifest = sources.fetch_source("word2vec", params, tmp_path / "raw", **FAST)
-    (check,) = manifest["cross_copy"]
-    assert hub.heads == ["/Word2vec/nlpl_222/resolve/main/model.bin"]
-    assert check["result"] == result and check["sha256"] == sha(model)
-    assert check["copy_sha256"] == sha(hub_model) and "c" * 40 in check["where"]
-
-
-def test_word2vec_offline_is_recorded_as_not_checked(server, tmp_path, config, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    server.files["/222.zip"] = word2vec_zip(b"2 1\na 1\nb 2\n")
-    source = {**config["sources"]["word2vec"], "url": server.url("/222.zip")}
-    params = sources.source_params({"sources": {"word2vec": source}, "mirror": None}, "word2vec")
-    manifest = sources.fetch_source("word2vec", params, tmp_path / "raw", **FAST)
-    (check,) = manifest["cross_copy"]
-    assert check["result"] == "not checked" and "offline" in check["reason"]
-    assert manifest["inputs"][0]["trust"] == sources.TRUST_LOCK
 
 
 def test_source_params_do_not_change_when_snakemake_reads_the_config_as_json():
     """The audit hands Snakemake the run's configuration as a JSON file, whose objects Snakemake
-    reads as OrderedDicts: the params of a source with members and cross-copies must read the
+    reads as OrderedDicts: the params of a source with members must read the
     same (their repr is what Snakemake compares), or every such download looks re-configured."""
     from collections import OrderedDict
 
@@ -472,10 +400,8 @@ def test_source_params_do_not_change_when_snakemake_reads_the_config_as_json():
         "url": "https://example.org/a.tar.gz",
         "sha256": None,
         "members": {"a.txt": OrderedDict(bytes=3, sha256="0" * 64)},
-        "cross_copy": [OrderedDict(file="a.tar.gz", sha256="1" * 64, revision=None)],
     }
     plain = {**entry, "members": {"a.txt": dict(entry["members"]["a.txt"])}}
-    plain["cross_copy"] = [dict(entry["cross_copy"][0])]
     as_json = source_params({"sources": {"polarity": entry}}, "polarity")
     as_yaml = source_params({"sources": {"polarity": plain}}, "polarity")
     assert repr(as_json) == repr(as_yaml)

@@ -23,9 +23,9 @@ from isotropy.verdicts.claims import (
     SUPPORTED,
     check_claims,
     check_seed_claims,
+    claims_markdown,
     mark_undecided,
 )
-from isotropy.verdicts.claims_page import claims_markdown
 from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
 from isotropy.verdicts.measurements import measurement, spread_test
 from isotropy.verdicts.measurements.optimisation import _spread_row

@@ -1,23 +1,13 @@
-"""Where a job computes: the torch device it runs on, how many threads its libraries use, and
-how their idle threads wait.
+"""Where a job computes: its torch device (config ``device``: CUDA when present under ``auto``,
+with mixed precision there), its libraries' thread counts, and how their idle threads wait.
 
-The device is a config value (``auto``, ``cpu``, ``cuda``): CUDA when present, the CPU otherwise
-(:func:`resolve_device`), with mixed precision on CUDA (:func:`autocast`).
-
-Snakemake gives each job ``threads`` (the rule's ``threads:``, capped by ``--cores`` or SLURM's
-allocation) and sets ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS`` and ``OPENBLAS_NUM_THREADS`` to it
-in the job's environment; :func:`use_threads` holds torch and the BLAS libraries already loaded
-to the same number. What no count settles is how an idle OpenMP thread waits: torch's libgomp
-spins for a while before it sleeps, which on a shared machine burns the cores the other jobs
-need. The wait policy must be in the environment before the library loads, so the workflow
-sets it for every job when a run starts (:func:`apply_job_environment`, from ``onstart``
-through :func:`isotropy.estimate.started`), and a user's own setting wins. The policy was
-chosen by measurement, idle and beside busy processes
-(``benchmarks/optimize.py --contention``, ``benchmarks/embedding_cost.py --contention``;
-docs/measurements.md).
-
-Plain Python at import (torch is imported by the device functions only): the workflow imports it
-while it parses.
+Snakemake gives each job ``threads`` and sets ``OMP_NUM_THREADS`` and the BLAS counts to it;
+:func:`use_threads` holds the libraries already loaded to the same number. An idle OpenMP thread
+of torch's libgomp spins before it sleeps, burning the cores other jobs need on a shared machine;
+the wait policy must be in the environment before the library loads, so every job gets the one
+chosen by measurement (:func:`apply_job_environment`, from ``onstart``; a user's own setting
+wins; ``benchmarks/contention.py``, docs/measurements.md). Plain Python at import: the workflow
+imports it while it parses.
 """
 
 from __future__ import annotations
@@ -158,18 +148,14 @@ def cuda_problem(device: str) -> str | None:
 
 
 def resolve_device(name: str = "auto") -> torch.device:
-    """Map a config value (``auto``, ``cpu``, ``cuda``) to a torch device.
-
-    ``cuda`` without a GPU is an error rather than a silent fallback: the user asked for it.
-    """
+    """The torch device of a config value (the schema allows auto, cpu and cuda); ``cuda``
+    without a GPU is an error rather than a silent fallback: the user asked for it."""
     import torch
 
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if (problem := cuda_problem(name)) is not None:
         raise RuntimeError(problem)
-    if name not in {"cpu", "cuda"} and not name.startswith("cuda:"):
-        raise ValueError(f"unknown device {name!r}; expected auto, cpu or cuda")
     return torch.device(name)
 
 

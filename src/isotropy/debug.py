@@ -33,7 +33,7 @@ def mock_snakemake(
     ``configfiles`` are laid over the repository's config.yaml.
 
     Paths in it are relative to ``workdir``, where the script must then run (the workflow's
-    working directory; :func:`run_step` changes into it).
+    working directory; :func:`main` changes into it).
     """
     from snakemake.api import SnakemakeApi
     from snakemake.dag import DAG
@@ -95,39 +95,30 @@ def _scripted_rule(workflow, rule: str, wildcards: dict[str, str]):
     return job_rule
 
 
-def run_step(
-    rule: str,
-    configfiles: Sequence[str | os.PathLike] = (),
-    workdir: str | os.PathLike = ".",
-    **wildcards: str,
-) -> None:
-    """Run the script of one job of ``rule`` in this process, in ``workdir``."""
-    snakemake, script = mock_snakemake(rule, configfiles, workdir, **wildcards)
-    os.chdir(workdir)
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the script of one job of a rule in this process, in the workflow's directory."""
+    parser = argparse.ArgumentParser(
+        prog="python -m isotropy.debug", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("rule")
+    parser.add_argument("wildcards", nargs="*", metavar="NAME=VALUE", type=_wildcard)
+    parser.add_argument("--configfile", nargs="*", default=[], help="overlays on config.yaml")
+    parser.add_argument("--directory", "-d", default=".", help="the workflow's working directory")
+    args = parser.parse_args(argv)
+    snakemake, script = mock_snakemake(
+        args.rule, args.configfile, args.directory, **dict(args.wildcards)
+    )
+    os.chdir(args.directory)
     for path in list(snakemake.output) + list(snakemake.log):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     runpy.run_path(str(script), init_globals={"snakemake": snakemake}, run_name="__main__")
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m isotropy.debug", description=__doc__.split("\n\n")[0]
-    )
-    parser.add_argument("rule")
-    parser.add_argument("wildcards", nargs="*", metavar="NAME=VALUE")
-    parser.add_argument(
-        "--configfile",
-        nargs="*",
-        default=[],
-        help="overlays, laid over the repository's config.yaml",
-    )
-    parser.add_argument("--directory", "-d", default=".", help="the workflow's working directory")
-    args = parser.parse_args(argv)
-    pairs = [w.split("=", 1) for w in args.wildcards]
-    bad = [w for w, pair in zip(args.wildcards, pairs, strict=True) if len(pair) != 2]
-    if bad:
-        parser.error(f"wildcards are NAME=VALUE, got {bad}")
-    run_step(args.rule, args.configfile, args.directory, **dict(pairs))
+def _wildcard(word: str) -> tuple[str, str]:
+    name, equals, value = word.partition("=")
+    if not equals:
+        raise argparse.ArgumentTypeError(f"wildcards are NAME=VALUE, got {word!r}")
+    return name, value
 
 
 if __name__ == "__main__":

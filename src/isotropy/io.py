@@ -16,7 +16,7 @@ from typing import Any
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` only on success.
 
     The temporary file keeps the target's suffix (pandas, numpy and matplotlib pick the format
@@ -24,7 +24,7 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    suffix = suffix if suffix is not None else "".join(path.suffixes)
+    suffix = "".join(path.suffixes)
     # A staging file of an earlier writer killed outright (SIGKILL, SIGBUS) is debris: one
     # writer per target (Snakemake's outputs), so nothing else can be writing it now.
     for stale in path.parent.glob(f".{glob.escape(path.name)}.*.part{glob.escape(suffix)}"):
@@ -157,13 +157,10 @@ def write_json(path: str | os.PathLike, data: Any) -> None:
         tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
 
 
-def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
+def sha256_file(path: str | os.PathLike) -> str:
     """Hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(chunk_size), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def commit_files(

@@ -11,7 +11,7 @@ from typing import Any
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-def configure_logging(log_file: str | Path | None = None, level: int = logging.INFO) -> None:
+def configure_logging(log_file: str | Path | None = None) -> None:
     """Send log records (and warnings) to ``log_file`` and stderr.
 
     Uncaught exceptions are logged with their traceback before the process exits, so the
@@ -22,7 +22,7 @@ def configure_logging(log_file: str | Path | None = None, level: int = logging.I
     if log_file:
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(log_file, mode="w"))
-    logging.basicConfig(level=level, format=LOG_FORMAT, handlers=handlers, force=True)
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, handlers=handlers, force=True)
     if log_file:
         # One error, said once: the cause on the terminal, its traceback in the log only
         # (Snakemake shows a failed job's log too: a traceback on both would be printed twice).
@@ -86,15 +86,7 @@ class ProgressLog:
     its log file, so a line is logged at most every ``every`` seconds (and at the end).
     """
 
-    def __init__(
-        self,
-        total: int,
-        what: str,
-        *,
-        every: float = 30.0,
-        logger: logging.Logger | None = None,
-        clock=None,
-    ) -> None:
+    def __init__(self, total: int, what: str, *, every: float = 30.0, clock=None) -> None:
         import time
 
         self.total, self.what, self.every = total, what, every
@@ -102,7 +94,7 @@ class ProgressLog:
         self.share: float | None = None  # share of the work done, when it is not done/total
         self._clock = clock or time.monotonic
         self._start = self._last = self._clock()
-        self._log = logger or logging.getLogger("isotropy.progress")
+        self._log = logging.getLogger("isotropy.progress")
 
     def update(self, count: int, share: float | None = None) -> None:
         """``count`` more items done; ``share`` overrides done/total when a loop may stop early."""

@@ -196,23 +196,19 @@ def istar_figure(figure: str = "{figure}", ext: str = "pdf") -> str:
 
 # The main paper's section 2 on real points (Eq. (3) ascent; isotropy.metrics.objectives)
 
-SECTION2 = "results/section2"
-
 
 def section2_file(name: str) -> str:
     """A file of the section 2 figure: figure.{pdf,png}, trace.csv, classes.csv."""
-    return f"{SECTION2}/{name}"
+    return f"results/section2/{name}"
 
 
 # The I-STAR poster's estimator figures (point clouds of known isotropy; no fine-tuning)
-
-ISTAR_ESTIMATOR = "results/istar_estimator"
 
 
 def istar_estimator_file(name: str) -> str:
     """A file of the estimator figures: figure4.{pdf,png}, figure4_zeta.csv, figure4_batches.csv,
     figures2_3.{pdf,png}, figures2_3.csv, figures2_3_points.csv."""
-    return f"{ISTAR_ESTIMATOR}/{name}"
+    return f"results/istar_estimator/{name}"
 
 
 # ---------------------------------------------------------------------------------------------

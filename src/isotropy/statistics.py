@@ -12,9 +12,8 @@ of the mean z with ``n - 1`` degrees of freedom, mapped back with tanh:
 The estimate is tanh(z̄), the seeds' typical correlation. With one seed there is no spread to
 measure and no interval: ``low`` and ``high`` are None and :meth:`SeedInterval.describe` says
 "1 seed: no interval". Seeds whose correlation is undefined (a constant series) are left out and
-counted. ±1 has no finite z: it is clipped to ±``limit``, for Spearman's ρ at the data's
-resolution (:func:`spearman_limit`). Coverage at 5 seeds is checked on simulated seeds in
-tests/test_seed_interval_coverage.py (docs/verdicts.md).
+counted. ±1 has no finite z: it is clipped to ±``limit``. Coverage at 5 seeds is checked on
+simulated seeds in tests/test_seed_interval_coverage.py (docs/verdicts.md).
 """
 
 from __future__ import annotations
@@ -59,21 +58,11 @@ def fisher_z(values: Iterable[float], limit: float = R_LIMIT) -> np.ndarray:
     return np.arctanh(np.clip(r, -limit, limit))
 
 
-def spearman_limit(points: int) -> float:
-    """The |ρ| that stands for ρ = ±1 on Fisher's z scale with ``points`` ranks: halfway between 1
-    and the largest attainable |ρ| below it, 1 − 12 / (n (n² − 1)) (one adjacent swap). Spearman's
-    ρ is discrete, so ρ = −1 on 13 points is one swap from −0.9945; clipping it at 1 − 1e-12 instead
-    would put it 11 units of z away and turn two such seeds into an interval of [−1, 1]."""
-    if points < 3:
-        return R_LIMIT
-    return 1 - 6 / (points * (points**2 - 1))
-
-
 def seed_interval(
     per_seed: Iterable[float], level: float = 0.95, limit: float = R_LIMIT
 ) -> SeedInterval:
     """The t-interval over seeds of per-seed correlations (module docstring); ``limit``: where
-    ±1 is clipped on the z scale (:func:`spearman_limit` for Spearman's ρ)."""
+    ±1 is clipped on the z scale."""
     if not 0 < level < 1:
         raise ValueError(f"interval level must lie in (0, 1), got {level}")
     values = np.asarray(list(per_seed), dtype=np.float64)

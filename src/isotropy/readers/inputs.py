@@ -50,7 +50,7 @@ def dataset_inputs(
     """Snakemake inputs of ``dataset``: source name → that source's manifest.
 
     With a mirror set, a needed source the mirror lacks fails here, while the DAG is built, with
-    a message naming the missing file (and, for GLUE, the tasks that are available).
+    a message naming the missing file.
     """
     names = required_sources(dataset, config)
     check_sources_available(names, config)

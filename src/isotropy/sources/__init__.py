@@ -5,25 +5,21 @@ The walk of one source name, top to bottom:
 - **parse time**: the download rule's outputs and params (:func:`source_params`), and the early
   check that every needed source is in the mirror and checkable (:func:`check_sources_available`);
 - **fetch** (:func:`fetch_source`): each input got once (a mirror file copied, a hub split loaded,
-  or a URL streamed by :func:`download_file`: retries, resume, one deadline, clean TLS ends,
-  ``Content-Encoding`` undone within a size limit, a full disk reported as such); checked against
-  every pin that applies (a configured sha256, git object id, md5 or size; the mirror's
-  ``MANIFEST.tsv``; else the sources lock, :data:`LOCK_HEADER`, recorded on first use); laid out
-  (:mod:`isotropy.sources.layouts`) in a staging folder, swapped in, ``manifest.json`` written last
-  (its presence means the folder is complete; a failure leaves neither it nor half a file). Like
-  ``pip --require-hashes``, a file nothing can check is refused unless unverified mirrors are
-  allowed; one that does not match is never kept. A second public copy (``cross_copy``) is
-  compared and recorded: a record, not a pin;
+  or a URL streamed by :func:`download_file`: retries, one deadline, clean TLS ends, the bytes as
+  sent within a size limit, a full disk reported as such); checked against every pin that applies
+  (a configured sha256, git object id or size; the mirror's ``MANIFEST.tsv``; else the sources
+  lock, :data:`LOCK_HEADER`, recorded on first use); laid out (:mod:`isotropy.sources.layouts`)
+  in a staging folder, swapped in, ``manifest.json`` written last (its presence means the folder
+  is complete; a failure leaves neither it nor half a file). Like ``pip --require-hashes``, a file
+  nothing can check is refused, and one that does not match is never kept;
 - **reading** a fetched source: its manifest, what each input rests on, its files.
 """
 
 from __future__ import annotations
 
 import csv
-import email.utils
 import errno
 import fcntl
-import gzip
 import hashlib
 import json
 import logging
@@ -33,9 +29,7 @@ import shutil
 import ssl
 import tempfile
 import time
-import zlib
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -46,36 +40,35 @@ import requests
 import urllib3
 import yaml
 from tqdm.auto import tqdm
+from urllib3.util import Retry
 
 from isotropy.defaults import schema_default
 from isotropy.io import DiskFullError, atomic_path, plain_data, sha256_file, write_json
 from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.sources.layouts import (
     HUB_FILE,
+    LAYOUTS,
     ArchiveError,
     ChecksumError,
     Fetched,
     MemberPins,
-    layout_of,
     mirror_path_problem,
     source_kind,
 )
 
 log = logging.getLogger(__name__)
 MIRROR_ENV = "ISOTROPY_MIRROR"
-ALLOW_UNVERIFIED_ENV = "ISOTROPY_ALLOW_UNVERIFIED_MIRROR"
 LOCK_ENV = "ISOTROPY_SOURCES_LOCK"
 RELOCK_ENV = "ISOTROPY_RELOCK"
 TRUST_PUBLISHED = "published pin"
 TRUST_LOCK = "lock (trusted on first use)"
-PIN_KEYS = ("sha256", "git_blob", "md5", "bytes")  # a value per URL; strongest first
+PIN_KEYS = ("sha256", "git_blob", "bytes")  # a value per URL; strongest first
 MIRROR_TRUST = {"MANIFEST.tsv": "the mirror's MANIFEST.tsv", "config": TRUST_PUBLISHED}
 # Defaults of config `downloads`, from the schema: far above the largest real archive (NLPL
 # 222.zip unpacks to a few GB); a trickling server is abandoned after 6 hours for one file.
 DOWNLOAD_DEFAULTS = {
     key: schema_default("downloads", key)
     for key in (
-        "allow_unverified_mirror",
         "max_extracted_bytes",
         "max_archive_members",
         "max_download_seconds",
@@ -118,8 +111,6 @@ def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
     mirror = resolve_mirror(config.get("mirror"))
     settings = {**DOWNLOAD_DEFAULTS, **(config.get("downloads") or {})}
     settings.pop("lock_file", None)  # where the lock lives changes no download's bytes
-    if os.environ.get(ALLOW_UNVERIFIED_ENV, "").strip() not in ("", "0"):
-        settings["allow_unverified_mirror"] = True
     params = {
         "name": name,
         "kind": source_kind(name, cfg),
@@ -130,7 +121,7 @@ def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
         **settings,
     }
     # Only where given, so that the params (and the re-runs they trigger) of the others stay.
-    for key in ("hub", "git_blob", "bytes", "md5", "members", "cross_copy"):
+    for key in ("hub", "git_blob", "bytes", "members"):
         if cfg.get(key):
             params[key] = _aligned_pins(cfg, key) if key in PIN_KEYS else plain_data(cfg[key])
     return params
@@ -188,27 +179,13 @@ def missing_mirror_files(
     return [rel for rel in rels if not (mirror / rel).is_file()]
 
 
-def available_glue_tasks(config: Mapping[str, Any], mirror: Path | None = None) -> list[str]:
-    """GLUE tasks (sources ``glue_<task>`` of config ``sources``, the one list of them) whose
-    files the mirror holds (all of them without a mirror)."""
-    mirror = mirror if mirror is not None else resolve_mirror(config.get("mirror"))
-    return sorted(
-        name.removeprefix("glue_")
-        for name in config["sources"]
-        if name.startswith("glue_") and not missing_mirror_files(name, config, mirror)
-    )
-
-
-def _unavailable(
-    name: str, config: Mapping[str, Any], mirror: Path, cfg: Mapping[str, Any] | None = None
-) -> str | None:
-    """Why source ``name`` (config entry ``cfg``, else the config's) cannot come from ``mirror``
-    (None when it holds every file listed); for a GLUE task, naming the tasks the mirror holds.
+def _unavailable(name: str, cfg: Mapping[str, Any], mirror: Path) -> str | None:
+    """Why source ``name`` (config entry ``cfg``) cannot come from ``mirror`` (None when it holds
+    every file listed).
 
     Run at parse time for every needed source, and again by :func:`fetch_source` before copying
     (the mirror may have changed since).
     """
-    cfg = cfg if cfg is not None else config["sources"][name]
     if not (missing := missing_mirror_files(name, {"sources": {name: cfg}}, mirror)):
         return None
     if source_kind(name, cfg) == "hub" and not cfg.get("mirror"):
@@ -217,14 +194,7 @@ def _unavailable(
             f"mirror {mirror} does not hold; unset mirror/{MIRROR_ENV} to download it, or leave "
             "out what needs it"
         )
-    message = f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}"
-    if name.startswith("glue_") and config.get("sources"):
-        message += (
-            f"; GLUE tasks available in this mirror: "
-            f"{', '.join(available_glue_tasks(config, mirror)) or 'none'} (list only those in "
-            "config 'glue.tasks', or download from the original sources)"
-        )
-    return message
+    return f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}"
 
 
 def check_sources_available(names: Sequence[str], config: Mapping[str, Any]) -> None:
@@ -233,12 +203,12 @@ def check_sources_available(names: Sequence[str], config: Mapping[str, Any]) -> 
     mirror = resolve_mirror(config.get("mirror"))
     if mirror is None:
         return
-    if problems := [p for name in names if (p := _unavailable(name, config, mirror))]:
+    if problems := [
+        p for name in names if (p := _unavailable(name, config["sources"][name], mirror))
+    ]:
         raise FileNotFoundError("\n".join(problems))
     unchecked = []
     for params in (source_params(config, name) for name in names):
-        if params["allow_unverified_mirror"]:
-            continue
         manifest, pins = _mirror_pins(params, mirror)
         unchecked += [
             unverified_message(f"mirror file {mirror / rel}", mirror, manifest)
@@ -272,7 +242,6 @@ def fetch_source(
     recorded there on first use.
     """
     raw_dir, params = Path(raw_dir), {**DOWNLOAD_DEFAULTS, **params}
-    layout = layout_of(name, params["kind"])
     lock = Path(lock_file) if lock_file is not None else lock_path(config)
     origin = "mirror" if params.get("mirror") else "url"
     raw_dir.mkdir(parents=True, exist_ok=True)
@@ -282,15 +251,13 @@ def fetch_source(
         fetched.mkdir()
         staging.mkdir()
         if origin == "mirror":
-            items, inputs = _from_mirror(name, params, fetched, config)
+            items, inputs = _from_mirror(name, params, fetched)
         elif params["kind"] == "hub":
             items, inputs = _from_hub(name, params, fetched)
         else:
             transfer = {"retries": retries, "backoff": backoff, "timeout": timeout}
             items, inputs = _from_urls(params, fetched, lock, transfer)
-        records = _lay_out(name, params, layout, origin, items, inputs, staging)
-        copies = (params.get("cross_copy") or []) if origin == "url" else []
-        checks = [compare_copy(name, spec, inputs, records) for spec in copies]
+        records = _lay_out(name, params, origin, items, inputs, staging)
         _lock_inputs(name, lock, inputs)
         _replace_contents(raw_dir, staging, [record["path"] for record in records], keep=work)
     finally:
@@ -302,7 +269,6 @@ def fetch_source(
         "mirror": str(Path(params["mirror"])) if params.get("mirror") else None,
         "inputs": inputs,
         "files": records,
-        **({"cross_copy": checks} if checks else {}),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     write_json(raw_dir / MANIFEST_NAME, manifest)
@@ -311,14 +277,14 @@ def fetch_source(
 
 
 def _from_mirror(
-    name: str, params: Mapping[str, Any], fetched: Path, config: Mapping[str, Any] | None
+    name: str, params: Mapping[str, Any], fetched: Path
 ) -> tuple[list[Fetched], list[dict]]:
     """Copy the source's mirror files, each checked against MANIFEST.tsv and any config pin."""
     mirror, rels = Path(params["mirror"]), params.get("mirror_files") or []
     if confined := [problem for rel in rels if (problem := mirror_path_problem(rel))]:
         raise ValueError(f"sources.{name}.mirror: {confined[0]}")
     cfg = {"mirror": rels, "kind": params["kind"]}
-    if (problem := _unavailable(name, config or {}, mirror, cfg)) is not None:
+    if (problem := _unavailable(name, cfg, mirror)) is not None:
         raise FileNotFoundError(problem)
     manifest, pins = _mirror_pins(params, mirror)
     damaged = (
@@ -327,7 +293,6 @@ def _from_mirror(
     )
     items, inputs = [], []
     for rel in rels:
-        # Copy first, then hash the copy: what is checked is exactly what is parsed.
         local, label, by = fetched / Path(rel).name, f"mirror file {mirror / rel}", pins[rel]
         digest = copy_local(mirror / rel, local, None, label)
         if (row := by.get("MANIFEST.tsv")) is not None:
@@ -342,21 +307,16 @@ def _from_mirror(
                 f"nothing was kept; fix sources.{name}.sha256 in the config only if this file is "
                 "known to be right",
             )
-        if not by and not params.get("allow_unverified_mirror"):
-            raise UnverifiedFileError(unverified_message(label, mirror, manifest))
         if not by:
-            log.warning(
-                "UNVERIFIED: %s is read without any sha256 check (unverified mirrors are allowed)",
-                label,
-            )
+            raise UnverifiedFileError(unverified_message(label, mirror, manifest))
         items.append(Fetched(rel, local))
         inputs.append(
             {
                 "mirror_path": rel,
                 "sha256": digest,
-                "pinned": bool(by),
+                "pinned": True,
                 "pinned_by": list(by),
-                "trust": " and ".join(MIRROR_TRUST[key] for key in by) or "unverified",
+                "trust": " and ".join(MIRROR_TRUST[key] for key in by),
             }
         )
     return items, inputs
@@ -365,15 +325,11 @@ def _from_mirror(
 def _from_hub(
     name: str, params: Mapping[str, Any], fetched: Path
 ) -> tuple[list[Fetched], list[dict]]:
-    """One split of a Hugging Face hub data set (``datasets``; needs the hub or its cache)."""
+    """One split of a Hugging Face hub data set (``datasets``; needs the hub or its cache); the
+    schema requires its path, split and revision."""
     import datasets  # Hugging Face's, heavy: loaded only when a hub split is fetched
 
-    hub = params.get("hub") or {}
-    if not hub.get("path") or not hub.get("split"):
-        raise ValueError(
-            f"source {name!r} of kind hub needs sources.{name}.hub.path and .split "
-            "in config/sources.yaml"
-        )
+    hub = params["hub"]
     args = (hub["path"], hub["name"]) if hub.get("name") else (hub["path"],)
     log.info("loading %s (split %s) from the Hugging Face hub", "/".join(args), hub["split"])
     dataset = datasets.load_dataset(*args, split=hub["split"], revision=hub.get("revision"))
@@ -397,7 +353,7 @@ def _from_urls(
     params: Mapping[str, Any], fetched: Path, lock: Path, transfer: Mapping[str, Any]
 ) -> tuple[list[Fetched], list[dict]]:
     """Each URL downloaded (its sha256 and size checked as it arrives), then checked against its
-    git object id and md5 pins, or against the lock where no published pin checks it."""
+    git object id, or against the lock where no published pin checks it."""
     items, inputs, name = [], [], params["name"]
     pins = {key: params.get(key) or [None] * len(params["urls"]) for key in PIN_KEYS}
     with new_session() as session:
@@ -420,14 +376,10 @@ def _from_urls(
             except DownloadError as error:
                 raise DownloadError(f"source {name!r}: {error}") from error
             entry: dict[str, Any] = {"url": url, "sha256": digest, "bytes": local.stat().st_size}
-            for key, what, digest_of in (
-                ("git_blob", "git object id", git_blob_id),
-                ("md5", "md5", md5_file),
-            ):
-                if pin[key] is not None:
-                    entry[key] = digest_of(local)
-                    key_name = f"sources.{name}.{key}"
-                    check_digest(entry[key], pin[key], url, pin_key=key_name, what=what)
+            if pin["git_blob"] is not None:
+                entry["git_blob"] = git_blob_id(local)
+                key_name, what = f"sources.{name}.git_blob", "git object id"
+                check_digest(entry["git_blob"], pin["git_blob"], url, pin_key=key_name, what=what)
             published = pin["sha256"] is not None or pin["git_blob"] is not None
             entry["pinned"] = published
             entry["pinned_by"] = ["config"] if pin["sha256"] is not None else []
@@ -454,7 +406,6 @@ def _from_urls(
 def _lay_out(
     name: str,
     params: Mapping[str, Any],
-    layout: Any,
     origin: str,
     items: list[Fetched],
     inputs: list[dict],
@@ -475,7 +426,7 @@ def _lay_out(
         for item in items
     ]
     try:
-        files = layout(items, origin, staging)
+        files = LAYOUTS[params["kind"]](items, origin, staging)
     except OSError as error:
         if error.errno not in (errno.ENOSPC, errno.EDQUOT) or isinstance(error, DiskFullError):
             raise
@@ -533,12 +484,10 @@ def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: 
 # ---------------------------------------------------------------------------------------------
 # One file over HTTP(S), or copied, with its pins: the one place a file's bytes are checked
 
+FIX_URL = "fix 'sources' in config/sources.yaml or use a mirror"
 RETRYABLE_4XX = {408, 429}  # request timeout and rate limiting: worth retrying although 4xx
 PROGRESS_MIN_BYTES = 1 << 20  # a progress bar only for files above 1 MiB
-CONTENT_RANGE = re.compile(r"^bytes (\d+)-(\d+)/(\d+|\*)$")
-GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
-ENCODINGS = ("gzip", "x-gzip", "deflate")  # a Content-Encoding urllib3 undoes, chunk by chunk
 
 
 def url_problem(url: str) -> str | None:
@@ -604,7 +553,6 @@ def download_file(
     backoff: float = 2.0,
     timeout: float = 60.0,
     session: requests.Session | None = None,
-    chunk_size: int = 1 << 20,
     max_bytes: int = DOWNLOAD_DEFAULTS["max_extracted_bytes"],
     max_seconds: float = DOWNLOAD_DEFAULTS["max_download_seconds"],
     size: int | None = None,
@@ -613,26 +561,25 @@ def download_file(
     """Stream ``url`` to ``dest`` atomically and return the file's sha256.
 
     Transient failures (HTTP 5xx, 408, 429, timeouts, connection errors, a stream cut short) are
-    retried ``retries`` times, waiting ``backoff * 2**attempt`` seconds or the server's
-    ``Retry-After``, resuming where the last attempt stopped when the server allows it; another
-    4xx fails at once, and so does passing ``max_seconds`` in all. A ``sha256`` (or ``size``) pin
-    that does not match raises :class:`ChecksumError` naming ``pin_key`` (the config key of the
-    pin); ``dest`` is then not created. A body that a ``Content-Encoding`` inflates beyond
-    ``max_bytes`` is refused. ``file://`` URLs are copied with the same checks.
+    retried from the first byte ``retries`` times, waiting ``backoff * 2**attempt`` seconds or
+    the server's ``Retry-After``; another 4xx fails at once, and so does passing ``max_seconds``
+    in all. The server is asked for the file's own bytes (``Accept-Encoding: identity``), and
+    what it sends is kept as sent, never inflated: a body it encoded anyway is other bytes, which
+    a pin refuses. A body beyond ``size`` or ``max_bytes`` is stopped as it arrives. A ``sha256``
+    (or ``size``) pin that does not match raises :class:`ChecksumError` naming ``pin_key`` (the
+    config key of the pin); ``dest`` is then not created. ``file://`` URLs are copied with the
+    same checks.
     """
     parsed = urlparse(url)
     if parsed.scheme == "file":
         return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, pin_key)
     if parsed.scheme not in {"http", "https"}:
         raise ValueError(f"unsupported URL scheme in {url!r}; expected http(s):// or file://")
-    limit = min(max_bytes, size) if size is not None else max_bytes
+    job = _Download(url, size, pin_key, timeout, max_bytes, max_seconds)
     own_session, session = session is None, session or new_session()
     try:
         with atomic_path(dest) as tmp:
-            job = _Download(
-                url, sha256, size, pin_key, timeout, chunk_size, limit, max_seconds, tmp
-            )
-            digest = job.attempts(session, retries, backoff)
+            digest = job.attempts(session, tmp, retries, backoff)
             check_size(tmp.stat().st_size, size, url, pin_key)
             check_digest(digest, sha256, url, pin_key=pin_key)
         return digest
@@ -643,25 +590,17 @@ def download_file(
 
 @dataclass
 class _Download:
-    """One download's settings, and what it has received so far (kept across attempts so that a
-    retry can resume); ``deadline`` (a ``time.monotonic`` value) bounds all its attempts."""
+    """One download's settings, and what its current attempt has received; ``deadline`` (a
+    ``time.monotonic`` value) bounds all its attempts."""
 
     url: str
-    sha256: str | None
     size: int | None
     pin_key: str | None
     timeout: float
-    chunk_size: int
     max_bytes: int
     max_seconds: float
-    path: Path
     deadline: float = field(init=False)
     received: int = 0
-    digest: Any = field(default_factory=hashlib.sha256)
-    total: int | None = None  # the whole body's length, when the server said it
-    validator: str | None = None  # strong ETag or Last-Modified of the response the bytes came from
-    encoding: str = ""
-    decode: bool = False  # the body decoded as it arrives (urllib3, within max_bytes)
 
     def __post_init__(self) -> None:
         self.deadline = time.monotonic() + self.max_seconds
@@ -675,24 +614,11 @@ class _Download:
                 f"the data from a local copy ({MIRROR_ENV})"
             )
 
-    def restart(self) -> None:
-        self.path.write_bytes(b"")
-        self.received, self.digest, self.total, self.validator = 0, hashlib.sha256(), None, None
-
-    def resume_headers(self) -> dict[str, str]:
-        """``Range`` for the missing bytes, where resuming cannot splice two versions unnoticed:
-        the server named the version (``If-Range``), or a pin checks the whole file."""
-        if not self.received or self.encoding or not (self.validator or self.sha256):
-            return {}
-        headers = {"Range": f"bytes={self.received}-"}
-        if self.validator:
-            headers["If-Range"] = self.validator
-        return headers
-
-    def attempts(self, session: requests.Session, retries: int, backoff: float) -> str:
+    def attempts(self, session: requests.Session, path: Path, retries: int, backoff: float) -> str:
         for attempt in range(retries + 1):
             try:
-                return self.stream_once(session)
+                with self.request(session) as response:
+                    return self.receive(response, path)
             except _Transient as exc:
                 if attempt == retries:
                     raise DownloadError(
@@ -702,65 +628,39 @@ class _Download:
                     ) from exc
                 wait = max(backoff * 2**attempt, exc.retry_after or 0.0)
                 self.check_time(f"(waiting {wait:.0f} s before retry {attempt + 1})", wait)
-                resuming = f", resuming at byte {self.received}" if self.resume_headers() else ""
                 log.warning(
-                    "transient failure for %s (%s); retry %d/%d in %.1fs%s",
+                    "transient failure for %s (%s); retry %d/%d in %.1fs",
                     self.url,
                     exc,
                     attempt + 1,
                     retries,
                     wait,
-                    resuming,
                 )
                 time.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def stream_once(self, session: requests.Session) -> str:
-        """One attempt: the body's bytes appended (or restarted); its sha256 when whole."""
-        headers = {"Accept-Encoding": "identity", **self.resume_headers()}
-        with self.request(session, headers) as response:
-            self.start(response)
-            with tqdm(
-                total=self.total,
-                unit="B",
-                unit_scale=True,
-                unit_divisor=1024,
-                desc=url_file_name(self.url),
-                disable=self.total is not None and self.total < PROGRESS_MIN_BYTES,
-                leave=False,
-            ) as bar:
-                bar.update(self.received)
-                self.receive(response, bar)
-        if not self.encoding or self.decode:
-            return self.digest.hexdigest()
-        self.gunzip_once_more()
-        return sha256_file(self.path)
-
-    def request(self, session: requests.Session, headers: dict[str, str]) -> requests.Response:
+    def request(self, session: requests.Session) -> requests.Response:
         """The streamed response; a failure worth retrying raises :class:`_Transient`."""
         try:
             # identity: the server is asked for the published file's own bytes, so that its
             # Content-Length and a sha256 pin are that file's (requests would ask for gzip, and
             # GitHub's raw server then sends text gzipped, with the compressed size as length).
-            response = session.get(self.url, stream=True, timeout=self.timeout, headers=headers)
+            response = session.get(
+                self.url, stream=True, timeout=self.timeout, headers={"Accept-Encoding": "identity"}
+            )
         except requests.TooManyRedirects:
             raise DownloadError(
                 f"download of {self.url} was redirected more than {session.max_redirects} times "
-                "(a redirect loop); the URL is wrong or the server is misconfigured: fix "
-                "'sources' in config/sources.yaml or use a mirror"
+                f"(a redirect loop); the URL is wrong or the server is misconfigured: {FIX_URL}"
             ) from None
         except (requests.exceptions.InvalidSchema, requests.exceptions.InvalidURL) as exc:
             raise DownloadError(
                 f"download of {self.url} was redirected to an address that is not http(s) "
-                f"({exc}); refused: fix 'sources' in config/sources.yaml or use a mirror"
+                f"({exc}); refused: {FIX_URL}"
             ) from None
         except (requests.Timeout, requests.ConnectionError) as exc:
             raise _Transient(f"{type(exc).__name__}: {exc}") from exc
         status = response.status_code
-        if status == 416 and "Range" in headers:  # the partial file is not a prefix of this version
-            response.close()
-            self.restart()
-            raise _Transient("the server refused to resume (HTTP 416); starting again")
         if status >= 500 or status in RETRYABLE_4XX:
             wait = retry_after(response.headers.get("Retry-After"))
             response.close()
@@ -770,66 +670,37 @@ class _Download:
             response.close()
             raise DownloadError(
                 f"download of {self.url} failed with HTTP {status} {response.reason}; the URL is "
-                "wrong or the file was moved: fix 'sources' in config/sources.yaml or use a mirror"
+                f"wrong or the file was moved: {FIX_URL}"
             )
+        if status != 200:  # a part (206) nobody asked for, or no body: never kept
+            response.close()
+            raise _Transient(f"HTTP {status} {response.reason} where the whole file was asked for")
         return response
 
-    def start(self, response: requests.Response) -> None:
-        """Where this response's bytes go: after those kept (a 206 for exactly them), or from 0."""
-        encoding = response.headers.get("Content-Encoding", "").strip().lower()
-        encoding = "" if encoding == "identity" else encoding
-        if response.status_code == 206:
-            content_range = response.headers.get("Content-Range", "").strip()
-            match = CONTENT_RANGE.match(content_range)
-            whole = None if match is None or match[3] == "*" else int(match[3])
-            if (
-                match is None
-                or encoding
-                or int(match[1]) != self.received
-                or (whole is not None and int(match[2]) != whole - 1)
-                or (self.total is not None and whole not in (None, self.total))
-            ):
-                response.close()
-                self.restart()
-                raise _Transient(
-                    f"the server answered a request for bytes {self.received}- with Content-Range "
-                    f"{content_range!r}; starting again"
-                )
-            log.info("%s: resuming at byte %d of %s", self.url, self.received, whole or "?")
-            self.total = whole
-            return
-        if self.received:
-            log.info(
-                "%s: the server sent the whole file again (HTTP 200); starting again", self.url
-            )
-        if encoding and encoding not in ENCODINGS:
-            raise DownloadError(
-                f"{self.url} came with Content-Encoding {encoding!r}, which this downloader cannot "
-                "undo; download the file by hand and read it from a mirror folder"
-            )
-        self.restart()
-        # A .gz sent gzip-encoded is kept as sent, and unzipped after only if gzipped twice.
-        gz_name = url_file_name(self.url).lower().endswith((".gz", ".tgz"))
-        self.encoding = encoding
-        self.decode = bool(encoding) and not (gz_name and "gzip" in encoding)
-        length = response.headers.get("Content-Length", "").strip()
-        self.total = int(length) if length.isdigit() else None
-        etag = response.headers.get("ETag", "")
-        strong = etag if etag and not etag.startswith("W/") else None
-        self.validator = strong or response.headers.get("Last-Modified")
-
-    def receive(self, response: requests.Response, bar: tqdm) -> None:
-        """Append the body (decoded as it arrives where it is encoded); short is transient, slow
-        past the deadline fails, and decoded past ``max_bytes`` is a decompression bomb.
+    def receive(self, response: requests.Response, path: Path) -> str:
+        """Write the body as sent and return its sha256; short is transient, slow past the
+        deadline fails, and past the size pin or ``max_bytes`` it is refused as it arrives.
 
         Only reading is the network's: a write that fails (a full disk) is an ``OSError`` of its
         own. A body without length or chunking ends where the server closes the connection: a
         reset or a broken TLS stream is a failure (retried), and a pin checks the rest.
         """
-        with open(self.path, "ab") as handle:
+        length = response.headers.get("Content-Length", "").strip()
+        total = int(length) if length.isdigit() else None
+        self.received, digest = 0, hashlib.sha256()
+        progress = tqdm(
+            total=total,
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1024,
+            desc=url_file_name(self.url),
+            disable=total is not None and total < PROGRESS_MIN_BYTES,
+            leave=False,
+        )
+        with progress, open(path, "wb") as handle:
             while True:
                 try:
-                    chunk = response.raw.read1(self.chunk_size, decode_content=self.decode)
+                    chunk = response.raw.read1(CHUNK, decode_content=False)
                 except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
                     raise _Transient(
                         f"stream interrupted after {self.received} bytes: {exc}"
@@ -838,78 +709,46 @@ class _Download:
                     break
                 handle.write(chunk)
                 self.received += len(chunk)
-                self.digest.update(chunk)
-                bar.update(len(chunk))
+                digest.update(chunk)
+                progress.update(len(chunk))
                 self.check_time("while receiving")
-                if self.decode and self.received > self.max_bytes:
-                    raise self.bomb()
-                if self.size is not None and not self.encoding and self.received > self.size:
+                if self.size is not None and self.received > self.size:
                     label = f"{self.url} (more sent than pinned)"
                     check_size(self.received, self.size, label, self.pin_key)
-        if not self.decode and self.total is not None and self.received != self.total:
-            raise _Transient(f"received {self.received} bytes, expected {self.total}")
-
-    def gunzip_once_more(self) -> None:
-        """A ``.gz`` file sent gzip-encoded: a server that only labelled the file's own compression
-        (Apache's ``AddEncoding x-gzip .gz``) sent the file itself; one that gzipped it once more
-        sent it gzipped twice, undone here once, within ``max_bytes``."""
-        decoded, written = self.path.with_name(self.path.name + ".decoded"), 0
-        try:
-            with gzip.open(self.path, "rb") as inner:
-                if inner.read(2) != GZIP_MAGIC:
-                    return
-                inner.seek(0)
-                with open(decoded, "wb") as writer:
-                    while chunk := inner.read(CHUNK):
-                        written += len(chunk)
-                        if written > self.max_bytes:
-                            raise self.bomb()
-                        writer.write(chunk)
-            os.replace(decoded, self.path)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            raise _Transient(f"the gzip-encoded body does not decode: {exc}") from exc
-        finally:
-            decoded.unlink(missing_ok=True)
-
-    def bomb(self) -> ArchiveError:
-        return ArchiveError(
-            f"{self.url}: its {self.encoding}-encoded body decodes to more than {self.max_bytes} "
-            "bytes, which looks like a decompression bomb; nothing was kept. Check the source, or "
-            "raise downloads.max_extracted_bytes in the config if the file is known to be right"
-        )
+                if self.received > self.max_bytes:
+                    raise ArchiveError(
+                        f"{self.url} sends more than {self.max_bytes} bytes; nothing was kept. "
+                        "Check the source, or raise downloads.max_extracted_bytes in the config "
+                        "if the file is known to be right"
+                    )
+        if total is not None and self.received != total:
+            raise _Transient(f"received {self.received} bytes, expected {total}")
+        return digest.hexdigest()
 
 
 def retry_after(value: str | None) -> float | None:
-    """Seconds a ``Retry-After`` header asks to wait (delay-seconds or an HTTP date); None if
-    absent."""
-    if not value or not value.strip():
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
+    """Seconds a ``Retry-After`` header asks to wait (delay-seconds or an HTTP date, as urllib3
+    reads it); None if absent or unreadable."""
     try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        return float(Retry().parse_retry_after(value)) if value and value.strip() else None
+    except urllib3.exceptions.InvalidHeader:
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def copy_local(
     src: Path, dest: Path, sha256: str | None, label: str, pin_key: str | None = None
 ) -> str:
-    """Copy a local file atomically, checked against its sha256 pin; return its sha256."""
+    """Copy a local file atomically, checked against its sha256 pin; return its sha256.
+
+    The copy is hashed, not the original: what is checked is exactly what is kept.
+    """
     if not src.is_file():
         raise DownloadError(f"{label}: local file {src} does not exist")
-    digest = hashlib.sha256()
-    with atomic_path(dest) as tmp, open(src, "rb") as reader, open(tmp, "wb") as writer:
-        for chunk in iter(lambda: reader.read(CHUNK), b""):  # the bytes kept are those hashed
-            writer.write(chunk)
-            digest.update(chunk)
-        writer.flush()
-        check_digest(digest.hexdigest(), sha256, label, pin_key=pin_key)
-    return digest.hexdigest()
+    with atomic_path(dest) as tmp:
+        shutil.copyfile(src, tmp)
+        digest = sha256_file(tmp)
+        check_digest(digest, sha256, label, pin_key=pin_key)
+    return digest
 
 
 def _accept_remedy(pin_key: str | None, actual: str | int) -> str:
@@ -949,13 +788,6 @@ def check_size(
             f"size mismatch for {label}: pinned {expected} bytes{f' ({key})' if key else ''}, "
             f"got {actual}; {remedy or _accept_remedy(key, actual)}"
         )
-
-
-def md5_file(path: str | os.PathLike) -> str:
-    """The md5 of ``path``: only to compare with a publisher's md5 (nltk_data's index.xml), beside
-    a stronger pin, never as the only one."""
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, lambda: hashlib.md5(usedforsecurity=False)).hexdigest()
 
 
 def git_blob_id(path: str | os.PathLike) -> str:
@@ -1026,8 +858,7 @@ def unverified_message(label: str, mirror: Path, manifest: Mapping[str, Any] | N
     )
     return (
         f"{label} cannot be checked ({where}) and nothing was kept; add its path and sha256 to the "
-        f"mirror's MANIFEST.tsv, or set {ALLOW_UNVERIFIED_ENV}=1 (config "
-        "downloads.allow_unverified_mirror) to read unchecked files"
+        "mirror's MANIFEST.tsv"
     )
 
 
@@ -1141,29 +972,20 @@ def check_locked(
     )
 
 
-@contextmanager
-def _exclusive(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``<path>.flock`` (one writer of the lock at a time)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".flock"), "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def record_downloads(
     path: str | os.PathLike, source: str, downloads: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
     """Write each download (``url``, ``sha256``, ``bytes``) of ``source`` into the lock.
 
-    Re-checked under the file lock: a record another job wrote since is compared like any other.
-    Returns the records now in the lock, in order; a relocked one carries what it replaced.
+    Re-checked under an exclusive ``flock`` of ``<path>.flock`` (one writer of the lock at a
+    time; closing the file releases it): a record another job wrote since is compared like any
+    other. Returns the records now in the lock, in order; a relocked one carries what it replaced.
     """
     path = Path(path)
     now = datetime.now(UTC).isoformat()  # to the microsecond: compared with records' times
-    with _exclusive(path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".flock"), "a") as flock:
+        fcntl.flock(flock, fcntl.LOCK_EX)
         data = read_lock(path)
         urls = data.setdefault(source, {})
         for download in downloads:
@@ -1206,83 +1028,6 @@ def _moment(value: Any) -> datetime | None:
     except ValueError:
         return None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-# ---------------------------------------------------------------------------------------------
-# Cross-copies: a fetched file compared with a second public copy of the same bytes, recorded
-#
-# A copy is given by its published sha256 (config ``sources.<name>.cross_copy.sha256``), or as a
-# file of a Hugging Face hub repository (``hub``, ``hub_file``), whose sha256 the hub gives for
-# every LFS file without the file being downloaded (``huggingface_hub.get_hf_file_metadata``). A
-# differing copy is logged and shown by the audit; the lock still decides what is accepted.
-
-
-class CopyUnavailable(RuntimeError):
-    """The second copy's digest cannot be had now (no network, no hub, no sha256 given)."""
-
-
-def compare_copy(
-    source: str,
-    spec: Mapping[str, Any],
-    inputs: Sequence[Mapping[str, Any]],
-    files: Sequence[Mapping[str, Any]],
-) -> dict[str, Any]:
-    """The result of comparing ``spec['file']`` (a fetched input's file name, or a raw file of
-    the layout) with the copy ``spec`` names; logged, and returned for the manifest."""
-    name = spec["file"]
-    found = [e["sha256"] for e in inputs if "url" in e and url_file_name(e["url"]) == name]
-    found += [record["sha256"] for record in files if record["path"] == name]
-    result: dict[str, Any] = {"file": name, "copy": spec.get("record", ""), "sha256": None}
-    if not found:
-        return {**result, "result": "not checked", "reason": f"no fetched or raw file named {name}"}
-    ours = result["sha256"] = str(found[0])
-    try:
-        if spec.get("sha256"):
-            theirs = str(spec["sha256"])
-            where = str(spec.get("url") or spec.get("record") or "its record")
-        elif spec.get("hub"):
-            theirs, where = hub_file_sha256(
-                spec["hub"], spec.get("hub_file") or name, spec.get("revision")
-            )
-        else:
-            raise CopyUnavailable("the cross_copy gives neither a sha256 nor a hub repository")
-    except CopyUnavailable as error:
-        log.info("source %s: %s not compared with %s: %s", source, name, result["copy"], error)
-        return {**result, "result": "not checked", "reason": str(error)}
-    result.update(copy_sha256=theirs, where=where, result="same" if theirs == ours else "differs")
-    if theirs != ours:
-        log.warning(
-            "source %s: %s (sha256 %s) differs from the public copy %s (sha256 %s)",
-            source,
-            name,
-            ours,
-            where,
-            theirs,
-        )
-    return result
-
-
-def hub_file_sha256(repo: str, filename: str, revision: str | None = None) -> tuple[str, str]:
-    """The sha256 the Hugging Face hub gives for an LFS file (its ETag), without downloading it."""
-    import huggingface_hub
-    from huggingface_hub import constants
-
-    if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
-        raise CopyUnavailable("offline (HF_HUB_OFFLINE=1): the hub copy was not checked")
-    endpoint = os.environ.get("HF_ENDPOINT") or None
-    url = huggingface_hub.hf_hub_url(repo, filename, revision=revision, endpoint=endpoint)
-    try:
-        meta = huggingface_hub.get_hf_file_metadata(url)
-    except Exception as error:  # any failure to reach the hub: the comparison is only recorded
-        raise CopyUnavailable(
-            f"the hub could not be asked ({type(error).__name__}: {error})"
-        ) from error
-    etag = (meta.etag or "").strip('"').lower()
-    if not _SHA256_RE.fullmatch(etag):
-        raise CopyUnavailable(
-            f"the hub gives no sha256 for {url} (ETag {meta.etag!r}: not an LFS file)"
-        )
-    return etag, f"{url} (commit {meta.commit_hash})"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,31 +2,12 @@
 safely on the way.
 
 Every source ends in the same raw layout whichever way it came (original URLs or a mirror), so
-one parser serves both:
-
-===================  ==============================================================
-kind                 files in ``resources/raw/<source>/``
-===================  ==============================================================
-polarity             ``rt-polarity.pos``, ``rt-polarity.neg`` (UTF-8; the Cornell tarball is
-                     Latin-1/cp1252)
-snli                 ``snli_1.0_dev.jsonl``
-wordnet              ``corpora/wordnet.zip`` (``NLTK_DATA=resources/raw/<source>`` works)
-supersense_words     ``words.txt``
-supersense_features  ``words_features.zip`` (Tikhonov et al.'s word pairs with supersense flags)
-codwoe               ``en.*.json`` / ``en.*.csv`` (the English files of the release)
-word_vectors         one word2vec file (``model.bin`` from an NLPL zip, or the file as given)
-glue                 ``train.tsv`` (MRPC: rebuilt from ``msr_paraphrase_train.txt`` minus the
-                     dev ids)
-hub                  ``data.parquet``: one split of a Hugging Face hub data set (``datasets``),
-                     or from a mirror its files as named there (GLUE: ``train.tsv``, ``dev.tsv``)
-files                every fetched file as it is, under its own name (no layout code needed)
-===================  ==============================================================
-
-A layout is a function ``(items, origin, staging) -> files written`` registered under its kind;
-``origin`` is ``"url"`` or ``"mirror"``. Archives are read member by member within the
-``downloads`` limits (a zip or tar bomb would otherwise fill the disk), never with
-``extractall``: each member passes :func:`tarfile.data_filter`, a wanted one is written under its
-base name, and a pinned one (:class:`MemberPins`) is checked before a layout decodes or keeps it.
+one parser serves both; :data:`LAYOUTS` names each kind's files. A layout is a function
+``(items, origin, staging) -> files written``; ``origin`` is ``"url"`` or ``"mirror"``. Archives
+are read member by member within the ``downloads`` limits (a zip or tar bomb would otherwise fill
+the disk), never with ``extractall``: each member passes :func:`tarfile.data_filter`, a wanted one
+is written under its base name, and a pinned one (:class:`MemberPins`) is checked before a layout
+decodes or keeps it.
 """
 
 from __future__ import annotations
@@ -254,15 +235,6 @@ def source_kind(name: str, source_cfg: Mapping[str, Any] | None = None) -> str:
     )
 
 
-def layout_of(name: str, kind: str) -> Normaliser:
-    """The layout function of ``kind`` (an error naming source ``name`` and the known kinds)."""
-    if kind not in LAYOUTS:
-        raise ValueError(
-            f"source {name!r} has unknown kind {kind!r}; expected one of {sorted(LAYOUTS)}"
-        )
-    return LAYOUTS[kind]
-
-
 def decode_text(data: bytes, encoding: str, label: str) -> str:
     """Decode ``data`` strictly; a bad byte is reported with the file and line it sits on."""
     try:
@@ -321,22 +293,12 @@ def _named_file(
 
 
 def _wordnet(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+    """nltk's ``wordnet.zip`` as it is (its pins check its bytes), where ``NLTK_DATA`` finds it."""
     if len(items) != 1:
         raise ValueError(
             f"wordnet source expects one file (nltk's wordnet.zip), got {[i.name for i in items]}"
         )
-    item = items[0]
-    if not zipfile.is_zipfile(item.path):
-        raise ValueError(f"{item.name} is not a zip archive; expected nltk's corpora/wordnet.zip")
-    with zipfile.ZipFile(item.path) as archive:
-        names = set(archive.namelist())
-    needed = {"wordnet/index.noun", "wordnet/data.noun", "wordnet/lexnames"}
-    if not needed <= names:
-        raise ValueError(
-            f"{item.name} lacks {sorted(needed - names)}; expected nltk's WordNet 3.0 layout"
-        )
-    (staging / "corpora").mkdir(exist_ok=True)
-    return [copy_into(item, staging, "corpora/wordnet.zip")]
+    return [copy_into(items[0], staging, "corpora/wordnet.zip")]
 
 
 CODWOE_MEMBER = re.compile(r"^en\.[^/]*\.(json|csv)$")
@@ -379,6 +341,7 @@ def _word_vectors(items: list[Fetched], origin: str, staging: Path) -> list[str]
 
 
 def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
+    """GLUE's ``train.tsv`` from a task's zip (``<Task>/train.tsv``), or MRPC's rebuilt."""
     names = {Path(item.name).name: item for item in items}
     if "msr_paraphrase_train.txt" in names:
         if "mrpc_dev_ids.tsv" not in names:
@@ -389,9 +352,7 @@ def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
             staging / "train.tsv",
         )
         return ["train.tsv"]
-    return _named_file(
-        "GLUE", "train.tsv", items, origin, staging
-    )  # GLUE zips hold <Task>/train.tsv
+    return _named_file("GLUE", "train.tsv", items, origin, staging)
 
 
 def _hub(items: list[Fetched], origin: str, staging: Path) -> list[str]:
@@ -407,36 +368,15 @@ def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> int:
 
     This is what GLUE's own download script does (MRPC's original is a Windows installer, so GLUE
     ships only the dev ids and takes the pairs from SentEval's copy of msr_paraphrase_train.txt).
-    Returns the number of training rows written.
+    Returns the number of training rows written. Both files are pinned; the GLUE reader checks
+    every row of the result.
     """
-    dev = set()
-    for lineno, line in enumerate(
-        decode_text(dev_ids.read_bytes(), "utf-8-sig", str(dev_ids)).splitlines(), 1
-    ):
-        if line.strip():
-            fields = line.strip().split("\t")
-            if len(fields) != 2:
-                raise ValueError(
-                    f"{dev_ids}, line {lineno}: expected 2 tab-separated ids, found {len(fields)} "
-                    "fields"
-                )
-            dev.add(tuple(fields))
-    lines = decode_text(msr_train.read_bytes(), "utf-8-sig", str(msr_train)).splitlines()
-    if not lines:
-        raise ValueError(f"{msr_train} is empty")
-    rows = [lines[0].strip()]
-    for lineno, line in enumerate(lines[1:], 2):
-        if not line.strip():
-            continue
-        fields = line.rstrip("\r\n").split("\t")
-        if len(fields) != 5:
-            raise ValueError(
-                f"{msr_train}, line {lineno}: expected 5 tab-separated fields, found {len(fields)}"
-            )
-        if (fields[1], fields[2]) not in dev:
-            rows.append("\t".join(fields))
-    dest.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    return len(rows) - 1
+    ids = decode_text(dev_ids.read_bytes(), "utf-8-sig", str(dev_ids)).splitlines()
+    dev = {tuple(line.strip().split("\t")) for line in ids if line.strip()}
+    header, *lines = decode_text(msr_train.read_bytes(), "utf-8-sig", str(msr_train)).splitlines()
+    rows = [line for line in lines if line.strip() and tuple(line.split("\t")[1:3]) not in dev]
+    dest.write_text("\n".join([header.strip(), *rows]) + "\n", encoding="utf-8")
+    return len(rows)
 
 
 def _files(items: list[Fetched], origin: str, staging: Path) -> list[str]:
@@ -448,18 +388,19 @@ def _files(items: list[Fetched], origin: str, staging: Path) -> list[str]:
 
 
 Normaliser = Callable[[list[Fetched], str, Path], list[str]]
-# Every kind of source (config ``sources.<name>.kind``) and its layout, as the table above lists.
+# Every kind of source (config ``sources.<name>.kind``), its layout, and the raw files it makes.
 LAYOUTS: dict[str, Normaliser] = {
-    "polarity": _polarity,
+    "polarity": _polarity,  # rt-polarity.pos, rt-polarity.neg (UTF-8)
     "snli": functools.partial(_named_file, "snli", "snli_1.0_dev.jsonl"),
-    "wordnet": _wordnet,
+    "wordnet": _wordnet,  # corpora/wordnet.zip (NLTK_DATA=resources/raw/<source> works)
     "supersense_words": functools.partial(_named_file, "supersense_words", "words.txt"),
+    # Tikhonov et al.'s word pairs with supersense flags
     "supersense_features": functools.partial(
         _named_file, "supersense_features", "words_features.zip"
     ),
-    "codwoe": _codwoe,
-    "word_vectors": _word_vectors,
-    "glue": _glue,
-    "hub": _hub,
-    "files": _files,
+    "codwoe": _codwoe,  # en.*.json / en.*.csv, the English files of the release
+    "word_vectors": _word_vectors,  # one word2vec file (an NLPL zip's model.bin, or as given)
+    "glue": _glue,  # train.tsv
+    "hub": _hub,  # data.parquet (one split, by ``datasets``), or a mirror's files as named there
+    "files": _files,  # every fetched file as it is, under its own name
 }

@@ -6,12 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import pandas as pd
-
 from isotropy import paths
 from isotropy.extensions import design, results
 from isotropy.studies.record import ClaimFamily, StudySpec
-from isotropy.verdicts.claims import check_seed_claims, mark_undecided
+from isotropy.verdicts.claims import mark_undecided
 from isotropy.verdicts.learning import guard_heldout_claims
 
 
@@ -53,15 +51,6 @@ def outputs() -> list[str]:
     per-seed values; the claims."""
     names = [f"{q}.{ext}" for q in design.QUESTIONS for ext in ("csv", "md", "pdf", "png")]
     return [paths.extensions_file(n) for n in [*names, "seeds.csv", "claims.csv", "claims.md"]]
-
-
-def check_claims(seeds: pd.DataFrame) -> pd.DataFrame:
-    """The study's claims on a page of their own (rule extensions_tables), from its per-seed
-    values, guarded (:func:`claim_family`'s guard); on the claims page they form the same
-    family."""
-    values = results.claim_values(seeds)
-    table = check_seed_claims(values, results.CLAIMS, "extensions")
-    return guard_heldout_claims(mark_undecided(table, values), seeds)
 
 
 def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:

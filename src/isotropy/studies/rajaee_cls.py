@@ -20,7 +20,7 @@ from isotropy.rajaee_cls.results import claim_values
 from isotropy.studies.record import ClaimFamily, StudySpec
 from isotropy.verdicts.claims import check_seed_claims
 from isotropy.verdicts.learning import guard_rows, learning_test
-from isotropy.verdicts.measurements.rajaee_cls import rajaee_cls_measurements
+from isotropy.verdicts.measurements.sts import rajaee_cls_measurements
 
 # I(W) and IsoScore of every layer's validation CLS states: an assumption, not measured.
 GEOMETRY_CPU_SECONDS = 1.0

@@ -1,34 +1,12 @@
 """The papers' claims as checks on our results: ``results/claims.{csv,md}``.
 
-Each claim names a measured quantity (:mod:`isotropy.verdicts.measurements`, the same table
-the comparison with the papers reads) and how it is tested over seeds; one row per claim × setup
-with the measured value, the rule and a verdict: ``supported``, ``not supported``,
-``untested: holds``, ``untested: fails``, ``inconclusive``, ``1 seed: not judged``,
-``inconsistent across seeds``, ``stand-in: not judged`` or ``not run``.
-
-Rules (issues 47, 59): a claim is about every run, so it is judged on each seed, never on a
-pooled number alone.
-
-* ``direction`` (silhouette rises, IsoScore falls, Pearson r below the paper's own level):
-  *supported* when every seed goes the stated way **and** a one-sided t-test over the per-seed
-  values (Fisher z for r) is significant after Holm's adjustment over its family; *not
-  supported* when most seeds go the other way or the test the other way is significant; else
-  *inconclusive*.
-* ``every_run`` (Spearman ρ "always below −0.998", the paper's own bound): each seed's ρ against
-  the bound; one seed failing makes it *not supported* (every seed checked: no test needed).
-* ``seeds`` (I-STAR, one row per λ < 0; the seeds' spread against the change): a one-sided
-  test over seeds, Holm-adjusted over its family.
-* ``value`` (the cluster-based method's I(W) ratio > 1 and Spearman gain > 0, on seed means):
-  a point comparison, no test: *untested: holds* / *untested: fails*.
-
-A family (:mod:`isotropy.verdicts.families`) is one study's tested rows (the paper it checks ×
-the study), whatever else the page holds; the extension and CLS studies' own pages hold the
-same families, so a row reads the same verdict on every page.
-
-Stand-ins: a rule that sets our value against the paper's number (a bound such as ρ below
-−0.998 or r below −0.8) reads *stand-in: not judged* on a stand-in; a direction is judged on a
-stand-in and its verdict cell says so. A pooled correlation whose seeds disagree with it in
-size (Simpson: per-seed r −0.15, pooled −0.997) is flagged beside the pooled number.
+Each claim names a measured quantity (:mod:`isotropy.verdicts.measurements`, the table the
+comparison with the papers reads too) and its rule (``Claim.rule``: ``direction``,
+``every_run``, ``seeds``, ``value``); one row per claim × setup. A claim is about every run, so
+it is judged on each seed, never on a pooled number alone (docs/verdicts.md, "Claims"). The
+tested rows are Holm-adjusted within their study's family (:mod:`isotropy.verdicts.families`),
+which the extension and CLS studies' own pages hold too, so a row reads the same verdict on
+every page.
 """
 
 from __future__ import annotations
@@ -43,7 +21,7 @@ from scipy import stats
 
 from isotropy.published import SeedClaim
 from isotropy.statistics import fisher_z
-from isotropy.verdicts.families import holm_by_family, study_family
+from isotropy.verdicts.families import family_sizes, holm_by_family, study_family
 from isotropy.verdicts.measurements import one_sided
 from isotropy.verdicts.tolerances import (
     ALPHA,
@@ -52,12 +30,13 @@ from isotropy.verdicts.tolerances import (
     INCONSISTENT_SEEDS,
     NOT_CONSISTENT,
     NOT_LEARNED,
+    ON_STAND_IN,
     ONE_SEED,
+    SIMPSON_MARK,
     STAND_IN,
     claimed_first,
     holds_bound,
     judge,
-    judge_measurement,
     parse_tolerance,
     simpson_flag,
     states_a_number,
@@ -76,7 +55,7 @@ COLUMNS = [
     "note",
 ]
 SUPPORTED, NOT_SUPPORTED, NOT_RUN = "supported", "not supported", "not run"
-# a point comparison that tests nothing (isotropy.verdicts docstring): its own words
+# a point comparison that tests nothing (docs/verdicts.md): its own words
 UNTESTED_HOLDS, UNTESTED_FAILS = "untested: holds", "untested: fails"
 # the run cannot tell (mark_undecided: both optima at the same end of the run)
 NOT_DECIDED = "not decided"
@@ -121,18 +100,9 @@ def _row(
     evidence: str = "",
     note: str = "",
 ) -> dict:
-    return {
-        "claim": claim.name,
-        "study": claim.study,
-        "setup": setup,
-        "statement": claim.statement,
-        "measured": measured,
-        "threshold": threshold,
-        "verdict": verdict,
-        "paper": claim.paper,
-        "evidence": evidence,
-        "note": note,
-    }
+    """One row of :data:`COLUMNS`."""
+    values = (claim.name, claim.study, setup, claim.statement, measured, threshold, verdict)
+    return dict(zip(COLUMNS, (*values, claim.paper, evidence, note), strict=True))
 
 
 def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int, int]:
@@ -186,7 +156,7 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
         test = claim.test.format(seeds=seeds) if claim.test else f"one-sided t over {seeds} seeds"
         sign = "<" if kind == "seeds_below" else ">"
         return None, f"{sign} {bound:g}: {test}, {_HOLM}", (p_claim, p_other)
-    verdict, text = judge_measurement(claim.bound, m)
+    verdict, text = judge(claim.bound, m)
     untested = {CONSISTENT: UNTESTED_HOLDS, NOT_CONSISTENT: UNTESTED_FAILS}
     return untested.get(verdict, verdict), f"{text}: a point comparison, no test", None
 
@@ -251,7 +221,7 @@ def _threshold(claim: Claim) -> str:
     kind, bound = parse_tolerance(claim.bound)
     if claim.rule == "seeds":
         return f"{'<' if kind == 'seeds_below' else '>'} {bound:g}, tested over seeds"
-    return judge(claim.bound, 0.0)[1]
+    return judge(claim.bound, {"value": 0.0})[1]
 
 
 STAND_IN_NOTE = "judged on a stand-in"
@@ -443,3 +413,82 @@ def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
         else:
             table.loc[index, "note"] = f"{row['note']}; {said} (left out of the test)"
     return table
+
+
+# ---------------------------------------------------------------------------------------------
+# The claims page as markdown (results/claims.md and each study's own claims page): a tally per
+# study and claim, then every row, under how the claims are tested.
+
+ERROR_CONTROL = (
+    "How the claims are tested (docs/verdicts.md): a claim is about every run, so it is judged per "
+    "seed. A direction (silhouette rises, IsoScore falls, r below the paper's own level, and each "
+    "direction the extension study's open questions state) is *supported* when every seed goes "
+    f"that way and a one-sided t-test over seeds is significant (per row: a one-sided test at "
+    f"{ALPHA:g}). The tested rows are Holm-adjusted within declared families, one per study (the "
+    "paper it checks × the study), never across them, so a row's verdict does not depend on what "
+    f"else the page holds and {ALPHA:g} bounds the chance of any false *supported* (or false *not "
+    "supported* by the test) within a family; the extension and CLS studies' own pages hold the "
+    "same families. Families on this page: {families}. Bounds stated for every run (ρ below "
+    "−0.998) are checked in every seed (no test needed); the seeds' spread against the size of "
+    "the change is tested (confidence bounds of the ratio); a comparison of one value with a "
+    "bound tests nothing and reads *untested: holds* / *untested: fails*. A bound at the paper's "
+    "own number is not judged on a stand-in (*stand-in: not judged*); a direction is, and its "
+    "verdict says *on a stand-in*."
+)
+
+
+def _fmt(value: float) -> str:
+    if value is None or not np.isfinite(value):
+        return "–"
+    return f"{value:.4g}"
+
+
+MARKS = {verdict: f"{mark} {verdict}" for verdict, mark in CLAIM_MARKS.items()}
+
+
+def verdict_cell(verdict: str, note: str) -> str:
+    """A row's verdict as printed: a direction judged on a stand-in says so."""
+    return MARKS[verdict] + (f" ({ON_STAND_IN})" if STAND_IN_NOTE in str(note) else "")
+
+
+def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
+    """A short markdown summary: a tally per study and claim, then every row."""
+    counts = table["verdict"].value_counts()
+    tested = table.loc[table["note"].astype(str).str.contains("Holm over the "), "study"]
+    lines = [
+        f"# {title}",
+        "",
+        "Each claim of the replicated papers, checked on this run's results "
+        "(`results/claims.csv` holds the same rows).",
+        "",
+        ERROR_CONTROL.replace("{families}", family_sizes(map(study_family, tested), "tests")),
+        "",
+        " · ".join(f"{MARKS[v]}: {int(counts.get(v, 0))}" for v in CLAIM_VERDICTS),
+        "",
+        "## By claim",
+        "",
+        "| study | claim | paper | " + " | ".join(CLAIM_VERDICTS) + " |",
+        "|---|---|---|" + "---|" * len(CLAIM_VERDICTS),
+    ]
+    for (study, claim), group in table.groupby(["study", "claim"], sort=False):
+        tally = group["verdict"].value_counts()
+        lines.append(
+            f"| {study} | {claim} | {group['paper'].iloc[0]} | "
+            + " | ".join(str(int(tally.get(v, 0))) for v in CLAIM_VERDICTS)
+            + " |"
+        )
+    lines += [
+        "",
+        "## Every check",
+        "",
+        "| study | setup | claim | measured | threshold | verdict | note |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in table.itertuples(index=False):
+        note = str(row.note).replace("|", "\\|")
+        measured = _fmt(row.measured) + (" ⚠" if SIMPSON_MARK in note else "")
+        lines.append(
+            f"| {row.study} | {row.setup} | {row.claim} | {measured} | "
+            f"{row.threshold} | {verdict_cell(row.verdict, note)} | {note} |"
+        )
+    return "\n".join(lines) + "\n"

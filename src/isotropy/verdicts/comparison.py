@@ -1,22 +1,12 @@
 """Our numbers beside the papers': ``results/paper_comparison.{csv,md}``.
 
-A generic join of the published table (:func:`read_published`, below) with this run's
-measurements (:mod:`isotropy.verdicts.measurements`): a published row matches every
-measurement of its study and quantity whose ``paper_setup`` fits its ``setup`` pattern, and
-each match is one row judged by the published row's tolerance
-(:func:`isotropy.verdicts.tolerances.judge`). A published number that no measurement matches
-keeps its row, ``not run``, with the reason. No value and no paper lives in this code.
-
-The numbers the seed papers print, as data: ``config/published_values.csv``.
-
-One row per printed number (or, for a statement without a number, per statement): the paper;
-``source``, its table or figure, row and column; ``study`` and ``quantity``, the measurement
-of this workflow it is compared with; ``setup``, the paper's setup as a pattern over our
-measurements' paper setups (``fnmatch``; alternatives separated by ``|``; ``*`` = every one);
-``value`` as printed (thousands separators, a unicode minus, ``M`` for millions kept); unit,
-precision, model and data; ``sample_size`` (points the number was measured on, as printed);
-the convention; ``tolerance``, the rule of the verdict (see :mod:`isotropy.verdicts.tolerances`)
-and ``why``; ``availability``, why a run may be unable to produce the number.
+A generic join of the published table (``config/published_values.csv``, :func:`read_published`;
+its columns: :data:`PUBLISHED_COLUMNS` and docs/verdicts.md) with this run's measurements
+(:mod:`isotropy.verdicts.measurements`): a published row matches every measurement of its study
+and quantity whose ``paper_setup`` fits its ``setup`` pattern
+(:func:`isotropy.published.matches`), and each match is one row judged by the published row's
+rule. A published number that no measurement matches keeps its row, ``not run``, with the
+reason. No value and no paper lives in this code.
 """
 
 from __future__ import annotations
@@ -50,8 +40,8 @@ from isotropy.verdicts.tolerances import (
     VERDICTS,
     claimed_first,
     holds_bound,
+    judge,
     judge_equivalence,
-    judge_measurement,
     judge_seed_test,
     parse_tolerance,
     scale_of,
@@ -192,7 +182,7 @@ def judge_row(
             listed = ", ".join(f"{v:+.4g}" for v in failing)
             return NOT_CONSISTENT, f"{text}: {len(failing)} fail ({listed})", value, None
         return CONSISTENT, text, value, None
-    verdict, text = judge_measurement(paper["tolerance"], ours, paper["paper_value"])
+    verdict, text = judge(paper["tolerance"], ours, paper["paper_value"])
     return verdict, text, value, None
 
 
@@ -432,7 +422,6 @@ PUBLISHED_COLUMNS = [
     "why",
     "availability",
 ]
-STUDIES = ("main", "glue", "geometry", "istar")
 
 
 def printed_number(text: str) -> float:
@@ -451,17 +440,17 @@ def printed_number(text: str) -> float:
 
 
 def read_published(
-    path: str | os.PathLike = PUBLISHED_VALUES, studies: Collection[str] = STUDIES
+    path: str | os.PathLike = PUBLISHED_VALUES, studies: Collection[str] | None = None
 ) -> pd.DataFrame:
-    """The published table, checked: known columns and ``studies``, parseable values and
-    tolerances. Adds ``paper_value`` and ``paper_n`` (the printed value and sample size as
-    numbers)."""
+    """The published table, checked: known columns, parseable values and tolerances, and (when
+    given: the records' :func:`isotropy.studies.published_studies`) known ``studies``. Adds
+    ``paper_value`` and ``paper_n`` (the printed value and sample size as numbers)."""
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     if missing := [c for c in PUBLISHED_COLUMNS if c not in table.columns]:
         raise ValueError(f"{path}: columns {missing} are missing; expected {PUBLISHED_COLUMNS}")
     for index, row in table.iterrows():
         where = f"{path}, row {index + 2} ({row['paper']}, {row['source']})"
-        if row["study"] not in studies:
+        if studies is not None and row["study"] not in studies:
             raise ValueError(f"{where}: study {row['study']!r} is not one of {tuple(studies)}")
         if not row["quantity"] or not row["setup"] or not row["source"]:
             raise ValueError(f"{where}: quantity, setup and source must be filled in")

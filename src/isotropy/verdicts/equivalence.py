@@ -1,42 +1,18 @@
-"""Agreement with a printed number as equivalence, the paper's own draw included (issue 47).
+"""Agreement with a printed number as equivalence, the paper's own draw included (issue 47;
+the rule in words: docs/verdicts.md, "Equivalence").
 
 The paper's number is one draw of its statistic (one run, or a mean or pooled value over its m
-runs), not a fixed truth. So the question is not "does our interval hold their number" but
-"where would the paper's statistic fall if its runs were ours": a *prediction* of the paper's
-draw from our seeds, on a scale where the statistic is near normal (Fisher z for correlations,
-logit for I(W), the natural one for STS points and LID), compared with an equivalence region
-[paper − δ, paper + δ] declared a priori on that same scale (``margin`` in
-``config/published_values.csv``: ``z:0.1`` is ±0.1 on Fisher z wherever the paper's r lies), so
-its edges do not move with the paper's draw and never meet the end of the scale at ±1.
+runs), not a fixed truth. So the question is "where would the paper's statistic fall if its
+runs were ours": a *prediction* of the paper's draw from our seeds (:func:`mean_prediction`,
+:func:`pooled_prediction`), on a scale where the statistic is near normal, set against a margin
+±δ declared a priori on that same scale, so that its edges do not move with the paper's draw
+and never meet the end of the scale at ±1. A wider interval can only move a row towards
+inconclusive. :func:`equivalence` also returns the two p-values, so a page can adjust them
+together (:func:`holm`).
 
-With D = paper − ours and its 95% interval (the prediction's interval, subtracted from the
-paper's value): *agrees* when the whole interval lies within ±δ, *differs* when it lies wholly
-outside, *inconclusive* otherwise. A wider interval can only move a row towards inconclusive.
-
-The printed value stands for any value within ± half its last digit (``half``: the
-``precision`` column, halved), so *agrees* needs the interval within ±δ of every value the print
-stands for (the region narrowed by the rounding, on the judging scale) and *differs* needs it
-outside the region of every one of them (widened by it): :func:`tested_regions`.
-
-Per row, for a faithful replication P(differs) ≤ α (the interval covers the paper's draw with
-1 − α), and for a true gap ≥ δ on the judging scale between the paper's unrounded statistic and
-ours, P(agrees) ≤ α/2 (two one-sided tests at α/2) whatever the print rounds, on both sides of
-the paper's value (tests/test_equivalence_gap.py).
-:func:`equivalence` also returns the two p-values, so a page can adjust them together
-(:func:`holm`): then α bounds the chance of *any* false ``differs`` (or false ``agrees``) on the
-page.
-
-Predictions:
-
-* :func:`mean_prediction` – the paper's number is one run (m = 1) or the mean over m runs of a
-  per-run value: z̄ ± t_{n−1} · s · √(1/n + 1/m) on the per-seed values (m = ∞: the paper's
-  number has no seed noise, e.g. every point indexed).
-* :func:`pooled_prediction` – the paper pooled the series of its m runs into one statistic
-  (Pearson r over every step of every run). A pooled r is not a mean: it falls as the seeds'
-  levels differ, so it depends on m. Its distribution is simulated by drawing m of our seeds
-  with replacement (the per-seed sums make each draw one matrix product); the draws' spread,
-  corrected for the plug-in (× √(n/(n−1))) and for our own n seeds (× √(1 + m/n)), with t_{n−1}.
-* a seed-free value (no seed changes it, ours and theirs): compared exactly, no interval.
+A pooled r is not a mean: it falls as the seeds' levels differ, so it depends on m; its
+distribution is simulated by drawing m of our seeds with replacement (the per-seed sums make
+each draw one matrix product).
 """
 
 from __future__ import annotations

@@ -90,11 +90,19 @@ def _interval(values: list[float]) -> str:
     return f"{_number(estimate)} [{_number(low)}, {_number(high)}]"
 
 
-def claims_table(seeds: pd.DataFrame) -> pd.DataFrame:
-    """Every claim row (check_seed_claims) with its per-seed values and their mean's interval."""
+def judged_claims(seeds: pd.DataFrame) -> pd.DataFrame:
+    """The study's claims from its per-seed values, guarded as its family on the claims page is
+    (:func:`isotropy.studies.extensions.claim_family`): its own page (rule extensions_tables)
+    and the answers below."""
     values = results.claim_values(seeds)
     claims = mark_undecided(check_seed_claims(values, EXTENSION_CLAIMS, "extensions"), values)
-    claims = guard_heldout_claims(claims, seeds)
+    return guard_heldout_claims(claims, seeds)
+
+
+def claims_table(seeds: pd.DataFrame) -> pd.DataFrame:
+    """Every claim row (:func:`judged_claims`) with its per-seed values and their mean's
+    interval."""
+    values, claims = results.claim_values(seeds), judged_claims(seeds)
     intervals = []
     for row in claims.itertuples(index=False):
         ours = values[values["claim"] == row.claim]

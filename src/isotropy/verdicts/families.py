@@ -1,12 +1,6 @@
-"""Holm families declared, not accidental (issue 59, item 3).
-
-A family is the tested rows of one paper × study on a page, one rule kind at a time
-(equivalence tests; tests over seeds), fixed by the row itself, whatever else the run holds: a
-row's verdict never moves because another study, more setups of another paper, or seed-free
-rows share its page. Exact comparisons (counts, seed-free values) test nothing and join no
-family. The rows both pages judge (the I-STAR tests over seeds) sit in the same family on both,
-and the extension and CLS studies' own pages hold the same family as the claims page, so the
-same row reads the same verdict wherever it is printed.
+"""Holm families declared, not accidental (issue 59, item 3; docs/verdicts.md, "Families"): one
+per paper × study and rule kind, fixed by the row itself, so a row's verdict never moves with
+what else the run holds, and a row two pages print reads the same on both.
 """
 
 from __future__ import annotations

@@ -1,26 +1,16 @@
 """Did a fine-tuned model learn its task? The guard every page applies before judging a claim or
-a printed number about a fine-tuned model (the Rajaee CLS study, the I-STAR grid, the held-out
-fine-tuning of the extension study).
+a printed number about a fine-tuned model (docs/verdicts.md, "The learning guard").
 
-A model whose evaluation accuracy is not above its task's majority baseline has learned nothing
-the claim could be about: its CLS isotropy, IsoScore* or held-out geometry is that of a model
-that did not learn. Such a row reads :data:`NOT_LEARNED` on every page, whatever its statistic;
-so does one whose runs were scored by accuracy with no baseline recorded (:data:`NO_BASELINE`):
-the guard cannot tell, and a guard that passes what it cannot test would say nothing.
+A model not above its task's majority baseline has learned nothing the claim could be about, so
+its row reads :data:`NOT_LEARNED` on every page; so does one scored by accuracy with no baseline
+recorded (:data:`NO_BASELINE`): a guard that passes what it cannot test would say nothing.
 
-The test (:func:`learning_test`), one-sided, H0: expected accuracy ≤ baseline ``b``, over the
-n seeds of one setup evaluated on the same N examples:
-
-    T = (mean accuracy − b) / sqrt(s² / n + b (1 − b) / N),
-
-s the standard deviation of the seeds' accuracies, against Student's t with Welch–Satterthwaite
-degrees of freedom (s² / n estimated with n − 1, the evaluation term known under H0). Why both
-terms: the seeds are the replication unit of training (s² / n), but every seed scores the same
-evaluation set, so its sampling noise (b (1 − b) / N under H0) is shared by all of them and does
-not shrink as seeds are added. A t over seeds alone would call 53.5% against 52.7% "learned" on
-RTE's 277 dev pairs whenever the seeds agree closely; a binomial test on the predictions pooled
-over seeds would count each dev example n times. With one seed the evaluation term alone
-(z). Learned: p < :data:`isotropy.verdicts.tolerances.ALPHA`.
+:func:`learning_test` is one-sided over the n seeds of one setup, T = (mean accuracy − b) /
+sqrt(s² / n + b (1 − b) / N), with Welch–Satterthwaite degrees of freedom. Why both terms: the
+seeds are the replication unit of training, but every seed scores the same N evaluation
+examples, so that sampling noise is shared and does not shrink as seeds are added (a t over
+seeds alone would call 53.5% against 52.7% "learned" on RTE's 277 dev pairs whenever the seeds
+agree closely). With one seed the evaluation term alone (z).
 """
 
 from __future__ import annotations

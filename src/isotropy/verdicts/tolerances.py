@@ -1,29 +1,9 @@
-"""The verdict engine: intervals over seeds, and one function that judges our value against a
-published one by the row's rule.
+"""The verdict engine: one function that judges our value against a published one by the row's
+rule (the ``tolerance`` column of ``config/published_values.csv``: :data:`RULE_KINDS`).
 
-The verdict words are defined once, in :mod:`isotropy.verdicts`. Rules (the ``tolerance`` column
-of ``config/published_values.csv``; claims use the bounds and the seed tests):
-
-* ``exact`` – counts: equal, else ``differs``.
-* ``printed`` (correlations), ``lid:k`` (LID), ``iw_factor:f`` (I(W)) – equivalence with the
-  paper's own noise (:mod:`isotropy.verdicts.equivalence`): the 95% interval for D = paper − ours,
-  which includes the paper's draw of its declared statistic (``estimand`` and ``m`` of the row),
-  against the declared margin ±δ: ``agrees`` inside, ``differs`` wholly outside, else
-  ``inconclusive``; a page Holm-adjusts its rows (:func:`isotropy.verdicts.comparison.compare`).
-  Correlations on Fisher z (×100 values on z of r/100), I(W) on the logit (margin ln f by
-  default), LID as it is, only at the paper's n and k (:func:`lid_not_comparable`). Per-seed
-  signs that disagree: ``inconsistent across seeds``; one seed of a seeded quantity:
-  ``1 seed: not judged``; a seed-free value is compared exactly.
-* ``relative:r`` / ``factor:f`` – within r × the paper's value / within a factor f.
-* ``below:x`` / ``above:x`` / ``at_least:x`` – a bound; stated for every run (estimand
-  ``every_run``) it is checked in every seed by the pages.
-* ``seeds_below:x`` / ``seeds_above:x`` – a direction tested over seeds (I-STAR, one row per λ):
-  ``consistent`` when the one-sided p (Holm-adjusted by the page over its whole grid) is below
-  :data:`ALPHA` in the stated direction, ``not consistent`` the other way, else
-  ``inconclusive``; one seed: ``1 seed: not judged``.
-* ``none`` – stated beside ours, not judged (e.g. a sample size).
-
-Intervals over seeds: :mod:`isotropy.statistics`.
+Each rule, and why it is what it is, is stated once in docs/verdicts.md ("The rules");
+equivalence with the paper's own noise is :mod:`isotropy.verdicts.equivalence`, a page's Holm
+adjustment :func:`isotropy.verdicts.comparison.compare`.
 """
 
 from __future__ import annotations
@@ -386,81 +366,42 @@ def judge_seed_test(
     return INCONCLUSIVE, text
 
 
-def judge(
-    spec: str,
-    ours: float,
-    paper: float = math.nan,
-    *,
-    precision: float = math.nan,
-    our_n: float = math.nan,
-    paper_n: float = math.nan,
-    our_k: float = math.nan,
-    per_seed: Sequence[float] = (),
-    seeds: float = math.nan,
-    seed_free: bool = False,
-    p_less: float = math.nan,
-    p_greater: float = math.nan,
-    scale: float = 1.0,
-) -> tuple[str, str]:
-    """(verdict, the tolerance as applied, in words) of ``ours`` against ``paper`` by ``spec``.
-    An undefined value of ours (NaN) ``differs`` / is ``not consistent``."""
+def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tuple[str, str]:
+    """(verdict, the rule as applied, in words) of one measurement (a row of
+    :func:`isotropy.verdicts.measurements.run.measure`'s table: ``value``, ``per_seed``,
+    ``seeds``, ``p_less``, ``p_greater``) against ``paper`` by a rule that needs no declaration;
+    the equivalence rules take the published row's (:func:`judge_equivalence`). An undefined
+    value of ours (NaN) ``differs`` / is ``not consistent``."""
     kind, argument = parse_tolerance(spec)
-    defined = ours is not None and math.isfinite(ours)
+    number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
+    ours = number("value")
+    defined = math.isfinite(ours)
     if kind == "none":
         return STATED, "not judged"
     if kind in ("seeds_below", "seeds_above"):
-        return judge_seed_test(kind, argument, seeds=seeds, p_less=p_less, p_greater=p_greater)
+        return judge_seed_test(
+            kind,
+            argument,
+            seeds=number("seeds"),
+            p_less=number("p_less"),
+            p_greater=number("p_greater"),
+        )
     if kind in _BOUNDS:
         text = f"{_BOUNDS[kind]} {argument:g}"
-        if signs_disagree(_finite(per_seed), ours if defined else None):
+        if signs_disagree(_finite(measured.get("per_seed")), ours if defined else None):
             return INCONSISTENT_SEEDS, text + "; per-seed signs disagree"
         return (
             CONSISTENT if defined and holds_bound(kind, argument, ours) else NOT_CONSISTENT
         ), text
     if kind == "exact":
         return (AGREES if defined and ours == paper else DIFFERS), "exact"
-    if kind in EQUIVALENCE_RULES:  # one row alone: its own α, no page to adjust over
-        unit = {"lid": "dimensions", "iw_factor": "ratio (1 = isotropic)"}.get(
-            kind, "correlation ×100" if scale == 100 else "correlation"
-        )
-        measured = {
-            "value": ours,
-            "per_seed": per_seed,
-            "seed_free": seed_free,
-            "n": our_n,
-            "k": our_k,
-        }
-        half = precision / 2 if math.isfinite(precision) else 0.0
-        declared = Declared(margin=default_margin(spec, unit)[0], half=half)
-        judged = judge_equivalence(
-            kind, measured, paper, declared, unit=unit, paper_n=paper_n, paper_k=argument
-        )
-        if judged.test is None:  # no test left: its verdict is final
-            return str(judged.verdict), judged.text
-        return judged.verdict or settle(judged.test), judged.text
     if kind == "relative":
         close = defined and abs(ours - paper) <= argument * abs(paper)
         return (AGREES if close else DIFFERS), f"±{argument:.0%}"
-    close = defined and ours > 0 and 1 / argument <= ours / paper <= argument  # factor
-    return (AGREES if close else DIFFERS), f"within a factor {argument:g}"
-
-
-def judge_measurement(
-    spec: str, measured: Mapping[str, Any], paper: float = math.nan
-) -> tuple[str, str]:
-    """:func:`judge` of one row of :func:`isotropy.verdicts.measurements.run.measure`'s table by
-    a rule that needs no declaration (the equivalence rules take the published row's:
-    :func:`judge_equivalence`)."""
-    number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
-    return judge(
-        spec,
-        number("value"),
-        paper,
-        per_seed=measured.get("per_seed") or (),
-        seeds=number("seeds"),
-        p_less=number("p_less"),
-        p_greater=number("p_greater"),
-    )
+    if kind == "factor":
+        close = defined and ours > 0 and 1 / argument <= ours / paper <= argument
+        return (AGREES if close else DIFFERS), f"within a factor {argument:g}"
+    raise ValueError(f"rule {spec!r} is judged with its row's declaration: judge_equivalence")
 
 
 # A pooled correlation this far (in r) outside its seeds' range summarises none of them

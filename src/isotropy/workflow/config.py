@@ -5,17 +5,15 @@ the audit: the files laid over each other as Snakemake lays them, validated agai
 schemas/config.schema.yaml (defaults filled in), then every cross-reference the schema cannot
 express, each problem said in one sentence. Plain Python: the workflow imports it while it parses.
 
-Configuration text that could turn into markup is refused when the configuration loads.
-
-Captions (``report/*.rst``) put configuration values into reStructuredText, which Snakemake
-renders with raw HTML and file inclusion on, and Snakemake stores each rule's parameters as JSON
-inside ``<script>`` without escaping ``</``. Neither can be escaped from our side, so every key
-and string value of the configuration, wherever it sits, must be plain text: no markup
-characters, no line breaks, no reStructuredText directive, no script URL.
+Every key and string value must be plain text (:func:`markup_problems`): captions put them into
+reStructuredText, which Snakemake renders with raw HTML and file inclusion on, and Snakemake
+stores rule parameters as JSON inside ``<script>`` without escaping ``</``; neither can be
+escaped from our side.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import re
@@ -28,7 +26,7 @@ import yaml
 from jsonschema import ValidationError
 from jsonschema.exceptions import best_match
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
+from snakemake.utils import update_config, validate
 
 from isotropy import sensitivity, sources
 from isotropy.defaults import CONFIG_SCHEMA
@@ -49,21 +47,15 @@ class ConfigError(ValueError):
 
 
 def deep_merge(base: dict, override: Mapping) -> dict:
-    """``override`` laid over ``base`` as Snakemake merges config files: dicts key by key, the
-    rest replaced."""
-    merged = dict(base)
-    for key, value in override.items():
-        merged[key] = (
-            deep_merge(base[key], value)
-            if isinstance(value, Mapping) and isinstance(base.get(key), dict)
-            else value
-        )
+    """``override`` laid over a copy of ``base`` by Snakemake's own merge of config files: dicts
+    key by key, the rest replaced."""
+    merged = copy.deepcopy(base)
+    update_config(merged, override)
     return merged
 
 
 def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
-    """One configuration file as a mapping; unreadable, binary, invalid, empty or not a mapping
-    is a :class:`ConfigError` naming the file."""
+    """One configuration file as a mapping, or a :class:`ConfigError` naming the file."""
     try:
         data = Path(path).read_bytes()
     except OSError as error:
@@ -103,8 +95,8 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def load_config_files(paths: Sequence[str | os.PathLike]) -> dict[str, Any]:
-    """The files laid over each other as Snakemake does (later files win key by key), each named
-    when it cannot be read, and an empty mapping in a later file refused."""
+    """The files laid over each other as Snakemake does (later files win key by key), an empty
+    mapping in a later file refused."""
     merged: dict[str, Any] = {}
     for path in paths:
         overlay = read_config_file(path)
@@ -167,7 +159,6 @@ def model_record(config: Mapping[str, Any], name: str) -> dict[str, Any]:
 
 
 def model_spec(config: Mapping[str, Any], name: str) -> ModelSpec:
-    """The :class:`ModelSpec` of ``models.<name>``, for encoders, geometry and I-STAR alike."""
     try:
         return ModelSpec.from_config(config, name)
     except ValueError as error:
@@ -215,12 +206,8 @@ HUB_REVISION = re.compile(r"[0-9a-f]{40}")  # fullmatch: $ would take a final ne
 
 
 def unpinned_hub_entries(config: Mapping[str, Any]) -> list[str]:
-    """Why each hub data set or model of ``config`` is not pinned to a 40-hex commit (empty: all
-    are).
-
-    A model read from a local folder (``path``) needs no revision; anything fetched from the hub
-    does, or a re-run could silently read other files.
-    """
+    """Why each hub data set or model is not pinned to a 40-hex commit: a re-run could silently
+    read other files (a model read from a local ``path`` needs no revision)."""
     fix = (
         "pin it to the hub commit (40 hex digits, the 'Commit' of the repository's history page); "
         "docs/configuration.md, 'Pins, and how to update one', says how"
@@ -404,7 +391,7 @@ def config_validation_error(error: Exception, schema_path: str) -> Exception:
 
 def _walk(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
     """(dotted key, item) of every mapping key (as text) and every other value inside
-    ``value``, in order: the one walk of the checks JSON schema cannot make."""
+    ``value``: the one walk of the checks JSON schema cannot make."""
     if isinstance(value, Mapping):
         for name, item in value.items():
             path = f"{key}.{name}" if key else str(name)
@@ -418,8 +405,7 @@ def _walk(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
 
 
 def non_finite_numbers(value: Any) -> Iterator[tuple[str, float]]:
-    """(dotted key, value) of every NaN or infinity in a configuration: JSON schema cannot refuse
-    them."""
+    """(dotted key, value) of every NaN or infinity: JSON schema cannot refuse them."""
     return ((k, v) for k, v in _walk(value) if isinstance(v, float) and not math.isfinite(v))
 
 
@@ -455,11 +441,7 @@ def _encoder_problems(config: dict, study: str) -> list[str]:
 def setting(config: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
     """A configuration value by key path (``setting(config, "geometry", "batch_size")``), or
     ``default`` when it or a section on the way is absent (or null), so rule files parse for
-    configs without that study.
-
-    For the workflow layer's code (targets, input functions); the rules read a setting with
-    Snakemake's own ``lookup(dpath=..., within=config)``.
-    """
+    configs without that study; the rules themselves use Snakemake's ``lookup``."""
     value: Any = config
     for key in keys:
         if value is None:
@@ -484,8 +466,6 @@ def _geometry_problems(config: Mapping[str, Any]) -> list[str]:
         problems.append(
             f"geometry.clusters.corpus.source: {corpus['source']!r} is not defined under 'sources'"
         )
-    if corpus["format"] == "lines" and not corpus.get("file"):
-        problems.append("geometry.clusters.corpus: format 'lines' needs a file")
     for name in geometry["sts"]["models"] and geometry["sts"]["datasets"]:
         split = geometry["sts"]["splits"].get(name, "validation" if name == "stsb" else "test")
         if f"hf_{name}_{split}" not in config.get("sources", {}):
@@ -516,30 +496,11 @@ def _geometry_problems(config: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-# Study names that changed: the old one fails validation naming the new one.
-RENAMED_STUDIES = {"rajaee": "rajaee_cls"}
-
-
-def validate_config(config: dict, schema: str | os.PathLike = CONFIG_SCHEMA) -> None:
-    """Validate ``config`` against the schema, filling in its defaults; a violation is a
-    :class:`ConfigError` of one short paragraph naming the key (not the whole schema)."""
-    studies = config.get("studies")
-    for old, new in RENAMED_STUDIES.items():
-        if isinstance(studies, list) and old in studies:
-            raise ConfigError(f"config key 'studies': study {old!r} is now called {new!r}")
-    try:
-        validate(config, str(schema))
-    except WorkflowError as error:
-        raise config_validation_error(error, str(schema)) from None
-
-
 def load_config(
     files: Sequence[str | os.PathLike], schema: str | os.PathLike = CONFIG_SCHEMA
 ) -> dict[str, Any]:
-    """The configuration the workflow runs: ``files`` laid over each other as Snakemake lays
-    them (later files win key by key, an empty mapping over a full one refused), validated
-    against the schema with its defaults filled in, and every cross-check run
-    (:func:`check_config`). Any problem is a :class:`ConfigError`."""
+    """The configuration the workflow runs (module docstring); any problem is a
+    :class:`ConfigError`."""
     config = with_sources(load_config_files(files))
     check_loaded_config(config, schema)
     return config
@@ -554,9 +515,14 @@ def with_sources(config: dict) -> dict:
 
 
 def check_loaded_config(config: dict, schema: str | os.PathLike = CONFIG_SCHEMA) -> None:
-    """Validate an already merged configuration (filling in defaults) and cross-check it: what
-    :func:`load_config` does after merging, for the Snakefile, whose ``config`` Snakemake merged."""
-    validate_config(config, schema)
+    """What :func:`load_config` does after merging, for the Snakefile, whose ``config``
+    Snakemake merged: validation against the schema, filling in its defaults (a violation is a
+    :class:`ConfigError` of one short paragraph naming the key, not the whole schema), then
+    :func:`check_config`."""
+    try:
+        validate(config, str(schema))
+    except WorkflowError as error:
+        raise config_validation_error(error, str(schema)) from None
     check_config(config)
 
 
@@ -591,8 +557,8 @@ def markup_problems(config: Mapping[str, Any]) -> list[str]:
 
 
 def path_problems(config: Mapping[str, Any]) -> list[str]:
-    """Names that become folder names (models, split models, the corpus) naming no folder of
-    their own (``.``, ``..``), and a corpus file outside its download's folder."""
+    """Folder names (models, split models, the corpus) that are ``.`` or ``..``, and a corpus
+    file outside its download's folder."""
     geometry = config.get("geometry") or {}
     corpus = (geometry.get("clusters") or {}).get("corpus") or {}
     names = [(f"models.{name}", name) for name in config.get("models") or {}]
@@ -616,8 +582,8 @@ def path_problems(config: Mapping[str, Any]) -> list[str]:
 
 
 def huge_number_problems(config: Mapping[str, Any]) -> list[str]:
-    """Integers beyond 64 bits (numpy and torch overflow on them) and learning rates beyond float32,
-    each with its dotted key."""
+    """Integers beyond 64 bits (numpy and torch overflow on them) and learning rates beyond
+    float32."""
     problems = []
     for key, value in _walk(config):
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:

@@ -1,14 +1,8 @@
 """The input functions the rules call while Snakemake builds the DAG that are more than one call
-of the data layer: which file a job reads, checked where a damaged or missing file can be named
-before any job runs, and the geometry study's per-model tables.
-
-Each takes the configuration first, as every function the rules call does (the data layer's
-too: ``readers.inputs.dataset_inputs(config, dataset)``, ``sources.source_params(config, source)``).
-Then the inputs and settings of the verdict rules (rules/provenance.smk: check_claims and
-compare_with_papers take the same ones), and the studies the report covers; the verdicts
-themselves are :mod:`isotropy.verdicts`.
-
-Plain Python: the workflow imports it while it parses.
+of the data layer, each with the configuration first: which file a job reads, checked where a
+damaged file can be named before any job runs; the geometry study's per-model tables; the inputs
+and settings of the verdict rules (rules/provenance.smk). Plain Python: the workflow imports it
+while it parses.
 """
 
 from __future__ import annotations
@@ -69,7 +63,6 @@ def word_vector_file(config: Mapping[str, Any]) -> Callable[[Any], str]:
 
 
 def geometry_cluster_files(config: Mapping[str, Any], artefact: str) -> list[str]:
-    """One per-model artefact of the cluster analysis for every model and seed."""
     if "geometry" not in config:
         return []
     clusters = config["geometry"]["clusters"]
@@ -91,7 +84,6 @@ def geometry_static_files(config: Mapping[str, Any], artefact: str) -> list[str]
 
 
 def classification_files(config: Mapping[str, Any]) -> list[str]:
-    """Every model's table of the SST-2 classification experiment (none when not configured)."""
     section = setting(config, "geometry", "classification", default={}) or {}
     return [
         paths.classification_run_file("classification.csv", model, section["task"])
@@ -130,7 +122,6 @@ def unavailable_sts_datasets(config: Mapping[str, Any]) -> list[str]:
 
 
 def geometry_sts_files(config: Mapping[str, Any]) -> list[str]:
-    """Every per-model STS table of the data sets this run can read."""
     if "geometry" not in config:
         return []
     sts = config["geometry"]["sts"]
@@ -144,8 +135,8 @@ def geometry_sts_files(config: Mapping[str, Any]) -> list[str]:
 
 def collected_sts_files(config: Mapping[str, Any]) -> Callable[[Any], list[str]]:
     """Rule geometry_sts_table's input function: :func:`geometry_sts_files`, and one line for each
-    configured STS data set the data mirror lacks (SICK-R is optional), said once and only when
-    the geometry study's STS table is planned: a main or preview run never mentions it."""
+    configured STS data set the data mirror lacks, said once and only when the STS table is
+    planned (a main or preview run never mentions it)."""
     said: set[str] = set()
 
     def files(wildcards: Any) -> list[str]:
@@ -169,14 +160,13 @@ def collected_sts_files(config: Mapping[str, Any]) -> Callable[[Any], list[str]]
 
 
 def configured_studies(config: Mapping[str, Any]) -> list[str]:
-    """The studies this run builds: config ``studies`` (all four when absent) that have a
-    section."""
+    """The studies this run builds: config ``studies`` that have a section."""
     wanted = setting_or_default(config, "studies")
     return [study for study in wanted if config.get(study)]
 
 
 def workflow_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Per configured optimisation study, the key (encoder, dataset, seed) of each trace input."""
+    """Per configured optimisation study, the (encoder, dataset, seed) of each trace input."""
     configured = configured_studies(config)
     runs = {s: study_runs(dict(config), s) for s in paths.CORRELATION_TABLES if s in configured}
     return {study: keys for study, keys in runs.items() if keys}
@@ -206,8 +196,7 @@ def preview_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _protocol(config: Mapping[str, Any], study: str) -> dict[str, Any]:
-    """A study's settings its printed numbers depend on
-    (isotropy.verdicts.measurements.run_protocol)."""
+    """A study's settings its printed numbers depend on."""
     section = config.get(study) or {}
     return {
         key: section[key]
@@ -217,10 +206,9 @@ def _protocol(config: Mapping[str, Any], study: str) -> dict[str, Any]:
 
 
 def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The parts of the configuration the measurements read, in the configuration's own shape
-    (rule params: a change re-runs): the encoders as configured, the ``models`` records they,
-    the geometry study and I-STAR name (what loads them, the papers' names, the dimension), the
-    main study's setups and the geometry settings the verdicts quote."""
+    """The parts of the configuration the measurements read, in its own shape (rule params: a
+    change re-runs, and only a change there): encoders, the ``models`` they, geometry and I-STAR
+    name, the main study's setups and the settings the verdicts quote."""
     geometry = config.get("geometry") or {}
     clusters = geometry.get("clusters") or {}
     encoders = dict(config.get("encoders") or {})

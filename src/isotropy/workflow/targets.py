@@ -1,9 +1,7 @@
-"""What the workflow makes of the direct-optimisation studies (main, its preview, GLUE, and the
-sensitivity grid's run settings): their runs and settings, the geometry study's models, and
-the wildcards every rule shares. The rest of each study is its record's (:mod:`isotropy.studies`).
-
-Plain Python: the workflow imports it while it parses; every path comes from
-:mod:`isotropy.paths`.
+"""The direct-optimisation studies (main, its preview, GLUE, the sensitivity grid's run
+settings): their runs and settings; the geometry study's models, and the wildcards every rule
+shares. The rest of each study is its record's (:mod:`isotropy.studies`). Plain Python: the
+workflow imports it while it parses.
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ from typing import Any
 
 from isotropy import paths, readers
 from isotropy.readers.glue import GLUE_TASKS
-from isotropy.workflow.config import ConfigError, deep_merge, setting
+from isotropy.workflow.config import deep_merge, setting
 
 OPTIMISATION_STUDIES = ("main", "glue", "preview")
 # `make preview`: the main study's setups with one seed and a coarser metric stride, written to
@@ -24,8 +22,7 @@ PREVIEW_KEYS = ("seeds", "metric_stride")
 
 
 def study_section(config: dict, study: str) -> dict[str, Any]:
-    """A direct-optimisation study's settings; preview is the main study with its own seeds and
-    stride."""
+    """A direct-optimisation study's settings (preview: main's with its own seeds and stride)."""
     if study == "preview":
         return deep_merge(
             config["main"],
@@ -62,16 +59,13 @@ def study_runs(config: dict, study: str) -> list[dict[str, Any]]:
     section = study_section(config, study)
     if study in ("main", "preview"):
         pairs = [(setup["encoder"], dataset) for dataset, setup in section["setups"].items()]
-    elif study == "glue":
+    else:  # glue; the rules' study wildcard admits OPTIMISATION_STUDIES only
         pairs = [(encoder, task) for encoder in section["encoders"] for task in section["tasks"]]
-    else:
-        raise ConfigError(f"unknown study {study!r}; expected one of {OPTIMISATION_STUDIES}")
     return [{"encoder": e, "dataset": d, "seed": s} for e, d in pairs for s in section["seeds"]]
 
 
 def present_runs(study: str, root: str = ".") -> list[dict[str, Any]]:
-    """Runs of ``study`` already on disk under ``root``: both trace.parquet and summary.json of
-    ``results/<study>/<encoder>/<dataset>/seed<seed>/`` exist, sorted by encoder, dataset, seed."""
+    """Runs of ``study`` whose trace.parquet and summary.json are both on disk under ``root``."""
     found = []
     base = Path(root) / paths.study_file("", study)
     for summary in base.glob("*/*/seed*/summary.json"):
@@ -120,8 +114,8 @@ def table_runs(config: dict, study: str, root: str = ".") -> list[dict[str, Any]
 
 def caption_facts(config: dict, study: str, root: str = ".") -> dict[str, Any]:
     """What a direct-optimisation study's tables and figures hold, for their report captions:
-    the runs tabulated (:func:`table_runs`) and the study's settings (preview: main's with its
-    own seeds and stride). ``band`` says whether any panel has 2 or more seeds."""
+    the runs tabulated (:func:`table_runs`) and the study's settings. ``band``: some panel has
+    2 seeds or more."""
     section = study_section(config, study)
     runs = table_runs(config, study, root)
     seeds_per_panel: dict[tuple[str, str], set[int]] = {}
@@ -167,8 +161,8 @@ def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> 
 
 
 def section2_metrics(config: dict, study: str) -> bool:
-    """Whether a direct-optimisation study records section 2's quantities per update (off by
-    default: Eq. (1) is quadratic in the items, like the exact silhouette)."""
+    """Whether a study records section 2's quantities per update (off by default: Eq. (1) is
+    quadratic in the items)."""
     return bool(study_section(config, study).get("section2_metrics", False))
 
 
@@ -183,7 +177,7 @@ def section2_params(config: dict) -> dict[str, Any]:
 
 
 def geometry_models(config: Mapping[str, Any]) -> list[str]:
-    """The models (keys of ``models``) the geometry study runs: clusters' then sts' models."""
+    """The models (keys of ``models``) the geometry study runs, each once."""
     names = [
         *(setting(config, "geometry", "clusters", "models") or []),
         *(setting(config, "geometry", "sts", "models") or []),
@@ -211,8 +205,7 @@ def names_pattern(names: Any) -> str:
 
 
 def wildcard_patterns(config: Mapping[str, Any]) -> dict[str, str]:
-    """Regular expressions of the wildcards every rule shares (study, encoder, seed, source,
-    dataset)."""
+    """Regular expressions of the wildcards every rule shares."""
     return {
         "study": "|".join(OPTIMISATION_STUDIES),
         "encoder": r"[A-Za-z0-9_\-]+",

@@ -1,18 +1,12 @@
 """Every quantity the two pages judge, measured once from this run's result tables: one long
-table, one row per quantity × setup (:func:`measure` in ``run``; each study's quantities in its
-own module: ``optimisation``, ``istar``, ``cai``, ``sts``, ``rajaee_cls``). Both the claims page
-(:mod:`isotropy.verdicts.claims`) and the comparison with the papers read this table only.
-
-Its columns (:func:`measurement` builds a row, NaN and '' for what is absent): ``value`` (NaN
-with ``missing`` saying why when it cannot be measured), ``per_seed`` (each seed's value, where
-the verdict needs them: correlations, LID, STS), ``seed_free`` (True where no seed changes the
-value), ``p_less`` / ``p_greater`` (raw one-sided p-values of a seed test; the pages adjust
-them), ``moments`` (each seed's sums for a pooled correlation), ``protocol`` (the run's settings
-the numbers depend on), ``n`` (points it was measured on), ``paper_setup`` (the paper's name of
-the setup, which :mod:`isotropy.verdicts.comparison` joins on), convention, stand-in, evidence
-(the file) and a note. Here too what the studies' modules share: the tests over seeds (the
-seeds' spread against the mean change, a difference between two groups of runs, the learning
-guard's note on a group of fine-tuning runs)."""
+table, one row per quantity × setup (:data:`COLUMNS`; :func:`measurement` builds a row, NaN and
+'' for what is absent), which both the claims page and the comparison with the papers read:
+``value`` (NaN, ``missing`` saying why, when it cannot be measured), ``per_seed`` (where the
+verdict needs them), ``seed_free``, ``p_less`` / ``p_greater`` (raw one-sided p-values: the pages
+adjust them), ``moments`` (each seed's sums for a pooled r), ``protocol``, ``paper_setup`` (what
+:mod:`isotropy.verdicts.comparison` joins on).
+Here too what the studies' measurements share: the tests over seeds (the seeds' spread against
+the mean change, a difference between two groups of runs, the learning guard's note)."""
 
 from __future__ import annotations
 

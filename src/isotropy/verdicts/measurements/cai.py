@@ -3,7 +3,6 @@ LID), the cosine statistics by layer and the cluster-adjusted S_inter."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -187,16 +186,11 @@ def _within_cluster_row(
     clusters' IsoScore relative to an isotropic cloud of the same sizes
     (:func:`isotropy.geometry.layers.within_cluster_isotropy`). Layers where k-means found one
     cluster are named, not judged; a model with one cluster at every layer gets no value."""
-    if "n_clusters" in group:
-        per_layer = group.groupby("layer")[["n_clusters"]].max()
-    else:  # a table made before the clusters were counted: no layer named single
-        layers = pd.Index(sorted(group["layer"].unique()), name="layer")
-        per_layer = pd.DataFrame({"n_clusters": math.nan}, index=layers)
-    within = ["isoscore_within", "isoscore_within_ratio"]
-    if set(within) <= set(group):
-        per_layer = per_layer.join(group.groupby("layer")[within].mean())
-    else:  # a table made before the within-cluster IsoScore was recorded
-        per_layer = per_layer.assign(isoscore_within=math.nan, isoscore_within_ratio=math.nan)
+    per_layer = group.groupby("layer").agg(
+        n_clusters=("n_clusters", "max"),
+        isoscore_within=("isoscore_within", "mean"),
+        isoscore_within_ratio=("isoscore_within_ratio", "mean"),
+    )
     single = [int(layer) for layer, k in per_layer["n_clusters"].items() if k < 2]
     judged = per_layer.drop(index=single).dropna(subset=["isoscore_within_ratio"], how="any")
     layers = f"layers {int(per_layer.index.min())}–{int(per_layer.index.max())}"

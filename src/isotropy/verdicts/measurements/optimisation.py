@@ -14,7 +14,7 @@ from isotropy import paths
 from isotropy.metrics import registry
 from isotropy.standins import StandIns, encoder_paper_name
 from isotropy.verdicts.equivalence import series_moments
-from isotropy.verdicts.measurements import measurement, require_columns, spread_test
+from isotropy.verdicts.measurements import measurement, spread_test
 
 
 def _endpoints(trace: pd.DataFrame, metric: str) -> tuple[float, float]:
@@ -117,11 +117,13 @@ def per_seed_correlations(
 ) -> dict[tuple[str, str, str], tuple[float, ...]]:
     """(encoder, dataset, column) → each seed's Pearson r / Spearman ρ of IsoScore against
     silhouette, computed here from the traces (every recorded step of that seed; NaN for a
-    constant or tiny series), in seed order."""
+    constant or tiny series), in seed order; (encoder, dataset, 'moments') → each seed's sums
+    (points, Σx, Σy, Σx², Σy², Σxy), from which any pooling of seeds has its Pearson r
+    (:func:`isotropy.verdicts.equivalence.pooled_r`)."""
     if traces is None:
         return {}
     x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
-    out: dict[tuple[str, str, str], list[float]] = {}
+    out: dict[tuple[str, str, str], list[Any]] = {}
     for (encoder, dataset, _), run in traces.dropna(subset=[x, y]).groupby(
         ["encoder", "dataset", "seed"], sort=True
     ):
@@ -129,23 +131,7 @@ def per_seed_correlations(
         for column, method in (("pearson_r", stats.pearsonr), ("spearman_rho", stats.spearmanr)):
             value = float(method(run[x], run[y]).statistic) if defined else math.nan
             out.setdefault((encoder, dataset, column), []).append(value)
-    return {key: tuple(values) for key, values in out.items()}
-
-
-def per_seed_moments(
-    traces: pd.DataFrame | None,
-) -> dict[tuple[str, str], tuple[tuple[float, ...], ...]]:
-    """(encoder, dataset) → each seed's sums of IsoScore and silhouette (points, Σx, Σy, Σx²,
-    Σy², Σxy), from which any pooling of seeds has its Pearson r
-    (:func:`isotropy.verdicts.equivalence.pooled_r`)."""
-    if traces is None:
-        return {}
-    x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
-    out: dict[tuple[str, str], list[tuple[float, ...]]] = {}
-    for (encoder, dataset, _), run in traces.dropna(subset=[x, y]).groupby(
-        ["encoder", "dataset", "seed"], sort=True
-    ):
-        out.setdefault((encoder, dataset), []).append(series_moments(run[x], run[y]))
+        out.setdefault((encoder, dataset, "moments"), []).append(series_moments(run[x], run[y]))
     return {key: tuple(values) for key, values in out.items()}
 
 
@@ -169,10 +155,7 @@ def _correlation_measurements(
     each seed's value (from the traces when given, else the table's ``seed<k>`` rows)."""
     rows: list[dict[str, Any]] = []
     corr_file = paths.study_file(f"{paths.CORRELATION_TABLES[study]}.csv", study)
-    needed = {"encoder", "dataset", "scope", "pearson_r", "spearman_rho"}
-    require_columns(correlations, needed, "correlation table")
     from_traces = per_seed_correlations(traces)
-    moments = per_seed_moments(traces)
     protocol = run_protocol(config, study)
     for (encoder, dataset), group in correlations.groupby(["encoder", "dataset"], sort=True):
         overall = group[group["scope"] == "all"]
@@ -199,7 +182,9 @@ def _correlation_measurements(
                 (encoder, dataset, column), tuple(seed_rows[column].astype(float))
             )
             extra = dict(
-                moments=moments.get((encoder, dataset)) if column == "pearson_r" else None,
+                moments=from_traces.get((encoder, dataset, "moments"))
+                if column == "pearson_r"
+                else None,
                 protocol=protocol,
                 **common,
             )
@@ -251,8 +236,6 @@ def _trace_measurements(
 ) -> list[dict[str, Any]]:
     """How far silhouette and IsoScore move over a run, and how much the seeds spread."""
     rows: list[dict[str, Any]] = []
-    needed = {"encoder", "dataset", "seed", "step", "isoscore", "silhouette"}
-    require_columns(traces, needed, "trace table")
     for (encoder, dataset), group in traces.groupby(["encoder", "dataset"], sort=True):
         setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
         evidence = paths.optimisation_run_file("trace.parquet", study, encoder, dataset, "*")

@@ -58,9 +58,7 @@ def load_tables(
                 files, [{k: v for k, v in key.items() if k != "seed"} for key in keys]
             )
         elif name not in ("published", "protocol_effects"):  # configuration, not results
-            if not isinstance(value, (str, os.PathLike)):
-                raise TypeError(f"{name}: one result table, got {value!r}")
-            tables[name] = read_result_table(Path(value))
+            tables[name] = read_result_table(Path(str(value)))
     return tables
 
 

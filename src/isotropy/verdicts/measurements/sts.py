@@ -1,5 +1,6 @@
-"""The geometry study after Rajaee & Pilehvar: STS correlations and I(W) per method, and the
-SST-2 classification with and without the cluster-based method."""
+"""The geometry study after Rajaee & Pilehvar: STS correlations and I(W) per method, the SST-2
+classification with and without the cluster-based method, and (the Rajaee CLS study) dev
+accuracy and I(W) of the CLS states after fine-tuning with and without it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pandas as pd
 from isotropy import paths
 from isotropy.standins import StandIns, model_stand_in
 from isotropy.verdicts.measurements import (
+    fine_tuned_not_learned,
     measurement,
     over_seeds,
     require_columns,
@@ -23,11 +25,7 @@ QUANTITY_OF_STS = {"pearson": "sts_pearson", "spearman": "sts_spearman", "isotro
 
 
 def sts_measurements(
-    sts: pd.DataFrame,
-    config: Mapping[str, Any],
-    stand: StandIns,
-    *,
-    enhanced: str = "cluster-based",
+    sts: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
 ) -> list[dict[str, Any]]:
     """Per model × STS data set × method: Pearson ×100, Spearman ×100 and I(W) (seed means);
     per model × data set, the cluster-based method's I(W) ratio and Spearman gain over none."""
@@ -46,7 +44,7 @@ def sts_measurements(
         for method, runs in group.groupby("method", sort=False):
             where = (setup, f"{dataset}/{method}", stand_in, pipeline)
             rows += _sts_method_rows(method, runs, *where)
-        rows += _sts_gain_rows(f"{name}/{dataset}", group, enhanced, stand_in)
+        rows += _sts_gain_rows(f"{name}/{dataset}", group, stand_in)
     return rows
 
 
@@ -91,43 +89,43 @@ def _sts_method_rows(
 
 
 def _sts_gain_rows(
-    claim_setup: str, group: pd.DataFrame, enhanced: str, stand_in: str = ""
+    claim_setup: str, group: pd.DataFrame, stand_in: str = ""
 ) -> list[dict[str, Any]]:
-    """The enhanced method's I(W) ratio and Spearman gain over none (one model × data set)."""
+    """The cluster-based method's I(W) ratio and Spearman gain over none (one model × data
+    set)."""
+    enhanced = "cluster-based"
     means = group.groupby("method")[["spearman", "isotropy"]].mean()
-    where = ("geometry",)
     if "none" not in means.index or enhanced not in means.index:
         missing = f"sts.csv lacks method 'none' or {enhanced!r}"
         return [
             measurement(
-                *where, quantity, claim_setup, claim_setup, evidence=STS_FILE, missing=missing
+                "geometry", quantity, claim_setup, claim_setup, evidence=STS_FILE, missing=missing
             )
             for quantity in ("sts_isotropy_ratio", "sts_spearman_gain")
         ]
     before, after = means.loc["none"], means.loc[enhanced]
     ratio = after["isotropy"] / before["isotropy"] if before["isotropy"] > 0 else float("nan")
     # sts.csv stores correlations ×100 (isotropy.geometry.evaluate_sts), as the paper reports.
+    gains = (
+        ("sts_isotropy_ratio", ratio, f"I(W) {before['isotropy']:.3g} → {after['isotropy']:.3g}"),
+        (
+            "sts_spearman_gain",
+            after["spearman"] - before["spearman"],
+            f"Spearman×100 {before['spearman']:.2f} → {after['spearman']:.2f}",
+        ),
+    )
     return [
         measurement(
             "geometry",
-            "sts_isotropy_ratio",
+            quantity,
             claim_setup,
             claim_setup,
-            ratio,
+            value,
             stand_in=stand_in,
             evidence=STS_FILE,
-            note=f"I(W) {before['isotropy']:.3g} → {after['isotropy']:.3g}",
-        ),
-        measurement(
-            "geometry",
-            "sts_spearman_gain",
-            claim_setup,
-            claim_setup,
-            after["spearman"] - before["spearman"],
-            stand_in=stand_in,
-            evidence=STS_FILE,
-            note=f"Spearman×100 {before['spearman']:.2f} → {after['spearman']:.2f}",
-        ),
+            note=note,
+        )
+        for quantity, value, note in gains
     ]
 
 
@@ -204,6 +202,49 @@ def classification_measurements(
                     value,
                     per_seed=iw_per_seed,
                     convention=iw,
+                    **common,
+                )
+            )
+    return rows
+
+
+# What is measured of each group of runs: (quantity suffix, runs.csv column, scale, convention).
+CLS_QUANTITIES = (
+    ("accuracy", "accuracy", 100, "dev accuracy after fine-tuning"),
+    ("iw", "cls_iw_head_input", 1, "I(W) of the dev CLS states the head reads (after the method)"),
+)
+
+
+def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per model × task × method (none, cluster): dev accuracy ×100 after fine-tuning with and
+    without the cluster-based method on the CLS states, and I(W) of the last layer's dev CLS
+    states as the head read them (after the method; the model's own without it)."""
+    rows = []
+    source = paths.rajaee_cls_file("runs.csv")
+    for (name, task, method), runs in table.groupby(["model", "task", "method"], sort=False):
+        first = runs.iloc[0]
+        setup = f"{name}, {task} fine-tuned"
+        paper_setup = "cluster-based" if method == "cluster" else method
+        common = dict(
+            seeds=runs["seed"].nunique(),
+            n=int(first["eval_sentences"]),
+            stand_in=model_stand_in(config, name, "BERT"),
+            evidence=source,
+            note=f"{int(first['train_examples'])} training examples, {int(first['epochs'])} "
+            "epochs (config rajaee_cls.training)",
+        )
+        per_seed = runs.groupby("seed")
+        common["not_learned"] = fine_tuned_not_learned(runs)
+        for quantity, column, scale, convention in CLS_QUANTITIES:
+            rows.append(
+                measurement(
+                    "geometry",
+                    f"{task}_finetuned_{quantity}",
+                    setup,
+                    paper_setup,
+                    (scale * runs[column]).mean(),
+                    per_seed=tuple(scale * per_seed[column].mean()),
+                    convention=convention,
                     **common,
                 )
             )

@@ -1,0 +1,44 @@
+"""One row judged alone, by its own α with no page to adjust over: the tests' shorthand for a
+published row with the default declaration of its rule (``isotropy.verdicts.tolerances``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from isotropy.verdicts import tolerances as T
+
+
+def judge_one(
+    spec: str,
+    ours: float,
+    paper: float = math.nan,
+    *,
+    precision: float = math.nan,
+    our_n: float = math.nan,
+    paper_n: float = math.nan,
+    our_k: float = math.nan,
+    per_seed: Sequence[float] = (),
+    seeds: float = math.nan,
+    seed_free: bool = False,
+    p_less: float = math.nan,
+    p_greater: float = math.nan,
+    scale: float = 1.0,
+) -> tuple[str, str]:
+    """(verdict, the rule as applied) of ``ours`` against ``paper`` by ``spec``."""
+    measured = dict(value=ours, per_seed=per_seed, seeds=seeds, p_less=p_less, p_greater=p_greater)
+    kind, argument = T.parse_tolerance(spec)
+    if kind not in T.EQUIVALENCE_RULES:
+        return T.judge(spec, measured, paper)
+    unit = {"lid": "dimensions", "iw_factor": "ratio (1 = isotropic)"}.get(
+        kind, "correlation ×100" if scale == 100 else "correlation"
+    )
+    measured.update(seed_free=seed_free, n=our_n, k=our_k)
+    half = precision / 2 if math.isfinite(precision) else 0.0
+    declared = T.Declared(margin=T.default_margin(spec, unit)[0], half=half)
+    judged = T.judge_equivalence(
+        kind, measured, paper, declared, unit=unit, paper_n=paper_n, paper_k=argument
+    )
+    if judged.test is None:  # no test left: its verdict is final
+        return str(judged.verdict), judged.text
+    return judged.verdict or T.settle(judged.test), judged.text
