@@ -57,7 +57,7 @@ use rule copy_published_values as copy_protocol_effects with:
 # if needed (the I-STAR grid too, when listed); a study left out has its claims "not run".
 rule check_claims:
     input:
-        **studies.claims_inputs(config),
+        **studies.verdict_inputs(config, claims=True),
     output:
         table=report(
             paths.CLAIMS,

@@ -21,6 +21,10 @@ import textwrap
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+
 from isotropy.io import markers, write_block
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -147,35 +151,17 @@ def upward(graph: Mapping[str, Iterable[str]]) -> list[str]:
 
 
 def cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one node (Tarjan), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        for target in sorted(graph.get(node, ())):
-            if target not in index:
-                visit(target)
-                low[node] = min(low[node], low[target])
-            elif target in stack:
-                low[node] = min(low[node], index[target])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return sorted(found)
+    """The strongly connected components of more than one node, each sorted."""
+    nodes = sorted(set(graph).union(*map(set, graph.values())))
+    index = {node: i for i, node in enumerate(nodes)}
+    arrows = [(index[a], index[b]) for a in graph for b in graph[a]]
+    rows, columns = zip(*arrows) if arrows else ((), ())
+    matrix = csr_matrix((np.ones(len(arrows)), (rows, columns)), shape=(len(nodes),) * 2)
+    _, labels = connected_components(matrix, directed=True, connection="strong")
+    components: dict[int, list[str]] = {}
+    for node, label in zip(nodes, labels):
+        components.setdefault(label, []).append(node)
+    return sorted(c for c in components.values() if len(c) > 1)
 
 
 def study_of(name: str) -> str | None:

@@ -11,6 +11,7 @@ import tomllib
 from pathlib import Path
 
 import import_graph
+from import_graph import dotted
 
 from isotropy.io import generated_block
 
@@ -29,11 +30,6 @@ LONG_FUNCTIONS = {
 
 def _modules():
     return sorted(PACKAGE.rglob("*.py"))
-
-
-def _dotted(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(p for p in parts if p != "__init__")
 
 
 def _functions(tree, prefix):
@@ -86,7 +82,7 @@ def test_no_function_is_longer_than_the_limit_but_the_stated_ones():
     long = {}
     for path in _modules():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        for name, node in _functions(tree, _dotted(path)):
+        for name, node in _functions(tree, dotted(path)):
             length = node.end_lineno - node.lineno + 1
             if length > MAX_FUNCTION_LINES and name not in LONG_FUNCTIONS:
                 long[name] = length
@@ -97,7 +93,7 @@ def test_every_stated_long_function_still_exists():
     # A stale exception would let a new long function of the same name in unnoticed.
     names = set()
     for path in _modules():
-        names |= {name for name, _ in _functions(ast.parse(path.read_text()), _dotted(path))}
+        names |= {name for name, _ in _functions(ast.parse(path.read_text()), dotted(path))}
     assert set(LONG_FUNCTIONS) <= names
 
 
@@ -204,7 +200,7 @@ def test_no_pass_through_layer_between_the_rules_and_the_package():
     found = []
     for path in sorted((PACKAGE / "workflow").glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        found += list(_delegates(tree, _dotted(path)))
+        found += list(_delegates(tree, dotted(path)))
     assert found == [], found
 
 
@@ -240,7 +236,7 @@ def _rebound(tree) -> list[str]:
 
 
 def test_no_module_binds_a_top_level_name_twice():
-    twice = {_dotted(p): found for p in _modules() if (found := _rebound(ast.parse(p.read_text())))}
+    twice = {dotted(p): found for p in _modules() if (found := _rebound(ast.parse(p.read_text())))}
     assert not twice, f"names bound twice at module level: {twice}"
 
 
@@ -260,20 +256,15 @@ def test_a_main_guard_is_its_modules_last_statement():
             for i, n in enumerate(body)
             if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test)
         ]
-        late += [_dotted(path) for i in guards if i != len(body) - 1]
+        late += [dotted(path) for i in guards if i != len(body) - 1]
     assert not late, f"statements after the main guard in {late}"
 
 
 # ---- no exemptions from the formatter, the line limit and the type checker (issue 54) ---------
 # `ruff format` owns every line (no formatter pragma), no line is over 100 characters, and mypy
 # checks every module of the package (no `ignore_errors` override, no module-wide or code-less
-# ignore comment).
+# ignore comment). No file is exempted from any of the three.
 MAX_LINE = 100
-# Files (path -> the branch cleaning them) allowed a formatter pragma, a long line or a mypy
-# exemption while a branch cleans them (issue 54, item 3 applies to every file). No helper has a
-# file in flight now, so it is empty; it stays, with its checks, for the next such change: only a
-# file named here may have a per-file E501 exemption in pyproject.toml, and a clean file leaves.
-IN_FLIGHT: dict[str, str] = {}
 FORMATTER_PRAGMA = re.compile(r"#\s*fmt:\s*(skip|off)\b")
 BARE_IGNORE = re.compile(r"#\s*type:\s*ignore(?!\[)|#\s*mypy:\s*ignore-errors")
 
@@ -333,30 +324,12 @@ def _mypy_exemptions(pyproject: dict, files: list[Path], root: Path = ROOT) -> l
     return found
 
 
-def _outside_in_flight(found: list[str]) -> list[str]:
-    return [f for f in found if f.split(":")[0] not in IN_FLIGHT]
-
-
 def _pyproject() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 
-def test_every_file_in_flight_still_offends():
-    """A file cleaned (or gone) leaves IN_FLIGHT: a stale entry would let a new offence in."""
-    offending = {
-        found.split(":")[0]
-        for found in [
-            *_formatter_pragmas(_code_files()),
-            *_long_lines(_code_files()),
-            *_mypy_exemptions(_pyproject(), sorted(PACKAGE.rglob("*.py"))),
-        ]
-    }
-    stale = sorted(set(IN_FLIGHT) - offending)
-    assert not stale, f"clean now, remove from IN_FLIGHT (and pyproject.toml's E501 list): {stale}"
-
-
 def test_ruff_format_owns_every_line():
-    found = _outside_in_flight(_formatter_pragmas(_code_files()))
+    found = _formatter_pragmas(_code_files())
     assert not found, "formatter pragmas (shorten with named intermediates):\n" + "\n".join(found)
 
 
@@ -373,7 +346,7 @@ def test_the_pragma_check_finds_a_planted_pragma(tmp_path):
 
 
 def test_no_line_is_over_the_limit():
-    found = _outside_in_flight(_long_lines(_code_files()))
+    found = _long_lines(_code_files())
     assert not found, f"lines over {MAX_LINE} characters:\n" + "\n".join(found)
 
 
@@ -383,20 +356,17 @@ def test_the_line_check_finds_a_planted_long_line(tmp_path):
     assert _long_lines([planted], tmp_path) == ["planted.py:2 (101 characters)"]
 
 
-def test_ruff_enforces_the_line_limit_outside_the_files_in_flight():
-    """ruff's E501 reports a long line while it is written (editor, pre-commit); exempted only
-    for the files in flight."""
+def test_ruff_enforces_the_line_limit_everywhere():
+    """ruff's E501 reports a long line while it is written (editor, pre-commit)."""
     lint = _pyproject()["tool"]["ruff"]["lint"]
     assert "E501" not in lint.get("ignore", []), "pyproject.toml ignores E501 everywhere"
-    exempted = {
-        pattern for pattern, codes in lint.get("per-file-ignores", {}).items() if "E501" in codes
-    }
-    assert exempted <= set(IN_FLIGHT), exempted - set(IN_FLIGHT)
+    exempted = [p for p, codes in lint.get("per-file-ignores", {}).items() if "E501" in codes]
+    assert not exempted, f"pyproject.toml exempts files from E501: {exempted}"
 
 
 def test_mypy_checks_every_module():
     src = sorted(PACKAGE.rglob("*.py"))
-    found = _outside_in_flight(_mypy_exemptions(_pyproject(), src))
+    found = _mypy_exemptions(_pyproject(), src)
     assert not found, "modules or lines mypy does not check:\n" + "\n".join(found)
 
 

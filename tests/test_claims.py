@@ -491,12 +491,13 @@ def test_the_claims_page_reads_the_extension_seeds_only_when_studies_list_them()
 
     import yaml
 
-    from isotropy.studies import claims_inputs
     from isotropy.studies import verdict_inputs as workflow_inputs
 
     config = with_sources(
         yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
     )
-    assert claims_inputs(config) == workflow_inputs(config)  # default studies: no extensions
+    # default studies: no extensions
+    assert workflow_inputs(config, claims=True) == workflow_inputs(config)
     config["studies"] = [*config["studies"], "extensions"]
-    assert claims_inputs(config)["extensions_seeds"] == "results/extensions/seeds.csv"
+    claims_inputs = workflow_inputs(config, claims=True)
+    assert claims_inputs["extensions_seeds"] == "results/extensions/seeds.csv"

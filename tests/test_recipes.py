@@ -190,7 +190,6 @@ def claim_family(tables):
 STUDIES = (
     StudySpec(
         name="toy",
-        section="toy",
         target="toy_study",
         outputs=outputs,
         rules="rules/toy.smk",

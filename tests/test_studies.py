@@ -23,7 +23,8 @@ RULE_ALL_EXTRAS = {"paths.CLAIMS", "paths.PAPER_COMPARISON", "paths.REPORT_OVERV
 def test_the_schema_lists_exactly_the_studies_config_studies_may_name():
     schema = yaml.safe_load((ROOT / "schemas/config.schema.yaml").read_text(encoding="utf-8"))
     enum = schema["properties"]["studies"]["items"]["enum"]
-    assert sorted(enum) == sorted(studies.listed_names())
+    listed = [s.name for s in studies.REGISTRY if s.rule_all == "when_listed"]
+    assert sorted(enum) == sorted(listed)
     assert set(schema["properties"]["studies"]["default"]) <= set(enum)
 
 
@@ -63,12 +64,12 @@ def test_a_planted_second_way_into_rule_all_is_caught():
 
 def test_a_record_joins_rule_all_one_of_three_ways():
     with pytest.raises(ValueError, match="joins rule all one way"):
-        StudySpec(name="toy", section="toy", target=None, outputs=list, rule_all="always")
+        StudySpec(name="toy", target=None, outputs=list, rule_all="always")
     config = {"studies": ["main"], "section2": {"dataset": "polarity"}}
-    listed = StudySpec(name="toy", section="toy", target=None, outputs=list)
+    listed = StudySpec(name="toy", target=None, outputs=list)
     assert not listed.in_rule_all({**config, "toy": {"x": 1}})  # configured, not listed
     assert listed.in_rule_all({**config, "studies": ["toy"]})
-    present = StudySpec("toy", "toy", None, list, rule_all="when_configured")
+    present = StudySpec("toy", None, list, rule_all="when_configured")
     assert present.in_rule_all({"studies": [], "toy": {"x": 1}})
     assert not present.in_rule_all({"studies": ["toy"], "toy": None})
 
@@ -83,14 +84,17 @@ def test_each_record_is_consistent_with_the_rule_files():
     }
     snakefile = (ROOT / "Snakefile").read_text(encoding="utf-8")
     assert "for study_target, final_files in studies.target_rules(config).items():" in snakefile
-    for spec in studies.registry():
+    for spec in studies.REGISTRY:
         assert spec.rules in defined, spec.name
         every_rule = set().union(*defined.values())
         assert spec.target not in every_rule, (spec.name, spec.target)
         assert set(spec.job_costs) <= every_rule, spec.name
     assert set(studies.rule_files()) <= set(defined)
-    names = [s.name for s in studies.registry()]
-    assert len(names) == len(set(names))
+    for key in ("name", "target"):
+        values = [getattr(s, key) for s in studies.REGISTRY if getattr(s, key) is not None]
+        assert len(values) == len(set(values)), key
+    costed = [rule for s in studies.REGISTRY for rule in s.job_costs]
+    assert len(costed) == len(set(costed)), "a rule costed by two studies"
 
 
 def test_rule_all_takes_the_listed_studies_in_order_then_the_configured_ones():
@@ -132,7 +136,7 @@ def test_each_target_rule_builds_its_records_outputs(tmp_path):
     from isotropy.workflow import config as workflow_config
 
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
-    specs = [s for s in studies.registry() if s.target]
+    specs = [s for s in studies.REGISTRY if s.target]
     env = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}
     dry = subprocess.run(
         [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile")]

@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         "--target", required=True, help="the Snakemake target: main_study, preview_study, ..."
     )
     args = parser.parse_args(argv)
-    study = next((s for s in studies.registry() if s.target == args.target), None)
+    study = next((s for s in studies.REGISTRY if s.target == args.target), None)
     try:
         config = workflow_config.load_config(args.configfile)
         problem = compute.cuda_problem(config["device"])

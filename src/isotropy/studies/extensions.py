@@ -27,7 +27,7 @@ def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def run_files(config: Mapping[str, Any], artefact: str) -> list[str]:
-    """One file of every direct-optimisation run of the extension study."""
+    """One file of every direct-optimisation run."""
     return [
         paths.extensions_run_file(artefact, r["dataset"], r["head"], r["seed"])
         for r in runs(config)
@@ -35,7 +35,7 @@ def run_files(config: Mapping[str, Any], artefact: str) -> list[str]:
 
 
 def heldout_files(config: Mapping[str, Any], artefact: str) -> list[str]:
-    """One file of every held-out fine-tuning run of the extension study."""
+    """One file of every held-out fine-tuning run."""
     if design.SECTION not in config:
         return []
     section = config[design.SECTION]
@@ -51,14 +51,6 @@ def outputs() -> list[str]:
     per-seed values; the claims."""
     names = [f"{q}.{ext}" for q in design.QUESTIONS for ext in ("csv", "md", "pdf", "png")]
     return [paths.extensions_file(n) for n in [*names, "seeds.csv", "claims.csv", "claims.md"]]
-
-
-def claims_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The per-seed values: the study's claims join the claims page as their own Holm family
-    (isotropy.verdicts.families)."""
-    return (
-        {"extensions_seeds": paths.extensions_file("seeds.csv")} if config.get("extensions") else {}
-    )
 
 
 def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
@@ -80,12 +72,12 @@ def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
 STUDIES = (
     StudySpec(
         name="extensions",
-        section=design.SECTION,
         target="extensions_study",
         outputs=lambda config: outputs(),
         rules="rules/extensions.smk",
         job_costs=design.JOB_COSTS,
-        claims_inputs=claims_inputs,
+        # its per-seed values: its claims join the claims page as their own Holm family
+        claims_inputs=lambda config: {"extensions_seeds": paths.extensions_file("seeds.csv")},
         claim_family=claim_family,
     ),
 )

@@ -58,10 +58,7 @@ def clustering_params(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def outputs(config: Mapping[str, Any]) -> list[str]:
-    """Every final output of the geometry study for a validated config (for ``rule all``).
-
-    Empty when the config has no ``geometry`` section.
-    """
+    """Every final output of the geometry study (none without the ``geometry`` section)."""
     if "geometry" not in config:
         return []
     geometry = config["geometry"]
@@ -87,8 +84,8 @@ def outputs(config: Mapping[str, Any]) -> list[str]:
 
 
 def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The collected tables this configuration makes (none without the section)."""
-    made = outputs(dict(config)) if config.get("geometry") else []
+    """The collected tables this configuration makes."""
+    made = outputs(dict(config))
     return {name: path for name, path in VERDICT_TABLES.items() if path in made}
 
 
@@ -116,7 +113,6 @@ CLAIMS = (
 STUDIES = (
     StudySpec(
         name="geometry",
-        section="geometry",
         target="geometry_study",
         outputs=outputs,
         rules="rules/geometry.smk",

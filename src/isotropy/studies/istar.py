@@ -137,7 +137,6 @@ CLAIMS = (
 STUDIES = (
     StudySpec(
         name="istar",
-        section="istar",
         target="istar_study",
         outputs=lambda config: outputs(config.get("istar")),
         rules=RULES,
@@ -149,7 +148,6 @@ STUDIES = (
     ),
     StudySpec(
         name="istar_estimator",
-        section="istar_estimator",
         target=None,
         outputs=estimator_outputs,
         rules=RULES,

@@ -1,5 +1,5 @@
-"""The records of the main study, its preview, GLUE, the section-2 figure and the sensitivity
-grid (their runs and files: isotropy.workflow.targets; their costs: paper_cost)."""
+"""The records of the main study, its preview, GLUE and the section-2 figure (their runs and
+files: isotropy.workflow.targets; their costs: paper_cost)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def optimisation_verdicts(study: str) -> dict[str, Any]:
     tables = (paths.COUNT_TABLES[study], paths.CORRELATION_TABLES[study])
 
     def inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-        runs = targets.study_runs(dict(config), study) if config.get(study) else []
+        runs = targets.study_runs(dict(config), study)
         if not runs:
             return {}
         traces = [
@@ -126,23 +126,11 @@ def optimisation_claims(
     )
 
 
-def optimisation_study(name: str, section: str, outputs, **record: Any) -> StudySpec:
-    """The record of a study of direct-optimisation runs (rules/optimize.smk): its target named
-    after it."""
-    return StudySpec(
-        name=name,
-        section=section,
-        target=f"{name}_study",
-        outputs=outputs,
-        rules=RULES,
-        **record,
-    )
-
-
-MAIN = optimisation_study(
-    "main",
-    "main",
-    lambda config: paths.main_study_outputs(),
+MAIN = StudySpec(
+    name="main",
+    target="main_study",
+    outputs=lambda config: paths.main_study_outputs(),
+    rules=RULES,
     job_costs={
         "optimize_embeddings": cost.optimisation_job_seconds,
         "embed_sentences": cost.embedding_job_seconds,
@@ -160,17 +148,19 @@ MAIN = optimisation_study(
     claims_not_run="the main study is not configured in this run",
 )
 # the main study's setups with the preview's seeds and stride
-PREVIEW = optimisation_study(
-    "preview",
-    "main",
-    lambda config: paths.main_study_outputs("preview"),
+PREVIEW = StudySpec(
+    name="preview",
+    target="preview_study",
+    outputs=lambda config: paths.main_study_outputs("preview"),
+    rules=RULES,
     rule_all="never",
     check=preview_problem,
 )
-GLUE = optimisation_study(
-    "glue",
-    "glue",
-    lambda config: paths.glue_study_outputs(),
+GLUE = StudySpec(
+    name="glue",
+    target="glue_study",
+    outputs=lambda config: paths.glue_study_outputs(),
+    rules=RULES,
     **optimisation_verdicts("glue"),
     claims=optimisation_claims(
         "glue",
@@ -184,7 +174,6 @@ GLUE = optimisation_study(
 )
 SECTION2 = StudySpec(
     name="section2",
-    section="section2",
     target=None,
     outputs=section2_outputs,
     rules=RULES,

@@ -73,8 +73,6 @@ job_seconds = costs.finetune_job_cost("rajaee_cls", run_seconds)
 
 def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     """The slides' fine-tuning rows and the CLS claims: the study's runs and layers tables."""
-    if not config.get("rajaee_cls"):
-        return {}
     return {f"rajaee_cls_{t}": paths.rajaee_cls_file(f"{t}.csv") for t in ("runs", "layers")}
 
 
@@ -166,7 +164,6 @@ def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
 STUDIES = (
     StudySpec(
         name="rajaee_cls",
-        section="rajaee_cls",
         target="rajaee_cls_study",
         outputs=outputs,
         rules="rules/rajaee_cls.smk",

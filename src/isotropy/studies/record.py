@@ -3,7 +3,6 @@ what the workflow builds, estimates and judges of one study (:mod:`isotropy.stud
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,23 +29,21 @@ class ClaimFamily:
 
 @dataclass(frozen=True)
 class StudySpec:
-    """One study: ``name`` (config ``studies`` names it when ``rule_all`` is ``when_listed``),
-    its config ``section`` (None: none of its own), its ``target`` rule (None: rule all only),
-    its final files ``outputs(config)``, the ``rules`` file the Snakefile includes for it, the
-    per-job costs of its costed rules (:data:`isotropy.costs.JobCost`: what the estimate sums
-    over Snakemake's dry run; a rule without one counts a start-up), its named inputs of the
-    claims and the paper comparison (``verdict_inputs``) and of the claims only
-    (``claims_inputs``), read when config ``studies`` lists it, its per-seed claims from the
-    loaded result tables (``claim_family``: None when the tables hold none), ``check``: a
-    configuration problem that stops its estimate (None: none), and ``measures``: what measures
-    each of its judged tables (input name, or the names one function reads together -> function
-    of those tables, the configuration and the stand-ins, returning rows of
-    :func:`isotropy.verdicts.measurements.measurement`); ``claims``: its claims judged on those
-    measurements (:class:`isotropy.verdicts.claims.Claim`, in the claims page's order), which
-    read *not run* with ``claims_not_run`` as their note when the run lacks the study."""
+    """One study: its ``name`` (also its config section), its ``target`` rule (None: rule all
+    only), its final files ``outputs(config)``, the ``rules`` file the Snakefile includes for
+    it, how it joins rule all (``rule_all``: named in config ``studies``, whenever its section
+    is present, or never), the per-job costs of its costed rules (:data:`isotropy.costs.JobCost`:
+    a rule without one counts a start-up), its named inputs of the claims and the paper
+    comparison (``verdict_inputs``) and of the claims only (``claims_inputs``), read when
+    config ``studies`` lists it, its per-seed claims from the loaded result tables
+    (``claim_family``: None when the tables hold none), ``check``: a configuration problem that
+    stops its estimate, and ``measures``: input name (or the names one function reads together)
+    -> function of those tables, the configuration and the stand-ins, returning rows of
+    :func:`isotropy.verdicts.measurements.measurement`; ``claims``: its claims judged on those
+    measurements, which read *not run* with ``claims_not_run`` as their note when the run
+    lacks the study."""
 
     name: str
-    section: str | None
     target: str | None
     outputs: Callable[[Config], list[str]]
     rules: str | None = None
@@ -66,15 +63,9 @@ class StudySpec:
                 f"study {self.name!r}: rule_all {self.rule_all!r}; a study joins rule all one "
                 f"way of {RULE_ALL}"
             )
-        if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
-            raise ValueError(f"study name {self.name!r}: lower-case letters, digits and _")
-
-    def configured(self, config: Config) -> bool:
-        """Whether the configuration has this study's section (a study without one: always)."""
-        return self.section is None or bool(config.get(self.section))
 
     def in_rule_all(self, config: Config) -> bool:
         """Whether ``rule all`` builds this study under ``config`` (its one way)."""
         if self.rule_all == "when_listed":
             return self.name in (config.get("studies") or ())
-        return self.rule_all == "when_configured" and self.configured(config)
+        return self.rule_all == "when_configured" and bool(config.get(self.name))

@@ -14,11 +14,6 @@ LABEL_SETS = tuple(sensitivity.LABEL_SETS)
 CELL_KEYS = ("setup", "vectors", "label_set", "lr_factor")
 
 
-def lr_name(factor: float) -> str:
-    """A learning-rate factor as it appears in paths (``1``, ``0.1``, ``10``)."""
-    return f"{factor:g}"
-
-
 def cells(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every cell of the grid, in run order: block by block (config ``sensitivity.blocks``, the
     most decisive first), each block setups x vectors x label sets, then every learning-rate
@@ -37,7 +32,7 @@ def cells(config: Mapping[str, Any]) -> list[dict[str, Any]]:
                 for setup in block["setups"]:
                     for vectors in block["vectors"]:
                         for label_set in block["label_sets"]:
-                            key = (setup, vectors, label_set, lr_name(block_factor))
+                            key = (setup, vectors, label_set, f"{block_factor:g}")
                             cells.setdefault(key, dict(zip(CELL_KEYS, key)))
     return list(cells.values())
 
@@ -65,12 +60,17 @@ def priority(config: Mapping[str, Any], wildcards: Any) -> int:
     return len(order) - order.index(key) if key in order else 0
 
 
+def run_file(artefact: str, run: Mapping[str, Any]) -> str:
+    """One artefact (trace.parquet, summary.json) of one run (of :func:`runs`)."""
+    return paths.sensitivity_run_file(
+        artefact, run["vectors"], run["setup"], run["label_set"], run["seed"], run["lr_factor"]
+    )
+
+
 def run_files(config: Mapping[str, Any], artefact: str, cell=None) -> list[str]:
-    """One artefact (trace.parquet, summary.json) of every run of the grid, or of one cell."""
+    """One artefact of every run of the grid, or of one cell."""
     return [
-        paths.sensitivity_run_file(
-            artefact, r["vectors"], r["setup"], r["label_set"], r["seed"], r["lr_factor"]
-        )
+        run_file(artefact, r)
         for r in runs(config)
         if cell is None or all(r[k] == cell[k] for k in CELL_KEYS)
     ]
@@ -99,12 +99,7 @@ def phase_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def phase_files(config: Mapping[str, Any]) -> list[str]:
     """The traces of :func:`phase_runs`."""
-    return [
-        paths.sensitivity_run_file(
-            "trace.parquet", r["vectors"], r["setup"], r["label_set"], r["seed"], r["lr_factor"]
-        )
-        for r in phase_runs(config)
-    ]
+    return [run_file("trace.parquet", r) for r in phase_runs(config)]
 
 
 def vector_inputs(config: Mapping[str, Any], name: str, setup: str) -> dict[str, Any]:
@@ -142,8 +137,8 @@ def settings_line(config: Mapping[str, Any]) -> str:
         return ""
     section = config["sensitivity"]
     seeds = section["seeds"]
-    factors = ", ".join(lr_name(f) for f in section["lr_factors"])
-    own = [lr_name(f) for b in section["blocks"] for f in b.get("lr_factors") or []]
+    factors = ", ".join(f"{f:g}" for f in section["lr_factors"])
+    own = [f"{f:g}" for b in section["blocks"] for f in b.get("lr_factors") or []]
     if own:
         factors += f" (and x {', '.join(dict.fromkeys(own))} in the cells that name them)"
     return (
@@ -163,7 +158,6 @@ def settings_line(config: Mapping[str, Any]) -> str:
 STUDIES = (
     StudySpec(
         name="sensitivity",
-        section="sensitivity",
         target="sensitivity_study",
         outputs=lambda config: [
             paths.SENSITIVITY_TABLE,
