@@ -210,15 +210,6 @@ class Pace:
         parallel = 1 if device == "cuda" else self.parallel(threads)
         return (self.speed * cpu_seconds / threads + self.job_overhead) / parallel
 
-    def speed_line(self) -> str:
-        """The line that says how the measured CPU costs were scaled to this machine."""
-        clamped = " (clamped)" if self.speed in SPEED_FACTOR_BOUNDS else ""
-        return (
-            f"CPU costs x {self.speed:.2f}{clamped}: a fixed one-thread workload took "
-            f"{self.probe:.3f} CPU-s here against {PROBE_CPU_SECONDS:.3f} where the costs were "
-            "measured (isotropy.costs.speed_probe; docs/measurements.md)"
-        )
-
 
 # A job's wall seconds from the configuration, its wildcards and the pace (None: no measured
 # cost): each study's record maps its costed rules to one (StudySpec.job_costs).

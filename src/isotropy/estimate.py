@@ -135,13 +135,16 @@ def describe(
     total = sum(map(sum, by_rule.values()))
     costed = sorted((r for r in by_rule if r in JOB_COSTS), key=lambda r: -sum(by_rule[r]))
     short = [seconds for rule, all_ in by_rule.items() if rule not in JOB_COSTS for seconds in all_]
+    clamped = " (clamped)" if pace.speed in costs.SPEED_FACTOR_BOUNDS else ""
     lines = [
         f"{target}: {len(jobs)} jobs to run (Snakemake's dry run), device {device}; time left: "
         f"about {duration(total)} for {pace.cores} idle cores, start-ups included",
         *(f"  {r}: {len(by_rule[r])} jobs, {duration(sum(by_rule[r]))}" for r in costed),
         f"  {len(short)} short jobs (downloads, preparation, tables, figures): start-ups only, "
         f"{duration(sum(short))}",
-        pace.speed_line(),
+        f"CPU costs x {pace.speed:.2f}{clamped}: a fixed one-thread workload took "
+        f"{pace.probe:.3f} CPU-s here against {costs.PROBE_CPU_SECONDS:.3f} where the costs were "
+        "measured (isotropy.costs.speed_probe; docs/measurements.md)",
     ]
     if device == "cuda":
         lines.append(

@@ -1,9 +1,7 @@
-"""What the paper's optimisation studies cost (the main study, its preview, GLUE, the sensitivity
-grid): one run from its updates and metric evaluations, an embedding from its texts (for every
-study that reads sentence embeddings or word vectors), as the wall seconds one job of their
-rules adds (the per-job costs of their records, which python -m isotropy.estimate sums over
-Snakemake's dry run). The numbers are rows of config/costs.csv
-(:mod:`isotropy.costs`). Plain Python (no torch): the estimate imports it.
+"""What one job of the paper's optimisation studies costs (the main study, its preview, GLUE,
+the sensitivity grid; every embedding and word-vector lookup), from rows of config/costs.csv:
+their records' per-job costs, which ``python -m isotropy.estimate`` sums over Snakemake's dry
+run. Plain Python (no torch): the estimate imports it.
 """
 
 from __future__ import annotations
