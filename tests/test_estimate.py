@@ -269,6 +269,7 @@ def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
     monkeypatch.setattr(costs.os, "getloadavg", lambda: (3.4, 5.0, 3.2))
     monkeypatch.setattr(costs.os, "nice", lambda increment: 10)
     monkeypatch.setattr(costs, "available_cores", lambda: 2)
+    monkeypatch.setattr(costs.compute, "busy_sessions", lambda: None)  # per thread
     assert costs.recent_load() == 5.0
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
     lines, _ = estimate.describe(config, _main_jobs(config, "preview"), "cpu", "preview_study")
@@ -385,6 +386,24 @@ def test_make_resume_refuses_while_snakemake_runs_in_the_folder(tmp_path):
         process.kill()
         process.wait()
     assert resume.main(["-d", str(tmp_path)]) == 0
+
+
+def test_where_sessions_share_the_cpu_a_run_gets_its_sessions_part(monkeypatch):
+    """Linux autogroup: three busy programs from three terminals leave a 2-thread job of this
+    session a quarter of 2 cores, 0.5 against the 1.35 it keeps busy when idle (2.7x), whatever
+    the load average says; other runnable threads of this session take their part of it thread
+    by thread."""
+    from isotropy.compute import Sessions
+
+    factor = costs.busy_factor
+    assert factor(3.0, 2, Sessions(3.0, 0.0)) == pytest.approx(2.7)
+    assert factor(9.0, 2, Sessions(0.0, 0.0)) == 1.0
+    # Half the CPU, shared with 2 other runnable threads of the session: 1 x 1.35 / 3.35.
+    assert factor(0.0, 2, Sessions(1.0, 2.0)) == pytest.approx(3.35)
+    monkeypatch.setattr(costs, "recent_load", lambda: 3.0)
+    monkeypatch.setattr(costs.compute, "busy_sessions", lambda: Sessions(3.0, 0.0))
+    line = costs.busy_lines("cpu", 600.0, 2)[-1]
+    assert "between sessions (autogroup): 3.0 other busy session(s)" in line
 
 
 def test_the_probe_measures_work_not_time_passing():

@@ -268,7 +268,7 @@ def attach(workflow: Any, config: Mapping[str, Any]) -> RunProgress | None:
     if not jobs:
         return None
     pace, device = costs.Pace.here(), costs.device_kind(config["device"])
-    busy = costs.busy_factor(costs.recent_load(), pace.cores)
+    busy = costs.busy_factor(costs.recent_load(), pace.cores, compute.busy_sessions())
     factor = busy * pace.speed if device == "cpu" else 1.0
     parallel = 1 if device == "cuda" else pace.parallel(costs.JOB_THREADS)
     handler = RunProgress(plan(config, jobs), prior_factor=factor / parallel)
