@@ -116,10 +116,16 @@ def _main_jobs(config, study="main", skip=()):
 def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     """The estimate is the jobs the dry run plans, each at its measured cost: here all but
     polarity's first run and its embeddings, which are written (Snakemake leaves them out)."""
+    measured = {"update_cpu_seconds": 0.5, "evaluation_cpu_seconds": 2.0}
+    by_dataset = costs.by_dataset
     monkeypatch.setattr(
-        paper_cost,
-        "CPU_SECONDS",
-        {name: (0.5, 2.0) for name in ("polarity", "snli", "pos", "supersense")},
+        costs,
+        "by_dataset",
+        lambda q: (
+            dict.fromkeys(("polarity", "snli", "pos", "supersense"), measured[q])
+            if q in measured
+            else by_dataset(q)
+        ),
     )
     monkeypatch.setattr(
         paper_cost,
@@ -250,27 +256,11 @@ def test_the_run_records_its_effective_configuration_for_word_targets(tmp_path):
 def test_a_busy_machine_shares_its_cores():
     # A 2-thread job keeps 1.35 cores busy when idle: among 6 runnable threads on 2 cores it
     # gets 2 / (6 + 1.35) of what it needs.
-    assert costs.busy_factor(6.0, 2, policy="passive") == pytest.approx(7.35 / 2)
-    assert costs.busy_factor(0.0, 2, policy="passive") == 1.0  # idle: no slowdown
-    assert costs.busy_factor(0.3, 2, policy="passive") == 1.0  # room for its 1.35 cores
-    assert costs.busy_factor(1.0, 2, policy="passive") == pytest.approx(1.175)
-    assert costs.busy_factor(2.0, 16, policy="passive") == 1.0
-
-
-def test_spinning_threads_cost_more_than_their_share_on_a_busy_machine(monkeypatch):
-    """The measured excess of the library's spinning wait (CONTENTION_EXCESS) multiplies the
-    share; an idle machine has no contention to pay for. Jobs of a process whose user chose
-    OMP_WAIT_POLICY=ACTIVE spin, and the estimate says so."""
-    excess = costs.CONTENTION_EXCESS["default"]
-    assert excess > 1.5
-    assert costs.busy_factor(6.0, 2, policy="default") == pytest.approx(7.35 / 2 * excess)
-    assert costs.busy_factor(0.0, 2, policy="default") == 1.0
-    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
-    assert costs.busy_factor(6.0, 2) == pytest.approx(7.35 / 2 * excess)
-    assert "policy 'default' (spinning" in costs.contention_model()
-    monkeypatch.delenv("OMP_WAIT_POLICY")
-    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
-    assert costs.busy_factor(6.0, 2) == pytest.approx(7.35 / 2)  # the workflow's: passive
+    assert costs.busy_factor(6.0, 2) == pytest.approx(7.35 / 2)
+    assert costs.busy_factor(0.0, 2) == 1.0  # idle: no slowdown
+    assert costs.busy_factor(0.3, 2) == 1.0  # room for its 1.35 cores
+    assert costs.busy_factor(1.0, 2) == pytest.approx(1.175)
+    assert costs.busy_factor(2.0, 16) == 1.0
 
 
 def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
@@ -322,7 +312,8 @@ def test_every_main_setup_has_a_measured_cost():
         [str(ROOT / "config.yaml"), str(ROOT / "config/offline.yaml")]
     )
     for dataset, setup in config["main"]["setups"].items():
-        per_update, per_evaluation = paper_cost.CPU_SECONDS[dataset]
+        per_update = costs.by_dataset("update_cpu_seconds")[dataset]
+        per_evaluation = costs.by_dataset("evaluation_cpu_seconds")[dataset]
         assert per_update > 0 and per_evaluation > 0, dataset
         assert paper_cost.MIRROR_UNIQUE_TEXTS[dataset] > 0, dataset
         assert (
@@ -397,7 +388,7 @@ def test_make_resume_refuses_while_snakemake_runs_in_the_folder(tmp_path):
     assert resume.main(["-d", str(tmp_path)]) == 0
 
 
-def test_where_sessions_share_the_cpu_a_run_gets_its_sessions_part():
+def test_where_sessions_share_the_cpu_a_run_gets_its_sessions_part(monkeypatch):
     """Linux autogroup: three busy programs from three terminals leave a 2-thread job of this
     session a quarter of 2 cores, 0.5 against the 1.35 it keeps busy when idle (2.7x), whatever
     the load average says; other runnable threads of this session take their part of it thread
@@ -405,16 +396,14 @@ def test_where_sessions_share_the_cpu_a_run_gets_its_sessions_part():
     from isotropy.compute import Sessions
 
     factor = costs.busy_factor
-    assert factor(3.0, 2, policy="passive", sessions=Sessions(3.0, 0.0)) == pytest.approx(2.7)
-    assert factor(9.0, 2, policy="passive", sessions=Sessions(0.0, 0.0)) == 1.0
+    assert factor(3.0, 2, Sessions(3.0, 0.0)) == pytest.approx(2.7)
+    assert factor(9.0, 2, Sessions(0.0, 0.0)) == 1.0
     # Half the CPU, shared with 2 other runnable threads of the session: 1 x 1.35 / 3.35.
-    assert factor(0.0, 2, policy="passive", sessions=Sessions(1.0, 2.0)) == pytest.approx(3.35)
-    assert factor(3.0, 2, policy="default", sessions=Sessions(3.0, 0.0)) == pytest.approx(
-        2.7 * costs.CONTENTION_EXCESS["default"]
-    )
-    line = costs.contention_model("passive", Sessions(3.0, 0.0))
+    assert factor(0.0, 2, Sessions(1.0, 2.0)) == pytest.approx(3.35)
+    monkeypatch.setattr(costs, "recent_load", lambda: 3.0)
+    monkeypatch.setattr(costs.compute, "busy_sessions", lambda: Sessions(3.0, 0.0))
+    line = costs.busy_lines("cpu", 600.0, 2)[-1]
     assert "between sessions (autogroup): 3.0 other busy session(s)" in line
-    assert "threads share the cores: (load + 1.35) / cores" in costs.contention_model("passive")
 
 
 def test_the_probe_measures_work_not_time_passing():

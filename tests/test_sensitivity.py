@@ -392,24 +392,20 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     assert lines[1].startswith(f"  optimize_sensitivity: {len(runs)} jobs, ")
     assert "no measured cost" not in "\n".join(lines) and total > 0
     run = {"vectors": "word2vec", "setup": "supersense", "label_set": "all", "seed": 0}
-    base = paper_cost.sensitivity_run_seconds(config, run, "cpu", paper_cost.CPU_SECONDS, 0.011)
+    base = paper_cost.sensitivity_run_seconds(config, run, "cpu")
     assert base == pytest.approx(
         costs.value("sensitivity_run_cpu_startup") + costs.value("sensitivity_run_cpu_part")
     )
     bigger = paper_cost.sensitivity_run_seconds(
-        config, {**run, "vectors": "word2vec_pad300"}, "cpu", paper_cost.CPU_SECONDS, 0.011
+        config, {**run, "vectors": "word2vec_pad300"}, "cpu"
     )
     assert 65 < bigger < 80  # measured here: 71-75 CPU-s
-    smaller = paper_cost.sensitivity_run_seconds(
-        config, {**run, "label_set": "single"}, "cpu", paper_cost.CPU_SECONDS, 0.011
-    )
+    smaller = paper_cost.sensitivity_run_seconds(config, {**run, "label_set": "single"}, "cpu")
     assert smaller < base * 0.6
     every_10th = paper_cost.sensitivity_run_seconds(
         {**config, "sensitivity": {**config["sensitivity"], "metric_stride": 10}},
         run,
         "cpu",
-        paper_cost.CPU_SECONDS,
-        0.011,
     )
     assert every_10th > 3 * base
 

@@ -96,7 +96,7 @@ def test_a_missing_cost_row_is_a_clear_error(monkeypatch):
     rows = tuple(
         c
         for c in costs.measured_costs()
-        if c.quantity != "geometry_lid_cpu_seconds_per_layer_token"
+        if c["quantity"] != "geometry_lid_cpu_seconds_per_layer_token"
     )
     monkeypatch.setattr(costs, "measured_costs", lambda: rows)
     with pytest.raises(KeyError, match="0 rows of 'geometry_lid_cpu_seconds_per_layer_token'"):
@@ -104,5 +104,6 @@ def test_a_missing_cost_row_is_a_clear_error(monkeypatch):
 
 
 def test_the_geometry_and_istar_rows_validate():
-    quantities = {c.quantity for c in costs.read_costs()}
-    assert {q for q in costs.QUANTITIES if q.startswith("geometry_")} <= quantities
+    """Every geometry job of the offline study and the fine-tuning runs have their rows."""
+    assert all(seconds for _, _, seconds in geometry_cost.jobs(load_config(OFFLINE)))
+    assert all(costs.finetune_measured().values())

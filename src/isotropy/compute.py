@@ -47,15 +47,6 @@ def job_environment(environ: Mapping[str, str]) -> dict[str, str]:
     return dict(THREAD_POLICIES[CHOSEN_POLICY][0])
 
 
-def policy_in_effect(environ: Mapping[str, str] = os.environ) -> str:
-    """The measured policy jobs started from ``environ`` run under: the chosen one unless the
-    user set their own; a user's passive setting is ``passive``, any other is counted as the
-    library's spinning ``default``."""
-    if job_environment(environ):
-        return CHOSEN_POLICY
-    return "passive" if environ.get("OMP_WAIT_POLICY", "").upper() == "PASSIVE" else "default"
-
-
 def apply_job_environment(environ: MutableMapping[str, str] = os.environ) -> dict[str, str]:
     """Set :func:`job_environment` in ``environ`` (the Snakemake process's, which jobs inherit
     on this machine and through SLURM); returns what was set."""

@@ -1,10 +1,7 @@
-"""The measured costs, as data: ``config/costs.csv``, one row per measured number with the date,
-the machine and the command that measured it, read here for the estimate (:mod:`isotropy.estimate`).
-
-A row is ``quantity`` (what was measured, one of :data:`QUANTITIES`), the ``model`` and
-``dataset`` it was measured for (empty where it holds for any), its ``value`` and ``unit``, and
-``measured`` (an ISO date), ``machine``, ``command`` and ``note``. A number without its date,
-machine or command is refused, as is a quantity the estimate does not read.
+"""The measured costs, as data: ``config/costs.csv``, one row per measured number (``quantity``,
+the ``model`` and ``dataset`` it was measured for, empty where it holds for any, ``value``,
+``unit``) with the date, the machine and the command that measured it; a number without them
+is refused. Read here for the estimate (:mod:`isotropy.estimate`).
 
 What one job of a study costs from these numbers lives with the study (its record's per-job
 costs, :mod:`isotropy.studies`); how those CPU seconds become wall time on this machine now (the
@@ -31,48 +28,6 @@ from isotropy.logs import duration
 
 COSTS_TABLE = Path(__file__).resolve().parents[2] / "config" / "costs.csv"
 COLUMNS = tuple("quantity model dataset value unit measured machine command note".split())
-# quantity -> the key columns that name what it was measured for.
-QUANTITIES: dict[str, tuple[str, ...]] = {
-    "update_cpu_seconds": ("dataset",),
-    "evaluation_cpu_seconds": ("dataset",),
-    "gpu_seconds_per_update_with_metrics": ("dataset",),
-    "embed_cpu_seconds_per_text": ("model", "dataset"),
-    "embed_load_cpu_seconds": ("model",),
-    "word_vector_lookup_cpu_seconds": (),
-    "contention_excess_passive": (),
-    "contention_excess_default": (),
-    "job_overhead_seconds": (),
-    "job_cores_used": (),
-    "probe_cpu_seconds": (),
-    "mirror_unique_texts": ("dataset",),
-    "sensitivity_run_cpu_startup": (),
-    "sensitivity_run_cpu_part": (),
-    "sensitivity_dim_power": (),
-    "sensitivity_evaluation_share": (),
-    "sensitivity_base_dim": (),
-    "sensitivity_items": ("dataset",),
-    "sensitivity_single_items": ("dataset",),
-    "cls_finetune_load_cpu_seconds": ("model",),
-    "cls_finetune_train_example_cpu_seconds": ("model", "dataset"),
-    "cls_finetune_eval_example_cpu_seconds": ("model", "dataset"),
-    "geometry_load_cpu_seconds": ("model",),
-    "geometry_token_sentence_cpu_seconds": ("model", "dataset"),
-    "geometry_sentence_cpu_seconds": ("model",),
-    "geometry_cosine_cpu_seconds_per_layer_token": (),
-    "geometry_isotropy_cpu_seconds_per_layer_token": (),
-    "geometry_lid_cpu_seconds_per_layer_token": (),
-    "geometry_benchmark_tokens": (),
-    "geometry_tokens_per_sentence": ("dataset",),
-    "geometry_sts_cpu_seconds_per_sentence": (),
-    "geometry_classification_cpu_seconds_per_token_seed": (),
-    # the extension study's runs: model is the head (linear, deep<k>, triplet)
-    "extensions_update_cpu_seconds": ("model", "dataset"),
-    "extensions_evaluation_cpu_seconds": ("model", "dataset"),
-    "extensions_benchmark_items": (),
-    "extensions_heldout_train_cpu_seconds": (),
-    "extensions_heldout_score_cpu_seconds": (),
-}
-
 
 # A model's forward-and-backward cost per example over MiniLM's (6 layers, 384-d, the model the
 # fine-tuning and geometry costs were measured with): 12-layer 768-d models 4x (2x the layers,
@@ -91,88 +46,67 @@ MODEL_SIZE_FACTOR = {
 }
 
 
-@dataclass(frozen=True)
-class Cost:
-    """One measured number of ``config/costs.csv`` with what measured it."""
-
-    quantity: str
-    model: str
-    dataset: str
-    value: float
-    unit: str
-    measured: str
-    machine: str
-    command: str
-    note: str = ""
-
-
-def read_costs(path: str | os.PathLike = COSTS_TABLE) -> list[Cost]:
-    """Every row of the costs table, checked: known columns and quantities, a finite positive
-    value, an ISO date, a machine and a command; each problem named with its line."""
+def read_costs(path: str | os.PathLike = COSTS_TABLE) -> list[dict[str, Any]]:
+    """Every row of the costs table, checked: its columns, a finite positive value, an ISO date,
+    a unit, a machine and a command, no number measured twice; each problem named with its line.
+    A row of a quantity no estimate reads is not refused here: the estimate that misses its
+    number says so (``value`` raises, a per-job cost names the job it cannot cost)."""
     with open(path, encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         if tuple(reader.fieldnames or ()) != COLUMNS:
             raise ValueError(f"{path}: columns {reader.fieldnames}, expected {list(COLUMNS)}")
-        rows = [_cost(row, f"{path}, line {reader.line_num}") for row in reader]
-    keys = [(c.quantity, c.model, c.dataset) for c in rows]
+        rows = [_checked(row, f"{path}, line {reader.line_num}") for row in reader]
+    keys = [(c["quantity"], c["model"], c["dataset"]) for c in rows]
     if duplicated := sorted({key for key in keys if keys.count(key) > 1}):
         raise ValueError(f"{path}: measured twice: {duplicated}; keep one row for each")
     return rows
 
 
-def _cost(row: Mapping[str, str], where: str) -> Cost:
-    quantity = row["quantity"]
-    if quantity not in QUANTITIES:
-        raise ValueError(f"{where}: unknown quantity {quantity!r}; known: {sorted(QUANTITIES)}")
-    for column in ("model", "dataset"):
-        if bool(row[column]) != (column in QUANTITIES[quantity]):
-            needs = "needs a" if column in QUANTITIES[quantity] else "takes no"
-            raise ValueError(f"{where}: {quantity} {needs} {column}")
-    try:
-        value = float(row["value"])
-    except ValueError:
-        raise ValueError(f"{where}: value {row['value']!r} is not a number") from None
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{where}: value {value} is not a finite positive number")
-    try:
-        datetime.date.fromisoformat(row["measured"])
-    except ValueError:
-        raise ValueError(
-            f"{where}: measured {row['measured']!r} is not a date (YYYY-MM-DD)"
-        ) from None
+def _checked(row: dict[str, Any], where: str) -> dict[str, Any]:
     for column in ("unit", "machine", "command"):
         if not row[column].strip():
-            raise ValueError(f"{where}: no {column}: say what measured {quantity}")
-    text = {column: row[column] for column in COLUMNS if column != "value"}
-    return Cost(value=value, **text)
+            raise ValueError(f"{where}: no {column}: say what measured {row['quantity']}")
+    try:
+        datetime.date.fromisoformat(row["measured"])  # YYYY-MM-DD
+        row["value"] = float(row["value"])
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
+    if not math.isfinite(row["value"]) or row["value"] <= 0:
+        raise ValueError(f"{where}: value {row['value']} is not a finite positive number")
+    return row
 
 
 @functools.cache
-def measured_costs() -> tuple[Cost, ...]:
+def measured_costs() -> tuple[dict[str, Any], ...]:
     """The project's costs table (read once)."""
     return tuple(read_costs())
 
 
 def value(quantity: str) -> float:
-    """The one number of a quantity measured for no model or data set in particular."""
-    found = [c.value for c in measured_costs() if c.quantity == quantity]
+    """The one number of a quantity (its only row)."""
+    found = [c["value"] for c in _rows(quantity)]
     if len(found) != 1:
         raise KeyError(f"config/costs.csv holds {len(found)} rows of {quantity!r}, expected 1")
     return found[0]
 
 
 def by_dataset(quantity: str) -> dict[str, float]:
-    """A quantity's numbers by the data set they were measured on."""
-    return {c.dataset: c.value for c in measured_costs() if c.quantity == quantity}
+    """A quantity's numbers by the data set they were measured on. A row that names a model
+    here, or no data set, is missing to it (and to the estimate, which says so)."""
+    return {c["dataset"]: c["value"] for c in _rows(quantity) if c["dataset"] and not c["model"]}
 
 
 def by_model(quantity: str) -> dict[Any, float]:
     """A quantity's numbers by model (and data set, where the quantity names one)."""
     return {
-        ((c.model, c.dataset) if c.dataset else c.model): c.value
-        for c in measured_costs()
-        if c.quantity == quantity
+        ((c["model"], c["dataset"]) if c["dataset"] else c["model"]): c["value"]
+        for c in _rows(quantity)
+        if c["model"]
     }
+
+
+def _rows(quantity: str) -> list[dict[str, Any]]:
+    return [c for c in measured_costs() if c["quantity"] == quantity]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,33 +159,8 @@ def finetune_seconds(
     return seconds["load"] + MODEL_SIZE_FACTOR[model] * length * work
 
 
-def finetune_job_cost(
-    section_name: str, run_cost: Callable[[Mapping[str, Any], str, str], float | None]
-) -> JobCost:
-    """The per-job cost of a fine-tuning rule whose runs are configured under
-    ``config[section_name]`` (wildcards model and task, and the rest of its grid): ``run_cost``,
-    one run's one-thread CPU seconds from the section, model and task (None: unknown), spread
-    by :meth:`Pace.share` over the section's threads (None: no measured cost)."""
-
-    def job_seconds(
-        config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: Pace
-    ) -> float | None:
-        section = config[section_name]
-        seconds = run_cost(section, wildcards["model"], wildcards["task"])
-        if seconds is None:
-            return None
-        return pace.share(seconds, section["resources"]["threads"])
-
-    return job_seconds
-
-
 # ---------------------------------------------------------------------------------------------
 # How the measured CPU costs become wall time on this machine now (every job alike)
-
-# By how idle OpenMP threads wait (isotropy.compute.THREAD_POLICIES).
-CONTENTION_EXCESS = {
-    policy: value(f"contention_excess_{policy}") for policy in ("passive", "default")
-}
 
 JOB_OVERHEAD_SECONDS = value("job_overhead_seconds")
 
@@ -270,12 +179,9 @@ SPEED_FACTOR_BOUNDS = (0.25, 4.0)
 
 @dataclass(frozen=True)
 class Pace:
-    """How CPU seconds become wall seconds of a study on this machine: ``speed``, the speed
-    probe's factor (1 on the host where the costs were measured); ``cores``, the idle cores;
-    ``job_overhead``, the start-up every job pays; ``probe``, the probe's CPU seconds that gave
-    ``speed`` (by default the measuring host's, where ``speed`` is 1). Every study's estimate is
-    paced by one (:meth:`here`; isotropy.estimate.describe), the run's progress lines by an idle
-    one (isotropy.estimate.job_seconds)."""
+    """How CPU seconds become wall seconds on this machine: ``speed``, the speed probe's factor
+    (1 on the host where the costs were measured, whose probe time is ``probe``); ``cores``, the
+    idle cores; ``job_overhead``, the start-up every job pays."""
 
     speed: float = 1.0
     cores: int = 2
@@ -301,24 +207,13 @@ class Pace:
         spread over its ``threads``, plus its start-up, with :meth:`parallel` such jobs side by
         side (one at a time on one GPU). The start-up is not scaled: starting a job is the
         interpreter and the disk, not the arithmetic the probe times (where it read 5.2x, the
-        preview's short jobs took 0.6-1.5 s each; docs/measurements.md). The estimate sums
-        these over the dry run's jobs, and the run's progress lines weigh its jobs by them
-        (isotropy.estimate.job_seconds)."""
+        preview's short jobs took 0.6-1.5 s each; docs/measurements.md)."""
         parallel = 1 if device == "cuda" else self.parallel(threads)
         return (self.speed * cpu_seconds / threads + self.job_overhead) / parallel
 
-    def speed_line(self) -> str:
-        """The line that says how the measured CPU costs were scaled to this machine."""
-        clamped = " (clamped)" if self.speed in SPEED_FACTOR_BOUNDS else ""
-        return (
-            f"CPU costs x {self.speed:.2f}{clamped}: a fixed one-thread workload took "
-            f"{self.probe:.3f} CPU-s here against {PROBE_CPU_SECONDS:.3f} where the costs were "
-            "measured (isotropy.costs.speed_probe; docs/measurements.md)"
-        )
-
 
 # A job's wall seconds from the configuration, its wildcards and the pace (None: no measured
-# cost); each study's record maps its rules to one (StudySpec.job_costs).
+# cost): each study's record maps its costed rules to one (StudySpec.job_costs).
 JobCost = Callable[[Mapping[str, Any], Mapping[str, Any], Pace], float | None]
 
 
@@ -371,73 +266,47 @@ def available_cores() -> int | None:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
-def busy_factor(
-    load: float,
-    cores: int,
-    policy: str | None = None,
-    sessions: compute.Sessions | None = None,
-) -> float:
+def busy_factor(load: float, cores: int, sessions: compute.Sessions | None = None) -> float:
     """How much longer a job of the rules' :data:`JOB_THREADS` threads takes on ``cores`` cores
-    shared with other work, times what its threads waste waiting under the wait ``policy``
-    (:data:`CONTENTION_EXCESS`; default: the policy jobs of this process would run under). 1
-    when the cores are free enough.
-
-    The job needs the cores it keeps busy when the machine is idle (``used``:
-    :data:`JOB_CORES_USED` for the rules' 2 threads), and is slowed by what it gets against
-    that. Where the kernel shares the CPU between sessions (``sessions``, from
+    shared with other work; 1 when the cores are free enough. The job needs the cores it keeps
+    busy when the machine is idle (``used``: :data:`JOB_CORES_USED`), and is slowed by what it
+    gets against that. Where the kernel shares the CPU between sessions (``sessions``, from
     :func:`isotropy.compute.busy_sessions`), this run's session gets ``cores / (others + 1)``
     of it, and the job its part of that among the session's runnable threads. Otherwise the
     scheduler shares the cores among all ``load`` runnable threads (the load average before
-    the run starts) and the job's: ``(load + used) / cores``."""
+    the run starts) and the job's: ``(load + used) / cores``. The jobs' idle threads sleep
+    (``OMP_WAIT_POLICY=PASSIVE``, set when a run starts), which beside busy processes costs no
+    more than this share (row ``contention_excess_passive``; docs/measurements.md)."""
     used = min(float(JOB_THREADS), JOB_CORES_USED)
-    if sessions is not None:
-        part = cores / (sessions.others + 1) * used / (used + sessions.own_threads)
-        share = used / min(used, part)
-    else:
-        share = max(1.0, (load + used) / max(cores, used))
-    if share <= 1.0:
-        return 1.0
-    return share * CONTENTION_EXCESS[policy or compute.policy_in_effect()]
-
-
-def contention_model(policy: str | None = None, sessions: compute.Sessions | None = None) -> str:
-    """The one line that says which contention model the busy-machine estimate used."""
-    policy = policy or compute.policy_in_effect()
-    sharing = (
-        f"the kernel shares the cores between sessions (autogroup): {sessions.others:.1f} other "
-        f"busy session(s), {sessions.own_threads:.1f} other runnable thread(s) in this one, so "
-        f"a {JOB_THREADS}-thread job, {JOB_CORES_USED} cores busy when idle, gets cores / "
-        "(sessions + 1) x its part"
-        if sessions is not None
-        else f"threads share the cores: (load + {JOB_CORES_USED}) / cores, {JOB_CORES_USED} "
-        f"being what a {JOB_THREADS}-thread job keeps busy when idle"
-    )
-    return (
-        f"contention model: {sharing}; jobs' threads wait as policy '{policy}' "
-        + (
-            "(OMP_WAIT_POLICY=PASSIVE)"
-            if policy == "passive"
-            else "(spinning, the library default)"
-        )
-        + f", x {CONTENTION_EXCESS[policy]:.1f} measured beside busy processes "
-        "(benchmarks/optimize.py --contention; docs/measurements.md)"
-    )
+    if sessions is None:
+        return max(1.0, (load + used) / max(cores, used))
+    part = cores / (sessions.others + 1) * used / (used + sessions.own_threads)
+    return max(1.0, used / min(used, part))
 
 
 def busy_lines(device: str, total: float, cores: int) -> list[str]:
-    """On a busy CPU (:func:`busy_factor` 1.25 or more for the rules' 2-thread jobs, under the
-    sessions' sharing where the kernel shares by session), the wall time ``total`` takes while
-    it stays so and the contention model that gave it; none otherwise."""
+    """On a busy CPU (:func:`busy_factor` 1.25 or more, under the sessions' sharing where the
+    kernel shares by session), the wall time ``total`` takes while it stays so and the
+    contention model that gave it; none otherwise."""
     if device != "cpu" or not total:
         return []
     load, sessions = recent_load(), compute.busy_sessions()
-    factor = busy_factor(load, cores, sessions=sessions)
+    factor = busy_factor(load, cores, sessions)
     if factor < 1.25:
         return []
+    sharing = (
+        f"threads share the cores: (load + {JOB_CORES_USED}) / cores"
+        if sessions is None
+        else f"the kernel shares the cores between sessions (autogroup): {sessions.others:.1f} "
+        f"other busy session(s), {sessions.own_threads:.1f} other runnable thread(s) in this "
+        "one, so a job gets cores / (sessions + 1) x its part"
+    )
     return [
         f"this machine is busy (load average {load:.1f} on {cores} cores, before this run "
         f"starts): expect about {duration(total * factor)} while it stays so"
         + (f", longer at niceness {os.nice(0)}" if os.nice(0) > 0 else "")
         + "; the run prints its done share and time left after every job",
-        contention_model(sessions=sessions),
+        f"contention model: {sharing}, {JOB_CORES_USED} being what a {JOB_THREADS}-thread job "
+        "keeps busy when idle; jobs' idle threads sleep (OMP_WAIT_POLICY=PASSIVE; "
+        "docs/measurements.md)",
     ]

@@ -4,34 +4,21 @@
     python -m isotropy.estimate --configfile config.yaml config/offline.yaml my.yaml \
         --target main_study
 
-Lays the files over each other as Snakemake does (later files win key by key), validates the
-result against the schema (defaults filled), then asks Snakemake's dry run which jobs the target
-needs now (what is written with the same settings, code and inputs is not run again: Snakemake
-decides, as it will for the run) and sums what each costs: for a rule of :data:`JOB_COSTS` (each
-study record's per-job costs, :mod:`isotropy.studies`, from config/costs.csv) its measured cost
-on the device the run will use at this machine's pace (:meth:`isotropy.costs.Pace.here`), for
-any other rule (downloads, tables, figures) its start-up. One job list, one cost per job: the
-estimate, the run's progress lines and every study share them.
+Lays the files over each other as Snakemake does (later files win key by key) and validates the
+result against the schema, then asks Snakemake's dry run which jobs the target needs now (what
+is written with the same settings, code and inputs is not run again) and sums what each costs
+(:func:`job_seconds`). It writes nothing: the run itself records its effective configuration
+in ``logs/effective-config/<target>.yaml`` when it starts, so an estimate for other settings
+never changes what ``make report`` describes.
 
-It writes nothing: the run itself records its effective configuration in
-``logs/effective-config/<target>.yaml`` when it starts (``onstart`` in rules/common.smk), so an
-estimate for other settings never changes what ``make report`` describes. Each result's
-``.provenance.json`` records the configuration that made it, too.
-
-While it runs, one line per finished job gives the whole run's done share and time left. When
-a run starts (``onstart``) every job Snakemake will run gets its expected cost from the same
-:func:`job_seconds`, at the pace of 2 idle cores, and a :class:`RunProgress` handler on
-Snakemake's logger prints, for every finished job::
+While the run goes, :class:`RunProgress` prints one line per finished job::
 
     run: 9/22 jobs done (embed_sentences miniLM/snli), 31% of the expected work, 11 min elapsed,
     about 24 min left
 
-The done share weighs each job by its expected cost, not by its count (22 jobs of which two
-embeddings and four runs are nine tenths of the work). The time left is the expected work left
-times the rate observed so far (elapsed wall time per second of expected work), which carries the
-machine's load and any other slowdown; until a minute of expected work is done the load-based
-factor of the estimate (:func:`isotropy.costs.busy_factor`, times the speed probe's
-factor) weighs in, as a prior worth 60 s of observed work.
+The done share weighs each job by its expected cost (from the same :func:`job_seconds`, on 2
+idle cores); the time left is the expected work left times the rate observed so far, with the
+estimate's load and speed factor as a prior worth :data:`PRIOR_WEIGHT_SECONDS` of observed work.
 """
 
 from __future__ import annotations
@@ -148,13 +135,16 @@ def describe(
     total = sum(map(sum, by_rule.values()))
     costed = sorted((r for r in by_rule if r in JOB_COSTS), key=lambda r: -sum(by_rule[r]))
     short = [seconds for rule, all_ in by_rule.items() if rule not in JOB_COSTS for seconds in all_]
+    clamped = " (clamped)" if pace.speed in costs.SPEED_FACTOR_BOUNDS else ""
     lines = [
         f"{target}: {len(jobs)} jobs to run (Snakemake's dry run), device {device}; time left: "
         f"about {duration(total)} for {pace.cores} idle cores, start-ups included",
         *(f"  {r}: {len(by_rule[r])} jobs, {duration(sum(by_rule[r]))}" for r in costed),
         f"  {len(short)} short jobs (downloads, preparation, tables, figures): start-ups only, "
         f"{duration(sum(short))}",
-        pace.speed_line(),
+        f"CPU costs x {pace.speed:.2f}{clamped}: a fixed one-thread workload took "
+        f"{pace.probe:.3f} CPU-s here against {costs.PROBE_CPU_SECONDS:.3f} where the costs were "
+        "measured (isotropy.costs.speed_probe; docs/measurements.md)",
     ]
     if device == "cuda":
         lines.append(
@@ -278,12 +268,8 @@ def attach(workflow: Any, config: Mapping[str, Any]) -> RunProgress | None:
     if not jobs:
         return None
     pace, device = costs.Pace.here(), costs.device_kind(config["device"])
-    factor = (
-        costs.busy_factor(costs.recent_load(), pace.cores, sessions=compute.busy_sessions())
-        * pace.speed
-        if device == "cpu"
-        else 1.0
-    )
+    busy = costs.busy_factor(costs.recent_load(), pace.cores, compute.busy_sessions())
+    factor = busy * pace.speed if device == "cpu" else 1.0
     parallel = 1 if device == "cuda" else pace.parallel(costs.JOB_THREADS)
     handler = RunProgress(plan(config, jobs), prior_factor=factor / parallel)
     logging.getLogger("snakemake.logging").addHandler(handler)

@@ -94,15 +94,17 @@ def run_lambda(section: Mapping[str, Any], regulariser: str, lam: str) -> float:
     return istar_study.configured_lambda(dict(section), regulariser, lam)
 
 
-def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | None:
-    """CPU-s of one run on one thread (None: the task's size or the model's cost is unknown)."""
+def job_seconds(
+    config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
+) -> float | None:
+    """Wall seconds one run (rule finetune; wildcards model, task, regulariser, lam, seed) adds,
+    on the rule's threads (None: the task's size or the model's cost is unknown)."""
+    section, task = config["istar"], wildcards["task"]
     if task not in TASK_ROWS:
         return None
-    return costs.finetune_seconds(section["training"], TASK_ROWS[task], model)
-
-
-# Wall seconds one run (rule finetune; wildcards model, task, regulariser, lam, seed) adds.
-job_seconds = costs.finetune_job_cost("istar", run_seconds)
+    seconds = costs.finetune_seconds(section["training"], TASK_ROWS[task], wildcards["model"])
+    threads = section["resources"]["threads"]
+    return None if seconds is None else pace.share(seconds, threads)
 
 
 def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,19 +1,14 @@
-"""What the paper's optimisation studies cost (the main study, its preview, GLUE, the sensitivity
-grid): one run from its updates and metric evaluations, an embedding from its texts (for every
-study that reads sentence embeddings or word vectors), as the wall seconds one job of their
-rules adds (the per-job costs of their records, which python -m isotropy.estimate sums over
-Snakemake's dry run). The numbers are rows of config/costs.csv
-(:mod:`isotropy.costs`). Plain Python (no torch): the estimate imports it.
+"""What one job of the paper's optimisation studies costs (the main study, its preview, GLUE,
+the sensitivity grid; every embedding and word-vector lookup), from rows of config/costs.csv:
+their records' per-job costs, which ``python -m isotropy.estimate`` sums over Snakemake's dry
+run. Plain Python (no torch): the estimate imports it.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from isotropy import costs, paths
 from isotropy.models import ModelSpec
@@ -22,15 +17,8 @@ from isotropy.traces import evaluation_count
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
-# The measured costs are data: config/costs.csv, each number with the date, the machine and the
-# command that measured it (isotropy.costs). CPU costs are relative to the speed probe's time
-# there (costs.PROBE_CPU_SECONDS); the estimate scales them by the probe's time now.
-# dataset: (CPU-s per update, per evaluation of IsoScore + silhouette) on the rule's 2 threads.
-CPU_SECONDS = {
-    dataset: (per_update, costs.by_dataset("evaluation_cpu_seconds")[dataset])
-    for dataset, per_update in costs.by_dataset("update_cpu_seconds").items()
-}
-
+# CPU costs are relative to the speed probe's time where they were measured
+# (costs.PROBE_CPU_SECONDS); the estimate scales them by the probe's time now.
 GPU_SECONDS_PER_UPDATE_WITH_METRICS = costs.value("gpu_seconds_per_update_with_metrics")
 
 
@@ -96,29 +84,29 @@ def embedding_job_seconds(
 
 
 def run_seconds(dataset: str, settings: Mapping[str, Any], device: str) -> float | None:
-    """Estimated wall time of one run (None: no cost measured for this data set)."""
+    """Estimated wall time of one run on the rule's 2 threads (None: no cost measured for this
+    data set): per update and per evaluation of IsoScore + silhouette."""
     updates, stride = settings["updates"], settings["metric_stride"]
     if device == "cuda":
         return updates * GPU_SECONDS_PER_UPDATE_WITH_METRICS
-    if dataset not in CPU_SECONDS or settings.get("metric_sample_size") is not None:
+    per_update = costs.by_dataset("update_cpu_seconds").get(dataset)
+    per_evaluation = costs.by_dataset("evaluation_cpu_seconds").get(dataset)
+    if per_update is None or per_evaluation is None:
         return None
-    per_update, per_evaluation = CPU_SECONDS[dataset]
+    if settings.get("metric_sample_size") is not None:
+        return None
     return updates * per_update + evaluation_count(updates, stride) * per_evaluation
 
 
 def vector_dim(config: Mapping[str, Any], name: str) -> int | None:
-    """The width of a vector set: an existing vectors.npy's, else its record's (a derived set's
-    ``dim`` or its origin's; a sentence encoder's model, ``models.<name>.dimension``; a
-    word-vector source's ``sources.<name>.dimension``, for the files of the origin in use: the
-    mirror's or the URL's). None: no record gives it."""
+    """The width of a vector set from its record: a derived set's ``dim`` or its origin's; a
+    sentence encoder's model, ``models.<name>.dimension``; a word-vector source's
+    ``sources.<name>.dimension``, for the files of the origin in use (the mirror's or the
+    URL's). None: no record gives it."""
     derived = dict(config["sensitivity"].get("derived") or {})
     if name in derived:
         spec = derived[name]
         return spec.get("dim") or vector_dim(config, spec["of"])
-    for setup in ("supersense", "pos"):
-        path = paths.embedding_file("vectors.npy", name, setup)
-        if os.path.isfile(path):
-            return int(np.load(path, mmap_mode="r").shape[1])
     spec = config["encoders"][name]
     if spec["kind"] == "sentence-transformer":
         return ModelSpec.from_config(config, spec["model"]).dimension
@@ -127,11 +115,7 @@ def vector_dim(config: Mapping[str, Any], name: str) -> int | None:
 
 
 def sensitivity_run_seconds(
-    config: Mapping[str, Any],
-    run: Mapping[str, Any],
-    device: str,
-    cpu_seconds: Mapping[str, Any] = CPU_SECONDS,
-    gpu_per_update: float = GPU_SECONDS_PER_UPDATE_WITH_METRICS,
+    config: Mapping[str, Any], run: Mapping[str, Any], device: str
 ) -> float | None:
     """Estimated wall time of one sensitivity run: on a CPU, a fixed start-up plus a part that
     grows as items² and as dimension^power (the ``sensitivity_*`` rows of config/costs.csv);
@@ -141,9 +125,9 @@ def sensitivity_run_seconds(
     counted is costed as ``all`` (an upper bound: it keeps a subset)."""
     section = config["sensitivity"]
     dim = vector_dim(config, run["vectors"])
-    if dim is None or run["setup"] not in cpu_seconds:
-        return None
     base_items = costs.by_dataset("sensitivity_items")
+    if dim is None or run["setup"] not in base_items:
+        return None
     single = costs.by_dataset("sensitivity_single_items")
     items = section["paper_size"] if run["label_set"] == "paper_size" else base_items[run["setup"]]
     if run["label_set"] == "single":
@@ -151,7 +135,7 @@ def sensitivity_run_seconds(
     scale_items = items / base_items["supersense"]
     updates, stride = section["updates"], section["metric_stride"]
     if device == "cuda":  # measured at 384-d, every update; larger tables scale with dimension
-        return updates * gpu_per_update * max(1.0, dim / 384)
+        return updates * GPU_SECONDS_PER_UPDATE_WITH_METRICS * max(1.0, dim / 384)
     evaluations = evaluation_count(updates, stride)
     if section["metric_sample_size"]:
         scale_items = min(scale_items, section["metric_sample_size"] / base_items["supersense"])

@@ -67,8 +67,14 @@ def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | No
     return None if seconds is None else seconds + GEOMETRY_CPU_SECONDS
 
 
-# Wall seconds one run (rule rajaee_cls_finetune; wildcards model, task, method, seed) adds.
-job_seconds = costs.finetune_job_cost("rajaee_cls", run_seconds)
+def job_seconds(
+    config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
+) -> float | None:
+    """Wall seconds one run (rule rajaee_cls_finetune; wildcards model, task, method, seed) adds,
+    on the rule's threads (None: no measured cost)."""
+    seconds = run_seconds(config["rajaee_cls"], wildcards["model"], wildcards["task"])
+    threads = config["rajaee_cls"]["resources"]["threads"]
+    return None if seconds is None else pace.share(seconds, threads)
 
 
 def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
