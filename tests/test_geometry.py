@@ -371,7 +371,7 @@ def test_bad_input_is_refused_with_a_reason():
     config = with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
     config["geometry"]["clusters"]["corpus"]["format"] = "ptb"  # refused by the schema
     with pytest.raises(workflow_config.ConfigError, match="'ptb' is not one of"):
-        workflow_config.validate_config(config)
+        workflow_config.check_loaded_config(config)
 
 
 def test_wikitext_lines_become_sentences():
