@@ -132,6 +132,24 @@ def test_tampered_metric_file_with_a_forged_record_is_caught(chain):
     )
 
 
+@pytest.mark.parametrize(
+    "file, change, where",
+    [
+        ("results/table.csv.provenance.json", {"outputs": {"results/table.csv": {}}}, "outputs"),
+        ("results/table.csv.provenance.json", {"code": ["step.py"]}, "code"),
+        ("resources/raw/toy/manifest.json", {"files": [{"path": "../x", "sha256": "0"}]}, "files"),
+        ("resources/raw/toy/manifest.json", {"inputs": [{"url": 1}]}, "inputs/0/url"),
+    ],
+)
+def test_a_damaged_record_or_manifest_is_one_mismatch_naming_it(chain, file, change, where):
+    """A record or manifest is a file anyone can edit: its shape is checked before it is used."""
+    record = Path(file)
+    record.write_text(json.dumps({**json.loads(record.read_text()), **change}))
+    bad = _bad(audit(chain))
+    reasons = bad["results/table.csv" if "results" in file else "resources/raw/toy/manifest.json"]
+    assert any(f"does not fit its schema at {where}" in r for r in reasons), bad
+
+
 def test_tampered_raw_download_is_caught(chain):
     with open("resources/raw/toy/values.txt", "a") as handle:
         handle.write("7\n")

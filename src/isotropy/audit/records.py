@@ -22,13 +22,13 @@ from isotropy import sources
 from isotropy.audit.findings import (
     AUDIT_OUTPUTS,
     FAIL,
+    MANIFEST,
     OK,
     RESULTS,
     WARN,
     Finding,
     listing,
     load_record,
-    manifest_problem,
     read_checked_json,
     relative_path,
     resolve_path,
@@ -366,7 +366,7 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
     """Every raw file of a source against the sha256 its download manifest recorded, and what
     it was fetched from against today's pins (:func:`check_pins`)."""
     manifest_path = resolve_path(root, path)
-    manifest, problem = read_checked_json(manifest_path, manifest_problem)
+    manifest, problem = read_checked_json(manifest_path, MANIFEST)
     if problem is not None:
         return [Finding(path, FAIL, "raw", f"download manifest {problem}; {REFETCH}")]
     entries = manifest["files"]
