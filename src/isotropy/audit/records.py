@@ -302,34 +302,9 @@ def audit_file(
     if record is None:
         return [_without_record(path, asked)], []
     found = check_record(root, path, record, packages, workflow_root=workflow_root)
-    found += _relock_findings(root, path, record)
     if not any(f.file == path and f.status != OK for f in found):
         found.append(Finding(path, OK, "all", "checksum, inputs, code and record"))
     return found, list(record.get("inputs", {}))
-
-
-def _relock_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[Finding]:
-    """A file made from a raw source before that source was relocked (``make relock``) was made
-    from the bytes the relock replaced: a mismatch, whatever its inputs' checksums say now."""
-    lock = _lock_of()
-    found = []
-    for name in record.get("inputs") or {}:
-        rel = relative_path(root, resolve_path(root, name))
-        if not is_manifest(rel) or Path(*Path(rel).parts[:2]) != Path(RAW_ROOT):
-            continue
-        source = Path(rel).parts[2]
-        try:
-            relocks = sources.relocked_after(lock, source, str(record.get("finished")))
-        except (OSError, ValueError) as error:
-            return [Finding(path, FAIL, "input", f"the sources lock cannot be read: {error}")]
-        for url, old in relocks:
-            reason = (
-                f"made before source {source} was relocked ({old['relocked']}): {url} had sha256 "
-                f"{short_digest(old['sha256'])}…, the sources lock {lock} now holds "
-                f"{short_digest(old['now'])}…; re-fetch the source and re-make this file"
-            )
-            found.append(Finding(path, FAIL, "input", reason))
-    return found
 
 
 def _without_record(path: str, asked: bool) -> Finding:

@@ -982,7 +982,7 @@ def record_downloads(
     other. Returns the records now in the lock, in order; a relocked one carries what it replaced.
     """
     path = Path(path)
-    now = datetime.now(UTC).isoformat()  # to the microsecond: compared with records' times
+    now = datetime.now(UTC).isoformat()
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(path.name + ".flock"), "a") as flock:
         fcntl.flock(flock, fcntl.LOCK_EX)
@@ -1002,32 +1002,6 @@ def record_downloads(
         with atomic_path(path) as tmp:
             tmp.write_text(LOCK_HEADER + text, encoding="utf-8")
         return [dict(urls[d["url"]]) for d in downloads]
-
-
-def relocked_after(
-    path: str | os.PathLike, source: str, when: str
-) -> list[tuple[str, dict[str, Any]]]:
-    """(url, replaced record with ``now``, the sha256 that replaced it) of each relock of
-    ``source`` later than the ISO time ``when`` (a file made at ``when`` was made before it)."""
-    made = _moment(when)
-    if made is None:
-        return []
-    found = []
-    for url, entry in read_lock(path).get(source, {}).items():
-        for old in entry.get("replaced") or []:
-            relocked = _moment(old.get("relocked"))
-            if relocked is not None and relocked > made:
-                found.append((url, {**old, "now": entry["sha256"]}))
-    return found
-
-
-def _moment(value: Any) -> datetime | None:
-    """An ISO time as an aware datetime (UTC where it names no zone); None if it is not one."""
-    try:
-        moment = datetime.fromisoformat(str(value))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 # ---------------------------------------------------------------------------------------------
