@@ -47,10 +47,11 @@ MAX_CONDA_ENV_BYTES = 2**20
 # Listed before the folder is refused; the rest are counted.
 SHOWN = 10
 
-# What ends or disturbs the <script> the report puts a value in ("</", "<!"), and the control
-# characters (a line break above all) that no name or path of a record holds. Checked on values
-# after decoding: YAML's "\x3c/", "\u003c" and escaped line breaks all decode to "</".
-UNSAFE_TEXT = re.compile(r"<[/!]|[\x00-\x1f\x7f]")
+# The record schemas (Snakemake's, and the workflow's own for the audit), one file of data.
+SCHEMAS = yaml.safe_load(Path(__file__).with_name("records.schema.yaml").read_text("utf-8"))
+# What ends the report's <script> or a line, checked on values after decoding: YAML's "\x3c/",
+# "\u003c" and escaped line breaks all decode to "</".
+UNSAFE_TEXT = re.compile(SCHEMAS["$defs"]["safe_text"]["not"]["pattern"])
 # The scalars JSON (Snakemake's report, its metadata) holds: a YAML date is not one.
 PLAIN_SCALARS = (str, int, float, bool, type(None))
 
@@ -127,54 +128,15 @@ def plain_data_problem(value: Any) -> str | None:
     return None
 
 
-def _field(types: str | list[str], description: str, **schema: Any) -> dict[str, Any]:
-    """One key of a record: its JSON types (null allowed) and what its value must be."""
-    return {
-        "type": [*([types] if isinstance(types, str) else types), "null"],
-        **schema,
-        "description": description,
-    }
+def validator(name: str, **options: Any) -> jsonschema.protocols.Validator:
+    """The validator of one schema of records.schema.yaml (its ``$defs`` shared)."""
+    schema = {**SCHEMAS[name], "$defs": SCHEMAS["$defs"]}
+    return jsonschema.Draft202012Validator(schema, **options)
 
 
-SAFE_TEXT = {"type": "string", "not": {"pattern": UNSAFE_TEXT.pattern}}
-JOB_ID = _field("string", "a job id", pattern=r"^[A-Za-z0-9._:@+-]*\Z")
-# Every key Snakemake 9 writes (snakemake.persistence.MetadataRecord; tests/test_trust.py
-# checks the list against the installed Snakemake), with what its value must be. Rule names are
-# Python identifiers; an image URL is a registry path and a tag; Snakemake 9 writes checksums as
-# "sha256:<hex>", older versions the bare hex; a time past the year 5000 is not one it wrote.
-FIELDS = {
-    "rule": _field("string", "a rule name (letters, digits, _)", pattern=r"^[A-Za-z_]\w*\Z"),
-    "input": _field("array", "a list of paths", items=SAFE_TEXT),
-    "log": _field("array", "a list of paths", items=SAFE_TEXT),
-    "shellcmd": _field("string", "text"),
-    # Snakemake writes each parameter as its repr(): a list of text, never a mapping.
-    "params": _field("array", "a list of text (each parameter's repr)", items=SAFE_TEXT),
-    "code": _field("string", "text"),
-    "record_format_version": {"type": "integer", "description": "an integer"},
-    "conda_env": _field("string", "base64 text", format="conda-env"),
-    "container_img_url": _field(
-        "string", "an image URL (letters, digits, ._:/@+-)", pattern=r"^[A-Za-z0-9][\w.:/@+-]*\Z"
-    ),
-    "software_stack_hash": _field("string", "a hexadecimal hash", pattern=r"^[0-9a-f]*\Z"),
-    "job_hash": _field("integer", "an integer"),
-    "starttime": _field("number", "a time", minimum=0, exclusiveMaximum=1e11),
-    "endtime": _field("number", "a time", minimum=0, exclusiveMaximum=1e11),
-    "incomplete": _field("boolean", "true or false"),
-    "external_jobid": JOB_ID,
-    "input_checksums": _field(
-        "object",
-        "a mapping of paths to hexadecimal checksums",
-        propertyNames=SAFE_TEXT,
-        additionalProperties={"type": ["string", "null"], "pattern": r"^([a-z0-9]+:)?[0-9a-f]*\Z"},
-    ),
-}
-RECORD = jsonschema.Draft202012Validator(
-    {"type": "object", "properties": FIELDS, "additionalProperties": False},
-    format_checker=FORMATS,
-)
-INCOMPLETE = jsonschema.Draft202012Validator(
-    {"type": "object", "properties": {"external_jobid": JOB_ID}, "additionalProperties": False}
-)
+RECORD = validator("snakemake_record", format_checker=FORMATS)
+INCOMPLETE = validator("snakemake_incomplete")
+FIELDS = SCHEMAS["snakemake_record"]["properties"]
 
 
 def record_problem(record: Any, validator: jsonschema.protocols.Validator = RECORD) -> str | None:
@@ -194,7 +156,9 @@ def record_problem(record: Any, validator: jsonschema.protocols.Validator = RECO
         return f"its {key} {error.cause}"
     if error.validator == "not" and (problem := text_problem(error.instance)) is not None:
         return f"its {key} {problem}"
-    return f"its {key} is not {validator.schema['properties'][key]['description']}"
+    field = validator.schema["properties"][key]
+    what = field.get("description") or SCHEMAS["$defs"][field["$ref"].split("/")[-1]]["description"]
+    return f"its {key} is not {what}"
 
 
 def _output_named(name: Path) -> str:

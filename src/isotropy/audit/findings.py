@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 
 from isotropy.intake import escaped, name_problem, parse_json
 from isotropy.io import atomic_path
 from isotropy.paths import AUDIT_TABLE
 from isotropy.provenance import record_path
+from isotropy.trust import validator
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 RESULTS = "results"
@@ -116,15 +116,7 @@ def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
 
 
 REMAKE = "re-make it (snakemake --forcerun <its rule>) or delete the record and the file"
-SCHEMAS = yaml.safe_load(Path(__file__).with_name("schemas.yaml").read_text(encoding="utf-8"))
-
-
-def _validator(name: str) -> jsonschema.protocols.Validator:
-    """The validator of one schema of schemas.yaml (its $defs shared)."""
-    return jsonschema.Draft202012Validator({**SCHEMAS[name], "$defs": SCHEMAS["$defs"]})
-
-
-PROVENANCE, MANIFEST = _validator("provenance"), _validator("manifest")
+PROVENANCE, MANIFEST = validator("provenance"), validator("manifest")
 
 
 def schema_problem(validator: jsonschema.protocols.Validator, document: Any) -> str | None:
