@@ -417,14 +417,15 @@ def with_project_pins(
 
 
 def trust_summary(manifest: Mapping[str, Any]) -> str:
-    """What the fetched inputs rest on: a published pin, the lock (trusted on first use), the
-    mirror's MANIFEST.tsv, or nothing."""
+    """What the fetched inputs rest on (:func:`isotropy.sources.input_trust`), by kind."""
     kinds: dict[str, list[str]] = {}
-    for entry in manifest.get("inputs") or []:
-        label = entry.get("url") or entry.get("mirror_path") or entry.get("hub") or "?"
-        trust = entry.get("trust") or ("pinned" if entry.get("pinned") else "unverified")
-        kinds.setdefault(str(trust), []).append(Path(str(label)).name)
+    for label, trust in sources.input_trust(manifest).items():
+        kinds.setdefault(trust, []).append(Path(label).name)
     return "; ".join(f"{trust}: {listing(names)}" for trust, names in kinds.items()) or "no inputs"
+
+
+class PinsUnreadable(Exception):
+    """The pins of a download cannot be re-read now: one mismatch saying why."""
 
 
 def check_pins(
@@ -444,85 +445,64 @@ def check_pins(
     source_cfg = ((config or {}).get("sources") or {}).get(manifest.get("source")) or {}
     url_pins = sources.url_pins(source_cfg) if source_cfg.get("url") else {}
     blobs = sources.url_pins(source_cfg, "git_blob") if source_cfg.get("url") else {}
-    mirror_pins, unreadable = _mirror_pins(path, manifest, config)
-    if unreadable is not None:
-        return [unreadable]
+    try:
+        rels = [entry["mirror_path"] for entry in inputs if "mirror_path" in entry]
+        mirrored = _mirror_pins(rels, url_pins, config) if rels else {}
+    except PinsUnreadable as error:
+        return [Finding(path, FAIL, "raw", str(error))]
     try:
         locked = sources.read_lock(_lock_of()).get(str(manifest.get("source")), {})
     except (OSError, ValueError) as error:
         return [Finding(path, FAIL, "raw", f"the sources lock cannot be read: {error}")]
     findings = []
     for entry in inputs:
-        url = entry.get("url")
+        url, hub = entry.get("url"), source_cfg.get("hub")
         if (blob := blobs.get(url)) and entry.get("git_blob") != blob:
             reason = (
                 f"{url} was fetched with git object id {entry.get('git_blob') or '(none recorded)'}"
                 f", but the config pins {blob}; {REFETCH} from a file that matches its pin"
             )
             findings.append(Finding(path, FAIL, "raw", reason))
-        if blob and not url_pins.get(url):
-            continue  # pinned by its git object id alone
-        expected = _expected_pins(entry, url_pins, mirror_pins, config, locked, source_cfg)
-        if expected is not None:
-            findings += _pin_findings(path, entry, *expected, config)
+        if (blob and not url_pins.get(url)) or (
+            "hub" in entry and hub and entry.get("revision") == hub.get("revision")
+        ):
+            continue  # pinned by its git object id alone, or by its hub commit as configured now
+        if source_cfg and url is not None and not url_pins.get(url) and url in locked:
+            expected = url, {"lock": locked[url]["sha256"]}
+        elif "mirror_path" in entry:
+            expected = f"mirror file {entry['mirror_path']}", mirrored[entry["mirror_path"]]
+        elif url is not None:
+            if not url_pins.get(url) and config is None:
+                continue  # the config's pins are not known: nothing to re-derive
+            expected = url, ({"config": url_pins[url]} if url_pins.get(url) else {})
+        else:
+            expected = f"hub data set {entry.get('hub', '?')}", {}
+        findings += _pin_findings(path, entry, *expected, config)
     return findings
 
 
 def _mirror_pins(
-    path: str, manifest: Mapping[str, Any], config: Mapping[str, Any] | None
-) -> tuple[Mapping[str, Any] | None, Finding | None]:
-    """The pins of the mirror a source was fetched from, or why they cannot be re-checked."""
-    if not any("mirror_path" in entry for entry in manifest["inputs"]):
-        return None, None
-    try:  # the mirror this user configured, never the one the folder's manifest names
+    rels: list[str], url_pins: Mapping[str, str | None], config: Mapping[str, Any] | None
+) -> dict[str, dict[str, str]]:
+    """What vouches for each mirror file now (:func:`isotropy.sources.mirror_pins`): the
+    MANIFEST.tsv of the mirror this user configured, never the one the folder's manifest names,
+    and the config pin of the URL whose file it is."""
+    try:
         mirror = sources.resolve_mirror((config or {}).get("mirror"))
     except FileNotFoundError as error:
-        return None, Finding(path, FAIL, "raw", f"its mirror's pins cannot be re-checked: {error}")
+        raise PinsUnreadable(f"its mirror's pins cannot be re-checked: {error}") from None
     if mirror is None:
-        reason = (
+        raise PinsUnreadable(
             "fetched from a mirror, but no mirror is configured here "
             f"({sources.MIRROR_ENV} or config 'mirror'): its pins cannot be re-checked; set it "
             "to your copy of the mirror"
         )
-        return None, Finding(path, FAIL, "raw", reason)
+    params = {"urls": list(url_pins), "sha256": list(url_pins.values()), "mirror_files": rels}
     try:
-        return sources.read_mirror_manifest(mirror) or {}, None
+        pins = sources.mirror_pins(params, mirror)[1]
     except (OSError, UnicodeDecodeError, sources.UnverifiedFileError) as error:
-        return None, Finding(path, FAIL, "raw", f"the mirror's pins cannot be read: {error}")
-
-
-def _expected_pins(
-    entry: Mapping[str, Any],
-    url_pins: Mapping[str, str | None],
-    mirror_pins: Mapping[str, Any] | None,
-    config: Mapping[str, Any] | None,
-    locked: Mapping[str, Mapping[str, Any]],
-    source_cfg: Mapping[str, Any],
-) -> tuple[str, dict[str, str]] | None:
-    """(label, pinned by → sha256) of one fetched input; None when nothing can be re-derived.
-    A download without a published sha256 is compared with the lock (``locked``: URL → record)."""
-    expected: dict[str, str] = {}
-    url = entry.get("url")
-    if source_cfg and url is not None and not url_pins.get(url) and (record := locked.get(url)):
-        return url, {"lock": record["sha256"]}
-    if "hub" in entry and source_cfg.get("hub"):
-        if entry.get("revision") == source_cfg["hub"].get("revision"):
-            return None  # pinned by its hub commit, as configured now
-    if "mirror_path" in entry:
-        rel = entry["mirror_path"]
-        if mirror_pins and rel in mirror_pins:
-            expected["MANIFEST.tsv"] = mirror_pins[rel].sha256
-        for pinned_url, pin in url_pins.items():
-            if pin and sources.url_file_name(pinned_url) == Path(rel).name:
-                expected["config"] = pin
-        return f"mirror file {rel}", expected
-    if url is not None:
-        if pin := url_pins.get(url):
-            expected["config"] = pin
-        elif config is None:
-            return None  # the config's pins are not known: nothing to re-derive
-        return url, expected
-    return f"hub data set {entry.get('hub', '?')}", expected
+        raise PinsUnreadable(f"the mirror's pins cannot be read: {error}") from None
+    return {rel: {by: getattr(pin, "sha256", pin) for by, pin in pins[rel].items()} for rel in rels}
 
 
 def _pin_findings(
