@@ -123,13 +123,7 @@ def _twin_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[Fin
 
 # sha256 of each file of the intake's copy, hashed once however many records name it (emptied
 # when a walk starts: nothing changes the copy during one).
-_HASHED: dict[Path, str] = {}
-
-
-def _sha256(path: Path) -> str:
-    if path not in _HASHED:
-        _HASHED[path] = sha256_file(path)
-    return _HASHED[path]
+_sha256 = functools.cache(sha256_file)
 
 
 def _compare_files(
@@ -232,7 +226,7 @@ def walk(
     """Audit ``starts`` (default: every result file) and everything they were made from, the
     code against the checkout at ``workflow_root`` (default: the one this package lies in)."""
     code_root = Path(workflow_root).resolve() if workflow_root else WORKFLOW_ROOT
-    _HASHED.clear()  # files may have changed since the last walk of this process
+    _sha256.cache_clear()  # files may have changed since the last walk of this process
     root = Path(root).resolve()
     queue = deque(starts if starts is not None else result_files(root))
     asked = (
