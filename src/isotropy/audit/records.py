@@ -34,9 +34,8 @@ from isotropy.audit.findings import (
     resolve_path,
     short_digest,
 )
-from isotropy.intake import escaped, name_problem, under_proc
+from isotropy.intake import escaped, is_manifest, name_problem, under_proc
 from isotropy.io import sha256_file
-from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.provenance import is_record, module_source, package_versions
 from isotropy.trust import tracked
 from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
@@ -317,18 +316,6 @@ def _without_record(path: str, asked: bool) -> Finding:
 
 
 REFETCH = "re-fetch the source (snakemake --forcerun download_source)"
-MODELS_ROOT = Path("resources") / "models"  # models assembled from PyPI volumes end their chain too
-
-
-def is_manifest(path: str) -> bool:
-    """Whether ``path`` is a raw source's (or an assembled model's) manifest: the end of every
-    walk."""
-    parts = Path(path).parts
-    return (
-        len(parts) == 4
-        and Path(*parts[:2]) in (Path(RAW_ROOT), MODELS_ROOT)
-        and parts[3] == MANIFEST_NAME
-    )
 
 
 def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = None) -> list[Finding]:
