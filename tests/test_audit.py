@@ -76,6 +76,17 @@ def _bad(findings) -> dict[str, list[str]]:
     return out
 
 
+def test_the_console_script_is_the_audits_main():
+    """pyproject's isotropy-audit named isotropy.audit:main, a re-export the package dropped."""
+    import importlib
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    target = tomllib.loads(pyproject.read_text())["project"]["scripts"]["isotropy-audit"]
+    module, _, name = target.partition(":")
+    assert getattr(importlib.import_module(module), name) is main
+
+
 def test_clean_chain_passes(chain, capsys):
     findings = audit(chain)
     assert not failures(findings)
