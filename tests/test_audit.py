@@ -76,6 +76,17 @@ def _bad(findings) -> dict[str, list[str]]:
     return out
 
 
+def test_the_console_script_is_the_audits_main():
+    """pyproject's isotropy-audit named isotropy.audit:main, a re-export the package dropped."""
+    import importlib
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    target = tomllib.loads(pyproject.read_text())["project"]["scripts"]["isotropy-audit"]
+    module, _, name = target.partition(":")
+    assert getattr(importlib.import_module(module), name) is main
+
+
 def test_clean_chain_passes(chain, capsys):
     findings = audit(chain)
     assert not failures(findings)
@@ -130,6 +141,24 @@ def test_tampered_metric_file_with_a_forged_record_is_caught(chain):
         r.startswith("input: input results/toy/metric.csv (sha256 recorded")
         for r in bad["results/table.csv"]
     )
+
+
+@pytest.mark.parametrize(
+    "file, change, where",
+    [
+        ("results/table.csv.provenance.json", {"outputs": {"results/table.csv": {}}}, "outputs"),
+        ("results/table.csv.provenance.json", {"code": ["step.py"]}, "code"),
+        ("resources/raw/toy/manifest.json", {"files": [{"path": "../x", "sha256": "0"}]}, "files"),
+        ("resources/raw/toy/manifest.json", {"inputs": [{"url": 1}]}, "inputs/0/url"),
+    ],
+)
+def test_a_damaged_record_or_manifest_is_one_mismatch_naming_it(chain, file, change, where):
+    """A record or manifest is a file anyone can edit: its shape is checked before it is used."""
+    record = Path(file)
+    record.write_text(json.dumps({**json.loads(record.read_text()), **change}))
+    bad = _bad(audit(chain))
+    reasons = bad["results/table.csv" if "results" in file else "resources/raw/toy/manifest.json"]
+    assert any(f"does not fit its schema at {where}" in r for r in reasons), bad
 
 
 def test_tampered_raw_download_is_caught(chain):

@@ -70,7 +70,7 @@ HOSTILE = {
     ),
     "conda_env alias bomb": ({"conda_env": _b64(BOMB)}, "conda_env holds a YAML anchor"),
     "conda_env not base64": ({"conda_env": "not base64!"}, "conda_env is not the base64"),
-    "conda_env JSON list": ({"conda_env": ["x"]}, "conda_env is a list, not base64 text"),
+    "conda_env JSON list": ({"conda_env": ["x"]}, "conda_env is not base64 text"),
     "conda_env a list": ({"conda_env": _b64("- a\n- b\n")}, "conda_env is not a conda environment"),
     "conda_env script": ({"conda_env": _b64(f"name: x{SCRIPT}\n")}, "conda_env holds '</'"),
     "rule script": ({"rule": f"make{SCRIPT}"}, "rule is not a rule name"),
@@ -359,4 +359,4 @@ def test_snakemakes_incomplete_markers_are_checked_too(tmp_path):
     (incomplete / "eA==").write_text(json.dumps({"external_jobid": None, "cmd": "x"}))
     problems = dict(trust.folder_problems(tmp_path))
     assert "its external_jobid is not a job id" in problems[f".snakemake/incomplete/{OUT}"]
-    assert "not an object holding only external_jobid" in problems[".snakemake/incomplete/eA=="]
+    assert "keys Snakemake never writes: 'cmd'" in problems[".snakemake/incomplete/eA=="]

@@ -30,6 +30,8 @@ from typing import Any
 
 import yaml
 
+from isotropy.paths import MANIFEST_NAME, MODELS_ROOT, RAW_ROOT
+
 # Caps, each overridable by an environment variable of the same name with ISOTROPY_INTAKE_.
 MAX_FILE_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILE_BYTES", 16 * 2**30))
 MAX_TOTAL_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_TOTAL_BYTES", 256 * 2**30))
@@ -236,7 +238,7 @@ class Intake:
 
     def follow(self, name: str) -> None:
         """Copy ``name`` with its provenance record, and queue what the record names."""
-        manifest = self.parsed(name, refuse=False) if _is_manifest(name) else self.take(name)
+        manifest = self.parsed(name, refuse=False) if is_manifest(name) else self.take(name)
         if name in self.refused:
             return
         record = self.parsed(name + RECORD_SUFFIX, refuse=False)
@@ -244,7 +246,7 @@ class Intake:
             for key in ("inputs", "outputs"):
                 if isinstance(entries := record.get(key), dict):
                     self.queue.extend(str(n) for n in entries)
-        if _is_manifest(name) and isinstance(manifest, dict):
+        if is_manifest(name) and isinstance(manifest, dict):
             folder = PurePosixPath(name).parent
             for entry in manifest.get("files") or []:
                 if isinstance(entry, dict) and isinstance(entry.get("path"), str):
@@ -363,9 +365,15 @@ def value_count(value: Any, limit: int) -> int:
     return count
 
 
-def _is_manifest(name: str) -> bool:
+def is_manifest(name: str) -> bool:
+    """Whether ``name`` is a raw source's (or an assembled model's) download manifest: the end of
+    every walk."""
     parts = PurePosixPath(name).parts
-    return len(parts) == 4 and parts[0] == "resources" and parts[3] == "manifest.json"
+    return (
+        len(parts) == 4
+        and "/".join(parts[:2]) in (RAW_ROOT, MODELS_ROOT)
+        and (parts[3] == MANIFEST_NAME)
+    )
 
 
 def intake(

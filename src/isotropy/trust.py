@@ -35,6 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import yaml
 
 from isotropy.intake import FolderError, config_file_problem, escaped, file_problem, parse_json
@@ -43,38 +44,14 @@ METADATA = Path(".snakemake") / "metadata"
 # A record of Snakemake 9 is well under a megabyte; its conda environment a few kilobytes.
 MAX_RECORD_BYTES = 16 * 2**20
 MAX_CONDA_ENV_BYTES = 2**20
-# Snakemake's rule names are Python identifiers; an image URL is a registry path and a tag.
-RULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-IMAGE_URL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]*\Z")
-HEX = re.compile(r"[0-9a-f]*\Z")
-# Snakemake 9 writes "sha256:<hex>", older versions the bare hex.
-CHECKSUM = re.compile(r"(?:[a-z0-9]+:)?[0-9a-f]*\Z")
-JOB_ID = re.compile(r"[A-Za-z0-9._:@+-]*\Z")
-# Seconds since 1970: anything past the year 5000 is not a time Snakemake wrote.
-MAX_TIME = 1e11
 # Listed before the folder is refused; the rest are counted.
 SHOWN = 10
 
-
-def _optional(check: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
-    return lambda value: None if value is None else check(value)
-
-
-def _text(pattern: re.Pattern[str] | None, what: str) -> Callable[[Any], str | None]:
-    def check(value: Any) -> str | None:
-        if not isinstance(value, str):
-            return f"is a {type(value).__name__}, not text"
-        if pattern is not None and not pattern.match(value):
-            return f"is not {what}: {value[:80]!r}"
-        return None
-
-    return check
-
-
-# What ends or disturbs the <script> the report puts a value in ("</", "<!"), and the control
-# characters (a line break above all) that no name or path of a record holds. Checked on values
-# after decoding: YAML's "\x3c/", "\u003c" and escaped line breaks all decode to "</".
-UNSAFE_TEXT = re.compile(r"<[/!]|[\x00-\x1f\x7f]")
+# The record schemas (Snakemake's, and the workflow's own for the audit), one file of data.
+SCHEMAS = yaml.safe_load(Path(__file__).with_name("records.schema.yaml").read_text("utf-8"))
+# What ends the report's <script> or a line, checked on values after decoding: YAML's "\x3c/",
+# "\u003c" and escaped line breaks all decode to "</".
+UNSAFE_TEXT = re.compile(SCHEMAS["$defs"]["safe_text"]["not"]["pattern"])
 # The scalars JSON (Snakemake's report, its metadata) holds: a YAML date is not one.
 PLAIN_SCALARS = (str, int, float, bool, type(None))
 
@@ -87,54 +64,24 @@ def text_problem(text: str) -> str | None:
     return None
 
 
-def _strings(what: str) -> Callable[[Any], str | None]:
-    def check(value: Any) -> str | None:
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            return f"is not a list of {what}"
-        for item in value:
-            if (problem := text_problem(item)) is not None:
-                return problem
-        return None
-
-    return check
+FORMATS = jsonschema.FormatChecker(())  # only the conda environment's check below
 
 
-def _integer(value: Any) -> str | None:
-    return None if type(value) is int else f"is not an integer: {str(value)[:40]!r}"
+@FORMATS.checks("conda-env", raises=ValueError)
+def _plain_conda_env(value: Any) -> bool:
+    if isinstance(value, str) and (problem := conda_env_problem(value)) is not None:
+        raise ValueError(problem)
+    return True
 
 
-def _time(value: Any) -> str | None:
-    if type(value) not in (int, float) or not math.isfinite(value) or not 0 <= value < MAX_TIME:
-        return f"is not a time: {str(value)[:40]!r}"
-    return None
-
-
-def _checksums(value: Any) -> str | None:
-    if not isinstance(value, dict) or not all(
-        isinstance(k, str) and (v is None or isinstance(v, str) and CHECKSUM.match(v))
-        for k, v in value.items()
-    ):
-        return "is not a mapping of paths to hexadecimal checksums"
-    for key in value:
-        if (problem := text_problem(key)) is not None:
-            return f"names a path that {problem}"
-    return None
-
-
-def conda_env_problem(value: Any) -> str | None:
+@functools.lru_cache(maxsize=64)  # a folder's records share its few environments
+def conda_env_problem(value: str) -> str | None:
     """Why a record's ``conda_env`` is not the base64 of a plain conda environment file, or None.
 
     Plain: UTF-8 YAML without tags, anchors or aliases (which a ``yaml.Loader`` would turn into
     Python objects or an exponential expansion), a mapping once loaded, and no ``</`` or ``<!``
     (which end or disturb the ``<script>`` the report puts it in).
     """
-    if not isinstance(value, str):
-        return f"is a {type(value).__name__}, not base64 text"
-    return _conda_env_text_problem(value)
-
-
-@functools.lru_cache(maxsize=64)  # a folder's records share its few environments
-def _conda_env_text_problem(value: str) -> str | None:
     if len(value) > MAX_CONDA_ENV_BYTES * 4 // 3 + 4:
         return f"is longer than {MAX_CONDA_ENV_BYTES} bytes decoded"
     try:
@@ -181,40 +128,37 @@ def plain_data_problem(value: Any) -> str | None:
     return None
 
 
-# Every key Snakemake 9 writes (snakemake.persistence.MetadataRecord; tests/test_trust.py
-# checks the list against the installed Snakemake), with what its value must be.
-FIELDS: dict[str, Callable[[Any], str | None]] = {
-    "rule": _optional(_text(RULE_NAME, "a rule name (letters, digits, _)")),
-    "input": _optional(_strings("paths")),
-    "log": _optional(_strings("paths")),
-    "shellcmd": _optional(_text(None, "")),
-    # Snakemake writes each parameter as its repr(): a list of text, never a mapping.
-    "params": _optional(_strings("text (each parameter's repr)")),
-    "code": _optional(_text(None, "")),
-    "record_format_version": _integer,
-    "conda_env": _optional(conda_env_problem),
-    "container_img_url": _optional(_text(IMAGE_URL, "an image URL (letters, digits, ._:/@+-)")),
-    "software_stack_hash": _optional(_text(HEX, "a hexadecimal hash")),
-    "job_hash": _optional(_integer),
-    "starttime": _optional(_time),
-    "endtime": _optional(_time),
-    "incomplete": _optional(lambda v: None if type(v) is bool else "is not true or false"),
-    "external_jobid": _optional(_text(JOB_ID, "a job id")),
-    "input_checksums": _optional(_checksums),
-}
+def validator(name: str, **options: Any) -> jsonschema.protocols.Validator:
+    """The validator of one schema of records.schema.yaml (its ``$defs`` shared)."""
+    schema = {**SCHEMAS[name], "$defs": SCHEMAS["$defs"]}
+    return jsonschema.Draft202012Validator(schema, **options)
 
 
-def record_problem(record: Any) -> str | None:
-    """Why one parsed record is not what Snakemake writes, or None."""
-    if not isinstance(record, dict):
-        return f"it is a JSON {type(record).__name__}, not an object"
-    unknown = sorted(set(record) - set(FIELDS))
-    if unknown:
-        return f"it has keys Snakemake never writes: {', '.join(repr(k)[:60] for k in unknown[:5])}"
-    for key, check in FIELDS.items():
-        if key in record and (problem := check(record[key])) is not None:
-            return f"its {key} {problem}"
-    return None
+RECORD = validator("snakemake_record", format_checker=FORMATS)
+INCOMPLETE = validator("snakemake_incomplete")
+FIELDS = SCHEMAS["snakemake_record"]["properties"]
+
+
+def record_problem(record: Any, validator: jsonschema.protocols.Validator = RECORD) -> str | None:
+    """Why one parsed record (of ``.snakemake/metadata``, or a marker of
+    ``.snakemake/incomplete`` with ``INCOMPLETE``) is not what Snakemake writes, or None."""
+    error = jsonschema.exceptions.best_match(validator.iter_errors(record))
+    if error is None:
+        return None
+    if not error.path:  # the record itself: not an object, or a key Snakemake never writes
+        if not isinstance(record, dict):
+            return f"it is a JSON {type(record).__name__}, not an object"
+        known = validator.schema["properties"]
+        unknown = ", ".join(repr(k)[:60] for k in sorted(set(record) - set(known))[:5])
+        return f"it has keys Snakemake never writes: {unknown}"
+    key = error.path[0]
+    if error.cause is not None:  # the conda environment's own reason
+        return f"its {key} {error.cause}"
+    if error.validator == "not" and (problem := text_problem(error.instance)) is not None:
+        return f"its {key} {problem}"
+    field = validator.schema["properties"][key]
+    what = field.get("description") or SCHEMAS["$defs"][field["$ref"].split("/")[-1]]["description"]
+    return f"its {key} is not {what}"
 
 
 def _output_named(name: Path) -> str:
@@ -226,18 +170,8 @@ def _output_named(name: Path) -> str:
         return "an output it does not name"
 
 
-def incomplete_problem(record: Any) -> str | None:
-    """Why a marker of ``.snakemake/incomplete`` is not what Snakemake writes, or None."""
-    if not isinstance(record, dict) or set(record) - {"external_jobid"}:
-        return "it is not an object holding only external_jobid"
-    jobid = record.get("external_jobid")
-    if jobid is not None and (problem := _text(JOB_ID, "a job id")(jobid)) is not None:
-        return f"its external_jobid {problem}"
-    return None
-
-
 # Snakemake's record folders and what each record must be; the marker file of a migration aside.
-SUBJECTS = {METADATA: record_problem, Path(".snakemake") / "incomplete": incomplete_problem}
+SUBJECTS = {METADATA: RECORD, Path(".snakemake") / "incomplete": INCOMPLETE}
 MIGRATION_MARKER = "migration_underway"
 
 
@@ -250,7 +184,8 @@ def snakemake_record_problem(root: Path, rel: Path, size: int) -> str | None:
     try:
         if size > MAX_RECORD_BYTES:
             raise FolderError(f"it is larger than {MAX_RECORD_BYTES // 2**20} MiB")
-        problem = SUBJECTS[subject](parse_json((root / rel).read_bytes(), constants=False))
+        record = parse_json((root / rel).read_bytes(), constants=False)
+        problem = record_problem(record, SUBJECTS[subject])
     except FolderError as error:
         problem = str(error)
     except OSError as error:

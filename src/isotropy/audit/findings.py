@@ -10,16 +10,18 @@ from __future__ import annotations
 import csv
 import dataclasses
 import os
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import jsonschema
 
 from isotropy.intake import escaped, name_problem, parse_json
 from isotropy.io import atomic_path
 from isotropy.paths import AUDIT_TABLE
 from isotropy.provenance import record_path
+from isotropy.trust import validator
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 RESULTS = "results"
@@ -113,54 +115,29 @@ def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
         writer.writerows(dataclasses.asdict(f) for f in findings)
 
 
-SHA256 = re.compile(r"[0-9a-f]{64}")
 REMAKE = "re-make it (snakemake --forcerun <its rule>) or delete the record and the file"
+PROVENANCE, MANIFEST = validator("provenance"), validator("manifest")
 
 
-def _file_entries_problem(entries: Any, key: str) -> str | None:
-    if not isinstance(entries, Mapping):
-        return f"'{key}' is not a mapping of files"
-    for name, entry in entries.items():
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("sha256"), str):
-            return f"{key} entry {name!r} has no sha256"
-        if not SHA256.fullmatch(entry["sha256"]):
-            return f"{key} entry {name!r} has a sha256 that is not 64 hex digits"
-    return None
-
-
-def provenance_problem(record: Any) -> str | None:
-    """Why ``record`` is not a well-formed provenance record (None: it is)."""
-    if not isinstance(record, Mapping):
-        return f"it holds a JSON {type(record).__name__}, not an object"
-    for key in ("outputs", "inputs"):
-        if (problem := _file_entries_problem(record.get(key, {}), key)) is not None:
-            return problem
-    code = record.get("code") or {}
-    if not isinstance(code, Mapping) or not isinstance(code.get("modules") or {}, Mapping):
-        return "'code' is not a mapping with a mapping of modules"
-    if not all(isinstance(v, (str, bool, type(None))) for k, v in code.items() if k != "modules"):
-        return "'code' holds a value that is not text"
-    if not all(isinstance(v, str) for v in (code.get("modules") or {}).values()):
-        return "'code.modules' holds a sha256 that is not text"
-    packages = record.get("packages") or {}
-    if not isinstance(packages, Mapping):
-        return "'packages' is not a mapping"
-    for key in ("config", "params", "wildcards"):
-        if not isinstance(record.get(key) or {}, Mapping):
-            return f"'{key}' is not a mapping"
-    return None
+def schema_problem(validator: jsonschema.protocols.Validator, document: Any) -> str | None:
+    """Why ``document`` does not fit ``validator``'s schema, naming where (None: it fits)."""
+    error = jsonschema.exceptions.best_match(validator.iter_errors(document))
+    if error is None:
+        return None
+    where = "/".join(map(str, error.absolute_path))
+    return f"does not fit its schema{f' at {where}' if where else ''} ({error.message[:120]})"
 
 
 def read_checked_json(
-    path: Path, problem_of: Callable[[Any], str | None]
+    path: Path, validator: jsonschema.protocols.Validator
 ) -> tuple[Any, str | None]:
-    """A JSON file and why it cannot be used (``problem_of`` its shape; None: usable), or the
-    reason it could not be read."""
+    """A JSON file and why it cannot be used (its shape against ``validator``; None: usable), or
+    the reason it could not be read."""
     try:
         document = parse_json(path.read_bytes())  # nesting capped: no RecursionError
     except (OSError, UnicodeDecodeError, ValueError) as error:
         return None, f"is not readable JSON ({type(error).__name__}: {str(error)[:80]})"
-    return document, problem_of(document)
+    return document, schema_problem(validator, document)
 
 
 def load_record(root: Path, path: str) -> tuple[Mapping[str, Any] | None, Finding | None]:
@@ -169,31 +146,9 @@ def load_record(root: Path, path: str) -> tuple[Mapping[str, Any] | None, Findin
     sidecar = record_path(resolve_path(root, path))
     if not sidecar.is_file():
         return None, None
-    record, problem = read_checked_json(sidecar, provenance_problem)
+    record, problem = read_checked_json(sidecar, PROVENANCE)
     if problem is None:
         return record, None
     return None, Finding(
         path, FAIL, "record", f"its provenance record {sidecar.name} {problem}; {REMAKE}"
     )
-
-
-def manifest_problem(manifest: Any) -> str | None:
-    """Why a download manifest cannot be used (None: every file entry has a path and a sha256)."""
-    if not isinstance(manifest, Mapping) or not isinstance(manifest.get("files"), list):
-        return "it is not a JSON object with a list of 'files'"
-    for index, entry in enumerate(manifest["files"]):
-        name = entry.get("path") if isinstance(entry, Mapping) else None
-        if not isinstance(name, str) or not isinstance(entry.get("sha256"), str):
-            return f"files[{index}] has no path or no sha256"
-        if Path(name).is_absolute() or ".." in Path(name).parts:
-            return f"files[{index}] names {name!r}, outside the source's folder"
-    inputs = manifest.get("inputs") or []
-    if not isinstance(inputs, list) or not all(isinstance(e, Mapping) for e in inputs):
-        return "'inputs' is not a list of objects"
-    texts = [manifest.get("mirror"), manifest.get("source")]
-    texts += [e.get(k) for e in inputs for k in ("mirror_path", "url", "sha256", "hub")]
-    if not all(isinstance(t, (str, type(None))) for t in texts):
-        return "'mirror', 'source' or an input's path, url or sha256 is not text"
-    if not all(isinstance(e.get("pinned_by") or [], list) for e in inputs):
-        return "an input's 'pinned_by' is not a list"
-    return None

@@ -22,21 +22,20 @@ from isotropy import sources
 from isotropy.audit.findings import (
     AUDIT_OUTPUTS,
     FAIL,
+    MANIFEST,
     OK,
     RESULTS,
     WARN,
     Finding,
     listing,
     load_record,
-    manifest_problem,
     read_checked_json,
     relative_path,
     resolve_path,
     short_digest,
 )
-from isotropy.intake import escaped, name_problem, under_proc
+from isotropy.intake import escaped, is_manifest, name_problem, under_proc
 from isotropy.io import sha256_file
-from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.provenance import is_record, module_source, package_versions
 from isotropy.trust import tracked
 from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
@@ -123,13 +122,7 @@ def _twin_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[Fin
 
 # sha256 of each file of the intake's copy, hashed once however many records name it (emptied
 # when a walk starts: nothing changes the copy during one).
-_HASHED: dict[Path, str] = {}
-
-
-def _sha256(path: Path) -> str:
-    if path not in _HASHED:
-        _HASHED[path] = sha256_file(path)
-    return _HASHED[path]
+_sha256 = functools.cache(sha256_file)
 
 
 def _compare_files(
@@ -232,7 +225,7 @@ def walk(
     """Audit ``starts`` (default: every result file) and everything they were made from, the
     code against the checkout at ``workflow_root`` (default: the one this package lies in)."""
     code_root = Path(workflow_root).resolve() if workflow_root else WORKFLOW_ROOT
-    _HASHED.clear()  # files may have changed since the last walk of this process
+    _sha256.cache_clear()  # files may have changed since the last walk of this process
     root = Path(root).resolve()
     queue = deque(starts if starts is not None else result_files(root))
     asked = (
@@ -302,34 +295,9 @@ def audit_file(
     if record is None:
         return [_without_record(path, asked)], []
     found = check_record(root, path, record, packages, workflow_root=workflow_root)
-    found += _relock_findings(root, path, record)
     if not any(f.file == path and f.status != OK for f in found):
         found.append(Finding(path, OK, "all", "checksum, inputs, code and record"))
     return found, list(record.get("inputs", {}))
-
-
-def _relock_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[Finding]:
-    """A file made from a raw source before that source was relocked (``make relock``) was made
-    from the bytes the relock replaced: a mismatch, whatever its inputs' checksums say now."""
-    lock = _lock_of()
-    found = []
-    for name in record.get("inputs") or {}:
-        rel = relative_path(root, resolve_path(root, name))
-        if not is_manifest(rel) or Path(*Path(rel).parts[:2]) != Path(RAW_ROOT):
-            continue
-        source = Path(rel).parts[2]
-        try:
-            relocks = sources.relocked_after(lock, source, str(record.get("finished")))
-        except (OSError, ValueError) as error:
-            return [Finding(path, FAIL, "input", f"the sources lock cannot be read: {error}")]
-        for url, old in relocks:
-            reason = (
-                f"made before source {source} was relocked ({old['relocked']}): {url} had sha256 "
-                f"{short_digest(old['sha256'])}…, the sources lock {lock} now holds "
-                f"{short_digest(old['now'])}…; re-fetch the source and re-make this file"
-            )
-            found.append(Finding(path, FAIL, "input", reason))
-    return found
 
 
 def _without_record(path: str, asked: bool) -> Finding:
@@ -348,25 +316,13 @@ def _without_record(path: str, asked: bool) -> Finding:
 
 
 REFETCH = "re-fetch the source (snakemake --forcerun download_source)"
-MODELS_ROOT = Path("resources") / "models"  # models assembled from PyPI volumes end their chain too
-
-
-def is_manifest(path: str) -> bool:
-    """Whether ``path`` is a raw source's (or an assembled model's) manifest: the end of every
-    walk."""
-    parts = Path(path).parts
-    return (
-        len(parts) == 4
-        and Path(*parts[:2]) in (Path(RAW_ROOT), MODELS_ROOT)
-        and parts[3] == MANIFEST_NAME
-    )
 
 
 def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = None) -> list[Finding]:
     """Every raw file of a source against the sha256 its download manifest recorded, and what
     it was fetched from against today's pins (:func:`check_pins`)."""
     manifest_path = resolve_path(root, path)
-    manifest, problem = read_checked_json(manifest_path, manifest_problem)
+    manifest, problem = read_checked_json(manifest_path, MANIFEST)
     if problem is not None:
         return [Finding(path, FAIL, "raw", f"download manifest {problem}; {REFETCH}")]
     entries = manifest["files"]
@@ -442,14 +398,15 @@ def with_project_pins(
 
 
 def trust_summary(manifest: Mapping[str, Any]) -> str:
-    """What the fetched inputs rest on: a published pin, the lock (trusted on first use), the
-    mirror's MANIFEST.tsv, or nothing."""
+    """What the fetched inputs rest on (:func:`isotropy.sources.input_trust`), by kind."""
     kinds: dict[str, list[str]] = {}
-    for entry in manifest.get("inputs") or []:
-        label = entry.get("url") or entry.get("mirror_path") or entry.get("hub") or "?"
-        trust = entry.get("trust") or ("pinned" if entry.get("pinned") else "unverified")
-        kinds.setdefault(str(trust), []).append(Path(str(label)).name)
+    for label, trust in sources.input_trust(manifest).items():
+        kinds.setdefault(trust, []).append(Path(label).name)
     return "; ".join(f"{trust}: {listing(names)}" for trust, names in kinds.items()) or "no inputs"
+
+
+class PinsUnreadable(Exception):
+    """The pins of a download cannot be re-read now: one mismatch saying why."""
 
 
 def check_pins(
@@ -469,85 +426,64 @@ def check_pins(
     source_cfg = ((config or {}).get("sources") or {}).get(manifest.get("source")) or {}
     url_pins = sources.url_pins(source_cfg) if source_cfg.get("url") else {}
     blobs = sources.url_pins(source_cfg, "git_blob") if source_cfg.get("url") else {}
-    mirror_pins, unreadable = _mirror_pins(path, manifest, config)
-    if unreadable is not None:
-        return [unreadable]
+    try:
+        rels = [entry["mirror_path"] for entry in inputs if "mirror_path" in entry]
+        mirrored = _mirror_pins(rels, url_pins, config) if rels else {}
+    except PinsUnreadable as error:
+        return [Finding(path, FAIL, "raw", str(error))]
     try:
         locked = sources.read_lock(_lock_of()).get(str(manifest.get("source")), {})
     except (OSError, ValueError) as error:
         return [Finding(path, FAIL, "raw", f"the sources lock cannot be read: {error}")]
     findings = []
     for entry in inputs:
-        url = entry.get("url")
+        url, hub = entry.get("url"), source_cfg.get("hub")
         if (blob := blobs.get(url)) and entry.get("git_blob") != blob:
             reason = (
                 f"{url} was fetched with git object id {entry.get('git_blob') or '(none recorded)'}"
                 f", but the config pins {blob}; {REFETCH} from a file that matches its pin"
             )
             findings.append(Finding(path, FAIL, "raw", reason))
-        if blob and not url_pins.get(url):
-            continue  # pinned by its git object id alone
-        expected = _expected_pins(entry, url_pins, mirror_pins, config, locked, source_cfg)
-        if expected is not None:
-            findings += _pin_findings(path, entry, *expected, config)
+        if (blob and not url_pins.get(url)) or (
+            "hub" in entry and hub and entry.get("revision") == hub.get("revision")
+        ):
+            continue  # pinned by its git object id alone, or by its hub commit as configured now
+        if source_cfg and url is not None and not url_pins.get(url) and url in locked:
+            expected = url, {"lock": locked[url]["sha256"]}
+        elif "mirror_path" in entry:
+            expected = f"mirror file {entry['mirror_path']}", mirrored[entry["mirror_path"]]
+        elif url is not None:
+            if not url_pins.get(url) and config is None:
+                continue  # the config's pins are not known: nothing to re-derive
+            expected = url, ({"config": url_pins[url]} if url_pins.get(url) else {})
+        else:
+            expected = f"hub data set {entry.get('hub', '?')}", {}
+        findings += _pin_findings(path, entry, *expected, config)
     return findings
 
 
 def _mirror_pins(
-    path: str, manifest: Mapping[str, Any], config: Mapping[str, Any] | None
-) -> tuple[Mapping[str, Any] | None, Finding | None]:
-    """The pins of the mirror a source was fetched from, or why they cannot be re-checked."""
-    if not any("mirror_path" in entry for entry in manifest["inputs"]):
-        return None, None
-    try:  # the mirror this user configured, never the one the folder's manifest names
+    rels: list[str], url_pins: Mapping[str, str | None], config: Mapping[str, Any] | None
+) -> dict[str, dict[str, str]]:
+    """What vouches for each mirror file now (:func:`isotropy.sources.mirror_pins`): the
+    MANIFEST.tsv of the mirror this user configured, never the one the folder's manifest names,
+    and the config pin of the URL whose file it is."""
+    try:
         mirror = sources.resolve_mirror((config or {}).get("mirror"))
     except FileNotFoundError as error:
-        return None, Finding(path, FAIL, "raw", f"its mirror's pins cannot be re-checked: {error}")
+        raise PinsUnreadable(f"its mirror's pins cannot be re-checked: {error}") from None
     if mirror is None:
-        reason = (
+        raise PinsUnreadable(
             "fetched from a mirror, but no mirror is configured here "
             f"({sources.MIRROR_ENV} or config 'mirror'): its pins cannot be re-checked; set it "
             "to your copy of the mirror"
         )
-        return None, Finding(path, FAIL, "raw", reason)
+    params = {"urls": list(url_pins), "sha256": list(url_pins.values()), "mirror_files": rels}
     try:
-        return sources.read_mirror_manifest(mirror) or {}, None
+        pins = sources.mirror_pins(params, mirror)[1]
     except (OSError, UnicodeDecodeError, sources.UnverifiedFileError) as error:
-        return None, Finding(path, FAIL, "raw", f"the mirror's pins cannot be read: {error}")
-
-
-def _expected_pins(
-    entry: Mapping[str, Any],
-    url_pins: Mapping[str, str | None],
-    mirror_pins: Mapping[str, Any] | None,
-    config: Mapping[str, Any] | None,
-    locked: Mapping[str, Mapping[str, Any]],
-    source_cfg: Mapping[str, Any],
-) -> tuple[str, dict[str, str]] | None:
-    """(label, pinned by → sha256) of one fetched input; None when nothing can be re-derived.
-    A download without a published sha256 is compared with the lock (``locked``: URL → record)."""
-    expected: dict[str, str] = {}
-    url = entry.get("url")
-    if source_cfg and url is not None and not url_pins.get(url) and (record := locked.get(url)):
-        return url, {"lock": record["sha256"]}
-    if "hub" in entry and source_cfg.get("hub"):
-        if entry.get("revision") == source_cfg["hub"].get("revision"):
-            return None  # pinned by its hub commit, as configured now
-    if "mirror_path" in entry:
-        rel = entry["mirror_path"]
-        if mirror_pins and rel in mirror_pins:
-            expected["MANIFEST.tsv"] = mirror_pins[rel].sha256
-        for pinned_url, pin in url_pins.items():
-            if pin and sources.url_file_name(pinned_url) == Path(rel).name:
-                expected["config"] = pin
-        return f"mirror file {rel}", expected
-    if url is not None:
-        if pin := url_pins.get(url):
-            expected["config"] = pin
-        elif config is None:
-            return None  # the config's pins are not known: nothing to re-derive
-        return url, expected
-    return f"hub data set {entry.get('hub', '?')}", expected
+        raise PinsUnreadable(f"the mirror's pins cannot be read: {error}") from None
+    return {rel: {by: getattr(pin, "sha256", pin) for by, pin in pins[rel].items()} for rel in rels}
 
 
 def _pin_findings(

@@ -209,7 +209,7 @@ def check_sources_available(names: Sequence[str], config: Mapping[str, Any]) -> 
         raise FileNotFoundError("\n".join(problems))
     unchecked = []
     for params in (source_params(config, name) for name in names):
-        manifest, pins = _mirror_pins(params, mirror)
+        manifest, pins = mirror_pins(params, mirror)
         unchecked += [
             unverified_message(f"mirror file {mirror / rel}", mirror, manifest)
             for rel, by in pins.items()
@@ -286,7 +286,7 @@ def _from_mirror(
     cfg = {"mirror": rels, "kind": params["kind"]}
     if (problem := _unavailable(name, cfg, mirror)) is not None:
         raise FileNotFoundError(problem)
-    manifest, pins = _mirror_pins(params, mirror)
+    manifest, pins = mirror_pins(params, mirror)
     damaged = (
         "the mirror copy is damaged or was edited (nothing was kept); restore it from the original "
         "source"
@@ -862,7 +862,7 @@ def unverified_message(label: str, mirror: Path, manifest: Mapping[str, Any] | N
     )
 
 
-def _mirror_pins(
+def mirror_pins(
     params: Mapping[str, Any], mirror: Path
 ) -> tuple[dict[str, MirrorPin] | None, dict[str, dict[str, Any]]]:
     """The mirror's MANIFEST.tsv, and what vouches for each mirror file of a source: its
@@ -982,7 +982,7 @@ def record_downloads(
     other. Returns the records now in the lock, in order; a relocked one carries what it replaced.
     """
     path = Path(path)
-    now = datetime.now(UTC).isoformat()  # to the microsecond: compared with records' times
+    now = datetime.now(UTC).isoformat()
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(path.name + ".flock"), "a") as flock:
         fcntl.flock(flock, fcntl.LOCK_EX)
@@ -1004,32 +1004,6 @@ def record_downloads(
         return [dict(urls[d["url"]]) for d in downloads]
 
 
-def relocked_after(
-    path: str | os.PathLike, source: str, when: str
-) -> list[tuple[str, dict[str, Any]]]:
-    """(url, replaced record with ``now``, the sha256 that replaced it) of each relock of
-    ``source`` later than the ISO time ``when`` (a file made at ``when`` was made before it)."""
-    made = _moment(when)
-    if made is None:
-        return []
-    found = []
-    for url, entry in read_lock(path).get(source, {}).items():
-        for old in entry.get("replaced") or []:
-            relocked = _moment(old.get("relocked"))
-            if relocked is not None and relocked > made:
-                found.append((url, {**old, "now": entry["sha256"]}))
-    return found
-
-
-def _moment(value: Any) -> datetime | None:
-    """An ISO time as an aware datetime (UTC where it names no zone); None if it is not one."""
-    try:
-        moment = datetime.fromisoformat(str(value))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
 # ---------------------------------------------------------------------------------------------
 # Reading a fetched source: its manifest, what its inputs rest on, its files, a word2vec file
 
@@ -1045,17 +1019,22 @@ def read_source_manifest(raw_dir: str | os.PathLike) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
-def source_trust(raw_dir: str | os.PathLike) -> dict[str, str]:
+def input_trust(manifest: Mapping[str, Any]) -> dict[str, str]:
     """What each input of a fetched source rests on (its URL, mirror path or hub data set →
     ``published pin``, ``lock (trusted on first use)``, the mirror's MANIFEST.tsv …), for the
-    provenance records of what is made from it."""
+    provenance records of what is made from it and the audit."""
     trust = {}
-    for entry in read_source_manifest(raw_dir).get("inputs") or []:
+    for entry in manifest.get("inputs") or []:
         label = entry.get("url") or entry.get("mirror_path") or entry.get("hub") or "?"
         trust[str(label)] = str(
             entry.get("trust") or ("pinned" if entry.get("pinned") else "unverified")
         )
     return trust
+
+
+def source_trust(raw_dir: str | os.PathLike) -> dict[str, str]:
+    """:func:`input_trust` of the source fetched into ``raw_dir``."""
+    return input_trust(read_source_manifest(raw_dir))
 
 
 def source_files(raw_dir: str | os.PathLike) -> list[Path]:
