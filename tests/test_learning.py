@@ -106,9 +106,7 @@ def test_a_chance_level_cls_run_is_not_judged_on_the_claims_page():
     runs, layers = _cls_runs(CHANCE)
     family = [(cls_results.claim_values(runs, layers), cls_record.CLAIMS, "rajaee_cls")]
     empty = pd.DataFrame(columns=["study", "quantity", "setup"])
-    page = cls_record.guard_claims(
-        check_claims(empty, set(), studies.measured_claims(), family), runs
-    )
+    page = cls_record.guarded(check_claims(empty, set(), studies.measured_claims(), family), runs)
     assert set(page.loc[page["study"] == "rajaee_cls", "verdict"]) == {NOT_LEARNED}
 
 

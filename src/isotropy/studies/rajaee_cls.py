@@ -9,7 +9,7 @@ CLS geometry of each run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -111,16 +111,12 @@ METHOD_NAMES = {"none": "without the method", "cluster": "with the method"}
 SLIDES_MODELS = ("bert",)
 
 
-def stand_in(models: Sequence[str]) -> str | None:
-    """The note every CLS claim row carries when a model is not the slides' (None when none)."""
-    others = [m for m in dict.fromkeys(models) if m not in SLIDES_MODELS]
-    return f"stand-in: {', '.join(others)} for the slides' BERT-base" if others else None
-
-
-def guard_claims(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+def guarded(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """``table`` (claim rows) with each CLS claim whose runs (runs.csv of the CLS study: model,
     task, method, accuracy, majority_baseline, eval_sentences) did not all learn read
-    :data:`isotropy.verdicts.tolerances.NOT_LEARNED` (:mod:`isotropy.verdicts.learning`)."""
+    :data:`isotropy.verdicts.tolerances.NOT_LEARNED` (:mod:`isotropy.verdicts.learning`), then
+    the stand-in note on each CLS row when a model is not the slides': the guard of their page
+    (:func:`check_claims`) and of their family on the claims page (:func:`claim_family`)."""
     unlearned: dict[tuple[str, str], str] = {}
     for (model, task, method), group in runs.groupby(["model", "task", "method"], sort=False):
         tested = learning_test(
@@ -133,19 +129,12 @@ def guard_claims(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
                 key = (claim, f"{model}/{task}")
                 why = f"{METHOD_NAMES.get(method, method)}: {tested.note}"
                 unlearned[key] = f"{unlearned[key]}; {why}" if key in unlearned else why
-    return guard_rows(table, unlearned)
-
-
-def guarded(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """The CLS claim rows of ``table`` guarded (:func:`guard_claims`: a model that did not learn
-    is not judged), then with the stand-in note (:func:`stand_in`) on each: the guard of their
-    page (:func:`check_claims`) and of their family on the claims page (:func:`claim_family`)."""
-    table = guard_claims(table, runs)
-    said = stand_in(list(runs["model"]))
-    if said:
+    table = guard_rows(table, unlearned)
+    others = [m for m in dict.fromkeys(runs["model"]) if m not in SLIDES_MODELS]
+    if others:  # a direction on a stand-in: said in its verdict
+        judged = f"judged on a stand-in: {', '.join(others)} for the slides' BERT-base"
         rows = table["study"] == "rajaee_cls"
         notes = table.loc[rows, "note"].fillna("").astype(str)
-        judged = f"judged on a {said}"  # a direction on a stand-in: said in its verdict
         table.loc[rows, "note"] = [f"{n}; {judged}" if n else judged for n in notes]
     return table
 
