@@ -8,6 +8,8 @@ uses), the claims and their bounds in the studies' records (:mod:`isotropy.studi
 
 import logging
 
+import pandas as pd
+
 from isotropy import studies
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
@@ -28,14 +30,11 @@ def main(snakemake):
     tables = load_tables(dict(snakemake.input.items()), dict(snakemake.params.run_keys))
     config, stand = dict(snakemake.params.config), StandIns(**snakemake.params.stand_ins)
     measured = measure(tables, config, stand, studies.table_measures())
-    # the listed studies' own per-seed claims (their records, isotropy.studies): each its own
-    # Holm family, as on the study's page, then its guard
-    families = studies.claim_families(tables)
     run = {name.split("_")[0] for name in tables}
-    per_seed = [(f.values, f.claims, f.name) for f in families]
-    table = check_claims(measured, run, studies.measured_claims(), per_seed)
-    for family in families:
-        table = family.guard(table)
+    table = check_claims(measured, run, studies.measured_claims())
+    # the listed studies' own claims pages (their records, isotropy.studies): each its own Holm
+    # family, guarded, the same rows as on the study's page
+    table = pd.concat([table, *studies.claim_pages(tables)], ignore_index=True)
     if snakemake.params.get("preview"):  # a preview's claims: results/preview/ as the main study
         table = as_preview(table, snakemake.params.preview)
     with atomic_path(snakemake.output.table) as tmp:

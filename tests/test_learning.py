@@ -20,7 +20,6 @@ from test_verdicts import istar_runs
 from isotropy import studies
 from isotropy.extensions import results
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
-from isotropy.rajaee_cls import results as cls_results
 from isotropy.studies import rajaee_cls as cls_record
 from isotropy.verdicts import learning
 from isotropy.verdicts.claims import (
@@ -104,9 +103,7 @@ def test_only_the_claim_reading_the_unlearned_runs_is_guarded():
 
 def test_a_chance_level_cls_run_is_not_judged_on_the_claims_page():
     runs, layers = _cls_runs(CHANCE)
-    family = [(cls_results.claim_values(runs, layers), cls_record.CLAIMS, "rajaee_cls")]
-    empty = pd.DataFrame(columns=["study", "quantity", "setup"])
-    page = cls_record.guarded(check_claims(empty, set(), studies.measured_claims(), family), runs)
+    (page,) = studies.claim_pages({"rajaee_cls_runs": runs, "rajaee_cls_layers": layers})
     assert set(page.loc[page["study"] == "rajaee_cls", "verdict"]) == {NOT_LEARNED}
 
 

@@ -29,11 +29,10 @@ from isotropy.rajaee_cls.method import (
     head_transform,
 )
 from isotropy.rajaee_cls.results import LAYER_COLUMNS, RUN_COLUMNS, collect
-from isotropy.rajaee_cls.results import claim_values as cls_claim_values
 from isotropy.readers.tasks import task_spec
 from isotropy.studies import rajaee_cls as rajaee_spec
 from isotropy.transforms import cluster_based_isotropy
-from isotropy.verdicts.claims import NOT_SUPPORTED, SUPPORTED, check_claims
+from isotropy.verdicts.claims import NOT_SUPPORTED, SUPPORTED
 from isotropy.workflow.config import ConfigError, load_config
 
 
@@ -184,9 +183,7 @@ def test_the_cls_claims_join_the_claims_pages_holm_family():
     """Issues 47, 59: on the claims page the CLS rows form the same family as on their own page
     (the study's), so they read the same verdicts on both."""
     runs, layers = _tables([5e-5, 2e-5, 8e-5, 4e-5, 6e-5], cls_mean=0.5)
-    family = [(cls_claim_values(runs, layers), rajaee_spec.CLAIMS, "rajaee_cls")]
-    empty = pd.DataFrame(columns=["study", "quantity", "setup"])
-    page = check_claims(empty, set(), studies.measured_claims(), family)
+    (page,) = studies.claim_pages({"rajaee_cls_runs": runs, "rajaee_cls_layers": layers})
     cls_rows = page[page["study"] == "rajaee_cls"]
     assert len(cls_rows) == 2 and cls_rows["note"].str.contains("Holm over the 2 tests").all()
     alone = rajaee_spec.check_claims(runs, layers)

@@ -161,7 +161,8 @@ import pandas as pd
 
 from isotropy import paths
 from isotropy.published import SeedClaim
-from isotropy.studies.record import ClaimFamily, StudySpec
+from isotropy.studies.record import StudySpec
+from isotropy.verdicts.claims import check_seed_claims
 from isotropy.verdicts.measurements import measurement
 
 TABLE = paths.study_file("table.csv", "toy")
@@ -180,11 +181,11 @@ def measure_rows(table, config, stand):
     return [measurement("toy", "rows", "toy", "toy", len(table), seed_free=True, evidence=TABLE)]
 
 
-def claim_family(tables):
+def claim_page(tables):
     if (table := tables.get("toy_table")) is None:
         return None
     values = pd.DataFrame({"claim": "toy_positive", "setup": "toy", **table[["seed", "value"]]})
-    return ClaimFamily(values, CLAIMS, "toy", lambda page: page)
+    return check_seed_claims(values, CLAIMS, "toy")
 
 
 STUDIES = (
@@ -196,7 +197,7 @@ STUDIES = (
         job_costs={"toy_table": lambda config, wildcards, pace: 1.0 + pace.job_overhead},
         verdict_inputs=verdict_inputs,
         measures={"toy_table": measure_rows},
-        claim_family=claim_family,
+        claim_page=claim_page,
     ),
 )
 '''

@@ -166,11 +166,11 @@ def test_the_claim_families_come_from_the_tables_in_registry_order():
     sys.path.insert(0, str(ROOT / "tests"))
     from test_rajaee_cls import _tables
 
-    assert studies.claim_families({"main_table1": pd.DataFrame()}) == []
+    assert studies.claim_pages({"main_table1": pd.DataFrame()}) == []
     runs, layers = _tables([5e-5, 2e-5, 8e-5], cls_mean=0.5)
     seeds = pd.read_csv(ROOT / "docs/data/extensions_seeds.csv")
     seeds = seeds[seeds["question"] != "criteria"]  # its same-optimum values need last_step
     tables = {"rajaee_cls_runs": runs, "rajaee_cls_layers": layers, "extensions_seeds": seeds}
-    families = studies.claim_families(tables)
-    assert [f.name for f in families] == ["extensions", "rajaee_cls"]
-    assert {c.name for c in families[1].claims} >= {"cls_method_cannot_raise_isotropy"}
+    pages = studies.claim_pages(tables)
+    assert [set(page["study"]) for page in pages] == [{"extensions"}, {"rajaee_cls"}]
+    assert set(pages[1]["claim"]) >= {"cls_method_cannot_raise_isotropy"}

@@ -24,7 +24,6 @@ from isotropy.verdicts.claims import (
     check_claims,
     check_seed_claims,
     claims_markdown,
-    mark_undecided,
 )
 from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
 from isotropy.verdicts.measurements import measurement, spread_test
@@ -152,11 +151,12 @@ def test_no_claim_verdict_of_the_main_study_moves_when_other_studies_join():
     ]
     extension = pd.DataFrame(values, columns=["claim", "setup", "seed", "value"])
     crowded = pd.concat([main, pd.DataFrame(istar_rows())], ignore_index=True)
-    beside = check_claims(
-        crowded,
-        {"main", "istar"},
-        studies.measured_claims(),
-        [(extension, EXTENSION_CLAIMS, "extensions")],
+    beside = pd.concat(  # the claims page as rule check_claims makes it
+        [
+            check_claims(crowded, {"main", "istar"}, studies.measured_claims()),
+            check_seed_claims(extension, EXTENSION_CLAIMS, "extensions"),
+        ],
+        ignore_index=True,
     )
     pd.testing.assert_frame_equal(_main_rows(alone, "claim"), _main_rows(beside, "claim"))
     assert "Holm over the 1 tests of Mickus et al. 2024 · main" in rises["note"].item()
@@ -193,10 +193,8 @@ def test_an_extension_row_reads_the_same_verdict_on_its_page_and_the_claims_page
             for k in range(10)
         ]
     )
-    page = check_claims(
-        noisy, {"main"}, studies.measured_claims(), [(per_seed, EXTENSION_CLAIMS, "extensions")]
-    )
-    page = page.set_index(["claim", "setup"])
+    main = check_claims(noisy, {"main"}, studies.measured_claims())
+    page = pd.concat([main, own.reset_index()], ignore_index=True).set_index(["claim", "setup"])
     rows = [(claim, setup) for setup in values]
     assert list(page.loc[rows, "verdict"]) == list(own.loc[rows, "verdict"])
     assert list(page.loc[rows, "note"]) == list(own.loc[rows, "note"])
@@ -395,18 +393,13 @@ def test_a_point_comparison_reads_untested():
 def test_the_readme_and_docs_answers_read_the_claims_pages_verdicts():
     """The committed extension run: its rows read the same verdict in docs/extensions.md and the
     README (its own family) as on a claims page that also holds the main study."""
-    from isotropy.extensions import results
     from isotropy.verdicts import extension_answers as answers
-    from isotropy.verdicts.learning import guard_heldout_claims
 
     seeds, _ = answers.load()
     own = answers.claims_table(seeds).set_index(["claim", "setup"])["verdict"]
-    values = results.claim_values(seeds)
-    family = [(values, EXTENSION_CLAIMS, "extensions")]
-    page = mark_undecided(
-        check_claims(main_measured(), {"main"}, studies.measured_claims(), family), values
-    )
-    page = guard_heldout_claims(page, seeds)  # as the claims page's hook (extensions/spec.py)
+    main = check_claims(main_measured(), {"main"}, studies.measured_claims())
+    # the claims page as rule check_claims makes it: the study's record gives its own page
+    page = pd.concat([main, *studies.claim_pages({"extensions_seeds": seeds})])
     shared = page[page["study"] == "extensions"].set_index(["claim", "setup"])["verdict"]
     assert len(own) > 10
     pd.testing.assert_series_equal(own.sort_index(), shared.sort_index())

@@ -15,7 +15,7 @@ from typing import Any
 
 from isotropy.costs import JobCost
 from isotropy.studies import extensions, geometry, istar, paper, rajaee_cls, sensitivity
-from isotropy.studies.record import ClaimFamily, Config, StudySpec
+from isotropy.studies.record import Config, StudySpec
 from isotropy.workflow import inputs
 
 # The study modules, in registry order (the claims page's, too).
@@ -91,11 +91,11 @@ def measured_claims() -> dict[str, tuple[str, Any]]:
     return {s.name: (s.claims_not_run, s.claims) for s in REGISTRY if s.claims}
 
 
-def claim_families(tables: Mapping[str, Any]) -> list[ClaimFamily]:
-    """The per-seed claim families the loaded result tables (by input name) hold, in registry
-    order (rule check_claims: each its own Holm family, then its guard)."""
-    families = [s.claim_family(tables) for s in REGISTRY if s.claim_family is not None]
-    return [family for family in families if family is not None]
+def claim_pages(tables: Mapping[str, Any]) -> list[Any]:
+    """The studies' own claims pages the loaded result tables (by input name) hold, in registry
+    order (rule check_claims: each its own Holm family, guarded, joins the claims page)."""
+    pages = [s.claim_page(tables) for s in REGISTRY if s.claim_page is not None]
+    return [page for page in pages if page is not None]
 
 
 def report_tables(config: Mapping[str, Any], preview: bool = False) -> list[str]:

@@ -7,10 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from isotropy import paths
-from isotropy.extensions import design, results
-from isotropy.studies.record import ClaimFamily, StudySpec
-from isotropy.verdicts.claims import mark_undecided
-from isotropy.verdicts.learning import guard_heldout_claims
+from isotropy.extensions import design
+from isotropy.studies.record import StudySpec
+from isotropy.verdicts.extension_answers import judged_claims
 
 
 def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -53,20 +52,12 @@ def outputs() -> list[str]:
     return [paths.extensions_file(n) for n in [*names, "seeds.csv", "claims.csv", "claims.md"]]
 
 
-def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
-    """The study's claims from its per-seed values (``extensions_seeds``), guarded: a
-    same-optimum row whose seeds cannot tell is not decided, and a held-out setup whose model
-    did not learn is not judged."""
+def claim_page(tables: Mapping[str, Any]) -> Any:
+    """The study's claims from its per-seed values (``extensions_seeds``; None without them),
+    guarded: a same-optimum row whose seeds cannot tell is not decided, and a held-out setup
+    whose model did not learn is not judged."""
     seeds = tables.get("extensions_seeds")
-    if seeds is None:
-        return None
-    values = results.claim_values(seeds)
-    return ClaimFamily(
-        values,
-        results.CLAIMS,
-        "extensions",
-        lambda table: guard_heldout_claims(mark_undecided(table, values), seeds),
-    )
+    return None if seeds is None else judged_claims(seeds)
 
 
 STUDIES = (
@@ -78,6 +69,6 @@ STUDIES = (
         job_costs=design.JOB_COSTS,
         # its per-seed values: its claims join the claims page as their own Holm family
         claims_inputs=lambda config: {"extensions_seeds": paths.extensions_file("seeds.csv")},
-        claim_family=claim_family,
+        claim_page=claim_page,
     ),
 )

@@ -17,7 +17,7 @@ import pandas as pd
 from isotropy import costs, paths
 from isotropy.published import SeedClaim
 from isotropy.rajaee_cls.results import claim_values
-from isotropy.studies.record import ClaimFamily, StudySpec
+from isotropy.studies.record import StudySpec
 from isotropy.verdicts.claims import check_seed_claims
 from isotropy.verdicts.learning import guard_rows, learning_test
 from isotropy.verdicts.measurements.sts import rajaee_cls_measurements
@@ -111,12 +111,13 @@ METHOD_NAMES = {"none": "without the method", "cluster": "with the method"}
 SLIDES_MODELS = ("bert",)
 
 
-def guarded(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """``table`` (claim rows) with each CLS claim whose runs (runs.csv of the CLS study: model,
-    task, method, accuracy, majority_baseline, eval_sentences) did not all learn read
-    :data:`isotropy.verdicts.tolerances.NOT_LEARNED` (:mod:`isotropy.verdicts.learning`), then
-    the stand-in note on each CLS row when a model is not the slides': the guard of their page
-    (:func:`check_claims`) and of their family on the claims page (:func:`claim_family`)."""
+def check_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
+    """The two CLS claims on a page of their own (rule rajaee_cls_tables; on the claims page as
+    its family: :func:`claim_page`), one row per claim × setup
+    (:data:`isotropy.verdicts.claims.COLUMNS`), guarded: each claim whose runs (runs.csv of the
+    CLS study: model, task, method, accuracy, majority_baseline, eval_sentences) did not all
+    learn reads :data:`isotropy.verdicts.tolerances.NOT_LEARNED`
+    (:mod:`isotropy.verdicts.learning`), and a model not the slides' is named in every note."""
     unlearned: dict[tuple[str, str], str] = {}
     for (model, task, method), group in runs.groupby(["model", "task", "method"], sort=False):
         tested = learning_test(
@@ -129,31 +130,21 @@ def guarded(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
                 key = (claim, f"{model}/{task}")
                 why = f"{METHOD_NAMES.get(method, method)}: {tested.note}"
                 unlearned[key] = f"{unlearned[key]}; {why}" if key in unlearned else why
+    table = check_seed_claims(claim_values(runs, layers), CLAIMS, study="rajaee_cls")
     table = guard_rows(table, unlearned)
     others = [m for m in dict.fromkeys(runs["model"]) if m not in SLIDES_MODELS]
     if others:  # a direction on a stand-in: said in its verdict
         judged = f"judged on a stand-in: {', '.join(others)} for the slides' BERT-base"
-        rows = table["study"] == "rajaee_cls"
-        notes = table.loc[rows, "note"].fillna("").astype(str)
-        table.loc[rows, "note"] = [f"{n}; {judged}" if n else judged for n in notes]
+        notes = table["note"].fillna("").astype(str)
+        table["note"] = [f"{n}; {judged}" if n else judged for n in notes]
     return table
 
 
-def check_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
-    """The two CLS claims on a page of their own (rule rajaee_cls_tables), one row per claim ×
-    setup (:data:`isotropy.verdicts.claims.COLUMNS`), the stand-in named in every row's note;
-    on the claims page they form the same family (:func:`claim_family`)."""
-    return guarded(check_seed_claims(claim_values(runs, layers), CLAIMS, study="rajaee_cls"), runs)
-
-
-def claim_family(tables: Mapping[str, Any]) -> ClaimFamily | None:
-    """The CLS claims from the study's runs and layers tables, guarded: a claim whose runs did
-    not all learn is not judged, and a stand-in model is said."""
+def claim_page(tables: Mapping[str, Any]) -> pd.DataFrame | None:
+    """The CLS claims page (:func:`check_claims`) from the study's runs and layers tables (None
+    without them)."""
     runs = tables.get("rajaee_cls_runs")
-    if runs is None:
-        return None
-    values = claim_values(runs, tables["rajaee_cls_layers"])
-    return ClaimFamily(values, CLAIMS, "rajaee_cls", lambda table: guarded(table, runs))
+    return None if runs is None else check_claims(runs, tables["rajaee_cls_layers"])
 
 
 STUDIES = (
@@ -164,7 +155,7 @@ STUDIES = (
         rules="rules/rajaee_cls.smk",
         job_costs={"rajaee_cls_finetune": job_seconds},
         verdict_inputs=verdict_inputs,
-        claim_family=claim_family,
+        claim_page=claim_page,
         measures={
             "rajaee_cls_runs": lambda table, config, stand: rajaee_cls_measurements(table, config)
         },

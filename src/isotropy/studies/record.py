@@ -1,5 +1,5 @@
-"""A study's record (:class:`StudySpec`) and its own per-seed claims (:class:`ClaimFamily`):
-what the workflow builds, estimates and judges of one study (:mod:`isotropy.studies`)."""
+"""A study's record (:class:`StudySpec`): what the workflow builds, estimates and judges of one
+study (:mod:`isotropy.studies`)."""
 
 from __future__ import annotations
 
@@ -15,19 +15,6 @@ Config = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
-class ClaimFamily:
-    """A study's own per-seed claims on the claims page, judged as their own Holm family:
-    ``values`` (claim, setup, seed, value), the ``claims`` they test, the family's ``name`` (its
-    rows' study), and ``guard``, which marks the judged rows its runs cannot support (a model
-    that did not learn, an optimum no seed decides)."""
-
-    values: Any
-    claims: Sequence[Any]
-    name: str
-    guard: Callable[[Any], Any]
-
-
-@dataclass(frozen=True)
 class StudySpec:
     """One study: its ``name`` (also its config section), its ``target`` rule (None: rule all
     only), its final files ``outputs(config)``, the ``rules`` file the Snakefile includes for
@@ -35,10 +22,12 @@ class StudySpec:
     is present, or never), the per-job costs of its costed rules (:data:`isotropy.costs.JobCost`:
     a rule without one counts a start-up), its named inputs of the claims and the paper
     comparison (``verdict_inputs``) and of the claims only (``claims_inputs``), read when
-    config ``studies`` lists it, its per-seed claims from the loaded result tables
-    (``claim_family``: None when the tables hold none), ``check``: a configuration problem that
-    stops its estimate, and ``measures``: input name (or the names one function reads together)
-    -> function of those tables, the configuration and the stand-ins, returning rows of
+    config ``studies`` lists it, its own claims page from the loaded result tables
+    (``claim_page``: its per-seed claims judged as their own Holm family and guarded, the rows
+    the claims page shows too; None when the tables hold none), ``check``: a configuration
+    problem that stops its estimate, and ``measures``: input name (or the names one function
+    reads together) -> function of those tables, the configuration and the stand-ins, returning
+    rows of
     :func:`isotropy.verdicts.measurements.measurement`; ``claims``: its claims judged on those
     measurements, which read *not run* with ``claims_not_run`` as their note when the run
     lacks the study."""
@@ -51,7 +40,7 @@ class StudySpec:
     job_costs: Mapping[str, JobCost] = field(default_factory=dict)
     verdict_inputs: Callable[[Config], dict[str, Any]] | None = None
     claims_inputs: Callable[[Config], dict[str, Any]] | None = None
-    claim_family: Callable[[Mapping[str, Any]], ClaimFamily | None] | None = None
+    claim_page: Callable[[Mapping[str, Any]], Any] | None = None
     check: Callable[[Config], str | None] | None = None
     measures: Mapping[Any, Callable[..., list[dict[str, Any]]]] = field(default_factory=dict)
     claims: Sequence[Any] = ()

@@ -180,18 +180,14 @@ def _settle(claim: Claim, measured: pd.Series, p_claim: float, p_other: float) -
 
 
 def check_claims(
-    measured: pd.DataFrame,
-    studies: set[str],
-    claims: Mapping[str, tuple[str, Sequence[Claim]]],
-    families: Sequence[tuple[pd.DataFrame, Sequence[SeedClaim], str]] = (),
+    measured: pd.DataFrame, studies: set[str], claims: Mapping[str, tuple[str, Sequence[Claim]]]
 ) -> pd.DataFrame:
     """Every claim judged on the measurements (``studies``: the studies this run has results of).
     ``claims``: study -> (why its claims read not run when the run lacks it, its claims), in
-    the page's order (the studies' records: :func:`isotropy.studies.measured_claims`).
-    ``families``: the studies' own per-seed claims as (values: claim, setup, seed, value;
-    claims; study), e.g. the extension and Rajaee CLS studies' (their records'
-    ``claim_family``). Each study's tested rows are settled as its own family
-    (:func:`settle_family`), so no row's verdict depends on what else the page holds."""
+    the page's order (the studies' records: :func:`isotropy.studies.measured_claims`). Each
+    study's tested rows are settled as its own family (:func:`settle_family`), so no row's
+    verdict depends on what else the page holds: the studies' own pages of per-seed claims
+    (:func:`check_seed_claims`) join the claims page as they are."""
     rows: list[dict] = []
     tests: list[tuple] = []
     for study, (not_run, judged) in claims.items():
@@ -207,12 +203,7 @@ def check_claims(
             for claim in judged:
                 found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
                 _claim_row(claim, setup, found, rows, tests)
-    for values, seed_claims_of, study in families:
-        more_rows, more_tests = seed_claim_rows(values, seed_claims_of, study)
-        tests += [(len(rows) + index, *rest) for index, *rest in more_tests]
-        rows += more_rows
     settle_family(rows, tests)
-    rows = collapse_any_setup(rows, [c for _, claims, _ in families for c in claims])
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -383,10 +374,12 @@ def check_seed_claims(
     per_seed: pd.DataFrame, claims: Sequence[SeedClaim], study: str
 ) -> pd.DataFrame:
     """Every claim judged per setup on per-seed values (columns claim, setup, seed, value), as
-    a page of its own: Holm over its tested rows (:func:`seed_claim_rows`). Rows in
-    :data:`COLUMNS`. On the claims page the same rows form the same family
-    (:func:`check_claims` with ``families``), as here: a page of this one family."""
-    return check_claims(pd.DataFrame(), set(), {}, [(per_seed, claims, study)])
+    a page of its own: Holm over its tested rows (:func:`seed_claim_rows`), the study's family.
+    Rows in :data:`COLUMNS`; the claims page shows the same rows (a study record's
+    ``claim_page``)."""
+    rows, tests = seed_claim_rows(per_seed, claims, study)
+    settle_family(rows, tests)
+    return pd.DataFrame(collapse_any_setup(rows, claims), columns=COLUMNS)
 
 
 def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:

@@ -91,9 +91,9 @@ def _interval(values: list[float]) -> str:
 
 
 def judged_claims(seeds: pd.DataFrame) -> pd.DataFrame:
-    """The study's claims from its per-seed values, guarded as its family on the claims page is
-    (:func:`isotropy.studies.extensions.claim_family`): its own page (rule extensions_tables)
-    and the answers below."""
+    """The study's claims from its per-seed values, guarded: its own page (rule
+    extensions_tables), its family on the claims page (its record's ``claim_page``) and the
+    answers below."""
     values = results.claim_values(seeds)
     claims = mark_undecided(check_seed_claims(values, EXTENSION_CLAIMS, "extensions"), values)
     return guard_heldout_claims(claims, seeds)
