@@ -629,6 +629,13 @@ def test_config_section_validates_and_is_cross_checked():
     assert "geometry.sts.models: 'roberta-typo' is not defined under 'models'" in "".join(
         unknown_model_problems(config)
     )
+    # An STS split needs its source: the config check names it (readers.inputs.sts_inputs
+    # relies on it).
+    del config["sources"]["hf_stsb_validation"]
+    with pytest.raises(
+        ValueError, match="geometry.sts.splits.stsb: 'validation' needs source 'hf_stsb_validation'"
+    ):
+        workflow_config.check_config(config)
 
 
 @pytest.mark.slow
