@@ -613,14 +613,13 @@ def _prepare(dataset: str, raw_dir: Path):
     return readers.registry.prepare_dataset(dataset, {dataset: raw_dir}, sources)
 
 
-def test_nul_byte_in_a_sentence_is_refused_naming_file_and_line(tmp_path):
+def test_nul_byte_in_a_sentence_is_refused_naming_the_item_and_raw_files(tmp_path):
     (tmp_path / "rt-polarity.pos").write_bytes(b"good\nfi\x00ne\n")
     (tmp_path / "rt-polarity.neg").write_text("bad\n")
     with pytest.raises(ValueError) as info:
         _prepare("polarity", tmp_path)
-    assert str(info.value).startswith(
-        f"{tmp_path / 'rt-polarity.pos'}, line 2: NUL byte at column 3"
-    )
+    assert str(info.value).startswith("data set 'polarity': item 1 holds a NUL byte in 'text'")
+    assert str(tmp_path / "rt-polarity.pos") in str(info.value)
 
 
 def test_nul_from_a_json_escape_is_refused_naming_the_raw_files(tmp_path):
