@@ -133,8 +133,6 @@ def extract_token_embeddings(
     any one token type are kept (the first ones in corpus order), so frequent function words
     do not swamp the sample; extraction stops once ``max_tokens`` instances are kept.
     """
-    if not sentences:
-        raise ValueError("no sentences to embed")
     counts: Counter[int] = Counter()
     chunks: list[np.ndarray] = []
     kept_ids: list[int] = []
@@ -242,8 +240,6 @@ def token_states_by_sentence(
     """
     import torch
 
-    if not sentences:
-        raise ValueError("no sentences to embed")
     per_sentence: list[np.ndarray | None] = [None] * len(sentences)
     order = np.argsort([len(s) for s in sentences], kind="stable")
     logged = ProgressLog(len(sentences), desc, every=30.0 if progress else float("inf"))
