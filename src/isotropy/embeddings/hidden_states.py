@@ -99,18 +99,6 @@ class TokenEmbeddings(ArrayRecord):
     tokens: np.ndarray
     sentence_index: np.ndarray
 
-    def __post_init__(self) -> None:
-        if self.layers.ndim != 3:
-            raise ValueError(
-                f"layers must be (n_layers, n_tokens, dim); got shape {self.layers.shape}"
-            )
-        n = self.layers.shape[1]
-        for name in ("token_ids", "tokens", "sentence_index"):
-            if len(getattr(self, name)) != n:
-                raise ValueError(
-                    f"{name} has {len(getattr(self, name))} entries but layers hold {n} tokens"
-                )
-
     @property
     def n_layers(self) -> int:
         return self.layers.shape[0]
