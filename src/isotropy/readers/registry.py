@@ -27,11 +27,12 @@ from isotropy.sources.layouts import decode_text
 
 
 def read_utf8_lines(path: Path) -> list[str]:
-    """The lines of ``path`` (a :func:`raw_file`), each decoded as UTF-8 (a NUL byte in a text is
-    refused by :func:`check_prepared`, wherever it came from)."""
+    """The lines of ``path`` (a :func:`raw_file`), each decoded as UTF-8, a leading byte-order
+    mark dropped (GLUE's MRPC dev.tsv has one); a NUL byte in a text is refused by
+    :func:`check_prepared`, wherever it came from."""
     # Lines end at "\n" only: str.splitlines() would also break inside a field at U+2028, U+0085,
     # form feeds and other separators that real corpora contain.
-    lines = decode_text(path.read_bytes(), "utf-8", str(path)).split("\n")
+    lines = decode_text(path.read_bytes(), "utf-8-sig", str(path)).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return [line[:-1] if line.endswith("\r") else line for line in lines]

@@ -194,7 +194,6 @@ def read_supersense_tikhonov(raw_dir: str | os.PathLike) -> pd.DataFrame:
 
 def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
     """The multi-label items of a table of word pairs with their supersense flags (see above)."""
-    table = table.fillna("").astype(str)
     flags: dict[str, dict[str, str]] = {"word1": {}, "word2": {}}
     for column in table.columns:
         if match := FLAG_COLUMN.match(column):
@@ -210,7 +209,7 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
     labels: dict[str, set[str]] = {}
     first: dict[str, frozenset[str]] = {}
     disagreeing: set[str] = set()
-    for word_column in ("word1", "word2"):
+    for word_column in WORDS:
         columns = [flags[word_column][cls] for cls in SUPERSENSE_CLASSES]
         values = table[columns].apply(lambda col: col.str.strip().str.lower())
         bad = ~values.isin(_TRUE | _FALSE)
