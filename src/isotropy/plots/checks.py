@@ -78,8 +78,8 @@ def stamp(figure: plt.Figure, text: str) -> None:
     """
     if not text:
         return
-    title = getattr(figure, "_suptitle", None)
-    rest = f"\n{title.get_text()}" if title is not None and title.get_text() else ""
+    title = figure.get_suptitle()
+    rest = f"\n{title}" if title else ""
     fits = int(figure.get_figwidth() * 72 / (0.65 * 11))  # characters of 11-pt bold in its width
     lines = "\n".join(textwrap.wrap(text, fits, break_long_words=False))
     figure.suptitle(lines + rest, color="firebrick", fontsize=11, fontweight="bold")
