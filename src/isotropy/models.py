@@ -250,9 +250,7 @@ def _swap_into_place(staging: Path, target: Path, work: Path) -> None:
     """Rename the complete staging folder onto ``target``; an earlier folder there is removed."""
     if target.exists():
         old = work / "previous"
-        os.replace(target, old)
-        for path in old.rglob("*"):  # read-only files inside must be deletable by rmtree
-            path.chmod(0o755 if path.is_dir() else 0o644)
+        os.replace(target, old)  # its read-only files go with it: their folders stay writable
     os.replace(staging, target)
 
 
