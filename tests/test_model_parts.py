@@ -161,6 +161,10 @@ def test_a_failed_reassembly_keeps_the_earlier_folder_and_a_wrong_model_file_is_
     ):
         models.assemble_model(wrong, target, wheels=wheels)
     assert (target / "manifest.json").read_text() == before
+    lacking = {**params, "files": {"missing.bin": {"sha256": "0" * 64}}}
+    with pytest.raises(FileNotFoundError, match="missing.bin"):
+        models.assemble_model(lacking, target, wheels=wheels)
+    assert (target / "manifest.json").read_text() == before
     assert _leftovers(target.parent) == []
     models.assemble_model(params, target, wheels=wheels)  # replaces the read-only folder
     assert _leftovers(target.parent) == []
