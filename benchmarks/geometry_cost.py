@@ -3,8 +3,8 @@ seconds on one thread of the installed all-MiniLM-L6-v2 (6 layers, 384-d) on the
 mirror's positive polarity sentences (the offline corpus stand-in):
 
 - one corpus sentence through every layer (rule geometry_token_embeddings, max length 128);
-- one sentence mean-pooled (rules geometry_sentence_embeddings and, at max length 64,
-  geometry_classification_features);
+- one sentence's last-layer token states (rules geometry_sentence_embeddings and, at max length
+  64, geometry_classification_features);
 - per layer and token: the cosine statistics (k-means by silhouette), I(W), and LID per layer
   and sampled token (rules geometry_cosine, geometry_isotropy, geometry_lid).
 
@@ -34,7 +34,7 @@ from isotropy.costs import PROBE_CPU_SECONDS, speed_probe
 from isotropy.embeddings.hidden_states import (
     extract_token_embeddings,
     load_hidden_state_model,
-    mean_pooled_embeddings,
+    token_states_by_sentence,
 )
 from isotropy.geometry.layer_isotropy import isotropy_by_layer
 from isotropy.geometry.layers import cosine_by_layer, lid_by_layer
@@ -67,7 +67,9 @@ def main() -> None:
     )
     n_layers, n_tokens, dim = tokens.layers.shape
     costs = {"load": load, "token_sentence": seconds / len(sentences)}
-    seconds, _ = clock(lambda: mean_pooled_embeddings(sentences, tokenizer, model, max_length=128))
+    seconds, _ = clock(
+        lambda: token_states_by_sentence(sentences, tokenizer, model, max_length=128)
+    )
     costs["sentence"] = seconds / len(sentences)
     kwargs = {"model": "miniLM", "corpus": "polarity", "progress": False}
     seconds, _ = clock(

@@ -22,7 +22,6 @@ from isotropy.embeddings.hidden_states import (
     extract_token_embeddings,
     extract_window_embeddings,
     load_hidden_state_model,
-    mean_pooled_embeddings,
     text_windows,
     token_states_by_sentence,
 )
@@ -561,20 +560,6 @@ def test_sst2_token_features_keep_every_attended_token(minilm, polarity_sentence
         np.testing.assert_allclose(rows, hidden, atol=1e-5)
 
 
-def test_mean_pooling_matches_sentence_transformers(minilm, polarity_sentences):
-    from sentence_transformers import SentenceTransformer
-
-    spec, tokenizer, model = minilm
-    sentences = polarity_sentences[:30]
-    ours = mean_pooled_embeddings(sentences, tokenizer, model, batch_size=16, progress=False)
-    reference = SentenceTransformer(spec.path, device="cpu").encode(
-        sentences, convert_to_numpy=True
-    )  # mean pooling + L2 norm
-    np.testing.assert_allclose(
-        ours / np.linalg.norm(ours, axis=1, keepdims=True), reference, atol=1e-4
-    )
-
-
 def test_sts_on_the_mirror_stsb_split(minilm, mirror_root):
     _, tokenizer, model = minilm
     table = read_sts("stsb", "train", mirror_root / "glue" / "STS-B")
@@ -644,6 +629,13 @@ def test_config_section_validates_and_is_cross_checked():
     assert "geometry.sts.models: 'roberta-typo' is not defined under 'models'" in "".join(
         unknown_model_problems(config)
     )
+    # An STS split needs its source: the config check names it (readers.inputs.sts_inputs
+    # relies on it).
+    del config["sources"]["hf_stsb_validation"]
+    with pytest.raises(
+        ValueError, match="geometry.sts.splits.stsb: 'validation' needs source 'hf_stsb_validation'"
+    ):
+        workflow_config.check_config(config)
 
 
 @pytest.mark.slow

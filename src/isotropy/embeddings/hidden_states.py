@@ -1,12 +1,12 @@
 """Hidden states of a pretrained transformer: every layer for token instances (Cai et al.),
-or one layer per sentence (Rajaee & Pilehvar's token-level STS), or its mean per sentence."""
+or one layer per sentence (Rajaee & Pilehvar's token-level STS)."""
 
 from __future__ import annotations
 
 import logging
 import os
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Self, cast
 
@@ -99,18 +99,6 @@ class TokenEmbeddings(ArrayRecord):
     tokens: np.ndarray
     sentence_index: np.ndarray
 
-    def __post_init__(self) -> None:
-        if self.layers.ndim != 3:
-            raise ValueError(
-                f"layers must be (n_layers, n_tokens, dim); got shape {self.layers.shape}"
-            )
-        n = self.layers.shape[1]
-        for name in ("token_ids", "tokens", "sentence_index"):
-            if len(getattr(self, name)) != n:
-                raise ValueError(
-                    f"{name} has {len(getattr(self, name))} entries but layers hold {n} tokens"
-                )
-
     @property
     def n_layers(self) -> int:
         return self.layers.shape[0]
@@ -133,8 +121,6 @@ def extract_token_embeddings(
     any one token type are kept (the first ones in corpus order), so frequent function words
     do not swamp the sample; extraction stops once ``max_tokens`` instances are kept.
     """
-    if not sentences:
-        raise ValueError("no sentences to embed")
     counts: Counter[int] = Counter()
     chunks: list[np.ndarray] = []
     kept_ids: list[int] = []
@@ -218,67 +204,6 @@ def _token_embeddings(
     return TokenEmbeddings(layers, token_ids, tokens, np.asarray(index, dtype=np.int64))
 
 
-def layer_states_in_batches(
-    sentences: Sequence[str],
-    tokenizer,
-    model,
-    *,
-    desc: str,
-    device: Any = "cpu",
-    batch_size: int = 32,
-    max_length: int = 128,
-    layer: int = -1,
-    progress: bool = True,
-) -> Iterator[tuple[np.ndarray, dict[str, Any], Any, Any]]:
-    """One layer's hidden states of ``sentences``, batched by length (less padding): yields
-    ``(rows, inputs, special, hidden)`` per batch (the batch's indices into ``sentences``, its
-    tokenizer inputs on ``device``, its special-token mask on the CPU, the layer's states,
-    batch x time x dim), with the time left in the log (``progress=False``: its last line
-    only). The one batching loop of the STS embeddings, token states and mean-pooled alike."""
-    import torch
-
-    if not sentences:
-        raise ValueError("no sentences to embed")
-    order = np.argsort([len(s) for s in sentences], kind="stable")
-    logged = ProgressLog(len(sentences), desc, every=30.0 if progress else float("inf"))
-    for start in range(0, len(order), batch_size):
-        rows = order[start : start + batch_size]
-        inputs, special = tokenize_batch(tokenizer, [sentences[i] for i in rows], max_length)
-        inputs = {key: value.to(device) for key, value in inputs.items()}
-        with torch.inference_mode():
-            hidden = model(**inputs).hidden_states[layer]
-        yield rows, inputs, special, hidden
-        logged.update(len(rows))
-
-
-def mean_pooled_embeddings(
-    sentences: Sequence[str],
-    tokenizer,
-    model,
-    **settings: Any,
-) -> np.ndarray:
-    """Sentence embeddings: the mean of one layer's hidden states over the attended tokens.
-
-    Special tokens are included, as in sentence-transformers' mean pooling. Sentences are
-    batched by length (less padding); rows come back in input order. ``settings``: device,
-    batch size, max length, layer and progress, as :func:`layer_states_in_batches` takes them.
-    """
-    result: np.ndarray | None = None
-    batches = layer_states_in_batches(
-        sentences, tokenizer, model, desc="sentence embeddings", **settings
-    )
-    for rows, inputs, _, hidden in batches:
-        mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-        pooled = ((hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)).float().cpu().numpy()
-        if result is None:
-            result = np.empty((len(sentences), pooled.shape[1]), dtype=np.float32)
-        result[rows] = pooled
-    assert result is not None
-    if not np.isfinite(result).all():
-        raise ValueError("the model produced non-finite sentence embeddings")
-    return result
-
-
 def token_states_by_sentence(
     sentences: Sequence[str],
     tokenizer,
@@ -286,27 +211,39 @@ def token_states_by_sentence(
     *,
     drop_special: bool = True,
     desc: str = "STS token states",
-    **settings: Any,
+    device: Any = "cpu",
+    batch_size: int = 32,
+    max_length: int = 128,
+    layer: int = -1,
+    progress: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One layer's hidden states of every sentence's tokens, padding removed and (with
     ``drop_special``) the special tokens ([CLS], [SEP]) too, as Rajaee & Pilehvar feed them to
     the cluster-based method; every attended token without it (the SST-2 token features).
-    ``settings``: device, batch size, max length, layer and progress, as
-    :func:`layer_states_in_batches` takes them.
+    Sentences are batched by length (less padding), with the time left in the log
+    (``progress=False``: its last line only).
 
     Returns ``(tokens, offsets)``: float32 (T, d), sentence i's tokens at
     ``offsets[i]:offsets[i+1]``.
     """
+    import torch
+
     per_sentence: list[np.ndarray | None] = [None] * len(sentences)
-    batches = layer_states_in_batches(sentences, tokenizer, model, desc=desc, **settings)
-    for rows, inputs, special, hidden in batches:
-        keep = inputs["attention_mask"].bool().cpu()
+    order = np.argsort([len(s) for s in sentences], kind="stable")
+    logged = ProgressLog(len(sentences), desc, every=30.0 if progress else float("inf"))
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        inputs, special = tokenize_batch(tokenizer, [sentences[i] for i in rows], max_length)
+        with torch.inference_mode():
+            hidden = model(**{key: value.to(device) for key, value in inputs.items()})
+        keep = inputs["attention_mask"].bool()
         if drop_special:
             keep &= ~special.bool()
         keep = keep.numpy()
-        states = hidden.float().cpu().numpy()
+        states = hidden.hidden_states[layer].float().cpu().numpy()
         for b, i in enumerate(rows):
             per_sentence[i] = states[b][keep[b]]
+        logged.update(len(rows))
     # The batches are a permutation of every row (argsort), so no entry is left None.
     filled = cast(list[np.ndarray], per_sentence)
     lengths = np.array([len(t) for t in filled], dtype=np.int64)

@@ -83,11 +83,7 @@ def encode_to_file(
         )  # a full disk named now, not a SIGBUS later
         for start in range(0, len(texts), chunk_size):
             chunk = list(texts[start : start + chunk_size])
-            vectors = np.asarray(encode_batch(chunk), dtype=np.float32)
-            if vectors.shape != (len(chunk), dim):
-                raise ValueError(
-                    f"encoder returned shape {vectors.shape}, expected {(len(chunk), dim)}"
-                )
+            vectors = np.asarray(encode_batch(chunk), dtype=np.float32)  # (len(chunk), dim)
             if not np.isfinite(vectors).all():
                 raise ValueError(
                     f"encoder returned non-finite values for texts {start}..{start + len(chunk)}"

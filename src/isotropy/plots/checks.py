@@ -28,21 +28,9 @@ PAPER_TEXT_WIDTH = 6.3
 FIGURE_CHECKS: list[Callable[[Figure, str, float, float | None], None]] = []
 
 
-def require_columns(table: pd.DataFrame, needed: set[str], what: str) -> None:
-    """Refuse a ``what`` table to plot that lacks one of ``needed`` or has no row."""
-    missing = needed - set(table.columns)
-    if missing:
-        raise ValueError(
-            f"{what} table lacks columns {sorted(missing)}; found {list(table.columns)}"
-        )
-    if table.empty:
-        raise ValueError(f"{what} table is empty; nothing to plot")
-
-
-def seed_means(table: pd.DataFrame, keys: list[str], columns: list[str], what: str) -> pd.DataFrame:
+def seed_means(table: pd.DataFrame, keys: list[str], columns: list[str]) -> pd.DataFrame:
     """Mean and std (ddof = 1; 0 for a single seed) over seeds of each of ``columns`` per
     ``keys`` (``<column>_mean``, ``<column>_std``), and ``seeds``, the runs in each group."""
-    require_columns(table, {*keys, *columns}, what)
     grouped = table.groupby(keys, sort=True)
     summary = grouped[columns].agg(["mean", "std"])
     summary.columns = [f"{a}_{b}" for a, b in summary.columns]
@@ -90,8 +78,8 @@ def stamp(figure: plt.Figure, text: str) -> None:
     """
     if not text:
         return
-    title = getattr(figure, "_suptitle", None)
-    rest = f"\n{title.get_text()}" if title is not None and title.get_text() else ""
+    title = figure.get_suptitle()
+    rest = f"\n{title}" if title else ""
     fits = int(figure.get_figwidth() * 72 / (0.65 * 11))  # characters of 11-pt bold in its width
     lines = "\n".join(textwrap.wrap(text, fits, break_long_words=False))
     figure.suptitle(lines + rest, color="firebrick", fontsize=11, fontweight="bold")

@@ -10,8 +10,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
-from isotropy.plots.checks import require_columns
-
 _STATISTICS = (("s_inter", "$S_{inter}$"), ("s_intra", "$S_{intra}$"))
 
 
@@ -164,7 +162,6 @@ def plot_pca_view(table: pd.DataFrame, title: str) -> plt.Figure:
     """One layer's token embeddings on their first principal components, coloured by k-means
     cluster; with a ``token`` column, a third panel colours PC1/PC2 by token kind
     (:func:`token_kind`)."""
-    require_columns(table, {"pc1", "pc2", "pc3", "cluster", "layer"}, "PCA view")
     kinds = "token" in table
     figure = plt.figure(figsize=(15 if kinds else 10, 4.5))
     flat = figure.add_subplot(1, 3 if kinds else 2, 1)
@@ -242,8 +239,6 @@ def plot_token_views(view: pd.DataFrame, frequencies: pd.DataFrame, title: str) 
     (:func:`token_kind`: word, sub-word piece, symbol, special) and by the band of the token's
     corpus count (:func:`frequency_band`, from ``frequencies``: one row per token type with its
     ``count`` over the whole corpus)."""
-    require_columns(view, {"pc1", "pc2", "layer", "token"}, "PCA view")
-    require_columns(frequencies, {"token", "count"}, "token frequency")
     counts = frequencies.groupby("token")["count"].sum()
     missing = sorted(set(view["token"]) - set(counts.index))
     if missing:

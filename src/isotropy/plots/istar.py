@@ -23,7 +23,7 @@ from isotropy.plots.checks import DECORATION, panel_grid, plt, save_figure, seed
 def seed_summary(runs: pd.DataFrame) -> pd.DataFrame:
     """Mean and std over seeds per model, task, regulariser and λ (:func:`seed_means`)."""
     keys, columns = ["model", "task", "regulariser", "lambda"], ["metric", "isoscore_star", "twonn"]
-    return seed_means(runs, keys, columns, "I-STAR runs (results/istar/runs.csv)")
+    return seed_means(runs, keys, columns)
 
 
 def figure5_table(runs: pd.DataFrame) -> pd.DataFrame:

@@ -20,7 +20,7 @@ def plot_cls_layers(
     """Two panels (I(W), IsoScore) against the layer, one line per model/task × method, mean ±
     std over seeds; ``title`` states the settings. Returns the plotted summary."""
     keys = ["model", "task", "method", "layer"]
-    summary = seed_means(layers, keys, ["iw", "isoscore"], "CLS layers").fillna(0.0)
+    summary = seed_means(layers, keys, ["iw", "isoscore"]).fillna(0.0)
     figure, axes = plt.subplots(1, 2, figsize=(9, 3.6), layout="constrained")
     for axis, (column, label) in zip(axes, PANELS, strict=True):
         for (model, task, method), group in summary.groupby(["model", "task", "method"]):

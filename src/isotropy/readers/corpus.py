@@ -44,16 +44,8 @@ def wikitext_sentences(lines: Iterable[str], max_sentences: int | None = None) -
 def _corpus_lines(corpus: Mapping[str, Any], raw_dir: Path) -> list[str]:
     """The raw lines of the configured corpus: of ``file`` in the folder (``format: lines``, line
     ends kept) or the rows of the WikiText split downloaded from the hub (``format: wikitext``)."""
-    if corpus["format"] == "lines":
-        if not corpus.get("file"):
-            raise ValueError(
-                "geometry.clusters.corpus.format is 'lines' but no file is set; give corpus.file"
-            )
-        path = raw_dir / corpus["file"]
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"corpus file {path} does not exist; fix geometry.clusters.corpus.file"
-            )
+    if corpus["format"] == "lines":  # the schema requires its file
+        path = raw_file(raw_dir, corpus["file"])
         return decode_text(path.read_bytes(), "utf-8", str(path)).splitlines(keepends=True)
     # the schema allows "lines" or "wikitext" only
     return list(pd.read_parquet(raw_file(raw_dir, HUB_FILE))["text"].astype(str))

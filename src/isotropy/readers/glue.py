@@ -87,8 +87,6 @@ def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv
     spec = GLUE_FORMATS[task]
     path = raw_file(raw_dir, file_name)
     lines = read_utf8_lines(path)
-    if lines and lines[0].startswith("\ufeff"):  # GLUE's MRPC dev.tsv starts with a byte-order mark
-        lines[0] = lines[0][1:]
     index, width, body, first = _columns(spec, lines, path, f"the {task} {file_name}")
     rows, unlabelled = [], 0
     for lineno, line in enumerate(body, first):

@@ -74,12 +74,7 @@ def sts_inputs(
 ) -> dict[str, str]:
     """Rule geometry_sentence_embeddings' input: the download of the STS split, or nothing for
     SICK-R when the mirror lacks it (SICK-R is optional: the job marks it unavailable)."""
-    source = sts_source(name, split)
-    if source not in config["sources"]:
-        raise ValueError(
-            f"geometry.sts.splits.{name}: {split!r} needs source {source!r}, which config "
-            "'sources' lacks"
-        )
+    source = sts_source(name, split)  # config 'sources' has it: check_config says so
     mirror = resolve_mirror(config.get("mirror"))
     if name in OPTIONAL_STS and mirror is not None and missing_mirror_files(source, config, mirror):
         return {}

@@ -25,12 +25,6 @@ log = logging.getLogger(__name__)
 
 _STS_SPLIT_FILES = {"train": "train.tsv", "validation": "dev.tsv"}  # GLUE STS-B from a mirror
 _SICK_FILE = "SICK.txt"  # SICK from a mirror: every split in one file
-# SICK online: SemEval-2014 Task 1's own files, one per split (as SentEval reads them).
-_SICK_SEMEVAL_FILES = {
-    "test": "SICK_test_annotated.txt",
-    "train": "SICK_train.txt",
-    "trial": "SICK_trial.txt",
-}
 
 
 # The SemEval STS tasks; every subset's pairs (STS.input.<subset>.txt: two tab-separated
@@ -129,7 +123,8 @@ def read_sts(name: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
         return read_semeval_sts(folders[0])
     if name == "stsb":  # the schema allows its train and validation splits only
         return read_sts_tsv(raw_file(raw_dir, _STS_SPLIT_FILES[split]))
-    semeval = raw_dir / _SICK_SEMEVAL_FILES.get(split, f"SICK_{split}.txt")
+    # SICK online: SemEval-2014 Task 1's own file of the split (as SentEval reads them).
+    semeval = raw_dir / ("SICK_test_annotated.txt" if split == "test" else f"SICK_{split}.txt")
     path = semeval if semeval.is_file() else raw_file(raw_dir, _SICK_FILE)
     table = pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False)
     table.columns = [str(c).strip() for c in table.columns]

@@ -9,7 +9,6 @@ found from the file (:func:`find_word_columns`), and the reader says which it us
 
 from __future__ import annotations
 
-import codecs
 import io
 import logging
 import os
@@ -25,29 +24,28 @@ import pandas as pd
 from isotropy.defaults import setting_or_default
 from isotropy.readers.pos import open_wordnet
 from isotropy.readers.registry import multi_label_frame, raw_file, read_utf8_lines, register_dataset
-from isotropy.sources.layouts import decode_text
+from isotropy.sources.layouts import decode_text, is_debris
 
 log = logging.getLogger(__name__)
 
 FLAG_COLUMN = re.compile(r"^(word[12])\.attrs\.supersenses\.is_(.+)$")
 WORDS = ("word1", "word2")
-# The real file unzips to a few tens of MB; a table this large would take tens of GB as Python
-# strings, so the reader stops first (a file this size is damaged or crafted).
-MAX_TABLE_BYTES = 256 * 1024**2
 SAMPLE_ROWS = 1000
 _NOT_WORDS = re.compile(r"^(true|false|[-+]?\d+(\.\d*)?([eE][-+]?\d+)?|nan)$", re.IGNORECASE)
 
 
-def read_feature_table(path: Path, max_bytes: int = MAX_TABLE_BYTES) -> tuple[pd.DataFrame, str]:
+def read_feature_table(path: Path) -> tuple[pd.DataFrame, str]:
     """The feature table of ``path`` (a zip holding one CSV) with its word columns named
-    ``word1``/``word2``, and the label (``zip:member``) errors name."""
+    ``word1``/``word2``, and the label (``zip:member``) errors name.
+
+    The zip is the authors' file, pinned by its git object id (config ``sources``), which bounds
+    what it unpacks to; its CSV is UTF-8, as the authors' notebook reads it.
+    """
     with zipfile.ZipFile(path) as archive:
         members = [
             info
             for info in archive.infolist()
-            if info.filename.endswith(".csv")
-            and "__MACOSX" not in info.filename
-            and not Path(info.filename).name.startswith("._")
+            if info.filename.endswith(".csv") and not is_debris(info.filename)
         ]
         if len(members) != 1:
             raise ValueError(
@@ -55,38 +53,13 @@ def read_feature_table(path: Path, max_bytes: int = MAX_TABLE_BYTES) -> tuple[pd
                 f"{[m.filename for m in members] or archive.namelist()}; re-download source "
                 "supersense_features"
             )
-        info = members[0]
-        label = f"{path}:{info.filename}"
-        too_big = (
-            f"{label} unpacks to more than {max_bytes} bytes (the reader's limit, "
-            "isotropy.readers.supersense.MAX_TABLE_BYTES); the real file is a few tens of MB, so "
-            "this one is damaged or not Tikhonov et al.'s: re-download source supersense_features"
-        )
-        if info.file_size > max_bytes:
-            raise ValueError(too_big)
-        with archive.open(info) as handle:
-            data = handle.read(max_bytes + 1)  # the declared size can lie: what is read counts
-        if len(data) > max_bytes:
-            raise ValueError(too_big)
-    text = decode_table(data, label)
-    columns = list(pd.read_csv(io.StringIO(text), nrows=0).columns)
-    sample = pd.read_csv(io.StringIO(text), nrows=SAMPLE_ROWS, dtype=str, keep_default_na=False)
-    chosen = find_word_columns(columns, sample, label)
-    table = pd.read_csv(
-        io.StringIO(text),
-        usecols=lambda c: c in chosen.values() or bool(FLAG_COLUMN.match(c)),
-        dtype=str,
-        keep_default_na=False,
-    )
+        label = f"{path}:{members[0].filename}"
+        text = decode_text(archive.read(members[0]), "utf-8-sig", label)
+    table = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    chosen = find_word_columns(list(table.columns), table.head(SAMPLE_ROWS), label)
+    flags = [column for column in table.columns if FLAG_COLUMN.match(column)]
+    table = table[[*chosen.values(), *flags]]
     return table.rename(columns={column: word for word, column in chosen.items()}), label
-
-
-def decode_table(data: bytes, label: str) -> str:
-    """UTF-8 (with or without a BOM), or UTF-16 with its BOM; anything else is an error naming
-    the file, the line and the byte."""
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return decode_text(data, "utf-16", label)
-    return decode_text(data, "utf-8-sig", label)
 
 
 def find_word_columns(columns: list[str], sample: pd.DataFrame, label: str) -> dict[str, str]:
@@ -221,7 +194,6 @@ def read_supersense_tikhonov(raw_dir: str | os.PathLike) -> pd.DataFrame:
 
 def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
     """The multi-label items of a table of word pairs with their supersense flags (see above)."""
-    table = table.fillna("").astype(str)
     flags: dict[str, dict[str, str]] = {"word1": {}, "word2": {}}
     for column in table.columns:
         if match := FLAG_COLUMN.match(column):
@@ -237,7 +209,7 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
     labels: dict[str, set[str]] = {}
     first: dict[str, frozenset[str]] = {}
     disagreeing: set[str] = set()
-    for word_column in ("word1", "word2"):
+    for word_column in WORDS:
         columns = [flags[word_column][cls] for cls in SUPERSENSE_CLASSES]
         values = table[columns].apply(lambda col: col.str.strip().str.lower())
         bad = ~values.isin(_TRUE | _FALSE)
