@@ -319,7 +319,7 @@ HEX40 = re.compile(r"^[0-9a-f]{40}$")
 
 
 def test_every_hub_data_set_and_model_is_pinned_to_a_commit(config):
-    assert workflow_config.unpinned_hub_entries(config) == []
+    workflow_config.check_loaded_config(config)
     hub_sources = [s["hub"] for s in config["sources"].values() if s.get("hub")]
     models = [*config["models"].values(), *config["split_models"].values()]
     pinned = hub_sources + [m for m in models if m.get("model")]
@@ -344,14 +344,21 @@ def test_a_hub_data_set_without_a_revision_is_refused_by_the_schema(config):
     [("models", "albert"), ("models", "bert"), ("models", "roberta"), ("split_models", "x")],
 )
 def test_a_hub_model_without_a_revision_is_refused(config, section, name):
+    """By the schema: a hub model is pinned; one read from a local folder needs no revision."""
     entries = config[section]
-    entries.setdefault(name, {"model": "someone/model", "parts": []})
+    part = {"package": "p", "version": "1", "sha256": "0" * 64}
+    entries.setdefault(name, {"model": "someone/model", "parts": [part]})
     entries[name]["revision"] = None
-    key = f"{section}.{name}"
-    assert_refused(config, rf"{re.escape(key)}: .* has revision None; pin it")
-    # A model read from a local folder needs no revision.
-    entries[name]["path"] = "/some/folder"
-    assert not [p for p in workflow_config.unpinned_hub_entries(config) if p.startswith(key + ":")]
+    key = f"{section}.{name}.revision"
+    with pytest.raises(workflow_config.ConfigError, match=rf"'{re.escape(key)}' has value None"):
+        workflow_config.check_loaded_config(copy.deepcopy(config))
+    entries[name]["revision"] = "main"
+    with pytest.raises(workflow_config.ConfigError, match=rf"'{re.escape(key)}' .* does not match"):
+        workflow_config.check_loaded_config(copy.deepcopy(config))
+    del entries[name]["revision"]
+    if section == "models":  # split models have no path: their volumes are the model
+        entries[name]["path"] = "/some/folder"
+        workflow_config.check_loaded_config(config)
 
 
 def test_url_pins_agree_with_the_mirror_manifest(config):

@@ -19,7 +19,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -39,7 +39,6 @@ from isotropy.readers.registry import DATASETS
 # own, laid under every configuration by :func:`with_sources` (config.yaml and overlays still
 # change a source key by key, as Snakemake merges).
 SOURCES_CONFIG = CONFIG_SCHEMA.parents[1] / "config" / "sources.yaml"
-GEOMETRY_RESERVED_MODEL_NAMES = {"static", "figures"}  # folder names of results/geometry/ itself
 
 
 class ConfigError(ValueError):
@@ -180,7 +179,7 @@ def check_config(config: dict) -> None:
         if study in config:
             problems += _encoder_problems(config, study)
     problems += dataset_problems(config) + markup_problems(config)
-    problems += path_problems(config) + huge_number_problems(config)
+    problems += huge_number_problems(config)
     problems += [p for study in ("main", "glue") if (p := stride_problem(config, study, study))]
     problems += _geometry_problems(config)
     problems += sensitivity.config_problems(config)
@@ -197,39 +196,8 @@ def check_config(config: dict) -> None:
             if (problem := sources.mirror_path_problem(rel)) is not None:
                 problems.append(f"sources.{name}.mirror: {problem}")
     problems += unknown_model_problems(config)
-    problems += unpinned_hub_entries(config)
     if problems:
         raise ConfigError("configuration is inconsistent:\n  " + "\n  ".join(problems))
-
-
-HUB_REVISION = re.compile(r"[0-9a-f]{40}")  # fullmatch: $ would take a final newline
-
-
-def unpinned_hub_entries(config: Mapping[str, Any]) -> list[str]:
-    """Why each hub data set or model is not pinned to a 40-hex commit: a re-run could silently
-    read other files (a model read from a local ``path`` needs no revision)."""
-    fix = (
-        "pin it to the hub commit (40 hex digits, the 'Commit' of the repository's history page); "
-        "docs/configuration.md, 'Pins, and how to update one', says how"
-    )
-    entries: list[tuple[str, Mapping[str, Any]]] = [
-        (f"sources.{name}.hub", source["hub"])
-        for name, source in (config.get("sources") or {}).items()
-        if source.get("hub")
-    ]
-    models = [
-        *[(f"models.{n}", e) for n, e in (config.get("models") or {}).items()],
-        *[(f"split_models.{n}", e) for n, e in (config.get("split_models") or {}).items()],
-    ]
-    entries += [
-        (key, entry) for key, entry in models if entry.get("model") and not entry.get("path")
-    ]
-    return [
-        f"{key}: {entry.get('path') or entry.get('model')!r} has revision "
-        f"{entry.get('revision')!r}; {fix}"
-        for key, entry in entries
-        if not HUB_REVISION.fullmatch(str(entry.get("revision") or ""))
-    ]
 
 
 def dataset_problems(config: Mapping[str, Any]) -> list[str]:
@@ -456,11 +424,6 @@ def _geometry_problems(config: Mapping[str, Any]) -> list[str]:
         return []
     geometry = config["geometry"]
     problems = []
-    for part in ("clusters", "sts"):
-        for name in GEOMETRY_RESERVED_MODEL_NAMES & set(geometry[part]["models"]):
-            problems.append(
-                f"geometry.{part}.models: {name!r} is a reserved folder name; rename the model"
-            )
     corpus = geometry["clusters"]["corpus"]
     if corpus["source"] not in config.get("sources", {}):
         problems.append(
@@ -477,12 +440,6 @@ def _geometry_problems(config: Mapping[str, Any]) -> list[str]:
     if static is not None and static not in config.get("sources", {}):
         problems.append(
             f"geometry.clusters.static.source: {static!r} is not defined under 'sources'"
-        )
-    capped = geometry["clusters"]["max_per_type"] or geometry["clusters"]["max_tokens"]
-    if corpus.get("windows") and capped:
-        problems.append(
-            "geometry.clusters.corpus.windows keeps every position of every window: "
-            "set clusters.max_per_type and max_tokens to null"
         )
     for name in geometry["clusters"].get("pca_layers") or {}:
         if name not in (config.get("models") or {}):
@@ -554,31 +511,6 @@ def markup_problems(config: Mapping[str, Any]) -> list[str]:
         for path, text in _walk(config)
         if isinstance(text, str) and (problem := text_problem(text)) is not None
     ]
-
-
-def path_problems(config: Mapping[str, Any]) -> list[str]:
-    """Folder names (models, split models, the corpus) that are ``.`` or ``..``, and a corpus
-    file outside its download's folder."""
-    geometry = config.get("geometry") or {}
-    corpus = (geometry.get("clusters") or {}).get("corpus") or {}
-    names = [(f"models.{name}", name) for name in config.get("models") or {}]
-    names += [(f"split_models.{name}", name) for name in config.get("split_models") or {}]
-    names += [("geometry.clusters.corpus.name", corpus.get("name"))]
-    problems = [
-        f"{key}: {name!r} would name the folder above it or itself in result paths; give a name "
-        "with a letter or digit"
-        for key, name in names
-        if isinstance(name, str) and set(name) <= {"."}
-    ]
-    file = corpus.get("file")
-    if isinstance(file, str) and (
-        PurePosixPath(file).is_absolute() or ".." in PurePosixPath(file).parts
-    ):
-        problems.append(
-            f"geometry.clusters.corpus.file: {file!r} is not a path inside its download's folder "
-            f"(resources/raw/{corpus.get('source')}/); give the file relative to that folder"
-        )
-    return problems
 
 
 def huge_number_problems(config: Mapping[str, Any]) -> list[str]:
