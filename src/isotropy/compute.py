@@ -18,7 +18,7 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Mapping, MutableMapping
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,18 +39,13 @@ CHOSEN_POLICY = "passive"
 WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 
-def job_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables to add to ``environ`` so that jobs wait as :data:`CHOSEN_POLICY` says;
-    empty when the user already chose a wait policy."""
+def apply_job_environment(environ: MutableMapping[str, str] = os.environ) -> dict[str, str]:
+    """Set in ``environ`` (the Snakemake process's, which jobs inherit on this machine and
+    through SLURM) what makes jobs wait as :data:`CHOSEN_POLICY` says, unless the user already
+    chose a wait policy; returns what was set."""
     if any(name in environ for name in WAIT_VARIABLES):
         return {}
-    return dict(THREAD_POLICIES[CHOSEN_POLICY][0])
-
-
-def apply_job_environment(environ: MutableMapping[str, str] = os.environ) -> dict[str, str]:
-    """Set :func:`job_environment` in ``environ`` (the Snakemake process's, which jobs inherit
-    on this machine and through SLURM); returns what was set."""
-    added = job_environment(environ)
+    added = dict(THREAD_POLICIES[CHOSEN_POLICY][0])
     environ.update(added)
     return added
 
