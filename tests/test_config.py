@@ -482,8 +482,9 @@ def test_look_alike_key_is_shown_with_its_code_points(config):
 @pytest.mark.parametrize(
     "content, named",
     [
-        (b"\x89PNG\r\n\x1a\n\x00\x00", "holds NUL bytes (a binary file, not YAML)"),
-        (b"caf\xe9: 1\n", "is not UTF-8 text (byte 3)"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00", "is not valid YAML: unacceptable character #x0089"),
+        (b"caf\xe9: 1\n", "unacceptable character #x00e9: invalid continuation byte"),
+        (b"a: \x00\n", "unacceptable character #x0000: special characters are not allowed"),
         (b"", "is empty"),
         (b"# only a comment\n", "is empty"),
         (b"- main\n- glue\n", "holds a list, not a mapping of settings"),

@@ -325,7 +325,7 @@ def test_every_main_setup_has_a_measured_cost():
 @pytest.mark.parametrize(
     "content, named",
     [
-        (b"\x00\x01binary", "holds NUL bytes"),
+        (b"\x00\x01binary", "unacceptable character #x0000"),
         (b"- a\n- b\n", "holds a list, not a mapping"),
         (b"", "is empty"),
     ],
