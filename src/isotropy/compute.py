@@ -26,15 +26,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import torch
 
-# The candidates measured: environment overrides and a thread count (None: the job's own).
-THREAD_POLICIES: dict[str, tuple[dict[str, str], int | None]] = {
-    "default": ({}, None),
-    "passive": ({"OMP_WAIT_POLICY": "PASSIVE"}, None),
-    "spin-10k": ({"GOMP_SPINCOUNT": "10000"}, None),
-    "spin-100k": ({"GOMP_SPINCOUNT": "100000"}, None),
-    "1-thread": ({}, 1),
-}
-CHOSEN_POLICY = "passive"
+# The wait policy measured best of benchmarks/contention.py's candidates ("passive").
+CHOSEN_POLICY = {"OMP_WAIT_POLICY": "PASSIVE"}
 # The variables a policy may set; a user who sets one keeps their own choice for all of them.
 WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
@@ -45,7 +38,7 @@ def apply_job_environment(environ: MutableMapping[str, str] = os.environ) -> dic
     chose a wait policy; returns what was set."""
     if any(name in environ for name in WAIT_VARIABLES):
         return {}
-    added = dict(THREAD_POLICIES[CHOSEN_POLICY][0])
+    added = dict(CHOSEN_POLICY)
     environ.update(added)
     return added
 

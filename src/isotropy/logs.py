@@ -49,17 +49,10 @@ class TracebackInLog(logging.Formatter):
         self.log_file = log_file
 
     def format(self, record: logging.LogRecord) -> str:
-        if record.exc_info or record.exc_text:
-            record = logging.makeLogRecord(
-                {
-                    **record.__dict__,
-                    "msg": f"{record.getMessage()} (traceback in {self.log_file})",
-                    "args": None,
-                    "exc_info": None,
-                    "exc_text": None,
-                }
-            )
-        return super().format(record)
+        if not (record.exc_info or record.exc_text):
+            return super().format(record)
+        bare = logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None})
+        return f"{super().format(bare)} (traceback in {self.log_file})"
 
 
 def configure_from_snakemake(snakemake: Any) -> None:
