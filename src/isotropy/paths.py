@@ -115,18 +115,6 @@ def study_file(name: str, study: str = "{study}") -> str:
     return f"results/{study}/{name}"
 
 
-def main_study_outputs(study: str = "main") -> list[str]:
-    """Tables and figures of the main study (or of its preview, ``study="preview"``)."""
-    names = ["table1.csv", "correlations.csv"]
-    names += [f"{figure}.{ext}" for figure in ("figure2", "figure3") for ext in ("pdf", "png")]
-    return [study_file(name, study) for name in names]
-
-
-def glue_study_outputs() -> list[str]:
-    names = ["table2.csv", "table3.csv", "figure4.pdf", "figure4.png"]
-    return [study_file(name, "glue") for name in names]
-
-
 # ---------------------------------------------------------------------------------------------
 # Sensitivity study
 

@@ -160,15 +160,10 @@ def workflow_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any
     return {study: keys for study, keys in runs.items() if keys}
 
 
-def preview_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """A preview's runs, measured as the main study's (its setups, with the preview's seeds)."""
-    return {"main": study_runs(dict(config), "preview")}
-
-
 def preview_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     """The inputs of the preview's verdict rules: results/preview/ under the main study's names,
     so that its claims and paper comparison are the main study's, judged on the preview."""
-    keys = preview_run_keys(config)["main"]
+    keys = study_runs(dict(config), "preview")
     return {
         "main_traces": [
             paths.optimisation_run_file(
