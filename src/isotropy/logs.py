@@ -11,12 +11,15 @@ from typing import Any
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-def configure_logging(log_file: str | Path | None = None) -> None:
-    """Send log records (and warnings) to ``log_file`` and stderr.
+def configure_from_snakemake(snakemake: Any) -> None:
+    """Set a ``script:`` job up from its Snakemake object: log records (and warnings) to its
+    first log file (if any) and stderr, torch's and BLAS's thread pools held to the job's
+    ``threads``, and its outputs' old provenance records removed.
 
     Uncaught exceptions are logged with their traceback before the process exits, so the
     rule's log explains every failure.
     """
+    log_file = next(iter(getattr(snakemake, "log", None) or []), None)
     terminal = logging.StreamHandler(sys.stderr)
     handlers: list[logging.Handler] = [terminal]
     if log_file:
@@ -39,6 +42,15 @@ def configure_logging(log_file: str | Path | None = None) -> None:
         )
 
     sys.excepthook = log_uncaught
+    if (threads := getattr(snakemake, "threads", None)) is not None:
+        from isotropy.compute import use_threads
+
+        use_threads(int(threads))
+    # The job re-makes its outputs (Snakemake removed them): their old records go too, so a job
+    # that fails leaves no record of a file that is not there.
+    from isotropy.provenance import remove_records
+
+    remove_records(getattr(snakemake, "output", []) or [])
 
 
 class TracebackInLog(logging.Formatter):
@@ -53,22 +65,6 @@ class TracebackInLog(logging.Formatter):
             return super().format(record)
         bare = logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None})
         return f"{super().format(bare)} (traceback in {self.log_file})"
-
-
-def configure_from_snakemake(snakemake: Any) -> None:
-    """Set a ``script:`` job up from its Snakemake object: logging to its first log file (if
-    any), and torch's and BLAS's thread pools held to the job's ``threads``."""
-    log_files = list(getattr(snakemake, "log", []) or [])
-    configure_logging(log_files[0] if log_files else None)
-    if (threads := getattr(snakemake, "threads", None)) is not None:
-        from isotropy.compute import use_threads
-
-        use_threads(int(threads))
-    # The job re-makes its outputs (Snakemake removed them): their old records go too, so a job
-    # that fails leaves no record of a file that is not there.
-    from isotropy.provenance import remove_records
-
-    remove_records(getattr(snakemake, "output", []) or [])
 
 
 class ProgressLog:
