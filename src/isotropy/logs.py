@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -76,8 +77,6 @@ class ProgressLog:
     """
 
     def __init__(self, total: int, what: str, *, every: float = 30.0, clock=None) -> None:
-        import time
-
         self.total, self.what, self.every = total, what, every
         self.done = 0
         self.share: float | None = None  # share of the work done, when it is not done/total

@@ -17,13 +17,6 @@ from pathlib import Path
 import psutil
 
 
-def _is_snakemake(argv: list[str]) -> bool:
-    """A Snakemake process: `snakemake ...`, `python .../snakemake ...` or `python -m snakemake
-    ...`."""
-    names = [Path(word).name for word in argv[:2]]
-    return "snakemake" in names or argv[1:3] == ["-m", "snakemake"]
-
-
 def running_snakemake(directory: str | os.PathLike) -> list[tuple[int, str]]:
     """(pid, command line) of every Snakemake process whose working directory is ``directory``
     (another user's process, whose folder cannot be read, is not one)."""
@@ -33,7 +26,10 @@ def running_snakemake(directory: str | os.PathLike) -> list[tuple[int, str]]:
         argv, cwd = process.info["cmdline"], process.info["cwd"]
         if process.pid == os.getpid() or not argv or cwd is None:
             continue
-        if _is_snakemake(argv) and Path(cwd).resolve() == folder:
+        # `snakemake ...`, `python .../snakemake ...` or `python -m snakemake ...`
+        names = [Path(word).name for word in argv[:2]]
+        snakemake = "snakemake" in names or argv[1:3] == ["-m", "snakemake"]
+        if snakemake and Path(cwd).resolve() == folder:
             found.append((process.pid, " ".join(argv)))
     return sorted(found)
 
