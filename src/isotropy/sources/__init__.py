@@ -2,8 +2,7 @@
 
 The walk of one source name, top to bottom:
 
-- **parse time**: the download rule's outputs and params (:func:`source_params`), and the early
-  check that every needed source is in the mirror and checkable (:func:`check_sources_available`);
+- **parse time**: the download rule's outputs and params (:func:`source_params`);
 - **fetch** (:func:`fetch_source`): each input got once (a mirror file copied, a hub split loaded,
   or a URL streamed by :func:`download_file`: retries, one deadline, clean TLS ends, the bytes as
   sent within a size limit, a full disk reported as such); checked against every pin that applies
@@ -90,7 +89,7 @@ class LockMismatchError(ChecksumError):
 
 
 # ---------------------------------------------------------------------------------------------
-# Parse time: the download rule's outputs and params, and whether the mirror holds every source
+# Parse time: the download rule's outputs and params, and which files the mirror lacks
 
 
 def source_outputs(name: str, root: str | os.PathLike = RAW_ROOT) -> list[str]:
@@ -165,58 +164,16 @@ def resolve_mirror(config_value: str | os.PathLike | None) -> Path | None:
     return path
 
 
-def missing_mirror_files(
-    name: str, config: Mapping[str, Any], mirror: Path | None = None
-) -> list[str]:
-    """Mirror files of source ``name`` that the mirror lacks (empty without a mirror; a note if
-    the source lists none)."""
-    mirror = mirror if mirror is not None else resolve_mirror(config.get("mirror"))
-    if mirror is None:
-        return []
+def missing_mirror_files(name: str, config: Mapping[str, Any], mirror: Path) -> list[str]:
+    """Mirror files of source ``name`` that ``mirror`` lacks (a note if the source lists none).
+
+    Asked while the DAG is built only to plan optional data sets out; a needed file the mirror
+    lacks fails its download job, naming the file (:func:`fetch_source`).
+    """
     rels = config["sources"][name].get("mirror") or []
     if not rels:
         return [f"(no mirror files configured for source {name!r})"]
     return [rel for rel in rels if not (mirror / rel).is_file()]
-
-
-def _unavailable(name: str, cfg: Mapping[str, Any], mirror: Path) -> str | None:
-    """Why source ``name`` (config entry ``cfg``) cannot come from ``mirror`` (None when it holds
-    every file listed).
-
-    Run at parse time for every needed source, and again by :func:`fetch_source` before copying
-    (the mirror may have changed since).
-    """
-    if not (missing := missing_mirror_files(name, {"sources": {name: cfg}}, mirror)):
-        return None
-    if source_kind(name, cfg) == "hub" and not cfg.get("mirror"):
-        return (
-            f"source {name!r} is the Hugging Face hub data set {cfg['hub']['path']!r}, which the "
-            f"mirror {mirror} does not hold; unset mirror/{MIRROR_ENV} to download it, or leave "
-            "out what needs it"
-        )
-    return f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}"
-
-
-def check_sources_available(names: Sequence[str], config: Mapping[str, Any]) -> None:
-    """Fail early (at DAG construction) when a needed source's files are absent from the mirror,
-    or when nothing could check one of them (the fetch refuses it the same way, later)."""
-    mirror = resolve_mirror(config.get("mirror"))
-    if mirror is None:
-        return
-    if problems := [
-        p for name in names if (p := _unavailable(name, config["sources"][name], mirror))
-    ]:
-        raise FileNotFoundError("\n".join(problems))
-    unchecked = []
-    for params in (source_params(config, name) for name in names):
-        manifest, pins = mirror_pins(params, mirror)
-        unchecked += [
-            unverified_message(f"mirror file {mirror / rel}", mirror, manifest)
-            for rel, by in pins.items()
-            if not by
-        ]
-    if unchecked:
-        raise UnverifiedFileError("\n".join(unchecked))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,9 +240,11 @@ def _from_mirror(
     mirror, rels = Path(params["mirror"]), params.get("mirror_files") or []
     if confined := [problem for rel in rels if (problem := mirror_path_problem(rel))]:
         raise ValueError(f"sources.{name}.mirror: {confined[0]}")
-    cfg = {"mirror": rels, "kind": params["kind"]}
-    if (problem := _unavailable(name, cfg, mirror)) is not None:
-        raise FileNotFoundError(problem)
+    if missing := missing_mirror_files(name, {"sources": {name: {"mirror": rels}}}, mirror):
+        raise FileNotFoundError(
+            f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}; "
+            f"unset mirror/{MIRROR_ENV} to download it, or leave out what needs it"
+        )
     manifest, pins = mirror_pins(params, mirror)
     damaged = (
         "the mirror copy is damaged or was edited (nothing was kept); restore it from the original "
