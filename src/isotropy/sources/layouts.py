@@ -214,12 +214,6 @@ def _bomb(item: Fetched, member: str) -> ArchiveError:
     )
 
 
-def copy_into(item: Fetched, staging: Path, target: str) -> str:
-    (staging / target).parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(item.path, staging / target)
-    return target
-
-
 def source_kind(name: str, source_cfg: Mapping[str, Any] | None = None) -> str:
     """How a source is laid out: its config ``kind`` if given, else the layout of its name
     (``polarity``), or ``glue`` for a GLUE task's ``glue_<task>``."""
@@ -257,87 +251,42 @@ POLARITY_ENCODING = {"url": "cp1252", "mirror": "utf-8"}
 
 
 def _polarity(items: list[Fetched], origin: str, staging: Path) -> list[str]:
-    labels: dict[str, str] = {}  # raw file → where its bytes came from
-    for item in items:
-        name = Path(item.name).name
-        if is_archive(item.path):
-            found = extract_members(item, lambda m: Path(m).name in POLARITY_FILES, staging)
-            labels.update({base: f"{item.name}:{member}" for base, member in found.items()})
-        elif name in POLARITY_FILES:
-            if name in labels:
-                raise ValueError(f"polarity source: two files named {name}")
-            labels[name] = item.name
-            copy_into(item, staging, name)
-    missing = [name for name in POLARITY_FILES if name not in labels]
-    if missing:
+    _pick("|".join(map(re.escape, POLARITY_FILES)), items, origin, staging)
+    if missing := [name for name in POLARITY_FILES if not (staging / name).is_file()]:
         raise ValueError(
             f"polarity source lacks {', '.join(missing)} (got {[i.name for i in items]})"
         )
-    for name, label in labels.items():
+    fetched = {Path(item.name).name: item.name for item in items}  # a mirror's plain files
+    for name in POLARITY_FILES:
+        label = fetched.get(name, f"{name} in {', '.join(item.name for item in items)}")
         text = decode_text((staging / name).read_bytes(), POLARITY_ENCODING[origin], label)
         (staging / name).write_text(text, encoding="utf-8")
     return list(POLARITY_FILES)
 
 
-def _named_file(
-    kind: str, filename: str, items: list[Fetched], origin: str, staging: Path
+def _pick(
+    pattern: str, items: list[Fetched], origin: str, staging: Path, folder: str = ""
 ) -> list[str]:
-    """A raw form that is one named file, either plain or inside an archive."""
-    for item in items:
-        if Path(item.name).name == filename:
-            return [copy_into(item, staging, filename)]
-    for item in items:
-        if is_archive(item.path):
-            return list(extract_members(item, lambda m: Path(m).name == filename, staging))
-    raise ValueError(f"{kind} source: none of {[i.name for i in items]} is or holds {filename}")
+    """The raw files whose base name ``pattern`` matches, written under ``folder``: a fetched
+    file as it is, else the matching members of a fetched archive (:func:`extract_members`).
 
-
-def _wordnet(items: list[Fetched], origin: str, staging: Path) -> list[str]:
-    """nltk's ``wordnet.zip`` as it is (its pins check its bytes), where ``NLTK_DATA`` finds it."""
-    if len(items) != 1:
+    Two files of one name are an error: one would silently replace the other.
+    """
+    wanted, into = re.compile(pattern).fullmatch, staging / folder
+    into.mkdir(parents=True, exist_ok=True)
+    found: list[str] = []
+    for item in items:
+        if wanted(base := Path(item.name).name):
+            shutil.copyfile(item.path, into / base)
+            found.append(base)
+        elif is_archive(item.path):
+            found += extract_members(item, lambda member: bool(wanted(Path(member).name)), into)
+    if not found or len(set(found)) != len(found):
         raise ValueError(
-            f"wordnet source expects one file (nltk's wordnet.zip), got {[i.name for i in items]}"
+            f"{[i.name for i in items]} should hold one file of each name like {pattern!r}, "
+            f"they hold {found}"
         )
-    return [copy_into(items[0], staging, "corpora/wordnet.zip")]
-
-
-CODWOE_MEMBER = re.compile(r"^en\.[^/]*\.(json|csv)$")
-
-
-def _codwoe(items: list[Fetched], origin: str, staging: Path) -> list[str]:
-    written: list[str] = []
-    for item in items:
-        if is_archive(item.path):
-            written += extract_members(
-                item, lambda m: bool(CODWOE_MEMBER.match(Path(m).name)), staging
-            )
-        else:
-            written.append(copy_into(item, staging, Path(item.name).name))
-    return sorted(set(written))
-
-
-WORD_VECTOR_SUFFIXES = (".bin", ".txt", ".vec", ".bin.gz", ".txt.gz", ".vec.gz")
-
-
-def _word_vectors(items: list[Fetched], origin: str, staging: Path) -> list[str]:
-    if len(items) != 1:
-        raise ValueError(f"word-vector source expects one file, got {[i.name for i in items]}")
-    item = items[0]
-    name = Path(item.name).name
-    if name.endswith(WORD_VECTOR_SUFFIXES) or not zipfile.is_zipfile(item.path):
-        return [copy_into(item, staging, name)]
-    # An NLPL repository zip: the word2vec binary is model.bin (meta.json etc. beside it).
-    with zipfile.ZipFile(item.path) as archive:
-        members = [m for m in archive.namelist() if not is_debris(m)]
-    chosen = [m for m in members if Path(m).name == "model.bin"] or [
-        m for m in members if Path(m).name.endswith(WORD_VECTOR_SUFFIXES)
-    ]
-    if len(chosen) != 1:
-        raise ValueError(
-            f"{item.name}: expected one model.bin or word2vec file inside, found "
-            f"{chosen or members}"
-        )
-    return list(extract_members(item, lambda m: m == chosen[0], staging))
+    return sorted(str(PurePosixPath(folder, name)) for name in found)
 
 
 def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
@@ -352,15 +301,15 @@ def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
             staging / "train.tsv",
         )
         return ["train.tsv"]
-    return _named_file("GLUE", "train.tsv", items, origin, staging)
+    return _pick(r"train\.tsv", items, origin, staging)
 
 
 def _hub(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     parquet = [item for item in items if item.name.endswith(".parquet")]
     if origin == "url" and len(parquet) == 1:
-        return [copy_into(parquet[0], staging, HUB_FILE)]
-    # A mirror's copy of a hub data set keeps its own file names (e.g. SICK.txt).
-    return [copy_into(item, staging, Path(item.name).name) for item in items]
+        shutil.copyfile(parquet[0].path, staging / HUB_FILE)
+        return [HUB_FILE]
+    return _files(items, origin, staging)  # a mirror's copy keeps its file names (e.g. SICK.txt)
 
 
 def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> int:
@@ -384,22 +333,28 @@ def _files(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     names = [Path(item.name).name for item in items]
     if len(set(names)) != len(names):
         raise ValueError(f"files source: two fetched files share a name ({names})")
-    return [copy_into(item, staging, name) for item, name in zip(items, names)]
+    for item, name in zip(items, names):
+        shutil.copyfile(item.path, staging / name)
+    return names
 
 
 Normaliser = Callable[[list[Fetched], str, Path], list[str]]
-# Every kind of source (config ``sources.<name>.kind``), its layout, and the raw files it makes.
+# Every kind of source (config ``sources.<name>.kind``), its layout, and the raw files it makes;
+# a kind of named files is :func:`_pick` with the pattern of their names.
 LAYOUTS: dict[str, Normaliser] = {
     "polarity": _polarity,  # rt-polarity.pos, rt-polarity.neg (UTF-8)
-    "snli": functools.partial(_named_file, "snli", "snli_1.0_dev.jsonl"),
-    "wordnet": _wordnet,  # corpora/wordnet.zip (NLTK_DATA=resources/raw/<source> works)
-    "supersense_words": functools.partial(_named_file, "supersense_words", "words.txt"),
+    "snli": functools.partial(_pick, r"snli_1\.0_dev\.jsonl"),
+    # corpora/wordnet.zip (NLTK_DATA=resources/raw/<source> works), kept whole: its pins check it
+    "wordnet": functools.partial(_pick, r"wordnet\.zip", folder="corpora"),
+    "supersense_words": functools.partial(_pick, r"words\.txt"),
     # Tikhonov et al.'s word pairs with supersense flags
-    "supersense_features": functools.partial(
-        _named_file, "supersense_features", "words_features.zip"
+    "supersense_features": functools.partial(_pick, r"words_features\.zip"),
+    # the English files of the release
+    "codwoe": functools.partial(_pick, r"en\.[^/]*\.(json|csv)"),
+    # one word2vec file: an NLPL zip's model.bin (never its model.txt twin), or one as given
+    "word_vectors": functools.partial(
+        _pick, r"model\.bin|(?!model\.txt)[^/]+\.(bin|txt|vec)(\.gz)?"
     ),
-    "codwoe": _codwoe,  # en.*.json / en.*.csv, the English files of the release
-    "word_vectors": _word_vectors,  # one word2vec file (an NLPL zip's model.bin, or as given)
     "glue": _glue,  # train.tsv
     "hub": _hub,  # data.parquet (one split, by ``datasets``), or a mirror's files as named there
     "files": _files,  # every fetched file as it is, under its own name
