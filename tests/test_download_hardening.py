@@ -490,9 +490,7 @@ def test_a_size_pin_is_enforced(http, tmp_path):
     with pytest.raises(
         ChecksumError, match=r"size mismatch .*pinned 4 bytes \(sources.x.bytes\), got 5"
     ):
-        sources.download_file(
-            http.url("/f.txt"), tmp_path / "f", size=4, pin_key="sources.x.sha256", **FAST
-        )
+        sources.download_file(http.url("/f.txt"), tmp_path / "f", size=4, source="x", **FAST)
     assert sources.download_file(http.url("/f.txt"), tmp_path / "f", size=5, **FAST) == sha(
         b"12345"
     )

@@ -215,7 +215,10 @@ def fetch_source(
             transfer = {"retries": retries, "backoff": backoff, "timeout": timeout}
             items, inputs = _from_urls(params, fetched, lock, transfer)
         records = _lay_out(name, params, origin, items, inputs, staging)
-        _lock_inputs(name, lock, inputs)
+        # What rests on the lock is compared with it (under its flock), recorded on first use.
+        locked = [entry for entry in inputs if entry.get("trust") == TRUST_LOCK]
+        for entry, record in zip(locked, record_downloads(lock, name, locked) if locked else []):
+            entry["lock"] = {"file": str(lock), **record}
         _replace_contents(raw_dir, staging, [record["path"] for record in records], keep=work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -256,10 +259,10 @@ def _from_mirror(
         digest = copy_local(mirror / rel, local, None, label)
         if (row := by.get("MANIFEST.tsv")) is not None:
             where = f"{label} (its MANIFEST.tsv entry)"
-            check_size(local.stat().st_size, row.bytes, where, None, damaged)
-            check_digest(digest, row.sha256, where, damaged)
+            check_pin(local.stat().st_size, row.bytes, where, damaged, what="size")
+            check_pin(digest, row.sha256, where, damaged)
         if "config" in by:
-            check_digest(
+            check_pin(
                 digest,
                 str(by["config"]),
                 f"{label} (config sources.{name}.sha256)",
@@ -312,7 +315,8 @@ def _from_urls(
     params: Mapping[str, Any], fetched: Path, lock: Path, transfer: Mapping[str, Any]
 ) -> tuple[list[Fetched], list[dict]]:
     """Each URL downloaded (its sha256 and size checked as it arrives), then checked against its
-    git object id, or against the lock where no published pin checks it."""
+    git object id, or against the lock where no published pin checks it: a wrong body is refused
+    before it is laid out."""
     items, inputs, name = [], [], params["name"]
     pins = {key: params.get(key) or [None] * len(params["urls"]) for key in PIN_KEYS}
     with new_session() as session:
@@ -327,7 +331,7 @@ def _from_urls(
                     pin["sha256"],
                     session=session,
                     size=pin["bytes"],
-                    pin_key=f"sources.{name}.sha256",
+                    source=name,
                     max_bytes=params["max_extracted_bytes"],
                     max_seconds=params["max_download_seconds"],
                     **transfer,
@@ -337,8 +341,8 @@ def _from_urls(
             entry: dict[str, Any] = {"url": url, "sha256": digest, "bytes": local.stat().st_size}
             if pin["git_blob"] is not None:
                 entry["git_blob"] = git_blob_id(local)
-                key_name, what = f"sources.{name}.git_blob", "git object id"
-                check_digest(entry["git_blob"], pin["git_blob"], url, pin_key=key_name, what=what)
+                key, what = f"sources.{name}.git_blob", "git object id"
+                check_pin(entry["git_blob"], pin["git_blob"], url, key=key, what=what)
             published = pin["sha256"] is not None or pin["git_blob"] is not None
             entry["pinned"] = published
             entry["pinned_by"] = ["config"] if pin["sha256"] is not None else []
@@ -348,15 +352,7 @@ def _from_urls(
             if not published:
                 entry["pinned_by"] = ["lock"]
                 entry["checked_against"].append("lock")
-                if check_locked(lock, name, url, digest, entry["bytes"]) is None:
-                    log.warning(
-                        "%s: sha256 %s, %d bytes: no published pin; trusted on first use and "
-                        "recorded in the sources lock %s (commit it with the project)",
-                        url,
-                        digest,
-                        entry["bytes"],
-                        lock,
-                    )
+                check_locked(lock, read_lock(lock), name, url, digest, entry["bytes"])
             items.append(Fetched(local.name, local))
             inputs.append(entry)
     return items, inputs
@@ -407,23 +403,6 @@ def _lay_out(
         {"path": rel, "bytes": (staging / rel).stat().st_size, "sha256": sha256_file(staging / rel)}
         for rel in files
     ]
-
-
-def _lock_inputs(name: str, lock: Path, inputs: list[dict]) -> None:
-    """Record the downloads that rest on the lock (first use, or a relock asked for)."""
-    locked = [entry for entry in inputs if entry.get("trust") == TRUST_LOCK]
-    for entry, record in zip(locked, record_downloads(lock, name, locked) if locked else []):
-        entry["lock"] = {"file": str(lock), **record}
-        old = (record.get("replaced") or [{}])[0]
-        if old.get("relocked") == record["locked"]:
-            log.warning(
-                "source %s: RELOCKED %s: sha256 %s accepted in %s (was %s)",
-                name,
-                entry["url"],
-                record["sha256"],
-                lock,
-                old["sha256"],
-            )
 
 
 def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:
@@ -515,7 +494,7 @@ def download_file(
     max_bytes: int = DOWNLOAD_DEFAULTS["max_extracted_bytes"],
     max_seconds: float = DOWNLOAD_DEFAULTS["max_download_seconds"],
     size: int | None = None,
-    pin_key: str | None = None,
+    source: str | None = None,
 ) -> str:
     """Stream ``url`` to ``dest`` atomically and return the file's sha256.
 
@@ -525,22 +504,22 @@ def download_file(
     in all. The server is asked for the file's own bytes (``Accept-Encoding: identity``), and
     what it sends is kept as sent, never inflated: a body it encoded anyway is other bytes, which
     a pin refuses. A body beyond ``size`` or ``max_bytes`` is stopped as it arrives. A ``sha256``
-    (or ``size``) pin that does not match raises :class:`ChecksumError` naming ``pin_key`` (the
-    config key of the pin); ``dest`` is then not created. ``file://`` URLs are copied with the
-    same checks.
+    (or ``size``) pin that does not match raises :class:`ChecksumError` naming its config key
+    (``sources.<source>.sha256`` or ``.bytes``); ``dest`` is then not created. ``file://`` URLs
+    are copied with the same checks.
     """
     parsed = urlparse(url)
     if parsed.scheme == "file":
-        return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, pin_key)
+        return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, source)
     if parsed.scheme not in {"http", "https"}:
         raise ValueError(f"unsupported URL scheme in {url!r}; expected http(s):// or file://")
-    job = _Download(url, size, pin_key, timeout, max_bytes, max_seconds)
+    job = _Download(url, size, source, timeout, max_bytes, max_seconds)
     own_session, session = session is None, session or new_session()
     try:
         with atomic_path(dest) as tmp:
             digest = job.attempts(session, tmp, retries, backoff)
-            check_size(tmp.stat().st_size, size, url, pin_key)
-            check_digest(digest, sha256, url, pin_key=pin_key)
+            check_pin(tmp.stat().st_size, size, url, key=_pin_key(source, "bytes"), what="size")
+            check_pin(digest, sha256, url, key=_pin_key(source, "sha256"))
         return digest
     finally:
         if own_session:
@@ -554,7 +533,7 @@ class _Download:
 
     url: str
     size: int | None
-    pin_key: str | None
+    source: str | None
     timeout: float
     max_bytes: int
     max_seconds: float
@@ -673,7 +652,8 @@ class _Download:
                 self.check_time("while receiving")
                 if self.size is not None and self.received > self.size:
                     label = f"{self.url} (more sent than pinned)"
-                    check_size(self.received, self.size, label, self.pin_key)
+                    key = _pin_key(self.source, "bytes")
+                    check_pin(self.received, self.size, label, key=key, what="size")
                 if self.received > self.max_bytes:
                     raise ArchiveError(
                         f"{self.url} sends more than {self.max_bytes} bytes; nothing was kept. "
@@ -695,58 +675,49 @@ def retry_after(value: str | None) -> float | None:
 
 
 def copy_local(
-    src: Path, dest: Path, sha256: str | None, label: str, pin_key: str | None = None
+    src: Path, dest: Path, sha256: str | None, label: str, source: str | None = None
 ) -> str:
     """Copy a local file atomically, checked against its sha256 pin; return its sha256.
 
     The copy is hashed, not the original: what is checked is exactly what is kept.
     """
-    if not src.is_file():
-        raise DownloadError(f"{label}: local file {src} does not exist")
     with atomic_path(dest) as tmp:
         shutil.copyfile(src, tmp)
         digest = sha256_file(tmp)
-        check_digest(digest, sha256, label, pin_key=pin_key)
+        check_pin(digest, sha256, label, key=_pin_key(source, "sha256"))
     return digest
 
 
-def _accept_remedy(pin_key: str | None, actual: str | int) -> str:
-    where = f"set {pin_key} to {actual}" if pin_key else f"change the pin to {actual}"
-    return (
-        "nothing was kept: the file changed upstream or was damaged in transit. If the new file "
-        f"is known to be right, accept it deliberately: {where} in config/sources.yaml "
-        "(or in a file given with --configfile)"
-    )
+def _pin_key(source: str | None, pin: str) -> str | None:
+    return f"sources.{source}.{pin}" if source else None
 
 
-def check_digest(
-    actual: str,
-    expected: str | None,
+def check_pin(
+    actual: str | int,
+    expected: str | int | None,
     label: str,
     remedy: str | None = None,
     *,
-    pin_key: str | None = None,
+    key: str | None = None,
     what: str = "sha256",
 ) -> None:
-    if expected is not None and actual != expected.lower():
-        raise ChecksumError(
-            f"{what} mismatch for {label}: pinned {expected}"
-            f"{f' ({pin_key})' if pin_key else ''}, got {actual}; "
-            f"{remedy or _accept_remedy(pin_key, actual)}"
+    """A pin that does not match raises :class:`ChecksumError` naming the config ``key`` and
+    how to accept the new value: a sha256, a git object id or a size (``what="size"``: config
+    ``bytes``, for a file whose sha256 no public source gives, or a MANIFEST.tsv row)."""
+    if expected is None or actual == (expected.lower() if isinstance(expected, str) else expected):
+        return
+    unit = " bytes" if what == "size" else ""
+    if remedy is None:
+        where = f"set {key} to {actual}" if key else f"change the pin to {actual}"
+        remedy = (
+            "nothing was kept: the file changed upstream or was damaged in transit. If the new "
+            f"file is known to be right, accept it deliberately: {where} in config/sources.yaml "
+            "(or in a file given with --configfile)"
         )
-
-
-def check_size(
-    actual: int, expected: int | None, label: str, pin_key: str | None, remedy: str | None = None
-) -> None:
-    """A size pin (config ``bytes``, for a file whose sha256 no public source gives, or a
-    MANIFEST.tsv row)."""
-    if expected is not None and actual != expected:
-        key = pin_key.rsplit(".", 1)[0] + ".bytes" if pin_key else None
-        raise ChecksumError(
-            f"size mismatch for {label}: pinned {expected} bytes{f' ({key})' if key else ''}, "
-            f"got {actual}; {remedy or _accept_remedy(key, actual)}"
-        )
+    raise ChecksumError(
+        f"{what} mismatch for {label}: pinned {expected}{unit}{f' ({key})' if key else ''}, "
+        f"got {actual}{unit}; {remedy}"
+    )
 
 
 def git_blob_id(path: str | os.PathLike) -> str:
@@ -904,20 +875,15 @@ def _lock_shape_problem(data: Any) -> str | None:
 
 
 def check_locked(
-    path: str | os.PathLike,
-    source: str,
-    url: str,
-    sha256: str,
-    size: int,
-    data: Mapping[str, Any] | None = None,
+    path: str | os.PathLike, data: Mapping[str, Any], source: str, url: str, sha256: str, size: int
 ) -> dict[str, Any] | None:
-    """Compare one download with its lock record (in ``data``, the lock as already read, else
-    read now); the record when it matches, None on first use.
+    """Compare one download with its record in ``data`` (the lock at ``path``, as read); the
+    record when it matches, None on first use.
 
     A difference raises :class:`LockMismatchError`, unless a relock of ``source`` was asked
     for (``$ISOTROPY_RELOCK``: then the record that will be replaced is returned).
     """
-    entry = (read_lock(path) if data is None else data).get(source, {}).get(url)
+    entry = data.get(source, {}).get(url)
     if entry is None or (entry["sha256"] == sha256 and entry["bytes"] == size):
         return entry
     if source in os.environ.get(RELOCK_ENV, "").replace(",", " ").split():
@@ -936,9 +902,10 @@ def record_downloads(
 ) -> list[dict[str, Any]]:
     """Write each download (``url``, ``sha256``, ``bytes``) of ``source`` into the lock.
 
-    Re-checked under an exclusive ``flock`` of ``<path>.flock`` (one writer of the lock at a
-    time; closing the file releases it): a record another job wrote since is compared like any
-    other. Returns the records now in the lock, in order; a relocked one carries what it replaced.
+    Checked under an exclusive ``flock`` of ``<path>.flock`` (one writer of the lock at a time;
+    closing the file releases it), so a record another job wrote since is compared like any
+    other: a mismatch raises :class:`LockMismatchError` before the fetch keeps anything. Returns
+    the records now in the lock, in order; a relocked one carries what it replaced.
     """
     path = Path(path)
     now = datetime.now(UTC).isoformat()
@@ -949,13 +916,30 @@ def record_downloads(
         urls = data.setdefault(source, {})
         for download in downloads:
             url, digest, size = download["url"], download["sha256"], download["bytes"]
-            old = check_locked(path, source, url, digest, size, data)
+            old = check_locked(path, data, source, url, digest, size)
             if old is not None and old["sha256"] == digest and old["bytes"] == size:
                 continue
             entry: dict[str, Any] = {"sha256": digest, "bytes": size, "locked": now}
-            if old is not None:
+            if old is None:
+                log.warning(
+                    "%s: sha256 %s, %d bytes: no published pin; trusted on first use and "
+                    "recorded in the sources lock %s (commit it with the project)",
+                    url,
+                    digest,
+                    size,
+                    path,
+                )
+            else:
                 replaced = {k: old[k] for k in ("sha256", "bytes", "locked") if k in old}
                 entry["replaced"] = [{**replaced, "relocked": now}, *old.get("replaced", [])]
+                log.warning(
+                    "source %s: RELOCKED %s: sha256 %s accepted in %s (was %s)",
+                    source,
+                    url,
+                    digest,
+                    path,
+                    old["sha256"],
+                )
             urls[url] = entry
         text = yaml.safe_dump(dict(data), sort_keys=True, default_flow_style=False, width=100)
         with atomic_path(path) as tmp:
