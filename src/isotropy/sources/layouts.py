@@ -93,36 +93,6 @@ def is_archive(path: Path) -> bool:
     return zipfile.is_zipfile(path) or tarfile.is_tarfile(path)
 
 
-def archive_members(item: Fetched) -> Iterator[tuple[str, int, Callable[[], Any]]]:
-    """(member name, declared size, opener) for the regular files of a zip or tar archive (read
-    lazily: a bomb's headers are never all loaded), skipping macOS debris.
-
-    Every member must pass tarfile's ``data`` filter (zip members: no absolute path, no '..'), and
-    the archive must hold no more than ``item.max_members``.
-    """
-    for count, (name, size, regular, tar_member, read) in enumerate(_entries(item), 1):
-        if count > item.max_members:
-            raise ArchiveError(
-                f"archive {item.name} holds more than {item.max_members} members, which "
-                "looks like an archive bomb; check the source, or raise "
-                "downloads.max_archive_members in the config if it is known to be right"
-            )
-        crafted = "the archive is damaged or crafted, so fetch it again from a trusted source"
-        if mirror_path_problem(name.rstrip("/")) is not None:
-            raise ArchiveError(
-                f"archive {item.name}: member {name!r} would unpack outside its folder; {crafted}"
-            )
-        try:
-            if tar_member is not None:
-                tarfile.data_filter(tar_member, str(item.path.parent))
-        except tarfile.FilterError as exc:
-            raise ArchiveError(
-                f"archive {item.name}: member {name!r} is unsafe to unpack ({exc}); {crafted}"
-            ) from exc
-        if regular and not is_debris(name):
-            yield name, size, read
-
-
 def _entries(item: Fetched) -> Iterator[tuple[str, int, bool, Any, Callable[[], Any]]]:
     """(name, declared size, regular file?, tar member, reader) of each member, the archive open."""
     if zipfile.is_zipfile(item.path):
@@ -143,34 +113,55 @@ def is_debris(name: str) -> bool:
     return "__MACOSX" in name or Path(name).name.startswith("._")
 
 
-def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path) -> dict[str, str]:
-    """Copy the archive members for which ``wanted(member)`` into ``staging`` (by base name);
-    return base name → member.
+def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path) -> list[str]:
+    """Copy the regular members of a zip or tar archive for which ``wanted(member)`` into
+    ``staging`` (by base name), skipping macOS debris; return the names written.
 
-    An error if none is wanted, or if two wanted members share a base name (one would silently
-    replace the other: a crafted archive could swap a real file for its own).
+    The archive is read lazily (a bomb's headers are never all loaded) and may hold no more than
+    ``item.max_members``; every member must pass tarfile's ``data`` filter (zip members: no
+    absolute path, no '..'). An error if none is wanted, or if two wanted members share a base
+    name (one would silently replace the other: a crafted archive could swap a real file for its
+    own).
     """
     written: dict[str, str] = {}
     left = item.max_bytes  # what the archive may still unpack to
-    for member, declared, read in archive_members(item):
-        if wanted(member):
-            target = Path(member).name
-            if target in written:
-                raise ArchiveError(
-                    f"archive {item.name} holds two members named {target} "
-                    f"({written[target]!r} and {member!r}); which one is the data cannot be told, "
-                    "so neither is used: the archive is damaged or crafted, fetch it again from a "
-                    "trusted source"
-                )
-            with read() as reader:
-                left -= _write_member(item, member, declared, reader, staging / target, left)
-            written[target] = member
+    crafted = "the archive is damaged or crafted, so fetch it again from a trusted source"
+    for count, (member, declared, regular, tar_member, read) in enumerate(_entries(item), 1):
+        if count > item.max_members:
+            raise ArchiveError(
+                f"archive {item.name} holds more than {item.max_members} members, which "
+                "looks like an archive bomb; check the source, or raise "
+                "downloads.max_archive_members in the config if it is known to be right"
+            )
+        if mirror_path_problem(member.rstrip("/")) is not None:
+            raise ArchiveError(
+                f"archive {item.name}: member {member!r} would unpack outside its folder; {crafted}"
+            )
+        try:
+            if tar_member is not None:
+                tarfile.data_filter(tar_member, str(item.path.parent))
+        except tarfile.FilterError as exc:
+            raise ArchiveError(
+                f"archive {item.name}: member {member!r} is unsafe to unpack ({exc}); {crafted}"
+            ) from exc
+        if not regular or is_debris(member) or not wanted(member):
+            continue
+        target = Path(member).name
+        if target in written:
+            raise ArchiveError(
+                f"archive {item.name} holds two members named {target} "
+                f"({written[target]!r} and {member!r}); which one is the data cannot be told, "
+                f"so neither is used: {crafted}"
+            )
+        with read() as reader:
+            left -= _write_member(item, member, declared, reader, staging / target, left)
+        written[target] = member
     if not written:
         raise ValueError(
             f"archive {item.name} holds none of the expected files; its layout changed or the URL "
             "is wrong"
         )
-    return written
+    return list(written)
 
 
 def _write_member(
@@ -304,14 +295,6 @@ def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     return _pick(r"train\.tsv", items, origin, staging)
 
 
-def _hub(items: list[Fetched], origin: str, staging: Path) -> list[str]:
-    parquet = [item for item in items if item.name.endswith(".parquet")]
-    if origin == "url" and len(parquet) == 1:
-        shutil.copyfile(parquet[0].path, staging / HUB_FILE)
-        return [HUB_FILE]
-    return _files(items, origin, staging)  # a mirror's copy keeps its file names (e.g. SICK.txt)
-
-
 def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> int:
     """Rebuild GLUE's MRPC train.tsv: Microsoft's training pairs minus GLUE's dev ids.
 
@@ -356,6 +339,7 @@ LAYOUTS: dict[str, Normaliser] = {
         _pick, r"model\.bin|(?!model\.txt)[^/]+\.(bin|txt|vec)(\.gz)?"
     ),
     "glue": _glue,  # train.tsv
-    "hub": _hub,  # data.parquet (one split, by ``datasets``), or a mirror's files as named there
+    # data.parquet (one split, by ``datasets``), or a mirror's copy under its names (SICK.txt)
+    "hub": _files,
     "files": _files,  # every fetched file as it is, under its own name
 }
