@@ -67,12 +67,7 @@ MIRROR_TRUST = {"MANIFEST.tsv": "the mirror's MANIFEST.tsv", "config": TRUST_PUB
 # 222.zip unpacks to a few GB); a trickling server is abandoned after 6 hours for one file.
 DOWNLOAD_DEFAULTS = {
     key: schema_default("downloads", key)
-    for key in (
-        "max_extracted_bytes",
-        "max_archive_members",
-        "max_download_seconds",
-        "lock_file",
-    )
+    for key in ("max_extracted_bytes", "max_archive_members", "max_download_seconds", "lock_file")
 }
 
 
@@ -186,7 +181,6 @@ def fetch_source(
     raw_dir: str | os.PathLike,
     *,
     config: Mapping[str, Any] | None = None,
-    lock_file: str | os.PathLike | None = None,
     retries: int = 5,
     backoff: float = 2.0,
     timeout: float = 60.0,
@@ -195,11 +189,11 @@ def fetch_source(
 
     Returns the manifest, also written to ``raw_dir/manifest.json`` once every file is in place.
     On failure nothing new is left in ``raw_dir``. A downloaded file that no published pin checks
-    is compared with the sources lock (``lock_file``, else the one ``config`` names), and
-    recorded there on first use.
+    is compared with the sources lock (:func:`lock_path` of ``config``), and recorded there on
+    first use.
     """
     raw_dir, params = Path(raw_dir), {**DOWNLOAD_DEFAULTS, **params}
-    lock = Path(lock_file) if lock_file is not None else lock_path(config)
+    lock = lock_path(config)
     origin = "mirror" if params.get("mirror") else "url"
     raw_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=raw_dir))
@@ -270,7 +264,15 @@ def _from_mirror(
                 "known to be right",
             )
         if not by:
-            raise UnverifiedFileError(unverified_message(label, mirror, manifest))
+            where = (
+                f"{mirror} has no MANIFEST.tsv"
+                if manifest is None
+                else f"{mirror / 'MANIFEST.tsv'} does not list it"
+            )
+            raise UnverifiedFileError(
+                f"{label} cannot be checked ({where}) and nothing was kept; add its path and "
+                "sha256 to the mirror's MANIFEST.tsv"
+            )
         items.append(Fetched(rel, local))
         inputs.append(
             {
@@ -756,16 +758,8 @@ def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
         return None
     pins: dict[str, MirrorPin] = {}
     with open(manifest, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle, delimiter="\t")
-        missing = {"path", "bytes", "sha256"} - set(reader.fieldnames or [])
-        if missing:
-            raise UnverifiedFileError(
-                f"{manifest} has no {', '.join(sorted(missing))} column (header: "
-                f"{reader.fieldnames}); its header must name path, bytes and sha256, tab-separated"
-            )
+        reader = csv.DictReader(handle, delimiter="\t")  # a header without a column fails each row
         for row in reader:
-            if not any((value or "").strip() for value in row.values() if isinstance(value, str)):
-                continue  # a blank line
             rel = (row.get("path") or "").strip()
             digest = (row.get("sha256") or "").strip().lower()
             size = (row.get("bytes") or "").strip()
@@ -778,18 +772,6 @@ def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
                 )
             pins[rel] = MirrorPin(digest, int(size))
     return pins
-
-
-def unverified_message(label: str, mirror: Path, manifest: Mapping[str, Any] | None) -> str:
-    where = (
-        f"{mirror} has no MANIFEST.tsv"
-        if manifest is None
-        else f"{mirror / 'MANIFEST.tsv'} does not list it"
-    )
-    return (
-        f"{label} cannot be checked ({where}) and nothing was kept; add its path and sha256 to the "
-        "mirror's MANIFEST.tsv"
-    )
 
 
 def mirror_pins(
@@ -973,11 +955,6 @@ def input_trust(manifest: Mapping[str, Any]) -> dict[str, str]:
             entry.get("trust") or ("pinned" if entry.get("pinned") else "unverified")
         )
     return trust
-
-
-def source_trust(raw_dir: str | os.PathLike) -> dict[str, str]:
-    """:func:`input_trust` of the source fetched into ``raw_dir``."""
-    return input_trust(read_source_manifest(raw_dir))
 
 
 def source_files(raw_dir: str | os.PathLike) -> list[Path]:
