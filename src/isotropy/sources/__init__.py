@@ -51,7 +51,6 @@ from isotropy.sources.layouts import (
     ChecksumError,
     Fetched,
     MemberPins,
-    mirror_path_problem,
     source_kind,
 )
 
@@ -235,8 +234,6 @@ def _from_mirror(
 ) -> tuple[list[Fetched], list[dict]]:
     """Copy the source's mirror files, each checked against MANIFEST.tsv and any config pin."""
     mirror, rels = Path(params["mirror"]), params.get("mirror_files") or []
-    if confined := [problem for rel in rels if (problem := mirror_path_problem(rel))]:
-        raise ValueError(f"sources.{name}.mirror: {confined[0]}")
     if missing := missing_mirror_files(name, {"sources": {name: {"mirror": rels}}}, mirror):
         raise FileNotFoundError(
             f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}; "
@@ -321,42 +318,40 @@ def _from_urls(
     before it is laid out."""
     items, inputs, name = [], [], params["name"]
     pins = {key: params.get(key) or [None] * len(params["urls"]) for key in PIN_KEYS}
-    with new_session() as session:
-        for index, url in enumerate(params["urls"]):
-            pin = {key: values[index] for key, values in pins.items()}
-            local = fetched / url_file_name(url)
-            log.info("downloading %s", url)
-            try:
-                digest = download_file(
-                    url,
-                    local,
-                    pin["sha256"],
-                    session=session,
-                    size=pin["bytes"],
-                    source=name,
-                    max_bytes=params["max_extracted_bytes"],
-                    max_seconds=params["max_download_seconds"],
-                    **transfer,
-                )
-            except DownloadError as error:
-                raise DownloadError(f"source {name!r}: {error}") from error
-            entry: dict[str, Any] = {"url": url, "sha256": digest, "bytes": local.stat().st_size}
-            if pin["git_blob"] is not None:
-                entry["git_blob"] = git_blob_id(local)
-                key, what = f"sources.{name}.git_blob", "git object id"
-                check_pin(entry["git_blob"], pin["git_blob"], url, key=key, what=what)
-            published = pin["sha256"] is not None or pin["git_blob"] is not None
-            entry["pinned"] = published
-            entry["pinned_by"] = ["config"] if pin["sha256"] is not None else []
-            # What it was checked against: its config pins, strongest first (then the lock).
-            entry["checked_against"] = [k for k in PIN_KEYS if pin[k] is not None]
-            entry["trust"] = TRUST_PUBLISHED if published else TRUST_LOCK
-            if not published:
-                entry["pinned_by"] = ["lock"]
-                entry["checked_against"].append("lock")
-                check_locked(lock, read_lock(lock), name, url, digest, entry["bytes"])
-            items.append(Fetched(local.name, local))
-            inputs.append(entry)
+    for index, url in enumerate(params["urls"]):
+        pin = {key: values[index] for key, values in pins.items()}
+        local = fetched / url_file_name(url)
+        log.info("downloading %s", url)
+        try:
+            digest = download_file(
+                url,
+                local,
+                pin["sha256"],
+                size=pin["bytes"],
+                source=name,
+                max_bytes=params["max_extracted_bytes"],
+                max_seconds=params["max_download_seconds"],
+                **transfer,
+            )
+        except DownloadError as error:
+            raise DownloadError(f"source {name!r}: {error}") from error
+        entry: dict[str, Any] = {"url": url, "sha256": digest, "bytes": local.stat().st_size}
+        if pin["git_blob"] is not None:
+            entry["git_blob"] = git_blob_id(local)
+            key, what = f"sources.{name}.git_blob", "git object id"
+            check_pin(entry["git_blob"], pin["git_blob"], url, key=key, what=what)
+        published = pin["sha256"] is not None or pin["git_blob"] is not None
+        entry["pinned"] = published
+        entry["pinned_by"] = ["config"] if pin["sha256"] is not None else []
+        # What it was checked against: its config pins, strongest first (then the lock).
+        entry["checked_against"] = [k for k in PIN_KEYS if pin[k] is not None]
+        entry["trust"] = TRUST_PUBLISHED if published else TRUST_LOCK
+        if not published:
+            entry["pinned_by"] = ["lock"]
+            entry["checked_against"].append("lock")
+            check_locked(lock, read_lock(lock), name, url, digest, entry["bytes"])
+        items.append(Fetched(local.name, local))
+        inputs.append(entry)
     return items, inputs
 
 
@@ -394,7 +389,7 @@ def _lay_out(
     for item, entry in zip(items, inputs):
         if origin != "url" or item.members is None:
             continue
-        if missing := item.members.unchecked():
+        if missing := sorted(set(item.members.pins) - set(item.members.checked)):
             raise ArchiveError(
                 f"archive {item.name} of source {name!r} holds no member {', '.join(missing)}, "
                 f"which sources.{name}.members pins; the archive is not the published one"
@@ -492,7 +487,6 @@ def download_file(
     retries: int = 5,
     backoff: float = 2.0,
     timeout: float = 60.0,
-    session: requests.Session | None = None,
     max_bytes: int = DOWNLOAD_DEFAULTS["max_extracted_bytes"],
     max_seconds: float = DOWNLOAD_DEFAULTS["max_download_seconds"],
     size: int | None = None,
@@ -516,16 +510,11 @@ def download_file(
     if parsed.scheme not in {"http", "https"}:
         raise ValueError(f"unsupported URL scheme in {url!r}; expected http(s):// or file://")
     job = _Download(url, size, source, timeout, max_bytes, max_seconds)
-    own_session, session = session is None, session or new_session()
-    try:
-        with atomic_path(dest) as tmp:
-            digest = job.attempts(session, tmp, retries, backoff)
-            check_pin(tmp.stat().st_size, size, url, key=_pin_key(source, "bytes"), what="size")
-            check_pin(digest, sha256, url, key=_pin_key(source, "sha256"))
-        return digest
-    finally:
-        if own_session:
-            session.close()
+    with new_session() as session, atomic_path(dest) as tmp:
+        digest = job.attempts(session, tmp, retries, backoff)
+        check_pin(tmp.stat().st_size, size, url, key=_pin_key(source, "bytes"), what="size")
+        check_pin(digest, sha256, url, key=_pin_key(source, "sha256"))
+    return digest
 
 
 @dataclass
@@ -934,14 +923,8 @@ def record_downloads(
 
 
 def read_source_manifest(raw_dir: str | os.PathLike) -> dict[str, Any]:
-    """The manifest of a fetched source; an error if the folder was never (fully) fetched."""
-
-    path = Path(raw_dir) / MANIFEST_NAME
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path} is missing: source folder {raw_dir} was not fetched (run its download rule)"
-        )
-    return json.loads(path.read_text())
+    """The manifest of a fetched source (its download rule's output: Snakemake makes it first)."""
+    return json.loads((Path(raw_dir) / MANIFEST_NAME).read_text())
 
 
 def input_trust(manifest: Mapping[str, Any]) -> dict[str, str]:

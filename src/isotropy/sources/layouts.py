@@ -72,9 +72,6 @@ class MemberPins:
             )
         self.checked[base] = {"member": member, "sha256": digest, "bytes": size}
 
-    def unchecked(self) -> list[str]:
-        return sorted(set(self.pins) - set(self.checked))
-
 
 @dataclass(frozen=True)
 class Fetched:
@@ -100,13 +97,11 @@ def _entries(item: Fetched) -> Iterator[tuple[str, int, bool, Any, Callable[[], 
             for info in archive.infolist():
                 read = functools.partial(archive.open, info)
                 yield info.filename, info.file_size, not info.is_dir(), None, read
-    elif tarfile.is_tarfile(item.path):
+    else:  # a tar archive: :func:`is_archive` said so
         with tarfile.open(item.path) as archive:
             for member in archive:
                 extract = functools.partial(archive.extractfile, member)
                 yield member.name, member.size, member.isfile(), member, extract
-    else:
-        raise ValueError(f"{item.path} is neither a zip nor a tar archive")
 
 
 def is_debris(name: str) -> bool:
@@ -295,20 +290,18 @@ def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     return _pick(r"train\.tsv", items, origin, staging)
 
 
-def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> int:
+def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> None:
     """Rebuild GLUE's MRPC train.tsv: Microsoft's training pairs minus GLUE's dev ids.
 
     This is what GLUE's own download script does (MRPC's original is a Windows installer, so GLUE
     ships only the dev ids and takes the pairs from SentEval's copy of msr_paraphrase_train.txt).
-    Returns the number of training rows written. Both files are pinned; the GLUE reader checks
-    every row of the result.
+    Both files are pinned; the GLUE reader checks every row of the result.
     """
     ids = decode_text(dev_ids.read_bytes(), "utf-8-sig", str(dev_ids)).splitlines()
     dev = {tuple(line.strip().split("\t")) for line in ids if line.strip()}
     header, *lines = decode_text(msr_train.read_bytes(), "utf-8-sig", str(msr_train)).splitlines()
     rows = [line for line in lines if line.strip() and tuple(line.split("\t")[1:3]) not in dev]
     dest.write_text("\n".join([header.strip(), *rows]) + "\n", encoding="utf-8")
-    return len(rows)
 
 
 def _files(items: list[Fetched], origin: str, staging: Path) -> list[str]:
