@@ -212,7 +212,7 @@ def fetch_source(
         locked = [entry for entry in inputs if entry.get("trust") == TRUST_LOCK]
         for entry, record in zip(locked, record_downloads(lock, name, locked) if locked else []):
             entry["lock"] = {"file": str(lock), **record}
-        _replace_contents(raw_dir, staging, [record["path"] for record in records], keep=work)
+        _replace_contents(raw_dir, staging, keep=work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     manifest = {
@@ -402,8 +402,9 @@ def _lay_out(
     ]
 
 
-def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:
-    """Swap the staged files into ``raw_dir``, removing what an earlier fetch left there."""
+def _replace_contents(raw_dir: Path, staging: Path, keep: Path) -> None:
+    """Swap the staged files (what the layout wrote) into ``raw_dir``, removing what an earlier
+    fetch left there."""
     for entry in raw_dir.iterdir():
         if entry == keep:
             continue
@@ -411,9 +412,8 @@ def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: 
             shutil.rmtree(entry)
         else:
             entry.unlink()
-    for rel in files:
-        (raw_dir / rel).parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / rel, raw_dir / rel)
+    for entry in staging.iterdir():
+        os.replace(entry, raw_dir / entry.name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -502,13 +502,11 @@ def download_file(
     a pin refuses. A body beyond ``size`` or ``max_bytes`` is stopped as it arrives. A ``sha256``
     (or ``size``) pin that does not match raises :class:`ChecksumError` naming its config key
     (``sources.<source>.sha256`` or ``.bytes``); ``dest`` is then not created. ``file://`` URLs
-    are copied with the same checks.
+    are copied with the same checks (the config schema admits no other scheme).
     """
     parsed = urlparse(url)
     if parsed.scheme == "file":
         return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, source)
-    if parsed.scheme not in {"http", "https"}:
-        raise ValueError(f"unsupported URL scheme in {url!r}; expected http(s):// or file://")
     job = _Download(url, size, source, timeout, max_bytes, max_seconds)
     with new_session() as session, atomic_path(dest) as tmp:
         digest = job.attempts(session, tmp, retries, backoff)
@@ -821,8 +819,7 @@ def read_lock(path: str | os.PathLike) -> dict[str, dict[str, dict[str, Any]]]:
     if not path.is_file():
         return {}
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    problem = _lock_shape_problem(data)
-    if problem is not None:
+    if (problem := _lock_shape_problem(data)) is not None:
         raise ChecksumError(
             f"sources lock {path} is damaged ({problem}); restore it from version control (it is "
             "committed with the project) or delete the damaged source's entry and fetch again"

@@ -12,7 +12,6 @@ decodes or keeps it.
 
 from __future__ import annotations
 
-import errno
 import functools
 import hashlib
 import re
@@ -25,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from isotropy.defaults import schema_default
-from isotropy.io import DiskFullError
+from isotropy.io import DiskFullError, atomic_path
 
 HUB_FILE = "data.parquet"  # a hub data set's split, as downloaded
 
@@ -86,10 +85,6 @@ class Fetched:
     members: MemberPins | None = None
 
 
-def is_archive(path: Path) -> bool:
-    return zipfile.is_zipfile(path) or tarfile.is_tarfile(path)
-
-
 def _entries(item: Fetched) -> Iterator[tuple[str, int, bool, Any, Callable[[], Any]]]:
     """(name, declared size, regular file?, tar member, reader) of each member, the archive open."""
     if zipfile.is_zipfile(item.path):
@@ -97,7 +92,7 @@ def _entries(item: Fetched) -> Iterator[tuple[str, int, bool, Any, Callable[[], 
             for info in archive.infolist():
                 read = functools.partial(archive.open, info)
                 yield info.filename, info.file_size, not info.is_dir(), None, read
-    else:  # a tar archive: :func:`is_archive` said so
+    else:  # a tar archive: :func:`_pick` asked
         with tarfile.open(item.path) as archive:
             for member in archive:
                 extract = functools.partial(archive.extractfile, member)
@@ -172,19 +167,14 @@ def _write_member(
         raise _bomb(item, member)
     size, digest = 0, hashlib.sha256()
     try:
-        with open(target, "wb") as writer:
+        with atomic_path(target) as tmp, open(tmp, "wb") as writer:
             while size <= left and (chunk := reader.read(1 << 20)):
                 size += len(chunk)
                 digest.update(chunk)
                 writer.write(chunk)
-    except OSError as error:
-        if error.errno not in (errno.ENOSPC, errno.EDQUOT):
-            raise
-        written = target.stat().st_size if target.exists() else 0
-        target.unlink(missing_ok=True)
-        full = DiskFullError(target, written, error)
+    except DiskFullError as full:
         full.strerror = f"unpacking member {member!r} of archive {item.name}: {full.strerror}"
-        raise full from error
+        raise
     if size > left:
         raise _bomb(item, member)
     if item.members is not None and Path(member).name in item.members.pins:
@@ -223,8 +213,7 @@ def decode_text(data: bytes, encoding: str, label: str) -> str:
         line = data[: exc.start].count(b"\n") + 1
         raise ValueError(
             f"{label}, line {line}: byte {data[exc.start : exc.start + 1]!r} is not valid "
-            f"{encoding}; "
-            f"the file must be {encoding}-encoded"
+            f"{encoding}; the file must be {encoding}-encoded"
         ) from exc
 
 
@@ -265,7 +254,7 @@ def _pick(
         if wanted(base := Path(item.name).name):
             shutil.copyfile(item.path, into / base)
             found.append(base)
-        elif is_archive(item.path):
+        elif zipfile.is_zipfile(item.path) or tarfile.is_tarfile(item.path):
             found += extract_members(item, lambda member: bool(wanted(Path(member).name)), into)
     if not found or len(set(found)) != len(found):
         raise ValueError(
