@@ -109,9 +109,8 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
 
     The archive is read lazily (a bomb's headers are never all loaded) and may hold no more than
     ``item.max_members``; every member must pass tarfile's ``data`` filter (zip members: no
-    absolute path, no '..'). An error if none is wanted, or if two wanted members share a base
-    name (one would silently replace the other: a crafted archive could swap a real file for its
-    own).
+    absolute path, no '..'). Two wanted members of one base name are an error (one would silently
+    replace the other: a crafted archive could swap a real file for its own).
     """
     written: dict[str, str] = {}
     left = item.max_bytes  # what the archive may still unpack to
@@ -146,11 +145,6 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
         with read() as reader:
             left -= _write_member(item, member, declared, reader, staging / target, left)
         written[target] = member
-    if not written:
-        raise ValueError(
-            f"archive {item.name} holds none of the expected files; its layout changed or the URL "
-            "is wrong"
-        )
     return list(written)
 
 
@@ -245,7 +239,7 @@ def _pick(
     """The raw files whose base name ``pattern`` matches, written under ``folder``: a fetched
     file as it is, else the matching members of a fetched archive (:func:`extract_members`).
 
-    Two files of one name are an error: one would silently replace the other.
+    None, or two files of one name (one would silently replace the other), is an error.
     """
     wanted, into = re.compile(pattern).fullmatch, staging / folder
     into.mkdir(parents=True, exist_ok=True)
@@ -258,8 +252,8 @@ def _pick(
             found += extract_members(item, lambda member: bool(wanted(Path(member).name)), into)
     if not found or len(set(found)) != len(found):
         raise ValueError(
-            f"{[i.name for i in items]} should hold one file of each name like {pattern!r}, "
-            f"they hold {found}"
+            f"{[i.name for i in items]} should hold one file of each name like {pattern!r}, but "
+            f"hold {found or 'none of the expected files'}; the layout changed or the URL is wrong"
         )
     return sorted(str(PurePosixPath(folder, name)) for name in found)
 
