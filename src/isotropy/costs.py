@@ -4,9 +4,8 @@ the ``model`` and ``dataset`` it was measured for, empty where it holds for any,
 is refused. Read here for the estimate (:mod:`isotropy.estimate`).
 
 What one job of a study costs from these numbers lives with the study (its record's per-job
-costs, :mod:`isotropy.studies`); how those CPU seconds become wall time on this machine now (the
-speed probe, the cores, the load: :class:`Pace`, :func:`busy_factor`) is here, for every job
-alike.
+costs, :mod:`isotropy.studies`); how those CPU seconds become wall time on this machine when idle
+(the speed probe and the cores: :class:`Pace`) is here, for every job alike.
 """
 
 from __future__ import annotations
@@ -22,9 +21,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from isotropy import compute
-from isotropy.logs import duration
 
 COSTS_TABLE = Path(__file__).resolve().parents[2] / "config" / "costs.csv"
 COLUMNS = tuple("quantity model dataset value unit measured machine command note".split())
@@ -164,11 +160,8 @@ def finetune_seconds(
 
 JOB_OVERHEAD_SECONDS = value("job_overhead_seconds")
 
-# The optimisation and embedding jobs take 2 threads each (rules/optimize.smk, rules/embed.smk)
-# but keep JOB_CORES_USED of the cores busy on an idle machine.
+# The optimisation and embedding jobs take 2 threads each (rules/optimize.smk, rules/embed.smk).
 JOB_THREADS = 2
-
-JOB_CORES_USED = value("job_cores_used")
 
 PROBE_CPU_SECONDS = value("probe_cpu_seconds")
 
@@ -253,60 +246,6 @@ def device_kind(configured: str) -> str:
         return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def recent_load() -> float:
-    """The load to expect over a run of many minutes: the larger of the 1- and 5-minute load
-    averages (the 1-minute one alone dips between other people's jobs: a preview started at
-    3.4 ran at 5.5-7)."""
-    one, five, _ = os.getloadavg()
-    return max(one, five)
-
-
 def available_cores() -> int | None:
     """The cores this process may run on (its CPU affinity: a SLURM job's allocation)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-
-
-def busy_factor(load: float, cores: int, sessions: compute.Sessions | None = None) -> float:
-    """How much longer a job of the rules' :data:`JOB_THREADS` threads takes on ``cores`` cores
-    shared with other work; 1 when the cores are free enough. The job needs the cores it keeps
-    busy when the machine is idle (``used``: :data:`JOB_CORES_USED`), and is slowed by what it
-    gets against that. Where the kernel shares the CPU between sessions (``sessions``, from
-    :func:`isotropy.compute.busy_sessions`), this run's session gets ``cores / (others + 1)``
-    of it, and the job its part of that among the session's runnable threads. Otherwise the
-    scheduler shares the cores among all ``load`` runnable threads (the load average before
-    the run starts) and the job's: ``(load + used) / cores``. The jobs' idle threads sleep
-    (``OMP_WAIT_POLICY=PASSIVE``, set when a run starts), which beside busy processes costs no
-    more than this share (row ``contention_excess_passive``; docs/measurements.md)."""
-    used = min(float(JOB_THREADS), JOB_CORES_USED)
-    if sessions is None:
-        return max(1.0, (load + used) / max(cores, used))
-    part = cores / (sessions.others + 1) * used / (used + sessions.own_threads)
-    return max(1.0, used / min(used, part))
-
-
-def busy_lines(device: str, total: float, cores: int) -> list[str]:
-    """On a busy CPU (:func:`busy_factor` 1.25 or more, under the sessions' sharing where the
-    kernel shares by session), the wall time ``total`` takes while it stays so and the
-    contention model that gave it; none otherwise."""
-    if device != "cpu" or not total:
-        return []
-    load, sessions = recent_load(), compute.busy_sessions()
-    factor = busy_factor(load, cores, sessions)
-    if factor < 1.25:
-        return []
-    sharing = (
-        f"threads share the cores: (load + {JOB_CORES_USED}) / cores"
-        if sessions is None
-        else f"the kernel shares the cores between sessions (autogroup): {sessions.others:.1f} "
-        f"other busy session(s), {sessions.own_threads:.1f} other runnable thread(s) in this "
-        "one, so a job gets cores / (sessions + 1) x its part"
-    )
-    return [
-        f"this machine is busy (load average {load:.1f} on {cores} cores, before this run "
-        f"starts): expect about {duration(total * factor)} while it stays so"
-        + (f", longer at niceness {os.nice(0)}" if os.nice(0) > 0 else "")
-        + "; the run prints its done share and time left after every job",
-        f"contention model: {sharing}, {JOB_CORES_USED} being what a {JOB_THREADS}-thread job "
-        "keeps busy when idle; jobs' idle threads sleep (OMP_WAIT_POLICY=PASSIVE; "
-        "docs/measurements.md)",
-    ]
