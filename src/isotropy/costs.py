@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import datetime
 import functools
-import importlib.util
 import math
 import os
 import time
@@ -191,22 +190,19 @@ class Pace:
         speed = min(high, max(low, probe / PROBE_CPU_SECONDS))
         return cls(speed, available_cores() or 2, JOB_OVERHEAD_SECONDS, probe)
 
-    def parallel(self, threads: int) -> int:
-        """How many jobs of ``threads`` threads run side by side."""
-        return max(1, self.cores // threads)
-
     def share(self, cpu_seconds: float, threads: int, device: str = "cpu") -> float:
         """Wall seconds one job adds to the total: its one-thread CPU cost times ``speed``
-        spread over its ``threads``, plus its start-up, with :meth:`parallel` such jobs side by
-        side (one at a time on one GPU). The start-up is not scaled: starting a job is the
+        spread over its ``threads``, plus its start-up, with as many such jobs side by side as
+        the cores hold (one at a time on one GPU). The start-up is not scaled: starting a job is the
         interpreter and the disk, not the arithmetic the probe times (where it read 5.2x, the
         preview's short jobs took 0.6-1.5 s each; docs/measurements.md)."""
-        parallel = 1 if device == "cuda" else self.parallel(threads)
+        parallel = 1 if device == "cuda" else max(1, self.cores // threads)
         return (self.speed * cpu_seconds / threads + self.job_overhead) / parallel
 
 
-# A job's wall seconds from the configuration, its wildcards and the pace (None: no measured
-# cost): each study's record maps its costed rules to one (StudySpec.job_costs).
+# A job's wall seconds from the configuration (its ``device`` the kind, cpu or cuda, as
+# isotropy.estimate.describe sets it), its wildcards and the pace (None: no measured cost):
+# each study's record maps its costed rules to one (StudySpec.job_costs).
 JobCost = Callable[[Mapping[str, Any], Mapping[str, Any], Pace], float | None]
 
 
@@ -228,22 +224,6 @@ def speed_probe(repeats: int = 3, products: int = 100) -> float:
             if attempt:  # the first warms caches and clocks
                 times.append(time.process_time() - start)
     return min(times)
-
-
-def device_kind(configured: str) -> str:
-    """The kind of device (cuda, cpu) a run configured with ``configured`` (auto, cpu, cuda)
-    will use, by name, for the cost estimate; isotropy.compute.resolve_device gives the
-    torch.device itself."""
-    if configured != "auto":
-        return configured
-    if importlib.util.find_spec("torch") is None:
-        # an environment without torch (the plots one, where rules check_claims and
-        # compare_with_papers load the study records) has no CUDA to offer either
-        return "cpu"
-    else:  # a conditional import: tests/test_envs.py counts torch as optional here
-        import torch  # only here: the estimate for an explicit device needs no torch
-
-        return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def available_cores() -> int | None:

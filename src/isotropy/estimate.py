@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as error:
         print(f"{args.target}: no time estimate: {error}", file=sys.stderr)
         return 1
-    lines, _ = describe(config, jobs, costs.device_kind(config["device"]), args.target)
+    device = compute.resolve_device().type if config["device"] == "auto" else config["device"]
+    lines, _ = describe(config, jobs, device, args.target)
     print("\n".join(lines))
     return 0
 
@@ -115,11 +116,12 @@ def describe(
     pace: costs.Pace | None = None,
 ) -> tuple[list[str], float]:
     """The one way an estimate is paced: the lines and wall seconds of ``jobs`` (rule,
-    wildcards) at ``pace`` (default: :meth:`isotropy.costs.Pace.here`, this machine now, idle).
-    A rule of :data:`JOB_COSTS` adds its measured cost (None: none measured for these
-    wildcards, named in a line); any other rule (the short ones: tables, figures, downloads)
-    its start-up, as many side by side as the cores allow (one at a time on one GPU)."""
-    pace = pace or costs.Pace.here()
+    wildcards) on ``device`` (cpu, cuda: config ``device`` as the jobs' costs read it) at
+    ``pace`` (default: :meth:`isotropy.costs.Pace.here`, this machine now, idle). A rule of
+    :data:`JOB_COSTS` adds its measured cost (None: none measured for these wildcards, named in
+    a line); any other rule (the short ones: tables, figures, downloads) its start-up, as many
+    side by side as the cores allow (one at a time on one GPU)."""
+    pace, config = pace or costs.Pace.here(), {**config, "device": device}
     by_rule: dict[str, list[float]] = {}
     unknown = []
     for rule, wildcards in jobs:
