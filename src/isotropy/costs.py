@@ -193,9 +193,9 @@ class Pace:
     def share(self, cpu_seconds: float, threads: int, device: str = "cpu") -> float:
         """Wall seconds one job adds to the total: its one-thread CPU cost times ``speed``
         spread over its ``threads``, plus its start-up, with as many such jobs side by side as
-        the cores hold (one at a time on one GPU). The start-up is not scaled: starting a job is the
-        interpreter and the disk, not the arithmetic the probe times (where it read 5.2x, the
-        preview's short jobs took 0.6-1.5 s each; docs/measurements.md)."""
+        the cores hold (one at a time on one GPU). The start-up is not scaled: starting a job
+        is the interpreter and the disk, not the arithmetic the probe times (where it read
+        5.2x, the preview's short jobs took 0.6-1.5 s each; docs/measurements.md)."""
         parallel = 1 if device == "cuda" else max(1, self.cores // threads)
         return (self.speed * cpu_seconds / threads + self.job_overhead) / parallel
 
