@@ -260,8 +260,8 @@ def test_a_study_is_its_record_a_rule_file_a_script_and_its_config(tmp_path):
     """docs/extending.md's study recipe followed in a copy of the repository: the toy study's
     record (and its line in the registry's tuple), rule file, script, config section and schema
     entry, and a published value, are all it touches; rule all and the dry run plan its table,
-    its target runs, its claim is judged and its published value compared, and the estimate and
-    the run's progress lines read its record."""
+    its target runs, its claim is judged and its published value compared, and the estimate
+    reads its record."""
     repo = _committed_copy(tmp_path / "repo")
     _add_toy_study(repo)
     touched = sorted(line[3:] for line in _git(repo, "status", "--porcelain", "-uall").splitlines())
