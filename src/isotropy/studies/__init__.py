@@ -53,7 +53,7 @@ def target_rules(config: Config) -> dict[str, list[str]]:
 
 def rule_files() -> list[str]:
     """The rule files the studies bring (each once), for the Snakefile's includes."""
-    return list(dict.fromkeys(s.rules for s in REGISTRY if s.rules))
+    return list(dict.fromkeys(s.rules or f"rules/{s.name}.smk" for s in REGISTRY))
 
 
 def job_costs() -> dict[str, JobCost]:

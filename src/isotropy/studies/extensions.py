@@ -27,10 +27,7 @@ def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def run_files(config: Mapping[str, Any], artefact: str) -> list[str]:
     """One file of every direct-optimisation run."""
-    return [
-        paths.extensions_run_file(artefact, r["dataset"], r["head"], r["seed"])
-        for r in runs(config)
-    ]
+    return [paths.extensions_run_file(artefact, **r) for r in runs(config)]
 
 
 def heldout_files(config: Mapping[str, Any], artefact: str) -> list[str]:
@@ -63,9 +60,7 @@ def claim_page(tables: Mapping[str, Any]) -> Any:
 STUDIES = (
     StudySpec(
         name="extensions",
-        target="extensions_study",
         outputs=lambda config: outputs(),
-        rules="rules/extensions.smk",
         job_costs=design.JOB_COSTS,
         # its per-seed values: its claims join the claims page as their own Holm family
         claims_inputs=lambda config: {"extensions_seeds": paths.extensions_file("seeds.csv")},

@@ -46,7 +46,6 @@ def wildcards(config: Mapping[str, Any]) -> dict[str, str]:
         "model": names_pattern(geometry_models(config)),
         "corpus": names_pattern([corpus] if corpus else []),
         "sts": "|".join(STS_DATASETS),
-        "seed": r"\d+",
         "task": "sst2",
     }
 
@@ -113,9 +112,7 @@ CLAIMS = (
 STUDIES = (
     StudySpec(
         name="geometry",
-        target="geometry_study",
         outputs=outputs,
-        rules="rules/geometry.smk",
         job_costs=cost.JOB_COSTS,
         verdict_inputs=verdict_inputs,
         measures={

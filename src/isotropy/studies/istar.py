@@ -22,7 +22,6 @@ from isotropy.verdicts.claims import Claim
 from isotropy.verdicts.measurements.istar import istar_measurements
 from isotropy.workflow.targets import names_pattern
 
-RULES = "rules/istar.smk"
 # (training, validation) rows of the tasks (GLUE, SST-5, SQuAD v1.1's published sizes).
 TASK_ROWS = {
     "sst2": (67349, 872),
@@ -65,12 +64,9 @@ def estimator_outputs(config: Mapping[str, Any]) -> list[str]:
     return [paths.istar_estimator_file(name) for name in names]
 
 
-def run_files(section: Mapping[str, Any] | None, artefact: str = "metrics.json") -> list[str]:
-    """The file ``artefact`` of every run of the I-STAR grid (none without the section)."""
-    return [
-        paths.istar_run_file(artefact, r["model"], r["task"], r["regulariser"], r["lam"], r["seed"])
-        for r in runs(section)
-    ]
+def run_files(section: Mapping[str, Any] | None) -> list[str]:
+    """The metrics.json of every run of the I-STAR grid (none without the section)."""
+    return [paths.istar_run_file("metrics.json", **r) for r in runs(section)]
 
 
 def wildcards(section: Mapping[str, Any]) -> dict[str, str]:
@@ -80,7 +76,6 @@ def wildcards(section: Mapping[str, Any]) -> dict[str, str]:
         "task": "|".join(TASKS),
         "regulariser": "|".join(istar_study.REGULARISERS),
         "lam": r"-?\d+(\.\d+)?(e-?\d+)?",
-        "seed": r"\d+",
     }
 
 
@@ -139,9 +134,7 @@ CLAIMS = (
 STUDIES = (
     StudySpec(
         name="istar",
-        target="istar_study",
         outputs=lambda config: outputs(config.get("istar")),
-        rules=RULES,
         job_costs={"finetune": job_seconds},
         verdict_inputs=verdict_inputs,
         measures={"istar_runs": lambda table, config, stand: istar_measurements(table, config)},
@@ -150,9 +143,8 @@ STUDIES = (
     ),
     StudySpec(
         name="istar_estimator",
-        target=None,
         outputs=estimator_outputs,
-        rules=RULES,
+        rules="rules/istar.smk",
         rule_all="when_configured",
     ),
 )

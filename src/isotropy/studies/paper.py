@@ -9,7 +9,7 @@ from typing import Any
 
 from isotropy import paths
 from isotropy.studies import paper_cost as cost
-from isotropy.studies.record import StudySpec
+from isotropy.studies.record import StudySpec, section_files
 from isotropy.verdicts.claims import Claim
 from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT
 from isotropy.verdicts.measurements.optimisation import optimisation_measurements, table_names
@@ -22,17 +22,8 @@ GLUE_SPEARMAN_LIMIT = -0.5  # appendix A: "strongly negative", its bounds lost f
 # Mickus et al. §3.2 prints r from −0.808 (polarity) to −0.978 (supersense): "strongly
 # negative" at the paper's own level is below −0.8, its weakest value to one decimal
 PEARSON_LIMIT = -0.8
-
-
-def section2_outputs(config: Mapping[str, Any]) -> list[str]:
-    """The section 2 figure and its tables; none without the ``section2`` section. Its input is
-    a main-study data set's embeddings (polarity with MiniLM by default): seconds on a CPU."""
-    if not config.get("section2"):
-        return []
-    return [
-        paths.section2_file(name)
-        for name in ("figure.pdf", "figure.png", "trace.csv", "classes.csv")
-    ]
+# The section 2 figure and its tables.
+SECTION2_FILES = ("figure.pdf", "figure.png", "trace.csv", "classes.csv")
 
 
 def optimisation_verdicts(study: str) -> dict[str, Any]:
@@ -128,7 +119,6 @@ def optimisation_claims(
 
 MAIN = StudySpec(
     name="main",
-    target="main_study",
     outputs=lambda config: paths.main_study_outputs(),
     rules=RULES,
     job_costs={
@@ -150,7 +140,6 @@ MAIN = StudySpec(
 # the main study's setups with the preview's seeds and stride
 PREVIEW = StudySpec(
     name="preview",
-    target="preview_study",
     outputs=lambda config: paths.main_study_outputs("preview"),
     rules=RULES,
     rule_all="never",
@@ -158,7 +147,6 @@ PREVIEW = StudySpec(
 )
 GLUE = StudySpec(
     name="glue",
-    target="glue_study",
     outputs=lambda config: paths.glue_study_outputs(),
     rules=RULES,
     **optimisation_verdicts("glue"),
@@ -174,9 +162,9 @@ GLUE = StudySpec(
 )
 SECTION2 = StudySpec(
     name="section2",
-    target=None,
-    outputs=section2_outputs,
+    # from a main-study data set's embeddings (polarity with MiniLM by default): seconds on a CPU
+    outputs=section_files("section2", paths.section2_file, SECTION2_FILES),
     rules=RULES,
-    rule_all="when_configured",  # seconds on a CPU
+    rule_all="when_configured",
 )
 STUDIES = (MAIN, PREVIEW, GLUE, SECTION2)

@@ -15,9 +15,9 @@ from typing import Any
 import pandas as pd
 
 from isotropy import costs, paths
-from isotropy.published import SeedClaim
 from isotropy.rajaee_cls.results import claim_values
-from isotropy.studies.record import StudySpec
+from isotropy.statistics import SeedClaim
+from isotropy.studies.record import StudySpec, section_files
 from isotropy.verdicts.claims import check_seed_claims
 from isotropy.verdicts.learning import guard_rows, learning_test
 from isotropy.verdicts.measurements.sts import rajaee_cls_measurements
@@ -44,18 +44,11 @@ def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def run_files(config: Mapping[str, Any]) -> list[str]:
-    return [
-        paths.rajaee_cls_run_file("metrics.json", r["model"], r["task"], r["method"], r["seed"])
-        for r in runs(config)
-    ]
+    return [paths.rajaee_cls_run_file("metrics.json", **r) for r in runs(config)]
 
 
-def outputs(config: Mapping[str, Any]) -> list[str]:
-    """The final files of target rajaee_cls_study: the study's tables and figure."""
-    if not config.get("rajaee_cls"):
-        return []
-    names = ("runs.csv", "layers.csv", "claims.csv", "claims.md", "layers.pdf", "layers.png")
-    return [paths.rajaee_cls_file(name) for name in names]
+# The study's final files: its tables and figure.
+FILES = ("runs.csv", "layers.csv", "claims.csv", "claims.md", "layers.pdf", "layers.png")
 
 
 def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | None:
@@ -150,9 +143,7 @@ def claim_page(tables: Mapping[str, Any]) -> pd.DataFrame | None:
 STUDIES = (
     StudySpec(
         name="rajaee_cls",
-        target="rajaee_cls_study",
-        outputs=outputs,
-        rules="rules/rajaee_cls.smk",
+        outputs=section_files("rajaee_cls", paths.rajaee_cls_file, FILES),
         job_costs={"rajaee_cls_finetune": job_seconds},
         verdict_inputs=verdict_inputs,
         claim_page=claim_page,

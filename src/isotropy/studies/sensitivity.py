@@ -55,33 +55,19 @@ def cell_of(wildcards: Any) -> dict[str, str]:
 
 def priority(config: Mapping[str, Any], wildcards: Any) -> int:
     """A cell's Snakemake priority: the earlier in run order, the higher (0 if not configured)."""
-    key = tuple(wildcards[name] for name in ("dataset", "encoder", "label_set", "lr"))
-    order = [tuple(cell[k] for k in CELL_KEYS) for cell in cells(config)]
-    return len(order) - order.index(key) if key in order else 0
+    cell, order = cell_of(wildcards), cells(config)
+    return len(order) - order.index(cell) if cell in order else 0
 
 
-def run_file(artefact: str, run: Mapping[str, Any]) -> str:
-    """One artefact (trace.parquet, summary.json) of one run (of :func:`runs`)."""
-    return paths.sensitivity_run_file(
-        artefact, run["vectors"], run["setup"], run["label_set"], run["seed"], run["lr_factor"]
-    )
-
-
-def run_files(config: Mapping[str, Any], artefact: str, cell=None) -> list[str]:
-    """One artefact of every run of the grid, or of one cell."""
-    return [
-        run_file(artefact, r)
-        for r in runs(config)
-        if cell is None or all(r[k] == cell[k] for k in CELL_KEYS)
-    ]
+def run_files(config: Mapping[str, Any], artefact: str, cell: Mapping[str, str]) -> list[str]:
+    """One artefact (trace.parquet, summary.json) of every run of one cell."""
+    runs_of_cell = [r for r in runs(config) if all(r[k] == cell[k] for k in CELL_KEYS)]
+    return [paths.sensitivity_run_file(artefact, **r) for r in runs_of_cell]
 
 
 def cell_files(config: Mapping[str, Any]) -> list[str]:
     """The per-seed file of every cell, in run order."""
-    return [
-        paths.sensitivity_cell_file(c["setup"], c["vectors"], c["label_set"], c["lr_factor"])
-        for c in cells(config)
-    ]
+    return [paths.sensitivity_cell_file(**c) for c in cells(config)]
 
 
 def phase_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -99,7 +85,7 @@ def phase_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def phase_files(config: Mapping[str, Any]) -> list[str]:
     """The traces of :func:`phase_runs`."""
-    return [run_file("trace.parquet", r) for r in phase_runs(config)]
+    return [paths.sensitivity_run_file("trace.parquet", **r) for r in phase_runs(config)]
 
 
 def vector_inputs(config: Mapping[str, Any], name: str, setup: str) -> dict[str, Any]:
@@ -158,7 +144,6 @@ def settings_line(config: Mapping[str, Any]) -> str:
 STUDIES = (
     StudySpec(
         name="sensitivity",
-        target="sensitivity_study",
         outputs=lambda config: [
             paths.SENSITIVITY_TABLE,
             paths.SENSITIVITY_MARKDOWN,
@@ -168,7 +153,6 @@ STUDIES = (
                 for e in ("pdf", "png")
             ),
         ],
-        rules="rules/sensitivity.smk",
         rule_all="never",
         job_costs={"optimize_sensitivity": cost.sensitivity_job_seconds},
     ),
