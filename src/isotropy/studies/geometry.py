@@ -82,12 +82,6 @@ def outputs(config: Mapping[str, Any]) -> list[str]:
     return files
 
 
-def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The collected tables this configuration makes."""
-    made = outputs(dict(config))
-    return {name: path for name, path in VERDICT_TABLES.items() if path in made}
-
-
 # The cluster-based method's before/after table (Rajaei & Sheikhi's slides), on seed means.
 CLAIMS = (
     Claim(
@@ -114,7 +108,9 @@ STUDIES = (
         name="geometry",
         outputs=outputs,
         job_costs=cost.JOB_COSTS,
-        verdict_inputs=verdict_inputs,
+        verdict_inputs=lambda config: {
+            n: p for n, p in VERDICT_TABLES.items() if p in outputs(config)
+        },
         measures={
             "geometry_classification": lambda table, config, stand: classification_measurements(
                 table, config

@@ -102,11 +102,6 @@ def job_seconds(
     return None if seconds is None else pace.share(seconds, threads)
 
 
-def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The grid's runs.csv, when the section configures runs."""
-    return {"istar_runs": paths.ISTAR_RUNS} if runs(config.get("istar")) else {}
-
-
 # Rudman & Eickhoff's claims, one row per λ < 0, each tested over seeds.
 CLAIMS = (
     Claim(
@@ -136,7 +131,10 @@ STUDIES = (
         name="istar",
         outputs=lambda config: outputs(config.get("istar")),
         job_costs={"finetune": job_seconds},
-        verdict_inputs=verdict_inputs,
+        # the grid's runs.csv, when the section configures runs
+        verdict_inputs=lambda config: (
+            {"istar_runs": paths.ISTAR_RUNS} if runs(config.get("istar")) else {}
+        ),
         measures={"istar_runs": lambda table, config, stand: istar_measurements(table, config)},
         claims=CLAIMS,
         claims_not_run="the I-STAR study is not part of this run (config studies)",

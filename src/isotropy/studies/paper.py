@@ -37,14 +37,10 @@ def optimisation_verdicts(study: str) -> dict[str, Any]:
         runs = targets.study_runs(dict(config), study)
         if not runs:
             return {}
-        traces = [
-            paths.optimisation_run_file(
-                "trace.parquet", study, r["encoder"], r["dataset"], r["seed"]
-            )
-            for r in runs
-        ]
         return {
-            f"{study}_traces": traces,
+            f"{study}_traces": [
+                paths.optimisation_run_file("trace.parquet", study, **r) for r in runs
+            ],
             **{f"{study}_{t}": paths.study_file(f"{t}.csv", study) for t in tables},
         }
 
