@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from isotropy import studies
-from isotropy.studies import StudySpec
+from isotropy.studies.record import StudySpec
 
 ROOT = Path(__file__).resolve().parents[1]
 # What rule all may list beside the studies' files: the verdict pages and the report.
@@ -114,13 +114,13 @@ def test_rule_all_takes_the_listed_studies_in_order_then_the_configured_ones():
     made = studies.rule_all_targets(config)
     expected = [
         *studies.study_targets(config, list(config["studies"])),
-        *studies.by_name("section2").outputs(config),
-        *studies.by_name("istar_estimator").outputs(config),
+        *studies.BY_NAME["section2"].outputs(config),
+        *studies.BY_NAME["istar_estimator"].outputs(config),
     ]
     assert made == expected
     assert made[0] == "results/main/table1.csv" and "results/section2/figure.pdf" in made
     trimmed = {**config, "studies": ["glue"], "section2": None}
-    assert studies.rule_all_targets(trimmed)[:4] == studies.by_name("glue").outputs(config)
+    assert studies.rule_all_targets(trimmed)[:4] == studies.BY_NAME["glue"].outputs(config)
     assert "results/section2/figure.pdf" not in studies.rule_all_targets(trimmed)
 
 

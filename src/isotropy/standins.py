@@ -4,6 +4,7 @@ guessed from a hub name."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
@@ -32,12 +33,8 @@ def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[st
     if mirror and source.get("mirror"):
         files = ", ".join(source["mirror"])
         name = "GloVe" if "glove" in files.lower() else "word vectors"
-        dims = [
-            part
-            for part in files.replace(".", " ").split()
-            if part.endswith("d") and part[:-1].isdigit()
-        ]
-        label = f"{name} {dims[0][:-1]}-d" if dims else name
+        dims = re.findall(r"(?<!\S)(\d+)d(?!\S)", files.replace(".", " "))  # glove.6B.50d.txt
+        label = f"{name} {dims[0]}-d" if dims else name
         out["word_vectors"] = f"{label} (mirror file {files}) for NLPL word2vec model 222 (300-d)"
         out["word_vectors_label"] = label
     if config.get("pos_source") == "wordnet":

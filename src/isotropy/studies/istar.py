@@ -42,13 +42,11 @@ def outputs(section: Mapping[str, Any] | None) -> list[str]:
     is run), each figure with the table it draws."""
     if not section:
         return []
-    figures = ["figure5", "figure6"] + (
-        ["figure7"] if section["figure7_task"] in section["tasks"] else []
-    )
-    outputs = [paths.ISTAR_RUNS]
-    for figure in figures:
-        outputs += [paths.istar_figure(figure, ext) for ext in ("pdf", "png", "csv")]
-    return outputs
+    figures = ["figure5", "figure6"]
+    if section["figure7_task"] in section["tasks"]:
+        figures.append("figure7")
+    files = [paths.istar_figure(figure, ext) for figure in figures for ext in ("pdf", "png", "csv")]
+    return [paths.ISTAR_RUNS, *files]
 
 
 def estimator_outputs(config: Mapping[str, Any]) -> list[str]:

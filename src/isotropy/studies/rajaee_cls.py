@@ -10,6 +10,7 @@ CLS geometry of each run.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import product
 from typing import Any
 
 import pandas as pd
@@ -31,16 +32,9 @@ TASK_ROWS = {"rte": (2490, 277), "sst2": (67349, 872), "wic": (5428, 638)}
 
 def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every run of config ``rajaee_cls`` (models × tasks × methods × seeds; none without it)."""
-    section = config.get("rajaee_cls")
-    if not section:
-        return []
-    return [
-        {"model": model, "task": task, "method": method, "seed": seed}
-        for model in section["models"]
-        for task in section["tasks"]
-        for method in section["methods"]
-        for seed in section["seeds"]
-    ]
+    section = config.get("rajaee_cls") or {}
+    grid = product(*(section.get(axis, ()) for axis in ("models", "tasks", "methods", "seeds")))
+    return [dict(zip(("model", "task", "method", "seed"), run)) for run in grid]
 
 
 def run_files(config: Mapping[str, Any]) -> list[str]:

@@ -4,6 +4,7 @@ files (its costs: paper_cost; science: isotropy.sensitivity)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import product
 from typing import Any
 
 from isotropy import paths, sensitivity
@@ -29,11 +30,9 @@ def cells(config: Mapping[str, Any]) -> list[dict[str, Any]]:
             if factors is not None and first:
                 continue  # a block with its own factors ran them all in the first pass
             for block_factor in [factor] if factors is None else factors:
-                for setup in block["setups"]:
-                    for vectors in block["vectors"]:
-                        for label_set in block["label_sets"]:
-                            key = (setup, vectors, label_set, f"{block_factor:g}")
-                            cells.setdefault(key, dict(zip(CELL_KEYS, key)))
+                for names in product(block["setups"], block["vectors"], block["label_sets"]):
+                    key = (*names, f"{block_factor:g}")
+                    cells.setdefault(key, dict(zip(CELL_KEYS, key)))
     return list(cells.values())
 
 
@@ -45,12 +44,8 @@ def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def cell_of(wildcards: Any) -> dict[str, str]:
     """The cell (:data:`CELL_KEYS`) a sensitivity job's wildcards name."""
-    return {
-        "setup": wildcards.dataset,
-        "vectors": wildcards.encoder,
-        "label_set": wildcards.label_set,
-        "lr_factor": wildcards.lr,
-    }
+    names = ("dataset", "encoder", "label_set", "lr")
+    return dict(zip(CELL_KEYS, (wildcards[name] for name in names)))
 
 
 def priority(config: Mapping[str, Any], wildcards: Any) -> int:
@@ -122,22 +117,17 @@ def settings_line(config: Mapping[str, Any]) -> str:
     if "sensitivity" not in config:
         return ""
     section = config["sensitivity"]
-    seeds = section["seeds"]
     factors = ", ".join(f"{f:g}" for f in section["lr_factors"])
     own = [f"{f:g}" for b in section["blocks"] for f in b.get("lr_factors") or []]
     if own:
         factors += f" (and x {', '.join(dict.fromkeys(own))} in the cells that name them)"
+    sample = section["metric_sample_size"]
     return (
         f"{section['updates']} updates, Adam lr {section['learning_rate']} x {factors}, metrics "
-        f"every {section['metric_stride']} updates"
-        + (
-            f" on {section['metric_sample_size']} sampled items"
-            if section["metric_sample_size"]
-            else ""
-        )
-        + f", seeds {', '.join(map(str, seeds))}"
-        + f"; items: words with a {section['items_from']} vector"
-        + f"; {100 * section['interval_level']:g}% t-intervals over seeds on Fisher z"
+        f"every {section['metric_stride']} updates{f' on {sample} sampled items' if sample else ''}"
+        f", seeds {', '.join(map(str, section['seeds']))}; items: words with a "
+        f"{section['items_from']} vector; {100 * section['interval_level']:g}% t-intervals over "
+        "seeds on Fisher z"
     )
 
 
