@@ -48,15 +48,6 @@ def optimisation_verdicts(study: str) -> dict[str, Any]:
     return dict(verdict_inputs=inputs, measures=measures)
 
 
-def preview_problem(config: Mapping[str, Any]) -> str | None:
-    """A preview whose stride leaves main's runs too few metric evaluations: checked only when
-    the preview is the target (python -m isotropy.estimate), since its default stride (10) would
-    refuse a small main study that no preview is asked of."""
-    if "main" not in config:
-        return None
-    return workflow_config.stride_problem(config, "preview", "main")
-
-
 def optimisation_claims(
     study: str, curves: str, correlation: str, seeds: str, rho: float, r: tuple[float, str]
 ) -> tuple[Claim, ...]:
@@ -133,13 +124,15 @@ MAIN = StudySpec(
     ),
     claims_not_run="the main study is not configured in this run",
 )
-# the main study's setups with the preview's seeds and stride
+# the main study's setups with the preview's seeds and stride; a stride that leaves main's runs
+# too few metric evaluations is refused only when the preview is the target (python -m
+# isotropy.estimate), since its default (10) would refuse a small main study no preview is asked of
 PREVIEW = StudySpec(
     name="preview",
     outputs=lambda config: paths.main_study_outputs("preview"),
     rules=RULES,
     rule_all="never",
-    check=preview_problem,
+    check=functools.partial(workflow_config.stride_problem, study="preview", of="main"),
 )
 GLUE = StudySpec(
     name="glue",
