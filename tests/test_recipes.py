@@ -160,7 +160,7 @@ with one claim judged over its seeds and one number a paper published."""
 import pandas as pd
 
 from isotropy import paths
-from isotropy.published import SeedClaim
+from isotropy.statistics import SeedClaim
 from isotropy.studies.record import StudySpec
 from isotropy.verdicts.claims import check_seed_claims
 from isotropy.verdicts.measurements import measurement
@@ -191,9 +191,7 @@ def claim_page(tables):
 STUDIES = (
     StudySpec(
         name="toy",
-        target="toy_study",
         outputs=outputs,
-        rules="rules/toy.smk",
         job_costs={"toy_table": lambda config, wildcards, pace: 1.0 + pace.job_overhead},
         verdict_inputs=verdict_inputs,
         measures={"toy_table": measure_rows},

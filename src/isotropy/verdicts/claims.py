@@ -19,8 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.published import SeedClaim
-from isotropy.statistics import fisher_z
+from isotropy.statistics import SeedClaim, fisher_z
 from isotropy.verdicts.families import family_sizes, holm_by_family, study_family
 from isotropy.verdicts.measurements import one_sided
 from isotropy.verdicts.tolerances import (
@@ -274,7 +273,7 @@ def settle_family(rows: list[dict], tests: list[tuple]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Per-seed claims (isotropy.published.SeedClaim, a study's own): a direction judged per seed, as
+# Per-seed claims (isotropy.statistics.SeedClaim, a study's own): a direction judged per seed, as
 # the page's directions are (seed_claim_rows).
 
 

@@ -4,7 +4,7 @@ A generic join of the published table (``config/published_values.csv``, :func:`r
 its columns: :data:`PUBLISHED_COLUMNS` and docs/verdicts.md) with this run's measurements
 (:mod:`isotropy.verdicts.measurements`): a published row matches every measurement of its study
 and quantity whose ``paper_setup`` fits its ``setup`` pattern
-(:func:`isotropy.published.matches`), and each match is one row judged by the published row's
+(:func:`isotropy.statistics.matches`), and each match is one row judged by the published row's
 rule. A published number that no measurement matches keeps its row, ``not run``, with the
 reason. No value and no paper lives in this code.
 """
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from isotropy.published import matches
+from isotropy.statistics import matches
 from isotropy.verdicts import declarations
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts.equivalence import Equivalence
