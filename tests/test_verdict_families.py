@@ -390,9 +390,9 @@ def test_a_point_comparison_reads_untested():
     assert claims.loc["cluster_based_raises_sts", "verdict"] == UNTESTED_FAILS
 
 
-def test_the_readme_and_docs_answers_read_the_claims_pages_verdicts():
-    """The committed extension run: its rows read the same verdict in docs/extensions.md and the
-    README (its own family) as on a claims page that also holds the main study."""
+def test_the_docs_answers_read_the_claims_pages_verdicts():
+    """The committed extension run: its rows read the same verdict in docs/extensions.md (its own
+    family) as on a claims page that also holds the main study."""
     from isotropy.verdicts import extension_answers as answers
 
     seeds, _ = answers.load()
@@ -403,11 +403,9 @@ def test_the_readme_and_docs_answers_read_the_claims_pages_verdicts():
     shared = page[page["study"] == "extensions"].set_index(["claim", "setup"])["verdict"]
     assert len(own) > 10
     pd.testing.assert_series_equal(own.sort_index(), shared.sort_index())
-    line = answers.readme_line(seeds)
-    for claim, verdicts in own.groupby(level="claim"):
-        said = line.split(f"`{claim}` ")[1].split("; `")[0]  # its verdicts, each with its caveat
-        for verdict, n in verdicts.value_counts().items():
-            assert f"{verdict} ×{n}" in said, (claim, said)
+    block = answers.answers_markdown(seeds, {"run": "committed"})
+    for (claim, setup), verdict in own.items():
+        assert f"| `{claim}` | {setup} |" in block and f"*{verdict}* |" in block
 
 
 def test_every_istar_row_reads_the_same_verdict_on_both_pages():
