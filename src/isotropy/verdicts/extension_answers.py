@@ -35,6 +35,7 @@ DOC = Path("docs/extensions.md")
 COMMAND = "python -m isotropy.verdicts.extension_answers"
 START, END = markers("extensions answers", COMMAND)
 
+
 def _number(value: float | None) -> str:
     return "–" if value is None or not math.isfinite(value) else f"{value:.3g}"
 
