@@ -8,6 +8,8 @@ a point ratio against 0.05.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -296,7 +298,8 @@ def _spread(final_sd: float, n: int, rng: np.random.Generator) -> dict:
     first = np.zeros(n)
     iso = pd.DataFrame({"first": first, "last": -1 + rng.normal(0, final_sd, n)})
     sil = pd.DataFrame({"first": first, "last": 1 + rng.normal(0, 1e-4, n)})
-    return _spread_row("main", "s", "polarity", {"isoscore": iso, "silhouette": sil}, n, "", "", "")
+    at = partial(measurement, "main", setup="s", paper_setup="polarity", seeds=n, evidence="")
+    return _spread_row({"isoscore": iso, "silhouette": sil}, n, "", at)
 
 
 def _seeds_agree(rows: pd.DataFrame) -> str:

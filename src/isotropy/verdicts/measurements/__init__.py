@@ -64,12 +64,6 @@ def measurement(
     return row
 
 
-def require_columns(table: pd.DataFrame, needed: set[str], what: str) -> None:
-    """Refuse a result table (``what``, for the message) that lacks a column of ``needed``."""
-    if missing := needed - set(table.columns):
-        raise ValueError(f"{what} lacks columns {sorted(missing)}; found {list(table.columns)}")
-
-
 def over_seeds(runs: pd.DataFrame, column: str) -> dict[str, Any]:
     """A seeded quantity over ``runs`` (rows of one setup) as :func:`measurement` takes it: the
     mean (``value``) and each seed's mean
