@@ -413,20 +413,13 @@ def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
 # study and claim, then every row, under how the claims are tested.
 
 ERROR_CONTROL = (
-    "How the claims are tested (docs/verdicts.md): a claim is about every run, so it is judged per "
-    "seed. A direction (silhouette rises, IsoScore falls, r below the paper's own level, and each "
-    "direction the extension study's open questions state) is *supported* when every seed goes "
-    f"that way and a one-sided t-test over seeds is significant (per row: a one-sided test at "
-    f"{ALPHA:g}). The tested rows are Holm-adjusted within declared families, one per study (the "
-    "paper it checks × the study), never across them, so a row's verdict does not depend on what "
-    f"else the page holds and {ALPHA:g} bounds the chance of any false *supported* (or false *not "
-    "supported* by the test) within a family; the extension and CLS studies' own pages hold the "
-    "same families. Families on this page: {families}. Bounds stated for every run (ρ below "
-    "−0.998) are checked in every seed (no test needed); the seeds' spread against the size of "
-    "the change is tested (confidence bounds of the ratio); a comparison of one value with a "
-    "bound tests nothing and reads *untested: holds* / *untested: fails*. A bound at the paper's "
-    "own number is not judged on a stand-in (*stand-in: not judged*); a direction is, and its "
-    "verdict says *on a stand-in*."
+    "How the claims are tested: docs/verdicts.md. In short: a claim is about every run, so a "
+    "direction is *supported* when every seed goes that way and a one-sided t-test over seeds is "
+    f"significant at {ALPHA:g}, Holm-adjusted within declared families, one per study (the paper "
+    "it checks × the study), never across them; the extension and CLS studies' own pages hold the "
+    "same families. Families on this page: {families}. Bounds stated for every run are checked in "
+    "every seed; a comparison of one value with a bound tests nothing (*untested: holds* / "
+    "*untested: fails*); a bound at the paper's own number is not judged on a stand-in."
 )
 
 

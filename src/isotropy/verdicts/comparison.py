@@ -17,7 +17,6 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from isotropy.published import matches
@@ -132,9 +131,8 @@ def margin_band(paper: pd.Series) -> tuple[float, float]:
         return math.nan, math.nan
     if kind in EQUIVALENCE_RULES:
         scale, declared = scale_of(paper["unit"], kind), declarations.declared(paper)
-        region, _ = eq.tested_regions(scale, [value], declared.margin, declared.half)
-        low, high = (float(v[0]) for v in scale.back(np.asarray(region, dtype=np.float64)))
-        return value - high, value - low
+        low, high = eq.printed_region(scale, value, declared.margin, declared.half)
+        return value - float(high), value - float(low)
     if kind == "exact":
         return 0.0, 0.0
     if kind == "relative":
@@ -302,25 +300,13 @@ def _settle_seed_tests(rows: list[dict], seed_tests: list) -> None:
 
 
 ERROR_CONTROL = (
-    "How the verdicts are made (docs/verdicts.md): each printed number is declared as one "
-    "statistic (one run, a mean or a pooled value over the paper's m runs, a bound for every run, "
-    "a fixed value) with an equivalence margin δ. For a correlation, LID or I(W), D = paper − ours "
-    "gets a 95% interval that includes the paper's own seed noise; *agrees* when it lies within "
-    "±δ of every value the printed number stands for (± half its last digit), *differs* when "
-    "wholly outside the region of every one of them, else *inconclusive*. Per row: a faithful "
-    f"replication reads *differs* with probability ≤ {ALPHA:g}, and a true gap of δ or more (on "
-    "the scale δ is declared on) between the paper's unrounded statistic and ours reads *agrees* "
-    f"with probability ≤ {ALPHA / 2:g}, whatever the print rounds (a protocol setting's effect "
-    "within its measured bound). The p-values shown are the ones the verdict used: Holm-adjusted "
-    "within declared families, one "
-    "per paper × study (one adjustment for *agrees*, one for *differs*; the tests over seeds "
-    "likewise), never across them, so a row's verdict does not depend on what else the run holds "
-    f"and {ALPHA:g} bounds the chance of any false *differs* and of any false *agrees* within a "
-    "family. Families on this page: {families}. Counts and seed-free values are compared exactly, "
-    "in no family; bounds stated for every run are checked in every seed. A row whose model or "
-    "data is a stand-in is *stand-in: not judged* when its rule sets ours against the paper's "
-    "number (bounds included); a direction is judged and its verdict says *on a stand-in*. A run "
-    "whose protocol differs where the number depends on it is *not comparable*."
+    "How the verdicts are made: docs/verdicts.md. In short: *agrees* when the 95% interval of "
+    "D = paper − ours, the paper's own seed noise included, lies within ±δ of every value the "
+    "printed number stands for, *differs* when wholly outside, else *inconclusive*; per row a "
+    f"faithful replication reads *differs* with probability ≤ {ALPHA:g}. The p-values shown are "
+    "the ones the verdict used, Holm-adjusted within declared families (one per paper × study), "
+    "never across them. Families on this page: {families}. Counts and seed-free values are "
+    "compared exactly; a stand-in's number is not judged; a differing protocol is *not comparable*."
 )
 
 

@@ -176,8 +176,7 @@ def rule_text(row: Mapping[str, Any]) -> str:
     paper = float(row.get("paper_value", math.nan))
     if math.isfinite(paper):
         half = declared(row).half
-        (low, high), _ = eq.tested_regions(scale, [paper], str(row["margin"]), half)
-        low, high = scale.back(np.array([low[0], high[0]]))
+        low, high = eq.printed_region(scale, paper, str(row["margin"]), half)
         text += f" (in printed units, {low:.4g} to {high:.4g} around the printed {paper:g}"
         text += f", within ±δ of every value it stands for, ±{half:g})" if half else ")"
     if kind == "printed" and scale.margins == ("z",):

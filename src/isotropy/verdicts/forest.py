@@ -175,74 +175,71 @@ def _limit(rows: pd.DataFrame) -> float:
     return float(min(6.0, max(1.5, 1.1 * finite.max(initial=0.0))))
 
 
-def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> None:
-    """Bands, intervals and points of every row, one labelled series per verdict and kind."""
+def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> list:
+    """Bands, intervals and points of every row, one labelled series per verdict and kind; their
+    handles in the legend's order (the band, each verdict with and without an interval, the
+    markers beyond the axis)."""
     # In units of the margin a band's side is 1 wide, or 0 where it has none (an exact count,
     # a margin clipped at r = ±1).
     left = np.where(rows["band_low"] < 0, -1.0, 0.0)
     right = np.where(rows["band_high"] > 0, 1.0, 0.0)
     wide = right > left
+    handles = []
     if wide.any():
-        axis.barh(
-            ys[wide],
-            (right - left)[wide],
-            left=left[wide],
-            height=0.7,
-            color="0.85",
-            label="±δ band: the region the verdict accepts",
+        label = "±δ band: the region the verdict accepts"
+        bars = (right - left)[wide]
+        handles.append(
+            axis.barh(ys[wide], bars, left=left[wide], height=0.7, color="0.85", label=label)
         )
     x = rows["x"].to_numpy(dtype=np.float64)
     inside = np.abs(x) <= limit
     has_interval = np.isfinite(rows["x_low"].to_numpy(dtype=np.float64))
-    for verdict in dict.fromkeys(rows["verdict"]):
-        colour, mine = COLOURS[verdict], (rows["verdict"] == verdict).to_numpy()
+    for verdict, colour in COLOURS.items():
+        mine = (rows["verdict"] == verdict).to_numpy()
         with_bar = mine & inside & has_interval
         if with_bar.any():
             low = np.clip(rows["x_low"].to_numpy()[with_bar], -limit, limit)
             high = np.clip(rows["x_high"].to_numpy()[with_bar], -limit, limit)
-            axis.errorbar(
-                x[with_bar],
-                ys[with_bar],
-                xerr=[x[with_bar] - low, high - x[with_bar]],
-                fmt="o",
-                color=colour,
-                markersize=4,
-                capsize=2,
-                label=verdict,
+            handles.append(
+                axis.errorbar(
+                    x[with_bar],
+                    ys[with_bar],
+                    xerr=[x[with_bar] - low, high - x[with_bar]],
+                    fmt="o",
+                    color=colour,
+                    markersize=4,
+                    capsize=2,
+                    label=verdict,
+                )
             )
         bare = mine & inside & ~has_interval
         if bare.any():
-            axis.scatter(
-                x[bare],
-                ys[bare],
-                marker="D",
-                s=22,
-                facecolors="none",
-                edgecolors=colour,
-                label=f"{verdict}, no interval",
+            handles.append(
+                axis.scatter(
+                    x[bare],
+                    ys[bare],
+                    marker="D",
+                    s=22,
+                    facecolors="none",
+                    edgecolors=colour,
+                    label=f"{verdict}, no interval",
+                )
             )
     for side, marker, words in ((1, ">", "D beyond the axis →"), (-1, "<", "← D beyond the axis")):
         beyond = ~inside & (np.sign(x) == side)
         if beyond.any():
             colours = [COLOURS[v] for v in rows["verdict"][beyond]]
-            axis.scatter(
-                np.full(beyond.sum(), side * limit),
-                ys[beyond],
-                marker=marker,
-                s=36,
-                c=colours,
-                label=f"{words} (value on the right)",
+            handles.append(
+                axis.scatter(
+                    np.full(beyond.sum(), side * limit),
+                    ys[beyond],
+                    marker=marker,
+                    s=36,
+                    c=colours,
+                    label=f"{words} (value on the right)",
+                )
             )
-
-
-def _legend_rank(label: str) -> tuple[int, int]:
-    """The band first, then the verdicts in :data:`COLOURS` order (with an interval before
-    without), then the markers beyond the axis."""
-    verdicts = list(COLOURS)
-    verdict = label.removesuffix(", no interval")
-    if verdict in verdicts:
-        return 1, 2 * verdicts.index(verdict) + (verdict != label)
-    return (0, 0) if label.startswith("±δ") else (2, 0)
+    return handles
 
 
 def forest_figure(rows: pd.DataFrame, preview: str = ""):
@@ -263,7 +260,7 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
         figsize=(FIGURE_INCHES, 1.8 + ROW_INCHES * len(lines)), layout="constrained"
     )
     limit = _limit(rows)
-    _draw_rows(axis, rows, ys, limit)
+    handles = _draw_rows(axis, rows, ys, limit)
     axis.axvline(0, color="0.3", linewidth=0.8, gid=DECORATION)
     for edge in (-1, 1):
         axis.axvline(edge, color="0.55", linewidth=0.6, linestyle=":", gid=DECORATION)
@@ -284,11 +281,8 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
         "(the band's edges at −1 and +1)",
         fontsize=9,
     )
-    handles, labels = axis.get_legend_handles_labels()
-    order = sorted(range(len(labels)), key=lambda i: _legend_rank(labels[i]))
     figure.legend(
-        [handles[i] for i in order],
-        [labels[i] for i in order],
+        handles=handles,
         loc="outside lower center",
         ncols=4,
         fontsize=LABEL_POINTS,
@@ -326,15 +320,11 @@ def forest_caption(
     return (
         f"Every judged row of the paper comparison with a paper value and a margin ({len(rows)} "
         f"of {len(table)} rows of {source}, grouped by paper and study): D = paper − ours (dot) "
-        "with its 95% interval (whisker; a hollow diamond where the row has none: a seed-free "
-        "value, an exact count, a verdict reached without a test), against the row's ±δ band "
-        "(grey), the region its verdict accepts. Rows are judged on different scales (Fisher z "
-        "for correlations, the logit for I(W), natural units for LID and counts), so each is "
-        "drawn in units of its own margin: D divided by the band's width on its side, which puts "
-        "every band at −1…+1 where the verdict's region lies (an exact count has no band; a "
-        "margin clipped at r = ±1 keeps its clipped side). On the right, in the row's own units: "
-        "D [its interval] in [the band], and the verdict (also the colour), settled over the "
-        "page's rows together (docs/verdicts.md), so an interval inside its band may still read "
+        "with its 95% interval (whisker; a hollow diamond where the row has none), against the "
+        "row's ±δ band (grey), the region its verdict accepts, in units of the row's own margin "
+        "(each row is judged on its own scale: docs/verdicts.md). On the right, in the row's own "
+        "units: D [its interval] in [the band], and the verdict (also the colour), settled over "
+        "the page's rows together, so an interval inside its band may still read "
         f"inconclusive. Seeds: {seed_text}. "
         f"Metrics recorded: {stride_text}. Stand-ins (not "
         f"judged, listed below): {'; '.join(names) or 'none'}."
