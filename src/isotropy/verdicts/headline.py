@@ -160,31 +160,6 @@ def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
     return rows.reset_index(drop=True)
 
 
-def per_seed(root: str | os.PathLike = ".") -> pd.DataFrame:
-    """Each seed's Pearson r and Spearman ρ, steps and end points, from the committed traces."""
-    from isotropy.verdicts.measurements.optimisation import per_seed_correlations
-
-    traces = committed_tables(root)["main_traces"]
-    values = per_seed_correlations(traces)
-    rows = []
-    for (encoder, dataset), group in traces.groupby(["encoder", "dataset"], sort=True):
-        seeds = sorted(group["seed"].unique())
-        for index, seed in enumerate(seeds):
-            run = group[group["seed"] == seed].sort_values("step")
-            rows.append(
-                dict(
-                    setup=f"{encoder}/{dataset}",
-                    seed=int(seed),
-                    steps=len(run),
-                    pearson_r=values[(encoder, dataset, "pearson_r")][index],
-                    spearman_rho=values[(encoder, dataset, "spearman_rho")][index],
-                    isoscore=(run["isoscore"].iloc[0], run["isoscore"].iloc[-1]),
-                    silhouette=(run["silhouette"].iloc[0], run["silhouette"].iloc[-1]),
-                )
-            )
-    return pd.DataFrame(rows)
-
-
 def _num(value: Any, digits: int = 4) -> str:
     try:
         number = float(value)
@@ -261,18 +236,11 @@ def judged_table(root: str | os.PathLike = ".", detail: bool = False) -> pd.Data
 
 
 def doc_block(root: str | os.PathLike = ".") -> str:
-    """The page's generated block: the run's settings, each §3.2 row judged, each seed's values."""
-    record, seeds = checked_record(root, RUN), per_seed(root)
+    """The page's generated block: the run's settings and each §3.2 row judged (each seed's values
+    are the committed correlation table's ``seed<k>`` rows and traces)."""
+    record = checked_record(root, RUN)
     run, main = record["run"], record["config"].get("main", {})
     seed_list = ", ".join(str(seed) for seed in main.get("seeds", []))
-    seeds = seeds.assign(
-        **{
-            "Pearson r": seeds["pearson_r"].map(_num),
-            "Spearman ρ": seeds["spearman_rho"].map(_num),
-            "IsoScore first → last": [f"{_num(a)} → {_num(b)}" for a, b in seeds["isoscore"]],
-            "silhouette first → last": [f"{_num(a)} → {_num(b)}" for a, b in seeds["silhouette"]],
-        }
-    ).rename(columns={"steps": "steps recorded"})
     lines = [
         f"Run: {record['what']}, code {record['code_commit'][:12]}, {run.get('machine', '')}; "
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "
@@ -281,7 +249,6 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         f"{_stride_words(main.get('metric_stride'))}, seeds {seed_list}.",
         "",
         markdown_table(judged_table(root, detail=True)),
-        markdown_table(seeds.drop(columns=["pearson_r", "spearman_rho", "isoscore", "silhouette"])),
     ]
     return "\n".join(lines) + device_block(root, committed_tables(root)["main_traces"])
 
