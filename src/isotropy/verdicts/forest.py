@@ -176,9 +176,8 @@ def _limit(rows: pd.DataFrame) -> float:
 
 
 def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> list:
-    """Bands, intervals and points of every row, one labelled series per verdict and kind; their
-    handles in the legend's order (the band, each verdict with and without an interval, the
-    markers beyond the axis)."""
+    """Bands, intervals and points of every row, one labelled series per verdict; their handles
+    in the legend's order (the band, each verdict, the markers beyond the axis)."""
     # In units of the margin a band's side is 1 wide, or 0 where it has none (an exact count,
     # a margin clipped at r = ±1).
     left = np.where(rows["band_low"] < 0, -1.0, 0.0)
@@ -193,38 +192,15 @@ def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> list:
         )
     x = rows["x"].to_numpy(dtype=np.float64)
     inside = np.abs(x) <= limit
-    has_interval = np.isfinite(rows["x_low"].to_numpy(dtype=np.float64))
+    # no interval (a seed-free value, an exact count, a verdict reached without a test): the dot
+    low = np.clip(np.fmin(rows["x_low"].to_numpy(dtype=np.float64), x), -limit, limit)
+    high = np.clip(np.fmax(rows["x_high"].to_numpy(dtype=np.float64), x), -limit, limit)
     for verdict, colour in COLOURS.items():
-        mine = (rows["verdict"] == verdict).to_numpy()
-        with_bar = mine & inside & has_interval
-        if with_bar.any():
-            low = np.clip(rows["x_low"].to_numpy()[with_bar], -limit, limit)
-            high = np.clip(rows["x_high"].to_numpy()[with_bar], -limit, limit)
-            handles.append(
-                axis.errorbar(
-                    x[with_bar],
-                    ys[with_bar],
-                    xerr=[x[with_bar] - low, high - x[with_bar]],
-                    fmt="o",
-                    color=colour,
-                    markersize=4,
-                    capsize=2,
-                    label=verdict,
-                )
-            )
-        bare = mine & inside & ~has_interval
-        if bare.any():
-            handles.append(
-                axis.scatter(
-                    x[bare],
-                    ys[bare],
-                    marker="D",
-                    s=22,
-                    facecolors="none",
-                    edgecolors=colour,
-                    label=f"{verdict}, no interval",
-                )
-            )
+        mine = (rows["verdict"] == verdict).to_numpy() & inside
+        if mine.any():
+            error = [x[mine] - low[mine], high[mine] - x[mine]]
+            style = dict(fmt="o", color=colour, markersize=4, capsize=2, label=verdict)
+            handles.append(axis.errorbar(x[mine], ys[mine], xerr=error, **style))
     for side, marker, words in ((1, ">", "D beyond the axis →"), (-1, "<", "← D beyond the axis")):
         beyond = ~inside & (np.sign(x) == side)
         if beyond.any():
@@ -320,7 +296,7 @@ def forest_caption(
     return (
         f"Every judged row of the paper comparison with a paper value and a margin ({len(rows)} "
         f"of {len(table)} rows of {source}, grouped by paper and study): D = paper − ours (dot) "
-        "with its 95% interval (whisker; a hollow diamond where the row has none), against the "
+        "with its 95% interval (whisker, where the row has one), against the "
         "row's ±δ band (grey), the region its verdict accepts, in units of the row's own margin "
         "(each row is judged on its own scale: docs/verdicts.md). On the right, in the row's own "
         "units: D [its interval] in [the band], and the verdict (also the colour), settled over "
