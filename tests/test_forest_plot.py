@@ -201,8 +201,9 @@ def test_forest_rows_are_the_judged_rows_with_a_paper_value_and_a_band():
     assert rows.loc[[3, 4, 5, 6], "x_low"].isna().all()
     assert rows.loc[3, "x"] == 0 and rows.loc[4, "x"] == math.inf and rows.loc[5, "x"] == -0.5
     assert rows["group"].tolist()[-1] == "Rajaei & Sheikhi 2020 · geometry study"
-    # the group's common source prefix is said once, in its header, not on every row
-    assert rows.loc[5, "label"] == "row none, column STS-B · none"
+    # each row names its source and our setup, shortened to the label's width
+    assert rows.loc[5, "label"] == "slides, methods table, row none, column STS-B · none"
+    assert rows["label"].str.len().max() <= 68
     assert list(undrawn_rows(table).index) == [7]
     listed = listed_rows(table)
     assert listed["reason"].tolist() == [

@@ -21,7 +21,6 @@ to draw (a bound or a direction, an undefined value) are returned by :func:`list
 from __future__ import annotations
 
 import math
-import os
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -72,14 +71,6 @@ def in_margins(d: Sequence[float], low: Sequence[float], high: Sequence[float]) 
     return np.where(values == 0, 0.0, scaled)
 
 
-def _common_prefix(sources: Sequence[str]) -> str:
-    """What every source of a group begins with, cut after its last ', ' (none for one row)."""
-    if len(sources) < 2:
-        return ""
-    prefix = os.path.commonprefix(list(sources))
-    return prefix[: prefix.rfind(", ") + 2] if ", " in prefix else ""
-
-
 def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
     """The judged rows that have a D and a band to draw, in the table's order, with ``group``
     (paper · study), ``label``, ``d`` and ``x``/``x_low``/``x_high`` (D and its interval in units of
@@ -100,12 +91,10 @@ def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
     rows["group"] = [
         f"{family_name(paper, study)} study" for paper, study in zip(rows["paper"], rows["study"])
     ]
-    prefixes = {g: _common_prefix(list(p["source"])) for g, p in rows.groupby("group", sort=False)}
     rows["label"] = [
-        textwrap.shorten(f"{source[len(prefixes[g]) :]} · {setup}", LABEL_CHARACTERS)
-        for g, source, setup in zip(rows["group"], rows["source"], rows["setup"])
+        textwrap.shorten(f"{source} · {setup}", LABEL_CHARACTERS)
+        for source, setup in zip(rows["source"], rows["setup"])
     ]
-    rows["prefix"] = rows["group"].map(prefixes)
     bands = rows["band_low"], rows["band_high"]
     rows["x"] = in_margins(rows["d"], *bands)
     interval = np.isfinite(rows["d_low"]) & (rows["d_low"] < rows["d_high"])
@@ -156,9 +145,7 @@ def _layout(rows: pd.DataFrame) -> tuple[list[tuple[float, str, str, bool]], np.
     """(y, left label, right label, is a header) of every line, and each row's y."""
     lines, ys, y = [], np.zeros(len(rows)), 0.0
     for group, part in rows.groupby("group", sort=False):
-        prefix = part["prefix"].iloc[0].rstrip(", ")
-        header = textwrap.shorten(f"{group}: {prefix}" if prefix else group, LABEL_CHARACTERS)
-        lines.append((y, header, "", True))
+        lines.append((y, group, "", True))
         for position, (_, row) in zip(np.flatnonzero(rows["group"] == group), part.iterrows()):
             y += 1
             lines.append((y, row["label"], summary(row), False))

@@ -103,23 +103,14 @@ def guard_heldout_claims(table: pd.DataFrame, seeds: pd.DataFrame) -> pd.DataFra
     heldout = seeds[seeds["question"] == "heldout"]
     unlearned: dict[tuple[str, str], str] = {}
     for setup, run in heldout.groupby("setup", sort=False):
-        picked = {
-            quantity: list(
-                run[(run["item"] == item) & (run["quantity"] == quantity)]
-                .sort_values("seed")["value"]
-                .astype(float)
-            )
-            for item, quantity in (
-                ("heldout", "final_accuracy"),
-                ("run", "majority_baseline"),
-                ("run", "heldout_items"),
-            )
-        }
-        baseline, items = picked["majority_baseline"], picked["heldout_items"]
+        picked = run.sort_values("seed").groupby(["item", "quantity"])["value"].apply(list)
+        accuracy = picked.get(("heldout", "final_accuracy"), [])
+        baseline = picked.get(("run", "majority_baseline"), [])
+        items = picked.get(("run", "heldout_items"), [])
         if not (baseline and items) or not np.isfinite(baseline + items).all():
             note = NO_BASELINE
         else:
-            tested = learning_test(picked["final_accuracy"], baseline[0], int(items[0]))
+            tested = learning_test(accuracy, float(baseline[0]), int(items[0]))
             note = "" if tested.learned else tested.note
         if note:
             unlearned |= {(claim, f"{setup}/heldout"): note for claim in HELDOUT_CLAIMS}

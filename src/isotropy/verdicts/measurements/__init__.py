@@ -50,16 +50,15 @@ def measurement(
     study: str, quantity: str, setup: str, paper_setup: str, value: Any = None, **rest: Any
 ) -> dict[str, Any]:
     """One measurement row; absent numbers are NaN, absent text ''."""
-    row: dict[str, Any] = {column: "" for column in COLUMNS}
-    row.update(study=study, quantity=quantity, setup=setup, paper_setup=paper_setup)
-    for column in _NUMBERS:
-        row[column] = math.nan
+    if unknown := set(rest) - set(COLUMNS):
+        raise KeyError(f"unknown measurement columns {sorted(unknown)}")
+    row: dict[str, Any] = {c: math.nan if c in _NUMBERS else "" for c in COLUMNS}
     row.update(per_seed=(), seed_free=False, moments=None)
+    row.update(study=study, quantity=quantity, setup=setup, paper_setup=paper_setup, value=value)
+    row.update(
+        {key: math.nan if item is None and key in _NUMBERS else item for key, item in rest.items()}
+    )
     row["value"] = math.nan if value is None else float(value)
-    for key, item in rest.items():
-        if key not in row:
-            raise KeyError(f"unknown measurement column {key!r}")
-        row[key] = math.nan if item is None and key in _NUMBERS else item
     row["per_seed"] = tuple(float(v) for v in row["per_seed"])
     return row
 
