@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.verdicts.learning import NO_BASELINE, learning_test
+from isotropy.verdicts.learning import not_learned_note
 
 COLUMNS = [
     "study",
@@ -151,18 +151,11 @@ def fine_tuned_not_learned(*groups: pd.DataFrame, column: str = "accuracy") -> s
     (:func:`isotropy.verdicts.learning.learning_test`) or has none recorded (missing or NaN: the
     guard cannot tell), '' when every group learned or lacks ``column`` (a metric other than
     accuracy)."""
-    notes = []
-    for runs in groups:
-        if column not in runs:
-            continue  # another metric than accuracy: no majority baseline to beat
-        if "majority_baseline" not in runs or runs["majority_baseline"].isna().any():
-            notes.append(NO_BASELINE)
-            continue
-        tested = learning_test(
-            list(runs[column].astype(float)),
-            float(runs["majority_baseline"].iloc[0]),
-            int(runs["eval_sentences"].iloc[0]),
+    notes = [
+        not_learned_note(
+            runs[column], runs.get("majority_baseline", []), runs.get("eval_sentences", [])
         )
-        if not tested.learned:
-            notes.append(tested.note)
-    return "; ".join(notes)
+        for runs in groups
+        if column in runs  # another metric than accuracy: no majority baseline to beat
+    ]
+    return "; ".join(note for note in notes if note)
