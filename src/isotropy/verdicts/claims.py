@@ -326,17 +326,15 @@ def seed_claim_rows(
             ordered = group.sort_values("seed")["value"].astype(float)
             values = [v for v in ordered if math.isfinite(v)]
             evidence = "per seed: " + ", ".join(f"{v:.3g}" for v in ordered)
-            p_claim, p_other, along, n = direction_test(claim, values)
-            note = f"{along}/{n} seeds {seed_claim.direction} {seed_claim.bound:g}"
+            verdict, note, p = NOT_RUN, "no seed with a defined value", None
+            if values:  # judged as the page's directions are
+                verdict, note, p = _judge_claim(claim, pd.Series({"per_seed": values}))
+            if p is not None:
+                tests.append((len(rows), claim, {"per_seed": values}, p))
             mean = float(np.mean(values)) if values else math.nan
-            verdict = INCONCLUSIVE
-            if n == 0:
-                verdict = NOT_RUN
-            elif n == 1:  # one run going the other way contradicts a claim about every run
-                verdict = NOT_SUPPORTED if along < n else ONE_SEED
-            else:
-                tests.append((len(rows), claim, {"per_seed": values}, (p_claim, p_other)))
-            rows.append(_row(claim, setup, mean, threshold, verdict, evidence, note))
+            rows.append(
+                _row(claim, setup, mean, threshold, verdict or INCONCLUSIVE, evidence, note)
+            )
     return rows, tests
 
 

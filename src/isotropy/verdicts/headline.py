@@ -174,7 +174,7 @@ def verdict_words(row: pd.Series, traces: pd.DataFrame) -> str:
     value's rounding included); a Spearman ρ row what monotone traces guarantee by themselves."""
     words = f"**{row['verdict']}**"
     low, high = row.get("band_low"), row.get("band_high")
-    if _finite(low) and _finite(high):
+    if pd.notna(low) and pd.notna(high):
         unit = {"pearson_r": "r"}.get(row["quantity"], row["quantity"])
         range_ = f"{_num(low, 3)} to {_num(high, 3)} in {unit}"
         if row["verdict"] == AGREES:
@@ -309,13 +309,6 @@ def _stride_words(stride: Any) -> str:
     return "update" if stride in (1, None) else f"{stride}th update"
 
 
-def _finite(value: Any) -> bool:
-    try:
-        return math.isfinite(float(value))
-    except (TypeError, ValueError):
-        return False
-
-
 def readme_block(root: str | os.PathLike = ".") -> str:
     """The README's headline: each §3.2 row of the committed run with its verdict."""
     record = checked_record(root, RUN)
@@ -330,13 +323,6 @@ def readme_block(root: str | os.PathLike = ".") -> str:
     )
 
 
-def write_pages(root: str | os.PathLike = ".") -> None:
-    """Rewrite the generated blocks of docs/main-study.md and the README from the committed data."""
-    root = Path(root)
-    write_block(root / DOC, doc_block(root), DOC_BEGIN, DOC_END)
-    write_block(root / README, readme_block(root), README_BEGIN, README_END)
-
-
 def main(argv: list[str] | None = None) -> int:
     """``python -m isotropy.verdicts.headline``: regenerate the page and the README's headline
     from the committed data; with ``--results``, first copy a finished run there."""
@@ -348,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.results:
         facts = json.loads(Path(args.run).read_text(encoding="utf-8")) if args.run else {}
         write_data(args.results, args.effective_config, facts)
-    write_pages()
+    write_block(DOC, doc_block(), DOC_BEGIN, DOC_END)
+    write_block(README, readme_block(), README_BEGIN, README_END)
     print(f"wrote {DOC} and the headline of {README}", file=sys.stderr)
     return 0
 
