@@ -261,15 +261,12 @@ def settle_family(rows: list[dict], tests: list[tuple]) -> None:
     (``tests``: row index, claim, its measurement with ``per_seed``, raw (p the claimed way,
     p the other way))."""
     families = [study_family(rows[index]["study"]) for index, *_ in tests]
-    claimed, other, sizes = holm_by_family(
-        families, [p[0] for *_, p in tests], [p[1] for *_, p in tests]
-    )
-    for (index, claim, m, _), family, p_claim, p_other in zip(tests, families, claimed, other):
+    adjusted = holm_by_family([(family, *p) for family, (*_, p) in zip(families, tests)])
+    for (index, claim, m, _), family, (p_claim, p_other, size) in zip(tests, families, adjusted):
         rows[index]["verdict"] = _settle(claim, m, p_claim, p_other)
         # two digits: a p-value's third digit is float32 noise of the traces, not evidence
         rows[index]["note"] += (
-            f"; Holm over the {sizes[family]} tests of {family}: p {p_claim:.2g} (other way "
-            f"{p_other:.2g})"
+            f"; Holm over the {size} tests of {family}: p {p_claim:.2g} (other way {p_other:.2g})"
         )
 
 

@@ -266,15 +266,12 @@ def _settle_page(rows: list[dict], tests: list, seed_tests: list) -> None:
         rows[index]["verdict"] = settle(test)
         rows[index]["tolerance"] += "; seed-free: an exact comparison, in no Holm family"
     tests = [t for t in tests if not _exact(t[2], t[3])]
-    families = [family for _, family, *_ in tests]
-    agree, differ, sizes = holm_by_family(
-        families, [t.p_agree for _, _, t, _ in tests], [t.p_differ for _, _, t, _ in tests]
-    )
-    for (index, family, test, _), p_agree, p_differ in zip(tests, agree, differ):
+    adjusted = holm_by_family([(family, t.p_agree, t.p_differ) for _, family, t, _ in tests])
+    for (index, family, test, _), (p_agree, p_differ, size) in zip(tests, adjusted):
         rows[index]["verdict"] = settle(Equivalence(test.low, test.high, p_agree, p_differ))
         rows[index].update(p_agree=p_agree, p_differ=p_differ)  # the p-values the verdict used
         rows[index]["tolerance"] += (
-            f"; Holm over the {sizes[family]} rows of {family}: p(agrees) {p_agree:.2g}, "
+            f"; Holm over the {size} rows of {family}: p(agrees) {p_agree:.2g}, "
             f"p(differs) {p_differ:.2g}"
         )
     _settle_seed_tests(rows, seed_tests)
@@ -283,20 +280,20 @@ def _settle_page(rows: list[dict], tests: list, seed_tests: list) -> None:
 def _settle_seed_tests(rows: list[dict], seed_tests: list) -> None:
     """The tests over seeds (I-STAR, one row per λ), Holm within their family over the p of the
     claimed direction and over the p of the other one (as the claims page does)."""
-    pairs = [
-        claimed_first(parse_tolerance(spec)[0], float(ours["p_less"]), float(ours["p_greater"]))
-        for _, _, spec, ours in seed_tests
-    ]
-    families = [family for _, family, *_ in seed_tests]
-    claimed, other, sizes = holm_by_family(families, [p for p, _ in pairs], [q for _, q in pairs])
-    for (index, family, spec, ours), p_claim, p_other in zip(seed_tests, claimed, other):
+    adjusted = holm_by_family(
+        [
+            (family, *claimed_first(parse_tolerance(spec)[0], ours["p_less"], ours["p_greater"]))
+            for _, family, spec, ours in seed_tests
+        ]
+    )
+    for (index, family, spec, ours), (p_claim, p_other, size) in zip(seed_tests, adjusted):
         kind, bound = parse_tolerance(spec)
         less, greater = claimed_first(kind, p_claim, p_other)
         rows[index]["verdict"], rows[index]["tolerance"] = judge_seed_test(
             kind, bound, seeds=float(ours["seeds"]), p_less=less, p_greater=greater
         )
-        if sizes.get(family):
-            rows[index]["tolerance"] += f"; Holm over the {sizes[family]} tests of {family}"
+        if size:
+            rows[index]["tolerance"] += f"; Holm over the {size} tests of {family}"
 
 
 ERROR_CONTROL = (
