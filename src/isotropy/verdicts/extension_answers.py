@@ -36,15 +36,11 @@ COMMAND = "python -m isotropy.verdicts.extension_answers"
 START, END = markers("extensions answers", COMMAND)
 
 
-def _number(value: float | None) -> str:
-    return "–" if value is None or not math.isfinite(value) else f"{value:.3g}"
-
-
 def _interval(values: list[float]) -> str:
-    estimate, low, high = results.mean_interval(values)
-    if low is None or high is None:
-        return _number(estimate)
-    return f"{_number(estimate)} [{_number(low)}, {_number(high)}]"
+    """The seeds' mean and its 95% t-interval (none with one seed) as the page prints them."""
+    found = results.mean_interval(values)
+    shown = ["–" if v is None or not math.isfinite(v) else f"{v:.3g}" for v in found]
+    return shown[0] if None in found[1:] else f"{shown[0]} [{shown[1]}, {shown[2]}]"
 
 
 def judged_claims(seeds: pd.DataFrame) -> pd.DataFrame:
@@ -65,14 +61,13 @@ def claims_table(seeds: pd.DataFrame) -> pd.DataFrame:
         ours = values[values["claim"] == row.claim]
         if row.setup != "any setup":
             ours = ours[ours["setup"] == row.setup]
-        spans = [
-            (setup, _interval(group.sort_values("seed")["value"].tolist()))
+        spans = {
+            setup: _interval(group.sort_values("seed")["value"].tolist())
             for setup, group in ours.groupby("setup", sort=False)
-        ]
+        }
         if row.setup == "any setup":
-            intervals.append("; ".join(f"{setup}: {span}" for setup, span in spans))
-        else:
-            intervals.append(spans[0][1] if spans else "–")
+            spans = {setup: f"{setup}: {span}" for setup, span in spans.items()}
+        intervals.append("; ".join(spans.values()) or "–")
     # claims in their stated order, each one's setups by name (the run's order is the jobs')
     order = {claim.name: i for i, claim in enumerate(EXTENSION_CLAIMS)}
     ranked = claims.assign(interval=intervals, rank=claims["claim"].map(order))

@@ -104,6 +104,7 @@ def write_data(
         for key, trace in runs
     ]
     traces = pd.concat(frames, ignore_index=True)
+    records = results.glob("*/*/seed*/trace.parquet.provenance.json")
     order = ["encoder", "dataset", "seed"] + [c for c in traces.columns if c not in KEYS]
     files: dict[Path, bytes | Path] = {
         TRACES: _gzip_bytes(traces[order].to_csv(index=False)),
@@ -112,7 +113,9 @@ def write_data(
     }
     facts = {
         "what": "`make run` on the offline mirror: the main study at the paper's protocol",
-        "code_commit": _commit_of(results),
+        "code_commit": single_commit(  # the one commit the traces' provenance records name
+            (json.loads(r.read_text(encoding="utf-8")) for r in records), "the traces"
+        ),
         "run": dict(run),
         "config": {key: config[key] for key in CONFIG_KEYS if key in config},
         "stand_ins": workflow_stand_ins(config),
@@ -121,12 +124,6 @@ def write_data(
         },
     }
     return commit_files(root, RUN, files, facts)
-
-
-def _commit_of(results: Path) -> str:
-    """The code commit the run's traces were made with (their provenance records), one only."""
-    records = results.glob("*/*/seed*/trace.parquet.provenance.json")
-    return single_commit((json.loads(r.read_text(encoding="utf-8")) for r in records), "the traces")
 
 
 def committed_tables(root: str | os.PathLike = ".") -> dict[str, pd.DataFrame]:

@@ -67,10 +67,8 @@ def over_seeds(runs: pd.DataFrame, column: str) -> dict[str, Any]:
     """A seeded quantity over ``runs`` (rows of one setup) as :func:`measurement` takes it: the
     mean (``value``) and each seed's mean
     (``per_seed``; the one mean when ``runs`` has no seed column)."""
-    per_seed = (runs[column].mean(),)
-    if "seed" in runs:
-        per_seed = tuple(runs.groupby("seed")[column].mean())
-    return {"value": runs[column].mean(), "per_seed": per_seed}
+    per_seed = runs.groupby("seed")[column].mean() if "seed" in runs else [runs[column].mean()]
+    return {"value": runs[column].mean(), "per_seed": tuple(per_seed)}
 
 
 SEED_SPREAD_LIMIT = 0.05  # "negligible": the seeds' std below 5% of the mean change
