@@ -56,7 +56,8 @@ def test_bad_declarations_are_refused_with_the_row_named():
     fill_declarations(table)  # as shipped: fine
     row = table.index[(table["quantity"] == "pearson_r") & (table["setup"] == "polarity")][0]
     cases = {
-        ("margin", "r:0.05"): "declare δ on the judging scale",
+        # a margin in printed units (r:, points:) moved with the paper's draw: refused
+        ("margin", "r:0.05"): "with kind one of ('z', 'logit', 'relative')",
         ("margin", "logit:0.5"): "not declared on Fisher z",
         ("why", "± half the printed last digit"): "written from its rule",
         ("margin_reason", ""): "no margin_reason",

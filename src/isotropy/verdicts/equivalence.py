@@ -104,8 +104,6 @@ SCALES = {
     ),
 }
 MARGIN_KINDS = ("z", "logit", "relative")
-# Margins in printed units, retired: their edges moved with the paper's draw (issue 59, item 2).
-_RETIRED = {"r": "z", "points": "z"}
 
 
 def parse_margin(spec: str) -> tuple[str, float]:
@@ -115,11 +113,6 @@ def parse_margin(spec: str) -> tuple[str, float]:
         number = float(value)
     except ValueError:
         number = math.nan
-    if kind in _RETIRED:
-        raise ValueError(
-            f"margin {spec!r} is in printed units, so its edges move with the paper's draw; "
-            f"declare δ on the judging scale ({_RETIRED[kind]}:<δ>)"
-        )
     if kind not in MARGIN_KINDS or not (math.isfinite(number) and number > 0):
         raise ValueError(
             f"margin {spec!r} is not <kind>:<positive number> with kind one of {MARGIN_KINDS}"
