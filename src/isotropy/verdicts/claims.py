@@ -345,10 +345,10 @@ def collapse_any_setup(rows: list[dict], claims: Sequence[SeedClaim]) -> list[di
     grouped: dict[str, list[dict]] = {}
     for row in rows:
         if row["claim"] in existence and row["setup"] != "all":
-            if row["claim"] not in grouped:
-                grouped[row["claim"]] = []
+            setups = grouped.setdefault(row["claim"], [])
+            if not setups:
                 kept.append(row)  # placeholder, replaced below at the claim's first setup
-            grouped[row["claim"]].append(row)
+            setups.append(row)
         else:
             kept.append(row)
     for name, setups in grouped.items():

@@ -232,7 +232,10 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 )
             elif verdict != STAND_IN:
                 details.update(zip(("band_low", "band_high"), margin_band(paper)))
-            note = _flagged(paper, ours)
+            flag = ""  # a pooled correlation whose seeds disagree with it in size, flagged first
+            if paper["quantity"] in ("pearson_r", "spearman_rho"):
+                flag = simpson_flag(float(ours["value"]), ours["per_seed"] or ())
+            note = "; ".join(s for s in (flag, ours["note"]) if s)
             row = dict(our_value=value, tolerance=tolerance, verdict=verdict, note=note)
             rows.append(_row(paper, **row, **details))
     settled = [t for t in seed_tests if rows[t[0]]["verdict"] not in (NOT_COMPARABLE, NOT_LEARNED)]
@@ -241,14 +244,6 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
     if bad := set(table["verdict"]) - set(VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")
     return table
-
-
-def _flagged(paper: pd.Series, ours: pd.Series) -> str:
-    """Our note, a pooled correlation whose seeds disagree with it in size flagged first."""
-    flag = ""
-    if paper["quantity"] in ("pearson_r", "spearman_rho"):
-        flag = simpson_flag(float(ours["value"]), ours["per_seed"] or ())
-    return "; ".join(s for s in (flag, ours["note"]) if s)
 
 
 def _exact(test: Equivalence, ours: pd.Series) -> bool:

@@ -11,11 +11,8 @@ inside the band on the judging scale is inside it here (the maps are monotone). 
 its interval and its band stand on the right, in the row's own units.
 
 It lives with the verdicts (as the comparison's markdown page does): it reads their words, and
-the figures and the page below them never import the verdict engine.
-
-Rows measured but not judged (stand-ins, not comparable, one seed) and judged rows with nothing
-to draw (a bound or a direction, an undefined value) are returned by :func:`listed_rows` and
-:func:`undrawn_rows` for the page to list under the figure with their reason.
+the figures and the page below them never import the verdict engine; the rows it cannot draw
+are listed under it (:func:`listed_rows`, :func:`undrawn_rows`).
 """
 
 from __future__ import annotations
@@ -208,14 +205,12 @@ def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> list:
 def forest_figure(rows: pd.DataFrame, preview: str = ""):
     """The forest plot of :func:`forest_rows` (a note in its place where no row can be drawn)."""
     if rows.empty:
-        figure = plt.figure(figsize=(9, 1.2))
-        figure.text(
-            0.01,
-            0.5,
+        note = (
             "No judged row of this run has a paper value and a margin to draw "
-            "(every measured row is listed below with its reason).",
-            fontsize=10,
+            "(every measured row is listed below with its reason)."
         )
+        figure = plt.figure(figsize=(9, 1.2))
+        figure.text(0.01, 0.5, note, fontsize=10)
         stamp(figure, preview)
         return figure
     lines, ys = _layout(rows)

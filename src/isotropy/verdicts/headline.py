@@ -129,12 +129,10 @@ def write_data(
 def committed_tables(root: str | os.PathLike = ".") -> dict[str, pd.DataFrame]:
     """The committed run's tables under the names the verdicts read (``main_traces`` …)."""
     root = Path(root)
-    with gzip.open(root / TRACES, "rt", encoding="utf-8") as handle:
-        traces = pd.read_csv(handle)
     return {
         "main_table1": pd.read_csv(root / TABLE1),
         "main_correlations": pd.read_csv(root / CORRELATIONS),
-        "main_traces": traces,
+        "main_traces": pd.read_csv(root / TRACES),  # gzip, by its name
     }
 
 

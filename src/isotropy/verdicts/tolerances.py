@@ -18,14 +18,9 @@ import numpy as np
 from isotropy.statistics import signs_disagree
 from isotropy.verdicts import equivalence as eq
 
-AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, STATED, NOT_RUN = (
-    "agrees",
-    "differs",
-    "consistent",
-    "not consistent",
-    "stated",
-    "not run",
-)
+AGREES, DIFFERS = "agrees", "differs"
+CONSISTENT, NOT_CONSISTENT = "consistent", "not consistent"
+STATED, NOT_RUN = "stated", "not run"
 INCONSISTENT_SEEDS = "inconsistent across seeds"
 INCONCLUSIVE = "inconclusive"
 NOT_COMPARABLE = "not comparable"

@@ -29,11 +29,6 @@ def _model_stand_in(config: Mapping[str, Any], name: str, paper: str, stand: Sta
     return "; ".join(s for s in (model_stand_in(config, name, paper), stand.corpus) if s)
 
 
-def _cap(config: Mapping[str, Any]) -> str:
-    cap = setting_or_default(config, "geometry", "clusters", "max_per_type")
-    return "none" if cap is None else str(cap)
-
-
 def _lid_seed_free(config: Mapping[str, Any], kind: str) -> bool:
     """Whether no seed changes the LID: every point indexed (no seeded sample)."""
     clusters = (config.get("geometry") or {}).get("clusters") or {}
@@ -77,7 +72,8 @@ def _lid_setup(
         stand_in = replaced if stand.word_vectors else ""
         return "static word vectors", "GloVe", "one vector per word", stand_in, ""
     paper = _cai_setup(config, name)
-    setup, cap = f"{name}, last layer ({int(last['layer'].iloc[0])})", _cap(config)
+    setup = f"{name}, last layer ({int(last['layer'].iloc[0])})"
+    cap = setting_or_default(config, "geometry", "clusters", "max_per_type")
     stand_in = _model_stand_in(config, name, paper, stand)
     per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
     layers = ""
@@ -86,7 +82,7 @@ def _lid_setup(
             f"cosine LID over layers {per_layer.min():.2f}–{per_layer.max():.2f}; Table 3 "
             "does not say which layer, the last is compared"
         )
-    return setup, paper, cap, stand_in, layers
+    return setup, paper, "none" if cap is None else str(cap), stand_in, layers
 
 
 def _lid_cosine_row(
