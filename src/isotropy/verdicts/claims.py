@@ -323,7 +323,8 @@ def seed_claim_rows(
             ordered = group.sort_values("seed")["value"].astype(float)
             values = [v for v in ordered if math.isfinite(v)]
             evidence = "per seed: " + ", ".join(f"{v:.3g}" for v in ordered)
-            verdict, note, p = NOT_RUN, "no seed with a defined value", None
+            verdict: str | None = NOT_RUN
+            note, p = "no seed with a defined value", None
             if values:  # judged as the page's directions are
                 verdict, note, p = _judge_claim(claim, pd.Series({"per_seed": values}))
             if p is not None:

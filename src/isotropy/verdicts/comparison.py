@@ -95,11 +95,9 @@ def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[s
     else:
         same = (measured["study"] == study) & (measured["quantity"] == quantity)
         found = sorted(set(measured.loc[same, "paper_setup"]))
-        reason = (
-            f"this run measures {quantity} for {', '.join(found)} only"
-            if found
-            else f"this run measures no {quantity}"
-        )
+        reason = f"this run measures no {quantity}"
+        if found:
+            reason = f"this run measures {quantity} for {', '.join(found)} only"
     return "; ".join(s for s in (reason, published["availability"]) if s)
 
 

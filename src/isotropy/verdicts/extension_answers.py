@@ -32,8 +32,7 @@ ROOT = Path(__file__).resolve().parents[3]
 SEEDS = Path("docs/data/extensions_seeds.csv")
 RUN = Path("docs/data/extensions_run.json")
 DOC = Path("docs/extensions.md")
-COMMAND = "python -m isotropy.verdicts.extension_answers"
-START, END = markers("extensions answers", COMMAND)
+START, END = markers("extensions answers", "python -m isotropy.verdicts.extension_answers")
 
 
 def _interval(values: list[float]) -> str:

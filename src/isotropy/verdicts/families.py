@@ -56,7 +56,8 @@ def holm_by_family(tests: Sequence[tuple[str, float, float]]) -> list[tuple[floa
     for family in dict.fromkeys(name for name, _, _ in tests):
         members = [i for i, test in enumerate(tests) if test[0] == family]
         size = sum(1 for i in members if math.isfinite(tests[i][1]))
-        first, second = (holm([tests[i][column] for i in members]) for column in (1, 2))
+        first = holm([tests[i][1] for i in members])
+        second = holm([tests[i][2] for i in members])
         for i, a, b in zip(members, first, second):
             adjusted[i] = (a, b, size)
     return adjusted
