@@ -26,8 +26,8 @@ from isotropy import studies
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.claims import check_claims
-from isotropy.verdicts.comparison import printed_number, read_published
-from isotropy.verdicts.declarations import fill_declarations
+from isotropy.verdicts.comparison import read_published
+from isotropy.verdicts.declarations import fill_declarations, printed_number
 
 ROOT = Path(__file__).resolve().parents[1]
 CSV = ROOT / "config" / "published_values.csv"

@@ -295,7 +295,8 @@ ERROR_CONTROL = (
     "printed number stands for, *differs* when wholly outside, else *inconclusive*; per row a "
     f"faithful replication reads *differs* with probability ≤ {ALPHA:g}. The p-values shown are "
     "the ones the verdict used, Holm-adjusted within declared families (one per paper × study), "
-    "never across them. Families on this page: {families}. Counts and seed-free values are "
+    f"never across them, so {ALPHA:g} bounds the chance of any false *differs* and of any false "
+    "*agrees* within a family. Families on this page: {families}. Counts and seed-free values are "
     "compared exactly; a stand-in's number is not judged; a differing protocol is *not comparable*."
 )
 
@@ -400,43 +401,13 @@ PUBLISHED_COLUMNS = [
 ]
 
 
-def printed_number(text: str) -> float:
-    """The number a printed value means: '4,094,976' → 4094976, '−0.808' → -0.808,
-    '1.19 M' → 1190000, '3.36e-5' → 3.36e-05; '' → NaN (a statement without a number)."""
-    text = str(text).strip()
-    if not text or text.lower() == "nan":
-        return math.nan
-    scale = 1.0
-    if text.endswith("M"):
-        text, scale = text[:-1].strip(), 1e6
-    try:
-        return float(text.replace(",", "").replace("−", "-")) * scale
-    except ValueError:
-        raise ValueError(f"published value {text!r} is not a number as printed") from None
-
-
 def read_published(
     path: str | os.PathLike = PUBLISHED_VALUES, studies: Collection[str] | None = None
 ) -> pd.DataFrame:
-    """The published table, checked: known columns, parseable values and tolerances, and (when
-    given: the records' :func:`isotropy.studies.published_studies`) known ``studies``. Adds
-    ``paper_value`` and ``paper_n`` (the printed value and sample size as numbers)."""
+    """The published table with its columns checked, then each row and its declarations
+    (:func:`isotropy.verdicts.declarations.fill_declarations`; ``studies``: the records'
+    :func:`isotropy.studies.published_studies`)."""
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     if missing := [c for c in PUBLISHED_COLUMNS if c not in table.columns]:
         raise ValueError(f"{path}: columns {missing} are missing; expected {PUBLISHED_COLUMNS}")
-    for index, row in table.iterrows():
-        where = f"{path}, row {index + 2} ({row['paper']}, {row['source']})"
-        if studies is not None and row["study"] not in studies:
-            raise ValueError(f"{where}: study {row['study']!r} is not one of {tuple(studies)}")
-        if not row["quantity"] or not row["setup"] or not row["source"]:
-            raise ValueError(f"{where}: quantity, setup and source must be filled in")
-        try:
-            parse_tolerance(row["tolerance"])
-            printed_number(row["value"])
-            printed_number(row["sample_size"])
-        except ValueError as error:
-            raise ValueError(f"{where}: {error}") from None
-    table["paper_value"] = table["value"].map(printed_number)
-    table["paper_n"] = table["sample_size"].map(printed_number)
-    table["precision_value"] = table["precision"].map(printed_number)
-    return declarations.fill_declarations(table, str(path))
+    return declarations.fill_declarations(table, str(path), studies)

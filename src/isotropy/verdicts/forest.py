@@ -41,8 +41,6 @@ from isotropy.verdicts.tolerances import (
     STAND_IN,
 )
 
-# The verdicts of a row measured but not judged (listed with a reason).
-LISTED = (STAND_IN, NOT_COMPARABLE, ONE_SEED)
 COLOURS = {
     AGREES: "#1a7f37",
     DIFFERS: "#cf222e",
@@ -112,7 +110,7 @@ def undrawn_rows(table: pd.DataFrame) -> pd.DataFrame:
 def listed_rows(table: pd.DataFrame) -> pd.DataFrame:
     """Rows measured but not judged: stand-ins (the stand-in named), not comparable (what
     differs) and one seed, each with its ``reason``."""
-    rows = table[table["verdict"].isin(LISTED)]
+    rows = table[table["verdict"].isin((STAND_IN, NOT_COMPARABLE, ONE_SEED))]
     stand_in = rows["stand_in"].fillna("").astype(str)
     reason = np.where(rows["verdict"] == STAND_IN, stand_in, rows["tolerance"].fillna(""))
     return rows.assign(reason=reason)

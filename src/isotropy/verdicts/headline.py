@@ -231,9 +231,8 @@ def judged_table(root: str | os.PathLike = ".", detail: bool = False) -> pd.Data
 
 
 def doc_block(root: str | os.PathLike = ".") -> str:
-    """The page's generated block: the run's settings and each §3.2 row judged (each seed's values
-    are the committed correlation table's ``seed<k>`` rows and traces)."""
-    record = checked_record(root, RUN)
+    """The page's generated block: the run's settings, each §3.2 row judged, each seed's ends."""
+    record, traces = checked_record(root, RUN), committed_tables(root)["main_traces"]
     run, main = record["run"], record["config"].get("main", {})
     seed_list = ", ".join(str(seed) for seed in main.get("seeds", []))
     lines = [
@@ -244,8 +243,23 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         f"{_stride_words(main.get('metric_stride'))}, seeds {seed_list}.",
         "",
         markdown_table(judged_table(root, detail=True)),
+        markdown_table(seed_ends(traces)),
     ]
-    return "\n".join(lines) + device_block(root, committed_tables(root)["main_traces"])
+    return "\n".join(lines) + device_block(root, traces)
+
+
+def seed_ends(traces: pd.DataFrame) -> pd.DataFrame:
+    """Each seed's steps and its IsoScore and silhouette at the first and the last of them: the
+    trend every seed shows (each seed's r and ρ are the committed correlation table's)."""
+    rows = []
+    for (encoder, dataset, seed), run in traces.sort_values("step").groupby(list(KEYS)):
+        ends = {
+            f"{name} first → last": f"{_num(run[column].iloc[0])} → {_num(run[column].iloc[-1])}"
+            for column, name in (("isoscore", "IsoScore"), ("silhouette", "silhouette"))
+        }
+        rows.append({"setup": f"{encoder}/{dataset}", "seed": seed, "steps recorded": len(run)})
+        rows[-1].update(ends)
+    return pd.DataFrame(rows)
 
 
 def device_differences(cpu: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:

@@ -14,8 +14,6 @@ from isotropy.defaults import setting_or_default
 from isotropy.standins import CAI_MODELS, StandIns, model_stand_in, paper_name
 from isotropy.verdicts.measurements import measurement, over_seeds
 
-LID_FILE, COSINE_FILE = paths.GEOMETRY_LID, paths.GEOMETRY_COSINE
-
 
 def _cai_setup(config: Mapping[str, Any], name: str) -> str:
     """The Table 3 row a model is compared with: its own, or BERT (the paper's main model) for a
@@ -48,7 +46,7 @@ def lid_measurements(
         setup, paper, cap, stand_in, layers = _lid_setup(kind, name, group, last, config, stand)
         n, k, dim = (int(last.iloc[0][column]) for column in ("n", "k", "dim"))
         at = partial(measurement, "geometry", setup=setup, paper_setup=paper, n=n, k=k)
-        at = partial(at, per_type_cap=cap, stand_in=stand_in, evidence=LID_FILE)
+        at = partial(at, per_type_cap=cap, stand_in=stand_in, evidence=paths.GEOMETRY_LID)
         sample = f"k = {k}, neighbours within a sample of n = {n} (per-type cap {cap})"
         rows.append(_lid_cosine_row(kind, last, layers, sample, config, at))
         rows.append(at("lid_n", value=n, convention="points indexed and queried (the LID sample)"))
@@ -138,7 +136,9 @@ def cosine_measurements(
         )
         layers = f"layers {int(per_layer.index.min())}–{int(per_layer.index.max())}"
         at = partial(measurement, "geometry", setup=f"{name}, {layers}", paper_setup=paper)
-        at = partial(at, stand_in=_model_stand_in(config, name, paper, stand), evidence=COSINE_FILE)
+        at = partial(
+            at, stand_in=_model_stand_in(config, name, paper, stand), evidence=paths.GEOMETRY_COSINE
+        )
         rows.append(
             at(
                 "s_inter_adjusted_max",

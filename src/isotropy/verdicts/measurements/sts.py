@@ -14,7 +14,6 @@ from isotropy import paths
 from isotropy.standins import StandIns, model_stand_in
 from isotropy.verdicts.measurements import fine_tuned_not_learned, measurement, over_seeds
 
-STS_FILE = paths.GEOMETRY_STS
 # STS methods no seed enters (no k-means / GMM clustering): one run is the whole measurement.
 SEED_FREE_METHODS = ("none", "centring", "all-but-the-top")
 QUANTITY_OF_STS = {"pearson": "sts_pearson", "spearman": "sts_spearman", "isotropy": "isotropy_iw"}
@@ -57,7 +56,7 @@ def _sts_method_rows(
         seeds=runs["seed"].nunique() if "seed" in runs else None,
         seed_free=method in SEED_FREE_METHODS,
         n=int(first["n_pairs"]) if "n_pairs" in runs else None,
-        evidence=STS_FILE,
+        evidence=paths.GEOMETRY_STS,
     )
     for column, quantity in QUANTITY_OF_STS.items():
         if column not in runs:
@@ -84,7 +83,7 @@ def _sts_gain_rows(
     enhanced = "cluster-based"
     means = group.groupby("method")[["spearman", "isotropy"]].mean()
     at = partial(measurement, "geometry", setup=claim_setup, paper_setup=claim_setup)
-    at = partial(at, evidence=STS_FILE)
+    at = partial(at, evidence=paths.GEOMETRY_STS)
     if "none" not in means.index or enhanced not in means.index:
         missing = f"sts.csv lacks method 'none' or {enhanced!r}"
         return [at(q, missing=missing) for q in ("sts_isotropy_ratio", "sts_spearman_gain")]
@@ -102,7 +101,6 @@ def _sts_gain_rows(
     return [at(q, value=value, stand_in=stand_in, note=note) for q, value, note in gains]
 
 
-CLASSIFICATION_FILE = paths.GEOMETRY_CLASSIFICATION
 CLASSIFICATION_READINGS = {
     "pooled": "mean of the transformed last-layer tokens (the STS path's sentence vector)",
     "positions": "transformed last-layer tokens by position, flattened "
@@ -142,7 +140,7 @@ def classification_measurements(
         stand_in = model_stand_in(config, name, "BERT")
         at = partial(measurement, "geometry", setup=setup, paper_setup=method, stand_in=stand_in)
         at = partial(at, seeds=runs["seed"].nunique(), seed_free=method == "none")
-        at = partial(at, n=int(first["n_validation"]), evidence=CLASSIFICATION_FILE)
+        at = partial(at, n=int(first["n_validation"]), evidence=paths.GEOMETRY_CLASSIFICATION)
         features = CLASSIFICATION_READINGS.get(reading, reading)
         convention = f"logistic regression (C {first['C']:g}) on {features}; SST-2 validation"
         per_seed = runs.groupby("seed")
