@@ -20,7 +20,7 @@ from isotropy.rajaee_cls.results import claim_values
 from isotropy.statistics import SeedClaim
 from isotropy.studies.record import StudySpec, section_files
 from isotropy.verdicts.claims import check_seed_claims
-from isotropy.verdicts.learning import guard_rows, learning_test
+from isotropy.verdicts.learning import guard_rows, not_learned_note
 from isotropy.verdicts.measurements.sts import rajaee_cls_measurements
 
 # I(W) and IsoScore of every layer's validation CLS states: an assumption, not measured.
@@ -107,15 +107,13 @@ def check_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
     (:mod:`isotropy.verdicts.learning`), and a model not the slides' is named in every note."""
     unlearned: dict[tuple[str, str], str] = {}
     for (model, task, method), group in runs.groupby(["model", "task", "method"], sort=False):
-        tested = learning_test(
-            list(group["accuracy"].astype(float)),
-            float(group["majority_baseline"].iloc[0]),
-            int(group["eval_sentences"].iloc[0]),
+        note = not_learned_note(
+            group["accuracy"], group["majority_baseline"], group["eval_sentences"]
         )
         for claim, methods in CLAIM_METHODS.items():
-            if method in methods and not tested.learned:
+            if method in methods and note:
                 key = (claim, f"{model}/{task}")
-                why = f"{METHOD_NAMES.get(method, method)}: {tested.note}"
+                why = f"{METHOD_NAMES.get(method, method)}: {note}"
                 unlearned[key] = f"{unlearned[key]}; {why}" if key in unlearned else why
     table = check_seed_claims(claim_values(runs, layers), CLAIMS, study="rajaee_cls")
     table = guard_rows(table, unlearned)
