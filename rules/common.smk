@@ -83,9 +83,8 @@ EXTENSIONS_ENCODER = lookup(dpath="main/setups/{dataset}/encoder", within=config
 SENSITIVITY_DERIVED = config.get("sensitivity", {}).get("derived", {})
 
 
-# When a run starts (not a dry run, not a report): record its effective configuration for
-# `make report` (logs/effective-config/<target>.yaml), and print the whole run's done share
-# and time left after every finished job (isotropy.estimate.started; plain Python like the rest,
-# it adds no package to the parse).
+# When a run starts (not a dry run, not a report): set the jobs' thread wait policy and record
+# its effective configuration for `make report` (logs/effective-config/<target>.yaml;
+# isotropy.estimate.started; plain Python like the rest, it adds no package to the parse).
 onstart:
     estimate.started(workflow, config)

@@ -9,7 +9,7 @@ from pathlib import Path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 from isotropy.readers.registry import prepare_dataset, write_dataset
-from isotropy.sources import source_trust
+from isotropy.sources import input_trust, read_source_manifest
 
 
 def main(snakemake) -> None:
@@ -22,7 +22,7 @@ def main(snakemake) -> None:
     )
     write_dataset(table, snakemake.output.table)
     # Which inputs rest on a published pin and which on the sources lock (trusted on first use).
-    trust = {name: source_trust(raw_dir) for name, raw_dir in sorted(raw_dirs.items())}
+    trust = {name: input_trust(read_source_manifest(d)) for name, d in sorted(raw_dirs.items())}
     record_step(snakemake, extra={"rows": len(table), "inputs_rest_on": trust})
 
 

@@ -44,7 +44,6 @@ FOUNDATION = (
     "models",
     "paths",
     "provenance",
-    "published",
     "resume",
     "statistics",
     "trust",
@@ -73,7 +72,7 @@ FLOORS: dict[str, int] = {
     # figures of what the science computed
     **dict.fromkeys(("plots", "reporting"), 3),
     # the verdicts on it: they import the science, never the reverse (what both need, such as
-    # intervals over seeds, lives in a neutral module: isotropy.statistics, isotropy.published)
+    # intervals over seeds, lives in a neutral module: isotropy.statistics)
     "verdicts": 4,
     # what Snakemake asks while it parses
     "workflow": 5,

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy.io import checked_record, commit_files
-from isotropy.studies import by_name
+from isotropy.studies import BY_NAME
 from isotropy.verdicts.claims import check_claims, verdict_cell
 from isotropy.verdicts.measurements.istar import istar_measurements
 
@@ -108,7 +108,7 @@ def _claims(runs: pd.DataFrame, record: dict[str, Any]) -> list[str]:
     model = {"model": "sentence-transformers/all-MiniLM-L6-v2", "path": None}
     config = {"models": {"miniLM": model}, "istar": record["calls"][0]["istar"]}
     measured = pd.DataFrame(istar_measurements(runs, config, source=str(RUNS)))
-    study = by_name("istar")
+    study = BY_NAME["istar"]
     table = check_claims(measured, {"istar"}, {"istar": (study.claims_not_run, study.claims)})
     lines = ["| setup | claim | measured | verdict | note |", "|---|---|---|---|---|"]
     for row in table[table["study"] == "istar"].itertuples(index=False):

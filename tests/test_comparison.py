@@ -17,7 +17,8 @@ from isotropy.standins import StandIns, describe_stand_ins
 from isotropy.studies import verdict_inputs as workflow_inputs
 from isotropy.verdicts import comparison as C
 from isotropy.verdicts import tolerances as T
-from isotropy.verdicts.comparison import printed_number, read_published
+from isotropy.verdicts.comparison import read_published
+from isotropy.verdicts.declarations import printed_number
 from isotropy.verdicts.measurements import measurement
 from isotropy.verdicts.measurements.run import measure
 from isotropy.workflow.config import deep_merge, with_sources

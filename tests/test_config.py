@@ -239,8 +239,11 @@ def test_nan_from_yaml_is_refused(config):
     assert_refused(config, r"main.learning_rate: nan is not a finite number")
 
 
-@pytest.mark.parametrize("rel", ["../outside.txt", "/etc/passwd", "glue/../../x.tsv"])
+@pytest.mark.parametrize(
+    "rel", ["../outside.txt", "/etc/passwd", "glue/../../x.tsv", "../secret.txt", "/etc/hostname"]
+)
 def test_mirror_paths_outside_the_mirror_are_refused(config, rel):
+    """The one check of a mirror path, made before any job (so no fetch reads outside it)."""
     config["sources"]["supersense_words"]["mirror"] = [rel]
     assert_refused(
         config,

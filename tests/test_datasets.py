@@ -328,16 +328,17 @@ def test_required_sources(config):
         readers.inputs.required_sources("nope", config)
 
 
-def test_dataset_inputs_fail_early_for_missing_mirror_task(config, mirror_root, monkeypatch):
+def test_a_task_the_mirror_lacks_fails_its_download(config, mirror_root, monkeypatch, tmp_path):
     monkeypatch.setenv(download.MIRROR_ENV, str(mirror_root))
     assert readers.inputs.dataset_inputs(config, "cola") == {
         "glue_cola": "resources/raw/glue_cola/manifest.json"
     }
+    params = download.source_params(config, "glue_mnli")
     with pytest.raises(
         FileNotFoundError,
         match=r"source 'glue_mnli' is unavailable: the mirror .* lacks glue/MNLI/train.tsv",
     ):
-        readers.inputs.dataset_inputs(config, "mnli")
+        download.fetch_source("glue_mnli", params, tmp_path / "raw")
 
 
 @pytest.fixture
@@ -577,14 +578,9 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
     assert result.returncode == 0, result.stderr[-3000:]
     summary = result.stdout + result.stderr
     assert "download_source" in summary and "prepare_dataset" in summary
-    # Asking for a task the mirror lacks fails while the DAG is built, naming the file.
-    (workdir / "Snakefile").write_text(
-        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: '
-        f'"{REPO_ROOT}/rules/data.smk"\n'
-        'rule all:\n    input: "resources/data/mnli.parquet"\n'
-    )
+    # A task the mirror lacks fails its download job, whose log names the file.
     result = subprocess.run(
-        [snakemake, "-n", "--cores", "1"],
+        [snakemake, "--cores", "1", "resources/raw/glue_mnli/manifest.json"],
         cwd=workdir,
         capture_output=True,
         text=True,
@@ -592,7 +588,8 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
         timeout=600,
     )
     assert result.returncode != 0
-    assert "glue/MNLI/train.tsv" in result.stdout + result.stderr
+    log = workdir / "logs/resources/raw/glue_mnli/manifest.log"
+    assert "lacks glue/MNLI/train.tsv" in log.read_text(encoding="utf-8")
 
 
 def test_qnli_reader_on_glues_real_dev_file(mirror_root):

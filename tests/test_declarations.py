@@ -26,8 +26,8 @@ from isotropy import studies
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.claims import check_claims
-from isotropy.verdicts.comparison import printed_number, read_published
-from isotropy.verdicts.declarations import fill_declarations
+from isotropy.verdicts.comparison import read_published
+from isotropy.verdicts.declarations import fill_declarations, printed_number
 
 ROOT = Path(__file__).resolve().parents[1]
 CSV = ROOT / "config" / "published_values.csv"
@@ -56,7 +56,8 @@ def test_bad_declarations_are_refused_with_the_row_named():
     fill_declarations(table)  # as shipped: fine
     row = table.index[(table["quantity"] == "pearson_r") & (table["setup"] == "polarity")][0]
     cases = {
-        ("margin", "r:0.05"): "declare δ on the judging scale",
+        # a margin in printed units (r:, points:) moved with the paper's draw: refused
+        ("margin", "r:0.05"): "with kind one of ('z', 'logit', 'relative')",
         ("margin", "logit:0.5"): "not declared on Fisher z",
         ("why", "± half the printed last digit"): "written from its rule",
         ("margin_reason", ""): "no margin_reason",

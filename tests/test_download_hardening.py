@@ -490,9 +490,7 @@ def test_a_size_pin_is_enforced(http, tmp_path):
     with pytest.raises(
         ChecksumError, match=r"size mismatch .*pinned 4 bytes \(sources.x.bytes\), got 5"
     ):
-        sources.download_file(
-            http.url("/f.txt"), tmp_path / "f", size=4, pin_key="sources.x.sha256", **FAST
-        )
+        sources.download_file(http.url("/f.txt"), tmp_path / "f", size=4, source="x", **FAST)
     assert sources.download_file(http.url("/f.txt"), tmp_path / "f", size=5, **FAST) == sha(
         b"12345"
     )
@@ -623,16 +621,14 @@ def tls_server(folder: Path, answer: bytes, clean: bool) -> tuple[socket.socket,
 
 
 def test_a_tls_body_cut_without_close_notify_is_not_kept(tls_files, tmp_path, monkeypatch):
-    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):  # they would override session.verify
-        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(tls_files / "cert.pem"))  # trust the test's cert
     listener, url = tls_server(tls_files, DATA[:5000], clean=False)
-    session = sources.new_session()
-    session.verify = str(tls_files / "cert.pem")
     with pytest.raises(DownloadError, match="stream interrupted"):
-        sources.download_file(url, tmp_path / "cut", retries=1, session=session, **FAST)
+        sources.download_file(url, tmp_path / "cut", retries=1, **FAST)
     assert not (tmp_path / "cut").exists()
     listener.close()
     listener, url = tls_server(tls_files, DATA[:5000], clean=True)
-    digest = sources.download_file(url, tmp_path / "whole", session=session, **FAST)
+    digest = sources.download_file(url, tmp_path / "whole", **FAST)
     assert digest == sha(DATA[:5000])
     listener.close()

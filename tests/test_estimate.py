@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import tiny_workflow
 import yaml
 
 from isotropy import costs, estimate
@@ -253,32 +254,84 @@ def test_the_run_records_its_effective_configuration_for_word_targets(tmp_path):
     assert yaml.safe_load(written[0].read_text()) == config
 
 
-def test_a_busy_machine_shares_its_cores():
-    # A 2-thread job keeps 1.35 cores busy when idle: among 6 runnable threads on 2 cores it
-    # gets 2 / (6 + 1.35) of what it needs.
-    assert costs.busy_factor(6.0, 2) == pytest.approx(7.35 / 2)
-    assert costs.busy_factor(0.0, 2) == 1.0  # idle: no slowdown
-    assert costs.busy_factor(0.3, 2) == 1.0  # room for its 1.35 cores
-    assert costs.busy_factor(1.0, 2) == pytest.approx(1.175)
-    assert costs.busy_factor(2.0, 16) == 1.0
+def test_a_run_started_with_the_users_wait_policy_records_its_configuration(
+    tmp_path, capsys, monkeypatch
+):
+    from types import SimpleNamespace
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # a user's own: started() adds nothing
+    workflow = SimpleNamespace(dag_settings=SimpleNamespace(targets={"all"}))
+    estimate.started(workflow, {"device": "cpu"})
+    assert capsys.readouterr().err == ""
+    assert yaml.safe_load((tmp_path / "logs/effective-config/all.yaml").read_text()) == {
+        "device": "cpu"
+    }
 
 
-def test_the_busy_line_reads_the_recent_load_and_the_niceness(monkeypatch):
-    """The 1-minute load alone dips between other jobs (a preview started at 3.4 ran at 5.5-7):
-    the larger of the 1- and 5-minute averages is the load the run will meet."""
-    monkeypatch.setattr(costs.os, "getloadavg", lambda: (3.4, 5.0, 3.2))
-    monkeypatch.setattr(costs.os, "nice", lambda increment: 10)
+@pytest.mark.slow
+def test_the_run_not_its_dry_run_records_its_effective_configuration(tmp_path):
+    """onstart (as rules/common.smk calls it) records the effective configuration of the run's
+    target; its dry run writes nothing. While it runs, Snakemake says how many steps are done."""
+    tiny_workflow.write_started_snakefile(
+        tmp_path,
+        """
+        rule all:
+            input: "b.txt"
+
+        rule a:
+            output: "a.txt"
+            shell: "echo a > {output}"
+
+        rule b:
+            input: "a.txt"
+            output: "b.txt"
+            shell: "cat {input} > {output}"
+        """,
+    )
+    command = ["all", "--cores", "1"]
+    dry = tiny_workflow.snakemake_in(tmp_path, *command, "-n")
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    assert not (tmp_path / "logs").exists()  # a dry run: nothing
+    result = tiny_workflow.snakemake_in(tmp_path, *command)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert yaml.safe_load((tmp_path / "logs/effective-config/all.yaml").read_text()) == {
+        "device": "cpu"
+    }
+    assert "3 of 3 steps (100%) done" in result.stderr, result.stderr
+
+
+def test_the_estimate_is_for_the_idle_machine_and_says_a_busy_one_is_slower(monkeypatch):
+    """The time printed is for this machine's cores idle, whatever its load: one sentence says a
+    busy machine takes longer (the busy-machine line and its contention model are gone)."""
     monkeypatch.setattr(costs, "available_cores", lambda: 2)
-    monkeypatch.setattr(costs.compute, "busy_sessions", lambda: None)  # per thread
-    assert costs.recent_load() == 5.0
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
+    config["device"] = "cpu"
     lines, _ = estimate.describe(config, _main_jobs(config, "preview"), "cpu", "preview_study")
-    assert lines[-3].startswith("CPU costs x 1.00: a fixed one-thread workload took 0.090 CPU-s")
-    assert lines[-2].startswith(
-        "this machine is busy (load average 5.0 on 2 cores, before this run starts): expect about "
-    ), lines
-    assert ", longer at niceness 10;" in lines[-2]
-    assert lines[-1].startswith("contention model: threads share the cores: (load + 1.35) / cores,")
+    assert lines[0].endswith(
+        "for 2 idle cores, start-ups included (a machine busy with other work takes longer)"
+    )
+    assert lines[-1].startswith("CPU costs x 1.00: a fixed one-thread workload took 0.090 CPU-s")
+
+
+def test_jobs_are_costed_by_their_records_and_short_ones_by_their_start_up():
+    """Each job at an idle pace (the measuring host's speed, 2 cores): a run its measured cost
+    and its start-up, an embedding its texts and its start-up, a download its start-up only."""
+    config = workflow_config.load_config(
+        [str(ROOT / "config.yaml"), str(ROOT / "config/offline.yaml")]
+    )
+    config["device"] = "cpu"
+    overhead = costs.JOB_OVERHEAD_SECONDS
+    idle = costs.Pace(speed=1.0, cores=costs.JOB_THREADS, job_overhead=overhead)
+    run = {"study": "preview", "encoder": "miniLM", "dataset": "polarity", "seed": "0"}
+    settings = targets.optimisation_settings(config, "preview", "polarity", 0)
+    run_cost = estimate.JOB_COSTS["optimize_embeddings"](config, run, idle)
+    assert run_cost == paper_cost.run_seconds("polarity", settings, "cpu") + overhead
+    snli = paper_cost.embedding_seconds(config, "miniLM", "snli", ROOT / "no-such-dir")
+    embedding = {"encoder": "miniLM", "dataset": "snli"}
+    assert estimate.JOB_COSTS["embed_sentences"](config, embedding, idle) == snli + overhead
+    lines, seconds = estimate.describe(config, [("download_source", {})], "cpu", "x", idle)
+    assert seconds == overhead and "1 short jobs" in lines[1]
 
 
 def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):
@@ -389,24 +442,6 @@ def test_make_resume_refuses_while_snakemake_runs_in_the_folder(tmp_path, monkey
     assert resume.main([]) == 0
 
 
-def test_where_sessions_share_the_cpu_a_run_gets_its_sessions_part(monkeypatch):
-    """Linux autogroup: three busy programs from three terminals leave a 2-thread job of this
-    session a quarter of 2 cores, 0.5 against the 1.35 it keeps busy when idle (2.7x), whatever
-    the load average says; other runnable threads of this session take their part of it thread
-    by thread."""
-    from isotropy.compute import Sessions
-
-    factor = costs.busy_factor
-    assert factor(3.0, 2, Sessions(3.0, 0.0)) == pytest.approx(2.7)
-    assert factor(9.0, 2, Sessions(0.0, 0.0)) == 1.0
-    # Half the CPU, shared with 2 other runnable threads of the session: 1 x 1.35 / 3.35.
-    assert factor(0.0, 2, Sessions(1.0, 2.0)) == pytest.approx(3.35)
-    monkeypatch.setattr(costs, "recent_load", lambda: 3.0)
-    monkeypatch.setattr(costs.compute, "busy_sessions", lambda: Sessions(3.0, 0.0))
-    line = costs.busy_lines("cpu", 600.0, 2)[-1]
-    assert "between sessions (autogroup): 3.0 other busy session(s)" in line
-
-
 def test_the_probe_measures_work_not_time_passing():
     """Process-CPU time of the fixed workload: four times the products take several times
     longer (a probe that timed nothing, or the clock, would not)."""
@@ -420,7 +455,6 @@ def test_a_machine_half_as_fast_doubles_every_cpu_cost(monkeypatch):
     CPU cost of the estimate doubles (runs, embeddings, lookups), and the line says so; the
     jobs' start-up, interpreter and disk rather than arithmetic, stays as it is."""
     monkeypatch.setattr(costs, "available_cores", lambda: 2)
-    monkeypatch.setattr(costs.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     monkeypatch.setattr(estimate, "duration", lambda seconds: f"<{seconds}>")
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
     config["device"] = "cpu"

@@ -1,6 +1,6 @@
-"""The extension study's answers in docs/extensions.md and the README are generated from the
-committed per-seed values (isotropy.verdicts.extension_answers), never typed: these tests fail
-when a page is stale, and show that the rendering follows the values."""
+"""The extension study's answers in docs/extensions.md are generated from the committed per-seed
+values (isotropy.verdicts.extension_answers), never typed: these tests fail when the page is
+stale, and show that the rendering follows the values."""
 
 import pandas as pd
 import pytest
@@ -9,23 +9,18 @@ from isotropy.io import generated_block, with_block
 from isotropy.verdicts import extension_answers as answers
 
 
-def test_the_docs_and_the_readme_say_what_the_committed_values_render():
+def test_the_docs_say_what_the_committed_values_render():
     seeds, run = answers.load()
     doc = (answers.ROOT / answers.DOC).read_text(encoding="utf-8")
     fix = "run `python -m isotropy.verdicts.extension_answers` or revert the edit"
     assert generated_block(doc, answers.START, answers.END) == answers.answers_markdown(
         seeds, run
     ), fix
-    readme = (answers.ROOT / answers.README).read_text(encoding="utf-8")
-    line = generated_block(readme, answers.README_START, answers.README_END)
-    assert line == answers.readme_line(seeds), fix
-    # a hand edit of either generated part is told
+    # a hand edit of the generated part is told
     edited = doc.replace("*supported*", "*not supported*", 1)
     assert generated_block(edited, answers.START, answers.END) != answers.answers_markdown(
         seeds, run
     )
-    edited = readme.replace("supported ×6", "supported ×5", 1)
-    assert generated_block(edited, answers.README_START, answers.README_END) != line
 
 
 def test_every_claim_row_of_the_values_is_in_the_table():
@@ -49,13 +44,12 @@ def test_the_rendering_follows_the_values():
     after = answers.claims_table(flipped).set_index("claim").loc["triplet_need_not_be_anisotropic"]
     assert after["verdict"] != before["verdict"]
     assert answers.answers_markdown(flipped, run) != answers.answers_markdown(seeds, run)
-    assert answers.readme_line(flipped) != answers.readme_line(seeds)
 
 
 def test_a_page_without_its_place_is_refused():
     """isotropy.io's marker-block helper, as every generated page uses it."""
     with pytest.raises(ValueError, match="markers"):
-        generated_block("no such line\n", answers.README_START, answers.README_END)
+        generated_block(f"{answers.START}\n", answers.START, answers.END)
     with pytest.raises(ValueError, match="markers"):
         generated_block("no markers", answers.START, answers.END)
     with pytest.raises(ValueError, match="markers"):
@@ -67,20 +61,5 @@ def test_a_page_without_its_place_is_refused():
 
 def test_claims_without_values_render_as_not_run():
     empty = pd.DataFrame(columns=["question", "setup", "item", "quantity", "seed", "value"])
-    line = answers.readme_line(empty)
-    assert line.count("not run ×1") == len(answers.QUESTIONS)
-
-
-def test_the_readme_carries_each_verdicts_caveat_as_the_docs_table_does():
-    """The README line is rendered from the same claim rows as docs/extensions.md, caveats
-    included: the triplet row's 'cannot refute need not' and the undecided same-optimum rows."""
-    seeds, run = answers.load()
-    table = answers.claims_table(seeds)
-    line, block = answers.readme_line(seeds), answers.answers_markdown(seeds, run)
-    caveats = {answers.caveat(r.claim, r.verdict) for r in table.itertuples(index=False)} - {""}
-    assert caveats, "the committed run has no row with a caveat"
-    for said in caveats:
-        assert said in line and said in block, said
-    triplet = table.set_index("claim").loc["triplet_need_not_be_anisotropic", "verdict"]
-    if triplet == "not supported":
-        assert "cannot refute 'need not'" in line
+    block = answers.answers_markdown(empty, {"run": "none"})
+    assert block.count("*not run*") == len(answers.EXTENSION_CLAIMS)

@@ -201,8 +201,9 @@ def test_forest_rows_are_the_judged_rows_with_a_paper_value_and_a_band():
     assert rows.loc[[3, 4, 5, 6], "x_low"].isna().all()
     assert rows.loc[3, "x"] == 0 and rows.loc[4, "x"] == math.inf and rows.loc[5, "x"] == -0.5
     assert rows["group"].tolist()[-1] == "Rajaei & Sheikhi 2020 · geometry study"
-    # the group's common source prefix is said once, in its header, not on every row
-    assert rows.loc[5, "label"] == "row none, column STS-B · none"
+    # each row names its source and our setup, shortened to the label's width
+    assert rows.loc[5, "label"] == "slides, methods table, row none, column STS-B · none"
+    assert rows["label"].str.len().max() <= 68
     assert list(undrawn_rows(table).index) == [7]
     listed = listed_rows(table)
     assert listed["reason"].tolist() == [
@@ -235,7 +236,7 @@ def test_the_figure_draws_each_row_with_its_band_its_interval_and_its_verdict():
     assert "−1 in [−2, +2]: agrees" in summaries  # seed-free: no interval
     labels = [text.get_text() for text in figure.legends[0].get_texts()]
     assert labels[0] == "±δ band: the region the verdict accepts"
-    assert {"agrees", "differs", "inconclusive", "agrees, no interval"} <= set(labels)
+    assert {"agrees", "differs", "inconclusive"} <= set(labels)
     assert "D beyond the axis → (value on the right)" in labels
     # the band bars: one per row with a margin, none for the exact counts; each from −1 to +1
     # except the clipped row's, which is as wide on its clipped side as the verdict allows

@@ -74,8 +74,10 @@ def test_the_page_and_the_readme_are_the_committed_run_rendered(page, begin, end
 def test_the_readme_names_every_setup_with_a_verdict():
     block = headline.readme_block(ROOT)
     for setup in SETUPS:
-        line = next(line for line in block.splitlines() if line.startswith(f"- {setup}"))
-        assert any(f"**{word}**" in line for word in VERDICTS), line
+        lines = [line for line in block.splitlines() if line.startswith(f"| {setup} |")]
+        assert len(lines) == 2, block
+        for line in lines:
+            assert any(f"**{word}**" in line for word in VERDICTS), line
 
 
 @needs_run
@@ -95,10 +97,10 @@ def test_section_3_2_polarity_and_snli_agree_with_the_paper():
 @needs_run
 def test_the_headline_words_carry_their_rule():
     """Issue 66: *agrees* with its margin in r; a ρ row with what monotone traces guarantee."""
-    line = next(
+    line = "\n".join(
         line
         for line in headline.readme_block(ROOT).splitlines()
-        if line.startswith("- miniLM/polarity")
+        if line.startswith("| miniLM/polarity |")
     )
     assert "**agrees** within −0.037 to +0.032 in r (D = paper − ours)" in line
     assert "**consistent** (near-guaranteed by monotone traces" in line
@@ -196,7 +198,7 @@ def test_the_record_names_the_code_and_stand_ins(copied):
 def test_the_page_judges_every_setup_and_a_stale_page_is_told(copied):
     block = headline.doc_block(copied)
     for setup in SETUPS:
-        assert f"\n| {setup} | Mickus et al. 2024, §3.2" in block
+        assert f"\n| {setup} | Pearson r | Mickus et al. 2024, §3.2" in block
     assert "every 10th update" in block
     page = f"# page\n\n{headline.DOC_BEGIN}\n\nold table\n{headline.DOC_END}\ntail\n"
     assert generated_block(page, headline.DOC_BEGIN, headline.DOC_END) != block

@@ -95,7 +95,8 @@ def test_a_hub_name_that_looks_like_the_papers_model_is_not_taken_for_it(config)
 
 def test_a_renamed_encoder_keeps_its_papers_name_its_dimension_and_its_cost(config, tmp_path):
     config["encoders"]["small"] = dict(config["encoders"]["miniLM"])
-    assert optimisation._paper_setup("glue", "small", "cola", config) == "miniLM/cola"
+    bound = optimisation._setup("glue", "small", "cola", config, StandIns())
+    assert bound.keywords["paper_setup"] == "miniLM/cola"
     config["sensitivity"]["derived"] = {}
     assert paper_cost.vector_dim(config, "small") == 384
     assert paper_cost.embedding_seconds(config, "small", "polarity", tmp_path) == pytest.approx(

@@ -160,7 +160,7 @@ with one claim judged over its seeds and one number a paper published."""
 import pandas as pd
 
 from isotropy import paths
-from isotropy.published import SeedClaim
+from isotropy.statistics import SeedClaim
 from isotropy.studies.record import StudySpec
 from isotropy.verdicts.claims import check_seed_claims
 from isotropy.verdicts.measurements import measurement
@@ -191,9 +191,7 @@ def claim_page(tables):
 STUDIES = (
     StudySpec(
         name="toy",
-        target="toy_study",
         outputs=outputs,
-        rules="rules/toy.smk",
         job_costs={"toy_table": lambda config, wildcards, pace: 1.0 + pace.job_overhead},
         verdict_inputs=verdict_inputs,
         measures={"toy_table": measure_rows},
@@ -260,8 +258,8 @@ def test_a_study_is_its_record_a_rule_file_a_script_and_its_config(tmp_path):
     """docs/extending.md's study recipe followed in a copy of the repository: the toy study's
     record (and its line in the registry's tuple), rule file, script, config section and schema
     entry, and a published value, are all it touches; rule all and the dry run plan its table,
-    its target runs, its claim is judged and its published value compared, and the estimate and
-    the run's progress lines read its record."""
+    its target runs, its claim is judged and its published value compared, and the estimate
+    reads its record."""
     repo = _committed_copy(tmp_path / "repo")
     _add_toy_study(repo)
     touched = sorted(line[3:] for line in _git(repo, "status", "--porcelain", "-uall").splitlines())

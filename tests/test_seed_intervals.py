@@ -16,7 +16,7 @@ def test_the_interval_is_the_t_interval_of_fisher_z():
     z = [0.5 * math.log((1 + r) / (1 - r)) for r in rs]
     ci = stats.ttest_1samp(z, 0.0).confidence_interval(0.95)  # scipy's own t-interval
     got = seed_interval(rs)
-    assert got.seeds == 5 and got.has_interval
+    assert got.seeds == 5 and got.low is not None
     assert got.low == pytest.approx(math.tanh(ci.low), abs=1e-12)
     assert got.high == pytest.approx(math.tanh(ci.high), abs=1e-12)
     assert got.estimate == pytest.approx(math.tanh(np.mean(z)), abs=1e-12)
@@ -25,16 +25,16 @@ def test_the_interval_is_the_t_interval_of_fisher_z():
 
 def test_one_seed_has_no_interval_and_says_so():
     got = seed_interval([-0.97])
-    assert not got.has_interval and got.low is None and got.high is None
+    assert got.low is None and got.high is None
     assert got.describe() == "1 seed: no interval"
     assert got.estimate == pytest.approx(-0.97)
 
 
 def test_undefined_seeds_are_counted_not_used():
     got = seed_interval([0.5, math.nan, 0.6])
-    assert got.seeds == 2 and got.undefined == 1 and got.has_interval
+    assert got.seeds == 2 and got.undefined == 1 and got.low is not None
     empty = seed_interval([math.nan])
-    assert empty.seeds == 0 and math.isnan(empty.estimate) and not empty.has_interval
+    assert empty.seeds == 0 and math.isnan(empty.estimate) and empty.low is None
 
 
 def test_perfect_agreement_stays_finite():

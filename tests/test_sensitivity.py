@@ -391,21 +391,23 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     lines, total = estimate.describe({**config, "device": "cpu"}, jobs, "cpu", "sensitivity_study")
     assert lines[1].startswith(f"  optimize_sensitivity: {len(runs)} jobs, ")
     assert "no measured cost" not in "\n".join(lines) and total > 0
-    run = {"vectors": "word2vec", "setup": "supersense", "label_set": "all", "seed": 0}
-    base = paper_cost.sensitivity_run_seconds(config, run, "cpu")
+    # one run on one core (its start-up included, not scaled by the speed probe)
+    run = {"encoder": "word2vec", "dataset": "supersense", "label_set": "all"}
+    one_core, cpu = costs.Pace(cores=1), {**config, "device": "cpu"}
+    base = paper_cost.sensitivity_job_seconds(cpu, run, one_core)
     assert base == pytest.approx(
         costs.value("sensitivity_run_cpu_startup") + costs.value("sensitivity_run_cpu_part")
     )
-    bigger = paper_cost.sensitivity_run_seconds(
-        config, {**run, "vectors": "word2vec_pad300"}, "cpu"
+    bigger = paper_cost.sensitivity_job_seconds(
+        cpu, {**run, "encoder": "word2vec_pad300"}, one_core
     )
     assert 65 < bigger < 80  # measured here: 71-75 CPU-s
-    smaller = paper_cost.sensitivity_run_seconds(config, {**run, "label_set": "single"}, "cpu")
+    smaller = paper_cost.sensitivity_job_seconds(cpu, {**run, "label_set": "single"}, one_core)
     assert smaller < base * 0.6
-    every_10th = paper_cost.sensitivity_run_seconds(
-        {**config, "sensitivity": {**config["sensitivity"], "metric_stride": 10}},
+    every_10th = paper_cost.sensitivity_job_seconds(
+        {**cpu, "sensitivity": {**config["sensitivity"], "metric_stride": 10}},
         run,
-        "cpu",
+        one_core,
     )
     assert every_10th > 3 * base
 

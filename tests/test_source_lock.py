@@ -69,7 +69,8 @@ def test_first_download_writes_the_lock(server, tmp_path, sources_lock, monkeypa
     assert entry["lock"]["file"] == str(sources_lock) and entry["lock"]["sha256"] == sha(V1)
     assert sources_lock.read_text().startswith("# The sources lock")
     # What a prepared data set's provenance record says it rests on.
-    assert sources.source_trust(tmp_path / "raw") == {url: "lock (trusted on first use)"}
+    trust = sources.input_trust(sources.read_source_manifest(tmp_path / "raw"))
+    assert trust == {url: "lock (trusted on first use)"}
     # The same bytes again: accepted, the record untouched.
     fetch("lexicon", url, tmp_path / "raw")
     assert sources.read_lock(sources_lock)["lexicon"][url] == record
@@ -318,7 +319,9 @@ def _served(config: dict, name: str, server) -> tuple[dict, list[str]]:
     return source, [url for url in served if not pins[url] and not blobs[url]]
 
 
-def test_every_source_is_checked_by_a_published_pin_or_the_lock(server, tmp_path, config):
+def test_every_source_is_checked_by_a_published_pin_or_the_lock(
+    server, tmp_path, config, monkeypatch
+):
     """A wrong body for any URL source is refused before it is laid out: by its published pin
     (sha256, git object id, size) or, where no public record pins it, by the lock's record (set
     here as a first download would have). Sources added later (issue 51's STS sets) are covered
@@ -331,8 +334,9 @@ def test_every_source_is_checked_by_a_published_pin_or_the_lock(server, tmp_path
             lock, name, [{"url": url, "sha256": sha(b"first use"), "bytes": 9} for url in unpinned]
         )
         params = sources.source_params({"sources": {name: source}, "mirror": None}, name)
+        monkeypatch.setenv(sources.LOCK_ENV, str(lock))
         with pytest.raises(ChecksumError) as info:
-            sources.fetch_source(name, params, tmp_path / name / "raw", lock_file=lock, **FAST)
+            sources.fetch_source(name, params, tmp_path / name / "raw", **FAST)
         first = source["url"] if isinstance(source["url"], str) else source["url"][0]
         if first in unpinned:  # the first URL fails first
             assert isinstance(info.value, LockMismatchError), name
@@ -354,7 +358,9 @@ def test_hub_sources_are_pinned_by_their_commit(config):
             int(source["hub"]["revision"], 16)
 
 
-def test_a_first_download_without_a_published_pin_is_recorded_in_the_lock(server, tmp_path, config):
+def test_a_first_download_without_a_published_pin_is_recorded_in_the_lock(
+    server, tmp_path, config, sources_lock
+):
     """The other half: an unpinned URL's first download goes through the lock (codwoe's
     layout over a zip made here)."""
     buffer = io.BytesIO()
@@ -363,10 +369,11 @@ def test_a_first_download_without_a_published_pin_is_recorded_in_the_lock(server
     server.files["/codwoe/full_dataset.zip"] = buffer.getvalue()
     source = {**config["sources"]["codwoe"], "url": server.url("/codwoe/full_dataset.zip")}
     params = sources.source_params({"sources": {"codwoe": source}, "mirror": None}, "codwoe")
-    lock = tmp_path / "sources.lock"
-    manifest = sources.fetch_source("codwoe", params, tmp_path / "raw", lock_file=lock, **FAST)
+    manifest = sources.fetch_source("codwoe", params, tmp_path / "raw", **FAST)
     assert manifest["inputs"][0]["trust"] == sources.TRUST_LOCK
-    assert sources.read_lock(lock)["codwoe"][source["url"]]["sha256"] == sha(buffer.getvalue())
+    assert sources.read_lock(sources_lock)["codwoe"][source["url"]]["sha256"] == sha(
+        buffer.getvalue()
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -96,7 +96,6 @@ def test_senteval_layout_downloaded_over_http_reads_as_the_sts_table(
             }
         },
     }
-    sources.check_sources_available(["hf_sts15_test"], mirror_config)
     sources.fetch_source(
         "hf_sts15_test", sources.source_params(mirror_config, "hf_sts15_test"), tmp_path / "m"
     )

@@ -37,15 +37,53 @@ def _files(configs, target, tmp_path):
     return [*configs, str(overlay)]
 
 
-@pytest.mark.parametrize("configs", [OFFLINE, TINY], ids=["offline", "tiny"])
-@pytest.mark.parametrize("target", ["geometry_study", "istar_study"])
-def test_each_study_prints_a_duration(target, configs, capsys, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # nothing written here: every job is to run
+def _seconds(printed: str) -> float:
+    """The seconds of a duration as isotropy.logs.duration writes it (within its rounding)."""
+    if match := re.fullmatch(r"(\d+) h (\d+) min", printed):
+        return 3600 * int(match.group(1)) + 60 * int(match.group(2))
+    number, unit = printed.split()
+    return float(number) * (60 if unit == "min" else 1)
+
+
+@pytest.mark.parametrize(
+    ("target", "configs"),
+    [
+        ("extensions_study", OFFLINE),
+        ("geometry_study", OFFLINE),
+        ("rajaee_cls_study", OFFLINE),
+        ("istar_study", OFFLINE),
+        ("extensions_study", TINY),
+        ("geometry_study", TINY),
+        ("istar_study", TINY),
+    ],
+)
+def test_each_study_prints_the_sum_of_its_jobs_costs(
+    target, configs, capsys, tmp_path, monkeypatch
+):
+    """The printed total is the dry run's jobs, each at its record's cost (JOB_COSTS) or its
+    start-up, on 2 idle cores at the measured speed, within the printed duration's rounding
+    (2 significant digits): one job list, one cost per job, every study with costed jobs.
+    Before JOB_COSTS, the extension study's runs were costed as start-ups only: 7.5 min
+    against the printed 57."""
+    monkeypatch.setattr(costs, "speed_probe", lambda: costs.PROBE_CPU_SECONDS)
+    monkeypatch.setattr(costs, "available_cores", lambda: 2)
     files = _files(configs, target, tmp_path)
+    workdir = tmp_path / "work"  # nothing written here: every job is to run
+    jobs = estimate.dry_run_jobs(files, target, workdir)
+    config = load_config(files)
+    idle = costs.Pace(1.0, 2, costs.JOB_OVERHEAD_SECONDS)
+    short = idle.share(0.0, costs.JOB_THREADS)
+    cost = estimate.JOB_COSTS
+    expected = sum(cost[r](config, w, idle) if r in cost else short for r, w in jobs)
+    assert any(rule in cost for rule, _ in jobs)
+    monkeypatch.chdir(workdir)
+    capsys.readouterr()
     assert estimate.main(["--configfile", *files, "--target", target]) == 0
     out = capsys.readouterr().out
     assert f"{target}: " in out and DURATION.search(out), out
     assert "no time estimate" not in out and "no measured cost" not in out
+    printed = _seconds(re.search(r"time left: about (\d+ h \d+ min|[\d.]+ (?:s|min))", out)[1])
+    assert abs(expected - printed) <= 0.02 * printed, (expected, printed, out)
 
 
 def _istar_jobs(config):

@@ -8,6 +8,8 @@ a point ratio against 0.05.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -296,7 +298,8 @@ def _spread(final_sd: float, n: int, rng: np.random.Generator) -> dict:
     first = np.zeros(n)
     iso = pd.DataFrame({"first": first, "last": -1 + rng.normal(0, final_sd, n)})
     sil = pd.DataFrame({"first": first, "last": 1 + rng.normal(0, 1e-4, n)})
-    return _spread_row("main", "s", "polarity", {"isoscore": iso, "silhouette": sil}, n, "", "", "")
+    at = partial(measurement, "main", setup="s", paper_setup="polarity", seeds=n, evidence="")
+    return _spread_row({"isoscore": iso, "silhouette": sil}, n, "", at)
 
 
 def _seeds_agree(rows: pd.DataFrame) -> str:
@@ -390,9 +393,9 @@ def test_a_point_comparison_reads_untested():
     assert claims.loc["cluster_based_raises_sts", "verdict"] == UNTESTED_FAILS
 
 
-def test_the_readme_and_docs_answers_read_the_claims_pages_verdicts():
-    """The committed extension run: its rows read the same verdict in docs/extensions.md and the
-    README (its own family) as on a claims page that also holds the main study."""
+def test_the_docs_answers_read_the_claims_pages_verdicts():
+    """The committed extension run: its rows read the same verdict in docs/extensions.md (its own
+    family) as on a claims page that also holds the main study."""
     from isotropy.verdicts import extension_answers as answers
 
     seeds, _ = answers.load()
@@ -403,11 +406,9 @@ def test_the_readme_and_docs_answers_read_the_claims_pages_verdicts():
     shared = page[page["study"] == "extensions"].set_index(["claim", "setup"])["verdict"]
     assert len(own) > 10
     pd.testing.assert_series_equal(own.sort_index(), shared.sort_index())
-    line = answers.readme_line(seeds)
-    for claim, verdicts in own.groupby(level="claim"):
-        said = line.split(f"`{claim}` ")[1].split("; `")[0]  # its verdicts, each with its caveat
-        for verdict, n in verdicts.value_counts().items():
-            assert f"{verdict} ×{n}" in said, (claim, said)
+    block = answers.answers_markdown(seeds, {"run": "committed"})
+    for (claim, setup), verdict in own.items():
+        assert f"| `{claim}` | {setup} |" in block and f"*{verdict}* |" in block
 
 
 def test_every_istar_row_reads_the_same_verdict_on_both_pages():

@@ -24,7 +24,7 @@ Science and data (never import the workflow layer; tests/test_architecture.py):
 
 The workflow layer and the tools over it:
     workflow         what Snakemake asks while it parses (configuration, targets, inputs)
-    estimate         the settings and time left printed before a run, and progress lines during it
+    estimate         the settings and time left printed before a run
     audit            every result back to its raw downloads (``isotropy-audit``)
     debug, resume    one step run outside Snakemake; the check before ``make resume``
 """

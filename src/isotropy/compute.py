@@ -13,14 +13,10 @@ imports it while it parses.
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import platform
 import sys
-import time
 from collections.abc import MutableMapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -54,60 +50,6 @@ def use_threads(threads: int) -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=threads)
-
-
-@dataclass(frozen=True)
-class Sessions:
-    """Who else wants the CPU, as a kernel that shares it between sessions sees it.
-
-    ``others``: the other sessions keeping a core busy, each weighted by the share of snapshots
-    in which one of its threads was running or runnable (three busy programs started from three
-    terminals: 3.0). ``own_threads``: the mean number of runnable threads of this process's
-    own session, this process apart (they share this session's part thread by thread).
-    """
-
-    others: float
-    own_threads: float
-
-
-def busy_sessions(
-    samples: int = 20, interval: float = 0.05, proc: Path = Path("/proc")
-) -> Sessions | None:
-    """The CPU's other claimants when Linux shares it between sessions (autogroup, on by
-    default on most desktops and many servers): each session then gets an equal part of the
-    cores, however many threads it runs, which the load average cannot show. None when
-    autogroup is off or /proc cannot tell (the load average then stands for the contention)."""
-    try:
-        if (proc / "sys/kernel/sched_autogroup_enabled").read_text().strip() != "1":
-            return None
-        own = (proc / "self/autogroup").read_text().split()[0]
-    except (OSError, IndexError):
-        return None
-    me = os.getpid()
-    busy: dict[str, int] = {}
-    own_threads = 0
-    for _ in range(samples):
-        running: set[str] = set()
-        # glob.glob, not Path.glob: a process that exits mid-scan is skipped, not an error
-        for stat in map(Path, glob.glob(str(proc / "[0-9]*/task/[0-9]*/stat"))):
-            process = stat.parent.parent.parent
-            try:
-                text = stat.read_text()
-                if text[text.rindex(")") + 2] != "R":
-                    continue  # not runnable: its session is not asked
-                group = (process / "autogroup").read_text().split()
-            except OSError:
-                continue
-            if not group:
-                continue  # a kernel thread
-            if group[0] != own:
-                running.add(group[0])
-            elif process.name != str(me):
-                own_threads += 1
-        for group_name in running:
-            busy[group_name] = busy.get(group_name, 0) + 1
-        time.sleep(interval)
-    return Sessions(others=sum(busy.values()) / samples, own_threads=own_threads / samples)
 
 
 def cuda_problem(device: str) -> str | None:

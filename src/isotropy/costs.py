@@ -4,9 +4,8 @@ the ``model`` and ``dataset`` it was measured for, empty where it holds for any,
 is refused. Read here for the estimate (:mod:`isotropy.estimate`).
 
 What one job of a study costs from these numbers lives with the study (its record's per-job
-costs, :mod:`isotropy.studies`); how those CPU seconds become wall time on this machine now (the
-speed probe, the cores, the load: :class:`Pace`, :func:`busy_factor`) is here, for every job
-alike.
+costs, :mod:`isotropy.studies`); how those CPU seconds become wall time on this machine when idle
+(the speed probe and the cores: :class:`Pace`) is here, for every job alike.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from __future__ import annotations
 import csv
 import datetime
 import functools
-import importlib.util
 import math
 import os
 import time
@@ -22,9 +20,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from isotropy import compute
-from isotropy.logs import duration
 
 COSTS_TABLE = Path(__file__).resolve().parents[2] / "config" / "costs.csv"
 COLUMNS = tuple("quantity model dataset value unit measured machine command note".split())
@@ -164,11 +159,8 @@ def finetune_seconds(
 
 JOB_OVERHEAD_SECONDS = value("job_overhead_seconds")
 
-# The optimisation and embedding jobs take 2 threads each (rules/optimize.smk, rules/embed.smk)
-# but keep JOB_CORES_USED of the cores busy on an idle machine.
+# The optimisation and embedding jobs take 2 threads each (rules/optimize.smk, rules/embed.smk).
 JOB_THREADS = 2
-
-JOB_CORES_USED = value("job_cores_used")
 
 PROBE_CPU_SECONDS = value("probe_cpu_seconds")
 
@@ -198,22 +190,19 @@ class Pace:
         speed = min(high, max(low, probe / PROBE_CPU_SECONDS))
         return cls(speed, available_cores() or 2, JOB_OVERHEAD_SECONDS, probe)
 
-    def parallel(self, threads: int) -> int:
-        """How many jobs of ``threads`` threads run side by side."""
-        return max(1, self.cores // threads)
-
     def share(self, cpu_seconds: float, threads: int, device: str = "cpu") -> float:
         """Wall seconds one job adds to the total: its one-thread CPU cost times ``speed``
-        spread over its ``threads``, plus its start-up, with :meth:`parallel` such jobs side by
-        side (one at a time on one GPU). The start-up is not scaled: starting a job is the
-        interpreter and the disk, not the arithmetic the probe times (where it read 5.2x, the
-        preview's short jobs took 0.6-1.5 s each; docs/measurements.md)."""
-        parallel = 1 if device == "cuda" else self.parallel(threads)
+        spread over its ``threads``, plus its start-up, with as many such jobs side by side as
+        the cores hold (one at a time on one GPU). The start-up is not scaled: starting a job
+        is the interpreter and the disk, not the arithmetic the probe times (where it read
+        5.2x, the preview's short jobs took 0.6-1.5 s each; docs/measurements.md)."""
+        parallel = 1 if device == "cuda" else max(1, self.cores // threads)
         return (self.speed * cpu_seconds / threads + self.job_overhead) / parallel
 
 
-# A job's wall seconds from the configuration, its wildcards and the pace (None: no measured
-# cost): each study's record maps its costed rules to one (StudySpec.job_costs).
+# A job's wall seconds from the configuration (its ``device`` the kind, cpu or cuda, as
+# isotropy.estimate.describe sets it), its wildcards and the pace (None: no measured cost):
+# each study's record maps its costed rules to one (StudySpec.job_costs).
 JobCost = Callable[[Mapping[str, Any], Mapping[str, Any], Pace], float | None]
 
 
@@ -237,76 +226,6 @@ def speed_probe(repeats: int = 3, products: int = 100) -> float:
     return min(times)
 
 
-def device_kind(configured: str) -> str:
-    """The kind of device (cuda, cpu) a run configured with ``configured`` (auto, cpu, cuda)
-    will use, by name, for the cost estimate; isotropy.compute.resolve_device gives the
-    torch.device itself."""
-    if configured != "auto":
-        return configured
-    if importlib.util.find_spec("torch") is None:
-        # an environment without torch (the plots one, where rules check_claims and
-        # compare_with_papers load the study records) has no CUDA to offer either
-        return "cpu"
-    else:  # a conditional import: tests/test_envs.py counts torch as optional here
-        import torch  # only here: the estimate for an explicit device needs no torch
-
-        return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def recent_load() -> float:
-    """The load to expect over a run of many minutes: the larger of the 1- and 5-minute load
-    averages (the 1-minute one alone dips between other people's jobs: a preview started at
-    3.4 ran at 5.5-7)."""
-    one, five, _ = os.getloadavg()
-    return max(one, five)
-
-
 def available_cores() -> int | None:
     """The cores this process may run on (its CPU affinity: a SLURM job's allocation)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-
-
-def busy_factor(load: float, cores: int, sessions: compute.Sessions | None = None) -> float:
-    """How much longer a job of the rules' :data:`JOB_THREADS` threads takes on ``cores`` cores
-    shared with other work; 1 when the cores are free enough. The job needs the cores it keeps
-    busy when the machine is idle (``used``: :data:`JOB_CORES_USED`), and is slowed by what it
-    gets against that. Where the kernel shares the CPU between sessions (``sessions``, from
-    :func:`isotropy.compute.busy_sessions`), this run's session gets ``cores / (others + 1)``
-    of it, and the job its part of that among the session's runnable threads. Otherwise the
-    scheduler shares the cores among all ``load`` runnable threads (the load average before
-    the run starts) and the job's: ``(load + used) / cores``. The jobs' idle threads sleep
-    (``OMP_WAIT_POLICY=PASSIVE``, set when a run starts), which beside busy processes costs no
-    more than this share (row ``contention_excess_passive``; docs/measurements.md)."""
-    used = min(float(JOB_THREADS), JOB_CORES_USED)
-    if sessions is None:
-        return max(1.0, (load + used) / max(cores, used))
-    part = cores / (sessions.others + 1) * used / (used + sessions.own_threads)
-    return max(1.0, used / min(used, part))
-
-
-def busy_lines(device: str, total: float, cores: int) -> list[str]:
-    """On a busy CPU (:func:`busy_factor` 1.25 or more, under the sessions' sharing where the
-    kernel shares by session), the wall time ``total`` takes while it stays so and the
-    contention model that gave it; none otherwise."""
-    if device != "cpu" or not total:
-        return []
-    load, sessions = recent_load(), compute.busy_sessions()
-    factor = busy_factor(load, cores, sessions)
-    if factor < 1.25:
-        return []
-    sharing = (
-        f"threads share the cores: (load + {JOB_CORES_USED}) / cores"
-        if sessions is None
-        else f"the kernel shares the cores between sessions (autogroup): {sessions.others:.1f} "
-        f"other busy session(s), {sessions.own_threads:.1f} other runnable thread(s) in this "
-        "one, so a job gets cores / (sessions + 1) x its part"
-    )
-    return [
-        f"this machine is busy (load average {load:.1f} on {cores} cores, before this run "
-        f"starts): expect about {duration(total * factor)} while it stays so"
-        + (f", longer at niceness {os.nice(0)}" if os.nice(0) > 0 else "")
-        + "; the run prints its done share and time left after every job",
-        f"contention model: {sharing}, {JOB_CORES_USED} being what a {JOB_THREADS}-thread job "
-        "keeps busy when idle; jobs' idle threads sleep (OMP_WAIT_POLICY=PASSIVE; "
-        "docs/measurements.md)",
-    ]

@@ -12,7 +12,10 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @contextlib.contextmanager
@@ -255,6 +258,15 @@ def with_block(text: str, block: str, begin: str, end: str) -> str:
 def generated_block(text: str, begin: str, end: str) -> str:
     """What lies between the markers of ``text`` (as :func:`with_block` writes it)."""
     return _split_at_markers(text, begin, end)[1].strip("\n") + "\n"
+
+
+def markdown_table(table: pd.DataFrame) -> str:
+    """``table`` as a Markdown table (its columns as the header, each cell as ``str`` gives it,
+    a ``|`` inside a cell escaped), the form every generated page's tables take."""
+    cells = [list(table.columns), *table.astype(str).to_numpy().tolist()]
+    lines = ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in cells]
+    lines.insert(1, "|" + "---|" * len(table.columns))
+    return "\n".join(lines) + "\n"
 
 
 def write_block(path: str | os.PathLike, block: str, begin: str, end: str) -> None:

@@ -152,21 +152,20 @@ def sensitivity_run_file(
     setup: str = "{dataset}",
     label_set: str = "{label_set}",
     seed: int | str = "{seed}",
-    lr: str = "{lr}",
+    lr_factor: str = "{lr}",
 ) -> str:
-    """One file (trace.parquet, summary.json) of a sensitivity run (lr: the learning-rate
-    factor)."""
-    return f"results/sensitivity/{vectors}/{setup}/{label_set}/lr{lr}/seed{seed}/{artefact}"
+    """One file (trace.parquet, summary.json) of a sensitivity run."""
+    return f"results/sensitivity/{vectors}/{setup}/{label_set}/lr{lr_factor}/seed{seed}/{artefact}"
 
 
 def sensitivity_cell_file(
     setup: str = "{dataset}",
     vectors: str = "{encoder}",
     label_set: str = "{label_set}",
-    lr: str = "{lr}",
+    lr_factor: str = "{lr}",
 ) -> str:
     """The per-seed numbers of one cell, written as soon as its seeds have run."""
-    return f"results/sensitivity/cells/{setup}/{vectors}/{label_set}/lr{lr}.csv"
+    return f"results/sensitivity/cells/{setup}/{vectors}/{label_set}/lr{lr_factor}.csv"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,11 +4,10 @@ guessed from a hub name."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
-
-from isotropy.models import ModelSpec
 
 # The models each paper reports, by the names in its tables (config/published_values.csv).
 CAI_MODELS = ("BERT", "DistilBERT", "GPT", "GPT-2", "ELMo")  # Cai et al., Table 3
@@ -34,12 +33,8 @@ def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[st
     if mirror and source.get("mirror"):
         files = ", ".join(source["mirror"])
         name = "GloVe" if "glove" in files.lower() else "word vectors"
-        dims = [
-            part
-            for part in files.replace(".", " ").split()
-            if part.endswith("d") and part[:-1].isdigit()
-        ]
-        label = f"{name} {dims[0][:-1]}-d" if dims else name
+        dims = re.findall(r"(?<!\S)(\d+)d(?!\S)", files.replace(".", " "))  # glove.6B.50d.txt
+        label = f"{name} {dims[0]}-d" if dims else name
         out["word_vectors"] = f"{label} (mirror file {files}) for NLPL word2vec model 222 (300-d)"
         out["word_vectors_label"] = label
     if config.get("pos_source") == "wordnet":
@@ -75,19 +70,10 @@ def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[st
     return out
 
 
-def _model(config: Mapping[str, Any], model: str | None) -> ModelSpec | None:
-    """The record of ``models.<model>`` (None: no such model)."""
-    try:
-        return ModelSpec.from_config(config, model or "")
-    except ValueError:
-        return None
-
-
 def paper_name(config: Mapping[str, Any], model: str | None) -> str | None:
     """``models.<model>.paper``: the model's name in the papers that studied it (None: none did,
     or no such model)."""
-    spec = _model(config, model)
-    return spec.paper if spec else None
+    return ((config.get("models") or {}).get(model) or {}).get("paper")
 
 
 def encoder_paper_name(config: Mapping[str, Any], encoder: str) -> str:
@@ -102,10 +88,10 @@ def encoder_paper_name(config: Mapping[str, Any], encoder: str) -> str:
 def model_stand_in(config: Mapping[str, Any], model: str, paper: str) -> str:
     """'' when ``models.<model>`` is the paper's ``paper`` itself, else 'model (hub) for paper'
     (hub: ``models.<model>.model``, or the configured name for a folder-only model)."""
-    spec = _model(config, model)
-    if spec and spec.paper == paper:
+    if paper_name(config, model) == paper:
         return ""
-    return f"{model} ({(spec.model if spec else None) or model}) for {paper}"
+    hub = ((config.get("models") or {}).get(model) or {}).get("model")
+    return f"{model} ({hub or model}) for {paper}"
 
 
 def encoder_labels(config: Mapping[str, Any], stand: Mapping[str, str]) -> dict[str, str]:

@@ -1,5 +1,9 @@
-"""Intervals over seeds: the uncertainty of a correlation across independent runs, for the
-science (the main study's tables, the sensitivity and extension studies) and the verdicts alike.
+"""Neutral ground for the science (the main study's tables, the sensitivity and extension
+studies) and the verdicts alike (science never imports the verdicts): intervals over seeds, the
+form of a claim a study judges on its per-seed values (:class:`SeedClaim`), and which setup
+pattern of a paper's printed row (``config/published_values.csv``) fits one of ours.
+
+Intervals over seeds are the uncertainty of a correlation across independent runs.
 
 An optimisation run is deterministic given its seed (full-batch updates, exact metrics; the
 classifier's initialisation is the only randomness), so the steps of one run carry no sampling
@@ -21,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 import numpy as np
 from scipy import stats
@@ -40,13 +45,9 @@ class SeedInterval:
     high: float | None
     level: float
 
-    @property
-    def has_interval(self) -> bool:
-        return self.low is not None
-
     def describe(self) -> str:
         """One phrase naming the interval, for tables and captions."""
-        if not self.has_interval:
+        if self.low is None:
             return f"{self.seeds} seed: no interval" if self.seeds == 1 else "no seed: no interval"
         level = f"{100 * self.level:g}%"
         return f"{level} t-interval over {self.seeds} seeds (Fisher z of per-seed values)"
@@ -89,3 +90,24 @@ def signs_disagree(per_seed: Iterable[float], pooled: float | None = None) -> bo
         values.append(pooled)
     signs = {math.copysign(1, v) for v in values if v != 0}
     return len(signs) > 1
+
+
+def matches(pattern: str, paper_setup: str) -> bool:
+    """Whether a published setup pattern (fnmatch, alternatives joined by '|') fits a setup."""
+    return any(fnmatchcase(paper_setup, part.strip()) for part in str(pattern).split("|"))
+
+
+@dataclass(frozen=True)
+class SeedClaim:
+    """A claim about a per-seed value's direction: ``above`` or ``below`` ``bound``.
+
+    ``scope`` ``each setup`` judges every setup on its own (one row each); ``any setup`` is an
+    existence claim ("need not", "not necessarily"): one row, supported when some setup holds
+    by the test over its seeds, not supported when every setup goes the other way."""
+
+    name: str
+    statement: str
+    direction: str
+    paper: str
+    bound: float = 0.0
+    scope: str = "each setup"

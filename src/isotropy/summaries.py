@@ -12,8 +12,7 @@ import pandas as pd
 from scipy import stats
 
 from isotropy.metrics import registry
-from isotropy.published import matches
-from isotropy.statistics import R_LIMIT, seed_interval, signs_disagree
+from isotropy.statistics import R_LIMIT, matches, seed_interval, signs_disagree
 
 CORRELATIONS = ("pearson_r", "spearman_rho")
 # A correlation this close to ±1 is ±1 in meaning (identical ranks give ρ = -0.9999999999999999).

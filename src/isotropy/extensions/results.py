@@ -21,8 +21,7 @@ from scipy import stats
 
 from isotropy.extensions.design import QUESTIONS
 from isotropy.metrics import registry
-from isotropy.published import SeedClaim
-from isotropy.statistics import seed_interval
+from isotropy.statistics import SeedClaim, seed_interval
 
 SEED_COLUMNS = ["question", "setup", "item", "quantity", "seed", "value"]
 # The cluster criteria beside the silhouette, as the metric registry names and orders them.

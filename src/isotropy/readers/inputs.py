@@ -1,6 +1,6 @@
 """What Snakemake asks of the readers at parse time: the sources (and options) a data set, an
 I-STAR task split, the cluster corpus or an STS split reads. With a mirror set, a needed file the
-mirror lacks fails here, while the DAG is built."""
+mirror lacks fails its download job, which names it."""
 
 from __future__ import annotations
 
@@ -12,12 +12,7 @@ from isotropy.paths import RAW_ROOT
 from isotropy.readers.registry import dataset_spec
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
 from isotropy.readers.tasks import ISTAR_SPLITS, task_source
-from isotropy.sources import (
-    check_sources_available,
-    missing_mirror_files,
-    resolve_mirror,
-    source_outputs,
-)
+from isotropy.sources import missing_mirror_files, resolve_mirror, source_outputs
 
 
 def dataset_sources(config: Mapping[str, Any], dataset: str) -> dict[str, str]:
@@ -39,10 +34,8 @@ def required_sources(dataset: str, config: Mapping[str, Any]) -> list[str]:
 def dataset_inputs(
     config: Mapping[str, Any], dataset: str, root: str | os.PathLike = RAW_ROOT
 ) -> dict[str, str]:
-    """Snakemake inputs of ``dataset``: source name → that source's manifest (checked against
-    the mirror)."""
+    """Snakemake inputs of ``dataset``: source name → that source's manifest."""
     names = required_sources(dataset, config)
-    check_sources_available(names, config)
     return {name: source_outputs(name, root)[0] for name in names}
 
 
@@ -54,18 +47,14 @@ def dataset_options(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
 def task_inputs(
     config: Mapping[str, Any], task: str, root: str | os.PathLike = RAW_ROOT
 ) -> dict[str, str]:
-    """Rule ``finetune``'s inputs: split → the manifest of its download (checked against the
-    mirror while the DAG is built)."""
+    """Rule ``finetune``'s inputs: split → the manifest of its download."""
     sources = [task_source(task, split) for split in ISTAR_SPLITS]
-    check_sources_available(sources, config)
     return dict(zip(ISTAR_SPLITS, (source_outputs(name, root)[0] for name in sources), strict=True))
 
 
 def corpus_inputs(config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT) -> dict[str, str]:
-    """Rule geometry_token_embeddings' input: the download of the corpus's source (checked
-    against the mirror while the DAG is built)."""
+    """Rule geometry_token_embeddings' input: the download of the corpus's source."""
     source = config["geometry"]["clusters"]["corpus"]["source"]
-    check_sources_available([source], config)
     return {"corpus": source_outputs(source, root)[0]}
 
 
@@ -78,5 +67,4 @@ def sts_inputs(
     mirror = resolve_mirror(config.get("mirror"))
     if name in OPTIONAL_STS and mirror is not None and missing_mirror_files(source, config, mirror):
         return {}
-    check_sources_available([source], config)
     return {"data": source_outputs(source, root)[0]}

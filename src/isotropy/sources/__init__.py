@@ -2,8 +2,7 @@
 
 The walk of one source name, top to bottom:
 
-- **parse time**: the download rule's outputs and params (:func:`source_params`), and the early
-  check that every needed source is in the mirror and checkable (:func:`check_sources_available`);
+- **parse time**: the download rule's outputs and params (:func:`source_params`);
 - **fetch** (:func:`fetch_source`): each input got once (a mirror file copied, a hub split loaded,
   or a URL streamed by :func:`download_file`: retries, one deadline, clean TLS ends, the bytes as
   sent within a size limit, a full disk reported as such); checked against every pin that applies
@@ -52,7 +51,6 @@ from isotropy.sources.layouts import (
     ChecksumError,
     Fetched,
     MemberPins,
-    mirror_path_problem,
     source_kind,
 )
 
@@ -68,12 +66,7 @@ MIRROR_TRUST = {"MANIFEST.tsv": "the mirror's MANIFEST.tsv", "config": TRUST_PUB
 # 222.zip unpacks to a few GB); a trickling server is abandoned after 6 hours for one file.
 DOWNLOAD_DEFAULTS = {
     key: schema_default("downloads", key)
-    for key in (
-        "max_extracted_bytes",
-        "max_archive_members",
-        "max_download_seconds",
-        "lock_file",
-    )
+    for key in ("max_extracted_bytes", "max_archive_members", "max_download_seconds", "lock_file")
 }
 
 
@@ -90,7 +83,7 @@ class LockMismatchError(ChecksumError):
 
 
 # ---------------------------------------------------------------------------------------------
-# Parse time: the download rule's outputs and params, and whether the mirror holds every source
+# Parse time: the download rule's outputs and params, and which files the mirror lacks
 
 
 def source_outputs(name: str, root: str | os.PathLike = RAW_ROOT) -> list[str]:
@@ -165,58 +158,16 @@ def resolve_mirror(config_value: str | os.PathLike | None) -> Path | None:
     return path
 
 
-def missing_mirror_files(
-    name: str, config: Mapping[str, Any], mirror: Path | None = None
-) -> list[str]:
-    """Mirror files of source ``name`` that the mirror lacks (empty without a mirror; a note if
-    the source lists none)."""
-    mirror = mirror if mirror is not None else resolve_mirror(config.get("mirror"))
-    if mirror is None:
-        return []
+def missing_mirror_files(name: str, config: Mapping[str, Any], mirror: Path) -> list[str]:
+    """Mirror files of source ``name`` that ``mirror`` lacks (a note if the source lists none).
+
+    Asked while the DAG is built only to plan optional data sets out; a needed file the mirror
+    lacks fails its download job, naming the file (:func:`fetch_source`).
+    """
     rels = config["sources"][name].get("mirror") or []
     if not rels:
         return [f"(no mirror files configured for source {name!r})"]
     return [rel for rel in rels if not (mirror / rel).is_file()]
-
-
-def _unavailable(name: str, cfg: Mapping[str, Any], mirror: Path) -> str | None:
-    """Why source ``name`` (config entry ``cfg``) cannot come from ``mirror`` (None when it holds
-    every file listed).
-
-    Run at parse time for every needed source, and again by :func:`fetch_source` before copying
-    (the mirror may have changed since).
-    """
-    if not (missing := missing_mirror_files(name, {"sources": {name: cfg}}, mirror)):
-        return None
-    if source_kind(name, cfg) == "hub" and not cfg.get("mirror"):
-        return (
-            f"source {name!r} is the Hugging Face hub data set {cfg['hub']['path']!r}, which the "
-            f"mirror {mirror} does not hold; unset mirror/{MIRROR_ENV} to download it, or leave "
-            "out what needs it"
-        )
-    return f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}"
-
-
-def check_sources_available(names: Sequence[str], config: Mapping[str, Any]) -> None:
-    """Fail early (at DAG construction) when a needed source's files are absent from the mirror,
-    or when nothing could check one of them (the fetch refuses it the same way, later)."""
-    mirror = resolve_mirror(config.get("mirror"))
-    if mirror is None:
-        return
-    if problems := [
-        p for name in names if (p := _unavailable(name, config["sources"][name], mirror))
-    ]:
-        raise FileNotFoundError("\n".join(problems))
-    unchecked = []
-    for params in (source_params(config, name) for name in names):
-        manifest, pins = mirror_pins(params, mirror)
-        unchecked += [
-            unverified_message(f"mirror file {mirror / rel}", mirror, manifest)
-            for rel, by in pins.items()
-            if not by
-        ]
-    if unchecked:
-        raise UnverifiedFileError("\n".join(unchecked))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -229,7 +180,6 @@ def fetch_source(
     raw_dir: str | os.PathLike,
     *,
     config: Mapping[str, Any] | None = None,
-    lock_file: str | os.PathLike | None = None,
     retries: int = 5,
     backoff: float = 2.0,
     timeout: float = 60.0,
@@ -238,11 +188,11 @@ def fetch_source(
 
     Returns the manifest, also written to ``raw_dir/manifest.json`` once every file is in place.
     On failure nothing new is left in ``raw_dir``. A downloaded file that no published pin checks
-    is compared with the sources lock (``lock_file``, else the one ``config`` names), and
-    recorded there on first use.
+    is compared with the sources lock (:func:`lock_path` of ``config``), and recorded there on
+    first use.
     """
     raw_dir, params = Path(raw_dir), {**DOWNLOAD_DEFAULTS, **params}
-    lock = Path(lock_file) if lock_file is not None else lock_path(config)
+    lock = lock_path(config)
     origin = "mirror" if params.get("mirror") else "url"
     raw_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=raw_dir))
@@ -258,8 +208,11 @@ def fetch_source(
             transfer = {"retries": retries, "backoff": backoff, "timeout": timeout}
             items, inputs = _from_urls(params, fetched, lock, transfer)
         records = _lay_out(name, params, origin, items, inputs, staging)
-        _lock_inputs(name, lock, inputs)
-        _replace_contents(raw_dir, staging, [record["path"] for record in records], keep=work)
+        # What rests on the lock is compared with it (under its flock), recorded on first use.
+        locked = [entry for entry in inputs if entry.get("trust") == TRUST_LOCK]
+        for entry, record in zip(locked, record_downloads(lock, name, locked) if locked else []):
+            entry["lock"] = {"file": str(lock), **record}
+        _replace_contents(raw_dir, staging, keep=work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     manifest = {
@@ -281,11 +234,11 @@ def _from_mirror(
 ) -> tuple[list[Fetched], list[dict]]:
     """Copy the source's mirror files, each checked against MANIFEST.tsv and any config pin."""
     mirror, rels = Path(params["mirror"]), params.get("mirror_files") or []
-    if confined := [problem for rel in rels if (problem := mirror_path_problem(rel))]:
-        raise ValueError(f"sources.{name}.mirror: {confined[0]}")
-    cfg = {"mirror": rels, "kind": params["kind"]}
-    if (problem := _unavailable(name, cfg, mirror)) is not None:
-        raise FileNotFoundError(problem)
+    if missing := missing_mirror_files(name, {"sources": {name: {"mirror": rels}}}, mirror):
+        raise FileNotFoundError(
+            f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}; "
+            f"unset mirror/{MIRROR_ENV} to download it, or leave out what needs it"
+        )
     manifest, pins = mirror_pins(params, mirror)
     damaged = (
         "the mirror copy is damaged or was edited (nothing was kept); restore it from the original "
@@ -297,10 +250,10 @@ def _from_mirror(
         digest = copy_local(mirror / rel, local, None, label)
         if (row := by.get("MANIFEST.tsv")) is not None:
             where = f"{label} (its MANIFEST.tsv entry)"
-            check_size(local.stat().st_size, row.bytes, where, None, damaged)
-            check_digest(digest, row.sha256, where, damaged)
+            check_pin(local.stat().st_size, row.bytes, where, damaged, what="size")
+            check_pin(digest, row.sha256, where, damaged)
         if "config" in by:
-            check_digest(
+            check_pin(
                 digest,
                 str(by["config"]),
                 f"{label} (config sources.{name}.sha256)",
@@ -308,7 +261,15 @@ def _from_mirror(
                 "known to be right",
             )
         if not by:
-            raise UnverifiedFileError(unverified_message(label, mirror, manifest))
+            where = (
+                f"{mirror} has no MANIFEST.tsv"
+                if manifest is None
+                else f"{mirror / 'MANIFEST.tsv'} does not list it"
+            )
+            raise UnverifiedFileError(
+                f"{label} cannot be checked ({where}) and nothing was kept; add its path and "
+                "sha256 to the mirror's MANIFEST.tsv"
+            )
         items.append(Fetched(rel, local))
         inputs.append(
             {
@@ -353,53 +314,44 @@ def _from_urls(
     params: Mapping[str, Any], fetched: Path, lock: Path, transfer: Mapping[str, Any]
 ) -> tuple[list[Fetched], list[dict]]:
     """Each URL downloaded (its sha256 and size checked as it arrives), then checked against its
-    git object id, or against the lock where no published pin checks it."""
+    git object id, or against the lock where no published pin checks it: a wrong body is refused
+    before it is laid out."""
     items, inputs, name = [], [], params["name"]
     pins = {key: params.get(key) or [None] * len(params["urls"]) for key in PIN_KEYS}
-    with new_session() as session:
-        for index, url in enumerate(params["urls"]):
-            pin = {key: values[index] for key, values in pins.items()}
-            local = fetched / url_file_name(url)
-            log.info("downloading %s", url)
-            try:
-                digest = download_file(
-                    url,
-                    local,
-                    pin["sha256"],
-                    session=session,
-                    size=pin["bytes"],
-                    pin_key=f"sources.{name}.sha256",
-                    max_bytes=params["max_extracted_bytes"],
-                    max_seconds=params["max_download_seconds"],
-                    **transfer,
-                )
-            except DownloadError as error:
-                raise DownloadError(f"source {name!r}: {error}") from error
-            entry: dict[str, Any] = {"url": url, "sha256": digest, "bytes": local.stat().st_size}
-            if pin["git_blob"] is not None:
-                entry["git_blob"] = git_blob_id(local)
-                key_name, what = f"sources.{name}.git_blob", "git object id"
-                check_digest(entry["git_blob"], pin["git_blob"], url, pin_key=key_name, what=what)
-            published = pin["sha256"] is not None or pin["git_blob"] is not None
-            entry["pinned"] = published
-            entry["pinned_by"] = ["config"] if pin["sha256"] is not None else []
-            # What it was checked against: its config pins, strongest first (then the lock).
-            entry["checked_against"] = [k for k in PIN_KEYS if pin[k] is not None]
-            entry["trust"] = TRUST_PUBLISHED if published else TRUST_LOCK
-            if not published:
-                entry["pinned_by"] = ["lock"]
-                entry["checked_against"].append("lock")
-                if check_locked(lock, name, url, digest, entry["bytes"]) is None:
-                    log.warning(
-                        "%s: sha256 %s, %d bytes: no published pin; trusted on first use and "
-                        "recorded in the sources lock %s (commit it with the project)",
-                        url,
-                        digest,
-                        entry["bytes"],
-                        lock,
-                    )
-            items.append(Fetched(local.name, local))
-            inputs.append(entry)
+    for index, url in enumerate(params["urls"]):
+        pin = {key: values[index] for key, values in pins.items()}
+        local = fetched / url_file_name(url)
+        log.info("downloading %s", url)
+        try:
+            digest = download_file(
+                url,
+                local,
+                pin["sha256"],
+                size=pin["bytes"],
+                source=name,
+                max_bytes=params["max_extracted_bytes"],
+                max_seconds=params["max_download_seconds"],
+                **transfer,
+            )
+        except DownloadError as error:
+            raise DownloadError(f"source {name!r}: {error}") from error
+        entry: dict[str, Any] = {"url": url, "sha256": digest, "bytes": local.stat().st_size}
+        if pin["git_blob"] is not None:
+            entry["git_blob"] = git_blob_id(local)
+            key, what = f"sources.{name}.git_blob", "git object id"
+            check_pin(entry["git_blob"], pin["git_blob"], url, key=key, what=what)
+        published = pin["sha256"] is not None or pin["git_blob"] is not None
+        entry["pinned"] = published
+        entry["pinned_by"] = ["config"] if pin["sha256"] is not None else []
+        # What it was checked against: its config pins, strongest first (then the lock).
+        entry["checked_against"] = [k for k in PIN_KEYS if pin[k] is not None]
+        entry["trust"] = TRUST_PUBLISHED if published else TRUST_LOCK
+        if not published:
+            entry["pinned_by"] = ["lock"]
+            entry["checked_against"].append("lock")
+            check_locked(lock, read_lock(lock), name, url, digest, entry["bytes"])
+        items.append(Fetched(local.name, local))
+        inputs.append(entry)
     return items, inputs
 
 
@@ -437,7 +389,7 @@ def _lay_out(
     for item, entry in zip(items, inputs):
         if origin != "url" or item.members is None:
             continue
-        if missing := item.members.unchecked():
+        if missing := sorted(set(item.members.pins) - set(item.members.checked)):
             raise ArchiveError(
                 f"archive {item.name} of source {name!r} holds no member {', '.join(missing)}, "
                 f"which sources.{name}.members pins; the archive is not the published one"
@@ -450,25 +402,9 @@ def _lay_out(
     ]
 
 
-def _lock_inputs(name: str, lock: Path, inputs: list[dict]) -> None:
-    """Record the downloads that rest on the lock (first use, or a relock asked for)."""
-    locked = [entry for entry in inputs if entry.get("trust") == TRUST_LOCK]
-    for entry, record in zip(locked, record_downloads(lock, name, locked) if locked else []):
-        entry["lock"] = {"file": str(lock), **record}
-        old = (record.get("replaced") or [{}])[0]
-        if old.get("relocked") == record["locked"]:
-            log.warning(
-                "source %s: RELOCKED %s: sha256 %s accepted in %s (was %s)",
-                name,
-                entry["url"],
-                record["sha256"],
-                lock,
-                old["sha256"],
-            )
-
-
-def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: Path) -> None:
-    """Swap the staged files into ``raw_dir``, removing what an earlier fetch left there."""
+def _replace_contents(raw_dir: Path, staging: Path, keep: Path) -> None:
+    """Swap the staged files (what the layout wrote) into ``raw_dir``, removing what an earlier
+    fetch left there."""
     for entry in raw_dir.iterdir():
         if entry == keep:
             continue
@@ -476,9 +412,8 @@ def _replace_contents(raw_dir: Path, staging: Path, files: Sequence[str], keep: 
             shutil.rmtree(entry)
         else:
             entry.unlink()
-    for rel in files:
-        (raw_dir / rel).parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / rel, raw_dir / rel)
+    for entry in staging.iterdir():
+        os.replace(entry, raw_dir / entry.name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -552,11 +487,10 @@ def download_file(
     retries: int = 5,
     backoff: float = 2.0,
     timeout: float = 60.0,
-    session: requests.Session | None = None,
     max_bytes: int = DOWNLOAD_DEFAULTS["max_extracted_bytes"],
     max_seconds: float = DOWNLOAD_DEFAULTS["max_download_seconds"],
     size: int | None = None,
-    pin_key: str | None = None,
+    source: str | None = None,
 ) -> str:
     """Stream ``url`` to ``dest`` atomically and return the file's sha256.
 
@@ -566,26 +500,19 @@ def download_file(
     in all. The server is asked for the file's own bytes (``Accept-Encoding: identity``), and
     what it sends is kept as sent, never inflated: a body it encoded anyway is other bytes, which
     a pin refuses. A body beyond ``size`` or ``max_bytes`` is stopped as it arrives. A ``sha256``
-    (or ``size``) pin that does not match raises :class:`ChecksumError` naming ``pin_key`` (the
-    config key of the pin); ``dest`` is then not created. ``file://`` URLs are copied with the
-    same checks.
+    (or ``size``) pin that does not match raises :class:`ChecksumError` naming its config key
+    (``sources.<source>.sha256`` or ``.bytes``); ``dest`` is then not created. ``file://`` URLs
+    are copied with the same checks (the config schema admits no other scheme).
     """
     parsed = urlparse(url)
     if parsed.scheme == "file":
-        return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, pin_key)
-    if parsed.scheme not in {"http", "https"}:
-        raise ValueError(f"unsupported URL scheme in {url!r}; expected http(s):// or file://")
-    job = _Download(url, size, pin_key, timeout, max_bytes, max_seconds)
-    own_session, session = session is None, session or new_session()
-    try:
-        with atomic_path(dest) as tmp:
-            digest = job.attempts(session, tmp, retries, backoff)
-            check_size(tmp.stat().st_size, size, url, pin_key)
-            check_digest(digest, sha256, url, pin_key=pin_key)
-        return digest
-    finally:
-        if own_session:
-            session.close()
+        return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, source)
+    job = _Download(url, size, source, timeout, max_bytes, max_seconds)
+    with new_session() as session, atomic_path(dest) as tmp:
+        digest = job.attempts(session, tmp, retries, backoff)
+        check_pin(tmp.stat().st_size, size, url, key=_pin_key(source, "bytes"), what="size")
+        check_pin(digest, sha256, url, key=_pin_key(source, "sha256"))
+    return digest
 
 
 @dataclass
@@ -595,7 +522,7 @@ class _Download:
 
     url: str
     size: int | None
-    pin_key: str | None
+    source: str | None
     timeout: float
     max_bytes: int
     max_seconds: float
@@ -714,7 +641,8 @@ class _Download:
                 self.check_time("while receiving")
                 if self.size is not None and self.received > self.size:
                     label = f"{self.url} (more sent than pinned)"
-                    check_size(self.received, self.size, label, self.pin_key)
+                    key = _pin_key(self.source, "bytes")
+                    check_pin(self.received, self.size, label, key=key, what="size")
                 if self.received > self.max_bytes:
                     raise ArchiveError(
                         f"{self.url} sends more than {self.max_bytes} bytes; nothing was kept. "
@@ -736,58 +664,49 @@ def retry_after(value: str | None) -> float | None:
 
 
 def copy_local(
-    src: Path, dest: Path, sha256: str | None, label: str, pin_key: str | None = None
+    src: Path, dest: Path, sha256: str | None, label: str, source: str | None = None
 ) -> str:
     """Copy a local file atomically, checked against its sha256 pin; return its sha256.
 
     The copy is hashed, not the original: what is checked is exactly what is kept.
     """
-    if not src.is_file():
-        raise DownloadError(f"{label}: local file {src} does not exist")
     with atomic_path(dest) as tmp:
         shutil.copyfile(src, tmp)
         digest = sha256_file(tmp)
-        check_digest(digest, sha256, label, pin_key=pin_key)
+        check_pin(digest, sha256, label, key=_pin_key(source, "sha256"))
     return digest
 
 
-def _accept_remedy(pin_key: str | None, actual: str | int) -> str:
-    where = f"set {pin_key} to {actual}" if pin_key else f"change the pin to {actual}"
-    return (
-        "nothing was kept: the file changed upstream or was damaged in transit. If the new file "
-        f"is known to be right, accept it deliberately: {where} in config/sources.yaml "
-        "(or in a file given with --configfile)"
-    )
+def _pin_key(source: str | None, pin: str) -> str | None:
+    return f"sources.{source}.{pin}" if source else None
 
 
-def check_digest(
-    actual: str,
-    expected: str | None,
+def check_pin(
+    actual: str | int,
+    expected: str | int | None,
     label: str,
     remedy: str | None = None,
     *,
-    pin_key: str | None = None,
+    key: str | None = None,
     what: str = "sha256",
 ) -> None:
-    if expected is not None and actual != expected.lower():
-        raise ChecksumError(
-            f"{what} mismatch for {label}: pinned {expected}"
-            f"{f' ({pin_key})' if pin_key else ''}, got {actual}; "
-            f"{remedy or _accept_remedy(pin_key, actual)}"
+    """A pin that does not match raises :class:`ChecksumError` naming the config ``key`` and
+    how to accept the new value: a sha256, a git object id or a size (``what="size"``: config
+    ``bytes``, for a file whose sha256 no public source gives, or a MANIFEST.tsv row)."""
+    if expected is None or actual == (expected.lower() if isinstance(expected, str) else expected):
+        return
+    unit = " bytes" if what == "size" else ""
+    if remedy is None:
+        where = f"set {key} to {actual}" if key else f"change the pin to {actual}"
+        remedy = (
+            "nothing was kept: the file changed upstream or was damaged in transit. If the new "
+            f"file is known to be right, accept it deliberately: {where} in config/sources.yaml "
+            "(or in a file given with --configfile)"
         )
-
-
-def check_size(
-    actual: int, expected: int | None, label: str, pin_key: str | None, remedy: str | None = None
-) -> None:
-    """A size pin (config ``bytes``, for a file whose sha256 no public source gives, or a
-    MANIFEST.tsv row)."""
-    if expected is not None and actual != expected:
-        key = pin_key.rsplit(".", 1)[0] + ".bytes" if pin_key else None
-        raise ChecksumError(
-            f"size mismatch for {label}: pinned {expected} bytes{f' ({key})' if key else ''}, "
-            f"got {actual}; {remedy or _accept_remedy(key, actual)}"
-        )
+    raise ChecksumError(
+        f"{what} mismatch for {label}: pinned {expected}{unit}{f' ({key})' if key else ''}, "
+        f"got {actual}{unit}; {remedy}"
+    )
 
 
 def git_blob_id(path: str | os.PathLike) -> str:
@@ -826,16 +745,8 @@ def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
         return None
     pins: dict[str, MirrorPin] = {}
     with open(manifest, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle, delimiter="\t")
-        missing = {"path", "bytes", "sha256"} - set(reader.fieldnames or [])
-        if missing:
-            raise UnverifiedFileError(
-                f"{manifest} has no {', '.join(sorted(missing))} column (header: "
-                f"{reader.fieldnames}); its header must name path, bytes and sha256, tab-separated"
-            )
+        reader = csv.DictReader(handle, delimiter="\t")  # a header without a column fails each row
         for row in reader:
-            if not any((value or "").strip() for value in row.values() if isinstance(value, str)):
-                continue  # a blank line
             rel = (row.get("path") or "").strip()
             digest = (row.get("sha256") or "").strip().lower()
             size = (row.get("bytes") or "").strip()
@@ -848,18 +759,6 @@ def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
                 )
             pins[rel] = MirrorPin(digest, int(size))
     return pins
-
-
-def unverified_message(label: str, mirror: Path, manifest: Mapping[str, Any] | None) -> str:
-    where = (
-        f"{mirror} has no MANIFEST.tsv"
-        if manifest is None
-        else f"{mirror / 'MANIFEST.tsv'} does not list it"
-    )
-    return (
-        f"{label} cannot be checked ({where}) and nothing was kept; add its path and sha256 to the "
-        "mirror's MANIFEST.tsv"
-    )
 
 
 def mirror_pins(
@@ -920,8 +819,7 @@ def read_lock(path: str | os.PathLike) -> dict[str, dict[str, dict[str, Any]]]:
     if not path.is_file():
         return {}
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    problem = _lock_shape_problem(data)
-    if problem is not None:
+    if (problem := _lock_shape_problem(data)) is not None:
         raise ChecksumError(
             f"sources lock {path} is damaged ({problem}); restore it from version control (it is "
             "committed with the project) or delete the damaged source's entry and fetch again"
@@ -945,20 +843,15 @@ def _lock_shape_problem(data: Any) -> str | None:
 
 
 def check_locked(
-    path: str | os.PathLike,
-    source: str,
-    url: str,
-    sha256: str,
-    size: int,
-    data: Mapping[str, Any] | None = None,
+    path: str | os.PathLike, data: Mapping[str, Any], source: str, url: str, sha256: str, size: int
 ) -> dict[str, Any] | None:
-    """Compare one download with its lock record (in ``data``, the lock as already read, else
-    read now); the record when it matches, None on first use.
+    """Compare one download with its record in ``data`` (the lock at ``path``, as read); the
+    record when it matches, None on first use.
 
     A difference raises :class:`LockMismatchError`, unless a relock of ``source`` was asked
     for (``$ISOTROPY_RELOCK``: then the record that will be replaced is returned).
     """
-    entry = (read_lock(path) if data is None else data).get(source, {}).get(url)
+    entry = data.get(source, {}).get(url)
     if entry is None or (entry["sha256"] == sha256 and entry["bytes"] == size):
         return entry
     if source in os.environ.get(RELOCK_ENV, "").replace(",", " ").split():
@@ -977,9 +870,10 @@ def record_downloads(
 ) -> list[dict[str, Any]]:
     """Write each download (``url``, ``sha256``, ``bytes``) of ``source`` into the lock.
 
-    Re-checked under an exclusive ``flock`` of ``<path>.flock`` (one writer of the lock at a
-    time; closing the file releases it): a record another job wrote since is compared like any
-    other. Returns the records now in the lock, in order; a relocked one carries what it replaced.
+    Checked under an exclusive ``flock`` of ``<path>.flock`` (one writer of the lock at a time;
+    closing the file releases it), so a record another job wrote since is compared like any
+    other: a mismatch raises :class:`LockMismatchError` before the fetch keeps anything. Returns
+    the records now in the lock, in order; a relocked one carries what it replaced.
     """
     path = Path(path)
     now = datetime.now(UTC).isoformat()
@@ -990,13 +884,30 @@ def record_downloads(
         urls = data.setdefault(source, {})
         for download in downloads:
             url, digest, size = download["url"], download["sha256"], download["bytes"]
-            old = check_locked(path, source, url, digest, size, data)
+            old = check_locked(path, data, source, url, digest, size)
             if old is not None and old["sha256"] == digest and old["bytes"] == size:
                 continue
             entry: dict[str, Any] = {"sha256": digest, "bytes": size, "locked": now}
-            if old is not None:
+            if old is None:
+                log.warning(
+                    "%s: sha256 %s, %d bytes: no published pin; trusted on first use and "
+                    "recorded in the sources lock %s (commit it with the project)",
+                    url,
+                    digest,
+                    size,
+                    path,
+                )
+            else:
                 replaced = {k: old[k] for k in ("sha256", "bytes", "locked") if k in old}
                 entry["replaced"] = [{**replaced, "relocked": now}, *old.get("replaced", [])]
+                log.warning(
+                    "source %s: RELOCKED %s: sha256 %s accepted in %s (was %s)",
+                    source,
+                    url,
+                    digest,
+                    path,
+                    old["sha256"],
+                )
             urls[url] = entry
         text = yaml.safe_dump(dict(data), sort_keys=True, default_flow_style=False, width=100)
         with atomic_path(path) as tmp:
@@ -1009,14 +920,8 @@ def record_downloads(
 
 
 def read_source_manifest(raw_dir: str | os.PathLike) -> dict[str, Any]:
-    """The manifest of a fetched source; an error if the folder was never (fully) fetched."""
-
-    path = Path(raw_dir) / MANIFEST_NAME
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path} is missing: source folder {raw_dir} was not fetched (run its download rule)"
-        )
-    return json.loads(path.read_text())
+    """The manifest of a fetched source (its download rule's output: Snakemake makes it first)."""
+    return json.loads((Path(raw_dir) / MANIFEST_NAME).read_text())
 
 
 def input_trust(manifest: Mapping[str, Any]) -> dict[str, str]:
@@ -1030,11 +935,6 @@ def input_trust(manifest: Mapping[str, Any]) -> dict[str, str]:
             entry.get("trust") or ("pinned" if entry.get("pinned") else "unverified")
         )
     return trust
-
-
-def source_trust(raw_dir: str | os.PathLike) -> dict[str, str]:
-    """:func:`input_trust` of the source fetched into ``raw_dir``."""
-    return input_trust(read_source_manifest(raw_dir))
 
 
 def source_files(raw_dir: str | os.PathLike) -> list[Path]:

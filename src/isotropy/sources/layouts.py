@@ -12,7 +12,6 @@ decodes or keeps it.
 
 from __future__ import annotations
 
-import errno
 import functools
 import hashlib
 import re
@@ -25,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from isotropy.defaults import schema_default
-from isotropy.io import DiskFullError
+from isotropy.io import DiskFullError, atomic_path
 
 HUB_FILE = "data.parquet"  # a hub data set's split, as downloaded
 
@@ -72,9 +71,6 @@ class MemberPins:
             )
         self.checked[base] = {"member": member, "sha256": digest, "bytes": size}
 
-    def unchecked(self) -> list[str]:
-        return sorted(set(self.pins) - set(self.checked))
-
 
 @dataclass(frozen=True)
 class Fetched:
@@ -89,40 +85,6 @@ class Fetched:
     members: MemberPins | None = None
 
 
-def is_archive(path: Path) -> bool:
-    return zipfile.is_zipfile(path) or tarfile.is_tarfile(path)
-
-
-def archive_members(item: Fetched) -> Iterator[tuple[str, int, Callable[[], Any]]]:
-    """(member name, declared size, opener) for the regular files of a zip or tar archive (read
-    lazily: a bomb's headers are never all loaded), skipping macOS debris.
-
-    Every member must pass tarfile's ``data`` filter (zip members: no absolute path, no '..'), and
-    the archive must hold no more than ``item.max_members``.
-    """
-    for count, (name, size, regular, tar_member, read) in enumerate(_entries(item), 1):
-        if count > item.max_members:
-            raise ArchiveError(
-                f"archive {item.name} holds more than {item.max_members} members, which "
-                "looks like an archive bomb; check the source, or raise "
-                "downloads.max_archive_members in the config if it is known to be right"
-            )
-        crafted = "the archive is damaged or crafted, so fetch it again from a trusted source"
-        if mirror_path_problem(name.rstrip("/")) is not None:
-            raise ArchiveError(
-                f"archive {item.name}: member {name!r} would unpack outside its folder; {crafted}"
-            )
-        try:
-            if tar_member is not None:
-                tarfile.data_filter(tar_member, str(item.path.parent))
-        except tarfile.FilterError as exc:
-            raise ArchiveError(
-                f"archive {item.name}: member {name!r} is unsafe to unpack ({exc}); {crafted}"
-            ) from exc
-        if regular and not is_debris(name):
-            yield name, size, read
-
-
 def _entries(item: Fetched) -> Iterator[tuple[str, int, bool, Any, Callable[[], Any]]]:
     """(name, declared size, regular file?, tar member, reader) of each member, the archive open."""
     if zipfile.is_zipfile(item.path):
@@ -130,47 +92,60 @@ def _entries(item: Fetched) -> Iterator[tuple[str, int, bool, Any, Callable[[], 
             for info in archive.infolist():
                 read = functools.partial(archive.open, info)
                 yield info.filename, info.file_size, not info.is_dir(), None, read
-    elif tarfile.is_tarfile(item.path):
+    else:  # a tar archive: :func:`_pick` asked
         with tarfile.open(item.path) as archive:
             for member in archive:
                 extract = functools.partial(archive.extractfile, member)
                 yield member.name, member.size, member.isfile(), member, extract
-    else:
-        raise ValueError(f"{item.path} is neither a zip nor a tar archive")
 
 
 def is_debris(name: str) -> bool:
     return "__MACOSX" in name or Path(name).name.startswith("._")
 
 
-def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path) -> dict[str, str]:
-    """Copy the archive members for which ``wanted(member)`` into ``staging`` (by base name);
-    return base name → member.
+def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path) -> list[str]:
+    """Copy the regular members of a zip or tar archive for which ``wanted(member)`` into
+    ``staging`` (by base name), skipping macOS debris; return the names written.
 
-    An error if none is wanted, or if two wanted members share a base name (one would silently
+    The archive is read lazily (a bomb's headers are never all loaded) and may hold no more than
+    ``item.max_members``; every member must pass tarfile's ``data`` filter (zip members: no
+    absolute path, no '..'). Two wanted members of one base name are an error (one would silently
     replace the other: a crafted archive could swap a real file for its own).
     """
     written: dict[str, str] = {}
     left = item.max_bytes  # what the archive may still unpack to
-    for member, declared, read in archive_members(item):
-        if wanted(member):
-            target = Path(member).name
-            if target in written:
-                raise ArchiveError(
-                    f"archive {item.name} holds two members named {target} "
-                    f"({written[target]!r} and {member!r}); which one is the data cannot be told, "
-                    "so neither is used: the archive is damaged or crafted, fetch it again from a "
-                    "trusted source"
-                )
-            with read() as reader:
-                left -= _write_member(item, member, declared, reader, staging / target, left)
-            written[target] = member
-    if not written:
-        raise ValueError(
-            f"archive {item.name} holds none of the expected files; its layout changed or the URL "
-            "is wrong"
-        )
-    return written
+    crafted = "the archive is damaged or crafted, so fetch it again from a trusted source"
+    for count, (member, declared, regular, tar_member, read) in enumerate(_entries(item), 1):
+        if count > item.max_members:
+            raise ArchiveError(
+                f"archive {item.name} holds more than {item.max_members} members, which "
+                "looks like an archive bomb; check the source, or raise "
+                "downloads.max_archive_members in the config if it is known to be right"
+            )
+        if mirror_path_problem(member.rstrip("/")) is not None:
+            raise ArchiveError(
+                f"archive {item.name}: member {member!r} would unpack outside its folder; {crafted}"
+            )
+        try:
+            if tar_member is not None:
+                tarfile.data_filter(tar_member, str(item.path.parent))
+        except tarfile.FilterError as exc:
+            raise ArchiveError(
+                f"archive {item.name}: member {member!r} is unsafe to unpack ({exc}); {crafted}"
+            ) from exc
+        if not regular or is_debris(member) or not wanted(member):
+            continue
+        target = Path(member).name
+        if target in written:
+            raise ArchiveError(
+                f"archive {item.name} holds two members named {target} "
+                f"({written[target]!r} and {member!r}); which one is the data cannot be told, "
+                f"so neither is used: {crafted}"
+            )
+        with read() as reader:
+            left -= _write_member(item, member, declared, reader, staging / target, left)
+        written[target] = member
+    return list(written)
 
 
 def _write_member(
@@ -186,19 +161,14 @@ def _write_member(
         raise _bomb(item, member)
     size, digest = 0, hashlib.sha256()
     try:
-        with open(target, "wb") as writer:
+        with atomic_path(target) as tmp, open(tmp, "wb") as writer:
             while size <= left and (chunk := reader.read(1 << 20)):
                 size += len(chunk)
                 digest.update(chunk)
                 writer.write(chunk)
-    except OSError as error:
-        if error.errno not in (errno.ENOSPC, errno.EDQUOT):
-            raise
-        written = target.stat().st_size if target.exists() else 0
-        target.unlink(missing_ok=True)
-        full = DiskFullError(target, written, error)
+    except DiskFullError as full:
         full.strerror = f"unpacking member {member!r} of archive {item.name}: {full.strerror}"
-        raise full from error
+        raise
     if size > left:
         raise _bomb(item, member)
     if item.members is not None and Path(member).name in item.members.pins:
@@ -212,12 +182,6 @@ def _bomb(item: Fetched, member: str) -> ArchiveError:
         f"{member!r}), which looks like a decompression bomb; check the source, or raise "
         "downloads.max_extracted_bytes in the config if it is known to be right"
     )
-
-
-def copy_into(item: Fetched, staging: Path, target: str) -> str:
-    (staging / target).parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(item.path, staging / target)
-    return target
 
 
 def source_kind(name: str, source_cfg: Mapping[str, Any] | None = None) -> str:
@@ -243,8 +207,7 @@ def decode_text(data: bytes, encoding: str, label: str) -> str:
         line = data[: exc.start].count(b"\n") + 1
         raise ValueError(
             f"{label}, line {line}: byte {data[exc.start : exc.start + 1]!r} is not valid "
-            f"{encoding}; "
-            f"the file must be {encoding}-encoded"
+            f"{encoding}; the file must be {encoding}-encoded"
         ) from exc
 
 
@@ -257,87 +220,42 @@ POLARITY_ENCODING = {"url": "cp1252", "mirror": "utf-8"}
 
 
 def _polarity(items: list[Fetched], origin: str, staging: Path) -> list[str]:
-    labels: dict[str, str] = {}  # raw file → where its bytes came from
-    for item in items:
-        name = Path(item.name).name
-        if is_archive(item.path):
-            found = extract_members(item, lambda m: Path(m).name in POLARITY_FILES, staging)
-            labels.update({base: f"{item.name}:{member}" for base, member in found.items()})
-        elif name in POLARITY_FILES:
-            if name in labels:
-                raise ValueError(f"polarity source: two files named {name}")
-            labels[name] = item.name
-            copy_into(item, staging, name)
-    missing = [name for name in POLARITY_FILES if name not in labels]
-    if missing:
+    _pick("|".join(map(re.escape, POLARITY_FILES)), items, origin, staging)
+    if missing := [name for name in POLARITY_FILES if not (staging / name).is_file()]:
         raise ValueError(
             f"polarity source lacks {', '.join(missing)} (got {[i.name for i in items]})"
         )
-    for name, label in labels.items():
+    fetched = {Path(item.name).name: item.name for item in items}  # a mirror's plain files
+    for name in POLARITY_FILES:
+        label = fetched.get(name, f"{name} in {', '.join(item.name for item in items)}")
         text = decode_text((staging / name).read_bytes(), POLARITY_ENCODING[origin], label)
         (staging / name).write_text(text, encoding="utf-8")
     return list(POLARITY_FILES)
 
 
-def _named_file(
-    kind: str, filename: str, items: list[Fetched], origin: str, staging: Path
+def _pick(
+    pattern: str, items: list[Fetched], origin: str, staging: Path, folder: str = ""
 ) -> list[str]:
-    """A raw form that is one named file, either plain or inside an archive."""
-    for item in items:
-        if Path(item.name).name == filename:
-            return [copy_into(item, staging, filename)]
-    for item in items:
-        if is_archive(item.path):
-            return list(extract_members(item, lambda m: Path(m).name == filename, staging))
-    raise ValueError(f"{kind} source: none of {[i.name for i in items]} is or holds {filename}")
+    """The raw files whose base name ``pattern`` matches, written under ``folder``: a fetched
+    file as it is, else the matching members of a fetched archive (:func:`extract_members`).
 
-
-def _wordnet(items: list[Fetched], origin: str, staging: Path) -> list[str]:
-    """nltk's ``wordnet.zip`` as it is (its pins check its bytes), where ``NLTK_DATA`` finds it."""
-    if len(items) != 1:
+    None, or two files of one name (one would silently replace the other), is an error.
+    """
+    wanted, into = re.compile(pattern).fullmatch, staging / folder
+    into.mkdir(parents=True, exist_ok=True)
+    found: list[str] = []
+    for item in items:
+        if wanted(base := Path(item.name).name):
+            shutil.copyfile(item.path, into / base)
+            found.append(base)
+        elif zipfile.is_zipfile(item.path) or tarfile.is_tarfile(item.path):
+            found += extract_members(item, lambda member: bool(wanted(Path(member).name)), into)
+    if not found or len(set(found)) != len(found):
         raise ValueError(
-            f"wordnet source expects one file (nltk's wordnet.zip), got {[i.name for i in items]}"
+            f"{[i.name for i in items]} should hold one file of each name like {pattern!r}, but "
+            f"hold {found or 'none of the expected files'}; the layout changed or the URL is wrong"
         )
-    return [copy_into(items[0], staging, "corpora/wordnet.zip")]
-
-
-CODWOE_MEMBER = re.compile(r"^en\.[^/]*\.(json|csv)$")
-
-
-def _codwoe(items: list[Fetched], origin: str, staging: Path) -> list[str]:
-    written: list[str] = []
-    for item in items:
-        if is_archive(item.path):
-            written += extract_members(
-                item, lambda m: bool(CODWOE_MEMBER.match(Path(m).name)), staging
-            )
-        else:
-            written.append(copy_into(item, staging, Path(item.name).name))
-    return sorted(set(written))
-
-
-WORD_VECTOR_SUFFIXES = (".bin", ".txt", ".vec", ".bin.gz", ".txt.gz", ".vec.gz")
-
-
-def _word_vectors(items: list[Fetched], origin: str, staging: Path) -> list[str]:
-    if len(items) != 1:
-        raise ValueError(f"word-vector source expects one file, got {[i.name for i in items]}")
-    item = items[0]
-    name = Path(item.name).name
-    if name.endswith(WORD_VECTOR_SUFFIXES) or not zipfile.is_zipfile(item.path):
-        return [copy_into(item, staging, name)]
-    # An NLPL repository zip: the word2vec binary is model.bin (meta.json etc. beside it).
-    with zipfile.ZipFile(item.path) as archive:
-        members = [m for m in archive.namelist() if not is_debris(m)]
-    chosen = [m for m in members if Path(m).name == "model.bin"] or [
-        m for m in members if Path(m).name.endswith(WORD_VECTOR_SUFFIXES)
-    ]
-    if len(chosen) != 1:
-        raise ValueError(
-            f"{item.name}: expected one model.bin or word2vec file inside, found "
-            f"{chosen or members}"
-        )
-    return list(extract_members(item, lambda m: m == chosen[0], staging))
+    return sorted(str(PurePosixPath(folder, name)) for name in found)
 
 
 def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
@@ -352,31 +270,21 @@ def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
             staging / "train.tsv",
         )
         return ["train.tsv"]
-    return _named_file("GLUE", "train.tsv", items, origin, staging)
+    return _pick(r"train\.tsv", items, origin, staging)
 
 
-def _hub(items: list[Fetched], origin: str, staging: Path) -> list[str]:
-    parquet = [item for item in items if item.name.endswith(".parquet")]
-    if origin == "url" and len(parquet) == 1:
-        return [copy_into(parquet[0], staging, HUB_FILE)]
-    # A mirror's copy of a hub data set keeps its own file names (e.g. SICK.txt).
-    return [copy_into(item, staging, Path(item.name).name) for item in items]
-
-
-def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> int:
+def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> None:
     """Rebuild GLUE's MRPC train.tsv: Microsoft's training pairs minus GLUE's dev ids.
 
     This is what GLUE's own download script does (MRPC's original is a Windows installer, so GLUE
     ships only the dev ids and takes the pairs from SentEval's copy of msr_paraphrase_train.txt).
-    Returns the number of training rows written. Both files are pinned; the GLUE reader checks
-    every row of the result.
+    Both files are pinned; the GLUE reader checks every row of the result.
     """
     ids = decode_text(dev_ids.read_bytes(), "utf-8-sig", str(dev_ids)).splitlines()
     dev = {tuple(line.strip().split("\t")) for line in ids if line.strip()}
     header, *lines = decode_text(msr_train.read_bytes(), "utf-8-sig", str(msr_train)).splitlines()
     rows = [line for line in lines if line.strip() and tuple(line.split("\t")[1:3]) not in dev]
     dest.write_text("\n".join([header.strip(), *rows]) + "\n", encoding="utf-8")
-    return len(rows)
 
 
 def _files(items: list[Fetched], origin: str, staging: Path) -> list[str]:
@@ -384,23 +292,30 @@ def _files(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     names = [Path(item.name).name for item in items]
     if len(set(names)) != len(names):
         raise ValueError(f"files source: two fetched files share a name ({names})")
-    return [copy_into(item, staging, name) for item, name in zip(items, names)]
+    for item, name in zip(items, names):
+        shutil.copyfile(item.path, staging / name)
+    return names
 
 
 Normaliser = Callable[[list[Fetched], str, Path], list[str]]
-# Every kind of source (config ``sources.<name>.kind``), its layout, and the raw files it makes.
+# Every kind of source (config ``sources.<name>.kind``), its layout, and the raw files it makes;
+# a kind of named files is :func:`_pick` with the pattern of their names.
 LAYOUTS: dict[str, Normaliser] = {
     "polarity": _polarity,  # rt-polarity.pos, rt-polarity.neg (UTF-8)
-    "snli": functools.partial(_named_file, "snli", "snli_1.0_dev.jsonl"),
-    "wordnet": _wordnet,  # corpora/wordnet.zip (NLTK_DATA=resources/raw/<source> works)
-    "supersense_words": functools.partial(_named_file, "supersense_words", "words.txt"),
+    "snli": functools.partial(_pick, r"snli_1\.0_dev\.jsonl"),
+    # corpora/wordnet.zip (NLTK_DATA=resources/raw/<source> works), kept whole: its pins check it
+    "wordnet": functools.partial(_pick, r"wordnet\.zip", folder="corpora"),
+    "supersense_words": functools.partial(_pick, r"words\.txt"),
     # Tikhonov et al.'s word pairs with supersense flags
-    "supersense_features": functools.partial(
-        _named_file, "supersense_features", "words_features.zip"
+    "supersense_features": functools.partial(_pick, r"words_features\.zip"),
+    # the English files of the release
+    "codwoe": functools.partial(_pick, r"en\.[^/]*\.(json|csv)"),
+    # one word2vec file: an NLPL zip's model.bin (never its model.txt twin), or one as given
+    "word_vectors": functools.partial(
+        _pick, r"model\.bin|(?!model\.txt)[^/]+\.(bin|txt|vec)(\.gz)?"
     ),
-    "codwoe": _codwoe,  # en.*.json / en.*.csv, the English files of the release
-    "word_vectors": _word_vectors,  # one word2vec file (an NLPL zip's model.bin, or as given)
     "glue": _glue,  # train.tsv
-    "hub": _hub,  # data.parquet (one split, by ``datasets``), or a mirror's files as named there
+    # data.parquet (one split, by ``datasets``), or a mirror's copy under its names (SICK.txt)
+    "hub": _files,
     "files": _files,  # every fetched file as it is, under its own name
 }

@@ -15,7 +15,7 @@ from typing import Any
 
 from isotropy.costs import JobCost
 from isotropy.studies import extensions, geometry, istar, paper, rajaee_cls, sensitivity
-from isotropy.studies.record import Config, StudySpec
+from isotropy.studies.record import Config
 from isotropy.workflow import inputs
 
 # The study modules, in registry order (the claims page's, too).
@@ -23,19 +23,13 @@ MODULES = (extensions, paper, istar, geometry, sensitivity, rajaee_cls)
 # Every registered study, in MODULES order then in its module's (tests/test_studies.py: names,
 # targets and costed rules each unique).
 REGISTRY = tuple(spec for module in MODULES for spec in module.STUDIES)
-
-
-def by_name(name: str) -> StudySpec:
-    """The study called ``name``."""
-    for spec in REGISTRY:
-        if spec.name == name:
-            return spec
-    raise KeyError(f"no study {name!r}; registered: {[s.name for s in REGISTRY]}")
+# Each study by its name (config ``studies`` names only these: the schema's enum).
+BY_NAME = {spec.name: spec for spec in REGISTRY}
 
 
 def study_targets(config: Config, names: list[str]) -> list[str]:
     """The final outputs of each named study, in the order named."""
-    return [path for name in names for path in by_name(name).outputs(config)]
+    return [path for name in names for path in BY_NAME[name].outputs(config)]
 
 
 def rule_all_targets(config: Config) -> list[str]:
@@ -43,7 +37,7 @@ def rule_all_targets(config: Config) -> list[str]:
     those of each configured ``when_configured`` study (:meth:`StudySpec.in_rule_all`)."""
     present = [s.name for s in REGISTRY if s.rule_all == "when_configured"]
     names = [*(config.get("studies") or ()), *present]
-    return study_targets(config, [n for n in names if by_name(n).in_rule_all(config)])
+    return study_targets(config, [n for n in names if BY_NAME[n].in_rule_all(config)])
 
 
 def target_rules(config: Config) -> dict[str, list[str]]:
@@ -53,7 +47,7 @@ def target_rules(config: Config) -> dict[str, list[str]]:
 
 def rule_files() -> list[str]:
     """The rule files the studies bring (each once), for the Snakefile's includes."""
-    return list(dict.fromkeys(s.rules for s in REGISTRY if s.rules))
+    return list(dict.fromkeys(s.rules or f"rules/{s.name}.smk" for s in REGISTRY))
 
 
 def job_costs() -> dict[str, JobCost]:
@@ -66,7 +60,7 @@ def verdict_inputs(config: Config, claims: bool = False) -> dict[str, Any]:
     run builds (:func:`isotropy.workflow.inputs.configured_studies`), in config ``studies``
     order (a study left out has its claims "not run"); with ``claims``, then what those studies
     bring to the claims alone (a study's own Holm family of per-seed values)."""
-    listed = [by_name(name) for name in inputs.configured_studies(config)]
+    listed = [BY_NAME[name] for name in inputs.configured_studies(config)]
     found: dict[str, Any] = {}
     for own in [s.verdict_inputs for s in listed] + [s.claims_inputs for s in listed if claims]:
         if own is not None:

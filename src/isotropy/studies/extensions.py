@@ -4,6 +4,7 @@ deeper heads, a triplet objective and held-out fine-tuning (science: isotropy.ex
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import product
 from typing import Any
 
 from isotropy import paths
@@ -17,20 +18,13 @@ def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     if design.SECTION not in config:
         return []
     section = config[design.SECTION]
-    return [
-        {"dataset": d, "head": h, "seed": s}
-        for h in design.heads(section)
-        for d in section["setups"]
-        for s in section["seeds"]
-    ]
+    grid = product(design.heads(section), section["setups"], section["seeds"])
+    return [{"dataset": d, "head": h, "seed": s} for h, d, s in grid]
 
 
 def run_files(config: Mapping[str, Any], artefact: str) -> list[str]:
     """One file of every direct-optimisation run."""
-    return [
-        paths.extensions_run_file(artefact, r["dataset"], r["head"], r["seed"])
-        for r in runs(config)
-    ]
+    return [paths.extensions_run_file(artefact, **r) for r in runs(config)]
 
 
 def heldout_files(config: Mapping[str, Any], artefact: str) -> list[str]:
@@ -38,11 +32,8 @@ def heldout_files(config: Mapping[str, Any], artefact: str) -> list[str]:
     if design.SECTION not in config:
         return []
     section = config[design.SECTION]
-    return [
-        paths.extensions_heldout_file(artefact, d, s)
-        for d in section["heldout"]["setups"]
-        for s in section["seeds"]
-    ]
+    grid = product(section["heldout"]["setups"], section["seeds"])
+    return [paths.extensions_heldout_file(artefact, *run) for run in grid]
 
 
 def outputs() -> list[str]:
@@ -63,9 +54,7 @@ def claim_page(tables: Mapping[str, Any]) -> Any:
 STUDIES = (
     StudySpec(
         name="extensions",
-        target="extensions_study",
         outputs=lambda config: outputs(),
-        rules="rules/extensions.smk",
         job_costs=design.JOB_COSTS,
         # its per-seed values: its claims join the claims page as their own Holm family
         claims_inputs=lambda config: {"extensions_seeds": paths.extensions_file("seeds.csv")},

@@ -4,6 +4,7 @@ and STS analyses and the slides' SST-2 classification (science: isotropy.geometr
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import product
 from typing import Any
 
 from isotropy import paths
@@ -46,7 +47,6 @@ def wildcards(config: Mapping[str, Any]) -> dict[str, str]:
         "model": names_pattern(geometry_models(config)),
         "corpus": names_pattern([corpus] if corpus else []),
         "sts": "|".join(STS_DATASETS),
-        "seed": r"\d+",
         "task": "sst2",
     }
 
@@ -66,8 +66,8 @@ def outputs(config: Mapping[str, Any]) -> list[str]:
     files = []
     if geometry["clusters"]["models"] or geometry["clusters"]["static"].get("source"):
         files += [paths.GEOMETRY_COSINE, paths.GEOMETRY_LID]
-        for figure in ("cosine_by_layer", "lid_by_layer"):
-            files += [paths.geometry_figure(figure, ext) for ext in ("pdf", "png")]
+        figures = ("cosine_by_layer", "lid_by_layer")
+        files += [paths.geometry_figure(f, ext) for f in figures for ext in ("pdf", "png")]
     if geometry["clusters"]["models"]:  # I(W) per layer of every encoder (contextual only)
         files += [paths.GEOMETRY_ISOTROPY]
         files += [paths.geometry_figure("isotropy_by_layer", e) for e in ("pdf", "png")]
@@ -75,18 +75,9 @@ def outputs(config: Mapping[str, Any]) -> list[str]:
         files += [paths.GEOMETRY_STS] + [paths.geometry_figure("sts", e) for e in ("pdf", "png")]
     if (geometry.get("classification") or {}).get("models"):
         files.append(paths.GEOMETRY_CLASSIFICATION)
-    for model in geometry["clusters"]["models"]:
-        for seed in geometry["seeds"]:
-            for ext in ("pdf", "png"):
-                files.append(paths.pca_view_figure(ext, model, corpus, seed))
-                files.append(paths.token_views_figure(ext, model, corpus, seed))
-    return files
-
-
-def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The collected tables this configuration makes."""
-    made = outputs(dict(config))
-    return {name: path for name, path in VERDICT_TABLES.items() if path in made}
+    views = (paths.pca_view_figure, paths.token_views_figure)
+    grid = product(geometry["clusters"]["models"], geometry["seeds"], ("pdf", "png"), views)
+    return files + [view(ext, model, corpus, seed) for model, seed, ext, view in grid]
 
 
 # The cluster-based method's before/after table (Rajaei & Sheikhi's slides), on seed means.
@@ -113,11 +104,11 @@ CLAIMS = (
 STUDIES = (
     StudySpec(
         name="geometry",
-        target="geometry_study",
         outputs=outputs,
-        rules="rules/geometry.smk",
         job_costs=cost.JOB_COSTS,
-        verdict_inputs=verdict_inputs,
+        verdict_inputs=lambda config: {
+            n: p for n, p in VERDICT_TABLES.items() if p in outputs(config)
+        },
         measures={
             "geometry_classification": lambda table, config, stand: classification_measurements(
                 table, config

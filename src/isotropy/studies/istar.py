@@ -22,7 +22,6 @@ from isotropy.verdicts.claims import Claim
 from isotropy.verdicts.measurements.istar import istar_measurements
 from isotropy.workflow.targets import names_pattern
 
-RULES = "rules/istar.smk"
 # (training, validation) rows of the tasks (GLUE, SST-5, SQuAD v1.1's published sizes).
 TASK_ROWS = {
     "sst2": (67349, 872),
@@ -43,13 +42,11 @@ def outputs(section: Mapping[str, Any] | None) -> list[str]:
     is run), each figure with the table it draws."""
     if not section:
         return []
-    figures = ["figure5", "figure6"] + (
-        ["figure7"] if section["figure7_task"] in section["tasks"] else []
-    )
-    outputs = [paths.ISTAR_RUNS]
-    for figure in figures:
-        outputs += [paths.istar_figure(figure, ext) for ext in ("pdf", "png", "csv")]
-    return outputs
+    figures = ["figure5", "figure6"]
+    if section["figure7_task"] in section["tasks"]:
+        figures.append("figure7")
+    files = [paths.istar_figure(figure, ext) for figure in figures for ext in ("pdf", "png", "csv")]
+    return [paths.ISTAR_RUNS, *files]
 
 
 def estimator_outputs(config: Mapping[str, Any]) -> list[str]:
@@ -65,12 +62,9 @@ def estimator_outputs(config: Mapping[str, Any]) -> list[str]:
     return [paths.istar_estimator_file(name) for name in names]
 
 
-def run_files(section: Mapping[str, Any] | None, artefact: str = "metrics.json") -> list[str]:
-    """The file ``artefact`` of every run of the I-STAR grid (none without the section)."""
-    return [
-        paths.istar_run_file(artefact, r["model"], r["task"], r["regulariser"], r["lam"], r["seed"])
-        for r in runs(section)
-    ]
+def run_files(section: Mapping[str, Any] | None) -> list[str]:
+    """The metrics.json of every run of the I-STAR grid (none without the section)."""
+    return [paths.istar_run_file("metrics.json", **r) for r in runs(section)]
 
 
 def wildcards(section: Mapping[str, Any]) -> dict[str, str]:
@@ -80,7 +74,6 @@ def wildcards(section: Mapping[str, Any]) -> dict[str, str]:
         "task": "|".join(TASKS),
         "regulariser": "|".join(istar_study.REGULARISERS),
         "lam": r"-?\d+(\.\d+)?(e-?\d+)?",
-        "seed": r"\d+",
     }
 
 
@@ -105,11 +98,6 @@ def job_seconds(
     seconds = costs.finetune_seconds(section["training"], TASK_ROWS[task], wildcards["model"])
     threads = section["resources"]["threads"]
     return None if seconds is None else pace.share(seconds, threads)
-
-
-def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The grid's runs.csv, when the section configures runs."""
-    return {"istar_runs": paths.ISTAR_RUNS} if runs(config.get("istar")) else {}
 
 
 # Rudman & Eickhoff's claims, one row per λ < 0, each tested over seeds.
@@ -139,20 +127,20 @@ CLAIMS = (
 STUDIES = (
     StudySpec(
         name="istar",
-        target="istar_study",
         outputs=lambda config: outputs(config.get("istar")),
-        rules=RULES,
         job_costs={"finetune": job_seconds},
-        verdict_inputs=verdict_inputs,
+        # the grid's runs.csv, when the section configures runs
+        verdict_inputs=lambda config: (
+            {"istar_runs": paths.ISTAR_RUNS} if runs(config.get("istar")) else {}
+        ),
         measures={"istar_runs": lambda table, config, stand: istar_measurements(table, config)},
         claims=CLAIMS,
         claims_not_run="the I-STAR study is not part of this run (config studies)",
     ),
     StudySpec(
         name="istar_estimator",
-        target=None,
         outputs=estimator_outputs,
-        rules=RULES,
+        rules="rules/istar.smk",
         rule_all="when_configured",
     ),
 )

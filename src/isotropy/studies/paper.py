@@ -9,7 +9,7 @@ from typing import Any
 
 from isotropy import paths
 from isotropy.studies import paper_cost as cost
-from isotropy.studies.record import StudySpec
+from isotropy.studies.record import StudySpec, section_files
 from isotropy.verdicts.claims import Claim
 from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT
 from isotropy.verdicts.measurements.optimisation import optimisation_measurements, table_names
@@ -29,17 +29,8 @@ MAIN_FILES = [
     *(f"figure{n}.{e}" for n in (2, 3) for e in ("pdf", "png")),
 ]
 GLUE_FILES = ["table2.csv", "table3.csv", "figure4.pdf", "figure4.png"]
-
-
-def section2_outputs(config: Mapping[str, Any]) -> list[str]:
-    """The section 2 figure and its tables; none without the ``section2`` section. Its input is
-    a main-study data set's embeddings (polarity with MiniLM by default): seconds on a CPU."""
-    if not config.get("section2"):
-        return []
-    return [
-        paths.section2_file(name)
-        for name in ("figure.pdf", "figure.png", "trace.csv", "classes.csv")
-    ]
+# The section 2 figure and its tables.
+SECTION2_FILES = ("figure.pdf", "figure.png", "trace.csv", "classes.csv")
 
 
 def optimisation_verdicts(study: str) -> dict[str, Any]:
@@ -53,28 +44,15 @@ def optimisation_verdicts(study: str) -> dict[str, Any]:
         runs = targets.study_runs(dict(config), study)
         if not runs:
             return {}
-        traces = [
-            paths.optimisation_run_file(
-                "trace.parquet", study, r["encoder"], r["dataset"], r["seed"]
-            )
-            for r in runs
-        ]
         return {
-            f"{study}_traces": traces,
+            f"{study}_traces": [
+                paths.optimisation_run_file("trace.parquet", study, **r) for r in runs
+            ],
             **{f"{study}_{t}": paths.study_file(f"{t}.csv", study) for t in tables},
         }
 
     measures = {table_names(study): functools.partial(optimisation_measurements, study)}
     return dict(verdict_inputs=inputs, measures=measures)
-
-
-def preview_problem(config: Mapping[str, Any]) -> str | None:
-    """A preview whose stride leaves main's runs too few metric evaluations: checked only when
-    the preview is the target (python -m isotropy.estimate), since its default stride (10) would
-    refuse a small main study that no preview is asked of."""
-    if "main" not in config:
-        return None
-    return workflow_config.stride_problem(config, "preview", "main")
 
 
 def optimisation_claims(
@@ -135,7 +113,6 @@ def optimisation_claims(
 
 MAIN = StudySpec(
     name="main",
-    target="main_study",
     outputs=lambda config: [paths.study_file(name, "main") for name in MAIN_FILES],
     rules=RULES,
     job_costs={
@@ -154,18 +131,18 @@ MAIN = StudySpec(
     ),
     claims_not_run="the main study is not configured in this run",
 )
-# the main study's setups with the preview's seeds and stride
+# the main study's setups with the preview's seeds and stride; a stride that leaves main's runs
+# too few metric evaluations is refused only when the preview is the target (python -m
+# isotropy.estimate), since its default (10) would refuse a small main study no preview is asked of
 PREVIEW = StudySpec(
     name="preview",
-    target="preview_study",
     outputs=lambda config: [paths.study_file(name, "preview") for name in MAIN_FILES],
     rules=RULES,
     rule_all="never",
-    check=preview_problem,
+    check=functools.partial(workflow_config.stride_problem, study="preview", of="main"),
 )
 GLUE = StudySpec(
     name="glue",
-    target="glue_study",
     outputs=lambda config: [paths.study_file(name, "glue") for name in GLUE_FILES],
     rules=RULES,
     **optimisation_verdicts("glue"),
@@ -181,9 +158,9 @@ GLUE = StudySpec(
 )
 SECTION2 = StudySpec(
     name="section2",
-    target=None,
-    outputs=section2_outputs,
+    # from a main-study data set's embeddings (polarity with MiniLM by default): seconds on a CPU
+    outputs=section_files("section2", paths.section2_file, SECTION2_FILES),
     rules=RULES,
-    rule_all="when_configured",  # seconds on a CPU
+    rule_all="when_configured",
 )
 STUDIES = (MAIN, PREVIEW, GLUE, SECTION2)

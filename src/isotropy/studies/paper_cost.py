@@ -78,9 +78,8 @@ def embedding_job_seconds(
     an upper bound), and its start-up (None: no measured cost)."""
     encoder, dataset = wildcards["encoder"], wildcards["dataset"]
     work = embedding_seconds(config, encoder, dataset)
-    device = costs.device_kind(config["device"])
     # on the rule's 2 threads: 2 x work of one thread
-    return None if work is None else pace.share(2 * work, costs.JOB_THREADS, device)
+    return None if work is None else pace.share(2 * work, costs.JOB_THREADS, config["device"])
 
 
 def run_seconds(dataset: str, settings: Mapping[str, Any], device: str) -> float | None:
@@ -114,45 +113,13 @@ def vector_dim(config: Mapping[str, Any], name: str) -> int | None:
     return widths.get("mirror" if resolve_mirror(config.get("mirror")) else "url")
 
 
-def sensitivity_run_seconds(
-    config: Mapping[str, Any], run: Mapping[str, Any], device: str
-) -> float | None:
-    """Estimated wall time of one sensitivity run: on a CPU, a fixed start-up plus a part that
-    grows as items² and as dimension^power (the ``sensitivity_*`` rows of config/costs.csv);
-    on a GPU, the main study's per-update cost at 384-d, scaled by dimension beyond it.
-
-    The items of a label set are ``sensitivity_single_items`` (counted on the mirror); one not
-    counted is costed as ``all`` (an upper bound: it keeps a subset)."""
-    section = config["sensitivity"]
-    dim = vector_dim(config, run["vectors"])
-    base_items = costs.by_dataset("sensitivity_items")
-    if dim is None or run["setup"] not in base_items:
-        return None
-    single = costs.by_dataset("sensitivity_single_items")
-    items = section["paper_size"] if run["label_set"] == "paper_size" else base_items[run["setup"]]
-    if run["label_set"] == "single":
-        items = single.get(run["setup"], items)
-    scale_items = items / base_items["supersense"]
-    updates, stride = section["updates"], section["metric_stride"]
-    if device == "cuda":  # measured at 384-d, every update; larger tables scale with dimension
-        return updates * GPU_SECONDS_PER_UPDATE_WITH_METRICS * max(1.0, dim / 384)
-    evaluations = evaluation_count(updates, stride)
-    if section["metric_sample_size"]:
-        scale_items = min(scale_items, section["metric_sample_size"] / base_items["supersense"])
-    share = costs.value("sensitivity_evaluation_share")
-    work = (1 - share) * updates / 1000 + share * evaluations / 21
-    width = (dim / costs.value("sensitivity_base_dim")) ** costs.value("sensitivity_dim_power")
-    part = costs.value("sensitivity_run_cpu_part") * work * scale_items**2 * width
-    return costs.value("sensitivity_run_cpu_startup") + part
-
-
 def optimisation_job_seconds(
     config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
     """Wall seconds of one run of rule optimize_embeddings (wildcards study, encoder, dataset,
     seed) at ``pace``: :func:`run_seconds` of its settings, on a CPU scaled by the speed probe
     (None: no measured cost)."""
-    device = costs.device_kind(config["device"])
+    device = config["device"]
     settings = targets.optimisation_settings(
         dict(config), wildcards["study"], wildcards["dataset"], int(wildcards["seed"])
     )
@@ -168,16 +135,32 @@ def sensitivity_job_seconds(
     config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
     """Wall seconds of one run of rule optimize_sensitivity (wildcards dataset, encoder,
-    label_set, lr, seed): :func:`sensitivity_run_seconds`, its start-up included, one thread
-    each, as many side by side as the cores; fitted before the speed probe existed, so not
-    scaled by it (None: no dimension known)."""
-    device = costs.device_kind(config["device"])
-    run = {
-        "setup": wildcards["dataset"],
-        "vectors": wildcards["encoder"],
-        "label_set": wildcards["label_set"],
-    }
-    seconds = sensitivity_run_seconds(config, run, device)
-    if seconds is None:
+    label_set, lr, seed; None: no dimension known). On a CPU, a fixed start-up plus a part that
+    grows as items² and as dimension^power (the ``sensitivity_*`` rows of config/costs.csv),
+    one thread each, as many side by side as the cores; fitted before the speed probe existed,
+    so not scaled by it. On a GPU, the main study's per-update cost at 384-d, scaled by
+    dimension beyond it.
+
+    The items of a label set are ``sensitivity_single_items`` (counted on the mirror); one not
+    counted is costed as ``all`` (an upper bound: it keeps a subset)."""
+    section, setup, label_set = config["sensitivity"], wildcards["dataset"], wildcards["label_set"]
+    dim = vector_dim(config, wildcards["encoder"])
+    base_items = costs.by_dataset("sensitivity_items")
+    if dim is None or setup not in base_items:
         return None
-    return seconds if device == "cuda" else seconds / pace.parallel(1)
+    single = costs.by_dataset("sensitivity_single_items")
+    items = section["paper_size"] if label_set == "paper_size" else base_items[setup]
+    if label_set == "single":
+        items = single.get(setup, items)
+    scale_items = items / base_items["supersense"]
+    updates, stride = section["updates"], section["metric_stride"]
+    if config["device"] == "cuda":  # measured at 384-d, every update
+        return updates * GPU_SECONDS_PER_UPDATE_WITH_METRICS * max(1.0, dim / 384)
+    evaluations = evaluation_count(updates, stride)
+    if section["metric_sample_size"]:
+        scale_items = min(scale_items, section["metric_sample_size"] / base_items["supersense"])
+    share = costs.value("sensitivity_evaluation_share")
+    work = (1 - share) * updates / 1000 + share * evaluations / 21
+    width = (dim / costs.value("sensitivity_base_dim")) ** costs.value("sensitivity_dim_power")
+    part = costs.value("sensitivity_run_cpu_part") * work * scale_items**2 * width
+    return (costs.value("sensitivity_run_cpu_startup") + part) / max(1, pace.cores)

@@ -10,16 +10,17 @@ CLS geometry of each run.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import product
 from typing import Any
 
 import pandas as pd
 
 from isotropy import costs, paths
-from isotropy.published import SeedClaim
 from isotropy.rajaee_cls.results import claim_values
-from isotropy.studies.record import StudySpec
+from isotropy.statistics import SeedClaim
+from isotropy.studies.record import StudySpec, section_files
 from isotropy.verdicts.claims import check_seed_claims
-from isotropy.verdicts.learning import guard_rows, learning_test
+from isotropy.verdicts.learning import guard_rows, not_learned_note
 from isotropy.verdicts.measurements.sts import rajaee_cls_measurements
 
 # I(W) and IsoScore of every layer's validation CLS states: an assumption, not measured.
@@ -31,31 +32,17 @@ TASK_ROWS = {"rte": (2490, 277), "sst2": (67349, 872), "wic": (5428, 638)}
 
 def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every run of config ``rajaee_cls`` (models × tasks × methods × seeds; none without it)."""
-    section = config.get("rajaee_cls")
-    if not section:
-        return []
-    return [
-        {"model": model, "task": task, "method": method, "seed": seed}
-        for model in section["models"]
-        for task in section["tasks"]
-        for method in section["methods"]
-        for seed in section["seeds"]
-    ]
+    section = config.get("rajaee_cls") or {}
+    grid = product(*(section.get(axis, ()) for axis in ("models", "tasks", "methods", "seeds")))
+    return [dict(zip(("model", "task", "method", "seed"), run)) for run in grid]
 
 
 def run_files(config: Mapping[str, Any]) -> list[str]:
-    return [
-        paths.rajaee_cls_run_file("metrics.json", r["model"], r["task"], r["method"], r["seed"])
-        for r in runs(config)
-    ]
+    return [paths.rajaee_cls_run_file("metrics.json", **r) for r in runs(config)]
 
 
-def outputs(config: Mapping[str, Any]) -> list[str]:
-    """The final files of target rajaee_cls_study: the study's tables and figure."""
-    if not config.get("rajaee_cls"):
-        return []
-    names = ("runs.csv", "layers.csv", "claims.csv", "claims.md", "layers.pdf", "layers.png")
-    return [paths.rajaee_cls_file(name) for name in names]
+# The study's final files: its tables and figure.
+FILES = ("runs.csv", "layers.csv", "claims.csv", "claims.md", "layers.pdf", "layers.png")
 
 
 def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | None:
@@ -120,15 +107,13 @@ def check_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
     (:mod:`isotropy.verdicts.learning`), and a model not the slides' is named in every note."""
     unlearned: dict[tuple[str, str], str] = {}
     for (model, task, method), group in runs.groupby(["model", "task", "method"], sort=False):
-        tested = learning_test(
-            list(group["accuracy"].astype(float)),
-            float(group["majority_baseline"].iloc[0]),
-            int(group["eval_sentences"].iloc[0]),
+        note = not_learned_note(
+            group["accuracy"], group["majority_baseline"], group["eval_sentences"]
         )
         for claim, methods in CLAIM_METHODS.items():
-            if method in methods and not tested.learned:
+            if method in methods and note:
                 key = (claim, f"{model}/{task}")
-                why = f"{METHOD_NAMES.get(method, method)}: {tested.note}"
+                why = f"{METHOD_NAMES.get(method, method)}: {note}"
                 unlearned[key] = f"{unlearned[key]}; {why}" if key in unlearned else why
     table = check_seed_claims(claim_values(runs, layers), CLAIMS, study="rajaee_cls")
     table = guard_rows(table, unlearned)
@@ -150,9 +135,7 @@ def claim_page(tables: Mapping[str, Any]) -> pd.DataFrame | None:
 STUDIES = (
     StudySpec(
         name="rajaee_cls",
-        target="rajaee_cls_study",
-        outputs=outputs,
-        rules="rules/rajaee_cls.smk",
+        outputs=section_files("rajaee_cls", paths.rajaee_cls_file, FILES),
         job_costs={"rajaee_cls_finetune": job_seconds},
         verdict_inputs=verdict_inputs,
         claim_page=claim_page,

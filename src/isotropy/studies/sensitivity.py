@@ -4,6 +4,7 @@ files (its costs: paper_cost; science: isotropy.sensitivity)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import product
 from typing import Any
 
 from isotropy import paths, sensitivity
@@ -29,11 +30,9 @@ def cells(config: Mapping[str, Any]) -> list[dict[str, Any]]:
             if factors is not None and first:
                 continue  # a block with its own factors ran them all in the first pass
             for block_factor in [factor] if factors is None else factors:
-                for setup in block["setups"]:
-                    for vectors in block["vectors"]:
-                        for label_set in block["label_sets"]:
-                            key = (setup, vectors, label_set, f"{block_factor:g}")
-                            cells.setdefault(key, dict(zip(CELL_KEYS, key)))
+                for names in product(block["setups"], block["vectors"], block["label_sets"]):
+                    key = (*names, f"{block_factor:g}")
+                    cells.setdefault(key, dict(zip(CELL_KEYS, key)))
     return list(cells.values())
 
 
@@ -45,43 +44,25 @@ def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def cell_of(wildcards: Any) -> dict[str, str]:
     """The cell (:data:`CELL_KEYS`) a sensitivity job's wildcards name."""
-    return {
-        "setup": wildcards.dataset,
-        "vectors": wildcards.encoder,
-        "label_set": wildcards.label_set,
-        "lr_factor": wildcards.lr,
-    }
+    names = ("dataset", "encoder", "label_set", "lr")
+    return dict(zip(CELL_KEYS, (wildcards[name] for name in names)))
 
 
 def priority(config: Mapping[str, Any], wildcards: Any) -> int:
     """A cell's Snakemake priority: the earlier in run order, the higher (0 if not configured)."""
-    key = tuple(wildcards[name] for name in ("dataset", "encoder", "label_set", "lr"))
-    order = [tuple(cell[k] for k in CELL_KEYS) for cell in cells(config)]
-    return len(order) - order.index(key) if key in order else 0
+    cell, order = cell_of(wildcards), cells(config)
+    return len(order) - order.index(cell) if cell in order else 0
 
 
-def run_file(artefact: str, run: Mapping[str, Any]) -> str:
-    """One artefact (trace.parquet, summary.json) of one run (of :func:`runs`)."""
-    return paths.sensitivity_run_file(
-        artefact, run["vectors"], run["setup"], run["label_set"], run["seed"], run["lr_factor"]
-    )
-
-
-def run_files(config: Mapping[str, Any], artefact: str, cell=None) -> list[str]:
-    """One artefact of every run of the grid, or of one cell."""
-    return [
-        run_file(artefact, r)
-        for r in runs(config)
-        if cell is None or all(r[k] == cell[k] for k in CELL_KEYS)
-    ]
+def run_files(config: Mapping[str, Any], artefact: str, cell: Mapping[str, str]) -> list[str]:
+    """One artefact (trace.parquet, summary.json) of every run of one cell."""
+    runs_of_cell = [r for r in runs(config) if all(r[k] == cell[k] for k in CELL_KEYS)]
+    return [paths.sensitivity_run_file(artefact, **r) for r in runs_of_cell]
 
 
 def cell_files(config: Mapping[str, Any]) -> list[str]:
     """The per-seed file of every cell, in run order."""
-    return [
-        paths.sensitivity_cell_file(c["setup"], c["vectors"], c["label_set"], c["lr_factor"])
-        for c in cells(config)
-    ]
+    return [paths.sensitivity_cell_file(**c) for c in cells(config)]
 
 
 def phase_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -99,7 +80,7 @@ def phase_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def phase_files(config: Mapping[str, Any]) -> list[str]:
     """The traces of :func:`phase_runs`."""
-    return [run_file("trace.parquet", r) for r in phase_runs(config)]
+    return [paths.sensitivity_run_file("trace.parquet", **r) for r in phase_runs(config)]
 
 
 def vector_inputs(config: Mapping[str, Any], name: str, setup: str) -> dict[str, Any]:
@@ -136,29 +117,23 @@ def settings_line(config: Mapping[str, Any]) -> str:
     if "sensitivity" not in config:
         return ""
     section = config["sensitivity"]
-    seeds = section["seeds"]
     factors = ", ".join(f"{f:g}" for f in section["lr_factors"])
     own = [f"{f:g}" for b in section["blocks"] for f in b.get("lr_factors") or []]
     if own:
         factors += f" (and x {', '.join(dict.fromkeys(own))} in the cells that name them)"
+    sample = section["metric_sample_size"]
     return (
         f"{section['updates']} updates, Adam lr {section['learning_rate']} x {factors}, metrics "
-        f"every {section['metric_stride']} updates"
-        + (
-            f" on {section['metric_sample_size']} sampled items"
-            if section["metric_sample_size"]
-            else ""
-        )
-        + f", seeds {', '.join(map(str, seeds))}"
-        + f"; items: words with a {section['items_from']} vector"
-        + f"; {100 * section['interval_level']:g}% t-intervals over seeds on Fisher z"
+        f"every {section['metric_stride']} updates{f' on {sample} sampled items' if sample else ''}"
+        f", seeds {', '.join(map(str, section['seeds']))}; items: words with a "
+        f"{section['items_from']} vector; {100 * section['interval_level']:g}% t-intervals over "
+        "seeds on Fisher z"
     )
 
 
 STUDIES = (
     StudySpec(
         name="sensitivity",
-        target="sensitivity_study",
         outputs=lambda config: [
             paths.SENSITIVITY_TABLE,
             paths.SENSITIVITY_MARKDOWN,
@@ -168,7 +143,6 @@ STUDIES = (
                 for e in ("pdf", "png")
             ),
         ],
-        rules="rules/sensitivity.smk",
         rule_all="never",
         job_costs={"optimize_sensitivity": cost.sensitivity_job_seconds},
     ),

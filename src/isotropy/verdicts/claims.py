@@ -19,8 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.published import SeedClaim
-from isotropy.statistics import fisher_z
+from isotropy.statistics import SeedClaim, fisher_z
 from isotropy.verdicts.families import family_sizes, holm_by_family, study_family
 from isotropy.verdicts.measurements import one_sided
 from isotropy.verdicts.tolerances import (
@@ -261,20 +260,17 @@ def settle_family(rows: list[dict], tests: list[tuple]) -> None:
     (``tests``: row index, claim, its measurement with ``per_seed``, raw (p the claimed way,
     p the other way))."""
     families = [study_family(rows[index]["study"]) for index, *_ in tests]
-    claimed, other, sizes = holm_by_family(
-        families, [p[0] for *_, p in tests], [p[1] for *_, p in tests]
-    )
-    for (index, claim, m, _), family, p_claim, p_other in zip(tests, families, claimed, other):
+    adjusted = holm_by_family([(family, *p) for family, (*_, p) in zip(families, tests)])
+    for (index, claim, m, _), family, (p_claim, p_other, size) in zip(tests, families, adjusted):
         rows[index]["verdict"] = _settle(claim, m, p_claim, p_other)
         # two digits: a p-value's third digit is float32 noise of the traces, not evidence
         rows[index]["note"] += (
-            f"; Holm over the {sizes[family]} tests of {family}: p {p_claim:.2g} (other way "
-            f"{p_other:.2g})"
+            f"; Holm over the {size} tests of {family}: p {p_claim:.2g} (other way {p_other:.2g})"
         )
 
 
 # ---------------------------------------------------------------------------------------------
-# Per-seed claims (isotropy.published.SeedClaim, a study's own): a direction judged per seed, as
+# Per-seed claims (isotropy.statistics.SeedClaim, a study's own): a direction judged per seed, as
 # the page's directions are (seed_claim_rows).
 
 
@@ -326,17 +322,16 @@ def seed_claim_rows(
             ordered = group.sort_values("seed")["value"].astype(float)
             values = [v for v in ordered if math.isfinite(v)]
             evidence = "per seed: " + ", ".join(f"{v:.3g}" for v in ordered)
-            p_claim, p_other, along, n = direction_test(claim, values)
-            note = f"{along}/{n} seeds {seed_claim.direction} {seed_claim.bound:g}"
+            verdict: str | None = NOT_RUN
+            note, p = "no seed with a defined value", None
+            if values:  # judged as the page's directions are
+                verdict, note, p = _judge_claim(claim, pd.Series({"per_seed": values}))
+            if p is not None:
+                tests.append((len(rows), claim, {"per_seed": values}, p))
             mean = float(np.mean(values)) if values else math.nan
-            verdict = INCONCLUSIVE
-            if n == 0:
-                verdict = NOT_RUN
-            elif n == 1:  # one run going the other way contradicts a claim about every run
-                verdict = NOT_SUPPORTED if along < n else ONE_SEED
-            else:
-                tests.append((len(rows), claim, {"per_seed": values}, (p_claim, p_other)))
-            rows.append(_row(claim, setup, mean, threshold, verdict, evidence, note))
+            rows.append(
+                _row(claim, setup, mean, threshold, verdict or INCONCLUSIVE, evidence, note)
+            )
     return rows, tests
 
 
@@ -350,10 +345,10 @@ def collapse_any_setup(rows: list[dict], claims: Sequence[SeedClaim]) -> list[di
     grouped: dict[str, list[dict]] = {}
     for row in rows:
         if row["claim"] in existence and row["setup"] != "all":
-            if row["claim"] not in grouped:
-                grouped[row["claim"]] = []
+            setups = grouped.setdefault(row["claim"], [])
+            if not setups:
                 kept.append(row)  # placeholder, replaced below at the claim's first setup
-            grouped[row["claim"]].append(row)
+            setups.append(row)
         else:
             kept.append(row)
     for name, setups in grouped.items():
@@ -413,20 +408,14 @@ def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
 # study and claim, then every row, under how the claims are tested.
 
 ERROR_CONTROL = (
-    "How the claims are tested (docs/verdicts.md): a claim is about every run, so it is judged per "
-    "seed. A direction (silhouette rises, IsoScore falls, r below the paper's own level, and each "
-    "direction the extension study's open questions state) is *supported* when every seed goes "
-    f"that way and a one-sided t-test over seeds is significant (per row: a one-sided test at "
-    f"{ALPHA:g}). The tested rows are Holm-adjusted within declared families, one per study (the "
-    "paper it checks × the study), never across them, so a row's verdict does not depend on what "
-    f"else the page holds and {ALPHA:g} bounds the chance of any false *supported* (or false *not "
-    "supported* by the test) within a family; the extension and CLS studies' own pages hold the "
-    "same families. Families on this page: {families}. Bounds stated for every run (ρ below "
-    "−0.998) are checked in every seed (no test needed); the seeds' spread against the size of "
-    "the change is tested (confidence bounds of the ratio); a comparison of one value with a "
-    "bound tests nothing and reads *untested: holds* / *untested: fails*. A bound at the paper's "
-    "own number is not judged on a stand-in (*stand-in: not judged*); a direction is, and its "
-    "verdict says *on a stand-in*."
+    "How the claims are tested: docs/verdicts.md. In short: a claim is about every run, so a "
+    "direction is *supported* when every seed goes that way and a one-sided t-test over seeds is "
+    f"significant at {ALPHA:g}, Holm-adjusted within declared families, one per study (the paper "
+    f"it checks × the study), never across them, so {ALPHA:g} bounds the chance of any false "
+    "*supported* within a family; the extension and CLS studies' own pages hold the "
+    "same families. Families on this page: {families}. Bounds stated for every run are checked in "
+    "every seed; a comparison of one value with a bound tests nothing (*untested: holds* / "
+    "*untested: fails*); a bound at the paper's own number is not judged on a stand-in."
 )
 
 

@@ -4,7 +4,7 @@ A generic join of the published table (``config/published_values.csv``, :func:`r
 its columns: :data:`PUBLISHED_COLUMNS` and docs/verdicts.md) with this run's measurements
 (:mod:`isotropy.verdicts.measurements`): a published row matches every measurement of its study
 and quantity whose ``paper_setup`` fits its ``setup`` pattern
-(:func:`isotropy.published.matches`), and each match is one row judged by the published row's
+(:func:`isotropy.statistics.matches`), and each match is one row judged by the published row's
 rule. A published number that no measurement matches keeps its row, ``not run``, with the
 reason. No value and no paper lives in this code.
 """
@@ -17,10 +17,9 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from isotropy.published import matches
+from isotropy.statistics import matches
 from isotropy.verdicts import declarations
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts.equivalence import Equivalence
@@ -96,11 +95,9 @@ def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[s
     else:
         same = (measured["study"] == study) & (measured["quantity"] == quantity)
         found = sorted(set(measured.loc[same, "paper_setup"]))
-        reason = (
-            f"this run measures {quantity} for {', '.join(found)} only"
-            if found
-            else f"this run measures no {quantity}"
-        )
+        reason = f"this run measures no {quantity}"
+        if found:
+            reason = f"this run measures {quantity} for {', '.join(found)} only"
     return "; ".join(s for s in (reason, published["availability"]) if s)
 
 
@@ -132,9 +129,8 @@ def margin_band(paper: pd.Series) -> tuple[float, float]:
         return math.nan, math.nan
     if kind in EQUIVALENCE_RULES:
         scale, declared = scale_of(paper["unit"], kind), declarations.declared(paper)
-        region, _ = eq.tested_regions(scale, [value], declared.margin, declared.half)
-        low, high = (float(v[0]) for v in scale.back(np.asarray(region, dtype=np.float64)))
-        return value - high, value - low
+        low, high = eq.printed_region(scale, value, declared.margin, declared.half)
+        return value - float(high), value - float(low)
     if kind == "exact":
         return 0.0, 0.0
     if kind == "relative":
@@ -234,7 +230,10 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 )
             elif verdict != STAND_IN:
                 details.update(zip(("band_low", "band_high"), margin_band(paper)))
-            note = _flagged(paper, ours)
+            flag = ""  # a pooled correlation whose seeds disagree with it in size, flagged first
+            if paper["quantity"] in ("pearson_r", "spearman_rho"):
+                flag = simpson_flag(float(ours["value"]), ours["per_seed"] or ())
+            note = "; ".join(s for s in (flag, ours["note"]) if s)
             row = dict(our_value=value, tolerance=tolerance, verdict=verdict, note=note)
             rows.append(_row(paper, **row, **details))
     settled = [t for t in seed_tests if rows[t[0]]["verdict"] not in (NOT_COMPARABLE, NOT_LEARNED)]
@@ -243,14 +242,6 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
     if bad := set(table["verdict"]) - set(VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")
     return table
-
-
-def _flagged(paper: pd.Series, ours: pd.Series) -> str:
-    """Our note, a pooled correlation whose seeds disagree with it in size flagged first."""
-    flag = ""
-    if paper["quantity"] in ("pearson_r", "spearman_rho"):
-        flag = simpson_flag(float(ours["value"]), ours["per_seed"] or ())
-    return "; ".join(s for s in (flag, ours["note"]) if s)
 
 
 def _exact(test: Equivalence, ours: pd.Series) -> bool:
@@ -268,15 +259,12 @@ def _settle_page(rows: list[dict], tests: list, seed_tests: list) -> None:
         rows[index]["verdict"] = settle(test)
         rows[index]["tolerance"] += "; seed-free: an exact comparison, in no Holm family"
     tests = [t for t in tests if not _exact(t[2], t[3])]
-    families = [family for _, family, *_ in tests]
-    agree, differ, sizes = holm_by_family(
-        families, [t.p_agree for _, _, t, _ in tests], [t.p_differ for _, _, t, _ in tests]
-    )
-    for (index, family, test, _), p_agree, p_differ in zip(tests, agree, differ):
+    adjusted = holm_by_family([(family, t.p_agree, t.p_differ) for _, family, t, _ in tests])
+    for (index, family, test, _), (p_agree, p_differ, size) in zip(tests, adjusted):
         rows[index]["verdict"] = settle(Equivalence(test.low, test.high, p_agree, p_differ))
         rows[index].update(p_agree=p_agree, p_differ=p_differ)  # the p-values the verdict used
         rows[index]["tolerance"] += (
-            f"; Holm over the {sizes[family]} rows of {family}: p(agrees) {p_agree:.2g}, "
+            f"; Holm over the {size} rows of {family}: p(agrees) {p_agree:.2g}, "
             f"p(differs) {p_differ:.2g}"
         )
     _settle_seed_tests(rows, seed_tests)
@@ -285,42 +273,31 @@ def _settle_page(rows: list[dict], tests: list, seed_tests: list) -> None:
 def _settle_seed_tests(rows: list[dict], seed_tests: list) -> None:
     """The tests over seeds (I-STAR, one row per λ), Holm within their family over the p of the
     claimed direction and over the p of the other one (as the claims page does)."""
-    pairs = [
-        claimed_first(parse_tolerance(spec)[0], float(ours["p_less"]), float(ours["p_greater"]))
-        for _, _, spec, ours in seed_tests
-    ]
-    families = [family for _, family, *_ in seed_tests]
-    claimed, other, sizes = holm_by_family(families, [p for p, _ in pairs], [q for _, q in pairs])
-    for (index, family, spec, ours), p_claim, p_other in zip(seed_tests, claimed, other):
+    adjusted = holm_by_family(
+        [
+            (family, *claimed_first(parse_tolerance(spec)[0], ours["p_less"], ours["p_greater"]))
+            for _, family, spec, ours in seed_tests
+        ]
+    )
+    for (index, family, spec, ours), (p_claim, p_other, size) in zip(seed_tests, adjusted):
         kind, bound = parse_tolerance(spec)
         less, greater = claimed_first(kind, p_claim, p_other)
         rows[index]["verdict"], rows[index]["tolerance"] = judge_seed_test(
             kind, bound, seeds=float(ours["seeds"]), p_less=less, p_greater=greater
         )
-        if sizes.get(family):
-            rows[index]["tolerance"] += f"; Holm over the {sizes[family]} tests of {family}"
+        if size:
+            rows[index]["tolerance"] += f"; Holm over the {size} tests of {family}"
 
 
 ERROR_CONTROL = (
-    "How the verdicts are made (docs/verdicts.md): each printed number is declared as one "
-    "statistic (one run, a mean or a pooled value over the paper's m runs, a bound for every run, "
-    "a fixed value) with an equivalence margin δ. For a correlation, LID or I(W), D = paper − ours "
-    "gets a 95% interval that includes the paper's own seed noise; *agrees* when it lies within "
-    "±δ of every value the printed number stands for (± half its last digit), *differs* when "
-    "wholly outside the region of every one of them, else *inconclusive*. Per row: a faithful "
-    f"replication reads *differs* with probability ≤ {ALPHA:g}, and a true gap of δ or more (on "
-    "the scale δ is declared on) between the paper's unrounded statistic and ours reads *agrees* "
-    f"with probability ≤ {ALPHA / 2:g}, whatever the print rounds (a protocol setting's effect "
-    "within its measured bound). The p-values shown are the ones the verdict used: Holm-adjusted "
-    "within declared families, one "
-    "per paper × study (one adjustment for *agrees*, one for *differs*; the tests over seeds "
-    "likewise), never across them, so a row's verdict does not depend on what else the run holds "
-    f"and {ALPHA:g} bounds the chance of any false *differs* and of any false *agrees* within a "
-    "family. Families on this page: {families}. Counts and seed-free values are compared exactly, "
-    "in no family; bounds stated for every run are checked in every seed. A row whose model or "
-    "data is a stand-in is *stand-in: not judged* when its rule sets ours against the paper's "
-    "number (bounds included); a direction is judged and its verdict says *on a stand-in*. A run "
-    "whose protocol differs where the number depends on it is *not comparable*."
+    "How the verdicts are made: docs/verdicts.md. In short: *agrees* when the 95% interval of "
+    "D = paper − ours, the paper's own seed noise included, lies within ±δ of every value the "
+    "printed number stands for, *differs* when wholly outside, else *inconclusive*; per row a "
+    f"faithful replication reads *differs* with probability ≤ {ALPHA:g}. The p-values shown are "
+    "the ones the verdict used, Holm-adjusted within declared families (one per paper × study), "
+    f"never across them, so {ALPHA:g} bounds the chance of any false *differs* and of any false "
+    "*agrees* within a family. Families on this page: {families}. Counts and seed-free values are "
+    "compared exactly; a stand-in's number is not judged; a differing protocol is *not comparable*."
 )
 
 
@@ -424,43 +401,13 @@ PUBLISHED_COLUMNS = [
 ]
 
 
-def printed_number(text: str) -> float:
-    """The number a printed value means: '4,094,976' → 4094976, '−0.808' → -0.808,
-    '1.19 M' → 1190000, '3.36e-5' → 3.36e-05; '' → NaN (a statement without a number)."""
-    text = str(text).strip()
-    if not text or text.lower() == "nan":
-        return math.nan
-    scale = 1.0
-    if text.endswith("M"):
-        text, scale = text[:-1].strip(), 1e6
-    try:
-        return float(text.replace(",", "").replace("−", "-")) * scale
-    except ValueError:
-        raise ValueError(f"published value {text!r} is not a number as printed") from None
-
-
 def read_published(
     path: str | os.PathLike = PUBLISHED_VALUES, studies: Collection[str] | None = None
 ) -> pd.DataFrame:
-    """The published table, checked: known columns, parseable values and tolerances, and (when
-    given: the records' :func:`isotropy.studies.published_studies`) known ``studies``. Adds
-    ``paper_value`` and ``paper_n`` (the printed value and sample size as numbers)."""
+    """The published table with its columns checked, then each row and its declarations
+    (:func:`isotropy.verdicts.declarations.fill_declarations`; ``studies``: the records'
+    :func:`isotropy.studies.published_studies`)."""
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     if missing := [c for c in PUBLISHED_COLUMNS if c not in table.columns]:
         raise ValueError(f"{path}: columns {missing} are missing; expected {PUBLISHED_COLUMNS}")
-    for index, row in table.iterrows():
-        where = f"{path}, row {index + 2} ({row['paper']}, {row['source']})"
-        if studies is not None and row["study"] not in studies:
-            raise ValueError(f"{where}: study {row['study']!r} is not one of {tuple(studies)}")
-        if not row["quantity"] or not row["setup"] or not row["source"]:
-            raise ValueError(f"{where}: quantity, setup and source must be filled in")
-        try:
-            parse_tolerance(row["tolerance"])
-            printed_number(row["value"])
-            printed_number(row["sample_size"])
-        except ValueError as error:
-            raise ValueError(f"{where}: {error}") from None
-    table["paper_value"] = table["value"].map(printed_number)
-    table["paper_n"] = table["sample_size"].map(printed_number)
-    table["precision_value"] = table["precision"].map(printed_number)
-    return declarations.fill_declarations(table, str(path))
+    return declarations.fill_declarations(table, str(path), studies)

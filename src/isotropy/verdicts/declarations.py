@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,8 @@ from isotropy.verdicts.tolerances import (
 )
 
 DECLARED_COLUMNS = ["estimand", "m", "margin", "margin_reason", "protocol"]
+# The printed numbers of a published row, and the columns that hold them as numbers.
+NUMBERS = (("value", "paper_value"), ("sample_size", "paper_n"), ("precision", "precision_value"))
 PROTOCOL_EFFECTS = Path(__file__).resolve().parents[3] / "config" / "protocol_effects.csv"
 
 
@@ -107,24 +109,52 @@ def _fill_row(table: pd.DataFrame, index: object, kind: str) -> list[str]:
     return defaulted
 
 
+def printed_number(text: str) -> float:
+    """The number a printed value means: '4,094,976' → 4094976, '−0.808' → -0.808,
+    '1.19 M' → 1190000, '3.36e-5' → 3.36e-05; '' → NaN (a statement without a number)."""
+    text = str(text).strip()
+    if not text or text.lower() == "nan":
+        return math.nan
+    scale = 1.0
+    if text.endswith("M"):
+        text, scale = text[:-1].strip(), 1e6
+    try:
+        return float(text.replace(",", "").replace("−", "-")) * scale
+    except ValueError:
+        raise ValueError(f"published value {text!r} is not a number as printed") from None
+
+
 def fill_declarations(
-    table: pd.DataFrame, where: str = "config/published_values.csv"
+    table: pd.DataFrame,
+    where: str = "config/published_values.csv",
+    studies: Collection[str] | None = None,
 ) -> pd.DataFrame:
-    """The published table with its declarations checked and the defaults filled in; adds
-    ``declared`` ('row' or which columns were defaulted) and writes each equivalence row's
-    ``why`` from its rule (:func:`rule_text`). A clear error on a bad value."""
+    """The published table checked (each row: its fields, its tolerance, its printed numbers,
+    and with ``studies`` its study; its declarations) with the defaults filled in; adds
+    ``paper_value``, ``paper_n`` and ``precision_value`` (the printed numbers as numbers) and
+    ``declared`` ('row' or which columns were defaulted), and writes each equivalence row's
+    ``why`` from its rule (:func:`rule_text`). A clear error naming the row on a bad value."""
     table = table.copy()
     for column in DECLARED_COLUMNS:
         if column not in table:
             table[column] = ""
         table[column] = table[column].fillna("").astype(str).str.strip()
+    for _, number in NUMBERS:  # filled in row by row below, a bad one named with its row
+        table[number] = table[number] if number in table else math.nan
     declared_by = []
     for index in table.index:
         row = table.loc[index]
         at = f"{where}, row {index + 2} ({row['paper']}, {row['source']})"
-        kind, _ = parse_tolerance(row["tolerance"])
-        defaulted = _fill_row(table, index, kind)
         try:
+            if studies is not None and row["study"] not in studies:
+                raise ValueError(f"study {row['study']!r} is not one of {tuple(studies)}")
+            if not row["quantity"] or not row["setup"] or not row["source"]:
+                raise ValueError("quantity, setup and source must be filled in")
+            kind, _ = parse_tolerance(row["tolerance"])
+            for printed, number in NUMBERS:
+                if printed in table:
+                    table.at[index, number] = printed_number(row[printed])
+            defaulted = _fill_row(table, index, kind)
             _check_declared(table.loc[index], kind)
         except ValueError as error:
             raise ValueError(f"{at}: {error}") from None
@@ -176,8 +206,7 @@ def rule_text(row: Mapping[str, Any]) -> str:
     paper = float(row.get("paper_value", math.nan))
     if math.isfinite(paper):
         half = declared(row).half
-        (low, high), _ = eq.tested_regions(scale, [paper], str(row["margin"]), half)
-        low, high = scale.back(np.array([low[0], high[0]]))
+        low, high = eq.printed_region(scale, paper, str(row["margin"]), half)
         text += f" (in printed units, {low:.4g} to {high:.4g} around the printed {paper:g}"
         text += f", within ±δ of every value it stands for, ±{half:g})" if half else ")"
     if kind == "printed" and scale.margins == ("z",):

@@ -104,8 +104,6 @@ SCALES = {
     ),
 }
 MARGIN_KINDS = ("z", "logit", "relative")
-# Margins in printed units, retired: their edges moved with the paper's draw (issue 59, item 2).
-_RETIRED = {"r": "z", "points": "z"}
 
 
 def parse_margin(spec: str) -> tuple[str, float]:
@@ -115,11 +113,6 @@ def parse_margin(spec: str) -> tuple[str, float]:
         number = float(value)
     except ValueError:
         number = math.nan
-    if kind in _RETIRED:
-        raise ValueError(
-            f"margin {spec!r} is in printed units, so its edges move with the paper's draw; "
-            f"declare δ on the judging scale ({_RETIRED[kind]}:<δ>)"
-        )
     if kind not in MARGIN_KINDS or not (math.isfinite(number) and number > 0):
         raise ValueError(
             f"margin {spec!r} is not <kind>:<positive number> with kind one of {MARGIN_KINDS}"
@@ -245,6 +238,13 @@ def tested_regions(
     return inner, (np.minimum(low_a, low_b), np.maximum(high_a, high_b))
 
 
+def printed_region(scale: Scale, paper: float, margin: str, half: float = 0.0) -> np.ndarray:
+    """The region *agrees* tests against (:func:`tested_regions`) in the printed units: [low,
+    high] around ``paper``, clipped where the scale ends (e.g. at r = ±1)."""
+    (low, high), _ = tested_regions(scale, [paper], margin, half)
+    return scale.back(np.array([low[0], high[0]]))
+
+
 def equivalence(
     prediction: Prediction,
     paper: float,
@@ -261,8 +261,8 @@ def equivalence(
     (low, high), (outer_low, outer_high) = (
         (float(a[0]), float(b[0])) for a, b in tested_regions(scale, [paper], margin, half)
     )
-    edges = scale.back(np.array([high, low]))
-    band = float(paper - edges[0]), float(paper - edges[1])
+    edges = printed_region(scale, paper, margin, half)
+    band = float(paper - edges[1]), float(paper - edges[0])
     c, se, b = prediction.centre, prediction.se, float(allowance)
     if se == 0 or not math.isfinite(se):
         inside = low + b <= c <= high - b

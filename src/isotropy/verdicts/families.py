@@ -5,6 +5,7 @@ what else the run holds, and a row two pages print reads the same on both.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -47,18 +48,16 @@ def family_sizes(families: Iterable[str], noun: str) -> str:
     return ", ".join(f"{family} ({n} {noun})" for family, n in counted.items()) or "none"
 
 
-def holm_by_family(
-    families: Sequence[str], first: Sequence[float], second: Sequence[float]
-) -> tuple[list[float], list[float], dict[str, int]]:
-    """Both p-value lists Holm-adjusted within each family (the same positions as given), and
-    each family's size (its tests with a finite first p-value; NaN stays NaN, outside it)."""
-    adjusted_first, adjusted_second = [float("nan")] * len(first), [float("nan")] * len(first)
-    sizes: dict[str, int] = {}
-    for family in dict.fromkeys(families):
-        members = [i for i, f in enumerate(families) if f == family]
-        for i, a, b in zip(
-            members, holm([first[i] for i in members]), holm([second[i] for i in members])
-        ):
-            adjusted_first[i], adjusted_second[i] = a, b
-        sizes[family] = sum(1 for i in members if first[i] == first[i])
-    return adjusted_first, adjusted_second, sizes
+def holm_by_family(tests: Sequence[tuple[str, float, float]]) -> list[tuple[float, float, int]]:
+    """Each test's (family, first p-value, second p-value) as (both Holm-adjusted within its
+    family, the family's size: its tests with a finite first p-value; NaN stays NaN, outside
+    it)."""
+    adjusted = [(math.nan, math.nan, 0)] * len(tests)
+    for family in dict.fromkeys(name for name, _, _ in tests):
+        members = [i for i, test in enumerate(tests) if test[0] == family]
+        size = sum(1 for i in members if math.isfinite(tests[i][1]))
+        first = holm([tests[i][1] for i in members])
+        second = holm([tests[i][2] for i in members])
+        for i, a, b in zip(members, first, second):
+            adjusted[i] = (a, b, size)
+    return adjusted

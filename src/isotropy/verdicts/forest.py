@@ -11,17 +11,13 @@ inside the band on the judging scale is inside it here (the maps are monotone). 
 its interval and its band stand on the right, in the row's own units.
 
 It lives with the verdicts (as the comparison's markdown page does): it reads their words, and
-the figures and the page below them never import the verdict engine.
-
-Rows measured but not judged (stand-ins, not comparable, one seed) and judged rows with nothing
-to draw (a bound or a direction, an undefined value) are returned by :func:`listed_rows` and
-:func:`undrawn_rows` for the page to list under the figure with their reason.
+the figures and the page below them never import the verdict engine; the rows it cannot draw
+are listed under it (:func:`listed_rows`, :func:`undrawn_rows`).
 """
 
 from __future__ import annotations
 
 import math
-import os
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -45,8 +41,6 @@ from isotropy.verdicts.tolerances import (
     STAND_IN,
 )
 
-# The verdicts of a row measured but not judged (listed with a reason).
-LISTED = (STAND_IN, NOT_COMPARABLE, ONE_SEED)
 COLOURS = {
     AGREES: "#1a7f37",
     DIFFERS: "#cf222e",
@@ -72,14 +66,6 @@ def in_margins(d: Sequence[float], low: Sequence[float], high: Sequence[float]) 
     return np.where(values == 0, 0.0, scaled)
 
 
-def _common_prefix(sources: Sequence[str]) -> str:
-    """What every source of a group begins with, cut after its last ', ' (none for one row)."""
-    if len(sources) < 2:
-        return ""
-    prefix = os.path.commonprefix(list(sources))
-    return prefix[: prefix.rfind(", ") + 2] if ", " in prefix else ""
-
-
 def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
     """The judged rows that have a D and a band to draw, in the table's order, with ``group``
     (paper · study), ``label``, ``d`` and ``x``/``x_low``/``x_high`` (D and its interval in units of
@@ -100,12 +86,10 @@ def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
     rows["group"] = [
         f"{family_name(paper, study)} study" for paper, study in zip(rows["paper"], rows["study"])
     ]
-    prefixes = {g: _common_prefix(list(p["source"])) for g, p in rows.groupby("group", sort=False)}
     rows["label"] = [
-        textwrap.shorten(f"{source[len(prefixes[g]) :]} · {setup}", LABEL_CHARACTERS)
-        for g, source, setup in zip(rows["group"], rows["source"], rows["setup"])
+        textwrap.shorten(f"{source} · {setup}", LABEL_CHARACTERS)
+        for source, setup in zip(rows["source"], rows["setup"])
     ]
-    rows["prefix"] = rows["group"].map(prefixes)
     bands = rows["band_low"], rows["band_high"]
     rows["x"] = in_margins(rows["d"], *bands)
     interval = np.isfinite(rows["d_low"]) & (rows["d_low"] < rows["d_high"])
@@ -126,7 +110,7 @@ def undrawn_rows(table: pd.DataFrame) -> pd.DataFrame:
 def listed_rows(table: pd.DataFrame) -> pd.DataFrame:
     """Rows measured but not judged: stand-ins (the stand-in named), not comparable (what
     differs) and one seed, each with its ``reason``."""
-    rows = table[table["verdict"].isin(LISTED)]
+    rows = table[table["verdict"].isin((STAND_IN, NOT_COMPARABLE, ONE_SEED))]
     stand_in = rows["stand_in"].fillna("").astype(str)
     reason = np.where(rows["verdict"] == STAND_IN, stand_in, rows["tolerance"].fillna(""))
     return rows.assign(reason=reason)
@@ -156,9 +140,7 @@ def _layout(rows: pd.DataFrame) -> tuple[list[tuple[float, str, str, bool]], np.
     """(y, left label, right label, is a header) of every line, and each row's y."""
     lines, ys, y = [], np.zeros(len(rows)), 0.0
     for group, part in rows.groupby("group", sort=False):
-        prefix = part["prefix"].iloc[0].rstrip(", ")
-        header = textwrap.shorten(f"{group}: {prefix}" if prefix else group, LABEL_CHARACTERS)
-        lines.append((y, header, "", True))
+        lines.append((y, group, "", True))
         for position, (_, row) in zip(np.flatnonzero(rows["group"] == group), part.iterrows()):
             y += 1
             lines.append((y, row["label"], summary(row), False))
@@ -175,87 +157,58 @@ def _limit(rows: pd.DataFrame) -> float:
     return float(min(6.0, max(1.5, 1.1 * finite.max(initial=0.0))))
 
 
-def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> None:
-    """Bands, intervals and points of every row, one labelled series per verdict and kind."""
+def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> list:
+    """Bands, intervals and points of every row, one labelled series per verdict; their handles
+    in the legend's order (the band, each verdict, the markers beyond the axis)."""
     # In units of the margin a band's side is 1 wide, or 0 where it has none (an exact count,
     # a margin clipped at r = ±1).
     left = np.where(rows["band_low"] < 0, -1.0, 0.0)
     right = np.where(rows["band_high"] > 0, 1.0, 0.0)
     wide = right > left
+    handles = []
     if wide.any():
-        axis.barh(
-            ys[wide],
-            (right - left)[wide],
-            left=left[wide],
-            height=0.7,
-            color="0.85",
-            label="±δ band: the region the verdict accepts",
+        label = "±δ band: the region the verdict accepts"
+        bars = (right - left)[wide]
+        handles.append(
+            axis.barh(ys[wide], bars, left=left[wide], height=0.7, color="0.85", label=label)
         )
     x = rows["x"].to_numpy(dtype=np.float64)
     inside = np.abs(x) <= limit
-    has_interval = np.isfinite(rows["x_low"].to_numpy(dtype=np.float64))
-    for verdict in dict.fromkeys(rows["verdict"]):
-        colour, mine = COLOURS[verdict], (rows["verdict"] == verdict).to_numpy()
-        with_bar = mine & inside & has_interval
-        if with_bar.any():
-            low = np.clip(rows["x_low"].to_numpy()[with_bar], -limit, limit)
-            high = np.clip(rows["x_high"].to_numpy()[with_bar], -limit, limit)
-            axis.errorbar(
-                x[with_bar],
-                ys[with_bar],
-                xerr=[x[with_bar] - low, high - x[with_bar]],
-                fmt="o",
-                color=colour,
-                markersize=4,
-                capsize=2,
-                label=verdict,
-            )
-        bare = mine & inside & ~has_interval
-        if bare.any():
-            axis.scatter(
-                x[bare],
-                ys[bare],
-                marker="D",
-                s=22,
-                facecolors="none",
-                edgecolors=colour,
-                label=f"{verdict}, no interval",
-            )
+    # no interval (a seed-free value, an exact count, a verdict reached without a test): the dot
+    low = np.clip(np.fmin(rows["x_low"].to_numpy(dtype=np.float64), x), -limit, limit)
+    high = np.clip(np.fmax(rows["x_high"].to_numpy(dtype=np.float64), x), -limit, limit)
+    for verdict, colour in COLOURS.items():
+        mine = (rows["verdict"] == verdict).to_numpy() & inside
+        if mine.any():
+            error = [x[mine] - low[mine], high[mine] - x[mine]]
+            style = dict(fmt="o", color=colour, markersize=4, capsize=2, label=verdict)
+            handles.append(axis.errorbar(x[mine], ys[mine], xerr=error, **style))
     for side, marker, words in ((1, ">", "D beyond the axis →"), (-1, "<", "← D beyond the axis")):
         beyond = ~inside & (np.sign(x) == side)
         if beyond.any():
             colours = [COLOURS[v] for v in rows["verdict"][beyond]]
-            axis.scatter(
-                np.full(beyond.sum(), side * limit),
-                ys[beyond],
-                marker=marker,
-                s=36,
-                c=colours,
-                label=f"{words} (value on the right)",
+            handles.append(
+                axis.scatter(
+                    np.full(beyond.sum(), side * limit),
+                    ys[beyond],
+                    marker=marker,
+                    s=36,
+                    c=colours,
+                    label=f"{words} (value on the right)",
+                )
             )
-
-
-def _legend_rank(label: str) -> tuple[int, int]:
-    """The band first, then the verdicts in :data:`COLOURS` order (with an interval before
-    without), then the markers beyond the axis."""
-    verdicts = list(COLOURS)
-    verdict = label.removesuffix(", no interval")
-    if verdict in verdicts:
-        return 1, 2 * verdicts.index(verdict) + (verdict != label)
-    return (0, 0) if label.startswith("±δ") else (2, 0)
+    return handles
 
 
 def forest_figure(rows: pd.DataFrame, preview: str = ""):
     """The forest plot of :func:`forest_rows` (a note in its place where no row can be drawn)."""
     if rows.empty:
-        figure = plt.figure(figsize=(9, 1.2))
-        figure.text(
-            0.01,
-            0.5,
+        note = (
             "No judged row of this run has a paper value and a margin to draw "
-            "(every measured row is listed below with its reason).",
-            fontsize=10,
+            "(every measured row is listed below with its reason)."
         )
+        figure = plt.figure(figsize=(9, 1.2))
+        figure.text(0.01, 0.5, note, fontsize=10)
         stamp(figure, preview)
         return figure
     lines, ys = _layout(rows)
@@ -263,7 +216,7 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
         figsize=(FIGURE_INCHES, 1.8 + ROW_INCHES * len(lines)), layout="constrained"
     )
     limit = _limit(rows)
-    _draw_rows(axis, rows, ys, limit)
+    handles = _draw_rows(axis, rows, ys, limit)
     axis.axvline(0, color="0.3", linewidth=0.8, gid=DECORATION)
     for edge in (-1, 1):
         axis.axvline(edge, color="0.55", linewidth=0.6, linestyle=":", gid=DECORATION)
@@ -284,11 +237,8 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
         "(the band's edges at −1 and +1)",
         fontsize=9,
     )
-    handles, labels = axis.get_legend_handles_labels()
-    order = sorted(range(len(labels)), key=lambda i: _legend_rank(labels[i]))
     figure.legend(
-        [handles[i] for i in order],
-        [labels[i] for i in order],
+        handles=handles,
         loc="outside lower center",
         ncols=4,
         fontsize=LABEL_POINTS,
@@ -326,15 +276,11 @@ def forest_caption(
     return (
         f"Every judged row of the paper comparison with a paper value and a margin ({len(rows)} "
         f"of {len(table)} rows of {source}, grouped by paper and study): D = paper − ours (dot) "
-        "with its 95% interval (whisker; a hollow diamond where the row has none: a seed-free "
-        "value, an exact count, a verdict reached without a test), against the row's ±δ band "
-        "(grey), the region its verdict accepts. Rows are judged on different scales (Fisher z "
-        "for correlations, the logit for I(W), natural units for LID and counts), so each is "
-        "drawn in units of its own margin: D divided by the band's width on its side, which puts "
-        "every band at −1…+1 where the verdict's region lies (an exact count has no band; a "
-        "margin clipped at r = ±1 keeps its clipped side). On the right, in the row's own units: "
-        "D [its interval] in [the band], and the verdict (also the colour), settled over the "
-        "page's rows together (docs/verdicts.md), so an interval inside its band may still read "
+        "with its 95% interval (whisker, where the row has one), against the "
+        "row's ±δ band (grey), the region its verdict accepts, in units of the row's own margin "
+        "(each row is judged on its own scale: docs/verdicts.md). On the right, in the row's own "
+        "units: D [its interval] in [the band], and the verdict (also the colour), settled over "
+        "the page's rows together, so an interval inside its band may still read "
         f"inconclusive. Seeds: {seed_text}. "
         f"Metrics recorded: {stride_text}. Stand-ins (not "
         f"judged, listed below): {'; '.join(names) or 'none'}."

@@ -28,7 +28,14 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from isotropy.io import checked_record, commit_files, markers, sha256_file, write_block
+from isotropy.io import (
+    checked_record,
+    commit_files,
+    markdown_table,
+    markers,
+    sha256_file,
+    write_block,
+)
 from isotropy.metrics import registry
 from isotropy.provenance import single_commit
 from isotropy.summaries import correlation_table
@@ -97,6 +104,7 @@ def write_data(
         for key, trace in runs
     ]
     traces = pd.concat(frames, ignore_index=True)
+    records = results.glob("*/*/seed*/trace.parquet.provenance.json")
     order = ["encoder", "dataset", "seed"] + [c for c in traces.columns if c not in KEYS]
     files: dict[Path, bytes | Path] = {
         TRACES: _gzip_bytes(traces[order].to_csv(index=False)),
@@ -105,7 +113,9 @@ def write_data(
     }
     facts = {
         "what": "`make run` on the offline mirror: the main study at the paper's protocol",
-        "code_commit": _commit_of(results),
+        "code_commit": single_commit(  # the one commit the traces' provenance records name
+            (json.loads(r.read_text(encoding="utf-8")) for r in records), "the traces"
+        ),
         "run": dict(run),
         "config": {key: config[key] for key in CONFIG_KEYS if key in config},
         "stand_ins": workflow_stand_ins(config),
@@ -116,21 +126,13 @@ def write_data(
     return commit_files(root, RUN, files, facts)
 
 
-def _commit_of(results: Path) -> str:
-    """The code commit the run's traces were made with (their provenance records), one only."""
-    records = results.glob("*/*/seed*/trace.parquet.provenance.json")
-    return single_commit((json.loads(r.read_text(encoding="utf-8")) for r in records), "the traces")
-
-
 def committed_tables(root: str | os.PathLike = ".") -> dict[str, pd.DataFrame]:
     """The committed run's tables under the names the verdicts read (``main_traces`` …)."""
     root = Path(root)
-    with gzip.open(root / TRACES, "rt", encoding="utf-8") as handle:
-        traces = pd.read_csv(handle)
     return {
         "main_table1": pd.read_csv(root / TABLE1),
         "main_correlations": pd.read_csv(root / CORRELATIONS),
-        "main_traces": traces,
+        "main_traces": pd.read_csv(root / TRACES),  # gzip, by its name
     }
 
 
@@ -153,31 +155,6 @@ def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
     return rows.reset_index(drop=True)
 
 
-def per_seed(root: str | os.PathLike = ".") -> pd.DataFrame:
-    """Each seed's Pearson r and Spearman ρ, steps and end points, from the committed traces."""
-    from isotropy.verdicts.measurements.optimisation import per_seed_correlations
-
-    traces = committed_tables(root)["main_traces"]
-    values = per_seed_correlations(traces)
-    rows = []
-    for (encoder, dataset), group in traces.groupby(["encoder", "dataset"], sort=True):
-        seeds = sorted(group["seed"].unique())
-        for index, seed in enumerate(seeds):
-            run = group[group["seed"] == seed].sort_values("step")
-            rows.append(
-                dict(
-                    setup=f"{encoder}/{dataset}",
-                    seed=int(seed),
-                    steps=len(run),
-                    pearson_r=values[(encoder, dataset, "pearson_r")][index],
-                    spearman_rho=values[(encoder, dataset, "spearman_rho")][index],
-                    isoscore=(run["isoscore"].iloc[0], run["isoscore"].iloc[-1]),
-                    silhouette=(run["silhouette"].iloc[0], run["silhouette"].iloc[-1]),
-                )
-            )
-    return pd.DataFrame(rows)
-
-
 def _num(value: Any, digits: int = 4) -> str:
     try:
         number = float(value)
@@ -186,22 +163,13 @@ def _num(value: Any, digits: int = 4) -> str:
     return "–" if not math.isfinite(number) else f"{number:+.{digits}f}".replace("-", "−")
 
 
-def _quantity_name(quantity: str) -> str:
-    return {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}[quantity]
-
-
-def _stand_in_words(row: pd.Series) -> str:
-    text = str(row.get("stand_in") or "")
-    return "" if text in ("", "nan") else f" (stand-in: {text})"
-
-
 def verdict_words(row: pd.Series, traces: pd.DataFrame) -> str:
     """The verdict with what its rule can say: an equivalence row's margin as a range of
     D = paper − ours in the statistic's own units (the region *agrees* needs, the printed
     value's rounding included); a Spearman ρ row what monotone traces guarantee by themselves."""
     words = f"**{row['verdict']}**"
     low, high = row.get("band_low"), row.get("band_high")
-    if _finite(low) and _finite(high):
+    if pd.notna(low) and pd.notna(high):
         unit = {"pearson_r": "r"}.get(row["quantity"], row["quantity"])
         range_ = f"{_num(low, 3)} to {_num(high, 3)} in {unit}"
         if row["verdict"] == AGREES:
@@ -236,9 +204,35 @@ def _monotone_words(traces: pd.DataFrame, setup: str) -> str:
     )
 
 
+def judged_table(root: str | os.PathLike = ".", detail: bool = False) -> pd.DataFrame:
+    """Each §3.2 row judged on the committed run (:func:`verdicts`), as the README shows it
+    (``detail``, the page: with the stand-ins named, the paper's row and the rule as applied)."""
+    table, traces = verdicts(root), committed_tables(root)["main_traces"]
+    stand_ins = table["stand_in"].fillna("").astype(str) if detail else [""] * len(table)
+    shown = pd.DataFrame(
+        {
+            "setup (ours)": table["setup"] + [f" (stand-in: {s})" if s else "" for s in stand_ins],
+            "statistic": table["quantity"].map(
+                {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
+            ),
+            "paper row": table["paper"] + ", " + table["source"],
+            "paper": [_num(v, 3) for v in table["paper_value"]],
+            "ours (seeds pooled)": [_num(v) for v in table["our_value"]],
+            "D = paper − ours": [
+                _num(p - o) for p, o in zip(table["paper_value"], table["our_value"])
+            ],
+            "verdict": [verdict_words(row, traces) for _, row in table.iterrows()],
+        }
+    )
+    if detail:
+        shown["the rule as applied"] = table["tolerance"].fillna("").str.replace("\n", " ")
+        return shown
+    return shown.drop(columns="paper row")
+
+
 def doc_block(root: str | os.PathLike = ".") -> str:
-    """The page's generated block: the run's settings, each §3.2 row judged, each seed's values."""
-    record, table, seeds = checked_record(root, RUN), verdicts(root), per_seed(root)
+    """The page's generated block: the run's settings, each §3.2 row judged, each seed's ends."""
+    record, traces = checked_record(root, RUN), committed_tables(root)["main_traces"]
     run, main = record["run"], record["config"].get("main", {})
     seed_list = ", ".join(str(seed) for seed in main.get("seeds", []))
     lines = [
@@ -248,33 +242,24 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         f"Settings: {main.get('updates')} updates, metrics after every "
         f"{_stride_words(main.get('metric_stride'))}, seeds {seed_list}.",
         "",
-        "| setup (ours) | paper row | paper | ours (seeds pooled) | D = paper − ours | verdict "
-        "| the rule as applied |",
-        "|---|---|---|---|---|---|---|",
+        markdown_table(judged_table(root, detail=True)),
+        markdown_table(seed_ends(traces)),
     ]
-    traces = committed_tables(root)["main_traces"]
-    for _, row in table.iterrows():
-        paper, ours = row["paper_value"], row["our_value"]
-        gap = _num(float(str(paper).replace("−", "-")) - float(ours)) if _finite(ours) else "–"
-        lines.append(
-            f"| {row['setup']}{_stand_in_words(row)} | {row['paper']}, {row['source']} "
-            f"| {_num(paper, 3)} | {_num(ours)} | {gap} | {verdict_words(row, traces)} "
-            f"| {_cell(row['tolerance'])} |"
-        )
-    lines += [
-        "",
-        "| setup | seed | steps recorded | Pearson r | Spearman ρ | IsoScore first → last "
-        "| silhouette first → last |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for _, s in seeds.iterrows():
-        lines.append(
-            f"| {s['setup']} | {s['seed']} | {s['steps']} | {_num(s['pearson_r'])} "
-            f"| {_num(s['spearman_rho'])} | {_num(s['isoscore'][0])} → {_num(s['isoscore'][1])} "
-            f"| {_num(s['silhouette'][0])} → {_num(s['silhouette'][1])} |"
-        )
-    lines += device_lines(root, traces)
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + device_block(root, traces)
+
+
+def seed_ends(traces: pd.DataFrame) -> pd.DataFrame:
+    """Each seed's steps and its IsoScore and silhouette at the first and the last of them: the
+    trend every seed shows (each seed's r and ρ are the committed correlation table's)."""
+    rows = []
+    for (encoder, dataset, seed), run in traces.sort_values("step").groupby(list(KEYS)):
+        ends = {
+            f"{name} first → last": f"{_num(run[column].iloc[0])} → {_num(run[column].iloc[-1])}"
+            for column, name in (("isoscore", "IsoScore"), ("silhouette", "silhouette"))
+        }
+        rows.append({"setup": f"{encoder}/{dataset}", "seed": seed, "steps recorded": len(run)})
+        rows[-1].update(ends)
+    return pd.DataFrame(rows)
 
 
 def device_differences(cpu: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
@@ -304,84 +289,47 @@ def device_differences(cpu: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     return largest.reset_index()
 
 
-def device_lines(root: str | os.PathLike, cpu: pd.DataFrame) -> list[str]:
+def device_block(root: str | os.PathLike, cpu: pd.DataFrame) -> str:
     """The page's section on the committed run repeated on another device (same inputs, settings
     and code: ``benchmarks/main_on_device.py``), or nothing when no repeat is committed."""
     root = Path(root)
     if not (root / H100_TRACES).is_file():
-        return []
+        return ""
     record = json.loads((root / H100_RUN).read_text(encoding="utf-8"))
     table = device_differences(cpu, pd.read_csv(root / H100_TRACES))
-    lines = [
-        "",
-        f"The same runs on another device: {record['device']}, {record['date']}, "
+    shown = pd.DataFrame(
+        {"setup": table["encoder"] + "/" + table["dataset"], "steps": table["steps"]}
+    )
+    for value, name in zip(VALUES, ("loss", "accuracy", "IsoScore", "silhouette")):
+        shown[f"max Δ {name}"] = table[value].map("{:.1e}".format)
+    for value, name in (("pearson_r", "Pearson r"), ("spearman_rho", "Spearman ρ")):
+        cells = zip(table[f"{value}_cpu"], table[f"{value}_other"])
+        shown[f"{name}: CPU / GPU"] = [f"{a:.6f} / {b:.6f}" for a, b in cells]
+    return (
+        f"\nThe same runs on another device: {record['device']}, {record['date']}, "
         f"{record['wall_seconds_total']:.0f} s for all {len(record['wall_seconds_per_run'])} runs "
         f"({H100_TRACES.as_posix()}; {H100_RUN.as_posix()}). Largest difference over every "
-        "recorded step and seed, and the pooled correlations from each device's traces:",
-        "",
-        "| setup | steps | max Δ loss | max Δ accuracy | max Δ IsoScore | max Δ silhouette "
-        "| Pearson r: CPU / GPU | Spearman ρ: CPU / GPU |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for _, row in table.iterrows():
-        lines.append(
-            f"| {row['encoder']}/{row['dataset']} | {row['steps']} | {row['loss']:.1e} "
-            f"| {row['accuracy']:.1e} | {row['isoscore']:.1e} | {row['silhouette']:.1e} "
-            f"| {row['pearson_r_cpu']:.6f} / {row['pearson_r_other']:.6f} "
-            f"| {row['spearman_rho_cpu']:.6f} / {row['spearman_rho_other']:.6f} |"
-        )
-    return lines
+        "recorded step and seed, and the pooled correlations from each device's traces:\n\n"
+        + markdown_table(shown)
+    )
 
 
 def _stride_words(stride: Any) -> str:
     return "update" if stride in (1, None) else f"{stride}th update"
 
 
-def _finite(value: Any) -> bool:
-    try:
-        return math.isfinite(float(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def _cell(text: Any) -> str:
-    text = "" if text is None or (isinstance(text, float) and math.isnan(text)) else str(text)
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def readme_block(root: str | os.PathLike = ".") -> str:
-    """The README's headline: one line per §3.2 setup, each of its rows with its verdict."""
-    record, table = checked_record(root, RUN), verdicts(root)
-    main = record["config"].get("main", {})
-    seeds = len(main.get("seeds", []))
-    lines = [
+    """The README's headline: each §3.2 row of the committed run with its verdict."""
+    record = checked_record(root, RUN)
+    main, run = record["config"].get("main", {}), record["run"]
+    return (
         f"What §3.2 of Mickus et al. (2024) replicates, judged on the committed `make run` "
-        f"({seeds} seeds, {main.get('updates')} updates, metrics after every "
-        f"{_stride_words(main.get('metric_stride'))}; [docs/main-study.md](docs/main-study.md)):",
-        "",
-    ]
-    traces = committed_tables(root)["main_traces"]
-    for setup, rows in table.groupby("setup", sort=False):
-        parts = [
-            f"{_quantity_name(row['quantity'])} ours {_num(row['our_value'], 3)}, paper "
-            f"{_num(row['paper_value'], 3)}: {verdict_words(row, traces)}"
-            for _, row in rows.iterrows()
-        ]
-        lines.append(f"- {setup}{_stand_in_words(rows.iloc[0])}: {'; '.join(parts)}")
-    run = record["run"]
-    lines += [
-        "",
+        f"({len(main.get('seeds', []))} seeds, {main.get('updates')} updates, metrics after every "
+        f"{_stride_words(main.get('metric_stride'))}; [docs/main-study.md](docs/main-study.md)):"
+        f"\n\n{markdown_table(judged_table(root))}\n"
         f"The run took {run.get('wall', '?')} on {run.get('machine', '?')}, against "
-        f"{run.get('printed', '?')} printed by `make run` before it started.",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def write_pages(root: str | os.PathLike = ".") -> None:
-    """Rewrite the generated blocks of docs/main-study.md and the README from the committed data."""
-    root = Path(root)
-    write_block(root / DOC, doc_block(root), DOC_BEGIN, DOC_END)
-    write_block(root / README, readme_block(root), README_BEGIN, README_END)
+        f"{run.get('printed', '?')} printed by `make run` before it started.\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -395,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.results:
         facts = json.loads(Path(args.run).read_text(encoding="utf-8")) if args.run else {}
         write_data(args.results, args.effective_config, facts)
-    write_pages()
+    write_block(DOC, doc_block(), DOC_BEGIN, DOC_END)
+    write_block(README, readme_block(), README_BEGIN, README_END)
     print(f"wrote {DOC} and the headline of {README}", file=sys.stderr)
     return 0
 

@@ -16,8 +16,9 @@ agree closely). With one seed the evaluation term alone (z).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -75,6 +76,17 @@ def learning_test(accuracies: Sequence[float], baseline: float, n_eval: int) -> 
     return Learning(bool(p < ALPHA), tuple(float(v) for v in values), baseline, n_eval, p)
 
 
+def not_learned_note(accuracies: Iterable[float], baselines: Any, n_evals: Any) -> str:
+    """The guard on one setup's seeds: '' when they learned, :attr:`Learning.note` when not,
+    :data:`NO_BASELINE` when the majority baseline or the evaluated examples are not recorded
+    (missing or NaN: the guard cannot tell)."""
+    baseline, n_eval = np.asarray(baselines, dtype=float), np.asarray(n_evals, dtype=float)
+    if not (baseline.size and n_eval.size) or not np.isfinite([*baseline, *n_eval]).all():
+        return NO_BASELINE
+    tested = learning_test([float(a) for a in accuracies], float(baseline[0]), int(n_eval[0]))
+    return "" if tested.learned else tested.note
+
+
 def guard_rows(table: pd.DataFrame, unlearned: Mapping[tuple[str, str], str]) -> pd.DataFrame:
     """The pages' hook: ``table`` (claim rows) with every row whose (claim, setup) names an entry
     of ``unlearned`` (-> :attr:`Learning.note`) read :data:`NOT_LEARNED`, its note saying why
@@ -103,24 +115,10 @@ def guard_heldout_claims(table: pd.DataFrame, seeds: pd.DataFrame) -> pd.DataFra
     heldout = seeds[seeds["question"] == "heldout"]
     unlearned: dict[tuple[str, str], str] = {}
     for setup, run in heldout.groupby("setup", sort=False):
-        picked = {
-            quantity: list(
-                run[(run["item"] == item) & (run["quantity"] == quantity)]
-                .sort_values("seed")["value"]
-                .astype(float)
-            )
-            for item, quantity in (
-                ("heldout", "final_accuracy"),
-                ("run", "majority_baseline"),
-                ("run", "heldout_items"),
-            )
-        }
-        baseline, items = picked["majority_baseline"], picked["heldout_items"]
-        if not (baseline and items) or not np.isfinite(baseline + items).all():
-            note = NO_BASELINE
-        else:
-            tested = learning_test(picked["final_accuracy"], baseline[0], int(items[0]))
-            note = "" if tested.learned else tested.note
+        picked = run.sort_values("seed").groupby(["item", "quantity"])["value"].apply(list)
+        accuracy = picked.get(("heldout", "final_accuracy"), [])
+        baseline = picked.get(("run", "majority_baseline"), [])
+        note = not_learned_note(accuracy, baseline, picked.get(("run", "heldout_items"), []))
         if note:
             unlearned |= {(claim, f"{setup}/heldout"): note for claim in HELDOUT_CLAIMS}
     return guard_rows(table, unlearned)

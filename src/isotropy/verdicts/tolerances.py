@@ -18,36 +18,19 @@ import numpy as np
 from isotropy.statistics import signs_disagree
 from isotropy.verdicts import equivalence as eq
 
-AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, STATED, NOT_RUN = (
-    "agrees",
-    "differs",
-    "consistent",
-    "not consistent",
-    "stated",
-    "not run",
-)
+AGREES, DIFFERS = "agrees", "differs"
+CONSISTENT, NOT_CONSISTENT = "consistent", "not consistent"
+STATED, NOT_RUN = "stated", "not run"
 INCONSISTENT_SEEDS = "inconsistent across seeds"
 INCONCLUSIVE = "inconclusive"
 NOT_COMPARABLE = "not comparable"
 ONE_SEED = "1 seed: not judged"
 STAND_IN = "stand-in: not judged"
 NOT_LEARNED = "not judged: learning not shown"  # isotropy.verdicts.learning decides it
-VERDICTS = (
-    AGREES,
-    DIFFERS,
-    CONSISTENT,
-    NOT_CONSISTENT,
-    INCONCLUSIVE,
-    INCONSISTENT_SEEDS,
-    NOT_COMPARABLE,
-    ONE_SEED,
-    STAND_IN,
-    NOT_LEARNED,
-    STATED,
-    NOT_RUN,
-)
-# The verdicts that judge a row (the rest: measured but not judged, or not run).
+# The verdicts that judge a row, then the rest (measured but not judged, or not run), in the
+# comparison page's order.
 JUDGED = (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, INCONCLUSIVE, INCONSISTENT_SEEDS)
+VERDICTS = (*JUDGED, NOT_COMPARABLE, ONE_SEED, STAND_IN, NOT_LEARNED, STATED, NOT_RUN)
 ALPHA = 0.05  # level of the seed tests; the intervals are 1 - ALPHA
 LID_N_TOLERANCE = 0.005  # our n against the paper's: its printed rounding (1.19 M: ±0.5%)
 # Every rule kind: whether it takes a number (``kind:x``), and the estimand of a published row

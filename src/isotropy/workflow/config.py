@@ -34,6 +34,7 @@ from isotropy.intake import plain_config_problem
 from isotropy.models import ModelSpec, unknown_model_problems
 from isotropy.readers.inputs import dataset_sources
 from isotropy.readers.registry import DATASETS
+from isotropy.sources.layouts import mirror_path_problem
 
 # The data sources (URLs, checksums, mirror files): long and seldom edited, so in a file of their
 # own, laid under every configuration by :func:`with_sources` (config.yaml and overlays still
@@ -178,7 +179,7 @@ def check_config(config: dict) -> None:
             if (problem := sources.url_problem(url)) is not None:
                 problems.append(f"sources.{name}.url: {problem}")
         for rel in source.get("mirror") or []:
-            if (problem := sources.mirror_path_problem(rel)) is not None:
+            if (problem := mirror_path_problem(rel)) is not None:
                 problems.append(f"sources.{name}.mirror: {problem}")
     problems += unknown_model_problems(config)
     if problems:

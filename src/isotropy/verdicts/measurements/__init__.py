@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.verdicts.learning import NO_BASELINE, learning_test
+from isotropy.verdicts.learning import not_learned_note
 
 COLUMNS = [
     "study",
@@ -50,34 +50,25 @@ def measurement(
     study: str, quantity: str, setup: str, paper_setup: str, value: Any = None, **rest: Any
 ) -> dict[str, Any]:
     """One measurement row; absent numbers are NaN, absent text ''."""
-    row: dict[str, Any] = {column: "" for column in COLUMNS}
-    row.update(study=study, quantity=quantity, setup=setup, paper_setup=paper_setup)
-    for column in _NUMBERS:
-        row[column] = math.nan
+    if unknown := set(rest) - set(COLUMNS):
+        raise KeyError(f"unknown measurement columns {sorted(unknown)}")
+    row: dict[str, Any] = {c: math.nan if c in _NUMBERS else "" for c in COLUMNS}
     row.update(per_seed=(), seed_free=False, moments=None)
+    row.update(study=study, quantity=quantity, setup=setup, paper_setup=paper_setup, value=value)
+    row.update(
+        {key: math.nan if item is None and key in _NUMBERS else item for key, item in rest.items()}
+    )
     row["value"] = math.nan if value is None else float(value)
-    for key, item in rest.items():
-        if key not in row:
-            raise KeyError(f"unknown measurement column {key!r}")
-        row[key] = math.nan if item is None and key in _NUMBERS else item
     row["per_seed"] = tuple(float(v) for v in row["per_seed"])
     return row
-
-
-def require_columns(table: pd.DataFrame, needed: set[str], what: str) -> None:
-    """Refuse a result table (``what``, for the message) that lacks a column of ``needed``."""
-    if missing := needed - set(table.columns):
-        raise ValueError(f"{what} lacks columns {sorted(missing)}; found {list(table.columns)}")
 
 
 def over_seeds(runs: pd.DataFrame, column: str) -> dict[str, Any]:
     """A seeded quantity over ``runs`` (rows of one setup) as :func:`measurement` takes it: the
     mean (``value``) and each seed's mean
     (``per_seed``; the one mean when ``runs`` has no seed column)."""
-    per_seed = (runs[column].mean(),)
-    if "seed" in runs:
-        per_seed = tuple(runs.groupby("seed")[column].mean())
-    return {"value": runs[column].mean(), "per_seed": per_seed}
+    per_seed = runs.groupby("seed")[column].mean() if "seed" in runs else [runs[column].mean()]
+    return {"value": runs[column].mean(), "per_seed": tuple(per_seed)}
 
 
 SEED_SPREAD_LIMIT = 0.05  # "negligible": the seeds' std below 5% of the mean change
@@ -158,18 +149,11 @@ def fine_tuned_not_learned(*groups: pd.DataFrame, column: str = "accuracy") -> s
     (:func:`isotropy.verdicts.learning.learning_test`) or has none recorded (missing or NaN: the
     guard cannot tell), '' when every group learned or lacks ``column`` (a metric other than
     accuracy)."""
-    notes = []
-    for runs in groups:
-        if column not in runs:
-            continue  # another metric than accuracy: no majority baseline to beat
-        if "majority_baseline" not in runs or runs["majority_baseline"].isna().any():
-            notes.append(NO_BASELINE)
-            continue
-        tested = learning_test(
-            list(runs[column].astype(float)),
-            float(runs["majority_baseline"].iloc[0]),
-            int(runs["eval_sentences"].iloc[0]),
+    notes = [
+        not_learned_note(
+            runs[column], runs.get("majority_baseline", []), runs.get("eval_sentences", [])
         )
-        if not tested.learned:
-            notes.append(tested.note)
-    return "; ".join(notes)
+        for runs in groups
+        if column in runs  # another metric than accuracy: no majority baseline to beat
+    ]
+    return "; ".join(note for note in notes if note)

@@ -3,7 +3,8 @@ LID), the cosine statistics by layer and the cluster-adjusted S_inter."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -12,8 +13,6 @@ from isotropy import paths
 from isotropy.defaults import setting_or_default
 from isotropy.standins import CAI_MODELS, StandIns, model_stand_in, paper_name
 from isotropy.verdicts.measurements import measurement, over_seeds
-
-LID_FILE, COSINE_FILE = paths.GEOMETRY_LID, paths.GEOMETRY_COSINE
 
 
 def _cai_setup(config: Mapping[str, Any], name: str) -> str:
@@ -26,11 +25,6 @@ def _cai_setup(config: Mapping[str, Any], name: str) -> str:
 def _model_stand_in(config: Mapping[str, Any], name: str, paper: str, stand: StandIns) -> str:
     """A contextual model's stand-ins: the model, and the corpus its tokens come from."""
     return "; ".join(s for s in (model_stand_in(config, name, paper), stand.corpus) if s)
-
-
-def _cap(config: Mapping[str, Any]) -> str:
-    cap = setting_or_default(config, "geometry", "clusters", "max_per_type")
-    return "none" if cap is None else str(cap)
 
 
 def _lid_seed_free(config: Mapping[str, Any], kind: str) -> bool:
@@ -47,29 +41,16 @@ def lid_measurements(
     """Per model (last layer) and for the static vectors: cosine LID (with each seed's value),
     its n and k, and the dimension."""
     rows = []
-    keys = ["kind", "model"]
-    for (kind, name), group in lid.groupby(keys, sort=False):
+    for (kind, name), group in lid.groupby(["kind", "model"], sort=False):
         last = group if kind == "static" else group[group["layer"] == group["layer"].max()]
         setup, paper, cap, stand_in, layers = _lid_setup(kind, name, group, last, config, stand)
-        source = last.iloc[0]
-        n, k, dim = int(source["n"]), int(source["k"]), int(source["dim"])
-        common = dict(n=n, k=k, per_type_cap=cap, stand_in=stand_in, evidence=LID_FILE)
-        rows.append(_lid_cosine_row(kind, last, setup, paper, layers, config, common))
-        for quantity, value, convention in (
-            ("lid_n", n, "points indexed and queried (the LID sample)"),
-            ("dim", dim, "embedding dimension"),
-        ):
-            rows.append(
-                measurement(
-                    "geometry",
-                    quantity,
-                    setup,
-                    paper,
-                    value,
-                    convention=convention,
-                    **common,
-                )
-            )
+        n, k, dim = (int(last.iloc[0][column]) for column in ("n", "k", "dim"))
+        at = partial(measurement, "geometry", setup=setup, paper_setup=paper, n=n, k=k)
+        at = partial(at, per_type_cap=cap, stand_in=stand_in, evidence=paths.GEOMETRY_LID)
+        sample = f"k = {k}, neighbours within a sample of n = {n} (per-type cap {cap})"
+        rows.append(_lid_cosine_row(kind, last, layers, sample, config, at))
+        rows.append(at("lid_n", value=n, convention="points indexed and queried (the LID sample)"))
+        rows.append(at("dim", value=dim, convention="embedding dimension"))
     return rows
 
 
@@ -89,7 +70,8 @@ def _lid_setup(
         stand_in = replaced if stand.word_vectors else ""
         return "static word vectors", "GloVe", "one vector per word", stand_in, ""
     paper = _cai_setup(config, name)
-    setup, cap = f"{name}, last layer ({int(last['layer'].iloc[0])})", _cap(config)
+    setup = f"{name}, last layer ({int(last['layer'].iloc[0])})"
+    cap = setting_or_default(config, "geometry", "clusters", "max_per_type")
     stand_in = _model_stand_in(config, name, paper, stand)
     per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
     layers = ""
@@ -98,23 +80,22 @@ def _lid_setup(
             f"cosine LID over layers {per_layer.min():.2f}–{per_layer.max():.2f}; Table 3 "
             "does not say which layer, the last is compared"
         )
-    return setup, paper, cap, stand_in, layers
+    return setup, paper, "none" if cap is None else str(cap), stand_in, layers
 
 
 def _lid_cosine_row(
     kind: str,
     last: pd.DataFrame,
-    setup: str,
-    paper: str,
     layers: str,
+    sample: str,
     config: Mapping[str, Any],
-    common: dict[str, Any],
+    at: Callable[..., dict[str, Any]],
 ) -> dict[str, Any]:
-    """The cosine LID of one model's last layer (or of the static vectors), with each seed's."""
+    """The cosine LID of one model's last layer (or of the static vectors), with each seed's
+    (``at``: :func:`measurement` with the setup's fields bound; ``sample``: its k and n)."""
     cosine, euclidean = last[last["metric"] == "cosine"], last[last["metric"] == "euclidean"]
     if cosine.empty:
-        missing = "no cosine LID in lid.csv (geometry.clusters.lid_metrics)"
-        return measurement("geometry", "lid_cosine", setup, paper, missing=missing, **common)
+        return at("lid_cosine", missing="no cosine LID in lid.csv (geometry.clusters.lid_metrics)")
     euclid = ""
     if len(euclidean):
         euclid = (
@@ -122,22 +103,14 @@ def _lid_cosine_row(
             f"{euclidean['lid_cai_scale'].mean():.2f}, true-distance MLE "
             f"{euclidean['lid_true_distances'].mean():.2f}"
         )
-    n, k, cap = common["n"], common["k"], common["per_type_cap"]
-    convention = (
-        f"Levina–Bickel MLE, cosine distance, k = {k}, neighbours within a sample of n = {n} "
-        f"(per-type cap {cap})"
-    )
-    return measurement(
-        "geometry",
+    convention = f"Levina–Bickel MLE, cosine distance, {sample}"
+    return at(
         "lid_cosine",
-        setup,
-        paper,
         **over_seeds(cosine, "lid_cai_scale"),
         seeds=cosine["seed"].nunique(),
         seed_free=_lid_seed_free(config, kind),
         convention=convention,
         note="; ".join(s for s in (euclid, layers) if s),
-        **common,
     )
 
 
@@ -161,27 +134,25 @@ def cosine_measurements(
                 ("s_intra_adjusted", "S_intra adjusted"),
             )
         )
+        layers = f"layers {int(per_layer.index.min())}–{int(per_layer.index.max())}"
+        at = partial(measurement, "geometry", setup=f"{name}, {layers}", paper_setup=paper)
+        at = partial(
+            at, stand_in=_model_stand_in(config, name, paper, stand), evidence=paths.GEOMETRY_COSINE
+        )
         rows.append(
-            measurement(
-                "geometry",
+            at(
                 "s_inter_adjusted_max",
-                f"{name}, layers {int(per_layer.index.min())}–{int(per_layer.index.max())}",
-                paper,
-                float(per_layer["s_inter_adjusted"].abs().max()),
+                value=float(per_layer["s_inter_adjusted"].abs().max()),
                 convention="per cluster: centred on its own mean, pairs inside the cluster, "
                 "unweighted mean over clusters (Cai et al.'s --cluster_cos --center)",
-                stand_in=_model_stand_in(config, name, paper, stand),
-                evidence=COSINE_FILE,
                 note=note,
             )
         )
-        rows.append(_within_cluster_row(name, group, paper, config, stand))
+        rows.append(_within_cluster_row(group, at))
     return rows
 
 
-def _within_cluster_row(
-    name: str, group: pd.DataFrame, paper: str, config: Mapping[str, Any], stand: StandIns
-) -> dict[str, Any]:
+def _within_cluster_row(group: pd.DataFrame, at: Callable[..., dict[str, Any]]) -> dict[str, Any]:
     """Isotropy within clusters by a measure that can fail: the smallest over layers of the
     clusters' IsoScore relative to an isotropic cloud of the same sizes
     (:func:`isotropy.geometry.layers.within_cluster_isotropy`). Layers where k-means found one
@@ -193,14 +164,6 @@ def _within_cluster_row(
     )
     single = [int(layer) for layer, k in per_layer["n_clusters"].items() if k < 2]
     judged = per_layer.drop(index=single).dropna(subset=["isoscore_within_ratio"], how="any")
-    layers = f"layers {int(per_layer.index.min())}–{int(per_layer.index.max())}"
-    common = dict(
-        convention="IsoScore of each cluster's points (k-means by silhouette, Cai et al.'s "
-        "clusters), unweighted mean over clusters, divided by the same mean for isotropic "
-        "Gaussian samples of the clusters' sizes and dimension",
-        stand_in=_model_stand_in(config, name, paper, stand),
-        evidence=COSINE_FILE,
-    )
     one = f"k-means found one cluster (k = 1) at layers {', '.join(map(str, single))}"
     value, missing, note = None, "", ""
     if judged.empty:
@@ -217,13 +180,11 @@ def _within_cluster_row(
             f"{judged['isoscore_within'].max():.3f} over {len(judged)} layers with k ≥ 2"
         )
         note = "; ".join(s for s in (spread, one if single else "") if s)
-    return measurement(
-        "geometry",
-        "isoscore_within_ratio_min",
-        f"{name}, {layers}",
-        paper,
-        value,
-        missing=missing,
-        note=note,
-        **common,
+    convention = (
+        "IsoScore of each cluster's points (k-means by silhouette, Cai et al.'s clusters), "
+        "unweighted mean over clusters, divided by the same mean for isotropic Gaussian samples "
+        "of the clusters' sizes and dimension"
+    )
+    return at(
+        "isoscore_within_ratio_min", value=value, missing=missing, note=note, convention=convention
     )

@@ -4,18 +4,14 @@ unregularised baseline, tested over seeds."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import pandas as pd
 
 from isotropy import paths
 from isotropy.standins import ISTAR_MODELS, model_stand_in, paper_name
-from isotropy.verdicts.measurements import (
-    fine_tuned_not_learned,
-    measurement,
-    require_columns,
-    seed_test,
-)
+from isotropy.verdicts.measurements import fine_tuned_not_learned, measurement, seed_test
 
 ACC = "score_accuracy"  # an I-STAR run's accuracy in runs.csv (tasks scored by accuracy)
 
@@ -37,8 +33,6 @@ def istar_measurements(
     baseline, each tested over seeds (:func:`seed_test`), with raw one-sided p-values: each page
     Holm-adjusts them over its whole grid (every model × task × λ), so no best-of-several goes
     uncorrected."""
-    needed = {"model", "task", "regulariser", "lambda", "seed", "metric", "isoscore_star"}
-    require_columns(runs, needed, "I-STAR runs table")
     rows = []
     for (model, task), group in runs.groupby(["model", "task"], sort=True):
         stand_in = ""
@@ -46,15 +40,14 @@ def istar_measurements(
             stand_in = model_stand_in(config, model, "BERT-base / ALBERT / DistilBERT")
         baseline = group[group["regulariser"] == "none"]
         negative = group[(group["regulariser"] == "istar") & (group["lambda"].astype(float) < 0)]
-        common = dict(seeds=int(group["seed"].nunique()), evidence=source, stand_in=stand_in)
+        at = partial(measurement, "istar", evidence=source, stand_in=stand_in)
         if baseline.empty or negative.empty:
             lacking = (
                 "no baseline (regulariser none)" if baseline.empty else "no I-STAR run with λ < 0"
             )
+            setup, seeds = f"{model}/{task}", int(group["seed"].nunique())
             rows += [
-                measurement(
-                    "istar", q, f"{model}/{task}", f"{model}/{task}", missing=lacking, **common
-                )
+                at(q, setup=setup, paper_setup=setup, missing=lacking, seeds=seeds)
                 for q in ISTAR_QUANTITIES
             ]
             continue
@@ -67,19 +60,18 @@ def istar_measurements(
             for lam, (diff, seeds, _, _), low, high in zip(lambdas, tests, p_less, p_greater):
                 setup = f"{model}/{task}, λ={lam:g}"
                 rows.append(
-                    measurement(
-                        "istar",
+                    at(
                         quantity,
-                        setup,
-                        setup,
-                        diff,
+                        setup=setup,
+                        paper_setup=setup,
+                        value=diff,
+                        seeds=seeds,
                         p_less=low,
                         p_greater=high,
                         convention=f"{convention}, λ = {lam:g} minus no regulariser, {seeds} "
                         "seed(s); raw one-sided p (each page adjusts over its whole grid)",
                         note=f"baseline {base:.4f}; λ={lam:g}: {base + diff:.4f}",
                         not_learned=fine_tuned_not_learned(baseline, runs_at[lam], column=ACC),
-                        **{**common, "seeds": seeds},
                     )
                 )
     return rows

@@ -4,7 +4,8 @@ traces' ends, per seed and pooled."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -25,24 +26,21 @@ def _endpoints(trace: pd.DataFrame, metric: str) -> tuple[float, float]:
     return float(rows[metric].iloc[0]), float(rows[metric].iloc[-1])
 
 
-def _paper_setup(study: str, encoder: str, dataset: str, config: Mapping[str, Any]) -> str:
-    if study == "main":
-        return dataset
-    return f"{encoder_paper_name(config, encoder)}/{dataset}"
-
-
-def _stand_in(
+def _setup(
     study: str, encoder: str, dataset: str, config: Mapping[str, Any], stand: StandIns
-) -> str:
-    if study != "main":
-        return ""
+) -> Callable[..., dict[str, Any]]:
+    """:func:`measurement` with one setup's fields bound: our setup, the paper's, the stand-ins
+    (the main study's word vectors and labels)."""
+    paper = dataset if study == "main" else f"{encoder_paper_name(config, encoder)}/{dataset}"
     kind = ((config.get("encoders") or {}).get(encoder) or {}).get("kind")
     parts = (
         stand.word_vectors if kind == "word-vectors" else "",
         stand.pos_labels if dataset == "pos" else "",
         stand.supersense_labels if dataset == "supersense" else "",
     )
-    return "; ".join(s for s in parts if s)
+    stand_in = "; ".join(s for s in parts if s) if study == "main" else ""
+    setup = f"{encoder}/{dataset}"
+    return partial(measurement, study, setup=setup, paper_setup=paper, stand_in=stand_in)
 
 
 def table_names(study: str) -> tuple[str, ...]:
@@ -78,37 +76,20 @@ def _count_measurements(
     rows: list[dict[str, Any]] = []
     counts_file = paths.study_file(f"{paths.COUNT_TABLES[study]}.csv", study)
     for _, r in counts.iterrows():
-        encoder, dataset = r["encoder"], r["dataset"]
-        common = dict(
-            evidence=counts_file, stand_in=_stand_in(study, encoder, dataset, config, stand)
-        )
-        setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
-        for quantity, value, convention, note in (
-            (
+        at = partial(_setup(study, r["encoder"], r["dataset"], config, stand), evidence=counts_file)
+        items = "labelled items after dropping out-of-vocabulary words"
+        params = "unique rows × dim + classifier weights (+ bias)"
+        rows.append(
+            at(
                 "items",
-                r["items"],
-                "labelled items after dropping out-of-vocabulary words",
-                f"{int(r['rows'])} unique rows",
-            ),
-            (
-                "parameters",
-                r["params"],
-                "unique rows × dim + classifier weights (+ bias)",
-                f"dim {int(r['dim'])}",
-            ),
-        ):
-            rows.append(
-                measurement(
-                    study,
-                    quantity,
-                    setup,
-                    paper,
-                    int(value),
-                    convention=convention,
-                    note=note,
-                    **common,
-                )
+                value=int(r["items"]),
+                convention=items,
+                note=f"{int(r['rows'])} unique rows",
             )
+        )
+        rows.append(
+            at("parameters", value=int(r["params"]), convention=params, note=f"dim {int(r['dim'])}")
+        )
     return rows
 
 
@@ -160,46 +141,23 @@ def _correlation_measurements(
     for (encoder, dataset), group in correlations.groupby(["encoder", "dataset"], sort=True):
         overall = group[group["scope"] == "all"]
         seed_rows = group[group["scope"].astype(str).str.startswith("seed")]
-        setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
+        at = partial(_setup(study, encoder, dataset, config, stand), evidence=corr_file)
         for column in ("pearson_r", "spearman_rho"):
-            common = dict(
-                evidence=corr_file,
-                stand_in=_stand_in(study, encoder, dataset, config, stand),
-            )
             if overall.empty:
-                rows.append(
-                    measurement(
-                        study,
-                        column,
-                        setup,
-                        paper,
-                        missing="no 'all' row for this setup in the correlation table",
-                        **common,
-                    )
-                )
+                missing = "no 'all' row for this setup in the correlation table"
+                rows.append(at(column, missing=missing))
                 continue
             per_seed = from_traces.get(
                 (encoder, dataset, column), tuple(seed_rows[column].astype(float))
             )
-            extra = dict(
-                moments=from_traces.get((encoder, dataset, "moments"))
-                if column == "pearson_r"
-                else None,
-                protocol=protocol,
-                **common,
-            )
-            rows.append(_correlation_row(study, column, setup, paper, overall, per_seed, extra))
+            moments = from_traces.get((encoder, dataset, "moments"))
+            row = partial(at, moments=moments if column == "pearson_r" else None, protocol=protocol)
+            rows.append(_correlation_row(column, overall, per_seed, row))
     return rows
 
 
 def _correlation_row(
-    study: str,
-    column: str,
-    setup: str,
-    paper: str,
-    overall: pd.DataFrame,
-    per_seed: tuple,
-    extra: dict[str, Any],
+    column: str, overall: pd.DataFrame, per_seed: tuple, at: Callable[..., dict[str, Any]]
 ) -> dict[str, Any]:
     """One setup's pooled correlation (``overall``: its 'all' row) with each seed's value."""
     name = "Pearson r" if column == "pearson_r" else "Spearman ρ"
@@ -216,18 +174,14 @@ def _correlation_row(
         f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled "
         f"({points} points)"
     )
-    return measurement(
-        study,
+    return at(
         column,
-        setup,
-        paper,
-        value,
+        value=value,
         seeds=len(per_seed),
         n=points,
         per_seed=per_seed,
         convention=convention,
         note=note,
-        **extra,
     )
 
 
@@ -236,8 +190,8 @@ def _trace_measurements(
 ) -> list[dict[str, Any]]:
     """How far silhouette and IsoScore move over a run, and how much the seeds spread."""
     rows: list[dict[str, Any]] = []
+    protocol = run_protocol(config, study)
     for (encoder, dataset), group in traces.groupby(["encoder", "dataset"], sort=True):
-        setup, paper = f"{encoder}/{dataset}", _paper_setup(study, encoder, dataset, config)
         evidence = paths.optimisation_run_file("trace.parquet", study, encoder, dataset, "*")
         ends = {
             metric: pd.DataFrame(
@@ -247,50 +201,31 @@ def _trace_measurements(
             for metric in ("silhouette", "isoscore")
         }
         seeds = group["seed"].nunique()
-        protocol, stand_in = (
-            run_protocol(config, study),
-            _stand_in(study, encoder, dataset, config, stand),
-        )
+        at = partial(_setup(study, encoder, dataset, config, stand), seeds=seeds, evidence=evidence)
         for metric in ("silhouette", "isoscore"):
             first, last = ends[metric]["first"].mean(), ends[metric]["last"].mean()
             change = tuple(ends[metric]["last"] - ends[metric]["first"])
             rows.append(
-                measurement(
-                    study,
+                at(
                     f"{metric}_change",
-                    setup,
-                    paper,
-                    last - first,
-                    seeds=seeds,
+                    value=last - first,
                     per_seed=change,
                     protocol=protocol,
-                    stand_in=stand_in,
-                    evidence=evidence,
                     note=f"{first:.4f} → {last:.4f} over {seeds} seed(s); per seed: "
                     f"{', '.join(f'{v:+.4f}' for v in change)}",
                 )
             )
-        rows.append(_spread_row(study, setup, paper, ends, seeds, protocol, stand_in, evidence))
+        rows.append(_spread_row(ends, seeds, protocol, at))
     return rows
 
 
 def _spread_row(
-    study: str,
-    setup: str,
-    paper: str,
-    ends: Mapping[str, pd.DataFrame],
-    seeds: int,
-    protocol: str,
-    stand_in: str,
-    evidence: str,
+    ends: Mapping[str, pd.DataFrame], seeds: int, protocol: str, at: Callable[..., dict[str, Any]]
 ) -> dict[str, Any]:
     """The seeds' spread: where they end, relative to how far they move ("negligible" is about
     the effect, not an absolute number: 0.05 exceeds a final IsoScore of 0.03)."""
     if seeds < 2:
-        missing = "one seed only: no spread to measure"
-        return measurement(
-            study, "seed_spread", setup, paper, seeds=seeds, evidence=evidence, missing=missing
-        )
+        return at("seed_spread", stand_in="", missing="one seed only: no spread to measure")
     spread = {m: ends[m]["last"].std(ddof=1) for m in ("silhouette", "isoscore")}
     change = {m: abs((ends[m]["last"] - ends[m]["first"]).mean()) for m in spread}
     ratios = {m: spread[m] / change[m] for m in spread}
@@ -303,17 +238,11 @@ def _spread_row(
     tests = [spread_test(ends[m]["last"], ends[m]["last"] - ends[m]["first"]) for m in ratios]
     p_below = max(p for p, _ in tests)
     p_above = min(1.0, len(tests) * min(p for _, p in tests))
-    return measurement(
-        study,
+    return at(
         "seed_spread",
-        setup,
-        paper,
-        ratios[worst],
-        seeds=seeds,
+        value=ratios[worst],
         p_less=p_below,
         p_greater=p_above,
         protocol=protocol,
-        stand_in=stand_in,
-        evidence=evidence,
         note=f"{seeds} seeds, largest for {worst}; {note}",
     )

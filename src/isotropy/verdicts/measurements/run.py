@@ -48,10 +48,7 @@ def load_tables(
         if name.endswith("_traces"):
             study = name.removesuffix("_traces")
             keys = run_keys[study]
-            if isinstance(value, (str, os.PathLike)):  # a single trace file
-                files = [str(value)]
-            else:
-                files = [str(v) for v in value]
+            files = [str(value)] if isinstance(value, (str, os.PathLike)) else list(map(str, value))
             if len(keys) != len(files):
                 raise ValueError(f"{study}: {len(keys)} run keys for {len(files)} traces")
             tables[name] = read_traces(

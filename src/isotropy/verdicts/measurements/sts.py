@@ -5,20 +5,15 @@ accuracy and I(W) of the CLS states after fine-tuning with and without it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import pandas as pd
 
 from isotropy import paths
 from isotropy.standins import StandIns, model_stand_in
-from isotropy.verdicts.measurements import (
-    fine_tuned_not_learned,
-    measurement,
-    over_seeds,
-    require_columns,
-)
+from isotropy.verdicts.measurements import fine_tuned_not_learned, measurement, over_seeds
 
-STS_FILE = paths.GEOMETRY_STS
 # STS methods no seed enters (no k-means / GMM clustering): one run is the whole measurement.
 SEED_FREE_METHODS = ("none", "centring", "all-but-the-top")
 QUANTITY_OF_STS = {"pearson": "sts_pearson", "spearman": "sts_spearman", "isotropy": "isotropy_iw"}
@@ -29,8 +24,6 @@ def sts_measurements(
 ) -> list[dict[str, Any]]:
     """Per model × STS data set × method: Pearson ×100, Spearman ×100 and I(W) (seed means);
     per model × data set, the cluster-based method's I(W) ratio and Spearman gain over none."""
-    needed = {"model", "dataset", "method", "spearman", "isotropy"}
-    require_columns(sts, needed, "STS table")
     rows = []
     for (name, dataset), group in sts.groupby(["model", "dataset"], sort=True):
         split = str(group["split"].iloc[0]) if "split" in group else ""
@@ -57,6 +50,14 @@ def _sts_method_rows(
     setting = ""
     if method != "none" and "n_clusters" in runs:
         setting = f"{int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions"
+    at = partial(measurement, "geometry", setup=setup, paper_setup=paper, stand_in=stand_in)
+    at = partial(
+        at,
+        seeds=runs["seed"].nunique() if "seed" in runs else None,
+        seed_free=method in SEED_FREE_METHODS,
+        n=int(first["n_pairs"]) if "n_pairs" in runs else None,
+        evidence=paths.GEOMETRY_STS,
+    )
     for column, quantity in QUANTITY_OF_STS.items():
         if column not in runs:
             continue
@@ -69,22 +70,8 @@ def _sts_method_rows(
                 "I(W) with the eigenvectors' signs as numpy returns them (Rajaee's "
                 f"isotropy()); {pipeline}"
             )
-        rows.append(
-            measurement(
-                "geometry",
-                quantity,
-                setup,
-                paper,
-                **over_seeds(runs, column),
-                seeds=runs["seed"].nunique() if "seed" in runs else None,
-                seed_free=method in SEED_FREE_METHODS,
-                n=int(first["n_pairs"]) if "n_pairs" in runs else None,
-                convention=convention,
-                stand_in=stand_in,
-                evidence=STS_FILE,
-                note="; ".join(s for s in (setting, sign_free) if s),
-            )
-        )
+        note = "; ".join(s for s in (setting, sign_free) if s)
+        rows.append(at(quantity, **over_seeds(runs, column), convention=convention, note=note))
     return rows
 
 
@@ -95,14 +82,11 @@ def _sts_gain_rows(
     set)."""
     enhanced = "cluster-based"
     means = group.groupby("method")[["spearman", "isotropy"]].mean()
+    at = partial(measurement, "geometry", setup=claim_setup, paper_setup=claim_setup)
+    at = partial(at, evidence=paths.GEOMETRY_STS)
     if "none" not in means.index or enhanced not in means.index:
         missing = f"sts.csv lacks method 'none' or {enhanced!r}"
-        return [
-            measurement(
-                "geometry", quantity, claim_setup, claim_setup, evidence=STS_FILE, missing=missing
-            )
-            for quantity in ("sts_isotropy_ratio", "sts_spearman_gain")
-        ]
+        return [at(q, missing=missing) for q in ("sts_isotropy_ratio", "sts_spearman_gain")]
     before, after = means.loc["none"], means.loc[enhanced]
     ratio = after["isotropy"] / before["isotropy"] if before["isotropy"] > 0 else float("nan")
     # sts.csv stores correlations ×100 (isotropy.geometry.evaluate_sts), as the paper reports.
@@ -114,22 +98,9 @@ def _sts_gain_rows(
             f"Spearman×100 {before['spearman']:.2f} → {after['spearman']:.2f}",
         ),
     )
-    return [
-        measurement(
-            "geometry",
-            quantity,
-            claim_setup,
-            claim_setup,
-            value,
-            stand_in=stand_in,
-            evidence=STS_FILE,
-            note=note,
-        )
-        for quantity, value, note in gains
-    ]
+    return [at(q, value=value, stand_in=stand_in, note=note) for q, value, note in gains]
 
 
-CLASSIFICATION_FILE = paths.GEOMETRY_CLASSIFICATION
 CLASSIFICATION_READINGS = {
     "pooled": "mean of the transformed last-layer tokens (the STS path's sentence vector)",
     "positions": "transformed last-layer tokens by position, flattened "
@@ -167,23 +138,15 @@ def classification_measurements(
         first = runs.iloc[0]
         setup = f"{name}, {first['task']} ({reading} features)"
         stand_in = model_stand_in(config, name, "BERT")
-        seeds, n = runs["seed"].nunique(), int(first["n_validation"])
-        common = dict(seeds=seeds, seed_free=method == "none", n=n, stand_in=stand_in)
-        common["evidence"] = CLASSIFICATION_FILE
+        at = partial(measurement, "geometry", setup=setup, paper_setup=method, stand_in=stand_in)
+        at = partial(at, seeds=runs["seed"].nunique(), seed_free=method == "none")
+        at = partial(at, n=int(first["n_validation"]), evidence=paths.GEOMETRY_CLASSIFICATION)
         features = CLASSIFICATION_READINGS.get(reading, reading)
         convention = f"logistic regression (C {first['C']:g}) on {features}; SST-2 validation"
         per_seed = runs.groupby("seed")
+        note = _classification_note(first, method)
         rows.append(
-            measurement(
-                "geometry",
-                "sst2_accuracy",
-                setup,
-                method,
-                **over_seeds(runs, "accuracy"),
-                convention=convention,
-                note=_classification_note(first, method),
-                **common,
-            )
+            at("sst2_accuracy", **over_seeds(runs, "accuracy"), convention=convention, note=note)
         )
         iw = (
             f"I(W) of the transformed last-layer tokens ({int(first['n_tokens'])}), numpy's "
@@ -191,20 +154,11 @@ def classification_measurements(
             f"{runs['isotropy_sentences'].mean():.3g}"
         )
         for quantity, scale in IW_READINGS:
-            value = scale * runs["isotropy"].mean()
-            iw_per_seed = tuple(scale * per_seed["isotropy"].mean())
-            rows.append(
-                measurement(
-                    "geometry",
-                    quantity,
-                    setup,
-                    method,
-                    value,
-                    per_seed=iw_per_seed,
-                    convention=iw,
-                    **common,
-                )
+            value, iw_per_seed = (
+                scale * runs["isotropy"].mean(),
+                scale * per_seed["isotropy"].mean(),
             )
+            rows.append(at(quantity, value=value, per_seed=tuple(iw_per_seed), convention=iw))
     return rows
 
 
@@ -225,27 +179,19 @@ def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> l
         first = runs.iloc[0]
         setup = f"{name}, {task} fine-tuned"
         paper_setup = "cluster-based" if method == "cluster" else method
-        common = dict(
-            seeds=runs["seed"].nunique(),
-            n=int(first["eval_sentences"]),
-            stand_in=model_stand_in(config, name, "BERT"),
-            evidence=source,
-            note=f"{int(first['train_examples'])} training examples, {int(first['epochs'])} "
-            "epochs (config rajaee_cls.training)",
+        n, stand_in = int(first["eval_sentences"]), model_stand_in(config, name, "BERT")
+        note = (
+            f"{int(first['train_examples'])} training examples, {int(first['epochs'])} "
+            "epochs (config rajaee_cls.training)"
         )
+        at = partial(measurement, "geometry", setup=setup, paper_setup=paper_setup, n=n)
+        at = partial(at, seeds=runs["seed"].nunique(), stand_in=stand_in, evidence=source)
+        at = partial(at, note=note, not_learned=fine_tuned_not_learned(runs))
         per_seed = runs.groupby("seed")
-        common["not_learned"] = fine_tuned_not_learned(runs)
         for quantity, column, scale, convention in CLS_QUANTITIES:
+            value, cls_per_seed = (scale * runs[column]).mean(), scale * per_seed[column].mean()
+            quantity = f"{task}_finetuned_{quantity}"
             rows.append(
-                measurement(
-                    "geometry",
-                    f"{task}_finetuned_{quantity}",
-                    setup,
-                    paper_setup,
-                    (scale * runs[column]).mean(),
-                    per_seed=tuple(scale * per_seed[column].mean()),
-                    convention=convention,
-                    **common,
-                )
+                at(quantity, value=value, per_seed=tuple(cls_per_seed), convention=convention)
             )
     return rows
