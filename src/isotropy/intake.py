@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from isotropy.paths import MANIFEST_NAME, MODELS_ROOT, RAW_ROOT
+from isotropy.paths import AUDIT_TABLE, MANIFEST_NAME, MODELS_ROOT, RAW_ROOT
 
 # Caps, each overridable by an environment variable of the same name with ISOTROPY_INTAKE_.
 MAX_FILE_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILE_BYTES", 16 * 2**30))
@@ -43,6 +43,7 @@ MAX_FILES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILES", 500_000))
 LINKABLE = frozenset({"results", "logs", "benchmarks"})
 PROC = Path("/proc")
 RECORD_SUFFIX = ".provenance.json"
+RESULTS = "results"
 EFFECTIVE_CONFIG = "logs/effective-config"
 
 
@@ -90,29 +91,28 @@ def open_inside(root_fd: int, name: str) -> int:
         os.close(fd)
 
 
-def kind(mode: int) -> str:
+def file_problem(info: os.stat_result, path: str | os.PathLike | None = None) -> str | None:
+    """Why an entry with this (l)stat is not a plain file with one link (None: it is); ``path``
+    names a link's target. The one check of the intake, the folder check and the report's
+    placement: a link, hard link, pipe, socket, device or folder."""
+    mode = info.st_mode
     if stat.S_ISLNK(mode):
-        return "a link"
-    if stat.S_ISFIFO(mode):
-        return "a pipe (FIFO)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    return "a device"
-
-
-def file_problem(info: os.stat_result) -> str | None:
-    """Why a file with this status is not one the workflow wrote (None: a plain file)."""
-    if not stat.S_ISREG(info.st_mode):
-        waits = ", and reading it would wait forever" if kind(info.st_mode)[2] in "pds" else ""
-        return f"is {kind(info.st_mode)}, not a file: the workflow writes none{waits}; remove it"
-    if info.st_nlink > 1:
+        target = f" to {escaped(os.readlink(path)[:120])!r}" if path is not None else ""
+        return (
+            f"is a link{target}: the workflow makes none, and what it or Snakemake writes or "
+            "reports there would go through it; remove the link"
+        )
+    if stat.S_ISREG(mode):
+        if info.st_nlink == 1:
+            return None
         return (
             f"has {info.st_nlink} hard links: the workflow makes none, and a write to it would "
             "reach the other names"
         )
-    return None
+    kinds = {stat.S_IFIFO: "a pipe (FIFO)", stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}
+    waits = "" if stat.S_ISDIR(mode) else ", and reading it would wait forever"
+    what = kinds.get(stat.S_IFMT(mode), "a device")
+    return f"is {what}, not a file: the workflow writes none{waits}; remove it"
 
 
 def parse_json(data: str | bytes, *, constants: bool = True) -> Any:
@@ -253,8 +253,8 @@ class Intake:
                     self.queue.append(str(folder / entry["path"]))
 
     def run(self, starts: Iterable[str] | None) -> dict[str, str]:
-        self.queue.extend(starts if starts is not None else self.listing("results"))
-        for config in self.listing(EFFECTIVE_CONFIG):
+        self.queue.extend(starts if starts is not None else listing(self.folder, RESULTS))
+        for config in listing(self.folder, EFFECTIVE_CONFIG):
             self.parsed(config, plain_config)
         while self.queue:
             name = self.queue.popleft().removeprefix("./")
@@ -262,17 +262,19 @@ class Intake:
                 self.follow(name)
         return self.refused
 
-    def listing(self, top: str) -> list[str]:
-        """Every file, link, pipe and device below ``top`` (not records, not hidden)."""
-        names = []
-        for folder, subfolders, files in os.walk(self.folder / top):
-            subfolders[:] = [d for d in subfolders if not d.startswith(".")]
-            for entry in sorted(files + [d for d in subfolders if Path(folder, d).is_symlink()]):
-                rel = Path(folder, entry).relative_to(self.folder).as_posix()
-                if not entry.startswith(".") and not rel.endswith(RECORD_SUFFIX):
-                    names.append(rel)
-            subfolders[:] = [d for d in subfolders if not Path(folder, d).is_symlink()]
-        return names
+
+def listing(folder: Path, top: str) -> list[str]:
+    """Every file, link, pipe and device below ``top`` (not records, not hidden, not the audit's
+    own table): what the intake starts from, and what the audit walks of its copy."""
+    names = []
+    for parent, subfolders, files in os.walk(folder / top):
+        subfolders[:] = [d for d in subfolders if not d.startswith(".")]
+        for entry in sorted(files + [d for d in subfolders if Path(parent, d).is_symlink()]):
+            rel = Path(parent, entry).relative_to(folder).as_posix()
+            if not entry.startswith(".") and not rel.endswith(RECORD_SUFFIX) and rel != AUDIT_TABLE:
+                names.append(rel)
+        subfolders[:] = [d for d in subfolders if not Path(parent, d).is_symlink()]
+    return names
 
 
 def rows_problem(path: Path) -> str | None:

@@ -21,10 +21,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from isotropy.intake import parse_json
+from isotropy.intake import RECORD_SUFFIX, parse_json
 from isotropy.io import sha256_file, write_json
 
-SUFFIX = ".provenance.json"
 # 2: code.modules (sha256 of every project module the step ran) and hardware; 3: data;
 # 4: no data (all data are inputs)
 RECORD_VERSION = 4
@@ -59,11 +58,7 @@ UNTRACKED_MODULES = ("isotropy.provenance", "isotropy.logs", "isotropy.intake", 
 
 def record_path(path: str | os.PathLike) -> Path:
     """The provenance record beside ``path``."""
-    return Path(f"{path}{SUFFIX}")
-
-
-def is_record(path: str | os.PathLike) -> bool:
-    return str(path).endswith(SUFFIX)
+    return Path(f"{path}{RECORD_SUFFIX}")
 
 
 def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str | None]:
@@ -166,7 +161,7 @@ def file_entries(paths: Iterable[str | os.PathLike]) -> dict[str, dict[str, Any]
         path = Path(path)
         files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
         for file in files:
-            if file.name.endswith(SUFFIX):
+            if file.name.endswith(RECORD_SUFFIX):
                 continue
             stat = file.stat()
             entries[str(file)] = {

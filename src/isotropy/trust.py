@@ -31,7 +31,6 @@ import re
 import stat
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -210,37 +209,11 @@ LAST_RUN = Path("logs") / "last_run.txt"
 MAX_LAST_RUN_BYTES = 64 * 2**10
 
 
-def _walk(top: Path, skip: Callable[[Path], bool]):
-    """Every path below ``top`` (links listed, never followed), pruning folders ``skip`` names."""
-    for folder, subfolders, files in os.walk(top):
-        subfolders[:] = [d for d in subfolders if not skip(Path(folder, d))]
-        for name in sorted(subfolders + files):
-            yield Path(folder) / name
-
-
-def path_problem(root: Path, rel: Path, info: os.stat_result) -> str | None:
-    """Why an entry of the folder (``rel`` relative to it) is not one the workflow makes."""
-    top = rel.parts[0]
-    if stat.S_ISLNK(info.st_mode):
-        if top == SNAKEMAKE_DIR or (top in WRITTEN and len(rel.parts) > 1):
-            target = escaped(os.readlink(root / rel)[:120])
-            return (
-                f"is a link to {target!r}: the workflow makes none, and what it or Snakemake "
-                "writes or reports there would go through it; remove the link"
-            )
-        return None
-    if stat.S_ISDIR(info.st_mode):
-        return None
-    if not stat.S_ISREG(info.st_mode) or (top in WRITTEN or top == SNAKEMAKE_DIR):
-        return file_problem(info)
-    return None
-
-
 def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
     """Everything in ``workdir`` that Snakemake must not read or write through, in one walk:
     forged or damaged records of Snakemake's (:func:`snakemake_record_problem`); links, hard
-    links, pipes, sockets and devices (:func:`path_problem`); Snakemake's record folders that
-    are not folders; a last-run file make cannot read safely. Each path once."""
+    links, pipes, sockets and devices (:func:`isotropy.intake.file_problem`); Snakemake's record
+    folders that are not folders; a last-run file make cannot read safely. Each path once."""
     root = Path(workdir)
     problems = []
     for name in FOLDERS:
@@ -250,20 +223,23 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
                 (name, "is not a folder: Snakemake and the workflow keep records there")
             )
     tops = [root] + [root / t for t in WRITTEN if (root / t).is_symlink() and (root / t).is_dir()]
-
-    def skip(path: Path) -> bool:
-        if path.parent == root:
-            return path.name in NOT_WALKED
-        return path.parent == root / SNAKEMAKE_DIR and path.name in LINKED_INSIDE
-
     for top in tops:
-        for path in _walk(top, skip):
-            rel, info = path.relative_to(root), path.lstat()
-            problem = path_problem(root, rel, info)
-            if problem is None and stat.S_ISREG(info.st_mode):
-                problem = snakemake_record_problem(root, rel, info.st_size)
-            if problem is not None:
-                problems.append((str(rel), problem))
+        for folder, subfolders, files in os.walk(top):  # links listed, never followed
+            here = Path(folder)
+            subfolders[:] = [d for d in subfolders if not _skipped(root, here / d)]
+            for path in sorted(here / name for name in subfolders + files):
+                rel, info = path.relative_to(root), path.lstat()
+                mode, top_name = info.st_mode, rel.parts[0]
+                written = top_name == SNAKEMAKE_DIR or (top_name in WRITTEN and len(rel.parts) > 1)
+                if stat.S_ISDIR(mode) or (
+                    not written and (stat.S_ISREG(mode) or stat.S_ISLNK(mode))
+                ):
+                    continue  # outside where the workflow writes, a link or hard link is no harm
+                problem = file_problem(info, path)
+                if problem is None:
+                    problem = snakemake_record_problem(root, rel, info.st_size)
+                if problem is not None:
+                    problems.append((str(rel), problem))
     last_run = root / LAST_RUN
     if last_run.is_file() and last_run.lstat().st_size > MAX_LAST_RUN_BYTES:
         problems.append((str(LAST_RUN), "is larger than 64 KiB (make run writes two short lines)"))
@@ -271,6 +247,13 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
     for file, reason in problems:
         first.setdefault(file, reason)
     return list(first.items())
+
+
+def _skipped(root: Path, path: Path) -> bool:
+    """The checkout's .git and .venv, and Snakemake's own environments and shadow folders."""
+    if path.parent == root:
+        return path.name in NOT_WALKED
+    return path.parent == root / SNAKEMAKE_DIR and path.name in LINKED_INSIDE
 
 
 # What Python imports a module from (.py, .pyc, extension modules).

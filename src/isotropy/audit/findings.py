@@ -19,13 +19,10 @@ import jsonschema
 
 from isotropy.intake import escaped, name_problem, parse_json
 from isotropy.io import atomic_path
-from isotropy.paths import AUDIT_TABLE
 from isotropy.provenance import record_path
 from isotropy.trust import validator
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
-RESULTS = "results"
-AUDIT_OUTPUTS = (AUDIT_TABLE,)  # the audit's own outputs: never results
 
 
 @dataclass(frozen=True)
@@ -119,25 +116,23 @@ REMAKE = "re-make it (snakemake --forcerun <its rule>) or delete the record and 
 PROVENANCE, MANIFEST = validator("provenance"), validator("manifest")
 
 
-def schema_problem(validator: jsonschema.protocols.Validator, document: Any) -> str | None:
-    """Why ``document`` does not fit ``validator``'s schema, naming where (None: it fits)."""
-    error = jsonschema.exceptions.best_match(validator.iter_errors(document))
-    if error is None:
-        return None
-    where = "/".join(map(str, error.absolute_path))
-    return f"does not fit its schema{f' at {where}' if where else ''} ({error.message[:120]})"
-
-
 def read_checked_json(
     path: Path, validator: jsonschema.protocols.Validator
 ) -> tuple[Any, str | None]:
-    """A JSON file and why it cannot be used (its shape against ``validator``; None: usable), or
-    the reason it could not be read."""
+    """A JSON file and why it cannot be used (None: usable): unreadable, not JSON, or not the
+    shape of ``validator``'s schema, naming where."""
     try:
         document = parse_json(path.read_bytes())  # nesting capped: no RecursionError
     except (OSError, UnicodeDecodeError, ValueError) as error:
         return None, f"is not readable JSON ({type(error).__name__}: {str(error)[:80]})"
-    return document, schema_problem(validator, document)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(document))
+    if error is None:
+        return document, None
+    where = "/".join(map(str, error.absolute_path))
+    return (
+        document,
+        f"does not fit its schema{f' at {where}' if where else ''} ({error.message[:120]})",
+    )
 
 
 def load_record(root: Path, path: str) -> tuple[Mapping[str, Any] | None, Finding | None]:

@@ -6,7 +6,8 @@ that made it, and the package versions; under ``results/`` a missing record is a
 The end of every walk: a raw source's (or an assembled model's) download manifest.
 
 Its raw files are checked against the sha256 the manifest recorded, and what they were fetched
-from against today's pins (the mirror's MANIFEST.tsv and the config's sha256), re-read now.
+from against today's pins (the user's mirror's MANIFEST.tsv, config/sources.yaml and the
+project's sources lock), re-read now.
 """
 
 from __future__ import annotations
@@ -20,11 +21,9 @@ from typing import Any
 
 from isotropy import sources
 from isotropy.audit.findings import (
-    AUDIT_OUTPUTS,
     FAIL,
     MANIFEST,
     OK,
-    RESULTS,
     WARN,
     Finding,
     listing,
@@ -34,27 +33,15 @@ from isotropy.audit.findings import (
     resolve_path,
     short_digest,
 )
-from isotropy.intake import escaped, is_manifest, name_problem, under_proc
+from isotropy.intake import RESULTS, escaped, is_manifest, name_problem, under_proc
+from isotropy.intake import listing as listing_of
 from isotropy.io import sha256_file
-from isotropy.provenance import is_record, module_source, package_versions
-from isotropy.trust import tracked
+from isotropy.provenance import module_source, package_versions
 from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
 
 MTIME_TOLERANCE_S = 1e-3
 # The checkout whose code the audit compares records with (the one this package lies in).
 WORKFLOW_ROOT = Path(__file__).resolve().parents[3]
-
-
-def result_files(root: Path) -> list[str]:
-    """Every file under ``root/results`` (records, hidden files and the audit's outputs aside)."""
-    files = (path.relative_to(root) for path in (root / RESULTS).rglob("*") if path.is_file())
-    return sorted(
-        str(rel)
-        for rel in files
-        if not is_record(rel)
-        and str(rel) not in AUDIT_OUTPUTS
-        and not any(part.startswith(".") for part in rel.parts)
-    )
 
 
 def _digest_findings(path: str, check: str, what: str, recorded: str, actual: str) -> list[Finding]:
@@ -218,7 +205,7 @@ def _check_packages(
 def walk(
     root: str | os.PathLike,
     starts: Iterable[str] | None = None,
-    config: Mapping[str, Any] | None = None,
+    mirror: str | None = None,
     *,
     workflow_root: str | os.PathLike | None = None,
 ) -> list[Finding]:
@@ -227,7 +214,7 @@ def walk(
     code_root = Path(workflow_root).resolve() if workflow_root else WORKFLOW_ROOT
     _sha256.cache_clear()  # files may have changed since the last walk of this process
     root = Path(root).resolve()
-    queue = deque(starts if starts is not None else result_files(root))
+    queue = deque(starts if starts is not None else listing_of(root, RESULTS))
     asked = (
         {relative_path(root, resolve_path(root, p)) for p in starts}
         if starts is not None
@@ -245,7 +232,7 @@ def walk(
             continue
         seen.add(path)
         found, inputs = audit_file(
-            root, path, config, packages, asked=path in asked, workflow_root=code_root
+            root, path, mirror, packages, asked=path in asked, workflow_root=code_root
         )
         findings += found
         queue.extend(inputs)
@@ -273,7 +260,7 @@ def _one_per_cause(findings: Sequence[Finding]) -> list[Finding]:
 def audit_file(
     root: Path,
     path: str,
-    config: Mapping[str, Any] | None,
+    mirror: str | None,
     packages: Mapping[str, str | None],
     *,
     asked: bool = False,
@@ -285,7 +272,7 @@ def audit_file(
         return [Finding(path, FAIL, "missing", "file does not exist")], []
     record, damaged = load_record(root, path)
     if is_manifest(path):
-        found = check_manifest(root, path, config) + ([damaged] if damaged else [])
+        found = check_manifest(root, path, mirror) + ([damaged] if damaged else [])
         if record is not None:  # a manifest with a record of its own is checked against it too
             checked = check_record(root, path, record, packages, workflow_root=workflow_root)
             found += [f for f in checked if f.status != OK]
@@ -318,7 +305,7 @@ def _without_record(path: str, asked: bool) -> Finding:
 REFETCH = "re-fetch the source (snakemake --forcerun download_source)"
 
 
-def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = None) -> list[Finding]:
+def check_manifest(root: Path, path: str, mirror: str | None = None) -> list[Finding]:
     """Every raw file of a source against the sha256 its download manifest recorded, and what
     it was fetched from against today's pins (:func:`check_pins`)."""
     manifest_path = resolve_path(root, path)
@@ -335,7 +322,7 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
             continue
         differs = f"raw file differs from its download manifest {path}"
         findings += _digest_findings(rel, "raw", differs, entry["sha256"], _sha256(raw))
-    findings += check_pins(path, manifest, config)
+    findings += check_pins(path, manifest, mirror)
     if not any(f.status == FAIL for f in findings):
         origin = manifest.get("origin", "?")
         matched = f"{len(entries)} raw file(s) match the manifest (from {origin}; "
@@ -343,58 +330,17 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
     return findings
 
 
+@functools.cache
+def project_sources() -> dict[str, Any]:
+    """config/sources.yaml's sources: the project's pins, whatever configuration is audited."""
+    return read_config_file(SOURCES_CONFIG).get("sources") or {}
+
+
 def _lock_of() -> Path:
     """The project's own sources lock ($ISOTROPY_SOURCES_LOCK, else the checkout's default):
     never one a configuration names, since the audited folder's own may be the one given."""
     lock = sources.lock_path(None)
     return lock if lock.is_absolute() else WORKFLOW_ROOT / lock
-
-
-# The project's own config files (as git tracks them in the checkout): the source settings they
-# give are the project's pins, whoever names them (the tiny overlay unpins a cut-down file).
-PROJECT_CONFIGS = ("config.yaml", "config/*.yaml", "tests/config/*.yaml")
-PIN_KEYS = ("url", "sha256", "git_blob", "hub")
-
-
-@functools.cache
-def _pin_choices(trusted: tuple[str, ...]) -> dict[str, list[Mapping[str, Any]]]:
-    """source → every setting of it that config/sources.yaml, the project's tracked config files
-    and the ``trusted`` ones give (config/sources.yaml's first)."""
-    ours = tracked(WORKFLOW_ROOT, list(PROJECT_CONFIGS)) or []
-    choices: dict[str, list[Mapping[str, Any]]] = {}
-    paths: list[str | os.PathLike] = [SOURCES_CONFIG, *(WORKFLOW_ROOT / n for n in ours), *trusted]
-    for path in paths:
-        for name, settings in (read_config_file(path).get("sources") or {}).items():
-            choices.setdefault(name, []).append(settings or {})
-    return choices
-
-
-def _pin_value(key: str, value: Any) -> Any:
-    return value.get("revision") if key == "hub" and isinstance(value, Mapping) else value
-
-
-def with_project_pins(
-    config: Mapping[str, Any] | None, trusted: Sequence[str | os.PathLike] = ()
-) -> Mapping[str, Any] | None:
-    """``config`` whose sources keep a pin (url, sha256, git_blob, hub revision) only where a
-    trusted file gives that source that very value, else take config/sources.yaml's: trusted are
-    the project's own config files and ``trusted`` (the user's, outside the audited folder). The
-    audited folder's effective configuration may choose among them, never pin a file itself."""
-    if config is None:
-        return None
-    choices = _pin_choices(tuple(str(Path(t).resolve()) for t in trusted))
-    pinned = {}
-    for name, settings in (config.get("sources") or {}).items():
-        options = choices.get(name, [])
-        kept = {k: v for k, v in settings.items() if k not in PIN_KEYS}
-        for key in PIN_KEYS:
-            given = _pin_value(key, settings.get(key))
-            if any(key in o and _pin_value(key, o[key]) == given for o in options):
-                kept[key] = settings[key] if key in settings else None
-            elif options and key in options[0]:
-                kept[key] = options[0][key]
-        pinned[name] = kept
-    return {**config, "sources": pinned}
 
 
 def trust_summary(manifest: Mapping[str, Any]) -> str:
@@ -409,26 +355,26 @@ class PinsUnreadable(Exception):
     """The pins of a download cannot be re-read now: one mismatch saying why."""
 
 
-def check_pins(
-    path: str, manifest: Mapping[str, Any], config: Mapping[str, Any] | None
-) -> list[Finding]:
+def check_pins(path: str, manifest: Mapping[str, Any], mirror: str | None = None) -> list[Finding]:
     """Each fetched input's recorded sha256 against its pins, re-read now (never the record's word).
 
-    A mirror file is compared with the MANIFEST.tsv of the mirror this user configured (and the
-    config pin of its URL), a downloaded file with its config pin (when ``config`` is given) or
-    its git object id, or, where no published pin exists, with the project's own sources lock as
-    it is now (a relock since is a mismatch). An input that nothing pins is a warning; one whose
-    pin differs, or that the record calls pinned while nothing pins it now, is a mismatch.
+    The pins are the project's and the user's, never the folder's or the audited configuration's:
+    a mirror file is compared with the MANIFEST.tsv of the mirror this user configured
+    (``$ISOTROPY_MIRROR``, else ``mirror``), a download with config/sources.yaml's sha256, git
+    object id or hub commit, or, where it has none, with the project's own sources lock as it is
+    now (a relock since is a mismatch). An input that nothing pins is a warning; one whose pin
+    differs, or that the record calls pinned by a mirror row or the lock that pins nothing now, is
+    a mismatch.
     """
     inputs = manifest.get("inputs") or []
     if not inputs:
         return []
-    source_cfg = ((config or {}).get("sources") or {}).get(manifest.get("source")) or {}
-    url_pins = sources.url_pins(source_cfg) if source_cfg.get("url") else {}
-    blobs = sources.url_pins(source_cfg, "git_blob") if source_cfg.get("url") else {}
+    settings = project_sources().get(manifest.get("source")) or {}
+    url_pins = sources.url_pins(settings) if settings.get("url") else {}
+    blobs = sources.url_pins(settings, "git_blob") if settings.get("url") else {}
     try:
         rels = [entry["mirror_path"] for entry in inputs if "mirror_path" in entry]
-        mirrored = _mirror_pins(rels, url_pins, config) if rels else {}
+        mirrored = _mirror_pins(rels, mirror) if rels else {}
     except PinsUnreadable as error:
         return [Finding(path, FAIL, "raw", str(error))]
     try:
@@ -437,7 +383,7 @@ def check_pins(
         return [Finding(path, FAIL, "raw", f"the sources lock cannot be read: {error}")]
     findings = []
     for entry in inputs:
-        url, hub = entry.get("url"), source_cfg.get("hub")
+        url, hub = entry.get("url"), settings.get("hub")
         if (blob := blobs.get(url)) and entry.get("git_blob") != blob:
             reason = (
                 f"{url} was fetched with git object id {entry.get('git_blob') or '(none recorded)'}"
@@ -447,64 +393,52 @@ def check_pins(
         if (blob and not url_pins.get(url)) or (
             "hub" in entry and hub and entry.get("revision") == hub.get("revision")
         ):
-            continue  # pinned by its git object id alone, or by its hub commit as configured now
-        if source_cfg and url is not None and not url_pins.get(url) and url in locked:
-            expected = url, {"lock": locked[url]["sha256"]}
-        elif "mirror_path" in entry:
+            continue  # pinned by its git object id alone, or by its hub commit
+        if "mirror_path" in entry:
             expected = f"mirror file {entry['mirror_path']}", mirrored[entry["mirror_path"]]
-        elif url is not None:
-            if not url_pins.get(url) and config is None:
-                continue  # the config's pins are not known: nothing to re-derive
-            expected = url, ({"config": url_pins[url]} if url_pins.get(url) else {})
+        elif url is not None and url_pins.get(url):
+            expected = url, {"config": str(url_pins[url])}
+        elif url is not None and url in locked:
+            expected = url, {"lock": locked[url]["sha256"]}
         else:
-            expected = f"hub data set {entry.get('hub', '?')}", {}
-        findings += _pin_findings(path, entry, *expected, config)
+            expected = str(url or f"hub data set {entry.get('hub', '?')}"), {}
+        findings += _pin_findings(path, entry, *expected)
     return findings
 
 
-def _mirror_pins(
-    rels: list[str], url_pins: Mapping[str, str | None], config: Mapping[str, Any] | None
-) -> dict[str, dict[str, str]]:
-    """What vouches for each mirror file now (:func:`isotropy.sources.mirror_pins`): the
-    MANIFEST.tsv of the mirror this user configured, never the one the folder's manifest names,
-    and the config pin of the URL whose file it is."""
+def _mirror_pins(rels: list[str], mirror: str | None) -> dict[str, dict[str, str]]:
+    """Each mirror file's row in the MANIFEST.tsv of the mirror this user configured
+    (:func:`isotropy.sources.mirror_pins`), never the one the folder's manifest names."""
     try:
-        mirror = sources.resolve_mirror((config or {}).get("mirror"))
+        folder = sources.resolve_mirror(mirror)
     except FileNotFoundError as error:
         raise PinsUnreadable(f"its mirror's pins cannot be re-checked: {error}") from None
-    if mirror is None:
+    if folder is None:
         raise PinsUnreadable(
             "fetched from a mirror, but no mirror is configured here "
             f"({sources.MIRROR_ENV} or config 'mirror'): its pins cannot be re-checked; set it "
             "to your copy of the mirror"
         )
-    params = {"urls": list(url_pins), "sha256": list(url_pins.values()), "mirror_files": rels}
     try:
-        pins = sources.mirror_pins(params, mirror)[1]
+        pins = sources.mirror_pins({"mirror_files": rels}, folder)[1]
     except (OSError, UnicodeDecodeError, sources.UnverifiedFileError) as error:
         raise PinsUnreadable(f"the mirror's pins cannot be read: {error}") from None
     return {rel: {by: getattr(pin, "sha256", pin) for by, pin in pins[rel].items()} for rel in rels}
 
 
 def _pin_findings(
-    path: str,
-    entry: Mapping[str, Any],
-    label: str,
-    expected: Mapping[str, str],
-    config: Mapping[str, Any] | None,
+    path: str, entry: Mapping[str, Any], label: str, expected: Mapping[str, str]
 ) -> list[Finding]:
-    """A mismatch if a pin differs or a recorded pin is gone, a warning if nothing pins it."""
+    """A mismatch if a pin differs or a recorded pin is gone, a warning if nothing pins it. The
+    record's "config" is the configuration it ran with, never read here (config/sources.yaml's
+    pins are compared above)."""
     recorded = str(entry.get("sha256") or "")
     differing = [
         f"{by} pins {short_digest(pin.lower())}…"
         for by, pin in expected.items()
         if pin.lower() != recorded
     ]
-    claimed = [
-        by
-        for by in entry.get("pinned_by") or []
-        if by not in expected and (by != "config" or config is not None)
-    ]
+    claimed = [by for by in entry.get("pinned_by") or [] if by not in expected and by != "config"]
     if differing:
         remedy = (
             "the sources lock was relocked since (make relock): re-fetch it and re-make what was "
