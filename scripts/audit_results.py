@@ -8,8 +8,7 @@ file and the reason.
 import logging
 import sys
 
-from isotropy.audit import audit
-from isotropy.audit.findings import failures, format_table, write_tsv
+from isotropy.audit import audit, failures, format_table, write_tsv
 from isotropy.logs import configure_from_snakemake
 
 

@@ -20,8 +20,7 @@ import pytest
 from test_make_report_safety import _workdir
 from tiny_workflow import run_make
 
-from isotropy.audit.findings import FAIL, OK
-from isotropy.audit.records import walk
+from isotropy.audit.records import FAIL, OK, walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 
@@ -48,8 +47,7 @@ def test_make_audit_audits_the_last_runs_target_with_its_configuration(tmp_path)
     assert result.returncode == 0, result.stderr
     calls = (tmp_path / "calls.txt").read_text().splitlines()
     assert calls == [
-        "snakemake --cores 1 audit --configfile "
-        "logs/effective-config/preview_study.yaml"
+        "snakemake --cores 1 audit --configfile logs/effective-config/preview_study.yaml"
     ]
 
 

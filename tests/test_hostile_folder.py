@@ -27,9 +27,9 @@ from test_trace_validation import _refused, _rewrite, _run
 from tiny_workflow import run_make
 
 from isotropy import intake, trust
-from isotropy.audit.findings import FAIL
 from isotropy.audit import audit
 from isotropy.audit import main as audit_main
+from isotropy.audit.records import FAIL
 from isotropy.io import write_json
 from isotropy.optimize import OptimisationSettings
 from isotropy.provenance import build_record, record_path
@@ -271,7 +271,8 @@ def test_an_audit_table_killed_while_written_leaves_the_last_whole_one(tmp_path)
     # The writer kills itself (SIGKILL) in the middle of writing its rows.
     code = f"""
 import os, signal
-from isotropy.audit.findings import Finding, write_tsv
+from isotropy.audit import write_tsv
+from isotropy.audit.records import Finding
 
 class Dying(Finding):
     def __getattribute__(self, name):

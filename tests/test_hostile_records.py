@@ -17,8 +17,8 @@ import pytest
 import test_audit
 from test_audit import _bad
 
-from isotropy.audit.findings import FAIL
 from isotropy.audit import audit, main
+from isotropy.audit.records import FAIL
 from isotropy.io import write_json
 from isotropy.provenance import build_record, module_source, record_path
 

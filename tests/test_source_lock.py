@@ -20,8 +20,7 @@ import yaml
 from test_download import FAST, sha, tar_gz
 
 from isotropy import sources
-from isotropy.audit.findings import FAIL, OK
-from isotropy.audit.records import walk
+from isotropy.audit.records import FAIL, OK, walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 from isotropy.sources import ChecksumError, LockMismatchError

@@ -1,20 +1,18 @@
 """The intake: a results folder made elsewhere is audited (and reported) only through a copy.
 
 :func:`intake` copies what the audit reads -- every result file, the provenance record beside
-it, what those records name as inputs (walked back to the download
-manifests and their raw files), and the run's effective configuration -- from the folder into a
-fresh workspace. It opens each path once, component by component from the folder's own file
-descriptor with ``O_NOFOLLOW | O_NONBLOCK``, and takes only what :func:`fstat` calls a regular
-file with one link, within the caps below. Everything after reads the copy; nothing is
-refused silently: each refusal is (path, cause), one line.
+it, and what those records name as inputs (walked back to the download manifests and their raw
+files) -- from the folder into a fresh workspace. It opens each path once, component by
+component from the folder's own file descriptor with ``O_NOFOLLOW | O_NONBLOCK``, and takes only
+what :func:`fstat` calls a regular file with one link, within the caps below. Everything after
+reads the copy; nothing is refused silently: each refusal is (path, cause), one line.
 
 Refused: a link anywhere on the path (the folders ``results``, ``logs`` and ``benchmarks``
 themselves aside), a file with more than one hard link, a pipe, socket or device, a path that
 is absolute, holds ``..`` or lies under ``/proc``, a file over :data:`MAX_FILE_BYTES` or past
 :data:`MAX_TOTAL_BYTES` in all, a Parquet table of more than :data:`MAX_ROWS` rows (read from
 its footer, before any read of the table), a JSON record nested deeper than 64 levels or
-holding more than :data:`MAX_RECORD_VALUES` values, a config file the workflow would refuse
-(YTE, an alias bomb).
+holding more than :data:`MAX_RECORD_VALUES` values.
 """
 
 from __future__ import annotations
@@ -44,7 +42,6 @@ LINKABLE = frozenset({"results", "logs", "benchmarks"})
 PROC = Path("/proc")
 RECORD_SUFFIX = ".provenance.json"
 RESULTS = "results"
-EFFECTIVE_CONFIG = "logs/effective-config"
 
 
 class FolderError(ValueError):
@@ -222,26 +219,23 @@ class Intake:
             return None
         return bytes(kept)
 
-    def parsed(self, name: str, parse: Any = parse_json, *, refuse: bool = True) -> Any:
-        """``name`` copied and parsed; None when it fails, and then, with ``refuse``, a refusal
-        and the copy removed (without, the copy stays for the audit to name it damaged)."""
+    def parsed(self, name: str) -> Any:
+        """``name`` copied and parsed as JSON; None when it fails (the copy stays for the audit
+        to name it damaged)."""
         data = self.take(name)
         if not data:
             return None
         try:
-            return parse(data)
-        except FolderError as error:
-            if refuse:
-                (self.workspace / name).unlink()
-                self.refuse(name, str(error).removeprefix("it "))
+            return parse_json(data)
+        except FolderError:
             return None
 
     def follow(self, name: str) -> None:
         """Copy ``name`` with its provenance record, and queue what the record names."""
-        manifest = self.parsed(name, refuse=False) if is_manifest(name) else self.take(name)
+        manifest = self.parsed(name) if is_manifest(name) else self.take(name)
         if name in self.refused:
             return
-        record = self.parsed(name + RECORD_SUFFIX, refuse=False)
+        record = self.parsed(name + RECORD_SUFFIX)
         if isinstance(record, dict):
             for key in ("inputs", "outputs"):
                 if isinstance(entries := record.get(key), dict):
@@ -254,8 +248,6 @@ class Intake:
 
     def run(self, starts: Iterable[str] | None) -> dict[str, str]:
         self.queue.extend(starts if starts is not None else listing(self.folder, RESULTS))
-        for config in listing(self.folder, EFFECTIVE_CONFIG):
-            self.parsed(config, plain_config)
         while self.queue:
             name = self.queue.popleft().removeprefix("./")
             if name not in self.taken and name not in self.refused:
@@ -297,37 +289,26 @@ MAX_CONFIG_BYTES = 4 * 2**20
 def config_file_problem(path: str | os.PathLike) -> str | None:
     """Why Snakemake must not load config file ``path`` (None: plain settings, or absent, which
     Snakemake says itself). ``make report`` gives Snakemake the folder's own effective
-    configuration, so it is checked first: a regular file (a pipe would block Snakemake), then
-    :func:`plain_config`, before Snakemake merges it."""
+    configuration, so it is checked first: a regular file (a pipe would block Snakemake) of at
+    most :data:`MAX_CONFIG_BYTES`, YAML, plain settings (:func:`plain_config_problem`)."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return (
                 "is not a regular file (a pipe or a device, which Snakemake would wait on forever)"
             )
         with open(path, "rb") as handle:
-            plain_config(handle.read(MAX_CONFIG_BYTES + 1))
+            data = handle.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         return None
     except OSError as error:
         return f"cannot be read ({error.strerror})"
-    except FolderError as error:
-        return str(error)
-    return None
-
-
-def plain_config(data: bytes) -> Any:
-    """A config file's settings, or :class:`FolderError`: over :data:`MAX_CONFIG_BYTES`, not
-    YAML, or not plain settings (:func:`plain_config_problem`)."""
     if len(data) > MAX_CONFIG_BYTES:
         limit = f"{MAX_CONFIG_BYTES // 2**20} MiB"
-        raise FolderError(f"is larger than {limit}: not a configuration this workflow writes")
+        return f"is larger than {limit}: not a configuration this workflow writes"
     try:
-        loaded = yaml.safe_load(data)
+        return plain_config_problem(yaml.safe_load(data))
     except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise FolderError(f"is not plain YAML ({str(error).splitlines()[0][:80]})") from None
-    if (problem := plain_config_problem(loaded)) is not None:
-        raise FolderError(problem)
-    return loaded
+        return f"is not plain YAML ({str(error).splitlines()[0][:80]})"
 
 
 # Snakemake reads every --configfile with YTE, which runs the Python in a file that sets this key.

@@ -13,37 +13,30 @@ file on the way it checks:
 * **raw** – every raw file still matches its download manifest, and what it was fetched from
   today's pins.
 
-Under ``results/`` a file without a record is a mismatch; package versions that differ from
-today's are warnings. :mod:`~isotropy.audit.records` walks the records,
-:mod:`~isotropy.audit.findings` holds the :class:`~isotropy.audit.findings.Finding` every check
-returns and formats them; :func:`audit` is the whole audit, and :func:`main` is
-``isotropy-audit`` (``python -m isotropy.audit``), which prints the table and exits 1 on any
-mismatch (rule ``audit`` runs :func:`audit` through ``scripts/audit_results.py``). Nothing of the
-folder's ``.snakemake/`` is believed or run, and the audit audits what is there: a result the
-target declares but the folder lacks is re-made by ``make run``.
+Under ``results/`` a file without a record is a mismatch. :mod:`~isotropy.audit.records` walks
+the records, each check returning a :class:`~isotropy.audit.records.Finding`; here are the
+findings as a text table and a TSV file, :func:`audit` (the whole audit; rule ``audit`` runs it
+through ``scripts/audit_results.py``) and :func:`main`, ``isotropy-audit`` or ``python -m
+isotropy.audit``, which prints the table and exits 1 on any mismatch. Nothing of the folder's
+``.snakemake/`` is believed or run, and the audit audits what is there: a result the target
+declares but the folder lacks is re-made by ``make run``.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import dataclasses
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from isotropy.audit.findings import (
-    FAIL,
-    Finding,
-    failures,
-    format_table,
-    grouped,
-    relative_path,
-    write_tsv,
-)
-from isotropy.audit.records import walk
+from isotropy.audit.records import FAIL, OK, WARN, Finding, listing, relative_path, walk
 from isotropy.intake import FolderError, escaped, intake
+from isotropy.io import atomic_path
 from isotropy.sources import MIRROR_ENV
 from isotropy.workflow.config import ConfigError, load_config_files
 
@@ -98,6 +91,60 @@ def quarantine(
 
 def _inside(root: Path, path: Any) -> bool:
     return bool(path) and Path(str(path)).resolve().is_relative_to(root)
+
+
+def failures(findings: Iterable[Finding]) -> list[Finding]:
+    return [f for f in findings if f.status == FAIL]
+
+
+def grouped(findings: Iterable[Finding]) -> list[tuple[str, str, str, str]]:
+    """(files, status, check, reason) per cause, every name escaped onto one line: findings of
+    one status, check and reason are one row naming the first files and how many there are."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for f in findings:
+        groups.setdefault((f.status, f.check, f.reason), []).append(escaped(f.file))
+    return [
+        (
+            files[0] if len(files) == 1 else f"{listing(files)} ({len(files):,} files)",
+            status,
+            check,
+            escaped(reason),
+        )
+        for (status, check, reason), files in groups.items()
+    ]
+
+
+def format_table(findings: Sequence[Finding], *, show_ok: bool = True) -> str:
+    """The findings as an aligned text table, mismatches first, one line per cause, then a
+    one-line tally."""
+    order = {FAIL: 0, WARN: 1, OK: 2}
+    rows = sorted(
+        (f for f in findings if show_ok or f.status != OK),
+        key=lambda f: (order.get(f.status, 3), f.file, f.check),
+    )
+    cells = [("FILE", "STATUS", "CHECK", "REASON"), *grouped(rows)]
+    widths = [min(max(len(c[i]) for c in cells), 80) for i in range(3)]
+    lines = ["  ".join(c[i].ljust(widths[i]) for i in range(3)) + "  " + c[3] for c in cells]
+    files = {f.file for f in findings if not f.file.startswith("(")}
+    bad = {f.file for f in findings if f.status == FAIL}
+    warned = {f.file for f in findings if f.status == WARN} & files - bad
+    lines.append(
+        f"{len(files)} files audited: {len(files - bad - warned)} ok, {len(warned)} with warnings, "
+        f"{len(bad)} with mismatches"
+    )
+    return "\n".join(lines)
+
+
+def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
+    """The findings as a TSV table (file, status, check, reason) by the csv module (a name with a
+    tab or a line break is quoted, never a new row), written atomically."""
+
+    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(
+            handle, fieldnames=["file", "status", "check", "reason"], delimiter="\t"
+        )
+        writer.writeheader()
+        writer.writerows(dataclasses.asdict(f) for f in findings)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

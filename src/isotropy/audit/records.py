@@ -1,7 +1,9 @@
 """Walking the provenance records: from each result back through its inputs to the raw downloads.
 
 For every file on the way: its checksum, its inputs (present, unchanged, not newer), the code
-that made it, and the package versions; under ``results/`` a missing record is a mismatch.
+that made it; under ``results/`` a missing record is a mismatch. Each
+check returns a :class:`Finding`. A record is a file anyone can edit: before the walk uses it,
+its shape is checked (a damaged record is one mismatch naming it, never a traceback).
 
 The end of every walk: a raw source's (or an assembled model's) download manifest.
 
@@ -16,28 +18,92 @@ import functools
 import os
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 from isotropy import sources
-from isotropy.audit.findings import (
-    FAIL,
-    MANIFEST,
-    OK,
-    WARN,
-    Finding,
-    listing,
-    load_record,
-    read_checked_json,
-    relative_path,
-    resolve_path,
-    short_digest,
-)
-from isotropy.intake import RESULTS, escaped, is_manifest, name_problem, under_proc
+from isotropy.intake import RESULTS, escaped, is_manifest, name_problem, parse_json, under_proc
 from isotropy.intake import listing as listing_of
 from isotropy.io import sha256_file
-from isotropy.provenance import module_source, package_versions
+from isotropy.provenance import module_source, record_path
+from isotropy.trust import validator
 from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
+
+OK, WARN, FAIL = "ok", "warn", "FAIL"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of the audit: a file, its status (ok / warn / FAIL), which check, and why."""
+
+    file: str
+    status: str
+    check: str
+    reason: str
+
+
+def short_digest(digest: str | None) -> str:
+    return (digest or "none")[:12]
+
+
+def resolve_path(root: Path, path: str) -> Path:
+    """``path`` inside ``root``; a name outside it (absolute, '..') where nothing is."""
+    if name_problem(path) is not None:
+        return root / ".outside" / escaped(path).replace("/", "%")
+    return root / path
+
+
+def relative_path(root: Path, path: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def listing(names: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+REMAKE = "re-make it (snakemake --forcerun <its rule>) or delete the record and the file"
+PROVENANCE, MANIFEST = validator("provenance"), validator("manifest")
+
+
+def read_checked_json(
+    path: Path, validator: jsonschema.protocols.Validator
+) -> tuple[Any, str | None]:
+    """A JSON file and why it cannot be used (None: usable): unreadable, not JSON, or not the
+    shape of ``validator``'s schema, naming where."""
+    try:
+        document = parse_json(path.read_bytes())  # nesting capped: no RecursionError
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        return None, f"is not readable JSON ({type(error).__name__}: {str(error)[:80]})"
+    error = jsonschema.exceptions.best_match(validator.iter_errors(document))
+    if error is None:
+        return document, None
+    where = "/".join(map(str, error.absolute_path))
+    return (
+        document,
+        f"does not fit its schema{f' at {where}' if where else ''} ({error.message[:120]})",
+    )
+
+
+def load_record(root: Path, path: str) -> tuple[Mapping[str, Any] | None, Finding | None]:
+    """The record beside ``path`` (None when there is none), or the one mismatch saying why it
+    cannot be used: unreadable, not JSON, or not shaped like a provenance record."""
+    sidecar = record_path(resolve_path(root, path))
+    if not sidecar.is_file():
+        return None, None
+    record, problem = read_checked_json(sidecar, PROVENANCE)
+    if problem is None:
+        return record, None
+    return None, Finding(
+        path, FAIL, "record", f"its provenance record {sidecar.name} {problem}; {REMAKE}"
+    )
+
 
 MTIME_TOLERANCE_S = 1e-3
 # The checkout whose code the audit compares records with (the one this package lies in).
@@ -57,12 +123,11 @@ def check_record(
     root: Path,
     path: str,
     record: Mapping[str, Any],
-    current_packages: Mapping[str, str | None],
     *,
     workflow_root: Path | None = None,
 ) -> list[Finding]:
     """The checks that need only the provenance record: checksum (of every output it lists),
-    inputs, staleness, code (against the checkout at ``workflow_root``), packages."""
+    inputs, staleness, code (against the checkout at ``workflow_root``)."""
     target = resolve_path(root, path)
     findings = []
     recorded = record.get("outputs", {}).get(path) or record.get("outputs", {}).get(str(target))
@@ -82,7 +147,6 @@ def check_record(
         )
         findings.append(Finding(path, WARN, "stale", reason))
     findings += _check_code(path, record.get("code") or {}, workflow_root or WORKFLOW_ROOT)
-    findings += _check_packages(path, record.get("packages") or {}, current_packages)
     return findings
 
 
@@ -190,18 +254,6 @@ def _check_code(path: str, code: Mapping[str, Any], workflow_root: Path) -> list
     return findings
 
 
-def _check_packages(
-    path: str, recorded: Mapping[str, str | None], current: Mapping[str, str | None]
-) -> list[Finding]:
-    changed = [
-        f"{name} {old} → {current.get(name)}"
-        for name, old in sorted(recorded.items())
-        if name in current and current[name] != old
-    ]
-    reason = "made with other package versions: " + ", ".join(changed)
-    return [Finding(path, WARN, "packages", reason)] if changed else []
-
-
 def walk(
     root: str | os.PathLike,
     starts: Iterable[str] | None = None,
@@ -222,7 +274,6 @@ def walk(
     )
     seen: set[str] = set()
     findings: list[Finding] = []
-    packages = package_versions()
     while queue:
         name = queue.popleft()
         if name_problem(name) is not None:  # the intake's finding: never read
@@ -231,9 +282,7 @@ def walk(
         if path in seen:
             continue
         seen.add(path)
-        found, inputs = audit_file(
-            root, path, mirror, packages, asked=path in asked, workflow_root=code_root
-        )
+        found, inputs = audit_file(root, path, mirror, asked=path in asked, workflow_root=code_root)
         findings += found
         queue.extend(inputs)
     return _one_per_cause(findings)
@@ -261,7 +310,6 @@ def audit_file(
     root: Path,
     path: str,
     mirror: str | None,
-    packages: Mapping[str, str | None],
     *,
     asked: bool = False,
     workflow_root: Path | None = None,
@@ -274,14 +322,14 @@ def audit_file(
     if is_manifest(path):
         found = check_manifest(root, path, mirror) + ([damaged] if damaged else [])
         if record is not None:  # a manifest with a record of its own is checked against it too
-            checked = check_record(root, path, record, packages, workflow_root=workflow_root)
+            checked = check_record(root, path, record, workflow_root=workflow_root)
             found += [f for f in checked if f.status != OK]
         return found, []
     if damaged is not None:  # nothing it says can be used: not even where to walk on to
         return [damaged], []
     if record is None:
         return [_without_record(path, asked)], []
-    found = check_record(root, path, record, packages, workflow_root=workflow_root)
+    found = check_record(root, path, record, workflow_root=workflow_root)
     if not any(f.file == path and f.status != OK for f in found):
         found.append(Finding(path, OK, "all", "checksum, inputs, code and record"))
     return found, list(record.get("inputs", {}))
