@@ -9,7 +9,7 @@ and the Snakefile's folder first on ``sys.path``. So :func:`folder_problems` ref
 are not what Snakemake writes, links, hard links, pipes, sockets and devices, and record folders
 that are not folders; :func:`workflow_problems` refuses modules beside the Snakefile that git does
 not track and config files that are not plain YAML; jobs run with ``PYTHONSAFEPATH=1``
-(:func:`protect_imports`) and the pickled inventory cache is removed unread
+(rules/common.smk) and the pickled inventory cache is removed unread
 (:func:`drop_io_cache`). The checks run before the make targets call Snakemake and again when the
 workflow parses (rules/common.smk). The audit reads none of this: only its intake's copy.
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
+import contextlib
 import functools
 import importlib.machinery
 import math
@@ -352,17 +353,13 @@ def workflow_problems(
 IOCACHE = Path(SNAKEMAKE_DIR) / "iocache" / "latest.pkl"
 
 
-def drop_io_cache(workdir: str | os.PathLike = ".") -> bool:
-    """Remove the folder's inventory cache (True if there was one). A pickle runs whatever code it
-    names when it is loaded, and nothing shows that this machine wrote the one in a folder; it is
-    only a cache (Snakemake drops it itself after every run that is not a dry run)."""
-    try:
+def drop_io_cache(workdir: str | os.PathLike = ".") -> None:
+    """Remove the folder's inventory cache. A pickle runs whatever code it names when it is
+    loaded, and nothing shows that this machine wrote the one in a folder; it is only a cache
+    (Snakemake drops it itself after every run that is not a dry run). A folder there stays:
+    Snakemake cannot open one as a pickle either."""
+    with contextlib.suppress(FileNotFoundError, IsADirectoryError):
         os.remove(Path(workdir) / IOCACHE)
-    except FileNotFoundError:
-        return False
-    except IsADirectoryError:
-        return False  # Snakemake cannot open a folder as a pickle either
-    return True
 
 
 def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -> str:
@@ -385,12 +382,6 @@ def refuse_hostile_folder(workdir: str | os.PathLike = ".") -> None:
     problems = folder_problems(workdir)
     if problems:
         raise FolderError(refusal(problems, workdir))
-
-
-def protect_imports(environ: dict[str, str] | os._Environ[str] = os.environ) -> None:
-    """Jobs started from here (Snakemake's scripts, its subprocesses) never put their own folder
-    (``.snakemake/scripts/``, or the working directory for ``python -m``) first on ``sys.path``."""
-    environ["PYTHONSAFEPATH"] = "1"
 
 
 def main(argv: list[str] | None = None) -> int:

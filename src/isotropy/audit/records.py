@@ -267,11 +267,6 @@ def walk(
     _sha256.cache_clear()  # files may have changed since the last walk of this process
     root = Path(root).resolve()
     queue = deque(starts if starts is not None else listing_of(root, RESULTS))
-    asked = (
-        {relative_path(root, resolve_path(root, p)) for p in starts}
-        if starts is not None
-        else set()
-    )
     seen: set[str] = set()
     findings: list[Finding] = []
     while queue:
@@ -282,7 +277,7 @@ def walk(
         if path in seen:
             continue
         seen.add(path)
-        found, inputs = audit_file(root, path, mirror, asked=path in asked, workflow_root=code_root)
+        found, inputs = audit_file(root, path, mirror, workflow_root=code_root)
         findings += found
         queue.extend(inputs)
     return _one_per_cause(findings)
@@ -311,7 +306,6 @@ def audit_file(
     path: str,
     mirror: str | None,
     *,
-    asked: bool = False,
     workflow_root: Path | None = None,
 ) -> tuple[list[Finding], list[str]]:
     """The findings of one file, and the inputs its record names, to walk on to."""
@@ -328,24 +322,18 @@ def audit_file(
     if damaged is not None:  # nothing it says can be used: not even where to walk on to
         return [damaged], []
     if record is None:
-        return [_without_record(path, asked)], []
+        return [_without_record(path)], []
     found = check_record(root, path, record, workflow_root=workflow_root)
     if not any(f.file == path and f.status != OK for f in found):
         found.append(Finding(path, OK, "all", "checksum, inputs, code and record"))
     return found, list(record.get("inputs", {}))
 
 
-def _without_record(path: str, asked: bool) -> Finding:
-    """A file without a provenance record: under ``results/``, or named to be audited, a
-    mismatch; elsewhere (a file the workflow did not make) checked by its consumers' sha256."""
+def _without_record(path: str) -> Finding:
+    """A file without a provenance record: under ``results/`` a mismatch; elsewhere (a file the
+    workflow did not make) checked by its consumers' sha256."""
     if Path(path).parts[:1] == (RESULTS,):
         return Finding(path, FAIL, "record", "no provenance record: its origin is unknown")
-    if asked:
-        reason = (
-            "given as a file to audit, but not made by the workflow (no record); config files go "
-            "after --configfile (isotropy-audit --configfile a.yaml b.yaml)"
-        )
-        return Finding(path, FAIL, "record", reason)
     reason = "not made by the workflow (no record); checked by its consumers' sha256 only"
     return Finding(path, WARN, "record", reason)
 
