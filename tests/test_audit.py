@@ -504,7 +504,6 @@ def test_audit_rule_and_cli_pass_on_the_tiny_run(tiny_run):
             str(workdir),
             "--configfile",
             config,
-            "--quiet",
         ],
         capture_output=True,
         text=True,

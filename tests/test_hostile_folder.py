@@ -607,7 +607,7 @@ def test_a_deeply_nested_record_is_one_line_in_the_audit(tmp_path):
     deep = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
     (tmp_path / "results" / "x.txt.provenance.json").write_text(deep)
     ran = subprocess.run(
-        [sys.executable, "-m", "isotropy.audit", "-d", str(tmp_path), "-q"],
+        [sys.executable, "-m", "isotropy.audit", "-d", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=120,

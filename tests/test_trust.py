@@ -97,7 +97,7 @@ def _folder(tmp_path: Path, record: object, name: str = OUT) -> Path:
 def test_the_fields_are_the_ones_snakemake_writes():
     from snakemake.persistence import MetadataRecord
 
-    assert set(trust.FIELDS) == set(MetadataRecord.model_fields)
+    assert set(trust.SCHEMAS["snakemake_record"]["properties"]) == set(MetadataRecord.model_fields)
 
 
 def test_a_record_snakemake_wrote_passes(tmp_path):

@@ -117,12 +117,7 @@ def module_source(name: str, prefix: str = "isotropy") -> Path | None:
     if parts[0] != prefix or not all(part.isidentifier() for part in parts):
         return None
     base = Path(__file__).resolve().parent.joinpath(*parts[1:])
-    candidates = (
-        [base / "__init__.py"]
-        if len(parts) == 1
-        else [base.with_suffix(".py"), base / "__init__.py"]
-    )
-    return next((c for c in candidates if c.is_file()), None)
+    return next((c for c in (base.with_suffix(".py"), base / "__init__.py") if c.is_file()), None)
 
 
 def cpu_model() -> str:
@@ -174,8 +169,6 @@ def file_entries(paths: Iterable[str | os.PathLike]) -> dict[str, dict[str, Any]
 
 def _jsonable(value: Any) -> Any:
     """Snakemake params/wildcards objects → plain JSON values."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
     if hasattr(value, "items") and callable(value.items):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set)):

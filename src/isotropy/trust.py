@@ -136,7 +136,6 @@ def validator(name: str, **options: Any) -> jsonschema.protocols.Validator:
 
 RECORD = validator("snakemake_record", format_checker=FORMATS)
 INCOMPLETE = validator("snakemake_incomplete")
-FIELDS = SCHEMAS["snakemake_record"]["properties"]
 
 
 def record_problem(record: Any, validator: jsonschema.protocols.Validator = RECORD) -> str | None:

@@ -114,12 +114,12 @@ def grouped(findings: Iterable[Finding]) -> list[tuple[str, str, str, str]]:
     ]
 
 
-def format_table(findings: Sequence[Finding], *, show_ok: bool = True) -> str:
+def format_table(findings: Sequence[Finding]) -> str:
     """The findings as an aligned text table, mismatches first, one line per cause, then a
     one-line tally."""
     order = {FAIL: 0, WARN: 1, OK: 2}
     rows = sorted(
-        (f for f in findings if show_ok or f.status != OK),
+        findings,
         key=lambda f: (order.get(f.status, 3), f.file, f.check),
     )
     cells = [("FILE", "STATUS", "CHECK", "REASON"), *grouped(rows)]
@@ -156,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         mirror = load_config_files(args.configfile).get("mirror") if args.configfile else None
         findings = audit(root, starts=args.files or None, mirror=mirror)
         if not args.gate:
-            print(format_table(findings, show_ok=not args.quiet))
+            print(format_table(findings))
         if args.output:
             write_tsv(findings, args.output)
     except (ConfigError, OSError) as error:  # a full disk as well: one line
@@ -206,7 +206,4 @@ def _parser() -> argparse.ArgumentParser:
         help="print nothing but, on a mismatch, one line saying NAME stops (make report)",
     )
     parser.add_argument("--output", "-o", default=None, help="also write the table as TSV here")
-    parser.add_argument(
-        "--quiet", "-q", action="store_true", help="print only warnings and mismatches"
-    )
     return parser

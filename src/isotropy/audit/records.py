@@ -138,14 +138,7 @@ def check_record(
         made = "modified after it was made"
         findings += _digest_findings(path, "checksum", made, recorded["sha256"], _sha256(target))
     findings += _twin_findings(root, path, record)
-    missing, changed, newer, remade = _compare_files(root, target, record.get("inputs", {}))
-    findings += _input_findings(path, missing, changed, newer)
-    if remade:
-        reason = (
-            f"input {listing(remade)} {_are(remade)} newer than this file but identical to what "
-            "it was made from"
-        )
-        findings.append(Finding(path, WARN, "stale", reason))
+    findings += _input_findings(root, path, record.get("inputs", {}))
     findings += _check_code(path, record.get("code") or {}, workflow_root or WORKFLOW_ROOT)
     return findings
 
@@ -176,45 +169,43 @@ def _twin_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[Fin
 _sha256 = functools.cache(sha256_file)
 
 
-def _compare_files(
-    root: Path, target: Path, entries: Mapping[str, Mapping[str, Any]]
-) -> tuple[list[str], list[str], list[str], list[str]]:
-    """Recorded files against today's: (missing, changed, newer and changed, newer but
-    identical)."""
-    missing: list[str] = []
-    changed: list[str] = []
-    newer: list[str] = []
-    remade: list[str] = []
-    for name, entry in sorted(entries.items()):
-        source = resolve_path(root, name)
-        if not source.is_file():
-            missing.append(name)
-            continue
-        actual = _sha256(source)
-        if actual != entry["sha256"]:
-            changed.append(
-                f"{name} (sha256 recorded {short_digest(entry['sha256'])}…, now "
-                f"{short_digest(actual)}…)"
-            )
-        if source.stat().st_mtime > target.stat().st_mtime + MTIME_TOLERANCE_S:
-            # Re-made with identical content: this file is still what that content gives, and
-            # Snakemake (which compares checksums of small inputs) agrees.
-            (newer if actual != entry["sha256"] else remade).append(name)
-    return missing, changed, newer, remade
+# The kinds of input problem, each one finding naming its inputs (the first few of many).
+MISSING = (FAIL, "input", "{names} {are} missing")
+CHANGED = (FAIL, "input", "{names} changed since this file was made")
+NEWER = (FAIL, "stale", "{names} {are} newer than this file")
+# Re-made with identical content: this file is still what that content gives, and Snakemake
+# (which compares checksums of small inputs) agrees.
+REMADE = (
+    WARN,
+    "stale",
+    "{names} {are} newer than this file but identical to what it was made from",
+)
 
 
 def _input_findings(
-    path: str, missing: Sequence[str], changed: Sequence[str], newer: Sequence[str]
+    root: Path, path: str, inputs: Mapping[str, Mapping[str, Any]]
 ) -> list[Finding]:
-    """One finding per kind of input problem, naming the inputs (the first few of many)."""
-    kinds = (
-        (missing, "input", "{names} {are} missing"),
-        (changed, "input", "{names} changed since this file was made"),
-        (newer, "stale", "{names} {are} newer than this file"),
-    )
+    """The recorded inputs of ``path`` against today's files: missing, changed, newer."""
+    made = resolve_path(root, path).stat().st_mtime + MTIME_TOLERANCE_S
+    kinds: dict[tuple[str, str, str], list[str]] = {
+        k: [] for k in (MISSING, CHANGED, NEWER, REMADE)
+    }
+    for name, entry in sorted(inputs.items()):
+        source = resolve_path(root, name)
+        if not source.is_file():
+            kinds[MISSING].append(name)
+            continue
+        actual = _sha256(source)
+        if actual != entry["sha256"]:
+            recorded = short_digest(entry["sha256"])
+            kinds[CHANGED].append(
+                f"{name} (sha256 recorded {recorded}…, now {short_digest(actual)}…)"
+            )
+        if source.stat().st_mtime > made:
+            kinds[NEWER if actual != entry["sha256"] else REMADE].append(name)
     return [
-        Finding(path, FAIL, check, "input " + text.format(names=listing(names), are=_are(names)))
-        for names, check, text in kinds
+        Finding(path, status, check, "input " + text.format(names=listing(names), are=_are(names)))
+        for (status, check, text), names in kinds.items()
         if names
     ]
 
@@ -226,32 +217,23 @@ def _are(names: Sequence[str]) -> str:
 def _check_code(path: str, code: Mapping[str, Any], workflow_root: Path) -> list[Finding]:
     """The step's script (named relative to the workflow's root, which is the auditing
     checkout's; older records name it by an absolute path) and project modules, by sha256."""
-    findings = []
+    problems = []
     script, recorded = code.get("script"), code.get("script_sha256")
     if script and recorded:
         current = workflow_root / script  # an absolute name (older records) stays as it is
         if under_proc(current):
-            reason = f"its record names a script under /proc, {escaped(script)}: never read"
-            findings.append(Finding(path, FAIL, "code", reason))
+            problems.append(f"its record names a script under /proc, {escaped(script)}: never read")
         elif not current.is_file():
-            findings.append(
-                Finding(path, FAIL, "code", f"the script that made it, {script}, no longer exists")
-            )
+            problems.append(f"the script that made it, {script}, no longer exists")
         elif _sha256(current) != recorded:
-            findings.append(
-                Finding(path, FAIL, "code", f"its script {current.name} changed since it was made")
-            )
+            problems.append(f"its script {current.name} changed since it was made")
     for module, digest in sorted((code.get("modules") or {}).items()):
         source = module_source(module)
         if source is None:
-            findings.append(
-                Finding(path, FAIL, "code", f"module {module}, which made it, no longer exists")
-            )
+            problems.append(f"module {module}, which made it, no longer exists")
         elif _sha256(source) != digest:
-            findings.append(
-                Finding(path, FAIL, "code", f"module {module} changed since it was made")
-            )
-    return findings
+            problems.append(f"module {module} changed since it was made")
+    return [Finding(path, FAIL, "code", problem) for problem in problems]
 
 
 def walk(
