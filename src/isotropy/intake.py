@@ -152,9 +152,6 @@ class Intake:
             raise FolderError(f"{self.folder} lies under /proc: not a results folder")
         self.root = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY)
 
-    def close(self) -> None:
-        os.close(self.root)
-
     def refuse(self, name: str, cause: str) -> None:
         self.refused.setdefault(name, cause)
 
@@ -247,11 +244,16 @@ class Intake:
                     self.queue.append(str(folder / entry["path"]))
 
     def run(self, starts: Iterable[str] | None) -> dict[str, str]:
+        """Copy ``starts`` (default: every result file) and what they name; then close the
+        folder."""
         self.queue.extend(starts if starts is not None else listing(self.folder, RESULTS))
-        while self.queue:
-            name = self.queue.popleft().removeprefix("./")
-            if name not in self.taken and name not in self.refused:
-                self.follow(name)
+        try:
+            while self.queue:
+                name = self.queue.popleft().removeprefix("./")
+                if name not in self.taken and name not in self.refused:
+                    self.follow(name)
+        finally:
+            os.close(self.root)
         return self.refused
 
 
@@ -366,11 +368,7 @@ def intake(
 ) -> dict[str, str]:
     """Copy what the audit of ``folder`` reads into the empty folder ``workspace`` (every result
     file, or ``starts``, and what their records name); return path → why it was refused."""
-    taker = Intake(folder, workspace)
-    try:
-        return taker.run(starts)
-    finally:
-        taker.close()
+    return Intake(folder, workspace).run(starts)
 
 
 def place(written: str | os.PathLike, target: str | os.PathLike) -> None:

@@ -291,22 +291,6 @@ def _installed(name: str, root: Path) -> bool:
         return True
 
 
-def tracked(root: Path, names: list[str]) -> list[str] | None:
-    """The files git tracks in ``root`` that ``names`` (paths or pathspecs) match, as paths
-    relative to it; None outside a git work tree. The index is only listed: no fsmonitor, no
-    hook, no filter runs (the work tree may be someone else's)."""
-    command = ["git", "-c", "core.fsmonitor=false", "--no-pager", "-C", str(root), "ls-files", "-z"]
-    try:
-        listed = subprocess.run(
-            [*command, "--", *names], capture_output=True, timeout=120, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if listed.returncode != 0:
-        return None
-    return [p.decode("utf-8", "replace") for p in listed.stdout.split(b"\0") if p]
-
-
 def import_problems(workflow_root: str | os.PathLike) -> list[tuple[str, str]]:
     """(entry, reason) for every module or package beside the Snakefile that Snakemake's processes
     could import in place of the real one. Snakemake puts the Snakefile's folder first on
@@ -319,8 +303,16 @@ def import_problems(workflow_root: str | os.PathLike) -> list[tuple[str, str]]:
     if not root.is_dir():
         return []
     found = {e.name: m for e in sorted(root.iterdir()) if (m := _module_name(e)) is not None}
-    listed = tracked(root, sorted(found)) if found else []
-    tops = None if listed is None else {path.split("/")[0] for path in listed}
+    if not found:
+        return []
+    # git's index only listed: no fsmonitor, hook or filter runs (the work tree may be anyone's).
+    command = ["git", "-c", "core.fsmonitor=false", "--no-pager", "-C", str(root), "ls-files", "-z"]
+    try:
+        listed = subprocess.run([*command, "--", *found], capture_output=True, timeout=120)
+        names = listed.stdout.split(b"\0") if listed.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired):
+        names = None  # no git: not a git work tree either
+    tops = None if names is None else {os.fsdecode(p).split("/")[0] for p in names if p}
     return [
         (
             entry,

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from isotropy.audit.records import FAIL, OK, WARN, Finding, listing, relative_path, walk
+from isotropy.audit.records import FAIL, OK, WARN, Finding, listing, walk
 from isotropy.intake import FolderError, escaped, intake
 from isotropy.io import atomic_path
 from isotropy.sources import MIRROR_ENV
@@ -53,7 +53,7 @@ def audit(
     package's); mirror files against ``mirror`` (``$ISOTROPY_MIRROR`` first), the user's."""
     root = Path(root).resolve()
     if starts is not None:
-        starts = [relative_path(root, root / s) for s in starts]
+        starts = [os.path.relpath(root / s, root) for s in starts]  # outside: '..', refused
     with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
         workspace = Path(tmp) / "folder"  # all below reads this copy, never the folder
         refused, mirror = quarantine(root, workspace, starts, mirror)

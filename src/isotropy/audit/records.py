@@ -56,13 +56,6 @@ def resolve_path(root: Path, path: str) -> Path:
     return root / path
 
 
-def relative_path(root: Path, path: Path) -> str:
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)
-
-
 def listing(names: Sequence[str], limit: int = 3) -> str:
     shown = ", ".join(names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
@@ -150,8 +143,8 @@ def _twin_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[Fin
     findings = []
     for name, entry in sorted((record.get("outputs") or {}).items()):
         twin = resolve_path(root, name)
-        rel = relative_path(root, twin)
-        if rel == path or not twin.is_file():  # a missing twin is the walk's (or declared) finding
+        rel = str(twin.relative_to(root))
+        if rel == path or not twin.is_file():  # a missing twin is the walk's finding
             continue
         actual = _sha256(twin)
         if actual != entry["sha256"]:
@@ -255,7 +248,7 @@ def walk(
         name = queue.popleft()
         if name_problem(name) is not None:  # the intake's finding: never read
             continue
-        path = relative_path(root, resolve_path(root, name))
+        path = str(resolve_path(root, name).relative_to(root))
         if path in seen:
             continue
         seen.add(path)
@@ -334,7 +327,7 @@ def check_manifest(root: Path, path: str, mirror: str | None = None) -> list[Fin
     findings = []
     for entry in entries:
         raw = manifest_path.parent / entry["path"]
-        rel = relative_path(root, raw)
+        rel = str(raw.relative_to(root))
         if not raw.is_file():
             findings.append(Finding(rel, FAIL, "raw", f"raw file missing (listed in {path})"))
             continue
