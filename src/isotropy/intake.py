@@ -88,7 +88,7 @@ def open_inside(root_fd: int, name: str) -> int:
         os.close(fd)
 
 
-def file_problem(info: os.stat_result, path: str | os.PathLike | None = None) -> str | None:
+def file_problem(info: os.stat_result, path: Path | None = None) -> str | None:
     """Why an entry with this (l)stat is not a plain file with one link (None: it is); ``path``
     names a link's target. The one check of the intake, the folder check and the report's
     placement: a link, hard link, pipe, socket, device or folder."""

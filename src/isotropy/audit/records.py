@@ -74,13 +74,13 @@ def read_checked_json(
         document = parse_json(path.read_bytes())  # nesting capped: no RecursionError
     except (OSError, UnicodeDecodeError, ValueError) as error:
         return None, f"is not readable JSON ({type(error).__name__}: {str(error)[:80]})"
-    error = jsonschema.exceptions.best_match(validator.iter_errors(document))
-    if error is None:
+    mismatch = jsonschema.exceptions.best_match(validator.iter_errors(document))
+    if mismatch is None:
         return document, None
-    where = "/".join(map(str, error.absolute_path))
+    where = "/".join(map(str, mismatch.absolute_path))
     return (
         document,
-        f"does not fit its schema{f' at {where}' if where else ''} ({error.message[:120]})",
+        f"does not fit its schema{f' at {where}' if where else ''} ({mismatch.message[:120]})",
     )
 
 
@@ -380,7 +380,7 @@ def check_pins(path: str, manifest: Mapping[str, Any], mirror: str | None = None
     inputs = manifest.get("inputs") or []
     if not inputs:
         return []
-    settings = project_sources().get(manifest.get("source")) or {}
+    settings = project_sources().get(str(manifest.get("source"))) or {}
     url_pins = sources.url_pins(settings) if settings.get("url") else {}
     blobs = sources.url_pins(settings, "git_blob") if settings.get("url") else {}
     try:
