@@ -97,9 +97,9 @@ relock: install
 # The folder may be someone else's: Snakemake's records are checked before Snakemake reads them,
 # and no `python -m` here imports from the folder (isotropy.trust).
 audit report: export PYTHONSAFEPATH = 1
-# The audit of the run the folder holds: the target of LAST_RUN and the configuration it ran with
-# (its effective configuration), as `make report` reports it; every result of that target must be
-# there (AUDIT_TARGET=... AUDIT_CONFIG_FILES="..." choose another).
+# The audit of the run the folder holds: the configuration the target of LAST_RUN ran with (its
+# effective configuration), as `make report` reports it (AUDIT_TARGET=... AUDIT_CONFIG_FILES="..."
+# choose another).
 AUDIT_TARGET ?= $(or $(LAST_TARGET),all)
 AUDIT_CONFIG_FILES ?= $(or $(wildcard logs/effective-config/$(AUDIT_TARGET).yaml),$(CONFIG_FILES))
 check_audit_target = $(if $(filter-out 1,$(words $(AUDIT_TARGET)))$(filter-out $(REPORT_TARGETS),$(AUDIT_TARGET)),\
@@ -107,7 +107,7 @@ check_audit_target = $(if $(filter-out 1,$(words $(AUDIT_TARGET)))$(filter-out $
 audit: install folder-check
 	$(check_audit_target)$(BIN)/python -m isotropy.trust --configfile $(AUDIT_CONFIG_FILES)
 	@echo "make audit: target $(AUDIT_TARGET) with $(AUDIT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); AUDIT_TARGET=... AUDIT_CONFIG_FILES=\"...\" choose another)"
-	ISOTROPY_AUDIT_TARGET=$(AUDIT_TARGET) $(BIN)/snakemake --cores 1 audit --configfile $(AUDIT_CONFIG_FILES) $(SNAKEMAKE_ARGS)
+	$(BIN)/snakemake --cores 1 audit --configfile $(AUDIT_CONFIG_FILES) $(SNAKEMAKE_ARGS)
 
 # The report of the last run (LAST_RUN), with the configuration that run used (its effective
 # configuration, so later edits of the files do not change it): its target's results, and for a study target its claims,
@@ -136,7 +136,7 @@ REPORT_OVERVIEW = $(if $(filter preview_study,$(REPORT_TARGET)),results/preview/
 # Nothing is re-made from results the folder's records do not vouch for: the record walk of the
 # audit (its intake's copy of the folder) first, and on any mismatch one line and a stop, so a
 # result forged with its own record stays a finding after any number of reports.
-AUDIT_GATE = $(BIN)/python -m isotropy.audit --no-snakemake --gate 'make report' \
+AUDIT_GATE = $(BIN)/python -m isotropy.audit --gate 'make report' \
 	$(if $(wildcard logs/effective-config/$(REPORT_TARGET).yaml),--configfile logs/effective-config/$(REPORT_TARGET).yaml)
 # make expands a recipe whole before its first line runs, LAST_RUN read in: the folder is checked
 # first, as a prerequisite (a pipe there would block make itself).

@@ -4,6 +4,7 @@
 # modules whose functions rules call directly, and the layer over it: the studies' records
 # (isotropy.studies) and the estimate, for onstart; beside them isotropy.compute's device check.
 # All plain Python (no torch): a dry run, a lint or a report needs only Snakemake and that code.
+import os
 import sys
 
 from isotropy import (
@@ -46,8 +47,9 @@ configuration.check_loaded_config(
 )
 # A results folder may be someone else's: Snakemake's records there are checked before Snakemake
 # reads them (its report runs YAML tags in conda_env), no link is written through, and script
-# jobs never import from .snakemake/scripts/ (isotropy.trust).
-trust.protect_imports()
+# jobs (Snakemake's scripts, its subprocesses) never put their own folder, .snakemake/scripts/,
+# first on sys.path (isotropy.trust).
+os.environ["PYTHONSAFEPATH"] = "1"
 if workflow.is_main_process:
     trust.refuse_hostile_folder(".")
     # --trust-io-cache would unpickle it when the DAG is built (a pickle runs code).

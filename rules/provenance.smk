@@ -119,14 +119,10 @@ rule compare_with_papers:
         "../scripts/compare_with_papers.py"
 
 
-# The audit walks every result back to the raw downloads (checksums, staleness, code) and asks
-# Snakemake, in an empty folder, which results today's workflow and config declare.
+# The audit walks every result back to the raw downloads (checksums, staleness, code).
 # No inputs on purpose: it checks what exists and never (re)builds it; no output, so it runs
 # whenever asked and never goes stale. Run it on its own: `snakemake audit`. Fails on any
-# mismatch; the table goes to the log and to results/audit.tsv. Snakemake is called with the
-# interpreter running this workflow (a conda env of the step need not hold Snakemake).
-# Every result of the target $ISOTROPY_AUDIT_TARGET must be there (default: rule all); `make
-# audit` sets it to the folder's last run (logs/last_run.txt), as `make report` reports it.
+# mismatch; the table goes to the log and to results/audit.tsv.
 rule audit:
     log:
         logs("audit.log"),
@@ -137,10 +133,7 @@ rule audit:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 30 * attempt,
     params:
-        snakefile=workflow.main_snakefile,
-        snakemake_python=sys.executable,
         table=paths.AUDIT_TABLE,
-        targets=os.environ.get("ISOTROPY_AUDIT_TARGET", "").split(),
     script:
         "../scripts/audit_results.py"
 

@@ -1,29 +1,21 @@
 """Audit every result of the working directory (rule ``audit``; the CLI is ``isotropy-audit``).
 
-Walks each result's provenance record back to the raw downloads (:mod:`isotropy.audit`), asks
-Snakemake whether every result of ``params.targets`` (default: rule all) is there, writes the
-table to the log and to ``params.table``, and exits non-zero on any mismatch, naming each file
-and the reason.
+Walks each result's provenance record back to the raw downloads (:mod:`isotropy.audit`), writes
+the table to the log and to ``params.table``, and exits non-zero on any mismatch, naming each
+file and the reason.
 """
 
 import logging
 import sys
 
-from isotropy.audit.findings import failures, format_table, write_tsv
-from isotropy.audit.orchestration import audit
+from isotropy.audit import audit, failures, format_table, write_tsv
 from isotropy.logs import configure_from_snakemake
 
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
     log = logging.getLogger("isotropy.audit")
-    findings = audit(
-        ".",
-        snakefile=snakemake.params.snakefile,
-        config=snakemake.config,
-        snakemake_python=snakemake.params.snakemake_python,
-        targets=list(snakemake.params.targets) or None,
-    )
+    findings = audit(".", mirror=snakemake.config.get("mirror"))
     table = format_table(findings)
     print(table)
     log.info("audit table:\n%s", table)

@@ -20,8 +20,7 @@ import pytest
 from test_make_report_safety import _workdir
 from tiny_workflow import run_make
 
-from isotropy.audit.findings import FAIL, OK
-from isotropy.audit.records import walk
+from isotropy.audit.records import FAIL, OK, walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 
@@ -32,11 +31,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _audit_call(tmp_path: Path, last_run: str, *make_args: str) -> subprocess.CompletedProcess:
-    """`make audit` in a folder whose stand-in snakemake notes its arguments and the target the
-    audit rule is given ($ISOTROPY_AUDIT_TARGET)."""
+    """`make audit` in a folder whose stand-in snakemake notes its arguments."""
     workdir = _workdir(tmp_path, last_run)
     snakemake = workdir / ".venv" / "bin" / "snakemake"
-    snakemake.write_text('#!/bin/sh\necho "$ISOTROPY_AUDIT_TARGET: snakemake $*" >> calls.txt\n')
+    snakemake.write_text('#!/bin/sh\necho "snakemake $*" >> calls.txt\n')
     (workdir / "logs" / "effective-config").mkdir()
     (workdir / "logs" / "effective-config" / "preview_study.yaml").write_text("studies: []\n")
     return run_make(workdir, "audit", *make_args)
@@ -49,8 +47,7 @@ def test_make_audit_audits_the_last_runs_target_with_its_configuration(tmp_path)
     assert result.returncode == 0, result.stderr
     calls = (tmp_path / "calls.txt").read_text().splitlines()
     assert calls == [
-        "preview_study: snakemake --cores 1 audit --configfile "
-        "logs/effective-config/preview_study.yaml"
+        "snakemake --cores 1 audit --configfile logs/effective-config/preview_study.yaml"
     ]
 
 

@@ -27,8 +27,9 @@ from test_trace_validation import _refused, _rewrite, _run
 from tiny_workflow import run_make
 
 from isotropy import intake, trust
-from isotropy.audit.findings import FAIL
-from isotropy.audit.orchestration import audit
+from isotropy.audit import audit
+from isotropy.audit import main as audit_main
+from isotropy.audit.records import FAIL
 from isotropy.io import write_json
 from isotropy.optimize import OptimisationSettings
 from isotropy.provenance import build_record, record_path
@@ -93,7 +94,7 @@ def test_the_audit_calls_a_link_a_mismatch(tmp_path):
     """The audit reads only its intake's copy: a linked result is refused, never followed (the
     links it never reads, in logs/ and benchmarks/, are the folder check's, above)."""
     workdir, _, _ = _linked_folder(tmp_path)
-    findings = audit(workdir, snakefile=workdir / "no such Snakefile")
+    findings = audit(workdir)
     links = {f.file: f.reason for f in findings if f.status == FAIL and f.check == "intake"}
     assert set(links) == {"results/report/overview.html"}
     assert "a link on its path" in links["results/report/overview.html"]
@@ -270,7 +271,8 @@ def test_an_audit_table_killed_while_written_leaves_the_last_whole_one(tmp_path)
     # The writer kills itself (SIGKILL) in the middle of writing its rows.
     code = f"""
 import os, signal
-from isotropy.audit.findings import Finding, write_tsv
+from isotropy.audit import write_tsv
+from isotropy.audit.records import Finding
 
 class Dying(Finding):
     def __getattribute__(self, name):
@@ -427,17 +429,15 @@ def test_an_escaped_conda_env_never_reaches_the_report(workflow_root, tmp_path):
 
 
 # B2: isotropy-audit -d DIR ran DIR/Snakefile, and the checkout's Snakefile ran DIR's YTE
-# config.yaml (its configfile: is read in the working folder).
+# config.yaml (its configfile: is read in the working folder). The audit runs no Snakemake now;
+# make's folder check refuses the YTE file before Snakemake would read it.
 
 
 def test_the_audit_never_uses_the_folders_snakefile(tmp_path, monkeypatch):
-    from isotropy.audit import orchestration
-
     (tmp_path / "Snakefile").write_text("open('MARKER', 'w').close()\n")
-    used = {}
-    monkeypatch.setattr(orchestration, "audit", lambda root, **kwargs: used.update(kwargs) or [])
-    assert orchestration.main(["-d", str(tmp_path)]) == 0
-    assert used["snakefile"] == orchestration.default_snakefile() != tmp_path / "Snakefile"
+    monkeypatch.chdir(tmp_path)
+    assert audit_main(["-d", str(tmp_path)]) == 0
+    assert not (tmp_path / "MARKER").exists()
 
 
 @pytest.mark.slow
@@ -445,10 +445,9 @@ def test_the_audit_refuses_a_yte_config_in_the_folder_before_snakemake(workflow_
     workdir = _copy(workflow_root, tmp_path)
     marker = tmp_path / "MARKER"
     (workdir / "config.yaml").write_text(f'__use_yte__: true\nx: ?open("{marker}", "w").close()\n')
-    findings = audit(workdir, snakefile=workdir / "Snakefile")
+    refused = dict(trust.workflow_problems(workdir))
     assert not marker.exists()
-    refused = {(f.file, f.check): f.reason for f in findings if f.status == FAIL}
-    assert "sets __use_yte__" in refused[(str(workdir / "config.yaml"), "code")]
+    assert "sets __use_yte__" in refused[str(workdir / "config.yaml")]
 
 
 # B3: Snakemake puts the Snakefile's folder first on sys.path of each of its processes.
@@ -608,7 +607,7 @@ def test_a_deeply_nested_record_is_one_line_in_the_audit(tmp_path):
     deep = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
     (tmp_path / "results" / "x.txt.provenance.json").write_text(deep)
     ran = subprocess.run(
-        [sys.executable, "-m", "isotropy.audit", "-d", str(tmp_path), "--no-snakemake", "-q"],
+        [sys.executable, "-m", "isotropy.audit", "-d", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=120,

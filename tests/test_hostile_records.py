@@ -17,8 +17,8 @@ import pytest
 import test_audit
 from test_audit import _bad
 
-from isotropy.audit.findings import FAIL
-from isotropy.audit.orchestration import audit, main
+from isotropy.audit import audit, main
+from isotropy.audit.records import FAIL
 from isotropy.io import write_json
 from isotropy.provenance import build_record, module_source, record_path
 
@@ -79,7 +79,7 @@ def test_a_damaged_record_is_one_mismatch_naming_it(chain, kind, capsys):
     assert [f.status for f in findings] == [FAIL]
     assert "table.csv.provenance.json" in findings[0].reason
     assert "re-make it" in findings[0].reason and "\n" not in findings[0].reason
-    assert main(["--no-snakemake", "-d", str(chain)]) == 1
+    assert main(["-d", str(chain)]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and "MISMATCH results/table.csv: its provenance record" in err
 
@@ -101,7 +101,7 @@ def test_a_damaged_download_manifest_is_one_mismatch(chain, manifest, capsys):
     bad = _bad(audit(chain))
     assert len(bad["resources/raw/toy/manifest.json"]) == 1
     assert "raw: download manifest" in bad["resources/raw/toy/manifest.json"][0]
-    assert main(["--no-snakemake", "-d", str(chain)]) == 1
+    assert main(["-d", str(chain)]) == 1
     assert "Traceback" not in capsys.readouterr().err
 
 

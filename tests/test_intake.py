@@ -16,10 +16,10 @@ import pytest
 import yaml
 from test_make_report_safety import _make, _workdir
 
+from isotropy import audit as audit_cli
 from isotropy import intake, trust
-from isotropy.audit import orchestration as audit_cli
-from isotropy.audit.findings import FAIL, Finding, format_table
-from isotropy.audit.orchestration import audit
+from isotropy.audit import audit, format_table
+from isotropy.audit.records import FAIL, Finding
 from isotropy.io import sha256_file, write_json
 
 DIGEST = "0" * 64
@@ -44,7 +44,7 @@ def _result(folder: Path, name: str, text: str, inputs: dict[str, str] | None = 
 
 
 def _cli(folder: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "isotropy.audit", "-d", str(folder), "--no-snakemake", *args]
+    command = [sys.executable, "-m", "isotropy.audit", "-d", str(folder), *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
 
 
@@ -178,19 +178,18 @@ def test_the_lock_is_the_projects_never_one_a_config_names(tmp_path, monkeypatch
     url = "https://www.cs.cornell.edu/people/pabo/movie-review-data/rt-polaritydata.tar.gz"
     poisoned = "cd" * 32
     lock.write_text(json.dumps({"polarity": {url: {"sha256": poisoned, "bytes": 1}}}))
-    folder_config = {"downloads": {"lock_file": str(lock)}}
     manifest = {"source": "polarity", "inputs": [{"url": url, "sha256": poisoned}]}
-    findings = check_pins("resources/raw/polarity/manifest.json", manifest, folder_config)
+    findings = check_pins("resources/raw/polarity/manifest.json", manifest)
     assert findings and "fake.lock" not in " ".join(f.reason for f in findings)
 
 
-WORDS = "supersense_words"  # config/sources.yaml pins its sha256; tests/config/tiny.yaml unpins it
+WORDS = "supersense_words"  # config/sources.yaml pins its sha256
 
 
 def test_a_folders_config_that_re_pins_a_source_is_not_believed(tmp_path):
     """The folder's effective configuration re-pins a source to the poisoned file it downloaded:
-    on the old code no finding; now the project's pin names it. The same overlay given by the user
-    (outside the folder), or the project's own tiny overlay, still re-pins."""
+    on the old code no finding; now the project's pin names it. No configuration's pin is read,
+    the user's own included (config/sources.yaml is the project's)."""
     from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
 
     project = read_config_file(SOURCES_CONFIG)["sources"][WORDS]
@@ -209,15 +208,11 @@ def test_a_folders_config_that_re_pins_a_source_is_not_believed(tmp_path):
     yours = tmp_path / "yours.yaml"
     yours.write_text(overlay)
     start = [f"resources/raw/{WORDS}/manifest.json"]
-    findings = audit(tmp_path / "work", starts=start, configfiles=[ROOT / "config.yaml", effective])
-    named = [f.reason for f in findings if f.status == FAIL and f.check == "raw"]
-    assert named and f"config pins {project['sha256'][:12]}" in named[0]
-    findings = audit(tmp_path / "work", starts=start, configfiles=[ROOT / "config.yaml", yours])
-    assert [f for f in findings if f.status == FAIL] == []
-    from isotropy.audit.records import with_project_pins
-
-    tiny = with_project_pins({"sources": {WORDS: {**project, "sha256": None}}})
-    assert tiny is not None and tiny["sources"][WORDS]["sha256"] is None
+    for configs in ([ROOT / "config.yaml", effective], [ROOT / "config.yaml", yours]):
+        args = ["-d", str(tmp_path / "work"), *start, "--configfile", *map(str, configs)]
+        assert audit_cli.main([*args, "-o", str(tmp_path / "audit.tsv")]) == 1
+        named = (tmp_path / "audit.tsv").read_text()
+        assert f"config pins {project['sha256'][:12]}" in named
 
 
 # --- wrong: names printed raw -----------------------------------------------------------------
@@ -239,7 +234,7 @@ def test_a_name_with_line_breaks_prints_on_one_line(tmp_path):
 def test_the_audit_table_is_written_by_the_csv_module(tmp_path):
     import csv
 
-    from isotropy.audit.findings import write_tsv
+    from isotropy.audit import write_tsv
 
     write_tsv([Finding("a\tb\nc", FAIL, "checksum", "x")], tmp_path / "t.tsv")
     with open(tmp_path / "t.tsv", newline="") as handle:
@@ -305,12 +300,9 @@ def test_a_mapping_alias_bomb_in_a_config_is_refused(tmp_path):
         timeout=60,
     )
     assert result.returncode == 1 and "alias" in result.stderr
-    effective = tmp_path / "work" / "logs" / "effective-config" / "all.yaml"
-    effective.parent.mkdir(parents=True)
-    effective.write_bytes(bomb.read_bytes())
-    refused = intake.intake(tmp_path / "work", tmp_path / "copy")
-    assert "alias" in refused["logs/effective-config/all.yaml"]
-    assert not (tmp_path / "copy" / "logs" / "effective-config" / "all.yaml").exists()
+    # The audit reads only the mirror of a config file it is given, through the same loader.
+    result = _cli(tmp_path, "--configfile", str(bomb))
+    assert result.returncode == 2 and "alias" in result.stderr and "Traceback" not in result.stderr
 
 
 # --- crash: a trace of millions of rows, read whole before any row check ----------------------
@@ -370,7 +362,7 @@ def test_a_full_disk_is_one_line_naming_the_cause(tmp_path, monkeypatch, capsys)
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp_path / "audit.tsv"))
 
     monkeypatch.setattr(audit_cli, "write_tsv", full)
-    code = audit_cli.main(["-d", str(tmp_path), "--no-snakemake", "-o", str(tmp_path / "a.tsv")])
+    code = audit_cli.main(["-d", str(tmp_path), "-o", str(tmp_path / "a.tsv")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "No space left on device" in err
     monkeypatch.setattr(os, "replace", full)

@@ -13,8 +13,8 @@ import pytest
 
 import isotropy.io
 from isotropy import provenance
+from isotropy.intake import RECORD_SUFFIX as SUFFIX
 from isotropy.provenance import (
-    SUFFIX,
     build_record,
     read_record,
     record_path,
@@ -132,14 +132,14 @@ def test_original_script_is_found_beside_snakemakes_temporary_copy(files, monkey
 
 
 def test_audit_main_is_the_console_entry(files, capsys):
-    from isotropy.audit.orchestration import main as audit_main
+    from isotropy.audit import main as audit_main
 
     Path("results").mkdir()
     Path("results/t.csv").write_text("a\n1\n")
     Path("results/t.csv" + SUFFIX).write_text(
         json.dumps(build_record(rule="t", inputs=[], outputs=["results/t.csv"]))
     )
-    assert audit_main(["--no-snakemake", "-d", "."]) == 0
+    assert audit_main(["-d", "."]) == 0
     assert "results/t.csv" in capsys.readouterr().out
 
 

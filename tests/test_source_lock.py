@@ -20,8 +20,7 @@ import yaml
 from test_download import FAST, sha, tar_gz
 
 from isotropy import sources
-from isotropy.audit.findings import FAIL, OK
-from isotropy.audit.records import walk
+from isotropy.audit.records import FAIL, OK, walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 from isotropy.sources import ChecksumError, LockMismatchError
@@ -180,11 +179,10 @@ def test_the_audit_flags_a_result_made_before_a_relock(server, tmp_path, monkeyp
     monkeypatch.setenv(sources.LOCK_ENV, str(tmp_path / "config/sources.lock"))
     server.files["/lexicon.csv"] = V1
     url = server.url("/lexicon.csv")
-    config = {"sources": {"lexicon": {"kind": "files", "url": url, "sha256": None}}}
-    fetch("lexicon", url, tmp_path / "resources/raw/lexicon")
+    fetch("lexicon", url, tmp_path / "resources/raw/lexicon")  # a source the project pins not
     assert (tmp_path / "config/sources.lock").is_file()
     result = _result(tmp_path, "lexicon")
-    findings = walk(tmp_path, config=config)
+    findings = walk(tmp_path)
     assert not [f for f in findings if f.status == FAIL]
     raw_ok = [f for f in findings if f.file.endswith("manifest.json") and f.status == OK]
     assert "lock (trusted on first use): lexicon.csv" in raw_ok[0].reason
@@ -192,7 +190,7 @@ def test_the_audit_flags_a_result_made_before_a_relock(server, tmp_path, monkeyp
     server.files["/lexicon.csv"] = V2
     monkeypatch.setenv(sources.RELOCK_ENV, "lexicon")
     fetch("lexicon", url, tmp_path / "resources/raw/lexicon")
-    findings = walk(tmp_path, config=config)
+    findings = walk(tmp_path)
     # Re-fetched after the relock, its manifest is not the one the result was made from.
     flagged = [f.reason for f in findings if f.file == result and f.status == FAIL]
     assert any(
@@ -209,13 +207,12 @@ def test_the_audit_flags_a_download_the_lock_no_longer_holds(server, tmp_path, m
     monkeypatch.setenv(sources.LOCK_ENV, str(tmp_path / "config/sources.lock"))  # as above
     server.files["/lexicon.csv"] = V1
     url = server.url("/lexicon.csv")
-    config = {"sources": {"lexicon": {"kind": "files", "url": url, "sha256": None}}}
     fetch("lexicon", url, tmp_path / "resources/raw/lexicon")
     monkeypatch.setenv(sources.RELOCK_ENV, "lexicon")
     sources.record_downloads(
         "config/sources.lock", "lexicon", [{"url": url, "sha256": sha(V2), "bytes": len(V2)}]
     )
-    findings = walk(tmp_path, starts=["resources/raw/lexicon/manifest.json"], config=config)
+    findings = walk(tmp_path, starts=["resources/raw/lexicon/manifest.json"])
     reasons = [f.reason for f in findings if f.status == FAIL]
     assert any("lock pins" in r and "relocked since" in r for r in reasons), reasons
 
@@ -416,15 +413,15 @@ def test_source_params_do_not_change_when_snakemake_reads_the_config_as_json():
     assert "OrderedDict" not in repr(as_json)
 
 
-def test_the_audit_checks_a_download_against_its_git_object_id_pin():
+def test_the_audit_checks_a_download_against_its_git_object_id_pin(monkeypatch):
     """A download pinned only by its git object id: the recorded id against today's pin."""
-    from isotropy.audit.records import check_pins
+    from isotropy.audit import records
 
     url, pin = "https://example.org/a.txt", "1" * 40
-    config = {"sources": {"s": {"url": url, "git_blob": pin}}}
+    monkeypatch.setattr(records, "project_sources", lambda: {"s": {"url": url, "git_blob": pin}})
     fetched = {"url": url, "sha256": "ab" * 32, "git_blob": pin}
     manifest = {"source": "s", "inputs": [fetched]}
-    assert check_pins("resources/raw/s/manifest.json", manifest, config) == []
+    assert records.check_pins("resources/raw/s/manifest.json", manifest) == []
     manifest["inputs"] = [{**fetched, "git_blob": "2" * 40}]
-    (finding,) = check_pins("resources/raw/s/manifest.json", manifest, config)
+    (finding,) = records.check_pins("resources/raw/s/manifest.json", manifest)
     assert finding.status == FAIL and f"but the config pins {pin}" in finding.reason

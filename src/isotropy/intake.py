@@ -1,20 +1,18 @@
 """The intake: a results folder made elsewhere is audited (and reported) only through a copy.
 
 :func:`intake` copies what the audit reads -- every result file, the provenance record beside
-it, what those records name as inputs (walked back to the download
-manifests and their raw files), and the run's effective configuration -- from the folder into a
-fresh workspace. It opens each path once, component by component from the folder's own file
-descriptor with ``O_NOFOLLOW | O_NONBLOCK``, and takes only what :func:`fstat` calls a regular
-file with one link, within the caps below. Everything after reads the copy; nothing is
-refused silently: each refusal is (path, cause), one line.
+it, and what those records name as inputs (walked back to the download manifests and their raw
+files) -- from the folder into a fresh workspace. It opens each path once, component by
+component from the folder's own file descriptor with ``O_NOFOLLOW | O_NONBLOCK``, and takes only
+what :func:`fstat` calls a regular file with one link, within the caps below. Everything after
+reads the copy; nothing is refused silently: each refusal is (path, cause), one line.
 
 Refused: a link anywhere on the path (the folders ``results``, ``logs`` and ``benchmarks``
 themselves aside), a file with more than one hard link, a pipe, socket or device, a path that
 is absolute, holds ``..`` or lies under ``/proc``, a file over :data:`MAX_FILE_BYTES` or past
 :data:`MAX_TOTAL_BYTES` in all, a Parquet table of more than :data:`MAX_ROWS` rows (read from
 its footer, before any read of the table), a JSON record nested deeper than 64 levels or
-holding more than :data:`MAX_RECORD_VALUES` values, a config file the workflow would refuse
-(YTE, an alias bomb).
+holding more than :data:`MAX_RECORD_VALUES` values.
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from isotropy.paths import MANIFEST_NAME, MODELS_ROOT, RAW_ROOT
+from isotropy.paths import AUDIT_TABLE, MANIFEST_NAME, MODELS_ROOT, RAW_ROOT
 
 # Caps, each overridable by an environment variable of the same name with ISOTROPY_INTAKE_.
 MAX_FILE_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILE_BYTES", 16 * 2**30))
@@ -43,7 +41,7 @@ MAX_FILES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILES", 500_000))
 LINKABLE = frozenset({"results", "logs", "benchmarks"})
 PROC = Path("/proc")
 RECORD_SUFFIX = ".provenance.json"
-EFFECTIVE_CONFIG = "logs/effective-config"
+RESULTS = "results"
 
 
 class FolderError(ValueError):
@@ -90,29 +88,28 @@ def open_inside(root_fd: int, name: str) -> int:
         os.close(fd)
 
 
-def kind(mode: int) -> str:
+def file_problem(info: os.stat_result, path: Path | None = None) -> str | None:
+    """Why an entry with this (l)stat is not a plain file with one link (None: it is); ``path``
+    names a link's target. The one check of the intake, the folder check and the report's
+    placement: a link, hard link, pipe, socket, device or folder."""
+    mode = info.st_mode
     if stat.S_ISLNK(mode):
-        return "a link"
-    if stat.S_ISFIFO(mode):
-        return "a pipe (FIFO)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    return "a device"
-
-
-def file_problem(info: os.stat_result) -> str | None:
-    """Why a file with this status is not one the workflow wrote (None: a plain file)."""
-    if not stat.S_ISREG(info.st_mode):
-        waits = ", and reading it would wait forever" if kind(info.st_mode)[2] in "pds" else ""
-        return f"is {kind(info.st_mode)}, not a file: the workflow writes none{waits}; remove it"
-    if info.st_nlink > 1:
+        target = f" to {escaped(os.readlink(path)[:120])!r}" if path is not None else ""
+        return (
+            f"is a link{target}: the workflow makes none, and what it or Snakemake writes or "
+            "reports there would go through it; remove the link"
+        )
+    if stat.S_ISREG(mode):
+        if info.st_nlink == 1:
+            return None
         return (
             f"has {info.st_nlink} hard links: the workflow makes none, and a write to it would "
             "reach the other names"
         )
-    return None
+    kinds = {stat.S_IFIFO: "a pipe (FIFO)", stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}
+    waits = "" if stat.S_ISDIR(mode) else ", and reading it would wait forever"
+    what = kinds.get(stat.S_IFMT(mode), "a device")
+    return f"is {what}, not a file: the workflow writes none{waits}; remove it"
 
 
 def parse_json(data: str | bytes, *, constants: bool = True) -> Any:
@@ -154,9 +151,6 @@ class Intake:
         if under_proc(self.folder):
             raise FolderError(f"{self.folder} lies under /proc: not a results folder")
         self.root = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY)
-
-    def close(self) -> None:
-        os.close(self.root)
 
     def refuse(self, name: str, cause: str) -> None:
         self.refused.setdefault(name, cause)
@@ -222,26 +216,23 @@ class Intake:
             return None
         return bytes(kept)
 
-    def parsed(self, name: str, parse: Any = parse_json, *, refuse: bool = True) -> Any:
-        """``name`` copied and parsed; None when it fails, and then, with ``refuse``, a refusal
-        and the copy removed (without, the copy stays for the audit to name it damaged)."""
+    def parsed(self, name: str) -> Any:
+        """``name`` copied and parsed as JSON; None when it fails (the copy stays for the audit
+        to name it damaged)."""
         data = self.take(name)
         if not data:
             return None
         try:
-            return parse(data)
-        except FolderError as error:
-            if refuse:
-                (self.workspace / name).unlink()
-                self.refuse(name, str(error).removeprefix("it "))
+            return parse_json(data)
+        except FolderError:
             return None
 
     def follow(self, name: str) -> None:
         """Copy ``name`` with its provenance record, and queue what the record names."""
-        manifest = self.parsed(name, refuse=False) if is_manifest(name) else self.take(name)
+        manifest = self.parsed(name) if is_manifest(name) else self.take(name)
         if name in self.refused:
             return
-        record = self.parsed(name + RECORD_SUFFIX, refuse=False)
+        record = self.parsed(name + RECORD_SUFFIX)
         if isinstance(record, dict):
             for key in ("inputs", "outputs"):
                 if isinstance(entries := record.get(key), dict):
@@ -253,26 +244,31 @@ class Intake:
                     self.queue.append(str(folder / entry["path"]))
 
     def run(self, starts: Iterable[str] | None) -> dict[str, str]:
-        self.queue.extend(starts if starts is not None else self.listing("results"))
-        for config in self.listing(EFFECTIVE_CONFIG):
-            self.parsed(config, plain_config)
-        while self.queue:
-            name = self.queue.popleft().removeprefix("./")
-            if name not in self.taken and name not in self.refused:
-                self.follow(name)
+        """Copy ``starts`` (default: every result file) and what they name; then close the
+        folder."""
+        self.queue.extend(starts if starts is not None else listing(self.folder, RESULTS))
+        try:
+            while self.queue:
+                name = self.queue.popleft().removeprefix("./")
+                if name not in self.taken and name not in self.refused:
+                    self.follow(name)
+        finally:
+            os.close(self.root)
         return self.refused
 
-    def listing(self, top: str) -> list[str]:
-        """Every file, link, pipe and device below ``top`` (not records, not hidden)."""
-        names = []
-        for folder, subfolders, files in os.walk(self.folder / top):
-            subfolders[:] = [d for d in subfolders if not d.startswith(".")]
-            for entry in sorted(files + [d for d in subfolders if Path(folder, d).is_symlink()]):
-                rel = Path(folder, entry).relative_to(self.folder).as_posix()
-                if not entry.startswith(".") and not rel.endswith(RECORD_SUFFIX):
-                    names.append(rel)
-            subfolders[:] = [d for d in subfolders if not Path(folder, d).is_symlink()]
-        return names
+
+def listing(folder: Path, top: str) -> list[str]:
+    """Every file, link, pipe and device below ``top`` (not records, not hidden, not the audit's
+    own table): what the intake starts from, and what the audit walks of its copy."""
+    names = []
+    for parent, subfolders, files in os.walk(folder / top):
+        subfolders[:] = [d for d in subfolders if not d.startswith(".")]
+        for entry in sorted(files + [d for d in subfolders if Path(parent, d).is_symlink()]):
+            rel = Path(parent, entry).relative_to(folder).as_posix()
+            if not entry.startswith(".") and not rel.endswith(RECORD_SUFFIX) and rel != AUDIT_TABLE:
+                names.append(rel)
+        subfolders[:] = [d for d in subfolders if not Path(parent, d).is_symlink()]
+    return names
 
 
 def rows_problem(path: Path) -> str | None:
@@ -295,37 +291,26 @@ MAX_CONFIG_BYTES = 4 * 2**20
 def config_file_problem(path: str | os.PathLike) -> str | None:
     """Why Snakemake must not load config file ``path`` (None: plain settings, or absent, which
     Snakemake says itself). ``make report`` gives Snakemake the folder's own effective
-    configuration, so it is checked first: a regular file (a pipe would block Snakemake), then
-    :func:`plain_config`, before Snakemake merges it."""
+    configuration, so it is checked first: a regular file (a pipe would block Snakemake) of at
+    most :data:`MAX_CONFIG_BYTES`, YAML, plain settings (:func:`plain_config_problem`)."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return (
                 "is not a regular file (a pipe or a device, which Snakemake would wait on forever)"
             )
         with open(path, "rb") as handle:
-            plain_config(handle.read(MAX_CONFIG_BYTES + 1))
+            data = handle.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         return None
     except OSError as error:
         return f"cannot be read ({error.strerror})"
-    except FolderError as error:
-        return str(error)
-    return None
-
-
-def plain_config(data: bytes) -> Any:
-    """A config file's settings, or :class:`FolderError`: over :data:`MAX_CONFIG_BYTES`, not
-    YAML, or not plain settings (:func:`plain_config_problem`)."""
     if len(data) > MAX_CONFIG_BYTES:
         limit = f"{MAX_CONFIG_BYTES // 2**20} MiB"
-        raise FolderError(f"is larger than {limit}: not a configuration this workflow writes")
+        return f"is larger than {limit}: not a configuration this workflow writes"
     try:
-        loaded = yaml.safe_load(data)
+        return plain_config_problem(yaml.safe_load(data))
     except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise FolderError(f"is not plain YAML ({str(error).splitlines()[0][:80]})") from None
-    if (problem := plain_config_problem(loaded)) is not None:
-        raise FolderError(problem)
-    return loaded
+        return f"is not plain YAML ({str(error).splitlines()[0][:80]})"
 
 
 # Snakemake reads every --configfile with YTE, which runs the Python in a file that sets this key.
@@ -383,11 +368,7 @@ def intake(
 ) -> dict[str, str]:
     """Copy what the audit of ``folder`` reads into the empty folder ``workspace`` (every result
     file, or ``starts``, and what their records name); return path → why it was refused."""
-    taker = Intake(folder, workspace)
-    try:
-        return taker.run(starts)
-    finally:
-        taker.close()
+    return Intake(folder, workspace).run(starts)
 
 
 def place(written: str | os.PathLike, target: str | os.PathLike) -> None:

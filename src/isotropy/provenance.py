@@ -21,10 +21,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from isotropy.intake import parse_json
+from isotropy.intake import RECORD_SUFFIX, parse_json
 from isotropy.io import sha256_file, write_json
 
-SUFFIX = ".provenance.json"
 # 2: code.modules (sha256 of every project module the step ran) and hardware; 3: data;
 # 4: no data (all data are inputs)
 RECORD_VERSION = 4
@@ -59,11 +58,7 @@ UNTRACKED_MODULES = ("isotropy.provenance", "isotropy.logs", "isotropy.intake", 
 
 def record_path(path: str | os.PathLike) -> Path:
     """The provenance record beside ``path``."""
-    return Path(f"{path}{SUFFIX}")
-
-
-def is_record(path: str | os.PathLike) -> bool:
-    return str(path).endswith(SUFFIX)
+    return Path(f"{path}{RECORD_SUFFIX}")
 
 
 def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str | None]:
@@ -122,12 +117,7 @@ def module_source(name: str, prefix: str = "isotropy") -> Path | None:
     if parts[0] != prefix or not all(part.isidentifier() for part in parts):
         return None
     base = Path(__file__).resolve().parent.joinpath(*parts[1:])
-    candidates = (
-        [base / "__init__.py"]
-        if len(parts) == 1
-        else [base.with_suffix(".py"), base / "__init__.py"]
-    )
-    return next((c for c in candidates if c.is_file()), None)
+    return next((c for c in (base.with_suffix(".py"), base / "__init__.py") if c.is_file()), None)
 
 
 def cpu_model() -> str:
@@ -166,7 +156,7 @@ def file_entries(paths: Iterable[str | os.PathLike]) -> dict[str, dict[str, Any]
         path = Path(path)
         files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
         for file in files:
-            if file.name.endswith(SUFFIX):
+            if file.name.endswith(RECORD_SUFFIX):
                 continue
             stat = file.stat()
             entries[str(file)] = {
@@ -179,8 +169,6 @@ def file_entries(paths: Iterable[str | os.PathLike]) -> dict[str, dict[str, Any]
 
 def _jsonable(value: Any) -> Any:
     """Snakemake params/wildcards objects → plain JSON values."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
     if hasattr(value, "items") and callable(value.items):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set)):

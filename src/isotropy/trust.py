@@ -9,7 +9,7 @@ and the Snakefile's folder first on ``sys.path``. So :func:`folder_problems` ref
 are not what Snakemake writes, links, hard links, pipes, sockets and devices, and record folders
 that are not folders; :func:`workflow_problems` refuses modules beside the Snakefile that git does
 not track and config files that are not plain YAML; jobs run with ``PYTHONSAFEPATH=1``
-(:func:`protect_imports`) and the pickled inventory cache is removed unread
+(rules/common.smk) and the pickled inventory cache is removed unread
 (:func:`drop_io_cache`). The checks run before the make targets call Snakemake and again when the
 workflow parses (rules/common.smk). The audit reads none of this: only its intake's copy.
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
+import contextlib
 import functools
 import importlib.machinery
 import math
@@ -31,7 +32,6 @@ import re
 import stat
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +136,6 @@ def validator(name: str, **options: Any) -> jsonschema.protocols.Validator:
 
 RECORD = validator("snakemake_record", format_checker=FORMATS)
 INCOMPLETE = validator("snakemake_incomplete")
-FIELDS = SCHEMAS["snakemake_record"]["properties"]
 
 
 def record_problem(record: Any, validator: jsonschema.protocols.Validator = RECORD) -> str | None:
@@ -210,37 +209,11 @@ LAST_RUN = Path("logs") / "last_run.txt"
 MAX_LAST_RUN_BYTES = 64 * 2**10
 
 
-def _walk(top: Path, skip: Callable[[Path], bool]):
-    """Every path below ``top`` (links listed, never followed), pruning folders ``skip`` names."""
-    for folder, subfolders, files in os.walk(top):
-        subfolders[:] = [d for d in subfolders if not skip(Path(folder, d))]
-        for name in sorted(subfolders + files):
-            yield Path(folder) / name
-
-
-def path_problem(root: Path, rel: Path, info: os.stat_result) -> str | None:
-    """Why an entry of the folder (``rel`` relative to it) is not one the workflow makes."""
-    top = rel.parts[0]
-    if stat.S_ISLNK(info.st_mode):
-        if top == SNAKEMAKE_DIR or (top in WRITTEN and len(rel.parts) > 1):
-            target = escaped(os.readlink(root / rel)[:120])
-            return (
-                f"is a link to {target!r}: the workflow makes none, and what it or Snakemake "
-                "writes or reports there would go through it; remove the link"
-            )
-        return None
-    if stat.S_ISDIR(info.st_mode):
-        return None
-    if not stat.S_ISREG(info.st_mode) or (top in WRITTEN or top == SNAKEMAKE_DIR):
-        return file_problem(info)
-    return None
-
-
 def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
     """Everything in ``workdir`` that Snakemake must not read or write through, in one walk:
     forged or damaged records of Snakemake's (:func:`snakemake_record_problem`); links, hard
-    links, pipes, sockets and devices (:func:`path_problem`); Snakemake's record folders that
-    are not folders; a last-run file make cannot read safely. Each path once."""
+    links, pipes, sockets and devices (:func:`isotropy.intake.file_problem`); Snakemake's record
+    folders that are not folders; a last-run file make cannot read safely. Each path once."""
     root = Path(workdir)
     problems = []
     for name in FOLDERS:
@@ -250,20 +223,23 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
                 (name, "is not a folder: Snakemake and the workflow keep records there")
             )
     tops = [root] + [root / t for t in WRITTEN if (root / t).is_symlink() and (root / t).is_dir()]
-
-    def skip(path: Path) -> bool:
-        if path.parent == root:
-            return path.name in NOT_WALKED
-        return path.parent == root / SNAKEMAKE_DIR and path.name in LINKED_INSIDE
-
     for top in tops:
-        for path in _walk(top, skip):
-            rel, info = path.relative_to(root), path.lstat()
-            problem = path_problem(root, rel, info)
-            if problem is None and stat.S_ISREG(info.st_mode):
-                problem = snakemake_record_problem(root, rel, info.st_size)
-            if problem is not None:
-                problems.append((str(rel), problem))
+        for folder, subfolders, files in os.walk(top):  # links listed, never followed
+            here = Path(folder)
+            subfolders[:] = [d for d in subfolders if not _skipped(root, here / d)]
+            for path in sorted(here / name for name in subfolders + files):
+                rel, info = path.relative_to(root), path.lstat()
+                mode, top_name = info.st_mode, rel.parts[0]
+                written = top_name == SNAKEMAKE_DIR or (top_name in WRITTEN and len(rel.parts) > 1)
+                if stat.S_ISDIR(mode) or (
+                    not written and (stat.S_ISREG(mode) or stat.S_ISLNK(mode))
+                ):
+                    continue  # outside where the workflow writes, a link or hard link is no harm
+                problem = file_problem(info, path)
+                if problem is None:
+                    problem = snakemake_record_problem(root, rel, info.st_size)
+                if problem is not None:
+                    problems.append((str(rel), problem))
     last_run = root / LAST_RUN
     if last_run.is_file() and last_run.lstat().st_size > MAX_LAST_RUN_BYTES:
         problems.append((str(LAST_RUN), "is larger than 64 KiB (make run writes two short lines)"))
@@ -271,6 +247,13 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
     for file, reason in problems:
         first.setdefault(file, reason)
     return list(first.items())
+
+
+def _skipped(root: Path, path: Path) -> bool:
+    """The checkout's .git and .venv, and Snakemake's own environments and shadow folders."""
+    if path.parent == root:
+        return path.name in NOT_WALKED
+    return path.parent == root / SNAKEMAKE_DIR and path.name in LINKED_INSIDE
 
 
 # What Python imports a module from (.py, .pyc, extension modules).
@@ -308,22 +291,6 @@ def _installed(name: str, root: Path) -> bool:
         return True
 
 
-def tracked(root: Path, names: list[str]) -> list[str] | None:
-    """The files git tracks in ``root`` that ``names`` (paths or pathspecs) match, as paths
-    relative to it; None outside a git work tree. The index is only listed: no fsmonitor, no
-    hook, no filter runs (the work tree may be someone else's)."""
-    command = ["git", "-c", "core.fsmonitor=false", "--no-pager", "-C", str(root), "ls-files", "-z"]
-    try:
-        listed = subprocess.run(
-            [*command, "--", *names], capture_output=True, timeout=120, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if listed.returncode != 0:
-        return None
-    return [p.decode("utf-8", "replace") for p in listed.stdout.split(b"\0") if p]
-
-
 def import_problems(workflow_root: str | os.PathLike) -> list[tuple[str, str]]:
     """(entry, reason) for every module or package beside the Snakefile that Snakemake's processes
     could import in place of the real one. Snakemake puts the Snakefile's folder first on
@@ -336,8 +303,16 @@ def import_problems(workflow_root: str | os.PathLike) -> list[tuple[str, str]]:
     if not root.is_dir():
         return []
     found = {e.name: m for e in sorted(root.iterdir()) if (m := _module_name(e)) is not None}
-    listed = tracked(root, sorted(found)) if found else []
-    tops = None if listed is None else {path.split("/")[0] for path in listed}
+    if not found:
+        return []
+    # git's index only listed: no fsmonitor, hook or filter runs (the work tree may be anyone's).
+    command = ["git", "-c", "core.fsmonitor=false", "--no-pager", "-C", str(root), "ls-files", "-z"]
+    try:
+        listed = subprocess.run([*command, "--", *found], capture_output=True, timeout=120)
+        names = listed.stdout.split(b"\0") if listed.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired):
+        names = None  # no git: not a git work tree either
+    tops = None if names is None else {os.fsdecode(p).split("/")[0] for p in names if p}
     return [
         (
             entry,
@@ -369,17 +344,13 @@ def workflow_problems(
 IOCACHE = Path(SNAKEMAKE_DIR) / "iocache" / "latest.pkl"
 
 
-def drop_io_cache(workdir: str | os.PathLike = ".") -> bool:
-    """Remove the folder's inventory cache (True if there was one). A pickle runs whatever code it
-    names when it is loaded, and nothing shows that this machine wrote the one in a folder; it is
-    only a cache (Snakemake drops it itself after every run that is not a dry run)."""
-    try:
+def drop_io_cache(workdir: str | os.PathLike = ".") -> None:
+    """Remove the folder's inventory cache. A pickle runs whatever code it names when it is
+    loaded, and nothing shows that this machine wrote the one in a folder; it is only a cache
+    (Snakemake drops it itself after every run that is not a dry run). A folder there stays:
+    Snakemake cannot open one as a pickle either."""
+    with contextlib.suppress(FileNotFoundError, IsADirectoryError):
         os.remove(Path(workdir) / IOCACHE)
-    except FileNotFoundError:
-        return False
-    except IsADirectoryError:
-        return False  # Snakemake cannot open a folder as a pickle either
-    return True
 
 
 def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -> str:
@@ -402,12 +373,6 @@ def refuse_hostile_folder(workdir: str | os.PathLike = ".") -> None:
     problems = folder_problems(workdir)
     if problems:
         raise FolderError(refusal(problems, workdir))
-
-
-def protect_imports(environ: dict[str, str] | os._Environ[str] = os.environ) -> None:
-    """Jobs started from here (Snakemake's scripts, its subprocesses) never put their own folder
-    (``.snakemake/scripts/``, or the working directory for ``python -m``) first on ``sys.path``."""
-    environ["PYTHONSAFEPATH"] = "1"
 
 
 def main(argv: list[str] | None = None) -> int:

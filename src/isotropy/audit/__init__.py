@@ -11,12 +11,199 @@ file on the way it checks:
   was made from is only a warning;
 * **code** – the step's script and every project module it ran are unchanged;
 * **raw** – every raw file still matches its download manifest, and what it was fetched from
-  today's pins;
-* **declared** – every result the workflow's target declares is there.
+  today's pins.
 
-Under ``results/`` a file without a record is a mismatch; package versions that differ from
-today's are warnings. :mod:`~isotropy.audit.records` walks the records,
-:mod:`~isotropy.audit.findings` holds the :class:`~isotropy.audit.findings.Finding` every check
-returns and formats them, :mod:`~isotropy.audit.orchestration` is :func:`audit` and
-``isotropy-audit`` (rule ``audit`` runs :func:`audit` through ``scripts/audit_results.py``).
+Under ``results/`` a file without a record is a mismatch. :mod:`~isotropy.audit.records` walks
+the records, each check returning a :class:`~isotropy.audit.records.Finding`; here are the
+findings as a text table and a TSV file, :func:`audit` (the whole audit; rule ``audit`` runs it
+through ``scripts/audit_results.py``) and :func:`main`, ``isotropy-audit`` or ``python -m
+isotropy.audit``, which prints the table and exits 1 on any mismatch. Nothing of the folder's
+``.snakemake/`` is believed or run, and the audit audits what is there: a result the target
+declares but the folder lacks is re-made by ``make run``.
 """
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from isotropy.audit.records import FAIL, OK, WARN, Finding, listing, walk
+from isotropy.intake import FolderError, escaped, intake
+from isotropy.io import atomic_path
+from isotropy.sources import MIRROR_ENV
+from isotropy.workflow.config import ConfigError, load_config_files
+
+
+def audit(
+    root: str | os.PathLike = ".",
+    *,
+    starts: Sequence[str] | None = None,
+    mirror: str | None = None,
+    workflow_root: str | os.PathLike | None = None,
+) -> list[Finding]:
+    """Every finding for the results under ``root`` (a Snakemake working directory), read from
+    its intake's copy, its code against the checkout at ``workflow_root`` (default: this
+    package's); mirror files against ``mirror`` (``$ISOTROPY_MIRROR`` first), the user's."""
+    root = Path(root).resolve()
+    if starts is not None:
+        starts = [os.path.relpath(root / s, root) for s in starts]  # outside: '..', refused
+    with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
+        workspace = Path(tmp) / "folder"  # all below reads this copy, never the folder
+        refused, mirror = quarantine(root, workspace, starts, mirror)
+        return [*refused, *walk(workspace, starts, mirror, workflow_root=workflow_root)]
+
+
+NOT_COPIED = ": not copied, not audited"
+ASKED = (
+    "; given as a file to audit: config files go after --configfile (isotropy-audit "
+    "--configfile a.yaml b.yaml)"
+)
+
+
+def quarantine(
+    root: Path, workspace: Path, starts: Sequence[str] | None, mirror: str | None
+) -> tuple[list[Finding], str | None]:
+    """The intake of ``root`` into ``workspace`` (:mod:`isotropy.intake`): a finding per refused
+    file, and ``mirror`` unless it lies inside the folder (its pins are the folder's own, never
+    believed)."""
+    workspace.mkdir()
+    asked = set(starts or ())
+    try:
+        refused = [
+            Finding(escaped(name), FAIL, "intake", cause + (ASKED if name in asked else NOT_COPIED))
+            for name, cause in intake(root, workspace, starts).items()
+        ]
+    except (FolderError, OSError) as error:
+        refused = [Finding(escaped(str(root)), FAIL, "intake", f"cannot be read: {error}")]
+    if _inside(root, os.environ.get(MIRROR_ENV) or mirror):
+        reason = "the configured mirror lies inside the audited folder: its pins are not believed"
+        refused.append(Finding("(workflow)", FAIL, "raw", reason))
+        mirror = None
+    return refused, mirror
+
+
+def _inside(root: Path, path: Any) -> bool:
+    return bool(path) and Path(str(path)).resolve().is_relative_to(root)
+
+
+def failures(findings: Iterable[Finding]) -> list[Finding]:
+    return [f for f in findings if f.status == FAIL]
+
+
+def grouped(findings: Iterable[Finding]) -> list[tuple[str, str, str, str]]:
+    """(files, status, check, reason) per cause, every name escaped onto one line: findings of
+    one status, check and reason are one row naming the first files and how many there are."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for f in findings:
+        groups.setdefault((f.status, f.check, f.reason), []).append(escaped(f.file))
+    return [
+        (
+            files[0] if len(files) == 1 else f"{listing(files)} ({len(files):,} files)",
+            status,
+            check,
+            escaped(reason),
+        )
+        for (status, check, reason), files in groups.items()
+    ]
+
+
+def format_table(findings: Sequence[Finding]) -> str:
+    """The findings as an aligned text table, mismatches first, one line per cause, then a
+    one-line tally."""
+    order = {FAIL: 0, WARN: 1, OK: 2}
+    rows = sorted(
+        findings,
+        key=lambda f: (order.get(f.status, 3), f.file, f.check),
+    )
+    cells = [("FILE", "STATUS", "CHECK", "REASON"), *grouped(rows)]
+    widths = [min(max(len(c[i]) for c in cells), 80) for i in range(3)]
+    lines = ["  ".join(c[i].ljust(widths[i]) for i in range(3)) + "  " + c[3] for c in cells]
+    files = {f.file for f in findings if not f.file.startswith("(")}
+    bad = {f.file for f in findings if f.status == FAIL}
+    warned = {f.file for f in findings if f.status == WARN} & files - bad
+    lines.append(
+        f"{len(files)} files audited: {len(files - bad - warned)} ok, {len(warned)} with warnings, "
+        f"{len(bad)} with mismatches"
+    )
+    return "\n".join(lines)
+
+
+def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
+    """The findings as a TSV table (file, status, check, reason) by the csv module (a name with a
+    tab or a line break is quoted, never a new row), written atomically."""
+
+    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(
+            handle, fieldnames=["file", "status", "check", "reason"], delimiter="\t"
+        )
+        writer.writeheader()
+        writer.writerows(dataclasses.asdict(f) for f in findings)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``isotropy-audit``: print the audit table; exit 1 on any mismatch, 0 otherwise."""
+    args = _parser().parse_args(argv)
+    root = Path(args.directory)
+    try:
+        # The config files name the user's mirror (no pin of theirs is read).
+        mirror = load_config_files(args.configfile).get("mirror") if args.configfile else None
+        findings = audit(root, starts=args.files or None, mirror=mirror)
+        if not args.gate:
+            print(format_table(findings))
+        if args.output:
+            write_tsv(findings, args.output)
+    except (ConfigError, OSError) as error:  # a full disk as well: one line
+        print(f"isotropy-audit: {escaped(str(error))}", file=sys.stderr)
+        return 2
+    bad = grouped(failures(findings))
+    if args.gate and bad:
+        files, _, check, reason = bad[0]
+        print(
+            f"{args.gate}: refused: the audit of {escaped(str(root.resolve()))} finds "
+            f"mismatches of {len(bad)} cause(s) (first: {files}: {check}: {reason}); nothing is "
+            "re-made from results this folder's records do not vouch for: run make audit to see "
+            "them all",
+            file=sys.stderr,
+        )
+    elif not args.gate:
+        for files, _, _check, reason in bad:
+            print(f"MISMATCH {files}: {reason}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="isotropy-audit",
+        description="Audit every result against its provenance: is it intact, current, and made "
+        "by today's code?",
+    )
+    parser.add_argument(
+        "files", nargs="*", help="files to audit (default: every file under results/)"
+    )
+    parser.add_argument(
+        "--directory", "-d", default=".", help="the Snakemake working directory (default: .)"
+    )
+    parser.add_argument(
+        "--configfile",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="FILE",
+        help="config file(s) the results were made with, as given to snakemake (--configfile "
+        "a.yaml b.yaml): only their mirror is read",
+    )
+    parser.add_argument(
+        "--gate",
+        default=None,
+        metavar="NAME",
+        help="print nothing but, on a mismatch, one line saying NAME stops (make report)",
+    )
+    parser.add_argument("--output", "-o", default=None, help="also write the table as TSV here")
+    return parser

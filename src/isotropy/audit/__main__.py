@@ -2,6 +2,6 @@
 
 import sys
 
-from isotropy.audit.orchestration import main
+from isotropy.audit import main
 
 sys.exit(main())

@@ -1,12 +1,15 @@
 """Walking the provenance records: from each result back through its inputs to the raw downloads.
 
 For every file on the way: its checksum, its inputs (present, unchanged, not newer), the code
-that made it, and the package versions; under ``results/`` a missing record is a mismatch.
+that made it; under ``results/`` a missing record is a mismatch. Each
+check returns a :class:`Finding`. A record is a file anyone can edit: before the walk uses it,
+its shape is checked (a damaged record is one mismatch naming it, never a traceback).
 
 The end of every walk: a raw source's (or an assembled model's) download manifest.
 
 Its raw files are checked against the sha256 the manifest recorded, and what they were fetched
-from against today's pins (the mirror's MANIFEST.tsv and the config's sha256), re-read now.
+from against today's pins (the user's mirror's MANIFEST.tsv, config/sources.yaml and the
+project's sources lock), re-read now.
 """
 
 from __future__ import annotations
@@ -15,46 +18,89 @@ import functools
 import os
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 from isotropy import sources
-from isotropy.audit.findings import (
-    AUDIT_OUTPUTS,
-    FAIL,
-    MANIFEST,
-    OK,
-    RESULTS,
-    WARN,
-    Finding,
-    listing,
-    load_record,
-    read_checked_json,
-    relative_path,
-    resolve_path,
-    short_digest,
-)
-from isotropy.intake import escaped, is_manifest, name_problem, under_proc
+from isotropy.intake import RESULTS, escaped, is_manifest, name_problem, parse_json, under_proc
+from isotropy.intake import listing as listing_of
 from isotropy.io import sha256_file
-from isotropy.provenance import is_record, module_source, package_versions
-from isotropy.trust import tracked
+from isotropy.provenance import module_source, record_path
+from isotropy.trust import validator
 from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
+
+OK, WARN, FAIL = "ok", "warn", "FAIL"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of the audit: a file, its status (ok / warn / FAIL), which check, and why."""
+
+    file: str
+    status: str
+    check: str
+    reason: str
+
+
+def short_digest(digest: str | None) -> str:
+    return (digest or "none")[:12]
+
+
+def resolve_path(root: Path, path: str) -> Path:
+    """``path`` inside ``root``; a name outside it (absolute, '..') where nothing is."""
+    if name_problem(path) is not None:
+        return root / ".outside" / escaped(path).replace("/", "%")
+    return root / path
+
+
+def listing(names: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+REMAKE = "re-make it (snakemake --forcerun <its rule>) or delete the record and the file"
+PROVENANCE, MANIFEST = validator("provenance"), validator("manifest")
+
+
+def read_checked_json(
+    path: Path, validator: jsonschema.protocols.Validator
+) -> tuple[Any, str | None]:
+    """A JSON file and why it cannot be used (None: usable): unreadable, not JSON, or not the
+    shape of ``validator``'s schema, naming where."""
+    try:
+        document = parse_json(path.read_bytes())  # nesting capped: no RecursionError
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        return None, f"is not readable JSON ({type(error).__name__}: {str(error)[:80]})"
+    mismatch = jsonschema.exceptions.best_match(validator.iter_errors(document))
+    if mismatch is None:
+        return document, None
+    where = "/".join(map(str, mismatch.absolute_path))
+    return (
+        document,
+        f"does not fit its schema{f' at {where}' if where else ''} ({mismatch.message[:120]})",
+    )
+
+
+def load_record(root: Path, path: str) -> tuple[Mapping[str, Any] | None, Finding | None]:
+    """The record beside ``path`` (None when there is none), or the one mismatch saying why it
+    cannot be used: unreadable, not JSON, or not shaped like a provenance record."""
+    sidecar = record_path(resolve_path(root, path))
+    if not sidecar.is_file():
+        return None, None
+    record, problem = read_checked_json(sidecar, PROVENANCE)
+    if problem is None:
+        return record, None
+    return None, Finding(
+        path, FAIL, "record", f"its provenance record {sidecar.name} {problem}; {REMAKE}"
+    )
+
 
 MTIME_TOLERANCE_S = 1e-3
 # The checkout whose code the audit compares records with (the one this package lies in).
 WORKFLOW_ROOT = Path(__file__).resolve().parents[3]
-
-
-def result_files(root: Path) -> list[str]:
-    """Every file under ``root/results`` (records, hidden files and the audit's outputs aside)."""
-    files = (path.relative_to(root) for path in (root / RESULTS).rglob("*") if path.is_file())
-    return sorted(
-        str(rel)
-        for rel in files
-        if not is_record(rel)
-        and str(rel) not in AUDIT_OUTPUTS
-        and not any(part.startswith(".") for part in rel.parts)
-    )
 
 
 def _digest_findings(path: str, check: str, what: str, recorded: str, actual: str) -> list[Finding]:
@@ -70,12 +116,11 @@ def check_record(
     root: Path,
     path: str,
     record: Mapping[str, Any],
-    current_packages: Mapping[str, str | None],
     *,
     workflow_root: Path | None = None,
 ) -> list[Finding]:
     """The checks that need only the provenance record: checksum (of every output it lists),
-    inputs, staleness, code (against the checkout at ``workflow_root``), packages."""
+    inputs, staleness, code (against the checkout at ``workflow_root``)."""
     target = resolve_path(root, path)
     findings = []
     recorded = record.get("outputs", {}).get(path) or record.get("outputs", {}).get(str(target))
@@ -86,16 +131,8 @@ def check_record(
         made = "modified after it was made"
         findings += _digest_findings(path, "checksum", made, recorded["sha256"], _sha256(target))
     findings += _twin_findings(root, path, record)
-    missing, changed, newer, remade = _compare_files(root, target, record.get("inputs", {}))
-    findings += _input_findings(path, missing, changed, newer)
-    if remade:
-        reason = (
-            f"input {listing(remade)} {_are(remade)} newer than this file but identical to what "
-            "it was made from"
-        )
-        findings.append(Finding(path, WARN, "stale", reason))
+    findings += _input_findings(root, path, record.get("inputs", {}))
     findings += _check_code(path, record.get("code") or {}, workflow_root or WORKFLOW_ROOT)
-    findings += _check_packages(path, record.get("packages") or {}, current_packages)
     return findings
 
 
@@ -106,8 +143,8 @@ def _twin_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[Fin
     findings = []
     for name, entry in sorted((record.get("outputs") or {}).items()):
         twin = resolve_path(root, name)
-        rel = relative_path(root, twin)
-        if rel == path or not twin.is_file():  # a missing twin is the walk's (or declared) finding
+        rel = str(twin.relative_to(root))
+        if rel == path or not twin.is_file():  # a missing twin is the walk's finding
             continue
         actual = _sha256(twin)
         if actual != entry["sha256"]:
@@ -125,45 +162,43 @@ def _twin_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[Fin
 _sha256 = functools.cache(sha256_file)
 
 
-def _compare_files(
-    root: Path, target: Path, entries: Mapping[str, Mapping[str, Any]]
-) -> tuple[list[str], list[str], list[str], list[str]]:
-    """Recorded files against today's: (missing, changed, newer and changed, newer but
-    identical)."""
-    missing: list[str] = []
-    changed: list[str] = []
-    newer: list[str] = []
-    remade: list[str] = []
-    for name, entry in sorted(entries.items()):
-        source = resolve_path(root, name)
-        if not source.is_file():
-            missing.append(name)
-            continue
-        actual = _sha256(source)
-        if actual != entry["sha256"]:
-            changed.append(
-                f"{name} (sha256 recorded {short_digest(entry['sha256'])}…, now "
-                f"{short_digest(actual)}…)"
-            )
-        if source.stat().st_mtime > target.stat().st_mtime + MTIME_TOLERANCE_S:
-            # Re-made with identical content: this file is still what that content gives, and
-            # Snakemake (which compares checksums of small inputs) agrees.
-            (newer if actual != entry["sha256"] else remade).append(name)
-    return missing, changed, newer, remade
+# The kinds of input problem, each one finding naming its inputs (the first few of many).
+MISSING = (FAIL, "input", "{names} {are} missing")
+CHANGED = (FAIL, "input", "{names} changed since this file was made")
+NEWER = (FAIL, "stale", "{names} {are} newer than this file")
+# Re-made with identical content: this file is still what that content gives, and Snakemake
+# (which compares checksums of small inputs) agrees.
+REMADE = (
+    WARN,
+    "stale",
+    "{names} {are} newer than this file but identical to what it was made from",
+)
 
 
 def _input_findings(
-    path: str, missing: Sequence[str], changed: Sequence[str], newer: Sequence[str]
+    root: Path, path: str, inputs: Mapping[str, Mapping[str, Any]]
 ) -> list[Finding]:
-    """One finding per kind of input problem, naming the inputs (the first few of many)."""
-    kinds = (
-        (missing, "input", "{names} {are} missing"),
-        (changed, "input", "{names} changed since this file was made"),
-        (newer, "stale", "{names} {are} newer than this file"),
-    )
+    """The recorded inputs of ``path`` against today's files: missing, changed, newer."""
+    made = resolve_path(root, path).stat().st_mtime + MTIME_TOLERANCE_S
+    kinds: dict[tuple[str, str, str], list[str]] = {
+        k: [] for k in (MISSING, CHANGED, NEWER, REMADE)
+    }
+    for name, entry in sorted(inputs.items()):
+        source = resolve_path(root, name)
+        if not source.is_file():
+            kinds[MISSING].append(name)
+            continue
+        actual = _sha256(source)
+        if actual != entry["sha256"]:
+            recorded = short_digest(entry["sha256"])
+            kinds[CHANGED].append(
+                f"{name} (sha256 recorded {recorded}…, now {short_digest(actual)}…)"
+            )
+        if source.stat().st_mtime > made:
+            kinds[NEWER if actual != entry["sha256"] else REMADE].append(name)
     return [
-        Finding(path, FAIL, check, "input " + text.format(names=listing(names), are=_are(names)))
-        for names, check, text in kinds
+        Finding(path, status, check, "input " + text.format(names=listing(names), are=_are(names)))
+        for (status, check, text), names in kinds.items()
         if names
     ]
 
@@ -175,50 +210,29 @@ def _are(names: Sequence[str]) -> str:
 def _check_code(path: str, code: Mapping[str, Any], workflow_root: Path) -> list[Finding]:
     """The step's script (named relative to the workflow's root, which is the auditing
     checkout's; older records name it by an absolute path) and project modules, by sha256."""
-    findings = []
+    problems = []
     script, recorded = code.get("script"), code.get("script_sha256")
     if script and recorded:
         current = workflow_root / script  # an absolute name (older records) stays as it is
         if under_proc(current):
-            reason = f"its record names a script under /proc, {escaped(script)}: never read"
-            findings.append(Finding(path, FAIL, "code", reason))
+            problems.append(f"its record names a script under /proc, {escaped(script)}: never read")
         elif not current.is_file():
-            findings.append(
-                Finding(path, FAIL, "code", f"the script that made it, {script}, no longer exists")
-            )
+            problems.append(f"the script that made it, {script}, no longer exists")
         elif _sha256(current) != recorded:
-            findings.append(
-                Finding(path, FAIL, "code", f"its script {current.name} changed since it was made")
-            )
+            problems.append(f"its script {current.name} changed since it was made")
     for module, digest in sorted((code.get("modules") or {}).items()):
         source = module_source(module)
         if source is None:
-            findings.append(
-                Finding(path, FAIL, "code", f"module {module}, which made it, no longer exists")
-            )
+            problems.append(f"module {module}, which made it, no longer exists")
         elif _sha256(source) != digest:
-            findings.append(
-                Finding(path, FAIL, "code", f"module {module} changed since it was made")
-            )
-    return findings
-
-
-def _check_packages(
-    path: str, recorded: Mapping[str, str | None], current: Mapping[str, str | None]
-) -> list[Finding]:
-    changed = [
-        f"{name} {old} → {current.get(name)}"
-        for name, old in sorted(recorded.items())
-        if name in current and current[name] != old
-    ]
-    reason = "made with other package versions: " + ", ".join(changed)
-    return [Finding(path, WARN, "packages", reason)] if changed else []
+            problems.append(f"module {module} changed since it was made")
+    return [Finding(path, FAIL, "code", problem) for problem in problems]
 
 
 def walk(
     root: str | os.PathLike,
     starts: Iterable[str] | None = None,
-    config: Mapping[str, Any] | None = None,
+    mirror: str | None = None,
     *,
     workflow_root: str | os.PathLike | None = None,
 ) -> list[Finding]:
@@ -227,26 +241,18 @@ def walk(
     code_root = Path(workflow_root).resolve() if workflow_root else WORKFLOW_ROOT
     _sha256.cache_clear()  # files may have changed since the last walk of this process
     root = Path(root).resolve()
-    queue = deque(starts if starts is not None else result_files(root))
-    asked = (
-        {relative_path(root, resolve_path(root, p)) for p in starts}
-        if starts is not None
-        else set()
-    )
+    queue = deque(starts if starts is not None else listing_of(root, RESULTS))
     seen: set[str] = set()
     findings: list[Finding] = []
-    packages = package_versions()
     while queue:
         name = queue.popleft()
         if name_problem(name) is not None:  # the intake's finding: never read
             continue
-        path = relative_path(root, resolve_path(root, name))
+        path = str(resolve_path(root, name).relative_to(root))
         if path in seen:
             continue
         seen.add(path)
-        found, inputs = audit_file(
-            root, path, config, packages, asked=path in asked, workflow_root=code_root
-        )
+        found, inputs = audit_file(root, path, mirror, workflow_root=code_root)
         findings += found
         queue.extend(inputs)
     return _one_per_cause(findings)
@@ -273,10 +279,8 @@ def _one_per_cause(findings: Sequence[Finding]) -> list[Finding]:
 def audit_file(
     root: Path,
     path: str,
-    config: Mapping[str, Any] | None,
-    packages: Mapping[str, str | None],
+    mirror: str | None,
     *,
-    asked: bool = False,
     workflow_root: Path | None = None,
 ) -> tuple[list[Finding], list[str]]:
     """The findings of one file, and the inputs its record names, to walk on to."""
@@ -285,32 +289,26 @@ def audit_file(
         return [Finding(path, FAIL, "missing", "file does not exist")], []
     record, damaged = load_record(root, path)
     if is_manifest(path):
-        found = check_manifest(root, path, config) + ([damaged] if damaged else [])
+        found = check_manifest(root, path, mirror) + ([damaged] if damaged else [])
         if record is not None:  # a manifest with a record of its own is checked against it too
-            checked = check_record(root, path, record, packages, workflow_root=workflow_root)
+            checked = check_record(root, path, record, workflow_root=workflow_root)
             found += [f for f in checked if f.status != OK]
         return found, []
     if damaged is not None:  # nothing it says can be used: not even where to walk on to
         return [damaged], []
     if record is None:
-        return [_without_record(path, asked)], []
-    found = check_record(root, path, record, packages, workflow_root=workflow_root)
+        return [_without_record(path)], []
+    found = check_record(root, path, record, workflow_root=workflow_root)
     if not any(f.file == path and f.status != OK for f in found):
         found.append(Finding(path, OK, "all", "checksum, inputs, code and record"))
     return found, list(record.get("inputs", {}))
 
 
-def _without_record(path: str, asked: bool) -> Finding:
-    """A file without a provenance record: under ``results/``, or named to be audited, a
-    mismatch; elsewhere (a file the workflow did not make) checked by its consumers' sha256."""
+def _without_record(path: str) -> Finding:
+    """A file without a provenance record: under ``results/`` a mismatch; elsewhere (a file the
+    workflow did not make) checked by its consumers' sha256."""
     if Path(path).parts[:1] == (RESULTS,):
         return Finding(path, FAIL, "record", "no provenance record: its origin is unknown")
-    if asked:
-        reason = (
-            "given as a file to audit, but not made by the workflow (no record); config files go "
-            "after --configfile (isotropy-audit --configfile a.yaml b.yaml)"
-        )
-        return Finding(path, FAIL, "record", reason)
     reason = "not made by the workflow (no record); checked by its consumers' sha256 only"
     return Finding(path, WARN, "record", reason)
 
@@ -318,7 +316,7 @@ def _without_record(path: str, asked: bool) -> Finding:
 REFETCH = "re-fetch the source (snakemake --forcerun download_source)"
 
 
-def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = None) -> list[Finding]:
+def check_manifest(root: Path, path: str, mirror: str | None = None) -> list[Finding]:
     """Every raw file of a source against the sha256 its download manifest recorded, and what
     it was fetched from against today's pins (:func:`check_pins`)."""
     manifest_path = resolve_path(root, path)
@@ -329,13 +327,13 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
     findings = []
     for entry in entries:
         raw = manifest_path.parent / entry["path"]
-        rel = relative_path(root, raw)
+        rel = str(raw.relative_to(root))
         if not raw.is_file():
             findings.append(Finding(rel, FAIL, "raw", f"raw file missing (listed in {path})"))
             continue
         differs = f"raw file differs from its download manifest {path}"
         findings += _digest_findings(rel, "raw", differs, entry["sha256"], _sha256(raw))
-    findings += check_pins(path, manifest, config)
+    findings += check_pins(path, manifest, mirror)
     if not any(f.status == FAIL for f in findings):
         origin = manifest.get("origin", "?")
         matched = f"{len(entries)} raw file(s) match the manifest (from {origin}; "
@@ -343,58 +341,17 @@ def check_manifest(root: Path, path: str, config: Mapping[str, Any] | None = Non
     return findings
 
 
+@functools.cache
+def project_sources() -> dict[str, Any]:
+    """config/sources.yaml's sources: the project's pins, whatever configuration is audited."""
+    return read_config_file(SOURCES_CONFIG).get("sources") or {}
+
+
 def _lock_of() -> Path:
     """The project's own sources lock ($ISOTROPY_SOURCES_LOCK, else the checkout's default):
     never one a configuration names, since the audited folder's own may be the one given."""
     lock = sources.lock_path(None)
     return lock if lock.is_absolute() else WORKFLOW_ROOT / lock
-
-
-# The project's own config files (as git tracks them in the checkout): the source settings they
-# give are the project's pins, whoever names them (the tiny overlay unpins a cut-down file).
-PROJECT_CONFIGS = ("config.yaml", "config/*.yaml", "tests/config/*.yaml")
-PIN_KEYS = ("url", "sha256", "git_blob", "hub")
-
-
-@functools.cache
-def _pin_choices(trusted: tuple[str, ...]) -> dict[str, list[Mapping[str, Any]]]:
-    """source → every setting of it that config/sources.yaml, the project's tracked config files
-    and the ``trusted`` ones give (config/sources.yaml's first)."""
-    ours = tracked(WORKFLOW_ROOT, list(PROJECT_CONFIGS)) or []
-    choices: dict[str, list[Mapping[str, Any]]] = {}
-    paths: list[str | os.PathLike] = [SOURCES_CONFIG, *(WORKFLOW_ROOT / n for n in ours), *trusted]
-    for path in paths:
-        for name, settings in (read_config_file(path).get("sources") or {}).items():
-            choices.setdefault(name, []).append(settings or {})
-    return choices
-
-
-def _pin_value(key: str, value: Any) -> Any:
-    return value.get("revision") if key == "hub" and isinstance(value, Mapping) else value
-
-
-def with_project_pins(
-    config: Mapping[str, Any] | None, trusted: Sequence[str | os.PathLike] = ()
-) -> Mapping[str, Any] | None:
-    """``config`` whose sources keep a pin (url, sha256, git_blob, hub revision) only where a
-    trusted file gives that source that very value, else take config/sources.yaml's: trusted are
-    the project's own config files and ``trusted`` (the user's, outside the audited folder). The
-    audited folder's effective configuration may choose among them, never pin a file itself."""
-    if config is None:
-        return None
-    choices = _pin_choices(tuple(str(Path(t).resolve()) for t in trusted))
-    pinned = {}
-    for name, settings in (config.get("sources") or {}).items():
-        options = choices.get(name, [])
-        kept = {k: v for k, v in settings.items() if k not in PIN_KEYS}
-        for key in PIN_KEYS:
-            given = _pin_value(key, settings.get(key))
-            if any(key in o and _pin_value(key, o[key]) == given for o in options):
-                kept[key] = settings[key] if key in settings else None
-            elif options and key in options[0]:
-                kept[key] = options[0][key]
-        pinned[name] = kept
-    return {**config, "sources": pinned}
 
 
 def trust_summary(manifest: Mapping[str, Any]) -> str:
@@ -409,26 +366,26 @@ class PinsUnreadable(Exception):
     """The pins of a download cannot be re-read now: one mismatch saying why."""
 
 
-def check_pins(
-    path: str, manifest: Mapping[str, Any], config: Mapping[str, Any] | None
-) -> list[Finding]:
+def check_pins(path: str, manifest: Mapping[str, Any], mirror: str | None = None) -> list[Finding]:
     """Each fetched input's recorded sha256 against its pins, re-read now (never the record's word).
 
-    A mirror file is compared with the MANIFEST.tsv of the mirror this user configured (and the
-    config pin of its URL), a downloaded file with its config pin (when ``config`` is given) or
-    its git object id, or, where no published pin exists, with the project's own sources lock as
-    it is now (a relock since is a mismatch). An input that nothing pins is a warning; one whose
-    pin differs, or that the record calls pinned while nothing pins it now, is a mismatch.
+    The pins are the project's and the user's, never the folder's or the audited configuration's:
+    a mirror file is compared with the MANIFEST.tsv of the mirror this user configured
+    (``$ISOTROPY_MIRROR``, else ``mirror``), a download with config/sources.yaml's sha256, git
+    object id or hub commit, or, where it has none, with the project's own sources lock as it is
+    now (a relock since is a mismatch). An input that nothing pins is a warning; one whose pin
+    differs, or that the record calls pinned by a mirror row or the lock that pins nothing now, is
+    a mismatch.
     """
     inputs = manifest.get("inputs") or []
     if not inputs:
         return []
-    source_cfg = ((config or {}).get("sources") or {}).get(manifest.get("source")) or {}
-    url_pins = sources.url_pins(source_cfg) if source_cfg.get("url") else {}
-    blobs = sources.url_pins(source_cfg, "git_blob") if source_cfg.get("url") else {}
+    settings = project_sources().get(str(manifest.get("source"))) or {}
+    url_pins = sources.url_pins(settings) if settings.get("url") else {}
+    blobs = sources.url_pins(settings, "git_blob") if settings.get("url") else {}
     try:
         rels = [entry["mirror_path"] for entry in inputs if "mirror_path" in entry]
-        mirrored = _mirror_pins(rels, url_pins, config) if rels else {}
+        mirrored = _mirror_pins(rels, mirror) if rels else {}
     except PinsUnreadable as error:
         return [Finding(path, FAIL, "raw", str(error))]
     try:
@@ -437,7 +394,7 @@ def check_pins(
         return [Finding(path, FAIL, "raw", f"the sources lock cannot be read: {error}")]
     findings = []
     for entry in inputs:
-        url, hub = entry.get("url"), source_cfg.get("hub")
+        url, hub = entry.get("url"), settings.get("hub")
         if (blob := blobs.get(url)) and entry.get("git_blob") != blob:
             reason = (
                 f"{url} was fetched with git object id {entry.get('git_blob') or '(none recorded)'}"
@@ -447,64 +404,52 @@ def check_pins(
         if (blob and not url_pins.get(url)) or (
             "hub" in entry and hub and entry.get("revision") == hub.get("revision")
         ):
-            continue  # pinned by its git object id alone, or by its hub commit as configured now
-        if source_cfg and url is not None and not url_pins.get(url) and url in locked:
-            expected = url, {"lock": locked[url]["sha256"]}
-        elif "mirror_path" in entry:
+            continue  # pinned by its git object id alone, or by its hub commit
+        if "mirror_path" in entry:
             expected = f"mirror file {entry['mirror_path']}", mirrored[entry["mirror_path"]]
-        elif url is not None:
-            if not url_pins.get(url) and config is None:
-                continue  # the config's pins are not known: nothing to re-derive
-            expected = url, ({"config": url_pins[url]} if url_pins.get(url) else {})
+        elif url is not None and url_pins.get(url):
+            expected = url, {"config": str(url_pins[url])}
+        elif url is not None and url in locked:
+            expected = url, {"lock": locked[url]["sha256"]}
         else:
-            expected = f"hub data set {entry.get('hub', '?')}", {}
-        findings += _pin_findings(path, entry, *expected, config)
+            expected = str(url or f"hub data set {entry.get('hub', '?')}"), {}
+        findings += _pin_findings(path, entry, *expected)
     return findings
 
 
-def _mirror_pins(
-    rels: list[str], url_pins: Mapping[str, str | None], config: Mapping[str, Any] | None
-) -> dict[str, dict[str, str]]:
-    """What vouches for each mirror file now (:func:`isotropy.sources.mirror_pins`): the
-    MANIFEST.tsv of the mirror this user configured, never the one the folder's manifest names,
-    and the config pin of the URL whose file it is."""
+def _mirror_pins(rels: list[str], mirror: str | None) -> dict[str, dict[str, str]]:
+    """Each mirror file's row in the MANIFEST.tsv of the mirror this user configured
+    (:func:`isotropy.sources.mirror_pins`), never the one the folder's manifest names."""
     try:
-        mirror = sources.resolve_mirror((config or {}).get("mirror"))
+        folder = sources.resolve_mirror(mirror)
     except FileNotFoundError as error:
         raise PinsUnreadable(f"its mirror's pins cannot be re-checked: {error}") from None
-    if mirror is None:
+    if folder is None:
         raise PinsUnreadable(
             "fetched from a mirror, but no mirror is configured here "
             f"({sources.MIRROR_ENV} or config 'mirror'): its pins cannot be re-checked; set it "
             "to your copy of the mirror"
         )
-    params = {"urls": list(url_pins), "sha256": list(url_pins.values()), "mirror_files": rels}
     try:
-        pins = sources.mirror_pins(params, mirror)[1]
+        pins = sources.mirror_pins({"mirror_files": rels}, folder)[1]
     except (OSError, UnicodeDecodeError, sources.UnverifiedFileError) as error:
         raise PinsUnreadable(f"the mirror's pins cannot be read: {error}") from None
     return {rel: {by: getattr(pin, "sha256", pin) for by, pin in pins[rel].items()} for rel in rels}
 
 
 def _pin_findings(
-    path: str,
-    entry: Mapping[str, Any],
-    label: str,
-    expected: Mapping[str, str],
-    config: Mapping[str, Any] | None,
+    path: str, entry: Mapping[str, Any], label: str, expected: Mapping[str, str]
 ) -> list[Finding]:
-    """A mismatch if a pin differs or a recorded pin is gone, a warning if nothing pins it."""
+    """A mismatch if a pin differs or a recorded pin is gone, a warning if nothing pins it. The
+    record's "config" is the configuration it ran with, never read here (config/sources.yaml's
+    pins are compared above)."""
     recorded = str(entry.get("sha256") or "")
     differing = [
         f"{by} pins {short_digest(pin.lower())}…"
         for by, pin in expected.items()
         if pin.lower() != recorded
     ]
-    claimed = [
-        by
-        for by in entry.get("pinned_by") or []
-        if by not in expected and (by != "config" or config is not None)
-    ]
+    claimed = [by for by in entry.get("pinned_by") or [] if by not in expected and by != "config"]
     if differing:
         remedy = (
             "the sources lock was relocked since (make relock): re-fetch it and re-make what was "
