@@ -21,7 +21,17 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from isotropy.compute import THREAD_POLICIES, WAIT_VARIABLES
+from isotropy.compute import WAIT_VARIABLES
+
+# The candidates measured: environment overrides and a thread count (None: the job's own); the
+# workflow's jobs wait as isotropy.compute.CHOSEN_POLICY, the one measured best.
+THREAD_POLICIES: dict[str, tuple[dict[str, str], int | None]] = {
+    "default": ({}, None),
+    "passive": ({"OMP_WAIT_POLICY": "PASSIVE"}, None),
+    "spin-10k": ({"GOMP_SPINCOUNT": "10000"}, None),
+    "spin-100k": ({"GOMP_SPINCOUNT": "100000"}, None),
+    "1-thread": ({}, 1),
+}
 
 
 @dataclass(frozen=True)
@@ -67,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policies",
         default=",".join(THREAD_POLICIES),
-        help="thread policies for --contention (isotropy.compute.THREAD_POLICIES)",
+        help="thread policies for --contention (THREAD_POLICIES)",
     )
     parser.add_argument(
         "--contention-repeats", type=int, default=1, help="with --contention: best of this many"

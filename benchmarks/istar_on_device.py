@@ -53,10 +53,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from isotropy.compute import job_environment, mixed_precision_dtype, resolve_device
+from isotropy.compute import apply_job_environment, mixed_precision_dtype, resolve_device
 
 # Before torch and tqdm load: idle threads sleep as in the workflow's jobs; no progress bars.
-os.environ.update(job_environment(os.environ))
+os.environ.update(apply_job_environment(dict(os.environ)))
 os.environ.setdefault("TQDM_DISABLE", "1")
 
 import pandas as pd

@@ -1,22 +1,29 @@
 # Configuration validation and the names every stage uses. Stage files hold rules only; they call
 # the package's functions directly, the configuration first, and read settings with Snakemake's
-# lookup(dpath=..., within=config). Everything here comes from one package, isotropy.workflow, and
-# the layer over it: the studies' records (isotropy.studies) and the estimate, for onstart; beside
-# them isotropy.compute's device check. All plain Python (no torch): a dry run, a lint or a report
-# needs only Snakemake and that code.
+# lookup(dpath=..., within=config). Everything here comes from isotropy.workflow, the data-layer
+# modules whose functions rules call directly, and the layer over it: the studies' records
+# (isotropy.studies) and the estimate, for onstart; beside them isotropy.compute's device check.
+# All plain Python (no torch): a dry run, a lint or a report needs only Snakemake and that code.
 import os
 import sys
 
-from isotropy import compute, estimate, studies, workflow as isotropy_workflow
+from isotropy import (
+    compute,
+    estimate,
+    models,
+    paths,
+    readers,
+    sources,
+    standins,
+    studies,
+    trust,
+    workflow as isotropy_workflow,
+)
 
 configuration = isotropy_workflow.config
 targets = isotropy_workflow.targets
 inputs = isotropy_workflow.inputs
-paths = isotropy_workflow.paths
-readers = isotropy_workflow.readers.inputs
-sources = isotropy_workflow.sources
-models = isotropy_workflow.models
-standins = isotropy_workflow.standins
+readers = readers.inputs
 extensions_design = studies.extensions.design
 logs = paths.logs
 benchmarks = paths.benchmarks
@@ -44,9 +51,9 @@ configuration.check_loaded_config(
 # first on sys.path (isotropy.trust).
 os.environ["PYTHONSAFEPATH"] = "1"
 if workflow.is_main_process:
-    isotropy_workflow.trust.refuse_hostile_folder(".")
+    trust.refuse_hostile_folder(".")
     # --trust-io-cache would unpickle it when the DAG is built (a pickle runs code).
-    isotropy_workflow.trust.drop_io_cache(".")
+    trust.drop_io_cache(".")
 # device: cuda on a machine without CUDA, refused before any job (jobs sent to a cluster by a
 # profile or an executor are checked where they run).
 if workflow.is_main_process and not configuration.submits_jobs_elsewhere(sys.argv):

@@ -255,9 +255,7 @@ rule geometry_collect_sts:
 # Figures: plotting reads stored tables only, so restyling never recomputes.
 rule geometry_plot_table:
     input:
-        table=lambda wildcards: paths.geometry_table(
-            studies.geometry.FIGURE_TABLES[wildcards.figure]
-        ),
+        table=lambda wildcards: studies.geometry.FIGURE_TABLES[wildcards.figure],
     output:
         pdf=paths.geometry_figure(ext="pdf"),
         png=report(

@@ -157,7 +157,7 @@ use rule check_claims as check_claims_preview with:
     log:
         logs(f"{paths.PREVIEW_CLAIMS}.log"),
     params:
-        run_keys=inputs.preview_run_keys(config),
+        run_keys={"main": targets.study_runs(config, "preview")},
         config=inputs.config_subset(config),
         stand_ins=STAND_INS,
         preview=targets.settings_stamp(config, "preview"),
@@ -182,7 +182,7 @@ use rule compare_with_papers as compare_with_papers_preview with:
     log:
         logs(f"{paths.PREVIEW_PAPER_COMPARISON}.log"),
     params:
-        run_keys=inputs.preview_run_keys(config),
+        run_keys={"main": targets.study_runs(config, "preview")},
         config=inputs.config_subset(config),
         stand_ins=STAND_INS,
         preview=targets.settings_stamp(config, "preview"),

@@ -16,13 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from isotropy import standins, studies
+from isotropy import paths, standins, studies
 from isotropy.io import atomic_path
 from isotropy.plots.checks import save_figure
 from isotropy.plots.main import phases, r_by_condition
 from isotropy.sensitivity import derived_labels, write_tables
 from isotropy.workflow import config as workflow_config
-from isotropy.workflow import paths
 
 
 def main(argv=None) -> int:

@@ -618,12 +618,12 @@ def test_config_section_validates_and_is_cross_checked():
         and "results/geometry/figures/bert/wikitext2/seed0/pca_view.png" in targets
     )
     assert geometry_record.outputs({k: v for k, v in config.items() if k != "geometry"}) == []
-    config["geometry"]["sts"]["models"] = ["static"]
     config["geometry"]["clusters"]["static"]["source"] = "fasttext"
-    with pytest.raises(
-        ValueError, match="'static' is a reserved folder name.*\\n.*'fasttext' is not defined"
-    ):
+    with pytest.raises(ValueError, match="static.source: 'fasttext' is not defined"):
         workflow_config.check_config(config)
+    config["geometry"]["sts"]["models"] = ["static"]  # a folder of results/geometry/ itself
+    with pytest.raises(ValueError, match="'geometry.sts.models.0' has value 'static'"):
+        workflow_config.check_loaded_config(config)
     # A model name is a key of `models`, checked with every other reference to it.
     config["geometry"]["sts"]["models"] = ["roberta-typo"]
     assert "geometry.sts.models: 'roberta-typo' is not defined under 'models'" in "".join(
@@ -830,7 +830,7 @@ def test_cai_protocol_overlay_validates_and_names_its_stand_in():
     )
     capped = copy.deepcopy(online)
     capped["geometry"]["clusters"]["max_per_type"] = 20
-    with pytest.raises(workflow_config.ConfigError, match="corpus.windows keeps every position"):
+    with pytest.raises(workflow_config.ConfigError, match="clusters.max_per_type' has value 20"):
         workflow_config.check_loaded_config(capped)
     text = (root / "config/cai_protocol.yaml").read_text()
     assert "WikiText-2 + PTB" not in text and "k = 100 is the authors' code" in text

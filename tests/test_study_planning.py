@@ -121,12 +121,17 @@ def test_sickr_is_planned_out_when_the_mirror_lacks_it(tmp_path, monkeypatch):
     config = _config(mirror=str(mirror))
     semeval = ["sts12", "sts13", "sts14", "sts15", "sts16"]  # optional too, absent here
     assert workflow_inputs.unavailable_sts_datasets(config) == ["sickr", *semeval]
-    assert workflow_inputs.geometry_sts_datasets(config) == ["stsb"]
-    assert all("/sickr/" not in path for path in workflow_inputs.geometry_sts_files(config))
+    assert _sts_datasets(config) == ["stsb"]
     (mirror / "sick").mkdir()
     (mirror / "sick/SICK.txt").write_text("pair_ID\n")
     assert workflow_inputs.unavailable_sts_datasets(config) == semeval
-    assert workflow_inputs.geometry_sts_datasets(config) == ["stsb", "sickr"]
+    assert _sts_datasets(config) == ["stsb", "sickr"]
+
+
+def _sts_datasets(config: dict) -> list[str]:
+    """The STS data sets whose per-model tables rule geometry_sts_table reads."""
+    files = workflow_inputs.collected_sts_files(config)(None)
+    return list(dict.fromkeys(path.split("/")[3] for path in files))
 
 
 def test_offline_geometry_study_plans_no_sickr_job(tmp_path):

@@ -16,37 +16,25 @@ import contextlib
 import os
 import platform
 import sys
-from collections.abc import Mapping, MutableMapping
+from collections.abc import MutableMapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import torch
 
-# The candidates measured: environment overrides and a thread count (None: the job's own).
-THREAD_POLICIES: dict[str, tuple[dict[str, str], int | None]] = {
-    "default": ({}, None),
-    "passive": ({"OMP_WAIT_POLICY": "PASSIVE"}, None),
-    "spin-10k": ({"GOMP_SPINCOUNT": "10000"}, None),
-    "spin-100k": ({"GOMP_SPINCOUNT": "100000"}, None),
-    "1-thread": ({}, 1),
-}
-CHOSEN_POLICY = "passive"
+# The wait policy measured best of benchmarks/contention.py's candidates ("passive").
+CHOSEN_POLICY = {"OMP_WAIT_POLICY": "PASSIVE"}
 # The variables a policy may set; a user who sets one keeps their own choice for all of them.
 WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 
-def job_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables to add to ``environ`` so that jobs wait as :data:`CHOSEN_POLICY` says;
-    empty when the user already chose a wait policy."""
+def apply_job_environment(environ: MutableMapping[str, str] = os.environ) -> dict[str, str]:
+    """Set in ``environ`` (the Snakemake process's, which jobs inherit on this machine and
+    through SLURM) what makes jobs wait as :data:`CHOSEN_POLICY` says, unless the user already
+    chose a wait policy; returns what was set."""
     if any(name in environ for name in WAIT_VARIABLES):
         return {}
-    return dict(THREAD_POLICIES[CHOSEN_POLICY][0])
-
-
-def apply_job_environment(environ: MutableMapping[str, str] = os.environ) -> dict[str, str]:
-    """Set :func:`job_environment` in ``environ`` (the Snakemake process's, which jobs inherit
-    on this machine and through SLURM); returns what was set."""
-    added = job_environment(environ)
+    added = dict(CHOSEN_POLICY)
     environ.update(added)
     return added
 

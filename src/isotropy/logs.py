@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -11,12 +12,15 @@ from typing import Any
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-def configure_logging(log_file: str | Path | None = None) -> None:
-    """Send log records (and warnings) to ``log_file`` and stderr.
+def configure_from_snakemake(snakemake: Any) -> None:
+    """Set a ``script:`` job up from its Snakemake object: log records (and warnings) to its
+    first log file (if any) and stderr, torch's and BLAS's thread pools held to the job's
+    ``threads``, and its outputs' old provenance records removed.
 
     Uncaught exceptions are logged with their traceback before the process exits, so the
     rule's log explains every failure.
     """
+    log_file = next(iter(getattr(snakemake, "log", None) or []), None)
     terminal = logging.StreamHandler(sys.stderr)
     handlers: list[logging.Handler] = [terminal]
     if log_file:
@@ -39,34 +43,6 @@ def configure_logging(log_file: str | Path | None = None) -> None:
         )
 
     sys.excepthook = log_uncaught
-
-
-class TracebackInLog(logging.Formatter):
-    """A record's message without its traceback, pointing at the log file that holds it."""
-
-    def __init__(self, fmt: str, log_file: str | Path) -> None:
-        super().__init__(fmt)
-        self.log_file = log_file
-
-    def format(self, record: logging.LogRecord) -> str:
-        if record.exc_info or record.exc_text:
-            record = logging.makeLogRecord(
-                {
-                    **record.__dict__,
-                    "msg": f"{record.getMessage()} (traceback in {self.log_file})",
-                    "args": None,
-                    "exc_info": None,
-                    "exc_text": None,
-                }
-            )
-        return super().format(record)
-
-
-def configure_from_snakemake(snakemake: Any) -> None:
-    """Set a ``script:`` job up from its Snakemake object: logging to its first log file (if
-    any), and torch's and BLAS's thread pools held to the job's ``threads``."""
-    log_files = list(getattr(snakemake, "log", []) or [])
-    configure_logging(log_files[0] if log_files else None)
     if (threads := getattr(snakemake, "threads", None)) is not None:
         from isotropy.compute import use_threads
 
@@ -78,6 +54,20 @@ def configure_from_snakemake(snakemake: Any) -> None:
     remove_records(getattr(snakemake, "output", []) or [])
 
 
+class TracebackInLog(logging.Formatter):
+    """A record's message without its traceback, pointing at the log file that holds it."""
+
+    def __init__(self, fmt: str, log_file: str | Path) -> None:
+        super().__init__(fmt)
+        self.log_file = log_file
+
+    def format(self, record: logging.LogRecord) -> str:
+        if not (record.exc_info or record.exc_text):
+            return super().format(record)
+        bare = logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None})
+        return f"{super().format(bare)} (traceback in {self.log_file})"
+
+
 class ProgressLog:
     """Progress of a long loop in the step's log: done/total, elapsed and an estimate of the time
     left.
@@ -87,8 +77,6 @@ class ProgressLog:
     """
 
     def __init__(self, total: int, what: str, *, every: float = 30.0, clock=None) -> None:
-        import time
-
         self.total, self.what, self.every = total, what, every
         self.done = 0
         self.share: float | None = None  # share of the work done, when it is not done/total

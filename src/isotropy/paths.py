@@ -115,22 +115,8 @@ def study_file(name: str, study: str = "{study}") -> str:
     return f"results/{study}/{name}"
 
 
-def main_study_outputs(study: str = "main") -> list[str]:
-    """Tables and figures of the main study (or of its preview, ``study="preview"``)."""
-    names = ["table1.csv", "correlations.csv"]
-    names += [f"{figure}.{ext}" for figure in ("figure2", "figure3") for ext in ("pdf", "png")]
-    return [study_file(name, study) for name in names]
-
-
-def glue_study_outputs() -> list[str]:
-    names = ["table2.csv", "table3.csv", "figure4.pdf", "figure4.png"]
-    return [study_file(name, "glue") for name in names]
-
-
 # ---------------------------------------------------------------------------------------------
 # Sensitivity study
-
-SENSITIVITY_ROOT = "resources/sensitivity"
 
 
 def sensitivity_file(name: str) -> str:
@@ -152,12 +138,12 @@ SENSITIVITY_SEEDS = sensitivity_file("seeds.csv")
 
 def derived_file(artefact: str, name: str = "{vectors}", setup: str = "{dataset}") -> str:
     """One file (vectors.npy, index.parquet, basis.npy) of a derived vector set."""
-    return f"{SENSITIVITY_ROOT}/embeddings/{name}/{setup}/{artefact}"
+    return f"resources/sensitivity/embeddings/{name}/{setup}/{artefact}"
 
 
 def label_set_file(setup: str = "{dataset}", label_set: str = "{label_set}") -> str:
     """The items of one label set of a word setup."""
-    return f"{SENSITIVITY_ROOT}/labels/{setup}/{label_set}.parquet"
+    return f"resources/sensitivity/labels/{setup}/{label_set}.parquet"
 
 
 def sensitivity_run_file(
@@ -220,11 +206,6 @@ GEOMETRY_ISOTROPY = "results/geometry/isotropy_by_layer.csv"
 GEOMETRY_CLASSIFICATION = "results/geometry/classification.csv"
 
 
-def geometry_table(name: str = "{table}") -> str:
-    """A collected table of the geometry study (``cosine_by_layer``, ``lid``, ``sts``)."""
-    return f"results/geometry/{name}.csv"
-
-
 def geometry_figure(figure: str = "{figure}", ext: str = "pdf") -> str:
     """A study-wide figure of the geometry study."""
     return f"results/geometry/figures/{figure}.{ext}"
@@ -247,26 +228,24 @@ def token_views_figure(
 # ---------------------------------------------------------------------------------------------
 # The extension study (the main paper's open questions; isotropy.extensions, docs/extensions.md)
 
-EXTENSIONS_ROOT = "results/extensions"
-
 
 def extensions_run_file(
     artefact: str, dataset: str = "{dataset}", head: str = "{head}", seed: str | int = "{seed}"
 ) -> str:
     """One direct-optimisation run of the extension study (trace.parquet, summary.json, logs)."""
-    return f"{EXTENSIONS_ROOT}/runs/{dataset}/{head}/seed{seed}/{artefact}"
+    return f"results/extensions/runs/{dataset}/{head}/seed{seed}/{artefact}"
 
 
 def extensions_heldout_file(
     artefact: str, dataset: str = "{dataset}", seed: str | int = "{seed}"
 ) -> str:
     """One held-out fine-tuning run of the extension study (epochs.csv, summary.json, logs)."""
-    return f"{EXTENSIONS_ROOT}/heldout/{dataset}/seed{seed}/{artefact}"
+    return f"results/extensions/heldout/{dataset}/seed{seed}/{artefact}"
 
 
 def extensions_file(name: str) -> str:
     """A table, figure or claims file of the extension study."""
-    return f"{EXTENSIONS_ROOT}/{name}"
+    return f"results/extensions/{name}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,7 +289,6 @@ def benchmarks(path: str) -> str:
 
 
 # The cluster-based method on CLS inside fine-tuning (config rajaee_cls, rules/istar.smk).
-RAJAEE_CLS = "results/rajaee_cls"
 
 
 def rajaee_cls_run_file(
@@ -321,9 +299,9 @@ def rajaee_cls_run_file(
     seed: int | str = "{seed}",
 ) -> str:
     """One file of a fine-tuning run with (``cluster``) or without (``none``) the method."""
-    return f"{RAJAEE_CLS}/{model}/{task}/{method}/seed{seed}/{artefact}"
+    return f"results/rajaee_cls/{model}/{task}/{method}/seed{seed}/{artefact}"
 
 
 def rajaee_cls_file(name: str) -> str:
     """A table or figure of the CLS study: runs.csv, layers.csv, claims.csv, layers.png, ..."""
-    return f"{RAJAEE_CLS}/{name}"
+    return f"results/rajaee_cls/{name}"

@@ -2,9 +2,9 @@
 a second one make the same files at the same time. `make report` refuses too: the run may be
 re-making the files the report reads (it would fail with "does not exist", or mix old and new).
 
-    python -m isotropy.resume [--directory .] [--before resume|report]
+    python -m isotropy.resume [--before resume|report]
 
-Exit 1 naming the running processes (pid and command), 0 when none runs there.
+Exit 1 naming the running processes (pid and command), 0 when none runs in the current folder.
 """
 
 from __future__ import annotations
@@ -17,13 +17,6 @@ from pathlib import Path
 import psutil
 
 
-def _is_snakemake(argv: list[str]) -> bool:
-    """A Snakemake process: `snakemake ...`, `python .../snakemake ...` or `python -m snakemake
-    ...`."""
-    names = [Path(word).name for word in argv[:2]]
-    return "snakemake" in names or argv[1:3] == ["-m", "snakemake"]
-
-
 def running_snakemake(directory: str | os.PathLike) -> list[tuple[int, str]]:
     """(pid, command line) of every Snakemake process whose working directory is ``directory``
     (another user's process, whose folder cannot be read, is not one)."""
@@ -33,14 +26,16 @@ def running_snakemake(directory: str | os.PathLike) -> list[tuple[int, str]]:
         argv, cwd = process.info["cmdline"], process.info["cwd"]
         if process.pid == os.getpid() or not argv or cwd is None:
             continue
-        if _is_snakemake(argv) and Path(cwd).resolve() == folder:
+        # `snakemake ...`, `python .../snakemake ...` or `python -m snakemake ...`
+        names = [Path(word).name for word in argv[:2]]
+        snakemake = "snakemake" in names or argv[1:3] == ["-m", "snakemake"]
+        if snakemake and Path(cwd).resolve() == folder:
             found.append((process.pid, " ".join(argv)))
     return sorted(found)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--directory", "-d", default=".", help="the Snakemake working directory")
     parser.add_argument(
         "--before",
         choices=("resume", "report"),
@@ -48,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         help="what waits for the run: make resume (unlocks) or make report (reads its results)",
     )
     args = parser.parse_args(argv)
-    running = running_snakemake(args.directory)
+    running = running_snakemake(".")
     if running:
         pid, command = running[0]
         more = f" and {len(running) - 1} more" if len(running) > 1 else ""
@@ -57,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             "report": "a run is in progress and may be re-making the files the report reads",
         }[args.before]
         print(
-            f"{args.before}: Snakemake still runs in {Path(args.directory).resolve()} (pid {pid}: "
+            f"{args.before}: Snakemake still runs in {Path.cwd()} (pid {pid}: "
             f"{command[:200]}{more}); {why}: wait for it, or stop it "
             f"(kill {pid}) and then make {args.before}",
             file=sys.stderr,

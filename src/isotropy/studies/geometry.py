@@ -26,11 +26,11 @@ VERDICT_TABLES = {
 }
 
 FIGURE_TABLES = {
-    "cosine_by_layer": "cosine_by_layer",
-    "lid_by_layer": "lid",
-    "sts": "sts",
-    "isotropy_by_layer": "isotropy_by_layer",
-}  # figure → table
+    "cosine_by_layer": paths.GEOMETRY_COSINE,
+    "lid_by_layer": paths.GEOMETRY_LID,
+    "sts": paths.GEOMETRY_STS,
+    "isotropy_by_layer": paths.GEOMETRY_ISOTROPY,
+}  # figure → the table it draws
 
 
 def pca_layer(config: Mapping[str, Any], model: str) -> int:

@@ -22,6 +22,13 @@ GLUE_SPEARMAN_LIMIT = -0.5  # appendix A: "strongly negative", its bounds lost f
 # Mickus et al. §3.2 prints r from −0.808 (polarity) to −0.978 (supersense): "strongly
 # negative" at the paper's own level is below −0.8, its weakest value to one decimal
 PEARSON_LIMIT = -0.8
+# The tables and figures of the main study (and of its preview) and of GLUE (paths.study_file).
+MAIN_FILES = [
+    "table1.csv",
+    "correlations.csv",
+    *(f"figure{n}.{e}" for n in (2, 3) for e in ("pdf", "png")),
+]
+GLUE_FILES = ["table2.csv", "table3.csv", "figure4.pdf", "figure4.png"]
 # The section 2 figure and its tables.
 SECTION2_FILES = ("figure.pdf", "figure.png", "trace.csv", "classes.csv")
 
@@ -106,7 +113,7 @@ def optimisation_claims(
 
 MAIN = StudySpec(
     name="main",
-    outputs=lambda config: paths.main_study_outputs(),
+    outputs=lambda config: [paths.study_file(name, "main") for name in MAIN_FILES],
     rules=RULES,
     job_costs={
         "optimize_embeddings": cost.optimisation_job_seconds,
@@ -129,14 +136,14 @@ MAIN = StudySpec(
 # isotropy.estimate), since its default (10) would refuse a small main study no preview is asked of
 PREVIEW = StudySpec(
     name="preview",
-    outputs=lambda config: paths.main_study_outputs("preview"),
+    outputs=lambda config: [paths.study_file(name, "preview") for name in MAIN_FILES],
     rules=RULES,
     rule_all="never",
     check=functools.partial(workflow_config.stride_problem, study="preview", of="main"),
 )
 GLUE = StudySpec(
     name="glue",
-    outputs=lambda config: paths.glue_study_outputs(),
+    outputs=lambda config: [paths.study_file(name, "glue") for name in GLUE_FILES],
     rules=RULES,
     **optimisation_verdicts("glue"),
     claims=optimisation_claims(

@@ -3,24 +3,10 @@ the one loader, its schema and cross-checks), the direct-optimisation studies' r
 (:mod:`~isotropy.workflow.targets`) and the rules' input functions
 (:mod:`~isotropy.workflow.inputs`). It imports the science and data packages, never the other
 way round; the studies' records (:mod:`isotropy.studies`) sit above it.
-
-``from isotropy import workflow`` is the rules' one import (rules/common.smk): these modules,
-and the data-layer ones whose functions rules call directly, configuration first.
 """
 
 from __future__ import annotations
 
-from isotropy import models, paths, readers, sources, standins, trust
 from isotropy.workflow import config, inputs, targets
 
-__all__ = [
-    "config",
-    "inputs",
-    "models",
-    "paths",
-    "readers",
-    "sources",
-    "standins",
-    "targets",
-    "trust",
-]
+__all__ = ["config", "inputs", "targets"]

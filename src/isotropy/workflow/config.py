@@ -19,7 +19,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -40,7 +40,6 @@ from isotropy.sources.layouts import mirror_path_problem
 # own, laid under every configuration by :func:`with_sources` (config.yaml and overlays still
 # change a source key by key, as Snakemake merges).
 SOURCES_CONFIG = CONFIG_SCHEMA.parents[1] / "config" / "sources.yaml"
-GEOMETRY_RESERVED_MODEL_NAMES = {"static", "figures"}  # folder names of results/geometry/ itself
 
 
 class ConfigError(ValueError):
@@ -64,18 +63,8 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
             f"config file {path} cannot be read ({error.strerror or error}); check the path given "
             "to --configfile"
         ) from None
-    if b"\0" in data:
-        raise ConfigError(
-            f"config file {path} holds NUL bytes (a binary file, not YAML); give a YAML config file"
-        )
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ConfigError(
-            f"config file {path} is not UTF-8 text (byte {error.start}); save it as UTF-8 YAML"
-        ) from None
-    try:
-        loaded = yaml.safe_load(text)
+        loaded = yaml.safe_load(data)  # from bytes: PyYAML's reader refuses NUL and bad UTF-8
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -172,16 +161,11 @@ def encoders_of_kind(config: dict, kind: str) -> list[str]:
 
 def check_config(config: dict) -> None:
     """Cross-references the schema cannot express; raise one error listing every problem."""
-    problems = [
-        f"{key}: {value} is not a finite number; give a finite value (NaN and infinity are never "
-        "valid settings)"
-        for key, value in non_finite_numbers(config)
-    ]
+    problems = number_problems(config)
     for study in ("main", "glue"):  # preview runs main's setups
         if study in config:
             problems += _encoder_problems(config, study)
     problems += dataset_problems(config) + markup_problems(config)
-    problems += path_problems(config) + huge_number_problems(config)
     problems += [p for study in ("main", "glue") if (p := stride_problem(config, study, study))]
     problems += _geometry_problems(config)
     problems += sensitivity.config_problems(config)
@@ -198,39 +182,8 @@ def check_config(config: dict) -> None:
             if (problem := mirror_path_problem(rel)) is not None:
                 problems.append(f"sources.{name}.mirror: {problem}")
     problems += unknown_model_problems(config)
-    problems += unpinned_hub_entries(config)
     if problems:
         raise ConfigError("configuration is inconsistent:\n  " + "\n  ".join(problems))
-
-
-HUB_REVISION = re.compile(r"[0-9a-f]{40}")  # fullmatch: $ would take a final newline
-
-
-def unpinned_hub_entries(config: Mapping[str, Any]) -> list[str]:
-    """Why each hub data set or model is not pinned to a 40-hex commit: a re-run could silently
-    read other files (a model read from a local ``path`` needs no revision)."""
-    fix = (
-        "pin it to the hub commit (40 hex digits, the 'Commit' of the repository's history page); "
-        "docs/configuration.md, 'Pins, and how to update one', says how"
-    )
-    entries: list[tuple[str, Mapping[str, Any]]] = [
-        (f"sources.{name}.hub", source["hub"])
-        for name, source in (config.get("sources") or {}).items()
-        if source.get("hub")
-    ]
-    models = [
-        *[(f"models.{n}", e) for n, e in (config.get("models") or {}).items()],
-        *[(f"split_models.{n}", e) for n, e in (config.get("split_models") or {}).items()],
-    ]
-    entries += [
-        (key, entry) for key, entry in models if entry.get("model") and not entry.get("path")
-    ]
-    return [
-        f"{key}: {entry.get('path') or entry.get('model')!r} has revision "
-        f"{entry.get('revision')!r}; {fix}"
-        for key, entry in entries
-        if not HUB_REVISION.fullmatch(str(entry.get("revision") or ""))
-    ]
 
 
 def dataset_problems(config: Mapping[str, Any]) -> list[str]:
@@ -289,12 +242,6 @@ def _kind_or_none(name: str, entry: Mapping[str, Any]) -> str | None:
         return None
 
 
-def word_datasets() -> set[str]:
-    """Data sets whose items are single words (their records' unit); every other one holds
-    sentences or pairs, which word vectors (a lookup of one word) cannot embed."""
-    return {name for name, spec in DATASETS.items() if spec.unit == "word"}
-
-
 def stride_problem(config: Mapping[str, Any], study: str, of: str) -> str | None:
     """A stride of ``study`` that leaves fewer than 3 metric evaluations per run of ``of`` (whose
     updates it runs: the preview runs main's): no per-seed correlation."""
@@ -335,32 +282,39 @@ def submits_jobs_elsewhere(argv: Sequence[str]) -> bool:
     return False
 
 
-def validation_error_message(error: Any, schema: Mapping | None = None) -> str:
-    """One short paragraph for a jsonschema ``ValidationError``: the key, its value and what is
-    allowed.
+def config_validation_error(error: Exception, schema_path: str) -> Exception:
+    """A :class:`ConfigError` of one short paragraph for Snakemake's schema-validation error: the
+    key, its value and what is allowed.
 
-    Snakemake's own message prints the whole schema (~700 lines) around the key; ``schema`` (the
-    root) resolves ``$ref`` so that the keys a shared definition allows are listed too.
+    Snakemake's own message prints the whole schema (~700 lines) around the key; the schema is
+    read to resolve ``$ref``, so that the keys a shared definition allows are listed too.
     """
-    while error.context:  # anyOf/oneOf: the alternative that came closest, not "valid under none"
-        error = best_match(error.context)
-    where = ".".join(str(part) for part in error.absolute_path)
-    fix = "schemas/config.schema.yaml documents every key and its default."
-    if error.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(
-        error.instance, Mapping
+    # Snakemake raises its WorkflowError while handling jsonschema's error: that is the context.
+    candidates = [*getattr(error, "args", ()), error.__cause__, error.__context__]
+    cause = next((arg for arg in candidates if isinstance(arg, ValidationError)), None)
+    if cause is None:
+        return error
+    while cause.context:  # anyOf/oneOf: the alternative that came closest, not "valid under none"
+        cause = best_match(cause.context)
+    where = ".".join(str(part) for part in cause.absolute_path)
+    if cause.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(
+        cause.instance, Mapping
     ):
-        allowed = _allowed_keys(error.schema, schema or {})
-        unexpected = sorted(set(error.instance) - set(allowed)) or [error.message]
+        with open(schema_path, encoding="utf-8") as handle:
+            allowed = _allowed_keys(cause.schema, yaml.safe_load(handle))
+        unexpected = sorted(set(cause.instance) - set(allowed)) or [cause.message]
         key = ".".join(filter(None, [where, str(unexpected[0])]))
         listed = ", ".join(allowed) if allowed else "any name"
-        return (
-            f"config key {shown_key(key)} (value {_short(error.instance.get(unexpected[0]))}) is "
+        return ConfigError(
+            f"config key {shown_key(key)} (value {_short(cause.instance.get(unexpected[0]))}) is "
             "not allowed "
             f"{'under ' + repr(where) if where else 'at the top level'}; allowed there: {listed}. "
             "Check its spelling or remove it; schemas/config.schema.yaml documents every key."
         )
-    key = where or "(top level)"
-    return f"config key {key!r} has value {_short(error.instance)}: {error.message}. {fix}"
+    return ConfigError(
+        f"config key {where or '(top level)'!r} has value {_short(cause.instance)}: "
+        f"{cause.message}. schemas/config.schema.yaml documents every key and its default."
+    )
 
 
 def _allowed_keys(subschema: Mapping, root: Mapping) -> list[str]:
@@ -373,21 +327,9 @@ def _allowed_keys(subschema: Mapping, root: Mapping) -> list[str]:
     return keys
 
 
-def _short(value: Any, limit: int = 80) -> str:
+def _short(value: Any) -> str:
     text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def config_validation_error(error: Exception, schema_path: str) -> Exception:
-    """A :class:`ConfigError` with one short paragraph for Snakemake's schema-validation error."""
-    # Snakemake raises its WorkflowError while handling jsonschema's error: that is the context.
-    candidates = [*getattr(error, "args", ()), error.__cause__, error.__context__]
-    cause = next((arg for arg in candidates if isinstance(arg, ValidationError)), None)
-    if cause is None:
-        return error
-    with open(schema_path, encoding="utf-8") as handle:
-        schema = yaml.safe_load(handle)
-    return ConfigError(validation_error_message(cause, schema))
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _walk(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
@@ -405,9 +347,28 @@ def _walk(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
         yield key, value
 
 
-def non_finite_numbers(value: Any) -> Iterator[tuple[str, float]]:
-    """(dotted key, value) of every NaN or infinity: JSON schema cannot refuse them."""
-    return ((k, v) for k, v in _walk(value) if isinstance(v, float) and not math.isfinite(v))
+FLOAT32_MAX = 3.4028234663852886e38  # numpy.finfo(numpy.float32).max, without importing numpy here
+
+
+def number_problems(config: Mapping[str, Any]) -> list[str]:
+    """Numbers JSON schema cannot refuse: NaN and infinity, integers beyond 64 bits (numpy and
+    torch overflow on them) and learning rates beyond float32."""
+    problems = []
+    for key, value in _walk(config):
+        if isinstance(value, float) and not math.isfinite(value):
+            problems.append(
+                f"{key}: {value} is not a finite number; give a finite value (NaN and infinity "
+                "are never valid settings)"
+            )
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+            problems.append(f"{key}: {value:.3g} does not fit in 64 bits; give a realistic value")
+        elif key.endswith("learning_rate") and isinstance(value, float) and value >= FLOAT32_MAX:
+            problems.append(
+                f"{key}: {value:g} is beyond float32's range ({FLOAT32_MAX:.3g}): every float32 "
+                "weight would overflow at the first update and the run diverge; lower the "
+                "learning rate"
+            )
+    return problems
 
 
 def _encoder_problems(config: dict, study: str) -> list[str]:
@@ -429,7 +390,10 @@ def _encoder_problems(config: dict, study: str) -> list[str]:
             problems.append(
                 f"{study}: encoder {name!r} (for {dataset}) is not defined under 'encoders'"
             )
-        elif config["encoders"][name]["kind"] == "word-vectors" and dataset not in word_datasets():
+        # word vectors look up single words: a data set of sentences or pairs (its unit) is not
+        elif config["encoders"][name]["kind"] == "word-vectors" and (
+            dataset not in DATASETS or DATASETS[dataset].unit != "word"
+        ):
             problems.append(
                 f"{key}: {name!r} is a word-vectors encoder, which looks up single words and "
                 "cannot embed the "
@@ -457,11 +421,6 @@ def _geometry_problems(config: Mapping[str, Any]) -> list[str]:
         return []
     geometry = config["geometry"]
     problems = []
-    for part in ("clusters", "sts"):
-        for name in GEOMETRY_RESERVED_MODEL_NAMES & set(geometry[part]["models"]):
-            problems.append(
-                f"geometry.{part}.models: {name!r} is a reserved folder name; rename the model"
-            )
     corpus = geometry["clusters"]["corpus"]
     if corpus["source"] not in config.get("sources", {}):
         problems.append(
@@ -478,12 +437,6 @@ def _geometry_problems(config: Mapping[str, Any]) -> list[str]:
     if static is not None and static not in config.get("sources", {}):
         problems.append(
             f"geometry.clusters.static.source: {static!r} is not defined under 'sources'"
-        )
-    capped = geometry["clusters"]["max_per_type"] or geometry["clusters"]["max_tokens"]
-    if corpus.get("windows") and capped:
-        problems.append(
-            "geometry.clusters.corpus.windows keeps every position of every window: "
-            "set clusters.max_per_type and max_tokens to null"
         )
     for name in geometry["clusters"].get("pca_layers") or {}:
         if name not in (config.get("models") or {}):
@@ -555,47 +508,3 @@ def markup_problems(config: Mapping[str, Any]) -> list[str]:
         for path, text in _walk(config)
         if isinstance(text, str) and (problem := text_problem(text)) is not None
     ]
-
-
-def path_problems(config: Mapping[str, Any]) -> list[str]:
-    """Folder names (models, split models, the corpus) that are ``.`` or ``..``, and a corpus
-    file outside its download's folder."""
-    geometry = config.get("geometry") or {}
-    corpus = (geometry.get("clusters") or {}).get("corpus") or {}
-    names = [(f"models.{name}", name) for name in config.get("models") or {}]
-    names += [(f"split_models.{name}", name) for name in config.get("split_models") or {}]
-    names += [("geometry.clusters.corpus.name", corpus.get("name"))]
-    problems = [
-        f"{key}: {name!r} would name the folder above it or itself in result paths; give a name "
-        "with a letter or digit"
-        for key, name in names
-        if isinstance(name, str) and set(name) <= {"."}
-    ]
-    file = corpus.get("file")
-    if isinstance(file, str) and (
-        PurePosixPath(file).is_absolute() or ".." in PurePosixPath(file).parts
-    ):
-        problems.append(
-            f"geometry.clusters.corpus.file: {file!r} is not a path inside its download's folder "
-            f"(resources/raw/{corpus.get('source')}/); give the file relative to that folder"
-        )
-    return problems
-
-
-def huge_number_problems(config: Mapping[str, Any]) -> list[str]:
-    """Integers beyond 64 bits (numpy and torch overflow on them) and learning rates beyond
-    float32."""
-    problems = []
-    for key, value in _walk(config):
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
-            problems.append(f"{key}: {value:.3g} does not fit in 64 bits; give a realistic value")
-        elif key.endswith("learning_rate") and isinstance(value, float) and value >= FLOAT32_MAX:
-            problems.append(
-                f"{key}: {value:g} is beyond float32's range ({FLOAT32_MAX:.3g}): every float32 "
-                "weight would overflow at the first update and the run diverge; lower the "
-                "learning rate"
-            )
-    return problems
-
-
-FLOAT32_MAX = 3.4028234663852886e38  # numpy.finfo(numpy.float32).max, without importing numpy here

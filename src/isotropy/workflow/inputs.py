@@ -91,15 +91,6 @@ def classification_files(config: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def geometry_sts_datasets(config: Mapping[str, Any]) -> list[str]:
-    """The configured STS data sets this run can read: SICK-R (optional) is planned out when the
-    data mirror lacks its files, so no job is made for it (:func:`unavailable_sts_datasets`)."""
-    if "geometry" not in config:
-        return []
-    missing = set(unavailable_sts_datasets(config))
-    return [name for name in config["geometry"]["sts"]["datasets"] if name not in missing]
-
-
 def unavailable_sts_datasets(config: Mapping[str, Any]) -> list[str]:
     """Configured optional STS data sets (SICK-R, the SemEval STS tasks) whose split's files the
     data mirror lacks (none without a mirror: a download is then attempted)."""
@@ -121,26 +112,16 @@ def unavailable_sts_datasets(config: Mapping[str, Any]) -> list[str]:
     return missing
 
 
-def geometry_sts_files(config: Mapping[str, Any]) -> list[str]:
-    if "geometry" not in config:
-        return []
-    sts = config["geometry"]["sts"]
-    return [
-        paths.geometry_run_file("sts.csv", model, dataset, seed)
-        for model in sts["models"]
-        for dataset in geometry_sts_datasets(config)
-        for seed in config["geometry"]["seeds"]
-    ]
-
-
 def collected_sts_files(config: Mapping[str, Any]) -> Callable[[Any], list[str]]:
-    """Rule geometry_sts_table's input function: :func:`geometry_sts_files`, and one line for each
-    configured STS data set the data mirror lacks, said once and only when the STS table is
-    planned (a main or preview run never mentions it)."""
+    """Rule geometry_sts_table's input function: the per-model STS tables of the configured STS
+    data sets this run can read, and one line for each that the data mirror lacks
+    (:func:`unavailable_sts_datasets`: no job is planned for it), said once and only when the
+    STS table is planned (a main or preview run never mentions it)."""
     said: set[str] = set()
 
     def files(wildcards: Any) -> list[str]:
-        for name in unavailable_sts_datasets(config):
+        missing = unavailable_sts_datasets(config)
+        for name in missing:
             if name not in said:
                 said.add(name)
                 print(
@@ -149,7 +130,14 @@ def collected_sts_files(config: Mapping[str, Any]) -> Callable[[Any], list[str]]
                     "run it)",
                     file=sys.stderr,
                 )
-        return geometry_sts_files(config)
+        sts = config["geometry"]["sts"]
+        return [
+            paths.geometry_run_file("sts.csv", model, dataset, seed)
+            for model in sts["models"]
+            for dataset in sts["datasets"]
+            if dataset not in missing
+            for seed in config["geometry"]["seeds"]
+        ]
 
     return files
 
@@ -172,15 +160,10 @@ def workflow_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any
     return {study: keys for study, keys in runs.items() if keys}
 
 
-def preview_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """A preview's runs, measured as the main study's (its setups, with the preview's seeds)."""
-    return {"main": study_runs(dict(config), "preview")}
-
-
 def preview_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     """The inputs of the preview's verdict rules: results/preview/ under the main study's names,
     so that its claims and paper comparison are the main study's, judged on the preview."""
-    keys = preview_run_keys(config)["main"]
+    keys = study_runs(dict(config), "preview")
     return {
         "main_traces": [
             paths.optimisation_run_file(

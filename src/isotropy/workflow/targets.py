@@ -64,26 +64,10 @@ def study_runs(config: dict, study: str) -> list[dict[str, Any]]:
     return [{"encoder": e, "dataset": d, "seed": s} for e, d in pairs for s in section["seeds"]]
 
 
-def present_runs(study: str, root: str = ".") -> list[dict[str, Any]]:
-    """Runs of ``study`` whose trace.parquet and summary.json are both on disk under ``root``."""
-    found = []
-    base = Path(root) / paths.study_file("", study)
-    for summary in base.glob("*/*/seed*/summary.json"):
-        seed = summary.parent.name.removeprefix("seed")
-        if seed.isdigit() and (summary.parent / "trace.parquet").is_file():
-            found.append(
-                {
-                    "encoder": summary.parent.parent.parent.name,
-                    "dataset": summary.parent.parent.name,
-                    "seed": int(seed),
-                }
-            )
-    return sorted(found, key=lambda r: (r["encoder"], r["dataset"], r["seed"]))
-
-
 def table_runs(config: dict, study: str, root: str = ".") -> list[dict[str, Any]]:
-    """The runs a study's tables and figures hold: every configured run, then every run already
-    on disk that the configuration can still name, so tables accumulate run by run.
+    """The runs a study's tables and figures hold: every configured run, then every run on disk
+    under ``root`` (its trace.parquet and summary.json both there) that the configuration can
+    still name, so tables accumulate run by run.
 
     GLUE keeps a present run whose encoder is defined under ``encoders`` (and whose task is a
     GLUE task): adding ``glue: {encoders: [mpnet], tasks: [wnli]}`` after a five-task miniLM run
@@ -92,24 +76,21 @@ def table_runs(config: dict, study: str, root: str = ".") -> list[dict[str, Any]
     these keys (``run_keys``), in :func:`optimisation_run_files` order.
     """
     runs = study_runs(config, study)
-    known = {(r["encoder"], r["dataset"], r["seed"]) for r in runs}
-    if study == "glue":
-
-        def fits(run):
-            return run["encoder"] in config.get("encoders", {}) and run["dataset"] in GLUE_TASKS
-
-    else:
-        setups = study_section(config, study)["setups"]
-
-        def fits(run):
-            return run["dataset"] in setups and setups[run["dataset"]]["encoder"] == run["encoder"]
-
-    extra = [
-        r
-        for r in present_runs(study, root)
-        if fits(r) and (r["encoder"], r["dataset"], r["seed"]) not in known
-    ]
-    return runs + extra
+    setups = study_section(config, study).get("setups", {})  # GLUE has none
+    present = set()
+    for summary in (Path(root) / paths.study_file("", study)).glob("*/*/seed*/summary.json"):
+        folder, seed = summary.parent, summary.parent.name.removeprefix("seed")
+        if not seed.isdigit() or not (folder / "trace.parquet").is_file():
+            continue
+        encoder, dataset = folder.parent.parent.name, folder.parent.name
+        if study == "glue":
+            fits = encoder in config.get("encoders", {}) and dataset in GLUE_TASKS
+        else:
+            fits = dataset in setups and setups[dataset]["encoder"] == encoder
+        if fits:
+            present.add((encoder, dataset, int(seed)))
+    extra = sorted(present - {(r["encoder"], r["dataset"], r["seed"]) for r in runs})
+    return runs + [{"encoder": e, "dataset": d, "seed": s} for e, d, s in extra]
 
 
 def caption_facts(config: dict, study: str, root: str = ".") -> dict[str, Any]:
@@ -160,20 +141,19 @@ def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> 
     }
 
 
-def section2_metrics(config: dict, study: str) -> bool:
-    """Whether a study records section 2's quantities per update (off by default: Eq. (1) is
-    quadratic in the items)."""
-    return bool(study_section(config, study).get("section2_metrics", False))
-
-
 def section2_params(config: dict) -> dict[str, Any]:
-    """Rule optimize_embeddings' ``section2_metrics`` parameter, present only when some study
-    sets it, so that the runs of a configuration without it keep the parameters they were made
-    with (Snakemake would re-make them all for a new parameter)."""
+    """Rule optimize_embeddings' ``section2_metrics`` parameter (whether a study records section
+    2's quantities per update; off by default: Eq. (1) is quadratic in the items), present only
+    when some study sets it, so that the runs of a configuration without it keep the parameters
+    they were made with (Snakemake would re-make them all for a new parameter)."""
     studies = [s for s in ("main", "glue") if s in config and config[s].get("section2_metrics")]
     if not studies:
         return {}
-    return {"section2_metrics": lambda wildcards: section2_metrics(config, wildcards.study)}
+    return {
+        "section2_metrics": lambda wildcards: bool(
+            study_section(config, wildcards.study).get("section2_metrics", False)
+        )
+    }
 
 
 def geometry_models(config: Mapping[str, Any]) -> list[str]:
@@ -192,11 +172,6 @@ def optimisation_run_files(config: dict, study: str, artefact: str) -> list[str]
         paths.optimisation_run_file(artefact, study, r["encoder"], r["dataset"], r["seed"])
         for r in table_runs(config, study)
     ]
-
-
-def optimisation_studies(config: Mapping[str, Any]) -> list[str]:
-    """The configured studies built by direct optimisation (main, glue), in config order."""
-    return [study for study in config["studies"] if study in ("main", "glue")]
 
 
 def names_pattern(names: Any) -> str:
