@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
+from isotropy.plots.checks import panel_grid
+
 _STATISTICS = (("s_inter", "$S_{inter}$"), ("s_intra", "$S_{intra}$"))
 
 
@@ -67,7 +69,9 @@ def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
     contextual = table[table["kind"] == "contextual"]
     static = table[table["kind"] == "static"]
     conditioned = "condition_number" in table
-    figure, axes = plt.subplots(1, 3 if conditioned else 2, figsize=(13 if conditioned else 9, 3.6))
+    panels = 3 if conditioned else 2
+    figure, grid = panel_grid(panels, panels, (4.4, 3.6))
+    axes = grid[0]
     axes[1].sharey(axes[0])
     colours = _model_colours(contextual["model"].unique())
     for ax, (column, label) in zip(axes, _STATISTICS):
@@ -81,9 +85,7 @@ def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
         axes[2].set_yscale("log")
         axes[2].set_title("condition number, centred", fontsize=10)
         axes[2].set_ylabel("$s_{max} / s_{min}$ (numerical rank)")
-    handles, labels = axes[0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
-    figure.tight_layout()
+    figure.legend(*axes[0].get_legend_handles_labels(), loc="outside right center", frameon=False)
     return figure
 
 
@@ -94,13 +96,7 @@ def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
     on distances), the scale of their Figure 9 (Euclidean) and Table 3 (cosine).
     """
     metrics = list(table["metric"].unique())
-    figure, axes = plt.subplots(
-        1,
-        len(metrics),
-        figsize=(4.5 * len(metrics) + 2.5, 3.6),
-        squeeze=False,
-        layout="constrained",
-    )
+    figure, axes = panel_grid(len(metrics), len(metrics), (4.5, 3.6), (2.5, 0))
     contextual = table[table["kind"] == "contextual"]
     colours = _model_colours(contextual["model"].unique())
     for ax, metric in zip(axes[0], metrics):
@@ -113,8 +109,7 @@ def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
         ax.set_title(f"{metric} distance{squared if metric == 'euclidean' else ''} (k = {k})")
         ax.set_ylabel("mean LID, Cai et al.'s scale" if metric == "euclidean" else "mean LID")
     # one legend for every panel, beside them (a legend inside a panel would cover its lines)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside right upper", frameon=False)
+    figure.legend(*axes[0][0].get_legend_handles_labels(), loc="outside right upper", frameon=False)
     return figure
 
 
@@ -218,9 +213,8 @@ FREQUENCY_BAND_EDGES = (1, 2, 10, 100, 1_000, 10_000)
 
 
 def frequency_band(count: int) -> str:
-    """The decade band of a corpus count: "1", "2-9", "10-99", ..., "10,000 or more"."""
-    if count < 1:
-        raise ValueError(f"a token in the view must occur in the corpus; its count is {count}")
+    """The decade band of a corpus count (at least 1: the view's tokens come from the corpus):
+    "1", "2-9", "10-99", ..., "10,000 or more"."""
     edges = FREQUENCY_BAND_EDGES
     for low, high in zip(edges, edges[1:]):
         if count < high:
@@ -240,12 +234,6 @@ def plot_token_views(view: pd.DataFrame, frequencies: pd.DataFrame, title: str) 
     corpus count (:func:`frequency_band`, from ``frequencies``: one row per token type with its
     ``count`` over the whole corpus)."""
     counts = frequencies.groupby("token")["count"].sum()
-    missing = sorted(set(view["token"]) - set(counts.index))
-    if missing:
-        raise ValueError(
-            f"{len(missing)} token(s) of the view are not in the frequency table, e.g. "
-            f"{missing[:3]}: the two files come from different corpora or tokenizers"
-        )
     figure, (by_kind, by_count) = plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
     _scatter_groups(by_kind, view, view["token"].map(token_kind), TOKEN_KINDS)
     by_kind.set_title("by token kind", fontsize=9)

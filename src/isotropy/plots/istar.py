@@ -280,9 +280,7 @@ def plot_figures2_3(
 def plot_figure1(activations: pd.DataFrame, pdf_path: str | Path, png_path: str | Path) -> None:
     """Mean activation per dimension, one panel per encoder (column ``encoder``)."""
     encoders = list(dict.fromkeys(activations["encoder"]))
-    figure, axes = plt.subplots(
-        len(encoders), 1, figsize=(9, 2.6 * len(encoders)), layout="constrained", squeeze=False
-    )
+    figure, axes = panel_grid(len(encoders), 1, (9, 2.6))
     for ax, name in zip(axes[:, 0], encoders):
         part = activations[activations["encoder"] == name]
         ax.bar(

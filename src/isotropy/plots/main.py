@@ -13,13 +13,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.artist import Artist
-from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
 
 from isotropy.metrics import registry
-from isotropy.plots.checks import DECORATION, band, panel_grid, save_figure
+from isotropy.plots.checks import DECORATION, band, caption, panel_grid, save_figure
 
 
 def setup_label(dataset: str, encoder: str, encoder_labels: dict[str, str]) -> str:
@@ -86,9 +85,7 @@ def _change(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def metric_curves(
-    traces: pd.DataFrame, panel: str, title: str | None = None, row: str | None = None
-) -> plt.Figure:
+def metric_curves(traces: pd.DataFrame, panel: str, row: str | None = None) -> plt.Figure:
     """The per-update metrics against the update step, the mean over seeds (paper Figures 2 and 4).
 
     One panel per value of ``panel`` (a setup or task), two panels a row; with ``row`` (e.g. the
@@ -122,8 +119,6 @@ def metric_curves(
         ax.tick_params(axis="x", labelsize=8)
         ax.set_xlabel("update", fontsize=9)
     _metric_legend(fig, banded)
-    if title:
-        fig.suptitle(title)
     return fig
 
 
@@ -270,19 +265,8 @@ def silhouette_vs_isoscore(
     colourbar = fig.colorbar(points, ax=visible, label="update", shrink=0.8, pad=0.02, aspect=30)
     colourbar.ax.tick_params(labelsize=8)
     if correlations is not None:
-        note = INTERVAL_NOTE.format(x=isotropy.label, y=clusters.label)
-        fig.supxlabel(
-            textwrap.fill(note, int(fig.get_figwidth() * 72 / (0.5 * 8))), fontsize=8, ha="center"
-        )
+        caption(fig, INTERVAL_NOTE.format(x=isotropy.label, y=clusters.label))
     return fig
-
-
-def _caption(fig: plt.Figure, text: str, bottom: float) -> None:
-    engine = fig.get_layout_engine()
-    if not isinstance(engine, ConstrainedLayoutEngine):
-        raise TypeError("a captioned figure is laid out by matplotlib's constrained layout")
-    engine.set(rect=(0, bottom, 1, 1 - bottom))
-    fig.text(0.5, 0.0, "\n".join(textwrap.wrap(text, 120)), ha="center", va="bottom", fontsize=8)
 
 
 def cell_label(row: pd.Series, vector_labels: dict[str, str]) -> str:
@@ -302,8 +286,7 @@ def r_by_condition(
     made.
     """
     vector_labels = vector_labels or {}
-    height = 1.8 + 0.32 * len(table)
-    fig, ax = plt.subplots(figsize=(8.0, height), layout="constrained")
+    fig, ax = plt.subplots(figsize=(8.0, 1.8 + 0.32 * len(table)), layout="constrained")
     for y, (_, row) in enumerate(table.iterrows()):
         seeds = [float(v) for v in str(row["pearson_r_seeds"]).split()]
         colour = "tab:red" if row["pearson_r"] > 0 else "tab:blue"
@@ -341,11 +324,7 @@ def r_by_condition(
     ax.grid(axis="x", alpha=0.3)
     ax.legend(fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.0), ncols=2, frameon=False)
     interval = table["interval"].iloc[0] if "interval" in table else "no interval"
-    _caption(
-        fig,
-        f"{settings_line}. Dots: seeds; bar: {interval}; tick: tanh(mean Fisher z).",
-        0.7 / height,
-    )
+    caption(fig, f"{settings_line}. Dots: seeds; bar: {interval}; tick: tanh(mean Fisher z).")
     return fig
 
 
@@ -360,9 +339,7 @@ def phases(
     """
     vector_labels = vector_labels or {}
     cells = list(traces.groupby(["setup", "vectors", "label_set"], sort=False))
-    fig, axes = plt.subplots(
-        2, len(cells), figsize=(3.6 * len(cells), 5.2), squeeze=False, layout="constrained"
-    )
+    fig, axes = panel_grid(2 * len(cells), len(cells), panel=(3.6, 2.6))
     for column, ((setup, vectors, label_set), frame) in enumerate(cells):
         top, bottom = axes[0, column], axes[1, column]
         for index, (seed, run) in enumerate(frame.groupby("seed")):
@@ -391,7 +368,7 @@ def phases(
             ax.grid(alpha=0.3)
         top.legend(fontsize=7)
         bottom.legend(fontsize=7)
-    _caption(fig, f"{settings_line}. Dots and dotted lines: each seed's IsoScore minimum.", 0.1)
+    caption(fig, f"{settings_line}. Dots and dotted lines: each seed's IsoScore minimum.")
     return fig
 
 
