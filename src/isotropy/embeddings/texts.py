@@ -42,7 +42,6 @@ class SentenceEncoderSpec:
 
     model: ModelSpec
     batch_size: int = 64
-    max_seq_length: int | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> SentenceEncoderSpec:
@@ -58,10 +57,7 @@ def load_sentence_encoder(spec: SentenceEncoderSpec, device: str):
     folder)."""
     from sentence_transformers import SentenceTransformer
 
-    model = load_pretrained(spec.model, SentenceTransformer, device=device)
-    if spec.max_seq_length is not None:
-        model.max_seq_length = spec.max_seq_length
-    return model
+    return load_pretrained(spec.model, SentenceTransformer, device=device)
 
 
 def encode_to_file(
