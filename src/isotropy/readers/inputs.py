@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from isotropy.paths import RAW_ROOT
-from isotropy.readers.registry import dataset_spec
+from isotropy.readers.registry import DATASETS
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
 from isotropy.readers.tasks import ISTAR_SPLITS, task_source
 from isotropy.sources import (
@@ -22,7 +22,7 @@ from isotropy.sources import (
 
 def dataset_sources(config: Mapping[str, Any], dataset: str) -> dict[str, str]:
     """Reader argument → source name, for ``dataset`` under ``config``."""
-    return dataset_spec(dataset).sources(config)
+    return DATASETS[dataset].sources(config)
 
 
 def required_sources(dataset: str, config: Mapping[str, Any]) -> list[str]:
@@ -48,7 +48,7 @@ def dataset_inputs(
 
 def dataset_options(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
     """Config values the building of ``dataset`` depends on (besides its sources)."""
-    return dataset_spec(dataset).options(config)
+    return DATASETS[dataset].options(config)
 
 
 def task_inputs(

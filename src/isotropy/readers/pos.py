@@ -33,27 +33,18 @@ def read_codwoe_items(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Items of one CoDWoE English file: a JSON list of objects, or the CSV of the full release."""
     path = Path(path)
     if path.suffix == ".csv":
-        try:
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{path}: not a readable CSV file ({exc})") from exc
-        return frame.to_dict("records")
+        return pd.read_csv(path, dtype=str, keep_default_na=False).to_dict("records")
     text = decode_text(path.read_bytes(), "utf-8", str(path))
     try:
-        items = json.loads(text)
+        return json.loads(text)  # anything but a list of objects: read_pos_codwoe names an item
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}, line {exc.lineno}: not valid JSON ({exc.msg})") from exc
-    if not isinstance(items, list):
-        raise ValueError(f"{path}: expected a JSON list of items, found {type(items).__name__}")
-    return items
 
 
 def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
     """CoDWoE English words, each labelled with the set of its parts of speech over all its
-    glosses."""
+    glosses (no file: no rows, which :func:`~isotropy.readers.registry.check_prepared` refuses)."""
     files = [p for p in source_files(raw_dir) if p.suffix in {".json", ".csv"}]
-    if not files:
-        raise FileNotFoundError(f"no CoDWoE .json/.csv file in {raw_dir}")
     labels: dict[str, set[str]] = defaultdict(set)
     for path in files:
         for index, item in enumerate(read_codwoe_items(path)):

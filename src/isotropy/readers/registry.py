@@ -212,12 +212,6 @@ def discover_readers(package: str = "isotropy.readers") -> list[str]:
     return names
 
 
-def dataset_spec(dataset: str) -> DatasetSpec:
-    if dataset not in DATASETS:
-        raise ValueError(f"unknown data set {dataset!r}; expected one of {sorted(DATASETS)}")
-    return DATASETS[dataset]
-
-
 def prepare_dataset(
     dataset: str,
     raw_dirs: Mapping[str, str | os.PathLike],
@@ -225,13 +219,12 @@ def prepare_dataset(
     options: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Build ``dataset`` from its sources' raw folders (``raw_dirs``: source name → folder;
-    ``sources``, ``options``: :mod:`isotropy.readers.inputs`)."""
-    spec = dataset_spec(dataset)
+    ``sources``, ``options``: :mod:`isotropy.readers.inputs`); :func:`write_dataset` checks
+    its shape."""
     kwargs = {role: Path(raw_dirs[name]) for role, name in sources.items()}
-    table = spec.reader(**kwargs, **dict(options or {}))
+    table = DATASETS[dataset].reader(**kwargs, **dict(options or {}))
     check_prepared(
         dataset, table, [Path(raw_dirs[name]) for name in dict.fromkeys(sources.values())]
     )
-    validate_table(table)
     log.info("%s: %d items, columns %s", dataset, len(table), list(table.columns))
     return table
