@@ -21,7 +21,7 @@ from isotropy.readers.glue import GLUE_TASKS, read_glue
 from isotropy.readers.polarity import read_polarity
 from isotropy.readers.pos import open_wordnet, pos_standin, read_pos_codwoe
 from isotropy.readers.snli import read_snli
-from isotropy.readers.supersense import SUPERSENSE_CLASSES, read_supersense_tikhonov
+from isotropy.readers.supersense import read_supersense_tikhonov
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow.config import with_sources
 
@@ -184,6 +184,38 @@ def test_pos_standin_from_mirror_vectors(raw_dirs, config):
 
 # Tikhonov et al.'s supersense feature file (altsoph/modality_shifts data/words_features.zip):
 # the column names of the authors' notebook, word1/word2 and 26 flags per word.
+# The 26 WordNet noun lexicographer files (supersenses) of Tikhonov et al.'s feature file: its
+# columns word1.attrs.supersenses.is_<class> / word2.attrs.supersenses.is_<class>.
+SUPERSENSE_CLASSES = (
+    "Tops",
+    "act",
+    "animal",
+    "artifact",
+    "attribute",
+    "body",
+    "cognition",
+    "communication",
+    "event",
+    "feeling",
+    "food",
+    "group",
+    "location",
+    "motive",
+    "object",
+    "person",
+    "phenomenon",
+    "plant",
+    "possession",
+    "process",
+    "quantity",
+    "relation",
+    "shape",
+    "state",
+    "substance",
+    "time",
+)
+
+
 def supersense_csv(rows: list[tuple[str, set[str], str, set[str]]]) -> str:
     flag_columns = [
         f"{word}.attrs.supersenses.is_{cls}"
@@ -252,11 +284,6 @@ def test_supersense_features_malformed_are_named(tmp_path):
         match=r"words_features.csv, line 2: word1.attrs.supersenses.is_animal is 'maybe'",
     ):
         read_supersense_tikhonov(write_features_zip(tmp_path / "a", bad_flag))
-    missing = good.replace("word2.attrs.supersenses.is_time", "word2.attrs.supersenses.is_tiem")
-    with pytest.raises(
-        ValueError, match=r"the word2 supersense columns lack \['time'\] and add \['tiem'\]"
-    ):
-        read_supersense_tikhonov(write_features_zip(tmp_path / "b", missing))
     with pytest.raises(ValueError, match="expected one CSV file inside"):
         read_supersense_tikhonov(write_features_zip(tmp_path / "c", good, "notes.txt"))
     with pytest.raises(FileNotFoundError, match="words_features.zip is missing"):
