@@ -375,6 +375,7 @@ def toy_reader_module(tmp_path, monkeypatch):
     yield "isotropy.readers.toy"
     readers.registry.DATASETS.pop("toy", None)
     sys.modules.pop("isotropy.readers.toy", None)
+    sys.modules.pop("isotropy.readers.toy_again", None)
 
 
 def test_a_new_reader_module_is_a_new_data_set(toy_reader_module, config, tmp_path, monkeypatch):
@@ -408,10 +409,11 @@ def test_a_new_reader_module_is_a_new_data_set(toy_reader_module, config, tmp_pa
         readers.inputs.dataset_options(toy_config, "toy"),
     )
     assert table.to_dict("list") == {"text": ["dog!", "run!"], "label": ["noun", "verb"]}
-    with pytest.raises(ValueError, match="registered twice"):
-        readers.registry.register_dataset("toy", sources={"raw_dir": "toy_words"}, unit="word")(
-            lambda raw_dir: None
-        )
+    # A second module giving the same name is refused, naming both.
+    folder = Path(readers.__path__[-1])
+    (folder / "toy_again.py").write_text(TOY_DATASET_MODULE)
+    with pytest.raises(ValueError, match="'toy' is registered twice: by .*toy_again and by .*toy"):
+        readers.registry.discover_readers()
 
 
 def test_write_and_read_roundtrip(tmp_path):

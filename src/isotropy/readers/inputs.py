@@ -22,7 +22,8 @@ from isotropy.sources import (
 
 def dataset_sources(config: Mapping[str, Any], dataset: str) -> dict[str, str]:
     """Reader argument → source name, for ``dataset`` under ``config``."""
-    return DATASETS[dataset].sources(config)
+    sources = DATASETS[dataset].sources
+    return dict(sources(config) if callable(sources) else sources)
 
 
 def required_sources(dataset: str, config: Mapping[str, Any]) -> list[str]:
@@ -47,8 +48,12 @@ def dataset_inputs(
 
 
 def dataset_options(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
-    """Config values the building of ``dataset`` depends on (besides its sources)."""
-    return DATASETS[dataset].options(config)
+    """Config values the building of ``dataset`` depends on (besides its sources): its record's
+    ``options``, by default config ``dataset_options.<dataset>``."""
+    spec = DATASETS[dataset]
+    if spec.options is not None:
+        return spec.options(config)
+    return dict((config.get("dataset_options") or {}).get(dataset) or {})
 
 
 def task_inputs(

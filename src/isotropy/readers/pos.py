@@ -19,7 +19,7 @@ import pandas as pd
 
 from isotropy.defaults import setting_or_default
 from isotropy.embeddings.word_vectors import load_word_vectors
-from isotropy.readers.registry import multi_label_frame, raw_file, register_dataset
+from isotropy.readers.registry import DatasetSpec, multi_label_frame, raw_file
 from isotropy.sources import source_files, word_vectors_file
 from isotropy.sources.layouts import decode_text
 
@@ -157,20 +157,24 @@ def pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
     return options
 
 
-@register_dataset(
-    "pos",
-    sources=pos_sources,
-    layouts={"raw_dir": "codwoe", "vectors_dir": "word_vectors", "wordnet_dir": "wordnet"},
-    unit="word",
-    option_keys=("pos_source", "pos_standin_size"),
-    options=pos_options,
-)
 def _pos_reader(
     raw_dir=None, vectors_dir=None, wordnet_dir=None, *, pos_source: str, pos_standin_size: int = 0
 ):
     if pos_source == "wordnet":  # the schema allows "codwoe" or "wordnet" only
         return read_pos_wordnet(vectors_dir, wordnet_dir, pos_standin_size)
     return read_pos_codwoe(raw_dir)
+
+
+DATASETS = {
+    "pos": DatasetSpec(
+        _pos_reader,
+        sources=pos_sources,
+        unit="word",
+        layouts={"raw_dir": "codwoe", "vectors_dir": "word_vectors", "wordnet_dir": "wordnet"},
+        option_keys=("pos_source", "pos_standin_size"),
+        options=pos_options,
+    )
+}
 
 
 def open_wordnet(raw_dir: str | os.PathLike):

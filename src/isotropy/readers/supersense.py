@@ -23,7 +23,7 @@ import pandas as pd
 
 from isotropy.defaults import setting_or_default
 from isotropy.readers.pos import open_wordnet
-from isotropy.readers.registry import multi_label_frame, raw_file, read_utf8_lines, register_dataset
+from isotropy.readers.registry import DatasetSpec, multi_label_frame, raw_file, read_utf8_lines
 from isotropy.sources.layouts import decode_text, is_debris
 
 log = logging.getLogger(__name__)
@@ -220,19 +220,23 @@ def supersense_options(config: Mapping[str, Any]) -> dict[str, Any]:
     return {"supersense_source": setting_or_default(config, "supersense_source")}
 
 
-@register_dataset(
-    "supersense",
-    sources=supersense_sources,
-    layouts={
-        "raw_dir": "supersense_features",
-        "words_dir": "supersense_words",
-        "wordnet_dir": "wordnet",
-    },
-    unit="word",
-    option_keys=("supersense_source",),
-    options=supersense_options,
-)
 def _supersense_reader(raw_dir=None, words_dir=None, wordnet_dir=None, *, supersense_source: str):
     if supersense_source == "wordnet":  # the schema allows "tikhonov" or "wordnet" only
         return read_supersense(words_dir, wordnet_dir)
     return read_supersense_tikhonov(raw_dir)
+
+
+DATASETS = {
+    "supersense": DatasetSpec(
+        _supersense_reader,
+        sources=supersense_sources,
+        unit="word",
+        layouts={
+            "raw_dir": "supersense_features",
+            "words_dir": "supersense_words",
+            "wordnet_dir": "wordnet",
+        },
+        option_keys=("supersense_source",),
+        options=supersense_options,
+    )
+}
