@@ -27,7 +27,7 @@ TEXT_COLUMNS = ("text", "text_pair")
 
 def unique_texts(table: pd.DataFrame) -> list[str]:
     """All distinct texts of a prepared table (both sides of pairs), in order of first
-    appearance (its shape: :func:`isotropy.readers.registry.validate_table`)."""
+    appearance (its shape: :mod:`isotropy.readers.registry`)."""
     seen: dict[str, None] = {}
     for column in TEXT_COLUMNS:
         if column in table.columns:

@@ -287,34 +287,24 @@ def r_by_condition(
     """
     vector_labels = vector_labels or {}
     fig, ax = plt.subplots(figsize=(8.0, 1.8 + 0.32 * len(table)), layout="constrained")
-    for y, (_, row) in enumerate(table.iterrows()):
-        seeds = [float(v) for v in str(row["pearson_r_seeds"]).split()]
-        colour = "tab:red" if row["pearson_r"] > 0 else "tab:blue"
-        first = y == 0
-        ax.plot(
-            seeds,
-            [y] * len(seeds),
-            "o",
-            markersize=4,
-            color=colour,
-            alpha=0.6,
-            zorder=3,
-            label="a seed's r" if first else "_nolegend_",
-            gid=None if first else DECORATION,
-        )
-        low, high = row.get("pearson_r_low"), row.get("pearson_r_high")
-        if pd.notna(low) and pd.notna(high):
-            ax.plot([low, high], [y, y], color=colour, linewidth=2.2, zorder=2, gid=DECORATION)
-        ax.plot(
-            [row["pearson_r"]],
-            [y],
-            marker="|",
-            markersize=12,
-            color="black",
-            zorder=4,
-            label="tanh(mean Fisher z) and interval" if first else "_nolegend_",
-            gid=None if first else DECORATION,
-        )
+    rows = np.arange(len(table))
+    colours = np.where(table["pearson_r"] > 0, "tab:red", "tab:blue")
+    seeds = [[float(v) for v in str(values).split()] for values in table["pearson_r_seeds"]]
+    counts = [len(values) for values in seeds]
+    ax.scatter(
+        np.concatenate(seeds),
+        np.repeat(rows, counts),
+        s=16,
+        c=np.repeat(colours, counts),
+        alpha=0.6,
+        zorder=3,
+        label="a seed's r",
+    )
+    if {"pearson_r_low", "pearson_r_high"} <= set(table):  # NaN bounds draw no bar
+        low, high = table["pearson_r_low"], table["pearson_r_high"]
+        ax.hlines(rows, low, high, colors=colours, linewidth=2.2, zorder=2, gid=DECORATION)
+    label = "tanh(mean Fisher z) and interval"
+    ax.scatter(table["pearson_r"], rows, marker="|", s=144, color="black", zorder=4, label=label)
     ax.set_yticks(range(len(table)))
     ax.set_yticklabels([cell_label(row, vector_labels) for _, row in table.iterrows()], fontsize=8)
     ax.invert_yaxis()

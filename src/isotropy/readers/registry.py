@@ -51,39 +51,10 @@ def multi_label_frame(labels_by_word: Mapping[str, Iterable[str]]) -> pd.DataFra
 
 
 def write_dataset(table: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Check ``table`` has the prepared-data shape and write it as parquet, atomically."""
-    validate_table(table)
+    """Write a prepared table (:func:`prepare_dataset`'s, or a subset of one) as parquet,
+    atomically."""
     with atomic_path(path) as tmp:
         table.to_parquet(tmp, index=False)
-
-
-def validate_table(table: pd.DataFrame) -> None:
-    """Raise ValueError unless ``table`` has the shape every prepared data set shares."""
-    columns = set(table.columns)
-    label_columns = columns & {"label", "labels"}
-    if (
-        "text" not in columns
-        or len(label_columns) != 1
-        or columns - {"text", "text_pair", "label", "labels"}
-    ):
-        raise ValueError(
-            f"prepared table has columns {sorted(columns)}; needed: text, optional text_pair, "
-            "and exactly one of label/labels"
-        )
-    for column in columns - {"labels"}:
-        bad = table[column].map(lambda v: not isinstance(v, str))
-        if bad.any():
-            row = bad.idxmax()
-            raise ValueError(
-                f"column {column!r} must hold strings; row {int(row)} holds {table[column][row]!r}"
-            )
-    if "labels" in columns:
-        bad = table["labels"].map(lambda v: len(v) == 0 or not all(isinstance(x, str) for x in v))
-        if bad.any():
-            raise ValueError(
-                "column 'labels' must hold non-empty lists of strings; "
-                f"row {int(bad.idxmax())} does not"
-            )
 
 
 def check_prepared(dataset: str, table: pd.DataFrame, raw_dirs: Sequence[Path]) -> None:
@@ -110,10 +81,8 @@ def check_prepared(dataset: str, table: pd.DataFrame, raw_dirs: Sequence[Path]) 
                 )
     if "label" in table.columns:
         classes = sorted(set(table["label"]))
-    elif "labels" in table.columns:
-        classes = sorted({label for labels in table["labels"] for label in labels})
     else:
-        return  # validate_table names the missing column
+        classes = sorted({label for labels in table["labels"] for label in labels})
     if len(classes) < 2:
         raise ValueError(
             f"data set {dataset!r} has {len(classes)} class ({', '.join(map(repr, classes))}) in "
@@ -184,8 +153,7 @@ def prepare_dataset(
     options: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Build ``dataset`` from its sources' raw folders (``raw_dirs``: source name → folder;
-    ``sources``, ``options``: :mod:`isotropy.readers.inputs`); :func:`write_dataset` checks
-    its shape."""
+    ``sources``, ``options``: :mod:`isotropy.readers.inputs`)."""
     kwargs = {role: Path(raw_dirs[name]) for role, name in sources.items()}
     table = DATASETS[dataset].reader(**kwargs, **dict(options or {}))
     check_prepared(
