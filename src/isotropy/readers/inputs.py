@@ -4,7 +4,6 @@ mirror lacks fails here, while the DAG is built."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,14 +36,16 @@ def required_sources(dataset: str, config: Mapping[str, Any]) -> list[str]:
     return names
 
 
-def dataset_inputs(
-    config: Mapping[str, Any], dataset: str, root: str | os.PathLike = RAW_ROOT
-) -> dict[str, str]:
-    """Snakemake inputs of ``dataset``: source name → that source's manifest (checked against
-    the mirror)."""
-    names = required_sources(dataset, config)
-    check_sources_available(names, config)
-    return {name: source_outputs(name, root)[0] for name in names}
+def _downloads(config: Mapping[str, Any], sources: Mapping[str, str]) -> dict[str, str]:
+    """Snakemake inputs: each key → the manifest of its source's download, every source checked
+    against the mirror while the DAG is built."""
+    check_sources_available(list(sources.values()), config)
+    return {key: source_outputs(name, RAW_ROOT)[0] for key, name in sources.items()}
+
+
+def dataset_inputs(config: Mapping[str, Any], dataset: str) -> dict[str, str]:
+    """Snakemake inputs of ``dataset``: source name → that source's manifest."""
+    return _downloads(config, {name: name for name in required_sources(dataset, config)})
 
 
 def dataset_options(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
@@ -56,32 +57,21 @@ def dataset_options(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
     return dict((config.get("dataset_options") or {}).get(dataset) or {})
 
 
-def task_inputs(
-    config: Mapping[str, Any], task: str, root: str | os.PathLike = RAW_ROOT
-) -> dict[str, str]:
-    """Rule ``finetune``'s inputs: split → the manifest of its download (checked against the
-    mirror while the DAG is built)."""
-    sources = [task_source(task, split) for split in ISTAR_SPLITS]
-    check_sources_available(sources, config)
-    return dict(zip(ISTAR_SPLITS, (source_outputs(name, root)[0] for name in sources), strict=True))
+def task_inputs(config: Mapping[str, Any], task: str) -> dict[str, str]:
+    """Rule ``finetune``'s inputs: split → the manifest of its download."""
+    return _downloads(config, {split: task_source(task, split) for split in ISTAR_SPLITS})
 
 
-def corpus_inputs(config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT) -> dict[str, str]:
-    """Rule geometry_token_embeddings' input: the download of the corpus's source (checked
-    against the mirror while the DAG is built)."""
-    source = config["geometry"]["clusters"]["corpus"]["source"]
-    check_sources_available([source], config)
-    return {"corpus": source_outputs(source, root)[0]}
+def corpus_inputs(config: Mapping[str, Any]) -> dict[str, str]:
+    """Rule geometry_token_embeddings' input: the download of the corpus's source."""
+    return _downloads(config, {"corpus": config["geometry"]["clusters"]["corpus"]["source"]})
 
 
-def sts_inputs(
-    config: Mapping[str, Any], name: str, split: str, root: str | os.PathLike = RAW_ROOT
-) -> dict[str, str]:
+def sts_inputs(config: Mapping[str, Any], name: str, split: str) -> dict[str, str]:
     """Rule geometry_sentence_embeddings' input: the download of the STS split, or nothing for
     SICK-R when the mirror lacks it (SICK-R is optional: the job marks it unavailable)."""
     source = sts_source(name, split)  # config 'sources' has it: check_config says so
     mirror = resolve_mirror(config.get("mirror"))
     if name in OPTIONAL_STS and mirror is not None and missing_mirror_files(source, config, mirror):
         return {}
-    check_sources_available([source], config)
-    return {"data": source_outputs(source, root)[0]}
+    return _downloads(config, {"data": source})
