@@ -182,8 +182,6 @@ def test_pos_standin_from_mirror_vectors(raw_dirs, config):
     }
 
 
-# Tikhonov et al.'s supersense feature file (altsoph/modality_shifts data/words_features.zip):
-# the column names of the authors' notebook, word1/word2 and 26 flags per word.
 # The 26 WordNet noun lexicographer files (supersenses) of Tikhonov et al.'s feature file: its
 # columns word1.attrs.supersenses.is_<class> / word2.attrs.supersenses.is_<class>.
 SUPERSENSE_CLASSES = (
@@ -216,6 +214,8 @@ SUPERSENSE_CLASSES = (
 )
 
 
+# Tikhonov et al.'s supersense feature file (altsoph/modality_shifts data/words_features.zip):
+# the column names of the authors' notebook, word1/word2 and 26 flags per word.
 def supersense_csv(rows: list[tuple[str, set[str], str, set[str]]]) -> str:
     flag_columns = [
         f"{word}.attrs.supersenses.is_{cls}"

@@ -59,18 +59,16 @@ def _by_layer(
 
 
 def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
-    """S_inter and S_intra per layer and model: solid raw, dashed after cluster centring; with a
-    ``condition_number`` column, a third panel: the condition number of the centred layer on its
-    numerical range (log scale; :func:`isotropy.geometry.layers.centred_condition_number`).
+    """S_inter and S_intra per layer and model: solid raw, dashed after cluster centring; a third
+    panel: the condition number of the centred layer on its numerical range (log scale;
+    :func:`isotropy.geometry.layers.centred_condition_number`).
 
     Static word vectors (one vector per word) appear as a horizontal line in the S_inter panel
     (and in the condition-number panel).
     """
     contextual = table[table["kind"] == "contextual"]
     static = table[table["kind"] == "static"]
-    conditioned = "condition_number" in table
-    panels = 3 if conditioned else 2
-    figure, grid = panel_grid(panels, panels, (4.4, 3.6))
+    figure, grid = panel_grid(3, 3, (4.4, 3.6))
     axes = grid[0]
     axes[1].sharey(axes[0])
     colours = _model_colours(contextual["model"].unique())
@@ -79,12 +77,11 @@ def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
         _by_layer(ax, contextual, static if column == "s_inter" else static[:0], colours, curves)
         ax.set_title(label)
     axes[0].set_ylabel("mean cosine similarity")
-    if conditioned:
-        # s_max / s_r of each centred layer (r its numerical rank); the figure's legend names them
-        _by_layer(axes[2], contextual, static, colours, (("condition_number", "", "-"),))
-        axes[2].set_yscale("log")
-        axes[2].set_title("condition number, centred", fontsize=10)
-        axes[2].set_ylabel("$s_{max} / s_{min}$ (numerical rank)")
+    # s_max / s_r of each centred layer (r its numerical rank); the figure's legend names them
+    _by_layer(axes[2], contextual, static, colours, (("condition_number", "", "-"),))
+    axes[2].set_yscale("log")
+    axes[2].set_title("condition number, centred", fontsize=10)
+    axes[2].set_ylabel("$s_{max} / s_{min}$ (numerical rank)")
     figure.legend(*axes[0].get_legend_handles_labels(), loc="outside right center", frameon=False)
     return figure
 
