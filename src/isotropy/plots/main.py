@@ -331,33 +331,23 @@ def phases(
     cells = list(traces.groupby(["setup", "vectors", "label_set"], sort=False))
     fig, axes = panel_grid(2 * len(cells), len(cells), panel=(3.6, 2.6))
     for column, ((setup, vectors, label_set), frame) in enumerate(cells):
-        top, bottom = axes[0, column], axes[1, column]
+        top, panels = axes[0, column], list(zip(axes[:, column], ("isoscore", "silhouette")))
         for index, (seed, run) in enumerate(frame.groupby("seed")):
             run = run.sort_values("step")
             colour = plt.get_cmap("tab10")(index % 10)
             low = int(np.argmin(run["isoscore"].to_numpy()))
             step = run["step"].to_numpy()
-            top.plot(step, run["isoscore"], color=colour, linewidth=1, label=f"seed {seed}")
-            top.plot(
-                step[low],
-                run["isoscore"].iloc[low],
-                "o",
-                color=colour,
-                markersize=4,
-                gid=DECORATION,
-            )
-            bottom.plot(step, run["silhouette"], color=colour, linewidth=1, label=f"seed {seed}")
-            for ax in (top, bottom):
+            top.plot(step[low], run["isoscore"].iloc[low], "o", color=colour, ms=4, gid=DECORATION)
+            for ax, metric in panels:
+                ax.plot(step, run[metric], color=colour, linewidth=1, label=f"seed {seed}")
                 ax.axvline(step[low], color=colour, linestyle=":", linewidth=0.8, gid=DECORATION)
         title = f"{setup}: {vector_labels.get(vectors, vectors)}, {label_set}"
         top.set_title(textwrap.fill(title, 36), fontsize=9)
-        top.set_ylabel("IsoScore", fontsize=9)
-        bottom.set_ylabel("silhouette", fontsize=9)
-        bottom.set_xlabel("update", fontsize=9)
-        for ax in (top, bottom):
+        for ax, metric in panels:
+            ax.set_ylabel("IsoScore" if metric == "isoscore" else metric, fontsize=9)
             ax.grid(alpha=0.3)
-        top.legend(fontsize=7)
-        bottom.legend(fontsize=7)
+            ax.legend(fontsize=7)
+        axes[1, column].set_xlabel("update", fontsize=9)
     caption(fig, f"{settings_line}. Dots and dotted lines: each seed's IsoScore minimum.")
     return fig
 
