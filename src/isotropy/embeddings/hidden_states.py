@@ -122,23 +122,21 @@ def extract_token_embeddings(
     chunks: list[np.ndarray] = []
     kept_ids: list[int] = []
     kept_sentences: list[int] = []
-    n_kept = 0
     logged = ProgressLog(len(sentences), "token embeddings, sentences read")  # time left
     for start in range(0, len(sentences), batch_size):
         batch = sentences[start : start + batch_size]
         inputs, special = tokenize_batch(tokenizer, batch, max_length)
-        room = None if max_tokens is None else max_tokens - n_kept
+        room = None if max_tokens is None else max_tokens - len(kept_ids)
         rows, cols = _pick_tokens(inputs, special, counts, max_per_type, room)
         if rows:
             kept_ids.extend(int(inputs["input_ids"][b, t]) for b, t in zip(rows, cols))
             kept_sentences.extend(start + b for b in rows)
             chunks.append(_states_at(model, inputs, rows, cols, device))
-            n_kept += len(rows)
         # Extraction stops at max_tokens: the work done is whichever limit is nearer.
         read = (start + len(batch)) / len(sentences)
-        share = min(1.0, max(read, n_kept / max_tokens) if max_tokens else read)
+        share = min(1.0, max(read, len(kept_ids) / max_tokens) if max_tokens else read)
         logged.update(len(batch), share=share if max_tokens else None)
-        if max_tokens is not None and n_kept >= max_tokens:
+        if max_tokens is not None and len(kept_ids) >= max_tokens:
             break
     read = max(kept_sentences, default=-1) + 1
     kept = f"{len(counts)} types, from the first {read} of {len(sentences)} sentences"
@@ -182,13 +180,7 @@ def _states_at(model, inputs, rows: list[int], cols: list[int], device: Any) -> 
     import torch
 
     hidden = torch.stack(_hidden_states(model, inputs, device))  # (layers, batch, time, dim)
-    picked = hidden[
-        :,
-        torch.tensor(rows, device=hidden.device),
-        torch.tensor(cols, device=hidden.device),
-        :,
-    ]
-    return picked.float().cpu().numpy()
+    return hidden[:, rows, cols].float().cpu().numpy()  # the (row, position) pairs
 
 
 def _token_embeddings(

@@ -74,9 +74,8 @@ def encode_to_file(
     logged = ProgressLog(len(texts), "encoded texts")  # the time left, in the log
     with atomic_path(vectors_path) as tmp:
         out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(len(texts), dim))
-        reserve(
-            tmp, os.path.getsize(tmp), vectors_path
-        )  # a full disk named now, not a SIGBUS later
+        # the file's blocks taken now: a full disk is named here, not a SIGBUS later
+        reserve(tmp, os.path.getsize(tmp), vectors_path)
         for start in range(0, len(texts), chunk_size):
             chunk = list(texts[start : start + chunk_size])
             vectors = np.asarray(encode_batch(chunk), dtype=np.float32)  # (len(chunk), dim)

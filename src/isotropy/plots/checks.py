@@ -73,10 +73,14 @@ def panel_grid(
     return figure, axes
 
 
+def wrapped(text: str, width: int) -> str:
+    """``text`` in lines of at most ``width`` characters, words kept whole."""
+    return "\n".join(textwrap.wrap(text, width, break_long_words=False)) or text
+
+
 def fitted(figure: Figure, text: str, points: float, em: float = 0.5) -> str:
     """``text`` wrapped to the figure's width, in characters of ``points`` size ``em`` wide."""
-    width = int(figure.get_figwidth() * 72 / (em * points))
-    return "\n".join(textwrap.wrap(text, width, break_long_words=False))
+    return wrapped(text, int(figure.get_figwidth() * 72 / (em * points)))
 
 
 def caption(figure: Figure, text: str, points: float = 8) -> None:

@@ -18,18 +18,13 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
 
 from isotropy.metrics import registry
-from isotropy.plots.checks import DECORATION, band, caption, panel_grid, save_figure
+from isotropy.plots.checks import DECORATION, band, caption, panel_grid, save_figure, wrapped
 
 
 def setup_label(dataset: str, encoder: str, encoder_labels: dict[str, str]) -> str:
     """A panel's setup in plain words: "polarity, miniLM", "pos, GloVe 50-d (stand-in for word2vec
     300-d)"."""
     return f"{dataset}, {encoder_labels.get(encoder, encoder)}"
-
-
-def _wrapped(text: str, width: int = 34) -> str:
-    """Long panel titles on two lines, so neighbouring titles never meet."""
-    return "\n".join(textwrap.wrap(text, width, break_long_words=False)) or text
 
 
 def _curve_name(metric: registry.TraceMetric) -> str:
@@ -110,7 +105,7 @@ def metric_curves(traces: pd.DataFrame, panel: str, row: str | None = None) -> p
         seeds = frame["seed"].nunique() if not frame.empty else 0
         banded = _panel_curves(ax, frame, seeds) or banded
         label = f"{row_value} / {panel_value}" if row else str(panel_value)
-        heading = _wrapped(f"{label} ({seeds} seed{'s' if seeds != 1 else ''})", 44)
+        heading = wrapped(f"{label} ({seeds} seed{'s' if seeds != 1 else ''})", 44)
         if frame.empty:
             ax.text(0.5, 0.5, "no run", ha="center", va="center", transform=ax.transAxes)
         else:
@@ -167,16 +162,16 @@ def panel_title(
     seeds when defined, each with its interval over seeds where the table has one, each seed's r
     (``per_seed``, with 2 or more seeds), then why the panel is marked (one place for everything
     a title states)."""
-    title = _wrapped(name, 44)
+    title = wrapped(name, 44)
     if correlation is not None and np.isfinite(correlation["spearman_rho"]):
         title += "".join(
             "\n" + _correlation_line(symbol, correlation, column)
             for symbol, column in (("r", "pearson_r"), ("ρ", "spearman_rho"))
         )
     if len(per_seed) > 1:
-        title += "\n" + _wrapped("r per seed: " + " ".join(f"{v:+.3f}" for v in per_seed), 48)
+        title += "\n" + wrapped("r per seed: " + " ".join(f"{v:+.3f}" for v in per_seed), 48)
     if warning := sign_warning(correlation):
-        title += "\n" + _wrapped(warning, 48)
+        title += "\n" + wrapped(warning, 48)
     return title
 
 

@@ -92,8 +92,6 @@ def check_prepared(dataset: str, table: pd.DataFrame, raw_dirs: Sequence[Path]) 
 
 log = logging.getLogger(__name__)
 
-SourcesOf = Callable[[Mapping[str, Any]], dict[str, str]]
-OptionsOf = Callable[[Mapping[str, Any]], dict[str, Any]]
 # What one item of a data set is: a word (word vectors can embed it), a sentence, or a sentence
 # pair (text, text_pair).
 UNITS = ("word", "sentence", "pair")
@@ -111,11 +109,11 @@ class DatasetSpec:
     """
 
     reader: Callable[..., pd.DataFrame]
-    sources: Mapping[str, str] | SourcesOf
+    sources: Mapping[str, str] | Callable[[Mapping[str, Any]], dict[str, str]]
     unit: str
     layouts: Mapping[str, str] = field(default_factory=dict)
     option_keys: tuple[str, ...] = ()
-    options: OptionsOf | None = None
+    options: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
 
 
 # Every data set: the ``DATASETS`` of every module of the package, gathered by discover_readers.
