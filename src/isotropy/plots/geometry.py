@@ -210,12 +210,6 @@ def frequency_band(count: int) -> str:
     return f"{edges[-1]:,} or more"
 
 
-def frequency_bands() -> list[str]:
-    """Every band of :func:`frequency_band`, rarest first."""
-    edges = FREQUENCY_BAND_EDGES
-    return [frequency_band(low) for low in edges]
-
-
 def plot_token_views(view: pd.DataFrame, frequencies: pd.DataFrame, title: str) -> plt.Figure:
     """Cai et al.'s token views of one layer's PCA view: PC1 against PC2 coloured by token kind
     (:func:`token_kind`: word, sub-word piece, symbol, special) and by the band of the token's
@@ -227,7 +221,8 @@ def plot_token_views(view: pd.DataFrame, frequencies: pd.DataFrame, title: str) 
     by_kind.set_title("by token kind", fontsize=9)
     bands = view["token"].map(counts).map(frequency_band)
     shades = plt.cm.viridis(np.linspace(0, 1, len(FREQUENCY_BAND_EDGES)))
-    palette = dict(zip(frequency_bands(), (tuple(c) for c in shades)))
+    names = [frequency_band(low) for low in FREQUENCY_BAND_EDGES]  # rarest first
+    palette = dict(zip(names, (tuple(c) for c in shades)))
     _scatter_groups(by_count, view, bands, palette)
     by_count.set_title("by corpus count of the token type", fontsize=9)
     layer = int(view["layer"].iloc[0])

@@ -283,7 +283,7 @@ def r_by_condition(
     vector_labels = vector_labels or {}
     fig, ax = plt.subplots(figsize=(8.0, 1.8 + 0.32 * len(table)), layout="constrained")
     rows = np.arange(len(table))
-    colours = np.where(table["pearson_r"] > 0, "tab:red", "tab:blue")
+    colours = ["tab:red" if r > 0 else "tab:blue" for r in table["pearson_r"]]
     seeds = [[float(v) for v in str(values).split()] for values in table["pearson_r_seeds"]]
     counts = [len(values) for values in seeds]
     ax.scatter(
