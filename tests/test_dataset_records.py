@@ -4,6 +4,7 @@ checks and the layouts agree with the registry, each check tested on a planted m
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -75,10 +76,8 @@ def test_the_registry_check_finds_planted_mismatches(schema):
     spec = readers.registry.DATASETS["polarity"]
     datasets = {
         **readers.registry.DATASETS,
-        "pos": readers.registry.DatasetSpec(spec.sources, spec.reader, "sentence", spec.options),
-        "toy": readers.registry.DatasetSpec(
-            spec.sources, spec.reader, "word", spec.options, layouts={"raw_dir": "nope"}
-        ),
+        "pos": dataclasses.replace(spec, unit="sentence"),
+        "toy": dataclasses.replace(spec, unit="word", layouts={"raw_dir": "nope"}),
     }
     found = "\n".join(registry_problems(planted, datasets, LAYOUTS))
     assert "'tarball'" in found
@@ -95,7 +94,7 @@ def test_each_record_names_its_unit_layouts_and_options(config, schema):
     # Polarity's files are named once, by the layout; the reader labels them from there.
     assert list(POLARITY_LABELS) == list(POLARITY_FILES)
     for name, spec in readers.registry.DATASETS.items():
-        assert set(spec.options(config)) <= set(spec.option_keys), name
+        assert set(readers.inputs.dataset_options(config, name)) <= set(spec.option_keys), name
     # pos and supersense read their options from the configuration's own keys: schema keys.
     for name in ("pos", "supersense"):
         for key in readers.registry.DATASETS[name].option_keys:

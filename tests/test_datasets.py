@@ -21,7 +21,7 @@ from isotropy.readers.glue import GLUE_TASKS, read_glue
 from isotropy.readers.polarity import read_polarity
 from isotropy.readers.pos import open_wordnet, pos_standin, read_pos_codwoe
 from isotropy.readers.snli import read_snli
-from isotropy.readers.supersense import SUPERSENSE_CLASSES, read_supersense_tikhonov
+from isotropy.readers.supersense import read_supersense_tikhonov
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow.config import with_sources
 
@@ -182,6 +182,38 @@ def test_pos_standin_from_mirror_vectors(raw_dirs, config):
     }
 
 
+# The 26 WordNet noun lexicographer files (supersenses) of Tikhonov et al.'s feature file: its
+# columns word1.attrs.supersenses.is_<class> / word2.attrs.supersenses.is_<class>.
+SUPERSENSE_CLASSES = (
+    "Tops",
+    "act",
+    "animal",
+    "artifact",
+    "attribute",
+    "body",
+    "cognition",
+    "communication",
+    "event",
+    "feeling",
+    "food",
+    "group",
+    "location",
+    "motive",
+    "object",
+    "person",
+    "phenomenon",
+    "plant",
+    "possession",
+    "process",
+    "quantity",
+    "relation",
+    "shape",
+    "state",
+    "substance",
+    "time",
+)
+
+
 # Tikhonov et al.'s supersense feature file (altsoph/modality_shifts data/words_features.zip):
 # the column names of the authors' notebook, word1/word2 and 26 flags per word.
 def supersense_csv(rows: list[tuple[str, set[str], str, set[str]]]) -> str:
@@ -252,11 +284,6 @@ def test_supersense_features_malformed_are_named(tmp_path):
         match=r"words_features.csv, line 2: word1.attrs.supersenses.is_animal is 'maybe'",
     ):
         read_supersense_tikhonov(write_features_zip(tmp_path / "a", bad_flag))
-    missing = good.replace("word2.attrs.supersenses.is_time", "word2.attrs.supersenses.is_tiem")
-    with pytest.raises(
-        ValueError, match=r"the word2 supersense columns lack \['time'\] and add \['tiem'\]"
-    ):
-        read_supersense_tikhonov(write_features_zip(tmp_path / "b", missing))
     with pytest.raises(ValueError, match="expected one CSV file inside"):
         read_supersense_tikhonov(write_features_zip(tmp_path / "c", good, "notes.txt"))
     with pytest.raises(FileNotFoundError, match="words_features.zip is missing"):
@@ -324,8 +351,6 @@ def test_required_sources(config):
     assert readers.inputs.dataset_options(config, "snli") == {}
     for task in GLUE_TASKS:
         assert readers.inputs.required_sources(task, config) == [f"glue_{task}"]
-    with pytest.raises(ValueError, match="unknown data set"):
-        readers.inputs.required_sources("nope", config)
 
 
 def test_a_task_the_mirror_lacks_fails_its_download(config, mirror_root, monkeypatch, tmp_path):
@@ -351,6 +376,7 @@ def toy_reader_module(tmp_path, monkeypatch):
     yield "isotropy.readers.toy"
     readers.registry.DATASETS.pop("toy", None)
     sys.modules.pop("isotropy.readers.toy", None)
+    sys.modules.pop("isotropy.readers.toy_again", None)
 
 
 def test_a_new_reader_module_is_a_new_data_set(toy_reader_module, config, tmp_path, monkeypatch):
@@ -384,10 +410,11 @@ def test_a_new_reader_module_is_a_new_data_set(toy_reader_module, config, tmp_pa
         readers.inputs.dataset_options(toy_config, "toy"),
     )
     assert table.to_dict("list") == {"text": ["dog!", "run!"], "label": ["noun", "verb"]}
-    with pytest.raises(ValueError, match="registered twice"):
-        readers.registry.register_dataset("toy", sources={"raw_dir": "toy_words"}, unit="word")(
-            lambda raw_dir: None
-        )
+    # A second module giving the same name is refused, naming both.
+    folder = Path(readers.__path__[-1])
+    (folder / "toy_again.py").write_text(TOY_DATASET_MODULE)
+    with pytest.raises(ValueError, match="'toy' is registered twice: by .*toy_again and by .*toy"):
+        readers.registry.discover_readers()
 
 
 def test_write_and_read_roundtrip(tmp_path):
@@ -396,11 +423,6 @@ def test_write_and_read_roundtrip(tmp_path):
     back = pd.read_parquet(tmp_path / "data" / "x.parquet")
     assert back["labels"].map(list).tolist() == [["noun", "verb"], ["verb"]]
     assert [p.name for p in (tmp_path / "data").iterdir()] == ["x.parquet"]
-    with pytest.raises(ValueError, match="exactly one of label/labels"):
-        readers.registry.write_dataset(pd.DataFrame({"text": ["a"]}), tmp_path / "bad.parquet")
-    with pytest.raises(ValueError, match="non-empty lists"):
-        readers.registry.validate_table(pd.DataFrame({"text": ["a"], "labels": [[]]}))
-    assert not (tmp_path / "bad.parquet").exists()
 
 
 # ---------------------------------------------------------------------------------------------

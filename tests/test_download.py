@@ -352,20 +352,16 @@ def test_word2vec_text_gz_detected_as_text(tmp_path):
         word_vectors.is_word2vec_binary(tmp_path / "bad.txt")
 
 
-def test_malformed_word2vec_text_names_file_and_line(tmp_path):
+def test_malformed_word2vec_text_names_the_file_and_gensims_reason(tmp_path):
     path = tmp_path / "v.txt"
     path.write_text("3 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 x 0.4\nand 0.1 0.2 0.3 0.4\n")
-    with pytest.raises(ValueError, match=r"v.txt, line 3: a vector value is not a number"):
+    with pytest.raises(ValueError, match=r"v.txt: not a valid word2vec text file .*'x'"):
         word_vectors.load_word_vectors(path)
     path.write_text("3 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 0.3\nand 0.1 0.2 0.3 0.4\n")
-    with pytest.raises(
-        ValueError, match=r"v.txt, line 3: expected a word and 4 numbers, found 4 fields"
-    ):
+    with pytest.raises(ValueError, match=r"v.txt: not a valid word2vec text file .*shape"):
         word_vectors.load_word_vectors(path)
     path.write_text("4 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 0.3 0.4\n")
-    with pytest.raises(
-        ValueError, match=r"v.txt, line 3: the file ends after 2 vectors, but its header promises 4"
-    ):
+    with pytest.raises(ValueError, match=r"v.txt: not a valid word2vec text file .*end of input"):
         word_vectors.load_word_vectors(path)
     assert (
         len(word_vectors.load_word_vectors(path, limit=2)) == 2

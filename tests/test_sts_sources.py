@@ -112,8 +112,8 @@ def test_semeval_layout_errors_name_the_file(tmp_path):
     (tmp_path / "STS.gs.images.txt").unlink()
     with pytest.raises(FileNotFoundError, match="no gold file STS.gs.images.txt"):
         read_semeval_sts(tmp_path)
-    with pytest.raises(FileNotFoundError, match="no STS.input"):
-        read_semeval_sts(tmp_path / "empty")
+    with pytest.raises(FileNotFoundError, match="expected one folder of STS.input.*found 0"):
+        read_sts("sts15", "test", tmp_path / "empty")
 
 
 @pytest.mark.parametrize("name", ["sts12", "sts13", "sts14", "sts15", "sts16"])

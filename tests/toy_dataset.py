@@ -10,17 +10,21 @@ import os
 
 import pandas as pd
 
-from isotropy.readers.registry import raw_file, read_utf8_lines, register_dataset
+from isotropy.readers.registry import DatasetSpec, raw_file, read_utf8_lines
 
 
-@register_dataset(
-    "toy",
-    sources={"raw_dir": "toy_words"},
-    layouts={"raw_dir": "files"},
-    unit="word",
-    option_keys=("mark",),
-)
 def read_toy(raw_dir: str | os.PathLike, *, mark: str = "") -> pd.DataFrame:
     rows = [line.split("\\t") for line in read_utf8_lines(raw_file(raw_dir, "words.tsv"))]
     return pd.DataFrame([(word + mark, label) for word, label in rows], columns=["text", "label"])
+
+
+DATASETS = {
+    "toy": DatasetSpec(
+        read_toy,
+        sources={"raw_dir": "toy_words"},
+        unit="word",
+        layouts={"raw_dir": "files"},
+        option_keys=("mark",),
+    )
+}
 '''

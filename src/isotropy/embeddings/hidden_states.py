@@ -28,16 +28,13 @@ def load_tokenizer(spec: ModelSpec):
     """
     from transformers import AutoTokenizer
 
-    try:
-        source = spec.source  # a folder, package:<module>, or a hub name
-    except FileNotFoundError as error:
-        raise FileNotFoundError(f"models.{spec.name}.path: {error}") from None
     tokenizer = load_pretrained(spec, AutoTokenizer.from_pretrained)
     if tokenizer.pad_token is None:
         filler = tokenizer.eos_token or tokenizer.unk_token
         if filler is None:
             raise ValueError(
-                f"tokenizer of {source} has no padding, end-of-text or unknown token; cannot batch"
+                f"tokenizer of model {spec.name!r} has no padding, end-of-text or unknown token; "
+                "cannot batch"
             )
         tokenizer.pad_token = filler
     return tokenizer
@@ -125,23 +122,21 @@ def extract_token_embeddings(
     chunks: list[np.ndarray] = []
     kept_ids: list[int] = []
     kept_sentences: list[int] = []
-    n_kept = 0
     logged = ProgressLog(len(sentences), "token embeddings, sentences read")  # time left
     for start in range(0, len(sentences), batch_size):
         batch = sentences[start : start + batch_size]
         inputs, special = tokenize_batch(tokenizer, batch, max_length)
-        room = None if max_tokens is None else max_tokens - n_kept
+        room = None if max_tokens is None else max_tokens - len(kept_ids)
         rows, cols = _pick_tokens(inputs, special, counts, max_per_type, room)
         if rows:
             kept_ids.extend(int(inputs["input_ids"][b, t]) for b, t in zip(rows, cols))
             kept_sentences.extend(start + b for b in rows)
             chunks.append(_states_at(model, inputs, rows, cols, device))
-            n_kept += len(rows)
         # Extraction stops at max_tokens: the work done is whichever limit is nearer.
         read = (start + len(batch)) / len(sentences)
-        share = min(1.0, max(read, n_kept / max_tokens) if max_tokens else read)
+        share = min(1.0, max(read, len(kept_ids) / max_tokens) if max_tokens else read)
         logged.update(len(batch), share=share if max_tokens else None)
-        if max_tokens is not None and n_kept >= max_tokens:
+        if max_tokens is not None and len(kept_ids) >= max_tokens:
             break
     read = max(kept_sentences, default=-1) + 1
     kept = f"{len(counts)} types, from the first {read} of {len(sentences)} sentences"
@@ -170,20 +165,22 @@ def _pick_tokens(
     return rows, cols
 
 
+def _hidden_states(model, inputs, device: Any):
+    """The model's hidden states of one batch of ``inputs``: a tuple of (batch, time, dim), one a
+    layer (0 = the embedding layer), without gradients: the one forward pass of every extraction
+    here."""
+    import torch
+
+    with torch.inference_mode():
+        return model(**{key: value.to(device) for key, value in inputs.items()}).hidden_states
+
+
 def _states_at(model, inputs, rows: list[int], cols: list[int], device: Any) -> np.ndarray:
     """Every layer's hidden state at the picked (row, position) pairs: (layers, picked, dim)."""
     import torch
 
-    with torch.inference_mode():
-        outputs = model(**{key: value.to(device) for key, value in inputs.items()})
-    hidden = torch.stack(outputs.hidden_states)  # (layers, batch, time, dim)
-    picked = hidden[
-        :,
-        torch.tensor(rows, device=hidden.device),
-        torch.tensor(cols, device=hidden.device),
-        :,
-    ]
-    return picked.float().cpu().numpy()
+    hidden = torch.stack(_hidden_states(model, inputs, device))  # (layers, batch, time, dim)
+    return hidden[:, rows, cols].float().cpu().numpy()  # the (row, position) pairs
 
 
 def _token_embeddings(
@@ -226,21 +223,18 @@ def token_states_by_sentence(
     Returns ``(tokens, offsets)``: float32 (T, d), sentence i's tokens at
     ``offsets[i]:offsets[i+1]``.
     """
-    import torch
-
     per_sentence: list[np.ndarray | None] = [None] * len(sentences)
     order = np.argsort([len(s) for s in sentences], kind="stable")
     logged = ProgressLog(len(sentences), desc, every=30.0 if progress else float("inf"))
     for start in range(0, len(order), batch_size):
         rows = order[start : start + batch_size]
         inputs, special = tokenize_batch(tokenizer, [sentences[i] for i in rows], max_length)
-        with torch.inference_mode():
-            hidden = model(**{key: value.to(device) for key, value in inputs.items()})
+        hidden = _hidden_states(model, inputs, device)
         keep = inputs["attention_mask"].bool()
         if drop_special:
             keep &= ~special.bool()
         keep = keep.numpy()
-        states = hidden.hidden_states[layer].float().cpu().numpy()
+        states = hidden[layer].float().cpu().numpy()
         for b, i in enumerate(rows):
             per_sentence[i] = states[b][keep[b]]
         logged.update(len(rows))
@@ -306,10 +300,8 @@ def extract_window_embeddings(
     chunks, ids, index = [], [], []
     for start in range(0, len(windows), batch_size):
         batch = torch.tensor(windows[start : start + batch_size])
-        with torch.inference_mode():
-            mask = torch.ones_like(batch).to(device)
-            outputs = model(input_ids=batch.to(device), attention_mask=mask)
-        hidden = torch.stack(outputs.hidden_states)  # (layers, batch, window, dim)
+        inputs = {"input_ids": batch, "attention_mask": torch.ones_like(batch)}
+        hidden = torch.stack(_hidden_states(model, inputs, device))  # (layers, batch, window, dim)
         chunks.append(hidden.flatten(1, 2).float().cpu().numpy())
         ids += batch.flatten().tolist()
         index += [start + b for b in range(len(batch)) for _ in range(batch.shape[1])]

@@ -27,7 +27,7 @@ TEXT_COLUMNS = ("text", "text_pair")
 
 def unique_texts(table: pd.DataFrame) -> list[str]:
     """All distinct texts of a prepared table (both sides of pairs), in order of first
-    appearance (its shape: :func:`isotropy.readers.registry.validate_table`)."""
+    appearance (its shape: :mod:`isotropy.readers.registry`)."""
     seen: dict[str, None] = {}
     for column in TEXT_COLUMNS:
         if column in table.columns:
@@ -42,7 +42,6 @@ class SentenceEncoderSpec:
 
     model: ModelSpec
     batch_size: int = 64
-    max_seq_length: int | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> SentenceEncoderSpec:
@@ -58,10 +57,7 @@ def load_sentence_encoder(spec: SentenceEncoderSpec, device: str):
     folder)."""
     from sentence_transformers import SentenceTransformer
 
-    model = load_pretrained(spec.model, SentenceTransformer, device=device)
-    if spec.max_seq_length is not None:
-        model.max_seq_length = spec.max_seq_length
-    return model
+    return load_pretrained(spec.model, SentenceTransformer, device=device)
 
 
 def encode_to_file(
@@ -78,9 +74,8 @@ def encode_to_file(
     logged = ProgressLog(len(texts), "encoded texts")  # the time left, in the log
     with atomic_path(vectors_path) as tmp:
         out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(len(texts), dim))
-        reserve(
-            tmp, os.path.getsize(tmp), vectors_path
-        )  # a full disk named now, not a SIGBUS later
+        # the file's blocks taken now: a full disk is named here, not a SIGBUS later
+        reserve(tmp, os.path.getsize(tmp), vectors_path)
         for start in range(0, len(texts), chunk_size):
             chunk = list(texts[start : start + chunk_size])
             vectors = np.asarray(encode_batch(chunk), dtype=np.float32)  # (len(chunk), dim)

@@ -55,36 +55,7 @@ def load_word_vectors(path: str | os.PathLike, limit: int | None = None):
             str(path), binary=binary, limit=limit, unicode_errors="replace"
         )
     except (ValueError, EOFError) as error:
-        where = "" if binary else _first_bad_word2vec_line(path, limit)
         raise ValueError(
-            f"{path}{where}: not a valid word2vec {'binary' if binary else 'text'} file ({error}); "
+            f"{path}: not a valid word2vec {'binary' if binary else 'text'} file ({error}); "
             "re-download its source"
         ) from error
-
-
-def _first_bad_word2vec_line(path: str | os.PathLike, limit: int | None) -> str:
-    """', line N: what is wrong' for the first malformed line of a word2vec text file ('' if
-    none)."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
-        count, dim = (int(field) for field in handle.readline().split())
-        expected = count if limit is None else min(count, limit)
-        lineno = 1
-        for lineno, line in enumerate(handle, 2):
-            if lineno - 1 > expected:
-                break
-            parts = line.rstrip("\n").rstrip().split(" ")
-            if len(parts) != dim + 1:
-                return (
-                    f", line {lineno}: expected a word and {dim} numbers, found {len(parts)} fields"
-                )
-            try:
-                [float(x) for x in parts[1:]]
-            except ValueError:
-                return f", line {lineno}: a vector value is not a number"
-        if lineno - 1 < expected:
-            return (
-                f", line {lineno}: the file ends after {lineno - 1} vectors, "
-                f"but its header promises {count}"
-            )
-    return ""

@@ -51,11 +51,14 @@ def band(ax, frame: pd.DataFrame, x: str, column: str, label: str, colour, style
 
 
 def panel_grid(
-    panels: int, max_columns: int, panel: tuple[float, float], margin: tuple[float, float]
+    panels: int,
+    max_columns: int,
+    panel: tuple[float, float],
+    margin: tuple[float, float] = (0.0, 0.0),
 ) -> tuple[Figure, np.ndarray]:
-    """A figure of ``panels`` axes in rows of at most ``max_columns``, each cell ``panel`` inches
-    plus ``margin`` for the whole figure (constrained layout): (figure, a 2-d array of axes),
-    the cells past the last panel hidden."""
+    """The axes of every figure of panels: ``panels`` axes in rows of at most ``max_columns``,
+    each cell ``panel`` inches plus ``margin`` for the whole figure (constrained layout):
+    (figure, a 2-d array of axes), the cells past the last panel hidden."""
     columns = min(max_columns, panels)
     rows = -(-panels // columns)
     figure, axes = plt.subplots(
@@ -70,7 +73,24 @@ def panel_grid(
     return figure, axes
 
 
-def stamp(figure: plt.Figure, text: str) -> None:
+def wrapped(text: str, width: int) -> str:
+    """``text`` in lines of at most ``width`` characters, words kept whole."""
+    return "\n".join(textwrap.wrap(text, width, break_long_words=False)) or text
+
+
+def fitted(figure: Figure, text: str, points: float, em: float = 0.5) -> str:
+    """``text`` wrapped to the figure's width, in characters of ``points`` size ``em`` wide."""
+    return wrapped(text, int(figure.get_figwidth() * 72 / (em * points)))
+
+
+def caption(figure: Figure, text: str, points: float = 8) -> None:
+    """``text`` under the panels: what the figure's marks mean and how it was made (settings such
+    as stride and seeds, stand-ins by name). It is the figure's supxlabel, wrapped to its width,
+    so the constrained layout makes room for it."""
+    figure.supxlabel(fitted(figure, text, points), fontsize=points)
+
+
+def stamp(figure: Figure, text: str) -> None:
     """Write ``text`` (a preview's settings) above the figure, in red; nothing when empty.
 
     The stamp is the figure's suptitle (before any title it has), wrapped to the figure's width, so
@@ -80,13 +100,12 @@ def stamp(figure: plt.Figure, text: str) -> None:
         return
     title = figure.get_suptitle()
     rest = f"\n{title}" if title else ""
-    fits = int(figure.get_figwidth() * 72 / (0.65 * 11))  # characters of 11-pt bold in its width
-    lines = "\n".join(textwrap.wrap(text, fits, break_long_words=False))
+    lines = fitted(figure, text, 11, em=0.65)  # 11-pt bold
     figure.suptitle(lines + rest, color="firebrick", fontsize=11, fontweight="bold")
 
 
 def save_figure(
-    figure: plt.Figure,
+    figure: Figure,
     pdf_path: str | Path,
     png_path: str | Path,
     dpi: int = 200,

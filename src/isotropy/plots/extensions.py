@@ -5,7 +5,6 @@ and the script that made it, and is saved through :func:`isotropy.plots.checks.s
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Callable
 
 import pandas as pd
@@ -13,7 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from isotropy.metrics import registry
-from isotropy.plots.checks import DECORATION, band, plt, save_figure
+from isotropy.plots.checks import DECORATION, band, caption, panel_grid, plt, save_figure
 
 SCRIPT = "scripts/extensions_figures.py"
 
@@ -31,8 +30,7 @@ def criteria_figure(traces: pd.DataFrame) -> Figure:
     linear = traces[traces["head"] == "linear"]
     names = [n for n in ("silhouette", *registry.cluster_criteria()) if n in linear]
     setups = list(dict.fromkeys(linear["setup"]))
-    size = (3.2 * len(names), 2.6 * len(setups) + 0.6)
-    fig, axes = plt.subplots(len(setups), len(names), figsize=size, squeeze=False)
+    fig, axes = panel_grid(len(setups) * len(names), len(names), (3.2, 2.6), (0, 0.6))
     legend = {}  # one legend above the panels: a panel's own would cover its twin's curve
     for row, setup in enumerate(setups):
         ours = linear[linear["setup"] == setup]
@@ -51,13 +49,7 @@ def criteria_figure(traces: pd.DataFrame) -> Figure:
             ax.set_title(f"{setup}: {cluster_label(name)}", fontsize=9)
             ax.set_xlabel("update")
     if legend:
-        fig.legend(
-            handles=list(legend.values()),
-            loc="lower center",
-            bbox_to_anchor=(0.5, 1.0),
-            ncols=len(legend),
-            fontsize=7,
-        )
+        fig.legend(handles=list(legend.values()), loc="outside upper center", ncols=len(legend))
     return fig
 
 
@@ -66,7 +58,7 @@ def deep_figure(seeds: pd.DataFrame) -> Figure:
     changes = seeds[(seeds["question"] == "deep") & (seeds["quantity"] == "isoscore_change")]
     deep = changes[~changes["item"].str.endswith("/summary")]
     setups = list(dict.fromkeys(deep["setup"]))
-    fig, axes = plt.subplots(1, len(setups), figsize=(6 * len(setups), 3.4), squeeze=False)
+    fig, axes = panel_grid(len(setups), len(setups), (6, 3.4))
     for ax, setup in zip(axes[0], setups):
         ours = deep[deep["setup"] == setup]
         items = list(dict.fromkeys(ours["item"]))
@@ -87,7 +79,7 @@ def triplet_figure(traces: pd.DataFrame) -> Figure:
     triplet = traces[traces["head"] == "triplet"]
     setups = list(dict.fromkeys(triplet["setup"]))
     panels = max(1, len(setups))
-    fig, axes = plt.subplots(1, panels, figsize=(4.5 * panels, 3.2), squeeze=False)
+    fig, axes = panel_grid(panels, panels, (4.5, 3.2))
     for ax, setup in zip(axes[0], setups):
         ours = triplet[triplet["setup"] == setup]
         band(ax, ours, "step", "isoscore", "IsoScore", "tab:blue")
@@ -100,7 +92,7 @@ def triplet_figure(traces: pd.DataFrame) -> Figure:
 
 def heldout_figure(epochs: pd.DataFrame) -> Figure:
     """IsoScore, silhouette and accuracy per epoch of the held-out and training sentences."""
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.2))
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.2), layout="constrained")
     for ax, quantity in zip(axes, ("isoscore", "silhouette", "accuracy")):
         for part, colour in (("heldout", "tab:red"), ("train", "tab:blue")):
             if not epochs.empty:
@@ -127,7 +119,5 @@ def question_figures(
 
 def save_question_figure(fig: Figure, pdf: str, png: str, settings_line: str) -> None:
     """Caption ``fig`` with the settings and this script, then check and save it."""
-    caption = f"Settings: {settings_line}. Curves: mean ± std over seeds. Made by {SCRIPT}."
-    fig.text(0.01, 0.0, textwrap.fill(caption, 180), fontsize=6, va="top")
-    fig.tight_layout()
+    caption(fig, f"Settings: {settings_line}. Curves: mean ± std over seeds. Made by {SCRIPT}.")
     save_figure(fig, pdf, png, dpi=150)

@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
+from isotropy.plots.checks import panel_grid
+
 _STATISTICS = (("s_inter", "$S_{inter}$"), ("s_intra", "$S_{intra}$"))
 
 
@@ -57,17 +59,17 @@ def _by_layer(
 
 
 def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
-    """S_inter and S_intra per layer and model: solid raw, dashed after cluster centring; with a
-    ``condition_number`` column, a third panel: the condition number of the centred layer on its
-    numerical range (log scale; :func:`isotropy.geometry.layers.centred_condition_number`).
+    """S_inter and S_intra per layer and model: solid raw, dashed after cluster centring; a third
+    panel: the condition number of the centred layer on its numerical range (log scale;
+    :func:`isotropy.geometry.layers.centred_condition_number`).
 
     Static word vectors (one vector per word) appear as a horizontal line in the S_inter panel
     (and in the condition-number panel).
     """
     contextual = table[table["kind"] == "contextual"]
     static = table[table["kind"] == "static"]
-    conditioned = "condition_number" in table
-    figure, axes = plt.subplots(1, 3 if conditioned else 2, figsize=(13 if conditioned else 9, 3.6))
+    figure, grid = panel_grid(3, 3, (4.4, 3.6))
+    axes = grid[0]
     axes[1].sharey(axes[0])
     colours = _model_colours(contextual["model"].unique())
     for ax, (column, label) in zip(axes, _STATISTICS):
@@ -75,15 +77,12 @@ def plot_cosine_by_layer(table: pd.DataFrame) -> plt.Figure:
         _by_layer(ax, contextual, static if column == "s_inter" else static[:0], colours, curves)
         ax.set_title(label)
     axes[0].set_ylabel("mean cosine similarity")
-    if conditioned:
-        # s_max / s_r of each centred layer (r its numerical rank); the figure's legend names them
-        _by_layer(axes[2], contextual, static, colours, (("condition_number", "", "-"),))
-        axes[2].set_yscale("log")
-        axes[2].set_title("condition number, centred", fontsize=10)
-        axes[2].set_ylabel("$s_{max} / s_{min}$ (numerical rank)")
-    handles, labels = axes[0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
-    figure.tight_layout()
+    # s_max / s_r of each centred layer (r its numerical rank); the figure's legend names them
+    _by_layer(axes[2], contextual, static, colours, (("condition_number", "", "-"),))
+    axes[2].set_yscale("log")
+    axes[2].set_title("condition number, centred", fontsize=10)
+    axes[2].set_ylabel("$s_{max} / s_{min}$ (numerical rank)")
+    figure.legend(*axes[0].get_legend_handles_labels(), loc="outside right center", frameon=False)
     return figure
 
 
@@ -94,13 +93,7 @@ def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
     on distances), the scale of their Figure 9 (Euclidean) and Table 3 (cosine).
     """
     metrics = list(table["metric"].unique())
-    figure, axes = plt.subplots(
-        1,
-        len(metrics),
-        figsize=(4.5 * len(metrics) + 2.5, 3.6),
-        squeeze=False,
-        layout="constrained",
-    )
+    figure, axes = panel_grid(len(metrics), len(metrics), (4.5, 3.6), (2.5, 0))
     contextual = table[table["kind"] == "contextual"]
     colours = _model_colours(contextual["model"].unique())
     for ax, metric in zip(axes[0], metrics):
@@ -113,8 +106,7 @@ def plot_lid_by_layer(table: pd.DataFrame) -> plt.Figure:
         ax.set_title(f"{metric} distance{squared if metric == 'euclidean' else ''} (k = {k})")
         ax.set_ylabel("mean LID, Cai et al.'s scale" if metric == "euclidean" else "mean LID")
     # one legend for every panel, beside them (a legend inside a panel would cover its lines)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside right upper", frameon=False)
+    figure.legend(*axes[0][0].get_legend_handles_labels(), loc="outside right upper", frameon=False)
     return figure
 
 
@@ -159,28 +151,19 @@ def plot_isotropy_by_layer(table: pd.DataFrame) -> plt.Figure:
 
 
 def plot_pca_view(table: pd.DataFrame, title: str) -> plt.Figure:
-    """One layer's token embeddings on their first principal components, coloured by k-means
-    cluster; with a ``token`` column, a third panel colours PC1/PC2 by token kind
-    (:func:`token_kind`)."""
-    kinds = "token" in table
-    figure = plt.figure(figsize=(15 if kinds else 10, 4.5))
-    flat = figure.add_subplot(1, 3 if kinds else 2, 1)
-    cube = figure.add_subplot(1, 3 if kinds else 2, 2, projection="3d")
-    if kinds:
-        by_kind = figure.add_subplot(1, 3, 3)
-        _scatter_groups(by_kind, table, table["token"].map(token_kind), TOKEN_KINDS)
-        by_kind.set_title("by token kind", fontsize=9)
+    """One layer's token embeddings on their first principal components (the table of
+    :func:`isotropy.geometry.layers.pca_view`), coloured by k-means cluster; a third panel colours
+    PC1/PC2 by token kind (:func:`token_kind`)."""
+    figure = plt.figure(figsize=(15, 4.5))
+    flat = figure.add_subplot(1, 3, 1)
+    cube = figure.add_subplot(1, 3, 2, projection="3d")
+    by_kind = figure.add_subplot(1, 3, 3)
+    _scatter_groups(by_kind, table, table["token"].map(token_kind), TOKEN_KINDS)
+    by_kind.set_title("by token kind", fontsize=9)
     n_clusters = table["cluster"].nunique()
     palette = plt.cm.tab10 if n_clusters <= 10 else plt.cm.tab20  # tab20 pairs look alike when few
     colours = palette(table["cluster"].to_numpy() % palette.N)
-    ratios = [
-        table[f"variance_ratio_pc{i}"].iloc[0] if f"variance_ratio_pc{i}" in table else np.nan
-        for i in (1, 2, 3)
-    ]
-    names = [
-        f"PC{i} ({ratio:.1%})" if np.isfinite(ratio) else f"PC{i}"
-        for i, ratio in zip((1, 2, 3), ratios)
-    ]
+    names = [f"PC{i} ({table[f'variance_ratio_pc{i}'].iloc[0]:.1%})" for i in (1, 2, 3)]
     flat.scatter(table["pc1"], table["pc2"], c=colours, s=3, alpha=0.6, linewidths=0)
     flat.set_xlabel(names[0])
     flat.set_ylabel(names[1])
@@ -218,20 +201,13 @@ FREQUENCY_BAND_EDGES = (1, 2, 10, 100, 1_000, 10_000)
 
 
 def frequency_band(count: int) -> str:
-    """The decade band of a corpus count: "1", "2-9", "10-99", ..., "10,000 or more"."""
-    if count < 1:
-        raise ValueError(f"a token in the view must occur in the corpus; its count is {count}")
+    """The decade band of a corpus count (at least 1: the view's tokens come from the corpus):
+    "1", "2-9", "10-99", ..., "10,000 or more"."""
     edges = FREQUENCY_BAND_EDGES
     for low, high in zip(edges, edges[1:]):
         if count < high:
             return f"{low:,}" if high == low + 1 else f"{low:,}-{high - 1:,}"
     return f"{edges[-1]:,} or more"
-
-
-def frequency_bands() -> list[str]:
-    """Every band of :func:`frequency_band`, rarest first."""
-    edges = FREQUENCY_BAND_EDGES
-    return [frequency_band(low) for low in edges]
 
 
 def plot_token_views(view: pd.DataFrame, frequencies: pd.DataFrame, title: str) -> plt.Figure:
@@ -240,18 +216,13 @@ def plot_token_views(view: pd.DataFrame, frequencies: pd.DataFrame, title: str) 
     corpus count (:func:`frequency_band`, from ``frequencies``: one row per token type with its
     ``count`` over the whole corpus)."""
     counts = frequencies.groupby("token")["count"].sum()
-    missing = sorted(set(view["token"]) - set(counts.index))
-    if missing:
-        raise ValueError(
-            f"{len(missing)} token(s) of the view are not in the frequency table, e.g. "
-            f"{missing[:3]}: the two files come from different corpora or tokenizers"
-        )
     figure, (by_kind, by_count) = plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
     _scatter_groups(by_kind, view, view["token"].map(token_kind), TOKEN_KINDS)
     by_kind.set_title("by token kind", fontsize=9)
     bands = view["token"].map(counts).map(frequency_band)
     shades = plt.cm.viridis(np.linspace(0, 1, len(FREQUENCY_BAND_EDGES)))
-    palette = dict(zip(frequency_bands(), (tuple(c) for c in shades)))
+    names = [frequency_band(low) for low in FREQUENCY_BAND_EDGES]  # rarest first
+    palette = dict(zip(names, (tuple(c) for c in shades)))
     _scatter_groups(by_count, view, bands, palette)
     by_count.set_title("by corpus count of the token type", fontsize=9)
     layer = int(view["layer"].iloc[0])
@@ -261,42 +232,22 @@ def plot_token_views(view: pd.DataFrame, frequencies: pd.DataFrame, title: str) 
 
 def plot_sts(table: pd.DataFrame) -> plt.Figure:
     """STS correlation (Spearman x100, Pearson as dots) and I(W) per enhancement method."""
-    summary = (
-        table.groupby(["model", "dataset", "method"], sort=False)[
-            ["pearson", "spearman", "isotropy"]
-        ]
-        .mean()
-        .reset_index()
-    )
+    keys = ["model", "dataset", "split"]  # one group of bars each
+    summary = table.groupby([*keys, "method"], sort=False)[["pearson", "spearman", "isotropy"]]
+    summary = summary.mean().reset_index()
     methods = list(dict.fromkeys(summary["method"]))
-    groups = list(dict.fromkeys(zip(summary["model"], summary["dataset"])))
+    groups = list(summary.groupby(keys, sort=False))
     width = 0.8 / len(groups)
     x = np.arange(len(methods))
     figure, (top, bottom) = plt.subplots(
         2, 1, figsize=(max(6, 1.3 * len(methods)) + 2.5, 6), sharex=True, layout="constrained"
     )
-    for i, (model, dataset) in enumerate(groups):
-        rows = (
-            summary[(summary["model"] == model) & (summary["dataset"] == dataset)]
-            .set_index("method")
-            .reindex(methods)
-        )
+    for i, ((model, dataset, split), rows) in enumerate(groups):
+        rows = rows.set_index("method").reindex(methods)
         offset = x - 0.4 + width * (i + 0.5)
-        split = (
-            table.loc[(table["model"] == model) & (table["dataset"] == dataset), "split"].iloc[0]
-            if "split" in table
-            else None
-        )
-        name = f"{model} / {dataset}" + (f" ({split} split)" if split else "")
+        name = f"{model} / {dataset} ({split} split)"
         top.bar(offset, rows["spearman"], width, label=name, color=plt.cm.tab10(i))
-        top.scatter(
-            offset,
-            rows["pearson"],
-            color="black",
-            s=12,
-            zorder=3,
-            label="Pearson x 100",
-        )
+        top.scatter(offset, rows["pearson"], color="black", s=12, zorder=3, label="Pearson x 100")
         # markers, not bars: a bar's length on a log axis depends on an arbitrary baseline
         bottom.scatter(offset, rows["isotropy"], color=plt.cm.tab10(i), s=30, zorder=3, label=name)
     top.set_ylabel("Spearman x 100")

@@ -13,24 +13,18 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.artist import Artist
-from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
 
 from isotropy.metrics import registry
-from isotropy.plots.checks import DECORATION, band, panel_grid, save_figure
+from isotropy.plots.checks import DECORATION, band, caption, panel_grid, save_figure, wrapped
 
 
 def setup_label(dataset: str, encoder: str, encoder_labels: dict[str, str]) -> str:
     """A panel's setup in plain words: "polarity, miniLM", "pos, GloVe 50-d (stand-in for word2vec
     300-d)"."""
     return f"{dataset}, {encoder_labels.get(encoder, encoder)}"
-
-
-def _wrapped(text: str, width: int = 34) -> str:
-    """Long panel titles on two lines, so neighbouring titles never meet."""
-    return "\n".join(textwrap.wrap(text, width, break_long_words=False)) or text
 
 
 def _curve_name(metric: registry.TraceMetric) -> str:
@@ -86,9 +80,7 @@ def _change(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def metric_curves(
-    traces: pd.DataFrame, panel: str, title: str | None = None, row: str | None = None
-) -> plt.Figure:
+def metric_curves(traces: pd.DataFrame, panel: str, row: str | None = None) -> plt.Figure:
     """The per-update metrics against the update step, the mean over seeds (paper Figures 2 and 4).
 
     One panel per value of ``panel`` (a setup or task), two panels a row; with ``row`` (e.g. the
@@ -113,7 +105,7 @@ def metric_curves(
         seeds = frame["seed"].nunique() if not frame.empty else 0
         banded = _panel_curves(ax, frame, seeds) or banded
         label = f"{row_value} / {panel_value}" if row else str(panel_value)
-        heading = _wrapped(f"{label} ({seeds} seed{'s' if seeds != 1 else ''})", 44)
+        heading = wrapped(f"{label} ({seeds} seed{'s' if seeds != 1 else ''})", 44)
         if frame.empty:
             ax.text(0.5, 0.5, "no run", ha="center", va="center", transform=ax.transAxes)
         else:
@@ -122,8 +114,6 @@ def metric_curves(
         ax.tick_params(axis="x", labelsize=8)
         ax.set_xlabel("update", fontsize=9)
     _metric_legend(fig, banded)
-    if title:
-        fig.suptitle(title)
     return fig
 
 
@@ -172,16 +162,16 @@ def panel_title(
     seeds when defined, each with its interval over seeds where the table has one, each seed's r
     (``per_seed``, with 2 or more seeds), then why the panel is marked (one place for everything
     a title states)."""
-    title = _wrapped(name, 44)
+    title = wrapped(name, 44)
     if correlation is not None and np.isfinite(correlation["spearman_rho"]):
         title += "".join(
             "\n" + _correlation_line(symbol, correlation, column)
             for symbol, column in (("r", "pearson_r"), ("ρ", "spearman_rho"))
         )
     if len(per_seed) > 1:
-        title += "\n" + _wrapped("r per seed: " + " ".join(f"{v:+.3f}" for v in per_seed), 48)
+        title += "\n" + wrapped("r per seed: " + " ".join(f"{v:+.3f}" for v in per_seed), 48)
     if warning := sign_warning(correlation):
-        title += "\n" + _wrapped(warning, 48)
+        title += "\n" + wrapped(warning, 48)
     return title
 
 
@@ -270,19 +260,8 @@ def silhouette_vs_isoscore(
     colourbar = fig.colorbar(points, ax=visible, label="update", shrink=0.8, pad=0.02, aspect=30)
     colourbar.ax.tick_params(labelsize=8)
     if correlations is not None:
-        note = INTERVAL_NOTE.format(x=isotropy.label, y=clusters.label)
-        fig.supxlabel(
-            textwrap.fill(note, int(fig.get_figwidth() * 72 / (0.5 * 8))), fontsize=8, ha="center"
-        )
+        caption(fig, INTERVAL_NOTE.format(x=isotropy.label, y=clusters.label))
     return fig
-
-
-def _caption(fig: plt.Figure, text: str, bottom: float) -> None:
-    engine = fig.get_layout_engine()
-    if not isinstance(engine, ConstrainedLayoutEngine):
-        raise TypeError("a captioned figure is laid out by matplotlib's constrained layout")
-    engine.set(rect=(0, bottom, 1, 1 - bottom))
-    fig.text(0.5, 0.0, "\n".join(textwrap.wrap(text, 120)), ha="center", va="bottom", fontsize=8)
 
 
 def cell_label(row: pd.Series, vector_labels: dict[str, str]) -> str:
@@ -302,36 +281,25 @@ def r_by_condition(
     made.
     """
     vector_labels = vector_labels or {}
-    height = 1.8 + 0.32 * len(table)
-    fig, ax = plt.subplots(figsize=(8.0, height), layout="constrained")
-    for y, (_, row) in enumerate(table.iterrows()):
-        seeds = [float(v) for v in str(row["pearson_r_seeds"]).split()]
-        colour = "tab:red" if row["pearson_r"] > 0 else "tab:blue"
-        first = y == 0
-        ax.plot(
-            seeds,
-            [y] * len(seeds),
-            "o",
-            markersize=4,
-            color=colour,
-            alpha=0.6,
-            zorder=3,
-            label="a seed's r" if first else "_nolegend_",
-            gid=None if first else DECORATION,
-        )
-        low, high = row.get("pearson_r_low"), row.get("pearson_r_high")
-        if pd.notna(low) and pd.notna(high):
-            ax.plot([low, high], [y, y], color=colour, linewidth=2.2, zorder=2, gid=DECORATION)
-        ax.plot(
-            [row["pearson_r"]],
-            [y],
-            marker="|",
-            markersize=12,
-            color="black",
-            zorder=4,
-            label="tanh(mean Fisher z) and interval" if first else "_nolegend_",
-            gid=None if first else DECORATION,
-        )
+    fig, ax = plt.subplots(figsize=(8.0, 1.8 + 0.32 * len(table)), layout="constrained")
+    rows = np.arange(len(table))
+    colours = ["tab:red" if r > 0 else "tab:blue" for r in table["pearson_r"]]
+    seeds = [[float(v) for v in str(values).split()] for values in table["pearson_r_seeds"]]
+    counts = [len(values) for values in seeds]
+    ax.scatter(
+        np.concatenate(seeds),
+        np.repeat(rows, counts),
+        s=16,
+        c=np.repeat(colours, counts),
+        alpha=0.6,
+        zorder=3,
+        label="a seed's r",
+    )
+    if {"pearson_r_low", "pearson_r_high"} <= set(table):  # NaN bounds draw no bar
+        low, high = table["pearson_r_low"], table["pearson_r_high"]
+        ax.hlines(rows, low, high, colors=colours, linewidth=2.2, zorder=2, gid=DECORATION)
+    label = "tanh(mean Fisher z) and interval"
+    ax.scatter(table["pearson_r"], rows, marker="|", s=144, color="black", zorder=4, label=label)
     ax.set_yticks(range(len(table)))
     ax.set_yticklabels([cell_label(row, vector_labels) for _, row in table.iterrows()], fontsize=8)
     ax.invert_yaxis()
@@ -341,11 +309,7 @@ def r_by_condition(
     ax.grid(axis="x", alpha=0.3)
     ax.legend(fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.0), ncols=2, frameon=False)
     interval = table["interval"].iloc[0] if "interval" in table else "no interval"
-    _caption(
-        fig,
-        f"{settings_line}. Dots: seeds; bar: {interval}; tick: tanh(mean Fisher z).",
-        0.7 / height,
-    )
+    caption(fig, f"{settings_line}. Dots: seeds; bar: {interval}; tick: tanh(mean Fisher z).")
     return fig
 
 
@@ -360,38 +324,26 @@ def phases(
     """
     vector_labels = vector_labels or {}
     cells = list(traces.groupby(["setup", "vectors", "label_set"], sort=False))
-    fig, axes = plt.subplots(
-        2, len(cells), figsize=(3.6 * len(cells), 5.2), squeeze=False, layout="constrained"
-    )
+    fig, axes = panel_grid(2 * len(cells), len(cells), panel=(3.6, 2.6))
     for column, ((setup, vectors, label_set), frame) in enumerate(cells):
-        top, bottom = axes[0, column], axes[1, column]
+        top, panels = axes[0, column], list(zip(axes[:, column], ("isoscore", "silhouette")))
         for index, (seed, run) in enumerate(frame.groupby("seed")):
             run = run.sort_values("step")
             colour = plt.get_cmap("tab10")(index % 10)
             low = int(np.argmin(run["isoscore"].to_numpy()))
             step = run["step"].to_numpy()
-            top.plot(step, run["isoscore"], color=colour, linewidth=1, label=f"seed {seed}")
-            top.plot(
-                step[low],
-                run["isoscore"].iloc[low],
-                "o",
-                color=colour,
-                markersize=4,
-                gid=DECORATION,
-            )
-            bottom.plot(step, run["silhouette"], color=colour, linewidth=1, label=f"seed {seed}")
-            for ax in (top, bottom):
+            top.plot(step[low], run["isoscore"].iloc[low], "o", color=colour, ms=4, gid=DECORATION)
+            for ax, metric in panels:
+                ax.plot(step, run[metric], color=colour, linewidth=1, label=f"seed {seed}")
                 ax.axvline(step[low], color=colour, linestyle=":", linewidth=0.8, gid=DECORATION)
         title = f"{setup}: {vector_labels.get(vectors, vectors)}, {label_set}"
         top.set_title(textwrap.fill(title, 36), fontsize=9)
-        top.set_ylabel("IsoScore", fontsize=9)
-        bottom.set_ylabel("silhouette", fontsize=9)
-        bottom.set_xlabel("update", fontsize=9)
-        for ax in (top, bottom):
+        for ax, metric in panels:
+            ax.set_ylabel("IsoScore" if metric == "isoscore" else metric, fontsize=9)
             ax.grid(alpha=0.3)
-        top.legend(fontsize=7)
-        bottom.legend(fontsize=7)
-    _caption(fig, f"{settings_line}. Dots and dotted lines: each seed's IsoScore minimum.", 0.1)
+            ax.legend(fontsize=7)
+        axes[1, column].set_xlabel("update", fontsize=9)
+    caption(fig, f"{settings_line}. Dots and dotted lines: each seed's IsoScore minimum.")
     return fig
 
 

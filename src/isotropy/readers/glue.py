@@ -13,7 +13,7 @@ from functools import partial
 
 import pandas as pd
 
-from isotropy.readers.registry import raw_file, read_utf8_lines, register_dataset
+from isotropy.readers.registry import DatasetSpec, raw_file, read_utf8_lines
 
 log = logging.getLogger(__name__)
 
@@ -116,10 +116,12 @@ def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv
     return pd.DataFrame(rows, columns=columns)
 
 
-for _task, _format in GLUE_FORMATS.items():
-    register_dataset(
-        _task,
-        sources={"raw_dir": f"glue_{_task}"},
+DATASETS = {
+    task: DatasetSpec(
+        partial(read_glue, task),
+        sources={"raw_dir": f"glue_{task}"},
+        unit="sentence" if spec.text_pair is None else "pair",
         layouts={"raw_dir": "glue"},
-        unit="sentence" if _format.text_pair is None else "pair",
-    )(partial(read_glue, _task))
+    )
+    for task, spec in GLUE_FORMATS.items()
+}

@@ -4,12 +4,11 @@ mirror lacks fails its download job, which names it."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from isotropy.paths import RAW_ROOT
-from isotropy.readers.registry import dataset_spec
+from isotropy.readers.registry import DATASETS
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
 from isotropy.readers.tasks import ISTAR_SPLITS, task_source
 from isotropy.sources import missing_mirror_files, resolve_mirror, source_outputs
@@ -17,7 +16,8 @@ from isotropy.sources import missing_mirror_files, resolve_mirror, source_output
 
 def dataset_sources(config: Mapping[str, Any], dataset: str) -> dict[str, str]:
     """Reader argument → source name, for ``dataset`` under ``config``."""
-    return dataset_spec(dataset).sources(config)
+    sources = DATASETS[dataset].sources
+    return dict(sources(config) if callable(sources) else sources)
 
 
 def required_sources(dataset: str, config: Mapping[str, Any]) -> list[str]:
@@ -31,40 +31,36 @@ def required_sources(dataset: str, config: Mapping[str, Any]) -> list[str]:
     return names
 
 
-def dataset_inputs(
-    config: Mapping[str, Any], dataset: str, root: str | os.PathLike = RAW_ROOT
-) -> dict[str, str]:
+def dataset_inputs(config: Mapping[str, Any], dataset: str) -> dict[str, str]:
     """Snakemake inputs of ``dataset``: source name → that source's manifest."""
-    names = required_sources(dataset, config)
-    return {name: source_outputs(name, root)[0] for name in names}
+    return {name: source_outputs(name, RAW_ROOT)[0] for name in required_sources(dataset, config)}
 
 
 def dataset_options(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
-    """Config values the building of ``dataset`` depends on (besides its sources)."""
-    return dataset_spec(dataset).options(config)
+    """Config values the building of ``dataset`` depends on (besides its sources): its record's
+    ``options``, by default config ``dataset_options.<dataset>``."""
+    spec = DATASETS[dataset]
+    if spec.options is not None:
+        return spec.options(config)
+    return dict((config.get("dataset_options") or {}).get(dataset) or {})
 
 
-def task_inputs(
-    config: Mapping[str, Any], task: str, root: str | os.PathLike = RAW_ROOT
-) -> dict[str, str]:
+def task_inputs(config: Mapping[str, Any], task: str) -> dict[str, str]:
     """Rule ``finetune``'s inputs: split → the manifest of its download."""
-    sources = [task_source(task, split) for split in ISTAR_SPLITS]
-    return dict(zip(ISTAR_SPLITS, (source_outputs(name, root)[0] for name in sources), strict=True))
+    return {split: source_outputs(task_source(task, split), RAW_ROOT)[0] for split in ISTAR_SPLITS}
 
 
-def corpus_inputs(config: Mapping[str, Any], root: str | os.PathLike = RAW_ROOT) -> dict[str, str]:
+def corpus_inputs(config: Mapping[str, Any]) -> dict[str, str]:
     """Rule geometry_token_embeddings' input: the download of the corpus's source."""
     source = config["geometry"]["clusters"]["corpus"]["source"]
-    return {"corpus": source_outputs(source, root)[0]}
+    return {"corpus": source_outputs(source, RAW_ROOT)[0]}
 
 
-def sts_inputs(
-    config: Mapping[str, Any], name: str, split: str, root: str | os.PathLike = RAW_ROOT
-) -> dict[str, str]:
+def sts_inputs(config: Mapping[str, Any], name: str, split: str) -> dict[str, str]:
     """Rule geometry_sentence_embeddings' input: the download of the STS split, or nothing for
     SICK-R when the mirror lacks it (SICK-R is optional: the job marks it unavailable)."""
     source = sts_source(name, split)  # config 'sources' has it: check_config says so
     mirror = resolve_mirror(config.get("mirror"))
     if name in OPTIONAL_STS and mirror is not None and missing_mirror_files(source, config, mirror):
         return {}
-    return {"data": source_outputs(source, root)[0]}
+    return {"data": source_outputs(source, RAW_ROOT)[0]}

@@ -6,19 +6,13 @@ import os
 
 import pandas as pd
 
-from isotropy.readers.registry import raw_file, read_utf8_lines, register_dataset
+from isotropy.readers.registry import DatasetSpec, raw_file, read_utf8_lines
 from isotropy.sources.layouts import POLARITY_FILES
 
 # The layout's two files (named once, in isotropy.sources.layouts), by the label each holds.
 POLARITY_LABELS = dict(zip(POLARITY_FILES, ("positive", "negative"), strict=True))
 
 
-@register_dataset(
-    "polarity",
-    sources={"raw_dir": "polarity"},
-    layouts={"raw_dir": "polarity"},
-    unit="sentence",
-)
 def read_polarity(raw_dir: str | os.PathLike) -> pd.DataFrame:
     """Pang & Lee sentence polarity v1.0: one sentence per line, label from the file (10,662
     rows)."""
@@ -33,3 +27,13 @@ def read_polarity(raw_dir: str | os.PathLike) -> pd.DataFrame:
                 )
             rows.append((text, label))
     return pd.DataFrame(rows, columns=["text", "label"])
+
+
+DATASETS = {
+    "polarity": DatasetSpec(
+        read_polarity,
+        sources={"raw_dir": "polarity"},
+        unit="sentence",
+        layouts={"raw_dir": "polarity"},
+    )
+}

@@ -19,7 +19,7 @@ import pandas as pd
 
 from isotropy.defaults import setting_or_default
 from isotropy.embeddings.word_vectors import load_word_vectors
-from isotropy.readers.registry import multi_label_frame, raw_file, register_dataset
+from isotropy.readers.registry import DatasetSpec, multi_label_frame, raw_file
 from isotropy.sources import source_files, word_vectors_file
 from isotropy.sources.layouts import decode_text
 
@@ -33,27 +33,18 @@ def read_codwoe_items(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Items of one CoDWoE English file: a JSON list of objects, or the CSV of the full release."""
     path = Path(path)
     if path.suffix == ".csv":
-        try:
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{path}: not a readable CSV file ({exc})") from exc
-        return frame.to_dict("records")
+        return pd.read_csv(path, dtype=str, keep_default_na=False).to_dict("records")
     text = decode_text(path.read_bytes(), "utf-8", str(path))
     try:
-        items = json.loads(text)
+        return json.loads(text)  # anything but a list of objects: read_pos_codwoe names an item
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}, line {exc.lineno}: not valid JSON ({exc.msg})") from exc
-    if not isinstance(items, list):
-        raise ValueError(f"{path}: expected a JSON list of items, found {type(items).__name__}")
-    return items
 
 
 def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
     """CoDWoE English words, each labelled with the set of its parts of speech over all its
-    glosses."""
+    glosses (no file: no rows, which :func:`~isotropy.readers.registry.check_prepared` refuses)."""
     files = [p for p in source_files(raw_dir) if p.suffix in {".json", ".csv"}]
-    if not files:
-        raise FileNotFoundError(f"no CoDWoE .json/.csv file in {raw_dir}")
     labels: dict[str, set[str]] = defaultdict(set)
     for path in files:
         for index, item in enumerate(read_codwoe_items(path)):
@@ -166,20 +157,24 @@ def pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
     return options
 
 
-@register_dataset(
-    "pos",
-    sources=pos_sources,
-    layouts={"raw_dir": "codwoe", "vectors_dir": "word_vectors", "wordnet_dir": "wordnet"},
-    unit="word",
-    option_keys=("pos_source", "pos_standin_size"),
-    options=pos_options,
-)
 def _pos_reader(
     raw_dir=None, vectors_dir=None, wordnet_dir=None, *, pos_source: str, pos_standin_size: int = 0
 ):
     if pos_source == "wordnet":  # the schema allows "codwoe" or "wordnet" only
         return read_pos_wordnet(vectors_dir, wordnet_dir, pos_standin_size)
     return read_pos_codwoe(raw_dir)
+
+
+DATASETS = {
+    "pos": DatasetSpec(
+        _pos_reader,
+        sources=pos_sources,
+        unit="word",
+        layouts={"raw_dir": "codwoe", "vectors_dir": "word_vectors", "wordnet_dir": "wordnet"},
+        option_keys=("pos_source", "pos_standin_size"),
+        options=pos_options,
+    )
+}
 
 
 def open_wordnet(raw_dir: str | os.PathLike):

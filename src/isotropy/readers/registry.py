@@ -1,6 +1,6 @@
-"""The data-set registry: data set → its record (:class:`DatasetSpec`), registered by its reader
-module with :func:`register_dataset`; this module never names one. :func:`discover_readers`
-imports every module of the package, so adding a data set is one config entry plus one module.
+"""The data-set registry: data set → its record (:class:`DatasetSpec`), given by its reader
+module's ``DATASETS`` dict; this module never names one. :func:`discover_readers` imports every
+module of the package, so adding a data set is one config entry plus one module.
 
 :func:`prepare_dataset` is the one path that builds a data set from its raw folders. A prepared
 data set (``resources/data/<dataset>.parquet``) has ``text``, ``text_pair`` (pair tasks only) and
@@ -51,39 +51,10 @@ def multi_label_frame(labels_by_word: Mapping[str, Iterable[str]]) -> pd.DataFra
 
 
 def write_dataset(table: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Check ``table`` has the prepared-data shape and write it as parquet, atomically."""
-    validate_table(table)
+    """Write a prepared table (:func:`prepare_dataset`'s, or a subset of one) as parquet,
+    atomically."""
     with atomic_path(path) as tmp:
         table.to_parquet(tmp, index=False)
-
-
-def validate_table(table: pd.DataFrame) -> None:
-    """Raise ValueError unless ``table`` has the shape every prepared data set shares."""
-    columns = set(table.columns)
-    label_columns = columns & {"label", "labels"}
-    if (
-        "text" not in columns
-        or len(label_columns) != 1
-        or columns - {"text", "text_pair", "label", "labels"}
-    ):
-        raise ValueError(
-            f"prepared table has columns {sorted(columns)}; needed: text, optional text_pair, "
-            "and exactly one of label/labels"
-        )
-    for column in columns - {"labels"}:
-        bad = table[column].map(lambda v: not isinstance(v, str))
-        if bad.any():
-            row = bad.idxmax()
-            raise ValueError(
-                f"column {column!r} must hold strings; row {int(row)} holds {table[column][row]!r}"
-            )
-    if "labels" in columns:
-        bad = table["labels"].map(lambda v: len(v) == 0 or not all(isinstance(x, str) for x in v))
-        if bad.any():
-            raise ValueError(
-                "column 'labels' must hold non-empty lists of strings; "
-                f"row {int(bad.idxmax())} does not"
-            )
 
 
 def check_prepared(dataset: str, table: pd.DataFrame, raw_dirs: Sequence[Path]) -> None:
@@ -110,10 +81,8 @@ def check_prepared(dataset: str, table: pd.DataFrame, raw_dirs: Sequence[Path]) 
                 )
     if "label" in table.columns:
         classes = sorted(set(table["label"]))
-    elif "labels" in table.columns:
-        classes = sorted({label for labels in table["labels"] for label in labels})
     else:
-        return  # validate_table names the missing column
+        classes = sorted({label for labels in table["labels"] for label in labels})
     if len(classes) < 2:
         raise ValueError(
             f"data set {dataset!r} has {len(classes)} class ({', '.join(map(repr, classes))}) in "
@@ -123,8 +92,6 @@ def check_prepared(dataset: str, table: pd.DataFrame, raw_dirs: Sequence[Path]) 
 
 log = logging.getLogger(__name__)
 
-SourcesOf = Callable[[Mapping[str, Any]], dict[str, str]]
-OptionsOf = Callable[[Mapping[str, Any]], dict[str, Any]]
 # What one item of a data set is: a word (word vectors can embed it), a sentence, or a sentence
 # pair (text, text_pair).
 UNITS = ("word", "sentence", "pair")
@@ -132,75 +99,30 @@ UNITS = ("word", "sentence", "pair")
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """One data set's record (the arguments of :func:`register_dataset`, ``sources`` and
-    ``options`` as functions of the config)."""
+    """One data set's record, in its reader module's ``DATASETS`` dict (name → record).
 
-    sources: SourcesOf
+    ``reader`` builds the data set, given a raw folder per reader argument; ``sources``: {reader
+    argument: source name}, or a function of the config giving it; ``unit``: what one item is
+    (:data:`UNITS`); ``layouts``: {reader argument: the raw layout (``sources.<name>.kind``) its
+    source must have}; ``option_keys``: the keyword options the reader takes, which ``options``
+    (a function of the config) gives, by default config ``dataset_options.<name>``.
+    """
+
     reader: Callable[..., pd.DataFrame]
+    sources: Mapping[str, str] | Callable[[Mapping[str, Any]], dict[str, str]]
     unit: str
-    options: OptionsOf
-    option_keys: tuple[str, ...] = ()
     layouts: Mapping[str, str] = field(default_factory=dict)
+    option_keys: tuple[str, ...] = ()
+    options: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
 
 
+# Every data set: the ``DATASETS`` of every module of the package, gathered by discover_readers.
 DATASETS: dict[str, DatasetSpec] = {}
 
 
-def register_dataset(
-    name: str,
-    *,
-    sources: Mapping[str, str] | SourcesOf,
-    unit: str,
-    layouts: Mapping[str, str] | None = None,
-    option_keys: tuple[str, ...] = (),
-    options: OptionsOf | None = None,
-) -> Callable[[Callable[..., pd.DataFrame]], Callable[..., pd.DataFrame]]:
-    """Register data set ``name``, built by the decorated reader.
-
-    ``sources``: {reader argument: source name}, or a function of the config giving it;
-    ``layouts``: {reader argument: the raw layout (``sources.<name>.kind``) its source must have};
-    ``option_keys``: the keyword options the reader takes, which ``options`` (a function of the
-    config) gives, by default config ``dataset_options.<name>``.
-    """
-    if unit not in UNITS:
-        raise ValueError(f"data set {name!r}: unit {unit!r} is not one of {UNITS}")
-    if callable(sources):
-        sources_of = sources
-    else:
-        fixed = dict(sources)
-
-        def sources_of(config: Mapping[str, Any]) -> dict[str, str]:
-            return dict(fixed)
-
-    def configured(config: Mapping[str, Any]) -> dict[str, Any]:  # dataset_options.<name>
-        return dict((config.get("dataset_options") or {}).get(name) or {})
-
-    def register(reader: Callable[..., pd.DataFrame]) -> Callable[..., pd.DataFrame]:
-        if name in DATASETS:
-            raise ValueError(
-                f"data set {name!r} is registered twice: by {_reader_name(DATASETS[name].reader)} "
-                f"and by {_reader_name(reader)}; rename one"
-            )
-        DATASETS[name] = DatasetSpec(
-            sources=sources_of,
-            reader=reader,
-            unit=unit,
-            options=options or configured,
-            option_keys=tuple(option_keys),
-            layouts=dict(layouts or {}),
-        )
-        return reader
-
-    return register
-
-
-def _reader_name(reader: Callable[..., Any]) -> str:
-    target = getattr(reader, "func", reader)  # a functools.partial names its function
-    return f"{target.__module__}.{getattr(target, '__qualname__', repr(target))}"
-
-
 def discover_readers(package: str = "isotropy.readers") -> list[str]:
-    """Import every module of ``package`` (each registers its data sets); their names."""
+    """Import every module of ``package`` and gather the data sets of its ``DATASETS`` (a name
+    two modules give, or an unknown unit, is refused); the modules' names."""
     root = importlib.import_module(package)
     names = [
         f"{package}.{module.name}"
@@ -208,14 +130,18 @@ def discover_readers(package: str = "isotropy.readers") -> list[str]:
         if not module.name.startswith("_")
     ]
     for name in names:
-        importlib.import_module(name)
+        records = getattr(importlib.import_module(name), "DATASETS", {})
+        if records is DATASETS:
+            continue  # this module's own
+        for dataset, spec in records.items():
+            if spec.unit not in UNITS:
+                raise ValueError(f"data set {dataset!r}: unit {spec.unit!r} is not one of {UNITS}")
+            if DATASETS.setdefault(dataset, spec) is not spec:
+                raise ValueError(
+                    f"data set {dataset!r} is registered twice: by {name} and by "
+                    f"{DATASETS[dataset].reader.__module__}; rename one"
+                )
     return names
-
-
-def dataset_spec(dataset: str) -> DatasetSpec:
-    if dataset not in DATASETS:
-        raise ValueError(f"unknown data set {dataset!r}; expected one of {sorted(DATASETS)}")
-    return DATASETS[dataset]
 
 
 def prepare_dataset(
@@ -226,12 +152,10 @@ def prepare_dataset(
 ) -> pd.DataFrame:
     """Build ``dataset`` from its sources' raw folders (``raw_dirs``: source name → folder;
     ``sources``, ``options``: :mod:`isotropy.readers.inputs`)."""
-    spec = dataset_spec(dataset)
     kwargs = {role: Path(raw_dirs[name]) for role, name in sources.items()}
-    table = spec.reader(**kwargs, **dict(options or {}))
+    table = DATASETS[dataset].reader(**kwargs, **dict(options or {}))
     check_prepared(
         dataset, table, [Path(raw_dirs[name]) for name in dict.fromkeys(sources.values())]
     )
-    validate_table(table)
     log.info("%s: %d items, columns %s", dataset, len(table), list(table.columns))
     return table

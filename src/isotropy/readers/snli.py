@@ -8,19 +8,13 @@ import os
 
 import pandas as pd
 
-from isotropy.readers.registry import raw_file, read_utf8_lines, register_dataset
+from isotropy.readers.registry import DatasetSpec, raw_file, read_utf8_lines
 
 log = logging.getLogger(__name__)
 
 SNLI_LABELS = ("entailment", "neutral", "contradiction")
 
 
-@register_dataset(
-    "snli",
-    sources={"raw_dir": "snli"},
-    layouts={"raw_dir": "snli"},
-    unit="pair",
-)
 def read_snli(raw_dir: str | os.PathLike) -> pd.DataFrame:
     """SNLI 1.0 validation pairs with a gold label (9,842 rows); the ``-`` (no consensus) ones
     dropped."""
@@ -55,3 +49,10 @@ def read_snli(raw_dir: str | os.PathLike) -> pd.DataFrame:
     if unlabelled:
         log.info("snli: dropped %d pairs without a gold label", unlabelled)
     return pd.DataFrame(rows, columns=["text", "text_pair", "label"])
+
+
+DATASETS = {
+    "snli": DatasetSpec(
+        read_snli, sources={"raw_dir": "snli"}, unit="pair", layouts={"raw_dir": "snli"}
+    )
+}

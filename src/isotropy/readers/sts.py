@@ -44,13 +44,11 @@ def sts_source(name: str, split: str) -> str:
 def read_semeval_sts(folder: str | os.PathLike) -> pd.DataFrame:
     """Every scored pair of a SemEval STS test set in SentEval's layout: for each subset,
     ``STS.input.<subset>.txt`` (sentence1 TAB sentence2) and ``STS.gs.<subset>.txt`` (the gold
-    score of each line; an empty line is a pair without a score, left out as SentEval does)."""
+    score of each line; an empty line is a pair without a score, left out as SentEval does).
+    :func:`read_sts` finds the folder, and names a download without one."""
     folder = Path(folder)
-    inputs = sorted(folder.glob("STS.input.*.txt"))
-    if not inputs:
-        raise FileNotFoundError(f"{folder} holds no STS.input.<subset>.txt file")
     frames = []
-    for path in inputs:
+    for path in sorted(folder.glob("STS.input.*.txt")):
         subset = path.name.removeprefix("STS.input.").removesuffix(".txt")
         gold_path = folder / f"STS.gs.{subset}.txt"
         if not gold_path.is_file():
@@ -89,12 +87,8 @@ def read_sts_tsv(path: str | os.PathLike) -> pd.DataFrame:
 
 
 def _pairs(table: pd.DataFrame, origin: str) -> pd.DataFrame:
-    """(sentence1, sentence2, score) of an STS table, each pair with a finite gold score."""
-    missing = {"sentence1", "sentence2", "score"} - set(table.columns)
-    if missing:
-        raise ValueError(
-            f"STS data from {origin} lacks columns {sorted(missing)}; found {list(table.columns)}"
-        )
+    """(sentence1, sentence2, score) of an STS table (pandas names a missing column), each pair
+    with a finite gold score."""
     table = table[["sentence1", "sentence2", "score"]].astype({"score": float})
     if table.empty:
         raise ValueError(f"STS data from {origin} has no pair")

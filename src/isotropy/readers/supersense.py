@@ -23,7 +23,7 @@ import pandas as pd
 
 from isotropy.defaults import setting_or_default
 from isotropy.readers.pos import open_wordnet
-from isotropy.readers.registry import multi_label_frame, raw_file, read_utf8_lines, register_dataset
+from isotropy.readers.registry import DatasetSpec, multi_label_frame, raw_file, read_utf8_lines
 from isotropy.sources.layouts import decode_text, is_debris
 
 log = logging.getLogger(__name__)
@@ -114,13 +114,9 @@ def read_supersense(words_dir: str | os.PathLike, wordnet_dir: str | os.PathLike
     wordnet = open_wordnet(wordnet_dir)
     labels: dict[str, set[str]] = {}
     dropped = []
-    for lineno, line in enumerate(read_utf8_lines(path), 1):
+    for line in read_utf8_lines(path):
         word = line.strip()
-        if not word:
-            continue
-        if any(ch.isspace() for ch in word):
-            raise ValueError(f"{path}, line {lineno}: {word!r} is not a single word")
-        if word in labels:
+        if not word or word in labels:
             continue
         synsets = wordnet.synsets(word, pos="n")
         if not synsets:
@@ -136,36 +132,6 @@ def read_supersense(words_dir: str | os.PathLike, wordnet_dir: str | os.PathLike
     return multi_label_frame(labels)
 
 
-# The 26 WordNet noun lexicographer files (supersenses) of Tikhonov et al.'s feature file: its
-# columns word1.attrs.supersenses.is_<class> / word2.attrs.supersenses.is_<class>.
-SUPERSENSE_CLASSES = (
-    "Tops",
-    "act",
-    "animal",
-    "artifact",
-    "attribute",
-    "body",
-    "cognition",
-    "communication",
-    "event",
-    "feeling",
-    "food",
-    "group",
-    "location",
-    "motive",
-    "object",
-    "person",
-    "phenomenon",
-    "plant",
-    "possession",
-    "process",
-    "quantity",
-    "relation",
-    "shape",
-    "state",
-    "substance",
-    "time",
-)
 SUPERSENSE_FILE = "words_features.zip"
 _TRUE = {"true", "1", "1.0"}
 _FALSE = {"false", "0", "0.0", ""}
@@ -193,24 +159,19 @@ def read_supersense_tikhonov(raw_dir: str | os.PathLike) -> pd.DataFrame:
 
 
 def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
-    """The multi-label items of a table of word pairs with their supersense flags (see above)."""
+    """The multi-label items of a table of word pairs with their supersense flags (see above).
+
+    The classes are the file's flag columns of each word: the pinned file's are the 26 WordNet
+    noun supersenses (lexicographer files), ``Tops`` to ``time``."""
     flags: dict[str, dict[str, str]] = {"word1": {}, "word2": {}}
-    for column in table.columns:
+    for column in table.columns:  # the word columns themselves: read_feature_table names them
         if match := FLAG_COLUMN.match(column):
             flags[match.group(1)][match.group(2)] = column
-    for word in WORDS:  # the word columns themselves: read_feature_table names them
-        missing = sorted(set(SUPERSENSE_CLASSES) - set(flags[word]))
-        unknown = sorted(set(flags[word]) - set(SUPERSENSE_CLASSES))
-        if missing or unknown:
-            raise ValueError(
-                f"{label}: the {word} supersense columns lack {missing} and add {unknown}; "
-                f"expected {word}.attrs.supersenses.is_<class> for the 26 WordNet noun supersenses"
-            )
     labels: dict[str, set[str]] = {}
     first: dict[str, frozenset[str]] = {}
     disagreeing: set[str] = set()
     for word_column in WORDS:
-        columns = [flags[word_column][cls] for cls in SUPERSENSE_CLASSES]
+        columns = list(flags[word_column].values())
         values = table[columns].apply(lambda col: col.str.strip().str.lower())
         bad = ~values.isin(_TRUE | _FALSE)
         if bad.to_numpy().any():
@@ -220,7 +181,7 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
                 "expected true/false, 1/0 or empty"
             )
         table[f"_{word_column}_set"] = [
-            frozenset(f"noun.{cls}" for cls, on in zip(SUPERSENSE_CLASSES, flags_row) if on)
+            frozenset(f"noun.{cls}" for cls, on in zip(flags[word_column], flags_row) if on)
             for flags_row in values.isin(_TRUE).to_numpy()
         ]
     # Row by row, word1 before word2: the order of first occurrence.
@@ -242,9 +203,7 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
         len(labels) - len(kept),
         len(disagreeing),
     )
-    if not kept:
-        raise ValueError(f"{label}: no word has a supersense flag set")
-    return multi_label_frame(kept)
+    return multi_label_frame(kept)  # none kept: check_prepared refuses the empty data set
 
 
 def supersense_sources(config: Mapping[str, Any]) -> dict[str, str]:
@@ -257,19 +216,23 @@ def supersense_options(config: Mapping[str, Any]) -> dict[str, Any]:
     return {"supersense_source": setting_or_default(config, "supersense_source")}
 
 
-@register_dataset(
-    "supersense",
-    sources=supersense_sources,
-    layouts={
-        "raw_dir": "supersense_features",
-        "words_dir": "supersense_words",
-        "wordnet_dir": "wordnet",
-    },
-    unit="word",
-    option_keys=("supersense_source",),
-    options=supersense_options,
-)
 def _supersense_reader(raw_dir=None, words_dir=None, wordnet_dir=None, *, supersense_source: str):
     if supersense_source == "wordnet":  # the schema allows "tikhonov" or "wordnet" only
         return read_supersense(words_dir, wordnet_dir)
     return read_supersense_tikhonov(raw_dir)
+
+
+DATASETS = {
+    "supersense": DatasetSpec(
+        _supersense_reader,
+        sources=supersense_sources,
+        unit="word",
+        layouts={
+            "raw_dir": "supersense_features",
+            "words_dir": "supersense_words",
+            "wordnet_dir": "wordnet",
+        },
+        option_keys=("supersense_source",),
+        options=supersense_options,
+    )
+}

@@ -126,7 +126,7 @@ def encoder(config: dict, name: str) -> dict[str, Any]:
 
 def sentence_encoder_spec(config: dict, name: str) -> dict[str, Any]:
     """The embedding rule's ``encoder`` parameter: its model's record without the name, then the
-    encoder's own settings (batch_size, max_seq_length); scripts read it with
+    encoder's own settings (batch_size); scripts read it with
     :meth:`isotropy.embeddings.texts.SentenceEncoderSpec.from_params`.
 
     The model's name is left out, unlike :func:`model_record`, because adding it would change
