@@ -166,9 +166,9 @@ def test_each_target_rule_builds_its_records_outputs(tmp_path):
     assert planned["all"].split(", ")[:-3] == studies.rule_all_targets(config)
 
 
-def test_the_claim_families_come_from_the_tables_in_registry_order():
-    """Rule check_claims judges each listed study's per-seed claims as its own family, the
-    extension study's before the Rajaee CLS study's (as the page always had them)."""
+def test_each_study_claims_page_joins_in_registry_order():
+    """Rule check_claims joins each listed study's own claims page (``StudySpec.claim_page``) as
+    it is, the extension study's before the Rajaee CLS study's (as the page always had them)."""
     import sys
 
     import pandas as pd
