@@ -49,7 +49,7 @@ configuration.check_loaded_config(
 # reads them (its report runs YAML tags in conda_env), no link is written through, and script
 # jobs (Snakemake's scripts, its subprocesses) never put their own folder, .snakemake/scripts/,
 # first on sys.path (isotropy.trust).
-os.environ["PYTHONSAFEPATH"] = "1"
+os.environ.update(PYTHONSAFEPATH="1")
 if workflow.is_main_process:
     trust.refuse_hostile_folder(".")
     # --trust-io-cache would unpickle it when the DAG is built (a pickle runs code).
