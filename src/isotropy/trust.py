@@ -6,12 +6,13 @@ Snakemake trusts its own bookkeeping: its report loads each record's ``conda_env
 ``yaml.Loader`` (a tag such as ``!!python/object/apply:os.system`` runs a command) and pastes
 ``rule`` and ``container_img_url`` unescaped into a ``<script>``; it puts ``.snakemake/scripts/``
 and the Snakefile's folder first on ``sys.path``. So :func:`folder_problems` refuses records that
-are not what Snakemake writes, links, hard links, pipes, sockets and devices, and record folders
-that are not folders; :func:`workflow_problems` refuses modules beside the Snakefile that git does
-not track and config files that are not plain YAML; jobs run with ``PYTHONSAFEPATH=1``
-(rules/common.smk) and the pickled inventory cache is removed unread
-(:func:`drop_io_cache`). The checks run before the make targets call Snakemake and again when the
-workflow parses (rules/common.smk). The audit reads none of this: only its intake's copy.
+are not what Snakemake writes (a ``conda_env`` is one of this checkout's ``envs/*.yaml``), links,
+hard links, pipes, sockets and devices, and record folders that are not folders;
+:func:`workflow_problems` refuses modules beside the Snakefile that git does not track and config
+files that are not plain YAML; jobs run with ``PYTHONSAFEPATH=1`` (rules/common.smk) and the pickled
+inventory cache is removed unread (:func:`drop_io_cache`). The checks run before the make targets
+call Snakemake and again when the workflow parses (rules/common.smk). The audit reads none of this:
+only its intake's copy.
 
     python -m isotropy.trust [--directory .] [--configfile FILE ...]
 
@@ -24,9 +25,7 @@ import argparse
 import base64
 import binascii
 import contextlib
-import functools
 import importlib.machinery
-import math
 import os
 import re
 import stat
@@ -41,9 +40,8 @@ import yaml
 from isotropy.intake import FolderError, config_file_problem, escaped, file_problem, parse_json
 
 METADATA = Path(".snakemake") / "metadata"
-# A record of Snakemake 9 is well under a megabyte; its conda environment a few kilobytes.
+# A record of Snakemake 9 is well under a megabyte.
 MAX_RECORD_BYTES = 16 * 2**20
-MAX_CONDA_ENV_BYTES = 2**20
 # Listed before the folder is refused; the rest are counted.
 SHOWN = 10
 
@@ -52,8 +50,6 @@ SCHEMAS = yaml.safe_load(Path(__file__).with_name("records.schema.yaml").read_te
 # What ends the report's <script> or a line, checked on values after decoding: YAML's "\x3c/",
 # "\u003c" and escaped line breaks all decode to "</".
 UNSAFE_TEXT = re.compile(SCHEMAS["$defs"]["safe_text"]["not"]["pattern"])
-# The scalars JSON (Snakemake's report, its metadata) holds: a YAML date is not one.
-PLAIN_SCALARS = (str, int, float, bool, type(None))
 
 
 def text_problem(text: str) -> str | None:
@@ -64,68 +60,14 @@ def text_problem(text: str) -> str | None:
     return None
 
 
-FORMATS = jsonschema.FormatChecker(())  # only the conda environment's check below
-
-
-@FORMATS.checks("conda-env", raises=ValueError)
-def _plain_conda_env(value: Any) -> bool:
-    if isinstance(value, str) and (problem := conda_env_problem(value)) is not None:
-        raise ValueError(problem)
-    return True
-
-
-@functools.lru_cache(maxsize=64)  # a folder's records share its few environments
-def conda_env_problem(value: str) -> str | None:
-    """Why a record's ``conda_env`` is not the base64 of a plain conda environment file, or None.
-
-    Plain: UTF-8 YAML without tags, anchors or aliases (which a ``yaml.Loader`` would turn into
-    Python objects or an exponential expansion), a mapping once loaded, and no ``</`` or ``<!``
-    (which end or disturb the ``<script>`` the report puts it in).
-    """
-    if len(value) > MAX_CONDA_ENV_BYTES * 4 // 3 + 4:
-        return f"is longer than {MAX_CONDA_ENV_BYTES} bytes decoded"
-    try:
-        text = base64.b64decode(value, validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):
-        return "is not the base64 of UTF-8 text"
-    try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if (tag := getattr(event, "tag", None)) is not None:
-                return f"holds the YAML tag {tag!r}"
-            if getattr(event, "anchor", None) is not None:
-                return "holds a YAML anchor or alias"
-        loaded = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        return f"is not YAML: {str(error).splitlines()[0]}"
-    if not isinstance(loaded, dict):
-        return "is not a conda environment (a YAML mapping)"
-    return plain_data_problem(loaded)
-
-
-def plain_data_problem(value: Any) -> str | None:
-    """Why a decoded value is not plain JSON data with safe text, keys included (None: it is):
-    only mappings with text keys, lists, text, finite numbers, true, false and null."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for key in item:
-                if not isinstance(key, str):
-                    return f"holds a key that is not text: {str(key)[:40]!r}"
-                if (problem := text_problem(key)) is not None:
-                    return f"holds a key that {problem}"
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif not isinstance(item, PLAIN_SCALARS):
-            return (
-                f"holds a {type(item).__name__} ({str(item)[:40]!r}), which Snakemake never writes"
-            )
-        elif isinstance(item, float) and not math.isfinite(item):
-            return f"holds the number {item}, which Snakemake never writes"
-        elif isinstance(item, str) and (problem := text_problem(item)) is not None:
-            return problem
-    return None
+# A record's conda_env is what Snakemake 9 read from the rule's environment file, base64-encoded
+# (persistence's _conda_env: the file's bytes). Its report loads it with yaml.Loader (a tag runs
+# a command) and pastes it into a <script>: only this checkout's own envs/*.yaml are believed.
+ENVS = Path(__file__).resolve().parents[2] / "envs"
+SCHEMAS["snakemake_record"]["properties"]["conda_env"]["enum"] = [
+    None,
+    *sorted(base64.b64encode(env.read_bytes()).decode() for env in ENVS.glob("*.yaml")),
+]
 
 
 def validator(name: str, **options: Any) -> jsonschema.protocols.Validator:
@@ -134,7 +76,7 @@ def validator(name: str, **options: Any) -> jsonschema.protocols.Validator:
     return jsonschema.Draft202012Validator(schema, **options)
 
 
-RECORD = validator("snakemake_record", format_checker=FORMATS)
+RECORD = validator("snakemake_record")
 INCOMPLETE = validator("snakemake_incomplete")
 
 
@@ -151,8 +93,6 @@ def record_problem(record: Any, validator: jsonschema.protocols.Validator = RECO
         unknown = ", ".join(repr(k)[:60] for k in sorted(set(record) - set(known))[:5])
         return f"it has keys Snakemake never writes: {unknown}"
     key = error.path[0]
-    if error.cause is not None:  # the conda environment's own reason
-        return f"its {key} {error.cause}"
     if error.validator == "not" and (problem := text_problem(error.instance)) is not None:
         return f"its {key} {problem}"
     field = validator.schema["properties"][key]
