@@ -184,16 +184,15 @@ def test_make_refuses_a_forged_record_before_snakemake(tmp_path, target):
 
 @pytest.mark.parametrize("target", ["report", "audit"])
 def test_make_imports_nothing_from_the_folder(tmp_path, target):
-    """`python -m isotropy.resume` put the folder first on sys.path: ./isotropy/ ran. Now the
-    planted package is named and refused before Snakemake (which would import it: issue 60, B3,
-    tests/test_hostile_folder.py), and make's own `python -m` steps never import it."""
+    """`python -m isotropy.resume` put the folder first on sys.path: ./isotropy/ ran. Now make's
+    own `python -m` steps all run (up to Snakemake, which takes the folder off sys.path itself:
+    issue 60, B3, tests/test_hostile_folder.py) and none imports it."""
     workdir = _workdir(tmp_path, "TARGET=preview_study\n")
     (workdir / "isotropy").mkdir()
     (workdir / "isotropy" / "__init__.py").write_text("open('MARKER', 'w').close()\n")
     result = run_make(workdir, target)
     assert not (workdir / "MARKER").exists(), result.stderr
-    assert result.returncode != 0 and not (workdir / "calls.txt").exists(), result.stderr
-    assert "isotropy: Python would import it as module 'isotropy'" in result.stderr
+    assert (workdir / "calls.txt").exists(), result.stderr
 
 
 # --- the workflow itself: Snakemake never reads a forged record, scripts import nothing planted

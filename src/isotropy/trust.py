@@ -8,11 +8,11 @@ Snakemake trusts its own bookkeeping: its report loads each record's ``conda_env
 and the Snakefile's folder first on ``sys.path``. So :func:`folder_problems` refuses records that
 are not what Snakemake writes (a ``conda_env`` is one of this checkout's ``envs/*.yaml``), links,
 hard links, pipes, sockets and devices, and record folders that are not folders;
-:func:`workflow_problems` refuses modules beside the Snakefile that git does not track and config
-files that are not plain YAML; jobs run with ``PYTHONSAFEPATH=1`` (rules/common.smk) and the pickled
-inventory cache is removed unread (:func:`drop_io_cache`). The checks run before the make targets
-call Snakemake and again when the workflow parses (rules/common.smk). The audit reads none of this:
-only its intake's copy.
+:func:`workflow_problems` refuses config files that are not plain YAML; rules/common.smk takes the
+Snakefile's folder off ``sys.path`` before the workflow's first import, and jobs run with
+``PYTHONSAFEPATH=1``; the pickled inventory cache is removed unread (:func:`drop_io_cache`). The
+checks run before the make targets call Snakemake and again when the workflow parses
+(rules/common.smk). The audit reads none of this: only its intake's copy.
 
     python -m isotropy.trust [--directory .] [--configfile FILE ...]
 
@@ -25,11 +25,9 @@ import argparse
 import base64
 import binascii
 import contextlib
-import importlib.machinery
 import os
 import re
 import stat
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -196,86 +194,15 @@ def _skipped(root: Path, path: Path) -> bool:
     return path.parent == root / SNAKEMAKE_DIR and path.name in LINKED_INSIDE
 
 
-# What Python imports a module from (.py, .pyc, extension modules).
-IMPORT_SUFFIXES = tuple(importlib.machinery.all_suffixes())
-
-
-def _module_name(entry: Path) -> str | None:
-    """The module Python would import from ``entry`` at the front of ``sys.path`` (None: none):
-    a module file, a folder with an ``__init__``, or a folder named like an installed module (it
-    would shadow it or join its namespace package; other plain folders are nobody's import)."""
-    if entry.is_dir():
-        if not entry.name.isidentifier() or entry.name == "__pycache__":
-            return None
-        package = any((entry / f"__init__{suffix}").exists() for suffix in IMPORT_SUFFIXES)
-        return entry.name if package or _installed(entry.name, entry.parent) else None
-    for suffix in IMPORT_SUFFIXES:
-        stem = entry.name.removesuffix(suffix)
-        if stem != entry.name and stem.isidentifier():
-            return stem
-    return None
-
-
-def _installed(name: str, root: Path) -> bool:
-    """Whether ``name`` is a module of the standard library or this environment, found anywhere
-    but ``root`` (a module of that name first on sys.path would be imported in its place)."""
-    if name in sys.stdlib_module_names:
-        return True
-    elsewhere = [p for p in sys.path if Path(p or ".").resolve() != root.resolve()]
-    finders = [f for f in sys.meta_path if f is not importlib.machinery.PathFinder]
-    try:
-        return importlib.machinery.PathFinder.find_spec(name, elsewhere) is not None or any(
-            f.find_spec(name, None) is not None for f in finders if hasattr(f, "find_spec")
-        )
-    except (ImportError, ValueError):
-        return True
-
-
-def import_problems(workflow_root: str | os.PathLike) -> list[tuple[str, str]]:
-    """(entry, reason) for every module or package beside the Snakefile that Snakemake's processes
-    could import in place of the real one. Snakemake puts the Snakefile's folder first on
-    ``sys.path`` (``PYTHONSAFEPATH`` does not cover it), so a planted ``./jsonschema.py`` or
-    ``./isotropy/__init__.py`` would be imported instead of the installed one. In a git work tree
-    (a clone of this workflow) every module git does not track is refused; elsewhere, where what
-    belongs to the workflow is unknown (its scripts may lie beside it), those named like a module
-    of the standard library or the environment."""
-    root = Path(workflow_root)
-    if not root.is_dir():
-        return []
-    found = {e.name: m for e in sorted(root.iterdir()) if (m := _module_name(e)) is not None}
-    if not found:
-        return []
-    # git's index only listed: no fsmonitor, hook or filter runs (the work tree may be anyone's).
-    command = ["git", "-c", "core.fsmonitor=false", "--no-pager", "-C", str(root), "ls-files", "-z"]
-    try:
-        listed = subprocess.run([*command, "--", *found], capture_output=True, timeout=120)
-        names = listed.stdout.split(b"\0") if listed.returncode == 0 else None
-    except (OSError, subprocess.TimeoutExpired):
-        names = None  # no git: not a git work tree either
-    tops = None if names is None else {os.fsdecode(p).split("/")[0] for p in names if p}
-    return [
-        (
-            entry,
-            f"Python would import it as module {module!r} in every Snakemake process (Snakemake "
-            "puts the workflow's folder first on sys.path), and "
-            + ("git does not track it" if tops is not None else "an installed module has that name")
-            + f": remove it or move it out of {root.resolve()}",
-        )
-        for entry, module in found.items()
-        if (entry not in tops if tops is not None else _installed(module, root))
-    ]
-
-
 def workflow_problems(
     workflow_root: str | os.PathLike, configfiles: list[str] | None = None
 ) -> list[tuple[str, str]]:
-    """What Snakemake would run from the workflow's folder before the workflow's own checks:
-    untracked modules beside the Snakefile (:func:`import_problems`), and each config file it is
-    given, the Snakefile's ``configfile:`` (its folder's config.yaml) included, that is not plain
-    YAML (YTE runs Python; :func:`config_file_problem`)."""
+    """Each config file Snakemake is given, the Snakefile's ``configfile:`` (its folder's
+    config.yaml) included, that is not plain YAML (YTE runs Python; :func:`config_file_problem`).
+    Modules beside the Snakefile are never imported: rules/common.smk takes its folder off
+    ``sys.path`` before the workflow's first import."""
     configs = dict.fromkeys([*(configfiles or []), str(Path(workflow_root) / "config.yaml")])
-    problems = import_problems(workflow_root)
-    return problems + [(f, p) for f in configs if (p := config_file_problem(f)) is not None]
+    return [(f, p) for f in configs if (p := config_file_problem(f)) is not None]
 
 
 # Snakemake writes its inventory of the folder here after every dry run, and unpickles it with
