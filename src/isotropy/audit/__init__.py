@@ -61,10 +61,6 @@ def audit(
 
 
 NOT_COPIED = ": not copied, not audited"
-ASKED = (
-    "; given as a file to audit: config files go after --configfile (isotropy-audit "
-    "--configfile a.yaml b.yaml)"
-)
 
 
 def quarantine(
@@ -74,10 +70,9 @@ def quarantine(
     file, and ``mirror`` unless it lies inside the folder (its pins are the folder's own, never
     believed)."""
     workspace.mkdir()
-    asked = set(starts or ())
     try:
         refused = [
-            Finding(escaped(name), FAIL, "intake", cause + (ASKED if name in asked else NOT_COPIED))
+            Finding(escaped(name), FAIL, "intake", cause + NOT_COPIED)
             for name, cause in intake(root, workspace, starts).items()
         ]
     except (FolderError, OSError) as error:
@@ -154,11 +149,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # The config files name the user's mirror (no pin of theirs is read).
         mirror = load_config_files(args.configfile).get("mirror") if args.configfile else None
-        findings = audit(root, starts=args.files or None, mirror=mirror)
+        findings = audit(root, mirror=mirror)
         if not args.gate:
             print(format_table(findings))
-        if args.output:
-            write_tsv(findings, args.output)
     except (ConfigError, OSError) as error:  # a full disk as well: one line
         print(f"isotropy-audit: {escaped(str(error))}", file=sys.stderr)
         return 2
@@ -185,9 +178,6 @@ def _parser() -> argparse.ArgumentParser:
         "by today's code?",
     )
     parser.add_argument(
-        "files", nargs="*", help="files to audit (default: every file under results/)"
-    )
-    parser.add_argument(
         "--directory", "-d", default=".", help="the Snakemake working directory (default: .)"
     )
     parser.add_argument(
@@ -205,5 +195,4 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="print nothing but, on a mismatch, one line saying NAME stops (make report)",
     )
-    parser.add_argument("--output", "-o", default=None, help="also write the table as TSV here")
     return parser
