@@ -139,6 +139,9 @@ def _mirrored_source(folder: Path, mirror: str, content: bytes) -> str:
         "inputs": [{"mirror_path": "data.txt", "sha256": digest, "pinned_by": ["MANIFEST.tsv"]}],
     }
     write_json(raw / "manifest.json", manifest)
+    # A result made from it: the audit walks from results/ to the manifest.
+    inputs = {"resources/raw/src/manifest.json": sha256_file(raw / "manifest.json")}
+    _result(folder, "results/x.csv", "x\n", inputs)
     return digest
 
 
@@ -158,11 +161,11 @@ def test_pins_come_from_the_users_mirror_never_the_folders(tmp_path, monkeypatch
     fake = _mirror(folder / "fake_mirror", b"poisoned\n")
     _mirrored_source(folder, str(fake), b"poisoned\n")
     monkeypatch.setenv("ISOTROPY_MIRROR", str(_mirror(tmp_path / "mirror", b"honest\n")))
-    findings = audit(folder, starts=["resources/raw/src/manifest.json"])
+    findings = audit(folder)
     pins = [f for f in findings if f.status == FAIL and f.check == "raw"]
     assert pins and "MANIFEST.tsv pins" in pins[0].reason
     monkeypatch.delenv("ISOTROPY_MIRROR")  # no mirror here: a mismatch, never a warning
-    findings = audit(folder, starts=["resources/raw/src/manifest.json"])
+    findings = audit(folder)
     assert any(f.status == FAIL and "no mirror is configured" in f.reason for f in findings)
 
 
@@ -278,7 +281,8 @@ def test_a_pipe_behind_a_link_in_resources_is_refused(tmp_path):
     os.remove(folder / "resources" / "published_values.csv")
     os.mkfifo(folder / "resources" / "published_values.csv")
     assert "pipe" in dict(trust.folder_problems(folder))["resources/published_values.csv"]
-    refused = intake.intake(folder, tmp_path / "copy", ["resources/published_values.csv"])
+    _result(folder, "results/x.csv", "x\n", {"resources/published_values.csv": DIGEST})
+    refused = intake.intake(folder, tmp_path / "copy")
     assert "pipe" in refused["resources/published_values.csv"]
 
 

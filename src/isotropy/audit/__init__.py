@@ -44,7 +44,6 @@ from isotropy.workflow.config import ConfigError, load_config_files
 def audit(
     root: str | os.PathLike = ".",
     *,
-    starts: Sequence[str] | None = None,
     mirror: str | None = None,
     workflow_root: str | os.PathLike | None = None,
 ) -> list[Finding]:
@@ -52,20 +51,16 @@ def audit(
     its intake's copy, its code against the checkout at ``workflow_root`` (default: this
     package's); mirror files against ``mirror`` (``$ISOTROPY_MIRROR`` first), the user's."""
     root = Path(root).resolve()
-    if starts is not None:
-        starts = [os.path.relpath(root / s, root) for s in starts]  # outside: '..', refused
     with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
         workspace = Path(tmp) / "folder"  # all below reads this copy, never the folder
-        refused, mirror = quarantine(root, workspace, starts, mirror)
-        return [*refused, *walk(workspace, starts, mirror, workflow_root=workflow_root)]
+        refused, mirror = quarantine(root, workspace, mirror)
+        return [*refused, *walk(workspace, mirror=mirror, workflow_root=workflow_root)]
 
 
 NOT_COPIED = ": not copied, not audited"
 
 
-def quarantine(
-    root: Path, workspace: Path, starts: Sequence[str] | None, mirror: str | None
-) -> tuple[list[Finding], str | None]:
+def quarantine(root: Path, workspace: Path, mirror: str | None) -> tuple[list[Finding], str | None]:
     """The intake of ``root`` into ``workspace`` (:mod:`isotropy.intake`): a finding per refused
     file, and ``mirror`` unless it lies inside the folder (its pins are the folder's own, never
     believed)."""
@@ -73,7 +68,7 @@ def quarantine(
     try:
         refused = [
             Finding(escaped(name), FAIL, "intake", cause + NOT_COPIED)
-            for name, cause in intake(root, workspace, starts).items()
+            for name, cause in intake(root, workspace).items()
         ]
     except (FolderError, OSError) as error:
         refused = [Finding(escaped(str(root)), FAIL, "intake", f"cannot be read: {error}")]
