@@ -45,17 +45,8 @@ SHOWN = 10
 
 # The record schemas (Snakemake's, and the workflow's own for the audit), one file of data.
 SCHEMAS = yaml.safe_load(Path(__file__).with_name("records.schema.yaml").read_text("utf-8"))
-# What ends the report's <script> or a line, checked on values after decoding: YAML's "\x3c/",
-# "\u003c" and escaped line breaks all decode to "</".
+# What ends the report's <script> or a line: named where a record's text holds it.
 UNSAFE_TEXT = re.compile(SCHEMAS["$defs"]["safe_text"]["not"]["pattern"])
-
-
-def text_problem(text: str) -> str | None:
-    """Why decoded text may not reach the report's <script> (None: it may)."""
-    if (found := UNSAFE_TEXT.search(text)) is not None:
-        cause = "would end the report's <script> or a line"
-        return f"holds {found.group()!r}, which {cause}: {text[:60]!r}"
-    return None
 
 
 # A record's conda_env is what Snakemake 9 read from the rule's environment file, base64-encoded
@@ -91,8 +82,9 @@ def record_problem(record: Any, validator: jsonschema.protocols.Validator = RECO
         unknown = ", ".join(repr(k)[:60] for k in sorted(set(record) - set(known))[:5])
         return f"it has keys Snakemake never writes: {unknown}"
     key = error.path[0]
-    if error.validator == "not" and (problem := text_problem(error.instance)) is not None:
-        return f"its {key} {problem}"
+    if error.validator == "not" and (found := UNSAFE_TEXT.search(error.instance)) is not None:
+        cause = "which would end the report's <script> or a line"
+        return f"its {key} holds {found.group()!r}, {cause}: {error.instance[:60]!r}"
     field = validator.schema["properties"][key]
     what = field.get("description") or SCHEMAS["$defs"][field["$ref"].split("/")[-1]]["description"]
     return f"its {key} is not {what}"
