@@ -167,6 +167,9 @@ def test_pins_come_from_the_users_mirror_never_the_folders(tmp_path, monkeypatch
     monkeypatch.delenv("ISOTROPY_MIRROR")  # no mirror here: a mismatch, never a warning
     findings = audit(folder)
     assert any(f.status == FAIL and "no mirror is configured" in f.reason for f in findings)
+    monkeypatch.setenv("ISOTROPY_MIRROR", str(fake))  # the folder's own, configured: not believed
+    reasons = [f.reason for f in audit(folder) if f.status == FAIL]
+    assert any("the configured mirror lies inside the audited folder" in r for r in reasons)
 
 
 def test_the_lock_is_the_projects_never_one_a_config_names(tmp_path, monkeypatch):

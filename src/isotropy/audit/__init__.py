@@ -32,13 +32,14 @@ import sys
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from isotropy.audit.records import FAIL, OK, WARN, Finding, listing, walk
 from isotropy.intake import FolderError, escaped, intake
 from isotropy.io import atomic_path
 from isotropy.sources import MIRROR_ENV
 from isotropy.workflow.config import ConfigError, load_config_files
+
+NOT_COPIED = ": not copied, not audited"
 
 
 def audit(
@@ -48,39 +49,29 @@ def audit(
     workflow_root: str | os.PathLike | None = None,
 ) -> list[Finding]:
     """Every finding for the results under ``root`` (a Snakemake working directory), read from
-    its intake's copy, its code against the checkout at ``workflow_root`` (default: this
-    package's); mirror files against ``mirror`` (``$ISOTROPY_MIRROR`` first), the user's."""
+    its intake's copy (:mod:`isotropy.intake`; a finding per refused file), its code against the
+    checkout at ``workflow_root`` (default: this package's); mirror files against ``mirror``
+    (``$ISOTROPY_MIRROR`` first), the user's, unless it lies inside the folder (its pins are then
+    the folder's own, never believed)."""
     root = Path(root).resolve()
     with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
         workspace = Path(tmp) / "folder"  # all below reads this copy, never the folder
-        refused, mirror = quarantine(root, workspace, mirror)
+        workspace.mkdir()
+        try:
+            refused = [
+                Finding(escaped(name), FAIL, "intake", cause + NOT_COPIED)
+                for name, cause in intake(root, workspace).items()
+            ]
+        except (FolderError, OSError) as error:
+            refused = [Finding(escaped(str(root)), FAIL, "intake", f"cannot be read: {error}")]
+        configured = os.environ.get(MIRROR_ENV) or mirror
+        if configured and Path(configured).resolve().is_relative_to(root):
+            reason = (
+                "the configured mirror lies inside the audited folder: its pins are not believed"
+            )
+            refused.append(Finding("(workflow)", FAIL, "raw", reason))
+            mirror = None
         return [*refused, *walk(workspace, mirror=mirror, workflow_root=workflow_root)]
-
-
-NOT_COPIED = ": not copied, not audited"
-
-
-def quarantine(root: Path, workspace: Path, mirror: str | None) -> tuple[list[Finding], str | None]:
-    """The intake of ``root`` into ``workspace`` (:mod:`isotropy.intake`): a finding per refused
-    file, and ``mirror`` unless it lies inside the folder (its pins are the folder's own, never
-    believed)."""
-    workspace.mkdir()
-    try:
-        refused = [
-            Finding(escaped(name), FAIL, "intake", cause + NOT_COPIED)
-            for name, cause in intake(root, workspace).items()
-        ]
-    except (FolderError, OSError) as error:
-        refused = [Finding(escaped(str(root)), FAIL, "intake", f"cannot be read: {error}")]
-    if _inside(root, os.environ.get(MIRROR_ENV) or mirror):
-        reason = "the configured mirror lies inside the audited folder: its pins are not believed"
-        refused.append(Finding("(workflow)", FAIL, "raw", reason))
-        mirror = None
-    return refused, mirror
-
-
-def _inside(root: Path, path: Any) -> bool:
-    return bool(path) and Path(str(path)).resolve().is_relative_to(root)
 
 
 def failures(findings: Iterable[Finding]) -> list[Finding]:
