@@ -25,9 +25,9 @@ ESTIMATE = $(BIN)/python -m isotropy.estimate --configfile $(CONFIG_FILES) --tar
 LAST_RUN := logs/last_run.txt
 remember = @mkdir -p logs && tmp=$$(mktemp logs/.last_run.XXXXXX) && \
 	printf 'TARGET=%s\nCONFIG_FILES=%s\n' '$(1)' '$(CONFIG_FILES)' > "$$tmp" && mv -f "$$tmp" $(LAST_RUN)
-# The folder may be someone else's: before Snakemake starts, its records, links, pipes, modules
-# beside the Snakefile and the config files are checked (isotropy.trust), and no `python -m`
-# here imports from it.
+# The folder may be someone else's: before Snakemake starts, its records, links, pipes and the
+# config files are checked (isotropy.trust), and no `python -m` here imports from it
+# (PYTHONSAFEPATH; Snakemake's processes: rules/common.smk).
 TRUST = $(BIN)/python -m isotropy.trust
 run preview resume folder-check: export PYTHONSAFEPATH = 1
 

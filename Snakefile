@@ -1,8 +1,6 @@
 # Reproduction of "Isotropy, Clusters, and Classifiers" (Mickus, Grönroos & Attieh, ACL 2024)
 # and the studies around it. Stages, in data-flow order; see README.md.
-from snakemake.utils import min_version
-
-min_version("9.0")
+# Nothing is imported before rules/common.smk, which takes the workflow's folder off sys.path.
 
 
 configfile: "config.yaml"

@@ -7,6 +7,17 @@
 import os
 import sys
 
+# Snakemake put the Snakefile's folder first on sys.path before it ran the Snakefile (and
+# `python -m snakemake` the working folder): a module planted there would be imported in place of
+# the installed one in every Snakemake process. Both go before the first import of the workflow
+# (the Snakefile imports nothing before this file); jobs run with PYTHONSAFEPATH=1 (below).
+_own_folders = {os.path.realpath(workflow.basedir), os.path.realpath(os.getcwd())}
+sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") not in _own_folders]
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
 from isotropy import (
     compute,
     estimate,

@@ -459,11 +459,15 @@ def test_cli_takes_several_config_files_like_snakemake(toy, tmp_path, capsys, mo
 
 @pytest.mark.slow
 def test_config_files_given_as_files_to_audit_fail(toy, capsys):
+    """isotropy-audit audits the whole folder: a config file given without --configfile is an
+    unknown argument, never a file to audit nor a config file silently left out."""
     workflow, workdir = toy
     config = str(workflow / "config.yaml")
     args = ["-d", str(workdir), config]
-    assert main(args) == 1
-    assert "config files go after --configfile" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:
+        main(args)
+    assert stopped.value.code == 2
+    assert "unrecognized arguments" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------------

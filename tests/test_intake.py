@@ -139,6 +139,9 @@ def _mirrored_source(folder: Path, mirror: str, content: bytes) -> str:
         "inputs": [{"mirror_path": "data.txt", "sha256": digest, "pinned_by": ["MANIFEST.tsv"]}],
     }
     write_json(raw / "manifest.json", manifest)
+    # A result made from it: the audit walks from results/ to the manifest.
+    inputs = {"resources/raw/src/manifest.json": sha256_file(raw / "manifest.json")}
+    _result(folder, "results/x.csv", "x\n", inputs)
     return digest
 
 
@@ -158,12 +161,15 @@ def test_pins_come_from_the_users_mirror_never_the_folders(tmp_path, monkeypatch
     fake = _mirror(folder / "fake_mirror", b"poisoned\n")
     _mirrored_source(folder, str(fake), b"poisoned\n")
     monkeypatch.setenv("ISOTROPY_MIRROR", str(_mirror(tmp_path / "mirror", b"honest\n")))
-    findings = audit(folder, starts=["resources/raw/src/manifest.json"])
+    findings = audit(folder)
     pins = [f for f in findings if f.status == FAIL and f.check == "raw"]
     assert pins and "MANIFEST.tsv pins" in pins[0].reason
     monkeypatch.delenv("ISOTROPY_MIRROR")  # no mirror here: a mismatch, never a warning
-    findings = audit(folder, starts=["resources/raw/src/manifest.json"])
+    findings = audit(folder)
     assert any(f.status == FAIL and "no mirror is configured" in f.reason for f in findings)
+    monkeypatch.setenv("ISOTROPY_MIRROR", str(fake))  # the folder's own, configured: not believed
+    reasons = [f.reason for f in audit(folder) if f.status == FAIL]
+    assert any("the configured mirror lies inside the audited folder" in r for r in reasons)
 
 
 def test_the_lock_is_the_projects_never_one_a_config_names(tmp_path, monkeypatch):
@@ -186,7 +192,7 @@ def test_the_lock_is_the_projects_never_one_a_config_names(tmp_path, monkeypatch
 WORDS = "supersense_words"  # config/sources.yaml pins its sha256
 
 
-def test_a_folders_config_that_re_pins_a_source_is_not_believed(tmp_path):
+def test_a_folders_config_that_re_pins_a_source_is_not_believed(tmp_path, capsys):
     """The folder's effective configuration re-pins a source to the poisoned file it downloaded:
     on the old code no finding; now the project's pin names it. No configuration's pin is read,
     the user's own included (config/sources.yaml is the project's)."""
@@ -201,17 +207,19 @@ def test_a_folders_config_that_re_pins_a_source_is_not_believed(tmp_path):
     manifest = {"source": WORDS, "files": [{"path": "words.txt", "sha256": poisoned}]}
     manifest["inputs"] = [{**fetched, "pinned_by": ["config"]}]
     write_json(raw / "manifest.json", manifest)
+    # A result made from it: the audit walks from results/ to the manifest.
+    inputs = {f"resources/raw/{WORDS}/manifest.json": sha256_file(raw / "manifest.json")}
+    _result(tmp_path / "work", "results/x.csv", "x\n", inputs)
     overlay = yaml.safe_dump({"sources": {WORDS: {"sha256": poisoned}}})
     effective = tmp_path / "work" / "logs" / "effective-config" / "all.yaml"
     effective.parent.mkdir(parents=True)
     effective.write_text(overlay)
     yours = tmp_path / "yours.yaml"
     yours.write_text(overlay)
-    start = [f"resources/raw/{WORDS}/manifest.json"]
     for configs in ([ROOT / "config.yaml", effective], [ROOT / "config.yaml", yours]):
-        args = ["-d", str(tmp_path / "work"), *start, "--configfile", *map(str, configs)]
-        assert audit_cli.main([*args, "-o", str(tmp_path / "audit.tsv")]) == 1
-        named = (tmp_path / "audit.tsv").read_text()
+        args = ["-d", str(tmp_path / "work"), "--configfile", *map(str, configs)]
+        assert audit_cli.main(args) == 1
+        named = capsys.readouterr().out
         assert f"config pins {project['sha256'][:12]}" in named
 
 
@@ -276,7 +284,8 @@ def test_a_pipe_behind_a_link_in_resources_is_refused(tmp_path):
     os.remove(folder / "resources" / "published_values.csv")
     os.mkfifo(folder / "resources" / "published_values.csv")
     assert "pipe" in dict(trust.folder_problems(folder))["resources/published_values.csv"]
-    refused = intake.intake(folder, tmp_path / "copy", ["resources/published_values.csv"])
+    _result(folder, "results/x.csv", "x\n", {"resources/published_values.csv": DIGEST})
+    refused = intake.intake(folder, tmp_path / "copy")
     assert "pipe" in refused["resources/published_values.csv"]
 
 
@@ -361,8 +370,8 @@ def test_a_full_disk_is_one_line_naming_the_cause(tmp_path, monkeypatch, capsys)
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp_path / "audit.tsv"))
 
-    monkeypatch.setattr(audit_cli, "write_tsv", full)
-    code = audit_cli.main(["-d", str(tmp_path), "-o", str(tmp_path / "a.tsv")])
+    monkeypatch.setattr(audit_cli, "audit", full)  # the intake's copy fills the disk
+    code = audit_cli.main(["-d", str(tmp_path)])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "No space left on device" in err
     monkeypatch.setattr(os, "replace", full)

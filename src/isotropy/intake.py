@@ -22,7 +22,6 @@ import json
 import os
 import stat
 from collections import deque
-from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -243,10 +242,9 @@ class Intake:
                 if isinstance(entry, dict) and isinstance(entry.get("path"), str):
                     self.queue.append(str(folder / entry["path"]))
 
-    def run(self, starts: Iterable[str] | None) -> dict[str, str]:
-        """Copy ``starts`` (default: every result file) and what they name; then close the
-        folder."""
-        self.queue.extend(starts if starts is not None else listing(self.folder, RESULTS))
+    def run(self) -> dict[str, str]:
+        """Copy every result file and what they name; then close the folder."""
+        self.queue.extend(listing(self.folder, RESULTS))
         try:
             while self.queue:
                 name = self.queue.popleft().removeprefix("./")
@@ -361,14 +359,10 @@ def is_manifest(name: str) -> bool:
     )
 
 
-def intake(
-    folder: str | os.PathLike,
-    workspace: str | os.PathLike,
-    starts: Iterable[str] | None = None,
-) -> dict[str, str]:
+def intake(folder: str | os.PathLike, workspace: str | os.PathLike) -> dict[str, str]:
     """Copy what the audit of ``folder`` reads into the empty folder ``workspace`` (every result
-    file, or ``starts``, and what their records name); return path → why it was refused."""
-    return Intake(folder, workspace).run(starts)
+    file and what their records name); return path → why it was refused."""
+    return Intake(folder, workspace).run()
 
 
 def place(written: str | os.PathLike, target: str | os.PathLike) -> None:

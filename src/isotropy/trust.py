@@ -6,12 +6,13 @@ Snakemake trusts its own bookkeeping: its report loads each record's ``conda_env
 ``yaml.Loader`` (a tag such as ``!!python/object/apply:os.system`` runs a command) and pastes
 ``rule`` and ``container_img_url`` unescaped into a ``<script>``; it puts ``.snakemake/scripts/``
 and the Snakefile's folder first on ``sys.path``. So :func:`folder_problems` refuses records that
-are not what Snakemake writes, links, hard links, pipes, sockets and devices, and record folders
-that are not folders; :func:`workflow_problems` refuses modules beside the Snakefile that git does
-not track and config files that are not plain YAML; jobs run with ``PYTHONSAFEPATH=1``
-(rules/common.smk) and the pickled inventory cache is removed unread
-(:func:`drop_io_cache`). The checks run before the make targets call Snakemake and again when the
-workflow parses (rules/common.smk). The audit reads none of this: only its intake's copy.
+are not what Snakemake writes (a ``conda_env`` is one of this checkout's ``envs/*.yaml``), links,
+hard links, pipes, sockets and devices, and record folders that are not folders;
+:func:`workflow_problems` refuses config files that are not plain YAML; rules/common.smk takes the
+Snakefile's folder off ``sys.path`` before the workflow's first import, and jobs run with
+``PYTHONSAFEPATH=1``; the pickled inventory cache is removed unread (:func:`drop_io_cache`). The
+checks run before the make targets call Snakemake and again when the workflow parses
+(rules/common.smk). The audit reads none of this: only its intake's copy.
 
     python -m isotropy.trust [--directory .] [--configfile FILE ...]
 
@@ -24,13 +25,9 @@ import argparse
 import base64
 import binascii
 import contextlib
-import functools
-import importlib.machinery
-import math
 import os
 import re
 import stat
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,91 +38,25 @@ import yaml
 from isotropy.intake import FolderError, config_file_problem, escaped, file_problem, parse_json
 
 METADATA = Path(".snakemake") / "metadata"
-# A record of Snakemake 9 is well under a megabyte; its conda environment a few kilobytes.
+# A record of Snakemake 9 is well under a megabyte.
 MAX_RECORD_BYTES = 16 * 2**20
-MAX_CONDA_ENV_BYTES = 2**20
 # Listed before the folder is refused; the rest are counted.
 SHOWN = 10
 
 # The record schemas (Snakemake's, and the workflow's own for the audit), one file of data.
 SCHEMAS = yaml.safe_load(Path(__file__).with_name("records.schema.yaml").read_text("utf-8"))
-# What ends the report's <script> or a line, checked on values after decoding: YAML's "\x3c/",
-# "\u003c" and escaped line breaks all decode to "</".
+# What ends the report's <script> or a line: named where a record's text holds it.
 UNSAFE_TEXT = re.compile(SCHEMAS["$defs"]["safe_text"]["not"]["pattern"])
-# The scalars JSON (Snakemake's report, its metadata) holds: a YAML date is not one.
-PLAIN_SCALARS = (str, int, float, bool, type(None))
 
 
-def text_problem(text: str) -> str | None:
-    """Why decoded text may not reach the report's <script> (None: it may)."""
-    if (found := UNSAFE_TEXT.search(text)) is not None:
-        cause = "would end the report's <script> or a line"
-        return f"holds {found.group()!r}, which {cause}: {text[:60]!r}"
-    return None
-
-
-FORMATS = jsonschema.FormatChecker(())  # only the conda environment's check below
-
-
-@FORMATS.checks("conda-env", raises=ValueError)
-def _plain_conda_env(value: Any) -> bool:
-    if isinstance(value, str) and (problem := conda_env_problem(value)) is not None:
-        raise ValueError(problem)
-    return True
-
-
-@functools.lru_cache(maxsize=64)  # a folder's records share its few environments
-def conda_env_problem(value: str) -> str | None:
-    """Why a record's ``conda_env`` is not the base64 of a plain conda environment file, or None.
-
-    Plain: UTF-8 YAML without tags, anchors or aliases (which a ``yaml.Loader`` would turn into
-    Python objects or an exponential expansion), a mapping once loaded, and no ``</`` or ``<!``
-    (which end or disturb the ``<script>`` the report puts it in).
-    """
-    if len(value) > MAX_CONDA_ENV_BYTES * 4 // 3 + 4:
-        return f"is longer than {MAX_CONDA_ENV_BYTES} bytes decoded"
-    try:
-        text = base64.b64decode(value, validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):
-        return "is not the base64 of UTF-8 text"
-    try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if (tag := getattr(event, "tag", None)) is not None:
-                return f"holds the YAML tag {tag!r}"
-            if getattr(event, "anchor", None) is not None:
-                return "holds a YAML anchor or alias"
-        loaded = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        return f"is not YAML: {str(error).splitlines()[0]}"
-    if not isinstance(loaded, dict):
-        return "is not a conda environment (a YAML mapping)"
-    return plain_data_problem(loaded)
-
-
-def plain_data_problem(value: Any) -> str | None:
-    """Why a decoded value is not plain JSON data with safe text, keys included (None: it is):
-    only mappings with text keys, lists, text, finite numbers, true, false and null."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for key in item:
-                if not isinstance(key, str):
-                    return f"holds a key that is not text: {str(key)[:40]!r}"
-                if (problem := text_problem(key)) is not None:
-                    return f"holds a key that {problem}"
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif not isinstance(item, PLAIN_SCALARS):
-            return (
-                f"holds a {type(item).__name__} ({str(item)[:40]!r}), which Snakemake never writes"
-            )
-        elif isinstance(item, float) and not math.isfinite(item):
-            return f"holds the number {item}, which Snakemake never writes"
-        elif isinstance(item, str) and (problem := text_problem(item)) is not None:
-            return problem
-    return None
+# A record's conda_env is what Snakemake 9 read from the rule's environment file, base64-encoded
+# (persistence's _conda_env: the file's bytes). Its report loads it with yaml.Loader (a tag runs
+# a command) and pastes it into a <script>: only this checkout's own envs/*.yaml are believed.
+ENVS = Path(__file__).resolve().parents[2] / "envs"
+SCHEMAS["snakemake_record"]["properties"]["conda_env"]["enum"] = [
+    None,
+    *sorted(base64.b64encode(env.read_bytes()).decode() for env in ENVS.glob("*.yaml")),
+]
 
 
 def validator(name: str, **options: Any) -> jsonschema.protocols.Validator:
@@ -134,7 +65,7 @@ def validator(name: str, **options: Any) -> jsonschema.protocols.Validator:
     return jsonschema.Draft202012Validator(schema, **options)
 
 
-RECORD = validator("snakemake_record", format_checker=FORMATS)
+RECORD = validator("snakemake_record")
 INCOMPLETE = validator("snakemake_incomplete")
 
 
@@ -151,10 +82,9 @@ def record_problem(record: Any, validator: jsonschema.protocols.Validator = RECO
         unknown = ", ".join(repr(k)[:60] for k in sorted(set(record) - set(known))[:5])
         return f"it has keys Snakemake never writes: {unknown}"
     key = error.path[0]
-    if error.cause is not None:  # the conda environment's own reason
-        return f"its {key} {error.cause}"
-    if error.validator == "not" and (problem := text_problem(error.instance)) is not None:
-        return f"its {key} {problem}"
+    if error.validator == "not" and (found := UNSAFE_TEXT.search(error.instance)) is not None:
+        cause = "which would end the report's <script> or a line"
+        return f"its {key} holds {found.group()!r}, {cause}: {error.instance[:60]!r}"
     field = validator.schema["properties"][key]
     what = field.get("description") or SCHEMAS["$defs"][field["$ref"].split("/")[-1]]["description"]
     return f"its {key} is not {what}"
@@ -256,86 +186,15 @@ def _skipped(root: Path, path: Path) -> bool:
     return path.parent == root / SNAKEMAKE_DIR and path.name in LINKED_INSIDE
 
 
-# What Python imports a module from (.py, .pyc, extension modules).
-IMPORT_SUFFIXES = tuple(importlib.machinery.all_suffixes())
-
-
-def _module_name(entry: Path) -> str | None:
-    """The module Python would import from ``entry`` at the front of ``sys.path`` (None: none):
-    a module file, a folder with an ``__init__``, or a folder named like an installed module (it
-    would shadow it or join its namespace package; other plain folders are nobody's import)."""
-    if entry.is_dir():
-        if not entry.name.isidentifier() or entry.name == "__pycache__":
-            return None
-        package = any((entry / f"__init__{suffix}").exists() for suffix in IMPORT_SUFFIXES)
-        return entry.name if package or _installed(entry.name, entry.parent) else None
-    for suffix in IMPORT_SUFFIXES:
-        stem = entry.name.removesuffix(suffix)
-        if stem != entry.name and stem.isidentifier():
-            return stem
-    return None
-
-
-def _installed(name: str, root: Path) -> bool:
-    """Whether ``name`` is a module of the standard library or this environment, found anywhere
-    but ``root`` (a module of that name first on sys.path would be imported in its place)."""
-    if name in sys.stdlib_module_names:
-        return True
-    elsewhere = [p for p in sys.path if Path(p or ".").resolve() != root.resolve()]
-    finders = [f for f in sys.meta_path if f is not importlib.machinery.PathFinder]
-    try:
-        return importlib.machinery.PathFinder.find_spec(name, elsewhere) is not None or any(
-            f.find_spec(name, None) is not None for f in finders if hasattr(f, "find_spec")
-        )
-    except (ImportError, ValueError):
-        return True
-
-
-def import_problems(workflow_root: str | os.PathLike) -> list[tuple[str, str]]:
-    """(entry, reason) for every module or package beside the Snakefile that Snakemake's processes
-    could import in place of the real one. Snakemake puts the Snakefile's folder first on
-    ``sys.path`` (``PYTHONSAFEPATH`` does not cover it), so a planted ``./jsonschema.py`` or
-    ``./isotropy/__init__.py`` would be imported instead of the installed one. In a git work tree
-    (a clone of this workflow) every module git does not track is refused; elsewhere, where what
-    belongs to the workflow is unknown (its scripts may lie beside it), those named like a module
-    of the standard library or the environment."""
-    root = Path(workflow_root)
-    if not root.is_dir():
-        return []
-    found = {e.name: m for e in sorted(root.iterdir()) if (m := _module_name(e)) is not None}
-    if not found:
-        return []
-    # git's index only listed: no fsmonitor, hook or filter runs (the work tree may be anyone's).
-    command = ["git", "-c", "core.fsmonitor=false", "--no-pager", "-C", str(root), "ls-files", "-z"]
-    try:
-        listed = subprocess.run([*command, "--", *found], capture_output=True, timeout=120)
-        names = listed.stdout.split(b"\0") if listed.returncode == 0 else None
-    except (OSError, subprocess.TimeoutExpired):
-        names = None  # no git: not a git work tree either
-    tops = None if names is None else {os.fsdecode(p).split("/")[0] for p in names if p}
-    return [
-        (
-            entry,
-            f"Python would import it as module {module!r} in every Snakemake process (Snakemake "
-            "puts the workflow's folder first on sys.path), and "
-            + ("git does not track it" if tops is not None else "an installed module has that name")
-            + f": remove it or move it out of {root.resolve()}",
-        )
-        for entry, module in found.items()
-        if (entry not in tops if tops is not None else _installed(module, root))
-    ]
-
-
 def workflow_problems(
     workflow_root: str | os.PathLike, configfiles: list[str] | None = None
 ) -> list[tuple[str, str]]:
-    """What Snakemake would run from the workflow's folder before the workflow's own checks:
-    untracked modules beside the Snakefile (:func:`import_problems`), and each config file it is
-    given, the Snakefile's ``configfile:`` (its folder's config.yaml) included, that is not plain
-    YAML (YTE runs Python; :func:`config_file_problem`)."""
+    """Each config file Snakemake is given, the Snakefile's ``configfile:`` (its folder's
+    config.yaml) included, that is not plain YAML (YTE runs Python; :func:`config_file_problem`).
+    Modules beside the Snakefile are never imported: rules/common.smk takes its folder off
+    ``sys.path`` before the workflow's first import."""
     configs = dict.fromkeys([*(configfiles or []), str(Path(workflow_root) / "config.yaml")])
-    problems = import_problems(workflow_root)
-    return problems + [(f, p) for f in configs if (p := config_file_problem(f)) is not None]
+    return [(f, p) for f in configs if (p := config_file_problem(f)) is not None]
 
 
 # Snakemake writes its inventory of the folder here after every dry run, and unpickles it with

@@ -32,7 +32,6 @@ import sys
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from isotropy.audit.records import FAIL, OK, WARN, Finding, listing, walk
 from isotropy.intake import FolderError, escaped, intake
@@ -40,57 +39,39 @@ from isotropy.io import atomic_path
 from isotropy.sources import MIRROR_ENV
 from isotropy.workflow.config import ConfigError, load_config_files
 
+NOT_COPIED = ": not copied, not audited"
+
 
 def audit(
     root: str | os.PathLike = ".",
     *,
-    starts: Sequence[str] | None = None,
     mirror: str | None = None,
     workflow_root: str | os.PathLike | None = None,
 ) -> list[Finding]:
     """Every finding for the results under ``root`` (a Snakemake working directory), read from
-    its intake's copy, its code against the checkout at ``workflow_root`` (default: this
-    package's); mirror files against ``mirror`` (``$ISOTROPY_MIRROR`` first), the user's."""
+    its intake's copy (:mod:`isotropy.intake`; a finding per refused file), its code against the
+    checkout at ``workflow_root`` (default: this package's); mirror files against ``mirror``
+    (``$ISOTROPY_MIRROR`` first), the user's, unless it lies inside the folder (its pins are then
+    the folder's own, never believed)."""
     root = Path(root).resolve()
-    if starts is not None:
-        starts = [os.path.relpath(root / s, root) for s in starts]  # outside: '..', refused
     with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
         workspace = Path(tmp) / "folder"  # all below reads this copy, never the folder
-        refused, mirror = quarantine(root, workspace, starts, mirror)
-        return [*refused, *walk(workspace, starts, mirror, workflow_root=workflow_root)]
-
-
-NOT_COPIED = ": not copied, not audited"
-ASKED = (
-    "; given as a file to audit: config files go after --configfile (isotropy-audit "
-    "--configfile a.yaml b.yaml)"
-)
-
-
-def quarantine(
-    root: Path, workspace: Path, starts: Sequence[str] | None, mirror: str | None
-) -> tuple[list[Finding], str | None]:
-    """The intake of ``root`` into ``workspace`` (:mod:`isotropy.intake`): a finding per refused
-    file, and ``mirror`` unless it lies inside the folder (its pins are the folder's own, never
-    believed)."""
-    workspace.mkdir()
-    asked = set(starts or ())
-    try:
-        refused = [
-            Finding(escaped(name), FAIL, "intake", cause + (ASKED if name in asked else NOT_COPIED))
-            for name, cause in intake(root, workspace, starts).items()
-        ]
-    except (FolderError, OSError) as error:
-        refused = [Finding(escaped(str(root)), FAIL, "intake", f"cannot be read: {error}")]
-    if _inside(root, os.environ.get(MIRROR_ENV) or mirror):
-        reason = "the configured mirror lies inside the audited folder: its pins are not believed"
-        refused.append(Finding("(workflow)", FAIL, "raw", reason))
-        mirror = None
-    return refused, mirror
-
-
-def _inside(root: Path, path: Any) -> bool:
-    return bool(path) and Path(str(path)).resolve().is_relative_to(root)
+        workspace.mkdir()
+        try:
+            refused = [
+                Finding(escaped(name), FAIL, "intake", cause + NOT_COPIED)
+                for name, cause in intake(root, workspace).items()
+            ]
+        except (FolderError, OSError) as error:
+            refused = [Finding(escaped(str(root)), FAIL, "intake", f"cannot be read: {error}")]
+        configured = os.environ.get(MIRROR_ENV) or mirror
+        if configured and Path(configured).resolve().is_relative_to(root):
+            reason = (
+                "the configured mirror lies inside the audited folder: its pins are not believed"
+            )
+            refused.append(Finding("(workflow)", FAIL, "raw", reason))
+            mirror = None
+        return [*refused, *walk(workspace, mirror=mirror, workflow_root=workflow_root)]
 
 
 def failures(findings: Iterable[Finding]) -> list[Finding]:
@@ -154,11 +135,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # The config files name the user's mirror (no pin of theirs is read).
         mirror = load_config_files(args.configfile).get("mirror") if args.configfile else None
-        findings = audit(root, starts=args.files or None, mirror=mirror)
+        findings = audit(root, mirror=mirror)
         if not args.gate:
             print(format_table(findings))
-        if args.output:
-            write_tsv(findings, args.output)
     except (ConfigError, OSError) as error:  # a full disk as well: one line
         print(f"isotropy-audit: {escaped(str(error))}", file=sys.stderr)
         return 2
@@ -185,9 +164,6 @@ def _parser() -> argparse.ArgumentParser:
         "by today's code?",
     )
     parser.add_argument(
-        "files", nargs="*", help="files to audit (default: every file under results/)"
-    )
-    parser.add_argument(
         "--directory", "-d", default=".", help="the Snakemake working directory (default: .)"
     )
     parser.add_argument(
@@ -205,5 +181,4 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="print nothing but, on a mismatch, one line saying NAME stops (make report)",
     )
-    parser.add_argument("--output", "-o", default=None, help="also write the table as TSV here")
     return parser

@@ -1,16 +1,7 @@
-"""Walking the provenance records: from each result back through its inputs to the raw downloads.
-
-For every file on the way: its checksum, its inputs (present, unchanged, not newer), the code
-that made it; under ``results/`` a missing record is a mismatch. Each
-check returns a :class:`Finding`. A record is a file anyone can edit: before the walk uses it,
-its shape is checked (a damaged record is one mismatch naming it, never a traceback).
-
-The end of every walk: a raw source's (or an assembled model's) download manifest.
-
-Its raw files are checked against the sha256 the manifest recorded, and what they were fetched
-from against today's pins (the user's mirror's MANIFEST.tsv, config/sources.yaml and the
-project's sources lock), re-read now.
-"""
+"""Walking the provenance records of the intake's copy, each check returning a :class:`Finding`
+(the checks are listed in :mod:`isotropy.audit`). A record is a file anyone can edit: before the
+walk uses it, its shape is checked (a damaged record is one mismatch naming it, never a
+traceback), and the pins a download is checked against are re-read now, never the record's."""
 
 from __future__ import annotations
 
