@@ -52,7 +52,8 @@ def audit(
     its intake's copy (:mod:`isotropy.intake`; a finding per refused file), its code against the
     checkout at ``workflow_root`` (default: this package's); mirror files against the user's
     mirror (:func:`isotropy.sources.resolve_mirror` of ``mirror``, resolved once here), unless it
-    lies inside the folder (its pins are then the folder's own, never believed)."""
+    lies inside the folder (its pins are then the folder's own, never believed); a configured
+    mirror that is not a folder is a FileNotFoundError, as when the workflow runs."""
     root = Path(root).resolve()
     with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
         workspace = Path(tmp) / "folder"  # all below reads this copy, never the folder
@@ -64,11 +65,7 @@ def audit(
             ]
         except (FolderError, OSError) as error:
             refused = [Finding(escaped(str(root)), FAIL, "intake", f"cannot be read: {error}")]
-        try:  # resolved once here: nothing below reads $ISOTROPY_MIRROR again
-            folder = resolve_mirror(mirror)
-        except FileNotFoundError as error:
-            refused.append(Finding("(workflow)", WARN, "raw", f"{error}: no mirror pin is read"))
-            folder = None
+        folder = resolve_mirror(mirror)  # once: nothing below reads $ISOTROPY_MIRROR again
         if folder is not None and folder.is_relative_to(root):
             reason = (
                 "the configured mirror lies inside the audited folder: its pins are not believed"
