@@ -190,6 +190,7 @@ def _mirror_manifest(chain: Path, row: str | None, monkeypatch) -> Path:
                 "sha256": digest,
                 "pinned": True,
                 "pinned_by": ["MANIFEST.tsv"],
+                "trust": "the mirror's MANIFEST.tsv",
             }
         ],
     )
@@ -202,7 +203,10 @@ def _mirror_manifest(chain: Path, row: str | None, monkeypatch) -> Path:
 def test_raw_inputs_are_checked_against_the_pins_not_the_record(chain, monkeypatch):
     digest = hashlib.sha256(b"1\n2\n3\n").hexdigest()
     _mirror_manifest(chain, f"values.txt\t6\t{digest}", monkeypatch)
-    assert not failures(audit(chain))  # the record and the pin agree
+    findings = audit(chain)
+    assert not failures(findings)  # the record and the pin agree
+    (ok,) = [f for f in findings if f.file == "resources/raw/toy/manifest.json"]
+    assert ok.status == OK and "the mirror's MANIFEST.tsv: values.txt" in ok.reason
 
 
 def test_raw_input_whose_pin_differs_is_a_mismatch(chain, monkeypatch):
@@ -216,13 +220,14 @@ def test_raw_input_whose_pin_differs_is_a_mismatch(chain, monkeypatch):
     )
 
 
-def test_raw_input_recorded_as_pinned_without_a_pin_is_a_mismatch(chain, monkeypatch):
+def test_a_manifests_claim_of_a_pin_is_not_what_the_audit_says(chain, monkeypatch):
+    """The manifest says MANIFEST.tsv pins it; the user's mirror has no row: the audit's summary
+    comes from the pins alone, so the file is pinned by nothing (a warning), never "pinned"."""
     _mirror_manifest(chain, None, monkeypatch)
-    bad = _bad(audit(chain))["resources/raw/toy/manifest.json"]
-    assert (
-        "raw: mirror file values.txt is recorded as pinned by MANIFEST.tsv, but no such pin exists "
-        "now" in bad
-    )
+    findings = [f for f in audit(chain) if f.file == "resources/raw/toy/manifest.json"]
+    said = {f.status: f.reason for f in findings}
+    assert "mirror file values.txt is pinned by nothing" in said[WARN]
+    assert "unverified: values.txt" in said[OK] and "MANIFEST.tsv" not in said[OK]
 
 
 def test_raw_input_pinned_by_a_row_cut_short_is_a_mismatch(chain, monkeypatch):

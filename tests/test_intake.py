@@ -170,6 +170,8 @@ def test_pins_come_from_the_users_mirror_never_the_folders(tmp_path, monkeypatch
     monkeypatch.setenv("ISOTROPY_MIRROR", str(fake))  # the folder's own, configured: not believed
     reasons = [f.reason for f in audit(folder) if f.status == FAIL]
     assert any("the configured mirror lies inside the audited folder" in r for r in reasons)
+    # ... nor read: its pins (which vouch for the poisoned download) are taken from no mirror
+    assert any("no mirror is configured" in r for r in reasons), reasons
 
 
 def test_the_lock_is_the_projects_never_one_a_config_names(tmp_path, monkeypatch):
@@ -185,7 +187,7 @@ def test_the_lock_is_the_projects_never_one_a_config_names(tmp_path, monkeypatch
     poisoned = "cd" * 32
     lock.write_text(json.dumps({"polarity": {url: {"sha256": poisoned, "bytes": 1}}}))
     manifest = {"source": "polarity", "inputs": [{"url": url, "sha256": poisoned}]}
-    findings = check_pins("resources/raw/polarity/manifest.json", manifest)
+    findings, _ = check_pins("resources/raw/polarity/manifest.json", manifest)
     assert findings and "fake.lock" not in " ".join(f.reason for f in findings)
 
 

@@ -421,7 +421,10 @@ def test_the_audit_checks_a_download_against_its_git_object_id_pin(monkeypatch):
     monkeypatch.setattr(records, "project_sources", lambda: {"s": {"url": url, "git_blob": pin}})
     fetched = {"url": url, "sha256": "ab" * 32, "git_blob": pin}
     manifest = {"source": "s", "inputs": [fetched]}
-    assert records.check_pins("resources/raw/s/manifest.json", manifest) == []
+    assert records.check_pins("resources/raw/s/manifest.json", manifest) == (
+        [],
+        "published pin: a.txt",
+    )
     manifest["inputs"] = [{**fetched, "git_blob": "2" * 40}]
-    (finding,) = records.check_pins("resources/raw/s/manifest.json", manifest)
+    (finding,), _ = records.check_pins("resources/raw/s/manifest.json", manifest)
     assert finding.status == FAIL and f"but the config pins {pin}" in finding.reason

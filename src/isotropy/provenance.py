@@ -231,17 +231,14 @@ def record_step(
     snakemake: Any, *, device: Any = None, seeds: list[int] | None = None, extra: dict | None = None
 ) -> dict:
     """Write a provenance record beside every output of a Snakemake ``script:`` step."""
-    params = (
-        {k: v for k, v in snakemake.params.items()} if hasattr(snakemake.params, "items") else {}
-    )
     script = _original_script(snakemake)
     record = build_record(
         workflow_root=workflow_root_of(snakemake),
         rule=snakemake.rule,
         inputs=[str(p) for p in snakemake.input],
         outputs=[str(p) for p in snakemake.output],
-        params=params,
-        wildcards=dict(snakemake.wildcards.items()),
+        params=snakemake.params,  # Snakemake's named lists: items() (_jsonable)
+        wildcards=snakemake.wildcards,
         config=snakemake.config,
         script=script,
         device=device,

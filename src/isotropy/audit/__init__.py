@@ -36,7 +36,7 @@ from pathlib import Path
 from isotropy.audit.records import FAIL, OK, WARN, Finding, listing, walk
 from isotropy.intake import FolderError, escaped, intake
 from isotropy.io import atomic_path
-from isotropy.sources import MIRROR_ENV
+from isotropy.sources import resolve_mirror
 from isotropy.workflow.config import ConfigError, load_config_files
 
 NOT_COPIED = ": not copied, not audited"
@@ -50,9 +50,10 @@ def audit(
 ) -> list[Finding]:
     """Every finding for the results under ``root`` (a Snakemake working directory), read from
     its intake's copy (:mod:`isotropy.intake`; a finding per refused file), its code against the
-    checkout at ``workflow_root`` (default: this package's); mirror files against ``mirror``
-    (``$ISOTROPY_MIRROR`` first), the user's, unless it lies inside the folder (its pins are then
-    the folder's own, never believed)."""
+    checkout at ``workflow_root`` (default: this package's); mirror files against the user's
+    mirror (:func:`isotropy.sources.resolve_mirror` of ``mirror``, resolved once here), unless it
+    lies inside the folder (its pins are then the folder's own, never believed); a configured
+    mirror that is not a folder is a FileNotFoundError, as when the workflow runs."""
     root = Path(root).resolve()
     with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
         workspace = Path(tmp) / "folder"  # all below reads this copy, never the folder
@@ -64,14 +65,14 @@ def audit(
             ]
         except (FolderError, OSError) as error:
             refused = [Finding(escaped(str(root)), FAIL, "intake", f"cannot be read: {error}")]
-        configured = os.environ.get(MIRROR_ENV) or mirror
-        if configured and Path(configured).resolve().is_relative_to(root):
+        folder = resolve_mirror(mirror)  # once: nothing below reads $ISOTROPY_MIRROR again
+        if folder is not None and folder.is_relative_to(root):
             reason = (
                 "the configured mirror lies inside the audited folder: its pins are not believed"
             )
             refused.append(Finding("(workflow)", FAIL, "raw", reason))
-            mirror = None
-        return [*refused, *walk(workspace, mirror=mirror, workflow_root=workflow_root)]
+            folder = None
+        return [*refused, *walk(workspace, mirror=folder, workflow_root=workflow_root)]
 
 
 def failures(findings: Iterable[Finding]) -> list[Finding]:

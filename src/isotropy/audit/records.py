@@ -223,12 +223,13 @@ def _check_code(path: str, code: Mapping[str, Any], workflow_root: Path) -> list
 def walk(
     root: str | os.PathLike,
     starts: Iterable[str] | None = None,
-    mirror: str | None = None,
+    mirror: Path | None = None,
     *,
     workflow_root: str | os.PathLike | None = None,
 ) -> list[Finding]:
     """Audit ``starts`` (default: every result file) and everything they were made from, the
-    code against the checkout at ``workflow_root`` (default: the one this package lies in)."""
+    code against the checkout at ``workflow_root`` (default: the one this package lies in),
+    mirror files against the MANIFEST.tsv of the (resolved) ``mirror`` folder."""
     code_root = Path(workflow_root).resolve() if workflow_root else WORKFLOW_ROOT
     _sha256.cache_clear()  # files may have changed since the last walk of this process
     root = Path(root).resolve()
@@ -253,24 +254,22 @@ def _one_per_cause(findings: Sequence[Finding]) -> list[Finding]:
     """One checksum mismatch per file (its own record's, else a twin's), and no "ok" line for
     a file that a twin's record calls replaced."""
     failed = {f.file for f in findings if f.status == FAIL}
-    kept, named = [], set()
-    own_first = sorted(findings, key=lambda f: not f.reason.startswith("modified after"))
-    for finding in own_first:
-        if finding.status == OK and finding.check == "all" and finding.file in failed:
-            continue
-        if finding.status == FAIL and finding.check == "checksum":
-            if finding.file in named:
-                continue
-            named.add(finding.file)
-        kept.append(finding)
-    order = {id(f): i for i, f in enumerate(findings)}
-    return sorted(kept, key=lambda f: order[id(f)])
+    first: dict[str, Finding] = {}
+    for f in sorted(findings, key=lambda f: not f.reason.startswith("modified after")):
+        if f.status == FAIL and f.check == "checksum":
+            first.setdefault(f.file, f)
+    return [
+        f
+        for f in findings
+        if not (f.status == OK and f.check == "all" and f.file in failed)
+        and (f.status != FAIL or f.check != "checksum" or first[f.file] is f)
+    ]
 
 
 def audit_file(
     root: Path,
     path: str,
-    mirror: str | None,
+    mirror: Path | None,
     *,
     workflow_root: Path | None = None,
 ) -> tuple[list[Finding], list[str]]:
@@ -307,7 +306,7 @@ def _without_record(path: str) -> Finding:
 REFETCH = "re-fetch the source (snakemake --forcerun download_source)"
 
 
-def check_manifest(root: Path, path: str, mirror: str | None = None) -> list[Finding]:
+def check_manifest(root: Path, path: str, mirror: Path | None = None) -> list[Finding]:
     """Every raw file of a source against the sha256 its download manifest recorded, and what
     it was fetched from against today's pins (:func:`check_pins`)."""
     manifest_path = resolve_path(root, path)
@@ -324,11 +323,12 @@ def check_manifest(root: Path, path: str, mirror: str | None = None) -> list[Fin
             continue
         differs = f"raw file differs from its download manifest {path}"
         findings += _digest_findings(rel, "raw", differs, entry["sha256"], _sha256(raw))
-    findings += check_pins(path, manifest, mirror)
+    pins, trust = check_pins(path, manifest, mirror)
+    findings += pins
     if not any(f.status == FAIL for f in findings):
         origin = manifest.get("origin", "?")
         matched = f"{len(entries)} raw file(s) match the manifest (from {origin}; "
-        findings.append(Finding(path, OK, "raw", f"{matched}{trust_summary(manifest)})"))
+        findings.append(Finding(path, OK, "raw", f"{matched}{trust})"))
     return findings
 
 
@@ -345,47 +345,45 @@ def _lock_of() -> Path:
     return lock if lock.is_absolute() else WORKFLOW_ROOT / lock
 
 
-def trust_summary(manifest: Mapping[str, Any]) -> str:
-    """What the fetched inputs rest on (:func:`isotropy.sources.input_trust`), by kind."""
-    kinds: dict[str, list[str]] = {}
-    for label, trust in sources.input_trust(manifest).items():
-        kinds.setdefault(trust, []).append(Path(label).name)
-    return "; ".join(f"{trust}: {listing(names)}" for trust, names in kinds.items()) or "no inputs"
-
-
 class PinsUnreadable(Exception):
     """The pins of a download cannot be re-read now: one mismatch saying why."""
 
 
-def check_pins(path: str, manifest: Mapping[str, Any], mirror: str | None = None) -> list[Finding]:
-    """Each fetched input's recorded sha256 against its pins, re-read now (never the record's word).
+# What a download rests on, by the kind of pin that pins it now (the audit's summary).
+TRUST = {**sources.MIRROR_TRUST, "lock": sources.TRUST_LOCK}
+
+
+def check_pins(
+    path: str, manifest: Mapping[str, Any], mirror: Path | None = None
+) -> tuple[list[Finding], str]:
+    """Each fetched input's recorded sha256 against its pins, re-read now, and what the inputs
+    rest on by those pins, by kind ("published pin: a.txt"): the record's word is never read.
 
     The pins are the project's and the user's, never the folder's or the audited configuration's:
-    a mirror file is compared with the MANIFEST.tsv of the mirror this user configured
-    (``$ISOTROPY_MIRROR``, else ``mirror``), a download with config/sources.yaml's sha256, git
-    object id or hub commit, or, where it has none, with the project's own sources lock as it is
-    now (a relock since is a mismatch). An input that nothing pins is a warning; one whose pin
-    differs, or that the record calls pinned by a mirror row or the lock that pins nothing now, is
-    a mismatch.
+    a mirror file is compared with the MANIFEST.tsv of the ``mirror`` this user configured, a
+    download with config/sources.yaml's sha256, git object id or hub commit, or, where it has
+    none, with the project's own sources lock as it is now (a relock since is a mismatch). An
+    input that nothing pins is a warning; one whose pin differs is a mismatch.
     """
     inputs = manifest.get("inputs") or []
     if not inputs:
-        return []
+        return [], "no inputs"
     settings = project_sources().get(str(manifest.get("source"))) or {}
     url_pins = sources.url_pins(settings) if settings.get("url") else {}
     blobs = sources.url_pins(settings, "git_blob") if settings.get("url") else {}
     try:
         rels = [entry["mirror_path"] for entry in inputs if "mirror_path" in entry]
         mirrored = _mirror_pins(rels, mirror) if rels else {}
-    except PinsUnreadable as error:
-        return [Finding(path, FAIL, "raw", str(error))]
-    try:
         locked = sources.read_lock(_lock_of()).get(str(manifest.get("source")), {})
+    except PinsUnreadable as error:
+        return [Finding(path, FAIL, "raw", str(error))], ""
     except (OSError, ValueError) as error:
-        return [Finding(path, FAIL, "raw", f"the sources lock cannot be read: {error}")]
-    findings = []
+        return [Finding(path, FAIL, "raw", f"the sources lock cannot be read: {error}")], ""
+    findings: list[Finding] = []
+    kinds: dict[str, list[str]] = {}
     for entry in inputs:
         url, hub = entry.get("url"), settings.get("hub")
+        name = Path(str(url or entry.get("mirror_path") or entry.get("hub"))).name
         if (blob := blobs.get(url)) and entry.get("git_blob") != blob:
             reason = (
                 f"{url} was fetched with git object id {entry.get('git_blob') or '(none recorded)'}"
@@ -395,6 +393,7 @@ def check_pins(path: str, manifest: Mapping[str, Any], mirror: str | None = None
         if (blob and not url_pins.get(url)) or (
             "hub" in entry and hub and entry.get("revision") == hub.get("revision")
         ):
+            kinds.setdefault(sources.TRUST_PUBLISHED, []).append(name)
             continue  # pinned by its git object id alone, or by its hub commit
         if "mirror_path" in entry:
             expected = f"mirror file {entry['mirror_path']}", mirrored[entry["mirror_path"]]
@@ -405,24 +404,22 @@ def check_pins(path: str, manifest: Mapping[str, Any], mirror: str | None = None
         else:
             expected = str(url or f"hub data set {entry.get('hub', '?')}"), {}
         findings += _pin_findings(path, entry, *expected)
-    return findings
+        trust = " and ".join(TRUST[by] for by in expected[1]) or "unverified"
+        kinds.setdefault(trust, []).append(name)
+    return findings, "; ".join(f"{trust}: {listing(names)}" for trust, names in kinds.items())
 
 
-def _mirror_pins(rels: list[str], mirror: str | None) -> dict[str, dict[str, str]]:
+def _mirror_pins(rels: list[str], mirror: Path | None) -> dict[str, dict[str, str]]:
     """Each mirror file's row in the MANIFEST.tsv of the mirror this user configured
     (:func:`isotropy.sources.mirror_pins`), never the one the folder's manifest names."""
-    try:
-        folder = sources.resolve_mirror(mirror)
-    except FileNotFoundError as error:
-        raise PinsUnreadable(f"its mirror's pins cannot be re-checked: {error}") from None
-    if folder is None:
+    if mirror is None:
         raise PinsUnreadable(
             "fetched from a mirror, but no mirror is configured here "
             f"({sources.MIRROR_ENV} or config 'mirror'): its pins cannot be re-checked; set it "
             "to your copy of the mirror"
         )
     try:
-        pins = sources.mirror_pins({"mirror_files": rels}, folder)[1]
+        pins = sources.mirror_pins({"mirror_files": rels}, mirror)[1]
     except (OSError, UnicodeDecodeError, sources.UnverifiedFileError) as error:
         raise PinsUnreadable(f"the mirror's pins cannot be read: {error}") from None
     return {rel: {by: getattr(pin, "sha256", pin) for by, pin in pins[rel].items()} for rel in rels}
@@ -431,16 +428,13 @@ def _mirror_pins(rels: list[str], mirror: str | None) -> dict[str, dict[str, str
 def _pin_findings(
     path: str, entry: Mapping[str, Any], label: str, expected: Mapping[str, str]
 ) -> list[Finding]:
-    """A mismatch if a pin differs or a recorded pin is gone, a warning if nothing pins it. The
-    record's "config" is the configuration it ran with, never read here (config/sources.yaml's
-    pins are compared above)."""
+    """A mismatch if a pin differs, a warning if nothing pins it."""
     recorded = str(entry.get("sha256") or "")
     differing = [
         f"{by} pins {short_digest(pin.lower())}…"
         for by, pin in expected.items()
         if pin.lower() != recorded
     ]
-    claimed = [by for by in entry.get("pinned_by") or [] if by not in expected and by != "config"]
     if differing:
         remedy = (
             "the sources lock was relocked since (make relock): re-fetch it and re-make what was "
@@ -451,11 +445,6 @@ def _pin_findings(
         )
         fetched = f"{label} was fetched with sha256 {short_digest(recorded)}…"
         reason = f"{fetched}, but {', '.join(differing)}; {remedy}"
-        return [Finding(path, FAIL, "raw", reason)]
-    if claimed:
-        reason = (
-            f"{label} is recorded as pinned by {', '.join(claimed)}, but no such pin exists now"
-        )
         return [Finding(path, FAIL, "raw", reason)]
     if not expected:
         reason = (
