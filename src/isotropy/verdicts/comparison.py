@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from isotropy.io import markdown_table
 from isotropy.statistics import matches
 from isotropy.verdicts import declarations
 from isotropy.verdicts import equivalence as eq
@@ -325,6 +326,13 @@ def as_shown(table: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+# The columns of each paper's table on the page (results/paper_comparison.md).
+COMPARISON_COLUMNS = (
+    "source | setup | printed | statistic (m, δ) | ours | n (ours / paper) | unit | tolerance | "
+    "verdict | stand-in | note"
+).split(" | ")
+
+
 def comparison_markdown(table: pd.DataFrame) -> str:
     """The comparison as a markdown document: counts of verdicts, then one table per paper."""
     counts = table["verdict"].value_counts()
@@ -348,13 +356,7 @@ def comparison_markdown(table: pd.DataFrame) -> str:
     ]
     for paper in dict.fromkeys(table["paper"]):
         part = as_shown(table[table["paper"] == paper])
-        lines += [
-            f"## {paper}",
-            "",
-            "| source | setup | printed | statistic (m, δ) | ours | n (ours / paper) | unit | "
-            "tolerance | verdict | stand-in | note |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
-        ]
+        rows = []
         for _, r in part.iterrows():
             n = " / ".join(s for s in (_number(r["our_n"]), _number(r["paper_n"])) if s)
             if isinstance(r["per_type_cap"], str) and r["per_type_cap"]:
@@ -363,7 +365,7 @@ def comparison_markdown(table: pd.DataFrame) -> str:
             statistic = f"{r['estimand']} (m {r['m']}{', δ ' + r['margin'] if r['margin'] else ''})"
             if str(r["declared"]).startswith("default"):
                 statistic += f"; {r['declared']}"
-            cells = [
+            row = [
                 r["source"],
                 r["setup"],
                 r["printed"],
@@ -376,8 +378,9 @@ def comparison_markdown(table: pd.DataFrame) -> str:
                 r["stand_in"],
                 r["note"],
             ]
-            lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
-        lines.append("")
+            rows.append(row)
+        shown = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+        lines += [f"## {paper}", "", markdown_table(shown)]
     return "\n".join(lines)
 
 
