@@ -6,13 +6,16 @@ poster's BERT, ALBERT and DistilBERT. The runs are :func:`isotropy.istar.study.r
 fine-tuned by :func:`isotropy.finetune.training.run_and_save` (what rule ``finetune`` runs) and
 collected by :func:`isotropy.istar.runs.collect_runs` (rule ``istar_runs``).
 
-GPU runbook (its run on an H200: docs/istar-gpu.md):
+GPU runbook (its runs on an H200 and an H100: docs/istar-gpu.md):
 
 1. Here (CPU, seconds): check config.yaml + the overlay as the workflow does and pack what the
    device needs into ``.istar_device/`` (git-ignored, 48 MiB beside the 6 MiB tree: under the
    64 MiB a call carries): MiniLM as float16 safetensors, SST-2's two mirror files, plan.json::
 
        ISOTROPY_MIRROR=../shared/mirror .venv/bin/python benchmarks/istar_on_device.py pack
+
+   (the whole-split grid: ``--config config.yaml config/istar_gpu.yaml
+   config/istar_gpu_whole.yaml``, then ``run --budget-s 100000`` so that no subset is taken).
 
 2. On the device, one call of the device tool's ``run`` (carry ``[".istar_device"]``,
    timeout_s 570; about 7 minutes: the CUDA tests, then the measured, sized grid)::
@@ -26,8 +29,9 @@ GPU runbook (its run on an H200: docs/istar-gpu.md):
    ``--finish record.json`` (the first call's, carried in the pack folder): the runs it did not
    start, on its training subset, paced by its measured costs.
 
-3. Commit ``runs.csv``, ``metrics.jsonl``, ``costs.csv`` and ``record.json`` from ``$OUT`` under
-   ``docs/data/`` as ``istar_gpu_*`` (record.json holds their checksums, the device, versions).
+3. Combine the calls' ``$OUT`` folders into ``docs/data/istar_gpu_*`` (``--prefix
+   istar_gpu_whole`` for config/istar_gpu_whole.yaml) with one record holding their checksums,
+   the device and versions: ``python tests/istar_gpu_page.py --calls OUT1 OUT2``.
 
 ``run`` unpacks MiniLM to float32, measures seconds per optimiser step of the three regularisers
 on the same batches (best of ``--rounds``; the penalty's overhead as a ratio to plain, target
