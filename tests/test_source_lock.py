@@ -427,4 +427,21 @@ def test_the_audit_checks_a_download_against_its_git_object_id_pin(monkeypatch):
     )
     manifest["inputs"] = [{**fetched, "git_blob": "2" * 40}]
     (finding,), _ = records.check_pins("resources/raw/s/manifest.json", manifest)
-    assert finding.status == FAIL and f"but the config pins {pin}" in finding.reason
+    assert finding.status == FAIL and f"but config pins {pin[:12]}" in finding.reason
+
+
+def test_the_audit_checks_a_hub_download_against_its_commit(monkeypatch):
+    """A hub data set pinned by its commit: fetched at another one is a mismatch, not a warning."""
+    from isotropy.audit import records
+
+    pin = "1" * 40
+    monkeypatch.setattr(records, "project_sources", lambda: {"h": {"hub": {"revision": pin}}})
+    fetched = {"hub": "org/set", "revision": pin}
+    manifest = {"source": "h", "inputs": [fetched]}
+    assert records.check_pins("resources/raw/h/manifest.json", manifest) == (
+        [],
+        "published pin: set",
+    )
+    manifest["inputs"] = [{**fetched, "revision": "2" * 40}]
+    (finding,), _ = records.check_pins("resources/raw/h/manifest.json", manifest)
+    assert finding.status == FAIL and f"but config pins {pin[:12]}" in finding.reason

@@ -338,17 +338,6 @@ def project_sources() -> dict[str, Any]:
     return read_config_file(SOURCES_CONFIG).get("sources") or {}
 
 
-def _lock_of() -> Path:
-    """The project's own sources lock ($ISOTROPY_SOURCES_LOCK, else the checkout's default):
-    never one a configuration names, since the audited folder's own may be the one given."""
-    lock = sources.lock_path(None)
-    return lock if lock.is_absolute() else WORKFLOW_ROOT / lock
-
-
-class PinsUnreadable(Exception):
-    """The pins of a download cannot be re-read now: one mismatch saying why."""
-
-
 # What a download rests on, by the kind of pin that pins it now (the audit's summary).
 TRUST = {**sources.MIRROR_TRUST, "lock": sources.TRUST_LOCK}
 
@@ -365,92 +354,71 @@ def check_pins(
     none, with the project's own sources lock as it is now (a relock since is a mismatch). An
     input that nothing pins is a warning; one whose pin differs is a mismatch.
     """
-    inputs = manifest.get("inputs") or []
+    inputs, source = manifest.get("inputs") or [], str(manifest.get("source"))
     if not inputs:
         return [], "no inputs"
-    settings = project_sources().get(str(manifest.get("source"))) or {}
+    settings = project_sources().get(source) or {}
     url_pins = sources.url_pins(settings) if settings.get("url") else {}
     blobs = sources.url_pins(settings, "git_blob") if settings.get("url") else {}
-    try:
-        rels = [entry["mirror_path"] for entry in inputs if "mirror_path" in entry]
-        mirrored = _mirror_pins(rels, mirror) if rels else {}
-        locked = sources.read_lock(_lock_of()).get(str(manifest.get("source")), {})
-    except PinsUnreadable as error:
-        return [Finding(path, FAIL, "raw", str(error))], ""
-    except (OSError, ValueError) as error:
-        return [Finding(path, FAIL, "raw", f"the sources lock cannot be read: {error}")], ""
-    findings: list[Finding] = []
-    kinds: dict[str, list[str]] = {}
-    for entry in inputs:
-        url, hub = entry.get("url"), settings.get("hub")
-        name = Path(str(url or entry.get("mirror_path") or entry.get("hub"))).name
-        if (blob := blobs.get(url)) and entry.get("git_blob") != blob:
-            reason = (
-                f"{url} was fetched with git object id {entry.get('git_blob') or '(none recorded)'}"
-                f", but the config pins {blob}; {REFETCH} from a file that matches its pin"
-            )
-            findings.append(Finding(path, FAIL, "raw", reason))
-        if (blob and not url_pins.get(url)) or (
-            "hub" in entry and hub and entry.get("revision") == hub.get("revision")
-        ):
-            kinds.setdefault(sources.TRUST_PUBLISHED, []).append(name)
-            continue  # pinned by its git object id alone, or by its hub commit
-        if "mirror_path" in entry:
-            expected = f"mirror file {entry['mirror_path']}", mirrored[entry["mirror_path"]]
-        elif url is not None and url_pins.get(url):
-            expected = url, {"config": str(url_pins[url])}
-        elif url is not None and url in locked:
-            expected = url, {"lock": locked[url]["sha256"]}
-        else:
-            expected = str(url or f"hub data set {entry.get('hub', '?')}"), {}
-        findings += _pin_findings(path, entry, *expected)
-        trust = " and ".join(TRUST[by] for by in expected[1]) or "unverified"
-        kinds.setdefault(trust, []).append(name)
-    return findings, "; ".join(f"{trust}: {listing(names)}" for trust, names in kinds.items())
-
-
-def _mirror_pins(rels: list[str], mirror: Path | None) -> dict[str, dict[str, str]]:
-    """Each mirror file's row in the MANIFEST.tsv of the mirror this user configured
-    (:func:`isotropy.sources.mirror_pins`), never the one the folder's manifest names."""
-    if mirror is None:
-        raise PinsUnreadable(
+    rels = [entry["mirror_path"] for entry in inputs if "mirror_path" in entry]
+    if rels and mirror is None:
+        reason = (
             "fetched from a mirror, but no mirror is configured here "
             f"({sources.MIRROR_ENV} or config 'mirror'): its pins cannot be re-checked; set it "
             "to your copy of the mirror"
         )
-    try:
-        pins = sources.mirror_pins({"mirror_files": rels}, mirror)[1]
-    except (OSError, UnicodeDecodeError, sources.UnverifiedFileError) as error:
-        raise PinsUnreadable(f"the mirror's pins cannot be read: {error}") from None
-    return {rel: {by: getattr(pin, "sha256", pin) for by, pin in pins[rel].items()} for rel in rels}
+        return [Finding(path, FAIL, "raw", reason)], ""
+    try:  # the user's mirror (never the one the folder's manifest names) and the project's lock
+        mirrored = sources.mirror_pins({"mirror_files": rels}, mirror)[1] if rels and mirror else {}
+        # WORKFLOW_ROOT / an absolute $ISOTROPY_SOURCES_LOCK is that path: never a config's lock
+        locked = sources.read_lock(WORKFLOW_ROOT / sources.lock_path()).get(source, {})
+    except (OSError, ValueError) as error:  # a damaged MANIFEST.tsv or lock, named in error
+        return [Finding(path, FAIL, "raw", f"its pins cannot be read: {error}")], ""
+    findings: list[Finding] = []
+    kinds: dict[str, list[str]] = {}
+    for entry in inputs:
+        url, hub = entry.get("url"), settings.get("hub") or {}
+        label = str(url or f"hub data set {entry.get('hub', '?')}")
+        pins = [("config", "git_blob", blob)] if (blob := blobs.get(url)) else []
+        if "mirror_path" in entry:
+            label = f"mirror file {entry['mirror_path']}"
+            by_kind = mirrored[entry["mirror_path"]].items()
+            pins += [(by, "sha256", getattr(pin, "sha256", pin)) for by, pin in by_kind]
+        elif url_pins.get(url):
+            pins.append(("config", "sha256", str(url_pins[url])))
+        elif url in locked:
+            pins.append(("lock", "sha256", locked[url]["sha256"]))
+        elif "hub" in entry and hub.get("revision"):
+            pins.append(("config", "revision", hub["revision"]))
+        findings += _pin_findings(path, entry, label, pins)
+        trust = " and ".join(dict.fromkeys(TRUST[by] for by, _, _ in pins)) or "unverified"
+        name = Path(str(url or entry.get("mirror_path") or entry.get("hub"))).name
+        kinds.setdefault(trust, []).append(name)
+    return findings, "; ".join(f"{trust}: {listing(names)}" for trust, names in kinds.items())
 
 
 def _pin_findings(
-    path: str, entry: Mapping[str, Any], label: str, expected: Mapping[str, str]
+    path: str, entry: Mapping[str, Any], label: str, pins: Sequence[tuple[str, str, str]]
 ) -> list[Finding]:
-    """A mismatch if a pin differs, a warning if nothing pins it."""
-    recorded = str(entry.get("sha256") or "")
-    differing = [
-        f"{by} pins {short_digest(pin.lower())}…"
-        for by, pin in expected.items()
-        if pin.lower() != recorded
-    ]
-    if differing:
-        remedy = (
-            "the sources lock was relocked since (make relock): re-fetch it and re-make what was "
-            "made from it"
-            if "lock" in expected
-            else "re-fetch it (snakemake --forcerun download_source) from a file that matches its "
-            "pin"
-        )
-        fetched = f"{label} was fetched with sha256 {short_digest(recorded)}…"
-        reason = f"{fetched}, but {', '.join(differing)}; {remedy}"
-        return [Finding(path, FAIL, "raw", reason)]
-    if not expected:
+    """A mismatch for each pin (by whom, of which field, the value) that differs from what was
+    fetched, a warning if nothing pins it."""
+    if not pins:
         reason = (
             f"{label} is pinned by nothing (no MANIFEST.tsv row, no config sha256, no lock "
-            "record): "
-            "the raw files made from it are unverified"
+            "record): the raw files made from it are unverified"
         )
         return [Finding(path, WARN, "raw", reason)]
-    return []
+    findings = []
+    for by, field, pin in pins:
+        recorded = str(entry.get(field) or "")
+        if recorded.lower() != pin.lower():
+            remedy = (
+                "the sources lock was relocked since (make relock): re-fetch it and re-make what "
+                "was made from it"
+                if by == "lock"
+                else f"{REFETCH} from a file that matches its pin"
+            )
+            fetched = f"{label} was fetched with {field} {short_digest(recorded)}…"
+            reason = f"{fetched}, but {by} pins {short_digest(pin.lower())}…; {remedy}"
+            findings.append(Finding(path, FAIL, "raw", reason))
+    return findings
