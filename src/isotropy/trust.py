@@ -70,24 +70,29 @@ INCOMPLETE = validator("snakemake_incomplete")
 
 
 def record_problem(record: Any, validator: jsonschema.protocols.Validator = RECORD) -> str | None:
-    """Why one parsed record (of ``.snakemake/metadata``, or a marker of
-    ``.snakemake/incomplete`` with ``INCOMPLETE``) is not what Snakemake writes, or None."""
+    """Why one parsed record is not the shape of ``validator``'s schema, or None: a record of
+    ``.snakemake/metadata`` (by default), a marker of ``.snakemake/incomplete``, a provenance
+    record or a download manifest (the audit). A key whose schema describes it is named with
+    what it must be; any other mismatch by where it lies and why."""
     error = jsonschema.exceptions.best_match(validator.iter_errors(record))
     if error is None:
         return None
-    if not error.path:  # the record itself: not an object, or a key Snakemake never writes
-        if not isinstance(record, dict):
-            return f"it is a JSON {type(record).__name__}, not an object"
+    if not isinstance(record, dict):
+        return f"it is a JSON {type(record).__name__}, not an object"
+    if error.validator == "additionalProperties" and not error.path:
         known = validator.schema["properties"]
         unknown = ", ".join(repr(k)[:60] for k in sorted(set(record) - set(known))[:5])
         return f"it has keys Snakemake never writes: {unknown}"
-    key = error.path[0]
-    if error.validator == "not" and (found := UNSAFE_TEXT.search(error.instance)) is not None:
+    key = error.path[0] if error.path else ""
+    if error.validator == "not" and (found := UNSAFE_TEXT.search(str(error.instance))) is not None:
         cause = "which would end the report's <script> or a line"
         return f"its {key} holds {found.group()!r}, {cause}: {error.instance[:60]!r}"
-    field = validator.schema["properties"][key]
-    what = field.get("description") or SCHEMAS["$defs"][field["$ref"].split("/")[-1]]["description"]
-    return f"its {key} is not {what}"
+    field = validator.schema["properties"].get(key, {})
+    defined = SCHEMAS["$defs"].get(field.get("$ref", "").split("/")[-1], {})
+    if what := field.get("description") or defined.get("description"):
+        return f"its {key} is not {what}"
+    where = "/".join(map(str, error.absolute_path))
+    return f"it does not fit its schema{f' at {where}' if where else ''} ({error.message[:120]})"
 
 
 def _output_named(name: Path) -> str:

@@ -20,7 +20,7 @@ from isotropy.intake import RESULTS, escaped, is_manifest, name_problem, parse_j
 from isotropy.intake import listing as listing_of
 from isotropy.io import sha256_file
 from isotropy.provenance import module_source, record_path
-from isotropy.trust import validator
+from isotropy.trust import record_problem, validator
 from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -59,20 +59,13 @@ PROVENANCE, MANIFEST = validator("provenance"), validator("manifest")
 def read_checked_json(
     path: Path, validator: jsonschema.protocols.Validator
 ) -> tuple[Any, str | None]:
-    """A JSON file and why it cannot be used (None: usable): unreadable, not JSON, or not the
-    shape of ``validator``'s schema, naming where."""
+    """A JSON file and why it cannot be used (None: usable): unreadable, not JSON (nesting and
+    values capped: no RecursionError), or not the shape of ``validator``'s schema."""
     try:
-        document = parse_json(path.read_bytes())  # nesting capped: no RecursionError
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        return None, f"is not readable JSON ({type(error).__name__}: {str(error)[:80]})"
-    mismatch = jsonschema.exceptions.best_match(validator.iter_errors(document))
-    if mismatch is None:
-        return document, None
-    where = "/".join(map(str, mismatch.absolute_path))
-    return (
-        document,
-        f"does not fit its schema{f' at {where}' if where else ''} ({mismatch.message[:120]})",
-    )
+        document = parse_json(path.read_bytes())
+    except (OSError, ValueError) as error:  # parse_json's FolderError is one line
+        return None, str(error)
+    return document, record_problem(document, validator)
 
 
 def load_record(root: Path, path: str) -> tuple[Mapping[str, Any] | None, Finding | None]:
@@ -85,7 +78,7 @@ def load_record(root: Path, path: str) -> tuple[Mapping[str, Any] | None, Findin
     if problem is None:
         return record, None
     return None, Finding(
-        path, FAIL, "record", f"its provenance record {sidecar.name} {problem}; {REMAKE}"
+        path, FAIL, "record", f"its provenance record {sidecar.name}: {problem}; {REMAKE}"
     )
 
 
@@ -312,7 +305,7 @@ def check_manifest(root: Path, path: str, mirror: Path | None = None) -> list[Fi
     manifest_path = resolve_path(root, path)
     manifest, problem = read_checked_json(manifest_path, MANIFEST)
     if problem is not None:
-        return [Finding(path, FAIL, "raw", f"download manifest {problem}; {REFETCH}")]
+        return [Finding(path, FAIL, "raw", f"download manifest: {problem}; {REFETCH}")]
     entries = manifest["files"]
     findings = []
     for entry in entries:
