@@ -97,11 +97,7 @@ def _digest_findings(path: str, check: str, what: str, recorded: str, actual: st
 
 
 def check_record(
-    root: Path,
-    path: str,
-    record: Mapping[str, Any],
-    *,
-    workflow_root: Path | None = None,
+    root: Path, path: str, record: Mapping[str, Any], *, workflow_root: Path
 ) -> list[Finding]:
     """The checks that need only the provenance record: checksum (of every output it lists),
     inputs, staleness, code (against the checkout at ``workflow_root``)."""
@@ -116,7 +112,7 @@ def check_record(
         findings += _digest_findings(path, "checksum", made, recorded["sha256"], _sha256(target))
     findings += _twin_findings(root, path, record)
     findings += _input_findings(root, path, record.get("inputs", {}))
-    findings += _check_code(path, record.get("code") or {}, workflow_root or WORKFLOW_ROOT)
+    findings += _check_code(path, record.get("code") or {}, workflow_root)
     return findings
 
 
@@ -260,11 +256,7 @@ def _one_per_cause(findings: Sequence[Finding]) -> list[Finding]:
 
 
 def audit_file(
-    root: Path,
-    path: str,
-    mirror: Path | None,
-    *,
-    workflow_root: Path | None = None,
+    root: Path, path: str, mirror: Path | None, *, workflow_root: Path
 ) -> tuple[list[Finding], list[str]]:
     """The findings of one file, and the inputs its record names, to walk on to."""
     target = resolve_path(root, path)
