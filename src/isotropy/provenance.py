@@ -231,7 +231,11 @@ def record_step(
     snakemake: Any, *, device: Any = None, seeds: list[int] | None = None, extra: dict | None = None
 ) -> dict:
     """Write a provenance record beside every output of a Snakemake ``script:`` step."""
-    script = _original_script(snakemake)
+    import __main__
+
+    # The step's own script: Snakemake's preamble sets __file__ to it (its temporary copy's path
+    # is __real_file__).
+    script = getattr(__main__, "__file__", None)
     record = build_record(
         workflow_root=workflow_root_of(snakemake),
         rule=snakemake.rule,
@@ -271,21 +275,6 @@ def workflow_root_of(snakemake: Any) -> Path | None:
     if not scriptdir:
         return None
     return Path(scriptdir).parent if Path(scriptdir).name == "scripts" else Path(scriptdir)
-
-
-def _original_script(snakemake: Any) -> str | None:
-    """The workflow's own script file (Snakemake runs a temporary copy named tmp<random>.<name>)."""
-    import __main__
-
-    running = getattr(__main__, "__file__", None)
-    scriptdir = getattr(snakemake, "scriptdir", None)
-    if not running or not scriptdir:
-        return running
-    name = Path(running).name
-    if name.startswith("tmp") and "." in name:
-        name = name.split(".", 1)[1]
-    candidate = Path(scriptdir) / name
-    return str(candidate) if candidate.is_file() else running
 
 
 def read_record(path: str | os.PathLike) -> dict | None:
