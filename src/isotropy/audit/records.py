@@ -68,20 +68,6 @@ def read_checked_json(
     return document, record_problem(document, validator)
 
 
-def load_record(root: Path, path: str) -> tuple[Mapping[str, Any] | None, Finding | None]:
-    """The record beside ``path`` (None when there is none), or the one mismatch saying why it
-    cannot be used: unreadable, not JSON, or not shaped like a provenance record."""
-    sidecar = record_path(resolve_path(root, path))
-    if not sidecar.is_file():
-        return None, None
-    record, problem = read_checked_json(sidecar, PROVENANCE)
-    if problem is None:
-        return record, None
-    return None, Finding(
-        path, FAIL, "record", f"its provenance record {sidecar.name}: {problem}; {REMAKE}"
-    )
-
-
 MTIME_TOLERANCE_S = 1e-3
 # The checkout whose code the audit compares records with (the one this package lies in).
 WORKFLOW_ROOT = Path(__file__).resolve().parents[3]
@@ -262,15 +248,20 @@ def audit_file(
     target = resolve_path(root, path)
     if not target.is_file():
         return [Finding(path, FAIL, "missing", "file does not exist")], []
-    record, damaged = load_record(root, path)
+    sidecar = record_path(target)
+    found: list[Finding] = []
+    record, problem = read_checked_json(sidecar, PROVENANCE) if sidecar.is_file() else (None, None)
+    if problem is not None:  # a damaged record: nothing it says is used, not even its inputs
+        reason = f"its provenance record {sidecar.name}: {problem}; {REMAKE}"
+        record, found = None, [Finding(path, FAIL, "record", reason)]
     if is_manifest(path):
-        found = check_manifest(root, path, mirror) + ([damaged] if damaged else [])
+        found = check_manifest(root, path, mirror) + found
         if record is not None:  # a manifest with a record of its own is checked against it too
             checked = check_record(root, path, record, workflow_root=workflow_root)
             found += [f for f in checked if f.status != OK]
         return found, []
-    if damaged is not None:  # nothing it says can be used: not even where to walk on to
-        return [damaged], []
+    if found:  # the damaged record's mismatch alone
+        return found, []
     if record is None:
         return [_without_record(path)], []
     found = check_record(root, path, record, workflow_root=workflow_root)
