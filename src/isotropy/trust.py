@@ -150,13 +150,11 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
     links, pipes, sockets and devices (:func:`isotropy.intake.file_problem`); Snakemake's record
     folders that are not folders; a last-run file make cannot read safely. Each path once."""
     root = Path(workdir)
-    problems = []
+    problems: dict[str, str] = {}  # each path once: its first problem
     for name in FOLDERS:
         path = root / name
         if os.path.lexists(path) and not path.is_symlink() and not path.is_dir():
-            problems.append(
-                (name, "is not a folder: Snakemake and the workflow keep records there")
-            )
+            problems[name] = "is not a folder: Snakemake and the workflow keep records there"
     tops = [root] + [root / t for t in WRITTEN if (root / t).is_symlink() and (root / t).is_dir()]
     for top in tops:
         for folder, subfolders, files in os.walk(top):  # links listed, never followed
@@ -174,14 +172,12 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
                 if problem is None:
                     problem = snakemake_record_problem(root, rel, info.st_size)
                 if problem is not None:
-                    problems.append((str(rel), problem))
+                    problems.setdefault(str(rel), problem)
     last_run = root / LAST_RUN
     if last_run.is_file() and last_run.lstat().st_size > MAX_LAST_RUN_BYTES:
-        problems.append((str(LAST_RUN), "is larger than 64 KiB (make run writes two short lines)"))
-    first: dict[str, str] = {}
-    for file, reason in problems:
-        first.setdefault(file, reason)
-    return list(first.items())
+        reason = "is larger than 64 KiB (make run writes two short lines)"
+        problems.setdefault(str(LAST_RUN), reason)
+    return list(problems.items())
 
 
 def _skipped(root: Path, path: Path) -> bool:
