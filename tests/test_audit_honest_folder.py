@@ -9,6 +9,7 @@ replaced together with its own record, whatever its size, is named by its twin's
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -196,8 +197,11 @@ def test_an_untouched_folder_audits_clean_in_a_fresh_clone(tiny_run, tmp_path):
     assert "\tFAIL\t" not in table
     for name in ("results/main/figure2.png", "results/paper_comparison.csv", "results/claims.csv"):
         assert f"{name}\tok\tall\t" in table, name
-
+    # clean with its script compared: the record names the script the step ran, with its sha256
     table1 = clone / "results" / "main" / "table1.csv"
+    code = json.loads(record_path(table1).read_text())["code"]
+    assert code["script"].startswith("scripts/") and code["script_sha256"], code
+
     table1.write_text(table1.read_text() + "\n")
     result = _make_audit(clone, mirror)
     output = result.stdout + result.stderr

@@ -119,18 +119,6 @@ def test_record_step_writes_a_record_beside_every_output(files):
     ]
 
 
-def test_original_script_is_found_beside_snakemakes_temporary_copy(files, monkeypatch):
-    import __main__
-
-    Path("scripts").mkdir()
-    Path("scripts/step.py").write_text("# the real script\n")
-    monkeypatch.setattr(
-        __main__, "__file__", str(files / ".snakemake/scripts/tmpab12cd.step.py"), raising=False
-    )
-    snakemake = SimpleNamespace(scriptdir=str(files / "scripts"))
-    assert provenance._original_script(snakemake) == str(files / "scripts/step.py")
-
-
 def test_audit_main_is_the_console_entry(files, capsys):
     from isotropy.audit import main as audit_main
 

@@ -413,18 +413,31 @@ def test_source_params_do_not_change_when_snakemake_reads_the_config_as_json():
     assert "OrderedDict" not in repr(as_json)
 
 
-def test_the_audit_checks_a_download_against_its_git_object_id_pin(monkeypatch):
-    """A download pinned only by its git object id: the recorded id against today's pin."""
+PIN = "1" * 40
+
+
+@pytest.mark.parametrize(
+    "settings, fetched, field, name",
+    [  # a download pinned only by its git object id; a hub data set pinned by its commit
+        ({"url": "https://example.org/a.txt", "git_blob": PIN}, "url", "git_blob", "a.txt"),
+        ({"hub": {"revision": PIN}}, "hub", "revision", "set"),
+    ],
+)
+def test_the_audit_checks_a_download_against_its_git_object_id_or_commit(
+    monkeypatch, settings, fetched, field, name
+):
+    """The recorded git object id or hub commit against today's pin: another one is a mismatch
+    (a hub data set fetched at another commit was only a warning)."""
     from isotropy.audit import records
 
-    url, pin = "https://example.org/a.txt", "1" * 40
-    monkeypatch.setattr(records, "project_sources", lambda: {"s": {"url": url, "git_blob": pin}})
-    fetched = {"url": url, "sha256": "ab" * 32, "git_blob": pin}
-    manifest = {"source": "s", "inputs": [fetched]}
+    monkeypatch.setattr(records, "project_sources", lambda: {"s": settings})
+    where = settings.get("url") or "org/set"
+    entry = {fetched: where, "sha256": "ab" * 32, field: PIN}
+    manifest = {"source": "s", "inputs": [entry]}
     assert records.check_pins("resources/raw/s/manifest.json", manifest) == (
         [],
-        "published pin: a.txt",
+        f"published pin: {name}",
     )
-    manifest["inputs"] = [{**fetched, "git_blob": "2" * 40}]
+    manifest["inputs"] = [{**entry, field: "2" * 40}]
     (finding,), _ = records.check_pins("resources/raw/s/manifest.json", manifest)
-    assert finding.status == FAIL and f"but the config pins {pin}" in finding.reason
+    assert finding.status == FAIL and f"but config pins {PIN[:12]}" in finding.reason

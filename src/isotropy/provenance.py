@@ -61,9 +61,9 @@ def record_path(path: str | os.PathLike) -> Path:
     return Path(f"{path}{RECORD_SUFFIX}")
 
 
-def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str | None]:
+def package_versions() -> dict[str, str | None]:
     versions: dict[str, str | None] = {}
-    for name in names:
+    for name in TRACKED_PACKAGES:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -71,9 +71,9 @@ def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str |
     return versions
 
 
-def code_version(repo: str | os.PathLike | None = None) -> dict[str, Any]:
+def code_version() -> dict[str, Any]:
     """Git commit of the workflow and whether tracked files differ from it (None outside git)."""
-    repo = Path(repo) if repo else Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[2]
 
     def git(*args: str) -> str | None:
         try:
@@ -89,7 +89,7 @@ def code_version(repo: str | os.PathLike | None = None) -> dict[str, Any]:
     return {"git_commit": commit, "dirty": bool(status) if status is not None else None}
 
 
-def module_hashes(prefix: str = "isotropy") -> dict[str, str]:
+def module_hashes() -> dict[str, str]:
     """sha256 of the source file of every loaded project module (the code a step actually ran).
 
     Modules that only log or write records (:data:`UNTRACKED_MODULES`) are left out, so editing
@@ -97,7 +97,7 @@ def module_hashes(prefix: str = "isotropy") -> dict[str, str]:
     """
     hashes = {}
     for name, module in sorted(sys.modules.items()):
-        if not (name == prefix or name.startswith(prefix + ".")) or name in UNTRACKED_MODULES:
+        if name.split(".")[0] != "isotropy" or name in UNTRACKED_MODULES:
             continue
         source = getattr(module, "__file__", None)
         if source and source.endswith(".py") and Path(source).is_file():
@@ -105,7 +105,7 @@ def module_hashes(prefix: str = "isotropy") -> dict[str, str]:
     return hashes
 
 
-def module_source(name: str, prefix: str = "isotropy") -> Path | None:
+def module_source(name: str) -> Path | None:
     """The current source file of project module ``name`` (None when it no longer exists, or is
     not a module of this project).
 
@@ -114,7 +114,7 @@ def module_source(name: str, prefix: str = "isotropy") -> Path | None:
     ``evilmod.x`` would run ``./evilmod/__init__.py``).
     """
     parts = name.split(".")
-    if parts[0] != prefix or not all(part.isidentifier() for part in parts):
+    if parts[0] != "isotropy" or not all(part.isidentifier() for part in parts):
         return None
     base = Path(__file__).resolve().parent.joinpath(*parts[1:])
     return next((c for c in (base.with_suffix(".py"), base / "__init__.py") if c.is_file()), None)
@@ -231,7 +231,11 @@ def record_step(
     snakemake: Any, *, device: Any = None, seeds: list[int] | None = None, extra: dict | None = None
 ) -> dict:
     """Write a provenance record beside every output of a Snakemake ``script:`` step."""
-    script = _original_script(snakemake)
+    import __main__
+
+    # The step's own script: Snakemake's preamble sets __file__ to it (its temporary copy's path
+    # is __real_file__).
+    script = getattr(__main__, "__file__", None)
     record = build_record(
         workflow_root=workflow_root_of(snakemake),
         rule=snakemake.rule,
@@ -271,21 +275,6 @@ def workflow_root_of(snakemake: Any) -> Path | None:
     if not scriptdir:
         return None
     return Path(scriptdir).parent if Path(scriptdir).name == "scripts" else Path(scriptdir)
-
-
-def _original_script(snakemake: Any) -> str | None:
-    """The workflow's own script file (Snakemake runs a temporary copy named tmp<random>.<name>)."""
-    import __main__
-
-    running = getattr(__main__, "__file__", None)
-    scriptdir = getattr(snakemake, "scriptdir", None)
-    if not running or not scriptdir:
-        return running
-    name = Path(running).name
-    if name.startswith("tmp") and "." in name:
-        name = name.split(".", 1)[1]
-    candidate = Path(scriptdir) / name
-    return str(candidate) if candidate.is_file() else running
 
 
 def read_record(path: str | os.PathLike) -> dict | None:

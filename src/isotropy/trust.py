@@ -70,24 +70,29 @@ INCOMPLETE = validator("snakemake_incomplete")
 
 
 def record_problem(record: Any, validator: jsonschema.protocols.Validator = RECORD) -> str | None:
-    """Why one parsed record (of ``.snakemake/metadata``, or a marker of
-    ``.snakemake/incomplete`` with ``INCOMPLETE``) is not what Snakemake writes, or None."""
+    """Why one parsed record is not the shape of ``validator``'s schema, or None: a record of
+    ``.snakemake/metadata`` (by default), a marker of ``.snakemake/incomplete``, a provenance
+    record or a download manifest (the audit). A key whose schema describes it is named with
+    what it must be; any other mismatch by where it lies and why."""
     error = jsonschema.exceptions.best_match(validator.iter_errors(record))
     if error is None:
         return None
-    if not error.path:  # the record itself: not an object, or a key Snakemake never writes
-        if not isinstance(record, dict):
-            return f"it is a JSON {type(record).__name__}, not an object"
+    if not isinstance(record, dict):
+        return f"it is a JSON {type(record).__name__}, not an object"
+    if error.validator == "additionalProperties" and not error.path:
         known = validator.schema["properties"]
         unknown = ", ".join(repr(k)[:60] for k in sorted(set(record) - set(known))[:5])
         return f"it has keys Snakemake never writes: {unknown}"
-    key = error.path[0]
-    if error.validator == "not" and (found := UNSAFE_TEXT.search(error.instance)) is not None:
+    key = error.path[0] if error.path else ""
+    if error.validator == "not" and (found := UNSAFE_TEXT.search(str(error.instance))) is not None:
         cause = "which would end the report's <script> or a line"
         return f"its {key} holds {found.group()!r}, {cause}: {error.instance[:60]!r}"
-    field = validator.schema["properties"][key]
-    what = field.get("description") or SCHEMAS["$defs"][field["$ref"].split("/")[-1]]["description"]
-    return f"its {key} is not {what}"
+    field = validator.schema["properties"].get(key, {})
+    defined = SCHEMAS["$defs"].get(field.get("$ref", "").split("/")[-1], {})
+    if what := field.get("description") or defined.get("description"):
+        return f"its {key} is not {what}"
+    where = "/".join(map(str, error.absolute_path))
+    return f"it does not fit its schema{f' at {where}' if where else ''} ({error.message[:120]})"
 
 
 def _output_named(name: Path) -> str:
@@ -145,13 +150,11 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
     links, pipes, sockets and devices (:func:`isotropy.intake.file_problem`); Snakemake's record
     folders that are not folders; a last-run file make cannot read safely. Each path once."""
     root = Path(workdir)
-    problems = []
+    problems: dict[str, str] = {}  # each path once: its first problem
     for name in FOLDERS:
         path = root / name
         if os.path.lexists(path) and not path.is_symlink() and not path.is_dir():
-            problems.append(
-                (name, "is not a folder: Snakemake and the workflow keep records there")
-            )
+            problems[name] = "is not a folder: Snakemake and the workflow keep records there"
     tops = [root] + [root / t for t in WRITTEN if (root / t).is_symlink() and (root / t).is_dir()]
     for top in tops:
         for folder, subfolders, files in os.walk(top):  # links listed, never followed
@@ -169,14 +172,12 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
                 if problem is None:
                     problem = snakemake_record_problem(root, rel, info.st_size)
                 if problem is not None:
-                    problems.append((str(rel), problem))
+                    problems.setdefault(str(rel), problem)
     last_run = root / LAST_RUN
     if last_run.is_file() and last_run.lstat().st_size > MAX_LAST_RUN_BYTES:
-        problems.append((str(LAST_RUN), "is larger than 64 KiB (make run writes two short lines)"))
-    first: dict[str, str] = {}
-    for file, reason in problems:
-        first.setdefault(file, reason)
-    return list(first.items())
+        reason = "is larger than 64 KiB (make run writes two short lines)"
+        problems.setdefault(str(LAST_RUN), reason)
+    return list(problems.items())
 
 
 def _skipped(root: Path, path: Path) -> bool:

@@ -100,10 +100,7 @@ def format_table(findings: Sequence[Finding]) -> str:
     """The findings as an aligned text table, mismatches first, one line per cause, then a
     one-line tally."""
     order = {FAIL: 0, WARN: 1, OK: 2}
-    rows = sorted(
-        findings,
-        key=lambda f: (order.get(f.status, 3), f.file, f.check),
-    )
+    rows = sorted(findings, key=lambda f: (order.get(f.status, 3), f.file, f.check))
     cells = [("FILE", "STATUS", "CHECK", "REASON"), *grouped(rows)]
     widths = [min(max(len(c[i]) for c in cells), 80) for i in range(3)]
     lines = ["  ".join(c[i].ljust(widths[i]) for i in range(3)) + "  " + c[3] for c in cells]

@@ -20,7 +20,7 @@ from isotropy.intake import RESULTS, escaped, is_manifest, name_problem, parse_j
 from isotropy.intake import listing as listing_of
 from isotropy.io import sha256_file
 from isotropy.provenance import module_source, record_path
-from isotropy.trust import validator
+from isotropy.trust import record_problem, validator
 from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -59,34 +59,13 @@ PROVENANCE, MANIFEST = validator("provenance"), validator("manifest")
 def read_checked_json(
     path: Path, validator: jsonschema.protocols.Validator
 ) -> tuple[Any, str | None]:
-    """A JSON file and why it cannot be used (None: usable): unreadable, not JSON, or not the
-    shape of ``validator``'s schema, naming where."""
+    """A JSON file and why it cannot be used (None: usable): unreadable, not JSON (nesting and
+    values capped: no RecursionError), or not the shape of ``validator``'s schema."""
     try:
-        document = parse_json(path.read_bytes())  # nesting capped: no RecursionError
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        return None, f"is not readable JSON ({type(error).__name__}: {str(error)[:80]})"
-    mismatch = jsonschema.exceptions.best_match(validator.iter_errors(document))
-    if mismatch is None:
-        return document, None
-    where = "/".join(map(str, mismatch.absolute_path))
-    return (
-        document,
-        f"does not fit its schema{f' at {where}' if where else ''} ({mismatch.message[:120]})",
-    )
-
-
-def load_record(root: Path, path: str) -> tuple[Mapping[str, Any] | None, Finding | None]:
-    """The record beside ``path`` (None when there is none), or the one mismatch saying why it
-    cannot be used: unreadable, not JSON, or not shaped like a provenance record."""
-    sidecar = record_path(resolve_path(root, path))
-    if not sidecar.is_file():
-        return None, None
-    record, problem = read_checked_json(sidecar, PROVENANCE)
-    if problem is None:
-        return record, None
-    return None, Finding(
-        path, FAIL, "record", f"its provenance record {sidecar.name} {problem}; {REMAKE}"
-    )
+        document = parse_json(path.read_bytes())
+    except (OSError, ValueError) as error:  # parse_json's FolderError is one line
+        return None, str(error)
+    return document, record_problem(document, validator)
 
 
 MTIME_TOLERANCE_S = 1e-3
@@ -104,11 +83,7 @@ def _digest_findings(path: str, check: str, what: str, recorded: str, actual: st
 
 
 def check_record(
-    root: Path,
-    path: str,
-    record: Mapping[str, Any],
-    *,
-    workflow_root: Path | None = None,
+    root: Path, path: str, record: Mapping[str, Any], *, workflow_root: Path
 ) -> list[Finding]:
     """The checks that need only the provenance record: checksum (of every output it lists),
     inputs, staleness, code (against the checkout at ``workflow_root``)."""
@@ -123,7 +98,7 @@ def check_record(
         findings += _digest_findings(path, "checksum", made, recorded["sha256"], _sha256(target))
     findings += _twin_findings(root, path, record)
     findings += _input_findings(root, path, record.get("inputs", {}))
-    findings += _check_code(path, record.get("code") or {}, workflow_root or WORKFLOW_ROOT)
+    findings += _check_code(path, record.get("code") or {}, workflow_root)
     return findings
 
 
@@ -267,25 +242,26 @@ def _one_per_cause(findings: Sequence[Finding]) -> list[Finding]:
 
 
 def audit_file(
-    root: Path,
-    path: str,
-    mirror: Path | None,
-    *,
-    workflow_root: Path | None = None,
+    root: Path, path: str, mirror: Path | None, *, workflow_root: Path
 ) -> tuple[list[Finding], list[str]]:
     """The findings of one file, and the inputs its record names, to walk on to."""
     target = resolve_path(root, path)
     if not target.is_file():
         return [Finding(path, FAIL, "missing", "file does not exist")], []
-    record, damaged = load_record(root, path)
+    sidecar = record_path(target)
+    found: list[Finding] = []
+    record, problem = read_checked_json(sidecar, PROVENANCE) if sidecar.is_file() else (None, None)
+    if problem is not None:  # a damaged record: nothing it says is used, not even its inputs
+        reason = f"its provenance record {sidecar.name}: {problem}; {REMAKE}"
+        record, found = None, [Finding(path, FAIL, "record", reason)]
     if is_manifest(path):
-        found = check_manifest(root, path, mirror) + ([damaged] if damaged else [])
+        found = check_manifest(root, path, mirror) + found
         if record is not None:  # a manifest with a record of its own is checked against it too
             checked = check_record(root, path, record, workflow_root=workflow_root)
             found += [f for f in checked if f.status != OK]
         return found, []
-    if damaged is not None:  # nothing it says can be used: not even where to walk on to
-        return [damaged], []
+    if found:  # the damaged record's mismatch alone
+        return found, []
     if record is None:
         return [_without_record(path)], []
     found = check_record(root, path, record, workflow_root=workflow_root)
@@ -312,7 +288,7 @@ def check_manifest(root: Path, path: str, mirror: Path | None = None) -> list[Fi
     manifest_path = resolve_path(root, path)
     manifest, problem = read_checked_json(manifest_path, MANIFEST)
     if problem is not None:
-        return [Finding(path, FAIL, "raw", f"download manifest {problem}; {REFETCH}")]
+        return [Finding(path, FAIL, "raw", f"download manifest: {problem}; {REFETCH}")]
     entries = manifest["files"]
     findings = []
     for entry in entries:
@@ -338,17 +314,6 @@ def project_sources() -> dict[str, Any]:
     return read_config_file(SOURCES_CONFIG).get("sources") or {}
 
 
-def _lock_of() -> Path:
-    """The project's own sources lock ($ISOTROPY_SOURCES_LOCK, else the checkout's default):
-    never one a configuration names, since the audited folder's own may be the one given."""
-    lock = sources.lock_path(None)
-    return lock if lock.is_absolute() else WORKFLOW_ROOT / lock
-
-
-class PinsUnreadable(Exception):
-    """The pins of a download cannot be re-read now: one mismatch saying why."""
-
-
 # What a download rests on, by the kind of pin that pins it now (the audit's summary).
 TRUST = {**sources.MIRROR_TRUST, "lock": sources.TRUST_LOCK}
 
@@ -365,92 +330,71 @@ def check_pins(
     none, with the project's own sources lock as it is now (a relock since is a mismatch). An
     input that nothing pins is a warning; one whose pin differs is a mismatch.
     """
-    inputs = manifest.get("inputs") or []
+    inputs, source = manifest.get("inputs") or [], str(manifest.get("source"))
     if not inputs:
         return [], "no inputs"
-    settings = project_sources().get(str(manifest.get("source"))) or {}
+    settings = project_sources().get(source) or {}
     url_pins = sources.url_pins(settings) if settings.get("url") else {}
     blobs = sources.url_pins(settings, "git_blob") if settings.get("url") else {}
-    try:
-        rels = [entry["mirror_path"] for entry in inputs if "mirror_path" in entry]
-        mirrored = _mirror_pins(rels, mirror) if rels else {}
-        locked = sources.read_lock(_lock_of()).get(str(manifest.get("source")), {})
-    except PinsUnreadable as error:
-        return [Finding(path, FAIL, "raw", str(error))], ""
-    except (OSError, ValueError) as error:
-        return [Finding(path, FAIL, "raw", f"the sources lock cannot be read: {error}")], ""
-    findings: list[Finding] = []
-    kinds: dict[str, list[str]] = {}
-    for entry in inputs:
-        url, hub = entry.get("url"), settings.get("hub")
-        name = Path(str(url or entry.get("mirror_path") or entry.get("hub"))).name
-        if (blob := blobs.get(url)) and entry.get("git_blob") != blob:
-            reason = (
-                f"{url} was fetched with git object id {entry.get('git_blob') or '(none recorded)'}"
-                f", but the config pins {blob}; {REFETCH} from a file that matches its pin"
-            )
-            findings.append(Finding(path, FAIL, "raw", reason))
-        if (blob and not url_pins.get(url)) or (
-            "hub" in entry and hub and entry.get("revision") == hub.get("revision")
-        ):
-            kinds.setdefault(sources.TRUST_PUBLISHED, []).append(name)
-            continue  # pinned by its git object id alone, or by its hub commit
-        if "mirror_path" in entry:
-            expected = f"mirror file {entry['mirror_path']}", mirrored[entry["mirror_path"]]
-        elif url is not None and url_pins.get(url):
-            expected = url, {"config": str(url_pins[url])}
-        elif url is not None and url in locked:
-            expected = url, {"lock": locked[url]["sha256"]}
-        else:
-            expected = str(url or f"hub data set {entry.get('hub', '?')}"), {}
-        findings += _pin_findings(path, entry, *expected)
-        trust = " and ".join(TRUST[by] for by in expected[1]) or "unverified"
-        kinds.setdefault(trust, []).append(name)
-    return findings, "; ".join(f"{trust}: {listing(names)}" for trust, names in kinds.items())
-
-
-def _mirror_pins(rels: list[str], mirror: Path | None) -> dict[str, dict[str, str]]:
-    """Each mirror file's row in the MANIFEST.tsv of the mirror this user configured
-    (:func:`isotropy.sources.mirror_pins`), never the one the folder's manifest names."""
-    if mirror is None:
-        raise PinsUnreadable(
+    rels = [entry["mirror_path"] for entry in inputs if "mirror_path" in entry]
+    if rels and mirror is None:
+        reason = (
             "fetched from a mirror, but no mirror is configured here "
             f"({sources.MIRROR_ENV} or config 'mirror'): its pins cannot be re-checked; set it "
             "to your copy of the mirror"
         )
-    try:
-        pins = sources.mirror_pins({"mirror_files": rels}, mirror)[1]
-    except (OSError, UnicodeDecodeError, sources.UnverifiedFileError) as error:
-        raise PinsUnreadable(f"the mirror's pins cannot be read: {error}") from None
-    return {rel: {by: getattr(pin, "sha256", pin) for by, pin in pins[rel].items()} for rel in rels}
+        return [Finding(path, FAIL, "raw", reason)], ""
+    try:  # the user's mirror (never the one the folder's manifest names) and the project's lock
+        mirrored = sources.mirror_pins({"mirror_files": rels}, mirror)[1] if rels and mirror else {}
+        # WORKFLOW_ROOT / an absolute $ISOTROPY_SOURCES_LOCK is that path: never a config's lock
+        locked = sources.read_lock(WORKFLOW_ROOT / sources.lock_path()).get(source, {})
+    except (OSError, ValueError) as error:  # a damaged MANIFEST.tsv or lock, named in error
+        return [Finding(path, FAIL, "raw", f"its pins cannot be read: {error}")], ""
+    findings: list[Finding] = []
+    kinds: dict[str, list[str]] = {}
+    for entry in inputs:
+        url, hub = entry.get("url"), settings.get("hub") or {}
+        label = str(url or f"hub data set {entry.get('hub', '?')}")
+        pins = [("config", "git_blob", blob)] if (blob := blobs.get(url)) else []
+        if "mirror_path" in entry:
+            label = f"mirror file {entry['mirror_path']}"
+            by_kind = mirrored[entry["mirror_path"]].items()
+            pins += [(by, "sha256", getattr(pin, "sha256", pin)) for by, pin in by_kind]
+        elif url_pins.get(url):
+            pins.append(("config", "sha256", str(url_pins[url])))
+        elif url in locked:
+            pins.append(("lock", "sha256", locked[url]["sha256"]))
+        elif "hub" in entry and hub.get("revision"):
+            pins.append(("config", "revision", hub["revision"]))
+        findings += _pin_findings(path, entry, label, pins)
+        trust = " and ".join(dict.fromkeys(TRUST[by] for by, _, _ in pins)) or "unverified"
+        name = Path(str(url or entry.get("mirror_path") or entry.get("hub"))).name
+        kinds.setdefault(trust, []).append(name)
+    return findings, "; ".join(f"{trust}: {listing(names)}" for trust, names in kinds.items())
 
 
 def _pin_findings(
-    path: str, entry: Mapping[str, Any], label: str, expected: Mapping[str, str]
+    path: str, entry: Mapping[str, Any], label: str, pins: Sequence[tuple[str, str, str]]
 ) -> list[Finding]:
-    """A mismatch if a pin differs, a warning if nothing pins it."""
-    recorded = str(entry.get("sha256") or "")
-    differing = [
-        f"{by} pins {short_digest(pin.lower())}…"
-        for by, pin in expected.items()
-        if pin.lower() != recorded
-    ]
-    if differing:
-        remedy = (
-            "the sources lock was relocked since (make relock): re-fetch it and re-make what was "
-            "made from it"
-            if "lock" in expected
-            else "re-fetch it (snakemake --forcerun download_source) from a file that matches its "
-            "pin"
-        )
-        fetched = f"{label} was fetched with sha256 {short_digest(recorded)}…"
-        reason = f"{fetched}, but {', '.join(differing)}; {remedy}"
-        return [Finding(path, FAIL, "raw", reason)]
-    if not expected:
+    """A mismatch for each pin (by whom, of which field, the value) that differs from what was
+    fetched, a warning if nothing pins it."""
+    if not pins:
         reason = (
             f"{label} is pinned by nothing (no MANIFEST.tsv row, no config sha256, no lock "
-            "record): "
-            "the raw files made from it are unverified"
+            "record): the raw files made from it are unverified"
         )
         return [Finding(path, WARN, "raw", reason)]
-    return []
+    findings = []
+    for by, field, pin in pins:
+        recorded = str(entry.get(field) or "")
+        if recorded.lower() != pin.lower():
+            remedy = (
+                "the sources lock was relocked since (make relock): re-fetch it and re-make what "
+                "was made from it"
+                if by == "lock"
+                else f"{REFETCH} from a file that matches its pin"
+            )
+            fetched = f"{label} was fetched with {field} {short_digest(recorded)}…"
+            reason = f"{fetched}, but {by} pins {short_digest(pin.lower())}…; {remedy}"
+            findings.append(Finding(path, FAIL, "raw", reason))
+    return findings
