@@ -135,6 +135,13 @@ def _claims(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> list[st
     return lines
 
 
+def _walls(record: dict[str, Any]) -> pd.Series:
+    """Seconds each run took, by its run path, over all the grid's calls."""
+    return pd.Series(
+        {k: v for call in record["calls"] for k, v in call["wall_seconds_per_run"].items()}
+    )
+
+
 def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str) -> str:
     """Who ran the grid, on what, on how much of SST-2, and how long it took."""
     _, metrics_file, _, tests_file, _ = grid_files(prefix)
@@ -148,7 +155,7 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
     else:
         run = json.loads((root / metrics_file).read_text(encoding="utf-8").splitlines()[0])
         rows = f"the whole training split ({run['history'][-1]['step']:,} steps a run)"
-    walls = {k: v for call in calls for k, v in call["wall_seconds_per_run"].items()}
+    walls = _walls(record)
     missing = sorted(set(calls[-1]["runs_not_started"]))
     text = (
         f"**{first['what']}.** {first['device']}, CUDA {first['versions'].get('cuda')}, driver "
@@ -159,11 +166,11 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
         f"validation split ({int(runs['eval_sentences'].iloc[0])} sentences; majority class "
         f"{runs['majority_baseline'].iloc[0]:.4f}). {len(runs)} of "
         f"{len(runs) + len(missing)} runs in {len(calls)} device calls "
-        f"({sum(walls.values()):.0f} s of runs); not run: {', '.join(missing) or 'none'}. "
+        f"({walls.sum():.0f} s of runs); not run: {', '.join(missing) or 'none'}. "
         f"The first call estimated {first['estimated_seconds'] / (len(runs) + len(missing)):.1f}"
-        f" s a run from its measured costs; the runs took {pd.Series(walls).mean():.1f} s on "
-        f"average (median {pd.Series(walls).median():.1f} s; the slowest "
-        f"{max(walls.values()):.0f} s: {max(walls, key=walls.__getitem__)})."
+        f" s a run from its measured costs; the runs took {walls.mean():.1f} s on "
+        f"average (median {walls.median():.1f} s; the slowest "
+        f"{walls.max():.0f} s: {walls.idxmax()})."
     )
     if (root / tests_file).is_file():
         tests = (root / tests_file).read_text(encoding="utf-8").strip().splitlines()[-1]
@@ -190,15 +197,14 @@ def _side_by_side(grids: dict[str, pd.DataFrame]) -> list[str]:
     return lines
 
 
-def _whole_split(root: Path) -> list[str]:
+def _whole_split(root: Path, subset: pd.DataFrame, rows: int) -> list[str]:
+    """The whole-split grid's section, beside ``subset`` (the runs of the ``rows``-row grid)."""
     runs_file, _, costs_file, _, record_file = grid_files(WHOLE)
     record = checked_record(root, record_file)
     runs = pd.read_csv(root / runs_file)
-    subset = pd.read_csv(root / RUNS)
-    rows = checked_record(root, RECORD)["calls"][0]["istar"]["training"]["train_subset"]
     costs = pd.read_csv(root / costs_file).iloc[0]
-    walls = {k: v for call in record["calls"] for k, v in call["wall_seconds_per_run"].items()}
-    per_run = pd.Series(walls).groupby(lambda path: path.split("/")[4].split("_")[0]).mean()
+    # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
+    per_run = _walls(record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
     lines = [
         f"## The claims' runs on the whole training split ({OVERLAY[WHOLE]})",
         "",
@@ -268,7 +274,7 @@ def page(root: Path = Path(".")) -> str:
         "",
         *_claims(runs, record, RUNS),
         "",
-        *_whole_split(root),
+        *_whole_split(root, runs, record["calls"][0]["istar"]["training"]["train_subset"]),
     ]
     return "\n".join(lines).rstrip() + "\n"
 
