@@ -27,11 +27,14 @@ GPU runbook (its runs on an H200 and an H100: docs/istar-gpu.md):
    (tests/test_finetune_cuda.py imports nothing of the workflow: the device image has no
    Snakemake or jsonschema.) A call cut by its deadline is finished by another with
    ``--finish record.json`` (the first call's, carried in the pack folder): the runs it did not
-   start, on its training subset, paced by its measured costs.
+   start, on its training subset, paced by its measured costs. More seeds are added the same way:
+   list them in the overlay and in a ``--finish`` record's ``runs_not_started``. A second grid on
+   the same model and data travels as a second plan in the same pack (``--plan plan_grid.json``).
 
 3. Combine the calls' ``$OUT`` folders into ``docs/data/istar_gpu_*`` (``--prefix
    istar_gpu_whole`` for config/istar_gpu_whole.yaml) with one record holding their checksums,
-   the device and versions: ``python tests/istar_gpu_page.py --calls OUT1 OUT2``.
+   the device and versions: ``python tests/istar_gpu_page.py --calls OUT1 OUT2`` (``--add``:
+   after the calls already committed).
 
 ``run`` unpacks MiniLM to float32, measures seconds per optimiser step of the three regularisers
 on the same batches (best of ``--rounds``; the penalty's overhead as a ratio to plain, target
@@ -275,9 +278,9 @@ def device_name(device: torch.device) -> str:
 # ----------------------------------------------------------------------------- the grid
 
 
-def load_plan(folder: Path) -> dict:
-    """plan.json, every packed file checked against its checksum."""
-    plan = json.loads((folder / "plan.json").read_text())
+def load_plan(folder: Path, name: str = "plan.json") -> dict:
+    """The plan ``name`` (plan.json), every packed file checked against its checksum."""
+    plan = json.loads((folder / name).read_text())
     for name, digest in plan["files_sha256"].items():
         if sha256_file(folder / name) != digest:
             raise ValueError(f"{folder / name} is not the file packed (checksum differs)")
@@ -286,7 +289,7 @@ def load_plan(folder: Path) -> dict:
 
 def run_grid_on_device(args: argparse.Namespace) -> None:
     begun = time.perf_counter()
-    plan = load_plan(args.pack)
+    plan = load_plan(args.pack, args.plan)
     device = resolve_device(args.device)
     section = plan["istar"]
     work = args.work or args.pack / "work"
@@ -335,7 +338,8 @@ def run_grid_on_device(args: argparse.Namespace) -> None:
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "command": "python benchmarks/istar_on_device.py run --out OUT "
         f"--budget-s {args.budget_s:g} --deadline-s {args.deadline_s:g}"
-        + (f" --finish {args.finish.name}" if args.finish else ""),
+        + (f" --finish {args.finish.name}" if args.finish else "")
+        + (f" --plan {args.plan}" if args.plan != "plan.json" else ""),
         "istar": section,
         "costs": costs,
         "overhead_vs_plain": {
@@ -432,6 +436,8 @@ def main() -> None:
     running.add_argument("--pack", type=Path, default=PACK)
     running.add_argument("--work", type=Path, default=None, help="runs' folders (PACK/work)")
     running.add_argument("--out", type=Path, required=True)
+    # A second grid on the same model and data travels as a second plan in the same pack.
+    running.add_argument("--plan", default="plan.json", help="the plan's file name in --pack")
     running.add_argument("--budget-s", type=float, default=300.0, help="the grid's estimate")
     running.add_argument("--deadline-s", type=float, default=420.0, help="no run ends past it")
     running.add_argument(

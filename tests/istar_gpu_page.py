@@ -6,7 +6,8 @@ Two grids: ``istar_gpu_*`` (config/istar_gpu.yaml, the largest subset one call f
 ``istar_gpu_whole_*`` (config/istar_gpu_whole.yaml, the claims' runs on the whole training split).
 ``python tests/istar_gpu_page.py --calls OUT1 [OUT2 ...] [--prefix istar_gpu_whole]`` combines the
 ``$OUT`` folders of ``benchmarks/istar_on_device.py run`` calls (a later one ``--finish``-ing an
-earlier, cut one) into one grid's files with one record; with no arguments it renders the page.
+earlier, cut one) into one grid's files with one record (``--add``: after the calls already
+committed, e.g. more seeds); with no arguments it renders the page.
 tests/test_istar_gpu.py fails when the page is stale or a file differs from its record's checksum.
 """
 
@@ -43,19 +44,27 @@ MAIN_RUN, MAIN_UPDATES = DATA / "main_h100_run.json", 1000
 ORDER = ["none", "istar", "cosreg"]
 
 
-def combine(calls: list[Path], root: Path = Path("."), prefix: str = SUBSET) -> dict[str, Any]:
-    """Copy the device calls' outputs under ``root/docs/data`` as one grid with one record."""
+def combine(
+    calls: list[Path], root: Path = Path("."), prefix: str = SUBSET, add: bool = False
+) -> dict[str, Any]:
+    """Copy the device calls' outputs under ``root/docs/data`` as one grid with one record;
+    ``add``: after the calls the committed grid already holds (its files checked first)."""
     runs_file, metrics_file, costs_file, tests_file, record_file = grid_files(prefix)
     records = [json.loads((call / "record.json").read_text(encoding="utf-8")) for call in calls]
-    runs = pd.concat(
-        [pd.read_csv(call / "runs.csv") for call in calls if (call / "runs.csv").is_file()]
-    )
-    runs = runs.sort_values(["regulariser", "lambda", "seed"], key=_regulariser_order)
+    tables = [pd.read_csv(call / "runs.csv") for call in calls if (call / "runs.csv").is_file()]
     metrics = "".join((c / "metrics.jsonl").read_text(encoding="utf-8") for c in calls)
-    files: dict[Path, bytes | Path] = {
+    earlier: list[dict[str, Any]] = []
+    files: dict[Path, bytes | Path] = {costs_file: calls[0] / "costs.csv"}  # measured by the first
+    if add:
+        committed = checked_record(root, record_file)
+        earlier, kept = committed["calls"], set(committed["files_sha256"])
+        tables.insert(0, pd.read_csv(root / runs_file))
+        metrics = (root / metrics_file).read_text(encoding="utf-8") + metrics
+        files = {n: (root / n).read_bytes() for n in (costs_file, tests_file) if str(n) in kept}
+    runs = pd.concat(tables).sort_values(["regulariser", "lambda", "seed"], key=_regulariser_order)
+    files |= {
         runs_file: runs.to_csv(index=False).encode("utf-8"),
         metrics_file: metrics.encode("utf-8"),
-        costs_file: calls[0] / "costs.csv",  # measured by the first
     }
     logs = [c / "cuda_tests.log" for c in calls if (c / "cuda_tests.log").is_file()]
     if logs:
@@ -64,8 +73,9 @@ def combine(calls: list[Path], root: Path = Path("."), prefix: str = SUBSET) -> 
         one.pop("files_sha256", None)
     facts = {
         "what": f"the I-STAR grid of {OVERLAY[prefix]} on one GPU, in "
-        f"{len(calls)} device call(s), the later ones finishing what a cut call did not start",
-        "calls": records,
+        f"{len(earlier) + len(calls)} device call(s), the later ones finishing what a cut call did "
+        "not start or adding runs",
+        "calls": earlier + records,
     }
     return commit_files(root, record_file, files, facts)
 
@@ -167,8 +177,8 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
         f"{runs['majority_baseline'].iloc[0]:.4f}). {len(runs)} of "
         f"{len(runs) + len(missing)} runs in {len(calls)} device calls "
         f"({walls.sum():.0f} s of runs); not run: {', '.join(missing) or 'none'}. "
-        f"The first call estimated {first['estimated_seconds'] / (len(runs) + len(missing)):.1f}"
-        f" s a run from its measured costs; the runs took {walls.mean():.1f} s on "
+        f"The calls estimated {_estimate_per_run(calls):.1f}"
+        f" s a run from the first call's measured costs; the runs took {walls.mean():.1f} s on "
         f"average (median {walls.median():.1f} s; the slowest "
         f"{walls.max():.0f} s: {walls.idxmax()})."
     )
@@ -178,6 +188,13 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
             f" The CUDA tests (tests/test_finetune_cuda.py) on the same card: {tests.strip('= ')}."
         )
     return text
+
+
+def _estimate_per_run(calls: list[dict[str, Any]]) -> float:
+    """Seconds a run, as the calls estimated them: each call's estimate covers the runs it
+    planned (those it ran and those its deadline left)."""
+    planned = sum(len(c["wall_seconds_per_run"]) + len(c["runs_not_started"]) for c in calls)
+    return sum(c["estimated_seconds"] for c in calls) / planned
 
 
 def _side_by_side(grids: dict[str, pd.DataFrame]) -> list[str]:
@@ -283,9 +300,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=Path, nargs="*", default=[], help="device $OUT folders")
     parser.add_argument("--prefix", choices=list(OVERLAY), default=SUBSET, help="which grid")
+    parser.add_argument("--add", action="store_true", help="after the committed grid's calls")
     args = parser.parse_args()
     if args.calls:
-        combine(args.calls, prefix=args.prefix)
+        combine(args.calls, prefix=args.prefix, add=args.add)
     DOC.write_text(page(), encoding="utf-8")
     print(f"wrote {DOC}")
 
