@@ -1,19 +1,17 @@
-"""The workflow's code style and Snakemake's own best-practice checks: both must be clean.
-
-Runs the same commands as CI and a developer would (`make lint`):
+"""The lint step: `make lint` runs the code-style, type and Snakemake checks, and `.ci/run` runs
+it before the tests, so a slow tool (mypy) stays out of pytest:
     ruff check .          (rules in pyproject.toml, [tool.ruff])
     ruff format --check . (the formatter, same line length)
     snakefmt --check Snakefile rules/
     mypy                  (the type checker; settings in pyproject.toml, [tool.mypy])
     snakemake --lint
     python .ci/commit_msg.py (commit messages since .ci/commit-msg-baseline)
-and checks that the pre-commit hooks (.pre-commit-config.yaml) run those same commands.
+Here: that CI and the pre-commit hooks run those same commands, and the commit-message checker.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 import shlex
 import subprocess
@@ -24,59 +22,15 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
 
 
-def _run(args: list[str], timeout: int = 300) -> subprocess.CompletedProcess:
-    env = dict(
-        os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", HF_HUB_OFFLINE="1"
-    )
-    return subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
-
-
-def test_ruff_check_is_clean():
-    result = _run([str(BIN / "ruff"), "check", "--no-cache", "."])
-    assert result.returncode == 0, (
-        "ruff check failed (run `ruff check --fix .` for the fixable ones, see pyproject.toml "
-        "[tool.ruff]):\n"
-        f"{result.stdout[-6000:]}{result.stderr[-2000:]}"
-    )
-
-
-def test_ruff_format_is_clean():
-    result = _run([str(BIN / "ruff"), "format", "--check", "--no-cache", "."])
-    assert result.returncode == 0, (
-        "ruff format --check failed (run `ruff format .` to "
-        f"fix):\n{result.stdout[-6000:]}{result.stderr[-2000:]}"
-    )
-
-
-def test_snakefmt_check_is_clean():
-    targets = ["Snakefile", "rules"]
-    result = _run([str(BIN / "snakefmt"), "--check", *targets])
-    if result.returncode != 0:
-        diff = _run([str(BIN / "snakefmt"), "--diff", *targets]).stdout
-        raise AssertionError(
-            "snakefmt --check failed (run `snakefmt Snakefile rules/` to "
-            f"fix):\n{result.stderr[-3000:]}\n{diff[-6000:]}"
-        )
-
-
-def test_snakemake_lint_is_clean():
-    result = _run([str(BIN / "snakemake"), "--lint"])
-    output = result.stdout + result.stderr
-    # Snakemake prints "Lints for snakefile ..." / "Lints for rule ..." blocks and exits 1.
-    assert result.returncode == 0 and "Lints for" not in output, (
-        f"snakemake --lint:\n{output[-6000:]}"
-    )
-
-
-def test_mypy_is_clean():
-    result = _run([str(BIN / "mypy")], timeout=900)
-    assert result.returncode == 0, (
-        "mypy failed (settings in pyproject.toml "
-        f"[tool.mypy]):\n{result.stdout[-6000:]}{result.stderr[-2000:]}"
-    )
+def test_ci_runs_the_lint_step_before_the_tests():
+    steps = [
+        line.strip()
+        for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+        if line.strip().startswith("make ")
+    ]
+    assert steps == ["make lint", "make test"], steps
 
 
 def _lint_commands_of_make() -> list[list[str]]:
@@ -107,11 +61,6 @@ def _checker():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def test_commit_messages_since_the_baseline_are_clean():
-    result = _run([sys.executable, str(CHECKER)])
-    assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.parametrize(
