@@ -4,13 +4,13 @@ The walk of one source name, top to bottom:
 
 - **parse time**: the download rule's outputs and params (:func:`source_params`);
 - **fetch** (:func:`fetch_source`): each input got once (a mirror file copied, a hub split loaded,
-  or a URL streamed by :func:`download_file`: retries, one deadline, clean TLS ends, the bytes as
-  sent within a size limit, a full disk reported as such); checked against every pin that applies
-  (a configured sha256, git object id or size; the mirror's ``MANIFEST.tsv``; else the sources
-  lock, :data:`LOCK_HEADER`, recorded on first use); laid out (:mod:`isotropy.sources.layouts`)
-  in a staging folder, swapped in, ``manifest.json`` written last (its presence means the folder
-  is complete; a failure leaves neither it nor half a file). Like ``pip --require-hashes``, a file
-  nothing can check is refused, and one that does not match is never kept;
+  or a URL streamed by :mod:`~isotropy.sources.download`); checked against every pin that
+  applies (:mod:`~isotropy.sources.pins`: a configured sha256, git object id or size, the
+  mirror's ``MANIFEST.tsv``; else the sources lock, :mod:`~isotropy.sources.lock`, recorded on
+  first use); laid out (:mod:`~isotropy.sources.layouts`) in a staging folder, swapped in,
+  ``manifest.json`` written last (its presence means the folder is complete; a failure leaves
+  neither it nor half a file). Like ``pip --require-hashes``, a file nothing can check is
+  refused, and one that does not match is never kept;
 - **reading** a fetched source: its manifest, what each input rests on, its files.
 """
 
@@ -194,7 +194,7 @@ def fetch_source(
         else:
             items, inputs = _from_urls(params, fetched, lock, clock)
         records = _lay_out(name, params, origin, items, inputs, staging)
-        # What rests on the lock is compared with it (under its flock), recorded on first use.
+        # What rests on the lock is compared with it (under its file lock), recorded on first use.
         locked = [entry for entry in inputs if entry.get("trust") == TRUST_LOCK]
         for entry, record in zip(locked, record_downloads(lock, name, locked) if locked else []):
             entry["lock"] = {"file": str(lock), **record}
