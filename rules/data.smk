@@ -22,8 +22,6 @@ rule download_source:
     params:
         # urls, sha256 pins, mirror files and the mirror folder: any change re-fetches.
         source=lambda wildcards: sources.source_params(config, wildcards.source),
-        retries=5,
-        timeout=60,
     script:
         "../scripts/download_source.py"
 

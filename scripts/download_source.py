@@ -17,8 +17,6 @@ def main(snakemake) -> None:
         source,
         Path(snakemake.output.manifest).parent,
         config=snakemake.config,
-        retries=snakemake.params.retries,
-        timeout=snakemake.params.timeout,
     )
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from local_server import Server
+from local_server import FakeClock, Server
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -123,8 +123,23 @@ def tiny_bert(tmp_path_factory):
     return ModelSpec(path=str(folder))
 
 
+@pytest.fixture(scope="session")
+def local_server():
+    """The suite's one local HTTP server (tests/local_server.py), started on first use."""
+    server = Server()
+    yield server
+    server.close()
+
+
 @pytest.fixture
-def server():
-    """A scriptable HTTP server on 127.0.0.1 (tests/local_server.py), stopped after the test."""
-    with Server() as srv:
-        yield srv
+def http(local_server):
+    """The local HTTP server, with no routes (each test sets its own) and no requests seen."""
+    local_server.reset()
+    yield local_server
+    local_server.reset()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    """A download clock on which waits are recorded, never waited (tests/local_server.py)."""
+    return FakeClock()

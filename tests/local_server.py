@@ -1,104 +1,179 @@
-"""Local HTTP servers for the download and hub tests: :class:`LocalServer`, the one way they
-start and stop, and :class:`Server`, a scriptable file server (tests/test_download.py,
-tests/test_source_lock.py); the ``server`` fixture in tests/conftest.py starts one per test."""
+"""The one local HTTP server of the test suite (127.0.0.1), started once per session (the ``http``
+fixture of tests/conftest.py), and what real servers do, replayed on it.
+
+A test sets what a path answers in ``http.routes``: bytes (served as a static file server
+does: 200 with a length and an ETag, or 206 with the exact Content-Range for a Range request)
+or a function ``(handler, n)`` of the request and its number on that path (1, 2, …), which
+answers with the helpers below. ``http.seen`` keeps each path's request headers.
+"""
 
 from __future__ import annotations
 
-import functools
 import gzip
+import hashlib
+import socket
+import ssl
+import struct
 import threading
+import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from urllib.parse import urlsplit
+
+Route = bytes | Callable[[BaseHTTPRequestHandler, int], None]
 
 
-class LocalServer:
-    """A threading HTTP server on a free port of 127.0.0.1 answering with ``handler``; used as
-    a context manager, it serves from a daemon thread inside the block and is shut down, its
-    socket closed and its thread joined on the way out."""
+class Server(ThreadingHTTPServer):
+    """An HTTP/1.1 server on a free port of 127.0.0.1 answering from ``routes`` (404 for the
+    rest, or ``fallback``: a function of every other request), over TLS with ``tls``."""
 
-    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        # serve_forever checks for shutdown every poll_interval (0.5 s by default): a short
-        # one keeps each test's teardown from waiting half a second.
-        serve = functools.partial(self.httpd.serve_forever, poll_interval=0.02)
-        self.thread = threading.Thread(target=serve, daemon=True)
+    daemon_threads = True
 
-    @property
-    def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        if tls is not None:
+            self.socket = tls.wrap_socket(self.socket, server_side=True)
+        self.scheme = "https" if tls else "http"
+        self.routes: dict[str, Route] = {}
+        self.seen: dict[str, list[dict[str, str]]] = {}
+        self.fallback: Callable[[BaseHTTPRequestHandler, int], None] | None = None
+        self.thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.02})
+        self.thread.daemon = True
+        self.thread.start()
 
     def url(self, path: str) -> str:
-        return self.endpoint + path
+        return f"{self.scheme}://127.0.0.1:{self.server_address[1]}{path}"
 
-    def __enter__(self):
-        self.thread.start()
-        return self
+    def reset(self) -> None:
+        self.routes.clear()
+        self.seen.clear()
+        self.fallback = None
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def close(self) -> None:
+        self.shutdown()
+        self.server_close()
         self.thread.join(timeout=5)
 
+    def answer(self, handler: BaseHTTPRequestHandler) -> None:
+        path = urlsplit(handler.path).path
+        calls = self.seen.setdefault(path, [])
+        calls.append(dict(handler.headers))
+        route = self.routes.get(path, self.fallback)
+        if route is None:
+            reply(handler, 404)
+        elif isinstance(route, bytes):
+            static_file(handler, route)
+        else:
+            route(handler, len(calls))
 
-class Server(LocalServer):
-    """Serves ``files`` (path → bytes); ``script`` (path → list of actions) overrides the next
-    requests.
 
-    An action is an HTTP status to answer with an empty body, or "truncate" (announce the full
-    length, send 10 bytes, close: a connection reset mid-stream). ``encode`` (path → mode) sends
-    a file with ``Content-Encoding: gzip`` and the length of what is sent, as real servers do:
-    "negotiate" only when the request accepts gzip (GitHub's raw server), "always" whatever it
-    asks, "label" the file's own bytes under that header (Apache's ``AddEncoding x-gzip .gz``).
-    """
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: Server
+
+    def do_GET(self) -> None:
+        self.server.answer(self)
+
+    do_HEAD = do_GET
+
+    def log_message(self, *args) -> None:  # keep test output quiet
+        pass
+
+
+def reply(handler, status: int, body: bytes = b"", **headers: str) -> None:
+    """One answer with its Content-Length (``Retry_After=`` → ``Retry-After:``)."""
+    reply_head(handler, status, Content_Length=str(len(body)), **headers)
+    if handler.command != "HEAD":
+        handler.wfile.write(body)
+
+
+def static_file(handler, data: bytes) -> None:
+    """As nginx or GitHub's raw server serve a file: a ``Range: bytes=N-`` request (whose
+    If-Range matches) gets 206 and the rest of the file, any other the whole file."""
+    etag = f'"{hashlib.sha1(data).hexdigest()}"'
+    wanted = handler.headers.get("Range")
+    if wanted and handler.headers.get("If-Range", etag) == etag:
+        start = int(wanted.removeprefix("bytes=").rstrip("-"))
+        span = f"bytes {start}-{len(data) - 1}/{len(data)}"
+        reply(handler, 206, data[start:], Content_Range=span, ETag=etag)
+    else:
+        reply(handler, 200, data, ETag=etag, Accept_Ranges="bytes")
+
+
+def gzipped(data: bytes, always: bool = False) -> Callable[[BaseHTTPRequestHandler, int], None]:
+    """A file gzipped on the way (``Content-Encoding: gzip``) where the request accepts gzip, as
+    GitHub's raw server does for text, or ``always``, as a misconfigured server does."""
+
+    def route(handler, n: int) -> None:
+        if always or "gzip" in handler.headers.get("Accept-Encoding", ""):
+            reply(handler, 200, gzip.compress(data, mtime=0), Content_Encoding="gzip")
+        else:
+            static_file(handler, data)
+
+    return route
+
+
+def reset_connection(handler) -> None:
+    """Drop the connection with a TCP reset (RST) and no FIN before it, as a dropped connection
+    does, once what was sent has had a moment to arrive."""
+    time.sleep(0.05)
+    handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    handler.connection.close()  # the reset goes once the handler's files close too
+    handler.close_connection = True
+
+
+def cut_after(handler, data: bytes, sent: int) -> None:
+    """Announce ``data`` in full, send ``sent`` bytes, then drop the connection."""
+    reply_head(handler, 200, Content_Length=str(len(data)))
+    handler.wfile.write(data[:sent])
+    reset_connection(handler)
+
+
+def close_delimited(handler, data: bytes, clean: bool) -> None:
+    """A body with neither length nor chunks, which ends where the connection does: closed
+    cleanly (FIN; over TLS with close_notify) or dropped (RST; over TLS without close_notify)."""
+    reply_head(handler, 200, Connection="close")
+    handler.wfile.write(data)
+    handler.close_connection = True
+    if isinstance(handler.connection, ssl.SSLSocket):
+        handler.wfile.flush()
+        if clean:
+            handler.connection.unwrap()
+        else:
+            handler.connection.shutdown(socket.SHUT_RDWR)
+    elif not clean:
+        reset_connection(handler)
+
+
+def chunked(handler, data: bytes, complete: bool) -> None:
+    """A chunked body, ending with its last chunk, or dropped before it."""
+    reply_head(handler, 200, Transfer_Encoding="chunked")
+    for start in range(0, len(data), 7000):
+        piece = data[start : start + 7000]
+        handler.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+    if complete:
+        handler.wfile.write(b"0\r\n\r\n")
+    else:
+        reset_connection(handler)
+
+
+def reply_head(handler, status: int, **headers: str) -> None:
+    handler.send_response(status)
+    for key, value in headers.items():
+        handler.send_header(key.replace("_", "-"), value)
+    handler.end_headers()
+
+
+class FakeClock:
+    """A download's clock (:class:`isotropy.sources.download.Clock`) on which time passes only
+    when it is slept on or moved: waits are recorded, never waited."""
 
     def __init__(self) -> None:
-        self.files: dict[str, bytes] = {}
-        self.script: dict[str, list] = {}
-        self.encode: dict[str, str] = {}
-        self.requests: list[str] = []
-        self.accept_encodings: list[str | None] = []
-        server = self
+        self.now, self.slept = 0.0, []
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                server.requests.append(self.path)
-                accept = self.headers.get("Accept-Encoding")
-                server.accept_encodings.append(accept)
-                actions = server.script.get(self.path)
-                action = actions.pop(0) if actions else None
-                body = server.files.get(self.path)
-                mode = server.encode.get(self.path)
-                if body is not None and mode is not None and action is None:
-                    if mode == "always" or (mode == "negotiate" and "gzip" in (accept or "")):
-                        body = gzip.compress(body)
-                    if mode != "negotiate" or "gzip" in (accept or ""):
-                        self.send_response(200)
-                        self.send_header("Content-Encoding", "gzip")
-                        self.send_header("Content-Length", str(len(body)))
-                        self.end_headers()
-                        self.wfile.write(body)
-                        return
-                if action == "truncate" and body is not None:
-                    self.send_response(200)
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body[:10])
-                    self.wfile.flush()
-                    self.close_connection = True
-                    return
-                status = action if isinstance(action, int) else (200 if body is not None else 404)
-                payload = body if status == 200 else b""
-                self.send_response(status)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+    def monotonic(self) -> float:
+        return self.now
 
-            def log_message(self, *args) -> None:  # keep test output quiet
-                pass
-
-        super().__init__(Handler)
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds

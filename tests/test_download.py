@@ -7,7 +7,11 @@ import hashlib
 import io
 import json
 import re
+import shutil
+import ssl
+import subprocess
 import tarfile
+import threading
 import zipfile
 from pathlib import Path
 
@@ -15,110 +19,322 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from local_server import (
+    Server,
+    chunked,
+    close_delimited,
+    cut_after,
+    gzipped,
+    reply,
+    reply_head,
+    static_file,
+)
 from tiny_workflow import write_mirror_manifest
 
 from isotropy import sources
 from isotropy.embeddings import word_vectors
-from isotropy.sources import (
-    ArchiveError,
-    ChecksumError,
-    DownloadError,
-    UnverifiedFileError,
-    layouts,
-)
+from isotropy.io import DiskFullError
+from isotropy.sources import download, layouts
+from isotropy.sources.download import RETRY, DownloadError, download_file
+from isotropy.sources.layouts import ArchiveError, ChecksumError
+from isotropy.sources.pins import UnverifiedFileError
 from isotropy.workflow.config import with_sources
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 # ---------------------------------------------------------------------------------------------
-FAST = {"backoff": 0.01, "timeout": 5}
+# download_file against what real servers do, replayed on the local server (tests/local_server.py)
+# with the download's clock replaced (``clock``): every wait is recorded, none is waited.
+
+DATA = bytes(range(256)) * 400  # 102,400 bytes
 
 
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-# ---------------------------------------------------------------------------------------------
-# download_file
+def fetch(http, path: str, dest: Path, sha256: str | None = None, **options) -> str:
+    return download_file(http.url(path), dest, sha256, **options)
 
 
-def test_download_ok_records_sha256(server, tmp_path):
-    data = b"hello world\n" * 1000
-    server.files["/a.txt"] = data
-    digest = sources.download_file(server.url("/a.txt"), tmp_path / "a.txt", sha(data), **FAST)
-    assert digest == sha(data)
-    assert (tmp_path / "a.txt").read_bytes() == data
+def test_a_static_file_is_saved_with_its_sha256(http, tmp_path, clock):
+    http.routes["/a.txt"] = DATA
+    assert fetch(http, "/a.txt", tmp_path / "a.txt", sha(DATA), clock=clock) == sha(DATA)
+    assert (tmp_path / "a.txt").read_bytes() == DATA and clock.slept == []
 
 
-def words_and_tarball() -> dict[str, bytes]:
-    words = "".join(f"word{i}\n" for i in range(20_000)).encode()
-    return {"/data/words.txt": words, "/rt-polaritydata.tar.gz": tar_gz({"a/b.txt": words})}
+def test_a_redirect_is_followed_to_the_file(http, tmp_path):
+    # GitHub's release assets and many archives answer 302 to a storage host.
+    http.routes["/latest/a.bin"] = lambda h, n: reply(h, 302, Location="/v1/a.bin")
+    http.routes["/v1/a.bin"] = DATA
+    assert fetch(http, "/latest/a.bin", tmp_path / "a.bin", sha(DATA)) == sha(DATA)
+
+
+def test_a_redirect_loop_names_the_url(http, tmp_path, clock):
+    http.routes["/a"] = lambda h, n: reply(h, 302, Location="/b")
+    http.routes["/b"] = lambda h, n: reply(h, 302, Location="/a")
+    with pytest.raises(DownloadError) as info:
+        fetch(http, "/a", tmp_path / "a", clock=clock)
+    assert http.url("/a") in str(info.value) and "redirect loop" in str(info.value)
+    assert not (tmp_path / "a").exists()
+
+
+def test_a_redirect_to_a_local_file_is_refused_naming_the_url(http, tmp_path):
+    http.routes["/x"] = lambda h, n: reply(h, 302, Location="file:///etc/passwd")
+    with pytest.raises(DownloadError) as info:
+        fetch(http, "/x", tmp_path / "x")
+    assert http.url("/x") in str(info.value) and "not http(s)" in str(info.value)
+    assert not (tmp_path / "x").exists()
 
 
 @pytest.mark.parametrize("path", ["/data/words.txt", "/rt-polaritydata.tar.gz"])
-def test_gzip_encoded_response_saves_the_published_bytes(server, tmp_path, path):
-    # A server that gzips the body when asked for gzip (GitHub's raw server does so for text) is
-    # asked for the file's own bytes: the saved file is the published one, its sha256 that file's.
+def test_a_server_that_gzips_on_request_sends_the_published_bytes(http, tmp_path, path):
+    # GitHub's raw server gzips text for a client that accepts gzip: asked for identity, it
+    # sends the published file, whose sha256 the pin is.
     original = words_and_tarball()[path]
-    server.files[path] = original
-    server.encode[path] = "negotiate"
-    digest = sources.download_file(
-        server.url(path), tmp_path / "f", sha(original), retries=0, **FAST
-    )
-    assert (tmp_path / "f").read_bytes() == original and digest == sha(original)
-    assert server.accept_encodings == ["identity"] and list(tmp_path.iterdir()) == [tmp_path / "f"]
-
-
-@pytest.mark.parametrize("path", ["/data/words.txt", "/rt-polaritydata.tar.gz"])
-def test_a_body_gzipped_against_the_request_is_not_the_pinned_file(server, tmp_path, path):
-    # One that gzips whatever it is asked sends other bytes: kept as sent, never inflated, so
-    # the pin refuses them and nothing is kept.
-    original = words_and_tarball()[path]
-    server.files[path] = original
-    server.encode[path] = "always"
-    with pytest.raises(ChecksumError, match="sha256 mismatch"):
-        sources.download_file(server.url(path), tmp_path / "f", sha(original), retries=0, **FAST)
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_gz_file_merely_labelled_gzip_is_kept_as_sent(server, tmp_path):
-    original = words_and_tarball()["/rt-polaritydata.tar.gz"]
-    server.files["/rt-polaritydata.tar.gz"] = original
-    server.encode["/rt-polaritydata.tar.gz"] = "label"
-    sources.download_file(server.url("/rt-polaritydata.tar.gz"), tmp_path / "f", retries=0, **FAST)
+    http.routes[path] = gzipped(original)
+    assert fetch(http, path, tmp_path / "f", sha(original)) == sha(original)
     assert (tmp_path / "f").read_bytes() == original
+    assert http.seen[path][0]["Accept-Encoding"] == "identity"
 
 
-def test_503_then_200_is_retried(server, tmp_path):
-    data = b"payload"
-    server.files["/f"] = data
-    server.script["/f"] = [503, 503]
-    digest = sources.download_file(server.url("/f"), tmp_path / "f", **FAST)
-    assert digest == sha(data)
-    assert server.requests == ["/f"] * 3
+@pytest.mark.parametrize("path", ["/data/words.txt", "/rt-polaritydata.tar.gz"])
+def test_a_body_gzipped_against_the_request_is_kept_as_sent_and_refused(http, tmp_path, path):
+    # A server that gzips whatever it is asked sends other bytes: kept as sent, never inflated,
+    # so the pin refuses them and nothing is kept.
+    original = words_and_tarball()[path]
+    http.routes[path] = gzipped(original, always=True)
+    with pytest.raises(ChecksumError, match="sha256 mismatch"):
+        fetch(http, path, tmp_path / "f", sha(original))
+    assert list(tmp_path.iterdir()) == []
+    assert fetch(http, path, tmp_path / "g") == sha(gzip.compress(original, mtime=0))
 
 
-def test_connection_cut_mid_stream_is_retried(server, tmp_path):
-    data = bytes(range(256)) * 64
-    server.files["/big"] = data
-    server.script["/big"] = ["truncate"]
-    sources.download_file(server.url("/big"), tmp_path / "big", sha(data), **FAST)
-    assert (tmp_path / "big").read_bytes() == data
-    assert len(server.requests) == 2
+def test_a_gz_file_merely_labelled_gzip_is_kept_as_sent(http, tmp_path):
+    # Apache's `AddEncoding x-gzip .gz` labels a .gz file's own bytes Content-Encoding: gzip.
+    tarball = words_and_tarball()["/rt-polaritydata.tar.gz"]
+    http.routes["/rt.tar.gz"] = lambda h, n: reply(h, 200, tarball, Content_Encoding="gzip")
+    assert fetch(http, "/rt.tar.gz", tmp_path / "f", sha(tarball)) == sha(tarball)
 
 
-def test_persistent_5xx_gives_up(server, tmp_path):
-    server.files["/f"] = b"x"
-    server.script["/f"] = [500] * 10
-    with pytest.raises(DownloadError, match="failed after 3 attempts"):
-        sources.download_file(server.url("/f"), tmp_path / "f", retries=2, **FAST)
-    assert len(server.requests) == 3
+def test_a_content_encoding_bomb_is_never_inflated(http, tmp_path):
+    plain = b"\0" * (8 << 20)
+    body = gzip.compress(plain)
+    assert len(body) < 64 << 10
+    http.routes["/words.txt"] = lambda h, n: reply(h, 200, body, Content_Encoding="gzip")
+    assert fetch(http, "/words.txt", tmp_path / "w", max_bytes=1 << 20) == sha(body)
+    assert (tmp_path / "w").stat().st_size == len(body)
+
+
+def test_503_with_retry_after_is_waited_out_then_fetched(http, tmp_path, clock):
+    # A busy server (GitHub's, Zenodo's) answers 503 or 429 with Retry-After.
+    http.routes["/f"] = lambda h, n: (
+        reply(h, 503, Retry_After="7") if n == 1 else static_file(h, DATA)
+    )
+    assert fetch(http, "/f", tmp_path / "f", sha(DATA), clock=clock) == sha(DATA)
+    assert clock.slept == [7.0] and len(http.seen["/f"]) == 2
+
+
+def test_a_retry_after_beyond_the_deadline_stops_at_once(http, tmp_path, clock):
+    http.routes["/busy.txt"] = lambda h, n: reply(h, 429, Retry_After="3600")
+    with pytest.raises(DownloadError, match=r"passed its deadline of 60 s .*waiting 3600 s"):
+        fetch(http, "/busy.txt", tmp_path / "b", max_seconds=60, clock=clock)
+    assert clock.slept == [] and len(http.seen["/busy.txt"]) == 1
+
+
+def test_persistent_5xx_backs_off_then_gives_up_naming_the_mirror(http, tmp_path, clock):
+    http.routes["/f"] = lambda h, n: reply(h, 500)
+    with pytest.raises(DownloadError) as info:
+        fetch(http, "/f", tmp_path / "f", clock=clock)
+    assert "failed after 5 retries: too many 500 error responses" in str(info.value)
+    assert "set ISOTROPY_MIRROR to a folder laid out like shared/mirror" in str(info.value)
+    assert clock.slept == [0, 4, 8, 16, 32]  # RETRY: urllib3's backoff, factor 2
+    assert len(http.seen["/f"]) == 6 and list(tmp_path.iterdir()) == []
+
+
+def test_404_fails_at_once(http, tmp_path, clock):
+    with pytest.raises(DownloadError, match=r"HTTP 404.*fix 'sources'") as info:
+        fetch(http, "/missing.zip", tmp_path / "m.zip", clock=clock)
+    assert "/missing.zip" in str(info.value)
+    assert len(http.seen["/missing.zip"]) == 1 and clock.slept == []
     assert list(tmp_path.iterdir()) == []
 
 
-def test_unreachable_source_is_named_and_the_mirror_suggested(tmp_path, monkeypatch):
-    # Nothing listens on a port just released: every attempt is a ConnectionError.
+def test_a_connection_dropped_mid_stream_is_fetched_again_whole(http, tmp_path, clock):
+    # The server offers ranges, but a retry asks for the whole file (no resumption: issue 70).
+    http.routes["/big.bin"] = lambda h, n: (
+        cut_after(h, DATA, 40_000) if n == 1 else static_file(h, DATA)
+    )
+    assert fetch(http, "/big.bin", tmp_path / "big.bin", clock=clock) == sha(DATA)
+    assert (tmp_path / "big.bin").read_bytes() == DATA
+    assert [("Range" in headers) for headers in http.seen["/big.bin"]] == [False, False]
+
+
+def test_a_body_shorter_than_its_content_length_is_retried(http, tmp_path, clock):
+    def short_then_whole(handler, n):
+        if n == 1:  # announces the whole length, sends 10 bytes, closes cleanly
+            reply_head(handler, 200, Content_Length=str(len(DATA)))
+            handler.wfile.write(DATA[:10])
+            handler.close_connection = True
+        else:
+            static_file(handler, DATA)
+
+    http.routes["/f"] = short_then_whole
+    assert fetch(http, "/f", tmp_path / "f", clock=clock) == sha(DATA)
+    assert len(http.seen["/f"]) == 2
+
+
+def test_a_206_nobody_asked_for_is_not_kept(http, tmp_path, clock):
+    part = f"bytes 100-{len(DATA) - 1}/{len(DATA)}"
+    http.routes["/f"] = lambda h, n: (
+        reply(h, 206, DATA[100:], Content_Range=part) if n == 1 else static_file(h, DATA)
+    )
+    assert fetch(http, "/f", tmp_path / "f", clock=clock) == sha(DATA)
+    assert (tmp_path / "f").read_bytes() == DATA and len(http.seen["/f"]) == 2
+
+
+def test_a_chunked_body_is_kept_whole_and_a_cut_one_retried(http, tmp_path, clock):
+    http.routes["/whole.bin"] = lambda h, n: chunked(h, DATA, complete=True)
+    assert fetch(http, "/whole.bin", tmp_path / "w") == sha(DATA)
+    http.routes["/cut.bin"] = lambda h, n: chunked(h, DATA, complete=n > 1)
+    assert fetch(http, "/cut.bin", tmp_path / "c", clock=clock) == sha(DATA)
+    assert len(http.seen["/cut.bin"]) == 2 and (tmp_path / "c").read_bytes() == DATA
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory):
+    """The local server's class over TLS, with a certificate made here for 127.0.0.1."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    key, cert = folder / "key.pem", folder / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
+        + ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
+        + ["-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True,
+        capture_output=True,
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server = Server(tls=context)
+    yield server, cert
+    server.close()
+
+
+@pytest.fixture
+def tls_http(tls_server, monkeypatch):
+    server, cert = tls_server
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the download trusts the test's certificate
+    server.reset()
+    return server
+
+
+@pytest.mark.parametrize("server", ["http", "tls_http"])
+def test_a_close_delimited_body_is_kept_only_when_the_connection_closed_cleanly(
+    server, request, tmp_path, clock
+):
+    # Over TLS, a close without close_notify is a cut too (Python would hide it as an end).
+    http = request.getfixturevalue(server)
+    http.routes["/cut"] = lambda h, n: close_delimited(h, DATA[:5000], clean=False)
+    with pytest.raises(DownloadError, match="failed after 1 retries: stream interrupted"):
+        fetch(http, "/cut", tmp_path / "cut", retries=RETRY.new(total=1), clock=clock)
+    assert not (tmp_path / "cut").exists()
+    http.routes["/whole"] = lambda h, n: close_delimited(h, DATA[:5000], clean=True)
+    assert fetch(http, "/whole", tmp_path / "whole") == sha(DATA[:5000])
+    # A clean close cannot tell a short body from a whole one: only a pin can.
+    with pytest.raises(ChecksumError, match="sha256 mismatch"):
+        fetch(http, "/whole", tmp_path / "short", sha(DATA))
+    assert not (tmp_path / "short").exists()
+
+
+def test_a_trickling_server_is_abandoned_at_the_deadline(http, tmp_path, clock):
+    def trickle(handler, n):  # half the file, then an hour passes, then the rest
+        reply_head(handler, 200, Content_Length=str(len(DATA)))
+        handler.wfile.write(DATA[:50_000])
+        handler.wfile.flush()
+        clock.now += 3600
+        handler.wfile.write(DATA[50_000:])
+
+    http.routes["/slow.bin"] = trickle
+    with pytest.raises(DownloadError) as info:
+        fetch(http, "/slow.bin", tmp_path / "s", max_seconds=60, clock=clock)
+    assert "passed its deadline of 60 s (config downloads.max_download_seconds)" in str(info.value)
+    assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize(
+    "limit, error, message",
+    [
+        ({"max_bytes": 1000}, ArchiveError, "sends more than 1000 bytes; .*max_extracted_bytes"),
+        ({"size": 1000}, ChecksumError, "more sent than pinned.*pinned 1000 bytes"),
+    ],
+)
+def test_a_body_beyond_its_limit_is_stopped_as_it_arrives(http, tmp_path, limit, error, message):
+    # A 256 MiB body: the download stops reading past its limit, so the server cannot send it all.
+    piece, pieces, sent, done = b"\0" * (1 << 16), 1 << 12, [0], threading.Event()
+
+    def endless(handler, n):
+        reply_head(handler, 200, Content_Length=str(len(piece) * pieces))
+        try:
+            for _ in range(pieces):
+                handler.wfile.write(piece)
+                sent[0] += len(piece)
+        except OSError:  # the client closed the connection
+            handler.close_connection = True
+        done.set()
+
+    http.routes["/big.bin"] = endless
+    with pytest.raises(error, match=message):
+        fetch(http, "/big.bin", tmp_path / "b", **limit)
+    assert list(tmp_path.iterdir()) == []
+    assert done.wait(timeout=60) and sent[0] < len(piece) * pieces
+
+
+def test_a_size_pin_is_enforced(http, tmp_path):
+    http.routes["/f.txt"] = b"12345"
+    with pytest.raises(
+        ChecksumError, match=r"size mismatch .*pinned 4 bytes \(sources.x.bytes\), got 5"
+    ):
+        fetch(http, "/f.txt", tmp_path / "f", size=4, source="x")
+    assert fetch(http, "/f.txt", tmp_path / "f", size=5) == sha(b"12345")
+
+
+def test_checksum_mismatch_leaves_no_file(http, tmp_path):
+    http.routes["/f"] = b"actual content"
+    with pytest.raises(ChecksumError, match="sha256 mismatch") as info:
+        fetch(http, "/f", tmp_path / "f", sha(b"expected content"))
+    assert sha(b"actual content") in str(info.value)
+    assert list(tmp_path.iterdir()) == []  # neither the file nor a partial temp file
+
+
+def test_file_url_is_copied_with_checks(tmp_path):
+    src = tmp_path / "src.bin"
+    src.write_bytes(b"abc")
+    assert download_file(src.as_uri(), tmp_path / "out" / "dst.bin", sha(b"abc")) == sha(b"abc")
+    with pytest.raises(ChecksumError):
+        download_file(src.as_uri(), tmp_path / "out" / "bad.bin", sha(b"xyz"))
+    assert not (tmp_path / "out" / "bad.bin").exists()
+
+
+def test_a_full_disk_during_a_download_is_not_a_network_problem(http, tmp_path, clock, monkeypatch):
+    real_open = open
+
+    def full_open(path, mode="r", *args, **kwargs):  # the download's writes land on /dev/full
+        return real_open("/dev/full" if "w" in mode else path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(download, "open", full_open, raising=False)
+    http.routes["/f.bin"] = DATA
+    with pytest.raises(DiskFullError) as info:
+        fetch(http, "/f.bin", tmp_path / "f.bin", clock=clock)
+    assert len(http.seen["/f.bin"]) == 1 and clock.slept == []  # no retry, no wait
+    assert "no space left on the device of" in str(info.value) and "f.bin" in str(info.value)
+    assert "network" not in str(info.value)
+
+
+def test_unreachable_source_is_named_and_the_mirror_suggested(tmp_path, monkeypatch, clock):
+    # Nothing listens on a port just released: every attempt is refused.
     import socket
 
     monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
@@ -133,45 +349,17 @@ def test_unreachable_source_is_named_and_the_mirror_suggested(tmp_path, monkeypa
         "mirror": None,
     }
     with pytest.raises(DownloadError) as info:
-        sources.fetch_source(
-            "polarity", params, tmp_path / "raw", retries=1, backoff=0.01, timeout=5
-        )
+        sources.fetch_source("polarity", params, tmp_path / "raw", clock=clock)
     message = str(info.value)
     assert message.startswith("source 'polarity': download of http://127.0.0.1:")
-    assert "failed after 2 attempts: ConnectionError" in message
+    assert "failed after 5 retries" in message and "Connection refused" in message
     assert "set ISOTROPY_MIRROR to a folder laid out like shared/mirror" in message
     assert list((tmp_path / "raw").iterdir()) == []  # no half-fetched source left behind
 
 
-def test_404_fails_at_once(server, tmp_path):
-    with pytest.raises(DownloadError, match=r"HTTP 404.*fix 'sources'") as info:
-        sources.download_file(server.url("/missing.zip"), tmp_path / "m.zip", **FAST)
-    assert "/missing.zip" in str(info.value)
-    assert server.requests == ["/missing.zip"]
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_checksum_mismatch_leaves_no_file(server, tmp_path):
-    server.files["/f"] = b"actual content"
-    with pytest.raises(ChecksumError, match="sha256 mismatch") as info:
-        sources.download_file(server.url("/f"), tmp_path / "f", sha(b"expected content"), **FAST)
-    assert sha(b"actual content") in str(info.value)
-    assert list(tmp_path.iterdir()) == []  # neither the file nor a partial temp file
-
-
-def test_file_url_is_copied_with_checks(tmp_path):
-    src = tmp_path / "src.bin"
-    src.write_bytes(b"abc")
-    assert sources.download_file(src.as_uri(), tmp_path / "out" / "dst.bin", sha(b"abc")) == sha(
-        b"abc"
-    )
-    with pytest.raises(ChecksumError):
-        sources.download_file(src.as_uri(), tmp_path / "out" / "bad.bin", sha(b"xyz"))
-    assert not (tmp_path / "out" / "bad.bin").exists()
-
-
-# ---------------------------------------------------------------------------------------------
-# Whole sources from URLs: the raw layout is the mirror's
+def words_and_tarball() -> dict[str, bytes]:
+    words = "".join(f"word{i}\n" for i in range(20_000)).encode()
+    return {"/data/words.txt": words, "/rt-polaritydata.tar.gz": tar_gz({"a/b.txt": words})}
 
 
 def tar_gz(members: dict[str, bytes]) -> bytes:
@@ -214,7 +402,7 @@ def config() -> dict:
     return with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
 
 
-def test_polarity_tarball_latin1_matches_mirror_utf8(server, tmp_path, mirror_root, config):
+def test_polarity_tarball_latin1_matches_mirror_utf8(http, tmp_path, mirror_root, config):
     """The Cornell tarball (Latin-1 with Windows-1252 punctuation) and the mirror (UTF-8) end as
     the same UTF-8 raw files."""
     members = {
@@ -226,12 +414,11 @@ def test_polarity_tarball_latin1_matches_mirror_utf8(server, tmp_path, mirror_ro
     pos_bytes = members["rt-polaritydata/rt-polarity.pos"]
     assert b"\xe9" in pos_bytes and b"\x97" in pos_bytes  # é (Latin-1) and — (cp1252 only)
     tarball = tar_gz(members)
-    server.files["/rt-polaritydata.tar.gz"] = tarball
+    http.routes["/rt-polaritydata.tar.gz"] = tarball
     from_url = sources.fetch_source(
         "polarity",
-        params("polarity", [server.url("/rt-polaritydata.tar.gz")], pins=[sha(tarball)]),
+        params("polarity", [http.url("/rt-polaritydata.tar.gz")], pins=[sha(tarball)]),
         tmp_path / "url",
-        **FAST,
     )
     from_mirror = sources.fetch_source(
         "polarity", mirror_params("polarity", config, mirror_root), tmp_path / "mirror"
@@ -241,7 +428,7 @@ def test_polarity_tarball_latin1_matches_mirror_utf8(server, tmp_path, mirror_ro
     assert [f["sha256"] for f in from_url["files"]] == [f["sha256"] for f in from_mirror["files"]]
     assert from_url["inputs"] == [
         {
-            "url": server.url("/rt-polaritydata.tar.gz"),
+            "url": http.url("/rt-polaritydata.tar.gz"),
             "sha256": sha(tarball),
             "bytes": len(tarball),
             "pinned": True,
@@ -255,20 +442,20 @@ def test_polarity_tarball_latin1_matches_mirror_utf8(server, tmp_path, mirror_ro
     assert all(entry["pinned"] for entry in from_mirror["inputs"])  # checked against MANIFEST.tsv
 
 
-def test_glue_zip_skips_macos_debris(server, tmp_path):
+def test_glue_zip_skips_macos_debris(http, tmp_path):
     train = b"sentence\tlabel\nok film \t1\n"
     archive = zip_bytes(
         {"SST-2/train.tsv": train, "SST-2/dev.tsv": b"x", "__MACOSX/SST-2/._train.tsv": b"junk"}
     )
-    server.files["/SST-2.zip"] = archive
+    http.routes["/SST-2.zip"] = archive
     manifest = sources.fetch_source(
-        "glue_sst2", params("glue_sst2", [server.url("/SST-2.zip")]), tmp_path / "raw", **FAST
+        "glue_sst2", params("glue_sst2", [http.url("/SST-2.zip")]), tmp_path / "raw"
     )
     assert [f["path"] for f in manifest["files"]] == ["train.tsv"]
     assert (tmp_path / "raw" / "train.tsv").read_bytes() == train
 
 
-def test_mrpc_rebuilt_like_glue_equals_mirror_train(server, tmp_path, mirror_root):
+def test_mrpc_rebuilt_like_glue_equals_mirror_train(http, tmp_path, mirror_root):
     """Microsoft's pairs minus GLUE's dev ids give exactly GLUE's train.tsv (the mirror's copy)."""
     train_lines = (mirror_root / "glue/MRPC/train.tsv").read_text("utf-8").splitlines()
     dev_lines = (mirror_root / "glue/MRPC/dev.tsv").read_text("utf-8").splitlines()
@@ -281,32 +468,31 @@ def test_mrpc_rebuilt_like_glue_equals_mirror_train(server, tmp_path, mirror_roo
     dev_ids = "".join(
         f"{row.split(chr(9))[1]}\t{row.split(chr(9))[2]}\n" for row in dev_lines[1:]
     ).encode()
-    server.files["/msr_paraphrase_train.txt"] = msr
-    server.files["/mrpc_dev_ids.tsv"] = dev_ids
-    urls = [server.url("/msr_paraphrase_train.txt"), server.url("/mrpc_dev_ids.tsv")]
-    sources.fetch_source("glue_mrpc", params("glue_mrpc", urls), tmp_path / "raw", **FAST)
+    http.routes["/msr_paraphrase_train.txt"] = msr
+    http.routes["/mrpc_dev_ids.tsv"] = dev_ids
+    urls = [http.url("/msr_paraphrase_train.txt"), http.url("/mrpc_dev_ids.tsv")]
+    sources.fetch_source("glue_mrpc", params("glue_mrpc", urls), tmp_path / "raw")
     rebuilt = (tmp_path / "raw/train.tsv").read_text("utf-8").splitlines()
     assert rebuilt == train_lines
     assert len(rebuilt) - 1 == 3668
 
 
-def test_failed_fetch_leaves_nothing(server, tmp_path):
-    server.files["/SST-2.zip"] = zip_bytes({"SST-2/train.tsv": b"sentence\tlabel\n"})
+def test_failed_fetch_leaves_nothing(http, tmp_path):
+    http.routes["/SST-2.zip"] = zip_bytes({"SST-2/train.tsv": b"sentence\tlabel\n"})
     with pytest.raises(ChecksumError):
         sources.fetch_source(
             "glue_sst2",
-            params("glue_sst2", [server.url("/SST-2.zip")], pins=[sha(b"other")]),
+            params("glue_sst2", [http.url("/SST-2.zip")], pins=[sha(b"other")]),
             tmp_path / "raw",
-            **FAST,
         )
     assert list((tmp_path / "raw").iterdir()) == []
 
 
-def test_archive_without_expected_member_is_an_error(server, tmp_path):
-    server.files["/RTE.zip"] = zip_bytes({"RTE/dev.tsv": b"x"})
+def test_archive_without_expected_member_is_an_error(http, tmp_path):
+    http.routes["/RTE.zip"] = zip_bytes({"RTE/dev.tsv": b"x"})
     with pytest.raises(ValueError, match="none of the expected files"):
         sources.fetch_source(
-            "glue_rte", params("glue_rte", [server.url("/RTE.zip")]), tmp_path / "raw", **FAST
+            "glue_rte", params("glue_rte", [http.url("/RTE.zip")]), tmp_path / "raw"
         )
 
 
@@ -319,18 +505,17 @@ def small_vectors():
     return vectors, words
 
 
-def test_nlpl_zip_gives_model_bin_and_loads(server, tmp_path):
+def test_nlpl_zip_gives_model_bin_and_loads(http, tmp_path):
     vectors, words = small_vectors()
     vectors.save_word2vec_format(str(tmp_path / "model.bin"), binary=True)
     archive = zip_bytes(
         {"meta.json": b"{}", "model.bin": (tmp_path / "model.bin").read_bytes(), "README": b"x"}
     )
-    server.files["/222.zip"] = archive
+    http.routes["/222.zip"] = archive
     sources.fetch_source(
         "word2vec",
-        params("word2vec", [server.url("/222.zip")], kind="word_vectors"),
+        params("word2vec", [http.url("/222.zip")], kind="word_vectors"),
         tmp_path / "raw",
-        **FAST,
     )
     path = sources.word_vectors_file(tmp_path / "raw")
     assert path.name == "model.bin"
@@ -658,22 +843,21 @@ def test_url_ending_in_dot_dot_is_named(tmp_path):
             "supersense_words",
             params("supersense_words", ["http://127.0.0.1:9/data/%2e%2e"]),
             tmp_path / "raw",
-            **FAST,
         )
     assert list((tmp_path / "raw").iterdir()) == []
 
 
-def fetch_glue_archive(server, tmp_path, archive: bytes, suffix: str = "zip", **limits) -> dict:
-    server.files[f"/SST-2.{suffix}"] = archive
-    p = {**params("glue_sst2", [server.url(f"/SST-2.{suffix}")]), **limits}
-    return sources.fetch_source("glue_sst2", p, tmp_path / "raw", **FAST)
+def fetch_glue_archive(http, tmp_path, archive: bytes, suffix: str = "zip", **limits) -> dict:
+    http.routes[f"/SST-2.{suffix}"] = archive
+    p = {**params("glue_sst2", [http.url(f"/SST-2.{suffix}")]), **limits}
+    return sources.fetch_source("glue_sst2", p, tmp_path / "raw")
 
 
-def test_zip_bomb_is_refused_by_unpacked_size(server, tmp_path):
+def test_zip_bomb_is_refused_by_unpacked_size(http, tmp_path):
     archive = zip_deflated({"SST-2/train.tsv": b"sentence\tlabel\n" + b"0" * (8 << 20)})
     assert len(archive) < 64 << 10  # 8 MiB that compress to a few kB
     with pytest.raises(ArchiveError) as info:
-        fetch_glue_archive(server, tmp_path, archive, max_extracted_bytes=1 << 20)
+        fetch_glue_archive(http, tmp_path, archive, max_extracted_bytes=1 << 20)
     assert str(info.value) == (
         "archive SST-2.zip unpacks to more than 1048576 bytes (at member 'SST-2/train.tsv'), which "
         "looks like a "
@@ -683,14 +867,14 @@ def test_zip_bomb_is_refused_by_unpacked_size(server, tmp_path):
     )
     assert list((tmp_path / "raw").iterdir()) == []
     assert (
-        fetch_glue_archive(server, tmp_path, archive, max_extracted_bytes=16 << 20)["files"][0][
+        fetch_glue_archive(http, tmp_path, archive, max_extracted_bytes=16 << 20)["files"][0][
             "path"
         ]
         == "train.tsv"
     )
 
 
-def test_size_is_counted_as_read_not_as_declared(server, tmp_path):
+def test_size_is_counted_as_read_not_as_declared(http, tmp_path):
     """A tar header may understate its member; the bytes actually read are what count."""
     item = sources.Fetched("x.tar", tmp_path / "x.tar", max_bytes=100, max_members=10)
     (tmp_path / "x.tar").write_bytes(tar_gz({"train.tsv": b"a" * 500}))
@@ -699,7 +883,7 @@ def test_size_is_counted_as_read_not_as_declared(server, tmp_path):
         layouts._write_member(item, "train.tsv", 10, reader, tmp_path / "train.tsv", 100)
 
 
-def test_archive_with_too_many_members_is_refused(server, tmp_path):
+def test_archive_with_too_many_members_is_refused(http, tmp_path):
     members = {f"SST-2/junk{i}.txt": b"" for i in range(50)} | {
         "SST-2/train.tsv": b"sentence\tlabel\nok\t1\n"
     }
@@ -709,7 +893,7 @@ def test_archive_with_too_many_members_is_refused(server, tmp_path):
             match=rf"archive SST-2.{suffix} holds more than 20 members, which looks like an "
             r"archive bomb; check the source, or raise downloads.max_archive_members",
         ):
-            fetch_glue_archive(server, tmp_path, archive, suffix, max_archive_members=20)
+            fetch_glue_archive(http, tmp_path, archive, suffix, max_archive_members=20)
         assert list((tmp_path / "raw").iterdir()) == []
 
 
@@ -752,24 +936,24 @@ def crafted(name: str, kind: bytes = tarfile.REGTYPE, target: str = "") -> tarfi
     ],
     ids=["dotdot", "absolute", "symlink-absolute", "symlink-up", "hardlink-outside"],
 )
-def test_crafted_tar_members_are_refused_and_write_nothing(server, tmp_path, member):
+def test_crafted_tar_members_are_refused_and_write_nothing(http, tmp_path, member):
     before = sorted(p for p in tmp_path.rglob("*"))
     with pytest.raises(
         ArchiveError, match=rf"archive SST-2.tar.gz: member '{re.escape(member.name)}' "
     ):
-        fetch_glue_archive(server, tmp_path, tar_with(member), "tar.gz")
+        fetch_glue_archive(http, tmp_path, tar_with(member), "tar.gz")
     assert list((tmp_path / "raw").iterdir()) == []
     assert sorted(p for p in tmp_path.rglob("*")) == before + [tmp_path / "raw"]
     assert not Path("/tmp/escaped-absolute.txt").exists()
 
 
 @pytest.mark.parametrize("name", ["../../escaped.txt", "/tmp/escaped-absolute.txt"])
-def test_crafted_zip_members_are_refused(server, tmp_path, name):
+def test_crafted_zip_members_are_refused(http, tmp_path, name):
     archive = zip_bytes({"SST-2/train.tsv": b"sentence\tlabel\nok\t1\n", name: b"escaped\n"})
     with pytest.raises(
         ArchiveError, match=rf"member '{re.escape(name)}' would unpack outside its folder"
     ):
-        fetch_glue_archive(server, tmp_path, archive)
+        fetch_glue_archive(http, tmp_path, archive)
     assert list((tmp_path / "raw").iterdir()) == []
     assert not (tmp_path.parent / "escaped.txt").exists()
 
@@ -833,23 +1017,23 @@ def test_git_blob_id_is_gits(mirror_root, tmp_path):
     assert sources.git_blob_id(tmp_path / "hello") == "ce013625030ba8dba906f756967f9e9ca394464a"
 
 
-def test_git_blob_pin_is_enforced_on_download(server, tmp_path, monkeypatch):
+def test_git_blob_pin_is_enforced_on_download(http, tmp_path, monkeypatch):
     monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
     data = zip_bytes({"words_features.csv": b"word1,word2\n"})
-    server.files["/data/words_features.zip"] = data
+    http.routes["/data/words_features.zip"] = data
     (tmp_path / "blob").write_bytes(data)
     blob = sources.git_blob_id(tmp_path / "blob")
     config = {
         "sources": {
             "supersense_features": {
-                "url": server.url("/data/words_features.zip"),
+                "url": http.url("/data/words_features.zip"),
                 "kind": "supersense_features",
                 "git_blob": blob,
             }
         }
     }
     params = sources.source_params({**config, "mirror": None}, "supersense_features")
-    manifest = sources.fetch_source("supersense_features", params, tmp_path / "raw", **FAST)
+    manifest = sources.fetch_source("supersense_features", params, tmp_path / "raw")
     assert manifest["inputs"][0]["git_blob"] == blob and manifest["inputs"][0]["pinned"] is True
     assert (tmp_path / "raw" / "words_features.zip").read_bytes() == data
     config["sources"]["supersense_features"]["git_blob"] = "0" * 40
@@ -857,7 +1041,7 @@ def test_git_blob_pin_is_enforced_on_download(server, tmp_path, monkeypatch):
     with pytest.raises(
         ChecksumError, match=r"git object id mismatch .*\(sources.supersense_features.git_blob\)"
     ):
-        sources.fetch_source("supersense_features", params, tmp_path / "raw2", **FAST)
+        sources.fetch_source("supersense_features", params, tmp_path / "raw2")
     assert list((tmp_path / "raw2").iterdir()) == []
     # Sources without a git_blob keep their params (a new key would re-run their downloads).
     del config["sources"]["supersense_features"]["git_blob"]

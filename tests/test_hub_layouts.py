@@ -10,14 +10,13 @@ import os
 import re
 import subprocess
 import sys
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pandas as pd
 import pytest
 import yaml
-from local_server import LocalServer
+from local_server import reply
 
 from isotropy import sources
 from isotropy.readers.corpus import read_corpus, read_corpus_text
@@ -170,38 +169,19 @@ def test_sickr_is_not_read_from_the_hub(config):
 # revision is resolved by huggingface_hub and datasets as against the hub itself.
 
 
-class RecordedHub(LocalServer):
-    """The hub API calls ``datasets.load_dataset`` makes, answered on 127.0.0.1 from the
+class RecordedHub:
+    """The hub API calls ``datasets.load_dataset`` makes, answered on the local server from the
     recorded layouts, for each repository's pinned commit only: another revision is unknown
     (404), as on the hub. The answers carry the fields huggingface_hub reads (``sha``,
     ``siblings``; tree entries ``type``/``path``/``size``/``oid``; ``X-Repo-Commit``)."""
 
-    def __init__(self, revisions: dict[str, str]) -> None:
-        self.revisions, self.requests = revisions, []
-        hub = self
+    def __init__(self, revisions: dict[str, str], endpoint: str) -> None:
+        self.revisions, self.endpoint, self.requests = revisions, endpoint, []
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_HEAD(self) -> None:
-                self.answer()
-
-            def do_GET(self) -> None:
-                self.answer()
-
-            def answer(self) -> None:
-                hub.requests.append(f"{self.command} {self.path}")
-                status, body, headers = hub.route(urlsplit(self.path))
-                self.send_response(status)
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                if self.command == "GET":
-                    self.wfile.write(body)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        super().__init__(Handler)
+    def __call__(self, handler, n: int) -> None:
+        self.requests.append(f"{handler.command} {handler.path}")
+        status, body, headers = self.route(urlsplit(handler.path))
+        reply(handler, status, body, **headers)
 
     def route(self, url) -> tuple[int, bytes, dict[str, str]]:
         api = re.match(r"^/api/datasets/([^/]+/[^/]+)/(revision|tree)/([^/]+)/?(.*)$", url.path)
@@ -249,12 +229,12 @@ def sha1(data: bytes) -> str:
 
 
 @pytest.fixture
-def recorded_hub(config):
+def recorded_hub(config, http):
     pins = {
         s["hub"]["path"]: s["hub"]["revision"] for s in config["sources"].values() if s.get("hub")
     }
-    with RecordedHub(pins) as hub:
-        yield hub
+    http.fallback = hub = RecordedHub(pins, http.url(""))
+    return hub
 
 
 # Fetches sources in a fresh interpreter, where HF_ENDPOINT is read at import as on a

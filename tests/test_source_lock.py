@@ -2,7 +2,7 @@
 changed, relocked on purpose, flagged by the audit), archive member pins, and a
 check that no source of config.yaml is downloaded without a published pin or the lock.
 
-On a local HTTP server (tests/test_download.py's ``server``)."""
+On the suite's local HTTP server (tests/local_server.py)."""
 
 from __future__ import annotations
 
@@ -17,13 +17,20 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_download import FAST, sha, tar_gz
+from test_download import sha, tar_gz
 
 from isotropy import sources
 from isotropy.audit.records import FAIL, OK, walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
-from isotropy.sources import ChecksumError, LockMismatchError
+from isotropy.sources.layouts import ArchiveError, ChecksumError
+from isotropy.sources.lock import (
+    LOCK_ENV,
+    RELOCK_ENV,
+    LockMismatchError,
+    read_lock,
+    record_downloads,
+)
 from isotropy.workflow.config import with_sources
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,18 +55,18 @@ def files_params(name: str, url: str) -> dict:
 
 
 def fetch(name: str, url: str, raw: Path) -> dict:
-    return sources.fetch_source(name, files_params(name, url), raw, **FAST)
+    return sources.fetch_source(name, files_params(name, url), raw)
 
 
 # ---------------------------------------------------------------------------------------------
 # The lock: first use, refusal, relock
 
 
-def test_first_download_writes_the_lock(server, tmp_path, sources_lock, monkeypatch):
-    server.files["/lexicon.csv"] = V1
-    url = server.url("/lexicon.csv")
+def test_first_download_writes_the_lock(http, tmp_path, sources_lock, monkeypatch):
+    http.routes["/lexicon.csv"] = V1
+    url = http.url("/lexicon.csv")
     manifest = fetch("lexicon", url, tmp_path / "raw")
-    record = sources.read_lock(sources_lock)["lexicon"][url]
+    record = read_lock(sources_lock)["lexicon"][url]
     assert (record["sha256"], record["bytes"]) == (sha(V1), len(V1))
     assert "replaced" not in record
     entry = manifest["inputs"][0]
@@ -72,17 +79,17 @@ def test_first_download_writes_the_lock(server, tmp_path, sources_lock, monkeypa
     assert trust == {url: "lock (trusted on first use)"}
     # The same bytes again: accepted, the record untouched.
     fetch("lexicon", url, tmp_path / "raw")
-    assert sources.read_lock(sources_lock)["lexicon"][url] == record
+    assert read_lock(sources_lock)["lexicon"][url] == record
 
 
 def test_a_changed_body_is_refused_naming_the_lock_both_hashes_and_relock(
-    server, tmp_path, sources_lock
+    http, tmp_path, sources_lock
 ):
-    server.files["/lexicon.csv"] = V1
-    url = server.url("/lexicon.csv")
+    http.routes["/lexicon.csv"] = V1
+    url = http.url("/lexicon.csv")
     fetch("lexicon", url, tmp_path / "raw")
     before = sources_lock.read_text()
-    server.files["/lexicon.csv"] = V2
+    http.routes["/lexicon.csv"] = V2
     with pytest.raises(LockMismatchError) as info:
         fetch("lexicon", url, tmp_path / "raw")
     message = str(info.value)
@@ -94,37 +101,35 @@ def test_a_changed_body_is_refused_naming_the_lock_both_hashes_and_relock(
 
 
 def test_relock_accepts_the_new_file_and_keeps_the_old_record(
-    server, tmp_path, sources_lock, monkeypatch
+    http, tmp_path, sources_lock, monkeypatch
 ):
-    server.files["/lexicon.csv"] = V1
-    url = server.url("/lexicon.csv")
+    http.routes["/lexicon.csv"] = V1
+    url = http.url("/lexicon.csv")
     fetch("lexicon", url, tmp_path / "raw")
-    server.files["/lexicon.csv"] = V2
-    monkeypatch.setenv(sources.RELOCK_ENV, "other, lexicon")
+    http.routes["/lexicon.csv"] = V2
+    monkeypatch.setenv(RELOCK_ENV, "other, lexicon")
     manifest = fetch("lexicon", url, tmp_path / "raw")
-    record = sources.read_lock(sources_lock)["lexicon"][url]
+    record = read_lock(sources_lock)["lexicon"][url]
     assert record["sha256"] == sha(V2)
     assert [old["sha256"] for old in record["replaced"]] == [sha(V1)]
     assert record["replaced"][0]["relocked"] == record["locked"]
     assert manifest["inputs"][0]["lock"]["replaced"][0]["sha256"] == sha(V1)
     assert (tmp_path / "raw" / "lexicon.csv").read_bytes() == V2
-    monkeypatch.delenv(sources.RELOCK_ENV)
+    monkeypatch.delenv(RELOCK_ENV)
     fetch("lexicon", url, tmp_path / "raw")  # the relocked bytes are now the lock's
 
 
-def test_a_damaged_lock_stops_the_download(server, tmp_path, sources_lock):
-    server.files["/lexicon.csv"] = V1
+def test_a_damaged_lock_stops_the_download(http, tmp_path, sources_lock):
+    http.routes["/lexicon.csv"] = V1
     sources_lock.write_text("lexicon: {http://x/lexicon.csv: {sha256: abc}}\n")
     with pytest.raises(ChecksumError, match="is damaged"):
-        fetch("lexicon", server.url("/lexicon.csv"), tmp_path / "raw")
+        fetch("lexicon", http.url("/lexicon.csv"), tmp_path / "raw")
 
 
 def _record_one(args: tuple[str, str]) -> None:
     path, source = args
     digest = hashlib.sha256(source.encode()).hexdigest()
-    sources.record_downloads(
-        path, source, [{"url": f"https://x/{source}", "sha256": digest, "bytes": 1}]
-    )
+    record_downloads(path, source, [{"url": f"https://x/{source}", "sha256": digest, "bytes": 1}])
 
 
 def test_parallel_jobs_each_keep_their_record(tmp_path):
@@ -132,7 +137,7 @@ def test_parallel_jobs_each_keep_their_record(tmp_path):
     names = [f"source{i}" for i in range(12)]
     with multiprocessing.get_context("fork").Pool(4) as pool:
         pool.map(_record_one, [(str(lock), name) for name in names])
-    assert sorted(sources.read_lock(lock)) == sorted(names)
+    assert sorted(read_lock(lock)) == sorted(names)
     assert not [p for p in lock.parent.iterdir() if ".part" in p.name]
 
 
@@ -172,13 +177,13 @@ def _result(root: Path, source: str) -> str:
     return "results/counts.csv"
 
 
-def test_the_audit_flags_a_result_made_before_a_relock(server, tmp_path, monkeypatch):
+def test_the_audit_flags_a_result_made_before_a_relock(http, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     # the project's own lock, where the workflow keeps it (config/ of the working directory);
     # the audit reads the project's lock, never the folder's (issue 67), so name it
-    monkeypatch.setenv(sources.LOCK_ENV, str(tmp_path / "config/sources.lock"))
-    server.files["/lexicon.csv"] = V1
-    url = server.url("/lexicon.csv")
+    monkeypatch.setenv(LOCK_ENV, str(tmp_path / "config/sources.lock"))
+    http.routes["/lexicon.csv"] = V1
+    url = http.url("/lexicon.csv")
     fetch("lexicon", url, tmp_path / "resources/raw/lexicon")  # a source the project pins not
     assert (tmp_path / "config/sources.lock").is_file()
     result = _result(tmp_path, "lexicon")
@@ -187,8 +192,8 @@ def test_the_audit_flags_a_result_made_before_a_relock(server, tmp_path, monkeyp
     raw_ok = [f for f in findings if f.file.endswith("manifest.json") and f.status == OK]
     assert "lock (trusted on first use): lexicon.csv" in raw_ok[0].reason
 
-    server.files["/lexicon.csv"] = V2
-    monkeypatch.setenv(sources.RELOCK_ENV, "lexicon")
+    http.routes["/lexicon.csv"] = V2
+    monkeypatch.setenv(RELOCK_ENV, "lexicon")
     fetch("lexicon", url, tmp_path / "resources/raw/lexicon")
     findings = walk(tmp_path)
     # Re-fetched after the relock, its manifest is not the one the result was made from.
@@ -200,16 +205,16 @@ def test_the_audit_flags_a_result_made_before_a_relock(server, tmp_path, monkeyp
     ), flagged
 
 
-def test_the_audit_flags_a_download_the_lock_no_longer_holds(server, tmp_path, monkeypatch):
+def test_the_audit_flags_a_download_the_lock_no_longer_holds(http, tmp_path, monkeypatch):
     """A relock recorded elsewhere (a pulled lock): the raw folder fetched before it no longer
     matches."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(sources.LOCK_ENV, str(tmp_path / "config/sources.lock"))  # as above
-    server.files["/lexicon.csv"] = V1
-    url = server.url("/lexicon.csv")
+    monkeypatch.setenv(LOCK_ENV, str(tmp_path / "config/sources.lock"))  # as above
+    http.routes["/lexicon.csv"] = V1
+    url = http.url("/lexicon.csv")
     fetch("lexicon", url, tmp_path / "resources/raw/lexicon")
-    monkeypatch.setenv(sources.RELOCK_ENV, "lexicon")
-    sources.record_downloads(
+    monkeypatch.setenv(RELOCK_ENV, "lexicon")
+    record_downloads(
         "config/sources.lock", "lexicon", [{"url": url, "sha256": sha(V2), "bytes": len(V2)}]
     )
     findings = walk(tmp_path, starts=["resources/raw/lexicon/manifest.json"])
@@ -248,11 +253,11 @@ def test_the_mirror_matches_the_public_record_of_the_members(config, mirror_root
         assert (len(data), sha(data)) == (pin["bytes"], pin["sha256"]), member
 
 
-def test_a_tarball_with_the_pinned_members_is_accepted(server, tmp_path, config, mirror_root):
+def test_a_tarball_with_the_pinned_members_is_accepted(http, tmp_path, config, mirror_root):
     tarball = tar_gz(cornell_members(mirror_root))
-    server.files["/rt-polaritydata.tar.gz"] = tarball
-    params = polarity_params(config, server.url("/rt-polaritydata.tar.gz"))
-    manifest = sources.fetch_source("polarity", params, tmp_path / "raw", **FAST)
+    http.routes["/rt-polaritydata.tar.gz"] = tarball
+    params = polarity_params(config, http.url("/rt-polaritydata.tar.gz"))
+    manifest = sources.fetch_source("polarity", params, tmp_path / "raw")
     entry = manifest["inputs"][0]
     assert entry["checked_against"] == ["lock", "members"]
     assert entry["trust"] == sources.TRUST_LOCK  # the tarball itself: no public record
@@ -267,29 +272,29 @@ def test_a_tarball_with_the_pinned_members_is_accepted(server, tmp_path, config,
         ).read_bytes()
 
 
-def test_a_tampered_member_is_refused_before_decoding(server, tmp_path, config, mirror_root):
+def test_a_tampered_member_is_refused_before_decoding(http, tmp_path, config, mirror_root):
     members = cornell_members(mirror_root)
     members["rt-polaritydata/rt-polarity.pos"] = members["rt-polaritydata/rt-polarity.pos"].replace(
         b"a", b"e", 1
     )
-    server.files["/rt-polaritydata.tar.gz"] = tar_gz(members)
-    params = polarity_params(config, server.url("/rt-polaritydata.tar.gz"))
+    http.routes["/rt-polaritydata.tar.gz"] = tar_gz(members)
+    params = polarity_params(config, http.url("/rt-polaritydata.tar.gz"))
     with pytest.raises(ChecksumError) as info:
-        sources.fetch_source("polarity", params, tmp_path / "raw", **FAST)
+        sources.fetch_source("polarity", params, tmp_path / "raw")
     message = str(info.value)
     assert "sources.polarity.members.rt-polarity.pos" in message
     assert config["sources"]["polarity"]["members"]["rt-polarity.pos"]["sha256"] in message
     assert list((tmp_path / "raw").iterdir()) == []
 
 
-def test_a_tarball_without_a_pinned_member_is_refused(server, tmp_path, config):
+def test_a_tarball_without_a_pinned_member_is_refused(http, tmp_path, config):
     pins = {name: {"sha256": sha(b"x\n"), "bytes": 2} for name in POLARITY}
     pins["README"] = {"sha256": sha(b"y\n"), "bytes": 2}
     members = {f"rt-polaritydata/{name}": b"x\n" for name in POLARITY}
-    server.files["/rt.tar.gz"] = tar_gz(members)
-    params = {**polarity_params(config, server.url("/rt.tar.gz")), "members": pins}
-    with pytest.raises(sources.ArchiveError, match="holds no member README"):
-        sources.fetch_source("polarity", params, tmp_path / "raw", **FAST)
+    http.routes["/rt.tar.gz"] = tar_gz(members)
+    params = {**polarity_params(config, http.url("/rt.tar.gz")), "members": pins}
+    with pytest.raises(ArchiveError, match="holds no member README"):
+        sources.fetch_source("polarity", params, tmp_path / "raw")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -300,7 +305,7 @@ def _url_sources(config: dict) -> list[str]:
     return [name for name, source in config["sources"].items() if source.get("kind") != "hub"]
 
 
-def _served(config: dict, name: str, server) -> tuple[dict, list[str]]:
+def _served(config: dict, name: str, http) -> tuple[dict, list[str]]:
     """Source ``name`` of config.yaml with every URL served here, each answering bytes that are
     not the published file; (its config, the URLs no published sha256 or git object id pins)."""
     source = copy.deepcopy(config["sources"][name])
@@ -308,8 +313,8 @@ def _served(config: dict, name: str, server) -> tuple[dict, list[str]]:
     served = []
     for url in urls:
         path = f"/{name}/{sources.url_file_name(url)}"
-        server.files[path] = b"not the published file\n"
-        served.append(server.url(path))
+        http.routes[path] = b"not the published file\n"
+        served.append(http.url(path))
     source["url"] = served if isinstance(source["url"], list) else served[0]
     pins = sources.url_pins(source)
     blobs = sources.url_pins(source, "git_blob")
@@ -317,7 +322,7 @@ def _served(config: dict, name: str, server) -> tuple[dict, list[str]]:
 
 
 def test_every_source_is_checked_by_a_published_pin_or_the_lock(
-    server, tmp_path, config, monkeypatch
+    http, tmp_path, config, monkeypatch
 ):
     """A wrong body for any URL source is refused before it is laid out: by its published pin
     (sha256, git object id, size) or, where no public record pins it, by the lock's record (set
@@ -325,15 +330,15 @@ def test_every_source_is_checked_by_a_published_pin_or_the_lock(
     as they are listed."""
     seen = {"published": [], "lock": []}
     for name in _url_sources(config):
-        source, unpinned = _served(config, name, server)
+        source, unpinned = _served(config, name, http)
         lock = tmp_path / name / "sources.lock"
-        sources.record_downloads(
+        record_downloads(
             lock, name, [{"url": url, "sha256": sha(b"first use"), "bytes": 9} for url in unpinned]
         )
         params = sources.source_params({"sources": {name: source}, "mirror": None}, name)
-        monkeypatch.setenv(sources.LOCK_ENV, str(lock))
+        monkeypatch.setenv(LOCK_ENV, str(lock))
         with pytest.raises(ChecksumError) as info:
-            sources.fetch_source(name, params, tmp_path / name / "raw", **FAST)
+            sources.fetch_source(name, params, tmp_path / name / "raw")
         first = source["url"] if isinstance(source["url"], str) else source["url"][0]
         if first in unpinned:  # the first URL fails first
             assert isinstance(info.value, LockMismatchError), name
@@ -356,33 +361,31 @@ def test_hub_sources_are_pinned_by_their_commit(config):
 
 
 def test_a_first_download_without_a_published_pin_is_recorded_in_the_lock(
-    server, tmp_path, config, sources_lock
+    http, tmp_path, config, sources_lock
 ):
     """The other half: an unpinned URL's first download goes through the lock (codwoe's
     layout over a zip made here)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("full_dataset/en.complete.json", b"[]")
-    server.files["/codwoe/full_dataset.zip"] = buffer.getvalue()
-    source = {**config["sources"]["codwoe"], "url": server.url("/codwoe/full_dataset.zip")}
+    http.routes["/codwoe/full_dataset.zip"] = buffer.getvalue()
+    source = {**config["sources"]["codwoe"], "url": http.url("/codwoe/full_dataset.zip")}
     params = sources.source_params({"sources": {"codwoe": source}, "mirror": None}, "codwoe")
-    manifest = sources.fetch_source("codwoe", params, tmp_path / "raw", **FAST)
+    manifest = sources.fetch_source("codwoe", params, tmp_path / "raw")
     assert manifest["inputs"][0]["trust"] == sources.TRUST_LOCK
-    assert sources.read_lock(sources_lock)["codwoe"][source["url"]]["sha256"] == sha(
-        buffer.getvalue()
-    )
+    assert read_lock(sources_lock)["codwoe"][source["url"]]["sha256"] == sha(buffer.getvalue())
 
 
 # ---------------------------------------------------------------------------------------------
 # wordnet's git object id (nltk_data's md5 of it is only a comment: the id pins the same bytes)
 
 
-def test_wordnet_is_checked_against_its_git_object_id(server, tmp_path, config):
+def test_wordnet_is_checked_against_its_git_object_id(http, tmp_path, config):
     data = b"PK not wordnet"
-    server.files["/wordnet.zip"] = data
+    http.routes["/wordnet.zip"] = data
     source = {
         **config["sources"]["wordnet"],
-        "url": server.url("/wordnet.zip"),
+        "url": http.url("/wordnet.zip"),
         "bytes": None,
     }
     params = sources.source_params({"sources": {"wordnet": source}, "mirror": None}, "wordnet")
@@ -390,7 +393,7 @@ def test_wordnet_is_checked_against_its_git_object_id(server, tmp_path, config):
     with pytest.raises(
         ChecksumError, match=r"git object id mismatch .*\(sources.wordnet.git_blob\)"
     ):
-        sources.fetch_source("wordnet", params, tmp_path / "raw", **FAST)
+        sources.fetch_source("wordnet", params, tmp_path / "raw")
 
 
 def test_source_params_do_not_change_when_snakemake_reads_the_config_as_json():

@@ -3,14 +3,13 @@ and their planning with and without a mirror."""
 
 from __future__ import annotations
 
-import functools
-from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pandas as pd
 import pytest
 import yaml
-from local_server import LocalServer
+from local_server import reply, static_file
 from tiny_workflow import write_mirror_manifest
 
 from isotropy import sources
@@ -36,14 +35,20 @@ def write_senteval_layout(folder: Path) -> None:
 
 
 @pytest.fixture
-def http_folder(tmp_path):
-    """A local HTTP server on 127.0.0.1 serving a folder."""
+def http_folder(http, tmp_path):
+    """A folder the local server serves (tests/local_server.py), as a static file server does."""
     root = tmp_path / "served"
     root.mkdir()
-    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *args: None  # type: ignore[attr-defined]
-    with LocalServer(handler) as server:
-        yield root, server.endpoint
+
+    def serve(handler, n: int) -> None:
+        path = root / unquote(urlsplit(handler.path).path).lstrip("/")
+        if path.is_file():
+            static_file(handler, path.read_bytes())
+        else:
+            reply(handler, 404)
+
+    http.fallback = serve
+    return root, http.url("")
 
 
 @pytest.fixture(scope="module")

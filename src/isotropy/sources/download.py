@@ -1,0 +1,252 @@
+"""One file over HTTP(S): urllib3 retries it; what no library does is here.
+
+urllib3 (:data:`RETRY`, the one place of every retry setting) retries failed connections, 5xx,
+408, 429 and a 206 nobody asked for, waiting what ``Retry-After`` asks or backing off; follows
+redirects (a loop stops it); and refuses a body shorter than its Content-Length. Added here: one
+deadline over all attempts, on a clock a test can replace; a body cut mid-stream asked for again
+within the same retries; TLS that calls a cut without ``close_notify`` a cut; the bytes kept as
+sent, never inflated, within a size limit; the pins checked before the file is kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import ssl
+import time
+from pathlib import Path, PurePosixPath
+from typing import Any, Protocol, Self, cast
+from urllib.parse import unquote, urlparse
+
+import urllib3
+from tqdm.auto import tqdm
+from urllib3.exceptions import HTTPError, LocationValueError, MaxRetryError, ProtocolError
+from urllib3.util import Retry, Timeout
+
+from isotropy.defaults import schema_default
+from isotropy.io import atomic_path
+from isotropy.sources.layouts import ArchiveError
+from isotropy.sources.pins import check_pin, copy_local, pin_key
+
+log = logging.getLogger(__name__)
+MIRROR_ENV = "ISOTROPY_MIRROR"
+FIX_URL = "fix 'sources' in config/sources.yaml or use a mirror"
+CHUNK = 1 << 20
+PROGRESS_MIN_BYTES = 1 << 20  # a progress bar only for files above 1 MiB
+
+
+class DownloadError(RuntimeError):
+    """A download failed for good (client error, retries exhausted, or past its deadline)."""
+
+
+class Clock(Protocol):
+    """What a download reads the time from and waits on: :mod:`time`, or a test's stand-in."""
+
+    def monotonic(self) -> float: ...
+
+    def sleep(self, seconds: float, /) -> None: ...
+
+
+class Deadline:
+    """One download's time limit, over all its attempts and waits, read on ``clock``."""
+
+    def __init__(self, url: str, seconds: float, clock: Clock) -> None:
+        self.url, self.seconds, self.clock = url, seconds, clock
+        self.ends, self.received = clock.monotonic() + seconds, 0
+
+    def check(self, doing: str, wait: float = 0.0) -> None:
+        if self.clock.monotonic() + wait > self.ends:
+            raise DownloadError(
+                f"download of {self.url} passed its deadline of {self.seconds:g} s (config "
+                f"downloads.max_download_seconds) {doing}, {self.received} bytes received; the "
+                "server is too slow or asks to wait too long: try later, raise the limit, or read "
+                f"the data from a local copy ({MIRROR_ENV})"
+            )
+
+    def sleep(self, seconds: float) -> None:
+        self.check(f"(waiting {seconds:.0f} s before a retry)", seconds)
+        log.warning("retrying %s in %.0f s", self.url, seconds)
+        self.clock.sleep(seconds)
+
+
+class DeadlineRetry(Retry):
+    """urllib3's ``Retry``, waiting (``Retry-After``, else its backoff) on its download's
+    :class:`Deadline` rather than on the wall clock, and never past it."""
+
+    deadline: Deadline | None = None
+
+    def new(self, **kw: Any) -> Self:
+        fresh = super().new(**kw)
+        fresh.deadline = self.deadline
+        return fresh
+
+    def sleep(self, response: urllib3.BaseHTTPResponse | None = None) -> None:
+        if self.deadline is None:  # RETRY itself, outside a download
+            return super().sleep(response)
+        asked = self.get_retry_after(response) if response is not None else None
+        self.deadline.sleep(asked or self.get_backoff_time())
+
+
+# Every retry setting of a download: 5 retries after waits of 0, 4, 8, 16 and 32 s (or what
+# Retry-After asks), for failures a second try can mend; a 206 is a part nobody asked for.
+RETRY = DeadlineRetry(total=5, backoff_factor=2, status_forcelist={206, 408, 429, *range(500, 600)})
+TIMEOUT = Timeout(connect=60, read=60)  # one stalled connection or read fails its attempt
+
+
+def url_problem(url: str) -> str | None:
+    """Why a download URL cannot be saved under its own file name (None if it can)."""
+    name = PurePosixPath(unquote(urlparse(url).path)).name
+    if name in (".", "..") or "\0" in name:
+        return (
+            f"URL {url!r} ends in {name!r} once decoded, which is not a file name; "
+            "give the address of the file itself"
+        )
+    return None
+
+
+def url_file_name(url: str) -> str:
+    """The file name a download is saved under: the last part of the URL's decoded path."""
+    if (problem := url_problem(url)) is not None:
+        raise ValueError(problem)
+    return PurePosixPath(unquote(urlparse(url).path)).name or "download"
+
+
+class _StrictEOFContext(ssl.SSLContext):
+    """TLS whose sockets report a stream cut without ``close_notify`` as an error.
+
+    Python hides such a cut as the end of the stream (``suppress_ragged_eofs``). A body that
+    carries its length or chunks never reads to that end; a body delimited by the connection's
+    close does, and must then fail (and be retried) rather than be kept short.
+    """
+
+    def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
+        kwargs["suppress_ragged_eofs"] = False
+        return super().wrap_socket(*args, **kwargs)
+
+
+def download_file(
+    url: str,
+    dest: str | os.PathLike,
+    sha256: str | None = None,
+    *,
+    size: int | None = None,
+    source: str | None = None,
+    max_bytes: int = schema_default("downloads", "max_extracted_bytes"),
+    max_seconds: float = schema_default("downloads", "max_download_seconds"),
+    retries: DeadlineRetry = RETRY,
+    clock: Clock = time,
+) -> str:
+    """Stream ``url`` to ``dest`` atomically and return the file's sha256.
+
+    Retried as :data:`RETRY` says; another 4xx fails at once, and so does passing
+    ``max_seconds`` in all. The server is asked for the file's own bytes (``Accept-Encoding:
+    identity``), and what it sends is kept as sent, never inflated: a body it encoded anyway is
+    other bytes, which a pin refuses. A body beyond ``size`` or ``max_bytes`` is stopped as it
+    arrives. A ``sha256`` (or ``size``) pin that does not match raises :class:`ChecksumError`
+    naming its config key (``sources.<source>.sha256`` or ``.bytes``); ``dest`` is then not
+    created. ``file://`` URLs are copied with the same checks (the schema admits no other
+    scheme).
+    """
+    parsed = urlparse(url)
+    if parsed.scheme == "file":
+        return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, source)
+    with atomic_path(dest) as tmp:
+        deadline = Deadline(url, max_seconds, clock)
+        digest = _stream(url, tmp, retries, deadline, min(max_bytes, size or max_bytes))
+        received = tmp.stat().st_size
+        if received > max_bytes:
+            raise ArchiveError(
+                f"{url} sends more than {max_bytes} bytes; nothing was kept. Check the source, "
+                "or raise downloads.max_extracted_bytes in the config if the file is known to "
+                "be right"
+            )
+        label = url if received <= (size or received) else f"{url} (more sent than pinned)"
+        check_pin(received, size, label, key=pin_key(source, "bytes"), what="size")
+        check_pin(digest, sha256, url, key=pin_key(source, "sha256"))
+    return digest
+
+
+def _stream(url: str, path: Path, retries: DeadlineRetry, deadline: Deadline, limit: int) -> str:
+    """The body of ``url`` written to ``path`` (its sha256 returned): urllib3 retries a request
+    that failed, this loop a body cut short, from its first byte, within the same retries."""
+    retry = retries.new()
+    retry.deadline = deadline
+    context = _StrictEOFContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.load_default_certs()
+    with urllib3.PoolManager(ssl_context=context) as pool:
+        while True:
+            try:
+                response = pool.request(
+                    "GET",
+                    url,
+                    # identity: the published file's own bytes, so that its length and a sha256
+                    # pin are that file's (GitHub's raw server gzips text for those who accept it)
+                    headers={"Accept-Encoding": "identity"},
+                    preload_content=False,
+                    retries=retry,
+                    timeout=TIMEOUT,
+                )
+                try:
+                    if response.status != 200:
+                        raise DownloadError(
+                            f"download of {url} failed with HTTP {response.status} "
+                            f"{response.reason}; the URL is wrong or the file was moved: {FIX_URL}"
+                        )
+                    return _receive(response, path, deadline, limit)
+                except ProtocolError as cut:  # the body cut short: within the same retries
+                    retry = cast(DeadlineRetry, response.retries).increment("GET", url, error=cut)
+                finally:
+                    response.release_conn()
+            except MaxRetryError as exc:
+                if "redirect" in str(exc.reason):
+                    raise DownloadError(
+                        f"download of {url} was redirected too many times (a redirect loop); the "
+                        f"URL is wrong or the server is misconfigured: {FIX_URL}"
+                    ) from exc
+                raise DownloadError(
+                    f"download of {url} failed after {retries.total} retries: {exc.reason}; check "
+                    f"the network, or read the data from a local copy: set {MIRROR_ENV} to a "
+                    "folder laid out like shared/mirror"
+                ) from exc
+            except LocationValueError as exc:  # a redirect to file:// or another non-URL
+                raise DownloadError(
+                    f"download of {url} was redirected to an address that is not http(s) "
+                    f"({exc}); refused: {FIX_URL}"
+                ) from None
+            retry.sleep()
+
+
+def _receive(response: Any, path: Path, deadline: Deadline, limit: int) -> str:
+    """Write the body as sent and return its sha256, stopping once past ``limit`` bytes (the
+    caller says which limit) or the deadline.
+
+    Only reading is the network's: a cut is a :class:`ProtocolError` (retried), a write that
+    fails (a full disk) an ``OSError`` of its own.
+    """
+    length = response.headers.get("Content-Length", "").strip()
+    deadline.received, digest = 0, hashlib.sha256()
+    progress = tqdm(
+        total=int(length) if length.isdigit() else None,
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        desc=url_file_name(deadline.url),
+        disable=length.isdigit() and int(length) < PROGRESS_MIN_BYTES,
+        leave=False,
+    )
+    with progress, open(path, "wb") as handle:
+        while deadline.received <= limit:
+            try:
+                chunk = response.read1(CHUNK, decode_content=False)
+            except (HTTPError, OSError) as exc:
+                cut = f"stream interrupted after {deadline.received} bytes: {exc}"
+                raise ProtocolError(cut) from exc
+            if not chunk:
+                break
+            handle.write(chunk)
+            deadline.received += len(chunk)
+            digest.update(chunk)
+            progress.update(len(chunk))
+            deadline.check("while receiving")
+    return digest.hexdigest()
