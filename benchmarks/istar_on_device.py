@@ -29,9 +29,10 @@ GPU runbook (its runs on an H200 and an H100: docs/istar-gpu.md):
    ``--finish record.json`` (the first call's, carried in the pack folder): the runs it did not
    start, on its training subset, paced by its measured costs.
 
-3. Combine the calls' ``$OUT`` folders into ``docs/data/istar_gpu_*`` (``--prefix
-   istar_gpu_whole`` for config/istar_gpu_whole.yaml) with one record holding their checksums,
-   the device and versions: ``python tests/istar_gpu_page.py --calls OUT1 OUT2``.
+3. Combine the calls' ``$OUT`` folders into ``docs/data/istar_gpu_*`` (``--into
+   docs/data/istar_gpu_whole_record.json`` for config/istar_gpu_whole.yaml) with one record
+   holding their checksums, the device and versions: ``python -m isotropy.committed copy
+   istar_gpu OUT1 OUT2``.
 
 ``run`` unpacks MiniLM to float32, measures seconds per optimiser step of the three regularisers
 on the same batches (best of ``--rounds``; the penalty's overhead as a ratio to plain, target

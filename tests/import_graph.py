@@ -77,7 +77,7 @@ FLOORS: dict[str, int] = {
     # what Snakemake asks while it parses
     "workflow": 5,
     # the study records over it (each study's targets, estimate, verdict inputs), the tools
-    **dict.fromkeys(("studies", "estimate", "audit"), 6),
+    **dict.fromkeys(("studies", "estimate", "audit", "committed"), 6),
 }
 
 # Each study's own packages. What two studies share lives in a neutral package both import:
