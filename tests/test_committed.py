@@ -156,6 +156,33 @@ def test_a_planted_edit_of_a_committed_glue_file_fails_the_check(copied, capsys)
     assert "glue_traces.csv.gz does not match the checksum docs/data/glue_run.json" in told
 
 
+def copy_finished_glue(work: Path, root: Path) -> int:
+    """``copy glue`` of a finished run's work folder (its results/glue and the effective
+    configuration its run wrote) into a fresh repository folder ``root``; the command's status."""
+    (root / "docs" / "data").mkdir(parents=True)
+    (effective,) = sorted((work / "logs" / "effective-config").glob("*.yaml"))[:1]
+    argv = ["--root", str(root), "copy", "glue", str(work / "results" / "glue")]
+    return command([*argv, "--effective-config", str(effective)])
+
+
+@pytest.mark.slow
+def test_the_tiny_runs_glue_study_is_copied_and_a_planted_edit_fails_the_check(
+    tiny_run, tmp_path, capsys
+):
+    """The tiny workflow run's own GLUE outputs, provenance records and configuration, copied
+    by the command the lead runs when the configured run lands."""
+    workdir, _, _ = tiny_run
+    root = tmp_path / "repo"
+    assert copy_finished_glue(workdir, root) == 0
+    assert command(["--root", str(root), "check", "glue"]) == 0
+    assert "| miniLM/rte | `isoscore_falls` |" in (root / glue.DOC).read_text(encoding="utf-8")
+    table = root / optimisation.table_file("glue", "correlations")
+    table.write_text(table.read_text(encoding="utf-8").replace("rte", "RTE", 1), encoding="utf-8")
+    capsys.readouterr()
+    assert command(["--root", str(root), "check", "glue"]) == 1
+    assert "glue_table3.csv does not match the checksum" in capsys.readouterr().out
+
+
 def test_a_copy_without_a_finished_run_or_its_page_markers_writes_nothing(tmp_path, glue_results):
     with pytest.raises(FileNotFoundError, match="table2.csv is missing"):
         glue.COMMITTED.copy_in(tmp_path, [tmp_path], {}, glue_results / "effective.yaml")

@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from isotropy import paths
 from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
 from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.verdicts.claims import NOT_DECIDED
@@ -69,5 +70,5 @@ COMMITTED = CommittedRun(
     records=(Checksums(RUN, (SEEDS,)),),
     pages=(Page(DOC, answers, (START, END)),),
     copy=copy,
-    sources="results/extensions/seeds.csv",
+    sources=paths.extensions_file("seeds.csv"),
 )

@@ -37,7 +37,7 @@ def grid_files(prefix: str) -> tuple[Path, Path, Path, Path, Path]:
     return runs, metrics, costs, tests, record
 
 
-RUNS, METRICS, COSTS, TESTS, RECORD = grid_files(SUBSET)
+RUNS, _, COSTS, TESTS, RECORD = grid_files(SUBSET)
 # The main study's device run (docs/data/main_h100_run.json): 1,000 updates a run.
 MAIN_RUN, MAIN_UPDATES = DATA / "main_h100_run.json", 1000
 ORDER = ["none", "istar", "cosreg"]

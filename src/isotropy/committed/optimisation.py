@@ -26,7 +26,7 @@ import pandas as pd
 import yaml
 
 from isotropy import paths
-from isotropy.committed.record import DATA, Checksums
+from isotropy.committed.record import DATA, Checksums, one_value
 from isotropy.io import checked_record, commit_files, sha256_file
 from isotropy.provenance import single_commit
 from isotropy.traces import read_trace
@@ -89,14 +89,6 @@ def _gzip_bytes(text: str) -> bytes:
     return buffer.getvalue()
 
 
-def _one(records: list[dict[str, Any]], key, what: str) -> Any:
-    """The one value ``key`` gives every provenance record (a run made by several is refused)."""
-    found = {json.dumps(key(record), sort_keys=True) for record in records}
-    if len(found) != 1:
-        raise ValueError(f"the run's files were made by {len(found)} {what}: {sorted(found)}")
-    return json.loads(found.pop())
-
-
 def _settings(study: str, config: Mapping[str, Any]) -> dict[str, Any]:
     """What the verdicts read of the run's configuration (:data:`CONFIG_KEYS`); a study that
     names its encoders (GLUE) keeps only theirs and their models."""
@@ -151,8 +143,8 @@ def write_data(
         "what": WHAT[study],
         # the one commit, package set and device the traces' provenance records name
         "code_commit": single_commit(provenance, "the traces"),
-        "packages": _one(provenance, lambda r: r.get("packages"), "package sets"),
-        "device": _one(provenance, lambda r: [r.get("device"), r.get("hardware")], "devices"),
+        "packages": one_value(provenance, lambda r: r.get("packages"), "package sets"),
+        "device": one_value(provenance, lambda r: [r.get("device"), r.get("hardware")], "devices"),
         "run": dict(run),
         "config": _settings(study, config),
         "stand_ins": workflow_stand_ins(config),

@@ -24,7 +24,14 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
+from isotropy.committed.record import (
+    DATA,
+    Checksums,
+    CommittedRun,
+    Page,
+    one_value,
+    page_markers,
+)
 from isotropy.io import checked_record, commit_files, sha256_file
 from isotropy.provenance import read_record, single_commit
 
@@ -65,22 +72,13 @@ def write_data(
         },
         "stand_ins": {m: f"{m} for the slides' BERT-base" for m in section["models"]},
         "seeds": section["seeds"],
-        "packages": json.loads(
-            _one(records, lambda r: json.dumps(r["packages"], sort_keys=True), "package sets")
-        ),
-        "device": _one(records, lambda r: f"{r['device']}: {r['hardware']}", "devices"),
+        "packages": one_value(records, lambda r: r["packages"], "package sets"),
+        "device": one_value(records, lambda r: f"{r['device']}: {r['hardware']}", "devices"),
         "sources_sha256": {
             str(p.relative_to(results.parent.parent)): sha256_file(p) for p in metrics
         },
     }
     return commit_files(root, RUN, {SEEDS: results / "runs.csv", CAUSE: Path(cause)}, facts)
-
-
-def _one(records: list[dict[str, Any]], key, what: str) -> Any:
-    found = {str(key(record)) for record in records}
-    if len(found) != 1:
-        raise ValueError(f"the grid's runs were made by {len(found)} {what}: {sorted(found)}")
-    return found.pop()
 
 
 def committed_tables(root: str | os.PathLike = ".") -> tuple[pd.DataFrame, list[dict[str, Any]]]:

@@ -4,7 +4,8 @@ list them, and the pages rendered from them; checked and written by one command
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,15 @@ from isotropy.io import atomic_path, checked_record, generated_block, markers, w
 
 DATA = Path("docs/data")
 COMMAND = "python -m isotropy.committed write"
+
+
+def one_value(records: Sequence[Mapping[str, Any]], key: Callable[[Any], Any], what: str) -> Any:
+    """The one value ``key`` gives every provenance record of a run (``what``: what it is, for
+    the error when the records disagree: a run made by several is refused)."""
+    found = {json.dumps(key(record), sort_keys=True) for record in records}
+    if len(found) != 1:
+        raise ValueError(f"the run's files were made by {len(found)} {what}: {sorted(found)}")
+    return json.loads(found.pop())
 
 
 def page_markers(what: str) -> tuple[str, str]:
