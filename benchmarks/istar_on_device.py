@@ -31,10 +31,10 @@ GPU runbook (its runs on an H200 and an H100: docs/istar-gpu.md):
    list them in the overlay and in a ``--finish`` record's ``runs_not_started``. A second grid on
    the same model and data travels as a second plan in the same pack (``--plan plan_grid.json``).
 
-3. Combine the calls' ``$OUT`` folders into ``docs/data/istar_gpu_*`` (``--prefix
-   istar_gpu_whole`` for config/istar_gpu_whole.yaml) with one record holding their checksums,
-   the device and versions: ``python tests/istar_gpu_page.py --calls OUT1 OUT2`` (``--add``:
-   after the calls already committed).
+3. Combine the calls' ``$OUT`` folders into ``docs/data/istar_gpu_*`` (``--into
+   docs/data/istar_gpu_whole_record.json`` for config/istar_gpu_whole.yaml) with one record
+   holding their checksums, the device and versions: ``python -m isotropy.committed copy
+   istar_gpu OUT1 OUT2`` (into a grid already committed: after the calls it holds).
 
 ``run`` unpacks MiniLM to float32, measures seconds per optimiser step of the three regularisers
 on the same batches (best of ``--rounds``; the penalty's overhead as a ratio to plain, target

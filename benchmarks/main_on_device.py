@@ -7,7 +7,7 @@ learning rate, stride) and its inputs from ``--resources`` (the prepared tables 
 `make run` leaves in ``resources/``), runs :func:`isotropy.optimize.run_optimisation` for every
 setup and seed on ``--device``, and writes ``OUT/traces.csv.gz`` (the committed traces' columns)
 and ``OUT/walls.csv`` (wall seconds per run). ``docs/data/main_traces_h100.csv.gz`` was made so;
-the headline page compares it with the CPU run (``python -m isotropy.verdicts.headline``).
+the headline page compares it with the CPU run (``python -m isotropy.committed write main``).
 Figures only: nothing here asserts.
 """
 

@@ -34,7 +34,6 @@ DATA = Path("docs/coverage.csv")
 PAGE = Path("docs/coverage.md")
 PUBLISHED = "config/published_values.csv"
 BEGIN, END = markers("coverage", "python tests/coverage_page.py")
-PAPERS = ("Mickus 2024", "I-STAR poster", "Cai 2021", "Rajaei 2020")
 STATUSES = (
     "reproduced",
     "not reproduced",
@@ -79,6 +78,11 @@ NEEDS = {
 
 def rows(root: Path = ROOT) -> pd.DataFrame:
     return pd.read_csv(root / DATA, dtype=str, keep_default_na=False)
+
+
+def papers(data: pd.DataFrame) -> list[str]:
+    """The papers of the rows, in the order they first appear (a new study's paper is a row)."""
+    return list(dict.fromkeys(data.loc[~data["id"].str.startswith("ours:"), "paper"]))
 
 
 def checks_of(row) -> list[str]:
@@ -239,11 +243,11 @@ def block(root: Path = ROOT) -> str:
     data = rows(root)
     ours = data["id"].str.startswith("ours:")
     counts = pd.crosstab(data["paper"].where(~ours, "ours"), data["status"])
-    counts = counts.reindex(index=[*PAPERS, "ours"], columns=STATUSES, fill_value=0)
+    counts = counts.reindex(index=[*papers(data), "ours"], columns=STATUSES, fill_value=0)
     lines = ["| paper | " + " | ".join(STATUSES) + " | items |", "|---" * (len(STATUSES) + 2) + "|"]
     for paper, numbers in counts.iterrows():
         lines.append(f"| {paper} | " + " | ".join(map(str, numbers)) + f" | {numbers.sum()} |")
-    for title, part in [(p, data[(data["paper"] == p) & ~ours]) for p in PAPERS] + [
+    for title, part in [(p, data[(data["paper"] == p) & ~ours]) for p in papers(data)] + [
         ("The project's own additions (not items of the papers)", data[ours])
     ]:
         lines += ["", f"## {title}", "", "| id | item | status | held up by | why |"]

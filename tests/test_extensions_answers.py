@@ -1,31 +1,23 @@
 """The extension study's answers in docs/extensions.md are generated from the committed per-seed
-values (isotropy.verdicts.extension_answers), never typed: these tests fail when the page is
-stale, and show that the rendering follows the values."""
+values (isotropy.committed.extensions; tests/test_committed.py fails when the page is stale):
+these tests show that the rendering follows the values."""
+
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from isotropy.committed import extensions as answers
+from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.io import generated_block, with_block
-from isotropy.verdicts import extension_answers as answers
+from isotropy.verdicts.extension_answers import claims_table
 
-
-def test_the_docs_say_what_the_committed_values_render():
-    seeds, run = answers.load()
-    doc = (answers.ROOT / answers.DOC).read_text(encoding="utf-8")
-    fix = "run `python -m isotropy.verdicts.extension_answers` or revert the edit"
-    assert generated_block(doc, answers.START, answers.END) == answers.answers_markdown(
-        seeds, run
-    ), fix
-    # a hand edit of the generated part is told
-    edited = doc.replace("*supported*", "*not supported*", 1)
-    assert generated_block(edited, answers.START, answers.END) != answers.answers_markdown(
-        seeds, run
-    )
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_claim_row_of_the_values_is_in_the_table():
-    seeds, run = answers.load()
-    table = answers.claims_table(seeds)
+    seeds, run = answers.load(ROOT)
+    table = claims_table(seeds)
     block = answers.answers_markdown(seeds, run)
     for row in table.itertuples(index=False):
         assert f"| `{row.claim}` | {row.setup} |" in block
@@ -35,13 +27,13 @@ def test_every_claim_row_of_the_values_is_in_the_table():
 def test_the_rendering_follows_the_values():
     """Turn every triplet run's IsoScore change the other way: the rendered verdict moves, so
     the staleness test above cannot pass on a page written for other values."""
-    seeds, run = answers.load()
+    seeds, run = answers.load(ROOT)
     triplet = (seeds["question"] == "triplet") & (seeds["quantity"] == "isoscore_change")
     if not triplet.any():
         pytest.skip("the committed run has no triplet runs")
-    before = answers.claims_table(seeds).set_index("claim").loc["triplet_need_not_be_anisotropic"]
+    before = claims_table(seeds).set_index("claim").loc["triplet_need_not_be_anisotropic"]
     flipped = seeds.assign(value=seeds["value"].where(~triplet, -seeds["value"]))
-    after = answers.claims_table(flipped).set_index("claim").loc["triplet_need_not_be_anisotropic"]
+    after = claims_table(flipped).set_index("claim").loc["triplet_need_not_be_anisotropic"]
     assert after["verdict"] != before["verdict"]
     assert answers.answers_markdown(flipped, run) != answers.answers_markdown(seeds, run)
 
@@ -62,4 +54,4 @@ def test_a_page_without_its_place_is_refused():
 def test_claims_without_values_render_as_not_run():
     empty = pd.DataFrame(columns=["question", "setup", "item", "quantity", "seed", "value"])
     block = answers.answers_markdown(empty, {"run": "none"})
-    assert block.count("*not run*") == len(answers.EXTENSION_CLAIMS)
+    assert block.count("*not run*") == len(EXTENSION_CLAIMS)

@@ -4,9 +4,9 @@
 ``docs/data/main_*`` holds a finished ``make run`` (every seed's trace at every update, its
 table 1 and correlation table, a record with checksums). docs/main-study.md and the README's
 headline lines are rendered from that copy by the verdict code in force
-(``python -m isotropy.verdicts.headline``): these tests render them again and fail when either is
-stale, when a committed file no longer matches its recorded checksum, or when the committed run is
-not at the paper's protocol. The copying itself is tested on the golden tiny run's traces.
+(isotropy.committed.main; tests/test_committed.py fails when either is stale or a file fails its
+checksum): these tests fail when the committed run is not at the paper's protocol or its verdicts
+move. The copying itself is tested on the golden tiny run's traces.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from isotropy.io import checked_record, generated_block, with_block
-from isotropy.verdicts import headline
+from isotropy.committed import main as headline
+from isotropy.committed import optimisation
+from isotropy.io import checked_record, generated_block, sha256_file, with_block
 from isotropy.verdicts.tolerances import VERDICTS
 from isotropy.workflow.config import load_config_files
 
@@ -32,20 +33,10 @@ needs_run = pytest.mark.skipif(not COMMITTED, reason="no committed protocol run 
 
 
 @needs_run
-def test_the_committed_files_match_their_record():
-    record = checked_record(ROOT, headline.RUN)
-    assert set(record["files_sha256"]) == {
-        str(headline.TRACES),
-        str(headline.TABLE1),
-        str(headline.CORRELATIONS),
-    }
-
-
-@needs_run
 @pytest.mark.covers("mickus:protocol")
 def test_the_committed_run_is_at_the_papers_protocol():
     """§3: five initialisations per setup, 1,000 updates, metrics after every update."""
-    traces = headline.committed_tables(ROOT)["main_traces"]
+    traces = optimisation.committed_tables("main", ROOT)["main_traces"]
     setups = set(traces["encoder"] + "/" + traces["dataset"])
     assert setups == SETUPS
     for _, run in traces.groupby(["encoder", "dataset", "seed"]):
@@ -54,20 +45,6 @@ def test_the_committed_run_is_at_the_papers_protocol():
     assert (seeds == 5).all(), seeds.to_dict()
     main = checked_record(ROOT, headline.RUN)["config"]["main"]
     assert main["metric_stride"] == 1 and main["updates"] == 1000
-
-
-@needs_run
-@pytest.mark.parametrize(
-    ("page", "begin", "end", "render"),
-    [
-        (headline.DOC, headline.DOC_BEGIN, headline.DOC_END, headline.doc_block),
-        (headline.README, headline.README_BEGIN, headline.README_END, headline.readme_block),
-    ],
-)
-def test_the_page_and_the_readme_are_the_committed_run_rendered(page, begin, end, render):
-    text = (ROOT / page).read_text(encoding="utf-8")
-    stale = f"{page} is stale: run `python -m isotropy.verdicts.headline`"
-    assert generated_block(text, begin, end) == render(ROOT), stale
 
 
 @needs_run
@@ -154,7 +131,7 @@ def _golden_results(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def copied(tmp_path, monkeypatch):
-    """A docs tree with the golden run copied in by :func:`headline.write_data`."""
+    """A docs tree with the golden run copied in by :func:`optimisation.write_data`."""
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
     config = load_config_files([ROOT / "config.yaml"])
     config["main"].update(seeds=[0, 1], metric_stride=10, updates=120)
@@ -163,26 +140,18 @@ def copied(tmp_path, monkeypatch):
     root = tmp_path / "repo"
     (root / "docs" / "data").mkdir(parents=True)
     facts = dict(started="2026-01-01T00:00", ended="2026-01-01T00:10", wall="10 min")
-    headline.write_data(_golden_results(tmp_path), effective, facts, root)
+    optimisation.write_data("main", _golden_results(tmp_path), effective, facts, root)
     return root
 
 
 def test_the_copy_round_trips_every_trace_value(copied):
-    traces = headline.committed_tables(copied)["main_traces"]
+    traces = optimisation.committed_tables("main", copied)["main_traces"]
     for trace in GOLDEN.glob("*/*/seed*/trace.csv"):
         encoder, dataset = trace.parts[-4], trace.parts[-3]
         ours = traces[(traces["encoder"] == encoder) & (traces["dataset"] == dataset)]
         original = pd.read_csv(trace)
         ours = ours[ours["seed"] == original["seed"].iloc[0]].reset_index(drop=True)
         pd.testing.assert_frame_equal(ours[original.columns], original, check_exact=True)
-
-
-def test_a_changed_committed_file_is_refused(copied):
-    checked_record(copied, headline.RUN)  # as written: accepted
-    table = copied / headline.CORRELATIONS
-    table.write_text(table.read_text().replace("-0.97", "-0.96", 1))
-    with pytest.raises(ValueError, match="does not match the checksum"):
-        checked_record(copied, headline.RUN)
 
 
 def test_the_record_names_the_code_and_stand_ins(copied):
@@ -212,17 +181,17 @@ def test_results_without_traces_are_refused(tmp_path):
     for name in ("table1.csv", "correlations.csv"):
         (tmp_path / "main" / name).write_text("x\n")
     with pytest.raises(FileNotFoundError, match="no traces"):
-        headline.write_data(tmp_path / "main", tmp_path / "none.yaml", {}, tmp_path)
+        optimisation.write_data("main", tmp_path / "main", tmp_path / "none.yaml", {}, tmp_path)
 
 
 def test_the_repeat_on_another_device_matches_its_record_and_shows_a_planted_difference():
     """The committed H100 repeat is the file its record names, and the comparison reports a
     planted change of one value and refuses a repeat with a step missing."""
     record = json.loads((ROOT / headline.H100_RUN).read_text(encoding="utf-8"))
-    assert record["files_sha256"][str(headline.H100_TRACES)] == headline.sha256_file(
+    assert record["files_sha256"][str(headline.H100_TRACES)] == sha256_file(
         ROOT / headline.H100_TRACES
     )
-    cpu = headline.committed_tables(ROOT)["main_traces"]
+    cpu = optimisation.committed_tables("main", ROOT)["main_traces"]
     other = pd.read_csv(ROOT / headline.H100_TRACES)
     clean = headline.device_differences(cpu, other)
     assert (clean["steps"] == 5005).all() and (clean["silhouette"] < 1e-5).all()

@@ -1,7 +1,7 @@
 """The I-STAR grids run on a GPU (issue 69) are committed under docs/data/istar_gpu_*, and
-docs/istar-gpu.md is rendered from it (tests/istar_gpu_page.py): these tests fail when the page
-is stale or a committed file differs from its record's checksum (shown on planted edits), and
-check that the device calls' folders combine into exactly the committed files."""
+docs/istar-gpu.md is rendered from them (isotropy.committed.istar_gpu; tests/test_committed.py
+fails when the page is stale or a file fails its checksum): the device calls' folders combine
+into exactly the committed files."""
 
 from __future__ import annotations
 
@@ -9,17 +9,12 @@ import json
 import shutil
 from pathlib import Path
 
-import istar_gpu_page as istar_gpu
 import pandas as pd
 import pytest
 
+from isotropy.committed import istar_gpu
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.mark.covers("istar:fig5", "istar:fig6", "istar:fig7", "istar:finding")
-def test_the_page_is_the_committed_grid_rendered():
-    stale = f"{istar_gpu.DOC} is stale: run `python tests/istar_gpu_page.py`"
-    assert (ROOT / istar_gpu.DOC).read_text(encoding="utf-8") == istar_gpu.page(ROOT), stale
 
 
 @pytest.fixture
@@ -30,20 +25,6 @@ def docs(tmp_path):
         shutil.copy(name, tmp_path / istar_gpu.DATA / name.name)
     shutil.copy(ROOT / istar_gpu.MAIN_RUN, tmp_path / istar_gpu.MAIN_RUN)
     return tmp_path
-
-
-def test_a_planted_edit_is_caught(docs):
-    page = istar_gpu.page(docs)
-    (docs / istar_gpu.DOC).write_text(page.replace("| 0 | 0.8341", "| 0 | 0.8441"))
-    assert (docs / istar_gpu.DOC).read_text(encoding="utf-8") != istar_gpu.page(docs)
-    for prefix in (istar_gpu.SUBSET, istar_gpu.WHOLE):
-        runs_file = istar_gpu.grid_files(prefix)[0]
-        runs = pd.read_csv(docs / runs_file)
-        runs.loc[0, "metric"] += 0.01
-        runs.to_csv(docs / runs_file, index=False)
-        with pytest.raises(ValueError, match=f"{runs_file.name} does not match the checksum"):
-            istar_gpu.page(docs)
-        shutil.copy(ROOT / runs_file, docs / runs_file)
 
 
 @pytest.mark.parametrize("prefix", ["istar_gpu", "istar_gpu_whole"])

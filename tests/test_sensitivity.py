@@ -15,7 +15,7 @@ import yaml
 from snakemake.utils import validate
 
 from isotropy import costs, estimate, sensitivity, studies
-from isotropy.io import atomic_path, generated_block
+from isotropy.io import atomic_path, checked_record, generated_block, sha256_file
 from isotropy.metrics import isoscore
 from isotropy.optimize import EmbeddingClassifier, OptimisationSettings, Problem, run_optimisation
 from isotropy.studies import paper_cost
@@ -584,6 +584,8 @@ def test_scaling_the_vectors_by_c_is_adams_step_divided_by_c_for_the_table():
 
 
 def test_the_doc_table_is_rewritten_between_its_markers_from_a_copy_of_the_seeds(tmp_path):
+    from isotropy.committed import sensitivity as committed
+
     results, docs = tmp_path / "results", tmp_path / "docs"
     results.mkdir()
     docs.mkdir()
@@ -593,25 +595,17 @@ def test_the_doc_table_is_rewritten_between_its_markers_from_a_copy_of_the_seeds
     seeds.to_csv(results / "seeds.csv", index=False)
     pd.DataFrame({"settings": ["test settings"]}).to_csv(results / "table.csv", index=False)
     (results / "table.md").write_text("| table |\n\nNot run (missing from this table): x/y.\n")
-    doc = tmp_path / sensitivity.DOC
-    marked = f"# Title\n\nabove\n{sensitivity.DOC_BEGIN}\nstale\n{sensitivity.DOC_END}\nbelow\n"
+    doc = tmp_path / committed.DOC
+    marked = f"# Title\n\nabove\n{committed.DOC_BEGIN}\nstale\n{committed.DOC_END}\nbelow\n"
     doc.write_text(marked, encoding="utf-8")
-    sensitivity.write_doc(results, tmp_path)
+    committed.COMMITTED.copy_in(tmp_path, [results], {}, None)
     text = doc.read_text(encoding="utf-8")
     assert text.startswith("# Title\n\nabove\n") and text.endswith("\nbelow\n")
     assert "stale" not in text
-    block = generated_block(text, sensitivity.DOC_BEGIN, sensitivity.DOC_END)
+    block = generated_block(text, committed.DOC_BEGIN, committed.DOC_END)
     assert "| supersense | word2vec | 50 | all | 1 | +0.81 [+0.64, +0.90] |" in block
     assert "Settings: test settings." in block
-    _, source = sensitivity.committed_doc_data(tmp_path)
-    assert source["sha256"] == sensitivity.sha256_file(results / "seeds.csv")
-    assert sensitivity.sha256_file(tmp_path / sensitivity.DOC_SEEDS) == source["sha256"]
-    assert sensitivity.committed_doc_block(tmp_path) == block
+    source = checked_record(tmp_path, committed.DOC_SOURCE)
+    assert source["sha256"] == sha256_file(results / "seeds.csv")
+    assert committed.COMMITTED.problems(tmp_path) == []
     assert source["not_run"] == ["x/y"] and "Not run (missing from this table): x/y." in block
-    # a doc without its markers is refused, and nothing is written
-    doc.write_text("no markers\n", encoding="utf-8")
-    (results / "seeds.csv").write_text((results / "seeds.csv").read_text() + "\n")
-    with pytest.raises(ValueError, match="markers"):
-        sensitivity.write_doc(results, tmp_path)
-    assert doc.read_text(encoding="utf-8") == "no markers\n"
-    assert sensitivity.committed_doc_data(tmp_path)[1]["sha256"] == source["sha256"]

@@ -1,12 +1,12 @@
 """The sensitivity study's doc table and conclusions follow its committed data (issue 47, item 6).
 
-docs/sensitivity.md's results table is generated (``python -m isotropy.sensitivity``) from the
-per-seed file of a finished (or partial) run, copied to docs/data/sensitivity_seeds.csv with
-its checksum. These tests re-render the table from that copy (CI has no results/) and fail when
-the doc is stale, and recompute every test its conclusions state from the same per-seed
-values: Welch's t-test on the Fisher z of two cells' per-seed r (sensitivity.contrast_p), each p
-stated as printed, and Holm's adjustment over every test they state (the contrasts and
-the Kruskal–Wallis test of the bases: the family is the list, not a cut of it).
+docs/sensitivity.md's results table is generated (``python -m isotropy.committed write``) from
+the per-seed file of a finished (or partial) run, copied to docs/data/sensitivity_seeds.csv with
+its checksum (tests/test_committed.py fails when the doc is stale). These tests recompute every
+test its conclusions state from the same per-seed values: Welch's t-test on the Fisher z of two
+cells' per-seed r (sensitivity.contrast_p), each p stated as printed, and Holm's adjustment over
+every test they state (the contrasts and the Kruskal–Wallis test of the bases: the family is the
+list, not a cut of it).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import pytest
 from scipy import stats
 
 from isotropy import sensitivity
-from isotropy.io import generated_block
+from isotropy.committed import sensitivity as committed
 from isotropy.verdicts.equivalence import holm
 
 ROOT = Path(__file__).resolve().parents[1]
-SEEDS, SOURCE = sensitivity.committed_doc_data(ROOT)
+SEEDS = sensitivity.read_seeds(ROOT / committed.DOC_SEEDS)
 
 # The tests the conclusions state: (phrase the p follows, cell a, cell b); a cell is
 # (vectors, label set, lr).
@@ -53,7 +53,7 @@ def r(vectors: str, label_set: str = "all", lr: float = 1.0, setup: str = "super
 
 def sensitivity_section() -> str:
     """The doc's conclusions, whitespace normalised (a phrase may wrap across lines)."""
-    doc = (ROOT / sensitivity.DOC).read_text(encoding="utf-8")
+    doc = (ROOT / committed.DOC).read_text(encoding="utf-8")
     start = doc.index("**What sets the sign of the supersense correlation**")
     return " ".join(doc[start : doc.index("**The paper's pair**")].split())
 
@@ -75,22 +75,6 @@ def mann_whitney(a, b) -> float:
 
 def kruskal_bases() -> float:
     return float(stats.kruskal(*[r(v) for v in BASES]).pvalue)
-
-
-def test_the_doc_table_is_the_committed_data_rendered():
-    doc = (ROOT / sensitivity.DOC).read_text(encoding="utf-8")
-    block = sensitivity.committed_doc_block(ROOT)
-    assert generated_block(doc, sensitivity.DOC_BEGIN, sensitivity.DOC_END) == block, (
-        "docs/sensitivity.md's table is stale: run `python -m isotropy.sensitivity` after the study"
-    )
-    # a hand edit of the table is told
-    edited = doc.replace("| supersense | word2vec | 50 |", "| supersense | word2vec | 300 |", 1)
-    assert generated_block(edited, sensitivity.DOC_BEGIN, sensitivity.DOC_END) != block
-
-
-def test_the_committed_seeds_are_the_copied_file():
-    assert sensitivity.sha256_file(ROOT / sensitivity.DOC_SEEDS) == SOURCE["sha256"]
-    assert SOURCE["source"].endswith("seeds.csv") and SOURCE["settings_line"]
 
 
 def test_each_stated_test_recomputes_from_the_committed_seeds():

@@ -9,6 +9,7 @@ a point ratio against 0.05.
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -396,10 +397,11 @@ def test_a_point_comparison_reads_untested():
 def test_the_docs_answers_read_the_claims_pages_verdicts():
     """The committed extension run: its rows read the same verdict in docs/extensions.md (its own
     family) as on a claims page that also holds the main study."""
-    from isotropy.verdicts import extension_answers as answers
+    from isotropy.committed import extensions as answers
+    from isotropy.verdicts.extension_answers import claims_table
 
-    seeds, _ = answers.load()
-    own = answers.claims_table(seeds).set_index(["claim", "setup"])["verdict"]
+    seeds, _ = answers.load(Path(__file__).resolve().parents[1])
+    own = claims_table(seeds).set_index(["claim", "setup"])["verdict"]
     main = check_claims(main_measured(), {"main"}, studies.measured_claims())
     # the claims page as rule check_claims makes it: the study's record gives its own page
     page = pd.concat([main, *studies.claim_pages({"extensions_seeds": seeds})])

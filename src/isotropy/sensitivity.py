@@ -27,21 +27,15 @@ cross-checks are in :mod:`isotropy.workflow.config`.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import os
-import shutil
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy import paths
-from isotropy.io import atomic_path, markers, sha256_file, with_block
 from isotropy.statistics import R_LIMIT, seed_interval, signs_disagree
 from isotropy.summaries import spearman_summary
 
@@ -532,18 +526,6 @@ def write_tables(
     return table
 
 
-# ---------------------------------------------------------------------------------------------
-# The results table of docs/sensitivity.md, generated (python -m isotropy.sensitivity): rendered
-# by :func:`cell_table` and :func:`markdown_table` from the per-seed file of a finished study,
-# copied beside the doc (``docs/data/``) with its checksum, so that a test re-renders the doc's
-# table from the committed copy (no results/ needed) and fails when the doc is stale.
-
-DOC = Path("docs/sensitivity.md")
-DOC_SEEDS = Path("docs/data/sensitivity_seeds.csv")
-DOC_SOURCE = Path("docs/data/sensitivity_source.json")
-DOC_BEGIN, DOC_END = markers("results table", "python -m isotropy.sensitivity")
-
-
 def read_seeds(path: str | os.PathLike) -> pd.DataFrame:
     """A per-seed file (``results/sensitivity/seeds.csv`` or its committed copy)."""
     seeds = pd.read_csv(path)
@@ -554,87 +536,9 @@ def read_seeds(path: str | os.PathLike) -> pd.DataFrame:
 NOT_RUN_NOTE = "Not run (missing from this table): "
 
 
-def doc_block(
-    seeds: pd.DataFrame, settings_line: str, level: float, not_run: list[str] | None = None
-) -> str:
-    """The doc's generated block: the cell table, the line saying what it states and the
-    configured cells that had not run (a partial grid, scripts/sensitivity_partial.py)."""
-    table = cell_table(seeds, level)
-    note = (
-        f"\nSettings: {settings_line}. r: tanh(mean Fisher z) over the seeds with its "
-        f"{table['interval'].iloc[0]}.\n"
-    )
-    if not_run:
-        note += f"\n{NOT_RUN_NOTE}{', '.join(not_run)}.\n"
-    return markdown_table(table, compact=True) + note
-
-
 def not_run_cells(markdown: str) -> list[str]:
     """The cells a table.md names as not run (:func:`write_tables`), in order."""
     for line in markdown.splitlines():
         if line.startswith(NOT_RUN_NOTE):
             return line.removeprefix(NOT_RUN_NOTE).rstrip(".").split(", ")
     return []
-
-
-def committed_doc_data(root: str | os.PathLike = ".") -> tuple[pd.DataFrame, dict]:
-    """The committed per-seed data of the doc's table and its source record."""
-    root = Path(root)
-    source = json.loads((root / DOC_SOURCE).read_text(encoding="utf-8"))
-    return read_seeds(root / DOC_SEEDS), source
-
-
-def committed_doc_block(root: str | os.PathLike = ".") -> str:
-    """The doc's table rendered again from the committed data (what the doc must hold)."""
-    seeds, source = committed_doc_data(root)
-    level, not_run = source["interval_level"], source.get("not_run") or []
-    return doc_block(seeds, source["settings_line"], level, not_run)
-
-
-def write_doc(results: str | os.PathLike, root: str | os.PathLike = ".", level: float = 0.95):
-    """Copy ``results``/seeds.csv beside the doc with its checksum, the study's settings line
-    (``results``/table.csv) and the cells not run (``results``/table.md), then rewrite the doc's
-    generated table from the copy."""
-    results, root = Path(results), Path(root)
-    seeds_file, table_file = results / "seeds.csv", results / "table.csv"
-    for needed in (seeds_file, table_file):
-        if not needed.is_file():
-            raise FileNotFoundError(f"{needed} is missing: run `snakemake sensitivity_study` first")
-    settings_line = str(pd.read_csv(table_file)["settings"].iloc[0])
-    markdown = results / "table.md"
-    not_run = not_run_cells(markdown.read_text(encoding="utf-8")) if markdown.is_file() else []
-    doc = (root / DOC).read_text(encoding="utf-8")
-    block = doc_block(read_seeds(seeds_file), settings_line, level, not_run)
-    # refuses a doc without its markers before writing anything
-    new_doc = with_block(doc, block, DOC_BEGIN, DOC_END)
-    source = {
-        "source": str(seeds_file),
-        "sha256": sha256_file(seeds_file),
-        "table": str(table_file),
-        "table_sha256": sha256_file(table_file),
-        "settings_line": settings_line,
-        "interval_level": level,
-        "not_run": not_run,
-    }
-    with atomic_path(root / DOC_SEEDS) as tmp:
-        shutil.copyfile(seeds_file, tmp)
-    with atomic_path(root / DOC_SOURCE) as tmp:
-        tmp.write_text(json.dumps(source, indent=2) + "\n", encoding="utf-8")
-    with atomic_path(root / DOC) as tmp:
-        tmp.write_text(new_doc, encoding="utf-8")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m isotropy.sensitivity [--results results/sensitivity]``: regenerate the doc's
-    table (:func:`write_doc`)."""
-    parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--results", default=os.path.dirname(paths.SENSITIVITY_TABLE))
-    parser.add_argument("--level", type=float, default=0.95, help="interval level (config)")
-    args = parser.parse_args(argv)
-    write_doc(args.results, level=args.level)
-    print(f"{DOC}: table regenerated from {args.results}/seeds.csv (copied to {DOC_SEEDS})")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

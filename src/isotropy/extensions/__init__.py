@@ -16,6 +16,6 @@ of the main study's data, encoder and optimiser (full-batch Adam on the embeddin
 Modules: :mod:`~isotropy.extensions.design` (the grid, settings, item sample and cost; plain
 Python), :mod:`~isotropy.extensions.probes` (hidden layers' IsoScore and silhouette per step),
 :mod:`~isotropy.extensions.heldout` (the fine-tuning), :mod:`~isotropy.extensions.results`
-(per-seed values, tables with seed intervals, claim inputs). The docs' answers, generated from
-the committed per-seed values through the verdicts: :mod:`isotropy.verdicts.extension_answers`.
+(per-seed values, tables with seed intervals, claim inputs). The claims judged on them:
+:mod:`isotropy.verdicts.extension_answers`; the docs' answers: :mod:`isotropy.committed`.
 """

@@ -1,5 +1,5 @@
 """The Rajaee CLS study's default grid and its cause sweep, committed (issue 68), as the main
-study's run is (:mod:`isotropy.verdicts.headline`).
+study's run is (:mod:`isotropy.committed.main`).
 
 - ``docs/data/rajaee_cls_seeds.csv``: the grid's ``results/rajaee_cls/runs.csv`` (one row per
   method and seed: accuracy, majority baseline, CLS I(W) ...).
@@ -9,17 +9,14 @@ study's run is (:mod:`isotropy.verdicts.headline`).
 - ``docs/data/rajaee_cls_run.json``: their record (checksums, code commit, settings, model,
   stand-ins, package versions, device, seeds, the run's times).
 
-docs/rajaee-cls.md's tables are rendered from them (``python -m isotropy.rajaee_cls.committed``;
-with ``--results``, a finished grid is copied first); tests/test_rajaee_cls_committed.py fails
-when the page is stale or a file does not match the checksum its record states.
+docs/rajaee-cls.md's tables are rendered from them (``python -m isotropy.committed write
+rajaee_cls``; ``copy rajaee_cls`` copies a finished grid and sweep first).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,16 +24,22 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from isotropy import paths
-from isotropy.io import checked_record, commit_files, markers, sha256_file, write_block
+from isotropy.committed.record import (
+    DATA,
+    Checksums,
+    CommittedRun,
+    Page,
+    one_value,
+    page_markers,
+)
+from isotropy.io import checked_record, commit_files, sha256_file
 from isotropy.provenance import read_record, single_commit
 
-DATA = Path("docs/data")
 SEEDS = DATA / "rajaee_cls_seeds.csv"
 CAUSE = DATA / "rajaee_cls_cause.jsonl"
 RUN = DATA / "rajaee_cls_run.json"
 DOC = Path("docs/rajaee-cls.md")
-BEGIN, END = markers("Rajaee CLS tables", "python -m isotropy.rajaee_cls.committed")
+BEGIN, END = page_markers("Rajaee CLS tables")
 
 
 def write_data(
@@ -69,22 +72,13 @@ def write_data(
         },
         "stand_ins": {m: f"{m} for the slides' BERT-base" for m in section["models"]},
         "seeds": section["seeds"],
-        "packages": json.loads(
-            _one(records, lambda r: json.dumps(r["packages"], sort_keys=True), "package sets")
-        ),
-        "device": _one(records, lambda r: f"{r['device']}: {r['hardware']}", "devices"),
+        "packages": one_value(records, lambda r: r["packages"], "package sets"),
+        "device": one_value(records, lambda r: f"{r['device']}: {r['hardware']}", "devices"),
         "sources_sha256": {
             str(p.relative_to(results.parent.parent)): sha256_file(p) for p in metrics
         },
     }
     return commit_files(root, RUN, {SEEDS: results / "runs.csv", CAUSE: Path(cause)}, facts)
-
-
-def _one(records: list[dict[str, Any]], key, what: str) -> Any:
-    found = {str(key(record)) for record in records}
-    if len(found) != 1:
-        raise ValueError(f"the grid's runs were made by {len(found)} {what}: {sorted(found)}")
-    return found.pop()
 
 
 def committed_tables(root: str | os.PathLike = ".") -> tuple[pd.DataFrame, list[dict[str, Any]]]:
@@ -181,27 +175,17 @@ def doc_block(root: str | os.PathLike = ".") -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_page(root: str | os.PathLike = ".") -> None:
-    """Rewrite docs/rajaee-cls.md's generated block from the committed data."""
-    write_block(Path(root) / DOC, doc_block(root), BEGIN, END)
+def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
+    results, cause = sources
+    write_data(results, config, cause, facts, root)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m isotropy.rajaee_cls.committed``: regenerate docs/rajaee-cls.md's tables from
-    the committed data; with ``--results``, first copy a finished grid and the sweep there."""
-    parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--results", help=f"a finished grid's {paths.rajaee_cls_file('')}")
-    parser.add_argument("--cause", help="the sweep's JSON lines")
-    parser.add_argument("--effective-config", default="logs/effective-config/rajaee_cls_study.yaml")
-    parser.add_argument("--run", help="a JSON file of the run's facts (started, ended, wall, …)")
-    args = parser.parse_args(argv)
-    if args.results:
-        facts = json.loads(Path(args.run).read_text(encoding="utf-8")) if args.run else {}
-        write_data(args.results, args.effective_config, args.cause, facts)
-    write_page()
-    print(f"wrote {DOC}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+COMMITTED = CommittedRun(
+    name="rajaee_cls",
+    records=(Checksums(RUN, (SEEDS, CAUSE)),),
+    pages=(Page(DOC, doc_block, (BEGIN, END)),),
+    copy=copy,
+    sources="results/rajaee_cls (a finished grid) and the cause sweep's JSON lines",
+    source_count=2,
+    effective_config="logs/effective-config/rajaee_cls_study.yaml",
+)

@@ -1,0 +1,67 @@
+"""``python -m isotropy.committed check|write|copy``: every committed run's checksums and pages
+(:mod:`isotropy.committed`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from isotropy.committed import BY_NAME, REGISTRY
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m isotropy.committed", description=__doc__)
+    parser.add_argument("--root", type=Path, default=Path("."), help="the repository (here)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, says in (
+        ("check", "say which committed file fails its checksum and which page is stale"),
+        ("write", "render the pages again from the committed files"),
+    ):
+        command = commands.add_parser(name, help=says)
+        command.add_argument("runs", nargs="*", help=f"of {', '.join(BY_NAME)} (default: all)")
+    sources = "; ".join(f"{r.name}: {r.sources}" for r in REGISTRY if r.copy is not None)
+    copy = commands.add_parser(
+        "copy", help="copy a finished run in, then render its pages", epilog=f"sources: {sources}"
+    )
+    copy.add_argument("run", choices=[r.name for r in REGISTRY if r.copy is not None])
+    copy.add_argument("sources", nargs="+", type=Path, help="the run's results (see each run)")
+    copy.add_argument("--facts", type=Path, help="a JSON file of the run's facts (start, end …)")
+    copy.add_argument("--effective-config", type=Path, help="default: the run's target's")
+    copy.add_argument("--into", type=Path, help="which of the run's records (default: the first)")
+    args = parser.parse_args(argv)
+    root = args.root
+    if args.command == "copy":
+        run = BY_NAME[args.run]
+        if run.source_count and len(args.sources) != run.source_count:
+            parser.error(f"{args.run} copies {run.source_count} source(s): {run.sources}")
+        into = next((r for r in run.records if r.path == args.into), run.records[0])
+        if args.into and into.path != args.into:
+            parser.error(f"{args.run} has no record {args.into}")
+        facts = json.loads(args.facts.read_text(encoding="utf-8")) if args.facts else {}
+        run.copy_in(root, args.sources, facts, args.effective_config, into)
+        print(f"copied {args.run} into {into.path}; wrote its pages", file=sys.stderr)
+        return 0
+    unknown = sorted(set(args.runs) - set(BY_NAME))
+    if unknown:
+        parser.error(f"no committed run {', '.join(unknown)}: choose from {', '.join(BY_NAME)}")
+    chosen = [BY_NAME[name] for name in args.runs] or list(REGISTRY)
+    waiting = [run.name for run in chosen if not run.committed(root)]
+    if args.command == "write":
+        if args.runs and waiting:
+            parser.error(f"not committed yet: {', '.join(waiting)} (copy a finished run first)")
+        for run in (run for run in chosen if run.name not in waiting):
+            run.write(root)
+            print(f"{run.name}: wrote {', '.join(str(p.path) for p in run.pages)}", file=sys.stderr)
+        return 0
+    problems = [p for run in chosen if run.name not in waiting for p in run.problems(root)]
+    checked = len(chosen) - len(waiting)
+    print("\n".join(problems) or f"{checked} committed runs: every file and page fresh")
+    if waiting:
+        print(f"not committed yet: {', '.join(waiting)}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""The extension study's committed run and the answers of docs/extensions.md rendered from it,
+never typed: ``docs/data/extensions_seeds.csv`` is a copy of a run's
+``results/extensions/seeds.csv``, ``docs/data/extensions_run.json`` its record (which run it is,
+the copy's checksum); :func:`answers_markdown` renders every claim row with its mean's interval and
+its verdict (:func:`isotropy.verdicts.extension_answers.claims_table`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from isotropy import paths
+from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
+from isotropy.io import checked_record, commit_files, markdown_table
+from isotropy.verdicts.claims import NOT_DECIDED
+from isotropy.verdicts.extension_answers import claims_table
+
+SEEDS = DATA / "extensions_seeds.csv"
+RUN = DATA / "extensions_run.json"
+DOC = Path("docs/extensions.md")
+START, END = page_markers("extensions answers")
+
+
+def answers_markdown(seeds: pd.DataFrame, run: dict) -> str:
+    """The generated block of docs/extensions.md (between :data:`START` and :data:`END`): the
+    run, then every claim row with its mean's interval and its verdict."""
+    counts = seeds.groupby("question", sort=False)["seed"].nunique().to_dict()
+    table = claims_table(seeds)
+    shown = pd.DataFrame(
+        {
+            "claim": "`" + table["claim"] + "`",
+            "setup": table["setup"],
+            "mean [95% t-interval]": table["interval"].where(table["verdict"] != NOT_DECIDED, "–"),
+            "verdict": "*" + table["verdict"] + "*",
+        }
+    )
+    ran = ", ".join(f"{question}: {n} seeds" for question, n in counts.items())
+    head = f"Run: {run['run']}. Per-seed values: `{SEEDS.as_posix()}` ({ran})."
+    return f"{head}\n\n{markdown_table(shown)}"
+
+
+def load(root: Path = Path(".")) -> tuple[pd.DataFrame, dict]:
+    """The committed per-seed values and the record of their run. Values recorded before the
+    criteria rows had their last recorded step get it from the record (``last_step``)."""
+    seeds = pd.read_csv(root / SEEDS)
+    run = checked_record(root, RUN)
+    criteria = seeds[(seeds["question"] == "criteria") & (seeds["quantity"] == "optimum_step")]
+    if "last_step" in run and not (seeds["quantity"] == "last_step").any() and len(criteria):
+        last = criteria.assign(quantity="last_step", value=float(run["last_step"]))
+        seeds = pd.concat([seeds, last], ignore_index=True)
+    return seeds, run
+
+
+def answers(root: Path) -> str:
+    return answers_markdown(*load(root))
+
+
+def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
+    """``facts``: ``run``, what ran and when (one sentence), and any other fact of the run."""
+    if "run" not in facts:
+        raise ValueError("the extension run's facts need 'run': what ran and when")
+    (seeds,) = sources
+    commit_files(root, RUN, {SEEDS: seeds}, facts)
+
+
+COMMITTED = CommittedRun(
+    name="extensions",
+    records=(Checksums(RUN, (SEEDS,)),),
+    pages=(Page(DOC, answers, (START, END)),),
+    copy=copy,
+    sources=paths.extensions_file("seeds.csv"),
+)

@@ -1,0 +1,151 @@
+"""Appendix A (GLUE) of Mickus et al. (2024) at its configured scale, committed
+(``docs/data/glue_*``: :mod:`isotropy.committed.optimisation`, as the main study's run is), and
+docs/glue-study.md rendered from it: Table 3's and Figure 4's counterparts and Table 2's counts
+beside the paper's printed numbers (config/published_values.csv), and the study's claims, each
+judged now by the verdict code of the main study."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from isotropy.committed import optimisation
+from isotropy.committed.main import verdict_words
+from isotropy.committed.optimisation import seed_ends, signed
+from isotropy.committed.record import COMMAND, CommittedRun, Page
+from isotropy.io import checked_record, markdown_table
+from isotropy.verdicts.claims import verdict_cell
+
+DOC = Path("docs/glue-study.md")
+CORRELATIONS = {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
+COUNTS = ("items", "parameters")
+
+
+def _run_lines(record: dict[str, Any]) -> list[str]:
+    """Who ran it, on what, with which settings, and how long it took."""
+    run, glue = record["run"], record["config"]["glue"]
+    encoders = record["config"].get("encoders") or {}
+    models = record["config"].get("models") or {}
+    named = [
+        f"{e} ({models.get(encoders.get(e, {}).get('model'), {}).get('model', e)})"
+        for e in glue["encoders"]
+    ]
+    packages = record.get("packages") or {}
+    versions = ", ".join(
+        f"{p} {packages[p]}"
+        for p in ("torch", "transformers", "sentence-transformers")
+        if p in packages
+    )
+    device = record.get("device") or ["?"]
+    stride = glue.get("metric_stride")
+    return [
+        f"Run: {record['what']}; code {record['code_commit'][:12]}, device {device[0]}, "
+        f"{versions or 'package versions in the record'}; {run.get('started', '?')} to "
+        f"{run.get('ended', '?')} UTC, {run.get('wall', '?')} wall against "
+        f"{run.get('printed', '?')} printed before it started ({run.get('machine', '?')}).",
+        "",
+        f"Settings: encoders {', '.join(named)}; tasks {', '.join(glue['tasks'])}; "
+        f"{glue.get('updates')} updates at learning rate {glue.get('learning_rate')}, metrics "
+        f"after every {'update' if stride in (1, None) else f'{stride}th update'} on a sample of "
+        f"{glue.get('metric_sample_size')} items; seeds "
+        f"{', '.join(map(str, glue.get('seeds', [])))}.",
+    ]
+
+
+def _table3(verdicts: pd.DataFrame, traces: pd.DataFrame) -> pd.DataFrame:
+    """One row per setup: each correlation pooled over seeds, per seed, and its verdict."""
+    rows = verdicts[verdicts["quantity"].isin(list(CORRELATIONS)) & verdicts["our_value"].notna()]
+    shown = pd.DataFrame({"setup": sorted(set(rows["setup"]))}).set_index("setup")
+    for quantity, name in CORRELATIONS.items():
+        ours = rows[rows["quantity"] == quantity].set_index("setup")
+        shown[f"{name} (pooled; per seed)"] = [
+            f"{signed(r['our_value'], 3)}; {r['note'].removeprefix('per seed: ')}".replace("-", "−")
+            for _, r in ours.iterrows()
+        ]
+        shown[f"{name}: verdict"] = [verdict_words(r, traces) for _, r in ours.iterrows()]
+    return shown.reset_index()
+
+
+def _table2(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The counts this run measured beside the printed ones, and how many it did not, by why."""
+    counts = verdicts[verdicts["quantity"].isin(COUNTS)]
+    ran = counts[counts["our_value"].notna()]
+    shown = pd.DataFrame(
+        {
+            "setup (ours)": ran["setup"],
+            "count": ran["quantity"],
+            "paper": ran["printed"],
+            "ours": [f"{int(v):,}" for v in ran["our_value"]],
+            "verdict": "**" + ran["verdict"] + "**",
+        }
+    )
+    absent = counts[counts["our_value"].isna()]
+    why = absent["note"].astype(str).str.partition("; ")[2].replace("", "not configured here")
+    return shown, [f"- {n}: {reason}" for reason, n in why.value_counts(sort=False).items()]
+
+
+def _claims(claims: pd.DataFrame) -> pd.DataFrame:
+    """One row per setup, one column per claim: its verdict (notes: docs/data/glue_claims.csv)."""
+    cells = claims.assign(
+        cell=[verdict_cell(v, n) for v, n in zip(claims["verdict"], claims["note"])]
+    )
+    table = cells.pivot(index="setup", columns="claim", values="cell")
+    return table[list(dict.fromkeys(claims["claim"]))].reset_index()
+
+
+def page(root: Path = Path(".")) -> str:
+    """docs/glue-study.md as the committed run renders it."""
+    record = checked_record(root, optimisation.run_file("glue"))
+    traces = optimisation.committed_tables("glue", root)["glue_traces"]
+    verdicts = optimisation.verdicts("glue", root)
+    counts, absent = _table2(verdicts)
+    lines = [
+        "# Appendix A (GLUE) at its configured scale",
+        "",
+        f"<!-- generated by `{COMMAND} glue` from docs/data/glue_*; do not edit by hand -->",
+        "",
+        "Mickus et al. (2024), appendix A: §3's direct optimisation on GLUE training splits. "
+        "Every verdict is computed from the committed run by the main study's verdict code "
+        "([verdicts.md](verdicts.md)).",
+        "",
+        *_run_lines(record),
+        "",
+        "## Table 3's counterpart: IsoScore against the silhouette",
+        "",
+        "The table's values are lost from our copy of the paper; its text says every run's "
+        "correlation is strongly negative (our reading: below −0.5 in every seed).",
+        "",
+        markdown_table(_table3(verdicts, traces)),
+        "## Figure 4's counterpart: IsoScore and the silhouette over training",
+        "",
+        "Each seed's first and last recorded values (every step: `docs/data/glue_traces.csv.gz`; "
+        "the run's figure: `results/glue/figure4.png`), then the study's claims judged over "
+        "seeds, Holm over the study's family (values and notes: `docs/data/glue_claims.csv`):",
+        "",
+        markdown_table(seed_ends(traces).drop(columns="steps recorded")),
+        markdown_table(_claims(optimisation.committed_claims("glue", root))),
+        "## Table 2's counterpart: items and parameters",
+        "",
+        markdown_table(counts),
+        "Printed numbers without a counterpart here, by why:",
+        "",
+        *absent,
+    ]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
+    (results,) = sources
+    optimisation.write_data("glue", results, config, facts, root, claims=True)
+
+
+COMMITTED = CommittedRun(
+    name="glue",
+    records=(optimisation.checksums("glue", claims=True),),
+    pages=(Page(DOC, page),),
+    copy=copy,
+    sources="results/glue (a finished glue_study)",
+    effective_config="logs/effective-config/glue_study.yaml",
+)

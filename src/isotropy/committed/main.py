@@ -1,0 +1,223 @@
+"""The main study's run at the paper's protocol, committed (``docs/data/main_*``,
+:mod:`isotropy.committed.optimisation`), and docs/main-study.md's table and the README's headline
+lines rendered from it: §3.2's correlations judged by the verdict code in force, each seed's
+ends, and the same runs repeated on another device (``docs/data/main_*_h100*``,
+``benchmarks/main_on_device.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from isotropy.committed import optimisation
+from isotropy.committed.optimisation import seed_ends, signed
+from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
+from isotropy.io import checked_record, markdown_table
+from isotropy.metrics import registry
+from isotropy.summaries import correlation_table
+from isotropy.verdicts.tolerances import AGREES, CONSISTENT
+
+RUN = optimisation.run_file("main")
+DOC = Path("docs/main-study.md")
+README = Path("README.md")
+DOC_BEGIN, DOC_END = page_markers("headline table")
+# README.md's markers still name the command of the module this one replaced
+README_BEGIN, README_END = page_markers("headline lines")
+# The comparison rows this page reports: §3.2's correlations of IsoScore with the silhouette.
+QUANTITIES = ("pearson_r", "spearman_rho")
+KEYS = optimisation.KEYS
+# The same runs repeated on one H100, compared with the committed CPU run step by step.
+H100_TRACES = DATA / "main_traces_h100.csv.gz"
+H100_RUN = DATA / "main_h100_run.json"
+VALUES = list(registry.trace_columns())  # loss, accuracy, then every registered metric
+
+
+def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
+    """§3.2's comparison rows judged now, on the committed run, by the verdict code in force."""
+    table = optimisation.verdicts("main", root)
+    return table[table["quantity"].isin(QUANTITIES)].reset_index(drop=True)
+
+
+def _traces(root: str | os.PathLike) -> pd.DataFrame:
+    return optimisation.committed_tables("main", root)["main_traces"]
+
+
+def verdict_words(row: pd.Series, traces: pd.DataFrame) -> str:
+    """The verdict with what its rule can say: an equivalence row's margin as a range of
+    D = paper − ours in the statistic's own units (the region *agrees* needs, the printed
+    value's rounding included); a Spearman ρ row what monotone traces guarantee by themselves."""
+    words = f"**{row['verdict']}**"
+    low, high = row.get("band_low"), row.get("band_high")
+    if pd.notna(low) and pd.notna(high):
+        unit = {"pearson_r": "r"}.get(row["quantity"], row["quantity"])
+        range_ = f"{signed(low, 3)} to {signed(high, 3)} in {unit}"
+        if row["verdict"] == AGREES:
+            return f"{words} within {range_} (D = paper − ours)"
+        return f"{words} (margin {range_}, D = paper − ours)"
+    if row["quantity"] == "spearman_rho" and row["verdict"] == CONSISTENT:
+        return f"{words} ({_monotone_words(traces, row['setup'])})"
+    return words
+
+
+def _monotone_words(traces: pd.DataFrame, setup: str) -> str:
+    """How near to guaranteed a ρ near ±1 is: ρ = ±1 for any two strictly monotone series, so
+    count each series' updates against its own trend in the seed with most."""
+    encoder, dataset = setup.split("/")
+    runs = traces[(traces["encoder"] == encoder) & (traces["dataset"] == dataset)]
+    against = {"IsoScore": 0, "silhouette": 0}
+    steps = 0
+    for _, run in runs.groupby("seed"):
+        run = run.sort_values("step")
+        steps = len(run) - 1
+        for name, column in (("IsoScore", "isoscore"), ("silhouette", "silhouette")):
+            moves = run[column].diff().dropna().to_numpy()
+            trend = run[column].iloc[-1] - run[column].iloc[0]
+            against[name] = max(against[name], int((moves * trend < 0).sum()))
+    if not any(against.values()):
+        return "guaranteed by monotone traces: both series are strictly monotone in every seed"
+    iso, sil = against.values()
+    return (
+        "near-guaranteed by monotone traces: ρ = ±1 for any two strictly monotone series, and in "
+        f"the worst seed IsoScore goes against its trend at {iso} of {steps} updates, the "
+        f"silhouette at {sil}"
+    )
+
+
+def judged_table(root: str | os.PathLike = ".", detail: bool = False) -> pd.DataFrame:
+    """Each §3.2 row judged on the committed run (:func:`verdicts`), as the README shows it
+    (``detail``, the page: with the stand-ins named, the paper's row and the rule as applied)."""
+    table, traces = verdicts(root), _traces(root)
+    stand_ins = table["stand_in"].fillna("").astype(str) if detail else [""] * len(table)
+    shown = pd.DataFrame(
+        {
+            "setup (ours)": table["setup"] + [f" (stand-in: {s})" if s else "" for s in stand_ins],
+            "statistic": table["quantity"].map(
+                {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
+            ),
+            "paper row": table["paper"] + ", " + table["source"],
+            "paper": [signed(v, 3) for v in table["paper_value"]],
+            "ours (seeds pooled)": [signed(v) for v in table["our_value"]],
+            "D = paper − ours": [
+                signed(p - o) for p, o in zip(table["paper_value"], table["our_value"])
+            ],
+            "verdict": [verdict_words(row, traces) for _, row in table.iterrows()],
+        }
+    )
+    if detail:
+        shown["the rule as applied"] = table["tolerance"].fillna("").str.replace("\n", " ")
+        return shown
+    return shown.drop(columns="paper row")
+
+
+def doc_block(root: str | os.PathLike = ".") -> str:
+    """The page's generated block: the run's settings, each §3.2 row judged, each seed's ends."""
+    record, traces = checked_record(root, RUN), _traces(root)
+    run, main = record["run"], record["config"].get("main", {})
+    seed_list = ", ".join(str(seed) for seed in main.get("seeds", []))
+    lines = [
+        f"Run: {record['what']}, code {record['code_commit'][:12]}, {run.get('machine', '')}; "
+        f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "
+        f"against {run.get('printed', '?')} printed before it started.",
+        f"Settings: {main.get('updates')} updates, metrics after every "
+        f"{_stride_words(main.get('metric_stride'))}, seeds {seed_list}.",
+        "",
+        markdown_table(judged_table(root, detail=True)),
+        markdown_table(seed_ends(traces)),
+    ]
+    return "\n".join(lines) + device_block(root, traces)
+
+
+def device_differences(cpu: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """Per setup: the largest |other − cpu| of each value over matching steps, the steps matched,
+    and the pooled Pearson r and Spearman ρ of each. Steps present on one side only are refused:
+    a partial repeat would compare less than it claims."""
+    merged = cpu.merge(
+        other, on=[*KEYS, "step"], how="outer", suffixes=("_cpu", "_other"), indicator=True
+    )
+    unmatched = merged[merged["_merge"] != "both"]
+    if len(unmatched):
+        first = unmatched.iloc[0]
+        raise ValueError(
+            f"{len(unmatched)} recorded steps are on one device only, e.g. "
+            f"{first['dataset']} seed {first['seed']} step {first['step']}"
+        )
+    for value in VALUES:
+        merged[value] = (merged[f"{value}_other"] - merged[f"{value}_cpu"]).abs()
+    largest = merged.groupby(["encoder", "dataset"], sort=False)[VALUES].max()
+    largest["steps"] = merged.groupby(["encoder", "dataset"], sort=False).size()
+    by = ["encoder", "dataset"]
+    for name, traces in (("cpu", cpu), ("other", other)):
+        table = correlation_table(traces, by)
+        table = table[table["scope"] == "all"].set_index(by)
+        largest[f"pearson_r_{name}"] = table["pearson_r"]
+        largest[f"spearman_rho_{name}"] = table["spearman_rho"]
+    return largest.reset_index()
+
+
+def device_block(root: str | os.PathLike, cpu: pd.DataFrame) -> str:
+    """The page's section on the committed run repeated on another device (same inputs, settings
+    and code: ``benchmarks/main_on_device.py``), or nothing when no repeat is committed."""
+    root = Path(root)
+    if not (root / H100_TRACES).is_file():
+        return ""
+    record = json.loads((root / H100_RUN).read_text(encoding="utf-8"))
+    table = device_differences(cpu, pd.read_csv(root / H100_TRACES))
+    shown = pd.DataFrame(
+        {"setup": table["encoder"] + "/" + table["dataset"], "steps": table["steps"]}
+    )
+    for value, name in zip(VALUES, ("loss", "accuracy", "IsoScore", "silhouette")):
+        shown[f"max Δ {name}"] = table[value].map("{:.1e}".format)
+    for value, name in (("pearson_r", "Pearson r"), ("spearman_rho", "Spearman ρ")):
+        cells = zip(table[f"{value}_cpu"], table[f"{value}_other"])
+        shown[f"{name}: CPU / GPU"] = [f"{a:.6f} / {b:.6f}" for a, b in cells]
+    return (
+        f"\nThe same runs on another device: {record['device']}, {record['date']}, "
+        f"{record['wall_seconds_total']:.0f} s for all {len(record['wall_seconds_per_run'])} runs "
+        f"({H100_TRACES.as_posix()}; {H100_RUN.as_posix()}). Largest difference over every "
+        "recorded step and seed, and the pooled correlations from each device's traces:\n\n"
+        + markdown_table(shown)
+    )
+
+
+def _stride_words(stride: Any) -> str:
+    return "update" if stride in (1, None) else f"{stride}th update"
+
+
+def readme_block(root: str | os.PathLike = ".") -> str:
+    """The README's headline: each §3.2 row of the committed run with its verdict."""
+    record = checked_record(root, RUN)
+    main, run = record["config"].get("main", {}), record["run"]
+    return (
+        f"What §3.2 of Mickus et al. (2024) replicates, judged on the committed `make run` "
+        f"({len(main.get('seeds', []))} seeds, {main.get('updates')} updates, metrics after every "
+        f"{_stride_words(main.get('metric_stride'))}; [docs/main-study.md](docs/main-study.md)):"
+        f"\n\n{markdown_table(judged_table(root))}\n"
+        f"The run took {run.get('wall', '?')} on {run.get('machine', '?')}, against "
+        f"{run.get('printed', '?')} printed by `make run` before it started.\n"
+    )
+
+
+def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
+    (results,) = sources
+    optimisation.write_data("main", results, config, facts, root)
+
+
+COMMITTED = CommittedRun(
+    name="main",
+    records=(
+        optimisation.checksums("main"),
+        Checksums(H100_RUN, (H100_TRACES,)),
+    ),
+    pages=(
+        Page(DOC, doc_block, (DOC_BEGIN, DOC_END)),
+        Page(README, readme_block, (README_BEGIN, README_END)),
+    ),
+    copy=copy,
+    sources="results/main (a finished `make run`)",
+    effective_config="logs/effective-config/main_study.yaml",
+)

@@ -1,0 +1,241 @@
+"""The committed runs of the direct-optimisation studies (the main study, appendix A's GLUE).
+
+A finished run's traces (every run in one gzip CSV, byte-stable), its count and correlation
+tables and a record (checksums, code commit, package versions, device, the settings the verdicts
+read, the stand-ins by name, the run's own facts) are copied beside the docs
+(:func:`write_data`). The verdicts are computed again from the copies by the project's own
+verdict code (:func:`isotropy.verdicts.measurements.run.measure`, then
+:func:`isotropy.verdicts.comparison.compare` and :func:`isotropy.verdicts.claims.check_claims`,
+as ``results/paper_comparison.csv`` and ``results/claims.csv`` are), so a page says what the code
+in force says of the run.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import io
+import json
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from isotropy import paths
+from isotropy.committed.record import DATA, Checksums, one_value
+from isotropy.io import checked_record, commit_files, sha256_file
+from isotropy.provenance import single_commit
+from isotropy.traces import read_trace
+
+KEYS = ("encoder", "dataset", "seed")
+# What the verdicts read of each study's configuration (its protocol, models and stand-ins).
+CONFIG_KEYS = {
+    "main": ("main", "encoders", "datasets", "word_vectors", "pos_source", "supersense_source"),
+    "glue": ("glue", "encoders", "models"),
+}
+WHAT = {
+    "main": "`make run` on the offline mirror: the main study at the paper's protocol",
+    "glue": "target glue_study on the offline mirror (config.yaml + config/offline.yaml): "
+    "appendix A at its configured scale",
+}
+
+
+def traces_file(study: str) -> Path:
+    return DATA / f"{study}_traces.csv.gz"
+
+
+def table_file(study: str, kind: str) -> Path:
+    """A study's committed count (``kind`` counts) or correlation table (correlations)."""
+    tables = {"counts": paths.COUNT_TABLES, "correlations": paths.CORRELATION_TABLES}
+    return DATA / f"{study}_{tables[kind][study]}.csv"
+
+
+def run_file(study: str) -> Path:
+    return DATA / f"{study}_run.json"
+
+
+def claims_file(study: str) -> Path:
+    return DATA / f"{study}_claims.csv"
+
+
+def checksums(study: str, claims: bool = False) -> Checksums:
+    """The study's record and the files it lists (with ``claims``: the judged claims, too)."""
+    files = [traces_file(study), table_file(study, "counts"), table_file(study, "correlations")]
+    return Checksums(run_file(study), tuple(files + [claims_file(study)] * claims))
+
+
+def _trace_files(results: Path) -> list[tuple[dict[str, Any], Path]]:
+    """Each run's trace below ``results`` (``<encoder>/<dataset>/seed<k>/trace.parquet``), in key
+    order."""
+    found = []
+    for trace in sorted(results.glob("*/*/seed*/trace.parquet")):
+        encoder, dataset, seed = trace.parts[-4], trace.parts[-3], trace.parts[-2]
+        key = dict(encoder=encoder, dataset=dataset, seed=int(seed.removeprefix("seed")))
+        found.append((key, trace))
+    if not found:
+        raise FileNotFoundError(f"no traces below {results}: run the study first")
+    return sorted(found, key=lambda item: tuple(item[0].values()))
+
+
+def _gzip_bytes(text: str) -> bytes:
+    """``text`` gzip-compressed with no name and no time stamp, so equal text gives equal bytes."""
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, filename="") as out:
+        out.write(text.encode("utf-8"))
+    return buffer.getvalue()
+
+
+def _settings(study: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """What the verdicts read of the run's configuration (:data:`CONFIG_KEYS`); a study that
+    names its encoders (GLUE) keeps only theirs and their models."""
+    kept = {key: config[key] for key in CONFIG_KEYS[study] if key in config}
+    if "encoders" in config[study]:
+        kept["encoders"] = {e: config["encoders"][e] for e in config[study]["encoders"]}
+        models = {entry.get("model") for entry in kept["encoders"].values()}
+        kept["models"] = {m: v for m, v in (config.get("models") or {}).items() if m in models}
+    return kept
+
+
+def write_data(
+    study: str,
+    results: str | os.PathLike,
+    effective_config: str | os.PathLike,
+    run: Mapping[str, Any],
+    root: str | os.PathLike = ".",
+    claims: bool = False,
+) -> dict[str, Any]:
+    """Copy a finished run of ``study`` (``results``: its ``results/<study>``) beside the docs with
+    its record; ``run``: facts of the run no file holds (start, end, printed estimate, machine);
+    ``claims``: with the study's claims as the verdict code judges the copied tables."""
+    from isotropy.standins import workflow_stand_ins
+
+    results = Path(results)
+    counts = results / f"{paths.COUNT_TABLES[study]}.csv"
+    correlations = results / f"{paths.CORRELATION_TABLES[study]}.csv"
+    for needed in (counts, correlations):
+        if not needed.is_file():
+            raise FileNotFoundError(f"{needed} is missing: the run has not finished")
+    runs = _trace_files(results)
+    config = yaml.safe_load(Path(effective_config).read_text(encoding="utf-8"))
+    if not config.get(study):
+        raise ValueError(f"{effective_config} has no {study} section: not the {study} study's run")
+    frames = [  # each checked against its provenance record
+        read_trace(trace).assign(encoder=key["encoder"], dataset=key["dataset"])
+        for key, trace in runs
+    ]
+    traces = pd.concat(frames, ignore_index=True)
+    order = ["encoder", "dataset", "seed"] + [c for c in traces.columns if c not in KEYS]
+    traces = traces[order]
+    provenance = [
+        json.loads(trace.with_name("trace.parquet.provenance.json").read_text(encoding="utf-8"))
+        for _, trace in runs
+    ]
+    files: dict[Path, bytes | Path] = {
+        traces_file(study): _gzip_bytes(traces.to_csv(index=False)),
+        table_file(study, "counts"): counts,
+        table_file(study, "correlations"): correlations,
+    }
+    facts = {
+        "what": WHAT[study],
+        # the one commit, package set and device the traces' provenance records name
+        "code_commit": single_commit(provenance, "the traces"),
+        "packages": one_value(provenance, lambda r: r.get("packages"), "package sets"),
+        "device": one_value(provenance, lambda r: [r.get("device"), r.get("hardware")], "devices"),
+        "run": dict(run),
+        "config": _settings(study, config),
+        "stand_ins": workflow_stand_ins(config),
+        "sources_sha256": {
+            str(trace.relative_to(results.parent.parent)): sha256_file(trace) for _, trace in runs
+        },
+    }
+    if claims:
+        tables = _tables(study, pd.read_csv(counts), pd.read_csv(correlations), traces)
+        judged = judged_claims(study, tables, facts["config"], facts["stand_ins"])
+        files[claims_file(study)] = judged.to_csv(index=False).encode("utf-8")
+    return commit_files(root, run_file(study), files, facts)
+
+
+def _tables(study: str, counts, correlations, traces) -> dict[str, pd.DataFrame]:
+    """The tables under the input names the verdicts read (``main_table1`` …)."""
+    names = (paths.COUNT_TABLES[study], paths.CORRELATION_TABLES[study], "traces")
+    return {f"{study}_{name}": table for name, table in zip(names, (counts, correlations, traces))}
+
+
+def committed_tables(study: str, root: str | os.PathLike = ".") -> dict[str, pd.DataFrame]:
+    """The committed run's tables under the names the verdicts read (``main_traces`` …)."""
+    root = Path(root)
+    return _tables(
+        study,
+        pd.read_csv(root / table_file(study, "counts")),
+        pd.read_csv(root / table_file(study, "correlations")),
+        pd.read_csv(root / traces_file(study)),  # gzip, by its name
+    )
+
+
+def _measured(study: str, tables, config: Mapping[str, Any], stand_ins) -> pd.DataFrame:
+    from isotropy.standins import StandIns
+    from isotropy.verdicts.measurements.optimisation import optimisation_measurements, table_names
+    from isotropy.verdicts.measurements.run import measure
+
+    measures: dict[str | tuple[str, ...], Any] = {
+        table_names(study): functools.partial(optimisation_measurements, study)
+    }
+    return measure(tables, config, StandIns(**stand_ins), measures)
+
+
+def judged_claims(
+    study: str, tables: Mapping[str, pd.DataFrame], config: Mapping[str, Any], stand_ins
+) -> pd.DataFrame:
+    """The study's claims (its record's) judged on ``tables`` by the verdict code in force."""
+    from isotropy.studies import BY_NAME
+    from isotropy.verdicts.claims import check_claims
+
+    spec = BY_NAME[study]
+    measured = _measured(study, tables, config, stand_ins)
+    return check_claims(measured, {study}, {study: (spec.claims_not_run, spec.claims)})
+
+
+def verdicts(study: str, root: str | os.PathLike = ".") -> pd.DataFrame:
+    """The study's rows of config/published_values.csv judged now, on the committed run, by the
+    verdict code in force."""
+    from isotropy.verdicts.comparison import compare, read_published
+
+    record = checked_record(root, run_file(study))
+    tables = committed_tables(study, root)
+    measured = _measured(study, tables, record["config"], record["stand_ins"])
+    table = compare(read_published(), measured, {study})
+    return table[table["study"] == study].reset_index(drop=True)
+
+
+def committed_claims(study: str, root: str | os.PathLike = ".") -> pd.DataFrame:
+    """The study's claims judged now, on the committed run (:func:`judged_claims`)."""
+    record = checked_record(root, run_file(study))
+    tables = committed_tables(study, root)
+    return judged_claims(study, tables, record["config"], record["stand_ins"])
+
+
+def signed(value: Any, digits: int = 4) -> str:
+    """A number as the pages print it: signed, ``digits`` decimals, a true minus sign."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return "–" if not math.isfinite(number) else f"{number:+.{digits}f}".replace("-", "−")
+
+
+def seed_ends(traces: pd.DataFrame) -> pd.DataFrame:
+    """Each seed's steps and its IsoScore and silhouette at the first and the last of them: the
+    trend every seed shows (each seed's r and ρ are the committed correlation table's)."""
+    rows = []
+    for (encoder, dataset, seed), run in traces.sort_values("step").groupby(list(KEYS)):
+        ends = {
+            f"{name} first → last": " → ".join(map(signed, run[column].iloc[[0, -1]]))
+            for column, name in (("isoscore", "IsoScore"), ("silhouette", "silhouette"))
+        }
+        rows.append({"setup": f"{encoder}/{dataset}", "seed": seed, "steps recorded": len(run)})
+        rows[-1].update(ends)
+    return pd.DataFrame(rows)

@@ -1,0 +1,81 @@
+"""The sensitivity study's committed run and docs/sensitivity.md's results table rendered from
+it (by :func:`isotropy.sensitivity.cell_table` and :func:`isotropy.sensitivity.markdown_table`):
+the per-seed file of a finished study, copied beside the doc with its record (its source, the
+settings line, the interval level and the cells not run)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
+from isotropy.io import checked_record, commit_files, sha256_file
+from isotropy.sensitivity import (
+    NOT_RUN_NOTE,
+    cell_table,
+    markdown_table,
+    not_run_cells,
+    read_seeds,
+)
+
+DOC = Path("docs/sensitivity.md")
+DOC_SEEDS = DATA / "sensitivity_seeds.csv"
+DOC_SOURCE = DATA / "sensitivity_source.json"
+DOC_BEGIN, DOC_END = page_markers("results table")
+
+
+def doc_block(
+    seeds: pd.DataFrame, settings_line: str, level: float, not_run: list[str] | None = None
+) -> str:
+    """The doc's generated block: the cell table, the line saying what it states and the
+    configured cells that had not run (a partial grid, scripts/sensitivity_partial.py)."""
+    table = cell_table(seeds, level)
+    note = (
+        f"\nSettings: {settings_line}. r: tanh(mean Fisher z) over the seeds with its "
+        f"{table['interval'].iloc[0]}.\n"
+    )
+    if not_run:
+        note += f"\n{NOT_RUN_NOTE}{', '.join(not_run)}.\n"
+    return markdown_table(table, compact=True) + note
+
+
+def committed_doc_block(root: str | Path = ".") -> str:
+    """The doc's table rendered from the committed data (what the doc must hold)."""
+    source = checked_record(root, DOC_SOURCE)
+    level, not_run = source["interval_level"], source.get("not_run") or []
+    return doc_block(read_seeds(Path(root) / DOC_SEEDS), source["settings_line"], level, not_run)
+
+
+def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
+    """Copy ``results/sensitivity``'s seeds.csv beside the doc, with the study's settings line
+    (its table.csv), the cells not run (its table.md) and the interval level (``facts``'
+    ``interval_level``, else 0.95, the configured default) in the record."""
+    (results,) = sources
+    seeds_file, table_file = results / "seeds.csv", results / "table.csv"
+    for needed in (seeds_file, table_file):
+        if not needed.is_file():
+            raise FileNotFoundError(f"{needed} is missing: run `snakemake sensitivity_study` first")
+    markdown = results / "table.md"
+    record = {
+        "source": str(seeds_file),
+        "sha256": sha256_file(seeds_file),
+        "table": str(table_file),
+        "table_sha256": sha256_file(table_file),
+        "settings_line": str(pd.read_csv(table_file)["settings"].iloc[0]),
+        "interval_level": facts.get("interval_level", 0.95),
+        "not_run": not_run_cells(markdown.read_text(encoding="utf-8"))
+        if markdown.is_file()
+        else [],
+    }
+    commit_files(root, DOC_SOURCE, {DOC_SEEDS: seeds_file}, {**facts, **record})
+
+
+COMMITTED = CommittedRun(
+    name="sensitivity",
+    records=(Checksums(DOC_SOURCE, (DOC_SEEDS,)),),
+    pages=(Page(DOC, committed_doc_block, (DOC_BEGIN, DOC_END)),),
+    copy=copy,
+    sources="results/sensitivity (a finished sensitivity_study)",
+)

@@ -1,0 +1,198 @@
+"""Every committed run (isotropy.committed): its files match the checksums its record states and
+its pages are what those files render (``python -m isotropy.committed check``), shown failing on
+a planted edit of a committed file and of a page; and the GLUE study's copy, followed on the
+golden tiny run's outputs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from isotropy.committed import REGISTRY, glue, optimisation
+from isotropy.committed.__main__ import main as command
+from isotropy.committed.record import CommittedRun
+from isotropy.workflow.config import load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "tests" / "golden" / "results"
+RUNS = [pytest.param(run, id=run.name) for run in REGISTRY]
+
+
+def _needs_commit(run: CommittedRun) -> None:
+    if not run.committed(ROOT):
+        pytest.skip(f"{run.name}: no committed run yet ({run.records[0].path})")
+
+
+@pytest.mark.covers("istar:fig5", "istar:fig6", "istar:fig7", "istar:finding")
+@pytest.mark.parametrize("run", RUNS)
+def test_every_committed_file_matches_its_record_and_every_page_is_fresh(run):
+    _needs_commit(run)
+    assert run.problems(ROOT) == []
+
+
+def _copy_of_the_docs(tmp_path: Path) -> Path:
+    """The committed files and pages in a folder of their own (the README too)."""
+    shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    return tmp_path
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_a_planted_edit_of_a_committed_file_or_a_page_is_told(run, tmp_path):
+    _needs_commit(run)
+    root = _copy_of_the_docs(tmp_path)
+    page = root / run.pages[0].path
+    text = page.read_text(encoding="utf-8")
+    edited = text.replace(" | ", " |  ", 1) if run.pages[0].block is None else text
+    if run.pages[0].block is not None:  # an edit inside the generated block
+        end = run.pages[0].block[1]
+        edited = text.replace(end, f"a hand edit\n{end}", 1)
+    page.write_text(edited, encoding="utf-8")
+    assert run.problems(root) == [
+        f"{run.name}: {run.pages[0].path} is stale: run "
+        f"`python -m isotropy.committed write {run.name}`"
+    ]
+    page.write_text(text, encoding="utf-8")
+    assert run.problems(root) == []
+    for record in run.records:
+        committed = root / record.files[0]
+        committed.write_bytes(committed.read_bytes() + b"\n")
+        (told,) = run.problems(root)
+        assert f"{record.files[0]} does not match the checksum {record.path}" in told
+        shutil.copy(ROOT / record.files[0], committed)
+
+
+def test_a_record_naming_other_files_is_told(tmp_path):
+    run = next(run for run in REGISTRY if run.name == "extensions")
+    _needs_commit(run)
+    root = _copy_of_the_docs(tmp_path)
+    record_file = root / run.records[0].path
+    record = json.loads(record_file.read_text(encoding="utf-8"))
+    record["files_sha256"] = {}
+    record_file.write_text(json.dumps(record), encoding="utf-8")
+    (told,) = run.problems(root)
+    assert "lists [], the study names ['docs/data/extensions_seeds.csv']" in told
+
+
+# --- appendix A's committed run, followed on the golden tiny run's GLUE outputs -----------
+
+
+@pytest.fixture(scope="module")
+def glue_results(tmp_path_factory) -> Path:
+    """The golden tiny run's GLUE study laid out as a run's results/glue, and its effective
+    configuration (config.yaml with tests/config/tiny.yaml's glue section)."""
+    folder = tmp_path_factory.mktemp("glue")
+    results = folder / "work" / "results" / "glue"
+    for trace in (GOLDEN / "glue").glob("*/*/seed*/trace.csv"):
+        target = results / trace.relative_to(GOLDEN / "glue").with_suffix(".parquet")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        pd.read_csv(trace).to_parquet(target)
+        provenance = {
+            "code": {"git_commit": "0" * 40, "dirty": False},
+            "outputs": {},
+            "packages": {"torch": "2.13.0+cpu", "transformers": "5"},
+            "device": "cpu:x86_64",
+            "hardware": {"cpu_count": 2},
+        }
+        target.with_name("trace.parquet.provenance.json").write_text(json.dumps(provenance))
+    for name in ("table2.csv", "table3.csv"):
+        shutil.copyfile(GOLDEN / "glue" / name, results / name)
+    config = load_config([str(ROOT / "config.yaml"), str(ROOT / "tests/config/tiny.yaml")])
+    (folder / "effective.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    (folder / "facts.json").write_text(json.dumps({"wall": "2 min", "machine": "2 cores"}))
+    return folder
+
+
+@pytest.fixture
+def copied(glue_results, tmp_path, monkeypatch) -> Path:
+    """A repository folder into which the golden GLUE run was copied by the one command."""
+    monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
+    root = tmp_path / "repo"
+    (root / "docs" / "data").mkdir(parents=True)
+    assert not glue.COMMITTED.committed(root)
+    argv = ["--root", str(root), "copy", "glue", str(glue_results / "work/results/glue")]
+    argv += ["--effective-config", str(glue_results / "effective.yaml")]
+    assert command([*argv, "--facts", str(glue_results / "facts.json")]) == 0
+    return root
+
+
+def test_the_glue_copy_is_checked_fresh_and_judged(copied, capsys):
+    assert command(["--root", str(copied), "check", "glue"]) == 0
+    assert "1 committed runs: every file and page fresh" in capsys.readouterr().out
+    record = json.loads((copied / optimisation.run_file("glue")).read_text(encoding="utf-8"))
+    assert set(record["files_sha256"]) == {str(f) for f in glue.COMMITTED.records[0].files}
+    assert record["code_commit"] == "0" * 40 and record["device"][0] == "cpu:x86_64"
+    assert record["packages"]["torch"] == "2.13.0+cpu" and record["run"]["wall"] == "2 min"
+    assert record["config"]["glue"]["tasks"] == ["rte", "wnli"]
+    assert set(record["config"]["encoders"]) == {"miniLM"}
+    page = (copied / glue.DOC).read_text(encoding="utf-8")
+    for heading in ("Table 3's counterpart", "Figure 4's counterpart", "Table 2's counterpart"):
+        assert f"## {heading}" in page
+    # the tiny run's own verdicts: RTE's IsoScore rises (0.0950 → 0.0957), so its claim fails;
+    # its correlations are not the strongly negative ones the paper states
+    assert "| miniLM/rte | 0 | +0.0950 → +0.0957 |" in page
+    claims = "| miniLM/rte | ➖ 1 seed: not judged | ❌ not supported | ❌ not supported |"
+    assert claims in page
+    assert "| miniLM/rte | +0.281; +0.281 | **not consistent** | +0.500; +0.500 |" in page
+    assert "| miniLM/wnli | items | 635 | 80 | **differs** |" in page
+    assert "- 5: all-distilroberta-v1 has no offline copy" in page
+
+
+def test_the_committed_claims_are_what_the_verdict_code_judges(copied):
+    committed = (copied / optimisation.claims_file("glue")).read_text(encoding="utf-8")
+    assert optimisation.committed_claims("glue", copied).to_csv(index=False) == committed
+
+
+def test_a_planted_edit_of_a_committed_glue_file_fails_the_check(copied, capsys):
+    traces = copied / optimisation.traces_file("glue")
+    planted = pd.read_csv(traces)
+    planted.loc[0, "isoscore"] += 0.5
+    traces.write_bytes(optimisation._gzip_bytes(planted.to_csv(index=False)))
+    assert command(["--root", str(copied), "check", "glue"]) == 1
+    told = capsys.readouterr().out
+    assert "glue_traces.csv.gz does not match the checksum docs/data/glue_run.json" in told
+
+
+def copy_finished_glue(work: Path, root: Path) -> int:
+    """``copy glue`` of a finished run's work folder (its results/glue and the effective
+    configuration its run wrote) into a fresh repository folder ``root``; the command's status."""
+    (root / "docs" / "data").mkdir(parents=True)
+    (effective,) = sorted((work / "logs" / "effective-config").glob("*.yaml"))[:1]
+    argv = ["--root", str(root), "copy", "glue", str(work / "results" / "glue")]
+    return command([*argv, "--effective-config", str(effective)])
+
+
+@pytest.mark.slow
+def test_the_tiny_runs_glue_study_is_copied_and_a_planted_edit_fails_the_check(
+    tiny_run, tmp_path, capsys
+):
+    """The tiny workflow run's own GLUE outputs, provenance records and configuration, copied
+    by the command the lead runs when the configured run lands."""
+    workdir, _, _ = tiny_run
+    root = tmp_path / "repo"
+    assert copy_finished_glue(workdir, root) == 0
+    assert command(["--root", str(root), "check", "glue"]) == 0
+    assert "| miniLM/rte | 0 | +0.0950 → +0.0957 |" in (root / glue.DOC).read_text(encoding="utf-8")
+    table = root / optimisation.table_file("glue", "correlations")
+    table.write_text(table.read_text(encoding="utf-8").replace("rte", "RTE", 1), encoding="utf-8")
+    capsys.readouterr()
+    assert command(["--root", str(root), "check", "glue"]) == 1
+    assert "glue_table3.csv does not match the checksum" in capsys.readouterr().out
+
+
+def test_a_copy_without_a_finished_run_or_its_page_markers_writes_nothing(tmp_path, glue_results):
+    with pytest.raises(FileNotFoundError, match="table2.csv is missing"):
+        glue.COMMITTED.copy_in(tmp_path, [tmp_path], {}, glue_results / "effective.yaml")
+    extensions = next(run for run in REGISTRY if run.name == "extensions")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs/extensions.md").write_text("no markers\n", encoding="utf-8")
+    seeds = tmp_path / "seeds.csv"
+    seeds.write_text("question,setup,item,quantity,seed,value\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="markers"):
+        extensions.copy_in(tmp_path, [seeds], {"run": "a test"}, None)
+    assert not (tmp_path / "docs/data").exists()
