@@ -74,7 +74,7 @@ def name_problem(name: str) -> str | None:
     path = PurePosixPath(name)
     if not name or "\0" in name or path.is_absolute() or ".." in path.parts:
         return "names a path outside the folder (absolute, or with '..'): never read"
-    if not path.parts or len(path.parts) > MAX_DEPTH:
+    if not path.parts or len(path.parts) > MAX_DEPTH + 1:
         return f"names the folder itself, or a path over {MAX_DEPTH} folders deep: never read"
     if len(name) > 1024 or max(len(os.fsencode(part)) for part in path.parts) > 255:
         return f"names a path of {len(name):,} characters, longer than files have: never read"
@@ -304,13 +304,13 @@ class Intake:
 
 
 def tree(
-    top: Path, skipped: Callable[[Path], bool]
+    top: Path, skipped: Callable[[Path], bool], depth: int = 0
 ) -> Iterator[tuple[Path, os.stat_result | None, str | None]]:
-    """(path, lstat, problem) of every entry below ``top``, without recursion, links never
-    followed, folders ``skipped`` not entered: a folder past :data:`MAX_DEPTH` comes with its
-    lstat and why it is not entered; one that cannot be listed with None and why (``top``
-    absent: nothing)."""
-    stack = [(top, 0)]
+    """(path, lstat, problem) of every entry below ``top`` (``depth`` folders deep), without
+    recursion, links never followed, folders ``skipped`` not entered: a folder past
+    :data:`MAX_DEPTH` comes with its lstat and why it is not entered; one that cannot be listed
+    with None and why (``top`` absent: nothing)."""
+    stack = [(top, depth)]
     while stack:
         folder, depth = stack.pop()
         try:
@@ -334,7 +334,8 @@ def listing(folder: Path, top: str, problems: dict[str, str] | None = None) -> l
     own table): what the intake starts from, and what the audit walks of its copy. A folder not
     walked (unreadable, too deep) goes into ``problems``."""
     names = []
-    for path, info, problem in tree(folder / top, lambda path: path.name.startswith(".")):
+    entries = tree(folder / top, lambda path: path.name.startswith("."), len(Path(top).parts))
+    for path, info, problem in entries:
         rel = path.relative_to(folder).as_posix()
         if problem is not None and problems is not None:
             problems[rel] = problem

@@ -63,7 +63,7 @@ def audit(
         workspace.mkdir()
         try:
             refused = [
-                Finding(escaped(name), FAIL, "intake", cause + NOT_COPIED)
+                Finding(name, FAIL, "intake", cause + NOT_COPIED)  # escaped where printed
                 for name, cause in intake(root, workspace).items()
             ]
         except (FolderError, OSError) as error:
@@ -122,8 +122,10 @@ def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
     """The findings as a TSV table (file, status, check, reason) by the csv module (a name with a
     tab or a line break is quoted, never a new row), written atomically."""
 
-    encoding = {"encoding": "utf-8", "errors": "backslashreplace"}  # a name's bytes not UTF-8
-    with atomic_path(path) as tmp, open(tmp, "w", newline="", **encoding) as handle:
+    with (
+        atomic_path(path) as tmp,  # a name's bytes that are not UTF-8: escaped
+        open(tmp, "w", newline="", encoding="utf-8", errors="backslashreplace") as handle,
+    ):
         writer = csv.DictWriter(
             handle, fieldnames=["file", "status", "check", "reason"], delimiter="\t"
         )
