@@ -164,12 +164,14 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
             problems[name] = "is not a folder: Snakemake and the workflow keep records there"
     tops = [root] + [root / t for t in WRITTEN if (root / t).is_symlink() and (root / t).is_dir()]
     for top in tops:  # links listed, never followed; a folder too deep named, never entered
-        for path, info, problem in tree(top, lambda path: _skipped(root, path)):
+        depth = len(top.relative_to(root).parts)
+        for path, info, problem in tree(top, lambda path: _skipped(root, path), depth):
             rel = path.relative_to(root)
             top_name = (rel.parts or ("",))[0]
             written = top_name == SNAKEMAKE_DIR or (top_name in WRITTEN and len(rel.parts) > 1)
-            if info is None or problem is not None:  # not entered: unreadable ones named where
-                if info is not None or top_name in WRITTEN | {SNAKEMAKE_DIR}:  # the workflow writes
+            # A folder not entered: too deep, or unreadable (named where the workflow writes)
+            if info is None or problem is not None:
+                if info is not None or top_name in WRITTEN | {SNAKEMAKE_DIR}:
                     problems.setdefault(str(rel), str(problem))
                 continue
             mode = info.st_mode
