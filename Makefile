@@ -105,7 +105,8 @@ AUDIT_CONFIG_FILES ?= $(or $(wildcard logs/effective-config/$(AUDIT_TARGET).yaml
 check_audit_target = $(if $(filter-out 1,$(words $(AUDIT_TARGET)))$(filter-out $(REPORT_TARGETS),$(AUDIT_TARGET)),\
 	$(error make audit: target '$(AUDIT_TARGET)' (from $(if $(filter command line environment,$(origin AUDIT_TARGET)),AUDIT_TARGET,$(LAST_RUN))) is not one of: $(REPORT_TARGETS); give AUDIT_TARGET=<one of them>))
 audit: install folder-check
-	$(check_audit_target)$(BIN)/python -m isotropy.trust --configfile $(AUDIT_CONFIG_FILES)
+	$(check_audit_target)$(BIN)/python -m isotropy.resume --before audit
+	$(BIN)/python -m isotropy.trust --configfile $(AUDIT_CONFIG_FILES)
 	@echo "make audit: target $(AUDIT_TARGET) with $(AUDIT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); AUDIT_TARGET=... AUDIT_CONFIG_FILES=\"...\" choose another)"
 	$(BIN)/snakemake --cores 1 audit --configfile $(AUDIT_CONFIG_FILES) $(SNAKEMAKE_ARGS)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from test_intake import _result
 from test_make_report_safety import _workdir
 from test_trace_validation import _refused, _rewrite, _run
 from tiny_workflow import run_make
@@ -30,7 +31,7 @@ from isotropy import intake, trust
 from isotropy.audit import audit
 from isotropy.audit import main as audit_main
 from isotropy.audit.records import FAIL
-from isotropy.io import write_json
+from isotropy.io import sha256_file, write_json
 from isotropy.optimize import OptimisationSettings
 from isotropy.provenance import build_record, record_path
 from isotropy.workflow import config as workflow_config
@@ -238,21 +239,28 @@ def _slow_snakemake(workdir: Path, seconds: int) -> None:
     )
 
 
-def test_a_second_make_report_while_the_first_runs_is_refused(tmp_path):
-    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
-    _slow_snakemake(workdir, 30)
-    first = subprocess.Popen(
+def _make_report_until(workdir: Path, written: str) -> subprocess.Popen:
+    """``make report`` started in a session of its own, once it has written ``written`` (or
+    after a minute)."""
+    started = subprocess.Popen(
         ["make", "-f", str(ROOT / "Makefile"), "report"],
         cwd=workdir,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+    for _ in range(600):
+        if (workdir / written).exists():
+            break
+        time.sleep(0.1)
+    return started
+
+
+def test_a_second_make_report_while_the_first_runs_is_refused(tmp_path):
+    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
+    _slow_snakemake(workdir, 30)
+    first = _make_report_until(workdir, "report.partial.html")
     try:
-        for _ in range(300):
-            if (workdir / "report.partial.html").exists():
-                break
-            time.sleep(0.1)
         second = run_make(workdir, "report")
     finally:
         os.killpg(first.pid, signal.SIGKILL)  # the first, killed while it writes its report
@@ -648,3 +656,55 @@ def test_a_planted_io_cache_is_never_unpickled(workflow_root, tmp_path):
     assert not marker.exists(), ran.stderr[-2000:]
     assert ran.returncode == 0, ran.stderr[-2000:]  # the dry run wrote its own cache again
     assert b"touch" not in (cache / "latest.pkl").read_bytes()
+
+
+# --- issue 82: make audit in a busy folder; a killed make report -------------------------------
+
+
+def test_make_audit_while_a_run_is_in_progress_is_refused(tmp_path):
+    """make audit, started while a run re-made files, called them mismatches."""
+    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
+    (workdir / "snakemake").write_text("import time\ntime.sleep(60)\n")
+    run = subprocess.Popen([sys.executable, str(workdir / "snakemake")], cwd=workdir)
+    try:
+        result = run_make(workdir, "audit")
+    finally:
+        run.kill()
+        run.wait()
+    assert result.returncode != 0 and not (workdir / "calls.txt").exists()
+    assert f"audit: Snakemake still runs in {workdir.resolve()} (pid {run.pid}" in result.stderr
+    assert "may be re-making the files the audit reads" in result.stderr
+
+
+def _honest_report_inputs(workdir: Path) -> None:
+    """A study's claims, paper comparison and overview page, each with a record vouching for it
+    (the overview's naming the other two as its inputs)."""
+    made = [_result(workdir, f"results/{name}", f"{name}\n") for name in REPORT_INPUTS]
+    inputs = {f"results/{path.name}": sha256_file(path) for path in made}
+    _result(workdir, "results/report/overview.html", "<html></html>\n", inputs)
+
+
+REPORT_INPUTS = ("claims.csv", "paper_comparison.csv")
+
+
+def test_a_killed_make_report_is_finished_by_the_next(tmp_path):
+    """After SIGTERM, Snakemake removed the half-made paper comparison, and the next make report
+    refused the folder's own honest results ("input ... paper_comparison.csv is missing")."""
+    workdir = _workdir(tmp_path, "TARGET=main_study\n")
+    _honest_report_inputs(workdir)
+    stand_in = workdir / ".venv" / "bin" / "snakemake"
+    quick = stand_in.read_text()
+    # As Snakemake does: the job's old record removed when it starts, its output when it is killed
+    stand_in.write_text(
+        "#!/bin/sh\ntrap 'rm -f results/paper_comparison.csv; exit 143' TERM\n"
+        "rm -f results/paper_comparison.csv.provenance.json\n"
+        'echo "snakemake $*" >> calls.txt\nsleep 60 & wait $!\n'
+    )
+    first = _make_report_until(workdir, "calls.txt")
+    os.killpg(first.pid, signal.SIGTERM)
+    assert first.wait(timeout=60) != 0
+    assert not (workdir / "results" / "paper_comparison.csv").exists()
+    stand_in.write_text(quick)
+    second = run_make(workdir, "report")
+    assert second.returncode == 0, second.stderr
+    assert (workdir / "report.html").read_text() == "<html></html>\n"

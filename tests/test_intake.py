@@ -18,7 +18,7 @@ from test_make_report_safety import _make, _workdir
 
 from isotropy import audit as audit_cli
 from isotropy import intake, trust
-from isotropy.audit import audit, format_table
+from isotropy.audit import NOT_COPIED, audit, format_table
 from isotropy.audit.records import FAIL, Finding
 from isotropy.io import sha256_file, write_json
 
@@ -421,3 +421,275 @@ def test_a_deeply_nested_record_is_named_in_one_line(tmp_path):
         read_trace(trace)
     (finding,) = [f for f in audit(tmp_path) if f.check == "record"]
     assert finding.file == "results/trace.parquet" and "nested deeper than 64" in finding.reason
+
+
+# --- issue 82: each limit bounds what it names; every entry accounted for ----------------------
+# Each test below failed on the code before (the cause it names in its docstring).
+
+
+def _zigzag(value: int) -> bytes:
+    """``value`` as Thrift's compact protocol writes an i64: zigzag, then a varint."""
+    value, out = 2 * value, b""
+    while value >= 0x80:
+        out, value = out + bytes([value & 0x7F | 0x80]), value >> 7
+    return out + bytes([value])
+
+
+def test_rows_are_counted_from_the_row_groups_not_the_footer_alone(tmp_path, monkeypatch):
+    """Memory: a footer claiming 100 rows over row groups of 150 million passed both row caps."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from isotropy.traces import ResultFileError, read_trace
+
+    monkeypatch.setattr(intake, "MAX_ROWS", 1000)
+    trace = tmp_path / "work" / "results" / "main" / "trace.parquet"
+    trace.parent.mkdir(parents=True)
+    pd.DataFrame({"seed": [0] * 2000, "step": range(2000)}).to_parquet(trace)
+    data = trace.read_bytes()  # FileMetaData's num_rows: field 3 (0x16), the first after the schema
+    footer = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    at = data.index(b"\x16" + _zigzag(2000), footer)
+    trace.write_bytes(data[:at] + b"\x16" + _zigzag(100) + data[at + 3 :])
+    meta = pq.ParquetFile(trace).metadata
+    assert (meta.num_rows, meta.row_group(0).num_rows) == (100, 2000)  # the forgery as planted
+    refused = intake.intake(tmp_path / "work", tmp_path / "copy")
+    assert "2,000 rows (its footer says 100)" in refused["results/main/trace.parquet"]
+    with pytest.raises(ResultFileError, match="2,000 rows"):
+        read_trace(trace)
+
+
+def test_a_table_past_the_memory_budget_is_refused_unread(tmp_path, monkeypatch):
+    """Memory: 45 million rows with 20 extra columns (11 GB once read) passed the row cap."""
+    import pandas as pd
+
+    from isotropy.traces import ResultFileError, read_trace
+
+    monkeypatch.setattr(intake, "MAX_READ_BYTES", 100_000, raising=False)
+    folder = tmp_path / "work"
+    (folder / "results").mkdir(parents=True)
+    narrow = {"seed": [0] * 2000, "step": range(2000)}  # 32,000 bytes once read: taken
+    pd.DataFrame(narrow).to_parquet(folder / "results" / "narrow.parquet")
+    wide = pd.DataFrame({**narrow, **{f"extra{i}": 0.0 for i in range(20)}})  # 352,000 bytes
+    wide.to_parquet(folder / "results" / "trace.parquet")
+    refused = intake.intake(folder, tmp_path / "copy")
+    assert "results/narrow.parquet" not in refused
+    cause = refused["results/trace.parquet"]
+    assert "bytes once read (2,000 rows of 22 columns), past the intake's budget" in cause
+    assert not (tmp_path / "copy" / "results" / "trace.parquet").exists()
+    with pytest.raises(ResultFileError, match="budget of 100,000 bytes of memory"):
+        read_trace(folder / "results" / "trace.parquet")
+
+
+def test_a_sparse_file_is_copied_sparse(tmp_path):
+    """Disk: a 2 GiB file taking no disk made the audit write 2.1 GB into the workspace."""
+    folder = tmp_path / "work"
+    (folder / "results").mkdir(parents=True)
+    sparse = folder / "results" / "sparse.bin"
+    with open(sparse, "wb") as handle:
+        handle.truncate(64 * 2**20)
+        handle.write(b"data at the start")
+    if sparse.stat().st_blocks * 512 >= 2**20:
+        pytest.skip("this file system stores no holes")
+    assert intake.intake(folder, tmp_path / "copy") == {}
+    copy = tmp_path / "copy" / "results" / "sparse.bin"
+    assert copy.stat().st_size == 64 * 2**20 and copy.stat().st_blocks * 512 < 2**20
+    assert sha256_file(copy) == sha256_file(sparse)
+
+
+def test_the_copy_stops_at_the_workspaces_free_space(tmp_path, monkeypatch):
+    """Disk: the caps (256 GiB in all) exceeded the free disk of an ordinary machine."""
+    import shutil
+
+    margin = getattr(intake, "DISK_MARGIN", 0)
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage._replace(free=margin + 25))
+    folder = tmp_path / "work"
+    (folder / "results").mkdir(parents=True)
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (folder / "results" / name).write_bytes(b"x" * 10)
+    refused = intake.intake(folder, tmp_path / "copy")
+    assert list(refused) == ["results/c.txt"]
+    assert (
+        "cap of 25 bytes in all, the workspace's free space less a margin"
+        in refused["results/c.txt"]
+    )
+    assert sorted(p.name for p in (tmp_path / "copy" / "results").iterdir()) == ["a.txt", "b.txt"]
+
+
+@pytest.fixture
+def deep_folder(tmp_path, monkeypatch):
+    """A results tree 1,100 folders deep (made and removed by relative paths: its full path is
+    longer than the system takes, and Python's own walks recurse)."""
+    folder = tmp_path / "work"
+    _result(folder, "results/x.csv", "x\n")
+    monkeypatch.chdir(folder / "results")
+    for _ in range(1100):
+        os.mkdir("d")
+        os.chdir("d")
+    Path("deep.csv").write_text("x\n")
+    monkeypatch.chdir(tmp_path)
+    yield folder
+    os.chdir(folder / "results")
+    depth = 0
+    while os.path.isdir("d"):
+        os.chdir("d")
+        depth += 1
+    os.remove("deep.csv")
+    for _ in range(depth):
+        os.chdir("..")
+        os.rmdir("d")
+
+
+def test_a_results_tree_past_the_depth_cap_is_one_line(deep_folder):
+    """Depth: 1,100 folders gave RecursionError in the audit, the folder check, make report."""
+    deep = "results/" + "/".join(["d"] * 64)  # 65 folders deep
+    findings = {f.file: f.reason for f in audit(deep_folder) if f.status == FAIL}
+    assert findings == {deep: "lies over 64 folders deep: nothing in it is read" + NOT_COPIED}
+    problems = dict(trust.folder_problems(deep_folder))
+    assert problems == {deep: "lies over 64 folders deep: nothing in it is read"}
+    command = [sys.executable, "-m", "isotropy.trust", "-d", str(deep_folder)]
+    ran = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 1 and "Traceback" not in ran.stderr
+    assert "lies over 64 folders deep" in ran.stderr
+
+
+def test_a_configuration_nested_100000_deep_is_one_line(tmp_path):
+    """Depth: the folder check and isotropy-audit --configfile ended in a RecursionError."""
+    deep = tmp_path / "effective.yaml"
+    deep.write_text("a: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    assert "nested deeper than 64 levels" in (intake.config_file_problem(deep) or "")
+    command = [sys.executable, "-m", "isotropy.trust", "-d", str(tmp_path), "--configfile"]
+    ran = subprocess.run([*command, str(deep)], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 1 and "Traceback" not in ran.stderr
+    assert "effective.yaml: is not plain YAML (it is nested deeper than 64 levels)" in ran.stderr
+    ran = _cli(tmp_path, "--configfile", str(deep))
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr
+    assert "is not valid YAML: it is nested deeper than 64 levels" in ran.stderr
+
+
+@pytest.mark.parametrize("locked", ["results/locked", "results"])
+def test_a_folder_that_cannot_be_listed_is_a_finding(tmp_path, monkeypatch, locked):
+    """Vanished entries: an unreadable folder was skipped ("40 ok"; "0 files audited" for an
+    unreadable results/)."""
+    folder = tmp_path / "work"
+    _result(folder, "results/a.csv", "a\n")
+    _result(folder, "results/locked/b.csv", "b\n")
+    if os.geteuid() == 0:  # root reads every folder: the refusal it would get, planted
+        scandir = os.scandir
+
+        def refusing(path="."):
+            if isinstance(path, (str, Path)) and Path(path) == folder / locked:
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+            return scandir(path)
+
+        monkeypatch.setattr(os, "scandir", refusing)
+    (folder / locked).chmod(0)
+    try:
+        findings = audit(folder)
+    finally:
+        (folder / locked).chmod(0o755)
+    refused = [f for f in findings if f.check == "intake"]
+    assert [(f.file, f.status) for f in refused] == [(locked, FAIL)]
+    assert refused[0].reason.startswith("cannot be listed (Permission denied)")
+    assert "1 with mismatches" in format_table(findings).splitlines()[-1]
+
+
+def test_an_entry_that_vanishes_before_it_is_opened_is_a_finding(tmp_path, monkeypatch):
+    """Vanished entries: a listed file whose open failed with "no such file" was dropped."""
+    folder = tmp_path / "work"
+    _result(folder, "results/a.csv", "a\n")
+    _result(folder, "results/gone.csv", "b\n")
+    open_inside = intake.open_inside
+
+    def vanishing(root_fd: int, name: str) -> int:
+        if name == "results/gone.csv":
+            os.remove(folder / name)
+        return open_inside(root_fd, name)
+
+    monkeypatch.setattr(intake, "open_inside", vanishing)
+    refused = intake.intake(folder, tmp_path / "copy")
+    assert refused == {
+        "results/gone.csv": "vanished or cannot be opened (No such file or directory)"
+    }
+
+
+@pytest.mark.parametrize("name", [".", "./."])
+def test_a_record_naming_the_folder_itself_is_a_finding(tmp_path, name):
+    """Tracebacks: a record naming "." as an input ended the audit in an IndexError."""
+    folder = tmp_path / "work"
+    _result(folder, "results/table.csv", "x\n", {name: DIGEST})
+    findings = audit(folder)
+    bad = {f.file: f.reason for f in findings if f.status == FAIL and f.check == "intake"}
+    assert list(bad) == ["."] and "names the folder itself" in bad["."]
+    assert "named by results/table.csv.provenance.json" in bad["."]
+
+
+def test_a_name_that_is_not_utf8_is_audited_and_tabulated(tmp_path):
+    """Tracebacks: a file name that is not UTF-8 ended make audit with a UnicodeEncodeError and
+    no audit.tsv."""
+    from isotropy.audit import write_tsv
+
+    folder = tmp_path / "work"
+    (folder / "results").mkdir(parents=True)
+    Path(os.fsdecode(os.fsencode(folder / "results") + b"/caf\xe9.csv")).write_text("x\n")
+    findings = audit(folder)
+    assert [f.file for f in findings] == ["results/caf\udce9.csv"]
+    assert "results/caf\\udce9.csv  FAIL" in format_table(findings)
+    write_tsv(findings, tmp_path / "audit.tsv")
+    assert "results/caf\\udce9.csv\tFAIL" in (tmp_path / "audit.tsv").read_text("utf-8")
+
+
+def test_a_name_of_5000_characters_is_one_finding_naming_its_record(tmp_path):
+    """Tracebacks: a 5,000-character input name aborted the whole audit, naming the temporary
+    copy (File name too long), not the record."""
+    folder = tmp_path / "work"
+    long = "results/" + "a" * 5000
+    _result(folder, "results/table.csv", "x\n", {long: DIGEST})
+    findings = audit(folder)
+    (refused,) = [f for f in findings if f.check == "intake"]
+    assert refused.file == long and "names a path of 5,008 characters" in refused.reason
+    assert "(named by results/table.csv.provenance.json)" in refused.reason
+    table = format_table(findings)
+    assert max(map(len, table.splitlines())) < 700 and "(5,008 characters)" in table
+
+
+def test_other_spellings_of_an_honest_path_are_one_file(tmp_path):
+    """Tracebacks: a//b, a/./b and dir/. were refused as "File exists"."""
+    folder = tmp_path / "work"
+    made_from = sha256_file(_result(folder, "results/in.csv", "in\n"))
+    _result(folder, "results/sub/f.csv", "f\n")
+    spellings = {"results//in.csv": made_from, "results/./in.csv": made_from}
+    _result(folder, "results/table.csv", "x\n", spellings)
+    assert [f for f in audit(folder) if f.status == FAIL] == []
+    _result(folder, "results/table.csv", "x\n", {**spellings, "results/sub/.": DIGEST})
+    assert intake.intake(folder, tmp_path / "copy") == {}
+
+
+AUDIT_SCRIPT = """
+import runpy, sys, types
+script = runpy.run_path({script!r}, run_name="audit_results")
+snakemake = types.SimpleNamespace(
+    log=["logs/audit.log"], config={{}}, params=types.SimpleNamespace(table="results/audit.tsv")
+)
+script["main"](snakemake)
+"""
+
+
+def test_names_never_forge_a_line_of_make_audits_log(tmp_path):
+    """Forged log lines: make audit logged names raw to the terminal and logs/audit.log; a line
+    break forged an ok row and a clean tally, escapes and right-to-left marks passed too."""
+    folder = tmp_path / "work"
+    forged = "x.csv\nresults_y.csv  ok  all  checksum\n40 files audited: 40 ok\x1b[2J\u202e.csv"
+    (folder / "results").mkdir(parents=True)
+    (folder / "results" / forged).write_text("x\n")  # no record: a mismatch, logged
+    code = AUDIT_SCRIPT.format(script=str(ROOT / "scripts" / "audit_results.py"))
+    ran = subprocess.run(
+        [sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, timeout=120
+    )
+    assert ran.returncode == 1, ran.stderr[-2000:]
+    log = (folder / "logs" / "audit.log").read_text()
+    for text in (log, ran.stdout, ran.stderr):
+        lines = text.splitlines()
+        assert not [line for line in lines if line.startswith(("40 files", "results_y"))]
+        assert "\x1b" not in text and "\u202e" not in text
+    assert "MISMATCH results/x.csv\\nresults_y.csv" in log and "\\u202e" in log

@@ -9,10 +9,13 @@ reads the copy; nothing is refused silently: each refusal is (path, cause), one 
 
 Refused: a link anywhere on the path (the folders ``results``, ``logs`` and ``benchmarks``
 themselves aside), a file with more than one hard link, a pipe, socket or device, a path that
-is absolute, holds ``..`` or lies under ``/proc``, a file over :data:`MAX_FILE_BYTES` or past
-:data:`MAX_TOTAL_BYTES` in all, a Parquet table of more than :data:`MAX_ROWS` rows (read from
-its footer, before any read of the table), a JSON record nested deeper than 64 levels or
-holding more than :data:`MAX_RECORD_VALUES` values.
+is absolute, holds ``..``, lies under ``/proc`` or deeper than :data:`MAX_DEPTH` folders, a
+file over :data:`MAX_FILE_BYTES`, data past :data:`MAX_TOTAL_BYTES` in all or past the free
+space of the workspace less :data:`DISK_MARGIN` (holes of a sparse file are copied as holes), a
+Parquet table of more than :data:`MAX_ROWS` rows or :data:`MAX_READ_BYTES` once read (counted
+from its row groups, before any read), a JSON record nested deeper than 64 levels or holding
+more than :data:`MAX_RECORD_VALUES` values; a folder that cannot be listed, and a listed entry
+that cannot be opened, are refusals too.
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import stat
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
@@ -33,6 +38,12 @@ from isotropy.paths import AUDIT_TABLE, MANIFEST_NAME, MODELS_ROOT, RAW_ROOT
 MAX_FILE_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILE_BYTES", 16 * 2**30))
 MAX_TOTAL_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_TOTAL_BYTES", 256 * 2**30))
 MAX_ROWS = int(os.environ.get("ISOTROPY_INTAKE_MAX_ROWS", 50_000_000))
+# What a Parquet table may take in memory once read (8 bytes a value at least), and what the
+# copy leaves free on the workspace's disk.
+MAX_READ_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_READ_BYTES", 2 * 2**30))
+DISK_MARGIN = int(os.environ.get("ISOTROPY_INTAKE_DISK_MARGIN", 2**30))
+# Folders below the folder: the workflow's go 6 deep; Python's walks recurse (about 1,000).
+MAX_DEPTH = int(os.environ.get("ISOTROPY_INTAKE_MAX_DEPTH", 64))
 MAX_RECORD_VALUES = int(os.environ.get("ISOTROPY_INTAKE_MAX_RECORD_VALUES", 200_000))
 MAX_JSON_DEPTH = 64  # records nest a few levels; Python's parser gives up near 1,000
 MAX_FILES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILES", 500_000))
@@ -47,14 +58,15 @@ class FolderError(ValueError):
     """A folder, or a file of it, that the intake (or the folder check) refuses; one line."""
 
 
-def escaped(text: str) -> str:
-    """``text`` with every character that is not printable (line breaks, control and format
-    characters) and every backslash escaped: a printed name is one line whatever it holds, and
-    never reads as another row."""
-    return "".join(
+def escaped(text: str, limit: int = 1000) -> str:
+    """``text`` with every character that is not printable (line breaks, control, format and
+    bidi characters, a name's bytes that are not UTF-8) and every backslash escaped, shortened
+    past ``limit``: a printed name is one line whatever it holds, and never reads as another row."""
+    shown = "".join(
         c if c.isprintable() and c != "\\" else c.encode("unicode_escape").decode("ascii")
         for c in text
     )
+    return shown if len(shown) <= limit else f"{shown[:limit]}… ({len(shown):,} characters)"
 
 
 def name_problem(name: str) -> str | None:
@@ -62,6 +74,10 @@ def name_problem(name: str) -> str | None:
     path = PurePosixPath(name)
     if not name or "\0" in name or path.is_absolute() or ".." in path.parts:
         return "names a path outside the folder (absolute, or with '..'): never read"
+    if not path.parts or len(path.parts) > MAX_DEPTH + 1:
+        return f"names the folder itself, or a path over {MAX_DEPTH} folders deep: never read"
+    if len(name) > 1024 or max(len(os.fsencode(part)) for part in path.parts) > 255:
+        return f"names a path of {len(name):,} characters, longer than files have: never read"
     return None
 
 
@@ -144,15 +160,29 @@ class Intake:
     def __init__(self, folder: str | os.PathLike, workspace: str | os.PathLike) -> None:
         self.folder, self.workspace = Path(folder), Path(workspace)
         self.refused: dict[str, str] = {}
+        self.named_by: dict[str, str] = {}  # a name a record gave: that record
         self.taken: set[str] = set()
+        self.listed: set[str] = set()
         self.total = self.files = 0
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        free = shutil.disk_usage(self.workspace).free - DISK_MARGIN
+        self.budget, self.by_disk = max(0, min(MAX_TOTAL_BYTES, free)), free < MAX_TOTAL_BYTES
         self.queue: deque[str] = deque()
         if under_proc(self.folder):
             raise FolderError(f"{self.folder} lies under /proc: not a results folder")
         self.root = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY)
 
     def refuse(self, name: str, cause: str) -> None:
-        self.refused.setdefault(name, cause)
+        by = f" (named by {escaped(self.named_by[name], 200)})" if name in self.named_by else ""
+        self.refused.setdefault(name, cause + by)
+
+    def enqueue(self, names: Iterable[str], by: str | None = None) -> None:
+        """Queue ``names``, each spelled once (``a//b``, ``a/./b``: ``a/b``)."""
+        for name in names:
+            name = PurePosixPath(name).as_posix()
+            self.queue.append(name)
+            if by is not None:
+                self.named_by.setdefault(name, by)
 
     def take(self, name: str) -> bytes | None:
         """Copy ``name`` into the workspace once; its bytes when it is small enough to check
@@ -166,7 +196,9 @@ class Intake:
         try:
             fd = open_inside(self.root, name)
         except FileNotFoundError:
-            return None  # the audit names what is missing
+            if name in self.listed:  # listed, then gone: never a silent skip
+                self.refuse(name, "vanished or cannot be opened (No such file or directory)")
+            return None  # a name a record gives: the audit names what is missing
         except OSError as error:
             cause = "a link on its path" if error.errno in (errno.ELOOP, errno.ENOTDIR) else ""
             self.refuse(name, f"cannot be opened ({cause or error.strerror}): never followed")
@@ -182,38 +214,52 @@ class Intake:
     def _copy(self, name: str, fd: int) -> bytes | None:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):  # a folder Snakemake names as an input: its files
-            self.queue.extend(f"{name}/{child}" for child in sorted(os.listdir(fd)))
+            self.enqueue(f"{name}/{child}" for child in sorted(os.listdir(fd)))
             return None
-        if (problem := file_problem(info)) is not None:
+        problem = file_problem(info)
+        if problem is None and info.st_size > MAX_FILE_BYTES:
+            problem = f"is larger than the intake's cap of {MAX_FILE_BYTES:,} bytes"
+        if problem is None and self.files >= MAX_FILES:
+            problem = f"is past the {MAX_FILES:,} files the intake copies"
+        if problem is not None:
             self.refuse(name, problem)
             return None
-        if info.st_size > MAX_FILE_BYTES:
-            self.refuse(name, f"is larger than the intake's cap of {MAX_FILE_BYTES:,} bytes")
-            return None
-        if self.total + info.st_size > MAX_TOTAL_BYTES:
-            self.refuse(name, f"passes the intake's cap of {MAX_TOTAL_BYTES:,} bytes in all")
-            return None
-        if self.files >= MAX_FILES:
-            self.refuse(name, f"is past the {MAX_FILES:,} files the intake copies")
-            return None
-        self.total, self.files = self.total + info.st_size, self.files + 1
+        self.files += 1
         target = self.workspace / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        keep = name.endswith((".json", ".yaml"))
-        kept = bytearray()
-        with open(target, "xb") as out:
-            left = info.st_size
-            while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
-                out.write(chunk)
-                left -= len(chunk)
-                if keep:
-                    kept += chunk
-        os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
-        if name.endswith(".parquet") and (problem := rows_problem(target)) is not None:
+        try:
+            with open(target, "xb") as out:
+                self._write(fd, out, info.st_size)
+            if name.endswith(".parquet") and (problem := parquet_problem(target)) is not None:
+                raise FolderError(problem)
+        except FolderError as error:
             target.unlink()
-            self.refuse(name, problem)
+            self.refuse(name, str(error))
             return None
-        return bytes(kept)
+        os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
+        return target.read_bytes() if name.endswith((".json", ".yaml")) else b""
+
+    def _write(self, fd: int, out: BinaryIO, size: int) -> None:
+        """The data of ``fd`` into ``out``, its holes left holes (a sparse file takes no more
+        disk in the copy than in the folder), each byte counted against :attr:`budget`."""
+        offset = 0
+        while offset < size:
+            try:
+                offset = os.lseek(fd, offset, os.SEEK_DATA)
+            except OSError as error:  # ENXIO: a hole to the end
+                if error.errno != errno.ENXIO:
+                    raise
+                break
+            end = min(os.lseek(fd, offset, os.SEEK_HOLE), size)
+            out.seek(offset)
+            while offset < end and (chunk := os.pread(fd, min(end - offset, 1 << 20), offset)):
+                if self.total + len(chunk) > self.budget:
+                    disk = ", the workspace's free space less a margin" if self.by_disk else ""
+                    cap = f"the intake's cap of {self.budget:,} bytes in all{disk}"
+                    raise FolderError(f"passes {cap}")
+                out.write(chunk)
+                offset, self.total = offset + len(chunk), self.total + len(chunk)
+        out.truncate(size)
 
     def parsed(self, name: str) -> Any:
         """``name`` copied and parsed as JSON; None when it fails (the copy stays for the audit
@@ -235,19 +281,21 @@ class Intake:
         if isinstance(record, dict):
             for key in ("inputs", "outputs"):
                 if isinstance(entries := record.get(key), dict):
-                    self.queue.extend(str(n) for n in entries)
+                    self.enqueue(map(str, entries), name + RECORD_SUFFIX)
         if is_manifest(name) and isinstance(manifest, dict):
             folder = PurePosixPath(name).parent
             for entry in manifest.get("files") or []:
                 if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-                    self.queue.append(str(folder / entry["path"]))
+                    self.enqueue([str(folder / entry["path"])], name)
 
     def run(self) -> dict[str, str]:
         """Copy every result file and what they name; then close the folder."""
-        self.queue.extend(listing(self.folder, RESULTS))
+        listed = listing(self.folder, RESULTS, self.refused)
+        self.listed = set(listed)
+        self.enqueue(listed)
         try:
             while self.queue:
-                name = self.queue.popleft().removeprefix("./")
+                name = self.queue.popleft()
                 if name not in self.taken and name not in self.refused:
                     self.follow(name)
         finally:
@@ -255,30 +303,73 @@ class Intake:
         return self.refused
 
 
-def listing(folder: Path, top: str) -> list[str]:
+def tree(
+    top: Path, skipped: Callable[[Path], bool], depth: int = 0
+) -> Iterator[tuple[Path, os.stat_result | None, str | None]]:
+    """(path, lstat, problem) of every entry below ``top`` (``depth`` folders deep), without
+    recursion, links never followed, folders ``skipped`` not entered: a folder past
+    :data:`MAX_DEPTH` comes with its lstat and why it is not entered; one that cannot be listed
+    with None and why (``top`` absent: nothing)."""
+    stack = [(top, depth)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                found = sorted((Path(e.path), e.stat(follow_symlinks=False)) for e in entries)
+        except OSError as error:
+            if folder != top or not isinstance(error, FileNotFoundError):
+                yield folder, None, f"cannot be listed ({error.strerror}): nothing in it is read"
+            continue
+        for path, info in found:
+            if stat.S_ISDIR(info.st_mode) and not skipped(path):
+                if depth >= MAX_DEPTH:
+                    yield path, info, f"lies over {MAX_DEPTH} folders deep: nothing in it is read"
+                    continue
+                stack.append((path, depth + 1))
+            yield path, info, None
+
+
+def listing(folder: Path, top: str, problems: dict[str, str] | None = None) -> list[str]:
     """Every file, link, pipe and device below ``top`` (not records, not hidden, not the audit's
-    own table): what the intake starts from, and what the audit walks of its copy."""
+    own table): what the intake starts from, and what the audit walks of its copy. A folder not
+    walked (unreadable, too deep) goes into ``problems``."""
     names = []
-    for parent, subfolders, files in os.walk(folder / top):
-        subfolders[:] = [d for d in subfolders if not d.startswith(".")]
-        for entry in sorted(files + [d for d in subfolders if Path(parent, d).is_symlink()]):
-            rel = Path(parent, entry).relative_to(folder).as_posix()
-            if not entry.startswith(".") and not rel.endswith(RECORD_SUFFIX) and rel != AUDIT_TABLE:
-                names.append(rel)
-        subfolders[:] = [d for d in subfolders if not Path(parent, d).is_symlink()]
+    entries = tree(folder / top, lambda path: path.name.startswith("."), len(Path(top).parts))
+    for path, info, problem in entries:
+        rel = path.relative_to(folder).as_posix()
+        if problem is not None and problems is not None:
+            problems[rel] = problem
+        elif info is None or stat.S_ISDIR(info.st_mode) or path.name.startswith("."):
+            continue
+        elif not rel.endswith(RECORD_SUFFIX) and rel != AUDIT_TABLE:
+            names.append(rel)
     return names
 
 
-def rows_problem(path: Path) -> str | None:
-    """Why a Parquet table is not taken: unreadable, or past :data:`MAX_ROWS` by its footer."""
+def parquet_problem(path: str | os.PathLike) -> str | None:
+    """Why a Parquet table is not read: unreadable, or past :data:`MAX_ROWS` rows or
+    :data:`MAX_READ_BYTES` once read, counted from what its row groups hold (rows, each column
+    chunk's values and uncompressed size), never from the footer's total alone."""
     import pyarrow.parquet as pq
 
     try:
-        rows = pq.ParquetFile(path).metadata.num_rows
+        meta = pq.ParquetFile(path).metadata
+        groups = [meta.row_group(g) for g in range(meta.num_row_groups)]
+        chunks = [[g.column(c) for g in groups] for c in range(meta.num_columns)]
     except Exception as error:  # whatever the footer holds: one line
         return f"is not a readable Parquet table ({type(error).__name__}: {str(error)[:80]})"
+    values = [sum(chunk.num_values for chunk in column) for column in chunks]
+    rows = max(meta.num_rows, sum(g.num_rows for g in groups), *values, 0)
+    said = "its footer says" if rows == meta.num_rows else f"its footer says {meta.num_rows:,}"
     if rows > MAX_ROWS:
-        return f"holds {rows:,} rows (its footer says), past the intake's cap of {MAX_ROWS:,}"
+        return f"holds {rows:,} rows ({said}), past the intake's cap of {MAX_ROWS:,}"
+    unpacked = sum(max(c.total_uncompressed_size, 8 * c.num_values) for k in chunks for c in k)
+    need = max(unpacked, 8 * rows * meta.num_columns)
+    if need > MAX_READ_BYTES:
+        return (
+            f"takes about {need:,} bytes once read ({rows:,} rows of {meta.num_columns} columns), "
+            f"past the intake's budget of {MAX_READ_BYTES:,} bytes of memory"
+        )
     return None
 
 
@@ -306,9 +397,21 @@ def config_file_problem(path: str | os.PathLike) -> str | None:
         limit = f"{MAX_CONFIG_BYTES // 2**20} MiB"
         return f"is larger than {limit}: not a configuration this workflow writes"
     try:
-        return plain_config_problem(yaml.safe_load(data))
+        return plain_config_problem(load_yaml(data))
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         return f"is not plain YAML ({str(error).splitlines()[0][:80]})"
+
+
+def load_yaml(data: bytes) -> Any:
+    """``yaml.safe_load(data)`` once its events show no nesting past :data:`MAX_JSON_DEPTH`
+    levels: PyYAML builds a document by recursion (100,000 levels: a RecursionError)."""
+    depth = 0
+    for event in yaml.parse(data, Loader=yaml.SafeLoader):
+        depth += isinstance(event, yaml.CollectionStartEvent)
+        depth -= isinstance(event, yaml.CollectionEndEvent)
+        if depth > MAX_JSON_DEPTH:
+            raise yaml.YAMLError(f"it is nested deeper than {MAX_JSON_DEPTH} levels")
+    return yaml.safe_load(data)
 
 
 # Snakemake reads every --configfile with YTE, which runs the Python in a file that sets this key.

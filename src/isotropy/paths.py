@@ -264,6 +264,9 @@ PREVIEW_PAPER_COMPARISON = "results/preview/paper_comparison.csv"
 PREVIEW_PAPER_COMPARISON_MARKDOWN = "results/preview/paper_comparison.md"
 PREVIEW_REPORT_OVERVIEW = "results/preview/report/overview.html"
 PREVIEW_REPORT_FOREST = "results/preview/report/forest"
+# The inputs `make report` re-makes before it reads them (its forced rules' outputs): a killed
+# report leaves them removed, and its next run makes them again.
+REMADE_BY_REPORT = (CLAIMS, PAPER_COMPARISON, PREVIEW_CLAIMS, PREVIEW_PAPER_COMPARISON)
 AUDIT_TABLE = "results/audit.tsv"
 # The papers' printed numbers: the workflow's file, and its copy in the results folder that every
 # step reads (a path inside the folder, the same in every clone; rule copy_published_values).

@@ -1,8 +1,9 @@
 """`make resume` refuses while Snakemake still runs in the folder: unlocking a live run would let
-a second one make the same files at the same time. `make report` refuses too: the run may be
-re-making the files the report reads (it would fail with "does not exist", or mix old and new).
+a second one make the same files at the same time. `make report` and `make audit` refuse too: the
+run may be re-making the files they read (they would fail with "does not exist", or mix old and
+new).
 
-    python -m isotropy.resume [--before resume|report]
+    python -m isotropy.resume [--before resume|report|audit]
 
 Exit 1 naming the running processes (pid and command), 0 when none runs in the current folder.
 """
@@ -38,9 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--before",
-        choices=("resume", "report"),
+        choices=("resume", "report", "audit"),
         default="resume",
-        help="what waits for the run: make resume (unlocks) or make report (reads its results)",
+        help="what waits for the run: make resume (unlocks), make report or make audit (read "
+        "its results)",
     )
     args = parser.parse_args(argv)
     running = running_snakemake(".")
@@ -50,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         why = {
             "resume": "unlocking would run its jobs a second time",
             "report": "a run is in progress and may be re-making the files the report reads",
+            "audit": "a run is in progress and may be re-making the files the audit reads",
         }[args.before]
         print(
             f"{args.before}: Snakemake still runs in {Path.cwd()} (pid {pid}: "

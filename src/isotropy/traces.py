@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from isotropy.intake import parse_json, rows_problem
+from isotropy.intake import parquet_problem, parse_json
 from isotropy.io import sha256_file
 from isotropy.metrics import registry
 from isotropy.provenance import record_path
@@ -156,8 +156,8 @@ def _read_checked(path: Path, read: Callable[[Path], pd.DataFrame], what: str, r
 
 
 def _parquet(path: Path) -> pd.DataFrame:
-    """The table, once its footer says it holds no more rows than the intake takes."""
-    if (problem := rows_problem(path)) is not None:
+    """The table, once its row groups show it fits the intake's row and memory caps."""
+    if (problem := parquet_problem(path)) is not None:
         raise ValueError(problem)
     return pd.read_parquet(path)
 

@@ -35,7 +35,14 @@ from typing import Any
 import jsonschema
 import yaml
 
-from isotropy.intake import FolderError, config_file_problem, escaped, file_problem, parse_json
+from isotropy.intake import (
+    FolderError,
+    config_file_problem,
+    escaped,
+    file_problem,
+    parse_json,
+    tree,
+)
 
 METADATA = Path(".snakemake") / "metadata"
 # A record of Snakemake 9 is well under a megabyte.
@@ -156,23 +163,25 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
         if os.path.lexists(path) and not path.is_symlink() and not path.is_dir():
             problems[name] = "is not a folder: Snakemake and the workflow keep records there"
     tops = [root] + [root / t for t in WRITTEN if (root / t).is_symlink() and (root / t).is_dir()]
-    for top in tops:
-        for folder, subfolders, files in os.walk(top):  # links listed, never followed
-            here = Path(folder)
-            subfolders[:] = [d for d in subfolders if not _skipped(root, here / d)]
-            for path in sorted(here / name for name in subfolders + files):
-                rel, info = path.relative_to(root), path.lstat()
-                mode, top_name = info.st_mode, rel.parts[0]
-                written = top_name == SNAKEMAKE_DIR or (top_name in WRITTEN and len(rel.parts) > 1)
-                if stat.S_ISDIR(mode) or (
-                    not written and (stat.S_ISREG(mode) or stat.S_ISLNK(mode))
-                ):
-                    continue  # outside where the workflow writes, a link or hard link is no harm
-                problem = file_problem(info, path)
-                if problem is None:
-                    problem = snakemake_record_problem(root, rel, info.st_size)
-                if problem is not None:
-                    problems.setdefault(str(rel), problem)
+    for top in tops:  # links listed, never followed; a folder too deep named, never entered
+        depth = len(top.relative_to(root).parts)
+        for path, info, problem in tree(top, lambda path: _skipped(root, path), depth):
+            rel = path.relative_to(root)
+            top_name = (rel.parts or ("",))[0]
+            written = top_name == SNAKEMAKE_DIR or (top_name in WRITTEN and len(rel.parts) > 1)
+            # A folder not entered: too deep, or unreadable (named where the workflow writes)
+            if info is None or problem is not None:
+                if info is not None or top_name in WRITTEN | {SNAKEMAKE_DIR}:
+                    problems.setdefault(str(rel), str(problem))
+                continue
+            mode = info.st_mode
+            if stat.S_ISDIR(mode) or (not written and (stat.S_ISREG(mode) or stat.S_ISLNK(mode))):
+                continue  # outside where the workflow writes, a link or hard link is no harm
+            problem = file_problem(info, path)
+            if problem is None:
+                problem = snakemake_record_problem(root, rel, info.st_size)
+            if problem is not None:
+                problems.setdefault(str(rel), problem)
     last_run = root / LAST_RUN
     if last_run.is_file() and last_run.lstat().st_size > MAX_LAST_RUN_BYTES:
         reason = "is larger than 64 KiB (make run writes two short lines)"

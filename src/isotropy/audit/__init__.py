@@ -36,6 +36,7 @@ from pathlib import Path
 from isotropy.audit.records import FAIL, OK, WARN, Finding, listing, walk
 from isotropy.intake import FolderError, escaped, intake
 from isotropy.io import atomic_path
+from isotropy.paths import REMADE_BY_REPORT
 from isotropy.sources import resolve_mirror
 from isotropy.workflow.config import ConfigError, load_config_files
 
@@ -47,20 +48,22 @@ def audit(
     *,
     mirror: str | None = None,
     workflow_root: str | os.PathLike | None = None,
+    remade: Iterable[str] = (),
 ) -> list[Finding]:
     """Every finding for the results under ``root`` (a Snakemake working directory), read from
     its intake's copy (:mod:`isotropy.intake`; a finding per refused file), its code against the
     checkout at ``workflow_root`` (default: this package's); mirror files against the user's
     mirror (:func:`isotropy.sources.resolve_mirror` of ``mirror``, resolved once here), unless it
     lies inside the folder (its pins are then the folder's own, never believed); a configured
-    mirror that is not a folder is a FileNotFoundError, as when the workflow runs."""
+    mirror that is not a folder is a FileNotFoundError, as when the workflow runs; inputs that
+    are ``remade`` are not required (:func:`~isotropy.audit.records.walk`)."""
     root = Path(root).resolve()
     with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
         workspace = Path(tmp) / "folder"  # all below reads this copy, never the folder
         workspace.mkdir()
         try:
             refused = [
-                Finding(escaped(name), FAIL, "intake", cause + NOT_COPIED)
+                Finding(name, FAIL, "intake", cause + NOT_COPIED)  # escaped where printed
                 for name, cause in intake(root, workspace).items()
             ]
         except (FolderError, OSError) as error:
@@ -72,7 +75,8 @@ def audit(
             )
             refused.append(Finding("(workflow)", FAIL, "raw", reason))
             folder = None
-        return [*refused, *walk(workspace, mirror=folder, workflow_root=workflow_root)]
+        found = walk(workspace, mirror=folder, workflow_root=workflow_root, remade=remade)
+        return [*refused, *found]
 
 
 def failures(findings: Iterable[Finding]) -> list[Finding]:
@@ -84,7 +88,7 @@ def grouped(findings: Iterable[Finding]) -> list[tuple[str, str, str, str]]:
     one status, check and reason are one row naming the first files and how many there are."""
     groups: dict[tuple[str, str, str], list[str]] = {}
     for f in findings:
-        groups.setdefault((f.status, f.check, f.reason), []).append(escaped(f.file))
+        groups.setdefault((f.status, f.check, f.reason), []).append(escaped(f.file, 200))
     return [
         (
             files[0] if len(files) == 1 else f"{listing(files)} ({len(files):,} files)",
@@ -118,7 +122,10 @@ def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
     """The findings as a TSV table (file, status, check, reason) by the csv module (a name with a
     tab or a line break is quoted, never a new row), written atomically."""
 
-    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
+    with (
+        atomic_path(path) as tmp,  # a name's bytes that are not UTF-8: escaped
+        open(tmp, "w", newline="", encoding="utf-8", errors="backslashreplace") as handle,
+    ):
         writer = csv.DictWriter(
             handle, fieldnames=["file", "status", "check", "reason"], delimiter="\t"
         )
@@ -133,7 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # The config files name the user's mirror (no pin of theirs is read).
         mirror = load_config_files(args.configfile).get("mirror") if args.configfile else None
-        findings = audit(root, mirror=mirror)
+        # The report re-makes its own claims, comparison and overview (a killed one removed them)
+        findings = audit(root, mirror=mirror, remade=REMADE_BY_REPORT if args.gate else ())
         if not args.gate:
             print(format_table(findings))
     except (ConfigError, OSError) as error:  # a full disk as well: one line

@@ -6,6 +6,7 @@ traceback), and the pins a download is checked against are re-read now, never th
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -41,14 +42,14 @@ def short_digest(digest: str | None) -> str:
 
 
 def resolve_path(root: Path, path: str) -> Path:
-    """``path`` inside ``root``; a name outside it (absolute, '..') where nothing is."""
+    """``path`` inside ``root``; a name outside it (absolute, '..', too long) where nothing is."""
     if name_problem(path) is not None:
-        return root / ".outside" / escaped(path).replace("/", "%")
+        return root / ".outside" / hashlib.sha256(os.fsencode(path)).hexdigest()
     return root / path
 
 
 def listing(names: Sequence[str], limit: int = 3) -> str:
-    shown = ", ".join(names[:limit])
+    shown = ", ".join(escaped(name, 200) for name in names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
@@ -201,10 +202,12 @@ def walk(
     mirror: Path | None = None,
     *,
     workflow_root: str | os.PathLike | None = None,
+    remade: Iterable[str] = (),
 ) -> list[Finding]:
     """Audit ``starts`` (default: every result file) and everything they were made from, the
     code against the checkout at ``workflow_root`` (default: the one this package lies in),
-    mirror files against the MANIFEST.tsv of the (resolved) ``mirror`` folder."""
+    mirror files against the MANIFEST.tsv of the (resolved) ``mirror`` folder; inputs that are
+    ``remade`` (by ``make report``, before it reads them) are not required."""
     code_root = Path(workflow_root).resolve() if workflow_root else WORKFLOW_ROOT
     _sha256.cache_clear()  # files may have changed since the last walk of this process
     root = Path(root).resolve()
@@ -219,7 +222,7 @@ def walk(
         if path in seen:
             continue
         seen.add(path)
-        found, inputs = audit_file(root, path, mirror, workflow_root=code_root)
+        found, inputs = audit_file(root, path, mirror, workflow_root=code_root, remade=remade)
         findings += found
         queue.extend(inputs)
     return _one_per_cause(findings)
@@ -242,7 +245,7 @@ def _one_per_cause(findings: Sequence[Finding]) -> list[Finding]:
 
 
 def audit_file(
-    root: Path, path: str, mirror: Path | None, *, workflow_root: Path
+    root: Path, path: str, mirror: Path | None, *, workflow_root: Path, remade: Iterable[str] = ()
 ) -> tuple[list[Finding], list[str]]:
     """The findings of one file, and the inputs its record names, to walk on to."""
     target = resolve_path(root, path)
@@ -264,6 +267,8 @@ def audit_file(
         return found, []
     if record is None:
         return [_without_record(path)], []
+    inputs = record.get("inputs") or {}
+    record = {**record, "inputs": {k: v for k, v in inputs.items() if k not in remade}}
     found = check_record(root, path, record, workflow_root=workflow_root)
     if not any(f.file == path and f.status != OK for f in found):
         found.append(Finding(path, OK, "all", "checksum, inputs, code and record"))

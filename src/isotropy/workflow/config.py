@@ -30,7 +30,7 @@ from snakemake.utils import update_config, validate
 
 from isotropy import sensitivity, sources
 from isotropy.defaults import CONFIG_SCHEMA
-from isotropy.intake import plain_config_problem
+from isotropy.intake import load_yaml, plain_config_problem
 from isotropy.models import ModelSpec, unknown_model_problems
 from isotropy.readers.inputs import dataset_sources
 from isotropy.readers.registry import DATASETS
@@ -64,7 +64,7 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
             "to --configfile"
         ) from None
     try:
-        loaded = yaml.safe_load(data)  # from bytes: PyYAML's reader refuses NUL and bad UTF-8
+        loaded = load_yaml(data)  # from bytes: PyYAML's reader refuses NUL and bad UTF-8
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
