@@ -59,8 +59,7 @@ def embedding_seconds(
     if config["encoders"][encoder]["kind"] == "word-vectors":
         return WORD_VECTOR_CPU_SECONDS  # the rule runs on one thread
     texts = unique_text_count(dataset, workdir)
-    spec = workflow_config.model_spec(config, config["encoders"][encoder]["model"])
-    model = spec.model or config["encoders"][encoder]["model"]  # a folder-only model: its name
+    model = str(_hub_name(config, encoder))
     measured = [v for (m, _), v in EMBED_CPU_SECONDS_PER_TEXT.items() if m == model]
     per_text: float | None = EMBED_CPU_SECONDS_PER_TEXT.get((model, dataset))
     if per_text is None and measured:
@@ -68,6 +67,15 @@ def embedding_seconds(
     if texts is None or per_text is None:
         return None
     return (EMBED_LOAD_CPU_SECONDS + texts * per_text) / 2  # the rule's 2 threads
+
+
+def _hub_name(config: Mapping[str, Any], encoder: str) -> str | None:
+    """The model a sentence encoder's costs are keyed by: its hub name (a folder-only model: its
+    name in the configuration); None for word vectors."""
+    if config["encoders"][encoder]["kind"] != "sentence-transformer":
+        return None
+    spec = workflow_config.model_spec(config, config["encoders"][encoder]["model"])
+    return spec.model or config["encoders"][encoder]["model"]
 
 
 def embedding_job_seconds(
@@ -82,17 +90,30 @@ def embedding_job_seconds(
     return None if work is None else pace.share(2 * work, costs.JOB_THREADS, config["device"])
 
 
-def run_seconds(dataset: str, settings: Mapping[str, Any], device: str) -> float | None:
+# (hub name, data set): process-CPU s per update with the metrics after every update on a sample
+# of SAMPLED_AT items (the GLUE study's setting), measured from a run's own benchmark files.
+SAMPLED_UPDATE_CPU_SECONDS = costs.by_model("sampled_update_cpu_seconds")
+SAMPLED_AT = 10_000
+
+
+def run_seconds(
+    dataset: str, settings: Mapping[str, Any], device: str, model: str | None = None
+) -> float | None:
     """Estimated wall time of one run on the rule's 2 threads (None: no cost measured for this
-    data set): per update and per evaluation of IsoScore + silhouette."""
+    data set): per update and per evaluation of IsoScore + silhouette; with the metrics on a
+    sample, the measured cost per update of ``model`` (hub name) on ``dataset``, for the sample
+    size and stride it was measured at."""
     updates, stride = settings["updates"], settings["metric_stride"]
     if device == "cuda":
         return updates * GPU_SECONDS_PER_UPDATE_WITH_METRICS
+    if settings.get("metric_sample_size") is not None:
+        sampled = SAMPLED_UPDATE_CPU_SECONDS.get((model, dataset))
+        if sampled is None or stride != 1 or settings["metric_sample_size"] != SAMPLED_AT:
+            return None
+        return updates * sampled / 2  # the rule's 2 threads
     per_update = costs.by_dataset("update_cpu_seconds").get(dataset)
     per_evaluation = costs.by_dataset("evaluation_cpu_seconds").get(dataset)
     if per_update is None or per_evaluation is None:
-        return None
-    if settings.get("metric_sample_size") is not None:
         return None
     return updates * per_update + evaluation_count(updates, stride) * per_evaluation
 
@@ -123,7 +144,9 @@ def optimisation_job_seconds(
     settings = targets.optimisation_settings(
         dict(config), wildcards["study"], wildcards["dataset"], int(wildcards["seed"])
     )
-    work = run_seconds(wildcards["dataset"], settings, device)
+    work = run_seconds(
+        wildcards["dataset"], settings, device, _hub_name(config, wildcards["encoder"])
+    )
     if work is None:
         return None
     if device == "cuda":  # measured on the GPU: not scaled by the CPU's speed, one at a time
