@@ -42,7 +42,7 @@ def test_the_committed_files_match_their_record():
 
 
 @needs_run
-@pytest.mark.covers("mickus:protocol")
+@pytest.mark.covers("mickus:protocol", on="docs/data/main_traces.csv.gz")
 def test_the_committed_run_is_at_the_papers_protocol():
     """§3: five initialisations per setup, 1,000 updates, metrics after every update."""
     traces = headline.committed_tables(ROOT)["main_traces"]
