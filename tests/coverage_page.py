@@ -171,7 +171,7 @@ def select(root: Path, file: str, conditions: str | None) -> tuple[pd.DataFrame,
 
 
 def verdict_class(verdict: str) -> str:
-    word = verdict.strip("*✅❌❔ ").casefold()
+    word = verdict.strip("*✅❌❔➖ ").casefold()
     if "near-guaranteed" in word:
         return "near-guaranteed"
     if "on a stand-in" in word:
@@ -331,7 +331,7 @@ def unlisted(published: pd.DataFrame, data: pd.DataFrame, root: Path = ROOT) -> 
 def _short(verdict: str) -> str:
     """A verdict cell's word, and the qualifier that decides its class (the page it comes from
     gives the rest)."""
-    word = re.split(r"\*\*| \(| within", verdict.strip("*✅❌❔ "))[0]
+    word = re.split(r"\*\*| \(| within", verdict.strip("*✅❌❔➖ "))[0]
     qualifier = next((q for q in ("near-guaranteed", "on a stand-in") if q in verdict), "")
     return f"{word} ({qualifier})" if qualifier else word
 

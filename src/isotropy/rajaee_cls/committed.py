@@ -30,6 +30,7 @@ import yaml
 from isotropy import paths
 from isotropy.io import checked_record, commit_files, markers, sha256_file, write_block
 from isotropy.provenance import read_record, single_commit
+from isotropy.rajaee_cls.results import accuracy_summary
 
 DATA = Path("docs/data")
 SEEDS = DATA / "rajaee_cls_seeds.csv"
@@ -177,8 +178,21 @@ def doc_block(root: str | os.PathLike = ".") -> str:
             f"| {_pct(row['majority_baseline'])} | {row['cls_iw']:.2e} "
             f"| {row['cls_iw_head_input']:.2e} |"
         )
+    lines += _summary_lines(seeds)
     lines += _cause_lines(cause)
     return "\n".join(lines) + "\n"
+
+
+def _summary_lines(seeds: pd.DataFrame) -> list[str]:
+    """The grid's accuracies summed up from the unrounded values."""
+    summary = accuracy_summary(seeds)
+    return [
+        "",
+        f"Mean accuracy over the {summary['seeds']} seeds: {_pct(summary['without'])}% without "
+        f"the method, {_pct(summary['with_method'])}% with it; with − without, same seed: "
+        f"{100 * summary['difference']:+.1f} points (95% t-interval over seeds "
+        f"{100 * summary['low']:+.1f} to {100 * summary['high']:+.1f}).",
+    ]
 
 
 def write_page(root: str | os.PathLike = ".") -> None:

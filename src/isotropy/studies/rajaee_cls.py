@@ -9,19 +9,25 @@ CLS geometry of each run.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Mapping
 from itertools import product
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from isotropy import costs, paths
-from isotropy.rajaee_cls.results import claim_values
+from isotropy.io import checked_record, markers, write_block
+from isotropy.rajaee_cls import committed
+from isotropy.rajaee_cls.results import LAYER_COLUMNS, accuracy_differences, claim_values
 from isotropy.statistics import SeedClaim
 from isotropy.studies.record import StudySpec, section_files
-from isotropy.verdicts.claims import check_seed_claims
+from isotropy.verdicts.claims import check_seed_claims, verdict_cell
 from isotropy.verdicts.learning import guard_rows, not_learned_note
 from isotropy.verdicts.measurements.sts import rajaee_cls_measurements
+from isotropy.verdicts.tolerances import NOT_RUN
 
 # I(W) and IsoScore of every layer's validation CLS states: an assumption, not measured.
 GEOMETRY_CPU_SECONDS = 1.0
@@ -88,23 +94,34 @@ CLAIMS = [
         f"{_SLIDES} (why centring the CLS states changes little)",
     ),
 ]
+# The slides' "even applied offline, the method does not help", on a grid whose method is fitted
+# offline: judged as "lowers accuracy" (every seed and the test), which implies it.
+OFFLINE_CLAIM = SeedClaim(
+    "cls_offline_method_does_not_help",
+    "fine-tuning with the method fitted offline scores below fine-tuning without it (accuracy "
+    "with - without the method, same seed, < 0)",
+    "below",
+    f"{_SLIDES} (even applied offline, the method does not help)",
+)
 # The runs each claim reads (the learning guard's: a claim is judged only if they all learned).
 CLAIM_METHODS = {
     "cls_method_cannot_raise_isotropy": ("none", "cluster"),
     "cls_already_zero_mean": ("none",),
+    OFFLINE_CLAIM.name: ("none", "cluster"),
 }
 METHOD_NAMES = {"none": "without the method", "cluster": "with the method"}
 # The slides fine-tune BERT-base; any other model is a stand-in, said in every CLS claim row.
 SLIDES_MODELS = ("bert",)
 
 
-def check_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
+def check_claims(runs: pd.DataFrame, layers: pd.DataFrame, offline: bool = False) -> pd.DataFrame:
     """The two CLS claims on a page of their own (rule rajaee_cls_tables; on the claims page as
     its family: :func:`claim_page`), one row per claim × setup
     (:data:`isotropy.verdicts.claims.COLUMNS`), guarded: each claim whose runs (runs.csv of the
     CLS study: model, task, method, accuracy, majority_baseline, eval_sentences) did not all
     learn reads :data:`isotropy.verdicts.tolerances.NOT_LEARNED`
-    (:mod:`isotropy.verdicts.learning`), and a model not the slides' is named in every note."""
+    (:mod:`isotropy.verdicts.learning`), and a model not the slides' is named in every note.
+    ``offline``: the grid fitted the method offline, so :data:`OFFLINE_CLAIM` is judged too."""
     unlearned: dict[tuple[str, str], str] = {}
     for (model, task, method), group in runs.groupby(["model", "task", "method"], sort=False):
         note = not_learned_note(
@@ -115,7 +132,11 @@ def check_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
                 key = (claim, f"{model}/{task}")
                 why = f"{METHOD_NAMES.get(method, method)}: {note}"
                 unlearned[key] = f"{unlearned[key]}; {why}" if key in unlearned else why
-    table = check_seed_claims(claim_values(runs, layers), CLAIMS, study="rajaee_cls")
+    values, claims = claim_values(runs, layers), list(CLAIMS)
+    if offline:
+        values = pd.concat([values, accuracy_differences(runs, OFFLINE_CLAIM.name)])
+        claims.append(OFFLINE_CLAIM)
+    table = check_seed_claims(values, claims, study="rajaee_cls")
     table = guard_rows(table, unlearned)
     others = [m for m in dict.fromkeys(runs["model"]) if m not in SLIDES_MODELS]
     if others:  # a direction on a stand-in: said in its verdict
@@ -123,6 +144,37 @@ def check_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
         notes = table["note"].fillna("").astype(str)
         table["note"] = [f"{n}; {judged}" if n else judged for n in notes]
     return table
+
+
+CLAIMS_BEGIN, CLAIMS_END = markers("Rajaee CLS claims", "python -m isotropy.studies.rajaee_cls")
+
+
+def committed_claims_block(root: str | os.PathLike = ".") -> str:
+    """docs/rajaee-cls.md's claims block: the slides' CLS claims judged on the committed grid
+    (:mod:`isotropy.rajaee_cls.committed`) by :func:`check_claims`, :data:`OFFLINE_CLAIM` too when
+    the grid fitted the method offline; the zero-mean claim reads the per-layer table, which the
+    committed grid does not hold."""
+    record = checked_record(root, committed.RUN)
+    seeds, _ = committed.committed_tables(root)
+    offline = record["config"]["rajaee_cls"]["cluster_method"]["fit"] == "offline"
+    table = check_claims(seeds, pd.DataFrame(columns=LAYER_COLUMNS), offline=offline)
+    lines = [
+        "The slides' CLS claims judged on the committed grid (docs/verdicts.md, Claims: every "
+        "seed the claimed way and a one-sided t over seeds, Holm over the CLS family; the "
+        "learning guard first):",
+        "",
+        "| claim | setup | verdict | evidence | note |",
+        "|---|---|---|---|---|",
+    ]
+    for row in table.itertuples(index=False):
+        cell, note = verdict_cell(row.verdict, row.note), row.note
+        if row.verdict == NOT_RUN:  # the claim reads the per-layer table, not committed
+            cell, note = (
+                verdict_cell(row.verdict, ""),
+                "it reads per-layer CLS norms, not committed",
+            )
+        lines.append(f"| {row.claim} | {row.setup} | {cell} | {row.evidence} | {note} |")
+    return "\n".join(lines) + "\n"
 
 
 def claim_page(tables: Mapping[str, Any]) -> pd.DataFrame | None:
@@ -144,3 +196,8 @@ STUDIES = (
         },
     ),
 )
+
+
+if __name__ == "__main__":  # python -m isotropy.studies.rajaee_cls: the page's claims block
+    write_block(Path(committed.DOC), committed_claims_block(), CLAIMS_BEGIN, CLAIMS_END)
+    print(f"wrote {committed.DOC}", file=sys.stderr)
