@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.io import checked_record, commit_files
+from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.studies import BY_NAME
 from isotropy.verdicts.claims import STAND_IN_NOTE, check_claims, verdict_cell
 from isotropy.verdicts.measurements.istar import (
@@ -152,7 +152,7 @@ def _claims(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> list[st
         f"{head} one-sided p, and the smallest difference these seeds detect (power 0.8, at the "
         "family's strictest Holm level α/m, with the seeds' own spread):",
         "",
-        details.to_markdown(index=False, floatfmt=".2g"),
+        markdown_table(details.map(lambda v: f"{v:.2g}" if isinstance(v, float) else v)),
     ]
 
 
