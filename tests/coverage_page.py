@@ -1,19 +1,25 @@
 """docs/coverage.md, generated from docs/coverage.csv and from the outcome of each row's checks
-(issue 66, item 5). ``python tests/coverage_page.py`` rewrites the page; tests/test_coverage.py
-fails when a check's outcome contradicts its row's status, when a number the papers print has
-no row, and when the page is stale.
+(issue 66, item 5; the rule that cannot over-claim, issue 79). ``python tests/coverage_page.py``
+rewrites the page; tests/test_coverage.py fails when a check's outcome contradicts its row's
+status, when a number the papers print has no row, and when the page is stale.
 
 A row's ``checks`` (separated by `` | ``) are of four kinds:
 
 - a table row: ``<file>[column=value; column~text]``, the rows of a CSV (``tests/golden/…``,
   ``docs/data/…``) or of a generated page's tables (``docs/….md``) meeting every condition;
-  its outcome is their ``verdict`` cells, or *computed* when the table has no verdict;
+  its outcome is their ``verdict`` cells, or *computed* when the table has no verdict (*equal*
+  when every number its conditions pin is one the same row cites from the paper);
 - a test: ``tests/test_x.py::test_name``, which must name the row in
-  ``@pytest.mark.covers("<row id>")``;
+  ``@pytest.mark.covers("<row id>")``; ``on="docs/data/…"`` (a committed run the test reads, its
+  name in the test's source) or ``on="mirror"`` (the mirror's copy of the paper's data, through
+  the ``mirror_root`` fixture) says it ran on the paper's data, else it counts as synthetic;
 - a plan: ``config.yaml [+ config/overlay.yaml] > results/…``, which a dry run must plan
   (the slow test in tests/test_coverage.py);
 - the paper's own numbers: ``config/published_values.csv[…]``, which hold nothing up; every
   row of that file must be selected by some row (a printed number without a row fails).
+
+A row's ``kind`` is ``formula`` (an equation, a definition, a derivation) or ``empirical``
+(anything measured on data: a figure, a table, a setup, a trend; an empty cell reads empirical).
 """
 
 from __future__ import annotations
@@ -45,7 +51,9 @@ STATUSES = (
 TEST = re.compile(r"(tests/[\w/]+\.py)::(\w+)")
 TABLE = re.compile(r"((?:tests/golden|docs|config)/[\w./-]+\.(?:csv|md))(?:\[(.+)\])?")
 PLAN = re.compile(r"((?:config\.yaml)(?: \+ config/[\w.-]+\.yaml)*) > (results/\S+)")
-# Verdict words by what they say of the paper's statement (the first that starts a verdict).
+# Verdict words by what they say of the paper's statement (the first that starts a verdict,
+# after the marks ✅ ❌ ❔); a verdict the page itself calls near-guaranteed, or judged on a
+# stand-in, says neither.
 CLASSES = (
     ("not supported", "against"),
     ("not consistent", "against"),
@@ -57,27 +65,60 @@ CLASSES = (
     ("stand-in", "stand-in"),
     ("not run", "not run"),
 )
-# What a status allows its checks to read, and what it needs (kinds or verdict classes).
+# A table of the tiny test run (tests/golden/) is not the paper's scale: what it reads is tagged.
+TINY = "tests/golden/"
+# What a status allows its checks to read (kinds or verdict classes) ...
 ALLOWED = {
-    "reproduced": {"for", "computed", "test"},
-    "not reproduced": {"against", "undecided", "computed", "test"},
-    "not judged": {"undecided", "computed", "test"},
-    "stand-in": {"stand-in", "undecided", "against", "not run", "computed", "test"},
-    "online or GPU only": {"not run", "plan", "test"},
+    "reproduced": {"for", "equal", "computed", "test", "test on the paper's data", "tiny: for"},
+    "not reproduced": {"against", "undecided", "computed", "test", "test on the paper's data"},
+    "not judged": {
+        "undecided",
+        "near-guaranteed",
+        "computed",
+        "equal",
+        "test",
+        "test on the paper's data",
+        "tiny: for",
+        "tiny: against",
+        "tiny: undecided",
+    },
+    "stand-in": {
+        "stand-in",
+        "undecided",
+        "against",
+        "not run",
+        "computed",
+        "test",
+        "tiny: for",
+        "tiny: against",
+        "tiny: undecided",
+        "tiny: stand-in",
+        "tiny: not run",
+    },
+    "online or GPU only": {"not run", "tiny: not run", "plan", "test"},
     "no counterpart": set(),
 }
+# ... and what it needs, by the row's kind: *reproduced* an agreeing verdict or exact equality on
+# a committed run at the item's scale, or a test on the paper's data; a synthetic test only for a
+# formula. A table without a verdict, the tiny run and a near-guaranteed verdict never suffice.
+ON_DATA = {"for", "equal", "test on the paper's data"}
 NEEDS = {
-    "reproduced": {"for", "computed", "test"},
-    "not reproduced": {"against", "test"},
-    "not judged": {"undecided", "computed"},
-    "stand-in": {"stated stand-in", "test"},
-    "online or GPU only": {"plan"},
-    "no counterpart": set(),
+    "reproduced": {"empirical": ON_DATA, "formula": ON_DATA | {"test"}},
+    "not reproduced": {
+        "empirical": {"against", "test on the paper's data"},
+        "formula": {"against", "test", "test on the paper's data"},
+    },
+    "not judged": {k: ALLOWED["not judged"] for k in ("empirical", "formula")},
+    "stand-in": {k: {"stated stand-in", "test"} for k in ("empirical", "formula")},
+    "online or GPU only": {k: {"plan"} for k in ("empirical", "formula")},
+    "no counterpart": {k: set() for k in ("empirical", "formula")},
 }
+KINDS = ("empirical", "formula")
 
 
 def rows(root: Path = ROOT) -> pd.DataFrame:
-    return pd.read_csv(root / DATA, dtype=str, keep_default_na=False)
+    data = pd.read_csv(root / DATA, dtype=str, keep_default_na=False).fillna("")
+    return data.assign(kind=data["kind"] if "kind" in data else "")
 
 
 def papers(data: pd.DataFrame) -> list[str]:
@@ -134,7 +175,11 @@ def select(root: Path, file: str, conditions: str | None) -> tuple[pd.DataFrame,
 
 
 def verdict_class(verdict: str) -> str:
-    word = verdict.strip("* ").casefold()
+    word = verdict.strip("*✅❌❔➖ ").casefold()
+    if "near-guaranteed" in word:
+        return "near-guaranteed"
+    if "on a stand-in" in word:
+        return "stand-in"
     return next((c for start, c in CLASSES if word.startswith(start)), "undecided")
 
 
@@ -144,25 +189,83 @@ def _states_a_stand_in(selected: pd.DataFrame) -> bool:
     return bool(named or cells.any().any())
 
 
+def _covers_marks(node: ast.FunctionDef) -> list[ast.Call]:
+    return [
+        mark
+        for mark in node.decorator_list
+        if isinstance(mark, ast.Call) and ast.unparse(mark.func) == "pytest.mark.covers"
+    ]
+
+
 @functools.cache
+def _tests(root: Path, file: str) -> dict[str, ast.FunctionDef]:
+    tree = ast.parse((root / file).read_text(encoding="utf-8"))
+    return {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+
+
 def covers(root: Path, file: str) -> dict[str, set[str]]:
     """The row ids each test of ``file`` names in ``@pytest.mark.covers(…)``."""
-    named: dict[str, set[str]] = {}
-    for node in ast.walk(ast.parse((root / file).read_text(encoding="utf-8"))):
-        if isinstance(node, ast.FunctionDef):
-            named[node.name] = {
-                arg.value
-                for mark in node.decorator_list
-                if isinstance(mark, ast.Call) and ast.unparse(mark.func) == "pytest.mark.covers"
-                for arg in mark.args
-                if isinstance(arg, ast.Constant)
-            }
-    return named
+    return {
+        name: {
+            arg.value
+            for mark in _covers_marks(node)
+            for arg in mark.args
+            if isinstance(arg, ast.Constant)
+        }
+        for name, node in _tests(root, file).items()
+    }
 
 
-def outcome(root: Path, item: str, check: str) -> tuple[str, set[str], list[str]]:
-    """The kind of one check, what it reads (verdict classes, ``computed``, ``stated
-    stand-in``, ``test``, ``plan``) and what is wrong with it."""
+def runs_on(root: Path, file: str, name: str) -> tuple[bool, list[str]]:
+    """Whether a test says it ran on the paper's data (``on=`` of its covers mark), and what is
+    wrong with the claim: a committed file that is not there or that the test never names, or
+    the mirror without its fixture."""
+    node = _tests(root, file)[name]
+    on = {
+        keyword.value.value
+        for mark in _covers_marks(node)
+        for keyword in mark.keywords
+        if keyword.arg == "on" and isinstance(keyword.value, ast.Constant)
+    }
+    source = "\n".join(ast.unparse(statement) for statement in node.body)  # not the mark
+    problems = []
+    for data in on:
+        if data == "mirror":
+            if "mirror_root" not in (root / file).read_text(encoding="utf-8"):
+                problems.append(f"{file}::{name} says on='mirror' without the mirror_root fixture")
+        elif not (data.startswith("docs/data/") and (root / data).is_file()):
+            problems.append(f"{file}::{name}: on={data!r} is no committed file of docs/data")
+        elif Path(data).name.split(".")[0] not in source:
+            problems.append(f"{file}::{name} says on={data!r} but never names it")
+    return bool(on) and not problems, problems
+
+
+def _cited(root: Path, row) -> set[str]:
+    """The numbers the row cites from the paper (its config/published_values.csv rows)."""
+    numbers: set[str] = set()
+    for check in checks_of(row):
+        match = TABLE.fullmatch(check)
+        if match and match.group(1) == PUBLISHED:
+            values = select(root, PUBLISHED, match.group(2))[0].get("value", pd.Series())
+            numbers |= {v.replace(",", "") for v in values}
+    return numbers
+
+
+def _equal(conditions: str | None, cited: set[str]) -> bool:
+    """Whether every number a check's conditions pin (``column=number``) is one the paper prints
+    and the row cites, and there is one: a count that equals the paper's exactly."""
+    pinned = [
+        match.group(1)
+        for condition in (conditions or "").split(";")
+        if (match := re.fullmatch(r"\s*[^=~]+=\s*(-?[\d.]+)\s*", condition))
+    ]
+    return bool(pinned) and set(pinned) <= cited
+
+
+def outcome(root: Path, item: str, check: str, cited: frozenset[str] = frozenset()):
+    """The kind of one check, what it reads (verdict classes, ``computed``, ``equal``, ``stated
+    stand-in``, ``test``, ``test on the paper's data``, ``plan``; a tiny-run table's verdicts
+    tagged ``tiny:``) and what is wrong with it."""
     if match := TEST.fullmatch(check):
         file, name = match.groups()
         if not (root / file).is_file():
@@ -172,7 +275,8 @@ def outcome(root: Path, item: str, check: str) -> tuple[str, set[str], list[str]
             return "test", set(), [f"{file} has no test {name}"]
         if item not in named[name]:
             return "test", set(), [f"{check} does not name {item} in @pytest.mark.covers"]
-        return "test", {"test"}, []
+        on_data, problems = runs_on(root, file, name)
+        return "test", {"test on the paper's data" if on_data else "test"}, problems
     if match := PLAN.fullmatch(check):
         missing = [f for f in match.group(1).split(" + ") if not (root / f).is_file()]
         return "plan", {"plan"}, [f"{f} does not exist" for f in missing]
@@ -181,9 +285,11 @@ def outcome(root: Path, item: str, check: str) -> tuple[str, set[str], list[str]
         selected, problems = select(root, file, conditions)
         if file == PUBLISHED:
             return "paper", set(), problems
+        tiny = file.startswith(TINY)
         verdicts = selected["verdict"].dropna() if "verdict" in selected else pd.Series()
-        reads = set(map(verdict_class, verdicts))
-        reads |= {"computed"} if verdicts.empty and not selected.empty else set()
+        reads = {("tiny: " if tiny else "") + verdict_class(v) for v in verdicts}
+        if verdicts.empty and not selected.empty:
+            reads.add("equal" if not tiny and _equal(conditions, cited) else "computed")
         if not selected.empty and _states_a_stand_in(selected):
             reads.add("stated stand-in")
         return "table", reads, problems
@@ -192,12 +298,14 @@ def outcome(root: Path, item: str, check: str) -> tuple[str, set[str], list[str]
 
 def row_problems(row, root: Path = ROOT) -> list[str]:
     """Why a row's checks do not hold it up, or read against its status (empty: they fit)."""
-    item, status = row["id"], row["status"]
+    item, status, kind = row["id"], row["status"], row.get("kind", "") or "empirical"
     if status not in STATUSES:
         return [f"{item}: status {status!r} is none of {STATUSES}"]
-    problems, reads = [], set()
+    if kind not in KINDS:
+        return [f"{item}: kind {kind!r} is none of {KINDS}"]
+    problems, reads, cited = [], set(), frozenset(_cited(root, row))
     for check in checks_of(row):
-        kind, read, found = outcome(root, item, check)
+        _, read, found = outcome(root, item, check, cited)
         problems += [f"{item}: {p}" for p in found]
         reads |= read
         against = read - ALLOWED[status] - {"stated stand-in"}
@@ -205,8 +313,9 @@ def row_problems(row, root: Path = ROOT) -> list[str]:
             against.add("a stand-in")
         if against:
             problems.append(f"{item}: {status}, yet {check} reads {sorted(against)}")
-    if NEEDS[status] and not reads & NEEDS[status]:
-        problems.append(f"{item}: {status} needs a check reading one of {sorted(NEEDS[status])}")
+    needs = NEEDS[status][kind]
+    if needs and not reads & needs:
+        problems.append(f"{item}: {status} ({kind}) needs a check reading one of {sorted(needs)}")
     if not row["why"] and status != "reproduced":
         problems.append(f"{item}: {status} says why")
     return problems
@@ -223,18 +332,33 @@ def unlisted(published: pd.DataFrame, data: pd.DataFrame, root: Path = ROOT) -> 
     return [f"{p['paper']}, {p['source']}" for _, p in published[~chosen].iterrows()]
 
 
+def _short(verdict: str) -> str:
+    """A verdict cell's word, and the qualifier that decides its class (the page it comes from
+    gives the rest)."""
+    word = re.split(r"\*\*| \(| within", verdict.strip("*✅❌❔➖ "))[0]
+    qualifier = next((q for q in ("near-guaranteed", "on a stand-in") if q in verdict), "")
+    return f"{word} ({qualifier})" if qualifier else word
+
+
 def _held_up_by(row, root: Path) -> str:
-    words = []
+    words, cited = [], frozenset(_cited(root, row))
     for check in checks_of(row):
-        kind, reads, _ = outcome(root, row["id"], check)
+        kind, reads, _ = outcome(root, row["id"], check, cited)
         if kind == "table":
-            selected, _ = select(root, *TABLE.fullmatch(check).groups())
-            verdicts = sorted(set(selected.get("verdict", pd.Series()).dropna()))
+            file, conditions = TABLE.fullmatch(check).groups()
+            selected, _ = select(root, file, conditions)
+            verdicts = sorted(set(map(_short, selected.get("verdict", pd.Series()).dropna())))
             if not verdicts:
-                verdicts = ["states the stand-in" if "stated stand-in" in reads else "computed"]
-            words.append(f"{Path(check.split('[')[0]).name}: {', '.join(verdicts)}")
-        elif kind in ("test", "plan"):
-            words.append({"test": "a test", "plan": "a dry run's plan"}[kind])
+                said = {"stated stand-in": "states the stand-in", "equal": "equals the paper's"}
+                verdicts = [next((w for r, w in said.items() if r in reads), "computed")]
+            tiny = " (the tiny test run)" if file.startswith(TINY) else ""
+            words.append(f"{Path(file).name}{tiny}: {', '.join(verdicts)}")
+        elif kind == "test":
+            words.append(
+                "a test on the paper's data" if "test on the paper's data" in reads else "a test"
+            )
+        elif kind == "plan":
+            words.append("a dry run's plan")
     counted = Counter(words)
     return "; ".join(w if n == 1 else f"{w} ×{n}" for w, n in counted.items()) or "–"
 

@@ -102,7 +102,7 @@ def test_snli_counts(raw_dirs, config):
         ("wnli", 635, True),
     ],
 )
-@pytest.mark.covers("mickus:table2-items")
+@pytest.mark.covers("mickus:table2-items", on="mirror")
 def test_glue_counts(raw_dirs, config, task, count, pair):
     table = prepare(task, raw_dirs, config)
     assert len(table) == count

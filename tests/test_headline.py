@@ -33,7 +33,7 @@ needs_run = pytest.mark.skipif(not COMMITTED, reason="no committed protocol run 
 
 
 @needs_run
-@pytest.mark.covers("mickus:protocol")
+@pytest.mark.covers("mickus:protocol", on="docs/data/main_traces.csv.gz")
 def test_the_committed_run_is_at_the_papers_protocol():
     """§3: five initialisations per setup, 1,000 updates, metrics after every update."""
     traces = optimisation.committed_tables("main", ROOT)["main_traces"]

@@ -103,6 +103,7 @@ def test_isoscore_without_eigen_solve_on_large_n_and_large_d():
     assert M.isoscore(wide) == pytest.approx(float(IsoScore(wide)), abs=1e-6)
 
 
+@pytest.mark.covers("mickus:pca-wlog")
 def test_isoscore_properties():
     rng = np.random.default_rng(4)
     assert M.isoscore(rng.normal(size=(20000, 10))) > 0.99  # isotropic Gaussian
@@ -113,6 +114,41 @@ def test_isoscore_properties():
     # invariant to rotation, scale and translation
     assert M.isoscore(3.0 * x @ rotation - 11.0) == pytest.approx(M.isoscore(x), abs=1e-9)
     assert 0.0 <= M.isoscore(x) < 0.5
+
+
+@pytest.mark.covers("istar:isotropy-def")
+def test_isoscore_is_one_exactly_when_the_covariance_is_a_multiple_of_the_identity():
+    """Isotropy is a covariance proportional to I: IsoScore is 1 there and below 1 off it."""
+    rng = np.random.default_rng(5)
+    # orthonormal centred columns: the sample covariance is exactly (3 / (n - 1)) · I
+    basis, _ = np.linalg.qr(rng.normal(size=(200, 10)) - rng.normal(size=(200, 10)).mean(0))
+    basis -= basis.mean(axis=0)
+    basis, _ = np.linalg.qr(basis)
+    spherical = np.sqrt(3.0) * basis + 4.0
+    assert np.allclose(np.cov(spherical, rowvar=False), 3.0 / 199 * np.eye(10), atol=1e-12)
+    assert M.isoscore(spherical) == pytest.approx(1.0, abs=1e-9)
+    stretched = spherical * np.r_[1.1, np.ones(9)]  # one variance 21% larger: no longer ∝ I
+    assert M.isoscore(stretched) < 1.0 - 1e-4
+
+
+@pytest.mark.covers("istar:extremes")
+def test_isoscore_star_is_one_and_zero_at_the_extremes():
+    """IsoScore* is 1 for an isotropic cloud and 0 for one direction, whatever ζ, when the
+    reference sample has the same shape (a wrong shrinkage target would move both)."""
+    rng = np.random.default_rng(6)
+    basis, _ = np.linalg.qr(rng.normal(size=(400, 8)))
+    basis -= basis.mean(axis=0)
+    basis, _ = np.linalg.qr(basis)
+    direction = rng.normal(size=(1, 8))
+    line = rng.normal(size=(400, 1)) * direction
+    for zeta in (0.0, 0.2, 0.75):
+        for cloud, reference, expected in ((basis, basis, 1.0), (line, line * 2.0, 0.0)):
+            x, ref = torch.from_numpy(cloud), M.covariance(torch.from_numpy(reference))
+            assert float(M.isoscore_star(x, ref, zeta)) == pytest.approx(expected, abs=1e-6)
+    # an isotropic reference lifts the line off 0: the extremes need the reference's shape too
+    isotropic = M.covariance(torch.from_numpy(20.0 * basis))  # variances near the line's
+    lifted = M.isoscore_star(torch.from_numpy(line), isotropic, 0.75)
+    assert float(lifted) > 0.1
 
 
 def test_covariance_is_unbiased():

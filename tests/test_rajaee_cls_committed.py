@@ -16,7 +16,8 @@ import yaml
 from isotropy.committed import rajaee_cls as committed
 from isotropy.io import checked_record, generated_block, sha256_file
 from isotropy.rajaee_cls.method import ClusterSettings
-from isotropy.rajaee_cls.results import RUN_COLUMNS
+from isotropy.rajaee_cls.results import LAYER_COLUMNS, RUN_COLUMNS
+from isotropy.studies import rajaee_cls as rajaee_study
 from isotropy.workflow.config import load_config, load_config_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,7 +96,7 @@ def test_a_stale_page_is_told_and_rewritten(copied):
     page = copied / committed.DOC
     block = committed.doc_block(copied)
     assert generated_block(page.read_text(), committed.BEGIN, committed.END) != block  # stale
-    committed.COMMITTED.write(copied)
+    committed.COMMITTED.pages[0].write(copied)  # the grid's tables (the claims need real runs)
     assert generated_block(page.read_text(), committed.BEGIN, committed.END) == block
     assert "| cluster | 1 | 71.0 |" in block and "| none | 0 | 78.0 | 50.9 | 0.10 |" in block
     # a planted change of one committed value (its record updated too) makes the page stale
@@ -122,3 +123,39 @@ def test_an_unfinished_grid_or_mixed_code_is_refused(tmp_path, copied):
             results, tmp_path / "effective.yaml", tmp_path / "cause.jsonl", {}, copied
         )
     shutil.rmtree(results)
+
+
+@needs_run
+@pytest.mark.covers("rajaee:offline", "rajaee:cls-claims")
+def test_the_claims_block_is_the_committed_grid_judged():
+    # its staleness: tests/test_committed.py, as every committed page's
+    block = committed.committed_claims_block(ROOT)
+    assert "| cls_offline_method_does_not_help | miniLM/sst2 |" in block
+
+
+def test_the_offline_claim_says_no_when_the_method_helps():
+    seeds = pd.read_csv(ROOT / committed.SEEDS)
+    layers = pd.DataFrame(columns=LAYER_COLUMNS)
+    judged = rajaee_study.check_claims(seeds, layers, offline=True).set_index("claim")
+    assert judged.loc["cls_offline_method_does_not_help", "verdict"] == "supported"
+    helped = seeds.copy()
+    cluster = helped["method"] == "cluster"
+    plain = helped.loc[~cluster].set_index("seed")["accuracy"]
+    helped.loc[cluster, "accuracy"] = helped.loc[cluster, "seed"].map(plain).to_numpy() + 0.03
+    judged = rajaee_study.check_claims(helped, layers, offline=True).set_index("claim")
+    assert judged.loc["cls_offline_method_does_not_help", "verdict"] == "not supported"
+    # without an offline grid the claim is not judged at all
+    assert "cls_offline_method_does_not_help" not in set(
+        rajaee_study.check_claims(seeds, layers)["claim"]
+    )
+
+
+@needs_run
+def test_the_page_averages_unrounded_values():
+    seeds = pd.read_csv(ROOT / committed.SEEDS)
+    accuracy = seeds.loc[seeds["method"] == "cluster", "accuracy"]
+    block = committed.doc_block(ROOT)
+    assert f"{100 * accuracy.mean():.1f}% with it" in block
+    rounded = (100 * accuracy).round(1).mean()
+    if f"{rounded:.1f}" != f"{100 * accuracy.mean():.1f}":  # the old page's mean 57.1 %
+        assert f"{rounded:.1f}% with it" not in block

@@ -224,8 +224,8 @@ def test_istar_best_of_several_lambdas_is_corrected_over_the_whole_grid():
     ).set_index(["claim", "setup"])
     row = claims.loc[("negative_lambda_improves_task", "m/t, λ=-1")]
     assert (
-        row["verdict"] == T.INCONCLUSIVE and "Holm over the 6 tests" in row["note"]
-    )  # 2 claims × 3 λ
+        row["verdict"] == T.INCONCLUSIVE and "Holm over the 3 tests" in row["note"]
+    )  # the metric's family: 3 λ (issue 79: a family holds tests of one kind)
     # the comparison page adjusts over its own I-STAR grid too
     from isotropy.verdicts.comparison import compare, read_published
 
@@ -234,7 +234,7 @@ def test_istar_best_of_several_lambdas_is_corrected_over_the_whole_grid():
         0
     ]
     # the same family as on the claims page (issue 59): the same adjusted p, the same verdict
-    on_claims = float(row["note"].split("I-STAR: p ")[1].split(" ")[0])
+    on_claims = float(row["note"].split("I-STAR · task metric: p ")[1].split(" ")[0])
     on_comparison = float(gain["tolerance"].split("seeds, p ")[1].split(" ")[0])
     assert gain["verdict"] == row["verdict"] == T.INCONCLUSIVE
     assert f"{on_comparison:.2g}" == f"{on_claims:.2g}" and on_comparison > raw

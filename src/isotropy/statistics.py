@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 # |r| = 1 has z = ±inf; clip so that seeds that agree perfectly give a zero-width interval at ±1.
 R_LIMIT = 1 - 1e-12
@@ -78,6 +78,18 @@ def seed_interval(
     half = stats.t.ppf((1 + level) / 2, finite.size - 1) * z.std(ddof=1) / math.sqrt(finite.size)
     low, high = float(np.tanh(z.mean() - half)), float(np.tanh(z.mean() + half))
     return SeedInterval(int(finite.size), undefined, estimate, low, high, level)
+
+
+def smallest_detectable_effect(sd: float, n: int, alpha: float, power: float = 0.8) -> float:
+    """The smallest true mean difference a one-sided one-sample (paired) t-test over ``n`` seeds
+    with spread ``sd`` detects at level ``alpha`` with probability ``power`` (the noncentral t;
+    NaN under 2 seeds or without spread)."""
+    if n < 2 or not sd > 0:
+        return math.nan
+    critical = stats.t.ppf(1 - alpha, n - 1)
+    miss = lambda shift: stats.nct.sf(critical, n - 1, shift) - power  # noqa: E731
+    shift = optimize.brentq(miss, 0.0, 100.0)
+    return float(shift * sd / math.sqrt(n))
 
 
 def signs_disagree(per_seed: Iterable[float], pooled: float | None = None) -> bool:

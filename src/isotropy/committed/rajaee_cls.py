@@ -34,6 +34,10 @@ from isotropy.committed.record import (
 )
 from isotropy.io import checked_record, commit_files, sha256_file
 from isotropy.provenance import read_record, single_commit
+from isotropy.rajaee_cls.results import LAYER_COLUMNS, accuracy_summary
+from isotropy.studies import rajaee_cls as rajaee_cls_study
+from isotropy.verdicts.claims import verdict_cell
+from isotropy.verdicts.tolerances import NOT_RUN
 
 SEEDS = DATA / "rajaee_cls_seeds.csv"
 CAUSE = DATA / "rajaee_cls_cause.jsonl"
@@ -171,7 +175,53 @@ def doc_block(root: str | os.PathLike = ".") -> str:
             f"| {_pct(row['majority_baseline'])} | {row['cls_iw']:.2e} "
             f"| {row['cls_iw_head_input']:.2e} |"
         )
+    lines += _summary_lines(seeds)
     lines += _cause_lines(cause)
+    return "\n".join(lines) + "\n"
+
+
+def _summary_lines(seeds: pd.DataFrame) -> list[str]:
+    """The grid's accuracies summed up from the unrounded values."""
+    summary = accuracy_summary(seeds)
+    return [
+        "",
+        f"Mean accuracy over the {summary['seeds']} seeds: {_pct(summary['without'])}% without "
+        f"the method, {_pct(summary['with_method'])}% with it; with − without, same seed: "
+        f"{100 * summary['difference']:+.1f} points (95% t-interval over seeds "
+        f"{100 * summary['low']:+.1f} to {100 * summary['high']:+.1f}).",
+    ]
+
+
+CLAIMS_BEGIN, CLAIMS_END = page_markers("Rajaee CLS claims")
+
+
+def committed_claims_block(root: str | os.PathLike = ".") -> str:
+    """docs/rajaee-cls.md's claims block: the slides' CLS claims judged on the committed grid
+    by :func:`isotropy.studies.rajaee_cls.check_claims`, its offline claim too when
+    the grid fitted the method offline; the zero-mean claim reads the per-layer table, which the
+    committed grid does not hold."""
+    record = checked_record(root, RUN)
+    seeds, _ = committed_tables(root)
+    offline = record["config"]["rajaee_cls"]["cluster_method"]["fit"] == "offline"
+    table = rajaee_cls_study.check_claims(
+        seeds, pd.DataFrame(columns=LAYER_COLUMNS), offline=offline
+    )
+    lines = [
+        "The slides' CLS claims judged on the committed grid (docs/verdicts.md, Claims: every "
+        "seed the claimed way and a one-sided t over seeds, Holm over the CLS family; the "
+        "learning guard first):",
+        "",
+        "| claim | setup | verdict | evidence | note |",
+        "|---|---|---|---|---|",
+    ]
+    for row in table.itertuples(index=False):
+        cell, note = verdict_cell(row.verdict, row.note), row.note
+        if row.verdict == NOT_RUN:  # the claim reads the per-layer table, not committed
+            cell, note = (
+                verdict_cell(row.verdict, ""),
+                "it reads per-layer CLS norms, not committed",
+            )
+        lines.append(f"| {row.claim} | {row.setup} | {cell} | {row.evidence} | {note} |")
     return "\n".join(lines) + "\n"
 
 
@@ -183,7 +233,10 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
 COMMITTED = CommittedRun(
     name="rajaee_cls",
     records=(Checksums(RUN, (SEEDS, CAUSE)),),
-    pages=(Page(DOC, doc_block, (BEGIN, END)),),
+    pages=(
+        Page(DOC, doc_block, (BEGIN, END)),
+        Page(DOC, committed_claims_block, (CLAIMS_BEGIN, CLAIMS_END)),
+    ),
     copy=copy,
     sources="results/rajaee_cls (a finished grid) and the cause sweep's JSON lines",
     source_count=2,

@@ -122,3 +122,36 @@ def claim_values(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
         largest = float((group["cls_mean_norm"] / group["token_mean_norm"]).max())
         rows.append(("cls_already_zero_mean", f"{model}/{task}", seed, math.log10(largest)))
     return pd.DataFrame(rows, columns=["claim", "setup", "seed", "value"])
+
+
+def accuracy_differences(runs: pd.DataFrame, claim: str) -> pd.DataFrame:
+    """Per seed, accuracy with the method minus without it (the same seed), as ``claim``'s
+    values (columns claim, setup, seed, value)."""
+    rows = []
+    for (model, task), group in runs.groupby(["model", "task"], sort=False):
+        by_method = {m: g.set_index("seed")["accuracy"] for m, g in group.groupby("method")}
+        if "none" in by_method and "cluster" in by_method:
+            both = by_method["cluster"].to_frame("with").join(by_method["none"].rename("without"))
+            for seed, row in both.dropna().iterrows():
+                rows.append((claim, f"{model}/{task}", seed, row["with"] - row["without"]))
+    return pd.DataFrame(rows, columns=["claim", "setup", "seed", "value"])
+
+
+def accuracy_summary(runs: pd.DataFrame) -> dict[str, float]:
+    """Mean accuracy without and with the method and the mean paired difference (with − without,
+    same seed) with its 95% t-interval over the seeds, all from the unrounded values."""
+    from scipy import stats
+
+    differences = accuracy_differences(runs, "")["value"].to_numpy(dtype=float)
+    n = len(differences)
+    mean = float(differences.mean())
+    half = float(stats.t.ppf(0.975, n - 1) * differences.std(ddof=1) / math.sqrt(n))
+    accuracy = runs.groupby("method")["accuracy"].mean()
+    return dict(
+        without=float(accuracy["none"]),
+        with_method=float(accuracy["cluster"]),
+        difference=mean,
+        low=mean - half,
+        high=mean + half,
+        seeds=n,
+    )

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy import costs, paths
-from isotropy.rajaee_cls.results import claim_values
+from isotropy.rajaee_cls.results import accuracy_differences, claim_values
 from isotropy.statistics import SeedClaim
 from isotropy.studies.record import StudySpec, section_files
 from isotropy.verdicts.claims import check_seed_claims
@@ -88,23 +88,34 @@ CLAIMS = [
         f"{_SLIDES} (why centring the CLS states changes little)",
     ),
 ]
+# The slides' "even applied offline, the method does not help", on a grid whose method is fitted
+# offline: judged as "lowers accuracy" (every seed and the test), which implies it.
+OFFLINE_CLAIM = SeedClaim(
+    "cls_offline_method_does_not_help",
+    "fine-tuning with the method fitted offline scores below fine-tuning without it (accuracy "
+    "with - without the method, same seed, < 0)",
+    "below",
+    f"{_SLIDES} (even applied offline, the method does not help)",
+)
 # The runs each claim reads (the learning guard's: a claim is judged only if they all learned).
 CLAIM_METHODS = {
     "cls_method_cannot_raise_isotropy": ("none", "cluster"),
     "cls_already_zero_mean": ("none",),
+    OFFLINE_CLAIM.name: ("none", "cluster"),
 }
 METHOD_NAMES = {"none": "without the method", "cluster": "with the method"}
 # The slides fine-tune BERT-base; any other model is a stand-in, said in every CLS claim row.
 SLIDES_MODELS = ("bert",)
 
 
-def check_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
+def check_claims(runs: pd.DataFrame, layers: pd.DataFrame, offline: bool = False) -> pd.DataFrame:
     """The two CLS claims on a page of their own (rule rajaee_cls_tables; on the claims page as
     its family: :func:`claim_page`), one row per claim × setup
     (:data:`isotropy.verdicts.claims.COLUMNS`), guarded: each claim whose runs (runs.csv of the
     CLS study: model, task, method, accuracy, majority_baseline, eval_sentences) did not all
     learn reads :data:`isotropy.verdicts.tolerances.NOT_LEARNED`
-    (:mod:`isotropy.verdicts.learning`), and a model not the slides' is named in every note."""
+    (:mod:`isotropy.verdicts.learning`), and a model not the slides' is named in every note.
+    ``offline``: the grid fitted the method offline, so :data:`OFFLINE_CLAIM` is judged too."""
     unlearned: dict[tuple[str, str], str] = {}
     for (model, task, method), group in runs.groupby(["model", "task", "method"], sort=False):
         note = not_learned_note(
@@ -115,7 +126,11 @@ def check_claims(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
                 key = (claim, f"{model}/{task}")
                 why = f"{METHOD_NAMES.get(method, method)}: {note}"
                 unlearned[key] = f"{unlearned[key]}; {why}" if key in unlearned else why
-    table = check_seed_claims(claim_values(runs, layers), CLAIMS, study="rajaee_cls")
+    values, claims = claim_values(runs, layers), list(CLAIMS)
+    if offline:
+        values = pd.concat([values, accuracy_differences(runs, OFFLINE_CLAIM.name)])
+        claims.append(OFFLINE_CLAIM)
+    table = check_seed_claims(values, claims, study="rajaee_cls")
     table = guard_rows(table, unlearned)
     others = [m for m in dict.fromkeys(runs["model"]) if m not in SLIDES_MODELS]
     if others:  # a direction on a stand-in: said in its verdict

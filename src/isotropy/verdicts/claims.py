@@ -20,7 +20,12 @@ import pandas as pd
 from scipy import stats
 
 from isotropy.statistics import SeedClaim, fisher_z
-from isotropy.verdicts.families import family_sizes, holm_by_family, study_family
+from isotropy.verdicts.families import (
+    SEED_TEST_QUANTITIES,
+    family_of_claim,
+    family_sizes,
+    holm_by_family,
+)
 from isotropy.verdicts.measurements import one_sided
 from isotropy.verdicts.tolerances import (
     ALPHA,
@@ -154,7 +159,11 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
         seeds = int(m["seeds"])
         test = claim.test.format(seeds=seeds) if claim.test else f"one-sided t over {seeds} seeds"
         sign = "<" if kind == "seeds_below" else ">"
-        return None, f"{sign} {bound:g}: {test}, {_HOLM}", (p_claim, p_other)
+        if claim.quantity not in SEED_TEST_QUANTITIES:
+            return None, f"{sign} {bound:g}: {test}, {_HOLM}", (p_claim, p_other)
+        along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
+        text = f"{sign} {bound:g}: {along} of {len(values)} seeds, {test}, Holm over its family"
+        return None, text, (p_claim, p_other)
     verdict, text = judge(claim.bound, m)
     untested = {CONSISTENT: UNTESTED_HOLDS, NOT_CONSISTENT: UNTESTED_FAILS}
     return untested.get(verdict, verdict), f"{text}: a point comparison, no test", None
@@ -164,9 +173,13 @@ _HOLM = "Holm over the study's family"
 
 
 def _settle(claim: Claim, measured: pd.Series, p_claim: float, p_other: float) -> str:
-    if claim.rule == "direction":
-        kind, bound = parse_tolerance(claim.bound)
-        values = [float(v) for v in measured["per_seed"] if math.isfinite(float(v))]
+    """docs/verdicts.md's rule: *supported* when every seed goes the claimed way and the test is
+    significant that way, *not supported* when most seeds go the other way or the other test is
+    significant; a test over seeds of paired differences (the I-STAR grid's) counts its seeds."""
+    kind, bound = parse_tolerance(claim.bound)
+    values = [float(v) for v in measured.get("per_seed") or () if math.isfinite(float(v))]
+    if claim.rule == "direction" or (claim.quantity in SEED_TEST_QUANTITIES and values):
+        kind = {"seeds_below": "below", "seeds_above": "above"}.get(kind, kind)
         along = sum(holds_bound(kind, bound, v) for v in values)
         if along == len(values) and p_claim < ALPHA:
             return SUPPORTED
@@ -256,10 +269,11 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
 
 def settle_family(rows: list[dict], tests: list[tuple]) -> None:
     """Settle the tested rows of a page, Holm over each family (one per study: the paper it
-    checks × the study, :func:`isotropy.verdicts.families.study_family`) and never across them
+    checks × the study; a test over seeds, × its quantity:
+    :func:`isotropy.verdicts.families.family_of_claim`) and never across them
     (``tests``: row index, claim, its measurement with ``per_seed``, raw (p the claimed way,
     p the other way))."""
-    families = [study_family(rows[index]["study"]) for index, *_ in tests]
+    families = [family_of_claim(claim.study, claim.rule, claim.quantity) for _, claim, *_ in tests]
     adjusted = holm_by_family([(family, *p) for family, (*_, p) in zip(families, tests)])
     for (index, claim, m, _), family, (p_claim, p_other, size) in zip(tests, families, adjusted):
         rows[index]["verdict"] = _settle(claim, m, p_claim, p_other)
@@ -436,14 +450,14 @@ def verdict_cell(verdict: str, note: str) -> str:
 def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
     """A short markdown summary: a tally per study and claim, then every row."""
     counts = table["verdict"].value_counts()
-    tested = table.loc[table["note"].astype(str).str.contains("Holm over the "), "study"]
+    tested = table["note"].astype(str).str.extract(r"Holm over the \d+ tests of (.+?): p")[0]
     lines = [
         f"# {title}",
         "",
         "Each claim of the replicated papers, checked on this run's results "
         "(`results/claims.csv` holds the same rows).",
         "",
-        ERROR_CONTROL.replace("{families}", family_sizes(map(study_family, tested), "tests")),
+        ERROR_CONTROL.replace("{families}", family_sizes(tested.dropna(), "tests")),
         "",
         " · ".join(f"{MARKS[v]}: {int(counts.get(v, 0))}" for v in CLAIM_VERDICTS),
         "",

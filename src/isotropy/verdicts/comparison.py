@@ -24,7 +24,13 @@ from isotropy.statistics import matches
 from isotropy.verdicts import declarations
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts.equivalence import Equivalence
-from isotropy.verdicts.families import STUDY_LABELS, family_name, family_sizes, holm_by_family
+from isotropy.verdicts.families import (
+    STUDY_LABELS,
+    family_name,
+    family_sizes,
+    holm_by_family,
+    seed_test_family,
+)
 from isotropy.verdicts.tolerances import (
     ALPHA,
     CONSISTENT,
@@ -272,19 +278,31 @@ def _settle_page(rows: list[dict], tests: list, seed_tests: list) -> None:
 
 
 def _settle_seed_tests(rows: list[dict], seed_tests: list) -> None:
-    """The tests over seeds (I-STAR, one row per λ), Holm within their family over the p of the
-    claimed direction and over the p of the other one (as the claims page does)."""
+    """The tests over seeds (I-STAR, one row per λ), Holm within their family (one per paper ×
+    study × quantity: :func:`seed_test_family`) over the p of the claimed direction and over the
+    p of the other one (as the claims page does)."""
+    families = [
+        seed_test_family(rows[i]["paper"], rows[i]["study"], rows[i]["quantity"])
+        for i, *_ in seed_tests
+    ]
     adjusted = holm_by_family(
         [
             (family, *claimed_first(parse_tolerance(spec)[0], ours["p_less"], ours["p_greater"]))
-            for _, family, spec, ours in seed_tests
+            for family, (_, _, spec, ours) in zip(families, seed_tests)
         ]
     )
-    for (index, family, spec, ours), (p_claim, p_other, size) in zip(seed_tests, adjusted):
+    for (index, _, spec, ours), family, (p_claim, p_other, size) in zip(
+        seed_tests, families, adjusted
+    ):
         kind, bound = parse_tolerance(spec)
         less, greater = claimed_first(kind, p_claim, p_other)
         rows[index]["verdict"], rows[index]["tolerance"] = judge_seed_test(
-            kind, bound, seeds=float(ours["seeds"]), p_less=less, p_greater=greater
+            kind,
+            bound,
+            seeds=float(ours["seeds"]),
+            p_less=less,
+            p_greater=greater,
+            per_seed=ours.get("per_seed") or (),
         )
         if size:
             rows[index]["tolerance"] += f"; Holm over the {size} tests of {family}"
@@ -336,12 +354,11 @@ COMPARISON_COLUMNS = (
 def comparison_markdown(table: pd.DataFrame) -> str:
     """The comparison as a markdown document: counts of verdicts, then one table per paper."""
     counts = table["verdict"].value_counts()
-    held = table[table["tolerance"].astype(str).str.contains("; Holm over the ")]
-    tested = map(family_name, held["paper"], held["study"])
+    tested = table["tolerance"].astype(str).str.extract(r"; Holm over the \d+ \w+ of ([^:;]+)")[0]
     lines = [
         "# Our numbers beside the papers'",
         "",
-        ERROR_CONTROL.replace("{families}", family_sizes(tested, "rows")),
+        ERROR_CONTROL.replace("{families}", family_sizes(tested.dropna(), "rows")),
         "",
         "Every number the seed papers print (config/published_values.csv, each with its paper, "
         "table, row "

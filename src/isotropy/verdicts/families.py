@@ -41,6 +41,25 @@ def study_family(study: str) -> str:
     return family_name(STUDY_PAPERS.get(study, study), study)
 
 
+# Tests over seeds (rules seeds_below / seeds_above: the I-STAR grid) hold one quantity each,
+# every λ of it: an accuracy test is never adjusted with IsoScore* tests whose p is about 1.
+SEED_TEST_QUANTITIES = {"istar_isoscore_change": "IsoScore*", "istar_metric_gain": "task metric"}
+
+
+def seed_test_family(paper: str, study: str, quantity: str) -> str:
+    """'Rudman & Eickhoff 2024 · I-STAR · task metric': the family of a test over seeds, one per
+    paper × study × quantity (issue 79: a Holm family holds tests of one kind)."""
+    return f"{family_name(paper, study)} · {SEED_TEST_QUANTITIES.get(quantity, quantity)}"
+
+
+def family_of_claim(study: str, rule: str, quantity: str) -> str:
+    """The family of a claims-page test: its study's, or for a test over seeds of a paired
+    difference (:data:`SEED_TEST_QUANTITIES`) its study's and quantity's."""
+    if rule == "seeds" and quantity in SEED_TEST_QUANTITIES:
+        return seed_test_family(STUDY_PAPERS.get(study, study), study, quantity)
+    return study_family(study)
+
+
 def family_sizes(families: Iterable[str], noun: str) -> str:
     """'Mickus et al. 2024 · main (4 rows), …': the family of each tested row of a page, counted
     in the page's order ('none' without any)."""

@@ -330,10 +330,18 @@ def claimed_first(kind: str, less: float, greater: float) -> tuple[float, float]
 
 
 def judge_seed_test(
-    kind: str, bound: float, *, seeds: float, p_less: float, p_greater: float
+    kind: str,
+    bound: float,
+    *,
+    seeds: float,
+    p_less: float,
+    p_greater: float,
+    per_seed: Sequence[float] = (),
 ) -> tuple[str, str]:
     """The ``seeds_below`` / ``seeds_above`` rules on one-sided p-values (the pages pass them
-    Holm-adjusted over their whole I-STAR grid)."""
+    Holm-adjusted within the quantity's family): consistent when every seed goes the claimed way
+    (where ``per_seed`` gives them) and the test is significant; not consistent when most seeds
+    go the other way or the other test is significant (docs/verdicts.md, Claims)."""
     sign = "<" if kind == "seeds_below" else ">"
     if not math.isfinite(seeds) or seeds < 2:
         return ONE_SEED, f"{sign} {bound:g} over seeds: one seed, no spread to test with"
@@ -342,9 +350,13 @@ def judge_seed_test(
         f"{sign} {bound:g}: one-sided t-test over {int(seeds)} seeds, p {_fmt(claimed)} (other "
         f"way {_fmt(other)}; Holm-adjusted where the page adjusts), α {ALPHA:g}"
     )
-    if math.isfinite(claimed) and claimed < ALPHA:
+    values = _finite(per_seed)
+    along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
+    if values:
+        text += f"; {along} of {len(values)} seeds {sign} {bound:g}"
+    if math.isfinite(claimed) and claimed < ALPHA and along == len(values):
         return CONSISTENT, text
-    if math.isfinite(other) and other < ALPHA:
+    if (math.isfinite(other) and other < ALPHA) or along < len(values) / 2:
         return NOT_CONSISTENT, text
     return INCONCLUSIVE, text
 

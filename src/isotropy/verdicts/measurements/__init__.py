@@ -122,6 +122,16 @@ def one_sided(test: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[floa
     return less, greater
 
 
+def paired_differences(
+    treated: pd.DataFrame, baseline: pd.DataFrame, column: str
+) -> tuple[float, ...]:
+    """Each seed's treated − baseline (the seeds both have, in seed order): the direction each
+    seed goes, which the claims' rule counts."""
+    means = [runs.groupby("seed")[column].mean() for runs in (treated, baseline)]
+    both = means[0].to_frame("t").join(means[1].rename("b"), how="inner")
+    return tuple(float(d) for d in both["t"] - both["b"])
+
+
 def seed_test(
     treated: pd.DataFrame, baseline: pd.DataFrame, column: str
 ) -> tuple[float, int, float, float]:

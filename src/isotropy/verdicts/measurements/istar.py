@@ -7,11 +7,22 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from scipy import stats
 
 from isotropy import paths
 from isotropy.standins import ISTAR_MODELS, model_stand_in, paper_name
-from isotropy.verdicts.measurements import fine_tuned_not_learned, measurement, seed_test
+from isotropy.statistics import SeedClaim, fisher_z, smallest_detectable_effect
+from isotropy.verdicts.claims import STAND_IN_NOTE, check_seed_claims
+from isotropy.verdicts.families import family_of_claim, holm_by_family
+from isotropy.verdicts.measurements import (
+    fine_tuned_not_learned,
+    measurement,
+    paired_differences,
+    seed_test,
+)
+from isotropy.verdicts.tolerances import ALPHA, claimed_first, parse_tolerance
 
 ACC = "score_accuracy"  # an I-STAR run's accuracy in runs.csv (tasks scored by accuracy)
 
@@ -66,6 +77,7 @@ def istar_measurements(
                         paper_setup=setup,
                         value=diff,
                         seeds=seeds,
+                        per_seed=paired_differences(runs_at[lam], baseline, column),
                         p_less=low,
                         p_greater=high,
                         convention=f"{convention}, λ = {lam:g} minus no regulariser, {seeds} "
@@ -75,3 +87,70 @@ def istar_measurements(
                     )
                 )
     return rows
+
+
+def seed_details(measured: list[dict[str, Any]], claims) -> pd.DataFrame:
+    """Per tested claim × setup of the I-STAR grid (``claims``: the study's, rule ``seeds``):
+    each seed's difference and how many go the claimed way, the raw one-sided p both ways, the
+    same Holm-adjusted within the claim's family (:func:`family_of_claim`, as the claims page
+    adjusts them), and the smallest difference its seeds detect: a one-sided paired t at the
+    family's strictest Holm level α/m, power 0.8, with the seeds' own spread."""
+    rows = []
+    for claim in claims:
+        kind, bound = parse_tolerance(claim.bound)
+        ours = [m for m in measured if m["quantity"] == claim.quantity and m["per_seed"]]
+        if not ours:
+            continue
+        raw = [claimed_first(kind, m["p_less"], m["p_greater"]) for m in ours]
+        family = family_of_claim(claim.study, claim.rule, claim.quantity)
+        adjusted = holm_by_family([(family, *p) for p in raw])
+        for m, (p_claim, p_other), (a_claim, a_other, size) in zip(ours, raw, adjusted):
+            values = np.asarray(m["per_seed"])
+            along = values < bound if kind == "seeds_below" else values > bound
+            rows.append(
+                {
+                    "setup": m["setup"],
+                    "claim": claim.name,
+                    "each seed": ", ".join(f"{v:+.3f}" for v in values),
+                    "the claimed way": f"{int(along.sum())} of {len(values)}",
+                    "p": p_claim,
+                    "p other way": p_other,
+                    "p Holm": a_claim,
+                    "p Holm other way": a_other,
+                    "family": f"{family} ({size} tests)",
+                    "smallest detectable": smallest_detectable_effect(
+                        float(values.std(ddof=1)), len(values), ALPHA / max(size, 1)
+                    ),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+# The poster's "isotropy correlates negatively with task performance", judged per seed as
+# docs/verdicts.md judges a claim about every run: within each seed, Pearson r between IsoScore*
+# and the task metric over its runs without a regulariser and with I-STAR at each λ.
+CORRELATION = SeedClaim(
+    "isotropy_correlates_negatively_with_performance",
+    "within each seed, Pearson r of IsoScore* and the task metric over the runs (no regulariser "
+    "and I-STAR at every λ) is negative (values: Fisher z of r)",
+    "below",
+    "Rudman & Eickhoff 2024, poster (Figure 5)",
+)
+
+
+def correlation_claim(runs: pd.DataFrame, stand_in: str) -> pd.DataFrame:
+    """:data:`CORRELATION` judged on ``runs`` (an I-STAR grid's runs.csv) by
+    :func:`check_seed_claims`: supported when r < 0 in every seed and the one-sided t over the
+    seeds' Fisher z is significant, not supported when most seeds' r > 0 or the other test is."""
+    ours = runs[runs["regulariser"].isin(["none", "istar"])]
+    rows = [
+        (CORRELATION.name, f"{model}/{task}", seed, float(fisher_z([r])[0]))
+        for (model, task, seed), group in ours.groupby(["model", "task", "seed"])
+        if len(group) > 2
+        for r in [stats.pearsonr(group["isoscore_star"], group["metric"])[0]]
+    ]
+    values = pd.DataFrame(rows, columns=["claim", "setup", "seed", "value"])
+    table = check_seed_claims(values, [CORRELATION], study="istar")
+    if stand_in:  # a direction on a stand-in: said in its verdict
+        table["note"] = table["note"].astype(str) + f"; {STAND_IN_NOTE}: {stand_in}"
+    return table

@@ -1,0 +1,144 @@
+"""The I-STAR claims read what docs/verdicts.md's rule says (issue 79, item 4), on the committed
+whole-split runs and on planted ones: *supported* when every seed goes the claimed way and the
+one-sided t over seeds is significant after Holm within the claim's family (one quantity, every
+λ), *not supported* when most seeds go the other way or the other test is significant. The rule
+is recomputed here from runs.csv with scipy, apart from the package's code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from isotropy.committed import istar_gpu
+from isotropy.statistics import smallest_detectable_effect
+from isotropy.verdicts.measurements.istar import correlation_claim
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS, _, _, _, RECORD = istar_gpu.grid_files(istar_gpu.WHOLE)
+# claim: (runs.csv column, the claimed sign of λ minus no regulariser)
+CLAIMS = {
+    "negative_lambda_lowers_isoscore": ("isoscore_star", -1),
+    "negative_lambda_improves_task": ("metric", 1),
+}
+
+
+def _holm(p: list[float]) -> list[float]:
+    order, adjusted, running = np.argsort(p), [0.0] * len(p), 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (len(p) - rank) * p[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def expected_verdicts(runs: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """docs/verdicts.md's rule on ``runs``, per (claim, λ): paired differences by seed."""
+    base = runs[runs["regulariser"] == "none"].set_index("seed")
+    negative = runs[(runs["regulariser"] == "istar") & (runs["lambda"] < 0)]
+    verdicts = {}
+    for claim, (column, sign) in CLAIMS.items():
+        tests = {}
+        for lam, group in negative.groupby("lambda"):
+            d = (group.set_index("seed")[column] - base[column]).dropna().to_numpy()
+            claimed = "greater" if sign > 0 else "less"
+            other = "less" if sign > 0 else "greater"
+            p = [stats.ttest_1samp(d, 0.0, alternative=a).pvalue for a in (claimed, other)]
+            tests[lam] = (int((sign * d > 0).sum()), len(d), *p)
+        claimed_p = _holm([t[2] for t in tests.values()])
+        other_p = _holm([t[3] for t in tests.values()])
+        for (lam, (along, n, _, _)), p_claim, p_other in zip(tests.items(), claimed_p, other_p):
+            if along == n and p_claim < 0.05:
+                verdicts[claim, f"λ={lam:g}"] = "supported"
+            elif along < n / 2 or p_other < 0.05:
+                verdicts[claim, f"λ={lam:g}"] = "not supported"
+            else:
+                verdicts[claim, f"λ={lam:g}"] = "inconclusive"
+    return verdicts
+
+
+def judged(runs: pd.DataFrame) -> dict[tuple[str, str], str]:
+    record = json.loads((ROOT / RECORD).read_text(encoding="utf-8"))
+    _, table = istar_gpu.judged(runs, record, RUNS)
+    return {(r.claim, r.setup.split(", ")[-1]): r.verdict for r in table.itertuples()}
+
+
+@pytest.fixture(scope="module")
+def committed() -> pd.DataFrame:
+    return pd.read_csv(ROOT / RUNS)
+
+
+@pytest.mark.covers("istar:finding")
+def test_the_whole_split_claims_read_what_the_documented_rule_says(committed):
+    assert judged(committed) == expected_verdicts(committed)
+    # λ = −1 on the whole split: every seed's accuracy below the unregularised run's
+    base = committed[committed["regulariser"] == "none"].set_index("seed")["metric"]
+    at = committed[(committed["regulariser"] == "istar") & (committed["lambda"] == -1)]
+    if (at.set_index("seed")["metric"] < base).all():
+        assert judged(committed)["negative_lambda_improves_task", "λ=-1"] == "not supported"
+
+
+def _planted(committed: pd.DataFrame, shift: dict[float, float]) -> pd.DataFrame:
+    """The committed runs with each λ's accuracy set to the baseline's (same seed) plus
+    ``shift[λ]`` plus a small per-seed wobble."""
+    runs = committed.copy()
+    base = runs[runs["regulariser"] == "none"].set_index("seed")["metric"]
+    for lam, delta in shift.items():
+        rows = (runs["regulariser"] == "istar") & (runs["lambda"] == lam)
+        wobble = 0.002 * np.sin(runs.loc[rows, "seed"].to_numpy() + 1.0)
+        runs.loc[rows, "metric"] = runs.loc[rows, "seed"].map(base).to_numpy() + delta + wobble
+    return runs
+
+
+@pytest.mark.parametrize(
+    ("shift", "expected"),
+    [
+        ({-1.0: 0.02, -5.0: 0.02}, "supported"),  # every seed higher, well beyond the wobble
+        ({-1.0: -0.02, -5.0: -0.02}, "not supported"),  # every seed lower
+        ({-1.0: 0.0, -5.0: 0.0}, "inconclusive"),  # seeds on both sides, no test significant
+    ],
+)
+def test_planted_runs_read_what_the_rule_says(committed, shift, expected):
+    runs = _planted(committed, shift)
+    got = judged(runs)
+    assert got == expected_verdicts(runs)
+    assert got["negative_lambda_improves_task", "λ=-1"] == expected
+
+
+def test_an_accuracy_test_is_not_adjusted_with_isoscore_tests(committed):
+    record = json.loads((ROOT / RECORD).read_text(encoding="utf-8"))
+    _, table = istar_gpu.judged(committed, record, RUNS)
+    for row in table.itertuples():
+        family = "IsoScore*" if "isoscore" in row.claim else "task metric"
+        lambdas = committed.loc[committed["regulariser"] == "istar", "lambda"].nunique()
+        assert (
+            f"Holm over the {lambdas} tests of Rudman & Eickhoff 2024 · I-STAR · {family}"
+            in row.note
+        )
+
+
+@pytest.mark.covers("istar:negcorr")
+def test_the_negative_correlation_is_judged_per_seed_and_can_say_yes(committed):
+    ours = committed[committed["regulariser"].isin(["none", "istar"])]
+    r = ours.groupby("seed").apply(lambda g: stats.pearsonr(g["isoscore_star"], g["metric"])[0])
+    verdict = correlation_claim(committed, "")["verdict"].iloc[0]
+    if (r > 0).sum() > len(r) / 2:  # most seeds the other way: the rule says no
+        assert verdict == "not supported"
+    # planted: accuracy falling as IsoScore* rises in every seed reads supported
+    planted = committed.copy()
+    noise = np.random.default_rng(1).normal(0.0, 0.002, len(planted))
+    planted["metric"] = 0.9 - 5.0 * planted["isoscore_star"] + noise
+    assert correlation_claim(planted, "")["verdict"].iloc[0] == "supported"
+
+
+def test_the_smallest_detectable_effect_is_detected_four_times_in_five():
+    rng = np.random.default_rng(0)
+    for n, alpha in ((3, 0.025), (5, 0.05)):
+        effect = smallest_detectable_effect(1.0, n, alpha)
+        samples = rng.normal(effect, 1.0, size=(20_000, n))
+        p = stats.ttest_1samp(samples, 0.0, axis=1, alternative="greater").pvalue
+        assert (p < alpha).mean() == pytest.approx(0.8, abs=0.015)
+    assert smallest_detectable_effect(1.0, 5, 0.05) < smallest_detectable_effect(1.0, 3, 0.05)
