@@ -59,7 +59,7 @@ def _table3(verdicts: pd.DataFrame, traces: pd.DataFrame) -> pd.DataFrame:
     rows = verdicts[verdicts["quantity"].isin(list(CORRELATIONS)) & verdicts["our_value"].notna()]
     shown = pd.DataFrame({"setup": sorted(set(rows["setup"]))}).set_index("setup")
     for quantity, name in CORRELATIONS.items():
-        ours = rows[rows["quantity"] == quantity].set_index("setup")
+        ours = rows[rows["quantity"] == quantity].sort_values("setup")  # as ``shown``
         shown[f"{name} (pooled; per seed)"] = [
             f"{signed(r['our_value'], 3)}; {r['note'].removeprefix('per seed: ')}".replace("-", "−")
             for _, r in ours.iterrows()

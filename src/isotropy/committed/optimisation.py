@@ -140,7 +140,7 @@ def write_data(
         table_file(study, "correlations"): correlations,
     }
     facts = {
-        "what": WHAT[study],
+        "what": dict(run).get("what", WHAT[study]),  # the facts name an overlay where one ran
         # the one commit, package set and device the traces' provenance records name
         "code_commit": single_commit(provenance, "the traces"),
         "packages": one_value(provenance, lambda r: r.get("packages"), "package sets"),
