@@ -192,7 +192,8 @@ def section2_file(name: str) -> str:
 
 def istar_estimator_file(name: str) -> str:
     """A file of the estimator figures: figure4.{pdf,png}, figure4_zeta.csv, figure4_batches.csv,
-    figures2_3.{pdf,png}, figures2_3.csv, figures2_3_points.csv."""
+    figures2_3.{pdf,png}, figures2_3.csv, figures2_3_points.csv, shapes.{pdf,png}, shapes.csv,
+    shapes_points.csv."""
     return f"results/istar_estimator/{name}"
 
 
