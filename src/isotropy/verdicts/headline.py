@@ -53,6 +53,8 @@ DOC_BEGIN, DOC_END = markers("headline table", "python -m isotropy.verdicts.head
 README_BEGIN, README_END = markers("headline lines", "python -m isotropy.verdicts.headline")
 # The comparison rows this page reports: §3.2's correlations of IsoScore with the silhouette.
 QUANTITIES = ("pearson_r", "spearman_rho")
+# The claims it reports: §3's trends over training, and that seeds agree.
+TRENDS = ("silhouette_rises", "isoscore_falls", "seeds_agree")
 # What the verdicts read of the run's configuration (the measurements' protocol and stand-ins).
 KEYS = ("encoder", "dataset", "seed")
 # The same runs repeated on one H100, compared with the committed CPU run step by step.
@@ -136,10 +138,9 @@ def committed_tables(root: str | os.PathLike = ".") -> dict[str, pd.DataFrame]:
     }
 
 
-def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
-    """§3.2's comparison rows judged now, on the committed run, by the verdict code in force."""
+def measured(root: str | os.PathLike = ".") -> pd.DataFrame:
+    """The committed run's measurements, as the verdicts read ``results/`` of a run."""
     from isotropy.standins import StandIns
-    from isotropy.verdicts.comparison import compare, read_published
     from isotropy.verdicts.measurements.optimisation import optimisation_measurements, table_names
     from isotropy.verdicts.measurements.run import measure
 
@@ -149,10 +150,38 @@ def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
         table_names("main"): functools.partial(optimisation_measurements, "main")
     }
     stand = StandIns(**record["stand_ins"])
-    measured = measure(committed_tables(root), record["config"], stand, measures)
-    table = compare(read_published(), measured, {"main"})
+    return measure(committed_tables(root), record["config"], stand, measures)
+
+
+def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
+    """§3.2's comparison rows judged now, on the committed run, by the verdict code in force."""
+    from isotropy.verdicts.comparison import compare, read_published
+
+    table = compare(read_published(), measured(root), {"main"})
     rows = table[(table["study"] == "main") & table["quantity"].isin(QUANTITIES)]
     return rows.reset_index(drop=True)
+
+
+def trend_claims(root: str | os.PathLike = ".") -> pd.DataFrame:
+    """§3's trends (:data:`TRENDS`) judged on the committed run as the claims page judges them:
+    the main study's claims in one family (:func:`isotropy.verdicts.claims.check_claims`)."""
+    from isotropy.verdicts.claims import check_claims
+    from isotropy.verdicts.measurements.optimisation import MAIN_CLAIMS
+
+    table = check_claims(measured(root), {"main"}, {"main": ("", MAIN_CLAIMS)})
+    return table[table["claim"].isin(TRENDS)].reset_index(drop=True)
+
+
+def trends_table(claims: pd.DataFrame) -> pd.DataFrame:
+    """The trend claims as the page shows them (their tests: the claims page's notes)."""
+    return pd.DataFrame(
+        {
+            "claim": "`" + claims["claim"] + "`",
+            "setup": claims["setup"],
+            "measured (seeds' mean)": [_num(v) for v in claims["measured"]],
+            "verdict": "**" + claims["verdict"] + "**",
+        }
+    )
 
 
 def _num(value: Any, digits: int = 4) -> str:
@@ -243,6 +272,11 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         f"{_stride_words(main.get('metric_stride'))}, seeds {seed_list}.",
         "",
         markdown_table(judged_table(root, detail=True)),
+        "§3's trends judged on this run by the claims page's code (one Holm family with the main "
+        "study's other claims; the change is last step − step 0, `seeds_agree` the larger "
+        "std / |mean change|, below 0.05 to hold):",
+        "",
+        markdown_table(trends_table(trend_claims(root))),
         markdown_table(seed_ends(traces)),
     ]
     return "\n".join(lines) + device_block(root, traces)
