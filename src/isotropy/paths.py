@@ -204,6 +204,7 @@ GEOMETRY_COSINE = "results/geometry/cosine_by_layer.csv"
 GEOMETRY_LID = "results/geometry/lid.csv"
 GEOMETRY_STS = "results/geometry/sts.csv"
 GEOMETRY_ISOTROPY = "results/geometry/isotropy_by_layer.csv"
+ANALOGIES = "results/geometry/analogies.csv"  # the main paper's footnote 1
 GEOMETRY_CLASSIFICATION = "results/geometry/classification.csv"
 
 
