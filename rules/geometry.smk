@@ -116,6 +116,28 @@ rule geometry_static:
         "../scripts/geometry_static.py"
 
 
+# The main paper's footnote 1: analogy accuracy of the static word vectors as they are, whitened
+# and after all-but-the-top, beside their IsoScore, with the declared rule's verdict
+# (isotropy.geometry.analogies). Not in rule all: snakemake results/geometry/analogies.csv.
+rule analogies:
+    input:
+        manifest=paths.raw_manifest("word2vec"),
+    output:
+        table=paths.ANALOGIES,
+    log:
+        logs(f"{paths.ANALOGIES}.log"),
+    benchmark:
+        benchmarks(f"{paths.ANALOGIES}.tsv")
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wildcards, attempt: 2000 * attempt,
+        runtime=lambda wildcards, attempt: 30 * attempt,
+    script:
+        "../scripts/analogies.py"
+
+
 rule geometry_collect_cosine:
     input:
         inputs.geometry_cluster_files(config, "cosine_by_layer.csv")

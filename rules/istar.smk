@@ -149,6 +149,33 @@ rule istar_figures2_3:
         "../scripts/istar_estimator_figure.py"
 
 
+# The poster's line, circle and sphere in 3-D: IsoScore against (k - 1)/(d - 1).
+rule istar_shapes:
+    output:
+        pdf=paths.istar_estimator_file("shapes.pdf"),
+        png=report(
+            paths.istar_estimator_file("shapes.png"),
+            caption="../report/istar_estimator.rst",
+            category="istar study",
+        ),
+        table=paths.istar_estimator_file("shapes.csv"),
+        points=paths.istar_estimator_file("shapes_points.csv"),
+    log:
+        logs(paths.istar_estimator_file("shapes.pdf.log")),
+    benchmark:
+        benchmarks(paths.istar_estimator_file("shapes.tsv"))
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 2000 * attempt,
+        runtime=lambda wc, attempt: 10 * attempt,
+    params:
+        settings=lookup(dpath="istar_estimator", within=config),
+    script:
+        "../scripts/istar_estimator_figure.py"
+
+
 # Figure 1: average activation per dimension of sentence embeddings of SST-2 validation.
 rule istar_figure1:
     input:

@@ -1,6 +1,7 @@
 """Draw one of the I-STAR poster's estimator figures on point clouds of known isotropy: Figure 4
-(IsoScore* against ζ; IsoScore vs IsoScore* against the mini-batch size) or Figures 2-3 (clouds
-with the poster's average cosines, with their IsoScore), with the tables they plot."""
+(IsoScore* against ζ; IsoScore vs IsoScore* against the mini-batch size), Figures 2-3 (clouds
+with the poster's average cosines, with their IsoScore) or the line, circle and sphere (IsoScore
+against (k - 1)/(d - 1)), with the tables they plot."""
 
 import logging
 
@@ -49,6 +50,12 @@ def main(snakemake):
         _csv(curves, out.zeta_table)
         _csv(stability, out.batch_table)
         istar_plots.plot_figure4(curves, stability, out.pdf, out.png)
+    elif snakemake.rule == "istar_shapes":
+        points, summary = estimator.shape_clouds(settings["cloud_size"], settings["seed"])
+        log.info("line, circle, sphere:\n%s", summary.to_string(index=False))
+        _csv(summary, out.table)
+        _csv(points, out.points)
+        istar_plots.plot_shapes(points, summary, out.pdf, out.png)
     else:
         points, summary = estimator.cosine_clouds(
             tuple(np.asarray(settings["cosine_targets"], dtype=float)),

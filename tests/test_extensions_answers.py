@@ -55,3 +55,50 @@ def test_claims_without_values_render_as_not_run():
     empty = pd.DataFrame(columns=["question", "setup", "item", "quantity", "seed", "value"])
     block = answers.answers_markdown(empty, {"run": "none"})
     assert block.count("*not run*") == len(EXTENSION_CLAIMS)
+
+
+@pytest.mark.covers("mickus:lim-heldout")
+def test_the_heldout_answer_is_judged_on_the_recorded_baseline(mirror_root, tmp_path):
+    """Issue 80, item 7: the committed held-out seeds carry the majority baseline, which is the
+    split's own (recomputed here from the mirror's polarity sentences) and what the rerun of seed
+    3 recorded, and that rerun reproduces the committed seed-3 values. Both answers are judged; a
+    planted baseline above every seed's accuracy turns them back to *not judged*."""
+    from isotropy import sources as download
+    from isotropy.extensions import results
+    from isotropy.extensions.heldout import HeldoutSettings, heldout_baseline
+    from isotropy.io import sha256_file
+    from isotropy.readers.inputs import dataset_options, dataset_sources
+    from isotropy.readers.registry import prepare_dataset
+    from isotropy.verdicts.learning import HELDOUT_CLAIMS, NOT_LEARNED
+    from isotropy.workflow.config import load_config
+
+    seeds, run = answers.load(ROOT)
+    record = run["heldout_baseline"]
+    config = load_config([str(ROOT / "config.yaml")])
+    params = download.source_params({**config, "mirror": str(mirror_root)}, "polarity")
+    download.fetch_source("polarity", params, tmp_path / "polarity")
+    raw = {"polarity": tmp_path / "polarity"}
+    table = prepare_dataset(
+        "polarity", raw, dataset_sources(config, "polarity"), dataset_options(config, "polarity")
+    )
+    settings = {k: v for k, v in config["extensions"]["heldout"].items() if k != "setups"}
+    majority, items = heldout_baseline(table, HeldoutSettings(**settings))
+    held = seeds[seeds["question"] == "heldout"]
+    recorded = held.set_index(["quantity", "seed"])["value"]
+    assert (
+        recorded["majority_baseline"].eq(majority).all() and len(recorded["majority_baseline"]) == 5
+    )
+    assert recorded["heldout_items"].eq(items).all()
+    assert sha256_file(ROOT / record["epochs"]) == record["sha256"]
+    epochs = pd.read_csv(ROOT / record["epochs"])
+    assert epochs["heldout_majority"].eq(majority).all()
+    rerun = results.heldout_seeds(epochs).set_index(["item", "quantity", "seed"])["value"]
+    committed = held.set_index(["item", "quantity", "seed"])["value"]
+    pd.testing.assert_series_equal(rerun, committed.loc[rerun.index], rtol=1e-6)
+    verdicts = claims_table(seeds).set_index("claim")["verdict"]
+    assert NOT_LEARNED not in set(verdicts.loc[list(HELDOUT_CLAIMS)])
+    planted = seeds.assign(
+        value=seeds["value"].mask(seeds["quantity"] == "majority_baseline", 0.95)
+    )
+    verdicts = claims_table(planted).set_index("claim")["verdict"]
+    assert set(verdicts.loc[list(HELDOUT_CLAIMS)]) == {NOT_LEARNED}

@@ -72,6 +72,32 @@ def test_section_3_2_polarity_and_snli_agree_with_the_paper():
 
 
 @needs_run
+@pytest.mark.covers("mickus:trends", "mickus:seeds")
+def test_section_3_trends_are_judged_on_the_committed_run(monkeypatch):
+    """Issue 80, item 6: silhouette rises and IsoScore falls in every seed of the paper's own
+    model and data, judged by the claims' code on the committed run (the page shows it); a planted
+    trace whose IsoScore rises in polarity, or whose seeds end apart in SNLI, is caught."""
+    table = headline.trend_claims(ROOT).set_index(["claim", "setup"])["verdict"]
+    assert len(table) == 3 * len(SETUPS)
+    for setup in ("miniLM/polarity", "miniLM/snli"):
+        for claim in headline.TRENDS:
+            assert table[(claim, setup)] == "supported", (claim, setup)
+    tables = optimisation.committed_tables("main", ROOT)
+    traces = tables["main_traces"].copy()
+    polarity, snli = (traces["dataset"] == name for name in ("polarity", "snli"))
+    steps = traces["step"].where(polarity | snli, 0)
+    traces.loc[polarity, "isoscore"] = 0.1 + 1e-4 * steps[polarity]  # rises in every seed
+    traces.loc[snli, "silhouette"] += 0.05 * traces.loc[snli, "seed"] * (steps[snli] / 1000)
+    monkeypatch.setattr(
+        optimisation, "committed_tables", lambda study, root: {**tables, "main_traces": traces}
+    )
+    planted = headline.trend_claims(ROOT).set_index(["claim", "setup"])["verdict"]
+    assert planted[("isoscore_falls", "miniLM/polarity")] == "not supported"
+    assert planted[("seeds_agree", "miniLM/snli")] != "supported"
+    assert planted[("silhouette_rises", "miniLM/polarity")] == "supported"
+
+
+@needs_run
 def test_the_headline_words_carry_their_rule():
     """Issue 66: *agrees* with its margin in r; a ρ row with what monotone traces guarantee."""
     line = "\n".join(

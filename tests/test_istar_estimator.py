@@ -74,13 +74,43 @@ def test_cosine_clouds_hit_the_printed_cosines_with_opposite_isoscores():
     assert high["average_cosine_random_pairs"] == pytest.approx(0.978, abs=0.01)
 
 
+@pytest.mark.covers("istar:shapes")
+def test_line_circle_sphere_have_isoscore_k_minus_1_over_d_minus_1():
+    """The poster's shapes in 3-D: IsoScore 0, 0.5, 1 within 15/n, by our IsoScore and by the
+    IsoScore package (the reference), also when the shapes are turned; a 2:1 ellipse judged as a
+    circle (k = 2) and a hemisphere judged as a sphere must fail."""
+    from IsoScore.IsoScore import IsoScore
+    from scipy.stats import special_ortho_group
+
+    points, summary = estimator.shape_clouds(500, seed=0)
+    assert summary["holds"].all() and summary["expected"].tolist() == [0.0, 0.5, 1.0], summary
+    assert summary["tolerance"].eq(0.03).all()
+    turn = special_ortho_group.rvs(3, random_state=1)
+    for _, row in summary.iterrows():
+        cloud = points.loc[points["shape"] == row["shape"], ["x", "y", "z"]].to_numpy()
+        reference = float(IsoScore(cloud))
+        assert reference == pytest.approx(row["isoscore"], abs=1e-6)
+        turned = estimator.judge_shape(cloud @ turn.T, int(row["dimensions_used"]))
+        assert turned["holds"] and turned["isoscore"] == pytest.approx(row["isoscore"], abs=1e-9)
+    rng = np.random.default_rng(2)
+    ellipse = estimator.shape_points("circle", 500, rng) * [1.0, 0.5, 1.0]
+    assert not estimator.judge_shape(ellipse, 2)["holds"]
+    half = estimator.shape_points("sphere", 500, rng)
+    half[:, 2] = np.abs(half[:, 2])
+    assert not estimator.judge_shape(half, 3)["holds"]
+    with pytest.raises(ValueError, match="unknown shape"):
+        estimator.shape_points("torus", 10, rng)
+
+
 def test_figures_render(tmp_path):
     curves = estimator.zeta_curves(VARIANCES, [16, 256], [0.0, 0.5, 1.0], 2_000, seed=0)
     stability = estimator.minibatch_stability(VARIANCES, [8, 32], 3, 0.75, 2_000, seed=0)
     istar_plots.plot_figure4(curves, stability, tmp_path / "f4.pdf", tmp_path / "f4.png")
     points, summary = estimator.cosine_clouds((0.978, 0.005), 100, seed=0)
     istar_plots.plot_figures2_3(points, summary, tmp_path / "f2.pdf", tmp_path / "f2.png")
-    assert all((tmp_path / name).stat().st_size > 1000 for name in ("f4.png", "f2.png"))
+    points, summary = estimator.shape_clouds(100, seed=0)
+    istar_plots.plot_shapes(points, summary, tmp_path / "s.pdf", tmp_path / "s.png")
+    assert all((tmp_path / name).stat().st_size > 1000 for name in ("f4.png", "f2.png", "s.png"))
 
 
 @pytest.mark.covers("istar:fig1")

@@ -186,7 +186,7 @@ def test_heldout_claims_of_a_model_that_did_not_learn_are_not_judged():
 
 @pytest.mark.parametrize("lost", ["missing", "NaN"])
 def test_heldout_claims_without_a_recorded_baseline_are_not_judged(lost):
-    """Runs from before the guard (docs/data/extensions_seeds.csv has no baseline): the guard
+    """Runs from before the guard (docs/data/extensions_seeds.csv until issue 80): the guard
     cannot tell, so it refuses to judge (passed them silently before issue 66)."""
     seeds = _heldout_seeds([0.78, 0.80, 0.79, 0.81, 0.77])
     baseline = seeds["quantity"] == "majority_baseline"

@@ -542,3 +542,49 @@ def test_eq3_ascent_trace_on_real_points_moves_towards_the_collapse(minilm):
     assert last["intra_class_spread"] < first["intra_class_spread"] / 100
     ratio = classes["norm_per_count"].to_numpy()
     assert ratio.max() / ratio.min() < 1.01 and sorted(classes["count"]) == [30, 60]
+
+
+# ---------------------------------------------------------------------------------------------
+# Appendix B: the upper bound of Eqs. (1) and (5), as we read it (docs/methods.md)
+# ---------------------------------------------------------------------------------------------
+
+
+def _triplets_by_brute_force(x, y):
+    d = ((x[:, None] - x[None]) ** 2).sum(-1)
+    n = len(y)
+    return sum(
+        d[a, q] - d[a, p]
+        for a in range(n)
+        for p in range(n)
+        for q in range(n)
+        if p != a and y[p] == y[a] and y[q] != y[a]
+    )
+
+
+@pytest.mark.covers("mickus:appB-bound")
+def test_appendix_b_bound_holds_on_random_and_real_clouds_and_is_tight_at_collapse(minilm):
+    """Eq. (1) (squared distances) and Eq. (5) stay under the bound on random clouds (several
+    label counts) and on MiniLM polarity embeddings; balanced classes collapsed to points reach
+    it exactly, so a bound half as large (n² tr C) or one using the smallest class would fail."""
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(9, 4)), np.array([0, 0, 1, 1, 1, 2, 2, 2, 2])
+    assert float(O.triplet_objective(x, y)) == pytest.approx(_triplets_by_brute_force(x, y))
+    clouds = [(_random(120, 8, seed), rng.integers(0, k, 120)) for seed, k in enumerate((2, 3, 7))]
+    for points, labels in [*clouds, (minilm[0], minilm[1])]:
+        eq1_bound, eq5_bound = O.appendix_b_bounds(points, labels)
+        assert float(O.silhouette_objective(points, labels, "squared")) <= eq1_bound
+        assert float(O.triplet_objective(points, labels)) <= eq5_bound
+    # planted: three balanced classes, each collapsed to one point: both bounds are reached
+    centres = rng.normal(size=(3, 5))
+    labels = np.repeat([0, 1, 2], 4)
+    collapsed = centres[labels]
+    eq1_bound, eq5_bound = O.appendix_b_bounds(collapsed, labels)
+    eq1 = float(O.silhouette_objective(collapsed, labels, "squared"))
+    eq5 = float(O.triplet_objective(collapsed, labels))
+    assert eq1 == pytest.approx(eq1_bound) and eq5 == pytest.approx(eq5_bound)
+    assert eq1 > eq1_bound / 2  # the bound with n² tr(C), not 2n² tr(C), is caught
+    # unbalanced collapse: the bound with the smallest class instead of the largest is caught
+    labels = np.repeat([0, 1, 2], [5, 3, 3])
+    uneven = centres[labels]
+    pairs, eq5_bound = O.appendix_b_bounds(uneven, labels)
+    assert (3 - 1) * pairs < float(O.triplet_objective(uneven, labels)) <= eq5_bound

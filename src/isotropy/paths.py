@@ -192,7 +192,8 @@ def section2_file(name: str) -> str:
 
 def istar_estimator_file(name: str) -> str:
     """A file of the estimator figures: figure4.{pdf,png}, figure4_zeta.csv, figure4_batches.csv,
-    figures2_3.{pdf,png}, figures2_3.csv, figures2_3_points.csv."""
+    figures2_3.{pdf,png}, figures2_3.csv, figures2_3_points.csv, shapes.{pdf,png}, shapes.csv,
+    shapes_points.csv."""
     return f"results/istar_estimator/{name}"
 
 
@@ -203,6 +204,7 @@ GEOMETRY_COSINE = "results/geometry/cosine_by_layer.csv"
 GEOMETRY_LID = "results/geometry/lid.csv"
 GEOMETRY_STS = "results/geometry/sts.csv"
 GEOMETRY_ISOTROPY = "results/geometry/isotropy_by_layer.csv"
+ANALOGIES = "results/geometry/analogies.csv"  # the main paper's footnote 1
 GEOMETRY_CLASSIFICATION = "results/geometry/classification.csv"
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from isotropy.embeddings.texts import unique_texts
 from isotropy.metrics import registry
 from isotropy.statistics import R_LIMIT, matches, seed_interval, signs_disagree
 
@@ -48,6 +49,29 @@ def parameter_table(
         vectors = table["encoder"].map(lambda name: vector_labels.get(name, name))
         table.insert(table.columns.get_loc("encoder") + 1, "vectors", vectors)
     return table
+
+
+def data_counts(table: pd.DataFrame, dim: int, bias: bool = True) -> dict[str, int]:
+    """A setup's :data:`COUNT_COLUMNS` from its prepared table alone, no vectors or run: one
+    embedding row per unique (stripped) text, a linear head on the row or on ``[u; v]`` with one
+    output per label. The optimisation's model (:class:`isotropy.optimize.EmbeddingClassifier`)
+    holds exactly these (tests/test_datasets.py), so Table 2's parameters need no run."""
+    if "labels" in table.columns:
+        labels = len({label for row in table["labels"] for label in row})
+    else:
+        labels = table["label"].astype(str).nunique()
+    rows = len(unique_texts(table))
+    width = dim * (2 if "text_pair" in table.columns else 1)
+    classifier = labels * width + (labels if bias else 0)
+    return {
+        "items": len(table),
+        "rows": rows,
+        "dim": dim,
+        "labels": labels,
+        "params": rows * dim + classifier,
+        "classifier_params": classifier,
+        "dropped_items": 0,
+    }
 
 
 def exact_unit(value: float) -> float:

@@ -30,6 +30,8 @@ DOC_BEGIN, DOC_END = page_markers("headline table")
 README_BEGIN, README_END = page_markers("headline lines")
 # The comparison rows this page reports: §3.2's correlations of IsoScore with the silhouette.
 QUANTITIES = ("pearson_r", "spearman_rho")
+# The claims it reports: §3's trends over training, and that seeds agree.
+TRENDS = ("silhouette_rises", "isoscore_falls", "seeds_agree")
 KEYS = optimisation.KEYS
 # The same runs repeated on one H100, compared with the committed CPU run step by step.
 H100_TRACES = DATA / "main_traces_h100.csv.gz"
@@ -114,6 +116,25 @@ def judged_table(root: str | os.PathLike = ".", detail: bool = False) -> pd.Data
     return shown.drop(columns="paper row")
 
 
+def trend_claims(root: str | os.PathLike = ".") -> pd.DataFrame:
+    """§3's trends (:data:`TRENDS`) judged on the committed run as the claims page judges them:
+    the main study's claims in one family."""
+    table = optimisation.committed_claims("main", root)
+    return table[table["claim"].isin(TRENDS)].reset_index(drop=True)
+
+
+def trends_table(claims: pd.DataFrame) -> pd.DataFrame:
+    """The trend claims as the page shows them (their tests: the claims page's notes)."""
+    return pd.DataFrame(
+        {
+            "claim": "`" + claims["claim"] + "`",
+            "setup": claims["setup"],
+            "measured (seeds' mean)": [signed(v) for v in claims["measured"]],
+            "verdict": "**" + claims["verdict"] + "**",
+        }
+    )
+
+
 def doc_block(root: str | os.PathLike = ".") -> str:
     """The page's generated block: the run's settings, each §3.2 row judged, each seed's ends."""
     record, traces = checked_record(root, RUN), _traces(root)
@@ -127,6 +148,11 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         f"{_stride_words(main.get('metric_stride'))}, seeds {seed_list}.",
         "",
         markdown_table(judged_table(root, detail=True)),
+        "§3's trends judged on this run by the claims page's code (one Holm family with the main "
+        "study's other claims; the change is last step − step 0, `seeds_agree` the larger "
+        "std / |mean change|, below 0.05 to hold):",
+        "",
+        markdown_table(trends_table(trend_claims(root))),
         markdown_table(seed_ends(traces)),
     ]
     return "\n".join(lines) + device_block(root, traces)

@@ -78,6 +78,30 @@ def split(table: pd.DataFrame, train_size: int, heldout_size: int, seed: int):
     return train, heldout
 
 
+def heldout_baseline(table: pd.DataFrame, settings: HeldoutSettings) -> tuple[float, int]:
+    """The learning guard's inputs: the commonest label's share of the held-out sentences and
+    their count. The split depends on ``split_seed`` alone: every training seed shares them."""
+    _, heldout = split(table, settings.train_size, settings.heldout_size, settings.split_seed)
+    return float(heldout["label"].value_counts(normalize=True).max()), len(heldout)
+
+
+def with_baselines(
+    seeds: pd.DataFrame, setup: str, table: pd.DataFrame, settings: HeldoutSettings
+) -> pd.DataFrame:
+    """Per-seed values (:func:`isotropy.extensions.results.heldout_seeds`) of runs from before
+    the learning guard, with its inputs (:func:`heldout_baseline`) added for each seed of
+    ``setup`` that lacks them."""
+    majority, items = heldout_baseline(table, settings)
+    held = seeds[(seeds["question"] == "heldout") & (seeds["setup"] == setup)]
+    has = held.loc[held["quantity"] == "majority_baseline", "seed"]
+    added = [
+        {"question": "heldout", "setup": setup, "item": "run", "quantity": q, "seed": s, "value": v}
+        for s in sorted(set(held["seed"]) - set(has))
+        for q, v in (("majority_baseline", majority), ("heldout_items", float(items)))
+    ]
+    return pd.concat([seeds, pd.DataFrame(added, columns=seeds.columns)], ignore_index=True)
+
+
 class SentenceClassifier(nn.Module):
     """An encoder, the main study's sentence embedding (masked mean, unit norm), a linear head."""
 
@@ -152,7 +176,7 @@ def finetune(spec: ModelSpec, table: pd.DataFrame, settings: HeldoutSettings, se
     encoder = load_pretrained(spec, AutoModel.from_pretrained)
     model = SentenceClassifier(encoder, train["label"].nunique()).to(device)
     # the accuracy of always answering the commonest label (the learning guard's baseline)
-    majority = float(heldout["label"].value_counts(normalize=True).max())
+    majority, _ = heldout_baseline(table, settings)
     length = settings.max_length
     train_features = classification_features(train, tokenizer, length, regression=False)
     heldout_features = classification_features(heldout, tokenizer, length, regression=False)

@@ -10,6 +10,8 @@ on point clouds of known isotropy (Figures 2-4) and the activations of Figure 1.
   and a line through the origin (average cosine near 0, IsoScore near 0).
 - Figure 1: the average activation per dimension of sentence embeddings
   (:func:`average_activation`, :func:`activation_summary`).
+- The poster's line, circle and sphere in 3-D (:func:`shape_clouds`): k of d = 3 dimensions used
+  equally, IsoScore (k - 1)/(d - 1) = 0, 0.5, 1.
 """
 
 from __future__ import annotations
@@ -176,6 +178,59 @@ def cosine_clouds(
             }
         )
     return pd.concat(clouds, ignore_index=True), pd.DataFrame(summary)
+
+
+# The poster's shapes: how many of the 3 dimensions each uses, all equally.
+SHAPES = {"line": 1, "circle": 2, "sphere": 3}
+
+
+def shape_tolerance(n: int) -> float:
+    """How far a sample of ``n`` points may miss (k - 1)/(d - 1): 15/n. A sample's IsoScore falls
+    short of its population's by O(1/n); over 300 seeded draws of the circle and the sphere the
+    largest miss was 0.11, 0.020 and 0.0058 at n = 100, 500 and 2,000 (under 11/n each)."""
+    return 15.0 / n
+
+
+def shape_points(shape: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` points uniform on an axis-aligned unit line segment, circle or sphere in 3-D."""
+    if shape == "line":
+        return np.column_stack([rng.uniform(-1.0, 1.0, n), np.zeros(n), np.zeros(n)])
+    if shape == "circle":
+        angles = rng.uniform(0.0, 2 * math.pi, n)
+        return np.column_stack([np.cos(angles), np.sin(angles), np.zeros(n)])
+    if shape == "sphere":
+        gauss = rng.normal(size=(n, 3))  # a normalised Gaussian is uniform on the sphere
+        return gauss / np.linalg.norm(gauss, axis=1, keepdims=True)
+    raise ValueError(f"unknown shape {shape!r}; one of {', '.join(SHAPES)}")
+
+
+def judge_shape(points: np.ndarray, used: int) -> dict[str, float | bool]:
+    """IsoScore of a cloud against (k - 1)/(d - 1) for ``used`` = k of its d dimensions, within
+    :func:`shape_tolerance`."""
+    n, d = points.shape
+    expected, tolerance = (used - 1) / (d - 1), shape_tolerance(n)
+    score = metrics.isoscore(points)
+    return {
+        "dimensions_used": used,
+        "d": d,
+        "expected": expected,
+        "isoscore": score,
+        "tolerance": tolerance,
+        "holds": abs(score - expected) <= tolerance,
+    }
+
+
+def shape_clouds(n: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The line, circle and sphere of ``n`` points each: the points (shape, x, y, z) and one
+    summary row per shape (:func:`judge_shape`)."""
+    rng = np.random.default_rng(seed)
+    clouds, summary = [], []
+    for shape, used in SHAPES.items():
+        points = shape_points(shape, n, rng)
+        clouds.append(pd.DataFrame(points, columns=["x", "y", "z"]).assign(shape=shape))
+        summary.append({"shape": shape, "n": n, **judge_shape(points, used)})
+    points_table = pd.concat(clouds, ignore_index=True)[["shape", "x", "y", "z"]]
+    return points_table, pd.DataFrame(summary)
 
 
 def average_activation(vectors: np.ndarray) -> pd.DataFrame:

@@ -17,6 +17,8 @@ printed, is in ``docs/methods.md`` ("Section 2 as executable checks").
   :func:`isotropy_cosine`, :func:`isotropy_defect`, :func:`defect_from_cosine`
   (δ² = d(1 - cos θ)/(d - √d)) and IsoScore = (d cos² θ - 1)/(d - 1), :func:`isoscore_from_cosine`.
 - Eq. (2), the isotropy objective (maximise cos θ): :func:`isotropy_objective`.
+- Appendix B: the triplet objective Eq. (5), :func:`triplet_objective`, and the upper bound of
+  Eqs. (1) and (5) as we read it, :func:`appendix_b_bounds`.
 - The joint optimum of Eqs. (1) and (2): :func:`collapsed_isoscore_bound`, the best IsoScore a
   cloud can have once every class is one point (rank of the covariance <= classes - 1).
 - Eq. (3), the linear classifier's objective in full: each item associated with its own class
@@ -112,6 +114,32 @@ def silhouette_objective(
     if not mean:
         return inter - intra
     return inter / max(n_inter, 1) - intra / max(n_intra, 1)
+
+
+def triplet_objective(points: ArrayLike, labels) -> torch.Tensor:
+    """Eq. (5) as we read appendix B (docs/methods.md): over every triplet of an anchor a, a
+    positive p != a of its label and a negative q of another, ‖x_a - x_q‖² - ‖x_a - x_p‖² (the
+    triplet loss without margin or hinge, to be maximised). Differentiable 0-d float64 tensor."""
+    x = _points(points)
+    ids = _labels(labels, x.shape[0], x.device)
+    dist = pairwise_distances(x, "squared")
+    same = ids[:, None] == ids[None, :]
+    own = same.sum(dim=1)  # n_c of each anchor's label, itself included
+    inside, outside = (dist * same).sum(dim=1), (dist * ~same).sum(dim=1)
+    return ((own - 1) * outside - (x.shape[0] - own) * inside).sum()
+
+
+def appendix_b_bounds(points: ArrayLike, labels) -> tuple[float, float]:
+    """Our reading of appendix B's upper bound (docs/methods.md), from the covariance alone:
+    Eq. (1) with squared distances <= 2n² tr(C) (C with ddof 0: every ordered pair's squared
+    distance summed), and Eq. (5) <= (max_c n_c - 1) times that. Both are reached when balanced
+    classes each collapse to one point."""
+    x = _points(points).detach()
+    ids = _labels(labels, x.shape[0], x.device)
+    n = x.shape[0]
+    pairs = 2.0 * n * float(((x - x.mean(dim=0)) ** 2).sum())  # = 2n² tr(C)
+    largest = int(torch.unique(ids, return_counts=True)[1].max())
+    return pairs, (largest - 1) * pairs
 
 
 def pca_variances_from_distances(points: ArrayLike, ddof: int = 1) -> torch.Tensor:

@@ -7,7 +7,7 @@ over seeds), one panel per task. Figure 6: average performance over tasks of I-S
 negative λ, no regularisation and CosReg, per model. Figure 7: TwoNN intrinsic dimension of the
 last layer's SST-2 validation sentence embeddings per λ. The poster's Figure 4 (IsoScore*
 against ζ, and IsoScore vs IsoScore* against the mini-batch size), Figures 2-3 (average cosine is
-not isotropy) and Figure 1 (average activation per dimension).
+not isotropy), Figure 1 (average activation per dimension) and the line, circle and sphere.
 """
 
 from __future__ import annotations
@@ -261,6 +261,27 @@ def plot_figures2_3(
         ax.set_xlabel("dimension 1")
         ax.set_ylabel("dimension 2")
         ax.set_aspect("equal", adjustable="datalim")
+    save_figure(figure, pdf_path, png_path)
+
+
+def plot_shapes(
+    points: pd.DataFrame, summary: pd.DataFrame, pdf_path: str | Path, png_path: str | Path
+) -> None:
+    """The poster's line, circle and sphere in 3-D axes, each titled with its IsoScore and the
+    (k - 1)/(d - 1) it should be."""
+    figure = plt.figure(figsize=(10, 3.8), layout="constrained")
+    for i, (_, row) in enumerate(summary.iterrows()):
+        ax = figure.add_subplot(1, len(summary), i + 1, projection="3d")
+        part = points[points["shape"] == row["shape"]]
+        ax.scatter(part["x"], part["y"], part["z"], s=3, alpha=0.6, color=f"C{i}")
+        ticks = [-1, 0, 1]
+        ax.set(xticks=ticks, yticks=ticks, zticks=ticks, xlabel="x", ylabel="y", zlabel="z")
+        ax.set_box_aspect((1, 1, 1), zoom=0.85)
+        ax.set_title(
+            f"{row['shape']}: {int(row['dimensions_used'])} of {int(row['d'])} dimensions\n"
+            f"IsoScore {row['isoscore']:.3f} (expected {row['expected']:g})",
+            fontsize=9,
+        )
     save_figure(figure, pdf_path, png_path)
 
 

@@ -50,13 +50,14 @@ def outputs(section: Mapping[str, Any] | None) -> list[str]:
 
 
 def estimator_outputs(config: Mapping[str, Any]) -> list[str]:
-    """The I-STAR poster's figures 1-4 and their tables; none without the ``istar_estimator``
-    section, Figure 1 only with ``figure1_encoders``. CPU minutes: part of rule all whatever the
-    studies."""
+    """The I-STAR poster's figures 1-4, its line, circle and sphere, and their tables; none
+    without the ``istar_estimator`` section, Figure 1 only with ``figure1_encoders``. CPU minutes:
+    part of rule all whatever the studies."""
     if not config.get("istar_estimator"):
         return []
     names = ["figure4.pdf", "figure4.png", "figure4_zeta.csv", "figure4_batches.csv"]
     names += ["figures2_3.pdf", "figures2_3.png", "figures2_3.csv", "figures2_3_points.csv"]
+    names += ["shapes.pdf", "shapes.png", "shapes.csv", "shapes_points.csv"]
     if config["istar_estimator"].get("figure1_encoders"):
         names += ["figure1.pdf", "figure1.png", "figure1.csv", "figure1_summary.csv"]
     return [paths.istar_estimator_file(name) for name in names]

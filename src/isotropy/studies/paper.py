@@ -10,18 +10,17 @@ from typing import Any
 from isotropy import paths
 from isotropy.studies import paper_cost as cost
 from isotropy.studies.record import StudySpec, section_files
-from isotropy.verdicts.claims import Claim
-from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT
-from isotropy.verdicts.measurements.optimisation import optimisation_measurements, table_names
+from isotropy.verdicts.measurements.optimisation import (
+    MAIN_CLAIMS,
+    optimisation_claims,
+    optimisation_measurements,
+    table_names,
+)
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
 RULES = "rules/optimize.smk"
-SPEARMAN_LIMIT = -0.998  # Mickus et al. §3.2: ρ "always below −0.998"
 GLUE_SPEARMAN_LIMIT = -0.5  # appendix A: "strongly negative", its bounds lost from our copy
-# Mickus et al. §3.2 prints r from −0.808 (polarity) to −0.978 (supersense): "strongly
-# negative" at the paper's own level is below −0.8, its weakest value to one decimal
-PEARSON_LIMIT = -0.8
 # The tables and figures of the main study (and of its preview) and of GLUE (paths.study_file).
 MAIN_FILES = [
     "table1.csv",
@@ -55,62 +54,6 @@ def optimisation_verdicts(study: str) -> dict[str, Any]:
     return dict(verdict_inputs=inputs, measures=measures)
 
 
-def optimisation_claims(
-    study: str, curves: str, correlation: str, seeds: str, rho: float, r: tuple[float, str]
-) -> tuple[Claim, ...]:
-    """The five claims of one optimisation study; ``r``: the Pearson level and its source."""
-    return (
-        Claim(
-            "silhouette_rises",
-            study,
-            "silhouette_change",
-            "silhouette rises over training (last step − step 0) in every seed",
-            "above:0",
-            curves,
-            "direction",
-        ),
-        Claim(
-            "isoscore_falls",
-            study,
-            "isoscore_change",
-            "IsoScore falls over training (last step − step 0) in every seed",
-            "below:0",
-            curves,
-            "direction",
-        ),
-        Claim(
-            "spearman_strongly_negative",
-            study,
-            "spearman_rho",
-            f"Spearman ρ between IsoScore and silhouette is below {rho:g} in every seed",
-            f"below:{rho}",
-            correlation,
-            "every_run",
-        ),
-        Claim(
-            "pearson_negative",
-            study,
-            "pearson_r",
-            f"Pearson r between IsoScore and silhouette is below {r[0]:g} in every seed ({r[1]})",
-            f"below:{r[0]}",
-            correlation,
-            "direction",
-        ),
-        Claim(
-            "seeds_agree",
-            study,
-            "seed_spread",
-            "the spread across seeds is negligible against the change (std of the final "
-            f"IsoScore and silhouette below {SEED_SPREAD_LIMIT:g} of its mean change)",
-            f"seeds_below:{SEED_SPREAD_LIMIT}",
-            seeds,
-            "seeds",
-            test="confidence bounds of std / |mean change| (chi-square, t) over "
-            "{seeds} seeds, both metrics",
-        ),
-    )
-
-
 MAIN = StudySpec(
     name="main",
     outputs=lambda config: [paths.study_file(name, "main") for name in MAIN_FILES],
@@ -121,14 +64,7 @@ MAIN = StudySpec(
         "lookup_word_vectors": cost.embedding_job_seconds,
     },
     **optimisation_verdicts("main"),
-    claims=optimisation_claims(
-        "main",
-        "Mickus et al. 2024, §3 and Figure 2",
-        "Mickus et al. 2024, §3.2 (ρ always below −0.998)",
-        "Mickus et al. 2024, §3",
-        SPEARMAN_LIMIT,
-        (PEARSON_LIMIT, "the paper's own level: its weakest printed r, −0.808, to one decimal"),
-    ),
+    claims=MAIN_CLAIMS,
     claims_not_run="the main study is not configured in this run",
 )
 # the main study's setups with the preview's seeds and stride; a stride that leaves main's runs

@@ -14,8 +14,14 @@ from scipy import stats
 from isotropy import paths
 from isotropy.metrics import registry
 from isotropy.standins import StandIns, encoder_paper_name
+from isotropy.verdicts.claims import Claim
 from isotropy.verdicts.equivalence import series_moments
-from isotropy.verdicts.measurements import measurement, spread_test
+from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT, measurement, spread_test
+
+SPEARMAN_LIMIT = -0.998  # Mickus et al. §3.2: ρ "always below −0.998"
+# Mickus et al. §3.2 prints r from −0.808 (polarity) to −0.978 (supersense): "strongly
+# negative" at the paper's own level is below −0.8, its weakest value to one decimal
+PEARSON_LIMIT = -0.8
 
 
 def _endpoints(trace: pd.DataFrame, metric: str) -> tuple[float, float]:
@@ -246,3 +252,70 @@ def _spread_row(
         protocol=protocol,
         note=f"{seeds} seeds, largest for {worst}; {note}",
     )
+
+
+def optimisation_claims(
+    study: str, curves: str, correlation: str, seeds: str, rho: float, r: tuple[float, str]
+) -> tuple[Claim, ...]:
+    """The five claims of one optimisation study; ``r``: the Pearson level and its source."""
+    return (
+        Claim(
+            "silhouette_rises",
+            study,
+            "silhouette_change",
+            "silhouette rises over training (last step − step 0) in every seed",
+            "above:0",
+            curves,
+            "direction",
+        ),
+        Claim(
+            "isoscore_falls",
+            study,
+            "isoscore_change",
+            "IsoScore falls over training (last step − step 0) in every seed",
+            "below:0",
+            curves,
+            "direction",
+        ),
+        Claim(
+            "spearman_strongly_negative",
+            study,
+            "spearman_rho",
+            f"Spearman ρ between IsoScore and silhouette is below {rho:g} in every seed",
+            f"below:{rho}",
+            correlation,
+            "every_run",
+        ),
+        Claim(
+            "pearson_negative",
+            study,
+            "pearson_r",
+            f"Pearson r between IsoScore and silhouette is below {r[0]:g} in every seed ({r[1]})",
+            f"below:{r[0]}",
+            correlation,
+            "direction",
+        ),
+        Claim(
+            "seeds_agree",
+            study,
+            "seed_spread",
+            "the spread across seeds is negligible against the change (std of the final "
+            f"IsoScore and silhouette below {SEED_SPREAD_LIMIT:g} of its mean change)",
+            f"seeds_below:{SEED_SPREAD_LIMIT}",
+            seeds,
+            "seeds",
+            test="confidence bounds of std / |mean change| (chi-square, t) over "
+            "{seeds} seeds, both metrics",
+        ),
+    )
+
+
+# The main study's claims (its record, and its committed run's page: isotropy.verdicts.headline)
+MAIN_CLAIMS = optimisation_claims(
+    "main",
+    "Mickus et al. 2024, §3 and Figure 2",
+    "Mickus et al. 2024, §3.2 (ρ always below −0.998)",
+    "Mickus et al. 2024, §3",
+    SPEARMAN_LIMIT,
+    (PEARSON_LIMIT, "the paper's own level: its weakest printed r, −0.808, to one decimal"),
+)
