@@ -310,7 +310,7 @@ def optimisation_claims(
     )
 
 
-# The main study's claims (its record, and its committed run's page: isotropy.verdicts.headline)
+# The main study's claims (its record, and its committed run's page: isotropy.committed.main)
 MAIN_CLAIMS = optimisation_claims(
     "main",
     "Mickus et al. 2024, §3 and Figure 2",
