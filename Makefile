@@ -154,7 +154,7 @@ REPORT_ARGS = --configfile $(REPORT_CONFIG_FILES) $(if $(REPORT_STUDY),--config 
 # or not, so forcing the other target's rules asks for results that run never made (issue 48).
 REPORT_RULES = $(if $(filter preview_study,$(REPORT_TARGET)),check_claims_preview compare_with_papers_preview report_overview_preview,check_claims compare_with_papers report_overview)
 # The workflow files the verdicts read, copied into the folder (rules/provenance.smk): cheap.
-COPY_RULES := copy_published_values copy_protocol_effects
+COPY_RULES := copy_published_values copy_protocol_effects copy_committed_verdicts
 # The sensitivity study makes no claims: its report has none (report/workflow.rst says so).
 REPORT_OVERVIEW = $(if $(filter preview_study,$(REPORT_TARGET)),results/preview/report/overview.html,$(if $(filter sensitivity_study,$(REPORT_TARGET)),,results/report/overview.html))
 # Nothing is re-made from results the folder's records do not vouch for: the record walk of the

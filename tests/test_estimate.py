@@ -301,17 +301,52 @@ def test_the_run_not_its_dry_run_records_its_effective_configuration(tmp_path):
     assert "3 of 3 steps (100%) done" in result.stderr, result.stderr
 
 
-def test_the_estimate_is_for_the_idle_machine_and_says_a_busy_one_is_slower(monkeypatch):
-    """The time printed is for this machine's cores idle, whatever its load: one sentence says a
-    busy machine takes longer (the busy-machine line and its contention model are gone)."""
+def test_the_estimate_gives_the_idle_time_and_the_time_at_the_present_load(monkeypatch):
+    """Idle cores: the idle time alone. A busy machine (issue 83, point 5): also the time at its
+    present load, each job's CPU work x the contention and its start-up as it is; a contention
+    the run hardly feels (< 1.25) adds nothing, and neither does a GPU."""
     monkeypatch.setattr(costs, "available_cores", lambda: 2)
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
     config["device"] = "cpu"
-    lines, _ = estimate.describe(config, _main_jobs(config, "preview"), "cpu", "preview_study")
+    jobs = _main_jobs(config, "preview")
+    idle = costs.Pace(job_overhead=7.0)
+    lines, total = estimate.describe(config, jobs, "cpu", "preview_study", idle)
     assert lines[0].endswith(
-        "for 2 idle cores, start-ups included (a machine busy with other work takes longer)"
+        f"about {estimate.duration(total)} for 2 idle cores, start-ups included"
     )
     assert lines[-1].startswith("CPU costs x 1.00: a fixed one-thread workload took 0.090 CPU-s")
+    # One 2-thread job at a time on 2 cores: every job's start-up adds 7 s, unscaled.
+    start_ups = 7.0 * len(jobs)
+    busy, same = estimate.describe(
+        config, jobs, "cpu", "x", costs.Pace(job_overhead=7.0, contention=3.0)
+    )
+    expected = start_ups + 3 * (total - start_ups)
+    assert same == total and busy[0].endswith(
+        f"start-ups included; at this machine's present load about {estimate.duration(expected)} "
+        "(its CPU work 3.0x slower: isotropy.costs.contention_probe)"
+    )
+    hardly = costs.Pace(job_overhead=7.0, contention=1.2)
+    assert estimate.describe(config, jobs, "cpu", "x", hardly)[0][0].endswith("included")
+    gpu = costs.Pace(job_overhead=7.0, contention=3.0)
+    assert "load" not in estimate.describe(config, jobs, "cuda", "x", gpu)[0][0]
+
+
+def test_the_contention_is_what_a_job_needs_over_what_the_probe_got(monkeypatch):
+    """A 2-thread job keeps JOB_CORES_USED cores busy when idle; where the probe's threads each
+    got a quarter of a core, it is slowed by JOB_CORES_USED / 2 x 4; on idle cores, not at all."""
+    monkeypatch.setattr(costs, "available_cores", lambda: 2)
+    monkeypatch.setattr(costs, "speed_probe", lambda: costs.PROBE_CPU_SECONDS)
+    monkeypatch.setattr(costs, "contention_probe", lambda threads: 4.0)
+    assert costs.Pace.here().contention == pytest.approx(costs.JOB_CORES_USED / 2 * 4)
+    monkeypatch.setattr(costs, "contention_probe", lambda threads: 1.0)
+    assert costs.Pace.here().contention == 1.0
+
+
+def test_the_contention_probe_reads_its_processes_wall_over_cpu_time():
+    """Each process times itself (wall over its CPU time, so a fork's start never counts); the
+    probe gives their median, never less than 1 (idle cores)."""
+    assert 0.5 <= costs._timed_products(5) < 1000
+    assert 1.0 <= costs.contention_probe(2, products=5, repeats=1) < 1000
 
 
 def test_jobs_are_costed_by_their_records_and_short_ones_by_their_start_up():

@@ -71,6 +71,15 @@ def test_the_page_and_the_readme_are_the_committed_run_rendered(page, begin, end
 
 
 @needs_run
+def test_the_report_s_copy_of_the_verdicts_is_the_committed_run_judged():
+    """docs/data/main_verdicts.csv, which every report shows beside its run's own (issue 83)."""
+    text = (ROOT / headline.VERDICTS).read_text(encoding="utf-8")
+    stale = f"{headline.VERDICTS} is stale: run `python -m isotropy.verdicts.headline`"
+    assert text == headline.committed_verdicts(ROOT), stale
+    assert "agrees" in text and "code ed3f5e44d86a; 5 seeds, 1000 updates" in text
+
+
+@needs_run
 def test_the_readme_names_every_setup_with_a_verdict():
     block = headline.readme_block(ROOT)
     for setup in SETUPS:

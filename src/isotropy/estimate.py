@@ -122,24 +122,22 @@ def describe(
     a line); any other rule (the short ones: tables, figures, downloads) its start-up, as many
     side by side as the cores allow (one at a time on one GPU)."""
     pace, config = pace or costs.Pace.here(), {**config, "device": device}
-    by_rule: dict[str, list[float]] = {}
-    unknown = []
-    for rule, wildcards in jobs:
-        if rule in JOB_COSTS:
-            seconds = JOB_COSTS[rule](config, wildcards, pace)
-        else:
-            seconds = pace.share(0.0, costs.JOB_THREADS, device)
-        if seconds is None:
-            unknown.append(" ".join([rule, "/".join(wildcards.values())]).strip())
-        by_rule.setdefault(rule, []).append(seconds or 0.0)
+    by_rule, unknown = _job_seconds(config, jobs, pace.idle(), device)
     total = sum(map(sum, by_rule.values()))
     costed = sorted((r for r in by_rule if r in JOB_COSTS), key=lambda r: -sum(by_rule[r]))
     short = [seconds for rule, all_ in by_rule.items() if rule not in JOB_COSTS for seconds in all_]
     clamped = " (clamped)" if pace.speed in costs.SPEED_FACTOR_BOUNDS else ""
+    busy = pace.contention if device == "cpu" else 1.0
+    loaded = sum(map(sum, _job_seconds(config, jobs, pace, device)[0].values()))
+    at_load = (
+        f"; at this machine's present load about {duration(loaded)} (its CPU work {busy:.1f}x "
+        "slower: isotropy.costs.contention_probe)"
+        if busy >= 1.25 and total
+        else ""
+    )
     lines = [
         f"{target}: {len(jobs)} jobs to run (Snakemake's dry run), device {device}; time left: "
-        f"about {duration(total)} for {pace.cores} idle cores, start-ups included (a machine "
-        "busy with other work takes longer)",
+        f"about {duration(total)} for {pace.cores} idle cores, start-ups included{at_load}",
         *(f"  {r}: {len(by_rule[r])} jobs, {duration(sum(by_rule[r]))}" for r in costed),
         f"  {len(short)} short jobs (downloads, preparation, tables, figures): start-ups only, "
         f"{duration(sum(short))}",
@@ -160,6 +158,26 @@ def describe(
     if unknown:
         lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
     return lines, total
+
+
+def _job_seconds(
+    config: Mapping[str, Any],
+    jobs: Sequence[tuple[str, Mapping[str, str]]],
+    pace: costs.Pace,
+    device: str,
+) -> tuple[dict[str, list[float]], list[str]]:
+    """Each rule's jobs' wall seconds at ``pace``, and the jobs no cost is measured for."""
+    by_rule: dict[str, list[float]] = {}
+    unknown = []
+    for rule, wildcards in jobs:
+        if rule in JOB_COSTS:
+            seconds = JOB_COSTS[rule](config, wildcards, pace)
+        else:
+            seconds = pace.share(0.0, costs.JOB_THREADS, device)
+        if seconds is None:
+            unknown.append(" ".join([rule, "/".join(wildcards.values())]).strip())
+        by_rule.setdefault(rule, []).append(seconds or 0.0)
+    return by_rule, unknown
 
 
 def record_effective_config(

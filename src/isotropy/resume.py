@@ -47,7 +47,9 @@ def main(argv: list[str] | None = None) -> int:
         help="what waits for the run: make resume (unlocks) or make report (reads its results)",
     )
     parser.add_argument("--target", help="the target make report reports: are its results there?")
-    parser.add_argument("--configfile", nargs="+", default=["config.yaml"], help="its configuration")
+    parser.add_argument(
+        "--configfile", nargs="+", default=["config.yaml"], help="its configuration"
+    )
     args = parser.parse_args(argv)
     if args.target:
         return report_ready(args.target, args.configfile)

@@ -29,6 +29,7 @@ import pandas as pd
 import yaml
 
 from isotropy.io import (
+    atomic_path,
     checked_record,
     commit_files,
     markdown_table,
@@ -47,6 +48,9 @@ TRACES = DATA / "main_traces.csv.gz"
 TABLE1 = DATA / "main_table1.csv"
 CORRELATIONS = DATA / "main_correlations.csv"
 RUN = DATA / "main_run.json"
+# The committed run's §3.2 verdicts, for the report to show beside a run's own (rule
+# copy_committed_verdicts copies it into the results folder).
+VERDICTS = DATA / "main_verdicts.csv"
 DOC = Path("docs/main-study.md")
 README = Path("README.md")
 DOC_BEGIN, DOC_END = markers("headline table", "python -m isotropy.verdicts.headline")
@@ -332,6 +336,20 @@ def readme_block(root: str | os.PathLike = ".") -> str:
     )
 
 
+def committed_verdicts(root: str | os.PathLike = ".") -> str:
+    """The CSV of :data:`VERDICTS`: each §3.2 row's paper and committed values and verdict, and
+    in column ``run`` what made them (code commit and settings)."""
+    record, table = checked_record(root, RUN), verdicts(root)
+    main = record["config"].get("main", {})
+    run = (
+        f"the committed make run (code {record['code_commit'][:12]}; "
+        f"{len(main.get('seeds', []))} seeds, {main.get('updates')} updates, metrics after every "
+        f"{_stride_words(main.get('metric_stride'))}; {RUN.as_posix()})"
+    )
+    columns = ["setup", "quantity", "paper_value", "our_value", "verdict"]
+    return table[columns].assign(run=run).to_csv(index=False, float_format="%.6g")
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m isotropy.verdicts.headline``: regenerate the page and the README's headline
     from the committed data; with ``--results``, first copy a finished run there."""
@@ -345,7 +363,9 @@ def main(argv: list[str] | None = None) -> int:
         write_data(args.results, args.effective_config, facts)
     write_block(DOC, doc_block(), DOC_BEGIN, DOC_END)
     write_block(README, readme_block(), README_BEGIN, README_END)
-    print(f"wrote {DOC} and the headline of {README}", file=sys.stderr)
+    with atomic_path(VERDICTS) as tmp:
+        tmp.write_text(committed_verdicts(), encoding="utf-8")
+    print(f"wrote {DOC}, {VERDICTS} and the headline of {README}", file=sys.stderr)
     return 0
 
 
