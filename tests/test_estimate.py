@@ -331,14 +331,14 @@ def test_the_estimate_gives_the_idle_time_and_the_time_at_the_present_load(monke
     assert "load" not in estimate.describe(config, jobs, "cuda", "x", gpu)[0][0]
 
 
-def test_the_contention_is_what_a_job_needs_over_what_the_probe_got(monkeypatch):
-    """A 2-thread job keeps JOB_CORES_USED cores busy when idle; where the probe's threads each
-    got a quarter of a core, it is slowed by JOB_CORES_USED / 2 x 4; on idle cores, not at all."""
+def test_the_contention_is_what_the_probe_read(monkeypatch):
+    """Where the probe's processes each got a quarter of a core, a job's CPU work takes 4 times
+    as long; on idle cores, as long as measured."""
     monkeypatch.setattr(costs, "available_cores", lambda: 2)
     monkeypatch.setattr(costs, "speed_probe", lambda: costs.PROBE_CPU_SECONDS)
-    monkeypatch.setattr(costs, "contention_probe", lambda threads: 4.0)
-    assert costs.Pace.here().contention == pytest.approx(costs.JOB_CORES_USED / 2 * 4)
-    monkeypatch.setattr(costs, "contention_probe", lambda threads: 1.0)
+    monkeypatch.setattr(costs, "contention_probe", lambda processes: 4.0)
+    assert costs.Pace.here().contention == 4.0
+    monkeypatch.setattr(costs, "contention_probe", lambda processes: 1.0)
     assert costs.Pace.here().contention == 1.0
 
 

@@ -214,6 +214,21 @@ def test_forest_rows_are_the_judged_rows_with_a_paper_value_and_a_band():
     ]
 
 
+def test_exact_counts_are_drawn_below_the_correlations():
+    """Issue 83: the plot opened on four trivially right counts; a reader looks for the
+    correlations. Rows of other rules keep the table's order."""
+    count = _row(
+        "Table 1, row snli, column items", "miniLM/snli", 9842, 9842, T.AGREES, band=(0, 0)
+    )
+    r = _row("§3.2, r, snli", "miniLM/snli", -0.878, -0.873, T.AGREES, (-0.01, 0), (-0.05, 0.05))
+    table = pd.DataFrame([{**count, "tolerance": "exact"}, r])
+    assert forest_rows(table)["source"].tolist() == ["§3.2, r, snli", count["source"]]
+    assert forest_rows(pd.DataFrame([count, r]))["source"].tolist() == [
+        count["source"],
+        r["source"],
+    ]
+
+
 def test_a_table_without_the_band_columns_is_refused_by_name():
     with pytest.raises(ValueError, match=r"no column \['d_low', 'd_high', 'band_low'"):
         forest_rows(small_table().drop(columns=["d_low", "d_high", "band_low"]))

@@ -161,8 +161,6 @@ JOB_OVERHEAD_SECONDS = value("job_overhead_seconds")
 
 # The optimisation and embedding jobs take 2 threads each (rules/optimize.smk, rules/embed.smk).
 JOB_THREADS = 2
-# The cores a job of JOB_THREADS threads keeps busy on idle cores (measured).
-JOB_CORES_USED = value("job_cores_used")
 
 PROBE_CPU_SECONDS = value("probe_cpu_seconds")
 
@@ -181,8 +179,7 @@ class Pace:
     cores: int = 2
     job_overhead: float = 0.0
     probe: float = PROBE_CPU_SECONDS
-    # How much longer a job's CPU work takes here now than on idle cores: the cores it keeps
-    # busy idle (JOB_CORES_USED) over those the run would get now (contention_probe).
+    # How much longer a job's CPU work takes here now than on idle cores (contention_probe).
     contention: float = 1.0
 
     @classmethod
@@ -194,11 +191,9 @@ class Pace:
         low, high = SPEED_FACTOR_BOUNDS
         speed = min(high, max(low, probe / PROBE_CPU_SECONDS))
         cores = available_cores() or 2
-        # Each of a job's threads needs JOB_CORES_USED / JOB_THREADS of a core (what it keeps
-        # busy idle); with the run's threads all runnable, each gets 1 / probe of one now.
-        probed = contention_probe(min(cores, 8))
-        contention = max(1.0, JOB_CORES_USED / JOB_THREADS * probed)
-        return cls(speed, cores, JOB_OVERHEAD_SECONDS, probe, contention)
+        # A job's threads, in its serial parts and its parallel ones, each get 1 / probe of a
+        # core now (docs/measurements.md, "The estimate at the machine's load").
+        return cls(speed, cores, JOB_OVERHEAD_SECONDS, probe, contention_probe(min(cores, 8)))
 
     def idle(self) -> Pace:
         """This pace on idle cores."""

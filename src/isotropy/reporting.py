@@ -90,17 +90,19 @@ def _cell(value: object) -> str:
 
 def _table(frame: pd.DataFrame, css: str, columns: Mapping[str, str] | None = None) -> str:
     """``frame`` as HTML, numbers by :func:`_cell`; only ``columns``, renamed, when given."""
-    if columns is not None:
-        present = {k: v for k, v in columns.items() if k in frame}
-        frame = frame[list(present)].rename(columns=present)
     shown = frame.copy()
     for column in shown:
         if pd.api.types.is_float_dtype(shown[column]):
             shown[column] = shown[column].map(_cell)
-        elif shown[column].dtype == object:  # Markdown's code marks, which HTML shows as typed
+        elif not pd.api.types.is_numeric_dtype(
+            shown[column]
+        ):  # Markdown's code marks, shown as typed
             shown[column] = shown[column].map(
                 lambda x: x.replace("`", "") if isinstance(x, str) else x
             )
+    if columns is not None:  # renamed last: two columns may take one name ("paper")
+        present = {k: v for k, v in columns.items() if k in shown}
+        shown = shown[list(present)].rename(columns=present)
     return shown.to_html(index=False, na_rep="", classes=css, border=0, escape=True)
 
 
@@ -121,9 +123,15 @@ def summary_html(
     of this run beside those of the committed protocol run (``committed``: its verdicts, and in
     column ``run`` what made them), each labelled with what made it."""
     rows = [
-        (str(r.verdict), f"{STATISTICS.get(r.quantity, r.quantity)} on {r.setup}")
-        for r in comparison.itertuples()
-    ] + [(str(r.verdict), f"{r.statement} ({r.setup})") for r in claims.itertuples()]
+        (
+            str(r.get("verdict")),
+            f"{STATISTICS.get(r.get('quantity'), r.get('quantity'))} on {r.get('setup')}",
+        )
+        for r in comparison.to_dict("records")
+    ] + [
+        (str(r.get("verdict")), f"{r.get('statement')} ({r.get('setup')})".replace("`", ""))
+        for r in claims.to_dict("records")
+    ]
     groups: dict[str, list[str]] = {g: [] for g in GROUP_ORDER}
     for verdict, label in rows:
         if verdict not in LEFT_OUT:
@@ -154,7 +162,7 @@ def summary_html(
                 ],
             }
         )
-        judged = {g: [] for g in groups}  # the committed run's, by group
+        judged: dict[str, list[str]] = {g: [] for g in groups}  # the committed run's, by group
         for r in committed.itertuples():
             judged[_group(str(r.verdict))].append(f"{STATISTICS[r.quantity]} on {r.setup}")
         said = "; ".join(f"{g}: {_named(v) or 'none'}" for g, v in judged.items() if v)
