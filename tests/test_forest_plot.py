@@ -284,7 +284,7 @@ def test_the_caption_states_the_settings_and_names_every_stand_in_once():
     assert caption.count(GLOVE) == 1
 
 
-def test_the_page_opens_on_the_forest_plot_then_the_run(tmp_path):
+def test_the_page_opens_on_the_summary_and_the_forest_plot_then_the_run(tmp_path):
     table = small_table()
     png = tmp_path / "forest.png"
     plot_forest(table, tmp_path / "forest.pdf", png)
@@ -301,11 +301,12 @@ def test_the_page_opens_on_the_forest_plot_then_the_run(tmp_path):
     page = overview_html(
         claims, table, studies=["main"], seeds={"main": [0]}, stand_ins={}, forest=forest
     )
-    assert page.index("<figure") < page.index("This run") < page.index("Claims check")
+    run = page.index("<h2>This run")
+    assert page.index("<h2>Summary") < page.index("<figure") < run < page.index("Claims check")
     embedded = re.search(r'src="data:image/png;base64,([^"]+)"', page).group(1)
     assert base64.b64decode(embedded) == png.read_bytes()
     assert "<figcaption>the caption &lt;b&gt;</figcaption>" in page
-    drawn_first = page[: page.index("This run")]
+    drawn_first = page[:run]
     for reason in listed_rows(table)["reason"]:
         assert html.escape(reason, quote=False) in drawn_first
     assert "below -0.998 in every one of 5 seeds" in drawn_first  # judged, nothing to draw
@@ -444,4 +445,6 @@ def test_a_browser_shows_the_forest_plot_first_on_the_page(tmp_path):
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert forest_image_size(shown.stdout) == Image.open(png).size
     dom = shown.stdout
-    assert dom.index('class="overview-forest"') < dom.index("This run")
+    assert (
+        dom.index("<h2>Summary") < dom.index('class="overview-forest"') < dom.index("<h2>This run")
+    )
