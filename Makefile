@@ -163,11 +163,11 @@ REPORT_OVERVIEW = $(if $(filter preview_study,$(REPORT_TARGET)),results/preview/
 AUDIT_GATE = $(BIN)/python -m isotropy.audit --gate 'make report' \
 	$(if $(wildcard logs/effective-config/$(REPORT_TARGET).yaml),--configfile logs/effective-config/$(REPORT_TARGET).yaml)
 # Are the target's results there? Snakemake plans the report with nothing upstream allowed; when
-# it cannot, one line names what is missing and a target whose results are whole
-# (isotropy.resume), instead of Snakemake's MissingInputException; any other failure shows its end.
+# it cannot, one line names what is missing and a target whose results are whole (isotropy.estimate
+# --whole), instead of Snakemake's MissingInputException; any other failure shows its end.
 REPORT_READY = @plan=$$($(BIN)/snakemake -n $(REPORT_TARGET) $(REPORT_ARGS) --rerun-triggers mtime \
 	--allowed-rules $(REPORT_TARGET) $(REPORT_RULES) $(COPY_RULES) 2>&1) || { $(BIN)/python -m \
-	isotropy.resume --target $(REPORT_TARGET) --configfile $(REPORT_CONFIG_FILES) || exit 1; \
+	isotropy.estimate --whole --target $(REPORT_TARGET) --configfile $(REPORT_CONFIG_FILES) || exit 1; \
 	printf '%s\n' "$$plan" | tail -n 25; exit 1; }
 # make expands a recipe whole before its first line runs, LAST_RUN read in: the folder is checked
 # first, as a prerequisite (a pipe there would block make itself).

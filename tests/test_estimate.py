@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 import tiny_workflow
 import yaml
 
-from isotropy import costs, estimate
+from isotropy import costs, estimate, studies
 from isotropy.studies import paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
@@ -523,3 +524,30 @@ def test_a_target_snakemake_cannot_make_says_so(capsys):
     err = capsys.readouterr().err
     assert err.startswith("x_study: no time estimate: Snakemake's dry run failed: "), err
     assert "x_study" in err.split("failed: ")[1]
+
+
+def test_a_report_of_missing_results_says_so_in_one_line_and_names_the_whole_target(
+    tmp_path, monkeypatch, capsys
+):
+    """Issue 83: after a preview, the last run's main study has no results; `make report` says
+    so and names the preview, whose results are whole (it once printed a MissingInputException
+    of 25 lines)."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(ROOT / "config.yaml", "config.yaml")
+    config = workflow_config.load_config(["config.yaml"])
+    assert estimate.report_ready("main_study", ["config.yaml"]) == 1
+    assert capsys.readouterr().err == (
+        "make report: main_study has no results yet (results/main/table1.csv and 5 more "
+        "missing); make it first (make run)\n"
+    )
+    for path in studies.target_rules(config)["preview_study"]:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).touch()
+    assert estimate.report_ready("preview_study", ["config.yaml"]) == 0
+    assert estimate.report_ready("main_study", ["config.yaml"]) == 1
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and said.endswith(
+        "preview_study's results are whole: make report REPORT_TARGET=preview_study\n"
+    )
+    assert estimate.report_ready("main_study", ["no-such.yaml"]) == 1
+    assert "configuration error" in capsys.readouterr().err

@@ -42,7 +42,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--target", required=True, help="the Snakemake target: main_study, preview_study, ..."
     )
+    parser.add_argument(
+        "--whole",
+        action="store_true",
+        help="instead: are the target's results all there? (make report; one line if not)",
+    )
     args = parser.parse_args(argv)
+    if args.whole:
+        return report_ready(args.target, args.configfile)
     study = next((s for s in studies.REGISTRY if s.target == args.target), None)
     try:
         config = workflow_config.load_config(args.configfile)
@@ -68,6 +75,51 @@ def main(argv: list[str] | None = None) -> int:
     lines, _ = describe(config, jobs, device, args.target)
     print("\n".join(lines))
     return 0
+
+
+# The targets a newcomer makes (make run, make preview), offered when the reported one is missing.
+REPORTABLE = ("preview_study", "main_study")
+
+
+def missing_results(target: str, configfiles: list[str]) -> list[str]:
+    """The final files of ``target`` (rule all's for ``all``) under ``configfiles`` that the
+    folder lacks."""
+    config = workflow_config.load_config(configfiles)
+    wanted = studies.target_rules(config).get(target) or studies.rule_all_targets(config)
+    return [path for path in wanted if not Path(path).exists()]
+
+
+def report_ready(target: str, configfiles: list[str]) -> int:
+    """0 when ``target``'s results are all there; else 1, and one line naming the first missing
+    file and a target whose results are whole (with the command that reports it)."""
+    try:
+        missing = missing_results(target, configfiles)
+    except (workflow_config.ConfigError, OSError) as error:
+        print(f"make report: configuration error: {error}", file=sys.stderr)
+        return 1
+    if not missing:
+        return 0
+    # Each other target with the configuration its last run recorded, if it ran.
+    recorded = {t: Path(paths.EFFECTIVE_CONFIG) / f"{t}.yaml" for t in REPORTABLE}
+    whole = [
+        other
+        for other in REPORTABLE
+        if other != target
+        and not missing_results(
+            other, [str(recorded[other])] if recorded[other].is_file() else configfiles
+        )
+    ]
+    more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+    hint = (
+        f"{whole[0]}'s results are whole: make report REPORT_TARGET={whole[0]}"
+        if whole
+        else f"make it first (make {'preview' if target == 'preview_study' else 'run'})"
+    )
+    print(
+        f"make report: {target} has no results yet ({missing[0]}{more} missing); {hint}",
+        file=sys.stderr,
+    )
+    return 1
 
 
 JOB_HEADER = re.compile(r"^(?:local)?rule (\w+):$")
