@@ -15,7 +15,7 @@ CONFIGFILES := --configfile $(CONFIG_FILES)
 # Before a long run: the settings and the time left, from measured per-update costs.
 ESTIMATE = $(BIN)/python -m isotropy.estimate --configfile $(CONFIG_FILES) --target
 
-.PHONY: run preview sensitivity resume test test-fast figures audit report folder-check lint install clean-venv relock
+.PHONY: help slurm-plan run preview sensitivity resume test test-fast figures audit report folder-check lint install clean-venv relock
 
 # `make run`, `make preview` and `make resume` remember their target in LAST_RUN (and the run,
 # when it starts, writes its effective configuration to logs/effective-config/<target>.yaml;
@@ -23,13 +23,25 @@ ESTIMATE = $(BIN)/python -m isotropy.estimate --configfile $(CONFIG_FILES) --tar
 # REPORT_CONFIG_FILES="..." instead).
 # Written beside it and renamed over it: a planted link there is replaced, never written through.
 LAST_RUN := logs/last_run.txt
-remember = @mkdir -p logs && tmp=$$(mktemp logs/.last_run.XXXXXX) && \
-	printf 'TARGET=%s\nCONFIG_FILES=%s\n' '$(1)' '$(CONFIG_FILES)' > "$$tmp" && mv -f "$$tmp" $(LAST_RUN)
+# Snakemake options that only plan or list (a dry run: -n, -np; --summary, -S, -D; graphs): such
+# a command runs nothing, so it leaves LAST_RUN, and what `make report` reports, as it was.
+PLAN_OPTIONS := --dry-run --dryrun --summary --detailed-summary --list-changes --lc --dag \
+	--rulegraph --filegraph --d3dag --list-rules --list-target-rules
+plan_only = $(strip $(filter $(PLAN_OPTIONS),$(SNAKEMAKE_ARGS)) $(foreach word,$(filter-out \
+	--%,$(filter -%,$(SNAKEMAKE_ARGS))),$(if $(findstring n,$(word))$(findstring S,$(word))$(findstring D,$(word)),$(word))))
+remember = $(if $(plan_only),@echo "$(plan_only) only plans: $(LAST_RUN) unchanged (make report reports the last run)",\
+	@mkdir -p logs && tmp=$$(mktemp logs/.last_run.XXXXXX) && \
+	printf 'TARGET=%s\nCONFIG_FILES=%s\n' '$(1)' '$(CONFIG_FILES)' > "$$tmp" && mv -f "$$tmp" $(LAST_RUN))
 # The folder may be someone else's: before Snakemake starts, its records, links, pipes and the
 # config files are checked (isotropy.trust), and no `python -m` here imports from it
 # (PYTHONSAFEPATH; Snakemake's processes: rules/common.smk).
 TRUST = $(BIN)/python -m isotropy.trust
 run preview resume folder-check: export PYTHONSAFEPATH = 1
+
+# `make` alone, or `make help`: every target with its one line (the `## ` after its name).
+.DEFAULT_GOAL := help
+help:  ## this list
+	@awk -F ':[^#]*## ' '/^[a-z-]+:[^#=]*## /{printf "  make %-12s %s\n", $$1, $$2}' $(firstword $(MAKEFILE_LIST))
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -41,9 +53,9 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/activate
 	$(BIN)/python -m pip install --quiet -e '.[workflow,test]'
 	touch $@
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed  ## the pinned packages into .venv (about 2.3 GB; every target runs it first)
 
-run: install
+run: install  ## the main study as in the paper -> results/main/ (prints its estimate first)
 	$(TRUST) --configfile $(CONFIG_FILES)
 	$(call remember,main_study)
 	$(ESTIMATE) main_study
@@ -51,14 +63,14 @@ run: install
 
 # The main study's tables and figures with one seed and a coarse metric stride (config `preview`),
 # in results/preview/: a first look in minutes, never to be mistaken for results/main/.
-preview: install
+preview: install  ## the main study, one seed, coarse metrics -> results/preview/ (minutes)
 	$(TRUST) --configfile $(CONFIG_FILES)
 	$(call remember,preview_study)
 	$(ESTIMATE) preview_study
 	$(BIN)/snakemake --cores $(CORES) preview_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
 # The sensitivity study (config `sensitivity`; docs/sensitivity.md): its cost first.
-sensitivity: install
+sensitivity: install  ## the sensitivity study -> results/sensitivity/
 	$(ESTIMATE) sensitivity_study
 	$(BIN)/snakemake --cores $(CORES) sensitivity_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
@@ -66,7 +78,7 @@ sensitivity: install
 # on; the profile's rerun-incomplete makes the half-written jobs again. TARGET=preview_study etc.
 # Refused while a Snakemake process still runs in this folder (isotropy.resume).
 TARGET ?= main_study
-resume: install
+resume: install  ## after a killed run: unlock, then run TARGET (default main_study) again
 	$(BIN)/python -m isotropy.resume
 	$(TRUST) --configfile $(CONFIG_FILES)
 	$(call remember,$(TARGET))
@@ -74,11 +86,23 @@ resume: install
 	$(ESTIMATE) $(TARGET)
 	$(BIN)/snakemake --cores $(CORES) $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
+# SLURM's plan for TARGET without running a job: each rule's job count and what it asks SLURM for
+# (threads, memory, minutes, GPU), one line a rule instead of the dry run's block a job.
+SLURM_PLAN_AWK = /^(local)?rule [a-z0-9_]+:$$/ { rule = $$2; sub(":", "", rule); if (!(rule in jobs)) \
+	names[++k] = rule; jobs[rule]++; threads = 1 } /^    threads: / { threads = $$2 } /^    resources: / \
+	{ sub(/^    resources: /, ""); gsub(/(tmpdir|mem|mem_mib|disk|disk_mb|disk_mib)=[^,]*(, |$$)/, ""); \
+	r = "threads=" threads ", " $$0; if (!((rule, r) in seen)) { seen[rule, r] = 1; \
+	req[rule] = req[rule] (req[rule] ? " | " : "") r } } END { printf "%-30s %5s  %s\n", "rule", \
+	"jobs", "requests"; for (i = 1; i <= k; i++) printf "%-30s %5d  %s\n", names[i], jobs[names[i]], req[names[i]] }
+slurm-plan: install  ## SLURM's requests for TARGET (default main_study), one line a rule; runs nothing
+	@plan=$$($(BIN)/snakemake --profile slurm -n $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS) 2>&1) || \
+		{ printf '%s\n' "$$plan" | tail -n 20; exit 1; }; printf '%s\n' "$$plan" | awk '$(SLURM_PLAN_AWK)'
+
 # Re-draw the figures of FIGURE_STUDIES (default: what `make run` makes) from stored traces.
 # --allowed-rules guarantees that nothing upstream runs: a missing trace is an error, never a retraining.
 FIGURE_STUDIES ?= main
 PLOT_RULES := plot_metric_curves plot_silhouette_vs_isoscore
-figures: install
+figures: install  ## re-draw the main study's figures from stored traces; never trains
 	$(BIN)/snakemake --cores $(CORES) figures $(CONFIGFILES) --config 'studies=[$(FIGURE_STUDIES)]' \
 		--allowed-rules $(PLOT_RULES) --forcerun $(PLOT_RULES) $(SNAKEMAKE_ARGS)
 
@@ -86,7 +110,7 @@ figures: install
 # SOURCE again and record its new sha256 in the sources lock (config/sources.lock), keeping
 # the record it replaces; the audit then flags what was made before (docs/online-sources.md).
 SOURCE ?=
-relock: install
+relock: install  ## accept a changed upstream file: make relock SOURCE=<source>
 	$(if $(strip $(SOURCE)),,$(error make relock: give SOURCE=<a key of config 'sources'>, e.g. make relock SOURCE=codwoe))
 	$(if $(ISOTROPY_MIRROR),$(error make relock: unset ISOTROPY_MIRROR: a relock fetches from the original source (a mirror's files are checked by its MANIFEST.tsv, never the lock)))
 	chmod u+w resources/raw/$(SOURCE)/manifest.json 2>/dev/null || true
@@ -104,7 +128,7 @@ AUDIT_TARGET ?= $(or $(LAST_TARGET),all)
 AUDIT_CONFIG_FILES ?= $(or $(wildcard logs/effective-config/$(AUDIT_TARGET).yaml),$(CONFIG_FILES))
 check_audit_target = $(if $(filter-out 1,$(words $(AUDIT_TARGET)))$(filter-out $(REPORT_TARGETS),$(AUDIT_TARGET)),\
 	$(error make audit: target '$(AUDIT_TARGET)' (from $(if $(filter command line environment,$(origin AUDIT_TARGET)),AUDIT_TARGET,$(LAST_RUN))) is not one of: $(REPORT_TARGETS); give AUDIT_TARGET=<one of them>))
-audit: install folder-check
+audit: install folder-check  ## walk every result of the last run back to the raw downloads
 	$(check_audit_target)$(BIN)/python -m isotropy.resume --before audit
 	$(BIN)/python -m isotropy.trust --configfile $(AUDIT_CONFIG_FILES)
 	@echo "make audit: target $(AUDIT_TARGET) with $(AUDIT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); AUDIT_TARGET=... AUDIT_CONFIG_FILES=\"...\" choose another)"
@@ -131,7 +155,7 @@ REPORT_ARGS = --configfile $(REPORT_CONFIG_FILES) $(if $(REPORT_STUDY),--config 
 # or not, so forcing the other target's rules asks for results that run never made (issue 48).
 REPORT_RULES = $(if $(filter preview_study,$(REPORT_TARGET)),check_claims_preview compare_with_papers_preview report_overview_preview,check_claims compare_with_papers report_overview)
 # The workflow files the verdicts read, copied into the folder (rules/provenance.smk): cheap.
-COPY_RULES := copy_published_values copy_protocol_effects
+COPY_RULES := copy_published_values copy_protocol_effects copy_committed_verdicts
 # The sensitivity study makes no claims: its report has none (report/workflow.rst says so).
 REPORT_OVERVIEW = $(if $(filter preview_study,$(REPORT_TARGET)),results/preview/report/overview.html,$(if $(filter sensitivity_study,$(REPORT_TARGET)),,results/report/overview.html))
 # Nothing is re-made from results the folder's records do not vouch for: the record walk of the
@@ -139,14 +163,22 @@ REPORT_OVERVIEW = $(if $(filter preview_study,$(REPORT_TARGET)),results/preview/
 # result forged with its own record stays a finding after any number of reports.
 AUDIT_GATE = $(BIN)/python -m isotropy.audit --gate 'make report' \
 	$(if $(wildcard logs/effective-config/$(REPORT_TARGET).yaml),--configfile logs/effective-config/$(REPORT_TARGET).yaml)
+# Are the target's results there? Snakemake plans the report with nothing upstream allowed; when
+# it cannot, one line names what is missing and a target whose results are whole (isotropy.estimate
+# --whole), instead of Snakemake's MissingInputException; any other failure shows its end.
+REPORT_READY = @plan=$$($(BIN)/snakemake -n $(REPORT_TARGET) $(REPORT_ARGS) --rerun-triggers mtime \
+	--allowed-rules $(REPORT_TARGET) $(REPORT_RULES) $(COPY_RULES) 2>&1) || { $(BIN)/python -m \
+	isotropy.estimate --whole --target $(REPORT_TARGET) --configfile $(REPORT_CONFIG_FILES) || exit 1; \
+	printf '%s\n' "$$plan" | tail -n 25; exit 1; }
 # make expands a recipe whole before its first line runs, LAST_RUN read in: the folder is checked
 # first, as a prerequisite (a pipe there would block make itself).
 folder-check: install
 	$(TRUST)
-report: install folder-check
+report: install folder-check  ## report.html: the last run, its claims, the paper comparison, every figure
 	$(check_report_target)$(BIN)/python -m isotropy.resume --before report
 	$(TRUST) --configfile $(REPORT_CONFIG_FILES)
 	$(AUDIT_GATE)
+	$(REPORT_READY)
 	@echo "make report: target $(REPORT_TARGET) with $(REPORT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); REPORT_TARGET=... REPORT_CONFIG_FILES=\"...\" choose another)"
 	$(if $(REPORT_OVERVIEW),$(BIN)/snakemake --cores 1 $(REPORT_OVERVIEW) $(REPORT_ARGS) --rerun-triggers mtime \
 		--forcerun $(REPORT_RULES) --allowed-rules $(REPORT_RULES) $(COPY_RULES) $(SNAKEMAKE_ARGS))
@@ -155,7 +187,7 @@ report: install folder-check
 		$(REPORT_TARGET) $(REPORT_OVERVIEW) $(REPORT_ARGS) $(SNAKEMAKE_ARGS)
 	$(BIN)/python -m isotropy.intake place $(REPORT_PARTIAL) $(REPORT)
 
-lint: install
+lint: install  ## ruff, mypy, snakefmt and snakemake --lint
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/snakefmt --check Snakefile rules
@@ -164,13 +196,13 @@ lint: install
 	$(BIN)/python .ci/commit_msg.py
 
 # Everything CI runs (.ci/run), end-to-end and SLURM tests included.
-test: install
+test: install  ## every test, as CI runs it
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The quick tier: everything but the end-to-end Snakemake runs and the SLURM cluster (markers
 # `slow` and `slurm`, pyproject.toml).
-test-fast: install
+test-fast: install  ## the quick tier: no end-to-end runs, no SLURM
 	$(BIN)/python -m pytest -m 'not slow and not slurm' $(PYTEST_ARGS)
 
-clean-venv:
+clean-venv:  ## remove .venv
 	rm -rf $(VENV)

@@ -52,6 +52,24 @@ use rule copy_published_values as copy_protocol_effects with:
         ).hexdigest(),
 
 
+# The committed protocol run's verdicts (docs/data/main_verdicts.csv), copied likewise for the
+# report's opening page (rule report_overview), which shows them beside its run's own.
+use rule copy_published_values as copy_committed_verdicts with:
+    output:
+        table=paths.COMMITTED_VERDICTS,
+    log:
+        logs(f"{paths.COMMITTED_VERDICTS}.log"),
+    params:
+        source=paths.WORKFLOW_COMMITTED_VERDICTS,
+        sha256=hashlib.sha256(
+            Path(
+                str(workflow.current_basedir),
+                os.pardir,
+                paths.WORKFLOW_COMMITTED_VERDICTS,
+            ).read_bytes()
+        ).hexdigest(),
+
+
 # results/claims.csv (one row per claim × setup: measured value, threshold, verdict) and a
 # markdown summary. Its inputs are the result tables of every study in config `studies`, made
 # if needed (the I-STAR grid too, when listed); a study left out has its claims "not run".

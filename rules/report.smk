@@ -8,6 +8,7 @@ rule report_overview:
     input:
         claims=paths.CLAIMS,
         comparison=paths.PAPER_COMPARISON,
+        committed=paths.COMMITTED_VERDICTS,
         tables=studies.report_tables(config),
     output:
         html=report(
@@ -52,6 +53,7 @@ use rule report_overview as report_overview_preview with:
     input:
         claims=paths.PREVIEW_CLAIMS,
         comparison=paths.PREVIEW_PAPER_COMPARISON,
+        committed=paths.COMMITTED_VERDICTS,
         tables=studies.report_tables(config, preview=True),
     output:
         html=report(

@@ -16,9 +16,8 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     log = logging.getLogger("isotropy.audit")
     findings = audit(".", mirror=snakemake.config.get("mirror"))
-    table = format_table(findings)
-    print(table)
-    log.info("audit table:\n%s", table)
+    # Once: the log's records go to the terminal too (a print beside them showed it twice).
+    log.info("audit table:\n%s", format_table(findings))
     write_tsv(findings, snakemake.params.table)
     bad = grouped(failures(findings))  # names escaped: a line break never forges a line
     for files, _, check, reason in bad:

@@ -44,6 +44,7 @@ def main(snakemake):
         preview=preview,
         tables={path: pd.read_csv(path) for path in snakemake.input.tables},
         forest=forest,
+        committed=pd.read_csv(snakemake.input.committed),
     )
     with atomic_path(snakemake.output.html) as tmp:
         with open(tmp, "w", encoding="utf-8") as handle:

@@ -49,7 +49,7 @@ def open_in_browser(text: str, folder: Path, screenshot: str | None = None) -> s
     if screenshot is not None:
         shot = folder / screenshot
         made = headless_browser.run(
-            page, folder / "profile2", f"--screenshot={shot}", size="1400,1800"
+            page, folder / "profile2", f"--screenshot={shot}", size="1400,900"
         )
         assert made.returncode == 0 and shot.stat().st_size > 10_000, made.stderr[-2000:]
         if os.environ.get("ISOTROPY_UPDATE_SCREENSHOTS"):

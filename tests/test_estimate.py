@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 import tiny_workflow
 import yaml
 
-from isotropy import costs, estimate
+from isotropy import costs, estimate, studies
 from isotropy.studies import paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
@@ -301,17 +302,52 @@ def test_the_run_not_its_dry_run_records_its_effective_configuration(tmp_path):
     assert "3 of 3 steps (100%) done" in result.stderr, result.stderr
 
 
-def test_the_estimate_is_for_the_idle_machine_and_says_a_busy_one_is_slower(monkeypatch):
-    """The time printed is for this machine's cores idle, whatever its load: one sentence says a
-    busy machine takes longer (the busy-machine line and its contention model are gone)."""
+def test_the_estimate_gives_the_idle_time_and_the_time_at_the_present_load(monkeypatch):
+    """Idle cores: the idle time alone. A busy machine (issue 83, point 5): also the time at its
+    present load, each job's CPU work x the contention and its start-up as it is; a contention
+    the run hardly feels (< 1.25) adds nothing, and neither does a GPU."""
     monkeypatch.setattr(costs, "available_cores", lambda: 2)
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
     config["device"] = "cpu"
-    lines, _ = estimate.describe(config, _main_jobs(config, "preview"), "cpu", "preview_study")
+    jobs = _main_jobs(config, "preview")
+    idle = costs.Pace(job_overhead=7.0)
+    lines, total = estimate.describe(config, jobs, "cpu", "preview_study", idle)
     assert lines[0].endswith(
-        "for 2 idle cores, start-ups included (a machine busy with other work takes longer)"
+        f"about {estimate.duration(total)} for 2 idle cores, start-ups included"
     )
     assert lines[-1].startswith("CPU costs x 1.00: a fixed one-thread workload took 0.090 CPU-s")
+    # One 2-thread job at a time on 2 cores: every job's start-up adds 7 s, unscaled.
+    start_ups = 7.0 * len(jobs)
+    busy, same = estimate.describe(
+        config, jobs, "cpu", "x", costs.Pace(job_overhead=7.0, contention=3.0)
+    )
+    expected = start_ups + 3 * (total - start_ups)
+    assert same == total and busy[0].endswith(
+        f"start-ups included; at this machine's present load about {estimate.duration(expected)} "
+        "(its CPU work 3.0x slower: isotropy.costs.contention_probe)"
+    )
+    hardly = costs.Pace(job_overhead=7.0, contention=1.2)
+    assert estimate.describe(config, jobs, "cpu", "x", hardly)[0][0].endswith("included")
+    gpu = costs.Pace(job_overhead=7.0, contention=3.0)
+    assert "load" not in estimate.describe(config, jobs, "cuda", "x", gpu)[0][0]
+
+
+def test_the_contention_is_what_the_probe_read(monkeypatch):
+    """Where the probe's processes each got a quarter of a core, a job's CPU work takes 4 times
+    as long; on idle cores, as long as measured."""
+    monkeypatch.setattr(costs, "available_cores", lambda: 2)
+    monkeypatch.setattr(costs, "speed_probe", lambda: costs.PROBE_CPU_SECONDS)
+    monkeypatch.setattr(costs, "contention_probe", lambda processes: 4.0)
+    assert costs.Pace.here().contention == 4.0
+    monkeypatch.setattr(costs, "contention_probe", lambda processes: 1.0)
+    assert costs.Pace.here().contention == 1.0
+
+
+def test_the_contention_probe_reads_its_processes_wall_over_cpu_time():
+    """Each process times itself (wall over its CPU time, so a fork's start never counts); the
+    probe gives their median, never less than 1 (idle cores)."""
+    assert 0.5 <= costs._timed_products(5) < 1000
+    assert 1.0 <= costs.contention_probe(2, products=5, repeats=1) < 1000
 
 
 def test_jobs_are_costed_by_their_records_and_short_ones_by_their_start_up():
@@ -488,3 +524,30 @@ def test_a_target_snakemake_cannot_make_says_so(capsys):
     err = capsys.readouterr().err
     assert err.startswith("x_study: no time estimate: Snakemake's dry run failed: "), err
     assert "x_study" in err.split("failed: ")[1]
+
+
+def test_a_report_of_missing_results_says_so_in_one_line_and_names_the_whole_target(
+    tmp_path, monkeypatch, capsys
+):
+    """Issue 83: after a preview, the last run's main study has no results; `make report` says
+    so and names the preview, whose results are whole (it once printed a MissingInputException
+    of 25 lines)."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(ROOT / "config.yaml", "config.yaml")
+    config = workflow_config.load_config(["config.yaml"])
+    assert estimate.report_ready("main_study", ["config.yaml"]) == 1
+    assert capsys.readouterr().err == (
+        "make report: main_study has no results yet (results/main/table1.csv and 5 more "
+        "missing); make it first (make run)\n"
+    )
+    for path in studies.target_rules(config)["preview_study"]:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).touch()
+    assert estimate.report_ready("preview_study", ["config.yaml"]) == 0
+    assert estimate.report_ready("main_study", ["config.yaml"]) == 1
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and said.endswith(
+        "preview_study's results are whole: make report REPORT_TARGET=preview_study\n"
+    )
+    assert estimate.report_ready("main_study", ["no-such.yaml"]) == 1
+    assert "configuration error" in capsys.readouterr().err

@@ -214,6 +214,21 @@ def test_forest_rows_are_the_judged_rows_with_a_paper_value_and_a_band():
     ]
 
 
+def test_exact_counts_are_drawn_below_the_correlations():
+    """Issue 83: the plot opened on four trivially right counts; a reader looks for the
+    correlations. Rows of other rules keep the table's order."""
+    count = _row(
+        "Table 1, row snli, column items", "miniLM/snli", 9842, 9842, T.AGREES, band=(0, 0)
+    )
+    r = _row("§3.2, r, snli", "miniLM/snli", -0.878, -0.873, T.AGREES, (-0.01, 0), (-0.05, 0.05))
+    table = pd.DataFrame([{**count, "tolerance": "exact"}, r])
+    assert forest_rows(table)["source"].tolist() == ["§3.2, r, snli", count["source"]]
+    assert forest_rows(pd.DataFrame([count, r]))["source"].tolist() == [
+        count["source"],
+        r["source"],
+    ]
+
+
 def test_a_table_without_the_band_columns_is_refused_by_name():
     with pytest.raises(ValueError, match=r"no column \['d_low', 'd_high', 'band_low'"):
         forest_rows(small_table().drop(columns=["d_low", "d_high", "band_low"]))
@@ -269,7 +284,7 @@ def test_the_caption_states_the_settings_and_names_every_stand_in_once():
     assert caption.count(GLOVE) == 1
 
 
-def test_the_page_opens_on_the_forest_plot_then_the_run(tmp_path):
+def test_the_page_opens_on_the_summary_and_the_forest_plot_then_the_run(tmp_path):
     table = small_table()
     png = tmp_path / "forest.png"
     plot_forest(table, tmp_path / "forest.pdf", png)
@@ -286,11 +301,12 @@ def test_the_page_opens_on_the_forest_plot_then_the_run(tmp_path):
     page = overview_html(
         claims, table, studies=["main"], seeds={"main": [0]}, stand_ins={}, forest=forest
     )
-    assert page.index("<figure") < page.index("This run") < page.index("Claims check")
+    run = page.index("<h2>This run")
+    assert page.index("<h2>Summary") < page.index("<figure") < run < page.index("Claims check")
     embedded = re.search(r'src="data:image/png;base64,([^"]+)"', page).group(1)
     assert base64.b64decode(embedded) == png.read_bytes()
     assert "<figcaption>the caption &lt;b&gt;</figcaption>" in page
-    drawn_first = page[: page.index("This run")]
+    drawn_first = page[:run]
     for reason in listed_rows(table)["reason"]:
         assert html.escape(reason, quote=False) in drawn_first
     assert "below -0.998 in every one of 5 seeds" in drawn_first  # judged, nothing to draw
@@ -429,4 +445,6 @@ def test_a_browser_shows_the_forest_plot_first_on_the_page(tmp_path):
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert forest_image_size(shown.stdout) == Image.open(png).size
     dom = shown.stdout
-    assert dom.index('class="overview-forest"') < dom.index("This run")
+    assert (
+        dom.index("<h2>Summary") < dom.index('class="overview-forest"') < dom.index("<h2>This run")
+    )

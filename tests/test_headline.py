@@ -48,6 +48,14 @@ def test_the_committed_run_is_at_the_papers_protocol():
 
 
 @needs_run
+def test_the_report_s_copy_of_the_verdicts_is_the_committed_run_judged():
+    """docs/data/main_verdicts.csv, which every report shows beside its run's own (issue 83; its
+    staleness: tests/test_committed.py)."""
+    text = (ROOT / headline.VERDICTS).read_text(encoding="utf-8")
+    assert "agrees" in text and "code ed3f5e44d86a; 5 seeds, 1000 updates" in text
+
+
+@needs_run
 def test_the_readme_names_every_setup_with_a_verdict():
     block = headline.readme_block(ROOT)
     for setup in SETUPS:
@@ -227,3 +235,21 @@ def test_the_repeat_on_another_device_matches_its_record_and_shows_a_planted_dif
     assert shown["snli"] == pytest.approx(0.01, abs=1e-5) and shown["polarity"] < 1e-5
     with pytest.raises(ValueError, match="one device only"):
         headline.device_differences(cpu, other.iloc[1:])
+
+
+def test_the_readme_s_one_sentence_says_what_the_committed_verdicts_say():
+    """The README's headline sentence is typed: it must stay what the generated verdicts say
+    (issue 83: one sentence, then the table)."""
+    readme = " ".join((ROOT / headline.README).read_text(encoding="utf-8").split())
+    assert (
+        "the correlation of IsoScore with the silhouette agrees with the paper on both sentence "
+        "tasks; the two word-vector tasks run on offline stand-ins and are not judged" in readme
+    )
+    rows = pd.read_csv(ROOT / headline.VERDICTS)
+    pearson = rows[rows["quantity"] == "pearson_r"].set_index("setup")["verdict"]
+    assert pearson.to_dict() == {
+        "miniLM/polarity": "agrees",
+        "miniLM/snli": "agrees",
+        "word2vec/pos": "stand-in: not judged",
+        "word2vec/supersense": "stand-in: not judged",
+    }

@@ -2,7 +2,8 @@
 clone of this repository (issue 48): `make run` then `make report`, then `make preview` then
 `make report`, with the tiny configuration and one seed laid over (`CONFIG=...`) and
 `ISOTROPY_MIRROR` pointing at a cut-down copy of the mirror; each report opened in headless
-Chromium shows the claims of the run it reports.
+Chromium shows the claims of the run it reports. After the preview, the README's dry run
+(`make run SNAKEMAKE_ARGS=-n`) must leave what `make report` reports as it was (issue 83).
 
 `make run` comes first so that one clone covers both ways the report once failed: after `make run`
 alone the preview's results are absent, and after `make preview` the other configured studies
@@ -124,6 +125,11 @@ def quickstart(mirror_root, tmp_path_factory):
     for target, command in (("main_study", "run"), ("preview_study", "preview")):
         seconds[command] = _make(clone, env, command, config)
         seconds[f"report after {command}"] = _make(clone, env, "report", after=f"make {command}")
+        if command == "preview":  # issue 83: the README's dry run changes nothing it reports
+            last_run = (clone / "logs/last_run.txt").read_text()
+            _make(clone, env, "run", "SNAKEMAKE_ARGS=-n", after="make preview")
+            assert (clone / "logs/last_run.txt").read_text() == last_run
+            seconds["report after the dry run"] = _make(clone, env, "report", after="make run -n")
         if command == "run":  # the report made nothing of the preview
             assert not (clone / "results/preview").exists()
         claims = clone / (
@@ -210,10 +216,16 @@ def test_report_after_make_preview_shows_the_preview_and_its_claims(quickstart, 
     assert desc.index("This run (PREVIEW)") < desc.index("Claims check (PREVIEW)")
     assert desc.index("Claims check (PREVIEW)") < desc.index("Paper comparison (PREVIEW)")
     assert "PREVIEW (make preview)" in desc and "Target: preview_study (make preview)" in desc
-    assert "silhouette rises" in desc and "<code>results/preview/correlations.csv</code>" in desc
+    assert "silhouette rises" in desc
+    assert '<span class="file">results/preview/correlations.csv</span>' in desc
     captions = report_pages.captions(text)
     assert "results/preview/claims.csv" in captions and "results/main/table1.csv" not in captions
     dom = report_pages.open_in_browser(text, tmp_path, "report_first_page_preview.png")
+    # Issue 83: the first screen says what replicated, beside the committed protocol run.
+    assert dom.index("Summary (PREVIEW)") < dom.index("Our numbers against the papers'")
+    committed = (ROOT / "docs/data/main_verdicts.csv").read_text(encoding="utf-8")
+    made_by = next(csv.DictReader(committed.splitlines()))["run"]  # its commit and settings
+    assert "the committed protocol run" in dom and made_by in dom
     assert dom.index("This run (PREVIEW)") < dom.index("Claims check (PREVIEW)")
     assert "Target: main_study" not in dom
     assert dom.count('overview-table"') == 4  # claims, comparison, table1, correlations

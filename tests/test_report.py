@@ -158,13 +158,14 @@ def test_first_page_opens_on_the_run_its_claims_and_the_paper_comparison(report)
     tables = desc[desc.index("<h2>Tables</h2>") :]
     for path in ("results/claims.csv", "results/paper_comparison.csv", *EXPECTED, *EXPECTED_OTHER):
         if path.endswith(".csv"):
-            section = tables.split(f"<code>{path}</code>", 1)
+            section = tables.split(f'<span class="file">{path}</span>', 1)
             assert len(section) == 2, f"{path} is not shown as a table on the first page"
             assert section[1].index("<table") < section[1].index("</details>"), path
     assert "Configuration files" not in desc and "{'" not in desc and "['" not in desc
     # It opens on the forest plot of the paper comparison, its caption stating what made it,
     # the rows it cannot draw listed under it with their reason.
     forest = desc[: desc.index("<h2>This run")]
+    assert forest.index("<h2>Summary") < forest.index('<figure class="overview-forest"')
     assert forest.index('<figure class="overview-forest"') < forest.index("Measured, not judged")
     assert "Seeds: main 0, 1; glue 0; istar 0; geometry 0." in forest
     assert "Metrics recorded: main after every update; glue after every update." in forest

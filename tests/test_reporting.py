@@ -59,7 +59,7 @@ def test_overview_lists_the_run_then_claims_then_comparison():
         tables={"results/main/table1.csv": pd.DataFrame({"dataset": ["polarity"], "items": [160]})},
     )
     assert page.index("This run") < page.index("Claims check") < page.index("Paper comparison")
-    assert "2 checks: 1 supported, 1 not run" in page
+    assert "2 checks: supported (1), not run (1)" in page
     assert "silhouette &lt;rises&gt;" in page  # escaped
     assert "0.06349" in page and "Seeds: main 0." in page and "GloVe 50-d for word2vec" in page
     assert page.count("<tr") == 1 + 1 + 1 + 1 + 3 + 2 + 2  # the short tables, then the full ones
@@ -67,7 +67,8 @@ def test_overview_lists_the_run_then_claims_then_comparison():
     assert "Configuration: the defaults (config.yaml)." in page
     # every table in full, as an HTML table: claims (both rows), comparison, the run's tables
     tables = page[page.index("<h2>Tables</h2>") :]
-    assert tables.count("<table") == 3 and "<code>results/main/table1.csv</code> (1 rows)" in tables
+    assert tables.count("<table") == 3
+    assert '<span class="file">results/main/table1.csv</span> (1 rows)' in tables
     assert "<td>not run</td>" in tables and "<td>Cai et al. 2021, Table 3</td>" in tables
     assert "{" not in page and "[" not in page  # no raw Python structure
 
@@ -117,8 +118,11 @@ def test_a_previews_overview_says_so_and_names_its_target_and_configuration():
         "metrics after every 10th update" in page and "Target: preview_study (make preview)" in page
     )
     assert "Configuration: logs/effective-config/preview_study.yaml." in page
-    assert "<code>results/preview/claims.csv</code>" in page and "Stand-ins: none." in page
-    assert "<code>results/preview/table1.csv</code>" in page
+    assert '<span class="file">results/preview/claims.csv</span>' in page
+    assert (
+        '<span class="file">results/preview/table1.csv</span>' in page
+        and "Stand-ins: none." in page
+    )
 
 
 def test_a_previews_verdicts_are_the_main_studys_marked_and_pointing_at_the_preview():
@@ -210,7 +214,12 @@ def _make_report_commands(workdir, *args):
     gate = [line for line in lines if "isotropy.audit" in line and "--gate" in line]
     assert len(gate) == 1, lines
     assert lines.index(gate[0]) < min(i for i, line in enumerate(lines) if "bin/snakemake" in line)
-    return [line for line in lines if "bin/snakemake" in line or "echo" in line]
+    # then a plan of the report with nothing upstream allowed: are the target's results there?
+    plan = [line for line in lines if line.startswith("plan=")]
+    assert len(plan) == 1 and lines.index(gate[0]) < lines.index(plan[0]), lines
+    return [
+        line for line in lines if ("bin/snakemake" in line or "echo" in line) and line not in plan
+    ]
 
 
 def test_make_report_reports_the_last_run_with_its_effective_configuration(tmp_path):
@@ -254,3 +263,122 @@ def test_the_configuration_is_named_by_its_content_not_by_how_the_run_was_invoke
     assert configuration_line(config, page).endswith(f"in full in {page}.provenance.json")
     rules = (Path(__file__).resolve().parents[1] / "rules" / "report.smk").read_text()
     assert "workflow.configfiles" not in rules
+
+
+def _verdict_rows() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """A preview's claims and comparison (an exact count, a correlation of one seed, a stand-in)
+    and the committed run's verdicts (issue 83)."""
+    claims = pd.DataFrame(
+        {
+            "setup": ["miniLM/polarity", "miniLM/snli", "x"],
+            "statement": ["silhouette rises", "IsoScore falls, see `results/main/x.csv`", "y"],
+            "measured": [0.06, 0.003, None],
+            "threshold": ["> 0", "< 0", ""],
+            "verdict": ["supported", "not supported", "not run"],
+            "paper": ["p", "p", "p"],
+        }
+    )
+    comparison = pd.DataFrame(
+        {
+            "source": ["Table 1", "§3.2", "§3.2"],
+            "quantity": ["items", "pearson_r", "pearson_r"],
+            "setup": ["miniLM/polarity", "miniLM/polarity", "word2vec/pos"],
+            "paper_value": [10662.0, -0.808, -0.947],
+            "our_value": [10662.0, -0.80753, 0.9597],
+            "tolerance": [
+                "exact",
+                "protocol differs: updates 12, the paper's 1000: its effect on pearson_r is not "
+                "measured (config/protocol_effects.csv)",
+                "",
+            ],
+            "verdict": ["agrees", "1 seed: not judged", "stand-in: not judged"],
+        }
+    )
+    committed = pd.DataFrame(
+        {
+            "setup": ["miniLM/polarity", "miniLM/snli"],
+            "quantity": ["pearson_r", "pearson_r"],
+            "paper_value": [-0.808, -0.878],
+            "our_value": [-0.807531, -0.879166],
+            "verdict": ["agrees", "agrees"],
+            "run": ["the committed make run (code ed3f5e44d86a; 5 seeds, 1000 updates)"] * 2,
+        }
+    )
+    return claims, comparison, committed
+
+
+def _page(committed: pd.DataFrame | None = None) -> str:
+    claims, comparison, default = _verdict_rows()
+    return overview_html(
+        claims,
+        comparison,
+        studies=["preview"],
+        seeds={"preview": [0]},
+        stand_ins={},
+        preview="PREVIEW (make preview): seed 0",
+        forest="<h2>FOREST</h2>",
+        committed=default if committed is None else committed,
+    )
+
+
+def test_the_page_opens_on_what_replicated_beside_the_committed_run():
+    """Issue 83: the first lines say what replicated (the row that did not, named), then the
+    committed protocol run's §3.2 verdicts beside this run's, each labelled; the forest after."""
+    page = _page()
+    summary = page[: page.index("FOREST")]
+    assert page.index("Summary (PREVIEW)") < page.index("FOREST") < page.index("<h2>This run")
+    assert (
+        "3 paper numbers and 3 claims: replicated: 2; not replicated: 1; not judged: 1; "
+        "stand-in: 1. Not replicated: IsoScore falls, see results/main/x.csv (miniLM/snli)."
+    ) in summary
+    assert "code ed3f5e44d86a; 5 seeds, 1000 updates" in summary
+    assert "replicated: Pearson r on miniLM/polarity, Pearson r on miniLM/snli" in summary
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", summary, re.S)
+    cells = [re.findall(r"<t[dh]>(.*?)</t[dh]>", row, re.S) for row in rows]
+    assert cells == [
+        ["setup", "statistic", "paper", "this run (PREVIEW)", "the committed protocol run"],
+        [
+            "miniLM/polarity",
+            "Pearson r",
+            "-0.808",
+            "-0.8075: 1 seed: not judged",
+            "-0.8075: agrees",
+        ],
+        ["miniLM/snli", "Pearson r", "-0.878", "not run", "-0.8792: agrees"],
+    ]
+    # Without a committed run: the summary alone.
+    assert "overview-committed" not in _page(pd.DataFrame())
+
+
+def test_whole_numbers_are_printed_whole_on_both_sides():
+    """Issue 83: 10662.000 against 1.066e+04 could not be checked by eye."""
+    page = _page()
+    comparison = page[page.index("Paper comparison") : page.index("<h2>Tables</h2>")]
+    assert comparison.count("<td>10662</td>") == 2 and "1.066e+04" not in page
+    assert "10662.0" not in page and "<td>-0.8075</td>" in comparison
+
+
+def test_no_backticks_and_no_code_elements_on_the_page():
+    """Issue 83: the report's prose style draws a backtick around every <code>, and Markdown's
+    code marks in a cell were shown as typed."""
+    claims, comparison, committed = _verdict_rows()
+    assert "`" in claims["statement"].iloc[1]  # planted
+    page = _page()
+    assert "`" not in page and "<code" not in page
+    assert '<span class="file">results/preview/claims.csv</span>' in page
+
+
+def test_counts_stand_after_their_verdict():
+    """Issue 83: "9 1 seed: not judged" ran a count into a verdict that starts with a digit."""
+    page = _page()
+    assert "3 numbers: 1 seed: not judged (1), agrees (1), stand-in: not judged (1)." in page
+    assert not re.search(r"\d 1 seed", page)
+
+
+def test_the_comparison_shows_each_rule_by_its_kind_the_whole_rule_below():
+    """Issue 83: the whole rule, a paragraph, wrapped to 20 lines a row in a narrow column."""
+    page = _page()
+    short = page[page.index("Paper comparison") : page.index("<h2>Tables</h2>")]
+    assert "<th>rule</th>" in short and "<td>protocol differs</td>" in short
+    assert "its effect on pearson_r" not in short
+    assert "its effect on pearson_r is not measured" in page[page.index("<h2>Tables</h2>") :]

@@ -42,7 +42,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--target", required=True, help="the Snakemake target: main_study, preview_study, ..."
     )
+    parser.add_argument(
+        "--whole",
+        action="store_true",
+        help="instead: are the target's results all there? (make report; one line if not)",
+    )
     args = parser.parse_args(argv)
+    if args.whole:
+        return report_ready(args.target, args.configfile)
     study = next((s for s in studies.REGISTRY if s.target == args.target), None)
     try:
         config = workflow_config.load_config(args.configfile)
@@ -68,6 +75,51 @@ def main(argv: list[str] | None = None) -> int:
     lines, _ = describe(config, jobs, device, args.target)
     print("\n".join(lines))
     return 0
+
+
+# The targets a newcomer makes (make run, make preview), offered when the reported one is missing.
+REPORTABLE = ("preview_study", "main_study")
+
+
+def missing_results(target: str, configfiles: list[str]) -> list[str]:
+    """The final files of ``target`` (rule all's for ``all``) under ``configfiles`` that the
+    folder lacks."""
+    config = workflow_config.load_config(configfiles)
+    wanted = studies.target_rules(config).get(target) or studies.rule_all_targets(config)
+    return [path for path in wanted if not Path(path).exists()]
+
+
+def report_ready(target: str, configfiles: list[str]) -> int:
+    """0 when ``target``'s results are all there; else 1, and one line naming the first missing
+    file and a target whose results are whole (with the command that reports it)."""
+    try:
+        missing = missing_results(target, configfiles)
+    except (workflow_config.ConfigError, OSError) as error:
+        print(f"make report: configuration error: {error}", file=sys.stderr)
+        return 1
+    if not missing:
+        return 0
+    # Each other target with the configuration its last run recorded, if it ran.
+    recorded = {t: Path(paths.EFFECTIVE_CONFIG) / f"{t}.yaml" for t in REPORTABLE}
+    whole = [
+        other
+        for other in REPORTABLE
+        if other != target
+        and not missing_results(
+            other, [str(recorded[other])] if recorded[other].is_file() else configfiles
+        )
+    ]
+    more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+    hint = (
+        f"{whole[0]}'s results are whole: make report REPORT_TARGET={whole[0]}"
+        if whole
+        else f"make it first (make {'preview' if target == 'preview_study' else 'run'})"
+    )
+    print(
+        f"make report: {target} has no results yet ({missing[0]}{more} missing); {hint}",
+        file=sys.stderr,
+    )
+    return 1
 
 
 JOB_HEADER = re.compile(r"^(?:local)?rule (\w+):$")
@@ -122,24 +174,22 @@ def describe(
     a line); any other rule (the short ones: tables, figures, downloads) its start-up, as many
     side by side as the cores allow (one at a time on one GPU)."""
     pace, config = pace or costs.Pace.here(), {**config, "device": device}
-    by_rule: dict[str, list[float]] = {}
-    unknown = []
-    for rule, wildcards in jobs:
-        if rule in JOB_COSTS:
-            seconds = JOB_COSTS[rule](config, wildcards, pace)
-        else:
-            seconds = pace.share(0.0, costs.JOB_THREADS, device)
-        if seconds is None:
-            unknown.append(" ".join([rule, "/".join(wildcards.values())]).strip())
-        by_rule.setdefault(rule, []).append(seconds or 0.0)
+    by_rule, unknown = _job_seconds(config, jobs, pace.idle(), device)
     total = sum(map(sum, by_rule.values()))
     costed = sorted((r for r in by_rule if r in JOB_COSTS), key=lambda r: -sum(by_rule[r]))
     short = [seconds for rule, all_ in by_rule.items() if rule not in JOB_COSTS for seconds in all_]
     clamped = " (clamped)" if pace.speed in costs.SPEED_FACTOR_BOUNDS else ""
+    busy = pace.contention if device == "cpu" else 1.0
+    loaded = sum(map(sum, _job_seconds(config, jobs, pace, device)[0].values()))
+    at_load = (
+        f"; at this machine's present load about {duration(loaded)} (its CPU work {busy:.1f}x "
+        "slower: isotropy.costs.contention_probe)"
+        if busy >= 1.25 and total
+        else ""
+    )
     lines = [
         f"{target}: {len(jobs)} jobs to run (Snakemake's dry run), device {device}; time left: "
-        f"about {duration(total)} for {pace.cores} idle cores, start-ups included (a machine "
-        "busy with other work takes longer)",
+        f"about {duration(total)} for {pace.cores} idle cores, start-ups included{at_load}",
         *(f"  {r}: {len(by_rule[r])} jobs, {duration(sum(by_rule[r]))}" for r in costed),
         f"  {len(short)} short jobs (downloads, preparation, tables, figures): start-ups only, "
         f"{duration(sum(short))}",
@@ -160,6 +210,26 @@ def describe(
     if unknown:
         lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
     return lines, total
+
+
+def _job_seconds(
+    config: Mapping[str, Any],
+    jobs: Sequence[tuple[str, Mapping[str, str]]],
+    pace: costs.Pace,
+    device: str,
+) -> tuple[dict[str, list[float]], list[str]]:
+    """Each rule's jobs' wall seconds at ``pace``, and the jobs no cost is measured for."""
+    by_rule: dict[str, list[float]] = {}
+    unknown = []
+    for rule, wildcards in jobs:
+        if rule in JOB_COSTS:
+            seconds = JOB_COSTS[rule](config, wildcards, pace)
+        else:
+            seconds = pace.share(0.0, costs.JOB_THREADS, device)
+        if seconds is None:
+            unknown.append(" ".join([rule, "/".join(wildcards.values())]).strip())
+        by_rule.setdefault(rule, []).append(seconds or 0.0)
+    return by_rule, unknown
 
 
 def record_effective_config(

@@ -276,6 +276,10 @@ WORKFLOW_PUBLISHED_VALUES = "config/published_values.csv"
 PUBLISHED_VALUES = "resources/published_values.csv"
 WORKFLOW_PROTOCOL_EFFECTS = "config/protocol_effects.csv"
 PROTOCOL_EFFECTS = "resources/protocol_effects.csv"
+# The committed protocol run's §3.2 verdicts (isotropy.committed.main), which every report's
+# opening page shows beside its run's own.
+WORKFLOW_COMMITTED_VERDICTS = "docs/data/main_verdicts.csv"
+COMMITTED_VERDICTS = "resources/committed_verdicts.csv"
 EFFECTIVE_CONFIG = "logs/effective-config"  # + /<target>.yaml, written when a run starts
 
 

@@ -31,7 +31,7 @@ COMPARISON_COLUMNS = {
     "setup": "setup",
     "paper_value": "paper",
     "our_value": "ours",
-    "tolerance": "tolerance",
+    "tolerance": "rule",
     "stand_in": "stand-in",
 }
 # The rows under the forest plot: what each is and why it is not drawn.
@@ -56,22 +56,131 @@ VERDICT_ORDER = (
 )
 
 
+# The summary's groups of verdicts (claims' and paper numbers' alike); any other verdict but
+# "not run" and "stated" (nothing judged, nothing measured) is "not judged".
+SUMMARY_GROUPS = {
+    "replicated": ("agrees", "consistent", "supported"),
+    "not replicated": ("differs", "not consistent", "not supported", "inconsistent across seeds"),
+    "stand-in": ("stand-in: not judged",),
+}
+LEFT_OUT = ("not run", "stated")
+GROUP_ORDER = ("replicated", "not replicated", "not judged", "stand-in")
+STATISTICS = {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
+
+
 def _counts(verdicts: pd.Series) -> str:
+    """Each verdict with its count after it, in brackets: a count never runs into a verdict
+    that starts with a digit ("1 seed: not judged (9)")."""
     counts = verdicts.fillna("").value_counts()
     ordered = sorted(counts.items(), key=lambda kv: (VERDICT_ORDER + (kv[0],)).index(kv[0]))
-    return ", ".join(f"{n} {html.escape(str(v) or 'no verdict')}" for v, n in ordered)
+    return ", ".join(f"{html.escape(str(v) or 'no verdict')} ({n})" for v, n in ordered)
+
+
+def _cell(value: object) -> str:
+    """A number as a reader checks it by eye: a whole number in full (10662, on both sides of an
+    exact count), any other to 4 significant digits."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
+    if pd.isna(number):
+        return ""
+    return f"{number:.0f}" if number.is_integer() and abs(number) < 1e15 else f"{number:.4g}"
 
 
 def _table(frame: pd.DataFrame, css: str, columns: Mapping[str, str] | None = None) -> str:
-    """``frame`` as HTML, floats to 4 significant digits; only ``columns``, renamed, when given."""
-    if columns is not None:
-        present = {k: v for k, v in columns.items() if k in frame}
-        frame = frame[list(present)].rename(columns=present)
+    """``frame`` as HTML, numbers by :func:`_cell`; only ``columns``, renamed, when given."""
     shown = frame.copy()
     for column in shown:
         if pd.api.types.is_float_dtype(shown[column]):
-            shown[column] = shown[column].map(lambda x: "" if pd.isna(x) else f"{x:.4g}")
+            shown[column] = shown[column].map(_cell)
+        elif not pd.api.types.is_numeric_dtype(
+            shown[column]
+        ):  # Markdown's code marks, shown as typed
+            shown[column] = shown[column].map(
+                lambda x: x.replace("`", "") if isinstance(x, str) else x
+            )
+    if columns is not None:  # renamed last: two columns may take one name ("paper")
+        present = {k: v for k, v in columns.items() if k in shown}
+        shown = shown[list(present)].rename(columns=present)
     return shown.to_html(index=False, na_rep="", classes=css, border=0, escape=True)
+
+
+def _group(verdict: str) -> str:
+    return next((g for g, members in SUMMARY_GROUPS.items() if verdict in members), "not judged")
+
+
+def _named(labels: Sequence[str], most: int = 4) -> str:
+    shown = ", ".join(labels[:most])
+    return shown + (f" and {len(labels) - most} more" if len(labels) > most else "")
+
+
+def summary_html(
+    claims: pd.DataFrame, comparison: pd.DataFrame, committed: pd.DataFrame, mark: str = ""
+) -> str:
+    """The page's first lines: what replicated in this run (claims and paper numbers, counted by
+    :data:`SUMMARY_GROUPS`, the rows that did not replicate named), then the §3.2 correlations
+    of this run beside those of the committed protocol run (``committed``: its verdicts, and in
+    column ``run`` what made them), each labelled with what made it."""
+    rows = [
+        (
+            str(r.get("verdict")),
+            f"{STATISTICS.get(r.get('quantity'), r.get('quantity'))} on {r.get('setup')}",
+        )
+        for r in comparison.to_dict("records")
+    ] + [
+        (str(r.get("verdict")), f"{r.get('statement')} ({r.get('setup')})".replace("`", ""))
+        for r in claims.to_dict("records")
+    ]
+    groups: dict[str, list[str]] = {g: [] for g in GROUP_ORDER}
+    for verdict, label in rows:
+        if verdict not in LEFT_OUT:
+            groups[_group(verdict)].append(label)
+    counts = "; ".join(f"{g}: {len(labels)}" for g, labels in groups.items())
+    failed = groups["not replicated"]
+    parts = [
+        f"<h2>Summary{mark}</h2>",
+        f'<p class="overview-summary"><strong>This run{mark}</strong>, {len(comparison)} paper '
+        f"numbers and {len(claims)} claims: {counts}"
+        + (f". Not replicated: {html.escape(_named(failed))}" if failed else "")
+        + ".</p>",
+    ]
+    if len(committed):
+        mine = comparison.set_index(["setup", "quantity"])
+        side = pd.DataFrame(
+            {
+                "setup": committed["setup"],
+                "statistic": committed["quantity"].map(STATISTICS),
+                "paper": committed["paper_value"].map(_cell),
+                f"this run{mark}": [
+                    _verdict_cell(mine, (s, q))
+                    for s, q in zip(committed["setup"], committed["quantity"])
+                ],
+                "the committed protocol run": [
+                    f"{_cell(v)}: {verdict}"
+                    for v, verdict in zip(committed["our_value"], committed["verdict"])
+                ],
+            }
+        )
+        judged: dict[str, list[str]] = {g: [] for g in groups}  # the committed run's, by group
+        for r in committed.itertuples():
+            judged[_group(str(r.verdict))].append(f"{STATISTICS[r.quantity]} on {r.setup}")
+        said = "; ".join(f"{g}: {_named(v) or 'none'}" for g, v in judged.items() if v)
+        parts += [
+            f"<p>§3.2 of Mickus et al. (2024), the correlation of IsoScore with the silhouette, "
+            f"judged on {html.escape(str(committed['run'].iloc[0]))}: {html.escape(said)}. "
+            "Beside it, this run's own values and verdicts:</p>",
+            side.to_html(index=False, classes="overview-committed", border=0, escape=True),
+        ]
+    return "\n".join(parts)
+
+
+def _verdict_cell(mine: pd.DataFrame, key: tuple[str, str]) -> str:
+    if key not in mine.index:
+        return "not run"
+    row = mine.loc[key]
+    row = row.iloc[0] if isinstance(row, pd.DataFrame) else row
+    return f"{_cell(row['our_value'])}: {row['verdict']}"
 
 
 def forest_html(
@@ -134,7 +243,8 @@ def tables_html(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     parts = ["<h2>Tables</h2>", "<p>Every table of this run, in full (click to unfold).</p>"]
     for path, frame in tables.items():
         parts += [
-            f"<details><summary><code>{html.escape(path)}</code> ({len(frame)} rows)</summary>",
+            f'<details><summary><span class="file">{html.escape(path)}</span> ({len(frame)} rows)'
+            "</summary>",
             _table(frame, "overview-table"),
             "</details>",
         ]
@@ -152,15 +262,20 @@ def overview_html(
     preview: str = "",
     tables: Mapping[str, pd.DataFrame] | None = None,
     forest: str = "",
+    committed: pd.DataFrame | None = None,
 ) -> str:
-    """The first page: the forest plot (``forest``, :func:`forest_html`), which run this is
-    (target, configuration, seeds, stand-ins), every claim and every paper number with its
-    verdict (a preview's marked as such), then every table."""
+    """The first page: the summary (:func:`summary_html`, beside the ``committed`` run's
+    verdicts), the forest plot (``forest``, :func:`forest_html`), which run this is (target,
+    configuration, seeds, stand-ins), every claim and every paper number with its verdict (a
+    preview's marked as such), then every table."""
     tried = claims[claims["verdict"] != "not run"] if "verdict" in claims else claims
     mark = preview_mark(preview)
     claims_file = paths.PREVIEW_CLAIMS if preview else paths.CLAIMS
     comparison_file = paths.PREVIEW_PAPER_COMPARISON if preview else paths.PAPER_COMPARISON
-    parts = ['<div class="isotropy-overview">', forest, f"<h2>This run{mark}</h2>"]
+    summary = summary_html(
+        claims, comparison, pd.DataFrame() if committed is None else committed, mark
+    )
+    parts = ['<div class="isotropy-overview">', summary, forest, f"<h2>This run{mark}</h2>"]
     if preview:
         parts.append(f'<p class="overview-preview"><strong>{html.escape(preview)}</strong></p>')
     parts += [
@@ -176,18 +291,28 @@ def overview_html(
     parts += [
         f"<h2>Claims check{mark}</h2>",
         f"<p>{len(claims)} checks: {_counts(claims['verdict'])}. "
-        f"Full table with evidence and notes: <code>{claims_file}</code>, below.</p>",
+        f'Full table with evidence and notes: <span class="file">{claims_file}</span>, below.</p>',
         _table(tried, "overview-claims", CLAIM_COLUMNS),
         f"<h2>Paper comparison{mark}</h2>",
         f"<p>{len(comparison)} numbers: {_counts(comparison['verdict'])}. "
-        f"Conventions, stand-ins and notes: <code>{comparison_file}</code>, below.</p>",
-        _table(comparison, "overview-comparison", COMPARISON_COLUMNS),
+        "Conventions, stand-ins and notes: "
+        f'<span class="file">{comparison_file}</span>, below.</p>',
+        _table(_short_rules(comparison), "overview-comparison", COMPARISON_COLUMNS),
         *tables_html({claims_file: claims, comparison_file: comparison} | dict(tables or {})),
         "<p>Figures and tables of each study are also in the menu; the rule graph follows "
         "below.</p>",
         "</div>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def _short_rules(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Each row's rule by its kind alone ("exact", "protocol differs"): the whole rule as applied,
+    a paragraph, stays in the full table below, where it does not squeeze a column."""
+    rule = (
+        comparison["tolerance"].fillna("").astype(str).str.split(r":| \(", n=1, regex=True).str[0]
+    )
+    return comparison.assign(tolerance=rule)
 
 
 def preview_mark(preview: object) -> str:

@@ -24,6 +24,9 @@ from isotropy.verdicts.tolerances import AGREES, CONSISTENT
 
 RUN = optimisation.run_file("main")
 DOC = Path("docs/main-study.md")
+# The committed run's §3.2 verdicts, for the report to show beside a run's own (rule
+# copy_committed_verdicts copies it into the results folder).
+VERDICTS = DATA / "main_verdicts.csv"
 README = Path("README.md")
 DOC_BEGIN, DOC_END = page_markers("headline table")
 # README.md's markers still name the command of the module this one replaced
@@ -233,6 +236,20 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
     optimisation.write_data("main", results, config, facts, root)
 
 
+def committed_verdicts(root: str | os.PathLike = ".") -> str:
+    """The CSV of :data:`VERDICTS`: each §3.2 row's paper and committed values and verdict, and
+    in column ``run`` what made them (code commit and settings)."""
+    record, table = checked_record(root, RUN), verdicts(root)
+    main = record["config"].get("main", {})
+    run = (
+        f"the committed make run (code {record['code_commit'][:12]}; "
+        f"{len(main.get('seeds', []))} seeds, {main.get('updates')} updates, metrics after every "
+        f"{_stride_words(main.get('metric_stride'))}; {RUN.as_posix()})"
+    )
+    columns = ["setup", "quantity", "paper_value", "our_value", "verdict"]
+    return table[columns].assign(run=run).to_csv(index=False, float_format="%.6g")
+
+
 COMMITTED = CommittedRun(
     name="main",
     records=(
@@ -242,6 +259,7 @@ COMMITTED = CommittedRun(
     pages=(
         Page(DOC, doc_block, (DOC_BEGIN, DOC_END)),
         Page(README, readme_block, (README_BEGIN, README_END)),
+        Page(VERDICTS, committed_verdicts),
     ),
     copy=copy,
     sources="results/main (a finished `make run`)",
