@@ -36,6 +36,7 @@ BEGIN, END = markers("package graph", ".venv/bin/python tests/import_graph.py --
 # foundation every layer may import:
 FOUNDATION = (
     "compute",
+    "configuration",
     "costs",
     "defaults",
     "intake",

@@ -18,9 +18,10 @@ import yaml
 from tiny_bert import SMALL, sentiment_table
 
 from isotropy import costs, estimate, metrics, studies
+from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.features import load_model_and_tokenizer
 from isotropy.finetune.head import head_input_module, transform_head_input
-from isotropy.finetune.settings import TrainingSettings, check_run
+from isotropy.finetune.settings import check_run
 from isotropy.plots.rajaee_cls import plot_cls_layers
 from isotropy.rajaee_cls.method import (
     ClusterSettings,

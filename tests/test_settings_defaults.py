@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 import yaml
+from pydantic import BaseModel
 
 from isotropy import transforms
+from isotropy.configuration.finetune import TrainingSettings
 from isotropy.defaults import CONFIG_SCHEMA
-from isotropy.finetune.settings import TrainingSettings
 from isotropy.geometry import classification, sts
 from isotropy.optimize import OptimisationSettings
 from isotropy.rajaee_cls.method import ClusterSettings
@@ -35,6 +36,8 @@ def schema_defaults(node: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def dataclass_defaults(cls: type) -> dict[str, Any]:
+    if issubclass(cls, BaseModel):
+        return {name: field.default for name, field in cls.model_fields.items()}
     return {
         f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING
     }
