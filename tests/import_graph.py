@@ -38,7 +38,6 @@ FOUNDATION = (
     "compute",
     "configuration",
     "costs",
-    "defaults",
     "intake",
     "io",
     "logs",

@@ -43,7 +43,18 @@ Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}\Z")]
 Commit = Annotated[str, Field(pattern=r"^[0-9a-f]{40}\Z")]
 # A folder name of result paths: `.` and `..` would name the folder itself or the one above.
 FolderName = Annotated[str, Field(pattern=r"^(?!\.+\Z)[A-Za-z0-9_.-]+\Z")]
-LearningRate = Annotated[float, Field(gt=0, lt=FLOAT32_MAX)]
+
+
+def _below_float32_max(rate: float) -> float:
+    if rate >= FLOAT32_MAX:
+        raise ValueError(
+            f"{rate:g} is beyond float32's range ({FLOAT32_MAX:.3g}): every float32 weight would "
+            "overflow at the first update and the run diverge; lower the learning rate"
+        )
+    return rate
+
+
+LearningRate = Annotated[float, Field(gt=0), AfterValidator(_below_float32_max)]
 
 
 def optional(description: str, **constraints: Any) -> Any:

@@ -11,7 +11,8 @@ from isotropy.configuration.base import LearningRate, Section, Seed
 
 
 class TrainingSettings(Section):
-    """Optimisation, regularisation and evaluation settings of one run (``istar.training``)."""
+    """Optimisation, regularisation and evaluation settings of one fine-tuning run: the keys of
+    `istar.training` and `rajaee_cls.training`, with I-STAR's defaults."""
 
     learning_rate: LearningRate = Field(1e-5, description="AdamW's learning rate.")
     batch_size: int = Field(32, ge=1, description="Training batch size.")

@@ -102,13 +102,11 @@ class Clusters(Section):
         if high < low:
             raise ValueError(f"k_range: {low} > {high}; give the smaller k first")
         # windows keep every position of every window: no cap on the tokens kept
-        if self.corpus.windows is not None and (
-            self.max_per_type is not None or self.max_tokens is not None
-        ):
-            raise ValueError(
-                "corpus.windows keeps every token of every window: give max_per_type: null and "
-                "max_tokens: null"
-            )
+        for cap in ("max_per_type", "max_tokens"):
+            if self.corpus.windows is not None and getattr(self, cap) is not None:
+                raise ValueError(
+                    f"{cap}: corpus.windows keeps every token of every window; give {cap}: null"
+                )
         return self
 
 
