@@ -243,7 +243,7 @@ def test_the_old_study_name_fails_naming_the_new_one(tmp_path):
     overlay = tmp_path / "old.yaml"
     overlay.write_text("studies: [main, rajaee]\n")
     # the schema's list of studies, which names the new one
-    with pytest.raises(ConfigError, match=r"'studies.1' has value 'rajaee': .*'rajaee_cls'"):
+    with pytest.raises(ConfigError, match=r"'studies\[1\]' has value 'rajaee': .*'rajaee_cls'"):
         load_config(["config.yaml", str(overlay)])
     overlay.write_text("rajaee_cls: {training: {cls_clusters: 3}}\n")  # moved to cluster_method
     with pytest.raises(ConfigError, match="cls_clusters"):
