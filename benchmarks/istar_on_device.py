@@ -50,7 +50,6 @@ the steps alone (on a CPU, say). Figures only: nothing here asserts.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import math
 import os
@@ -70,10 +69,10 @@ import pandas as pd
 import torch
 from optimize import synchronise
 
+from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.evaluation import evaluate_model
 from isotropy.finetune.features import load_model_and_tokenizer, task_features
 from isotropy.finetune.regularisers import estimate_reference_covariance
-from isotropy.finetune.settings import TrainingSettings
 from isotropy.finetune.training import (
     make_optimiser,
     run_and_save,
@@ -296,10 +295,10 @@ def run_grid_on_device(args: argparse.Namespace) -> None:
     model_folder = work / "model-float32"
     convert_weights(args.pack / "model", model_folder, torch.float32)
     spec = ModelSpec(path=str(model_folder), name=plan["model_name"])
-    settings = TrainingSettings.from_mapping(dict(section["training"]))
+    settings = TrainingSettings.model_validate(dict(section["training"]))
     data_folder = args.pack / "data"
     whole = task_splits(
-        plan["task"], data_folder, data_folder, dataclasses.replace(settings, train_subset=None)
+        plan["task"], data_folder, data_folder, settings.model_copy(update={"train_subset": None})
     )
     print(f"{plan['stand_in']}; {plan['task']}: {len(whole[0])} training rows in the split")
 
@@ -414,7 +413,7 @@ def measure_steps(args: argparse.Namespace) -> None:
 
     device = resolve_device(args.device)
     config = load_config(args.config)
-    settings = TrainingSettings.from_mapping(dict(config["istar"]["training"]))
+    settings = TrainingSettings.model_validate(dict(config["istar"]["training"]))
     settings.train_subset, settings.reference_sample_size = args.rows, args.reference_sample_size
     folder = args.mirror / "glue" / "SST-2"
     data = task_splits("sst2", folder, folder, settings)

@@ -19,6 +19,7 @@ import time
 
 import torch
 
+from isotropy.configuration.finetune import TrainingSettings
 from isotropy.costs import PROBE_CPU_SECONDS, speed_probe
 from isotropy.finetune.features import (
     collate,
@@ -27,7 +28,6 @@ from isotropy.finetune.features import (
     task_features,
 )
 from isotropy.finetune.head import transform_head_input
-from isotropy.finetune.settings import TrainingSettings
 from isotropy.finetune.training import batch_loss, seed_everything
 from isotropy.models import ModelSpec
 from isotropy.rajaee_cls.method import ClusterSettings, head_transform

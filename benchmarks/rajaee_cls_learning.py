@@ -31,8 +31,8 @@ import time
 import torch
 
 from isotropy import costs
+from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.head import HeadTransform
-from isotropy.finetune.settings import TrainingSettings
 from isotropy.finetune.training import finetune
 from isotropy.models import ModelSpec
 from isotropy.rajaee_cls.method import FITS, ClusterSettings, OfflineClusters, head_transform
@@ -69,7 +69,7 @@ def main() -> None:
         "warmup_ratio": args.warmup_ratio,
         "reference_sample_size": 10000,
     }
-    settings = TrainingSettings.from_mapping(training)
+    settings = TrainingSettings.model_validate(training)
     folder = os.path.join(os.environ["ISOTROPY_MIRROR"], FOLDERS[args.task])
     train = load_task_split(args.task, "train", folder, settings.train_subset, 0)
     validation = load_task_split(args.task, "validation", folder)

@@ -41,21 +41,15 @@ benchmarks = paths.benchmarks
 
 # The files Snakemake laid over each other (the Snakefile's config.yaml first, then --configfile):
 # an empty mapping in an overlay removes nothing and is refused, naming the file. Snakemake's
-# merge of the same files is `config`, laid over config/sources.yaml, validated (defaults filled
-# in) and cross-checked here, as configuration.load_config does for python -m isotropy.estimate
-# and the audit.
+# merge of the same files is `config`, laid over config/sources.yaml, validated by the models of
+# isotropy.configuration (defaults filled in) and cross-checked here, as
+# configuration.load_config does for python -m isotropy.estimate and the audit.
 configuration.load_config_files(
     [f for f in workflow.configfiles if f not in workflow.overwrite_configfiles]
     + list(workflow.overwrite_configfiles)
 )
 configuration.with_sources(config)
-# The schema beside these rules (not beside the Snakefile, which may be a user's own).
-configuration.check_loaded_config(
-    config,
-    os.path.join(
-        str(workflow.current_basedir), os.pardir, "schemas", "config.schema.yaml"
-    ),
-)
+configuration.check_loaded_config(config)
 # A results folder may be someone else's: Snakemake's records there are checked before Snakemake
 # reads them (its report runs YAML tags in conda_env), no link is written through, and script
 # jobs (Snakemake's scripts, its subprocesses) never put their own folder, .snakemake/scripts/,

@@ -36,8 +36,8 @@ BEGIN, END = markers("package graph", ".venv/bin/python tests/import_graph.py --
 # foundation every layer may import:
 FOUNDATION = (
     "compute",
+    "configuration",
     "costs",
-    "defaults",
     "intake",
     "io",
     "logs",

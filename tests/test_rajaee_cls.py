@@ -18,9 +18,10 @@ import yaml
 from tiny_bert import SMALL, sentiment_table
 
 from isotropy import costs, estimate, metrics, studies
+from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.features import load_model_and_tokenizer
 from isotropy.finetune.head import head_input_module, transform_head_input
-from isotropy.finetune.settings import TrainingSettings, check_run
+from isotropy.finetune.settings import check_run
 from isotropy.plots.rajaee_cls import plot_cls_layers
 from isotropy.rajaee_cls.method import (
     ClusterSettings,
@@ -242,7 +243,7 @@ def test_the_old_study_name_fails_naming_the_new_one(tmp_path):
     overlay = tmp_path / "old.yaml"
     overlay.write_text("studies: [main, rajaee]\n")
     # the schema's list of studies, which names the new one
-    with pytest.raises(ConfigError, match=r"'studies.1' has value 'rajaee': .*'rajaee_cls'"):
+    with pytest.raises(ConfigError, match=r"'studies\[1\]' has value 'rajaee': .*'rajaee_cls'"):
         load_config(["config.yaml", str(overlay)])
     overlay.write_text("rajaee_cls: {training: {cls_clusters: 3}}\n")  # moved to cluster_method
     with pytest.raises(ConfigError, match="cls_clusters"):

@@ -13,8 +13,8 @@ import pytest
 import torch
 from tiny_bert import SMALL, sentiment_table
 
+from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.features import epoch_order, load_model_and_tokenizer, task_features
-from isotropy.finetune.settings import TrainingSettings
 from isotropy.finetune.training import finetune
 from isotropy.rajaee_cls.cause import (
     Measurements,

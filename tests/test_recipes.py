@@ -242,8 +242,16 @@ def test_the_toy_table_has_one_row_per_seed():
 TOY_COVERAGE = (
     'toy:rows,Toy 2025,"Table 1, rows",three rows,reproduced,'
     '"tests/test_toy.py::test_the_toy_table_has_one_row_per_seed | '
-    'config/published_values.csv[paper=Toy et al. 2025]",results/toy/table.csv,\n'
+    'config/published_values.csv[paper=Toy et al. 2025]",results/toy/table.csv,,formula\n'
 )
+TOY_SECTION = '''
+
+class Toy(Section):
+    """Target toy_study: a table of rows."""
+
+    rows: int = Field(3, ge=1, description="Rows of the table.")
+'''
+TOY_FIELD = '    toy: Toy | None = optional("The toy study.")\n'
 TOY_PUBLISHED = (
     'Toy et al. 2025,"Table 1, rows",toy,rows,toy,3,rows,1,none,the toy table,,table rows,exact,'
     "a count,,fixed,1,,a count: equal or not,\n"
@@ -253,8 +261,9 @@ TOY_PUBLISHED = (
 def _add_toy_study(repo: Path) -> None:
     """The study recipe: its science package and its test, its record (a module of
     isotropy.studies, listed in its ``MODULES``), a rule file, a script, a config section (named
-    in ``studies``), its schema entry, the number a paper published and its coverage row, then
-    the two generated pages that follow (the package graph, the coverage page)."""
+    in ``studies``) and its section's model (the schema and docs/configuration.md regenerated from
+    it), the number a paper published and its coverage row, then the two generated pages that
+    follow (the package graph, the coverage page)."""
     (repo / "src/isotropy/toy").mkdir()
     (repo / "src/isotropy/toy/__init__.py").write_text(TOY_STUDY_SCIENCE, encoding="utf-8")
     (repo / "tests/test_toy.py").write_text(TOY_STUDY_TEST, encoding="utf-8")
@@ -272,15 +281,24 @@ def _add_toy_study(repo: Path) -> None:
     config["studies"] = [*config["studies"], "toy"]
     config["toy"] = {"rows": 3}
     (repo / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    schema_file = repo / "schemas/config.schema.yaml"
-    schema = yaml.safe_load(schema_file.read_text(encoding="utf-8"))
-    schema["properties"]["studies"]["items"]["enum"].append("toy")
-    schema["properties"]["toy"] = {
-        "type": ["object", "null"],
-        "additionalProperties": False,
-        "properties": {"rows": {"type": "integer", "minimum": 1, "default": 3}},
-    }
-    schema_file.write_text(yaml.safe_dump(schema, sort_keys=False), encoding="utf-8")
+    models = repo / "src/isotropy/configuration/__init__.py"
+    text = models.read_text(encoding="utf-8")
+    study, section = '"extensions", "rajaee_cls"]', "\n\nclass Config(Section):"
+    assert study in text and section in text
+    text = text.replace(study, '"extensions", "rajaee_cls", "toy"]')
+    text = text.replace(section, TOY_SECTION + section, 1)
+    fields = "    extensions: Extensions = optional("
+    assert fields in text
+    models.write_text(text.replace(fields, TOY_FIELD + fields), encoding="utf-8")
+    # the schema and docs/configuration.md follow the models (a command writes them)
+    written = subprocess.run(
+        [sys.executable, "tests/test_config_reference.py", "--write"],
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo / "src")},
+        capture_output=True,
+        text=True,
+    )
+    assert written.returncode == 0, written.stderr
     with (repo / "config/published_values.csv").open("a", encoding="utf-8") as published:
         published.write(TOY_PUBLISHED)
     with (repo / "docs/coverage.csv").open("a", encoding="utf-8") as coverage:
@@ -294,10 +312,10 @@ def _add_toy_study(repo: Path) -> None:
 def test_a_study_is_its_record_a_rule_file_a_script_and_its_config(tmp_path):
     """docs/extending.md's study recipe followed in a copy of the repository: the toy study's
     package and test, record (and its line in the registry's tuple), rule file, script, config
-    section and schema entry, a published value and its coverage row, and the two pages
-    generated from them, are all it touches (the copy's architecture and coverage tests pass);
-    rule all and the dry run plan its table, its target runs, its claim is judged and its
-    published value compared, and the estimate reads its record."""
+    section and its model, a published value and its coverage row, and the pages generated from
+    them, are all it touches (the copy's architecture and coverage tests pass); rule all and the
+    dry run plan its table, its target runs, its claim is judged and its published value
+    compared, and the estimate reads its record."""
     repo = _committed_copy(tmp_path / "repo")
     _add_toy_study(repo)
     touched = sorted(line[3:] for line in _git(repo, "status", "--porcelain", "-uall").splitlines())
@@ -305,11 +323,13 @@ def test_a_study_is_its_record_a_rule_file_a_script_and_its_config(tmp_path):
         "config.yaml",
         "config/published_values.csv",
         "docs/architecture.md",
+        "docs/configuration.md",
         "docs/coverage.csv",
         "docs/coverage.md",
         "rules/toy.smk",
         "schemas/config.schema.yaml",
         "scripts/toy_table.py",
+        "src/isotropy/configuration/__init__.py",
         "src/isotropy/studies/__init__.py",
         "src/isotropy/studies/toy.py",
         "src/isotropy/toy/__init__.py",

@@ -1,37 +1,32 @@
-"""Every default that code restates equals the schema's, its one home (schemas/config.schema.yaml):
-the settings dataclasses and the STS transforms' keyword defaults, as pypsa-eur tests its
-config defaults. The comparison is tested on a planted mismatch."""
+"""Every default that code restates equals the configuration model's, its one home
+(isotropy.configuration): the settings dataclasses and the STS transforms' keyword defaults, as
+pypsa-eur tests its config defaults. The comparison is tested on a planted mismatch. (The
+fine-tuning settings restate nothing: TrainingSettings is the model.)"""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import inspect
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from pydantic import BaseModel
 
 from isotropy import transforms
-from isotropy.defaults import CONFIG_SCHEMA
-from isotropy.finetune.settings import TrainingSettings
+from isotropy.configuration.geometry import Classification, Sts
+from isotropy.configuration.optimisation import Main
+from isotropy.configuration.studies import ClusterMethod
 from isotropy.geometry import classification, sts
 from isotropy.optimize import OptimisationSettings
 from isotropy.rajaee_cls.method import ClusterSettings
 
-ROOT = Path(__file__).resolve().parents[1]
 
-
-@pytest.fixture(scope="module")
-def schema() -> dict:
-    return yaml.safe_load(CONFIG_SCHEMA.read_text(encoding="utf-8"))
-
-
-def schema_defaults(node: Mapping[str, Any]) -> dict[str, Any]:
-    """The defaults of a schema object's properties (those that give one)."""
-    return {k: v["default"] for k, v in node.get("properties", {}).items() if "default" in v}
+def model_defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """The defaults of a section's fields (those that give one)."""
+    return {
+        name: field.default for name, field in model.model_fields.items() if not field.is_required()
+    }
 
 
 def dataclass_defaults(cls: type) -> dict[str, Any]:
@@ -54,29 +49,22 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b or (isinstance(a, float) and a == b)
 
 
-def mismatches(where: str, code: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
+def mismatches(where: str, code: Mapping[str, Any], model: Mapping[str, Any]) -> list[str]:
     """One sentence per key both give a default for, where the two differ."""
     return [
-        f"{where}.{key}: code says {code[key]!r}, the schema {schema[key]!r}"
-        for key in sorted(set(code) & set(schema))
-        if not _same(code[key], schema[key])
+        f"{where}.{key}: code says {code[key]!r}, the model {model[key]!r}"
+        for key in sorted(set(code) & set(model))
+        if not _same(code[key], model[key])
     ]
 
 
-def all_mismatches(schema: Mapping[str, Any]) -> list[str]:
-    properties = schema["properties"]
-    training = schema_defaults(properties["istar"]["properties"]["training"])
-    optimisation = {
-        **schema_defaults(schema["definitions"]["optimisation"]),
-        **schema_defaults(properties["main"]),  # main's own: updates, metric_sample_size
-    }
-    geometry_sts = schema_defaults(properties["geometry"]["properties"]["sts"])
-    problems = mismatches("istar.training", dataclass_defaults(TrainingSettings), training)
-    cluster = schema_defaults(properties["rajaee_cls"]["properties"]["cluster_method"])
-    problems += mismatches(
-        "rajaee_cls.cluster_method", dataclass_defaults(ClusterSettings), cluster
+def all_mismatches(models: Mapping[str, dict[str, Any]]) -> list[str]:
+    problems = mismatches(
+        "rajaee_cls.cluster_method",
+        dataclass_defaults(ClusterSettings),
+        models["rajaee_cls.cluster_method"],
     )
-    problems += mismatches("main", dataclass_defaults(OptimisationSettings), optimisation)
+    problems += mismatches("main", dataclass_defaults(OptimisationSettings), models["main"])
     for function in (
         transforms.cluster_based_isotropy,
         sts.enhance,
@@ -84,28 +72,32 @@ def all_mismatches(schema: Mapping[str, Any]) -> list[str]:
         sts.evaluate_sts_tokens,
     ):
         problems += mismatches(
-            f"geometry.sts ({function.__name__})", signature_defaults(function), geometry_sts
+            f"geometry.sts ({function.__name__})",
+            signature_defaults(function),
+            models["geometry.sts"],
         )
-    geometry_classification = schema_defaults(
-        properties["geometry"]["properties"]["classification"]
-    )
     problems += mismatches(
         "geometry.classification (classification_table)",
         signature_defaults(classification.classification_table),
-        geometry_classification,
+        models["geometry.classification"],
     )
     return problems
 
 
-def test_every_restated_default_equals_the_schemas(schema):
-    assert all_mismatches(schema) == []
+@pytest.fixture
+def models() -> dict[str, dict[str, Any]]:
+    return {
+        "main": model_defaults(Main),
+        "rajaee_cls.cluster_method": model_defaults(ClusterMethod),
+        "geometry.sts": model_defaults(Sts),
+        "geometry.classification": model_defaults(Classification),
+    }
+
+
+def test_every_restated_default_equals_the_models(models):
+    assert all_mismatches(models) == []
     # Each comparison covers the keys it should: none is vacuous.
-    training = schema_defaults(schema["properties"]["istar"]["properties"]["training"])
-    assert set(dataclass_defaults(TrainingSettings)) == set(training)
-    # the Rajaee CLS study's training block has the same keys (its own defaults)
-    rajaee = schema["properties"]["rajaee_cls"]["properties"]
-    assert set(schema_defaults(rajaee["training"])) == set(training)
-    assert set(dataclass_defaults(ClusterSettings)) == set(rajaee["cluster_method"]["properties"])
+    assert set(dataclass_defaults(ClusterSettings)) == set(models["rajaee_cls.cluster_method"])
     for function in (sts.enhance, sts.evaluate_sts, sts.evaluate_sts_tokens):
         assert {"n_clusters", "n_directions", "abtt_directions"} <= set(
             signature_defaults(function)
@@ -113,29 +105,23 @@ def test_every_restated_default_equals_the_schemas(schema):
 
 
 @pytest.mark.parametrize(
-    "path, value, named",
+    "section, key, value, named",
     [
         (
-            ("properties", "istar", "properties", "training", "properties", "epochs"),
+            "rajaee_cls.cluster_method",
+            "clusters",
             5,
-            "istar.training.epochs: code says 4, the schema 5",
+            "rajaee_cls.cluster_method.clusters: code says 3, the model 5",
         ),
+        ("main", "learning_rate", 0.01, "main.learning_rate: code says 0.001, the model 0.01"),
         (
-            ("definitions", "optimisation", "properties", "learning_rate"),
-            0.01,
-            "main.learning_rate: code says 0.001, the schema 0.01",
-        ),
-        (
-            ("properties", "geometry", "properties", "sts", "properties", "n_clusters"),
+            "geometry.sts",
+            "n_clusters",
             26,
-            "geometry.sts (enhance).n_clusters: code says 27, the schema 26",
+            "geometry.sts (enhance).n_clusters: code says 27, the model 26",
         ),
     ],
 )
-def test_a_planted_mismatch_is_found(schema, path, value, named):
-    planted = copy.deepcopy(schema)
-    node = planted
-    for key in path:
-        node = node[key]
-    node["default"] = value
-    assert named in "\n".join(all_mismatches(planted))
+def test_a_planted_mismatch_is_found(models, section, key, value, named):
+    models[section][key] = value
+    assert named in "\n".join(all_mismatches(models))

@@ -11,9 +11,10 @@ import typing
 from pathlib import Path
 
 import pytest
-import yaml
+from test_config_reference import choices
 
 from isotropy import studies
+from isotropy.configuration import Config
 from isotropy.studies.record import StudySpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,12 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 RULE_ALL_EXTRAS = {"paths.CLAIMS", "paths.PAPER_COMPARISON", "paths.REPORT_OVERVIEW"}
 
 
-def test_the_schema_lists_exactly_the_studies_config_studies_may_name():
-    schema = yaml.safe_load((ROOT / "schemas/config.schema.yaml").read_text(encoding="utf-8"))
-    enum = schema["properties"]["studies"]["items"]["enum"]
+def test_the_configuration_lists_exactly_the_studies_config_studies_may_name():
+    enum = choices(Config, "studies")
     listed = [s.name for s in studies.REGISTRY if s.rule_all == "when_listed"]
     assert sorted(enum) == sorted(listed)
-    assert set(schema["properties"]["studies"]["default"]) <= set(enum)
+    assert set(Config.default("studies")) <= set(enum)
 
 
 def _rule_all_entries(snakefile: str) -> list[str]:

@@ -21,10 +21,10 @@ from tqdm.auto import tqdm
 
 from isotropy import metrics
 from isotropy.compute import autocast
+from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.cls_geometry import cls_layer_geometry
 from isotropy.finetune.features import Features, collate, model_inputs, to_device
 from isotropy.finetune.regularisers import RunningCovariance
-from isotropy.finetune.settings import TrainingSettings
 from isotropy.readers.tasks import TaskSpec
 
 

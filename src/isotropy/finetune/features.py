@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import torch
 
-from isotropy.finetune.settings import TrainingSettings
+from isotropy.configuration.finetune import TrainingSettings
 from isotropy.models import ModelSpec, load_pretrained
 from isotropy.readers.tasks import TaskSpec
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import dataclasses
 import functools
 import logging
 import math
@@ -33,6 +32,7 @@ import torch
 from tqdm.auto import tqdm
 
 from isotropy.compute import autocast, describe_device, mixed_precision_dtype, resolve_device
+from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.evaluation import evaluate_model
 from isotropy.finetune.features import (
     Features,
@@ -49,7 +49,7 @@ from isotropy.finetune.regularisers import (
     istar_penalty,
     token_points,
 )
-from isotropy.finetune.settings import TrainingSettings, check_run, format_lambda
+from isotropy.finetune.settings import check_run, format_lambda
 from isotropy.io import atomic_path, write_json
 from isotropy.models import ModelSpec
 from isotropy.readers.tasks import load_task_split, task_spec
@@ -313,7 +313,7 @@ def finetune(
         ),
         **evaluation,
         "history": history,
-        "settings": dataclasses.asdict(settings),
+        "settings": settings.model_dump(),
         "train_examples": len(train_table),
         "train_features": len(train_features),
         "steps": step,
@@ -344,7 +344,7 @@ def rule_run(snakemake: Any) -> dict[str, Any]:
     ``rajaee_cls_finetune``) passes to its run: the model, the task and its splits (the downloads
     of its sources, inputs ``train`` and ``validation``), the training settings, the seed and the
     configured device."""
-    settings = TrainingSettings.from_mapping(dict(snakemake.params.training))
+    settings = TrainingSettings.model_validate(dict(snakemake.params.training))
     task = snakemake.wildcards.task
     train, validation = (Path(snakemake.input[split]).parent for split in ("train", "validation"))
     return {
@@ -426,7 +426,7 @@ def run_signature(
     head_transform: HeadTransform | None = None,
 ) -> dict:
     """What a checkpoint must match to be resumed (evaluation-only settings may change freely)."""
-    training = dataclasses.asdict(settings)
+    training = settings.model_dump()
     for name in EVALUATION_ONLY:
         training.pop(name)
     signature = {

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.defaults import setting_or_default
+from isotropy.configuration import Config
 from isotropy.embeddings.word_vectors import load_word_vectors
 from isotropy.readers.registry import DatasetSpec, multi_label_frame, raw_file
 from isotropy.sources import source_files, word_vectors_file
@@ -143,17 +143,19 @@ def pos_vocabulary_source(config: Mapping[str, Any]) -> str:
 
 
 def pos_sources(config: Mapping[str, Any]) -> dict[str, str]:
-    if setting_or_default(config, "pos_source") == "wordnet":
+    if config.get("pos_source", Config.default("pos_source")) == "wordnet":
         return {"vectors_dir": pos_vocabulary_source(config), "wordnet_dir": "wordnet"}
     return {"raw_dir": "codwoe"}
 
 
 def pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
-    source = setting_or_default(config, "pos_source")
+    source = config.get("pos_source", Config.default("pos_source"))
     options: dict[str, Any] = {"pos_source": source}
     if source == "wordnet":
         # Only the stand-in depends on its size: with codwoe a changed size triggers no re-run.
-        options["pos_standin_size"] = int(setting_or_default(config, "pos_standin_size"))
+        options["pos_standin_size"] = int(
+            config.get("pos_standin_size", Config.default("pos_standin_size"))
+        )
     return options
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from isotropy.defaults import setting_or_default
+from isotropy.configuration import Config
 from isotropy.readers.pos import open_wordnet
 from isotropy.readers.registry import DatasetSpec, multi_label_frame, raw_file, read_utf8_lines
 from isotropy.sources.layouts import decode_text, is_debris
@@ -207,13 +207,15 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
 
 
 def supersense_sources(config: Mapping[str, Any]) -> dict[str, str]:
-    if setting_or_default(config, "supersense_source") == "wordnet":
+    if supersense_options(config)["supersense_source"] == "wordnet":
         return {"words_dir": "supersense_words", "wordnet_dir": "wordnet"}
     return {"raw_dir": "supersense_features"}
 
 
 def supersense_options(config: Mapping[str, Any]) -> dict[str, Any]:
-    return {"supersense_source": setting_or_default(config, "supersense_source")}
+    return {
+        "supersense_source": config.get("supersense_source", Config.default("supersense_source"))
+    }
 
 
 def _supersense_reader(raw_dir=None, words_dir=None, wordnet_dir=None, *, supersense_source: str):

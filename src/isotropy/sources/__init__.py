@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from isotropy.defaults import schema_default
+from isotropy.configuration.data import Downloads
 from isotropy.io import DiskFullError, plain_data, sha256_file, write_json
 from isotropy.paths import MANIFEST_NAME, RAW_ROOT
 from isotropy.sources.download import (
@@ -63,12 +63,9 @@ TRUST_PUBLISHED = "published pin"
 TRUST_LOCK = "lock (trusted on first use)"
 PIN_KEYS = ("sha256", "git_blob", "bytes")  # a value per URL; strongest first
 MIRROR_TRUST = {"MANIFEST.tsv": "the mirror's MANIFEST.tsv", "config": TRUST_PUBLISHED}
-# Defaults of config `downloads`, from the schema: far above the largest real archive (NLPL
+# Defaults of config `downloads`, from its model: far above the largest real archive (NLPL
 # 222.zip unpacks to a few GB); a trickling server is abandoned after 6 hours for one file.
-DOWNLOAD_DEFAULTS = {
-    key: schema_default("downloads", key)
-    for key in ("max_extracted_bytes", "max_archive_members", "max_download_seconds", "lock_file")
-}
+DOWNLOAD_DEFAULTS = Downloads().model_dump()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 from urllib3.exceptions import HTTPError, LocationValueError, MaxRetryError, ProtocolError
 from urllib3.util import Retry, Timeout
 
-from isotropy.defaults import schema_default
+from isotropy.configuration.data import Downloads
 from isotropy.io import atomic_path
 from isotropy.sources.layouts import ArchiveError
 from isotropy.sources.pins import check_pin, copy_local, pin_key
@@ -132,8 +132,8 @@ def download_file(
     *,
     size: int | None = None,
     source: str | None = None,
-    max_bytes: int = schema_default("downloads", "max_extracted_bytes"),
-    max_seconds: float = schema_default("downloads", "max_download_seconds"),
+    max_bytes: int = Downloads().max_extracted_bytes,
+    max_seconds: float = Downloads().max_download_seconds,
     retries: DeadlineRetry = RETRY,
     clock: Clock = time,
 ) -> str:

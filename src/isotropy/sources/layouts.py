@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from isotropy.defaults import schema_default
+from isotropy.configuration.data import Downloads
 from isotropy.io import DiskFullError, atomic_path
 
 HUB_FILE = "data.parquet"  # a hub data set's split, as downloaded
@@ -80,8 +80,8 @@ class Fetched:
 
     name: str
     path: Path
-    max_bytes: int = schema_default("downloads", "max_extracted_bytes")
-    max_members: int = schema_default("downloads", "max_archive_members")
+    max_bytes: int = Downloads.default("max_extracted_bytes")
+    max_members: int = Downloads.default("max_archive_members")
     members: MemberPins | None = None
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 from filelock import FileLock
 
-from isotropy.defaults import schema_default
+from isotropy.configuration.data import Downloads
 from isotropy.io import atomic_path
 from isotropy.sources.layouts import ChecksumError
 
@@ -41,7 +41,7 @@ def lock_path(config: Mapping[str, Any] | None = None) -> Path:
     if env_value:
         return Path(env_value)
     configured = ((config or {}).get("downloads") or {}).get("lock_file")
-    return Path(configured or schema_default("downloads", "lock_file"))
+    return Path(configured or Downloads().lock_file)
 
 
 def read_lock(path: str | os.PathLike) -> dict[str, dict[str, dict[str, Any]]]:

@@ -14,7 +14,6 @@ from isotropy.studies.record import StudySpec
 from isotropy.verdicts.claims import Claim
 from isotropy.verdicts.measurements.cai import cosine_measurements, lid_measurements
 from isotropy.verdicts.measurements.sts import classification_measurements, sts_measurements
-from isotropy.workflow.config import setting
 from isotropy.workflow.targets import geometry_models, names_pattern
 
 # The collected tables the claims and the paper comparison read, when the run makes them.
@@ -42,7 +41,8 @@ def pca_layer(config: Mapping[str, Any], model: str) -> int:
 
 def wildcards(config: Mapping[str, Any]) -> dict[str, str]:
     """Regular expressions of the study's wildcards: only configured models and corpus match."""
-    corpus = setting(config, "geometry", "clusters", "corpus", "name")
+    clusters = (config.get("geometry") or {}).get("clusters") or {}
+    corpus = (clusters.get("corpus") or {}).get("name")
     return {
         "model": names_pattern(geometry_models(config)),
         "corpus": names_pattern([corpus] if corpus else []),
@@ -54,7 +54,8 @@ def wildcards(config: Mapping[str, Any]) -> dict[str, str]:
 def clustering_params(config: Mapping[str, Any]) -> dict[str, Any]:
     """The k-means-by-silhouette settings shared by the cosine, PCA and static steps."""
     keys = ("k_range", "silhouette_threshold", "silhouette_sample_size")
-    return {key: setting(config, "geometry", "clusters", key) for key in keys}
+    clusters = (config.get("geometry") or {}).get("clusters") or {}
+    return {key: clusters.get(key) for key in keys}
 
 
 def outputs(config: Mapping[str, Any]) -> list[str]:

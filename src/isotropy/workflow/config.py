@@ -14,22 +14,21 @@ escaped from our side.
 from __future__ import annotations
 
 import copy
-import math
 import os
 import re
+import types
+import typing
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
-from jsonschema import ValidationError
-from jsonschema.exceptions import best_match
-from snakemake.exceptions import WorkflowError
-from snakemake.utils import update_config, validate
+from pydantic import BaseModel, ValidationError
+from snakemake.utils import update_config
 
 from isotropy import sensitivity, sources
-from isotropy.defaults import CONFIG_SCHEMA
+from isotropy.configuration import Config, fill_defaults
 from isotropy.intake import load_yaml, plain_config_problem
 from isotropy.models import ModelSpec, unknown_model_problems
 from isotropy.readers.inputs import dataset_sources
@@ -39,7 +38,7 @@ from isotropy.sources.layouts import mirror_path_problem
 # The data sources (URLs, checksums, mirror files): long and seldom edited, so in a file of their
 # own, laid under every configuration by :func:`with_sources` (config.yaml and overlays still
 # change a source key by key, as Snakemake merges).
-SOURCES_CONFIG = CONFIG_SCHEMA.parents[1] / "config" / "sources.yaml"
+SOURCES_CONFIG = Path(__file__).resolve().parents[3] / "config" / "sources.yaml"
 
 
 class ConfigError(ValueError):
@@ -161,7 +160,7 @@ def encoders_of_kind(config: dict, kind: str) -> list[str]:
 
 def check_config(config: dict) -> None:
     """Cross-references the schema cannot express; raise one error listing every problem."""
-    problems = number_problems(config)
+    problems = []
     for study in ("main", "glue"):  # preview runs main's setups
         if study in config:
             problems += _encoder_problems(config, study)
@@ -282,49 +281,85 @@ def submits_jobs_elsewhere(argv: Sequence[str]) -> bool:
     return False
 
 
-def config_validation_error(error: Exception, schema_path: str) -> Exception:
-    """A :class:`ConfigError` of one short paragraph for Snakemake's schema-validation error: the
-    key, its value and what is allowed.
+def validation_problems(error: ValidationError) -> list[str]:
+    """One sentence per key the models refuse: the key, its value and what is allowed (an
+    unknown key with the keys allowed there)."""
+    problems: dict[str, str] = {}
+    for item in error.errors(include_url=False):
+        where, section, own = _key_path(item["loc"])
+        if where in problems:
+            continue  # one sentence per key, not one per alternative of a union
+        message = item["msg"].removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            parent, _, name = where.rpartition(".")
+            allowed = ", ".join(section.model_fields) if section else "any name"
+            problems[where] = (
+                f"config key {shown_key(where)} (value {_short(item['input'])}) is not allowed "
+                f"{'under ' + repr(parent) if parent else 'at the top level'}; allowed there: "
+                f"{allowed}. Check its spelling or remove it; docs/configuration.md documents "
+                "every key."
+            )
+        elif item["type"] == "missing":
+            problems[where] = (
+                f"config key {where!r} is required; docs/configuration.md says what it holds."
+            )
+        elif item["type"] == "value_error":
+            # a section's check names its field first ("k_range: 9 > 2"): part of the key
+            field, _, said = message.partition(": ")
+            if isinstance(own, type) and issubclass(own, BaseModel) and field in own.model_fields:
+                value = item["input"].get(field) if isinstance(item["input"], Mapping) else None
+                where = f"{where}.{field}"
+                problems[where] = f"config key {where!r} has value {_short(value)}: {said}"
+            else:
+                problems[where] = f"config key {where!r}: {message}"
+        else:
+            problems[where] = f"config key {where!r} has value {_short(item['input'])}: {message}"
+    return list(problems.values())
 
-    Snakemake's own message prints the whole schema (~700 lines) around the key; the schema is
-    read to resolve ``$ref``, so that the keys a shared definition allows are listed too.
-    """
-    # Snakemake raises its WorkflowError while handling jsonschema's error: that is the context.
-    candidates = [*getattr(error, "args", ()), error.__cause__, error.__context__]
-    cause = next((arg for arg in candidates if isinstance(arg, ValidationError)), None)
-    if cause is None:
-        return error
-    while cause.context:  # anyOf/oneOf: the alternative that came closest, not "valid under none"
-        cause = best_match(cause.context)
-    where = ".".join(str(part) for part in cause.absolute_path)
-    if cause.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(
-        cause.instance, Mapping
-    ):
-        with open(schema_path, encoding="utf-8") as handle:
-            allowed = _allowed_keys(cause.schema, yaml.safe_load(handle))
-        unexpected = sorted(set(cause.instance) - set(allowed)) or [cause.message]
-        key = ".".join(filter(None, [where, str(unexpected[0])]))
-        listed = ", ".join(allowed) if allowed else "any name"
-        return ConfigError(
-            f"config key {shown_key(key)} (value {_short(cause.instance.get(unexpected[0]))}) is "
-            "not allowed "
-            f"{'under ' + repr(where) if where else 'at the top level'}; allowed there: {listed}. "
-            "Check its spelling or remove it; schemas/config.schema.yaml documents every key."
-        )
-    return ConfigError(
-        f"config key {where or '(top level)'!r} has value {_short(cause.instance)}: "
-        f"{cause.message}. schemas/config.schema.yaml documents every key and its default."
-    )
+
+def _key_path(loc: tuple) -> tuple[str, type[BaseModel] | None, Any]:
+    """The dotted key of a pydantic error location, without the labels pydantic gives the
+    members of a union; the section whose key it is; the key's own type."""
+    annotation: Any = Config
+    section, path = None, ""
+    for part in loc:
+        annotation = _unwrapped(annotation)
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+            annotation = _member(annotation, part)
+            continue  # the member's label
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            section = annotation
+            field = annotation.model_fields.get(str(part))
+            annotation = field.annotation if field else None
+        elif typing.get_origin(annotation) in (dict, list):
+            section, annotation = None, typing.get_args(annotation)[-1]
+        if part == "[key]":
+            continue
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
+    return path, section, _unwrapped(annotation)
 
 
-def _allowed_keys(subschema: Mapping, root: Mapping) -> list[str]:
-    keys = list(subschema.get("properties", {}))
-    for part in subschema.get("allOf", []):
-        ref = part.get("$ref", "")
-        if ref.startswith("#/definitions/"):
-            part = root.get("definitions", {}).get(ref.rsplit("/", 1)[1], {})
-        keys += [key for key in part.get("properties", {}) if key not in keys]
-    return keys
+def _unwrapped(annotation: Any) -> Any:
+    """``annotation`` without Annotated, and without None where it is optional."""
+    while True:
+        origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+        if origin is typing.Annotated:
+            annotation = args[0]
+        elif origin in (typing.Union, types.UnionType) and type(None) in args and len(args) == 2:
+            annotation = next(arg for arg in args if arg is not type(None))
+        else:
+            return annotation
+
+
+def _member(union: Any, label: Any) -> Any:
+    """The member of ``union`` that pydantic's location ``label`` names: a section by its kind
+    (the encoders) or its name; None when the label names none."""
+    for member in map(_unwrapped, typing.get_args(union)):
+        if isinstance(member, type) and issubclass(member, BaseModel):
+            kind = member.model_fields.get("kind")
+            if member.__name__ == label or kind and label in typing.get_args(kind.annotation):
+                return member
+    return None
 
 
 def _short(value: Any) -> str:
@@ -345,30 +380,6 @@ def _walk(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
             yield from _walk(item, f"{key}[{index}]")
     else:
         yield key, value
-
-
-FLOAT32_MAX = 3.4028234663852886e38  # numpy.finfo(numpy.float32).max, without importing numpy here
-
-
-def number_problems(config: Mapping[str, Any]) -> list[str]:
-    """Numbers JSON schema cannot refuse: NaN and infinity, integers beyond 64 bits (numpy and
-    torch overflow on them) and learning rates beyond float32."""
-    problems = []
-    for key, value in _walk(config):
-        if isinstance(value, float) and not math.isfinite(value):
-            problems.append(
-                f"{key}: {value} is not a finite number; give a finite value (NaN and infinity "
-                "are never valid settings)"
-            )
-        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
-            problems.append(f"{key}: {value:.3g} does not fit in 64 bits; give a realistic value")
-        elif key.endswith("learning_rate") and isinstance(value, float) and value >= FLOAT32_MAX:
-            problems.append(
-                f"{key}: {value:g} is beyond float32's range ({FLOAT32_MAX:.3g}): every float32 "
-                "weight would overflow at the first update and the run diverge; lower the "
-                "learning rate"
-            )
-    return problems
 
 
 def _encoder_problems(config: dict, study: str) -> list[str]:
@@ -403,18 +414,6 @@ def _encoder_problems(config: dict, study: str) -> list[str]:
     return problems
 
 
-def setting(config: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
-    """A configuration value by key path (``setting(config, "geometry", "batch_size")``), or
-    ``default`` when it or a section on the way is absent (or null), so rule files parse for
-    configs without that study; the rules themselves use Snakemake's ``lookup``."""
-    value: Any = config
-    for key in keys:
-        if value is None:
-            return default
-        value = value.get(key)
-    return default if value is None else value
-
-
 def _geometry_problems(config: Mapping[str, Any]) -> list[str]:
     """Cross-references of the ``geometry`` section the schema cannot express."""
     if "geometry" not in config:
@@ -444,19 +443,14 @@ def _geometry_problems(config: Mapping[str, Any]) -> list[str]:
                 f"geometry.clusters.pca_layers: {name!r} is not a model under 'models'; "
                 "check its spelling"
             )
-    low, high = geometry["clusters"]["k_range"]
-    if high < low:
-        problems.append(f"geometry.clusters.k_range: {low} > {high}")
     return problems
 
 
-def load_config(
-    files: Sequence[str | os.PathLike], schema: str | os.PathLike = CONFIG_SCHEMA
-) -> dict[str, Any]:
+def load_config(files: Sequence[str | os.PathLike]) -> dict[str, Any]:
     """The configuration the workflow runs (module docstring); any problem is a
     :class:`ConfigError`."""
     config = with_sources(load_config_files(files))
-    check_loaded_config(config, schema)
+    check_loaded_config(config)
     return config
 
 
@@ -468,15 +462,20 @@ def with_sources(config: dict) -> dict:
     return config
 
 
-def check_loaded_config(config: dict, schema: str | os.PathLike = CONFIG_SCHEMA) -> None:
+def check_loaded_config(config: dict) -> None:
     """What :func:`load_config` does after merging, for the Snakefile, whose ``config``
-    Snakemake merged: validation against the schema, filling in its defaults (a violation is a
-    :class:`ConfigError` of one short paragraph naming the key, not the whole schema), then
-    :func:`check_config`."""
+    Snakemake merged: validation by the models (:class:`isotropy.configuration.Config`), their
+    defaults filled in (each problem a sentence naming the key), then :func:`check_config`."""
     try:
-        validate(config, str(schema))
-    except WorkflowError as error:
-        raise config_validation_error(error, str(schema)) from None
+        Config.model_validate(config)
+    except ValidationError as error:
+        problems = validation_problems(error)
+        raise ConfigError(
+            problems[0]
+            if len(problems) == 1
+            else "configuration is invalid:\n  " + "\n  ".join(problems)
+        ) from None
+    fill_defaults(Config, config)
     check_config(config)
 
 

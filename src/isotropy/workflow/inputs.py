@@ -15,9 +15,10 @@ from typing import Any
 from snakemake.exceptions import WorkflowError
 
 from isotropy import paths, provenance, sources
-from isotropy.defaults import setting_or_default
+from isotropy.configuration import Config
+from isotropy.configuration.geometry import Clusters, Static
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
-from isotropy.workflow.config import encoder, model_spec, setting
+from isotropy.workflow.config import encoder, model_spec
 from isotropy.workflow.targets import geometry_models, study_runs
 
 
@@ -75,7 +76,8 @@ def geometry_cluster_files(config: Mapping[str, Any], artefact: str) -> list[str
 
 def geometry_static_files(config: Mapping[str, Any], artefact: str) -> list[str]:
     """The static word-vector comparison rows (none when ``clusters.static.source`` is null)."""
-    source = setting(config, "geometry", "clusters", "static", "source")
+    clusters = (config.get("geometry") or {}).get("clusters") or {}
+    source = (clusters.get("static") or {}).get("source")
     if source is None:
         return []
     return [
@@ -84,7 +86,7 @@ def geometry_static_files(config: Mapping[str, Any], artefact: str) -> list[str]
 
 
 def classification_files(config: Mapping[str, Any]) -> list[str]:
-    section = setting(config, "geometry", "classification", default={}) or {}
+    section = (config.get("geometry") or {}).get("classification") or {}
     return [
         paths.classification_run_file("classification.csv", model, section["task"])
         for model in section.get("models") or []
@@ -94,7 +96,7 @@ def classification_files(config: Mapping[str, Any]) -> list[str]:
 def unavailable_sts_datasets(config: Mapping[str, Any]) -> list[str]:
     """Configured optional STS data sets (SICK-R, the SemEval STS tasks) whose split's files the
     data mirror lacks (none without a mirror: a download is then attempted)."""
-    sts = setting(config, "geometry", "sts", default={})
+    sts = (config.get("geometry") or {}).get("sts") or {}
     if not sts.get("models"):
         return []
     mirror = sources.resolve_mirror(config.get("mirror"))
@@ -149,7 +151,7 @@ def collected_sts_files(config: Mapping[str, Any]) -> Callable[[Any], list[str]]
 
 def configured_studies(config: Mapping[str, Any]) -> list[str]:
     """The studies this run builds: config ``studies`` that have a section."""
-    wanted = setting_or_default(config, "studies")
+    wanted = config.get("studies", Config.default("studies"))
     return [study for study in wanted if config.get(study)]
 
 
@@ -212,13 +214,13 @@ def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
         "geometry": {
             "clusters": {
                 "models": list(clusters.get("models") or []),
-                "max_per_type": setting_or_default(config, "geometry", "clusters", "max_per_type"),
-                "lid_sample_size": setting_or_default(
-                    config, "geometry", "clusters", "lid_sample_size"
+                "max_per_type": clusters.get("max_per_type", Clusters.default("max_per_type")),
+                "lid_sample_size": clusters.get(
+                    "lid_sample_size", Clusters.default("lid_sample_size")
                 ),
                 "static": {
-                    "sample_size": setting_or_default(
-                        config, "geometry", "clusters", "static", "sample_size"
+                    "sample_size": (clusters.get("static") or {}).get(
+                        "sample_size", Static.default("sample_size")
                     )
                 },
             },

@@ -13,7 +13,7 @@ from typing import Any
 
 from isotropy import paths, readers
 from isotropy.readers.glue import GLUE_TASKS
-from isotropy.workflow.config import deep_merge, setting
+from isotropy.workflow.config import deep_merge
 
 OPTIMISATION_STUDIES = ("main", "glue", "preview")
 # `make preview`: the main study's setups with one seed and a coarser metric stride, written to
@@ -158,12 +158,11 @@ def section2_params(config: dict) -> dict[str, Any]:
 
 def geometry_models(config: Mapping[str, Any]) -> list[str]:
     """The models (keys of ``models``) the geometry study runs, each once."""
-    names = [
-        *(setting(config, "geometry", "clusters", "models") or []),
-        *(setting(config, "geometry", "sts", "models") or []),
-        *(setting(config, "geometry", "classification", "models") or []),
-    ]
-    return list(dict.fromkeys(names))
+    geometry = config.get("geometry") or {}
+    parts = ("clusters", "sts", "classification")
+    return list(
+        dict.fromkeys(m for p in parts for m in (geometry.get(p) or {}).get("models") or [])
+    )
 
 
 def optimisation_run_files(config: dict, study: str, artefact: str) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy import paths
-from isotropy.defaults import setting_or_default
+from isotropy.configuration.geometry import Clusters, Static
 from isotropy.standins import CAI_MODELS, StandIns, model_stand_in, paper_name
 from isotropy.verdicts.measurements import measurement, over_seeds
 
@@ -31,7 +31,8 @@ def _lid_seed_free(config: Mapping[str, Any], kind: str) -> bool:
     """Whether no seed changes the LID: every point indexed (no seeded sample)."""
     clusters = (config.get("geometry") or {}).get("clusters") or {}
     if kind == "static":
-        return setting_or_default(config, "geometry", "clusters", "static", "sample_size") is None
+        static = clusters.get("static") or {}
+        return static.get("sample_size", Static.default("sample_size")) is None
     return "lid_sample_size" in clusters and clusters["lid_sample_size"] is None
 
 
@@ -71,7 +72,8 @@ def _lid_setup(
         return "static word vectors", "GloVe", "one vector per word", stand_in, ""
     paper = _cai_setup(config, name)
     setup = f"{name}, last layer ({int(last['layer'].iloc[0])})"
-    cap = setting_or_default(config, "geometry", "clusters", "max_per_type")
+    clusters = (config.get("geometry") or {}).get("clusters") or {}
+    cap = clusters.get("max_per_type", Clusters.default("max_per_type"))
     stand_in = _model_stand_in(config, name, paper, stand)
     per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
     layers = ""
