@@ -551,3 +551,16 @@ def test_a_report_of_missing_results_says_so_in_one_line_and_names_the_whole_tar
     )
     assert estimate.report_ready("main_study", ["no-such.yaml"]) == 1
     assert "configuration error" in capsys.readouterr().err
+
+
+def test_sampled_metrics_are_costed_only_at_the_sample_and_stride_measured():
+    """GLUE's jobs compute their metrics on a sample (appendix A, 10,000 items): the measured
+    cost per update of the model on the data set holds there, and nowhere else (issue 80)."""
+    model, cost = "sentence-transformers/all-MiniLM-L6-v2", paper_cost.SAMPLED_UPDATE_CPU_SECONDS
+    per_update = cost[(model, "rte")]
+    sampled = {"updates": 250, "metric_stride": 1, "metric_sample_size": paper_cost.SAMPLED_AT}
+    assert paper_cost.run_seconds("rte", sampled, "cpu", model) == 250 * per_update / 2
+    assert paper_cost.run_seconds("rte", {**sampled, "metric_stride": 2}, "cpu", model) is None
+    other = {**sampled, "metric_sample_size": 5000}
+    assert paper_cost.run_seconds("rte", other, "cpu", model) is None
+    assert paper_cost.run_seconds("rte", sampled, "cpu", "another/model") is None
