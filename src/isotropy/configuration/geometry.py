@@ -3,7 +3,7 @@ method (Rajaee & Pilehvar) and the frozen-feature classification table (Rajaei &
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Annotated, Literal, Self, get_args
 
 from pydantic import Field, model_validator
 
@@ -15,6 +15,7 @@ StudiedModel = Annotated[str, Field(pattern=r"^(?!(static|figures)\Z)")]
 StsMethod = Literal[
     "none", "centring", "all-but-the-top", "kmeans-centring", "cluster-based", "cluster-based-gmm"
 ]
+STS_METHODS: tuple[StsMethod, ...] = get_args(StsMethod)  # every method, the default compares them all
 
 
 class Corpus(Section):
@@ -134,14 +135,7 @@ class Sts(Section):
         default_factory=Splits, description="Split per data set (the mirror ships STS-B train)."
     )
     methods: Unique[StsMethod] = Field(
-        [
-            "none",
-            "centring",
-            "all-but-the-top",
-            "kmeans-centring",
-            "cluster-based",
-            "cluster-based-gmm",
-        ],
+        list(STS_METHODS),
         min_length=1,
         description="Isotropy methods compared (none = the raw embeddings).",
     )

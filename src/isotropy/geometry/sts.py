@@ -14,20 +14,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from isotropy.configuration.geometry import STS_METHODS
 from isotropy.io import open_npz, save_npz
 from isotropy.transforms import all_but_the_top, centre, cluster_based_isotropy
 
 log = logging.getLogger(__name__)
 
 
-STS_METHODS = (
-    "none",
-    "centring",
-    "all-but-the-top",
-    "kmeans-centring",
-    "cluster-based",
-    "cluster-based-gmm",
-)
 # isotropy: I(W) as Rajaee & Pilehvar's code computes it (eigenvectors with numpy's signs);
 # isotropy_sign_free: each eigenvector with both signs (independent of the solver).
 STS_COLUMNS = [
