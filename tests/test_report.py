@@ -185,7 +185,7 @@ def test_report_opens_in_a_headless_browser(report, tmp_path):
     assert rendered.index("Claims check") < rendered.index("Paper comparison")
     assert rendered.index("isotropy-overview") < rendered.index('id="rulegraph"')
     page = rendered[rendered.index('class="isotropy-overview"') :]  # the DOM, not the scripts
-    assert page.index('class="overview-forest"') < page.index("This run")
+    assert page.index('class="overview-forest"') < page.index("<h2>This run")
     size = Image.open(workdir / "results/report/forest.png").size
     assert forest_image_size(rendered) == size and min(size) > 100
     assert rendered.count('overview-table"') >= 13  # claims, comparison, 11 study tables
