@@ -15,7 +15,8 @@ StudiedModel = Annotated[str, Field(pattern=r"^(?!(static|figures)\Z)")]
 StsMethod = Literal[
     "none", "centring", "all-but-the-top", "kmeans-centring", "cluster-based", "cluster-based-gmm"
 ]
-STS_METHODS: tuple[StsMethod, ...] = get_args(StsMethod)  # every method, the default compares them all
+# Every method; the default compares them all.
+STS_METHODS: tuple[StsMethod, ...] = get_args(StsMethod)
 
 
 class Corpus(Section):
