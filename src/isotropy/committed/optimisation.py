@@ -109,8 +109,8 @@ def write_data(
     claims: bool = False,
 ) -> dict[str, Any]:
     """Copy a finished run of ``study`` (``results``: its ``results/<study>``) beside the docs with
-    its record; ``run``: facts of the run no file holds (start, end, printed estimate, machine);
-    ``claims``: with the study's claims as the verdict code judges the copied tables."""
+    its record; ``run``: facts of the run no file holds (start, end, printed estimate, machine,
+    and ``what`` ran where an overlay narrowed it); ``claims``: with the study's claims as the verdict code judges the copied tables."""
     from isotropy.standins import workflow_stand_ins
 
     results = Path(results)
@@ -140,7 +140,7 @@ def write_data(
         table_file(study, "correlations"): correlations,
     }
     facts = {
-        "what": dict(run).get("what", WHAT[study]),  # the facts name an overlay where one ran
+        "what": run.get("what", WHAT[study]),  # the facts name an overlay where one ran
         # the one commit, package set and device the traces' provenance records name
         "code_commit": single_commit(provenance, "the traces"),
         "packages": one_value(provenance, lambda r: r.get("packages"), "package sets"),
