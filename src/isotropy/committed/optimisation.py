@@ -110,7 +110,8 @@ def write_data(
 ) -> dict[str, Any]:
     """Copy a finished run of ``study`` (``results``: its ``results/<study>``) beside the docs with
     its record; ``run``: facts of the run no file holds (start, end, printed estimate, machine,
-    and ``what`` ran where an overlay narrowed it); ``claims``: with the study's claims as the verdict code judges the copied tables."""
+    and ``what`` ran where an overlay narrowed it); ``claims``: with the study's claims as the
+    verdict code judges the copied tables."""
     from isotropy.standins import workflow_stand_ins
 
     results = Path(results)
