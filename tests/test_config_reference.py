@@ -112,8 +112,13 @@ def _rows(models: Any, depth: int, own_only: bool) -> list[str]:
             said += f" Its keys: {_anchor(base)}{_changed(below)}."
         elif below in SHARED:
             said += f" Its keys: {_anchor(below)}."
-        rows.append(f"{'  ' * depth}- `{name}`: {said}")
-        if below is not None and below not in SHARED:
+        nested = below is not None and below not in SHARED
+        if nested and all(_inner(f.annotation)[1] is None for f in _fields(below).values()):
+            # a section of plain keys only: on its parent's line, each key still named once
+            said += " " + " ".join(row[2:] for row in _rows(below, 0, own_only=True))
+            nested = False
+        rows.append(f"{'  ' * depth}- `{name}`: {said}".rstrip())
+        if nested:
             rows += _entries(_rows(below, depth + 1, own_only=True), kind, depth + 1)
     return rows
 
@@ -216,6 +221,26 @@ def test_a_planted_key_without_a_description_is_found():
     assert undocumented_keys(config, Top) == []
     config["blocks"].append({"bare": 3})
     assert undocumented_keys(config, Top) == ["blocks[].bare"]
+
+
+def test_plain_keys_share_their_parents_line_and_a_section_within_stays_nested():
+    class Leaf(Section):
+        a: int = Field(1, description="A.")
+
+    class Middle(Section):
+        leaf: Leaf = Field(default_factory=Leaf, description="Leaf.")
+        b: int = Field(2, description="B.")
+
+    class Top(Section):
+        middle: Middle = Field(default_factory=Middle, description="Middle.")
+
+    # `a` on its section's line; `leaf` never flattened onto `middle`'s, where `a` would read
+    # as a key of `middle`
+    assert _rows(Top, 0, own_only=True) == [
+        "- `middle`: Middle.",
+        "  - `leaf`: Leaf. `a`: A.",
+        "  - `b`: B.",
+    ]
 
 
 def test_the_schema_and_the_page_are_the_models():

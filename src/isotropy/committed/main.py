@@ -95,12 +95,11 @@ def _monotone_words(traces: pd.DataFrame, setup: str) -> str:
 
 def judged_table(root: str | os.PathLike = ".", detail: bool = False) -> pd.DataFrame:
     """Each §3.2 row judged on the committed run (:func:`verdicts`), as the README shows it
-    (``detail``, the page: with the stand-ins named, the paper's row and the rule as applied)."""
+    (``detail``, the page: with the paper's row and the rule as applied, which names a stand-in)."""
     table, traces = verdicts(root), _traces(root)
-    stand_ins = table["stand_in"].fillna("").astype(str) if detail else [""] * len(table)
     shown = pd.DataFrame(
         {
-            "setup (ours)": table["setup"] + [f" (stand-in: {s})" if s else "" for s in stand_ins],
+            "setup (ours)": table["setup"],
             "statistic": table["quantity"].map(
                 {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
             ),
