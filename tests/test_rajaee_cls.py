@@ -273,7 +273,7 @@ def test_estimate_counts_the_runs_left(tmp_path):
     assert lines[1] == f"  rajaee_cls_finetune: {runs} jobs, {estimate.duration(total)}"
     _, left = estimate.describe(config, jobs[1:], "cpu", "rajaee_cls_study", idle)  # one done
     assert math.isclose(left, (runs - 1) * per_run / 2)
-    assert rajaee_spec.run_seconds(section, "miniLM", "squad") is None
+    assert rajaee_spec.run_seconds(section, "miniLM", "no_such_task") is None
 
 
 def test_rajaee_cls_study_prints_an_estimate(capsys):

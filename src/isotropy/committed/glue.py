@@ -17,6 +17,7 @@ from isotropy.committed.optimisation import seed_ends, signed
 from isotropy.committed.record import COMMAND, CommittedRun, Page
 from isotropy.io import checked_record, markdown_table
 from isotropy.verdicts.claims import verdict_cell
+from isotropy.workflow.targets import every_nth_update
 
 DOC = Path("docs/glue-study.md")
 CORRELATIONS = {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
@@ -39,7 +40,6 @@ def _run_lines(record: dict[str, Any]) -> list[str]:
         if p in packages
     )
     device = record.get("device") or ["?"]
-    stride = glue.get("metric_stride")
     return [
         f"Run: {record['what']}; code {record['code_commit'][:12]}, device {device[0]}, "
         f"{versions or 'package versions in the record'}; {run.get('started', '?')} to "
@@ -48,7 +48,7 @@ def _run_lines(record: dict[str, Any]) -> list[str]:
         "",
         f"Settings: encoders {', '.join(named)}; tasks {', '.join(glue['tasks'])}; "
         f"{glue.get('updates')} updates at learning rate {glue.get('learning_rate')}, metrics "
-        f"after every {'update' if stride in (1, None) else f'{stride}th update'} on a sample of "
+        f"after {every_nth_update(glue.get('metric_stride') or 1)} on a sample of "
         f"{glue.get('metric_sample_size')} items; seeds "
         f"{', '.join(map(str, glue.get('seeds', [])))}.",
     ]

@@ -1,14 +1,8 @@
-"""The I-STAR grid of ``config/istar_gpu.yaml`` run on one GPU (issue 69), committed, and
-docs/istar-gpu.md rendered from it: Figures 5-7's counterparts as tables and the poster's claims
-judged by the same code as a workflow run's (:func:`istar_measurements`, :func:`check_claims`).
-
-Two grids: ``istar_gpu_*`` (config/istar_gpu.yaml, the largest subset one call fitted) and
-``istar_gpu_whole_*`` (config/istar_gpu_whole.yaml, the claims' runs on the whole training split).
-``python -m isotropy.committed copy istar_gpu OUT1 [OUT2 ...] [--into
-docs/data/istar_gpu_whole_record.json]`` combines the ``$OUT`` folders of
-``benchmarks/istar_on_device.py run`` calls (a later one ``--finish``-ing an earlier, cut one)
-into one grid's files with one record (:func:`combine`), then renders the page; into a grid
-already committed, the calls are added after those its record holds (more seeds, say).
+"""The I-STAR grids run on one GPU (issue 69), committed: ``istar_gpu_*`` (config/istar_gpu.yaml,
+the largest subset one call fitted) and ``istar_gpu_whole_*`` (config/istar_gpu_whole.yaml, the
+whole training split); docs/istar-gpu.md is rendered from them by a workflow run's verdict code.
+``copy istar_gpu OUT…`` combines the ``$OUT`` folders of ``benchmarks/istar_on_device.py run``
+calls (a later one finishing a cut one, or adding runs) into one grid's files (:func:`combine`).
 """
 
 from __future__ import annotations

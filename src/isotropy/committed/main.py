@@ -21,6 +21,7 @@ from isotropy.io import checked_record, markdown_table
 from isotropy.metrics import registry
 from isotropy.summaries import correlation_table
 from isotropy.verdicts.tolerances import AGREES, CONSISTENT
+from isotropy.workflow.targets import every_nth_update
 
 RUN = optimisation.run_file("main")
 DOC = Path("docs/main-study.md")
@@ -146,8 +147,8 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         f"Run: {record['what']}, code {record['code_commit'][:12]}, {run.get('machine', '')}; "
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "
         f"against {run.get('printed', '?')} printed before it started.",
-        f"Settings: {main.get('updates')} updates, metrics after every "
-        f"{_stride_words(main.get('metric_stride'))}, seeds {seed_list}.",
+        f"Settings: {main.get('updates')} updates, metrics after "
+        f"{every_nth_update(main.get('metric_stride') or 1)}, seeds {seed_list}.",
         "",
         markdown_table(judged_table(root, detail=True)),
         "§3's trends judged on this run by the claims page's code (one Holm family with the main "
@@ -212,18 +213,15 @@ def device_block(root: str | os.PathLike, cpu: pd.DataFrame) -> str:
     )
 
 
-def _stride_words(stride: Any) -> str:
-    return "update" if stride in (1, None) else f"{stride}th update"
-
-
 def readme_block(root: str | os.PathLike = ".") -> str:
     """The README's headline: each §3.2 row of the committed run with its verdict."""
     record = checked_record(root, RUN)
     main, run = record["config"].get("main", {}), record["run"]
     return (
         f"What §3.2 of Mickus et al. (2024) replicates, judged on the committed `make run` "
-        f"({len(main.get('seeds', []))} seeds, {main.get('updates')} updates, metrics after every "
-        f"{_stride_words(main.get('metric_stride'))}; [docs/main-study.md](docs/main-study.md)):"
+        f"({len(main.get('seeds', []))} seeds, {main.get('updates')} updates, metrics after "
+        f"{every_nth_update(main.get('metric_stride') or 1)}; "
+        "[docs/main-study.md](docs/main-study.md)):"
         f"\n\n{markdown_table(judged_table(root))}\n"
         f"The run took {run.get('wall', '?')} on {run.get('machine', '?')}, against "
         f"{run.get('printed', '?')} printed by `make run` before it started.\n"
@@ -242,8 +240,8 @@ def committed_verdicts(root: str | os.PathLike = ".") -> str:
     main = record["config"].get("main", {})
     run = (
         f"the committed make run (code {record['code_commit'][:12]}; "
-        f"{len(main.get('seeds', []))} seeds, {main.get('updates')} updates, metrics after every "
-        f"{_stride_words(main.get('metric_stride'))}; {RUN.as_posix()})"
+        f"{len(main.get('seeds', []))} seeds, {main.get('updates')} updates, metrics after "
+        f"{every_nth_update(main.get('metric_stride') or 1)}; {RUN.as_posix()})"
     )
     columns = ["setup", "quantity", "paper_value", "our_value", "verdict"]
     return table[columns].assign(run=run).to_csv(index=False, float_format="%.6g")

@@ -1,13 +1,7 @@
-"""The committed runs of the direct-optimisation studies (the main study, appendix A's GLUE).
-
-A finished run's traces (every run in one gzip CSV, byte-stable), its count and correlation
-tables and a record (checksums, code commit, package versions, device, the settings the verdicts
-read, the stand-ins by name, the run's own facts) are copied beside the docs
-(:func:`write_data`). The verdicts are computed again from the copies by the project's own
-verdict code (:func:`isotropy.verdicts.measurements.run.measure`, then
-:func:`isotropy.verdicts.comparison.compare` and :func:`isotropy.verdicts.claims.check_claims`,
-as ``results/paper_comparison.csv`` and ``results/claims.csv`` are), so a page says what the code
-in force says of the run.
+"""The committed runs of the direct-optimisation studies (the main study, appendix A's GLUE):
+a finished run's traces (one byte-stable gzip CSV), its count and correlation tables and their
+record (:func:`write_data`). The verdicts are computed again from the copies by the verdict code
+in force, as a workflow run's are, so a page says what that code says of the run.
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
-"""The Rajaee CLS study's default grid and its cause sweep, committed (issue 68), as the main
-study's run is (:mod:`isotropy.committed.main`).
-
-- ``docs/data/rajaee_cls_seeds.csv``: the grid's ``results/rajaee_cls/runs.csv`` (one row per
-  method and seed: accuracy, majority baseline, CLS I(W) ...).
-- ``docs/data/rajaee_cls_cause.jsonl``: the sweep of ``benchmarks/rajaee_cls_learning.py
-  --measure`` (one JSON line per run: accuracy, cluster–label ARI, the method after training at
-  each k and number of removed directions).
-- ``docs/data/rajaee_cls_run.json``: their record (checksums, code commit, settings, model,
-  stand-ins, package versions, device, seeds, the run's times).
-
-docs/rajaee-cls.md's tables are rendered from them (``python -m isotropy.committed write
-rajaee_cls``; ``copy rajaee_cls`` copies a finished grid and sweep first).
-"""
+"""The Rajaee CLS study's default grid and its cause sweep, committed (issue 68): the grid's
+per-seed runs (``rajaee_cls_seeds.csv``), the sweep's JSON lines (``rajaee_cls_cause.jsonl``,
+``benchmarks/rajaee_cls_learning.py --measure``) and their record (``rajaee_cls_run.json``), from
+which docs/rajaee-cls.md's tables are rendered."""
 
 from __future__ import annotations
 

@@ -34,21 +34,22 @@ class TaskSpec:
     num_labels: int
     primary_metric: str
     hub_columns: tuple[str, ...]  # text columns on the hub, in (text, text_pair) order
+    rows: tuple[int, int]  # (training, validation) rows, as published: the estimate's sizes
 
 
 _TASKS = (
-    TaskSpec("sst2", "classification", 2, "accuracy", ("sentence",)),
-    TaskSpec("qnli", "classification", 2, "accuracy", ("question", "sentence")),
-    TaskSpec("rte", "classification", 2, "accuracy", ("sentence1", "sentence2")),
-    TaskSpec("mrpc", "classification", 2, "f1", ("sentence1", "sentence2")),
-    TaskSpec("qqp", "classification", 2, "f1", ("question1", "question2")),
-    TaskSpec("cola", "classification", 2, "matthews_correlation", ("sentence",)),
-    TaskSpec("stsb", "regression", 1, "pearson", ("sentence1", "sentence2")),
-    TaskSpec("sst5", "classification", 5, "accuracy", ("text",)),
-    TaskSpec("squad", "qa", 2, "f1", ("question", "context")),
+    TaskSpec("sst2", "classification", 2, "accuracy", ("sentence",), (67349, 872)),
+    TaskSpec("qnli", "classification", 2, "accuracy", ("question", "sentence"), (104743, 5463)),
+    TaskSpec("rte", "classification", 2, "accuracy", ("sentence1", "sentence2"), (2490, 277)),
+    TaskSpec("mrpc", "classification", 2, "f1", ("sentence1", "sentence2"), (3668, 408)),
+    TaskSpec("qqp", "classification", 2, "f1", ("question1", "question2"), (363846, 40430)),
+    TaskSpec("cola", "classification", 2, "matthews_correlation", ("sentence",), (8551, 1043)),
+    TaskSpec("stsb", "regression", 1, "pearson", ("sentence1", "sentence2"), (5749, 1500)),
+    TaskSpec("sst5", "classification", 5, "accuracy", ("text",), (8544, 1101)),
+    TaskSpec("squad", "qa", 2, "f1", ("question", "context"), (87599, 10570)),
     # SuperGLUE WiC (the Rajaei & Sheikhi slides' second fine-tuning task), online only: the two
     # sentences as a pair; the target word is in both, not given to the model separately.
-    TaskSpec("wic", "classification", 2, "accuracy", ("sentence1", "sentence2")),
+    TaskSpec("wic", "classification", 2, "accuracy", ("sentence1", "sentence2"), (5428, 638)),
 )
 TASKS: dict[str, TaskSpec] = {spec.name: spec for spec in _TASKS}
 

@@ -22,20 +22,6 @@ from isotropy.verdicts.claims import Claim
 from isotropy.verdicts.measurements.istar import istar_measurements
 from isotropy.workflow.targets import names_pattern
 
-# (training, validation) rows of the tasks (GLUE, SST-5, SQuAD v1.1's published sizes).
-TASK_ROWS = {
-    "sst2": (67349, 872),
-    "qnli": (104743, 5463),
-    "rte": (2490, 277),
-    "mrpc": (3668, 408),
-    "qqp": (363846, 40430),
-    "cola": (8551, 1043),
-    "stsb": (5749, 1500),
-    "sst5": (8544, 1101),
-    "squad": (87599, 10570),
-    "wnli": (635, 71),
-}
-
 
 def outputs(section: Mapping[str, Any] | None) -> list[str]:
     """The I-STAR study's final files: runs.csv and Figures 5-7 (Figure 7 only when its task
@@ -94,9 +80,9 @@ def job_seconds(
     """Wall seconds one run (rule finetune; wildcards model, task, regulariser, lam, seed) adds,
     on the rule's threads (None: the task's size or the model's cost is unknown)."""
     section, task = config["istar"], wildcards["task"]
-    if task not in TASK_ROWS:
+    if task not in TASKS:
         return None
-    seconds = costs.finetune_seconds(section["training"], TASK_ROWS[task], wildcards["model"])
+    seconds = costs.finetune_seconds(section["training"], TASKS[task].rows, wildcards["model"])
     threads = section["resources"]["threads"]
     return None if seconds is None else pace.share(seconds, threads)
 

@@ -17,6 +17,7 @@ import pandas as pd
 
 from isotropy import costs, paths
 from isotropy.rajaee_cls.results import accuracy_differences, claim_values
+from isotropy.readers.tasks import TASKS
 from isotropy.statistics import SeedClaim
 from isotropy.studies.record import StudySpec, section_files
 from isotropy.verdicts.claims import check_seed_claims
@@ -25,9 +26,6 @@ from isotropy.verdicts.measurements.sts import rajaee_cls_measurements
 
 # I(W) and IsoScore of every layer's validation CLS states: an assumption, not measured.
 GEOMETRY_CPU_SECONDS = 1.0
-# Rows of the tasks' splits in the offline mirror (validation: the dev split the runs score).
-# WiC (online only): SuperGLUE's 5,428 training and 638 validation pairs, shorter than RTE's.
-TASK_ROWS = {"rte": (2490, 277), "sst2": (67349, 872), "wic": (5428, 638)}
 
 
 def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -48,9 +46,9 @@ FILES = ("runs.csv", "layers.csv", "claims.csv", "claims.md", "layers.pdf", "lay
 def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | None:
     """CPU-s of one CLS run on one thread (None: the task's size or the model's cost is unknown):
     the fine-tuning and its per-layer CLS geometry."""
-    if task not in TASK_ROWS:
+    if task not in TASKS:
         return None
-    seconds = costs.finetune_seconds(section["training"], TASK_ROWS[task], model, task)
+    seconds = costs.finetune_seconds(section["training"], TASKS[task].rows, model, task)
     return None if seconds is None else seconds + GEOMETRY_CPU_SECONDS
 
 
