@@ -25,7 +25,7 @@ import yaml
 from test_intake import _result
 from test_make_report_safety import _workdir
 from test_trace_validation import _refused, _rewrite, _run
-from tiny_workflow import run_make
+from tiny_workflow import run_make, snakemake
 
 from isotropy import intake, trust
 from isotropy.audit import audit
@@ -323,19 +323,18 @@ OUT_RECORD = Path(".snakemake") / "metadata" / "b3V0LnR4dA=="  # urlsafe base64 
 
 
 def _snakemake(workdir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    """The real Snakemake of .venv in ``workdir`` (targets first: --configfile takes several)."""
+    """The real Snakemake of .venv in ``workdir`` (targets first: --configfile takes several),
+    its messages on stdout or stderr (a dry run logs to stdout) together in ``.stderr``."""
     overlay = str(ROOT / "config" / "offline.yaml")
-    command = [sys.executable, "-m", "snakemake", *args, "--cores", "1", "--configfile", overlay]
     env = {**os.environ, "PYTHONSAFEPATH": "1"}
-    # Its messages, on stdout or stderr (a dry run logs to stdout), together in .stderr.
-    ran = subprocess.run(
-        command,
+    ran = snakemake(
+        *args,
+        "--configfile",
+        overlay,
         cwd=workdir,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=timeout,
         env=env,
+        timeout=timeout,
+        stderr=subprocess.STDOUT,
     )
     return subprocess.CompletedProcess(ran.args, ran.returncode, "", ran.stdout)
 
