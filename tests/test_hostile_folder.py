@@ -360,12 +360,6 @@ def workflow_root(tmp_path_factory) -> Path:
     return workdir
 
 
-def _make_slowly(workdir: Path, target: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    """``make TARGET`` in ``workdir`` with a timeout for the real Snakemake (or a blocking read)."""
-    command = ["make", "-f", str(ROOT / "Makefile"), target]
-    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=timeout)
-
-
 def _copy(workflow_root: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(workflow_root, tmp_path / "work", symlinks=True))
 
@@ -483,7 +477,7 @@ def test_a_module_planted_beside_the_snakefile_is_never_imported(
     marker = tmp_path / "MARKER"
     (workdir / planted).parent.mkdir(exist_ok=True)
     (workdir / planted).write_text(f"open({str(marker)!r}, 'w').close()\n")
-    result = _make_slowly(workdir, target)
+    result = run_make(workdir, target, timeout=600)
     assert not marker.exists(), result.stderr[-3000:]
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
 
@@ -563,7 +557,7 @@ def test_snakemake_never_writes_through_a_linked_snakemake_folder(workflow_root,
     if linked == "metadata":
         ran = _snakemake(workdir, "all", "--forcerun", "make")
     else:
-        ran = _make_slowly(workdir, "report")
+        ran = run_make(workdir, "report", timeout=600)
     assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before, ran.stderr[-2000:]
     assert ran.returncode != 0 and f".snakemake/{linked}: is a link to" in ran.stderr
 
@@ -592,7 +586,7 @@ def test_make_report_refuses_a_pipe_by_name_without_blocking(tmp_path, path):
     if path == "logs/last_run.txt":
         (workdir / path).unlink()
     _fifo(workdir / path)
-    result = _make_slowly(workdir, "report", timeout=60)
+    result = run_make(workdir, "report", timeout=60)
     assert result.returncode != 0 and not (workdir / "calls.txt").exists(), result.stderr
     assert f"{path}: is a pipe (FIFO), not a file" in result.stderr or (
         f"{path}: is not a regular file" in result.stderr
