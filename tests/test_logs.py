@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import pytest
+from tiny_workflow import snakemake
 
 STEP = textwrap.dedent(
     """
@@ -62,23 +63,8 @@ def test_a_failed_snakemake_job_prints_its_traceback_once(tmp_path):
     """Issue 26, case 13: 90-150 lines, the traceback twice, for a one-line cause."""
     (tmp_path / "Snakefile").write_text(SNAKEFILE)
     (tmp_path / "fail.py").write_text(SCRIPT)
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--cores",
-            "1",
-            "--show-failed-logs",
-            "-d",
-            str(tmp_path),
-            "-s",
-            str(tmp_path / "Snakefile"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    snakefile = str(tmp_path / "Snakefile")
+    result = snakemake("--show-failed-logs", "-d", str(tmp_path), "-s", snakefile, timeout=300)
     output = result.stdout + result.stderr
     assert result.returncode != 0
     assert output.count("Traceback (most recent call last)") == 1, output

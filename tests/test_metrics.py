@@ -75,23 +75,24 @@ def test_isoscore_equals_package(name):
     assert M.isoscore(x) == pytest.approx(float(IsoScore(x)), abs=1e-6)
 
 
-def test_isoscore_equals_package_on_minilm(minilm):
-    vectors, _ = minilm  # n = 48 < d = 384
-    reference = float(IsoScore(vectors.astype(np.float64)))
+def test_metrics_equal_their_references_on_minilm(minilm):
+    vectors, labels = minilm  # n = 48 < d = 384: IsoScore*'s shrinkage matters
+    points = vectors.astype(np.float64)
+    reference = float(IsoScore(points))
     assert M.isoscore(vectors) == pytest.approx(reference, abs=1e-6)
     assert M.isoscore(torch.from_numpy(vectors)) == pytest.approx(reference, abs=1e-6)
-
-
-def test_isoscore_star_equals_package_on_minilm(minilm):
-    vectors, _ = minilm  # n = 48 < d = 384: the shrinkage matters
-    points = vectors.astype(np.float64)
     # Σ_S: the covariance of the positive half, regularised as the authors advise
-    reference = torch.from_numpy(np.cov(points[:24].T) + 0.01 * np.eye(points.shape[1]))
+    sigma = torch.from_numpy(np.cov(points[:24].T) + 0.01 * np.eye(points.shape[1]))
     for zeta in (0.0, 0.3, 1.0):
-        expected = float(IsoScore_star(points, reference, zeta))
-        assert float(M.isoscore_star(torch.from_numpy(points), reference, zeta)) == pytest.approx(
-            expected, abs=1e-6
-        )
+        expected = float(IsoScore_star(points, sigma, zeta))
+        ours = M.isoscore_star(torch.from_numpy(points), sigma, zeta)
+        assert float(ours) == pytest.approx(expected, abs=1e-6)
+    assert M.silhouette(vectors, labels) == pytest.approx(
+        silhouette_score(points, labels), abs=1e-6
+    )
+    # the same data for both: skdim would otherwise round float32 distances, we use float64
+    reference = skdim.id.TwoNN().fit(points).dimension_
+    assert M.twonn_dimension(vectors) == pytest.approx(reference, abs=1e-6)
 
 
 def test_isoscore_without_eigen_solve_on_large_n_and_large_d():
@@ -201,50 +202,67 @@ def test_isoscore_star_is_differentiable():
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.covers("mickus:defs")
-def test_silhouette_equals_sklearn_on_clusters():
-    x, y = _clustered()
-    assert M.silhouette(x, y) == pytest.approx(silhouette_score(x, y), abs=1e-6)
-    # small blocks exercise the symmetric block bookkeeping
-    for block in (1, 7, 64, 1000):
-        assert M.silhouette(x, y, block_size=block) == pytest.approx(
-            silhouette_score(x, y), abs=1e-10
-        )
-
-
-def test_silhouette_with_singletons_and_string_labels():
-    x = _anisotropic(n=120, d=10)
+def _singletons():
     labels = np.array(["a"] * 50 + ["b"] * 60 + ["c"] * 5 + ["solo1", "solo2", "solo3", "x", "x"])
-    assert M.silhouette(x, labels) == pytest.approx(silhouette_score(x, labels), abs=1e-6)
+    return _anisotropic(n=120, d=10), labels
 
 
-def test_silhouette_with_many_clusters():
+def _many_clusters():
     # Many clusters (multi-label targets): per-block cluster sums in one pass (numpy's reduceat).
     rng = np.random.default_rng(11)
-    labels = np.concatenate(
-        [rng.integers(0, 90, size=290), np.arange(1000, 1010)]
-    )  # + 10 singletons
-    x = rng.normal(size=(300, 8)) + (labels[:, None] % 7) * 0.5
-    reference = silhouette_score(x, labels)
-    for block in (1, 13, 64, 300):
-        assert M.silhouette(x, labels, block_size=block) == pytest.approx(reference, abs=1e-10)
-    # float32 distance blocks on larger data
-    # float32 distance blocks (n above the float64 threshold), 1,315 clusters as in supersense
+    labels = np.concatenate([rng.integers(0, 90, size=290), np.arange(1000, 1010)])  # 10 solos
+    return rng.normal(size=(300, 8)) + (labels[:, None] % 7) * 0.5, labels
+
+
+def _zipf_clusters():
+    # n above the float64 threshold: float32 distance blocks; 1,315 clusters as in supersense
+    rng = np.random.default_rng(11)
     labels = np.minimum(rng.zipf(1.3, size=6000), 1315)
-    x = (rng.normal(size=(6000, 16)) + (labels[:, None] % 5)).astype(np.float32)
-    reference = silhouette_score(x.astype(np.float64), labels)
-    for block in (None, 500, 6000):
-        assert M.silhouette(x, labels, block_size=block) == pytest.approx(reference, abs=1e-6)
+    return (rng.normal(size=(6000, 16)) + (labels[:, None] % 5)).astype(np.float32), labels
 
 
-def test_silhouette_with_long_clusters_above_the_slice_threshold():
+def _long_clusters():
     # More clusters than the CPU sums by slices, each long: one index_add_ pass sums hundreds of
     # float32 distances per cluster and block column; uncentred points make cancellation likely.
     rng = np.random.default_rng(16)
     labels = rng.integers(0, 20, size=6000)
-    x = (rng.normal(size=(6000, 64)) + (labels[:, None] % 5) * 0.3 + 5.0).astype(np.float32)
-    reference = silhouette_score(x.astype(np.float64), labels)
-    assert M.silhouette(x, labels) == pytest.approx(reference, abs=1e-7)
+    return (rng.normal(size=(6000, 64)) + (labels[:, None] % 5) * 0.3 + 5.0).astype(
+        np.float32
+    ), labels
+
+
+def _float32_blocks():
+    # n above the float64 threshold: float32 distance blocks, float64 accumulation
+    rng = np.random.default_rng(6)
+    labels = rng.integers(0, 3, size=5000)
+    scales = np.geomspace(0.1, 3, 48)
+    x = rng.normal(size=(5000, 48)) * scales + labels[:, None] * 0.4 + 20.0
+    return x.astype(np.float32), labels
+
+
+# name: (data, block sizes (None: the default), tolerance); small blocks exercise the symmetric
+# block bookkeeping
+SILHOUETTE_CASES = {
+    "blobs": (_clustered, (None, 1, 7, 64, 1000), 1e-10),
+    "singletons and string labels": (_singletons, (None,), 1e-6),
+    "many clusters": (_many_clusters, (1, 13, 64, 300), 1e-10),
+    "1315 zipf clusters in float32": (_zipf_clusters, (None, 500, 6000), 1e-6),
+    "long clusters above the slice threshold": (_long_clusters, (None,), 1e-7),
+    "float32 blocks": (_float32_blocks, (700,), 1e-6),
+}
+
+
+@pytest.mark.parametrize("case", SILHOUETTE_CASES)
+@pytest.mark.covers("mickus:defs")
+def test_silhouette_equals_sklearn_on_clusters(case):
+    make, blocks, tolerance = SILHOUETTE_CASES[case]
+    x, labels = make()
+    reference = silhouette_score(np.asarray(x, dtype=np.float64), labels)
+    for block in blocks:
+        assert M.silhouette(x, labels, block_size=block) == pytest.approx(reference, abs=tolerance)
+    if labels.dtype.kind == "i":  # torch tensors in, as the optimisation passes them
+        ours = M.silhouette(torch.from_numpy(x), torch.from_numpy(labels))
+        assert ours == pytest.approx(reference, abs=max(tolerance, 1e-6))
 
 
 def test_cumulative_segment_sums_equal_direct_sums():
@@ -292,21 +310,6 @@ def test_silhouette_tensor_reuses_one_layout():
         assert float(value) == pytest.approx(silhouette_score(x, labels), abs=1e-10)
 
 
-def test_silhouette_float32_path_on_larger_data():
-    # n above the float64 threshold: float32 distance blocks, float64 accumulation
-    rng = np.random.default_rng(6)
-    n = 5000
-    labels = rng.integers(0, 3, size=n)
-    x = (rng.normal(size=(n, 48)) * np.geomspace(0.1, 3, 48) + labels[:, None] * 0.4 + 20.0).astype(
-        np.float32
-    )
-    reference = silhouette_score(x.astype(np.float64), labels)
-    assert M.silhouette(x, labels, block_size=700) == pytest.approx(reference, abs=1e-6)
-    assert M.silhouette(torch.from_numpy(x), torch.from_numpy(labels)) == pytest.approx(
-        reference, abs=1e-6
-    )
-
-
 @pytest.mark.covers("mickus:multilabel")
 def test_silhouette_multilabel_rows_are_clusters():
     rng = np.random.default_rng(7)
@@ -323,13 +326,6 @@ def test_silhouette_subsample_matches_sklearn_draw():
     assert ours == pytest.approx(silhouette_score(x, y, sample_size=150, random_state=3), abs=1e-6)
     assert ours == M.silhouette(x, y, sample_size=150, seed=3)  # seeded
     assert ours != M.silhouette(x, y, sample_size=150, seed=4)
-
-
-def test_silhouette_on_minilm(minilm):
-    vectors, labels = minilm
-    assert M.silhouette(vectors, labels) == pytest.approx(
-        silhouette_score(vectors.astype(np.float64), labels), abs=1e-6
-    )
 
 
 def test_cluster_ids():
@@ -512,11 +508,7 @@ def test_twonn_equals_skdim(ambient):
     assert M.twonn_dimension(x) == pytest.approx(skdim.id.TwoNN().fit(x).dimension_, abs=1e-6)
 
 
-def test_twonn_on_minilm_and_with_duplicates(minilm):
-    vectors, _ = minilm
-    # same data for both: skdim would otherwise round float32 distances, we compute in float64
-    reference = skdim.id.TwoNN().fit(vectors.astype(np.float64)).dimension_
-    assert M.twonn_dimension(vectors) == pytest.approx(reference, abs=1e-6)
+def test_twonn_with_duplicates():
     x = _manifold(n=300, intrinsic=5, ambient=10)
     x = np.vstack([x, x[:7]])
     with pytest.warns(UserWarning):

@@ -94,17 +94,18 @@ class Params(dict):
     """Snakemake's params/wildcards objects offer items(); a dict is the same for record_step."""
 
 
-def test_record_step_writes_a_record_beside_every_output(files):
+def _job(**fields) -> SimpleNamespace:
+    """Rule make's job reading data/a.txt and writing out.csv and second.json, as Snakemake
+    hands it to a script."""
     Path("second.json").write_text("{}")
-    snakemake = SimpleNamespace(
-        rule="make",
-        input=["data/a.txt"],
-        output=["out.csv", "second.json"],
-        params=Params(k=1, nested={"a": (1, 2)}),
-        wildcards=Params(seed="3"),
-        config={"device": "cpu"},
-        scriptdir=None,
-    )
+    job = dict(rule="make", input=["data/a.txt"], output=["out.csv", "second.json"])
+    job |= dict(params=Params(), wildcards=Params(), config={}, scriptdir=None)
+    return SimpleNamespace(**(job | fields))
+
+
+def test_record_step_writes_a_record_beside_every_output(files):
+    params, wildcards = Params(k=1, nested={"a": (1, 2)}), Params(seed="3")
+    snakemake = _job(params=params, wildcards=wildcards, config={"device": "cpu"})
     record = record_step(snakemake, seeds=[3], extra={"note": "test"})
     for output in ("out.csv", "second.json"):
         assert record_path(output) == Path(output + SUFFIX)
@@ -183,16 +184,7 @@ def test_a_record_that_cannot_be_written_takes_its_twins_with_it(files, monkeypa
 
     from isotropy import provenance
 
-    Path("second.json").write_text("{}")
-    snakemake = SimpleNamespace(
-        rule="make",
-        input=["data/a.txt"],
-        output=["out.csv", "second.json"],
-        params=Params(),
-        wildcards=Params(),
-        config={},
-        scriptdir=None,
-    )
+    snakemake = _job()
     real = provenance.write_json
 
     def full_on_second(path, data):

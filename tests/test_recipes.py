@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from processes import run_ok
+from tiny_workflow import run_captured, snakemake
 from toy_dataset import TOY_DATASET_MODULE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,36 +55,13 @@ def test_a_model_added_in_an_overlay_is_planned_and_estimated(tmp_path):
     overlay.write_text(yaml.safe_dump(TOY_MODEL_OVERLAY))
     configs = [str(ROOT / "config.yaml"), str(ROOT / "config/offline.yaml"), str(overlay)]
     env = dict(os.environ, HF_HUB_OFFLINE="1")
-    bin_dir = Path(sys.executable).parent
-    dry = run_ok(
-        [
-            str(bin_dir / "snakemake"),
-            "main_study",
-            "-n",
-            "--forceall",
-            "--cores",
-            "1",
-            "--configfile",
-            *configs,
-        ],
-        cwd=ROOT,
-        env=env,
-    )
+    run = {"cwd": ROOT, "env": env, "check": True}
+    dry = snakemake("main_study", "-n", "--forceall", "--configfile", *configs, **run)
     assert "resources/embeddings/toy/polarity/vectors.npy" in dry.stdout
     assert "results/main/toy/polarity/seed0/trace.parquet" in dry.stdout
-    estimate = run_ok(
-        [
-            sys.executable,
-            "-m",
-            "isotropy.estimate",
-            "--configfile",
-            *configs,
-            "--target",
-            "main_study",
-        ],
-        cwd=tmp_path,
-        env=env,
-        timeout=300,
+    estimate = [sys.executable, "-m", "isotropy.estimate", "--configfile", *configs]
+    estimate = run_captured(
+        [*estimate, "--target", "main_study"], cwd=tmp_path, env=env, check=True
     )
     assert "no measured cost for embed_sentences toy/polarity" in estimate.stdout, estimate.stdout
 
@@ -136,9 +113,8 @@ def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}
     env.update(PYTHONPATH=str(repo / "src"), HF_HUB_OFFLINE="1")
     load = "from isotropy.workflow.config import load_config; load_config(['config.yaml'])"
-    run_ok([sys.executable, "-c", load], cwd=repo, env=env)
-    snakemake = [sys.executable, "-m", "snakemake", "--cores", "1"]
-    dry = run_ok([*snakemake, "-n", "main_study"], cwd=repo, env=env)
+    run_captured([sys.executable, "-c", load], cwd=repo, env=env, check=True)
+    dry = snakemake("-n", "main_study", cwd=repo, env=env, check=True)
     for planned in (
         "resources/raw/toy_words/manifest.json",
         "resources/data/toy.parquet",
@@ -146,7 +122,7 @@ def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
         "results/main/word2vec/toy/seed0/trace.parquet",
     ):
         assert planned in dry.stdout, planned
-    run_ok([*snakemake, "resources/data/toy.parquet"], cwd=repo, env=env)
+    snakemake("resources/data/toy.parquet", cwd=repo, env=env, check=True)
     table = pd.read_parquet(repo / "resources/data/toy.parquet")
     assert table.to_dict("list") == {
         "text": ["dog!", "run!", "cat!"],
@@ -338,33 +314,25 @@ def test_a_study_is_its_record_a_rule_file_a_script_and_its_config(tmp_path):
 
     env = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}
     env.update(PYTHONPATH=f"{repo / 'src'}{os.pathsep}{repo / 'tests'}", HF_HUB_OFFLINE="1")
-    run = {"cwd": repo, "env": env, "capture_output": True, "text": True, "timeout": 900}
+    run = {"cwd": repo, "env": env, "timeout": 900, "check": True}
     # what the tests enforce of a new package and a new printed number, in the copy
     checks = [
         "tests/test_toy.py",
         "tests/test_coverage.py",
         *(f"tests/test_architecture.py::{name}" for name in ARCHITECTURE_CHECKS),
     ]
-    pytest_command = [sys.executable, "-m", "pytest", "-q", "-m", "not slow", *checks]
-    tested = subprocess.run(pytest_command, **run)
-    assert tested.returncode == 0, tested.stdout[-3000:]
-    snakemake = [sys.executable, "-m", "snakemake", "--cores", "1"]
-    dry = subprocess.run([*snakemake, "-n", "--forceall"], **run)
-    assert dry.returncode == 0, dry.stderr[-3000:] + dry.stdout[-3000:]
+    run_captured([sys.executable, "-m", "pytest", "-q", "-m", "not slow", *checks], **run)
+    dry = snakemake("-n", "--forceall", **run)
     rule_all = re.search(r"rule all:\n\s+input: ([^\n]*)", dry.stdout)
     assert rule_all and "results/toy/table.csv" in rule_all.group(1).split(", ")
     assert re.search(r"rule toy_table:\n\s+output: results/toy/table.csv", dry.stdout)
 
-    made = subprocess.run([*snakemake, "toy_study"], **run)
-    assert made.returncode == 0, made.stderr[-3000:]
+    snakemake("toy_study", **run)
     assert (repo / "results/toy/table.csv").read_text() == "seed,value\n0,1\n1,2\n2,3\n"
 
     # its claim judged over its seeds, its published number beside ours: the two verdict rules,
     # for the toy study alone
-    judged = subprocess.run(
-        [*snakemake, "check_claims", "compare_with_papers", "--config", "studies=['toy']"], **run
-    )
-    assert judged.returncode == 0, judged.stderr[-3000:]
+    snakemake("check_claims", "compare_with_papers", "--config", "studies=['toy']", **run)
     claims = pd.read_csv(repo / "results/claims.csv")
     assert claims.loc[claims["study"] == "toy", ["claim", "verdict"]].values.tolist() == [
         ["toy_positive", "supported"]
@@ -376,9 +344,8 @@ def test_a_study_is_its_record_a_rule_file_a_script_and_its_config(tmp_path):
     ]
 
     estimate = [sys.executable, "-m", "isotropy.estimate", "--configfile", "config.yaml"]
-    printed = subprocess.run([*estimate, "--target", "toy_study"], **run)
-    assert printed.returncode == 0, printed.stderr[-3000:]
+    printed = run_captured([*estimate, "--target", "toy_study"], **run)
     assert "toy_study: 0 jobs to run (Snakemake's dry run)" in printed.stdout, printed.stdout
     costed = "from isotropy import estimate; print(sorted(estimate.JOB_COSTS))"
-    listed = subprocess.run([sys.executable, "-c", costed], **run)
+    listed = run_captured([sys.executable, "-c", costed], **run)
     assert "'toy_table'" in listed.stdout, listed.stderr[-3000:]

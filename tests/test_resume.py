@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from tiny_workflow import SNAKEMAKE, snakemake
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEFILE = """
@@ -27,16 +27,14 @@ rule slow:
 """
 
 
-def _snakemake(*args: str) -> list[str]:
-    profile = ["--workflow-profile", str(ROOT / "profiles" / "default")]
-    return [sys.executable, "-m", "snakemake", "--cores", "1", *profile, *args]
+PROFILE = ["--workflow-profile", str(ROOT / "profiles" / "default")]
 
 
 @pytest.mark.slow
 def test_killed_run_is_resumed_by_unlock_and_rerun(tmp_path):
     (tmp_path / "Snakefile").write_text(SNAKEFILE)
     killed = subprocess.Popen(
-        _snakemake(),
+        [*SNAKEMAKE, "--cores", "1", *PROFILE],
         cwd=tmp_path,
         start_new_session=True,
         stdout=subprocess.DEVNULL,
@@ -49,19 +47,15 @@ def test_killed_run_is_resumed_by_unlock_and_rerun(tmp_path):
     os.killpg(killed.pid, signal.SIGKILL)  # the whole run, job included, as a lost session would
     killed.wait(timeout=30)
 
-    rerun = subprocess.run(_snakemake(), cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    rerun = snakemake(*PROFILE, cwd=tmp_path, timeout=120)
     assert rerun.returncode != 0 and "LockException" in rerun.stderr + rerun.stdout, rerun.stderr[
         -2000:
     ]
 
     # make resume: unlock, then the run again; the job cut off after writing "partial" is made
     # again (rerun-incomplete), not taken for finished.
-    unlock = subprocess.run(
-        _snakemake("--unlock"), cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
+    unlock = snakemake(*PROFILE, "--unlock", cwd=tmp_path, timeout=120)
     assert unlock.returncode == 0, unlock.stderr[-2000:]
-    resumed = subprocess.run(
-        _snakemake(), cwd=tmp_path, capture_output=True, text=True, timeout=300
-    )
+    resumed = snakemake(*PROFILE, cwd=tmp_path, timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert (tmp_path / "done.txt").read_text() == "finished\n"

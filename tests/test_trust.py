@@ -20,7 +20,7 @@ from pathlib import Path
 import headless_browser
 import pytest
 from test_make_report_safety import _workdir
-from tiny_workflow import run_make
+from tiny_workflow import run_make, snakemake
 
 from isotropy import intake, trust
 from isotropy.audit import audit
@@ -216,10 +216,8 @@ rule make:
 
 
 def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    configs = [str(ROOT / "config" / "offline.yaml")]
     # Targets first: --configfile takes several values and would swallow them.
-    command = [sys.executable, "-m", "snakemake", *args, "--cores", "1", "--configfile", *configs]
-    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=600)
+    return snakemake(*args, "--configfile", str(ROOT / "config" / "offline.yaml"), cwd=workdir)
 
 
 @pytest.fixture(scope="module")

@@ -6,72 +6,16 @@ the Snakefile, the rules and every helper they import at parse time stay torch-f
 
 import os
 import re
-import subprocess
 
 import pytest
 import tiny_workflow
 
-# Runs Snakemake in this interpreter and prints which heavy modules it loaded, after it exits,
-# and every rule parameter Snakemake cannot compare between runs: it records a parameter only
-# when it is a plain value (persistence._serialize_param_builtin), and ignores any other
-# object, so a change inside it would re-run nothing.
-WRAPPER = """
-import runpy, sys
-from snakemake.persistence import UNREPRESENTABLE, PersistenceBase
-from snakemake.rules import Rule
-untracked = set()
-expand_params = Rule.expand_params
-def checked_expand_params(self, *args, **kwargs):
-    params, non_derived = expand_params(self, *args, **kwargs)
-    for name, value in params.items():
-        if any(value is item for item in non_derived):
-            if PersistenceBase._serialize_param_builtin(None, value) is UNREPRESENTABLE:
-                untracked.add(f"{self.name}.{name}:{type(value).__name__}")
-    return params, non_derived
-Rule.expand_params = checked_expand_params
-sys.argv = ["snakemake", *sys.argv[1:]]
-try:
-    runpy.run_module("snakemake", run_name="__main__", alter_sys=True)
-    code = 0
-except SystemExit as stop:
-    code = stop.code
-heavy = ("torch", "transformers", "sentence_transformers")
-print("HEAVY_MODULES_LOADED=" + ",".join(sorted(m for m in heavy if m in sys.modules)))
-print("UNTRACKED_PARAMS=" + ",".join(sorted(untracked)))
-sys.exit(code)
-"""
-
-
-def torch_free_dry_run(tmp_path, target: str) -> str:
-    """The output of a dry run of ``target`` on the tiny configuration, which must succeed
-    without importing the science stack."""
-    mirror = tiny_workflow.require_mirror()
-    config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
-    result = tiny_workflow.run_snakemake(
-        tmp_path / "work", [config], mirror, "--dry-run", target, wrapper=WRAPPER
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-3000:]
-    loaded = [line for line in output.splitlines() if line.startswith("HEAVY_MODULES_LOADED=")]
-    assert loaded == ["HEAVY_MODULES_LOADED="], (
-        f"parsing the workflow imported {loaded}; move that import out of parse time"
-    )
-    return output
+TINY_EXTENSIONS = tiny_workflow.ROOT / "config" / "extensions_tiny.yaml"
 
 
 def test_dry_run_of_every_study_does_not_import_torch(tmp_path):
-    output = torch_free_dry_run(tmp_path, "all")
+    output = tiny_workflow.dry_run(tmp_path, "all", torch_free=True).stdout
     assert "rule finetune" in output and "rule geometry_token_embeddings" in output, output[-3000:]
-    loaded = [line for line in output.splitlines() if line.startswith("HEAVY_MODULES_LOADED=")]
-    assert loaded == ["HEAVY_MODULES_LOADED="], (
-        f"parsing the workflow imported {loaded}; move that import out of parse time"
-    )
-    # Every parameter of every job is a value Snakemake compares (docs/architecture.md: a
-    # changed value re-runs exactly the affected jobs); a ModelSpec object was not.
-    untracked = [line for line in output.splitlines() if line.startswith("UNTRACKED_PARAMS=")]
-    assert untracked == ["UNTRACKED_PARAMS="], (
-        f"{untracked}: Snakemake ignores these parameters; pass plain values (a dict, a list)"
-    )
 
 
 def test_every_istar_and_geometry_job_is_downstream_of_a_download(tmp_path):
@@ -134,19 +78,6 @@ def test_default_config_downloads_the_papers_supersense_data_and_offline_keeps_t
     assert {"supersense_words", "wordnet"} <= offline and "supersense_features" not in offline
 
 
-def _dry_run(tmp_path, *overlays: dict) -> subprocess.CompletedProcess:
-    """A dry run of the tiny configuration with ``overlays`` laid over it as further config
-    files."""
-    import yaml
-
-    mirror = tiny_workflow.require_mirror()
-    files = [tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)]
-    for index, overlay in enumerate(overlays):
-        files.append(tmp_path / f"overlay{index}.yaml")
-        files[-1].write_text(yaml.safe_dump(overlay))
-    return tiny_workflow.run_snakemake(tmp_path / "work", files, mirror, "--dry-run", "all")
-
-
 @pytest.mark.parametrize(
     "overlay, message",
     [
@@ -177,15 +108,27 @@ def test_dry_run_refuses_what_no_job_could_do(tmp_path, overlay, message):
 
     if overlay.get("device") and torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
-    result = _dry_run(tmp_path, overlay)
-    output = result.stdout + result.stderr
-    assert result.returncode != 0, output[-3000:]
-    assert message in output, output[-3000:]
+    result = tiny_workflow.dry_run(tmp_path, "all", overlay)
+    assert result.returncode != 0 and message in result.stdout, result.stdout[-3000:]
 
 
-def test_truncated_vectors_are_named_before_any_job_and_no_result_is_lost(tmp_path):
+@pytest.mark.parametrize(
+    "target, overlays, trace",
+    [
+        ("all", [], "results/main/miniLM/polarity/seed0/trace.parquet"),
+        (
+            "extensions_study",
+            [TINY_EXTENSIONS],
+            "results/extensions/runs/polarity/linear/seed0/trace.parquet",
+        ),
+    ],
+)
+def test_truncated_vectors_are_named_before_any_job_and_no_result_is_lost(
+    tmp_path, target, overlays, trace
+):
     """Issue 26, case 3: the re-run failed in the job (`mmap length is greater than file size`)
-    after Snakemake had removed the valid trace and summary made from the vectors."""
+    after Snakemake had removed the valid trace and summary made from the vectors; the main and
+    the extension study's jobs (as rule optimize_embeddings) refuse them while the DAG is built."""
     import numpy as np
 
     embeddings = tmp_path / "work/resources/embeddings/miniLM/polarity"
@@ -194,22 +137,21 @@ def test_truncated_vectors_are_named_before_any_job_and_no_result_is_lost(tmp_pa
     np.save(vectors, np.ones((30, 4), dtype=np.float32))
     size = vectors.stat().st_size
     os.truncate(vectors, size - 64)
-    trace = tmp_path / "work/results/main/miniLM/polarity/seed0/trace.parquet"
+    trace = tmp_path / "work" / trace
     trace.parent.mkdir(parents=True)
     trace.write_bytes(b"a valid result")
-    result = _dry_run(tmp_path)
-    output = result.stdout + result.stderr
-    assert result.returncode != 0, output[-3000:]
+    result = tiny_workflow.dry_run(tmp_path, target, *overlays)
+    assert result.returncode != 0, result.stdout[-3000:]
     assert (
         f"resources/embeddings/miniLM/polarity/vectors.npy has {size - 64:,} bytes, but its header "
         f"(shape (30, 4), float32) needs {size:,}: it is truncated or damaged; re-make it: rm -f "
         "resources/embeddings/miniLM/polarity/vectors.npy, then run again (rule embed_sentences"
-    ) in output, output[-3000:]
+    ) in result.stdout, result.stdout[-3000:]
     assert trace.read_bytes() == b"a valid result"
 
 
 def test_dry_run_of_the_sensitivity_study_lists_its_grid(tmp_path):
-    output = torch_free_dry_run(tmp_path, "sensitivity_study")
+    output = tiny_workflow.dry_run(tmp_path, "sensitivity_study", torch_free=True).stdout
     # config.yaml's default grid: 26 cells x 5 seeds (22, the two learning-rate cells and the two
     # matched-norm PCA cells of issue 47)
     assert re.search(r"optimize_sensitivity\s+130\b", output), output[-3000:]

@@ -133,44 +133,113 @@ def snakemake_environment(mirror: Path) -> dict[str, str]:
     return env
 
 
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]  # this venv's, for a test that must Popen it
+TAIL = 3000  # characters of a failed command's output a test failure shows
+
+
+def run_captured(
+    command, *, timeout: float = 600, check: bool = False, **kwargs
+) -> subprocess.CompletedProcess:
+    """``command`` run to its end, its stdout and stderr captured as text (``kwargs``: cwd, env,
+    ``stderr=subprocess.STDOUT`` for both in ``.stdout``); with ``check``, asserting it succeeded
+    (the tails of its output the message)."""
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    kwargs.setdefault("stderr", subprocess.PIPE)
+    result = subprocess.run(command, text=True, timeout=timeout, **kwargs)
+    tails = (result.stderr or "")[-TAIL:] + (result.stdout or "")[-TAIL:]
+    assert not check or result.returncode == 0, tails
+    return result
+
+
+def snakemake(
+    *args: str, mirror: Path | None = None, wrapper: str | None = None, **kwargs
+) -> subprocess.CompletedProcess:
+    """The tests' one way to run Snakemake: ``python -m snakemake ARGS`` of this venv (through
+    ``python -c wrapper`` when given), on one core unless ARGS name ``--cores``, output captured
+    (:func:`run_captured`; ``kwargs``: cwd, env, timeout, check). With ``mirror``, offline on
+    that data mirror (:func:`snakemake_environment`)."""
+    if mirror is not None:
+        kwargs.setdefault("env", snakemake_environment(mirror))
+    launcher = [sys.executable, "-c", wrapper] if wrapper is not None else SNAKEMAKE
+    cores = [] if "--cores" in args else ["--cores", "1"]
+    return run_captured([*launcher, *args, *cores], **kwargs)
+
+
 def run_snakemake(
-    workdir: Path,
-    configs: list[Path],
-    mirror: Path | None,
-    *args: str,
-    wrapper: str | None = None,
+    workdir: Path, configs: list[Path], mirror: Path | None, *args: str, **kwargs
 ) -> subprocess.CompletedProcess:
-    """Snakemake in ``workdir`` on ``configs`` with ``args`` (e.g. ``--dry-run``, a target), as
-    the tests run it: through ``python -c wrapper`` when given, else ``-m snakemake``; without
-    a mirror (None), from the original sources, as a user with network has them."""
-    env = snakemake_environment(mirror)
+    """:func:`snakemake` of this repository's Snakefile in ``workdir`` on ``configs`` with
+    ``args`` (e.g. ``--dry-run``, a target); without a mirror (None), from the original
+    sources, as a user with network has them."""
     if mirror is None:
-        env.pop("ISOTROPY_MIRROR", None)
-    launcher = ["-c", wrapper] if wrapper is not None else ["-m", "snakemake"]
-    command = [
-        sys.executable,
-        *launcher,
-        "--snakefile",
-        str(ROOT / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        *map(str, configs),
-        "--cores",
-        "1",
-        *args,
-    ]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+        kwargs["env"] = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}
+    folders = ["--snakefile", str(ROOT / "Snakefile"), "--directory", str(workdir)]
+    configfiles = ["--configfile", *map(str, configs), "--cores", "1"]  # --cores ends the list
+    return snakemake(*folders, *configfiles, *args, mirror=mirror, **kwargs)
 
 
-def run_with_mirror(
-    command: list[str], mirror: Path, timeout: int = 600, **kwargs
-) -> subprocess.CompletedProcess:
-    """``command`` (a Snakemake call) in :func:`snakemake_environment`, its output captured."""
-    env = snakemake_environment(mirror)
-    return subprocess.run(
-        command, capture_output=True, text=True, env=env, timeout=timeout, **kwargs
+# Runs Snakemake in this interpreter and prints which heavy modules it loaded, after it exits,
+# and every rule parameter Snakemake cannot compare between runs: it records a parameter only
+# when it is a plain value (persistence._serialize_param_builtin), and ignores any other
+# object, so a change inside it would re-run nothing.
+WRAPPER = """
+import runpy, sys
+from snakemake.persistence import UNREPRESENTABLE, PersistenceBase
+from snakemake.rules import Rule
+untracked = set()
+expand_params = Rule.expand_params
+def checked_expand_params(self, *args, **kwargs):
+    params, non_derived = expand_params(self, *args, **kwargs)
+    for name, value in params.items():
+        if any(value is item for item in non_derived):
+            if PersistenceBase._serialize_param_builtin(None, value) is UNREPRESENTABLE:
+                untracked.add(f"{self.name}.{name}:{type(value).__name__}")
+    return params, non_derived
+Rule.expand_params = checked_expand_params
+sys.argv = ["snakemake", *sys.argv[1:]]
+try:
+    runpy.run_module("snakemake", run_name="__main__", alter_sys=True)
+    code = 0
+except SystemExit as stop:
+    code = stop.code
+heavy = ("torch", "transformers", "sentence_transformers")
+print("HEAVY_MODULES_LOADED=" + ",".join(sorted(m for m in heavy if m in sys.modules)))
+print("UNTRACKED_PARAMS=" + ",".join(sorted(untracked)))
+sys.exit(code)
+"""
+
+
+def dry_run(folder: Path, target: str, *overlays: Path | dict, torch_free: bool = False):
+    """A dry run of ``target`` on the tiny configuration in ``folder``/work, ``overlays`` (files,
+    or mappings written as YAML) laid over it, its whole output in ``.stdout``. ``torch_free``:
+    through WRAPPER, asserting it succeeded without the science stack and every job parameter
+    is one Snakemake compares (docs/architecture.md: a changed value re-runs exactly the
+    affected jobs; a ModelSpec object was not)."""
+    mirror = require_mirror()
+    files = [write_tiny_config(folder / "config.yaml", mirror)]
+    for index, overlay in enumerate(overlays):
+        if isinstance(overlay, dict):
+            files.append(folder / f"overlay{index}.yaml")
+            files[-1].write_text(yaml.safe_dump(overlay))
+        else:
+            files.append(overlay)
+    wrapper = WRAPPER if torch_free else None
+    args = ("--dry-run", target)
+    result = run_snakemake(
+        folder / "work", files, mirror, *args, wrapper=wrapper, stderr=subprocess.STDOUT
     )
+    if torch_free:
+        lines = result.stdout.splitlines()
+        assert result.returncode == 0, result.stdout[-3000:]
+        loaded = [line for line in lines if line.startswith("HEAVY_MODULES_LOADED=")]
+        assert loaded == ["HEAVY_MODULES_LOADED="], (
+            f"parsing the workflow imported {loaded}; move that import out of parse time"
+        )
+        untracked = [line for line in lines if line.startswith("UNTRACKED_PARAMS=")]
+        assert untracked == ["UNTRACKED_PARAMS="], (
+            f"{untracked}: Snakemake ignores these parameters; pass plain values (a dict, a list)"
+        )
+    return result
 
 
 def write_started_snakefile(folder: Path, rules: str) -> None:
@@ -181,14 +250,15 @@ def write_started_snakefile(folder: Path, rules: str) -> None:
     (folder / "Snakefile").write_text(started + textwrap.dedent(rules))
 
 
-def snakemake_in(
-    folder: Path, *args: str, timeout: int = 300, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess:
-    """``python -m snakemake ARGS`` in ``folder`` with no workflow profile, output captured."""
-    command = [sys.executable, "-m", "snakemake", *args, "--workflow-profile", "none"]
-    return subprocess.run(
-        command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout
-    )
+def run_with_mirror(command: list[str], mirror: Path, **kwargs) -> subprocess.CompletedProcess:
+    """A whole Snakemake ``command`` (the ``tiny_run`` fixture's and a target) offline on
+    ``mirror``, output captured."""
+    return run_captured(command, env=snakemake_environment(mirror), **kwargs)
+
+
+def snakemake_in(folder: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
+    """:func:`snakemake` in ``folder`` with no workflow profile."""
+    return snakemake(*args, "--workflow-profile", "none", cwd=folder, **kwargs)
 
 
 def minilm_polarity(per_class: int):
