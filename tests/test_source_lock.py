@@ -24,7 +24,7 @@ from isotropy.audit.records import FAIL, OK, walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 from isotropy.sources.layouts import ArchiveError, ChecksumError
-from isotropy.sources.lock import (
+from isotropy.sources.pins import (
     LOCK_ENV,
     RELOCK_ENV,
     LockMismatchError,
@@ -71,7 +71,7 @@ def test_first_download_writes_the_lock(http, tmp_path, sources_lock, monkeypatc
     assert "replaced" not in record
     entry = manifest["inputs"][0]
     assert entry["trust"] == sources.TRUST_LOCK == "lock (trusted on first use)"
-    assert entry["pinned_by"] == ["lock"] and entry["checked_against"] == ["lock"]
+    assert entry["checked_against"] == ["lock"]
     assert entry["lock"]["file"] == str(sources_lock) and entry["lock"]["sha256"] == sha(V1)
     assert sources_lock.read_text().startswith("# The sources lock")
     # What a prepared data set's provenance record says it rests on.
