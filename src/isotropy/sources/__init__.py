@@ -34,7 +34,6 @@ from isotropy.sources.download import (
     DownloadError,
     download_file,
     url_file_name,
-    url_problem,
 )
 from isotropy.sources.layouts import (
     HUB_FILE,
@@ -67,21 +66,14 @@ MIRROR_TRUST = {"MANIFEST.tsv": "the mirror's MANIFEST.tsv", "config": TRUST_PUB
 DOWNLOAD_DEFAULTS = Downloads().model_dump()
 
 
-# ---------------------------------------------------------------------------------------------
-# Parse time: the download rule's outputs and params, and which files the mirror lacks
-
-
 def source_outputs(name: str, root: str | os.PathLike = RAW_ROOT) -> list[str]:
     """Snakemake outputs of the download of ``name``: its manifest (written last, when complete)."""
     return [str(Path(root) / name / MANIFEST_NAME)]
 
 
 def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """Everything the download of ``name`` depends on (urls, sha256 pins, mirror files, kind,
-    mirror).
-
-    Used as the rule's params, so a change of any of them re-runs the download.
-    """
+    """Everything the download of ``name`` depends on (urls, pins, mirror files, kind, mirror):
+    the rule's params, so a change of any of them re-runs the download."""
     sources = config.get("sources", {})
     if name not in sources:
         raise ValueError(f"source {name!r} is not in config 'sources' (known: {sorted(sources)})")
@@ -125,10 +117,8 @@ def _aligned_pins(cfg: Mapping[str, Any], key: str = "sha256") -> list[str | Non
 
 
 def resolve_mirror(config_value: str | os.PathLike | None) -> Path | None:
-    """The mirror folder to read from: ``$ISOTROPY_MIRROR`` if set (non-empty), else the config
-    value; None for "use the original sources". A mirror that is not an existing folder is an
-    error, not a silent fallback to the network.
-    """
+    """The mirror folder: ``$ISOTROPY_MIRROR`` if set, else the config value; None for "the
+    original sources". One that is not a folder is an error, never a fallback to the network."""
     env_value = os.environ.get(MIRROR_ENV, "").strip()
     value = env_value or (str(config_value) if config_value not in (None, "") else "")
     if not value:
@@ -144,19 +134,12 @@ def resolve_mirror(config_value: str | os.PathLike | None) -> Path | None:
 
 
 def missing_mirror_files(name: str, config: Mapping[str, Any], mirror: Path) -> list[str]:
-    """Mirror files of source ``name`` that ``mirror`` lacks (a note if the source lists none).
-
-    Asked while the DAG is built only to plan optional data sets out; a needed file the mirror
-    lacks fails its download job, naming the file (:func:`fetch_source`).
-    """
+    """Mirror files of source ``name`` that ``mirror`` lacks (a note if the source lists none):
+    asked at parse time to plan optional data sets out; a needed one fails its download job."""
     rels = config["sources"][name].get("mirror") or []
     if not rels:
         return [f"(no mirror files configured for source {name!r})"]
     return [rel for rel in rels if not (mirror / rel).is_file()]
-
-
-# ---------------------------------------------------------------------------------------------
-# Fetch: one source from a mirror, the hub or its URLs, checked, laid out, swapped in
 
 
 def fetch_source(
@@ -362,15 +345,14 @@ def _lay_out(
 def mirror_pins(
     params: Mapping[str, Any], mirror: Path
 ) -> tuple[dict[str, MirrorPin] | None, dict[str, dict[str, Any]]]:
-    """The mirror's MANIFEST.tsv, and what vouches for each mirror file of a source: its
-    ``MANIFEST.tsv`` row, and the config sha256 of the URL whose file it is (same file name).
-    A pin of a published file the mirror does not hold (an archive whose members the mirror
-    keeps, say) pins the download only: a pin never checks a file it does not describe."""
+    """The mirror's MANIFEST.tsv, and what vouches for each mirror file of a source: its row, and
+    the config sha256 of the URL of the same file name (a pin never checks a file it does not
+    describe, such as the members of an archive it pins)."""
     manifest = read_mirror_manifest(mirror)
     config_pins = {
         url_file_name(url): pin
         for url, pin in zip(params.get("urls") or [], params.get("sha256") or [])
-        if pin is not None and url_problem(url) is None
+        if pin is not None
     }
     rows, pins = manifest or {}, {}
     for rel in params.get("mirror_files") or []:
@@ -381,10 +363,6 @@ def mirror_pins(
             by["config"] = pin
         pins[rel] = by
     return manifest, pins
-
-
-# ---------------------------------------------------------------------------------------------
-# Reading a fetched source: its manifest, what its inputs rest on, its files, a word2vec file
 
 
 def read_source_manifest(raw_dir: str | os.PathLike) -> dict[str, Any]:
