@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_download import sha, tar_gz
+from test_download import POLARITY, cornell_members, sha, tar_gz
 
 from isotropy import sources
 from isotropy.audit.records import FAIL, OK, walk
@@ -224,20 +224,6 @@ def test_the_audit_flags_a_download_the_lock_no_longer_holds(http, tmp_path, mon
 
 # ---------------------------------------------------------------------------------------------
 # Member pins: polarity's two files, from the public record
-
-
-POLARITY = ("rt-polarity.pos", "rt-polarity.neg")
-
-
-def cornell_members(mirror_root: Path) -> dict[str, bytes]:
-    """The tarball's members as the public record holds them: the mirror's UTF-8 files back in
-    cp1252 (the layout decodes the tarball's bytes as cp1252)."""
-    return {
-        f"rt-polaritydata/{name}": (mirror_root / "polarity" / name)
-        .read_text("utf-8")
-        .encode("cp1252")
-        for name in POLARITY
-    }
 
 
 def polarity_params(config: dict, url: str) -> dict:

@@ -27,7 +27,7 @@ from typing import Any
 
 from isotropy.configuration.data import Downloads
 from isotropy.io import DiskFullError, plain_data, sha256_file, write_json
-from isotropy.paths import MANIFEST_NAME, RAW_ROOT
+from isotropy.paths import MANIFEST_NAME
 from isotropy.sources.download import (
     MIRROR_ENV,
     Clock,
@@ -64,11 +64,6 @@ MIRROR_TRUST = {"MANIFEST.tsv": "the mirror's MANIFEST.tsv", "config": TRUST_PUB
 # Defaults of config `downloads`, from its model: far above the largest real archive (NLPL
 # 222.zip unpacks to a few GB); a trickling server is abandoned after 6 hours for one file.
 DOWNLOAD_DEFAULTS = Downloads().model_dump()
-
-
-def source_outputs(name: str, root: str | os.PathLike = RAW_ROOT) -> list[str]:
-    """Snakemake outputs of the download of ``name``: its manifest (written last, when complete)."""
-    return [str(Path(root) / name / MANIFEST_NAME)]
 
 
 def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
