@@ -370,7 +370,9 @@ def input_trust(manifest: Mapping[str, Any]) -> dict[str, str]:
     ``published pin``, ``lock (trusted on first use)`` …), for the provenance records of what is
     made from it."""
     return {
-        str(entry.get("url") or entry.get("mirror_path") or entry.get("hub")): entry["trust"]
+        str(entry.get("url") or entry.get("mirror_path") or entry.get("hub")): str(
+            entry.get("trust") or "unverified"
+        )
         for entry in manifest.get("inputs") or []
     }
 
