@@ -11,9 +11,8 @@ import tomllib
 from pathlib import Path
 
 import import_graph
-from import_graph import dotted
 
-from isotropy.io import generated_block
+from isotropy.committed.import_graph import FLOORS, FOUNDATION, dotted, file_graph, package_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "isotropy"
@@ -161,7 +160,7 @@ def test_the_package_has_no_import_cycle():
     its own package's ``__init__`` is not one: Python runs the ``__init__`` first."""
     graph = {
         module: {t for t in targets if not module.startswith(t + ".")}
-        for module, targets in import_graph.file_graph().items()
+        for module, targets in file_graph().items()
     }
     loops = import_graph.cycles(graph)
     assert not loops, "import cycles:\n" + "\n".join(" ".join(loop) for loop in loops)
@@ -390,26 +389,27 @@ def test_the_mypy_check_finds_planted_exemptions(tmp_path):
 
 # ---- the package graph (issue 70): no package-level cycle, no arrow up a floor -----------------
 # tests/import_graph.py draws the graph at the grain of packages (a top-level subpackage or module
-# of isotropy) and of files, deferred imports included; `python tests/import_graph.py` prints it.
+# of isotropy) and of files, deferred imports included; `python tests/import_graph.py` prints it,
+# and isotropy.committed.import_graph draws it in docs/architecture.md.
 # Seven packages once imported each other in one loop, through the study records' spec modules,
 # while no single pair of files did: the module-level cycle check above could not see it.
 
 
 def test_no_package_imports_a_package_that_imports_it():
-    loops = import_graph.cycles(import_graph.package_graph(import_graph.file_graph()))
+    loops = import_graph.cycles(package_graph(file_graph()))
     assert not loops, "package-level import cycles:\n" + "\n".join(" ".join(c) for c in loops)
 
 
 def test_no_import_goes_from_a_lower_floor_to_a_higher_one():
-    files = import_graph.file_graph()
-    wrong = import_graph.upward(import_graph.package_graph(files)) + import_graph.upward(files)
-    assert not wrong, "imports up a floor (tests/import_graph.py FLOORS):\n" + "\n".join(wrong)
+    files = file_graph()
+    wrong = import_graph.upward(package_graph(files)) + import_graph.upward(files)
+    assert not wrong, "imports up a floor (FLOORS):\n" + "\n".join(wrong)
 
 
 def test_every_package_has_a_floor():
     """A new package is placed on a floor on purpose (FLOORS), not by default."""
-    named = set(import_graph.FLOORS) | set(import_graph.FOUNDATION)
-    packages = set(import_graph.package_graph(import_graph.file_graph())) - {"isotropy"}
+    named = set(FLOORS) | set(FOUNDATION)
+    packages = set(package_graph(file_graph())) - {"isotropy"}
     assert packages <= named, f"packages on no floor: {sorted(packages - named)}"
 
 
@@ -428,16 +428,16 @@ def _planted_package(tmp_path: Path) -> Path:
 
 
 def test_the_package_checks_find_a_planted_cycle(tmp_path):
-    files = import_graph.file_graph(_planted_package(tmp_path))
+    files = file_graph(_planted_package(tmp_path))
     assert import_graph.cycles(files) == []  # no two files loop
-    assert import_graph.cycles(import_graph.package_graph(files)) == [["a", "b"]]
+    assert import_graph.cycles(package_graph(files)) == [["a", "b"]]
     assert import_graph.upward({"isotropy.readers.x": {"isotropy.workflow.targets"}}) == [
         "isotropy.readers.x (1) -> isotropy.workflow.targets (5)"
     ]
 
 
 def test_no_study_imports_another_study():
-    wrong = import_graph.cross_study(import_graph.file_graph())
+    wrong = import_graph.cross_study(file_graph())
     assert not wrong, "a study importing another (move what they share out):\n" + "\n".join(wrong)
 
 
@@ -458,14 +458,3 @@ def test_the_layer_and_study_checks_find_planted_imports():
     assert import_graph.cross_study(files) == [
         "isotropy.istar.planted (istar) -> isotropy.geometry.sts (geometry)"
     ]
-
-
-def test_the_architecture_page_draws_the_package_graph():
-    page = import_graph.ARCHITECTURE.read_text(encoding="utf-8")
-    drawn = generated_block(page, import_graph.BEGIN, import_graph.END)
-    packages = import_graph.package_graph(import_graph.file_graph())
-    fix = "docs/architecture.md is stale: .venv/bin/python tests/import_graph.py --write"
-    assert drawn == import_graph.graph_block(packages), fix
-    # a planted arrow the page does not draw
-    planted = {**packages, "reporting": {*packages["reporting"], "io"}}
-    assert drawn != import_graph.graph_block(planted)

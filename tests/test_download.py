@@ -1,7 +1,9 @@
-"""Downloader tests: a real HTTP server on 127.0.0.1, real archives, and the real mirror."""
+"""Downloader tests: a real HTTP server on 127.0.0.1, real archives, and the real mirror; hostile
+archives, a full disk and changed upstream files (issues 34 and 35)."""
 
 from __future__ import annotations
 
+import copy
 import gzip
 import hashlib
 import io
@@ -34,6 +36,7 @@ from tiny_workflow import write_mirror_manifest
 from isotropy import sources
 from isotropy.embeddings import word_vectors
 from isotropy.io import DiskFullError
+from isotropy.readers.sts import read_sts
 from isotropy.sources import download, layouts
 from isotropy.sources.download import RETRY, DownloadError, download_file
 from isotropy.sources.layouts import ArchiveError, ChecksumError
@@ -76,7 +79,7 @@ def test_a_redirect_loop_names_the_url(http, tmp_path, clock):
     http.routes["/b"] = lambda h, n: reply(h, 302, Location="/a")
     with pytest.raises(DownloadError) as info:
         fetch(http, "/a", tmp_path / "a", clock=clock)
-    assert http.url("/a") in str(info.value) and "redirect loop" in str(info.value)
+    assert http.url("/a") in str(info.value) and "too many redirects" in str(info.value)
     assert not (tmp_path / "a").exists()
 
 
@@ -372,9 +375,9 @@ def tar_gz(members: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
-def zip_bytes(members: dict[str, bytes]) -> bytes:
+def zip_bytes(members: dict[str, bytes], compression: int = zipfile.ZIP_STORED) -> bytes:
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
+    with zipfile.ZipFile(buffer, "w", compression=compression) as archive:
         for name, data in members.items():
             archive.writestr(name, data)
     return buffer.getvalue()
@@ -391,6 +394,10 @@ def params(name: str, urls: list[str], kind: str | None = None, pins=None) -> di
     }
 
 
+def fetch_source_of(name: str, urls: list[str], raw: Path) -> dict:
+    return sources.fetch_source(name, params(name, urls), raw)
+
+
 def mirror_params(name: str, config: dict, mirror: Path) -> dict:
     p = sources.source_params({**config, "mirror": None}, name)
     p["mirror"] = str(mirror)
@@ -402,15 +409,30 @@ def config() -> dict:
     return with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
 
 
-def test_polarity_tarball_latin1_matches_mirror_utf8(http, tmp_path, mirror_root, config):
-    """The Cornell tarball (Latin-1 with Windows-1252 punctuation) and the mirror (UTF-8) end as
-    the same UTF-8 raw files."""
-    members = {
+@pytest.fixture
+def online(monkeypatch):
+    """Sources fetched from their URLs, never from a mirror."""
+    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
+
+
+POLARITY = ("rt-polarity.pos", "rt-polarity.neg")
+
+
+def cornell_members(mirror_root: Path) -> dict[str, bytes]:
+    """The tarball's members as the public record holds them: the mirror's UTF-8 files back in
+    cp1252 (the layout decodes the tarball's bytes as cp1252)."""
+    return {
         f"rt-polaritydata/{name}": (mirror_root / "polarity" / name)
         .read_text("utf-8")
         .encode("cp1252")
-        for name in ("rt-polarity.pos", "rt-polarity.neg")
+        for name in POLARITY
     }
+
+
+def test_polarity_tarball_latin1_matches_mirror_utf8(http, tmp_path, mirror_root, config):
+    """The Cornell tarball (Latin-1 with Windows-1252 punctuation) and the mirror (UTF-8) end as
+    the same UTF-8 raw files."""
+    members = cornell_members(mirror_root)
     pos_bytes = members["rt-polaritydata/rt-polarity.pos"]
     assert b"\xe9" in pos_bytes and b"\x97" in pos_bytes  # é (Latin-1) and — (cp1252 only)
     tarball = tar_gz(members)
@@ -431,15 +453,13 @@ def test_polarity_tarball_latin1_matches_mirror_utf8(http, tmp_path, mirror_root
             "url": http.url("/rt-polaritydata.tar.gz"),
             "sha256": sha(tarball),
             "bytes": len(tarball),
-            "pinned": True,
-            "pinned_by": ["config"],
             "checked_against": ["sha256"],
             "trust": sources.TRUST_PUBLISHED,
         }
     ]
     manifest = json.loads((tmp_path / "url" / "manifest.json").read_text())
     assert manifest["origin"] == "url" and from_mirror["origin"] == "mirror"
-    assert all(entry["pinned"] for entry in from_mirror["inputs"])  # checked against MANIFEST.tsv
+    assert all(entry["checked_against"] == ["MANIFEST.tsv"] for entry in from_mirror["inputs"])
 
 
 def test_glue_zip_skips_macos_debris(http, tmp_path):
@@ -448,9 +468,7 @@ def test_glue_zip_skips_macos_debris(http, tmp_path):
         {"SST-2/train.tsv": train, "SST-2/dev.tsv": b"x", "__MACOSX/SST-2/._train.tsv": b"junk"}
     )
     http.routes["/SST-2.zip"] = archive
-    manifest = sources.fetch_source(
-        "glue_sst2", params("glue_sst2", [http.url("/SST-2.zip")]), tmp_path / "raw"
-    )
+    manifest = fetch_source_of("glue_sst2", [http.url("/SST-2.zip")], tmp_path / "raw")
     assert [f["path"] for f in manifest["files"]] == ["train.tsv"]
     assert (tmp_path / "raw" / "train.tsv").read_bytes() == train
 
@@ -491,9 +509,7 @@ def test_failed_fetch_leaves_nothing(http, tmp_path):
 def test_archive_without_expected_member_is_an_error(http, tmp_path):
     http.routes["/RTE.zip"] = zip_bytes({"RTE/dev.tsv": b"x"})
     with pytest.raises(ValueError, match="none of the expected files"):
-        sources.fetch_source(
-            "glue_rte", params("glue_rte", [http.url("/RTE.zip")]), tmp_path / "raw"
-        )
+        fetch_source_of("glue_rte", [http.url("/RTE.zip")], tmp_path / "raw")
 
 
 def small_vectors():
@@ -593,7 +609,6 @@ def test_source_params_follow_config(config, monkeypatch, mirror_root):
     )
     monkeypatch.setenv(sources.MIRROR_ENV, str(mirror_root))
     assert sources.source_params(config, "polarity")["mirror"] == str(mirror_root)
-    assert sources.source_outputs("polarity") == ["resources/raw/polarity/manifest.json"]
     with pytest.raises(ValueError, match="not in config"):
         sources.source_params(config, "nope")
 
@@ -701,16 +716,12 @@ def test_config_pin_is_enforced_on_mirror_reads(tmp_path, config):
     with pytest.raises(ChecksumError) as info:
         sources.fetch_source("supersense_words", p, tmp_path / "raw")
     message = str(info.value)
-    assert "(config sources.supersense_words.sha256)" in message and sha(b"dog\ncat\n") in message
-    assert (
-        "fix sources.supersense_words.sha256 in the config only if this file is known to be right"
-        in message
-    )
+    assert "(sources.supersense_words.sha256)" in message and sha(b"dog\ncat\n") in message
+    assert "set sources.supersense_words.sha256 to " + sha(b"dog\ncat\n") in message
     assert list((tmp_path / "raw").iterdir()) == []
     p["sha256"] = [sha(b"dog\ncat\n")]
     manifest = sources.fetch_source("supersense_words", p, tmp_path / "raw")
-    assert manifest["inputs"][0]["pinned"] is True
-    assert manifest["inputs"][0]["pinned_by"] == ["MANIFEST.tsv", "config"]
+    assert manifest["inputs"][0]["checked_against"] == ["MANIFEST.tsv", "config"]
 
 
 @pytest.mark.parametrize(
@@ -751,14 +762,14 @@ def test_mirror_file_of_another_size_is_refused_even_with_its_hash(tmp_path, con
     assert list((tmp_path / "raw").iterdir()) == []
 
 
-def test_pinned_by_names_only_what_was_compared(tmp_path, config):
+def test_checked_against_names_only_what_was_compared(tmp_path, config):
     mirror = small_mirror(tmp_path)
     manifest = sources.fetch_source(
         "supersense_words",
         mirror_params("supersense_words", unpinned_words(config), mirror),
         tmp_path / "raw",
     )
-    assert manifest["inputs"][0]["pinned_by"] == ["MANIFEST.tsv"]
+    assert manifest["inputs"][0]["checked_against"] == ["MANIFEST.tsv"]
 
 
 def test_mirror_manifest_mismatch_does_not_blame_the_config(tmp_path, config):
@@ -786,7 +797,7 @@ def test_config_pin_of_a_file_the_mirror_lacks_pins_only_the_download(tmp_path, 
     p["urls"] = ["https://example.org/words.tar.gz"]
     p["sha256"] = [sha(b"the tarball")]
     manifest = sources.fetch_source("supersense_words", p, tmp_path / "raw")
-    assert manifest["inputs"][0]["pinned_by"] == ["MANIFEST.tsv"]
+    assert manifest["inputs"][0]["checked_against"] == ["MANIFEST.tsv"]
     (mirror / "MANIFEST.tsv").unlink()
     with pytest.raises(UnverifiedFileError, match="has no MANIFEST.tsv"):
         sources.fetch_source("supersense_words", p, tmp_path / "raw2")
@@ -854,7 +865,9 @@ def fetch_glue_archive(http, tmp_path, archive: bytes, suffix: str = "zip", **li
 
 
 def test_zip_bomb_is_refused_by_unpacked_size(http, tmp_path):
-    archive = zip_deflated({"SST-2/train.tsv": b"sentence\tlabel\n" + b"0" * (8 << 20)})
+    archive = zip_bytes(
+        {"SST-2/train.tsv": b"sentence\tlabel\n" + b"0" * (8 << 20)}, zipfile.ZIP_DEFLATED
+    )
     assert len(archive) < 64 << 10  # 8 MiB that compress to a few kB
     with pytest.raises(ArchiveError) as info:
         fetch_glue_archive(http, tmp_path, archive, max_extracted_bytes=1 << 20)
@@ -895,14 +908,6 @@ def test_archive_with_too_many_members_is_refused(http, tmp_path):
         ):
             fetch_glue_archive(http, tmp_path, archive, suffix, max_archive_members=20)
         assert list((tmp_path / "raw").iterdir()) == []
-
-
-def zip_deflated(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 def tar_with(special: tarfile.TarInfo) -> bytes:
@@ -1034,7 +1039,8 @@ def test_git_blob_pin_is_enforced_on_download(http, tmp_path, monkeypatch):
     }
     params = sources.source_params({**config, "mirror": None}, "supersense_features")
     manifest = sources.fetch_source("supersense_features", params, tmp_path / "raw")
-    assert manifest["inputs"][0]["git_blob"] == blob and manifest["inputs"][0]["pinned"] is True
+    assert manifest["inputs"][0]["git_blob"] == blob
+    assert manifest["inputs"][0]["checked_against"] == ["git_blob"]
     assert (tmp_path / "raw" / "words_features.zip").read_bytes() == data
     config["sources"]["supersense_features"]["git_blob"] = "0" * 40
     params = sources.source_params({**config, "mirror": None}, "supersense_features")
@@ -1046,3 +1052,141 @@ def test_git_blob_pin_is_enforced_on_download(http, tmp_path, monkeypatch):
     # Sources without a git_blob keep their params (a new key would re-run their downloads).
     del config["sources"]["supersense_features"]["git_blob"]
     assert "git_blob" not in sources.source_params(config, "supersense_features")
+
+
+# ---------------------------------------------------------------------------------------------
+# A full disk (issue 34.8 and 34.13)
+
+
+def test_an_archive_unpacked_onto_a_full_disk_names_member_and_archive(tmp_path, monkeypatch):
+    real_open = open
+
+    def full_disk(path, mode="r", *args, **kwargs):  # writes in staging land on /dev/full
+        writes = "b" in mode and ("w" in mode or "a" in mode)
+        return real_open("/dev/full" if writes else path, mode, *args, **kwargs)
+
+    archive = tmp_path / "SST-2.zip"
+    archive.write_bytes(zip_bytes({"SST-2/train.tsv": b"sentence\tlabel\nok\t1\n"}))
+    staging = tmp_path / ".fetch-1" / "staging"
+    staging.mkdir(parents=True)
+    monkeypatch.setattr(layouts, "open", full_disk, raising=False)
+    with pytest.raises(DiskFullError) as info:
+        layouts.extract_members(sources.Fetched("SST-2.zip", archive), lambda m: True, staging)
+    message = str(info.value)
+    assert "unpacking member 'SST-2/train.tsv' of archive SST-2.zip" in message
+    assert "no space left on the device of" in message and "train.tsv" in message
+
+
+def test_a_full_disk_while_laying_out_a_source_names_the_source(http, tmp_path, monkeypatch):
+    http.routes["/words.txt"] = b"dog\ncat\n"
+    real_copyfile = shutil.copyfile
+    monkeypatch.setattr(shutil, "copyfile", lambda src, dst: real_copyfile(src, "/dev/full"))
+    with pytest.raises(DiskFullError) as info:
+        sources.fetch_source(
+            "supersense_words",
+            params("supersense_words", [http.url("/words.txt")]),
+            tmp_path / "raw",
+        )
+    message = str(info.value)
+    assert "laying out source 'supersense_words': no space left on the device of" in message
+    assert str(tmp_path / "raw") in message
+    assert list((tmp_path / "raw").iterdir()) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Duplicate archive members (issue 34.6)
+
+
+def test_a_polarity_tarball_with_a_second_rt_polarity_pos_is_refused(http, tmp_path):
+    tarball = tar_gz(
+        {
+            "rt-polaritydata/rt-polarity.pos": b"a fine film\n",
+            "rt-polaritydata/rt-polarity.neg": b"a dull film\n",
+            "old/rt-polarity.pos": b"injected text\n",
+        }
+    )
+    http.routes["/rt-polaritydata.tar.gz"] = tarball
+    with pytest.raises(ArchiveError) as info:
+        fetch_source_of("polarity", [http.url("/rt-polaritydata.tar.gz")], tmp_path / "raw")
+    assert "two members named rt-polarity.pos" in str(info.value)
+    assert "'old/rt-polarity.pos'" in str(info.value)
+    assert list((tmp_path / "raw").iterdir()) == []
+
+
+def test_a_glue_zip_with_two_train_files_is_refused(http, tmp_path):
+    archive = zip_bytes({"SST-2/train.tsv": b"sentence\tlabel\na\t1\n", "x/train.tsv": b"evil\n"})
+    http.routes["/SST-2.zip"] = archive
+    with pytest.raises(ArchiveError, match="two members named train.tsv"):
+        fetch_source_of("glue_sst2", [http.url("/SST-2.zip")], tmp_path / "r")
+
+
+# ---------------------------------------------------------------------------------------------
+# Pins (issue 35)
+
+
+def test_every_url_source_is_pinned_or_said_to_be_unpinned(config):
+    text = (REPO_ROOT / "config" / "sources.yaml").read_text()
+    unpinned = []
+    for name, source in config["sources"].items():
+        if source.get("kind") == "hub":
+            assert len(source["hub"]["revision"]) == 40, name  # pinned by its hub commit
+            continue
+        urls = source["url"] if isinstance(source["url"], list) else [source["url"]]
+        assert all(url.startswith("https://") for url in urls), name
+        assert "/gh-pages/" not in source["url"] and "/master/" not in str(source["url"]), name
+        if not (source.get("sha256") or source.get("git_blob") or source.get("members")):
+            unpinned.append(name)
+    # Unpinned sources rest on the sources lock (tests/test_source_lock.py checks that every
+    # source is refused on a wrong body); the two the paper needs say so beside them.
+    assert {"codwoe", "word2vec"} <= set(unpinned)
+    for name in ("codwoe", "word2vec"):
+        block = " ".join(text[text.index(f"\n  {name}:") :][:600].replace("#", " ").split())
+        assert "UNPINNED: no public code found pins this file" in block, name
+        assert "it rests on the sources lock" in block, name
+
+
+def test_a_changed_upstream_file_is_refused_with_both_hashes_and_the_remedy(
+    http, tmp_path, config, online
+):
+    new = b"a changed file\n"
+    http.routes["/SICK_test_annotated.txt"] = new
+    source = copy.deepcopy(config["sources"]["hf_sickr_test"])
+    source.update(url=http.url("/SICK_test_annotated.txt"), git_blob=None, bytes=None)
+    params = sources.source_params({"sources": {"hf_sickr_test": source}}, "hf_sickr_test")
+    with pytest.raises(ChecksumError) as info:
+        sources.fetch_source("hf_sickr_test", params, tmp_path / "raw")
+    message = str(info.value)
+    assert http.url("/SICK_test_annotated.txt") in message
+    assert source["sha256"] in message and sha(new) in message
+    assert f"accept it deliberately: set sources.hf_sickr_test.sha256 to {sha(new)}" in message
+    assert list((tmp_path / "raw").iterdir()) == []
+
+
+def test_an_ftp_url_is_refused_by_the_schema_naming_the_key(config):
+    from isotropy.workflow.config import ConfigError, check_loaded_config
+
+    broken = copy.deepcopy(config)
+    broken["sources"]["polarity"]["url"] = "ftp://example.org/rt-polaritydata.tar.gz"
+    with pytest.raises(ConfigError) as info:
+        check_loaded_config(broken)
+    message = str(info.value)
+    assert "'sources.polarity.url'" in message and "match pattern '^(https?|file)://'" in message
+    assert "valid list" not in message  # one sentence per key: the closest alternative
+
+
+# ---------------------------------------------------------------------------------------------
+# SICK-R online: SemEval-2014's 4,927 test pairs (issue 35.1)
+
+
+def test_sickr_online_gives_the_4927_semeval_test_pairs(http, tmp_path, config, online):
+    data = gzip.decompress((REPO_ROOT / "tests/data/sick/SICK_test_annotated.txt.gz").read_bytes())
+    source = copy.deepcopy(config["sources"]["hf_sickr_test"])
+    path = "/" + source["url"].split("/", 3)[3]  # the pinned address, served here
+    http.routes[path] = data
+    source["url"] = http.url(path)
+    params = sources.source_params({"sources": {"hf_sickr_test": source}}, "hf_sickr_test")
+    manifest = sources.fetch_source("hf_sickr_test", params, tmp_path / "raw")
+    assert manifest["inputs"][0]["checked_against"] == ["sha256", "git_blob", "bytes"]
+    table = read_sts("sickr", "test", tmp_path / "raw")
+    assert len(table) == 4927
+    assert table["score"].between(1, 5).all()

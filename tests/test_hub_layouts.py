@@ -158,7 +158,7 @@ def test_semeval_sts_sets_from_their_hub_layouts(hub, config, tmp_path, name):
 
 def test_sickr_is_not_read_from_the_hub(config):
     # mteb/sickr-sts's one test file holds every SICK pair (~9,927); SICK-R's test split is
-    # SemEval-2014's own test file (4,927 pairs, tests/test_download_hardening.py counts them).
+    # SemEval-2014's own test file (4,927 pairs, tests/test_download.py counts them).
     source = config["sources"]["hf_sickr_test"]
     assert "hub" not in source and source["url"].endswith("/SICK_test_annotated.txt")
     assert source["sha256"] and source["git_blob"]

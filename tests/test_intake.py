@@ -178,7 +178,7 @@ def test_the_lock_is_the_projects_never_one_a_config_names(tmp_path, monkeypatch
     """The folder's effective configuration names a lock of its own that pins a poisoned
     download: the audit reads the project's lock instead (on the old code: no finding)."""
     from isotropy.audit.records import check_pins
-    from isotropy.sources.lock import LOCK_ENV
+    from isotropy.sources.pins import LOCK_ENV
 
     monkeypatch.delenv(LOCK_ENV, raising=False)
     lock = tmp_path / "work" / "fake.lock"

@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_download import sha, tar_gz
+from test_download import POLARITY, cornell_members, sha, tar_gz
 
 from isotropy import sources
 from isotropy.audit.records import FAIL, OK, walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 from isotropy.sources.layouts import ArchiveError, ChecksumError
-from isotropy.sources.lock import (
+from isotropy.sources.pins import (
     LOCK_ENV,
     RELOCK_ENV,
     LockMismatchError,
@@ -71,7 +71,7 @@ def test_first_download_writes_the_lock(http, tmp_path, sources_lock, monkeypatc
     assert "replaced" not in record
     entry = manifest["inputs"][0]
     assert entry["trust"] == sources.TRUST_LOCK == "lock (trusted on first use)"
-    assert entry["pinned_by"] == ["lock"] and entry["checked_against"] == ["lock"]
+    assert entry["checked_against"] == ["lock"]
     assert entry["lock"]["file"] == str(sources_lock) and entry["lock"]["sha256"] == sha(V1)
     assert sources_lock.read_text().startswith("# The sources lock")
     # What a prepared data set's provenance record says it rests on.
@@ -224,20 +224,6 @@ def test_the_audit_flags_a_download_the_lock_no_longer_holds(http, tmp_path, mon
 
 # ---------------------------------------------------------------------------------------------
 # Member pins: polarity's two files, from the public record
-
-
-POLARITY = ("rt-polarity.pos", "rt-polarity.neg")
-
-
-def cornell_members(mirror_root: Path) -> dict[str, bytes]:
-    """The tarball's members as the public record holds them: the mirror's UTF-8 files back in
-    cp1252 (the layout decodes the tarball's bytes as cp1252)."""
-    return {
-        f"rt-polaritydata/{name}": (mirror_root / "polarity" / name)
-        .read_text("utf-8")
-        .encode("cp1252")
-        for name in POLARITY
-    }
 
 
 def polarity_params(config: dict, url: str) -> dict:

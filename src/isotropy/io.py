@@ -275,3 +275,15 @@ def write_block(path: str | os.PathLike, block: str, begin: str, end: str) -> No
     text = with_block(Path(path).read_text(encoding="utf-8"), block, begin, end)
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+def decode_text(data: bytes, encoding: str, label: str) -> str:
+    """Decode ``data`` strictly; a bad byte is reported with the file and line it sits on."""
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ValueError(
+            f"{label}, line {line}: byte {data[exc.start : exc.start + 1]!r} is not valid "
+            f"{encoding}; the file must be {encoding}-encoded"
+        ) from exc

@@ -21,6 +21,7 @@ from isotropy.intake import RESULTS, escaped, is_manifest, name_problem, parse_j
 from isotropy.intake import listing as listing_of
 from isotropy.io import sha256_file
 from isotropy.provenance import module_source, record_path
+from isotropy.sources.pins import lock_path, read_lock
 from isotropy.trust import record_problem, validator
 from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
 
@@ -352,7 +353,7 @@ def check_pins(
     try:  # the user's mirror (never the one the folder's manifest names) and the project's lock
         mirrored = sources.mirror_pins({"mirror_files": rels}, mirror)[1] if rels and mirror else {}
         # WORKFLOW_ROOT / an absolute $ISOTROPY_SOURCES_LOCK is that path: never a config's lock
-        locked = sources.read_lock(WORKFLOW_ROOT / sources.lock_path()).get(source, {})
+        locked = read_lock(WORKFLOW_ROOT / lock_path()).get(source, {})
     except (OSError, ValueError) as error:  # a damaged MANIFEST.tsv or lock, named in error
         return [Finding(path, FAIL, "raw", f"its pins cannot be read: {error}")], ""
     findings: list[Finding] = []

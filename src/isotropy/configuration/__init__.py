@@ -1,8 +1,8 @@
 """The configuration as typed models, one module per section: each key once, with its type,
 default, bounds and description. :class:`Config` gathers the sections; the JSON schema in
-schemas/ and the key reference of docs/configuration.md are generated from it
-(tests/test_config_reference.py). Plain Python and pydantic: the workflow imports it while it
-parses, and every floor reads its defaults here.
+schemas/ and docs/configuration.md's key reference are generated from it (its ``reference``).
+Plain Python and pydantic: the workflow imports it while it parses, and every floor reads its
+defaults here.
 
 :func:`fill_defaults` fills a validated configuration's defaults in place, into the mapping the
 files gave (Snakemake's ``config``), as the JSON schema's defaults were: the values given stay

@@ -12,9 +12,9 @@ from typing import Any
 
 import pandas as pd
 
+from isotropy.io import decode_text
 from isotropy.readers.registry import raw_file
 from isotropy.sources import HUB_FILE
-from isotropy.sources.layouts import decode_text
 
 _SENTENCE_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])")
 

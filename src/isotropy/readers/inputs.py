@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from isotropy.paths import RAW_ROOT
+from isotropy.paths import raw_manifest
 from isotropy.readers.registry import DATASETS
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
 from isotropy.readers.tasks import ISTAR_SPLITS, task_source
-from isotropy.sources import missing_mirror_files, resolve_mirror, source_outputs
+from isotropy.sources import missing_mirror_files, resolve_mirror
 
 
 def dataset_sources(config: Mapping[str, Any], dataset: str) -> dict[str, str]:
@@ -33,7 +33,7 @@ def required_sources(dataset: str, config: Mapping[str, Any]) -> list[str]:
 
 def dataset_inputs(config: Mapping[str, Any], dataset: str) -> dict[str, str]:
     """Snakemake inputs of ``dataset``: source name → that source's manifest."""
-    return {name: source_outputs(name, RAW_ROOT)[0] for name in required_sources(dataset, config)}
+    return {name: raw_manifest(name) for name in required_sources(dataset, config)}
 
 
 def dataset_options(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
@@ -47,13 +47,13 @@ def dataset_options(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
 
 def task_inputs(config: Mapping[str, Any], task: str) -> dict[str, str]:
     """Rule ``finetune``'s inputs: split → the manifest of its download."""
-    return {split: source_outputs(task_source(task, split), RAW_ROOT)[0] for split in ISTAR_SPLITS}
+    return {split: raw_manifest(task_source(task, split)) for split in ISTAR_SPLITS}
 
 
 def corpus_inputs(config: Mapping[str, Any]) -> dict[str, str]:
     """Rule geometry_token_embeddings' input: the download of the corpus's source."""
     source = config["geometry"]["clusters"]["corpus"]["source"]
-    return {"corpus": source_outputs(source, RAW_ROOT)[0]}
+    return {"corpus": raw_manifest(source)}
 
 
 def sts_inputs(config: Mapping[str, Any], name: str, split: str) -> dict[str, str]:
@@ -63,4 +63,4 @@ def sts_inputs(config: Mapping[str, Any], name: str, split: str) -> dict[str, st
     mirror = resolve_mirror(config.get("mirror"))
     if name in OPTIONAL_STS and mirror is not None and missing_mirror_files(source, config, mirror):
         return {}
-    return {"data": source_outputs(source, RAW_ROOT)[0]}
+    return {"data": raw_manifest(source)}

@@ -21,9 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.io import atomic_path
+from isotropy.io import atomic_path, decode_text
 from isotropy.paths import MANIFEST_NAME
-from isotropy.sources.layouts import decode_text
 
 
 def read_utf8_lines(path: Path) -> list[str]:

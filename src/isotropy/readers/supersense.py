@@ -22,9 +22,10 @@ import numpy as np
 import pandas as pd
 
 from isotropy.configuration import Config
+from isotropy.io import decode_text
 from isotropy.readers.pos import open_wordnet
 from isotropy.readers.registry import DatasetSpec, multi_label_frame, raw_file, read_utf8_lines
-from isotropy.sources.layouts import decode_text, is_debris
+from isotropy.sources.layouts import is_debris
 
 log = logging.getLogger(__name__)
 

@@ -1,17 +1,13 @@
 """Raw sources: each fetched into ``resources/raw/<source>/``, every file checked against its pins.
 
-The walk of one source name, top to bottom:
-
-- **parse time**: the download rule's outputs and params (:func:`source_params`);
-- **fetch** (:func:`fetch_source`): each input got once (a mirror file copied, a hub split loaded,
-  or a URL streamed by :mod:`~isotropy.sources.download`); checked against every pin that
-  applies (:mod:`~isotropy.sources.pins`: a configured sha256, git object id or size, the
-  mirror's ``MANIFEST.tsv``; else the sources lock, :mod:`~isotropy.sources.lock`, recorded on
-  first use); laid out (:mod:`~isotropy.sources.layouts`) in a staging folder, swapped in,
-  ``manifest.json`` written last (its presence means the folder is complete; a failure leaves
-  neither it nor half a file). Like ``pip --require-hashes``, a file nothing can check is
-  refused, and one that does not match is never kept;
-- **reading** a fetched source: its manifest, what each input rests on, its files.
+:func:`source_params` gives the download rule its params. :func:`fetch_source` gets each input
+once (a mirror file copied, a hub split loaded, or a URL streamed by
+:mod:`~isotropy.sources.download`), checks it against every pin that applies
+(:mod:`~isotropy.sources.pins`: a configured sha256, git object id or size, the mirror's
+MANIFEST.tsv; else the sources lock, recorded on first use), lays it out
+(:mod:`~isotropy.sources.layouts`) in a staging folder, swaps that in and writes ``manifest.json``
+last (its presence means the folder is complete). Like ``pip --require-hashes``, a file nothing
+can check is refused, and one that does not match is never kept.
 """
 
 from __future__ import annotations
@@ -31,14 +27,13 @@ from typing import Any
 
 from isotropy.configuration.data import Downloads
 from isotropy.io import DiskFullError, plain_data, sha256_file, write_json
-from isotropy.paths import MANIFEST_NAME, RAW_ROOT
+from isotropy.paths import MANIFEST_NAME
 from isotropy.sources.download import (
     MIRROR_ENV,
     Clock,
     DownloadError,
     download_file,
     url_file_name,
-    url_problem,
 )
 from isotropy.sources.layouts import (
     HUB_FILE,
@@ -48,14 +43,17 @@ from isotropy.sources.layouts import (
     MemberPins,
     source_kind,
 )
-from isotropy.sources.lock import check_locked, lock_path, read_lock, record_downloads
 from isotropy.sources.pins import (
     MirrorPin,
     UnverifiedFileError,
+    check_locked,
     check_pin,
     copy_local,
     git_blob_id,
+    lock_path,
+    read_lock,
     read_mirror_manifest,
+    record_downloads,
 )
 
 log = logging.getLogger(__name__)
@@ -68,21 +66,9 @@ MIRROR_TRUST = {"MANIFEST.tsv": "the mirror's MANIFEST.tsv", "config": TRUST_PUB
 DOWNLOAD_DEFAULTS = Downloads().model_dump()
 
 
-# ---------------------------------------------------------------------------------------------
-# Parse time: the download rule's outputs and params, and which files the mirror lacks
-
-
-def source_outputs(name: str, root: str | os.PathLike = RAW_ROOT) -> list[str]:
-    """Snakemake outputs of the download of ``name``: its manifest (written last, when complete)."""
-    return [str(Path(root) / name / MANIFEST_NAME)]
-
-
 def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """Everything the download of ``name`` depends on (urls, sha256 pins, mirror files, kind,
-    mirror).
-
-    Used as the rule's params, so a change of any of them re-runs the download.
-    """
+    """Everything the download of ``name`` depends on (urls, pins, mirror files, kind, mirror):
+    the rule's params, so a change of any of them re-runs the download."""
     sources = config.get("sources", {})
     if name not in sources:
         raise ValueError(f"source {name!r} is not in config 'sources' (known: {sorted(sources)})")
@@ -126,10 +112,8 @@ def _aligned_pins(cfg: Mapping[str, Any], key: str = "sha256") -> list[str | Non
 
 
 def resolve_mirror(config_value: str | os.PathLike | None) -> Path | None:
-    """The mirror folder to read from: ``$ISOTROPY_MIRROR`` if set (non-empty), else the config
-    value; None for "use the original sources". A mirror that is not an existing folder is an
-    error, not a silent fallback to the network.
-    """
+    """The mirror folder: ``$ISOTROPY_MIRROR`` if set, else the config value; None for "the
+    original sources". One that is not a folder is an error, never a fallback to the network."""
     env_value = os.environ.get(MIRROR_ENV, "").strip()
     value = env_value or (str(config_value) if config_value not in (None, "") else "")
     if not value:
@@ -145,19 +129,12 @@ def resolve_mirror(config_value: str | os.PathLike | None) -> Path | None:
 
 
 def missing_mirror_files(name: str, config: Mapping[str, Any], mirror: Path) -> list[str]:
-    """Mirror files of source ``name`` that ``mirror`` lacks (a note if the source lists none).
-
-    Asked while the DAG is built only to plan optional data sets out; a needed file the mirror
-    lacks fails its download job, naming the file (:func:`fetch_source`).
-    """
+    """Mirror files of source ``name`` that ``mirror`` lacks (a note if the source lists none):
+    asked at parse time to plan optional data sets out; a needed one fails its download job."""
     rels = config["sources"][name].get("mirror") or []
     if not rels:
         return [f"(no mirror files configured for source {name!r})"]
     return [rel for rel in rels if not (mirror / rel).is_file()]
-
-
-# ---------------------------------------------------------------------------------------------
-# Fetch: one source from a mirror, the hub or its URLs, checked, laid out, swapped in
 
 
 def fetch_source(
@@ -168,18 +145,15 @@ def fetch_source(
     config: Mapping[str, Any] | None = None,
     clock: Clock = time,
 ) -> dict[str, Any]:
-    """Fetch source ``name`` (``params`` as made by :func:`source_params`) into ``raw_dir``.
-
-    Returns the manifest, also written to ``raw_dir/manifest.json`` once every file is in place.
-    On failure nothing new is left in ``raw_dir``. A downloaded file that no published pin checks
-    is compared with the sources lock (:func:`lock_path` of ``config``), and recorded there on
-    first use.
+    """Fetch source ``name`` (``params`` as made by :func:`source_params`) into ``raw_dir`` and
+    return its manifest, written last to ``raw_dir/manifest.json``; on failure ``raw_dir`` is as
+    it was. A download that no published pin checks is compared with the sources lock
+    (:func:`~isotropy.sources.pins.lock_path` of ``config``) and recorded there on first use.
     """
     raw_dir, params = Path(raw_dir), {**DOWNLOAD_DEFAULTS, **params}
-    lock = lock_path(config)
     origin = "mirror" if params.get("mirror") else "url"
     raw_dir.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=raw_dir))
+    work = Path(tempfile.mkdtemp(prefix=f".{raw_dir.name}.fetch-", dir=raw_dir.parent))
     fetched, staging = work / "fetched", work / "staging"
     try:
         fetched.mkdir()
@@ -187,15 +161,16 @@ def fetch_source(
         if origin == "mirror":
             items, inputs = _from_mirror(name, params, fetched)
         elif params["kind"] == "hub":
-            items, inputs = _from_hub(name, params, fetched)
+            items, inputs = _from_hub(params, fetched)
         else:
-            items, inputs = _from_urls(params, fetched, lock, clock)
-        records = _lay_out(name, params, origin, items, inputs, staging)
-        # What rests on the lock is compared with it (under its file lock), recorded on first use.
-        locked = [entry for entry in inputs if entry.get("trust") == TRUST_LOCK]
-        for entry, record in zip(locked, record_downloads(lock, name, locked) if locked else []):
-            entry["lock"] = {"file": str(lock), **record}
-        _replace_contents(raw_dir, staging, keep=work)
+            items, inputs = _from_urls(params, fetched, lock_path(config), clock)
+        records = _lay_out(name, params, origin, items, inputs, staging, raw_dir)
+        if locked := [entry for entry in inputs if entry["trust"] == TRUST_LOCK]:
+            lock = lock_path(config)  # compared again under its file lock, recorded on first use
+            for entry, record in zip(locked, record_downloads(lock, name, locked)):
+                entry["lock"] = {"file": str(lock), **record}
+        shutil.rmtree(raw_dir)
+        os.replace(staging, raw_dir)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     manifest = {
@@ -224,53 +199,37 @@ def _from_mirror(
         )
     manifest, pins = mirror_pins(params, mirror)
     damaged = (
-        "the mirror copy is damaged or was edited (nothing was kept); restore it from the original "
-        "source"
+        "the mirror copy is damaged or was edited (nothing was kept); restore it from the "
+        "original source"
     )
     items, inputs = [], []
     for rel in rels:
         local, label, by = fetched / Path(rel).name, f"mirror file {mirror / rel}", pins[rel]
+        if not by:
+            where = f"{mirror} has no MANIFEST.tsv"
+            if manifest is not None:
+                where = f"{mirror / 'MANIFEST.tsv'} does not list it"
+            raise UnverifiedFileError(
+                f"{label} cannot be checked ({where}) and nothing was kept; add its path and "
+                "sha256 to the mirror's MANIFEST.tsv"
+            )
         digest = copy_local(mirror / rel, local, None, label)
         if (row := by.get("MANIFEST.tsv")) is not None:
             where = f"{label} (its MANIFEST.tsv entry)"
             check_pin(local.stat().st_size, row.bytes, where, damaged, what="size")
             check_pin(digest, row.sha256, where, damaged)
-        if "config" in by:
-            check_pin(
-                digest,
-                str(by["config"]),
-                f"{label} (config sources.{name}.sha256)",
-                f"nothing was kept; fix sources.{name}.sha256 in the config only if this file is "
-                "known to be right",
-            )
-        if not by:
-            where = (
-                f"{mirror} has no MANIFEST.tsv"
-                if manifest is None
-                else f"{mirror / 'MANIFEST.tsv'} does not list it"
-            )
-            raise UnverifiedFileError(
-                f"{label} cannot be checked ({where}) and nothing was kept; add its path and "
-                "sha256 to the mirror's MANIFEST.tsv"
-            )
+        check_pin(digest, by.get("config"), label, key=f"sources.{name}.sha256")
+        trust = " and ".join(MIRROR_TRUST[key] for key in by)
         items.append(Fetched(rel, local))
         inputs.append(
-            {
-                "mirror_path": rel,
-                "sha256": digest,
-                "pinned": True,
-                "pinned_by": list(by),
-                "trust": " and ".join(MIRROR_TRUST[key] for key in by),
-            }
+            {"mirror_path": rel, "sha256": digest, "checked_against": [*by], "trust": trust}
         )
     return items, inputs
 
 
-def _from_hub(
-    name: str, params: Mapping[str, Any], fetched: Path
-) -> tuple[list[Fetched], list[dict]]:
-    """One split of a Hugging Face hub data set (``datasets``; needs the hub or its cache); the
-    schema requires its path, split and revision."""
+def _from_hub(params: Mapping[str, Any], fetched: Path) -> tuple[list[Fetched], list[dict]]:
+    """One split of a Hugging Face hub data set, pinned by its revision (the schema requires its
+    path, split and revision); loaded by ``datasets`` (needs the hub or its cache)."""
     import datasets  # Hugging Face's, heavy: loaded only when a hub split is fetched
 
     hub = params["hub"]
@@ -286,7 +245,6 @@ def _from_hub(
         "revision": hub.get("revision"),
         "fingerprint": getattr(dataset, "_fingerprint", None),
         "sha256": sha256_file(local),
-        "pinned": True,  # by its hub commit, a published pin (not by the parquet's own bytes)
         "checked_against": ["revision"],
         "trust": TRUST_PUBLISHED,
     }
@@ -300,9 +258,8 @@ def _from_urls(
     git object id, or against the lock where no published pin checks it: a wrong body is refused
     before it is laid out."""
     items, inputs, name = [], [], params["name"]
-    pins = {key: params.get(key) or [None] * len(params["urls"]) for key in PIN_KEYS}
     for index, url in enumerate(params["urls"]):
-        pin = {key: values[index] for key, values in pins.items()}
+        pin = {key: (params.get(key) or [None] * (index + 1))[index] for key in PIN_KEYS}
         local = fetched / url_file_name(url)
         log.info("downloading %s", url)
         try:
@@ -324,13 +281,10 @@ def _from_urls(
             key, what = f"sources.{name}.git_blob", "git object id"
             check_pin(entry["git_blob"], pin["git_blob"], url, key=key, what=what)
         published = pin["sha256"] is not None or pin["git_blob"] is not None
-        entry["pinned"] = published
-        entry["pinned_by"] = ["config"] if pin["sha256"] is not None else []
-        # What it was checked against: its config pins, strongest first (then the lock).
+        # What it was checked against: its config pins, strongest first, else the lock.
         entry["checked_against"] = [k for k in PIN_KEYS if pin[k] is not None]
         entry["trust"] = TRUST_PUBLISHED if published else TRUST_LOCK
         if not published:
-            entry["pinned_by"] = ["lock"]
             entry["checked_against"].append("lock")
             check_locked(lock, read_lock(lock), name, url, digest, entry["bytes"])
         items.append(Fetched(local.name, local))
@@ -345,20 +299,18 @@ def _lay_out(
     items: list[Fetched],
     inputs: list[dict],
     staging: Path,
+    raw_dir: Path,
 ) -> list[dict[str, Any]]:
-    """The source's raw files written into ``staging`` by its layout, within the extraction limits,
-    every pinned archive member read and matched (downloads only); their records (path, bytes,
-    sha256). A full disk names the source's folder.
-    """
+    """The source's raw files written into ``staging`` by its layout, within the extraction
+    limits, every pinned archive member of a download matched; their records (path, bytes,
+    sha256). A full disk names the source's folder."""
     pins = params.get("members")
+    limits = {
+        "max_bytes": params["max_extracted_bytes"],
+        "max_members": params["max_archive_members"],
+    }
     items = [
-        replace(
-            item,
-            max_bytes=params["max_extracted_bytes"],
-            max_members=params["max_archive_members"],
-            members=MemberPins(name, pins) if pins else None,
-        )
-        for item in items
+        replace(item, **limits, members=MemberPins(name, pins) if pins else None) for item in items
     ]
     try:
         files = LAYOUTS[params["kind"]](items, origin, staging)
@@ -366,7 +318,7 @@ def _lay_out(
         if error.errno not in (errno.ENOSPC, errno.EDQUOT) or isinstance(error, DiskFullError):
             raise
         written = sum(p.stat().st_size for p in staging.rglob("*") if p.is_file())
-        full = DiskFullError(staging.parent.parent, written, error)
+        full = DiskFullError(raw_dir, written, error)
         full.strerror = f"laying out source {name!r}: {full.strerror}"
         raise full from error
     for item, entry in zip(items, inputs):
@@ -378,41 +330,24 @@ def _lay_out(
                 f"which sources.{name}.members pins; the archive is not the published one"
             )
         entry["members"] = dict(item.members.checked)
-        entry["checked_against"] = [*entry.get("checked_against", []), "members"]
+        entry["checked_against"] += ["members"]
     return [
         {"path": rel, "bytes": (staging / rel).stat().st_size, "sha256": sha256_file(staging / rel)}
         for rel in files
     ]
 
 
-def _replace_contents(raw_dir: Path, staging: Path, keep: Path) -> None:
-    """Swap the staged files (what the layout wrote) into ``raw_dir``, removing what an earlier
-    fetch left there."""
-    for entry in raw_dir.iterdir():
-        if entry == keep:
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-    for entry in staging.iterdir():
-        os.replace(entry, raw_dir / entry.name)
-
-
 def mirror_pins(
     params: Mapping[str, Any], mirror: Path
 ) -> tuple[dict[str, MirrorPin] | None, dict[str, dict[str, Any]]]:
-    """The mirror's MANIFEST.tsv, and what vouches for each mirror file of a source: its
-    ``MANIFEST.tsv`` row, and the config sha256 of the URL whose file it is (same file name).
-
-    A pin of a published file the mirror does not hold (an archive whose members the mirror
-    keeps, say) pins the download only: a pin never checks a file it does not describe.
-    """
+    """The mirror's MANIFEST.tsv, and what vouches for each mirror file of a source: its row, and
+    the config sha256 of the URL of the same file name (a pin never checks a file it does not
+    describe, such as the members of an archive it pins)."""
     manifest = read_mirror_manifest(mirror)
     config_pins = {
         url_file_name(url): pin
         for url, pin in zip(params.get("urls") or [], params.get("sha256") or [])
-        if pin is not None and url_problem(url) is None
+        if pin is not None
     }
     rows, pins = manifest or {}, {}
     for rel in params.get("mirror_files") or []:
@@ -425,10 +360,6 @@ def mirror_pins(
     return manifest, pins
 
 
-# ---------------------------------------------------------------------------------------------
-# Reading a fetched source: its manifest, what its inputs rest on, its files, a word2vec file
-
-
 def read_source_manifest(raw_dir: str | os.PathLike) -> dict[str, Any]:
     """The manifest of a fetched source (its download rule's output: Snakemake makes it first)."""
     return json.loads((Path(raw_dir) / MANIFEST_NAME).read_text())
@@ -436,15 +367,14 @@ def read_source_manifest(raw_dir: str | os.PathLike) -> dict[str, Any]:
 
 def input_trust(manifest: Mapping[str, Any]) -> dict[str, str]:
     """What each input of a fetched source rests on (its URL, mirror path or hub data set →
-    ``published pin``, ``lock (trusted on first use)``, the mirror's MANIFEST.tsv …), for the
-    provenance records of what is made from it and the audit."""
-    trust = {}
-    for entry in manifest.get("inputs") or []:
-        label = entry.get("url") or entry.get("mirror_path") or entry.get("hub") or "?"
-        trust[str(label)] = str(
-            entry.get("trust") or ("pinned" if entry.get("pinned") else "unverified")
+    ``published pin``, ``lock (trusted on first use)`` …), for the provenance records of what is
+    made from it."""
+    return {
+        str(entry.get("url") or entry.get("mirror_path") or entry.get("hub")): str(
+            entry.get("trust") or "unverified"
         )
-    return trust
+        for entry in manifest.get("inputs") or []
+    }
 
 
 def source_files(raw_dir: str | os.PathLike) -> list[Path]:

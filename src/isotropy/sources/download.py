@@ -1,11 +1,10 @@
-"""One file over HTTP(S): urllib3 retries it; what no library does is here.
-
-urllib3 (:data:`RETRY`, the one place of every retry setting) retries failed connections, 5xx,
-408, 429 and a 206 nobody asked for, waiting what ``Retry-After`` asks or backing off; follows
-redirects (a loop stops it); and refuses a body shorter than its Content-Length. Added here: one
-deadline over all attempts, on a clock a test can replace; a body cut mid-stream asked for again
-within the same retries; TLS that calls a cut without ``close_notify`` a cut; the bytes kept as
-sent, never inflated, within a size limit; the pins checked before the file is kept.
+"""One file over HTTP(S). urllib3 retries it as :data:`RETRY` (every retry setting) says: failed
+connections, 5xx, 408, 429 and a 206 nobody asked for, waiting what ``Retry-After`` asks or
+backing off; it follows redirects and refuses a body shorter than its Content-Length. What no
+library does is here: one deadline over all attempts, on a clock a test replaces; a body cut
+mid-stream asked for again within the same retries; TLS that calls a cut without
+``close_notify`` a cut; the bytes kept as sent, never inflated, within a size limit; the pins
+checked before the file is kept.
 """
 
 from __future__ import annotations
@@ -20,20 +19,19 @@ from typing import Any, Protocol, Self, cast
 from urllib.parse import unquote, urlparse
 
 import urllib3
-from tqdm.auto import tqdm
 from urllib3.exceptions import HTTPError, LocationValueError, MaxRetryError, ProtocolError
 from urllib3.util import Retry, Timeout
 
 from isotropy.configuration.data import Downloads
 from isotropy.io import atomic_path
 from isotropy.sources.layouts import ArchiveError
-from isotropy.sources.pins import check_pin, copy_local, pin_key
+from isotropy.sources.pins import check_pin, copy_local
 
 log = logging.getLogger(__name__)
 MIRROR_ENV = "ISOTROPY_MIRROR"
-FIX_URL = "fix 'sources' in config/sources.yaml or use a mirror"
-CHUNK = 1 << 20
-PROGRESS_MIN_BYTES = 1 << 20  # a progress bar only for files above 1 MiB
+USE_MIRROR = (
+    f"or read the data from a local copy: set {MIRROR_ENV} to a folder laid out like shared/mirror"
+)
 
 
 class DownloadError(RuntimeError):
@@ -59,15 +57,9 @@ class Deadline:
         if self.clock.monotonic() + wait > self.ends:
             raise DownloadError(
                 f"download of {self.url} passed its deadline of {self.seconds:g} s (config "
-                f"downloads.max_download_seconds) {doing}, {self.received} bytes received; the "
-                "server is too slow or asks to wait too long: try later, raise the limit, or read "
-                f"the data from a local copy ({MIRROR_ENV})"
+                f"downloads.max_download_seconds) {doing}, {self.received} bytes received; try "
+                f"later, raise the limit, {USE_MIRROR}"
             )
-
-    def sleep(self, seconds: float) -> None:
-        self.check(f"(waiting {seconds:.0f} s before a retry)", seconds)
-        log.warning("retrying %s in %.0f s", self.url, seconds)
-        self.clock.sleep(seconds)
 
 
 class DeadlineRetry(Retry):
@@ -85,13 +77,16 @@ class DeadlineRetry(Retry):
         if self.deadline is None:  # RETRY itself, outside a download
             return super().sleep(response)
         asked = self.get_retry_after(response) if response is not None else None
-        self.deadline.sleep(asked or self.get_backoff_time())
+        wait = asked or self.get_backoff_time()
+        self.deadline.check(f"(waiting {wait:.0f} s before a retry)", wait)
+        log.warning("retrying %s in %.0f s", self.deadline.url, wait)
+        self.deadline.clock.sleep(wait)
 
 
-# Every retry setting of a download: 5 retries after waits of 0, 4, 8, 16 and 32 s (or what
-# Retry-After asks), for failures a second try can mend; a 206 is a part nobody asked for.
+# 5 retries after waits of 0, 4, 8, 16 and 32 s (or what Retry-After asks), for failures a second
+# try can mend; one stalled connection or read fails its attempt.
 RETRY = DeadlineRetry(total=5, backoff_factor=2, status_forcelist={206, 408, 429, *range(500, 600)})
-TIMEOUT = Timeout(connect=60, read=60)  # one stalled connection or read fails its attempt
+TIMEOUT = Timeout(connect=60, read=60)
 
 
 def url_problem(url: str) -> str | None:
@@ -113,12 +108,9 @@ def url_file_name(url: str) -> str:
 
 
 class _StrictEOFContext(ssl.SSLContext):
-    """TLS whose sockets report a stream cut without ``close_notify`` as an error.
-
-    Python hides such a cut as the end of the stream (``suppress_ragged_eofs``). A body that
-    carries its length or chunks never reads to that end; a body delimited by the connection's
-    close does, and must then fail (and be retried) rather than be kept short.
-    """
+    """TLS whose sockets report a cut without ``close_notify`` as an error, not as the end of the
+    stream (``suppress_ragged_eofs``): a body delimited by the connection's close must then fail
+    (and be retried) rather than be kept short."""
 
     def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
         kwargs["suppress_ragged_eofs"] = False
@@ -139,18 +131,17 @@ def download_file(
 ) -> str:
     """Stream ``url`` to ``dest`` atomically and return the file's sha256.
 
-    Retried as :data:`RETRY` says; another 4xx fails at once, and so does passing
-    ``max_seconds`` in all. The server is asked for the file's own bytes (``Accept-Encoding:
-    identity``), and what it sends is kept as sent, never inflated: a body it encoded anyway is
-    other bytes, which a pin refuses. A body beyond ``size`` or ``max_bytes`` is stopped as it
-    arrives. A ``sha256`` (or ``size``) pin that does not match raises :class:`ChecksumError`
-    naming its config key (``sources.<source>.sha256`` or ``.bytes``); ``dest`` is then not
-    created. ``file://`` URLs are copied with the same checks (the schema admits no other
-    scheme).
+    Retried as ``retries`` says, within ``max_seconds`` in all; another 4xx fails at once. Asked
+    for the file's own bytes (``Accept-Encoding: identity``), what the server sends is kept as
+    sent: a body it encoded anyway is other bytes, which a pin refuses. A body beyond ``size`` or
+    ``max_bytes`` is stopped as it arrives; a ``sha256`` or ``size`` pin that does not match
+    raises :class:`ChecksumError` naming its key (``sources.<source>.sha256``), ``dest`` then
+    not created. ``file://`` URLs are copied with the same checks.
     """
     parsed = urlparse(url)
     if parsed.scheme == "file":
         return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, source)
+    key = f"sources.{source}." if source else None
     with atomic_path(dest) as tmp:
         deadline = Deadline(url, max_seconds, clock)
         digest = _stream(url, tmp, retries, deadline, min(max_bytes, size or max_bytes))
@@ -162,8 +153,8 @@ def download_file(
                 "be right"
             )
         label = url if received <= (size or received) else f"{url} (more sent than pinned)"
-        check_pin(received, size, label, key=pin_key(source, "bytes"), what="size")
-        check_pin(digest, sha256, url, key=pin_key(source, "sha256"))
+        check_pin(received, size, label, key=key and f"{key}bytes", what="size")
+        check_pin(digest, sha256, url, key=key and f"{key}sha256")
     return digest
 
 
@@ -180,8 +171,8 @@ def _stream(url: str, path: Path, retries: DeadlineRetry, deadline: Deadline, li
                 response = pool.request(
                     "GET",
                     url,
-                    # identity: the published file's own bytes, so that its length and a sha256
-                    # pin are that file's (GitHub's raw server gzips text for those who accept it)
+                    # the published file's own bytes, whose length and sha256 the pins are
+                    # (GitHub's raw server gzips text for those who accept it)
                     headers={"Accept-Encoding": "identity"},
                     preload_content=False,
                     retries=retry,
@@ -191,7 +182,8 @@ def _stream(url: str, path: Path, retries: DeadlineRetry, deadline: Deadline, li
                     if response.status != 200:
                         raise DownloadError(
                             f"download of {url} failed with HTTP {response.status} "
-                            f"{response.reason}; the URL is wrong or the file was moved: {FIX_URL}"
+                            f"{response.reason}; the URL is wrong or the file was moved: fix "
+                            "'sources' in config/sources.yaml or use a mirror"
                         )
                     return _receive(response, path, deadline, limit)
                 except ProtocolError as cut:  # the body cut short: within the same retries
@@ -199,46 +191,27 @@ def _stream(url: str, path: Path, retries: DeadlineRetry, deadline: Deadline, li
                 finally:
                     response.release_conn()
             except MaxRetryError as exc:
-                if "redirect" in str(exc.reason):
-                    raise DownloadError(
-                        f"download of {url} was redirected too many times (a redirect loop); the "
-                        f"URL is wrong or the server is misconfigured: {FIX_URL}"
-                    ) from exc
                 raise DownloadError(
-                    f"download of {url} failed after {retries.total} retries: {exc.reason}; check "
-                    f"the network, or read the data from a local copy: set {MIRROR_ENV} to a "
-                    "folder laid out like shared/mirror"
+                    f"download of {url} failed after {retries.total} retries: {exc.reason}; "
+                    f"check the URL and the network, {USE_MIRROR}"
                 ) from exc
             except LocationValueError as exc:  # a redirect to file:// or another non-URL
                 raise DownloadError(
                     f"download of {url} was redirected to an address that is not http(s) "
-                    f"({exc}); refused: {FIX_URL}"
+                    f"({exc}); refused"
                 ) from None
             retry.sleep()
 
 
 def _receive(response: Any, path: Path, deadline: Deadline, limit: int) -> str:
-    """Write the body as sent and return its sha256, stopping once past ``limit`` bytes (the
-    caller says which limit) or the deadline.
-
-    Only reading is the network's: a cut is a :class:`ProtocolError` (retried), a write that
-    fails (a full disk) an ``OSError`` of its own.
-    """
-    length = response.headers.get("Content-Length", "").strip()
+    """Write the body as sent and return its sha256, stopping once past ``limit`` bytes or the
+    deadline. A cut is a :class:`ProtocolError` (retried); a write that fails (a full disk) an
+    ``OSError`` of its own."""
     deadline.received, digest = 0, hashlib.sha256()
-    progress = tqdm(
-        total=int(length) if length.isdigit() else None,
-        unit="B",
-        unit_scale=True,
-        unit_divisor=1024,
-        desc=url_file_name(deadline.url),
-        disable=length.isdigit() and int(length) < PROGRESS_MIN_BYTES,
-        leave=False,
-    )
-    with progress, open(path, "wb") as handle:
+    with open(path, "wb") as handle:
         while deadline.received <= limit:
             try:
-                chunk = response.read1(CHUNK, decode_content=False)
+                chunk = response.read1(1 << 20, decode_content=False)
             except (HTTPError, OSError) as exc:
                 cut = f"stream interrupted after {deadline.received} bytes: {exc}"
                 raise ProtocolError(cut) from exc
@@ -247,6 +220,6 @@ def _receive(response: Any, path: Path, deadline: Deadline, limit: int) -> str:
             handle.write(chunk)
             deadline.received += len(chunk)
             digest.update(chunk)
-            progress.update(len(chunk))
             deadline.check("while receiving")
+    log.info("%s: %d bytes received", url_file_name(deadline.url), deadline.received)
     return digest.hexdigest()

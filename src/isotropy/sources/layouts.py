@@ -1,13 +1,7 @@
-"""Layouts: how each kind of source turns what was fetched into its raw files, archives read
-safely on the way.
-
-Every source ends in the same raw layout whichever way it came (original URLs or a mirror), so
-one parser serves both; :data:`LAYOUTS` names each kind's files. A layout is a function
-``(items, origin, staging) -> files written``; ``origin`` is ``"url"`` or ``"mirror"``. Archives
-are read member by member within the ``downloads`` limits (a zip or tar bomb would otherwise fill
-the disk), never with ``extractall``: each member passes :func:`tarfile.data_filter`, a wanted one
-is written under its base name, and a pinned one (:class:`MemberPins`) is checked before a layout
-decodes or keeps it.
+"""Layouts: each kind of source's raw files (:data:`LAYOUTS`), the same whether it came from its
+URLs or a mirror, so one parser serves both. A layout is a function ``(items, origin, staging) ->
+files written`` (``origin``: ``"url"`` or ``"mirror"``). Archives are read member by member within
+the ``downloads`` limits (a bomb would fill the disk), never with ``extractall``.
 """
 
 from __future__ import annotations
@@ -24,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from isotropy.configuration.data import Downloads
-from isotropy.io import DiskFullError, atomic_path
+from isotropy.io import DiskFullError, atomic_path, decode_text
 
 HUB_FILE = "data.parquet"  # a hub data set's split, as downloaded
 
@@ -50,9 +44,8 @@ def mirror_path_problem(rel: str) -> str | None:
 
 @dataclass(frozen=True)
 class MemberPins:
-    """Pins of named archive members (config ``sources.<source>.members``: base name → ``sha256``
-    and ``bytes``), checked as each member is read, before any layout decodes it; ``checked``
-    collects what was compared, for the manifest."""
+    """Pins of archive members (config ``sources.<source>.members``: base name → ``sha256`` and
+    ``bytes``), checked as each is read; ``checked`` collects what was compared."""
 
     source: str
     pins: Mapping[str, Mapping[str, Any]]
@@ -74,9 +67,8 @@ class MemberPins:
 
 @dataclass(frozen=True)
 class Fetched:
-    """One fetched input: ``name`` is the URL's file name or the mirror-relative path; what
-    unpacking it may take (config ``downloads``: beyond it, a bomb is assumed); its pinned
-    members."""
+    """One fetched input (``name``: the URL's file name or the mirror path), what unpacking it may
+    take (config ``downloads``: beyond it, a bomb is assumed) and its pinned members."""
 
     name: str
     path: Path
@@ -104,14 +96,10 @@ def is_debris(name: str) -> bool:
 
 
 def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path) -> list[str]:
-    """Copy the regular members of a zip or tar archive for which ``wanted(member)`` into
-    ``staging`` (by base name), skipping macOS debris; return the names written.
-
-    The archive is read lazily (a bomb's headers are never all loaded) and may hold no more than
-    ``item.max_members``; every member must pass tarfile's ``data`` filter (zip members: no
-    absolute path, no '..'). Two wanted members of one base name are an error (one would silently
-    replace the other: a crafted archive could swap a real file for its own).
-    """
+    """Copy the regular members of a zip or tar archive that are ``wanted`` into ``staging`` by
+    base name (macOS debris skipped); return the names written. Read lazily, at most
+    ``item.max_members``, each member through tarfile's ``data`` filter (zip: no absolute path or
+    '..'); two wanted members of one name are refused (a crafted one could replace the real)."""
     written: dict[str, str] = {}
     left = item.max_bytes  # what the archive may still unpack to
     crafted = "the archive is damaged or crafted, so fetch it again from a trusted source"
@@ -151,12 +139,8 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
 def _write_member(
     item: Fetched, member: str, declared: int, reader: Any, target: Path, left: int
 ) -> int:
-    """Write one member to ``target`` and return its size; past ``left`` bytes it is a bomb.
-
-    A declared bomb is refused before a byte is read, and every byte read counts (declared sizes
-    can lie). A pinned member is hashed as read and checked before any layout decodes or keeps
-    it. A full disk names the member and the archive (:class:`isotropy.io.DiskFullError`).
-    """
+    """Write one member to ``target`` and return its size: past ``left`` bytes, declared or read
+    (a declared size can lie), it is a bomb. A pinned member is checked before a layout reads it."""
     if declared > left:
         raise _bomb(item, member)
     size, digest = 0, hashlib.sha256()
@@ -199,18 +183,6 @@ def source_kind(name: str, source_cfg: Mapping[str, Any] | None = None) -> str:
     )
 
 
-def decode_text(data: bytes, encoding: str, label: str) -> str:
-    """Decode ``data`` strictly; a bad byte is reported with the file and line it sits on."""
-    try:
-        return data.decode(encoding)
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ValueError(
-            f"{label}, line {line}: byte {data[exc.start : exc.start + 1]!r} is not valid "
-            f"{encoding}; the file must be {encoding}-encoded"
-        ) from exc
-
-
 POLARITY_FILES = ("rt-polarity.pos", "rt-polarity.neg")
 # The Cornell tarball is documented as Latin-1 but its punctuation bytes (0x85 …, 0x91 ‘, 0x96 –,
 # 0x97 —) are Windows-1252, a superset of Latin-1's printable range: decoding as ISO-8859-1 would
@@ -237,10 +209,7 @@ def _pick(
     pattern: str, items: list[Fetched], origin: str, staging: Path, folder: str = ""
 ) -> list[str]:
     """The raw files whose base name ``pattern`` matches, written under ``folder``: a fetched
-    file as it is, else the matching members of a fetched archive (:func:`extract_members`).
-
-    None, or two files of one name (one would silently replace the other), is an error.
-    """
+    file as it is, else an archive's matching members; none, or two of one name, is an error."""
     wanted, into = re.compile(pattern).fullmatch, staging / folder
     into.mkdir(parents=True, exist_ok=True)
     found: list[str] = []
@@ -274,12 +243,8 @@ def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
 
 
 def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> None:
-    """Rebuild GLUE's MRPC train.tsv: Microsoft's training pairs minus GLUE's dev ids.
-
-    This is what GLUE's own download script does (MRPC's original is a Windows installer, so GLUE
-    ships only the dev ids and takes the pairs from SentEval's copy of msr_paraphrase_train.txt).
-    Both files are pinned; the GLUE reader checks every row of the result.
-    """
+    """GLUE's MRPC train.tsv rebuilt as GLUE's download script does: Microsoft's training pairs
+    (SentEval's copy; the original is a Windows installer) minus GLUE's dev ids."""
     ids = decode_text(dev_ids.read_bytes(), "utf-8-sig", str(dev_ids)).splitlines()
     dev = {tuple(line.strip().split("\t")) for line in ids if line.strip()}
     header, *lines = decode_text(msr_train.read_bytes(), "utf-8-sig", str(msr_train)).splitlines()

@@ -1,29 +1,47 @@
 """Pins: what a file must be (a sha256, a git object id, a size, a mirror's MANIFEST.tsv row),
-checked where its bytes are kept, with an error that names the key to change."""
+checked where its bytes are kept, with an error that names the key to change; and the sources
+lock, the pins of downloads no public record pins, recorded on first use (under a
+:mod:`filelock` lock, one writer at a time) and checked on every later download and by the
+audit."""
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import logging
 import os
 import re
 import shutil
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+import yaml
+from filelock import FileLock
+
+from isotropy.configuration.data import Downloads
 from isotropy.io import atomic_path, sha256_file
 from isotropy.sources.layouts import ChecksumError
 
-_SHA256_RE = re.compile(r"[0-9a-f]{64}")
+log = logging.getLogger(__name__)
+LOCK_ENV = "ISOTROPY_SOURCES_LOCK"
+RELOCK_ENV = "ISOTROPY_RELOCK"
+LOCK_HEADER = """\
+# The sources lock: the sha256 and size of every downloaded file that no public record pins,
+# written by the workflow on its first download (trusted on first use) and checked on every
+# later download and by the audit (isotropy.sources). Commit it with the project, like a
+# package lock. Never edit it by hand: a changed upstream file is accepted on purpose with
+# `make relock SOURCE=<name>`, which keeps the record it replaces under `replaced`.
+"""
 
 
 class UnverifiedFileError(ChecksumError):
     """A mirror file that no sha256 (MANIFEST.tsv or config pin) can check."""
 
 
-def pin_key(source: str | None, pin: str) -> str | None:
-    """The config key of a source's pin (``sources.<source>.<pin>``), None without a source."""
-    return f"sources.{source}.{pin}" if source else None
+class LockMismatchError(ChecksumError):
+    """A download differs from what the sources lock recorded on first use."""
 
 
 def check_pin(
@@ -35,9 +53,8 @@ def check_pin(
     key: str | None = None,
     what: str = "sha256",
 ) -> None:
-    """A pin that does not match raises :class:`ChecksumError` naming the config ``key`` and
-    how to accept the new value: a sha256, a git object id or a size (``what="size"``: config
-    ``bytes``, for a file whose sha256 no public source gives, or a MANIFEST.tsv row)."""
+    """A pin that does not match raises :class:`ChecksumError` naming its config ``key`` and how
+    to accept the new value (``what``: a sha256, a git object id or a size)."""
     if expected is None or actual == (expected.lower() if isinstance(expected, str) else expected):
         return
     unit = " bytes" if what == "size" else ""
@@ -57,23 +74,17 @@ def check_pin(
 def copy_local(
     src: Path, dest: Path, sha256: str | None, label: str, source: str | None = None
 ) -> str:
-    """Copy a local file atomically, checked against its sha256 pin; return its sha256.
-
-    Copy first, then hash the copy: what is checked is exactly what is kept.
-    """
+    """Copy a local file atomically, checked against its sha256 pin; return its sha256."""
     with atomic_path(dest) as tmp:
         shutil.copyfile(src, tmp)
-        digest = sha256_file(tmp)
-        check_pin(digest, sha256, label, key=pin_key(source, "sha256"))
+        digest = sha256_file(tmp)  # the copy's: what is checked is exactly what is kept
+        check_pin(digest, sha256, label, key=source and f"sources.{source}.sha256")
     return digest
 
 
 def git_blob_id(path: str | os.PathLike) -> str:
-    """The id git gives ``path``'s bytes as a blob: sha1 of ``blob <size>\\0`` + the bytes.
-
-    It pins a file of a git repository whose sha256 is not known but whose tree is
-    (``git ls-tree`` lists it).
-    """
+    """The id git gives ``path``'s bytes as a blob (sha1 of ``blob <size>\\0`` + the bytes): it
+    pins a file of a git repository whose tree (``git ls-tree``) is known but not its sha256."""
     seeded = hashlib.sha1(f"blob {Path(path).stat().st_size}\0".encode())
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, lambda: seeded).hexdigest()
@@ -87,11 +98,9 @@ class MirrorPin(NamedTuple):
 
 
 def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
-    """path → (sha256, bytes) from the mirror's MANIFEST.tsv (None if it has none).
-
-    A row without a well-formed sha256 (64 hex digits) and byte count is an error naming its line:
-    a row cut short must never turn the check off for its file.
-    """
+    """path → (sha256, bytes) from the mirror's MANIFEST.tsv (None if it has none). A row
+    without a 64-hex-digit sha256 and a byte count is an error naming its line: a row cut short
+    must never turn the check off for its file."""
     manifest = mirror / "MANIFEST.tsv"
     if not manifest.is_file():
         return None
@@ -102,7 +111,7 @@ def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
             rel = (row.get("path") or "").strip()
             digest = (row.get("sha256") or "").strip().lower()
             size = (row.get("bytes") or "").strip()
-            if not rel or not _SHA256_RE.fullmatch(digest) or not size.isdigit():
+            if not rel or not re.fullmatch(r"[0-9a-f]{64}", digest) or not size.isdigit():
                 raise UnverifiedFileError(
                     f"{manifest} line {reader.line_num}: row {rel or '(no path)'!r} needs a path, "
                     f"a byte count and a 64-hex-digit sha256 (bytes {size or 'missing'!r}, sha256 "
@@ -111,3 +120,95 @@ def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
                 )
             pins[rel] = MirrorPin(digest, int(size))
     return pins
+
+
+def lock_path(config: Mapping[str, Any] | None = None) -> Path:
+    """The sources lock: ``$ISOTROPY_SOURCES_LOCK``, else ``downloads.lock_file`` of ``config``,
+    else the default."""
+    if env_value := os.environ.get(LOCK_ENV, "").strip():
+        return Path(env_value)
+    configured = ((config or {}).get("downloads") or {}).get("lock_file")
+    return Path(configured or Downloads().lock_file)
+
+
+def read_lock(path: str | os.PathLike) -> dict[str, dict[str, dict[str, Any]]]:
+    """source → URL → its record (``sha256``, ``bytes``, ``locked``, ``replaced``); {} if no lock.
+    A lock of another shape is an error naming the file: a damaged lock must never turn the check
+    off."""
+    path = Path(path)
+    if not path.is_file():
+        return {}
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    nested = isinstance(data, dict) and all(isinstance(urls, dict) for urls in data.values())
+    records = [r for urls in data.values() for r in urls.values()] if nested else [None]
+    if not all(
+        isinstance(r, dict)
+        and isinstance(r.get("sha256"), str)
+        and len(r["sha256"]) == 64
+        and isinstance(r.get("bytes"), int)
+        for r in records
+    ):
+        raise ChecksumError(
+            f"sources lock {path} is damaged (it must map each source's URLs to a 64-hex-digit "
+            "sha256 and a byte count); restore it from version control (it is committed with the "
+            "project) or delete the damaged source's entry and fetch again"
+        )
+    return data
+
+
+def check_locked(
+    path: str | os.PathLike, data: Mapping[str, Any], source: str, url: str, sha256: str, size: int
+) -> dict[str, Any] | None:
+    """Compare one download with its record in ``data`` (the lock at ``path``, as read): the
+    record when it matches or a relock of ``source`` is asked for (``$ISOTROPY_RELOCK``), None on
+    first use; else :class:`LockMismatchError`."""
+    old = data.get(source, {}).get(url)
+    if old is None or (old["sha256"] == sha256 and old["bytes"] == size):
+        return old
+    if source in os.environ.get(RELOCK_ENV, "").replace(",", " ").split():
+        return old
+    raise LockMismatchError(
+        f"sha256 mismatch for {url} (source {source!r}): the sources lock {path} recorded "
+        f"{old['sha256']} ({old['bytes']} bytes, trusted on first use {old.get('locked', '?')}), "
+        f"got {sha256} ({size} bytes); nothing was kept: the file changed upstream or was damaged "
+        "in transit. If the new file is known to be right, accept it deliberately: make relock "
+        f"SOURCE={source} (or run once with {RELOCK_ENV}={source})"
+    )
+
+
+def record_downloads(
+    path: str | os.PathLike, source: str, downloads: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Check each download (``url``, ``sha256``, ``bytes``) of ``source`` against the lock
+    (:func:`check_locked`) and record it there on first use or relock, holding ``<path>.flock``:
+    one writer at a time, so a record another job wrote since is compared like any other. A
+    relocked record keeps what it replaced. Returns the records now in the lock, in order."""
+    path, now = Path(path), datetime.now(UTC).isoformat()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(path.with_name(path.name + ".flock")):
+        data = read_lock(path)
+        urls = data.setdefault(source, {})
+        for download in downloads:
+            url, digest, size = download["url"], download["sha256"], download["bytes"]
+            old = check_locked(path, data, source, url, digest, size)
+            if old is not None and old["sha256"] == digest and old["bytes"] == size:
+                continue
+            entry: dict[str, Any] = {"sha256": digest, "bytes": size, "locked": now}
+            if old is None:
+                log.warning(
+                    "%s: sha256 %s, %d bytes, no published pin: trusted on first use, recorded in "
+                    "the sources lock %s (commit it with the project)",
+                    url,
+                    digest,
+                    size,
+                    path,
+                )
+            else:
+                replaced = {k: old[k] for k in ("sha256", "bytes", "locked") if k in old}
+                entry["replaced"] = [{**replaced, "relocked": now}, *old.get("replaced", [])]
+                log.warning("source %s: RELOCKED %s: sha256 %s in %s", source, url, digest, path)
+            urls[url] = entry
+        text = yaml.safe_dump(dict(data), sort_keys=True, default_flow_style=False, width=100)
+        with atomic_path(path) as tmp:
+            tmp.write_text(LOCK_HEADER + text, encoding="utf-8")
+        return [dict(urls[d["url"]]) for d in downloads]

@@ -33,6 +33,7 @@ from isotropy.intake import load_yaml, plain_config_problem
 from isotropy.models import ModelSpec, unknown_model_problems
 from isotropy.readers.inputs import dataset_sources
 from isotropy.readers.registry import DATASETS
+from isotropy.sources.download import url_problem
 from isotropy.sources.layouts import mirror_path_problem
 
 # The data sources (URLs, checksums, mirror files): long and seldom edited, so in a file of their
@@ -175,7 +176,7 @@ def check_config(config: dict) -> None:
             )
     for name, source in config["sources"].items():
         for url in source["url"] if isinstance(source["url"], list) else [source["url"]]:
-            if (problem := sources.url_problem(url)) is not None:
+            if (problem := url_problem(url)) is not None:
                 problems.append(f"sources.{name}.url: {problem}")
         for rel in source.get("mirror") or []:
             if (problem := mirror_path_problem(rel)) is not None:

@@ -54,7 +54,7 @@ def word_vector_file(config: Mapping[str, Any]) -> Callable[[Any], str]:
     (rule lookup_word_vectors' wildcard constraint admits word-vector encoders only)."""
 
     def path(wildcards: Any) -> str:
-        return sources.source_outputs(encoder(dict(config), wildcards.encoder)["source"])[0]
+        return paths.raw_manifest(encoder(dict(config), wildcards.encoder)["source"])
 
     return path
 

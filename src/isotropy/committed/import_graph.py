@@ -1,0 +1,125 @@
+"""The package graph of docs/architecture.md: which package of ``isotropy`` (a top-level
+subpackage or module) imports which, every ``import`` counted (deferred ones too), each package on
+its floor (:data:`FLOORS`). Written and checked by ``python -m isotropy.committed``;
+tests/import_graph.py adds the checks (arrows up a floor, cycles, studies importing studies)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1]
+
+# Floors, lowest first: a package imports only its own floor or lower ones. Floor 0, the shared
+# foundation every layer may import:
+FOUNDATION = (
+    "compute",
+    "configuration",
+    "costs",
+    "intake",
+    "io",
+    "logs",
+    "models",
+    "paths",
+    "provenance",
+    "resume",
+    "statistics",
+    "trust",
+)
+
+
+def study_packages(package: Path = PACKAGE) -> tuple[str, ...]:
+    """The studies' own science packages, found by name: a package of ``isotropy`` named as a
+    study's record (``isotropy/istar/`` beside ``isotropy/studies/istar.py``), so a new study's
+    package needs no line here."""
+    records = (package / "studies").glob("*.py")
+    return tuple(sorted(r.stem for r in records if (package / r.stem / "__init__.py").is_file()))
+
+
+FLOORS: dict[str, int] = {
+    **dict.fromkeys(FOUNDATION, 0),
+    # the data layer: raw sources, tables, vectors (it imports no study)
+    **dict.fromkeys(("sources", "readers", "embeddings", "standins"), 1),
+    # the science: metrics, optimisation, fine-tuning and the studies' own packages
+    **dict.fromkeys(
+        ("metrics", "transforms", "optimize", "finetune", "traces", "summaries", "sensitivity"), 2
+    ),
+    **dict.fromkeys(study_packages(), 2),
+    # figures of what the science computed
+    **dict.fromkeys(("plots", "reporting"), 3),
+    # the verdicts on it: they import the science, never the reverse (what both need, such as
+    # intervals over seeds, lives in a neutral module: isotropy.statistics)
+    "verdicts": 4,
+    # what Snakemake asks while it parses
+    "workflow": 5,
+    # the study records over it (each study's targets, estimate, verdict inputs), the tools
+    **dict.fromkeys(("studies", "estimate", "audit", "committed"), 6),
+}
+
+
+def dotted(path: Path, package: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def file_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """module -> the package's modules it imports anywhere in it (``from a import b`` names
+    ``a.b`` when that is a module; ``from . import x`` resolved)."""
+    files = {dotted(p, package): p for p in sorted(package.rglob("*.py"))}
+    graph = {}
+    for module, path in files.items():
+        base = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                source = node.module or ""
+                if node.level:
+                    up = base.split(".")[: len(base.split(".")) - node.level + 1]
+                    source = ".".join(up + ([source] if source else []))
+                for alias in node.names:
+                    sub = f"{source}.{alias.name}"
+                    found.add(sub if sub in files else source)
+        graph[module] = {t for t in found if t in files and t != module}
+    return graph
+
+
+def package_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def package_graph(files: Mapping[str, set[str]]) -> dict[str, set[str]]:
+    """package -> the other packages its modules import."""
+    graph: dict[str, set[str]] = {}
+    for module, targets in files.items():
+        own = package_of(module)
+        graph.setdefault(own, set()).update(package_of(t) for t in targets)
+    return {p: targets - {p} for p, targets in graph.items()}
+
+
+def floor(name: str) -> int:
+    return FLOORS.get(package_of(name) if name.startswith("isotropy.") else name, 0)
+
+
+def graph_lines(packages: Mapping[str, Iterable[str]]) -> list[str]:
+    """The package graph, one package a line (wrapped at 100 characters), by floor: ``floor
+    package -> what it imports``."""
+    lines = []
+    for name in sorted(set(packages) - {"isotropy"}, key=lambda p: (floor(p), p)):
+        head = f"{floor(name)} {name:<13} -> "
+        lines += textwrap.wrap(
+            ", ".join(sorted(packages[name])) or "-",
+            width=100,
+            initial_indent=head,
+            subsequent_indent=" " * len(head),
+        )
+    return lines
+
+
+def graph_block(packages: Mapping[str, Iterable[str]]) -> str:
+    """docs/architecture.md's package graph."""
+    return "```\n" + "\n".join(graph_lines(packages)) + "\n```\n"

@@ -1,0 +1,158 @@
+"""The configuration's generated pages, from its models: the JSON schema in
+schemas/config.schema.yaml (for editors and other tools) and the key reference of
+docs/configuration.md, written and checked by ``python -m isotropy.committed``."""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any
+
+import yaml
+from pydantic import BaseModel
+
+from isotropy.configuration import Config, Section
+from isotropy.configuration.base import ABSENT_KEY
+
+COMMAND = "python -m isotropy.committed write"
+NAME, ITEM = "<name>", "[]"
+
+
+def nested(annotation: Any) -> tuple[str, Any]:
+    """("", a section), (NAME, a map's entries), (ITEM, a list's items) or ("", None): where
+    the keys below a field of type ``annotation`` live."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated or (
+        origin in (typing.Union, types.UnionType) and type(None) in args and len(args) == 2
+    ):
+        return nested(next(arg for arg in args if arg is not type(None)))
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "", annotation
+    if origin in (typing.Union, types.UnionType):  # the encoders: the keys of every kind
+        members = tuple(member for arg in args if (member := nested(arg)[1]) is not None)
+        return "", members or None
+    if origin in (dict, list) and nested(args[-1])[1]:
+        return (NAME if origin is dict else ITEM), nested(args[-1])[1]
+    return "", None
+
+
+def fields_of(models: Any) -> dict[str, Any]:
+    """Key -> field of one section, or of every member of a union (the first wins)."""
+    found: dict[str, Any] = {}
+    for model in models if isinstance(models, tuple) else (models,):
+        for name, field in model.model_fields.items():
+            found.setdefault(name, field)
+    return found
+
+
+def _shared(model: Any) -> type[Section] | None:
+    """The section ``model`` derives from, whose keys it shares (None: its own keys only)."""
+    base = model.__bases__[0] if isinstance(model, type) else None
+    return base if base is not None and base is not Section and issubclass(base, Section) else None
+
+
+def _anchor(model: type) -> str:
+    return f"[`{model.__name__}`](#{model.__name__.lower()})"
+
+
+def _rows(models: Any, depth: int, own_only: bool) -> list[str]:
+    """One line per key of ``models``, its sections' keys nested below it; with ``own_only``,
+    a derived section's own keys only."""
+    rows = []
+    shared = _shared(models) if own_only else None
+    for name, field in fields_of(models).items():
+        if shared is not None and name in shared.model_fields:
+            continue
+        kind, below = nested(field.annotation)
+        said = " ".join((field.description or "").split())
+        base = _shared(below) if isinstance(below, type) else None
+        if base is not None:
+            said += f" Its keys: {_anchor(base)}{_changed(below)}."
+        elif below in SHARED:
+            said += f" Its keys: {_anchor(below)}."
+        below_nested = below is not None and below not in SHARED
+        if below_nested and all(nested(f.annotation)[1] is None for f in fields_of(below).values()):
+            # a section of plain keys only: on its parent's line, each key still named once
+            said += " " + " ".join(row[2:] for row in _rows(below, 0, own_only=True))
+            below_nested = False
+        rows.append(f"{'  ' * depth}- `{name}`: {said}".rstrip())
+        if below_nested:
+            rows += _entries(_rows(below, depth + 1, own_only=True), kind, depth + 1)
+    return rows
+
+
+def _entries(rows: list[str], kind: str, depth: int) -> list[str]:
+    """The keys of a map's entries written ``<name>.key``."""
+    lead = "  " * depth + "- `"
+    if kind != NAME:
+        return rows
+    return [lead + NAME + "." + row[len(lead) :] if row.startswith(lead) else row for row in rows]
+
+
+def _changed(model: type[Section]) -> str:
+    """The defaults a derived section changes, as the reference states them."""
+    changed = model.__dict__.get("DEFAULTS", {})
+    return f", with {', '.join(f'`{k}: {v}`' for k, v in changed.items())}" if changed else ""
+
+
+def _shared_sections() -> list[type[Section]]:
+    """The sections other sections derive from or share (each listed once at the end)."""
+    found: list[type[Section]] = []
+
+    def walk(model: Any) -> None:
+        for field in fields_of(model).values():
+            below = nested(field.annotation)[1]
+            for sub in below if isinstance(below, tuple) else (below,) if below else ():
+                if (base := _shared(sub)) is not None and base not in found:
+                    found.append(base)
+                walk(sub)
+
+    walk(Config)
+    return found
+
+
+SHARED = _shared_sections()
+
+
+def reference() -> str:
+    """One line per key, grouped by top-level key, nested under its parent; the keys a section
+    derives from another (``Optimisation``, ``TrainingSettings``) once, at the end, where each
+    variant names the defaults it changes. No other defaults: config.yaml shows them, one line
+    per key."""
+    plain, out = [], []
+    for name, field in Config.model_fields.items():
+        kind, below = nested(field.annotation)
+        said = " ".join((field.description or "").split())
+        if below is None:
+            plain.append(f"- `{name}`: {said}")
+            continue
+        if not isinstance(below, tuple) and (base := _shared(below)) is not None:
+            said += f" Also the keys of {_anchor(base)}{_changed(below)}."
+        rows = _entries(_rows(below, 0, own_only=True), kind, 0)
+        out += [f"### {name}", "", said, "", *rows, ""]
+    for model in SHARED:
+        users = " ".join((model.__doc__ or "").split())
+        out += [f"### {model.__name__}", "", users, "", *_rows(model, 0, own_only=False), ""]
+    return "\n".join(["### Top-level keys", "", *plain, "", *out]).rstrip() + "\n"
+
+
+def json_schema() -> str:
+    """schemas/config.schema.yaml: the models' JSON schema, a key left out by ``optional``
+    shown without the default pydantic gives it."""
+
+    def clean(node: Any) -> Any:
+        if isinstance(node, dict):
+            if node.pop(ABSENT_KEY, False):
+                node.pop("default", None)
+            if "description" in node:  # a docstring's line breaks are not the text's
+                node["description"] = " ".join(str(node["description"]).split())
+            return {k: clean(v) for k, v in node.items() if k != "title"}
+        return [clean(item) for item in node] if isinstance(node, list) else node
+
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
+    schema |= clean(Config.model_json_schema())
+    head = f"# Generated from isotropy.configuration by `{COMMAND}`; do not edit by hand.\n"
+    text = yaml.safe_dump(
+        schema, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None
+    )
+    return head + text
