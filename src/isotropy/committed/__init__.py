@@ -18,5 +18,5 @@ from isotropy.committed import extensions, glue, istar_gpu, main, rajaee_cls, se
 # Every committed run, in the order the command goes through them.
 REGISTRY = tuple(
     module.COMMITTED for module in (main, glue, extensions, sensitivity, rajaee_cls, istar_gpu)
-)
+) + (rajaee_cls.COMMITTED_GPU,)
 BY_NAME = {run.name: run for run in REGISTRY}
