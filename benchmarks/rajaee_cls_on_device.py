@@ -20,10 +20,11 @@ Runbook (the pattern of benchmarks/istar_on_device.py):
 
        ISOTROPY_MIRROR=../shared/mirror .venv/bin/python benchmarks/rajaee_cls_on_device.py pack
 
-2. On the device, one call of the device tool's ``run`` (carry ``[".rajaee_device"]``)::
+2. On the device, one call of the device tool's ``run`` (carry ``[".rajaee_device"]``, timeout_s
+   150: the deadline, :data:`GRACE_S` for a run still going, the record)::
 
-       export PYTHONPATH=src:benchmarks PYTHONUNBUFFERED=1; python3
-       benchmarks/rajaee_cls_on_device.py run --out $OUT --deadline-s 140 2>&1 | tee $OUT/run.log
+       export PYTHONPATH=src PYTHONUNBUFFERED=1; python3 benchmarks/rajaee_cls_on_device.py
+       run --out $OUT --deadline-s 120 2>&1 | tee $OUT/run.log
 
    It prints its estimate first, then runs one worker process per seed at once (the GPU is
    shared; each worker holds ``--threads`` CPU threads for k-means), each starting no run that
@@ -52,7 +53,7 @@ import time
 from pathlib import Path
 
 import torch
-from istar_on_device import convert_weights, device_name, load_plan, versions
+from istar_on_device import convert_weights, device_name, load_plan, versions, write_plan
 from rajaee_cls_learning import FOLDERS, MODEL, sweep_run
 
 from isotropy.compute import resolve_device, use_threads
@@ -86,7 +87,7 @@ VARIANTS = (
 )
 H100_COSTS = ROOT / "docs" / "data" / "istar_gpu_whole_costs.csv"  # an H100's, MiniLM on SST-2
 STAND_IN = "MiniLM (all-MiniLM-L6-v2), a stand-in for the Rajaei slides' BERT-base"
-GRACE_S = 20  # past the deadline, a worker still running is stopped
+GRACE_S = 15  # past the deadline, a worker still running is stopped
 
 
 def pack(mirror: Path, dest: Path, model: ModelSpec = MODEL) -> dict:
@@ -98,9 +99,6 @@ def pack(mirror: Path, dest: Path, model: ModelSpec = MODEL) -> dict:
     (dest / "data").mkdir(parents=True)
     for name in ("train.tsv", "dev.tsv"):
         shutil.copyfile(mirror / FOLDERS[TASK] / name, dest / "data" / name)
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True
-    ).stdout.strip()
     costs = pd.read_csv(H100_COSTS).iloc[0]
     plan = {
         "task": TASK,
@@ -111,15 +109,8 @@ def pack(mirror: Path, dest: Path, model: ModelSpec = MODEL) -> dict:
             "source": str(H100_COSTS.relative_to(ROOT)),
             **{k: float(costs[k]) for k in ("load_s", "evaluation_s", "step_s_none")},
         },
-        "code_commit": commit,
-        "files_sha256": {
-            str(p.relative_to(dest)): sha256_file(p) for p in sorted(dest.rglob("*")) if p.is_file()
-        },
     }
-    write_json(dest / "plan.json", plan)
-    size = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file())
-    print(f"packed {model.source} and SST-2 into {dest}: {size / 2**20:.1f} MiB")
-    return plan
+    return write_plan(dest, plan, f"{model.source} and SST-2")
 
 
 # ----------------------------------------------------------------------------- the estimate
@@ -325,7 +316,7 @@ def main() -> None:
     packing.add_argument("--model", default=MODEL.path, help="a model folder (a check: tiny)")
     running = commands.add_parser("run", help="on the device: the estimate, then the sweep")
     running.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    running.add_argument("--deadline-s", type=float, default=140.0, help="no run ends past it")
+    running.add_argument("--deadline-s", type=float, default=120.0, help="no run ends past it")
     one = commands.add_parser("worker", help="one seed's runs (run starts these)")
     one.add_argument("--seed", type=int, required=True)
     one.add_argument("--deadline-at", type=float, required=True, help="epoch seconds")
