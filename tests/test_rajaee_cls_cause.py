@@ -19,7 +19,6 @@ from isotropy.finetune.training import finetune
 from isotropy.rajaee_cls.cause import (
     Measurements,
     batch_agreement,
-    clusters_remove_the_class,
     method_accuracy,
     offline_agreement,
 )
@@ -29,6 +28,7 @@ from isotropy.rajaee_cls.method import (
     cluster_cls,
     head_transform,
 )
+from isotropy.rajaee_cls.results import clusters_remove_the_class
 from isotropy.readers.tasks import task_spec
 from isotropy.transforms import cluster_based_isotropy
 

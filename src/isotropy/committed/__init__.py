@@ -18,5 +18,5 @@ from isotropy.committed import extensions, glue, istar_gpu, main, pages, rajaee_
 # Every committed run, in the order the command goes through them, then the pages of the code.
 REGISTRY = tuple(
     module.COMMITTED for module in (main, glue, extensions, sensitivity, rajaee_cls, istar_gpu)
-) + (pages.ARCHITECTURE, pages.CONFIGURATION)
+) + (rajaee_cls.COMMITTED_GPU, pages.ARCHITECTURE, pages.CONFIGURATION)
 BY_NAME = {run.name: run for run in REGISTRY}

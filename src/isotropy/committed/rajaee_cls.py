@@ -1,7 +1,8 @@
 """The Rajaee CLS study's default grid and its cause sweep, committed (issue 68): the grid's
 per-seed runs (``rajaee_cls_seeds.csv``), the sweep's JSON lines (``rajaee_cls_cause.jsonl``,
 ``benchmarks/rajaee_cls_learning.py --measure``) and their record (``rajaee_cls_run.json``), from
-which docs/rajaee-cls.md's tables are rendered."""
+which docs/rajaee-cls.md's tables are rendered; run ``rajaee_cls_gpu``: the sweep at five seeds,
+trained with each variant on a lent GPU (``benchmarks/rajaee_cls_on_device.py``), once committed."""
 
 from __future__ import annotations
 
@@ -24,7 +25,14 @@ from isotropy.committed.record import (
 )
 from isotropy.io import checked_record, commit_files, sha256_file
 from isotropy.provenance import read_record, single_commit
-from isotropy.rajaee_cls.results import LAYER_COLUMNS, accuracy_summary
+from isotropy.rajaee_cls.results import (
+    LAYER_COLUMNS,
+    accuracy_summary,
+    cause_verdict,
+    clusters_remove_the_class,
+    trained_differences,
+    variant_name,
+)
 from isotropy.studies import rajaee_cls as rajaee_cls_study
 from isotropy.verdicts.claims import verdict_cell
 from isotropy.verdicts.tolerances import NOT_RUN
@@ -32,6 +40,7 @@ from isotropy.verdicts.tolerances import NOT_RUN
 SEEDS = DATA / "rajaee_cls_seeds.csv"
 CAUSE = DATA / "rajaee_cls_cause.jsonl"
 RUN = DATA / "rajaee_cls_run.json"
+GPU_CAUSE, GPU_RECORD = DATA / "rajaee_cls_gpu_cause.jsonl", DATA / "rajaee_cls_gpu_record.json"
 DOC = Path("docs/rajaee-cls.md")
 BEGIN, END = page_markers("Rajaee CLS tables")
 
@@ -220,15 +229,154 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
     write_data(results, config, cause, facts, root)
 
 
+CAUSE_BEGIN, CAUSE_END = page_markers("Rajaee CLS cause")
+
+
+def sweep_lines(root: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """(the five-seed sweep's runs, its record) once committed, else (the CPU sweep's, None)."""
+    if not (root / GPU_RECORD).is_file():
+        return committed_tables(root)[1], None
+    record = checked_record(root, GPU_RECORD)
+    lines = (root / GPU_CAUSE).read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()], record
+
+
+def _points(value: float | None) -> str:
+    return "" if value is None else f"{100 * value:+.1f}"
+
+
+def cause_block(root: Path) -> str:
+    """docs/rajaee-cls.md's cause block: accuracy trained with each variant per seed, the paired
+    differences with their intervals over seeds and what they decide (:func:`cause_verdict`),
+    the method applied after training per seed, and the predicate's count."""
+    lines_, record = sweep_lines(root)
+    if record is None:
+        source = (
+            "The five-seed sweep trained with each variant (benchmarks/rajaee_cls_on_device.py) "
+            "is not committed; this block reads the CPU sweep above "
+            f"({len(lines_)} run(s), trained without the method)."
+        )
+    else:
+        call = record["calls"][0]
+        source = (
+            f"The sweep trained with each variant at {len(record['seeds'])} seeds "
+            f"(benchmarks/rajaee_cls_on_device.py, {GPU_CAUSE.name}): {call['device']}, torch "
+            f"{call['versions']['torch']}, code {call['code_commit']}, {call['date']}; "
+            f"{len(lines_)} runs; not run (the call's deadline came first): "
+            f"{', '.join(record['runs_not_ended']) or 'none'}; {call['stand_in']}."
+        )
+    seeds = sorted({line["seed"] for line in lines_})
+    by_variant: dict[str, dict[int, dict[str, Any]]] = {}
+    for line in lines_:
+        by_variant.setdefault(variant_name(line), {})[line["seed"]] = line
+    out = [
+        source,
+        "",
+        "Validation accuracy % trained with each variant (k clusters, d directions removed, "
+        "fitted per batch or offline); ARI: of the k-means clusters (k of the variant, 3 without "
+        "the method; 0 by construction at k = 1) with the labels at evaluation, fitted offline on "
+        "the CLS states before the method, mean over seeds:",
+        "",
+        "| trained with | " + " | ".join(f"seed {s}" for s in seeds) + " | mean | ARI |",
+        "|---|" + "---|" * (len(seeds) + 2),
+    ]
+    for name, runs in by_variant.items():
+        cells = [_pct(runs[s]["accuracy"]) if s in runs else "" for s in seeds]
+        mean = _pct(sum(r["accuracy"] for r in runs.values()) / len(runs))
+        ari = sum(r["agreement"][-1]["eval_offline_ari"] for r in runs.values()) / len(runs)
+        out.append(f"| {name} | " + " | ".join(cells) + f" | {mean} | {ari:.2f} |")
+    differences = trained_differences(lines_)
+    out += [
+        "",
+        "Paired differences of accuracy (points, same seed) with their 95% t-interval over seeds:",
+        "",
+        "| difference | seeds | each seed | mean | 95% interval | the interval |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in differences.itertuples(index=False):
+        each = ", ".join(_points(v) for v in row.values)
+        interval = "" if row.low is None else f"{_points(row.low)} to {_points(row.high)}"
+        mean = _points(row.mean) if row.seeds else ""
+        out.append(
+            f"| {row.difference} | {row.seeds} | {each} | {mean} | {interval} | {row.reads} |"
+        )
+    plain = list(by_variant.get("none", {}).values())
+    holds = sorted(line["seed"] for line in plain if clusters_remove_the_class(line))
+    if record is not None and plain:  # the CPU sweep's one seed is the table above
+        out += ["", *_applied_after(plain)]
+    out += [
+        "",
+        f"**{cause_verdict(differences)}** The predicate of the first two bullets above "
+        "(`clusters_remove_the_class`, the method applied after training) holds on "
+        f"{len(holds)} of the {len(plain)} runs without the method"
+        + (f" (seeds {', '.join(map(str, holds))})." if holds else "."),
+    ]
+    return "\n".join(out) + "\n"
+
+
+def _applied_after(plain: list[dict[str, Any]]) -> list[str]:
+    """The method applied after training to the runs without it (head unchanged): accuracy % per
+    grid point (fit, k, d) and seed, and the mean."""
+    plain = sorted(plain, key=lambda line: line["seed"])
+    seeds = [line["seed"] for line in plain]
+    points: dict[tuple[str, int, int], dict[int, float]] = {}
+    for line in plain:
+        for point in line["agreement"][-1]["method_accuracy"]:
+            key = (point["fit"], point["clusters"], point["directions"])
+            points.setdefault(key, {})[line["seed"]] = point["accuracy"]
+    lines = [
+        "The method applied after training to the runs without it (their head unchanged): "
+        "validation accuracy % against k and the removed directions d.",
+        "",
+        "| fitted | k | d | " + " | ".join(f"seed {s}" for s in seeds) + " | mean |",
+        "|---|---|---|" + "---|" * (len(seeds) + 1),
+    ]
+    for (fit, k, d), found in points.items():
+        cells = " | ".join(_pct(found[s]) if s in found else "" for s in seeds)
+        lines.append(f"| {fit} | {k} | {d} | {cells} | {_pct(sum(found.values()) / len(found))} |")
+    return lines
+
+
 COMMITTED = CommittedRun(
     name="rajaee_cls",
     records=(Checksums(RUN, (SEEDS, CAUSE)),),
     pages=(
         Page(DOC, doc_block, (BEGIN, END)),
         Page(DOC, committed_claims_block, (CLAIMS_BEGIN, CLAIMS_END)),
+        Page(DOC, cause_block, (CAUSE_BEGIN, CAUSE_END)),
     ),
     copy=copy,
     sources="results/rajaee_cls (a finished grid) and the cause sweep's JSON lines",
     source_count=2,
     effective_config="logs/effective-config/rajaee_cls_study.yaml",
+)
+
+
+def copy_device_calls(root: Path, sources: list[Path], facts, config, into) -> dict[str, Any]:
+    """The ``$OUT`` folders of benchmarks/rajaee_cls_on_device.py run calls (``sources``), in
+    order, as one sweep: their runs' JSON lines and one record holding each call's record."""
+    calls = [json.loads((s / "record.json").read_text(encoding="utf-8")) for s in sources]
+    text = "".join((s / "cause.jsonl").read_text(encoding="utf-8") for s in sources)
+    for call in calls:
+        call.pop("files_sha256", None)
+    seeds = sorted({seed for call in calls for seed in call["seeds"]})
+    ended = {f"seed{x['seed']} {variant_name(x)}" for x in map(json.loads, text.splitlines())}
+    # planned by some call (a call's record.json is rewritten at its start and its end)
+    planned = {n for c in calls for n in [*c["wall_seconds_per_run"], *c["runs_not_ended"]]}
+    record = {
+        "what": f"the Rajaee CLS cause sweep trained with each variant, in {len(calls)} call(s)",
+        "seeds": seeds,
+        "runs_not_ended": sorted(planned - ended),
+        "calls": calls,
+    }
+    return commit_files(root, into.path, {GPU_CAUSE: text.encode("utf-8")}, record)
+
+
+COMMITTED_GPU = CommittedRun(
+    name="rajaee_cls_gpu",
+    records=(Checksums(GPU_RECORD, (GPU_CAUSE,)),),
+    pages=(Page(DOC, cause_block, (CAUSE_BEGIN, CAUSE_END)),),
+    copy=copy_device_calls,
+    sources="the $OUT folders of benchmarks/rajaee_cls_on_device.py run calls, in order",
+    source_count=0,
 )

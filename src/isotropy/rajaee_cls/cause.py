@@ -15,7 +15,7 @@ thesis), or does the loss come from fitting on each batch (an artefact)?
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -75,46 +75,21 @@ def method_accuracy(
     else:
         moved = torch.cat([cluster_cls(b, clusters, directions, seed) for b in x.split(batch_size)])
     with torch.no_grad():
-        predicted = head(moved).argmax(dim=-1).numpy()
+        predicted = head(moved).argmax(dim=-1).cpu().numpy()
     return float((predicted == np.asarray(labels)).mean())
 
 
 @torch.no_grad()
 def head_logits(model: Any, states: torch.Tensor) -> torch.Tensor:
-    """A BERT classifier's logits from CLS states (sentences × dim): its pooler and classifier
-    (called past their hooks, so a head transform is not applied again), in evaluation mode."""
+    """A BERT classifier's logits from CLS states (sentences × dim, moved to the head's device
+    and dtype): its pooler and classifier (called past their hooks, so a head transform is not
+    applied again), in evaluation mode."""
     pooler = getattr(model.base_model, "pooler", None)
     if pooler is None:
         raise ValueError(f"{type(model).__name__} has no pooler: head_logits reads BERT heads")
-    pooled = pooler.forward(states[:, None, :].to(pooler.dense.weight.dtype))
+    weight = pooler.dense.weight
+    pooled = pooler.forward(states[:, None, :].to(device=weight.device, dtype=weight.dtype))
     return model.classifier.forward(pooled)
-
-
-def clusters_remove_the_class(run: Mapping[str, Any]) -> bool:
-    """Whether a cause-sweep run (a JSON line of ``benchmarks/rajaee_cls_learning.py --measure``,
-    trained without the method) shows "the method's clusters are the labels, so centring them
-    removes the class": k-means agrees with the labels after training (ARI over 0.3 on the
-    training set and over 0.15 at evaluation, per batch and offline; under 0.05 before), and,
-    applied after training, centring 3 clusters takes more than half of what the model learned
-    above the majority while centring the whole set (k = 1) keeps it within 2 points, fitted per
-    batch and offline. Removing top directions is not part of it: it removes the class on planted
-    states whose clusters are a nuisance too, so it cannot tell the explanations apart."""
-    first, final = run["agreement"][0], run["agreement"][-1]
-    before = max(abs(first["train_batch_ari_mean"]), abs(first["train_offline_ari"]))
-    after = {
-        (p["fit"], p["clusters"], p["directions"]): p["accuracy"] for p in final["method_accuracy"]
-    }
-    learned, majority = run["accuracy"], run["majority_baseline"]
-    half = majority + (learned - majority) / 2
-    agree = (
-        before < 0.05
-        and final["train_offline_ari"] > 0.3
-        and min(final["eval_batch_ari_mean"], final["eval_offline_ari"]) > 0.15
-    )
-    return agree and all(
-        after[(fit, 1, 0)] > learned - 0.02 and after[(fit, 3, 0)] < half
-        for fit in ("batch", "offline")
-    )
 
 
 def summary(values: Sequence[float]) -> dict[str, float]:

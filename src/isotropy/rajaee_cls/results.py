@@ -17,9 +17,11 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
 RUN_COLUMNS = [
@@ -137,21 +139,137 @@ def accuracy_differences(runs: pd.DataFrame, claim: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["claim", "setup", "seed", "value"])
 
 
+def mean_interval(values, level: float = 0.95) -> dict[str, Any]:
+    """Mean of per-seed values (unrounded) with its t-interval over the seeds (``low``, ``high``:
+    None under 2 seeds) and how many seeds there are."""
+    from scipy import stats
+
+    array = np.asarray(list(values), dtype=float)
+    n = len(array)
+    mean = float(array.mean()) if n else math.nan
+    if n < 2:
+        return dict(mean=mean, low=None, high=None, seeds=n)
+    half = float(stats.t.ppf((1 + level) / 2, n - 1) * array.std(ddof=1) / math.sqrt(n))
+    return dict(mean=mean, low=mean - half, high=mean + half, seeds=n)
+
+
 def accuracy_summary(runs: pd.DataFrame) -> dict[str, float]:
     """Mean accuracy without and with the method and the mean paired difference (with − without,
     same seed) with its 95% t-interval over the seeds, all from the unrounded values."""
-    from scipy import stats
-
-    differences = accuracy_differences(runs, "")["value"].to_numpy(dtype=float)
-    n = len(differences)
-    mean = float(differences.mean())
-    half = float(stats.t.ppf(0.975, n - 1) * differences.std(ddof=1) / math.sqrt(n))
+    interval = mean_interval(accuracy_differences(runs, "")["value"])
     accuracy = runs.groupby("method")["accuracy"].mean()
     return dict(
         without=float(accuracy["none"]),
         with_method=float(accuracy["cluster"]),
-        difference=mean,
-        low=mean - half,
-        high=mean + half,
-        seeds=n,
+        difference=interval["mean"],
+        low=interval["low"],
+        high=interval["high"],
+        seeds=interval["seeds"],
     )
+
+
+# ----------------------------------------------------------------------------- the cause sweep
+
+
+def clusters_remove_the_class(run: Mapping[str, Any]) -> bool:
+    """Whether a cause-sweep run (a JSON line of ``benchmarks/rajaee_cls_learning.py --measure``,
+    trained without the method) shows "the method's clusters are the labels, so centring them
+    removes the class": k-means agrees with the labels after training (ARI over 0.3 on the
+    training set and over 0.15 at evaluation, per batch and offline; under 0.05 before), and,
+    applied after training, centring 3 clusters takes more than half of what the model learned
+    above the majority while centring the whole set (k = 1) keeps it within 2 points, fitted per
+    batch and offline. Removing top directions is not part of it: it removes the class on planted
+    states whose clusters are a nuisance too, so it cannot tell the explanations apart."""
+    first, final = run["agreement"][0], run["agreement"][-1]
+    before = max(abs(first["train_batch_ari_mean"]), abs(first["train_offline_ari"]))
+    after = {
+        (p["fit"], p["clusters"], p["directions"]): p["accuracy"] for p in final["method_accuracy"]
+    }
+    learned, majority = run["accuracy"], run["majority_baseline"]
+    half = majority + (learned - majority) / 2
+    agree = (
+        before < 0.05
+        and final["train_offline_ari"] > 0.3
+        and min(final["eval_batch_ari_mean"], final["eval_offline_ari"]) > 0.15
+    )
+    return agree and all(
+        after[(fit, 1, 0)] > learned - 0.02 and after[(fit, 3, 0)] < half
+        for fit in ("batch", "offline")
+    )
+
+
+def variant_name(line: Mapping[str, Any]) -> str:
+    """A cause-sweep run's variant (a JSON line of benchmarks/rajaee_cls_learning.py): ``none``,
+    or where the method was fitted, its k and its removed directions d (``offline k3 d2``)."""
+    if line["method"] == "none":
+        return "none"
+    method = line["cluster_method"]
+    return f"{method['fit']} k{method['clusters']} d{method['directions']}"
+
+
+# The paired differences of the sweep's accuracies (minuend, subtrahend, what it measures), each
+# per seed: trained with minus trained without, or one variant of the method minus another.
+DIFFERENCES = (
+    ("offline k3 d2", "none", "with the method (offline, the default) − without"),
+    ("batch k3 d2", "none", "with the method fitted per batch − without"),
+    ("batch k3 d0", "batch k1 d0", "centring 3 clusters − centring the whole batch (k = 1)"),
+    ("batch k3 d2", "offline k3 d2", "fitted per batch − fitted offline"),
+)
+
+
+def reads(interval: Mapping[str, Any]) -> str:
+    """What a difference's interval says: below 0, above 0, includes 0, or why there is none."""
+    if interval["seeds"] == 0:
+        return "not run"
+    if interval["low"] is None:
+        return "1 seed: no interval"
+    if interval["high"] < 0:
+        return "below 0"
+    return "above 0" if interval["low"] > 0 else "includes 0"
+
+
+def trained_differences(lines: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Per :data:`DIFFERENCES` row: the seeds both variants ran (``paired``), each one's accuracy
+    difference (``values``), their mean, 95% t-interval and count (:func:`mean_interval`) and
+    what the interval :func:`reads`."""
+    accuracy: dict[str, dict[int, float]] = {}
+    for line in lines:
+        accuracy.setdefault(variant_name(line), {})[line["seed"]] = line["accuracy"]
+    rows = []
+    for minuend, subtrahend, what in DIFFERENCES:
+        first, second = accuracy.get(minuend, {}), accuracy.get(subtrahend, {})
+        seeds = sorted(set(first) & set(second))
+        values = [first[seed] - second[seed] for seed in seeds]
+        interval = mean_interval(values)
+        rows.append(
+            {"difference": what, "minuend": minuend, "subtrahend": subtrahend, "paired": seeds}
+            | {"values": values, **interval, "reads": reads(interval)}
+        )
+    return pd.DataFrame(rows)
+
+
+def cause_verdict(differences: pd.DataFrame) -> str:
+    """What the sweep's intervals decide of the cause (docs/rajaee-cls.md states the rule): the
+    clusters are the labels (centring them removes the class) when, trained with the method,
+    centring 3 clusters costs accuracy against centring the whole batch AND the method fitted
+    offline (no per-batch fit) still costs accuracy against none, both intervals below 0;
+    otherwise "the cause is not decided", naming the intervals that do not decide."""
+    by = differences.set_index(["minuend", "subtrahend"])
+    needed = [by.loc[("batch k3 d0", "batch k1 d0")], by.loc[("offline k3 d2", "none")]]
+    per_batch = by.loc[("batch k3 d2", "offline k3 d2")]
+    if all(row["reads"] == "below 0" for row in needed):
+        head = (
+            "The intervals decide the cause for the first explanation: trained with the method, "
+            "centring 3 clusters of each batch costs more accuracy than centring the whole batch, "
+            "and the method fitted offline, with no per-batch fit, still costs accuracy."
+        )
+    else:
+        open_ = "; ".join(f"{row['difference']}: {row['reads']}" for row in needed)
+        head = f"The cause is not decided ({open_})."
+    tail = {
+        "below 0": "Fitting per batch costs more than fitting offline (its interval is below 0).",
+        "above 0": "Fitting per batch costs less than fitting offline (its interval is above 0).",
+        "includes 0": "Fitting per batch and fitting offline are not told apart (the interval "
+        "of their difference includes 0).",
+    }.get(per_batch["reads"], f"Fitting per batch against offline: {per_batch['reads']}.")
+    return f"{head} {tail}"

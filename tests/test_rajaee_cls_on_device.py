@@ -1,0 +1,196 @@
+"""The Rajaee CLS cause sweep at five seeds on a device (issue 79, item 3): the device script's
+pack → run path end to end on the CPU with a tiny BERT, and docs/rajaee-cls.md's cause block on
+planted five-seed sweeps, one whose intervals decide the cause and one whose do not."""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from isotropy.committed import rajaee_cls as committed
+from isotropy.io import checked_record, generated_block
+from isotropy.rajaee_cls.results import trained_differences
+
+ROOT = Path(__file__).resolve().parents[1]
+SWEEP = ROOT / committed.CAUSE
+# The planted accuracies' centres (none, offline k3 d2, batch k3 d0, batch k1 d0, batch k3 d2).
+SPREAD = (0.012, -0.008, 0.0, 0.01, -0.014)  # a seed's offset: the runs of a seed differ a little
+
+
+def device_script():
+    """benchmarks/rajaee_cls_on_device.py as a module (benchmarks/ is not a package)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        return importlib.import_module("rajaee_cls_on_device")
+    finally:
+        sys.path.pop(0)
+
+
+def planted_call(folder: Path, accuracy: dict[str, list[float]]) -> Path:
+    """A device call's ``$OUT`` (cause.jsonl, record.json) whose runs score ``accuracy`` (per
+    variant name, per seed), each line the committed CPU sweep's line otherwise."""
+    template = json.loads(SWEEP.read_text(encoding="utf-8").splitlines()[0])
+    script = device_script()
+    lines, walls = [], {}
+    for variant in script.VARIANTS:
+        name = committed.variant_name(variant)
+        for seed, value in enumerate(accuracy[name]):
+            line = copy.deepcopy(template) | variant | {"seed": seed, "accuracy": value}
+            line["device"] = "NVIDIA H100 80GB HBM3"
+            if variant["method"] != "none":
+                line["agreement"][-1].pop("method_accuracy")
+            lines.append(json.dumps(line) + "\n")
+            walls[f"seed{seed} {name}"] = 20.0
+    folder.mkdir(parents=True)
+    (folder / "cause.jsonl").write_text("".join(lines), encoding="utf-8")
+    record = {
+        "device": "NVIDIA H100 80GB HBM3",
+        "versions": {"torch": "2.11.0+cu130"},
+        "code_commit": "abc1234",
+        "date": "2026-11-27",
+        "stand_in": script.STAND_IN,
+        "seeds": list(range(5)),
+        "variants": list(script.VARIANTS),
+        "wall_seconds_per_run": walls,
+        "runs_not_ended": [],
+    }
+    (folder / "record.json").write_text(json.dumps(record), encoding="utf-8")
+    return folder
+
+
+def copied(tmp_path: Path, accuracy: dict[str, list[float]]) -> tuple[Path, str]:
+    """A docs tree with the planted call copied in (run rajaee_cls_gpu), and its cause block."""
+    root = tmp_path / "root"
+    (root / "docs").mkdir(parents=True)
+    shutil.copyfile(ROOT / committed.DOC, root / committed.DOC)
+    out = planted_call(tmp_path / "out", accuracy)
+    committed.COMMITTED_GPU.copy_in(root, [out], {})
+    assert committed.COMMITTED_GPU.problems(root) == []
+    text = (root / committed.DOC).read_text(encoding="utf-8")
+    return root, generated_block(text, committed.CAUSE_BEGIN, committed.CAUSE_END)
+
+
+def seeds_around(centre: float, scale: float = 1.0) -> list[float]:
+    return [centre + scale * offset for offset in SPREAD]
+
+
+@pytest.mark.skipif(not SWEEP.is_file(), reason="no committed cause sweep (the line template)")
+def test_a_planted_sweep_whose_intervals_exclude_0_decides_the_cause(tmp_path):
+    accuracy = {
+        "none": seeds_around(0.78),
+        "offline k3 d2": seeds_around(0.57, -1),
+        "batch k3 d0": seeds_around(0.55, 0.5),
+        "batch k1 d0": seeds_around(0.77),
+        "batch k3 d2": seeds_around(0.53, -0.5),
+    }
+    root, block = copied(tmp_path, accuracy)
+    assert "The intervals decide the cause for the first explanation" in block
+    assert "not decided" not in block
+    assert "| centring 3 clusters − centring the whole batch (k = 1) | 5 |" in block
+    assert "| with the method (offline, the default) − without | 5 | " in block
+    record = checked_record(root, committed.GPU_RECORD)
+    assert record["seeds"] == [0, 1, 2, 3, 4] and record["runs_not_ended"] == []
+    differences = trained_differences(
+        [json.loads(line) for line in (root / committed.GPU_CAUSE).read_text().splitlines()]
+    )
+    assert differences["reads"].tolist() == ["below 0"] * 4
+    # from the unrounded values: offline − none is -0.21 at every seed, up to the spread
+    offline = differences.iloc[0]
+    assert offline["mean"] == pytest.approx(0.57 - 0.78 - 2 * sum(SPREAD) / 5)
+    assert "| fitted | k | d | seed 0 | seed 1 | seed 2 | seed 3 | seed 4 | mean |" in block
+    # An edit to the committed sweep fails its checksum: the page cannot go stale silently.
+    (root / committed.GPU_CAUSE).write_text("{}\n")
+    assert "does not match the checksum" in " ".join(committed.COMMITTED_GPU.problems(root))
+
+
+@pytest.mark.skipif(not SWEEP.is_file(), reason="no committed cause sweep (the line template)")
+def test_a_planted_sweep_whose_centring_interval_includes_0_leaves_the_cause_open(tmp_path):
+    """As above, but centring 3 clusters and the whole batch score alike, up to the spread."""
+    accuracy = {
+        "none": seeds_around(0.78),
+        "offline k3 d2": seeds_around(0.57, -1),
+        "batch k3 d0": seeds_around(0.77, -1),
+        "batch k1 d0": seeds_around(0.77),
+        "batch k3 d2": seeds_around(0.57),
+    }
+    _, block = copied(tmp_path, accuracy)
+    assert (
+        "The cause is not decided (centring 3 clusters − centring the whole batch (k = 1): "
+        "includes 0; with the method (offline, the default) − without: below 0)" in block
+    )
+    assert "decide the cause" not in block
+    assert "Fitting per batch and fitting offline are not told apart" in block
+
+
+def test_the_committed_page_says_the_cause_is_not_decided_without_the_five_seed_sweep():
+    """Until the device sweep is committed, the block reads the CPU sweep: no difference run."""
+    if (ROOT / committed.GPU_RECORD).is_file():
+        pytest.skip("the five-seed sweep is committed: the planted tests above cover the block")
+    block = committed.cause_block(ROOT)
+    assert "The cause is not decided" in block and "not committed" in block
+
+
+def test_the_estimate_counts_what_each_variant_runs():
+    """Per run: the method per batch adds its k-means, the run without it the grid's."""
+    script = device_script()
+    settings = script.TrainingSettings.model_validate(script.TRAINING)
+    costs = dict(load_s=0, step_s_none=0, evaluation_s=0, kmeans_batch_s=1, kmeans_set_s=100)
+    seconds = {
+        script.variant_name(v): script.run_seconds(v, 1024, 872, settings, costs)
+        for v in script.VARIANTS
+    }
+    # 2 epochs x 32 batches + 14 evaluation batches; 3 passes over the training set
+    assert seconds["offline k3 d2"] == 64 + 14 + 300
+    assert seconds["batch k3 d0"] == seconds["offline k3 d2"] + 64 + 14
+    assert seconds["none"] == seconds["offline k3 d2"] + 7 * 14 + 700
+
+
+def test_device_script_packs_and_runs_the_sweep_on_the_cpu(tiny_bert, mirror_root, tmp_path):
+    """pack → run → copy → the page, with a tiny BERT, 64 sentences, 1 epoch, 2 seeds, the first
+    2 variants; a second call whose deadline has passed starts no run and says so."""
+    script = device_script()
+    script.pack(mirror_root, tmp_path / "pack", tiny_bert)
+    out = tmp_path / "out"
+    argv = ["run", "--pack", str(tmp_path / "pack"), "--out", str(out), "--device", "cpu"]
+    argv += ["--seeds", "0", "1", "--variants", "2", "--threads", "1", "--epochs", "1"]
+    argv += ["--train-subset", "64", "--eval-subset", "64", "--deadline-s", "100000"]
+    sys_argv = sys.argv
+    try:
+        sys.argv = ["rajaee_cls_on_device.py", *argv]
+        script.main()
+        late = tmp_path / "late"
+        sys.argv = ["rajaee_cls_on_device.py", *argv, "--out", str(late), "--deadline-s", "0"]
+        script.main()
+    finally:
+        sys.argv = sys_argv
+    lines = [json.loads(line) for line in (out / "cause.jsonl").read_text().splitlines()]
+    assert sorted((x["seed"], script.variant_name(x)) for x in lines) == [
+        (0, "none"),
+        (0, "offline k3 d2"),
+        (1, "none"),
+        (1, "offline k3 d2"),
+    ]
+    assert all(x["device"].startswith("CPU") and x["train_subset"] == 64 for x in lines)
+    assert all(len(x["agreement"]) == 2 for x in lines)  # before the epoch, at the evaluation
+    record = json.loads((out / "record.json").read_text())
+    assert record["runs_not_ended"] == [] and len(record["wall_seconds_per_run"]) == 4
+    assert record["failed_workers"] == [] and record["stopped_workers"] == []
+    assert json.loads((late / "record.json").read_text())["runs_not_ended"] == [
+        "seed0 none",
+        "seed0 offline k3 d2",
+        "seed1 none",
+        "seed1 offline k3 d2",
+    ]
+    root = tmp_path / "root"
+    (root / "docs").mkdir(parents=True)
+    shutil.copyfile(ROOT / committed.DOC, root / committed.DOC)
+    committed.COMMITTED_GPU.copy_in(root, [out], {})
+    block = committed.cause_block(root)
+    assert "| with the method (offline, the default) − without | 2 |" in block
+    assert "centring 3 clusters − centring the whole batch (k = 1): not run" in block
