@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 import seed_simulator as sim
 
 from isotropy import studies
