@@ -304,7 +304,10 @@ def _add_toy_study(repo: Path) -> None:
     with (repo / "docs/coverage.csv").open("a", encoding="utf-8") as coverage:
         coverage.write(TOY_COVERAGE)
     env = {**os.environ, "PYTHONPATH": f"{repo / 'src'}{os.pathsep}{repo / 'tests'}"}
-    for page in (["tests/import_graph.py", "--write"], ["tests/coverage_page.py"]):
+    for page in (
+        ["tests/import_graph.py", "--write"],
+        ["-m", "isotropy.committed", "write", "coverage"],
+    ):
         subprocess.run([sys.executable, *page], cwd=repo, env=env, check=True, capture_output=True)
 
 

@@ -83,9 +83,9 @@ class CommittedRun:
     effective_config: str = ""
 
     def committed(self, root: Path) -> bool:
-        """Whether its run is committed yet (its first record exists): a study registered
-        before its run lands has nothing to check."""
-        return (root / self.records[0].path).is_file()
+        """Whether its run is committed yet (its first record exists, or it has none: a page of
+        the code): a study registered before its run lands has nothing to check."""
+        return not self.records or (root / self.records[0].path).is_file()
 
     def problems(self, root: Path) -> list[str]:
         """What is wrong with the committed files and pages under ``root`` (empty: all fresh):
