@@ -104,7 +104,7 @@ ALLOWED = {
 # a committed run at the item's scale, or a test on the paper's data; a synthetic test only for a
 # formula. A table without a verdict, the tiny run and a near-guaranteed verdict never suffice.
 ON_DATA = {"for", "equal", "test on the paper's data"}
-NEEDS = {
+NEEDS: dict[str, dict[str, set[str]]] = {
     "reproduced": {"empirical": ON_DATA, "formula": ON_DATA | {"test"}},
     "not reproduced": {
         "empirical": {"against", "test on the paper's data"},
@@ -135,7 +135,9 @@ def checks_of(row) -> list[str]:
 @functools.cache
 def _page_tables(file: Path) -> pd.DataFrame:
     """Every markdown table of a page, as one frame (cells without ``*`` and backticks)."""
-    frames, header, body = [], None, []
+    frames: list[pd.DataFrame] = []
+    header: list[str] | None = None
+    body: list[list[str]] = []
     for line in [*file.read_text(encoding="utf-8").splitlines(), ""]:
         if line.startswith("|"):
             cells = [c.strip().strip("*`").strip() for c in line.strip().strip("|").split("|")]
@@ -209,7 +211,7 @@ def covers(root: Path, file: str) -> dict[str, set[str]]:
     """The row ids each test of ``file`` names in ``@pytest.mark.covers(…)``."""
     return {
         name: {
-            arg.value
+            str(arg.value)
             for mark in _covers_marks(node)
             for arg in mark.args
             if isinstance(arg, ast.Constant)
@@ -224,7 +226,7 @@ def runs_on(root: Path, file: str, name: str) -> tuple[bool, list[str]]:
     the mirror without its fixture."""
     node = _tests(root, file)[name]
     on = {
-        keyword.value.value
+        str(keyword.value.value)
         for mark in _covers_marks(node)
         for keyword in mark.keywords
         if keyword.arg == "on" and isinstance(keyword.value, ast.Constant)
@@ -253,7 +255,7 @@ def _cited(root: Path, row) -> set[str]:
     return numbers
 
 
-def _equal(conditions: str | None, cited: set[str]) -> bool:
+def _equal(conditions: str | None, cited: frozenset[str]) -> bool:
     """Whether every number a check's conditions pin (``column=number``) is one the paper prints
     and the row cites, and there is one: a count that equals the paper's exactly."""
     pinned = [
@@ -347,11 +349,12 @@ def _short(verdict: str) -> str:
 
 
 def _held_up_by(row, root: Path) -> str:
-    words, cited = [], frozenset(_cited(root, row))
+    words: list[str] = []
+    cited = frozenset(_cited(root, row))
     for check in checks_of(row):
         kind, reads, _ = outcome(root, row["id"], check, cited)
-        if kind == "table":
-            file, conditions = TABLE.fullmatch(check).groups()
+        if kind == "table" and (match := TABLE.fullmatch(check)):
+            file, conditions = match.groups()
             selected, _ = select(root, file, conditions)
             verdicts = sorted(set(map(_short, selected.get("verdict", pd.Series()).dropna())))
             if not verdicts:
