@@ -4,14 +4,20 @@ r"""How far the metric stride moves Mickus et al.'s Pearson r (config/protocol_e
 the metrics every ``s``-th update sees a subset of the same curves, so its r moves; this measures
 how far on Fisher's z (the scale the comparison judges r on), of the pooled r and of the mean of
 the seeds' z (the one-run reading's centre), at every phase of the stride (the updates k, k + s,
-k + 2s, … for each k < s: where the stride starts moves the effect), two ways:
+k + 2s, … for each k < s: where the stride starts moves the effect).
 
-* **protocol**: the committed protocol run's own traces (docs/data/main_traces.csv.gz: 5 seeds
-  × 1,000 updates, metrics at every update, both MiniLM setups);
+The bound is derived from runs that are *not* the committed protocol run, so that run can test it
+(issue 79, item 5: a bound taken as the maximum over the run it is checked on cannot fail):
+
+* **appendix A**: the committed GLUE run's traces (docs/data/glue_traces.csv.gz: other tasks,
+  MiniLM and MPNet, one seed × 250 updates each, metrics at every update);
 * **simulated**: ``--replications`` sets of 5 simulated seeds of each trajectory shape
   (tests/seed_simulator.py), 1,000 updates.
 
-Each bound is the larger of the two, rounded up to :data:`STEP`. Usage:
+Each bound is :data:`HEADROOM` × the largest of these, rounded up to :data:`STEP`. The committed
+protocol run (docs/data/main_traces.csv.gz: 5 seeds × 1,000 updates, four setups) is held out:
+its effects are printed and recorded beside the bound, and tests/test_protocol_effects.py fails
+when one exceeds it. Usage:
 
     python benchmarks/stride_effect.py            # print the effects and the bounds
     python benchmarks/stride_effect.py --write    # and rewrite config/protocol_effects.csv
@@ -33,11 +39,16 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import seed_simulator as sim  # noqa: E402
 
-TRACES = ROOT / "docs" / "data" / "main_traces.csv.gz"
+TRACES = ROOT / "docs" / "data" / "main_traces.csv.gz"  # held out: the bound's check
+SOURCES = ROOT / "docs" / "data" / "glue_traces.csv.gz"  # the bound's source
 EFFECTS = ROOT / "config" / "protocol_effects.csv"
 STRIDES = (2, 5, 10)
 REPLICATIONS = 1000
 STEP = 0.005
+# Declared allowance for a setup whose curves bend faster than any source's: 25% over the largest
+# effect measured, since an effect past the bound eats the margin δ unseen (issue 79: 0.01 on z
+# past it let a true gap of δ read *agrees* in up to 59% of runs).
+HEADROOM = 1.25
 COMMAND = "python benchmarks/stride_effect.py --write"
 
 
@@ -62,7 +73,7 @@ def stride_effect(iso: np.ndarray, sil: np.ndarray, stride: int) -> float:
 
 
 def protocol_traces(path: Path = TRACES) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Each setup's (IsoScore, silhouette), seeds × every update, of the committed protocol run."""
+    """Each setup's (IsoScore, silhouette), seeds × every update, of a committed run's traces."""
     traces = pd.read_csv(path)
     setups = {}
     for (encoder, dataset), group in traces.groupby(["encoder", "dataset"], sort=True):
@@ -87,30 +98,42 @@ def simulated(stride: int, replications: int = REPLICATIONS, seed: int = 2026) -
     return worst
 
 
+def bound(effect: float) -> float:
+    """:data:`HEADROOM` × ``effect``, rounded up to :data:`STEP`."""
+    return math.ceil(HEADROOM * effect / STEP - 1e-9) * STEP
+
+
 def effects(replications: int = REPLICATIONS) -> pd.DataFrame:
-    """One row per stride: the protocol run's effect per setup, the simulated one, the bound."""
-    setups = protocol_traces()
+    """One row per stride: the effect per source (appendix A's setups, the simulated seeds), the
+    bound derived from them, and the held-out protocol run's effect per setup."""
+    sources, held_out = protocol_traces(SOURCES), protocol_traces()
     rows = []
     for stride in STRIDES:
-        row = {setup: stride_effect(*arrays, stride) for setup, arrays in setups.items()}
+        row = {f"A:{setup}": stride_effect(*arrays, stride) for setup, arrays in sources.items()}
         row["simulated"] = simulated(stride, replications)
-        row["bound"] = math.ceil(max(row.values()) / STEP - 1e-9) * STEP
+        row["bound"] = bound(max(row.values()))
+        row |= {setup: stride_effect(*arrays, stride) for setup, arrays in held_out.items()}
         rows.append({"stride": stride, **row})
     return pd.DataFrame(rows)
 
 
 def effect_rows(table: pd.DataFrame, replications: int = REPLICATIONS) -> pd.DataFrame:
     """config/protocol_effects.csv's rows from :func:`effects`."""
-    setups = [c for c in table.columns if "/" in c]
+    sources = [c for c in table.columns if c.startswith("A:")]
+    held_out = [c for c in table.columns if "/" in c and not c.startswith("A:")]
     rows = []
     for _, row in table.iterrows():
-        protocol = ", ".join(f"{setup} {row[setup]:.4f}" for setup in setups)
+        largest = max(sources, key=lambda c: row[c])
+        check = ", ".join(f"{setup} {row[setup]:.4f}" for setup in held_out)
         how = (
             "largest |Δz| against every update, over every phase of the stride, of the pooled r "
-            "and of the seeds' mean z: protocol run (docs/data/main_traces.csv.gz, 5 seeds × "
-            f"1000 updates): {protocol}; simulated, {replications} sets of 5 seeds of each "
-            f"trajectory shape (fall, dip, phases), 1000 updates: {row['simulated']:.4f}; bound: "
-            f"the larger, rounded up to {STEP:g}"
+            "and of the seeds' mean z, in runs other than the protocol run: appendix A "
+            f"(docs/data/glue_traces.csv.gz, {len(sources)} setups × 1 seed × 250 updates), "
+            f"largest {largest[2:]} {row[largest]:.4f}; simulated, {replications} sets of 5 seeds "
+            f"of each trajectory shape (fall, dip, phases), 1000 updates: "
+            f"{row['simulated']:.4f}; bound: {HEADROOM:g} × the larger, rounded up to {STEP:g}. "
+            f"Held out, the protocol run (docs/data/main_traces.csv.gz, 5 seeds × 1000 updates): "
+            f"{check}"
         )
         rows.append(
             dict(

@@ -36,9 +36,12 @@ def test_every_committed_file_matches_its_record_and_every_page_is_fresh(run):
 
 
 def _copy_of_the_docs(tmp_path: Path) -> Path:
-    """The committed files and pages in a folder of their own (the README and schema too)."""
+    """The committed files and pages in a folder of their own (the README and schema too, and the
+    tests and config the coverage page reads)."""
     shutil.copytree(ROOT / "docs", tmp_path / "docs")
     shutil.copytree(ROOT / "schemas", tmp_path / "schemas")
+    for folder in ("tests", "config"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__py*"))
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
     return tmp_path
 

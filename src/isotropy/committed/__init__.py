@@ -13,10 +13,20 @@ science; nothing imports this package.
 
 from __future__ import annotations
 
-from isotropy.committed import extensions, glue, istar_gpu, main, pages, rajaee_cls, sensitivity
+from isotropy.committed import (
+    coverage,
+    extensions,
+    glue,
+    istar_gpu,
+    main,
+    pages,
+    rajaee_cls,
+    sensitivity,
+)
 
-# Every committed run, in the order the command goes through them, then the pages of the code.
+# Every committed run, in the order the command goes through them, then the pages of the code;
+# the coverage page last, since it reads the others.
 REGISTRY = tuple(
     module.COMMITTED for module in (main, glue, extensions, sensitivity, rajaee_cls, istar_gpu)
-) + (rajaee_cls.COMMITTED_GPU, pages.ARCHITECTURE, pages.CONFIGURATION)
+) + (rajaee_cls.COMMITTED_GPU, pages.ARCHITECTURE, pages.CONFIGURATION, coverage.COVERAGE)
 BY_NAME = {run.name: run for run in REGISTRY}

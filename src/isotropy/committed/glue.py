@@ -89,7 +89,10 @@ def _table2(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 def _claims(claims: pd.DataFrame) -> pd.DataFrame:
     """One row per setup, one column per claim: its verdict (notes: docs/data/glue_claims.csv)."""
     cells = claims.assign(
-        cell=[verdict_cell(v, n) for v, n in zip(claims["verdict"], claims["note"])]
+        cell=[
+            verdict_cell(v, n, c)
+            for v, n, c in zip(claims["verdict"], claims["note"], claims["claim"])
+        ]
     )
     table = cells.pivot(index="setup", columns="claim", values="cell")
     return table[list(dict.fromkeys(claims["claim"]))].reset_index()

@@ -32,15 +32,19 @@ from isotropy.verdicts.tolerances import (
     CONSISTENT,
     INCONCLUSIVE,
     INCONSISTENT_SEEDS,
+    NEAR_GUARANTEED,
     NOT_CONSISTENT,
     NOT_LEARNED,
     ON_STAND_IN,
     ONE_SEED,
     SIMPSON_MARK,
     STAND_IN,
+    WHY_NEAR_GUARANTEED,
     claimed_first,
+    counted,
     holds_bound,
     judge,
+    near_guaranteed,
     parse_tolerance,
     simpson_flag,
     states_a_number,
@@ -442,14 +446,18 @@ def _fmt(value: float) -> str:
 MARKS = {verdict: f"{mark} {verdict}" for verdict, mark in CLAIM_MARKS.items()}
 
 
-def verdict_cell(verdict: str, note: str) -> str:
-    """A row's verdict as printed: a direction judged on a stand-in says so."""
-    return MARKS[verdict] + (f" ({ON_STAND_IN})" if STAND_IN_NOTE in str(note) else "")
+def verdict_cell(verdict: str, note: str, claim: str = "") -> str:
+    """A row's verdict as printed: a direction judged on a stand-in says so, and so does a
+    near-guaranteed pass (``claim``: :func:`isotropy.verdicts.tolerances.near_guaranteed`)."""
+    said = [ON_STAND_IN] * (STAND_IN_NOTE in str(note))
+    said += [NEAR_GUARANTEED] * near_guaranteed({"claim": claim, "verdict": verdict})
+    return MARKS[verdict] + (f" ({'; '.join(said)})" if said else "")
 
 
 def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
     """A short markdown summary: a tally per study and claim, then every row."""
-    counts = table["verdict"].value_counts()
+    verdicts = counted(table)
+    counts = verdicts.value_counts()
     tested = table["note"].astype(str).str.extract(r"Holm over the \d+ tests of (.+?): p")[0]
     lines = [
         f"# {title}",
@@ -459,18 +467,21 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
         "",
         ERROR_CONTROL.replace("{families}", family_sizes(tested.dropna(), "tests")),
         "",
-        " · ".join(f"{MARKS[v]}: {int(counts.get(v, 0))}" for v in CLAIM_VERDICTS),
+        " · ".join(f"{MARKS[v]}: {int(counts.get(v, 0))}" for v in CLAIM_VERDICTS)
+        + f" · not counted ({WHY_NEAR_GUARANTEED}): {int(counts.get(NEAR_GUARANTEED, 0))}",
         "",
         "## By claim",
         "",
-        "| study | claim | paper | " + " | ".join(CLAIM_VERDICTS) + " |",
-        "|---|---|---|" + "---|" * len(CLAIM_VERDICTS),
+        "| study | claim | paper | " + " | ".join(CLAIM_VERDICTS) + " | not counted |",
+        "|---|---|---|" + "---|" * (len(CLAIM_VERDICTS) + 1),
     ]
-    for (study, claim), group in table.groupby(["study", "claim"], sort=False):
+    for (study, claim), group in table.assign(verdict=verdicts).groupby(
+        ["study", "claim"], sort=False
+    ):
         tally = group["verdict"].value_counts()
         lines.append(
             f"| {study} | {claim} | {group['paper'].iloc[0]} | "
-            + " | ".join(str(int(tally.get(v, 0))) for v in CLAIM_VERDICTS)
+            + " | ".join(str(int(tally.get(v, 0))) for v in (*CLAIM_VERDICTS, NEAR_GUARANTEED))
             + " |"
         )
     lines += [
@@ -485,6 +496,6 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
         measured = _fmt(row.measured) + (" ⚠" if SIMPSON_MARK in note else "")
         lines.append(
             f"| {row.study} | {row.setup} | {row.claim} | {measured} | "
-            f"{row.threshold} | {verdict_cell(row.verdict, note)} | {note} |"
+            f"{row.threshold} | {verdict_cell(row.verdict, note, row.claim)} | {note} |"
         )
     return "\n".join(lines) + "\n"

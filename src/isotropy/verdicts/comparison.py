@@ -36,6 +36,7 @@ from isotropy.verdicts.tolerances import (
     CONSISTENT,
     EQUIVALENCE_RULES,
     JUDGED,
+    NEAR_GUARANTEED,
     NOT_COMPARABLE,
     NOT_CONSISTENT,
     NOT_LEARNED,
@@ -44,11 +45,14 @@ from isotropy.verdicts.tolerances import (
     SIMPSON_MARK,
     STAND_IN,
     VERDICTS,
+    WHY_NEAR_GUARANTEED,
     claimed_first,
+    counted,
     holds_bound,
     judge,
     judge_equivalence,
     judge_seed_test,
+    near_guaranteed,
     parse_tolerance,
     scale_of,
     settle,
@@ -321,9 +325,11 @@ ERROR_CONTROL = (
 
 
 def verdict_cell(row: pd.Series) -> str:
-    """The verdict as printed: one judged on a stand-in (a direction) says so."""
+    """The verdict as printed: one judged on a stand-in (a direction) says so, and so does a
+    near-guaranteed one (:func:`isotropy.verdicts.tolerances.near_guaranteed`)."""
     judged_on_stand_in = bool(row["stand_in"]) and row["verdict"] in JUDGED
-    return f"**{row['verdict']}**" + (f" ({ON_STAND_IN})" if judged_on_stand_in else "")
+    said = [ON_STAND_IN] * judged_on_stand_in + [NEAR_GUARANTEED] * near_guaranteed(row)
+    return f"**{row['verdict']}**" + (f" ({'; '.join(said)})" if said else "")
 
 
 def _number(value: Any) -> str:
@@ -353,7 +359,7 @@ COMPARISON_COLUMNS = (
 
 def comparison_markdown(table: pd.DataFrame) -> str:
     """The comparison as a markdown document: counts of verdicts, then one table per paper."""
-    counts = table["verdict"].value_counts()
+    counts = counted(table).value_counts()
     tested = table["tolerance"].astype(str).str.extract(r"; Holm over the \d+ \w+ of ([^:;]+)")[0]
     lines = [
         "# Our numbers beside the papers'",
@@ -364,7 +370,7 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         "table, row "
         "and column), beside the value this run measured. Verdicts: "
         + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
-        + ".",
+        + f"; {counts.get(NEAR_GUARANTEED, 0)} {NEAR_GUARANTEED} ({WHY_NEAR_GUARANTEED}).",
         "A *stand-in* names what we used where the paper used something else: its row shows "
         "our value beside the paper's and is not judged. "
         "LID rows give our n, k and per-type cap beside the paper's n and k. "

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from isotropy.statistics import signs_disagree
 from isotropy.verdicts import equivalence as eq
@@ -422,6 +423,39 @@ def simpson_flag(pooled: float, per_seed: Sequence[float]) -> str:
 
 # The words a verdict cell adds when a direction was judged on a stand-in (issue 59, item 5).
 ON_STAND_IN = "on a stand-in"
+# Spearman ρ of IsoScore against silhouette (a comparison row's quantity, a claim's name): ρ = ±1
+# for any two strictly monotone series, and the runs' traces are nearly monotone, so a ρ that
+# passes its bound is near-guaranteed: shown so, and never counted as evidence (issue 79).
+NEAR_GUARANTEED_ROWS = frozenset({"spearman_rho", "spearman_strongly_negative"})
+NEAR_GUARANTEED = "near-guaranteed: not counted"
+WHY_NEAR_GUARANTEED = "a Spearman ρ within its bound; ρ = ±1 for any two strictly monotone series"
+PASSES = (AGREES, CONSISTENT, "supported")
+
+
+def near_guaranteed(row: Mapping[str, Any]) -> bool:
+    """Whether a comparison or claims row passes only as near-guaranteed: its ``quantity`` or
+    ``claim`` in :data:`NEAR_GUARANTEED_ROWS`, its verdict a pass (a ρ failing its bound is
+    evidence, a non-monotone trace)."""
+    names = {str(row.get("quantity", "")), str(row.get("claim", ""))}
+    return bool(names & NEAR_GUARANTEED_ROWS) and row.get("verdict") in PASSES
+
+
+def marked(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with each near-guaranteed row's verdict followed by :data:`NEAR_GUARANTEED` in
+    brackets: a verdict of its own to whatever groups or counts verdicts (the report's)."""
+    return table.assign(
+        verdict=[
+            f"{row['verdict']} ({NEAR_GUARANTEED})" if near_guaranteed(row) else row["verdict"]
+            for row in table.to_dict("records")
+        ]
+    )
+
+
+def counted(table: pd.DataFrame) -> pd.Series:
+    """A table's ``verdict`` column as a page counts it: a near-guaranteed row's verdict reads
+    :data:`NEAR_GUARANTEED`, so no count of passes holds it."""
+    marked = pd.Series([near_guaranteed(r) for r in table.to_dict("records")], index=table.index)
+    return table["verdict"].mask(marked, NEAR_GUARANTEED)
 
 
 def states_a_number(kind: str, bound: float = 0.0, neutral: float = 0.0) -> bool:

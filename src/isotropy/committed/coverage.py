@@ -1,7 +1,8 @@
 """docs/coverage.md, generated from docs/coverage.csv and from the outcome of each row's checks
-(issue 66, item 5; the rule that cannot over-claim, issue 79). ``python tests/coverage_page.py``
-rewrites the page; tests/test_coverage.py fails when a check's outcome contradicts its row's
-status, when a number the papers print has no row, and when the page is stale.
+(issue 66, item 5; the rule that cannot over-claim, issue 79). ``python -m isotropy.committed
+write coverage`` rewrites the page (:data:`COVERAGE`, last in the registry: it reads the other
+pages); tests/test_coverage.py fails when a check's outcome contradicts its row's status and
+when a number the papers print has no row, tests/test_committed.py when the page is stale.
 
 A row's ``checks`` (separated by `` | ``) are of four kinds:
 
@@ -27,19 +28,20 @@ from __future__ import annotations
 import ast
 import functools
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 
-from isotropy.io import generated_block, markers, write_block
+from isotropy.committed.record import CommittedRun, Page, page_markers
+from isotropy.io import generated_block
+from isotropy.verdicts.tolerances import near_guaranteed
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 DATA = Path("docs/coverage.csv")
 PAGE = Path("docs/coverage.md")
 PUBLISHED = "config/published_values.csv"
-BEGIN, END = markers("coverage", "python tests/coverage_page.py")
+BEGIN, END = page_markers("coverage")
 STATUSES = (
     "reproduced",
     "not reproduced",
@@ -102,7 +104,7 @@ ALLOWED = {
 # a committed run at the item's scale, or a test on the paper's data; a synthetic test only for a
 # formula. A table without a verdict, the tiny run and a near-guaranteed verdict never suffice.
 ON_DATA = {"for", "equal", "test on the paper's data"}
-NEEDS = {
+NEEDS: dict[str, dict[str, set[str]]] = {
     "reproduced": {"empirical": ON_DATA, "formula": ON_DATA | {"test"}},
     "not reproduced": {
         "empirical": {"against", "test on the paper's data"},
@@ -133,7 +135,9 @@ def checks_of(row) -> list[str]:
 @functools.cache
 def _page_tables(file: Path) -> pd.DataFrame:
     """Every markdown table of a page, as one frame (cells without ``*`` and backticks)."""
-    frames, header, body = [], None, []
+    frames: list[pd.DataFrame] = []
+    header: list[str] | None = None
+    body: list[list[str]] = []
     for line in [*file.read_text(encoding="utf-8").splitlines(), ""]:
         if line.startswith("|"):
             cells = [c.strip().strip("*`").strip() for c in line.strip().strip("|").split("|")]
@@ -207,7 +211,7 @@ def covers(root: Path, file: str) -> dict[str, set[str]]:
     """The row ids each test of ``file`` names in ``@pytest.mark.covers(…)``."""
     return {
         name: {
-            arg.value
+            str(arg.value)
             for mark in _covers_marks(node)
             for arg in mark.args
             if isinstance(arg, ast.Constant)
@@ -222,7 +226,7 @@ def runs_on(root: Path, file: str, name: str) -> tuple[bool, list[str]]:
     the mirror without its fixture."""
     node = _tests(root, file)[name]
     on = {
-        keyword.value.value
+        str(keyword.value.value)
         for mark in _covers_marks(node)
         for keyword in mark.keywords
         if keyword.arg == "on" and isinstance(keyword.value, ast.Constant)
@@ -251,7 +255,7 @@ def _cited(root: Path, row) -> set[str]:
     return numbers
 
 
-def _equal(conditions: str | None, cited: set[str]) -> bool:
+def _equal(conditions: str | None, cited: frozenset[str]) -> bool:
     """Whether every number a check's conditions pin (``column=number``) is one the paper prints
     and the row cites, and there is one: a count that equals the paper's exactly."""
     pinned = [
@@ -287,7 +291,11 @@ def outcome(root: Path, item: str, check: str, cited: frozenset[str] = frozenset
             return "paper", set(), problems
         tiny = file.startswith(TINY)
         verdicts = selected["verdict"].dropna() if "verdict" in selected else pd.Series()
-        reads = {("tiny: " if tiny else "") + verdict_class(v) for v in verdicts}
+        reads = {
+            ("tiny: " if tiny else "")
+            + ("near-guaranteed" if near_guaranteed(r) else verdict_class(v))
+            for r, v in zip(selected.loc[verdicts.index].to_dict("records"), verdicts)
+        }  # a passing ρ is near-guaranteed in a data file too, which no page marks
         if verdicts.empty and not selected.empty:
             reads.add("equal" if not tiny and _equal(conditions, cited) else "computed")
         if not selected.empty and _states_a_stand_in(selected):
@@ -341,11 +349,12 @@ def _short(verdict: str) -> str:
 
 
 def _held_up_by(row, root: Path) -> str:
-    words, cited = [], frozenset(_cited(root, row))
+    words: list[str] = []
+    cited = frozenset(_cited(root, row))
     for check in checks_of(row):
         kind, reads, _ = outcome(root, row["id"], check, cited)
-        if kind == "table":
-            file, conditions = TABLE.fullmatch(check).groups()
+        if kind == "table" and (match := TABLE.fullmatch(check)):
+            file, conditions = match.groups()
             selected, _ = select(root, file, conditions)
             verdicts = sorted(set(map(_short, selected.get("verdict", pd.Series()).dropna())))
             if not verdicts:
@@ -364,6 +373,10 @@ def _held_up_by(row, root: Path) -> str:
 
 
 def block(root: Path = ROOT) -> str:
+    """The page's generated part: the counts per paper and status, then one table per paper
+    (each row's reason stays in the ``why`` column of docs/coverage.csv)."""
+    for cached in (_page_tables, table, _tests):  # the pages it reads may have been rewritten
+        cached.cache_clear()
     data = rows(root)
     ours = data["id"].str.startswith("ours:")
     counts = pd.crosstab(data["paper"].where(~ours, "ours"), data["status"])
@@ -374,12 +387,10 @@ def block(root: Path = ROOT) -> str:
     for title, part in [(p, data[(data["paper"] == p) & ~ours]) for p in papers(data)] + [
         ("The project's own additions (not items of the papers)", data[ours])
     ]:
-        lines += ["", f"## {title}", "", "| id | item | status | held up by | why |"]
-        lines.append("|---|---|---|---|---|")
+        lines += ["", f"## {title}", "", "| id | item | status | held up by |", "|---|---|---|---|"]
         for _, row in part.iterrows():
             what = f"{row['item']}: {row['statement']}"
-            cells = (row["id"], what, row["status"], _held_up_by(row, root), row["why"])
-            lines.append("| " + " | ".join(cells) + " |")
+            lines.append(f"| {row['id']} | {what} | {row['status']} | {_held_up_by(row, root)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -388,6 +399,4 @@ def stale(text: str, root: Path = ROOT) -> bool:
     return generated_block(text, BEGIN, END) != block(root)
 
 
-if __name__ == "__main__":
-    write_block(ROOT / PAGE, block(), BEGIN, END)
-    print(f"wrote {PAGE}", file=sys.stderr)
+COVERAGE = CommittedRun(name="coverage", records=(), pages=(Page(PAGE, block, (BEGIN, END)),))
