@@ -140,7 +140,7 @@ def write_data(
         "code_commit": single_commit(provenance, "the traces"),
         "packages": one_value(provenance, lambda r: r.get("packages"), "package sets"),
         "device": one_value(provenance, lambda r: [r.get("device"), r.get("hardware")], "devices"),
-        "run": dict(run),
+        "run": {key: value for key, value in run.items() if key != "what"},  # said once, above
         "config": _settings(study, config),
         "stand_ins": workflow_stand_ins(config),
         "sources_sha256": {
