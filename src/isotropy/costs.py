@@ -16,8 +16,8 @@ import functools
 import math
 import os
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +179,8 @@ class Pace:
     cores: int = 2
     job_overhead: float = 0.0
     probe: float = PROBE_CPU_SECONDS
-    # How much longer a job's CPU work takes here now than on idle cores (contention_probe).
+    # How much longer this session's work takes here now than on idle cores (contention_probe);
+    # the estimate multiplies its idle time by it (isotropy.estimate.describe).
     contention: float = 1.0
 
     @classmethod
@@ -191,23 +192,14 @@ class Pace:
         low, high = SPEED_FACTOR_BOUNDS
         speed = min(high, max(low, probe / PROBE_CPU_SECONDS))
         cores = available_cores() or 2
-        # A job's threads, in its serial parts and its parallel ones, each get 1 / probe of a
-        # core now (docs/measurements.md, "The estimate at the machine's load").
         return cls(speed, cores, JOB_OVERHEAD_SECONDS, probe, contention_probe(min(cores, 8)))
 
-    def idle(self) -> Pace:
-        """This pace on idle cores."""
-        return replace(self, contention=1.0)
-
     def share(self, cpu_seconds: float, threads: int, device: str = "cpu") -> float:
-        """Wall seconds one job adds to the total: its one-thread CPU cost times ``speed``
-        spread over its ``threads``, plus its start-up, with as many such jobs side by side as
-        the cores hold (one at a time on one GPU). The start-up is not scaled: starting a job
-        is the interpreter and the disk, not the arithmetic the probe times (where it read
-        5.2x, the preview's short jobs took 0.6-1.5 s each; docs/measurements.md)."""
+        """Wall seconds one job adds to the total on idle cores: its one-thread CPU cost times
+        ``speed`` spread over its ``threads``, plus its start-up, with as many such jobs side
+        by side as the cores hold (one at a time on one GPU)."""
         parallel = 1 if device == "cuda" else max(1, self.cores // threads)
-        work = self.speed * self.contention * cpu_seconds / threads
-        return (work + self.job_overhead) / parallel
+        return (self.speed * cpu_seconds / threads + self.job_overhead) / parallel
 
 
 # A job's wall seconds from the configuration (its ``device`` the kind, cpu or cuda, as
@@ -236,9 +228,9 @@ def speed_probe(repeats: int = 3, products: int = 100) -> float:
     return min(times)
 
 
-def _timed_products(products: int) -> float:
-    """Wall seconds over process-CPU seconds of ``products`` one-thread matrix products (the
-    speed probe's workload), timed inside the process that does them."""
+def _timed_products(products: int) -> tuple[float, float]:
+    """Wall and process-CPU seconds of ``products`` one-thread matrix products (the speed
+    probe's workload), timed inside the process that does them."""
     import numpy as np
     from threadpoolctl import threadpool_limits
 
@@ -247,22 +239,30 @@ def _timed_products(products: int) -> float:
         product, wall, cpu = matrix.copy(), time.perf_counter(), time.process_time()
         for _ in range(products):
             product = np.tanh(matrix @ product)
-        return (time.perf_counter() - wall) / max(time.process_time() - cpu, 1e-9)
+        return time.perf_counter() - wall, time.process_time() - cpu
 
 
 def contention_probe(processes: int, products: int = 60, repeats: int = 3) -> float:
-    """How much longer work takes on this machine now than on idle cores: ``processes``
-    one-thread processes (the run's cores) each do the speed probe's workload at once, and each
-    times its wall over its CPU time; the median of all (about 0.1 s each when idle). It sees
-    what the run will get however the kernel shares the cores (per process, per session with
-    autogroup, by niceness), where a load average also counts processes waiting on the disk and
-    niced ones (docs/measurements.md, "The estimate at the machine's load")."""
+    """How much longer work takes in this session now than on idle cores: ``processes``
+    one-thread processes (the run's cores) each do the speed probe's workload at once, ``repeats``
+    times, and each times its wall and CPU time (about 0.1 s each when idle); :func:`slowdown`
+    of them all. It sees what the run will get however the kernel shares the cores (per
+    process, per session with autogroup, by niceness), where a load average also counts
+    processes waiting on the disk and niced ones (docs/measurements.md, "The estimate at the
+    machine's load")."""
     import multiprocessing
 
     with multiprocessing.get_context("fork").Pool(processes) as pool:
         pool.map(_timed_products, [1] * processes)  # started and warm before the timing
-        ratios = pool.map(_timed_products, [products] * processes * repeats, chunksize=1)
-    return max(1.0, sorted(ratios)[len(ratios) // 2])
+        return slowdown(pool.map(_timed_products, [products] * processes * repeats, chunksize=1))
+
+
+def slowdown(timings: Iterable[tuple[float, float]]) -> float:
+    """All the wall seconds over all the CPU seconds of (wall, CPU) ``timings``, at least 1: a
+    stall that holds up one sample holds up a long run as much, so no sample is set aside (a
+    median would read 1 from (1, 1), (1, 1), (10, 1); this reads 4)."""
+    walls, cpus = zip(*timings, strict=True)
+    return max(1.0, sum(walls) / max(sum(cpus), 1e-9))
 
 
 def available_cores() -> int | None:

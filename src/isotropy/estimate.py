@@ -169,21 +169,22 @@ def describe(
 ) -> tuple[list[str], float]:
     """The one way an estimate is paced: the lines and wall seconds of ``jobs`` (rule,
     wildcards) on ``device`` (cpu, cuda: config ``device`` as the jobs' costs read it) at
-    ``pace`` (default: :meth:`isotropy.costs.Pace.here`, this machine now, idle). A rule of
+    ``pace`` (default: :meth:`isotropy.costs.Pace.here`, this machine now). A rule of
     :data:`JOB_COSTS` adds its measured cost (None: none measured for these wildcards, named in
     a line); any other rule (the short ones: tables, figures, downloads) its start-up, as many
-    side by side as the cores allow (one at a time on one GPU)."""
+    side by side as the cores allow (one at a time on one GPU). On a busy CPU (contention 1.25
+    or more) the first line adds the idle time x the contention: start-ups are this session's
+    CPU work too (interpreters, imports, Snakemake's own), so every part of every job slows."""
     pace, config = pace or costs.Pace.here(), {**config, "device": device}
-    by_rule, unknown = _job_seconds(config, jobs, pace.idle(), device)
+    by_rule, unknown = _job_seconds(config, jobs, pace, device)
     total = sum(map(sum, by_rule.values()))
     costed = sorted((r for r in by_rule if r in JOB_COSTS), key=lambda r: -sum(by_rule[r]))
     short = [seconds for rule, all_ in by_rule.items() if rule not in JOB_COSTS for seconds in all_]
     clamped = " (clamped)" if pace.speed in costs.SPEED_FACTOR_BOUNDS else ""
     busy = pace.contention if device == "cpu" else 1.0
-    loaded = sum(map(sum, _job_seconds(config, jobs, pace, device)[0].values()))
     at_load = (
-        f"; at this machine's present load about {duration(loaded)} (its CPU work {busy:.1f}x "
-        "slower: isotropy.costs.contention_probe)"
+        f"; at this machine's present load about {duration(busy * total)} (every job "
+        f"{busy:.1f}x slower: isotropy.costs.contention_probe)"
         if busy >= 1.25 and total
         else ""
     )
