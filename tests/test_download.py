@@ -67,6 +67,13 @@ def test_a_static_file_is_saved_with_its_sha256(http, tmp_path, clock):
     assert (tmp_path / "a.txt").read_bytes() == DATA and clock.slept == []
 
 
+def test_a_download_logs_its_progress_against_the_sent_length(http, tmp_path, clock, caplog):
+    http.routes["/a.txt"] = DATA
+    with caplog.at_level("INFO", logger="isotropy.progress"):
+        fetch(http, "/a.txt", tmp_path / "a.txt", sha(DATA), clock=clock)
+    assert "a.txt: bytes: 102,400/102,400 (100.0%)" in caplog.text
+
+
 def test_a_redirect_is_followed_to_the_file(http, tmp_path):
     # GitHub's release assets and many archives answer 302 to a storage host.
     http.routes["/latest/a.bin"] = lambda h, n: reply(h, 302, Location="/v1/a.bin")

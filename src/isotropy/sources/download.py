@@ -24,6 +24,7 @@ from urllib3.util import Retry, Timeout
 
 from isotropy.configuration.data import Downloads
 from isotropy.io import atomic_path
+from isotropy.logs import ProgressLog
 from isotropy.sources.layouts import ArchiveError
 from isotropy.sources.pins import check_pin, copy_local
 
@@ -208,6 +209,12 @@ def _receive(response: Any, path: Path, deadline: Deadline, limit: int) -> str:
     deadline. A cut is a :class:`ProtocolError` (retried); a write that fails (a full disk) an
     ``OSError`` of its own."""
     deadline.received, digest = 0, hashlib.sha256()
+    # the time left in the job's log (a large file takes minutes); the sent length when given
+    length = int(response.headers.get("Content-Length") or 0)
+    name = url_file_name(deadline.url)
+    progress = (
+        ProgressLog(length, f"{name}: bytes", clock=deadline.clock.monotonic) if length else None
+    )
     with open(path, "wb") as handle:
         while deadline.received <= limit:
             try:
@@ -220,6 +227,8 @@ def _receive(response: Any, path: Path, deadline: Deadline, limit: int) -> str:
             handle.write(chunk)
             deadline.received += len(chunk)
             digest.update(chunk)
+            if progress is not None:
+                progress.update(len(chunk))
             deadline.check("while receiving")
-    log.info("%s: %d bytes received", url_file_name(deadline.url), deadline.received)
+    log.info("%s: %d bytes received", name, deadline.received)
     return digest.hexdigest()
