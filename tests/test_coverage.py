@@ -247,7 +247,7 @@ def test_the_page_is_the_file_and_the_outcomes_rendered(monkeypatch):
     # one row per item, each row's reason in docs/coverage.csv only (the docs' budget)
     assert len(text.encode("utf-8")) <= 20_000
     # a hand edit of the generated part is told
-    assert C.stale(text.replace("| mickus:eq2 | Eq. (2)", "| mickus:eq2 | Eq. (2) (edited)"))
+    assert C.stale(text.replace("| eq2 | Eq. (2)", "| eq2 | Eq. (2) (edited)"))
     # so is a row changed in the file (here a status) that the page does not show yet
     data = C.rows()
     data.loc[data["id"] == "mickus:eq2", "status"] = "stand-in"

@@ -360,7 +360,7 @@ def _held_up_by(row, root: Path) -> str:
             if not verdicts:
                 said = {"stated stand-in": "states the stand-in", "equal": "equals the paper's"}
                 verdicts = [next((w for r, w in said.items() if r in reads), "computed")]
-            tiny = " (the tiny test run)" if file.startswith(TINY) else ""
+            tiny = " (tiny run)" if file.startswith(TINY) else ""
             words.append(f"{Path(file).name}{tiny}: {', '.join(verdicts)}")
         elif kind == "test":
             words.append(
@@ -373,8 +373,9 @@ def _held_up_by(row, root: Path) -> str:
 
 
 def block(root: Path = ROOT) -> str:
-    """The page's generated part: the counts per paper and status, then one table per paper
-    (each row's reason stays in the ``why`` column of docs/coverage.csv)."""
+    """The page's generated part: the counts per paper and status, then one table per paper, its
+    ids without the prefix the header names (each row's reason stays in the ``why`` column of
+    docs/coverage.csv)."""
     for cached in (_page_tables, table, _tests):  # the pages it reads may have been rewritten
         cached.cache_clear()
     data = rows(root)
@@ -387,10 +388,13 @@ def block(root: Path = ROOT) -> str:
     for title, part in [(p, data[(data["paper"] == p) & ~ours]) for p in papers(data)] + [
         ("The project's own additions (not items of the papers)", data[ours])
     ]:
-        lines += ["", f"## {title}", "", "| id | item | status | held up by |", "|---|---|---|---|"]
+        prefixes = set(part["id"].str.split(":").str[0] + ":")
+        prefix = prefixes.pop() if len(prefixes) == 1 else ""  # said once, in the header
+        header = f"| id{f' (`{prefix}…`)' if prefix else ''} | item | status | held up by |"
+        lines += ["", f"## {title}", "", header, "|---|---|---|---|"]
         for _, row in part.iterrows():
-            what = f"{row['item']}: {row['statement']}"
-            lines.append(f"| {row['id']} | {what} | {row['status']} | {_held_up_by(row, root)} |")
+            what, short = f"{row['item']}: {row['statement']}", row["id"].removeprefix(prefix)
+            lines.append(f"| {short} | {what} | {row['status']} | {_held_up_by(row, root)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -138,6 +138,21 @@ def trends_table(claims: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def ends_by_setup(traces: pd.DataFrame) -> pd.DataFrame:
+    """:func:`seed_ends` as one row per setup: each column's value once where every seed has
+    it (the start, from the same pretrained table), else each seed's in seed order."""
+
+    def once_or_each(values: pd.Series) -> str:
+        return values.iloc[0] if values.nunique() == 1 else ", ".join(map(str, values))
+
+    ends = seed_ends(traces)
+    for name in ("IsoScore", "silhouette"):
+        pair = ends.pop(f"{name} first → last").str.split(" → ")
+        ends[f"{name} first"], ends[f"{name} last"] = pair.str[0], pair.str[1]
+    table = ends.groupby("setup", sort=False).agg(once_or_each).reset_index()
+    return table.rename(columns={"seed": "seeds"})
+
+
 def doc_block(root: str | os.PathLike = ".") -> str:
     """The page's generated block: the run's settings, each §3.2 row judged, each seed's ends."""
     record, traces = checked_record(root, RUN), _traces(root)
@@ -156,7 +171,9 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         "std / |mean change|, below 0.05 to hold):",
         "",
         markdown_table(trends_table(trend_claims(root))),
-        markdown_table(seed_ends(traces)),
+        "Each seed's ends (one value where every seed's prints the same, else each in seed order):",
+        "",
+        markdown_table(ends_by_setup(traces)),
     ]
     return "\n".join(lines) + device_block(root, traces)
 
