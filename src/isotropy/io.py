@@ -269,14 +269,6 @@ def markdown_table(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_block(path: str | os.PathLike, block: str, begin: str, end: str) -> None:
-    """Rewrite the generated block of the page at ``path`` (:func:`with_block`), atomically; a
-    staleness test compares :func:`generated_block` of the page with what its writer renders."""
-    text = with_block(Path(path).read_text(encoding="utf-8"), block, begin, end)
-    with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
-
-
 def decode_text(data: bytes, encoding: str, label: str) -> str:
     """Decode ``data`` strictly; a bad byte is reported with the file and line it sits on."""
     try:

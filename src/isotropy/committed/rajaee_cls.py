@@ -250,21 +250,7 @@ def cause_block(root: Path) -> str:
     differences with their intervals over seeds and what they decide (:func:`cause_verdict`),
     the method applied after training per seed, and the predicate's count."""
     lines_, record = sweep_lines(root)
-    if record is None:
-        source = (
-            "The five-seed sweep trained with each variant (benchmarks/rajaee_cls_on_device.py) "
-            "is not committed; this block reads the CPU sweep above "
-            f"({len(lines_)} run(s), trained without the method)."
-        )
-    else:
-        call = record["calls"][0]
-        source = (
-            f"The sweep trained with each variant at {len(record['seeds'])} seeds "
-            f"(benchmarks/rajaee_cls_on_device.py, {GPU_CAUSE.name}): {call['device']}, torch "
-            f"{call['versions']['torch']}, code {call['code_commit']}, {call['date']}; "
-            f"{len(lines_)} runs; not run (the call's deadline came first): "
-            f"{', '.join(record['runs_not_ended']) or 'none'}; {call['stand_in']}."
-        )
+    source = _sweep_source(lines_, record)
     seeds = sorted({line["seed"] for line in lines_})
     by_variant: dict[str, dict[int, dict[str, Any]]] = {}
     for line in lines_:
@@ -312,6 +298,29 @@ def cause_block(root: Path) -> str:
         + (f" (seeds {', '.join(map(str, holds))})." if holds else "."),
     ]
     return "\n".join(out) + "\n"
+
+
+def _sweep_source(lines_: list[dict[str, Any]], record: dict[str, Any] | None) -> str:
+    """What made the sweep the block reads: the committed GPU call, else the CPU sweep."""
+    if record is None:
+        return (
+            "The five-seed sweep trained with each variant (benchmarks/rajaee_cls_on_device.py) "
+            "is not committed; this block reads the CPU sweep above "
+            f"({len(lines_)} run(s), trained without the method)."
+        )
+    call = record["calls"][0]
+    missing = ", ".join(record["runs_not_ended"])
+    ended = (
+        f"not run (the call's deadline came first): {missing}"
+        if missing
+        else "every run planned ended before the call's deadline"
+    )
+    return (
+        f"The sweep trained with each variant at {len(record['seeds'])} seeds "
+        f"(benchmarks/rajaee_cls_on_device.py, {GPU_CAUSE.name}): {call['device']}, torch "
+        f"{call['versions']['torch']}, code {call['code_commit']}, {call['date']}; "
+        f"{len(lines_)} runs, {ended}; {call['stand_in']}."
+    )
 
 
 def _applied_after(plain: list[dict[str, Any]]) -> list[str]:
