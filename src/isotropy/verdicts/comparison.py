@@ -102,7 +102,7 @@ COLUMNS = [
 def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[str]) -> str:
     study, quantity = published["study"], published["quantity"]
     if study not in studies:
-        reason = f"the {STUDY_LABELS[study]} study is not part of this run"
+        reason = f"the {STUDY_LABELS.get(study, study)} study is not part of this run"
     else:
         same = (measured["study"] == study) & (measured["quantity"] == quantity)
         found = sorted(set(measured.loc[same, "paper_setup"]))
