@@ -130,6 +130,8 @@ def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
     }
 
 
+# The check that every generated page is fresh (tests/test_committed.py).
+PAGES_FRESH = "test_every_committed_file_matches_its_record_and_every_page_is_fresh"
 # The architecture tests a new package must pass (tests/test_architecture.py).
 ARCHITECTURE_CHECKS = (
     "test_every_package_has_a_floor",
@@ -313,7 +315,7 @@ def test_a_study_is_its_record_a_rule_file_a_script_and_its_config(tmp_path):
         "tests/test_coverage.py",
         *(f"tests/test_architecture.py::{name}" for name in ARCHITECTURE_CHECKS),
         # every generated page, the package graph and the coverage page included, is fresh
-        "tests/test_committed.py::test_every_committed_file_matches_its_record_and_every_page_is_fresh",
+        f"tests/test_committed.py::{PAGES_FRESH}",
     ]
     run_captured([sys.executable, "-m", "pytest", "-q", "-m", "not slow", *checks], **run)
     dry = snakemake("-n", "--forceall", **run)
