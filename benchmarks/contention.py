@@ -15,11 +15,15 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
+import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+
+import psutil
 
 from isotropy.compute import WAIT_VARIABLES
 
@@ -52,18 +56,44 @@ class Measurement:
         return self.cpu_s / self.units
 
 
+# How the busy neighbours share sessions (Linux gives each session, an autogroup, its share of
+# the cores however many processes it runs): all in this one; all in one other (one user's job);
+# two to a session (users' 2-thread jobs); each in its own (users' one-thread jobs).
+ARRANGEMENTS = ("this-session", "one-session", "pairs", "own-sessions")
+
+
 @contextlib.contextmanager
-def busy_processes(count: int) -> Iterator[None]:
-    """``count`` CPU-bound neighbours for the duration of the block, stopped however it ends."""
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+def busy_processes(count: int, arrangement: str = "this-session") -> Iterator[None]:
+    """``count`` CPU-bound neighbours for the duration of the block, in sessions as
+    ``arrangement`` (:data:`ARRANGEMENTS`) says, stopped however the block ends."""
+    spin = [sys.executable, "-c", "while True: pass"]
+    if arrangement == "this-session":
+        started = [subprocess.Popen(spin) for _ in range(count)]
+    elif arrangement in ARRANGEMENTS:
+        # A shell leads each other session and starts its spinners; killing its process group
+        # (the session's) stops them all.
+        size = {"one-session": count, "pairs": 2, "own-sessions": 1}[arrangement]
+        command = " & ".join([shlex.join(spin)] * size) + " & wait"
+        started = [
+            subprocess.Popen(["bash", "-c", command], start_new_session=True)
+            for _ in range(count // size)
+        ]
+    else:
+        raise ValueError(f"unknown arrangement {arrangement!r}: one of {ARRANGEMENTS}")
     try:
         time.sleep(1.0)  # let them reach the run queue before the measurement starts
         yield
     finally:
-        for spinner in spinners:
-            spinner.kill()
-        for spinner in spinners:
-            spinner.wait()
+        spinners = [child for p in started for child in psutil.Process(p.pid).children(True)]
+        for process in started:
+            if arrangement == "this-session":
+                process.kill()
+            else:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+        for process in started:
+            process.wait()
+        psutil.wait_procs(spinners, timeout=10)  # the shells' spinners, reaped by init
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

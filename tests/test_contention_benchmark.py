@@ -3,6 +3,7 @@ stop, its options are checked, and the repeat it reports is the least disturbed 
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -19,6 +20,23 @@ def test_busy_processes_run_during_the_block_and_stop_after():
         spinners = [p for p in psutil.Process().children() if p.pid not in before]
         assert len(spinners) == 2 and all(p.is_running() for p in spinners)
     assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in spinners)
+
+
+@pytest.mark.parametrize(("arrangement", "sessions"), [("pairs", 2), ("own-sessions", 4)])
+def test_busy_processes_in_other_sessions_stop_with_their_sessions(arrangement, sessions):
+    """The neighbours of benchmarks/estimate_at_load.py: other users' jobs, each session of its
+    own (Linux shares the cores between sessions), all stopped after the block."""
+    with contention.busy_processes(4, arrangement):
+        spinners = [
+            p
+            for p in psutil.Process().children(recursive=True)
+            if p.cmdline()[-2:] == ["-c", "while True: pass"]  # not the shells leading them
+        ]
+        found = {os.getsid(p.pid) for p in spinners}
+        assert len(spinners) == 4 and len(found) == sessions and os.getsid(0) not in found
+    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in spinners)
+    with pytest.raises(ValueError, match="unknown arrangement"), contention.busy_processes(1, "x"):
+        pass
 
 
 def test_busy_processes_stop_when_the_measurement_fails():

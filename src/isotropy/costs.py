@@ -179,9 +179,11 @@ class Pace:
     cores: int = 2
     job_overhead: float = 0.0
     probe: float = PROBE_CPU_SECONDS
-    # How much longer this session's work takes here now than on idle cores (contention_probe);
-    # the estimate multiplies its idle time by it (isotropy.estimate.describe).
+    # How much longer this session's work takes here now than on idle cores (contention_probe):
+    # with one process per core (a job's threads, jobs side by side) and with one process alone
+    # (a job's start-up: one interpreter importing); isotropy.estimate.time_at_load scales by them.
     contention: float = 1.0
+    contention_serial: float = 1.0
 
     @classmethod
     def here(cls) -> Pace:
@@ -192,7 +194,8 @@ class Pace:
         low, high = SPEED_FACTOR_BOUNDS
         speed = min(high, max(low, probe / PROBE_CPU_SECONDS))
         cores = available_cores() or 2
-        return cls(speed, cores, JOB_OVERHEAD_SECONDS, probe, contention_probe(min(cores, 8)))
+        parallel, serial = contention_probe(min(cores, 8)), contention_probe(1)
+        return cls(speed, cores, JOB_OVERHEAD_SECONDS, probe, parallel, serial)
 
     def share(self, cpu_seconds: float, threads: int, device: str = "cpu") -> float:
         """Wall seconds one job adds to the total on idle cores: its one-thread CPU cost times
@@ -242,7 +245,7 @@ def _timed_products(products: int) -> tuple[float, float]:
         return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def contention_probe(processes: int, products: int = 60, repeats: int = 3) -> float:
+def contention_probe(processes: int, products: int = 300, repeats: int = 2) -> float:
     """How much longer work takes in this session now than on idle cores: ``processes``
     one-thread processes (the run's cores) each do the speed probe's workload at once, ``repeats``
     times, and each times its wall and CPU time (about 0.1 s each when idle); :func:`slowdown`

@@ -172,25 +172,28 @@ def describe(
     ``pace`` (default: :meth:`isotropy.costs.Pace.here`, this machine now). A rule of
     :data:`JOB_COSTS` adds its measured cost (None: none measured for these wildcards, named in
     a line); any other rule (the short ones: tables, figures, downloads) its start-up, as many
-    side by side as the cores allow (one at a time on one GPU). On a busy CPU (contention 1.25
-    or more) the first line adds the idle time x the contention: start-ups are this session's
-    CPU work too (interpreters, imports, Snakemake's own), so every part of every job slows."""
+    side by side as the cores allow (one at a time on one GPU). On a busy CPU (one process per
+    core 1.25 x slower or more) the first line adds the time at its present load: the idle time
+    x the slowdown of one process alone, as the jobs mostly run one thread at a time (start-ups,
+    one job at a time on 2 cores), up to the idle time x the slowdown of one process per core
+    (docs/measurements.md, "The estimate at the machine's load")."""
     pace, config = pace or costs.Pace.here(), {**config, "device": device}
     by_rule, unknown = _job_seconds(config, jobs, pace, device)
     total = sum(map(sum, by_rule.values()))
     costed = sorted((r for r in by_rule if r in JOB_COSTS), key=lambda r: -sum(by_rule[r]))
     short = [seconds for rule, all_ in by_rule.items() if rule not in JOB_COSTS for seconds in all_]
     clamped = " (clamped)" if pace.speed in costs.SPEED_FACTOR_BOUNDS else ""
-    busy = pace.contention if device == "cpu" else 1.0
-    at_load = (
-        f"; at this machine's present load about {duration(busy * total)} (every job "
-        f"{busy:.1f}x slower: isotropy.costs.contention_probe)"
-        if busy >= 1.25 and total
+    serial, every_core = (pace.contention_serial, pace.contention) if device == "cpu" else (1, 1)
+    at_load_words = (
+        f"; at this machine's present load about {duration(serial * total)} (a process alone "
+        f"runs {serial:.1f}x slower), up to {duration(every_core * total)} if its jobs keep all "
+        f"{pace.cores} cores busy ({every_core:.1f}x: isotropy.costs.contention_probe)"
+        if every_core >= 1.25 and total
         else ""
     )
     lines = [
         f"{target}: {len(jobs)} jobs to run (Snakemake's dry run), device {device}; time left: "
-        f"about {duration(total)} for {pace.cores} idle cores, start-ups included{at_load}",
+        f"about {duration(total)} for {pace.cores} idle cores, start-ups included{at_load_words}",
         *(f"  {r}: {len(by_rule[r])} jobs, {duration(sum(by_rule[r]))}" for r in costed),
         f"  {len(short)} short jobs (downloads, preparation, tables, figures): start-ups only, "
         f"{duration(sum(short))}",
