@@ -9,8 +9,9 @@ collected by :func:`isotropy.istar.runs.collect_runs` (rule ``istar_runs``).
 GPU runbook (its runs on an H200 and an H100: docs/istar-gpu.md):
 
 1. Here (CPU, seconds): check config.yaml + the overlay as the workflow does and pack what the
-   device needs into ``.istar_device/`` (git-ignored, 48 MiB beside the 6 MiB tree: under the
-   64 MiB a call carries): MiniLM as float16 safetensors, SST-2's two mirror files, plan.json::
+   device needs into ``.istar_device/`` (git-ignored, 55 MiB beside the 6 MiB tree: under the
+   64 MiB a call carries): MiniLM as float16 safetensors, SST-2's two mirror files, plan.json,
+   and pydantic for the device's Python 3.12 in ``pylib/`` (:func:`bundle_packages`, from PyPI)::
 
        ISOTROPY_MIRROR=../shared/mirror .venv/bin/python benchmarks/istar_on_device.py pack
 
@@ -20,7 +21,8 @@ GPU runbook (its runs on an H200 and an H100: docs/istar-gpu.md):
 2. On the device, one call of the device tool's ``run`` (carry ``[".istar_device"]``,
    timeout_s 570; about 7 minutes: the CUDA tests, then the measured, sized grid)::
 
-       export PYTHONPATH=src:benchmarks:tests PYTHONUNBUFFERED=1; timeout 60 python3 -m pytest
+       export PYTHONPATH=src:benchmarks:tests:.istar_device/pylib PYTHONUNBUFFERED=1; timeout 60
+       python3 -m pytest
        -q -p no:cacheprovider tests/test_finetune_cuda.py 2>&1 | tee $OUT/cuda_tests.log;
        python3 benchmarks/istar_on_device.py run --out $OUT 2>&1 | tee $OUT/run.log
 
@@ -56,6 +58,7 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -97,6 +100,38 @@ MEASURED_ROWS = 25_000
 
 
 # ----------------------------------------------------------------------------- float16 weights
+
+
+# The device's Python has torch and transformers but not pydantic, which the configuration models
+# need: the versions installed here, as wheels for its Python, unpacked into the pack's pylib/
+# (on the device: PYTHONPATH=src:PACK/pylib).
+DEVICE_PYTHON = "3.12"
+DEVICE_PACKAGES = (
+    "pydantic",
+    "pydantic_core",
+    "annotated_types",
+    "typing_inspection",
+    "typing_extensions",
+)
+
+
+def bundle_packages(dest: Path, python: str = DEVICE_PYTHON) -> list[str]:
+    """Download :data:`DEVICE_PACKAGES` at the versions installed here, as wheels for ``python``
+    on x86-64 Linux, and unpack them into ``dest / "pylib"``; the pins it bundled."""
+    import importlib.metadata
+    import tempfile
+    import zipfile
+
+    pins = [f"{name}=={importlib.metadata.version(name)}" for name in DEVICE_PACKAGES]
+    with tempfile.TemporaryDirectory() as wheels:
+        command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
+        command += ["--only-binary=:all:", "--python-version", python, "--dest", wheels]
+        command += ["--platform", "manylinux_2_17_x86_64", *pins]
+        subprocess.run(command, check=True)
+        for wheel in sorted(Path(wheels).glob("*.whl")):
+            with zipfile.ZipFile(wheel) as archive:
+                archive.extractall(dest / "pylib")
+    return pins
 
 
 def convert_weights(source: Path, dest: Path, dtype: torch.dtype) -> None:
@@ -470,6 +505,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.command == "pack":
         pack(args.config, args.mirror, args.to)
+        bundle_packages(args.to)
     elif args.command == "run":
         run_grid_on_device(args)
     else:

@@ -16,14 +16,16 @@ Runbook (the pattern of benchmarks/istar_on_device.py):
 
 1. Here (CPU, seconds): pack MiniLM as float16 weights, SST-2's two mirror files and plan.json
    (the sweep's settings, the variants, the H100 costs of docs/data/istar_gpu_whole_costs.csv)
-   into ``.rajaee_device/`` (git-ignored, about 49 MiB)::
+   and pydantic for the device's Python (``pylib/``: istar_on_device.bundle_packages) into
+   ``.rajaee_device/`` (git-ignored, about 56 MiB)::
 
        ISOTROPY_MIRROR=../shared/mirror .venv/bin/python benchmarks/rajaee_cls_on_device.py pack
 
 2. On the device, one call of the device tool's ``run`` (carry ``[".rajaee_device"]``, timeout_s
    150: the deadline, :data:`GRACE_S` for a run still going, the record)::
 
-       export PYTHONPATH=src PYTHONUNBUFFERED=1; python3 benchmarks/rajaee_cls_on_device.py
+       export PYTHONPATH=src:.rajaee_device/pylib PYTHONUNBUFFERED=1; python3
+       benchmarks/rajaee_cls_on_device.py
        run --out $OUT --deadline-s 120 2>&1 | tee $OUT/run.log
 
    It prints its estimate first, then runs one worker process per seed at once (the GPU is
@@ -53,7 +55,14 @@ import time
 from pathlib import Path
 
 import torch
-from istar_on_device import convert_weights, device_name, load_plan, versions, write_plan
+from istar_on_device import (
+    bundle_packages,
+    convert_weights,
+    device_name,
+    load_plan,
+    versions,
+    write_plan,
+)
 from rajaee_cls_learning import FOLDERS, MODEL, sweep_run
 
 from isotropy.compute import resolve_device, use_threads
@@ -334,6 +343,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.command == "pack":
         pack(args.mirror, args.to, ModelSpec(path=args.model, name="miniLM"))
+        bundle_packages(args.to)
     elif args.command == "run":
         run_sweep(args)
     else:

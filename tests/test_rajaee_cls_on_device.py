@@ -194,3 +194,23 @@ def test_device_script_packs_and_runs_the_sweep_on_the_cpu(tiny_bert, mirror_roo
     block = committed.cause_block(root)
     assert "| with the method (offline, the default) − without | 2 |" in block
     assert "centring 3 clusters − centring the whole batch (k = 1): not run" in block
+
+
+@pytest.mark.slow
+def test_the_pack_bundles_pydantic_for_the_devices_python(tmp_path):
+    """The device's Python 3.12 has no pydantic and cannot load this machine's 3.11 build (the
+    first two calls of issue 79's GPU session failed so): the pack carries the installed versions
+    as 3.12 wheels, from the package index; asked for 3.11, the same check tells the builds
+    apart."""
+    import pydantic_core
+
+    bundle = device_script().bundle_packages
+    built = {}
+    for python in ("3.12", "3.11"):
+        pins = bundle(tmp_path / python, python=python)
+        assert f"pydantic_core=={pydantic_core.__version__}" in pins
+        core = tmp_path / python / "pylib" / "pydantic_core"
+        built[python] = [path.name for path in core.glob("_pydantic_core*.so")]
+        assert (tmp_path / python / "pylib" / "pydantic" / "__init__.py").is_file()
+    assert built["3.12"] and all("cpython-312" in name for name in built["3.12"])
+    assert built["3.11"] and not any("cpython-312" in name for name in built["3.11"])
