@@ -36,6 +36,7 @@ from tiny_workflow import write_mirror_manifest
 from isotropy import sources
 from isotropy.embeddings import word_vectors
 from isotropy.io import DiskFullError
+from isotropy.readers.registry import source_files, word_vectors_file
 from isotropy.readers.sts import read_sts
 from isotropy.sources import download, layouts
 from isotropy.sources.download import RETRY, DownloadError, download_file
@@ -540,7 +541,7 @@ def test_nlpl_zip_gives_model_bin_and_loads(http, tmp_path):
         params("word2vec", [http.url("/222.zip")], kind="word_vectors"),
         tmp_path / "raw",
     )
-    path = sources.word_vectors_file(tmp_path / "raw")
+    path = word_vectors_file(tmp_path / "raw")
     assert path.name == "model.bin"
     assert word_vectors.is_word2vec_binary(path)
     loaded = word_vectors.load_word_vectors(path)
@@ -580,7 +581,7 @@ def test_mirror_word_vectors_are_glove_text(mirror_root, config, tmp_path):
     sources.fetch_source(
         "word2vec", mirror_params("word2vec", config, mirror_root), tmp_path / "raw"
     )
-    path = sources.word_vectors_file(tmp_path / "raw")
+    path = word_vectors_file(tmp_path / "raw")
     assert not word_vectors.is_word2vec_binary(path)
     vectors = word_vectors.load_word_vectors(path, limit=100)
     assert vectors.vector_size == 50 and vectors.index_to_key[0] == "the"
@@ -700,7 +701,7 @@ def test_refetch_replaces_previous_files(tmp_path, mirror_root, config):
     (raw / "stale.json").write_text("[]")
     sources.fetch_source("codwoe", mirror_params("codwoe", config, mirror_root), raw)
     assert sorted(p.name for p in raw.iterdir()) == ["en.trial.complete.json", "manifest.json"]
-    assert sources.source_files(raw) == [raw / "en.trial.complete.json"]
+    assert source_files(raw) == [raw / "en.trial.complete.json"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from local_server import reply
 
 from isotropy import sources
 from isotropy.readers.corpus import read_corpus, read_corpus_text
+from isotropy.readers.registry import read_source_manifest
 from isotropy.readers.sts import read_sts, sts_source
 from isotropy.readers.tasks import read_task_split, task_source
 from isotropy.workflow.config import with_sources
@@ -93,7 +94,7 @@ def test_classification_tasks_from_their_hub_layout(
 ):
     name = task_source(task, split)
     raw = fetch(name, config, tmp_path)
-    manifest = sources.read_source_manifest(raw)
+    manifest = read_source_manifest(raw)
     revision = config["sources"][name]["hub"]["revision"]
     assert manifest["inputs"][0]["revision"] == revision and len(revision) == 40
     assert hub[0][2]["split"] == split
@@ -302,7 +303,7 @@ def test_pinned_revisions_resolve_through_the_hub_api(recorded_hub, config, tmp_
         assert (
             f"GET /api/datasets/{hub['path']}/revision/{hub['revision']}" in recorded_hub.requests
         )
-        assert sources.read_source_manifest(raw / name)["inputs"][0]["revision"] == hub["revision"]
+        assert read_source_manifest(raw / name)["inputs"][0]["revision"] == hub["revision"]
     repo_requests = [r for r in recorded_hub.requests if "/datasets/" in r]
     assert all(any(rev in r for rev in recorded_hub.revisions.values()) for r in repo_requests)
 

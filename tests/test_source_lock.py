@@ -23,6 +23,7 @@ from isotropy import sources
 from isotropy.audit.records import FAIL, OK, walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
+from isotropy.readers.registry import input_trust, read_source_manifest
 from isotropy.sources.layouts import ArchiveError, ChecksumError
 from isotropy.sources.pins import (
     LOCK_ENV,
@@ -75,7 +76,7 @@ def test_first_download_writes_the_lock(http, tmp_path, sources_lock, monkeypatc
     assert entry["lock"]["file"] == str(sources_lock) and entry["lock"]["sha256"] == sha(V1)
     assert sources_lock.read_text().startswith("# The sources lock")
     # What a prepared data set's provenance record says it rests on.
-    trust = sources.input_trust(sources.read_source_manifest(tmp_path / "raw"))
+    trust = input_trust(read_source_manifest(tmp_path / "raw"))
     assert trust == {url: "lock (trusted on first use)"}
     # The same bytes again: accepted, the record untouched.
     fetch("lexicon", url, tmp_path / "raw")
