@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
-import subprocess
+import os
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from tiny_workflow import snakemake
 from toy_dataset import TOY_DATASET_MODULE
 
 from isotropy import readers
@@ -23,7 +23,6 @@ from isotropy.readers.pos import open_wordnet, pos_standin, read_pos_codwoe
 from isotropy.readers.snli import read_snli
 from isotropy.readers.supersense import read_supersense_tikhonov
 from isotropy.workflow import config as workflow_config
-from isotropy.workflow.config import with_sources
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MIRROR_SOURCES = [
@@ -579,11 +578,9 @@ def test_codwoe_csv_release(tmp_path):
 
 
 @pytest.mark.slow
-def test_snakemake_dry_run(tmp_path, mirror_root):
-    snakemake = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+def test_snakemake_dry_run(tmp_path, mirror_root, config):
     workdir = tmp_path / "work"
     workdir.mkdir()
-    config = with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
     config["mirror"] = str(mirror_root)
     config["supersense_source"] = "wordnet"  # the mirror lacks Tikhonov et al.'s feature file
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
@@ -596,28 +593,13 @@ def test_snakemake_dry_run(tmp_path, mirror_root):
         f'"{REPO_ROOT}/rules/data.smk"\n'
         f"rule all:\n    input: {targets!r}\n"
     )
-    env = {**__import__("os").environ}
-    env.pop(download.MIRROR_ENV, None)
-    result = subprocess.run(
-        [snakemake, "-n", "--cores", "1", "--quiet", "rules"],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,  # a guard against a hang: a dry run took over 120 s at load 6
-    )
+    env = {key: value for key, value in os.environ.items() if key != download.MIRROR_ENV}
+    result = snakemake("-n", "--quiet", "rules", cwd=workdir, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     summary = result.stdout + result.stderr
     assert "download_source" in summary and "prepare_dataset" in summary
     # A task the mirror lacks fails its download job, whose log names the file.
-    result = subprocess.run(
-        [snakemake, "--cores", "1", "resources/raw/glue_mnli/manifest.json"],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    result = snakemake("resources/raw/glue_mnli/manifest.json", cwd=workdir, env=env)
     assert result.returncode != 0
     log = workdir / "logs/resources/raw/glue_mnli/manifest.log"
     assert "lacks glue/MNLI/train.tsv" in log.read_text(encoding="utf-8")
