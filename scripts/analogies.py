@@ -6,17 +6,17 @@ from pathlib import Path
 
 from gensim.test.utils import datapath
 
-from isotropy import sources
 from isotropy.embeddings.word_vectors import load_word_vectors
 from isotropy.geometry import analogies
 from isotropy.geometry.tables import write_table
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
+from isotropy.readers.registry import word_vectors_file
 
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
-    path = sources.word_vectors_file(Path(snakemake.input.manifest).parent)
+    path = word_vectors_file(Path(snakemake.input.manifest).parent)
     vectors = load_word_vectors(path)
     questions = datapath("questions-words.txt")  # the analogy set gensim ships
     named = analogies.standard_transforms(vectors.vector_size)

@@ -2,19 +2,19 @@
 
 from pathlib import Path
 
-from isotropy import sources
 from isotropy.embeddings.word_vectors import load_word_vectors
 from isotropy.geometry.layers import static_geometry
 from isotropy.geometry.tables import write_table
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
+from isotropy.readers.registry import word_vectors_file
 
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
     params = snakemake.params
     seed = int(snakemake.wildcards.seed)
-    path = sources.word_vectors_file(Path(snakemake.input.manifest).parent)
+    path = word_vectors_file(Path(snakemake.input.manifest).parent)
     vectors = load_word_vectors(path, limit=params.max_words).vectors
     cosine, lid = static_geometry(
         vectors,

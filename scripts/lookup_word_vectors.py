@@ -10,8 +10,8 @@ from isotropy.embeddings.word_vectors import load_word_vectors
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
+from isotropy.readers.registry import word_vectors_file
 from isotropy.sensitivity import rms_centred_norm
-from isotropy.sources import word_vectors_file
 
 
 def main(snakemake):

@@ -8,8 +8,12 @@ from pathlib import Path
 
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
-from isotropy.readers.registry import prepare_dataset, write_dataset
-from isotropy.sources import input_trust, read_source_manifest
+from isotropy.readers.registry import (
+    input_trust,
+    prepare_dataset,
+    read_source_manifest,
+    write_dataset,
+)
 
 
 def main(snakemake) -> None:

@@ -2,9 +2,9 @@
 fixture of tests/conftest.py), and what real servers do, replayed on it.
 
 A test sets what a path answers in ``http.routes``: bytes (served as a static file server
-does: 200 with a length and an ETag, or 206 with the exact Content-Range for a Range request)
-or a function ``(handler, n)`` of the request and its number on that path (1, 2, …), which
-answers with the helpers below. ``http.seen`` keeps each path's request headers.
+does: 200 with a length, an ETag and ``Accept-Ranges``) or a function ``(handler, n)`` of the
+request and its number on that path (1, 2, …), which answers with the helpers below.
+``http.seen`` keeps each path's request headers (404 for a path without a route).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ Route = bytes | Callable[[BaseHTTPRequestHandler, int], None]
 
 
 class Server(ThreadingHTTPServer):
-    """An HTTP/1.1 server on a free port of 127.0.0.1 answering from ``routes`` (404 for the
-    rest, or ``fallback``: a function of every other request), over TLS with ``tls``."""
+    """An HTTP/1.1 server on a free port of 127.0.0.1 answering from ``routes``, over TLS with
+    ``tls``."""
 
     daemon_threads = True
 
@@ -36,7 +36,6 @@ class Server(ThreadingHTTPServer):
         self.scheme = "https" if tls else "http"
         self.routes: dict[str, Route] = {}
         self.seen: dict[str, list[dict[str, str]]] = {}
-        self.fallback: Callable[[BaseHTTPRequestHandler, int], None] | None = None
         self.thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.02})
         self.thread.daemon = True
         self.thread.start()
@@ -47,7 +46,6 @@ class Server(ThreadingHTTPServer):
     def reset(self) -> None:
         self.routes.clear()
         self.seen.clear()
-        self.fallback = None
 
     def close(self) -> None:
         self.shutdown()
@@ -58,7 +56,7 @@ class Server(ThreadingHTTPServer):
         path = urlsplit(handler.path).path
         calls = self.seen.setdefault(path, [])
         calls.append(dict(handler.headers))
-        route = self.routes.get(path, self.fallback)
+        route = self.routes.get(path)
         if route is None:
             reply(handler, 404)
         elif isinstance(route, bytes):
@@ -74,8 +72,6 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self.server.answer(self)
 
-    do_HEAD = do_GET
-
     def log_message(self, *args) -> None:  # keep test output quiet
         pass
 
@@ -83,21 +79,14 @@ class _Handler(BaseHTTPRequestHandler):
 def reply(handler, status: int, body: bytes = b"", **headers: str) -> None:
     """One answer with its Content-Length (``Retry_After=`` → ``Retry-After:``)."""
     reply_head(handler, status, Content_Length=str(len(body)), **headers)
-    if handler.command != "HEAD":
-        handler.wfile.write(body)
+    handler.wfile.write(body)
 
 
 def static_file(handler, data: bytes) -> None:
-    """As nginx or GitHub's raw server serve a file: a ``Range: bytes=N-`` request (whose
-    If-Range matches) gets 206 and the rest of the file, any other the whole file."""
+    """As nginx or GitHub's raw server serve a file, offering ranges (the download never asks
+    for one: tests/test_download.py checks that)."""
     etag = f'"{hashlib.sha1(data).hexdigest()}"'
-    wanted = handler.headers.get("Range")
-    if wanted and handler.headers.get("If-Range", etag) == etag:
-        start = int(wanted.removeprefix("bytes=").rstrip("-"))
-        span = f"bytes {start}-{len(data) - 1}/{len(data)}"
-        reply(handler, 206, data[start:], Content_Range=span, ETag=etag)
-    else:
-        reply(handler, 200, data, ETag=etag, Accept_Ranges="bytes")
+    reply(handler, 200, data, ETag=etag, Accept_Ranges="bytes")
 
 
 def gzipped(data: bytes, always: bool = False) -> Callable[[BaseHTTPRequestHandler, int], None]:

@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 from local_server import (
     Server,
     chunked,
@@ -36,12 +35,12 @@ from tiny_workflow import write_mirror_manifest
 from isotropy import sources
 from isotropy.embeddings import word_vectors
 from isotropy.io import DiskFullError
+from isotropy.readers.registry import source_files, word_vectors_file
 from isotropy.readers.sts import read_sts
 from isotropy.sources import download, layouts
 from isotropy.sources.download import RETRY, DownloadError, download_file
 from isotropy.sources.layouts import ArchiveError, ChecksumError
 from isotropy.sources.pins import UnverifiedFileError
-from isotropy.workflow.config import with_sources
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,17 +60,16 @@ def fetch(http, path: str, dest: Path, sha256: str | None = None, **options) -> 
     return download_file(http.url(path), dest, sha256, **options)
 
 
-def test_a_static_file_is_saved_with_its_sha256(http, tmp_path, clock):
-    http.routes["/a.txt"] = DATA
-    assert fetch(http, "/a.txt", tmp_path / "a.txt", sha(DATA), clock=clock) == sha(DATA)
-    assert (tmp_path / "a.txt").read_bytes() == DATA and clock.slept == []
-
-
-def test_a_download_logs_its_progress_against_the_sent_length(http, tmp_path, clock, caplog):
+def test_a_static_file_is_saved_with_its_sha256_and_its_progress_logged(
+    http, tmp_path, clock, caplog
+):
     http.routes["/a.txt"] = DATA
     with caplog.at_level("INFO", logger="isotropy.progress"):
-        fetch(http, "/a.txt", tmp_path / "a.txt", sha(DATA), clock=clock)
-    assert "a.txt: bytes: 102,400/102,400 (100.0%)" in caplog.text
+        assert fetch(http, "/a.txt", tmp_path / "a.txt", sha(DATA), clock=clock) == sha(DATA)
+    assert (tmp_path / "a.txt").read_bytes() == DATA and clock.slept == []
+    assert "a.txt: bytes: 102,400/102,400 (100.0%)" in caplog.text  # against the sent length
+    http.routes["/c.txt"] = lambda h, n: chunked(h, DATA, complete=True)  # no length sent
+    assert fetch(http, "/c.txt", tmp_path / "c.txt") == sha(DATA)
 
 
 def test_a_redirect_is_followed_to_the_file(http, tmp_path):
@@ -81,25 +79,26 @@ def test_a_redirect_is_followed_to_the_file(http, tmp_path):
     assert fetch(http, "/latest/a.bin", tmp_path / "a.bin", sha(DATA)) == sha(DATA)
 
 
-def test_a_redirect_loop_names_the_url(http, tmp_path, clock):
-    http.routes["/a"] = lambda h, n: reply(h, 302, Location="/b")
-    http.routes["/b"] = lambda h, n: reply(h, 302, Location="/a")
+@pytest.mark.parametrize(
+    "redirects, message",
+    [
+        ({"/a": "/b", "/b": "/a"}, "too many redirects"),
+        ({"/a": "file:///etc/passwd"}, "redirected to an address that is not http(s)"),
+    ],
+)
+def test_a_redirect_loop_or_one_to_a_local_file_names_the_url(
+    http, tmp_path, clock, redirects, message
+):
+    for path, target in redirects.items():
+        http.routes[path] = lambda h, n, target=target: reply(h, 302, Location=target)
     with pytest.raises(DownloadError) as info:
         fetch(http, "/a", tmp_path / "a", clock=clock)
-    assert http.url("/a") in str(info.value) and "too many redirects" in str(info.value)
+    assert http.url("/a") in str(info.value) and message in str(info.value)
     assert not (tmp_path / "a").exists()
 
 
-def test_a_redirect_to_a_local_file_is_refused_naming_the_url(http, tmp_path):
-    http.routes["/x"] = lambda h, n: reply(h, 302, Location="file:///etc/passwd")
-    with pytest.raises(DownloadError) as info:
-        fetch(http, "/x", tmp_path / "x")
-    assert http.url("/x") in str(info.value) and "not http(s)" in str(info.value)
-    assert not (tmp_path / "x").exists()
-
-
 @pytest.mark.parametrize("path", ["/data/words.txt", "/rt-polaritydata.tar.gz"])
-def test_a_server_that_gzips_on_request_sends_the_published_bytes(http, tmp_path, path):
+def test_a_gzipped_body_is_kept_as_sent(http, tmp_path, path):
     # GitHub's raw server gzips text for a client that accepts gzip: asked for identity, it
     # sends the published file, whose sha256 the pin is.
     original = words_and_tarball()[path]
@@ -107,34 +106,24 @@ def test_a_server_that_gzips_on_request_sends_the_published_bytes(http, tmp_path
     assert fetch(http, path, tmp_path / "f", sha(original)) == sha(original)
     assert (tmp_path / "f").read_bytes() == original
     assert http.seen[path][0]["Accept-Encoding"] == "identity"
-
-
-@pytest.mark.parametrize("path", ["/data/words.txt", "/rt-polaritydata.tar.gz"])
-def test_a_body_gzipped_against_the_request_is_kept_as_sent_and_refused(http, tmp_path, path):
     # A server that gzips whatever it is asked sends other bytes: kept as sent, never inflated,
     # so the pin refuses them and nothing is kept.
-    original = words_and_tarball()[path]
     http.routes[path] = gzipped(original, always=True)
     with pytest.raises(ChecksumError, match="sha256 mismatch"):
-        fetch(http, path, tmp_path / "f", sha(original))
-    assert list(tmp_path.iterdir()) == []
+        fetch(http, path, tmp_path / "g", sha(original))
+    assert not (tmp_path / "g").exists()
     assert fetch(http, path, tmp_path / "g") == sha(gzip.compress(original, mtime=0))
 
 
-def test_a_gz_file_merely_labelled_gzip_is_kept_as_sent(http, tmp_path):
+def test_a_body_labelled_gzip_is_kept_as_sent_never_inflated(http, tmp_path):
     # Apache's `AddEncoding x-gzip .gz` labels a .gz file's own bytes Content-Encoding: gzip.
     tarball = words_and_tarball()["/rt-polaritydata.tar.gz"]
     http.routes["/rt.tar.gz"] = lambda h, n: reply(h, 200, tarball, Content_Encoding="gzip")
     assert fetch(http, "/rt.tar.gz", tmp_path / "f", sha(tarball)) == sha(tarball)
-
-
-def test_a_content_encoding_bomb_is_never_inflated(http, tmp_path):
-    plain = b"\0" * (8 << 20)
-    body = gzip.compress(plain)
-    assert len(body) < 64 << 10
-    http.routes["/words.txt"] = lambda h, n: reply(h, 200, body, Content_Encoding="gzip")
-    assert fetch(http, "/words.txt", tmp_path / "w", max_bytes=1 << 20) == sha(body)
-    assert (tmp_path / "w").stat().st_size == len(body)
+    bomb = gzip.compress(b"\0" * (8 << 20))  # 8 MiB in a few kB: kept as the few kB sent
+    http.routes["/words.txt"] = lambda h, n: reply(h, 200, bomb, Content_Encoding="gzip")
+    assert fetch(http, "/words.txt", tmp_path / "w", max_bytes=1 << 20) == sha(bomb)
+    assert (tmp_path / "w").stat().st_size == len(bomb) < 64 << 10
 
 
 def test_503_with_retry_after_is_waited_out_then_fetched(http, tmp_path, clock):
@@ -171,45 +160,34 @@ def test_404_fails_at_once(http, tmp_path, clock):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_connection_dropped_mid_stream_is_fetched_again_whole(http, tmp_path, clock):
+def short_body(handler, data: bytes) -> None:
+    """The whole length announced, 10 bytes sent, the connection closed cleanly."""
+    reply_head(handler, 200, Content_Length=str(len(data)))
+    handler.wfile.write(data[:10])
+    handler.close_connection = True
+
+
+def unasked_206(handler, data: bytes) -> None:
+    part = f"bytes 100-{len(data) - 1}/{len(data)}"
+    reply(handler, 206, data[100:], Content_Range=part)
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        lambda h: cut_after(h, DATA, 40_000),  # a connection dropped mid-stream
+        lambda h: short_body(h, DATA),
+        lambda h: unasked_206(h, DATA),
+        lambda h: chunked(h, DATA, complete=False),  # a chunked body cut before its last chunk
+    ],
+    ids=["dropped", "shorter-than-its-length", "206-nobody-asked-for", "chunked-cut"],
+)
+def test_a_body_cut_short_is_fetched_again_whole(http, tmp_path, clock, first):
     # The server offers ranges, but a retry asks for the whole file (no resumption: issue 70).
-    http.routes["/big.bin"] = lambda h, n: (
-        cut_after(h, DATA, 40_000) if n == 1 else static_file(h, DATA)
-    )
-    assert fetch(http, "/big.bin", tmp_path / "big.bin", clock=clock) == sha(DATA)
-    assert (tmp_path / "big.bin").read_bytes() == DATA
-    assert [("Range" in headers) for headers in http.seen["/big.bin"]] == [False, False]
-
-
-def test_a_body_shorter_than_its_content_length_is_retried(http, tmp_path, clock):
-    def short_then_whole(handler, n):
-        if n == 1:  # announces the whole length, sends 10 bytes, closes cleanly
-            reply_head(handler, 200, Content_Length=str(len(DATA)))
-            handler.wfile.write(DATA[:10])
-            handler.close_connection = True
-        else:
-            static_file(handler, DATA)
-
-    http.routes["/f"] = short_then_whole
+    http.routes["/f"] = lambda h, n: first(h) if n == 1 else static_file(h, DATA)
     assert fetch(http, "/f", tmp_path / "f", clock=clock) == sha(DATA)
-    assert len(http.seen["/f"]) == 2
-
-
-def test_a_206_nobody_asked_for_is_not_kept(http, tmp_path, clock):
-    part = f"bytes 100-{len(DATA) - 1}/{len(DATA)}"
-    http.routes["/f"] = lambda h, n: (
-        reply(h, 206, DATA[100:], Content_Range=part) if n == 1 else static_file(h, DATA)
-    )
-    assert fetch(http, "/f", tmp_path / "f", clock=clock) == sha(DATA)
-    assert (tmp_path / "f").read_bytes() == DATA and len(http.seen["/f"]) == 2
-
-
-def test_a_chunked_body_is_kept_whole_and_a_cut_one_retried(http, tmp_path, clock):
-    http.routes["/whole.bin"] = lambda h, n: chunked(h, DATA, complete=True)
-    assert fetch(http, "/whole.bin", tmp_path / "w") == sha(DATA)
-    http.routes["/cut.bin"] = lambda h, n: chunked(h, DATA, complete=n > 1)
-    assert fetch(http, "/cut.bin", tmp_path / "c", clock=clock) == sha(DATA)
-    assert len(http.seen["/cut.bin"]) == 2 and (tmp_path / "c").read_bytes() == DATA
+    assert (tmp_path / "f").read_bytes() == DATA
+    assert [("Range" in headers) for headers in http.seen["/f"]] == [False, False]
 
 
 @pytest.fixture(scope="module")
@@ -302,21 +280,23 @@ def test_a_body_beyond_its_limit_is_stopped_as_it_arrives(http, tmp_path, limit,
     assert done.wait(timeout=60) and sent[0] < len(piece) * pieces
 
 
-def test_a_size_pin_is_enforced(http, tmp_path):
+@pytest.mark.parametrize(
+    "pin, message",
+    [
+        ({"size": 4}, r"size mismatch .*: pinned 4 bytes \(sources.x.bytes\), got 5 bytes"),
+        (
+            {"sha256": sha(b"1234")},  # a changed upstream file: both hashes and the remedy
+            rf"sha256 mismatch for .*f.txt: pinned {sha(b'1234')} \(sources.x.sha256\), got "
+            rf"{sha(b'12345')}; .*accept it deliberately: set sources.x.sha256 to {sha(b'12345')}",
+        ),
+    ],
+)
+def test_a_pin_that_does_not_match_leaves_no_file(http, tmp_path, pin, message):
     http.routes["/f.txt"] = b"12345"
-    with pytest.raises(
-        ChecksumError, match=r"size mismatch .*pinned 4 bytes \(sources.x.bytes\), got 5"
-    ):
-        fetch(http, "/f.txt", tmp_path / "f", size=4, source="x")
-    assert fetch(http, "/f.txt", tmp_path / "f", size=5) == sha(b"12345")
-
-
-def test_checksum_mismatch_leaves_no_file(http, tmp_path):
-    http.routes["/f"] = b"actual content"
-    with pytest.raises(ChecksumError, match="sha256 mismatch") as info:
-        fetch(http, "/f", tmp_path / "f", sha(b"expected content"))
-    assert sha(b"actual content") in str(info.value)
+    with pytest.raises(ChecksumError, match=message):
+        fetch(http, "/f.txt", tmp_path / "f", source="x", **pin)
     assert list(tmp_path.iterdir()) == []  # neither the file nor a partial temp file
+    assert fetch(http, "/f.txt", tmp_path / "f", size=5) == sha(b"12345")
 
 
 def test_file_url_is_copied_with_checks(tmp_path):
@@ -411,11 +391,6 @@ def mirror_params(name: str, config: dict, mirror: Path) -> dict:
     return p
 
 
-@pytest.fixture(scope="module")
-def config() -> dict:
-    return with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
-
-
 @pytest.fixture
 def online(monkeypatch):
     """Sources fetched from their URLs, never from a mirror."""
@@ -502,17 +477,6 @@ def test_mrpc_rebuilt_like_glue_equals_mirror_train(http, tmp_path, mirror_root)
     assert len(rebuilt) - 1 == 3668
 
 
-def test_failed_fetch_leaves_nothing(http, tmp_path):
-    http.routes["/SST-2.zip"] = zip_bytes({"SST-2/train.tsv": b"sentence\tlabel\n"})
-    with pytest.raises(ChecksumError):
-        sources.fetch_source(
-            "glue_sst2",
-            params("glue_sst2", [http.url("/SST-2.zip")], pins=[sha(b"other")]),
-            tmp_path / "raw",
-        )
-    assert list((tmp_path / "raw").iterdir()) == []
-
-
 def test_archive_without_expected_member_is_an_error(http, tmp_path):
     http.routes["/RTE.zip"] = zip_bytes({"RTE/dev.tsv": b"x"})
     with pytest.raises(ValueError, match="none of the expected files"):
@@ -540,7 +504,7 @@ def test_nlpl_zip_gives_model_bin_and_loads(http, tmp_path):
         params("word2vec", [http.url("/222.zip")], kind="word_vectors"),
         tmp_path / "raw",
     )
-    path = sources.word_vectors_file(tmp_path / "raw")
+    path = word_vectors_file(tmp_path / "raw")
     assert path.name == "model.bin"
     assert word_vectors.is_word2vec_binary(path)
     loaded = word_vectors.load_word_vectors(path)
@@ -580,7 +544,7 @@ def test_mirror_word_vectors_are_glove_text(mirror_root, config, tmp_path):
     sources.fetch_source(
         "word2vec", mirror_params("word2vec", config, mirror_root), tmp_path / "raw"
     )
-    path = sources.word_vectors_file(tmp_path / "raw")
+    path = word_vectors_file(tmp_path / "raw")
     assert not word_vectors.is_word2vec_binary(path)
     vectors = word_vectors.load_word_vectors(path, limit=100)
     assert vectors.vector_size == 50 and vectors.index_to_key[0] == "the"
@@ -666,20 +630,6 @@ def test_a_plain_source_needs_no_layout_code(tmp_path, monkeypatch):
     assert not (tmp_path / "raw2/a.tsv").exists()
 
 
-def test_mirror_file_checked_against_mirror_manifest(tmp_path, config):
-    mirror = tmp_path / "mirror"
-    (mirror / "supersense").mkdir(parents=True)
-    (mirror / "supersense/words.txt").write_text("dog\ncat\n")
-    (mirror / "MANIFEST.tsv").write_text(
-        f"path\tbytes\tsha256\nsupersense/words.txt\t8\t{sha(b'other')}\n"
-    )
-    with pytest.raises(ChecksumError, match="MANIFEST.tsv"):
-        sources.fetch_source(
-            "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
-        )
-    assert not (tmp_path / "raw" / "words.txt").exists()
-
-
 def test_mirror_polarity_wrong_encoding_names_file_and_line(tmp_path, config):
     mirror = tmp_path / "mirror"
     (mirror / "polarity").mkdir(parents=True)
@@ -700,7 +650,7 @@ def test_refetch_replaces_previous_files(tmp_path, mirror_root, config):
     (raw / "stale.json").write_text("[]")
     sources.fetch_source("codwoe", mirror_params("codwoe", config, mirror_root), raw)
     assert sorted(p.name for p in raw.iterdir()) == ["en.trial.complete.json", "manifest.json"]
-    assert sources.source_files(raw) == [raw / "en.trial.complete.json"]
+    assert source_files(raw) == [raw / "en.trial.complete.json"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -756,43 +706,24 @@ def test_mirror_manifest_row_without_sha256_and_bytes_is_an_error_naming_the_lin
     assert list((tmp_path / "raw").iterdir()) == []
 
 
-def test_mirror_file_of_another_size_is_refused_even_with_its_hash(tmp_path, config):
+@pytest.mark.parametrize(
+    "row, message",
+    [  # the row of another file (or the file edited since); the row of another size
+        (f"8\t{sha(b'other')}", "sha256 mismatch .*its MANIFEST.tsv entry"),
+        ("9\t" + sha(b"dog\ncat\n"), r"size mismatch .*: pinned 9 bytes, got 8"),
+    ],
+)
+def test_a_mirror_file_unlike_its_manifest_row_is_refused_not_blaming_the_config(
+    tmp_path, config, row, message
+):
     mirror = small_mirror(tmp_path, manifest=False)
-    digest = sha(b"dog\ncat\n")
-    (mirror / "MANIFEST.tsv").write_text(
-        f"path\tbytes\tsha256\nsupersense/words.txt\t9\t{digest}\n"
-    )
-    with pytest.raises(ChecksumError, match=r"size mismatch .*: pinned 9 bytes, got 8"):
+    (mirror / "MANIFEST.tsv").write_text(f"path\tbytes\tsha256\nsupersense/words.txt\t{row}\n")
+    with pytest.raises(ChecksumError, match=message) as info:
         sources.fetch_source(
             "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
         )
-    assert list((tmp_path / "raw").iterdir()) == []
-
-
-def test_checked_against_names_only_what_was_compared(tmp_path, config):
-    mirror = small_mirror(tmp_path)
-    manifest = sources.fetch_source(
-        "supersense_words",
-        mirror_params("supersense_words", unpinned_words(config), mirror),
-        tmp_path / "raw",
-    )
-    assert manifest["inputs"][0]["checked_against"] == ["MANIFEST.tsv"]
-
-
-def test_mirror_manifest_mismatch_does_not_blame_the_config(tmp_path, config):
-    mirror = small_mirror(tmp_path)
-    (mirror / "supersense/words.txt").write_bytes(
-        b"dog\ncow\n"
-    )  # edited after MANIFEST.tsv was written
-    with pytest.raises(ChecksumError) as info:
-        sources.fetch_source(
-            "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
-        )
-    message = str(info.value)
-    assert (
-        "(its MANIFEST.tsv entry)" in message and "restore it from the original source" in message
-    )
-    assert "config" not in message
+    assert "restore it from the original source" in str(info.value)
+    assert "config" not in str(info.value)
     assert list((tmp_path / "raw").iterdir()) == []
 
 
@@ -805,10 +736,6 @@ def test_config_pin_of_a_file_the_mirror_lacks_pins_only_the_download(tmp_path, 
     p["sha256"] = [sha(b"the tarball")]
     manifest = sources.fetch_source("supersense_words", p, tmp_path / "raw")
     assert manifest["inputs"][0]["checked_against"] == ["MANIFEST.tsv"]
-    (mirror / "MANIFEST.tsv").unlink()
-    with pytest.raises(UnverifiedFileError, match="has no MANIFEST.tsv"):
-        sources.fetch_source("supersense_words", p, tmp_path / "raw2")
-    assert list((tmp_path / "raw2").iterdir()) == []
 
 
 def unpinned_words(config: dict) -> dict:
@@ -835,34 +762,9 @@ def test_mirror_without_manifest_is_refused(tmp_path, config):
     with pytest.raises(UnverifiedFileError, match="MANIFEST.tsv does not list it"):
         sources.fetch_source("supersense_words", p, tmp_path / "raw")
     assert list((tmp_path / "raw").iterdir()) == []
-
-
-def test_unverifiable_mirror_files_stop_the_download_job(tmp_path, config, monkeypatch):
-    config = unpinned_words(config)
-    mirror = small_mirror(tmp_path, manifest=False)
-    monkeypatch.setenv(sources.MIRROR_ENV, str(mirror))
-    params = sources.source_params(config, "supersense_words")
-    with pytest.raises(
-        UnverifiedFileError,
-        match=r"supersense/words.txt cannot be checked \(.* has no MANIFEST.tsv\)",
-    ):
-        sources.fetch_source("supersense_words", params, tmp_path / "raw")
-    write_mirror_manifest(mirror)
-    sources.fetch_source("supersense_words", params, tmp_path / "raw")
-
-
-def test_url_ending_in_dot_dot_is_named(tmp_path):
-    with pytest.raises(
-        ValueError,
-        match=r"URL 'http://127.0.0.1:9/data/%2e%2e' ends in '..' once decoded, which is "
-        r"not a file name; give the address of the file itself",
-    ):
-        sources.fetch_source(
-            "supersense_words",
-            params("supersense_words", ["http://127.0.0.1:9/data/%2e%2e"]),
-            tmp_path / "raw",
-        )
-    assert list((tmp_path / "raw").iterdir()) == []
+    write_mirror_manifest(mirror)  # listed: checked against its row, and nothing else
+    manifest = sources.fetch_source("supersense_words", p, tmp_path / "raw")
+    assert manifest["inputs"][0]["checked_against"] == ["MANIFEST.tsv"]
 
 
 def fetch_glue_archive(http, tmp_path, archive: bytes, suffix: str = "zip", **limits) -> dict:
@@ -880,18 +782,12 @@ def test_zip_bomb_is_refused_by_unpacked_size(http, tmp_path):
         fetch_glue_archive(http, tmp_path, archive, max_extracted_bytes=1 << 20)
     assert str(info.value) == (
         "archive SST-2.zip unpacks to more than 1048576 bytes (at member 'SST-2/train.tsv'), which "
-        "looks like a "
-        "decompression bomb; check the source, or raise downloads.max_extracted_bytes in the "
-        "config if it is known "
-        "to be right"
+        "looks like a decompression bomb; check the source, or raise "
+        "downloads.max_extracted_bytes in the config if it is known to be right"
     )
     assert list((tmp_path / "raw").iterdir()) == []
-    assert (
-        fetch_glue_archive(http, tmp_path, archive, max_extracted_bytes=16 << 20)["files"][0][
-            "path"
-        ]
-        == "train.tsv"
-    )
+    manifest = fetch_glue_archive(http, tmp_path, archive, max_extracted_bytes=16 << 20)
+    assert manifest["files"][0]["path"] == "train.tsv"
 
 
 def test_size_is_counted_as_read_not_as_declared(http, tmp_path):
@@ -938,36 +834,29 @@ def crafted(name: str, kind: bytes = tarfile.REGTYPE, target: str = "") -> tarfi
 
 
 @pytest.mark.parametrize(
-    "member",
+    "suffix, member",
     [
-        crafted("../../escaped.txt"),
-        crafted("/tmp/escaped-absolute.txt"),
-        crafted("SST-2/link", tarfile.SYMTYPE, "/etc/passwd"),
-        crafted("SST-2/up", tarfile.SYMTYPE, "../../.."),
-        crafted("SST-2/hard", tarfile.LNKTYPE, "../../outside.txt"),
+        ("tar.gz", crafted("../../escaped.txt")),
+        ("tar.gz", crafted("/tmp/escaped-absolute.txt")),
+        ("tar.gz", crafted("SST-2/link", tarfile.SYMTYPE, "/etc/passwd")),
+        ("tar.gz", crafted("SST-2/up", tarfile.SYMTYPE, "../../..")),
+        ("tar.gz", crafted("SST-2/hard", tarfile.LNKTYPE, "../../outside.txt")),
+        ("zip", "../../escaped.txt"),
+        ("zip", "/tmp/escaped-absolute.txt"),
     ],
-    ids=["dotdot", "absolute", "symlink-absolute", "symlink-up", "hardlink-outside"],
+    ids=["dotdot", "absolute", "symlink-absolute", "symlink-up", "hardlink", "zip-up", "zip-abs"],
 )
-def test_crafted_tar_members_are_refused_and_write_nothing(http, tmp_path, member):
+def test_crafted_archive_members_are_refused_and_write_nothing(http, tmp_path, suffix, member):
+    if suffix == "zip":  # a good train.tsv and the crafted member, as tar_with makes them
+        name, archive = member, zip_bytes({"SST-2/train.tsv": b"s\tlabel\nok\t1\n", member: b"x"})
+    else:
+        name, archive = member.name, tar_with(member)
     before = sorted(p for p in tmp_path.rglob("*"))
-    with pytest.raises(
-        ArchiveError, match=rf"archive SST-2.tar.gz: member '{re.escape(member.name)}' "
-    ):
-        fetch_glue_archive(http, tmp_path, tar_with(member), "tar.gz")
+    with pytest.raises(ArchiveError, match=rf"archive SST-2.{suffix}: member '{re.escape(name)}' "):
+        fetch_glue_archive(http, tmp_path, archive, suffix)
     assert list((tmp_path / "raw").iterdir()) == []
     assert sorted(p for p in tmp_path.rglob("*")) == before + [tmp_path / "raw"]
     assert not Path("/tmp/escaped-absolute.txt").exists()
-
-
-@pytest.mark.parametrize("name", ["../../escaped.txt", "/tmp/escaped-absolute.txt"])
-def test_crafted_zip_members_are_refused(http, tmp_path, name):
-    archive = zip_bytes({"SST-2/train.tsv": b"sentence\tlabel\nok\t1\n", name: b"escaped\n"})
-    with pytest.raises(
-        ArchiveError, match=rf"member '{re.escape(name)}' would unpack outside its folder"
-    ):
-        fetch_glue_archive(http, tmp_path, archive)
-    assert list((tmp_path / "raw").iterdir()) == []
-    assert not (tmp_path.parent / "escaped.txt").exists()
 
 
 def sst5_hub_config(hub: dict) -> dict:
@@ -1104,27 +993,27 @@ def test_a_full_disk_while_laying_out_a_source_names_the_source(http, tmp_path, 
 # Duplicate archive members (issue 34.6)
 
 
-def test_a_polarity_tarball_with_a_second_rt_polarity_pos_is_refused(http, tmp_path):
-    tarball = tar_gz(
-        {
-            "rt-polaritydata/rt-polarity.pos": b"a fine film\n",
-            "rt-polaritydata/rt-polarity.neg": b"a dull film\n",
-            "old/rt-polarity.pos": b"injected text\n",
-        }
-    )
-    http.routes["/rt-polaritydata.tar.gz"] = tarball
+@pytest.mark.parametrize(
+    "source, archive, named",
+    [
+        (
+            "polarity",
+            "rt-polaritydata.tar.gz",
+            {"rt-polaritydata/rt-polarity.neg": b"a dull film\n", "old/rt-polarity.pos": b"bad\n"},
+        ),
+        ("glue_sst2", "SST-2.zip", {"x/train.tsv": b"evil\n"}),
+    ],
+)
+def test_an_archive_with_two_members_of_one_name_is_refused(http, tmp_path, source, archive, named):
+    wanted = "rt-polarity.pos" if source == "polarity" else "train.tsv"
+    real = {f"{Path(archive).stem}/{wanted}": b"sentence\tlabel\na\t1\n"}
+    pack = tar_gz if archive.endswith(".tar.gz") else zip_bytes
+    http.routes[f"/{archive}"] = pack(real | named)
     with pytest.raises(ArchiveError) as info:
-        fetch_source_of("polarity", [http.url("/rt-polaritydata.tar.gz")], tmp_path / "raw")
-    assert "two members named rt-polarity.pos" in str(info.value)
-    assert "'old/rt-polarity.pos'" in str(info.value)
+        fetch_source_of(source, [http.url(f"/{archive}")], tmp_path / "raw")
+    extra = next(name for name in named if name.endswith(wanted))
+    assert f"two members named {wanted}" in str(info.value) and repr(extra) in str(info.value)
     assert list((tmp_path / "raw").iterdir()) == []
-
-
-def test_a_glue_zip_with_two_train_files_is_refused(http, tmp_path):
-    archive = zip_bytes({"SST-2/train.tsv": b"sentence\tlabel\na\t1\n", "x/train.tsv": b"evil\n"})
-    http.routes["/SST-2.zip"] = archive
-    with pytest.raises(ArchiveError, match="two members named train.tsv"):
-        fetch_source_of("glue_sst2", [http.url("/SST-2.zip")], tmp_path / "r")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1150,23 +1039,6 @@ def test_every_url_source_is_pinned_or_said_to_be_unpinned(config):
         block = " ".join(text[text.index(f"\n  {name}:") :][:600].replace("#", " ").split())
         assert "UNPINNED: no public code found pins this file" in block, name
         assert "it rests on the sources lock" in block, name
-
-
-def test_a_changed_upstream_file_is_refused_with_both_hashes_and_the_remedy(
-    http, tmp_path, config, online
-):
-    new = b"a changed file\n"
-    http.routes["/SICK_test_annotated.txt"] = new
-    source = copy.deepcopy(config["sources"]["hf_sickr_test"])
-    source.update(url=http.url("/SICK_test_annotated.txt"), git_blob=None, bytes=None)
-    params = sources.source_params({"sources": {"hf_sickr_test": source}}, "hf_sickr_test")
-    with pytest.raises(ChecksumError) as info:
-        sources.fetch_source("hf_sickr_test", params, tmp_path / "raw")
-    message = str(info.value)
-    assert http.url("/SICK_test_annotated.txt") in message
-    assert source["sha256"] in message and sha(new) in message
-    assert f"accept it deliberately: set sources.hf_sickr_test.sha256 to {sha(new)}" in message
-    assert list((tmp_path / "raw").iterdir()) == []
 
 
 def test_an_ftp_url_is_refused_by_the_schema_naming_the_key(config):

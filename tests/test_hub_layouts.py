@@ -3,34 +3,18 @@
 
 from __future__ import annotations
 
-import copy
-import hashlib
-import json
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
-import pandas as pd
 import pytest
-import yaml
-from local_server import reply
 
 from isotropy import sources
 from isotropy.readers.corpus import read_corpus, read_corpus_text
-from isotropy.readers.sts import read_sts, sts_source
+from isotropy.readers.registry import read_source_manifest
+from isotropy.readers.sts import SEMEVAL_STS, read_sts, sts_source
 from isotropy.readers.tasks import read_task_split, task_source
-from isotropy.workflow.config import with_sources
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYOUTS = ROOT / "tests" / "data" / "hub"
-
-
-@pytest.fixture(scope="module")
-def config() -> dict:
-    return with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
 
 
 @pytest.fixture
@@ -93,7 +77,7 @@ def test_classification_tasks_from_their_hub_layout(
 ):
     name = task_source(task, split)
     raw = fetch(name, config, tmp_path)
-    manifest = sources.read_source_manifest(raw)
+    manifest = read_source_manifest(raw)
     revision = config["sources"][name]["hub"]["revision"]
     assert manifest["inputs"][0]["revision"] == revision and len(revision) == 40
     assert hub[0][2]["split"] == split
@@ -138,22 +122,16 @@ def test_wikitext_training_split_as_running_text(hub, config, tmp_path):
     assert "Robert Boulter" not in text  # the test split is not read
 
 
-def test_sts_sets_from_their_hub_layouts(hub, config, tmp_path):
-    stsb = read_sts("stsb", "validation", fetch("hf_stsb_validation", config, tmp_path))
-    assert stsb["score"].tolist() == pytest.approx([5.0, 0.25])
-    assert isinstance(stsb, pd.DataFrame) and list(stsb.columns) == [
-        "sentence1",
-        "sentence2",
-        "score",
-    ]
-
-
-@pytest.mark.parametrize("name", ["sts12", "sts13", "sts14", "sts15", "sts16"])
-def test_semeval_sts_sets_from_their_hub_layouts(hub, config, tmp_path, name):
-    table = read_sts(name, "test", fetch(sts_source(name, "test"), config, tmp_path))
+@pytest.mark.parametrize(
+    "name, split, scores",
+    [("stsb", "validation", [5.0, 0.25])] + [(name, "test", [5.0, 0.5]) for name in SEMEVAL_STS],
+)
+def test_sts_sets_from_their_hub_layouts(hub, config, tmp_path, name, split, scores):
+    table = read_sts(name, split, fetch(sts_source(name, split), config, tmp_path))
     assert list(table.columns) == ["sentence1", "sentence2", "score"]
-    assert table["score"].tolist() == pytest.approx([5.0, 0.5])
-    assert hub[0][0] == f"mteb/{name}-sts" and hub[0][2]["split"] == "test"
+    assert table["score"].tolist() == pytest.approx(scores)
+    assert hub[0][2]["split"] == split
+    assert name == "stsb" or hub[0][0] == f"mteb/{name}-sts"  # MTEB's copies of SemEval's
 
 
 def test_sickr_is_not_read_from_the_hub(config):
@@ -162,157 +140,3 @@ def test_sickr_is_not_read_from_the_hub(config):
     source = config["sources"]["hf_sickr_test"]
     assert "hub" not in source and source["url"].endswith("/SICK_test_annotated.txt")
     assert source["sha256"] and source["git_blob"]
-
-
-# ---------------------------------------------------------------------------------------------
-# The same layouts behind a stand-in for the hub's HTTP API (HF_ENDPOINT), so that the pinned
-# revision is resolved by huggingface_hub and datasets as against the hub itself.
-
-
-class RecordedHub:
-    """The hub API calls ``datasets.load_dataset`` makes, answered on the local server from the
-    recorded layouts, for each repository's pinned commit only: another revision is unknown
-    (404), as on the hub. The answers carry the fields huggingface_hub reads (``sha``,
-    ``siblings``; tree entries ``type``/``path``/``size``/``oid``; ``X-Repo-Commit``)."""
-
-    def __init__(self, revisions: dict[str, str], endpoint: str) -> None:
-        self.revisions, self.endpoint, self.requests = revisions, endpoint, []
-
-    def __call__(self, handler, n: int) -> None:
-        self.requests.append(f"{handler.command} {handler.path}")
-        status, body, headers = self.route(urlsplit(handler.path))
-        reply(handler, status, body, **headers)
-
-    def route(self, url) -> tuple[int, bytes, dict[str, str]]:
-        api = re.match(r"^/api/datasets/([^/]+/[^/]+)/(revision|tree)/([^/]+)/?(.*)$", url.path)
-        resolve = re.match(r"^/datasets/([^/]+/[^/]+)/resolve/([^/]+)/(.+)$", url.path)
-        if api is None and resolve is None:  # e.g. telemetry: nothing the loading needs
-            return 404, b"", {}
-        repo, revision = resolve.group(1, 2) if resolve else api.group(1, 3)
-        if self.revisions.get(repo) != revision:
-            return 404, b"", {"X-Error-Code": "RevisionNotFound"}
-        root = LAYOUTS / repo
-        if resolve:
-            path = root / resolve.group(3)
-            if not path.is_file():
-                return 404, b"", {"X-Error-Code": "EntryNotFound"}
-            data = path.read_bytes()
-            return 200, data, {"X-Repo-Commit": revision, "ETag": f'"{sha1(data)}"'}
-        if api.group(2) == "revision":
-            files = [p.relative_to(root).as_posix() for p in sorted(root.rglob("*")) if p.is_file()]
-            info = {
-                "id": repo,
-                "sha": revision,
-                "private": False,
-                "siblings": [{"rfilename": f} for f in files],
-            }
-            return 200, json.dumps(info).encode(), {"Content-Type": "application/json"}
-        folder = root / api.group(4)
-        if not folder.is_dir():
-            return 404, b"", {"X-Error-Code": "EntryNotFound"}
-        recursive = "recursive=true" in url.query.lower()
-        entries = []
-        for path in sorted(folder.rglob("*") if recursive else folder.iterdir()):
-            rel = path.relative_to(root).as_posix()
-            if path.is_dir():
-                entries.append(
-                    {"type": "directory", "path": rel, "oid": sha1(rel.encode()), "size": 0}
-                )
-            else:
-                data = path.read_bytes()
-                entries.append({"type": "file", "path": rel, "oid": sha1(data), "size": len(data)})
-        return 200, json.dumps(entries).encode(), {"Content-Type": "application/json"}
-
-
-def sha1(data: bytes) -> str:
-    return hashlib.sha1(data).hexdigest()
-
-
-@pytest.fixture
-def recorded_hub(config, http):
-    pins = {
-        s["hub"]["path"]: s["hub"]["revision"] for s in config["sources"].values() if s.get("hub")
-    }
-    http.fallback = hub = RecordedHub(pins, http.url(""))
-    return hub
-
-
-# Fetches sources in a fresh interpreter, where HF_ENDPOINT is read at import as on a
-# user's machine.
-FETCH = """
-import sys, yaml
-from isotropy import sources
-config = yaml.safe_load(open(sys.argv[1]))
-for name in sys.argv[3:]:
-    params = sources.source_params({**config, "mirror": None}, name)
-    sources.fetch_source(name, params, f"{sys.argv[2]}/{name}")
-"""
-
-
-def fetch_through(hub: RecordedHub, config: dict, tmp_path: Path, names: list[str]):
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    # The hub here is a local server: no offline switch may stay on (huggingface_hub also reads
-    # TRANSFORMERS_OFFLINE as HF_HUB_OFFLINE; .ci/run sets both).
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("HF_") and k not in (sources.MIRROR_ENV, "TRANSFORMERS_OFFLINE")
-    }
-    env.update(HF_ENDPOINT=hub.endpoint, HF_HOME=str(tmp_path / "hf"), HF_HUB_DISABLE_TELEMETRY="1")
-    command = [
-        sys.executable,
-        "-c",
-        FETCH,
-        str(tmp_path / "config.yaml"),
-        str(tmp_path / "raw"),
-        *names,
-    ]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
-
-
-def test_pinned_revisions_resolve_through_the_hub_api(recorded_hub, config, tmp_path):
-    names = [
-        "hf_sst2_train",
-        "hf_sst5_validation",
-        "hf_squad_validation",
-        "hf_wikitext2",
-        "hf_sts15_test",
-    ]
-    result = fetch_through(recorded_hub, config, tmp_path, names)
-    assert result.returncode == 0, result.stderr[-3000:]
-    raw = tmp_path / "raw"
-    assert read_task_split("sst2", "train", raw / "hf_sst2_train")["label"].tolist() == [
-        1,
-        0,
-    ]
-    assert read_task_split("sst5", "validation", raw / "hf_sst5_validation")["label"].tolist() == [
-        4,
-        2,
-        0,
-    ]
-    assert read_task_split("squad", "validation", raw / "hf_squad_validation")[
-        "answers"
-    ].tolist() == [["Paris", "in Paris"], ["1889"]]
-    corpus = config["geometry"]["clusters"]["corpus"]
-    assert any("film actor" in s for s in read_corpus(corpus, raw / "hf_wikitext2"))
-    assert read_sts("sts15", "test", raw / "hf_sts15_test")["score"].tolist() == [5.0, 0.5]
-    # Every repository was asked for at its pinned commit, and only at it.
-    for name in names:
-        hub = config["sources"][name]["hub"]
-        assert (
-            f"GET /api/datasets/{hub['path']}/revision/{hub['revision']}" in recorded_hub.requests
-        )
-        assert sources.read_source_manifest(raw / name)["inputs"][0]["revision"] == hub["revision"]
-    repo_requests = [r for r in recorded_hub.requests if "/datasets/" in r]
-    assert all(any(rev in r for rev in recorded_hub.revisions.values()) for r in repo_requests)
-
-
-def test_an_unknown_revision_fails_and_leaves_nothing(recorded_hub, config, tmp_path):
-    config = copy.deepcopy(config)
-    config["sources"]["hf_sst5_train"]["hub"]["revision"] = (
-        "0123456789abcdef0123456789abcdef01234567"
-    )
-    result = fetch_through(recorded_hub, config, tmp_path, ["hf_sst5_train"])
-    assert result.returncode != 0
-    assert "0123456789abcdef0123456789abcdef01234567" in result.stderr
-    assert not (tmp_path / "raw" / "hf_sst5_train" / "manifest.json").exists()

@@ -8,21 +8,19 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import io
 import multiprocessing
 import os
 import subprocess
-import zipfile
 from pathlib import Path
 
 import pytest
-import yaml
 from test_download import POLARITY, cornell_members, sha, tar_gz
 
 from isotropy import sources
 from isotropy.audit.records import FAIL, OK, walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
+from isotropy.readers.registry import input_trust, read_source_manifest
 from isotropy.sources.layouts import ArchiveError, ChecksumError
 from isotropy.sources.pins import (
     LOCK_ENV,
@@ -31,7 +29,6 @@ from isotropy.sources.pins import (
     read_lock,
     record_downloads,
 )
-from isotropy.workflow.config import with_sources
 
 ROOT = Path(__file__).resolve().parents[1]
 V1, V2 = b"word,pos\nrun,verb\n", b"word,pos\nrun,noun\n"
@@ -41,11 +38,6 @@ V1, V2 = b"word,pos\nrun,verb\n", b"word,pos\nrun,noun\n"
 def online(monkeypatch):
     """Every source here is fetched from its URL, never from a mirror."""
     monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
-
-
-@pytest.fixture(scope="module")
-def config() -> dict:
-    return with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
 
 
 def files_params(name: str, url: str) -> dict:
@@ -75,7 +67,7 @@ def test_first_download_writes_the_lock(http, tmp_path, sources_lock, monkeypatc
     assert entry["lock"]["file"] == str(sources_lock) and entry["lock"]["sha256"] == sha(V1)
     assert sources_lock.read_text().startswith("# The sources lock")
     # What a prepared data set's provenance record says it rests on.
-    trust = sources.input_trust(sources.read_source_manifest(tmp_path / "raw"))
+    trust = input_trust(read_source_manifest(tmp_path / "raw"))
     assert trust == {url: "lock (trusted on first use)"}
     # The same bytes again: accepted, the record untouched.
     fetch("lexicon", url, tmp_path / "raw")
@@ -177,7 +169,9 @@ def _result(root: Path, source: str) -> str:
     return "results/counts.csv"
 
 
-def test_the_audit_flags_a_result_made_before_a_relock(http, tmp_path, monkeypatch):
+def test_the_audit_flags_a_relock_in_the_download_then_in_what_was_made_from_it(
+    http, tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     # the project's own lock, where the workflow keeps it (config/ of the working directory);
     # the audit reads the project's lock, never the folder's (issue 67), so name it
@@ -192,27 +186,8 @@ def test_the_audit_flags_a_result_made_before_a_relock(http, tmp_path, monkeypat
     raw_ok = [f for f in findings if f.file.endswith("manifest.json") and f.status == OK]
     assert "lock (trusted on first use): lexicon.csv" in raw_ok[0].reason
 
-    http.routes["/lexicon.csv"] = V2
-    monkeypatch.setenv(RELOCK_ENV, "lexicon")
-    fetch("lexicon", url, tmp_path / "resources/raw/lexicon")
-    findings = walk(tmp_path)
-    # Re-fetched after the relock, its manifest is not the one the result was made from.
-    flagged = [f.reason for f in findings if f.file == result and f.status == FAIL]
-    assert any(
-        "input resources/raw/lexicon/manifest.json" in reason
-        and "changed since this file was made" in reason
-        for reason in flagged
-    ), flagged
-
-
-def test_the_audit_flags_a_download_the_lock_no_longer_holds(http, tmp_path, monkeypatch):
-    """A relock recorded elsewhere (a pulled lock): the raw folder fetched before it no longer
-    matches."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(LOCK_ENV, str(tmp_path / "config/sources.lock"))  # as above
-    http.routes["/lexicon.csv"] = V1
-    url = http.url("/lexicon.csv")
-    fetch("lexicon", url, tmp_path / "resources/raw/lexicon")
+    # A relock recorded elsewhere (a pulled lock): the raw folder fetched before it no longer
+    # matches.
     monkeypatch.setenv(RELOCK_ENV, "lexicon")
     record_downloads(
         "config/sources.lock", "lexicon", [{"url": url, "sha256": sha(V2), "bytes": len(V2)}]
@@ -220,6 +195,17 @@ def test_the_audit_flags_a_download_the_lock_no_longer_holds(http, tmp_path, mon
     findings = walk(tmp_path, starts=["resources/raw/lexicon/manifest.json"])
     reasons = [f.reason for f in findings if f.status == FAIL]
     assert any("lock pins" in r and "relocked since" in r for r in reasons), reasons
+
+    # Re-fetched after the relock, its manifest is not the one the result was made from.
+    http.routes["/lexicon.csv"] = V2
+    fetch("lexicon", url, tmp_path / "resources/raw/lexicon")
+    findings = walk(tmp_path)
+    flagged = [f.reason for f in findings if f.file == result and f.status == FAIL]
+    assert any(
+        "input resources/raw/lexicon/manifest.json" in reason
+        and "changed since this file was made" in reason
+        for reason in flagged
+    ), flagged
 
 
 # ---------------------------------------------------------------------------------------------
@@ -337,49 +323,6 @@ def test_every_source_is_checked_by_a_published_pin_or_the_lock(
         assert not [p for p in (tmp_path / name / "raw").iterdir()], name
     assert {"codwoe", "word2vec", "polarity"} <= set(seen["lock"])
     assert {"snli", "wordnet", "supersense_words", "hf_sickr_test"} <= set(seen["published"])
-
-
-def test_hub_sources_are_pinned_by_their_commit(config):
-    for name, source in config["sources"].items():
-        if source.get("kind") == "hub":
-            assert len(source["hub"]["revision"]) == 40, name
-            int(source["hub"]["revision"], 16)
-
-
-def test_a_first_download_without_a_published_pin_is_recorded_in_the_lock(
-    http, tmp_path, config, sources_lock
-):
-    """The other half: an unpinned URL's first download goes through the lock (codwoe's
-    layout over a zip made here)."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("full_dataset/en.complete.json", b"[]")
-    http.routes["/codwoe/full_dataset.zip"] = buffer.getvalue()
-    source = {**config["sources"]["codwoe"], "url": http.url("/codwoe/full_dataset.zip")}
-    params = sources.source_params({"sources": {"codwoe": source}, "mirror": None}, "codwoe")
-    manifest = sources.fetch_source("codwoe", params, tmp_path / "raw")
-    assert manifest["inputs"][0]["trust"] == sources.TRUST_LOCK
-    assert read_lock(sources_lock)["codwoe"][source["url"]]["sha256"] == sha(buffer.getvalue())
-
-
-# ---------------------------------------------------------------------------------------------
-# wordnet's git object id (nltk_data's md5 of it is only a comment: the id pins the same bytes)
-
-
-def test_wordnet_is_checked_against_its_git_object_id(http, tmp_path, config):
-    data = b"PK not wordnet"
-    http.routes["/wordnet.zip"] = data
-    source = {
-        **config["sources"]["wordnet"],
-        "url": http.url("/wordnet.zip"),
-        "bytes": None,
-    }
-    params = sources.source_params({"sources": {"wordnet": source}, "mirror": None}, "wordnet")
-    assert params["git_blob"] == ["3c68cd207844f071a5206f7fbed23e5c607ec02f"]
-    with pytest.raises(
-        ChecksumError, match=r"git object id mismatch .*\(sources.wordnet.git_blob\)"
-    ):
-        sources.fetch_source("wordnet", params, tmp_path / "raw")
 
 
 def test_source_params_do_not_change_when_snakemake_reads_the_config_as_json():

@@ -4,19 +4,15 @@ and their planning with and without a mirror."""
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 import pandas as pd
 import pytest
-import yaml
-from local_server import reply, static_file
 from tiny_workflow import write_mirror_manifest
 
 from isotropy import sources
-from isotropy.readers.sts import read_semeval_sts, read_sts, sts_source
+from isotropy.readers.sts import read_semeval_sts, read_sts
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import inputs as workflow_inputs
-from isotropy.workflow.config import with_sources
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Two subsets of STS 2015 in SentEval's layout; the second line of 'belief' has no gold score
@@ -34,28 +30,6 @@ def write_senteval_layout(folder: Path) -> None:
         (folder / f"STS.gs.{subset}.txt").write_text("\n".join(scores) + "\n", encoding="utf-8")
 
 
-@pytest.fixture
-def http_folder(http, tmp_path):
-    """A folder the local server serves (tests/local_server.py), as a static file server does."""
-    root = tmp_path / "served"
-    root.mkdir()
-
-    def serve(handler, n: int) -> None:
-        path = root / unquote(urlsplit(handler.path).path).lstrip("/")
-        if path.is_file():
-            static_file(handler, path.read_bytes())
-        else:
-            reply(handler, 404)
-
-    http.fallback = serve
-    return root, http.url("")
-
-
-@pytest.fixture(scope="module")
-def config() -> dict:
-    return with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
-
-
 def expected_pairs() -> pd.DataFrame:
     rows = [
         ("I think so.", "I believe so.", 4.0),
@@ -66,21 +40,14 @@ def expected_pairs() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["sentence1", "sentence2", "score"])
 
 
-def test_senteval_layout_downloaded_over_http_reads_as_the_sts_table(
-    http_folder, tmp_path, monkeypatch
-):
-    root, base = http_folder
-    write_senteval_layout(root / "STS15-en-test")
+def test_senteval_layout_downloaded_over_http_reads_as_the_sts_table(http, tmp_path, monkeypatch):
+    write_senteval_layout(tmp_path / "served")
     monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
     names = [f"STS.{kind}.{subset}.txt" for subset in SUBSETS for kind in ("input", "gs")]
-    config = {
-        "sources": {
-            "hf_sts15_test": {
-                "kind": "files",
-                "url": [f"{base}/STS15-en-test/{name}" for name in names],
-            }
-        }
-    }
+    for name in names:
+        http.routes[f"/STS15-en-test/{name}"] = (tmp_path / "served" / name).read_bytes()
+    urls = [http.url(f"/STS15-en-test/{name}") for name in names]
+    config = {"sources": {"hf_sts15_test": {"kind": "files", "url": urls}}}
     params = sources.source_params(config, "hf_sts15_test")
     manifest = sources.fetch_source("hf_sts15_test", params, tmp_path / "raw")
     assert sorted(f["path"] for f in manifest["files"]) == sorted(names)
@@ -119,30 +86,6 @@ def test_semeval_layout_errors_name_the_file(tmp_path):
         read_semeval_sts(tmp_path)
     with pytest.raises(FileNotFoundError, match="expected one folder of STS.input.*found 0"):
         read_sts("sts15", "test", tmp_path / "empty")
-
-
-@pytest.mark.parametrize("name", ["sts12", "sts13", "sts14", "sts15", "sts16"])
-def test_configured_hub_copy_is_fetched_at_its_pin_and_read(name, config, tmp_path, monkeypatch):
-    import datasets
-
-    rows = {"sentence1": ["a b", "c d"], "sentence2": ["a c", "e f"], "score": [3.5, 1.0]}
-    calls = []
-
-    def load_dataset(*args, **kwargs):
-        calls.append((args, kwargs))
-        return datasets.Dataset.from_dict(rows)
-
-    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
-    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
-    source = sts_source(name, "test")
-    entry = config["sources"][source]
-    assert entry["hub"]["path"] == f"mteb/{name}-sts" and len(entry["hub"]["revision"]) == 40
-    sources.fetch_source(source, sources.source_params(config, source), tmp_path / "raw")
-    assert calls == [
-        ((f"mteb/{name}-sts",), {"split": "test", "revision": entry["hub"]["revision"]})
-    ]
-    table = read_sts(name, "test", tmp_path / "raw")
-    assert table.to_dict("list") == rows
 
 
 def test_offline_run_plans_the_sets_out_with_one_line_each(tmp_path, capsys, monkeypatch):

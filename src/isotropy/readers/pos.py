@@ -20,8 +20,13 @@ import pandas as pd
 from isotropy.configuration import Config
 from isotropy.embeddings.word_vectors import load_word_vectors
 from isotropy.io import decode_text
-from isotropy.readers.registry import DatasetSpec, multi_label_frame, raw_file
-from isotropy.sources import source_files, word_vectors_file
+from isotropy.readers.registry import (
+    DatasetSpec,
+    multi_label_frame,
+    raw_file,
+    source_files,
+    word_vectors_file,
+)
 
 log = logging.getLogger(__name__)
 

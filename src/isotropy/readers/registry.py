@@ -11,6 +11,7 @@ Malformed input raises ``ValueError`` or ``FileNotFoundError`` naming the file a
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import os
 import pkgutil
@@ -42,6 +43,39 @@ def raw_file(raw_dir: str | os.PathLike, name: str) -> Path:
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing; re-run the download of its source")
     return path
+
+
+def read_source_manifest(raw_dir: str | os.PathLike) -> dict[str, Any]:
+    """The manifest of a fetched source (its download rule's output: Snakemake makes it first)."""
+    return json.loads((Path(raw_dir) / MANIFEST_NAME).read_text())
+
+
+def input_trust(manifest: Mapping[str, Any]) -> dict[str, str]:
+    """What each input of a fetched source rests on (its URL, mirror path or hub data set →
+    ``published pin``, ``lock (trusted on first use)`` …), for the provenance records of what is
+    made from it."""
+    return {
+        str(entry.get("url") or entry.get("mirror_path") or entry.get("hub")): str(
+            entry.get("trust") or "unverified"
+        )
+        for entry in manifest.get("inputs") or []
+    }
+
+
+def source_files(raw_dir: str | os.PathLike) -> list[Path]:
+    """The raw files of a fetched source, as listed in its manifest."""
+    raw_dir = Path(raw_dir)
+    return [raw_dir / record["path"] for record in read_source_manifest(raw_dir)["files"]]
+
+
+def word_vectors_file(raw_dir: str | os.PathLike) -> Path:
+    """The one word2vec file of a fetched word-vector source."""
+    files = source_files(raw_dir)
+    if len(files) != 1:
+        raise ValueError(
+            f"word-vector source {raw_dir} should hold one file, its manifest lists {files}"
+        )
+    return files[0]
 
 
 def multi_label_frame(labels_by_word: Mapping[str, Iterable[str]]) -> pd.DataFrame:

@@ -13,7 +13,6 @@ can check is refused, and one that does not match is never kept.
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import os
 import shutil
@@ -358,36 +357,3 @@ def mirror_pins(
             by["config"] = pin
         pins[rel] = by
     return manifest, pins
-
-
-def read_source_manifest(raw_dir: str | os.PathLike) -> dict[str, Any]:
-    """The manifest of a fetched source (its download rule's output: Snakemake makes it first)."""
-    return json.loads((Path(raw_dir) / MANIFEST_NAME).read_text())
-
-
-def input_trust(manifest: Mapping[str, Any]) -> dict[str, str]:
-    """What each input of a fetched source rests on (its URL, mirror path or hub data set →
-    ``published pin``, ``lock (trusted on first use)`` …), for the provenance records of what is
-    made from it."""
-    return {
-        str(entry.get("url") or entry.get("mirror_path") or entry.get("hub")): str(
-            entry.get("trust") or "unverified"
-        )
-        for entry in manifest.get("inputs") or []
-    }
-
-
-def source_files(raw_dir: str | os.PathLike) -> list[Path]:
-    """The raw files of a fetched source, as listed in its manifest."""
-    raw_dir = Path(raw_dir)
-    return [raw_dir / record["path"] for record in read_source_manifest(raw_dir)["files"]]
-
-
-def word_vectors_file(raw_dir: str | os.PathLike) -> Path:
-    """The one word2vec file of a fetched word-vector source."""
-    files = source_files(raw_dir)
-    if len(files) != 1:
-        raise ValueError(
-            f"word-vector source {raw_dir} should hold one file, its manifest lists {files}"
-        )
-    return files[0]

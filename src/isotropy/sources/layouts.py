@@ -252,16 +252,6 @@ def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> None:
     dest.write_text("\n".join([header.strip(), *rows]) + "\n", encoding="utf-8")
 
 
-def _files(items: list[Fetched], origin: str, staging: Path) -> list[str]:
-    """A data set's files used as they are: each fetched file under its own base name."""
-    names = [Path(item.name).name for item in items]
-    if len(set(names)) != len(names):
-        raise ValueError(f"files source: two fetched files share a name ({names})")
-    for item, name in zip(items, names):
-        shutil.copyfile(item.path, staging / name)
-    return names
-
-
 Normaliser = Callable[[list[Fetched], str, Path], list[str]]
 # Every kind of source (config ``sources.<name>.kind``), its layout, and the raw files it makes;
 # a kind of named files is :func:`_pick` with the pattern of their names.
@@ -281,6 +271,6 @@ LAYOUTS: dict[str, Normaliser] = {
     ),
     "glue": _glue,  # train.tsv
     # data.parquet (one split, by ``datasets``), or a mirror's copy under its names (SICK.txt)
-    "hub": _files,
-    "files": _files,  # every fetched file as it is, under its own name
+    "hub": functools.partial(_pick, ".*"),
+    "files": functools.partial(_pick, ".*"),  # every fetched file as it is, under its own name
 }
