@@ -1,7 +1,8 @@
 """Every figure reads at a glance: no two text boxes intersect and every curve is named.
 
 The checker (tests/figure_checks.py: figure_problems) is tested on figures built to fail; then every
-figure function is checked on synthetic results, and (slow tier) every figure of the tiny run is
+figure function is checked on synthetic results (the I-STAR figures where tests/test_istar_plots.py
+saves them: every figure a test saves is checked), and (slow tier) every figure of the tiny run is
 rendered again from its stored tables and checked.
 """
 
@@ -15,7 +16,6 @@ from figure_checks import FigureCheckError, check_figure, figure_problems
 from matplotlib.colors import to_rgb
 
 from isotropy.plots import geometry as geometry_plots
-from isotropy.plots import istar as istar_plots
 from isotropy.plots.checks import PAPER_TEXT_WIDTH, plt, save_figure, stamp
 from isotropy.plots.main import metric_curves, panel_title, silhouette_vs_isoscore
 from isotropy.summaries import correlation_table, with_paper_values
@@ -271,35 +271,6 @@ def test_checker_flags_tick_labels_that_run_into_each_other():
     ax.set_ylabel("Silhouette")
     problems = _close(figure)
     assert any("tick labels" in p for p in problems), problems
-
-
-def _istar_runs():
-    rows = []
-    for model in ("miniLM", "mpnet"):
-        for task in ("sst2", "cola"):
-            for regulariser, lams in (("none", [0]), ("istar", [-5, 5]), ("cosreg", [1])):
-                for lam in lams:
-                    for seed in (0, 1):
-                        rows.append(
-                            {
-                                "model": model,
-                                "task": task,
-                                "regulariser": regulariser,
-                                "lambda": float(lam),
-                                "seed": seed,
-                                "metric": 0.5 + 0.01 * lam + 0.01 * seed,
-                                "metric_name": "accuracy",
-                                "isoscore_star": 0.3 - 0.02 * lam,
-                                "twonn": 10 + lam,
-                            }
-                        )
-    return pd.DataFrame(rows)
-
-
-@pytest.mark.parametrize("make", [istar_plots.figure5, istar_plots.figure6, istar_plots.figure7])
-def test_istar_figures(make):
-    figure, _ = make(_istar_runs())
-    assert _close(figure) == []
 
 
 def _sts_table():

@@ -1,5 +1,5 @@
-"""`make report` reads logs/last_run.txt as text, never as shell (issue 34, case 2), and refuses
-while a run is in progress in the folder (case 13)."""
+"""`make report` reads logs/last_run.txt as text, never as shell (issue 34, case 2); it and `make
+audit` refuse while a run is in progress in the folder (case 13)."""
 
 from __future__ import annotations
 
@@ -72,27 +72,21 @@ def test_a_target_outside_the_list_is_refused_naming_its_origin(tmp_path):
     assert "(from REPORT_TARGET)" in result.stderr
 
 
-def test_the_last_run_target_is_reported(tmp_path):
-    workdir = _workdir(tmp_path, "TARGET=preview_study\nCONFIG_FILES=config.yaml\n")
-    result = _make(workdir)
-    assert result.returncode == 0, result.stderr
-    calls = (workdir / "calls.txt").read_text()
-    assert "--report report.partial.html" in calls and " preview_study " in calls
-
-
-def test_a_report_while_a_run_is_in_progress_is_refused(tmp_path):
-    """It used to fail with "does not exist" while the run re-made the report's inputs."""
+@pytest.mark.parametrize("target", ["report", "audit"])
+def test_a_report_or_audit_while_a_run_is_in_progress_is_refused(tmp_path, target):
+    """Each read files a run was re-making: "does not exist", or mismatches (issue 82)."""
     workdir = _workdir(tmp_path, "TARGET=preview_study\n")
     (workdir / "snakemake").write_text("import time\ntime.sleep(60)\n")
     run = subprocess.Popen([sys.executable, str(workdir / "snakemake")], cwd=workdir)
     try:
-        result = _make(workdir)
+        result = run_make(workdir, target, timeout=60)
     finally:
         run.kill()
         run.wait()
     assert result.returncode != 0 and not (workdir / "calls.txt").exists()
-    assert f"report: Snakemake still runs in {workdir.resolve()} (pid {run.pid}" in result.stderr
-    assert "a run is in progress" in result.stderr and "then make report" in result.stderr
+    said = f"{target}: Snakemake still runs in {workdir.resolve()} (pid {run.pid}"
+    assert said in result.stderr and f"then make {target}" in result.stderr
+    assert f"may be re-making the files the {target} reads" in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -13,43 +13,8 @@ from isotropy.workflow import targets
 
 
 def test_overview_lists_the_run_then_claims_then_comparison():
-    claims = pd.DataFrame(
-        [
-            {
-                "claim": "a",
-                "study": "main",
-                "setup": "miniLM/polarity",
-                "statement": "silhouette <rises>",
-                "measured": 0.0634902,
-                "threshold": "> 0",
-                "verdict": "supported",
-                "paper": "Mickus et al. 2024, §3",
-            },
-            {
-                "claim": "b",
-                "study": "glue",
-                "setup": "",
-                "statement": "x",
-                "measured": None,
-                "threshold": "",
-                "verdict": "not run",
-                "paper": "p",
-            },
-        ]
-    )
-    comparison = pd.DataFrame(
-        [
-            {
-                "source": "Cai et al. 2021, Table 3",
-                "quantity": "LID",
-                "setup": "GloVe",
-                "paper_value": 18.0,
-                "our_value": 7.557,
-                "tolerance": "±20%",
-                "verdict": "differs",
-            }
-        ]
-    )
+    claims, comparison, _ = _verdict_rows()
+    claims.loc[0, ["statement", "measured"]] = ["silhouette <rises>", 0.0634902]
     page = overview_html(
         claims,
         comparison,
@@ -59,70 +24,18 @@ def test_overview_lists_the_run_then_claims_then_comparison():
         tables={"results/main/table1.csv": pd.DataFrame({"dataset": ["polarity"], "items": [160]})},
     )
     assert page.index("This run") < page.index("Claims check") < page.index("Paper comparison")
-    assert "2 checks: supported (1), not run (1)" in page
+    assert "3 checks: not supported (1), supported (1), not run (1)" in page
     assert "silhouette &lt;rises&gt;" in page  # escaped
     assert "0.06349" in page and "Seeds: main 0." in page and "GloVe 50-d for word2vec" in page
-    assert page.count("<tr") == 1 + 1 + 1 + 1 + 3 + 2 + 2  # the short tables, then the full ones
+    assert page.count("<tr") == 3 + 4 + 4 + 4 + 2  # the short tables (claims run), the full ones
     assert "Target: main_study (make run)" in page and "PREVIEW" not in page
     assert "Configuration: the defaults (config.yaml)." in page
-    # every table in full, as an HTML table: claims (both rows), comparison, the run's tables
+    # every table in full, as an HTML table: claims (every row), comparison, the run's tables
     tables = page[page.index("<h2>Tables</h2>") :]
     assert tables.count("<table") == 3
     assert '<span class="file">results/main/table1.csv</span> (1 rows)' in tables
-    assert "<td>not run</td>" in tables and "<td>Cai et al. 2021, Table 3</td>" in tables
+    assert "<td>not run</td>" in tables and "<td>§3.2</td>" in tables
     assert "{" not in page and "[" not in page  # no raw Python structure
-
-
-def test_a_previews_overview_says_so_and_names_its_target_and_configuration():
-    claims = pd.DataFrame(
-        [
-            {
-                "preview": "PREVIEW (make preview): seed 0",
-                "claim": "a",
-                "study": "main",
-                "setup": "miniLM/polarity",
-                "statement": "s",
-                "measured": 0.5,
-                "threshold": "> 0",
-                "verdict": "supported",
-                "paper": "p",
-            }
-        ]
-    )
-    comparison = pd.DataFrame(
-        [
-            {
-                "source": "s",
-                "quantity": "items",
-                "setup": "miniLM/polarity",
-                "paper_value": 1.0,
-                "our_value": 2.0,
-                "tolerance": "exact",
-                "verdict": "differs",
-            }
-        ]
-    )
-    page = overview_html(
-        claims,
-        comparison,
-        studies=["preview"],
-        seeds={"preview": [0]},
-        stand_ins={},
-        configfiles=["logs/effective-config/preview_study.yaml"],
-        preview="PREVIEW (make preview): seed 0, metrics after every 10th update",
-        tables={"results/preview/table1.csv": pd.DataFrame({"items": [160]})},
-    )
-    assert page.index("This run (PREVIEW)") < page.index("Claims check (PREVIEW)")
-    assert page.index("Claims check (PREVIEW)") < page.index("Paper comparison (PREVIEW)")
-    assert (
-        "metrics after every 10th update" in page and "Target: preview_study (make preview)" in page
-    )
-    assert "Configuration: logs/effective-config/preview_study.yaml." in page
-    assert '<span class="file">results/preview/claims.csv</span>' in page
-    assert (
-        '<span class="file">results/preview/table1.csv</span>' in page
-        and "Stand-ins: none." in page
-    )
 
 
 def test_a_previews_verdicts_are_the_main_studys_marked_and_pointing_at_the_preview():
@@ -315,10 +228,23 @@ def _page(committed: pd.DataFrame | None = None) -> str:
         studies=["preview"],
         seeds={"preview": [0]},
         stand_ins={},
-        preview="PREVIEW (make preview): seed 0",
+        configfiles=["logs/effective-config/preview_study.yaml"],
+        preview="PREVIEW (make preview): seed 0, metrics after every 10th update",
+        tables={"results/preview/table1.csv": pd.DataFrame({"items": [160]})},
         forest="<h2>FOREST</h2>",
         committed=default if committed is None else committed,
     )
+
+
+def test_a_previews_overview_says_so_and_names_its_target_and_configuration():
+    page = _page()
+    assert page.index("This run (PREVIEW)") < page.index("Claims check (PREVIEW)")
+    assert page.index("Claims check (PREVIEW)") < page.index("Paper comparison (PREVIEW)")
+    assert "metrics after every 10th update" in page
+    assert "Target: preview_study (make preview)" in page and "Stand-ins: none." in page
+    assert "Configuration: logs/effective-config/preview_study.yaml." in page
+    assert '<span class="file">results/preview/claims.csv</span>' in page
+    assert '<span class="file">results/preview/table1.csv</span>' in page
 
 
 def test_the_page_opens_on_what_replicated_beside_the_committed_run():

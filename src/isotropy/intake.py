@@ -137,16 +137,11 @@ def parse_json(data: str | bytes, *, constants: bool = True) -> Any:
         raise FolderError(f"it is nested deeper than {MAX_JSON_DEPTH} levels") from None
     except (UnicodeDecodeError, ValueError) as error:
         raise FolderError(f"it is not JSON ({str(error)[:80]})") from None
-    if value_count(value, MAX_RECORD_VALUES) > MAX_RECORD_VALUES:
+    count, depth = size_and_depth(value, MAX_RECORD_VALUES)
+    if count > MAX_RECORD_VALUES:
         raise FolderError(f"it holds more than {MAX_RECORD_VALUES:,} values")
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth > MAX_JSON_DEPTH:
-                raise FolderError(f"it is nested deeper than {MAX_JSON_DEPTH} levels")
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
+    if depth > MAX_JSON_DEPTH:
+        raise FolderError(f"it is nested deeper than {MAX_JSON_DEPTH} levels")
     return value
 
 
@@ -429,7 +424,7 @@ def plain_config_problem(loaded: Any) -> str | None:
             f"sets {YTE_KEY}: Snakemake would run the Python it holds (YTE templating); give "
             "plain YAML"
         )
-    if value_count(loaded, MAX_CONFIG_VALUES) > MAX_CONFIG_VALUES:
+    if size_and_depth(loaded, MAX_CONFIG_VALUES)[0] > MAX_CONFIG_VALUES:
         return (
             f"stands for more than {MAX_CONFIG_VALUES:,} values (YAML aliases repeating aliases: "
             "an alias bomb); write the settings out without nested aliases"
@@ -437,18 +432,22 @@ def plain_config_problem(loaded: Any) -> str | None:
     return None
 
 
-def value_count(value: Any, limit: int) -> int:
-    """How many keys and values ``value`` holds, aliases counted each time; stops past ``limit``."""
-    count, stack = 0, [value]
+def size_and_depth(value: Any, limit: int) -> tuple[int, int]:
+    """How many keys and values ``value`` holds (aliases counted each time) and how deep its
+    mappings and lists nest, without recursion; stops past ``limit`` values."""
+    count, deepest, stack = 0, 0, [(value, 1)]
     while stack and count <= limit:
-        item = stack.pop()
+        item, depth = stack.pop()
         count += 1
         if isinstance(item, dict):
             count += len(item)
-            stack.extend(item.values())
+            stack.extend((child, depth + 1) for child in item.values())
         elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-    return count
+            stack.extend((child, depth + 1) for child in item)
+        else:
+            continue
+        deepest = max(deepest, depth)
+    return count, deepest
 
 
 def is_manifest(name: str) -> bool:

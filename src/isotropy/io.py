@@ -144,14 +144,18 @@ def npy_problem(path: str | os.PathLike, recorded_bytes: int | None = None) -> s
 
 
 def plain_data(value: Any) -> Any:
-    """Nested mappings and sequences as plain dicts (string keys) and lists: what JSON writes, and
-    one spelling for Snakemake to compare (it reads a JSON config file's objects as OrderedDicts,
-    whose repr differs from a dict's, so the same params would read as changed)."""
-    if isinstance(value, Mapping):
+    """Nested mappings and sequences as plain dicts (string keys) and lists, any other value that
+    JSON does not write (a path, a device) as its ``str``: one spelling for Snakemake to compare
+    (it reads a JSON config file's objects as OrderedDicts, whose repr differs from a dict's, so
+    the same params would read as changed), and what a provenance record holds. Snakemake's
+    named lists (a job's params and wildcards) are mappings of their names."""
+    if callable(getattr(value, "items", None)):
         return {str(key): plain_data(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, set)):
         return [plain_data(item) for item in value]
-    return value
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
 
 
 def write_json(path: str | os.PathLike, data: Any) -> None:

@@ -99,18 +99,14 @@ class ProgressLog:
 
     def line(self, elapsed: float) -> str:
         """'what: done/total (p%), elapsed …, about … left' (the rate so far, extrapolated)."""
-        share = (
-            self.share
-            if self.share is not None
-            else (self.done / self.total if self.total else 1.0)
-        )
-        share = min(share, 1.0)
+        counted = f"{self.done:,}/{self.total:,}"
+        if self.share is None:
+            share = min(self.done / self.total if self.total else 1.0, 1.0)
+            done = f"{counted} ({100 * share:.1f}%)"
+        else:
+            share = min(self.share, 1.0)
+            done = f"{counted}, {100 * share:.1f}% of the work"
         left = elapsed * (1 - share) / share if share > 0 else float("nan")
-        done = (
-            f"{self.done:,}/{self.total:,} ({100 * share:.1f}%)"
-            if self.share is None
-            else (f"{self.done:,}/{self.total:,}, {100 * share:.1f}% of the work")
-        )
         return f"{self.what}: {done}, elapsed {duration(elapsed)}, about {duration(left)} left"
 
 

@@ -22,33 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from isotropy.intake import RECORD_SUFFIX, parse_json
-from isotropy.io import sha256_file, write_json
+from isotropy.io import plain_data, sha256_file, write_json
 
 # 2: code.modules (sha256 of every project module the step ran) and hardware; 3: data;
 # 4: no data (all data are inputs)
 RECORD_VERSION = 4
 STARTED = _dt.datetime.now(_dt.UTC)  # import time ≈ the step's start
 
-# The packages whose version can change a number or a figure.
-TRACKED_PACKAGES = (
-    "isotropy-clusters-classifiers",
-    "torch",
-    "numpy",
-    "scipy",
-    "pandas",
-    "pyarrow",
-    "scikit-learn",
-    "scikit-dimension",
-    "isoscore",
-    "sentence-transformers",
-    "transformers",
-    "datasets",
-    "gensim",
-    "nltk",
-    "matplotlib",
-    "seaborn",
-    "snakemake",
-)
+PROJECT = "isotropy-clusters-classifiers"
 
 
 # Project modules that never change a result (they only log, write records or check files): not
@@ -62,8 +43,15 @@ def record_path(path: str | os.PathLike) -> Path:
 
 
 def package_versions() -> dict[str, str | None]:
+    """The installed version of this project and of each package it pins for a run (its
+    dependencies and workflow extra in pyproject.toml, the one list: any of them can change a
+    number, a figure or a job), None where one is missing."""
+    try:
+        pins = metadata.requires(PROJECT) or []
+    except metadata.PackageNotFoundError:  # not installed: its own version is None below
+        pins = []
     versions: dict[str, str | None] = {}
-    for name in TRACKED_PACKAGES:
+    for name in [PROJECT] + [pin.split("==")[0] for pin in pins if 'extra == "test"' not in pin]:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -167,17 +155,6 @@ def file_entries(paths: Iterable[str | os.PathLike]) -> dict[str, dict[str, Any]
     return entries
 
 
-def _jsonable(value: Any) -> Any:
-    """Snakemake params/wildcards objects → plain JSON values."""
-    if hasattr(value, "items") and callable(value.items):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)
-
-
 def build_record(
     *,
     rule: str,
@@ -198,8 +175,8 @@ def build_record(
     record = {
         "record_version": RECORD_VERSION,
         "rule": rule,
-        "wildcards": _jsonable(wildcards or {}),
-        "params": _jsonable(params or {}),
+        "wildcards": plain_data(wildcards or {}),
+        "params": plain_data(params or {}),
         "inputs": file_entries(inputs),
         "outputs": file_entries(outputs),
         "code": {
@@ -216,14 +193,14 @@ def build_record(
         "seeds": seeds,
         "started": STARTED.isoformat(),
         "finished": _dt.datetime.now(_dt.UTC).isoformat(),
-        "config": _jsonable(config or {}),
+        "config": plain_data(config or {}),
     }
     if device is not None and getattr(device, "type", None) is not None:
         from isotropy.compute import describe_device
 
         record["device"] = describe_device(device)
     if extra:
-        record["extra"] = _jsonable(extra)
+        record["extra"] = plain_data(extra)
     return record
 
 
@@ -241,7 +218,7 @@ def record_step(
         rule=snakemake.rule,
         inputs=[str(p) for p in snakemake.input],
         outputs=[str(p) for p in snakemake.output],
-        params=snakemake.params,  # Snakemake's named lists: items() (_jsonable)
+        params=snakemake.params,  # Snakemake's named lists: items() (plain_data)
         wildcards=snakemake.wildcards,
         config=snakemake.config,
         script=script,

@@ -94,9 +94,7 @@ def _table(frame: pd.DataFrame, css: str, columns: Mapping[str, str] | None = No
     for column in shown:
         if pd.api.types.is_float_dtype(shown[column]):
             shown[column] = shown[column].map(_cell)
-        elif not pd.api.types.is_numeric_dtype(
-            shown[column]
-        ):  # Markdown's code marks, shown as typed
+        elif not pd.api.types.is_numeric_dtype(shown[column]):  # Markdown's code marks go
             shown[column] = shown[column].map(
                 lambda x: x.replace("`", "") if isinstance(x, str) else x
             )

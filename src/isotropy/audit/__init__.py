@@ -47,16 +47,15 @@ def audit(
     root: str | os.PathLike = ".",
     *,
     mirror: str | None = None,
-    workflow_root: str | os.PathLike | None = None,
     remade: Iterable[str] = (),
 ) -> list[Finding]:
     """Every finding for the results under ``root`` (a Snakemake working directory), read from
-    its intake's copy (:mod:`isotropy.intake`; a finding per refused file), its code against the
-    checkout at ``workflow_root`` (default: this package's); mirror files against the user's
-    mirror (:func:`isotropy.sources.resolve_mirror` of ``mirror``, resolved once here), unless it
-    lies inside the folder (its pins are then the folder's own, never believed); a configured
-    mirror that is not a folder is a FileNotFoundError, as when the workflow runs; inputs that
-    are ``remade`` are not required (:func:`~isotropy.audit.records.walk`)."""
+    its intake's copy (:mod:`isotropy.intake`; a finding per refused file), its code against
+    this package's checkout; mirror files against the user's mirror
+    (:func:`isotropy.sources.resolve_mirror` of ``mirror``, resolved once here), unless it lies
+    inside the folder (its pins are then the folder's own, never believed); a configured mirror
+    that is not a folder is a FileNotFoundError, as when the workflow runs; inputs that are
+    ``remade`` are not required (:func:`~isotropy.audit.records.walk`)."""
     root = Path(root).resolve()
     with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
         workspace = Path(tmp) / "folder"  # all below reads this copy, never the folder
@@ -75,7 +74,7 @@ def audit(
             )
             refused.append(Finding("(workflow)", FAIL, "raw", reason))
             folder = None
-        found = walk(workspace, mirror=folder, workflow_root=workflow_root, remade=remade)
+        found = walk(workspace, mirror=folder, remade=remade)
         return [*refused, *found]
 
 

@@ -182,12 +182,16 @@ def _check_code(path: str, code: Mapping[str, Any], workflow_root: Path) -> list
     script, recorded = code.get("script"), code.get("script_sha256")
     if script and recorded:
         current = workflow_root / script  # an absolute name (older records) stays as it is
-        if under_proc(current):
-            problems.append(f"its record names a script under /proc, {escaped(script)}: never read")
-        elif not current.is_file():
-            problems.append(f"the script that made it, {script}, no longer exists")
-        elif _sha256(current) != recorded:
-            problems.append(f"its script {current.name} changed since it was made")
+        try:
+            if under_proc(current):
+                named = f"its record names a script under /proc, {escaped(script)}"
+                problems.append(f"{named}: never read")
+            elif not current.is_file():
+                problems.append(f"the script that made it, {script}, no longer exists")
+            elif _sha256(current) != recorded:
+                problems.append(f"its script {current.name} changed since it was made")
+        except OSError as error:  # a name no file system takes (5,000 characters, say)
+            problems.append(f"its record names a script that is no file ({error.strerror})")
     for module, digest in sorted((code.get("modules") or {}).items()):
         source = module_source(module)
         if source is None:
