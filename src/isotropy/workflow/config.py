@@ -349,8 +349,8 @@ def validation_problems(error: ValidationError, config: dict) -> list[str]:
             problems[where] = (
                 f"config key {where!r} is required; docs/configuration.md says what it holds."
             )
-        elif item["type"] == "value_error" and where in found:
-            if field in found[where].model_fields:
+        elif item["type"] == "value_error":
+            if where in found and field in found[where].model_fields:
                 value = item["input"].get(field) if isinstance(item["input"], Mapping) else None
                 where = f"{where}.{field}"
                 problems[where] = f"config key {where!r} has value {_short(value)}: {said}"
