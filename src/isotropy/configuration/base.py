@@ -119,10 +119,12 @@ class Section(BaseModel):
             kind, below = nested(field.annotation)
             # a section's key without a description of its own is described by its docstring
             doc = below.__doc__ if isinstance(below, type) and not kind else None
-            if name in defaults or (field.description is None and doc):
+            described = field.description is None and doc is not None
+            if name in defaults or described:
                 field = copy.copy(field)
                 field.default = defaults.get(name, field.default)
-                field.description = field.description or " ".join(str(doc).split())
+                if described:
+                    field.description = " ".join(str(doc).split())
                 cls.__pydantic_fields__[name], changed = field, True
         if changed:
             cls.model_rebuild(force=True)
