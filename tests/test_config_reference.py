@@ -14,7 +14,8 @@ import yaml
 from pydantic import BaseModel, Field
 
 from isotropy.configuration import Config, Section
-from isotropy.configuration.reference import ITEM, NAME, _rows, fields_of, nested, reference
+from isotropy.configuration.base import ITEM, NAME, fields_of, nested
+from isotropy.configuration.reference import _rows, reference
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,29 +1,40 @@
-"""Issue 37: every default has one home, the configuration's models (isotropy.configuration);
-code that may see a configuration the models have not filled in reads the default from there,
-not from a copy."""
+"""Issue 37: every default has one home, the configuration's models (isotropy.configuration).
+Code that may see a configuration the models have not filled in reads the default from there,
+not from a copy; every default that code restates (the settings dataclasses, the STS transforms'
+keyword defaults) equals the model's, as pypsa-eur tests its config defaults, and the comparison
+is tested on a planted mismatch. (The fine-tuning settings restate nothing: TrainingSettings is
+the model.)"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import copy
+import dataclasses
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import pytest
-import yaml
+from pydantic import BaseModel
 
-from isotropy import readers
+from isotropy import readers, transforms
 from isotropy.configuration import Config, fill_defaults
 from isotropy.configuration.finetune import ClsTraining, TrainingSettings
+from isotropy.configuration.geometry import Classification, Sts
+from isotropy.configuration.optimisation import Main
+from isotropy.configuration.studies import ClusterMethod
+from isotropy.geometry import classification, sts
+from isotropy.optimize import OptimisationSettings
+from isotropy.rajaee_cls.method import ClusterSettings
 from isotropy.sources import DOWNLOAD_DEFAULTS
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import inputs
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 @pytest.fixture(scope="module")
-def filled():
+def filled(shipped_config):
     """config.yaml's required sections alone, with the defaults the models fill in."""
-    full = workflow_config.with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
-    config = {key: full[key] for key in ("sources", "encoders", "main", "models")}
+    keys = ("sources", "encoders", "main", "models")
+    config = copy.deepcopy({key: shipped_config[key] for key in keys})
     workflow_config.check_loaded_config(config)
     return config
 
@@ -69,3 +80,108 @@ def test_a_variant_changes_only_the_defaults_it_lists():
         assert (variant.description, variant.metadata) == (shared.description, shared.metadata)
     with pytest.raises(ValueError, match="greater than 0"):
         ClsTraining(learning_rate=0.0)
+
+
+def model_defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """The defaults of a section's fields (those that give one)."""
+    return {
+        name: field.default for name, field in model.model_fields.items() if not field.is_required()
+    }
+
+
+def dataclass_defaults(cls: type) -> dict[str, Any]:
+    return {
+        f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING
+    }
+
+
+def signature_defaults(function: Callable[..., Any]) -> dict[str, Any]:
+    return {
+        name: p.default
+        for name, p in inspect.signature(function).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return list(a) == list(b)
+    return type(a) is type(b) and a == b or (isinstance(a, float) and a == b)
+
+
+def mismatches(where: str, code: Mapping[str, Any], model: Mapping[str, Any]) -> list[str]:
+    """One sentence per key both give a default for, where the two differ."""
+    return [
+        f"{where}.{key}: code says {code[key]!r}, the model {model[key]!r}"
+        for key in sorted(set(code) & set(model))
+        if not _same(code[key], model[key])
+    ]
+
+
+def all_mismatches(models: Mapping[str, dict[str, Any]]) -> list[str]:
+    problems = mismatches(
+        "rajaee_cls.cluster_method",
+        dataclass_defaults(ClusterSettings),
+        models["rajaee_cls.cluster_method"],
+    )
+    problems += mismatches("main", dataclass_defaults(OptimisationSettings), models["main"])
+    for function in (
+        transforms.cluster_based_isotropy,
+        sts.enhance,
+        sts.evaluate_sts,
+        sts.evaluate_sts_tokens,
+    ):
+        problems += mismatches(
+            f"geometry.sts ({function.__name__})",
+            signature_defaults(function),
+            models["geometry.sts"],
+        )
+    problems += mismatches(
+        "geometry.classification (classification_table)",
+        signature_defaults(classification.classification_table),
+        models["geometry.classification"],
+    )
+    return problems
+
+
+@pytest.fixture
+def models() -> dict[str, dict[str, Any]]:
+    return {
+        "main": model_defaults(Main),
+        "rajaee_cls.cluster_method": model_defaults(ClusterMethod),
+        "geometry.sts": model_defaults(Sts),
+        "geometry.classification": model_defaults(Classification),
+    }
+
+
+def test_every_restated_default_equals_the_models(models):
+    assert all_mismatches(models) == []
+    # Each comparison covers the keys it should: none is vacuous.
+    assert set(dataclass_defaults(ClusterSettings)) == set(models["rajaee_cls.cluster_method"])
+    for function in (sts.enhance, sts.evaluate_sts, sts.evaluate_sts_tokens):
+        assert {"n_clusters", "n_directions", "abtt_directions"} <= set(
+            signature_defaults(function)
+        )
+
+
+@pytest.mark.parametrize(
+    "section, key, value, named",
+    [
+        (
+            "rajaee_cls.cluster_method",
+            "clusters",
+            5,
+            "rajaee_cls.cluster_method.clusters: code says 3, the model 5",
+        ),
+        ("main", "learning_rate", 0.01, "main.learning_rate: code says 0.001, the model 0.01"),
+        (
+            "geometry.sts",
+            "n_clusters",
+            26,
+            "geometry.sts (enhance).n_clusters: code says 27, the model 26",
+        ),
+    ],
+)
+def test_a_planted_mismatch_is_found(models, section, key, value, named):
+    models[section][key] = value
+    assert named in "\n".join(all_mismatches(models))

@@ -46,7 +46,7 @@ from isotropy.geometry.sts import (
     sts_table,
 )
 from isotropy.geometry.tokens import FREQUENCY_COLUMNS, token_frequencies, window_frequencies
-from isotropy.models import ModelSpec, unknown_model_problems
+from isotropy.models import ModelSpec
 from isotropy.readers.corpus import read_corpus, read_corpus_text, wikitext_sentences
 from isotropy.readers.sts import read_sts
 from isotropy.studies import geometry as geometry_record
@@ -504,7 +504,7 @@ def test_per_model_pca_layers_and_the_openai_gpt_entry(config, shipped_config):
     ):
         workflow_config.check_loaded_config(copy.deepcopy(bad))
     bad["geometry"]["clusters"]["pca_layers"] = {"gtp2": 2}
-    with pytest.raises(workflow_config.ConfigError, match="pca_layers: 'gtp2' is not a model"):
+    with pytest.raises(workflow_config.ConfigError, match="pca_layers: 'gtp2' is not defined"):
         workflow_config.check_config(bad)
     # offline, the hub-only models are named as such in one line of the overlay
     offline = (REPO_ROOT / "config" / "offline.yaml").read_text()
@@ -624,9 +624,8 @@ def test_config_section_validates_and_is_cross_checked(config):
         workflow_config.check_loaded_config(config)
     # A model name is a key of `models`, checked with every other reference to it.
     config["geometry"]["sts"]["models"] = ["roberta-typo"]
-    assert "geometry.sts.models: 'roberta-typo' is not defined under 'models'" in "".join(
-        unknown_model_problems(config)
-    )
+    with pytest.raises(ValueError, match="sts.models: 'roberta-typo' is not defined under"):
+        workflow_config.check_config(config)
     # An STS split needs its source: the config check names it (readers.inputs.sts_inputs
     # relies on it).
     del config["sources"]["hf_stsb_validation"]

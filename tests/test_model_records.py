@@ -4,9 +4,6 @@ encoder's name, and the verdicts read ``models`` as the configuration has it."""
 
 from __future__ import annotations
 
-import copy
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
@@ -18,17 +15,12 @@ from isotropy.verdicts.measurements.istar import istar_measurements
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow.inputs import config_subset
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def base():
-    return workflow_config.load_config([str(ROOT / "config.yaml")])
-
 
 @pytest.fixture
-def config(base):
-    return copy.deepcopy(base)
+def config(config):
+    """The suite's configuration with the defaults the models fill in."""
+    workflow_config.check_loaded_config(config)
+    return config
 
 
 def _cosine(model: str) -> pd.DataFrame:

@@ -25,7 +25,6 @@ first status check comes after 2 s instead of 40, and successful jobs' SLURM log
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -37,6 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import filelock
 import numpy as np
 import pandas as pd
 import pytest
@@ -135,30 +135,16 @@ CLUSTER_LOCK_WAIT = int(os.environ.get("ISOTROPY_SLURM_LOCK_WAIT", "2400"))  # s
 
 @contextlib.contextmanager
 def _machine_lock(path: Path, wait: float):
-    """Hold an exclusive lock on ``path`` (fcntl, released when the process dies), waiting at most
+    """Hold an exclusive lock on ``path`` (released when the process dies), waiting at most
     ``wait`` seconds for another holder; fails the test with the holder's note otherwise."""
-    with open(path, "a+") as handle:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    handle.seek(0)
-                    pytest.fail(
-                        f"another test run holds {path} ({handle.read().strip()!r}) beyond "
-                        f"{wait:.0f} s"
-                    )
-                time.sleep(2)
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()} since {time.strftime('%H:%M:%S')}\n")
-        handle.flush()
-        try:
+    note = path.with_name(path.name + ".holder")
+    try:
+        with filelock.FileLock(path, timeout=wait):
+            note.write_text(f"pid {os.getpid()} since {time.strftime('%H:%M:%S')}\n")
             yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    except filelock.Timeout:
+        holder = note.read_text().strip() if note.is_file() else "unknown"
+        pytest.fail(f"another test run holds {path} ({holder!r}) beyond {wait:.0f} s")
 
 
 @pytest.fixture(scope="module")
@@ -603,4 +589,4 @@ def test_two_runs_on_one_machine_take_turns_for_the_cluster(tmp_path):
             with _machine_lock(lock, 1):
                 pass
     with _machine_lock(lock, 1):  # released: the next run takes it at once
-        assert lock.read_text().startswith(f"pid {os.getpid()}")
+        assert (tmp_path / "cluster.lock.holder").read_text().startswith(f"pid {os.getpid()}")

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -297,28 +297,6 @@ class ModelSpec:
         """The ``models.<name>`` entry this spec reads (:meth:`from_config`'s inverse): what loads
         it, and what the project knows of it (``paper``, ``dimension``)."""
         return {key: getattr(self, key) for key in ENTRY_KEYS}
-
-
-def model_references(config: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-    """Every place the configuration names a model of ``models``: (key, name)."""
-    for encoder, spec in (config.get("encoders") or {}).items():
-        if spec.get("kind") == "sentence-transformer":
-            yield f"encoders.{encoder}.model", spec.get("model")
-    for part in ("clusters", "sts", "classification"):
-        names = ((config.get("geometry") or {}).get(part) or {}).get("models") or []
-        yield from ((f"geometry.{part}.models", name) for name in names)
-    yield from (("istar.models", name) for name in (config.get("istar") or {}).get("models") or [])
-
-
-def unknown_model_problems(config: Mapping[str, Any]) -> list[str]:
-    """One sentence per model name that ``models`` does not define (a misspelt name)."""
-    registered = config.get("models") or {}
-    return [
-        f"{key}: {name!r} is not defined under 'models' (registered: "
-        f"{', '.join(sorted(registered))}); check its spelling"
-        for key, name in model_references(config)
-        if name not in registered
-    ]
 
 
 def load_pretrained(spec: ModelSpec, load: Callable[..., Any], **kwargs: Any) -> Any:

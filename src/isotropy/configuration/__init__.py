@@ -11,15 +11,12 @@ exactly as written, so the rules' parameters do not change.
 
 from __future__ import annotations
 
-import copy
-import types
 import typing
-from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from isotropy.configuration.base import Section, Unique, is_absent, optional
+from isotropy.configuration.base import Section, Unique, is_absent, optional, sections
 from isotropy.configuration.data import (
     Downloads,
     Encoder,
@@ -57,9 +54,7 @@ class Config(Section):
         description="Raw sources, one download each (isotropy.sources; config/sources.yaml), by "
         "name.",
     )
-    downloads: Downloads = Field(
-        default_factory=Downloads, description="How downloads are checked (isotropy.sources)."
-    )
+    downloads: Downloads = Field(default_factory=Downloads)
     pos_source: Literal["codwoe", "wordnet"] = Field(
         "codwoe",
         description="codwoe (the paper's CoDWoE words) or wordnet (offline stand-in: the most "
@@ -89,71 +84,25 @@ class Config(Section):
     encoders: dict[typing.Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]+\Z")], Encoder] = Field(
         description="How a text becomes a vector: a sentence transformer or a word-vector lookup."
     )
-    main: Main = Field(description="The main study (paper section 3; Table 1, Figures 2-3).")
-    preview: Preview = Field(
-        default_factory=Preview,
-        description="`make preview` (results/preview/): main's setups with these seeds and "
-        "metric_stride.",
-    )
-    glue: Glue = optional(
-        "Appendix A: the main study on GLUE with sentence encoders (Tables 2-3, Figure 4)."
-    )
-    sensitivity: Sensitivity = optional(
-        "Target sensitivity_study (docs/sensitivity.md): word setups over vector set x label "
-        "set x learning-rate factor."
-    )
-    geometry: Geometry = optional(
-        "Cluster analyses of contextual spaces (Cai et al.; Rajaee & Pilehvar); absent = not run."
-    )
-    istar: Istar = optional("I-STAR fine-tuning (Rudman & Eickhoff 2024), results/istar/.")
-    rajaee_cls: RajaeeCls = Field(
-        default_factory=RajaeeCls,
-        description="Target rajaee_cls_study: the cluster method on CLS states inside "
-        "fine-tuning; every key has a default.",
-    )
-    istar_estimator: IstarEstimator | None = optional(
-        "The I-STAR poster's estimator figures on clouds of known isotropy; null = not made."
-    )
-    section2: Section2 | None = optional(
-        "The main paper's section 2 on real points; null = not made."
-    )
-    extensions: Extensions = optional("Target extensions_study (docs/extensions.md).")
+    # each study's section, described by its docstring
+    main: Main
+    preview: Preview = Field(default_factory=Preview)
+    glue: Glue = optional()
+    sensitivity: Sensitivity = optional()
+    geometry: Geometry = optional()
+    istar: Istar = optional()
+    rajaee_cls: RajaeeCls = Field(default_factory=RajaeeCls)
+    istar_estimator: IstarEstimator | None = optional()
+    section2: Section2 | None = optional()
+    extensions: Extensions = optional()
 
 
-def _sections(annotation: Any, value: Any) -> Iterator[tuple[type[Section], dict]]:
-    """(section model, its mapping) of each section inside ``value``, typed ``annotation``."""
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is typing.Annotated:
-        yield from _sections(args[0], value)
-    elif isinstance(annotation, type) and issubclass(annotation, Section):
-        if isinstance(value, dict):
-            yield annotation, value
-    elif origin in (typing.Union, types.UnionType):
-        for arg in args:  # a discriminated union: the member whose kind the mapping names
-            inner = typing.get_args(arg)[0] if typing.get_origin(arg) is typing.Annotated else arg
-            if isinstance(inner, type) and issubclass(inner, Section) and isinstance(value, dict):
-                kind = inner.model_fields.get("kind")
-                if kind is None or value.get("kind") in typing.get_args(kind.annotation):
-                    yield inner, value
-                    return
-    elif origin is dict and isinstance(value, dict):
-        for item in value.values():
-            yield from _sections(args[1], item)
-    elif origin is list and isinstance(value, list):
-        for item in value:
-            yield from _sections(args[0], item)
-
-
-def fill_defaults(model: type[BaseModel], config: dict) -> dict:
+def fill_defaults(model: type[Section], config: dict) -> dict:
     """The defaults of ``model`` filled into ``config`` (validated by it) in place: a key left
     out gets its default, a section left out with a default is filled in, one without stays
     out (``optional``); what the configuration gives is kept as given."""
-    for name, field in model.model_fields.items():
-        if name not in config:
-            if field.is_required() or is_absent(field):
-                continue
-            factory = field.default_factory
-            config[name] = {} if factory is not None else copy.deepcopy(field.default)
-        for section, mapping in _sections(field.annotation, config[name]):
-            fill_defaults(section, mapping)
+    for _, section, mapping in sections(model, config):
+        for name, field in section.model_fields.items():
+            if name not in mapping and not (field.is_required() or is_absent(field)):
+                mapping[name] = section.default(name)
     return config

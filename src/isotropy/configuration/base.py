@@ -1,10 +1,20 @@
 """What every configuration section shares: strict types, no unknown key, finite numbers that
-fit in 64 bits, and defaults a variant section overrides one by one (:class:`Section`)."""
+fit in 64 bits, plain text, and defaults a variant section overrides one by one
+(:class:`Section`); and the one walk of the sections' types (:func:`nested`, :func:`sections`).
+
+Every key and string value must be plain text (:func:`text_problem`): captions put them into
+reStructuredText, which Snakemake renders with raw HTML and file inclusion on, and Snakemake
+stores rule parameters as JSON inside ``<script>`` without escaping ``</``; neither can be
+escaped from our side.
+"""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+import re
+import types
+import typing
+from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
@@ -24,15 +34,38 @@ def _unique(items: list) -> list:
     return items
 
 
-def _ints(value: Any) -> Iterator[int]:
-    if isinstance(value, int) and not isinstance(value, bool):
-        yield value
+def _leaves(value: Any) -> Iterator[Any]:
+    """Every mapping key and every other value inside a field's value (a section inside is a
+    model by now, with its own fields)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _leaves(item)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            yield from _ints(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _ints(item)
+            yield from _leaves(item)
+    else:
+        yield value
+
+
+# < > close a <script> or open a tag; ` opens or closes reStructuredText literals, roles and
+# links; | a substitution; control characters (line breaks above all) start a new RST line.
+MARKUP_CHARACTERS = re.compile(r"[<>`|\x00-\x1f\x7f]")
+# An explicit markup start (.. include:: / .. raw::) or a field list (:file:) in one line.
+RST_DIRECTIVE = re.compile(r"(^|\s)\.\.(\s|$)|::")
+# docutils turns a bare scheme:... into a link; these schemes run code in a browser.
+SCRIPT_URL = re.compile(r"\b(javascript|vbscript|data)\s*:", re.IGNORECASE)
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot appear in the report (None: it is plain text)."""
+    if match := MARKUP_CHARACTERS.search(text):
+        return f"holds the character {match.group()!r}"
+    if RST_DIRECTIVE.search(text):
+        return "holds reStructuredText markup ('..' alone or '::')"
+    if match := SCRIPT_URL.search(text):
+        return f"holds a {match.group(1).lower()}: URL"
+    return None
 
 
 T = TypeVar("T")
@@ -57,7 +90,7 @@ def _below_float32_max(rate: float) -> float:
 LearningRate = Annotated[float, Field(gt=0), AfterValidator(_below_float32_max)]
 
 
-def optional(description: str, **constraints: Any) -> Any:
+def optional(description: str | None = None, **constraints: Any) -> Any:
     """A field without a default: left out, it stays out of the configuration."""
     return Field(None, description=description, json_schema_extra={ABSENT_KEY: True}, **constraints)
 
@@ -70,7 +103,8 @@ def is_absent(field: FieldInfo) -> bool:
 
 class Section(BaseModel):
     """One configuration section. A variant lists in ``DEFAULTS`` only the defaults it changes;
-    each field keeps its type, bounds and description from the section it derives from."""
+    each field keeps its type, bounds and description from the section it derives from. A key
+    that holds a section is described by the section's docstring, unless it says otherwise."""
 
     model_config = ConfigDict(
         extra="forbid", strict=True, allow_inf_nan=False, regex_engine="python-re"
@@ -80,22 +114,35 @@ class Section(BaseModel):
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
-        changed = cls.__dict__.get("DEFAULTS", {})
-        for name, value in changed.items():
-            field = copy.copy(cls.__pydantic_fields__[name])
-            field.default = value
-            cls.__pydantic_fields__[name] = field
+        defaults, changed = cls.__dict__.get("DEFAULTS", {}), False
+        for name, field in list(cls.__pydantic_fields__.items()):
+            kind, below = nested(field.annotation)
+            # a section's key without a description of its own is described by its docstring
+            doc = below.__doc__ if isinstance(below, type) and not kind else None
+            described = field.description is None and doc is not None
+            if name in defaults or described:
+                field = copy.copy(field)
+                field.default = defaults.get(name, field.default)
+                if described:
+                    field.description = " ".join(str(doc).split())
+                cls.__pydantic_fields__[name], changed = field, True
         if changed:
             cls.model_rebuild(force=True)
 
     @field_validator("*")
     @classmethod
-    def _fits_64_bits(cls, value: Any) -> Any:
-        # numpy and torch overflow on larger integers; JSON schema and Python have no limit
-        if any(abs(number) >= 2**63 for number in _ints(value)):
-            raise ValueError(
-                "holds an integer that does not fit in 64 bits; give a realistic value"
-            )
+    def _fits_64_bits_and_is_plain_text(cls, value: Any) -> Any:
+        for leaf in _leaves(value):
+            # numpy and torch overflow on larger integers; JSON schema and Python have no limit
+            if isinstance(leaf, int) and not isinstance(leaf, bool) and abs(leaf) >= 2**63:
+                raise ValueError(
+                    "holds an integer that does not fit in 64 bits; give a realistic value"
+                )
+            if isinstance(leaf, str) and (problem := text_problem(leaf)) is not None:
+                raise ValueError(
+                    f"{leaf[:60]!r} {problem}, which the report would render as markup; use "
+                    "plain names and paths (letters, digits, . _ - / : and spaces)"
+                )
         return value
 
     @classmethod
@@ -105,3 +152,67 @@ class Section(BaseModel):
         if field.default_factory is not None:
             return {}
         return copy.deepcopy(field.default)
+
+
+NAME, ITEM = "<name>", "[]"
+
+
+def nested(annotation: Any) -> tuple[str, Any]:
+    """("", a section), (NAME, a map's entries), (ITEM, a list's items) or ("", None): where
+    the keys below a field of type ``annotation`` live; a union of sections (the encoders'
+    kinds) as a tuple of its members."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated or (
+        origin in (typing.Union, types.UnionType) and type(None) in args and len(args) == 2
+    ):
+        return nested(next(arg for arg in args if arg is not type(None)))
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "", annotation
+    if origin in (typing.Union, types.UnionType):
+        members = tuple(member for arg in args if (member := nested(arg)[1]) is not None)
+        return "", members or None
+    if origin in (dict, list) and nested(args[-1])[1]:
+        return (NAME if origin is dict else ITEM), nested(args[-1])[1]
+    return "", None
+
+
+def fields_of(models: Any) -> dict[str, Any]:
+    """Key -> field of one section, or of every member of a union (the first wins)."""
+    found: dict[str, Any] = {}
+    for model in models if isinstance(models, tuple) else (models,):
+        for name, field in model.model_fields.items():
+            found.setdefault(name, field)
+    return found
+
+
+def _member(models: Any, mapping: Mapping) -> type[Section] | None:
+    """The section of ``models`` (one, or a union's tuple) that ``mapping`` is: a union's
+    member by the kind the mapping names."""
+    for model in models if isinstance(models, tuple) else (models,):
+        kind = model.model_fields.get("kind")
+        if kind is None or mapping.get("kind") in typing.get_args(kind.annotation):
+            return model
+    return None
+
+
+def sections(
+    model: type[Section], mapping: dict, key: str = ""
+) -> Iterator[tuple[str, type[Section], dict]]:
+    """(dotted key, section, its mapping) of ``mapping`` (a ``model``) and of every section
+    inside it, each before the sections inside it (a caller may fill it in first); a value of
+    another type is passed over (the models refuse it)."""
+    yield key, model, mapping
+    for name, field in model.model_fields.items():
+        kind, below = nested(field.annotation)
+        value, where = mapping.get(name), f"{key}.{name}" if key else name
+        if below is None or value is None:
+            continue
+        if kind == NAME and isinstance(value, dict):
+            items = [(f"{where}.{entry}", item) for entry, item in value.items()]
+        elif kind == ITEM and isinstance(value, list):
+            items = [(f"{where}[{index}]", item) for index, item in enumerate(value)]
+        else:
+            items = [] if kind else [(where, value)]
+        for path, item in items:
+            if isinstance(item, dict) and (section := _member(below, item)) is not None:
+                yield from sections(section, item, path)

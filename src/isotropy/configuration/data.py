@@ -66,8 +66,8 @@ class Source(Section):
     kind: SourceKind = optional(
         "The raw layout (isotropy.sources.layouts); inferred from the name when absent."
     )
-    dimension: Dimension = optional("Width of a word-vector source per origin; none = unknown.")
-    hub: HubSplit = optional("A hub data set split (kind hub), loaded with `datasets`.")
+    dimension: Dimension = optional()
+    hub: HubSplit = optional()
 
 
 class Downloads(Section):

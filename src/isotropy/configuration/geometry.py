@@ -45,7 +45,7 @@ class Corpus(Section):
     @model_validator(mode="after")
     def _lines_need_a_file(self) -> Self:
         if self.format == "lines" and self.file is None:
-            raise ValueError("format lines reads its sentences from `file`; give file")
+            raise ValueError("file: format lines reads its sentences from a file; give file")
         return self
 
 
@@ -64,7 +64,7 @@ class Clusters(Section):
     embeddings)."""
 
     models: Unique[StudiedModel] = Field(description="Transformers studied (keys of `models`).")
-    corpus: Corpus = Field(description="The text whose token states are read.")
+    corpus: Corpus
     max_per_type: int | None = Field(
         20, ge=1, description="Token instances kept per token type (the first in corpus order)."
     )
@@ -94,9 +94,7 @@ class Clusters(Section):
         {}, description="pca_layer per model (Cai et al. show GPT and GPT-2 at layer 2)."
     )
     pca_sample_size: int | None = Field(5000, ge=1, description="Tokens drawn in the PCA view.")
-    static: Static = Field(
-        default_factory=Static, description="Static word vectors for comparison."
-    )
+    static: Static = Field(default_factory=Static)
 
     @model_validator(mode="after")
     def _checked(self) -> Self:
@@ -132,9 +130,7 @@ class Sts(Section):
     datasets: Unique[Literal["stsb", "sickr", "sts12", "sts13", "sts14", "sts15", "sts16"]] = Field(
         ["stsb", "sickr"], description="STS data sets; one a mirror lacks is skipped with one line."
     )
-    splits: Splits = Field(
-        default_factory=Splits, description="Split per data set (the mirror ships STS-B train)."
-    )
+    splits: Splits = Field(default_factory=Splits)
     methods: Unique[StsMethod] = Field(
         list(STS_METHODS),
         min_length=1,
@@ -189,16 +185,6 @@ class Geometry(Section):
     max_length: int = Field(
         128, ge=2, description="Tokens per sentence; longer ones are truncated."
     )
-    clusters: Clusters = Field(
-        description="Cai et al.: cosine statistics (raw and cluster-centred) and LID per layer "
-        "(0 = embeddings)."
-    )
-    sts: Sts = Field(
-        description="Rajaee & Pilehvar: STS by cosine of mean-pooled last-layer embeddings, per "
-        "isotropy method."
-    )
-    classification: Classification = Field(
-        default_factory=Classification,
-        description="Rajaei & Sheikhi's SST-2 table: logistic regression on frozen features, with "
-        "and without the cluster method (docs/methods.md).",
-    )
+    clusters: Clusters
+    sts: Sts
+    classification: Classification = Field(default_factory=Classification)

@@ -4,45 +4,14 @@ docs/configuration.md, written and checked by ``python -m isotropy.committed``."
 
 from __future__ import annotations
 
-import types
-import typing
 from typing import Any
 
 import yaml
-from pydantic import BaseModel
 
 from isotropy.configuration import Config, Section
-from isotropy.configuration.base import ABSENT_KEY
+from isotropy.configuration.base import ABSENT_KEY, NAME, fields_of, nested
 
 COMMAND = "python -m isotropy.committed write"
-NAME, ITEM = "<name>", "[]"
-
-
-def nested(annotation: Any) -> tuple[str, Any]:
-    """("", a section), (NAME, a map's entries), (ITEM, a list's items) or ("", None): where
-    the keys below a field of type ``annotation`` live."""
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is typing.Annotated or (
-        origin in (typing.Union, types.UnionType) and type(None) in args and len(args) == 2
-    ):
-        return nested(next(arg for arg in args if arg is not type(None)))
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return "", annotation
-    if origin in (typing.Union, types.UnionType):  # the encoders: the keys of every kind
-        members = tuple(member for arg in args if (member := nested(arg)[1]) is not None)
-        return "", members or None
-    if origin in (dict, list) and nested(args[-1])[1]:
-        return (NAME if origin is dict else ITEM), nested(args[-1])[1]
-    return "", None
-
-
-def fields_of(models: Any) -> dict[str, Any]:
-    """Key -> field of one section, or of every member of a union (the first wins)."""
-    found: dict[str, Any] = {}
-    for model in models if isinstance(models, tuple) else (models,):
-        for name, field in model.model_fields.items():
-            found.setdefault(name, field)
-    return found
 
 
 def _shared(model: Any) -> type[Section] | None:

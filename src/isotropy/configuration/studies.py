@@ -51,10 +51,7 @@ class Istar(Section):
         "best", description="Figure 6: each method at its best λ (best) or over all λ (mean)."
     )
     figure7_task: str = Field("sst2", description="The task of Figure 7.")
-    resources: Resources = Field(
-        default_factory=Resources,
-        description="Requests per job (memory and runtime grow per retry).",
-    )
+    resources: Resources = Field(default_factory=Resources)
 
 
 class ClusterMethod(Section):
@@ -89,9 +86,7 @@ class RajaeeCls(Section):
     )
     seeds: Seeds = Field(SEEDS, description="Seeds of the runs.")
     training: ClsTraining = Field(default_factory=ClsTraining, description="Fine-tuning settings.")
-    cluster_method: ClusterMethod = Field(
-        default_factory=ClusterMethod, description="The method's settings."
-    )
+    cluster_method: ClusterMethod = Field(default_factory=ClusterMethod)
     resources: ClsResources = Field(
         default_factory=ClsResources, description="Requests per fine-tuning job."
     )
@@ -212,11 +207,6 @@ class Extensions(Section):
     width: int | None = Field(
         None, ge=1, description="Width of the deep heads' layers; null = the representation's."
     )
-    triplet: Triplet = Field(
-        default_factory=Triplet, description="Triplet margin-loss runs on the table, no classifier."
-    )
-    heldout: Heldout = Field(
-        default_factory=Heldout,
-        description="MiniLM fine-tuned end to end, measured on training and held-out items.",
-    )
+    triplet: Triplet = Field(default_factory=Triplet)
+    heldout: Heldout = Field(default_factory=Heldout)
     interval_level: float = interval_level()

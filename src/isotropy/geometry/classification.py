@@ -248,7 +248,7 @@ def classification_table(
     *,
     model: str,
     task: str = "sst2",
-    seeds: Sequence[int] = (0, 1, 2, 3, 4),  # the schema's (tests/test_settings_defaults.py)
+    seeds: Sequence[int] = (0, 1, 2, 3, 4),  # the schema's (tests/test_defaults.py)
     methods: Sequence[str] = CLASSIFICATION_METHODS,
     readings: Sequence[str] = READINGS,
     max_length: int = 64,

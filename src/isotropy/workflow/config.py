@@ -1,36 +1,31 @@
-"""The configuration: loading, schema validation and every cross-check, in one place.
+"""The configuration: loading, validation by the models and every cross-check, in one place.
 
 :func:`load_config` serves the Snakefile (rules/common.smk), ``python -m isotropy.estimate`` and
-the audit: the files laid over each other as Snakemake lays them, validated against
-schemas/config.schema.yaml (defaults filled in), then every cross-reference the schema cannot
-express, each problem said in one sentence. Plain Python: the workflow imports it while it parses.
-
-Every key and string value must be plain text (:func:`markup_problems`): captions put them into
-reStructuredText, which Snakemake renders with raw HTML and file inclusion on, and Snakemake
-stores rule parameters as JSON inside ``<script>`` without escaping ``</``; neither can be
-escaped from our side.
+the audit: the files laid over each other as Snakemake lays them, validated by the models
+(:mod:`isotropy.configuration`, defaults filled in), then every cross-reference between sections
+and to the registries, which the models cannot express, each problem said in one sentence.
+Plain Python: the workflow imports it while it parses.
 """
 
 from __future__ import annotations
 
 import copy
 import os
-import re
-import types
-import typing
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from snakemake.utils import update_config
 
 from isotropy import sensitivity, sources
 from isotropy.configuration import Config, fill_defaults
+from isotropy.configuration.base import sections
+from isotropy.configuration.geometry import Splits
 from isotropy.intake import load_yaml, plain_config_problem
-from isotropy.models import ModelSpec, unknown_model_problems
+from isotropy.models import ModelSpec
 from isotropy.readers.inputs import dataset_sources
 from isotropy.readers.registry import DATASETS
 from isotropy.sources.download import url_problem
@@ -159,21 +154,54 @@ def encoders_of_kind(config: dict, kind: str) -> list[str]:
     return [name for name, spec in config["encoders"].items() if spec["kind"] == kind]
 
 
+def references(config: Mapping[str, Any]) -> Iterator[tuple[str, Any, str]]:
+    """(key, name, section) of every name the configuration gives of another section's entry:
+    the encoders the studies use, the model or download each encoder reads, the downloads and
+    models of the geometry study and the models I-STAR fine-tunes."""
+    for name, spec in (config.get("encoders") or {}).items():
+        field = "model" if spec.get("kind") == "sentence-transformer" else "source"
+        yield f"encoders.{name}.{field}", spec.get(field), f"{field}s"
+    for dataset, setup in ((config.get("main") or {}).get("setups") or {}).items():
+        yield f"main.setups.{dataset}.encoder", setup.get("encoder"), "encoders"
+    for index, name in enumerate((config.get("glue") or {}).get("encoders") or []):
+        yield f"glue.encoders[{index}]", name, "encoders"
+    geometry = config.get("geometry") or {}
+    clusters = geometry.get("clusters") or {}
+    for part in ("corpus", "static"):
+        if (source := (clusters.get(part) or {}).get("source")) is not None:
+            yield f"geometry.clusters.{part}.source", source, "sources"
+    for name in clusters.get("pca_layers") or {}:
+        yield "geometry.clusters.pca_layers", name, "models"
+    for part in ("clusters", "sts", "classification"):
+        for name in (geometry.get(part) or {}).get("models") or []:
+            yield f"geometry.{part}.models", name, "models"
+    for name in (config.get("istar") or {}).get("models") or []:
+        yield "istar.models", name, "models"
+
+
 def check_config(config: dict) -> None:
-    """Cross-references the schema cannot express; raise one error listing every problem."""
+    """Cross-references the models cannot express; raise one error listing every problem."""
     problems = []
-    for study in ("main", "glue"):  # preview runs main's setups
-        if study in config:
-            problems += _encoder_problems(config, study)
-    problems += dataset_problems(config) + markup_problems(config)
-    problems += [p for study in ("main", "glue") if (p := stride_problem(config, study, study))]
-    problems += _geometry_problems(config)
-    problems += sensitivity.config_problems(config)
-    for name, spec in config["encoders"].items():
-        if spec["kind"] == "word-vectors" and spec["source"] not in config["sources"]:
+    sentence_encoders = ", ".join(encoders_of_kind(config, "sentence-transformer")) or "none"
+    for key, name, section in references(config):
+        defined = config.get(section) or {}
+        if name not in defined:
+            listed = f" (registered: {', '.join(sorted(defined))})" if len(defined) <= 20 else ""
             problems.append(
-                f"encoders.{name}: source {spec['source']!r} is not defined under 'sources'"
+                f"{key}: {name!r} is not defined under {section!r}{listed}; check its spelling"
             )
+        # word vectors look up single words: a data set of sentences or pairs (its unit) is not
+        elif section == "encoders" and defined[name]["kind"] == "word-vectors":
+            dataset = key.split(".")[2] if key.startswith("main.") else "GLUE tasks"
+            if dataset not in DATASETS or DATASETS[dataset].unit != "word":
+                problems.append(
+                    f"{key}: {name!r} is a word-vectors encoder, which looks up single words and "
+                    f"cannot embed the sentences of {dataset}; name a sentence-transformer "
+                    f"encoder instead (defined: {sentence_encoders})"
+                )
+    problems += dataset_problems(config) + _sts_split_problems(config)
+    problems += [p for study in ("main", "glue") if (p := stride_problem(config, study, study))]
+    problems += sensitivity.config_problems(config)
     for name, source in config["sources"].items():
         for url in source["url"] if isinstance(source["url"], list) else [source["url"]]:
             if (problem := url_problem(url)) is not None:
@@ -181,9 +209,23 @@ def check_config(config: dict) -> None:
         for rel in source.get("mirror") or []:
             if (problem := mirror_path_problem(rel)) is not None:
                 problems.append(f"sources.{name}.mirror: {problem}")
-    problems += unknown_model_problems(config)
     if problems:
         raise ConfigError("configuration is inconsistent:\n  " + "\n  ".join(problems))
+
+
+def _sts_split_problems(config: Mapping[str, Any]) -> list[str]:
+    """The STS splits whose hub download ``sources`` lacks (readers.inputs.sts_inputs relies on
+    this check)."""
+    sts = (config.get("geometry") or {}).get("sts") or {}
+    splits = {
+        name: (sts.get("splits") or {}).get(name, Splits.default(name))
+        for name in (sts.get("datasets") or [] if sts.get("models") else [])
+    }
+    return [
+        f"geometry.sts.splits.{name}: {split!r} needs source 'hf_{name}_{split}' under 'sources'"
+        for name, split in splits.items()
+        if f"hf_{name}_{split}" not in config["sources"]
+    ]
 
 
 def dataset_problems(config: Mapping[str, Any]) -> list[str]:
@@ -282,18 +324,21 @@ def submits_jobs_elsewhere(argv: Sequence[str]) -> bool:
     return False
 
 
-def validation_problems(error: ValidationError) -> list[str]:
-    """One sentence per key the models refuse: the key, its value and what is allowed (an
-    unknown key with the keys allowed there)."""
+def validation_problems(error: ValidationError, config: dict) -> list[str]:
+    """One sentence per key the models refuse in ``config``: the key, its value and what is
+    allowed (an unknown key with the keys allowed there)."""
+    found = {key: section for key, section, _ in sections(Config, config)}
     problems: dict[str, str] = {}
     for item in error.errors(include_url=False):
-        where, section, own = _key_path(item["loc"])
+        where = _key(item["loc"], config, missing=item["type"] == "missing")
         if where in problems:
             continue  # one sentence per key, not one per alternative of a union
         message = item["msg"].removeprefix("Value error, ")
+        # a section's check names its field first ("k_range: 9 > 2"): part of the key
+        field, _, said = message.partition(": ")
         if item["type"] == "extra_forbidden":
-            parent, _, name = where.rpartition(".")
-            allowed = ", ".join(section.model_fields) if section else "any name"
+            parent = where.rpartition(".")[0]
+            allowed = ", ".join(found[parent].model_fields) if parent in found else "any name"
             problems[where] = (
                 f"config key {shown_key(where)} (value {_short(item['input'])}) is not allowed "
                 f"{'under ' + repr(parent) if parent else 'at the top level'}; allowed there: "
@@ -305,9 +350,7 @@ def validation_problems(error: ValidationError) -> list[str]:
                 f"config key {where!r} is required; docs/configuration.md says what it holds."
             )
         elif item["type"] == "value_error":
-            # a section's check names its field first ("k_range: 9 > 2"): part of the key
-            field, _, said = message.partition(": ")
-            if isinstance(own, type) and issubclass(own, BaseModel) and field in own.model_fields:
+            if where in found and field in found[where].model_fields:
                 value = item["input"].get(field) if isinstance(item["input"], Mapping) else None
                 where = f"{where}.{field}"
                 problems[where] = f"config key {where!r} has value {_short(value)}: {said}"
@@ -318,133 +361,25 @@ def validation_problems(error: ValidationError) -> list[str]:
     return list(problems.values())
 
 
-def _key_path(loc: tuple) -> tuple[str, type[BaseModel] | None, Any]:
-    """The dotted key of a pydantic error location, without the labels pydantic gives the
-    members of a union; the section whose key it is; the key's own type."""
-    annotation: Any = Config
-    section, path = None, ""
-    for part in loc:
-        annotation = _unwrapped(annotation)
-        if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-            annotation = _member(annotation, part)
-            continue  # the member's label
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            section = annotation
-            field = annotation.model_fields.get(str(part))
-            annotation = field.annotation if field else None
-        elif typing.get_origin(annotation) in (dict, list):
-            section, annotation = None, typing.get_args(annotation)[-1]
-        if part == "[key]":
-            continue
+def _key(loc: tuple, config: dict, missing: bool) -> str:
+    """The dotted key of a pydantic error location: its parts that name a key or an item of
+    ``config`` (and a missing key, last), not the labels pydantic gives a union's members."""
+    value: Any = config
+    path = ""
+    for index, part in enumerate(loc):
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and isinstance(part, int):
+            value = value[part]
+        elif not (missing and index == len(loc) - 1):
+            continue  # a union member's label
         path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
-    return path, section, _unwrapped(annotation)
-
-
-def _unwrapped(annotation: Any) -> Any:
-    """``annotation`` without Annotated, and without None where it is optional."""
-    while True:
-        origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-        if origin is typing.Annotated:
-            annotation = args[0]
-        elif origin in (typing.Union, types.UnionType) and type(None) in args and len(args) == 2:
-            annotation = next(arg for arg in args if arg is not type(None))
-        else:
-            return annotation
-
-
-def _member(union: Any, label: Any) -> Any:
-    """The member of ``union`` that pydantic's location ``label`` names: a section by its kind
-    (the encoders) or its name; None when the label names none."""
-    for member in map(_unwrapped, typing.get_args(union)):
-        if isinstance(member, type) and issubclass(member, BaseModel):
-            kind = member.model_fields.get("kind")
-            if member.__name__ == label or kind and label in typing.get_args(kind.annotation):
-                return member
-    return None
+    return path
 
 
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _walk(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
-    """(dotted key, item) of every mapping key (as text) and every other value inside
-    ``value``: the one walk of the checks JSON schema cannot make."""
-    if isinstance(value, Mapping):
-        for name, item in value.items():
-            path = f"{key}.{name}" if key else str(name)
-            yield path, str(name)
-            yield from _walk(item, path)
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            yield from _walk(item, f"{key}[{index}]")
-    else:
-        yield key, value
-
-
-def _encoder_problems(config: dict, study: str) -> list[str]:
-    """Undefined encoders, and word-vector encoders asked to embed sentences, in one study."""
-    section, problems = config[study], []
-    if study == "main":
-        uses = [
-            (f"main.setups.{dataset}.encoder", setup["encoder"], dataset)
-            for dataset, setup in section["setups"].items()
-        ]
-    else:
-        uses = [
-            (f"glue.encoders[{i}]", name, "GLUE tasks")
-            for i, name in enumerate(section["encoders"])
-        ]
-    sentence_encoders = ", ".join(encoders_of_kind(config, "sentence-transformer")) or "none"
-    for key, name, dataset in uses:
-        if name not in config["encoders"]:
-            problems.append(
-                f"{study}: encoder {name!r} (for {dataset}) is not defined under 'encoders'"
-            )
-        # word vectors look up single words: a data set of sentences or pairs (its unit) is not
-        elif config["encoders"][name]["kind"] == "word-vectors" and (
-            dataset not in DATASETS or DATASETS[dataset].unit != "word"
-        ):
-            problems.append(
-                f"{key}: {name!r} is a word-vectors encoder, which looks up single words and "
-                "cannot embed the "
-                f"sentences of {dataset}; name a sentence-transformer encoder instead (defined: "
-                f"{sentence_encoders})"
-            )
-    return problems
-
-
-def _geometry_problems(config: Mapping[str, Any]) -> list[str]:
-    """Cross-references of the ``geometry`` section the schema cannot express."""
-    if "geometry" not in config:
-        return []
-    geometry = config["geometry"]
-    problems = []
-    corpus = geometry["clusters"]["corpus"]
-    if corpus["source"] not in config.get("sources", {}):
-        problems.append(
-            f"geometry.clusters.corpus.source: {corpus['source']!r} is not defined under 'sources'"
-        )
-    for name in geometry["sts"]["models"] and geometry["sts"]["datasets"]:
-        split = geometry["sts"]["splits"].get(name, "validation" if name == "stsb" else "test")
-        if f"hf_{name}_{split}" not in config.get("sources", {}):
-            problems.append(
-                f"geometry.sts.splits.{name}: {split!r} needs source 'hf_{name}_{split}' under "
-                "'sources'"
-            )
-    static = geometry["clusters"].get("static", {}).get("source")
-    if static is not None and static not in config.get("sources", {}):
-        problems.append(
-            f"geometry.clusters.static.source: {static!r} is not defined under 'sources'"
-        )
-    for name in geometry["clusters"].get("pca_layers") or {}:
-        if name not in (config.get("models") or {}):
-            problems.append(
-                f"geometry.clusters.pca_layers: {name!r} is not a model under 'models'; "
-                "check its spelling"
-            )
-    return problems
 
 
 def load_config(files: Sequence[str | os.PathLike]) -> dict[str, Any]:
@@ -470,7 +405,7 @@ def check_loaded_config(config: dict) -> None:
     try:
         Config.model_validate(config)
     except ValidationError as error:
-        problems = validation_problems(error)
+        problems = validation_problems(error, config)
         raise ConfigError(
             problems[0]
             if len(problems) == 1
@@ -478,33 +413,3 @@ def check_loaded_config(config: dict) -> None:
         ) from None
     fill_defaults(Config, config)
     check_config(config)
-
-
-# < > close a <script> or open a tag; ` opens or closes reStructuredText literals, roles and
-# links; | a substitution; control characters (line breaks above all) start a new RST line.
-MARKUP_CHARACTERS = re.compile(r"[<>`|\x00-\x1f\x7f]")
-# An explicit markup start (.. include:: / .. raw::) or a field list (:file:) in one line.
-RST_DIRECTIVE = re.compile(r"(^|\s)\.\.(\s|$)|::")
-# docutils turns a bare scheme:... into a link; these schemes run code in a browser.
-SCRIPT_URL = re.compile(r"\b(javascript|vbscript|data)\s*:", re.IGNORECASE)
-
-
-def text_problem(text: str) -> str | None:
-    """Why ``text`` cannot appear in the report (None: it is plain text)."""
-    if match := MARKUP_CHARACTERS.search(text):
-        return f"holds the character {match.group()!r}"
-    if RST_DIRECTIVE.search(text):
-        return "holds reStructuredText markup ('..' alone or '::')"
-    if match := SCRIPT_URL.search(text):
-        return f"holds a {match.group(1).lower()}: URL"
-    return None
-
-
-def markup_problems(config: Mapping[str, Any]) -> list[str]:
-    """One sentence per configuration key or value that could become markup in the report."""
-    return [
-        f"{path}: {text[:60]!r} {problem}, which the report would render as markup; "
-        "use plain names and paths (letters, digits, . _ - / : and spaces)"
-        for path, text in _walk(config)
-        if isinstance(text, str) and (problem := text_problem(text)) is not None
-    ]
