@@ -88,9 +88,8 @@ def _monotone_words(traces: pd.DataFrame, setup: str) -> str:
         return "guaranteed by monotone traces: both series are strictly monotone in every seed"
     iso, sil = against.values()
     return (
-        "near-guaranteed by monotone traces: ρ = ±1 for any two strictly monotone series, and in "
-        f"the worst seed IsoScore goes against its trend at {iso} of {steps} updates, the "
-        f"silhouette at {sil}"
+        "near-guaranteed by monotone traces: in the worst seed IsoScore goes against its trend "
+        f"at {iso} of {steps} updates, the silhouette at {sil}"
     )
 
 
