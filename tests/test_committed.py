@@ -147,12 +147,9 @@ def test_the_glue_copy_is_checked_fresh_and_judged(copied, capsys):
     assert "- 5: all-distilroberta-v1 has no offline copy" in page
 
 
-def test_the_committed_claims_are_what_the_verdict_code_judges(copied):
+def test_the_committed_claims_are_what_the_verdict_code_judges_and_an_edit_fails(copied, capsys):
     committed = (copied / optimisation.claims_file("glue")).read_text(encoding="utf-8")
     assert optimisation.committed_claims("glue", copied).to_csv(index=False) == committed
-
-
-def test_a_planted_edit_of_a_committed_glue_file_fails_the_check(copied, capsys):
     traces = copied / optimisation.traces_file("glue")
     planted = pd.read_csv(traces)
     planted.loc[0, "isoscore"] += 0.5

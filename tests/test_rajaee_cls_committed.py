@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from isotropy.committed import rajaee_cls as committed
-from isotropy.io import checked_record, generated_block, sha256_file
+from isotropy.io import checked_record, sha256_file
 from isotropy.rajaee_cls.method import ClusterSettings
 from isotropy.rajaee_cls.results import LAYER_COLUMNS, RUN_COLUMNS
 from isotropy.studies import rajaee_cls as rajaee_study
@@ -80,7 +80,7 @@ def copied(tmp_path):
     (root / "docs" / "data").mkdir(parents=True)
     page = f"# page\n\n{committed.BEGIN}\n\nold table\n{committed.END}\ntail\n"
     (root / committed.DOC).write_text(page, encoding="utf-8")
-    committed.write_data(results, effective, sweep, {"wall": "1 min"}, root)
+    committed.copy(root, [results, sweep], {"wall": "1 min"}, effective, None)
     return root
 
 
@@ -92,36 +92,29 @@ def test_the_record_names_code_settings_and_sources(copied):
     assert len(record["sources_sha256"]) == 4
 
 
-def test_a_stale_page_is_told_and_rewritten(copied):
-    page = copied / committed.DOC
+def test_the_tables_follow_the_committed_values(copied):
+    """Staleness and rewriting: tests/test_committed.py, as every committed page's."""
     block = committed.doc_block(copied)
-    assert generated_block(page.read_text(), committed.BEGIN, committed.END) != block  # stale
-    committed.COMMITTED.pages[0].write(copied)  # the grid's tables (the claims need real runs)
-    assert generated_block(page.read_text(), committed.BEGIN, committed.END) == block
     assert "| cluster | 1 | 71.0 |" in block and "| none | 0 | 78.0 | 50.9 | 0.10 |" in block
-    # a planted change of one committed value (its record updated too) makes the page stale
+    # a planted change of one committed value (its record updated too) changes the tables
     seeds = copied / committed.SEEDS
     seeds.write_text(seeds.read_text().replace("0.71", "0.61", 1))
     record = json.loads((copied / committed.RUN).read_text())
     record["files_sha256"][str(committed.SEEDS)] = sha256_file(seeds)
     (copied / committed.RUN).write_text(json.dumps(record))
-    assert generated_block(page.read_text(), committed.BEGIN, committed.END) != (
-        committed.doc_block(copied)
-    )
+    assert "| none | 1 | 61.0 |" in committed.doc_block(copied)  # the first 0.71: none, seed 1
 
 
 def test_an_unfinished_grid_or_mixed_code_is_refused(tmp_path, copied):
+    nothing = [tmp_path / "nothing", tmp_path / "c"]
     with pytest.raises(FileNotFoundError, match="no finished grid"):
-        committed.write_data(
-            tmp_path / "nothing", tmp_path / "e.yaml", tmp_path / "c", {}, tmp_path
-        )
+        committed.copy(tmp_path, nothing, {}, tmp_path / "e.yaml", None)
     results = tmp_path / "results" / "rajaee_cls"
     other = results / "miniLM" / "sst2" / "none" / "seed1" / "metrics.json.provenance.json"
     other.write_text(json.dumps({**json.loads(other.read_text()), "code": {"git_commit": "1"}}))
+    sources = [results, tmp_path / "cause.jsonl"]
     with pytest.raises(ValueError, match="2 code versions"):
-        committed.write_data(
-            results, tmp_path / "effective.yaml", tmp_path / "cause.jsonl", {}, copied
-        )
+        committed.copy(copied, sources, {}, tmp_path / "effective.yaml", None)
     shutil.rmtree(results)
 
 

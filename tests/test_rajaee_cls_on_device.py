@@ -128,14 +128,6 @@ def test_a_planted_sweep_whose_centring_interval_includes_0_leaves_the_cause_ope
     assert "Fitting per batch and fitting offline are not told apart" in block
 
 
-def test_the_committed_page_says_the_cause_is_not_decided_without_the_five_seed_sweep():
-    """Until the device sweep is committed, the block reads the CPU sweep: no difference run."""
-    if (ROOT / committed.GPU_RECORD).is_file():
-        pytest.skip("the five-seed sweep is committed: the planted tests above cover the block")
-    block = committed.cause_block(ROOT)
-    assert "The cause is not decided" in block and "not committed" in block
-
-
 def test_the_estimate_counts_what_each_variant_runs():
     """Per run: the method per batch adds its k-means, the run without it the grid's."""
     script = device_script()

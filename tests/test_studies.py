@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from test_config_reference import choices
+from tiny_workflow import run_snakemake
 
 from isotropy import studies
 from isotropy.configuration import Config
@@ -139,27 +140,12 @@ def test_each_target_rule_builds_its_records_outputs(tmp_path):
     """The target rules (the Snakefile's loop over the records) take exactly their records'
     outputs, and rule all the records' (studies.rule_all_targets): one dry run of every
     target."""
-    import os
-    import subprocess
-    import sys
-
     from isotropy.workflow import config as workflow_config
 
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
     specs = [s for s in studies.REGISTRY if s.target]
-    env = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}
-    dry = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile")]
-        + ["--directory", str(tmp_path), "--configfile", str(ROOT / "config.yaml")]
-        + ["--cores", "1", "-n", "--forceall", "all"]
-        + [s.target for s in specs],
-        cwd=ROOT,
-        env={**env, "HF_HUB_OFFLINE": "1"},
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert dry.returncode == 0, dry.stderr[-3000:]
+    args = ["-n", "--forceall", "all", *(s.target for s in specs)]
+    dry = run_snakemake(tmp_path, [ROOT / "config.yaml"], None, *args, timeout=900, check=True)
     planned = dict(re.findall(r"^(?:local)?rule (\w+):\n\s+input: ([^\n]*)", dry.stdout, re.M))
     for spec in specs:
         assert planned[spec.target].split(", ") == spec.outputs(config), spec.target
@@ -169,11 +155,7 @@ def test_each_target_rule_builds_its_records_outputs(tmp_path):
 def test_each_study_claims_page_joins_in_registry_order():
     """Rule check_claims joins each listed study's own claims page (``StudySpec.claim_page``) as
     it is, the extension study's before the Rajaee CLS study's (as the page always had them)."""
-    import sys
-
     import pandas as pd
-
-    sys.path.insert(0, str(ROOT / "tests"))
     from test_rajaee_cls import _tables
 
     assert studies.claim_pages({"main_table1": pd.DataFrame()}) == []

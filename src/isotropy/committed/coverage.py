@@ -34,7 +34,6 @@ from pathlib import Path
 import pandas as pd
 
 from isotropy.committed.record import CommittedRun, Page, page_markers
-from isotropy.io import generated_block
 from isotropy.verdicts.tolerances import near_guaranteed
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -69,34 +68,16 @@ CLASSES = (
 )
 # A table of the tiny test run (tests/golden/) is not the paper's scale: what it reads is tagged.
 TINY = "tests/golden/"
+TESTS = {"test", "test on the paper's data"}
+KINDS = ("empirical", "formula")
+TINY_VERDICTS = {"tiny: for", "tiny: against", "tiny: undecided"}
 # What a status allows its checks to read (kinds or verdict classes) ...
 ALLOWED = {
-    "reproduced": {"for", "equal", "computed", "test", "test on the paper's data", "tiny: for"},
-    "not reproduced": {"against", "undecided", "computed", "test", "test on the paper's data"},
-    "not judged": {
-        "undecided",
-        "near-guaranteed",
-        "computed",
-        "equal",
-        "test",
-        "test on the paper's data",
-        "tiny: for",
-        "tiny: against",
-        "tiny: undecided",
-    },
-    "stand-in": {
-        "stand-in",
-        "undecided",
-        "against",
-        "not run",
-        "computed",
-        "test",
-        "tiny: for",
-        "tiny: against",
-        "tiny: undecided",
-        "tiny: stand-in",
-        "tiny: not run",
-    },
+    "reproduced": {"for", "equal", "computed", "tiny: for", *TESTS},
+    "not reproduced": {"against", "undecided", "computed", *TESTS},
+    "not judged": {"undecided", "near-guaranteed", "computed", "equal", *TESTS, *TINY_VERDICTS},
+    "stand-in": {"stand-in", "undecided", "against", "not run", "computed", "test"}
+    | {*TINY_VERDICTS, "tiny: stand-in", "tiny: not run"},
     "online or GPU only": {"not run", "tiny: not run", "plan", "test"},
     "no counterpart": set(),
 }
@@ -108,14 +89,13 @@ NEEDS: dict[str, dict[str, set[str]]] = {
     "reproduced": {"empirical": ON_DATA, "formula": ON_DATA | {"test"}},
     "not reproduced": {
         "empirical": {"against", "test on the paper's data"},
-        "formula": {"against", "test", "test on the paper's data"},
+        "formula": {"against", *TESTS},
     },
-    "not judged": {k: ALLOWED["not judged"] for k in ("empirical", "formula")},
-    "stand-in": {k: {"stated stand-in", "test"} for k in ("empirical", "formula")},
-    "online or GPU only": {k: {"plan"} for k in ("empirical", "formula")},
-    "no counterpart": {k: set() for k in ("empirical", "formula")},
+    "not judged": dict.fromkeys(KINDS, ALLOWED["not judged"]),
+    "stand-in": dict.fromkeys(KINDS, {"stated stand-in", "test"}),
+    "online or GPU only": dict.fromkeys(KINDS, {"plan"}),
+    "no counterpart": dict.fromkeys(KINDS, set()),
 }
-KINDS = ("empirical", "formula")
 
 
 def rows(root: Path = ROOT) -> pd.DataFrame:
@@ -396,11 +376,6 @@ def block(root: Path = ROOT) -> str:
             what, short = f"{row['item']}: {row['statement']}", row["id"].removeprefix(prefix)
             lines.append(f"| {short} | {what} | {row['status']} | {_held_up_by(row, root)} |")
     return "\n".join(lines) + "\n"
-
-
-def stale(text: str, root: Path = ROOT) -> bool:
-    """Whether a page's generated part is not what the file and the checks' outcomes render."""
-    return generated_block(text, BEGIN, END) != block(root)
 
 
 COVERAGE = CommittedRun(name="coverage", records=(), pages=(Page(PAGE, block, (BEGIN, END)),))

@@ -53,10 +53,6 @@ def load(root: Path = Path(".")) -> tuple[pd.DataFrame, dict]:
     return seeds, run
 
 
-def answers(root: Path) -> str:
-    return answers_markdown(*load(root))
-
-
 def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
     """``facts``: ``run``, what ran and when (one sentence), and any other fact of the run."""
     if "run" not in facts:
@@ -68,7 +64,7 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
 COMMITTED = CommittedRun(
     name="extensions",
     records=(Checksums(RUN, (SEEDS,)),),
-    pages=(Page(DOC, answers, (START, END)),),
+    pages=(Page(DOC, lambda root: answers_markdown(*load(root)), (START, END)),),
     copy=copy,
     sources=paths.extensions_file("seeds.csv"),
 )

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.committed.record import COMMAND, DATA, Checksums, CommittedRun, Page
+from isotropy.committed.record import COMMAND, DATA, Checksums, CommittedRun, Page, device_calls
 from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.studies import BY_NAME
 from isotropy.verdicts.claims import STAND_IN_NOTE, check_claims, verdict_cell
@@ -47,7 +47,7 @@ def combine(
     """Copy the device calls' outputs under ``root/docs/data`` as one grid with one record;
     ``add``: after the calls the committed grid already holds (its files checked first)."""
     runs_file, metrics_file, costs_file, tests_file, record_file = grid_files(prefix)
-    records = [json.loads((call / "record.json").read_text(encoding="utf-8")) for call in calls]
+    records = device_calls(calls)
     tables = [pd.read_csv(call / "runs.csv") for call in calls if (call / "runs.csv").is_file()]
     metrics = "".join((c / "metrics.jsonl").read_text(encoding="utf-8") for c in calls)
     earlier: list[dict[str, Any]] = []
@@ -66,8 +66,6 @@ def combine(
     logs = [c / "cuda_tests.log" for c in calls if (c / "cuda_tests.log").is_file()]
     if logs:
         files[tests_file] = logs[-1]
-    for one in records:
-        one.pop("files_sha256", None)
     facts = {
         "what": f"the I-STAR grid of {OVERLAY[prefix]} on one GPU, in "
         f"{len(earlier) + len(calls)} device call(s), the later ones finishing what a cut call did "
@@ -81,17 +79,19 @@ def _regulariser_order(column: pd.Series) -> pd.Series:
     return column.map(ORDER.index) if column.name == "regulariser" else column
 
 
-def _by_lambda(runs: pd.DataFrame, column: str) -> list[str]:
-    """Rows 'λ | none | istar | cosreg': mean ± sd over seeds (n), the baseline at λ 0."""
-    lines = ["| λ | " + " | ".join(ORDER) + " |", "|---|" + "---|" * len(ORDER)]
-    for lam in sorted(runs["lambda"].unique()):
-        cells = []
-        for regulariser in ORDER:
-            found = runs[(runs["regulariser"] == regulariser) & (runs["lambda"] == lam)][column]
-            spread = f" ± {found.std():.2g}" if len(found) > 1 else ""
-            cells.append(f"{found.mean():.4g}{spread} ({len(found)})" if len(found) else "")
-        lines.append(f"| {lam:g} | " + " | ".join(cells) + " |")
-    return lines
+def _mean_sd(values: pd.Series) -> str:
+    """Mean ± sd over seeds (number of seeds); empty without a run."""
+    if values.empty:
+        return ""
+    spread = f" ± {values.std():.2g}" if len(values) > 1 else ""
+    return f"{values.mean():.4g}{spread} ({len(values)})"
+
+
+def _by_lambda(runs: pd.DataFrame, column: str) -> str:
+    """λ against each regulariser: mean ± sd over seeds (n), the baseline at λ 0."""
+    cells = runs.groupby(["lambda", "regulariser"])[column].agg(_mean_sd).unstack()
+    cells = cells.reindex(columns=ORDER).fillna("").rename(index="{:g}".format)
+    return markdown_table(cells.rename_axis(index="λ", columns=None).reset_index())
 
 
 def _step_table(record: dict[str, Any], costs: pd.Series) -> list[str]:
@@ -146,6 +146,8 @@ def _claims(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> list[st
         cell = verdict_cell(row.verdict, row.note)
         lines.append(f"| {row.setup} | {row.claim} | {row.measured:.4g} | {cell} |")
     details = seed_details(rows, BY_NAME["istar"].claims)
+    # every family is the poster's ("Rudman & Eickhoff 2024 · I-STAR · IsoScore*"): its quantity
+    details["family"] = details["family"].str.split(" · ").str[-1]
     head = (
         "Each seed's difference (λ minus no regulariser, same seed), the raw and the Holm-adjusted"
     )
@@ -153,7 +155,8 @@ def _claims(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> list[st
         *lines,
         "",
         f"{head} one-sided p, and the smallest difference these seeds detect (power 0.8, at the "
-        "family's strictest Holm level α/m, with the seeds' own spread):",
+        "family's strictest Holm level α/m, with the seeds' own spread; each family is the "
+        "poster's, Rudman & Eickhoff 2024):",
         "",
         markdown_table(details.map(lambda v: f"{v:.2g}" if isinstance(v, float) else v)),
     ]
@@ -232,21 +235,18 @@ def _estimate_per_run(calls: list[dict[str, Any]]) -> float:
     return sum(c["estimated_seconds"] for c in calls) / planned
 
 
-def _side_by_side(grids: dict[str, pd.DataFrame]) -> list[str]:
+def _side_by_side(grids: dict[str, pd.DataFrame]) -> str:
     """The whole split's runs beside the same runs of the subset grid: mean ± sd (seeds)."""
     columns = [("metric", "accuracy"), ("isoscore_star", "IsoScore*"), ("twonn", "TwoNN")]
-    head = [f"{label}, {rows}" for _, label in columns for rows in grids]
-    lines = ["| run | " + " | ".join(head) + " |", "|---|" + "---|" * len(head)]
+    rows = []
     whole = list(grids.values())[-1]
     for (regulariser, lam), _ in whole.groupby(["regulariser", "lambda"], sort=False):
-        cells = []
-        for column, _ in columns:
-            for runs in grids.values():
+        rows.append({"run": f"{regulariser}, λ={lam:g}"})
+        for column, label in columns:
+            for name, runs in grids.items():
                 found = runs[(runs["regulariser"] == regulariser) & (runs["lambda"] == lam)]
-                values = found[column]
-                cells.append(f"{values.mean():.4g} ± {values.std():.2g} ({len(values)})")
-        lines.append(f"| {regulariser}, λ={lam:g} | " + " | ".join(cells) + " |")
-    return lines
+                rows[-1][f"{label}, {name}"] = _mean_sd(found[column])
+    return markdown_table(pd.DataFrame(rows))
 
 
 def _whole_split(root: Path, subset: pd.DataFrame, rows: int) -> list[str]:
@@ -265,8 +265,7 @@ def _whole_split(root: Path, subset: pd.DataFrame, rows: int) -> list[str]:
         f"Mean ± sd over seeds (number of seeds), beside the same runs of the {rows:,}-row grid "
         "above:",
         "",
-        *_side_by_side({f"{rows:,} rows": subset, "whole split": runs}),
-        "",
+        _side_by_side({f"{rows:,} rows": subset, "whole split": runs}),
         *_step_table(record, costs),
         "",
     ]
@@ -306,16 +305,13 @@ def page(root: Path = Path(".")) -> str:
         "Mean ± sd over seeds (number of seeds); λ 0 is the unregularised run. CosReg at λ = −5 "
         "predicts the majority class in every seed.",
         "",
-        *_by_lambda(runs, "metric"),
-        "",
+        _by_lambda(runs, "metric"),
         "## IsoScore* of the validation representations against λ (Figure 5)",
         "",
-        *_by_lambda(runs, "isoscore_star"),
-        "",
+        _by_lambda(runs, "isoscore_star"),
         "## TwoNN intrinsic dimension against λ (Figure 7)",
         "",
-        *_by_lambda(runs, "twonn"),
-        "",
+        _by_lambda(runs, "twonn"),
         "## Cost per step",
         "",
         *_costs(record, root),

@@ -88,9 +88,8 @@ def _monotone_words(traces: pd.DataFrame, setup: str) -> str:
         return "guaranteed by monotone traces: both series are strictly monotone in every seed"
     iso, sil = against.values()
     return (
-        "near-guaranteed by monotone traces: ρ = ±1 for any two strictly monotone series, and in "
-        f"the worst seed IsoScore goes against its trend at {iso} of {steps} updates, the "
-        f"silhouette at {sil}"
+        "near-guaranteed by monotone traces: in the worst seed IsoScore goes against its trend "
+        f"at {iso} of {steps} updates, the silhouette at {sil}"
     )
 
 
@@ -156,14 +155,12 @@ def ends_by_setup(traces: pd.DataFrame) -> pd.DataFrame:
 def doc_block(root: str | os.PathLike = ".") -> str:
     """The page's generated block: the run's settings, each §3.2 row judged, each seed's ends."""
     record, traces = checked_record(root, RUN), _traces(root)
-    run, main = record["run"], record["config"].get("main", {})
-    seed_list = ", ".join(str(seed) for seed in main.get("seeds", []))
+    run = record["run"]
     lines = [
         f"Run: {record['what']}, code {record['code_commit'][:12]}, {run.get('machine', '')}; "
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "
         f"against {run.get('printed', '?')} printed before it started.",
-        f"Settings: {main.get('updates')} updates, metrics after "
-        f"{every_nth_update(main.get('metric_stride') or 1)}, seeds {seed_list}.",
+        f"Settings: {_protocol(record)}.",
         "",
         markdown_table(judged_table(root, detail=True)),
         "§3's trends judged on this run by the claims page's code (one Holm family with the main "
@@ -230,15 +227,22 @@ def device_block(root: str | os.PathLike, cpu: pd.DataFrame) -> str:
     )
 
 
+def _protocol(record: dict[str, Any]) -> str:
+    """The committed run's seeds, updates and metric stride, in words."""
+    main = record["config"].get("main", {})
+    return (
+        f"{len(main.get('seeds', []))} seeds, {main.get('updates')} updates, metrics after "
+        f"{every_nth_update(main.get('metric_stride') or 1)}"
+    )
+
+
 def readme_block(root: str | os.PathLike = ".") -> str:
     """The README's headline: each §3.2 row of the committed run with its verdict."""
     record = checked_record(root, RUN)
-    main, run = record["config"].get("main", {}), record["run"]
+    run = record["run"]
     return (
         f"What §3.2 of Mickus et al. (2024) replicates, judged on the committed `make run` "
-        f"({len(main.get('seeds', []))} seeds, {main.get('updates')} updates, metrics after "
-        f"{every_nth_update(main.get('metric_stride') or 1)}; "
-        "[docs/main-study.md](docs/main-study.md)):"
+        f"({_protocol(record)}; [docs/main-study.md](docs/main-study.md)):"
         f"\n\n{markdown_table(judged_table(root))}\n"
         f"The run took {run.get('wall', '?')} on {run.get('machine', '?')}, against "
         f"{run.get('printed', '?')} printed by `make run` before it started.\n"
@@ -254,11 +258,9 @@ def committed_verdicts(root: str | os.PathLike = ".") -> str:
     """The CSV of :data:`VERDICTS`: each §3.2 row's paper and committed values and verdict, and
     in column ``run`` what made them (code commit and settings)."""
     record, table = checked_record(root, RUN), verdicts(root)
-    main = record["config"].get("main", {})
     run = (
-        f"the committed make run (code {record['code_commit'][:12]}; "
-        f"{len(main.get('seeds', []))} seeds, {main.get('updates')} updates, metrics after "
-        f"{every_nth_update(main.get('metric_stride') or 1)}; {RUN.as_posix()})"
+        f"the committed make run (code {record['code_commit'][:12]}; {_protocol(record)}; "
+        f"{RUN.as_posix()})"
     )
     columns = ["setup", "quantity", "paper_value", "our_value", "verdict"]
     return table[columns].assign(run=run).to_csv(index=False, float_format="%.6g")

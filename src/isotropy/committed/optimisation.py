@@ -20,9 +20,8 @@ import pandas as pd
 import yaml
 
 from isotropy import paths
-from isotropy.committed.record import DATA, Checksums, one_value
-from isotropy.io import checked_record, commit_files, sha256_file
-from isotropy.provenance import single_commit
+from isotropy.committed.record import DATA, Checksums, made_by, one_value
+from isotropy.io import checked_record, commit_files
 from isotropy.traces import read_trace
 
 KEYS = ("encoder", "dataset", "seed")
@@ -137,15 +136,11 @@ def write_data(
     facts = {
         "what": run.get("what", WHAT[study]),  # the facts name an overlay where one ran
         # the one commit, package set and device the traces' provenance records name
-        "code_commit": single_commit(provenance, "the traces"),
-        "packages": one_value(provenance, lambda r: r.get("packages"), "package sets"),
+        **made_by(provenance, "the traces", [trace for _, trace in runs], results.parent.parent),
         "device": one_value(provenance, lambda r: [r.get("device"), r.get("hardware")], "devices"),
         "run": {key: value for key, value in run.items() if key != "what"},  # said once, above
         "config": _settings(study, config),
         "stand_ins": workflow_stand_ins(config),
-        "sources_sha256": {
-            str(trace.relative_to(results.parent.parent)): sha256_file(trace) for _, trace in runs
-        },
     }
     if claims:
         tables = _tables(study, pd.read_csv(counts), pd.read_csv(correlations), traces)

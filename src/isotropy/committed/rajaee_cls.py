@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +19,13 @@ from isotropy.committed.record import (
     Checksums,
     CommittedRun,
     Page,
+    device_calls,
+    made_by,
     one_value,
     page_markers,
 )
-from isotropy.io import checked_record, commit_files, sha256_file
-from isotropy.provenance import read_record, single_commit
+from isotropy.io import checked_record, commit_files, markdown_table
+from isotropy.provenance import read_record
 from isotropy.rajaee_cls.results import (
     LAYER_COLUMNS,
     accuracy_summary,
@@ -45,68 +46,56 @@ DOC = Path("docs/rajaee-cls.md")
 BEGIN, END = page_markers("Rajaee CLS tables")
 
 
-def write_data(
-    results: str | os.PathLike,
-    effective_config: str | os.PathLike,
-    cause: str | os.PathLike,
-    run: Mapping[str, Any],
-    root: str | os.PathLike = ".",
-) -> dict[str, Any]:
-    """Copy a finished grid (``results``: its ``results/rajaee_cls``) and the cause sweep's JSON
-    lines beside the docs with their record; ``run``: facts no file holds (start, end, machine)."""
-    results = Path(results)
+def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
+    """Copy a finished grid (``sources``: its ``results/rajaee_cls``, then the cause sweep's JSON
+    lines) beside the docs with their record; ``facts``: what no file holds (start, end,
+    machine); ``config``: the grid's effective configuration."""
+    results, cause = sources
     metrics = sorted(results.glob("*/*/*/seed*/metrics.json"))
     if not (results / "runs.csv").is_file() or not metrics:
         raise FileNotFoundError(f"{results} holds no finished grid: run rajaee_cls_study first")
-    config = yaml.safe_load(Path(effective_config).read_text(encoding="utf-8"))
-    section = config["rajaee_cls"]
+    settings = yaml.safe_load(Path(config).read_text(encoding="utf-8"))
+    section = settings["rajaee_cls"]
     found = [read_record(path) for path in metrics]
     records = [record for record in found if record is not None]
     if len(records) != len(found):
         raise FileNotFoundError(f"{results}: a run's metrics.json has no provenance record")
-    facts = {
+    made = {
         "what": "the Rajaee CLS study's default grid (target rajaee_cls_study, config.yaml + "
         "config/offline.yaml) and the cause sweep (benchmarks/rajaee_cls_learning.py --measure)",
-        "code_commit": single_commit(records, "the grid's runs"),
-        "run": dict(run),
+        **made_by(records, "the grid's runs", metrics, results.parent.parent),
+        "run": dict(facts),
         "config": {
             "rajaee_cls": section,
-            "models": {m: config["models"][m] for m in section["models"]},
+            "models": {m: settings["models"][m] for m in section["models"]},
         },
         "stand_ins": {m: f"{m} for the slides' BERT-base" for m in section["models"]},
         "seeds": section["seeds"],
-        "packages": one_value(records, lambda r: r["packages"], "package sets"),
         "device": one_value(records, lambda r: f"{r['device']}: {r['hardware']}", "devices"),
-        "sources_sha256": {
-            str(p.relative_to(results.parent.parent)): sha256_file(p) for p in metrics
-        },
     }
-    return commit_files(root, RUN, {SEEDS: results / "runs.csv", CAUSE: Path(cause)}, facts)
+    commit_files(root, RUN, {SEEDS: results / "runs.csv", CAUSE: Path(cause)}, made)
+
+
+def _json_lines(path: Path) -> list[dict[str, Any]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
 
 
 def committed_tables(root: str | os.PathLike = ".") -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """(the grid's per-seed rows, the sweep's runs), checked against the record."""
     root = Path(root)
     checked_record(root, RUN)
-    lines = (root / CAUSE).read_text(encoding="utf-8").splitlines()
-    return pd.read_csv(root / SEEDS), [json.loads(line) for line in lines if line.strip()]
+    return pd.read_csv(root / SEEDS), _json_lines(root / CAUSE)
 
 
 def _pct(value: float) -> str:
     return f"{100 * value:.1f}"
 
 
-def _variant(run: Mapping[str, Any]) -> str:
-    if run["method"] == "none":
-        return "none"
-    method = run["cluster_method"]
-    return f"{method['fit']}, k = {method['clusters']}, d = {method['directions']}"
-
-
 def _cause_lines(cause: list[dict[str, Any]]) -> list[str]:
-    """The cause sweep's two tables: agreement per variant, and accuracy after training."""
-    lines: list[str] = []
-    lines += [
+    """The CPU cause sweep's tables: agreement per variant, and the method applied after
+    training."""
+    lines = [
         "",
         "The cause sweep (`benchmarks/rajaee_cls_learning.py --measure`): each variant trained "
         "with the method; ARI = adjusted Rand index of the k-means clusters (k of the variant, "
@@ -122,30 +111,15 @@ def _cause_lines(cause: list[dict[str, Any]]) -> list[str]:
         before, final = entry["agreement"][:-1], entry["agreement"][-1]
         training_ari = " → ".join(f"{r['train_batch_ari_mean']:.2f}" for r in before)
         lines.append(
-            f"| {_variant(entry)} | {entry['seed']} | {_pct(entry['accuracy'])} "
+            f"| {variant_name(entry)} | {entry['seed']} | {_pct(entry['accuracy'])} "
             f"| {_pct(entry['majority_baseline'])} | {training_ari} "
             f"| {final['eval_batch_ari_mean']:.2f} ({final['eval_batch_ari_min']:.2f}–"
             f"{final['eval_batch_ari_max']:.2f}) | {final['eval_offline_ari']:.2f} "
             f"| {entry['wall_seconds']:.0f} |"
         )
-    posthoc = [
-        (entry["seed"], point)
-        for entry in cause
-        for point in entry["agreement"][-1].get("method_accuracy", [])
-    ]
-    if posthoc:
-        lines += [
-            "",
-            "The method applied after training to the model trained without it (its head "
-            "unchanged): validation accuracy % against k and the removed directions d.",
-            "",
-            "| seed | fitted | k | d | accuracy % |",
-            "|---|---|---|---|---|",
-        ]
-        lines += [
-            f"| {seed} | {p['fit']} | {p['clusters']} | {p['directions']} | {_pct(p['accuracy'])} |"
-            for seed, p in posthoc
-        ]
+    plain = [entry for entry in cause if entry["method"] == "none"]
+    if any("method_accuracy" in entry["agreement"][-1] for entry in plain):
+        lines += ["", *_applied_after(plain)]
     return lines
 
 
@@ -224,21 +198,7 @@ def committed_claims_block(root: str | os.PathLike = ".") -> str:
     return "\n".join(lines) + "\n"
 
 
-def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
-    results, cause = sources
-    write_data(results, config, cause, facts, root)
-
-
 CAUSE_BEGIN, CAUSE_END = page_markers("Rajaee CLS cause")
-
-
-def sweep_lines(root: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """(the five-seed sweep's runs, its record) once committed, else (the CPU sweep's, None)."""
-    if not (root / GPU_RECORD).is_file():
-        return committed_tables(root)[1], None
-    record = checked_record(root, GPU_RECORD)
-    lines = (root / GPU_CAUSE).read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()], record
 
 
 def _points(value: float | None) -> str:
@@ -246,17 +206,18 @@ def _points(value: float | None) -> str:
 
 
 def cause_block(root: Path) -> str:
-    """docs/rajaee-cls.md's cause block: accuracy trained with each variant per seed, the paired
-    differences with their intervals over seeds and what they decide (:func:`cause_verdict`),
-    the method applied after training per seed, and the predicate's count."""
-    lines_, record = sweep_lines(root)
-    source = _sweep_source(lines_, record)
-    seeds = sorted({line["seed"] for line in lines_})
+    """docs/rajaee-cls.md's cause block, from the five-seed sweep: accuracy trained with each
+    variant per seed, the paired differences with their intervals over seeds and what they
+    decide (:func:`cause_verdict`), the method applied after training per seed, and the
+    predicate's count."""
+    record = checked_record(root, GPU_RECORD)
+    runs = _json_lines(root / GPU_CAUSE)
+    seeds = sorted({run["seed"] for run in runs})
     by_variant: dict[str, dict[int, dict[str, Any]]] = {}
-    for line in lines_:
-        by_variant.setdefault(variant_name(line), {})[line["seed"]] = line
+    for run in runs:
+        by_variant.setdefault(variant_name(run), {})[run["seed"]] = run
     out = [
-        source,
+        _sweep_source(runs, record),
         "",
         "Validation accuracy % trained with each variant (k clusters, d directions removed, "
         "fitted per batch or offline); ARI: of the k-means clusters (k of the variant, 3 without "
@@ -266,12 +227,12 @@ def cause_block(root: Path) -> str:
         "| trained with | " + " | ".join(f"seed {s}" for s in seeds) + " | mean | ARI |",
         "|---|" + "---|" * (len(seeds) + 2),
     ]
-    for name, runs in by_variant.items():
-        cells = [_pct(runs[s]["accuracy"]) if s in runs else "" for s in seeds]
-        mean = _pct(sum(r["accuracy"] for r in runs.values()) / len(runs))
-        ari = sum(r["agreement"][-1]["eval_offline_ari"] for r in runs.values()) / len(runs)
+    for name, variant in by_variant.items():
+        cells = [_pct(variant[s]["accuracy"]) if s in variant else "" for s in seeds]
+        mean = _pct(sum(r["accuracy"] for r in variant.values()) / len(variant))
+        ari = sum(r["agreement"][-1]["eval_offline_ari"] for r in variant.values()) / len(variant)
         out.append(f"| {name} | " + " | ".join(cells) + f" | {mean} | {ari:.2f} |")
-    differences = trained_differences(lines_)
+    differences = trained_differences(runs)
     out += [
         "",
         "Paired differences of accuracy (points, same seed) with their 95% t-interval over seeds:",
@@ -287,8 +248,8 @@ def cause_block(root: Path) -> str:
             f"| {row.difference} | {row.seeds} | {each} | {mean} | {interval} | {row.reads} |"
         )
     plain = list(by_variant.get("none", {}).values())
-    holds = sorted(line["seed"] for line in plain if clusters_remove_the_class(line))
-    if record is not None and plain:  # the CPU sweep's one seed is the table above
+    holds = sorted(run["seed"] for run in plain if clusters_remove_the_class(run))
+    if plain:
         out += ["", *_applied_after(plain)]
     out += [
         "",
@@ -300,14 +261,8 @@ def cause_block(root: Path) -> str:
     return "\n".join(out) + "\n"
 
 
-def _sweep_source(lines_: list[dict[str, Any]], record: dict[str, Any] | None) -> str:
-    """What made the sweep the block reads: the committed GPU call, else the CPU sweep."""
-    if record is None:
-        return (
-            "The five-seed sweep trained with each variant (benchmarks/rajaee_cls_on_device.py) "
-            "is not committed; this block reads the CPU sweep above "
-            f"({len(lines_)} run(s), trained without the method)."
-        )
+def _sweep_source(runs: list[dict[str, Any]], record: dict[str, Any]) -> str:
+    """What made the sweep: its device call(s)."""
     call = record["calls"][0]
     missing = ", ".join(record["runs_not_ended"])
     ended = (
@@ -319,31 +274,31 @@ def _sweep_source(lines_: list[dict[str, Any]], record: dict[str, Any] | None) -
         f"The sweep trained with each variant at {len(record['seeds'])} seeds "
         f"(benchmarks/rajaee_cls_on_device.py, {GPU_CAUSE.name}): {call['device']}, torch "
         f"{call['versions']['torch']}, code {call['code_commit']}, {call['date']}; "
-        f"{len(lines_)} runs, {ended}; {call['stand_in']}."
+        f"{len(runs)} runs, {ended}; {call['stand_in']}."
     )
 
 
 def _applied_after(plain: list[dict[str, Any]]) -> list[str]:
     """The method applied after training to the runs without it (head unchanged): accuracy % per
-    grid point (fit, k, d) and seed, and the mean."""
-    plain = sorted(plain, key=lambda line: line["seed"])
-    seeds = [line["seed"] for line in plain]
+    grid point (fit, k, d) and seed, and the mean over the seeds where there are several."""
+    seeds = sorted(line["seed"] for line in plain)
     points: dict[tuple[str, int, int], dict[int, float]] = {}
-    for line in plain:
+    for line in sorted(plain, key=lambda line: line["seed"]):
         for point in line["agreement"][-1]["method_accuracy"]:
             key = (point["fit"], point["clusters"], point["directions"])
             points.setdefault(key, {})[line["seed"]] = point["accuracy"]
-    lines = [
+    rows = []
+    for (fit, k, d), found in points.items():
+        rows.append({"fitted": fit, "k": k, "d": d})
+        rows[-1] |= {f"seed {s}": _pct(found[s]) if s in found else "" for s in seeds}
+        if len(seeds) > 1:
+            rows[-1]["mean"] = _pct(sum(found.values()) / len(found))
+    return [
         "The method applied after training to the runs without it (their head unchanged): "
         "validation accuracy % against k and the removed directions d.",
         "",
-        "| fitted | k | d | " + " | ".join(f"seed {s}" for s in seeds) + " | mean |",
-        "|---|---|---|" + "---|" * (len(seeds) + 1),
+        markdown_table(pd.DataFrame(rows)).rstrip("\n"),
     ]
-    for (fit, k, d), found in points.items():
-        cells = " | ".join(_pct(found[s]) if s in found else "" for s in seeds)
-        lines.append(f"| {fit} | {k} | {d} | {cells} | {_pct(sum(found.values()) / len(found))} |")
-    return lines
 
 
 COMMITTED = CommittedRun(
@@ -352,7 +307,6 @@ COMMITTED = CommittedRun(
     pages=(
         Page(DOC, doc_block, (BEGIN, END)),
         Page(DOC, committed_claims_block, (CLAIMS_BEGIN, CLAIMS_END)),
-        Page(DOC, cause_block, (CAUSE_BEGIN, CAUSE_END)),
     ),
     copy=copy,
     sources="results/rajaee_cls (a finished grid) and the cause sweep's JSON lines",
@@ -364,10 +318,8 @@ COMMITTED = CommittedRun(
 def copy_device_calls(root: Path, sources: list[Path], facts, config, into) -> dict[str, Any]:
     """The ``$OUT`` folders of benchmarks/rajaee_cls_on_device.py run calls (``sources``), in
     order, as one sweep: their runs' JSON lines and one record holding each call's record."""
-    calls = [json.loads((s / "record.json").read_text(encoding="utf-8")) for s in sources]
+    calls = device_calls(sources)
     text = "".join((s / "cause.jsonl").read_text(encoding="utf-8") for s in sources)
-    for call in calls:
-        call.pop("files_sha256", None)
     seeds = sorted({seed for call in calls for seed in call["seeds"]})
     ended = {f"seed{x['seed']} {variant_name(x)}" for x in map(json.loads, text.splitlines())}
     # planned by some call (a call's record.json is rewritten at its start and its end)

@@ -10,7 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from isotropy.io import atomic_path, checked_record, generated_block, markers, with_block
+from isotropy.io import (
+    atomic_path,
+    checked_record,
+    generated_block,
+    markers,
+    sha256_file,
+    with_block,
+)
+from isotropy.provenance import single_commit
 
 DATA = Path("docs/data")
 COMMAND = "python -m isotropy.committed write"
@@ -23,6 +31,28 @@ def one_value(records: Sequence[Mapping[str, Any]], key: Callable[[Any], Any], w
     if len(found) != 1:
         raise ValueError(f"the run's files were made by {len(found)} {what}: {sorted(found)}")
     return json.loads(found.pop())
+
+
+def made_by(
+    records: Sequence[Mapping[str, Any]], what: str, sources: Sequence[Path], base: Path
+) -> dict[str, Any]:
+    """What made a run's ``sources`` (``what``: they, for the error), from their provenance
+    ``records``: the one code commit and package set (a run made by several is refused), and
+    each source's sha256 by its path under ``base``."""
+    return {
+        "code_commit": single_commit(records, what),
+        "packages": one_value(records, lambda r: r.get("packages"), "package sets"),
+        "sources_sha256": {str(p.relative_to(base)): sha256_file(p) for p in sources},
+    }
+
+
+def device_calls(folders: Sequence[Path]) -> list[dict[str, Any]]:
+    """The records of device calls (each ``$OUT`` folder's record.json), in order, without the
+    checksums each states of its own files (the combined record states them)."""
+    calls = [json.loads((f / "record.json").read_text(encoding="utf-8")) for f in folders]
+    for call in calls:
+        call.pop("files_sha256", None)
+    return calls
 
 
 def page_markers(what: str) -> tuple[str, str]:
