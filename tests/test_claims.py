@@ -76,17 +76,9 @@ def synthetic_traces(
             t = step / (steps - 1)
             silhouette = 0.2 + silhouette_slope * t + rng.normal(0, 0.003)
             isoscore = 0.5 + isoscore_slope * t + rng.normal(0, 0.003)
-            rows.append(
-                {
-                    "encoder": "miniLM",
-                    "dataset": "polarity",
-                    "seed": seed,
-                    "step": step,
-                    "isoscore": isoscore,
-                    "silhouette": silhouette,
-                }
-            )
-    return pd.DataFrame(rows)
+            rows.append((seed, step, isoscore, silhouette))
+    table = pd.DataFrame(rows, columns=["seed", "step", "isoscore", "silhouette"])
+    return table.assign(encoder="miniLM", dataset="polarity")
 
 
 def by_claim(rows) -> dict[str, dict]:
@@ -171,30 +163,14 @@ def istar_runs(negative_iso: float, negative_metric: float, seeds: int = 3) -> p
     noise = np.random.default_rng(1).normal(0, 0.002, size=(seeds, 4))
     rows = []
     for seed in range(seeds):
-        common = {"model": "bert", "task": "sst2", "seed": seed}
-        rows.append(
-            {
-                **common,
-                "regulariser": "none",
-                "lambda": 0.0,
-                "metric": 0.90 + noise[seed, 0],
-                "isoscore_star": 0.30 + noise[seed, 1],
-            }
-        )
+        rows.append(("none", 0.0, seed, 0.90 + noise[seed, 0], 0.30 + noise[seed, 1]))
         for lam in (-5.0, -1.0):
-            rows.append(
-                {
-                    **common,
-                    "regulariser": "istar",
-                    "lambda": lam,
-                    "metric": negative_metric + noise[seed, 2] + (0.005 if lam == -1.0 else 0),
-                    "isoscore_star": negative_iso + noise[seed, 3] + (0.01 if lam == -1.0 else 0),
-                }
-            )
-        rows.append(
-            {**common, "regulariser": "istar", "lambda": 5.0, "metric": 0.5, "isoscore_star": 0.9}
-        )
-    return pd.DataFrame(rows)
+            metric = negative_metric + noise[seed, 2] + (0.005 if lam == -1.0 else 0)
+            iso = negative_iso + noise[seed, 3] + (0.01 if lam == -1.0 else 0)
+            rows.append(("istar", lam, seed, metric, iso))
+        rows.append(("istar", 5.0, seed, 0.5, 0.9))
+    columns = ["regulariser", "lambda", "seed", "metric", "isoscore_star"]
+    return pd.DataFrame(rows, columns=columns).assign(model="bert", task="sst2")
 
 
 @pytest.mark.covers("istar:finding")
@@ -254,31 +230,9 @@ def test_correlation_claims_with_disagreeing_seed_signs_are_not_supported():
 
 
 def test_geometry_claims():
-    sts = pd.DataFrame(
-        [
-            {
-                "model": "bert",
-                "dataset": "stsb",
-                "method": "none",
-                "spearman": 54.09,
-                "isotropy": 3.36e-5,
-            },
-            {
-                "model": "bert",
-                "dataset": "stsb",
-                "method": "centring",
-                "spearman": 60.0,
-                "isotropy": 0.1,
-            },
-            {
-                "model": "bert",
-                "dataset": "stsb",
-                "method": "cluster-based",
-                "spearman": 67.50,
-                "isotropy": 0.64,
-            },
-        ]
-    )
+    methods = [("none", 54.09, 3.36e-5), ("centring", 60.0, 0.1), ("cluster-based", 67.50, 0.64)]
+    sts = pd.DataFrame(methods, columns=["method", "spearman", "isotropy"])
+    sts = sts.assign(model="bert", dataset="stsb")
     rows = by_claim(geometry_rows(sts))
     assert rows["cluster_based_raises_isotropy"]["measured"] == pytest.approx(0.64 / 3.36e-5)
     assert rows["cluster_based_raises_sts"]["measured"] == pytest.approx(67.50 - 54.09)
@@ -426,6 +380,11 @@ def test_workflow_inputs_follow_the_configured_studies():
     trimmed = {k: v for k, v in config.items() if k not in ("istar", "geometry", "glue")}
     assert set(workflow_inputs(trimmed)) == main_only
     assert set(workflow_run_keys(trimmed)) == {"main"}
+    # the claims page reads the extension seeds only when the studies list them
+    assert workflow_inputs(config, claims=True) == workflow_inputs(config)
+    config["studies"] = [*config["studies"], "extensions"]
+    claims_inputs = workflow_inputs(config, claims=True)
+    assert claims_inputs["extensions_seeds"] == "results/extensions/seeds.csv"
 
 
 def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
@@ -487,20 +446,3 @@ def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
     )
     assert against.loc[against["setup"] == "toy", "verdict"].item() == NOT_SUPPORTED
     assert "within declared families" in ERROR_CONTROL and "same families" in ERROR_CONTROL
-
-
-def test_the_claims_page_reads_the_extension_seeds_only_when_studies_list_them():
-    from pathlib import Path
-
-    import yaml
-
-    from isotropy.studies import verdict_inputs as workflow_inputs
-
-    config = with_sources(
-        yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
-    )
-    # default studies: no extensions
-    assert workflow_inputs(config, claims=True) == workflow_inputs(config)
-    config["studies"] = [*config["studies"], "extensions"]
-    claims_inputs = workflow_inputs(config, claims=True)
-    assert claims_inputs["extensions_seeds"] == "results/extensions/seeds.csv"
