@@ -167,42 +167,6 @@ def test_no_claim_verdict_of_the_main_study_moves_when_other_studies_join():
     assert note.item() == rises["note"].item()
 
 
-def test_an_extension_row_reads_the_same_verdict_on_its_page_and_the_claims_page():
-    """Issue 59: an extension row read supported on results/extensions/claims.md and the README,
-    inconclusive on results/claims.md."""
-    claim = "heldout_silhouette_follows"
-    values = {
-        "toy/clear": [0.30, 0.32, 0.31, 0.29, 0.33],
-        "toy/marginal": [0.05, 0.12, 0.02, 0.2, 0.04],  # one-sided t p 0.030
-    }
-    per_seed = pd.DataFrame(
-        [(claim, setup, s, v) for setup, vs in values.items() for s, v in enumerate(vs)],
-        columns=["claim", "setup", "seed", "value"],
-    )
-    own = check_seed_claims(per_seed, EXTENSION_CLAIMS, "extensions").set_index(["claim", "setup"])
-    # a family of two: Holm 1 × 0.030 for the larger p, so supported on its own page
-    assert own.loc[(claim, "toy/marginal"), "verdict"] == SUPPORTED
-    noisy = pd.DataFrame(
-        [
-            measurement(
-                "main",
-                "silhouette_change",
-                f"s{k}",
-                "polarity",
-                0.0,
-                per_seed=(0.01, -0.01, 0.02, -0.02, 0.0),
-                seeds=5,
-            )
-            for k in range(10)
-        ]
-    )
-    main = check_claims(noisy, {"main"}, studies.measured_claims())
-    page = pd.concat([main, own.reset_index()], ignore_index=True).set_index(["claim", "setup"])
-    rows = [(claim, setup) for setup in values]
-    assert list(page.loc[rows, "verdict"]) == list(own.loc[rows, "verdict"])
-    assert list(page.loc[rows, "note"]) == list(own.loc[rows, "note"])
-
-
 # ------------------------------------------------------------------ item 5: the stand-in gate
 
 

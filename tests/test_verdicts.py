@@ -133,16 +133,6 @@ def istar_runs(differences: dict[float, list[float]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns).assign(model="m", task="t")
 
 
-def test_istar_one_seed_is_not_judged():
-    """Rejected: 29/48 against 26/48, one seed, judged consistent."""
-    runs = istar_runs({-5.0: [29 / 48 - 0.55]})
-    runs.loc[runs["regulariser"] == "none", "metric"] = 26 / 48
-    gain = [m for m in istar_measurements(runs, {}) if m["quantity"] == "istar_metric_gain"]
-    assert len(gain) == 1 and gain[0]["value"] == pytest.approx(3 / 48)
-    verdict, text = T.judge("seeds_above:0", gain[0])
-    assert verdict == T.ONE_SEED and "one seed" in text
-
-
 def test_istar_best_of_several_lambdas_is_corrected_over_the_whole_grid():
     """Rejected: the best of several λ taken as the effect without a correction, and Holm only
     within one model × task (P(≥ 1 supported) 0.89 under a global null at the configured grid)."""

@@ -42,9 +42,11 @@ from isotropy.verdicts.tolerances import (
     WHY_NEAR_GUARANTEED,
     claimed_first,
     counted,
+    finite,
     holds_bound,
     judge,
     near_guaranteed,
+    over_every_seed,
     parse_tolerance,
     simpson_flag,
     states_a_number,
@@ -136,7 +138,7 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
     """(verdict, or None when its family's Holm adjustment decides; the rule in words; raw
     p-values)."""
     kind, bound = parse_tolerance(claim.bound)
-    values = [float(v) for v in (m["per_seed"] or ()) if math.isfinite(float(v))]
+    values = finite(m["per_seed"])
     if claim.rule == "direction":
         p_claim, p_other, along, n = direction_test(claim, values)
         text = f"{along} of {n} seeds {kind} {bound:g}; one-sided t over seeds, {_HOLM}"
@@ -176,23 +178,16 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
 _HOLM = "Holm over the study's family"
 
 
-def _settle(claim: Claim, measured: pd.Series, p_claim: float, p_other: float) -> str:
-    """docs/verdicts.md's rule: *supported* when every seed goes the claimed way and the test is
-    significant that way, *not supported* when most seeds go the other way or the other test is
-    significant; a test over seeds of paired differences (the I-STAR grid's) counts its seeds."""
+def _settle(claim: Claim, measured: Mapping, p_claim: float, p_other: float) -> str:
+    """docs/verdicts.md's rule (:func:`isotropy.verdicts.tolerances.over_every_seed`): a direction,
+    and a test over seeds of paired differences (the I-STAR grid's), counts its seeds; another
+    test over seeds (the seeds' spread) has no seed to count."""
     kind, bound = parse_tolerance(claim.bound)
-    values = [float(v) for v in measured.get("per_seed") or () if math.isfinite(float(v))]
-    if claim.rule == "direction" or (claim.quantity in SEED_TEST_QUANTITIES and values):
-        kind = {"seeds_below": "below", "seeds_above": "above"}.get(kind, kind)
-        along = sum(holds_bound(kind, bound, v) for v in values)
-        if along == len(values) and p_claim < ALPHA:
-            return SUPPORTED
-        if along < len(values) / 2 or p_other < ALPHA:
-            return NOT_SUPPORTED
-        return INCONCLUSIVE
-    if math.isfinite(p_claim) and p_claim < ALPHA:
-        return SUPPORTED
-    return NOT_SUPPORTED if math.isfinite(p_other) and p_other < ALPHA else INCONCLUSIVE
+    counted = claim.rule == "direction" or claim.quantity in SEED_TEST_QUANTITIES
+    values = finite(measured.get("per_seed")) if counted else []
+    along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
+    held = over_every_seed(along, len(values), p_claim, p_other)
+    return {True: SUPPORTED, False: NOT_SUPPORTED, None: INCONCLUSIVE}[held]
 
 
 def check_claims(
@@ -338,7 +333,7 @@ def seed_claim_rows(
             rows.append(_row(claim, "all", math.nan, threshold, NOT_RUN, note=note))
         for setup, group in ours.groupby("setup", sort=False):
             ordered = group.sort_values("seed")["value"].astype(float)
-            values = [v for v in ordered if math.isfinite(v)]
+            values = finite(ordered)
             evidence = "per seed: " + ", ".join(f"{v:.3g}" for v in ordered)
             verdict: str | None = NOT_RUN
             note, p = "no seed with a defined value", None

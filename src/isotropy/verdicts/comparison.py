@@ -48,6 +48,7 @@ from isotropy.verdicts.tolerances import (
     WHY_NEAR_GUARANTEED,
     claimed_first,
     counted,
+    finite,
     holds_bound,
     judge,
     judge_equivalence,
@@ -178,7 +179,7 @@ def judge_row(
             paper_k=_paper_k(paper["tolerance"]),
         )
         return judged.verdict, judged.text, judged.ours, judged.test
-    seeds = [float(v) for v in (ours["per_seed"] or ()) if math.isfinite(float(v))]
+    seeds = finite(ours["per_seed"])
     if kind in ("below", "above", "at_least") and paper["estimand"] == "every_run" and seeds:
         failing = [v for v in seeds if not holds_bound(kind, bound, v)]
         text = (
