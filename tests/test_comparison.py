@@ -58,49 +58,40 @@ def published_value(paper: str, source_start: str) -> str:
 # ------------------------------------------------------------------ the published values
 
 
-def test_published_values_are_the_numbers_the_papers_print():
-    # Mickus et al. 2024, Table 1 parameters and §3.2 Pearson r, as printed
-    for setup, params in (
-        ("polarity", "4,094,976"),
-        ("snli", "4,987,395"),
-        ("pos", "4,341,004"),
-        ("supersense", "690,326"),
-    ):
-        assert published_value(MICKUS, f"Table 1, row {setup}, column parameters") == params
-    for setup, r in (
-        ("polarity", "−0.808"),
-        ("snli", "−0.878"),
-        ("pos", "−0.947"),
-        ("supersense", "−0.978"),
-    ):
-        assert (
-            published_value(MICKUS, f"§3.2, Pearson r of IsoScore vs silhouette, setup {setup}")
-            == r
-        )
-    assert published_value(MICKUS, "§3.2, Spearman") == "−0.998"
-    assert published_value(MICKUS, "appendix A, Table 2, row qqp, column mpnet") == "379,298,306"
-    assert published_value(MICKUS, "appendix A, Table 2, row mnli, column items") == "392,702"
+SLIDES = (
+    'slides "Isotropic Word Representation in BERT" (August 2020), methods table, row '
+    "K-means + Mean + PCA (cluster-based), column STS-B"
+)
+# (paper, the start of its source, the number as printed): a typo guard
+PRINTED = [
+    (MICKUS, "Table 1, row polarity, column parameters", "4,094,976"),
+    (MICKUS, "Table 1, row snli, column parameters", "4,987,395"),
+    (MICKUS, "Table 1, row pos, column parameters", "4,341,004"),
+    (MICKUS, "Table 1, row supersense, column parameters", "690,326"),
+    (MICKUS, "§3.2, Pearson r of IsoScore vs silhouette, setup polarity", "−0.808"),
+    (MICKUS, "§3.2, Pearson r of IsoScore vs silhouette, setup snli", "−0.878"),
+    (MICKUS, "§3.2, Pearson r of IsoScore vs silhouette, setup pos", "−0.947"),
+    (MICKUS, "§3.2, Pearson r of IsoScore vs silhouette, setup supersense", "−0.978"),
+    (MICKUS, "§3.2, Spearman", "−0.998"),
+    (MICKUS, "appendix A, Table 2, row qqp, column mpnet", "379,298,306"),
+    (MICKUS, "appendix A, Table 2, row mnli, column items", "392,702"),
+    (CAI, 'Table 3 ("A comparison of LIDs (using cosine similarity)"), row BERT,', "5.6"),
+    (CAI, "Table 3, row BERT, column n", "1.19 M"),
+    (CAI, "Table 3, row GNEWS, column dim", "300"),
+    (RAJAEI, f"{SLIDES} I(W)", "0.6353"),  # as printed, not 0.64
+    (RAJAEI, f"{SLIDES} Pearson ×100", "70.75"),
+]
+
+
+@pytest.mark.parametrize(("paper", "source", "printed"), PRINTED)
+def test_published_values_are_the_numbers_the_papers_print(paper, source, printed):
+    assert published_value(paper, source) == printed
+
+
+def test_a_parameter_count_is_the_papers_arithmetic():
     # supersense: 2,275 items × 300 dims + 26 labels × (300 + 1) classifier weights
-    assert (
-        printed_number(published_value(MICKUS, "Table 1, row supersense, column parameters"))
-        == 2275 * 300 + 26 * 301
-    )
-    # Cai et al. 2021, Table 3 (cosine LID) with n and dim
-    assert (
-        published_value(
-            CAI, 'Table 3 ("A comparison of LIDs (using cosine similarity)"), row BERT,'
-        )
-        == "5.6"
-    )
-    assert published_value(CAI, "Table 3, row BERT, column n") == "1.19 M"
-    assert published_value(CAI, "Table 3, row GNEWS, column dim") == "300"
-    # Rajaei & Sheikhi 2020 slides: 0.6353 as printed, not 0.64
-    slides = (
-        'slides "Isotropic Word Representation in BERT" (August 2020), methods table, row '
-        "K-means + Mean + PCA (cluster-based), column STS-B"
-    )
-    assert published_value(RAJAEI, f"{slides} I(W)") == "0.6353"
-    assert published_value(RAJAEI, f"{slides} Pearson ×100") == "70.75"
+    printed = published_value(MICKUS, "Table 1, row supersense, column parameters")
+    assert printed_number(printed) == 2275 * 300 + 26 * 301
 
 
 def test_published_table_is_complete_and_cites_the_papers():
@@ -111,33 +102,16 @@ def test_published_table_is_complete_and_cites_the_papers():
     assert len(counts) == 40 and set(counts["tolerance"]) == {"exact"}  # Tables 1 and 2
     assert len(table[table["quantity"] == "pearson_r"].query("study == 'main'")) == 4
     cai = table[(table["paper"] == CAI) & (table["quantity"] == "lid_cosine")]
-    assert list(cai["setup"]) == [
-        "BERT",
-        "DistilBERT",
-        "GPT",
-        "GPT-2",
-        "ELMo",
-        "GloVe",
-        "GloVe-2M",
-        "GNEWS",
-    ]
+    table3 = ["BERT", "DistilBERT", "GPT", "GPT-2", "ELMo", "GloVe", "GloVe-2M", "GNEWS"]
+    assert list(cai["setup"]) == table3
     assert cai["paper_n"].notna().all() and set(cai["tolerance"]) == {"lid:100"}
     stsb = table[
         (table["paper"] == RAJAEI)
         & table["source"].str.contains("methods table")
         & table["source"].str.contains("STS-B")
     ]
-    assert sorted(set(stsb["setup"])) == sorted(
-        f"stsb/{m}"
-        for m in (
-            "none",
-            "centring",
-            "all-but-the-top",
-            "kmeans-centring",
-            "cluster-based-gmm",
-            "cluster-based",
-        )
-    )
+    methods = "none centring all-but-the-top kmeans-centring cluster-based-gmm cluster-based"
+    assert sorted(set(stsb["setup"])) == sorted(f"stsb/{m}" for m in methods.split())
     assert len(stsb) == 18 and table["why"].str.len().gt(0).all()
 
 

@@ -314,15 +314,8 @@ def seed_claim_rows(
     tests: list[tuple] = []
     for seed_claim in claims:
         bound = f"{seed_claim.direction}:{seed_claim.bound:g}"
-        claim = Claim(
-            seed_claim.name,
-            study,
-            seed_claim.name,
-            seed_claim.statement,
-            bound,
-            seed_claim.paper,
-            "direction",
-        )
+        name, statement, paper = seed_claim.name, seed_claim.statement, seed_claim.paper
+        claim = Claim(name, study, name, statement, bound, paper, "direction")
         rule = f"one-sided t over seeds ({_HOLM}, p < {ALPHA:g})"
         threshold = f"{seed_claim.direction} {seed_claim.bound:g} in every seed and a {rule}"
         if seed_claim.scope == "any setup":
