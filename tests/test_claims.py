@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import seed_simulator as sim
 from scipy import stats
 
 from isotropy import studies
@@ -41,9 +42,10 @@ def judged(tables: dict, study: str) -> list[dict]:
     return table[table["study"] == study].to_dict("records")
 
 
-def optimisation_rows(study: str, traces: pd.DataFrame, correlations: pd.DataFrame) -> list[dict]:
-    name = "correlations" if study == "main" else "table3"
-    return judged({f"{study}_traces": traces, f"{study}_{name}": correlations}, study)
+def optimisation_rows(study: str, traces: pd.DataFrame, correlations=None) -> list[dict]:
+    measured = sim.measured(traces, study=study, correlations=correlations)
+    table = check_claims(measured, {study}, studies.measured_claims())
+    return table[table["study"] == study].to_dict("records")
 
 
 def istar_rows(runs: pd.DataFrame) -> list[dict]:
@@ -87,8 +89,7 @@ def by_claim(rows) -> dict[str, dict]:
 
 def test_paper_pattern_is_supported_with_independent_values():
     traces = synthetic_traces()
-    correlations = correlation_table(traces, by=["encoder", "dataset"])
-    rows = by_claim(optimisation_rows("main", traces, correlations))
+    rows = by_claim(optimisation_rows("main", traces))
     first = traces[traces["step"] == 0].groupby("seed")[["silhouette", "isoscore"]].mean()
     last = traces[traces["step"] == 19].groupby("seed")[["silhouette", "isoscore"]].mean()
     assert rows["silhouette_rises"]["measured"] == pytest.approx(
@@ -116,9 +117,7 @@ def test_paper_pattern_is_supported_with_independent_values():
 
 def test_metrics_moving_together_are_not_supported():
     traces = synthetic_traces(silhouette_slope=-0.2, isoscore_slope=-0.3)  # both fall
-    rows = by_claim(
-        optimisation_rows("glue", traces, correlation_table(traces, by=["encoder", "dataset"]))
-    )
+    rows = by_claim(optimisation_rows("glue", traces))
     for claim in ("silhouette_rises", "spearman_strongly_negative", "pearson_negative"):
         assert rows[claim]["verdict"] == NOT_SUPPORTED, claim
     assert rows["isoscore_falls"]["verdict"] == SUPPORTED
@@ -130,9 +129,7 @@ def test_metrics_moving_together_are_not_supported():
 def test_one_seed_and_constant_series():
     traces = synthetic_traces(seeds=(0,))
     traces["isoscore"] = 0.5  # constant: correlations are undefined
-    rows = by_claim(
-        optimisation_rows("main", traces, correlation_table(traces, by=["encoder", "dataset"]))
-    )
+    rows = by_claim(optimisation_rows("main", traces))
     assert rows["seeds_agree"]["verdict"] == NOT_RUN and "one seed" in rows["seeds_agree"]["note"]
     assert rows["spearman_strongly_negative"]["verdict"] == NOT_SUPPORTED
     assert "undefined" in rows["spearman_strongly_negative"]["note"]
@@ -145,9 +142,7 @@ def test_one_seed_and_constant_series():
 def test_nan_steps_are_skipped_and_all_nan_is_an_error():
     traces = synthetic_traces()
     traces.loc[traces["step"] == 19, "silhouette"] = np.nan  # not recorded at the last step
-    rows = by_claim(
-        optimisation_rows("main", traces, correlation_table(traces, by=["encoder", "dataset"]))
-    )
+    rows = by_claim(optimisation_rows("main", traces))
     first = traces[traces["step"] == 0]["silhouette"].mean()
     last = traces[traces["step"] == 18]["silhouette"].mean()
     assert rows["silhouette_rises"]["measured"] == pytest.approx(last - first)
@@ -417,12 +412,7 @@ def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
     assert alone.loc["toy/marginal", "verdict"] == INCONCLUSIVE  # Holm: 2 × 0.030 > 0.05
     assert alone.loc["toy/null", "verdict"] == INCONCLUSIVE
     # on the claims page: the main study's tested rows are a family of their own
-    traces = synthetic_traces()
-    tables = {
-        "main_traces": traces,
-        "main_correlations": correlation_table(traces, by=["encoder", "dataset"]),
-    }
-    measured = measure(tables, {}, StandIns(), studies.table_measures())
+    measured = sim.measured(synthetic_traces())
     main_only = check_claims(measured, {"main"}, studies.measured_claims())
     # the claims page as rule check_claims makes it: the study's own page joins it
     own = check_seed_claims(per_seed, EXTENSION_CLAIMS, "extensions")

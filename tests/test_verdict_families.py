@@ -19,7 +19,6 @@ import seed_simulator as sim
 from isotropy import studies
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.standins import StandIns
-from isotropy.summaries import correlation_table
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.claims import (
     NOT_SUPPORTED,
@@ -31,7 +30,6 @@ from isotropy.verdicts.claims import (
 from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
 from isotropy.verdicts.measurements import measurement, spread_test
 from isotropy.verdicts.measurements.optimisation import _spread_row
-from isotropy.verdicts.measurements.run import measure
 
 PROTOCOL = {"main": {"metric_stride": 1, "updates": 1000}}
 
@@ -48,12 +46,7 @@ def polarity_traces(noise: float = 0.044, seed: int = 5, steps: int = 1000) -> p
 
 
 def main_measured() -> pd.DataFrame:
-    traces = polarity_traces()
-    tables = {
-        "main_traces": traces,
-        "main_correlations": correlation_table(traces, by=["encoder", "dataset"]),
-    }
-    return measure(tables, PROTOCOL, StandIns(), studies.table_measures())
+    return sim.measured(polarity_traces(), PROTOCOL)
 
 
 def seed_free_sts_rows(published: pd.DataFrame) -> list[dict]:
@@ -189,12 +182,7 @@ def supersense_traces() -> pd.DataFrame:
 
 def test_bounds_at_the_papers_number_are_not_judged_on_a_stand_in_on_both_pages():
     """Issue 59: ρ "always below −0.998" read not consistent on GloVe / WordNet supersense."""
-    traces = supersense_traces()
-    tables = {
-        "main_traces": traces,
-        "main_correlations": correlation_table(traces, by=["encoder", "dataset"]),
-    }
-    measured = measure(tables, {**WORD2VEC, **PROTOCOL}, GLOVE, studies.table_measures())
+    measured = sim.measured(supersense_traces(), {**WORD2VEC, **PROTOCOL}, GLOVE)
     rho = measured[measured["quantity"] == "spearman_rho"].iloc[0]
     assert rho["stand_in"] and max(rho["per_seed"]) > -0.998  # one seed fails the bound
     table = compare(read_published(), measured, {"main"})
