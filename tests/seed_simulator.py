@@ -99,13 +99,15 @@ def trace_rows(
     ]
 
 
-def seed_measurement(quantity: str, setup: str, paper_setup: str, per_seed) -> dict:
-    """The main study's measurement of ``quantity`` whose value is the mean of its seeds'."""
+def seed_measurement(quantity: str, setup: str, paper_setup: str, per_seed, **rest) -> dict:
+    """The main study's measurement of ``quantity`` whose value is the mean of its seeds'
+    (``rest``: its other columns)."""
     from isotropy.verdicts.measurements import measurement
 
     value = float(np.mean(per_seed))
+    seeds = rest.pop("seeds", len(per_seed))
     return measurement(
-        "main", quantity, setup, paper_setup, value, per_seed=per_seed, seeds=len(per_seed)
+        "main", quantity, setup, paper_setup, value, per_seed=per_seed, seeds=seeds, **rest
     )
 
 
