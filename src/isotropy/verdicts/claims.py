@@ -178,7 +178,7 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
 _HOLM = "Holm over the study's family"
 
 
-def _settle(claim: Claim, measured: Mapping, p_claim: float, p_other: float) -> str:
+def _settle(claim: Claim, measured: Mapping | pd.Series, p_claim: float, p_other: float) -> str:
     """docs/verdicts.md's rule (:func:`isotropy.verdicts.tolerances.over_every_seed`): a direction,
     and a test over seeds of paired differences (the I-STAR grid's), counts its seeds; another
     test over seeds (the seeds' spread) has no seed to count."""
