@@ -85,7 +85,8 @@ def holds_bound(kind: str, bound: float, ours: float) -> bool:
 
 def finite(values: Iterable[float] | None) -> list[float]:
     """The defined values (seeds whose value is NaN or missing are left out)."""
-    return [float(v) for v in (values or ()) if v is not None and math.isfinite(float(v))]
+    values = () if values is None else values
+    return [float(v) for v in values if v is not None and math.isfinite(float(v))]
 
 
 def over_every_seed(along: int, seeds: int, p_claim: float, p_other: float) -> bool | None:
