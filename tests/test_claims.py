@@ -403,6 +403,11 @@ def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
     assert 0.025 < p_marginal < 0.035
     by_itself = check_seed_claims(marginal, EXTENSION_CLAIMS, "extensions").set_index("setup")
     assert by_itself.loc["toy/marginal", "verdict"] == SUPPORTED  # a family of one
+    # one seed of seven the other way: the t-test alone says yes (p 0.001), the rule needs every
+    # seed the claimed way
+    one_against = seeds(claim, "toy/one", [0.30, 0.32, 0.31, 0.33, -0.02, 0.34, 0.35])
+    judged = check_seed_claims(one_against, EXTENSION_CLAIMS, "extensions")
+    assert judged.set_index("setup").loc["toy/one", "verdict"] == INCONCLUSIVE
     per_seed = pd.concat([clear, marginal, null], ignore_index=True)
     alone = check_seed_claims(per_seed, EXTENSION_CLAIMS, "extensions").set_index("setup")
     assert alone.loc["toy/clear", "verdict"] == SUPPORTED
