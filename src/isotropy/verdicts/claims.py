@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from isotropy.io import markdown_table
 from isotropy.statistics import SeedClaim, fisher_z
 from isotropy.verdicts.families import (
     SEED_TEST_QUANTITIES,
@@ -472,18 +473,12 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
             + " | ".join(str(int(tally.get(v, 0))) for v in (*CLAIM_VERDICTS, NEAR_GUARANTEED))
             + " |"
         )
-    lines += [
-        "",
-        "## Every check",
-        "",
-        "| study | setup | claim | measured | threshold | verdict | note |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for row in table.itertuples(index=False):
-        note = str(row.note).replace("|", "\\|")
-        measured = _fmt(row.measured) + (" ⚠" if SIMPSON_MARK in note else "")
-        lines.append(
-            f"| {row.study} | {row.setup} | {row.claim} | {measured} | "
-            f"{row.threshold} | {verdict_cell(row.verdict, note, row.claim)} | {note} |"
-        )
-    return "\n".join(lines) + "\n"
+    notes = table["note"].astype(str)
+    flagged = notes.str.contains(SIMPSON_MARK, regex=False)
+    shown = table[["study", "setup", "claim", "measured", "threshold", "verdict"]].assign(
+        measured=[_fmt(v) + (" ⚠" if f else "") for v, f in zip(table["measured"], flagged)],
+        verdict=[verdict_cell(*row) for row in zip(table["verdict"], notes, table["claim"])],
+        note=notes,
+    )
+    lines += ["", "## Every check", "", markdown_table(shown)]
+    return "\n".join(lines)
